@@ -1,0 +1,98 @@
+"""Retrieval examples derived from a log: (state + observation) → relevant earlier events.
+
+See "Retrieval examples derived from a log" in the agent-log spec. ``episode`` scope
+searches the earlier events of the same episode; ``global`` scope searches every
+event earlier in file order (the lifelong-agent setting).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from sam_model.data.reader import Episode
+from sam_model.data.schema import Event, State
+from sam_model.data.text import constraints_delta, memory_to_text, state_to_text
+
+Scope = Literal["episode", "global"]
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """An event seen as a memory: a global id (``episode_id#step``) and its text."""
+
+    id: str
+    episode_id: str
+    step: int
+    kind: str
+    phase: str
+    text: str  # memory_to_text: what the memory encoder reads
+
+    @staticmethod
+    def make_id(episode_id: str, step: int) -> str:
+        return f"{episode_id}#{step}"
+
+
+@dataclass(frozen=True)
+class RetrievalExample:
+    """One decision point: the query side and where its candidates lie.
+
+    Candidates are a slice of the global memory order (all events of all episodes,
+    episodes in file order, events by step): ``[episode_start, cutoff)`` for scope
+    ``episode`` and ``[0, cutoff)`` for scope ``global``. Positions instead of id
+    lists keep global scope linear in the log size.
+    """
+
+    episode_id: str
+    step: int
+    state: State
+    observation: str
+    episode_start: int
+    cutoff: int
+    relevant_ids: frozenset[str]
+
+    @property
+    def state_text(self) -> str:
+        return state_to_text(self.state)
+
+    def candidate_range(self, scope: Scope = "episode") -> range:
+        return range(self.episode_start if scope == "episode" else 0, self.cutoff)
+
+
+def episode_memories(episode: Episode) -> list[MemoryRecord]:
+    """Every event of the episode as a memory, in step order."""
+    out = []
+    prev: State | None = None
+    for e in episode.events:
+        out.append(memory_record(e, prev))
+        prev = e.state
+    return out
+
+
+def memory_record(event: Event, previous_state: State | None) -> MemoryRecord:
+    return MemoryRecord(
+        MemoryRecord.make_id(event.episode_id, event.step),
+        event.episode_id,
+        event.step,
+        event.kind,
+        event.state.phase,
+        memory_to_text(event, constraints_delta(previous_state, event.state)),
+    )
+
+
+def iter_examples(episodes: Iterable[Episode]) -> Iterator[RetrievalExample]:
+    """Yield one example per decision point, positions counted in the global memory order."""
+    offset = 0
+    for ep in episodes:
+        for i, e in enumerate(ep.events):
+            if e.is_decision_point:
+                relevant = frozenset(MemoryRecord.make_id(ep.episode_id, s) for s in e.useful_memory_steps)
+                yield RetrievalExample(ep.episode_id, e.step, e.state, e.text, offset, offset + i, relevant)
+        offset += len(ep.events)
+
+
+def check_scope(scope: str) -> Scope:
+    if scope not in ("episode", "global"):
+        raise ValueError(f"scope must be 'episode' or 'global', got {scope!r}")
+    return scope  # type: ignore[return-value]

@@ -1,0 +1,170 @@
+"""Typed events and states of the agent-log format (``../shared/spec/agent-log.md``).
+
+Parsing is strict and every failure is a :class:`LogFormatError` that carries the
+file and line, because users feed us logs from their own agents and need to know
+exactly which line to fix.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+STATE_FIELDS = ("phase", "subgoal_stack", "constraints", "uncertainty_flags", "last_action_result")
+EVENT_FIELDS = ("episode_id", "step", "kind", "text", "state", "useful_memory_steps", "meta")
+REQUIRED_FIELDS = ("episode_id", "step", "kind", "text")
+
+
+class LogFormatError(ValueError):
+    """A line of an agent log breaks the format. ``str()`` reads ``FILE:LINE: reason``."""
+
+    def __init__(self, source: str, line: int, reason: str):
+        self.source, self.line, self.reason = source, line, reason
+        super().__init__(f"{source}:{line}: {reason}")
+
+
+@dataclass(frozen=True)
+class State:
+    """The agent's task state when an event was logged; missing fields mean empty."""
+
+    phase: str = ""
+    subgoal_stack: tuple[str, ...] = ()
+    constraints: dict[str, Any] = field(default_factory=dict)
+    uncertainty_flags: tuple[str, ...] = ()
+    last_action_result: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "phase": self.phase,
+            "subgoal_stack": list(self.subgoal_stack),
+            "constraints": dict(self.constraints),
+            "uncertainty_flags": list(self.uncertainty_flags),
+            "last_action_result": self.last_action_result,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "state") -> State:
+        """Build a State from its JSON object; raises ValueError naming the bad field."""
+        if obj is None:
+            return cls()
+        if not isinstance(obj, dict):
+            raise ValueError(f"'{where}' must be an object, got {type(obj).__name__}")
+        phase = obj.get("phase", "")
+        if phase is None:
+            phase = ""
+        if not isinstance(phase, str):
+            raise ValueError(f"'{where}.phase' must be a string, got {type(phase).__name__}")
+        stack = _str_list(obj.get("subgoal_stack"), f"{where}.subgoal_stack")
+        flags = _str_list(obj.get("uncertainty_flags"), f"{where}.uncertainty_flags")
+        constraints = obj.get("constraints") or {}
+        if not isinstance(constraints, dict):
+            raise ValueError(f"'{where}.constraints' must be an object, got {type(constraints).__name__}")
+        for key, value in constraints.items():
+            ok = _is_scalar(value) or (isinstance(value, list) and all(_is_scalar(v) for v in value))
+            if not ok:
+                raise ValueError(f"'{where}.constraints.{key}' must be a scalar or a list of scalars")
+        last = obj.get("last_action_result", "")
+        if last is None:
+            last = ""
+        if not isinstance(last, str):
+            raise ValueError(f"'{where}.last_action_result' must be a string, got {type(last).__name__}")
+        extra = {k: v for k, v in obj.items() if k not in STATE_FIELDS}
+        return cls(phase, tuple(stack), dict(constraints), tuple(flags), last, extra)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of an agent log. ``useful_memory_steps`` is set on decision points only."""
+
+    episode_id: str
+    step: int
+    kind: str
+    text: str
+    state: State = field(default_factory=State)
+    useful_memory_steps: tuple[int, ...] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_decision_point(self) -> bool:
+        return bool(self.useful_memory_steps)
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as a JSON object of the log format (state extras go back into meta)."""
+        out: dict[str, Any] = {
+            "episode_id": self.episode_id,
+            "step": self.step,
+            "kind": self.kind,
+            "text": self.text,
+            "state": self.state.to_json(),
+        }
+        if self.useful_memory_steps is not None:
+            out["useful_memory_steps"] = list(self.useful_memory_steps)
+        meta = dict(self.meta)
+        if self.state.extra:
+            meta.setdefault("state_extra", dict(self.state.extra))
+        if meta:
+            out["meta"] = meta
+        return out
+
+    def to_line(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False)
+
+
+def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
+    """Validate one decoded JSON value as an Event, or raise LogFormatError(source, line, reason)."""
+
+    def fail(reason: str) -> LogFormatError:
+        return LogFormatError(source, line, reason)
+
+    if not isinstance(obj, dict):
+        raise fail(f"an event must be a JSON object, got {type(obj).__name__}")
+    for name in REQUIRED_FIELDS:
+        if name not in obj:
+            raise fail(f"missing required field '{name}'")
+    episode_id, step, kind, text = obj["episode_id"], obj["step"], obj["kind"], obj["text"]
+    if not isinstance(episode_id, str) or not episode_id:
+        raise fail("field 'episode_id' must be a non-empty string")
+    if isinstance(step, bool) or not isinstance(step, int):
+        raise fail(f"field 'step' must be an integer, got {json.dumps(step)}")
+    if step < 0:
+        raise fail(f"field 'step' must be >= 0, got {step}")
+    if not isinstance(kind, str) or not kind:
+        raise fail("field 'kind' must be a non-empty string")
+    if not isinstance(text, str):
+        raise fail(f"field 'text' must be a string, got {type(text).__name__}")
+    try:
+        state = State.from_json(obj.get("state"))
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    labels = obj.get("useful_memory_steps")
+    if labels is not None:
+        if not isinstance(labels, list) or any(isinstance(s, bool) or not isinstance(s, int) for s in labels):
+            raise fail("field 'useful_memory_steps' must be a list of integers")
+        for s in labels:
+            if s >= step or s < 0:
+                raise fail(
+                    f"bad label: useful_memory_steps names step {s}, which is not an earlier step "
+                    f"than this event's step {step}"
+                )
+        labels = tuple(sorted(set(labels)))
+    meta = obj.get("meta") or {}
+    if not isinstance(meta, dict):
+        raise fail("field 'meta' must be an object")
+    unknown = {k: v for k, v in obj.items() if k not in EVENT_FIELDS}
+    if unknown:
+        meta = {**meta, "extra_fields": unknown}
+    return Event(episode_id, step, kind, text, state, labels, meta)
+
+
+def _is_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, int, float, bool))
+
+
+def _str_list(value: Any, where: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"'{where}' must be a list of strings")
+    return value

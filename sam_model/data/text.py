@@ -1,0 +1,53 @@
+"""How states and memories are written as text for the BERT encoders.
+
+One place for this, because training, export, evaluation baselines and the memory
+bank must all see exactly the same strings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sam_model.data.schema import Event, State
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, list):
+        return "/".join(_fmt(v) for v in value)
+    return str(value)
+
+
+def state_to_text(state: State) -> str:
+    """The state as one line: phase, sub-goals (top last), constraints, open needs, last result.
+
+    Field names are kept in the text so that a slot name in ``needs`` can be matched
+    to the memory that mentions a value of that slot.
+    """
+    parts = [f"phase: {state.phase or 'none'}"]
+    if state.subgoal_stack:
+        parts.append("subgoals: " + " > ".join(state.subgoal_stack))
+    if state.uncertainty_flags:
+        parts.append("needs: " + ", ".join(state.uncertainty_flags))
+    if state.constraints:
+        parts.append("known: " + ", ".join(f"{k}={_fmt(v)}" for k, v in sorted(state.constraints.items())))
+    if state.last_action_result:
+        parts.append(f"last result: {state.last_action_result}")
+    return " | ".join(parts)
+
+
+def constraints_delta(before: State | None, after: State) -> list[str]:
+    """Constraint slots that ``after`` sets or changes compared with ``before``.
+
+    An event's memory is more than its words: the slots the agent's state learned
+    at that event are what a later state that needs those slots is looking for.
+    """
+    prev = before.constraints if before is not None else {}
+    return sorted(k for k, v in after.constraints.items() if prev.get(k) != v)
+
+
+def memory_to_text(event: Event, sets: list[str] | None = None) -> str:
+    """A memory as text: its kind, the slots its event established, and its content."""
+    head = f"[{event.kind}]"
+    if sets:
+        head += " sets " + ", ".join(sets) + ":"
+    return f"{head} {event.text}"
