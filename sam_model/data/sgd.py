@@ -1,0 +1,254 @@
+"""Schema-Guided Dialogue (SGD) → agent-log events: the "SGD-origin" benchmark.
+
+The rules live in ``../shared/spec/sgd-tasks.md``; this module follows them to the
+letter so that its output reproduces ``sgd-dev-first20.golden.jsonl``. In short: every
+turn becomes an event (system turns with a service call also yield an ``action`` and a
+``result`` event), and a user turn right before a service call is a decision point whose
+labels are the earlier events that first mentioned each call value the user did not
+repeat. With masking (default) the state names the needed slots but hides their values,
+so the memory has to find *where* they were given.
+
+Use the generators directly (the trainer does), or the CLI::
+
+    python -m sam_model.data.sgd ../shared/data/sgd/dev dev.jsonl.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from sam_model.io import SAMFileError, atomic_path
+
+Label = Literal["origin", "latest", "all"]
+LABELS: tuple[str, ...] = ("origin", "latest", "all")
+
+
+def norm(value: Any) -> str:
+    """Lower-case, collapse whitespace runs, strip: how mentions are matched to call values."""
+    return " ".join(str(value).lower().split())
+
+
+def _values(turn: dict) -> set[str]:
+    """The mention set of a turn: every value and canonical value of every action of every frame."""
+    return {
+        norm(v)
+        for frame in turn["frames"]
+        for action in frame.get("actions", [])
+        for v in [*action.get("values", []), *action.get("canonical_values", [])]
+    }
+
+
+def _user_frame(turn: dict) -> dict:
+    """The only frame, or the first one with the most actions (max keeps the first of ties)."""
+    return max(turn["frames"], key=lambda f: len(f.get("actions", [])))
+
+
+def _service_call(turn: dict | None) -> dict | None:
+    """The last service call of a system turn, or None."""
+    if turn is None or turn.get("speaker") != "SYSTEM":
+        return None
+    calls = [f["service_call"] for f in turn["frames"] if f.get("service_call")]
+    return calls[-1] if calls else None
+
+
+def convert_dialogue(dialogue: dict, label: Label = "origin", masked: bool = True) -> list[dict]:
+    """One SGD dialogue → the event dicts of one episode (``episode_id = "sgd-" + dialogue_id``)."""
+    if label not in LABELS:
+        raise ValueError(f"label must be one of {LABELS}, got {label!r}")
+    episode_id = "sgd-" + dialogue["dialogue_id"]
+    turns = dialogue["turns"]
+    events: list[dict] = []
+    seen: dict[str, list[int]] = {}  # norm(value) -> steps whose mention set holds it, in order
+    intents: list[str] = []
+    last_result = "none"
+    state: dict[str, Any] = {
+        "phase": "start", "subgoal_stack": [], "constraints": {}, "uncertainty_flags": [],
+        "last_action_result": "",
+    }
+
+    def emit(kind: str, text: str, st: dict, mentions: set[str] | frozenset[str] = frozenset()) -> dict:
+        event = {"episode_id": episode_id, "step": len(events), "kind": kind, "text": text, "state": st}
+        for v in mentions:
+            seen.setdefault(v, []).append(event["step"])
+        events.append(event)
+        return event
+
+    for i, turn in enumerate(turns):
+        mentions = _values(turn)
+        if turn["speaker"] == "USER":
+            fstate = _user_frame(turn).get("state", {})
+            phase = fstate.get("active_intent", "NONE")
+            if phase != "NONE" and (not intents or intents[-1] != phase):
+                intents.append(phase)
+            requested = list(fstate.get("requested_slots", []))
+            state = {
+                "phase": phase,
+                "subgoal_stack": list(intents),
+                "constraints": {k: v[0] for k, v in fstate.get("slot_values", {}).items() if v},
+                "uncertainty_flags": requested,
+                "last_action_result": last_result,
+            }
+            labels, needed = _labels(_service_call(turns[i + 1] if i + 1 < len(turns) else None),
+                                     mentions, seen, label)
+            if not labels:
+                emit("user", turn["utterance"], state, mentions)
+                continue
+            dp_state = {**state, "phase": _service_call(turns[i + 1])["method"]}
+            if masked:
+                dp_state["constraints"] = {k: v for k, v in state["constraints"].items() if k not in needed}
+                dp_state["uncertainty_flags"] = sorted(set(requested) | needed)
+            emit("user", turn["utterance"], dp_state, mentions)["useful_memory_steps"] = labels
+        else:
+            for frame in turn["frames"]:
+                call = frame.get("service_call")
+                if not call:
+                    continue
+                params = ", ".join(f"{k}={v}" for k, v in call["parameters"].items())
+                emit("action", f"CALL {call['method']}({params})", state)
+                results = frame.get("service_results", [])
+                last_result = f"{call['method']}: {len(results)} results"
+                shown = " | ".join("; ".join(f"{k}={v}" for k, v in r.items()) for r in results[:3])
+                emit("result", f"{last_result}. {shown}", state)
+            emit("system", turn["utterance"], state, mentions)
+    return events
+
+
+def _labels(call: dict | None, mentions: set[str], seen: dict[str, list[int]], label: Label
+            ) -> tuple[list[int], set[str]]:
+    """Labels (sorted steps) and needed slots of a user event followed by ``call``."""
+    steps: set[int] = set()
+    needed: set[str] = set()
+    for slot, value in (call or {}).get("parameters", {}).items():
+        v = norm(value)
+        hits = seen.get(v)
+        if v in mentions or not hits:
+            continue
+        needed.add(slot)
+        steps.update({"origin": hits[:1], "latest": hits[-1:], "all": hits}[label])
+    return sorted(steps), needed
+
+
+def _dialogue_files(split_dir: str | os.PathLike) -> list[Path]:
+    return sorted(
+        p for p in Path(split_dir).glob("dialogues_*.json*")
+        if p.is_file() and p.name.endswith((".json", ".json.gz"))
+    )
+
+
+def is_sgd_split_dir(path: str | os.PathLike) -> bool:
+    """True when ``path`` is a folder holding SGD ``dialogues_*.json[.gz]`` files (an SGD split)."""
+    return Path(path).is_dir() and bool(_dialogue_files(path))
+
+
+def _load_file(path: Path) -> list[dict]:
+    """Read one dialogues file, with an error that names it when it is corrupt."""
+    try:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SAMFileError(f"corrupt SGD dialogues file {path}: {exc} (re-download or remove it)") from None
+    if not isinstance(data, list) or not all(isinstance(d, dict) and "turns" in d and "dialogue_id" in d
+                                             for d in data):
+        raise SAMFileError(f"{path} is not an SGD dialogues file: expected a JSON list of dialogues "
+                           "with 'dialogue_id' and 'turns'")
+    return data
+
+
+def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None) -> Iterator[tuple[Path, dict]]:
+    split = Path(split_dir)
+    if not split.is_dir():
+        raise SAMFileError(f"SGD split folder not found: {split} (give e.g. ../shared/data/sgd/dev)")
+    files = _dialogue_files(split)
+    if not files:
+        raise SAMFileError(f"no dialogues_*.json[.gz] files in {split}; is it an SGD split folder (train/dev)?")
+    count = 0
+    for path in files:
+        for dialogue in _load_file(path):
+            if max_dialogues is not None and count >= max_dialogues:
+                return
+            count += 1
+            yield path, dialogue
+
+
+def iter_sgd_dialogues(split_dir: str | os.PathLike, max_dialogues: int | None = None) -> Iterator[dict]:
+    """Yield the raw dialogues of an SGD split: files sorted by name, dialogues in file order."""
+    for _, dialogue in _iter_sourced(split_dir, max_dialogues):
+        yield dialogue
+
+
+def iter_sgd_events(split_dir: str | os.PathLike, label: Label = "origin", masked: bool = True,
+                    max_dialogues: int | None = None) -> Iterator[dict]:
+    """Yield the agent-log event dicts of a whole SGD split, episode after episode."""
+    for path, dialogue in _iter_sourced(split_dir, max_dialogues):
+        yield from _convert_checked(path, dialogue, label, masked)
+
+
+def _convert_checked(path: Path, dialogue: dict, label: Label, masked: bool) -> list[dict]:
+    """convert_dialogue, with a malformed dialogue reported by file and dialogue id, not a traceback."""
+    try:
+        return convert_dialogue(dialogue, label, masked)
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise SAMFileError(f"{path}: dialogue {dialogue.get('dialogue_id')!r} is malformed "
+                           f"({type(exc).__name__}: {exc})") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m sam_model.data.sgd",
+        description="Convert an SGD split (folder of dialogues_*.json[.gz]) into an agent-log JSONL file "
+                    "(rules: shared/spec/sgd-tasks.md).")
+    parser.add_argument("split_dir", help="SGD split folder, e.g. ../shared/data/sgd/dev")
+    parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")
+    parser.add_argument("--label", choices=LABELS, default="origin",
+                        help="which earlier mention labels a needed value: the first (origin, default), "
+                             "the last (latest) or every one (all)")
+    parser.add_argument("--unmasked", action="store_true",
+                        help="keep needed values in the decision point's constraints (default: mask them "
+                             "and list the slots in uncertainty_flags)")
+    parser.add_argument("--max-dialogues", type=int, default=None, metavar="N",
+                        help="convert only the first N dialogues (default: all)")
+    args = parser.parse_args(argv)
+    if args.max_dialogues is not None and args.max_dialogues < 0:
+        parser.error("--max-dialogues must be >= 0")
+
+    from tqdm import tqdm
+
+    start = time.perf_counter()
+    n_dialogues = n_events = n_points = n_labels = n_candidates = 0
+    try:
+        with atomic_path(args.out) as tmp:
+            opener = gzip.open if str(args.out).endswith(".gz") else open
+            with opener(tmp, "wt", encoding="utf-8") as out, \
+                    tqdm(total=args.max_dialogues, unit=" dialogues", desc="SGD") as bar:
+                for path, dialogue in _iter_sourced(args.split_dir, args.max_dialogues):
+                    events = _convert_checked(path, dialogue, args.label, not args.unmasked)
+                    for event in events:
+                        out.write(json.dumps(event, ensure_ascii=False) + "\n")
+                        if "useful_memory_steps" in event:
+                            n_points += 1
+                            n_labels += len(event["useful_memory_steps"])
+                            n_candidates += event["step"]
+                    n_dialogues += 1
+                    n_events += len(events)
+                    bar.update()
+    except SAMFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    mean_cands = n_candidates / n_points if n_points else 0.0
+    print(f"wrote {args.out}: {n_dialogues} dialogues, {n_events} events, {n_points} decision points, "
+          f"{n_labels} labels ({args.label}, {'unmasked' if args.unmasked else 'masked'}), "
+          f"{mean_cands:.1f} candidates per decision point, {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""The SGD adapter against the spec's golden file and the properties the spec implies."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sam_model.data.reader import read_episodes
+from sam_model.data.schema import parse_event
+from sam_model.data.sgd import (
+    convert_dialogue,
+    is_sgd_split_dir,
+    iter_sgd_dialogues,
+    iter_sgd_events,
+    main,
+)
+from sam_model.io import SAMFileError
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("SAM_SHARED_DIR", REPO / ".." / "shared")).resolve()
+DEV = SHARED / "data" / "sgd" / "dev"
+GOLDEN = SHARED / "spec" / "sgd-dev-first20.golden.jsonl"
+N = 20  # the golden file covers the first 20 dev dialogues
+
+needs_sgd = pytest.mark.skipif(
+    not (DEV.is_dir() and GOLDEN.is_file()),
+    reason=f"SGD data or golden file absent ({DEV}, {GOLDEN}); set SAM_SHARED_DIR to the shared folder",
+)
+
+
+def _events(**kw) -> list[dict]:
+    return list(iter_sgd_events(DEV, max_dialogues=N, **kw))
+
+
+def _points(events: list[dict]) -> dict[tuple[str, int], dict]:
+    return {(e["episode_id"], e["step"]): e for e in events if "useful_memory_steps" in e}
+
+
+@needs_sgd
+def test_reproduces_golden_line_for_line():
+    golden = [json.loads(line) for line in GOLDEN.read_text(encoding="utf-8").splitlines()]
+    mine = _events()
+    assert len(mine) == len(golden)
+    for i, (ours, theirs) in enumerate(zip(mine, golden)):
+        assert ours == theirs, f"line {i + 1} differs"
+
+
+@needs_sgd
+def test_every_event_parses_and_labels_point_back():
+    for label in ("origin", "latest", "all"):
+        for masked in (True, False):
+            events = _events(label=label, masked=masked)
+            steps: dict[str, set[int]] = {}
+            for e in events:
+                ev = parse_event(json.loads(json.dumps(e)), "sgd", 0)
+                assert ev.step == len(steps.setdefault(ev.episode_id, set()))  # steps are 0, 1, 2, ...
+                for s in ev.useful_memory_steps or ():
+                    assert s in steps[ev.episode_id]
+                steps[ev.episode_id].add(ev.step)
+            assert len(steps) == N
+
+
+@needs_sgd
+def test_latest_and_all_labels():
+    origin, latest, every = _events(), _events(label="latest"), _events(label="all")
+    p_origin, p_latest, p_all = _points(origin), _points(latest), _points(every)
+    assert p_origin and p_origin.keys() == p_latest.keys() == p_all.keys()
+    for key, o in p_origin.items():
+        lo, la, al = o["useful_memory_steps"], p_latest[key]["useful_memory_steps"], p_all[key]["useful_memory_steps"]
+        assert min(la) >= min(lo) and max(la) >= max(lo)
+        assert set(al) >= set(lo) | set(la)
+        assert o["state"] == p_latest[key]["state"] == p_all[key]["state"]  # labels change, states do not
+    assert any(set(p_all[k]["useful_memory_steps"]) > set(o["useful_memory_steps"]) for k, o in p_origin.items())
+    assert any(p_latest[k]["useful_memory_steps"] != o["useful_memory_steps"] for k, o in p_origin.items())
+    strip = [{k: v for k, v in e.items() if k != "useful_memory_steps"} for e in origin]
+    assert strip == [{k: v for k, v in e.items() if k != "useful_memory_steps"} for e in every]
+
+
+@needs_sgd
+def test_unmasked_keeps_constraints():
+    masked, unmasked = _events(), _events(masked=False)
+    pm, pu = _points(masked), _points(unmasked)
+    assert pm.keys() == pu.keys()
+    by_key = {(e["episode_id"], e["step"]): e for e in unmasked}
+    hidden = 0
+    for key, m in pm.items():
+        u = pu[key]
+        assert u["useful_memory_steps"] == m["useful_memory_steps"]
+        assert u["state"]["phase"] == m["state"]["phase"]
+        after = by_key[(key[0], key[1] + 1)]  # the action event carries the state before the rewrite
+        assert after["kind"] == "action" and after["text"].startswith(f"CALL {u['state']['phase']}(")
+        assert u["state"]["constraints"] == after["state"]["constraints"]
+        assert u["state"]["uncertainty_flags"] == after["state"]["uncertainty_flags"]
+        removed = u["state"]["constraints"].keys() - m["state"]["constraints"].keys()
+        assert m["state"]["constraints"].items() <= u["state"]["constraints"].items()
+        assert removed <= set(m["state"]["uncertainty_flags"])
+        assert set(u["state"]["uncertainty_flags"]) <= set(m["state"]["uncertainty_flags"])
+        hidden += len(removed)
+    assert hidden > 0
+
+
+@needs_sgd
+def test_cli_end_to_end(tmp_path):
+    out = tmp_path / "dev5.jsonl.gz"
+    proc = subprocess.run(
+        [sys.executable, "-m", "sam_model.data.sgd", str(DEV), str(out), "--max-dialogues", "5"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    with gzip.open(out, "rt", encoding="utf-8") as fh:
+        lines = [json.loads(line) for line in fh]
+    assert lines == list(iter_sgd_events(DEV, max_dialogues=5))
+    episodes = read_episodes(out)
+    n_points = sum(len(ep.decision_points) for ep in episodes)
+    assert len(episodes) == 5
+    assert f"5 dialogues, {len(lines)} events, {n_points} decision points" in proc.stdout
+    assert not [p for p in tmp_path.iterdir() if p.name != out.name]  # no temp file left behind
+
+
+@needs_sgd
+def test_plain_json_files_and_options(tmp_path, capsys):
+    dialogues = list(iter_sgd_dialogues(DEV, max_dialogues=3))
+    (tmp_path / "dialogues_002.json").write_text(json.dumps(dialogues[2:]), encoding="utf-8")
+    with gzip.open(tmp_path / "dialogues_001.json.gz", "wt", encoding="utf-8") as fh:
+        json.dump(dialogues[:2], fh)
+    (tmp_path / "schema.json").write_text("[]", encoding="utf-8")
+    assert is_sgd_split_dir(tmp_path) and not is_sgd_split_dir(tmp_path / "schema.json")
+    assert [d["dialogue_id"] for d in iter_sgd_dialogues(tmp_path)] == [d["dialogue_id"] for d in dialogues]
+    out = tmp_path / "out" / "x.jsonl"
+    assert main([str(tmp_path), str(out), "--label", "all", "--unmasked"]) == 0
+    expected = [e for d in dialogues for e in convert_dialogue(d, "all", masked=False)]
+    assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == expected
+
+
+def test_missing_dir_is_a_clear_error(tmp_path, capsys):
+    missing = tmp_path / "nope"
+    assert not is_sgd_split_dir(missing)
+    with pytest.raises(SAMFileError, match="not found"):
+        next(iter_sgd_events(missing))
+    assert main([str(missing), str(tmp_path / "o.jsonl")]) != 0
+    assert str(missing) in capsys.readouterr().err
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_empty_and_corrupt_dirs(tmp_path, capsys):
+    (tmp_path / "schema.json").write_text("[]", encoding="utf-8")
+    assert not is_sgd_split_dir(tmp_path)
+    with pytest.raises(SAMFileError, match="no dialogues_"):
+        list(iter_sgd_dialogues(tmp_path))
+    bad = tmp_path / "dialogues_001.json"
+    bad.write_text('[{"dialogue_id": "x", "turns": [', encoding="utf-8")
+    assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) != 0
+    assert "dialogues_001.json" in capsys.readouterr().err
+    bad.write_text('[{"dialogue_id": "x", "turns": [{"speaker": "USER"}]}]', encoding="utf-8")
+    with pytest.raises(SAMFileError, match="dialogues_001.json.*'x' is malformed"):
+        list(iter_sgd_events(tmp_path))
+
+
+def _frame(intent: str, n_actions: int, value: str = "x") -> dict:
+    action = {"act": "INFORM", "slot": "s", "values": [value], "canonical_values": []}
+    return {"actions": [action] * n_actions,
+            "state": {"active_intent": intent, "requested_slots": [], "slot_values": {"s": [value]}}}
+
+
+def test_user_frame_and_intent_stack():
+    """Multi-frame user turns (absent from the golden file): the first frame with the most actions wins."""
+    user = [[_frame("A", 1), _frame("B", 2)], [_frame("NONE", 1)], [_frame("B", 1), _frame("C", 1)],
+            [_frame("A", 1)]]
+    turns = [{"speaker": "USER", "utterance": str(i), "frames": f} for i, f in enumerate(user)]
+    events = convert_dialogue({"dialogue_id": "t", "turns": turns})
+    assert [e["state"]["phase"] for e in events] == ["B", "NONE", "B", "A"]
+    assert events[-1]["state"]["subgoal_stack"] == ["B", "A"]  # NONE skipped, repeated B not re-pushed
+
+
+def test_bad_label_is_rejected():
+    with pytest.raises(ValueError, match="label"):
+        convert_dialogue({"dialogue_id": "x", "turns": []}, label="first")  # type: ignore[arg-type]
