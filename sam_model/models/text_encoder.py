@@ -1,0 +1,77 @@
+"""BERT over text → one pooled vector per text, with an optional cache for frozen BERTs.
+
+On a 2-core CPU, fine-tuning MiniLM over every memory of every episode is out of
+reach, but a frozen BERT only has to see each distinct text once: the cache turns
+later epochs into a few small MLPs. With trainable layers the cache is off.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from sam_model.models.bert import mean_pool
+
+
+class TextEncoder(nn.Module):
+    """Mean-pooled BERT sentence vectors (the pooling all-MiniLM-L6-v2 was trained with)."""
+
+    def __init__(self, bert: nn.Module, tokenizer, max_length: int = 96, trainable_layers: int = -1,
+                 cache: bool = True, batch_size: int = 256):
+        super().__init__()
+        self.bert, self.tokenizer, self.max_length, self.batch_size = bert, tokenizer, max_length, batch_size
+        self.trainable_layers = trainable_layers
+        self.hidden_size = bert.config.hidden_size
+        self._freeze(trainable_layers)
+        self.use_cache = cache and self.frozen
+        self._cache: dict[str, torch.Tensor] = {}
+
+    @property
+    def frozen(self) -> bool:
+        return self.trainable_layers == 0
+
+    def _freeze(self, trainable_layers: int) -> None:
+        """-1: all layers train; 0: frozen; n: only the top n transformer layers train."""
+        if trainable_layers < 0:
+            return
+        for p in self.bert.parameters():
+            p.requires_grad_(False)
+        if trainable_layers > 0:
+            for layer in self.bert.encoder.layer[-trainable_layers:]:
+                for p in layer.parameters():
+                    p.requires_grad_(True)
+
+    def _encode(self, texts: list[str]) -> torch.Tensor:
+        device = next(self.bert.parameters()).device
+        chunks = []
+        for i in range(0, len(texts), self.batch_size):
+            tok = self.tokenizer(texts[i : i + self.batch_size], padding=True, truncation=True,
+                                 max_length=self.max_length, return_tensors="pt").to(device)
+            out = self.bert(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"])
+            chunks.append(mean_pool(out.last_hidden_state, tok["attention_mask"]))
+        if not chunks:
+            return torch.zeros(0, self.hidden_size, device=device)
+        return torch.cat(chunks)
+
+    def forward(self, texts: list[str]) -> torch.Tensor:
+        if not self.use_cache:
+            if self.frozen:
+                with torch.no_grad():
+                    return self._encode(texts)
+            return self._encode(texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            self.bert.eval()  # frozen: dropout off, so cached vectors are deterministic
+            with torch.no_grad():
+                for t, v in zip(missing, self._encode(missing)):
+                    self._cache[t] = v
+        return torch.stack([self._cache[t] for t in texts]) if texts else self._encode([])
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        if self.frozen:
+            self.bert.eval()
+        return self
