@@ -1,0 +1,269 @@
+"""JanusController: deploy a candidate memory unless a triggered comparison says it is worse.
+
+Per update t = 1, 2, ...:
+
+1. the updater proposes M̂_t from the deployed M_{t−1} and the latest tasks;
+2. the gate (MMT or a baseline) decides whether to compare;
+3. not triggered → deploy M̂_t; triggered → evaluate M_{t−1} and M̂_t on the hybrid set E_t and
+   deploy the better one (a tie keeps the old: a change must earn its deployment).
+
+Everything needed to audit or resume a run lives in ``workdir``::
+
+    manifest.jsonl        one JSON line per decision (t, cos, triggered, set sizes, scores, accepted, ...)
+    state.json            the last completed t, deployed checkpoint, gate and evaluation-set state
+    memories/             t000000.mem (M_0), every compared memory, the deployed one
+    tasks/t000012.npy     task embeddings of batch t (so a resume re-draws identical sets)
+
+Writes are atomic and ordered (checkpoints, then state.json, then the manifest line), so after a
+crash ``run(..., resume=True)`` continues from the last completed step and makes the same
+decisions as an uninterrupted run — provided the updater and evaluator are deterministic
+functions of their inputs (keep optimiser state and seeds inside the memory or derive them from
+the tasks).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sam_model.io import SAMFileError, atomic_path, atomic_write_text
+from sam_model.janus.evalset import HybridEvalSet
+from sam_model.janus.protocols import Evaluator, Gate, Memory, MemoryEncoder, Updater
+
+STATE_VERSION = 1
+
+
+@dataclass
+class Decision:
+    """One manifest line. Scores are the fraction of E_t solved (None when not triggered)."""
+
+    t: int
+    gate: str
+    cos: float | None
+    triggered: bool
+    accepted: bool
+    noop: bool = False
+    n_tasks: int = 0
+    sizes: dict[str, int] = field(default_factory=dict)
+    score_old: float | None = None
+    score_new: float | None = None
+    flips: int | None = None
+    old_ckpt: str | None = None
+    new_ckpt: str | None = None
+    deployed: str = ""
+    seconds: float = 0.0
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+Batch = tuple[Sequence[Any], Any]  # (tasks, feedback)
+
+
+class JanusController:
+    """Wraps an updater; see the module docstring. Call ``run`` (or ``start`` then ``step``)."""
+
+    def __init__(self, updater: Updater, evaluator: Evaluator, encoder: MemoryEncoder | None, gate: Gate,
+                 evalset: HybridEvalSet, workdir: str | os.PathLike, keep_all: bool = False):
+        for obj, proto, what in ((updater, Updater, "updater (needs .propose(memory, tasks, feedback))"),
+                                 (evaluator, Evaluator, "evaluator (needs .correct(memory, tasks))"),
+                                 (gate, Gate, "gate (needs check/commit/state_dict/load_state_dict)")):
+            if not isinstance(obj, proto):
+                raise TypeError(f"{type(obj).__name__} is not a Janus {what}")
+        if gate.needs_encoding and encoder is None:
+            raise TypeError(f"gate {gate.name!r} needs a memory encoder φ; pass encoder=")
+        self.updater, self.evaluator, self.encoder = updater, evaluator, encoder
+        self.gate, self.evalset = gate, evalset
+        self.workdir = Path(workdir)
+        self.keep_all = keep_all  # keep every deployed memory, not only M_0 and compared ones
+        self.manifest_path = self.workdir / "manifest.jsonl"
+        self.state_path = self.workdir / "state.json"
+        self.t = 0
+        self.memory: Memory | None = None
+        self.deployed = ""  # checkpoint path of the deployed memory, relative to workdir
+        self.kept: set[str] = set()  # checkpoints that must never be deleted
+        self.comparisons = 0
+        self._phi: np.ndarray | None = None  # φ(M_{t−1}), cached
+
+    # -- paths and files ----------------------------------------------------------------------------------
+    def _ckpt(self, memory: Memory, name: str) -> str:
+        rel = f"memories/{name}.mem"
+        with atomic_path(self.workdir / rel) as tmp:
+            memory.save(tmp)
+        return rel
+
+    def _phi_of(self, memory: Memory) -> np.ndarray | None:
+        if not self.gate.needs_encoding:
+            return None
+        v = np.asarray(self.encoder(memory), dtype=np.float64).reshape(-1)
+        if not np.all(np.isfinite(v)):
+            raise ValueError("the memory encoder φ returned non-finite values")
+        return v
+
+    def _write_state(self, decision: Decision | None) -> None:
+        state = {"version": STATE_VERSION, "t": self.t, "deployed": self.deployed, "kept": sorted(self.kept),
+                 "comparisons": self.comparisons, "gate": self.gate.state_dict(),
+                 "evalset": self.evalset.state_dict(),
+                 "decision": None if decision is None else asdict(decision)}
+        atomic_write_text(self.state_path, json.dumps(state))
+
+    def _append_manifest(self, decision: Decision) -> None:
+        with open(self.manifest_path, "a", encoding="utf-8") as fh:
+            fh.write(decision.to_json() + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    # -- a run ---------------------------------------------------------------------------------------------
+    def start(self, memory: Memory) -> None:
+        """Begin a fresh run in an empty workdir with M_0 = ``memory``."""
+        if not isinstance(memory, Memory):
+            raise TypeError(f"{type(memory).__name__} is not a Janus Memory (needs save(path) and load(path))")
+        if self.state_path.exists():
+            raise SAMFileError(f"{self.workdir} already holds a Janus run (state.json); resume it with "
+                               "resume=True or choose an empty workdir")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.manifest_path.write_text("")
+        self.t, self.memory, self.comparisons = 0, memory, 0
+        self.deployed = self._ckpt(memory, "t000000")
+        self.kept = {self.deployed}
+        self._phi = self._phi_of(memory)
+        self._write_state(None)
+
+    def step(self, tasks: Sequence[Any], feedback: Any = None) -> Decision:
+        """One update: propose, maybe compare, deploy; then checkpoint, save state, log the decision."""
+        if self.memory is None:
+            raise RuntimeError("call start(memory) (or run(...)) before step()")
+        t0 = time.perf_counter()
+        t = self.t + 1
+        tasks = list(tasks)
+        emb = self.evalset.add(tasks)
+        with atomic_path(self.workdir / "tasks" / f"t{t:06d}.npy") as tmp:
+            with open(tmp, "wb") as fh:
+                np.save(fh, emb)
+        old, old_ckpt = self.memory, self.deployed
+        cand = self.updater.propose(old, tasks, feedback)
+        if not isinstance(cand, Memory):
+            raise TypeError(f"updater returned {type(cand).__name__}, not a Memory")
+        phi_new = self._phi_of(cand)
+        z = None if phi_new is None else phi_new - self._phi
+        noop = bool(z is not None and getattr(self.gate, "is_noop", lambda _: False)(z))
+        fire, cos = self.gate.check(t, z)
+        d = Decision(t=t, gate=self.gate.name, cos=cos, triggered=bool(fire), accepted=True, noop=noop,
+                     n_tasks=len(tasks))
+        if fire:
+            sel = self.evalset.build()
+            eval_tasks = self.evalset.select(sel)
+            c_old = self._correct(old, eval_tasks)
+            c_new = self._correct(cand, eval_tasks)
+            d.score_old = float(c_old.mean()) if len(c_old) else 0.0
+            d.score_new = float(c_new.mean()) if len(c_new) else 0.0
+            d.accepted = d.score_new > d.score_old  # a tie keeps the old memory
+            d.flips = self.evalset.record(sel.indices, c_old, c_new)
+            d.sizes = sel.sizes()
+            d.old_ckpt, d.new_ckpt = old_ckpt, self._ckpt(cand, f"t{t:06d}.cand")
+            self.kept |= {old_ckpt, d.new_ckpt}
+            self.comparisons += 1
+        self.gate.commit(t, z, d.accepted)
+        if d.accepted:
+            self.memory, self._phi = cand, phi_new
+            self.deployed = d.new_ckpt if fire else self._ckpt(cand, f"t{t:06d}")
+            if self.keep_all:
+                self.kept.add(self.deployed)
+        d.deployed = self.deployed
+        d.seconds = round(time.perf_counter() - t0, 4)
+        self.t = t
+        self._write_state(d)
+        self._append_manifest(d)
+        if old_ckpt != self.deployed and old_ckpt not in self.kept:
+            (self.workdir / old_ckpt).unlink(missing_ok=True)
+        return d
+
+    def _correct(self, memory: Memory, tasks: list[Any]) -> np.ndarray:
+        c = np.asarray(self.evaluator.correct(memory, tasks)).reshape(-1)
+        if len(c) != len(tasks):
+            raise ValueError(f"evaluator returned {len(c)} results for {len(tasks)} tasks")
+        return c.astype(bool)
+
+    def run(self, stream: Iterable[Batch], memory: Memory, resume: bool = False, progress: bool = False,
+            on_step: Callable[[JanusController, Decision], None] | None = None) -> Memory:
+        """Feed every (tasks, feedback) batch of ``stream`` through ``step``; returns the deployed memory.
+
+        With ``resume=True`` and an existing run in ``workdir``, ``memory`` only supplies the memory
+        type (its ``load``); the first t batches of ``stream`` (t = steps already done) are re-read, not
+        re-run — the stream must be the same one.
+        """
+        it: Iterator[Batch] = iter(stream)
+        if resume and self.state_path.exists():
+            self.restore(type(memory), it)
+        else:
+            self.start(memory)
+        from tqdm.auto import tqdm
+
+        with tqdm(desc=f"janus[{self.gate.name}]", initial=self.t, disable=not progress, unit="step") as bar:
+            for tasks, feedback in it:
+                d = self.step(tasks, feedback)
+                bar.update(1)
+                bar.set_postfix(comparisons=self.comparisons)
+                if on_step is not None:
+                    on_step(self, d)
+        return self.memory
+
+    # -- resume --------------------------------------------------------------------------------------------
+    def read_manifest(self) -> list[Decision]:
+        """The decisions so far; a torn last line (crash mid-append) is dropped, anything else is an error."""
+        if not self.manifest_path.exists():
+            return []
+        lines = self.manifest_path.read_text(encoding="utf-8").split("\n")
+        out: list[Decision] = []
+        for no, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(Decision(**json.loads(line)))
+            except (json.JSONDecodeError, TypeError) as exc:
+                if no == len(lines):  # a complete file ends with "\n", so this line lost its end in a crash
+                    break
+                raise SAMFileError(f"{self.manifest_path}:{no}: not a Janus decision ({exc}); the manifest is "
+                                   "corrupt — restore it or start a new workdir") from None
+        return out
+
+    def restore(self, memory_type: type, stream: Iterator[Batch]) -> None:
+        """Reload the last completed step; re-read (not re-run) its batches from ``stream``."""
+        try:
+            state = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise SAMFileError(f"{self.state_path} is corrupt ({exc}); the run cannot be resumed") from None
+        if state.get("version") != STATE_VERSION:
+            raise SAMFileError(f"{self.state_path} has version {state.get('version')}, expected {STATE_VERSION}")
+        self.t = state["t"]
+        decisions = self.read_manifest()
+        last = decisions[-1].t if decisions else 0
+        if last == self.t - 1 and state["decision"] is not None:
+            decisions.append(Decision(**state["decision"]))  # crashed between state.json and the manifest
+        elif last != self.t:
+            raise SAMFileError(f"{self.manifest_path} ends at t={last} but {self.state_path} is at t={self.t}; "
+                               "the run directory is inconsistent")
+        atomic_write_text(self.manifest_path, "".join(d.to_json() + "\n" for d in decisions))
+        for t in range(1, self.t + 1):
+            try:
+                tasks, _ = next(stream)
+            except StopIteration:
+                raise SAMFileError(f"the stream ended after {t - 1} batches but the run in {self.workdir} "
+                                   f"completed {self.t}; resume with the same stream") from None
+            path = self.workdir / "tasks" / f"t{t:06d}.npy"
+            if not path.exists():
+                raise SAMFileError(f"{path} is missing; the run in {self.workdir} cannot be resumed")
+            self.evalset.add(list(tasks), np.load(path))
+        self.evalset.load_state_dict(state["evalset"])
+        self.gate.load_state_dict(state["gate"])
+        self.deployed, self.kept = state["deployed"], set(state["kept"])
+        self.comparisons = state["comparisons"]
+        self.memory = memory_type.load(self.workdir / self.deployed)
+        self._phi = self._phi_of(self.memory)

@@ -1,0 +1,114 @@
+"""Gate policies: when to compare a candidate memory before deploying it.
+
+``none`` deploys every candidate (the base updater alone), ``always`` compares every one,
+``periodic(n)`` every n-th, ``random(p, seed)`` each with probability p (the benchmark sets p
+so that it makes as many comparisons as MMT), and ``mmt`` is the memory momentum trigger.
+``make_gate("periodic(5)")`` builds one from the spelling used in configs and manifests.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from sam_model.janus.trigger import MemoryMomentumTrigger
+
+
+class _Stateless:
+    needs_encoding = False
+
+    def commit(self, t: int, z: np.ndarray | None, accepted: bool) -> None:
+        pass
+
+    def state_dict(self) -> dict:
+        return {"name": self.name}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state.get("name") != self.name:
+            raise ValueError(f"state is for gate {state.get('name')!r}, not {self.name!r}")
+
+
+class NoGate(_Stateless):
+    """Never compares: every candidate is deployed."""
+
+    name = "none"
+
+    def check(self, t: int, z: np.ndarray | None) -> tuple[bool, float | None]:
+        return False, None
+
+
+class AlwaysGate(_Stateless):
+    """Compares every candidate: the most expensive, the reference for comparison counts."""
+
+    name = "always"
+
+    def check(self, t: int, z: np.ndarray | None) -> tuple[bool, float | None]:
+        return True, None
+
+
+class PeriodicGate(_Stateless):
+    """Compares at t = n, 2n, 3n, ... (t counts updates from 1)."""
+
+    def __init__(self, n: int):
+        if n < 1:
+            raise ValueError(f"periodic(n) needs n >= 1, got {n}")
+        self.n = n
+        self.name = f"periodic({n})"
+
+    def check(self, t: int, z: np.ndarray | None) -> tuple[bool, float | None]:
+        return t % self.n == 0, None
+
+
+class RandomGate:
+    """Compares each candidate with probability p, from its own seeded stream (resumable)."""
+
+    needs_encoding = False
+
+    def __init__(self, p: float, seed: int = 0):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"random(p) needs p in [0, 1], got {p}")
+        self.p, self.seed = p, seed
+        self.name = f"random({p:g},{seed})"
+        self.rng = np.random.default_rng(seed)
+
+    def check(self, t: int, z: np.ndarray | None) -> tuple[bool, float | None]:
+        return bool(self.rng.random() < self.p), None
+
+    def commit(self, t: int, z: np.ndarray | None, accepted: bool) -> None:
+        pass
+
+    def state_dict(self) -> dict:
+        return {"name": self.name, "rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state.get("name") != self.name:
+            raise ValueError(f"state is for gate {state.get('name')!r}, not {self.name!r}")
+        self.rng.bit_generator.state = state["rng"]
+
+
+GATE_HELP = "none | always | periodic(N) | random(P[,SEED]) | mmt[(BETA,TAU[,WARMUP])]"
+
+
+def make_gate(spec: str) -> NoGate | AlwaysGate | PeriodicGate | RandomGate | MemoryMomentumTrigger:
+    """Parse a gate spelling such as ``periodic(5)``, ``random(0.2,1)`` or ``mmt(0.9,0.0)``."""
+    m = re.fullmatch(r"\s*([a-z]+)\s*(?:\(([^)]*)\))?\s*", spec)
+    if not m:
+        raise ValueError(f"cannot parse gate {spec!r}; expected {GATE_HELP}")
+    name, args = m.group(1), [a.strip() for a in (m.group(2) or "").split(",") if a.strip()]
+    try:
+        if name == "none" and not args:
+            return NoGate()
+        if name == "always" and not args:
+            return AlwaysGate()
+        if name == "periodic" and len(args) == 1:
+            return PeriodicGate(int(args[0]))
+        if name == "random" and len(args) in (1, 2):
+            return RandomGate(float(args[0]), int(args[1]) if len(args) == 2 else 0)
+        if name == "mmt" and len(args) in (0, 2, 3):
+            if not args:
+                return MemoryMomentumTrigger()
+            return MemoryMomentumTrigger(float(args[0]), float(args[1]), int(args[2]) if len(args) == 3 else 0)
+    except ValueError as exc:
+        raise ValueError(f"bad gate {spec!r}: {exc}") from None
+    raise ValueError(f"unknown gate {spec!r}; expected {GATE_HELP}")

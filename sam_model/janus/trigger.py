@@ -1,0 +1,98 @@
+"""The memory momentum trigger (MMT): compare a candidate only when it turns away.
+
+A good updater moves the memory in a fairly steady direction; a step that points away
+from where the memory has been going (drift towards the latest tasks, a bad batch,
+forgetting) is the one worth checking. With φ a memory encoder:
+
+    z_t = φ(M̂_t) − φ(M_{t−1})              the proposed step
+    fire  ⇔  cos(z_t, m_{t−1}) < τ          compare M̂_t with M_{t−1} before deploying
+    m_t = β·m_{t−1} + (1−β)·z_t             momentum of the *deployed* trajectory, m_0 = 0
+
+Edge cases, defined here and tested:
+
+- **First updates.** m_0 = 0, so cos is undefined until a step has been deployed: the
+  trigger fires (cos reported as None). ``warmup`` additionally forces a comparison on the
+  first ``warmup`` deployed steps, for updaters whose early steps are noisy.
+- **Zero-length updates.** ‖z_t‖ ≤ ``zero_tol``: the candidate equals the deployed memory,
+  deploying it changes nothing, so the trigger does not fire and m is left as it is (a no-op
+  is not a step; it neither decays the momentum nor counts towards warm-up).
+- **Rejected candidates do not move m.** If M̂_t is rejected the memory stays at M_{t−1}: the
+  step actually taken is zero. Folding the rejected z_t into m would teach the trigger the very
+  direction it just refused, so the next similar (bad) proposal would pass unchecked. Keeping
+  m on the deployed trajectory means a repeatedly bad direction keeps being checked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def cosine(a: np.ndarray, b: np.ndarray, tol: float = 0.0) -> float | None:
+    """cos(a, b), or None when either vector has norm ≤ tol (the angle is undefined)."""
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    if na <= tol or nb <= tol:
+        return None
+    return float(np.dot(a, b) / (na * nb))
+
+
+class MemoryMomentumTrigger:
+    """Fires when cos(z_t, m_{t−1}) < τ; see the module docstring for the edge cases."""
+
+    name = "mmt"
+    needs_encoding = True
+
+    def __init__(self, beta: float = 0.9, tau: float = 0.0, warmup: int = 0, zero_tol: float = 1e-9):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"beta must be in [0, 1), got {beta}")
+        if not -1.0 <= tau <= 1.0:
+            raise ValueError(f"tau is a cosine threshold in [-1, 1], got {tau}")
+        if warmup < 0:
+            raise ValueError(f"warmup must be >= 0, got {warmup}")
+        self.beta, self.tau, self.warmup, self.zero_tol = beta, tau, warmup, zero_tol
+        self.m: np.ndarray | None = None  # None until the first non-zero step is deployed (m_0 = 0)
+        self.deployed_steps = 0
+
+    def _check_dim(self, z: np.ndarray) -> np.ndarray:
+        z = np.asarray(z, dtype=np.float64).reshape(-1)
+        if self.m is not None and z.shape != self.m.shape:
+            raise ValueError(f"memory encoding changed size: {z.shape[0]} vs momentum {self.m.shape[0]}; "
+                             "φ must return vectors of one fixed size")
+        return z
+
+    def is_noop(self, z: np.ndarray) -> bool:
+        return float(np.linalg.norm(z)) <= self.zero_tol
+
+    def check(self, t: int, z: np.ndarray | None) -> tuple[bool, float | None]:
+        """(fire, cos(z_t, m_{t−1})) for the proposed step z_t; does not change any state."""
+        if z is None:
+            raise ValueError("the momentum trigger needs z_t = φ(M̂_t) − φ(M_{t−1}), got None")
+        z = self._check_dim(z)
+        if self.is_noop(z):
+            return False, None
+        cos = None if self.m is None else cosine(z, self.m, self.zero_tol)
+        if cos is None or self.deployed_steps < self.warmup:
+            return True, cos
+        return cos < self.tau, cos
+
+    def commit(self, t: int, z: np.ndarray | None, accepted: bool) -> None:
+        """Move the momentum along a deployed, non-zero step; rejected steps and no-ops leave it."""
+        if not accepted or z is None:
+            return
+        z = self._check_dim(z)
+        if self.is_noop(z):
+            return
+        m = np.zeros_like(z) if self.m is None else self.m
+        self.m = self.beta * m + (1.0 - self.beta) * z
+        self.deployed_steps += 1
+
+    def state_dict(self) -> dict:
+        return {"name": self.name, "beta": self.beta, "tau": self.tau, "warmup": self.warmup,
+                "zero_tol": self.zero_tol, "deployed_steps": self.deployed_steps,
+                "m": None if self.m is None else self.m.tolist()}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state.get("name") != self.name:
+            raise ValueError(f"state is for gate {state.get('name')!r}, not {self.name!r}")
+        self.beta, self.tau, self.warmup = state["beta"], state["tau"], state["warmup"]
+        self.zero_tol, self.deployed_steps = state["zero_tol"], state["deployed_steps"]
+        self.m = None if state["m"] is None else np.asarray(state["m"], dtype=np.float64)
