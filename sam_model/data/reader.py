@@ -44,29 +44,47 @@ class ReadReport:
 
 def open_log(path: str | os.PathLike) -> io.TextIOBase:
     """Open a ``.jsonl`` or ``.jsonl.gz`` log for text reading, with a clear error if it is missing."""
+    # utf-8-sig: a byte-order mark (some Windows tools write one) is not part of the first line
+    return io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig")
+
+
+def _open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"agent log not found: {p} (give the path of a .jsonl or .jsonl.gz file)")
     if p.is_dir():
         raise IsADirectoryError(f"agent log {p} is a directory; give the .jsonl or .jsonl.gz file inside it")
-    if p.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8")
-    return open(p, encoding="utf-8")
+    return gzip.open(p, "rb") if p.suffix == ".gz" else open(p, "rb")
 
 
-def _raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+def _raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
+    """(line number, raw line) pairs; an unreadable rest of file (truncated .gz) is a LogFormatError.
+
+    Lines are split as bytes and decoded one by one (:func:`_decode`), so a line that
+    is not UTF-8 is reported at its own line number and skip mode can go past it.
+    """
     source = str(path)
-    with open_log(path) as fh:
+    with _open_binary(path) as fh:
         lineno = 0
         while True:
             try:
                 line = fh.readline()
-            except (OSError, EOFError, UnicodeDecodeError) as exc:
-                raise LogFormatError(source, lineno + 1, f"cannot read the file ({exc}); is it truncated or not UTF-8?") from None
+            except (OSError, EOFError) as exc:
+                raise LogFormatError(
+                    source, lineno + 1, f"cannot read the file from here on ({exc}); is it truncated or corrupt?"
+                ) from None
             if not line:
                 return
             lineno += 1
             yield lineno, line
+
+
+def _decode(line: bytes, source: str, lineno: int) -> str:
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LogFormatError(source, lineno, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    return text[1:] if lineno == 1 and text.startswith("\ufeff") else text  # byte-order mark
 
 
 def iter_events(
@@ -77,46 +95,69 @@ def iter_events(
     """Yield validated events in file order.
 
     Checks that need only the event itself (types, label < step) and duplicate
-    ``(episode_id, step)`` pairs are done here; labels that name a step that does not
-    exist are checked by :func:`iter_episodes`, which sees whole episodes.
+    ``(episode_id, step)`` pairs (across all ``paths``) are done here; labels that name
+    a step that does not exist are checked by :func:`iter_episodes`, which sees whole
+    episodes. With ``on_error="skip"`` an unreadable rest of a file (truncated ``.gz``)
+    is reported once and reading goes on with the next file.
     """
+    report = report if report is not None else ReadReport()
+    seen: dict[str, set[int]] = {}
+    for path in _as_paths(paths):
+        for _, event in _file_events(path, _check_on_error(on_error), report, seen):
+            yield event
+
+
+def _check_on_error(on_error: str) -> OnError:
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    report = report if report is not None else ReadReport()
-    for path in _as_paths(paths):
-        seen: dict[str, set[int]] = {}
-        source = str(path)
-        for lineno, line in _raw_lines(path):
-            report.lines += 1
-            if not line.strip():
-                continue
+    return on_error  # type: ignore[return-value]
+
+
+def _file_events(
+    path: Path, on_error: OnError, report: ReadReport, seen: dict[str, set[int]]
+) -> Iterator[tuple[int, Event]]:
+    """(line number, event) for the valid lines of one file; bad lines raise or go to ``report``."""
+    source = str(path)
+    lines = _raw_lines(path)
+    while True:
+        try:
+            lineno, line = next(lines)
+        except StopIteration:
+            return
+        except LogFormatError as err:  # the rest of the file cannot be read
+            if on_error == "raise":
+                raise
+            report.skipped.append(err)
+            return
+        report.lines += 1
+        if not line.strip():
+            continue
+        try:
             try:
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise LogFormatError(source, lineno, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
-                event = parse_event(obj, source, lineno)
-                steps = seen.setdefault(event.episode_id, set())
-                if event.step in steps:
-                    raise LogFormatError(
-                        source, lineno, f"duplicate step {event.step} in episode '{event.episode_id}'"
-                    )
-                steps.add(event.step)
-            except LogFormatError as err:
-                if on_error == "raise":
-                    raise
-                report.skipped.append(err)
-                continue
-            report.events += 1
-            yield event
+                obj = json.loads(_decode(line, source, lineno))
+            except json.JSONDecodeError as exc:
+                raise LogFormatError(source, lineno, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+            event = parse_event(obj, source, lineno)
+            steps = seen.setdefault(event.episode_id, set())
+            if event.step in steps:
+                raise LogFormatError(source, lineno, f"duplicate step {event.step} in episode '{event.episode_id}'")
+            steps.add(event.step)
+        except LogFormatError as err:
+            if on_error == "raise":
+                raise
+            report.skipped.append(err)
+            continue
+        report.events += 1
+        yield lineno, event
 
 
 @dataclass(frozen=True)
 class Episode:
-    """The events of one episode, ordered by step."""
+    """The events of one episode, ordered by step; ``source`` is the file it was read from."""
 
     episode_id: str
     events: tuple[Event, ...]
+    source: str = field(default="", compare=False)
 
     def __len__(self) -> int:
         return len(self.events)
@@ -133,47 +174,57 @@ def iter_episodes(
 ) -> Iterator[Episode]:
     """Yield episodes in the order they first appear, each sorted by step.
 
-    A decision point whose label names a step missing from its episode is a data
-    error: raised, or (``on_error="skip"``) reported and its labels dropped, so the
-    event itself is kept as a memory.
+    An episode is yielded as soon as the line past its last line has been read, so
+    only the episodes still open are held. A decision point whose label names a step
+    missing from its episode is a data error: raised, or (``on_error="skip"``) reported
+    and its labels dropped, so the event itself is kept as a memory. All events of an
+    episode must be in one file; a line of an episode already finished in an earlier
+    file is a data error too.
     """
+    on_error = _check_on_error(on_error)
     report = report if report is not None else ReadReport()
+    finished: dict[str, str] = {}  # episode id -> file it was in
     for path in _as_paths(paths):
+        source = str(path)
         last_line = _episode_last_lines(path)
         open_eps: OrderedDict[str, list[tuple[int, Event]]] = OrderedDict()
-        done: set[str] = set()
-        for event, lineno in _events_with_lines(path, on_error, report):
+        for lineno, event in _file_events(path, on_error, report, {}):
+            if event.episode_id in finished:
+                err = LogFormatError(
+                    source, lineno, f"episode '{event.episode_id}' already appeared in {finished[event.episode_id]}; "
+                    "all events of an episode must be in one file"
+                )
+                if on_error == "raise":
+                    raise err
+                report.skipped.append(err)
+                report.events -= 1
+                continue
             open_eps.setdefault(event.episode_id, []).append((lineno, event))
-            if lineno == last_line.get(event.episode_id):
-                done.add(event.episode_id)
-            while open_eps and next(iter(open_eps)) in done:
+            while open_eps and last_line.get(next(iter(open_eps)), 0) <= lineno:
                 eid, items = open_eps.popitem(last=False)
-                yield _finish_episode(str(path), eid, items, on_error, report)
-        for eid, items in open_eps.items():  # episodes whose last line was skipped as bad
-            yield _finish_episode(str(path), eid, items, on_error, report)
-
-
-def _events_with_lines(path, on_error: OnError, report: ReadReport) -> Iterator[tuple[Event, int]]:
-    """Events of one file with their line numbers (a fresh report counts lines of this file only)."""
-    sub = ReadReport()
-    for event in iter_events(path, on_error, sub):
-        yield event, sub.lines
-    report.lines += sub.lines
-    report.events += sub.events
-    report.skipped.extend(sub.skipped)
+                yield _finish_episode(source, eid, items, on_error, report)
+        for eid, items in open_eps.items():  # only left when a file ends early (skipped tail)
+            yield _finish_episode(source, eid, items, on_error, report)
+        finished.update(dict.fromkeys(last_line, source))
 
 
 def _episode_last_lines(path) -> dict[str, int]:
-    """First pass: the last line of each episode, from a cheap scan of ``episode_id``."""
+    """First pass: the last line of each episode, from a cheap scan of ``episode_id``.
+
+    Read errors are left to the second pass, which reports them where they occur.
+    """
     last: dict[str, int] = {}
-    for lineno, line in _raw_lines(path):
-        try:
-            obj = json.loads(line)
+    try:
+        for lineno, line in _raw_lines(path):
+            try:
+                obj = json.loads(line)  # bytes: json detects UTF-8
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
             eid = obj.get("episode_id") if isinstance(obj, dict) else None
-        except json.JSONDecodeError:
-            continue
-        if isinstance(eid, str):
-            last[eid] = lineno
+            if isinstance(eid, str):
+                last[eid] = lineno
+    except LogFormatError:
+        pass
     return last
 
 
@@ -184,16 +235,13 @@ def _finish_episode(source: str, eid: str, items, on_error: OnError, report: Rea
     for lineno, event in items:
         missing = [s for s in event.useful_memory_steps or () if s not in steps]
         if missing:
-            err = LogFormatError(
-                source, lineno, f"bad label: useful_memory_steps names step {missing[0]}, "
-                f"which does not exist in episode '{eid}'"
-            )
+            reason = f"bad label: useful_memory_steps names step {missing[0]}, which does not exist in episode '{eid}'"
             if on_error == "raise":
-                raise err
-            report.skipped.append(err)
+                raise LogFormatError(source, lineno, reason)
+            report.skipped.append(LogFormatError(source, lineno, reason + " (labels dropped, event kept)"))
             event = Event(event.episode_id, event.step, event.kind, event.text, event.state, None, event.meta)
         events.append(event)
-    return Episode(eid, tuple(events))
+    return Episode(eid, tuple(events), source)
 
 
 def read_episodes(paths, on_error: OnError = "raise", report: ReadReport | None = None) -> list[Episode]:

@@ -58,7 +58,9 @@ class State:
             raise ValueError(f"'{where}.phase' must be a string, got {type(phase).__name__}")
         stack = _str_list(obj.get("subgoal_stack"), f"{where}.subgoal_stack")
         flags = _str_list(obj.get("uncertainty_flags"), f"{where}.uncertainty_flags")
-        constraints = obj.get("constraints") or {}
+        constraints = obj.get("constraints")
+        if constraints is None:
+            constraints = {}
         if not isinstance(constraints, dict):
             raise ValueError(f"'{where}.constraints' must be an object, got {type(constraints).__name__}")
         for key, value in constraints.items():
@@ -149,9 +151,11 @@ def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
                     f"than this event's step {step}"
                 )
         labels = tuple(sorted(set(labels)))
-    meta = obj.get("meta") or {}
+    meta = obj.get("meta")
+    if meta is None:
+        meta = {}
     if not isinstance(meta, dict):
-        raise fail("field 'meta' must be an object")
+        raise fail(f"field 'meta' must be an object, got {type(meta).__name__}")
     unknown = {k: v for k, v in obj.items() if k not in EVENT_FIELDS}
     if unknown:
         meta = {**meta, "extra_fields": unknown}
