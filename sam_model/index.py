@@ -1,0 +1,534 @@
+"""MemoryIndex: an inner-product FAISS index over memory vectors, with string ids and episodes.
+
+SAM scores a memory as v_sᵀ W_s v_m = q_sᵀ v_m, so every index here uses the inner
+product (never L2 or cosine): the query carries the state-dependent projection and
+the index over v_m stays state-independent.
+
+Three kinds, one API:
+
+- ``flat``  exact search (``IndexIDMap2(IndexFlatIP)``); the reference.
+- ``ivf``   ``IndexIVFFlat`` with ``nlist`` lists, ``nprobe`` probed per query. It needs
+  training, so adds are buffered in an exact flat index until there are enough vectors
+  (≥ 39·nlist; with ``nlist=None`` that is nlist ≈ 4·√n, i.e. ≈ 24k vectors) and then
+  trained on them; small banks therefore work and are searched exactly.
+- ``hnsw``  ``IDMap2(IndexHNSWFlat)``. HNSW graphs cannot delete nodes, so ``remove``
+  *tombstones* them: removed ids stay in the graph, are filtered out of every search
+  with an ``IDSelectorNot``, and the graph is rebuilt from the live vectors once the
+  tombstones outnumber the live memories (or on ``compact()``).
+
+Episode scope (``search(..., episode_id=...)``) passes an ``IDSelectorBatch`` of that
+episode's ids to FAISS (``SearchParameters.sel``), so filtering happens inside the
+search rather than on a global top-k. Approximate kinds can still come back short when
+the episode is a tiny part of a large bank (the IVF probes or HNSW walk never reach its
+vectors); such rows are redone exactly over the episode's vectors, which are few.
+
+Memory: vectors live once, inside the FAISS index (4·dim bytes each; HNSW adds ~8·M bytes
+of graph); ``get_vectors`` reconstructs them from it instead of keeping a copy. Python
+metadata costs roughly 200 bytes per memory (id, episode, dict entries).
+
+GPU: with a CUDA build of FAISS (``faiss.get_num_gpus() > 0``) and ``device != "cpu"``,
+flat and IVF keep a search replica on the GPU for unscoped searches; the CPU index stays
+the master copy (it is what scoped searches, reconstruction and ``save`` use). HNSW has
+no GPU version and stays on the CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import uuid
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+from sam_model.io import SAMFileError, atomic_path, atomic_write_text
+
+log = logging.getLogger(__name__)
+
+MemoryId = str | int
+KINDS = ("flat", "ivf", "hnsw")
+FORMAT = "sam_model.MemoryIndex"
+FORMAT_VERSION = 1
+META_FILE = "meta.json"
+MIN_POINTS_PER_LIST = 39  # FAISS warns below this many training points per IVF list
+TRAIN_POINTS_PER_LIST = 64  # k-means sample cap: more points per list barely helps, costs minutes at 1M
+
+
+def auto_nlist(n: int) -> int:
+    """The default number of IVF lists for n vectors: ≈ 4·√n."""
+    return max(1, round(4 * math.sqrt(n)))
+
+
+class MemoryIndex:
+    """Maps memory ids (str or int) to vectors and answers top-k inner-product queries."""
+
+    def __init__(
+        self,
+        dim: int,
+        kind: str = "flat",
+        nlist: int | None = None,
+        nprobe: int = 32,
+        M: int = 32,
+        ef_search: int = 64,
+        ef_construction: int = 80,
+        device: str | None = None,
+    ):
+        if kind not in KINDS:
+            raise ValueError(f"index kind must be one of {KINDS}, got {kind!r}")
+        if not isinstance(dim, (int, np.integer)) or dim < 1:
+            raise ValueError(f"index dim must be a positive int, got {dim!r}")
+        for name, value in (("nprobe", nprobe), ("M", M), ("ef_search", ef_search),
+                            ("ef_construction", ef_construction)):
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if nlist is not None and (not isinstance(nlist, (int, np.integer)) or nlist < 1):
+            raise ValueError(f"nlist must be a positive int or None, got {nlist!r}")
+        self.dim, self.kind = int(dim), kind
+        self.nlist, self.nprobe, self.M = nlist, int(nprobe), int(M)
+        self.ef_search, self.ef_construction = int(ef_search), int(ef_construction)
+        self.trained = kind != "ivf"
+        self._index = self._new_index()  # CPU master copy
+        # Metadata, indexed by internal int64 id (never reused; None once removed).
+        self._ext: list[MemoryId | None] = []
+        self._episode: list[Any] = []
+        self._by_ext: dict[MemoryId, int] = {}
+        self._by_episode: dict[Any, set[int]] = {}
+        self._tombstones: set[int] = set()  # hnsw only: removed but still in the graph
+        self._gpu, self._gpu_res, self._gpu_stale, self._gpu_device = None, None, False, 0
+        self._use_gpu = self._pick_device(device)
+        self._sync_gpu()
+
+    @classmethod
+    def from_config(cls, dim: int, cfg: dict | None) -> MemoryIndex:
+        """Build from a config dict such as ``{"kind": "ivf", "nprobe": 32}``."""
+        cfg = dict(cfg or {})
+        allowed = {"kind", "nlist", "nprobe", "M", "ef_search", "ef_construction", "device"}
+        unknown = sorted(set(cfg) - allowed)
+        if unknown:
+            raise ValueError(f"unknown index config key(s) {unknown}; allowed: {sorted(allowed)}")
+        return cls(dim, **cfg)
+
+    def config(self) -> dict:
+        """The constructor arguments (minus device), as saved in the metadata."""
+        return {"kind": self.kind, "nlist": self.nlist, "nprobe": self.nprobe, "M": self.M,
+                "ef_search": self.ef_search, "ef_construction": self.ef_construction}
+
+    # ---- construction -------------------------------------------------------------------
+
+    def _new_index(self) -> faiss.Index:
+        """An empty index of our kind; for an untrained IVF, the exact buffer."""
+        if self.kind == "hnsw":
+            hnsw = faiss.IndexHNSWFlat(self.dim, self.M, faiss.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efConstruction = self.ef_construction
+            hnsw.hnsw.efSearch = self.ef_search
+            return faiss.IndexIDMap2(hnsw)
+        return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
+
+    def train(self, vectors: np.ndarray) -> None:
+        """Train the IVF quantizer on ``vectors`` and move any buffered memories into it.
+
+        Called automatically once enough memories were added; call it yourself to train on
+        a representative sample before the bank fills. A no-op for flat and hnsw.
+        """
+        if self.kind != "ivf":
+            return
+        if self.trained:
+            raise ValueError("this IVF index is already trained; build a new MemoryIndex to retrain")
+        x = self._check_vectors(vectors, "training vectors")
+        nlist = self.nlist or auto_nlist(len(x))
+        if len(x) < nlist:
+            raise ValueError(f"IVF training needs at least nlist={nlist} vectors, got {len(x)}")
+        if len(x) < MIN_POINTS_PER_LIST * nlist:
+            log.warning("training IVF with %d vectors for %d lists (< %d per list): lists will be poor",
+                        len(x), nlist, MIN_POINTS_PER_LIST)
+        cap = TRAIN_POINTS_PER_LIST * nlist
+        if len(x) > cap:  # k-means on a sample: same quality, a fraction of the time
+            x = x[np.random.default_rng(0).choice(len(x), cap, replace=False)]
+        ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(self.dim), self.dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        ivf.cp.max_points_per_centroid = TRAIN_POINTS_PER_LIST
+        ivf.train(x)
+        ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # reconstruct + remove by id
+        ivf.nprobe = self.nprobe
+        buffer = self._index
+        live = self._live_internal()
+        if len(live):
+            ivf.add_with_ids(buffer.reconstruct_batch(live), live)
+        self._index, self.nlist, self.trained = ivf, nlist, True
+        log.info("trained IVF index: nlist=%d on %d vectors, moved %d buffered memories",
+                 nlist, len(x), len(live))
+        self._gpu_stale = True
+        self._sync_gpu()
+
+    def _maybe_train(self) -> None:
+        n = self._index.ntotal
+        nlist = self.nlist or auto_nlist(n)
+        if n >= MIN_POINTS_PER_LIST * nlist:
+            self.train(self._index.reconstruct_batch(self._live_internal()))
+
+    # ---- device -------------------------------------------------------------------------
+
+    def _pick_device(self, device: str | None) -> bool:
+        """Whether flat/ivf get a GPU replica; logs the choice."""
+        n_gpus = faiss.get_num_gpus() if hasattr(faiss, "get_num_gpus") else 0
+        wants = device is None or str(device).startswith(("cuda", "gpu"))
+        if device is not None and not wants and str(device) != "cpu":
+            raise ValueError(f"index device must be None, 'cpu' or 'cuda[:N]', got {device!r}")
+        if wants and self.kind == "hnsw":
+            log.info("MemoryIndex(hnsw): FAISS has no GPU HNSW, searching on CPU")
+            return False
+        if wants and n_gpus > 0:
+            self._gpu_device = int(str(device).split(":")[1]) if device and ":" in str(device) else 0
+            log.info("MemoryIndex(%s): GPU search replica on cuda:%d", self.kind, self._gpu_device)
+            return True
+        if device is not None and wants:
+            log.warning("MemoryIndex: device %r asked for but FAISS sees no GPU; using CPU", device)
+        else:
+            log.info("MemoryIndex(%s): searching on CPU", self.kind)
+        return False
+
+    @property
+    def device(self) -> str:
+        return f"cuda:{self._gpu_device}" if self._use_gpu else "cpu"
+
+    def _sync_gpu(self) -> None:
+        """(Re)build the GPU replica if it is stale. Untrained IVF buffers stay on CPU."""
+        if not self._use_gpu or not self.trained:
+            self._gpu = None
+            return
+        if self._gpu is not None and not self._gpu_stale:
+            return
+        try:
+            if self._gpu_res is None:
+                self._gpu_res = faiss.StandardGpuResources()
+            self._gpu = faiss.index_cpu_to_gpu(self._gpu_res, self._gpu_device, self._index)
+            self._gpu_stale = False
+        except (RuntimeError, AttributeError) as err:
+            log.warning("MemoryIndex: could not copy the %s index to GPU (%s); using CPU", self.kind, err)
+            self._use_gpu, self._gpu = False, None
+
+    # ---- validation ---------------------------------------------------------------------
+
+    def _check_vectors(self, vectors: Any, what: str) -> np.ndarray:
+        x = np.asarray(vectors, dtype=np.float32)
+        if x.ndim != 2:
+            raise ValueError(f"{what} must be a 2-D array (n, {self.dim}), got shape {x.shape}")
+        if x.shape[1] != self.dim:
+            raise ValueError(f"{what} have dim {x.shape[1]} but this index has dim {self.dim}")
+        finite = np.isfinite(x).all(axis=1)
+        if not finite.all():
+            row = int(np.flatnonzero(~finite)[0])
+            raise ValueError(f"{what} contain NaN or inf (first at row {row}); fix the encoder output")
+        return np.ascontiguousarray(x)
+
+    @staticmethod
+    def _check_id(i: Any) -> MemoryId:
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (str, int, np.integer)):
+            raise TypeError(f"memory ids must be str or int, got {i!r} ({type(i).__name__})")
+        return int(i) if isinstance(i, np.integer) else i
+
+    def _internal(self, i: Any) -> int:
+        key = self._check_id(i)
+        if key not in self._by_ext:
+            raise KeyError(f"memory id {key!r} is not in the index")
+        return self._by_ext[key]
+
+    def _live_internal(self) -> np.ndarray:
+        return np.fromiter(self._by_ext.values(), dtype=np.int64, count=len(self._by_ext))
+
+    # ---- mutation -----------------------------------------------------------------------
+
+    def add(self, ids: Sequence[MemoryId], vectors: np.ndarray,
+            episode_ids: Sequence[Any] | str | None = None) -> None:
+        """Add memories. ``episode_ids`` is one episode for all, one per memory, or None (no episode)."""
+        keys = [self._check_id(i) for i in ids]
+        x = self._check_vectors(vectors, "memory vectors")
+        if len(keys) != len(x):
+            raise ValueError(f"add got {len(keys)} ids but {len(x)} vectors")
+        if episode_ids is None or isinstance(episode_ids, str):
+            episodes = [episode_ids] * len(keys)
+        else:
+            episodes = list(episode_ids)
+            if len(episodes) != len(keys):
+                raise ValueError(f"add got {len(keys)} ids but {len(episodes)} episode_ids")
+        seen: set[MemoryId] = set()
+        for key in keys:
+            if key in self._by_ext or key in seen:
+                raise ValueError(f"duplicate memory id {key!r}: ids must be unique (remove it first to replace it)")
+            seen.add(key)
+        if not keys:
+            return
+        start = len(self._ext)
+        internal = np.arange(start, start + len(keys), dtype=np.int64)
+        self._index.add_with_ids(x, internal)
+        for n, key, ep in zip(internal.tolist(), keys, episodes):
+            self._ext.append(key)
+            self._episode.append(ep)
+            self._by_ext[key] = n
+            if ep is not None:
+                self._by_episode.setdefault(ep, set()).add(n)
+        if not self.trained:
+            self._maybe_train()
+        elif self._gpu is not None and not self._gpu_stale:
+            try:
+                self._gpu.add_with_ids(x, internal)
+            except RuntimeError:
+                self._gpu_stale = True
+
+    def remove(self, ids: Iterable[MemoryId]) -> None:
+        """Remove memories by id; all-or-nothing (an unknown id raises KeyError, nothing is removed)."""
+        internal = sorted({self._internal(i) for i in ids})
+        if not internal:
+            return
+        arr = np.asarray(internal, dtype=np.int64)
+        if self.kind == "hnsw":
+            self._tombstones.update(internal)
+        elif self.kind == "ivf" and self.trained:
+            self._index.remove_ids(faiss.IDSelectorArray(arr))  # hashtable direct map wants an array
+        else:
+            self._index.remove_ids(faiss.IDSelectorBatch(arr))
+        for n in internal:
+            key, ep = self._ext[n], self._episode[n]
+            del self._by_ext[key]
+            self._ext[n] = self._episode[n] = None
+            if ep is not None:
+                members = self._by_episode[ep]
+                members.discard(n)
+                if not members:
+                    del self._by_episode[ep]
+        self._gpu_stale = self._gpu is not None
+        if self.kind == "hnsw" and len(self._tombstones) > max(1024, len(self)):
+            self.compact()
+
+    def compact(self) -> None:
+        """Rebuild an HNSW graph from its live vectors, dropping tombstones (no-op otherwise)."""
+        if self.kind != "hnsw" or not self._tombstones:
+            return
+        live = self._live_internal()
+        x = self._index.reconstruct_batch(live) if len(live) else np.zeros((0, self.dim), np.float32)
+        log.info("compacting HNSW index: %d live, %d tombstones", len(live), len(self._tombstones))
+        self._index = self._new_index()
+        if len(live):
+            self._index.add_with_ids(x, live)
+        self._tombstones.clear()
+
+    # ---- queries ------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._by_ext)
+
+    def __contains__(self, i: object) -> bool:
+        return i in self._by_ext
+
+    def ids(self) -> list[MemoryId]:
+        """Live memory ids in insertion order."""
+        return [k for k in self._ext if k is not None]
+
+    def episode_of(self, i: MemoryId) -> Any:
+        return self._episode[self._internal(i)]
+
+    def get_vectors(self, ids: Sequence[MemoryId]) -> np.ndarray:
+        """The stored vectors of ``ids``, (n, dim) float32, reconstructed from the index."""
+        internal = np.asarray([self._internal(i) for i in ids], dtype=np.int64)
+        if not len(internal):
+            return np.zeros((0, self.dim), np.float32)
+        return self._index.reconstruct_batch(internal)
+
+    def search(self, queries: np.ndarray, k: int,
+               episode_id: Any | Sequence[Any] | None = None) -> tuple[list[list[MemoryId | None]], np.ndarray]:
+        """Top-k memories by inner product for each query.
+
+        ``episode_id``: None (whole bank), one episode for all queries, or a list with one
+        entry per query (entries may be None). Rows with fewer than k results are padded
+        with id None and score -inf. Returns (ids, scores) with scores of shape (n, k).
+        """
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive int, got {k!r}")
+        q = np.asarray(queries, dtype=np.float32)
+        q = self._check_vectors(q[None, :] if q.ndim == 1 else q, "queries")
+        n, k = len(q), int(k)
+        if episode_id is None or isinstance(episode_id, (str, int, np.integer)):
+            groups = {episode_id: np.arange(n)}
+        else:
+            per_query = list(episode_id)
+            if len(per_query) != n:
+                raise ValueError(f"episode_id has {len(per_query)} entries but there are {n} queries")
+            groups = {}
+            for row, ep in enumerate(per_query):
+                groups.setdefault(ep, []).append(row)
+        labels = np.full((n, k), -1, dtype=np.int64)
+        scores = np.full((n, k), -np.inf, dtype=np.float32)
+        for ep, rows in groups.items():
+            rows = np.asarray(rows, dtype=np.int64)
+            lab, sc = self._search_scope(q[rows], k, ep)
+            labels[rows, : lab.shape[1]] = lab
+            scores[rows, : sc.shape[1]] = sc
+        out = [[self._ext[j] if j >= 0 else None for j in row] for row in labels.tolist()]
+        return out, scores
+
+    def _search_scope(self, q: np.ndarray, k: int, episode: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Internal labels (-1 = none) and scores for queries restricted to one scope."""
+        if episode is None:
+            members, size = None, len(self)
+        else:
+            members = self._by_episode.get(episode)
+            size = len(members) if members else 0
+        kk = min(k, size)
+        if kk == 0:
+            return np.full((len(q), 0), -1, np.int64), np.zeros((len(q), 0), np.float32)
+        member_arr = None if members is None else np.fromiter(members, np.int64, len(members))
+        if member_arr is not None:
+            sel = faiss.IDSelectorBatch(member_arr)
+        elif self._tombstones:
+            sel = faiss.IDSelectorNot(faiss.IDSelectorBatch(np.fromiter(self._tombstones, np.int64)))
+        else:
+            sel = None
+        if sel is None and self._use_gpu and kk <= 2048:
+            self._sync_gpu()
+        if sel is None and self._gpu is not None and kk <= 2048:
+            with contextlib.suppress(AttributeError):
+                self._gpu.nprobe = self.nprobe
+            dist, lab = self._gpu.search(q, kk)
+        else:
+            dist, lab = self._index.search(q, kk, params=self._params(sel))
+        dist = np.where(lab >= 0, dist, -np.inf).astype(np.float32)
+        if member_arr is not None:  # approximate kinds can miss a small episode: redo those rows exactly
+            short = np.flatnonzero((lab >= 0).sum(axis=1) < kk)
+            if len(short):
+                vecs = self._index.reconstruct_batch(member_arr)
+                s = q[short] @ vecs.T
+                top = np.argsort(-s, axis=1, kind="stable")[:, :kk]
+                lab[short] = member_arr[top]
+                dist[short] = np.take_along_axis(s, top, axis=1)
+        return lab, dist
+
+    def _params(self, sel: faiss.IDSelector | None) -> faiss.SearchParameters:
+        """Per-call search parameters; explicit nprobe/efSearch because their defaults are not the index's."""
+        if self.kind == "ivf" and self.trained:
+            p = faiss.SearchParametersIVF()
+            p.nprobe = self.nprobe
+        elif self.kind == "hnsw":
+            p = faiss.SearchParametersHNSW()
+            p.efSearch = self.ef_search
+        else:
+            p = faiss.SearchParameters()
+        if sel is not None:
+            p.sel = sel
+        p._sel_ref = sel  # keep the selector alive as long as the params
+        return p
+
+    # ---- persistence --------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> Path:
+        """Write the index to the folder ``path`` (meta.json + index-<token>.faiss), atomically.
+
+        The FAISS file gets a fresh name each save and meta.json, which names it, is
+        replaced last: a crash at any point leaves the previous pair loadable.
+        """
+        folder = Path(path)
+        if folder.exists() and not folder.is_dir():
+            raise SAMFileError(f"memory index path {folder} is a file; MemoryIndex.save writes a folder")
+        folder.mkdir(parents=True, exist_ok=True)
+        index_name = f"index-{uuid.uuid4().hex[:12]}.faiss"
+        with atomic_path(folder / index_name) as tmp:
+            faiss.write_index(self._index, str(tmp))
+        live = self._live_internal()
+        meta = {
+            "format": FORMAT, "version": FORMAT_VERSION, "dim": self.dim, "config": self.config(),
+            "trained": self.trained, "index_file": index_name, "ntotal": int(self._index.ntotal),
+            "next_id": len(self._ext), "internal": live.tolist(),
+            "ids": [self._ext[n] for n in live.tolist()],
+            "episodes": [self._episode[n] for n in live.tolist()],
+            "tombstones": sorted(self._tombstones),
+        }
+        try:
+            atomic_write_text(folder / META_FILE, json.dumps(meta))
+        except BaseException:
+            (folder / index_name).unlink(missing_ok=True)
+            raise
+        for old in folder.glob("index-*.faiss"):
+            if old.name != index_name:
+                old.unlink(missing_ok=True)
+        return folder
+
+    @classmethod
+    def load(cls, path: str | Path, expected_dim: int | None = None, device: str | None = None) -> MemoryIndex:
+        """Read a folder written by ``save``; every mismatch raises SAMFileError naming the file."""
+        folder = Path(path)
+        meta_path = folder / META_FILE
+        if not folder.is_dir() or not meta_path.is_file():
+            raise SAMFileError(f"memory index not found: {meta_path} is missing "
+                               "(give the folder written by MemoryIndex.save, or rebuild the index)")
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise SAMFileError(f"{meta_path}: unreadable index metadata ({err}); rebuild the index") from err
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise SAMFileError(f"{meta_path}: not a MemoryIndex metadata file; rebuild the index")
+        if meta.get("version") != FORMAT_VERSION:
+            raise SAMFileError(f"{meta_path}: index format version {meta.get('version')!r}, this code reads "
+                               f"version {FORMAT_VERSION}; rebuild the index with this version")
+        try:
+            dim, cfg, index_name = int(meta["dim"]), dict(meta["config"]), str(meta["index_file"])
+            internal, ids, episodes = meta["internal"], meta["ids"], meta["episodes"]
+            tombstones, trained, next_id = meta["tombstones"], bool(meta["trained"]), int(meta["next_id"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise SAMFileError(f"{meta_path}: index metadata lacks or mangles {err}; rebuild the index") from err
+        if expected_dim is not None and dim != expected_dim:
+            raise SAMFileError(f"{meta_path}: index has dim {dim} but the model expects dim {expected_dim}; "
+                               "rebuild the index with this model's encoder")
+        if not (len(internal) == len(ids) == len(episodes)):
+            raise SAMFileError(f"{meta_path}: ids, internal ids and episodes differ in length; rebuild the index")
+        index_path = folder / index_name
+        if not index_path.is_file():
+            raise SAMFileError(f"memory index file not found: {index_path} (named by {meta_path}); "
+                               "rebuild the index")
+        try:
+            index = faiss.read_index(str(index_path))
+        except RuntimeError as err:
+            raise SAMFileError(f"{index_path}: corrupt or not a FAISS index ({str(err).splitlines()[0][:200]}); "
+                               "delete the folder and rebuild the index") from err
+        if index.d != dim:
+            raise SAMFileError(f"{index_path}: FAISS index has dim {index.d} but {meta_path} says {dim}; "
+                               "rebuild the index")
+        if index.ntotal != len(internal) + len(tombstones) or index.ntotal != meta.get("ntotal"):
+            raise SAMFileError(f"{index_path}: holds {index.ntotal} vectors but {meta_path} lists "
+                               f"{len(internal)} memories + {len(tombstones)} tombstones; the files are out "
+                               "of sync, rebuild the index")
+        expect_ivf = cfg.get("kind") == "ivf" and trained
+        if isinstance(index, faiss.IndexIVF) != expect_ivf:
+            raise SAMFileError(f"{index_path}: FAISS index type {type(index).__name__} does not match "
+                               f"kind {cfg.get('kind')!r} in {meta_path}; rebuild the index")
+        if isinstance(index, faiss.IndexIDMap2):
+            stored = np.sort(faiss.vector_to_array(index.id_map))
+            if not np.array_equal(stored, np.sort(np.asarray(internal + tombstones, dtype=np.int64))):
+                raise SAMFileError(f"{index_path}: its ids do not match {meta_path}; rebuild the index")
+        try:
+            self = cls.from_config(dim, {**cfg, "device": device})
+        except (TypeError, ValueError) as err:
+            raise SAMFileError(f"{meta_path}: bad index config ({err}); rebuild the index") from err
+        self._index, self.trained, self.nlist = index, trained, cfg.get("nlist")
+        if expect_ivf:
+            index.nprobe = self.nprobe
+            self.nlist = index.nlist
+        self._ext = [None] * next_id
+        self._episode = [None] * next_id
+        for n, key, ep in zip(internal, ids, episodes):
+            self._ext[n], self._episode[n] = key, ep
+            self._by_ext[key] = n
+            if ep is not None:
+                self._by_episode.setdefault(ep, set()).add(n)
+        self._tombstones = set(tombstones)
+        self._gpu_stale = True
+        self._sync_gpu()
+        return self
+
+    def __repr__(self) -> str:
+        extra = f", nlist={self.nlist}, nprobe={self.nprobe}, trained={self.trained}" if self.kind == "ivf" else ""
+        if self.kind == "hnsw":
+            extra = f", M={self.M}, ef_search={self.ef_search}, tombstones={len(self._tombstones)}"
+        return f"MemoryIndex(dim={self.dim}, kind={self.kind!r}, size={len(self)}{extra}, device={self.device!r})"
