@@ -1,0 +1,230 @@
+"""Check agent logs and describe them: ``python -m sam_model.data.validate LOG...``.
+
+Run it on a log before training on it. It reads the logs exactly as the trainer does
+(same reader, same checks), so a log it accepts is a log the trainer accepts, and it
+prints what matters for retrieval training: how many decision points there are, how
+many labels and candidates each has, how far back the labels reach and how often the
+answer is simply the previous event (a log where that share is high rewards recency,
+not memory).
+
+Exit status: 0 clean, 1 data errors (``FILE:LINE: reason`` lines on stderr), 2 usage
+errors (missing file, bad option).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+from tqdm import tqdm
+
+from sam_model.data.examples import Scope, check_scope
+from sam_model.data.reader import Episode, OnError, ReadReport, iter_episodes
+from sam_model.data.schema import LogFormatError
+
+TOP_PHASES = 20
+
+
+@dataclass
+class LogStats:
+    """Counts over a set of episodes; sums are kept so that stats of files can be merged."""
+
+    episodes: int = 0
+    events: int = 0
+    kinds: Counter = field(default_factory=Counter)
+    phases: Counter = field(default_factory=Counter)
+    decision_points: int = 0
+    labels: int = 0
+    max_labels: int = 0
+    candidates: int = 0  # summed over decision points
+    distance: int = 0  # summed over labels: decision step - label step
+    most_recent: int = 0  # labels that name the last event before the decision
+
+    def add(self, episode: Episode, offset: int, scope: Scope) -> None:
+        """Count one episode whose first event sits at ``offset`` in the global memory order."""
+        self.episodes += 1
+        self.events += len(episode.events)
+        for i, e in enumerate(episode.events):
+            self.kinds[e.kind] += 1
+            self.phases[e.state.phase or "(none)"] += 1
+            if not e.is_decision_point:
+                continue
+            labels = e.useful_memory_steps or ()
+            self.decision_points += 1
+            self.labels += len(labels)
+            self.max_labels = max(self.max_labels, len(labels))
+            self.candidates += i if scope == "episode" else offset + i
+            self.distance += sum(e.step - s for s in labels)
+            self.most_recent += episode.events[i - 1].step in labels
+
+    def merge(self, other: LogStats) -> None:
+        for name in (
+            "episodes",
+            "events",
+            "decision_points",
+            "labels",
+            "candidates",
+            "distance",
+            "most_recent",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.max_labels = max(self.max_labels, other.max_labels)
+        self.kinds.update(other.kinds)
+        self.phases.update(other.phases)
+
+    @property
+    def labels_per_decision(self) -> float | None:
+        return self.labels / self.decision_points if self.decision_points else None
+
+    @property
+    def candidates_per_decision(self) -> float | None:
+        return self.candidates / self.decision_points if self.decision_points else None
+
+    @property
+    def mean_distance(self) -> float | None:
+        return self.distance / self.labels if self.labels else None
+
+    @property
+    def most_recent_share(self) -> float | None:
+        return self.most_recent / self.labels if self.labels else None
+
+
+def collect_stats(
+    paths: Iterable[str | Path],
+    on_error: OnError = "raise",
+    scope: Scope = "episode",
+    report: ReadReport | None = None,
+    progress: bool = False,
+) -> tuple[dict[str, LogStats], LogStats]:
+    """Stats per file and in total, streaming (one open episode at a time, not the whole log).
+
+    With scope ``global`` candidates are counted in the memory order of all ``paths``
+    together, as the trainer sees them when given the same files.
+    """
+    scope = check_scope(scope)
+    paths = [str(Path(p)) for p in paths]  # the spelling Episode.source uses
+    per_file = {p: LogStats() for p in paths}
+    offset = 0
+    episodes = iter_episodes(paths, on_error, report)
+    for ep in tqdm(episodes, desc="validating", unit=" episodes", disable=not progress, file=sys.stderr):
+        per_file[ep.source].add(ep, offset, scope)
+        offset += len(ep.events)
+    total = LogStats()
+    for stats in per_file.values():
+        total.merge(stats)
+    return per_file, total
+
+
+def _num(x: float | None, fmt: str = ".2f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def _counts(counter: Counter, top: int | None = None) -> str:
+    items = counter.most_common(top)
+    text = "\n".join(f"{name}: {n}" for name, n in items)
+    if top is not None and len(counter) > top:
+        text += f"\n… {len(counter) - top} more"
+    return text or "-"
+
+
+def stats_table(s: LogStats, scope: Scope) -> Table:
+    """One rich table describing ``s``."""
+    table = Table(show_header=False)
+    table.add_column("metric", style="bold")
+    table.add_column("value")
+    rows = [
+        ("episodes", str(s.episodes)),
+        ("events", str(s.events)),
+        ("decision points", str(s.decision_points)),
+        ("labels / decision point", f"mean {_num(s.labels_per_decision)}, max {s.max_labels}"),
+        (f"candidates / decision point ({scope} scope)", f"mean {_num(s.candidates_per_decision, '.1f')}"),
+        ("distance decision → label (steps)", f"mean {_num(s.mean_distance)}"),
+        ("labels that are the most recent candidate", _num(s.most_recent_share, ".1%")),
+        ("events by kind", _counts(s.kinds)),
+        (f"phases (events, top {TOP_PHASES})", _counts(s.phases, TOP_PHASES)),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
+def _print_errors(errors: Sequence[LogFormatError]) -> None:
+    for err in errors:
+        print(err, file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m sam_model.data.validate",
+        description="Check agent logs (.jsonl or .jsonl.gz, format: ../shared/spec/agent-log.md) and print "
+        "episodes, events, decision points, phases and label statistics per file and in total. "
+        "Exit status: 0 clean, 1 data errors (printed as FILE:LINE: reason), 2 usage errors.",
+    )
+    parser.add_argument("logs", nargs="+", metavar="LOG", help="agent log files (.jsonl or .jsonl.gz)")
+    parser.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default="raise",
+        help="raise (default): stop at the first bad line and print it; skip: skip bad lines, print every "
+        "one of them and the statistics of the good ones (exit status is still 1)",
+    )
+    parser.add_argument(
+        "--scope",
+        choices=("episode", "global"),
+        default="episode",
+        help="candidate set counted in 'candidates / decision point': episode (default) = earlier events of "
+        "the same episode; global = every earlier event of all LOGs in the order given",
+    )
+    args = parser.parse_args(argv)
+
+    for log in args.logs:
+        p = Path(log)
+        if not p.is_file():
+            what = "is a directory" if p.is_dir() else "not found"
+            print(f"error: agent log {what}: {p} (give .jsonl or .jsonl.gz files)", file=sys.stderr)
+            return 2
+
+    report = ReadReport()
+    try:
+        per_file, total = collect_stats(
+            args.logs, args.on_error, args.scope, report, progress=sys.stderr.isatty()
+        )
+    except LogFormatError as err:
+        _print_errors([err])
+        print(
+            "error: the log is malformed (see the line above); fix it or rerun with --on-error skip "
+            "to list every bad line",
+            file=sys.stderr,
+        )
+        return 1
+    except OSError as err:
+        print(f"error: cannot read a log: {err}", file=sys.stderr)
+        return 2
+
+    console = Console(width=max(100, Console().width))
+    blocks = list(per_file.items()) if len(per_file) > 1 else []
+    blocks.append((f"total ({len(per_file)} files)" if blocks else next(iter(per_file)), total))
+    for title, stats in blocks:
+        console.print(Text(title, style="bold"), soft_wrap=True)  # Text: a path is never read as markup
+        console.print(stats_table(stats, args.scope))
+    if report.skipped:
+        _print_errors(report.skipped)
+        print(f"error: {report.n_skipped} bad line(s) skipped (listed above)", file=sys.stderr)
+        return 1
+    if total.decision_points == 0:
+        print(
+            "warning: no decision points (events with useful_memory_steps); nothing to train or evaluate on",
+            file=sys.stderr,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

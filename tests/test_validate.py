@@ -1,0 +1,132 @@
+"""``python -m sam_model.data.validate``: statistics, error lines and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sam_model.data.validate import collect_stats, main
+
+
+def ev(episode_id: str, step: int, labels=None, kind: str = "user", phase: str = "p") -> dict:
+    out = {"episode_id": episode_id, "step": step, "kind": kind, "text": "t", "state": {"phase": phase}}
+    if labels is not None:
+        out["useful_memory_steps"] = labels
+    return out
+
+
+LOG_A = [
+    ev("a", 0, phase="clarify"), ev("a", 2, kind="thought"), ev("a", 3, [0, 2], phase="book"),
+    ev("a", 7, [3], kind="action", phase="book"),
+]  # fmt: skip
+LOG_B = [ev("b", 0), ev("b", 1), ev("b", 4), ev("b", 5, [0], phase="book"), ev("c", 0)]
+
+
+def expected(lines: list[dict], first_position: int = 0) -> dict:
+    """Label statistics computed straight from the JSON lines (sorted input, one file)."""
+    n_labels, dist, recent, cand_ep, cand_gl, dps = 0, 0, 0, 0, 0, 0
+    pos = first_position
+    for i, e in enumerate(lines):
+        labels = e.get("useful_memory_steps") or []
+        if labels:
+            prev = [x["step"] for x in lines[:i] if x["episode_id"] == e["episode_id"]]
+            dps += 1
+            n_labels += len(labels)
+            dist += sum(e["step"] - s for s in labels)
+            recent += max(prev) in labels
+            cand_ep += len(prev)
+            cand_gl += pos
+        pos += 1
+    return {
+        "decision_points": dps,
+        "labels_per_decision": n_labels / dps,
+        "mean_distance": dist / n_labels,
+        "most_recent_share": recent / n_labels,
+        "candidates_episode": cand_ep / dps,
+        "candidates_global": cand_gl / dps,
+    }
+
+
+def test_statistics_per_file_and_total(write_log):
+    a, b = write_log(LOG_A, "a.jsonl"), write_log(LOG_B, "b.jsonl.gz")
+    per_file, total = collect_stats([a, b])
+    _, total_global = collect_stats([a, b], scope="global")
+    for path, lines, first in ((a, LOG_A, 0), (b, LOG_B, len(LOG_A))):
+        s, want = per_file[str(path)], expected(lines, first)
+        assert s.episodes == len({e["episode_id"] for e in lines}) and s.events == len(lines)
+        assert s.decision_points == want["decision_points"]
+        assert s.labels_per_decision == pytest.approx(want["labels_per_decision"])
+        assert s.mean_distance == pytest.approx(want["mean_distance"])
+        assert s.most_recent_share == pytest.approx(want["most_recent_share"])
+        assert s.candidates_per_decision == pytest.approx(want["candidates_episode"])
+        assert collect_stats([a, b], scope="global")[0][str(path)].candidates_per_decision == pytest.approx(
+            want["candidates_global"]
+        )
+    all_lines = LOG_A + LOG_B
+    assert total.events == len(all_lines) and total.episodes == len({e["episode_id"] for e in all_lines})
+    assert total.kinds == {"user": 7, "thought": 1, "action": 1}
+    assert total.phases == {"p": 5, "clarify": 1, "book": 3}
+    assert total.max_labels == 2
+    assert total.candidates_per_decision < total_global.candidates_per_decision
+
+
+def test_cli_prints_the_table_and_exits_0(write_log, capsys):
+    a, b = write_log(LOG_A, "a.jsonl"), write_log(LOG_B, "b.jsonl")
+    assert main([str(a), str(b), "--scope", "global"]) == 0
+    out = capsys.readouterr().out
+    for needle in (str(a), str(b), "total (2 files)", "decision points", "global scope", "book: 3", "thought: 1"):
+        assert needle in out
+
+
+def test_cli_raise_mode_prints_the_first_bad_line_and_exits_1(write_log, capsys):
+    path = write_log([LOG_A[0], "{oops", ev("a", 1, [5]), LOG_A[1]])
+    assert main([str(path)]) == 1
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith(f"{path}:")]
+    assert lines == [f"{path}:2: invalid JSON (Expecting property name enclosed in double quotes at column 2)"]
+    assert "--on-error skip" in err and "Traceback" not in err
+
+
+def test_cli_skip_mode_prints_every_bad_line_and_the_stats(write_log, capsys):
+    path = write_log([LOG_A[0], "{oops", ev("a", 1, [5]), LOG_A[1], ev("a", 0), ev("a", 9, [4])])
+    assert main([str(path), "--on-error", "skip"]) == 1
+    out, err = capsys.readouterr()
+    bad = [ln.split(": ", 1)[0] for ln in err.splitlines() if ln.startswith(f"{path}:")]
+    assert bad == [f"{path}:2", f"{path}:3", f"{path}:5", f"{path}:6"]
+    assert "4 bad line(s)" in err
+    assert "events" in out and "episodes" in out
+
+
+def test_cli_usage_errors_exit_2_without_traceback(tmp_path, capsys):
+    assert main([str(tmp_path / "missing.jsonl")]) == 2
+    assert "agent log not found" in capsys.readouterr().err
+    assert main([str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main([str(tmp_path), "--on-error", "ignore"])
+    assert info.value.code == 2
+
+
+def test_module_entry_point(write_log, tmp_path):
+    ok = write_log(LOG_B)
+    run = subprocess.run([sys.executable, "-m", "sam_model.data.validate", str(ok)], capture_output=True, text=True)
+    assert run.returncode == 0 and "decision points" in run.stdout
+    run = subprocess.run(
+        [sys.executable, "-m", "sam_model.data.validate", str(tmp_path / "nope.jsonl.gz")], capture_output=True, text=True
+    )
+    assert run.returncode == 2 and "not found" in run.stderr and "Traceback" not in run.stderr
+    assert "--scope" in subprocess.run(
+        [sys.executable, "-m", "sam_model.data.validate", "--help"], capture_output=True, text=True
+    ).stdout
+
+
+def test_sgd_golden_file_is_a_valid_log(shared_dir):
+    golden = shared_dir / "spec" / "sgd-dev-first20.golden.jsonl"
+    lines = [json.loads(ln) for ln in golden.read_text().splitlines()]
+    _, total = collect_stats([golden])
+    assert total.events == len(lines)
+    assert total.decision_points == sum(bool(e.get("useful_memory_steps")) for e in lines)
+    assert total.episodes == len({e["episode_id"] for e in lines})
