@@ -102,7 +102,14 @@ class HybridEvalSet:
         x = self.embeddings()
         km = faiss.Kmeans(x.shape[1], k, niter=self.kmeans_iters, seed=self.seed + self.kmeans_calls,
                           min_points_per_centroid=1, max_points_per_centroid=256, verbose=False)
-        km.train(x)
+        # At most 256·k points: one thread is faster than OpenMP's start-up and spinning, and
+        # keeps the clustering bit-for-bit reproducible on resume.
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)
+        try:
+            km.train(x)
+        finally:
+            faiss.omp_set_num_threads(threads)
         self.kmeans_calls += 1
         d2 = (x * x).sum(1)[:, None] - 2.0 * x @ km.centroids.T + (km.centroids**2).sum(1)[None, :]
         chosen: list[int] = []

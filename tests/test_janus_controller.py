@@ -1,0 +1,193 @@
+"""JanusController with fake memories whose quality is a number: decisions, checkpoints, resume."""
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sam_model.io import SAMFileError
+from sam_model.janus import HybridEvalSet, JanusController, make_gate
+
+
+@dataclass(frozen=True)
+class NumMemory:
+    """Solves every task easier than its quality; ``vec`` is what φ sees."""
+
+    quality: float
+    vec: tuple = (0.0, 0.0)
+
+    def save(self, path):
+        Path(path).write_text(json.dumps(asdict(self)))
+
+    @classmethod
+    def load(cls, path):
+        d = json.loads(Path(path).read_text())
+        return cls(d["quality"], tuple(d["vec"]))
+
+
+class ScriptUpdater:
+    """The feedback of each batch scripts the change: (Δquality, Δvec)."""
+
+    def propose(self, memory, tasks, feedback):
+        dq, dv = feedback
+        return NumMemory(memory.quality + dq, tuple(a + b for a, b in zip(memory.vec, dv)))
+
+
+class CountingEvaluator:
+    def __init__(self):
+        self.calls = 0
+
+    def correct(self, memory, tasks):
+        self.calls += 1
+        return np.array([d < memory.quality for d in tasks], dtype=bool)
+
+
+def phi(memory):
+    return np.array(memory.vec)
+
+
+def task_emb(tasks):
+    return np.array([[d, 1.0] for d in tasks], dtype=np.float32)
+
+
+def make(workdir, gate="always", evaluator=None, **evalset):
+    sizes = {"coverage": 3, "boundary": 4, "fresh": 3, "seed": 0, **evalset}
+    return JanusController(ScriptUpdater(), evaluator or CountingEvaluator(), phi, make_gate(gate),
+                           HybridEvalSet(task_emb, **sizes), workdir)
+
+
+def random_stream(n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(rng.uniform(-3, 3, size=5).round(3).tolist(),
+             (round(float(rng.normal()), 3), tuple(rng.normal(size=2).round(3).tolist()))) for _ in range(n)]
+
+
+TASKS = [-2.0, -1.0, 0.0, 1.0, 2.0]
+
+
+def test_accept_reject_and_tie(tmp_path):
+    ctrl = make(tmp_path, "always", fresh=5)
+    stream = [(TASKS, (1.5, (1, 0))), (TASKS, (-1.5, (1, 0))), (TASKS, (-0.5, (1, 0)))]
+    memory = ctrl.run(stream, NumMemory(0.5))
+    d1, d2, d3 = ctrl.read_manifest()
+    assert d1.triggered and d1.accepted and d1.score_new > d1.score_old  # 0.5 → 2.0 solves more
+    assert d2.triggered and not d2.accepted and d2.score_new < d2.score_old  # 2.0 → 0.5 rejected
+    assert d3.score_new == d3.score_old and not d3.accepted  # 2.0 → 1.5 solves the same: a tie keeps the old
+    assert memory == NumMemory(2.0, (1, 0))
+    assert ctrl.comparisons == 3
+
+
+def test_no_gate_accepts_everything_without_evaluating(tmp_path):
+    ev = CountingEvaluator()
+    ctrl = make(tmp_path, "none", evaluator=ev)
+    memory = ctrl.run([(TASKS, (-1.0, (0, 1)))] * 3, NumMemory(0.0))
+    assert memory.quality == -3.0 and ev.calls == 0 and ctrl.comparisons == 0
+    assert all(d.accepted and not d.triggered for d in ctrl.read_manifest())
+
+
+def test_mmt_compares_only_when_the_direction_turns(tmp_path):
+    ctrl = make(tmp_path, "mmt(0.5,0.0)")
+    stream = [(TASKS, (1.0, (1, 0))), (TASKS, (1.0, (1, 0.2))), (TASKS, (-2.0, (-1, 0))), (TASKS, (0.0, (0, 0)))]
+    ctrl.run(stream, NumMemory(-2.5))
+    d = ctrl.read_manifest()
+    assert [x.triggered for x in d] == [True, False, True, False]
+    assert d[0].cos is None and d[1].cos > 0 and d[2].cos < 0
+    assert [x.accepted for x in d] == [True, True, False, True]
+    assert d[3].noop and d[3].cos is None
+    assert ctrl.memory.quality == -0.5
+
+
+def test_manifest_and_checkpoints(tmp_path):
+    ctrl = make(tmp_path, "periodic(2)")
+    stream = [(TASKS, (1.0, (1, 0)))] * 5  # every step solves one more task: all accepted
+    ctrl.run(stream, NumMemory(-2.5))
+    lines = (tmp_path / "manifest.jsonl").read_text().splitlines()
+    assert len(lines) == 5
+    rec = json.loads(lines[1])
+    for key in ("t", "cos", "triggered", "sizes", "score_old", "score_new", "accepted"):
+        assert key in rec
+    assert rec["t"] == 2 and rec["triggered"] and not json.loads(lines[0])["triggered"]
+    parts = sum(rec["sizes"][k] for k in ("coverage", "boundary", "fresh"))
+    assert 0 < rec["sizes"]["total"] <= parts
+    for d in ctrl.read_manifest():
+        if d.triggered:  # both compared memories are on disk and load back
+            assert NumMemory.load(tmp_path / d.old_ckpt).quality == -2.5 + (d.t - 1)
+            assert NumMemory.load(tmp_path / d.new_ckpt).quality == -2.5 + d.t
+    files = sorted(p.name for p in (tmp_path / "memories").iterdir())
+    # M_0, the memories compared at t=2 and t=4 (old t1 and t3 transient ones are kept as compared), the deployed t5
+    assert files == ["t000000.mem", "t000001.mem", "t000002.cand.mem", "t000003.mem", "t000004.cand.mem",
+                     "t000005.mem"]
+    assert not list(tmp_path.glob("**/*.tmp"))
+
+
+def test_transient_checkpoints_are_removed(tmp_path):
+    ctrl = make(tmp_path, "none")
+    ctrl.run([(TASKS, (0.5, (1, 0)))] * 4, NumMemory(0.0))
+    assert sorted(p.name for p in (tmp_path / "memories").iterdir()) == ["t000000.mem", "t000004.mem"]
+
+
+def _strip(decisions):
+    return [{k: v for k, v in asdict(d).items() if k != "seconds"} for d in decisions]
+
+
+@pytest.mark.parametrize("gate", ["mmt(0.6,0.2)", "random(0.4,3)", "always"])
+def test_resume_makes_the_same_decisions(tmp_path, gate):
+    stream = random_stream()
+    full = make(tmp_path / "full", gate)
+    final = full.run(stream, NumMemory(0.0))
+    part = make(tmp_path / "part", gate)
+    part.run(stream[:13], NumMemory(0.0))
+    resumed = make(tmp_path / "part", gate)  # a new process: fresh gate and evaluation set
+    final2 = resumed.run(stream, NumMemory(0.0), resume=True)
+    assert _strip(resumed.read_manifest()) == _strip(full.read_manifest())
+    assert final2 == final and resumed.comparisons == full.comparisons
+    assert 0 < full.comparisons  # the run compared something, so the test exercises the evaluation set
+
+
+def test_resume_after_crash_between_state_and_manifest(tmp_path):
+    stream = random_stream(12, seed=1)
+    full = make(tmp_path / "full", "mmt(0.6,0.2)")
+    full.run(stream, NumMemory(0.0))
+    part = make(tmp_path / "part", "mmt(0.6,0.2)")
+    part.run(stream[:6], NumMemory(0.0))
+    manifest = tmp_path / "part" / "manifest.jsonl"
+    lines = manifest.read_text().splitlines(keepends=True)
+    manifest.write_text("".join(lines[:-1]) + lines[-1][:17])  # last line torn mid-write
+    resumed = make(tmp_path / "part", "mmt(0.6,0.2)")
+    resumed.run(stream, NumMemory(0.0), resume=True)
+    assert _strip(resumed.read_manifest()) == _strip(full.read_manifest())
+
+
+def test_refuses_to_overwrite_and_reports_short_stream(tmp_path):
+    stream = random_stream(6)
+    make(tmp_path, "always").run(stream, NumMemory(0.0))
+    with pytest.raises(SAMFileError, match="already holds a Janus run"):
+        make(tmp_path, "always").run(stream, NumMemory(0.0))
+    with pytest.raises(SAMFileError, match="same stream"):
+        make(tmp_path, "always").run(stream[:3], NumMemory(0.0), resume=True)
+
+
+def test_corrupt_manifest_line_is_an_error(tmp_path):
+    stream = random_stream(4)
+    make(tmp_path, "always").run(stream, NumMemory(0.0))
+    manifest = tmp_path / "manifest.jsonl"
+    lines = manifest.read_text().splitlines(keepends=True)
+    manifest.write_text(lines[0] + "{not json\n" + "".join(lines[2:]))
+    with pytest.raises(SAMFileError, match="manifest.jsonl:2"):
+        make(tmp_path, "always").run(stream, NumMemory(0.0), resume=True)
+
+
+def test_bad_components_are_reported(tmp_path):
+    class BadEvaluator:
+        def correct(self, memory, tasks):
+            return np.ones(len(tasks) + 1, bool)
+
+    with pytest.raises(ValueError, match="results for"):
+        make(tmp_path / "a", "always", evaluator=BadEvaluator()).run([(TASKS, (1.0, (0, 0)))], NumMemory(0.0))
+    with pytest.raises(TypeError, match="updater"):
+        JanusController(object(), CountingEvaluator(), phi, make_gate("always"), HybridEvalSet(task_emb), tmp_path)
+    with pytest.raises(TypeError, match="encoder"):
+        JanusController(ScriptUpdater(), CountingEvaluator(), None, make_gate("mmt"), HybridEvalSet(task_emb),
+                        tmp_path)

@@ -1,0 +1,135 @@
+"""Memory momentum trigger and baseline gates: hand-computed cases and edge cases."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from sam_model.janus import AlwaysGate, MemoryMomentumTrigger, NoGate, PeriodicGate, RandomGate, make_gate
+from sam_model.janus.trigger import cosine
+
+
+def test_first_update_fires_with_undefined_cos():
+    trig = MemoryMomentumTrigger(beta=0.5, tau=0.0)
+    assert trig.check(1, np.array([1.0, 0.0])) == (True, None)
+
+
+def test_hand_computed_momentum_and_cos():
+    trig = MemoryMomentumTrigger(beta=0.5, tau=0.0)
+    z1, z2, z3 = np.array([1.0, 0.0]), np.array([1.0, 1.0]), np.array([-1.0, 0.2])
+    trig.commit(1, z1, accepted=True)  # m1 = 0.5*0 + 0.5*z1
+    np.testing.assert_allclose(trig.m, [0.5, 0.0])
+    fire, cos = trig.check(2, z2)  # cos((1,1), (0.5,0)) = 0.5 / (sqrt2 * 0.5)
+    assert not fire and cos == pytest.approx(1 / math.sqrt(2))
+    trig.commit(2, z2, accepted=True)  # m2 = 0.5*(0.5,0) + 0.5*(1,1)
+    np.testing.assert_allclose(trig.m, [0.75, 0.5])
+    fire, cos = trig.check(3, z3)  # (-0.75 + 0.1) / (|z3| |m2|)
+    assert fire and cos == pytest.approx(-0.65 / (math.sqrt(1.04) * math.sqrt(0.8125)))
+
+
+def test_threshold_is_strict():
+    trig = MemoryMomentumTrigger(beta=0.5, tau=1.0)
+    trig.commit(1, np.array([2.0, 0.0]), accepted=True)
+    fire, cos = trig.check(2, np.array([3.0, 0.0]))
+    assert cos == 1.0 and not fire  # cos == tau does not fire: only cos < tau does
+    fire, _ = trig.check(2, np.array([3.0, 0.1]))
+    assert fire
+
+
+def test_zero_length_update_never_fires_and_keeps_momentum():
+    trig = MemoryMomentumTrigger(beta=0.5, tau=0.5)
+    zero = np.zeros(3)
+    assert trig.check(1, zero) == (False, None)  # even before any momentum exists
+    trig.commit(1, np.array([1.0, 0.0, 0.0]), accepted=True)
+    before = trig.m.copy()
+    assert trig.check(2, zero) == (False, None)
+    trig.commit(2, zero, accepted=True)
+    np.testing.assert_array_equal(trig.m, before)
+    assert trig.deployed_steps == 1
+
+
+def test_rejected_candidate_does_not_move_momentum():
+    trig = MemoryMomentumTrigger(beta=0.5, tau=0.0)
+    bad = np.array([-1.0, 0.0])
+    trig.commit(1, bad, accepted=False)
+    assert trig.m is None and trig.check(2, bad)[0]  # nothing deployed yet: still fires
+    trig.commit(2, np.array([1.0, 0.0]), accepted=True)
+    before = trig.m.copy()
+    assert trig.check(3, bad)[0]
+    trig.commit(3, bad, accepted=False)
+    np.testing.assert_array_equal(trig.m, before)
+    assert trig.check(4, bad)[0]  # the same bad direction is checked again
+
+
+def test_warmup_forces_first_deployed_steps():
+    trig = MemoryMomentumTrigger(beta=0.5, tau=-1.0, warmup=2)  # tau=-1: never fires after warm-up
+    z = np.array([1.0, 1.0])
+    fired = []
+    for t in range(1, 5):
+        fired.append(trig.check(t, z)[0])
+        trig.commit(t, z, accepted=True)
+    assert fired == [True, True, False, False]
+
+
+def test_state_roundtrip_through_json_gives_same_decisions():
+    rng = np.random.default_rng(0)
+    zs = rng.normal(size=(20, 4))
+    a = MemoryMomentumTrigger(beta=0.7, tau=0.1)
+    for t, z in enumerate(zs[:10], 1):
+        a.commit(t, z, accepted=t % 3 != 0)  # some rejected, so the state is not trivial
+    b = MemoryMomentumTrigger()
+    b.load_state_dict(json.loads(json.dumps(a.state_dict())))
+    for t, z in enumerate(zs[10:], 11):
+        assert a.check(t, z) == b.check(t, z)
+        a.commit(t, z, True)
+        b.commit(t, z, True)
+    np.testing.assert_array_equal(a.m, b.m)
+
+
+def test_bad_arguments_and_dimension_change():
+    with pytest.raises(ValueError, match="beta"):
+        MemoryMomentumTrigger(beta=1.0)
+    with pytest.raises(ValueError, match="tau"):
+        MemoryMomentumTrigger(tau=2.0)
+    trig = MemoryMomentumTrigger()
+    trig.commit(1, np.ones(3), True)
+    with pytest.raises(ValueError, match="fixed size"):
+        trig.check(2, np.ones(4))
+    with pytest.raises(ValueError, match="needs z_t"):
+        trig.check(2, None)
+
+
+def test_cosine_undefined_for_zero_vectors():
+    assert cosine(np.zeros(2), np.ones(2)) is None
+    assert cosine(np.array([1.0, 0.0]), np.array([0.0, 2.0])) == 0.0
+
+
+def test_baseline_gates():
+    assert not any(NoGate().check(t, None)[0] for t in range(1, 10))
+    assert all(AlwaysGate().check(t, None)[0] for t in range(1, 10))
+    assert [t for t in range(1, 13) if PeriodicGate(4).check(t, None)[0]] == [4, 8, 12]
+    g = RandomGate(0.3, seed=5)
+    fires = [g.check(t, None)[0] for t in range(1, 2001)]
+    assert 0.25 < np.mean(fires) < 0.35
+
+
+def test_random_gate_resumes_its_stream():
+    a = RandomGate(0.5, seed=1)
+    [a.check(t, None) for t in range(7)]
+    b = RandomGate(0.5, seed=1)
+    b.load_state_dict(json.loads(json.dumps(a.state_dict())))
+    assert [a.check(t, None) for t in range(20)] == [b.check(t, None) for t in range(20)]
+
+
+def test_make_gate_spellings():
+    assert make_gate("none").name == "none"
+    assert make_gate("always").name == "always"
+    assert make_gate("periodic(5)").n == 5
+    g = make_gate("random(0.25, 3)")
+    assert (g.p, g.seed) == (0.25, 3)
+    m = make_gate("mmt(0.8,0.1,2)")
+    assert (m.beta, m.tau, m.warmup) == (0.8, 0.1, 2)
+    for bad in ("sometimes", "periodic(0)", "periodic", "random(2)", "mmt(0.9)"):
+        with pytest.raises(ValueError):
+            make_gate(bad)
