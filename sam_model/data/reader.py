@@ -188,7 +188,8 @@ def iter_episodes(
         source = str(path)
         last_line = _episode_last_lines(path)
         open_eps: OrderedDict[str, list[tuple[int, Event]]] = OrderedDict()
-        for lineno, event in _file_events(path, on_error, report, {}):
+        seen: dict[str, set[int]] = {}  # steps of the open episodes, for the duplicate check
+        for lineno, event in _file_events(path, on_error, report, seen):
             if event.episode_id in finished:
                 err = LogFormatError(
                     source, lineno, f"episode '{event.episode_id}' already appeared in {finished[event.episode_id]}; "
@@ -202,6 +203,7 @@ def iter_episodes(
             open_eps.setdefault(event.episode_id, []).append((lineno, event))
             while open_eps and last_line.get(next(iter(open_eps)), 0) <= lineno:
                 eid, items = open_eps.popitem(last=False)
+                seen.pop(eid, None)  # no later line of this file names it
                 yield _finish_episode(source, eid, items, on_error, report)
         for eid, items in open_eps.items():  # only left when a file ends early (skipped tail)
             yield _finish_episode(source, eid, items, on_error, report)
