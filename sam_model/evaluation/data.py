@@ -1,0 +1,107 @@
+"""What an evaluation reads: the global memory order and the decision points of a log.
+
+Kept apart from the metrics so that every method sees exactly the same memories, the
+same queries and the same candidate ranges.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope, episode_memories, iter_examples
+from sam_model.data.reader import Episode, ReadReport, read_episodes
+from sam_model.data.schema import Event, LogFormatError, parse_event
+from sam_model.io import SAMFileError
+
+
+@dataclass
+class EvalData:
+    """Memories (global order) and the decision points to query, with their candidate ranges."""
+
+    source: str
+    memories: list[MemoryRecord]
+    examples: list[RetrievalExample]
+    n_decision_points: int  # in the whole log, before --max-queries
+    skipped_lines: int = 0
+
+    def candidates(self, i: int, scope: Scope) -> range:
+        return self.examples[i].candidate_range(scope)
+
+
+def load_episodes(path: str | os.PathLike, skip_bad_lines: bool = False) -> tuple[list[Episode], int]:
+    """Episodes of an agent log (``.jsonl[.gz]``) or of an SGD split folder, and the count of skipped lines."""
+    p = Path(path)
+    if not p.exists():
+        raise SAMFileError(f"evaluation data not found: {p} (give an agent log .jsonl/.jsonl.gz, "
+                           "or an SGD split folder such as ../shared/data/sgd/dev)")
+    if p.is_dir():
+        return _sgd_episodes(p), 0
+    report = ReadReport()
+    try:
+        episodes = read_episodes(p, on_error="skip" if skip_bad_lines else "raise", report=report)
+    except LogFormatError as exc:
+        raise SAMFileError(f"bad agent log line {exc} (fix the line, or pass --skip-bad-lines "
+                           "to skip bad lines and count them)") from None
+    except UnicodeDecodeError as exc:
+        raise SAMFileError(f"cannot read the agent log {p}: {exc} (is it a .jsonl or .jsonl.gz file?)") from None
+    if report.n_skipped:
+        print(report.summary())
+    return episodes, report.n_skipped
+
+
+def _sgd_episodes(split: Path) -> list[Episode]:
+    """An SGD split folder read through the SGD adapter, grouped into episodes."""
+    from sam_model.data.sgd import is_sgd_split_dir, iter_sgd_events
+
+    if not is_sgd_split_dir(split):
+        raise SAMFileError(f"{split} is a folder but not an SGD split (no dialogues_*.json[.gz] in it); "
+                           "give an agent log .jsonl/.jsonl.gz or an SGD split folder")
+    episodes: list[Episode] = []
+    current: list[Event] = []
+    for n, obj in enumerate(iter_sgd_events(split), start=1):
+        event = parse_event(obj, f"{split} (SGD event)", n)
+        if current and current[-1].episode_id != event.episode_id:
+            episodes.append(Episode(current[0].episode_id, tuple(sorted(current, key=lambda e: e.step))))
+            current = []
+        current.append(event)
+    if current:
+        episodes.append(Episode(current[0].episode_id, tuple(sorted(current, key=lambda e: e.step))))
+    return episodes
+
+
+def build_eval_data(source: str, episodes: Iterable[Episode], scope: Scope,
+                    max_queries: int | None = None, seed: int = 0, skipped_lines: int = 0) -> EvalData:
+    """Memories and examples; with ``max_queries`` a seeded sample of decision points.
+
+    Sampling keeps only the episodes the sample needs (its own episodes for scope
+    ``episode``; everything up to the last sampled episode for ``global``), so a quick
+    run on a big log also encodes fewer memories.
+    """
+    episodes = list(episodes)
+    examples = list(iter_examples(episodes))
+    n_total = len(examples)
+    if not examples:
+        raise SAMFileError(f"{source} has no decision points (events with a non-empty useful_memory_steps): "
+                           "nothing to evaluate; label some events or use a labelled log")
+    if max_queries is not None and max_queries < n_total:
+        keep = sorted(random.Random(seed).sample(range(n_total), max_queries))
+        wanted = {(examples[i].episode_id, examples[i].step) for i in keep}
+        wanted_eps = {eid for eid, _ in wanted}
+        if scope == "global":
+            last = max(i for i, ep in enumerate(episodes) if ep.episode_id in wanted_eps)
+            episodes = episodes[: last + 1]
+        else:
+            episodes = [ep for ep in episodes if ep.episode_id in wanted_eps]
+        examples = [ex for ex in iter_examples(episodes) if (ex.episode_id, ex.step) in wanted]
+    memories = [m for ep in episodes for m in episode_memories(ep)]
+    return EvalData(source, memories, examples, n_total, skipped_lines)
+
+
+def load_eval_data(path: str | os.PathLike, scope: Scope, max_queries: int | None = None, seed: int = 0,
+                   skip_bad_lines: bool = False) -> EvalData:
+    episodes, skipped = load_episodes(path, skip_bad_lines)
+    return build_eval_data(str(path), episodes, scope, max_queries, seed, skipped)

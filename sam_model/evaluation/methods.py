@@ -1,0 +1,191 @@
+"""The methods a benchmark compares: the SAM retriever and the baselines it must beat.
+
+Every method turns a query (state + observation) into a ranking of its candidate memories.
+- ``sam`` and ``--compare`` retrievers: exported SAM retrievers (inner product of their vectors);
+- ``recency``: newest first, what a plain sliding window gives;
+- ``bm25`` / ``bm25-state``: lexical search (bm25s) with the observation / the state as text;
+- ``dense`` / ``dense-state``: untrained MiniLM sentence vectors of the observation / the state as
+  text against the memory texts, i.e. content-only vector search as most agent memories do it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
+from sam_model.evaluation.data import EvalData
+from sam_model.evaluation.ranking import inner, rank_range, rank_recency, rank_scores, rank_vectors
+
+BASELINES = ("recency", "bm25", "bm25-state", "dense", "dense-state")
+
+
+class Retriever(Protocol):
+    """The part of ``sam_model.retriever.SAMRetriever`` a benchmark uses."""
+
+    dim: int
+
+    def encode_queries(self, states, observations, batch_size: int = 64, progress: bool = False) -> np.ndarray: ...
+    def encode_memories(self, memories, batch_size: int = 64, progress: bool = False) -> np.ndarray: ...
+
+
+class Method(Protocol):
+    name: str
+
+    def rank(self, data: EvalData, scope: Scope, depth: int, jitter: np.ndarray) -> list[np.ndarray]:
+        """Top ``depth`` candidate positions per example, best first."""
+
+    def time_query(self, data: EvalData, i: int, scope: Scope, depth: int, jitter: np.ndarray) -> float:
+        """Seconds for one query alone: query-side encoding plus scoring of its candidates."""
+
+
+class VectorMethod:
+    """Any method whose score is an inner product of a query vector and a memory vector."""
+
+    def __init__(self, name: str, encode_queries: Callable[[Sequence[RetrievalExample]], np.ndarray],
+                 encode_memories: Callable[[Sequence[MemoryRecord]], np.ndarray]):
+        self.name = name
+        self._encode_queries = encode_queries
+        self._encode_memories = encode_memories
+        self._memory_vectors: np.ndarray | None = None
+
+    def memory_vectors(self, data: EvalData) -> np.ndarray:
+        if self._memory_vectors is None:
+            self._memory_vectors = np.ascontiguousarray(self._encode_memories(data.memories), dtype=np.float32)
+        return self._memory_vectors
+
+    def rank(self, data, scope, depth, jitter):
+        m = self.memory_vectors(data)
+        q = np.ascontiguousarray(self._encode_queries(data.examples), dtype=np.float32)
+        if q.ndim != 2 or m.ndim != 2 or q.shape[1] != m.shape[1] or len(q) != len(data.examples):
+            raise ValueError(f"method '{self.name}': query vectors {q.shape} and memory vectors {m.shape} "
+                             f"do not match ({len(data.examples)} queries, {len(data.memories)} memories)")
+        return rank_vectors(q, m, data.examples, scope, depth, jitter, desc=self.name)
+
+    def time_query(self, data, i, scope, depth, jitter):
+        m = self.memory_vectors(data)
+        ex = data.examples[i]
+        r = ex.candidate_range(scope)
+        t0 = time.perf_counter()
+        q = np.asarray(self._encode_queries([ex]), dtype=np.float32)[0]
+        rank_range(inner(m[r.start : r.stop], q), r.start, jitter, depth)
+        return time.perf_counter() - t0
+
+
+def retriever_method(name: str, retriever: Retriever, batch_size: int = 64) -> VectorMethod:
+    """A SAM retriever (the one under test, or a ``--compare`` one) as a method."""
+
+    def queries(exs: Sequence[RetrievalExample]) -> np.ndarray:
+        many = len(exs) > 1
+        return retriever.encode_queries([e.state for e in exs], [e.observation for e in exs],
+                                        batch_size=batch_size, progress=many)
+
+    def memories(mems: Sequence[MemoryRecord]) -> np.ndarray:
+        return retriever.encode_memories(mems, batch_size=batch_size, progress=True)
+
+    return VectorMethod(name, queries, memories)
+
+
+class RecencyMethod:
+    name = "recency"
+
+    def rank(self, data, scope, depth, jitter):
+        return rank_recency(data.examples, scope, depth)
+
+    def time_query(self, data, i, scope, depth, jitter):
+        t0 = time.perf_counter()
+        rank_recency(data.examples[i : i + 1], scope, depth)
+        return time.perf_counter() - t0
+
+
+class BM25Index:
+    """One bm25s index over all memory texts, shared by both BM25 baselines (IDF over the whole log)."""
+
+    def __init__(self, texts: Sequence[str]):
+        import bm25s
+        from bm25s.tokenization import Tokenizer
+
+        self.tokenizer = Tokenizer(stopwords="en")
+        ids = self.tokenizer.tokenize(list(texts), update_vocab=True, return_as="ids", show_progress=False)
+        self.bm25 = bm25s.BM25()
+        self.bm25.index(ids, show_progress=False)
+        self.n = len(texts)
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 of every memory; words the log never uses score nothing."""
+        ids = self.tokenizer.tokenize([query], update_vocab=False, return_as="ids", show_progress=False)[0]
+        return np.asarray(self.bm25.get_scores(ids), dtype=np.float64)
+
+
+class BM25Method:
+    def __init__(self, name: str, query_text: Callable[[RetrievalExample], str], index: Callable[[], BM25Index]):
+        self.name, self._query_text, self._index = name, query_text, index
+
+    def rank(self, data, scope, depth, jitter):
+        index = self._index()
+        return rank_scores(lambda i: index.scores(self._query_text(data.examples[i])), data.examples, scope,
+                           depth, jitter, desc=self.name)
+
+    def time_query(self, data, i, scope, depth, jitter):
+        index = self._index()
+        ex = data.examples[i]
+        r = ex.candidate_range(scope)
+        t0 = time.perf_counter()
+        s = index.scores(self._query_text(ex))
+        rank_range(s[r.start : r.stop], r.start, jitter, depth)
+        return time.perf_counter() - t0
+
+
+def _once(make: Callable[[], object]) -> Callable[[], object]:
+    """A lazily built, then shared, value (BM25 index, MiniLM, memory vectors)."""
+    box: list[object] = []
+
+    def get():
+        if not box:
+            box.append(make())
+        return box[0]
+
+    return get
+
+
+def observation(ex: RetrievalExample) -> str:
+    return ex.observation
+
+
+def state_text(ex: RetrievalExample) -> str:
+    return ex.state_text
+
+
+def make_baselines(names: Sequence[str], data: EvalData, bert_path: str | None = None,
+                   device: str | None = None, batch_size: int = 64) -> list[Method]:
+    """The requested baselines; BM25 index, MiniLM and its memory vectors are built once and shared."""
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown baseline(s) {unknown}; choose from {', '.join(BASELINES)}")
+    bm25 = _once(lambda: BM25Index([m.text for m in data.memories]))
+
+    def load_embedder():
+        from sam_model.models.bert import TextEmbedder
+
+        return TextEmbedder(bert_path, device=device)
+
+    embedder = _once(load_embedder)
+    memory_vectors = _once(lambda: embedder().encode([m.text for m in data.memories], batch_size, progress=True))
+
+    def dense(name: str, text: Callable[[RetrievalExample], str]) -> VectorMethod:
+        def queries(exs):
+            return embedder().encode([text(e) for e in exs], batch_size, progress=len(exs) > 1)
+
+        return VectorMethod(name, queries, lambda _mems: memory_vectors())
+
+    makers: dict[str, Callable[[], Method]] = {
+        "recency": RecencyMethod,
+        "bm25": lambda: BM25Method("bm25", observation, bm25),
+        "bm25-state": lambda: BM25Method("bm25-state", state_text, bm25),
+        "dense": lambda: dense("dense", observation),
+        "dense-state": lambda: dense("dense-state", state_text),
+    }
+    return [makers[n]() for n in names]

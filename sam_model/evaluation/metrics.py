@@ -1,0 +1,107 @@
+"""Ranking metrics per query with torchmetrics, then means overall and per phase.
+
+Each ranking holds the top ``depth`` candidates of a query; the query's relevant memories
+that fall outside it are appended below them, so recall's denominator stays the full
+relevant set and Recall/Precision/nDCG at k <= depth are exact. MRR is MRR@depth: a first
+relevant hit beyond ``depth`` counts 0 (with the default depth of 100 this only matters in
+the global scope; episode ranges are shorter).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, RetrievalPrecision, RetrievalRecall
+
+from sam_model.evaluation.data import EvalData
+
+HEADLINE_KS = (1, 5, 10)
+NDCG_K = 10
+
+
+def metric_ks(ks: Sequence[int]) -> list[int]:
+    """The asked k plus those the report always carries (recall@1/5/10, precision@5, coverage@5)."""
+    return sorted(set(ks) | set(HEADLINE_KS))
+
+
+def _per_query(values: torch.Tensor, dim: int | None = None) -> torch.Tensor:
+    """torchmetrics 'aggregation' that keeps one value per query (ordered by query index)."""
+    return values
+
+
+def relevant_positions(data: EvalData) -> list[np.ndarray]:
+    """Positions (global memory order) of each example's relevant memories."""
+    where = {m.id: i for i, m in enumerate(data.memories)}
+    return [np.array(sorted(where[r] for r in ex.relevant_ids), dtype=np.int64) for ex in data.examples]
+
+
+def retrieval_inputs(rankings: Sequence[np.ndarray], relevant: Sequence[np.ndarray]
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(preds, target, indexes) for torchmetrics: rank-based scores, so ties cannot reorder anything.
+
+    The ranked list gets positive scores and the appended missing relevant memories scores <= 0:
+    torchmetrics (>= 1.9) counts only items with a positive score as retrieved.
+    """
+    preds, target, indexes = [], [], []
+    for q, (top, rel) in enumerate(zip(rankings, relevant)):
+        missing = np.setdiff1d(rel, top)
+        n = len(top) + len(missing)
+        preds.append(len(top) - np.arange(n, dtype=np.float32))
+        target.append(np.concatenate([np.isin(top, rel), np.ones(len(missing), dtype=bool)]))
+        indexes.append(np.full(n, q, dtype=np.int64))
+    return (torch.from_numpy(np.concatenate(preds)), torch.from_numpy(np.concatenate(target)),
+            torch.from_numpy(np.concatenate(indexes)))
+
+
+def per_query_metrics(rankings: Sequence[np.ndarray], relevant: Sequence[np.ndarray], ks: Sequence[int],
+                      depth: int) -> dict[str, np.ndarray]:
+    """Every metric as an array with one value per query."""
+    preds, target, indexes = retrieval_inputs(rankings, relevant)
+    metrics = {"mrr": RetrievalMRR(top_k=depth, aggregation=_per_query),
+               f"ndcg@{NDCG_K}": RetrievalNormalizedDCG(top_k=NDCG_K, aggregation=_per_query)}
+    for k in ks:
+        metrics[f"recall@{k}"] = RetrievalRecall(top_k=k, aggregation=_per_query)
+        metrics[f"precision@{k}"] = RetrievalPrecision(top_k=k, aggregation=_per_query)
+    out = {}
+    for name, metric in metrics.items():
+        metric.update(preds, target, indexes=indexes)
+        out[name] = metric.compute().double().numpy()
+    for k in ks:  # the whole relevant set inside the top k
+        out[f"coverage@{k}"] = (out[f"recall@{k}"] >= 1.0 - 1e-9).astype(np.float64)
+    return out
+
+
+def summarise(per_query: dict[str, np.ndarray], mask: np.ndarray | None = None) -> dict[str, float]:
+    """Means over all queries (or the masked ones), in a stable key order."""
+    order = sorted(per_query, key=_metric_order)
+    return {name: float(per_query[name][mask].mean() if mask is not None else per_query[name].mean())
+            for name in order}
+
+
+def _metric_order(name: str) -> tuple[int, int]:
+    head, _, k = name.partition("@")
+    rank = ["mrr", "recall", "precision", "ndcg", "coverage"].index(head) if head in (
+        "mrr", "recall", "precision", "ndcg", "coverage") else 9
+    return rank, int(k) if k.isdigit() else 0
+
+
+def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
+    ms = np.asarray(seconds, dtype=np.float64) * 1000.0
+    if len(ms) == 0:
+        return {"latency_ms_p50": float("nan"), "latency_ms_p99": float("nan")}
+    return {"latency_ms_p50": float(np.percentile(ms, 50)), "latency_ms_p99": float(np.percentile(ms, 99))}
+
+
+def per_phase(per_query_by_method: dict[str, dict[str, np.ndarray]], phases: Sequence[str],
+              names: Sequence[str] = ("mrr", "recall@5")) -> dict[str, dict]:
+    """``{phase: {"n_queries": n, "methods": {method: {"mrr": f, "recall@5": f}}}}``, biggest phases first."""
+    phases_arr = np.array([p or "(none)" for p in phases])
+    uniq, counts = np.unique(phases_arr, return_counts=True)
+    out: dict[str, dict] = {}
+    for phase, count in sorted(zip(uniq.tolist(), counts.tolist()), key=lambda t: (-t[1], t[0])):
+        mask = phases_arr == phase
+        out[phase] = {"n_queries": int(count), "methods": {
+            m: {n: float(pq[n][mask].mean()) for n in names} for m, pq in per_query_by_method.items()}}
+    return out

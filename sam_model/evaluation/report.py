@@ -1,0 +1,123 @@
+"""report.json, report.md and the console table: one set of numbers, three views."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from sam_model.io import atomic_write_text
+
+MAX_PHASE_ROWS = 30
+
+
+def _fmt(name: str, value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.2f}" if name.startswith("latency") else f"{value:.3f}"
+    return str(value)
+
+
+def metric_columns(methods: dict[str, dict[str, float]]) -> list[str]:
+    first = next(iter(methods.values()), {})
+    return list(first)
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def methods_table_rows(methods: dict[str, dict[str, float]]) -> tuple[list[str], list[list[str]]]:
+    cols = metric_columns(methods)
+    return ["method", *cols], [[m, *(_fmt(c, v.get(c)) for c in cols)] for m, v in methods.items()]
+
+
+def to_markdown(report: dict) -> str:
+    """The whole report as markdown: metrics table, per-phase table, diagnostics."""
+    header, rows = methods_table_rows(report["methods"])
+    parts = [
+        "# Retrieval benchmark",
+        f"data: `{report['data']}` · scope: **{report['scope']}** · queries: {report['n_queries']} · "
+        f"memories: {report.get('n_memories', '?')} · MRR@{report.get('depth', '?')} · "
+        f"latency over {report.get('latency_queries', '?')} queries at batch 1",
+        "",
+        _md_table(header, rows),
+    ]
+    if report.get("per_phase"):
+        names = list(report["methods"])
+        prow = []
+        for phase, entry in list(report["per_phase"].items())[:MAX_PHASE_ROWS]:
+            cells = [f"{_fmt('', entry['methods'][m]['mrr'])} / {_fmt('', entry['methods'][m]['recall@5'])}"
+                     for m in names]
+            prow.append([phase, str(entry["n_queries"]), *cells])
+        more = len(report["per_phase"]) - MAX_PHASE_ROWS
+        parts += ["", "## Per phase (MRR / Recall@5)", "", _md_table(["phase", "n", *names], prow)]
+        if more > 0:
+            parts.append(f"\n({more} more phases in report.json)")
+    parts += ["", *_diagnostics_md(report.get("diagnostics", {}))]
+    return "\n".join(parts) + "\n"
+
+
+def _diagnostics_md(diag: dict) -> list[str]:
+    out = ["## Diagnostics", ""]
+    dist = diag.get("state_distinctiveness")
+    if dist:
+        out.append(f"- state distinctiveness: inter/intra-phase distance = {_fmt('', dist.get('inter_over_intra'))}, "
+                   f"silhouette by phase = {_fmt('', dist.get('silhouette'))} "
+                   f"({dist.get('n_states')} states, {dist.get('n_phases')} phases)")
+    proj = diag.get("projection_weights")
+    if proj:
+        out.append(f"- projection weights w_s: mean {_fmt('', proj['mean'])}, between-phase std per dim "
+                   f"{_fmt('', proj['between_phase_std'])} (0 = W_s ignores the phase)")
+    for name, file in diag.get("figures", {}).items():
+        out.append(f"- {name}: ![{name}]({file})")
+    for note in diag.get("notes", []):
+        out.append(f"- note: {note}")
+    util = diag.get("memory_utilisation", {})
+    if util:
+        k = next(iter(util.values()))["k"]
+        out += ["", f"### Memory utilisation (top {k})", "",
+                _md_table(["method", "never retrieved", "retrieved by kind (share of top-k slots)",
+                           "retrieved by age"],
+                          [[m, _fmt("", u["never_retrieved_share"]), _shares(u["by_kind"]), _shares(u["by_age"])]
+                           for m, u in util.items()])]
+        first = next(iter(util.values()))
+        out += ["", "target mix (relevant memories): by kind " + _shares(first["by_kind"], "relevant")
+                + "; by age " + _shares(first["by_age"], "relevant")]
+    return out
+
+
+def _shares(table: dict[str, dict[str, float]], which: str = "retrieved") -> str:
+    return ", ".join(f"{key} {v[which]:.2f}" for key, v in table.items() if v[which] > 0) or "-"
+
+
+def write_reports(report: dict, out_dir: Path) -> tuple[Path, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    js, md = out_dir / "report.json", out_dir / "report.md"
+    atomic_write_text(js, json.dumps(report, indent=2, allow_nan=True) + "\n")
+    atomic_write_text(md, to_markdown(report))
+    return js, md
+
+
+CONSOLE_COLUMNS = {"mrr": "MRR", "recall@1": "R@1", "recall@5": "R@5", "recall@10": "R@10",
+                   "precision@5": "P@5", "ndcg@10": "nDCG@10", "coverage@5": "Cov@5",
+                   "latency_ms_p50": "p50 ms", "latency_ms_p99": "p99 ms"}
+
+
+def print_table(report: dict) -> None:
+    """The headline metrics as a rich table (report.md has every k)."""
+    import shutil
+
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{report['data']} · scope {report['scope']} · {report['n_queries']} queries")
+    table.add_column("method", style="bold")
+    for label in CONSOLE_COLUMNS.values():
+        table.add_column(label, justify="right")
+    for name, values in report["methods"].items():
+        table.add_row(name, *(_fmt(key, values.get(key)) for key in CONSOLE_COLUMNS))
+    Console(width=max(shutil.get_terminal_size((120, 24)).columns, 120)).print(table)

@@ -1,0 +1,284 @@
+"""``python evaluate.py``: the retriever and every baseline on the same queries, one report.
+
+The steps: read the log into memories and decision points; rank every query's candidates
+with each method; score rankings with torchmetrics; time queries one at a time; run the
+diagnostics on the retriever; write report.json, report.md and the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from sam_model.data.examples import check_scope
+from sam_model.evaluation.data import EvalData, load_eval_data
+from sam_model.evaluation.diagnostics import (
+    distinctiveness,
+    memory_utilisation,
+    phase_label,
+    projection_figure,
+    sample_indices,
+    save_figure,
+    tsne_figure,
+)
+from sam_model.evaluation.methods import BASELINES, Method, make_baselines, retriever_method
+from sam_model.evaluation.metrics import (
+    latency_summary,
+    metric_ks,
+    per_phase,
+    per_query_metrics,
+    relevant_positions,
+    summarise,
+)
+from sam_model.evaluation.ranking import tie_jitter
+from sam_model.evaluation.report import print_table, to_markdown, write_reports
+from sam_model.io import SAMFileError
+
+RETRIEVER_HINT = "give a folder written by the export step, or a Lightning .ckpt from training"
+
+
+def load_retriever(path: str | os.PathLike, device: str | None = None):
+    """A SAMRetriever from an exported folder or a training checkpoint, with errors that name the path."""
+    p = Path(path)
+    if not p.exists():
+        raise SAMFileError(f"retriever not found: {p} ({RETRIEVER_HINT})")
+    if p.is_file() and p.suffix != ".ckpt":
+        raise SAMFileError(f"retriever {p} is a file but not a .ckpt checkpoint ({RETRIEVER_HINT})")
+    try:
+        from sam_model.retriever import SAMRetriever
+    except ImportError as exc:
+        raise SAMFileError(f"cannot load the retriever {p}: sam_model.retriever is not importable ({exc})") from None
+    try:
+        if p.is_file():
+            return SAMRetriever.from_checkpoint(p) if device is None else SAMRetriever.from_checkpoint(p, device=device)
+        return SAMRetriever.load(p, device=device)
+    except SAMFileError:
+        raise
+    except Exception as exc:  # a half-written or foreign folder: say which, not a bare traceback
+        raise SAMFileError(f"cannot load the retriever {p}: {type(exc).__name__}: {exc} ({RETRIEVER_HINT})") from None
+
+
+def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, retriever=None, *,
+             scope: str = "episode", ks: Sequence[int] = (1, 5, 10), baselines: Sequence[str] = BASELINES,
+             compare: dict | None = None, tensorboard: str | os.PathLike | None = None,
+             max_queries: int | None = None, depth: int = 100, latency_queries: int = 200,
+             tsne_points: int = 2000, seed: int = 0, bert_path: str | None = None, device: str | None = None,
+             batch_size: int = 64, skip_bad_lines: bool = False, quiet: bool = False) -> dict:
+    """Run the benchmark and write the report; returns the report dict (the content of report.json).
+
+    ``retriever`` and the values of ``compare`` are retriever objects (see methods.Retriever);
+    the retriever is reported as ``sam`` and is the one the diagnostics look at.
+    """
+    scope = check_scope(scope)
+    ks = metric_ks(ks)
+    depth = max(depth, max(ks))
+    out = Path(out_dir)
+    if not isinstance(data, EvalData):
+        data = load_eval_data(data, scope, max_queries, seed, skip_bad_lines)
+    say = (lambda *a: None) if quiet else (lambda *a: print(*a, file=sys.stderr))
+    say(f"evaluating {len(data.examples)} decision points over {len(data.memories)} memories "
+        f"(scope {scope}) from {data.source}")
+
+    methods: list[Method] = []
+    if retriever is not None:
+        methods.append(retriever_method("sam", retriever, batch_size))
+    methods += make_baselines(list(baselines), data, bert_path, device, batch_size)
+    for name, other in (compare or {}).items():
+        methods.append(retriever_method(name, other, batch_size))
+    if not methods:
+        raise ValueError("nothing to evaluate: give a retriever, a baseline or a --compare retriever")
+
+    jitter = tie_jitter(len(data.memories), seed)
+    relevant = relevant_positions(data)
+    timed = sample_indices(len(data.examples), latency_queries, seed)
+    results, per_query, rankings = {}, {}, {}
+    for m in methods:
+        t0 = time.perf_counter()
+        rankings[m.name] = m.rank(data, scope, depth, jitter)
+        per_query[m.name] = per_query_metrics(rankings[m.name], relevant, ks, depth)
+        m.time_query(data, int(timed[0]), scope, depth, jitter)  # warm-up: lazy loads, caches
+        seconds = [m.time_query(data, int(i), scope, depth, jitter) for i in timed]
+        results[m.name] = summarise(per_query[m.name]) | latency_summary(seconds)
+        say(f"  {m.name}: mrr {results[m.name]['mrr']:.3f}, recall@5 {results[m.name]['recall@5']:.3f} "
+            f"({time.perf_counter() - t0:.1f} s)")
+
+    phases = [ex.state.phase for ex in data.examples]
+    util_k = max(k for k in ks if k <= 10) if any(k <= 10 for k in ks) else ks[0]
+    diagnostics: dict = {"figures": {}, "notes": [], "memory_utilisation": {
+        name: memory_utilisation(r, relevant, data, scope, util_k) for name, r in rankings.items()}}
+    writer = _tensorboard_writer(tensorboard)
+    if retriever is not None:
+        _retriever_diagnostics(retriever, data, out, diagnostics, writer, tsne_points, seed, say)
+    else:
+        diagnostics["notes"].append("no retriever given: state diagnostics skipped")
+
+    report = {
+        "data": str(data.source), "n_queries": len(data.examples), "scope": scope,
+        "methods": results, "per_phase": per_phase(per_query, phases), "diagnostics": diagnostics,
+        "n_memories": len(data.memories), "n_decision_points_in_log": data.n_decision_points,
+        "k": list(ks), "depth": depth, "latency_queries": int(len(timed)), "seed": seed,
+    }
+    write_reports(report, out)
+    if writer is not None:
+        _log_scalars(writer, report)
+        writer.add_text("report", to_markdown(report))
+        writer.close()
+    if not quiet:
+        print_table(report)
+        print(f"wrote {out / 'report.json'} and {out / 'report.md'}")
+    return report
+
+
+def _tensorboard_writer(logdir):
+    if logdir is None:
+        return None
+    from torch.utils.tensorboard import SummaryWriter
+
+    return SummaryWriter(str(logdir))
+
+
+def _log_scalars(writer, report: dict) -> None:
+    for method, values in report["methods"].items():
+        for name, v in values.items():
+            writer.add_scalar(f"eval/{method}/{name}", v)
+
+
+def _retriever_diagnostics(retriever, data: EvalData, out: Path, diag: dict, writer, tsne_points: int,
+                           seed: int, say) -> None:
+    """t-SNE and distinctiveness of state vectors, projection heatmap: for a retriever that exposes them."""
+    idx = sample_indices(len(data.examples), tsne_points, seed)
+    states = [data.examples[i].state for i in idx]
+    phases = [data.examples[i].state.phase for i in idx]
+    if hasattr(retriever, "encode_states"):
+        say("diagnostics: state embeddings, t-SNE")
+        vectors = np.asarray(retriever.encode_states(states), dtype=np.float32)
+        diag["state_distinctiveness"] = distinctiveness(vectors, phases)
+        fig, _ = tsne_figure(vectors, phases, seed)
+        if fig is not None:
+            save_figure(fig, out / "tsne_states.png")
+            diag["figures"]["tsne_states"] = "tsne_states.png"
+            if writer is not None:
+                writer.add_figure("diagnostics/tsne_states", fig)
+                writer.add_embedding(vectors, metadata=[phase_label(p) for p in phases], tag="state_embeddings")
+        else:
+            diag["notes"].append(f"t-SNE skipped: only {len(vectors)} states")
+    else:
+        diag["notes"].append("the retriever has no encode_states: t-SNE and distinctiveness skipped")
+    if hasattr(retriever, "projection_weights"):
+        weights = np.asarray(retriever.projection_weights(states), dtype=np.float32)
+        if weights.ndim == 2 and len(weights) == len(states):
+            fig, diag["projection_weights"] = projection_figure(weights, phases)
+            save_figure(fig, out / "projection_by_phase.png")
+            diag["figures"]["projection_by_phase"] = "projection_by_phase.png"
+            if writer is not None:
+                writer.add_figure("diagnostics/projection_by_phase", fig)
+        else:
+            diag["notes"].append(f"projection_weights returned shape {weights.shape}; heatmap skipped")
+    else:
+        diag["notes"].append("the retriever has no projection_weights: heatmap skipped")
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+def _parse_ks(text: str) -> list[int]:
+    try:
+        ks = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--k must be comma-separated integers, got {text!r}") from None
+    if not ks or any(k < 1 for k in ks):
+        raise argparse.ArgumentTypeError(f"--k needs positive integers, got {text!r}")
+    return ks
+
+
+def _parse_baselines(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip() and t.strip() != "none"]
+    bad = [n for n in names if n not in BASELINES]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown baseline(s) {bad}; choose from {', '.join(BASELINES)} or none")
+    return list(dict.fromkeys(names))
+
+
+def _parse_compare(items: Sequence[str], parser: argparse.ArgumentParser) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            parser.error(f"--compare takes NAME=DIR, got {item!r}")
+        if name in ("sam", *BASELINES) or name in out:
+            parser.error(f"--compare name {name!r} is taken; pick another")
+        out[name] = path
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python evaluate.py",
+        description="Benchmark a trained SAM retriever against recency, BM25 and untrained MiniLM baselines on "
+                    "the decision points of an agent log, and run the tuning diagnostics (t-SNE of state "
+                    "embeddings, state distinctiveness, projection heatmap, memory utilisation, per-phase "
+                    "metrics). Writes OUT_DIR/report.json, OUT_DIR/report.md and PNG figures.")
+    p.add_argument("--retriever", required=True, metavar="DIR|CKPT",
+                   help="the retriever under test (reported as 'sam'): an exported folder or a Lightning .ckpt")
+    p.add_argument("--data", required=True, metavar="LOG",
+                   help="agent log (.jsonl or .jsonl.gz) with labelled decision points, or an SGD split folder")
+    p.add_argument("--out", required=True, metavar="OUT_DIR", help="folder for report.json, report.md and PNGs")
+    p.add_argument("--scope", choices=("episode", "global"), default="episode",
+                   help="candidates: earlier events of the same episode (default) or every earlier event of the "
+                        "log (global, the lifelong-agent setting)")
+    p.add_argument("--k", type=_parse_ks, default=[1, 5, 10], metavar="K1,K2",
+                   help="cut-offs for recall@k, precision@k and coverage@k (default 1,5,10; 1, 5 and 10 are "
+                        "always reported)")
+    p.add_argument("--baselines", type=_parse_baselines, default=list(BASELINES), metavar="NAMES",
+                   help=f"comma-separated baselines to run, or none (default: {','.join(BASELINES)})")
+    p.add_argument("--compare", action="append", default=[], metavar="NAME=DIR",
+                   help="another exported retriever (folder or .ckpt) to report as NAME, e.g. the content-only "
+                        "ablation; repeat for more")
+    p.add_argument("--tensorboard", metavar="LOGDIR", default=None,
+                   help="also log the metrics, the t-SNE figure, the state embeddings (projector) and the "
+                        "projection heatmap to this TensorBoard log folder")
+    p.add_argument("--max-queries", type=int, default=None, metavar="N",
+                   help="evaluate a seeded random sample of N decision points (default: all)")
+    p.add_argument("--depth", type=int, default=100, metavar="D",
+                   help="ranking depth kept per query; MRR is MRR@D (default 100)")
+    p.add_argument("--latency-queries", type=int, default=200, metavar="N",
+                   help="queries timed one at a time (encode + score) for latency p50/p99 (default 200)")
+    p.add_argument("--tsne-points", type=int, default=2000, metavar="N",
+                   help="at most N decision-point states in the t-SNE and distinctiveness (default 2000)")
+    p.add_argument("--bert", default=None, metavar="DIR",
+                   help="BERT folder for the dense baselines (default: the packaged all-MiniLM-L6-v2)")
+    p.add_argument("--device", default=None, help="torch device for encoders (default: cuda if available, else cpu)")
+    p.add_argument("--batch-size", type=int, default=64, help="encoding batch size (default 64)")
+    p.add_argument("--seed", type=int, default=0, help="seed for sampling and tie-breaking (default 0)")
+    p.add_argument("--skip-bad-lines", action="store_true",
+                   help="skip malformed log lines (counted and reported) instead of stopping at the first")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for flag in ("max_queries", "depth", "latency_queries", "tsne_points", "batch_size"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            parser.error(f"--{flag.replace('_', '-')} must be >= 1")
+    compare_paths = _parse_compare(args.compare, parser)
+    try:
+        # Check the log before the (slow) model loads, so a typo fails in a second.
+        data = load_eval_data(args.data, args.scope, args.max_queries, args.seed, args.skip_bad_lines)
+        retriever = load_retriever(args.retriever, args.device)
+        compare = {name: load_retriever(path, args.device) for name, path in compare_paths.items()}
+        evaluate(data, args.out, retriever, scope=args.scope, ks=args.k, baselines=args.baselines,
+                 compare=compare, tensorboard=args.tensorboard, depth=args.depth,
+                 latency_queries=args.latency_queries, tsne_points=args.tsne_points, seed=args.seed,
+                 bert_path=args.bert, device=args.device, batch_size=args.batch_size)
+    except SAMFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0

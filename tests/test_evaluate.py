@@ -1,0 +1,303 @@
+"""evaluate.py: every method and report key present and in range, real figures, clear errors.
+
+A fake retriever (hashed bag of words over state text + observation) stands in for the
+trained SAM retriever, which the lead's export step provides; the test that the trained demo
+retriever beats the content-only baselines is at the bottom and skips until it exists.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import shutil
+import zlib
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+
+from sam_model.data.reader import read_episodes
+from sam_model.data.sgd import iter_sgd_events
+from sam_model.data.text import state_to_text
+from sam_model.evaluation import evaluate, main
+from sam_model.evaluation import ranking as ranking_mod
+from sam_model.evaluation import run as run_mod
+from sam_model.evaluation.data import build_eval_data
+from sam_model.evaluation.metrics import per_query_metrics
+from sam_model.evaluation.ranking import rank_vectors, tie_jitter
+from sam_model.models.bert import default_bert_path, tiny_bert
+
+SCHEMA_METRICS = ("mrr", "recall@1", "recall@5", "recall@10", "precision@5", "ndcg@10", "coverage@5",
+                  "latency_ms_p50", "latency_ms_p99")
+ALL_BASELINES = ("recency", "bm25", "bm25-state", "dense", "dense-state")
+
+
+class HashedBowRetriever:
+    """Stand-in for SAMRetriever: L2-normalised hashed bag of words, same methods and shapes."""
+
+    def __init__(self, dim: int = 256, use_state: bool = True):
+        self.dim, self.use_state = dim, use_state
+
+    def _vectors(self, texts) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for tok in text.lower().replace(",", " ").replace(":", " ").split():
+                out[i, zlib.crc32(tok.encode()) % self.dim] += 1.0
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+    def encode_queries(self, states, observations, batch_size=64, progress=False):
+        # The state part is what the state asks for: the slots it needs, which memories say they "set".
+        texts = [(" ".join(s.uncertainty_flags) + " " if self.use_state else "") + o
+                 for s, o in zip(states, observations)]
+        return self._vectors(texts)
+
+    def encode_memories(self, memories, batch_size=64, progress=False):
+        return self._vectors([m.text for m in memories])
+
+    def encode_states(self, states):
+        return self._vectors([state_to_text(s) for s in states])
+
+    def projection_weights(self, states):
+        return 1.0 / (1.0 + np.exp(-4.0 * self.encode_states(states)))
+
+
+def _fixture_log(path: Path) -> None:
+    """A small hand-made log, used when the synthetic demo generator is not available."""
+    rng = np.random.default_rng(0)
+    cities = ["Paris", "Rome", "Oslo", "Lima", "Kyoto", "Cairo"]
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for e in range(10):
+            city, other = rng.choice(cities, 2, replace=False)
+            lines = [("user", f"I want to go to {city} on day {e + 3}", "clarify", {"destination": city}),
+                     ("system", f"Have you ever been to {other}?", "clarify", {}),
+                     ("user", "ok", "clarify", {}),
+                     ("action", f"CALL FindFlights(to={city})", "book_flight", {}),
+                     ("result", f"FindFlights: 3 results to {city}", "book_flight", {}),
+                     ("user", f"budget is {100 * (e + 1)} dollars", "book_hotel", {"budget": 100 * (e + 1)}),
+                     ("system", "noted", "book_hotel", {}),
+                     ("user", "go ahead", "book_hotel", {})]
+            for step, (kind, text, phase, c) in enumerate(lines):
+                ev = {"episode_id": f"ep{e}", "step": step, "kind": kind, "text": text,
+                      "state": {"phase": phase, "constraints": c,
+                                "uncertainty_flags": ["destination"] if step == 3 else []}}
+                if step == 3:
+                    ev["useful_memory_steps"] = [0]
+                if step == 7:
+                    ev["useful_memory_steps"] = [0, 5]
+                fh.write(json.dumps(ev) + "\n")
+
+
+@pytest.fixture(scope="module")
+def demo_log(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("data") / "demo.jsonl.gz"
+    try:
+        from sam_model.data.synthetic import write_synthetic
+    except ImportError:
+        _fixture_log(path)
+    else:
+        write_synthetic(path, n_episodes=6, seed=0)
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_bert_dir(tmp_path_factory) -> Path:
+    """A 1-layer random BERT with MiniLM's tokenizer: the dense baselines' code path, fast on any CPU."""
+    folder = tmp_path_factory.mktemp("tiny_bert")
+    tiny_bert(vocab_size=30522, hidden=32, layers=1).save_pretrained(folder)
+    src = Path(default_bert_path())
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(src / name, folder / name)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def full_run(demo_log, tiny_bert_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    tb = tmp_path_factory.mktemp("tb")
+    report = evaluate(demo_log, out, HashedBowRetriever(), baselines=ALL_BASELINES,
+                      compare={"content-only": HashedBowRetriever(use_state=False)}, bert_path=str(tiny_bert_dir),
+                      tensorboard=tb, latency_queries=10, tsne_points=500, quiet=True)
+    return report, out, tb
+
+
+def test_every_method_and_schema_key_present_and_in_range(full_run):
+    report, out, _ = full_run
+    on_disk = json.loads((out / "report.json").read_text())
+    assert on_disk == json.loads(json.dumps(report))
+    assert isinstance(on_disk["data"], str) and on_disk["scope"] == "episode"
+    assert on_disk["n_queries"] > 0
+    assert set(on_disk) >= {"data", "n_queries", "scope", "methods", "per_phase", "diagnostics"}
+    assert list(on_disk["methods"]) == ["sam", *ALL_BASELINES, "content-only"]
+    for name, values in on_disk["methods"].items():
+        for key in SCHEMA_METRICS:
+            assert key in values, (name, key)
+            v = values[key]
+            assert isinstance(v, float) and math.isfinite(v), (name, key, v)
+            if key.startswith("latency"):
+                assert v >= 0
+            else:
+                assert 0.0 <= v <= 1.0, (name, key, v)
+        assert values["recall@1"] <= values["recall@5"] <= values["recall@10"]
+        assert values["coverage@5"] <= values["recall@5"]
+        assert values["latency_ms_p50"] <= values["latency_ms_p99"]
+
+
+def test_state_aware_fake_beats_recency_and_content_only(full_run):
+    # The fake reads the state's "needs" slots, which name the memories that set them.
+    methods = full_run[0]["methods"]
+    assert methods["sam"]["mrr"] > methods["recency"]["mrr"]
+    assert methods["sam"]["mrr"] > methods["content-only"]["mrr"]
+
+
+def test_pngs_written_and_real_images(full_run):
+    report, out, _ = full_run
+    assert set(report["diagnostics"]["figures"]) == {"tsne_states", "projection_by_phase"}
+    for name in ("tsne_states.png", "projection_by_phase.png"):
+        path = out / name
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert path.stat().st_size > 1024
+        img = mpimg.imread(path)
+        assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
+        assert img.std() > 0.01  # not a blank canvas
+
+
+def test_diagnostics_and_per_phase(full_run):
+    report = full_run[0]
+    diag = report["diagnostics"]
+    dist = diag["state_distinctiveness"]
+    assert dist["n_phases"] >= 2 and dist["inter_over_intra"] > 0 and -1 <= dist["silhouette"] <= 1
+    assert diag["projection_weights"]["dim"] == 256
+    util = diag["memory_utilisation"]
+    assert set(util) == set(report["methods"])
+    for u in util.values():
+        assert 0 <= u["never_retrieved_share"] <= 1
+        for table in (u["by_kind"], u["by_age"]):
+            for which in ("retrieved", "candidates", "relevant"):
+                assert sum(v[which] for v in table.values()) == pytest.approx(1.0)
+    phases = {ex_phase or "(none)" for ex_phase in report["per_phase"]}
+    assert len(phases) >= 2
+    assert sum(p["n_queries"] for p in report["per_phase"].values()) == report["n_queries"]
+    for entry in report["per_phase"].values():
+        assert set(entry["methods"]) == set(report["methods"])
+        for m in entry["methods"].values():
+            assert 0 <= m["mrr"] <= 1 and 0 <= m["recall@5"] <= 1
+
+
+def test_markdown_has_a_row_per_method_and_tensorboard_events(full_run):
+    report, out, tb = full_run
+    md = (out / "report.md").read_text()
+    for name in report["methods"]:
+        assert any(line.startswith(f"| {name} |") for line in md.splitlines()), name
+    assert "tsne_states.png" in md
+    assert list(tb.rglob("events.out.tfevents.*"))
+    assert list(tb.rglob("projector_config.pbtxt"))
+
+
+def test_metrics_match_a_brute_force_ranking(demo_log):
+    """Global scope (chunked, masked search) gives the same top-k as sorting every candidate."""
+    data = build_eval_data(str(demo_log), read_episodes(demo_log), "global")
+    fake = HashedBowRetriever()
+    q = fake.encode_queries([e.state for e in data.examples], [e.observation for e in data.examples])
+    m = fake.encode_memories(data.memories)
+    jitter = tie_jitter(len(m), 0)
+    old = ranking_mod.QUERY_BLOCK, ranking_mod.MEMORY_CHUNK
+    ranking_mod.QUERY_BLOCK, ranking_mod.MEMORY_CHUNK = 7, 50  # force many blocks and chunks
+    try:
+        got = rank_vectors(q, m, data.examples, "global", 10, jitter)
+    finally:
+        ranking_mod.QUERY_BLOCK, ranking_mod.MEMORY_CHUNK = old
+    for i, ex in enumerate(data.examples):
+        s = m[: ex.cutoff].astype(np.float64) @ q[i].astype(np.float64) + jitter[: ex.cutoff]
+        assert got[i].tolist() == np.argsort(-s, kind="stable")[:10].tolist()
+    where = {mem.id: j for j, mem in enumerate(data.memories)}
+    rel = [np.array(sorted(where[r] for r in ex.relevant_ids)) for ex in data.examples]
+    pq = per_query_metrics(got, rel, [1, 5, 10], depth=10)
+    for i in range(len(rel)):
+        ranks = [int(np.where(got[i] == r)[0][0]) + 1 for r in rel[i] if r in got[i]]
+        assert pq["mrr"][i] == pytest.approx(1.0 / min(ranks) if ranks else 0.0)
+        assert pq["recall@5"][i] == pytest.approx(sum(r <= 5 for r in ranks) / len(rel[i]))
+
+
+def test_cli_global_scope_subset(demo_log, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(run_mod, "load_retriever", lambda path, device=None: HashedBowRetriever())
+    out = tmp_path / "r"
+    rc = main(["--retriever", "x", "--data", str(demo_log), "--out", str(out), "--scope", "global",
+               "--baselines", "recency,bm25-state", "--k", "3", "--max-queries", "15", "--latency-queries", "5"])
+    assert rc == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["scope"] == "global" and report["n_queries"] == 15
+    assert list(report["methods"]) == ["sam", "recency", "bm25-state"]
+    assert {"recall@3", "precision@3", "coverage@3", "recall@1", "recall@10"} <= set(report["methods"]["sam"])
+    assert "bm25-state" in capsys.readouterr().out  # the table is printed
+
+
+def test_errors_name_the_missing_or_bad_file(demo_log, tmp_path, capsys):
+    missing = tmp_path / "nope.jsonl"
+    assert main(["--retriever", str(tmp_path), "--data", str(missing), "--out", str(tmp_path / "o")]) == 1
+    assert str(missing) in capsys.readouterr().err
+    no_ret = tmp_path / "no_export"
+    assert main(["--retriever", str(no_ret), "--data", str(demo_log), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert str(no_ret) in err and "export" in err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"episode_id": "a", "step": 0, "kind": "user", "text": "hi"}\n{not json\n')
+    assert main(["--retriever", str(tmp_path), "--data", str(bad), "--out", str(tmp_path / "o")]) == 1
+    assert f"{bad}:2" in capsys.readouterr().err
+    no_labels = tmp_path / "nolabels.jsonl"
+    no_labels.write_text('{"episode_id": "a", "step": 0, "kind": "user", "text": "hi"}\n')
+    assert main(["--retriever", str(tmp_path), "--data", str(no_labels), "--out", str(tmp_path / "o")]) == 1
+    assert "no decision points" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--retriever", "x", "--data", str(demo_log), "--out", "o", "--baselines", "bm99"])
+
+
+@pytest.mark.slow
+def test_dense_baselines_with_real_minilm(tmp_path):
+    log = tmp_path / "small.jsonl.gz"
+    _fixture_log(log)
+    report = evaluate(log, tmp_path / "r", None, baselines=["dense", "dense-state"], latency_queries=3, quiet=True)
+    for name in ("dense", "dense-state"):
+        assert all(0 <= v <= 1 for k, v in report["methods"][name].items() if not k.startswith("latency"))
+    assert report["methods"]["dense"] != report["methods"]["dense-state"]
+
+
+def test_sgd_split_folder_as_data(tmp_path, shared_dir):
+    sgd_dev = shared_dir / "data" / "sgd" / "dev"
+    if not sgd_dev.is_dir():
+        pytest.skip(f"{sgd_dev} not present (the shared SGD data lives in ../shared/data/sgd)")
+    first = sorted(sgd_dev.glob("dialogues_*.json*"))[0]
+    opener = gzip.open if first.suffix == ".gz" else open
+    with opener(first, "rt", encoding="utf-8") as fh:
+        dialogues = json.load(fh)[:6]
+    split = tmp_path / "dev"
+    split.mkdir()
+    (split / "dialogues_001.json").write_text(json.dumps(dialogues))
+    report = evaluate(split, tmp_path / "r", HashedBowRetriever(), baselines=["recency", "bm25"],
+                      latency_queries=5, quiet=True)
+    n_points = sum(1 for e in iter_sgd_events(split) if e.get("useful_memory_steps"))
+    assert report["n_queries"] == n_points > 0
+    assert set(report["methods"]) == {"sam", "recency", "bm25"}
+
+
+# --- hook for the lead: the trained demo retriever ------------------------------------------------------
+
+@pytest.fixture
+def trained_demo_retriever():
+    """The retriever trained on the demo data (``make demo``), as an exported folder.
+
+    Hook: return the path of the exported demo retriever once training/export exist; until then
+    this skips the test that needs it.
+    """
+    pytest.skip("trained demo retriever not available yet (hook for the export step: "
+                "tests/test_evaluate.py::trained_demo_retriever)")
+
+
+def test_trained_demo_retriever_beats_content_only_baselines(trained_demo_retriever, demo_log, tmp_path):
+    retriever = run_mod.load_retriever(trained_demo_retriever)
+    report = evaluate(demo_log, tmp_path, retriever, baselines=["bm25", "dense"], latency_queries=10, quiet=True)
+    m = report["methods"]
+    for baseline in ("bm25", "dense"):
+        assert m["sam"]["mrr"] > m[baseline]["mrr"], baseline
+        assert m["sam"]["recall@5"] > m[baseline]["recall@5"], baseline
