@@ -1,0 +1,250 @@
+"""Memory benchmark: the run-time bank over long agent lives, with and without each mechanism.
+
+An agent *life* chains synthetic episodes (``sam_model.data.synthetic``) into one episode
+of at least ``--events`` events with renumbered steps, so one bank lives through dozens of
+tasks. Every event goes through the state-driven updater; at each decision point the bank
+is searched *as it is at that moment* and scored against the labels:
+
+- ``mrr``: 1 / rank of the first retrieved unit that stands for a relevant memory (MRR@k);
+- ``recall@5``: share of the relevant memories stood for in the top 5;
+- ``coverage@5``: share of decision points whose relevant memories are *all* in the top 5.
+
+A unit stands for a memory if it is that memory or absorbed its key facts when it was pruned
+(``MemoryUnit.sources``), so forgetting the words but keeping the facts is not a miss.
+After each decision, the retrieved units whose values appear in the agent's next action are
+reinforced (the run-time signal of use; no labels involved).
+
+Variants: no decay or pruning (``flat``), decay without capacity, decay + pruning at
+``--capacity`` of the life's events, each with and without graph expansion, and the full
+bank with a working tier + long-term IVF tier. Writes ``DIR/memory.json`` and
+``DIR/memory.png`` and prints a markdown table.
+
+    python -m sam_model.bench.memory --out runs/bench-memory [--retriever runs/export]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+import faiss
+import numpy as np
+from tqdm import tqdm
+
+from sam_model.data.schema import Event, State, parse_event
+from sam_model.data.synthetic import generate_episodes
+from sam_model.io import atomic_write_text
+from sam_model.memory.bank import MemoryBank
+from sam_model.memory.config import MemoryConfig
+from sam_model.memory.retrievers import load_retriever
+from sam_model.memory.unit import MemoryUnit, mentions
+from sam_model.memory.updater import Updater
+
+
+def make_life(index: int, min_events: int, seed: int) -> list[Event]:
+    """Synthetic episodes chained into one episode ``life<index>`` of >= ``min_events`` events."""
+    events: list[Event] = []
+    chunk = 0
+    while len(events) < min_events:
+        for ep in generate_episodes(8, seed=seed * 1000 + index * 100 + chunk):
+            offset = len(events)
+            for d in ep:
+                d = dict(d, episode_id=f"life{index}", step=d["step"] + offset,
+                         meta={**d.get("meta", {}), "source_episode": d["episode_id"]})
+                if d.get("useful_memory_steps"):
+                    d["useful_memory_steps"] = [s + offset for s in d["useful_memory_steps"]]
+                events.append(parse_event(d, f"<life {index}>", len(events) + 1))
+            if len(events) >= min_events:
+                break
+        chunk += 1
+    return events
+
+
+def variants(capacity: int, half_life: float, working: int) -> dict[str, MemoryConfig]:
+    """The mechanisms switched on and off; everything else (linking, corrections) is shared.
+
+    ``flat`` ranks by similarity alone and never forgets; ``decay`` mixes the dynamic
+    importance (recency, use, corrections, finished phases) into the ranking.
+    """
+    flat = MemoryConfig(half_life=0.0, importance_weight=0.0, expand=False)
+    decay = MemoryConfig(half_life=half_life, expand=False)
+    pruned = dataclasses.replace(decay, capacity=capacity)
+    return {
+        "flat": flat,
+        "flat+expand": dataclasses.replace(flat, expand=True),
+        "decay": decay,
+        "decay+expand": dataclasses.replace(decay, expand=True),
+        "decay+prune": pruned,
+        "decay+prune+expand": dataclasses.replace(pruned, expand=True),
+        "decay+prune+expand+tiers": dataclasses.replace(pruned, expand=True, working_size=working),
+    }
+
+
+def run_life(events: list[Event], mem_vecs: np.ndarray, query_vecs: dict[int, np.ndarray], config: MemoryConfig,
+             encode, k: int) -> dict:
+    """Stream one life through a fresh bank; score every decision point as it comes."""
+    bank = MemoryBank(mem_vecs.shape[1], config)
+    updater = Updater(bank, encode)
+    rr, rec5, cov5, sizes, query_s = [], [], [], [], []
+    for i, e in enumerate(events):
+        if e.is_decision_point and len(bank):
+            t = time.perf_counter()
+            hits = bank.search(query_vecs[i], k, needs=e.state.uncertainty_flags)
+            query_s.append(time.perf_counter() - t)
+            relevant = {f"{e.episode_id}#{s}" for s in e.useful_memory_steps}
+            covered = [h.unit.sources() & relevant for h in hits]
+            first = next((r for r, c in enumerate(covered, 1) if c), None)
+            rr.append(1.0 / first if first else 0.0)
+            top5 = set().union(*covered[:5]) if covered else set()
+            rec5.append(len(top5) / len(relevant))
+            cov5.append(float(top5 == relevant))
+            action = next((a for a in events[i + 1:i + 3] if a.kind == "action"), None)
+            if action is not None:
+                used = [h.unit.id for h in hits[:5] if mentions(action.text, [v for v in h.unit.entities if len(v) > 2])]
+                updater.reinforce(used)
+        updater.observe(e, mem_vecs[i])
+        if i % 20 == 0 or i == len(events) - 1:
+            sizes.append((i + 1, len(bank)))
+    return {"rr": rr, "recall@5": rec5, "coverage@5": cov5, "sizes": sizes, "query_s": query_s,
+            "final_size": len(bank), "max_size": max(s for _, s in sizes),
+            "summaries": sum(u.kind == "summary" for u in bank)}
+
+
+def summarise(runs: list[dict], capacity: int) -> dict:
+    rr = [x for r in runs for x in r["rr"]]
+    return {
+        "mrr": float(np.mean(rr)),
+        "recall@5": float(np.mean([x for r in runs for x in r["recall@5"]])),
+        "coverage@5": float(np.mean([x for r in runs for x in r["coverage@5"]])),
+        "decisions": len(rr),
+        "final_size": float(np.mean([r["final_size"] for r in runs])),
+        "max_size": max(r["max_size"] for r in runs),
+        "summaries": float(np.mean([r["summaries"] for r in runs])),
+        "ms_per_query": 1000 * float(np.mean([x for r in runs for x in r["query_s"]])),
+        "capacity": capacity,
+        "size_curve": runs[0]["sizes"],
+        "rr_curve": runs[0]["rr"],
+    }
+
+
+def plot(results: dict, path: Path, window: int = 50) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for name, r in results.items():
+        xs, ys = zip(*r["size_curve"])
+        ax1.plot(xs, ys, label=name)
+        rr = np.asarray(r["rr_curve"])
+        if len(rr) >= window:
+            ax2.plot(np.convolve(rr, np.ones(window) / window, mode="valid"), label=name)
+    ax1.set(xlabel="events observed (life 0)", ylabel="units in the bank", title="Bank size over time")
+    ax2.set(xlabel="decision point (life 0)", ylabel=f"MRR (moving mean over {window})",
+            title="Retrieval quality over time")
+    ax1.legend(fontsize=7)
+    ax2.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def table(results: dict) -> str:
+    rows = ["| variant | MRR | recall@5 | coverage@5 | final size | max size | summaries | ms/query |",
+            "|---|---|---|---|---|---|---|---|"]
+    for name, r in results.items():
+        rows.append(f"| {name} | {r['mrr']:.3f} | {r['recall@5']:.3f} | {r['coverage@5']:.3f} | "
+                    f"{r['final_size']:.0f} | {r['max_size']} | {r['summaries']:.0f} | {r['ms_per_query']:.2f} |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m sam_model.bench.memory",
+        description="Benchmark the run-time memory bank (decay, pruning, graph expansion, tiers) over long "
+                    "synthetic agent lives; writes DIR/memory.json and DIR/memory.png and prints a table.")
+    parser.add_argument("--out", required=True, help="output folder for memory.json and memory.png")
+    parser.add_argument("--retriever", default=None, metavar="DIR",
+                        help="an exported SAMRetriever folder; default: the content baseline (untrained MiniLM "
+                             "on the state in words + observation vs the memory text)")
+    parser.add_argument("--bert", default=None, help="local BERT folder for the content baseline "
+                        "(default: the packaged all-MiniLM-L6-v2)")
+    parser.add_argument("--lives", type=int, default=2, help="number of agent lives (default: 2)")
+    parser.add_argument("--events", type=int, default=2000, help="minimum events per life (default: 2000)")
+    parser.add_argument("--capacity", type=float, default=0.1,
+                        help="bank capacity of the pruned variants, as a fraction of a life's events (default: 0.1)")
+    parser.add_argument("--half-life", type=float, default=100.0,
+                        help="importance half-life in events for the decay variants (default: 100)")
+    parser.add_argument("--working", type=int, default=64, help="working-tier size of the tiered variant (default: 64)")
+    parser.add_argument("--k", type=int, default=10, help="memories retrieved per decision (default: 10)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic lives (default: 0)")
+    parser.add_argument("--device", default=None, help="torch device for the encoder (default: cuda if available)")
+    args = parser.parse_args(argv)
+    if args.lives < 1 or args.events < 1 or not 0 < args.capacity <= 1 or args.k < 5:
+        parser.error("need --lives >= 1, --events >= 1, 0 < --capacity <= 1 and --k >= 5")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    faiss.omp_set_num_threads(1)  # one query at a time: OpenMP start-up would dominate the timings
+    retriever = load_retriever(args.retriever, args.bert, args.device)
+    lives = [make_life(j, args.events, args.seed) for j in range(args.lives)]
+    encoded = []
+    for events in tqdm(lives, desc="encoding lives", unit="life"):
+        prev: State | None = None
+        texts = []
+        for e in events:
+            texts.append(MemoryUnit.from_event(e, prev))
+            prev = e.state
+        mem = np.asarray(retriever.encode_memories(texts), np.float32)
+        dps = [i for i, e in enumerate(events) if e.is_decision_point]
+        q = np.asarray(retriever.encode_queries([events[i].state for i in dps], [events[i].text for i in dps]),
+                       np.float32)
+        encoded.append((mem, dict(zip(dps, q))))
+
+    def encode(units):
+        return retriever.encode_memories(units)
+
+    n_events = min(len(e) for e in lives)
+    capacity = max(1, round(args.capacity * n_events))
+    results = {}
+    for name, cfg in tqdm(variants(capacity, args.half_life, args.working).items(), desc="variants", unit="variant"):
+        runs = [run_life(ev, m, q, cfg, encode, args.k) for ev, (m, q) in zip(lives, encoded)]
+        results[name] = {**summarise(runs, cfg.capacity), "config": cfg.to_json()}
+
+    mrr = {n: r["mrr"] for n, r in results.items()}
+    cov = {n: r["coverage@5"] for n, r in results.items()}
+    loss = {"without expansion": 100 * (mrr["decay"] - mrr["decay+prune"]),
+            "with expansion": 100 * (mrr["decay+expand"] - mrr["decay+prune+expand"])}
+    gain = {base: cov[f"{base}+expand"] - cov[base] for base in ("flat", "decay", "decay+prune")}
+    targets = {
+        "pruning_mrr_loss_points": loss,
+        "pruning_mrr_loss_ok": all(v <= 2.0 for v in loss.values()),
+        "expansion_coverage5_gain": gain,
+        "expansion_improves_coverage5": all(v > 0 for v in gain.values()),
+    }
+    report = {
+        "retriever": args.retriever or "content baseline (MiniLM, state in words + observation)",
+        "lives": args.lives, "events_per_life": [len(e) for e in lives],
+        "decisions_per_life": [sum(e.is_decision_point for e in ev) for ev in lives],
+        "capacity": capacity, "half_life": args.half_life, "k": args.k, "seed": args.seed,
+        "targets": targets, "variants": results,
+    }
+    atomic_write_text(out / "memory.json", json.dumps(report, indent=1))
+    plot(results, out / "memory.png")
+    print(table(results))
+    print(f"\npruning at capacity {capacity} ({args.capacity:.0%} of events) loses "
+          + ", ".join(f"{v:.2f} MRR points {k}" for k, v in loss.items())
+          + f" (target <= 2): {'ok' if targets['pruning_mrr_loss_ok'] else 'MISSED'}")
+    print("graph expansion changes coverage@5 by " + ", ".join(f"{v:+.3f} ({k})" for k, v in gain.items())
+          + f" (target > 0): {'ok' if targets['expansion_improves_coverage5'] else 'MISSED'}")
+    print(f"wrote {out / 'memory.json'} and {out / 'memory.png'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,147 @@
+"""SAM inside an agent loop: observe, retrieve for the current state, prompt, record.
+
+Works with any ``llm(prompt) -> str``. One turn of an agent::
+
+    mem = SAMMemory(retriever)                    # or SAMMemory(retriever, MemoryBank.load(path))
+    mem.observe(user_message, state)              # everything the agent sees goes in
+    thought, action = mem.step(llm, state, user_message)
+    result = environment(action)
+    mem.record(thought, action, result)           # what it did goes in; used memories are reinforced
+
+``step`` is ``retrieve`` + ``build_prompt`` + ``llm`` + ``parse_reply``; call them yourself
+to change any part.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from sam_model.data.schema import Event, State
+from sam_model.memory.bank import Hit, MemoryBank
+from sam_model.memory.config import MemoryConfig
+from sam_model.memory.retrievers import Retriever
+from sam_model.memory.unit import MemoryUnit, mentions
+from sam_model.memory.updater import Updater
+
+_CITE = re.compile(r"\[(\d+)\]|\bmemor(?:y|ies)\s*#?(\d+)", re.IGNORECASE)
+_THOUGHT = re.compile(r"^\s*thought\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+_ACTION = re.compile(r"^\s*action\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+
+
+class SAMMemory:
+    """A retriever plus a bank plus the state-driven updater, with the calls an agent needs."""
+
+    def __init__(self, retriever: Retriever, bank: MemoryBank | None = None, config: MemoryConfig | None = None,
+                 episode_id: str = "agent", k: int = 5):
+        self.retriever = retriever
+        self.bank = bank if bank is not None else MemoryBank(int(retriever.dim), config)
+        if self.bank.dim != retriever.dim:
+            raise ValueError(f"the bank has dim {self.bank.dim} but the retriever encodes dim {retriever.dim}; "
+                             "use a bank built with this retriever")
+        self.updater = Updater(self.bank, encode=lambda units: self.retriever.encode_memories(units))
+        self.episode_id, self.k = episode_id, k
+        self.state = bank.last_state.get(episode_id, State()) if bank is not None else State()
+        steps = [u.step for u in self.bank if u.episode_id == episode_id]
+        self.next_step = max(steps) + 1 if steps else 0
+        self.last_hits: list[Hit] = []
+        self.last_used: list[str] = []
+
+    # -- writing
+    def observe(self, event: Event | str, state: State | None = None, kind: str = "observation") -> MemoryUnit | None:
+        """Write what the agent saw. ``event`` is an Event, or a text (of ``kind``) at the next step."""
+        if isinstance(event, str):
+            event = Event(self.episode_id, self.next_step, kind, event, state or self.state)
+        state = event.state if state is None else state
+        if event.episode_id == self.episode_id:
+            self.next_step = max(self.next_step, event.step + 1)
+        self.state = state
+        return self.updater.observe(event, state=state)
+
+    def record(self, thought: str, action: str, result: str = "") -> list[MemoryUnit]:
+        """Write the agent's thought, action and the action's result; reinforce the memories used.
+
+        A retrieved memory counts as used when the thought or action cites it (``[2]``,
+        ``memory 2``) or repeats one of its values.
+        """
+        used = self.used_memories(f"{thought}\n{action}")
+        self.updater.reinforce(used)
+        self.last_used = used
+        written = [self.observe(text, self.state, kind)
+                   for kind, text in (("thought", thought), ("action", action), ("result", result)) if text]
+        return [u for u in written if u is not None]
+
+    def used_memories(self, text: str) -> list[str]:
+        cited = {int(a or b) for a, b in _CITE.findall(text)}
+        used = []
+        for i, hit in enumerate(self.last_hits, 1):
+            u = hit.unit
+            if u.id not in self.bank:
+                continue
+            if i in cited or mentions(text, [v for v in u.entities if len(v) > 2]):
+                used.append(u.id)
+        return used
+
+    # -- reading
+    def retrieve(self, state: State, observation: str, k: int | None = None) -> list[Hit]:
+        """The memories for this state and observation, best first (expanded along edges)."""
+        self.state = state
+        if len(self.bank) == 0:
+            self.last_hits = []
+            return []
+        q = self.retriever.encode_queries([state], [observation])[0]
+        hits = self.bank.search(q, k or self.k)
+        self.bank.touch([h.unit.id for h in hits])
+        self.last_hits = hits
+        return hits
+
+    def step(self, llm: Callable[[str], str], state: State, observation: str,
+             k: int | None = None) -> tuple[str, str]:
+        """Retrieve, prompt the LLM, and parse its reply into (thought, action)."""
+        hits = self.retrieve(state, observation, k)
+        return parse_reply(llm(build_prompt(state, hits, observation)))
+
+    def build_prompt(self, state: State, memories: Sequence[Hit | MemoryUnit | str], observation: str) -> str:
+        return build_prompt(state, memories, observation)
+
+
+def _value(v) -> str:
+    return "/".join(map(str, v)) if isinstance(v, list) else str(v)
+
+
+def build_prompt(state: State, memories: Sequence[Hit | MemoryUnit | str], observation: str) -> str:
+    """The prompt: the state in words, the memories numbered, the observation, a request for Thought and Action."""
+    lines = ["You are an agent working on a long task. Use the memories below when they help.", "",
+             "## Current state", f"Phase: {state.phase or 'none'}"]
+    if state.subgoal_stack:
+        lines.append("Sub-goals (current last): " + " > ".join(state.subgoal_stack))
+    if state.constraints:
+        lines.append("Known: " + ", ".join(f"{k}={_value(v)}" for k, v in sorted(state.constraints.items())))
+    if state.uncertainty_flags:
+        lines.append("Still needed: " + ", ".join(state.uncertainty_flags))
+    if state.last_action_result:
+        lines.append(f"Last result: {state.last_action_result}")
+    lines += ["", "## Retrieved memories"]
+    if not memories:
+        lines.append("(none)")
+    for i, m in enumerate(memories, 1):
+        unit = m.unit if isinstance(m, Hit) else m
+        if isinstance(unit, MemoryUnit):
+            note = f" (step {unit.step}, phase {unit.phase or 'none'}"
+            note += f", corrected later by {unit.superseded_by}" if unit.superseded_by else ""
+            lines.append(f"{i}. {unit.text}{note})")
+        else:
+            lines.append(f"{i}. {unit}")
+    lines += ["", "## Observation", observation, "",
+              "Reply with two lines, citing memories by number where you use them:",
+              "Thought: <your reasoning>", "Action: <the next action>"]
+    return "\n".join(lines)
+
+
+def parse_reply(reply: str) -> tuple[str, str]:
+    """(thought, action) from an LLM reply; a reply without an ``Action:`` line is all action."""
+    thought = _THOUGHT.search(reply)
+    action = _ACTION.search(reply)
+    if action is None:
+        return (thought.group(1).strip() if thought else ""), reply.strip()
+    return (thought.group(1).strip() if thought else ""), action.group(1).strip()

@@ -1,0 +1,255 @@
+"""The memory bank: units, their graph, their vectors, and what the state has taught so far.
+
+The bank is the data; :mod:`sam_model.memory.updater` holds the rules that change it.
+Besides units it keeps the small tables the rules need and that must survive a restart:
+the bank clock (one tick per observed event), per episode the slot table (slot -> current
+value and the unit that set it), the last unit written and the last state seen.
+
+Search ranks by the retriever's inner product, then (optionally) expands along typed
+edges so that memories that belong with the hits come along. Persistence is one ``.npz``
+file (JSON metadata + one embedding matrix) written through :func:`sam_model.io.atomic_path`,
+so a crash mid-save leaves the previous bank intact.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sam_model.data.schema import State
+from sam_model.io import SAMFileError, atomic_path, require_file
+from sam_model.memory.config import MemoryConfig
+from sam_model.memory.graph import MemoryGraph
+from sam_model.memory.tiers import LONGTERM, WORKING, Tiers
+from sam_model.memory.unit import MemoryUnit
+
+FORMAT = "sam_model.MemoryBank"
+VERSION = 1
+
+
+@dataclass
+class Hit:
+    """A retrieved unit: final score, raw retriever similarity, and the edge that brought it in."""
+
+    unit: MemoryUnit
+    score: float
+    similarity: float
+    via: tuple[str, str] | None = None  # (edge type, id of the unit it was reached from)
+
+
+class MemoryBank:
+    """All memories of an agent, searchable by vector and linked by typed edges."""
+
+    def __init__(self, dim: int, config: MemoryConfig | None = None):
+        if not isinstance(dim, int) or dim < 1:
+            raise ValueError(f"bank dim must be a positive int, got {dim!r}")
+        self.dim = dim
+        self.config = config or MemoryConfig()
+        self.units: dict[str, MemoryUnit] = {}
+        self.graph = MemoryGraph(self.units)
+        cfg = self.config
+        self.tiers = Tiers(dim, cfg.working_size, cfg.ivf_nlist, cfg.ivf_nprobe)
+        self.clock = 0
+        self.slots: dict[str, dict[str, list]] = {}  # episode -> slot -> [value, source unit id or None]
+        self.last_unit: dict[str, str] = {}
+        self.last_state: dict[str, State] = {}
+        self.entity_index: dict[str, list[str]] = {}  # value -> recent units mentioning it
+        self.by_phase: dict[tuple[str, str], set[str]] = {}
+
+    # -- container
+    def __len__(self) -> int:
+        return len(self.units)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self.units
+
+    def __iter__(self) -> Iterator[MemoryUnit]:
+        return iter(list(self.units.values()))
+
+    def __getitem__(self, uid: str) -> MemoryUnit:
+        return self.units[uid]
+
+    def importance(self, uid: str) -> float:
+        return self.units[uid].importance_at(self.clock, self.config.decay)
+
+    def add(self, unit: MemoryUnit) -> None:
+        """Insert a unit (into the working tier); its embedding must match the bank's dim."""
+        if unit.id in self.units:
+            raise ValueError(f"memory {unit.id!r} is already in the bank (ids are episode#step and must be unique)")
+        unit.embedding = self._check_vector(unit.embedding, unit.id)
+        self.units[unit.id] = unit
+        self.tiers.add([unit.id], unit.embedding[None])
+        self._index(unit)
+
+    def set_embedding(self, uid: str, vector: np.ndarray) -> None:
+        """Replace a unit's vector (a summary re-encoded after it absorbed more facts)."""
+        unit = self.units[uid]
+        unit.embedding = self._check_vector(vector, uid)
+        tier = self.tiers.tier_of(uid) or WORKING
+        self.tiers.remove([uid])
+        self.tiers.add([uid], unit.embedding[None], tier)
+
+    def remove(self, uid: str, heir: str | None = None) -> None:
+        """Delete a unit; the graph is repaired and the unit's roles (slot source) pass to ``heir``."""
+        unit = self.units[uid]
+        if self.last_unit.get(unit.episode_id) == uid:
+            preds = [s for k, s in self.graph.in_edges(uid) if k == "temporal_next"]
+            if preds:
+                self.last_unit[unit.episode_id] = preds[0]
+            else:
+                del self.last_unit[unit.episode_id]
+        self.graph.detach(uid, heir)
+        self.tiers.remove([uid])
+        del self.units[uid]
+        for entry in self.slots.get(unit.episode_id, {}).values():
+            if entry[1] == uid:
+                entry[1] = heir
+        for v in unit.entities:
+            ids = self.entity_index.get(v)
+            if ids and uid in ids:
+                ids.remove(uid)
+        self.by_phase.get((unit.episode_id, unit.phase), set()).discard(uid)
+
+    def touch(self, ids: list[str]) -> None:
+        """Count an access (a retrieval) of each unit."""
+        for uid in ids:
+            if uid in self.units:
+                self.units[uid].access_count += 1
+                self.units[uid].last_access = self.clock
+
+    def _index(self, unit: MemoryUnit) -> None:
+        self.by_phase.setdefault((unit.episode_id, unit.phase), set()).add(unit.id)
+
+    def _check_vector(self, vector, uid: str) -> np.ndarray:
+        if vector is None:
+            raise ValueError(f"memory {uid!r} has no embedding; encode it before adding it to the bank")
+        v = np.asarray(vector, np.float32).reshape(-1)
+        if v.shape[0] != self.dim:
+            raise ValueError(f"memory {uid!r} has an embedding of dim {v.shape[0]}, the bank has dim {self.dim}")
+        if not np.isfinite(v).all():
+            raise ValueError(f"memory {uid!r} has NaN or inf in its embedding; fix the encoder output")
+        return v
+
+    # -- search
+    def search(self, query: np.ndarray, k: int = 5, expand: bool | None = None,
+               needs: Sequence[str] = ()) -> list[Hit]:
+        """The top-k units for a query vector (inner product), expanded along edges.
+
+        Similarities of the candidate pool are scaled to [0, 1] (best = 1, worst of the
+        pool = 0) so that an edge weight means the same for any retriever; a unit
+        reached over an edge scores ``seed * weight * hop_decay**(hop-1)`` and keeps the
+        better of that and its own scaled similarity. Units whose facts were all
+        corrected are scaled by ``superseded_factor``; ``importance_weight`` mixes in the
+        unit's current importance (recency, use) relative to the pool's best. ``needs``
+        (the state's open slots) steers expansion: arriving at a unit that holds none of
+        them is scaled by ``off_need_factor``.
+        """
+        cfg = self.config
+        q = self._check_vector(query, "<query>")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be a positive int, got {k!r}")
+        pool = self.tiers.search(q, max(k, cfg.pool))
+        if not pool:
+            return []
+        sims = dict(pool)
+        hi, lo = pool[0][1], pool[-1][1]
+        span = hi - lo if hi - lo > 1e-6 else 1.0
+
+        def scaled(uid: str) -> float:
+            return min(1.0, max(0.0, (sims[uid] - lo) / span)) * self._penalty(uid)
+
+        score = {uid: scaled(uid) for uid in sims}
+        via: dict[str, tuple[str, str]] = {}
+        if cfg.expand if expand is None else expand:
+            seeds = dict(sorted(score.items(), key=lambda kv: -kv[1])[:k])
+            wanted = set(needs)
+            node_weight = None
+            if wanted:
+                def node_weight(uid: str) -> float:
+                    return 1.0 if wanted & self.units[uid].facts.keys() else cfg.off_need_factor
+            reached = self.graph.expand(seeds, cfg.edge_weights, cfg.hop_decay, cfg.max_hops, cfg.max_expanded,
+                                        node_weight)
+            for uid, (s, kind, frm) in reached.items():
+                if uid not in sims:
+                    sims[uid] = float(self.units[uid].embedding @ q)
+                own = scaled(uid)
+                prop = s * self._penalty(uid)
+                score[uid] = max(own, prop)
+                if prop > own:
+                    via[uid] = (kind, frm)
+        if cfg.importance_weight > 0:
+            imp = {uid: self.importance(uid) for uid in score}
+            top = max(imp.values()) or 1.0
+            w = cfg.importance_weight
+            score = {uid: (1 - w) * s + w * imp[uid] / top for uid, s in score.items()}
+        ranked = sorted(score, key=lambda uid: (-score[uid], -sims[uid]))[:k]
+        return [Hit(self.units[u], score[u], sims[u], via.get(u)) for u in ranked]
+
+    def _penalty(self, uid: str) -> float:
+        return self.config.superseded_factor if self.units[uid].superseded_by else 1.0
+
+    # -- persistence
+    def save(self, path: str | Path) -> Path:
+        """Write the bank to one file atomically: the previous file stays valid until the rename."""
+        units = list(self.units.values())
+        emb = np.stack([u.embedding for u in units]) if units else np.zeros((0, self.dim), np.float32)
+        meta = {
+            "format": FORMAT, "version": VERSION, "dim": self.dim, "config": self.config.to_json(),
+            "clock": self.clock, "units": [u.to_json() for u in units],
+            "longterm": [u.id for u in units if self.tiers.tier_of(u.id) == LONGTERM],
+            "slots": self.slots, "last_unit": self.last_unit,
+            "last_state": {ep: s.to_json() for ep, s in self.last_state.items()},
+            "entity_index": self.entity_index,
+        }
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            _write(fh, meta, emb)
+        return Path(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> MemoryBank:
+        """Read a bank written by :meth:`save`; a missing or damaged file raises SAMFileError."""
+        p = require_file(path, "memory bank", "give a file written by MemoryBank.save")
+        fix = "restore the previous bank file or rebuild the bank from the agent log"
+        try:
+            with np.load(p, allow_pickle=False) as z:
+                meta = json.loads(z["meta"].tobytes().decode("utf-8"))
+                emb = np.asarray(z["embeddings"], np.float32)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+            raise SAMFileError(f"{p}: not a readable memory bank ({exc}); {fix}") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise SAMFileError(f"{p}: not a memory bank file (format {meta.get('format')!r}); {fix}")
+        if meta.get("version") != VERSION:
+            raise SAMFileError(f"{p}: memory bank version {meta.get('version')!r}, this code reads {VERSION}")
+        try:
+            bank = cls(int(meta["dim"]), MemoryConfig.from_json(meta["config"], f"{p}: config"))
+            if emb.shape != (len(meta["units"]), bank.dim):
+                raise ValueError(f"embeddings have shape {emb.shape}, expected ({len(meta['units'])}, {bank.dim})")
+            longterm = set(meta["longterm"])
+            units = [MemoryUnit.from_json(u, emb[i]) for i, u in enumerate(meta["units"])]
+            for u in units:
+                bank.units[u.id] = u
+                bank._index(u)
+            bank.graph = MemoryGraph(bank.units)
+            for tier in (WORKING, LONGTERM):
+                ids = [u.id for u in units if (u.id in longterm) == (tier == LONGTERM)]
+                if ids:
+                    bank.tiers.add(ids, np.stack([bank.units[i].embedding for i in ids]), tier)
+            bank.clock = int(meta["clock"])
+            bank.slots = meta["slots"]
+            bank.last_unit = meta["last_unit"]
+            bank.last_state = {ep: State.from_json(s) for ep, s in meta["last_state"].items()}
+            bank.entity_index = meta["entity_index"]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SAMFileError(f"{p}: memory bank metadata is damaged ({exc!r}); {fix}") from None
+        return bank
+
+
+def _write(fh, meta: dict, embeddings: np.ndarray) -> None:
+    """The bytes of a bank file (a separate function so a test can interrupt it mid-write)."""
+    payload = np.frombuffer(json.dumps(meta).encode("utf-8"), np.uint8)
+    np.savez(fh, meta=payload, embeddings=embeddings)

@@ -1,0 +1,92 @@
+"""Every knob of the run-time memory in one place.
+
+The bank saves its config with its units, so a bank reloaded tomorrow keeps
+forgetting, linking and pruning by the same rules it was built with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+# Expansion weights per edge type: (forward, backward). Forward follows the edge
+# from its source to its target (a decision to the constraint it was derived from);
+# backward goes the other way (an outdated value to the unit that corrected it).
+DEFAULT_EDGE_WEIGHTS: dict[str, tuple[float, float]] = {
+    "derived_from": (0.9, 0.3),
+    "corrects": (0.5, 0.9),
+    "confirms": (0.6, 0.6),
+    "same_entity": (0.6, 0.6),
+    "conflicts_with": (0.4, 0.4),
+    "temporal_next": (0.5, 0.5),
+}
+
+
+@dataclass
+class MemoryConfig:
+    """How the bank writes, links, forgets, prunes, tiers and expands.
+
+    ``keep_kinds`` maps a phase to the event kinds written in it; ``"*"`` is the
+    default for phases not listed, and a missing ``"*"`` keeps every kind. This is
+    how the state filters writes (e.g. drop chit-chat while booking).
+    """
+
+    # writes filtered by state
+    keep_kinds: dict[str, list[str]] = field(default_factory=dict)
+    # importance
+    half_life: float = 100.0  # ticks (events) for importance to halve; 0 = no decay
+    reinforce: float = 1.0  # added to a unit's importance when it is retrieved and used
+    max_importance: float = 5.0
+    suppress: float = 0.5  # factor on a finished phase's details when the task moves on
+    demote: float = 0.5  # factor on a unit whose slot value was corrected
+    fact_bonus: float = 0.5  # extra initial importance of a unit that sets slot values
+    # linking
+    correct_kinds: list[str] | None = None  # kinds whose slot changes count as corrections (None: all)
+    decision_kinds: list[str] = field(default_factory=lambda: ["action", "thought", "system"])
+    max_entity_links: int = 4
+    # capacity (0 = unbounded)
+    capacity: int = 0
+    prune_batch: float = 0.02  # prune this fraction of capacity at once (amortises the sort)
+    summary_importance: float = 1.0
+    # tiers (working_size 0 = one flat exact store)
+    working_size: int = 0
+    ivf_nlist: int = 64
+    ivf_nprobe: int = 8
+    # retrieval expansion along edges
+    expand: bool = True
+    edge_weights: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_EDGE_WEIGHTS))
+    hop_decay: float = 0.7
+    max_hops: int = 2
+    max_expanded: int = 10
+    pool: int = 32  # candidates taken from the index before expansion and re-ranking
+    off_need_factor: float = 0.2  # expansion factor on units holding none of the state's needed slots
+    superseded_factor: float = 0.5  # score factor of a unit whose facts were all corrected
+    importance_weight: float = 0.5  # share of the current importance in the final score
+
+    def kinds_kept(self, phase: str) -> list[str] | None:
+        """Kinds written in ``phase`` (None = all)."""
+        if phase in self.keep_kinds:
+            return self.keep_kinds[phase]
+        return self.keep_kinds.get("*")
+
+    @property
+    def decay(self) -> float:
+        """Importance factor per tick."""
+        return 0.5 ** (1.0 / self.half_life) if self.half_life > 0 else 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["edge_weights"] = {k: list(v) for k, v in self.edge_weights.items()}
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any], where: str = "memory config") -> MemoryConfig:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(obj) - names)
+        if unknown:
+            raise ValueError(f"{where}: unknown field(s) {unknown}; known: {sorted(names)}")
+        obj = dict(obj)
+        if "edge_weights" in obj:
+            obj["edge_weights"] = {k: tuple(v) for k, v in obj["edge_weights"].items()}
+        return cls(**obj)

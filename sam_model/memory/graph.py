@@ -1,0 +1,142 @@
+"""Typed edges between memories, and retrieval expansion along them.
+
+Similarity finds memories that look like the query; edges find memories that
+*belong* with them: the constraint a retrieved decision was derived from, the
+unit that corrected a retrieved (outdated) value. Edges live on the units
+(``unit.relations``, outgoing) so they are saved with them; this class adds the
+incoming index and the graph operations.
+
+Edge directions: ``temporal_next`` earlier -> later; ``derived_from`` decision ->
+source; ``confirms``, ``conflicts_with``, ``corrects``, ``same_entity`` new -> old.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+
+from sam_model.memory.unit import MemoryUnit
+
+EDGE_TYPES = ("temporal_next", "same_entity", "derived_from", "confirms", "conflicts_with", "corrects")
+
+
+def check_edge_type(kind: str) -> str:
+    if kind not in EDGE_TYPES:
+        raise ValueError(f"unknown edge type {kind!r}; known: {', '.join(EDGE_TYPES)}")
+    return kind
+
+
+class MemoryGraph:
+    """Typed directed edges over a dict of units (shared with the bank)."""
+
+    def __init__(self, units: dict[str, MemoryUnit]):
+        self.units = units
+        self.incoming: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        for u in units.values():
+            for kind, targets in u.relations.items():
+                for t in targets:
+                    self.incoming[t][kind].add(u.id)
+
+    def add_edge(self, src: str, dst: str, kind: str) -> bool:
+        """Add ``src -kind-> dst``; False if it exists, is a self loop or an end is missing."""
+        check_edge_type(kind)
+        if src == dst or src not in self.units or dst not in self.units:
+            return False
+        targets = self.units[src].relations.setdefault(kind, [])
+        if dst in targets:
+            return False
+        targets.append(dst)
+        self.incoming[dst][kind].add(src)
+        return True
+
+    def remove_edge(self, src: str, dst: str, kind: str) -> None:
+        targets = self.units[src].relations.get(kind, [])
+        if dst in targets:
+            targets.remove(dst)
+            if not targets:
+                del self.units[src].relations[kind]
+        self.incoming.get(dst, {}).get(kind, set()).discard(src)
+
+    def out_edges(self, uid: str) -> list[tuple[str, str]]:
+        """(type, target) of the edges leaving ``uid``."""
+        return [(k, t) for k, ts in self.units[uid].relations.items() for t in ts]
+
+    def in_edges(self, uid: str) -> list[tuple[str, str]]:
+        """(type, source) of the edges entering ``uid``."""
+        return [(k, s) for k, ss in self.incoming.get(uid, {}).items() for s in ss]
+
+    def has_edge(self, src: str, dst: str, kind: str) -> bool:
+        return src in self.units and dst in self.units[src].relations.get(kind, [])
+
+    def neighbours(self, uid: str) -> set[str]:
+        return {t for _, t in self.out_edges(uid)} | {s for _, s in self.in_edges(uid)}
+
+    def detach(self, uid: str, heir: str | None = None) -> None:
+        """Remove every edge of ``uid`` and repair the graph around it.
+
+        The temporal chain is closed (predecessor -> successor), and the other edges
+        move to ``heir`` (the unit that took over the removed unit's facts), so a
+        decision derived from a pruned constraint stays derived from its summary.
+        """
+        outs, ins = self.out_edges(uid), self.in_edges(uid)
+        for kind, t in outs:
+            self.remove_edge(uid, t, kind)
+        for kind, s in ins:
+            self.remove_edge(s, uid, kind)
+        preds = [s for k, s in ins if k == "temporal_next"]
+        succs = [t for k, t in outs if k == "temporal_next"]
+        for p in preds:
+            for s in succs:
+                self.add_edge(p, s, "temporal_next")
+        if heir is not None and heir in self.units:
+            for kind, t in outs:
+                if kind != "temporal_next":
+                    self.add_edge(heir, t, kind)
+            for kind, s in ins:
+                if kind != "temporal_next":
+                    self.add_edge(s, heir, kind)
+        self.incoming.pop(uid, None)
+
+    def expand(
+        self,
+        seeds: dict[str, float],
+        weights: dict[str, tuple[float, float]],
+        hop_decay: float = 0.7,
+        max_hops: int = 2,
+        max_new: int = 10,
+        node_weight: Callable[[str], float] | None = None,
+    ) -> dict[str, tuple[float, str, str]]:
+        """Units reached from ``seeds`` (id -> score in [0, 1]) along weighted edges.
+
+        A neighbour reached over an edge of weight ``w`` (forward or backward) at hop
+        ``h`` scores ``parent * w * hop_decay**(h-1)``; each unit keeps its best path.
+        Returns id -> (score, edge type, the unit it was reached from) for at most
+        ``max_new`` units that are not seeds. Bounded by hops and count, so a hub
+        (a value every memory mentions) cannot flood the result. ``node_weight(id)``
+        scales the score of arriving at a unit (the bank uses it to favour units that
+        hold what the state needs).
+        """
+        best: dict[str, tuple[float, str, str]] = {}
+        frontier = dict(seeds)
+        for hop in range(1, max_hops + 1):
+            factor = hop_decay ** (hop - 1)
+            nxt: dict[str, float] = {}
+            for uid, score in frontier.items():
+                if uid not in self.units:
+                    continue
+                steps = [(k, t, weights.get(k, (0.0, 0.0))[0]) for k, t in self.out_edges(uid)]
+                steps += [(k, s, weights.get(k, (0.0, 0.0))[1]) for k, s in self.in_edges(uid)]
+                for kind, other, w in steps:
+                    cand = score * w * factor
+                    if node_weight is not None and cand > 0:
+                        cand *= node_weight(other)
+                    if cand <= 0 or other in seeds:
+                        continue
+                    if other not in best or cand > best[other][0]:
+                        best[other] = (cand, kind, uid)
+                        nxt[other] = max(nxt.get(other, 0.0), cand)
+            frontier = nxt
+            if not frontier:
+                break
+        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:max_new]
+        return dict(ranked)

@@ -1,0 +1,86 @@
+"""Stand-in retrievers with the SAMRetriever API, for when no trained retriever is exported.
+
+The memory and the agent loop only need ``dim``, ``encode_queries(states, observations)``
+and ``encode_memories(memories)``. ``HashingRetriever`` needs nothing (tests, smoke runs);
+``ContentRetriever`` is the content-only baseline: untrained MiniLM vectors of the state
+written as text plus the observation, against the memory text.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from sam_model.data.schema import State
+from sam_model.data.text import state_to_text
+
+_WORD = re.compile(r"\w+")
+
+
+class Retriever(Protocol):
+    dim: int
+
+    def encode_queries(self, states: Sequence[State], observations: Sequence[str], batch_size: int = 64,
+                       progress: bool = False) -> np.ndarray: ...
+
+    def encode_memories(self, memories: Sequence, batch_size: int = 64, progress: bool = False) -> np.ndarray: ...
+
+
+def query_text(state: State, observation: str) -> str:
+    """What a content retriever reads for a query: the state in words, then the observation."""
+    return f"{state_to_text(state)} | observation: {observation}"
+
+
+class HashingRetriever:
+    """Hashed bag-of-words vectors (L2-normalised): lexical overlap as an inner product."""
+
+    def __init__(self, dim: int = 256, seed: int = 0):
+        self.dim, self.seed = dim, seed
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for i, text in enumerate(texts):
+            for tok in _WORD.findall(text.lower()):
+                h = zlib.crc32(f"{self.seed}:{tok}".encode())
+                out[i, h % self.dim] += 1.0 if (h >> 16) & 1 else -1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-9)
+
+    def encode_queries(self, states, observations, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        return self.embed([query_text(s, o) for s, o in zip(states, observations)])
+
+    def encode_memories(self, memories, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        return self.embed([m.text for m in memories])
+
+
+class ContentRetriever:
+    """Untrained sentence vectors (``TextEmbedder``, MiniLM by default) of query and memory text."""
+
+    def __init__(self, bert_path: str | None = None, device: str | None = None):
+        from sam_model.models.bert import TextEmbedder
+
+        self.embedder = TextEmbedder(bert_path, device)
+        self.dim = self.embedder.dim
+
+    def encode_queries(self, states, observations, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        texts = [query_text(s, o) for s, o in zip(states, observations)]
+        return self.embedder.encode(texts, batch_size, progress)
+
+    def encode_memories(self, memories, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        return self.embedder.encode([m.text for m in memories], batch_size, progress)
+
+
+def load_retriever(path: str | None, bert_path: str | None = None, device: str | None = None) -> Retriever:
+    """An exported SAMRetriever from ``path``, or the content baseline when ``path`` is None."""
+    if path is None:
+        return ContentRetriever(bert_path, device)
+    try:
+        from sam_model.retriever import SAMRetriever
+    except ImportError as exc:
+        raise SystemExit(f"--retriever {path}: sam_model.retriever is not available in this checkout ({exc}); "
+                         "leave --retriever out to use the content baseline") from None
+    return SAMRetriever.load(path, device=device)

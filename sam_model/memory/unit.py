@@ -1,0 +1,130 @@
+"""One memory of the bank: what was written, in which state, and how much it still matters.
+
+A unit keeps the text the retriever was trained on (``memory_to_text`` with the
+slots its event established), the key facts it carries (slot -> value), the
+values it mentions (for linking), and a dynamic importance that decays per tick
+of the bank clock and grows when the unit is retrieved and used.
+"""
+
+from __future__ import annotations
+
+import re
+import time as _time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sam_model.data.schema import Event, State
+from sam_model.data.text import constraints_delta, memory_to_text
+
+_SPACE = re.compile(r"\s+")
+_KV = re.compile(r"([A-Za-z_]\w*)\s*=\s*([^,;|()\]]+)")
+
+
+def norm(value: Any) -> str:
+    """A value as compared for linking: lower case, spaces collapsed (lists joined by '/')."""
+    if isinstance(value, (list, tuple)):
+        return "/".join(norm(v) for v in value)
+    return _SPACE.sub(" ", str(value)).strip().lower()
+
+
+def key_values(text: str) -> dict[str, str]:
+    """``slot=value`` pairs written in a text (tool calls and results), values normalised."""
+    return {k: norm(v) for k, v in _KV.findall(text) if norm(v)}
+
+
+def mentions(text: str, values: set[str] | list[str]) -> set[str]:
+    """The values (already normalised) that occur in ``text`` as whole words."""
+    hay = f" {norm(text)} "
+    found = set()
+    for v in values:
+        if len(v) < 2:
+            continue
+        i = hay.find(v)
+        while i >= 0:
+            if not hay[i - 1].isalnum() and not hay[i + len(v)].isalnum():
+                found.add(v)
+                break
+            i = hay.find(v, i + 1)
+    return found
+
+
+@dataclass
+class MemoryUnit:
+    """A memory with its provenance, its facts, its importance and its typed edges.
+
+    ``importance`` is the value at tick ``stamp``; read the current value with
+    :meth:`importance_at` (decay is applied lazily so a tick costs nothing).
+    ``relations`` holds the outgoing edges (type -> target ids) and is maintained by
+    :class:`~sam_model.memory.graph.MemoryGraph`. ``covers`` lists pruned units whose
+    key facts this unit now carries.
+    """
+
+    id: str
+    text: str
+    kind: str
+    phase: str
+    episode_id: str = ""
+    step: int = 0
+    time: float = 0.0
+    tick: int = 0
+    embedding: np.ndarray | None = None
+    importance: float = 1.0
+    stamp: int = 0
+    access_count: int = 0
+    last_access: int = -1
+    facts: dict[str, str] = field(default_factory=dict)
+    entities: list[str] = field(default_factory=list)
+    relations: dict[str, list[str]] = field(default_factory=dict)
+    covers: list[str] = field(default_factory=list)
+    superseded_by: str | None = None
+
+    def importance_at(self, tick: int, decay: float) -> float:
+        """Importance now: exponential decay since it was last set."""
+        return self.importance * decay ** max(0, tick - self.stamp)
+
+    def set_importance(self, value: float, tick: int) -> None:
+        self.importance, self.stamp = float(value), int(tick)
+
+    def sources(self) -> set[str]:
+        """Ids whose content this unit stands for: itself and the pruned units it absorbed."""
+        return {self.id, *self.covers}
+
+    @classmethod
+    def from_event(cls, event: Event, previous: State | None, tick: int = 0,
+                   state: State | None = None) -> MemoryUnit:
+        """A unit for ``event``; ``previous`` is the state before it (for the slots it sets).
+
+        ``state`` overrides ``event.state`` (the agent loop passes its live state).
+        """
+        state = state if state is not None else event.state
+        sets = constraints_delta(previous, state)
+        facts = {s: norm(state.constraints[s]) for s in sets}
+        when = event.meta.get("time") if isinstance(event.meta.get("time"), (int, float)) else _time.time()
+        return cls(
+            id=f"{event.episode_id}#{event.step}",
+            text=memory_to_text(event, sets),
+            kind=event.kind,
+            phase=state.phase,
+            episode_id=event.episode_id,
+            step=event.step,
+            time=float(when),
+            tick=tick,
+            stamp=tick,
+            facts=facts,
+        )
+
+    # -- persistence (the embedding is stored separately, as one matrix per bank)
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "text": self.text, "kind": self.kind, "phase": self.phase,
+            "episode_id": self.episode_id, "step": self.step, "time": self.time, "tick": self.tick,
+            "importance": self.importance, "stamp": self.stamp, "access_count": self.access_count,
+            "last_access": self.last_access, "facts": self.facts, "entities": self.entities,
+            "relations": self.relations, "covers": self.covers, "superseded_by": self.superseded_by,
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any], embedding: np.ndarray | None = None) -> MemoryUnit:
+        return cls(**obj, embedding=embedding)
