@@ -1,0 +1,58 @@
+"""Turning episodes into training batches.
+
+A batch is a set of whole episodes: every event of an episode is a memory, and every
+decision point of it a query whose hard negatives are the episode's other earlier
+events. Encoding each memory once per batch (not once per query) is what makes
+training on long episodes affordable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+
+def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+    """Rows are (episode index, episode row as made by sam_model.data.hf.episode_row)."""
+    b: dict[str, Any] = {k: [] for k in ("mem_texts", "mem_kinds", "mem_phases", "q_state_texts",
+                                         "q_phases", "q_obs")}
+    mem_ep, mem_step, q_ep, q_step, q_labels = [], [], [], [], []
+    for ep_idx, row in rows:
+        b["mem_texts"] += row["memory_texts"]
+        b["mem_kinds"] += row["kinds"]
+        b["mem_phases"] += row["phases"]
+        mem_ep += [ep_idx] * len(row["steps"])
+        mem_step += row["steps"]
+        for i, labels in enumerate(row["labels"]):
+            if labels:
+                b["q_state_texts"].append(row["state_texts"][i])
+                b["q_phases"].append(row["phases"][i])
+                b["q_obs"].append(row["texts"][i])
+                q_ep.append(ep_idx)
+                q_step.append(row["steps"][i])
+                q_labels.append(labels)
+    width = max((len(x) for x in q_labels), default=1)
+    b["mem_episode"] = torch.tensor(mem_ep, dtype=torch.long)
+    b["mem_step"] = torch.tensor(mem_step, dtype=torch.long)
+    b["q_episode"] = torch.tensor(q_ep, dtype=torch.long)
+    b["q_step"] = torch.tensor(q_step, dtype=torch.long)
+    b["q_labels"] = torch.tensor([x + [-1] * (width - len(x)) for x in q_labels], dtype=torch.long).view(-1, width)
+    return b
+
+
+def candidate_masks(q_episode: torch.Tensor, q_step: torch.Tensor, q_labels: torch.Tensor,
+                    mem_episode: torch.Tensor, mem_step: torch.Tensor,
+                    in_batch_negatives: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """(allowed, positive) masks of shape (n_queries, n_memories).
+
+    allowed: earlier memories of the query's own episode, plus (with in-batch negatives)
+    every memory of every other episode. positive: own-episode memories at a labelled step.
+    """
+    same = q_episode[:, None] == mem_episode[None, :]
+    earlier = mem_step[None, :] < q_step[:, None]
+    own = same & earlier
+    allowed = own | ~same if in_batch_negatives else own
+    labelled = (mem_step[None, :, None] == q_labels[:, None, :]).any(-1)
+    return allowed, own & labelled

@@ -1,0 +1,93 @@
+"""The thin LightningModule around SAMNet: loss, optimiser, validation metrics, logging."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+from torchmetrics import MetricCollection
+from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, RetrievalRecall
+
+from sam_model.models.losses import MultiPositiveInfoNCE
+from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.training.batching import candidate_masks
+from sam_model.training.objective import batch_loss
+
+
+class SAMLightningModule(pl.LightningModule):
+    """Trains SAMNet with multi-positive InfoNCE.
+
+    Args:
+        net: the network's configuration (see SAMConfig).
+        vocab: {"phases": [...], "kinds": [...]} learned from the training logs; linked from the data module.
+        lr: learning rate of the heads (encoders' MLPs, projection, α, temperature).
+        bert_lr: learning rate of trainable BERT layers.
+        weight_decay: AdamW weight decay.
+        temperature: initial InfoNCE temperature τ.
+        learn_temperature: learn τ.
+        in_batch_negatives: add other episodes' memories (gathered over all devices) as negatives.
+        warmup_steps: linear learning-rate warm-up.
+        bert_config: recorded automatically (the BERT's config), so a checkpoint rebuilds without the folder.
+    """
+
+    def __init__(self, net: SAMConfig | None = None, vocab: dict[str, list[str]] | None = None,
+                 lr: float = 1e-3, bert_lr: float = 2e-5, weight_decay: float = 0.01,
+                 temperature: float = 0.05, learn_temperature: bool = True, in_batch_negatives: bool = True,
+                 warmup_steps: int = 50, bert_config: dict | None = None):
+        super().__init__()
+        cfg = net or SAMConfig()
+        if isinstance(cfg, dict):
+            cfg = SAMConfig.from_dict(cfg)
+        if vocab:
+            cfg.phases, cfg.kinds = list(vocab.get("phases", [])), list(vocab.get("kinds", []))
+        self.net = SAMNet(cfg)
+        self.save_hyperparameters({"net": cfg.to_dict(), "lr": lr, "bert_lr": bert_lr,
+                                   "weight_decay": weight_decay, "temperature": temperature,
+                                   "learn_temperature": learn_temperature,
+                                   "in_batch_negatives": in_batch_negatives, "warmup_steps": warmup_steps,
+                                   "bert_config": self.net.state_encoder.text_encoder.bert.config.to_dict()})
+        self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature)
+        self.val_metrics = MetricCollection({
+            "mrr": RetrievalMRR(), "recall@1": RetrievalRecall(top_k=1), "recall@5": RetrievalRecall(top_k=5),
+            "ndcg@10": RetrievalNormalizedDCG(top_k=10)}, prefix="val/")
+
+    def training_step(self, batch: dict[str, Any], batch_idx: int) -> torch.Tensor:
+        loss = batch_loss(self.net, self.loss_fn, batch, self.hparams.in_batch_negatives, self.trainer.world_size)
+        n = max(len(batch["q_step"]), 1)
+        self.log("train/loss", loss, prog_bar=True, batch_size=n)
+        self.log("train/temperature", 1.0 / self.loss_fn.scale, batch_size=n)
+        self.log("train/alpha", self.net.alpha.detach(), batch_size=n)
+        return loss
+
+    def _scores(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        q = self.net.encode_queries(batch["q_state_texts"], batch["q_phases"], batch["q_obs"])
+        m = self.net.encode_memories(batch["mem_texts"], batch["mem_kinds"], batch["mem_phases"])
+        return q, m
+
+    def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
+        q, m = self._scores(batch)
+        allowed, positive = candidate_masks(batch["q_episode"], batch["q_step"], batch["q_labels"],
+                                            batch["mem_episode"], batch["mem_step"], in_batch_negatives=False)
+        scores = q @ m.T
+        qid = torch.arange(len(q), device=q.device)[:, None].expand_as(scores) + batch_idx * 100_000
+        self.val_metrics.update(scores[allowed], positive[allowed], indexes=qid[allowed])
+        self.log("val/loss", self.loss_fn(scores, allowed, positive).mean(), batch_size=max(len(q), 1),
+                 sync_dist=True)
+
+    def on_validation_epoch_end(self) -> None:
+        self.log_dict(self.val_metrics.compute(), prog_bar=True, sync_dist=True)
+        self.val_metrics.reset()
+
+    def configure_optimizers(self):
+        bert, head = [], []
+        for name, p in self.named_parameters():
+            if p.requires_grad:
+                (bert if ".bert." in name else head).append(p)
+        groups = [{"params": head, "lr": self.hparams.lr}]
+        if bert:
+            groups.append({"params": bert, "lr": self.hparams.bert_lr})
+        opt = torch.optim.AdamW(groups, weight_decay=self.hparams.weight_decay)
+        warm = max(int(self.hparams.warmup_steps), 1)
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm))
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}

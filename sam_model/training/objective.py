@@ -1,0 +1,32 @@
+"""The training objective on one batch of episodes, free of Lightning so it can be tested under
+plain ``torch.distributed`` and reused by Janus's retriever-head updater."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from sam_model.models.losses import MultiPositiveInfoNCE, gather_across_devices
+from sam_model.models.sam import SAMNet
+from sam_model.training.batching import candidate_masks
+
+
+def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any],
+               in_batch_negatives: bool = True, world_size: int = 1) -> torch.Tensor:
+    """Mean loss over the *global* batch of decision points.
+
+    Memories are gathered from every process with gradient; each process divides its
+    summed query losses by the global query count times ``1/world_size``, so that DDP's
+    gradient averaging yields exactly the single-process gradient of the whole batch.
+    """
+    q = net.encode_queries(batch["q_state_texts"], batch["q_phases"], batch["q_obs"])
+    m = net.encode_memories(batch["mem_texts"], batch["mem_kinds"], batch["mem_phases"])
+    m_all = gather_across_devices(m)
+    mem_ep = gather_across_devices(batch["mem_episode"].to(m.device))
+    mem_step = gather_across_devices(batch["mem_step"].to(m.device))
+    allowed, positive = candidate_masks(batch["q_episode"].to(m.device), batch["q_step"].to(m.device),
+                                        batch["q_labels"].to(m.device), mem_ep, mem_step, in_batch_negatives)
+    losses = loss_fn(q @ m_all.T, allowed, positive)
+    n_global = gather_across_devices(torch.tensor([float(len(losses))], device=m.device)).sum()
+    return losses.sum() * world_size / n_global.clamp(min=1.0)

@@ -1,0 +1,164 @@
+"""The SAM network: shapes, the index identity, unknown phases, learning, DDP gathering."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from sam_model.models.bert import default_bert_path, load_bert, tiny_bert
+from sam_model.models.losses import MultiPositiveInfoNCE
+from sam_model.models.projection import PROJECTIONS, StateProjection
+from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.training.batching import collate_episodes
+from sam_model.training.objective import batch_loss
+
+SLOTS = ["city", "date", "budget", "people"]
+
+
+class CharTokenizer:
+    """A dependency-free tokenizer for the tiny BERT: one id per character."""
+
+    vocab_size = 128
+
+    def __call__(self, texts, padding=True, truncation=True, max_length=64, return_tensors="pt"):
+        ids = [[min(ord(c), 127) for c in t[:max_length]] or [0] for t in texts]
+        width = max(len(x) for x in ids)
+        input_ids = torch.tensor([x + [0] * (width - len(x)) for x in ids])
+        mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in ids])
+        return _Enc(input_ids=input_ids, attention_mask=mask)
+
+
+class _Enc(dict):
+    def to(self, device):
+        return _Enc({k: v.to(device) for k, v in self.items()})
+
+
+def make_net(projection: str = "diag", seed: int = 0, **kw) -> SAMNet:
+    torch.manual_seed(seed)
+    cfg = SAMConfig(dim=16, projection=projection, rank=4, hidden=32, proj_hidden=32, phase_dim=8, kind_dim=4,
+                    dropout=0.0, phases=["ask_" + s for s in SLOTS], kinds=["user", "system"], max_length=48, **kw)
+    return SAMNet(cfg, tiny_bert(vocab_size=128, hidden=32, layers=1, seed=seed), CharTokenizer())
+
+
+def toy_rows(n: int, seed: int = 0) -> list[tuple[int, dict]]:
+    """Episodes where the user gives each slot once; the decision needs one slot named by the phase."""
+    rng = random.Random(seed)
+    rows = []
+    for ep in range(n):
+        order = SLOTS[:]
+        rng.shuffle(order)
+        texts = [f"my {s} is {rng.randint(0, 99)}" for s in order]
+        need = rng.choice(SLOTS)
+        texts.append("ok go ahead")
+        steps = list(range(len(texts)))
+        phases = ["collect"] * len(order) + ["ask_" + need]
+        labels = [[] for _ in order] + [[order.index(need)]]
+        rows.append((ep, {"steps": steps, "texts": texts, "memory_texts": texts, "kinds": ["user"] * len(texts),
+                          "phases": phases, "labels": labels,
+                          "state_texts": [f"phase: {p}" for p in phases]}))
+    return rows
+
+
+@pytest.mark.parametrize("projection", PROJECTIONS)
+def test_score_identity_for_every_projection(projection):
+    """v_sᵀ W_s v_m through the explicit matrix equals the indexable (W_sᵀ v_s)·v_m."""
+    torch.manual_seed(1)
+    proj = StateProjection(projection, dim=12, hidden=24, rank=3)
+    with torch.no_grad():
+        for p in proj.parameters():
+            p.normal_(0, 0.3)  # move away from the identity initialisation
+    v_s, v_m = torch.randn(5, 12), torch.randn(9, 12)
+    assert torch.allclose(proj.score(v_s, v_m), proj.query(v_s) @ v_m.T, atol=1e-5)
+    assert not torch.allclose(proj.matrix(v_s)[0], torch.eye(12))
+
+
+@pytest.mark.parametrize("projection", PROJECTIONS)
+def test_shapes_and_unknown_phase(projection):
+    net = make_net(projection, alpha=0.7, learn_alpha=False).eval()
+    q = net.encode_queries(["phase: ask_city", "phase: never_seen"], ["ask_city", "never_seen"], ["ok", "go"])
+    m = net.encode_memories(["my city is 3", "hi", "x"], ["user", "system", "tool_we_never_saw"],
+                            ["collect", "collect", "new_phase"])
+    assert q.shape == (2, 16 + 32) and m.shape == (3, 16 + 32)
+    assert torch.isfinite(q @ m.T).all()
+    assert net.phases.ids(["never_seen"]) == [0]
+
+
+def test_state_only_model_has_no_content_part():
+    net = make_net(alpha=1.0, learn_alpha=False)
+    assert net.encode_queries(["phase: x"], ["x"], ["o"]).shape == (1, 16)
+
+
+def test_loss_falls_on_toy_set():
+    torch.manual_seed(0)
+    net = make_net(alpha=1.0, learn_alpha=False, trainable_layers=-1, cache_text=False)
+    loss_fn = MultiPositiveInfoNCE(0.1)
+    batch = collate_episodes(toy_rows(12))
+    opt = torch.optim.Adam(list(net.parameters()) + list(loss_fn.parameters()), lr=5e-3)
+    losses = []
+    for _ in range(80):
+        loss = batch_loss(net, loss_fn, batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert sum(losses[-5:]) / 5 < 0.5 * sum(losses[:5]) / 5
+
+
+def _ddp_worker(rank: int, world: int, init_file: str, out: dict) -> None:
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    net = make_net(trainable_layers=-1, cache_text=False).train(False)
+    loss_fn = MultiPositiveInfoNCE(0.1)
+    rows = toy_rows(6)
+    local = rows[rank * 3 : (rank + 1) * 3] if rank == 0 else rows[3:6]
+    loss = batch_loss(net, loss_fn, collate_episodes(local), world_size=world)
+    loss.backward()
+    grad = net.projection.g[0].weight.grad.clone()
+    dist.all_reduce(grad)  # what DDP does: sum, then divide by world size
+    total = loss.detach().clone()
+    dist.all_reduce(total)
+    out[rank] = (total.item() / world, (grad / world).tolist())
+    dist.destroy_process_group()
+
+
+def test_ddp_gathered_loss_equals_single_process(tmp_path):
+    """Two gloo processes with half the episodes each give the single-process loss and gradient."""
+    net = make_net(trainable_layers=-1, cache_text=False).train(False)
+    loss_fn = MultiPositiveInfoNCE(0.1)
+    loss = batch_loss(net, loss_fn, collate_episodes(toy_rows(6)))
+    loss.backward()
+    ref_grad = net.projection.g[0].weight.grad
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    with mp.Manager() as manager:
+        out = manager.dict()
+        mp.spawn(_ddp_worker, args=(2, str(tmp_path / "init"), out), nprocs=2, join=True)
+        results = dict(out)
+    for rank in (0, 1):
+        ddp_loss, ddp_grad = results[rank]
+        assert ddp_loss == pytest.approx(loss.item(), rel=1e-5)
+        assert torch.allclose(torch.tensor(ddp_grad), ref_grad, atol=1e-6)
+
+
+def test_real_minilm_loads_from_package():
+    bert, tok = load_bert()
+    assert bert.config.hidden_size == 384 and bert.config.model_type == "bert"
+    net = SAMNet(SAMConfig(dim=32, phases=["a"], kinds=["user"]), bert, tok).eval()
+    with torch.no_grad():
+        q = net.encode_queries(["phase: a | needs: city"], ["a"], ["ok, go ahead"])
+        m = net.encode_memories(["[user] I want to go to Paris"], ["user"], ["a"])
+    assert q.shape == m.shape == (1, 32 + 384)
+    assert default_bert_path().endswith("model")
+
+
+def test_missing_or_wrong_bert_folder_is_a_clear_error(tmp_path):
+    from sam_model.io import SAMFileError
+
+    with pytest.raises(SAMFileError, match="BERT folder not found"):
+        load_bert(tmp_path / "nope")
+    (tmp_path / "config.json").write_text('{"model_type": "gpt2"}')
+    with pytest.raises(SAMFileError, match="not a BERT"):
+        load_bert(tmp_path)
