@@ -40,10 +40,8 @@ class SAMMemory:
             raise ValueError(f"the bank has dim {self.bank.dim} but the retriever encodes dim {retriever.dim}; "
                              "use a bank built with this retriever")
         self.updater = Updater(self.bank, encode=lambda units: self.retriever.encode_memories(units))
-        self.episode_id, self.k = episode_id, k
-        self.state = bank.last_state.get(episode_id, State()) if bank is not None else State()
-        steps = [u.step for u in self.bank if u.episode_id == episode_id]
-        self.next_step = max(steps) + 1 if steps else 0
+        self.k = k
+        self.begin(episode_id)
         self.last_hits: list[Hit] = []
         self.last_used: list[str] = []
 
@@ -58,16 +56,25 @@ class SAMMemory:
         self.state = state
         return self.updater.observe(event, state=state)
 
-    def record(self, thought: str, action: str, result: str = "") -> list[MemoryUnit]:
+    def begin(self, episode_id: str) -> None:
+        """Start a new task (episode): same bank, fresh step counter and slot table for it."""
+        self.episode_id = episode_id
+        steps = [u.step for u in self.bank if u.episode_id == episode_id]
+        self.next_step = max(steps) + 1 if steps else 0
+        self.state = self.bank.last_state.get(episode_id, State())
+
+    def record(self, thought: str, action: str, result: str = "", state: State | None = None) -> list[MemoryUnit]:
         """Write the agent's thought, action and the action's result; reinforce the memories used.
 
         A retrieved memory counts as used when the thought or action cites it (``[2]``,
-        ``memory 2``) or repeats one of its values.
+        ``memory 2``) or repeats one of its values. ``state`` is the state the action was
+        taken in (default: the one of the last ``retrieve``/``observe``).
         """
         used = self.used_memories(f"{thought}\n{action}")
         self.updater.reinforce(used)
         self.last_used = used
-        written = [self.observe(text, self.state, kind)
+        state = self.state if state is None else state
+        written = [self.observe(text, state, kind)
                    for kind, text in (("thought", thought), ("action", action), ("result", result)) if text]
         return [u for u in written if u is not None]
 

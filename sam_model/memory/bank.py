@@ -115,6 +115,12 @@ class MemoryBank:
                 ids.remove(uid)
         self.by_phase.get((unit.episode_id, unit.phase), set()).discard(uid)
 
+    def holds(self, uid: str, slot: str) -> bool:
+        """Whether ``uid`` holds the current value of ``slot`` in its episode (not a corrected one)."""
+        unit = self.units[uid]
+        entry = self.slots.get(unit.episode_id, {}).get(slot)
+        return entry is not None and entry[1] == uid
+
     def touch(self, ids: list[str]) -> None:
         """Count an access (a retrieval) of each unit."""
         for uid in ids:
@@ -146,8 +152,8 @@ class MemoryBank:
         better of that and its own scaled similarity. Units whose facts were all
         corrected are scaled by ``superseded_factor``; ``importance_weight`` mixes in the
         unit's current importance (recency, use) relative to the pool's best. ``needs``
-        (the state's open slots) steers expansion: arriving at a unit that holds none of
-        them is scaled by ``off_need_factor``.
+        (the state's open slots) steers expansion: arriving at a unit that holds the current
+        value of none of them is scaled by ``off_need_factor``.
         """
         cfg = self.config
         q = self._check_vector(query, "<query>")
@@ -171,7 +177,7 @@ class MemoryBank:
             node_weight = None
             if wanted:
                 def node_weight(uid: str) -> float:
-                    return 1.0 if wanted & self.units[uid].facts.keys() else cfg.off_need_factor
+                    return 1.0 if any(self.holds(uid, s) for s in wanted) else cfg.off_need_factor
             reached = self.graph.expand(seeds, cfg.edge_weights, cfg.hop_decay, cfg.max_hops, cfg.max_expanded,
                                         node_weight)
             for uid, (s, kind, frm) in reached.items():

@@ -113,8 +113,8 @@ class MemoryGraph:
         Returns id -> (score, edge type, the unit it was reached from) for at most
         ``max_new`` units that are not seeds. Bounded by hops and count, so a hub
         (a value every memory mentions) cannot flood the result. ``node_weight(id)``
-        scales the score of arriving at a unit (the bank uses it to favour units that
-        hold what the state needs).
+        scales a unit's own score but not what flows through it to the next hop (the bank
+        uses it to favour units that hold what the state needs, whatever the path).
         """
         best: dict[str, tuple[float, str, str]] = {}
         frontier = dict(seeds)
@@ -127,14 +127,13 @@ class MemoryGraph:
                 steps = [(k, t, weights.get(k, (0.0, 0.0))[0]) for k, t in self.out_edges(uid)]
                 steps += [(k, s, weights.get(k, (0.0, 0.0))[1]) for k, s in self.in_edges(uid)]
                 for kind, other, w in steps:
-                    cand = score * w * factor
-                    if node_weight is not None and cand > 0:
-                        cand *= node_weight(other)
-                    if cand <= 0 or other in seeds:
+                    walk = score * w * factor  # what flows on to the next hop
+                    if walk <= 0 or other in seeds:
                         continue
+                    cand = walk * node_weight(other) if node_weight is not None else walk
                     if other not in best or cand > best[other][0]:
                         best[other] = (cand, kind, uid)
-                        nxt[other] = max(nxt.get(other, 0.0), cand)
+                    nxt[other] = max(nxt.get(other, 0.0), walk)
             frontier = nxt
             if not frontier:
                 break

@@ -19,7 +19,8 @@ from sam_model.data.schema import Event, State
 from sam_model.data.text import constraints_delta, memory_to_text
 
 _SPACE = re.compile(r"\s+")
-_KV = re.compile(r"([A-Za-z_]\w*)\s*=\s*([^,;|()\]]+)")
+# slot=value, the value running to a separator, a sentence end or the next slot=
+_KV = re.compile(r"([A-Za-z_]\w*)\s*=\s*(.+?)(?=\s*(?:[,;|()\[\]]|\.(?:\s|$)|$|\s[A-Za-z_]\w*\s*=))")
 
 
 def norm(value: Any) -> str:

@@ -2,17 +2,19 @@
 
 Every observed event ticks the bank clock and passes through, in order:
 
-1. **state hooks** — when the phase changes and the old phase left the sub-goal stack,
-   that phase is finished: its details are suppressed (importance x ``suppress``) except
-   the units that still hold a current slot value. Slots the state says it needs
-   (``uncertainty_flags``) have their source units promoted to the working tier.
+1. **state hooks** — a phase (or sub-goal) of the previous state that is neither the
+   current phase nor on the sub-goal stack is finished: its details are suppressed
+   (importance x ``suppress``) except the units that still hold a current slot value.
+   Slots the state says it needs (``uncertainty_flags``) have their source units
+   promoted to the working tier.
 2. **write filter** — ``config.keep_kinds`` says which kinds are written in which phase.
 3. **linking** — ``temporal_next`` from the previous unit; a slot set to a new value
    ``corrects`` its previous source (demoted, kept for explanation); a slot restated with
    the same value, or a current value mentioned, links to its source (``derived_from``
    for decisions, ``confirms`` otherwise); a ``slot=value`` that disagrees with the state
    ``conflicts_with`` the source; shared values link ``same_entity``.
-4. **capacity** — over ``capacity``, the least important units are pruned; each pruned
+4. **capacity** — over ``capacity``, the least important units are pruned (the units that
+   hold what the current state knows or needs go last); each pruned
    unit's current facts pass to a neighbour that already mentions them, or else to a
    summary unit of its phase, which then stands for it (``covers``); edges are repaired.
 5. **tiers** — the working tier keeps the ``working_size`` most important units.
@@ -63,8 +65,8 @@ class Updater:
         bank.clock += 1
         ep = event.episode_id
         prev = bank.last_state.get(ep)
-        self.on_state(ep, prev, state)
         bank.last_state[ep] = state
+        self.on_state(ep, prev, state)
         if not self.keeps(event.kind, state.phase):
             return None
         unit = MemoryUnit.from_event(event, prev, bank.clock, state)
@@ -78,8 +80,8 @@ class Updater:
         bank.add(unit)
         self.link(unit, state)
         unit.set_importance(1.0 + (self.cfg.fact_bonus if unit.facts else 0.0), bank.clock)
-        self.enforce_capacity(protect={unit.id})
-        self.balance_tiers(protect={unit.id})
+        self.enforce_capacity(protect={unit.id}, last=self.pinned(ep))
+        self.balance_tiers(protect={unit.id} | self.pinned(ep, needed_only=True))
         return unit
 
     def keeps(self, kind: str, phase: str) -> bool:
@@ -87,11 +89,31 @@ class Updater:
         return kinds is None or kind in kinds
 
     def on_state(self, ep: str, prev: State | None, state: State) -> None:
-        if prev is not None and prev.phase and prev.phase != state.phase and prev.phase not in state.subgoal_stack:
-            self.suppress_phase(ep, prev.phase)
+        if prev is not None:
+            now = {state.phase, *state.subgoal_stack}
+            for phase in [prev.phase, *prev.subgoal_stack]:
+                if phase and phase not in now:  # left the phase and its sub-goal is off the stack
+                    self.suppress_phase(ep, phase)
         if self.bank.tiers.tiered and state.uncertainty_flags:
-            table = self.bank.slots.get(ep, {})
-            self.promote([table[s][1] for s in state.uncertainty_flags if s in table and table[s][1]])
+            self.promote(sorted(self.pinned(ep, needed_only=True)))
+
+    def pinned(self, ep: str, needed_only: bool = False) -> set[str]:
+        """Units holding what the episode's latest state still knows (same value) or needs.
+
+        These are the current task's facts: pruned last, and (the needed ones) kept in the
+        working tier.
+        """
+        state = self.bank.last_state.get(ep)
+        if state is None:
+            return set()
+        out = set()
+        for slot, (value, src) in self.bank.slots.get(ep, {}).items():
+            if src is None:
+                continue
+            if slot in state.uncertainty_flags or (not needed_only and slot in state.constraints
+                                                   and norm(state.constraints[slot]) == value):
+                out.add(src)
+        return out
 
     # -- 2. importance
     def suppress_phase(self, ep: str, phase: str) -> None:
@@ -174,8 +196,11 @@ class Updater:
             old.superseded_by = unit.id
 
     # -- 4. capacity
-    def enforce_capacity(self, protect: set[str] = frozenset()) -> list[str]:
-        """Prune down to capacity, least important first; returns the pruned ids."""
+    def enforce_capacity(self, protect: set[str] = frozenset(), last: set[str] = frozenset()) -> list[str]:
+        """Prune down to capacity, least important first (units in ``last`` after all others).
+
+        Returns the pruned ids. ``protect`` is never pruned in this call (the unit just written).
+        """
         bank, cfg = self.bank, self.cfg
         if cfg.capacity <= 0 or len(bank) <= cfg.capacity:
             return []
@@ -187,7 +212,7 @@ class Updater:
             now, decay = self.now(), cfg.decay
             n_out = len(bank) - cfg.capacity + batch - 1
             order = sorted((u for u in bank.units.values() if u.id not in keep),
-                           key=lambda u: (u.importance_at(now, decay), u.tick))
+                           key=lambda u: (u.id in last, u.importance_at(now, decay), u.tick))
             victims = order[:n_out]
             if not victims:
                 break
@@ -207,8 +232,9 @@ class Updater:
         bank = self.bank
         table = bank.slots.get(victim.episode_id, {})
         live = {s: v for s, v in victim.facts.items() if s in table and table[s][1] == victim.id}
-        if not live:
-            return None
+        if not live:  # nothing current to keep; an outdated unit's edges go to what corrected it
+            heir = victim.superseded_by
+            return heir if heir in bank and heir not in leaving else None
         values = set(live.values())
         holders = [bank.units[n] for n in bank.graph.neighbours(victim.id)
                    if n not in leaving and bank.units[n].kind != "summary"
