@@ -37,3 +37,47 @@ def shared_dir() -> Path:
     if not (path / "spec").is_dir():
         pytest.skip(f"shared folder absent ({path}); set SAM_SHARED_DIR to the folder holding spec/ and data/")
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory) -> Path:
+    """A small randomly initialised BERT saved as a local HF folder (with MiniLM's tokenizer)."""
+    from transformers import AutoTokenizer
+
+    from sam_model.models.bert import default_bert_path, tiny_bert
+
+    folder = tmp_path_factory.mktemp("tiny_bert")
+    tok = AutoTokenizer.from_pretrained(default_bert_path())
+    tiny_bert(vocab_size=tok.vocab_size, hidden=32, layers=2).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def small_demo_logs(tmp_path_factory) -> tuple[Path, Path]:
+    """(train, held-out) synthetic demo logs: 48 and 24 episodes with different seeds."""
+    from sam_model.data.synthetic import write_synthetic
+
+    folder = tmp_path_factory.mktemp("demo")
+    train, heldout = folder / "train.jsonl", folder / "heldout.jsonl"
+    write_synthetic(train, 48, seed=0)
+    write_synthetic(heldout, 24, seed=1)
+    return train, heldout
+
+
+@pytest.fixture(scope="session")
+def trained_demo_export(tmp_path_factory, small_demo_logs) -> Path:
+    """configs/demo.yaml trained briefly (real frozen MiniLM) on the small demo log, then exported."""
+    from sam_model.export import main as export_main
+    from sam_model.training.cli import main as train_main
+
+    train, _ = small_demo_logs
+    run = tmp_path_factory.mktemp("run")
+    train_main(["fit", "--config", str(REPO / "configs" / "demo.yaml"), f"--data.train=[{train}]",
+                "--trainer.max_epochs=8", "--model.net.max_length=64", "--data.batch_episodes=8", "--trainer.enable_progress_bar=false", f"--trainer.default_root_dir={run}",
+                "--trainer.logger=false", "--trainer.callbacks=[]", "--trainer.enable_checkpointing=true",
+                f"--data.cache_dir={run / 'cache'}"])
+    ckpts = sorted(run.rglob("*.ckpt"))
+    assert ckpts, f"training wrote no checkpoint under {run}"
+    assert export_main([str(ckpts[-1]), str(run / "export")]) == 0
+    return run / "export"

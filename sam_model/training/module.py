@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytorch_lightning as pl
@@ -36,9 +37,7 @@ class SAMLightningModule(pl.LightningModule):
                  temperature: float = 0.05, learn_temperature: bool = True, in_batch_negatives: bool = True,
                  warmup_steps: int = 50, bert_config: dict | None = None):
         super().__init__()
-        cfg = net or SAMConfig()
-        if isinstance(cfg, dict):
-            cfg = SAMConfig.from_dict(cfg)
+        cfg = SAMConfig.from_dict(dict(net)) if isinstance(net, dict) else copy.deepcopy(net or SAMConfig())
         if vocab:
             cfg.phases, cfg.kinds = list(vocab.get("phases", [])), list(vocab.get("kinds", []))
         self.net = SAMNet(cfg)

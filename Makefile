@@ -1,0 +1,41 @@
+# Two commands for a fresh machine:  make demo  (main job on the embedded demo data),  make test.
+# Both create .venv and install the project once; re-running is fast when pyproject.toml is unchanged.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+DEMO   ?= data/demo/episodes.jsonl
+HELDOUT ?= data/demo/heldout.jsonl
+RUN    ?= checkpoints/demo
+
+.PHONY: install demo test lint clean-demo
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@# Without CUDA, take the CPU build of torch (a local wheel here), not a multi-GB CUDA download.
+	if command -v nvidia-smi >/dev/null 2>&1; then $(PY) -m pip install -q torch; \
+	else $(PY) -m pip install -q torch==2.13.0; fi
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m sam_model.data.synthetic $(DEMO) --episodes 300 --seed 0
+	$(PY) -m sam_model.data.synthetic $(HELDOUT) --episodes 100 --seed 1
+	$(PY) -m sam_model.data.validate $(DEMO)
+	$(PY) train.py fit --config configs/demo.yaml
+	$(PY) -m sam_model.export $(RUN)/last.ckpt $(RUN)/export
+	$(PY) evaluate.py --retriever $(RUN)/export --data $(HELDOUT) --out $(RUN)/eval --tensorboard $(RUN)/tb
+	@echo "demo done: report $(RUN)/eval/report.md, plots $(RUN)/eval/*.png, TensorBoard: tensorboard --logdir $(RUN)/tb"
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest -q
+
+clean-demo:
+	rm -rf $(RUN) data/demo

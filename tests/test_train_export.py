@@ -1,0 +1,115 @@
+"""Training through Lightning, export, and the Lightning-free retriever agreeing with it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import pytorch_lightning as pl
+import torch
+
+from sam_model.data import episode_memories, read_episodes
+from sam_model.export import load_exported, net_from_checkpoint, save_exported
+from sam_model.io import SAMFileError
+from sam_model.models.projection import PROJECTIONS
+from sam_model.models.sam import SAMConfig
+from sam_model.retriever import SAMRetriever
+from sam_model.training.datamodule import AgentLogDataModule
+from sam_model.training.module import SAMLightningModule
+
+
+def _fit(tmp_path, log, bert_dir, projection: str, steps: int = 3) -> tuple[SAMLightningModule, str]:
+    pl.seed_everything(0)
+    dm = AgentLogDataModule(train=[str(log)], batch_episodes=4, cache_dir=str(tmp_path / "cache"))
+    cfg = SAMConfig(bert_path=str(bert_dir), dim=16, projection=projection, rank=4, hidden=32, proj_hidden=32,
+                    alpha=0.8, learn_alpha=True, trainable_layers=1)
+    module = SAMLightningModule(net=cfg, vocab=dm.vocab, lr=1e-2, warmup_steps=1)
+    trainer = pl.Trainer(max_steps=steps, limit_val_batches=1, logger=False, enable_progress_bar=False,
+                         enable_model_summary=False, default_root_dir=tmp_path, accelerator="cpu",
+                         num_sanity_val_steps=0)
+    trainer.fit(module, dm)
+    ckpt = tmp_path / f"{projection}.ckpt"
+    trainer.save_checkpoint(ckpt)
+    return module, str(ckpt)
+
+
+@pytest.mark.parametrize("projection", PROJECTIONS)
+def test_exported_scores_equal_lightning_module(tmp_path, small_demo_logs, tiny_bert_dir, projection):
+    train, _ = small_demo_logs
+    module, ckpt = _fit(tmp_path, train, tiny_bert_dir, projection)
+    net = module.net.eval()
+    ep = read_episodes(train)[0]
+    mems = episode_memories(ep)
+    dps = ep.decision_points
+    with torch.no_grad():
+        from sam_model.data.text import state_to_text
+
+        q_ref = net.encode_queries([state_to_text(e.state) for e in dps], [e.state.phase for e in dps],
+                                   [e.text for e in dps])
+        m_ref = net.encode_memories([m.text for m in mems], [m.kind for m in mems], [m.phase for m in mems])
+    ref = (q_ref @ m_ref.T).numpy()
+
+    out = save_exported(net_from_checkpoint(ckpt, device="cpu"), tmp_path / "export")
+    r = SAMRetriever.load(out, device="cpu")
+    got = r.encode_queries([e.state for e in dps], [e.text for e in dps]) @ r.encode_memories(mems).T
+    np.testing.assert_allclose(got, ref, atol=1e-4)
+    assert json.loads((out / "config.json").read_text())["sam"]["projection"] == projection
+
+
+def test_trained_retriever_searches_its_index(tmp_path, trained_demo_export, small_demo_logs):
+    _, heldout = small_demo_logs
+    r = SAMRetriever.load(trained_demo_export)
+    ep = read_episodes(heldout)[0]
+    r.add_memories(episode_memories(ep))
+    dp = ep.decision_points[0]
+    ids, scores = r.search(dp.state, dp.text, k=5, episode_id=ep.episode_id)
+    assert len(ids) == 5 and all(i.startswith(ep.episode_id) for i in ids)
+    assert np.all(np.diff(scores) <= 1e-6)
+    # the index travels with the export and comes back
+    saved = r.save(tmp_path / "with_index")
+    r2 = SAMRetriever.load(saved)
+    assert r2.index is not None and len(r2.index) == len(ep.events)
+    ids2, scores2 = r2.search(dp.state, dp.text, k=5, episode_id=ep.episode_id)
+    assert ids2 == ids and np.allclose(scores2, scores, atol=1e-5)
+
+
+def test_export_errors_name_the_problem(tmp_path, tiny_bert_dir):
+    with pytest.raises(SAMFileError, match="not found"):
+        load_exported(tmp_path / "missing")
+    with pytest.raises(SAMFileError, match="checkpoint not found"):
+        net_from_checkpoint(tmp_path / "missing.ckpt")
+    bad = tmp_path / "bad.ckpt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(SAMFileError, match="cannot be read as a checkpoint"):
+        net_from_checkpoint(bad)
+    from sam_model.models.sam import SAMNet
+
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16))
+    out = save_exported(net, tmp_path / "exp")
+    (out / "model.safetensors").write_bytes(b"\x00" * 64)  # corrupt weights
+    with pytest.raises(SAMFileError, match="corrupt"):
+        load_exported(out)
+    out = save_exported(net, tmp_path / "exp")  # replaced atomically
+    cfg = json.loads((out / "config.json").read_text())
+    cfg["format_version"] = 99
+    (out / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(SAMFileError, match="version 99"):
+        load_exported(out)
+    (out / "vocab.json").unlink()
+    with pytest.raises(SAMFileError, match="vocab.json is missing"):
+        load_exported(out)
+
+
+def test_export_cli_and_train_help(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "sam_model.export", str(tmp_path / "no.ckpt"), str(tmp_path / "o")],
+                         capture_output=True, text=True)
+    assert res.returncode == 1 and "checkpoint not found" in res.stderr
+    repo = str(__import__("pathlib").Path(__file__).resolve().parents[1])
+    res = subprocess.run([sys.executable, "train.py", "fit", "--help"], capture_output=True, text=True, cwd=repo)
+    assert res.returncode == 0 and "--data.train" in res.stdout and "--model.net.help" in res.stdout
+    res = subprocess.run([sys.executable, "train.py", "fit", "--model.net.help", "SAMConfig"], capture_output=True,
+                         text=True, cwd=repo)
+    assert res.returncode == 0 and "--model.net.projection" in res.stdout and "diag | lowrank | full" in res.stdout
