@@ -17,6 +17,7 @@ from pathlib import Path
 import matplotlib.image as mpimg
 import numpy as np
 import pytest
+from sklearn.metrics import ndcg_score
 
 from sam_model.data.reader import read_episodes
 from sam_model.data.sgd import iter_sgd_events
@@ -205,16 +206,17 @@ def test_metrics_match_a_brute_force_ranking(demo_log):
     old = ranking_mod.QUERY_BLOCK, ranking_mod.MEMORY_CHUNK
     ranking_mod.QUERY_BLOCK, ranking_mod.MEMORY_CHUNK = 7, 50  # force many blocks and chunks
     try:
-        got = rank_vectors(q, m, data.examples, "global", 10, jitter)
+        got = rank_vectors(q, m, data.examples, "global", 50, jitter)
     finally:
         ranking_mod.QUERY_BLOCK, ranking_mod.MEMORY_CHUNK = old
-    for i, ex in enumerate(data.examples):
-        s = m[: ex.cutoff].astype(np.float64) @ q[i].astype(np.float64) + jitter[: ex.cutoff]
-        assert got[i].tolist() == np.argsort(-s, kind="stable")[:10].tolist()
     where = {mem.id: j for j, mem in enumerate(data.memories)}
     rel = [np.array(sorted(where[r] for r in ex.relevant_ids)) for ex in data.examples]
-    pq = per_query_metrics(got, rel, [1, 5, 10], depth=10)
-    for i in range(len(rel)):
+    pq = per_query_metrics(got, rel, [1, 5, 10], depth=50)
+    for i, ex in enumerate(data.examples):
+        s = m[: ex.cutoff].astype(np.float64) @ q[i].astype(np.float64) + jitter[: ex.cutoff]
+        assert got[i].tolist() == np.argsort(-s, kind="stable")[:50].tolist()
+        truth = np.isin(np.arange(ex.cutoff), rel[i]).astype(float)
+        assert pq["ndcg@10"][i] == pytest.approx(ndcg_score(truth[None], s[None], k=10))
         ranks = [int(np.where(got[i] == r)[0][0]) + 1 for r in rel[i] if r in got[i]]
         assert pq["mrr"][i] == pytest.approx(1.0 / min(ranks) if ranks else 0.0)
         assert pq["recall@5"][i] == pytest.approx(sum(r <= 5 for r in ranks) / len(rel[i]))

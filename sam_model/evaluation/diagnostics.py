@@ -21,7 +21,7 @@ from sam_model.data.examples import Scope  # noqa: E402
 from sam_model.evaluation.data import EvalData  # noqa: E402
 from sam_model.io import atomic_path  # noqa: E402
 
-MAX_LEGEND = 19  # phases drawn in their own colour; the rest are grey "other"
+MAX_LEGEND = 18  # phases drawn in their own colour (tab20 without its greys); the rest are grey "other"
 MAX_HEATMAP_PHASES = 40
 AGE_EDGES = (1, 2, 4, 8, 16, 32)
 
@@ -58,10 +58,10 @@ def tsne_figure(vectors: np.ndarray, phases: Sequence[str], seed: int = 0):
     other = np.array([lab not in top for lab in labels])
     if other.any():
         ax.scatter(points[other, 0], points[other, 1], s=6, c="lightgrey", label="other")
-    cmap = plt.get_cmap("tab20")
+    colours = [plt.get_cmap("tab20")(i) for i in range(20) if i not in (14, 15)]
     for i, phase in enumerate(top):
         m = np.array([lab == phase for lab in labels])
-        ax.scatter(points[m, 0], points[m, 1], s=8, color=cmap(i % 20), label=phase)
+        ax.scatter(points[m, 0], points[m, 1], s=8, color=colours[i], label=phase)
     ax.set_title(f"t-SNE of state embeddings v_s ({n} decision points), coloured by phase")
     ax.set_xticks([])
     ax.set_yticks([])

@@ -37,19 +37,24 @@ def relevant_positions(data: EvalData) -> list[np.ndarray]:
     return [np.array(sorted(where[r] for r in ex.relevant_ids), dtype=np.int64) for ex in data.examples]
 
 
-def retrieval_inputs(rankings: Sequence[np.ndarray], relevant: Sequence[np.ndarray]
+def retrieval_inputs(rankings: Sequence[np.ndarray], relevant: Sequence[np.ndarray], keep: int = NDCG_K
                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(preds, target, indexes) for torchmetrics: rank-based scores, so ties cannot reorder anything.
 
     The ranked list gets positive scores and the appended missing relevant memories scores <= 0:
-    torchmetrics (>= 1.9) counts only items with a positive score as retrieved.
+    torchmetrics (>= 1.9) counts only items with a positive score as retrieved. Each list is cut
+    after its last relevant hit but kept at least ``keep`` long (the largest k): no metric at
+    k <= keep changes, and torchmetrics has far less to sort.
     """
     preds, target, indexes = [], [], []
     for q, (top, rel) in enumerate(zip(rankings, relevant)):
+        hit = np.isin(top, rel)
+        last = int(np.flatnonzero(hit)[-1]) + 1 if hit.any() else 0
+        top, hit = top[: max(keep, last)], hit[: max(keep, last)]
         missing = np.setdiff1d(rel, top)
         n = len(top) + len(missing)
         preds.append(len(top) - np.arange(n, dtype=np.float32))
-        target.append(np.concatenate([np.isin(top, rel), np.ones(len(missing), dtype=bool)]))
+        target.append(np.concatenate([hit, np.ones(len(missing), dtype=bool)]))
         indexes.append(np.full(n, q, dtype=np.int64))
     return (torch.from_numpy(np.concatenate(preds)), torch.from_numpy(np.concatenate(target)),
             torch.from_numpy(np.concatenate(indexes)))
@@ -58,7 +63,7 @@ def retrieval_inputs(rankings: Sequence[np.ndarray], relevant: Sequence[np.ndarr
 def per_query_metrics(rankings: Sequence[np.ndarray], relevant: Sequence[np.ndarray], ks: Sequence[int],
                       depth: int) -> dict[str, np.ndarray]:
     """Every metric as an array with one value per query."""
-    preds, target, indexes = retrieval_inputs(rankings, relevant)
+    preds, target, indexes = retrieval_inputs(rankings, relevant, keep=max(NDCG_K, *ks))
     metrics = {"mrr": RetrievalMRR(top_k=depth, aggregation=_per_query),
                f"ndcg@{NDCG_K}": RetrievalNormalizedDCG(top_k=NDCG_K, aggregation=_per_query)}
     for k in ks:

@@ -40,6 +40,7 @@ from sam_model.evaluation.ranking import tie_jitter
 from sam_model.evaluation.report import print_table, to_markdown, write_reports
 from sam_model.io import SAMFileError
 
+UTILISATION_K = 10  # memory utilisation looks at the top 10, the largest k every report has
 RETRIEVER_HINT = "give a folder written by the export step, or a Lightning .ckpt from training"
 
 
@@ -109,9 +110,8 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
             f"({time.perf_counter() - t0:.1f} s)")
 
     phases = [ex.state.phase for ex in data.examples]
-    util_k = max(k for k in ks if k <= 10) if any(k <= 10 for k in ks) else ks[0]
     diagnostics: dict = {"figures": {}, "notes": [], "memory_utilisation": {
-        name: memory_utilisation(r, relevant, data, scope, util_k) for name, r in rankings.items()}}
+        name: memory_utilisation(r, relevant, data, scope, UTILISATION_K) for name, r in rankings.items()}}
     writer = _tensorboard_writer(tensorboard)
     if retriever is not None:
         _retriever_diagnostics(retriever, data, out, diagnostics, writer, tsne_points, seed, say)
