@@ -352,4 +352,8 @@ def test_bad_inputs_are_named():
         up.observe(ev(2, "user", "no vector"))
     with pytest.raises(ValueError, match="unknown field"):
         MemoryConfig.from_json({"capacity": 3, "capasity": 4})
+    with pytest.raises(ValueError, match="half_life"):
+        MemoryConfig(half_life=-1)
+    with pytest.raises(ValueError, match="unknown edge type"):
+        MemoryConfig(edge_weights={"likes": (1.0, 1.0)})
     assert math.isclose(MemoryConfig(half_life=1.0).decay, 0.5)

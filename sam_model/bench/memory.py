@@ -15,8 +15,9 @@ After each decision, the retrieved units whose values appear in the agent's next
 reinforced (the run-time signal of use; no labels involved).
 
 Variants: no decay or pruning (``flat``), decay without capacity, decay + pruning at
-``--capacity`` of the life's events, each with and without graph expansion, and the full
-bank with a working tier + long-term IVF tier. Writes ``DIR/memory.json`` and
+``--capacity`` of the life's events, each with and without graph expansion, and both
+expanded banks with a working tier + long-term IVF tier (the unbounded one grows past the
+IVF training threshold, so its long-term tier really is approximate). Writes ``DIR/memory.json`` and
 ``DIR/memory.png`` and prints a markdown table.
 
     python -m sam_model.bench.memory --out runs/bench-memory [--retriever runs/export]
@@ -64,23 +65,29 @@ def make_life(index: int, min_events: int, seed: int) -> list[Event]:
     return events
 
 
-def variants(capacity: int, half_life: float, working: int) -> dict[str, MemoryConfig]:
+def variants(capacity: int, half_life: float, working: int, nlist: int = 8,
+             nprobe: int = 2) -> dict[str, MemoryConfig]:
     """The mechanisms switched on and off; everything else (linking, corrections) is shared.
 
     ``flat`` ranks by similarity alone and never forgets; ``decay`` mixes the dynamic
-    importance (recency, use, corrections, finished phases) into the ranking.
+    importance (recency, use, corrections, finished phases) into the ranking; ``needs off``
+    expands along edges without the state's needed slots steering where expansion lands.
+    The IVF tier gets ``nlist`` lists so that it trains (at 39 units per list) within a life.
     """
     flat = MemoryConfig(half_life=0.0, importance_weight=0.0, expand=False)
     decay = MemoryConfig(half_life=half_life, expand=False)
     pruned = dataclasses.replace(decay, capacity=capacity)
+    tiers = {"working_size": working, "ivf_nlist": nlist, "ivf_nprobe": nprobe}
     return {
         "flat": flat,
         "flat+expand": dataclasses.replace(flat, expand=True),
         "decay": decay,
         "decay+expand": dataclasses.replace(decay, expand=True),
+        "decay+expand+tiers": dataclasses.replace(decay, expand=True, **tiers),
         "decay+prune": pruned,
         "decay+prune+expand": dataclasses.replace(pruned, expand=True),
-        "decay+prune+expand+tiers": dataclasses.replace(pruned, expand=True, working_size=working),
+        "decay+prune+expand, needs off": dataclasses.replace(pruned, expand=True, off_need_factor=1.0),
+        "decay+prune+expand+tiers": dataclasses.replace(pruned, expand=True, **tiers),
     }
 
 
@@ -138,12 +145,14 @@ def plot(results: dict, path: Path, window: int = 50) -> None:
     import matplotlib.pyplot as plt
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for name, r in results.items():
+    styles = ["-", "--", ":", "-."]
+    for j, (name, r) in enumerate(results.items()):
+        style = {"label": name, "linestyle": styles[j % len(styles)]}
         xs, ys = zip(*r["size_curve"])
-        ax1.plot(xs, ys, label=name)
+        ax1.plot(xs, ys, **style)
         rr = np.asarray(r["rr_curve"])
         if len(rr) >= window:
-            ax2.plot(np.convolve(rr, np.ones(window) / window, mode="valid"), label=name)
+            ax2.plot(np.convolve(rr, np.ones(window) / window, mode="valid"), **style)
     ax1.set(xlabel="events observed (life 0)", ylabel="units in the bank", title="Bank size over time")
     ax2.set(xlabel="decision point (life 0)", ylabel=f"MRR (moving mean over {window})",
             title="Retrieval quality over time")
@@ -181,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--half-life", type=float, default=100.0,
                         help="importance half-life in events for the decay variants (default: 100)")
     parser.add_argument("--working", type=int, default=64, help="working-tier size of the tiered variant (default: 64)")
+    parser.add_argument("--nlist", type=int, default=8,
+                        help="IVF lists of the long-term tier in the tiered variants (default: 8; it trains once "
+                             "it holds 39 units per list, so the unbounded tiered bank is approximate after ~312)")
+    parser.add_argument("--nprobe", type=int, default=2, help="IVF lists probed per query (default: 2)")
     parser.add_argument("--k", type=int, default=10, help="memories retrieved per decision (default: 10)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic lives (default: 0)")
     parser.add_argument("--device", default=None, help="torch device for the encoder (default: cuda if available)")
@@ -200,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         for e in events:
             texts.append(MemoryUnit.from_event(e, prev))
             prev = e.state
-        mem = np.asarray(retriever.encode_memories(texts), np.float32)
+        mem = np.asarray(retriever.encode_memories(texts, progress=True), np.float32)
         dps = [i for i, e in enumerate(events) if e.is_decision_point]
         q = np.asarray(retriever.encode_queries([events[i].state for i in dps], [events[i].text for i in dps]),
                        np.float32)
@@ -212,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     n_events = min(len(e) for e in lives)
     capacity = max(1, round(args.capacity * n_events))
     results = {}
-    for name, cfg in tqdm(variants(capacity, args.half_life, args.working).items(), desc="variants", unit="variant"):
+    configs = variants(capacity, args.half_life, args.working, args.nlist, args.nprobe)
+    for name, cfg in tqdm(configs.items(), desc="variants", unit="variant"):
         runs = [run_life(ev, m, q, cfg, encode, args.k) for ev, (m, q) in zip(lives, encoded)]
         results[name] = {**summarise(runs, cfg.capacity), "config": cfg.to_json()}
 

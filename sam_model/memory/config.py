@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from sam_model.memory.graph import EDGE_TYPES
+
 # Expansion weights per edge type: (forward, backward). Forward follows the edge
 # from its source to its target (a decision to the constraint it was derived from);
 # backward goes the other way (an outdated value to the unit that corrected it).
@@ -51,8 +53,8 @@ class MemoryConfig:
     summary_importance: float = 1.0
     # tiers (working_size 0 = one flat exact store)
     working_size: int = 0
-    ivf_nlist: int = 64
-    ivf_nprobe: int = 8
+    ivf_nlist: int | None = None  # IVF lists of the long-term tier (None: ~4*sqrt(n), trained at ~24k units)
+    ivf_nprobe: int = 4
     # retrieval expansion along edges
     expand: bool = True
     edge_weights: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_EDGE_WEIGHTS))
@@ -63,6 +65,24 @@ class MemoryConfig:
     off_need_factor: float = 0.2  # expansion factor on units holding none of the state's needed slots
     superseded_factor: float = 0.5  # score factor of a unit whose facts were all corrected
     importance_weight: float = 0.5  # share of the current importance in the final score
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.half_life >= 0, "half_life must be >= 0 (0 = no decay)"),
+            (0 < self.suppress <= 1 and 0 < self.demote <= 1, "suppress and demote must be in (0, 1]"),
+            (0 <= self.superseded_factor <= 1 and 0 <= self.off_need_factor <= 1,
+             "superseded_factor and off_need_factor must be in [0, 1]"),
+            (0 <= self.importance_weight <= 1, "importance_weight must be in [0, 1]"),
+            (self.capacity >= 0 and self.working_size >= 0, "capacity and working_size must be >= 0"),
+            (0 <= self.prune_batch < 1, "prune_batch must be in [0, 1)"),
+            (self.pool >= 1 and self.max_hops >= 0 and self.max_expanded >= 0, "pool >= 1, max_hops/max_expanded >= 0"),
+        ]
+        for ok, msg in checks:
+            if not ok:
+                raise ValueError(f"memory config: {msg}")
+        bad = sorted(set(self.edge_weights) - set(EDGE_TYPES))
+        if bad:
+            raise ValueError(f"memory config: unknown edge type(s) {bad} in edge_weights; known: {EDGE_TYPES}")
 
     def kinds_kept(self, phase: str) -> list[str] | None:
         """Kinds written in ``phase`` (None = all)."""

@@ -5,7 +5,8 @@ so it is never missed by an approximate index. Everything else sits in a coarse 
 IVF index (``MemoryIndex(kind="ivf")``), cheap to search at any size. Units move
 between the two (promotion when a long-term unit is used or needed again, demotion when
 the working tier overflows); the updater decides who moves, this module only moves them.
-With ``working_size=0`` there is one exact tier and no movement.
+With ``working_size=0`` there is one exact tier and no movement. The IVF tier is searched
+exactly until it holds enough units to train its lists (39 per list, see MemoryIndex).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ WORKING, LONGTERM = "working", "longterm"
 class Tiers:
     """One or two MemoryIndex tiers behind a single add/remove/search."""
 
-    def __init__(self, dim: int, working_size: int = 0, nlist: int = 16, nprobe: int = 4):
+    def __init__(self, dim: int, working_size: int = 0, nlist: int | None = None, nprobe: int = 4):
         self.dim, self.working_size = dim, working_size
         self.working = MemoryIndex(dim, "flat", device="cpu")
         self.longterm = (MemoryIndex(dim, "ivf", nlist=nlist, nprobe=nprobe, device="cpu")

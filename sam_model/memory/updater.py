@@ -31,6 +31,7 @@ import numpy as np
 
 from sam_model.data.schema import Event, State
 from sam_model.memory.bank import MemoryBank
+from sam_model.memory.config import MemoryConfig
 from sam_model.memory.tiers import LONGTERM, WORKING
 from sam_model.memory.unit import MemoryUnit, key_values, mentions, norm
 
@@ -45,7 +46,7 @@ class Updater:
         self.encode = encode
 
     @property
-    def cfg(self):
+    def cfg(self) -> MemoryConfig:
         return self.bank.config
 
     def now(self) -> int:
@@ -62,6 +63,9 @@ class Updater:
         """
         bank = self.bank
         state = event.state if state is None else state
+        if f"{event.episode_id}#{event.step}" in bank:
+            raise ValueError(f"memory {event.episode_id}#{event.step} is already in the bank: "
+                             "steps must be unique within an episode")
         bank.clock += 1
         ep = event.episode_id
         prev = bank.last_state.get(ep)
@@ -70,8 +74,6 @@ class Updater:
         if not self.keeps(event.kind, state.phase):
             return None
         unit = MemoryUnit.from_event(event, prev, bank.clock, state)
-        if unit.id in bank:
-            raise ValueError(f"memory {unit.id!r} is already in the bank: steps must be unique within an episode")
         if embedding is None:
             if self.encode is None:
                 raise ValueError("Updater.observe needs an embedding, or an Updater built with encode=...")
