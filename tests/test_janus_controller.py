@@ -146,6 +146,22 @@ def test_resume_makes_the_same_decisions(tmp_path, gate):
     assert 0 < full.comparisons  # the run compared something, so the test exercises the evaluation set
 
 
+def test_history_joins_coverage_not_fresh_and_resumes(tmp_path):
+    stream, history = random_stream(10, seed=2), [-2.5, -1.5, 0.5, 1.5, 2.5, 2.9]
+    full = make(tmp_path / "full", "always", coverage=20, boundary=0, fresh=2)
+    full.run(stream, NumMemory(0.0), history=history)
+    assert full.evalset.tasks[:6] == history
+    first = full.read_manifest()[0]
+    assert first.sizes["coverage"] == 11 and first.sizes["fresh"] == 2  # 6 history + 5 new; fresh: new only
+    part = make(tmp_path / "part", "always", coverage=20, boundary=0, fresh=2)
+    part.run(stream[:4], NumMemory(0.0), history=history)
+    resumed = make(tmp_path / "part", "always", coverage=20, boundary=0, fresh=2)
+    resumed.run(stream, NumMemory(0.0), resume=True, history=history)
+    assert _strip(resumed.read_manifest()) == _strip(full.read_manifest())
+    with pytest.raises(ValueError, match="same task stream"):
+        make(tmp_path / "part", "always", coverage=20, boundary=0, fresh=2).run(stream, NumMemory(0.0), resume=True)
+
+
 def test_resume_after_crash_between_state_and_manifest(tmp_path):
     stream = random_stream(12, seed=1)
     full = make(tmp_path / "full", "mmt(0.6,0.2)")

@@ -121,8 +121,13 @@ class JanusController:
             os.fsync(fh.fileno())
 
     # -- a run ---------------------------------------------------------------------------------------------
-    def start(self, memory: Memory) -> None:
-        """Begin a fresh run in an empty workdir with M_0 = ``memory``."""
+    def start(self, memory: Memory, history: Sequence[Any] = ()) -> None:
+        """Begin a fresh run in an empty workdir with M_0 = ``memory``.
+
+        ``history``: tasks M_0 already learned (its training set). They join the coverage and
+        boundary pools as seen tasks — without them the first comparisons could not notice that a
+        candidate forgot what M_0 knew — but not the fresh set.
+        """
         if not isinstance(memory, Memory):
             raise TypeError(f"{type(memory).__name__} is not a Janus Memory (needs save(path) and load(path))")
         if self.state_path.exists():
@@ -130,11 +135,24 @@ class JanusController:
                                "resume=True or choose an empty workdir")
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.manifest_path.write_text("")
+        self._add_history(list(history), None)
         self.t, self.memory, self.comparisons = 0, memory, 0
         self.deployed = self._ckpt(memory, "t000000")
         self.kept = {self.deployed}
         self._phi = self._phi_of(memory)
         self._write_state(None)
+
+    def _add_history(self, history: list[Any], emb: np.ndarray | None) -> None:
+        if len(self.evalset):
+            raise RuntimeError("the evaluation set already holds tasks; give a fresh HybridEvalSet to a new run")
+        if not history:
+            return
+        computed = emb is None
+        emb = self.evalset.add(history, emb)
+        if computed:
+            with atomic_path(self.workdir / "tasks" / "t000000.npy") as tmp, open(tmp, "wb") as fh:
+                np.save(fh, emb)
+        self.evalset.fresh_start = len(self.evalset)
 
     def step(self, tasks: Sequence[Any], feedback: Any = None) -> Decision:
         """One update: propose, maybe compare, deploy; then checkpoint, save state, log the decision."""
@@ -192,18 +210,19 @@ class JanusController:
         return c.astype(bool)
 
     def run(self, stream: Iterable[Batch], memory: Memory, resume: bool = False, progress: bool = False,
-            on_step: Callable[[JanusController, Decision], None] | None = None) -> Memory:
+            on_step: Callable[[JanusController, Decision], None] | None = None,
+            history: Sequence[Any] = ()) -> Memory:
         """Feed every (tasks, feedback) batch of ``stream`` through ``step``; returns the deployed memory.
 
         With ``resume=True`` and an existing run in ``workdir``, ``memory`` only supplies the memory
         type (its ``load``); the first t batches of ``stream`` (t = steps already done) are re-read, not
-        re-run — the stream must be the same one.
+        re-run — the stream (and ``history``, see ``start``) must be the same.
         """
         it: Iterator[Batch] = iter(stream)
         if resume and self.state_path.exists():
-            self.restore(type(memory), it)
+            self.restore(type(memory), it, history)
         else:
-            self.start(memory)
+            self.start(memory, history)
         from tqdm.auto import tqdm
 
         with tqdm(desc=f"janus[{self.gate.name}]", initial=self.t, disable=not progress, unit="step") as bar:
@@ -234,7 +253,7 @@ class JanusController:
                                    "corrupt — restore it or start a new workdir") from None
         return out
 
-    def restore(self, memory_type: type, stream: Iterator[Batch]) -> None:
+    def restore(self, memory_type: type, stream: Iterator[Batch], history: Sequence[Any] = ()) -> None:
         """Reload the last completed step; re-read (not re-run) its batches from ``stream``."""
         try:
             state = json.loads(self.state_path.read_text(encoding="utf-8"))
@@ -251,6 +270,12 @@ class JanusController:
             raise SAMFileError(f"{self.manifest_path} ends at t={last} but {self.state_path} is at t={self.t}; "
                                "the run directory is inconsistent")
         atomic_write_text(self.manifest_path, "".join(d.to_json() + "\n" for d in decisions))
+        if history:
+            path = self.workdir / "tasks" / "t000000.npy"
+            if not path.exists():
+                raise SAMFileError(f"{path} is missing: the run in {self.workdir} started without history; "
+                                   "resume it without history")
+            self._add_history(list(history), np.load(path))
         for t in range(1, self.t + 1):
             try:
                 tasks, _ = next(stream)

@@ -1,0 +1,260 @@
+"""Adapter (1): retriever checkpoints — the memory is the SAM retriever's trainable head.
+
+BERT stays frozen and its pooled vectors are cached, so a memory state is only the small
+head of :class:`~sam_model.models.sam.SAMNet` (state/memory fusion MLPs, phase and kind
+embeddings, the W_s network, α): about a megabyte, cheap to checkpoint at every comparison.
+
+- **tasks** are indices into ``HeadContext.examples`` (decision points with their candidates);
+- the **updater** fine-tunes the head for a few steps on the latest tasks (multi-positive InfoNCE);
+- **correct** = the top-1 candidate of the task's episode is a useful memory;
+- **φ** is a count sketch of the head's parameters: a fixed random signed bucketing, linear, so
+  φ(M̂) − φ(M) sketches the parameter step and cosines between steps are kept (up to ~1/√dim noise).
+
+Everything runs on ``HeadContext.device`` (CUDA when available): the cached vectors live there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from sam_model.data.examples import MemoryRecord, RetrievalExample
+from sam_model.io import SAMFileError
+from sam_model.models.losses import MultiPositiveInfoNCE
+from sam_model.models.sam import SAMNet
+
+BERT_KEY = "text_encoder.bert."
+
+
+def head_state(net: nn.Module) -> dict[str, torch.Tensor]:
+    """The head's tensors (everything but BERT), detached CPU copies."""
+    return {k: v.detach().to("cpu", copy=True).contiguous() for k, v in net.state_dict().items()
+            if BERT_KEY not in k}
+
+
+@dataclass
+class HeadMemory:
+    """A retriever-head checkpoint: name → tensor, saved as safetensors."""
+
+    tensors: dict[str, torch.Tensor]
+
+    def save(self, path: str | os.PathLike) -> None:
+        save_file(self.tensors, str(path))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> HeadMemory:
+        if not os.path.exists(path):
+            raise SAMFileError(f"retriever-head checkpoint not found: {path}")
+        try:
+            return cls(load_file(str(path)))
+        except (SafetensorError, OSError) as exc:
+            raise SAMFileError(f"{path} is not a retriever-head checkpoint (safetensors: {exc})") from None
+
+
+class HeadContext:
+    """What every Janus call shares: the SAMNet (BERT frozen), the memories and the decision points.
+
+    ``vectors`` maps text → pooled BERT vector for every text the tasks will touch (states,
+    observations, memories); with it the head never runs BERT. Tasks are indices into ``examples``;
+    candidates are episode scope (the earlier events of the task's episode).
+    """
+
+    def __init__(self, net: SAMNet, memories: Sequence[MemoryRecord], examples: Sequence[RetrievalExample],
+                 vectors: dict[str, np.ndarray] | None = None, device: str | torch.device | None = None):
+        if net.state_encoder.text_encoder.trainable_layers != 0:
+            raise ValueError("the retriever-head adapter needs a frozen BERT (SAMConfig.trainable_layers=0)")
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.net = net.to(self.device)
+        self.memories, self.examples = list(memories), list(examples)
+        self.head_keys = set(head_state(net))
+        if vectors:
+            self.add_vectors(vectors)
+        # integer views, so that masks are tensor ops: episode number of each memory position, and the
+        # positions of each task's useful memories
+        ep_of: dict[str, int] = {}
+        self.mem_episode = np.array([ep_of.setdefault(m.episode_id, len(ep_of)) for m in self.memories])
+        self.relevant_pos = [[p for p in e.candidate_range("episode") if self.memories[p].id in e.relevant_ids]
+                             for e in self.examples]
+
+    def add_vectors(self, vectors: dict[str, np.ndarray]) -> None:
+        """Put pooled BERT vectors in the text encoders' caches (on the device), so BERT is never run."""
+        encoders = {id(m): m for m in (self.net.state_encoder.text_encoder, self.net.memory_encoder.text_encoder)}
+        texts = list(vectors)
+        block = torch.as_tensor(np.stack([vectors[t] for t in texts]), dtype=torch.float32, device=self.device)
+        for enc in encoders.values():
+            if not enc.use_cache:
+                raise ValueError("the SAMNet text encoder does not cache (SAMConfig.cache_text must be true)")
+            enc._cache.update(zip(texts, block))
+
+    def load(self, memory: HeadMemory) -> None:
+        """Make ``memory`` the net's head (BERT untouched)."""
+        keys = set(memory.tensors)
+        if keys != self.head_keys:
+            missing, extra = sorted(self.head_keys - keys)[:3], sorted(keys - self.head_keys)[:3]
+            raise SAMFileError(f"retriever-head checkpoint does not fit this SAMNet (missing {missing}, "
+                               f"unexpected {extra}); was it made with another SAMConfig?")
+        self.net.load_state_dict(memory.tensors, strict=False)
+
+    def memory(self) -> HeadMemory:
+        return HeadMemory(head_state(self.net))
+
+    # -- scoring -----------------------------------------------------------------------------------------
+    def _queries(self, idx: Sequence[int]) -> torch.Tensor:
+        ex = [self.examples[i] for i in idx]
+        return self.net.encode_queries([e.state_text for e in ex], [e.state.phase for e in ex],
+                                       [e.observation for e in ex])
+
+    def _candidates(self, idx: Sequence[int]) -> tuple[list[int], torch.Tensor]:
+        """Positions (global memory order) of every candidate of the tasks, and their vectors."""
+        pos = sorted({p for i in idx for p in self.examples[i].candidate_range("episode")})
+        mems = [self.memories[p] for p in pos]
+        return pos, self.net.encode_memories([m.text for m in mems], [m.kind for m in mems],
+                                             [m.phase for m in mems])
+
+    def masks(self, idx: Sequence[int], pos: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(candidate, positive, same_episode), bool (n_tasks, n_positions)."""
+        dev = self.device
+        p = torch.as_tensor(pos, device=dev)
+        ex = [self.examples[i] for i in idx]
+        ep_m = torch.as_tensor(self.mem_episode[pos], device=dev)
+        ep_q = torch.as_tensor(self.mem_episode[[e.episode_start for e in ex]], device=dev)
+        same = ep_q[:, None] == ep_m[None, :]
+        cand = same & (p[None, :] < torch.as_tensor([e.cutoff for e in ex], device=dev)[:, None])
+        col = {q: j for j, q in enumerate(pos)}
+        rows = [r for r, i in enumerate(idx) for _ in self.relevant_pos[i]]
+        cols = [col[q] for i in idx for q in self.relevant_pos[i]]
+        positive = torch.zeros_like(cand)
+        positive[torch.as_tensor(rows, dtype=torch.long, device=dev),
+                 torch.as_tensor(cols, dtype=torch.long, device=dev)] = True
+        return cand, positive, same
+
+    def scores(self, idx: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Scores of the tasks against every candidate position of the batch, and the three masks."""
+        pos, m = self._candidates(idx)
+        cand, positive, same = self.masks(idx, pos)
+        return self._queries(idx) @ m.T, cand, positive, same
+
+    @torch.no_grad()
+    def correct(self, memory: HeadMemory, tasks: Sequence[int], batch_size: int = 512) -> np.ndarray:
+        """Top-1 of each task's candidates is useful; batched, on the context's device."""
+        self.load(memory)
+        self.net.eval()
+        out = []
+        for i in range(0, len(tasks), batch_size):
+            idx = [int(t) for t in tasks[i : i + batch_size]]
+            s, cand, positive, _ = self.scores(idx)
+            top = s.masked_fill(~cand, float("-inf")).argmax(1)
+            out.append(positive.gather(1, top[:, None])[:, 0].cpu().numpy())
+        return np.concatenate(out) if out else np.zeros(0, bool)
+
+    def task_embeddings(self, tasks: Sequence[int]) -> np.ndarray:
+        """Pooled BERT vectors of the tasks' states (the coverage set clusters what tasks are about)."""
+        enc = self.net.state_encoder.text_encoder
+        with torch.no_grad():
+            v = enc([self.examples[int(t)].state_text for t in tasks])
+        return nn.functional.normalize(v, dim=-1).cpu().numpy().astype(np.float32)
+
+
+class HeadEvaluator:
+    """Evaluator protocol over a HeadContext."""
+
+    def __init__(self, ctx: HeadContext):
+        self.ctx = ctx
+
+    def correct(self, memory: HeadMemory, tasks: Sequence[int]) -> np.ndarray:
+        return self.ctx.correct(memory, tasks)
+
+
+class HeadFineTuner:
+    """The base updater: ``steps`` Adam steps on minibatches of the latest tasks, from a fresh optimiser.
+
+    Fresh optimiser and seeds derived from the task ids make ``propose`` a pure function of
+    (memory, tasks), which is what lets a Janus run resume exactly.
+    """
+
+    def __init__(self, ctx: HeadContext, steps: int = 10, lr: float = 1e-3, batch_size: int = 16,
+                 temperature: float = 0.05, weight_decay: float = 0.0, in_batch_negatives: bool = True,
+                 seed: int = 0):
+        self.ctx, self.steps, self.lr, self.batch_size = ctx, steps, lr, batch_size
+        self.weight_decay, self.in_batch_negatives, self.seed = weight_decay, in_batch_negatives, seed
+        self.loss_fn = MultiPositiveInfoNCE(temperature, learnable=False).to(ctx.device)
+
+    def _seed(self, tasks: Sequence[int]) -> int:
+        h = hashlib.blake2b(np.asarray(tasks, dtype=np.int64).tobytes(), digest_size=8).digest()
+        return (int.from_bytes(h, "little") + self.seed) % 2**63
+
+    def propose(self, memory: HeadMemory, tasks: Sequence[int], feedback: object = None) -> HeadMemory:
+        tasks = [int(t) for t in tasks]
+        if not tasks:
+            return memory
+        ctx = self.ctx
+        ctx.load(memory)
+        params = [p for p in ctx.net.parameters() if p.requires_grad]
+        opt = torch.optim.Adam(params, lr=self.lr, weight_decay=self.weight_decay)
+        seed = self._seed(tasks)
+        rng = np.random.default_rng(seed)
+        devices = [ctx.device.index or 0] if ctx.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(seed)  # dropout
+            ctx.net.train()
+            for _ in range(self.steps):
+                idx = tasks if len(tasks) <= self.batch_size else \
+                    rng.choice(tasks, self.batch_size, replace=False).tolist()
+                s, cand, positive, same = ctx.scores(idx)
+                allowed = cand | ~same if self.in_batch_negatives else cand  # other episodes' memories
+                loss = self.loss_fn(s, allowed, positive).mean()
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+        ctx.net.eval()
+        return ctx.memory()
+
+
+class ParamSketch:
+    """φ(memory): a count sketch of the head's parameters into ``dim`` buckets (fixed seed)."""
+
+    def __init__(self, dim: int = 4096, seed: int = 0):
+        self.dim, self.seed = dim, seed
+        self._plan: tuple[list[str], np.ndarray, np.ndarray] | None = None
+
+    def __call__(self, memory: HeadMemory) -> np.ndarray:
+        keys = sorted(k for k, v in memory.tensors.items() if v.is_floating_point())
+        theta = np.concatenate([memory.tensors[k].double().reshape(-1).numpy() for k in keys])
+        if self._plan is None or self._plan[0] != keys or len(self._plan[1]) != len(theta):
+            rng = np.random.default_rng(self.seed)
+            self._plan = (keys, rng.integers(0, self.dim, len(theta)), rng.choice([-1.0, 1.0], len(theta)))
+        _, bucket, sign = self._plan
+        return np.bincount(bucket, weights=sign * theta, minlength=self.dim)
+
+
+class ProbeEncoder:
+    """φ(memory): what the head retrieves for a fixed set of probe tasks — the softmax over each probe's
+    candidates (scale = the loss's 1/temperature), concatenated. No labels needed.
+
+    Parameter steps of a freshly initialised Adam are nearly orthogonal to each other whatever they
+    do (hundreds of thousands of noisy coordinates), so their cosines say little. Steps in *behaviour*
+    do: two updates that sharpen the same probes point the same way, an update that undoes what
+    earlier ones taught points back, and one about other tasks is orthogonal.
+    """
+
+    def __init__(self, ctx: HeadContext, probe_tasks: Sequence[int], scale: float = 20.0):
+        if not len(probe_tasks):
+            raise ValueError("ProbeEncoder needs at least one probe task")
+        self.ctx, self.probe, self.scale = ctx, [int(t) for t in probe_tasks], scale
+
+    @torch.no_grad()
+    def __call__(self, memory: HeadMemory) -> np.ndarray:
+        ctx = self.ctx
+        ctx.load(memory)
+        ctx.net.eval()
+        s, cand, _, _ = ctx.scores(self.probe)
+        p = torch.softmax((s * self.scale).masked_fill(~cand, float("-inf")), dim=1)
+        return p[cand].double().cpu().numpy()
