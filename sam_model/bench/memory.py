@@ -2,7 +2,8 @@
 
 An agent *life* chains synthetic episodes (``sam_model.data.synthetic``) into one episode
 of at least ``--events`` events with renumbered steps, so one bank lives through dozens of
-tasks. Every event goes through the state-driven updater; at each decision point the bank
+tasks. Lives are drawn with synthetic seeds from 10,000 up, so a retriever trained on the
+demo data (seed 0) is never tested on its training episodes. Every event goes through the state-driven updater; at each decision point the bank
 is searched *as it is at that moment* and scored against the labels:
 
 - ``mrr``: 1 / rank of the first retrieved unit that stands for a relevant memory (MRR@k);
@@ -45,13 +46,15 @@ from sam_model.memory.retrievers import load_retriever
 from sam_model.memory.unit import MemoryUnit, mentions
 from sam_model.memory.updater import Updater
 
+SEED_OFFSET = 10_000  # synthetic seeds of the lives start here: never the demo's training data (seed 0)
+
 
 def make_life(index: int, min_events: int, seed: int) -> list[Event]:
     """Synthetic episodes chained into one episode ``life<index>`` of >= ``min_events`` events."""
     events: list[Event] = []
     chunk = 0
     while len(events) < min_events:
-        for ep in generate_episodes(8, seed=seed * 1000 + index * 100 + chunk):
+        for ep in generate_episodes(8, seed=SEED_OFFSET + seed * 1000 + index * 100 + chunk):
             offset = len(events)
             for d in ep:
                 d = dict(d, episode_id=f"life{index}", step=d["step"] + offset,

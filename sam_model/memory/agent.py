@@ -91,13 +91,14 @@ class SAMMemory:
 
     # -- reading
     def retrieve(self, state: State, observation: str, k: int | None = None) -> list[Hit]:
-        """The memories for this state and observation, best first (expanded along edges)."""
+        """The memories for this state and observation, best first (expanded along edges
+        toward units that hold the slots the state still needs)."""
         self.state = state
         if len(self.bank) == 0:
             self.last_hits = []
             return []
         q = self.retriever.encode_queries([state], [observation])[0]
-        hits = self.bank.search(q, k or self.k)
+        hits = self.bank.search(q, k or self.k, needs=state.uncertainty_flags)
         self.bank.touch([h.unit.id for h in hits])
         self.last_hits = hits
         return hits
