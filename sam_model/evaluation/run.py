@@ -154,10 +154,11 @@ def _retriever_diagnostics(retriever, data: EvalData, out: Path, diag: dict, wri
     """t-SNE and distinctiveness of state vectors, projection heatmap: for a retriever that exposes them."""
     idx = sample_indices(len(data.examples), tsne_points, seed)
     states = [data.examples[i].state for i in idx]
+    observations = [data.examples[i].observation for i in idx]
     phases = [data.examples[i].state.phase for i in idx]
     if hasattr(retriever, "encode_states"):
         say("diagnostics: state embeddings, t-SNE")
-        vectors = np.asarray(retriever.encode_states(states), dtype=np.float32)
+        vectors = np.asarray(retriever.encode_states(states, observations), dtype=np.float32)
         diag["state_distinctiveness"] = distinctiveness(vectors, phases)
         fig, _ = tsne_figure(vectors, phases, seed)
         if fig is not None:
@@ -171,7 +172,7 @@ def _retriever_diagnostics(retriever, data: EvalData, out: Path, diag: dict, wri
     else:
         diag["notes"].append("the retriever has no encode_states: t-SNE and distinctiveness skipped")
     if hasattr(retriever, "projection_weights"):
-        weights = np.asarray(retriever.projection_weights(states), dtype=np.float32)
+        weights = np.asarray(retriever.projection_weights(states, observations), dtype=np.float32)
         if weights.ndim == 2 and len(weights) == len(states):
             fig, diag["projection_weights"] = projection_figure(weights, phases)
             save_figure(fig, out / "projection_by_phase.png")
