@@ -58,6 +58,12 @@ class SAMRetriever:
 
         return cls(net_from_checkpoint(ckpt, device))
 
+    def clear_cache(self) -> None:
+        """Forget cached BERT vectors of texts (they grow with every new text seen by a frozen BERT)."""
+        for module in self.net.modules():
+            if hasattr(module, "clear_cache") and module is not self.net:
+                module.clear_cache()
+
     @property
     def dim(self) -> int:
         return self.net.out_dim

@@ -1,8 +1,8 @@
 """evaluate.py: every method and report key present and in range, real figures, clear errors.
 
 A fake retriever (hashed bag of words over state text + observation) stands in for the
-trained SAM retriever, which the lead's export step provides; the test that the trained demo
-retriever beats the content-only baselines is at the bottom and skips until it exists.
+trained SAM retriever in the schema tests; the test at the bottom trains the demo retriever
+(shared session fixture) and checks that it beats the content-only baselines.
 """
 
 from __future__ import annotations
@@ -288,19 +288,13 @@ def test_sgd_split_folder_as_data(tmp_path, shared_dir):
 # --- hook for the lead: the trained demo retriever ------------------------------------------------------
 
 @pytest.fixture
-def trained_demo_retriever() -> Path:
-    """The retriever trained on the demo data: ``make demo`` writes checkpoints/demo/export.
-
-    Hook: $SAM_DEMO_RETRIEVER overrides the path (an export folder or a .ckpt); the test skips
-    while neither exists, e.g. on a fresh checkout before ``make demo``.
-    """
-    path = Path(os.environ.get("SAM_DEMO_RETRIEVER", REPO / "checkpoints" / "demo" / "export"))
-    if not path.exists():
-        pytest.skip(f"trained demo retriever not found at {path} (run `make demo`, or set SAM_DEMO_RETRIEVER)")
-    return path
+def trained_demo_retriever(request) -> Path:
+    """The retriever trained on demo data in this session (conftest.trained_demo_export: configs/demo.yaml,
+    a few epochs on a small synthetic log). $SAM_DEMO_RETRIEVER points the test at another export or .ckpt."""
+    override = os.environ.get("SAM_DEMO_RETRIEVER")
+    return Path(override) if override else request.getfixturevalue("trained_demo_export")
 
 
-@pytest.mark.slow
 def test_trained_demo_retriever_beats_content_only_baselines(trained_demo_retriever, tmp_path):
     """On held-out demo episodes (another seed than training), SAM beats observation-only search."""
     from sam_model.data.synthetic import write_synthetic

@@ -43,15 +43,21 @@ class TextEncoder(nn.Module):
 
     def _encode(self, texts: list[str]) -> torch.Tensor:
         device = next(self.bert.parameters()).device
+        if not texts:
+            return torch.zeros(0, self.hidden_size, device=device)
+        # Batches of similar length pad less: sort by length, encode, put back in order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         chunks = []
         for i in range(0, len(texts), self.batch_size):
-            tok = self.tokenizer(texts[i : i + self.batch_size], padding=True, truncation=True,
-                                 max_length=self.max_length, return_tensors="pt").to(device)
+            batch = [texts[j] for j in order[i : i + self.batch_size]]
+            tok = self.tokenizer(batch, padding=True, truncation=True, max_length=self.max_length,
+                                 return_tensors="pt").to(device)
             out = self.bert(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"])
             chunks.append(mean_pool(out.last_hidden_state, tok["attention_mask"]))
-        if not chunks:
-            return torch.zeros(0, self.hidden_size, device=device)
-        return torch.cat(chunks)
+        pooled = torch.cat(chunks)
+        inverse = torch.empty(len(order), dtype=torch.long, device=device)
+        inverse[torch.tensor(order, device=device)] = torch.arange(len(order), device=device)
+        return pooled[inverse]
 
     def forward(self, texts: list[str]) -> torch.Tensor:
         if not self.use_cache:
