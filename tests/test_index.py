@@ -159,6 +159,8 @@ def test_remove(kind):
     assert not set(ids[:5]) & {g for row in got for g in row}
     got, _ = ix.search(q, 20, episode_id="e0")
     assert ids[0] not in {g for row in got for g in row}
+    ix.remove([ids[5]])  # a second removal after a search (HNSW caches its tombstone selector)
+    assert ix.search(x[5:6], 1)[0][0][0] not in (ids[5], None)
     with pytest.raises(KeyError, match="e0#0"):
         ix.get_vectors([ids[0]])
     ix.add([ids[0]], -x[:1], "e0")  # an id can come back after removal, with a new vector
@@ -336,3 +338,31 @@ def test_gpu_replica_follows_adds_and_removes(monkeypatch, kind):
     assert clones and set(clones) == {1}
     assert MemoryIndex(DIM, "hnsw").device == "cpu"
     assert MemoryIndex(DIM, kind, device="cpu").device == "cpu"
+
+
+# ---- benchmark CLI smoke test and the BLAS knob --------------------------------------------------
+
+
+def test_tune_blas_threshold_is_per_thread(monkeypatch):
+    monkeypatch.setattr(faiss.cvar, "distance_compute_blas_threshold", faiss.cvar.distance_compute_blas_threshold)
+    assert index_mod.tune_blas_threshold(3) == 2400 == faiss.cvar.distance_compute_blas_threshold
+
+
+def test_search_bench_writes_json_and_markdown(tmp_path, monkeypatch):
+    from sam_model.bench import search as bench
+
+    monkeypatch.setattr(faiss.cvar, "distance_compute_blas_threshold", faiss.cvar.distance_compute_blas_threshold)
+    out = tmp_path / "bench"
+    result = bench.main(["--sizes", "700", "--out", str(out), "--dim", "16", "--latent-dim", "8", "--clusters", "10",
+                         "--queries", "70", "--b1-queries", "3", "--nlist", "8", "--sweep-ef", "8,16", "--threads", "1"])
+    saved = json.loads((out / "search.json").read_text())
+    assert saved == json.loads(json.dumps(result))
+    rows = {r["kind"]: r for r in saved["results"]}
+    assert set(rows) == set(KINDS) and all(r["size"] == 700 for r in rows.values())
+    assert rows["flat"]["plain"]["recall@10"] == 1.0 == rows["flat"]["state"]["recall@10"]
+    assert rows["ivf"]["trained"] and 0.0 < rows["hnsw"]["plain"]["recall@10"] <= 1.0
+    assert [s["ef_search"] for s in saved["sweeps"]] == [8, 16]
+    md = (out / "search.md").read_text()
+    assert all(f"| {kind} | 700 |" in md for kind in KINDS) and "| ef_search=16 |" in md
+    with pytest.raises(SystemExit):
+        bench.main(["--sizes", "10", "--out", str(out), "--kinds", "flat,annoy"])
