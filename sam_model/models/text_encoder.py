@@ -7,6 +7,8 @@ later epochs into a few small MLPs. With trainable layers the cache is off.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 from torch import nn
 
@@ -75,6 +77,44 @@ class TextEncoder(nn.Module):
 
     def clear_cache(self) -> None:
         self._cache.clear()
+
+    def fingerprint(self) -> str:
+        """Identifies the frozen BERT (config, max length, a weight checksum) for an on-disk cache."""
+        import hashlib
+
+        h = hashlib.sha1(self.bert.config.to_json_string().encode())
+        h.update(str(self.max_length).encode())
+        with torch.no_grad():
+            for p in list(self.bert.parameters())[:4]:
+                h.update(f"{p.double().sum().item():.6f}".encode())
+        return h.hexdigest()[:16]
+
+    def save_cache(self, path: str | Path) -> None:
+        """Write the cached vectors (float16) so a later run on the same texts skips BERT entirely."""
+        if not self._cache:
+            return
+        from sam_model.io import atomic_path
+
+        texts = list(self._cache)
+        with atomic_path(path) as tmp:
+            torch.save({"fingerprint": self.fingerprint(), "texts": texts,
+                        "vectors": torch.stack([self._cache[t] for t in texts]).half().cpu()}, tmp)
+
+    def load_cache(self, path: str | Path) -> int:
+        """Load vectors saved by ``save_cache`` for this same BERT; returns how many were loaded."""
+        p = Path(path)
+        if not (self.use_cache and p.exists()):
+            return 0
+        try:
+            blob = torch.load(p, map_location="cpu", weights_only=True)
+        except Exception:  # noqa: BLE001 - a broken cache is only a lost speed-up
+            return 0
+        if blob.get("fingerprint") != self.fingerprint():
+            return 0
+        device = next(self.bert.parameters()).device
+        vectors = blob["vectors"].float().to(device)
+        self._cache.update(zip(blob["texts"], vectors))
+        return len(blob["texts"])
 
     def train(self, mode: bool = True):
         super().train(mode)

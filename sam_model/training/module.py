@@ -30,12 +30,15 @@ class SAMLightningModule(pl.LightningModule):
         in_batch_negatives: add other episodes' memories (gathered over all devices) as negatives.
         warmup_steps: linear learning-rate warm-up.
         bert_config: recorded automatically (the BERT's config), so a checkpoint rebuilds without the folder.
+        text_cache_dir: with a frozen BERT, keep its text vectors in this folder between runs (a file per
+            BERT fingerprint), so re-runs and ablations on the same data skip BERT; empty = off.
     """
 
     def __init__(self, net: SAMConfig | None = None, vocab: dict[str, list[str]] | None = None,
                  lr: float = 1e-3, bert_lr: float = 2e-5, weight_decay: float = 0.01,
                  temperature: float = 0.05, learn_temperature: bool = True, in_batch_negatives: bool = True,
-                 warmup_steps: int = 50, bert_config: dict | None = None):
+                 warmup_steps: int = 50, bert_config: dict | None = None,
+                 text_cache_dir: str = ""):
         super().__init__()
         cfg = SAMConfig.from_dict(dict(net)) if isinstance(net, dict) else copy.deepcopy(net or SAMConfig())
         if vocab:
@@ -47,6 +50,7 @@ class SAMLightningModule(pl.LightningModule):
                                    "in_batch_negatives": in_batch_negatives, "warmup_steps": warmup_steps,
                                    "bert_config": self.net.state_encoder.text_encoder.bert.config.to_dict()})
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature)
+        self.text_cache_dir = text_cache_dir
         self.val_metrics = MetricCollection({
             "mrr": RetrievalMRR(), "recall@1": RetrievalRecall(top_k=1), "recall@5": RetrievalRecall(top_k=5),
             "ndcg@10": RetrievalNormalizedDCG(top_k=10)}, prefix="val/")
@@ -77,6 +81,26 @@ class SAMLightningModule(pl.LightningModule):
     def on_validation_epoch_end(self) -> None:
         self.log_dict(self.val_metrics.compute(), prog_bar=True, sync_dist=True)
         self.val_metrics.reset()
+
+    def _text_cache_file(self):
+        from pathlib import Path
+
+        enc = self.net.state_encoder.text_encoder
+        if not (self.text_cache_dir and enc.use_cache):
+            return None, enc
+        return Path(self.text_cache_dir).expanduser() / f"text-vectors-{enc.fingerprint()}.pt", enc
+
+    def on_fit_start(self) -> None:
+        path, enc = self._text_cache_file()
+        if path is not None:
+            n = enc.load_cache(path)
+            if n:
+                print(f"text cache: {n} BERT vectors loaded from {path}")
+
+    def on_train_epoch_end(self) -> None:
+        path, enc = self._text_cache_file()
+        if path is not None and self.global_rank == 0 and self.current_epoch == 0:
+            enc.save_cache(path)  # after the first epoch every training text has been seen once
 
     def configure_optimizers(self):
         bert, head = [], []
