@@ -74,7 +74,7 @@ def trained_demo_export(tmp_path_factory, small_demo_logs) -> Path:
     train, _ = small_demo_logs
     run = tmp_path_factory.mktemp("run")
     train_main(["fit", "--config", str(REPO / "configs" / "demo.yaml"), f"--data.train=[{train}]",
-                "--trainer.max_epochs=8", "--model.net.max_length=64", "--data.batch_episodes=8", "--trainer.enable_progress_bar=false", f"--trainer.default_root_dir={run}",
+                "--trainer.max_epochs=8", "--model.net.max_length=64", "--data.batch_episodes=8", "--model.text_cache_dir=", "--trainer.enable_progress_bar=false", f"--trainer.default_root_dir={run}",
                 "--trainer.logger=false", "--trainer.callbacks=[]", "--trainer.enable_checkpointing=true",
                 f"--data.cache_dir={run / 'cache'}"])
     ckpts = sorted(run.rglob("*.ckpt"))
