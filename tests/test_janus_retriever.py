@@ -20,6 +20,7 @@ from sam_model.janus.adapters.retriever_head import (
     HeadFineTuner,
     HeadMemory,
     ParamSketch,
+    ProbeEncoder,
 )
 from sam_model.models.bert import tiny_bert
 from sam_model.models.sam import SAMConfig, SAMNet
@@ -139,6 +140,24 @@ def test_param_sketch_is_linear_and_keeps_angles(ctx):
     assert abs(np.dot(za, zb) / np.linalg.norm(za) / np.linalg.norm(zb)) < 0.1  # independent steps: cos ≈ 0
     both = HeadMemory({k: a.tensors[k] + b.tensors[k] - m0.tensors[k] for k in keys})
     np.testing.assert_allclose(phi(both) - phi(m0), za + zb, atol=1e-6)  # linear
+
+
+def test_probe_encoder_sees_behaviour(ctx):
+    probes = list(range(10))
+    phi = ProbeEncoder(ctx, probes, scale=20.0)
+    m0 = ctx.memory()
+    v0 = phi(m0)
+    n_cands = sum(len(ctx.examples[i].candidate_range("episode")) for i in probes)
+    assert v0.shape == (n_cands,)
+    np.testing.assert_allclose(v0.reshape(10, -1).sum(1), 1.0, rtol=1e-6)  # a distribution per probe (5 candidates)
+    np.testing.assert_array_equal(phi(m0), v0)  # deterministic: a no-op update has z = 0
+    m1 = HeadFineTuner(ctx, steps=20, lr=1e-2, batch_size=8).propose(m0, list(range(len(ctx.examples))))
+    m2 = HeadFineTuner(ctx, steps=20, lr=1e-2, batch_size=8).propose(m1, list(range(len(ctx.examples))))
+    z1, z2 = phi(m1) - v0, phi(m2) - phi(m1)
+    assert np.linalg.norm(z1) > 0.1
+    assert np.dot(z1, z2) > 0  # more of the same training keeps going the same way
+    with pytest.raises(ValueError, match="probe"):
+        ProbeEncoder(ctx, [])
 
 
 def test_janus_over_the_head(ctx, tmp_path):

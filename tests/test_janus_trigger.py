@@ -133,3 +133,25 @@ def test_make_gate_spellings():
     for bad in ("sometimes", "periodic(0)", "periodic", "random(2)", "mmt(0.9)"):
         with pytest.raises(ValueError):
             make_gate(bad)
+
+
+def test_budget_mode_uses_the_quantile_of_recent_cosines():
+    trig = MemoryMomentumTrigger(beta=0.5, tau=0.0, budget=0.25, min_history=8)
+    trig.commit(1, np.array([1.0, 0.0]), accepted=True)  # m along e1; later steps are rejected: m stays
+
+    def at(c):
+        return np.array([c, math.sqrt(1 - c * c)])
+
+    for t, c in enumerate([0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2], 2):
+        fire, cos = trig.check(t, at(c))
+        assert cos == pytest.approx(c) and fire == (c < 0.0)  # fewer than min_history cosines: plain tau
+        trig.commit(t, at(c), accepted=False)
+    assert trig.threshold() == pytest.approx(0.375)  # 0.25-quantile of 0.2..0.9 (linear interpolation)
+    assert trig.check(10, at(0.35))[0] and not trig.check(10, at(0.4))[0]
+    state = json.loads(json.dumps(trig.state_dict()))
+    again = MemoryMomentumTrigger()
+    again.load_state_dict(state)
+    assert again.threshold() == pytest.approx(0.375) and again.budget == 0.25
+    assert make_gate("mmtq(0.8,0.3)").budget == 0.3
+    with pytest.raises(ValueError, match="budget"):
+        MemoryMomentumTrigger(budget=0.0)

@@ -54,7 +54,7 @@ class DataCfg:
     train: str = "../shared/data/sgd/train"
     dev: str = "../shared/data/sgd/dev"
     domains: list[str] = field(default_factory=list)  # stream order; empty = every train domain, A→Z
-    pretrain_per_domain: int = 10  # dialogues per domain M_0 is trained on offline (0 = M_0 untrained)
+    pretrain_per_domain: int = 10  # dialogues of every train domain M_0 is trained on (0 = M_0 untrained)
     train_per_domain: int = 40  # dialogues per domain in the stream (disjoint from the pretraining ones)
     dev_domains: list[str] = field(default_factory=list)  # held-out domains; empty = every dev domain
     dev_per_domain: int = 20  # held-out dialogues per dev domain
@@ -106,6 +106,7 @@ class JanusCfg:
     phi: str = "probe"  # φ: "probe" (what the head retrieves for probe tasks) or "params" (count sketch)
     probes: int = 256  # probe tasks for φ=probe, sampled from the pretraining tasks
     sketch_dim: int = 4096  # buckets for φ=params
+    holdout_latest: bool = True  # judge a candidate on tasks it was not fine-tuned on
 
 
 @dataclass
@@ -172,11 +173,10 @@ def sample_episodes(split: str, counts: list[int], domains: list[str] | None, se
     missing = [d for d in order if d not in by_domain]
     if missing:
         raise SAMFileError(f"domains {missing} have no dialogues in {split}; known: {sorted(by_domain)}")
-    rng = random.Random(seed)
     pools: list[list[tuple[str, Episode]]] = [[] for _ in counts]
     for dom in order:
         dialogues = by_domain[dom][:]
-        rng.shuffle(dialogues)
+        random.Random(f"{seed}/{dom}").shuffle(dialogues)  # per domain: the same pools whatever the order
         k, taken = 0, 0
         for d in dialogues:
             while k < len(counts) and taken == counts[k]:
@@ -206,8 +206,10 @@ class Stream:
 
 
 def build_stream(cfg: DataCfg) -> Stream:
-    pre, train = sample_episodes(cfg.train, [cfg.pretrain_per_domain, cfg.train_per_domain], cfg.domains or None,
-                                 cfg.seed, cfg.label, cfg.masked)
+    # the first dialogues of each domain's shuffle train M_0, the next ones feed the stream: disjoint
+    (pre,) = sample_episodes(cfg.train, [cfg.pretrain_per_domain], None, cfg.seed, cfg.label, cfg.masked)
+    _, train = sample_episodes(cfg.train, [cfg.pretrain_per_domain, cfg.train_per_domain], cfg.domains or None,
+                               cfg.seed, cfg.label, cfg.masked)
     (dev,) = sample_episodes(cfg.dev, [cfg.dev_per_domain], cfg.dev_domains or None, cfg.seed, cfg.label,
                              cfg.masked)
     pools = {"pre": pre, "train": train, "dev": dev}
@@ -321,7 +323,7 @@ def run_policy(name: str, gate_spec: str, ablate: str | None, ctx: HeadContext, 
                             seed=seed)
     evaluator = TimedEvaluator(ctx)
     ctrl = JanusController(updater, evaluator, memory_encoder(ctx, s, cfg, seed), make_gate(gate_spec), evalset,
-                           workdir)
+                           workdir, holdout_latest=j.holdout_latest)
     batches = [s.train_tasks[i : i + u.batch] for i in range(0, len(s.train_tasks), u.batch)]
     domains = [s.train_domains[i] for i in range(0, len(s.train_tasks), u.batch)]
     dev_eval = HeadEvaluator(ctx)

@@ -71,7 +71,8 @@ class JanusController:
     """Wraps an updater; see the module docstring. Call ``run`` (or ``start`` then ``step``)."""
 
     def __init__(self, updater: Updater, evaluator: Evaluator, encoder: MemoryEncoder | None, gate: Gate,
-                 evalset: HybridEvalSet, workdir: str | os.PathLike, keep_all: bool = False):
+                 evalset: HybridEvalSet, workdir: str | os.PathLike, keep_all: bool = False,
+                 holdout_latest: bool = False):
         for obj, proto, what in ((updater, Updater, "updater (needs .propose(memory, tasks, feedback))"),
                                  (evaluator, Evaluator, "evaluator (needs .correct(memory, tasks))"),
                                  (gate, Gate, "gate (needs check/commit/state_dict/load_state_dict)")):
@@ -83,6 +84,10 @@ class JanusController:
         self.gate, self.evalset = gate, evalset
         self.workdir = Path(workdir)
         self.keep_all = keep_all  # keep every deployed memory, not only M_0 and compared ones
+        # Judge M̂_t on tasks it was not fitted on: the latest batch joins the evaluation pools only
+        # after the decision. Off by default: an updater that cannot generalise beyond its batch
+        # (a fact list) could then never win a comparison.
+        self.holdout_latest = holdout_latest
         self.manifest_path = self.workdir / "manifest.jsonl"
         self.state_path = self.workdir / "state.json"
         self.t = 0
@@ -154,6 +159,11 @@ class JanusController:
                 np.save(fh, emb)
         self.evalset.fresh_start = len(self.evalset)
 
+    def _add_batch(self, t: int, tasks: list[Any]) -> None:
+        emb = self.evalset.add(tasks)
+        with atomic_path(self.workdir / "tasks" / f"t{t:06d}.npy") as tmp, open(tmp, "wb") as fh:
+            np.save(fh, emb)
+
     def step(self, tasks: Sequence[Any], feedback: Any = None) -> Decision:
         """One update: propose, maybe compare, deploy; then checkpoint, save state, log the decision."""
         if self.memory is None:
@@ -161,10 +171,8 @@ class JanusController:
         t0 = time.perf_counter()
         t = self.t + 1
         tasks = list(tasks)
-        emb = self.evalset.add(tasks)
-        with atomic_path(self.workdir / "tasks" / f"t{t:06d}.npy") as tmp:
-            with open(tmp, "wb") as fh:
-                np.save(fh, emb)
+        if not self.holdout_latest:
+            self._add_batch(t, tasks)
         old, old_ckpt = self.memory, self.deployed
         cand = self.updater.propose(old, tasks, feedback)
         if not isinstance(cand, Memory):
@@ -188,6 +196,8 @@ class JanusController:
             d.old_ckpt, d.new_ckpt = old_ckpt, self._ckpt(cand, f"t{t:06d}.cand")
             self.kept |= {old_ckpt, d.new_ckpt}
             self.comparisons += 1
+        if self.holdout_latest:
+            self._add_batch(t, tasks)
         self.gate.commit(t, z, d.accepted)
         if d.accepted:
             self.memory, self._phi = cand, phi_new

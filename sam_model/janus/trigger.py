@@ -16,6 +16,11 @@ Edge cases, defined here and tested:
 - **Zero-length updates.** ‖z_t‖ ≤ ``zero_tol``: the candidate equals the deployed memory,
   deploying it changes nothing, so the trigger does not fire and m is left as it is (a no-op
   is not a step; it neither decays the momentum nor counts towards warm-up).
+- **Comparison budget (optional).** How negative a "turn" is depends on φ and on the updater
+  (an updater that overshoots and corrects gives cosines around −0.4 all the time), so a fixed τ
+  does not transfer between setups. With ``budget=q`` the threshold is instead the q-quantile of
+  the last ``window`` cosines (τ until ``min_history`` have been seen): the trigger compares about
+  a fraction q of the updates — the ones that turn the most.
 - **Rejected candidates do not move m.** If M̂_t is rejected the memory stays at M_{t−1}: the
   step actually taken is zero. Folding the rejected z_t into m would teach the trigger the very
   direction it just refused, so the next similar (bad) proposal would pass unchecked. Keeping
@@ -41,16 +46,22 @@ class MemoryMomentumTrigger:
     name = "mmt"
     needs_encoding = True
 
-    def __init__(self, beta: float = 0.9, tau: float = 0.0, warmup: int = 0, zero_tol: float = 1e-9):
+    def __init__(self, beta: float = 0.9, tau: float = 0.0, warmup: int = 0, zero_tol: float = 1e-9,
+                 budget: float | None = None, window: int = 64, min_history: int = 8):
         if not 0.0 <= beta < 1.0:
             raise ValueError(f"beta must be in [0, 1), got {beta}")
         if not -1.0 <= tau <= 1.0:
             raise ValueError(f"tau is a cosine threshold in [-1, 1], got {tau}")
         if warmup < 0:
             raise ValueError(f"warmup must be >= 0, got {warmup}")
+        if budget is not None and not 0.0 < budget <= 1.0:
+            raise ValueError(f"budget is a fraction of updates in (0, 1], got {budget}")
         self.beta, self.tau, self.warmup, self.zero_tol = beta, tau, warmup, zero_tol
+        self.budget, self.window, self.min_history = budget, window, min_history
         self.m: np.ndarray | None = None  # None until the first non-zero step is deployed (m_0 = 0)
         self.deployed_steps = 0
+        self.history: list[float] = []  # recent cosines (budget mode)
+        self._last_cos: float | None = None
 
     def _check_dim(self, z: np.ndarray) -> np.ndarray:
         z = np.asarray(z, dtype=np.float64).reshape(-1)
@@ -67,15 +78,26 @@ class MemoryMomentumTrigger:
         if z is None:
             raise ValueError("the momentum trigger needs z_t = φ(M̂_t) − φ(M_{t−1}), got None")
         z = self._check_dim(z)
+        self._last_cos = None
         if self.is_noop(z):
             return False, None
         cos = None if self.m is None else cosine(z, self.m, self.zero_tol)
+        self._last_cos = cos
         if cos is None or self.deployed_steps < self.warmup:
             return True, cos
-        return cos < self.tau, cos
+        return cos < self.threshold(), cos
+
+    def threshold(self) -> float:
+        """τ, or in budget mode the budget-quantile of the recent cosines."""
+        if self.budget is None or len(self.history) < self.min_history:
+            return self.tau
+        return float(np.quantile(self.history[-self.window :], self.budget))
 
     def commit(self, t: int, z: np.ndarray | None, accepted: bool) -> None:
         """Move the momentum along a deployed, non-zero step; rejected steps and no-ops leave it."""
+        if self._last_cos is not None:
+            self.history = (self.history + [self._last_cos])[-self.window :]
+            self._last_cos = None
         if not accepted or z is None:
             return
         z = self._check_dim(z)
@@ -87,7 +109,8 @@ class MemoryMomentumTrigger:
 
     def state_dict(self) -> dict:
         return {"name": self.name, "beta": self.beta, "tau": self.tau, "warmup": self.warmup,
-                "zero_tol": self.zero_tol, "deployed_steps": self.deployed_steps,
+                "zero_tol": self.zero_tol, "deployed_steps": self.deployed_steps, "budget": self.budget,
+                "window": self.window, "min_history": self.min_history, "history": list(self.history),
                 "m": None if self.m is None else self.m.tolist()}
 
     def load_state_dict(self, state: dict) -> None:
@@ -95,4 +118,6 @@ class MemoryMomentumTrigger:
             raise ValueError(f"state is for gate {state.get('name')!r}, not {self.name!r}")
         self.beta, self.tau, self.warmup = state["beta"], state["tau"], state["warmup"]
         self.zero_tol, self.deployed_steps = state["zero_tol"], state["deployed_steps"]
+        self.budget, self.window = state.get("budget"), state.get("window", self.window)
+        self.min_history, self.history = state.get("min_history", self.min_history), list(state.get("history", []))
         self.m = None if state["m"] is None else np.asarray(state["m"], dtype=np.float64)
