@@ -204,6 +204,9 @@ def test_expansion_follows_weights_and_is_bounded():
     assert got["z"][0] == pytest.approx(0.8)
     assert got["y"][0] == pytest.approx(0.9 * 0.5 * 0.5)
     assert "y" not in g.expand({"s": 1.0}, w, max_hops=1)
+    # a weak seed that a strong seed points at is lifted to the path's score (never ranks lower for being a seed)
+    both = g.expand({"s": 1.0, "x": 0.1}, w, hop_decay=0.5, max_hops=1)
+    assert both["x"][0] == pytest.approx(0.9) and both["x"][2] == "s" and "s" not in both
 
 
 def test_search_expansion_pulls_in_the_constraint_a_decision_was_derived_from():
@@ -226,7 +229,7 @@ def test_search_expansion_pulls_in_the_constraint_a_decision_was_derived_from():
 def test_superseded_units_rank_below_their_correction():
     bank, up = make(superseded_factor=0.3, expand=False)
     up.observe(ev(0, "user", "Paris", constraints={"destination": "Paris"}), vec(0))
-    up.observe(ev(1, "user", "Rome instead", constraints={"destination": "Rome"}), vec(0, 1, scale=0.6))
+    up.observe(ev(1, "user", "Rome instead", constraints={"destination": "Rome"}), 0.96 * vec(0) + 0.2 * vec(1))
     _fill(up, 2, 3, constraints={"destination": "Rome"})
     assert bank.units["e#0"].superseded_by == "e#1"
     assert [h.unit.id for h in bank.search(vec(0), k=2)] == ["e#1", "e#0"]

@@ -14,6 +14,7 @@ so a crash mid-save leaves the previous bank intact.
 from __future__ import annotations
 
 import json
+import math
 import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -144,16 +145,17 @@ class MemoryBank:
     # -- search
     def search(self, query: np.ndarray, k: int = 5, expand: bool | None = None,
                needs: Sequence[str] = ()) -> list[Hit]:
-        """The top-k units for a query vector (inner product), expanded along edges.
+        """The top-k units for a query vector, expanded along edges; scores are logits.
 
-        Similarities of the candidate pool are scaled to [0, 1] (best = 1, worst of the
-        pool = 0) so that an edge weight means the same for any retriever; a unit
-        reached over an edge scores ``seed * weight * hop_decay**(hop-1)`` and keeps the
-        better of that and its own scaled similarity. Units whose facts were all
-        corrected are scaled by ``superseded_factor``; ``importance_weight`` mixes in the
-        unit's current importance (recency, use) relative to the pool's best. ``needs``
-        (the state's open slots) steers expansion: arriving at a unit that holds the current
-        value of none of them is scaled by ``off_need_factor``.
+        A unit's logit is its inner product with the query over ``temperature`` (the
+        retriever's score, as in its training softmax). A unit reached over an edge from a
+        seed gets the seed's logit + log(edge weight · hop_decay^(hop-1)) and keeps the
+        better of that and its own logit, so an edge weight of 0.9 means "nearly as likely
+        as the unit that led here", whatever the bank's size. ``needs`` (the state's open
+        slots) steers expansion: arriving at a unit that holds the current value of none of
+        them costs log(``off_need_factor``). Then priors are added: log(``superseded_factor``)
+        for units whose facts were all corrected, and ``importance_weight`` · log of the
+        unit's current importance relative to the best candidate's (recency, use, facts).
         """
         cfg = self.config
         q = self._check_vector(query, "<query>")
@@ -163,16 +165,11 @@ class MemoryBank:
         if not pool:
             return []
         sims = dict(pool)
-        hi, lo = pool[0][1], pool[-1][1]
-        span = hi - lo if hi - lo > 1e-6 else 1.0
-
-        def scaled(uid: str) -> float:
-            return min(1.0, max(0.0, (sims[uid] - lo) / span)) * self._penalty(uid)
-
-        score = {uid: scaled(uid) for uid in sims}
+        logit = {uid: s / cfg.temperature for uid, s in pool}
         via: dict[str, tuple[str, str]] = {}
         if cfg.expand if expand is None else expand:
-            seeds = dict(sorted(score.items(), key=lambda kv: -kv[1])[:k])
+            best = max(logit.values())
+            seeds = {uid: math.exp(v - best) for uid, v in sorted(logit.items(), key=lambda kv: -kv[1])[:k]}
             wanted = set(needs)
             node_weight = None
             if wanted:
@@ -180,24 +177,23 @@ class MemoryBank:
                     return 1.0 if any(self.holds(uid, s) for s in wanted) else cfg.off_need_factor
             reached = self.graph.expand(seeds, cfg.edge_weights, cfg.hop_decay, cfg.max_hops, cfg.max_expanded,
                                         node_weight)
-            for uid, (s, kind, frm) in reached.items():
+            for uid, (rel, kind, frm) in reached.items():
                 if uid not in sims:
                     sims[uid] = float(self.units[uid].embedding @ q)
-                own = scaled(uid)
-                prop = s * self._penalty(uid)
-                score[uid] = max(own, prop)
-                if prop > own:
-                    via[uid] = (kind, frm)
+                    logit[uid] = sims[uid] / cfg.temperature
+                prop = best + math.log(rel)
+                if prop > logit[uid]:
+                    logit[uid], via[uid] = prop, (kind, frm)
+        for uid in logit:
+            if self.units[uid].superseded_by:
+                logit[uid] += math.log(max(cfg.superseded_factor, 1e-12))
         if cfg.importance_weight > 0:
-            imp = {uid: self.importance(uid) for uid in score}
-            top = max(imp.values()) or 1.0
-            w = cfg.importance_weight
-            score = {uid: (1 - w) * s + w * imp[uid] / top for uid, s in score.items()}
-        ranked = sorted(score, key=lambda uid: (-score[uid], -sims[uid]))[:k]
-        return [Hit(self.units[u], score[u], sims[u], via.get(u)) for u in ranked]
-
-    def _penalty(self, uid: str) -> float:
-        return self.config.superseded_factor if self.units[uid].superseded_by else 1.0
+            imp = {uid: self.importance(uid) for uid in logit}
+            top = max(imp.values())
+            for uid in logit:
+                logit[uid] += cfg.importance_weight * math.log(max(imp[uid] / top, 1e-12) if top > 0 else 1.0)
+        ranked = sorted(logit, key=lambda uid: (-logit[uid], -sims[uid]))[:k]
+        return [Hit(self.units[u], logit[u], sims[u], via.get(u)) for u in ranked]
 
     # -- persistence
     def save(self, path: str | Path) -> Path:

@@ -62,9 +62,10 @@ class MemoryConfig:
     max_hops: int = 2
     max_expanded: int = 10
     pool: int = 32  # candidates taken from the index before expansion and re-ranking
+    temperature: float = 0.05  # similarity / temperature = logit (SAM is trained with an InfoNCE softmax)
     off_need_factor: float = 0.2  # expansion factor on units holding none of the state's needed slots
     superseded_factor: float = 0.5  # score factor of a unit whose facts were all corrected
-    importance_weight: float = 0.5  # share of the current importance in the final score
+    importance_weight: float = 0.6  # weight of log(importance relative to the best candidate) in the logit
 
     def __post_init__(self) -> None:
         checks = [
@@ -72,7 +73,7 @@ class MemoryConfig:
             (0 < self.suppress <= 1 and 0 < self.demote <= 1, "suppress and demote must be in (0, 1]"),
             (0 <= self.superseded_factor <= 1 and 0 <= self.off_need_factor <= 1,
              "superseded_factor and off_need_factor must be in [0, 1]"),
-            (0 <= self.importance_weight <= 1, "importance_weight must be in [0, 1]"),
+            (self.importance_weight >= 0 and self.temperature > 0, "importance_weight >= 0, temperature > 0"),
             (self.capacity >= 0 and self.working_size >= 0, "capacity and working_size must be >= 0"),
             (0 <= self.prune_batch < 1, "prune_batch must be in [0, 1)"),
             (self.pool >= 1 and self.max_hops >= 0 and self.max_expanded >= 0, "pool >= 1, max_hops/max_expanded >= 0"),

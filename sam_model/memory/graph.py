@@ -111,8 +111,10 @@ class MemoryGraph:
         A neighbour reached over an edge of weight ``w`` (forward or backward) at hop
         ``h`` scores ``parent * w * hop_decay**(h-1)``; each unit keeps its best path.
         Returns id -> (score, edge type, the unit it was reached from) for at most
-        ``max_new`` units that are not seeds. Bounded by hops and count, so a hub
-        (a value every memory mentions) cannot flood the result. ``node_weight(id)``
+        ``max_new`` units that are not seeds, plus the seeds that a path scores higher than
+        their own seed score (a unit must not rank lower for having been found directly).
+        Bounded by hops and count, so a hub (a value every memory mentions) cannot flood
+        the result. ``node_weight(id)``
         scales a unit's own score but not what flows through it to the next hop (the bank
         uses it to favour units that hold what the state needs, whatever the path).
         """
@@ -128,14 +130,16 @@ class MemoryGraph:
                 steps += [(k, s, weights.get(k, (0.0, 0.0))[1]) for k, s in self.in_edges(uid)]
                 for kind, other, w in steps:
                     walk = score * w * factor  # what flows on to the next hop
-                    if walk <= 0 or other in seeds:
+                    if walk <= 0 or other == uid:
                         continue
                     cand = walk * node_weight(other) if node_weight is not None else walk
-                    if other not in best or cand > best[other][0]:
+                    if cand > best.get(other, (seeds.get(other, 0.0),))[0]:
                         best[other] = (cand, kind, uid)
-                    nxt[other] = max(nxt.get(other, 0.0), walk)
+                    if other not in seeds:  # seeds were expanded at hop 1 already
+                        nxt[other] = max(nxt.get(other, 0.0), walk)
             frontier = nxt
             if not frontier:
                 break
-        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:max_new]
-        return dict(ranked)
+        lifted = {u: v for u, v in best.items() if u in seeds}
+        new = sorted(((u, v) for u, v in best.items() if u not in seeds), key=lambda kv: -kv[1][0])[:max_new]
+        return {**lifted, **dict(new)}
