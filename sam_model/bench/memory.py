@@ -99,12 +99,14 @@ def run_life(events: list[Event], mem_vecs: np.ndarray, query_vecs: dict[int, np
     """Stream one life through a fresh bank; score every decision point as it comes."""
     bank = MemoryBank(mem_vecs.shape[1], config)
     updater = Updater(bank, encode)
-    rr, rec5, cov5, sizes, query_s = [], [], [], [], []
+    rr, rec5, cov5, sizes, query_s, tier_recall = [], [], [], [], [], []
     for i, e in enumerate(events):
         if e.is_decision_point and len(bank):
             t = time.perf_counter()
             hits = bank.search(query_vecs[i], k, needs=e.state.uncertainty_flags)
             query_s.append(time.perf_counter() - t)
+            if bank.tiers.tiered and bank.tiers.longterm.trained:  # how much the IVF tier misses
+                tier_recall.append(tier_recall_at(bank, query_vecs[i], 10))
             relevant = {f"{e.episode_id}#{s}" for s in e.useful_memory_steps}
             covered = [h.unit.sources() & relevant for h in hits]
             first = next((r for r, c in enumerate(covered, 1) if c), None)
@@ -121,7 +123,15 @@ def run_life(events: list[Event], mem_vecs: np.ndarray, query_vecs: dict[int, np
             sizes.append((i + 1, len(bank)))
     return {"rr": rr, "recall@5": rec5, "coverage@5": cov5, "sizes": sizes, "query_s": query_s,
             "final_size": len(bank), "max_size": max(s for _, s in sizes),
-            "summaries": sum(u.kind == "summary" for u in bank)}
+            "summaries": sum(u.kind == "summary" for u in bank), "tier_recall": tier_recall}
+
+
+def tier_recall_at(bank: MemoryBank, q: np.ndarray, k: int) -> float:
+    """Share of the exact top-k (over every unit) that the two-tier search returns."""
+    ids = list(bank.units)
+    exact = np.argsort(-(np.stack([bank.units[u].embedding for u in ids]) @ q))[:k]
+    got = {uid for uid, _ in bank.tiers.search(q, k)}
+    return len({ids[j] for j in exact} & got) / min(k, len(ids))
 
 
 def summarise(runs: list[dict], capacity: int) -> dict:
@@ -135,6 +145,7 @@ def summarise(runs: list[dict], capacity: int) -> dict:
         "max_size": max(r["max_size"] for r in runs),
         "summaries": float(np.mean([r["summaries"] for r in runs])),
         "ms_per_query": 1000 * float(np.mean([x for r in runs for x in r["query_s"]])),
+        "tier_recall@10": (float(np.mean(tr)) if (tr := [x for r in runs for x in r["tier_recall"]]) else None),
         "capacity": capacity,
         "size_curve": runs[0]["sizes"],
         "rr_curve": runs[0]["rr"],
@@ -167,11 +178,12 @@ def plot(results: dict, path: Path, window: int = 50) -> None:
 
 
 def table(results: dict) -> str:
-    rows = ["| variant | MRR | recall@5 | coverage@5 | final size | max size | summaries | ms/query |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = ["| variant | MRR | recall@5 | coverage@5 | final size | max size | summaries | ms/query | IVF tier recall@10 |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
+        tr = "" if r["tier_recall@10"] is None else f"{r['tier_recall@10']:.3f}"
         rows.append(f"| {name} | {r['mrr']:.3f} | {r['recall@5']:.3f} | {r['coverage@5']:.3f} | "
-                    f"{r['final_size']:.0f} | {r['max_size']} | {r['summaries']:.0f} | {r['ms_per_query']:.2f} |")
+                    f"{r['final_size']:.0f} | {r['max_size']} | {r['summaries']:.1f} | {r['ms_per_query']:.2f} | {tr} |")
     return "\n".join(rows)
 
 

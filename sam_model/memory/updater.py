@@ -9,15 +9,20 @@ Every observed event ticks the bank clock and passes through, in order:
    promoted to the working tier.
 2. **write filter** — ``config.keep_kinds`` says which kinds are written in which phase.
 3. **linking** — ``temporal_next`` from the previous unit; a slot set to a new value
-   ``corrects`` its previous source (demoted, kept for explanation); a slot restated with
-   the same value, or a current value mentioned, links to its source (``derived_from``
-   for decisions, ``confirms`` otherwise); a ``slot=value`` that disagrees with the state
-   ``conflicts_with`` the source; shared values link ``same_entity``.
+   ``corrects`` its previous source (demoted, kept for explanation); a current value
+   restated or mentioned links to its source: ``derived_from`` for decisions (the agent
+   acting on it), ``confirms`` otherwise (a user or result restating a value also becomes
+   its newest source); a ``slot=value`` that disagrees with the state ``conflicts_with``
+   the source; shared values link ``same_entity``. The slot table (slot -> value, source
+   unit) per episode is what these rules read and write.
 4. **capacity** — over ``capacity``, the least important units are pruned (the units that
-   hold what the current state knows or needs go last); each pruned
-   unit's current facts pass to a neighbour that already mentions them, or else to a
-   summary unit of its phase, which then stands for it (``covers``); edges are repaired.
-5. **tiers** — the working tier keeps the ``working_size`` most important units.
+   hold what the current state knows or needs go last); each pruned unit's current facts
+   pass to a neighbour that already mentions them, or else to a summary unit of its phase,
+   which then stands for it (``covers``). Edges are repaired: the time line is closed over
+   the gap and other edges move to the heir (for an outdated unit, the unit that
+   corrected it).
+5. **tiers** — the working tier keeps the ``working_size`` most important units (and the
+   sources of what the state needs); the rest live in the long-term IVF tier.
 
 Importance decays exponentially per tick (lazily, see ``MemoryUnit.importance_at``) and
 grows by ``reinforce`` when a retrieved unit is used (:meth:`Updater.reinforce`).
