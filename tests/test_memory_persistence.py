@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -122,14 +124,14 @@ def test_a_writer_killed_mid_save_leaves_the_previous_bank_loadable(tmp_path):
     script.write_text(WRITER.format(repo=str(REPO), tests=str(REPO / "tests")))
     proc = subprocess.Popen([sys.executable, str(script), str(path)], stdout=subprocess.PIPE, text=True)
     try:
+        out: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [out.put(x) for x in proc.stdout], daemon=True).start()
         lines = []
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line.strip())
-            if line.startswith("midway"):
+        while not (lines and lines[-1] == "midway"):
+            try:
+                lines.append(out.get(timeout=max(0.01, deadline - time.monotonic())).strip())
+            except queue.Empty:
                 break
         assert lines and lines[-1] == "midway", f"writer did not reach the middle of its save: {lines}"
         n_saved = int(lines[0].split()[1])
