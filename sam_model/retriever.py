@@ -93,8 +93,9 @@ class SAMRetriever:
         """v_m vectors (n, dim), float32, for MemoryRecords, Events, or anything with .text/.kind/.phase."""
         ms = [_as_memory(m) for m in memories]
         texts, kinds, phases = [m.text for m in ms], [m.kind for m in ms], [m.phase for m in ms]
+        contents = [getattr(m, "content", "") or m.text for m in ms]
         return self._batched(len(ms), batch_size, progress, "memories",
-                             lambda sl: self.net.encode_memories(texts[sl], kinds[sl], phases[sl]))
+                             lambda sl: self.net.encode_memories(texts[sl], kinds[sl], phases[sl], contents[sl]))
 
     def encode_states(self, states: Sequence[State | Mapping], observations: Sequence[str] | None = None,
                       batch_size: int = 64) -> np.ndarray:

@@ -13,7 +13,7 @@ from typing import Literal
 
 from sam_model.data.reader import Episode
 from sam_model.data.schema import Event, State
-from sam_model.data.text import constraints_delta, memory_to_text, state_to_text
+from sam_model.data.text import constraints_delta, content_text, memory_to_text, state_to_text
 
 Scope = Literal["episode", "global"]
 
@@ -28,6 +28,7 @@ class MemoryRecord:
     kind: str
     phase: str
     text: str  # memory_to_text: what the memory encoder reads
+    content: str = ""  # content_text: the same memory without state-derived parts (content-only ablation)
 
     @staticmethod
     def make_id(episode_id: str, step: int) -> str:
@@ -78,6 +79,7 @@ def memory_record(event: Event, previous_state: State | None) -> MemoryRecord:
         event.kind,
         event.state.phase,
         memory_to_text(event, constraints_delta(previous_state, event.state)),
+        content_text(event.kind, event.text),
     )
 
 

@@ -51,3 +51,9 @@ def memory_to_text(event: Event, sets: list[str] | None = None) -> str:
     if sets:
         head += " sets " + ", ".join(sets) + ":"
     return f"{head} {event.text}"
+
+
+def content_text(kind: str, text: str) -> str:
+    """A memory as plain content, without anything taken from the agent's state: what a
+    vector database would store (the content-only ablation reads this)."""
+    return f"[{kind}] {text}"

@@ -6,6 +6,11 @@ Every method turns a query (state + observation) into a ranking of its candidate
 - ``bm25`` / ``bm25-state``: lexical search (bm25s) with the observation / the state as text;
 - ``dense`` / ``dense-state``: untrained MiniLM sentence vectors of the observation / the state as
   text against the memory texts, i.e. content-only vector search as most agent memories do it.
+
+The content-only baselines (``bm25``, ``dense``) search the memories' plain content
+(MemoryRecord.content); the state baselines search the memory text SAM reads
+(MemoryRecord.text, which names the slots the event set), so neither side gets state
+information the other lacks.
 """
 
 from __future__ import annotations
@@ -186,7 +191,8 @@ def make_baselines(names: Sequence[str], data: EvalData, bert_path: str | None =
     unknown = [n for n in names if n not in BASELINES]
     if unknown:
         raise ValueError(f"unknown baseline(s) {unknown}; choose from {', '.join(BASELINES)}")
-    bm25 = _once(lambda: BM25Index([m.text for m in data.memories]))
+    bm25_content = _once(lambda: BM25Index([m.content or m.text for m in data.memories]))
+    bm25_state = _once(lambda: BM25Index([m.text for m in data.memories]))
 
     def load_embedder():
         from sam_model.models.bert import TextEmbedder
@@ -194,19 +200,21 @@ def make_baselines(names: Sequence[str], data: EvalData, bert_path: str | None =
         return TextEmbedder(bert_path, device=device)
 
     embedder = _once(load_embedder)
-    memory_vectors = _once(lambda: embedder().encode([m.text for m in data.memories], batch_size, progress=True))
+    content_vectors = _once(lambda: embedder().encode([m.content or m.text for m in data.memories], batch_size,
+                                                      progress=True))
+    state_vectors = _once(lambda: embedder().encode([m.text for m in data.memories], batch_size, progress=True))
 
-    def dense(name: str, text: Callable[[RetrievalExample], str]) -> VectorMethod:
+    def dense(name: str, text: Callable[[RetrievalExample], str], vectors) -> VectorMethod:
         def queries(exs):
             return embedder().encode([text(e) for e in exs], batch_size, progress=len(exs) > 1)
 
-        return VectorMethod(name, queries, lambda _mems: memory_vectors())
+        return VectorMethod(name, queries, lambda _mems: vectors())
 
     makers: dict[str, Callable[[], Method]] = {
         "recency": RecencyMethod,
-        "bm25": lambda: BM25Method("bm25", observation, bm25),
-        "bm25-state": lambda: BM25Method("bm25-state", state_text, bm25),
-        "dense": lambda: dense("dense", observation),
-        "dense-state": lambda: dense("dense-state", state_text),
+        "bm25": lambda: BM25Method("bm25", observation, bm25_content),
+        "bm25-state": lambda: BM25Method("bm25-state", state_text, bm25_state),
+        "dense": lambda: dense("dense", observation, content_vectors),
+        "dense-state": lambda: dense("dense-state", state_text, state_vectors),
     }
     return [makers[n]() for n in names]

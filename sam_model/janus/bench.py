@@ -55,6 +55,7 @@ class DataCfg:
     dev: str = "../shared/data/sgd/dev"
     domains: list[str] = field(default_factory=list)  # stream order; empty = every train domain, A→Z
     pretrain_per_domain: int = 10  # dialogues of every train domain M_0 is trained on (0 = M_0 untrained)
+    history_per_domain: int = 10  # dialogues of every train domain seen before the stream, not trained on
     train_per_domain: int = 40  # dialogues per domain in the stream (disjoint from the pretraining ones)
     dev_domains: list[str] = field(default_factory=list)  # held-out domains; empty = every dev domain
     dev_per_domain: int = 20  # held-out dialogues per dev domain
@@ -103,7 +104,7 @@ class JanusCfg:
     coverage: int = 16
     boundary: int = 16
     fresh: int = 8
-    phi: str = "probe"  # φ: "probe" (what the head retrieves for probe tasks) or "params" (count sketch)
+    phi: str = "loglik"  # φ: probe log-likelihoods "loglik", probe distributions "probs", or "params" (sketch)
     probes: int = 256  # probe tasks for φ=probe, sampled from the pretraining tasks
     sketch_dim: int = 4096  # buckets for φ=params
     holdout_latest: bool = True  # judge a candidate on tasks it was not fine-tuned on
@@ -197,6 +198,7 @@ class Stream:
     memories: list
     examples: list
     pretrain_tasks: list[int]  # M_0 is trained on these (all domains), offline
+    history_tasks: list[int]  # served before the stream, not trained on: Janus's first "tasks seen"
     train_tasks: list[int]  # the stream, in domain order
     train_domains: list[str]
     dev_tasks: list[int]
@@ -206,13 +208,15 @@ class Stream:
 
 
 def build_stream(cfg: DataCfg) -> Stream:
-    # the first dialogues of each domain's shuffle train M_0, the next ones feed the stream: disjoint
-    (pre,) = sample_episodes(cfg.train, [cfg.pretrain_per_domain], None, cfg.seed, cfg.label, cfg.masked)
-    _, train = sample_episodes(cfg.train, [cfg.pretrain_per_domain, cfg.train_per_domain], cfg.domains or None,
-                               cfg.seed, cfg.label, cfg.masked)
+    # per domain, the first dialogues of a seeded shuffle train M_0, the next ones are the history (served
+    # before the stream, never trained on), the next ones feed the stream: three disjoint pools
+    pre, hist = sample_episodes(cfg.train, [cfg.pretrain_per_domain, cfg.history_per_domain], None, cfg.seed,
+                                cfg.label, cfg.masked)
+    *_, train = sample_episodes(cfg.train, [cfg.pretrain_per_domain, cfg.history_per_domain, cfg.train_per_domain],
+                                cfg.domains or None, cfg.seed, cfg.label, cfg.masked)
     (dev,) = sample_episodes(cfg.dev, [cfg.dev_per_domain], cfg.dev_domains or None, cfg.seed, cfg.label,
                              cfg.masked)
-    pools = {"pre": pre, "train": train, "dev": dev}
+    pools = {"pre": pre, "hist": hist, "train": train, "dev": dev}
     episodes = [ep for pool in pools.values() for _, ep in pool]
     domain_of_ep = {ep.episode_id: dom for pool in pools.values() for dom, ep in pool}
     pool_of_ep = {ep.episode_id: name for name, pool in pools.items() for _, ep in pool}
@@ -222,7 +226,7 @@ def build_stream(cfg: DataCfg) -> Stream:
     for i, e in enumerate(examples):
         tasks[pool_of_ep[e.episode_id]].append(i)
     seen = [e for pool in (pre, train) for _, ep in pool for e in ep.events]
-    return Stream(memories, examples, tasks["pre"], tasks["train"],
+    return Stream(memories, examples, tasks["pre"], tasks["hist"], tasks["train"],
                   [domain_of_ep[examples[i].episode_id] for i in tasks["train"]], tasks["dev"],
                   [domain_of_ep[examples[i].episode_id] for i in tasks["dev"]],
                   sorted({e.state.phase for e in seen}), sorted({e.kind for e in seen}))
@@ -302,15 +306,15 @@ def memory_encoder(ctx: HeadContext, s: Stream, cfg: BenchCfg, seed: int):
     j = cfg.janus
     if j.phi == "params":
         return ParamSketch(j.sketch_dim, seed)
-    if j.phi != "probe":
-        raise SAMFileError(f"janus.phi must be 'probe' or 'params', got {j.phi!r}")
+    if j.phi not in ProbeEncoder.KINDS:
+        raise SAMFileError(f"janus.phi must be one of {(*ProbeEncoder.KINDS, 'params')}, got {j.phi!r}")
     if not s.pretrain_tasks:
-        raise SAMFileError("janus.phi=probe samples its probes from the pretraining tasks; set "
+        raise SAMFileError(f"janus.phi={j.phi} samples its probes from the pretraining tasks; set "
                            "data.pretrain_per_domain > 0 or use janus.phi=params")
     rng = np.random.default_rng(seed)
     k = min(j.probes, len(s.pretrain_tasks))
     return ProbeEncoder(ctx, sorted(rng.choice(s.pretrain_tasks, k, replace=False).tolist()),
-                        scale=1.0 / cfg.updater.temperature)
+                        scale=1.0 / cfg.updater.temperature, kind=j.phi)
 
 
 def run_policy(name: str, gate_spec: str, ablate: str | None, ctx: HeadContext, m0, s: Stream, cfg: BenchCfg,
@@ -334,7 +338,7 @@ def run_policy(name: str, gate_spec: str, ablate: str | None, ctx: HeadContext, 
             curve.append((d.t, float(dev_eval.correct(c.memory, s.dev_tasks).mean()), c.comparisons))
 
     t0 = time.perf_counter()
-    final = ctrl.run(((b, None) for b in batches), m0, on_step=on_step, history=s.pretrain_tasks)
+    final = ctrl.run(((b, None) for b in batches), m0, on_step=on_step, history=s.history_tasks)
     seconds = time.perf_counter() - t0
     per_domain = _per_domain(dev_eval.correct(final, s.dev_tasks), s.dev_domains)
     decisions = ctrl.read_manifest()
@@ -511,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
             raise SAMFileError(f"{out}/runs already holds Janus runs; choose another --out or remove it")
         t0 = time.perf_counter()
         s = build_stream(cfg.data)
-        console.print(f"M_0 pretraining: {len(s.pretrain_tasks)} decision points; "
+        console.print(f"M_0 pretraining: {len(s.pretrain_tasks)} decision points; history: "
+                      f"{len(s.history_tasks)}; "
                       f"stream: {len(s.train_tasks)} train decision points in {len(set(s.train_domains))} domains; "
                       f"held out: {len(s.dev_tasks)} dev decision points; {len(s.memories)} memories")
         from sam_model.models.bert import load_bert
@@ -527,7 +532,8 @@ def main(argv: list[str] | None = None) -> int:
         summary = summarise(per_seed)
         device = cfg.device or ("cuda" if torch.cuda.is_available() else "cpu")
         report = {"config": as_dict(cfg), "device": device,
-                  "stream": {"pretrain_tasks": len(s.pretrain_tasks), "train_tasks": len(s.train_tasks),
+                  "stream": {"pretrain_tasks": len(s.pretrain_tasks), "history_tasks": len(s.history_tasks),
+                             "train_tasks": len(s.train_tasks),
                              "dev_tasks": len(s.dev_tasks),
                              "domains": list(dict.fromkeys(s.train_domains)), "memories": len(s.memories),
                              "texts": len(texts)},

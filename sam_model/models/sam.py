@@ -41,8 +41,9 @@ class SAMConfig:
         proj_hidden: hidden size of g(v_s).
         alpha: weight of the state score against the content score (1 = state only).
         learn_alpha: learn α (through a logit) instead of keeping it fixed.
-        query_input: "state" (SAM) or "observation": the content-only ablation, where the query encoder
-            reads the observation instead of the state and no phase.
+        query_input: "state" (SAM) or "observation": the content-only ("vector database") ablation, which
+            ignores the agent's state on both sides: the query encoder reads the observation and no phase,
+            the memory encoder reads the plain content (no state-derived "sets ..." prefix) and no phase.
         shared_bert: one BERT for states and memories (else two copies, trained apart).
         trainable_layers: BERT layers to train from the top; 0 = frozen (cached, CPU-friendly), -1 = all.
         max_length: BERT max tokens per text.
@@ -136,10 +137,23 @@ class SAMNet(nn.Module):
         a = self.alpha
         return torch.cat([a * q, (1 - a) * c], dim=-1)
 
-    def encode_memories(self, texts: Sequence[str], kinds: Sequence[str], phases: Sequence[str]) -> torch.Tensor:
-        """[v_m, c_m]: state-independent, so it can live in an index."""
+    @property
+    def content_only(self) -> bool:
+        return self.cfg.query_input == "observation"
+
+    def encode_memories(self, texts: Sequence[str], kinds: Sequence[str], phases: Sequence[str],
+                        contents: Sequence[str] | None = None) -> torch.Tensor:
+        """[v_m, c_m]: state-independent, so it can live in an index.
+
+        ``texts`` are MemoryRecord.text (with the state-derived prefix), ``contents`` the plain
+        MemoryRecord.content; only the content-only ablation reads ``contents``.
+        """
+        phase_ids = self._ids(self.phases, phases)
+        if self.content_only:
+            texts = list(contents) if contents is not None else list(texts)
+            phase_ids = torch.zeros_like(phase_ids)
         pooled = self.memory_encoder.text_encoder(list(texts))
-        v = self.memory_encoder(list(texts), self._ids(self.kinds, kinds), self._ids(self.phases, phases), pooled)
+        v = self.memory_encoder(list(texts), self._ids(self.kinds, kinds), phase_ids, pooled)
         if not self.uses_content:
             return v
         return torch.cat([v, nn.functional.normalize(pooled, dim=-1)], dim=-1)

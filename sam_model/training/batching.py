@@ -13,14 +13,17 @@ from typing import Any
 
 import torch
 
+from sam_model.data.text import content_text
+
 
 def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
     """Rows are (episode index, episode row as made by sam_model.data.hf.episode_row)."""
-    b: dict[str, Any] = {k: [] for k in ("mem_texts", "mem_kinds", "mem_phases", "q_state_texts",
+    b: dict[str, Any] = {k: [] for k in ("mem_texts", "mem_contents", "mem_kinds", "mem_phases", "q_state_texts",
                                          "q_phases", "q_obs")}
     mem_ep, mem_step, q_ep, q_step, q_labels = [], [], [], [], []
     for ep_idx, row in rows:
         b["mem_texts"] += row["memory_texts"]
+        b["mem_contents"] += [content_text(k, t) for k, t in zip(row["kinds"], row["texts"])]
         b["mem_kinds"] += row["kinds"]
         b["mem_phases"] += row["phases"]
         mem_ep += [ep_idx] * len(row["steps"])

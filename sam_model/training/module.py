@@ -65,7 +65,8 @@ class SAMLightningModule(pl.LightningModule):
 
     def _scores(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
         q = self.net.encode_queries(batch["q_state_texts"], batch["q_phases"], batch["q_obs"])
-        m = self.net.encode_memories(batch["mem_texts"], batch["mem_kinds"], batch["mem_phases"])
+        m = self.net.encode_memories(batch["mem_texts"], batch["mem_kinds"], batch["mem_phases"],
+                                     batch.get("mem_contents"))
         return q, m
 
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:

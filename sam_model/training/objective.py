@@ -21,7 +21,8 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
     gradient averaging yields exactly the single-process gradient of the whole batch.
     """
     q = net.encode_queries(batch["q_state_texts"], batch["q_phases"], batch["q_obs"])
-    m = net.encode_memories(batch["mem_texts"], batch["mem_kinds"], batch["mem_phases"])
+    m = net.encode_memories(batch["mem_texts"], batch["mem_kinds"], batch["mem_phases"],
+                                     batch.get("mem_contents"))
     m_all = gather_across_devices(m)
     mem_ep = gather_across_devices(batch["mem_episode"].to(m.device))
     mem_step = gather_across_devices(batch["mem_step"].to(m.device))

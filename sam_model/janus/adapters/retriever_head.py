@@ -236,25 +236,35 @@ class ParamSketch:
 
 
 class ProbeEncoder:
-    """φ(memory): what the head retrieves for a fixed set of probe tasks — the softmax over each probe's
-    candidates (scale = the loss's 1/temperature), concatenated. No labels needed.
+    """φ(memory): how the head behaves on a fixed set of probe tasks.
 
     Parameter steps of a freshly initialised Adam are nearly orthogonal to each other whatever they
-    do (hundreds of thousands of noisy coordinates), so their cosines say little. Steps in *behaviour*
-    do: two updates that sharpen the same probes point the same way, an update that undoes what
-    earlier ones taught points back, and one about other tasks is orthogonal.
+    do (hundreds of thousands of noisy coordinates), so their cosines say little. Steps in behaviour do.
+
+    - ``loglik`` (default): per probe, log of the probability mass the head puts on the useful memories
+      (softmax over its candidates at ``scale`` = 1/temperature). A step that raises it on the probes
+      that earlier deployed steps raised points along the momentum; one that lowers them — forgetting —
+      points against it. Needs labelled probes (M_0's training tasks serve).
+    - ``probs``: the whole softmax over each probe's candidates, concatenated; label-free, but a change
+      of retrieval is not signed as better or worse.
     """
 
-    def __init__(self, ctx: HeadContext, probe_tasks: Sequence[int], scale: float = 20.0):
+    KINDS = ("loglik", "probs")
+
+    def __init__(self, ctx: HeadContext, probe_tasks: Sequence[int], scale: float = 20.0, kind: str = "loglik"):
         if not len(probe_tasks):
             raise ValueError("ProbeEncoder needs at least one probe task")
-        self.ctx, self.probe, self.scale = ctx, [int(t) for t in probe_tasks], scale
+        if kind not in self.KINDS:
+            raise ValueError(f"ProbeEncoder kind must be one of {self.KINDS}, got {kind!r}")
+        self.ctx, self.probe, self.scale, self.kind = ctx, [int(t) for t in probe_tasks], scale, kind
 
     @torch.no_grad()
     def __call__(self, memory: HeadMemory) -> np.ndarray:
         ctx = self.ctx
         ctx.load(memory)
         ctx.net.eval()
-        s, cand, _, _ = ctx.scores(self.probe)
-        p = torch.softmax((s * self.scale).masked_fill(~cand, float("-inf")), dim=1)
-        return p[cand].double().cpu().numpy()
+        s, cand, positive, _ = ctx.scores(self.probe)
+        logp = torch.log_softmax((s * self.scale).masked_fill(~cand, float("-inf")), dim=1)
+        if self.kind == "probs":
+            return logp.exp()[cand].double().cpu().numpy()
+        return torch.logsumexp(logp.masked_fill(~positive, float("-inf")), dim=1).double().cpu().numpy()
