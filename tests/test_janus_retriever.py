@@ -144,7 +144,7 @@ def test_param_sketch_is_linear_and_keeps_angles(ctx):
 
 def test_probe_encoder_sees_behaviour(ctx):
     probes = list(range(10))
-    phi = ProbeEncoder(ctx, probes, scale=20.0)
+    phi = ProbeEncoder(ctx, probes, scale=20.0, kind="probs")
     m0 = ctx.memory()
     v0 = phi(m0)
     n_cands = sum(len(ctx.examples[i].candidate_range("episode")) for i in probes)
@@ -209,7 +209,7 @@ def test_bench_smoke_on_sgd(tmp_path, monkeypatch):
     split.mkdir()
     shutil.copy(SGD / "dev" / "dialogues_001.json.gz", split)
     (tmp_path / "c.yaml").write_text(
-        f"data: {{train: {split}, dev: {split}, domains: [Restaurants, Flights], pretrain_per_domain: 1,"
+        f"data: {{train: {split}, dev: {split}, domains: [Restaurants, Flights], pretrain_per_domain: 1, history_per_domain: 1,"
         " train_per_domain: 2, dev_domains: [Flights], dev_per_domain: 1}\nmodel: {max_length: 24}\n"
         "pretrain: {steps: 2}\nupdater: {batch: 2, steps: 2}\njanus: {policies: [none, always, mmt, random],"
         " ablations: [fresh], coverage: 2, boundary: 2, fresh: 2}\neval_every: 2\ndevice: cpu\n")
