@@ -45,6 +45,7 @@ def test_unit_from_event_uses_retriever_text_and_records_facts():
     u = MemoryUnit.from_event(e, prev, tick=7)
     assert u.id == "e#3" and u.tick == 7 and u.phase == "plan" and u.kind == "user"
     assert u.text == "[user] sets destination: I want to go to Paris"  # memory_to_text + constraints_delta
+    assert u.content == "[user] I want to go to Paris"  # what a content-only retriever reads
     assert u.facts == {"destination": "paris"}
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from sam_model.data.schema import Event, State
-from sam_model.data.text import constraints_delta, memory_to_text
+from sam_model.data.text import constraints_delta, content_text, memory_to_text
 
 _SPACE = re.compile(r"\s+")
 # slot=value, the value running to a separator, a sentence end or the next slot=
@@ -80,6 +80,7 @@ class MemoryUnit:
     relations: dict[str, list[str]] = field(default_factory=dict)
     covers: list[str] = field(default_factory=list)
     superseded_by: str | None = None
+    content: str = ""  # content_text: the memory without state-derived parts (read by content-only retrievers)
 
     def importance_at(self, tick: int, decay: float) -> float:
         """Importance now: exponential decay since it was last set."""
@@ -106,6 +107,7 @@ class MemoryUnit:
         return cls(
             id=f"{event.episode_id}#{event.step}",
             text=memory_to_text(event, sets),
+            content=content_text(event.kind, event.text),
             kind=event.kind,
             phase=state.phase,
             episode_id=event.episode_id,
@@ -124,6 +126,7 @@ class MemoryUnit:
             "importance": self.importance, "stamp": self.stamp, "access_count": self.access_count,
             "last_access": self.last_access, "facts": self.facts, "entities": self.entities,
             "relations": self.relations, "covers": self.covers, "superseded_by": self.superseded_by,
+            "content": self.content,
         }
 
     @classmethod
