@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import random
+import shutil
 import sys
 import time
 from collections import defaultdict
@@ -121,6 +122,7 @@ class BenchCfg:
     seeds: list[int] = field(default_factory=lambda: [0])
     device: str = ""  # "" = cuda when available
     threads: int = 1  # torch CPU threads for the head: tiny matrices, where more threads only spin
+    keep_checkpoints: bool = False  # keep every run's memories/ and tasks/ (about 1 GB); manifests are always kept
 
 
 def load_config(path: str | None) -> BenchCfg:
@@ -343,6 +345,7 @@ def run_policy(name: str, gate_spec: str, ablate: str | None, ctx: HeadContext, 
     per_domain = _per_domain(dev_eval.correct(final, s.dev_tasks), s.dev_domains)
     decisions = ctrl.read_manifest()
     return {"policy": name, "gate": gate_spec, "ablation": ablate, "final_accuracy": curve[-1][1],
+            "mean_accuracy": float(np.mean([a for _, a, _ in curve[1:]])),  # over the stream's checkpoints
             "comparisons": ctrl.comparisons, "steps": len(batches),
             "rejected": sum(1 for d in decisions if d.triggered and not d.accepted),
             "accuracy_curve": [{"t": t, "accuracy": a, "comparisons": c} for t, a, c in curve],
@@ -415,7 +418,11 @@ def run_seed(cfg: BenchCfg, s: Stream, vectors: dict[str, np.ndarray], seed: int
             k = max(results["mmt"]["comparisons"], 1)
             gate = f"random({k / n_steps:.6g},{seed})" if name == "random" else \
                 f"periodic({cfg.janus.periodic_n or max(1, round(n_steps / k))})"
-        r = run_policy(name, gate, ablate, ctx, m0, s, cfg, seed, out / "runs" / f"seed{seed}" / name)
+        workdir = out / "runs" / f"seed{seed}" / name
+        r = run_policy(name, gate, ablate, ctx, m0, s, cfg, seed, workdir)
+        if not cfg.keep_checkpoints:
+            for sub in ("memories", "tasks"):
+                shutil.rmtree(workdir / sub, ignore_errors=True)
         results[name] = r
         console.print(f"seed {seed} {name:18s} gate={gate:24s} acc={100 * r['final_accuracy']:5.1f} "
                       f"comparisons={r['comparisons']:3d}/{r['steps']} ({r['seconds']:.0f}s)")
@@ -429,6 +436,7 @@ def summarise(per_seed: dict[int, dict[str, dict]]) -> dict[str, dict]:
         rs = [per_seed[s][n] for s in per_seed]
         acc = np.array([r["final_accuracy"] for r in rs])
         out[n] = {"final_accuracy": float(acc.mean()), "final_accuracy_std": float(acc.std()),
+                  "mean_accuracy": float(np.mean([r["mean_accuracy"] for r in rs])),
                   "comparisons": float(np.mean([r["comparisons"] for r in rs])), "steps": rs[0]["steps"],
                   "gate": rs[0]["gate"], "ablation": rs[0]["ablation"]}
     return out
@@ -454,7 +462,7 @@ def plot(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
 
     seed = next(iter(per_seed))
     results = per_seed[seed]
-    fig, ax = plt.subplots(figsize=(9, 4.8))
+    fig, ax = plt.subplots(figsize=(11, 4.8))
     for name, r in results.items():
         ts = [p["t"] for p in r["accuracy_curve"]]
         acc = [100 * p["accuracy"] for p in r["accuracy_curve"]]
@@ -472,7 +480,7 @@ def plot(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
     ax.set_xlabel("update step t (stream ordered by service domain)")
     ax.set_ylabel("dev top-1 accuracy, all domains (%)")
     ax.set_title(f"Janus on the SGD domain stream (seed {seed})")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=120, format="png")
@@ -556,12 +564,12 @@ def _print_table(console, summary: dict[str, dict], tg: dict) -> None:
     from rich.table import Table
 
     table = Table(title="Janus on the SGD domain stream (dev top-1 accuracy, all domains)")
-    for col in ("policy", "gate", "accuracy %", "comparisons"):
+    for col in ("policy", "gate", "final accuracy %", "mean over stream %", "comparisons"):
         table.add_column(col)
     for name, r in summary.items():
         acc = f"{100 * r['final_accuracy']:.1f}" + (f" ± {100 * r['final_accuracy_std']:.1f}"
                                                      if r["final_accuracy_std"] else "")
-        table.add_row(name, r["gate"], acc, f"{r['comparisons']:.1f}/{r['steps']}")
+        table.add_row(name, r["gate"], acc, f"{100 * r['mean_accuracy']:.1f}", f"{r['comparisons']:.1f}/{r['steps']}")
     console.print(table)
     if tg:
         console.print(f"MMT − base {tg['mmt_minus_base_points']:+.1f} pts, MMT − always "
