@@ -36,6 +36,9 @@ def save_exported(net: SAMNet, out_dir: str | os.PathLike) -> Path:
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(tmp, 0o777 & ~mask)  # mkdtemp makes 0700; an export is meant to be shared
     try:
         bert = net.state_encoder.text_encoder.bert
         cfg = net.cfg.to_dict()
