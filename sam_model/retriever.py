@@ -97,23 +97,21 @@ class SAMRetriever:
         return self._batched(len(ms), batch_size, progress, "memories",
                              lambda sl: self.net.encode_memories(texts[sl], kinds[sl], phases[sl], contents[sl]))
 
-    def encode_states(self, states: Sequence[State | Mapping], observations: Sequence[str] | None = None,
-                      batch_size: int = 64) -> np.ndarray:
-        """v_s (n, d): the state embedding before projection (for diagnostics such as t-SNE)."""
+    def _per_state(self, fn, desc: str, states, observations, batch_size: int) -> np.ndarray:
         st = [_as_state(s) for s in states]
         obs = list(observations) if observations is not None else [""] * len(st)
         texts, phases = [state_to_text(s) for s in st], [s.phase for s in st]
-        return self._batched(len(st), batch_size, False, "states",
-                             lambda sl: self.net.encode_states(texts[sl], phases[sl], obs[sl]))
+        return self._batched(len(st), batch_size, False, desc, lambda sl: fn(texts[sl], phases[sl], obs[sl]))
+
+    def encode_states(self, states: Sequence[State | Mapping], observations: Sequence[str] | None = None,
+                      batch_size: int = 64) -> np.ndarray:
+        """v_s (n, d): the state embedding before projection (for diagnostics such as t-SNE)."""
+        return self._per_state(self.net.encode_states, "states", states, observations, batch_size)
 
     def projection_weights(self, states: Sequence[State | Mapping], observations: Sequence[str] | None = None,
                            batch_size: int = 64) -> np.ndarray:
         """The diagonal of W_s per state (n, d): which dimensions each state turns up or down."""
-        st = [_as_state(s) for s in states]
-        obs = list(observations) if observations is not None else [""] * len(st)
-        texts, phases = [state_to_text(s) for s in st], [s.phase for s in st]
-        return self._batched(len(st), batch_size, False, "projection",
-                             lambda sl: self.net.projection_diagonal(texts[sl], phases[sl], obs[sl]))
+        return self._per_state(self.net.projection_diagonal, "projection", states, observations, batch_size)
 
     def add_memories(self, memories: Sequence[Any], batch_size: int = 64, progress: bool = False) -> None:
         """Encode memories and add them to the retriever's index (created on first use)."""
