@@ -162,3 +162,17 @@ def test_missing_or_wrong_bert_folder_is_a_clear_error(tmp_path):
     (tmp_path / "config.json").write_text('{"model_type": "gpt2"}')
     with pytest.raises(SAMFileError, match="not a BERT"):
         load_bert(tmp_path)
+
+
+def test_infonce_positive_modes_match_hand_computation():
+    scores = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
+    allowed = torch.tensor([[True, True, True, False]])
+    positive = torch.tensor([[True, False, True, False]])
+    denom = torch.logsumexp(torch.tensor([2.0, 1.0, 0.0]), 0)
+    any_loss = MultiPositiveInfoNCE(1.0, learnable=False)(scores, allowed, positive)
+    each_loss = MultiPositiveInfoNCE(1.0, learnable=False, positives="each")(scores, allowed, positive)
+    assert any_loss.item() == pytest.approx((denom - torch.logsumexp(torch.tensor([2.0, 0.0]), 0)).item(), abs=1e-6)
+    assert each_loss.item() == pytest.approx((denom - 1.0).item(), abs=1e-6)
+    assert each_loss.item() > any_loss.item()  # "each" also charges the weaker positive
+    with pytest.raises(ValueError, match="positives"):
+        MultiPositiveInfoNCE(positives="some")

@@ -40,10 +40,20 @@ def gather_across_devices(t: torch.Tensor) -> torch.Tensor:
 
 
 class MultiPositiveInfoNCE(nn.Module):
-    """InfoNCE with several positives per query and a learnable temperature τ (as a log-scale)."""
+    """InfoNCE with several positives per query and a learnable temperature τ (as a log-scale).
 
-    def __init__(self, temperature: float = 0.05, learnable: bool = True, max_scale: float = 100.0):
+    ``positives="any"`` maximises the summed probability of the positives (formula above): one
+    confident positive is enough, which favours MRR. ``positives="each"`` averages the loss of every
+    positive against all candidates (SupCon style), so each needed memory is pushed up: better
+    recall and coverage when a decision needs several memories.
+    """
+
+    def __init__(self, temperature: float = 0.05, learnable: bool = True, max_scale: float = 100.0,
+                 positives: str = "any"):
         super().__init__()
+        if positives not in ("any", "each"):
+            raise ValueError(f"positives must be 'any' or 'each', got {positives!r}")
+        self.positives = positives
         self.log_scale = nn.Parameter(torch.tensor(math.log(1.0 / temperature)), requires_grad=learnable)
         self.max_scale = max_scale
 
@@ -59,5 +69,8 @@ class MultiPositiveInfoNCE(nn.Module):
         logits = scores * self.scale
         neg_inf = torch.finfo(logits.dtype).min
         denom = torch.logsumexp(logits.masked_fill(~allowed, neg_inf), dim=-1)
+        if self.positives == "each":
+            n_pos = positive.sum(-1).clamp(min=1)
+            return denom - (logits * positive).sum(-1) / n_pos
         numer = torch.logsumexp(logits.masked_fill(~positive, neg_inf), dim=-1)
         return denom - numer

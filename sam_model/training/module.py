@@ -27,6 +27,8 @@ class SAMLightningModule(pl.LightningModule):
         weight_decay: AdamW weight decay.
         temperature: initial InfoNCE temperature τ.
         learn_temperature: learn τ.
+        positives: "any" (the summed probability of a decision's useful memories) or "each" (every useful
+            memory scored against all candidates; better recall when decisions need several memories).
         in_batch_negatives: add other episodes' memories (gathered over all devices) as negatives.
         warmup_steps: linear learning-rate warm-up.
         bert_config: recorded automatically (the BERT's config), so a checkpoint rebuilds without the folder.
@@ -36,7 +38,8 @@ class SAMLightningModule(pl.LightningModule):
 
     def __init__(self, net: SAMConfig | None = None, vocab: dict[str, list[str]] | None = None,
                  lr: float = 1e-3, bert_lr: float = 2e-5, weight_decay: float = 0.01,
-                 temperature: float = 0.05, learn_temperature: bool = True, in_batch_negatives: bool = True,
+                 temperature: float = 0.05, learn_temperature: bool = True, positives: str = "any",
+                 in_batch_negatives: bool = True,
                  warmup_steps: int = 50, bert_config: dict | None = None,
                  text_cache_dir: str = ""):
         super().__init__()
@@ -46,10 +49,10 @@ class SAMLightningModule(pl.LightningModule):
         self.net = SAMNet(cfg)
         self.save_hyperparameters({"net": cfg.to_dict(), "lr": lr, "bert_lr": bert_lr,
                                    "weight_decay": weight_decay, "temperature": temperature,
-                                   "learn_temperature": learn_temperature,
+                                   "learn_temperature": learn_temperature, "positives": positives,
                                    "in_batch_negatives": in_batch_negatives, "warmup_steps": warmup_steps,
                                    "bert_config": self.net.state_encoder.text_encoder.bert.config.to_dict()})
-        self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature)
+        self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
         self.text_cache_dir = text_cache_dir
         self.val_metrics = MetricCollection({
             "mrr": RetrievalMRR(), "recall@1": RetrievalRecall(top_k=1), "recall@5": RetrievalRecall(top_k=5),
