@@ -30,6 +30,11 @@ FORMAT_VERSION = 1
 FILES = ("config.json", "model.safetensors", "vocab.json", "tokenizer")
 
 
+def _device(device: str | torch.device | None) -> torch.device:
+    """The asked device, else CUDA when available, else CPU."""
+    return torch.device(device) if device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
 def save_exported(net: SAMNet, out_dir: str | os.PathLike) -> Path:
     """Write ``net`` as an export folder. The folder is built beside the target and renamed into place,
     so a crash never leaves a half export where a good one was."""
@@ -91,8 +96,7 @@ def load_exported(path: str | os.PathLike, device: str | torch.device | None = N
     if missing or unexpected:
         raise SAMFileError(f"{folder / 'model.safetensors'} does not match config.json (missing "
                            f"{sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]}); export again")
-    dev = torch.device(device) if device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return net.to(dev).eval()
+    return net.to(_device(device)).eval()
 
 
 def net_from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | None = None) -> SAMNet:
@@ -116,9 +120,12 @@ def net_from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | No
     bert_cfg = BertConfig.from_dict(dict(recorded)) if recorded else BertConfig.from_pretrained(folder)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     net = SAMNet(cfg, BertModel(bert_cfg, add_pooling_layer=False), tokenizer)
-    net.load_state_dict(weights)
-    dev = torch.device(device) if device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return net.to(dev).eval()
+    try:
+        net.load_state_dict(weights)
+    except RuntimeError as exc:
+        raise SAMFileError(f"{p} does not match its own configuration ({str(exc).splitlines()[0]}); "
+                           "was it written by another version of sam_model?") from None
+    return net.to(_device(device)).eval()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -114,7 +114,7 @@ def _ddp_worker(rank: int, world: int, init_file: str, out: dict) -> None:
     net = make_net(trainable_layers=-1, cache_text=False).train(False)
     loss_fn = MultiPositiveInfoNCE(0.1)
     rows = toy_rows(6)
-    local = rows[rank * 3 : (rank + 1) * 3] if rank == 0 else rows[3:6]
+    local = rows[rank * 3 : (rank + 1) * 3]
     loss = batch_loss(net, loss_fn, collate_episodes(local), world_size=world)
     loss.backward()
     grad = net.projection.g[0].weight.grad.clone()

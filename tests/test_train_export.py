@@ -87,6 +87,11 @@ def test_export_errors_name_the_problem(tmp_path, tiny_bert_dir):
         net_from_checkpoint(bad)
     from sam_model.models.sam import SAMNet
 
+    mismatched = tmp_path / "mismatched.ckpt"
+    cfg = SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16).to_dict()
+    torch.save({"hyper_parameters": {"net": cfg}, "state_dict": {"net.not_a_weight": torch.zeros(1)}}, mismatched)
+    with pytest.raises(SAMFileError, match="does not match its own configuration"):
+        net_from_checkpoint(mismatched)
     net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16))
     out = save_exported(net, tmp_path / "exp")
     (out / "model.safetensors").write_bytes(b"\x00" * 64)  # corrupt weights

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
@@ -87,8 +88,6 @@ class SAMLightningModule(pl.LightningModule):
         self.val_metrics.reset()
 
     def _text_cache_file(self):
-        from pathlib import Path
-
         enc = self.net.state_encoder.text_encoder
         if not (self.text_cache_dir and enc.use_cache):
             return None, enc
