@@ -186,6 +186,9 @@ def test_janus_over_the_head(ctx, tmp_path):
 def test_bench_plan_config_and_targets(tmp_path):
     cfg = bench.load_config(None)
     names = [n for n, _, _ in bench.plan(cfg)]
+    assert dict((n, g) for n, g, _ in bench.plan(cfg))["mmt"] == "mmt(0.9,0.0,0)"
+    cfg.janus.budget, cfg.janus.tau = 0.3, -0.1
+    assert dict((n, g) for n, g, _ in bench.plan(cfg))["mmt"] == "mmtq(0.9,0.3,-0.1)"
     assert names.index("mmt") < names.index("random") and names.index("mmt") < names.index("periodic")
     assert {"mmt-no-coverage", "mmt-no-boundary", "mmt-no-fresh"} <= set(names)
     (tmp_path / "c.yaml").write_text("janus: {policies: [none, mmt], colour: 3}\n")
@@ -199,6 +202,41 @@ def test_bench_plan_config_and_targets(tmp_path):
     tg = bench.targets(summary)
     assert tg["mmt_minus_base_points"] == pytest.approx(7.5) and tg["comparisons_vs_always"] == 0.25
     assert tg["met"] == {"base_plus_5": True, "always_minus_1": True, "comparisons_30pct": True}
+
+
+@pytest.mark.skipif(not SGD.is_dir(), reason="needs the SGD data in ../shared/data/sgd")
+def test_bench_stream_domains(tmp_path):
+    """M_0's domains and the history's are chosen separately; the four pools never share a dialogue."""
+    split = tmp_path / "sgd"
+    split.mkdir()
+    shutil.copy(SGD / "dev" / "dialogues_001.json.gz", split)
+    cfg = bench.DataCfg(train=str(split), dev=str(split), domains=["Flights"], pretrain_per_domain=2,
+                        history_per_domain=2, train_per_domain=3, pretrain_domains=["Restaurants", "RideSharing"],
+                        history_domains=["Flights", "Restaurants"], dev_domains=["Flights"], dev_per_domain=1)
+    s = bench.build_stream(cfg)
+
+    def doms(tasks):
+        eps = {s.examples[i].episode_id for i in tasks}
+        return eps, {ep: d for ep, d in _episode_domains(split).items() if ep in eps}
+
+    pre, pre_dom = doms(s.pretrain_tasks)
+    hist, hist_dom = doms(s.history_tasks)
+    train, train_dom = doms(s.train_tasks)
+    assert set(pre_dom.values()) == {"Restaurants", "RideSharing"}
+    assert set(hist_dom.values()) == {"Flights", "Restaurants"}
+    assert set(train_dom.values()) == {"Flights"}
+    assert not (pre & hist) and not (pre & train) and not (hist & train)
+    cfg.pretrain_domains = []  # every domain: the Flights dialogues M_0 gets are still not the stream's
+    s2 = bench.build_stream(cfg)
+    pre2 = {s2.examples[i].episode_id for i in s2.pretrain_tasks}
+    flights = {ep for ep in pre2 if _episode_domains(split)[ep] == "Flights"}
+    assert flights and pre < pre2 and not pre2 & train
+
+
+def _episode_domains(split: Path) -> dict[str, str]:
+    from sam_model.data.sgd import iter_sgd_dialogues
+
+    return {"sgd-" + d["dialogue_id"]: bench.domain_of(d) for d in iter_sgd_dialogues(str(split))}
 
 
 @pytest.mark.skipif(not SGD.is_dir(), reason="needs the SGD data in ../shared/data/sgd")

@@ -152,6 +152,8 @@ def test_budget_mode_uses_the_quantile_of_recent_cosines():
     again = MemoryMomentumTrigger()
     again.load_state_dict(state)
     assert again.threshold() == pytest.approx(0.375) and again.budget == 0.25
-    assert make_gate("mmtq(0.8,0.3)").budget == 0.3
+    assert make_gate("mmtq(0.8,0.3)").budget == 0.3 and make_gate("mmtq(0.8,0.3)").tau == 0.0
+    g = make_gate("mmtq(0.8,0.3,-0.2)")
+    assert (g.beta, g.budget, g.tau) == (0.8, 0.3, -0.2)
     with pytest.raises(ValueError, match="budget"):
         MemoryMomentumTrigger(budget=0.0)

@@ -1,9 +1,10 @@
 """Janus benchmark on a non-stationary SGD stream: which gate keeps the retriever head best?
 
 The stream is SGD train decision points ordered by service domain (Banks, then Buses, ...);
-the memory is the SAM retriever's head (BERT frozen, pooled vectors cached) and the base
-updater fine-tunes it for a few steps on each new batch, so it drifts towards the current
-domain. Each policy gates that same updater; the score is top-1 accuracy (the first retrieved
+the memory is the SAM retriever's head (BERT frozen, pooled vectors cached), M_0 is trained
+offline on ``data.pretrain_domains`` (the default config leaves the stream's domains out, so
+updates carry new knowledge), and the base updater fine-tunes it for a few steps on each new
+batch: it learns the new domain and drifts away from the others. Each policy gates that same updater; the score is top-1 accuracy (the first retrieved
 memory is useful) on held-out SGD dev decision points from all domains::
 
     python -m sam_model.janus.bench --config configs/janus_sgd.yaml --out runs/janus
@@ -55,8 +56,10 @@ class DataCfg:
     train: str = "../shared/data/sgd/train"
     dev: str = "../shared/data/sgd/dev"
     domains: list[str] = field(default_factory=list)  # stream order; empty = every train domain, A→Z
-    pretrain_per_domain: int = 10  # dialogues of every train domain M_0 is trained on (0 = M_0 untrained)
-    history_per_domain: int = 10  # dialogues of every train domain seen before the stream, not trained on
+    pretrain_per_domain: int = 10  # dialogues of every pretraining domain M_0 is trained on (0 = M_0 untrained)
+    history_per_domain: int = 10  # dialogues per history domain served before the stream, never trained on
+    pretrain_domains: list[str] = field(default_factory=list)  # M_0's domains; empty = every train domain
+    history_domains: list[str] = field(default_factory=list)  # history's domains; empty = every train domain
     train_per_domain: int = 40  # dialogues per domain in the stream (disjoint from the pretraining ones)
     dev_domains: list[str] = field(default_factory=list)  # held-out domains; empty = every dev domain
     dev_per_domain: int = 20  # held-out dialogues per dev domain
@@ -89,7 +92,7 @@ class UpdaterCfg:
 
 @dataclass
 class PretrainCfg:
-    steps: int = 300  # M_0: the deployed retriever head, trained offline on every domain
+    steps: int = 300  # M_0: the deployed retriever head, trained offline on data.pretrain_domains
     lr: float = 1e-3
     minibatch: int = 32
 
@@ -100,13 +103,15 @@ class JanusCfg:
     ablations: list[str] = field(default_factory=lambda: ["coverage", "boundary", "fresh"])  # each off, under MMT
     beta: float = 0.9
     tau: float = 0.0
-    warmup: int = 0
+    budget: float | None = None  # MMT in budget mode mmtq(beta, budget, tau): threshold = budget-quantile of cosines
+    warmup: int = 0  # (plain mode only)
     periodic_n: int = 0  # 0 = match MMT's number of comparisons
     coverage: int = 16
     boundary: int = 16
     fresh: int = 8
     phi: str = "loglik"  # φ: probe log-likelihoods "loglik", probe distributions "probs", or "params" (sketch)
-    probes: int = 256  # probe tasks for φ=probe, sampled from the pretraining tasks
+    probes: int = 256  # probe tasks for φ=loglik/probs
+    probe_pool: str = "pretrain"  # where probes are sampled: M_0's training tasks, or the held-out "history"
     sketch_dim: int = 4096  # buckets for φ=params
     holdout_latest: bool = True  # judge a candidate on tasks it was not fine-tuned on
 
@@ -199,8 +204,8 @@ def sample_episodes(split: str, counts: list[int], domains: list[str] | None, se
 class Stream:
     memories: list
     examples: list
-    pretrain_tasks: list[int]  # M_0 is trained on these (all domains), offline
-    history_tasks: list[int]  # served before the stream, not trained on: Janus's first "tasks seen"
+    pretrain_tasks: list[int]  # M_0 is trained on these (data.pretrain_domains), offline
+    history_tasks: list[int]  # served before the stream (data.history_domains), not trained on: Janus's first "tasks seen"
     train_tasks: list[int]  # the stream, in domain order
     train_domains: list[str]
     dev_tasks: list[int]
@@ -210,10 +215,12 @@ class Stream:
 
 
 def build_stream(cfg: DataCfg) -> Stream:
-    # per domain, the first dialogues of a seeded shuffle train M_0, the next ones are the history (served
-    # before the stream, never trained on), the next ones feed the stream: three disjoint pools
-    pre, hist = sample_episodes(cfg.train, [cfg.pretrain_per_domain, cfg.history_per_domain], None, cfg.seed,
-                                cfg.label, cfg.masked)
+    # per domain, the first dialogues of a seeded shuffle train M_0 (if it is a pretraining domain), the next
+    # ones are the history (if it is a history domain; served before the stream, never trained on), the next
+    # ones feed the stream: three disjoint pools whichever domains each of them draws from
+    counts = [cfg.pretrain_per_domain, cfg.history_per_domain]
+    pre, _ = sample_episodes(cfg.train, counts, cfg.pretrain_domains or None, cfg.seed, cfg.label, cfg.masked)
+    _, hist = sample_episodes(cfg.train, counts, cfg.history_domains or None, cfg.seed, cfg.label, cfg.masked)
     *_, train = sample_episodes(cfg.train, [cfg.pretrain_per_domain, cfg.history_per_domain, cfg.train_per_domain],
                                 cfg.domains or None, cfg.seed, cfg.label, cfg.masked)
     (dev,) = sample_episodes(cfg.dev, [cfg.dev_per_domain], cfg.dev_domains or None, cfg.seed, cfg.label,
@@ -310,12 +317,16 @@ def memory_encoder(ctx: HeadContext, s: Stream, cfg: BenchCfg, seed: int):
         return ParamSketch(j.sketch_dim, seed)
     if j.phi not in ProbeEncoder.KINDS:
         raise SAMFileError(f"janus.phi must be one of {(*ProbeEncoder.KINDS, 'params')}, got {j.phi!r}")
-    if not s.pretrain_tasks:
-        raise SAMFileError(f"janus.phi={j.phi} samples its probes from the pretraining tasks; set "
-                           "data.pretrain_per_domain > 0 or use janus.phi=params")
+    pools = {"pretrain": s.pretrain_tasks, "history": s.history_tasks}
+    if j.probe_pool not in pools:
+        raise SAMFileError(f"janus.probe_pool must be one of {sorted(pools)}, got {j.probe_pool!r}")
+    pool = pools[j.probe_pool]
+    if not pool:
+        raise SAMFileError(f"janus.phi={j.phi} samples its probes from the {j.probe_pool} tasks, and there are "
+                           f"none; set data.{j.probe_pool}_per_domain > 0 or use janus.phi=params")
     rng = np.random.default_rng(seed)
-    k = min(j.probes, len(s.pretrain_tasks))
-    return ProbeEncoder(ctx, sorted(rng.choice(s.pretrain_tasks, k, replace=False).tolist()),
+    k = min(j.probes, len(pool))
+    return ProbeEncoder(ctx, sorted(rng.choice(pool, k, replace=False).tolist()),
                         scale=1.0 / cfg.updater.temperature, kind=j.phi)
 
 
@@ -368,7 +379,7 @@ def _per_domain(correct: np.ndarray, domains: list[str]) -> dict[str, float]:
 def plan(cfg: BenchCfg) -> list[tuple[str, str | None, str | None]]:
     """(name, gate or None = decided after MMT ran, ablation) in run order: MMT before the matched baselines."""
     j = cfg.janus
-    mmt = f"mmt({j.beta},{j.tau},{j.warmup})"
+    mmt = f"mmt({j.beta},{j.tau},{j.warmup})" if j.budget is None else f"mmtq({j.beta},{j.budget},{j.tau})"
     known = {"none", "always", "mmt", "random", "periodic"}
     bad = set(j.policies) - known
     if bad:

@@ -87,12 +87,13 @@ class RandomGate:
         self.rng.bit_generator.state = state["rng"]
 
 
-GATE_HELP = "none | always | periodic(N) | random(P[,SEED]) | mmt[(BETA,TAU[,WARMUP])] | mmtq(BETA,BUDGET)"
+GATE_HELP = "none | always | periodic(N) | random(P[,SEED]) | mmt[(BETA,TAU[,WARMUP])] | mmtq(BETA,BUDGET[,TAU])"
 
 
 def make_gate(spec: str) -> NoGate | AlwaysGate | PeriodicGate | RandomGate | MemoryMomentumTrigger:
     """Parse a gate spelling such as ``periodic(5)``, ``random(0.2,1)``, ``mmt(0.9,0.0)`` or ``mmtq(0.9,0.25)``
-    (MMT with a comparison budget: the threshold is the 0.25-quantile of recent cosines)."""
+    (MMT with a comparison budget: the threshold is the 0.25-quantile of recent cosines; an optional third
+    argument is τ, the threshold until enough cosines have been seen, 0 by default)."""
     m = re.fullmatch(r"\s*([a-z]+)\s*(?:\(([^)]*)\))?\s*", spec)
     if not m:
         raise ValueError(f"cannot parse gate {spec!r}; expected {GATE_HELP}")
@@ -110,8 +111,9 @@ def make_gate(spec: str) -> NoGate | AlwaysGate | PeriodicGate | RandomGate | Me
             if not args:
                 return MemoryMomentumTrigger()
             return MemoryMomentumTrigger(float(args[0]), float(args[1]), int(args[2]) if len(args) == 3 else 0)
-        if name == "mmtq" and len(args) == 2:
-            return MemoryMomentumTrigger(float(args[0]), budget=float(args[1]))
+        if name == "mmtq" and len(args) in (2, 3):
+            tau = float(args[2]) if len(args) == 3 else 0.0
+            return MemoryMomentumTrigger(float(args[0]), tau, budget=float(args[1]))
     except ValueError as exc:
         raise ValueError(f"bad gate {spec!r}: {exc}") from None
     raise ValueError(f"unknown gate {spec!r}; expected {GATE_HELP}")
