@@ -84,7 +84,7 @@ def load_exported(path: str | os.PathLike, device: str | torch.device | None = N
     if version != FORMAT_VERSION:
         raise SAMFileError(f"{folder} has export format version {version}, this sam_model reads version "
                            f"{FORMAT_VERSION}; export the checkpoint again with this version")
-    cfg = SAMConfig.from_dict(config["sam"])
+    cfg = SAMConfig.from_saved(config["sam"])
     bert = BertModel(BertConfig.from_dict(config["bert_config"]), add_pooling_layer=False)
     tokenizer = AutoTokenizer.from_pretrained(str(folder / "tokenizer"))
     net = SAMNet(cfg, bert, tokenizer)
@@ -110,7 +110,7 @@ def net_from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | No
         raise SAMFileError(f"{p} cannot be read as a checkpoint ({type(exc).__name__}: {exc}); "
                            "is it a complete .ckpt file written by train.py?") from None
     try:
-        cfg = SAMConfig.from_dict(dict(state["hyper_parameters"]["net"]))
+        cfg = SAMConfig.from_saved(dict(state["hyper_parameters"]["net"]))
         weights = {k[len("net."):]: v for k, v in state["state_dict"].items() if k.startswith("net.")}
     except (KeyError, TypeError) as exc:
         raise SAMFileError(f"{p} is not a SAM retriever checkpoint (no {exc}); give a .ckpt written by "
@@ -135,9 +135,19 @@ def main(argv: list[str] | None = None) -> int:
                     "without Lightning (sam_model.SAMRetriever.load(OUT_DIR)).")
     ap.add_argument("ckpt", help="Lightning checkpoint written by train.py (e.g. checkpoints/demo/last.ckpt)")
     ap.add_argument("out_dir", help="folder to write; replaced atomically if it exists")
+    ap.add_argument("--slot-match", type=float, default=None, metavar="W",
+                    help="weight of the needed-slot re-rank after the index search (sam_model.rerank; 0 = off); "
+                         "default: the checkpoint's model.net.slot_match. Choose it on held-out training data")
+    ap.add_argument("--provenance", choices=("on", "off"), default=None,
+                    help="follow provenance links after the search (default: the checkpoint's setting)")
     args = ap.parse_args(argv)
     try:
-        out = save_exported(net_from_checkpoint(args.ckpt, device="cpu"), args.out_dir)
+        net = net_from_checkpoint(args.ckpt, device="cpu")
+        if args.slot_match is not None:
+            net.cfg.slot_match = args.slot_match
+        if args.provenance is not None:
+            net.cfg.provenance = args.provenance == "on"
+        out = save_exported(net, args.out_dir)
     except SAMFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -5,11 +5,15 @@
     ids, scores = r.search(state, "ok, go ahead", k=5, episode_id="trip-17")
 
 Queries are q = [α·W_sᵀ v_s, (1−α)·c_obs] and memories [v_m, c_m], so one inner-product
-index over memories serves state-adaptive search (see sam_model.models.sam).
+index over memories serves state-adaptive search (see sam_model.models.sam). With
+``provenance`` on (the default of a trained SAM), each hit is followed by the earlier memory
+its state's new values came from (sam_model.data.provenance), and ``slot_match`` favours memories
+that set the slots the state still needs: both re-rank the exact search's top candidates (sam_model.rerank).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,10 +24,15 @@ import torch
 from tqdm.auto import tqdm
 
 from sam_model.data.examples import MemoryRecord, memory_record
+from sam_model.data.provenance import ProvenanceLinker
 from sam_model.data.schema import Event, State
 from sam_model.data.text import state_to_text
 from sam_model.index import MemoryIndex
+from sam_model.io import SAMFileError, atomic_write_text
 from sam_model.models.sam import SAMNet
+from sam_model.rerank import RERANK_DEPTH, rerank
+
+RERANK_FILE = "rerank.json"  # provenance links and set slots of the indexed memories
 
 
 def _as_state(s: State | Mapping[str, Any]) -> State:
@@ -39,6 +48,36 @@ class SAMRetriever:
         self.net = net.eval()
         self.index_config = index_config or {"kind": "flat"}
         self.index: MemoryIndex | None = None
+        self.linker = ProvenanceLinker(net.cfg.source_kinds)
+        self.links: dict[Any, tuple] = {}  # memory id -> ids of the memories its adopted values came from
+        self.sets: dict[Any, tuple] = {}  # memory id -> constraint slots its event set (for slot_match)
+        self._last_state: dict[Any, State] = {}  # per episode, for Events given one at a time
+
+    @property
+    def provenance(self) -> bool:
+        """Whether search follows provenance links (a trained SAM's default; never for the content-only
+        ablation, which must not see the agent's state)."""
+        return bool(self.net.cfg.provenance) and not self.net.content_only
+
+    @property
+    def source_kinds(self) -> list[str]:
+        return list(self.net.cfg.source_kinds)
+
+    @property
+    def slot_match(self) -> float:
+        """Weight of the needed-slot re-rank (never for the content-only ablation)."""
+        return 0.0 if self.net.content_only else float(self.net.cfg.slot_match)
+
+    def _records(self, memories: Sequence[Any]) -> list[Any]:
+        """MemoryRecords; Events get the previous state of their episode (for their "sets"/adopted parts)."""
+        out = []
+        for m in memories:
+            if isinstance(m, Event):
+                out.append(memory_record(m, self._last_state.get(m.episode_id)))
+                self._last_state[m.episode_id] = m.state
+            else:
+                out.append(m)
+        return out
 
     @classmethod
     def load(cls, path: str | os.PathLike, device: str | None = None,
@@ -49,7 +88,20 @@ class SAMRetriever:
         r = cls(load_exported(path, device), index_config)
         if (Path(path) / "index").exists():
             r.index = MemoryIndex.load(Path(path) / "index", expected_dim=r.dim)
+            r._load_provenance(Path(path) / "index" / RERANK_FILE)
         return r
+
+    def _load_provenance(self, path: Path) -> None:
+        if not path.exists():
+            return
+        try:
+            d = json.loads(path.read_text(encoding="utf-8"))
+            self.linker = ProvenanceLinker.from_state_dict(d["linker"])
+            self.links = {k: tuple(v) for k, v in d["links"]}
+            self.sets = {k: tuple(v) for k, v in d["sets"]}
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
+            raise SAMFileError(f"{path}: unreadable re-rank data ({err}); delete the file to search without "
+                               "provenance links and slot match, or rebuild the index with add_memories") from err
 
     @classmethod
     def from_checkpoint(cls, ckpt: str | os.PathLike, device: str | None = None) -> SAMRetriever:
@@ -114,12 +166,21 @@ class SAMRetriever:
         return self._per_state(self.net.projection_diagonal, "projection", states, observations, batch_size)
 
     def add_memories(self, memories: Sequence[Any], batch_size: int = 64, progress: bool = False) -> None:
-        """Encode memories and add them to the retriever's index (created on first use)."""
-        ms = [_as_memory(m) for m in memories]
+        """Encode memories and add them to the retriever's index (created on first use), in write order.
+
+        Give an episode's memories in step order: each new memory is linked to the earlier memories its
+        adopted state values came from (MemoryRecord.adopted; Events get it from their episode's last state).
+        """
+        ms = self._records(memories)
         if self.index is None:
             self.index = MemoryIndex.from_config(self.dim, self.index_config)
         vectors = self.encode_memories(ms, batch_size, progress)
-        self.index.add([m.id for m in ms], vectors, episode_ids=[getattr(m, "episode_id", None) for m in ms])
+        ids = [m.id for m in ms]
+        self.index.add(ids, vectors, episode_ids=[getattr(m, "episode_id", None) for m in ms])
+        for i, links in zip(ids, self.linker.add(ms, ids)):
+            if links:
+                self.links[i] = links
+        self.sets.update((m.id, tuple(m.sets)) for m in ms if getattr(m, "sets", ()))
 
     def search(self, state: State | Mapping, observation: str, k: int = 5,
                episode_id: str | None = None) -> tuple[list, np.ndarray]:
@@ -127,8 +188,18 @@ class SAMRetriever:
         if self.index is None or len(self.index) == 0:
             raise ValueError("the retriever's memory index is empty: call add_memories(...) first")
         q = self.encode_queries([state], [observation])
-        ids, scores = self.index.search(q, k, episode_id=episode_id)
-        return ids[0], scores[0]
+        links = self.links if self.provenance and self.links else None
+        if links is None and not self.slot_match:
+            ids, scores = self.index.search(q, k, episode_id=episode_id)
+            return ids[0], scores[0]
+        ids, scores = self.index.search(q, max(k, RERANK_DEPTH), episode_id=episode_id)
+        hits = [i for i in ids[0] if i is not None]
+        out = rerank(hits, scores[0][: len(hits)], _as_state(state).uncertainty_flags,
+                     lambda i: self.sets.get(i, ()), self.slot_match, links, allowed=self.index, depth=k)
+        s = np.full(k, -np.inf, dtype=np.float32)
+        if out:
+            s[: len(out)] = self.index.get_vectors(out) @ q[0]  # a followed link shows its own score
+        return out + [None] * (k - len(out)), s
 
     def save(self, path: str | os.PathLike) -> Path:
         """Export the network (and the index, if any) as a folder that ``load`` reads back."""
@@ -137,6 +208,9 @@ class SAMRetriever:
         out = save_exported(self.net, path)
         if self.index is not None:
             self.index.save(out / "index")
+            atomic_write_text(out / "index" / RERANK_FILE, json.dumps(
+                {"linker": self.linker.state_dict(), "links": [[k, list(v)] for k, v in self.links.items()],
+                 "sets": [[k, list(v)] for k, v in self.sets.items()]}))
         return out
 
 

@@ -308,3 +308,26 @@ def test_trained_demo_retriever_beats_content_only_baselines(trained_demo_retrie
     for baseline in ("bm25", "dense"):
         assert m["sam"]["mrr"] > m[baseline]["mrr"], baseline
         assert m["sam"]["recall@5"] > m[baseline]["recall@5"], baseline
+
+
+def test_benchmark_applies_the_retrievers_rerank(demo_log):
+    """With slot match / provenance on, every ranking is the search ranking re-ranked as SAMRetriever does."""
+    from sam_model.data.provenance import provenance_links
+    from sam_model.evaluation.methods import retriever_method
+    from sam_model.rerank import rerank
+
+    class Reranking(HashedBowRetriever):
+        slot_match, provenance, source_kinds = 0.3, True, ["user"]
+
+    data = build_eval_data(str(demo_log), read_episodes(demo_log), "episode")
+    r, jitter = Reranking(), tie_jitter(len(data.memories), 0)
+    got = retriever_method("sam", r).rank(data, "episode", 20, jitter)
+    base = retriever_method("sam-index-only", r, rerank=False).rank(data, "episode", 20, jitter)
+    q = r.encode_queries([e.state for e in data.examples], [e.observation for e in data.examples])
+    m = r.encode_memories(data.memories)
+    links = provenance_links(data.memories, ["user"])
+    for i, ex in enumerate(data.examples):
+        want = rerank(base[i].tolist(), m[base[i]].astype(np.float64) @ q[i], ex.state.uncertainty_flags,
+                      lambda p: data.memories[p].sets, 0.3, links, ex.candidate_range("episode"), 20)
+        assert got[i].tolist() == want
+    assert any(g.tolist() != b.tolist() for g, b in zip(got, base))  # the re-rank did change rankings

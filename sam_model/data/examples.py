@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from sam_model.data.provenance import adopted_values
 from sam_model.data.reader import Episode
 from sam_model.data.schema import Event, State
 from sam_model.data.text import constraints_delta, content_text, memory_to_text, state_to_text
@@ -29,6 +30,8 @@ class MemoryRecord:
     phase: str
     text: str  # memory_to_text: what the memory encoder reads
     content: str = ""  # content_text: the same memory without state-derived parts (content-only ablation)
+    adopted: tuple[str, ...] = ()  # state values this event adopted without saying them (see data.provenance)
+    sets: tuple[str, ...] = ()  # constraint slots this event's state set or changed
 
     @staticmethod
     def make_id(episode_id: str, step: int) -> str:
@@ -72,14 +75,17 @@ def episode_memories(episode: Episode) -> list[MemoryRecord]:
 
 
 def memory_record(event: Event, previous_state: State | None) -> MemoryRecord:
+    sets = constraints_delta(previous_state, event.state)
     return MemoryRecord(
         MemoryRecord.make_id(event.episode_id, event.step),
         event.episode_id,
         event.step,
         event.kind,
         event.state.phase,
-        memory_to_text(event, constraints_delta(previous_state, event.state)),
+        memory_to_text(event, sets),
         content_text(event.kind, event.text),
+        adopted_values(previous_state, event.state, event.text),
+        tuple(sets),
     )
 
 

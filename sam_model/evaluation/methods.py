@@ -1,7 +1,8 @@
 """The methods a benchmark compares: the SAM retriever and the baselines it must beat.
 
 Every method turns a query (state + observation) into a ranking of its candidate memories.
-- ``sam`` and ``--compare`` retrievers: exported SAM retrievers (inner product of their vectors);
+- ``sam`` and ``--compare`` retrievers: exported SAM retrievers (inner product of their vectors, then
+  then the retriever's query-time re-rank, sam_model.rerank; ``sam-index-only`` shows the search alone);
 - ``recency``: newest first, what a plain sliding window gives;
 - ``bm25`` / ``bm25-state``: lexical search (bm25s) with the observation / the state as text;
 - ``dense`` / ``dense-state``: untrained MiniLM sentence vectors of the observation / the state as
@@ -23,8 +24,10 @@ import numpy as np
 import torch
 
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
+from sam_model.data.provenance import provenance_links
 from sam_model.evaluation.data import EvalData
-from sam_model.evaluation.ranking import rank_range, rank_recency, rank_scores, rank_vectors
+from sam_model.evaluation.ranking import inner, rank_range, rank_recency, rank_scores, rank_vectors
+from sam_model.rerank import rerank
 
 BASELINES = ("recency", "bm25", "bm25-state", "dense", "dense-state")
 
@@ -53,12 +56,34 @@ class VectorMethod:
 
     def __init__(self, name: str, encode_queries: Callable[[Sequence[RetrievalExample]], np.ndarray],
                  encode_memories: Callable[[Sequence[MemoryRecord]], np.ndarray],
-                 before_timing: Callable[[], None] | None = None):
+                 before_timing: Callable[[], None] | None = None, slot_match: float = 0.0,
+                 source_kinds: Sequence[str] | None = None):
+        """``slot_match`` / ``source_kinds``: the re-rank of sam_model.rerank (source_kinds None = no
+        provenance links), applied to each query's ranked candidates as SAMRetriever.search does."""
         self.name = name
         self._encode_queries = encode_queries
         self._encode_memories = encode_memories
         self._before_timing = before_timing
+        self._slot_match = slot_match
+        self._source_kinds = source_kinds
+        self._links: Sequence[Sequence[int]] | None = None
         self._memory_vectors: np.ndarray | None = None
+
+    @property
+    def reranks(self) -> bool:
+        return bool(self._slot_match) or self._source_kinds is not None
+
+    def _rerank(self, data: EvalData, positions: np.ndarray, q: np.ndarray, ex: RetrievalExample, scope: Scope,
+                depth: int) -> np.ndarray:
+        if not self.reranks:
+            return positions
+        if self._links is None and self._source_kinds is not None:
+            self._links = provenance_links(data.memories, self._source_kinds)
+        pos = positions.tolist()
+        scores = inner(self.memory_vectors(data)[positions], q)
+        out = rerank(pos, scores, ex.state.uncertainty_flags, lambda p: data.memories[p].sets, self._slot_match,
+                     self._links, ex.candidate_range(scope), depth)
+        return np.asarray(out, dtype=np.int64)
 
     def memory_vectors(self, data: EvalData) -> np.ndarray:
         if self._memory_vectors is None:
@@ -71,7 +96,8 @@ class VectorMethod:
         if q.ndim != 2 or m.ndim != 2 or q.shape[1] != m.shape[1] or len(q) != len(data.examples):
             raise ValueError(f"method '{self.name}': query vectors {q.shape} and memory vectors {m.shape} "
                              f"do not match ({len(data.examples)} queries, {len(data.memories)} memories)")
-        return rank_vectors(q, m, data.examples, scope, depth, jitter, desc=self.name)
+        ranked = rank_vectors(q, m, data.examples, scope, depth, jitter, desc=self.name)
+        return [self._rerank(data, r, q[i], ex, scope, depth) for i, (r, ex) in enumerate(zip(ranked, data.examples))]
 
     def time_query(self, data, i, scope, depth, jitter):
         m = self.memory_vectors(data)
@@ -81,12 +107,16 @@ class VectorMethod:
             self._before_timing()
         t0 = time.perf_counter()
         q = np.asarray(self._encode_queries([ex]), dtype=np.float32)[0]
-        rank_range(m[r.start : r.stop] @ q, r.start, jitter, depth)  # float32, as a deployed index would
+        ranked = rank_range(m[r.start : r.stop] @ q, r.start, jitter, depth)  # float32, as an index would
+        self._rerank(data, ranked, q, ex, scope, depth)
         return time.perf_counter() - t0
 
 
-def retriever_method(name: str, retriever: Retriever, batch_size: int = 64) -> VectorMethod:
-    """A SAM retriever (the one under test, or a ``--compare`` one) as a method."""
+def retriever_method(name: str, retriever: Retriever, batch_size: int = 64, rerank: bool = True) -> VectorMethod:
+    """A SAM retriever (the one under test, or a ``--compare`` one) as a method.
+
+    ``rerank``: apply the retriever's query-time re-rank (provenance links, slot match) as its search does.
+    """
 
     def queries(exs: Sequence[RetrievalExample]) -> np.ndarray:
         many = len(exs) > 1
@@ -96,7 +126,10 @@ def retriever_method(name: str, retriever: Retriever, batch_size: int = 64) -> V
     def memories(mems: Sequence[MemoryRecord]) -> np.ndarray:
         return retriever.encode_memories(mems, batch_size=batch_size, progress=True)
 
-    return VectorMethod(name, queries, memories, lambda: clear_text_caches(retriever))
+    slot_match = float(getattr(retriever, "slot_match", 0.0)) if rerank else 0.0
+    provenance = rerank and bool(getattr(retriever, "provenance", False))
+    kinds = list(getattr(retriever, "source_kinds", [])) if provenance else None
+    return VectorMethod(name, queries, memories, lambda: clear_text_caches(retriever), slot_match, kinds)
 
 
 def clear_text_caches(retriever: object) -> None:

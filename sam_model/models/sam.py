@@ -49,6 +49,12 @@ class SAMConfig:
         max_length: BERT max tokens per text.
         cache_text: cache pooled BERT vectors of texts while BERT is frozen.
         phases / kinds: vocabularies learned from the training logs (set by the data module).
+        source_kinds: memory kinds the training logs label useful (set by the data module): the kinds a
+            provenance link may point to (see sam_model.data.provenance); empty = every kind.
+        provenance: after the index search, place right after each retrieved memory the earlier memory
+            that its state's new values came from (a re-rank of the results; the index stays exact).
+        slot_match: weight of the needed-slot match in the same re-rank (sam_model.rerank); 0 = off.
+            Not used in training: choose it on held-out training dialogues.
     """
 
     bert_path: str = ""
@@ -69,6 +75,9 @@ class SAMConfig:
     cache_text: bool = True
     phases: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
+    source_kinds: list[str] = field(default_factory=list)
+    provenance: bool = True
+    slot_match: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -80,6 +89,12 @@ class SAMConfig:
         if unknown:
             raise ValueError(f"unknown SAMConfig fields {sorted(unknown)}; known: {sorted(known)}")
         return cls(**d)
+
+    @classmethod
+    def from_saved(cls, d: dict) -> SAMConfig:
+        """A config read back from a checkpoint or export. One saved before provenance links existed
+        (no ``source_kinds``) searches exactly as it did then: without them."""
+        return cls.from_dict(d if "source_kinds" in d else {**d, "provenance": False})
 
 
 class SAMNet(nn.Module):

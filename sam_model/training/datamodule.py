@@ -26,6 +26,21 @@ class _Episodes(Dataset):
         return self.offset + i, self.ds[i]
 
 
+def useful_kinds(episodes, min_share: float = 0.01) -> list[str]:
+    """Memory kinds that hold at least ``min_share`` of the useful-memory labels of ``episodes`` (rows of
+    sam_model.data.hf.episodes_to_dataset). In SGD logs tool calls and results are never labelled, so
+    provenance links go to the user and system turns that said a value, not to the result list."""
+    counts: dict[str, int] = {}
+    for row in episodes.select_columns(["steps", "kinds", "labels"]):
+        kind_at = dict(zip(row["steps"], row["kinds"]))
+        for labels in row["labels"]:
+            for step in labels:
+                if step in kind_at:
+                    counts[kind_at[step]] = counts.get(kind_at[step], 0) + 1
+    total = sum(counts.values())
+    return sorted(k for k, c in counts.items() if total and c / total >= min_share)
+
+
 def default_cache_dir() -> Path:
     return Path(os.environ.get("SAM_CACHE_DIR", Path.home() / ".cache" / "sam_model"))
 
@@ -106,11 +121,12 @@ class AgentLogDataModule(pl.LightningDataModule):
 
     @property
     def vocab(self) -> dict[str, list[str]]:
-        """Phases and memory kinds of the training episodes (the model's embedding vocabularies)."""
+        """Phases and memory kinds of the training episodes (the model's embedding vocabularies), and the
+        kinds its labels call useful (``source_kinds``: where provenance links may point)."""
         self._ensure()
         phases = sorted({p for row in self._train["phases"] for p in row})
         kinds = sorted({k for row in self._train["kinds"] for k in row})
-        return {"phases": phases, "kinds": kinds}
+        return {"phases": phases, "kinds": kinds, "source_kinds": useful_kinds(self._train)}
 
     def setup(self, stage: str | None = None) -> None:
         self._ensure()

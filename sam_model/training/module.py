@@ -22,7 +22,8 @@ class SAMLightningModule(pl.LightningModule):
 
     Args:
         net: the network's configuration (see SAMConfig).
-        vocab: {"phases": [...], "kinds": [...]} learned from the training logs; linked from the data module.
+        vocab: {"phases": [...], "kinds": [...], "source_kinds": [...]} learned from the training logs;
+            linked from the data module.
         lr: learning rate of the heads (encoders' MLPs, projection, α, temperature).
         bert_lr: learning rate of trainable BERT layers.
         weight_decay: AdamW weight decay.
@@ -47,6 +48,7 @@ class SAMLightningModule(pl.LightningModule):
         cfg = SAMConfig.from_dict(dict(net)) if isinstance(net, dict) else copy.deepcopy(net or SAMConfig())
         if vocab:
             cfg.phases, cfg.kinds = list(vocab.get("phases", [])), list(vocab.get("kinds", []))
+            cfg.source_kinds = list(vocab.get("source_kinds", cfg.source_kinds))
         self.net = SAMNet(cfg)
         self.save_hyperparameters({"net": cfg.to_dict(), "lr": lr, "bert_lr": bert_lr,
                                    "weight_decay": weight_decay, "temperature": temperature,

@@ -1,0 +1,132 @@
+"""Provenance links: the earlier memory that a newly adopted state value came from.
+
+An agent forgets *why* its state holds a value. When the user answers "that one works for me",
+the state adopts ``therapist_name=Linn Terri`` although the event's own words never say it: the
+value came from an earlier memory (the system's offer). A later decision that needs
+``therapist_name`` wants that offer, and its own words ("yes, book it") do not lead there.
+
+At write time each memory records the values its state adopted without saying them
+(``MemoryRecord.adopted``); :class:`ProvenanceLinker` then links it to the first earlier memory
+of the same episode that says each value, among the memory kinds the training labels call
+useful (``source_kinds``: in SGD the user and system turns, not the tool results that list
+every option). Links only point backwards, so they never use the future. Retrieval places a
+linked memory right after the memory that links to it (:func:`expand`): a re-rank after the
+index search, which stays exact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Container, Hashable, Iterable, Mapping, Sequence
+from numbers import Integral
+from typing import Any
+
+from sam_model.data.schema import State
+
+
+def norm(text: Any) -> str:
+    """Lower case, whitespace runs collapsed: how values are matched against texts."""
+    return re.sub(r"\s+", " ", str(text).lower()).strip()
+
+
+def mentions(text_norm: str, value_norm: str) -> bool:
+    """``value`` occurs in ``text`` as whole words ("2" is not in "12 results")."""
+    return bool(value_norm) and re.search(r"(?<!\w)" + re.escape(value_norm) + r"(?!\w)", text_norm) is not None
+
+
+def _flat(value: Any) -> list[str]:
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _flat(v)]
+    if isinstance(value, Mapping):
+        return [x for v in value.values() for x in _flat(v)]
+    return [norm(value)] if value is not None and norm(value) else []
+
+
+def adopted_values(previous: State | None, state: State, text: str) -> tuple[str, ...]:
+    """Normalised values of constraints that ``state`` sets or changes and that ``text`` does not say."""
+    before = previous.constraints if previous is not None else {}
+    own = norm(text)
+    out: list[str] = []
+    for k, v in state.constraints.items():
+        if before.get(k) == v:
+            continue
+        out += [x for x in _flat(v) if not mentions(own, x) and x not in out]
+    return tuple(out)
+
+
+class ProvenanceLinker:
+    """Assigns links online, memory by memory, as a memory bank or an index receives them.
+
+    ``add`` takes memories in write order (anything with ``episode_id``, ``kind``, ``content`` or
+    ``text``, and ``adopted``) and their keys (ids; default: the running position), and returns
+    for each memory the keys of the earlier memories its adopted values came from.
+    """
+
+    def __init__(self, source_kinds: Collection[str] = ()):
+        self.source_kinds = frozenset(source_kinds)
+        self._episodes: dict[Hashable, list[tuple[Hashable, str]]] = {}  # episode -> [(key, normalised text)]
+        self._n = 0
+
+    def is_source(self, kind: str) -> bool:
+        return not self.source_kinds or kind in self.source_kinds
+
+    def add(self, memories: Iterable[Any], keys: Iterable[Hashable] | None = None) -> list[tuple[Hashable, ...]]:
+        memories = list(memories)
+        keys = list(keys) if keys is not None else list(range(self._n, self._n + len(memories)))
+        if len(keys) != len(memories):
+            raise ValueError(f"ProvenanceLinker.add got {len(memories)} memories but {len(keys)} keys")
+        out: list[tuple[Hashable, ...]] = []
+        for key, m in zip(keys, memories):
+            history = self._episodes.setdefault(getattr(m, "episode_id", None), [])
+            links: list[Hashable] = []
+            for value in getattr(m, "adopted", ()) or ():
+                source = next((k for k, text in history if mentions(text, value)), None)
+                if source is not None and source not in links:
+                    links.append(source)
+            out.append(tuple(links))
+            if self.is_source(m.kind):
+                history.append((key, norm(getattr(m, "content", "") or m.text)))
+            self._n += 1
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-able state, so a saved retriever keeps linking new memories to old ones."""
+        return {"source_kinds": sorted(self.source_kinds), "n": self._n,
+                "episodes": [[ep, [list(x) for x in h]] for ep, h in self._episodes.items()]}
+
+    @classmethod
+    def from_state_dict(cls, d: Mapping[str, Any]) -> ProvenanceLinker:
+        linker = cls(d.get("source_kinds", ()))
+        linker._n = int(d.get("n", 0))
+        linker._episodes = {ep: [(k, str(t)) for k, t in h] for ep, h in d.get("episodes", [])}
+        return linker
+
+
+def provenance_links(memories: Sequence[Any], source_kinds: Collection[str] = ()) -> list[tuple[int, ...]]:
+    """Links of every memory of a list in write order (positions in that list)."""
+    return ProvenanceLinker(source_kinds).add(memories)  # type: ignore[return-value]
+
+
+def expand(ranked: Iterable[Hashable], links: Sequence[Sequence[Hashable]] | Mapping[Hashable, Sequence[Hashable]],
+           allowed: Container[Hashable] | None = None, depth: int | None = None) -> list[Hashable]:
+    """A ranking with each memory's linked sources placed right after it (each memory once, at its best place).
+
+    ``links``: per memory key (a mapping) or per position (a sequence). ``allowed``: the query's candidates;
+    a link to anything else (removed, later, or another scope's memory) is not followed.
+    """
+    if isinstance(links, Mapping):
+        get = links.get
+    else:
+        def get(p, default=()):
+            return links[p] if isinstance(p, Integral) and 0 <= p < len(links) else default
+    out: list[Hashable] = []
+    seen: set[Hashable] = set()
+    for p in ranked:
+        for q in (p, *get(p, ())):
+            if q in seen or (q != p and allowed is not None and q not in allowed):
+                continue
+            seen.add(q)
+            out.append(q)
+            if depth is not None and len(out) >= depth:
+                return out
+    return out

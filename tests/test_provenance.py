@@ -1,0 +1,142 @@
+"""Provenance links: adopted values, backward-only links, the re-rank, and the retriever's use of them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from sam_model.data.examples import episode_memories
+from sam_model.data.provenance import ProvenanceLinker, adopted_values, expand, mentions, provenance_links
+from sam_model.data.reader import Episode
+from sam_model.data.schema import Event, State
+from sam_model.io import SAMFileError
+from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.rerank import rerank, slot_bonus
+from sam_model.retriever import SAMRetriever
+from tests.test_model import make_net
+
+
+def ev(step: int, kind: str, text: str, constraints: dict | None = None, ep: str = "e1", **state) -> Event:
+    return Event(episode_id=ep, step=step, kind=kind, text=text,
+                 state=State(phase=state.pop("phase", "talk"), constraints=constraints or {}, **state))
+
+
+def offer_episode(ep: str = "e1") -> list[Event]:
+    """The system offers two therapists; the user accepts the second without naming it."""
+    return [
+        ev(0, "user", "Find me a psychologist in Napa.", {"city": "Napa"}, ep),
+        ev(1, "result", "FindProvider: 2 results. Garcia Daniel | Linn Terri", {"city": "Napa"}, ep),
+        ev(2, "system", "How about Garcia Daniel? He is in Napa.", {"city": "Napa"}, ep),
+        ev(3, "user", "Anyone else?", {"city": "Napa"}, ep),
+        ev(4, "system", "Linn Terri is another psychiatrist in Napa.", {"city": "Napa"}, ep),
+        ev(5, "user", "Great, that one works for me.", {"city": "Napa", "therapist": "Linn Terri"}, ep),
+        ev(6, "user", "Book it for the 2nd, at 12 pm.", {"city": "Napa", "therapist": "Linn Terri",
+                                                          "date": "the 2nd", "time": "12 pm"}, ep),
+    ]
+
+
+def test_adopted_values_are_new_values_the_event_does_not_say():
+    before = State(constraints={"city": "Napa"})
+    assert adopted_values(before, State(constraints={"city": "Napa", "therapist": "Linn  Terri"}),
+                          "that one works") == ("linn terri",)
+    # said in the event itself: not adopted from elsewhere; unchanged values are not new
+    assert adopted_values(before, State(constraints={"city": "Napa", "date": "the 2nd"}), "The 2nd, please") == ()
+    # list values are flattened; the first state has no "before"
+    assert adopted_values(None, State(constraints={"who": ["Ann", "Bob"]}), "with Ann") == ("bob",)
+    assert mentions("at 12 pm", "12 pm") and not mentions("12 results", "2")
+
+
+def test_links_point_back_to_the_first_source_kind_memory_that_said_the_value():
+    mems = episode_memories(Episode("e1", tuple(offer_episode())))
+    links = provenance_links(mems, source_kinds={"user", "system"})
+    assert links[5] == (4,)  # the system's offer, not the result list (step 1) that named it first
+    assert all(src < i for i, ls in enumerate(links) for src in ls)  # never forwards
+    assert links[6] == ()  # "the 2nd" and "12 pm" are said by the event itself
+    # without a kind filter the result list is the first to say it
+    assert provenance_links(mems)[5] == (1,)
+
+
+def test_links_stay_inside_their_episode_and_survive_a_state_dict_round_trip():
+    a = episode_memories(Episode("a", tuple(offer_episode("a"))))
+    b = episode_memories(Episode("b", tuple(offer_episode("b"))))
+    linker = ProvenanceLinker({"user", "system"})
+    linker.add(a[:5], keys=[m.id for m in a[:5]])
+    restored = ProvenanceLinker.from_state_dict(json.loads(json.dumps(linker.state_dict())))
+    # episode b never said "Linn Terri": its acceptance links to nothing in a
+    assert restored.add([b[5]], keys=[b[5].id]) == [()]
+    assert restored.add([a[5]], keys=[a[5].id]) == [("a#4",)]
+
+
+def test_expand_places_sources_after_their_hit_once_and_only_allowed_ones():
+    links = {5: (4,), 6: (9,), 3: (0,)}
+    assert expand([5, 6, 4, 3], links, allowed=range(0, 8)) == [5, 4, 6, 3, 0]
+    assert expand([5, 6, 4, 3], links, depth=3) == [5, 4, 6]
+    assert expand([2, 1], [(), (0,), ()]) == [2, 1, 0]
+
+
+def test_retriever_follows_links_and_keeps_them_when_saved(tmp_path, tiny_bert_dir):
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32,
+                           kinds=["user", "system", "result"], source_kinds=["user", "system"]))
+    r = SAMRetriever(net)
+    events = offer_episode()
+    r.add_memories(events[:6])  # Events: the retriever tracks each episode's previous state itself
+    assert r.links == {"e1#5": ("e1#4",)}
+    net.cfg.provenance = False
+    plain, _ = r.search(events[6].state, events[6].text, k=6, episode_id="e1")
+    net.cfg.provenance = True
+    ids, scores = r.search(events[6].state, events[6].text, k=6, episode_id="e1")
+    assert sorted(ids) == sorted(plain) and ids.index("e1#4") <= ids.index("e1#5") + 1
+    assert ids == expand(plain, r.links)
+    q = r.encode_queries([events[6].state], [events[6].text])[0]
+    assert np.allclose(scores, r.index.get_vectors(ids) @ q, atol=1e-5)  # each hit keeps its own score
+    # when the search ranks the acceptance first and its source nowhere, the source still comes second
+    index_search = r.index.search
+    r.index.search = lambda q, k, episode_id=None: ([["e1#5", "e1#0", "e1#1"][:k]], np.zeros((1, k), np.float32))
+    assert r.search(events[6].state, events[6].text, k=2, episode_id="e1")[0] == ["e1#5", "e1#4"]
+    r.index.search = index_search
+
+    saved = r.save(tmp_path / "exp")
+    r2 = SAMRetriever.load(saved)
+    assert r2.links == r.links and r2.search(events[6].state, events[6].text, k=6, episode_id="e1")[0] == ids
+
+    (saved / "index" / "rerank.json").write_text("{broken")
+    with pytest.raises(SAMFileError, match="rerank.json"):
+        SAMRetriever.load(saved)
+
+
+def test_content_only_retriever_never_reranks_by_state():
+    r = SAMRetriever(make_net(query_input="observation", source_kinds=["user", "system"], slot_match=0.5))
+    assert not r.provenance and r.slot_match == 0.0
+
+
+def test_slot_match_lifts_memories_that_set_needed_slots():
+    sets = {"a": ("city",), "b": ("date", "time"), "c": ("date",), "d": ()}
+    assert np.allclose(slot_bonus({"date"}, [sets[k] for k in "abcd"], 0.2), [0, 0.1, 0.2, 0])
+    scores = np.array([0.50, 0.45, 0.40, 0.39])
+    assert rerank(list("abcd"), scores, {"date"}, sets.get, 0.0) == list("abcd")  # off: the search order
+    assert rerank(list("abcd"), scores, {"date"}, sets.get, 0.2) == list("cbad")
+    assert rerank(list("abcd"), scores, (), sets.get, 0.2) == list("abcd")  # nothing needed: no change
+    # both steps: slot match first, then each hit's provenance source right after it
+    assert rerank(list("abcd"), scores, {"date"}, sets.get, 0.2, links={"c": ("d",)}, depth=3) == list("cdb")
+
+
+def test_retriever_slot_match_uses_the_set_slots_it_stored(tmp_path, tiny_bert_dir):
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32,
+                           source_kinds=["user", "system"], provenance=False, slot_match=100.0))
+    r = SAMRetriever(net)
+    events = offer_episode()
+    r.add_memories(events[:7])
+    assert r.sets["e1#6"] == ("date", "time") and "e1#3" not in r.sets
+    state = State(phase="book", constraints={"city": "Napa"}, uncertainty_flags=("date", "time"))
+    ids, _ = r.search(state, "ok, go ahead", k=3, episode_id="e1")
+    assert ids[0] == "e1#6"  # the only memory that set the needed slots, whatever the untrained vectors say
+    assert SAMRetriever.load(r.save(tmp_path / "exp")).sets == r.sets
+
+
+def test_configs_saved_before_provenance_load_without_it():
+    old = {k: v for k, v in SAMConfig(source_kinds=["user"]).to_dict().items() if k not in ("source_kinds",
+                                                                                            "provenance")}
+    assert SAMConfig.from_saved(old).provenance is False
+    assert SAMConfig.from_saved(SAMConfig(source_kinds=["user"]).to_dict()).provenance is True
