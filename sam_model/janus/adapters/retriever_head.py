@@ -7,8 +7,10 @@ embeddings, the W_s network, α): about a megabyte, cheap to checkpoint at every
 - **tasks** are indices into ``HeadContext.examples`` (decision points with their candidates);
 - the **updater** fine-tunes the head for a few steps on the latest tasks (multi-positive InfoNCE);
 - **correct** = the top-1 candidate of the task's episode is a useful memory;
-- **φ** is a count sketch of the head's parameters: a fixed random signed bucketing, linear, so
-  φ(M̂) − φ(M) sketches the parameter step and cosines between steps are kept (up to ~1/√dim noise).
+- **φ**: ``ProbeEncoder`` (what the benchmark uses) embeds a head by its behaviour, the log-likelihoods
+  of the useful memories on fixed probe tasks; the count sketch of the head's parameters (a fixed random
+  signed bucketing, linear, so φ(M̂) − φ(M) sketches the parameter step) is the cheap alternative, but
+  fresh-Adam steps are nearly orthogonal in parameter space, so its cosines carry little signal.
 
 Everything runs on ``HeadContext.device`` (CUDA when available): the cached vectors live there.
 """
