@@ -184,7 +184,11 @@ class SAMRetriever:
 
     def search(self, state: State | Mapping, observation: str, k: int = 5,
                episode_id: str | None = None) -> tuple[list, np.ndarray]:
-        """Top-k memory ids and scores for one query (scope ``episode`` when episode_id is given)."""
+        """Top-k memory ids and scores for one query (scope ``episode`` when episode_id is given).
+
+        With a re-rank on (``provenance``, ``slot_match``) the ids are in re-ranked order and each score
+        is still that memory's inner product with the query, so scores need not decrease down the list.
+        """
         if self.index is None or len(self.index) == 0:
             raise ValueError("the retriever's memory index is empty: call add_memories(...) first")
         q = self.encode_queries([state], [observation])
