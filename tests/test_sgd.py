@@ -181,3 +181,17 @@ def test_user_frame_and_intent_stack():
 def test_bad_label_is_rejected():
     with pytest.raises(ValueError, match="label"):
         convert_dialogue({"dialogue_id": "x", "turns": []}, label="first")  # type: ignore[arg-type]
+
+
+@needs_sgd
+def test_every_keeps_one_dialogue_in_k_across_files(tmp_path):
+    """A strided sample spreads over all files (SGD files are grouped by service); max counts kept ones."""
+    ids = [d["dialogue_id"] for d in iter_sgd_dialogues(DEV, max_dialogues=30)]
+    assert [d["dialogue_id"] for d in iter_sgd_dialogues(DEV, max_dialogues=10, every=3)] == ids[::3]
+    episodes = {e["episode_id"] for e in iter_sgd_events(DEV, max_dialogues=4, every=5)}
+    assert episodes == {"sgd-" + i for i in ids[:20:5]}
+    assert main([str(DEV), str(tmp_path / "x.jsonl"), "--max-dialogues", "2", "--every", "7"]) == 0
+    lines = (tmp_path / "x.jsonl").read_text(encoding="utf-8").splitlines()
+    assert {json.loads(x)["episode_id"] for x in lines} == {"sgd-" + ids[0], "sgd-" + ids[7]}
+    with pytest.raises(ValueError, match="every"):
+        list(iter_sgd_dialogues(DEV, every=0))

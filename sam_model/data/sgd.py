@@ -163,32 +163,41 @@ def _load_file(path: Path) -> list[dict]:
     return data
 
 
-def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None) -> Iterator[tuple[Path, dict]]:
+def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None,
+                  every: int = 1) -> Iterator[tuple[Path, dict]]:
+    """Dialogues in file order; ``every`` > 1 keeps one dialogue in ``every`` (SGD files are grouped by
+    service, so a strided sample covers every service where the first N dialogues cover a few)."""
+    if every < 1:
+        raise ValueError(f"every must be >= 1, got {every}")
     split = Path(split_dir)
     if not split.is_dir():
         raise SAMFileError(f"SGD split folder not found: {split} (give e.g. ../shared/data/sgd/dev)")
     files = _dialogue_files(split)
     if not files:
         raise SAMFileError(f"no dialogues_*.json[.gz] files in {split}; is it an SGD split folder (train/dev)?")
-    count = 0
+    count = seen = 0
     for path in files:
         for dialogue in _load_file(path):
+            seen += 1
+            if (seen - 1) % every:
+                continue
             if max_dialogues is not None and count >= max_dialogues:
                 return
             count += 1
             yield path, dialogue
 
 
-def iter_sgd_dialogues(split_dir: str | os.PathLike, max_dialogues: int | None = None) -> Iterator[dict]:
+def iter_sgd_dialogues(split_dir: str | os.PathLike, max_dialogues: int | None = None,
+                       every: int = 1) -> Iterator[dict]:
     """Yield the raw dialogues of an SGD split: files sorted by name, dialogues in file order."""
-    for _, dialogue in _iter_sourced(split_dir, max_dialogues):
+    for _, dialogue in _iter_sourced(split_dir, max_dialogues, every):
         yield dialogue
 
 
 def iter_sgd_events(split_dir: str | os.PathLike, label: Label = "origin", masked: bool = True,
-                    max_dialogues: int | None = None) -> Iterator[dict]:
+                    max_dialogues: int | None = None, every: int = 1) -> Iterator[dict]:
     """Yield the agent-log event dicts of a whole SGD split, episode after episode."""
-    for path, dialogue in _iter_sourced(split_dir, max_dialogues):
+    for path, dialogue in _iter_sourced(split_dir, max_dialogues, every):
         yield from _convert_checked(path, dialogue, label, masked)
 
 
@@ -216,7 +225,12 @@ def main(argv: list[str] | None = None) -> int:
                              "and list the slots in uncertainty_flags)")
     parser.add_argument("--max-dialogues", type=int, default=None, metavar="N",
                         help="convert only the first N dialogues (default: all)")
+    parser.add_argument("--every", type=int, default=1, metavar="K",
+                        help="keep one dialogue in K, spread over all files (files are grouped by service, so "
+                             "this samples every service); --max-dialogues then counts the kept ones (default 1)")
     args = parser.parse_args(argv)
+    if args.every < 1:
+        parser.error("--every must be >= 1")
     if args.max_dialogues is not None and args.max_dialogues < 0:
         parser.error("--max-dialogues must be >= 0")
 
@@ -229,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             opener = gzip.open if str(args.out).endswith(".gz") else open
             with opener(tmp, "wt", encoding="utf-8") as out, \
                     tqdm(total=args.max_dialogues, unit=" dialogues", desc="SGD") as bar:
-                for path, dialogue in _iter_sourced(args.split_dir, args.max_dialogues):
+                for path, dialogue in _iter_sourced(args.split_dir, args.max_dialogues, args.every):
                     events = _convert_checked(path, dialogue, args.label, not args.unmasked)
                     for event in events:
                         out.write(json.dumps(event, ensure_ascii=False) + "\n")

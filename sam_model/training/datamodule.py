@@ -46,7 +46,7 @@ def default_cache_dir() -> Path:
 
 
 def materialise_log(path: str, sgd_label: str, sgd_masked: bool, max_dialogues: int | None,
-                    cache_dir: Path) -> Path:
+                    cache_dir: Path, every: int = 1) -> Path:
     """A log file for ``path``: the file itself, or an SGD split folder converted once into the cache.
 
     The cache lives outside the repository: SGD data and anything derived from it never goes into git.
@@ -62,11 +62,12 @@ def materialise_log(path: str, sgd_label: str, sgd_masked: bool, max_dialogues: 
         return p
     if not is_sgd_split_dir(p):
         raise ValueError(f"{p} is a folder without SGD dialogues_*.json[.gz] files; give an agent-log file")
-    key = json.dumps([str(p.resolve()), sgd_label, sgd_masked, max_dialogues])
+    key = json.dumps([str(p.resolve()), sgd_label, sgd_masked, max_dialogues] + ([every] if every != 1 else []))
     out = cache_dir / f"sgd-{p.name}-{hashlib.sha1(key.encode()).hexdigest()[:12]}.jsonl"
     if not out.exists():
         with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-            for ev in iter_sgd_events(p, label=sgd_label, masked=sgd_masked, max_dialogues=max_dialogues):
+            for ev in iter_sgd_events(p, label=sgd_label, masked=sgd_masked, max_dialogues=max_dialogues,
+                                      every=every):
                 fh.write(json.dumps(ev, ensure_ascii=False) + "\n")
     return out
 
@@ -82,6 +83,8 @@ class AgentLogDataModule(pl.LightningDataModule):
         sgd_label: SGD label variant when a folder is SGD: origin | latest | all.
         sgd_masked: mask needed slot values at SGD decision points (the benchmark default).
         max_dialogues: cap on SGD dialogues read from each training folder (None = all).
+        sgd_every: read one training dialogue in ``sgd_every`` (SGD files are grouped by service: a strided
+            sample sees every service, the first N dialogues only a few).
         max_val_dialogues: cap on SGD dialogues read from each validation folder.
         on_error: "raise" on a malformed log line, or "skip" it and report the count.
         num_workers: DataLoader worker processes.
@@ -91,18 +94,19 @@ class AgentLogDataModule(pl.LightningDataModule):
 
     def __init__(self, train: list[str], val: list[str] | None = None, val_fraction: float = 0.1,
                  batch_episodes: int = 32, sgd_label: str = "origin", sgd_masked: bool = True,
-                 max_dialogues: int | None = None, max_val_dialogues: int | None = None,
+                 max_dialogues: int | None = None, max_val_dialogues: int | None = None, sgd_every: int = 1,
                  on_error: str = "raise", num_workers: int = 0, seed: int = 0, cache_dir: str | None = None):
         super().__init__()
         self.save_hyperparameters()
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self._train = self._val = None
 
-    def _load(self, paths: list[str], max_dialogues: int | None):
+    def _load(self, paths: list[str], max_dialogues: int | None, every: int = 1):
         from sam_model.data.hf import episodes_to_dataset
 
         hp = self.hparams
-        files = [materialise_log(p, hp.sgd_label, hp.sgd_masked, max_dialogues, self.cache_dir) for p in paths]
+        files = [materialise_log(p, hp.sgd_label, hp.sgd_masked, max_dialogues, self.cache_dir, every)
+                 for p in paths]
         return episodes_to_dataset([str(f) for f in files], on_error=hp.on_error,
                                    cache_dir=str(self.cache_dir / "arrow"))
 
@@ -110,7 +114,7 @@ class AgentLogDataModule(pl.LightningDataModule):
         if self._train is not None:
             return
         hp = self.hparams
-        train = self._load(list(hp.train), hp.max_dialogues)
+        train = self._load(list(hp.train), hp.max_dialogues, hp.sgd_every)
         if hp.val:
             self._train, self._val = train, self._load(list(hp.val), hp.max_val_dialogues)
         else:
