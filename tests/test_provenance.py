@@ -15,7 +15,6 @@ from sam_model.io import SAMFileError
 from sam_model.models.sam import SAMConfig, SAMNet
 from sam_model.rerank import rerank, slot_bonus
 from sam_model.retriever import SAMRetriever
-from tests.test_model import make_net
 
 
 def ev(step: int, kind: str, text: str, constraints: dict | None = None, ep: str = "e1", **state) -> Event:
@@ -106,8 +105,9 @@ def test_retriever_follows_links_and_keeps_them_when_saved(tmp_path, tiny_bert_d
         SAMRetriever.load(saved)
 
 
-def test_content_only_retriever_never_reranks_by_state():
-    r = SAMRetriever(make_net(query_input="observation", source_kinds=["user", "system"], slot_match=0.5))
+def test_content_only_retriever_never_reranks_by_state(tiny_bert_dir):
+    r = SAMRetriever(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32,
+                                      query_input="observation", source_kinds=["user", "system"], slot_match=0.5)))
     assert not r.provenance and r.slot_match == 0.0
 
 
