@@ -140,3 +140,22 @@ def test_configs_saved_before_provenance_load_without_it():
                                                                                             "provenance")}
     assert SAMConfig.from_saved(old).provenance is False
     assert SAMConfig.from_saved(SAMConfig(source_kinds=["user"]).to_dict()).provenance is True
+
+
+def test_source_kinds_are_the_kinds_training_labels_call_useful(write_log, tmp_path):
+    from sam_model.training.datamodule import AgentLogDataModule
+
+    lines = []
+    for e in range(4):
+        ep = f"ep{e}"
+        lines += [{"episode_id": ep, "step": 0, "kind": "user", "text": "Napa please", "state": {"phase": "a"}},
+                  {"episode_id": ep, "step": 1, "kind": "result", "text": "3 results", "state": {"phase": "a"}},
+                  {"episode_id": ep, "step": 2, "kind": "system", "text": "How about Linn?", "state": {"phase": "a"}},
+                  {"episode_id": ep, "step": 3, "kind": "user", "text": "ok", "state": {"phase": "b"},
+                   "useful_memory_steps": [0, 2] if e % 2 else [0]}]
+    dm = AgentLogDataModule(train=[str(write_log(lines))], val_fraction=0.25, cache_dir=str(tmp_path / "cache"))
+    vocab = dm.vocab
+    assert vocab["kinds"] == ["result", "system", "user"]
+    # labels seen in the training split only: user always, system in the odd episodes that remain there
+    assert set(vocab["source_kinds"]) <= {"system", "user"} and "user" in vocab["source_kinds"]
+    assert "result" not in vocab["source_kinds"]
