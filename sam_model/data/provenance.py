@@ -22,11 +22,7 @@ from numbers import Integral
 from typing import Any
 
 from sam_model.data.schema import State
-
-
-def norm(text: Any) -> str:
-    """Lower case, whitespace runs collapsed: how values are matched against texts."""
-    return re.sub(r"\s+", " ", str(text).lower()).strip()
+from sam_model.data.text import norm
 
 
 def mentions(text_norm: str, value_norm: str) -> bool:
@@ -39,7 +35,8 @@ def _flat(value: Any) -> list[str]:
         return [x for v in value for x in _flat(v)]
     if isinstance(value, Mapping):
         return [x for v in value.values() for x in _flat(v)]
-    return [norm(value)] if value is not None and norm(value) else []
+    text = norm(value) if value is not None else ""
+    return [text] if text else []
 
 
 def adopted_values(previous: State | None, state: State, text: str) -> tuple[str, ...]:

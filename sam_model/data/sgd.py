@@ -25,15 +25,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from sam_model.data.text import norm
 from sam_model.io import SAMFileError, atomic_path
 
 Label = Literal["origin", "latest", "all"]
 LABELS: tuple[str, ...] = ("origin", "latest", "all")
-
-
-def norm(value: Any) -> str:
-    """Lower-case, collapse whitespace runs, strip: how mentions are matched to call values."""
-    return " ".join(str(value).lower().split())
 
 
 def _values(turn: dict) -> set[str]:

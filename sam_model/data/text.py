@@ -17,6 +17,12 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def norm(value: Any) -> str:
+    """Lower-case, collapse whitespace runs, strip: how values are matched against texts (SGD mention
+    sets, provenance links)."""
+    return " ".join(str(value).lower().split())
+
+
 def state_to_text(state: State) -> str:
     """The state as one line: phase, sub-goals (top last), constraints, open needs, last result.
 

@@ -2,7 +2,7 @@
 
 Every method turns a query (state + observation) into a ranking of its candidate memories.
 - ``sam`` and ``--compare`` retrievers: exported SAM retrievers (inner product of their vectors, then
-  then the retriever's query-time re-rank, sam_model.rerank; ``sam-index-only`` shows the search alone);
+  the retriever's query-time re-rank, sam_model.rerank; ``sam-index-only`` shows the search alone);
 - ``recency``: newest first, what a plain sliding window gives;
 - ``bm25`` / ``bm25-state``: lexical search (bm25s) with the observation / the state as text;
 - ``dense`` / ``dense-state``: untrained MiniLM sentence vectors of the observation / the state as
