@@ -54,7 +54,7 @@ class MemoryConfig:
     # tiers (working_size 0 = one flat exact store)
     working_size: int = 0
     ivf_nlist: int | None = None  # IVF lists of the long-term tier (None: ~4*sqrt(n), trained at ~24k units)
-    ivf_nprobe: int = 4
+    ivf_nprobe: int = 32  # lists probed per query; the index benchmark keeps recall@10 ~0.95 at 1M with 32
     # retrieval expansion along edges
     expand: bool = True
     edge_weights: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_EDGE_WEIGHTS))

@@ -23,7 +23,7 @@ WORKING, LONGTERM = "working", "longterm"
 class Tiers:
     """One or two MemoryIndex tiers behind a single add/remove/search."""
 
-    def __init__(self, dim: int, working_size: int = 0, nlist: int | None = None, nprobe: int = 4):
+    def __init__(self, dim: int, working_size: int = 0, nlist: int | None = None, nprobe: int = 32):
         self.dim, self.working_size = dim, working_size
         self.working = MemoryIndex(dim, "flat", device="cpu")
         self.longterm = (MemoryIndex(dim, "ivf", nlist=nlist, nprobe=nprobe, device="cpu")
