@@ -14,6 +14,7 @@ same negatives a single process would see on the whole batch.
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 import torch.distributed as dist
@@ -35,7 +36,11 @@ def gather_across_devices(t: torch.Tensor) -> torch.Tensor:
     dist.all_gather(sizes, n)
     max_n = int(max(s.item() for s in sizes))
     pad = torch.zeros((max_n - t.shape[0], *t.shape[1:]), dtype=t.dtype, device=t.device)
-    parts = all_gather(torch.cat([t, pad]))
+    with warnings.catch_warnings():
+        # Deprecated in favour of _functional_collectives.all_gather_tensor_autograd, whose backward is a
+        # reduce-scatter (not offered by gloo, so not by CPU DDP); sentence-transformers uses this one too.
+        warnings.simplefilter("ignore", FutureWarning)
+        parts = all_gather(torch.cat([t, pad]))
     return torch.cat([p[: int(s.item())] for p, s in zip(parts, sizes)])
 
 
