@@ -17,17 +17,18 @@ import numpy as np
 
 from sam_model.data.schema import Event, State
 from sam_model.data.text import constraints_delta, content_text, memory_to_text
+from sam_model.data.text import norm as norm_text
 
-_SPACE = re.compile(r"\s+")
 # slot=value, the value running to a separator, a sentence end or the next slot=
 _KV = re.compile(r"([A-Za-z_]\w*)\s*=\s*(.+?)(?=\s*(?:[,;|()\[\]]|\.(?:\s|$)|$|\s[A-Za-z_]\w*\s*=))")
 
 
 def norm(value: Any) -> str:
-    """A value as compared for linking: lower case, spaces collapsed (lists joined by '/')."""
+    """A value as compared for linking: the data layer's ``norm``, with lists joined by '/' (a unit's
+    fact keeps one value per slot)."""
     if isinstance(value, (list, tuple)):
         return "/".join(norm(v) for v in value)
-    return _SPACE.sub(" ", str(value)).strip().lower()
+    return norm_text(value)
 
 
 def key_values(text: str) -> dict[str, str]:
