@@ -125,6 +125,22 @@ def full_run(demo_log, tiny_bert_dir, tmp_path_factory):
     return report, out, tb
 
 
+def test_per_query_file_agrees_with_the_report(full_run):
+    report, out, _ = full_run
+    lines = [json.loads(x) for x in (out / "per_query.jsonl").read_text().splitlines()]
+    assert len(lines) == report["n_queries"]
+    for name, values in report["methods"].items():
+        rr = [line["methods"][name]["rr"] for line in lines]
+        assert abs(sum(rr) / len(rr) - values["mrr"]) < 1e-3, name
+        r5 = [line["methods"][name]["recall@5"] for line in lines]
+        assert abs(sum(r5) / len(r5) - values["recall@5"]) < 1e-3, name
+    for line in lines:
+        for m in line["methods"].values():
+            assert 1 <= len(m["top"]) <= 5
+            # a reciprocal rank of 1 means the first listed memory is one of the relevant ones
+            assert (m["rr"] == 1.0) == (m["top"][0] in line["relevant"])
+
+
 def test_every_method_and_schema_key_present_and_in_range(full_run):
     report, out, _ = full_run
     on_disk = json.loads((out / "report.json").read_text())

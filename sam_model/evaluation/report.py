@@ -102,6 +102,26 @@ def write_reports(report: dict, out_dir: Path) -> tuple[Path, Path]:
     return js, md
 
 
+PER_QUERY_TOP = 5
+
+
+def per_query_lines(data, rankings: dict, per_query: dict[str, dict], top: int = PER_QUERY_TOP) -> str:
+    """``per_query.jsonl``: one decision point per line with every method's reciprocal rank, recall@5
+    and top memory ids, for reading failures ("which decisions did SAM miss that the ablation found?")
+    rather than only their mean."""
+    lines = []
+    for i, ex in enumerate(data.examples):
+        methods = {}
+        for name, ranks in rankings.items():
+            methods[name] = {"rr": round(float(per_query[name]["mrr"][i]), 4),
+                             "recall@5": round(float(per_query[name]["recall@5"][i]), 4),
+                             "top": [data.memories[int(j)].id for j in ranks[i][:top]]}
+        lines.append(json.dumps({"episode_id": ex.episode_id, "step": ex.step, "phase": ex.state.phase,
+                                 "observation": ex.observation, "relevant": sorted(ex.relevant_ids),
+                                 "methods": methods}, ensure_ascii=False))
+    return "\n".join(lines) + "\n"
+
+
 CONSOLE_COLUMNS = {"mrr": "MRR", "recall@1": "R@1", "recall@5": "R@5", "recall@10": "R@10",
                    "precision@5": "P@5", "ndcg@10": "nDCG@10", "coverage@5": "Cov@5",
                    "latency_ms_p50": "p50 ms", "latency_ms_p99": "p99 ms"}

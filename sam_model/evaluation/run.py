@@ -2,7 +2,7 @@
 
 The steps: read the log into memories and decision points; rank every query's candidates
 with each method; score rankings with torchmetrics; time queries one at a time; run the
-diagnostics on the retriever; write report.json, report.md and the figures.
+diagnostics on the retriever; write report.json, report.md, per_query.jsonl and the figures.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from sam_model.evaluation.metrics import (
     summarise,
 )
 from sam_model.evaluation.ranking import tie_jitter
-from sam_model.evaluation.report import print_table, to_markdown, write_reports
-from sam_model.io import SAMFileError
+from sam_model.evaluation.report import per_query_lines, print_table, to_markdown, write_reports
+from sam_model.io import SAMFileError, atomic_write_text
 
 UTILISATION_K = 10  # memory utilisation looks at the top 10, the largest k every report has
 RETRIEVER_HINT = "give a folder written by the export step, or a Lightning .ckpt from training"
@@ -129,13 +129,14 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         "k": list(ks), "depth": depth, "latency_queries": int(len(timed)), "seed": seed,
     }
     write_reports(report, out)
+    atomic_write_text(out / "per_query.jsonl", per_query_lines(data, rankings, per_query))
     if writer is not None:
         _log_scalars(writer, report)
         writer.add_text("report", to_markdown(report))
         writer.close()
     if not quiet:
         print_table(report)
-        print(f"wrote {out / 'report.json'} and {out / 'report.md'}")
+        print(f"wrote {out / 'report.json'}, {out / 'report.md'} and {out / 'per_query.jsonl'}")
     return report
 
 
@@ -228,12 +229,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmark a trained SAM retriever against recency, BM25 and untrained MiniLM baselines on "
                     "the decision points of an agent log, and run the tuning diagnostics (t-SNE of state "
                     "embeddings, state distinctiveness, projection heatmap, memory utilisation, per-phase "
-                    "metrics). Writes OUT_DIR/report.json, OUT_DIR/report.md and PNG figures.")
+                    "metrics). Writes OUT_DIR/report.json, OUT_DIR/report.md, OUT_DIR/per_query.jsonl "
+                    "(every decision point: each method's reciprocal rank, recall@5 and top ids) and PNG figures.")
     p.add_argument("--retriever", required=True, metavar="DIR|CKPT",
                    help="the retriever under test (reported as 'sam'): an exported folder or a Lightning .ckpt")
     p.add_argument("--data", required=True, metavar="LOG",
                    help="agent log (.jsonl or .jsonl.gz) with labelled decision points, or an SGD split folder")
-    p.add_argument("--out", required=True, metavar="OUT_DIR", help="folder for report.json, report.md and PNGs")
+    p.add_argument("--out", required=True, metavar="OUT_DIR",
+                   help="folder for report.json, report.md, per_query.jsonl and PNGs")
     p.add_argument("--scope", choices=("episode", "global"), default="episode",
                    help="candidates: earlier events of the same episode (default) or every earlier event of the "
                         "log (global, the lifelong-agent setting)")
