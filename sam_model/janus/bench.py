@@ -66,6 +66,10 @@ class DataCfg:
     label: str = "origin"
     masked: bool = True
     seed: int = 0
+    # noisy-feedback regime: this fraction of the stream's batches (a seeded draw per run seed) carry corrupted
+    # feedback — the useful memories the agent reports are wrong candidates of the same episode — and the
+    # updater trains on what was reported; the evaluator and E_t keep the true labels. 0 = clean stream
+    feedback_noise: float = 0.0
 
 
 @dataclass
@@ -249,6 +253,47 @@ def stream_texts(s: Stream) -> list[str]:
     return list(texts)
 
 
+# -- reported feedback: clean, or corrupted on a seeded fraction of the batches -----------------------------
+
+
+def feedback_schedule(n_batches: int, noise: float, seed: int) -> list[bool]:
+    """Which stream batches carry corrupted feedback: round(noise · n_batches) of them, drawn by the run seed."""
+    if not 0.0 <= noise <= 1.0:
+        raise SAMFileError(f"data.feedback_noise is a fraction of batches in [0, 1], got {noise}")
+    k = round(noise * n_batches)
+    bad = set(np.random.default_rng([seed, 0xFEED]).choice(n_batches, k, replace=False).tolist()) if k else set()
+    return [i in bad for i in range(n_batches)]
+
+
+def reported_labels(ctx: HeadContext, tasks: list[int], corrupted: bool, seed: int) -> dict[int, list[int]]:
+    """The useful memories the agent reports for each task (positions in ``ctx.memories``).
+
+    Clean: the true ones. Corrupted (a faulty success signal: a broken tool or judge): as many other
+    candidates of the task's episode, none of them useful, drawn by (seed, task); a task whose every
+    candidate is useful is reported with none (the updater then leaves it out).
+    """
+    out: dict[int, list[int]] = {}
+    for t in tasks:
+        true = ctx.relevant_pos[t]
+        if not corrupted:
+            out[t] = list(true)
+            continue
+        wrong = [p for p in ctx.examples[t].candidate_range("episode") if p not in set(true)]
+        k = min(max(len(true), 1), len(wrong))
+        rng = np.random.default_rng([seed, t, 0xBAD])
+        out[t] = sorted(int(p) for p in rng.choice(wrong, k, replace=False)) if k else []
+    return out
+
+
+def auc(scores: list[float], labels: list[bool]) -> float | None:
+    """P(score of a positive > score of a negative), ties counting half; None without both classes."""
+    pos = [x for x, y in zip(scores, labels) if y]
+    neg = [x for x, y in zip(scores, labels) if not y]
+    if not pos or not neg:
+        return None
+    return float(np.mean([(p > n) + 0.5 * (p == n) for p in pos for n in neg]))
+
+
 # -- pooled BERT vectors, cached on disk --------------------------------------------------------------------
 
 
@@ -343,6 +388,8 @@ def run_policy(name: str, gate_spec: str, ablate: str | None, ctx: HeadContext, 
                            workdir, holdout_latest=j.holdout_latest)
     batches = [s.train_tasks[i : i + u.batch] for i in range(0, len(s.train_tasks), u.batch)]
     domains = [s.train_domains[i] for i in range(0, len(s.train_tasks), u.batch)]
+    corrupted = feedback_schedule(len(batches), cfg.data.feedback_noise, seed)
+    feedback = [reported_labels(ctx, b, c, seed) for b, c in zip(batches, corrupted)]
     dev_eval = HeadEvaluator(ctx)
     curve = [(0, float(dev_eval.correct(m0, s.dev_tasks).mean()), 0)]
 
@@ -351,10 +398,20 @@ def run_policy(name: str, gate_spec: str, ablate: str | None, ctx: HeadContext, 
             curve.append((d.t, float(dev_eval.correct(c.memory, s.dev_tasks).mean()), c.comparisons))
 
     t0 = time.perf_counter()
-    final = ctrl.run(((b, None) for b in batches), m0, on_step=on_step, history=s.history_tasks)
+    final = ctrl.run(zip(batches, feedback), m0, on_step=on_step, history=s.history_tasks)
     seconds = time.perf_counter() - t0
     per_domain = _per_domain(dev_eval.correct(final, s.dev_tasks), s.dev_domains)
     decisions = ctrl.read_manifest()
+    bad = [d for d in decisions if corrupted[d.t - 1]]
+    good = [d for d in decisions if not corrupted[d.t - 1]]
+    cos = [(d.cos, corrupted[d.t - 1]) for d in decisions if d.cos is not None]
+    feedback_stats = {  # what the gate did with the corrupted candidates (and, for contrast, the clean ones)
+        "corrupted_deployed": sum(d.accepted for d in bad), "corrupted_compared": sum(d.triggered for d in bad),
+        "corrupted_rejected": sum(d.triggered and not d.accepted for d in bad),
+        "clean_compared": sum(d.triggered for d in good),
+        "clean_rejected": sum(d.triggered and not d.accepted for d in good),
+        # how well −cos(z_t, m_{t−1}) singles out the corrupted batches (steps where cos is defined)
+        "corrupted_auc_neg_cos": auc([-c for c, _ in cos], [b for _, b in cos])}
     return {"policy": name, "gate": gate_spec, "ablation": ablate, "final_accuracy": curve[-1][1],
             "mean_accuracy": float(np.mean([a for _, a, _ in curve[1:]])),  # over the stream's checkpoints
             "comparisons": ctrl.comparisons, "steps": len(batches),
@@ -363,7 +420,7 @@ def run_policy(name: str, gate_spec: str, ablate: str | None, ctx: HeadContext, 
             "triggered_at": [d.t for d in decisions if d.triggered],
             "domain_at": domains, "dev_accuracy_per_domain": per_domain,
             "eval_tasks": evaluator.tasks, "evaluator_seconds": round(evaluator.seconds, 3),
-            "seconds": round(seconds, 2)}
+            "seconds": round(seconds, 2), **feedback_stats}
 
 
 def _per_domain(correct: np.ndarray, domains: list[str]) -> dict[str, float]:
@@ -435,8 +492,9 @@ def run_seed(cfg: BenchCfg, s: Stream, vectors: dict[str, np.ndarray], seed: int
             for sub in ("memories", "tasks"):
                 shutil.rmtree(workdir / sub, ignore_errors=True)
         results[name] = r
+        noisy = f" corrupted deployed={r['corrupted_deployed']}" if cfg.data.feedback_noise else ""
         console.print(f"seed {seed} {name:18s} gate={gate:24s} acc={100 * r['final_accuracy']:5.1f} "
-                      f"comparisons={r['comparisons']:3d}/{r['steps']} ({r['seconds']:.0f}s)")
+                      f"comparisons={r['comparisons']:3d}/{r['steps']}{noisy} ({r['seconds']:.0f}s)")
     return results
 
 
@@ -450,6 +508,13 @@ def summarise(per_seed: dict[int, dict[str, dict]]) -> dict[str, dict]:
                   "mean_accuracy": float(np.mean([r["mean_accuracy"] for r in rs])),
                   "comparisons": float(np.mean([r["comparisons"] for r in rs])), "steps": rs[0]["steps"],
                   "gate": rs[0]["gate"], "ablation": rs[0]["ablation"]}
+        for k in ("corrupted_deployed", "corrupted_compared", "corrupted_rejected", "clean_compared",
+                  "clean_rejected"):
+            if all(k in r for r in rs):
+                out[n][k] = float(np.mean([r[k] for r in rs]))
+        aucs = [r["corrupted_auc_neg_cos"] for r in rs if r.get("corrupted_auc_neg_cos") is not None]
+        if aucs:
+            out[n]["corrupted_auc_neg_cos"] = float(np.mean(aucs))
     return out
 
 
@@ -529,6 +594,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.dev_per_domain:
             cfg.data.dev_per_domain = args.dev_per_domain
         plan(cfg)
+        feedback_schedule(1, cfg.data.feedback_noise, 0)  # validate before any work
         out = Path(args.out)
         if (out / "runs").exists() and any((out / "runs").iterdir()):
             raise SAMFileError(f"{out}/runs already holds Janus runs; choose another --out or remove it")
@@ -556,6 +622,10 @@ def main(argv: list[str] | None = None) -> int:
                              "dev_tasks": len(s.dev_tasks),
                              "domains": list(dict.fromkeys(s.train_domains)), "memories": len(s.memories),
                              "texts": len(texts)},
+                  "feedback": {"noise": cfg.data.feedback_noise, "corrupted_batches": {  # steps t (1-based)
+                      str(seed): [t for t, c in enumerate(feedback_schedule(
+                          -(-len(s.train_tasks) // cfg.updater.batch), cfg.data.feedback_noise, seed), 1) if c]
+                      for seed in cfg.seeds}},
                   "summary": summary, "targets": targets(summary),
                   "seconds": {"bert": round(t_bert, 1), "total": round(time.perf_counter() - t0, 1)},
                   "per_seed": {str(k): v for k, v in per_seed.items()}}
@@ -565,22 +635,28 @@ def main(argv: list[str] | None = None) -> int:
     except SAMFileError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
-    _print_table(console, summary, report["targets"])
+    _print_table(console, summary, report["targets"], noisy=bool(cfg.data.feedback_noise))
     console.print(f"wrote {out / 'janus.json'} and {out / 'janus_accuracy.png'} "
                   f"({report['seconds']['total']:.0f}s, BERT {report['seconds']['bert']:.0f}s)")
     return 0
 
 
-def _print_table(console, summary: dict[str, dict], tg: dict) -> None:
+def _print_table(console, summary: dict[str, dict], tg: dict, noisy: bool = False) -> None:
     from rich.table import Table
 
-    table = Table(title="Janus on the SGD domain stream (dev top-1 accuracy, all domains)")
-    for col in ("policy", "gate", "final accuracy %", "mean over stream %", "comparisons"):
+    title = "Janus on the SGD domain stream" + (" with noisy feedback" if noisy else "")
+    table = Table(title=f"{title} (dev top-1 accuracy, all domains)")
+    for col in ("policy", "gate", "final accuracy %", "mean over stream %", "comparisons") + \
+            (("corrupted deployed", "AUC −cos") if noisy else ()):
         table.add_column(col)
     for name, r in summary.items():
         acc = f"{100 * r['final_accuracy']:.1f}" + (f" ± {100 * r['final_accuracy_std']:.1f}"
                                                      if r["final_accuracy_std"] else "")
-        table.add_row(name, r["gate"], acc, f"{100 * r['mean_accuracy']:.1f}", f"{r['comparisons']:.1f}/{r['steps']}")
+        row = [name, r["gate"], acc, f"{100 * r['mean_accuracy']:.1f}", f"{r['comparisons']:.1f}/{r['steps']}"]
+        if noisy:
+            a = r.get("corrupted_auc_neg_cos")
+            row += [f"{r.get('corrupted_deployed', 0):.1f}", "" if a is None else f"{a:.2f}"]
+        table.add_row(*row)
     console.print(table)
     if tg:
         console.print(f"MMT − base {tg['mmt_minus_base_points']:+.1f} pts, MMT − always "

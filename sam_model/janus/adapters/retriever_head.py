@@ -5,7 +5,8 @@ head of :class:`~sam_model.models.sam.SAMNet` (state/memory fusion MLPs, phase a
 embeddings, the W_s network, α): about a megabyte, cheap to checkpoint at every comparison.
 
 - **tasks** are indices into ``HeadContext.examples`` (decision points with their candidates);
-- the **updater** fine-tunes the head for a few steps on the latest tasks (multi-positive InfoNCE);
+- the **updater** fine-tunes the head for a few steps on the latest tasks (multi-positive InfoNCE), on the
+  true useful memories or on the ones the agent reported (``feedback``; the benchmark's noisy regime);
 - **correct** = the top-1 candidate of the task's episode is a useful memory;
 - **φ**: ``ProbeEncoder`` (what the benchmark uses) embeds a head by its behaviour, the log-likelihoods
   of the useful memories on fixed probe tasks; the count sketch of the head's parameters (a fixed random
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,8 +122,13 @@ class HeadContext:
         return pos, self.net.encode_memories([m.text for m in mems], [m.kind for m in mems],
                                              [m.phase for m in mems])
 
-    def masks(self, idx: Sequence[int], pos: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(candidate, positive, same_episode), bool (n_tasks, n_positions)."""
+    def masks(self, idx: Sequence[int], pos: list[int], labels: Mapping[int, Sequence[int]] | None = None
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(candidate, positive, same_episode), bool (n_tasks, n_positions).
+
+        ``labels``: task → memory positions to treat as useful instead of the true ones (reported
+        feedback, see ``HeadFineTuner.propose``); tasks it omits keep their true labels.
+        """
         dev = self.device
         p = torch.as_tensor(pos, device=dev)
         ex = [self.examples[i] for i in idx]
@@ -131,17 +137,28 @@ class HeadContext:
         same = ep_q[:, None] == ep_m[None, :]
         cand = same & (p[None, :] < torch.as_tensor([e.cutoff for e in ex], device=dev)[:, None])
         col = {q: j for j, q in enumerate(pos)}
-        rows = [r for r, i in enumerate(idx) for _ in self.relevant_pos[i]]
-        cols = [col[q] for i in idx for q in self.relevant_pos[i]]
+        rel = [self.relevant_pos[i] for i in idx] if labels is None else \
+            [self._labels(i, labels.get(i, self.relevant_pos[i])) for i in idx]
+        rows = [r for r, ps in enumerate(rel) for _ in ps]
+        cols = [col[q] for ps in rel for q in ps]
         positive = torch.zeros_like(cand)
         positive[torch.as_tensor(rows, dtype=torch.long, device=dev),
                  torch.as_tensor(cols, dtype=torch.long, device=dev)] = True
         return cand, positive, same
 
-    def scores(self, idx: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _labels(self, task: int, positions: Sequence[int]) -> list[int]:
+        e = self.examples[task]
+        bad = [int(p) for p in positions if not e.episode_start <= int(p) < e.cutoff]
+        if bad:
+            raise ValueError(f"feedback for task {task} names memory positions {bad[:3]} that are not among its "
+                             f"candidates [{e.episode_start}, {e.cutoff})")
+        return [int(p) for p in positions]
+
+    def scores(self, idx: Sequence[int], labels: Mapping[int, Sequence[int]] | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Scores of the tasks against every candidate position of the batch, and the three masks."""
         pos, m = self._candidates(idx)
-        cand, positive, same = self.masks(idx, pos)
+        cand, positive, same = self.masks(idx, pos, labels)
         return self._queries(idx) @ m.T, cand, positive, same
 
     @torch.no_grad()
@@ -193,8 +210,16 @@ class HeadFineTuner:
         h = hashlib.blake2b(np.asarray(tasks, dtype=np.int64).tobytes(), digest_size=8).digest()
         return (int.from_bytes(h, "little") + self.seed) % 2**63
 
-    def propose(self, memory: HeadMemory, tasks: Sequence[int], feedback: object = None) -> HeadMemory:
+    def propose(self, memory: HeadMemory, tasks: Sequence[int],
+                feedback: Mapping[int, Sequence[int]] | None = None) -> HeadMemory:
+        """Fine-tune on ``tasks``. ``feedback``: what the agent reported, task → positions (in the context's
+        memory order) of the memories that were useful; None = the context's true labels. Tasks the
+        feedback omits keep their true labels; a task reported with no useful memory carries no signal
+        and is left out."""
         tasks = [int(t) for t in tasks]
+        labels = None if feedback is None else {int(k): [int(p) for p in v] for k, v in feedback.items()}
+        if labels is not None:
+            tasks = [t for t in tasks if labels.get(t, self.ctx.relevant_pos[t])]
         if not tasks:
             return memory
         ctx = self.ctx
@@ -210,7 +235,7 @@ class HeadFineTuner:
             for _ in range(self.steps):
                 idx = tasks if len(tasks) <= self.batch_size else \
                     rng.choice(tasks, self.batch_size, replace=False).tolist()
-                s, cand, positive, same = ctx.scores(idx)
+                s, cand, positive, same = ctx.scores(idx, labels)
                 allowed = cand | ~same if self.in_batch_negatives else cand  # other episodes' memories
                 loss = self.loss_fn(s, allowed, positive).mean()
                 opt.zero_grad(set_to_none=True)
