@@ -176,3 +176,28 @@ def test_infonce_positive_modes_match_hand_computation():
     assert each_loss.item() > any_loss.item()  # "each" also charges the weaker positive
     with pytest.raises(ValueError, match="positives"):
         MultiPositiveInfoNCE(positives="some")
+
+
+def test_text_cache_saves_loads_and_primes(tmp_path):
+    """A frozen encoder's cached vectors survive save/load only for the same BERT, and prime() fills the
+    cache so that BERT never runs on those texts."""
+    net = make_net()  # trainable_layers=0 by default: frozen, caching
+    enc = net.memory_encoder.text_encoder
+    texts = ["my city is 12", "ok go ahead"]
+    first = enc(texts)
+    enc.save_cache(tmp_path / "cache.pt")
+    fresh = make_net().memory_encoder.text_encoder
+    assert fresh.load_cache(tmp_path / "cache.pt") == 2
+    assert torch.allclose(fresh(texts), first, atol=1e-2)  # stored as float16
+    other = make_net(seed=1).memory_encoder.text_encoder  # another BERT: the fingerprint refuses the file
+    assert other.load_cache(tmp_path / "cache.pt") == 0
+
+    primed = make_net().memory_encoder.text_encoder
+    marker = torch.full((2, first.shape[1]), 7.0)
+    primed.prime(texts, marker)
+    assert torch.equal(primed(texts), marker)  # served from the cache: BERT did not run
+    with pytest.raises(ValueError, match="one vector per text"):
+        primed.prime(texts, marker[:1])
+    trainable = make_net(trainable_layers=-1, cache_text=False).memory_encoder.text_encoder
+    with pytest.raises(ValueError, match="does not cache"):
+        trainable.prime(texts, marker)

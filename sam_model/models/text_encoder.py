@@ -78,6 +78,17 @@ class TextEncoder(nn.Module):
     def clear_cache(self) -> None:
         self._cache.clear()
 
+    def prime(self, texts: list[str], vectors: torch.Tensor) -> None:
+        """Put pooled vectors computed elsewhere (a shared cache, another process) in the cache, so that
+        BERT never runs on these texts; only for a frozen, caching encoder, whose vectors never change."""
+        if not self.use_cache:
+            raise ValueError("this text encoder does not cache (it is trainable, or SAMConfig.cache_text is "
+                             "false): priming it would be ignored")
+        if vectors.ndim != 2 or len(texts) != vectors.shape[0]:
+            raise ValueError(f"prime needs one vector per text: {len(texts)} texts, vectors of shape "
+                             f"{tuple(vectors.shape)}")
+        self._cache.update(zip(texts, vectors))
+
     def fingerprint(self) -> str:
         """Identifies the frozen BERT (config, max length, a weight checksum) for an on-disk cache."""
         import hashlib

@@ -93,9 +93,7 @@ class HeadContext:
         texts = list(vectors)
         block = torch.as_tensor(np.stack([vectors[t] for t in texts]), dtype=torch.float32, device=self.device)
         for enc in encoders.values():
-            if not enc.use_cache:
-                raise ValueError("the SAMNet text encoder does not cache (SAMConfig.cache_text must be true)")
-            enc._cache.update(zip(texts, block))
+            enc.prime(texts, block)
 
     def load(self, memory: HeadMemory) -> None:
         """Make ``memory`` the net's head (BERT untouched)."""
