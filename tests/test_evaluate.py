@@ -141,6 +141,30 @@ def test_per_query_file_agrees_with_the_report(full_run):
             assert (m["rr"] == 1.0) == (m["top"][0] in line["relevant"])
 
 
+def test_subset_table_partitions_the_decisions(full_run, demo_log):
+    from sam_model.bench.subsets import head_to_head, subset_table
+
+    report, out, _ = full_run
+    names, table, rows = subset_table(out, demo_log)
+    better, worse, same = head_to_head(rows, "sam", "content-only")
+    assert better + worse + same == report["n_queries"] and head_to_head(rows, "sam", "sam") == (0, 0, len(rows))
+    assert names == list(report["methods"])
+    n_all, mrr_all = table["all"]
+    assert n_all == report["n_queries"]
+    for name in names:
+        assert abs(mrr_all[name] - report["methods"][name]["mrr"]) < 1e-3
+    pairs = [("observation shares a word with a relevant memory", "observation shares no word with any relevant memory"),
+             ("needs several memories", "needs one memory"),
+             ("3+ earlier memories set slots", "0-2 earlier memories set slots")]
+    for a, b in pairs:  # each pair splits all decisions, and their weighted means give back the total
+        na, ma = table.get(a, [0, {}])
+        nb, mb = table.get(b, [0, {}])
+        assert na + nb == n_all
+        for name in names:
+            total = na * ma.get(name, 0.0) + nb * mb.get(name, 0.0)
+            assert abs(total / n_all - mrr_all[name]) < 1e-9
+
+
 def test_every_method_and_schema_key_present_and_in_range(full_run):
     report, out, _ = full_run
     on_disk = json.loads((out / "report.json").read_text())
