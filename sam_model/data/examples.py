@@ -74,6 +74,22 @@ def episode_memories(episode: Episode) -> list[MemoryRecord]:
     return out
 
 
+def episode_row(episode: Episode) -> dict[str, list]:
+    """An episode as the parallel lists training batches are made of (``training.batching``): what each
+    event's memory and state encoders read, and its labels ([] off decision points)."""
+    ev = episode.events
+    return {
+        "episode_id": episode.episode_id,
+        "steps": [e.step for e in ev],
+        "kinds": [e.kind for e in ev],
+        "texts": [e.text for e in ev],
+        "phases": [e.state.phase for e in ev],
+        "memory_texts": [m.text for m in episode_memories(episode)],
+        "state_texts": [state_to_text(e.state) for e in ev],
+        "labels": [list(e.useful_memory_steps or ()) for e in ev],
+    }
+
+
 def memory_record(event: Event, previous_state: State | None) -> MemoryRecord:
     sets = constraints_delta(previous_state, event.state)
     return MemoryRecord(

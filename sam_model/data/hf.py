@@ -20,10 +20,9 @@ from typing import Any
 
 import datasets
 
-from sam_model.data.examples import episode_memories, iter_examples
+from sam_model.data.examples import episode_row, iter_examples
 from sam_model.data.reader import OnError, ReadReport, iter_episodes
 from sam_model.data.schema import LogFormatError, State
-from sam_model.data.text import state_to_text
 
 log = logging.getLogger(__name__)
 
@@ -67,18 +66,7 @@ def state_json(state: State) -> str:
 def _episode_rows(paths: tuple[str, ...], on_error: OnError) -> Iterator[dict[str, Any]]:
     report = ReadReport()
     for ep in iter_episodes(paths, on_error, report):
-        ev = ep.events
-        yield {
-            "episode_id": ep.episode_id,
-            "steps": [e.step for e in ev],
-            "kinds": [e.kind for e in ev],
-            "texts": [e.text for e in ev],
-            "phases": [e.state.phase for e in ev],
-            "memory_texts": [m.text for m in episode_memories(ep)],
-            "state_texts": [state_to_text(e.state) for e in ev],
-            "state_json": [state_json(e.state) for e in ev],
-            "labels": [list(e.useful_memory_steps or ()) for e in ev],
-        }
+        yield {**episode_row(ep), "state_json": [state_json(e.state) for e in ep.events]}
     _warn_skipped(report)
 
 

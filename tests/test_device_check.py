@@ -1,0 +1,33 @@
+"""The device check script (sam_model.bench.device) on the CPU: every part runs and reports sane figures;
+on a machine without CUDA the GPU rows are absent or say why."""
+
+import json
+
+import torch
+
+from sam_model.bench import device
+
+
+def test_quick_run_reports_every_part(tmp_path, tiny_bert_dir):
+    report = device.main(["--out", str(tmp_path), "--quick", "--bert", str(tiny_bert_dir)])
+    assert json.loads((tmp_path / "device.json").read_text()) == json.loads(json.dumps(report))
+    train = [r for r in report["train"] if "skipped" not in r]
+    assert {r["device"] for r in train} >= {"cpu"}
+    for r in train:
+        assert r["s_per_step"] > 0 and r["decisions_per_batch"] > 0 and r["final_loss"] == r["final_loss"]
+    index = [r for r in report["index"] if "skipped" not in r]
+    flat = next(r for r in index if r["kind"] == "flat" and r["device"] == "cpu")
+    ivf = next(r for r in index if r["kind"] == "ivf" and r["device"] == "cpu")
+    assert flat["recall@10_vs_flat"] == 1.0 and 0.5 < ivf["recall@10_vs_flat"] <= 1.0
+    janus = [r for r in report["janus"] if "skipped" not in r]
+    assert janus and all(r["ms_per_1000_tasks"] > 0 for r in janus)
+    if not torch.cuda.is_available():
+        assert all(r["device"] == "cpu" for r in train + janus)
+
+
+def test_hash_tokenizer_gives_bert_inputs():
+    tok = device.HashTokenizer(30522)
+    enc = tok(["Book it for 2 people.", "ok"], max_length=8)
+    assert enc["input_ids"].shape == enc["attention_mask"].shape == (2, 8)
+    assert enc["input_ids"][0, 0] == 101 and int(enc["input_ids"].max()) < 30522
+    assert enc["attention_mask"][1].tolist() == [1, 1, 1, 0, 0, 0, 0, 0]
