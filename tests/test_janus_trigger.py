@@ -126,6 +126,12 @@ def test_make_gate_spellings():
     assert make_gate("none").name == "none"
     assert make_gate("always").name == "always"
     assert make_gate("periodic(5)").n == 5
+    for steps in (51, 50, 7):
+        for k in range(1, steps + 1):  # a real period gives exactly k evenly spaced comparisons, the last at T
+            gate = make_gate(f"periodic({steps / k:.12g})")
+            fired = [t for t in range(1, steps + 1) if gate.check(t, None)[0]]
+            assert len(fired) == k and fired[-1] == steps, (steps, k, fired)
+            assert make_gate(gate.name).n == gate.n  # the manifest's spelling rebuilds the same gate
     g = make_gate("random(0.25, 3)")
     assert (g.p, g.seed) == (0.25, 3)
     m = make_gate("mmt(0.8,0.1,2)")

@@ -109,7 +109,7 @@ class JanusCfg:
     tau: float = 0.0
     budget: float | None = None  # MMT in budget mode mmtq(beta, budget, tau): threshold = budget-quantile of cosines
     warmup: int = 0  # (plain mode only)
-    periodic_n: int = 0  # 0 = match MMT's number of comparisons
+    periodic_n: float = 0  # 0 = match MMT's number of comparisons (a real period, evenly spaced)
     coverage: int = 16
     boundary: int = 16
     fresh: int = 8
@@ -485,7 +485,7 @@ def run_seed(cfg: BenchCfg, s: Stream, vectors: dict[str, np.ndarray], seed: int
         if gate is None:  # matched to MMT's number of comparisons
             k = max(results["mmt"]["comparisons"], 1)
             gate = f"random({k / n_steps:.6g},{seed})" if name == "random" else \
-                f"periodic({cfg.janus.periodic_n or max(1, round(n_steps / k))})"
+                f"periodic({cfg.janus.periodic_n or n_steps / k:.12g})"
         workdir = out / "runs" / f"seed{seed}" / name
         r = run_policy(name, gate, ablate, ctx, m0, s, cfg, seed, workdir)
         if not cfg.keep_checkpoints:

@@ -48,16 +48,21 @@ class AlwaysGate(_Stateless):
 
 
 class PeriodicGate(_Stateless):
-    """Compares at t = n, 2n, 3n, ... (t counts updates from 1)."""
+    """Compares at the first update past each multiple of n: t = n, 2n, 3n, ... for an integer n (t counts
+    updates from 1). A real n spaces comparisons evenly, so that T updates get exactly floor(T / n) of
+    them: what a baseline matched to another gate's count needs (51 / 36 is not an integer)."""
 
-    def __init__(self, n: int):
-        if n < 1:
+    def __init__(self, n: float):
+        if not n >= 1:
             raise ValueError(f"periodic(n) needs n >= 1, got {n}")
-        self.n = n
-        self.name = f"periodic({n})"
+        self.n = int(n) if float(n).is_integer() else float(n)
+        self.name = f"periodic({self.n:.12g})"
 
     def check(self, t: int, z: np.ndarray | None) -> tuple[bool, float | None]:
-        return t % self.n == 0, None
+        if isinstance(self.n, int):
+            return t % self.n == 0, None
+        eps = 1e-6  # n parsed from 12 digits: t / n may fall a hair short of the integer it stands for
+        return int(t / self.n + eps) > int((t - 1) / self.n + eps), None
 
 
 class RandomGate:
@@ -104,7 +109,7 @@ def make_gate(spec: str) -> NoGate | AlwaysGate | PeriodicGate | RandomGate | Me
         if name == "always" and not args:
             return AlwaysGate()
         if name == "periodic" and len(args) == 1:
-            return PeriodicGate(int(args[0]))
+            return PeriodicGate(float(args[0]))
         if name == "random" and len(args) in (1, 2):
             return RandomGate(float(args[0]), int(args[1]) if len(args) == 2 else 0)
         if name == "mmt" and len(args) in (0, 2, 3):
