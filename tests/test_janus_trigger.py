@@ -163,3 +163,28 @@ def test_budget_mode_uses_the_quantile_of_recent_cosines():
     assert (g.beta, g.budget, g.tau) == (0.8, 0.3, -0.2)
     with pytest.raises(ValueError, match="budget"):
         MemoryMomentumTrigger(budget=0.0)
+
+
+def test_proposed_momentum_follows_rejected_steps_too():
+    """follow="proposed" (mmtp): m_t = β·m_{t−1} + (1−β)·z_t for every non-zero proposal, the literal formula."""
+    deployed, proposed = MemoryMomentumTrigger(0.5, 0.0), make_gate("mmtp(0.5,0.0)")
+    assert proposed.follow == "proposed" and proposed.name == "mmtp"
+    a, b = np.array([1.0, 0.0]), np.array([-1.0, 1.0])
+    for gate in (deployed, proposed):
+        gate.check(1, a)
+        gate.commit(1, a, accepted=False)  # the first proposal is refused
+    assert deployed.m is None  # nothing deployed: m still undefined, the next step is compared again
+    assert np.allclose(proposed.m, 0.5 * a) and proposed.deployed_steps == 0
+    fire, cos = proposed.check(2, b)
+    assert fire and cos == pytest.approx(-2**-0.5)  # defined from the first proposal on
+    proposed.commit(2, b, accepted=True)
+    assert np.allclose(proposed.m, 0.25 * a + 0.5 * b) and proposed.deployed_steps == 1
+    proposed.commit(3, np.zeros(2), accepted=False)  # a no-op moves nothing
+    assert np.allclose(proposed.m, 0.25 * a + 0.5 * b)
+    back = make_gate("mmtp(0.5,0.0)")
+    back.load_state_dict(json.loads(json.dumps(proposed.state_dict())))
+    assert back.follow == "proposed" and np.allclose(back.m, proposed.m)
+    q = make_gate("mmtpq(0.9,0.3,0.1)")
+    assert (q.follow, q.budget, q.tau) == ("proposed", 0.3, 0.1)
+    with pytest.raises(ValueError, match="follow"):
+        MemoryMomentumTrigger(follow="sometimes")

@@ -109,6 +109,7 @@ class JanusCfg:
     tau: float = 0.0
     budget: float | None = None  # MMT in budget mode mmtq(beta, budget, tau): threshold = budget-quantile of cosines
     warmup: int = 0  # (plain mode only)
+    momentum: str = "deployed"  # m follows the deployed steps, or every "proposed" step (the literal formula)
     periodic_n: float = 0  # 0 = match MMT's number of comparisons (a real period, evenly spaced)
     coverage: int = 16
     boundary: int = 16
@@ -436,7 +437,10 @@ def _per_domain(correct: np.ndarray, domains: list[str]) -> dict[str, float]:
 def plan(cfg: BenchCfg) -> list[tuple[str, str | None, str | None]]:
     """(name, gate or None = decided after MMT ran, ablation) in run order: MMT before the matched baselines."""
     j = cfg.janus
-    mmt = f"mmt({j.beta},{j.tau},{j.warmup})" if j.budget is None else f"mmtq({j.beta},{j.budget},{j.tau})"
+    if j.momentum not in ("deployed", "proposed"):
+        raise SAMFileError(f"janus.momentum must be 'deployed' or 'proposed', got {j.momentum!r}")
+    p = "p" if j.momentum == "proposed" else ""
+    mmt = f"mmt{p}({j.beta},{j.tau},{j.warmup})" if j.budget is None else f"mmt{p}q({j.beta},{j.budget},{j.tau})"
     known = {"none", "always", "mmt", "random", "periodic"}
     bad = set(j.policies) - known
     if bad:

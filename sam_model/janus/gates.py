@@ -92,7 +92,8 @@ class RandomGate:
         self.rng.bit_generator.state = state["rng"]
 
 
-GATE_HELP = "none | always | periodic(N) | random(P[,SEED]) | mmt[(BETA,TAU[,WARMUP])] | mmtq(BETA,BUDGET[,TAU])"
+GATE_HELP = ("none | always | periodic(N) | random(P[,SEED]) | mmt[(BETA,TAU[,WARMUP])] | mmtq(BETA,BUDGET[,TAU]) "
+             "| mmtp(BETA,TAU[,WARMUP]) | mmtpq(BETA,BUDGET[,TAU])  (mmtp*: the momentum follows every proposed step)")
 
 
 def make_gate(spec: str) -> NoGate | AlwaysGate | PeriodicGate | RandomGate | MemoryMomentumTrigger:
@@ -112,13 +113,15 @@ def make_gate(spec: str) -> NoGate | AlwaysGate | PeriodicGate | RandomGate | Me
             return PeriodicGate(float(args[0]))
         if name == "random" and len(args) in (1, 2):
             return RandomGate(float(args[0]), int(args[1]) if len(args) == 2 else 0)
-        if name == "mmt" and len(args) in (0, 2, 3):
+        follow = "proposed" if name.startswith("mmtp") else "deployed"
+        if name in ("mmt", "mmtp") and len(args) in (0, 2, 3):
             if not args:
-                return MemoryMomentumTrigger()
-            return MemoryMomentumTrigger(float(args[0]), float(args[1]), int(args[2]) if len(args) == 3 else 0)
-        if name == "mmtq" and len(args) in (2, 3):
+                return MemoryMomentumTrigger(follow=follow)
+            return MemoryMomentumTrigger(float(args[0]), float(args[1]), int(args[2]) if len(args) == 3 else 0,
+                                         follow=follow)
+        if name in ("mmtq", "mmtpq") and len(args) in (2, 3):
             tau = float(args[2]) if len(args) == 3 else 0.0
-            return MemoryMomentumTrigger(float(args[0]), tau, budget=float(args[1]))
+            return MemoryMomentumTrigger(float(args[0]), tau, budget=float(args[1]), follow=follow)
     except ValueError as exc:
         raise ValueError(f"bad gate {spec!r}: {exc}") from None
     raise ValueError(f"unknown gate {spec!r}; expected {GATE_HELP}")

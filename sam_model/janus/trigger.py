@@ -25,6 +25,9 @@ Edge cases, defined here and tested:
   step actually taken is zero. Folding the rejected z_t into m would teach the trigger the very
   direction it just refused, so the next similar (bad) proposal would pass unchecked. Keeping
   m on the deployed trajectory means a repeatedly bad direction keeps being checked.
+  ``follow="proposed"`` is the literal reading, m_t = β·m_{t−1} + (1−β)·z_t for every proposed
+  (non-zero) step, accepted or not: m is then the updater's usual direction, defined from the
+  first proposal on (gate spellings ``mmtp`` / ``mmtpq``).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ class MemoryMomentumTrigger:
     needs_encoding = True
 
     def __init__(self, beta: float = 0.9, tau: float = 0.0, warmup: int = 0, zero_tol: float = 1e-9,
-                 budget: float | None = None, window: int = 64, min_history: int = 8):
+                 budget: float | None = None, window: int = 64, min_history: int = 8, follow: str = "deployed"):
         if not 0.0 <= beta < 1.0:
             raise ValueError(f"beta must be in [0, 1), got {beta}")
         if not -1.0 <= tau <= 1.0:
@@ -56,6 +59,11 @@ class MemoryMomentumTrigger:
             raise ValueError(f"warmup must be >= 0, got {warmup}")
         if budget is not None and not 0.0 < budget <= 1.0:
             raise ValueError(f"budget is a fraction of updates in (0, 1], got {budget}")
+        if follow not in ("deployed", "proposed"):
+            raise ValueError(f"follow is 'deployed' or 'proposed', got {follow!r}")
+        self.follow = follow
+        if follow == "proposed":
+            self.name = "mmtp"
         self.beta, self.tau, self.warmup, self.zero_tol = beta, tau, warmup, zero_tol
         self.budget, self.window, self.min_history = budget, window, min_history
         self.m: np.ndarray | None = None  # None until the first non-zero step is deployed (m_0 = 0)
@@ -94,24 +102,24 @@ class MemoryMomentumTrigger:
         return float(np.quantile(self.history[-self.window :], self.budget))
 
     def commit(self, t: int, z: np.ndarray | None, accepted: bool) -> None:
-        """Move the momentum along a deployed, non-zero step; rejected steps and no-ops leave it."""
+        """Move the momentum along a non-zero step: a deployed one, or with ``follow="proposed"`` any."""
         if self._last_cos is not None:
             self.history = (self.history + [self._last_cos])[-self.window :]
             self._last_cos = None
-        if not accepted or z is None:
+        if z is None or (not accepted and self.follow == "deployed"):
             return
         z = self._check_dim(z)
         if self.is_noop(z):
             return
         m = np.zeros_like(z) if self.m is None else self.m
         self.m = self.beta * m + (1.0 - self.beta) * z
-        self.deployed_steps += 1
+        self.deployed_steps += int(accepted)
 
     def state_dict(self) -> dict:
         return {"name": self.name, "beta": self.beta, "tau": self.tau, "warmup": self.warmup,
                 "zero_tol": self.zero_tol, "deployed_steps": self.deployed_steps, "budget": self.budget,
                 "window": self.window, "min_history": self.min_history, "history": list(self.history),
-                "m": None if self.m is None else self.m.tolist()}
+                "m": None if self.m is None else self.m.tolist(), "follow": self.follow}
 
     def load_state_dict(self, state: dict) -> None:
         if state.get("name") != self.name:
@@ -121,3 +129,4 @@ class MemoryMomentumTrigger:
         self.budget, self.window = state.get("budget"), state.get("window", self.window)
         self.min_history, self.history = state.get("min_history", self.min_history), list(state.get("history", []))
         self.m = None if state["m"] is None else np.asarray(state["m"], dtype=np.float64)
+        self.follow = state.get("follow", "deployed")
