@@ -188,3 +188,14 @@ def test_proposed_momentum_follows_rejected_steps_too():
     assert (q.follow, q.budget, q.tau) == ("proposed", 0.3, 0.1)
     with pytest.raises(ValueError, match="follow"):
         MemoryMomentumTrigger(follow="sometimes")
+
+
+def test_random_subset_gate_compares_exactly_k():
+    for k in (0, 1, 26, 51):
+        gate = make_gate(f"randomk({k},51,3)")
+        fired = [t for t in range(1, 52) if gate.check(t, None)[0]]
+        assert len(fired) == k and all(1 <= t <= 51 for t in fired)
+        assert fired == [t for t in range(1, 52) if make_gate(gate.name).check(t, None)[0]]  # seeded
+    assert make_gate("randomk(10,51,3)").steps != make_gate("randomk(10,51,4)").steps
+    with pytest.raises(ValueError, match="randomk"):
+        make_gate("randomk(52,51)")

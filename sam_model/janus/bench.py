@@ -488,7 +488,7 @@ def run_seed(cfg: BenchCfg, s: Stream, vectors: dict[str, np.ndarray], seed: int
     for name, gate, ablate in plan(cfg):
         if gate is None:  # matched to MMT's number of comparisons
             k = max(results["mmt"]["comparisons"], 1)
-            gate = f"random({k / n_steps:.6g},{seed})" if name == "random" else \
+            gate = f"randomk({int(k)},{n_steps},{seed})" if name == "random" else \
                 f"periodic({cfg.janus.periodic_n or n_steps / k:.12g})"
         workdir = out / "runs" / f"seed{seed}" / name
         r = run_policy(name, gate, ablate, ctx, m0, s, cfg, seed, workdir)

@@ -1,8 +1,8 @@
 """Gate policies: when to compare a candidate memory before deploying it.
 
 ``none`` deploys every candidate (the base updater alone), ``always`` compares every one,
-``periodic(n)`` every n-th, ``random(p, seed)`` each with probability p (the benchmark sets p
-so that it makes as many comparisons as MMT), and ``mmt`` is the memory momentum trigger.
+``periodic(n)`` every n-th, ``random(p, seed)`` each with probability p, ``randomk(k, n, seed)`` exactly k
+of n at random (the benchmark's random baseline, at MMT's count), and ``mmt`` is the memory momentum trigger.
 ``make_gate("periodic(5)")`` builds one from the spelling used in configs and manifests.
 """
 
@@ -92,11 +92,26 @@ class RandomGate:
         self.rng.bit_generator.state = state["rng"]
 
 
-GATE_HELP = ("none | always | periodic(N) | random(P[,SEED]) | mmt[(BETA,TAU[,WARMUP])] | mmtq(BETA,BUDGET[,TAU]) "
+class RandomSubsetGate(_Stateless):
+    """Compares exactly k of the updates t = 1..n, a seeded uniform draw: the random baseline at another gate's
+    exact count (``random(p)`` matches a count only in expectation)."""
+
+    def __init__(self, k: int, n: int, seed: int = 0):
+        if not 0 <= k <= n or n < 1:
+            raise ValueError(f"randomk(k,n) needs 0 <= k <= n and n >= 1, got k={k}, n={n}")
+        self.k, self.n, self.seed = k, n, seed
+        self.name = f"randomk({k},{n},{seed})"
+        self.steps = {int(t) + 1 for t in np.random.default_rng(seed).choice(n, k, replace=False)}
+
+    def check(self, t: int, z: np.ndarray | None) -> tuple[bool, float | None]:
+        return t in self.steps, None
+
+
+GATE_HELP = ("none | always | periodic(N) | random(P[,SEED]) | randomk(K,N[,SEED]) | mmt[(BETA,TAU[,WARMUP])] | mmtq(BETA,BUDGET[,TAU]) "
              "| mmtp(BETA,TAU[,WARMUP]) | mmtpq(BETA,BUDGET[,TAU])  (mmtp*: the momentum follows every proposed step)")
 
 
-def make_gate(spec: str) -> NoGate | AlwaysGate | PeriodicGate | RandomGate | MemoryMomentumTrigger:
+def make_gate(spec: str) -> NoGate | AlwaysGate | PeriodicGate | RandomGate | RandomSubsetGate | MemoryMomentumTrigger:
     """Parse a gate spelling such as ``periodic(5)``, ``random(0.2,1)``, ``mmt(0.9,0.0)`` or ``mmtq(0.9,0.25)``
     (MMT with a comparison budget: the threshold is the 0.25-quantile of recent cosines; an optional third
     argument is τ, the threshold until enough cosines have been seen, 0 by default)."""
@@ -111,6 +126,8 @@ def make_gate(spec: str) -> NoGate | AlwaysGate | PeriodicGate | RandomGate | Me
             return AlwaysGate()
         if name == "periodic" and len(args) == 1:
             return PeriodicGate(float(args[0]))
+        if name == "randomk" and len(args) in (2, 3):
+            return RandomSubsetGate(int(args[0]), int(args[1]), int(args[2]) if len(args) == 3 else 0)
         if name == "random" and len(args) in (1, 2):
             return RandomGate(float(args[0]), int(args[1]) if len(args) == 2 else 0)
         follow = "proposed" if name.startswith("mmtp") else "deployed"
