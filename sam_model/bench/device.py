@@ -194,7 +194,7 @@ def janus_correct(device: str, episodes: list[Episode], repeats: int) -> dict:
     memory, tasks = ctx.memory(), list(range(len(examples)))
     seconds = _timed(lambda: ctx.correct(memory, tasks), device, repeats)
     return {"device": device, "tasks": len(tasks), "memories": len(memories), "s_per_call": seconds,
-            "ms_per_1000_tasks": 1000 * seconds / len(tasks) * 1000}
+            "ms_per_1000_tasks": 1e6 * seconds / len(tasks)}
 
 
 def _attempt(results: list, name: str, fn: Callable[[], object]) -> None:

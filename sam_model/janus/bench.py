@@ -279,7 +279,8 @@ def reported_labels(ctx: HeadContext, tasks: list[int], corrupted: bool, seed: i
         if not corrupted:
             out[t] = list(true)
             continue
-        wrong = [p for p in ctx.examples[t].candidate_range("episode") if p not in set(true)]
+        true_set = set(true)
+        wrong = [p for p in ctx.examples[t].candidate_range("episode") if p not in true_set]
         k = min(max(len(true), 1), len(wrong))
         rng = np.random.default_rng([seed, t, 0xBAD])
         out[t] = sorted(int(p) for p in rng.choice(wrong, k, replace=False)) if k else []

@@ -59,8 +59,6 @@ class PeriodicGate(_Stateless):
         self.name = f"periodic({self.n:.12g})"
 
     def check(self, t: int, z: np.ndarray | None) -> tuple[bool, float | None]:
-        if isinstance(self.n, int):
-            return t % self.n == 0, None
         eps = 1e-6  # n parsed from 12 digits: t / n may fall a hair short of the integer it stands for
         return int(t / self.n + eps) > int((t - 1) / self.n + eps), None
 
