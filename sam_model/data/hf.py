@@ -26,12 +26,13 @@ from sam_model.data.schema import LogFormatError, State
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1  # bump when the rows change, so old caches are not reused
+FORMAT_VERSION = 2  # bump when the rows change, so old caches are not reused
 
 _str, _int = datasets.Value("string"), datasets.Value("int64")
 EPISODE_FEATURES = datasets.Features(
     {
         "episode_id": _str,
+        "group": _str,  # episodes of one group (a task's trials) go to one side of a train/validation split
         "steps": [_int],
         "kinds": [_str],
         "texts": [_str],
@@ -63,10 +64,17 @@ def state_json(state: State) -> str:
     return json.dumps({**state.extra, **state.to_json()}, ensure_ascii=False)
 
 
+def episode_group(episode) -> str:
+    """``meta.group`` of the episode's first event (the transcript importer writes the task there), else the
+    episode id: episodes that share a group share their user and values, so a split must keep them together."""
+    group = episode.events[0].meta.get("group") if episode.events else None
+    return str(group) if group not in (None, "") else episode.episode_id
+
+
 def _episode_rows(paths: tuple[str, ...], on_error: OnError) -> Iterator[dict[str, Any]]:
     report = ReadReport()
     for ep in iter_episodes(paths, on_error, report):
-        yield {**episode_row(ep), "state_json": [state_json(e.state) for e in ep.events]}
+        yield {**episode_row(ep), "group": episode_group(ep), "state_json": [state_json(e.state) for e in ep.events]}
     _warn_skipped(report)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from sam_model.data.examples import check_scope
+from sam_model.data.sources import SourceOptions
 from sam_model.evaluation.data import EvalData, load_eval_data
 from sam_model.evaluation.diagnostics import (
     distinctiveness,
@@ -234,7 +235,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retriever", required=True, metavar="DIR|CKPT",
                    help="the retriever under test (reported as 'sam'): an exported folder or a Lightning .ckpt")
     p.add_argument("--data", required=True, metavar="LOG",
-                   help="agent log (.jsonl or .jsonl.gz) with labelled decision points, or an SGD split folder")
+                   help="agent log (.jsonl or .jsonl.gz) with labelled decision points, a tool-call transcript file "
+                        "(.jsonl[.gz] of {\"id\", \"messages\"} lines, or a tau-bench .json[.gz]; state and labels "
+                        "derived by sam_model.data.transcripts), or an SGD split folder")
+    p.add_argument("--split", choices=("all", "train", "test"), default="all",
+                   help="for a transcript file: evaluate only the fixed train or test split of its task groups "
+                        "(the split training configs use, sam_model.data.transcripts.held_out_groups); default all")
     p.add_argument("--out", required=True, metavar="OUT_DIR",
                    help="folder for report.json, report.md, per_query.jsonl and PNGs")
     p.add_argument("--scope", choices=("episode", "global"), default="episode",
@@ -279,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     compare_paths = _parse_compare(args.compare, parser)
     try:
         # Check the log before the (slow) model loads, so a typo fails in a second.
-        data = load_eval_data(args.data, args.scope, args.max_queries, args.seed, args.skip_bad_lines)
+        data = load_eval_data(args.data, args.scope, args.max_queries, args.seed, args.skip_bad_lines,
+                              SourceOptions(split=args.split))
         retriever = load_retriever(args.retriever, args.device)
         compare = {name: load_retriever(path, args.device) for name, path in compare_paths.items()}
         evaluate(data, args.out, retriever, scope=args.scope, ks=args.k, baselines=args.baselines,
