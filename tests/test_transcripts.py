@@ -18,6 +18,7 @@ from sam_model.data.transcripts import (
     ImportReport,
     TranscriptFormatError,
     convert_conversation,
+    held_out_groups,
     is_trivial,
     iter_transcript_events,
     live_state,
@@ -25,7 +26,6 @@ from sam_model.data.transcripts import (
     says,
     schema_paths,
     summary,
-    held_out_groups,
 )
 
 REPO = Path(__file__).resolve().parents[1]

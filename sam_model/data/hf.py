@@ -26,7 +26,7 @@ from sam_model.data.schema import LogFormatError, State
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2  # bump when the rows change, so old caches are not reused
+FORMAT_VERSION = 3  # bump when the rows change, so old caches are not reused
 
 _str, _int = datasets.Value("string"), datasets.Value("int64")
 EPISODE_FEATURES = datasets.Features(
@@ -41,6 +41,7 @@ EPISODE_FEATURES = datasets.Features(
         "state_texts": [_str],  # text.state_to_text(event.state): what the state encoder reads
         "state_json": [_str],  # the state as a JSON object (extra fields included), for re-parsing
         "labels": [[_int]],  # useful_memory_steps per event; [] for non-decision points
+        "task_starts": [_int],  # step where each event's task began (sam_model.data.lives.task_starts)
     }
 )
 EXAMPLE_FEATURES = datasets.Features(

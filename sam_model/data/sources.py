@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from sam_model.data.lives import make_lives
 from sam_model.io import SAMFileError, atomic_path
 
 SourceKind = Literal["agent-log", "sgd", "transcripts"]
@@ -39,6 +40,8 @@ class SourceOptions:
         every: SGD only: keep one dialogue in ``every`` (SGD files are grouped by service).
         split: transcripts only: all | train | test, the fixed split by task group
             (sam_model.data.transcripts.held_out_groups).
+        life: concatenate every ``life`` consecutive episodes into one agent life (sam_model.data.lives);
+            1 = episodes as they are. Applies to agent logs too.
     """
 
     label: str = "origin"
@@ -46,6 +49,7 @@ class SourceOptions:
     max_items: int | None = None
     every: int = 1
     split: str = "all"
+    life: int = 1
 
 
 def source_kind(path: str | os.PathLike) -> SourceKind:
@@ -96,15 +100,24 @@ def materialise(path: str | os.PathLike, options: SourceOptions = SourceOptions(
     """An agent-log file for ``path``: the file itself, or its conversion written once into the cache."""
     p = Path(path)
     kind = source_kind(p)
-    if kind == "agent-log":
+    if options.life < 1:
+        raise ValueError(f"life must be >= 1 (episodes per agent life), got {options.life}")
+    if kind == "agent-log" and options.life == 1:
         return p
     st = p.stat()
     key = json.dumps([CONVERSION_VERSION, kind, str(p.resolve()), st.st_size, st.st_mtime_ns,
                       asdict(options), skip_bad])
-    name = p.name.split(".")[0] if kind == "transcripts" else p.name
+    name = p.name.split(".")[0] if kind != "sgd" else p.name
+    name += f"-life{options.life}" if options.life > 1 else ""
     out = Path(cache_dir or default_cache_dir()) / f"{kind}-{name}-{hashlib.sha1(key.encode()).hexdigest()[:12]}.jsonl"
     if not out.exists():
+        if kind == "agent-log":
+            from sam_model.data.reader import iter_episodes
+
+            events = (e.to_json() for ep in iter_episodes(p, "skip" if skip_bad else "raise") for e in ep.events)
+        else:
+            events = iter_source_events(p, options, skip_bad)
         with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-            for event in iter_source_events(p, options, skip_bad):
+            for event in make_lives(events, options.life):
                 fh.write(json.dumps(event, ensure_ascii=False) + "\n")
     return out

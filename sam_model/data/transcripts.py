@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sam_model.data.lives import make_lives
 from sam_model.data.provenance import mentions
 from sam_model.data.text import norm
 from sam_model.io import SAMFileError, atomic_path
@@ -336,6 +337,12 @@ class TranscriptState:
         return ("needed", hits) if hits else ("untraceable", [])
 
 
+def policy_of(messages: Sequence[Any], where: str = "conversation") -> str:
+    """The policy: the concatenated content of the ``system`` messages (common knowledge, not an event)."""
+    return "\n".join(content_text(m.get("content"), f"{where}, message {i}")
+                     for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "system")
+
+
 def mask_constraints(constraints: Mapping[str, Any], needed: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """Constraints without the needed paths and without every entry whose value (or an item of it) says a
     needed value: the state knows what it needs, not the values."""
@@ -362,11 +369,9 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     ``parameters`` object) before the values exist: the flags are then every argument path, and constraints
     lose those paths. An agent that retrieves before writing the call sees more flags than training did.
     """
-    st = TranscriptState(masked=masked)
+    messages = list(messages)
+    st = TranscriptState(policy=policy_of(messages), masked=masked)
     for i, m in enumerate(messages):
-        if isinstance(m, Mapping) and m.get("role") == "system":
-            st.policy_norm = " ".join(x for x in (st.policy_norm, norm(content_text(m.get("content"), "system")))
-                                      if x)
         st.add(m, f"message {i}")
     if call is not None:
         calls = [call] if isinstance(call, (Mapping, ToolCall)) else list(call)
@@ -473,9 +478,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         raise TranscriptFormatError(conv.where, f"'messages' is a {type(conv.messages).__name__}, expected a list")
     if not conv.messages:
         raise TranscriptFormatError(conv.where, "empty conversation (no messages); remove it or pass --skip-bad")
-    policy = "\n".join(content_text(m.get("content"), f"{conv.where}, message {i}")
-                       for i, m in enumerate(conv.messages) if isinstance(m, Mapping) and m.get("role") == "system")
-    st = TranscriptState(conv.episode_id, policy, label, masked)
+    st = TranscriptState(conv.episode_id, policy_of(conv.messages, conv.where), label, masked)
     local = ImportReport()
     for i, message in enumerate(conv.messages):
         where = f"{conv.where}, message {i}"
@@ -711,6 +714,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-bad", action="store_true",
                         help="skip bad conversations and count them (each is listed with FILE:LINE or FILE: "
                              "conversation N, message M and the reason) instead of stopping at the first")
+    parser.add_argument("--life", type=int, default=1, metavar="N",
+                        help="concatenate every N consecutive conversations (of the split) into one agent life "
+                             "(episode ids life-00000, steps and labels shifted, the conversation kept in "
+                             "meta.source_episode; default 1)")
     parser.add_argument("--max-conversations", type=int, default=None, metavar="N",
                         help="convert only the first N conversations of the split (default: all)")
     args = parser.parse_args(argv)
@@ -718,15 +725,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--test-fraction must be between 0 and 1")
     if args.max_conversations is not None and args.max_conversations < 0:
         parser.error("--max-conversations must be >= 0")
+    if args.life < 1:
+        parser.error("--life must be >= 1")
     start = time.perf_counter()
     report = ImportReport()
     try:
         with atomic_path(args.out) as tmp:
             opener = gzip.open if str(args.out).endswith(".gz") else open
             with opener(tmp, "wt", encoding="utf-8") as out:
-                for event in iter_transcript_events(args.transcripts, args.label, not args.unmasked, args.split,
-                                                    args.test_fraction, args.skip_bad, report,
-                                                    args.max_conversations):
+                for event in make_lives(iter_transcript_events(
+                        args.transcripts, args.label, not args.unmasked, args.split, args.test_fraction, args.skip_bad,
+                        report, args.max_conversations), args.life):
                     out.write(json.dumps(event, ensure_ascii=False) + "\n")
     except SAMFileError as exc:
         print(f"error: {exc}", file=sys.stderr)

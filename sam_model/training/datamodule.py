@@ -40,12 +40,13 @@ def useful_kinds(episodes, min_share: float = 0.01) -> list[str]:
     return sorted(k for k, c in counts.items() if total and c / total >= min_share)
 
 
-def holdout(episodes, fraction: float, seed: int):
+def holdout(episodes, fraction: float, seed: int, keep_order: bool = False):
     """(train, validation) rows: ``fraction`` of the episodes held out, or of the groups when episodes share
     groups (a task's trials share their user and values: holding out one trial and training on another would
-    validate on what was trained). Without shared groups this is the plain seeded row split."""
+    validate on what was trained). Without shared groups and ``keep_order`` this is the plain seeded row split
+    (which shuffles); otherwise both sides keep the file order, which lives of consecutive episodes need."""
     groups = episodes["group"]
-    if len(set(groups)) == len(groups):
+    if len(set(groups)) == len(groups) and not keep_order:
         split = episodes.train_test_split(test_size=fraction, seed=seed, shuffle=True)
         return split["train"], split["test"]
     distinct = sorted(set(groups))
@@ -55,6 +56,34 @@ def holdout(episodes, fraction: float, seed: int):
         raise ValueError("need at least 2 episode groups to hold out a validation split; pass `val` files")
     rows = [i for i, g in enumerate(groups) if g not in held]
     return episodes.select(rows), episodes.select([i for i, g in enumerate(groups) if g in held])
+
+
+def concat_lives(episodes, sizes: list[int]):
+    """The rows of ``episodes`` as lives of each size in ``sizes`` (sam_model.data.lives), one after another:
+    n consecutive rows become one, steps, labels and task starts shifted by the length of the rows before."""
+    import datasets
+
+    def life(rows: list[dict], name: str) -> dict:
+        out: dict = {k: [] for k in rows[0] if k not in ("episode_id", "group")}
+        offset = 0
+        for r in rows:
+            for k in out:
+                vals = r[k]
+                if k in ("steps", "task_starts"):
+                    vals = [v + offset for v in vals]
+                elif k == "labels":
+                    vals = [[v + offset for v in x] for x in vals]
+                out[k] += vals
+            offset += max(r["steps"]) + 1 if r["steps"] else 0
+        return {"episode_id": name, "group": name, **out}
+
+    def rows():
+        for n in sizes:
+            for start in range(0, len(episodes), n):
+                chunk = [episodes[i] for i in range(start, min(start + n, len(episodes)))]
+                yield chunk[0] if n == 1 else life(chunk, f"life{n}-{start // n:05d}")
+
+    return datasets.Dataset.from_list(list(rows()), features=episodes.features)
 
 
 class AgentLogDataModule(pl.LightningDataModule):
@@ -73,6 +102,9 @@ class AgentLogDataModule(pl.LightningDataModule):
         masked: mask needed values at SGD and transcript decision points (the benchmark default).
         transcript_split: which fixed split of every transcript file to read: all | train | test (by task group,
             sam_model.data.transcripts.held_out_groups); "train" keeps the test tasks out of training.
+        lives: train (and validate) on each of these life sizes: 1 = the episodes as they are, n > 1 = agent
+            lives of n consecutive episodes (sam_model.data.lives), built after the validation holdout so no
+            episode is on both sides; [1, 8] trains on single episodes and on lives of 8.
         max_dialogues: cap on SGD dialogues read from each training folder (None = all).
         sgd_every: read one training dialogue in ``sgd_every`` (SGD files are grouped by service: a strided
             sample sees every service, the first N dialogues only a few).
@@ -85,6 +117,7 @@ class AgentLogDataModule(pl.LightningDataModule):
 
     def __init__(self, train: list[str], val: list[str] | None = None, val_fraction: float = 0.1,
                  batch_episodes: int = 32, label: str = "origin", masked: bool = True, transcript_split: str = "all",
+                 lives: list[int] | None = None,
                  max_dialogues: int | None = None, max_val_dialogues: int | None = None, sgd_every: int = 1,
                  on_error: str = "raise", num_workers: int = 0, seed: int = 0, cache_dir: str | None = None):
         super().__init__()
@@ -107,12 +140,17 @@ class AgentLogDataModule(pl.LightningDataModule):
             return
         hp = self.hparams
         train = self._load(list(hp.train), hp.max_dialogues, hp.sgd_every)
+        sizes = list(hp.lives or [1])
         if hp.val:
             self._train, self._val = train, self._load(list(hp.val), hp.max_val_dialogues)
         else:
             if len(train) < 2:
                 raise ValueError("need at least 2 episodes to hold out a validation split; pass `val` files")
-            self._train, self._val = holdout(train, hp.val_fraction, hp.seed)
+            self._train, self._val = holdout(train, hp.val_fraction, hp.seed, keep_order=sizes != [1])
+        if any(n < 1 for n in sizes):
+            raise ValueError(f"data.lives must hold life sizes >= 1, got {sizes}")
+        if sizes != [1]:
+            self._train, self._val = (concat_lives(ds, sizes) for ds in (self._train, self._val))
 
     @property
     def vocab(self) -> dict[str, list[str]]:
