@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import datasets
 import pytorch_lightning as pl
 from torch.utils.data import DataLoader, Dataset
 
@@ -102,6 +103,9 @@ class AgentLogDataModule(pl.LightningDataModule):
         masked: mask needed values at SGD and transcript decision points (the benchmark default).
         transcript_split: which fixed split of every transcript file to read: all | train | test (by task group,
             sam_model.data.transcripts.held_out_groups); "train" keeps the test tasks out of training.
+        repeat: how many times each ``train`` source is read per epoch (one count per source; default once each):
+            a small log of your own agent next to a large public one (SGD) is otherwise drowned out. Copies share
+            their group, so the validation holdout keeps them on one side.
         lives: train (and validate) on each of these life sizes: 1 = the episodes as they are, n > 1 = agent
             lives of n consecutive episodes (sam_model.data.lives), built after the validation holdout so no
             episode is on both sides; [1, 8] trains on single episodes and on lives of 8.
@@ -117,7 +121,7 @@ class AgentLogDataModule(pl.LightningDataModule):
 
     def __init__(self, train: list[str], val: list[str] | None = None, val_fraction: float = 0.1,
                  batch_episodes: int = 32, label: str = "origin", masked: bool = True, transcript_split: str = "all",
-                 lives: list[int] | None = None,
+                 repeat: list[int] | None = None, lives: list[int] | None = None,
                  max_dialogues: int | None = None, max_val_dialogues: int | None = None, sgd_every: int = 1,
                  on_error: str = "raise", num_workers: int = 0, seed: int = 0, cache_dir: str | None = None):
         super().__init__()
@@ -139,7 +143,12 @@ class AgentLogDataModule(pl.LightningDataModule):
         if self._train is not None:
             return
         hp = self.hparams
-        train = self._load(list(hp.train), hp.max_dialogues, hp.sgd_every)
+        repeat = list(hp.repeat or [1] * len(hp.train))
+        if len(repeat) != len(hp.train) or any(r < 1 for r in repeat):
+            raise ValueError(f"data.repeat needs one count >= 1 per data.train source ({len(hp.train)}), got {repeat}")
+        parts = [self._load([p], hp.max_dialogues, hp.sgd_every) for p in hp.train]
+        train = parts[0] if repeat == [1] else datasets.concatenate_datasets(
+            [part for part, r in zip(parts, repeat) for _ in range(r)])
         sizes = list(hp.lives or [1])
         if hp.val:
             self._train, self._val = train, self._load(list(hp.val), hp.max_val_dialogues)
@@ -147,6 +156,10 @@ class AgentLogDataModule(pl.LightningDataModule):
             if len(train) < 2:
                 raise ValueError("need at least 2 episodes to hold out a validation split; pass `val` files")
             self._train, self._val = holdout(train, hp.val_fraction, hp.seed, keep_order=sizes != [1])
+            if repeat != [1] * len(repeat):  # copies share their group, so they sit on one side; validate once each
+                seen: set[str] = set()
+                keep = [i for i, e in enumerate(self._val["episode_id"]) if not (e in seen or seen.add(e))]
+                self._val = self._val.select(keep)
         if any(n < 1 for n in sizes):
             raise ValueError(f"data.lives must hold life sizes >= 1, got {sizes}")
         if sizes != [1]:
