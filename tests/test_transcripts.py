@@ -256,3 +256,34 @@ def test_sources_materialise_transcripts_once_into_the_cache(tmp_path):
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"episode_id": "e", "step": 0, "kind": "user", "text": "x"}) + "\n")
     assert source_kind(log) == "agent-log" and materialise(log) == log
+
+
+def test_data_module_trains_on_transcripts_keeps_tasks_together_and_builds_lives(tmp_path):
+    from sam_model.training.datamodule import AgentLogDataModule
+
+    trajectories = [{"task_id": t, "trial": k, "traj": MESSAGES} for t in range(10) for k in range(4)]
+    tau = tmp_path / "agent-shop.json"
+    tau.write_text(json.dumps(trajectories))
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"episode_id": f"d{i}", "step": s, "kind": "user", "text": f"x{i} {s}",
+                                       **({"useful_memory_steps": [0]} if s == 2 else {})}) + "\n"
+                           for i in range(20) for s in range(3)))
+    dm = AgentLogDataModule(train=[str(log), str(tau)], val_fraction=0.2, transcript_split="train", repeat=[1, 3],
+                            cache_dir=str(tmp_path / "cache"), seed=0)
+    dm.setup()
+    train_ids, val_ids = list(dm._train["episode_id"]), list(dm._val["episode_id"])
+    task = lambda e: e.rsplit("-trial", 1)[0]  # noqa: E731
+    tau_train = {task(e) for e in train_ids if e.startswith("tau1")}
+    tau_val = {task(e) for e in val_ids if e.startswith("tau1")}
+    assert len(tau_train | tau_val) == 8  # 2 of the 10 tasks are the fixed test split: never read
+    assert not tau_train & tau_val  # a task's trials never sit on both sides
+    assert sum(e.startswith("tau1") for e in train_ids) == 3 * 4 * len(tau_train)  # read 3 times
+    assert len(val_ids) == len(set(val_ids))  # validated once each
+    assert "action" in dm.vocab["kinds"] and "cancel" in dm.vocab["phases"]
+    lives = AgentLogDataModule(train=[str(log)], val_fraction=0.2, lives=[1, 4], cache_dir=str(tmp_path / "cache"))
+    lives.setup()
+    rows = lives._train
+    big = [r for r in rows if r["episode_id"].startswith("life4")]
+    assert big and all(len(r["steps"]) == 12 for r in big[:-1])
+    assert big[0]["task_starts"] == [0] * 3 + [3] * 3 + [6] * 3 + [9] * 3
+    assert big[0]["labels"][5] == [3]  # the second episode's label, shifted

@@ -495,6 +495,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
                         event = st.events[-1]
                         event["state"] = decision.state
                         event["useful_memory_steps"] = decision.labels
+                        event["meta"] = {"needed": decision.needed}  # for grounding@k; the model never reads meta
                         local.decision_points += 1
                         local.labels += len(decision.labels)
                         local.labels_per_decision[len(decision.labels)] += 1
@@ -506,7 +507,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
                                                 "remove it or pass --skip-bad")
     if conv.group != conv.episode_id:  # episodes of one group (a task's trials) stay in one split downstream too
         for event in st.events:
-            event["meta"] = {"group": conv.group}
+            event["meta"] = {**event.get("meta", {}), "group": conv.group}
     if report is not None:
         local.conversations, local.events, local.invalid_arguments = 1, len(st.events), st.invalid_arguments
         report.conversations += 1
@@ -733,10 +734,13 @@ def main(argv: list[str] | None = None) -> int:
         with atomic_path(args.out) as tmp:
             opener = gzip.open if str(args.out).endswith(".gz") else open
             with opener(tmp, "wt", encoding="utf-8") as out:
+                lives, candidates = set(), 0
                 for event in make_lives(iter_transcript_events(
                         args.transcripts, args.label, not args.unmasked, args.split, args.test_fraction, args.skip_bad,
                         report, args.max_conversations), args.life):
                     out.write(json.dumps(event, ensure_ascii=False) + "\n")
+                    lives.add(event["episode_id"])
+                    candidates += event["step"] if "useful_memory_steps" in event else 0
     except SAMFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -744,6 +748,9 @@ def main(argv: list[str] | None = None) -> int:
           f"in {time.perf_counter() - start:.1f} s")
     for line in report.lines():
         print(line)
+    if args.life > 1:
+        print(f"lives of {args.life}: {len(lives)} episodes, "
+              f"{candidates / max(report.decision_points, 1):.1f} candidates per decision point")
     return 0
 
 

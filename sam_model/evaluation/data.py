@@ -27,6 +27,7 @@ class EvalData:
     examples: list[RetrievalExample]
     n_decision_points: int  # in the whole log, before --max-queries
     skipped_lines: int = 0
+    needed: list[list[str]] | None = None  # per example: the values its tool call needed (transcripts' meta.needed)
 
     def candidates(self, i: int, scope: Scope) -> range:
         return self.examples[i].candidate_range(scope)
@@ -80,7 +81,11 @@ def build_eval_data(source: str, episodes: Iterable[Episode], scope: Scope,
             episodes = [ep for ep in episodes if ep.episode_id in wanted_eps]
         examples = [ex for ex in iter_examples(episodes) if (ex.episode_id, ex.step) in wanted]
     memories = [m for ep in episodes for m in episode_memories(ep)]
-    return EvalData(source, memories, examples, n_total, skipped_lines)
+    meta = {(ep.episode_id, e.step): e.meta.get("needed") for ep in episodes for e in ep.events if e.is_decision_point}
+    needed = [meta.get((ex.episode_id, ex.step)) for ex in examples]
+    values = [sorted({v for vs in n.values() for v in vs}) if isinstance(n, dict) else None for n in needed]
+    return EvalData(source, memories, examples, n_total, skipped_lines,
+                    values if values and all(v is not None for v in values) else None)
 
 
 def load_eval_data(path: str | os.PathLike, scope: Scope, max_queries: int | None = None, seed: int = 0,

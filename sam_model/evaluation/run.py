@@ -30,6 +30,7 @@ from sam_model.evaluation.diagnostics import (
 )
 from sam_model.evaluation.methods import BASELINES, Method, make_baselines, retriever_method
 from sam_model.evaluation.metrics import (
+    grounding,
     latency_summary,
     metric_ks,
     per_phase,
@@ -111,6 +112,9 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         rankings[m.name] = m.rank(data, scope, depth, jitter)
         per_query[m.name] = per_query_metrics(rankings[m.name], relevant, ks, depth)
         results[m.name] = summarise(per_query[m.name])
+        ground = grounding(rankings[m.name], data, 5)
+        if ground is not None:
+            results[m.name]["grounding@5"] = ground
         say(f"  {m.name}: mrr {results[m.name]['mrr']:.3f}, recall@5 {results[m.name]['recall@5']:.3f} "
             f"({time.perf_counter() - t0:.1f} s)")
     for enc, path in caches:
