@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 from pytorch_lightning.cli import LightningCLI
 
 from sam_model.training.datamodule import AgentLogDataModule
 from sam_model.training.module import SAMLightningModule
+from sam_model.training.progress import LineProgress
 
 
 class SAMCLI(LightningCLI):
@@ -14,5 +17,7 @@ class SAMCLI(LightningCLI):
 
 
 def main(args=None) -> SAMCLI:
+    # Output to a file or a pipe: plain progress lines instead of a terminal bar that shows nothing there.
+    defaults = {} if sys.stdout.isatty() else {"enable_progress_bar": False, "callbacks": [LineProgress()]}
     return SAMCLI(SAMLightningModule, AgentLogDataModule, seed_everything_default=0, args=args,
-                  save_config_kwargs={"overwrite": True})
+                  save_config_kwargs={"overwrite": True}, trainer_defaults=defaults)
