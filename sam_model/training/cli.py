@@ -21,3 +21,9 @@ def main(args=None) -> SAMCLI:
     defaults = {} if sys.stdout.isatty() else {"enable_progress_bar": False, "callbacks": [LineProgress()]}
     return SAMCLI(SAMLightningModule, AgentLogDataModule, seed_everything_default=0, args=args,
                   save_config_kwargs={"overwrite": True}, trainer_defaults=defaults)
+
+
+def run() -> int:
+    """The ``sam-train`` console command (``main`` returns the CLI object, which is no exit status)."""
+    main()
+    return 0
