@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import tomllib
 from importlib import import_module
 from pathlib import Path
+
+import pytest
 
 from sam_model.data.cli import main as sam_data
 
@@ -13,6 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_console_scripts_point_at_callables():
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert set(scripts) == {"sam-train", "sam-export", "sam-eval", "sam-data"}
     for target in scripts.values():
