@@ -221,8 +221,9 @@ def state_text(ex: RetrievalExample) -> str:
 
 
 def make_baselines(names: Sequence[str], data: EvalData, bert_path: str | None = None,
-                   device: str | None = None, batch_size: int = 64) -> list[Method]:
-    """The requested baselines; BM25 index, MiniLM and its memory vectors are built once and shared."""
+                   device: str | None = None, batch_size: int = 64, text_cache: str | None = None) -> list[Method]:
+    """The requested baselines; BM25 index, MiniLM and its memory vectors are built once and shared
+    (``text_cache``: MiniLM's vectors are read from and added to the package's text-vector cache)."""
     unknown = [n for n in names if n not in BASELINES]
     if unknown:
         raise ValueError(f"unknown baseline(s) {unknown}; choose from {', '.join(BASELINES)}")
@@ -232,12 +233,16 @@ def make_baselines(names: Sequence[str], data: EvalData, bert_path: str | None =
     def load_embedder():
         from sam_model.models.bert import TextEmbedder
 
-        return TextEmbedder(bert_path, device=device)
+        return TextEmbedder(bert_path, device=device, cache_dir=text_cache)
+
+    def memory_vectors(texts: list[str]) -> np.ndarray:
+        out = embedder().encode(texts, batch_size, progress=True)
+        embedder().save_cache()
+        return out
 
     embedder = _once(load_embedder)
-    content_vectors = _once(lambda: embedder().encode([m.content or m.text for m in data.memories], batch_size,
-                                                      progress=True))
-    state_vectors = _once(lambda: embedder().encode([m.text for m in data.memories], batch_size, progress=True))
+    content_vectors = _once(lambda: memory_vectors([m.content or m.text for m in data.memories]))
+    state_vectors = _once(lambda: memory_vectors([m.text for m in data.memories]))
 
     def dense(name: str, text: Callable[[RetrievalExample], str], vectors) -> VectorMethod:
         def queries(exs):

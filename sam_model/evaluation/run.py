@@ -96,7 +96,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         methods.append(retriever_method("sam", retriever, batch_size))
         if methods[-1].reranks:  # what the query-time re-rank adds, on the same vectors
             methods.append(retriever_method("sam-index-only", retriever, batch_size, rerank=False))
-    methods += make_baselines(list(baselines), data, bert_path, device, batch_size)
+    methods += make_baselines(list(baselines), data, bert_path, device, batch_size, text_cache)
     for name, other in (compare or {}).items():
         methods.append(retriever_method(name, other, batch_size))
     if not methods:
