@@ -59,30 +59,32 @@ class Subject:
 
 
 class IndexSubject(Subject):
+    """n memories plus one marker memory ``v<version>`` whose vector starts with the version."""
+
     name = "index"
 
     def __init__(self, n: int = 20_000, dim: int = 32):
         from sam_model.index import MemoryIndex
 
-        self.x = np.random.default_rng(0).standard_normal((n, dim)).astype(np.float32)
-        self.make = lambda: MemoryIndex(dim, "flat", device="cpu")
+        self.n, self.dim = n, dim
+        self.ix = MemoryIndex(dim, "flat", device="cpu")
+        self.ix.add([f"m{i}" for i in range(n)], np.random.default_rng(0).standard_normal((n, dim)).astype(np.float32))
 
     def save(self, path, v):
-        ix = self.make()
-        x = self.x.copy()
-        x[0, 0] = v
-        ix.add([f"v{v}-{i}" for i in range(len(x))], x)
-        ix.save(path)
+        markers = self.ix.ids()[self.n:]
+        if markers:
+            self.ix.remove(markers)
+        self.ix.add([f"v{v}"], np.full((1, self.dim), float(v), np.float32))
+        self.ix.save(path)
 
     def load(self, path):
         from sam_model.index import MemoryIndex
 
         ix = MemoryIndex.load(path)
         ids = ix.ids()
-        v = int(ids[0].split("-")[0][1:])
-        if len(ids) != len(self.x) or not all(i.startswith(f"v{v}-") for i in ids[:: 997]) or \
-                ix.get_vectors([ids[0]])[0, 0] != v:
-            raise AssertionError(f"{path}: index ids and vectors disagree on the version")
+        v = int(ids[-1][1:])
+        if len(ids) != self.n + 1 or ix.get_vectors([ids[-1]])[0, 0] != v:
+            raise AssertionError(f"{path}: the index's ids and vectors disagree on the version")
         return v
 
 
