@@ -52,6 +52,7 @@ class SAMRetriever:
         self.links: dict[Any, tuple] = {}  # memory id -> ids of the memories its adopted values came from
         self.sets: dict[Any, tuple] = {}  # memory id -> constraint slots its event set (for slot_match)
         self._last_state: dict[Any, State] = {}  # per episode, for Events given one at a time
+        self._next_step: dict[Any, int] = {}  # per episode: one past the newest memory's step ("now")
 
     @property
     def provenance(self) -> bool:
@@ -137,22 +138,30 @@ class SAMRetriever:
         return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
 
     def encode_queries(self, states: Sequence[State | Mapping], observations: Sequence[str],
-                       batch_size: int = 64, progress: bool = False) -> np.ndarray:
-        """q vectors (n, dim), float32: search them against ``encode_memories`` by inner product."""
+                       batch_size: int = 64, progress: bool = False, steps: Sequence[int | None] | None = None,
+                       task_starts: Sequence[int | None] | None = None) -> np.ndarray:
+        """q vectors (n, dim), float32: search them against ``encode_memories`` by inner product.
+
+        ``steps`` / ``task_starts``: each query's step and the step where its task began, for a model with time
+        features (SAMConfig.time_features); None leaves that part of the score out.
+        """
         if len(states) != len(observations):
             raise ValueError(f"got {len(states)} states but {len(observations)} observations; give one each")
         st = [_as_state(s) for s in states]
         texts, phases, obs = [state_to_text(s) for s in st], [s.phase for s in st], list(observations)
-        return self._batched(len(st), batch_size, progress, "queries",
-                             lambda sl: self.net.encode_queries(texts[sl], phases[sl], obs[sl]))
+        return self._batched(len(st), batch_size, progress, "queries", lambda sl: self.net.encode_queries(
+            texts[sl], phases[sl], obs[sl], None if steps is None else list(steps[sl]),
+            None if task_starts is None else list(task_starts[sl])))
 
     def encode_memories(self, memories: Sequence[Any], batch_size: int = 64, progress: bool = False) -> np.ndarray:
-        """v_m vectors (n, dim), float32, for MemoryRecords, Events, or anything with .text/.kind/.phase."""
+        """v_m vectors (n, dim), float32, for MemoryRecords, Events, or anything with .text/.kind/.phase (and
+        .step, for the time part)."""
         ms = [_as_memory(m) for m in memories]
         texts, kinds, phases = [m.text for m in ms], [m.kind for m in ms], [m.phase for m in ms]
         contents = [getattr(m, "content", "") or m.text for m in ms]
-        return self._batched(len(ms), batch_size, progress, "memories",
-                             lambda sl: self.net.encode_memories(texts[sl], kinds[sl], phases[sl], contents[sl]))
+        steps = [getattr(m, "step", None) for m in ms]
+        return self._batched(len(ms), batch_size, progress, "memories", lambda sl: self.net.encode_memories(
+            texts[sl], kinds[sl], phases[sl], contents[sl], steps[sl]))
 
     def _per_state(self, fn, desc: str, states, observations, batch_size: int) -> np.ndarray:
         st = [_as_state(s) for s in states]
@@ -186,10 +195,18 @@ class SAMRetriever:
             if links:
                 self.links[i] = links
         self.sets.update((m.id, tuple(m.sets)) for m in ms if getattr(m, "sets", ()))
+        for m in ms:
+            ep, step = getattr(m, "episode_id", None), getattr(m, "step", None)
+            if step is not None:
+                self._next_step[ep] = max(self._next_step.get(ep, 0), int(step) + 1)
 
-    def search(self, state: State | Mapping, observation: str, k: int = 5,
-               episode_id: str | None = None) -> tuple[list, np.ndarray]:
+    def search(self, state: State | Mapping, observation: str, k: int = 5, episode_id: str | None = None,
+               step: int | None = None, task_start: int | None = None) -> tuple[list, np.ndarray]:
         """Top-k memory ids and scores for one query (scope ``episode`` when episode_id is given).
+
+        ``step``: the query's step (default: one past the newest memory of ``episode_id``, i.e. now);
+        ``task_start``: the step where the current task began, if the agent knows it (default: unknown). Both
+        only matter to a model with time features.
 
         With a re-rank on (``provenance``, ``slot_match``) the ids are in re-ranked order and each score
         is still that memory's inner product with the query, so scores need not decrease down the list.
@@ -204,7 +221,9 @@ class SAMRetriever:
         if self.index is None or len(self.index) == 0:
             raise ValueError("the retriever's memory index is empty: call add_memories(...) first")
         k = int(k)
-        q = self.encode_queries([state], [observation])
+        if step is None:
+            step = self._next_step.get(episode_id)
+        q = self.encode_queries([state], [observation], steps=[step], task_starts=[task_start])
         links = self.links if self.provenance and self.links else None
         if links is None and not self.slot_match:
             ids, scores = self.index.search(q, k, episode_id=episode_id)

@@ -50,7 +50,7 @@ class HashedBowRetriever:
                 out[i, zlib.crc32(tok.encode()) % self.dim] += 1.0
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
 
-    def encode_queries(self, states, observations, batch_size=64, progress=False):
+    def encode_queries(self, states, observations, batch_size=64, progress=False, steps=None, task_starts=None):
         # The state part is what the state asks for: the slots it needs, which memories say they "set".
         texts = [(" ".join(s.uncertainty_flags) + " " if self.use_state else "") + o
                  for s, o in zip(states, observations)]

@@ -125,3 +125,21 @@ def test_export_cli_and_train_help(tmp_path):
     res = subprocess.run([sys.executable, "train.py", "fit", "--model.net.help", "SAMConfig"], capture_output=True,
                          text=True, cwd=repo)
     assert res.returncode == 0 and "--model.net.projection" in res.stdout and "diag | lowrank | full" in res.stdout
+
+
+def test_line_progress_prints_plain_lines_for_files():
+    import io
+    from types import SimpleNamespace
+
+    from sam_model.training.progress import LineProgress
+
+    out = io.StringIO()
+    bar = LineProgress(every_s=0.0, stream=out)
+    trainer = SimpleNamespace(num_training_batches=10, current_epoch=0, max_epochs=3, global_rank=0,
+                              sanity_checking=False, callback_metrics={"train/loss": 1.5, "val/mrr": 0.75})
+    bar.on_train_epoch_start(trainer, None)
+    bar.on_train_batch_end(trainer, None, None, None, 4)
+    bar.on_validation_end(trainer, None)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("epoch 1/3  train 5/10 (50%)") and "ETA" in lines[0] and "loss 1.5000" in lines[0]
+    assert "done in" in lines[1] and "mrr 0.7500" in lines[1]

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from sam_model.data.lives import task_starts
 from sam_model.data.provenance import adopted_values
 from sam_model.data.reader import Episode
 from sam_model.data.schema import Event, State
@@ -55,6 +56,7 @@ class RetrievalExample:
     episode_start: int
     cutoff: int
     relevant_ids: frozenset[str]
+    task_start: int | None = None  # step where the decision's task began (sam_model.data.lives.task_starts)
 
     @property
     def state_text(self) -> str:
@@ -65,11 +67,13 @@ class RetrievalExample:
 
 
 def episode_memories(episode: Episode) -> list[MemoryRecord]:
-    """Every event of the episode as a memory, in step order."""
+    """Every event of the episode as a memory, in step order. A task of a life starts afresh: what its first
+    event "sets" is compared with no earlier state, as in the episode it came from."""
     out = []
     prev: State | None = None
-    for e in episode.events:
-        out.append(memory_record(e, prev))
+    starts = task_starts(episode.events)
+    for i, e in enumerate(episode.events):
+        out.append(memory_record(e, prev if i == 0 or starts[i] == starts[i - 1] else None))
         prev = e.state
     return out
 
@@ -87,6 +91,7 @@ def episode_row(episode: Episode) -> dict[str, list]:
         "memory_texts": [m.text for m in episode_memories(episode)],
         "state_texts": [state_to_text(e.state) for e in ev],
         "labels": [list(e.useful_memory_steps or ()) for e in ev],
+        "task_starts": task_starts(ev),
     }
 
 
@@ -109,10 +114,12 @@ def iter_examples(episodes: Iterable[Episode]) -> Iterator[RetrievalExample]:
     """Yield one example per decision point, positions counted in the global memory order."""
     offset = 0
     for ep in episodes:
+        starts = task_starts(ep.events)
         for i, e in enumerate(ep.events):
             if e.is_decision_point:
                 relevant = frozenset(MemoryRecord.make_id(ep.episode_id, s) for s in e.useful_memory_steps)
-                yield RetrievalExample(ep.episode_id, e.step, e.state, e.text, offset, offset + i, relevant)
+                yield RetrievalExample(ep.episode_id, e.step, e.state, e.text, offset, offset + i, relevant,
+                                       starts[i])
         offset += len(ep.events)
 
 

@@ -27,12 +27,13 @@ from sam_model.io import SAMFileError, atomic_write_text
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1  # bump when the rows change, so old caches are not reused
+FORMAT_VERSION = 3  # bump when the rows change, so old caches are not reused
 
 _str, _int = datasets.Value("string"), datasets.Value("int64")
 EPISODE_FEATURES = datasets.Features(
     {
         "episode_id": _str,
+        "group": _str,  # episodes of one group (a task's trials) go to one side of a train/validation split
         "steps": [_int],
         "kinds": [_str],
         "texts": [_str],
@@ -41,6 +42,7 @@ EPISODE_FEATURES = datasets.Features(
         "state_texts": [_str],  # text.state_to_text(event.state): what the state encoder reads
         "state_json": [_str],  # the state as a JSON object (extra fields included), for re-parsing
         "labels": [[_int]],  # useful_memory_steps per event; [] for non-decision points
+        "task_starts": [_int],  # step where each event's task began (sam_model.data.lives.task_starts)
     }
 )
 EXAMPLE_FEATURES = datasets.Features(
@@ -64,10 +66,17 @@ def state_json(state: State) -> str:
     return json.dumps({**state.extra, **state.to_json()}, ensure_ascii=False)
 
 
+def episode_group(episode) -> str:
+    """``meta.group`` of the episode's first event (the transcript importer writes the task there), else the
+    episode id: episodes that share a group share their user and values, so a split must keep them together."""
+    group = episode.events[0].meta.get("group") if episode.events else None
+    return str(group) if group not in (None, "") else episode.episode_id
+
+
 def _episode_rows(paths: tuple[str, ...], on_error: OnError) -> Iterator[dict[str, Any]]:
     report = ReadReport()
     for ep in iter_episodes(paths, on_error, report):
-        yield {**episode_row(ep), "state_json": [state_json(e.state) for e in ep.events]}
+        yield {**episode_row(ep), "group": episode_group(ep), "state_json": [state_json(e.state) for e in ep.events]}
     _warn_skipped(report)
 
 

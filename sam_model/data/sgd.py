@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from sam_model.data.lives import make_lives
 from sam_model.data.text import norm
 from sam_model.io import SAMFileError, atomic_path
 
@@ -221,12 +222,17 @@ def main(argv: list[str] | None = None) -> int:
                              "and list the slots in uncertainty_flags)")
     parser.add_argument("--max-dialogues", type=int, default=None, metavar="N",
                         help="convert only the first N dialogues (default: all)")
+    parser.add_argument("--life", type=int, default=1, metavar="N",
+                        help="concatenate every N consecutive dialogues into one agent life (episode ids life-00000, "
+                             "steps and labels shifted, the dialogue kept in meta.source_episode; default 1)")
     parser.add_argument("--every", type=int, default=1, metavar="K",
                         help="keep one dialogue in K, spread over all files (files are grouped by service, so "
                              "this samples every service); --max-dialogues then counts the kept ones (default 1)")
     args = parser.parse_args(argv)
     if args.every < 1:
         parser.error("--every must be >= 1")
+    if args.life < 1:
+        parser.error("--life must be >= 1")
     if args.max_dialogues is not None and args.max_dialogues < 0:
         parser.error("--max-dialogues must be >= 0")
 
@@ -239,17 +245,20 @@ def main(argv: list[str] | None = None) -> int:
             opener = gzip.open if str(args.out).endswith(".gz") else open
             with opener(tmp, "wt", encoding="utf-8") as out, \
                     tqdm(total=args.max_dialogues, unit=" dialogues", desc="SGD") as bar:
-                for path, dialogue in _iter_sourced(args.split_dir, args.max_dialogues, args.every):
-                    events = _convert_checked(path, dialogue, args.label, not args.unmasked)
-                    for event in events:
-                        out.write(json.dumps(event, ensure_ascii=False) + "\n")
-                        if "useful_memory_steps" in event:
-                            n_points += 1
-                            n_labels += len(event["useful_memory_steps"])
-                            n_candidates += event["step"]
-                    n_dialogues += 1
-                    n_events += len(events)
-                    bar.update()
+                def converted():
+                    nonlocal n_dialogues
+                    for path, dialogue in _iter_sourced(args.split_dir, args.max_dialogues, args.every):
+                        yield from _convert_checked(path, dialogue, args.label, not args.unmasked)
+                        n_dialogues += 1
+                        bar.update()
+
+                for event in make_lives(converted(), args.life):
+                    out.write(json.dumps(event, ensure_ascii=False) + "\n")
+                    n_events += 1
+                    if "useful_memory_steps" in event:
+                        n_points += 1
+                        n_labels += len(event["useful_memory_steps"])
+                        n_candidates += event["step"]
     except SAMFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -18,8 +18,10 @@ def _fmt(value: Any) -> str:
 
 
 def norm(value: Any) -> str:
-    """Lower-case, collapse whitespace runs, strip: how values are matched against texts (SGD mention
-    sets, provenance links)."""
+    """Integral floats as ints, then lower-case, collapse whitespace runs, strip: how values are matched
+    against texts (SGD mention sets, provenance links, tool-call arguments)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     return " ".join(str(value).lower().split())
 
 

@@ -10,11 +10,11 @@ import os
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope, episode_memories, iter_examples
 from sam_model.data.reader import Episode, ReadReport, read_episodes
-from sam_model.data.schema import Event, LogFormatError, parse_event
+from sam_model.data.schema import LogFormatError
+from sam_model.data.sources import SourceOptions, materialise
 from sam_model.io import SAMFileError
 
 
@@ -27,50 +27,33 @@ class EvalData:
     examples: list[RetrievalExample]
     n_decision_points: int  # in the whole log, before --max-queries
     skipped_lines: int = 0
+    needed: list[list[str]] | None = None  # per example: the values its tool call needed (transcripts' meta.needed)
 
     def candidates(self, i: int, scope: Scope) -> range:
         return self.examples[i].candidate_range(scope)
 
 
-def load_episodes(path: str | os.PathLike, skip_bad_lines: bool = False) -> tuple[list[Episode], int]:
-    """Episodes of an agent log (``.jsonl[.gz]``) or of an SGD split folder, and the count of skipped lines."""
-    p = Path(path)
-    if not p.exists():
-        raise SAMFileError(f"evaluation data not found: {p} (give an agent log .jsonl/.jsonl.gz, "
-                           "or an SGD split folder such as ../shared/data/sgd/dev)")
-    if p.is_dir():
-        return _sgd_episodes(p), 0
+def load_episodes(path: str | os.PathLike, skip_bad_lines: bool = False,
+                  options: SourceOptions = SourceOptions()) -> tuple[list[Episode], int]:
+    """Episodes of an agent log (``.jsonl[.gz]``), a tool-call transcript file or an SGD split folder (converted
+    as the trainer converts them, sam_model.data.sources), and the count of skipped lines."""
+    try:
+        log = materialise(path, options, skip_bad=skip_bad_lines)
+    except SAMFileError:
+        raise
+    except (FileNotFoundError, ValueError) as exc:
+        raise SAMFileError(f"evaluation data {path}: {exc}") from None
     report = ReadReport()
     try:
-        episodes = read_episodes(p, on_error="skip" if skip_bad_lines else "raise", report=report)
+        episodes = read_episodes(log, on_error="skip" if skip_bad_lines else "raise", report=report)
     except LogFormatError as exc:
         raise SAMFileError(f"bad agent log line {exc} (fix the line, or pass --skip-bad-lines "
                            "to skip bad lines and count them)") from None
     except UnicodeDecodeError as exc:
-        raise SAMFileError(f"cannot read the agent log {p}: {exc} (is it a .jsonl or .jsonl.gz file?)") from None
+        raise SAMFileError(f"cannot read the agent log {log}: {exc} (is it a .jsonl or .jsonl.gz file?)") from None
     if report.n_skipped:
         print(report.summary())
     return episodes, report.n_skipped
-
-
-def _sgd_episodes(split: Path) -> list[Episode]:
-    """An SGD split folder read through the SGD adapter, grouped into episodes."""
-    from sam_model.data.sgd import is_sgd_split_dir, iter_sgd_events
-
-    if not is_sgd_split_dir(split):
-        raise SAMFileError(f"{split} is a folder but not an SGD split (no dialogues_*.json[.gz] in it); "
-                           "give an agent log .jsonl/.jsonl.gz or an SGD split folder")
-    episodes: list[Episode] = []
-    current: list[Event] = []
-    for n, obj in enumerate(iter_sgd_events(split), start=1):
-        event = parse_event(obj, f"{split} (SGD event)", n)
-        if current and current[-1].episode_id != event.episode_id:
-            episodes.append(Episode(current[0].episode_id, tuple(sorted(current, key=lambda e: e.step))))
-            current = []
-        current.append(event)
-    if current:
-        episodes.append(Episode(current[0].episode_id, tuple(sorted(current, key=lambda e: e.step))))
-    return episodes
 
 
 def build_eval_data(source: str, episodes: Iterable[Episode], scope: Scope,
@@ -98,10 +81,14 @@ def build_eval_data(source: str, episodes: Iterable[Episode], scope: Scope,
             episodes = [ep for ep in episodes if ep.episode_id in wanted_eps]
         examples = [ex for ex in iter_examples(episodes) if (ex.episode_id, ex.step) in wanted]
     memories = [m for ep in episodes for m in episode_memories(ep)]
-    return EvalData(source, memories, examples, n_total, skipped_lines)
+    meta = {(ep.episode_id, e.step): e.meta.get("needed") for ep in episodes for e in ep.events if e.is_decision_point}
+    needed = [meta.get((ex.episode_id, ex.step)) for ex in examples]
+    values = [sorted({v for vs in n.values() for v in vs}) if isinstance(n, dict) else None for n in needed]
+    return EvalData(source, memories, examples, n_total, skipped_lines,
+                    values if values and all(v is not None for v in values) else None)
 
 
 def load_eval_data(path: str | os.PathLike, scope: Scope, max_queries: int | None = None, seed: int = 0,
-                   skip_bad_lines: bool = False) -> EvalData:
-    episodes, skipped = load_episodes(path, skip_bad_lines)
+                   skip_bad_lines: bool = False, options: SourceOptions = SourceOptions()) -> EvalData:
+    episodes, skipped = load_episodes(path, skip_bad_lines, options)
     return build_eval_data(str(path), episodes, scope, max_queries, seed, skipped)

@@ -37,7 +37,8 @@ class Retriever(Protocol):
 
     dim: int
 
-    def encode_queries(self, states, observations, batch_size: int = 64, progress: bool = False) -> np.ndarray: ...
+    def encode_queries(self, states, observations, batch_size: int = 64, progress: bool = False,
+                       steps=None, task_starts=None) -> np.ndarray: ...
     def encode_memories(self, memories, batch_size: int = 64, progress: bool = False) -> np.ndarray: ...
 
 
@@ -121,7 +122,8 @@ def retriever_method(name: str, retriever: Retriever, batch_size: int = 64, rera
     def queries(exs: Sequence[RetrievalExample]) -> np.ndarray:
         many = len(exs) > 1
         return retriever.encode_queries([e.state for e in exs], [e.observation for e in exs],
-                                        batch_size=batch_size, progress=many)
+                                        batch_size=batch_size, progress=many, steps=[e.step for e in exs],
+                                        task_starts=[e.task_start for e in exs])
 
     def memories(mems: Sequence[MemoryRecord]) -> np.ndarray:
         return retriever.encode_memories(mems, batch_size=batch_size, progress=True)

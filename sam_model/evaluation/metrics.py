@@ -78,6 +78,25 @@ def per_query_metrics(rankings: Sequence[np.ndarray], relevant: Sequence[np.ndar
     return out
 
 
+def grounding(rankings: Sequence[np.ndarray], data: EvalData, k: int = 5) -> float | None:
+    """Share of the needed argument values (over all decisions) that some top-k memory says verbatim
+    (sam_model.data.transcripts.says): what an agent that checks a tool call's arguments against retrieved
+    memory finds. None when the log does not record the needed values (only transcripts do)."""
+    if data.needed is None:
+        return None
+    from sam_model.data.text import norm
+    from sam_model.data.transcripts import says
+
+    texts: dict[int, str] = {}
+    found = total = 0
+    for top, values in zip(rankings, data.needed):
+        shown = [texts.setdefault(int(p), norm(data.memories[int(p)].content or data.memories[int(p)].text))
+                 for p in top[:k]]
+        total += len(values)
+        found += sum(any(says(t, v) for t in shown) for v in values)
+    return found / total if total else None
+
+
 def summarise(per_query: dict[str, np.ndarray], mask: np.ndarray | None = None) -> dict[str, float]:
     """Means over all queries (or the masked ones), in a stable key order."""
     order = sorted(per_query, key=_metric_order)
@@ -87,8 +106,8 @@ def summarise(per_query: dict[str, np.ndarray], mask: np.ndarray | None = None) 
 
 def _metric_order(name: str) -> tuple[int, int]:
     head, _, k = name.partition("@")
-    rank = ["mrr", "recall", "precision", "ndcg", "coverage"].index(head) if head in (
-        "mrr", "recall", "precision", "ndcg", "coverage") else 9
+    heads = ["mrr", "recall", "precision", "ndcg", "coverage", "grounding"]
+    rank = heads.index(head) if head in heads else 9
     return rank, int(k) if k.isdigit() else 0
 
 

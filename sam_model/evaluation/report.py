@@ -124,7 +124,7 @@ def per_query_lines(data, rankings: dict, per_query: dict[str, dict], top: int =
 
 CONSOLE_COLUMNS = {"mrr": "MRR", "recall@1": "R@1", "recall@5": "R@5", "recall@10": "R@10",
                    "precision@5": "P@5", "ndcg@10": "nDCG@10", "coverage@5": "Cov@5",
-                   "latency_ms_p50": "p50 ms", "latency_ms_p99": "p99 ms"}
+                   "grounding@5": "Ground@5", "latency_ms_p50": "p50 ms", "latency_ms_p99": "p99 ms"}
 
 
 def print_table(report: dict) -> None:

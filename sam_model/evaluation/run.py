@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from sam_model.data.examples import check_scope
+from sam_model.data.sources import SourceOptions
 from sam_model.evaluation.data import EvalData, load_eval_data
 from sam_model.evaluation.diagnostics import (
     distinctiveness,
@@ -29,6 +30,7 @@ from sam_model.evaluation.diagnostics import (
 )
 from sam_model.evaluation.methods import BASELINES, Method, make_baselines, retriever_method
 from sam_model.evaluation.metrics import (
+    grounding,
     latency_summary,
     metric_ks,
     per_phase,
@@ -70,11 +72,14 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
              compare: dict | None = None, tensorboard: str | os.PathLike | None = None,
              max_queries: int | None = None, depth: int = 100, latency_queries: int = 200,
              tsne_points: int = 2000, seed: int = 0, bert_path: str | None = None, device: str | None = None,
-             batch_size: int = 64, skip_bad_lines: bool = False, quiet: bool = False) -> dict:
+             batch_size: int = 64, skip_bad_lines: bool = False, quiet: bool = False,
+             text_cache: str | os.PathLike | None = None) -> dict:
     """Run the benchmark and write the report; returns the report dict (the content of report.json).
 
     ``retriever`` and the values of ``compare`` are retriever objects (see methods.Retriever);
-    the retriever is reported as ``sam`` and is the one the diagnostics look at.
+    the retriever is reported as ``sam`` and is the one the diagnostics look at. ``text_cache``: the on-disk
+    frozen-BERT vector cache folder that training fills (sam_model.models.text_encoder), read before ranking
+    and extended after it, so a re-run does not encode the same memories again.
     """
     scope = check_scope(scope)
     ks = metric_ks(ks)
@@ -97,6 +102,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     if not methods:
         raise ValueError("nothing to evaluate: give a retriever, a baseline or a --compare retriever")
 
+    caches = _text_caches([retriever, *(compare or {}).values()], text_cache)
     jitter = tie_jitter(len(data.memories), seed)
     relevant = relevant_positions(data)
     timed = sample_indices(len(data.examples), latency_queries, seed)
@@ -106,8 +112,13 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         rankings[m.name] = m.rank(data, scope, depth, jitter)
         per_query[m.name] = per_query_metrics(rankings[m.name], relevant, ks, depth)
         results[m.name] = summarise(per_query[m.name])
+        ground = grounding(rankings[m.name], data, 5)
+        if ground is not None:
+            results[m.name]["grounding@5"] = ground
         say(f"  {m.name}: mrr {results[m.name]['mrr']:.3f}, recall@5 {results[m.name]['recall@5']:.3f} "
             f"({time.perf_counter() - t0:.1f} s)")
+    for enc, path in caches:
+        enc.save_cache(path)
     for m in methods:
         m.time_query(data, int(timed[0]), scope, depth, jitter)  # warm-up: lazy loads, caches
         seconds = [m.time_query(data, int(i), scope, depth, jitter) for i in timed]
@@ -138,6 +149,24 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         print_table(report)
         print(f"wrote {out / 'report.json'}, {out / 'report.md'} and {out / 'per_query.jsonl'}")
     return report
+
+
+def _text_caches(retrievers, folder) -> list:
+    """(text encoder, cache file) of every frozen, caching BERT of the retrievers, loaded from ``folder``."""
+    if not folder:
+        return []
+    from sam_model.models.text_encoder import TextEncoder
+
+    out, seen = [], set()
+    for r in retrievers:
+        net = getattr(r, "net", None)
+        for module in net.modules() if net is not None else ():
+            if isinstance(module, TextEncoder) and module.use_cache and id(module) not in seen:
+                seen.add(id(module))
+                path = module.cache_file(folder)
+                module.load_cache(path)
+                out.append((module, path))
+    return out
 
 
 def _tensorboard_writer(logdir):
@@ -234,7 +263,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retriever", required=True, metavar="DIR|CKPT",
                    help="the retriever under test (reported as 'sam'): an exported folder or a Lightning .ckpt")
     p.add_argument("--data", required=True, metavar="LOG",
-                   help="agent log (.jsonl or .jsonl.gz) with labelled decision points, or an SGD split folder")
+                   help="agent log (.jsonl or .jsonl.gz) with labelled decision points, a tool-call transcript file "
+                        "(.jsonl[.gz] of {\"id\", \"messages\"} lines, or a tau-bench .json[.gz]; state and labels "
+                        "derived by sam_model.data.transcripts), or an SGD split folder")
+    p.add_argument("--split", choices=("all", "train", "test"), default="all",
+                   help="for a transcript file: evaluate only the fixed train or test split of its task groups "
+                        "(the split training configs use, sam_model.data.transcripts.held_out_groups); default all")
+    p.add_argument("--life", type=int, default=1, metavar="N",
+                   help="concatenate every N consecutive episodes into one agent life (sam_model.data.lives): a "
+                        "decision's candidates then include the events of earlier tasks; default 1")
     p.add_argument("--out", required=True, metavar="OUT_DIR",
                    help="folder for report.json, report.md, per_query.jsonl and PNGs")
     p.add_argument("--scope", choices=("episode", "global"), default="episode",
@@ -264,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default=None, help="torch device for encoders (default: cuda if available, else cpu)")
     p.add_argument("--batch-size", type=int, default=64, help="encoding batch size (default 64)")
     p.add_argument("--seed", type=int, default=0, help="seed for sampling and tie-breaking (default 0)")
+    p.add_argument("--text-cache", default="~/.cache/sam_model/text", metavar="DIR",
+                   help="frozen-BERT text-vector cache shared with training: read before ranking, extended after "
+                        "(default ~/.cache/sam_model/text; '' = off)")
     p.add_argument("--skip-bad-lines", action="store_true",
                    help="skip malformed log lines (counted and reported) instead of stopping at the first")
     return p
@@ -272,20 +312,21 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    for flag in ("max_queries", "depth", "latency_queries", "tsne_points", "batch_size"):
+    for flag in ("max_queries", "depth", "latency_queries", "tsne_points", "batch_size", "life"):
         value = getattr(args, flag)
         if value is not None and value < 1:
             parser.error(f"--{flag.replace('_', '-')} must be >= 1")
     compare_paths = _parse_compare(args.compare, parser)
     try:
         # Check the log before the (slow) model loads, so a typo fails in a second.
-        data = load_eval_data(args.data, args.scope, args.max_queries, args.seed, args.skip_bad_lines)
+        data = load_eval_data(args.data, args.scope, args.max_queries, args.seed, args.skip_bad_lines,
+                              SourceOptions(split=args.split, life=args.life))
         retriever = load_retriever(args.retriever, args.device)
         compare = {name: load_retriever(path, args.device) for name, path in compare_paths.items()}
         evaluate(data, args.out, retriever, scope=args.scope, ks=args.k, baselines=args.baselines,
                  compare=compare, tensorboard=args.tensorboard, depth=args.depth,
                  latency_queries=args.latency_queries, tsne_points=args.tsne_points, seed=args.seed,
-                 bert_path=args.bert, device=args.device, batch_size=args.batch_size)
+                 bert_path=args.bert, device=args.device, batch_size=args.batch_size, text_cache=args.text_cache)
     except SAMFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -25,7 +25,8 @@ class Retriever(Protocol):
     dim: int
 
     def encode_queries(self, states: Sequence[State], observations: Sequence[str], batch_size: int = 64,
-                       progress: bool = False) -> np.ndarray: ...
+                       progress: bool = False, steps: Sequence[int | None] | None = None,
+                       task_starts: Sequence[int | None] | None = None) -> np.ndarray: ...
 
     def encode_memories(self, memories: Sequence, batch_size: int = 64, progress: bool = False) -> np.ndarray: ...
 
@@ -50,7 +51,8 @@ class HashingRetriever:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-9)
 
-    def encode_queries(self, states, observations, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+    def encode_queries(self, states, observations, batch_size: int = 64, progress: bool = False,
+                       steps=None, task_starts=None) -> np.ndarray:
         return self.embed([query_text(s, o) for s, o in zip(states, observations)])
 
     def encode_memories(self, memories, batch_size: int = 64, progress: bool = False) -> np.ndarray:
@@ -66,7 +68,8 @@ class ContentRetriever:
         self.embedder = TextEmbedder(bert_path, device)
         self.dim = self.embedder.dim
 
-    def encode_queries(self, states, observations, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+    def encode_queries(self, states, observations, batch_size: int = 64, progress: bool = False,
+                       steps=None, task_starts=None) -> np.ndarray:
         texts = [query_text(s, o) for s, o in zip(states, observations)]
         return self.embedder.encode(texts, batch_size, progress)
 

@@ -1,10 +1,11 @@
 """SAMNet: the whole state-adaptive retriever as one plain ``nn.Module``.
 
-score(q, m) = α·v_sᵀ W_s v_m + (1−α)·cos(obs, memory text)
+score(q, m) = α·v_sᵀ W_s v_m + (1−α)·cos(obs, memory text) + ψ(v_s, t_q, t_0)·φ(t_m)
 
 is served as one inner product by concatenation: the query vector is
-[α·W_sᵀ v_s, (1−α)·c_obs] and the memory vector is [v_m, c_m]. Memory vectors do not
-depend on α or on the state, so one index serves every query. Training (Lightning),
+[α·W_sᵀ v_s, (1−α)·c_obs, ψ] and the memory vector is [v_m, c_m, φ(t_m)] (the last part, the
+learned time and task context of sam_model.models.time, only with ``time_features`` > 0). Memory
+vectors do not depend on α or on the state, so one index serves every query. Training (Lightning),
 export and the inference-time SAMRetriever all call the same three methods below.
 """
 
@@ -24,6 +25,7 @@ from sam_model.models.memory_encoder import MemoryEncoder
 from sam_model.models.projection import StateProjection
 from sam_model.models.state_encoder import StateEncoder
 from sam_model.models.text_encoder import TextEncoder
+from sam_model.models.time import TimeEncoding
 from sam_model.models.vocab import Vocab
 
 QUERY_INPUTS = ("state", "observation")
@@ -56,6 +58,9 @@ class SAMConfig:
             that its state's new values came from (a re-rank of the results; the index stays exact).
         slot_match: weight of the needed-slot match in the same re-rank (sam_model.rerank); 0 = off.
             Not used in training: choose it on held-out training dialogues.
+        time_features: frequencies K of the learned time and task context (sam_model.models.time): the score
+            gains learned, state-dependent functions of the step distance and of the distance to the current
+            task's start; 0 = off (the vectors then are exactly those of a model without it).
     """
 
     bert_path: str = ""
@@ -79,6 +84,7 @@ class SAMConfig:
     source_kinds: list[str] = field(default_factory=list)
     provenance: bool = True
     slot_match: float = 0.0
+    time_features: int = 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -146,6 +152,7 @@ class SAMNet(nn.Module):
         self.memory_encoder = MemoryEncoder(mem_text, len(self.kinds), len(self.phases), cfg.dim,
                                             cfg.kind_dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
         self.projection = StateProjection(cfg.projection, cfg.dim, cfg.proj_hidden, cfg.rank)
+        self.time = TimeEncoding(cfg.dim, cfg.time_features) if cfg.time_features else None
         a = min(max(cfg.alpha, 1e-4), 1 - 1e-4)
         self.alpha_logit = nn.Parameter(torch.tensor(math.log(a / (1 - a))), requires_grad=cfg.learn_alpha)
 
@@ -159,7 +166,8 @@ class SAMNet(nn.Module):
 
     @property
     def out_dim(self) -> int:
-        return self.cfg.dim + (self.state_encoder.text_encoder.hidden_size if self.uses_content else 0)
+        return (self.cfg.dim + (self.state_encoder.text_encoder.hidden_size if self.uses_content else 0)
+                + (self.time.out_dim if self.time is not None else 0))
 
     def _ids(self, vocab: Vocab, tokens: Sequence[str]) -> torch.Tensor:
         return torch.tensor(vocab.ids(tokens), dtype=torch.long, device=self.alpha_logit.device)
@@ -172,26 +180,36 @@ class SAMNet(nn.Module):
                                                                       device=self.alpha_logit.device))
         return self.state_encoder(list(state_texts), self._ids(self.phases, phases))
 
-    def encode_queries(self, state_texts: Sequence[str], phases: Sequence[str],
-                       observations: Sequence[str]) -> torch.Tensor:
-        """[α·W_sᵀ v_s, (1−α)·c_obs]: one vector per query, searched by inner product."""
-        q = self.projection.query(self.encode_states(state_texts, phases, observations))
-        if not self.uses_content:
-            return q
-        c = nn.functional.normalize(self.state_encoder.text_encoder(list(observations)), dim=-1)
-        a = self.alpha
-        return torch.cat([a * q, (1 - a) * c], dim=-1)
+    def encode_queries(self, state_texts: Sequence[str], phases: Sequence[str], observations: Sequence[str],
+                       steps: Sequence[int | None] | None = None,
+                       task_starts: Sequence[int | None] | None = None) -> torch.Tensor:
+        """[α·W_sᵀ v_s, (1−α)·c_obs, ψ]: one vector per query, searched by inner product.
+
+        ``steps`` (the query's step) and ``task_starts`` (where its task began) feed the time part; None, or
+        None for one query, leaves that term out.
+        """
+        v_s = self.encode_states(state_texts, phases, observations)
+        parts = [self.projection.query(v_s)]
+        if self.uses_content:
+            c = nn.functional.normalize(self.state_encoder.text_encoder(list(observations)), dim=-1)
+            a = self.alpha
+            parts = [a * parts[0], (1 - a) * c]
+        if self.time is not None:
+            parts.append(self.time.query(v_s, steps, task_starts))
+        return torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]
 
     @property
     def content_only(self) -> bool:
         return self.cfg.query_input == "observation"
 
     def encode_memories(self, texts: Sequence[str], kinds: Sequence[str], phases: Sequence[str],
-                        contents: Sequence[str] | None = None) -> torch.Tensor:
-        """[v_m, c_m]: state-independent, so it can live in an index.
+                        contents: Sequence[str] | None = None,
+                        steps: Sequence[int | None] | None = None) -> torch.Tensor:
+        """[v_m, c_m, φ(t_m)]: state-independent, so it can live in an index.
 
         ``texts`` are MemoryRecord.text (with the state-derived prefix), ``contents`` the plain
-        MemoryRecord.content; only the content-only ablation reads ``contents``.
+        MemoryRecord.content; only the content-only ablation reads ``contents``. ``steps``: each memory's
+        step, for the time part (None: no time part for it).
         """
         phase_ids = self._ids(self.phases, phases)
         if self.content_only:
@@ -199,9 +217,12 @@ class SAMNet(nn.Module):
             phase_ids = torch.zeros_like(phase_ids)
         pooled = self.memory_encoder.text_encoder(list(texts))
         v = self.memory_encoder(list(texts), self._ids(self.kinds, kinds), phase_ids, pooled)
-        if not self.uses_content:
-            return v
-        return torch.cat([v, nn.functional.normalize(pooled, dim=-1)], dim=-1)
+        parts = [v]
+        if self.uses_content:
+            parts.append(nn.functional.normalize(pooled, dim=-1))
+        if self.time is not None:
+            parts.append(self.time.memory(steps, len(v), v.dtype))
+        return torch.cat(parts, dim=-1) if len(parts) > 1 else v
 
     def projection_diagonal(self, state_texts, phases, observations) -> torch.Tensor:
         return self.projection.diagonal(self.encode_states(state_texts, phases, observations))

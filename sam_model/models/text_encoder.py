@@ -100,27 +100,44 @@ class TextEncoder(nn.Module):
                 h.update(f"{p.double().sum().item():.6f}".encode())
         return h.hexdigest()[:16]
 
+    def cache_file(self, folder: str | Path) -> Path:
+        """This BERT's file in an on-disk text-vector cache folder (one file per BERT fingerprint)."""
+        return Path(folder).expanduser() / f"text-vectors-{self.fingerprint()}.pt"
+
     def save_cache(self, path: str | Path) -> None:
-        """Write the cached vectors (float16) so a later run on the same texts skips BERT entirely."""
+        """Write the cached vectors (float16) so a later run on the same texts skips BERT entirely.
+
+        Vectors already in the file that this encoder does not hold are kept: training, evaluation and the
+        Janus benchmarks share one cache, and none of them should drop what the others computed.
+        """
         if not self._cache:
             return
         from sam_model.io import atomic_path
 
         texts = list(self._cache)
+        vectors = torch.stack([self._cache[t] for t in texts]).half().cpu()
+        old = self._read(path)
+        if old is not None:
+            keep = [i for i, t in enumerate(old["texts"]) if t not in self._cache]
+            texts += [old["texts"][i] for i in keep]
+            vectors = torch.cat([vectors, old["vectors"][keep].half()]) if keep else vectors
         with atomic_path(path) as tmp:
-            torch.save({"fingerprint": self.fingerprint(), "texts": texts,
-                        "vectors": torch.stack([self._cache[t] for t in texts]).half().cpu()}, tmp)
+            torch.save({"fingerprint": self.fingerprint(), "texts": texts, "vectors": vectors}, tmp)
 
-    def load_cache(self, path: str | Path) -> int:
-        """Load vectors saved by ``save_cache`` for this same BERT; returns how many were loaded."""
+    def _read(self, path: str | Path) -> dict | None:
         p = Path(path)
-        if not (self.use_cache and p.exists()):
-            return 0
+        if not p.exists():
+            return None
         try:
             blob = torch.load(p, map_location="cpu", weights_only=True)
         except Exception:  # noqa: BLE001 - a broken cache is only a lost speed-up
-            return 0
-        if blob.get("fingerprint") != self.fingerprint():
+            return None
+        return blob if blob.get("fingerprint") == self.fingerprint() else None
+
+    def load_cache(self, path: str | Path) -> int:
+        """Load vectors saved by ``save_cache`` for this same BERT; returns how many were loaded."""
+        blob = self._read(path) if self.use_cache else None
+        if blob is None:
             return 0
         device = next(self.bert.parameters()).device
         vectors = blob["vectors"].float().to(device)

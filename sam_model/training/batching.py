@@ -21,7 +21,7 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]]) -> dict[str, An
     """Rows are (episode index, episode row as made by sam_model.data.hf.episode_row)."""
     b: dict[str, Any] = {k: [] for k in ("mem_texts", "mem_contents", "mem_kinds", "mem_phases", "q_state_texts",
                                          "q_phases", "q_obs")}
-    mem_ep, mem_step, q_ep, q_step, q_labels = [], [], [], [], []
+    mem_ep, mem_step, q_ep, q_step, q_labels, q_task = [], [], [], [], [], []
     for ep_idx, row in rows:
         b["mem_texts"] += row["memory_texts"]
         b["mem_contents"] += [content_text(k, t) for k, t in zip(row["kinds"], row["texts"])]
@@ -36,14 +36,34 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]]) -> dict[str, An
                 b["q_obs"].append(row["texts"][i])
                 q_ep.append(ep_idx)
                 q_step.append(row["steps"][i])
+                q_task.append(row["task_starts"][i] if "task_starts" in row else row["steps"][0])
                 q_labels.append(labels)
     width = max((len(x) for x in q_labels), default=1)
     b["mem_episode"] = torch.tensor(mem_ep, dtype=torch.long)
     b["mem_step"] = torch.tensor(mem_step, dtype=torch.long)
     b["q_episode"] = torch.tensor(q_ep, dtype=torch.long)
     b["q_step"] = torch.tensor(q_step, dtype=torch.long)
+    b["q_task_start"] = torch.tensor(q_task, dtype=torch.long)
     b["q_labels"] = torch.tensor([x + [-1] * (width - len(x)) for x in q_labels], dtype=torch.long).view(-1, width)
     return b
+
+
+def encode_batch(net, batch: dict[str, Any], task_dropout: float = 0.0,
+                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Query and memory vectors of a batch, steps included (the time part of sam_model.models.time).
+
+    ``task_dropout``: the share of queries whose task start is hidden, so the model also learns to rank when
+    an agent does not say where its task began (then only the step distance is known).
+    """
+    task = batch["q_task_start"].tolist()
+    if task_dropout:
+        drop = torch.rand(len(task), generator=generator) < task_dropout
+        task = [None if d else t for t, d in zip(task, drop.tolist())]
+    q = net.encode_queries(batch["q_state_texts"], batch["q_phases"], batch["q_obs"],
+                           steps=batch["q_step"].tolist(), task_starts=task)
+    m = net.encode_memories(batch["mem_texts"], batch["mem_kinds"], batch["mem_phases"], batch.get("mem_contents"),
+                            steps=batch["mem_step"].tolist())
+    return q, m
 
 
 def candidate_masks(q_episode: torch.Tensor, q_step: torch.Tensor, q_labels: torch.Tensor,

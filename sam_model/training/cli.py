@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from pytorch_lightning.cli import LightningCLI
 
 from sam_model.checkpoint import load_checkpoint
@@ -10,6 +12,7 @@ from sam_model.io import run_cli
 from sam_model.training.checkpoint_io import use_atomic_checkpoints
 from sam_model.training.datamodule import AgentLogDataModule
 from sam_model.training.module import SAMLightningModule
+from sam_model.training.progress import LineProgress
 
 
 class SAMCLI(LightningCLI):
@@ -34,8 +37,10 @@ class SAMCLI(LightningCLI):
 
 
 def main(args=None) -> SAMCLI:
+    # Output to a file or a pipe: plain progress lines instead of a terminal bar that shows nothing there.
+    defaults = {} if sys.stdout.isatty() else {"enable_progress_bar": False, "callbacks": [LineProgress()]}
     return SAMCLI(SAMLightningModule, AgentLogDataModule, seed_everything_default=0, args=args,
-                  save_config_kwargs={"overwrite": True})
+                  save_config_kwargs={"overwrite": True}, trainer_defaults=defaults)
 
 
 def _hint(exc: BaseException) -> str:

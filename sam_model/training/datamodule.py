@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
+import random
 from pathlib import Path
 
+import datasets
 import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from sam_model.data.sources import SourceOptions, default_cache_dir, materialise
 from sam_model.io import SAMFileError
 from sam_model.training.batching import EpochShuffle, collate_episodes
 
@@ -52,47 +52,74 @@ def require_decision_points(episodes, split: str, source: str) -> None:
                            "the counts)")
 
 
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("SAM_CACHE_DIR", Path.home() / ".cache" / "sam_model"))
+def holdout(episodes, fraction: float, seed: int, keep_order: bool = False):
+    """(train, validation) rows: ``fraction`` of the episodes held out, or of the groups when episodes share
+    groups (a task's trials share their user and values: holding out one trial and training on another would
+    validate on what was trained). Without shared groups and ``keep_order`` this is the plain seeded row split
+    (which shuffles); otherwise both sides keep the file order, which lives of consecutive episodes need."""
+    groups = episodes["group"]
+    if len(set(groups)) == len(groups) and not keep_order:
+        split = episodes.train_test_split(test_size=fraction, seed=seed, shuffle=True)
+        return split["train"], split["test"]
+    distinct = sorted(set(groups))
+    random.Random(seed).shuffle(distinct)
+    held = set(distinct[: max(1, round(fraction * len(distinct)))])
+    if len(held) == len(distinct):
+        raise ValueError("need at least 2 episode groups to hold out a validation split; pass `val` files")
+    rows = [i for i, g in enumerate(groups) if g not in held]
+    return episodes.select(rows), episodes.select([i for i, g in enumerate(groups) if g in held])
 
 
-def materialise_log(path: str, sgd_label: str, sgd_masked: bool, max_dialogues: int | None,
-                    cache_dir: Path, every: int = 1) -> Path:
-    """A log file for ``path``: the file itself, or an SGD split folder converted once into the cache.
+def concat_lives(episodes, sizes: list[int]):
+    """The rows of ``episodes`` as lives of each size in ``sizes`` (sam_model.data.lives), one after another:
+    n consecutive rows become one, steps, labels and task starts shifted by the length of the rows before."""
+    import datasets
 
-    The cache lives outside the repository: SGD data and anything derived from it never goes into git.
-    """
-    from sam_model.data.sgd import is_sgd_split_dir, iter_sgd_events
-    from sam_model.io import atomic_path
+    def life(rows: list[dict], name: str) -> dict:
+        out: dict = {k: [] for k in rows[0] if k not in ("episode_id", "group")}
+        offset = 0
+        for r in rows:
+            for k in out:
+                vals = r[k]
+                if k in ("steps", "task_starts"):
+                    vals = [v + offset for v in vals]
+                elif k == "labels":
+                    vals = [[v + offset for v in x] for x in vals]
+                out[k] += vals
+            offset += max(r["steps"]) + 1 if r["steps"] else 0
+        return {"episode_id": name, "group": name, **out}
 
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"training data not found: {p} (give an agent-log .jsonl/.jsonl.gz file or an "
-                                "SGD split folder such as ../shared/data/sgd/train)")
-    if not p.is_dir():
-        return p
-    if not is_sgd_split_dir(p):
-        raise ValueError(f"{p} is a folder without SGD dialogues_*.json[.gz] files; give an agent-log file")
-    key = json.dumps([str(p.resolve()), sgd_label, sgd_masked, max_dialogues] + ([every] if every != 1 else []))
-    out = cache_dir / f"sgd-{p.name}-{hashlib.sha1(key.encode()).hexdigest()[:12]}.jsonl"
-    if not out.exists():
-        with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-            for ev in iter_sgd_events(p, label=sgd_label, masked=sgd_masked, max_dialogues=max_dialogues,
-                                      every=every):
-                fh.write(json.dumps(ev, ensure_ascii=False) + "\n")
-    return out
+    def rows():
+        for n in sizes:
+            for start in range(0, len(episodes), n):
+                chunk = [episodes[i] for i in range(start, min(start + n, len(episodes)))]
+                yield chunk[0] if n == 1 else life(chunk, f"life{n}-{start // n:05d}")
+
+    return datasets.Dataset.from_list(list(rows()), features=episodes.features)
 
 
 class AgentLogDataModule(pl.LightningDataModule):
     """Episodes of agent logs, batched as whole episodes.
 
     Args:
-        train: agent-log files (.jsonl/.jsonl.gz) or SGD split folders to train on.
-        val: files or folders to validate on; empty = hold out ``val_fraction`` of the training episodes.
-        val_fraction: share of training episodes held out when ``val`` is empty.
+        train: what to train on: agent-log files (.jsonl/.jsonl.gz), tool-call transcript files
+            (.jsonl[.gz] of {"id", "messages"}, tau-bench .json[.gz]) or SGD split folders
+            (sam_model.data.sources; conversions are cached in ``cache_dir``).
+        val: the same kinds of input to validate on; empty = hold out ``val_fraction`` of the training episodes
+            (by group: the trials of one transcript task stay on one side).
+        val_fraction: share of training episodes (groups) held out when ``val`` is empty.
         batch_episodes: episodes per batch (all their events are the memories of the batch).
-        sgd_label: SGD label variant when a folder is SGD: origin | latest | all.
-        sgd_masked: mask needed slot values at SGD decision points (the benchmark default).
+        label: how SGD and transcript decision points are labelled: origin (the first earlier event that says a
+            needed value) | latest | all.
+        masked: mask needed values at SGD and transcript decision points (the benchmark default).
+        transcript_split: which fixed split of every transcript file to read: all | train | test (by task group,
+            sam_model.data.transcripts.held_out_groups); "train" keeps the test tasks out of training.
+        repeat: how many times each ``train`` source is read per epoch (one count per source; default once each):
+            a small log of your own agent next to a large public one (SGD) is otherwise drowned out. Copies share
+            their group, so the validation holdout keeps them on one side.
+        lives: train (and validate) on each of these life sizes: 1 = the episodes as they are, n > 1 = agent
+            lives of n consecutive episodes (sam_model.data.lives), built after the validation holdout so no
+            episode is on both sides; [1, 8] trains on single episodes and on lives of 8.
         max_dialogues: cap on SGD dialogues read from each training folder (None = all).
         sgd_every: read one training dialogue in ``sgd_every`` (SGD files are grouped by service: a strided
             sample sees every service, the first N dialogues only a few).
@@ -104,7 +131,8 @@ class AgentLogDataModule(pl.LightningDataModule):
     """
 
     def __init__(self, train: list[str], val: list[str] | None = None, val_fraction: float = 0.1,
-                 batch_episodes: int = 32, sgd_label: str = "origin", sgd_masked: bool = True,
+                 batch_episodes: int = 32, label: str = "origin", masked: bool = True, transcript_split: str = "all",
+                 repeat: list[int] | None = None, lives: list[int] | None = None,
                  max_dialogues: int | None = None, max_val_dialogues: int | None = None, sgd_every: int = 1,
                  on_error: str = "raise", num_workers: int = 0, seed: int = 0, cache_dir: str | None = None):
         super().__init__()
@@ -116,8 +144,9 @@ class AgentLogDataModule(pl.LightningDataModule):
         from sam_model.data.hf import episodes_to_dataset
 
         hp = self.hparams
-        files = [materialise_log(p, hp.sgd_label, hp.sgd_masked, max_dialogues, self.cache_dir, every)
-                 for p in paths]
+        options = SourceOptions(label=hp.label, masked=hp.masked, max_items=max_dialogues, every=every,
+                                split=hp.transcript_split)
+        files = [materialise(p, options, self.cache_dir, skip_bad=hp.on_error == "skip") for p in paths]
         return episodes_to_dataset([str(f) for f in files], on_error=hp.on_error,
                                    cache_dir=str(self.cache_dir / "arrow"))
 
@@ -125,14 +154,27 @@ class AgentLogDataModule(pl.LightningDataModule):
         if self._train is not None:
             return
         hp = self.hparams
-        train = self._load(list(hp.train), hp.max_dialogues, hp.sgd_every)
+        repeat = list(hp.repeat or [1] * len(hp.train))
+        if len(repeat) != len(hp.train) or any(r < 1 for r in repeat):
+            raise ValueError(f"data.repeat needs one count >= 1 per data.train source ({len(hp.train)}), got {repeat}")
+        parts = [self._load([p], hp.max_dialogues, hp.sgd_every) for p in hp.train]
+        train = parts[0] if repeat == [1] else datasets.concatenate_datasets(
+            [part for part, r in zip(parts, repeat) for _ in range(r)])
+        sizes = list(hp.lives or [1])
         if hp.val:
             self._train, self._val = train, self._load(list(hp.val), hp.max_val_dialogues)
         else:
             if len(train) < 2:
                 raise ValueError("need at least 2 episodes to hold out a validation split; pass `val` files")
-            split = train.train_test_split(test_size=hp.val_fraction, seed=hp.seed, shuffle=True)
-            self._train, self._val = split["train"], split["test"]
+            self._train, self._val = holdout(train, hp.val_fraction, hp.seed, keep_order=sizes != [1])
+            if repeat != [1] * len(repeat):  # copies share their group, so they sit on one side; validate once each
+                seen: set[str] = set()
+                keep = [i for i, e in enumerate(self._val["episode_id"]) if not (e in seen or seen.add(e))]
+                self._val = self._val.select(keep)
+        if any(n < 1 for n in sizes):
+            raise ValueError(f"data.lives must hold life sizes >= 1, got {sizes}")
+        if sizes != [1]:
+            self._train, self._val = (concat_lives(ds, sizes) for ds in (self._train, self._val))
 
     @property
     def vocab(self) -> dict[str, list[str]]:

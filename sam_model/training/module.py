@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
@@ -13,7 +12,7 @@ from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, Retriev
 
 from sam_model.models.losses import MultiPositiveInfoNCE
 from sam_model.models.sam import SAMConfig, SAMNet
-from sam_model.training.batching import candidate_masks
+from sam_model.training.batching import candidate_masks, encode_batch
 from sam_model.training.objective import batch_loss
 
 
@@ -36,6 +35,8 @@ class SAMLightningModule(pl.LightningModule):
         bert_config: recorded automatically (the BERT's config), so a checkpoint rebuilds without the folder.
         text_cache_dir: with a frozen BERT, keep its text vectors in this folder between runs (a file per
             BERT fingerprint), so re-runs and ablations on the same data skip BERT; empty = off.
+        task_dropout: with time features, the share of training queries whose task start is hidden, so the
+            model also ranks well when an agent does not say where its current task began.
     """
 
     def __init__(self, net: SAMConfig | None = None, vocab: dict[str, list[str]] | None = None,
@@ -43,7 +44,7 @@ class SAMLightningModule(pl.LightningModule):
                  temperature: float = 0.05, learn_temperature: bool = True, positives: str = "any",
                  in_batch_negatives: bool = True,
                  warmup_steps: int = 50, bert_config: dict | None = None,
-                 text_cache_dir: str = ""):
+                 text_cache_dir: str = "", task_dropout: float = 0.3):
         super().__init__()
         cfg = SAMConfig.from_dict(dict(net)) if isinstance(net, dict) else copy.deepcopy(net or SAMConfig())
         if vocab:
@@ -58,6 +59,7 @@ class SAMLightningModule(pl.LightningModule):
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
         self.text_cache_dir = text_cache_dir
         self._seed: int | None = None  # base of the per-epoch seeds (on_train_epoch_start)
+        self.task_dropout = task_dropout
         self.val_metrics = MetricCollection({
             "mrr": RetrievalMRR(), "recall@1": RetrievalRecall(top_k=1), "recall@5": RetrievalRecall(top_k=5),
             "ndcg@10": RetrievalNormalizedDCG(top_k=10)}, prefix="val/")
@@ -65,23 +67,18 @@ class SAMLightningModule(pl.LightningModule):
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> torch.Tensor | None:
         if len(batch["q_step"]) == 0 and self.trainer.world_size == 1:
             return None  # no decision point in these episodes: nothing to learn (DDP ranks must all step)
-        loss = batch_loss(self.net, self.loss_fn, batch, self.hparams.in_batch_negatives, self.trainer.world_size)
+        loss = batch_loss(self.net, self.loss_fn, batch, self.hparams.in_batch_negatives, self.trainer.world_size,
+                          self.task_dropout)
         n = max(len(batch["q_step"]), 1)
         self.log("train/loss", loss, prog_bar=True, batch_size=n)
         self.log("train/temperature", 1.0 / self.loss_fn.scale, batch_size=n)
         self.log("train/alpha", self.net.alpha.detach(), batch_size=n)
         return loss
 
-    def _scores(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
-        q = self.net.encode_queries(batch["q_state_texts"], batch["q_phases"], batch["q_obs"])
-        m = self.net.encode_memories(batch["mem_texts"], batch["mem_kinds"], batch["mem_phases"],
-                                     batch.get("mem_contents"))
-        return q, m
-
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
         if len(batch["q_step"]) == 0:
             return  # no decision point in these episodes: nothing to score (torchmetrics rejects empty input)
-        q, m = self._scores(batch)
+        q, m = encode_batch(self.net, batch)
         allowed, positive = candidate_masks(batch["q_episode"], batch["q_step"], batch["q_labels"],
                                             batch["mem_episode"], batch["mem_step"], in_batch_negatives=False)
         scores = q @ m.T
@@ -98,7 +95,7 @@ class SAMLightningModule(pl.LightningModule):
         enc = self.net.state_encoder.text_encoder
         if not (self.text_cache_dir and enc.use_cache):
             return None, enc
-        return Path(self.text_cache_dir).expanduser() / f"text-vectors-{enc.fingerprint()}.pt", enc
+        return enc.cache_file(self.text_cache_dir), enc
 
     def on_fit_start(self) -> None:
         path, enc = self._text_cache_file()

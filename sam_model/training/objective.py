@@ -9,20 +9,18 @@ import torch
 
 from sam_model.models.losses import MultiPositiveInfoNCE, gather_across_devices
 from sam_model.models.sam import SAMNet
-from sam_model.training.batching import candidate_masks
+from sam_model.training.batching import candidate_masks, encode_batch
 
 
 def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any],
-               in_batch_negatives: bool = True, world_size: int = 1) -> torch.Tensor:
+               in_batch_negatives: bool = True, world_size: int = 1, task_dropout: float = 0.0) -> torch.Tensor:
     """Mean loss over the *global* batch of decision points.
 
     Memories are gathered from every process with gradient; each process divides its
     summed query losses by the global query count times ``1/world_size``, so that DDP's
     gradient averaging yields exactly the single-process gradient of the whole batch.
     """
-    q = net.encode_queries(batch["q_state_texts"], batch["q_phases"], batch["q_obs"])
-    m = net.encode_memories(batch["mem_texts"], batch["mem_kinds"], batch["mem_phases"],
-                                     batch.get("mem_contents"))
+    q, m = encode_batch(net, batch, task_dropout)
     m_all = gather_across_devices(m)
     mem_ep = gather_across_devices(batch["mem_episode"].to(m.device))
     mem_step = gather_across_devices(batch["mem_step"].to(m.device))

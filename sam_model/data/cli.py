@@ -1,0 +1,35 @@
+"""``sam-data``: the data tools behind one command.
+
+    sam-data validate LOG.jsonl[.gz] ...                      check agent logs and describe them
+    sam-data transcripts CHATS.jsonl[.gz]|TAU.json[.gz] OUT   tool-call transcripts -> agent log
+    sam-data sgd SPLIT_DIR OUT                                 SGD dialogues -> agent log
+    sam-data synthetic OUT --episodes N --seed S               the demo data
+
+Each subcommand is the module's own CLI (``python -m sam_model.data.<name>``), with its ``--help``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = {"validate": "check agent logs and print their statistics (FILE:LINE: reason on bad input)",
+            "transcripts": "convert tool-call transcripts (OpenAI messages, tau-bench) into an agent log",
+            "sgd": "convert an SGD split folder into an agent log",
+            "synthetic": "write the synthetic demo episodes"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        width = max(map(len, COMMANDS))
+        print("usage: sam-data COMMAND [options]   (sam-data COMMAND --help for its options)\n\ncommands:\n" +
+              "\n".join(f"  {name:<{width}}  {text}" for name, text in COMMANDS.items()))
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    module = importlib.import_module(f"sam_model.data.{argv[0]}")
+    sys.argv[0] = f"sam-data {argv[0]}"
+    return int(module.main(argv[1:]) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""Agent lives: N consecutive episodes concatenated into one, the long-horizon case.
+
+An agent that serves task after task keeps one memory. A decision of its current task then has as
+candidates every earlier event of the life, most of them from earlier tasks whose states look much the same
+(the same service, the same slots). A life of ``n`` makes that case out of any log, without new labels:
+
+- episode ids ``life-00000``, ``life-00001``, … (one per ``n`` consecutive episodes, in order; the last life
+  may be shorter);
+- steps shifted by the length (last step + 1) of the episodes before it in the life, labels shifted with
+  them, so every label still names the same event;
+- ``meta.source_episode`` = the episode the event came from, which is also how the current task is known
+  (:func:`task_starts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+SOURCE_KEY = "source_episode"
+
+
+def make_lives(events: Iterable[dict[str, Any]], n: int) -> Iterator[dict[str, Any]]:
+    """Event dicts of lives of ``n`` consecutive episodes; ``events`` come episode after episode (as the
+    converters and :func:`sam_model.data.reader.iter_episodes` give them). ``n == 1`` gives them unchanged."""
+    if n < 1:
+        raise ValueError(f"a life holds at least one episode, got {n}")
+    if n == 1:
+        yield from events
+        return
+    life, in_life, offset, length = -1, n, 0, 0
+    current = None
+    for e in events:
+        if e["episode_id"] != current:
+            current = e["episode_id"]
+            offset += length
+            length = 0
+            in_life += 1
+            if in_life >= n:
+                life, in_life, offset = life + 1, 0, 0
+        length = max(length, e["step"] + 1)
+        out = {**e, "episode_id": f"life-{life:05d}", "step": e["step"] + offset,
+               "meta": {**(e.get("meta") or {}), SOURCE_KEY: e["episode_id"]}}
+        if e.get("useful_memory_steps") is not None:
+            out["useful_memory_steps"] = [s + offset for s in e["useful_memory_steps"]]
+        yield out
+
+
+def task_starts(events) -> list[int | None]:
+    """For each event of an episode (in step order), the step where its task began: the first step of its
+    ``meta.source_episode`` within a life, the episode's first step otherwise. None where events carry no
+    steps. ``events`` are :class:`sam_model.data.schema.Event` objects."""
+    out: list[int | None] = []
+    start, source = None, object()
+    for e in events:
+        src = e.meta.get(SOURCE_KEY) if e.meta else None
+        if start is None or src != source:
+            start, source = e.step, src
+        out.append(start)
+    return out

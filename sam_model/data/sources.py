@@ -1,0 +1,123 @@
+"""Every input the trainer and ``evaluate.py`` accept, turned into an agent log.
+
+Three kinds of source, told apart by looking at the path:
+
+- an **agent log** (``.jsonl[.gz]`` of events, ``../shared/spec/agent-log.md``): used as it is;
+- an **SGD split folder** (``dialogues_*.json[.gz]``): converted by :mod:`sam_model.data.sgd`;
+- a **tool-call transcript file** (``.jsonl[.gz]`` of ``{"id", "messages"}`` lines, or a tau-bench ``.json[.gz]``):
+  converted by :mod:`sam_model.data.transcripts`.
+
+Converted logs are written once into the user cache (``~/.cache/sam_model``, never the repository: the
+sources' licences and the "no copies of the data" rule), keyed by the source's path, size, modification time
+and the conversion options, so training and evaluation read exactly the same events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from sam_model.data.lives import make_lives
+from sam_model.io import SAMFileError, atomic_path
+
+SourceKind = Literal["agent-log", "sgd", "transcripts"]
+CONVERSION_VERSION = 2  # bump when a converter's output changes, so old cached logs are not reused
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """How SGD folders and transcript files are converted (an agent log ignores them all).
+
+    Args:
+        label: which earlier event labels a needed value: origin (the first that says it) | latest | all.
+        masked: hide needed values in the decision point's state and flag their slots / argument paths.
+        max_items: convert only the first N dialogues / conversations (None = all).
+        every: SGD only: keep one dialogue in ``every`` (SGD files are grouped by service).
+        split: transcripts only: all | train | test, the fixed split by task group
+            (sam_model.data.transcripts.held_out_groups).
+        life: concatenate every ``life`` consecutive episodes into one agent life (sam_model.data.lives);
+            1 = episodes as they are. Applies to agent logs too.
+    """
+
+    label: str = "origin"
+    masked: bool = True
+    max_items: int | None = None
+    every: int = 1
+    split: str = "all"
+    life: int = 1
+
+
+def source_kind(path: str | os.PathLike) -> SourceKind:
+    """What ``path`` is; raises SAMFileError naming it when it is none of the three."""
+    from sam_model.data.sgd import is_sgd_split_dir
+    from sam_model.data.transcripts import is_transcript_file
+
+    p = Path(path)
+    if not p.exists():
+        raise SAMFileError(f"data not found: {p} (give an agent log .jsonl/.jsonl.gz, a tool-call transcript file "
+                           ".jsonl/.json[.gz], or an SGD split folder such as ../shared/data/sgd/train)")
+    if p.is_dir():
+        if is_sgd_split_dir(p):
+            return "sgd"
+        raise SAMFileError(f"{p} is a folder without SGD dialogues_*.json[.gz] files; give an agent log, a "
+                           "transcript file or an SGD split folder")
+    return "transcripts" if is_transcript_file(p) else "agent-log"
+
+
+def iter_source_events(path: str | os.PathLike, options: SourceOptions = SourceOptions(),
+                       skip_bad: bool = False) -> Iterator[dict[str, Any]]:
+    """Agent-log event dicts of an SGD folder or a transcript file (not of an agent log: read that directly)."""
+    kind = source_kind(path)
+    if kind == "sgd":
+        from sam_model.data.sgd import iter_sgd_events
+
+        yield from iter_sgd_events(path, label=options.label, masked=options.masked,  # type: ignore[arg-type]
+                                   max_dialogues=options.max_items, every=options.every)
+    elif kind == "transcripts":
+        from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+        report = ImportReport()
+        yield from iter_transcript_events(path, options.label, options.masked, options.split,  # type: ignore[arg-type]
+                                          skip_bad=skip_bad, report=report, max_conversations=options.max_items)
+        if report.skipped:
+            print(f"{path}: skipped {len(report.skipped)} bad conversations:\n" +
+                  "\n".join(f"  {e}" for e in report.skipped[:20]))
+    else:
+        raise ValueError(f"{path} is an agent log already; read it with sam_model.data.read_episodes")
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("SAM_CACHE_DIR", Path.home() / ".cache" / "sam_model"))
+
+
+def materialise(path: str | os.PathLike, options: SourceOptions = SourceOptions(),
+                cache_dir: str | os.PathLike | None = None, skip_bad: bool = False) -> Path:
+    """An agent-log file for ``path``: the file itself, or its conversion written once into the cache."""
+    p = Path(path)
+    kind = source_kind(p)
+    if options.life < 1:
+        raise ValueError(f"life must be >= 1 (episodes per agent life), got {options.life}")
+    if kind == "agent-log" and options.life == 1:
+        return p
+    st = p.stat()
+    key = json.dumps([CONVERSION_VERSION, kind, str(p.resolve()), st.st_size, st.st_mtime_ns,
+                      asdict(options), skip_bad])
+    name = p.name.split(".")[0] if kind != "sgd" else p.name
+    name += f"-life{options.life}" if options.life > 1 else ""
+    out = Path(cache_dir or default_cache_dir()) / f"{kind}-{name}-{hashlib.sha1(key.encode()).hexdigest()[:12]}.jsonl"
+    if not out.exists():
+        if kind == "agent-log":
+            from sam_model.data.reader import iter_episodes
+
+            events = (e.to_json() for ep in iter_episodes(p, "skip" if skip_bad else "raise") for e in ep.events)
+        else:
+            events = iter_source_events(p, options, skip_bad)
+        with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+            for event in make_lives(events, options.life):
+                fh.write(json.dumps(event, ensure_ascii=False) + "\n")
+    return out

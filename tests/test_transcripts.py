@@ -1,0 +1,289 @@
+"""The tool-call transcript importer against the spec's golden file, its bad-input errors, the live state and
+the fixed task split."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sam_model.data.reader import read_episodes
+from sam_model.data.schema import parse_event
+from sam_model.data.sources import SourceOptions, materialise, source_kind
+from sam_model.data.transcripts import (
+    Conversation,
+    ImportReport,
+    TranscriptFormatError,
+    convert_conversation,
+    held_out_groups,
+    is_trivial,
+    iter_transcript_events,
+    live_state,
+    main,
+    says,
+    schema_paths,
+    summary,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("SAM_SHARED_DIR", REPO / ".." / "shared")).resolve()
+TAU = SHARED / "data" / "tau-bench" / "gpt-4o-airline.json.gz"
+GOLDEN = SHARED / "spec" / "tau-bench-airline-first20.golden.jsonl"
+needs_tau = pytest.mark.skipif(not (TAU.is_file() and GOLDEN.is_file()),
+                               reason=f"tau-bench data or golden file absent ({TAU}); set SAM_SHARED_DIR")
+
+
+def call(name: str, call_id: str, **arguments) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+# A small airline-like conversation: the user gives an id, a lookup returns a reservation, the agent books.
+MESSAGES = [
+    {"role": "system", "content": "You are an agent. Cabins: economy, business."},
+    {"role": "user", "content": "Hi, my user id is ann_lee_123."},
+    {"role": "assistant", "content": None, "tool_calls": [call("get_user", "c1", user_id="ann_lee_123")]},
+    {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"name": "Ann", "reservations": ["QX7Z9A"]})},
+    {"role": "assistant", "content": "I see reservation QX7Z9A. Cancel it?"},
+    {"role": "user", "content": [{"type": "text", "text": "yes please"}, {"type": "image_url", "image_url": {}}]},
+    {"role": "assistant", "tool_calls": [call("cancel", "c2", reservation_id="QX7Z9A", user_id="ann_lee_123",
+                                              reason="change of plans", refund=True, cabin="economy")]},
+    {"role": "tool", "tool_call_id": "c2", "content": "Error: reservation QX7Z9A is already cancelled"},
+]
+
+
+def convert(messages, **kw) -> list[dict]:
+    return convert_conversation(Conversation("ep-1", messages, "test.jsonl:1", "ep-1"), **kw)
+
+
+@needs_tau
+def test_reproduces_golden_line_for_line():
+    golden = [json.loads(line) for line in GOLDEN.read_text(encoding="utf-8").splitlines()]
+    mine = list(iter_transcript_events(TAU, max_conversations=20))
+    assert len(mine) == len(golden)
+    for i, (ours, theirs) in enumerate(zip(mine, golden)):
+        ours = {k: v for k, v in ours.items() if k != "meta"}
+        assert ours == theirs, f"line {i + 1} differs"
+
+
+@needs_tau
+def test_whole_file_matches_the_data_readme_and_every_event_parses():
+    report = ImportReport()
+    events = list(iter_transcript_events(TAU, report=report))
+    assert (report.conversations, report.events, report.decision_points) == (200, 5198, 650)
+    for n, e in enumerate(events):
+        parse_event(e, "tau", n)
+    assert sum(report.outcomes.values()) == sum(report.outcomes[o] for o in
+                                                 ("needed", "observation", "policy", "untraceable", "trivial"))
+
+
+def test_events_state_and_labels_follow_the_spec():
+    events = convert(MESSAGES)
+    assert [e["kind"] for e in events] == ["user", "action", "result", "system", "user", "action", "result"]
+    assert events[1]["text"] == "CALL get_user(user_id=ann_lee_123)"
+    assert events[2]["text"].startswith('get_user: {"name"')
+    assert events[3]["state"]["last_action_result"] == "get_user: ok (name, reservations)"
+    assert events[4]["text"] == "yes please"  # text parts joined, other parts ignored
+    assert events[5]["text"] == ("CALL cancel(reservation_id=QX7Z9A, user_id=ann_lee_123, reason=change of plans, "
+                                 "refund=true, cabin=economy)")
+    assert events[6]["text"] == "cancel: Error: reservation QX7Z9A is already cancelled"
+    # the first call: its decision event (step 0) says the value itself -> not a decision point
+    assert "useful_memory_steps" not in events[0]
+    # the second: the decision event is the user's "yes please"; reservation id first said by the result (step 2),
+    # user id first said by the user (step 0); "economy" is in the policy, refund is boolean
+    dp = events[4]
+    assert dp["useful_memory_steps"] == [0, 2]
+    assert dp["state"]["phase"] == "cancel"
+    assert dp["state"]["uncertainty_flags"] == ["reservation_id", "user_id"]
+    assert dp["state"]["constraints"] == {}  # user_id was used by the first call, but it is needed: masked
+    assert events[5]["state"]["constraints"] == {"user_id": "ann_lee_123", "reservation_id": "QX7Z9A",
+                                                 "reason": "change of plans", "refund": True, "cabin": "economy"}
+
+
+def test_free_text_arguments_stay_out_of_constraints():
+    long_reason = "the customer wants to cancel because the meeting was moved to another week entirely"
+    events = convert([{"role": "user", "content": "hello there"},
+                      {"role": "assistant", "tool_calls": [call("cancel", "c1", reason=long_reason, code="ab12")]}])
+    assert events[-1]["state"]["constraints"] == {"code": "ab12"}
+
+
+def test_unmasked_keeps_constraints_and_flags_and_latest_all_labels():
+    events = convert(MESSAGES, masked=False)
+    dp = events[4]
+    assert dp["state"]["uncertainty_flags"] == [] and dp["state"]["constraints"] == {"user_id": "ann_lee_123"}
+    assert convert(MESSAGES, label="latest")[4]["useful_memory_steps"] == [1, 3]
+    assert convert(MESSAGES, label="all")[4]["useful_memory_steps"] == [0, 1, 2, 3]
+
+
+def test_definitions():
+    assert says("see #abc123 now", "#abc123") and says("see abc123 now", "#abc123")
+    assert says("in new york today", "new_york") and not says("12 results", "2")
+    assert is_trivial("amount", 12) and not is_trivial("amount", 120) and not is_trivial("seat_id", 12)
+    assert is_trivial("x", "5.5") and is_trivial("x", "yes") and is_trivial("x", None) and is_trivial("x", True)
+    assert not is_trivial("x", 5.0 * 100)
+    assert summary("f", "Error: flight HAT123 not found") == "f: error (flight not found)"
+    assert summary("f", "error") == "f: error"
+    assert summary("f", "[1, 2]") == "f: 2 results"
+    assert summary("f", '{"A": 1, "b": 2}') == "f: ok (b)" and summary("f", '{"A": 1}') == "f: ok (1 entries)"
+    assert summary("f", "  ") == "f: empty" and summary("f", "done") == "f: ok"
+
+
+@pytest.mark.parametrize("messages, reason", [
+    ([{"content": "hi"}], "without 'role'"),
+    ([{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": {"id": "x"}}], "'tool_calls' is a dict"),
+    ([{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "zz", "content": "ok"}], "answers tool_call_id"),
+    ([{"role": "user", "content": 42}], "'content' is a int"),
+    ([{"role": "user", "content": [{"type": "text"}]}], "no string 'text'"),
+    ([], "empty conversation"),
+    ([{"role": "system", "content": "policy only"}], "empty conversation"),
+    ([{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"function": {}}]}], "no function name"),
+])
+def test_bad_input_is_named_with_its_message(messages, reason):
+    with pytest.raises(TranscriptFormatError) as err:
+        convert(messages)
+    assert reason in str(err.value)
+    assert str(err.value).startswith("test.jsonl:1")
+    if "empty" not in reason:
+        assert ", message " in str(err.value)
+
+
+def test_invalid_json_arguments_are_kept_raw_and_counted():
+    report = ImportReport()
+    conv = Conversation("ep", [{"role": "user", "content": "hi"},
+                               {"role": "assistant", "tool_calls": [{"id": "a", "function": {
+                                   "name": "f", "arguments": "{user_id: oops"}}]}], "x:1", "ep")
+    events = convert_conversation(conv, report=report)
+    assert events[-1]["text"] == "CALL f({user_id: oops)"
+    assert report.invalid_arguments == 1
+
+
+def test_jsonl_container_skip_bad_and_cli(tmp_path, capsys):
+    good = {"id": "conv one", "messages": MESSAGES}
+    lines = [json.dumps(good), "{not json", json.dumps({"id": "b", "messages": [{"content": "no role"}]}),
+             json.dumps({"messages": MESSAGES}), json.dumps({"id": "conv one", "messages": MESSAGES})]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TranscriptFormatError, match=r"t\.jsonl:2: invalid JSON"):
+        list(iter_transcript_events(path))
+    report = ImportReport()
+    events = list(iter_transcript_events(path, skip_bad=True, report=report))
+    assert {e["episode_id"] for e in events} == {"conv_one"}  # id sanitised
+    reasons = [str(e) for e in report.skipped]
+    assert len(reasons) == 4 and any("t.jsonl:3, message 0" in r for r in reasons)
+    assert any("without 'id'" in r for r in reasons) and any("duplicate" in r for r in reasons)
+    out = tmp_path / "out.jsonl.gz"
+    assert main([str(path), str(out), "--skip-bad"]) == 0
+    printed = capsys.readouterr().out
+    assert "1 conversations" in printed and "skipped 4 bad conversations" in printed and "argument values:" in printed
+    assert [json.loads(x) for x in gzip.open(out, "rt")] == events
+    assert main([str(path), str(out)]) == 1  # the first bad line stops a strict run, named
+
+
+def test_json_list_of_tau_trajectories(tmp_path):
+    trajectories = [{"task_id": t, "trial": k, "traj": MESSAGES} for t in range(10) for k in range(2)]
+    path = tmp_path / "some-model-retail.json"
+    path.write_text(json.dumps(trajectories))
+    assert source_kind(path) == "transcripts"
+    ids = {e["episode_id"] for e in iter_transcript_events(path)}
+    assert "tau1-retail-some-model-task3-trial1" in ids and len(ids) == 20
+    train = {e["episode_id"] for e in iter_transcript_events(path, split="train")}
+    test = {e["episode_id"] for e in iter_transcript_events(path, split="test")}
+    assert train | test == ids and not train & test and len(test) == 4  # 2 of 10 tasks, both trials each
+    tasks = lambda ids: {i.rsplit("-trial", 1)[0] for i in ids}  # noqa: E731
+    assert not tasks(train) & tasks(test)
+
+
+def test_test_groups_are_fixed_by_name_not_by_order():
+    groups = [f"task{i}" for i in range(50)]
+    assert held_out_groups(groups) == held_out_groups(reversed(groups)) and len(held_out_groups(groups)) == 10
+    assert held_out_groups(groups, 0.0) == frozenset() and len(held_out_groups(["a", "b"], 0.2)) == 1
+
+
+def test_live_state_is_the_importer_state():
+    """At every decision point of a conversation, the live state from the messages so far and the call about to
+    be made equals the state the importer wrote: training and inference see the same state."""
+    events = convert(MESSAGES)
+    for i, m in enumerate(MESSAGES):
+        for c in m.get("tool_calls") or []:
+            before = MESSAGES[:i]
+            state = live_state(before, c)
+            assert state["phase"] == c["function"]["name"]
+    assert live_state(MESSAGES[:6], MESSAGES[6]["tool_calls"][0]) == events[4]["state"]
+
+
+@needs_tau
+def test_live_state_matches_every_tau_decision_point():
+    data = json.loads(gzip.open(TAU, "rt").read())[:30]
+    events = {(e["episode_id"], e["step"]): e for e in iter_transcript_events(TAU, max_conversations=30)}
+    checked = 0
+    for item in data:
+        eid, traj = f"tau1-airline-gpt-4o-task{item['task_id']}-trial{item['trial']}", item["traj"]
+        for i, m in enumerate(traj):
+            if m.get("role") != "assistant" or not m.get("tool_calls"):
+                continue
+            step = len(convert_conversation(Conversation(eid, traj[:i], "x", eid))) - 1
+            event = events[(eid, step)]
+            if "useful_memory_steps" in event:
+                assert live_state(traj[:i], m["tool_calls"]) == event["state"], (eid, step)
+                checked += 1
+    assert checked > 50
+
+
+def test_live_state_from_argument_names_and_schema():
+    schema = {"type": "object", "properties": {
+        "reservation_id": {"type": "string"},
+        "passengers": {"type": "array", "items": {"type": "object", "properties": {
+            "first_name": {"type": "string"}, "dob": {"type": "string"}}}}}}
+    assert schema_paths(schema) == ["reservation_id", "passengers.first_name", "passengers.dob"]
+    state = live_state(MESSAGES[:6], tool="cancel", arguments=["reservation_id", "user_id"])
+    assert state["phase"] == "cancel" and state["uncertainty_flags"] == ["reservation_id", "user_id"]
+    assert "user_id" not in state["constraints"]
+    with pytest.raises(ValueError, match="needs the tool call"):
+        live_state(MESSAGES)
+
+
+def test_sources_materialise_transcripts_once_into_the_cache(tmp_path):
+    path = tmp_path / "conv.jsonl"
+    path.write_text(json.dumps({"id": "c1", "messages": MESSAGES}) + "\n")
+    assert source_kind(path) == "transcripts"
+    out = materialise(path, SourceOptions(), tmp_path / "cache")
+    assert out.parent == tmp_path / "cache" and out == materialise(path, SourceOptions(), tmp_path / "cache")
+    episodes = read_episodes(out)
+    assert len(episodes) == 1 and len(episodes[0].decision_points) == 1
+    assert materialise(path, SourceOptions(masked=False), tmp_path / "cache") != out
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"episode_id": "e", "step": 0, "kind": "user", "text": "x"}) + "\n")
+    assert source_kind(log) == "agent-log" and materialise(log) == log
+
+
+def test_data_module_trains_on_transcripts_keeps_tasks_together_and_builds_lives(tmp_path):
+    from sam_model.training.datamodule import AgentLogDataModule
+
+    trajectories = [{"task_id": t, "trial": k, "traj": MESSAGES} for t in range(10) for k in range(4)]
+    tau = tmp_path / "agent-shop.json"
+    tau.write_text(json.dumps(trajectories))
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"episode_id": f"d{i}", "step": s, "kind": "user", "text": f"x{i} {s}",
+                                       **({"useful_memory_steps": [0]} if s == 2 else {})}) + "\n"
+                           for i in range(20) for s in range(3)))
+    dm = AgentLogDataModule(train=[str(log), str(tau)], val_fraction=0.2, transcript_split="train", repeat=[1, 3],
+                            cache_dir=str(tmp_path / "cache"), seed=0)
+    dm.setup()
+    train_ids, val_ids = list(dm._train["episode_id"]), list(dm._val["episode_id"])
+    task = lambda e: e.rsplit("-trial", 1)[0]  # noqa: E731
+    tau_train = {task(e) for e in train_ids if e.startswith("tau1")}
+    tau_val = {task(e) for e in val_ids if e.startswith("tau1")}
+    assert len(tau_train | tau_val) == 8  # 2 of the 10 tasks are the fixed test split: never read
+    assert not tau_train & tau_val  # a task's trials never sit on both sides
+    assert sum(e.startswith("tau1") for e in train_ids) == 3 * 4 * len(tau_train)  # read 3 times
+    assert len(val_ids) == len(set(val_ids))  # validated once each
+    assert "action" in dm.vocab["kinds"] and "cancel" in dm.vocab["phases"]
+    lives = AgentLogDataModule(train=[str(log)], val_fraction=0.2, lives=[1, 4], cache_dir=str(tmp_path / "cache"))
+    lives.setup()
+    rows = lives._train
+    big = [r for r in rows if r["episode_id"].startswith("life4")]
+    assert big and all(len(r["steps"]) == 12 for r in big[:-1])
+    assert big[0]["task_starts"] == [0] * 3 + [3] * 3 + [6] * 3 + [9] * 3
+    assert big[0]["labels"][5] == [3]  # the second episode's label, shifted
