@@ -8,8 +8,7 @@ naming the file and what to do (``--traceback`` for the full trace).
 
 import sys
 
-from sam_model.evaluation.run import main
-from sam_model.io import run_cli
+from sam_model.evaluation.run import run
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    sys.exit(run())
