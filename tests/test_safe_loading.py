@@ -6,8 +6,6 @@ import json
 import os
 import pickle
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +19,6 @@ from sam_model.io import SAMFileError
 from sam_model.models.bert import load_bert
 from sam_model.models.sam import SAMConfig, SAMNet
 from sam_model.retriever import SAMRetriever
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 class _Shell:
@@ -56,15 +52,18 @@ def test_crafted_checkpoints_are_refused_and_run_nothing(tmp_path):
     assert not marker.exists(), "unpickling ran the crafted command"
 
 
-def test_crafted_checkpoint_through_the_clis_is_one_line(tmp_path, small_demo_logs):
+def test_crafted_checkpoint_through_the_clis_is_one_line(tmp_path, small_demo_logs, capsys):
+    from sam_model.evaluation.run import run as evaluate_cli
+    from sam_model.export import main as export_cli
+
     zipped, _, marker = _crafted(tmp_path)
-    res = subprocess.run([sys.executable, "-m", "sam_model.export", str(zipped), str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=REPO)
-    assert res.returncode == 1 and res.stderr.count("\n") == 1 and "refused to load" in res.stderr
+    assert export_cli([str(zipped), str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "refused to load" in err
     _, heldout = small_demo_logs
-    res = subprocess.run([sys.executable, "evaluate.py", "--retriever", str(zipped), "--data", str(heldout),
-                          "--out", str(tmp_path / "eval")], capture_output=True, text=True, cwd=REPO)
-    assert res.returncode == 1 and "refused to load" in res.stderr and str(zipped) in res.stderr
+    assert evaluate_cli(["--retriever", str(zipped), "--data", str(heldout), "--out", str(tmp_path / "eval")]) == 1
+    err = capsys.readouterr().err
+    assert "refused to load" in err and str(zipped) in err
     assert not marker.exists() and not (tmp_path / "out").exists()
 
 
