@@ -26,7 +26,8 @@ demo: $(STAMP)
 	$(PY) -m sam_model.data.synthetic $(HELDOUT) --episodes 100 --seed 1
 	$(PY) -m sam_model.data.validate $(DEMO)
 	$(PY) train.py fit --config configs/demo.yaml
-	$(PY) -m sam_model.export $(RUN)/last.ckpt $(RUN)/export
+	@# best-epoch=NN.ckpt: the epoch with the best validation MRR (last.ckpt is the last epoch, for resuming)
+	$(PY) -m sam_model.export $$(ls -t $(RUN)/best-*.ckpt | head -n 1) $(RUN)/export
 	$(PY) evaluate.py --retriever $(RUN)/export --data $(HELDOUT) --out $(RUN)/eval --tensorboard $(RUN)/tb
 	@echo "demo done: report $(RUN)/eval/report.md, plots $(RUN)/eval/*.png, TensorBoard: tensorboard --logdir $(RUN)/tb"
 

@@ -1,9 +1,12 @@
 """Train the SAM retriever: ``python train.py fit --config configs/demo.yaml``.
 
-Everything about a run is in its config file; see ``python train.py fit --help``.
+Everything about a run is in its config file; see ``python train.py fit --help``. A bad input ends
+in one ``error:`` line naming the file and what to do (``--traceback`` for the full trace).
 """
 
-from sam_model.training.cli import main
+import sys
+
+from sam_model.training.cli import run
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run())

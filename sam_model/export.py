@@ -12,18 +12,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import sys
-import tempfile
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_model, save_model
-from transformers import AutoTokenizer, BertConfig, BertModel
+from transformers import BertConfig, BertModel
 
-from sam_model.io import SAMFileError
-from sam_model.models.bert import check_bert_folder, default_bert_path
+from sam_model.checkpoint import load_checkpoint
+from sam_model.io import SAMFileError, atomic_dir, reading, run_cli
+from sam_model.models.bert import check_bert_folder, default_bert_path, load_tokenizer
 from sam_model.models.sam import SAMConfig, SAMNet
 
 FORMAT_VERSION = 1
@@ -35,59 +33,49 @@ def _device(device: str | torch.device | None) -> torch.device:
     return torch.device(device) if device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def write_export(net: SAMNet, folder: Path) -> None:
+    """Write the export files of ``net`` into the (empty, staging) folder ``folder``."""
+    bert = net.state_encoder.text_encoder.bert
+    cfg = net.cfg.to_dict()
+    config = {"format_version": FORMAT_VERSION, "sam": cfg, "bert_config": bert.config.to_dict(),
+              "out_dim": net.out_dim}
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    (folder / "vocab.json").write_text(json.dumps({"phases": cfg["phases"], "kinds": cfg["kinds"]}, indent=2))
+    save_model(net, str(folder / "model.safetensors"))
+    net.tokenizer.save_pretrained(str(folder / "tokenizer"))
+
+
 def save_exported(net: SAMNet, out_dir: str | os.PathLike) -> Path:
-    """Write ``net`` as an export folder. The folder is built beside the target and renamed into place,
-    so a crash never leaves a half export where a good one was."""
+    """Write ``net`` as an export folder, atomically as a whole (sam_model.io.atomic_dir): built in a
+    staging folder and swapped in last, so a crash or a concurrent save never leaves a half export."""
     out = Path(out_dir)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(tmp, 0o777 & ~mask)  # mkdtemp makes 0700; an export is meant to be shared
-    try:
-        bert = net.state_encoder.text_encoder.bert
-        cfg = net.cfg.to_dict()
-        config = {"format_version": FORMAT_VERSION, "sam": cfg, "bert_config": bert.config.to_dict(),
-                  "out_dim": net.out_dim}
-        (tmp / "config.json").write_text(json.dumps(config, indent=2))
-        (tmp / "vocab.json").write_text(json.dumps({"phases": cfg["phases"], "kinds": cfg["kinds"]}, indent=2))
-        save_model(net, str(tmp / "model.safetensors"))
-        net.tokenizer.save_pretrained(str(tmp / "tokenizer"))
-        if out.exists():
-            old = out.with_name(f".{out.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(out, old)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    with atomic_dir(out) as tmp:
+        write_export(net, tmp)
     return out
 
 
 def load_exported(path: str | os.PathLike, device: str | torch.device | None = None) -> SAMNet:
-    """Rebuild the SAMNet of an export folder (eval mode), with errors that say what is wrong."""
-    folder = Path(path)
+    """Rebuild the SAMNet of an export folder (eval mode), with errors that say what is wrong.
+
+    The folder is held still while it is read (a concurrent save waits for it)."""
+    with reading(path) as folder:
+        return read_export(folder, device)
+
+
+def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNet:
+    """``load_exported`` without the read lock (the caller holds it): every file and config field checked."""
     if not folder.is_dir():
         raise SAMFileError(f"exported retriever not found: {folder} (create one with "
                            "`python -m sam_model.export CKPT OUT_DIR`)")
     for name in FILES:
         if not (folder / name).exists():
             raise SAMFileError(f"{folder} is not a complete export: {name} is missing (export it again)")
-    try:
-        config = json.loads((folder / "config.json").read_text())
-    except json.JSONDecodeError as exc:
-        raise SAMFileError(f"{folder / 'config.json'} is not valid JSON ({exc}); export it again") from None
-    version = config.get("format_version")
-    if version != FORMAT_VERSION:
-        raise SAMFileError(f"{folder} has export format version {version}, this sam_model reads version "
-                           f"{FORMAT_VERSION}; export the checkpoint again with this version")
-    cfg = SAMConfig.from_saved(config["sam"])
-    bert = BertModel(BertConfig.from_dict(config["bert_config"]), add_pooling_layer=False)
-    tokenizer = AutoTokenizer.from_pretrained(str(folder / "tokenizer"))
-    net = SAMNet(cfg, bert, tokenizer)
+    cfg, bert_cfg, out_dim = read_config(folder / "config.json")
+    tokenizer = load_tokenizer(folder / "tokenizer", fix="export the checkpoint again")
+    net = SAMNet(cfg, BertModel(bert_cfg, add_pooling_layer=False), tokenizer)
+    if net.out_dim != out_dim:
+        raise SAMFileError(f"{folder / 'config.json'}: field 'out_dim' is {out_dim} but the network it describes "
+                           f"has {net.out_dim}; export the checkpoint again")
     try:
         missing, unexpected = load_model(net, str(folder / "model.safetensors"), strict=False)
     except (SafetensorError, OSError, RuntimeError) as exc:
@@ -99,26 +87,58 @@ def load_exported(path: str | os.PathLike, device: str | torch.device | None = N
     return net.to(_device(device)).eval()
 
 
+def read_config(path: Path) -> tuple[SAMConfig, BertConfig, int]:
+    """An export's config.json, field by field; each error names the file and the field."""
+    again = "export the checkpoint again (python -m sam_model.export CKPT OUT_DIR)"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SAMFileError(f"{path} is not valid JSON ({exc}); {again}") from None
+    if not isinstance(config, dict):
+        raise SAMFileError(f"{path} must hold a JSON object, got {type(config).__name__}; {again}")
+    version = config.get("format_version")
+    if version != FORMAT_VERSION:
+        raise SAMFileError(f"{path.parent} has export format version {version}, this sam_model reads version "
+                           f"{FORMAT_VERSION}; export the checkpoint again with this version")
+    for name, kind in (("sam", dict), ("bert_config", dict), ("out_dim", int)):
+        if name not in config:
+            raise SAMFileError(f"{path}: field '{name}' is missing; {again}")
+        value = config[name]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            want = "an object" if kind is dict else "an integer"
+            raise SAMFileError(f"{path}: field '{name}' must be {want}, got {json.dumps(value)}; {again}")
+    try:
+        cfg = SAMConfig.from_saved(config["sam"], "sam")
+    except ValueError as exc:
+        fix = again
+        if "'sam.slot_match'" in str(exc):
+            fix = ("set it when exporting: python -m sam_model.export CKPT OUT_DIR --slot-match W (0 = no "
+                   "needed-slot re-rank)")
+        raise SAMFileError(f"{path}: {exc}; {fix}") from None
+    try:
+        bert_cfg = BertConfig.from_dict(config["bert_config"])
+    except (TypeError, ValueError, KeyError) as exc:
+        raise SAMFileError(f"{path}: field 'bert_config' is not a BERT config ({exc}); {again}") from None
+    return cfg, bert_cfg, config["out_dim"]
+
+
 def net_from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | None = None) -> SAMNet:
-    """The SAMNet inside a Lightning checkpoint of SAMLightningModule (read with torch only)."""
+    """The SAMNet inside a Lightning checkpoint of SAMLightningModule (read with torch only, weights_only:
+    a checkpoint that asks to run code is refused, see sam_model.checkpoint)."""
     p = Path(ckpt)
-    if not p.is_file():
-        raise SAMFileError(f"checkpoint not found: {p} (training writes them to checkpoints/<run>/)")
+    state = load_checkpoint(p)
     try:
-        state = torch.load(p, map_location="cpu", weights_only=False)
-    except Exception as exc:  # noqa: BLE001 - torch raises many kinds for a corrupt file
-        raise SAMFileError(f"{p} cannot be read as a checkpoint ({type(exc).__name__}: {exc}); "
-                           "is it a complete .ckpt file written by train.py?") from None
-    try:
-        cfg = SAMConfig.from_saved(dict(state["hyper_parameters"]["net"]))
+        cfg = SAMConfig.from_saved(dict(state["hyper_parameters"]["net"]), "hyper_parameters.net")
         weights = {k[len("net."):]: v for k, v in state["state_dict"].items() if k.startswith("net.")}
     except (KeyError, TypeError) as exc:
         raise SAMFileError(f"{p} is not a SAM retriever checkpoint (no {exc}); give a .ckpt written by "
                            "train.py") from None
-    folder = str(check_bert_folder(cfg.bert_path or default_bert_path()))  # tokenizer (and config if absent)
+    except ValueError as exc:
+        raise SAMFileError(f"{p}: {exc}; give a .ckpt written by train.py") from None
+    folder = check_bert_folder(cfg.bert_path or default_bert_path())  # tokenizer (and config if absent)
     recorded = state["hyper_parameters"].get("bert_config")
-    bert_cfg = BertConfig.from_dict(dict(recorded)) if recorded else BertConfig.from_pretrained(folder)
-    tokenizer = AutoTokenizer.from_pretrained(folder)
+    bert_cfg = BertConfig.from_dict(dict(recorded)) if recorded else BertConfig.from_pretrained(str(folder))
+    tokenizer = load_tokenizer(folder)
     net = SAMNet(cfg, BertModel(bert_cfg, add_pooling_layer=False), tokenizer)
     try:
         net.load_state_dict(weights)
@@ -128,7 +148,7 @@ def net_from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | No
     return net.to(_device(device)).eval()
 
 
-def main(argv: list[str] | None = None) -> int:
+def _main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m sam_model.export",
         description="Export a trained SAM retriever checkpoint as a self-contained folder that loads "
@@ -141,18 +161,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--provenance", choices=("on", "off"), default=None,
                     help="follow provenance links after the search (default: the checkpoint's setting)")
     args = ap.parse_args(argv)
-    try:
-        net = net_from_checkpoint(args.ckpt, device="cpu")
-        if args.slot_match is not None:
-            net.cfg.slot_match = args.slot_match
-        if args.provenance is not None:
-            net.cfg.provenance = args.provenance == "on"
-        out = save_exported(net, args.out_dir)
-    except SAMFileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    net = net_from_checkpoint(args.ckpt, device="cpu")
+    if args.slot_match is not None:
+        net.cfg.slot_match = args.slot_match
+    if args.provenance is not None:
+        net.cfg.provenance = args.provenance == "on"
+    out = save_exported(net, args.out_dir)
     print(f"exported {args.ckpt} -> {out}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The CLI: a bad input ends in one ``error: ...`` line (``--traceback`` for the full trace)."""
+    return run_cli(_main, argv)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ from typing import Any
 import faiss
 import numpy as np
 
-from sam_model.io import SAMFileError, atomic_path, atomic_write_text
+from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, reading
 
 log = logging.getLogger(__name__)
 
@@ -446,18 +446,16 @@ class MemoryIndex:
     # ---- persistence --------------------------------------------------------------------
 
     def save(self, path: str | Path) -> Path:
-        """Write the index to the folder ``path`` (meta.json + index-<token>.faiss), atomically.
+        """Write the index as the folder ``path`` (meta.json + index-<token>.faiss), atomically as a whole.
 
-        The FAISS file gets a fresh name each save and meta.json, which names it, is
-        replaced last: a crash at any point leaves the previous pair loadable.
+        The folder is built in a staging folder and swapped in last (sam_model.io.atomic_dir): a crash at
+        any point leaves the previous version loadable, and concurrent saves end with one complete version.
+        Anything else in ``path`` is replaced with it.
         """
         folder = Path(path)
         if folder.exists() and not folder.is_dir():
             raise SAMFileError(f"memory index path {folder} is a file; MemoryIndex.save writes a folder")
-        folder.mkdir(parents=True, exist_ok=True)
         index_name = f"index-{uuid.uuid4().hex[:12]}.faiss"
-        with atomic_path(folder / index_name) as tmp:
-            faiss.write_index(self._index, str(tmp))
         live = self._live_internal()
         meta = {
             "format": FORMAT, "version": FORMAT_VERSION, "dim": self.dim, "config": self.config(),
@@ -467,20 +465,22 @@ class MemoryIndex:
             "episodes": [self._episode[n] for n in live.tolist()],
             "tombstones": sorted(self._tombstones),
         }
-        try:
-            atomic_write_text(folder / META_FILE, json.dumps(meta))
-        except BaseException:
-            (folder / index_name).unlink(missing_ok=True)
-            raise
-        for old in folder.glob("index-*.faiss"):
-            if old.name != index_name:
-                old.unlink(missing_ok=True)
+        with atomic_dir(folder) as tmp:
+            faiss.write_index(self._index, str(tmp / index_name))
+            atomic_write_text(tmp / META_FILE, json.dumps(meta))
         return folder
 
     @classmethod
     def load(cls, path: str | Path, expected_dim: int | None = None, device: str | None = None) -> MemoryIndex:
-        """Read a folder written by ``save``; every mismatch raises SAMFileError naming the file."""
-        folder = Path(path)
+        """Read a folder written by ``save``; every mismatch raises SAMFileError naming the file.
+
+        The folder is held still while it is read (sam_model.io.reading): a concurrent save waits.
+        """
+        with reading(path) as folder:
+            return cls._read(folder, expected_dim, device)
+
+    @classmethod
+    def _read(cls, folder: Path, expected_dim: int | None, device: str | None) -> MemoryIndex:
         meta_path = folder / META_FILE
         if not folder.is_dir() or not meta_path.is_file():
             raise SAMFileError(f"memory index not found: {meta_path} is missing "

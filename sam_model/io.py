@@ -1,17 +1,55 @@
-"""Atomic file writes and friendly errors for files users hand us.
+"""Crash-safe saves shared by every writer in sam_model, and friendly errors for files users hand us.
 
-Checkpoints, indexes and memory banks are written to a temporary file in the same
-folder and renamed over the target, so a crash mid-write never leaves a half file
-where a good one was (``os.replace`` is atomic on POSIX and Windows).
+One mechanism serves files (a memory bank, a Janus checkpoint, meta.json) and folders (an export, a
+retriever with its index, a FAISS index folder):
+
+- **Staging.** A save writes into a private staging folder ``.<name>.<token>.tmp`` next to the
+  target, never into the target. The staging folder holds an ``.owner`` file that the writer keeps
+  locked (``flock``) for as long as it lives, so anyone can tell a live writer's staging from the
+  leftovers of a killed one: the kernel drops the lock when the process dies.
+- **Swap.** When the payload is complete (and fsynced) it is moved over the target under an
+  exclusive lock on the parent folder: a file with one ``os.replace``; a folder with two renames
+  (the previous version into the staging folder as ``.previous``, the new one into place).
+- **Readers** of folders hold a shared lock on the parent while they load, so they never see the gap
+  between the two renames, and a writer never deletes a version while it is being read. A writer
+  killed inside the gap leaves the previous version in its staging folder; readers load it from
+  there, and the next save or load moves it back.
+- **Cleanup.** Every swap (and every load that can get the lock without waiting) removes the
+  staging folders of dead writers in that parent folder, of any target.
+
+Concurrent writers on one path therefore end with one writer's complete version: the last to swap
+wins ("last writer wins"), and no writer ever deletes a file another writer's version needs. Staging
+and reading take the parent lock shared, so writers only wait for each other (and for readers)
+during the swap itself. The locks are advisory ``flock`` locks on the parent folder (no lock files
+are created); on systems without them (Windows, some network filesystems) saves stay atomic against
+crashes but not against concurrent writers, and stale staging folders are removed only after a day.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import logging
 import os
-import tempfile
-from collections.abc import Iterator
+import re
+import secrets
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger(__name__)
+
+OWNER = ".owner"  # inside a staging folder: locked by its writer while it lives
+PREVIOUS = ".previous"  # inside a staging folder: the version a folder swap moved out
+STAGING_RE = re.compile(r"^\.(?P<name>.+)\.(?P<token>[0-9a-f]{12})\.tmp$")
+UNLOCKED_STALE_AGE_S = 24 * 3600  # without flock, a staging folder this old is taken as dead
 
 
 class SAMFileError(ValueError):
@@ -21,35 +59,234 @@ class SAMFileError(ValueError):
     """
 
 
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; on success rename it over ``path``.
+# ---- locks ------------------------------------------------------------------------------------------------
 
-    Use it for writers that want a file name (faiss.write_index, torch.save,
-    safetensors). On an exception the temporary file is removed and ``path`` is
-    left as it was.
+_warned_no_lock = False
+
+
+def _flock(fd: int, exclusive: bool, blocking: bool) -> bool:
+    """Lock ``fd``; False when ``blocking`` is off and someone else holds a conflicting lock.
+
+    Where flock is unavailable (no fcntl, or a filesystem that refuses it) this returns True
+    without locking, after one warning: saves are then atomic but not safe against concurrent writers.
+    """
+    global _warned_no_lock
+    if fcntl is None:
+        return True
+    flags = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | (0 if blocking else fcntl.LOCK_NB)
+    try:
+        fcntl.flock(fd, flags)
+        return True
+    except BlockingIOError:
+        return False
+    except OSError as err:
+        if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            return False
+        if not _warned_no_lock:
+            log.warning("file locks are not supported here (%s); saves are atomic but not safe against "
+                        "concurrent writers", err)
+            _warned_no_lock = True
+        return True
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path, exclusive: bool, blocking: bool = True) -> Iterator[bool]:
+    """Hold a shared or exclusive lock on ``folder`` itself; yields whether it is held (or unsupported).
+
+    A missing folder yields True without a lock (there is nothing in it to protect).
+    """
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        yield True
+        return
+    try:
+        yield _flock(fd, exclusive, blocking)
+    finally:
+        os.close(fd)  # closing drops the lock
+
+
+def _owner_alive(staging: Path) -> bool:
+    """Whether the writer of ``staging`` still runs: it holds a lock on ``staging/.owner``."""
+    try:
+        fd = os.open(staging / OWNER, os.O_RDONLY)
+    except FileNotFoundError:
+        return False  # killed before it made the owner file (or cleaning up after itself)
+    except OSError:
+        return True  # cannot tell: leave it alone
+    try:
+        if fcntl is None:
+            return time.time() - os.fstat(fd).st_mtime < UNLOCKED_STALE_AGE_S
+        return not _flock(fd, exclusive=True, blocking=False)
+    finally:
+        os.close(fd)
+
+
+# ---- staging, swap, cleanup -------------------------------------------------------------------------------
+
+
+class _Staging:
+    """A writer's private staging folder next to ``target``, with its owner lock held."""
+
+    def __init__(self, target: Path):
+        self.target = target
+        parent = target.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        with _folder_lock(parent, exclusive=False):  # cleanup (exclusive) never sees it without its lock
+            while True:
+                self.folder = parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+                try:
+                    os.mkdir(self.folder)
+                    break
+                except FileExistsError:
+                    continue
+            self._fd = os.open(self.folder / OWNER, os.O_RDWR | os.O_CREAT, 0o644)
+            _flock(self._fd, exclusive=True, blocking=True)  # a fresh file: never contended
+        self.payload = self.folder / target.name
+
+    def swap(self) -> None:
+        """Move the payload over the target (a folder via ``.previous``), then clean dead writers' leftovers."""
+        parent = self.target.parent
+        _fsync_tree(self.payload)
+        with _folder_lock(parent, exclusive=True):
+            _clean_locked(parent)
+            if self.payload.is_dir() and not self.payload.is_symlink():
+                if self.target.exists() or self.target.is_symlink():
+                    os.replace(self.target, self.folder / PREVIOUS)
+                os.replace(self.payload, self.target)
+            else:
+                os.replace(self.payload, self.target)
+        _fsync_dir(parent)
+
+    def close(self) -> None:
+        """Remove the staging folder (the previous version of a folder swap with it) and drop the lock."""
+        try:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        finally:
+            os.close(self._fd)
+
+
+def _clean_locked(parent: Path) -> list[Path]:
+    """Under the parent's exclusive lock: restore targets a killed swap left missing, remove dead stagings."""
+    removed = []
+    for staging in _stagings(parent):
+        if _owner_alive(staging):
+            continue
+        target = parent / STAGING_RE.match(staging.name)["name"]
+        previous = staging / PREVIOUS
+        if previous.exists() and not (target.exists() or target.is_symlink()):
+            os.replace(previous, target)  # killed between the two renames of a folder swap
+            log.info("restored %s from an interrupted save", target)
+        shutil.rmtree(staging, ignore_errors=True)
+        removed.append(staging)
+    return removed
+
+
+def _stagings(parent: Path, name: str | None = None) -> list[Path]:
+    try:
+        entries = list(os.scandir(parent))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    out = []
+    for e in entries:
+        m = STAGING_RE.match(e.name)
+        if m and (name is None or m["name"] == name) and e.is_dir(follow_symlinks=False):
+            out.append(Path(e.path))
+    return out
+
+
+def clean_stale(folder: str | os.PathLike, wait: bool = False) -> list[Path]:
+    """Remove what killed saves left in ``folder`` (restoring a target a killed swap left missing).
+
+    Returns the staging folders removed. Live writers' staging folders are never touched. With
+    ``wait=False`` nothing is done while another process holds the folder's lock.
+    """
+    parent = Path(folder)
+    with _folder_lock(parent, exclusive=True, blocking=wait) as held:
+        return _clean_locked(parent) if held else []
+
+
+def leftovers(folder: str | os.PathLike) -> list[Path]:
+    """Staging folders in ``folder`` (live writers' and dead ones'): what a crash test counts."""
+    return _stagings(Path(folder))
+
+
+def _fsync_tree(path: Path) -> None:
+    """fsync a file, or every file and folder under a folder, so a power loss cannot undo a swap."""
+    if path.is_file():
+        _fsync_file(path)
+        return
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            _fsync_file(Path(root) / f)
+        _fsync_dir(Path(root))
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as fh:
+        os.fsync(fh.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):  # not every platform can open a folder
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def _staged(path: str | os.PathLike, folder: bool) -> Iterator[Path]:
+    target = Path(path)
+    staging = _Staging(target)
+    try:
+        if folder:
+            staging.payload.mkdir()
+        yield staging.payload
+        if not (staging.payload.exists() or staging.payload.is_symlink()):
+            raise FileNotFoundError(f"the writer did not create {staging.payload}; nothing was saved to {target}")
+        staging.swap()
+    finally:
+        staging.close()
+
+
+def atomic_path(path: str | os.PathLike) -> contextlib.AbstractContextManager[Path]:
+    """Yield a path to write the new content of the file ``path`` to; on success it replaces ``path``.
+
+    Use it for writers that want a file name (faiss.write_index, torch.save, safetensors). The path
+    is in a private staging folder, so the writer may create it any way it likes. On an exception,
+    or if the process is killed, ``path`` is left as it was. Concurrent writers: the last one wins.
+    """
+    return _staged(path, folder=False)
+
+
+def atomic_dir(path: str | os.PathLike) -> contextlib.AbstractContextManager[Path]:
+    """Yield an empty folder to build the new content of the folder ``path`` in; on success it
+    replaces ``path`` as a whole (readers under :func:`reading` see the old or the new, never a mix)."""
+    return _staged(path, folder=True)
+
+
+@contextlib.contextmanager
+def reading(path: str | os.PathLike) -> Iterator[Path]:
+    """Hold ``path`` still while it is read: yields the folder (or file) to read.
+
+    Readers share a lock with each other; a save's swap waits for them. If a writer was killed in
+    the middle of swapping a folder, the previous version is read from where the writer left it.
+    Leftovers of killed saves are cleaned first, when that needs no waiting.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        yield tmp_path
-        os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600; give the file normal permissions
-        with open(tmp_path, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp_path, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp_path.unlink()
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    parent = target.parent
+    clean_stale(parent, wait=False)
+    with _folder_lock(parent, exclusive=False):
+        if target.exists():
+            yield target
+            return
+        orphans = [s / PREVIOUS for s in _stagings(parent, target.name) if (s / PREVIOUS).exists()]
+        if orphans and not any(_owner_alive(p.parent) for p in orphans):
+            yield max(orphans, key=lambda p: p.parent.stat().st_mtime)
+            return
+        yield target  # missing: the caller's own check says so
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -70,3 +307,36 @@ def require_file(path: str | os.PathLike, what: str, hint: str = "") -> Path:
         msg = f"{what} not found: {p}"
         raise SAMFileError(msg + (f" ({hint})" if hint else ""))
     return p
+
+
+# ---- command lines -----------------------------------------------------------------------------------------
+
+TRACEBACK_FLAG = "--traceback"
+TRACEBACK_ENV = "SAM_TRACEBACK"
+
+
+def run_cli(main: Callable[[list[str]], int | None], argv: Sequence[str] | None = None,
+            errors: tuple[type[BaseException], ...] = (ValueError, OSError),
+            hint: Callable[[BaseException], str] | None = None) -> int:
+    """Run a command-line ``main`` so that a bad input ends in one line: ``error: <what, where, what to do>``.
+
+    ``--traceback`` (anywhere in argv, removed before ``main`` sees it) or ``SAM_TRACEBACK=1`` shows the
+    full trace instead. ``errors``: exception types that describe bad input (SAMFileError and
+    LogFormatError are ValueErrors; a missing file is an OSError); anything else is a bug and keeps its trace.
+    ``hint(exc)``: what to do, appended when the message does not say it already.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    full = TRACEBACK_FLAG in args or os.environ.get(TRACEBACK_ENV, "") not in ("", "0")
+    args = [a for a in args if a != TRACEBACK_FLAG]
+    try:
+        rc = main(args)
+    except errors as exc:
+        if full:
+            raise
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        extra = hint(exc) if hint is not None else ""
+        if extra:
+            msg = f"{msg}; {extra}"
+        print(f"error: {msg} (rerun with {TRACEBACK_FLAG} or {TRACEBACK_ENV}=1 for the full trace)", file=sys.stderr)
+        return 1
+    return int(rc or 0)

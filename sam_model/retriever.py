@@ -28,7 +28,7 @@ from sam_model.data.provenance import ProvenanceLinker
 from sam_model.data.schema import Event, State
 from sam_model.data.text import state_to_text
 from sam_model.index import MemoryIndex
-from sam_model.io import SAMFileError, atomic_write_text
+from sam_model.io import SAMFileError, atomic_dir, reading
 from sam_model.models.sam import SAMNet
 from sam_model.rerank import RERANK_DEPTH, rerank
 
@@ -83,13 +83,18 @@ class SAMRetriever:
     @classmethod
     def load(cls, path: str | os.PathLike, device: str | None = None,
              index_config: dict | None = None) -> SAMRetriever:
-        """Load an export folder (``python -m sam_model.export``); an index saved in ``path/index`` comes too."""
-        from sam_model.export import load_exported
+        """Load an export folder (``python -m sam_model.export``); an index saved in ``path/index`` comes too.
 
-        r = cls(load_exported(path, device), index_config)
-        if (Path(path) / "index").exists():
-            r.index = MemoryIndex.load(Path(path) / "index", expected_dim=r.dim)
-            r._load_provenance(Path(path) / "index" / RERANK_FILE)
+        The folder is held still while it is read (sam_model.io.reading), so network, index and re-rank data
+        are always one version, even while another process saves to ``path``.
+        """
+        from sam_model.export import read_export
+
+        with reading(path) as folder:
+            r = cls(read_export(folder, device), index_config)
+            if (folder / "index").exists():
+                r.index = MemoryIndex.load(folder / "index", expected_dim=r.dim)
+                r._load_provenance(folder / "index" / RERANK_FILE)
         return r
 
     def _load_provenance(self, path: Path) -> None:
@@ -206,8 +211,16 @@ class SAMRetriever:
         With a re-rank on (``provenance``, ``slot_match``) the ids are in re-ranked order and each score
         is still that memory's inner product with the query, so scores need not decrease down the list.
         """
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive int, got {k!r}")  # as MemoryIndex.search says it
+        if not isinstance(state, (State, Mapping)):
+            raise TypeError(f"state must be a State or a state mapping (phase, constraints, ...), got "
+                            f"{type(state).__name__}")
+        if not isinstance(observation, str):
+            raise TypeError(f"observation must be a string, got {type(observation).__name__}")
         if self.index is None or len(self.index) == 0:
             raise ValueError("the retriever's memory index is empty: call add_memories(...) first")
+        k = int(k)
         if step is None:
             step = self._next_step.get(episode_id)
         q = self.encode_queries([state], [observation], steps=[step], task_starts=[task_start])
@@ -225,15 +238,22 @@ class SAMRetriever:
         return out + [None] * (k - len(out)), s
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Export the network (and the index, if any) as a folder that ``load`` reads back."""
-        from sam_model.export import save_exported
+        """Export the network (and the index with its re-rank data, if any) as a folder that ``load`` reads.
 
-        out = save_exported(self.net, path)
-        if self.index is not None:
-            self.index.save(out / "index")
-            atomic_write_text(out / "index" / RERANK_FILE, json.dumps(
-                {"linker": self.linker.state_dict(), "links": [[k, list(v)] for k, v in self.links.items()],
-                 "sets": [[k, list(v)] for k, v in self.sets.items()]}))
+        Atomic as a whole (sam_model.io.atomic_dir): the complete folder is built in a staging folder and
+        swapped in last, so a kill at any point leaves the previous version, and concurrent saves to one
+        path end with one of them complete (the last to finish).
+        """
+        from sam_model.export import write_export
+
+        out = Path(path)
+        with atomic_dir(out) as tmp:
+            write_export(self.net, tmp)
+            if self.index is not None:
+                self.index.save(tmp / "index")
+                (tmp / "index" / RERANK_FILE).write_text(json.dumps(
+                    {"linker": self.linker.state_dict(), "links": [[k, list(v)] for k, v in self.links.items()],
+                     "sets": [[k, list(v)] for k, v in self.sets.items()]}), encoding="utf-8")
         return out
 
 

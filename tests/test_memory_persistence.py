@@ -135,7 +135,7 @@ def test_a_writer_killed_mid_save_leaves_the_previous_bank_loadable(tmp_path):
                 break
         assert lines and lines[-1] == "midway", f"writer did not reach the middle of its save: {lines}"
         n_saved = int(lines[0].split()[1])
-        partial = list(tmp_path.glob(".bank.npz.*.tmp"))
+        partial = list(tmp_path.glob(".bank.npz.*.tmp/bank.npz"))  # in the writer's staging folder
         assert partial and partial[0].stat().st_size > 0  # the new bank was half written
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)

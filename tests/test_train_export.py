@@ -67,7 +67,14 @@ def test_trained_retriever_searches_its_index(tmp_path, trained_demo_export, sma
     dp = ep.decision_points[0]
     ids, scores = r.search(dp.state, dp.text, k=5, episode_id=ep.episode_id)
     assert len(ids) == 5 and all(i.startswith(ep.episode_id) for i in ids)
-    assert np.all(np.diff(scores) <= 1e-6)
+    q = r.encode_queries([dp.state], [dp.text])[0]
+    np.testing.assert_allclose(scores, r.index.get_vectors(ids) @ q, atol=1e-5)  # each hit's own score
+    cfg = r.net.cfg
+    saved_cfg = (cfg.slot_match, cfg.provenance)
+    cfg.slot_match, cfg.provenance = 0.0, False  # without the re-rank the index ranks by score alone
+    _, plain = r.search(dp.state, dp.text, k=5, episode_id=ep.episode_id)
+    assert np.all(np.diff(plain) <= 1e-6)
+    cfg.slot_match, cfg.provenance = saved_cfg
     # the index travels with the export and comes back
     saved = r.save(tmp_path / "with_index")
     r2 = SAMRetriever.load(saved)

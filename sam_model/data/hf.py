@@ -23,6 +23,7 @@ import datasets
 from sam_model.data.examples import episode_row, iter_examples
 from sam_model.data.reader import OnError, ReadReport, iter_episodes
 from sam_model.data.schema import LogFormatError, State
+from sam_model.io import SAMFileError, atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,14 @@ def _example_rows(paths: tuple[str, ...], on_error: OnError) -> Iterator[dict[st
     _warn_skipped(report)
 
 
+# Reports of the conversions run in this process, newest last: _build takes the one its generator made
+# (datasets runs the generator in this process) and keeps it beside the Arrow cache, so that a warm cache,
+# which never runs the generator, still reports what the conversion skipped.
+_RECORDED: list[ReadReport] = []
+
+
 def _warn_skipped(report: ReadReport) -> None:
+    _RECORDED.append(report)
     if report.skipped:
         log.warning("agent log conversion: %s", report.summary())
 
@@ -111,15 +119,19 @@ def episodes_to_dataset(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
     on_error: OnError = "raise",
     cache_dir: str | os.PathLike | None = None,
+    report: ReadReport | None = None,
 ) -> datasets.Dataset:
-    """One row per episode (columns: see ``EPISODE_FEATURES``), episodes in file order."""
-    return _build(_episode_rows, EPISODE_FEATURES, "episodes", paths, on_error, cache_dir)
+    """One row per episode (columns: see ``EPISODE_FEATURES``), episodes in file order.
+
+    ``report`` receives what ``on_error="skip"`` skipped, also when the rows come from the cache."""
+    return _build(_episode_rows, EPISODE_FEATURES, "episodes", paths, on_error, cache_dir, report)
 
 
 def examples_to_dataset(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
     on_error: OnError = "raise",
     cache_dir: str | os.PathLike | None = None,
+    report: ReadReport | None = None,
 ) -> datasets.Dataset:
     """One row per decision point (columns: see ``EXAMPLE_FEATURES``).
 
@@ -127,7 +139,7 @@ def examples_to_dataset(
     concatenation of the ``memory_texts`` of :func:`episodes_to_dataset`), as in
     :class:`sam_model.data.examples.RetrievalExample`.
     """
-    return _build(_example_rows, EXAMPLE_FEATURES, "examples", paths, on_error, cache_dir)
+    return _build(_example_rows, EXAMPLE_FEATURES, "examples", paths, on_error, cache_dir, report)
 
 
 def _build(
@@ -137,24 +149,65 @@ def _build(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
     on_error: OnError,
     cache_dir: str | os.PathLike | None,
+    report: ReadReport | None = None,
 ) -> datasets.Dataset:
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     files = _existing_files(paths)
+    fingerprint = _fingerprint(name, files, on_error)
+    seen = len(_RECORDED)
     try:
-        return datasets.Dataset.from_generator(
+        ds = datasets.Dataset.from_generator(
             rows,
             features=features,
             cache_dir=None if cache_dir is None else str(cache_dir),
             # a tuple, not a list: datasets would shard a list and break the cross-file order
             gen_kwargs={"paths": tuple(str(p) for p in files), "on_error": on_error},
-            fingerprint=_fingerprint(name, files, on_error),
+            fingerprint=fingerprint,
         )
     except datasets.exceptions.DatasetGenerationError as exc:
         cause = exc.__cause__ or exc.__context__
         if isinstance(cause, LogFormatError):  # the user needs FILE:LINE: reason, not a wrapper
             raise cause from None
         raise
+    except ValueError as exc:
+        if "corresponds to no data" not in str(exc):
+            raise
+        skipped = " (every line was skipped as malformed)" if on_error == "skip" else ""
+        raise SAMFileError(f"{', '.join(str(p) for p in files)}: no events{skipped}; the log is empty — give an "
+                           "agent log with episodes (python -m sam_model.data.validate checks one)") from None
+    fresh, _RECORDED[seen:] = _RECORDED[seen:], []
+    if on_error == "skip":
+        got = _skip_report(fresh[-1] if fresh else None, files, fingerprint, cache_dir)
+        if report is not None:
+            report.lines, report.events = report.lines + got.lines, report.events + got.events
+            report.skipped.extend(got.skipped)
+    return ds
+
+
+def _skip_report(fresh: ReadReport | None, files: list[Path], fingerprint: str,
+                 cache_dir: str | os.PathLike | None) -> ReadReport:
+    """What the conversion skipped: kept beside the Arrow cache by the run that converted, and read (and
+    reported again) by the runs that find the cache warm; re-scanned if the cache predates the record."""
+    folder = Path(cache_dir) if cache_dir is not None else Path(datasets.config.HF_DATASETS_CACHE)
+    path = folder / "sam_model_skips" / f"{fingerprint}.json"
+    if fresh is None:
+        try:
+            d = json.loads(path.read_text(encoding="utf-8"))
+            recorded = ReadReport(d["lines"], d["events"], [LogFormatError(*e) for e in d["skipped"]])
+        except (OSError, ValueError, KeyError, TypeError):
+            recorded = None
+        fresh = recorded or ReadReport()
+        if recorded is None:
+            for _ in iter_episodes([str(p) for p in files], "skip", fresh):
+                pass
+        _warn_skipped(fresh)
+        _RECORDED.pop()
+        if recorded is not None:
+            return fresh
+    atomic_write_text(path, json.dumps({"lines": fresh.lines, "events": fresh.events,
+                                        "skipped": [[e.source, e.line, e.reason] for e in fresh.skipped]}))
+    return fresh
 
 
 def _existing_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:

@@ -14,6 +14,7 @@ from typing import Any
 STATE_FIELDS = ("phase", "subgoal_stack", "constraints", "uncertainty_flags", "last_action_result")
 EVENT_FIELDS = ("episode_id", "step", "kind", "text", "state", "useful_memory_steps", "meta")
 REQUIRED_FIELDS = ("episode_id", "step", "kind", "text")
+MAX_STEP = 2**63 - 1  # steps are int64 in training batches and Arrow tables
 
 
 class LogFormatError(ValueError):
@@ -132,6 +133,8 @@ def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
         raise fail(f"field 'step' must be an integer, got {json.dumps(step)}")
     if step < 0:
         raise fail(f"field 'step' must be >= 0, got {step}")
+    if step > MAX_STEP:
+        raise fail(f"field 'step' must fit in 64 bits (at most {MAX_STEP}), got {step}; renumber the episode's steps")
     if not isinstance(kind, str) or not kind:
         raise fail("field 'kind' must be a non-empty string")
     if not isinstance(text, str):

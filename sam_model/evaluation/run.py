@@ -331,3 +331,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def run(argv: list[str] | None = None) -> int:
+    """evaluate.py and ``sam-eval``: any bad input (not only a SAMFileError) ends in one ``error: ...`` line;
+    ``--traceback`` or SAM_TRACEBACK=1 shows the full trace."""
+    from sam_model.io import run_cli
+
+    return run_cli(main, argv)

@@ -14,8 +14,9 @@ Everything needed to audit or resume a run lives in ``workdir``::
     memories/             t000000.mem (M_0), every compared memory, the deployed one
     tasks/t000012.npy     task embeddings of batch t (so a resume re-draws identical sets)
 
-Writes are atomic and ordered (checkpoints, then state.json, then the manifest line), so after a
-crash ``run(..., resume=True)`` continues from the last completed step and makes the same
+Writes are atomic and ordered (checkpoints, then state.json, then the manifest line; each file through
+sam_model.io.atomic_path, so a kill mid-write leaves the previous file and its staging folder is removed
+by the next write or resume), so after a crash ``run(..., resume=True)`` continues from the last completed step and makes the same
 decisions as an uninterrupted run — provided the updater and evaluator are deterministic
 functions of their inputs (keep optimiser state and seeds inside the memory or derive them from
 the tasks).
@@ -33,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from sam_model.io import SAMFileError, atomic_path, atomic_write_text
+from sam_model.io import SAMFileError, atomic_path, atomic_write_text, clean_stale
 from sam_model.janus.evalset import HybridEvalSet
 from sam_model.janus.protocols import Evaluator, Gate, Memory, MemoryEncoder, Updater
 
@@ -302,3 +303,14 @@ class JanusController:
         self.comparisons = state["comparisons"]
         self.memory = memory_type.load(self.workdir / self.deployed)
         self._phi = self._phi_of(self.memory)
+        self._clean_after_crash()
+
+    def _clean_after_crash(self) -> None:
+        """Remove what a killed step left: staging folders, and a checkpoint it deployed past but had not
+        yet deleted (every checkpoint state.json does not name)."""
+        for folder in (self.workdir, self.workdir / "memories", self.workdir / "tasks"):
+            clean_stale(folder, wait=True)
+        named = self.kept | {self.deployed}
+        for ckpt in (self.workdir / "memories").glob("*.mem"):
+            if f"memories/{ckpt.name}" not in named:
+                ckpt.unlink(missing_ok=True)

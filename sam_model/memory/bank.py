@@ -8,7 +8,7 @@ value and the unit that set it), the last unit written and the last state seen.
 Search ranks by the retriever's inner product, then (optionally) expands along typed
 edges so that memories that belong with the hits come along. Persistence is one ``.npz``
 file (JSON metadata + one embedding matrix) written through :func:`sam_model.io.atomic_path`,
-so a crash mid-save leaves the previous bank intact.
+so a crash mid-save leaves the previous bank intact and concurrent saves end with one complete bank.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from sam_model.data.schema import State
-from sam_model.io import SAMFileError, atomic_path, require_file
+from sam_model.io import SAMFileError, atomic_path, clean_stale, require_file
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.graph import MemoryGraph
 from sam_model.memory.tiers import LONGTERM, WORKING, Tiers
@@ -197,7 +197,8 @@ class MemoryBank:
 
     # -- persistence
     def save(self, path: str | Path) -> Path:
-        """Write the bank to one file atomically: the previous file stays valid until the rename."""
+        """Write the bank to one file atomically: the previous file stays valid until the rename (and what
+        killed saves left next to it is removed)."""
         units = list(self.units.values())
         emb = np.stack([u.embedding for u in units]) if units else np.zeros((0, self.dim), np.float32)
         meta = {
@@ -216,6 +217,7 @@ class MemoryBank:
     def load(cls, path: str | Path) -> MemoryBank:
         """Read a bank written by :meth:`save`; a missing or damaged file raises SAMFileError."""
         p = require_file(path, "memory bank", "give a file written by MemoryBank.save")
+        clean_stale(p.parent)  # leftovers of killed saves, when no other process holds the folder
         fix = "restore the previous bank file or rebuild the bank from the agent log"
         try:
             with np.load(p, allow_pickle=False) as z:

@@ -53,15 +53,48 @@ def check_bert_folder(path: str | os.PathLike) -> Path:
     return p
 
 
+TOKENIZER_PROBE = "the user changed the budget to 3500 dollars, ok go ahead"
+
+
+def load_tokenizer(folder: str | os.PathLike, fix: str = "") -> object:
+    """The tokenizer of ``folder``, checked: it must round-trip a test sentence.
+
+    transformers builds an empty tokenizer (every token [UNK]) from a folder without tokenizer files,
+    and a model fed only [UNK] still runs and scores — silently badly. Here that is an error naming
+    the folder; ``fix`` says what to do about it.
+    """
+    fix = fix or ("copy the tokenizer files (tokenizer.json, or vocab.txt and tokenizer_config.json) of its "
+                  "BERT into it")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        ids = tokenizer(TOKENIZER_PROBE, add_special_tokens=False)["input_ids"]
+        back = tokenizer.decode(ids)
+    except Exception as exc:  # noqa: BLE001 - transformers raises many kinds for a broken folder
+        raise SAMFileError(f"{folder}: no working tokenizer ({type(exc).__name__}: "
+                           f"{str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ''}); {fix}") from None
+    unk = getattr(tokenizer, "unk_token_id", None)
+    squash = "".join(TOKENIZER_PROBE.lower().split())
+    if not ids or all(i == unk for i in ids) or "".join(str(back).lower().split()) != squash:
+        raise SAMFileError(f"{folder}: no working tokenizer (a test sentence comes back as {str(back)[:60]!r}: "
+                           f"the tokenizer files are missing or broken); {fix}")
+    return tokenizer
+
+
 def load_bert(path: str | os.PathLike | None = None) -> tuple[BertModel, object]:
-    """A BertModel and its tokenizer from a local folder (default: the packaged MiniLM)."""
+    """A BertModel and its tokenizer from a local folder (default: the packaged MiniLM), both checked."""
     folder = check_bert_folder(path or default_bert_path())
-    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    tokenizer = load_tokenizer(folder)
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the unused pooler weights are expected; don't alarm users
     hf_logging.disable_progress_bar()
     try:
         model = BertModel.from_pretrained(str(folder), add_pooling_layer=False)
+    except Exception as exc:  # noqa: BLE001 - a truncated file raises SafetensorError, OSError, RuntimeError...
+        weights = next((folder / n for n in ("model.safetensors", "pytorch_model.bin") if (folder / n).exists()),
+                       folder)
+        raise SAMFileError(f"{weights} cannot be loaded ({type(exc).__name__}: "
+                           f"{str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ''}); the file is "
+                           "truncated or corrupt — copy the BERT folder again") from None
     finally:
         hf_logging.set_verbosity(verbosity)
         hf_logging.enable_progress_bar()

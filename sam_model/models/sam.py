@@ -12,6 +12,7 @@ export and the inference-time SAMRetriever all call the same three methods below
 from __future__ import annotations
 
 import copy
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -97,10 +98,39 @@ class SAMConfig:
         return cls(**d)
 
     @classmethod
-    def from_saved(cls, d: dict) -> SAMConfig:
-        """A config read back from a checkpoint or export. One saved before provenance links existed
-        (no ``source_kinds``) searches exactly as it did then: without them."""
-        return cls.from_dict(d if "source_kinds" in d else {**d, "provenance": False})
+    def from_saved(cls, d: object, where: str = "sam") -> SAMConfig:
+        """A config read back from a checkpoint or export, checked field by field: a missing field or a
+        value of the wrong type raises ValueError naming ``<where>.<field>`` (nothing falls back to a
+        default silently). One saved before provenance links existed (no ``source_kinds``) searches
+        exactly as it did then: without them."""
+        if not isinstance(d, dict):
+            raise ValueError(f"'{where}' must be an object, got {type(d).__name__}")
+        d = dict(d)
+        if "source_kinds" not in d:
+            d.update(source_kinds=[], provenance=False)
+        unknown = sorted(set(d) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"'{where}' has unknown field(s) {unknown}")
+        for f in fields(cls):
+            if f.name not in d:
+                raise ValueError(f"field '{where}.{f.name}' is missing")
+            _check_field(d[f.name], str(f.type), f"{where}.{f.name}")
+        return cls(**d)
+
+
+def _check_field(value: object, kind: str, name: str) -> None:
+    """Raise ValueError unless ``value`` is of the dataclass field type ``kind`` (JSON types only)."""
+    checks = {"str": lambda v: isinstance(v, str),
+              "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+              "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+              "bool": lambda v: isinstance(v, bool),
+              "list[str]": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)}
+    if kind not in checks:
+        return  # a field type without a JSON check here: SAMNet's own checks apply
+    if not checks[kind](value):
+        want = {"str": "a string", "int": "an integer", "float": "a finite number", "bool": "true or false",
+                "list[str]": "a list of strings"}[kind]
+        raise ValueError(f"field '{name}' must be {want}, got {json.dumps(value, default=repr)}")
 
 
 class SAMNet(nn.Module):

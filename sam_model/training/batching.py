@@ -8,10 +8,11 @@ training on long episodes affordable.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
+from torch.utils.data import Sampler
 
 from sam_model.data.text import content_text
 
@@ -79,3 +80,22 @@ def candidate_masks(q_episode: torch.Tensor, q_step: torch.Tensor, q_labels: tor
     allowed = own | ~same if in_batch_negatives else own
     labelled = (mem_step[None, :, None] == q_labels[:, None, :]).any(-1)
     return allowed, own & labelled
+
+
+class EpochShuffle(Sampler[int]):
+    """A shuffle that depends on (seed, epoch) alone, never on the global RNG.
+
+    ``epoch()`` is read when an epoch's iteration starts. A run resumed from ``last.ckpt`` at epoch e
+    therefore sees exactly the batches the uninterrupted run saw at epoch e (a plain RandomSampler draws
+    its order from the global RNG, whose state a checkpoint does not hold).
+    """
+
+    def __init__(self, n: int, seed: int, epoch: Callable[[], int]):
+        self.n, self.seed, self.epoch = n, int(seed), epoch
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self) -> Iterator[int]:
+        g = torch.Generator().manual_seed(self.seed * 1_000_003 + int(self.epoch()))
+        return iter(torch.randperm(self.n, generator=g).tolist())

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import datasets
 import pytorch_lightning as pl
+import torch
 from torch.utils.data import DataLoader, Dataset
 
 from sam_model.data.sources import SourceOptions, default_cache_dir, materialise
-from sam_model.training.batching import collate_episodes
+from sam_model.io import SAMFileError
+from sam_model.training.batching import EpochShuffle, collate_episodes
 
 
 class _Episodes(Dataset):
@@ -39,6 +41,15 @@ def useful_kinds(episodes, min_share: float = 0.01) -> list[str]:
                     counts[kind_at[step]] = counts.get(kind_at[step], 0) + 1
     total = sum(counts.values())
     return sorted(k for k, c in counts.items() if total and c / total >= min_share)
+
+
+def require_decision_points(episodes, split: str, source: str) -> None:
+    """A split the trainer cannot use (no episodes, or no decision point to score) is an error naming it."""
+    if not any(labels for row in episodes.select_columns(["labels"]) for labels in row["labels"]):
+        what = "no episodes" if len(episodes) == 0 else f"no decision points in its {len(episodes)} episode(s)"
+        raise SAMFileError(f"{source}: the {split} split has {what} (events with useful_memory_steps); "
+                           "label decision points, or give other data (python -m sam_model.data.validate shows "
+                           "the counts)")
 
 
 def holdout(episodes, fraction: float, seed: int, keep_order: bool = False):
@@ -176,11 +187,23 @@ class AgentLogDataModule(pl.LightningDataModule):
 
     def setup(self, stage: str | None = None) -> None:
         self._ensure()
+        hp = self.hparams
+        train = ", ".join(map(str, hp.train))
+        require_decision_points(self._train, "training", train)
+        require_decision_points(self._val, "validation", ", ".join(map(str, hp.val)) if hp.val else
+                                f"{train} (val_fraction {hp.val_fraction} held out)")
+
+    def _epoch(self) -> int:
+        return self.trainer.current_epoch if self.trainer is not None else 0
 
     def _loader(self, ds, shuffle: bool, offset: int) -> DataLoader:
-        return DataLoader(_Episodes(ds, offset), batch_size=self.hparams.batch_episodes, shuffle=shuffle,
-                          collate_fn=collate_episodes, num_workers=self.hparams.num_workers,
-                          persistent_workers=self.hparams.num_workers > 0)
+        # The order depends on (seed, epoch) and the loader draws from its own generator, never the global
+        # RNG: a run resumed from last.ckpt sees the batches (and dropout) of the uninterrupted run.
+        hp = self.hparams
+        return DataLoader(_Episodes(ds, offset), batch_size=hp.batch_episodes,
+                          sampler=EpochShuffle(len(ds), hp.seed, self._epoch) if shuffle else None,
+                          generator=torch.Generator().manual_seed(hp.seed), collate_fn=collate_episodes,
+                          num_workers=hp.num_workers, persistent_workers=hp.num_workers > 0)
 
     def train_dataloader(self) -> DataLoader:
         return self._loader(self._train, True, 0)

@@ -58,12 +58,15 @@ class SAMLightningModule(pl.LightningModule):
                                    "bert_config": self.net.state_encoder.text_encoder.bert.config.to_dict()})
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
         self.text_cache_dir = text_cache_dir
+        self._seed: int | None = None  # base of the per-epoch seeds (on_train_epoch_start)
         self.task_dropout = task_dropout
         self.val_metrics = MetricCollection({
             "mrr": RetrievalMRR(), "recall@1": RetrievalRecall(top_k=1), "recall@5": RetrievalRecall(top_k=5),
             "ndcg@10": RetrievalNormalizedDCG(top_k=10)}, prefix="val/")
 
-    def training_step(self, batch: dict[str, Any], batch_idx: int) -> torch.Tensor:
+    def training_step(self, batch: dict[str, Any], batch_idx: int) -> torch.Tensor | None:
+        if len(batch["q_step"]) == 0 and self.trainer.world_size == 1:
+            return None  # no decision point in these episodes: nothing to learn (DDP ranks must all step)
         loss = batch_loss(self.net, self.loss_fn, batch, self.hparams.in_batch_negatives, self.trainer.world_size,
                           self.task_dropout)
         n = max(len(batch["q_step"]), 1)
@@ -73,6 +76,8 @@ class SAMLightningModule(pl.LightningModule):
         return loss
 
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
+        if len(batch["q_step"]) == 0:
+            return  # no decision point in these episodes: nothing to score (torchmetrics rejects empty input)
         q, m = encode_batch(self.net, batch)
         allowed, positive = candidate_masks(batch["q_episode"], batch["q_step"], batch["q_labels"],
                                             batch["mem_episode"], batch["mem_step"], in_batch_negatives=False)
@@ -98,6 +103,20 @@ class SAMLightningModule(pl.LightningModule):
             n = enc.load_cache(path)
             if n:
                 print(f"text cache: {n} BERT vectors loaded from {path}")
+
+    def on_train_epoch_start(self) -> None:
+        # Dropout's randomness depends on (seed, epoch) alone, with the seed kept in the checkpoint: a run
+        # resumed from last.ckpt trains its epochs exactly as the uninterrupted run (with the data module's
+        # epoch-seeded order, sam_model.training.batching.EpochShuffle).
+        if self._seed is None:
+            self._seed = torch.initial_seed()
+        torch.manual_seed((self._seed * 1_000_003 + self.current_epoch) % 2**63)
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint["sam_seed"] = self._seed
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        self._seed = checkpoint.get("sam_seed")
 
     def on_train_epoch_end(self) -> None:
         path, enc = self._text_cache_file()

@@ -1,0 +1,159 @@
+"""Inputs later stages cannot take are rejected early, each with one line naming the file and what to do."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from sam_model.data import hf
+from sam_model.data.reader import ReadReport, read_episodes
+from sam_model.data.schema import LogFormatError
+from sam_model.data.validate import main as validate_main
+from sam_model.io import SAMFileError, run_cli
+from sam_model.training.batching import EpochShuffle, collate_episodes
+from sam_model.training.cli import run as train_run
+from sam_model.training.datamodule import AgentLogDataModule
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def ev(episode: str, step: int, labels=None, **extra) -> dict:
+    out = {"episode_id": episode, "step": step, "kind": "user", "text": f"{episode} {step}", **extra}
+    if labels is not None:
+        out["useful_memory_steps"] = labels
+    return out
+
+
+def labelled(episode: str) -> list[dict]:
+    return [ev(episode, 0), ev(episode, 1), ev(episode, 2, [0])]
+
+
+def test_steps_outside_int64_are_named_by_the_reader_and_validate(write_log, capsys):
+    path = write_log([ev("a", 0), ev("a", 2**63)])
+    with pytest.raises(LogFormatError, match=rf"^{path}:2: field 'step' must fit in 64 bits"):
+        read_episodes(path)
+    assert validate_main([str(path)]) == 1
+    assert f"{path}:2: field 'step' must fit in 64 bits" in capsys.readouterr().err
+    assert read_episodes(write_log([ev("a", 2**63 - 1)], "max.jsonl"))[0].events[0].step == 2**63 - 1
+
+
+def test_empty_training_file_is_an_error_naming_it(write_log, tmp_path):
+    empty = write_log([], "empty.jsonl")
+    with pytest.raises(SAMFileError, match=rf"^{empty}: no events; the log is empty"):
+        hf.episodes_to_dataset(empty, cache_dir=tmp_path / "cache")
+    dm = AgentLogDataModule(train=[str(empty)], cache_dir=str(tmp_path / "cache"))
+    with pytest.raises(SAMFileError, match=rf"{empty}: no events"):
+        dm.setup("fit")
+
+
+def test_splits_without_decision_points_are_named(write_log, tmp_path):
+    train = write_log([ev("a", 0), ev("a", 1), ev("b", 0)], "nolabels.jsonl")
+    dm = AgentLogDataModule(train=[str(train)], cache_dir=str(tmp_path / "cache"))
+    with pytest.raises(SAMFileError, match=rf"{train}: the training split has no decision points in its 1 episode"):
+        dm.setup("fit")
+    good = write_log(labelled("a") + labelled("b"), "good.jsonl")
+    dm = AgentLogDataModule(train=[str(good)], val=[str(train)], cache_dir=str(tmp_path / "cache"))
+    with pytest.raises(SAMFileError, match=rf"{train}: the validation split has no decision points"):
+        dm.setup("fit")
+    dm = AgentLogDataModule(train=[str(good)], val=[str(good)], cache_dir=str(tmp_path / "cache"))
+    dm.setup("fit")  # both have decision points
+
+
+def test_validation_skips_batches_without_decision_points(tmp_path, tiny_bert_dir):
+    from sam_model.models.sam import SAMConfig
+    from sam_model.training.module import SAMLightningModule
+
+    module = SAMLightningModule(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16),
+                                vocab={"phases": [""], "kinds": ["user"]})
+    row = {"steps": [0, 1], "kinds": ["user", "user"], "texts": ["a", "b"], "phases": ["", ""],
+           "memory_texts": ["a", "b"], "state_texts": ["", ""], "labels": [[], []]}
+    batch = collate_episodes([(0, row)])
+    assert module.validation_step(batch, 0) is None
+    assert all(m.indexes == [] for m in module.val_metrics.values()), "nothing was given to torchmetrics"
+
+
+def test_epoch_shuffle_depends_on_seed_and_epoch_only():
+    epoch = [0]
+    a = EpochShuffle(50, seed=3, epoch=lambda: epoch[0])
+    first = list(a)
+    torch.manual_seed(123)  # the global RNG does not matter
+    assert list(a) == first and sorted(first) == list(range(50))
+    epoch[0] = 1
+    assert list(a) != first and list(EpochShuffle(50, seed=3, epoch=lambda: 1)) == list(a)
+
+
+def test_skipped_lines_are_reported_also_from_a_warm_cache(write_log, tmp_path, caplog):
+    path = write_log(labelled("a") + ["{broken", json.dumps({"episode_id": "b"})])
+    reports = []
+    for _ in range(2):  # the second call finds the Arrow cache warm: the generator does not run
+        report = ReadReport()
+        with caplog.at_level(logging.WARNING, logger="sam_model.data.hf"):
+            caplog.clear()
+            ds = hf.episodes_to_dataset(path, on_error="skip", cache_dir=tmp_path / "cache", report=report)
+        assert ds.num_rows == 1
+        assert f"{path}:4: invalid JSON" in caplog.text and f"{path}:5: missing required field" in caplog.text
+        reports.append([str(e) for e in report.skipped])
+    assert reports[0] == reports[1] and len(reports[0]) == 2
+    record = next((tmp_path / "cache" / "sam_model_skips").glob("*.json"))
+    record.unlink()  # a cache made before the record existed: re-scanned
+    report = ReadReport()
+    hf.episodes_to_dataset(path, on_error="skip", cache_dir=tmp_path / "cache", report=report)
+    assert [str(e) for e in report.skipped] == reports[0]
+
+
+def test_run_cli_prints_one_line_unless_asked_for_the_trace(capsys, monkeypatch):
+    def boom(args):
+        raise SAMFileError("data/x.jsonl: broken\nsecond line; fix it")
+
+    assert run_cli(boom, ["--x"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: data/x.jsonl: broken second line; fix it")
+    with pytest.raises(SAMFileError):
+        run_cli(boom, ["--traceback"])
+    monkeypatch.setenv("SAM_TRACEBACK", "1")
+    with pytest.raises(SAMFileError):
+        run_cli(boom, [])
+    monkeypatch.delenv("SAM_TRACEBACK")
+
+    def bug(args):
+        raise KeyError("a bug keeps its trace")
+
+    with pytest.raises(KeyError):
+        run_cli(bug, [])
+
+
+def _fit_args(tmp_path: Path, log: Path, bert: Path) -> list[str]:
+    return ["fit", "--config", str(REPO / "configs" / "demo.yaml"), f"--data.train=[{log}]",
+            f"--model.net.bert_path={bert}", "--model.net.dim=8", "--model.net.hidden=16",
+            "--model.net.proj_hidden=16", "--model.text_cache_dir=", "--trainer.logger=false",
+            "--trainer.callbacks=[]", "--trainer.max_epochs=1", "--trainer.enable_progress_bar=false",
+            f"--trainer.default_root_dir={tmp_path / 'run'}", f"--data.cache_dir={tmp_path / 'cache'}"]
+
+
+def test_train_errors_are_one_line_with_the_file_and_what_to_do(write_log, tmp_path, tiny_bert_dir, capsys):
+    bad = write_log(labelled("a") + ["{oops"], "bad.jsonl")
+    assert train_run(_fit_args(tmp_path, bad, tiny_bert_dir)) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"error: {bad}:4: invalid JSON") and "data.on_error: skip" in err[-1]
+    assert not any("Traceback" in line for line in err)
+    with pytest.raises(LogFormatError):
+        train_run(_fit_args(tmp_path, bad, tiny_bert_dir) + ["--traceback"])
+    evil = tmp_path / "evil.ckpt"
+    evil.write_bytes(b"\x80\x04garbage")
+    good = write_log(labelled("a") + labelled("b") + labelled("c"), "good.jsonl")
+    assert train_run(_fit_args(tmp_path, good, tiny_bert_dir) + [f"--ckpt_path={evil}"]) == 1
+    assert "refused to load" in capsys.readouterr().err  # resume never unpickles code either
+
+
+def test_train_py_prints_no_traceback(write_log, tmp_path):
+    empty = write_log([], "empty.jsonl")
+    res = subprocess.run([sys.executable, "train.py", *_fit_args(tmp_path, empty, Path("unused"))],
+                         capture_output=True, text=True, cwd=REPO)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr[-3000:]
+    assert res.stderr.strip().splitlines()[-1].startswith(f"error: {empty}: no events")

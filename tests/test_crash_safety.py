@@ -1,0 +1,159 @@
+"""Crash-safe saves (sam_model.io): staging, swap, readers, dead writers' leftovers, and the kill probe."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sam_model.index import MemoryIndex
+from sam_model.io import (
+    OWNER,
+    PREVIOUS,
+    SAMFileError,
+    atomic_dir,
+    atomic_path,
+    atomic_write_text,
+    clean_stale,
+    leftovers,
+    reading,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _index(n: int, tag: str) -> MemoryIndex:
+    ix = MemoryIndex(8, "flat", device="cpu")
+    ix.add([f"{tag}{i}" for i in range(n)], np.random.default_rng(n).standard_normal((n, 8)).astype(np.float32))
+    return ix
+
+
+def _dead_staging(parent: Path, name: str, token: str = "0123456789ab") -> Path:
+    """What a writer killed after staging looks like: an owner file nobody holds a lock on."""
+    staging = parent / f".{name}.{token}.tmp"
+    staging.mkdir(parents=True)
+    (staging / OWNER).write_text("")
+    return staging
+
+
+def test_failed_write_leaves_target_and_no_staging(tmp_path):
+    target = tmp_path / "f.json"
+    atomic_write_text(target, "old")
+    with pytest.raises(RuntimeError, match="disk full"), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("disk full")
+    assert target.read_text() == "old" and leftovers(tmp_path) == []
+    with pytest.raises(RuntimeError), atomic_dir(tmp_path / "d") as tmp:
+        (tmp / "a").write_text("x")
+        raise RuntimeError("boom")
+    assert not (tmp_path / "d").exists() and leftovers(tmp_path) == []
+
+
+def test_a_writer_that_creates_nothing_is_an_error_not_an_empty_target(tmp_path):
+    with pytest.raises(FileNotFoundError, match="did not create"), atomic_path(tmp_path / "x.bin"):
+        pass
+    assert not (tmp_path / "x.bin").exists()
+
+
+def test_folder_swap_replaces_the_whole_folder(tmp_path):
+    with atomic_dir(tmp_path / "d") as tmp:
+        (tmp / "a").write_text("1")
+        (tmp / "b").write_text("1")
+    with atomic_dir(tmp_path / "d") as tmp:
+        (tmp / "a").write_text("2")
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["a"]
+    assert (tmp_path / "d" / "a").read_text() == "2" and leftovers(tmp_path) == []
+
+
+def test_dead_writers_leftovers_go_with_the_next_save_or_load(tmp_path):
+    _dead_staging(tmp_path, "bank.npz")
+    _dead_staging(tmp_path, "other.json", "ba9876543210")  # another target's leftovers go too
+    assert len(leftovers(tmp_path)) == 2
+    atomic_write_text(tmp_path / "bank.npz", "x")
+    assert leftovers(tmp_path) == []
+    _dead_staging(tmp_path / "ix", "meta.json")
+    _index(5, "a").save(tmp_path / "ix")  # the index folder is replaced as a whole
+    _dead_staging(tmp_path, "ix")
+    MemoryIndex.load(tmp_path / "ix")
+    assert leftovers(tmp_path) == [] and leftovers(tmp_path / "ix") == []
+
+
+def test_a_live_writers_staging_is_never_cleaned(tmp_path):
+    with atomic_dir(tmp_path / "d") as tmp:
+        (tmp / "a").write_text("mine")
+        assert clean_stale(tmp_path, wait=True) == []  # another cleaner sees the owner lock held
+        atomic_write_text(tmp_path / "other.json", "{}")  # another save in the folder cleans too
+        assert tmp.is_dir() and (tmp / "a").read_text() == "mine"
+    assert (tmp_path / "d" / "a").read_text() == "mine"
+
+
+def test_a_swap_killed_between_its_renames_keeps_the_previous_version(tmp_path):
+    """The folder is moved out (into the dead writer's staging) but the new one never moved in."""
+    good = _index(7, "old")
+    good.save(tmp_path / "ix")
+    staging = _dead_staging(tmp_path, "ix")
+    os.replace(tmp_path / "ix", staging / PREVIOUS)
+    _index(9, "new").save(staging / "ix")  # the complete new payload, never swapped in
+    with reading(tmp_path / "ix") as folder:  # the next reader (or save) moves the previous version back
+        assert folder == tmp_path / "ix" and (tmp_path / "ix").is_dir()
+    assert MemoryIndex.load(tmp_path / "ix").ids() == good.ids() and leftovers(tmp_path) == []
+
+
+def test_a_reader_that_cannot_clean_reads_the_previous_version_where_it_is(tmp_path, monkeypatch):
+    import sam_model.io as io
+
+    _index(7, "old").save(tmp_path / "ix")
+    staging = _dead_staging(tmp_path, "ix")
+    os.replace(tmp_path / "ix", staging / PREVIOUS)
+    monkeypatch.setattr(io, "clean_stale", lambda folder, wait=False: [])  # as if another process held the lock
+    with reading(tmp_path / "ix") as folder:
+        assert folder == staging / PREVIOUS
+    assert len(MemoryIndex.load(tmp_path / "ix")) == 7
+    monkeypatch.undo()
+    clean_stale(tmp_path)
+    assert len(MemoryIndex.load(tmp_path / "ix")) == 7 and leftovers(tmp_path) == []
+
+
+def test_interleaved_index_saves_end_with_one_complete_version(tmp_path):
+    """Writer A stages, writer B saves the same folder completely, then A swaps: A's version, whole.
+    (The old MemoryIndex.save deleted the FAISS file the other writer's meta.json named.)"""
+    folder = tmp_path / "ix"
+    _index(3, "first").save(folder)
+    a = _index(11, "a")
+    with atomic_dir(folder) as tmp:
+        (tmp / "marker").write_text("a")
+        _index(13, "b").save(folder)  # B, complete, while A is still writing
+        assert len(MemoryIndex.load(folder)) == 13
+        a.save(tmp / "inner")  # A goes on writing its own version
+    assert (folder / "marker").read_text() == "a"
+    assert MemoryIndex.load(folder / "inner").ids() == a.ids()
+    a.save(folder)
+    assert MemoryIndex.load(folder).ids() == a.ids() and leftovers(tmp_path) == []
+
+
+def test_index_save_refuses_a_file(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(SAMFileError, match="is a file"):
+        _index(2, "a").save(tmp_path / "f")
+
+
+def test_kill_probe_loses_nothing_and_leaves_nothing(tmp_path):
+    """SIGKILL at random moments of every kind of save, then two writers and a reader (sam_model.bench.crash)."""
+    out = tmp_path / "crash.json"
+    res = subprocess.run([sys.executable, "-m", "sam_model.bench.crash", "--kills", "3", "--saves", "4",
+                          "--dir", str(tmp_path / "work"), "--json", str(out)],
+                         capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert out.exists(), res.stdout + res.stderr
+    report = json.loads(out.read_text())
+    t = report["total"]
+    assert t["kills"] == 15 and t["kills_during_save"] >= 1, res.stdout
+    assert t["lost"] == 0, res.stdout
+    assert t["left_after_next_save"] == 0, res.stdout
+    assert t["concurrent_loads"] >= 4 and t["failed_loads"] == 0, res.stdout
+    assert t["final_complete"] == "4/4" and t["left_after_concurrent"] == 0, res.stdout
+    assert res.returncode == 0, res.stdout + res.stderr

@@ -1,0 +1,99 @@
+"""Honest resume: last.ckpt is written after every epoch, and a run killed mid-epoch and resumed from it
+ends exactly where the uninterrupted run ends (epochs, global step, weights, validation metrics)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from sam_model.training.cli import main as train_main
+
+REPO = Path(__file__).resolve().parents[1]
+EPOCHS, KILL_EPOCH = 3, 1
+
+KILLER = textwrap.dedent("""
+    import os, signal
+    import pytorch_lightning as pl
+
+    class KillMidEpoch(pl.Callback):
+        \"\"\"SIGKILL this process at the second batch of epoch ``epoch``: a crash, not a clean stop.\"\"\"
+
+        def __init__(self, epoch: int = 0):
+            self.epoch = epoch
+
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+            if trainer.current_epoch == self.epoch and batch_idx == 1:
+                os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+def _config(tmp_path: Path, run: str, log: Path, bert: Path, kill: bool = False) -> Path:
+    """configs/demo.yaml with its checkpoint callbacks as they are, on tiny data and a tiny model."""
+    cfg = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())
+    trainer = cfg["trainer"]
+    trainer.update(max_epochs=EPOCHS, logger=False, enable_progress_bar=False, enable_model_summary=False,
+                   default_root_dir=str(tmp_path / run), accelerator="cpu")
+    callbacks = [c for c in trainer["callbacks"] if "LearningRateMonitor" not in c["class_path"]]
+    for c in callbacks:
+        if "dirpath" in c.get("init_args", {}):
+            c["init_args"]["dirpath"] = str(tmp_path / run)
+    if kill:
+        callbacks.append({"class_path": "resume_killer.KillMidEpoch", "init_args": {"epoch": KILL_EPOCH}})
+    trainer["callbacks"] = callbacks
+    cfg["model"]["net"].update(bert_path=str(bert), dim=16, hidden=32, proj_hidden=16, max_length=48)
+    cfg["model"].update(text_cache_dir="", warmup_steps=2)
+    cfg["data"].update(train=[str(log)], batch_episodes=4, cache_dir=str(tmp_path / "cache"))
+    path = tmp_path / f"{run}{'-kill' if kill else ''}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def _state(ckpt: Path) -> dict:
+    return torch.load(ckpt, map_location="cpu", weights_only=True)
+
+
+def _monitor(state: dict, kind: str) -> dict:
+    (value,) = [v for k, v in state["callbacks"].items() if k.startswith(kind) and "val/mrr" in k]
+    return value
+
+
+@pytest.mark.slow
+def test_killed_mid_epoch_and_resumed_equals_uninterrupted(tmp_path, tiny_bert_dir):
+    from sam_model.data.synthetic import write_synthetic
+
+    log = tmp_path / "train.jsonl"
+    write_synthetic(log, 20, seed=0)
+    (tmp_path / "resume_killer.py").write_text(KILLER)
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+    killed = subprocess.Popen([sys.executable, "train.py", "fit", "--config",
+                               str(_config(tmp_path, "b", log, tiny_bert_dir, kill=True))],
+                              cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    train_main(["fit", "--config", str(_config(tmp_path, "a", log, tiny_bert_dir))])  # uninterrupted, meanwhile
+    _, err = killed.communicate(timeout=300)
+    assert killed.returncode == -signal.SIGKILL, err[-2000:]
+    last = tmp_path / "b" / "last.ckpt"
+    interrupted = _state(last)
+    assert interrupted["epoch"] == KILL_EPOCH - 1, "last.ckpt must be the last finished epoch"
+
+    train_main(["fit", "--config", str(_config(tmp_path, "b", log, tiny_bert_dir)), f"--ckpt_path={last}"])
+
+    a, b = _state(tmp_path / "a" / "last.ckpt"), _state(last)
+    assert (a["epoch"], a["global_step"]) == (b["epoch"], b["global_step"]) == (EPOCHS - 1, a["global_step"])
+    assert a["global_step"] > interrupted["global_step"]
+    assert a["state_dict"].keys() == b["state_dict"].keys()
+    for k, v in a["state_dict"].items():
+        torch.testing.assert_close(b["state_dict"][k], v, rtol=0, atol=1e-6, msg=k)
+    ma, mb = _monitor(a, "ModelCheckpoint"), _monitor(b, "ModelCheckpoint")
+    assert float(ma["current_score"]) == pytest.approx(float(mb["current_score"]), abs=1e-6)
+    assert float(ma["best_model_score"]) == pytest.approx(float(mb["best_model_score"]), abs=1e-6)
+    ea, eb = _monitor(a, "EarlyStopping"), _monitor(b, "EarlyStopping")
+    assert (ea["wait_count"], ea["stopped_epoch"]) == (eb["wait_count"], eb["stopped_epoch"])
