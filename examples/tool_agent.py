@@ -63,7 +63,7 @@ def replay(retriever: SAMRetriever, conv, k: int, verbose: bool) -> tuple[int, i
                     if verbose:
                         where = (f"rank {rank}: step {hits[rank - 1]} [{tracker.events[hits[rank - 1]]['kind']}] "
                                  f"{tracker.events[hits[rank - 1]]['text'][:70]!r}") if rank else f"not in the top {k}"
-                        print(f"    {path} = {value!r:28} <- {where}")
+                        print(f"    {path} = {value!r} <- {where}")
         tracker.add(message, f"{conv.where}, message {i}")
     return needed, grounded
 

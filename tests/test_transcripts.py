@@ -156,7 +156,7 @@ def test_invalid_json_arguments_are_kept_raw_and_counted():
                                    "name": "f", "arguments": "{user_id: oops"}}]}], "x:1", "ep")
     events = convert_conversation(conv, report=report)
     assert events[-1]["text"] == "CALL f({user_id: oops)"
-    assert report.invalid_arguments == 1
+    assert len(report.invalid_arguments) == 1 and report.invalid_arguments[0].startswith("x:1, message 1: ")
 
 
 def test_jsonl_container_skip_bad_and_cli(tmp_path, capsys):
