@@ -158,6 +158,11 @@ class AgentLogDataModule(pl.LightningDataModule):
         if len(repeat) != len(hp.train) or any(r < 1 for r in repeat):
             raise ValueError(f"data.repeat needs one count >= 1 per data.train source ({len(hp.train)}), got {repeat}")
         parts = [self._load([p], hp.max_dialogues, hp.sgd_every) for p in hp.train]
+        # Provenance links may point to a kind only if every training source labels it useful: in SGD the
+        # result lists that name every option never are, while tool-call transcripts label results most;
+        # a mixed model must not make results link targets in dialogues (with one source: its useful kinds).
+        kinds = [set(useful_kinds(part)) for part in parts]
+        self._source_kinds = sorted(set.intersection(*kinds))
         train = parts[0] if repeat == [1] else datasets.concatenate_datasets(
             [part for part, r in zip(parts, repeat) for _ in range(r)])
         sizes = list(hp.lives or [1])
@@ -179,11 +184,12 @@ class AgentLogDataModule(pl.LightningDataModule):
     @property
     def vocab(self) -> dict[str, list[str]]:
         """Phases and memory kinds of the training episodes (the model's embedding vocabularies), and the
-        kinds its labels call useful (``source_kinds``: where provenance links may point)."""
+        kinds the labels of every training source call useful (``source_kinds``: where provenance links may
+        point)."""
         self._ensure()
         phases = sorted({p for row in self._train["phases"] for p in row})
         kinds = sorted({k for row in self._train["kinds"] for k in row})
-        return {"phases": phases, "kinds": kinds, "source_kinds": useful_kinds(self._train)}
+        return {"phases": phases, "kinds": kinds, "source_kinds": self._source_kinds}
 
     def setup(self, stage: str | None = None) -> None:
         self._ensure()
