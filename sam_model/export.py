@@ -17,11 +17,17 @@ from pathlib import Path
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_model, save_model
-from transformers import BertConfig, BertModel
+from transformers import PretrainedConfig
 
 from sam_model.checkpoint import load_checkpoint
 from sam_model.io import SAMFileError, atomic_dir, reading, run_cli
-from sam_model.models.bert import check_bert_folder, default_bert_path, load_tokenizer
+from sam_model.models.bert import (
+    check_bert_folder,
+    default_bert_path,
+    encoder_config,
+    encoder_from_config,
+    load_tokenizer,
+)
 from sam_model.models.sam import SAMConfig, SAMNet
 
 FORMAT_VERSION = 1
@@ -72,7 +78,7 @@ def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNe
             raise SAMFileError(f"{folder} is not a complete export: {name} is missing (export it again)")
     cfg, bert_cfg, out_dim = read_config(folder / "config.json")
     tokenizer = load_tokenizer(folder / "tokenizer", fix="export the checkpoint again")
-    net = SAMNet(cfg, BertModel(bert_cfg, add_pooling_layer=False), tokenizer)
+    net = SAMNet(cfg, encoder_from_config(bert_cfg), tokenizer)
     if net.out_dim != out_dim:
         raise SAMFileError(f"{folder / 'config.json'}: field 'out_dim' is {out_dim} but the network it describes "
                            f"has {net.out_dim}; export the checkpoint again")
@@ -87,7 +93,7 @@ def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNe
     return net.to(_device(device)).eval()
 
 
-def read_config(path: Path) -> tuple[SAMConfig, BertConfig, int]:
+def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int]:
     """An export's config.json, field by field; each error names the file and the field."""
     again = "export the checkpoint again (python -m sam_model.export CKPT OUT_DIR)"
     try:
@@ -116,9 +122,9 @@ def read_config(path: Path) -> tuple[SAMConfig, BertConfig, int]:
                    "needed-slot re-rank)")
         raise SAMFileError(f"{path}: {exc}; {fix}") from None
     try:
-        bert_cfg = BertConfig.from_dict(config["bert_config"])
+        bert_cfg = encoder_config(config["bert_config"])
     except (TypeError, ValueError, KeyError) as exc:
-        raise SAMFileError(f"{path}: field 'bert_config' is not a BERT config ({exc}); {again}") from None
+        raise SAMFileError(f"{path}: field 'bert_config' is not a text-encoder config ({exc}); {again}") from None
     return cfg, bert_cfg, config["out_dim"]
 
 
@@ -137,9 +143,10 @@ def net_from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | No
         raise SAMFileError(f"{p}: {exc}; give a .ckpt written by train.py") from None
     folder = check_bert_folder(cfg.bert_path or default_bert_path())  # tokenizer (and config if absent)
     recorded = state["hyper_parameters"].get("bert_config")
-    bert_cfg = BertConfig.from_dict(dict(recorded)) if recorded else BertConfig.from_pretrained(str(folder))
+    bert_cfg = encoder_config(dict(recorded)) if recorded else encoder_config(
+        json.loads((folder / "config.json").read_text(encoding="utf-8")))
     tokenizer = load_tokenizer(folder)
-    net = SAMNet(cfg, BertModel(bert_cfg, add_pooling_layer=False), tokenizer)
+    net = SAMNet(cfg, encoder_from_config(bert_cfg), tokenizer)
     try:
         net.load_state_dict(weights)
     except RuntimeError as exc:

