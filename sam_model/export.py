@@ -19,6 +19,8 @@ from safetensors import SafetensorError
 from safetensors.torch import load_model, save_model
 from transformers import PretrainedConfig
 
+from sam_model import card
+from sam_model.card import CARD
 from sam_model.checkpoint import load_checkpoint
 from sam_model.io import SAMFileError, atomic_dir, reading, run_cli
 from sam_model.models.bert import (
@@ -49,6 +51,11 @@ def write_export(net: SAMNet, folder: Path) -> None:
     (folder / "vocab.json").write_text(json.dumps({"phases": cfg["phases"], "kinds": cfg["kinds"]}, indent=2))
     save_model(net, str(folder / "model.safetensors"))
     net.tokenizer.save_pretrained(str(folder / "tokenizer"))
+    training = getattr(net, "training_info", None)
+    if training:
+        (folder / "training.json").write_text(json.dumps(training, indent=2, default=str))
+    learned = {"alpha": round(float(net.alpha.detach()), 4)}
+    (folder / CARD).write_text(card.render(cfg, bert.config.to_dict(), training, learned), encoding="utf-8")
 
 
 def save_exported(net: SAMNet, out_dir: str | os.PathLike) -> Path:
@@ -90,6 +97,11 @@ def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNe
     if missing or unexpected:
         raise SAMFileError(f"{folder / 'model.safetensors'} does not match config.json (missing "
                            f"{sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]}); export again")
+    if (folder / "training.json").exists():  # what the model card tells about training; kept by re-saves
+        try:
+            net.training_info = json.loads((folder / "training.json").read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise SAMFileError(f"{folder / 'training.json'} is not valid JSON ({exc}); export again") from None
     return net.to(_device(device)).eval()
 
 
@@ -152,7 +164,25 @@ def net_from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | No
     except RuntimeError as exc:
         raise SAMFileError(f"{p} does not match its own configuration ({str(exc).splitlines()[0]}); "
                            "was it written by another version of sam_model?") from None
+    net.training_info = training_info(state, p)
     return net.to(_device(device)).eval()
+
+
+def training_info(state: dict, path: Path) -> dict:
+    """What a checkpoint tells about its training, for the model card: data (sources, statistics, options),
+    the optimisation settings, and which epoch this is with its validation score."""
+    hp = dict(state.get("hyper_parameters", {}))
+    info = {k: hp[k] for k in ("lr", "bert_lr", "weight_decay", "temperature", "positives", "in_batch_negatives",
+                               "warmup_steps", "task_dropout") if k in hp}
+    if hp.get("training_data"):
+        info["data"] = hp["training_data"]
+    selected = {"checkpoint": path.name, "epoch": state.get("epoch"), "global_step": state.get("global_step")}
+    for cb in (state.get("callbacks") or {}).values():
+        if isinstance(cb, dict) and cb.get("monitor") and cb.get("best_model_score") is not None \
+                and Path(str(cb.get("best_model_path", ""))).name == path.name:
+            selected[str(cb["monitor"])] = round(float(cb["best_model_score"]), 4)
+    info["selected"] = selected
+    return info
 
 
 def _main(argv: list[str]) -> int:

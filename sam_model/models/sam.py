@@ -112,6 +112,8 @@ class SAMConfig:
         d = dict(d)
         if "source_kinds" not in d:
             d.update(source_kinds=[], provenance=False)
+        for name, then in ADDED_LATER.items():  # saved before the field existed: it behaves as it did then
+            d.setdefault(name, then)
         unknown = sorted(set(d) - {f.name for f in fields(cls)})
         if unknown:
             raise ValueError(f"'{where}' has unknown field(s) {unknown}")
@@ -120,6 +122,11 @@ class SAMConfig:
                 raise ValueError(f"field '{where}.{f.name}' is missing")
             _check_field(d[f.name], str(f.type), f"{where}.{f.name}")
         return cls(**d)
+
+
+# Fields added after the first checkpoints, with the value that gives a config saved before them its old
+# behaviour (a missing field is an error for every other field: nothing falls back silently).
+ADDED_LATER = {"time_features": 0, "pooling": "mean"}
 
 
 def _check_field(value: object, kind: str, name: str) -> None:
