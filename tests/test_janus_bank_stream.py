@@ -109,3 +109,62 @@ def test_episode_scoped_search_ranks_only_that_episode(dialogues):
     assert len(hits) == sum(u.episode_id == t.episode_id for u in bank)
     assert {h.unit.episode_id for h in bank.search(q, 50)} != {t.episode_id}
     assert bank.search(q, 5, episode_id="nobody") == []
+
+
+def test_text_cache_reads_merges_and_never_loses_another_runs_vectors(tmp_path):
+    import json
+
+    from sam_model.janus.bank_bench import CachedTextRetriever
+    from sam_model.memory.retrievers import query_text
+
+    def write(texts, vecs):
+        (tmp_path / "texts.json").write_text(json.dumps(texts))
+        np.save(tmp_path / "vectors.npy", np.asarray(vecs, np.float32))
+
+    write(["[user] hi", "[user] yo"], [[1, 0, 0], [0, 1, 0]])
+    r = CachedTextRetriever(tmp_path)
+    assert r.dim == 3 and r.encode_memories([type("U", (), {"text": "[user] yo"})()]).tolist() == [[0, 1, 0]]
+    state = parse_event({"episode_id": "e", "step": 0, "kind": "user", "text": "x"}).state
+    r.vectors[query_text(state, "q")] = np.array([0, 0, 1], np.float32)  # as if this run had encoded it
+    write(["[user] hi", "[user] yo", "other run"], [[1, 0, 0], [0, 1, 0], [1, 1, 1]])  # another run wrote meanwhile
+    r.save()
+    again = CachedTextRetriever(tmp_path)
+    assert set(again.vectors) == {"[user] hi", "[user] yo", "other run", query_text(state, "q")}
+    assert again.encode_queries([state], ["q"]).tolist() == [[0, 0, 1]] and again.encoded == 0
+
+
+def test_bank_bench_runs_every_policy_and_reports_the_regime(dialogues, tmp_path):
+    from rich.console import Console
+
+    from sam_model.janus import bank_bench as bb
+    from sam_model.janus.stats import default_pairs, paired_table, policy_stats
+
+    class Hashing(HashingRetriever):
+        encoded = 0
+
+        def save(self):
+            pass
+
+    cfg = bb.BankBenchCfg()
+    cfg.data = bb.BankDataCfg(history=2, batches=4, per_batch=1, visits=2, probes=2)
+    cfg.faults = bb.FaultCfg(share=0.5, flood=20)
+    cfg.memory = bb.BankMemoryCfg(capacity=300, working_size=0, ivf_nlist=None)
+    cfg.janus = bb.BankJanusCfg(ablations=["fresh"], coverage=4, boundary=4, fresh=4, tau=-0.5, size_weight=1.0)
+    per_seed = {0: bb.run_seed(cfg, dialogues[:6], 0, tmp_path / "out", Console(quiet=True), Hashing(128))}
+    r = per_seed[0]
+    assert set(r) == {"none", "always", "mmt", "random", "periodic", "mmt-no-fresh"}
+    assert r["none"]["total_tasks"] == 0 and r["always"]["comparisons"] == 4
+    assert r["random"]["comparisons"] == r["periodic"]["comparisons"] == r["mmt"]["comparisons"]
+    assert r["mmt"]["phi_tasks"] == 5 and r["random"]["phi_tasks"] == 0  # φ on M_0 and on each candidate
+    assert r["none"]["faulty"]["deployed"] == r["none"]["faulty"]["n"] == 2
+    assert len(r["always"]["oracle"]) == 4 and set(r["none"]["accuracy_by_age"]) == {"history", "old", "new"}
+    stats = policy_stats(per_seed)
+    paired = paired_table(per_seed, default_pairs(list(stats)))
+    regime = bb.regime(per_seed)
+    assert regime["clean"]["candidates"] + regime["faulty"]["candidates"] == 4
+    tg = bb.targets(stats, paired)
+    assert set(tg["met"]) == {"base_plus_5", "always_minus_1", "cost_40pct", "beats_random", "beats_periodic"}
+    report = {"statistics": stats, "paired": paired, "targets": tg, "regime": regime,
+              "per_seed": {str(k): v for k, v in per_seed.items()}}
+    md = bb.markdown_table(report)
+    assert "| mmt − random |" in md and "| faulty |" in md
