@@ -114,7 +114,7 @@ def test_episode_scoped_search_ranks_only_that_episode(dialogues):
 def test_text_cache_reads_merges_and_never_loses_another_runs_vectors(tmp_path):
     import json
 
-    from sam_model.janus.bank_bench import CachedTextRetriever
+    from sam_model.janus.text_cache import CachedTextRetriever
     from sam_model.memory.retrievers import query_text
 
     def write(texts, vecs):

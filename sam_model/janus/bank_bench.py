@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import time
 from collections.abc import Sequence
@@ -31,17 +30,17 @@ from typing import Any
 
 import numpy as np
 
-from sam_model.io import SAMFileError, atomic_path, atomic_write_text
+from sam_model.io import SAMFileError, atomic_write_text
 from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskEncoder, StreamUpdater
 from sam_model.janus.adapters.memory_bank import BankEncoder
 from sam_model.janus.bank_stream import FAULTS, BankStream, Dialogue, build_bank_stream, parse_dialogue
 from sam_model.janus.controller import JanusController
 from sam_model.janus.evalset import HybridEvalSet
 from sam_model.janus.gates import make_gate
-from sam_model.janus.stats import CountedPhi, evaluation_cost
+from sam_model.janus.stats import CountedPhi, auc, evaluation_cost
+from sam_model.janus.text_cache import CachedTextRetriever, cache_folder
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
-from sam_model.memory.retrievers import query_text
 from sam_model.memory.updater import Updater
 
 # -- configuration ------------------------------------------------------------------------------------------
@@ -110,90 +109,6 @@ class BankBenchCfg:
     oracle: bool = True  # under always-trigger, also score both memories of every step on the held-out probes
     keep_checkpoints: bool = False
     threads: int = 1  # faiss threads: the tiers are small, and OpenMP start-up made each tier move ~100x slower
-
-
-# -- vectors: MiniLM by text, cached on disk ----------------------------------------------------------------
-
-
-class CachedTextRetriever:
-    """The content retriever (untrained MiniLM on query text and unit text) with a vector per text cached.
-
-    Texts not in the cache are encoded when first asked for (``encoded`` counts them) and the cache is
-    written back by ``save``; unit texts of summaries change as they absorb facts, so they cannot all be
-    known in advance.
-    """
-
-    def __init__(self, folder: Path, bert_path: str | None = None):
-        self.folder, self.bert_path = folder, bert_path
-        self.vectors: dict[str, np.ndarray] = self._read()
-        self._disk_changed()  # remember the file's stamp
-        self._embedder = None
-        self.encoded, self._saved = 0, len(self.vectors)
-        self.dim = next(iter(self.vectors.values())).shape[0] if self.vectors else self.embedder.dim
-
-    @property
-    def embedder(self):
-        if self._embedder is None:
-            from sam_model.models.bert import TextEmbedder
-
-            self._embedder = TextEmbedder(self.bert_path or None, "cpu")
-        return self._embedder
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
-        if missing and self._disk_changed():  # another run may have encoded them meanwhile
-            self.vectors = {**self._read(), **self.vectors}
-            missing = [t for t in missing if t not in self.vectors]
-        if missing:
-            for t, v in zip(missing, self.embedder.encode(missing, batch_size=64)):
-                self.vectors[t] = v
-            self.encoded += len(missing)
-        if not texts:
-            return np.zeros((0, self.dim), np.float32)
-        return np.stack([self.vectors[t] for t in texts]).astype(np.float32)
-
-    def encode_queries(self, states, observations, batch_size: int = 64, progress: bool = False) -> np.ndarray:
-        return self.embed([query_text(s, o) for s, o in zip(states, observations)])
-
-    def encode_memories(self, memories, batch_size: int = 64, progress: bool = False) -> np.ndarray:
-        return self.embed([m.text for m in memories])
-
-    def _disk_changed(self) -> bool:
-        path = self.folder / "texts.json"
-        stamp = path.stat().st_mtime_ns if path.exists() else None
-        changed, self._stamp = stamp != getattr(self, "_stamp", None), stamp
-        return changed
-
-    def _read(self) -> dict[str, np.ndarray]:
-        folder = self.folder
-        if not ((folder / "texts.json").exists() and (folder / "vectors.npy").exists()):
-            return {}
-        try:
-            texts = json.loads((folder / "texts.json").read_text(encoding="utf-8"))
-            vecs = np.load(folder / "vectors.npy")
-        except (json.JSONDecodeError, ValueError, OSError):
-            return {}  # a damaged cache is rebuilt
-        return dict(zip(texts, vecs)) if len(texts) == len(vecs) else {}
-
-    def save(self) -> None:
-        """Write the cache, merged with what another run may have written meanwhile (same texts, same vectors)."""
-        if len(self.vectors) == self._saved:
-            return
-        self.vectors = {**self._read(), **self.vectors}
-        texts = list(self.vectors)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with atomic_path(self.folder / "vectors.npy") as tmp, open(tmp, "wb") as fh:
-            np.save(fh, np.stack([self.vectors[t] for t in texts]).astype(np.float32))
-        atomic_write_text(self.folder / "texts.json", json.dumps(texts, ensure_ascii=False))
-        self._saved = len(texts)
-        self._disk_changed()
-
-
-def cache_folder(bert_path: str) -> Path:
-    import hashlib
-
-    root = Path(os.environ.get("SAM_CACHE_DIR", Path.home() / ".cache" / "sam_model"))
-    return root / "janus-bank" / hashlib.sha1(json.dumps([bert_path, 128]).encode()).hexdigest()[:12]
 
 
 class TimedRecall(RecallEvaluator):
@@ -304,8 +219,6 @@ def candidate_stats(decisions, fault_of: dict[int, str | None]) -> dict[str, Any
                       "tied": sum(d.triggered and d.score_new == d.score_old for d in ds),
                       "deployed": sum(d.accepted for d in ds)}
     cos = [(-d.cos, fault_of[d.t] is not None) for d in decisions if d.cos is not None]
-    from sam_model.janus.bench import auc
-
     out["fault_auc_neg_cos"] = auc([c for c, _ in cos], [f for _, f in cos])
     return out
 

@@ -49,6 +49,7 @@ from sam_model.janus.evalset import HybridEvalSet
 from sam_model.janus.gates import make_gate
 from sam_model.janus.stats import (
     CountedPhi,
+    auc,
     default_pairs,
     evaluation_cost,
     fmt_ci,
@@ -296,15 +297,6 @@ def reported_labels(ctx: HeadContext, tasks: list[int], corrupted: bool, seed: i
         rng = np.random.default_rng([seed, t, 0xBAD])
         out[t] = sorted(int(p) for p in rng.choice(wrong, k, replace=False)) if k else []
     return out
-
-
-def auc(scores: list[float], labels: list[bool]) -> float | None:
-    """P(score of a positive > score of a negative), ties counting half; None without both classes."""
-    pos = [x for x, y in zip(scores, labels) if y]
-    neg = [x for x, y in zip(scores, labels) if not y]
-    if not pos or not neg:
-        return None
-    return float(np.mean([(p > n) + 0.5 * (p == n) for p in pos for n in neg]))
 
 
 # -- pooled BERT vectors, cached on disk --------------------------------------------------------------------

@@ -63,6 +63,15 @@ def evaluation_cost(decisions: Iterable[Decision], phi_calls: int = 0, phi_cost:
     return {"comparison_tasks": compare, "phi_tasks": phi, "total_tasks": compare + phi}
 
 
+def auc(scores: list[float], labels: list[bool]) -> float | None:
+    """P(score of a positive > score of a negative), ties counting half; None without both classes."""
+    pos = [x for x, y in zip(scores, labels) if y]
+    neg = [x for x, y in zip(scores, labels) if not y]
+    if not pos or not neg:
+        return None
+    return float(np.mean([(p > n) + 0.5 * (p == n) for p in pos for n in neg]))
+
+
 def fmt_ci(ci: tuple[float, float, float], scale: float = 100.0, digits: int = 1) -> str:
     """'71.2 [68.0, 74.1]' (scaled, e.g. fractions to points)."""
     m, lo, hi = (scale * v for v in ci)
