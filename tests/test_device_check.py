@@ -21,6 +21,7 @@ def test_quick_run_reports_every_part(tmp_path, tiny_bert_dir):
     assert flat["recall@10_vs_flat"] == 1.0 and 0.5 < ivf["recall@10_vs_flat"] <= 1.0
     janus = [r for r in report["janus"] if "skipped" not in r]
     assert janus and all(r["ms_per_1000_tasks"] > 0 for r in janus)
+    assert all(r["pair_agree"] and r["pair_ms_batched"] > 0 and r["pair_ms_one_by_one"] > 0 for r in janus)
     if not torch.cuda.is_available():
         assert all(r["device"] == "cpu" for r in train + janus)
 

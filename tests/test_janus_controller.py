@@ -207,3 +207,27 @@ def test_bad_components_are_reported(tmp_path):
     with pytest.raises(TypeError, match="encoder"):
         JanusController(ScriptUpdater(), CountingEvaluator(), None, make_gate("mmt"), HybridEvalSet(task_emb),
                         tmp_path)
+
+
+class PairEvaluator(CountingEvaluator):
+    """Judges several memories per call, as a GPU evaluator does."""
+
+    def __init__(self):
+        super().__init__()
+        self.many_calls = 0
+
+    def correct_many(self, memories, tasks):
+        self.many_calls += 1
+        return [np.array([d < m.quality for d in tasks], dtype=bool) for m in memories]
+
+
+def test_comparisons_use_correct_many_when_the_evaluator_has_it(tmp_path):
+    stream = [([0.1, 0.5], (0.3, (1.0, 0.0))), ([0.2, 0.9], (-0.2, (0.0, 1.0))), ([0.4], (0.1, (1.0, 1.0)))]
+    plain, pair = CountingEvaluator(), PairEvaluator()
+    a, b = make(tmp_path / "a", evaluator=plain), make(tmp_path / "b", evaluator=pair)
+    a.run(stream, NumMemory(0.3))
+    b.run(stream, NumMemory(0.3))
+    strip = ("seconds", "old_ckpt", "new_ckpt", "deployed")
+    rows = [[{k: v for k, v in asdict(d).items() if k not in strip} for d in c.read_manifest()] for c in (a, b)]
+    assert rows[0] == rows[1] and plain.calls == 6
+    assert pair.many_calls == 3 and pair.calls == 0  # one call per comparison, both memories in it

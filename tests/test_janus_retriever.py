@@ -110,6 +110,18 @@ def test_correct_matches_an_independent_top1(ctx):
     assert got.dtype == bool and len(got) == len(tasks)
 
 
+def test_correct_many_judges_both_memories_in_one_pass(ctx):
+    """The batched pass (vmap over the stacked heads: what a GPU runs) gives exactly the one-by-one answers."""
+    m0, tasks = ctx.memory(), list(range(len(ctx.examples)))
+    m1 = HeadFineTuner(ctx, steps=20, lr=1e-2, batch_size=8).propose(m0, tasks[:12])
+    one_by_one = [ctx.correct(m, tasks) for m in (m0, m1)]
+    assert not np.array_equal(*one_by_one)
+    for batched in (True, False):
+        got = ctx.correct_many([m0, m1], tasks, batch_size=7, batched=batched)
+        assert all(np.array_equal(a, b) for a, b in zip(got, one_by_one))
+    assert len(HeadEvaluator(ctx).correct_many([m0], tasks[:3])) == 1
+
+
 def test_finetuning_learns_is_pure_and_deterministic(ctx):
     m0, tasks = ctx.memory(), list(range(len(ctx.examples)))
     snapshot = {k: v.clone() for k, v in m0.tensors.items()}
@@ -151,6 +163,7 @@ def test_probe_encoder_sees_behaviour(ctx):
     assert v0.shape == (n_cands,)
     np.testing.assert_allclose(v0.reshape(10, -1).sum(1), 1.0, rtol=1e-6)  # a distribution per probe (5 candidates)
     np.testing.assert_array_equal(phi(m0), v0)  # deterministic: a no-op update has z = 0
+    assert phi.tasks_per_call == 10 and ParamSketch().tasks_per_call == 0  # what φ costs, in tasks scored
     m1 = HeadFineTuner(ctx, steps=20, lr=1e-2, batch_size=8).propose(m0, list(range(len(ctx.examples))))
     m2 = HeadFineTuner(ctx, steps=20, lr=1e-2, batch_size=8).propose(m1, list(range(len(ctx.examples))))
     z1, z2 = phi(m1) - v0, phi(m2) - phi(m1)
@@ -258,6 +271,10 @@ def test_bench_smoke_on_sgd(tmp_path, monkeypatch):
     assert s["none"]["comparisons"] == 0 and s["always"]["comparisons"] == s["always"]["steps"]
     assert report["stream"]["domains"] == ["Restaurants", "Flights"]
     assert (tmp_path / "out" / "janus_accuracy.png").stat().st_size > 1000
+    st = report["statistics"]
+    assert st["always"]["cost_vs_always"] == 1.0 and st["none"]["total_tasks"] == 0
+    assert st["mmt"]["phi_tasks"] > 0 and st["random"]["phi_tasks"] == 0  # φ scores probe tasks: not free
+    assert {(p["a"], p["b"]) for p in report["paired"]} >= {("mmt", "random"), ("mmt-no-fresh", "mmt")}
     curve = report["per_seed"]["0"]["mmt"]["accuracy_curve"]
     assert curve[0]["t"] == 0 and curve[-1]["t"] == s["mmt"]["steps"]
     assert bench.main(["--config", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out")]) == 2  # no overwrite

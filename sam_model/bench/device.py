@@ -5,7 +5,8 @@
 - ``index``: ``MemoryIndex`` flat and IVF search on the CPU and, when FAISS has GPUs, on the GPU:
   build time, queries/s at batch 64, IVF recall@10 against exact search.
 - ``janus``: ``HeadContext.correct`` (the Janus benchmark's evaluator, batched) on the CPU and on
-  CUDA: milliseconds per 1,000 tasks.
+  CUDA: milliseconds per 1,000 tasks; and a comparison's E_t judged for both memories, one after the
+  other and in one batched pass (``correct_many``: both heads vmapped), with whether the answers agree.
 
 BERT has the shape of all-MiniLM-L6-v2 with random weights unless ``--bert DIR`` is given: timings do
 not depend on weight values, and the device machine then needs no weights. Texts come from the
@@ -193,8 +194,19 @@ def janus_correct(device: str, episodes: list[Episode], repeats: int) -> dict:
     ctx = HeadContext(SAMNet(cfg, tiny_bert(hidden=hidden), tokenizer=None), memories, examples, vectors, device)
     memory, tasks = ctx.memory(), list(range(len(examples)))
     seconds = _timed(lambda: ctx.correct(memory, tasks), device, repeats)
+    # a comparison: the deployed head and a candidate (here a perturbed copy) on the same E_t
+    g = torch.Generator().manual_seed(1)
+    other = type(memory)({k: v + 0.05 * torch.randn(v.shape, generator=g) if v.is_floating_point() else v
+                          for k, v in memory.tensors.items()})
+    e_t = tasks[:128]
+    pair = [memory, other]
+    one_by_one = _timed(lambda: ctx.correct_many(pair, e_t, batched=False), device, repeats)
+    batched = _timed(lambda: ctx.correct_many(pair, e_t, batched=True), device, repeats)
+    agree = all(bool((a == b).all()) for a, b in zip(ctx.correct_many(pair, e_t, batched=False),
+                                                      ctx.correct_many(pair, e_t, batched=True)))
     return {"device": device, "tasks": len(tasks), "memories": len(memories), "s_per_call": seconds,
-            "ms_per_1000_tasks": 1e6 * seconds / len(tasks)}
+            "ms_per_1000_tasks": 1e6 * seconds / len(tasks), "pair_tasks": len(e_t),
+            "pair_ms_one_by_one": 1e3 * one_by_one, "pair_ms_batched": 1e3 * batched, "pair_agree": agree}
 
 
 def _attempt(results: list, name: str, fn: Callable[[], object]) -> None:

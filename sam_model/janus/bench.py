@@ -47,6 +47,16 @@ from sam_model.janus.adapters.retriever_head import (
 from sam_model.janus.controller import Decision, JanusController
 from sam_model.janus.evalset import HybridEvalSet
 from sam_model.janus.gates import make_gate
+from sam_model.janus.stats import (
+    CountedPhi,
+    auc,
+    default_pairs,
+    evaluation_cost,
+    fmt_ci,
+    fmt_diff,
+    paired_table,
+    policy_stats,
+)
 
 # -- configuration ------------------------------------------------------------------------------------------
 
@@ -129,14 +139,16 @@ class BenchCfg:
     updater: UpdaterCfg = field(default_factory=UpdaterCfg)
     janus: JanusCfg = field(default_factory=JanusCfg)
     eval_every: int = 4  # steps between dev evaluations (the accuracy curve)
-    seeds: list[int] = field(default_factory=lambda: [0])
+    seeds: list[int] = field(default_factory=lambda: [0])  # the held-out seeds of the report
+    tuning_seeds: list[int] = field(default_factory=list)  # where settings were chosen (``--seeds tuning``)
     device: str = ""  # "" = cuda when available
     threads: int = 1  # torch CPU threads for the head: tiny matrices, where more threads only spin
     keep_checkpoints: bool = False  # keep every run's memories/ and tasks/ (about 1 GB); manifests are always kept
 
 
-def load_config(path: str | None) -> BenchCfg:
-    cfg = BenchCfg()
+def load_config(path: str | None, cfg: Any = None) -> Any:
+    """A config dataclass (``BenchCfg`` by default) with the sections of the YAML file at ``path`` filled in."""
+    cfg = BenchCfg() if cfg is None else cfg
     if not path:
         return cfg
     try:
@@ -287,15 +299,6 @@ def reported_labels(ctx: HeadContext, tasks: list[int], corrupted: bool, seed: i
     return out
 
 
-def auc(scores: list[float], labels: list[bool]) -> float | None:
-    """P(score of a positive > score of a negative), ties counting half; None without both classes."""
-    pos = [x for x, y in zip(scores, labels) if y]
-    neg = [x for x, y in zip(scores, labels) if not y]
-    if not pos or not neg:
-        return None
-    return float(np.mean([(p > n) + 0.5 * (p == n) for p in pos for n in neg]))
-
-
 # -- pooled BERT vectors, cached on disk --------------------------------------------------------------------
 
 
@@ -349,12 +352,15 @@ class TimedEvaluator(HeadEvaluator):
         self.seconds, self.tasks = 0.0, 0
 
     def correct(self, memory, tasks):
+        return self.correct_many([memory], tasks)[0]
+
+    def correct_many(self, memories, tasks):
         t0 = time.perf_counter()
-        out = super().correct(memory, tasks)
+        out = self.ctx.correct_many(memories, tasks)
         if self.ctx.device.type == "cuda":
             torch.cuda.synchronize()
         self.seconds += time.perf_counter() - t0
-        self.tasks += len(tasks)
+        self.tasks += len(tasks) * len(memories)
         return out
 
 
@@ -386,8 +392,9 @@ def run_policy(name: str, gate_spec: str, ablate: str | None, ctx: HeadContext, 
     updater = HeadFineTuner(ctx, steps=u.steps, lr=u.lr, batch_size=u.minibatch, temperature=u.temperature,
                             seed=seed)
     evaluator = TimedEvaluator(ctx)
-    ctrl = JanusController(updater, evaluator, memory_encoder(ctx, s, cfg, seed), make_gate(gate_spec), evalset,
-                           workdir, holdout_latest=j.holdout_latest)
+    gate = make_gate(gate_spec)
+    phi = CountedPhi(memory_encoder(ctx, s, cfg, seed)) if gate.needs_encoding else None
+    ctrl = JanusController(updater, evaluator, phi, gate, evalset, workdir, holdout_latest=j.holdout_latest)
     batches = [s.train_tasks[i : i + u.batch] for i in range(0, len(s.train_tasks), u.batch)]
     domains = [s.train_domains[i] for i in range(0, len(s.train_tasks), u.batch)]
     corrupted = feedback_schedule(len(batches), cfg.data.feedback_noise, seed)
@@ -414,6 +421,7 @@ def run_policy(name: str, gate_spec: str, ablate: str | None, ctx: HeadContext, 
         "clean_rejected": sum(d.triggered and not d.accepted for d in good),
         # how well −cos(z_t, m_{t−1}) singles out the corrupted batches (steps where cos is defined)
         "corrupted_auc_neg_cos": auc([-c for c, _ in cos], [b for _, b in cos])}
+    cost = evaluation_cost(decisions, phi.calls if phi else 0, phi.tasks_per_call if phi else 0.0)
     return {"policy": name, "gate": gate_spec, "ablation": ablate, "final_accuracy": curve[-1][1],
             "mean_accuracy": float(np.mean([a for _, a, _ in curve[1:]])),  # over the stream's checkpoints
             "comparisons": ctrl.comparisons, "steps": len(batches),
@@ -422,7 +430,7 @@ def run_policy(name: str, gate_spec: str, ablate: str | None, ctx: HeadContext, 
             "triggered_at": [d.t for d in decisions if d.triggered],
             "domain_at": domains, "dev_accuracy_per_domain": per_domain,
             "eval_tasks": evaluator.tasks, "evaluator_seconds": round(evaluator.seconds, 3),
-            "seconds": round(seconds, 2), **feedback_stats}
+            "seconds": round(seconds, 2), **cost, **feedback_stats}
 
 
 def _per_domain(correct: np.ndarray, domains: list[str]) -> dict[str, float]:
@@ -523,16 +531,19 @@ def summarise(per_seed: dict[int, dict[str, dict]]) -> dict[str, dict]:
     return out
 
 
-def targets(summary: dict[str, dict]) -> dict[str, Any]:
+def targets(summary: dict[str, dict], stats: dict[str, dict] | None = None) -> dict[str, Any]:
     if not {"none", "always", "mmt"} <= set(summary):
         return {}
     mmt, base, always = (summary[k] for k in ("mmt", "none", "always"))
     d_base = 100 * (mmt["final_accuracy"] - base["final_accuracy"])
     d_always = 100 * (mmt["final_accuracy"] - always["final_accuracy"])
     ratio = mmt["comparisons"] / max(always["comparisons"], 1e-9)
-    return {"mmt_minus_base_points": round(d_base, 2), "mmt_minus_always_points": round(d_always, 2),
-            "comparisons_vs_always": round(ratio, 3),
-            "met": {"base_plus_5": d_base >= 5.0, "always_minus_1": d_always >= -1.0, "comparisons_30pct": ratio <= 0.3}}
+    out = {"mmt_minus_base_points": round(d_base, 2), "mmt_minus_always_points": round(d_always, 2),
+           "comparisons_vs_always": round(ratio, 3),
+           "met": {"base_plus_5": d_base >= 5.0, "always_minus_1": d_always >= -1.0, "comparisons_30pct": ratio <= 0.3}}
+    if stats and "cost_vs_always" in stats.get("mmt", {}):  # comparisons and φ together, in tasks scored
+        out["total_cost_vs_always"] = round(stats["mmt"]["cost_vs_always"], 3)
+    return out
 
 
 def plot(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
@@ -569,6 +580,11 @@ def plot(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if _stream_of(argv) == "bank":  # the bank stream: its own config sections and runner
+        from sam_model.janus.bank_bench import main as bank_main
+
+        return bank_main(argv)
     ap = argparse.ArgumentParser(prog="python -m sam_model.janus.bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", help="YAML config (sections data, model, updater, janus; see "
@@ -576,7 +592,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="output folder: janus.json, janus_accuracy.png, runs/")
     ap.add_argument("--policies", help="comma-separated subset of none,always,mmt,random,periodic (overrides config)")
     ap.add_argument("--ablations", help="comma-separated subset of coverage,boundary,fresh, or 'none' (overrides config)")
-    ap.add_argument("--seeds", help="comma-separated seeds (overrides config)")
+    ap.add_argument("--seeds", help="comma-separated seeds, or 'tuning' for the config's tuning_seeds (overrides "
+                                    "the config's held-out seeds)")
     ap.add_argument("--device", help="cpu or cuda (default: cuda when available)")
     ap.add_argument("--train-per-domain", type=int, help="stream dialogues per domain (overrides config)")
     ap.add_argument("--dev-per-domain", type=int, help="held-out dialogues per domain (overrides config)")
@@ -591,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.ablations:
             cfg.janus.ablations = [] if args.ablations == "none" else [a.strip() for a in args.ablations.split(",")]
         if args.seeds:
-            cfg.seeds = [int(x) for x in args.seeds.split(",")]
+            cfg.seeds = cfg.tuning_seeds if args.seeds == "tuning" else [int(x) for x in args.seeds.split(",")]
         if args.device:
             cfg.device = args.device
         if args.train_per_domain:
@@ -620,6 +637,7 @@ def main(argv: list[str] | None = None) -> int:
         t_bert = time.perf_counter() - t_bert
         per_seed = {seed: run_seed(cfg, s, vectors, seed, out, console, bert, tok) for seed in cfg.seeds}
         summary = summarise(per_seed)
+        stats = policy_stats(per_seed)
         device = cfg.device or ("cuda" if torch.cuda.is_available() else "cpu")
         report = {"config": as_dict(cfg), "device": device,
                   "stream": {"pretrain_tasks": len(s.pretrain_tasks), "history_tasks": len(s.history_tasks),
@@ -631,7 +649,8 @@ def main(argv: list[str] | None = None) -> int:
                       str(seed): [t for t, c in enumerate(feedback_schedule(
                           -(-len(s.train_tasks) // cfg.updater.batch), cfg.data.feedback_noise, seed), 1) if c]
                       for seed in cfg.seeds}},
-                  "summary": summary, "targets": targets(summary),
+                  "summary": summary, "statistics": stats,
+                  "paired": paired_table(per_seed, default_pairs(list(summary))), "targets": targets(summary, stats),
                   "seconds": {"bert": round(t_bert, 1), "total": round(time.perf_counter() - t0, 1)},
                   "per_seed": {str(k): v for k, v in per_seed.items()}}
         out.mkdir(parents=True, exist_ok=True)
@@ -640,29 +659,45 @@ def main(argv: list[str] | None = None) -> int:
     except SAMFileError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
-    _print_table(console, summary, report["targets"], noisy=bool(cfg.data.feedback_noise))
+    _print_table(console, summary, report["targets"], noisy=bool(cfg.data.feedback_noise), stats=stats,
+                 paired=report["paired"])
     console.print(f"wrote {out / 'janus.json'} and {out / 'janus_accuracy.png'} "
                   f"({report['seconds']['total']:.0f}s, BERT {report['seconds']['bert']:.0f}s)")
     return 0
 
 
-def _print_table(console, summary: dict[str, dict], tg: dict, noisy: bool = False) -> None:
+def _stream_of(argv: list[str]) -> str:
+    """The ``stream:`` of the config named by ``--config`` ("head" when absent or unreadable: the parser reports)."""
+    path = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--config"), None)
+    path = path or next((a.split("=", 1)[1] for a in argv if a.startswith("--config=")), None)
+    try:
+        raw = yaml.safe_load(Path(path).read_text()) if path else None
+    except (OSError, yaml.YAMLError):
+        return "head"
+    return raw.get("stream", "head") if isinstance(raw, dict) else "head"
+
+
+def _print_table(console, summary: dict[str, dict], tg: dict, noisy: bool = False, stats: dict | None = None,
+                 paired: list[dict] | None = None) -> None:
     from rich.table import Table
 
     title = "Janus on the SGD domain stream" + (" with noisy feedback" if noisy else "")
-    table = Table(title=f"{title} (dev top-1 accuracy, all domains)")
-    for col in ("policy", "gate", "final accuracy %", "mean over stream %", "comparisons") + \
+    table = Table(title=f"{title} (dev top-1 accuracy, all domains; mean [95% bootstrap interval] over seeds)")
+    for col in ("policy", "gate", "final accuracy %", "mean over stream %", "comparisons", "cost % of always") + \
             (("corrupted deployed", "AUC −cos") if noisy else ()):
         table.add_column(col)
     for name, r in summary.items():
-        acc = f"{100 * r['final_accuracy']:.1f}" + (f" ± {100 * r['final_accuracy_std']:.1f}"
-                                                     if r["final_accuracy_std"] else "")
-        row = [name, r["gate"], acc, f"{100 * r['mean_accuracy']:.1f}", f"{r['comparisons']:.1f}/{r['steps']}"]
+        st = (stats or {}).get(name)
+        acc = fmt_ci((st["mean"], *st["ci"])) if st else f"{100 * r['final_accuracy']:.1f}"
+        cost = f"{100 * st['cost_vs_always']:.0f}" if st and "cost_vs_always" in st else ""
+        row = [name, r["gate"], acc, f"{100 * r['mean_accuracy']:.1f}", f"{r['comparisons']:.1f}/{r['steps']}", cost]
         if noisy:
             a = r.get("corrupted_auc_neg_cos")
             row += [f"{r.get('corrupted_deployed', 0):.1f}", "" if a is None else f"{a:.2f}"]
         table.add_row(*row)
     console.print(table)
+    for p in paired or []:
+        console.print(f"{p['a']} − {p['b']}: {fmt_diff((p['mean'], *p['ci']))} points (paired over seeds): {p['verdict']}")
     if tg:
         console.print(f"MMT − base {tg['mmt_minus_base_points']:+.1f} pts, MMT − always "
                       f"{tg['mmt_minus_always_points']:+.1f} pts, comparisons {100 * tg['comparisons_vs_always']:.0f}% "

@@ -187,8 +187,7 @@ class JanusController:
         if fire:
             sel = self.evalset.build()
             eval_tasks = self.evalset.select(sel)
-            c_old = self._correct(old, eval_tasks)
-            c_new = self._correct(cand, eval_tasks)
+            c_old, c_new = self._correct_pair(old, cand, eval_tasks)
             d.score_old = float(c_old.mean()) if len(c_old) else 0.0
             d.score_new = float(c_new.mean()) if len(c_new) else 0.0
             d.accepted = d.score_new > d.score_old  # a tie keeps the old memory
@@ -219,6 +218,17 @@ class JanusController:
         if len(c) != len(tasks):
             raise ValueError(f"evaluator returned {len(c)} results for {len(tasks)} tasks")
         return c.astype(bool)
+
+    def _correct_pair(self, old: Memory, cand: Memory, tasks: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """Both memories on E_t: in one pass when the evaluator has ``correct_many`` (on GPU, batched)."""
+        many = getattr(self.evaluator, "correct_many", None)
+        if many is None:
+            return self._correct(old, tasks), self._correct(cand, tasks)
+        got = [np.asarray(c).reshape(-1) for c in many([old, cand], tasks)]
+        if len(got) != 2 or any(len(c) != len(tasks) for c in got):
+            raise ValueError(f"evaluator.correct_many returned {[len(c) for c in got]} results for 2 memories and "
+                             f"{len(tasks)} tasks")
+        return got[0].astype(bool), got[1].astype(bool)
 
     def run(self, stream: Iterable[Batch], memory: Memory, resume: bool = False, progress: bool = False,
             on_step: Callable[[JanusController, Decision], None] | None = None,

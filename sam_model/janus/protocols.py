@@ -40,7 +40,12 @@ class Updater(Protocol):
 
 @runtime_checkable
 class Evaluator(Protocol):
-    """Which tasks a memory solves, batched (on GPU when the adapter has one)."""
+    """Which tasks a memory solves, batched (on GPU when the adapter has one).
+
+    An evaluator may also offer ``correct_many(memories, tasks) -> list of bool arrays``: the controller
+    then judges the deployed memory and the candidate on E_t in one call (one pass, on GPU batched), and
+    otherwise calls ``correct`` twice.
+    """
 
     def correct(self, memory: Memory, tasks: Sequence[Any]) -> np.ndarray:
         """A bool array, one entry per task."""

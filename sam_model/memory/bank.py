@@ -144,7 +144,7 @@ class MemoryBank:
 
     # -- search
     def search(self, query: np.ndarray, k: int = 5, expand: bool | None = None,
-               needs: Sequence[str] = ()) -> list[Hit]:
+               needs: Sequence[str] = (), episode_id: str | None = None) -> list[Hit]:
         """The top-k units for a query vector, expanded along edges; scores are logits.
 
         A unit's logit is its inner product with the query over ``temperature`` (the
@@ -156,12 +156,16 @@ class MemoryBank:
         them costs log(``off_need_factor``). Then priors are added: log(``superseded_factor``)
         for units whose facts were all corrected, and ``importance_weight`` · log of the
         unit's current importance relative to the best candidate's (recency, use, facts).
+
+        ``episode_id`` restricts the ranking to that episode's units (an agent resuming one task):
+        they are scored exactly, whichever tier holds them, and expansion only lands on them.
         """
         cfg = self.config
         q = self._check_vector(query, "<query>")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
-        pool = self.tiers.search(q, max(k, cfg.pool))
+        pool = self.tiers.search(q, max(k, cfg.pool)) if episode_id is None else \
+            self._episode_pool(q, episode_id, max(k, cfg.pool))
         if not pool:
             return []
         sims = dict(pool)
@@ -178,6 +182,8 @@ class MemoryBank:
             reached = self.graph.expand(seeds, cfg.edge_weights, cfg.hop_decay, cfg.max_hops, cfg.max_expanded,
                                         node_weight)
             for uid, (rel, kind, frm) in reached.items():
+                if episode_id is not None and self.units[uid].episode_id != episode_id:
+                    continue
                 if uid not in sims:
                     sims[uid] = float(self.units[uid].embedding @ q)
                     logit[uid] = sims[uid] / cfg.temperature
@@ -194,6 +200,15 @@ class MemoryBank:
                 logit[uid] += cfg.importance_weight * math.log(max(imp[uid] / top, 1e-12) if top > 0 else 1.0)
         ranked = sorted(logit, key=lambda uid: (-logit[uid], -sims[uid]))[:k]
         return [Hit(self.units[u], logit[u], sims[u], via.get(u)) for u in ranked]
+
+    def _episode_pool(self, q: np.ndarray, episode_id: str, k: int) -> list[tuple[str, float]]:
+        """The top-k (id, inner product) among one episode's units, exactly."""
+        ids = sorted(u for (ep, _), us in self.by_phase.items() if ep == episode_id for u in us)
+        if not ids:
+            return []
+        sims = np.stack([self.units[u].embedding for u in ids]) @ q
+        order = np.argsort(-sims, kind="stable")[:k]
+        return [(ids[i], float(sims[i])) for i in order]
 
     # -- persistence
     def save(self, path: str | Path) -> Path:

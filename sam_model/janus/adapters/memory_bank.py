@@ -227,13 +227,19 @@ class BankEncoder:
     """φ(bank): [importance-weighted mean unit vector | kind histogram | size], fixed length dim + 10.
 
     The mean says *what* the bank holds (weighted by what it still considers important, so decay
-    and suppression move it); the kind histogram (fractions) how it is composed (pruning turns
-    details into summaries); log1p(#units) and log1p(total importance) how much. ``kind_weight``
-    and ``size_weight`` balance the parts in cosines. Identical banks give identical vectors.
+    and suppression move it; ``weighting="uniform"`` weighs every unit alike, so that what the bank
+    holds counts whatever its importance); the kind histogram (fractions) how it is composed (pruning
+    turns details into summaries); log1p(#units) and log1p(total importance) how much. ``kind_weight``
+    and ``size_weight`` balance the parts in cosines. Identical banks give identical vectors. It reuses
+    the vectors the writes stored: no text is encoded, one pass over the bank.
     """
 
-    def __init__(self, kind_weight: float = 1.0, size_weight: float = 0.1):
-        self.kind_weight, self.size_weight = kind_weight, size_weight
+    WEIGHTINGS = ("importance", "uniform")
+
+    def __init__(self, kind_weight: float = 1.0, size_weight: float = 0.1, weighting: str = "importance"):
+        if weighting not in self.WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {self.WEIGHTINGS}, got {weighting!r}")
+        self.kind_weight, self.size_weight, self.weighting = kind_weight, size_weight, weighting
 
     def __call__(self, memory: MemoryBank) -> np.ndarray:
         units = sorted(memory, key=lambda u: u.id)  # a fixed order: float sums are order-sensitive
@@ -242,7 +248,8 @@ class BankEncoder:
             return np.zeros(memory.dim + len(hist) + 2)
         w = np.array([memory.importance(u.id) for u in units], np.float64)
         emb = np.stack([u.embedding for u in units]).astype(np.float64)
-        mean = (w[:, None] * emb).sum(0) / max(w.sum(), 1e-12)
+        mw = w if self.weighting == "importance" else np.ones_like(w)
+        mean = (mw[:, None] * emb).sum(0) / max(mw.sum(), 1e-12)
         for u in units:
             hist[PHI_KINDS.index(u.kind) if u.kind in PHI_KINDS else -1] += 1
         size = [math.log1p(len(units)), math.log1p(float(w.sum()))]

@@ -1,0 +1,450 @@
+"""Janus on the bank stream: which gate keeps a memory bank that accumulates knowledge, through faults?
+
+The stream and its fault model are in :mod:`sam_model.janus.bank_stream`; the updater with faults and the
+recall evaluator in :mod:`sam_model.janus.adapters.bank_recall`. The CLI is the benchmark's::
+
+    python -m sam_model.janus.bench --config configs/janus_bank.yaml --out runs/janus_bank [--seeds tuning]
+
+(a config with ``stream: bank`` runs here). Vectors: untrained all-MiniLM-L6-v2 sentence vectors for unit
+texts and queries (the content retriever), cached by text under ``$SAM_CACHE_DIR/janus-bank`` so that only
+the first run of a seed pays for BERT. φ = :class:`~sam_model.janus.adapters.memory_bank.BankEncoder`, the
+importance-weighted mean of the unit vectors the writes already stored, the kind histogram and the size: it
+encodes no text, one pass over the bank (counted as one task scored per call).
+
+Per seed, every policy gates the same stream; the report (``janus.json``) has per policy the final
+held-out accuracy (all held-out probes; also split by the age of their dialogue), the mean over the stream,
+comparisons, the evaluation cost in tasks scored (comparisons 2·|E_t| each, φ calls), and — under always-trigger,
+which judges every candidate — the share of candidates that win on E_t, clean and faulty apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sam_model.io import SAMFileError, atomic_write_text
+from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskEncoder, StreamUpdater
+from sam_model.janus.adapters.memory_bank import BankEncoder
+from sam_model.janus.bank_stream import FAULTS, BankStream, Dialogue, build_bank_stream, parse_dialogue
+from sam_model.janus.controller import JanusController
+from sam_model.janus.evalset import HybridEvalSet
+from sam_model.janus.gates import make_gate
+from sam_model.janus.stats import CountedPhi, auc, evaluation_cost
+from sam_model.janus.text_cache import CachedTextRetriever, cache_folder
+from sam_model.memory.bank import MemoryBank
+from sam_model.memory.config import MemoryConfig
+from sam_model.memory.updater import Updater
+
+# -- configuration ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class BankDataCfg:
+    train: str = "../shared/data/sgd/train"
+    every: int = 4  # read one SGD train dialogue in ``every`` (all services), the pool every seed samples from
+    history: int = 16  # dialogues the bank observed before the stream (M_0)
+    batches: int = 32  # stream batches (Janus steps)
+    per_batch: int = 4  # new dialogues per batch
+    visits: int = 8  # returning users per batch (one slot of an old dialogue changes)
+    probes: int = 4  # probed slots per dialogue: half the stream's tasks, half held out
+
+
+@dataclass
+class FaultCfg:
+    share: float = 0.25  # fraction of batches with a fault (never the first)
+    kinds: list[str] = field(default_factory=lambda: list(FAULTS))
+    prune_keep: float = 0.5  # an over-eager pruning pass keeps this fraction of the bank
+    prune_mode: str = "delete"  # ... deleting the rest outright ("absorb": by the bank's own rules)
+    flood: int = 300  # near-duplicate writes of one flood
+
+
+@dataclass
+class BankMemoryCfg:  # the bank's own rules (MemoryConfig); anything not named keeps its default
+    capacity: int = 2000
+    half_life: float = 1000.0
+    working_size: int = 256
+    ivf_nlist: int | None = 16
+    ivf_nprobe: int = 4
+
+
+@dataclass
+class BankJanusCfg:
+    policies: list[str] = field(default_factory=lambda: ["none", "always", "mmt", "random", "periodic"])
+    ablations: list[str] = field(default_factory=lambda: ["coverage", "boundary", "fresh"])
+    beta: float = 0.9
+    tau: float = 0.0
+    budget: float | None = None
+    warmup: int = 0
+    momentum: str = "deployed"
+    periodic_n: float = 0
+    coverage: int = 32
+    boundary: int = 16
+    fresh: int = 16
+    holdout_latest: bool = False  # a bank cannot answer for dialogues it has not seen: judge on the batch too
+    kind_weight: float = 1.0  # φ: BankEncoder weights of the kind histogram and the size terms
+    size_weight: float = 0.1
+    weighting: str = "importance"  # φ's mean: weighted by importance, or "uniform"
+    k: int = 5  # the agent reads the top-k units of the episode and answers with the first value they record
+
+
+@dataclass
+class BankBenchCfg:
+    stream: str = "bank"
+    data: BankDataCfg = field(default_factory=BankDataCfg)
+    faults: FaultCfg = field(default_factory=FaultCfg)
+    memory: BankMemoryCfg = field(default_factory=BankMemoryCfg)
+    janus: BankJanusCfg = field(default_factory=BankJanusCfg)
+    eval_every: int = 4
+    seeds: list[int] = field(default_factory=lambda: [10])
+    tuning_seeds: list[int] = field(default_factory=list)
+    bert_path: str = ""
+    oracle: bool = True  # under always-trigger, also score both memories of every step on the held-out probes
+    keep_checkpoints: bool = False
+    threads: int = 1  # faiss threads: the tiers are small, and OpenMP start-up made each tier move ~100x slower
+
+
+class TimedRecall(RecallEvaluator):
+    """Counts the tasks the comparisons score (each memory each task) and their seconds."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.tasks, self.seconds = 0, 0.0
+
+    def correct_many(self, memories, tasks):
+        t0 = time.perf_counter()
+        out = super().correct_many(memories, tasks)
+        self.seconds += time.perf_counter() - t0
+        self.tasks += len(tasks) * len(memories)
+        return out
+
+
+class TimedPhi(BankEncoder):
+    """φ with its cost: no text is encoded (the unit vectors are the writes'), one pass over the bank,
+    counted as one task scored per call."""
+
+    tasks_per_call = 1.0
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.seconds = 0.0
+
+    def __call__(self, memory):
+        t0 = time.perf_counter()
+        out = super().__call__(memory)
+        self.seconds += time.perf_counter() - t0
+        return out
+
+
+# -- one policy run ----------------------------------------------------------------------------------------
+
+
+def memory_config(cfg: BankBenchCfg) -> MemoryConfig:
+    return MemoryConfig(**dataclasses.asdict(cfg.memory))
+
+
+def initial_bank(stream: BankStream, retriever: CachedTextRetriever, cfg: BankBenchCfg) -> MemoryBank:
+    """M_0: the bank after the history dialogues, through the same updater (no faults)."""
+    bank = MemoryBank(retriever.dim, memory_config(cfg))
+    updater = StreamUpdater(retriever, [])
+    updater.observe(bank, Updater(bank, encode=retriever.encode_memories), stream.history)
+    return bank
+
+
+def run_policy(name: str, gate_spec: str, ablate: str | None, stream: BankStream, m0: MemoryBank,
+               retriever: CachedTextRetriever, cfg: BankBenchCfg, seed: int, workdir: Path) -> dict:
+    j = cfg.janus
+    evalset = HybridEvalSet(RecallTaskEncoder(retriever), coverage=j.coverage, boundary=j.boundary, fresh=j.fresh,
+                            use_coverage=ablate != "coverage", use_boundary=ablate != "boundary",
+                            use_fresh=ablate != "fresh", seed=seed)
+    updater = StreamUpdater(retriever, stream.batches, cfg.faults.prune_keep, cfg.faults.prune_mode)
+    evaluator = TimedRecall(retriever, k=j.k)
+    gate = make_gate(gate_spec)
+    phi = CountedPhi(TimedPhi(j.kind_weight, j.size_weight, j.weighting)) if gate.needs_encoding else None
+    ctrl = JanusController(updater, evaluator, phi, gate, evalset, workdir, holdout_latest=j.holdout_latest)
+    heldout = RecallEvaluator(retriever, k=j.k)
+    n = len(stream.batches)
+    curve = [(0, float(heldout.correct(m0, stream.heldout).mean()), 0)]
+    oracle: list[dict] = []
+
+    def on_step(c: JanusController, d) -> None:
+        if d.t % cfg.eval_every == 0 or d.t == n:
+            curve.append((d.t, float(heldout.correct(c.memory, stream.heldout).mean()), c.comparisons))
+        if cfg.oracle and name == "always" and d.triggered:  # the candidate's true effect on the held-out probes
+            old, new = (MemoryBank.load(c.workdir / p) for p in (d.old_ckpt, d.new_ckpt))
+            a, b = heldout.correct_many([old, new], stream.heldout)
+            oracle.append({"t": d.t, "old": float(a.mean()), "new": float(b.mean())})
+
+    t0 = time.perf_counter()
+    final = ctrl.run(((b.tasks, None) for b in stream.batches), m0, on_step=on_step, history=stream.history_tasks)
+    seconds = time.perf_counter() - t0
+    decisions = ctrl.read_manifest()
+    fault_of = {b.t: b.fault for b in stream.batches}
+    final_ok = heldout.correct(final, stream.heldout)
+    cost = evaluation_cost(decisions, phi.calls if phi else 0, phi.tasks_per_call if phi else 0.0)
+    return {"policy": name, "gate": gate_spec, "ablation": ablate, "final_accuracy": float(final_ok.mean()),
+            "accuracy_by_age": accuracy_by_age(final_ok, stream, n),
+            "mean_accuracy": float(np.mean([a for _, a, _ in curve[1:]])),
+            "comparisons": ctrl.comparisons, "steps": n, **cost, **candidate_stats(decisions, fault_of),
+            "accuracy_curve": [{"t": t, "accuracy": a, "comparisons": k} for t, a, k in curve],
+            "triggered_at": [d.t for d in decisions if d.triggered],
+            "cos": [d.cos for d in decisions], "oracle": oracle, "final_units": len(final),
+            "evaluator_seconds": round(evaluator.seconds, 3),
+            "phi_seconds": round(phi.phi.seconds, 3) if phi else 0.0, "seconds": round(seconds, 2)}
+
+
+def accuracy_by_age(ok: np.ndarray, stream: BankStream, n: int) -> dict[str, float]:
+    """Held-out accuracy by when the probe's dialogue came: history, first half, second half of the stream."""
+    groups: dict[str, list[bool]] = {"history": [], "old": [], "new": []}
+    for c, task in zip(ok, stream.heldout):
+        groups["history" if task.batch == 0 else "old" if task.batch <= n // 2 else "new"].append(bool(c))
+    return {k: float(np.mean(v)) for k, v in groups.items() if v}
+
+
+def candidate_stats(decisions, fault_of: dict[int, str | None]) -> dict[str, Any]:
+    """Compared / won / deployed, for clean and faulty candidates (per fault kind), and the AUC of −cos."""
+    out: dict[str, Any] = {}
+    for label, pick in [("clean", lambda f: f is None), ("faulty", lambda f: f is not None),
+                        *[(k, lambda f, k=k: f == k) for k in FAULTS]]:
+        ds = [d for d in decisions if pick(fault_of[d.t])]
+        out[label] = {"n": len(ds), "compared": sum(d.triggered for d in ds),
+                      "won": sum(d.triggered and d.accepted for d in ds),
+                      "tied": sum(d.triggered and d.score_new == d.score_old for d in ds),
+                      "deployed": sum(d.accepted for d in ds)}
+    cos = [(-d.cos, fault_of[d.t] is not None) for d in decisions if d.cos is not None]
+    out["fault_auc_neg_cos"] = auc([c for c, _ in cos], [f for _, f in cos])
+    return out
+
+
+# -- the benchmark -----------------------------------------------------------------------------------------
+
+
+def read_dialogues(cfg: BankDataCfg) -> list[Dialogue]:
+    from sam_model.data.sgd import iter_sgd_dialogues
+
+    if not Path(cfg.train).exists():
+        raise SAMFileError(f"SGD split not found: {cfg.train} (data.train)")
+    return [parse_dialogue(d) for d in iter_sgd_dialogues(cfg.train, every=cfg.every)]
+
+
+def make_stream(cfg: BankBenchCfg, dialogues: list[Dialogue], seed: int) -> BankStream:
+    d, f = cfg.data, cfg.faults
+    try:
+        return build_bank_stream(dialogues, d.history, d.batches, d.per_batch, d.visits, d.probes, f.share, f.kinds,
+                                 f.flood, seed)
+    except ValueError as exc:
+        raise SAMFileError(str(exc)) from None
+
+
+def runs_of(cfg: BankBenchCfg, gates: Sequence[str] = ()) -> list[tuple[str, str | None, str | None]]:
+    """(name, gate or None = matched to an MMT run's count, ablation), MMT runs before their matched baselines.
+
+    Without ``gates``: the benchmark's plan (``mmt`` from the config). With ``gates`` (a tuning sweep): none,
+    always, then for every gate G ``mmt:G`` with ``random:G`` and ``periodic:G`` at its count.
+    """
+    from sam_model.janus.bench import plan
+
+    if not gates:
+        return plan(cfg)
+    out: list[tuple[str, str | None, str | None]] = [("none", "none", None), ("always", "always", None)]
+    for g in gates:
+        make_gate(g)  # fail early on a typo
+        out += [(f"mmt:{g}", g, None), (f"random:{g}", None, None), (f"periodic:{g}", None, None)]
+    return out
+
+
+def sweep_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
+    """MMT variant G against random and periodic at its count (``runs_of`` with gates)."""
+    return [(n, f"{b}:{n[4:]}") for n in names if n.startswith("mmt:") for b in ("random", "periodic")
+            if f"{b}:{n[4:]}" in names]
+
+
+def run_seed(cfg: BankBenchCfg, dialogues: list[Dialogue], seed: int, out: Path, console,
+             retriever: CachedTextRetriever, gates: Sequence[str] = ()) -> dict[str, dict]:
+    stream = make_stream(cfg, dialogues, seed)
+    t0 = time.perf_counter()
+    m0 = initial_bank(stream, retriever, cfg)
+    console.print(f"seed {seed}: M_0 holds {len(m0)} units of {cfg.data.history} dialogues; {len(stream.batches)} "
+                  f"batches, faults at {[(b.t, b.fault) for b in stream.batches if b.fault]}; "
+                  f"{len(stream.heldout)} held-out probes ({time.perf_counter() - t0:.0f}s)")
+    results: dict[str, dict] = {}
+    n = len(stream.batches)
+    for name, gate, ablate in runs_of(cfg, gates):
+        if gate is None:  # matched to MMT's number of comparisons
+            base, _, variant = name.partition(":")
+            k = max(results[f"mmt:{variant}" if variant else "mmt"]["comparisons"], 1)
+            gate = f"randomk({int(k)},{n},{seed})" if base == "random" else \
+                f"periodic({cfg.janus.periodic_n or n / k:.12g})"
+        workdir = out / "runs" / f"seed{seed}" / name
+        r = run_policy(name, gate, ablate, stream, m0, retriever, cfg, seed, workdir)
+        retriever.save()
+        if not cfg.keep_checkpoints:
+            for sub in ("memories", "tasks"):
+                shutil.rmtree(workdir / sub, ignore_errors=True)
+        results[name] = r
+        console.print(f"seed {seed} {name:18s} gate={gate:24s} acc={100 * r['final_accuracy']:5.1f} "
+                      f"comparisons={r['comparisons']:3d}/{n} faulty deployed={r['faulty']['deployed']}/"
+                      f"{r['faulty']['n']} tasks scored={r['total_tasks']:.0f} ({r['seconds']:.0f}s)")
+    return results
+
+
+def regime(per_seed: dict) -> dict[str, Any]:
+    """Under always-trigger (every candidate judged on E_t): how many candidates win, clean and faulty apart,
+    and, from the held-out probes, how many really help (the oracle: new − old held-out accuracy > 0)."""
+    out: dict[str, Any] = {}
+    runs = [r["always"] for r in per_seed.values() if "always" in r]
+    if not runs:
+        return out
+    for label in ("clean", "faulty", *FAULTS):
+        n = sum(r[label]["compared"] for r in runs)
+        out[label] = {"candidates": n, "won_share": sum(r[label]["won"] for r in runs) / n if n else None,
+                      "tied_share": sum(r[label]["tied"] for r in runs) / n if n else None}
+    return out
+
+
+def oracle_regime(per_seed: dict, faults: dict[str, dict[int, str | None]]) -> dict[str, Any]:
+    """Share of always-trigger's candidates that raise the held-out accuracy, clean and faulty apart."""
+    gains: dict[str, list[float]] = {"clean": [], "faulty": []}
+    for seed, runs in per_seed.items():
+        for o in runs.get("always", {}).get("oracle", []):
+            gains["faulty" if faults[str(seed)].get(o["t"]) else "clean"].append(o["new"] - o["old"])
+    return {k: {"candidates": len(v), "helps_share": float(np.mean([g > 0 for g in v])) if v else None,
+                "mean_gain_points": 100 * float(np.mean(v)) if v else None} for k, v in gains.items()}
+
+
+def targets(stats: dict[str, dict], paired: list[dict]) -> dict[str, Any]:
+    if not {"none", "always", "mmt"} <= set(stats):
+        return {}
+    d = {(p["a"], p["b"]): p for p in paired}
+    mmt = stats["mmt"]
+    out = {"mmt_minus_base_points": 100 * (mmt["mean"] - stats["none"]["mean"]),
+           "mmt_minus_always_points": 100 * (mmt["mean"] - stats["always"]["mean"]),
+           "total_cost_vs_always": mmt.get("cost_vs_always")}
+    met = {"base_plus_5": out["mmt_minus_base_points"] >= 5.0, "always_minus_1": out["mmt_minus_always_points"] >= -1.0,
+           "cost_40pct": (out["total_cost_vs_always"] or 0.0) <= 0.4}
+    for b in ("random", "periodic"):
+        if ("mmt", b) in d:
+            met[f"beats_{b}"] = d[("mmt", b)]["verdict"] == "beats"
+    out["met"] = met
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from rich.console import Console
+
+    from sam_model.janus.bench import as_dict, load_config
+    from sam_model.janus.stats import default_pairs, paired_table, policy_stats
+
+    ap = argparse.ArgumentParser(prog="python -m sam_model.janus.bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", required=True, help="YAML config with stream: bank (configs/janus_bank.yaml)")
+    ap.add_argument("--out", required=True, help="output folder: janus.json, runs/")
+    ap.add_argument("--policies", help="comma-separated subset of none,always,mmt,random,periodic (overrides config)")
+    ap.add_argument("--ablations", help="comma-separated subset of coverage,boundary,fresh, or 'none'")
+    ap.add_argument("--seeds", help="comma-separated seeds, or 'tuning' for the config's tuning_seeds")
+    ap.add_argument("--gates", help="a tuning sweep: ';'-separated MMT gates (e.g. 'mmtq(0.9,0.25);mmt(0.9,0.0)'), "
+                                    "each run with random and periodic at its count, plus none and always")
+    ap.add_argument("--set", action="append", default=[], metavar="[SECTION.]FIELD=YAML",
+                    help="override one config field, e.g. --set janus.beta=0.97 (repeatable; for sweeps)")
+    args = ap.parse_args(argv)
+    console = Console(stderr=True)
+    try:
+        cfg = load_config(args.config, BankBenchCfg())
+        for item in args.set:
+            _override(cfg, item)
+        if args.policies:
+            cfg.janus.policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+        if args.ablations:
+            cfg.janus.ablations = [] if args.ablations == "none" else [a.strip() for a in args.ablations.split(",")]
+        if args.seeds:
+            cfg.seeds = cfg.tuning_seeds if args.seeds == "tuning" else [int(x) for x in args.seeds.split(",")]
+        gates = [g.strip() for g in (args.gates or "").split(";") if g.strip()]
+        runs_of(cfg, gates)
+        out = Path(args.out)
+        if (out / "runs").exists() and any((out / "runs").iterdir()):
+            raise SAMFileError(f"{out}/runs already holds Janus runs; choose another --out or remove it")
+        t0 = time.perf_counter()
+        dialogues = read_dialogues(cfg.data)
+        console.print(f"{len(dialogues)} SGD dialogues read ({time.perf_counter() - t0:.0f}s)")
+        retriever = CachedTextRetriever(cache_folder(cfg.bert_path), cfg.bert_path or None)
+        if cfg.threads > 0:
+            import faiss
+
+            faiss.omp_set_num_threads(cfg.threads)
+        per_seed, faults = {}, {}
+        for seed in cfg.seeds:
+            per_seed[seed] = run_seed(cfg, dialogues, seed, out, console, retriever, gates)
+            faults[str(seed)] = {b.t: b.fault for b in make_stream(cfg, dialogues, seed).batches}
+        stats = policy_stats(per_seed)
+        paired = paired_table(per_seed, default_pairs(list(stats)) + sweep_pairs(list(stats)))
+        report = {"config": as_dict(cfg), "statistics": stats, "paired": paired, "targets": targets(stats, paired),
+                  "regime": regime(per_seed), "oracle_regime": oracle_regime(per_seed, faults),
+                  "faults": {s: {str(t): f for t, f in fs.items() if f} for s, fs in faults.items()},
+                  "texts_encoded": retriever.encoded, "seconds": round(time.perf_counter() - t0, 1),
+                  "per_seed": {str(k): v for k, v in per_seed.items()}}
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / "janus.json", json.dumps(report, indent=1))
+    except SAMFileError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+    console.print(markdown_table(report))
+    console.print(f"wrote {out / 'janus.json'} ({report['seconds']:.0f}s; {retriever.encoded} texts encoded)")
+    return 0
+
+
+def share(v: float | None) -> str:
+    return "" if v is None else f"{100 * v:.0f}%"
+
+
+def _override(cfg: Any, item: str) -> None:
+    import yaml
+
+    key, sep, raw = item.partition("=")
+    *path, name = key.strip().split(".")
+    target = getattr(cfg, path[0], None) if len(path) == 1 else cfg if not path else None
+    if not sep or target is None or not hasattr(target, name) or hasattr(getattr(target, name), "__dataclass_fields__"):
+        raise SAMFileError(f"--set {item!r}: expected [SECTION.]FIELD=VALUE with a known field")
+    setattr(target, name, yaml.safe_load(raw))
+
+
+def markdown_table(report: dict) -> str:
+    """The report's tables in markdown: policies with intervals and costs, paired differences, the regime."""
+    from sam_model.janus.stats import fmt_ci, fmt_diff
+
+    per_seed = report["per_seed"]
+    seeds = list(per_seed)
+    lines = [f"Held-out recall accuracy, {len(seeds)} seeds ({', '.join(seeds)}); mean [95% bootstrap interval]",
+             "", "| policy | gate | final acc. % | old / new dialogues % | mean over stream % | comparisons | "
+             "faulty deployed | tasks scored (φ) | cost vs always |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, st in report["statistics"].items():
+        rs = [per_seed[s][name] for s in seeds]
+        age = {k: 100 * np.mean([r["accuracy_by_age"].get(k, np.nan) for r in rs]) for k in ("old", "new")}
+        cost = st.get("cost_vs_always")
+        lines.append(f"| {name} | {rs[0]['gate']} | {fmt_ci((st['mean'], *st['ci']))} | {age['old']:.1f} / "
+                     f"{age['new']:.1f} | {100 * np.mean([r['mean_accuracy'] for r in rs]):.1f} | "
+                     f"{np.mean([r['comparisons'] for r in rs]):.1f} / {rs[0]['steps']} | "
+                     f"{np.mean([r['faulty']['deployed'] for r in rs]):.1f} / {rs[0]['faulty']['n']} | "
+                     f"{st['total_tasks']:.0f} ({st['phi_tasks']:.0f}) | "
+                     f"{'' if cost is None else f'{100 * cost:.0f}%'} |")
+    lines += ["", "| paired difference (points) | mean [95% interval] | verdict |", "|---|---|---|"]
+    lines += [f"| {p['a']} − {p['b']} | {fmt_diff((p['mean'], *p['ci']))} | {p['verdict']} |" for p in report["paired"]]
+    if report.get("regime"):
+        lines += ["", "| always-trigger candidates | judged | win on E_t | tie | raise held-out acc. |",
+                  "|---|---|---|---|---|"]
+        orc = report.get("oracle_regime", {})
+        for label, r in report["regime"].items():
+            o = orc.get(label, {})
+            lines.append(f"| {label} | {r['candidates']} | {share(r['won_share'])} | {share(r['tied_share'])} | "
+                         f"{share(o.get('helps_share'))} |")
+    if report.get("targets"):
+        lines += ["", f"targets: {json.dumps(report['targets'])}"]
+    return "\n".join(lines)
