@@ -38,9 +38,9 @@ from sam_model.janus.controller import JanusController
 from sam_model.janus.evalset import HybridEvalSet
 from sam_model.janus.gates import make_gate
 from sam_model.janus.stats import CountedPhi, auc, evaluation_cost
-from sam_model.janus.text_cache import CachedTextRetriever, cache_folder
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
+from sam_model.memory.retrievers import ContentRetriever
 from sam_model.memory.updater import Updater
 
 # -- configuration ------------------------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def memory_config(cfg: BankBenchCfg) -> MemoryConfig:
     return MemoryConfig(**dataclasses.asdict(cfg.memory))
 
 
-def initial_bank(stream: BankStream, retriever: CachedTextRetriever, cfg: BankBenchCfg) -> MemoryBank:
+def initial_bank(stream: BankStream, retriever: ContentRetriever, cfg: BankBenchCfg) -> MemoryBank:
     """M_0: the bank after the history dialogues, through the same updater (no faults)."""
     bank = MemoryBank(retriever.dim, memory_config(cfg))
     updater = StreamUpdater(retriever, [])
@@ -159,7 +159,7 @@ def initial_bank(stream: BankStream, retriever: CachedTextRetriever, cfg: BankBe
 
 
 def run_policy(name: str, gate_spec: str, ablate: str | None, stream: BankStream, m0: MemoryBank,
-               retriever: CachedTextRetriever, cfg: BankBenchCfg, seed: int, workdir: Path) -> dict:
+               retriever: ContentRetriever, cfg: BankBenchCfg, seed: int, workdir: Path) -> dict:
     j = cfg.janus
     evalset = HybridEvalSet(RecallTaskEncoder(retriever), coverage=j.coverage, boundary=j.boundary, fresh=j.fresh,
                             use_coverage=ablate != "coverage", use_boundary=ablate != "boundary",
@@ -267,7 +267,7 @@ def sweep_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def run_seed(cfg: BankBenchCfg, dialogues: list[Dialogue], seed: int, out: Path, console,
-             retriever: CachedTextRetriever, gates: Sequence[str] = ()) -> dict[str, dict]:
+             retriever: ContentRetriever, gates: Sequence[str] = ()) -> dict[str, dict]:
     stream = make_stream(cfg, dialogues, seed)
     t0 = time.perf_counter()
     m0 = initial_bank(stream, retriever, cfg)
@@ -375,7 +375,9 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         dialogues = read_dialogues(cfg.data)
         console.print(f"{len(dialogues)} SGD dialogues read ({time.perf_counter() - t0:.0f}s)")
-        retriever = CachedTextRetriever(cache_folder(cfg.bert_path), cfg.bert_path or None)
+        from sam_model.data.sources import default_cache_dir
+
+        retriever = ContentRetriever(cfg.bert_path or None, "cpu", cache_dir=str(default_cache_dir() / "text"))
         if cfg.threads > 0:
             import faiss
 

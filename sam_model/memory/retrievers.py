@@ -60,13 +60,24 @@ class HashingRetriever:
 
 
 class ContentRetriever:
-    """Untrained sentence vectors (``TextEmbedder``, MiniLM by default) of query and memory text."""
+    """Untrained sentence vectors (``TextEmbedder``, MiniLM by default) of query and memory text.
 
-    def __init__(self, bert_path: str | None = None, device: str | None = None):
+    With ``cache_dir`` (the package's text-vector cache, e.g. ``~/.cache/sam_model/text``) every text is
+    encoded once across runs: ``save()`` writes what this run added; ``encoded`` counts BERT's work.
+    """
+
+    def __init__(self, bert_path: str | None = None, device: str | None = None, cache_dir: str | None = None):
         from sam_model.models.bert import TextEmbedder
 
-        self.embedder = TextEmbedder(bert_path, device)
+        self.embedder = TextEmbedder(bert_path, device, cache_dir=cache_dir)
         self.dim = self.embedder.dim
+
+    @property
+    def encoded(self) -> int:
+        return self.embedder.encoder.encoded
+
+    def save(self) -> None:
+        self.embedder.save_cache()
 
     def encode_queries(self, states, observations, batch_size: int = 64, progress: bool = False,
                        steps=None, task_starts=None) -> np.ndarray:

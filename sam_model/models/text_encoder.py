@@ -31,6 +31,7 @@ class TextEncoder(nn.Module):
         self._freeze(trainable_layers)
         self.use_cache = cache and self.frozen
         self._cache: dict[str, torch.Tensor] = {}
+        self.encoded = 0  # texts BERT actually ran on (cache misses): what a benchmark pays for encoding
 
     @property
     def frozen(self) -> bool:
@@ -67,12 +68,14 @@ class TextEncoder(nn.Module):
 
     def forward(self, texts: list[str]) -> torch.Tensor:
         if not self.use_cache:
+            self.encoded += len(texts)
             if self.frozen:
                 with torch.no_grad():
                     return self._encode(texts)
             return self._encode(texts)
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if missing:
+            self.encoded += len(missing)
             self.bert.eval()  # frozen: dropout off, so cached vectors are deterministic
             with torch.no_grad():
                 for t, v in zip(missing, self._encode(missing)):
