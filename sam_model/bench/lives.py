@@ -47,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--baselines", default="recency,bm25,dense", help="baselines, as evaluate.py (default "
                                                                      "recency,bm25,dense)")
     p.add_argument("--latency-queries", type=int, default=20, help="queries timed per run (default 20)")
+    p.add_argument("--task-start", choices=("known", "unknown"), default="known",
+                   help="whether queries say where their task began (as evaluate.py; default known)")
     p.add_argument("--table-only", action="store_true", help="only print the table of runs already in OUT")
     args = p.parse_args(argv)
     try:
@@ -64,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             code = evaluate(["--retriever", args.retriever, "--data", args.data, "--split", args.split,
                              "--life", str(n), "--out", str(out / f"life-{n}"), "--baselines", args.baselines,
                              "--latency-queries", str(args.latency_queries), "--tsne-points", "500",
+                             "--task-start", args.task_start,
                              *[x for c in args.compare for x in ("--compare", c)]])
             if code:
                 return code

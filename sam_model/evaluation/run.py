@@ -8,6 +8,7 @@ diagnostics on the retriever; write report.json, report.md, per_query.jsonl and 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -269,6 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", choices=("all", "train", "test"), default="all",
                    help="for a transcript file: evaluate only the fixed train or test split of its task groups "
                         "(the split training configs use, sam_model.data.transcripts.held_out_groups); default all")
+    p.add_argument("--task-start", choices=("known", "unknown"), default="known",
+                   help="whether queries say where their task began (the first event of the current source episode "
+                        "of a life); 'unknown' measures an agent that does not say it (default known)")
     p.add_argument("--life", type=int, default=1, metavar="N",
                    help="concatenate every N consecutive episodes into one agent life (sam_model.data.lives): a "
                         "decision's candidates then include the events of earlier tasks; default 1")
@@ -326,6 +330,9 @@ def main(argv: list[str] | None = None) -> int:
         # Check the log before the (slow) model loads, so a typo fails in a second.
         data = load_eval_data(args.data, args.scope, args.max_queries, args.seed, args.skip_bad_lines,
                               SourceOptions(split=args.split, life=args.life))
+        if args.task_start == "unknown":
+            data = dataclasses.replace(data, source=f"{data.source} (task start unknown)",
+                                       examples=[dataclasses.replace(e, task_start=None) for e in data.examples])
         retriever = load_retriever(args.retriever, args.device)
         compare = {name: load_retriever(path, args.device) for name, path in compare_paths.items()}
         report = evaluate(data, args.out, retriever, scope=args.scope, ks=args.k, baselines=args.baselines,
