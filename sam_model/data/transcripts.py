@@ -586,16 +586,29 @@ def _line_conversation(line: str, where: str, seen: set[str]) -> Conversation:
         obj = json.loads(line)
     except ValueError as exc:
         raise TranscriptFormatError(where, f"invalid JSON ({exc})") from None
-    if not isinstance(obj, dict) or "messages" not in obj:
-        raise TranscriptFormatError(where, "expected an object {\"id\": ..., \"messages\": [...]}")
-    if obj.get("id") in (None, ""):
-        raise TranscriptFormatError(where, "conversation without 'id' (each line needs a unique id: the episode id)")
-    eid = episode_id_of(obj["id"])
+    return _conversation(obj, where, seen)
+
+
+def _conversation(obj: Any, where: str, seen: set[str], model: str = "", domain: str = "") -> Conversation:
+    """One container item: ``{"id", "messages"}`` (optional ``group``/``task_id``), or, in a tau-bench file, a
+    trajectory ``{task_id, trial, traj}`` (episode ``tau1-{domain}-{model}-task{task_id}-trial{trial}``)."""
+    if isinstance(obj, dict) and "traj" in obj and domain:
+        if "task_id" not in obj:
+            raise TranscriptFormatError(where, "tau-bench trajectory without 'task_id'")
+        eid = episode_id_of(f"tau1-{domain}-{model}-task{obj['task_id']}-trial{obj.get('trial', 0)}")
+        messages, group = obj["traj"], f"{domain}-task{obj['task_id']}"
+    elif isinstance(obj, dict) and "messages" in obj:
+        if obj.get("id") in (None, ""):
+            raise TranscriptFormatError(where, "conversation without 'id' (each needs a unique id: the episode id)")
+        eid, messages = episode_id_of(obj["id"]), obj["messages"]
+        group = str(obj.get("group", obj.get("task_id", obj["id"])))
+    else:
+        raise TranscriptFormatError(where, "expected a conversation {\"id\": ..., \"messages\": [...]}"
+                                           + (" or a tau-bench trajectory {task_id, trial, traj}" if domain else ""))
     if eid in seen:
-        raise TranscriptFormatError(where, f"duplicate conversation id {obj['id']!r} (episode ids must be unique)")
+        raise TranscriptFormatError(where, f"duplicate conversation id {eid!r} (episode ids must be unique)")
     seen.add(eid)
-    group = obj.get("group", obj.get("task_id", obj["id"]))
-    return Conversation(eid, obj["messages"], where, str(group))
+    return Conversation(eid, messages, where, group)
 
 
 def _json_conversations(p: Path, stem: str, report: ImportReport | None) -> Iterator[Conversation]:
@@ -610,28 +623,12 @@ def _json_conversations(p: Path, stem: str, report: ImportReport | None) -> Iter
     model, domain = (model, domain) if model else (stem, "unknown")
     seen: set[str] = set()
     for n, item in enumerate(data):
-        where = f"{p}: conversation {n}"
         try:
-            if isinstance(item, dict) and "traj" in item:
-                if "task_id" not in item:
-                    raise TranscriptFormatError(where, "tau-bench trajectory without 'task_id'")
-                eid = episode_id_of(f"tau1-{domain}-{model}-task{item['task_id']}-trial{item.get('trial', 0)}")
-                conv = Conversation(eid, item["traj"], where, f"{domain}-task{item['task_id']}")
-            elif isinstance(item, dict) and "messages" in item and item.get("id") not in (None, ""):
-                eid = episode_id_of(item["id"])
-                conv = Conversation(eid, item["messages"], where, str(item.get("group", item.get("task_id", eid))))
-            else:
-                raise TranscriptFormatError(where, "expected a tau-bench trajectory {task_id, trial, traj} or a "
-                                                   "conversation {\"id\", \"messages\"}")
-            if conv.episode_id in seen:
-                raise TranscriptFormatError(where, f"duplicate episode id {conv.episode_id!r}")
-            seen.add(conv.episode_id)
+            yield _conversation(item, f"{p}: conversation {n}", seen, model, domain)
         except TranscriptFormatError as err:
             if report is None:
                 raise
             report.skipped.append(err)
-            continue
-        yield conv
 
 
 def _group_hash(group: str) -> str:
