@@ -25,6 +25,9 @@ DEFAULT_EDGE_WEIGHTS: dict[str, tuple[float, float]] = {
 }
 
 
+LEGACY_FIELDS = ("pool",)  # read from older banks and ignored: the store's rerank_depth is the one depth now
+
+
 @dataclass
 class MemoryConfig:
     """How the bank writes, links, forgets, prunes, tiers and expands.
@@ -61,7 +64,6 @@ class MemoryConfig:
     hop_decay: float = 0.7
     max_hops: int = 2
     max_expanded: int = 10
-    pool: int = 32  # candidates taken from the index before expansion and re-ranking
     temperature: float = 0.05  # similarity / temperature = logit (SAM is trained with an InfoNCE softmax)
     off_need_factor: float = 0.2  # expansion factor on units holding none of the state's needed slots
     superseded_factor: float = 0.5  # score factor of a unit whose facts were all corrected
@@ -76,7 +78,7 @@ class MemoryConfig:
             (self.importance_weight >= 0 and self.temperature > 0, "importance_weight >= 0, temperature > 0"),
             (self.capacity >= 0 and self.working_size >= 0, "capacity and working_size must be >= 0"),
             (0 <= self.prune_batch < 1, "prune_batch must be in [0, 1)"),
-            (self.pool >= 1 and self.max_hops >= 0 and self.max_expanded >= 0, "pool >= 1, max_hops/max_expanded >= 0"),
+            (self.max_hops >= 0 and self.max_expanded >= 0, "max_hops and max_expanded must be >= 0"),
         ]
         for ok, msg in checks:
             if not ok:
@@ -84,6 +86,11 @@ class MemoryConfig:
         bad = sorted(set(self.edge_weights) - set(EDGE_TYPES))
         if bad:
             raise ValueError(f"memory config: unknown edge type(s) {bad} in edge_weights; known: {EDGE_TYPES}")
+
+    @classmethod
+    def for_encoder(cls, encoder: Any) -> MemoryConfig:
+        """The default rules for a bank served by ``encoder`` (see the module doc for the measurements)."""
+        return cls()
 
     def kinds_kept(self, phase: str) -> list[str] | None:
         """Kinds written in ``phase`` (None = all)."""
@@ -104,10 +111,10 @@ class MemoryConfig:
     @classmethod
     def from_json(cls, obj: dict[str, Any], where: str = "memory config") -> MemoryConfig:
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(obj) - names)
+        unknown = sorted(set(obj) - names - set(LEGACY_FIELDS))
         if unknown:
             raise ValueError(f"{where}: unknown field(s) {unknown}; known: {sorted(names)}")
-        obj = dict(obj)
+        obj = {k: v for k, v in obj.items() if k not in LEGACY_FIELDS}
         if "edge_weights" in obj:
             obj["edge_weights"] = {k: tuple(v) for k, v in obj["edge_weights"].items()}
         return cls(**obj)
