@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	@# Without CUDA, take the CPU build of torch (a local wheel here), not a multi-GB CUDA download.
 	if command -v nvidia-smi >/dev/null 2>&1; then $(PY) -m pip install -q torch; \
 	else $(PY) -m pip install -q torch==2.13.0; fi
-	$(PY) -m pip install -q -e '.[dev,langchain]'
+	$(PY) -m pip install -q -e '.[dev,cpu,langchain]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -67,7 +67,7 @@ def replay(retriever: SAMRetriever, conv, k: int, verbose: bool) -> tuple[int, i
                         hit = hits[rank - 1] if rank else None
                         where_found = (f"rank {rank}: step {hit.step} [{hit.kind}] {hit.content[:70]!r}"
                                        if hit else f"not in the top {k}")
-                        print(f"    {path} = {value!r:28} <- {where_found}")
+                        print(f"    {path} = {value!r} <- {where_found}")
         tracker.feed(message, where)
     return needed, grounded
 

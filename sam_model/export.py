@@ -19,11 +19,19 @@ from pathlib import Path
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_model, save_model
-from transformers import BertConfig, BertModel
+from transformers import PretrainedConfig
 
+from sam_model import card
+from sam_model.card import CARD
 from sam_model.checkpoint import load_checkpoint
 from sam_model.io import SAMFileError, atomic_dir, reading, run_cli
-from sam_model.models.bert import check_bert_folder, default_bert_path, load_tokenizer
+from sam_model.models.bert import (
+    check_bert_folder,
+    default_bert_path,
+    encoder_config,
+    encoder_from_config,
+    load_tokenizer,
+)
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.store import StoreConfig
 
@@ -46,6 +54,12 @@ def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None) ->
     (folder / "vocab.json").write_text(json.dumps({"phases": cfg["phases"], "kinds": cfg["kinds"]}, indent=2))
     save_model(net, str(folder / "model.safetensors"))
     net.tokenizer.save_pretrained(str(folder / "tokenizer"))
+    training = getattr(net, "training_info", None)
+    if training:
+        (folder / "training.json").write_text(json.dumps(training, indent=2, default=str))
+    learned = {"alpha": round(float(net.alpha.detach()), 4)}
+    (folder / CARD).write_text(card.render(cfg, bert.config.to_dict(), training, learned, config["store"]),
+                               encoding="utf-8")
 
 
 def save_exported(net: SAMNet, out_dir: str | os.PathLike, store: StoreConfig | None = None) -> Path:
@@ -75,7 +89,7 @@ def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNe
             raise SAMFileError(f"{folder} is not a complete export: {name} is missing (export it again)")
     cfg, bert_cfg, out_dim, _ = read_config(folder / "config.json")
     tokenizer = load_tokenizer(folder / "tokenizer", fix="export the checkpoint again")
-    net = SAMNet(cfg, BertModel(bert_cfg, add_pooling_layer=False), tokenizer)
+    net = SAMNet(cfg, encoder_from_config(bert_cfg), tokenizer)
     if net.out_dim != out_dim:
         raise SAMFileError(f"{folder / 'config.json'}: field 'out_dim' is {out_dim} but the network it describes "
                            f"has {net.out_dim}; export the checkpoint again")
@@ -87,6 +101,11 @@ def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNe
     if missing or unexpected:
         raise SAMFileError(f"{folder / 'model.safetensors'} does not match config.json (missing "
                            f"{sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]}); export again")
+    if (folder / "training.json").exists():  # what the model card tells about training; kept by re-saves
+        try:
+            net.training_info = json.loads((folder / "training.json").read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise SAMFileError(f"{folder / 'training.json'} is not valid JSON ({exc}); export again") from None
     return net.to(_device(device)).eval()
 
 
@@ -98,7 +117,7 @@ def read_store_config(folder: Path) -> StoreConfig:
     return read_config(folder / "config.json")[3]
 
 
-def read_config(path: Path) -> tuple[SAMConfig, BertConfig, int, StoreConfig]:
+def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int, StoreConfig]:
     """An export's config.json, field by field; each error names the file and the field."""
     again = "export the checkpoint again (python -m sam_model.export CKPT OUT_DIR)"
     try:
@@ -129,9 +148,9 @@ def read_config(path: Path) -> tuple[SAMConfig, BertConfig, int, StoreConfig]:
                    "needed-slot re-rank)")
         raise SAMFileError(f"{path}: {exc}; {fix}") from None
     try:
-        bert_cfg = BertConfig.from_dict(config["bert_config"])
+        bert_cfg = encoder_config(config["bert_config"])
     except (TypeError, ValueError, KeyError) as exc:
-        raise SAMFileError(f"{path}: field 'bert_config' is not a BERT config ({exc}); {again}") from None
+        raise SAMFileError(f"{path}: field 'bert_config' is not a text-encoder config ({exc}); {again}") from None
     return cfg, bert_cfg, config["out_dim"], store
 
 
@@ -161,15 +180,34 @@ def from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | None =
         raise SAMFileError(f"{p}: {exc}; give a .ckpt written by train.py") from None
     folder = check_bert_folder(cfg.bert_path or default_bert_path())  # tokenizer (and config if absent)
     recorded = state["hyper_parameters"].get("bert_config")
-    bert_cfg = BertConfig.from_dict(dict(recorded)) if recorded else BertConfig.from_pretrained(str(folder))
+    bert_cfg = encoder_config(dict(recorded)) if recorded else encoder_config(
+        json.loads((folder / "config.json").read_text(encoding="utf-8")))
     tokenizer = load_tokenizer(folder)
-    net = SAMNet(cfg, BertModel(bert_cfg, add_pooling_layer=False), tokenizer)
+    net = SAMNet(cfg, encoder_from_config(bert_cfg), tokenizer)
     try:
         net.load_state_dict(weights)
     except RuntimeError as exc:
         raise SAMFileError(f"{p} does not match its own configuration ({str(exc).splitlines()[0]}); "
                            "was it written by another version of sam_model?") from None
+    net.training_info = training_info(state, p)
     return net.to(_device(device)).eval(), store
+
+
+def training_info(state: dict, path: Path) -> dict:
+    """What a checkpoint tells about its training, for the model card: data (sources, statistics, options),
+    the optimisation settings, and which epoch this is with its validation score."""
+    hp = dict(state.get("hyper_parameters", {}))
+    info = {k: hp[k] for k in ("lr", "bert_lr", "weight_decay", "temperature", "positives", "in_batch_negatives",
+                               "warmup_steps", "task_dropout") if k in hp}
+    if hp.get("training_data"):
+        info["data"] = hp["training_data"]
+    selected = {"checkpoint": path.name, "epoch": state.get("epoch"), "global_step": state.get("global_step")}
+    for cb in (state.get("callbacks") or {}).values():
+        if isinstance(cb, dict) and cb.get("monitor") and cb.get("best_model_score") is not None \
+                and Path(str(cb.get("best_model_path", ""))).name == path.name:
+            selected[str(cb["monitor"])] = round(float(cb["best_model_score"]), 4)
+    info["selected"] = selected
+    return info
 
 
 def _main(argv: list[str]) -> int:

@@ -43,8 +43,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import faiss
 import numpy as np
+
+try:
+    import faiss
+except ImportError as exc:  # neither extra installed
+    raise ImportError("sam_model needs FAISS: pip install 'sam_model[cpu]' (faiss-cpu), or on a CUDA 12 machine "
+                      "'sam_model[gpu]' (faiss-gpu-cu12, instead of faiss-cpu: both ship the faiss module)") from exc
 
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, reading
 
@@ -76,6 +81,23 @@ def tune_blas_threshold(threads: int | None = None) -> int:
 def auto_nlist(n: int) -> int:
     """The default number of IVF lists for n vectors: ≈ 4·√n."""
     return max(1, round(4 * math.sqrt(n)))
+
+
+def faiss_build() -> str:
+    """The installed FAISS: its distribution (faiss-cpu or faiss-gpu-*), version and the GPUs it sees."""
+    from importlib import metadata
+
+    dists = [d for d in ("faiss-cpu", "faiss-gpu-cu12", "faiss-gpu-cu11", "faiss-gpu") if _installed(metadata, d)]
+    gpus = faiss.get_num_gpus() if hasattr(faiss, "get_num_gpus") else 0
+    return f"{'+'.join(dists) or 'faiss'} {getattr(faiss, '__version__', '?')} ({gpus} GPU{'s' * (gpus != 1)})"
+
+
+def _installed(metadata, name: str) -> bool:
+    try:
+        metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 class MemoryIndex:
@@ -197,12 +219,17 @@ class MemoryIndex:
         if device is not None and wants:
             log.warning("MemoryIndex: device %r asked for but FAISS sees no GPU; using CPU", device)
         else:
-            log.info("MemoryIndex(%s): searching on CPU", self.kind)
+            log.info("MemoryIndex(%s): searching on CPU (%s)", self.kind, faiss_build())
         return False
 
     @property
     def device(self) -> str:
         return f"cuda:{self._gpu_device}" if self._use_gpu else "cpu"
+
+    @property
+    def backend(self) -> str:
+        """Which FAISS this index runs on: the package and version, GPUs seen, and where it searches."""
+        return f"{faiss_build()}, searching on {self.device}"
 
     def _sync_gpu(self) -> None:
         """(Re)build the GPU replica if it is stale. Untrained IVF buffers stay on CPU."""

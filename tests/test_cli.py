@@ -29,3 +29,15 @@ def test_sam_data_dispatches_and_explains(tmp_path, capsys):
     chats.write_text(json.dumps({"id": "c", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
     assert sam_data(["transcripts", str(chats), str(tmp_path / "out.jsonl")]) == 0
     assert sam_data(["validate", str(tmp_path / "out.jsonl")]) == 0
+
+
+def test_faiss_comes_from_exactly_one_extra_and_the_index_names_it():
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert not any(d.startswith("faiss") for d in project["dependencies"])  # the GPU extra replaces, not adds
+    extras = project["optional-dependencies"]
+    assert [d.split(">")[0] for d in extras["cpu"]] == ["faiss-cpu"]
+    assert [d.split(">")[0] for d in extras["gpu"]] == ["faiss-gpu-cu12"]
+    from sam_model.index import MemoryIndex
+
+    assert MemoryIndex.from_config(4, {"kind": "flat"}).backend.startswith("faiss")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 
@@ -157,11 +158,12 @@ def test_real_minilm_loads_from_package():
 def test_missing_or_wrong_bert_folder_is_a_clear_error(tmp_path):
     from sam_model.io import SAMFileError
 
-    with pytest.raises(SAMFileError, match="BERT folder not found"):
+    with pytest.raises(SAMFileError, match="text encoder folder not found"):
         load_bert(tmp_path / "nope")
-    (tmp_path / "config.json").write_text('{"model_type": "gpt2"}')
-    with pytest.raises(SAMFileError, match="not a BERT"):
-        load_bert(tmp_path)
+    for model_type in ("gpt2", "t5", "vit"):  # a decoder, an encoder-decoder, a vision model
+        (tmp_path / "config.json").write_text(json.dumps({"model_type": model_type}))
+        with pytest.raises(SAMFileError, match="not a text encoder"):
+            load_bert(tmp_path)
 
 
 def test_infonce_positive_modes_match_hand_computation():
@@ -201,3 +203,21 @@ def test_text_cache_saves_loads_and_primes(tmp_path):
     trainable = make_net(trainable_layers=-1, cache_text=False).memory_encoder.text_encoder
     with pytest.raises(ValueError, match="does not cache"):
         trainable.prime(texts, marker)
+
+
+def test_text_cache_file_merges_writers_and_stays_bounded(tmp_path):
+    """Two runs that cached different texts both find theirs in the file; the file keeps at most max_entries
+    vectors, this run's first, and the oldest of the file's others fall out."""
+    path = tmp_path / "cache.pt"
+    a = make_net().memory_encoder.text_encoder
+    a(["alpha one", "alpha two"])
+    a.save_cache(path)
+    b = make_net().memory_encoder.text_encoder
+    b(["beta one"])
+    b.save_cache(path)
+    c = make_net().memory_encoder.text_encoder
+    assert c.load_cache(path) == 3
+    b(["beta two", "beta three"])
+    b.save_cache(path, max_entries=4)
+    kept = torch.load(path, weights_only=True)["texts"]
+    assert kept == ["beta one", "beta two", "beta three", "alpha one"]

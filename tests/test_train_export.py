@@ -143,3 +143,25 @@ def test_line_progress_prints_plain_lines_for_files():
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("epoch 1/3  train 5/10 (50%)") and "ETA" in lines[0] and "loss 1.5000" in lines[0]
     assert "done in" in lines[1] and "mrr 0.7500" in lines[1]
+
+
+def test_export_has_a_model_card_with_data_config_and_evaluation(tmp_path, trained_demo_export, small_demo_logs):
+    from sam_model.card import add_evaluation
+    from sam_model.evaluation.run import main as evaluate_main
+
+    card = (trained_demo_export / "README.md").read_text()
+    train, heldout = small_demo_logs
+    assert card.startswith("---\nlibrary_name: sam_model") and str(train) in card  # the training source, named
+    assert "| agent-log | 48 |" in card  # its kind and episode count
+    assert "projection W_s" in card and "Selected checkpoint" in card and "Not evaluated yet" in card
+    folder = tmp_path / "export"
+    import shutil
+
+    shutil.copytree(trained_demo_export, folder)
+    assert evaluate_main(["--retriever", str(folder), "--data", str(heldout), "--out", str(tmp_path / "ev"),
+                          "--baselines", "recency", "--latency-queries", "2", "--card", str(folder)]) == 0
+    text = (folder / "README.md").read_text()
+    assert "| sam | " in text and "| recency | " in text and "Not evaluated yet" not in text
+    report = {"methods": {"sam": {"mrr": 0.5}}, "data": "x", "scope": "episode", "n_queries": 1, "n_memories": 2}
+    add_evaluation(folder, report)
+    assert (folder / "README.md").read_text().count("<!-- evaluation:start -->") == 1  # replaced, not appended

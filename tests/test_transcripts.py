@@ -156,7 +156,7 @@ def test_invalid_json_arguments_are_kept_raw_and_counted():
                                    "name": "f", "arguments": "{user_id: oops"}}]}], "x:1", "ep")
     events = convert_conversation(conv, report=report)
     assert events[-1]["text"] == "CALL f({user_id: oops)"
-    assert report.invalid_arguments == 1
+    assert len(report.invalid_arguments) == 1 and report.invalid_arguments[0].startswith("x:1, message 1: ")
 
 
 def test_jsonl_container_skip_bad_and_cli(tmp_path, capsys):
@@ -280,6 +280,7 @@ def test_data_module_trains_on_transcripts_keeps_tasks_together_and_builds_lives
     assert sum(e.startswith("tau1") for e in train_ids) == 3 * 4 * len(tau_train)  # read 3 times
     assert len(val_ids) == len(set(val_ids))  # validated once each
     assert "action" in dm.vocab["kinds"] and "cancel" in dm.vocab["phases"]
+    assert dm.vocab["source_kinds"] == ["user"]  # results are labelled in the transcripts only: no link target
     lives = AgentLogDataModule(train=[str(log)], val_fraction=0.2, lives=[1, 4], cache_dir=str(tmp_path / "cache"))
     lives.setup()
     rows = lives._train

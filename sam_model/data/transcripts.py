@@ -230,7 +230,7 @@ class TranscriptState:
         self.events: list[dict[str, Any]] = []
         self._norms: list[str] = []  # norm(text) of each event
         self._call_names: dict[str, str] = {}  # tool_call_id -> tool name
-        self.invalid_arguments = 0
+        self.invalid_arguments: list[str] = []  # where a call's arguments were not a JSON object (kept raw)
 
     def snapshot(self) -> dict[str, Any]:
         return {"phase": self.phase, "subgoal_stack": list(self.stack),
@@ -257,7 +257,7 @@ class TranscriptState:
             if text:
                 self._emit("system", text)
             for call in calls:
-                self._call(call)
+                self._call(call, where)
         elif role == "tool":
             call_id = message.get("tool_call_id")
             if call_id is not None and str(call_id) not in self._call_names:
@@ -274,14 +274,15 @@ class TranscriptState:
         elif text:
             self._emit(role, text)
 
-    def _call(self, call: ToolCall) -> None:
+    def _call(self, call: ToolCall, where: str) -> None:
         self.phase = call.name
         if call.name not in self.stack:
             self.stack.append(call.name)
         if call.id is not None:
             self._call_names[call.id] = call.name
         if not call.valid:
-            self.invalid_arguments += 1
+            self.invalid_arguments.append(f"{where}: arguments of {call.name} are not a JSON object; kept as the "
+                                          "raw string (no argument of this call is traced)")
         else:
             for name, value in call.arguments.items():
                 kept: dict[str, list[Any]] = {}
@@ -468,7 +469,7 @@ class ImportReport:
     labels: int = 0
     calls: int = 0
     calls_without_history: int = 0
-    invalid_arguments: int = 0
+    invalid_arguments: list[str] = field(default_factory=list)  # where, and why
     outcomes: Counter = field(default_factory=Counter)
     distances: Counter = field(default_factory=Counter)  # step distance to a label -> count
     labels_per_decision: Counter = field(default_factory=Counter)
@@ -484,13 +485,14 @@ class ImportReport:
                f"{self.labels} labels ({self.labels / n:.2f} per decision, {self.candidates / n:.1f} candidates)",
                "labels per decision: " + ", ".join(f"{k}: {v}" for k, v in sorted(self.labels_per_decision.items())),
                f"tool calls: {self.calls} ({self.calls_without_history} without history, skipped; "
-               f"{self.invalid_arguments} with arguments that are not a JSON object, kept as raw text)",
+               f"{len(self.invalid_arguments)} with arguments that are not a JSON object, kept as raw text)",
                "argument values: " + ", ".join(f"{o} {self.outcomes[o]} ({self.outcomes[o] / leaves_total:.0%})"
                                                for o in OUTCOMES)]
         if dist:
             q = [dist[min(len(dist) - 1, int(p * len(dist)))] for p in (0.5, 0.9)]
             out.append(f"step distance to the labels: mean {sum(dist) / len(dist):.1f}, median {q[0]}, "
                        f"90th percentile {q[1]}, max {dist[-1]}")
+        out += [f"  {w}" for w in self.invalid_arguments[:20]]
         if self.out_of_split:
             out.append(f"{self.out_of_split} conversations outside the chosen split")
         if self.skipped:
@@ -534,11 +536,10 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         for event in st.events:
             event["meta"] = {**event.get("meta", {}), "group": conv.group}
     if report is not None:
-        local.conversations, local.events, local.invalid_arguments = 1, len(st.events), st.invalid_arguments
         report.conversations += 1
-        report.events += local.events
-        for name in ("decision_points", "labels", "calls", "calls_without_history", "invalid_arguments",
-                     "candidates"):
+        report.events += len(st.events)
+        report.invalid_arguments += st.invalid_arguments
+        for name in ("decision_points", "labels", "calls", "calls_without_history", "candidates"):
             setattr(report, name, getattr(report, name) + getattr(local, name))
         report.outcomes.update(local.outcomes)
         report.distances.update(local.distances)

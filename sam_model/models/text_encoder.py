@@ -12,16 +12,20 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from sam_model.models.bert import mean_pool
+from sam_model.models.bert import layer_stack, pool
+
+MAX_CACHE_ENTRIES = 1_000_000  # vectors kept in one on-disk cache file (the oldest fall out)
 
 
 class TextEncoder(nn.Module):
-    """Mean-pooled BERT sentence vectors (the pooling all-MiniLM-L6-v2 was trained with)."""
+    """Pooled sentence vectors of any BERT-style encoder: the mean of its tokens (the pooling all-MiniLM-L6-v2
+    was trained with) or its first token (``pooling="cls"``)."""
 
     def __init__(self, bert: nn.Module, tokenizer, max_length: int = 96, trainable_layers: int = -1,
-                 cache: bool = True, batch_size: int = 256):
+                 cache: bool = True, batch_size: int = 256, pooling: str = "mean"):
         super().__init__()
         self.bert, self.tokenizer, self.max_length, self.batch_size = bert, tokenizer, max_length, batch_size
+        self.pooling = pooling
         self.trainable_layers = trainable_layers
         self.hidden_size = bert.config.hidden_size
         self._freeze(trainable_layers)
@@ -39,7 +43,7 @@ class TextEncoder(nn.Module):
         for p in self.bert.parameters():
             p.requires_grad_(False)
         if trainable_layers > 0:
-            for layer in self.bert.encoder.layer[-trainable_layers:]:
+            for layer in layer_stack(self.bert)[-trainable_layers:]:
                 for p in layer.parameters():
                     p.requires_grad_(True)
 
@@ -55,7 +59,7 @@ class TextEncoder(nn.Module):
             tok = self.tokenizer(batch, padding=True, truncation=True, max_length=self.max_length,
                                  return_tensors="pt").to(device)
             out = self.bert(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"])
-            chunks.append(mean_pool(out.last_hidden_state, tok["attention_mask"]))
+            chunks.append(pool(out.last_hidden_state, tok["attention_mask"], self.pooling))
         pooled = torch.cat(chunks)
         inverse = torch.empty(len(order), dtype=torch.long, device=device)
         inverse[torch.tensor(order, device=device)] = torch.arange(len(order), device=device)
@@ -95,6 +99,8 @@ class TextEncoder(nn.Module):
 
         h = hashlib.sha1(self.bert.config.to_json_string().encode())
         h.update(str(self.max_length).encode())
+        if self.pooling != "mean":  # mean-pooled caches keep the key they always had
+            h.update(self.pooling.encode())
         with torch.no_grad():
             for p in list(self.bert.parameters())[:4]:
                 h.update(f"{p.double().sum().item():.6f}".encode())
@@ -104,23 +110,29 @@ class TextEncoder(nn.Module):
         """This BERT's file in an on-disk text-vector cache folder (one file per BERT fingerprint)."""
         return Path(folder).expanduser() / f"text-vectors-{self.fingerprint()}.pt"
 
-    def save_cache(self, path: str | Path) -> None:
+    def save_cache(self, path: str | Path, max_entries: int | None = None) -> None:
         """Write the cached vectors (float16) so a later run on the same texts skips BERT entirely.
 
         Vectors already in the file that this encoder does not hold are kept: training, evaluation and the
-        Janus benchmarks share one cache, and none of them should drop what the others computed.
+        Janus benchmarks share one cache, and none of them should drop what the others computed. The file
+        holds at most ``max_entries`` vectors (default ``MAX_CACHE_ENTRIES``, ~0.8 GB for a 384-dim
+        MiniLM): this run's texts first, then the file's others, newest first; the oldest fall out.
         """
         if not self._cache:
             return
         from sam_model.io import atomic_path
 
-        texts = list(self._cache)
-        vectors = torch.stack([self._cache[t] for t in texts]).half().cpu()
+        cap = MAX_CACHE_ENTRIES if max_entries is None else max_entries
+        texts = list(self._cache)[-cap:] if cap > 0 else []
+        vectors = torch.stack([self._cache[t] for t in texts]).half().cpu() if texts else torch.zeros(0)
         old = self._read(path)
-        if old is not None:
-            keep = [i for i, t in enumerate(old["texts"]) if t not in self._cache]
+        room = cap - len(texts)
+        if old is not None and room > 0:
+            keep = [i for i, t in enumerate(old["texts"]) if t not in self._cache][:room]
             texts += [old["texts"][i] for i in keep]
             vectors = torch.cat([vectors, old["vectors"][keep].half()]) if keep else vectors
+        if not texts:
+            return
         with atomic_path(path) as tmp:
             torch.save({"fingerprint": self.fingerprint(), "texts": texts, "vectors": vectors}, tmp)
 

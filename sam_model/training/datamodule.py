@@ -43,6 +43,15 @@ def useful_kinds(episodes, min_share: float = 0.01) -> list[str]:
     return sorted(k for k, c in counts.items() if total and c / total >= min_share)
 
 
+def source_stats(path: str, episodes) -> dict:
+    """What one training source holds, for the model card: its kind, episodes, decision points, labels."""
+    from sam_model.data.sources import source_kind
+
+    labels = [len(x) for row in episodes.select_columns(["labels"]) for x in row["labels"] if x]
+    return {"path": str(path), "kind": source_kind(path), "episodes": len(episodes), "decision_points": len(labels),
+            "labels": sum(labels)}
+
+
 def require_decision_points(episodes, split: str, source: str) -> None:
     """A split the trainer cannot use (no episodes, or no decision point to score) is an error naming it."""
     if not any(labels for row in episodes.select_columns(["labels"]) for labels in row["labels"]):
@@ -158,6 +167,14 @@ class AgentLogDataModule(pl.LightningDataModule):
         if len(repeat) != len(hp.train) or any(r < 1 for r in repeat):
             raise ValueError(f"data.repeat needs one count >= 1 per data.train source ({len(hp.train)}), got {repeat}")
         parts = [self._load([p], hp.max_dialogues, hp.sgd_every) for p in hp.train]
+        # Provenance links may point to a kind only if every training source labels it useful: in SGD the
+        # result lists that name every option never are, while tool-call transcripts label results most;
+        # a mixed model must not make results link targets in dialogues (with one source: its useful kinds).
+        kinds = [set(useful_kinds(part)) for part in parts]
+        self._source_kinds = sorted(set.intersection(*kinds))
+        self._stats = {"sources": [source_stats(path, part) for path, part in zip(hp.train, parts)],
+                       **{k: hp[k] for k in ("label", "masked", "transcript_split", "repeat", "lives", "sgd_every",
+                                             "max_dialogues", "val_fraction") if hp.get(k) is not None}}
         train = parts[0] if repeat == [1] else datasets.concatenate_datasets(
             [part for part, r in zip(parts, repeat) for _ in range(r)])
         sizes = list(hp.lives or [1])
@@ -178,12 +195,14 @@ class AgentLogDataModule(pl.LightningDataModule):
 
     @property
     def vocab(self) -> dict[str, list[str]]:
-        """Phases and memory kinds of the training episodes (the model's embedding vocabularies), and the
-        kinds its labels call useful (``source_kinds``: where provenance links may point)."""
+        """Phases and memory kinds of the training episodes (the model's embedding vocabularies), the
+        kinds the labels of every training source call useful (``source_kinds``: where provenance links may
+        point), and what was trained on (``data``: sources, their statistics, the options; for the model card)."""
         self._ensure()
         phases = sorted({p for row in self._train["phases"] for p in row})
         kinds = sorted({k for row in self._train["kinds"] for k in row})
-        return {"phases": phases, "kinds": kinds, "source_kinds": useful_kinds(self._train)}
+        return {"phases": phases, "kinds": kinds, "source_kinds": self._source_kinds,
+                "data": {**self._stats, "train_episodes": len(self._train), "val_episodes": len(self._val)}}
 
     def setup(self, stage: str | None = None) -> None:
         self._ensure()

