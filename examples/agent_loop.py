@@ -16,6 +16,7 @@ run ahead of the log's because the agent's thoughts are memories too).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -95,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-prompt", action="store_true", help="print the full prompt at each decision")
     args = parser.parse_args(argv)
     retriever = HashingEncoder() if args.hashing else load_encoder(args.retriever)
-    mem = SAMMemory(retriever, config=MemoryConfig(capacity=args.capacity), k=args.k)
+    mem = SAMMemory(retriever, config=dataclasses.replace(MemoryConfig.for_encoder(retriever), capacity=args.capacity),
+                    k=args.k)
     scores = []
     for n, raw in enumerate(generate_episodes(args.episodes, seed=args.seed)):
         events = [parse_event(d, f"<demo episode {n}>", j + 1) for j, d in enumerate(raw)]

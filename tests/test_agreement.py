@@ -23,7 +23,6 @@ from sam_model.retriever import SAMRetriever
 from sam_model.store import StoreConfig
 
 DEPTH = 20
-STORE_ONLY = MemoryConfig(half_life=0.0, suppress=1.0, importance_weight=0.0, superseded_factor=1.0, expand=False)
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +86,8 @@ def agree(net, log: Path) -> int:
         assert [h.id for h in r.search(e.state, e.text, k=5, episode_id=e.episode_id, step=e.step)] == \
             [h.id for h in deep[:5]]
 
-    mem = SAMMemory(retriever(net), config=STORE_ONLY, k=DEPTH)
+    mem = SAMMemory(retriever(net), k=DEPTH)  # the default rules for a model with time features
+    assert mem.bank.config == MemoryConfig.for_encoder(mem.encoder) and mem.bank.config.importance_weight == 0
     got = replay(episodes, lambda e: [h.unit.id for h in mem.retrieve(e.state, e.text, step=e.step)],
                  lambda e: mem.observe(e), begin=mem.begin)
     assert got == want, "SAMMemory over a life ranks otherwise than evaluate.py"

@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         "log": args.log or "synthetic lives",
         "time_features": int(getattr(getattr(getattr(encoder, "net", None), "cfg", None), "time_features", 0) or 0),
         "store_config": store_config.to_dict(),
-        "lives": args.lives, "events_per_life": [len(e) for e in lives],
+        "lives": len(lives), "events_per_life": [len(e) for e in lives],
         "decisions_per_life": [sum(e.is_decision_point for e in ev) for ev in lives],
         "capacity": capacity, "half_life": args.half_life, "k": args.k, "seed": args.seed,
         "targets": targets, "variants": results,

@@ -176,40 +176,50 @@ class MemoryBank:
         temperature T. ``needs`` (the state's open slots) feed the store's needed-slot match.
 
         Expansion (``expand``) walks typed edges from the top-k hits: a unit reached from a hit with score
-        s_best at path weight w (edge weights · hop_decay^(hop-1), times ``off_need_factor`` when the unit sets
-        none of the needed slots) scores s_best + T·log(w) + its priors, and is placed where that score falls
+        s_best at path weight w (edge weights · hop_decay^(hop-1), times ``off_need_factor`` when the unit holds
+        the current value of none of the needed slots: the bank's slot table, which knows the corrections the
+        store's slot match cannot) scores s_best + T·log(w) + its priors, and is placed where that score falls
         among the hits (each hit keeps at least its place in the store's order).
         """
         cfg = self.config
         q = self._check_vector(query, "<query>")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
-        hits = self.store.search_vector(q, k, needs, episode_id=episode_id,
-                                        prior=self._prior if self._has_prior() else None)
+        ref: dict[str, float] = {}  # the best importance among the candidates: every prior is relative to it
+
+        def prior(ids: list) -> np.ndarray:
+            values, top = self._prior(ids, ref.get("top"))
+            ref.setdefault("top", top)
+            return values
+
+        has_prior = self._has_prior()
+        hits = self.store.search_vector(q, k, needs, episode_id=episode_id, prior=prior if has_prior else None)
         if not hits:
             return []
         out = [BankHit(self.units[h.id], h.score, h.index_score, None, h) for h in hits]
         if not (cfg.expand if expand is None else expand):
             return out
         t = cfg.temperature
-        best = max(h.score for h in hits)
-        seeds = {h.id: math.exp((h.score - best) / t) for h in hits}
+        own = prior([h.id for h in hits]) if has_prior else np.zeros(len(hits))
+        raw = [h.score - p for h, p in zip(hits, own)]  # what the hits score before the priors
+        best = max(raw)
+        seeds = {h.id: math.exp((r - best) / t) for h, r in zip(hits, raw)}
         wanted = set(needs)
         node_weight = None
-        if wanted:
+        if wanted:  # the bank's slot table knows which unit holds a slot's current value (after corrections)
             def node_weight(uid: str) -> float:
-                return 1.0 if wanted.intersection(self.store.sets_of(uid)) else cfg.off_need_factor
+                return 1.0 if any(self.holds(uid, s) for s in wanted) else cfg.off_need_factor
         reached = self.graph.expand(seeds, cfg.edge_weights, cfg.hop_decay, cfg.max_hops, cfg.max_expanded, node_weight)
         if not reached:
             return out
-        prior = dict(zip(reached, self._prior(list(reached)))) if self._has_prior() else {}
+        extra = dict(zip(reached, prior(list(reached)))) if has_prior else {}
         keyed: dict[str, tuple[float, int, BankHit]] = {}
         floor = math.inf
         for n, bh in enumerate(out):  # a hit's key: its score, never above the hit before it (store order kept)
             floor = min(floor, bh.score)
             keyed[bh.unit.id] = (floor, n, bh)
         for uid, (rel, kind, frm) in reached.items():
-            key = best + t * math.log(rel) + prior.get(uid, 0.0)
+            key = best + t * math.log(rel) + extra.get(uid, 0.0)
             if uid in keyed and keyed[uid][0] >= key:
                 continue
             unit = self.units[uid]
@@ -223,19 +233,19 @@ class MemoryBank:
         cfg = self.config
         return cfg.importance_weight > 0 or cfg.superseded_factor < 1
 
-    def _prior(self, ids: list) -> np.ndarray:
-        """The bank's priors of the units ``ids`` in score units (see :meth:`search`)."""
+    def _prior(self, ids: list, top: float | None = None) -> tuple[np.ndarray, float]:
+        """The bank's priors of the units ``ids`` in score units (see :meth:`search`), relative to the best
+        importance ``top`` (default: the best among ``ids``); and that reference."""
         cfg = self.config
         out = np.zeros(len(ids), np.float64)
         if cfg.superseded_factor < 1:
             out += np.array([math.log(max(cfg.superseded_factor, 1e-12)) if self.units[u].superseded_by else 0.0
                              for u in ids])
-        if cfg.importance_weight > 0 and ids:
-            imp = np.array([self.importance(u) for u in ids], np.float64)
-            top = imp.max()
-            if top > 0:
-                out += cfg.importance_weight * np.log(np.maximum(imp / top, 1e-12))
-        return cfg.temperature * out
+        imp = np.array([self.importance(u) for u in ids], np.float64)
+        ref = float(imp.max()) if top is None and len(ids) else (top or 0.0)
+        if cfg.importance_weight > 0 and len(ids) and ref > 0:
+            out += cfg.importance_weight * np.log(np.clip(imp / ref, 1e-12, 1.0))  # never above the best candidate
+        return cfg.temperature * out, ref
 
     # -- persistence
     def save(self, path: str | Path) -> Path:

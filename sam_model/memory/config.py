@@ -1,7 +1,9 @@
 """Every knob of the run-time memory in one place.
 
 The bank saves its config with its units, so a bank reloaded tomorrow keeps
-forgetting, linking and pruning by the same rules it was built with.
+forgetting, linking and pruning by the same rules it was built with. ``MemoryConfig()`` is the
+full set of priors (for encoders without learned time features); ``MemoryConfig.for_encoder``
+picks the defaults a given encoder was measured to want.
 """
 
 from __future__ import annotations
@@ -89,7 +91,20 @@ class MemoryConfig:
 
     @classmethod
     def for_encoder(cls, encoder: Any) -> MemoryConfig:
-        """The default rules for a bank served by ``encoder`` (see the module doc for the measurements)."""
+        """The default rules for a bank served by ``encoder``, set by what ``python -m sam_model.bench.memory``
+        measures over agent lives (README, "Run-time memory").
+
+        A SAM model with learned time features (SAMConfig.time_features > 0) already ranks the current task's
+        memories first: on top of it the importance priors (decay, finished-phase suppression, corrected units)
+        change MRR by less than 0.01, and graph expansion costs recall. So the bank searches exactly as the
+        store does (what evaluate.py measures): importance and corrections do not reorder the search, there is
+        no expansion; decay and suppression still decide what is pruned when a capacity is set. Any other
+        encoder (no time features, or content-only) keeps every prior and expansion: without time features they
+        are what finds the current task (+0.47 MRR on the synthetic lives).
+        """
+        net = getattr(getattr(encoder, "encoder", encoder), "net", None)
+        if int(getattr(getattr(net, "cfg", None), "time_features", 0) or 0) > 0:
+            return cls(importance_weight=0.0, superseded_factor=1.0, expand=False)
         return cls()
 
     def kinds_kept(self, phase: str) -> list[str] | None:
