@@ -212,6 +212,8 @@ class MemoryStore:
         """``encoder``: an sam_model.encoder.Encoder, or None for a store that is only given vectors (then
         ``dim`` is needed). ``index``: an index object with MemoryIndex's API (the memory bank's tiers);
         default: ``MemoryIndex.from_config(dim, config.index)``."""
+        if encoder is None and dim is None:
+            raise ValueError("MemoryStore needs an encoder, or the dim of the vectors it will be given")
         self.encoder = encoder
         self.config = config or StoreConfig()
         self.dim = int(dim if dim is not None else encoder.dim)

@@ -66,9 +66,19 @@ class Tiers:
         return self._of(uid).episode_of(uid)
 
     def get_vectors(self, ids: Sequence[Any]) -> np.ndarray:
-        if not len(ids):
-            return np.zeros((0, self.dim), np.float32)
-        return np.stack([self._of(i).get_vectors([i])[0] for i in ids])
+        """The stored vectors of ``ids`` (n, dim), one batched reconstruction per tier."""
+        ids = list(ids)
+        if self.longterm is None or not len(self.longterm):
+            return self.working.get_vectors(ids)
+        out = np.zeros((len(ids), self.dim), np.float32)
+        for t in self._tiers():
+            rows = [j for j, i in enumerate(ids) if i in t]
+            if rows:
+                out[rows] = t.get_vectors([ids[j] for j in rows])
+        missing = [i for i in ids if i not in self]
+        if missing:
+            raise KeyError(f"memory id {missing[0]!r} is not in the index")
+        return out
 
     def add(self, ids: Sequence[str], vectors: np.ndarray, episode_ids: Sequence[Any] | None = None,
             tier: str = WORKING) -> None:
