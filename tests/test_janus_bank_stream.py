@@ -8,10 +8,10 @@ from sam_model.data.synthetic import generate_episodes
 from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskEncoder, StreamUpdater
 from sam_model.janus.adapters.memory_bank import copy_bank
 from sam_model.janus.bank_stream import FAULTS, build_bank_stream, dialogue_from_events, fault_schedule
-from sam_model.memory import HashingRetriever, MemoryBank, MemoryConfig
+from sam_model.memory import HashingEncoder, MemoryBank, MemoryConfig
 from sam_model.memory.updater import Updater
 
-R = HashingRetriever(128)
+R = HashingEncoder(128)
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +129,7 @@ def test_bank_bench_runs_every_policy_and_reports_the_regime(dialogues, tmp_path
     from sam_model.janus import bank_bench as bb
     from sam_model.janus.stats import default_pairs, paired_table, policy_stats
 
-    class Hashing(HashingRetriever):
+    class Hashing(HashingEncoder):
         encoded = 0
 
         def save(self):

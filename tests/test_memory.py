@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sam_model.data.schema import Event, State
-from sam_model.memory import EDGE_TYPES, MemoryBank, MemoryConfig, MemoryGraph, MemoryUnit, Updater
+from sam_model.memory import EDGE_TYPES, BankRules, MemoryBank, MemoryConfig, MemoryGraph, MemoryUnit
 from sam_model.memory.tiers import LONGTERM, WORKING
 from sam_model.memory.unit import key_values, mentions, norm
 
@@ -31,10 +31,10 @@ def ev(step: int, kind: str, text: str, phase: str = "plan", ep: str = "e", **st
     return Event(ep, step, kind, text, st)
 
 
-def make(**cfg) -> tuple[MemoryBank, Updater]:
+def make(**cfg) -> tuple[MemoryBank, BankRules]:
     base = {"half_life": 0.0, "importance_weight": 0.0}
     bank = MemoryBank(DIM, MemoryConfig(**{**base, **cfg}))
-    return bank, Updater(bank)
+    return bank, BankRules(bank)
 
 
 # -- units and text helpers ------------------------------------------------------------------
@@ -211,7 +211,7 @@ def test_expansion_follows_weights_and_is_bounded():
 
 
 def test_search_expansion_pulls_in_the_constraint_a_decision_was_derived_from():
-    bank, up = make(pool=8, max_hops=1)
+    bank, up = make(max_hops=1)
     c = {"budget": 500}
     up.observe(ev(0, "user", "Budget 500", constraints=c), vec(0))  # the constraint
     for s in range(1, 6):  # distractors, closer to the query than the constraint
@@ -240,7 +240,7 @@ def test_superseded_units_rank_below_their_correction():
 
 # -- capacity ----------------------------------------------------------------------------------
 
-def _fill(up: Updater, start: int, n: int, **state) -> None:
+def _fill(up: BankRules, start: int, n: int, **state) -> None:
     for s in range(start, start + n):
         up.observe(ev(s, "system", f"filler {s}", **state), vec(8 + s % 4))
 
@@ -253,7 +253,7 @@ def _check_graph(bank: MemoryBank) -> None:
         assert uid in bank or not any(by_kind.values())
 
 
-def _fill_until_gone(up: Updater, uid: str, start: int, **state) -> int:
+def _fill_until_gone(up: BankRules, uid: str, start: int, **state) -> int:
     """Write fillers until ``uid`` is pruned; returns the next free step."""
     s = start
     while uid in up.bank:
@@ -316,7 +316,7 @@ def test_summary_is_reencoded_when_an_encoder_is_given():
         seen.extend(u.text for u in units)
         return np.stack([vec(15) for _ in units])
 
-    up = Updater(bank, encode=encode)
+    up = BankRules(bank, encode=encode)
     up.observe(ev(0, "user", "Budget is 500", constraints={"budget": 500}), vec(0))
     _fill_until_gone(up, "e#0", 1)
     sid = "e#summary:plan"

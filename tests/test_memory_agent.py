@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from sam_model.data.schema import State
-from sam_model.memory import HashingRetriever, MemoryConfig, SAMMemory, build_prompt, parse_reply
+from sam_model.memory import HashingEncoder, MemoryConfig, SAMMemory, build_prompt, parse_reply
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -24,7 +24,7 @@ class FakeLLM:
 
 
 def test_loop_observe_retrieve_prompt_record():
-    mem = SAMMemory(HashingRetriever(128), config=MemoryConfig(half_life=50.0), episode_id="trip", k=3)
+    mem = SAMMemory(HashingEncoder(128), config=MemoryConfig(half_life=50.0), episode_id="trip", k=3)
     known = {"destination": "Lisbon", "budget": 900}
     mem.observe("I want to fly to Lisbon", State("clarify", ("trip",), {"destination": "Lisbon"}), kind="user")
     mem.observe("Budget is 900 dollars", State("clarify", ("trip",), known), kind="user")
@@ -64,17 +64,17 @@ def test_prompt_and_reply_helpers_without_memories():
     assert "(none)" in text and "Phase: none" in text and text.rstrip().endswith("Action: <the next action>")
     assert parse_reply("just do X") == ("", "just do X")
     assert parse_reply("THOUGHT: a\naction:  b ") == ("a", "b")
-    mem = SAMMemory(HashingRetriever(32))
+    mem = SAMMemory(HashingEncoder(32))
     assert mem.retrieve(State(), "anything") == []  # an empty bank answers nothing, never fails
 
 
-def test_bank_and_retriever_must_agree_on_dim():
+def test_bank_and_encoder_must_agree_on_dim():
     import pytest
 
     from sam_model.memory import MemoryBank
 
-    with pytest.raises(ValueError, match="dim 16 but the retriever encodes dim 32"):
-        SAMMemory(HashingRetriever(32), MemoryBank(16))
+    with pytest.raises(ValueError, match="dim 16 but the encoder encodes dim 32"):
+        SAMMemory(HashingEncoder(32), MemoryBank(16))
 
 
 def test_example_script_runs_on_a_demo_episode(tmp_path):

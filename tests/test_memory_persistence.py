@@ -17,7 +17,7 @@ import pytest
 
 from sam_model.data.schema import Event, State
 from sam_model.io import SAMFileError
-from sam_model.memory import HashingRetriever, MemoryBank, MemoryConfig, SAMMemory
+from sam_model.memory import HashingEncoder, MemoryBank, MemoryConfig, SAMMemory
 from sam_model.memory.tiers import LONGTERM
 
 REPO = Path(__file__).resolve().parents[1]
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def build(n_events: int, capacity: int = 0, working: int = 0) -> SAMMemory:
     """A small bank with facts, corrections, summaries and edges (deterministic)."""
-    mem = SAMMemory(HashingRetriever(64), config=MemoryConfig(capacity=capacity, working_size=working,
+    mem = SAMMemory(HashingEncoder(64), config=MemoryConfig(capacity=capacity, working_size=working,
                                                               half_life=20.0), episode_id="trip")
     cities = ["Paris", "Rome", "Oslo", "Lima"]
     for s in range(n_events):
@@ -59,11 +59,11 @@ def test_round_trip_keeps_everything_and_searches_the_same(tmp_path):
         return {u: {k: v for k, v in d.items() if v} for u, d in b.graph.incoming.items() if any(d.values())}
 
     assert incoming(loaded) == incoming(bank)
-    q = mem.retriever.encode_queries([State("plan", constraints={"pax": 3})], ["book Paris"])[0]
+    q = mem.encoder.encode_queries([State("plan", constraints={"pax": 3})], ["book Paris"])[0]
     assert [(h.unit.id, round(h.score, 5)) for h in loaded.search(q, 5)] == \
            [(h.unit.id, round(h.score, 5)) for h in bank.search(q, 5)]
     # a loaded bank keeps working: the agent goes on where it stopped
-    again = SAMMemory(mem.retriever, loaded, episode_id="trip")
+    again = SAMMemory(mem.encoder, loaded, episode_id="trip")
     assert again.next_step == 60
     again.observe("user says hi", State("plan"))
     assert "trip#60" in loaded

@@ -13,8 +13,9 @@ from sam_model.data.reader import Episode
 from sam_model.data.schema import Event, State
 from sam_model.io import SAMFileError
 from sam_model.models.sam import SAMConfig, SAMNet
-from sam_model.rerank import rerank, slot_bonus
+from sam_model.rerank import rerank, slot_bonus, tie_keys
 from sam_model.retriever import SAMRetriever
+from sam_model.store import StoreConfig
 
 
 def ev(step: int, kind: str, text: str, constraints: dict | None = None, ep: str = "e1", **state) -> Event:
@@ -77,69 +78,83 @@ def test_expand_places_sources_after_their_hit_once_and_only_allowed_ones():
 
 def test_retriever_follows_links_and_keeps_them_when_saved(tmp_path, tiny_bert_dir):
     net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32,
-                           kinds=["user", "system", "result"], source_kinds=["user", "system"]))
-    r = SAMRetriever(net)
+                           kinds=["user", "system", "result"]))
+    r = SAMRetriever(net, StoreConfig(source_kinds=["user", "system"]))
     events = offer_episode()
-    r.add_memories(events[:6])  # Events: the retriever tracks each episode's previous state itself
-    assert r.links == {"e1#5": ("e1#4",)}
-    net.cfg.provenance = False
-    plain, _ = r.search(events[6].state, events[6].text, k=6, episode_id="e1")
-    net.cfg.provenance = True
-    ids, scores = r.search(events[6].state, events[6].text, k=6, episode_id="e1")
+    r.add_memories(events[:6])  # Events: the store tracks each episode's previous state itself
+    assert r.store.links() == {"e1#5": ("e1#4",)}
+    plain = [h.id for h in r.search(events[6].state, events[6].text, k=6, episode_id="e1", rerank=False)]
+    hits = r.search(events[6].state, events[6].text, k=6, episode_id="e1")
+    ids = [h.id for h in hits]
     assert sorted(ids) == sorted(plain) and ids.index("e1#4") <= ids.index("e1#5") + 1
-    assert ids == expand(plain, r.links)
+    assert ids == expand(plain, r.store.links())
     q = r.encode_queries([events[6].state], [events[6].text])[0]
-    assert np.allclose(scores, r.index.get_vectors(ids) @ q, atol=1e-5)  # each hit keeps its own score
+    assert np.allclose([h.index_score for h in hits], r.store.index.get_vectors(ids) @ q, atol=1e-5)  # own scores
+    linked = next(h for h in hits if h.id == "e1#4")
+    assert linked.linked_from in (None, "e1#5") and hits[0].text.startswith("[")
     # when the search ranks the acceptance first and its source nowhere, the source still comes second
-    index_search = r.index.search
-    r.index.search = lambda q, k, episode_id=None: ([["e1#5", "e1#0", "e1#1"][:k]], np.zeros((1, k), np.float32))
-    assert r.search(events[6].state, events[6].text, k=2, episode_id="e1")[0] == ["e1#5", "e1#4"]
-    r.index.search = index_search
+    index_search = r.store.index.search
+    r.store.index.search = lambda q, k, episode_id=None, within=None: ([["e1#5"] + [None] * (k - 1)], np.zeros((1, k)))
+    got = r.search(events[6].state, events[6].text, k=2, episode_id="e1")
+    assert [h.id for h in got] == ["e1#5", "e1#4"] and got[1].linked_from == "e1#5"
+    r.store.index.search = index_search
 
     saved = r.save(tmp_path / "exp")
     r2 = SAMRetriever.load(saved)
-    assert r2.links == r.links and r2.search(events[6].state, events[6].text, k=6, episode_id="e1")[0] == ids
+    assert r2.store.links() == r.store.links()
+    assert [h.id for h in r2.search(events[6].state, events[6].text, k=6, episode_id="e1")] == ids
 
-    (saved / "index" / "rerank.json").write_text("{broken")
-    with pytest.raises(SAMFileError, match="rerank.json"):
+    (saved / "store" / "store.json").write_text("{broken")
+    with pytest.raises(SAMFileError, match="store.json"):
         SAMRetriever.load(saved)
 
 
 def test_content_only_retriever_never_reranks_by_state(tiny_bert_dir):
     r = SAMRetriever(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32,
-                                      query_input="observation", source_kinds=["user", "system"], slot_match=0.5)))
-    assert not r.provenance and r.slot_match == 0.0
+                                      query_input="observation")), StoreConfig(source_kinds=["user"], slot_match=0.5))
+    assert not r.store.provenance and r.store.slot_match == 0.0 and not r.store.reranks
 
 
 def test_slot_match_lifts_memories_that_set_needed_slots():
     sets = {"a": ("city",), "b": ("date", "time"), "c": ("date",), "d": ()}
     assert np.allclose(slot_bonus({"date"}, [sets[k] for k in "abcd"], 0.2), [0, 0.1, 0.2, 0])
-    scores = np.array([0.50, 0.45, 0.40, 0.39])
-    assert rerank(list("abcd"), scores, {"date"}, sets.get, 0.0) == list("abcd")  # off: the search order
-    assert rerank(list("abcd"), scores, {"date"}, sets.get, 0.2) == list("cbad")
-    assert rerank(list("abcd"), scores, (), sets.get, 0.2) == list("abcd")  # nothing needed: no change
+    scores, ties = np.array([0.50, 0.45, 0.40, 0.39]), tie_keys(range(4))
+
+    def order(*args, **kw):
+        return [c for c, _, _ in rerank(list("abcd"), scores, ties, *args, **kw)]
+
+    assert order({"date"}, sets.get, 0.0) == list("abcd")  # off: the search order
+    assert order({"date"}, sets.get, 0.2) == list("cbad")
+    assert order((), sets.get, 0.2) == list("abcd")  # nothing needed: no change
     # both steps: slot match first, then each hit's provenance source right after it
-    assert rerank(list("abcd"), scores, {"date"}, sets.get, 0.2, links={"c": ("d",)}, depth=3) == list("cdb")
+    assert order({"date"}, sets.get, 0.2, links={"c": ("d",)})[:3] == list("cdb")
+    # exact ties follow the seeded tie keys, not the input order
+    flat = np.zeros(4)
+    want = [list("abcd")[i] for i in np.argsort(tie_keys(range(4)), kind="stable")]
+    assert [c for c, _, _ in rerank(list("abcd"), flat, tie_keys(range(4)), (), sets.get)] == want
 
 
 def test_retriever_slot_match_uses_the_set_slots_it_stored(tmp_path, tiny_bert_dir):
-    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32,
-                           source_kinds=["user", "system"], provenance=False, slot_match=100.0))
-    r = SAMRetriever(net)
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32))
+    r = SAMRetriever(net, StoreConfig(source_kinds=["user", "system"], provenance=False, slot_match=100.0))
     events = offer_episode()
     r.add_memories(events[:7])
-    assert r.sets["e1#6"] == ("date", "time") and "e1#3" not in r.sets
+    assert r.store.sets_of("e1#6") == ("date", "time") and r.store.sets_of("e1#3") == ()
     state = State(phase="book", constraints={"city": "Napa"}, uncertainty_flags=("date", "time"))
-    ids, _ = r.search(state, "ok, go ahead", k=3, episode_id="e1")
-    assert ids[0] == "e1#6"  # the only memory that set the needed slots, whatever the untrained vectors say
-    assert SAMRetriever.load(r.save(tmp_path / "exp")).sets == r.sets
+    hits = r.search(state, "ok, go ahead", k=3, episode_id="e1")
+    assert hits[0].id == "e1#6" and hits[0].rerank_bonus == pytest.approx(100.0)  # it alone set the needed slots
+    back = SAMRetriever.load(r.save(tmp_path / "exp"))
+    assert back.store.sets_of("e1#6") == ("date", "time") and back.store.config.slot_match == 100.0
 
 
 def test_configs_saved_before_provenance_load_without_it():
-    old = {k: v for k, v in SAMConfig(source_kinds=["user"]).to_dict().items() if k not in ("source_kinds",
-                                                                                            "provenance")}
-    assert SAMConfig.from_saved(old).provenance is False
-    assert SAMConfig.from_saved(SAMConfig(source_kinds=["user"]).to_dict()).provenance is True
+    old = {"slot_match": 0.2}  # a network config saved before provenance links: no source_kinds
+    assert StoreConfig.from_legacy(old).provenance is False
+    cfg = StoreConfig.from_legacy({"slot_match": 0.2, "provenance": True, "source_kinds": ["user"]})
+    assert cfg.provenance is True and cfg.source_kinds == ["user"] and cfg.slot_match == 0.2
+    # the network config drops them: they are the store's now
+    net = SAMConfig.from_saved({**SAMConfig().to_dict(), "slot_match": 0.2, "provenance": True, "source_kinds": []})
+    assert not hasattr(net, "slot_match")
 
 
 def test_source_kinds_are_the_kinds_training_labels_call_useful(write_log, tmp_path):

@@ -19,6 +19,7 @@ from sam_model.io import SAMFileError
 from sam_model.models.bert import load_bert
 from sam_model.models.sam import SAMConfig, SAMNet
 from sam_model.retriever import SAMRetriever
+from sam_model.store import StoreConfig
 
 
 class _Shell:
@@ -112,7 +113,9 @@ def test_bert_folder_without_tokenizer_or_with_truncated_weights(tmp_path, tiny_
 @pytest.mark.parametrize("edit, message", [
     (lambda c: c.pop("sam"), r"field 'sam' is missing"),
     (lambda c: c["sam"].update(dim="256"), r"field 'sam.dim' must be an integer, got \"256\""),
-    (lambda c: c["sam"].pop("slot_match"), r"field 'sam.slot_match' is missing; set it when exporting: .*--slot-match"),
+    (lambda c: c.pop("store"), r"field 'sam.slot_match' is missing; set it when exporting: .*--slot-match"),
+    (lambda c: c["store"].update(slot_match="0.3"), r"field 'store.slot_match' must be a finite number >= 0, got \"0.3\""),
+    (lambda c: c["store"].update(bogus=1), r"'store' has unknown field\(s\) \['bogus'\]"),
     (lambda c: c["sam"].update(alpha=None), r"field 'sam.alpha' must be a finite number, got null"),
     (lambda c: c["sam"].update(phases="plan"), r"field 'sam.phases' must be a list of strings"),
     (lambda c: c["sam"].update(bogus=1), r"'sam' has unknown field\(s\) \['bogus'\]"),
@@ -137,8 +140,8 @@ def test_export_config_that_is_not_an_object(tmp_path, tiny_bert_dir):
 
 
 def test_search_arguments_are_checked_like_the_index(tmp_path, tiny_bert_dir):
-    r = SAMRetriever(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16,
-                                      slot_match=0.3)))
+    r = SAMRetriever(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16)),
+                     StoreConfig(slot_match=0.3))
     from sam_model.data.examples import MemoryRecord
 
     r.add_memories([MemoryRecord(f"e#{i}", "e", i, "user", "plan", f"memory {i}") for i in range(4)])
@@ -147,10 +150,10 @@ def test_search_arguments_are_checked_like_the_index(tmp_path, tiny_bert_dir):
         with pytest.raises(ValueError, match=rf"k must be a positive int, got {k!r}"):
             r.search(state, "ok", k=k)
         with pytest.raises(ValueError, match=rf"k must be a positive int, got {k!r}"):
-            r.index.search(np.zeros((1, r.dim), np.float32), k)
+            r.store.index.search(np.zeros((1, r.dim), np.float32), k)
     with pytest.raises(TypeError, match="state must be a State or a state mapping .* got NoneType"):
         r.search(None, "ok")
     with pytest.raises(TypeError, match="observation must be a string"):
         r.search(state, None)
-    ids, scores = r.search({"phase": "plan"}, "ok", k=2)
-    assert len(ids) == 2 and scores.shape == (2,)
+    hits = r.search({"phase": "plan"}, "ok", k=2)
+    assert len(hits) == 2 and all(h.text.startswith("memory") for h in hits)

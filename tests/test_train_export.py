@@ -62,25 +62,25 @@ def test_exported_scores_equal_lightning_module(tmp_path, small_demo_logs, tiny_
 def test_trained_retriever_searches_its_index(tmp_path, trained_demo_export, small_demo_logs):
     _, heldout = small_demo_logs
     r = SAMRetriever.load(trained_demo_export)
+    assert r.store.config.slot_match == 0.3 and r.store.provenance  # configs/demo.yaml's model.store
     ep = read_episodes(heldout)[0]
     r.add_memories(episode_memories(ep))
     dp = ep.decision_points[0]
-    ids, scores = r.search(dp.state, dp.text, k=5, episode_id=ep.episode_id)
+    hits = r.search(dp.state, dp.text, k=5, episode_id=ep.episode_id)
+    ids = [h.id for h in hits]
     assert len(ids) == 5 and all(i.startswith(ep.episode_id) for i in ids)
-    q = r.encode_queries([dp.state], [dp.text])[0]
-    np.testing.assert_allclose(scores, r.index.get_vectors(ids) @ q, atol=1e-5)  # each hit's own score
-    cfg = r.net.cfg
-    saved_cfg = (cfg.slot_match, cfg.provenance)
-    cfg.slot_match, cfg.provenance = 0.0, False  # without the re-rank the index ranks by score alone
-    _, plain = r.search(dp.state, dp.text, k=5, episode_id=ep.episode_id)
-    assert np.all(np.diff(plain) <= 1e-6)
-    cfg.slot_match, cfg.provenance = saved_cfg
-    # the index travels with the export and comes back
+    q = r.encode_queries([dp.state], [dp.text], steps=[r.store.next_step(ep.episode_id)])[0]
+    np.testing.assert_allclose([h.index_score for h in hits], r.store.index.get_vectors(ids) @ q, atol=1e-5)
+    np.testing.assert_allclose([h.score for h in hits], [h.index_score + h.rerank_bonus for h in hits])
+    plain = r.search(dp.state, dp.text, k=5, episode_id=ep.episode_id, rerank=False)
+    assert np.all(np.diff([h.score for h in plain]) <= 0)  # without the re-rank the index ranks by score alone
+    # the store travels with the export and comes back
     saved = r.save(tmp_path / "with_index")
     r2 = SAMRetriever.load(saved)
-    assert r2.index is not None and len(r2.index) == len(ep.events)
-    ids2, scores2 = r2.search(dp.state, dp.text, k=5, episode_id=ep.episode_id)
-    assert ids2 == ids and np.allclose(scores2, scores, atol=1e-5)
+    assert len(r2.store) == len(ep.events)
+    hits2 = r2.search(dp.state, dp.text, k=5, episode_id=ep.episode_id)
+    assert [h.id for h in hits2] == ids and np.allclose([h.score for h in hits2], [h.score for h in hits], atol=1e-5)
+    assert [h.text for h in hits2] == [h.text for h in hits]
 
 
 def test_export_errors_name_the_problem(tmp_path, tiny_bert_dir):

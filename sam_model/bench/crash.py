@@ -2,8 +2,8 @@
 
     python -m sam_model.bench.crash --kills 20 [--kinds index,bank,export,retriever,janus] [--saves 12] [--json F]
 
-For every kind of save (MemoryIndex, MemoryBank, export folder, SAMRetriever folder with its index and
-re-rank data, Janus controller checkpoints):
+For every kind of save (MemoryIndex, MemoryBank, export folder, SAMRetriever folder with its memory store
+(links and re-rank data), Janus controller checkpoints):
 
 - **kills**: a forked child saves versions 1, 2, 3, ... of one path in a loop (announcing each save
   before and after it) and is killed with SIGKILL after a random delay, ``--kills`` times. After each
@@ -13,7 +13,7 @@ re-rank data, Janus controller checkpoints):
 - **concurrent**: two children save ``--saves`` versions each to one path while a third loads it in a
   loop; every load must succeed with a complete version, and the final one must be one writer's last.
 
-Versions are written into the content itself (the network's α logit and ``slot_match``, the index ids,
+Versions are written into the content itself (the network's α logit and config ``rank``, the store's ids,
 the bank clock, Janus' step), so "complete" means: all files of the loaded folder agree on the version.
 The figures go to stdout (and ``--json``). Linux only (it forks); models are tiny (random BERT with
 the packaged MiniLM tokenizer), so a run takes seconds, not minutes.
@@ -134,11 +134,11 @@ def _mark(net, v: int) -> None:
 
     with torch.no_grad():
         net.alpha_logit.fill_(float(v))
-    net.cfg.slot_match = float(v)
+    net.cfg.rank = v + 1  # unused by the diag projection: a config.json field that carries the version
 
 
 def _version_of(net, path: Path) -> int:
-    a, s = float(net.alpha_logit.item()), float(net.cfg.slot_match)
+    a, s = float(net.alpha_logit.item()), float(net.cfg.rank - 1)
     if a != s:
         raise AssertionError(f"{path}: model.safetensors is version {a} but config.json version {s}")
     return int(a)
@@ -173,13 +173,13 @@ class RetrieverSubject(Subject):
         self.x = np.random.default_rng(1).standard_normal((n, net.out_dim)).astype(np.float32)
 
     def save(self, path, v):
-        from sam_model.index import MemoryIndex
+        from sam_model.data.examples import MemoryRecord
+        from sam_model.store import MemoryStore
 
         _mark(self.r.net, v)
-        ids = [f"v{v}-{i}" for i in range(self.n)]
-        self.r.index = MemoryIndex(self.r.dim, "flat", device="cpu")
-        self.r.index.add(ids, self.x)
-        self.r.sets = {i: ("slot",) for i in ids[:50]}
+        self.r.store = MemoryStore(self.r.encoder, self.r.store.config)
+        self.r.store.add([MemoryRecord(f"v{v}-{i}", "ep", i, "user", "plan", f"memory {i}",
+                                       sets=("slot",) if i < 50 else ()) for i in range(self.n)], self.x)
         self.r.save(path)
 
     def load(self, path):
@@ -187,10 +187,10 @@ class RetrieverSubject(Subject):
 
         r = SAMRetriever.load(path, device="cpu")
         v = _version_of(r.net, path)
-        ids = r.index.ids() if r.index is not None else []
+        ids = r.store.ids()
         if len(ids) != self.n or not all(i.startswith(f"v{v}-") for i in ids[:: 97]) or \
-                sorted(r.sets) != sorted(ids[:50]):
-            raise AssertionError(f"{path}: the index or rerank.json is not of version {v}")
+                sorted(i for i in ids if r.store.sets_of(i)) != sorted(ids[:50]):
+            raise AssertionError(f"{path}: the store (index or store.json) is not of version {v}")
         return v
 
 

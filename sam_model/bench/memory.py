@@ -1,10 +1,12 @@
 """Memory benchmark: the run-time bank over long agent lives, with and without each mechanism.
 
 An agent *life* chains synthetic episodes (``sam_model.data.synthetic``) into one episode
-of at least ``--events`` events with renumbered steps, so one bank lives through dozens of
-tasks. Lives are drawn with synthetic seeds from 10,000 up, so a retriever trained on the
-demo data (seed 0) is never tested on its training episodes. Every event goes through the state-driven updater; at each decision point the bank
-is searched *as it is at that moment* and scored against the labels:
+of at least ``--events`` events with renumbered steps (each event keeps its ``meta.source_episode``, so the
+current task is known, as in sam_model.data.lives), so one bank lives through dozens of tasks. Lives are drawn
+with synthetic seeds from 10,000 up, so a retriever trained on the demo data (seed 0) is never tested on its
+training episodes. Every event goes through the bank's state-driven rules; at each decision point the bank is
+searched *as it is at that moment*, with the query's step and its task's start (what a model with learned time
+features, ``SAMConfig.time_features``, was trained on), and scored against the labels:
 
 - ``mrr``: 1 / rank of the first retrieved unit that stands for a relevant memory (MRR@k);
 - ``recall@5``: share of the relevant memories stood for in the top 5;
@@ -15,13 +17,13 @@ A unit stands for a memory if it is that memory or absorbed its key facts when i
 After each decision, the retrieved units whose values appear in the agent's next action are
 reinforced (the run-time signal of use; no labels involved).
 
-Variants: no decay or pruning (``flat``), decay without capacity, decay + pruning at
-``--capacity`` of the life's events, each with and without graph expansion, and both
-expanded banks with a working tier + long-term IVF tier (the unbounded one grows past the
-IVF training threshold, so its long-term tier really is approximate). Writes ``DIR/memory.json`` and
-``DIR/memory.png`` and prints a markdown table.
+Variants: the store's search alone (the bank's priors off: exactly what evaluate.py ranks, which the benchmark
+checks decision by decision), then the bank's priors on top — importance decay, finished-phase suppression,
+both, and corrected units ranked down — measured against the learned time features rather than added blindly;
+graph expansion; pruning at ``--capacity`` of the life's events; a working tier + long-term IVF tier. Writes
+``DIR/memory.json`` and ``DIR/memory.png`` and prints a markdown table.
 
-    python -m sam_model.bench.memory --out runs/bench-memory [--retriever runs/export]
+    python -m sam_model.bench.memory --out runs/bench-memory [--retriever checkpoints/demo_time/export]
 """
 
 from __future__ import annotations
@@ -37,14 +39,17 @@ import faiss
 import numpy as np
 from tqdm import tqdm
 
-from sam_model.data.schema import Event, State, parse_event
+from sam_model.data.examples import MemoryRecorder
+from sam_model.data.lives import task_starts
+from sam_model.data.schema import Event, parse_event
 from sam_model.data.synthetic import generate_episodes
 from sam_model.io import atomic_write_text
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
-from sam_model.memory.retrievers import load_retriever
-from sam_model.memory.unit import MemoryUnit, mentions
-from sam_model.memory.updater import Updater
+from sam_model.memory.encoders import load_encoder
+from sam_model.memory.rules import BankRules
+from sam_model.memory.unit import mentions
+from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
 
 SEED_OFFSET = 10_000  # synthetic seeds of the lives start here: never the demo's training data (seed 0)
 
@@ -72,39 +77,45 @@ def variants(capacity: int, half_life: float, working: int, nlist: int = 8,
              nprobe: int = 2) -> dict[str, MemoryConfig]:
     """The mechanisms switched on and off; everything else (linking, corrections) is shared.
 
-    ``flat`` ranks by similarity alone and never forgets; ``decay`` mixes the dynamic
-    importance (recency, use, corrections, finished phases) into the ranking; ``needs off``
-    expands along edges without the state's needed slots steering where expansion lands.
-    The IVF tier gets ``nlist`` lists so that it trains (at 39 units per list) within a life.
+    ``store only`` is the bank with its priors off: the store's ranking, what evaluate.py measures.
+    ``decay`` turns on importance (exponential decay with ``half_life``, plus use and facts) in the ranking;
+    ``phase suppression`` lowers a finished phase's details; ``corrected down`` ranks units whose facts were all
+    corrected lower; ``expand`` adds graph expansion. The pruned and tiered rows keep all priors on, as the
+    bank's rules for forgetting read importance; the IVF tier gets ``nlist`` lists so it trains within a life.
     """
-    flat = MemoryConfig(half_life=0.0, importance_weight=0.0, expand=False)
-    decay = MemoryConfig(half_life=half_life, expand=False)
-    pruned = dataclasses.replace(decay, capacity=capacity)
+    store = MemoryConfig(half_life=0.0, suppress=1.0, importance_weight=0.0, superseded_factor=1.0, expand=False)
+    decay = dataclasses.replace(store, half_life=half_life, importance_weight=0.6)
+    phase = dataclasses.replace(store, suppress=0.5, importance_weight=0.6)
+    both = dataclasses.replace(decay, suppress=0.5)
+    every = dataclasses.replace(both, superseded_factor=0.5)
+    pruned = dataclasses.replace(every, capacity=capacity)
     tiers = {"working_size": working, "ivf_nlist": nlist, "ivf_nprobe": nprobe}
     return {
-        "flat": flat,
-        "flat+expand": dataclasses.replace(flat, expand=True),
-        "decay": decay,
-        "decay+expand": dataclasses.replace(decay, expand=True),
-        "decay+expand+tiers": dataclasses.replace(decay, expand=True, **tiers),
-        "decay+prune": pruned,
-        "decay+prune+expand": dataclasses.replace(pruned, expand=True),
-        "decay+prune+expand, needs off": dataclasses.replace(pruned, expand=True, off_need_factor=1.0),
-        "decay+prune+expand+tiers": dataclasses.replace(pruned, expand=True, **tiers),
+        "store only (= evaluate.py)": store,
+        "+ decay": decay,
+        "+ phase suppression": phase,
+        "+ decay + phase suppression": both,
+        "+ decay + suppression + corrected down": every,
+        "store only + expansion": dataclasses.replace(store, expand=True),
+        "all priors + expansion (the old default)": dataclasses.replace(every, expand=True),
+        "all priors + pruning": pruned,
+        "all priors + pruning + expansion": dataclasses.replace(pruned, expand=True),
+        "all priors + expansion + tiers": dataclasses.replace(every, expand=True, **tiers),
     }
 
 
 def run_life(events: list[Event], mem_vecs: np.ndarray, query_vecs: dict[int, np.ndarray], config: MemoryConfig,
-             encode, k: int) -> dict:
+             store_config: StoreConfig, encode, k: int) -> dict:
     """Stream one life through a fresh bank; score every decision point as it comes."""
-    bank = MemoryBank(mem_vecs.shape[1], config)
-    updater = Updater(bank, encode)
-    rr, rec5, cov5, sizes, query_s, tier_recall = [], [], [], [], [], []
+    bank = MemoryBank(mem_vecs.shape[1], config, store_config)
+    rules = BankRules(bank, encode)
+    rr, rec5, cov5, sizes, query_s, tier_recall, ranked = [], [], [], [], [], [], []
     for i, e in enumerate(events):
         if e.is_decision_point and len(bank):
             t = time.perf_counter()
             hits = bank.search(query_vecs[i], k, needs=e.state.uncertainty_flags)
             query_s.append(time.perf_counter() - t)
+            ranked.append([h.unit.id for h in hits])
             if bank.tiers.tiered and bank.tiers.longterm.trained:  # how much the IVF tier misses
                 tier_recall.append(tier_recall_at(bank, query_vecs[i], 10))
             relevant = {f"{e.episode_id}#{s}" for s in e.useful_memory_steps}
@@ -117,24 +128,39 @@ def run_life(events: list[Event], mem_vecs: np.ndarray, query_vecs: dict[int, np
             action = next((a for a in events[i + 1:i + 3] if a.kind == "action"), None)
             if action is not None:
                 used = [h.unit.id for h in hits[:5] if mentions(action.text, [v for v in h.unit.entities if len(v) > 2])]
-                updater.reinforce(used)
-        updater.observe(e, mem_vecs[i])
+                rules.reinforce(used)
+        rules.observe(e, mem_vecs[i])
         if i % 20 == 0 or i == len(events) - 1:
             sizes.append((i + 1, len(bank)))
     return {"rr": rr, "recall@5": rec5, "coverage@5": cov5, "sizes": sizes, "query_s": query_s,
-            "final_size": len(bank), "max_size": max(s for _, s in sizes),
+            "final_size": len(bank), "max_size": max(s for _, s in sizes), "ranked": ranked,
             "summaries": sum(u.kind == "summary" for u in bank), "tier_recall": tier_recall}
+
+
+def evaluate_life(events: list[Event], mem_vecs: np.ndarray, query_vecs: dict[int, np.ndarray],
+                  store_config: StoreConfig, k: int) -> list[list]:
+    """The rankings evaluate.py makes for the life's decisions (sam_model.evaluation.methods.StoreReplay: the
+    memories written in order, each decision searching what came before it)."""
+    store = MemoryStore(None, dataclasses.replace(store_config, index={"kind": "flat", "device": "cpu"}),
+                        mem_vecs.shape[1])
+    out = []
+    for i, e in enumerate(events):
+        if e.is_decision_point and len(store):
+            out.append([h.id for h in store.search_vector(query_vecs[i], k, e.state.uncertainty_flags,
+                                                          episode_id=e.episode_id)])
+        store.add([store.recorder.record(e)], mem_vecs[i][None])
+    return out
 
 
 def tier_recall_at(bank: MemoryBank, q: np.ndarray, k: int) -> float:
     """Share of the exact top-k (over every unit) that the two-tier search returns."""
     ids = list(bank.units)
     exact = np.argsort(-(np.stack([bank.units[u].embedding for u in ids]) @ q))[:k]
-    got = {uid for uid, _ in bank.tiers.search(q, k)}
+    got = set(bank.tiers.search(q, k)[0][0]) - {None}
     return len({ids[j] for j in exact} & got) / min(k, len(ids))
 
 
-def summarise(runs: list[dict], capacity: int) -> dict:
+def variant_summary(runs: list[dict], capacity: int) -> dict:
     rr = [x for r in runs for x in r["rr"]]
     return {
         "mrr": float(np.mean(rr)),
@@ -178,12 +204,13 @@ def plot(results: dict, path: Path, window: int = 50) -> None:
 
 
 def table(results: dict) -> str:
-    rows = ["| variant | MRR | recall@5 | coverage@5 | final size | max size | summaries | ms/query | IVF tier recall@10 |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| variant | MRR | recall@5 | coverage@5 | better / worse than the store | final size | summaries | "
+            "ms/query | IVF tier recall@10 |", "|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         tr = "" if r["tier_recall@10"] is None else f"{r['tier_recall@10']:.3f}"
         rows.append(f"| {name} | {r['mrr']:.3f} | {r['recall@5']:.3f} | {r['coverage@5']:.3f} | "
-                    f"{r['final_size']:.0f} | {r['max_size']} | {r['summaries']:.1f} | {r['ms_per_query']:.2f} | {tr} |")
+                    f"{r['better_than_store']} / {r['worse_than_store']} | {r['final_size']:.0f} | {r['summaries']:.1f} | "
+                    f"{r['ms_per_query']:.2f} | {tr} |")
     return "\n".join(rows)
 
 
@@ -211,6 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nprobe", type=int, default=2, help="IVF lists probed per query (default: 2)")
     parser.add_argument("--k", type=int, default=10, help="memories retrieved per decision (default: 10)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic lives (default: 0)")
+    parser.add_argument("--log", default=None, metavar="LOG",
+                        help="an agent log whose episodes are the lives instead (e.g. SGD dev as lives: python -m "
+                             "sam_model.data.sgd ../shared/data/sgd/dev LIVES.jsonl --max-dialogues 80 --life 8)")
     parser.add_argument("--device", default=None, help="torch device for the encoder (default: cuda if available)")
     args = parser.parse_args(argv)
     if args.lives < 1 or args.events < 1 or not 0 < args.capacity <= 1 or args.k < 5:
@@ -219,46 +249,63 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     faiss.omp_set_num_threads(1)  # one query at a time: OpenMP start-up would dominate the timings
-    retriever = load_retriever(args.retriever, args.bert, args.device)
-    lives = [make_life(j, args.events, args.seed) for j in range(args.lives)]
+    model = load_encoder(args.retriever, args.bert, args.device)
+    encoder, store_config = encoder_of(model), store_config_of(model)
+    if args.log:
+        from sam_model.data.reader import read_episodes
+
+        lives = [list(ep.events) for ep in read_episodes(args.log)]
+    else:
+        lives = [make_life(j, args.events, args.seed) for j in range(args.lives)]
     encoded = []
     for events in tqdm(lives, desc="encoding lives", unit="life"):
-        prev: State | None = None
-        texts = []
-        for e in events:
-            texts.append(MemoryUnit.from_event(e, prev))
-            prev = e.state
-        mem = np.asarray(retriever.encode_memories(texts, progress=True), np.float32)
+        recorder = MemoryRecorder()  # the records the bank writes (each compared with its task's previous state)
+        mem = np.asarray(encoder.encode_memories([recorder.record(e) for e in events], progress=True), np.float32)
+        starts = task_starts(events)
         dps = [i for i, e in enumerate(events) if e.is_decision_point]
-        q = np.asarray(retriever.encode_queries([events[i].state for i in dps], [events[i].text for i in dps]),
-                       np.float32)
+        q = np.asarray(encoder.encode_queries([events[i].state for i in dps], [events[i].text for i in dps],
+                                              steps=[events[i].step for i in dps],
+                                              task_starts=[starts[i] for i in dps]), np.float32)
         encoded.append((mem, dict(zip(dps, q))))
 
     def encode(units):
-        return retriever.encode_memories(units)
+        return encoder.encode_memories(units)
 
     n_events = min(len(e) for e in lives)
     capacity = max(1, round(args.capacity * n_events))
     results = {}
     configs = variants(capacity, args.half_life, args.working, args.nlist, args.nprobe)
     for name, cfg in tqdm(configs.items(), desc="variants", unit="variant"):
-        runs = [run_life(ev, m, q, cfg, encode, args.k) for ev, (m, q) in zip(lives, encoded)]
-        results[name] = {**summarise(runs, cfg.capacity), "config": cfg.to_json()}
+        runs = [run_life(ev, m, q, cfg, store_config, encode, args.k) for ev, (m, q) in zip(lives, encoded)]
+        results[name] = {**variant_summary(runs, cfg.capacity), "config": cfg.to_json()}
+        results[name]["ranked"] = [r["ranked"] for r in runs]
+        results[name]["_rr"] = [x for r in runs for x in r["rr"]]
+    measured = [evaluate_life(ev, m, q, store_config, args.k) for ev, (m, q) in zip(lives, encoded)]
+    store_name = next(iter(configs))
+    same = sum(a == b for got, want in zip(results[store_name]["ranked"], measured) for a, b in zip(got, want))
+    n_dec = sum(len(w) for w in measured)
+    base_rr = np.asarray(results[store_name]["_rr"])
+    for r in results.values():  # paired with the store's ranking: decisions ranked better / worse
+        rr = np.asarray(r.pop("_rr"))
+        r["better_than_store"], r["worse_than_store"] = int((rr > base_rr + 1e-12).sum()), int((rr < base_rr - 1e-12).sum())
+        del r["ranked"]
 
     mrr = {n: r["mrr"] for n, r in results.items()}
     cov = {n: r["coverage@5"] for n, r in results.items()}
-    loss = {"without expansion": 100 * (mrr["decay"] - mrr["decay+prune"]),
-            "with expansion": 100 * (mrr["decay+expand"] - mrr["decay+prune+expand"])}
-    gain = {base: cov[f"{base}+expand"] - cov[base] for base in ("flat", "decay", "decay+prune")}
+    base = mrr[store_name]
     targets = {
-        "pruning_mrr_loss_points": loss,
-        "pruning_mrr_loss_ok": all(v <= 2.0 for v in loss.values()),
-        "expansion_coverage5_gain": gain,
-        "expansion_improves_coverage5": all(v > 0 for v in gain.values()),
+        "store_only_equals_evaluate": {"identical_rankings": same, "decisions": n_dec},
+        "mrr_change_vs_store_only": {n: v - base for n, v in mrr.items()},
+        "pruning_mrr_loss_points": 100 * (mrr["all priors + expansion (the old default)"]
+                                          - mrr["all priors + pruning + expansion"]),
+        "expansion_coverage5_gain": cov["store only + expansion"] - cov[store_name],
     }
     report = {
         "retriever": args.retriever or "content baseline (MiniLM, state in words + observation)",
-        "lives": args.lives, "events_per_life": [len(e) for e in lives],
+        "log": args.log or "synthetic lives",
+        "time_features": int(getattr(getattr(getattr(encoder, "net", None), "cfg", None), "time_features", 0) or 0),
+        "store_config": store_config.to_dict(),
+        "lives": len(lives), "events_per_life": [len(e) for e in lives],
         "decisions_per_life": [sum(e.is_decision_point for e in ev) for ev in lives],
         "capacity": capacity, "half_life": args.half_life, "k": args.k, "seed": args.seed,
         "targets": targets, "variants": results,
@@ -266,11 +313,9 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_text(out / "memory.json", json.dumps(report, indent=1))
     plot(results, out / "memory.png")
     print(table(results))
-    print(f"\npruning at capacity {capacity} ({args.capacity:.0%} of events) loses "
-          + ", ".join(f"{v:.2f} MRR points {k}" for k, v in loss.items())
-          + f" (target <= 2): {'ok' if targets['pruning_mrr_loss_ok'] else 'MISSED'}")
-    print("graph expansion changes coverage@5 by " + ", ".join(f"{v:+.3f} ({k})" for k, v in gain.items())
-          + f" (target > 0): {'ok' if targets['expansion_improves_coverage5'] else 'MISSED'}")
+    print(f"\nthe store-only bank ranks {same} of {n_dec} decisions exactly as evaluate.py does")
+    print("MRR change of each bank prior over the store's ranking: "
+          + ", ".join(f"{n}: {v:+.3f}" for n, v in targets["mrr_change_vs_store_only"].items() if n != store_name))
     print(f"wrote {out / 'memory.json'} and {out / 'memory.png'}", file=sys.stderr)
     return 0
 

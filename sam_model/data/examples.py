@@ -7,11 +7,12 @@ event earlier in file order (the lifelong-agent setting).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from sam_model.data.lives import task_starts
+from sam_model.data.lives import SOURCE_KEY, task_starts
 from sam_model.data.provenance import adopted_values
 from sam_model.data.reader import Episode
 from sam_model.data.schema import Event, State
@@ -69,13 +70,68 @@ class RetrievalExample:
 def episode_memories(episode: Episode) -> list[MemoryRecord]:
     """Every event of the episode as a memory, in step order. A task of a life starts afresh: what its first
     event "sets" is compared with no earlier state, as in the episode it came from."""
-    out = []
-    prev: State | None = None
-    starts = task_starts(episode.events)
-    for i, e in enumerate(episode.events):
-        out.append(memory_record(e, prev if i == 0 or starts[i] == starts[i - 1] else None))
-        prev = e.state
-    return out
+    recorder = MemoryRecorder()
+    return [recorder.record(e) for e in episode.events]
+
+
+class MemoryRecorder:
+    """Events given one at a time (as an agent writes them) → the MemoryRecords ``episode_memories`` makes.
+
+    A record's "sets" and adopted values compare the event's state with the state before it *in the same task*:
+    per episode the recorder keeps the last state, the task it belonged to and the step where that task began
+    (what :func:`sam_model.data.lives.task_starts` says of a whole episode). A task changes where
+    ``meta.source_episode`` changes (agent lives) or where :meth:`new_task` says so (an agent that starts a new
+    task in the same episode). One class for the store, the memory bank and the evaluation, so all of them
+    write the same memory texts and know the same task starts.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[Any, list] = {}  # episode -> [state before, task key, task start step]
+
+    def record(self, event: Event, state: State | None = None) -> MemoryRecord:
+        """The record of ``event`` (with ``state`` in place of event.state when given), and remember it."""
+        if state is not None and state is not event.state:
+            event = dataclasses.replace(event, state=state)
+        source = event.meta.get(SOURCE_KEY) if event.meta else None
+        last = self._last.get(event.episode_id)
+        if last is None or last[1] != source:  # the first event of the episode, or of a task of a life
+            prev, start = None, event.step
+        else:
+            prev, start = last[0], last[2] if last[2] is not None else event.step
+        self._last[event.episode_id] = [event.state, source, start, prev]
+        return memory_record(event, prev)
+
+    def revise(self, event: Event) -> MemoryRecord:
+        """The record of the episode's last event again, with its revised state (a transcript's decision point,
+        sam_model.data.transcripts.TranscriptState.feed); the next event is compared with the revised state."""
+        last = self._last[event.episode_id]
+        last[0] = event.state
+        return memory_record(event, last[3])
+
+    def new_task(self, episode_id: Any, start: int | None = None) -> None:
+        """The next event of ``episode_id`` starts a task (at step ``start``, default: that event's step): it is
+        compared with no earlier state."""
+        last = self._last.get(episode_id)
+        self._last[episode_id] = [None, None if last is None else last[1], start, None]
+
+    def task_start(self, episode_id: Any) -> int | None:
+        """The step where the episode's current task began (None before its first event)."""
+        last = self._last.get(episode_id)
+        return None if last is None else last[2]
+
+    def state_dict(self) -> dict[str, Any]:
+        def js(s: State | None):
+            return s.to_json() if s is not None else None
+
+        return {"last": [[ep, js(s), task, start, js(before)] for ep, (s, task, start, before) in self._last.items()]}
+
+    @classmethod
+    def from_state_dict(cls, d: dict[str, Any]) -> MemoryRecorder:
+        self = cls()
+        for ep, s, task, start, before in d.get("last", []):
+            self._last[ep] = [State.from_json(s) if s is not None else None, task, start,
+                              State.from_json(before) if before is not None else None]
+        return self
 
 
 def episode_row(episode: Episode) -> dict[str, list]:

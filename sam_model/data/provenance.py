@@ -74,17 +74,29 @@ class ProvenanceLinker:
             raise ValueError(f"ProvenanceLinker.add got {len(memories)} memories but {len(keys)} keys")
         out: list[tuple[Hashable, ...]] = []
         for key, m in zip(keys, memories):
-            history = self._episodes.setdefault(getattr(m, "episode_id", None), [])
-            links: list[Hashable] = []
-            for value in getattr(m, "adopted", ()) or ():
-                source = next((k for k, text in history if mentions(text, value)), None)
-                if source is not None and source not in links:
-                    links.append(source)
-            out.append(tuple(links))
+            out.append(self.links_of(m))
             if self.is_source(m.kind):
-                history.append((key, norm(getattr(m, "content", "") or m.text)))
+                self._episodes.setdefault(getattr(m, "episode_id", None), []).append(
+                    (key, norm(getattr(m, "content", "") or m.text)))
             self._n += 1
         return out
+
+    def links_of(self, m: Any) -> tuple[Hashable, ...]:
+        """The keys of the earlier memories ``m``'s adopted values came from, without recording ``m`` (for a
+        memory whose state was revised after it was written)."""
+        history = self._episodes.get(getattr(m, "episode_id", None), [])
+        links: list[Hashable] = []
+        for value in getattr(m, "adopted", ()) or ():
+            source = next((k for k, text in history if k != getattr(m, "id", None) and mentions(text, value)), None)
+            if source is not None and source not in links:
+                links.append(source)
+        return tuple(links)
+
+    def forget(self, keys: Collection[Hashable]) -> None:
+        """Stop linking to these keys (deleted memories)."""
+        gone = set(keys)
+        for ep, history in self._episodes.items():
+            self._episodes[ep] = [(k, t) for k, t in history if k not in gone]
 
     def state_dict(self) -> dict[str, Any]:
         """JSON-able state, so a saved retriever keeps linking new memories to old ones."""
@@ -111,19 +123,27 @@ def expand(ranked: Iterable[Hashable], links: Sequence[Sequence[Hashable]] | Map
     ``links``: per memory key (a mapping) or per position (a sequence). ``allowed``: the query's candidates;
     a link to anything else (removed, later, or another scope's memory) is not followed.
     """
+    return [q for q, _ in expand_with_sources(ranked, links, allowed, depth)]
+
+
+def expand_with_sources(ranked: Iterable[Hashable],
+                        links: Sequence[Sequence[Hashable]] | Mapping[Hashable, Sequence[Hashable]],
+                        allowed: Container[Hashable] | None = None,
+                        depth: int | None = None) -> list[tuple[Hashable, Hashable | None]]:
+    """:func:`expand` with, for each placed memory, the memory whose link placed it (None: ranked itself)."""
     if isinstance(links, Mapping):
         get = links.get
     else:
         def get(p, default=()):
             return links[p] if isinstance(p, Integral) and 0 <= p < len(links) else default
-    out: list[Hashable] = []
+    out: list[tuple[Hashable, Hashable | None]] = []
     seen: set[Hashable] = set()
     for p in ranked:
         for q in (p, *get(p, ())):
             if q in seen or (q != p and allowed is not None and q not in allowed):
                 continue
             seen.add(q)
-            out.append(q)
+            out.append((q, None if q == p else p))
             if depth is not None and len(out) >= depth:
                 return out
     return out

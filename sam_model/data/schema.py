@@ -8,6 +8,7 @@ exactly which line to fix.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,6 +114,15 @@ class Event:
 
     def to_line(self) -> str:
         return json.dumps(self.to_json(), ensure_ascii=False)
+
+
+def as_state(s: Any) -> State:
+    """A State from a State or a state mapping (phase, constraints, ...), with a clear error otherwise."""
+    if isinstance(s, State):
+        return s
+    if not isinstance(s, Mapping):
+        raise TypeError(f"state must be a State or a state mapping (phase, constraints, ...), got {type(s).__name__}")
+    return State.from_json(dict(s))
 
 
 def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:

@@ -326,6 +326,36 @@ class TranscriptState:
             state["uncertainty_flags"] = sorted(needed)
         return Decision(state, labels, needed, outcomes, [d_step - s for s in labels])
 
+    def feed(self, message: Mapping[str, Any], where: str = "message") -> tuple[Decision | None, int]:
+        """One message as the importer writes it: before an assistant message with tool calls, the decision
+        for those calls, and if it has labels the last event becomes that decision point (its state the
+        decision state, its labels and ``meta.needed``); then the message's events. Returns the decision (None
+        without tool calls or history) and how many events already written it revised (0 or 1), so a memory
+        fed message by message holds exactly the importer's events."""
+        decision, revised = None, 0
+        if isinstance(message, Mapping) and message.get("role") == "assistant":
+            calls = parse_tool_calls(message, where)
+            if calls:
+                decision = self.decide(calls)
+                if decision is not None and decision.labels:
+                    event = self.events[-1]
+                    event["state"] = decision.state
+                    event["useful_memory_steps"] = decision.labels
+                    event["meta"] = {"needed": decision.needed}  # for grounding@k; the model never reads meta
+                    revised = 1
+        self.add(message, where)
+        return decision, revised
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the tracker knows, JSON-able (a saved memory continues a conversation where it was)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(self).items()}
+
+    @classmethod
+    def from_state_dict(cls, d: Mapping[str, Any]) -> TranscriptState:
+        self = cls.__new__(cls)
+        self.__dict__.update({k: (dict(v) if isinstance(v, Mapping) else v) for k, v in d.items()})
+        return self
+
     def _judge(self, path: str, value: Any, own: str, earlier: list[str]) -> tuple[str, list[int]]:
         if is_trivial(path, value):
             return "trivial", []
@@ -484,26 +514,21 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
     local = ImportReport()
     for i, message in enumerate(conv.messages):
         where = f"{conv.where}, message {i}"
-        if isinstance(message, Mapping) and message.get("role") == "assistant":
-            calls = parse_tool_calls(message, where)
-            if calls:
-                local.calls += len(calls)
-                decision = st.decide(calls)
-                if decision is None:
-                    local.calls_without_history += len(calls)
-                else:
-                    local.outcomes.update(decision.outcomes)
-                    if decision.labels:
-                        event = st.events[-1]
-                        event["state"] = decision.state
-                        event["useful_memory_steps"] = decision.labels
-                        event["meta"] = {"needed": decision.needed}  # for grounding@k; the model never reads meta
-                        local.decision_points += 1
-                        local.labels += len(decision.labels)
-                        local.labels_per_decision[len(decision.labels)] += 1
-                        local.distances.update(decision.distances)
-                        local.candidates += event["step"]
-        st.add(message, where)
+        n_calls = (len(parse_tool_calls(message, where)) if isinstance(message, Mapping)
+                   and message.get("role") == "assistant" else 0)
+        decided_at = len(st.events) - 1
+        decision, _ = st.feed(message, where)
+        local.calls += n_calls
+        if n_calls and decision is None:
+            local.calls_without_history += n_calls
+        elif decision is not None:
+            local.outcomes.update(decision.outcomes)
+            if decision.labels:
+                local.decision_points += 1
+                local.labels += len(decision.labels)
+                local.labels_per_decision[len(decision.labels)] += 1
+                local.distances.update(decision.distances)
+                local.candidates += st.events[decided_at]["step"]
     if not st.events:
         raise TranscriptFormatError(conv.where, "empty conversation (no user, assistant or tool content); "
                                                 "remove it or pass --skip-bad")

@@ -1,8 +1,10 @@
 """The methods a benchmark compares: the SAM retriever and the baselines it must beat.
 
 Every method turns a query (state + observation) into a ranking of its candidate memories.
-- ``sam`` and ``--compare`` retrievers: exported SAM retrievers (inner product of their vectors, then
-  the retriever's query-time re-rank, sam_model.rerank; ``sam-index-only`` shows the search alone);
+- ``sam`` and ``--compare`` retrievers: exported SAM retrievers, searched through the one memory store
+  (sam_model.store.MemoryStore) exactly as a deployment searches: the log's memories are written in order and
+  each decision point searches what was written before it, with the store's re-rank (``sam-index-only`` shows
+  the index order alone);
 - ``recency``: newest first, what a plain sliding window gives;
 - ``bm25`` / ``bm25-state``: lexical search (bm25s) with the observation / the state as text;
 - ``dense`` / ``dense-state``: untrained MiniLM sentence vectors of the observation / the state as
@@ -16,6 +18,7 @@ information the other lacks.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -24,22 +27,12 @@ import numpy as np
 import torch
 
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
-from sam_model.data.provenance import provenance_links
+from sam_model.encoder import Encoder
 from sam_model.evaluation.data import EvalData
-from sam_model.evaluation.ranking import inner, rank_range, rank_recency, rank_scores, rank_vectors
-from sam_model.rerank import rerank
+from sam_model.evaluation.ranking import rank_range, rank_recency, rank_scores, rank_vectors
+from sam_model.store import MemoryStore, StoreConfig
 
 BASELINES = ("recency", "bm25", "bm25-state", "dense", "dense-state")
-
-
-class Retriever(Protocol):
-    """The part of ``sam_model.retriever.SAMRetriever`` a benchmark uses."""
-
-    dim: int
-
-    def encode_queries(self, states, observations, batch_size: int = 64, progress: bool = False,
-                       steps=None, task_starts=None) -> np.ndarray: ...
-    def encode_memories(self, memories, batch_size: int = 64, progress: bool = False) -> np.ndarray: ...
 
 
 class Method(Protocol):
@@ -53,38 +46,18 @@ class Method(Protocol):
 
 
 class VectorMethod:
-    """Any method whose score is an inner product of a query vector and a memory vector."""
+    """A baseline whose score is an inner product of a query vector and a memory vector (no re-rank)."""
+
+    reranks = False
 
     def __init__(self, name: str, encode_queries: Callable[[Sequence[RetrievalExample]], np.ndarray],
                  encode_memories: Callable[[Sequence[MemoryRecord]], np.ndarray],
-                 before_timing: Callable[[], None] | None = None, slot_match: float = 0.0,
-                 source_kinds: Sequence[str] | None = None):
-        """``slot_match`` / ``source_kinds``: the re-rank of sam_model.rerank (source_kinds None = no
-        provenance links), applied to each query's ranked candidates as SAMRetriever.search does."""
+                 before_timing: Callable[[], None] | None = None):
         self.name = name
         self._encode_queries = encode_queries
         self._encode_memories = encode_memories
         self._before_timing = before_timing
-        self._slot_match = slot_match
-        self._source_kinds = source_kinds
-        self._links: Sequence[Sequence[int]] | None = None
         self._memory_vectors: np.ndarray | None = None
-
-    @property
-    def reranks(self) -> bool:
-        return bool(self._slot_match) or self._source_kinds is not None
-
-    def _rerank(self, data: EvalData, positions: np.ndarray, q: np.ndarray, ex: RetrievalExample, scope: Scope,
-                depth: int) -> np.ndarray:
-        if not self.reranks:
-            return positions
-        if self._links is None and self._source_kinds is not None:
-            self._links = provenance_links(data.memories, self._source_kinds)
-        pos = positions.tolist()
-        scores = inner(self.memory_vectors(data)[positions], q)
-        out = rerank(pos, scores, ex.state.uncertainty_flags, lambda p: data.memories[p].sets, self._slot_match,
-                     self._links, ex.candidate_range(scope), depth)
-        return np.asarray(out, dtype=np.int64)
 
     def memory_vectors(self, data: EvalData) -> np.ndarray:
         if self._memory_vectors is None:
@@ -97,8 +70,7 @@ class VectorMethod:
         if q.ndim != 2 or m.ndim != 2 or q.shape[1] != m.shape[1] or len(q) != len(data.examples):
             raise ValueError(f"method '{self.name}': query vectors {q.shape} and memory vectors {m.shape} "
                              f"do not match ({len(data.examples)} queries, {len(data.memories)} memories)")
-        ranked = rank_vectors(q, m, data.examples, scope, depth, jitter, desc=self.name)
-        return [self._rerank(data, r, q[i], ex, scope, depth) for i, (r, ex) in enumerate(zip(ranked, data.examples))]
+        return rank_vectors(q, m, data.examples, scope, depth, jitter, desc=self.name)
 
     def time_query(self, data, i, scope, depth, jitter):
         m = self.memory_vectors(data)
@@ -108,30 +80,102 @@ class VectorMethod:
             self._before_timing()
         t0 = time.perf_counter()
         q = np.asarray(self._encode_queries([ex]), dtype=np.float32)[0]
-        ranked = rank_range(m[r.start : r.stop] @ q, r.start, jitter, depth)  # float32, as an index would
-        self._rerank(data, ranked, q, ex, scope, depth)
+        rank_range(m[r.start : r.stop] @ q, r.start, jitter, depth)  # float32, as an index would
         return time.perf_counter() - t0
 
 
-def retriever_method(name: str, retriever: Retriever, batch_size: int = 64, rerank: bool = True) -> VectorMethod:
-    """A SAM retriever (the one under test, or a ``--compare`` one) as a method.
+class StoreReplay:
+    """A log replayed through a MemoryStore as an agent would write and search it, shared by the re-ranked and
+    the index-only rankings of one retriever (the vectors are encoded once, in batches).
 
-    ``rerank``: apply the retriever's query-time re-rank (provenance links, slot match) as its search does.
+    Memories are added in the log's order; each decision point searches, before its own event is written,
+    the store filtered to its episode (scope ``episode``) or all of it (``global``). Queries carry their step
+    and task start (the learned time features). The store's settings are the retriever's, with an exact flat
+    index: the benchmark must not depend on index tuning.
     """
 
-    def queries(exs: Sequence[RetrievalExample]) -> np.ndarray:
-        many = len(exs) > 1
-        return retriever.encode_queries([e.state for e in exs], [e.observation for e in exs],
-                                        batch_size=batch_size, progress=many, steps=[e.step for e in exs],
-                                        task_starts=[e.task_start for e in exs])
+    def __init__(self, encoder: Encoder, config: StoreConfig, batch_size: int = 64):
+        self.encoder, self.batch_size = encoder, batch_size
+        self.config = dataclasses.replace(config, index={"kind": "flat", "device": "cpu"})
+        self.store: MemoryStore | None = None
+        self._rankings: dict[tuple, dict[bool, list[np.ndarray]]] = {}
 
-    def memories(mems: Sequence[MemoryRecord]) -> np.ndarray:
-        return retriever.encode_memories(mems, batch_size=batch_size, progress=True)
+    @property
+    def reranks(self) -> bool:
+        return MemoryStore(self.encoder, self.config).reranks
 
-    slot_match = float(getattr(retriever, "slot_match", 0.0)) if rerank else 0.0
-    provenance = rerank and bool(getattr(retriever, "provenance", False))
-    kinds = list(getattr(retriever, "source_kinds", [])) if provenance else None
-    return VectorMethod(name, queries, memories, lambda: clear_text_caches(retriever), slot_match, kinds)
+    def encode_queries(self, exs: Sequence[RetrievalExample]) -> np.ndarray:
+        return self.encoder.encode_queries([e.state for e in exs], [e.observation for e in exs],
+                                           batch_size=self.batch_size, progress=len(exs) > 1,
+                                           steps=[e.step for e in exs], task_starts=[e.task_start for e in exs])
+
+    def rankings(self, data: EvalData, scope: Scope, depth: int) -> dict[bool, list[np.ndarray]]:
+        key = (id(data), scope, depth)
+        if key not in self._rankings:
+            self._rankings[key] = self._replay(data, scope, depth)
+        return self._rankings[key]
+
+    def _replay(self, data: EvalData, scope: Scope, depth: int) -> dict[bool, list[np.ndarray]]:
+        m = np.asarray(self.encoder.encode_memories(data.memories, self.batch_size, True), dtype=np.float32)
+        q = np.asarray(self.encode_queries(data.examples), dtype=np.float32)
+        store = MemoryStore(self.encoder, self.config, m.shape[1])
+        pos = {mem.id: i for i, mem in enumerate(data.memories)}
+        out: dict[bool, list[np.ndarray]] = {True: [], False: []}
+        written = 0
+        for i, ex in enumerate(data.examples):  # in log order (iter_examples)
+            if ex.cutoff > written:
+                store.add(data.memories[written : ex.cutoff], m[written : ex.cutoff])
+                written = ex.cutoff
+            episode = ex.episode_id if scope == "episode" else None
+            for rerank in ((True, False) if store.reranks else (False,)):
+                hits = store.search_vector(q[i], depth, ex.state.uncertainty_flags, episode_id=episode, rerank=rerank)
+                out[rerank].append(np.array([pos[h.id] for h in hits], dtype=np.int64))
+        if not store.reranks:
+            out[True] = out[False]
+        if written < len(data.memories):
+            store.add(data.memories[written:], m[written:])
+        self.store = store
+        return out
+
+
+class StoreMethod:
+    """A SAM retriever as a benchmark method: its rankings from a :class:`StoreReplay` of the log."""
+
+    def __init__(self, name: str, replay: StoreReplay, rerank: bool = True, before_timing=None):
+        self.name, self.replay, self.rerank, self._before_timing = name, replay, rerank, before_timing
+
+    @property
+    def reranks(self) -> bool:
+        return self.rerank and self.replay.reranks
+
+    def rank(self, data, scope, depth, jitter):
+        return self.replay.rankings(data, scope, depth)[self.rerank]
+
+    def time_query(self, data, i, scope, depth, jitter):
+        """One query encoded alone and searched in the store (which by now holds the whole log)."""
+        self.replay.rankings(data, scope, depth)
+        ex = data.examples[i]
+        if self._before_timing is not None:
+            self._before_timing()
+        t0 = time.perf_counter()
+        q = self.replay.encode_queries([ex])[0]
+        self.replay.store.search_vector(q, depth, ex.state.uncertainty_flags,
+                                        episode_id=ex.episode_id if scope == "episode" else None, rerank=self.rerank)
+        return time.perf_counter() - t0
+
+
+def retriever_methods(name: str, retriever, batch_size: int = 64, index_only: str | None = None) -> list[StoreMethod]:
+    """A SAM retriever (the one under test, or a ``--compare`` one) as a method, searched through the store
+    with its settings (``retriever.store.config``; a bare encoder gets no re-rank), and, named ``index_only``,
+    the same vectors without the re-rank when the retriever has one."""
+    encoder = getattr(retriever, "encoder", retriever)
+    store = getattr(retriever, "store", None)
+    config = store.config if isinstance(store, MemoryStore) else StoreConfig(provenance=False)
+    replay = StoreReplay(encoder, config, batch_size)
+    methods = [StoreMethod(name, replay, True, lambda: clear_text_caches(retriever))]
+    if index_only and replay.reranks:
+        methods.append(StoreMethod(index_only, replay, False, lambda: clear_text_caches(retriever)))
+    return methods
 
 
 def clear_text_caches(retriever: object) -> None:

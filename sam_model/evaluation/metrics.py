@@ -97,7 +97,7 @@ def grounding(rankings: Sequence[np.ndarray], data: EvalData, k: int = 5) -> flo
     return found / total if total else None
 
 
-def summarise(per_query: dict[str, np.ndarray], mask: np.ndarray | None = None) -> dict[str, float]:
+def mean_metrics(per_query: dict[str, np.ndarray], mask: np.ndarray | None = None) -> dict[str, float]:
     """Means over all queries (or the masked ones), in a stable key order."""
     order = sorted(per_query, key=_metric_order)
     return {name: float(per_query[name][mask].mean() if mask is not None else per_query[name].mean())

@@ -29,15 +29,15 @@ from sam_model.evaluation.diagnostics import (
     save_figure,
     tsne_figure,
 )
-from sam_model.evaluation.methods import BASELINES, Method, make_baselines, retriever_method
+from sam_model.evaluation.methods import BASELINES, Method, make_baselines, retriever_methods
 from sam_model.evaluation.metrics import (
     grounding,
     latency_summary,
+    mean_metrics,
     metric_ks,
     per_phase,
     per_query_metrics,
     relevant_positions,
-    summarise,
 )
 from sam_model.evaluation.ranking import tie_jitter
 from sam_model.evaluation.report import per_query_lines, print_table, to_markdown, write_reports
@@ -93,13 +93,11 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         f"(scope {scope}) from {data.source}")
 
     methods: list[Method] = []
-    if retriever is not None:
-        methods.append(retriever_method("sam", retriever, batch_size))
-        if methods[-1].reranks:  # what the query-time re-rank adds, on the same vectors
-            methods.append(retriever_method("sam-index-only", retriever, batch_size, rerank=False))
+    if retriever is not None:  # with what the query-time re-rank adds, on the same vectors
+        methods += retriever_methods("sam", retriever, batch_size, index_only="sam-index-only")
     methods += make_baselines(list(baselines), data, bert_path, device, batch_size, text_cache)
     for name, other in (compare or {}).items():
-        methods.append(retriever_method(name, other, batch_size))
+        methods += retriever_methods(name, other, batch_size)
     if not methods:
         raise ValueError("nothing to evaluate: give a retriever, a baseline or a --compare retriever")
 
@@ -112,7 +110,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         t0 = time.perf_counter()
         rankings[m.name] = m.rank(data, scope, depth, jitter)
         per_query[m.name] = per_query_metrics(rankings[m.name], relevant, ks, depth)
-        results[m.name] = summarise(per_query[m.name])
+        results[m.name] = mean_metrics(per_query[m.name])
         ground = grounding(rankings[m.name], data, 5)
         if ground is not None:
             results[m.name]["grounding@5"] = ground

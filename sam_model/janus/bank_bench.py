@@ -40,8 +40,8 @@ from sam_model.janus.gates import make_gate
 from sam_model.janus.stats import CountedPhi, auc, evaluation_cost
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
-from sam_model.memory.retrievers import ContentRetriever
-from sam_model.memory.updater import Updater
+from sam_model.memory.encoders import ContentEncoder
+from sam_model.memory.rules import BankRules
 
 # -- configuration ------------------------------------------------------------------------------------------
 
@@ -150,16 +150,16 @@ def memory_config(cfg: BankBenchCfg) -> MemoryConfig:
     return MemoryConfig(**dataclasses.asdict(cfg.memory))
 
 
-def initial_bank(stream: BankStream, retriever: ContentRetriever, cfg: BankBenchCfg) -> MemoryBank:
+def initial_bank(stream: BankStream, retriever: ContentEncoder, cfg: BankBenchCfg) -> MemoryBank:
     """M_0: the bank after the history dialogues, through the same updater (no faults)."""
     bank = MemoryBank(retriever.dim, memory_config(cfg))
     updater = StreamUpdater(retriever, [])
-    updater.observe(bank, Updater(bank, encode=retriever.encode_memories), stream.history)
+    updater.observe(bank, BankRules(bank, encode=retriever.encode_memories), stream.history)
     return bank
 
 
 def run_policy(name: str, gate_spec: str, ablate: str | None, stream: BankStream, m0: MemoryBank,
-               retriever: ContentRetriever, cfg: BankBenchCfg, seed: int, workdir: Path) -> dict:
+               retriever: ContentEncoder, cfg: BankBenchCfg, seed: int, workdir: Path) -> dict:
     j = cfg.janus
     evalset = HybridEvalSet(RecallTaskEncoder(retriever), coverage=j.coverage, boundary=j.boundary, fresh=j.fresh,
                             use_coverage=ablate != "coverage", use_boundary=ablate != "boundary",
@@ -267,7 +267,7 @@ def sweep_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def run_seed(cfg: BankBenchCfg, dialogues: list[Dialogue], seed: int, out: Path, console,
-             retriever: ContentRetriever, gates: Sequence[str] = ()) -> dict[str, dict]:
+             retriever: ContentEncoder, gates: Sequence[str] = ()) -> dict[str, dict]:
     stream = make_stream(cfg, dialogues, seed)
     t0 = time.perf_counter()
     m0 = initial_bank(stream, retriever, cfg)
@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"{len(dialogues)} SGD dialogues read ({time.perf_counter() - t0:.0f}s)")
         from sam_model.data.sources import default_cache_dir
 
-        retriever = ContentRetriever(cfg.bert_path or None, "cpu", cache_dir=str(default_cache_dir() / "text"))
+        retriever = ContentEncoder(cfg.bert_path or None, "cpu", cache_dir=str(default_cache_dir() / "text"))
         if cfg.threads > 0:
             import faiss
 

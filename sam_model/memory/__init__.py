@@ -3,33 +3,37 @@
 - :mod:`unit` — one memory (text, embedding, provenance, facts, dynamic importance, edges);
 - :mod:`graph` — typed edges and retrieval expansion along them;
 - :mod:`tiers` — a working tier searched exactly and a long-term IVF tier;
-- :mod:`bank` — the units, their search, and atomic persistence;
-- :mod:`updater` — the state-driven rules (filter, link, correct, decay, reinforce, suppress, prune, tier);
+- :mod:`bank` — the units, their memory store (sam_model.store: the one search), and atomic persistence;
+- :mod:`rules` — the state-driven rules (filter, link, correct, decay, reinforce, suppress, prune, tier);
 - :mod:`agent` — ``SAMMemory``: the calls an agent loop makes;
-- :mod:`retrievers` — stand-in retrievers with the SAMRetriever API.
+- :mod:`scoped` — ``ScopedMemory``: a Mem0-style memory API (add / search / get_all / delete / reset per user,
+  agent and run) over one store;
+- :mod:`encoders` — stand-in encoders with the SAMEncoder API.
 
 Nothing here imports Lightning.
 """
 
 from sam_model.memory.agent import SAMMemory, build_prompt, parse_reply
-from sam_model.memory.bank import Hit, MemoryBank
+from sam_model.memory.bank import BankHit, MemoryBank
 from sam_model.memory.config import MemoryConfig
+from sam_model.memory.encoders import ContentEncoder, HashingEncoder
 from sam_model.memory.graph import EDGE_TYPES, MemoryGraph
-from sam_model.memory.retrievers import ContentRetriever, HashingRetriever
+from sam_model.memory.rules import BankRules
+from sam_model.memory.scoped import ScopedMemory
 from sam_model.memory.unit import MemoryUnit
-from sam_model.memory.updater import Updater
 
 __all__ = [
     "EDGE_TYPES",
-    "ContentRetriever",
-    "HashingRetriever",
-    "Hit",
+    "BankHit",
+    "BankRules",
+    "ContentEncoder",
+    "HashingEncoder",
     "MemoryBank",
     "MemoryConfig",
     "MemoryGraph",
     "MemoryUnit",
     "SAMMemory",
-    "Updater",
+    "ScopedMemory",
     "build_prompt",
     "parse_reply",
 ]

@@ -2,27 +2,31 @@
 
 Works with any ``llm(prompt) -> str``. One turn of an agent::
 
-    mem = SAMMemory(retriever)                    # or SAMMemory(retriever, MemoryBank.load(path))
+    mem = SAMMemory(SAMRetriever.load(export))    # or SAMMemory(encoder, MemoryBank.load(path))
+    mem.begin()                                   # a new task (in the same life); begin("ep-2"): a new episode
     mem.observe(user_message, state)              # everything the agent sees goes in
     thought, action = mem.step(llm, state, user_message)
     result = environment(action)
     mem.record(thought, action, result)           # what it did goes in; used memories are reinforced
 
 ``step`` is ``retrieve`` + ``build_prompt`` + ``llm`` + ``parse_reply``; call them yourself
-to change any part.
+to change any part. ``retrieve`` searches the bank's memory store (sam_model.store) with the query's step and
+the current task's start, as evaluate.py does, so over an agent life it ranks what evaluate.py measures (with
+the bank's priors off, its default for a model with learned time features: see sam_model.memory.config).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from sam_model.data.schema import Event, State
-from sam_model.memory.bank import Hit, MemoryBank
+from sam_model.memory.bank import BankHit, MemoryBank
 from sam_model.memory.config import MemoryConfig
-from sam_model.memory.retrievers import Retriever
+from sam_model.memory.rules import BankRules
 from sam_model.memory.unit import MemoryUnit, mentions
-from sam_model.memory.updater import Updater
+from sam_model.store import StoreConfig, encoder_of, store_config_of
 
 _CITE = re.compile(r"\[(\d+)\]|\bmemor(?:y|ies)\s*#?(\d+)", re.IGNORECASE)
 _THOUGHT = re.compile(r"^\s*thought\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
@@ -30,19 +34,30 @@ _ACTION = re.compile(r"^\s*action\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
 
 
 class SAMMemory:
-    """A retriever plus a bank plus the state-driven updater, with the calls an agent needs."""
+    """An encoder plus a bank plus the state-driven rules, with the calls an agent needs."""
 
-    def __init__(self, retriever: Retriever, bank: MemoryBank | None = None, config: MemoryConfig | None = None,
-                 episode_id: str = "agent", k: int = 5):
-        self.retriever = retriever
-        self.bank = bank if bank is not None else MemoryBank(int(retriever.dim), config)
-        if self.bank.dim != retriever.dim:
-            raise ValueError(f"the bank has dim {self.bank.dim} but the retriever encodes dim {retriever.dim}; "
-                             "use a bank built with this retriever")
-        self.updater = Updater(self.bank, encode=lambda units: self.retriever.encode_memories(units))
+    def __init__(self, encoder: Any, bank: MemoryBank | None = None, config: MemoryConfig | None = None,
+                 episode_id: str = "agent", k: int = 5, store_config: StoreConfig | None = None,
+                 scope: str = "episode"):
+        """``encoder``: a SAMRetriever (its encoder and its export's search settings) or any
+        sam_model.encoder.Encoder. ``config``: the bank's rules (default: MemoryConfig.for_encoder).
+        ``scope``: search the current episode (an agent life is one episode: evaluate.py's default scope) or
+        ``"all"`` the bank holds (evaluate.py's ``--scope global``)."""
+        if scope not in ("episode", "all"):
+            raise ValueError(f"scope must be 'episode' or 'all', got {scope!r}")
+        self.scope = scope
+        self.encoder = encoder_of(encoder)
+        if bank is None:
+            bank = MemoryBank(int(self.encoder.dim), config or MemoryConfig.for_encoder(self.encoder),
+                              store_config or store_config_of(encoder))
+        self.bank = bank
+        if self.bank.dim != self.encoder.dim:
+            raise ValueError(f"the bank has dim {self.bank.dim} but the encoder encodes dim {self.encoder.dim}; "
+                             "use a bank built with this encoder")
+        self.rules = BankRules(self.bank, encode=lambda units: self.encoder.encode_memories(units))
         self.k = k
-        self.begin(episode_id)
-        self.last_hits: list[Hit] = []
+        self._enter(episode_id)
+        self.last_hits: list[BankHit] = []
         self.last_used: list[str] = []
 
     # -- writing
@@ -54,14 +69,26 @@ class SAMMemory:
         if event.episode_id == self.episode_id:
             self.next_step = max(self.next_step, event.step + 1)
         self.state = state
-        return self.updater.observe(event, state=state)
+        return self.rules.observe(event, state=state)
 
-    def begin(self, episode_id: str) -> None:
-        """Start a new task (episode): same bank, fresh step counter and slot table for it."""
+    def begin(self, episode_id: str | None = None) -> None:
+        """Start a new task: in the episode ``episode_id`` (a new one gets a fresh step counter), or in the
+        current one (the next task of an agent life). The task starts at the next step: queries then carry
+        that task start, and the task's first memory is compared with no earlier state (as in a life's log)."""
+        if episode_id is not None and episode_id != self.episode_id:
+            self._enter(episode_id)
+        self.bank.recorder.new_task(self.episode_id, self.next_step)
+
+    def _enter(self, episode_id: str) -> None:
+        """Continue (or open) the episode: its step counter and last state come from the bank."""
         self.episode_id = episode_id
-        steps = [u.step for u in self.bank if u.episode_id == episode_id]
-        self.next_step = max(steps) + 1 if steps else 0
+        self.next_step = self.bank.store.next_step(episode_id) or 0
         self.state = self.bank.last_state.get(episode_id, State())
+
+    @property
+    def task_start(self) -> int | None:
+        """The step where the current task began (the bank's recorder; None before the episode's first event)."""
+        return self.bank.recorder.task_start(self.episode_id)
 
     def record(self, thought: str, action: str, result: str = "", state: State | None = None) -> list[MemoryUnit]:
         """Write the agent's thought, action and the action's result; reinforce the memories used.
@@ -71,7 +98,7 @@ class SAMMemory:
         taken in (default: the one of the last ``retrieve``/``observe``).
         """
         used = self.used_memories(f"{thought}\n{action}")
-        self.updater.reinforce(used)
+        self.rules.reinforce(used)
         self.last_used = used
         state = self.state if state is None else state
         written = [self.observe(text, state, kind)
@@ -90,15 +117,19 @@ class SAMMemory:
         return used
 
     # -- reading
-    def retrieve(self, state: State, observation: str, k: int | None = None) -> list[Hit]:
-        """The memories for this state and observation, best first (expanded along edges
-        toward units that hold the slots the state still needs)."""
+    def retrieve(self, state: State, observation: str, k: int | None = None, step: int | None = None,
+                 task_start: int | None = None) -> list[BankHit]:
+        """The memories for this state and observation, best first: the store's search (with the query's
+        ``step``, default the next step, and the current task's start) and the bank's priors and expansion."""
         self.state = state
         if len(self.bank) == 0:
             self.last_hits = []
             return []
-        q = self.retriever.encode_queries([state], [observation])[0]
-        hits = self.bank.search(q, k or self.k, needs=state.uncertainty_flags)
+        step = self.next_step if step is None else step
+        task_start = self.task_start if task_start is None else task_start
+        q = self.encoder.encode_queries([state], [observation], steps=[step], task_starts=[task_start])[0]
+        hits = self.bank.search(q, k or self.k, needs=state.uncertainty_flags,
+                                episode_id=self.episode_id if self.scope == "episode" else None)
         self.bank.touch([h.unit.id for h in hits])
         self.last_hits = hits
         return hits
@@ -109,7 +140,7 @@ class SAMMemory:
         hits = self.retrieve(state, observation, k)
         return parse_reply(llm(build_prompt(state, hits, observation)))
 
-    def build_prompt(self, state: State, memories: Sequence[Hit | MemoryUnit | str], observation: str) -> str:
+    def build_prompt(self, state: State, memories: Sequence[BankHit | MemoryUnit | str], observation: str) -> str:
         return build_prompt(state, memories, observation)
 
 
@@ -117,7 +148,7 @@ def _value(v) -> str:
     return "/".join(map(str, v)) if isinstance(v, list) else str(v)
 
 
-def build_prompt(state: State, memories: Sequence[Hit | MemoryUnit | str], observation: str) -> str:
+def build_prompt(state: State, memories: Sequence[BankHit | MemoryUnit | str], observation: str) -> str:
     """The prompt: the state in words, the memories numbered, the observation, a request for Thought and Action."""
     lines = ["You are an agent working on a long task. Use the memories below when they help.", "",
              "## Current state", f"Phase: {state.phase or 'none'}"]
@@ -133,7 +164,7 @@ def build_prompt(state: State, memories: Sequence[Hit | MemoryUnit | str], obser
     if not memories:
         lines.append("(none)")
     for i, m in enumerate(memories, 1):
-        unit = m.unit if isinstance(m, Hit) else m
+        unit = m.unit if isinstance(m, BankHit) else m
         if isinstance(unit, MemoryUnit):
             note = f" (step {unit.step}, phase {unit.phase or 'none'}"
             note += f", corrected later by {unit.superseded_by}" if unit.superseded_by else ""

@@ -1,14 +1,19 @@
 """The memory bank: units, their graph, their vectors, and what the state has taught so far.
 
-The bank is the data; :mod:`sam_model.memory.updater` holds the rules that change it.
+The bank is the data; :mod:`sam_model.memory.rules` holds the rules that change it.
 Besides units it keeps the small tables the rules need and that must survive a restart:
 the bank clock (one tick per observed event), per episode the slot table (slot -> current
 value and the unit that set it), the last unit written and the last state seen.
 
-Search ranks by the retriever's inner product, then (optionally) expands along typed
-edges so that memories that belong with the hits come along. Persistence is one ``.npz``
-file (JSON metadata + one embedding matrix) written through :func:`sam_model.io.atomic_path`,
-so a crash mid-save leaves the previous bank intact and concurrent saves end with one complete bank.
+The vectors, texts, provenance links and re-rank data live in the bank's memory store
+(sam_model.store.MemoryStore, over the working and long-term tiers), and search is the store's
+search — the same ranking evaluate.py measures — with the bank's priors added as a re-rank
+score (importance from decay, reinforcement, finished-phase suppression; corrected units) and,
+optionally, graph expansion along typed edges. With the priors off (``importance_weight=0``,
+``superseded_factor=1``, ``expand=False``) the bank returns exactly the store's ranking.
+Persistence is one ``.npz`` file (JSON metadata + one embedding matrix) written through
+:func:`sam_model.io.atomic_path`, so a crash mid-save leaves the previous bank intact and
+concurrent saves end with one complete bank.
 """
 
 from __future__ import annotations
@@ -22,31 +27,37 @@ from pathlib import Path
 
 import numpy as np
 
+from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.schema import State
 from sam_model.io import SAMFileError, atomic_path, clean_stale, require_file
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.graph import MemoryGraph
 from sam_model.memory.tiers import LONGTERM, WORKING, Tiers
 from sam_model.memory.unit import MemoryUnit
+from sam_model.store import Hit, MemoryStore, StoreConfig
 
 FORMAT = "sam_model.MemoryBank"
-VERSION = 1
+VERSION = 2  # 2: the memory store's state (links, set slots, write order) and the recorder; 1 still loads
 
 
 @dataclass
-class Hit:
-    """A retrieved unit: final score, raw retriever similarity, and the edge that brought it in."""
+class BankHit:
+    """A retrieved unit: final score, raw retriever similarity, the edge that brought it in, and the store's
+    account of why it ranked (None for a unit that only graph expansion brought in)."""
 
     unit: MemoryUnit
     score: float
     similarity: float
     via: tuple[str, str] | None = None  # (edge type, id of the unit it was reached from)
+    hit: Hit | None = None
 
 
 class MemoryBank:
     """All memories of an agent, searchable by vector and linked by typed edges."""
 
-    def __init__(self, dim: int, config: MemoryConfig | None = None):
+    def __init__(self, dim: int, config: MemoryConfig | None = None, store_config: StoreConfig | None = None):
+        """``store_config``: the search settings of the retriever the bank serves (slot match, provenance,
+        re-rank depth); default: a plain search (no re-rank)."""
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"bank dim must be a positive int, got {dim!r}")
         self.dim = dim
@@ -55,6 +66,8 @@ class MemoryBank:
         self.graph = MemoryGraph(self.units)
         cfg = self.config
         self.tiers = Tiers(dim, cfg.working_size, cfg.ivf_nlist, cfg.ivf_nprobe)
+        self.store = MemoryStore(None, store_config or StoreConfig(provenance=False), dim, self.tiers)
+        self.recorder = MemoryRecorder()  # each unit's record: its set slots and adopted values within its task
         self.clock = 0
         self.slots: dict[str, dict[str, list]] = {}  # episode -> slot -> [value, source unit id or None]
         self.last_unit: dict[str, str] = {}
@@ -78,22 +91,31 @@ class MemoryBank:
     def importance(self, uid: str) -> float:
         return self.units[uid].importance_at(self.clock, self.config.decay)
 
-    def add(self, unit: MemoryUnit) -> None:
-        """Insert a unit (into the working tier); its embedding must match the bank's dim."""
+    def add(self, unit: MemoryUnit, record: MemoryRecord | None = None) -> None:
+        """Insert a unit (into the working tier); its embedding must match the bank's dim. ``record``: what the
+        store keeps of it (set slots, adopted values: sam_model.data.examples.MemoryRecorder); default: the
+        unit's own text and facts."""
         if unit.id in self.units:
             raise ValueError(f"memory {unit.id!r} is already in the bank (ids are episode#step and must be unique)")
         unit.embedding = self._check_vector(unit.embedding, unit.id)
         self.units[unit.id] = unit
-        self.tiers.add([unit.id], unit.embedding[None])
+        self.store.add([record if record is not None else self.record_of(unit)], unit.embedding[None])
         self._index(unit)
 
+    def record_of(self, unit: MemoryUnit) -> MemoryRecord:
+        """The unit as the store sees it (a summary, or a unit loaded from an older bank)."""
+        sets = self.store.sets_of(unit.id) if unit.id in self.store else tuple(sorted(unit.facts))
+        return MemoryRecord(unit.id, unit.episode_id, unit.step, unit.kind, unit.phase, unit.text, unit.content,
+                            (), tuple(sets))
+
     def set_embedding(self, uid: str, vector: np.ndarray) -> None:
-        """Replace a unit's vector (a summary re-encoded after it absorbed more facts)."""
+        """Replace a unit's vector and text in the store (a summary re-encoded after it absorbed more facts)."""
         unit = self.units[uid]
         unit.embedding = self._check_vector(vector, uid)
         tier = self.tiers.tier_of(uid) or WORKING
-        self.tiers.remove([uid])
-        self.tiers.add([uid], unit.embedding[None], tier)
+        self.store.update(self.record_of(unit), unit.embedding)
+        if tier == LONGTERM:
+            self.tiers.move([uid], unit.embedding[None], LONGTERM)
 
     def remove(self, uid: str, heir: str | None = None) -> None:
         """Delete a unit; the graph is repaired and the unit's roles (slot source) pass to ``heir``."""
@@ -105,7 +127,7 @@ class MemoryBank:
             else:
                 del self.last_unit[unit.episode_id]
         self.graph.detach(uid, heir)
-        self.tiers.remove([uid])
+        self.store.delete([uid])
         del self.units[uid]
         for entry in self.slots.get(unit.episode_id, {}).values():
             if entry[1] == uid:
@@ -144,71 +166,86 @@ class MemoryBank:
 
     # -- search
     def search(self, query: np.ndarray, k: int = 5, expand: bool | None = None,
-               needs: Sequence[str] = (), episode_id: str | None = None) -> list[Hit]:
-        """The top-k units for a query vector, expanded along edges; scores are logits.
+               needs: Sequence[str] = (), episode_id: str | None = None) -> list[BankHit]:
+        """The top-k units for a query vector (of ``episode_id`` only, when given): the store's search with the
+        bank's priors, then expansion.
 
-        A unit's logit is its inner product with the query over ``temperature`` (the
-        retriever's score, as in its training softmax). A unit reached over an edge from a
-        seed gets the seed's logit + log(edge weight · hop_decay^(hop-1)) and keeps the
-        better of that and its own logit, so an edge weight of 0.9 means "nearly as likely
-        as the unit that led here", whatever the bank's size. ``needs`` (the state's open
-        slots) steers expansion: arriving at a unit that holds the current value of none of
-        them costs log(``off_need_factor``). Then priors are added: log(``superseded_factor``)
-        for units whose facts were all corrected, and ``importance_weight`` · log of the
-        unit's current importance relative to the best candidate's (recency, use, facts).
+        Priors are a re-rank score in the store's units (inner product): with ``temperature`` T, a unit gains
+        T·(``importance_weight``·log(importance relative to the best candidate's) + log(``superseded_factor``)
+        if its facts were all corrected) — the logit priors of a retriever trained with an InfoNCE softmax at
+        temperature T. ``needs`` (the state's open slots) feed the store's needed-slot match.
 
-        ``episode_id`` restricts the ranking to that episode's units (an agent resuming one task):
-        they are scored exactly, whichever tier holds them, and expansion only lands on them.
+        Expansion (``expand``) walks typed edges from the top-k hits: a unit reached from a hit with score
+        s_best at path weight w (edge weights · hop_decay^(hop-1), times ``off_need_factor`` when the unit holds
+        the current value of none of the needed slots: the bank's slot table, which knows the corrections the
+        store's slot match cannot) scores s_best + T·log(w) + its priors, and is placed where that score falls
+        among the hits (each hit keeps at least its place in the store's order).
         """
         cfg = self.config
         q = self._check_vector(query, "<query>")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
-        pool = self.tiers.search(q, max(k, cfg.pool)) if episode_id is None else \
-            self._episode_pool(q, episode_id, max(k, cfg.pool))
-        if not pool:
-            return []
-        sims = dict(pool)
-        logit = {uid: s / cfg.temperature for uid, s in pool}
-        via: dict[str, tuple[str, str]] = {}
-        if cfg.expand if expand is None else expand:
-            best = max(logit.values())
-            seeds = {uid: math.exp(v - best) for uid, v in sorted(logit.items(), key=lambda kv: -kv[1])[:k]}
-            wanted = set(needs)
-            node_weight = None
-            if wanted:
-                def node_weight(uid: str) -> float:
-                    return 1.0 if any(self.holds(uid, s) for s in wanted) else cfg.off_need_factor
-            reached = self.graph.expand(seeds, cfg.edge_weights, cfg.hop_decay, cfg.max_hops, cfg.max_expanded,
-                                        node_weight)
-            for uid, (rel, kind, frm) in reached.items():
-                if episode_id is not None and self.units[uid].episode_id != episode_id:
-                    continue
-                if uid not in sims:
-                    sims[uid] = float(self.units[uid].embedding @ q)
-                    logit[uid] = sims[uid] / cfg.temperature
-                prop = best + math.log(rel)
-                if prop > logit[uid]:
-                    logit[uid], via[uid] = prop, (kind, frm)
-        for uid in logit:
-            if self.units[uid].superseded_by:
-                logit[uid] += math.log(max(cfg.superseded_factor, 1e-12))
-        if cfg.importance_weight > 0:
-            imp = {uid: self.importance(uid) for uid in logit}
-            top = max(imp.values())
-            for uid in logit:
-                logit[uid] += cfg.importance_weight * math.log(max(imp[uid] / top, 1e-12) if top > 0 else 1.0)
-        ranked = sorted(logit, key=lambda uid: (-logit[uid], -sims[uid]))[:k]
-        return [Hit(self.units[u], logit[u], sims[u], via.get(u)) for u in ranked]
+        ref: dict[str, float] = {}  # the best importance among the candidates: every prior is relative to it
 
-    def _episode_pool(self, q: np.ndarray, episode_id: str, k: int) -> list[tuple[str, float]]:
-        """The top-k (id, inner product) among one episode's units, exactly."""
-        ids = sorted(u for (ep, _), us in self.by_phase.items() if ep == episode_id for u in us)
-        if not ids:
+        def prior(ids: list) -> np.ndarray:
+            values, top = self._prior(ids, ref.get("top"))
+            ref.setdefault("top", top)
+            return values
+
+        has_prior = self._has_prior()
+        hits = self.store.search_vector(q, k, needs, episode_id=episode_id, prior=prior if has_prior else None)
+        if not hits:
             return []
-        sims = np.stack([self.units[u].embedding for u in ids]) @ q
-        order = np.argsort(-sims, kind="stable")[:k]
-        return [(ids[i], float(sims[i])) for i in order]
+        out = [BankHit(self.units[h.id], h.score, h.index_score, None, h) for h in hits]
+        if not (cfg.expand if expand is None else expand):
+            return out
+        t = cfg.temperature
+        own = prior([h.id for h in hits]) if has_prior else np.zeros(len(hits))
+        raw = [h.score - p for h, p in zip(hits, own)]  # what the hits score before the priors
+        best = max(raw)
+        seeds = {h.id: math.exp((r - best) / t) for h, r in zip(hits, raw)}
+        wanted = set(needs)
+        node_weight = None
+        if wanted:  # the bank's slot table knows which unit holds a slot's current value (after corrections)
+            def node_weight(uid: str) -> float:
+                return 1.0 if any(self.holds(uid, s) for s in wanted) else cfg.off_need_factor
+        reached = self.graph.expand(seeds, cfg.edge_weights, cfg.hop_decay, cfg.max_hops, cfg.max_expanded, node_weight)
+        if not reached:
+            return out
+        extra = dict(zip(reached, prior(list(reached)))) if has_prior else {}
+        keyed: dict[str, tuple[float, int, BankHit]] = {}
+        floor = math.inf
+        for n, bh in enumerate(out):  # a hit's key: its score, never above the hit before it (store order kept)
+            floor = min(floor, bh.score)
+            keyed[bh.unit.id] = (floor, n, bh)
+        for uid, (rel, kind, frm) in reached.items():
+            key = best + t * math.log(rel) + extra.get(uid, 0.0)
+            if uid in keyed and keyed[uid][0] >= key:
+                continue
+            unit = self.units[uid]
+            sim = keyed[uid][2].similarity if uid in keyed else float(np.dot(unit.embedding, q))
+            keyed[uid] = (key, len(out) + len(keyed), BankHit(unit, key, sim, (kind, frm),
+                                                                keyed[uid][2].hit if uid in keyed else None))
+        ranked = sorted(keyed.values(), key=lambda x: (-x[0], x[1]))
+        return [bh for _, _, bh in ranked[:k]]
+
+    def _has_prior(self) -> bool:
+        cfg = self.config
+        return cfg.importance_weight > 0 or cfg.superseded_factor < 1
+
+    def _prior(self, ids: list, top: float | None = None) -> tuple[np.ndarray, float]:
+        """The bank's priors of the units ``ids`` in score units (see :meth:`search`), relative to the best
+        importance ``top`` (default: the best among ``ids``); and that reference."""
+        cfg = self.config
+        out = np.zeros(len(ids), np.float64)
+        if cfg.superseded_factor < 1:
+            out += np.array([math.log(max(cfg.superseded_factor, 1e-12)) if self.units[u].superseded_by else 0.0
+                             for u in ids])
+        imp = np.array([self.importance(u) for u in ids], np.float64)
+        ref = float(imp.max()) if top is None and len(ids) else (top or 0.0)
+        if cfg.importance_weight > 0 and len(ids) and ref > 0:
+            out += cfg.importance_weight * np.log(np.clip(imp / ref, 1e-12, 1.0))  # never above the best candidate
+        return cfg.temperature * out, ref
 
     # -- persistence
     def save(self, path: str | Path) -> Path:
@@ -223,6 +260,7 @@ class MemoryBank:
             "slots": self.slots, "last_unit": self.last_unit,
             "last_state": {ep: s.to_json() for ep, s in self.last_state.items()},
             "entity_index": self.entity_index,
+            "store": self.store.state_dict(), "recorder": self.recorder.state_dict(),
         }
         with atomic_path(path) as tmp, open(tmp, "wb") as fh:
             _write(fh, meta, emb)
@@ -242,10 +280,12 @@ class MemoryBank:
             raise SAMFileError(f"{p}: not a readable memory bank ({exc}); {fix}") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             raise SAMFileError(f"{p}: not a memory bank file (format {meta.get('format')!r}); {fix}")
-        if meta.get("version") != VERSION:
-            raise SAMFileError(f"{p}: memory bank version {meta.get('version')!r}, this code reads {VERSION}")
+        version = meta.get("version")
+        if version not in (1, VERSION):
+            raise SAMFileError(f"{p}: memory bank version {version!r}, this code reads 1 and {VERSION}")
         try:
-            bank = cls(int(meta["dim"]), MemoryConfig.from_json(meta["config"], f"{p}: config"))
+            store_cfg = StoreConfig.from_dict(meta["store"]["config"], "store.config") if version >= 2 else None
+            bank = cls(int(meta["dim"]), MemoryConfig.from_json(meta["config"], f"{p}: config"), store_cfg)
             if emb.shape != (len(meta["units"]), bank.dim):
                 raise ValueError(f"embeddings have shape {emb.shape}, expected ({len(meta['units'])}, {bank.dim})")
             longterm = set(meta["longterm"])
@@ -254,10 +294,20 @@ class MemoryBank:
                 bank.units[u.id] = u
                 bank._index(u)
             bank.graph = MemoryGraph(bank.units)
-            for tier in (WORKING, LONGTERM):
-                ids = [u.id for u in units if (u.id in longterm) == (tier == LONGTERM)]
-                if ids:
-                    bank.tiers.add(ids, np.stack([bank.units[i].embedding for i in ids]), tier)
+            if version >= 2:
+                for tier in (WORKING, LONGTERM):
+                    tier_units = [u for u in units if (u.id in longterm) == (tier == LONGTERM)]
+                    if tier_units:
+                        bank.tiers.add([u.id for u in tier_units], np.stack([u.embedding for u in tier_units]),
+                                       [u.episode_id for u in tier_units], tier)
+                bank.store.load_state_dict(meta["store"])
+                bank.recorder = MemoryRecorder.from_state_dict(meta["recorder"])
+            else:  # version 1: the store is rebuilt from the units (no provenance links were kept then)
+                for u in sorted(units, key=lambda u: u.tick):
+                    bank.store.add([bank.record_of(u)], u.embedding[None])
+                lt = [u for u in units if u.id in longterm]
+                if lt:
+                    bank.tiers.move([u.id for u in lt], np.stack([u.embedding for u in lt]), LONGTERM)
             bank.clock = int(meta["clock"])
             bank.slots = meta["slots"]
             bank.last_unit = meta["last_unit"]

@@ -4,14 +4,18 @@ An agent mostly needs what it is working on; that set is small and searched exac
 so it is never missed by an approximate index. Everything else sits in a coarse FAISS
 IVF index (``MemoryIndex(kind="ivf")``), cheap to search at any size. Units move
 between the two (promotion when a long-term unit is used or needed again, demotion when
-the working tier overflows); the updater decides who moves, this module only moves them.
-With ``working_size=0`` there is one exact tier and no movement. The IVF tier is searched
-exactly until it holds enough units to train its lists (39 per list, see MemoryIndex).
+the working tier overflows); the rules (sam_model.memory.rules) decide who moves, this module
+only moves them. With ``working_size=0`` there is one exact tier and no movement. The IVF tier is
+searched exactly until it holds enough units to train its lists (39 per list, see MemoryIndex).
+
+``Tiers`` answers MemoryIndex's calls (add, remove, search with episode and id filters, get_vectors),
+so the bank's memory store (sam_model.store.MemoryStore) searches both tiers as one index.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +37,23 @@ class Tiers:
     def tiered(self) -> bool:
         return self.longterm is not None
 
+    def _tiers(self) -> list[MemoryIndex]:
+        return [self.working] if self.longterm is None else [self.working, self.longterm]
+
     def __len__(self) -> int:
-        return len(self.working) + (len(self.longterm) if self.longterm is not None else 0)
+        return sum(len(t) for t in self._tiers())
+
+    def __contains__(self, uid: object) -> bool:
+        return any(uid in t for t in self._tiers())
+
+    def ids(self) -> list:
+        return [i for t in self._tiers() for i in t.ids()]
+
+    def _of(self, uid: Any) -> MemoryIndex:
+        for t in self._tiers():
+            if uid in t:
+                return t
+        raise KeyError(f"memory id {uid!r} is not in the index")
 
     def tier_of(self, uid: str) -> str | None:
         if uid in self.working:
@@ -43,19 +62,36 @@ class Tiers:
             return LONGTERM
         return None
 
-    def add(self, ids: Sequence[str], vectors: np.ndarray, tier: str = WORKING) -> None:
+    def episode_of(self, uid: Any) -> Any:
+        return self._of(uid).episode_of(uid)
+
+    def get_vectors(self, ids: Sequence[Any]) -> np.ndarray:
+        """The stored vectors of ``ids`` (n, dim), one batched reconstruction per tier."""
+        ids = list(ids)
+        if self.longterm is None or not len(self.longterm):
+            return self.working.get_vectors(ids)
+        out = np.zeros((len(ids), self.dim), np.float32)
+        for t in self._tiers():
+            rows = [j for j, i in enumerate(ids) if i in t]
+            if rows:
+                out[rows] = t.get_vectors([ids[j] for j in rows])
+        missing = [i for i in ids if i not in self]
+        if missing:
+            raise KeyError(f"memory id {missing[0]!r} is not in the index")
+        return out
+
+    def add(self, ids: Sequence[str], vectors: np.ndarray, episode_ids: Sequence[Any] | None = None,
+            tier: str = WORKING) -> None:
         """New memories enter the working tier (or the long-term one, e.g. when loading a bank)."""
         target = self.longterm if tier == LONGTERM and self.longterm is not None else self.working
-        target.add(list(ids), np.asarray(vectors, np.float32).reshape(len(ids), self.dim))
+        target.add(list(ids), np.asarray(vectors, np.float32).reshape(len(ids), self.dim), episode_ids)
 
-    def remove(self, ids: Sequence[str]) -> None:
-        w = [i for i in ids if i in self.working]
-        if w:
-            self.working.remove(w)
-        if self.longterm is not None:
-            lt = [i for i in ids if i in self.longterm]
-            if lt:
-                self.longterm.remove(lt)
+    def remove(self, ids: Iterable[str]) -> None:
+        ids = list(ids)
+        for t in self._tiers():
+            mine = [i for i in ids if i in t]
+            if mine:
+                t.remove(mine)
 
     def move(self, ids: Sequence[str], vectors: np.ndarray, to: str) -> None:
         """Promote (``to="working"``) or demote (``to="longterm"``) units; others are left alone."""
@@ -66,17 +102,26 @@ class Tiers:
         if not keep:
             return
         moved = [ids[j] for j in keep]
+        episodes = [src.episode_of(i) for i in moved]
         src.remove(moved)
-        dst.add(moved, np.asarray(vectors, np.float32)[keep])
+        dst.add(moved, np.asarray(vectors, np.float32)[keep], episodes)
 
-    def search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
-        """Top-k (id, inner product) over both tiers, best first."""
-        q = np.asarray(query, np.float32).reshape(1, self.dim)
-        hits: list[tuple[str, float]] = []
-        for index in (self.working, self.longterm):
-            if index is None or len(index) == 0:
+    def search(self, queries: np.ndarray, k: int, episode_id: Any = None,
+               within: Iterable[Any] | None = None) -> tuple[list[list[Any]], np.ndarray]:
+        """MemoryIndex.search over both tiers (one query row per call is what the bank makes)."""
+        q = np.asarray(queries, np.float32).reshape(-1, self.dim)
+        within = None if within is None else set(within)
+        rows: list[list[tuple[float, Any]]] = [[] for _ in range(len(q))]
+        for t in self._tiers():
+            if len(t) == 0:
                 continue
-            ids, scores = index.search(q, min(k, len(index)))
-            hits += [(i, float(s)) for i, s in zip(ids[0], scores[0]) if i is not None]
-        hits.sort(key=lambda h: -h[1])
-        return hits[:k]
+            ids, scores = t.search(q, min(k, len(t)), episode_id=episode_id, within=within)
+            for r in range(len(q)):
+                rows[r] += [(float(s), i) for i, s in zip(ids[r], scores[r]) if i is not None]
+        out_ids = [[None] * k for _ in range(len(q))]
+        out_scores = np.full((len(q), k), -np.inf, np.float32)
+        for r, row in enumerate(rows):
+            row.sort(key=lambda h: -h[0])
+            for j, (s, i) in enumerate(row[:k]):
+                out_ids[r][j], out_scores[r, j] = i, s
+        return out_ids, out_scores

@@ -119,6 +119,15 @@ class MemoryUnit:
             facts=facts,
         )
 
+    @classmethod
+    def from_record(cls, record: Any, event: Event, tick: int = 0, state: State | None = None) -> MemoryUnit:
+        """A unit for ``event`` whose text and facts are its MemoryRecord's (the slots it set in its task)."""
+        state = state if state is not None else event.state
+        when = event.meta.get("time") if isinstance(event.meta.get("time"), (int, float)) else _time.time()
+        return cls(id=record.id, text=record.text, content=record.content, kind=event.kind, phase=state.phase,
+                   episode_id=event.episode_id, step=event.step, time=float(when), tick=tick, stamp=tick,
+                   facts={s: norm(state.constraints[s]) for s in record.sets})
+
     # -- persistence (the embedding is stored separately, as one matrix per bank)
     def to_json(self) -> dict[str, Any]:
         return {

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from sam_model.models.bert import POOLINGS, load_bert
-from sam_model.models.memory_encoder import MemoryEncoder
+from sam_model.models.memory_item_encoder import MemoryItemEncoder
 from sam_model.models.projection import StateProjection
 from sam_model.models.state_encoder import StateEncoder
 from sam_model.models.text_encoder import TextEncoder
@@ -55,12 +55,6 @@ class SAMConfig:
         max_length: BERT max tokens per text.
         cache_text: cache pooled BERT vectors of texts while BERT is frozen.
         phases / kinds: vocabularies learned from the training logs (set by the data module).
-        source_kinds: memory kinds the training logs label useful (set by the data module): the kinds a
-            provenance link may point to (see sam_model.data.provenance); empty = every kind.
-        provenance: after the index search, place right after each retrieved memory the earlier memory
-            that its state's new values came from (a re-rank of the results; the index stays exact).
-        slot_match: weight of the needed-slot match in the same re-rank (sam_model.rerank); 0 = off.
-            Not used in training: choose it on held-out training dialogues.
         time_features: frequencies K of the learned time and task context (sam_model.models.time): the score
             gains learned, state-dependent functions of the step distance and of the distance to the current
             task's start; 0 = off (the vectors then are exactly those of a model without it).
@@ -85,9 +79,6 @@ class SAMConfig:
     cache_text: bool = True
     phases: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
-    source_kinds: list[str] = field(default_factory=list)
-    provenance: bool = True
-    slot_match: float = 0.0
     time_features: int = 0
 
     def to_dict(self) -> dict:
@@ -95,6 +86,9 @@ class SAMConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> SAMConfig:
+        """From a dict; the search settings older configs kept here (SEARCH_FIELDS) are left out: they are the
+        store's (sam_model.store.StoreConfig.from_legacy reads them)."""
+        d = split_search_fields(d)[0]
         known = {f.name for f in fields(cls)}
         unknown = set(d) - known
         if unknown:
@@ -105,13 +99,11 @@ class SAMConfig:
     def from_saved(cls, d: object, where: str = "sam") -> SAMConfig:
         """A config read back from a checkpoint or export, checked field by field: a missing field or a
         value of the wrong type raises ValueError naming ``<where>.<field>`` (nothing falls back to a
-        default silently). One saved before provenance links existed (no ``source_kinds``) searches
-        exactly as it did then: without them."""
+        default silently). Search settings an older one kept here (SEARCH_FIELDS) are not the network's
+        and are left out (the store reads them: sam_model.store.StoreConfig.from_legacy)."""
         if not isinstance(d, dict):
             raise ValueError(f"'{where}' must be an object, got {type(d).__name__}")
-        d = dict(d)
-        if "source_kinds" not in d:
-            d.update(source_kinds=[], provenance=False)
+        d = split_search_fields(d)[0]
         for name, then in ADDED_LATER.items():  # saved before the field existed: it behaves as it did then
             d.setdefault(name, then)
         unknown = sorted(set(d) - {f.name for f in fields(cls)})
@@ -122,6 +114,15 @@ class SAMConfig:
                 raise ValueError(f"field '{where}.{f.name}' is missing")
             _check_field(d[f.name], str(f.type), f"{where}.{f.name}")
         return cls(**d)
+
+
+SEARCH_FIELDS = ("source_kinds", "provenance", "slot_match")  # kept in SAMConfig before the store had its config
+
+
+def split_search_fields(d: dict) -> tuple[dict, dict]:
+    """(the network's fields, the search settings an older config kept among them)."""
+    return ({k: v for k, v in d.items() if k not in SEARCH_FIELDS},
+            {k: v for k, v in d.items() if k in SEARCH_FIELDS})
 
 
 # Fields added after the first checkpoints, with the value that gives a config saved before them its old
@@ -163,7 +164,7 @@ class SAMNet(nn.Module):
         mem_text = text if cfg.shared_bert else TextEncoder(
             copy.deepcopy(bert), tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text, pooling=cfg.pooling)
         self.state_encoder = StateEncoder(text, len(self.phases), cfg.dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
-        self.memory_encoder = MemoryEncoder(mem_text, len(self.kinds), len(self.phases), cfg.dim,
+        self.memory_encoder = MemoryItemEncoder(mem_text, len(self.kinds), len(self.phases), cfg.dim,
                                             cfg.kind_dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
         self.projection = StateProjection(cfg.projection, cfg.dim, cfg.proj_hidden, cfg.rank)
         self.time = TimeEncoding(cfg.dim, cfg.time_features) if cfg.time_features else None

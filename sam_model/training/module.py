@@ -11,7 +11,8 @@ from torchmetrics import MetricCollection
 from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, RetrievalRecall
 
 from sam_model.models.losses import MultiPositiveInfoNCE
-from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
+from sam_model.store import StoreConfig
 from sam_model.training.batching import candidate_masks, encode_batch
 from sam_model.training.objective import batch_loss
 
@@ -39,6 +40,8 @@ class SAMLightningModule(pl.LightningModule):
             model card of an export.
         task_dropout: with time features, the share of training queries whose task start is hidden, so the
             model also ranks well when an agent does not say where its current task began.
+        store: the search settings exported with the model (sam_model.store.StoreConfig: slot_match,
+            provenance, rerank_depth, index); training ignores them. ``source_kinds`` is set from ``vocab``.
     """
 
     def __init__(self, net: SAMConfig | None = None, vocab: dict | None = None,
@@ -46,14 +49,19 @@ class SAMLightningModule(pl.LightningModule):
                  temperature: float = 0.05, learn_temperature: bool = True, positives: str = "any",
                  in_batch_negatives: bool = True,
                  warmup_steps: int = 50, bert_config: dict | None = None,
-                 text_cache_dir: str = "", task_dropout: float = 0.3, training_data: dict | None = None):
+                 text_cache_dir: str = "", task_dropout: float = 0.3, training_data: dict | None = None,
+                 store: StoreConfig | None = None):
         super().__init__()
+        if isinstance(net, dict) and store is None and split_search_fields(net)[1]:  # an older checkpoint's hparams
+            store = StoreConfig.from_legacy({"slot_match": 0.0, **split_search_fields(net)[1]}, "net")
         cfg = SAMConfig.from_dict(dict(net)) if isinstance(net, dict) else copy.deepcopy(net or SAMConfig())
+        store = StoreConfig.from_dict(store, "store") if isinstance(store, dict) else copy.deepcopy(store or StoreConfig())
         if vocab:
             cfg.phases, cfg.kinds = list(vocab.get("phases", [])), list(vocab.get("kinds", []))
-            cfg.source_kinds = list(vocab.get("source_kinds", cfg.source_kinds))
+            store.source_kinds = list(vocab.get("source_kinds", store.source_kinds))
         self.net = SAMNet(cfg)
-        self.save_hyperparameters({"net": cfg.to_dict(), "lr": lr, "bert_lr": bert_lr,
+        self.store_config = store
+        self.save_hyperparameters({"net": cfg.to_dict(), "store": store.to_dict(), "lr": lr, "bert_lr": bert_lr,
                                    "weight_decay": weight_decay, "temperature": temperature,
                                    "learn_temperature": learn_temperature, "positives": positives,
                                    "in_batch_negatives": in_batch_negatives, "warmup_steps": warmup_steps,

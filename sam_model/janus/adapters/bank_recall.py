@@ -2,7 +2,7 @@
 
 - :class:`StreamUpdater` — the base updater of the stream: a copy of the deployed bank observes the batch
   (its new dialogues, then the returning users' visits, then any flood of near-duplicates) through the
-  bank's own state-driven :class:`~sam_model.memory.updater.Updater` (writes, ``corrects`` links, decay,
+  bank's own state-driven :class:`~sam_model.memory.rules.BankRules` (writes, ``corrects`` links, decay,
   pruning to capacity, tier moves); a ``prune`` batch ends with one over-eager pruning pass.
   It is :class:`~sam_model.janus.adapters.memory_bank.BankUpdater` with the stream's events looked up by
   batch: a pure function of (deployed bank, batch), so runs resume exactly.
@@ -27,8 +27,8 @@ from sam_model.data.schema import Event
 from sam_model.janus.adapters.memory_bank import BankTask, BankUpdater, copy_bank
 from sam_model.janus.bank_stream import BankBatch, RecallTask
 from sam_model.memory.bank import MemoryBank
-from sam_model.memory.retrievers import Retriever
-from sam_model.memory.updater import Updater
+from sam_model.encoder import Encoder
+from sam_model.memory.rules import BankRules
 
 
 def _as_recall(tasks: Sequence[Any]) -> list[RecallTask]:
@@ -48,7 +48,7 @@ class StreamUpdater(BankUpdater):
 
     PRUNE_MODES = ("delete", "absorb")
 
-    def __init__(self, retriever: Retriever, batches: Sequence[BankBatch], prune_keep: float = 0.5,
+    def __init__(self, retriever: Encoder, batches: Sequence[BankBatch], prune_keep: float = 0.5,
                  prune_mode: str = "delete", batch_size: int = 64):
         super().__init__(retriever, None, batch_size)
         if not 0.0 < prune_keep < 1.0:
@@ -66,7 +66,7 @@ class StreamUpdater(BankUpdater):
             raise ValueError(f"a proposal covers one stream batch; these tasks come from batches {sorted(ts)}")
         batch = self.batches[ts.pop()]
         bank = copy_bank(memory)
-        updater = Updater(bank, encode=lambda units: self.retriever.encode_memories(units, self.batch_size))
+        updater = BankRules(bank, encode=lambda units: self.retriever.encode_memories(units, self.batch_size))
         self.observe(bank, updater, batch.events)
         self.observe(bank, updater, self.visit_events(bank, batch))
         self.observe(bank, updater, batch.flood)
@@ -74,7 +74,7 @@ class StreamUpdater(BankUpdater):
             self.prune_pass(bank, updater)
         return bank
 
-    def observe(self, bank: MemoryBank, updater: Updater, events: Sequence[Event]) -> None:
+    def observe(self, bank: MemoryBank, updater: BankRules, events: Sequence[Event]) -> None:
         """Every event through the bank's updater, their units encoded in one batch."""
         if not events:
             return
@@ -96,7 +96,7 @@ class StreamUpdater(BankUpdater):
         self.calls["visits"] += len(out)
         return out
 
-    def prune_pass(self, bank: MemoryBank, updater: Updater) -> list[str]:
+    def prune_pass(self, bank: MemoryBank, updater: BankRules) -> list[str]:
         """The fault: prune the bank to prune_keep · its size, least important units first (``prune_mode``)."""
         keep = max(1, int(self.prune_keep * len(bank)))
         if self.prune_mode == "delete":
@@ -120,7 +120,7 @@ class StreamUpdater(BankUpdater):
 class RecallEvaluator:
     """Top-k recall within the task's episode, graded by the first value read; see the module docstring."""
 
-    def __init__(self, retriever: Retriever, k: int = 5, batch_size: int = 64):
+    def __init__(self, retriever: Encoder, k: int = 5, batch_size: int = 64):
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
         self.retriever, self.k, self.batch_size = retriever, k, batch_size
@@ -148,7 +148,7 @@ class RecallEvaluator:
 class RecallTaskEncoder:
     """Task embeddings for the coverage set: each task's query vector, L2-normalised."""
 
-    def __init__(self, retriever: Retriever, batch_size: int = 64):
+    def __init__(self, retriever: Encoder, batch_size: int = 64):
         self.retriever, self.batch_size = retriever, batch_size
 
     def __call__(self, tasks: Sequence[RecallTask]) -> np.ndarray:

@@ -9,14 +9,14 @@ old ones, silently drops memories that later decisions need. Janus wraps those r
 - a **task** is a :class:`BankTask`: a chunk of agent-log events ending at a decision point
   (:func:`bank_tasks` cuts episodes that way), or a whole episode;
 - the **updater** (:class:`BankUpdater`) copies the bank (save/load through a temp dir, so the
-  deployed bank is never touched) and runs the state-driven :class:`~sam_model.memory.updater.Updater`
+  deployed bank is never touched) and runs the state-driven :class:`~sam_model.memory.rules.BankRules`
   over the tasks' events;
 - **correct** (:class:`BankEvaluator`): the top-1 (or any of the top-k) unit the bank returns for
   the decision point stands for one of its labelled memories (``MemoryUnit.sources``: a unit that
   absorbed a pruned memory's facts counts, as in the memory benchmark);
 - **φ** (:class:`BankEncoder`): importance-weighted mean of the unit vectors, kind histogram, size.
 
-    r = HashingRetriever()                   # or SAMRetriever.load(export_dir)
+    r = HashingEncoder()                     # or SAMRetriever.load(export_dir)
     ctrl = JanusController(BankUpdater(r), BankEvaluator(r), BankEncoder(), make_gate("mmt"),
                            HybridEvalSet(BankTaskEncoder(r)), "runs/janus-bank")
     bank = ctrl.run(((batch, None) for batch in batched(bank_tasks(episodes), 8)), MemoryBank(r.dim))
@@ -35,11 +35,11 @@ from typing import Any
 import numpy as np
 
 from sam_model.data.schema import Event, State
+from sam_model.encoder import Encoder as Retriever
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
-from sam_model.memory.retrievers import Retriever
+from sam_model.memory.rules import BankRules as Updater
 from sam_model.memory.unit import MemoryUnit
-from sam_model.memory.updater import Updater
 
 # kinds that get their own bin in φ's histogram; anything else falls in "other"
 PHI_KINDS = ("user", "system", "observation", "thought", "action", "result", "summary")

@@ -25,7 +25,10 @@ Every observed event ticks the bank clock and passes through, in order:
    sources of what the state needs); the rest live in the long-term IVF tier.
 
 Importance decays exponentially per tick (lazily, see ``MemoryUnit.importance_at``) and
-grows by ``reinforce`` when a retrieved unit is used (:meth:`Updater.reinforce`).
+grows by ``reinforce`` when a retrieved unit is used (:meth:`BankRules.reinforce`).
+
+A unit's text and set slots are its event's MemoryRecord (the bank's MemoryRecorder: compared with the
+state before it in its task), so the bank stores and searches exactly the memories evaluate.py reads.
 """
 
 from __future__ import annotations
@@ -43,8 +46,8 @@ from sam_model.memory.unit import MemoryUnit, key_values, mentions, norm
 Encode = Callable[[list[MemoryUnit]], np.ndarray]
 
 
-class Updater:
-    """Applies the state-driven rules to a bank. ``encode`` re-embeds summary units (optional)."""
+class BankRules:
+    """Applies the state-driven rules to a bank. ``encode`` embeds new units and re-embeds summaries."""
 
     def __init__(self, bank: MemoryBank, encode: Encode | None = None):
         self.bank = bank
@@ -76,15 +79,16 @@ class Updater:
         prev = bank.last_state.get(ep)
         bank.last_state[ep] = state
         self.on_state(ep, prev, state)
+        record = bank.recorder.record(event, state)  # every event: the next one is compared with this state
         if not self.keeps(event.kind, state.phase):
             return None
-        unit = MemoryUnit.from_event(event, prev, bank.clock, state)
+        unit = MemoryUnit.from_record(record, event, bank.clock, state)
         if embedding is None:
             if self.encode is None:
-                raise ValueError("Updater.observe needs an embedding, or an Updater built with encode=...")
+                raise ValueError("BankRules.observe needs an embedding, or BankRules built with encode=...")
             embedding = self.encode([unit])[0]
         unit.embedding = embedding
-        bank.add(unit)
+        bank.add(unit, record)
         self.link(unit, state)
         unit.set_importance(1.0 + (self.cfg.fact_bonus if unit.facts else 0.0), bank.clock)
         self.enforce_capacity(protect={unit.id}, last=self.pinned(ep))
@@ -259,11 +263,14 @@ class Updater:
             heir.facts = {s: v for s, v in heir.facts.items() if s in table and table[s][1] in (victim.id, heir.id)}
         heir.entities = sorted(set(heir.entities) | values)
         heir.covers = sorted(set(heir.covers) | victim.sources())
+        if heir.kind != "summary":
+            bank.store.revise(heir.id, sets=set(bank.store.sets_of(heir.id)) | set(live))
         if heir.kind == "summary":
             heir.text = summary_text(heir.phase, heir.facts)
             heir.step = max(heir.step, victim.step)
             keep = max(heir.importance_at(self.now(), self.cfg.decay), self.cfg.summary_importance)
             heir.set_importance(keep, self.now())
+            bank.store.revise(heir.id, text=heir.text, sets=heir.facts)
         return heir.id
 
     def summary_for(self, victim: MemoryUnit) -> MemoryUnit | None:

@@ -1,4 +1,4 @@
-"""Memory encoder: BERT over the memory text + its kind + the phase it was written in → v_m.
+"""Memory item encoder: BERT over one memory's text + its kind + the phase it was written in → v_m.
 
 v_m depends on the memory alone, never on the query, so every memory is encoded once
 and put in a plain inner-product index.
@@ -13,7 +13,7 @@ from sam_model.models.state_encoder import fusion_mlp
 from sam_model.models.text_encoder import TextEncoder
 
 
-class MemoryEncoder(nn.Module):
+class MemoryItemEncoder(nn.Module):
     def __init__(self, text_encoder: TextEncoder, n_kinds: int, n_phases: int, dim: int = 256,
                  kind_dim: int = 16, phase_dim: int = 32, hidden: int = 512, dropout: float = 0.1):
         super().__init__()

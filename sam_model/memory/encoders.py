@@ -1,9 +1,8 @@
-"""Stand-in retrievers with the SAMRetriever API, for when no trained retriever is exported.
+"""Stand-in encoders (sam_model.encoder.Encoder), for when no trained SAM is exported.
 
-The memory and the agent loop only need ``dim``, ``encode_queries(states, observations)``
-and ``encode_memories(memories)``. ``HashingRetriever`` needs nothing (tests, smoke runs);
-``ContentRetriever`` is the content-only baseline: untrained MiniLM vectors of the state
-written as text plus the observation, against the memory text.
+A search needs only ``dim``, ``encode_queries(states, observations)`` and ``encode_memories(memories)``.
+``HashingEncoder`` needs nothing (tests, smoke runs); ``ContentEncoder`` is the content-only baseline:
+untrained MiniLM vectors of the state written as text plus the observation, against the memory text.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Sequence
-from typing import Protocol
 
 import numpy as np
 
@@ -21,22 +19,12 @@ from sam_model.data.text import state_to_text
 _WORD = re.compile(r"\w+")
 
 
-class Retriever(Protocol):
-    dim: int
-
-    def encode_queries(self, states: Sequence[State], observations: Sequence[str], batch_size: int = 64,
-                       progress: bool = False, steps: Sequence[int | None] | None = None,
-                       task_starts: Sequence[int | None] | None = None) -> np.ndarray: ...
-
-    def encode_memories(self, memories: Sequence, batch_size: int = 64, progress: bool = False) -> np.ndarray: ...
-
-
 def query_text(state: State, observation: str) -> str:
     """What a content retriever reads for a query: the state in words, then the observation."""
     return f"{state_to_text(state)} | observation: {observation}"
 
 
-class HashingRetriever:
+class HashingEncoder:
     """Hashed bag-of-words vectors (L2-normalised): lexical overlap as an inner product."""
 
     def __init__(self, dim: int = 256, seed: int = 0):
@@ -59,7 +47,7 @@ class HashingRetriever:
         return self.embed([m.text for m in memories])
 
 
-class ContentRetriever:
+class ContentEncoder:
     """Untrained sentence vectors (``TextEmbedder``, MiniLM by default) of query and memory text.
 
     With ``cache_dir`` (the package's text-vector cache, e.g. ``~/.cache/sam_model/text``) every text is
@@ -88,13 +76,11 @@ class ContentRetriever:
         return self.embedder.encode([m.text for m in memories], batch_size, progress)
 
 
-def load_retriever(path: str | None, bert_path: str | None = None, device: str | None = None) -> Retriever:
-    """An exported SAMRetriever from ``path``, or the content baseline when ``path`` is None."""
+def load_encoder(path: str | None, bert_path: str | None = None, device: str | None = None):
+    """An exported SAM retriever (encoder + its store settings) from ``path``, or the content baseline
+    (``ContentEncoder``) when ``path`` is None."""
     if path is None:
-        return ContentRetriever(bert_path, device)
-    try:
-        from sam_model.retriever import SAMRetriever
-    except ImportError as exc:
-        raise SystemExit(f"--retriever {path}: sam_model.retriever is not available in this checkout ({exc}); "
-                         "leave --retriever out to use the content baseline") from None
+        return ContentEncoder(bert_path, device)
+    from sam_model.retriever import SAMRetriever
+
     return SAMRetriever.load(path, device=device)

@@ -1,0 +1,129 @@
+"""The encoder: states and observations → query vectors, memories → memory vectors. Stateless, no Lightning.
+
+SAM's score is one inner product, q·m (sam_model.models.sam), so everything that searches — the store
+(sam_model.store), evaluate.py, the memory bank — needs only these two maps; what was written, when and for
+whom lives in the store, never here. ``Encoder`` is that contract (a trained ``SAMEncoder``, or the stand-ins of
+sam_model.memory.encoders); ``SAMEncoder`` wraps a trained ``SAMNet``:
+
+    enc = SAMEncoder.load("checkpoints/demo/export")
+    q = enc.encode_queries([state], ["ok, go ahead"], steps=[42], task_starts=[30])   # (1, dim) float32
+    m = enc.encode_memories(records)                                                  # (n, dim) float32
+    scores = q @ m.T
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from sam_model.data.examples import memory_record
+from sam_model.data.schema import Event, State, as_state
+from sam_model.data.text import state_to_text
+from sam_model.models.sam import SAMNet
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """What a search needs from a model: the two vector maps (and their width).
+
+    ``steps`` / ``task_starts``: each query's step and the step where its task began (the learned time part
+    of SAMConfig.time_features); None leaves that part out. Memories bring their own ``.step``.
+    """
+
+    dim: int
+
+    def encode_queries(self, states: Sequence[State | Mapping], observations: Sequence[str], batch_size: int = 64,
+                       progress: bool = False, steps: Sequence[int | None] | None = None,
+                       task_starts: Sequence[int | None] | None = None) -> np.ndarray: ...
+
+    def encode_memories(self, memories: Sequence[Any], batch_size: int = 64, progress: bool = False) -> np.ndarray: ...
+
+
+class SAMEncoder:
+    """A trained SAMNet as an :class:`Encoder` (eval mode, inference only, batched)."""
+
+    def __init__(self, net: SAMNet):
+        self.net = net.eval()
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, device: str | None = None) -> SAMEncoder:
+        """The network of an export folder (``python -m sam_model.export``)."""
+        from sam_model.export import load_exported
+
+        return cls(load_exported(path, device))
+
+    @classmethod
+    def from_checkpoint(cls, ckpt: str | os.PathLike, device: str | None = None) -> SAMEncoder:
+        """The network of a Lightning ``.ckpt`` (read weights_only with torch; Lightning is not imported)."""
+        from sam_model.export import net_from_checkpoint
+
+        return cls(net_from_checkpoint(ckpt, device))
+
+    @property
+    def dim(self) -> int:
+        return self.net.out_dim
+
+    @property
+    def device(self) -> torch.device:
+        return self.net.alpha_logit.device
+
+    @property
+    def content_only(self) -> bool:
+        """The content-only ablation: it must not see the agent's state, so the store re-ranks nothing for it."""
+        return self.net.content_only
+
+    def clear_cache(self) -> None:
+        """Forget cached BERT vectors of texts (they grow with every new text seen by a frozen BERT)."""
+        for module in self.net.modules():
+            if hasattr(module, "clear_cache") and module is not self.net:
+                module.clear_cache()
+
+    def _batched(self, n: int, batch_size: int, progress: bool, desc: str, fn) -> np.ndarray:
+        out = []
+        with torch.inference_mode():
+            for i in tqdm(range(0, n, batch_size), desc=desc, disable=not progress, unit="batch"):
+                out.append(fn(slice(i, i + batch_size)).float().cpu().numpy())
+        return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
+
+    def encode_queries(self, states: Sequence[State | Mapping], observations: Sequence[str], batch_size: int = 64,
+                       progress: bool = False, steps: Sequence[int | None] | None = None,
+                       task_starts: Sequence[int | None] | None = None) -> np.ndarray:
+        """q = [α·W_sᵀ v_s, (1−α)·c_obs, ψ] per query, (n, dim) float32."""
+        if len(states) != len(observations):
+            raise ValueError(f"got {len(states)} states but {len(observations)} observations; give one each")
+        st = [as_state(s) for s in states]
+        texts, phases, obs = [state_to_text(s) for s in st], [s.phase for s in st], list(observations)
+        return self._batched(len(st), batch_size, progress, "queries", lambda sl: self.net.encode_queries(
+            texts[sl], phases[sl], obs[sl], None if steps is None else list(steps[sl]),
+            None if task_starts is None else list(task_starts[sl])))
+
+    def encode_memories(self, memories: Sequence[Any], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        """m = [v_m, c_m, φ(t_m)] per memory, (n, dim) float32: MemoryRecords, Events (read without the state
+        before them), or anything with .text/.kind/.phase (.content and .step when it has them)."""
+        ms = [memory_record(m, None) if isinstance(m, Event) else m for m in memories]
+        texts, kinds, phases = [m.text for m in ms], [m.kind for m in ms], [m.phase for m in ms]
+        contents = [getattr(m, "content", "") or m.text for m in ms]
+        steps = [getattr(m, "step", None) for m in ms]
+        return self._batched(len(ms), batch_size, progress, "memories", lambda sl: self.net.encode_memories(
+            texts[sl], kinds[sl], phases[sl], contents[sl], steps[sl]))
+
+    def _per_state(self, fn, desc: str, states, observations, batch_size: int) -> np.ndarray:
+        st = [as_state(s) for s in states]
+        obs = list(observations) if observations is not None else [""] * len(st)
+        texts, phases = [state_to_text(s) for s in st], [s.phase for s in st]
+        return self._batched(len(st), batch_size, False, desc, lambda sl: fn(texts[sl], phases[sl], obs[sl]))
+
+    def encode_states(self, states: Sequence[State | Mapping], observations: Sequence[str] | None = None,
+                      batch_size: int = 64) -> np.ndarray:
+        """v_s (n, d): the state embedding before projection (for diagnostics such as t-SNE)."""
+        return self._per_state(self.net.encode_states, "states", states, observations, batch_size)
+
+    def projection_weights(self, states: Sequence[State | Mapping], observations: Sequence[str] | None = None,
+                           batch_size: int = 64) -> np.ndarray:
+        """The diagonal of W_s per state (n, d): which dimensions each state turns up or down."""
+        return self._per_state(self.net.projection_diagonal, "projection", states, observations, batch_size)

@@ -1,0 +1,613 @@
+"""MemoryStore: the one place memories live and are searched. No Lightning.
+
+Everything that searches memories goes through :meth:`MemoryStore.search` — ``SAMRetriever.search``, the run-time
+memory bank (``SAMMemory``), the Mem0-style ``ScopedMemory``, the LangChain retriever and ``evaluate.py`` — so
+a figure in the README is what a deployment gets. The store owns the index, each memory's text, kind, step,
+episode and scopes (user, agent, run) with free metadata, the provenance links and the re-rank data; the
+encoder (sam_model.encoder) is stateless and only turns states and memories into vectors.
+
+One search, whatever the caller:
+
+1. candidates: the exact top ``max(k, D)`` of the index by q·m, filtered *inside* the index search by episode,
+   user, agent and run (a user never sees another user's memories, and a small scope is never starved by a
+   global top-k); D = ``StoreConfig.rerank_depth``;
+2. scores are recomputed in float64 from the stored float32 vectors and sorted, exact ties broken by a seeded
+   hash of the write order (sam_model.rerank.tie_keys): the same ranking from every path that wrote the same
+   memories in the same order, whatever batch sizes the encoder saw;
+3. the top D are re-ranked (needed-slot match, a caller's prior such as the bank's importance, then provenance
+   links: sam_model.rerank); the rest follow in score order. So the top k of a deeper search starts with the
+   k of a shallower one: evaluate.py's depth-100 rankings begin with what ``search(k=5)`` returns.
+
+Each :class:`Hit` says why it ranked: its inner product, the re-rank bonus and, when a provenance link placed
+it, the hit that linked to it. ``save``/``load`` write one folder atomically (sam_model.io).
+
+    store = MemoryStore(SAMEncoder.load("checkpoints/demo/export"), StoreConfig(slot_match=0.3))
+    store.add(events, user_id="ana")                       # Events in step order, or MemoryRecords
+    for hit in store.search(state, "ok, go ahead", k=5, episode_id="trip-17", user_id="ana"):
+        print(hit.score, hit.kind, hit.step, hit.text, hit.linked_from)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sam_model.data.examples import MemoryRecord, MemoryRecorder
+from sam_model.data.provenance import ProvenanceLinker
+from sam_model.data.schema import Event, State, as_state
+from sam_model.index import MemoryIndex
+from sam_model.io import SAMFileError, atomic_dir, reading
+from sam_model.rerank import RERANK_DEPTH, best_first, slot_bonus, tie_keys
+from sam_model.rerank import rerank as rerank_candidates
+
+FORMAT = "sam_model.MemoryStore"
+VERSION = 1
+STORE_FILE = "store.json"
+SCOPES = ("user_id", "agent_id", "run_id")
+
+
+@dataclass
+class StoreConfig:
+    """How the store searches. Saved with the store and in export folders (``config.json`` field ``store``).
+
+    Args:
+        slot_match: weight w of the needed-slot re-rank (sam_model.rerank); 0 = off. Training ignores it:
+            choose it on held-out training data.
+        provenance: place after each hit the earlier memory its state's adopted values came from.
+        source_kinds: memory kinds a provenance link may point to (the kinds the training labels call useful,
+            set by training); empty = every kind.
+        rerank_depth: how many of the index's top candidates the re-rank reorders (one depth for every path).
+        index: the FAISS index (sam_model.index.MemoryIndex.from_config), e.g. {"kind": "ivf", "nprobe": 32}.
+        tie_seed: seed of the tie order among exactly equal scores.
+    """
+
+    slot_match: float = 0.0
+    provenance: bool = True
+    source_kinds: list[str] = field(default_factory=list)
+    rerank_depth: int = RERANK_DEPTH
+    index: dict[str, Any] = field(default_factory=lambda: {"kind": "flat"})
+    tie_seed: int = 0
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self, where: str = "store config") -> None:
+        """Raise ValueError naming ``<where>.<field>`` for a value of the wrong type or range."""
+        checks = [
+            ("slot_match", isinstance(self.slot_match, (int, float)) and not isinstance(self.slot_match, bool)
+             and math.isfinite(self.slot_match) and self.slot_match >= 0, "a finite number >= 0"),
+            ("provenance", isinstance(self.provenance, bool), "true or false"),
+            ("source_kinds", isinstance(self.source_kinds, (list, tuple))
+             and all(isinstance(k, str) for k in self.source_kinds), "a list of strings"),
+            ("rerank_depth", isinstance(self.rerank_depth, int) and not isinstance(self.rerank_depth, bool)
+             and self.rerank_depth >= 1, "an integer >= 1"),
+            ("index", isinstance(self.index, Mapping), "an object such as {\"kind\": \"flat\"}"),
+            ("tie_seed", isinstance(self.tie_seed, int) and not isinstance(self.tie_seed, bool), "an integer"),
+        ]
+        for name, ok, want in checks:
+            if not ok:
+                raise ValueError(f"field '{where}.{name}' must be {want}, got {json.dumps(getattr(self, name), default=repr)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: object, where: str = "store") -> StoreConfig:
+        """A config read back from a file: unknown fields and wrong types raise ValueError naming the field."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"'{where}' must be an object, got {type(d).__name__}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"'{where}' has unknown field(s) {unknown}; known: {sorted(names)}")
+        self = cls.__new__(cls)
+        defaults = cls()
+        for f in dataclasses.fields(cls):
+            setattr(self, f.name, d.get(f.name, getattr(defaults, f.name)))
+        self.check(where)
+        self.source_kinds, self.index = list(self.source_kinds), dict(self.index)
+        return self
+
+    @classmethod
+    def from_legacy(cls, sam: Mapping[str, Any], where: str = "sam") -> StoreConfig:
+        """The search settings an older export or checkpoint kept in its network config (SAMConfig's
+        ``source_kinds``, ``provenance``, ``slot_match``): read into a store config so it searches as it did.
+        One saved before provenance links existed (no ``source_kinds``) searches without them; a missing
+        ``slot_match`` is an error, as it was."""
+        if "source_kinds" not in sam:
+            return cls(slot_match=_legacy_slot_match(sam, where), provenance=False, source_kinds=[])
+        return cls.from_dict({"slot_match": _legacy_slot_match(sam, where), "provenance": sam.get("provenance", True),
+                              "source_kinds": sam["source_kinds"]}, where)
+
+
+def _legacy_slot_match(sam: Mapping[str, Any], where: str) -> float:
+    if "slot_match" not in sam:
+        raise ValueError(f"field '{where}.slot_match' is missing")
+    return sam["slot_match"]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A search result: the memory and why it ranked where it did.
+
+    ``score`` is what the ranking used, ``index_score + rerank_bonus``; ``index_score`` the inner product q·m
+    (float64 over the stored vectors); ``rerank_bonus`` the needed-slot match (plus a caller's prior, e.g. the
+    bank's importance); ``linked_from`` the hit whose provenance link placed this memory right after it (then
+    its score may exceed the hit above it).
+    """
+
+    id: str | int
+    text: str
+    content: str
+    kind: str
+    phase: str
+    step: int | None
+    episode_id: str | None
+    score: float
+    index_score: float
+    rerank_bonus: float = 0.0
+    linked_from: str | int | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class _Entry:
+    """What the store keeps of one memory besides its vector (which lives in the index)."""
+
+    id: str | int
+    text: str
+    content: str
+    kind: str
+    phase: str
+    step: int | None
+    episode_id: str | None
+    seq: int
+    sets: tuple[str, ...] = ()
+    links: tuple = ()
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["sets"], d["links"] = list(self.sets), list(self.links)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> _Entry:
+        return cls(**{**d, "sets": tuple(d.get("sets", ())), "links": tuple(d.get("links", ()))})
+
+
+class _Allowed:
+    """Membership in a search's scope: what a provenance link may point to."""
+
+    def __init__(self, store: MemoryStore, episode_id, within: set | None):
+        self.store, self.episode_id, self.within = store, episode_id, within
+
+    def __contains__(self, i: object) -> bool:
+        e = self.store._entries.get(i)  # type: ignore[arg-type]
+        return e is not None and (self.episode_id is None or e.episode_id == self.episode_id) and (
+            self.within is None or i in self.within)
+
+
+class MemoryStore:
+    """Memories (text, metadata, scopes, links, vectors) and the one search over them (see the module doc)."""
+
+    def __init__(self, encoder=None, config: StoreConfig | None = None, dim: int | None = None, index=None):
+        """``encoder``: an sam_model.encoder.Encoder, or None for a store that is only given vectors (then
+        ``dim`` is needed). ``index``: an index object with MemoryIndex's API (the memory bank's tiers);
+        default: ``MemoryIndex.from_config(dim, config.index)``."""
+        if encoder is None and dim is None:
+            raise ValueError("MemoryStore needs an encoder, or the dim of the vectors it will be given")
+        self.encoder = encoder
+        self.config = config or StoreConfig()
+        self.dim = int(dim if dim is not None else encoder.dim)
+        self.index = index if index is not None else MemoryIndex.from_config(self.dim, self.config.index)
+        self.linker = ProvenanceLinker(self.config.source_kinds)
+        self.recorder = MemoryRecorder()
+        self._entries: dict[Any, _Entry] = {}
+        self._scopes: dict[tuple[str, Any], set] = {}  # (scope field, value) -> ids
+        self._links: dict[Any, tuple] = {}  # id -> ids its provenance links point to (only non-empty)
+        self._next_step: dict[Any, int] = {}  # per episode: one past the newest memory's step ("now")
+        self._seq = 0
+
+    # ---- settings ------------------------------------------------------------------------------------------
+
+    @property
+    def content_only(self) -> bool:
+        return bool(getattr(self.encoder, "content_only", False))
+
+    @property
+    def slot_match(self) -> float:
+        """The needed-slot weight in use (never for the content-only ablation, which must not see the state)."""
+        return 0.0 if self.content_only else float(self.config.slot_match)
+
+    @property
+    def provenance(self) -> bool:
+        return bool(self.config.provenance) and not self.content_only
+
+    @property
+    def reranks(self) -> bool:
+        return bool(self.slot_match) or self.provenance
+
+    # ---- container -----------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, i: object) -> bool:
+        return i in self._entries
+
+    def ids(self) -> list:
+        return list(self._entries)
+
+    def next_step(self, episode_id: Any) -> int | None:
+        """One past the newest memory of the episode ("now" for a query), None when it has none."""
+        return self._next_step.get(episode_id)
+
+    def links(self) -> dict:
+        """memory id -> the ids its provenance links point to (only memories that have links)."""
+        return dict(self._links)
+
+    def sets_of(self, i: Any) -> tuple[str, ...]:
+        e = self._entries.get(i)
+        return e.sets if e is not None else ()
+
+    def get(self, i: Any) -> Hit:
+        """The memory ``i`` as a Hit without scores (KeyError if it is not stored)."""
+        if i not in self._entries:
+            raise KeyError(f"memory {i!r} is not in the store")
+        return self._hit(self._entries[i], 0.0, 0.0)
+
+    def get_all(self, episode_id: Any = None, user_id: str | None = None, agent_id: str | None = None,
+                run_id: str | None = None) -> list[Hit]:
+        """Every memory of the scope, in write order."""
+        within = self._within(user_id, agent_id, run_id)
+        return [self._hit(e, 0.0, 0.0) for i, e in self._entries.items()
+                if (episode_id is None or e.episode_id == episode_id) and (within is None or i in within)]
+
+    # ---- writing -------------------------------------------------------------------------------------------
+
+    def add(self, memories: Sequence[Any], vectors: np.ndarray | None = None, *, user_id: str | None = None,
+            agent_id: str | None = None, run_id: str | None = None, metadata: Mapping[str, Any] | None = None,
+            batch_size: int = 64, progress: bool = False) -> list:
+        """Store memories in write order; returns their ids.
+
+        ``memories``: Events (each compared with the state before it in its task: give an episode's events in
+        step order) or MemoryRecords (or anything with their fields). ``vectors``: their memory vectors when
+        the caller has them (else the encoder's). Scopes and metadata apply to all of them.
+        """
+        recs = [self.recorder.record(m) if isinstance(m, Event) else m for m in memories]
+        if not recs:
+            return []
+        seen: set = set()
+        for r in recs:
+            if r.id in self._entries or r.id in seen:
+                raise ValueError(f"memory id {r.id!r} is already in the store: ids (episode#step) must be unique; "
+                                 "delete it first to replace it")
+            seen.add(r.id)
+        x = self._vectors(recs, vectors, batch_size, progress)
+        ids = [r.id for r in recs]
+        self.index.add(ids, x, episode_ids=[getattr(r, "episode_id", None) for r in recs])
+        links = self.linker.add(recs, ids)
+        scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        for r, ls in zip(recs, links):
+            step = getattr(r, "step", None)
+            e = _Entry(r.id, r.text, getattr(r, "content", "") or r.text, r.kind, getattr(r, "phase", ""), step,
+                       getattr(r, "episode_id", None), self._seq, tuple(getattr(r, "sets", ()) or ()), tuple(ls),
+                       **scope, metadata=dict(metadata or {}))
+            self._seq += 1
+            self._entries[r.id] = e
+            if e.links:
+                self._links[r.id] = e.links
+            for name, value in scope.items():
+                if value is not None:
+                    self._scopes.setdefault((name, value), set()).add(r.id)
+            if step is not None:
+                self._next_step[e.episode_id] = max(self._next_step.get(e.episode_id, 0), int(step) + 1)
+        return ids
+
+    def update(self, memory: Any, vector: np.ndarray | None = None) -> None:
+        """Replace a stored memory by a new version of it (same id; it keeps its place in the write order and
+        its scopes): a revised state (sam_model.data.transcripts.TranscriptState.feed) or a re-written summary."""
+        e = self._entries.get(memory.id)
+        if e is None:
+            raise KeyError(f"memory {memory.id!r} is not in the store; add it first")
+        x = self._vectors([memory], None if vector is None else np.asarray(vector, np.float32).reshape(1, -1), 1, False)
+        self.index.remove([memory.id])
+        self.index.add([memory.id], x, episode_ids=[e.episode_id])
+        e.text, e.content = memory.text, getattr(memory, "content", "") or memory.text
+        e.kind, e.phase = memory.kind, getattr(memory, "phase", e.phase)
+        e.sets = tuple(getattr(memory, "sets", ()) or ())
+        e.links = self.linker.links_of(memory)
+        self._links.pop(e.id, None)
+        if e.links:
+            self._links[e.id] = e.links
+
+    def revise(self, i: Any, text: str | None = None, sets: Iterable[str] | None = None) -> None:
+        """Change a memory's text or the slots it counts as setting, keeping its vector (a bank unit that took
+        over a pruned unit's facts; its vector changes through :meth:`update`)."""
+        e = self._entries[i]
+        if text is not None:
+            e.text = text
+        if sets is not None:
+            e.sets = tuple(sorted(set(sets)))
+
+    def delete(self, ids: Iterable[Any]) -> None:
+        """Remove memories (all or nothing: an unknown id raises KeyError); links to them are not followed."""
+        ids = list(dict.fromkeys(ids))
+        missing = [i for i in ids if i not in self._entries]
+        if missing:
+            raise KeyError(f"memory {missing[0]!r} is not in the store")
+        if not ids:
+            return
+        self.index.remove(ids)
+        self.linker.forget(ids)
+        for i in ids:
+            e = self._entries.pop(i)
+            self._links.pop(i, None)
+            for name in SCOPES:
+                value = getattr(e, name)
+                if value is not None:
+                    members = self._scopes.get((name, value))
+                    if members is not None:
+                        members.discard(i)
+                        if not members:
+                            del self._scopes[(name, value)]
+
+    def reset(self) -> None:
+        """Forget every memory (the settings and the index kind stay)."""
+        if self._entries:
+            self.index.remove(list(self._entries))
+        self.linker, self.recorder = ProvenanceLinker(self.config.source_kinds), MemoryRecorder()
+        self._entries, self._scopes, self._links, self._next_step, self._seq = {}, {}, {}, {}, 0
+
+    def _vectors(self, recs: Sequence[Any], vectors, batch_size: int, progress: bool) -> np.ndarray:
+        if vectors is None:
+            if self.encoder is None:
+                raise ValueError("this store has no encoder: give the memory vectors (vectors=...)")
+            vectors = self.encoder.encode_memories(recs, batch_size, progress)
+        x = np.asarray(vectors, dtype=np.float32)
+        if x.ndim != 2 or x.shape != (len(recs), self.dim):
+            raise ValueError(f"memory vectors have shape {x.shape}, expected ({len(recs)}, {self.dim})")
+        return x
+
+    # ---- searching -----------------------------------------------------------------------------------------
+
+    def search(self, state: State | Mapping, observation: str, k: int = 5, *, episode_id: Any = None,
+               user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+               step: int | None = None, task_start: int | None = None, rerank: bool = True) -> list[Hit]:
+        """The k best memories for the agent's state and observation, best first (see the module doc).
+
+        ``step``: the query's step (default: one past the newest memory of ``episode_id``, i.e. now);
+        ``task_start``: the step where the current task began (default: where the episode's current task began
+        as far as the events written so far tell, sam_model.data.examples.MemoryRecorder; None when unknown).
+        Both matter only to a model with time features. ``rerank=False``: the index order alone (what the
+        re-rank adds, measured).
+        """
+        _check_k(k)
+        st = as_state(state)
+        if not isinstance(observation, str):
+            raise TypeError(f"observation must be a string, got {type(observation).__name__}")
+        if self.encoder is None:
+            raise ValueError("this store has no encoder: search with search_vector(query_vector, ...)")
+        if step is None:
+            step = self._next_step.get(episode_id)
+        if task_start is None:
+            task_start = self.recorder.task_start(episode_id)
+        q = self.encoder.encode_queries([st], [observation], steps=[step], task_starts=[task_start])[0]
+        return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
+                                  agent_id=agent_id, run_id=run_id, rerank=rerank)
+
+    def search_vector(self, query: np.ndarray, k: int, needs: Sequence[str] = (), *, episode_id: Any = None,
+                      user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                      rerank: bool = True, prior: Callable[[list], np.ndarray] | None = None) -> list[Hit]:
+        """:meth:`search` for a query vector the caller encoded (batched, as evaluate.py does), with the
+        state's needed slots ``needs``. ``prior(ids)``: extra per-candidate scores added before the re-rank."""
+        _check_k(k)
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self.dim:
+            raise ValueError(f"query vector has dim {q.shape[0]} but the store holds dim {self.dim}")
+        within = self._within(user_id, agent_id, run_id)
+        if len(self) == 0 or (within is not None and not within):
+            return []
+        depth = self.config.rerank_depth
+        found, _ = self.index.search(q[None], max(k, depth), episode_id=episode_id, within=within)
+        cand = [i for i in found[0] if i is not None]
+        if not cand:
+            return []
+        q64 = q.astype(np.float64)
+        scores = self.index.get_vectors(cand).astype(np.float64) @ q64
+        ties = tie_keys([self._entries[i].seq for i in cand], self.config.tie_seed)
+        order = best_first(scores, ties)
+        cand, scores, ties = [cand[j] for j in order], scores[order], ties[order]
+        score_of = dict(zip(cand, scores.tolist()))
+        if not ((rerank and self.reranks) or prior is not None):
+            return [self._hit(self._entries[i], score_of[i], 0.0) for i in cand[:k]]
+        top = cand[:depth]
+        use = rerank and self.reranks
+        placed = rerank_candidates(top, scores[:depth], ties[:depth], needs, self.sets_of, self.slot_match if use else 0.0,
+                         self._links if use and self.provenance else None, _Allowed(self, episode_id, within),
+                         None if prior is None else prior(top))
+        seen = {c for c, _, _ in placed}
+        placed += [(c, 0.0, None) for c in cand[depth:] if c not in seen]
+        out = []
+        for i, bonus, src in placed[:k]:
+            if i not in score_of:  # a linked source outside the candidates: its own score and bonus
+                score_of[i] = float(self.index.get_vectors([i]).astype(np.float64)[0] @ q64)
+                bonus = float(slot_bonus(needs, [self.sets_of(i)], self.slot_match if use else 0.0)[0])
+                if prior is not None:
+                    bonus += float(prior([i])[0])
+            out.append(self._hit(self._entries[i], score_of[i], bonus, src))
+        return out
+
+    def _within(self, user_id, agent_id, run_id) -> set | None:
+        """The ids of the asked scopes (intersection), or None when no scope is asked."""
+        sets = [self._scopes.get((name, value), set()) for name, value in
+                (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)) if value is not None]
+        if not sets:
+            return None
+        sets.sort(key=len)
+        return set.intersection(*map(set, sets)) if len(sets) > 1 else set(sets[0])
+
+    def _hit(self, e: _Entry, score: float, bonus: float, src: Any = None) -> Hit:
+        return Hit(e.id, e.text, e.content, e.kind, e.phase, e.step, e.episode_id, score + bonus, score, bonus, src,
+                   e.user_id, e.agent_id, e.run_id, dict(e.metadata))
+
+    # ---- persistence ---------------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the store as the folder ``path`` (store.json + index/), atomically as a whole
+        (sam_model.io.atomic_dir): a kill leaves the previous version, concurrent saves end with one."""
+        out = Path(path)
+        with atomic_dir(out) as tmp:
+            self.write(tmp)
+        return out
+
+    def write(self, folder: Path) -> None:
+        """Write into the (empty, staging) folder ``folder``: for callers that save the store inside a larger
+        atomic folder (SAMRetriever.save)."""
+        if not isinstance(self.index, MemoryIndex):
+            raise ValueError("only a store with a MemoryIndex saves itself (the memory bank saves its tiers)")
+        self.index.save(folder / "index")
+        (folder / STORE_FILE).write_text(json.dumps(self.state_dict()), encoding="utf-8")
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything but the vectors (which the index holds), JSON-able."""
+        return {"format": FORMAT, "version": VERSION, "dim": self.dim, "config": self.config.to_dict(),
+                "entries": [e.to_json() for e in self._entries.values()], "seq": self._seq,
+                "linker": self.linker.state_dict(), "recorder": self.recorder.state_dict(),
+                "next_step": [[ep, s] for ep, s in self._next_step.items()]}
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict` into a store whose index already holds the same memories' vectors.
+        Raises KeyError/TypeError/ValueError on damaged data (callers name the file)."""
+        self._entries, self._scopes, self._links = {}, {}, {}
+        for raw in d["entries"]:
+            e = _Entry.from_json(raw)
+            self._entries[e.id] = e
+            if e.links:
+                self._links[e.id] = e.links
+            for name in SCOPES:
+                if getattr(e, name) is not None:
+                    self._scopes.setdefault((name, getattr(e, name)), set()).add(e.id)
+        self._seq = int(d["seq"])
+        self.linker = ProvenanceLinker.from_state_dict(d["linker"])
+        self.recorder = MemoryRecorder.from_state_dict(d["recorder"])
+        self._next_step = {ep: int(s) for ep, s in d["next_step"]}
+        if sorted(map(str, self.index.ids())) != sorted(map(str, self._entries)):
+            raise ValueError("the memories and the vectors of the index differ")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, encoder=None, device: str | None = None) -> MemoryStore:
+        """Read a folder written by :meth:`save` (held still while it is read, sam_model.io.reading)."""
+        with reading(path) as folder:
+            return cls.read(folder, encoder, device)
+
+    @classmethod
+    def read(cls, folder: Path, encoder=None, device: str | None = None,
+             config: StoreConfig | None = None) -> MemoryStore:
+        """:meth:`load` without the read lock (the caller holds it); ``config`` overrides the saved one."""
+        path = folder / STORE_FILE
+        fix = "save the store again, or delete the folder and add the memories again"
+        if not path.is_file():
+            raise SAMFileError(f"memory store not found: {path} is missing (give a folder written by "
+                               "MemoryStore.save or SAMRetriever.save)")
+        try:
+            d = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise SAMFileError(f"{path}: unreadable memory store ({err}); {fix}") from None
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise SAMFileError(f"{path}: not a memory store file; {fix}")
+        if d.get("version") != VERSION:
+            raise SAMFileError(f"{path}: memory store version {d.get('version')!r}, this code reads {VERSION}; {fix}")
+        try:
+            cfg = config or StoreConfig.from_dict(d["config"], "config")
+            dim = int(d["dim"])
+            if encoder is not None and encoder.dim != dim:
+                raise ValueError(f"the store holds vectors of dim {dim} but the encoder makes dim {encoder.dim}")
+            index = MemoryIndex.load(folder / "index", expected_dim=dim, device=device)
+            self = cls(encoder, cfg, dim, index)
+            self.load_state_dict(d)
+        except SAMFileError:
+            raise
+        except (KeyError, TypeError, ValueError) as err:
+            raise SAMFileError(f"{path}: memory store data is damaged or does not match {folder / 'index'} "
+                               f"({err!r}); {fix}") from None
+        return self
+
+    @classmethod
+    def from_legacy_index(cls, folder: Path, encoder, config: StoreConfig, device: str | None = None) -> MemoryStore:
+        """A store from the index folder an older SAMRetriever.save wrote (``index/`` with meta.json and
+        rerank.json): it ranks as before; the memories' texts were not saved then, so hits carry none."""
+        index = MemoryIndex.load(folder, expected_dim=encoder.dim, device=device)
+        self = cls(encoder, config, encoder.dim, index)
+        links: dict = {}
+        sets: dict = {}
+        rr = folder / "rerank.json"
+        if rr.exists():
+            try:
+                d = json.loads(rr.read_text(encoding="utf-8"))
+                self.linker = ProvenanceLinker.from_state_dict(d["linker"])
+                links = {k: tuple(v) for k, v in d["links"]}
+                sets = {k: tuple(v) for k, v in d["sets"]}
+            except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
+                raise SAMFileError(f"{rr}: unreadable re-rank data ({err}); delete the file to search without "
+                                   "provenance links and slot match, or rebuild the index with add_memories") from err
+        for n, i in enumerate(index.ids()):
+            ep = index.episode_of(i)
+            step = _step_of(i)
+            self._entries[i] = _Entry(i, "", "", "", "", step, ep, n, sets.get(i, ()), links.get(i, ()))
+            if links.get(i):
+                self._links[i] = links[i]
+            if step is not None:
+                self._next_step[ep] = max(self._next_step.get(ep, 0), step + 1)
+        self._seq = len(self._entries)
+        return self
+
+    def __repr__(self) -> str:
+        return (f"MemoryStore(size={len(self)}, dim={self.dim}, slot_match={self.slot_match}, "
+                f"provenance={self.provenance}, rerank_depth={self.config.rerank_depth})")
+
+
+def _step_of(i: Any) -> int | None:
+    """The step of an ``episode#step`` id (MemoryRecord.make_id), else None."""
+    tail = str(i).rsplit("#", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def _check_k(k: object) -> None:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}")  # as MemoryIndex.search says it
+
+
+
+
+def encoder_of(model: Any) -> Any:
+    """The encoder of a SAMRetriever (its ``encoder``), or the model itself when it is a bare encoder."""
+    return getattr(model, "encoder", model)
+
+
+def store_config_of(model: Any) -> StoreConfig:
+    """The search settings that come with a model: a SAMRetriever's (its export's), else a plain search
+    (no re-rank: nothing says a bare encoder was trained for one)."""
+    store = getattr(model, "store", None)
+    return dataclasses.replace(store.config) if isinstance(store, MemoryStore) else StoreConfig(provenance=False)
+
+
+__all__ = ["Hit", "MemoryRecord", "MemoryStore", "StoreConfig", "encoder_of", "store_config_of"]

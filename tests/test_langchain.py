@@ -1,0 +1,90 @@
+"""The LangChain integration against the real langchain-core and langgraph packages (the [langchain] extra, which
+``make install`` and CI install): Documents from the one store, the state taken from the run's config or rebuilt
+from the graph's messages exactly as the importer writes it, scopes from the config, and the LangGraph example."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("langchain_core", reason="the [langchain] extra is not installed: pip install -e '.[langchain]'")
+pytest.importorskip("langgraph", reason="the [langchain] extra is not installed: pip install -e '.[langchain]'")
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
+
+from sam_model.data.transcripts import Conversation, convert_conversation  # noqa: E402
+from sam_model.integrations.langchain import (  # noqa: E402
+    SAMLangChainRetriever,
+    openai_messages,
+    state_from_messages,
+    tool_call_memories,
+)
+from sam_model.memory import HashingEncoder, ScopedMemory  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def conversation() -> list:
+    return [SystemMessage("Airline policy: look the user up first."),
+            HumanMessage("I'm mia_li_3668 and want to cancel reservation NO6JO3."),
+            AIMessage("", tool_calls=[{"name": "get_user_details", "args": {"user_id": "mia_li_3668"}, "id": "c1"}]),
+            ToolMessage(json.dumps({"name": "Mia Li", "reservations": ["NO6JO3"]}), tool_call_id="c1",
+                        name="get_user_details"),
+            HumanMessage("Yes, go ahead and cancel it."),
+            AIMessage("", tool_calls=[{"name": "cancel_reservation", "args": {"reservation_id": "NO6JO3"},
+                                       "id": "c2"}])]
+
+
+def test_state_from_the_graphs_messages_is_the_importers_decision_state():
+    msgs = conversation()
+    events = convert_conversation(Conversation("c", openai_messages(msgs), "test", "c"))
+    decision = next(e for e in reversed(events) if e.get("useful_memory_steps"))
+    state, observation = state_from_messages(msgs)  # the trailing AI message's calls are the decision
+    assert state == decision["state"] and observation == decision["text"]
+    assert state["phase"] == "cancel_reservation" and state["uncertainty_flags"] == ["reservation_id"]
+    same, _ = state_from_messages(msgs[:-1], msgs[-1].tool_calls[0])
+    assert same == state
+
+
+def test_documents_come_from_the_store_with_state_from_config_or_messages():
+    memory = ScopedMemory(HashingEncoder(512))
+    msgs = conversation()
+    memory.add(openai_messages(msgs[:-1]), user_id="mia", run_id="t1")
+    memory.add("I'm bo and I like aisle seats on reservation NO6JO3", user_id="bo", run_id="t1")
+    retriever = SAMLangChainRetriever(memory=memory, k=4)
+    state, observation = state_from_messages(msgs)
+    want = memory.search(observation, state, user_id="mia", run_id="t1", k=4)["results"]
+
+    by_config = retriever.invoke(observation, {"configurable": {"sam_state": state, "thread_id": "t1",
+                                                                "user_id": "mia"}})
+    by_messages = retriever.invoke("", {"configurable": {"sam_messages": msgs, "thread_id": "t1", "user_id": "mia"}})
+    by_kwargs = retriever.invoke(observation, state=state, user_id="mia", thread_id="t1")
+    for docs in (by_config, by_messages, by_kwargs):
+        assert [d.id for d in docs] == [str(r["id"]) for r in want]
+        assert [d.page_content for d in docs] == [r["memory"] for r in want]
+        assert [d.metadata["score"] for d in docs] == [r["score"] for r in want]
+        assert all(d.metadata["user_id"] == "mia" and "why" in d.metadata for d in docs)
+    per_call = tool_call_memories(retriever, msgs, {"configurable": {"thread_id": "t1", "user_id": "mia"}})
+    assert [d.id for d in per_call["c2"]] == [str(r["id"]) for r in want]
+    # bo's memory says NO6JO3 too, but mia's search never sees it
+    everyone = retriever.invoke(observation, {"configurable": {"sam_state": state}}, k=20)
+    assert any(d.metadata["user_id"] == "bo" for d in everyone)
+    assert not any(d.metadata["user_id"] == "bo" for d in by_config)
+    with pytest.raises(TypeError, match="must be a sam_model.memory.ScopedMemory"):
+        SAMLangChainRetriever(memory=object()).invoke("x")
+
+
+def test_langgraph_example_grounds_tool_arguments_in_memory():
+    sys.path.insert(0, str(REPO / "examples"))
+    try:
+        import langgraph_agent
+    finally:
+        sys.path.pop(0)
+    log = "\n".join(langgraph_agent.run(ScopedMemory(HashingEncoder(512)), k=3))
+    assert "get_user_details(user_id='mia_li_3668')" in log and "cancel_reservation(reservation_id='NO6JO3')" in log
+    assert "user_id = 'mia_li_3668'    <- memory" in log  # the value was found in a retrieved memory
+    assert log.count("reservation_id = 'NO6JO3'") == 2 and "not in the top" not in log
+    assert "agent: Done: NO6JO3 is cancelled" in log

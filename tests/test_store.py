@@ -1,0 +1,183 @@
+"""The memory store: hits that say why they ranked, exact ties in a fixed order, one re-rank depth, filters inside
+the search, delete, atomic save/load, and older exports and saved retrievers read into the store's config."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from sam_model.data.examples import MemoryRecord
+from sam_model.io import SAMFileError
+from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.retriever import SAMRetriever
+from sam_model.store import MemoryStore, StoreConfig
+
+DIM = 8
+
+
+def records(n: int, ep: str = "e", sets=lambda i: ()) -> list[MemoryRecord]:
+    return [MemoryRecord(f"{ep}#{i}", ep, i, "user", "plan", f"memory {i} of {ep}", sets=tuple(sets(i))) for i in range(n)]
+
+
+def unit(v) -> np.ndarray:
+    v = np.asarray(v, np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_hits_say_what_the_memory_is_and_why_it_ranked():
+    rng = np.random.default_rng(0)
+    store = MemoryStore(None, StoreConfig(slot_match=100.0, provenance=False), DIM)
+    x = rng.standard_normal((6, DIM)).astype(np.float32)
+    store.add(records(6, sets=lambda i: ("date",) if i == 5 else ()), x, user_id="ana", metadata={"src": "t"})
+    q = rng.standard_normal(DIM).astype(np.float32)
+    hits = store.search_vector(q, 6, needs=["date"])
+    assert hits[0].id == "e#5" and hits[0].rerank_bonus == pytest.approx(100.0)  # it alone sets what is needed
+    for h in hits:
+        i = int(h.id.split("#")[1])
+        assert h.index_score == pytest.approx(float(x[i].astype(np.float64) @ q.astype(np.float64)))
+        assert h.score == pytest.approx(h.index_score + h.rerank_bonus)
+        assert (h.text, h.kind, h.step, h.episode_id, h.user_id, h.metadata) == \
+            (f"memory {i} of e", "user", i, "e", "ana", {"src": "t"})
+    plain = store.search_vector(q, 6, needs=["date"], rerank=False)
+    assert [h.score for h in plain] == sorted([h.score for h in plain], reverse=True)
+    assert all(h.rerank_bonus == 0 for h in plain)
+
+
+def test_exact_ties_follow_the_write_order_hash_not_the_batch_or_the_index():
+    """Six identical vectors: every store that wrote them in the same order ranks them the same, however they
+    were added (one batch, one by one), and the order is the seeded tie hash, not the write order itself."""
+    v = unit(np.ones(DIM))
+    q = v.copy()
+    a = MemoryStore(None, StoreConfig(provenance=False), DIM)
+    a.add(records(6), np.tile(v, (6, 1)))
+    b = MemoryStore(None, StoreConfig(provenance=False), DIM)
+    for r in records(6):
+        b.add([r], v[None])
+    got = [h.id for h in a.search_vector(q, 6)]
+    assert got == [h.id for h in b.search_vector(q, 6)]
+    assert got != [f"e#{i}" for i in range(6)] and got != [f"e#{i}" for i in reversed(range(6))]
+    c = MemoryStore(None, StoreConfig(provenance=False, tie_seed=1), DIM)
+    c.add(records(6), np.tile(v, (6, 1)))
+    assert [h.id for h in c.search_vector(q, 6)] != got  # the seed decides, nothing else
+
+
+def test_a_shallow_search_is_a_prefix_of_a_deep_one_with_one_rerank_depth():
+    rng = np.random.default_rng(1)
+    cfg = StoreConfig(slot_match=0.3, provenance=True, rerank_depth=10)
+    store = MemoryStore(None, cfg, DIM)
+    recs = records(60, sets=lambda i: ("date",) if i % 7 == 0 else ())
+    store.add(recs, rng.standard_normal((60, DIM)).astype(np.float32))
+    for _ in range(20):
+        q = rng.standard_normal(DIM).astype(np.float32)
+        deep = [h.id for h in store.search_vector(q, 40, needs=["date"])]
+        for k in (1, 5, 10, 11, 25):
+            assert [h.id for h in store.search_vector(q, k, needs=["date"])] == deep[:k]
+        # beyond the re-rank depth the index order holds
+        plain = [h.id for h in store.search_vector(q, 40, rerank=False)]
+        assert deep[10:] == [i for i in plain if i not in set(deep[:10])][: 30]
+
+
+def test_filters_run_inside_the_search_and_delete_forgets():
+    rng = np.random.default_rng(2)
+    store = MemoryStore(None, StoreConfig(provenance=False), DIM)
+    store.add(records(50, "big"), rng.standard_normal((50, DIM)).astype(np.float32), user_id="bo")
+    store.add(records(2, "small"), rng.standard_normal((2, DIM)).astype(np.float32), user_id="ana", agent_id="x")
+    q = rng.standard_normal(DIM).astype(np.float32)
+    assert {h.id for h in store.search_vector(q, 5, user_id="ana")} == {"small#0", "small#1"}  # not starved
+    assert {h.id for h in store.search_vector(q, 5, episode_id="small")} == {"small#0", "small#1"}
+    assert store.search_vector(q, 5, user_id="ana", agent_id="y") == []
+    assert all(h.user_id == "bo" for h in store.search_vector(q, 60, user_id="bo"))
+    store.delete(["small#0"])
+    assert [h.id for h in store.search_vector(q, 5, user_id="ana")] == ["small#1"]
+    with pytest.raises(KeyError, match="small#0"):
+        store.delete(["small#0"])
+    with pytest.raises(ValueError, match="already in the store"):
+        store.add(records(1, "big"), rng.standard_normal((1, DIM)).astype(np.float32))
+    store.reset()
+    assert len(store) == 0 and store.search_vector(q, 3) == []
+
+
+def test_provenance_links_are_not_followed_out_of_scope_or_to_deleted_memories():
+    store = MemoryStore(None, StoreConfig(provenance=True), DIM)
+    src = MemoryRecord("e#0", "e", 0, "system", "p", "[system] How about Linn Terri?", "[system] How about Linn Terri?")
+    acc = MemoryRecord("e#1", "e", 1, "user", "p", "[user] that one works", "[user] that one works",
+                       adopted=("linn terri",))
+    store.add([src, acc], np.stack([unit([1, 0, 0, 0, 0, 0, 0, 0]), unit([0, 1, 0, 0, 0, 0, 0, 0])]))
+    assert store.links() == {"e#1": ("e#0",)}
+    q = unit([0, 1, 0, 0, 0, 0, 0, 0])
+    hits = store.search_vector(q, 2)
+    assert [h.id for h in hits] == ["e#1", "e#0"] and hits[1].linked_from == "e#1"
+    store.delete(["e#0"])
+    assert [h.id for h in store.search_vector(q, 2)] == ["e#1"]
+
+
+def test_save_load_round_trip_and_damage_is_named(tmp_path):
+    rng = np.random.default_rng(3)
+    store = MemoryStore(None, StoreConfig(slot_match=0.2), DIM)
+    store.add(records(9, sets=lambda i: ("a",) if i < 3 else ()), rng.standard_normal((9, DIM)).astype(np.float32),
+              run_id="r1")
+    q = rng.standard_normal(DIM).astype(np.float32)
+    path = store.save(tmp_path / "store")
+    back = MemoryStore.load(path)
+    assert back.search_vector(q, 9, ["a"]) == store.search_vector(q, 9, ["a"])
+    assert back.config == store.config and back.next_step("e") == 9
+    (path / "store.json").write_text(json.dumps({**json.loads((path / "store.json").read_text()), "entries": []}))
+    with pytest.raises(SAMFileError, match=r"store.json: memory store data is damaged or does not match"):
+        MemoryStore.load(path)
+    (path / "store.json").write_text("{")
+    with pytest.raises(SAMFileError, match=r"store.json: unreadable memory store"):
+        MemoryStore.load(path)
+    with pytest.raises(SAMFileError, match="memory store not found"):
+        MemoryStore.load(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"slot_match": -1}, r"field 'store.slot_match' must be a finite number >= 0"),
+    ({"rerank_depth": 0}, r"field 'store.rerank_depth' must be an integer >= 1"),
+    ({"provenance": "yes"}, r"field 'store.provenance' must be true or false"),
+    ({"slotmatch": 1}, r"'store' has unknown field\(s\) \['slotmatch'\]"),
+])
+def test_store_config_fields_are_checked(bad, message):
+    with pytest.raises(ValueError, match=message):
+        StoreConfig.from_dict(bad, "store")
+
+
+def _tiny_net(tiny_bert_dir) -> SAMNet:
+    return SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16, max_length=32,
+                            kinds=["user", "system"]))
+
+
+def test_older_exports_and_saved_retrievers_search_as_before(tmp_path, tiny_bert_dir):
+    """An export that kept the search settings in ``sam`` (SAMConfig) and a retriever saved with ``index/`` +
+    rerank.json load into the store's config and rank as they did."""
+    r = SAMRetriever(_tiny_net(tiny_bert_dir), StoreConfig(slot_match=0.25, provenance=True, source_kinds=["user"]))
+    recs = records(5, sets=lambda i: ("date",) if i == 3 else ())
+    r.add_memories(recs)
+    state = {"phase": "plan", "uncertainty_flags": ["date"]}
+    want = [h.id for h in r.search(state, "ok", k=5, episode_id="e")]
+    saved = r.save(tmp_path / "new")
+    # rewrite it as the previous version wrote it: settings in "sam", the index in index/ with rerank.json
+    old = tmp_path / "old"
+    old.mkdir()
+    for name in ("model.safetensors", "vocab.json"):
+        (old / name).write_bytes((saved / name).read_bytes())
+    import shutil
+
+    shutil.copytree(saved / "tokenizer", old / "tokenizer")
+    config = json.loads((saved / "config.json").read_text())
+    store = config.pop("store")
+    config["sam"].update(slot_match=store["slot_match"], provenance=store["provenance"],
+                         source_kinds=store["source_kinds"])
+    (old / "config.json").write_text(json.dumps(config))
+    r.store.index.save(old / "index")
+    (old / "index" / "rerank.json").write_text(json.dumps({
+        "linker": r.store.linker.state_dict(), "links": [], "sets": [["e#3", ["date"]]]}))
+    back = SAMRetriever.load(old)
+    assert back.store.config.slot_match == 0.25 and back.store.config.source_kinds == ["user"]
+    assert [h.id for h in back.search(state, "ok", k=5, episode_id="e")] == want
+    # an export from before provenance links (no source_kinds) searches without them
+    config["sam"].pop("source_kinds")
+    (old / "config.json").write_text(json.dumps(config))
+    assert SAMRetriever.load(old).store.provenance is False
