@@ -448,8 +448,9 @@ class MemoryStore:
         placed += [(c, 0.0, None) for c in cand[depth:] if c not in seen]
         out = []
         for i, bonus, src in placed[:k]:
-            if i not in score_of:  # a linked source outside the candidates: its own score and bonus
-                score_of[i] = float(self.index.get_vectors([i]).astype(np.float64)[0] @ q64)
+            if bonus is None:  # a linked source outside the re-ranked top: its own score and bonus
+                if i not in score_of:
+                    score_of[i] = float(self.index.get_vectors([i]).astype(np.float64)[0] @ q64)
                 bonus = float(slot_bonus(needs, [self.sets_of(i)], self.slot_match if use else 0.0)[0])
                 if prior is not None:
                     bonus += float(prior([i])[0])

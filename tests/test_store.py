@@ -113,6 +113,25 @@ def test_provenance_links_are_not_followed_out_of_scope_or_to_deleted_memories()
     assert [h.id for h in store.search_vector(q, 2)] == ["e#1"]
 
 
+def test_a_linked_source_below_the_rerank_depth_gets_its_own_score_and_bonus():
+    """Lives hold more candidates than the re-rank depth: the source an accepted offer links to may rank below
+    the depth in the index; it is placed after its hit with its own index score and slot bonus."""
+    store = MemoryStore(None, StoreConfig(provenance=True, slot_match=0.5, rerank_depth=2), DIM)
+    src = MemoryRecord("e#0", "e", 0, "system", "p", "[system] How about Linn Terri?", "[system] How about Linn Terri?",
+                       sets=("name",))
+    acc = MemoryRecord("e#1", "e", 1, "user", "p", "[user] that one works", "[user] that one works",
+                       adopted=("linn terri",))
+    filler = [MemoryRecord(f"e#{i}", "e", i, "user", "p", f"[user] filler {i}") for i in range(2, 6)]
+    vecs = [unit([0.1, 0, 0, 0, 0, 0, 0, 1]), unit([0, 1, 0, 0, 0, 0, 0, 0])]
+    vecs += [unit([0, 1, 0.2 * i, 0, 0, 0, 0, 0]) for i in range(1, 5)]
+    store.add([src, acc, *filler], np.stack(vecs))
+    q = unit([0, 1, 0, 0, 0, 0, 0, 0])
+    hits = store.search_vector(q, 6, needs=["name"])
+    assert [h.id for h in hits][:2] == ["e#1", "e#0"] and hits[1].linked_from == "e#1"
+    assert hits[1].index_score == pytest.approx(float(vecs[0] @ q)) and hits[1].rerank_bonus == pytest.approx(0.5)
+    assert hits[1].score == pytest.approx(hits[1].index_score + 0.5)
+
+
 def test_save_load_round_trip_and_damage_is_named(tmp_path):
     rng = np.random.default_rng(3)
     store = MemoryStore(None, StoreConfig(slot_match=0.2), DIM)
