@@ -89,6 +89,18 @@ class SAMRetriever:
                 self.store.write(tmp / STORE_DIR)
         return out
 
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike, device: str | None = None,
+                        index_config: dict | None = None) -> SAMRetriever:
+        """The Hugging Face / sentence-transformers name for :meth:`load`: the same folder (safetensors + JSON,
+        tokenizer, model card README.md), the same checks; exports of every earlier format load."""
+        return cls.load(path, device, index_config)
+
+    def save_pretrained(self, path: str | os.PathLike) -> Path:
+        """The Hugging Face / sentence-transformers name for :meth:`save`: a folder ``from_pretrained`` (or
+        ``load``) reads back, with its model card, written atomically as a whole."""
+        return self.save(path)
+
     # ---- the encoder's ------------------------------------------------------------------------------------
 
     @property

@@ -9,7 +9,7 @@ from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskEnco
 from sam_model.janus.adapters.memory_bank import copy_bank
 from sam_model.janus.bank_stream import FAULTS, build_bank_stream, dialogue_from_events, fault_schedule
 from sam_model.memory import HashingEncoder, MemoryBank, MemoryConfig
-from sam_model.memory.updater import Updater
+from sam_model.memory.rules import BankRules
 
 R = HashingEncoder(128)
 
@@ -58,7 +58,7 @@ def test_updater_faults_and_recall(dialogues):
     flood = stream(dialogues, share=1.0, kinds=["flood"], flood=25)
     clean, misread = stream(dialogues), stream(dialogues, share=1.0, kinds=["misread"])
     m0 = MemoryBank(R.dim, MemoryConfig(capacity=0))
-    StreamUpdater(R, []).observe(m0, Updater(m0, encode=R.encode_memories), clean.history)
+    StreamUpdater(R, []).observe(m0, BankRules(m0, encode=R.encode_memories), clean.history)
     ev = RecallEvaluator(R, k=5)
     before = copy_bank(m0)
     up = StreamUpdater(R, clean.batches)
@@ -79,11 +79,11 @@ def test_updater_faults_and_recall(dialogues):
     n = len(bank)
     pruned = StreamUpdater(R, misread.batches, prune_keep=0.4)
     cand = copy_bank(c_clean)
-    ids = pruned.prune_pass(cand, Updater(cand, encode=R.encode_memories))
+    ids = pruned.prune_pass(cand, BankRules(cand, encode=R.encode_memories))
     assert len(cand) == int(0.4 * len(c_clean)) and len(ids) == len(c_clean) - len(cand) and len(c_clean) > n
     assert ev.correct(cand, old).mean() < ev.correct(c_clean, old).mean()
     kept = copy_bank(c_clean)
-    StreamUpdater(R, [], prune_keep=0.4, prune_mode="absorb").prune_pass(kept, Updater(kept, encode=R.encode_memories))
+    StreamUpdater(R, [], prune_keep=0.4, prune_mode="absorb").prune_pass(kept, BankRules(kept, encode=R.encode_memories))
     assert len(kept) < len(c_clean) and ev.correct(kept, old).mean() > ev.correct(cand, old).mean()
     c_flood = StreamUpdater(R, flood.batches).propose(bank, t4)
     assert len(c_flood) == len(c_clean) + 25
@@ -101,7 +101,7 @@ def test_updater_faults_and_recall(dialogues):
 def test_episode_scoped_search_ranks_only_that_episode(dialogues):
     s = stream(dialogues)
     bank = MemoryBank(R.dim)
-    StreamUpdater(R, []).observe(bank, Updater(bank, encode=R.encode_memories), s.history)
+    StreamUpdater(R, []).observe(bank, BankRules(bank, encode=R.encode_memories), s.history)
     t = s.history_tasks[0]
     q = R.encode_queries([t.state], [t.text])[0]
     hits = bank.search(q, 500, needs=(t.slot,), episode_id=t.episode_id)
@@ -111,15 +111,15 @@ def test_episode_scoped_search_ranks_only_that_episode(dialogues):
     assert bank.search(q, 5, episode_id="nobody") == []
 
 
-def test_content_retriever_encodes_each_text_once_across_runs(tmp_path):
-    from sam_model.memory.retrievers import ContentRetriever
+def test_content_encoder_encodes_each_text_once_across_runs(tmp_path):
+    from sam_model.memory.encoders import ContentEncoder
 
     units = [type("U", (), {"text": t})() for t in ("[user] hi", "[user] my city is Paris")]
-    first = ContentRetriever(cache_dir=str(tmp_path))
+    first = ContentEncoder(cache_dir=str(tmp_path))
     vecs = first.encode_memories(units)
     assert first.encoded == 2
     first.save()
-    again = ContentRetriever(cache_dir=str(tmp_path))
+    again = ContentEncoder(cache_dir=str(tmp_path))
     assert np.allclose(again.encode_memories(units), vecs, atol=1e-2) and again.encoded == 0
 
 

@@ -81,6 +81,11 @@ def test_trained_retriever_searches_its_index(tmp_path, trained_demo_export, sma
     hits2 = r2.search(dp.state, dp.text, k=5, episode_id=ep.episode_id)
     assert [h.id for h in hits2] == ids and np.allclose([h.score for h in hits2], [h.score for h in hits], atol=1e-5)
     assert [h.text for h in hits2] == [h.text for h in hits]
+    # the Hugging Face names write and read the same folder, model card included
+    pre = r2.save_pretrained(tmp_path / "pretrained")
+    assert (pre / "README.md").read_text().startswith("---\nlibrary_name: sam_model")
+    r3 = SAMRetriever.from_pretrained(pre)
+    assert [h.id for h in r3.search(dp.state, dp.text, k=5, episode_id=ep.episode_id)] == ids
 
 
 def test_export_errors_name_the_problem(tmp_path, tiny_bert_dir):
