@@ -22,8 +22,17 @@ PARSER_MODE = "omegaconf+"
 def use_interpolation() -> None:
     """Let config files write ``${run}`` for a key at their top level (jsonargparse's own default would ask
     for a path relative to where the reference sits, such as ``${....run}``). A jsonargparse setting for
-    this process, made when a CLI starts (never at import)."""
+    this process, made when a CLI starts (never at import). Without omegaconf (an install older than this
+    module) the CLI ends in one line that says how to install it, not in jsonargparse's trace."""
+    import importlib.util
+
     from jsonargparse import set_parsing_settings
+
+    from sam_model.io import SAMFileError
+
+    if importlib.util.find_spec("omegaconf") is None:
+        raise SAMFileError("the config parser needs omegaconf (for ${...} in stacked --config files): "
+                           "pip install -e . (or pip install omegaconf)")
 
     set_parsing_settings(omegaconf_absolute_to_relative_paths=True)
 

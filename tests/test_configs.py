@@ -118,3 +118,21 @@ def test_an_override_changes_only_what_it_names(monkeypatch):
     assert ablation["model"]["net"]["query_input"] == "observation" != base["model"]["net"]["query_input"]
     assert ablation["trainer"]["callbacks"][0]["init_args"]["dirpath"] == "checkpoints/sgd_content_only"
     assert ablation["data"] == base["data"]
+
+
+def test_a_bad_override_is_one_line_naming_its_file_and_key(tmp_path, capsys, monkeypatch):
+    from sam_model.io import SAMFileError
+    from sam_model.janus import bench
+    from sam_model.training.cli import run
+
+    monkeypatch.chdir(REPO)
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("model:\n  net:\n    colour: 3\n")
+    argv = ["fit", "--config", "configs/sgd.yaml", "--config", str(bad), "--print_config"]
+    monkeypatch.setattr(sys, "argv", ["train.py", *argv])
+    assert run(argv) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {bad}: model.net.colour: unknown key"), err
+    bad.write_text("janus:\n  beta: high\n")
+    with pytest.raises(SAMFileError, match=f"^{bad}: janus.beta: expected float"):
+        bench.parse_config(["--config", "configs/janus_sgd.yaml", "--config", str(bad), "--out", "unused"])

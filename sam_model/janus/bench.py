@@ -255,11 +255,11 @@ def parser(cfg_class: type = BenchCfg, description: str | None = None):
 def parse_config(argv: Sequence[str], cfg_class: type = BenchCfg, description: str | None = None):
     """(config, output folder) from ``argv``; a bad config raises SAMFileError in one line naming key and file."""
     from jsonargparse import ArgumentError
-    from omegaconf.errors import OmegaConfBaseException
 
     from sam_model import cli_config
 
     cli_config.use_interpolation()
+    from omegaconf.errors import OmegaConfBaseException
     p = parser(cfg_class, description)
     try:
         ns = p.parse_args(list(argv))
