@@ -48,7 +48,11 @@ class SAMCLI(LightningCLI):
             super().parse_arguments(parser, args)
         except ArgumentError as exc:
             sub_parser = parser._subcommands_action._name_parser_map.get(sub) if sub else parser
-            raise SAMFileError(cli_config.explain(str(exc), argv, sub_parser, prefix)) from None
+            line = cli_config.explain(str(exc), argv, sub_parser, prefix)
+            if "required" in line and "data.train" in line:  # an override (content_only.yaml) given alone
+                line += ("; no --config file sets it: stack an override on a base, e.g. --config configs/sgd.yaml "
+                         "--config configs/content_only.yaml")
+            raise SAMFileError(line) from None
         except OmegaConfBaseException as exc:  # a ${...} that names no key
             raise SAMFileError(cli_config.explain_interpolation(exc, argv, prefix)) from None
 
