@@ -5,9 +5,10 @@ recall evaluator in :mod:`sam_model.janus.adapters.bank_recall`. The CLI is the 
 
     python -m sam_model.janus.bench --config configs/janus_bank.yaml --out runs/janus_bank [--seeds tuning]
 
-(a config with ``stream: bank`` runs here). Vectors: untrained all-MiniLM-L6-v2 sentence vectors for unit
-texts and queries (the content retriever), cached by text under ``$SAM_CACHE_DIR/janus-bank`` so that only
-the first run of a seed pays for BERT. φ = :class:`~sam_model.janus.adapters.memory_bank.BankEncoder`, the
+(a config with ``stream: bank``, or ``--stream bank``, runs here). Vectors: untrained all-MiniLM-L6-v2 sentence
+vectors for unit texts and queries (the content retriever), read from and added to the package's one
+text-vector cache (``~/.cache/sam_model/text``, or ``$SAM_CACHE_DIR/text``), so that only the first run of a
+seed pays for BERT. φ = :class:`~sam_model.janus.adapters.memory_bank.BankEncoder`, the
 importance-weighted mean of the unit vectors the writes already stored, the kind histogram and the size: it
 encodes no text, one pass over the bank (counted as one task scored per call).
 
@@ -26,7 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -48,26 +49,58 @@ from sam_model.memory.rules import BankRules
 
 @dataclass
 class BankDataCfg:
+    """The bank stream's dialogues.
+
+    Args:
+        train: SGD train split folder.
+        every: read one SGD train dialogue in ``every`` (all services): the pool every seed samples from.
+        history: dialogues the bank observed before the stream (M_0).
+        batches: stream batches (Janus steps).
+        per_batch: new dialogues per batch.
+        visits: returning users per batch (one slot of an old dialogue changes).
+        probes: probed slots per dialogue: half of them the stream's tasks, half held out.
+    """
+
     train: str = "../shared/data/sgd/train"
-    every: int = 4  # read one SGD train dialogue in ``every`` (all services), the pool every seed samples from
-    history: int = 16  # dialogues the bank observed before the stream (M_0)
-    batches: int = 32  # stream batches (Janus steps)
-    per_batch: int = 4  # new dialogues per batch
-    visits: int = 8  # returning users per batch (one slot of an old dialogue changes)
-    probes: int = 4  # probed slots per dialogue: half the stream's tasks, half held out
+    every: int = 4
+    history: int = 16
+    batches: int = 32
+    per_batch: int = 4
+    visits: int = 8
+    probes: int = 4
 
 
 @dataclass
 class FaultCfg:
-    share: float = 0.25  # fraction of batches with a fault (never the first)
+    """The faulty batches (sam_model/janus/bank_stream.py).
+
+    Args:
+        share: fraction of batches with a fault (never the first).
+        kinds: the fault kinds drawn from: misread, prune, flood.
+        prune_keep: an over-eager pruning pass keeps this fraction of the bank ...
+        prune_mode: ... deleting the rest outright ("delete"), or by the bank's own rules ("absorb").
+        flood: near-duplicate writes of one flood (a retry loop).
+    """
+
+    share: float = 0.25
     kinds: list[str] = field(default_factory=lambda: list(FAULTS))
-    prune_keep: float = 0.5  # an over-eager pruning pass keeps this fraction of the bank
-    prune_mode: str = "delete"  # ... deleting the rest outright ("absorb": by the bank's own rules)
-    flood: int = 300  # near-duplicate writes of one flood
+    prune_keep: float = 0.5
+    prune_mode: str = "delete"
+    flood: int = 300
 
 
 @dataclass
-class BankMemoryCfg:  # the bank's own rules (MemoryConfig); anything not named keeps its default
+class BankMemoryCfg:
+    """The bank's own rules (sam_model.memory.MemoryConfig); anything not named keeps MemoryConfig's default.
+
+    Args:
+        capacity: units the bank keeps before it prunes (0 = unbounded).
+        half_life: ticks (events) for a unit's importance to halve; 0 = no decay.
+        working_size: units of the exact working tier (0 = one flat exact store).
+        ivf_nlist: IVF lists of the long-term tier (null: about 4·sqrt(n)).
+        ivf_nprobe: IVF lists probed per query.
+    """
+
     capacity: int = 2000
     half_life: float = 1000.0
     working_size: int = 256
@@ -77,6 +110,29 @@ class BankMemoryCfg:  # the bank's own rules (MemoryConfig); anything not named 
 
 @dataclass
 class BankJanusCfg:
+    """The policies compared and the Janus controller's gate, hybrid evaluation set and φ.
+
+    Args:
+        policies: subset of none (the base updater alone), always, mmt, random, periodic (random and periodic
+            make as many comparisons as MMT).
+        ablations: parts of E_t switched off one at a time under MMT: subset of coverage, boundary, fresh.
+        beta: MMT's momentum factor.
+        tau: MMT compares when cos(z_t, m_{t-1}) < tau.
+        budget: MMT in budget mode when set: compare when cos < the budget-quantile of the last 64 cosines.
+        warmup: steps deployed without comparison before MMT starts (plain mode only).
+        momentum: m follows the deployed steps ("deployed") or every proposed step ("proposed").
+        periodic_n: the periodic gate's period; 0 = MMT's number of comparisons, evenly spaced.
+        coverage: E_t's coverage part: cluster representatives of every task seen.
+        boundary: E_t's boundary part: tasks whose correctness flipped.
+        fresh: E_t's fresh part: tasks since the last trigger.
+        holdout_latest: judge a candidate only on tasks before its batch (a bank cannot answer for dialogues
+            it has not seen, so the default judges on the batch too).
+        kind_weight: φ (BankEncoder): weight of the kind histogram.
+        size_weight: φ: weight of the size terms.
+        weighting: φ's mean unit vector: weighted by "importance", or "uniform".
+        k: the agent reads the top-k units of the episode and answers with the first value they record.
+    """
+
     policies: list[str] = field(default_factory=lambda: ["none", "always", "mmt", "random", "periodic"])
     ablations: list[str] = field(default_factory=lambda: ["coverage", "boundary", "fresh"])
     beta: float = 0.9
@@ -88,27 +144,48 @@ class BankJanusCfg:
     coverage: int = 32
     boundary: int = 16
     fresh: int = 16
-    holdout_latest: bool = False  # a bank cannot answer for dialogues it has not seen: judge on the batch too
-    kind_weight: float = 1.0  # φ: BankEncoder weights of the kind histogram and the size terms
+    holdout_latest: bool = False
+    kind_weight: float = 1.0
     size_weight: float = 0.1
-    weighting: str = "importance"  # φ's mean: weighted by importance, or "uniform"
-    k: int = 5  # the agent reads the top-k units of the episode and answers with the first value they record
+    weighting: str = "importance"
+    k: int = 5
 
 
 @dataclass
 class BankBenchCfg:
-    stream: str = "bank"
+    """Janus on the bank stream: the memory is a SAM MemoryBank that accumulates knowledge, through faults.
+
+    Args:
+        stream: "bank" (configs/janus_bank.yaml).
+        data: the stream's dialogues.
+        faults: the faulty batches.
+        memory: the bank's rules.
+        janus: policies, gate, E_t and φ.
+        eval_every: steps between held-out evaluations (the accuracy curve).
+        seeds: run seeds: a list, one seed, or "tuning" for tuning_seeds.
+        tuning_seeds: the seeds where settings were chosen (--seeds tuning).
+        gates: a tuning sweep instead of the configured MMT: none, always, then for every gate G (e.g.
+            "mmtq(0.9,0.25)", "mmt(0.9,0.0)"; one per --gates+ G) MMT with G and random and periodic at its
+            count.
+        bert_path: the content retriever's text encoder folder; "" = all-MiniLM-L6-v2.
+        oracle: under always-trigger, also score both memories of every step on the held-out probes.
+        keep_checkpoints: keep every run's memories/ and tasks/; manifests are always kept.
+        threads: faiss threads (the tiers are small, and OpenMP start-up made each tier move ~100x slower).
+    """
+
+    stream: Literal["bank"] = "bank"
     data: BankDataCfg = field(default_factory=BankDataCfg)
     faults: FaultCfg = field(default_factory=FaultCfg)
     memory: BankMemoryCfg = field(default_factory=BankMemoryCfg)
     janus: BankJanusCfg = field(default_factory=BankJanusCfg)
     eval_every: int = 4
-    seeds: list[int] = field(default_factory=lambda: [10])
+    seeds: list[int] | int | Literal["tuning"] = field(default_factory=lambda: [10])
     tuning_seeds: list[int] = field(default_factory=list)
+    gates: list[str] = field(default_factory=list)
     bert_path: str = ""
-    oracle: bool = True  # under always-trigger, also score both memories of every step on the held-out probes
+    oracle: bool = True
     keep_checkpoints: bool = False
-    threads: int = 1  # faiss threads: the tiers are small, and OpenMP start-up made each tier move ~100x slower
+    threads: int = 1
 
 
 class TimedRecall(RecallEvaluator):
@@ -337,39 +414,19 @@ def targets(stats: dict[str, dict], paired: list[dict]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
+    import sys
 
     from rich.console import Console
 
-    from sam_model.janus.bench import as_dict, load_config
+    from sam_model.janus.bench import as_dict, parse_config
     from sam_model.janus.stats import default_pairs, paired_table, policy_stats
 
-    ap = argparse.ArgumentParser(prog="python -m sam_model.janus.bench", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", required=True, help="YAML config with stream: bank (configs/janus_bank.yaml)")
-    ap.add_argument("--out", required=True, help="output folder: janus.json, runs/")
-    ap.add_argument("--policies", help="comma-separated subset of none,always,mmt,random,periodic (overrides config)")
-    ap.add_argument("--ablations", help="comma-separated subset of coverage,boundary,fresh, or 'none'")
-    ap.add_argument("--seeds", help="comma-separated seeds, or 'tuning' for the config's tuning_seeds")
-    ap.add_argument("--gates", help="a tuning sweep: ';'-separated MMT gates (e.g. 'mmtq(0.9,0.25);mmt(0.9,0.0)'), "
-                                    "each run with random and periodic at its count, plus none and always")
-    ap.add_argument("--set", action="append", default=[], metavar="[SECTION.]FIELD=YAML",
-                    help="override one config field, e.g. --set janus.beta=0.97 (repeatable; for sweeps)")
-    args = ap.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
     console = Console(stderr=True)
     try:
-        cfg = load_config(args.config, BankBenchCfg())
-        for item in args.set:
-            _override(cfg, item)
-        if args.policies:
-            cfg.janus.policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-        if args.ablations:
-            cfg.janus.ablations = [] if args.ablations == "none" else [a.strip() for a in args.ablations.split(",")]
-        if args.seeds:
-            cfg.seeds = cfg.tuning_seeds if args.seeds == "tuning" else [int(x) for x in args.seeds.split(",")]
-        gates = [g.strip() for g in (args.gates or "").split(";") if g.strip()]
+        cfg, out = parse_config(argv, BankBenchCfg, __doc__)
+        gates = [g.strip() for g in cfg.gates if g.strip()]
         runs_of(cfg, gates)
-        out = Path(args.out)
         if (out / "runs").exists() and any((out / "runs").iterdir()):
             raise SAMFileError(f"{out}/runs already holds Janus runs; choose another --out or remove it")
         t0 = time.perf_counter()
@@ -396,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "janus.json", json.dumps(report, indent=1))
     except SAMFileError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         return 2
     console.print(markdown_table(report))
     console.print(f"wrote {out / 'janus.json'} ({report['seconds']:.0f}s; {retriever.encoded} texts encoded)")
@@ -405,17 +462,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def share(v: float | None) -> str:
     return "" if v is None else f"{100 * v:.0f}%"
-
-
-def _override(cfg: Any, item: str) -> None:
-    import yaml
-
-    key, sep, raw = item.partition("=")
-    *path, name = key.strip().split(".")
-    target = getattr(cfg, path[0], None) if len(path) == 1 else cfg if not path else None
-    if not sep or target is None or not hasattr(target, name) or hasattr(getattr(target, name), "__dataclass_fields__"):
-        raise SAMFileError(f"--set {item!r}: expected [SECTION.]FIELD=VALUE with a known field")
-    setattr(target, name, yaml.safe_load(raw))
 
 
 def markdown_table(report: dict) -> str:

@@ -11,27 +11,29 @@ memory is useful) on held-out SGD dev decision points from all domains::
 
 writes ``runs/janus/janus.json`` (per policy: final accuracy, comparisons, accuracy at each
 checkpoint), ``janus_accuracy.png`` and one Janus workdir per policy under ``runs/``.
-Pooled BERT vectors are cached under ``$SAM_CACHE_DIR`` (default ``~/.cache/sam_model``), so only
-the first run pays for BERT.
+Pooled BERT vectors come from the package's one text-vector cache (``~/.cache/sam_model/text``, or
+``$SAM_CACHE_DIR/text``; shared with training and evaluation), so only texts no run has seen cost BERT time.
+A config with ``stream: bank`` (configs/janus_bank.yaml) runs the bank stream (sam_model.janus.bank_bench);
+``--stream bank --help`` lists its options.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
+import dataclasses
 import json
 import random
 import shutil
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
-import yaml
 
 from sam_model.data.examples import episode_memories, iter_examples
 from sam_model.data.reader import Episode
@@ -57,48 +59,64 @@ from sam_model.janus.stats import (
     paired_table,
     policy_stats,
 )
+from sam_model.models.sam import SAMConfig
 
-# -- configuration ------------------------------------------------------------------------------------------
+# -- configuration: one typed tree, filled by jsonargparse from --config files and the command line ---------
 
 
 @dataclass
 class DataCfg:
+    """The SGD domain stream (three disjoint pools of train dialogues per domain, and held-out dev dialogues).
+
+    Args:
+        train: SGD train split folder: M_0's pretraining dialogues, the history and the stream.
+        dev: SGD dev split folder: the held-out decision points of the accuracy.
+        domains: the stream's service domains, in stream order; [] = every train domain, A to Z.
+        pretrain_per_domain: dialogues of every pretraining domain that M_0 is trained on (0 = M_0 untrained).
+        history_per_domain: dialogues per history domain, served before the stream and never trained on.
+        pretrain_domains: M_0's domains; [] = every train domain.
+        history_domains: the history's domains; [] = every train domain.
+        train_per_domain: stream dialogues per stream domain (disjoint from the pretraining and history ones).
+        dev_domains: held-out domains; [] = every dev domain.
+        dev_per_domain: held-out dialogues per dev domain.
+        label: which earlier events count as useful (origin: where a value was first given; latest; all).
+        masked: the decision point's state names the slots it needs, not their values.
+        seed: the seed of the per-domain shuffle that draws the pools (not the run seed).
+        feedback_noise: noisy-feedback regime: this fraction of the stream's batches (a seeded draw per run seed)
+            report wrong useful memories (other candidates of the same episode), and the updater trains on what
+            was reported; the evaluator and E_t keep the true labels. 0 = the clean stream.
+    """
+
     train: str = "../shared/data/sgd/train"
     dev: str = "../shared/data/sgd/dev"
-    domains: list[str] = field(default_factory=list)  # stream order; empty = every train domain, A→Z
-    pretrain_per_domain: int = 10  # dialogues of every pretraining domain M_0 is trained on (0 = M_0 untrained)
-    history_per_domain: int = 10  # dialogues per history domain served before the stream, never trained on
-    pretrain_domains: list[str] = field(default_factory=list)  # M_0's domains; empty = every train domain
-    history_domains: list[str] = field(default_factory=list)  # history's domains; empty = every train domain
-    train_per_domain: int = 40  # dialogues per domain in the stream (disjoint from the pretraining ones)
-    dev_domains: list[str] = field(default_factory=list)  # held-out domains; empty = every dev domain
-    dev_per_domain: int = 20  # held-out dialogues per dev domain
+    domains: list[str] = field(default_factory=list)
+    pretrain_per_domain: int = 10
+    history_per_domain: int = 10
+    pretrain_domains: list[str] = field(default_factory=list)
+    history_domains: list[str] = field(default_factory=list)
+    train_per_domain: int = 40
+    dev_domains: list[str] = field(default_factory=list)
+    dev_per_domain: int = 20
     label: str = "origin"
     masked: bool = True
     seed: int = 0
-    # noisy-feedback regime: this fraction of the stream's batches (a seeded draw per run seed) carry corrupted
-    # feedback — the useful memories the agent reports are wrong candidates of the same episode — and the
-    # updater trains on what was reported; the evaluator and E_t keep the true labels. 0 = clean stream
     feedback_noise: float = 0.0
 
 
 @dataclass
-class ModelCfg:
-    bert_path: str = ""
-    dim: int = 128
-    hidden: int = 256
-    proj_hidden: int = 128
-    projection: str = "diag"
-    alpha: float = 0.9
-    learn_alpha: bool = True
-    dropout: float = 0.1
-    max_length: int = 64
-
-
-@dataclass
 class UpdaterCfg:
-    batch: int = 16  # decision points per update (one Janus step)
-    steps: int = 10  # optimiser steps per update
+    """The base updater: a few Adam steps (fresh optimiser) on each new batch of the stream.
+
+    Args:
+        batch: decision points per update (one Janus step).
+        steps: optimiser steps per update.
+        lr: the updater's learning rate.
+        minibatch: decision points per optimiser step.
+        temperature: softmax temperature of the multi-positive InfoNCE loss (and of φ's probe scores).
+    """
+
+    batch: int = 16
+    steps: int = 10
     lr: float = 3e-3
     minibatch: int = 16
     temperature: float = 0.05
@@ -106,69 +124,175 @@ class UpdaterCfg:
 
 @dataclass
 class PretrainCfg:
-    steps: int = 300  # M_0: the deployed retriever head, trained offline on data.pretrain_domains
+    """M_0, the deployed retriever head, trained offline on ``data.pretrain_domains``.
+
+    Args:
+        steps: optimiser steps (0 = M_0 untrained).
+        lr: learning rate.
+        minibatch: decision points per step.
+    """
+
+    steps: int = 300
     lr: float = 1e-3
     minibatch: int = 32
 
 
 @dataclass
 class JanusCfg:
+    """The policies compared and the Janus controller's gate, hybrid evaluation set and φ.
+
+    Args:
+        policies: subset of none (the base updater alone), always, mmt, random, periodic (random and periodic
+            make as many comparisons as MMT).
+        ablations: parts of E_t switched off one at a time under MMT: subset of coverage, boundary, fresh.
+        beta: MMT's momentum factor (EMA of the deployed update directions).
+        tau: MMT compares when cos(z_t, m_{t-1}) < tau (budget mode: until 8 cosines have been seen).
+        budget: MMT in budget mode when set: compare when cos < the budget-quantile of the last 64 cosines.
+        warmup: steps deployed without comparison before MMT starts (plain mode only).
+        momentum: m follows the deployed steps ("deployed") or every proposed step ("proposed", the literal
+            formula).
+        periodic_n: the periodic gate's period; 0 = MMT's number of comparisons, evenly spaced.
+        coverage: E_t's coverage part: cluster representatives of every task seen.
+        boundary: E_t's boundary part: tasks whose correctness flipped.
+        fresh: E_t's fresh part: tasks since the last trigger.
+        phi: the memory encoding φ: probe log-likelihoods "loglik", probe distributions "probs", or "params"
+            (a sketch of the head's parameters).
+        probes: probe tasks of φ=loglik/probs.
+        probe_pool: where the probes are drawn: M_0's training tasks "pretrain", or the held-out "history".
+        sketch_dim: buckets of φ=params.
+        holdout_latest: judge a candidate on tasks it was not fine-tuned on.
+    """
+
     policies: list[str] = field(default_factory=lambda: ["none", "always", "mmt", "random", "periodic"])
-    ablations: list[str] = field(default_factory=lambda: ["coverage", "boundary", "fresh"])  # each off, under MMT
+    ablations: list[str] = field(default_factory=lambda: ["coverage", "boundary", "fresh"])
     beta: float = 0.9
     tau: float = 0.0
-    budget: float | None = None  # MMT in budget mode mmtq(beta, budget, tau): threshold = budget-quantile of cosines
-    warmup: int = 0  # (plain mode only)
-    momentum: str = "deployed"  # m follows the deployed steps, or every "proposed" step (the literal formula)
-    periodic_n: float = 0  # 0 = match MMT's number of comparisons (a real period, evenly spaced)
+    budget: float | None = None
+    warmup: int = 0
+    momentum: str = "deployed"
+    periodic_n: float = 0
     coverage: int = 16
     boundary: int = 16
     fresh: int = 8
-    phi: str = "loglik"  # φ: probe log-likelihoods "loglik", probe distributions "probs", or "params" (sketch)
-    probes: int = 256  # probe tasks for φ=loglik/probs
-    probe_pool: str = "pretrain"  # where probes are sampled: M_0's training tasks, or the held-out "history"
-    sketch_dim: int = 4096  # buckets for φ=params
-    holdout_latest: bool = True  # judge a candidate on tasks it was not fine-tuned on
+    phi: str = "loglik"
+    probes: int = 256
+    probe_pool: str = "pretrain"
+    sketch_dim: int = 4096
+    holdout_latest: bool = True
+
+
+def head_model() -> SAMConfig:
+    """The benchmark's retriever head: a small SAMNet over frozen MiniLM (SAMConfig's other defaults)."""
+    return SAMConfig(dim=128, hidden=256, proj_hidden=128, max_length=64)
 
 
 @dataclass
 class BenchCfg:
+    """Janus on the SGD domain stream: the memory is a SAM retriever head.
+
+    Args:
+        stream: "head", the SGD domain stream (a config with ``stream: bank`` runs the bank stream).
+        data: the stream's data.
+        model: the SAM network (sam_model.models.sam.SAMConfig; BERT stays frozen, its pooled vectors cached:
+            trainable_layers 0, cache_text true; phases and kinds come from the stream).
+        pretrain: M_0's offline training.
+        updater: the base updater.
+        janus: policies, gate, E_t and φ.
+        eval_every: steps between dev evaluations (the accuracy curve).
+        seeds: run seeds: a list, one seed, or "tuning" for tuning_seeds.
+        tuning_seeds: the seeds where settings were chosen (--seeds tuning).
+        device: cpu or cuda; "" = cuda when available.
+        threads: torch CPU threads for the head (tiny matrices, where more threads only spin); 0 = torch's own.
+        keep_checkpoints: keep every run's memories/ and tasks/ (about 1 GB); manifests are always kept.
+    """
+
+    stream: Literal["head"] = "head"
     data: DataCfg = field(default_factory=DataCfg)
-    model: ModelCfg = field(default_factory=ModelCfg)
+    model: SAMConfig = field(default_factory=head_model)
     pretrain: PretrainCfg = field(default_factory=PretrainCfg)
     updater: UpdaterCfg = field(default_factory=UpdaterCfg)
     janus: JanusCfg = field(default_factory=JanusCfg)
-    eval_every: int = 4  # steps between dev evaluations (the accuracy curve)
-    seeds: list[int] = field(default_factory=lambda: [0])  # the held-out seeds of the report
-    tuning_seeds: list[int] = field(default_factory=list)  # where settings were chosen (``--seeds tuning``)
-    device: str = ""  # "" = cuda when available
-    threads: int = 1  # torch CPU threads for the head: tiny matrices, where more threads only spin
-    keep_checkpoints: bool = False  # keep every run's memories/ and tasks/ (about 1 GB); manifests are always kept
+    eval_every: int = 4
+    seeds: list[int] | int | Literal["tuning"] = field(default_factory=lambda: [0])
+    tuning_seeds: list[int] = field(default_factory=list)
+    device: str = ""
+    threads: int = 1
+    keep_checkpoints: bool = False
 
 
-def load_config(path: str | None, cfg: Any = None) -> Any:
-    """A config dataclass (``BenchCfg`` by default) with the sections of the YAML file at ``path`` filled in."""
-    cfg = BenchCfg() if cfg is None else cfg
-    if not path:
-        return cfg
+USAGE = """Options come from --config files (repeat --config to stack overrides: later files win) and then from the
+command line, one option per config key (--janus.beta 0.97, --data.train_per_domain 10, --seeds 0,
+--seeds tuning, --janus.policies [none,mmt]); --print_config shows the resolved config and exits."""
+
+
+def _help_formatter():
+    from jsonargparse import DefaultHelpFormatter
+
+    class HelpFormatter(DefaultHelpFormatter, argparse.RawDescriptionHelpFormatter):
+        """Option help with its type and default; the description as written."""
+
+    return HelpFormatter
+
+
+def parser(cfg_class: type = BenchCfg, description: str | None = None):
+    """The benchmark's jsonargparse parser for ``cfg_class`` (BenchCfg, or bank_bench.BankBenchCfg)."""
+    from jsonargparse import ActionConfigFile, ArgumentParser
+
+    from sam_model import cli_config
+
+    p = ArgumentParser(prog="python -m sam_model.janus.bench", description=f"{description or __doc__}\n{USAGE}",
+                       usage="%(prog)s --config FILE [--config OVERRIDE ...] --out DIR [--KEY VALUE ...]",
+                       parser_mode=cli_config.PARSER_MODE, exit_on_error=False, formatter_class=_help_formatter())
+    p.add_argument("--config", action=ActionConfigFile,
+                   help="a YAML config (configs/janus_sgd.yaml, configs/janus_bank.yaml); repeat it to stack "
+                        "overrides on it (configs/janus_sgd_noisy.yaml on janus_sgd.yaml)")
+    p.add_argument("--out", required=True, help="output folder: janus.json (and janus_accuracy.png), runs/; it must "
+                                                "hold no earlier runs")
+    p.add_class_arguments(cfg_class, None)
+    return p
+
+
+def parse_config(argv: Sequence[str], cfg_class: type = BenchCfg, description: str | None = None):
+    """(config, output folder) from ``argv``; a bad config raises SAMFileError in one line naming key and file."""
+    from jsonargparse import ArgumentError
+
+    from sam_model import cli_config
+
+    cli_config.use_interpolation()
+    from omegaconf.errors import OmegaConfBaseException
+    p = parser(cfg_class, description)
     try:
-        raw = yaml.safe_load(Path(path).read_text()) or {}
-    except FileNotFoundError:
-        raise SAMFileError(f"config not found: {path}") from None
-    except yaml.YAMLError as exc:
-        raise SAMFileError(f"{path} is not valid YAML: {exc}") from None
-    for key, value in raw.items():
-        if not hasattr(cfg, key):
-            raise SAMFileError(f"{path}: unknown section {key!r}; known: {sorted(vars(cfg))}")
-        sub = getattr(cfg, key)
-        if isinstance(value, dict) and hasattr(sub, "__dataclass_fields__"):
-            for k, v in value.items():
-                if not hasattr(sub, k):
-                    raise SAMFileError(f"{path}: unknown field {key}.{k}; known: {sorted(vars(sub))}")
-                setattr(sub, k, v)
-        else:
-            setattr(cfg, key, value)
-    return cfg
+        ns = p.parse_args(list(argv))
+    except ArgumentError as exc:
+        raise SAMFileError(cli_config.explain(str(exc), argv, p)) from None
+    except OmegaConfBaseException as exc:
+        raise SAMFileError(cli_config.explain_interpolation(exc, argv)) from None
+    init = p.instantiate(ns) if hasattr(p, "instantiate") else p.instantiate_classes(ns)
+    cfg = cfg_class(**{f.name: init[f.name] for f in fields(cfg_class)})
+    if cfg.seeds == "tuning":
+        cfg.seeds = list(cfg.tuning_seeds)
+    elif isinstance(cfg.seeds, int):
+        cfg.seeds = [cfg.seeds]
+    return cfg, Path(ns.out)
+
+
+def load_config(path: str | None = None, cfg_class: type = BenchCfg, *args: str):
+    """The config of ``--config path`` (defaults without a path), with further command-line ``args``."""
+    return parse_config([*(("--config", path) if path else ()), *args, "--out", "-"], cfg_class)[0]
+
+
+def net_config(model: SAMConfig, phases: list[str], kinds: list[str]) -> SAMConfig:
+    """The SAMConfig of the benchmark's net: ``model`` with the stream's vocabularies. The head adapter needs
+    BERT frozen and its vectors cached; a config that asks otherwise is refused (key named)."""
+    if model.trainable_layers != 0:
+        raise SAMFileError(f"model.trainable_layers: the retriever-head benchmark keeps BERT frozen (0), got "
+                           f"{model.trainable_layers}")
+    if not model.cache_text:
+        raise SAMFileError("model.cache_text: the retriever-head benchmark reads BERT's vectors from the text "
+                           "cache; it must be true")
+    if model.phases or model.kinds:
+        raise SAMFileError("model.phases / model.kinds: the vocabularies come from the stream; leave them []")
+    return dataclasses.replace(model, phases=list(phases), kinds=list(kinds))
 
 
 def as_dict(obj: Any) -> Any:
@@ -299,46 +423,34 @@ def reported_labels(ctx: HeadContext, tasks: list[int], corrupted: bool, seed: i
     return out
 
 
-# -- pooled BERT vectors, cached on disk --------------------------------------------------------------------
+# -- pooled BERT vectors, from the package's one text-vector cache -----------------------------------------
 
 
-def cache_dir() -> Path:
-    import os
+def text_vectors(bert, tokenizer, model: SAMConfig, texts: list[str], cache_dir: str | Path,
+                 progress: bool = True) -> tuple[dict[str, np.ndarray], int]:
+    """Pooled (unnormalised, as SAMNet's frozen text encoder makes them) BERT vectors of ``texts``, and how many
+    BERT encoded.
 
-    return Path(os.environ.get("SAM_CACHE_DIR", Path.home() / ".cache" / "sam_model")) / "janus"
+    They go through the package's text-vector cache (``TextEncoder.cache_file``: one file per BERT
+    fingerprint under ``cache_dir``, shared with training and evaluation), so only texts that no run has
+    encoded before cost BERT time. Those are encoded shortest first in batches of 128.
+    """
+    from tqdm.auto import tqdm
 
+    from sam_model.models.text_encoder import TextEncoder
 
-def pooled_vectors(enc, texts: list[str], bert_key: str, progress: bool = True) -> dict[str, np.ndarray]:
-    """Mean-pooled (unnormalised, as SAMNet's text encoder makes them) BERT vectors of ``texts``."""
-    folder = cache_dir() / hashlib.sha1(bert_key.encode()).hexdigest()[:12]
-    have: dict[str, np.ndarray] = {}
-    if (folder / "texts.json").exists() and (folder / "vectors.npy").exists():
-        try:
-            old_texts = json.loads((folder / "texts.json").read_text(encoding="utf-8"))
-            vecs = np.load(folder / "vectors.npy")
-            if len(old_texts) == len(vecs):
-                have = dict(zip(old_texts, vecs))
-        except (json.JSONDecodeError, ValueError, OSError):
-            have = {}  # a damaged cache is rebuilt
-    missing = [t for t in texts if t not in have]
+    enc = TextEncoder(bert, tokenizer, model.max_length, trainable_layers=0, batch_size=128, pooling=model.pooling)
+    path = enc.cache_file(cache_dir)
+    enc.load_cache(path)
+    missing = sorted(enc.uncached(texts), key=len)
+    chunk = 128 * 8
+    for i in tqdm(range(0, len(missing), chunk), desc="BERT (cached after this run)", disable=not progress or not
+                  missing, unit="chunk"):
+        enc(missing[i : i + chunk])
     if missing:
-        from tqdm.auto import tqdm
-
-        enc.bert.eval()
-        order = sorted(missing, key=len)
-        bs = 128
-        with torch.no_grad():
-            for i in tqdm(range(0, len(order), bs), desc="BERT (cached after this run)", disable=not progress,
-                          unit="batch"):
-                chunk = order[i : i + bs]
-                for t, v in zip(chunk, enc._encode(chunk).float().cpu().numpy()):
-                    have[t] = v
-        all_texts = list(have)
-        folder.mkdir(parents=True, exist_ok=True)
-        with atomic_path(folder / "vectors.npy") as tmp, open(tmp, "wb") as fh:
-            np.save(fh, np.stack([have[t] for t in all_texts]).astype(np.float32))
-        atomic_write_text(folder / "texts.json", json.dumps(all_texts, ensure_ascii=False))
-    return {t: have[t] for t in texts}
+        enc.save_cache(path)
+    vectors = enc(list(texts)).float().cpu().numpy() if texts else np.zeros((0, enc.hidden_size), np.float32)
+    return dict(zip(texts, vectors)), enc.encoded
 
 
 # -- one policy run ----------------------------------------------------------------------------------------
@@ -473,17 +585,12 @@ def plan(cfg: BenchCfg) -> list[tuple[str, str | None, str | None]]:
 
 def run_seed(cfg: BenchCfg, s: Stream, vectors: dict[str, np.ndarray], seed: int, out: Path,
              console, bert=None, tokenizer=None) -> dict[str, dict]:
-    from sam_model.models.sam import SAMConfig, SAMNet
+    from sam_model.models.sam import SAMNet
 
-    m = cfg.model
     if cfg.threads > 0:
         torch.set_num_threads(cfg.threads)
     torch.manual_seed(seed)
-    net_cfg = SAMConfig(bert_path=m.bert_path, dim=m.dim, hidden=m.hidden, proj_hidden=m.proj_hidden,
-                        projection=m.projection, alpha=m.alpha, learn_alpha=m.learn_alpha, dropout=m.dropout,
-                        max_length=m.max_length, trainable_layers=0, cache_text=True, phases=s.phases,
-                        kinds=s.kinds)
-    net = SAMNet(net_cfg, bert, tokenizer)
+    net = SAMNet(net_config(cfg.model, s.phases, s.kinds), bert, tokenizer)
     ctx = HeadContext(net, s.memories, s.examples, vectors, device=cfg.device or None)
     m0 = ctx.memory()
     if s.pretrain_tasks and cfg.pretrain.steps:
@@ -581,43 +688,18 @@ def plot(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if _stream_of(argv) == "bank":  # the bank stream: its own config sections and runner
+    if stream_of(argv) == "bank":  # the bank stream: its own config sections and runner
         from sam_model.janus.bank_bench import main as bank_main
 
         return bank_main(argv)
-    ap = argparse.ArgumentParser(prog="python -m sam_model.janus.bench", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", help="YAML config (sections data, model, updater, janus; see "
-                                     "configs/janus_sgd.yaml); omitted = built-in defaults")
-    ap.add_argument("--out", required=True, help="output folder: janus.json, janus_accuracy.png, runs/")
-    ap.add_argument("--policies", help="comma-separated subset of none,always,mmt,random,periodic (overrides config)")
-    ap.add_argument("--ablations", help="comma-separated subset of coverage,boundary,fresh, or 'none' (overrides config)")
-    ap.add_argument("--seeds", help="comma-separated seeds, or 'tuning' for the config's tuning_seeds (overrides "
-                                    "the config's held-out seeds)")
-    ap.add_argument("--device", help="cpu or cuda (default: cuda when available)")
-    ap.add_argument("--train-per-domain", type=int, help="stream dialogues per domain (overrides config)")
-    ap.add_argument("--dev-per-domain", type=int, help="held-out dialogues per domain (overrides config)")
-    args = ap.parse_args(argv)
     from rich.console import Console
 
     console = Console(stderr=True)
     try:
-        cfg = load_config(args.config)
-        if args.policies:
-            cfg.janus.policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-        if args.ablations:
-            cfg.janus.ablations = [] if args.ablations == "none" else [a.strip() for a in args.ablations.split(",")]
-        if args.seeds:
-            cfg.seeds = cfg.tuning_seeds if args.seeds == "tuning" else [int(x) for x in args.seeds.split(",")]
-        if args.device:
-            cfg.device = args.device
-        if args.train_per_domain:
-            cfg.data.train_per_domain = args.train_per_domain
-        if args.dev_per_domain:
-            cfg.data.dev_per_domain = args.dev_per_domain
+        cfg, out = parse_config(argv)
         plan(cfg)
         feedback_schedule(1, cfg.data.feedback_noise, 0)  # validate before any work
-        out = Path(args.out)
+        net_config(cfg.model, [], [])
         if (out / "runs").exists() and any((out / "runs").iterdir()):
             raise SAMFileError(f"{out}/runs already holds Janus runs; choose another --out or remove it")
         t0 = time.perf_counter()
@@ -626,14 +708,13 @@ def main(argv: list[str] | None = None) -> int:
                       f"{len(s.history_tasks)}; "
                       f"stream: {len(s.train_tasks)} train decision points in {len(set(s.train_domains))} domains; "
                       f"held out: {len(s.dev_tasks)} dev decision points; {len(s.memories)} memories")
+        from sam_model.data.sources import default_cache_dir
         from sam_model.models.bert import load_bert
-        from sam_model.models.text_encoder import TextEncoder
 
         bert, tok = load_bert(cfg.model.bert_path or None)
         texts = stream_texts(s)
         t_bert = time.perf_counter()
-        vectors = pooled_vectors(TextEncoder(bert, tok, cfg.model.max_length, trainable_layers=0, cache=False),
-                                 texts, json.dumps([cfg.model.bert_path, cfg.model.max_length]))
+        vectors, encoded = text_vectors(bert, tok, cfg.model, texts, default_cache_dir() / "text")
         t_bert = time.perf_counter() - t_bert
         per_seed = {seed: run_seed(cfg, s, vectors, seed, out, console, bert, tok) for seed in cfg.seeds}
         summary = summarise(per_seed)
@@ -644,7 +725,7 @@ def main(argv: list[str] | None = None) -> int:
                              "train_tasks": len(s.train_tasks),
                              "dev_tasks": len(s.dev_tasks),
                              "domains": list(dict.fromkeys(s.train_domains)), "memories": len(s.memories),
-                             "texts": len(texts)},
+                             "texts": len(texts), "texts_encoded": encoded},
                   "feedback": {"noise": cfg.data.feedback_noise, "corrupted_batches": {  # steps t (1-based)
                       str(seed): [t for t, c in enumerate(feedback_schedule(
                           -(-len(s.train_tasks) // cfg.updater.batch), cfg.data.feedback_noise, seed), 1) if c]
@@ -657,24 +738,36 @@ def main(argv: list[str] | None = None) -> int:
         atomic_write_text(out / "janus.json", json.dumps(report, indent=1))
         plot(per_seed, out / "janus_accuracy.png")
     except SAMFileError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         return 2
     _print_table(console, summary, report["targets"], noisy=bool(cfg.data.feedback_noise), stats=stats,
                  paired=report["paired"])
     console.print(f"wrote {out / 'janus.json'} and {out / 'janus_accuracy.png'} "
-                  f"({report['seconds']['total']:.0f}s, BERT {report['seconds']['bert']:.0f}s)")
+                  f"({report['seconds']['total']:.0f}s, BERT {report['seconds']['bert']:.0f}s for {encoded} texts)")
     return 0
 
 
-def _stream_of(argv: list[str]) -> str:
-    """The ``stream:`` of the config named by ``--config`` ("head" when absent or unreadable: the parser reports)."""
-    path = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--config"), None)
-    path = path or next((a.split("=", 1)[1] for a in argv if a.startswith("--config=")), None)
-    try:
-        raw = yaml.safe_load(Path(path).read_text()) if path else None
-    except (OSError, yaml.YAMLError):
-        return "head"
-    return raw.get("stream", "head") if isinstance(raw, dict) else "head"
+def stream_of(argv: Sequence[str]) -> str:
+    """Which benchmark ``argv`` asks for: ``--stream X``, else the ``stream:`` of the last --config file that has
+    one, else "head" (an unreadable file is left to the parser to report)."""
+    import yaml
+
+    from sam_model import cli_config
+
+    args = list(argv)
+    for i, a in enumerate(args):
+        if a == "--stream" and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith("--stream="):
+            return a.split("=", 1)[1]
+    for path in reversed(cli_config.config_files(args)):
+        try:
+            raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError):
+            return "head"
+        if isinstance(raw, dict) and "stream" in raw:
+            return str(raw["stream"])
+    return "head"
 
 
 def _print_table(console, summary: dict[str, dict], tg: dict, noisy: bool = False, stats: dict | None = None,

@@ -45,6 +45,9 @@ class SAMConfig:
         rank: rank of the lowrank correction.
         hidden: hidden size of the fusion MLPs.
         proj_hidden: hidden size of g(v_s).
+        phase_dim: size of the learned phase embedding in the state encoder.
+        kind_dim: size of the learned memory-kind embedding in the memory encoder.
+        dropout: dropout in the fusion MLPs.
         alpha: weight of the state score against the content score (1 = state only).
         learn_alpha: learn α (through a logit) instead of keeping it fixed.
         query_input: "state" (SAM) or "observation": the content-only ("vector database") ablation, which
@@ -54,7 +57,8 @@ class SAMConfig:
         trainable_layers: BERT layers to train from the top; 0 = frozen (cached, CPU-friendly), -1 = all.
         max_length: BERT max tokens per text.
         cache_text: cache pooled BERT vectors of texts while BERT is frozen.
-        phases / kinds: vocabularies learned from the training logs (set by the data module).
+        phases: the phase vocabulary, learned from the training logs (set by the data module).
+        kinds: the memory-kind vocabulary, learned from the training logs (set by the data module).
         time_features: frequencies K of the learned time and task context (sam_model.models.time): the score
             gains learned, state-dependent functions of the step distance and of the distance to the current
             task's start; 0 = off (the vectors then are exactly those of a model without it).

@@ -82,6 +82,10 @@ class TextEncoder(nn.Module):
                     self._cache[t] = v
         return torch.stack([self._cache[t] for t in texts]) if texts else self._encode([])
 
+    def uncached(self, texts: list[str]) -> list[str]:
+        """The distinct texts among ``texts`` that BERT would have to encode (all of them without a cache)."""
+        return list(dict.fromkeys(t for t in texts if not self.use_cache or t not in self._cache))
+
     def clear_cache(self) -> None:
         self._cache.clear()
 

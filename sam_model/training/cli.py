@@ -1,4 +1,10 @@
-"""LightningCLI wiring: the model's vocabularies come from the training data; safe checkpoints; one-line errors."""
+"""LightningCLI wiring: the model's vocabularies come from the training data; safe checkpoints; one-line errors.
+
+Configs stack: ``train.py fit --config configs/sgd.yaml --config configs/content_only.yaml`` merges the
+override over the base (sam_model.cli_config: ``omegaconf+`` mode, ``${...}`` resolved after the merge). Every
+run has an ``experiment`` (set by the dataset config) and a ``run`` name (default: the experiment); the configs
+write checkpoints and TensorBoard logs to ``checkpoints/${run}/``.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +12,49 @@ import sys
 
 from pytorch_lightning.cli import LightningCLI
 
+from sam_model import cli_config
 from sam_model.checkpoint import load_checkpoint
 from sam_model.data.schema import LogFormatError
-from sam_model.io import run_cli
+from sam_model.io import SAMFileError, run_cli
 from sam_model.training.checkpoint_io import use_atomic_checkpoints
 from sam_model.training.datamodule import AgentLogDataModule
 from sam_model.training.module import SAMLightningModule
 from sam_model.training.progress import LineProgress
 
+SUBCOMMANDS = ("fit", "validate", "test", "predict")
+
 
 class SAMCLI(LightningCLI):
     def add_arguments_to_parser(self, parser) -> None:
+        parser.add_argument("--experiment", type=str, default="sam",
+                            help="the experiment's name, set by the dataset config (demo, sgd, tools, ...); the run "
+                                 "name defaults to it")
+        parser.add_argument("--run", type=str, default="${.experiment}",
+                            help="the run's name: the configs put its checkpoints (best-epoch=NN.ckpt, last.ckpt) and "
+                                 "TensorBoard logs in checkpoints/${run}/ (default: the experiment's name; an override "
+                                 "that makes a variant names it, e.g. configs/content_only.yaml: "
+                                 "${experiment}_content_only)")
         parser.link_arguments("data.vocab", "model.vocab", apply_on="instantiate")
+
+    def parse_arguments(self, parser, args) -> None:
+        """A bad config ends in one line naming the key and the file that set it (sam_model.cli_config)."""
+        from jsonargparse import ArgumentError
+        from omegaconf.errors import OmegaConfBaseException
+
+        argv = list(sys.argv[1:] if args is None else args)
+        sub = next((a for a in argv if a in SUBCOMMANDS), None)
+        prefix = f"{sub}." if sub else ""
+        try:
+            super().parse_arguments(parser, args)
+        except ArgumentError as exc:
+            sub_parser = parser._subcommands_action._name_parser_map.get(sub) if sub else parser
+            line = cli_config.explain(str(exc), argv, sub_parser, prefix)
+            if "required" in line and "data.train" in line:  # an override (content_only.yaml) given alone
+                line += ("; no --config file sets it: stack an override on a base, e.g. --config configs/sgd.yaml "
+                         "--config configs/content_only.yaml")
+            raise SAMFileError(line) from None
+        except OmegaConfBaseException as exc:  # a ${...} that names no key
+            raise SAMFileError(cli_config.explain_interpolation(exc, argv, prefix)) from None
 
     def _parse_ckpt_path(self) -> None:
         """LightningCLI reads --ckpt_path's hyper-parameters (weights_only); a refused or broken checkpoint is
@@ -37,9 +74,12 @@ class SAMCLI(LightningCLI):
 
 
 def main(args=None) -> SAMCLI:
+    cli_config.use_interpolation()
     # Output to a file or a pipe: plain progress lines instead of a terminal bar that shows nothing there.
     defaults = {} if sys.stdout.isatty() else {"enable_progress_bar": False, "callbacks": [LineProgress()]}
+    modes = {"parser_mode": cli_config.PARSER_MODE, "exit_on_error": False}
     return SAMCLI(SAMLightningModule, AgentLogDataModule, seed_everything_default=0, args=args,
+                  parser_kwargs={**modes, **{s: dict(modes) for s in SUBCOMMANDS}},
                   save_config_kwargs={"overwrite": True}, trainer_defaults=defaults)
 
 
@@ -53,7 +93,7 @@ def run(argv: list[str] | None = None) -> int:
     """train.py: a bad input (log, config value, checkpoint, BERT folder) ends in one ``error: ...`` line naming
     the file and what to do; ``--traceback`` or SAM_TRACEBACK=1 shows the full trace."""
     def fit(args: list[str]) -> int:
-        main(args)
+        main(args if args != sys.argv[1:] else None)  # None: LightningCLI reads sys.argv itself, without a warning
         return 0
 
     return run_cli(fit, argv, hint=_hint)

@@ -1,0 +1,138 @@
+"""Splitting the configs into bases and overrides changes no run: every config (or stack of them) resolves to
+what it resolved to before the split.
+
+tests/fixtures/configs_before/ holds those resolved forms, made on main 64b53f7 before the split (see its
+README.md): ``train.py fit --config ... --print_config`` for the training configs, and what the Janus
+benchmarks' own loader made of their YAML files. Compared here, in process, against the same resolution now.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import io
+import sys
+from contextlib import redirect_stdout
+from pathlib import Path
+from unittest import mock
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+BEFORE = REPO / "tests" / "fixtures" / "configs_before"
+
+# fixture -> the config stack that replaces it
+TRAINING = {
+    "demo": ["demo.yaml"],
+    "sgd": ["sgd.yaml"],
+    "tools": ["tools.yaml"],
+    "ddp": ["demo.yaml", "ddp.yaml"],
+    "sgd_content_only": ["sgd.yaml", "content_only.yaml"],
+    "tools_content_only": ["tools.yaml", "content_only.yaml"],
+}
+JANUS = {
+    "janus_sgd": ["janus_sgd.yaml"],
+    "janus_sgd_noisy": ["janus_sgd.yaml", "janus_sgd_noisy.yaml"],
+    "janus_bank": ["janus_bank.yaml"],
+}
+
+# Keys the split added, with no effect of their own: ``experiment`` and ``run`` only name the checkpoint and
+# log folders, and those folders are compared.
+NEW_NAMES = ("experiment", "run")
+# Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.
+MACHINE = (("trainer", "enable_progress_bar"),)
+
+LR_MONITOR = {"class_path": "pytorch_lightning.callbacks.LearningRateMonitor",
+              "init_args": {"logging_interval": "epoch", "log_momentum": False, "log_weight_decay": False}}
+# The two values the split did change, deliberately, and why neither changes what is trained or found:
+CHANGED = {
+    # ddp.yaml now stacks on demo.yaml and gets its learning-rate monitor: it only writes the learning rate
+    # to TensorBoard (no state in the checkpoint).
+    "ddp": lambda before: before["trainer"]["callbacks"].append(LR_MONITOR),
+    # one content_only.yaml for every dataset: tools' content-only model no longer carries tools.yaml's
+    # slot_match 0.1, which its store never used (a content-only MemoryStore's slot_match is 0).
+    "tools_content_only": lambda before: before["model"].update(store=None),
+}
+
+
+def resolved_training(files: list[str]) -> dict:
+    from sam_model.training.cli import main
+
+    args = ["fit"] + [a for f in files for a in ("--config", str(REPO / "configs" / f))] + ["--print_config"]
+    out = io.StringIO()
+    with mock.patch.object(sys, "argv", ["train.py", *args]), redirect_stdout(out), \
+            pytest.raises(SystemExit) as exit_:
+        main(None)  # LightningCLI reads sys.argv, as from train.py
+    assert exit_.value.code in (0, None), out.getvalue()
+    return yaml.safe_load(out.getvalue())
+
+
+def _drop(cfg: dict, *keys: tuple[str, ...]) -> dict:
+    cfg = copy.deepcopy(cfg)
+    for path in keys:
+        node = cfg
+        for k in path[:-1]:
+            node = node.get(k, {})
+        node.pop(path[-1], None)
+    return cfg
+
+
+@pytest.mark.parametrize("name", sorted(TRAINING))
+def test_training_config_resolves_as_before(name, monkeypatch):
+    monkeypatch.chdir(REPO)  # the configs' relative data paths resolve as they do for train.py
+    before = yaml.safe_load((BEFORE / f"{name}.yaml").read_text(encoding="utf-8"))
+    CHANGED.get(name, lambda _: None)(before)
+    now = resolved_training(TRAINING[name])
+    assert now["experiment"] and now["run"] == now["trainer"]["logger"]["init_args"]["save_dir"].split("/")[-1]
+    assert _drop(now, *MACHINE, *((k,) for k in NEW_NAMES)) == _drop(before, *MACHINE)
+
+
+def resolved_janus(files: list[str]) -> dict:
+    """What the benchmark runs with: its config, with the head benchmark's net as run_seed builds it."""
+    from sam_model.janus import bench
+    from sam_model.janus.bank_bench import BankBenchCfg
+
+    argv = [a for f in files for a in ("--config", str(REPO / "configs" / f))]
+    cls = BankBenchCfg if bench.stream_of(argv) == "bank" else bench.BenchCfg
+    cfg, _ = bench.parse_config([*argv, "--out", "unused"], cls)
+    out = dataclasses.asdict(cfg)
+    if cls is bench.BenchCfg:
+        out["model"] = dataclasses.asdict(bench.net_config(cfg.model, [], []))
+        assert out.pop("stream") == "head"  # new: which benchmark runs (the loader before had one class each)
+    else:
+        assert out.pop("gates") == []  # new: the sweep's --gates, a command-line option before, now a key
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(JANUS))
+def test_janus_config_resolves_as_before(name):
+    before = yaml.safe_load((BEFORE / f"{name}.yaml").read_text(encoding="utf-8"))
+    assert resolved_janus(JANUS[name]) == before
+
+
+def test_an_override_changes_only_what_it_names(monkeypatch):
+    """The check above can fail: content_only.yaml's one change shows up in the resolved form."""
+    monkeypatch.chdir(REPO)
+    base, ablation = resolved_training(["sgd.yaml"]), resolved_training(["sgd.yaml", "content_only.yaml"])
+    assert ablation["model"]["net"]["query_input"] == "observation" != base["model"]["net"]["query_input"]
+    assert ablation["trainer"]["callbacks"][0]["init_args"]["dirpath"] == "checkpoints/sgd_content_only"
+    assert ablation["data"] == base["data"]
+
+
+def test_a_bad_override_is_one_line_naming_its_file_and_key(tmp_path, capsys, monkeypatch):
+    from sam_model.io import SAMFileError
+    from sam_model.janus import bench
+    from sam_model.training.cli import run
+
+    monkeypatch.chdir(REPO)
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("model:\n  net:\n    colour: 3\n")
+    argv = ["fit", "--config", "configs/sgd.yaml", "--config", str(bad), "--print_config"]
+    monkeypatch.setattr(sys, "argv", ["train.py", *argv])
+    assert run(argv) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {bad}: model.net.colour: unknown key"), err
+    bad.write_text("janus:\n  beta: high\n")
+    with pytest.raises(SAMFileError, match=f"^{bad}: janus.beta: expected float"):
+        bench.parse_config(["--config", "configs/janus_sgd.yaml", "--config", str(bad), "--out", "unused"])
