@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -56,6 +57,22 @@ def test_links_point_back_to_the_first_source_kind_memory_that_said_the_value():
     assert links[6] == ()  # "the 2nd" and "12 pm" are said by the event itself
     # without a kind filter the result list is the first to say it
     assert provenance_links(mems)[5] == (1,)
+
+
+def test_links_stay_inside_their_task_in_a_life():
+    """Two tasks in one life (meta.source_episode): the second task's acceptance links to its own offer, not to
+    the first task's, which said the same value earlier; a value only the first task said links nowhere."""
+    first = [dataclasses.replace(e, meta={"source_episode": "a"}) for e in offer_episode("life")]
+    second = [dataclasses.replace(e, step=e.step + 7, meta={"source_episode": "b"}) for e in offer_episode("life")]
+    mems = episode_memories(Episode("life", tuple(first + second)))
+    assert mems[12].task_start == 7 and mems[5].task_start == 0
+    links = provenance_links(mems, source_kinds={"user", "system"})
+    assert links[5] == (4,) and links[12] == (11,)  # the second task's own offer, step 11
+    only_first = first + [ev(7, "user", "Hi again.", {}, "life"),
+                          ev(8, "user", "The same one as before.", {"therapist": "Linn Terri"}, "life")]
+    only_first[-2:] = [dataclasses.replace(e, meta={"source_episode": "b"}) for e in only_first[-2:]]
+    mems = episode_memories(Episode("life", tuple(only_first)))
+    assert provenance_links(mems, source_kinds={"user", "system"})[-1] == ()
 
 
 def test_links_stay_inside_their_episode_and_survive_a_state_dict_round_trip():

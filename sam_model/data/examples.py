@@ -34,6 +34,7 @@ class MemoryRecord:
     content: str = ""  # content_text: the same memory without state-derived parts (content-only ablation)
     adopted: tuple[str, ...] = ()  # state values this event adopted without saying them (see data.provenance)
     sets: tuple[str, ...] = ()  # constraint slots this event's state set or changed
+    task_start: int | None = None  # step where this event's task began (MemoryRecorder); provenance stays inside it
 
     @staticmethod
     def make_id(episode_id: str, step: int) -> str:
@@ -99,14 +100,14 @@ class MemoryRecorder:
         else:
             prev, start = last[0], last[2] if last[2] is not None else event.step
         self._last[event.episode_id] = [event.state, source, start, prev]
-        return memory_record(event, prev)
+        return memory_record(event, prev, start)
 
     def revise(self, event: Event) -> MemoryRecord:
         """The record of the episode's last event again, with its revised state (a transcript's decision point,
         sam_model.data.transcripts.TranscriptState.feed); the next event is compared with the revised state."""
         last = self._last[event.episode_id]
         last[0] = event.state
-        return memory_record(event, last[3])
+        return memory_record(event, last[3], last[2])
 
     def new_task(self, episode_id: Any, start: int | None = None) -> None:
         """The next event of ``episode_id`` starts a task (at step ``start``, default: that event's step): it is
@@ -151,7 +152,7 @@ def episode_row(episode: Episode) -> dict[str, list]:
     }
 
 
-def memory_record(event: Event, previous_state: State | None) -> MemoryRecord:
+def memory_record(event: Event, previous_state: State | None, task_start: int | None = None) -> MemoryRecord:
     sets = constraints_delta(previous_state, event.state)
     return MemoryRecord(
         MemoryRecord.make_id(event.episode_id, event.step),
@@ -163,6 +164,7 @@ def memory_record(event: Event, previous_state: State | None) -> MemoryRecord:
         content_text(event.kind, event.text),
         adopted_values(previous_state, event.state, event.text),
         tuple(sets),
+        task_start,
     )
 
 

@@ -55,13 +55,20 @@ class ProvenanceLinker:
     """Assigns links online, memory by memory, as a memory bank or an index receives them.
 
     ``add`` takes memories in write order (anything with ``episode_id``, ``kind``, ``content`` or
-    ``text``, and ``adopted``) and their keys (ids; default: the running position), and returns
-    for each memory the keys of the earlier memories its adopted values came from.
+    ``text``, and ``adopted``; ``step`` and ``task_start`` when known) and their keys (ids; default: the
+    running position), and returns for each memory the keys of the earlier memories its adopted values came
+    from.
+
+    Links stay inside the memory's task (sources at or after its ``task_start``): in an agent life values
+    recur from task to task (the same city, the same party size), and a link to an earlier task's mention
+    would place that task's memory in the current one's top k (SGD lives of 8 on train dialogues no run was
+    trained on: Recall@5 0.953 with cross-task links, 0.964 with none, the index alone 0.965).
     """
 
     def __init__(self, source_kinds: Collection[str] = ()):
         self.source_kinds = frozenset(source_kinds)
-        self._episodes: dict[Hashable, list[tuple[Hashable, str]]] = {}  # episode -> [(key, normalised text)]
+        # episode -> [(key, normalised text, step or None)]
+        self._episodes: dict[Hashable, list[tuple[Hashable, str, int | None]]] = {}
         self._n = 0
 
     def is_source(self, kind: str) -> bool:
@@ -77,7 +84,7 @@ class ProvenanceLinker:
             out.append(self.links_of(m))
             if self.is_source(m.kind):
                 self._episodes.setdefault(getattr(m, "episode_id", None), []).append(
-                    (key, norm(getattr(m, "content", "") or m.text)))
+                    (key, norm(getattr(m, "content", "") or m.text), getattr(m, "step", None)))
             self._n += 1
         return out
 
@@ -85,9 +92,12 @@ class ProvenanceLinker:
         """The keys of the earlier memories ``m``'s adopted values came from, without recording ``m`` (for a
         memory whose state was revised after it was written)."""
         history = self._episodes.get(getattr(m, "episode_id", None), [])
+        start = getattr(m, "task_start", None)
+        if start is not None:
+            history = [h for h in history if h[2] is None or h[2] >= start]
         links: list[Hashable] = []
         for value in getattr(m, "adopted", ()) or ():
-            source = next((k for k, text in history if k != getattr(m, "id", None) and mentions(text, value)), None)
+            source = next((k for k, text, _ in history if k != getattr(m, "id", None) and mentions(text, value)), None)
             if source is not None and source not in links:
                 links.append(source)
         return tuple(links)
@@ -96,7 +106,7 @@ class ProvenanceLinker:
         """Stop linking to these keys (deleted memories)."""
         gone = set(keys)
         for ep, history in self._episodes.items():
-            self._episodes[ep] = [(k, t) for k, t in history if k not in gone]
+            self._episodes[ep] = [h for h in history if h[0] not in gone]
 
     def state_dict(self) -> dict[str, Any]:
         """JSON-able state, so a saved retriever keeps linking new memories to old ones."""
@@ -107,7 +117,9 @@ class ProvenanceLinker:
     def from_state_dict(cls, d: Mapping[str, Any]) -> ProvenanceLinker:
         linker = cls(d.get("source_kinds", ()))
         linker._n = int(d.get("n", 0))
-        linker._episodes = {ep: [(k, str(t)) for k, t in h] for ep, h in d.get("episodes", [])}
+        # entries saved before links knew tasks are (key, text): their step is unknown, so they link as before
+        linker._episodes = {ep: [(x[0], str(x[1]), x[2] if len(x) > 2 else None) for x in h]
+                            for ep, h in d.get("episodes", [])}
         return linker
 
 

@@ -270,7 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(the split training configs use, sam_model.data.transcripts.held_out_groups); default all")
     p.add_argument("--task-start", choices=("known", "unknown"), default="known",
                    help="whether queries say where their task began (the first event of the current source episode "
-                        "of a life); 'unknown' measures an agent that does not say it (default known)")
+                        "of a life); 'unknown' measures an agent that does not say it: neither its queries nor its "
+                        "memories' provenance links know where a task began (default known)")
     p.add_argument("--life", type=int, default=1, metavar="N",
                    help="concatenate every N consecutive episodes into one agent life (sam_model.data.lives): a "
                         "decision's candidates then include the events of earlier tasks; default 1")
@@ -330,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
                               SourceOptions(split=args.split, life=args.life))
         if args.task_start == "unknown":
             data = dataclasses.replace(data, source=f"{data.source} (task start unknown)",
-                                       examples=[dataclasses.replace(e, task_start=None) for e in data.examples])
+                                       examples=[dataclasses.replace(e, task_start=None) for e in data.examples],
+                                       memories=[dataclasses.replace(m, task_start=None) for m in data.memories])
         retriever = load_retriever(args.retriever, args.device)
         compare = {name: load_retriever(path, args.device) for name, path in compare_paths.items()}
         report = evaluate(data, args.out, retriever, scope=args.scope, ks=args.k, baselines=args.baselines,
