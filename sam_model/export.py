@@ -24,7 +24,7 @@ from transformers import PretrainedConfig
 from sam_model import card
 from sam_model.card import CARD
 from sam_model.checkpoint import load_checkpoint
-from sam_model.io import SAMFileError, atomic_dir, reading, run_cli
+from sam_model.io import SAMFileError, atomic_dir, cli_name, reading, run_cli
 from sam_model.models.bert import (
     check_bert_folder,
     default_bert_path,
@@ -212,7 +212,7 @@ def training_info(state: dict, path: Path) -> dict:
 
 def _main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m sam_model.export",
+        prog=cli_name("python -m sam_model.export"),
         description="Export a trained SAM retriever checkpoint as a self-contained folder that loads "
                     "without Lightning (sam_model.SAMRetriever.load(OUT_DIR)).")
     ap.add_argument("ckpt", help="Lightning checkpoint written by train.py (e.g. checkpoints/demo/last.ckpt)")

@@ -315,6 +315,13 @@ TRACEBACK_FLAG = "--traceback"
 TRACEBACK_ENV = "SAM_TRACEBACK"
 
 
+def cli_name(default: str) -> str:
+    """The name a CLI was started by, for its usage line: ``sam-eval`` when run as the console script, else
+    ``default`` (e.g. ``python evaluate.py``)."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return name if name.startswith("sam-") else default
+
+
 def run_cli(main: Callable[[list[str]], int | None], argv: Sequence[str] | None = None,
             errors: tuple[type[BaseException], ...] = (ValueError, OSError),
             hint: Callable[[BaseException], str] | None = None) -> int:

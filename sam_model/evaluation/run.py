@@ -41,7 +41,7 @@ from sam_model.evaluation.metrics import (
 )
 from sam_model.evaluation.ranking import tie_jitter
 from sam_model.evaluation.report import per_query_lines, print_table, to_markdown, write_reports
-from sam_model.io import SAMFileError, atomic_write_text
+from sam_model.io import SAMFileError, atomic_write_text, cli_name
 
 UTILISATION_K = 10  # memory utilisation looks at the top 10, the largest k every report has
 RETRIEVER_HINT = "give a folder written by the export step, or a Lightning .ckpt from training"
@@ -253,7 +253,7 @@ def _parse_compare(items: Sequence[str], parser: argparse.ArgumentParser) -> dic
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python evaluate.py",
+        prog=cli_name("python evaluate.py"),
         description="Benchmark a trained SAM retriever against recency, BM25 and untrained MiniLM baselines on "
                     "the decision points of an agent log, and run the tuning diagnostics (t-SNE of state "
                     "embeddings, state distinctiveness, projection heatmap, memory utilisation, per-phase "
