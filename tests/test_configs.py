@@ -136,3 +136,14 @@ def test_a_bad_override_is_one_line_naming_its_file_and_key(tmp_path, capsys, mo
     bad.write_text("janus:\n  beta: high\n")
     with pytest.raises(SAMFileError, match=f"^{bad}: janus.beta: expected float"):
         bench.parse_config(["--config", "configs/janus_sgd.yaml", "--config", str(bad), "--out", "unused"])
+
+
+def test_a_janus_override_given_alone_is_refused_not_run_on_defaults(capsys, monkeypatch):
+    from sam_model.janus import bench
+
+    monkeypatch.chdir(REPO)
+    assert bench.main(["--config", "configs/janus_sgd_noisy.yaml", "--out", "unused"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "configs/janus_sgd_noisy.yaml sets no data.train: it is an override" in err[0], err
+    assert bench.override_alone(["--config", "configs/janus_sgd.yaml", "--config", "configs/janus_sgd_noisy.yaml"]) is None
+    assert bench.override_alone(["--config", "configs/janus_bank.yaml"]) is None

@@ -686,8 +686,31 @@ def plot(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
     plt.close(fig)
 
 
+def override_alone(argv: Sequence[str]) -> str | None:
+    """The first --config file when it is an override (it sets no ``data.train``: janus_sgd_noisy.yaml), which
+    would otherwise run on the built-in defaults instead of the base it changes; None when the stack is fine."""
+    import yaml
+
+    from sam_model import cli_config
+
+    files = cli_config.config_files(list(argv))
+    if not files:
+        return None
+    try:
+        raw = yaml.safe_load(Path(files[0]).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None  # the parser names an unreadable file
+    data = raw.get("data") if isinstance(raw, dict) else None
+    return None if isinstance(data, dict) and "train" in data else files[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    alone = override_alone(argv)
+    if alone is not None:
+        print(f"error: {alone} sets no data.train: it is an override; stack it on a base, e.g. --config "
+              f"configs/janus_sgd.yaml --config {alone}", file=sys.stderr)
+        return 2
     if stream_of(argv) == "bank":  # the bank stream: its own config sections and runner
         from sam_model.janus.bank_bench import main as bank_main
 
