@@ -51,7 +51,7 @@ except ImportError as exc:  # neither extra installed
     raise ImportError("sam_model needs FAISS: pip install 'sam_model[cpu]' (faiss-cpu), or on a CUDA 12 machine "
                       "'sam_model[gpu]' (faiss-gpu-cu12, instead of faiss-cpu: both ship the faiss module)") from exc
 
-from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, reading
+from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading
 
 log = logging.getLogger(__name__)
 
@@ -519,15 +519,8 @@ class MemoryIndex:
         if not folder.is_dir() or not meta_path.is_file():
             raise SAMFileError(f"memory index not found: {meta_path} is missing "
                                "(give the folder written by MemoryIndex.save, or rebuild the index)")
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise SAMFileError(f"{meta_path}: unreadable index metadata ({err}); rebuild the index") from err
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise SAMFileError(f"{meta_path}: not a MemoryIndex metadata file; rebuild the index")
-        if meta.get("version") != FORMAT_VERSION:
-            raise SAMFileError(f"{meta_path}: index format version {meta.get('version')!r}, this code reads "
-                               f"version {FORMAT_VERSION}; rebuild the index with this version")
+        meta = read_format_json(meta_path, FORMAT, FORMAT_VERSION, "MemoryIndex metadata",
+                                "rebuild the index with this version")
         try:
             dim, cfg, index_name = int(meta["dim"]), dict(meta["config"]), str(meta["index_file"])
             internal, ids, episodes = meta["internal"], meta["ids"], meta["episodes"]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import logging
 import os
 import re
@@ -38,6 +39,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 try:
     import fcntl
@@ -307,6 +309,21 @@ def require_file(path: str | os.PathLike, what: str, hint: str = "") -> Path:
         msg = f"{what} not found: {p}"
         raise SAMFileError(msg + (f" ({hint})" if hint else ""))
     return p
+
+
+def read_format_json(path: Path, fmt: str, version: Any, what: str, fix: str) -> dict:
+    """A JSON file that names its ``format`` and ``version`` (a store's or an index's metadata), checked: one that
+    cannot be read, is of another format or of another version raises SAMFileError naming ``path``, ``what``
+    it should be and ``fix``. The caller checks that the file exists (its message says where one comes from)."""
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise SAMFileError(f"{path}: unreadable {what} ({err}); {fix}") from None
+    if not isinstance(d, dict) or d.get("format") != fmt:
+        raise SAMFileError(f"{path}: not a {what} file; {fix}")
+    if d.get("version") != version:
+        raise SAMFileError(f"{path}: {what} version {d.get('version')!r}, this code reads {version}; {fix}")
+    return d
 
 
 # ---- command lines -----------------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.provenance import ProvenanceLinker
 from sam_model.data.schema import Event, State, as_state
 from sam_model.index import MemoryIndex
-from sam_model.io import SAMFileError, atomic_dir, reading
+from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading
 from sam_model.rerank import RERANK_DEPTH, best_first, slot_bonus, tie_keys
 from sam_model.rerank import rerank as rerank_candidates
 
@@ -529,14 +529,7 @@ class MemoryStore:
         if not path.is_file():
             raise SAMFileError(f"memory store not found: {path} is missing (give a folder written by "
                                "MemoryStore.save or SAMRetriever.save)")
-        try:
-            d = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise SAMFileError(f"{path}: unreadable memory store ({err}); {fix}") from None
-        if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise SAMFileError(f"{path}: not a memory store file; {fix}")
-        if d.get("version") != VERSION:
-            raise SAMFileError(f"{path}: memory store version {d.get('version')!r}, this code reads {VERSION}; {fix}")
+        d = read_format_json(path, FORMAT, VERSION, "memory store", fix)
         try:
             cfg = config or StoreConfig.from_dict(d["config"], "config")
             dim = int(d["dim"])

@@ -256,7 +256,7 @@ def test_load_errors_name_the_file_and_say_rebuild(tmp_path):
     with pytest.raises(SAMFileError, match="FAISS index has dim 24"):
         MemoryIndex.load(folder)
     (folder / "meta.json").write_text("{not json")
-    with pytest.raises(SAMFileError, match="unreadable index metadata"):
+    with pytest.raises(SAMFileError, match="unreadable MemoryIndex metadata"):
         MemoryIndex.load(folder)
     _write_meta(folder, good)
     index_file = folder / good["index_file"]

@@ -91,13 +91,15 @@ class ProvenanceLinker:
     def links_of(self, m: Any) -> tuple[Hashable, ...]:
         """The keys of the earlier memories ``m``'s adopted values came from, without recording ``m`` (for a
         memory whose state was revised after it was written)."""
+        adopted = getattr(m, "adopted", ()) or ()
+        if not adopted:  # most memories adopt nothing: no scan of the episode's history
+            return ()
         history = self._episodes.get(getattr(m, "episode_id", None), [])
-        start = getattr(m, "task_start", None)
-        if start is not None:
-            history = [h for h in history if h[2] is None or h[2] >= start]
+        start, own = getattr(m, "task_start", None), getattr(m, "id", None)
         links: list[Hashable] = []
-        for value in getattr(m, "adopted", ()) or ():
-            source = next((k for k, text, _ in history if k != getattr(m, "id", None) and mentions(text, value)), None)
+        for value in adopted:
+            source = next((k for k, text, step in history if k != own and (start is None or step is None or step >= start)
+                           and mentions(text, value)), None)
             if source is not None and source not in links:
                 links.append(source)
         return tuple(links)
