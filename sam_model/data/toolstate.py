@@ -29,9 +29,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from sam_model.data.formats import to_chat
+from sam_model.data.formats.base import TranscriptFormatError
 from sam_model.data.provenance import mentions
 from sam_model.data.text import norm
-from sam_model.io import SAMFileError
 
 Label = Literal["origin", "latest", "all"]
 LABELS: tuple[str, ...] = ("origin", "latest", "all")
@@ -40,16 +41,6 @@ OUTCOMES = ("needed", "observation", "policy", "untraceable", "trivial")  # what
 _TRIVIAL_WORDS = frozenset({"yes", "no", "true", "false", "none", "null", "n/a"})
 _NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
 _KEY = re.compile(r"[a-z][a-z_]*")
-
-
-class TranscriptFormatError(SAMFileError):
-    """A conversation breaks the transcript format. ``str()`` reads ``WHERE: reason``, where ``WHERE`` is
-    ``FILE:LINE`` (JSON Lines), ``FILE: conversation N`` (a JSON list), plus ``, message M`` when one
-    message is at fault."""
-
-    def __init__(self, where: str, reason: str):
-        self.where, self.reason = where, reason
-        super().__init__(f"{where}: {reason}")
 
 
 # --------------------------------------------------------------------------------------------- definitions
@@ -374,8 +365,12 @@ def mask_constraints(constraints: Mapping[str, Any], needed: Mapping[str, Sequen
 def live_state(messages: Iterable[Mapping[str, Any]],
                call: Mapping[str, Any] | ToolCall | Sequence[Mapping[str, Any] | ToolCall] | None = None, *,
                tool: str | None = None, arguments: Mapping[str, Any] | Sequence[str] | None = None,
-               masked: bool = True) -> dict[str, Any]:
+               masked: bool = True, policy: str = "") -> dict[str, Any]:
     """The decision-point state of the spec for a tool call about to be made after ``messages``.
+
+    ``messages``: the running conversation in any format :mod:`sam_model.data.formats` reads (OpenAI chat, tau2,
+    Anthropic, Responses items, GenAI parts), told from its shape; ``policy``: system text kept apart from the
+    messages (Anthropic ``system``, Responses ``instructions``), read as a leading system message.
 
     Give the call itself (``{"name", "arguments"}``, an OpenAI ``tool_calls`` entry, a :class:`ToolCall`, or a
     list of them: all the calls of one assistant message):
@@ -385,10 +380,10 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     ``parameters`` object) before the values exist: the flags are then every argument path, and constraints
     lose those paths. An agent that retrieves before writing the call sees more flags than training did.
     """
-    messages = list(messages)
-    st = TranscriptState(policy=policy_of(messages), masked=masked)
-    for i, m in enumerate(messages):
-        st.add(m, f"message {i}")
+    chat = to_chat(list(messages), "live_state")
+    st = TranscriptState(policy="\n".join(filter(None, (policy, policy_of(chat.messages)))), masked=masked)
+    for m, source in zip(chat.messages, chat.sources):
+        st.add(m, source)
     if call is not None:
         calls = [call] if isinstance(call, (Mapping, ToolCall)) else list(call)
         parsed = [c if isinstance(c, ToolCall) else _as_call(c) for c in calls]
@@ -407,10 +402,14 @@ def live_state(messages: Iterable[Mapping[str, Any]],
 
 
 def _as_call(call: Mapping[str, Any]) -> ToolCall:
+    """A call in any format: an OpenAI ``tool_calls`` entry, ``{"name", "arguments"}`` (tau2, GenAI parts,
+    Responses ``function_call`` with ``call_id``) or an Anthropic ``tool_use`` block (``input``)."""
     if "function" in call:
         return parse_tool_calls({"tool_calls": [call]}, "tool call")[0]
-    fn = {"name": call.get("name"), "arguments": call.get("arguments")}
-    return parse_tool_calls({"tool_calls": [{"function": fn, "id": call.get("id")}]}, "tool call")[0]
+    args = call.get("input") if "input" in call and "arguments" not in call else call.get("arguments")
+    fn = {"name": call.get("name"), "arguments": args}
+    return parse_tool_calls({"tool_calls": [{"function": fn, "id": call.get("call_id", call.get("id"))}]},
+                            "tool call")[0]
 
 
 def schema_paths(arguments: Mapping[str, Any] | Sequence[str], prefix: str = "") -> list[str]:

@@ -16,7 +16,6 @@ import argparse
 import gzip
 import hashlib
 import json
-import re
 import sys
 import time
 from collections import Counter
@@ -25,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sam_model.data.formats import FORMATS, Conversation, detect, files, to_chat, tool_marks
+from sam_model.data.formats.files import episode_id_of, is_transcript_file  # noqa: F401  (re-exported)
 from sam_model.data.lives import make_lives
 from sam_model.data.toolstate import (  # noqa: F401  (re-exported: the rule's public names)
     LABELS,
@@ -53,24 +54,6 @@ from sam_model.io import SAMFileError, atomic_path
 Split = Literal["all", "train", "test"]
 SPLITS: tuple[str, ...] = ("all", "train", "test")
 TEST_FRACTION = 0.2  # share of task groups held out as "test" (by a hash of the group: a fixed split)
-_EPISODE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def episode_id_of(raw: Any) -> str:
-    """Every run of characters outside ``[A-Za-z0-9._-]`` becomes ``_``."""
-    return _EPISODE_CHARS.sub("_", str(raw))
-
-
-
-# --------------------------------------------------------------------------------------------- conversations
-@dataclass(frozen=True)
-class Conversation:
-    """One episode's messages and where they came from (for error messages and the split)."""
-
-    episode_id: str
-    messages: list[Any]
-    where: str  # FILE:LINE or FILE: conversation N
-    group: str  # conversations of one group (a task's trials) share a split
 
 
 @dataclass
@@ -90,6 +73,11 @@ class ImportReport:
     candidates: int = 0  # summed over decision points
     skipped: list[TranscriptFormatError] = field(default_factory=list)
     out_of_split: int = 0
+    formats: Counter = field(default_factory=Counter)  # conversations read per format
+    user_tool_calls: int = 0  # tau2 user-side calls (device actions): never in the agent's memory
+    ignored: Counter = field(default_factory=Counter)  # parts no event is made of, by type
+    without_tool_calls: int = 0  # conversations with messages but no tool call
+    marks: Counter = field(default_factory=Counter)  # what tool-like content those showed, for the error
 
     def lines(self) -> list[str]:
         n = max(self.decision_points, 1)
@@ -97,6 +85,7 @@ class ImportReport:
         dist = sorted(self.distances.elements())
         out = [f"{self.conversations} conversations, {self.events} events, {self.decision_points} decision points, "
                f"{self.labels} labels ({self.labels / n:.2f} per decision, {self.candidates / n:.1f} candidates)",
+               "formats: " + ", ".join(f"{k} {v}" for k, v in sorted(self.formats.items())),
                "labels per decision: " + ", ".join(f"{k}: {v}" for k, v in sorted(self.labels_per_decision.items())),
                f"tool calls: {self.calls} ({self.calls_without_history} without history, skipped; "
                f"{len(self.invalid_arguments)} with arguments that are not a JSON object, kept as raw text)",
@@ -107,6 +96,14 @@ class ImportReport:
             out.append(f"step distance to the labels: mean {sum(dist) / len(dist):.1f}, median {q[0]}, "
                        f"90th percentile {q[1]}, max {dist[-1]}")
         out += [f"  {w}" for w in self.invalid_arguments[:20]]
+        if self.user_tool_calls:
+            out.append(f"user-side tool calls kept out of the agent's memory (tau2 device actions): "
+                       f"{self.user_tool_calls}")
+        if self.without_tool_calls:
+            out.append(f"{self.without_tool_calls} conversations without a tool call (their events are kept)")
+        if self.ignored:
+            out.append("parts not read (no event is made of them): " +
+                       ", ".join(f"{k} {v}" for k, v in self.ignored.most_common()))
         if self.out_of_split:
             out.append(f"{self.out_of_split} conversations outside the chosen split")
         if self.skipped:
@@ -116,18 +113,32 @@ class ImportReport:
                 out.append(f"  ... and {len(self.skipped) - 20} more")
         return out
 
+    def no_tool_call_reason(self) -> str:
+        """Why a file whose conversations hold no tool call is refused: what was seen, which reader to try."""
+        saw = "; ".join(f"{what} found in {n} conversations: the {fmt} reader reads these, try --format {fmt}"
+                        for (what, fmt), n in self.marks.most_common(3))
+        return (f"{self.conversations} conversations ({self.events} events) but no tool call was read, so nothing "
+                "can be labelled (formats read: " + ", ".join(f"{k} {v}" for k, v in sorted(self.formats.items()))
+                + "); " + (saw or "no tool-call fields at all (tool_calls, tool_use blocks, function_call items, "
+                           "tool_call parts)") + "; pass --allow-empty if these conversations really have no tools")
+
 
 def convert_conversation(conv: Conversation, label: Label = "origin", masked: bool = True,
                          report: ImportReport | None = None) -> list[dict[str, Any]]:
-    """One conversation → the event dicts of one episode; raises TranscriptFormatError naming the message."""
+    """One conversation (in any format) → the event dicts of one episode; raises TranscriptFormatError naming the
+    message of the file."""
     if not isinstance(conv.messages, list):
         raise TranscriptFormatError(conv.where, f"'messages' is a {type(conv.messages).__name__}, expected a list")
     if not conv.messages:
         raise TranscriptFormatError(conv.where, "empty conversation (no messages); remove it or pass --skip-bad")
-    st = TranscriptState(conv.episode_id, policy_of(conv.messages, conv.where), label, masked)
+    fmt = conv.format or detect(conv.messages)
+    chat = to_chat(conv.messages, conv.where, fmt)
+    messages = ([{"role": "system", "content": conv.policy}] if conv.policy else []) + chat.messages
+    sources = (["policy"] if conv.policy else []) + chat.sources
+    st = TranscriptState(conv.episode_id, policy_of(messages, conv.where), label, masked)
     local = ImportReport()
-    for i, message in enumerate(conv.messages):
-        where = f"{conv.where}, message {i}"
+    for message, source in zip(messages, sources):
+        where = f"{conv.where}, {source}"
         n_calls = (len(parse_tool_calls(message, where)) if isinstance(message, Mapping)
                    and message.get("role") == "assistant" else 0)
         decided_at = len(st.events) - 1
@@ -146,6 +157,12 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
     if not st.events:
         raise TranscriptFormatError(conv.where, "empty conversation (no user, assistant or tool content); "
                                                 "remove it or pass --skip-bad")
+    marks = [] if local.calls else tool_marks(conv.messages)
+    misread = [(what, f) for what, f in marks if f != fmt]
+    if misread:
+        what, other = misread[0]
+        raise TranscriptFormatError(conv.where, f"no tool call read by the {fmt} reader, but {what} found: the "
+                                                f"{other} reader reads these, try --format {other}")
     if conv.group != conv.episode_id:  # episodes of one group (a task's trials) stay in one split downstream too
         for event in st.events:
             event["meta"] = {**event.get("meta", {}), "group": conv.group}
@@ -158,116 +175,30 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         report.outcomes.update(local.outcomes)
         report.distances.update(local.distances)
         report.labels_per_decision.update(local.labels_per_decision)
+        report.formats[fmt] += 1
+        report.user_tool_calls += chat.user_tool_calls
+        report.ignored.update(chat.ignored)
+        report.without_tool_calls += not local.calls
+        report.marks.update(marks)
     return st.events
 
 
-def _open_text(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8-sig") if path.suffix == ".gz" else open(path, encoding="utf-8-sig")
-
-
-def is_transcript_file(path: str | Path) -> bool:
-    """A ``.json[.gz]`` file, or a ``.jsonl[.gz]`` file whose first line is a ``{"messages": [...]}`` object."""
-    p = Path(path)
-    name = p.name[:-3] if p.name.endswith(".gz") else p.name
-    if not p.is_file():
-        return False
-    if name.endswith(".json"):
-        return True
-    if not name.endswith(".jsonl"):
-        return False
-    try:
-        with _open_text(p) as fh:
-            for line in fh:
-                if line.strip():
-                    obj = json.loads(line)
-                    return isinstance(obj, dict) and "messages" in obj and "episode_id" not in obj
-    except (OSError, EOFError, UnicodeDecodeError, ValueError):
-        return False
-    return False
-
-
-def iter_conversations(path: str | Path, report: ImportReport | None = None) -> Iterator[Conversation]:
-    """Conversations of a JSON Lines file of ``{"id", "messages"}`` (optional ``group``: conversations that
-    share a split), or of a JSON list: tau-bench trajectories ``{task_id, trial, traj}`` or ``{"id", "messages"}``.
+def iter_conversations(path: str | Path, report: ImportReport | None = None,
+                       format: str | None = None) -> Iterator[Conversation]:
+    """Conversations of a log file of any format (sam_model.data.formats.files): JSON Lines of conversations
+    (optional ``group``: conversations that share a split), a JSON list of them or of tau-bench trajectories, a
+    tau2 results file, OTLP spans. ``format`` forces a reader (None: told from the content).
 
     A container-level fault of one conversation (bad JSON line, no ``id``) raises, or with ``report`` given
     is recorded in ``report.skipped`` and the conversation is skipped.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise SAMFileError(f"transcript file not found: {p} (give a .jsonl[.gz] of {{\"id\", \"messages\"}} lines "
-                           "or a tau-bench .json[.gz] trajectory file)")
-    name = p.name[:-3] if p.name.endswith(".gz") else p.name
-    if name.endswith(".json"):
-        yield from _json_conversations(p, name[: -len(".json")], report)
-        return
-    seen: set[str] = set()
-    try:
-        with _open_text(p) as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                where = f"{p}:{lineno}"
-                try:
-                    conv = _line_conversation(line, where, seen)
-                except TranscriptFormatError as err:
-                    if report is None:
-                        raise
-                    report.skipped.append(err)
-                    continue
-                yield conv
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise SAMFileError(f"cannot read {p}: {exc} (is it a UTF-8 .jsonl or a complete .jsonl.gz?)") from None
-
-
-def _line_conversation(line: str, where: str, seen: set[str]) -> Conversation:
-    try:
-        obj = json.loads(line)
-    except ValueError as exc:
-        raise TranscriptFormatError(where, f"invalid JSON ({exc})") from None
-    return _conversation(obj, where, seen)
-
-
-def _conversation(obj: Any, where: str, seen: set[str], model: str = "", domain: str = "") -> Conversation:
-    """One container item: ``{"id", "messages"}`` (optional ``group``/``task_id``), or, in a tau-bench file, a
-    trajectory ``{task_id, trial, traj}`` (episode ``tau1-{domain}-{model}-task{task_id}-trial{trial}``)."""
-    if isinstance(obj, dict) and "traj" in obj and domain:
-        if "task_id" not in obj:
-            raise TranscriptFormatError(where, "tau-bench trajectory without 'task_id'")
-        eid = episode_id_of(f"tau1-{domain}-{model}-task{obj['task_id']}-trial{obj.get('trial', 0)}")
-        messages, group = obj["traj"], f"{domain}-task{obj['task_id']}"
-    elif isinstance(obj, dict) and "messages" in obj:
-        if obj.get("id") in (None, ""):
-            raise TranscriptFormatError(where, "conversation without 'id' (each needs a unique id: the episode id)")
-        eid, messages = episode_id_of(obj["id"]), obj["messages"]
-        group = str(obj.get("group", obj.get("task_id", obj["id"])))
-    else:
-        raise TranscriptFormatError(where, "expected a conversation {\"id\": ..., \"messages\": [...]}"
-                                           + (" or a tau-bench trajectory {task_id, trial, traj}" if domain else ""))
-    if eid in seen:
-        raise TranscriptFormatError(where, f"duplicate conversation id {eid!r} (episode ids must be unique)")
-    seen.add(eid)
-    return Conversation(eid, messages, where, group)
-
-
-def _json_conversations(p: Path, stem: str, report: ImportReport | None) -> Iterator[Conversation]:
-    try:
-        with _open_text(p) as fh:
-            data = json.load(fh)
-    except (OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
-        raise SAMFileError(f"cannot read {p} as JSON: {exc} (a tau-bench trajectory file is one JSON list)") from None
-    if not isinstance(data, list):
-        raise SAMFileError(f"{p} is not a list of trajectories or conversations (got a {type(data).__name__})")
-    model, _, domain = stem.rpartition("-")
-    model, domain = (model, domain) if model else (stem, "unknown")
-    seen: set[str] = set()
-    for n, item in enumerate(data):
-        try:
-            yield _conversation(item, f"{p}: conversation {n}", seen, model, domain)
-        except TranscriptFormatError as err:
+    for item in files.conversations(path, format):
+        if isinstance(item, TranscriptFormatError):
             if report is None:
-                raise
-            report.skipped.append(err)
+                raise item
+            report.skipped.append(item)
+        else:
+            yield item
 
 
 def _group_hash(group: str) -> str:
@@ -290,26 +221,29 @@ def held_out_groups(groups: Iterable[str], test_fraction: float = TEST_FRACTION)
 
 def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bool = True, split: Split = "all",
                            test_fraction: float = TEST_FRACTION, skip_bad: bool = False,
-                           report: ImportReport | None = None, max_conversations: int | None = None
-                           ) -> Iterator[dict[str, Any]]:
+                           report: ImportReport | None = None, max_conversations: int | None = None,
+                           format: str | None = None, allow_empty: bool = False) -> Iterator[dict[str, Any]]:
     """Agent-log event dicts of every conversation of ``path`` in the chosen split, episode after episode.
 
     Bad conversations raise TranscriptFormatError, or with ``skip_bad`` are skipped and recorded in ``report``.
+    ``format``: force a reader (sam_model.data.formats.FORMATS; None: told from the content). A file that gives
+    no conversation, or conversations without a single tool call, raises at its end (after its events were
+    yielded: write them atomically) unless ``allow_empty``.
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     report = report if report is not None else ImportReport()
     test: frozenset[str] = frozenset()
     if split != "all":  # a first pass over the groups only
-        test = held_out_groups((c.group for c in iter_conversations(path, ImportReport() if skip_bad else None)),
-                           test_fraction)
+        test = held_out_groups((c.group for c in iter_conversations(path, ImportReport() if skip_bad else None,
+                                                                    format)), test_fraction)
     count = 0
-    for conv in iter_conversations(path, report if skip_bad else None):
+    for conv in iter_conversations(path, report if skip_bad else None, format):
         if split != "all" and (conv.group in test) != (split == "test"):
             report.out_of_split += 1
             continue
         if max_conversations is not None and count >= max_conversations:
-            return
+            break
         try:
             events = convert_conversation(conv, label, masked, report)
         except TranscriptFormatError as err:
@@ -317,7 +251,7 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
                 raise
             report.skipped.append(err)
             continue
-        except (AttributeError, KeyError, TypeError) as exc:  # a shape the checks above did not foresee
+        except (AttributeError, KeyError, TypeError, RecursionError) as exc:  # a shape no check foresaw
             err = TranscriptFormatError(conv.where, f"malformed conversation ({type(exc).__name__}: {exc})")
             if not skip_bad:
                 raise err from None
@@ -325,18 +259,35 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
             continue
         count += 1
         yield from events
+    if allow_empty or (max_conversations == 0):
+        return
+    if not report.conversations:
+        skipped = f" ({len(report.skipped)} bad ones skipped)" if report.skipped else ""
+        outside = f" ({report.out_of_split} outside the split)" if report.out_of_split else ""
+        raise TranscriptFormatError(str(path), f"no conversation converted{skipped}{outside}: an empty file? "
+                                               "pass --allow-empty to write an empty log")
+    if not report.calls:
+        raise TranscriptFormatError(str(path), report.no_tool_call_reason())
 
 
 def main(argv: list[str] | None = None) -> int:
+    formats = "\n".join(f"  {f.name:<10} {f.title}: {f.file}" for f in FORMATS.values())
     parser = argparse.ArgumentParser(
-        prog="python -m sam_model.data.transcripts",
-        description="Convert OpenAI-format tool-call transcripts (a .jsonl[.gz] of {\"id\", \"messages\"} lines, or "
-                    "a tau-bench .json[.gz] trajectory file) into an agent-log JSONL file with task states and "
-                    "retrieval labels derived from the transcripts (rules: shared/spec/tool-transcripts.md), and "
-                    "print what was derived.")
-    parser.add_argument("transcripts", help="transcript file: .jsonl / .jsonl.gz (one conversation per line) or "
-                                            "a tau-bench trajectory file .json / .json.gz")
+        prog="python -m sam_model.data.transcripts", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Convert the logs an agent wrote (tool-call conversations, in any of the formats below) into an "
+                    "agent-log JSONL file with task states and\nretrieval labels derived from the conversations "
+                    "(rules: shared/spec/tool-transcripts.md), and print what was derived.\n\nformats (told from "
+                    f"the content; --format NAME forces one; sam-data formats lists them):\n{formats}\n\n"
+                    "A file with no conversation, or with conversations but no tool call, is an error that says what "
+                    "was seen (--allow-empty writes it anyway).")
+    parser.add_argument("transcripts", help="the log file: .jsonl / .jsonl.gz (one conversation, or one OTLP "
+                                            "export, per line) or .json / .json.gz (one document)")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")
+    parser.add_argument("--format", choices=list(FORMATS), default=None,
+                        help="read the file as this format instead of telling it from the content")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="write the log even when the file holds no conversation or no tool call (default: an "
+                             "error that says what was seen)")
     parser.add_argument("--label", choices=LABELS, default="origin",
                         help="which earlier event labels a needed argument value: the first that says it (origin, "
                              "default), the last (latest) or every one (all)")
@@ -350,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test-fraction", type=float, default=TEST_FRACTION, metavar="F",
                         help=f"share of groups in the test split (default {TEST_FRACTION})")
     parser.add_argument("--skip-bad", action="store_true",
-                        help="skip bad conversations and count them (each is listed with FILE:LINE or FILE: "
+                        help="skip bad lines and conversations and count them (each is listed with FILE:LINE or FILE: "
                              "conversation N, message M and the reason) instead of stopping at the first")
     parser.add_argument("--life", type=int, default=1, metavar="N",
                         help="concatenate every N consecutive conversations (of the split) into one agent life "
@@ -365,6 +316,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--max-conversations must be >= 0")
     if args.life < 1:
         parser.error("--life must be >= 1")
+    out_dir = Path(args.out).absolute().parent
+    if not out_dir.is_dir():
+        print(f"error: {args.out}: the output folder {out_dir} does not exist (create it first; nothing is created "
+              "outside an existing folder)", file=sys.stderr)
+        return 1
     start = time.perf_counter()
     report = ImportReport()
     try:
@@ -374,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
                 lives, candidates = set(), 0
                 for event in make_lives(iter_transcript_events(
                         args.transcripts, args.label, not args.unmasked, args.split, args.test_fraction, args.skip_bad,
-                        report, args.max_conversations), args.life):
+                        report, args.max_conversations, args.format, args.allow_empty), args.life):
                     out.write(json.dumps(event, ensure_ascii=False) + "\n")
                     lives.add(event["episode_id"])
                     candidates += event["step"] if "useful_memory_steps" in event else 0
