@@ -18,7 +18,7 @@ from typing import Any
 from sam_model.data.formats import anthropic, chat, otel, responses, tau2
 from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError
 
-__all__ = ["FORMATS", "Chat", "Conversation", "Format", "TranscriptFormatError", "detect", "tool_marks", "to_chat"]
+__all__ = ["FORMATS", "Chat", "Conversation", "Format", "TranscriptFormatError", "detect", "is_log_message", "tool_marks", "to_chat"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,13 @@ _SNIFF_ORDER = ("responses", "otel", "anthropic", "tau2", "openai")
 def detect(messages: list[Any]) -> str:
     """The format of one conversation's messages, from their shape (``openai`` when nothing else fits)."""
     return next((name for name in _SNIFF_ORDER if FORMATS[name].sniff(messages)), "openai")
+
+
+def is_log_message(m: Any) -> bool:
+    """A dict one of the readers reads as a message (it has a ``role``, GenAI ``parts`` or a Responses item
+    ``type``), rather than a framework's own message object."""
+    return isinstance(m, Mapping) and ("role" in m or isinstance(m.get("parts"), list) or m.get("type") in (
+        *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message"))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:

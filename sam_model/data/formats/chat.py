@@ -31,10 +31,11 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         if role == "developer":
             out["role"] = "system"
         elif role == "tool":
-            call_id = m.get("tool_call_id")
-            if not isinstance(call_id, (str, int)) or isinstance(call_id, bool) or call_id == "":
+            call_id, name = m.get("tool_call_id"), m.get("name")
+            if (not isinstance(call_id, (str, int)) or isinstance(call_id, bool) or call_id == "") and not (
+                    call_id is None and isinstance(name, str) and name):
                 raise TranscriptFormatError(w, "tool message without a 'tool_call_id' (the id of the assistant tool "
-                                               "call it answers)")
+                                               "call it answers; or at least the tool's 'name')")
         elif role == "function":  # deprecated functions API: the result of the function_call before it
             if not isinstance(m.get("name"), str) or not m["name"]:
                 raise TranscriptFormatError(w, "function message without a 'name'")

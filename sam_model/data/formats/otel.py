@@ -34,13 +34,16 @@ def to_chat(messages: list[Any], where: str) -> Chat:
     chat = Chat()
     for i, m in enumerate(messages):
         w = f"{where}, message {i}"
-        if not isinstance(m, Mapping) or not isinstance(m.get("parts"), list):
+        parts = m.get("parts") if isinstance(m, Mapping) else None
+        if parts is None and isinstance(m, Mapping) and isinstance(m.get("content"), str):
+            parts = [{"type": "text", "content": m["content"]}]  # a plain chat message among them
+        if not isinstance(parts, list):
             raise TranscriptFormatError(w, "expected a GenAI message {\"role\": ..., \"parts\": [...]}")
         role = m.get("role")
         if role not in ROLES:
             raise TranscriptFormatError(w, f"role {role!r} is not a GenAI role (expected one of {', '.join(ROLES)})")
         texts, calls = [], []
-        for j, p in enumerate(m["parts"]):
+        for j, p in enumerate(parts):
             if not isinstance(p, Mapping):
                 raise TranscriptFormatError(w, f"part {j} is a {type(p).__name__}, expected an object")
             kind = p.get("type")
@@ -109,6 +112,8 @@ def _messages(raw: Any, where: str, key: str) -> list[Any]:
             raw = json.loads(raw)
         except ValueError as exc:
             raise TranscriptFormatError(where, f"{key} is not JSON ({exc})") from None
+        except RecursionError:
+            raise TranscriptFormatError(where, f"{key} is nested too deeply") from None
     if not isinstance(raw, list):
         raise TranscriptFormatError(where, f"{key} is a {type(raw).__name__}, expected a list of messages")
     return raw
