@@ -3,7 +3,9 @@ without tools is refused, not silently empty; the live state reads every format;
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,9 @@ ARGS1 = {"user_id": "ann_lee_123"}
 ARGS2 = {"reservation_id": "QX7Z9A", "user_id": "ann_lee_123", "reason": "change of plans", "refund": True,
          "cabin": "economy"}
 ERROR = "Error: reservation QX7Z9A is already cancelled"
+SHARED = Path(os.environ.get("SAM_SHARED_DIR", Path(__file__).resolve().parents[1] / ".." / "shared")).resolve()
+TAU = SHARED / "data" / "tau-bench" / "gpt-4o-airline.json.gz"
+needs_tau = pytest.mark.skipif(not TAU.is_file(), reason=f"tau-bench data absent ({TAU}); set SAM_SHARED_DIR")
 
 
 def openai_messages() -> list[dict]:
@@ -265,3 +270,98 @@ def test_the_langchain_adapter_takes_the_graphs_messages_in_any_format():
     for msgs in (anthropic_messages()[:6], tau2_messages()[:8], genai_messages()[:6], responses_items()[:7]):
         state, observation = state_from_messages(system + msgs)  # the trailing call is the decision
         assert state == want and observation == YES
+
+
+# ---- real conversations: tau-bench's airline trajectories rewritten in every format read as the spec reads them -
+def to_anthropic(msgs: list[dict]) -> dict:
+    out: list[dict] = []
+    for m in msgs:
+        if m["role"] == "assistant":
+            blocks = [{"type": "text", "text": m["content"]}] if m.get("content") else []
+            blocks += [{"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
+                        "input": json.loads(c["function"]["arguments"])} for c in m.get("tool_calls") or []]
+            out.append({"role": "assistant", "content": blocks})
+        elif m["role"] == "tool":
+            block = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}
+            if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
+                out[-1]["content"].append(block)  # one user turn answers all the calls of a turn
+            else:
+                out.append({"role": "user", "content": [block]})
+        elif m["role"] == "user":
+            out.append({"role": "user", "content": m["content"]})
+    return {"system": "\n".join(m["content"] for m in msgs if m["role"] == "system"), "messages": out}
+
+
+def to_responses(msgs: list[dict]) -> dict:
+    items: list[dict] = []
+    for m in msgs:
+        if m["role"] == "assistant":
+            if m.get("content"):
+                items.append({"type": "message", "role": "assistant",
+                              "content": [{"type": "output_text", "text": m["content"]}]})
+            items += [{"type": "function_call", "call_id": c["id"], "name": c["function"]["name"],
+                       "arguments": c["function"]["arguments"]} for c in m.get("tool_calls") or []]
+        elif m["role"] == "tool":
+            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": m["content"]})
+        elif m["role"] == "user":
+            items.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": m["content"]}]})
+    return {"instructions": "\n".join(m["content"] for m in msgs if m["role"] == "system"), "items": items}
+
+
+def to_genai(msgs: list[dict]) -> list[dict]:
+    out = []
+    for m in msgs:
+        parts = [{"type": "text", "content": m["content"]}] if m.get("content") and m["role"] != "tool" else []
+        parts += [{"type": "tool_call", "id": c["id"], "name": c["function"]["name"],
+                   "arguments": json.loads(c["function"]["arguments"])} for c in m.get("tool_calls") or []]
+        if m["role"] == "tool":
+            parts = [{"type": "tool_call_response", "id": m["tool_call_id"], "response": m["content"]}]
+        if m["role"] != "system":
+            out.append({"role": m["role"], "parts": parts})
+    return out
+
+
+def to_tau2(msgs: list[dict]) -> list[dict]:
+    out = []
+    for m in msgs:
+        if m["role"] == "tool":
+            out.append({"role": "tool", "id": m["tool_call_id"], "content": m["content"], "requestor": "assistant"})
+        elif m["role"] != "system":
+            calls = [{"id": c["id"], "name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"]),
+                      "requestor": "assistant"} for c in m.get("tool_calls") or []]
+            out.append({"role": m["role"], "content": m.get("content"), "tool_calls": calls or None})
+    return out
+
+
+@needs_tau
+def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
+    data = json.loads(gzip.open(TAU, "rt").read())[:40]
+    expected = list(iter_transcript_events(TAU, max_conversations=40))
+    policy = "\n".join(m["content"] for m in data[0]["traj"] if m["role"] == "system")
+    assert all("\n".join(m["content"] for m in d["traj"] if m["role"] == "system") == policy for d in data)
+    files = {"anthropic": tmp_path / "a.jsonl", "responses": tmp_path / "r.jsonl", "otel": tmp_path / "o.jsonl",
+             "tau2": tmp_path / "t.json"}
+    files["anthropic"].write_text("".join(json.dumps({"id": f"c{n}", **to_anthropic(d["traj"])}) + "\n"
+                                          for n, d in enumerate(data)))
+    files["responses"].write_text("".join(json.dumps({"id": f"c{n}", **to_responses(d["traj"])}) + "\n"
+                                          for n, d in enumerate(data)))
+    files["otel"].write_text("".join(json.dumps(otlp(to_genai(d["traj"]), f"c{n}", policy)) + "\n"
+                                     for n, d in enumerate(data)))
+    files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": policy}},
+                                         "simulations": [{"task_id": d["task_id"], "trial": d["trial"],
+                                                          "messages": to_tau2(d["traj"])} for d in data]}))
+    strip = lambda e: {k: v for k, v in e.items() if k not in ("episode_id", "meta")}  # noqa: E731
+    by_episode: dict[str, list] = {}
+    for e in expected:
+        by_episode.setdefault(e["episode_id"], []).append(strip(e))
+    want = list(by_episode.values())
+    for name, path in files.items():
+        report = ImportReport()
+        got: dict[str, list] = {}
+        for e in iter_transcript_events(path, report=report):
+            got.setdefault(e["episode_id"], []).append(strip(e))
+        assert report.formats == {name: 40} and len(got) == 40, name
+        for n, (mine, theirs) in enumerate(zip(got.values(), want)):
+            if name == "otel":  # a trace records no message after the agent's last model call
+                theirs = theirs[:len(mine)]
+            assert mine == theirs, (name, n)

@@ -170,8 +170,8 @@ def _item(obj: Any, where: str, seen: set[str], format: str | None, model: str, 
             raw_id = _id(obj, "id", where)
             messages = obj.get("messages") if "messages" in obj else responses.items_of(obj, where)
             fmt = format if format not in (None, "tau1") else "responses" if "messages" not in obj else None
-            if fmt is None and isinstance(messages, list):
-                fmt = detect(messages)
+            if fmt is None and isinstance(messages, list):  # a top-level "system" is Anthropic's, as is its shape
+                fmt = "anthropic" if "system" in obj and detect(messages) == "openai" else detect(messages)
             policy = ""
             if obj.get("system") is not None:
                 policy = anthropic.policy(obj["system"], where)
