@@ -101,11 +101,14 @@ def otlp(messages: list[dict], conversation: str = "conv-1", system: str = POLIC
                                                                                "spans": spans[::-1]}]}]}
 
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "logs"
+
+
 def write_all(tmp_path: Path) -> dict[str, Path]:
-    """The conversation in every format, as each is written to a file."""
-    files = {"openai": tmp_path / "chat.jsonl", "tau1": tmp_path / "gpt-airline.json",
+    """The conversation in every format, as each is written to a file (examples/logs holds these files)."""
+    files = {"openai": tmp_path / "openai.jsonl", "tau1": tmp_path / "gpt-airline.json",
              "tau2": tmp_path / "tau2-results.json", "anthropic": tmp_path / "anthropic.jsonl",
-             "responses": tmp_path / "responses.jsonl", "otel": tmp_path / "traces.json"}
+             "responses": tmp_path / "responses.jsonl", "otel": tmp_path / "otel-traces.json"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -129,7 +132,7 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
     for name, path in files.items():
         report = ImportReport()
         events = list(iter_transcript_events(path, report=report))
-        assert report.formats == {"tau1": {"openai": 1}}.get(name, {name: 1}), name
+        assert report.formats == {name: 1}, name
         if name in ("tau1", "tau2"):  # the spec names their episodes by task and trial, and keeps the task's group
             assert events[0]["episode_id"] == f"{name}-airline-gpt-task7-trial0"
             events = [{**{k: v for k, v in e.items() if k != "meta"}, "episode_id": "conv-1",
@@ -139,6 +142,16 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
         assert report.user_tool_calls == (1 if name == "tau2" else 0)
     forced = list(iter_transcript_events(files["anthropic"], format="anthropic"))
     assert forced == expected
+
+
+def test_the_shipped_examples_are_this_conversation(tmp_path):
+    """examples/logs (the README's commands) holds exactly these files, so the README shows what is tested."""
+    for path in write_all(tmp_path).values():
+        shipped = EXAMPLES / path.name
+        assert shipped.is_file(), f"regenerate examples/logs: {shipped} is missing"
+        load = (lambda p: [json.loads(x) for x in p.read_text().splitlines()]) if path.suffix == ".jsonl" else (
+            lambda p: json.loads(p.read_text()))
+        assert load(shipped) == load(path), f"{shipped} differs from the conversation of tests/test_formats.py"
 
 
 def test_formats_are_told_from_the_messages():

@@ -158,7 +158,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         raise TranscriptFormatError(conv.where, "empty conversation (no user, assistant or tool content); "
                                                 "remove it or pass --skip-bad")
     marks = [] if local.calls else tool_marks(conv.messages)
-    misread = [(what, f) for what, f in marks if f != fmt]
+    misread = [(what, f) for what, f in marks if FORMATS[f].to_chat is not FORMATS[fmt].to_chat]
     if misread:
         what, other = misread[0]
         raise TranscriptFormatError(conv.where, f"no tool call read by the {fmt} reader, but {what} found: the "

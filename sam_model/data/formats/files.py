@@ -162,10 +162,10 @@ def _item(obj: Any, where: str, seen: set[str], format: str | None, model: str, 
     """One container item: a conversation object, or a tau-bench trajectory ``{task_id, trial, traj}`` (episode
     ``tau1-{domain}-{model}-task{task_id}-trial{trial}``, the file named ``{model}-{domain}.json``)."""
     try:
-        if isinstance(obj, Mapping) and "traj" in obj and domain and format in (None, "tau1", "openai"):
+        if isinstance(obj, Mapping) and "traj" in obj and domain and format in (None, "tau1"):
             task = _id(obj, "task_id", where)
             eid = episode_id_of(f"tau1-{domain}-{model}-task{task}-trial{obj.get('trial', 0)}")
-            conv = Conversation(eid, obj["traj"], where, f"{domain}-task{task}", "openai")
+            conv = Conversation(eid, obj["traj"], where, f"{domain}-task{task}", "tau1")
         elif isinstance(obj, Mapping) and any(k in obj for k in ("messages", "input", "output", "items")):
             raw_id = _id(obj, "id", where)
             messages = obj.get("messages") if "messages" in obj else responses.items_of(obj, where)
