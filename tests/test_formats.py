@@ -160,6 +160,9 @@ def test_formats_are_told_from_the_messages():
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
+    genai = [{"role": "Human", "parts": [{"type": "text", "content": "hi"}]},  # as LangChain instrumentations write
+             {"role": "AI", "parts": [{"type": "text", "content": "hello"}], "finish_reason": "stop"}]
+    assert [m["role"] for m in to_chat(genai).messages] == ["user", "assistant"]
 
 
 @pytest.mark.parametrize("name, messages, policy", [
@@ -378,3 +381,48 @@ def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
             if name == "otel":  # a trace records no message after the agent's last model call
                 theirs = theirs[:len(mine)]
             assert mine == theirs, (name, n)
+
+
+def any_value(v):
+    """A Python value as an OTLP JSON AnyValue (what exporters write for structured attributes)."""
+    if isinstance(v, str):
+        return {"stringValue": v}
+    if isinstance(v, bool):
+        return {"boolValue": v}
+    if isinstance(v, int):
+        return {"intValue": str(v)}
+    if isinstance(v, list):
+        return {"arrayValue": {"values": [any_value(x) for x in v]}}
+    return {"kvlistValue": {"values": [{"key": k, "value": any_value(x)} for k, x in v.items()]}}
+
+
+def test_otlp_structured_attributes_and_trimmed_histories(tmp_path):
+    """Messages as structured OTLP values on the details event, and an agent that drops old history from its
+    calls, still give the conversation."""
+    doc = otlp(genai_messages())
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for span in spans:
+        attrs = {a["key"]: a["value"] for a in span["attributes"]}
+        if "gen_ai.input.messages" not in attrs:
+            continue
+        inputs = json.loads(attrs["gen_ai.input.messages"]["stringValue"])
+        if len(inputs) > 4:
+            inputs = inputs[2:]  # history trimmed: the join finds the overlap
+        details = [{"key": "gen_ai.input.messages", "value": any_value(inputs)},
+                   {"key": "gen_ai.output.messages",
+                    "value": any_value(json.loads(attrs["gen_ai.output.messages"]["stringValue"]))}]
+        span["attributes"] = [a for a in span["attributes"] if a["key"] not in ("gen_ai.input.messages",
+                                                                                 "gen_ai.output.messages")]
+        span["events"] = [{"name": "gen_ai.client.inference.operation.details", "attributes": details}]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc))
+    want = list(iter_transcript_events(write_all(tmp_path)["openai"]))
+    assert list(iter_transcript_events(path)) == want
+
+
+def test_tau2_multi_tool_messages_and_user_results_stay_out():
+    msgs = tau2_messages()
+    msgs[2] = {"role": "tool", "tool_messages": [msgs[2]]}
+    chat = to_chat(msgs)
+    assert chat.user_tool_calls == 1 and [m["role"] for m in chat.messages].count("tool") == 2
+    assert "airplane" not in json.dumps(chat.messages)

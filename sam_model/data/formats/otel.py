@@ -8,6 +8,8 @@ checked against the conventions' ``gen-ai-input-messages.json`` / ``gen-ai-outpu
 ``gen_ai.client.inference.operation.details`` event. A message is ``{"role", "parts": [...]}`` with parts
 ``{"type": "text", "content"}``, ``{"type": "tool_call", "id", "name", "arguments"}`` and
 ``{"type": "tool_call_response", "id", "response"}``; other part types (reasoning, blobs, uris) are counted.
+Roles are the schema's (``system``, ``user``, ``assistant``, ``tool``), any case, and the names instrumentations
+also write (``human``, ``ai``, ``model``, ``developer``).
 
 The spans of one conversation (``gen_ai.conversation.id``, else the trace) are read in start order; each call's
 input repeats the history, so the conversation is the calls' input and output messages joined where they
@@ -28,6 +30,7 @@ INPUT, OUTPUT, SYSTEM = "gen_ai.input.messages", "gen_ai.output.messages", "gen_
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 CONVERSATION = "gen_ai.conversation.id"
 ROLES = ("system", "user", "assistant", "tool")
+ALIASES = {"human": "user", "ai": "assistant", "model": "assistant", "developer": "system"}  # instrumentations' names
 
 
 def to_chat(messages: list[Any], where: str) -> Chat:
@@ -40,6 +43,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         if not isinstance(parts, list):
             raise TranscriptFormatError(w, "expected a GenAI message {\"role\": ..., \"parts\": [...]}")
         role = m.get("role")
+        role = ALIASES.get(role.lower(), role.lower()) if isinstance(role, str) else role
         if role not in ROLES:
             raise TranscriptFormatError(w, f"role {role!r} is not a GenAI role (expected one of {', '.join(ROLES)})")
         texts, calls = [], []
@@ -167,5 +171,5 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                                           f"attributes: {saw}); record message content in the instrumentation "
                                           "(semantic conventions v1.37+, e.g. OTEL_SEMCONV_STABILITY_OPT_IN="
                                           "gen_ai_latest_experimental and OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_"
-                                          "CONTENT=span_only); gen_ai.prompt.*/gen_ai.completion.* are not read")
+                                          "CONTENT=SPAN_ONLY); gen_ai.prompt.*/gen_ai.completion.* are not read")
 

@@ -25,6 +25,12 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         w = f"{where}, message {i}"
         if not isinstance(m, Mapping):
             raise TranscriptFormatError(w, f"a message must be an object, got {type(m).__name__}")
+        if m.get("role") == "tool" and isinstance(m.get("tool_messages"), list):  # a MultiToolMessage
+            inner = to_chat(m["tool_messages"], w)
+            for message in inner.messages:
+                if message.get("tool_call_id") not in user_calls:
+                    chat.add(message, f"message {i}")
+            continue
         role = m.get("role")
         if role not in ROLES:
             raise TranscriptFormatError(w, f"role {role!r} is not a tau2 role (expected one of {', '.join(ROLES)})")
