@@ -11,46 +11,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, text_of
+from sam_model.data.formats.base import Blocks, Chat, TranscriptFormatError, each, read_blocks, text_of
 
 ROLES = ("user", "assistant", "system")
 
 
+BLOCKS = Blocks("content block", "text", "tool_use", "input", "tool_result", "tool_use_id")
+
+
 def to_chat(messages: list[Any], where: str) -> Chat:
     chat = Chat()
-    for i, m in enumerate(messages):
-        w = f"{where}, message {i}"
-        if not isinstance(m, Mapping):
-            raise TranscriptFormatError(w, f"a message must be an object, got {type(m).__name__}")
+    for i, m, w in each(messages, where):
         role = m.get("role")
         if role not in ROLES:
             raise TranscriptFormatError(w, f"role {role!r} is not an Anthropic role (expected user or assistant)")
         content = m.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
-        texts, calls = [], []
-        for j, b in enumerate(blocks):
-            if not isinstance(b, Mapping):
-                raise TranscriptFormatError(w, f"content block {j} is a {type(b).__name__}, expected an object")
-            kind = b.get("type")
-            if kind == "text":
-                if not isinstance(b.get("text"), str):
-                    raise TranscriptFormatError(w, f"content block {j} has type 'text' but no string 'text'")
-                texts.append(b["text"])
-            elif kind == "tool_use" and role == "assistant":
-                calls.append(chat_call(b.get("id"), b.get("name"), b.get("input"), f"{w}, block {j}"))
-            elif kind == "tool_result":
-                if not isinstance(b.get("tool_use_id"), str) or not b["tool_use_id"]:
-                    raise TranscriptFormatError(w, f"tool_result block {j} without a 'tool_use_id'")
-                result = text_of(b.get("content"), f"{w}, block {j}", ignored=chat.ignored)
-                chat.add({"role": "tool", "tool_call_id": b["tool_use_id"], "content": result}, f"message {i}")
-            else:
-                chat.ignored[str(kind)] += 1
-        text = "\n".join(texts)
-        if role == "assistant" and (text or calls):
-            chat.add({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})},
-                     f"message {i}")
-        elif text:
-            chat.add({"role": role, "content": text}, f"message {i}")
+        read_blocks(chat, role, blocks, w, f"message {i}", BLOCKS,
+                    lambda b, at: text_of(b.get("content"), at, ignored=chat.ignored))
     return chat
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,3 +99,59 @@ def chat_call(call_id: Any, name: Any, arguments: Any, where: str) -> dict[str, 
 def result_text(value: Any) -> str:
     """A tool result as the text of its event: strings as they are, anything else as JSON."""
     return value if isinstance(value, str) else "" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def each(messages: list[Any], where: str, noun: str = "message") -> Iterator[tuple[int, Mapping[str, Any], str]]:
+    """(index, message, where) for each message, refusing one that is not an object."""
+    for i, m in enumerate(messages):
+        w = f"{where}, {noun} {i}"
+        if not isinstance(m, Mapping):
+            raise TranscriptFormatError(w, f"{'an' if noun[0] in 'aeiou' else 'a'} {noun} must be an object, got "
+                                           f"{type(m).__name__}")
+        yield i, m, w
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """How a format writes the blocks of one message (Anthropic content blocks, GenAI parts): the key of a text
+    block's text, the type of a tool call and its id and arguments keys, the type of a tool result and the key
+    naming the call it answers."""
+
+    noun: str
+    text: str
+    call: str
+    call_args: str
+    result: str
+    result_id: str
+
+
+def read_blocks(chat: Chat, role: str, blocks: list[Any], where: str, source: str, kinds: Blocks,
+                result_of: Callable[[Mapping[str, Any], str], str]) -> None:
+    """One message's blocks as chat messages: a tool message per result (in order), then the words, with the
+    assistant's tool calls on them; blocks of other types are counted in ``chat.ignored``."""
+    texts, calls = [], []
+    for j, b in enumerate(blocks):
+        if not isinstance(b, Mapping):
+            raise TranscriptFormatError(where, f"{kinds.noun} {j} is a {type(b).__name__}, expected an object")
+        kind = b.get("type")
+        if kind == "text":
+            if not isinstance(b.get(kinds.text), str):
+                raise TranscriptFormatError(where, f"{kinds.noun} {j} has type 'text' but no string '{kinds.text}'")
+            texts.append(b[kinds.text])
+        elif kind == kinds.call and role == "assistant":
+            calls.append(chat_call(b.get("id"), b.get("name"), b.get(kinds.call_args), f"{where}, {kinds.noun} {j}"))
+        elif kind == kinds.result:
+            call_id = b.get(kinds.result_id)
+            if not isinstance(call_id, (str, int)) or isinstance(call_id, bool) or call_id == "":
+                raise TranscriptFormatError(where, f"{kind} {kinds.noun} {j} without a '{kinds.result_id}' (the "
+                                                   "call it answers)")
+            chat.add({"role": "tool", "tool_call_id": str(call_id), "content": result_of(b, f"{where}, "
+                                                                                          f"{kinds.noun} {j}")},
+                     source)
+        else:
+            chat.ignored[str(kind)] += 1
+    text = "\n".join(texts)
+    if role == "assistant" and (text or calls):
+        chat.add({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})}, source)
+    elif text and role != "tool":
+        chat.add({"role": role, "content": text}, source)

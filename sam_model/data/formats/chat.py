@@ -11,17 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call
+from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
 
 def to_chat(messages: list[Any], where: str) -> Chat:
     chat = Chat()
-    for i, m in enumerate(messages):
-        w = f"{where}, message {i}"
-        if not isinstance(m, Mapping):
-            raise TranscriptFormatError(w, f"a message must be an object, got {type(m).__name__}")
+    for i, m, w in each(messages, where):
         role = m.get("role")
         if not isinstance(role, str) or not role:
             raise TranscriptFormatError(w, "message without 'role' (expected system, user, assistant or tool)")

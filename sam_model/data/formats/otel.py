@@ -24,7 +24,15 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError, chat_call, result_text
+from sam_model.data.formats.base import (
+    Blocks,
+    Chat,
+    Conversation,
+    TranscriptFormatError,
+    each,
+    read_blocks,
+    result_text,
+)
 
 INPUT, OUTPUT, SYSTEM = "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
@@ -33,12 +41,14 @@ ROLES = ("system", "user", "assistant", "tool")
 ALIASES = {"human": "user", "ai": "assistant", "model": "assistant", "developer": "system"}  # instrumentations' names
 
 
+BLOCKS = Blocks("part", "content", "tool_call", "arguments", "tool_call_response", "id")
+
+
 def to_chat(messages: list[Any], where: str) -> Chat:
     chat = Chat()
-    for i, m in enumerate(messages):
-        w = f"{where}, message {i}"
-        parts = m.get("parts") if isinstance(m, Mapping) else None
-        if parts is None and isinstance(m, Mapping) and isinstance(m.get("content"), str):
+    for i, m, w in each(messages, where):
+        parts = m.get("parts")
+        if parts is None and isinstance(m.get("content"), str):
             parts = [{"type": "text", "content": m["content"]}]  # a plain chat message among them
         if not isinstance(parts, list):
             raise TranscriptFormatError(w, "expected a GenAI message {\"role\": ..., \"parts\": [...]}")
@@ -46,30 +56,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         role = ALIASES.get(role.lower(), role.lower()) if isinstance(role, str) else role
         if role not in ROLES:
             raise TranscriptFormatError(w, f"role {role!r} is not a GenAI role (expected one of {', '.join(ROLES)})")
-        texts, calls = [], []
-        for j, p in enumerate(parts):
-            if not isinstance(p, Mapping):
-                raise TranscriptFormatError(w, f"part {j} is a {type(p).__name__}, expected an object")
-            kind = p.get("type")
-            if kind == "text":
-                if not isinstance(p.get("content"), str):
-                    raise TranscriptFormatError(w, f"part {j} has type 'text' but no string 'content'")
-                texts.append(p["content"])
-            elif kind == "tool_call" and role == "assistant":
-                calls.append(chat_call(p.get("id"), p.get("name"), p.get("arguments"), f"{w}, part {j}"))
-            elif kind == "tool_call_response":
-                if p.get("id") in (None, ""):
-                    raise TranscriptFormatError(w, f"tool_call_response part {j} without an 'id' (the call it answers)")
-                chat.add({"role": "tool", "tool_call_id": str(p["id"]), "content": result_text(p.get("response"))},
-                         f"message {i}")
-            else:
-                chat.ignored[str(kind)] += 1
-        text = "\n".join(texts)
-        if role == "assistant" and (text or calls):
-            chat.add({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})},
-                     f"message {i}")
-        elif text and role != "tool":
-            chat.add({"role": role, "content": text}, f"message {i}")
+        read_blocks(chat, role, parts, w, f"message {i}", BLOCKS, lambda p, at: result_text(p.get("response")))
     return chat
 
 

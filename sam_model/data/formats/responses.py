@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, result_text, text_of
+from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each, result_text, text_of
 
 TEXT_PARTS = ("input_text", "output_text", "text")
 CALLS = ("function_call", "custom_tool_call")
@@ -25,10 +25,7 @@ ROLES = ("system", "developer", "user", "assistant")
 def to_chat(items: list[Any], where: str) -> Chat:
     chat = Chat()
     turn: dict[str, Any] | None = None  # the assistant turn that calls may still join
-    for i, item in enumerate(items):
-        w = f"{where}, item {i}"
-        if not isinstance(item, Mapping):
-            raise TranscriptFormatError(w, f"an item must be an object, got {type(item).__name__}")
+    for i, item, w in each(items, where, "item"):
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             role = item.get("role")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError, chat_call
+from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError, chat_call, each
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -21,10 +21,7 @@ ROLES = ("system", "user", "assistant", "tool")
 def to_chat(messages: list[Any], where: str) -> Chat:
     chat = Chat()
     user_calls: set[str] = set()
-    for i, m in enumerate(messages):
-        w = f"{where}, message {i}"
-        if not isinstance(m, Mapping):
-            raise TranscriptFormatError(w, f"a message must be an object, got {type(m).__name__}")
+    for i, m, w in each(messages, where):
         if m.get("role") == "tool" and isinstance(m.get("tool_messages"), list):  # a MultiToolMessage
             inner = to_chat(m["tool_messages"], w)
             for message in inner.messages:
