@@ -275,6 +275,9 @@ def test_the_output_folder_must_exist(tmp_path, capsys):
     missing = tmp_path / "nonexistent_dir" / "deeper"
     assert main([str(path), str(missing / "o.jsonl")]) == 1
     assert "does not exist" in capsys.readouterr().err and not (tmp_path / "nonexistent_dir").exists()
+    assert main([str(path), str(tmp_path)]) == 1 and "is a folder" in capsys.readouterr().err
+    assert main([str(path), str(path)]) == 1 and "is the input file" in capsys.readouterr().err
+    assert path.read_text() == GOOD + "\n"
 
 
 def test_the_langchain_adapter_takes_the_graphs_messages_in_any_format():

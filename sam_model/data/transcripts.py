@@ -321,6 +321,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {args.out}: the output folder {out_dir} does not exist (create it first; nothing is created "
               "outside an existing folder)", file=sys.stderr)
         return 1
+    if Path(args.out).exists() and Path(args.transcripts).exists() and Path(args.out).samefile(args.transcripts):
+        print(f"error: {args.out} is the input file; write the agent log elsewhere", file=sys.stderr)
+        return 1
+    if Path(args.out).is_dir():
+        print(f"error: {args.out} is a folder; give the output file's name (e.g. {Path(args.out) / 'log.jsonl'})",
+              file=sys.stderr)
+        return 1
     start = time.perf_counter()
     report = ImportReport()
     try:

@@ -2,7 +2,8 @@
 
 An assistant's ``tool_use`` blocks (``{"id", "name", "input": {...}}``) are its tool calls; a user's
 ``tool_result`` blocks (``{"tool_use_id", "content", "is_error"}``) answer them, one tool message each, before the
-user's own words. ``text`` blocks are the words; ``thinking``, images and documents are counted, not read. The
+user's own words (``is_error`` adds nothing: the spec reads an error from the result's own words, as it does for
+every format). ``text`` blocks are the words; ``thinking``, images and documents are counted, not read. The
 conversation's ``system`` (a string or text blocks) is its policy.
 """
 
