@@ -1,13 +1,16 @@
 """Tool-call transcript files → agent-log events: the importer (files, the fixed split, the CLI).
 
-Agents log what the LLM API saw and said; this module reads such files, and the labelling rule of
-``../shared/spec/tool-transcripts.md`` (:mod:`sam_model.data.toolstate`) derives the state and the labels of
-each conversation. The rule's names are re-exported here (``TranscriptState``, ``live_state``, ``says``, ...)
+Agents log what the LLM API saw and said, in one of several formats; a reader per format
+(:mod:`sam_model.data.formats`) turns each conversation into chat messages, and the labelling rule of
+``../shared/spec/tool-transcripts.md`` (:mod:`sam_model.data.toolstate`) derives the state and the labels from
+them. Nothing is dropped silently: bad conversations stop the import or are skipped and counted, and a file
+that yields no conversation or no tool call is an error unless asked for. The rule's names are re-exported here (``TranscriptState``, ``live_state``, ``says``, ...)
 for code written against this module.
 
 CLI::
 
     python -m sam_model.data.transcripts ../shared/data/tau-bench/gpt-4o-airline.json.gz OUT.jsonl [--split train]
+    python -m sam_model.data.transcripts examples/logs/anthropic.jsonl OUT.jsonl [--format anthropic]
 """
 
 from __future__ import annotations
