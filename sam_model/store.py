@@ -324,7 +324,7 @@ class MemoryStore:
 
     def update(self, memory: Any, vector: np.ndarray | None = None) -> None:
         """Replace a stored memory by a new version of it (same id; it keeps its place in the write order and
-        its scopes): a revised state (sam_model.data.toolstate.TranscriptState.feed) or a re-written summary."""
+        its scopes): a revised state (sam_model.data.transcripts.TranscriptState.feed) or a re-written summary."""
         e = self._entries.get(memory.id)
         if e is None:
             raise KeyError(f"memory {memory.id!r} is not in the store; add it first")

@@ -104,7 +104,7 @@ class MemoryRecorder:
 
     def revise(self, event: Event) -> MemoryRecord:
         """The record of the episode's last event again, with its revised state (a transcript's decision point,
-        sam_model.data.toolstate.TranscriptState.feed); the next event is compared with the revised state."""
+        sam_model.data.transcripts.TranscriptState.feed); the next event is compared with the revised state."""
         last = self._last[event.episode_id]
         last[0] = event.state
         return memory_record(event, last[3], last[2])

@@ -12,7 +12,7 @@ SAM searches by the agent's *state*, which a query string does not carry. The re
 - ``config["configurable"]["sam_state"]``: a state as the agent keeps it (sam_model.data.schema.State or a mapping);
 - ``config["configurable"]["sam_messages"]`` (and optionally ``sam_tool_call``): the graph's messages, from which
   the decision-point state of the tool call about to be made is rebuilt exactly as the transcript importer
-  writes it for training (sam_model.data.toolstate.live_state). When the last message is an AI message with tool
+  writes it for training (sam_model.data.transcripts.live_state). When the last message is an AI message with tool
   calls and no ``sam_tool_call`` is given, those calls are the decision;
 - otherwise the live state of the scope's conversation in ``memory`` (ScopedMemory.live_state).
 

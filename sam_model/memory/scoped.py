@@ -10,10 +10,10 @@
 Scopes (``user_id``, ``agent_id``, ``run_id``) are filters of the one memory store (sam_model.store): they are
 applied inside the index search, so one user's search never returns another's memories. Each combination of
 scopes is one episode (``"mia/trip-2"``); chat messages become events exactly as the tool-call transcript
-importer writes them (sam_model.data.toolstate.TranscriptState.feed: a tool call fixes the state of the
+importer writes them (sam_model.data.transcripts.TranscriptState.feed: a tool call fixes the state of the
 event before it), so the memories, and the ranking, are what evaluate.py measures on the same conversation.
 ``search`` without a ``state`` uses the run's live state (the last event's); give the state of a tool call about
-to be made (sam_model.data.toolstate.live_state) to retrieve its arguments' values.
+to be made (sam_model.data.transcripts.live_state) to retrieve its arguments' values.
 """
 
 from __future__ import annotations
