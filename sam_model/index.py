@@ -51,7 +51,9 @@ except ImportError as exc:  # neither extra installed
     raise ImportError("sam_model needs FAISS: pip install 'sam_model[cpu]' (faiss-cpu), or on a CUDA 12 machine "
                       "'sam_model[gpu]' (faiss-gpu-cu12, instead of faiss-cpu: both ship the faiss module)") from exc
 
-from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading
+from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading, safe_name
+from sam_model.limits import check_k
+from sam_model.locking import locked, new_lock
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +130,7 @@ class MemoryIndex:
         self.nlist, self.nprobe, self.M = nlist, int(nprobe), int(M)
         self.ef_search, self.ef_construction = int(ef_search), int(ef_construction)
         self.trained = kind != "ivf"
+        self.lock = new_lock()  # one caller at a time: FAISS releases the GIL (sam_model.locking)
         self._index = self._new_index()  # CPU master copy
         # Metadata, indexed by internal int64 id (never reused; None once removed).
         self._ext: list[MemoryId | None] = []
@@ -166,6 +169,7 @@ class MemoryIndex:
             return faiss.IndexIDMap2(hnsw)
         return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
 
+    @locked
     def train(self, vectors: np.ndarray) -> None:
         """Train the IVF quantizer on ``vectors`` and move any buffered memories into it.
 
@@ -278,6 +282,7 @@ class MemoryIndex:
 
     # ---- mutation -----------------------------------------------------------------------
 
+    @locked
     def add(self, ids: Sequence[MemoryId], vectors: np.ndarray,
             episode_ids: Sequence[Any] | str | None = None) -> None:
         """Add memories. ``episode_ids`` is one episode for all, one per memory, or None (no episode)."""
@@ -319,6 +324,7 @@ class MemoryIndex:
             if ep is not None:
                 self._by_episode.setdefault(ep, set()).add(n)
 
+    @locked
     def remove(self, ids: Iterable[MemoryId]) -> None:
         """Remove memories by id; all-or-nothing (an unknown id raises KeyError, nothing is removed)."""
         internal = sorted({self._internal(i) for i in ids})
@@ -345,6 +351,7 @@ class MemoryIndex:
         if self.kind == "hnsw" and len(self._tombstones) > max(1024, len(self)):
             self.compact()
 
+    @locked
     def compact(self) -> None:
         """Rebuild an HNSW graph from its live vectors, dropping tombstones (no-op otherwise)."""
         if self.kind != "hnsw" or not self._tombstones:
@@ -366,13 +373,16 @@ class MemoryIndex:
     def __contains__(self, i: object) -> bool:
         return i in self._by_ext
 
+    @locked
     def ids(self) -> list[MemoryId]:
         """Live memory ids in insertion order."""
         return [k for k in self._ext if k is not None]
 
+    @locked
     def episode_of(self, i: MemoryId) -> Any:
         return self._episode[self._internal(i)]
 
+    @locked
     def get_vectors(self, ids: Sequence[MemoryId]) -> np.ndarray:
         """The stored vectors of ``ids``, (n, dim) float32, reconstructed from the index."""
         internal = np.asarray([self._internal(i) for i in ids], dtype=np.int64)
@@ -380,6 +390,7 @@ class MemoryIndex:
             return np.zeros((0, self.dim), np.float32)
         return self._index.reconstruct_batch(internal)
 
+    @locked
     def search(self, queries: np.ndarray, k: int, episode_id: Any | Sequence[Any] | None = None,
                within: Iterable[MemoryId] | None = None) -> tuple[list[list[MemoryId | None]], np.ndarray]:
         """Top-k memories by inner product for each query.
@@ -390,8 +401,7 @@ class MemoryIndex:
         episode. Rows with fewer than k results are padded with id None and score -inf.
         Returns (ids, scores) with scores of shape (n, k).
         """
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive int, got {k!r}")
+        k = check_k(k)  # rows are padded to k: an unbounded k allocates without bound
         q = np.asarray(queries, dtype=np.float32)
         q = self._check_vectors(q[None, :] if q.ndim == 1 else q, "queries")
         n, k = len(q), int(k)
@@ -484,25 +494,37 @@ class MemoryIndex:
 
         The folder is built in a staging folder and swapped in last (sam_model.io.atomic_dir): a crash at
         any point leaves the previous version loadable, and concurrent saves end with one complete version.
-        Anything else in ``path`` is replaced with it.
+        Anything else in ``path`` is replaced with it. The index is copied under its lock (:meth:`snapshot`)
+        and written without it, so searches wait only for the copy.
         """
         folder = Path(path)
         if folder.exists() and not folder.is_dir():
             raise SAMFileError(f"memory index path {folder} is a file; MemoryIndex.save writes a folder")
-        index_name = f"index-{uuid.uuid4().hex[:12]}.faiss"
+        snap = self.snapshot()
+        with atomic_dir(folder) as tmp:
+            self.write_snapshot(tmp, snap)
+        return folder
+
+    @locked
+    def snapshot(self) -> tuple[dict, np.ndarray]:
+        """(metadata, serialized FAISS index) of this moment, for :meth:`write_snapshot`."""
         live = self._live_internal()
         meta = {
             "format": FORMAT, "version": FORMAT_VERSION, "dim": self.dim, "config": self.config(),
-            "trained": self.trained, "index_file": index_name, "ntotal": int(self._index.ntotal),
-            "next_id": len(self._ext), "internal": live.tolist(),
+            "trained": self.trained, "index_file": f"index-{uuid.uuid4().hex[:12]}.faiss",
+            "ntotal": int(self._index.ntotal), "next_id": len(self._ext), "internal": live.tolist(),
             "ids": [self._ext[n] for n in live.tolist()],
             "episodes": [self._episode[n] for n in live.tolist()],
             "tombstones": sorted(self._tombstones),
         }
-        with atomic_dir(folder) as tmp:
-            faiss.write_index(self._index, str(tmp / index_name))
-            atomic_write_text(tmp / META_FILE, json.dumps(meta))
-        return folder
+        return meta, faiss.serialize_index(self._index)
+
+    @staticmethod
+    def write_snapshot(folder: Path, snap: tuple[dict, np.ndarray]) -> None:
+        """Write a :meth:`snapshot` into the (staging) folder ``folder``."""
+        meta, data = snap
+        (folder / meta["index_file"]).write_bytes(memoryview(data))
+        atomic_write_text(folder / META_FILE, json.dumps(meta))
 
     @classmethod
     def load(cls, path: str | Path, expected_dim: int | None = None, device: str | None = None) -> MemoryIndex:
@@ -532,7 +554,7 @@ class MemoryIndex:
                                "rebuild the index with this model's encoder")
         if not (len(internal) == len(ids) == len(episodes)):
             raise SAMFileError(f"{meta_path}: ids, internal ids and episodes differ in length; rebuild the index")
-        index_path = folder / index_name
+        index_path = safe_name(folder, index_name, f"{meta_path}: field 'index_file'", "rebuild the index")
         if not index_path.is_file():
             raise SAMFileError(f"memory index file not found: {index_path} (named by {meta_path}); "
                                "rebuild the index")

@@ -299,7 +299,7 @@ def test_bad_inputs_give_clear_errors():
         ix.add(["c", "d"], clustered(2), ["e"])
     with pytest.raises(KeyError, match="'zzz' is not in the index"):
         ix.remove(["zzz"])
-    with pytest.raises(ValueError, match="k must be a positive int"):
+    with pytest.raises(ValueError, match="k must be an integer from 1 to"):
         ix.search(clustered(1), 0)
     with pytest.raises(ValueError, match="2 entries but there are 1 queries"):
         ix.search(clustered(1), 1, episode_id=["x", "y"])

@@ -123,7 +123,7 @@ def tiny_net():
     from sam_model.models.bert import default_bert_path, tiny_bert
     from sam_model.models.sam import SAMConfig, SAMNet
 
-    tok = AutoTokenizer.from_pretrained(default_bert_path())
+    tok = AutoTokenizer.from_pretrained(default_bert_path(), local_files_only=True, trust_remote_code=False)
     bert = tiny_bert(vocab_size=tok.vocab_size, hidden=32, layers=2)
     torch.manual_seed(0)
     return SAMNet(SAMConfig(dim=8, hidden=16, proj_hidden=16, phases=["plan"], kinds=["user"]), bert, tok)
