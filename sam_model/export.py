@@ -147,18 +147,18 @@ def check_vocab(folder: Path, cfg: SAMConfig, bert_cfg: PretrainedConfig, tokeni
         raise SAMFileError(f"{folder / 'tokenizer'}: {n_tokens} tokens, but the encoder's token embedding has "
                            f"{bert_cfg.vocab_size} rows (config.json bert_config.vocab_size); {again}")
     saved = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("vocab")
-    if saved is None:
-        return  # exported before the digest existed
     try:
         with safe_open(str(folder / "model.safetensors"), "pt") as fh:
             tied = json.loads((fh.metadata() or {}).get(VOCAB_META, "null"))
     except (SafetensorError, OSError, json.JSONDecodeError) as exc:
         raise SAMFileError(f"{folder / 'model.safetensors'} cannot be loaded ({exc}); the file is corrupt — export "
                            "the checkpoint again") from None
+    if saved is None and tied is None:
+        return  # exported before the digest existed
     now = vocab_record(cfg.phases, cfg.kinds, tokenizer)
     for where, record in ((f"{folder / 'config.json'}: field 'vocab'", saved),
                           (f"{folder / 'model.safetensors'}: metadata '{VOCAB_META}'", tied)):
-        if record != now:
+        if record is not None and record != now or record is None and where.endswith(f"'{VOCAB_META}'"):
             diff = [k for k in now if not isinstance(record, dict) or record.get(k) != now[k]]
             raise SAMFileError(f"{where} does not match the vocabularies read (phases, kinds, tokenizer: "
                                f"{', '.join(diff)} differ); {again}")

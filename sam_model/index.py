@@ -544,7 +544,7 @@ class MemoryIndex:
         meta = read_format_json(meta_path, FORMAT, FORMAT_VERSION, "MemoryIndex metadata",
                                 "rebuild the index with this version")
         try:
-            dim, cfg, index_name = int(meta["dim"]), dict(meta["config"]), str(meta["index_file"])
+            dim, cfg, index_name = int(meta["dim"]), dict(meta["config"]), meta["index_file"]
             internal, ids, episodes = meta["internal"], meta["ids"], meta["episodes"]
             tombstones, trained, next_id = meta["tombstones"], bool(meta["trained"]), int(meta["next_id"])
         except (KeyError, TypeError, ValueError) as err:
