@@ -235,8 +235,11 @@ def from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | None =
         raise SAMFileError(f"{p}: {exc}; give a .ckpt written by train.py") from None
     folder = check_bert_folder(cfg.bert_path or default_bert_path())  # tokenizer (and config if absent)
     recorded = state["hyper_parameters"].get("bert_config")
-    bert_cfg = encoder_config(dict(recorded)) if recorded else encoder_config(
-        json.loads((folder / "config.json").read_text(encoding="utf-8")))
+    try:
+        bert_cfg = encoder_config(dict(recorded), "hyper_parameters.bert_config") if recorded else encoder_config(
+            json.loads((folder / "config.json").read_text(encoding="utf-8")), f"{folder / 'config.json'}")
+    except (TypeError, ValueError, KeyError) as exc:
+        raise SAMFileError(f"{p}: {exc}; give a .ckpt written by train.py") from None
     tokenizer = load_tokenizer(folder)
     net = SAMNet(cfg, encoder_from_config(bert_cfg), tokenizer)
     try:

@@ -52,7 +52,7 @@ except ImportError as exc:  # neither extra installed
                       "'sam_model[gpu]' (faiss-gpu-cu12, instead of faiss-cpu: both ship the faiss module)") from exc
 
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading, safe_name
-from sam_model.limits import check_k
+from sam_model.limits import check_int, check_k
 from sam_model.locking import locked, new_lock
 
 log = logging.getLogger(__name__)
@@ -62,6 +62,7 @@ KINDS = ("flat", "ivf", "hnsw")
 FORMAT = "sam_model.MemoryIndex"
 FORMAT_VERSION = 1
 META_FILE = "meta.json"
+MAX_INDEX_PARAM = 1 << 20  # nlist, nprobe, M, efSearch, efConstruction: far above any useful value
 MIN_POINTS_PER_LIST = 39  # FAISS warns below this many training points per IVF list
 TRAIN_POINTS_PER_LIST = 64  # k-means sample cap: more points per list barely helps, costs minutes at 1M
 
@@ -116,16 +117,10 @@ class MemoryIndex:
         ef_construction: int = 80,
         device: str | None = None,
     ):
-        if kind not in KINDS:
-            raise ValueError(f"index kind must be one of {KINDS}, got {kind!r}")
         if not isinstance(dim, (int, np.integer)) or dim < 1:
             raise ValueError(f"index dim must be a positive int, got {dim!r}")
-        for name, value in (("nprobe", nprobe), ("M", M), ("ef_search", ef_search),
-                            ("ef_construction", ef_construction)):
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if nlist is not None and (not isinstance(nlist, (int, np.integer)) or nlist < 1):
-            raise ValueError(f"nlist must be a positive int or None, got {nlist!r}")
+        self.check_config({"kind": kind, "nlist": nlist, "nprobe": nprobe, "M": M, "ef_search": ef_search,
+                           "ef_construction": ef_construction})
         self.dim, self.kind = int(dim), kind
         self.nlist, self.nprobe, self.M = nlist, int(nprobe), int(M)
         self.ef_search, self.ef_construction = int(ef_search), int(ef_construction)
@@ -143,14 +138,26 @@ class MemoryIndex:
         self._use_gpu = self._pick_device(device)
         self._sync_gpu()
 
-    @classmethod
-    def from_config(cls, dim: int, cfg: dict | None) -> MemoryIndex:
-        """Build from a config dict such as ``{"kind": "ivf", "nprobe": 32}``."""
-        cfg = dict(cfg or {})
+    @staticmethod
+    def check_config(cfg: Any, where: str = "index") -> None:
+        """Raise ValueError naming ``<where>.<key>`` for an unknown key or a value out of range."""
+        if not isinstance(cfg, dict):
+            raise ValueError(f"field '{where}' must be an object such as {{\"kind\": \"flat\"}}, got {cfg!r}")
         allowed = {"kind", "nlist", "nprobe", "M", "ef_search", "ef_construction", "device"}
         unknown = sorted(set(cfg) - allowed)
         if unknown:
-            raise ValueError(f"unknown index config key(s) {unknown}; allowed: {sorted(allowed)}")
+            raise ValueError(f"field '{where}' has unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+        if cfg.get("kind", "flat") not in KINDS:
+            raise ValueError(f"field '{where}.kind' must be one of {KINDS}, got {cfg.get('kind')!r}")
+        for name in ("nprobe", "M", "ef_search", "ef_construction", "nlist"):
+            if name in cfg and not (name == "nlist" and cfg[name] is None):
+                check_int(cfg[name], f"field '{where}.{name}'", 1, MAX_INDEX_PARAM)
+
+    @classmethod
+    def from_config(cls, dim: int, cfg: dict | None, where: str = "index") -> MemoryIndex:
+        """Build from a config dict such as ``{"kind": "ivf", "nprobe": 32}`` (checked: errors name ``where``)."""
+        cfg = dict(cfg or {})
+        cls.check_config(cfg, where)
         return cls(dim, **cfg)
 
     def config(self) -> dict:

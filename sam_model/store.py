@@ -103,6 +103,7 @@ class StoreConfig:
         for name, ok, want in checks:
             if not ok:
                 raise ValueError(f"field '{where}.{name}' must be {want}, got {json.dumps(getattr(self, name), default=repr)}")
+        MemoryIndex.check_config(dict(self.index), f"{where}.index")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -25,6 +25,7 @@ from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_N
 from transformers.utils import logging as hf_logging
 
 from sam_model.io import SAMFileError
+from sam_model.limits import MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, check_int
 
 POOLINGS = ("mean", "cls")
 SAFE_LOAD = {"local_files_only": True, "trust_remote_code": False}  # every from_pretrained call here
@@ -80,6 +81,12 @@ def check_bert_folder(path: str | os.PathLike) -> Path:
     except json.JSONDecodeError as exc:
         raise SAMFileError(f"{cfg} is not valid JSON ({exc})") from None
     check_text_encoder(config, str(p))
+    for name, hi in ENCODER_SIZES:
+        if name in config:
+            try:
+                check_int(config[name], f"{cfg}: field '{name}'", 1, hi)
+            except ValueError as exc:
+                raise SAMFileError(str(exc)) from None
     if not any((p / n).exists() for n in ("model.safetensors", "pytorch_model.bin")):
         raise SAMFileError(f"{p} has no weights (model.safetensors or pytorch_model.bin)")
     return p
@@ -95,9 +102,18 @@ def check_text_encoder(config: dict, where: str) -> None:
                            "folder (bert, roberta, distilbert, mpnet, electra, deberta, modernbert, ...)")
 
 
-def encoder_config(d: dict) -> PretrainedConfig:
-    """The transformers config recorded in a checkpoint or export (any encoder type; BERT when untyped)."""
+ENCODER_SIZES = (("vocab_size", MAX_VOCAB), ("hidden_size", MAX_WIDTH), ("intermediate_size", MAX_WIDTH),
+                 ("num_hidden_layers", MAX_LAYERS), ("num_attention_heads", MAX_LAYERS),
+                 ("max_position_embeddings", MAX_POSITIONS), ("type_vocab_size", MAX_VOCAB))
+
+
+def encoder_config(d: dict, where: str = "bert_config") -> PretrainedConfig:
+    """The transformers config recorded in a checkpoint or export (any encoder type; BERT when untyped); its
+    sizes within sam_model.limits, else ValueError naming ``<where>.<field>`` before anything is allocated."""
     d = dict(d)
+    for name, hi in ENCODER_SIZES:
+        if name in d:
+            check_int(d[name], f"field '{where}.{name}'", 1, hi)
     model_type = d.pop("model_type", "bert") or "bert"
     return AutoConfig.for_model(model_type, **d)
 
