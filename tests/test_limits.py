@@ -109,3 +109,12 @@ def test_a_class_path_in_a_checkpoint_is_one_line(tmp_path, capsys, small_demo_l
     err = capsys.readouterr().err.strip()
     assert rc == 1 and len(err.splitlines()) == 1 and "Traceback" not in err
     assert f"{ckpt}: its hyper-parameters name the class 'os.system' and do not fit this model" in err
+
+
+@pytest.mark.parametrize("data", ["", "   ", 5, None, [{"role": "user", "content": " \n"}]])
+def test_scoped_add_refuses_blank_or_wrong_data_and_changes_nothing(data):
+    memory = ScopedMemory(HashingEncoder(32))
+    with pytest.raises((ValueError, TypeError), match=r"^data(\[0\]\.content)? must "):
+        memory.add(data, user_id="ana")
+    memory.add("fine", user_id="ana")
+    assert [r["step"] for r in memory.get_all(user_id="ana")["results"]] == [0]  # the refused call took no step

@@ -33,7 +33,7 @@ from sam_model.data.schema import Event, State, parse_event
 from sam_model.data.text import norm
 from sam_model.data.transcripts import TranscriptState, policy_of
 from sam_model.io import SAMFileError, atomic_dir, reading
-from sam_model.limits import check_int, check_k
+from sam_model.limits import check_int, check_k, check_text
 from sam_model.locking import locked, new_lock
 from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
 
@@ -90,11 +90,19 @@ class ScopedMemory:
         Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE"}, ...]}``."""
         scopes = self._scopes(user_id, agent_id, run_id)
         episode = self.episode_of(user_id, agent_id, run_id)
+        if isinstance(data, str):
+            check_text(data, "data")
+        elif not isinstance(data, (Mapping, Event, Sequence)):
+            raise TypeError(f"data must be a message text, a message or event dict, an Event or a list of them, got "
+                            f"{type(data).__name__}")
         items = [{"role": "user", "content": data}] if isinstance(data, str) else (
             [data] if isinstance(data, (Mapping, Event)) else list(data))
         if not items:
             return {"results": []}
         if all(isinstance(m, Mapping) and "role" in m for m in items):
+            for i, m in enumerate(items):  # checked before the conversation's state takes any of them
+                if isinstance(m.get("content"), str) and m["content"]:
+                    check_text(m["content"], f"data[{i}].content")
             return {"results": self._add_messages(items, episode, scopes, metadata)}
         events = []
         for i, m in enumerate(items):
