@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 from sam_model.data.examples import memory_record
 from sam_model.data.schema import Event, State, as_state
 from sam_model.data.text import state_to_text
+from sam_model.limits import check_batch_size
 from sam_model.models.sam import SAMNet
 
 
@@ -84,6 +85,7 @@ class SAMEncoder:
                 module.clear_cache()
 
     def _batched(self, n: int, batch_size: int, progress: bool, desc: str, fn) -> np.ndarray:
+        check_batch_size(batch_size)
         out = []
         with torch.inference_mode():
             for i in tqdm(range(0, n, batch_size), desc=desc, disable=not progress, unit="batch"):

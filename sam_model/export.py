@@ -7,17 +7,25 @@ store uses with this model: ``store``, a sam_model.store.StoreConfig), ``model.s
 files and ``vocab.json`` (phases, kinds). Loading needs torch, transformers and safetensors only. Exports
 written before the store had its config kept those settings in ``sam`` (SAMConfig): they are read from
 there and search as they did.
+
+The vocabularies are tied to the weights: rows of the phase and kind embeddings are looked up by position in
+``phases``/``kinds`` and token ids by the tokenizer's vocabulary, so a reordered list still loads and silently
+ranks differently. An export therefore records their sizes and a SHA-256 digest (config.json ``vocab``, and the
+same record in the metadata of model.safetensors); loading recomputes them from the files it read and refuses a
+mismatch, naming the file. Exports written before the digest existed are checked for agreement between
+config.json and vocab.json, and for a tokenizer no larger than the encoder's token embedding.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_model, save_model
 from transformers import PretrainedConfig
 
@@ -44,15 +52,27 @@ def _device(device: str | torch.device | None) -> torch.device:
     return torch.device(device) if device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+VOCAB_META = "sam_vocab"  # key of the vocabulary record in model.safetensors' metadata
+
+
+def vocab_record(phases: list[str], kinds: list[str], tokenizer) -> dict:
+    """Sizes and a SHA-256 digest of the vocabularies the weights are indexed by (phases, kinds, tokens)."""
+    tokens = sorted(tokenizer.get_vocab().items()) if hasattr(tokenizer, "get_vocab") else []
+    blob = json.dumps([list(phases), list(kinds), tokens], ensure_ascii=False, separators=(",", ":"))
+    return {"phases": len(phases), "kinds": len(kinds), "tokens": len(tokens),
+            "sha256": hashlib.sha256(blob.encode("utf-8")).hexdigest()}
+
+
 def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None) -> None:
     """Write the export files of ``net`` (and the store settings ``store``) into the staging folder ``folder``."""
     bert = net.state_encoder.text_encoder.bert
     cfg = net.cfg.to_dict()
+    vocab = vocab_record(cfg["phases"], cfg["kinds"], net.tokenizer)
     config = {"format_version": FORMAT_VERSION, "sam": cfg, "bert_config": bert.config.to_dict(),
-              "out_dim": net.out_dim, "store": (store or StoreConfig()).to_dict()}
+              "out_dim": net.out_dim, "store": (store or StoreConfig()).to_dict(), "vocab": vocab}
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     (folder / "vocab.json").write_text(json.dumps({"phases": cfg["phases"], "kinds": cfg["kinds"]}, indent=2))
-    save_model(net, str(folder / "model.safetensors"))
+    save_model(net, str(folder / "model.safetensors"), metadata={VOCAB_META: json.dumps(vocab)})
     net.tokenizer.save_pretrained(str(folder / "tokenizer"))
     training = getattr(net, "training_info", None)
     if training:
@@ -89,6 +109,7 @@ def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNe
             raise SAMFileError(f"{folder} is not a complete export: {name} is missing (export it again)")
     cfg, bert_cfg, out_dim, _ = read_config(folder / "config.json")
     tokenizer = load_tokenizer(folder / "tokenizer", fix="export the checkpoint again")
+    check_vocab(folder, cfg, bert_cfg, tokenizer)
     net = SAMNet(cfg, encoder_from_config(bert_cfg), tokenizer)
     if net.out_dim != out_dim:
         raise SAMFileError(f"{folder / 'config.json'}: field 'out_dim' is {out_dim} but the network it describes "
@@ -107,6 +128,40 @@ def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNe
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise SAMFileError(f"{folder / 'training.json'} is not valid JSON ({exc}); export again") from None
     return net.to(_device(device)).eval()
+
+
+def check_vocab(folder: Path, cfg: SAMConfig, bert_cfg: PretrainedConfig, tokenizer) -> None:
+    """The vocabularies of an export agree with each other and with the weights (see the module doc)."""
+    again = "the export was altered or mixed with another one; export the checkpoint again"
+    vpath = folder / "vocab.json"
+    try:
+        vocab = json.loads(vpath.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SAMFileError(f"{vpath} is not valid JSON ({exc}); export the checkpoint again") from None
+    for name in ("phases", "kinds"):
+        if not isinstance(vocab, dict) or vocab.get(name) != getattr(cfg, name):
+            raise SAMFileError(f"{vpath}: field '{name}' differs from field 'sam.{name}' of config.json (the "
+                               f"weights are indexed by that order); {again}")
+    n_tokens = len(tokenizer)
+    if n_tokens > bert_cfg.vocab_size:
+        raise SAMFileError(f"{folder / 'tokenizer'}: {n_tokens} tokens, but the encoder's token embedding has "
+                           f"{bert_cfg.vocab_size} rows (config.json bert_config.vocab_size); {again}")
+    saved = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("vocab")
+    try:
+        with safe_open(str(folder / "model.safetensors"), "pt") as fh:
+            tied = json.loads((fh.metadata() or {}).get(VOCAB_META, "null"))
+    except (SafetensorError, OSError, json.JSONDecodeError) as exc:
+        raise SAMFileError(f"{folder / 'model.safetensors'} cannot be loaded ({exc}); the file is corrupt — export "
+                           "the checkpoint again") from None
+    if saved is None and tied is None:
+        return  # exported before the digest existed
+    now = vocab_record(cfg.phases, cfg.kinds, tokenizer)
+    for where, record in ((f"{folder / 'config.json'}: field 'vocab'", saved),
+                          (f"{folder / 'model.safetensors'}: metadata '{VOCAB_META}'", tied)):
+        if record is not None and record != now or record is None and where.endswith(f"'{VOCAB_META}'"):
+            diff = [k for k in now if not isinstance(record, dict) or record.get(k) != now[k]]
+            raise SAMFileError(f"{where} does not match the vocabularies read (phases, kinds, tokenizer: "
+                               f"{', '.join(diff)} differ); {again}")
 
 
 def read_store_config(folder: Path) -> StoreConfig:
@@ -180,8 +235,11 @@ def from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | None =
         raise SAMFileError(f"{p}: {exc}; give a .ckpt written by train.py") from None
     folder = check_bert_folder(cfg.bert_path or default_bert_path())  # tokenizer (and config if absent)
     recorded = state["hyper_parameters"].get("bert_config")
-    bert_cfg = encoder_config(dict(recorded)) if recorded else encoder_config(
-        json.loads((folder / "config.json").read_text(encoding="utf-8")))
+    try:
+        bert_cfg = encoder_config(dict(recorded), "hyper_parameters.bert_config") if recorded else encoder_config(
+            json.loads((folder / "config.json").read_text(encoding="utf-8")), f"{folder / 'config.json'}")
+    except (TypeError, ValueError, KeyError) as exc:
+        raise SAMFileError(f"{p}: {exc}; give a .ckpt written by train.py") from None
     tokenizer = load_tokenizer(folder)
     net = SAMNet(cfg, encoder_from_config(bert_cfg), tokenizer)
     try:

@@ -51,7 +51,9 @@ except ImportError as exc:  # neither extra installed
     raise ImportError("sam_model needs FAISS: pip install 'sam_model[cpu]' (faiss-cpu), or on a CUDA 12 machine "
                       "'sam_model[gpu]' (faiss-gpu-cu12, instead of faiss-cpu: both ship the faiss module)") from exc
 
-from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading
+from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading, safe_name
+from sam_model.limits import check_int, check_k
+from sam_model.locking import locked, new_lock
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,7 @@ KINDS = ("flat", "ivf", "hnsw")
 FORMAT = "sam_model.MemoryIndex"
 FORMAT_VERSION = 1
 META_FILE = "meta.json"
+MAX_INDEX_PARAM = 1 << 20  # nlist, nprobe, M, efSearch, efConstruction: far above any useful value
 MIN_POINTS_PER_LIST = 39  # FAISS warns below this many training points per IVF list
 TRAIN_POINTS_PER_LIST = 64  # k-means sample cap: more points per list barely helps, costs minutes at 1M
 
@@ -114,20 +117,15 @@ class MemoryIndex:
         ef_construction: int = 80,
         device: str | None = None,
     ):
-        if kind not in KINDS:
-            raise ValueError(f"index kind must be one of {KINDS}, got {kind!r}")
         if not isinstance(dim, (int, np.integer)) or dim < 1:
             raise ValueError(f"index dim must be a positive int, got {dim!r}")
-        for name, value in (("nprobe", nprobe), ("M", M), ("ef_search", ef_search),
-                            ("ef_construction", ef_construction)):
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if nlist is not None and (not isinstance(nlist, (int, np.integer)) or nlist < 1):
-            raise ValueError(f"nlist must be a positive int or None, got {nlist!r}")
+        self.check_config({"kind": kind, "nlist": nlist, "nprobe": nprobe, "M": M, "ef_search": ef_search,
+                           "ef_construction": ef_construction})
         self.dim, self.kind = int(dim), kind
         self.nlist, self.nprobe, self.M = nlist, int(nprobe), int(M)
         self.ef_search, self.ef_construction = int(ef_search), int(ef_construction)
         self.trained = kind != "ivf"
+        self.lock = new_lock()  # one caller at a time: FAISS releases the GIL (sam_model.locking)
         self._index = self._new_index()  # CPU master copy
         # Metadata, indexed by internal int64 id (never reused; None once removed).
         self._ext: list[MemoryId | None] = []
@@ -140,14 +138,26 @@ class MemoryIndex:
         self._use_gpu = self._pick_device(device)
         self._sync_gpu()
 
-    @classmethod
-    def from_config(cls, dim: int, cfg: dict | None) -> MemoryIndex:
-        """Build from a config dict such as ``{"kind": "ivf", "nprobe": 32}``."""
-        cfg = dict(cfg or {})
+    @staticmethod
+    def check_config(cfg: Any, where: str = "index") -> None:
+        """Raise ValueError naming ``<where>.<key>`` for an unknown key or a value out of range."""
+        if not isinstance(cfg, dict):
+            raise ValueError(f"field '{where}' must be an object such as {{\"kind\": \"flat\"}}, got {cfg!r}")
         allowed = {"kind", "nlist", "nprobe", "M", "ef_search", "ef_construction", "device"}
         unknown = sorted(set(cfg) - allowed)
         if unknown:
-            raise ValueError(f"unknown index config key(s) {unknown}; allowed: {sorted(allowed)}")
+            raise ValueError(f"field '{where}' has unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+        if cfg.get("kind", "flat") not in KINDS:
+            raise ValueError(f"field '{where}.kind' must be one of {KINDS}, got {cfg.get('kind')!r}")
+        for name in ("nprobe", "M", "ef_search", "ef_construction", "nlist"):
+            if name in cfg and not (name == "nlist" and cfg[name] is None):
+                check_int(cfg[name], f"field '{where}.{name}'", 1, MAX_INDEX_PARAM)
+
+    @classmethod
+    def from_config(cls, dim: int, cfg: dict | None, where: str = "index") -> MemoryIndex:
+        """Build from a config dict such as ``{"kind": "ivf", "nprobe": 32}`` (checked: errors name ``where``)."""
+        cfg = dict(cfg or {})
+        cls.check_config(cfg, where)
         return cls(dim, **cfg)
 
     def config(self) -> dict:
@@ -166,6 +176,7 @@ class MemoryIndex:
             return faiss.IndexIDMap2(hnsw)
         return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
 
+    @locked
     def train(self, vectors: np.ndarray) -> None:
         """Train the IVF quantizer on ``vectors`` and move any buffered memories into it.
 
@@ -278,6 +289,7 @@ class MemoryIndex:
 
     # ---- mutation -----------------------------------------------------------------------
 
+    @locked
     def add(self, ids: Sequence[MemoryId], vectors: np.ndarray,
             episode_ids: Sequence[Any] | str | None = None) -> None:
         """Add memories. ``episode_ids`` is one episode for all, one per memory, or None (no episode)."""
@@ -319,6 +331,7 @@ class MemoryIndex:
             if ep is not None:
                 self._by_episode.setdefault(ep, set()).add(n)
 
+    @locked
     def remove(self, ids: Iterable[MemoryId]) -> None:
         """Remove memories by id; all-or-nothing (an unknown id raises KeyError, nothing is removed)."""
         internal = sorted({self._internal(i) for i in ids})
@@ -345,6 +358,7 @@ class MemoryIndex:
         if self.kind == "hnsw" and len(self._tombstones) > max(1024, len(self)):
             self.compact()
 
+    @locked
     def compact(self) -> None:
         """Rebuild an HNSW graph from its live vectors, dropping tombstones (no-op otherwise)."""
         if self.kind != "hnsw" or not self._tombstones:
@@ -366,13 +380,16 @@ class MemoryIndex:
     def __contains__(self, i: object) -> bool:
         return i in self._by_ext
 
+    @locked
     def ids(self) -> list[MemoryId]:
         """Live memory ids in insertion order."""
         return [k for k in self._ext if k is not None]
 
+    @locked
     def episode_of(self, i: MemoryId) -> Any:
         return self._episode[self._internal(i)]
 
+    @locked
     def get_vectors(self, ids: Sequence[MemoryId]) -> np.ndarray:
         """The stored vectors of ``ids``, (n, dim) float32, reconstructed from the index."""
         internal = np.asarray([self._internal(i) for i in ids], dtype=np.int64)
@@ -380,6 +397,7 @@ class MemoryIndex:
             return np.zeros((0, self.dim), np.float32)
         return self._index.reconstruct_batch(internal)
 
+    @locked
     def search(self, queries: np.ndarray, k: int, episode_id: Any | Sequence[Any] | None = None,
                within: Iterable[MemoryId] | None = None) -> tuple[list[list[MemoryId | None]], np.ndarray]:
         """Top-k memories by inner product for each query.
@@ -390,8 +408,7 @@ class MemoryIndex:
         episode. Rows with fewer than k results are padded with id None and score -inf.
         Returns (ids, scores) with scores of shape (n, k).
         """
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive int, got {k!r}")
+        k = check_k(k)  # rows are padded to k: an unbounded k allocates without bound
         q = np.asarray(queries, dtype=np.float32)
         q = self._check_vectors(q[None, :] if q.ndim == 1 else q, "queries")
         n, k = len(q), int(k)
@@ -484,25 +501,37 @@ class MemoryIndex:
 
         The folder is built in a staging folder and swapped in last (sam_model.io.atomic_dir): a crash at
         any point leaves the previous version loadable, and concurrent saves end with one complete version.
-        Anything else in ``path`` is replaced with it.
+        Anything else in ``path`` is replaced with it. The index is copied under its lock (:meth:`snapshot`)
+        and written without it, so searches wait only for the copy.
         """
         folder = Path(path)
         if folder.exists() and not folder.is_dir():
             raise SAMFileError(f"memory index path {folder} is a file; MemoryIndex.save writes a folder")
-        index_name = f"index-{uuid.uuid4().hex[:12]}.faiss"
+        snap = self.snapshot()
+        with atomic_dir(folder) as tmp:
+            self.write_snapshot(tmp, snap)
+        return folder
+
+    @locked
+    def snapshot(self) -> tuple[dict, np.ndarray]:
+        """(metadata, serialized FAISS index) of this moment, for :meth:`write_snapshot`."""
         live = self._live_internal()
         meta = {
             "format": FORMAT, "version": FORMAT_VERSION, "dim": self.dim, "config": self.config(),
-            "trained": self.trained, "index_file": index_name, "ntotal": int(self._index.ntotal),
-            "next_id": len(self._ext), "internal": live.tolist(),
+            "trained": self.trained, "index_file": f"index-{uuid.uuid4().hex[:12]}.faiss",
+            "ntotal": int(self._index.ntotal), "next_id": len(self._ext), "internal": live.tolist(),
             "ids": [self._ext[n] for n in live.tolist()],
             "episodes": [self._episode[n] for n in live.tolist()],
             "tombstones": sorted(self._tombstones),
         }
-        with atomic_dir(folder) as tmp:
-            faiss.write_index(self._index, str(tmp / index_name))
-            atomic_write_text(tmp / META_FILE, json.dumps(meta))
-        return folder
+        return meta, faiss.serialize_index(self._index)
+
+    @staticmethod
+    def write_snapshot(folder: Path, snap: tuple[dict, np.ndarray]) -> None:
+        """Write a :meth:`snapshot` into the (staging) folder ``folder``."""
+        meta, data = snap
+        (folder / meta["index_file"]).write_bytes(memoryview(data))
+        atomic_write_text(folder / META_FILE, json.dumps(meta))
 
     @classmethod
     def load(cls, path: str | Path, expected_dim: int | None = None, device: str | None = None) -> MemoryIndex:
@@ -522,7 +551,7 @@ class MemoryIndex:
         meta = read_format_json(meta_path, FORMAT, FORMAT_VERSION, "MemoryIndex metadata",
                                 "rebuild the index with this version")
         try:
-            dim, cfg, index_name = int(meta["dim"]), dict(meta["config"]), str(meta["index_file"])
+            dim, cfg, index_name = int(meta["dim"]), dict(meta["config"]), meta["index_file"]
             internal, ids, episodes = meta["internal"], meta["ids"], meta["episodes"]
             tombstones, trained, next_id = meta["tombstones"], bool(meta["trained"]), int(meta["next_id"])
         except (KeyError, TypeError, ValueError) as err:
@@ -532,7 +561,7 @@ class MemoryIndex:
                                "rebuild the index with this model's encoder")
         if not (len(internal) == len(ids) == len(episodes)):
             raise SAMFileError(f"{meta_path}: ids, internal ids and episodes differ in length; rebuild the index")
-        index_path = folder / index_name
+        index_path = safe_name(folder, index_name, f"{meta_path}: field 'index_file'", "rebuild the index")
         if not index_path.is_file():
             raise SAMFileError(f"memory index file not found: {index_path} (named by {meta_path}); "
                                "rebuild the index")

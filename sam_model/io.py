@@ -8,12 +8,16 @@ retriever with its index, a FAISS index folder):
   locked (``flock``) for as long as it lives, so anyone can tell a live writer's staging from the
   leftovers of a killed one: the kernel drops the lock when the process dies.
 - **Swap.** When the payload is complete (and fsynced) it is moved over the target under an
-  exclusive lock on the parent folder: a file with one ``os.replace``; a folder with two renames
+  exclusive lock on the parent folder: a file with one ``os.replace``; a folder with one atomic
+  exchange of the two paths (Linux ``renameat2(RENAME_EXCHANGE)``: the target path never stops
+  existing, the previous version lands in the staging folder and is deleted with it). Where the
+  exchange is not available (another OS, a filesystem that refuses it) a folder takes two renames
   (the previous version into the staging folder as ``.previous``, the new one into place).
 - **Readers** of folders hold a shared lock on the parent while they load, so they never see the gap
   between the two renames, and a writer never deletes a version while it is being read. A writer
-  killed inside the gap leaves the previous version in its staging folder; readers load it from
-  there, and the next save or load moves it back.
+  killed inside the gap leaves the previous version in its staging folder; :func:`reading` and
+  :func:`exists` move it back first (so a caller that does "load it if it exists, else create a new
+  one" never mistakes the gap for a missing store), and readers that cannot wait read it from there.
 - **Cleanup.** Every swap (and every load that can get the lock without waiting) removes the
   staging folders of dead writers in that parent folder, of any target.
 
@@ -28,6 +32,7 @@ crashes but not against concurrent writers, and stale staging folders are remove
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import json
 import logging
@@ -52,6 +57,42 @@ OWNER = ".owner"  # inside a staging folder: locked by its writer while it lives
 PREVIOUS = ".previous"  # inside a staging folder: the version a folder swap moved out
 STAGING_RE = re.compile(r"^\.(?P<name>.+)\.(?P<token>[0-9a-f]{12})\.tmp$")
 UNLOCKED_STALE_AGE_S = 24 * 3600  # without flock, a staging folder this old is taken as dead
+EXCHANGE = os.environ.get("SAM_NO_EXCHANGE", "") in ("", "0")  # off: folder swaps take the two-rename path
+
+
+def _in_gap() -> None:
+    """Between the two renames of a folder swap without exchange; a test kills the process here
+    (``SAM_GAP_PAUSE_S``) to check that no reader ever finds nothing."""
+    pause = os.environ.get("SAM_GAP_PAUSE_S")
+    if pause:
+        time.sleep(float(pause))
+
+
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+_renameat2: Any = None  # libc's renameat2 once looked up; False where there is none
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the paths ``a`` and ``b`` in one atomic step (Linux renameat2 RENAME_EXCHANGE); False, with nothing
+    changed, where the OS or the filesystem cannot (then the caller falls back to two renames)."""
+    global _renameat2
+    if _renameat2 is None:
+        try:
+            fn = ctypes.CDLL(None, use_errno=True).renameat2 if sys.platform.startswith("linux") else False
+        except (AttributeError, OSError):
+            fn = False
+        if fn:
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            fn.restype = ctypes.c_int
+        _renameat2 = fn
+    if not _renameat2:
+        return False
+    if _renameat2(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+        return False
+    raise OSError(err, f"cannot swap {b} for its new version: {os.strerror(err)}", str(b))
 
 
 class SAMFileError(ValueError):
@@ -153,9 +194,12 @@ class _Staging:
         with _folder_lock(parent, exclusive=True):
             _clean_locked(parent)
             if self.payload.is_dir() and not self.payload.is_symlink():
-                if self.target.exists() or self.target.is_symlink():
-                    os.replace(self.target, self.folder / PREVIOUS)
-                os.replace(self.payload, self.target)
+                present = self.target.exists() or self.target.is_symlink()
+                if not (present and EXCHANGE and _exchange(self.payload, self.target)):
+                    if present:  # no atomic exchange here: two renames, the gap repaired by readers
+                        os.replace(self.target, self.folder / PREVIOUS)
+                        _in_gap()
+                    os.replace(self.payload, self.target)
             else:
                 os.replace(self.payload, self.target)
         _fsync_dir(parent)
@@ -279,7 +323,7 @@ def reading(path: str | os.PathLike) -> Iterator[Path]:
     """
     target = Path(path)
     parent = target.parent
-    clean_stale(parent, wait=False)
+    _repair(target)
     with _folder_lock(parent, exclusive=False):
         if target.exists():
             yield target
@@ -289,6 +333,27 @@ def reading(path: str | os.PathLike) -> Iterator[Path]:
             yield max(orphans, key=lambda p: p.parent.stat().st_mtime)
             return
         yield target  # missing: the caller's own check says so
+
+
+def _repair(target: Path) -> None:
+    """Clean what killed saves left next to ``target``: without waiting when the target is there; waiting for
+    the folder lock when it is missing and a dead writer's ``.previous`` may hold it (the gap of a swap)."""
+    parent = target.parent
+    missing = not (target.exists() or target.is_symlink())
+    wait = missing and any((s / PREVIOUS).exists() for s in _stagings(parent, target.name))
+    clean_stale(parent, wait=wait)
+
+
+def exists(path: str | os.PathLike) -> bool:
+    """Whether a saved file or folder is at ``path``, after moving back a version a writer killed between the two
+    renames of a swap left aside: use it (not ``Path.exists``) to decide between loading and creating anew."""
+    target = Path(path)
+    _repair(target)
+    if target.exists():
+        return True
+    with _folder_lock(target.parent, exclusive=False):
+        return target.exists() or any((s / PREVIOUS).exists() and not _owner_alive(s)
+                                      for s in _stagings(target.parent, target.name))
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -309,6 +374,24 @@ def require_file(path: str | os.PathLike, what: str, hint: str = "") -> Path:
         msg = f"{what} not found: {p}"
         raise SAMFileError(msg + (f" ({hint})" if hint else ""))
     return p
+
+
+SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$")
+
+
+def safe_name(folder: Path, name: object, where: str, fix: str) -> Path:
+    """``folder / name`` for a file name read from a saved file, refused unless it names a plain file *inside*
+    ``folder``: no separator, no ``..``, no absolute path, no leading dot, not a link. A saved folder names
+    nothing outside itself, so a crafted ``meta.json`` cannot make a load read ``../../outside/stolen.faiss``.
+    ``where``: the file and field, for the message (``.../meta.json: field 'index_file'``)."""
+    if not isinstance(name, str) or not SAFE_NAME_RE.match(name) or ".." in name:
+        raise SAMFileError(f"{where} must be a plain file name inside {folder}, got {json.dumps(name, default=repr)}; "
+                           f"the file was not read; {fix}")
+    path = folder / name
+    if path.is_symlink():
+        raise SAMFileError(f"{where}: {path} is a symbolic link; a saved folder names only its own files, so it "
+                           f"was not followed; {fix}")
+    return path
 
 
 def read_format_json(path: Path, fmt: str, version: Any, what: str, fix: str) -> dict:

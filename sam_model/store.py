@@ -21,6 +21,12 @@ One search, whatever the caller:
 Each :class:`Hit` says why it ranked: its inner product, the re-rank bonus and, when a provenance link placed
 it, the hit that linked to it. ``save``/``load`` write one folder atomically (sam_model.io).
 
+Threads: a store is safe to share between threads. Every public method holds the store's re-entrant lock
+(``store.lock``, sam_model.locking), so adds, updates, deletes, searches and saves run one at a time and a
+search never sees half an add; ``save`` holds it only while it copies the store into memory, not while it
+writes. Every input is checked first (k at most sam_model.limits.MAX_K, texts non-blank and at most MAX_TEXT_CHARS,
+steps non-negative integers), with one line naming the argument; a refused call changes nothing.
+
     store = MemoryStore(SAMEncoder.load("checkpoints/demo/export"), StoreConfig(slot_match=0.3))
     store.add(events, user_id="ana")                       # Events in step order, or MemoryRecords
     for hit in store.search(state, "ok, go ahead", k=5, episode_id="trip-17", user_id="ana"):
@@ -45,6 +51,8 @@ from sam_model.data.provenance import ProvenanceLinker
 from sam_model.data.schema import Event, State, as_state
 from sam_model.index import MemoryIndex
 from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading
+from sam_model.limits import check_batch_size, check_k, check_text
+from sam_model.locking import locked, new_lock
 from sam_model.rerank import RERANK_DEPTH, best_first, slot_bonus, tie_keys
 from sam_model.rerank import rerank as rerank_candidates
 
@@ -95,6 +103,7 @@ class StoreConfig:
         for name, ok, want in checks:
             if not ok:
                 raise ValueError(f"field '{where}.{name}' must be {want}, got {json.dumps(getattr(self, name), default=repr)}")
+        MemoryIndex.check_config(dict(self.index), f"{where}.index")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -225,6 +234,7 @@ class MemoryStore:
         self._links: dict[Any, tuple] = {}  # id -> ids its provenance links point to (only non-empty)
         self._next_step: dict[Any, int] = {}  # per episode: one past the newest memory's step ("now")
         self._seq = 0
+        self.lock = new_lock()  # every public method holds it (sam_model.locking)
 
     # ---- settings ------------------------------------------------------------------------------------------
 
@@ -253,6 +263,7 @@ class MemoryStore:
     def __contains__(self, i: object) -> bool:
         return i in self._entries
 
+    @locked
     def ids(self) -> list:
         return list(self._entries)
 
@@ -260,6 +271,7 @@ class MemoryStore:
         """One past the newest memory of the episode ("now" for a query), None when it has none."""
         return self._next_step.get(episode_id)
 
+    @locked
     def links(self) -> dict:
         """memory id -> the ids its provenance links point to (only memories that have links)."""
         return dict(self._links)
@@ -268,12 +280,14 @@ class MemoryStore:
         e = self._entries.get(i)
         return e.sets if e is not None else ()
 
+    @locked
     def get(self, i: Any) -> Hit:
         """The memory ``i`` as a Hit without scores (KeyError if it is not stored)."""
         if i not in self._entries:
             raise KeyError(f"memory {i!r} is not in the store")
         return self._hit(self._entries[i], 0.0, 0.0)
 
+    @locked
     def get_all(self, episode_id: Any = None, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None) -> list[Hit]:
         """Every memory of the scope, in write order."""
@@ -283,6 +297,7 @@ class MemoryStore:
 
     # ---- writing -------------------------------------------------------------------------------------------
 
+    @locked
     def add(self, memories: Sequence[Any], vectors: np.ndarray | None = None, *, user_id: str | None = None,
             agent_id: str | None = None, run_id: str | None = None, metadata: Mapping[str, Any] | None = None,
             batch_size: int = 64, progress: bool = False) -> list:
@@ -292,6 +307,12 @@ class MemoryStore:
         step order) or MemoryRecords (or anything with their fields). ``vectors``: their memory vectors when
         the caller has them (else the encoder's). Scopes and metadata apply to all of them.
         """
+        check_batch_size(batch_size)
+        if isinstance(memories, (str, bytes, Mapping)) or not isinstance(memories, Iterable):
+            raise TypeError(f"memories must be a list of Events or MemoryRecords, got {type(memories).__name__}")
+        memories = list(memories)
+        for n, m in enumerate(memories):  # before anything is recorded: a refused add changes nothing
+            _check_memory(m, f"memories[{n}]")
         recs = [self.recorder.record(m) if isinstance(m, Event) else m for m in memories]
         if not recs:
             return []
@@ -322,9 +343,11 @@ class MemoryStore:
                 self._next_step[e.episode_id] = max(self._next_step.get(e.episode_id, 0), int(step) + 1)
         return ids
 
+    @locked
     def update(self, memory: Any, vector: np.ndarray | None = None) -> None:
         """Replace a stored memory by a new version of it (same id; it keeps its place in the write order and
         its scopes): a revised state (sam_model.data.transcripts.TranscriptState.feed) or a re-written summary."""
+        _check_memory(memory, "memory")
         e = self._entries.get(memory.id)
         if e is None:
             raise KeyError(f"memory {memory.id!r} is not in the store; add it first")
@@ -339,15 +362,17 @@ class MemoryStore:
         if e.links:
             self._links[e.id] = e.links
 
+    @locked
     def revise(self, i: Any, text: str | None = None, sets: Iterable[str] | None = None) -> None:
         """Change a memory's text or the slots it counts as setting, keeping its vector (a bank unit that took
         over a pruned unit's facts; its vector changes through :meth:`update`)."""
         e = self._entries[i]
         if text is not None:
-            e.text = text
+            e.text = check_text(text, "text")
         if sets is not None:
             e.sets = tuple(sorted(set(sets)))
 
+    @locked
     def delete(self, ids: Iterable[Any]) -> None:
         """Remove memories (all or nothing: an unknown id raises KeyError); links to them are not followed."""
         ids = list(dict.fromkeys(ids))
@@ -370,6 +395,7 @@ class MemoryStore:
                         if not members:
                             del self._scopes[(name, value)]
 
+    @locked
     def reset(self) -> None:
         """Forget every memory (the settings and the index kind stay)."""
         if self._entries:
@@ -389,6 +415,7 @@ class MemoryStore:
 
     # ---- searching -----------------------------------------------------------------------------------------
 
+    @locked
     def search(self, state: State | Mapping, observation: str, k: int = 5, *, episode_id: Any = None,
                user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                step: int | None = None, task_start: int | None = None, rerank: bool = True) -> list[Hit]:
@@ -400,10 +427,9 @@ class MemoryStore:
         Both matter only to a model with time features. ``rerank=False``: the index order alone (what the
         re-rank adds, measured).
         """
-        _check_k(k)
+        check_k(k)
         st = as_state(state)
-        if not isinstance(observation, str):
-            raise TypeError(f"observation must be a string, got {type(observation).__name__}")
+        check_text(observation, "observation", empty=True)
         if self.encoder is None:
             raise ValueError("this store has no encoder: search with search_vector(query_vector, ...)")
         if step is None:
@@ -414,12 +440,13 @@ class MemoryStore:
         return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
                                   agent_id=agent_id, run_id=run_id, rerank=rerank)
 
+    @locked
     def search_vector(self, query: np.ndarray, k: int, needs: Sequence[str] = (), *, episode_id: Any = None,
                       user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                       rerank: bool = True, prior: Callable[[list], np.ndarray] | None = None) -> list[Hit]:
         """:meth:`search` for a query vector the caller encoded (batched, as evaluate.py does), with the
         state's needed slots ``needs``. ``prior(ids)``: extra per-candidate scores added before the re-rank."""
-        _check_k(k)
+        check_k(k)
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
             raise ValueError(f"query vector has dim {q.shape[0]} but the store holds dim {self.dim}")
@@ -427,7 +454,7 @@ class MemoryStore:
         if len(self) == 0 or (within is not None and not within):
             return []
         depth = self.config.rerank_depth
-        found, _ = self.index.search(q[None], max(k, depth), episode_id=episode_id, within=within)
+        found, _ = self.index.search(q[None], min(max(k, depth), len(self)), episode_id=episode_id, within=within)
         cand = [i for i in found[0] if i is not None]
         if not cand:
             return []
@@ -485,9 +512,13 @@ class MemoryStore:
         atomic folder (SAMRetriever.save)."""
         if not isinstance(self.index, MemoryIndex):
             raise ValueError("only a store with a MemoryIndex saves itself (the memory bank saves its tiers)")
-        self.index.save(folder / "index")
-        (folder / STORE_FILE).write_text(json.dumps(self.state_dict()), encoding="utf-8")
+        with self.lock:  # index and entries of one moment, copied; the files are written without the lock
+            state, snap = json.dumps(self.state_dict()), self.index.snapshot()
+        (folder / "index").mkdir()
+        self.index.write_snapshot(folder / "index", snap)
+        (folder / STORE_FILE).write_text(state, encoding="utf-8")
 
+    @locked
     def state_dict(self) -> dict[str, Any]:
         """Everything but the vectors (which the index holds), JSON-able."""
         return {"format": FORMAT, "version": VERSION, "dim": self.dim, "config": self.config.to_dict(),
@@ -585,10 +616,19 @@ def _step_of(i: Any) -> int | None:
     return int(tail) if tail.isdigit() else None
 
 
-def _check_k(k: object) -> None:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive int, got {k!r}")  # as MemoryIndex.search says it
-
+def _check_memory(m: Any, name: str) -> None:
+    """A memory to add: an id, a non-blank text within the limit, a kind, and a step that is None or an int >= 0."""
+    for attr in ("id", "text", "kind") if not isinstance(m, Event) else ("text", "kind"):
+        if not hasattr(m, attr):
+            raise TypeError(f"{name} must be an Event or a MemoryRecord, got {type(m).__name__} (no '{attr}')")
+    check_text(m.text, f"{name}.text")
+    if not isinstance(m.kind, str) or not m.kind.strip():
+        raise ValueError(f"{name}.kind must be a non-empty string, got {m.kind!r}")
+    step = getattr(m, "step", None)
+    if step is not None and (isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0):
+        raise ValueError(f"{name}.step must be an integer >= 0 (or None), got {step!r}")
+    if isinstance(m, Event) and (not isinstance(m.episode_id, str) or not m.episode_id):
+        raise ValueError(f"{name}.episode_id must be a non-empty string, got {m.episode_id!r}")
 
 
 

@@ -47,7 +47,7 @@ def tiny_bert_dir(tmp_path_factory) -> Path:
     from sam_model.models.bert import default_bert_path, tiny_bert
 
     folder = tmp_path_factory.mktemp("tiny_bert")
-    tok = AutoTokenizer.from_pretrained(default_bert_path())
+    tok = AutoTokenizer.from_pretrained(default_bert_path(), local_files_only=True, trust_remote_code=False)
     tiny_bert(vocab_size=tok.vocab_size, hidden=32, layers=2).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder

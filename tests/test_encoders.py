@@ -23,7 +23,7 @@ ARCHITECTURES = {
 @pytest.fixture(scope="module", params=sorted(ARCHITECTURES))
 def encoder_dir(request, tmp_path_factory):
     """A tiny randomly initialised encoder of another architecture, saved with MiniLM's tokenizer."""
-    tok = AutoTokenizer.from_pretrained(default_bert_path())
+    tok = AutoTokenizer.from_pretrained(default_bert_path(), local_files_only=True, trust_remote_code=False)
     torch.manual_seed(0)
     config = AutoConfig.for_model(request.param, vocab_size=tok.vocab_size, **ARCHITECTURES[request.param])
     folder = tmp_path_factory.mktemp(request.param)

@@ -11,6 +11,7 @@ import pytest
 import sam_model.index as index_mod
 from sam_model.index import MemoryIndex
 from sam_model.io import SAMFileError
+from sam_model.store import StoreConfig
 
 DIM = 24
 KINDS = ("flat", "ivf", "hnsw")
@@ -299,14 +300,16 @@ def test_bad_inputs_give_clear_errors():
         ix.add(["c", "d"], clustered(2), ["e"])
     with pytest.raises(KeyError, match="'zzz' is not in the index"):
         ix.remove(["zzz"])
-    with pytest.raises(ValueError, match="k must be a positive int"):
+    with pytest.raises(ValueError, match="k must be an integer from 1 to"):
         ix.search(clustered(1), 0)
     with pytest.raises(ValueError, match="2 entries but there are 1 queries"):
         ix.search(clustered(1), 1, episode_id=["x", "y"])
-    with pytest.raises(ValueError, match="kind must be one of"):
+    with pytest.raises(ValueError, match=r"field 'index.kind' must be one of"):
         MemoryIndex(DIM, "lsh")
-    with pytest.raises(ValueError, match="unknown index config key"):
+    with pytest.raises(ValueError, match=r"field 'index' has unknown key\(s\) \['n_probe'\]"):
         MemoryIndex.from_config(DIM, {"kind": "ivf", "n_probe": 3})
+    with pytest.raises(ValueError, match=r"^field 'store.index.M' must be an integer from 1 to \d+, got -5$"):
+        StoreConfig.from_dict({"index": {"kind": "hnsw", "M": -5}}, "store")
     assert MemoryIndex.from_config(DIM, {"kind": "hnsw", "M": 8}).M == 8
 
 

@@ -231,3 +231,16 @@ def test_comparisons_use_correct_many_when_the_evaluator_has_it(tmp_path):
     rows = [[{k: v for k, v in asdict(d).items() if k not in strip} for d in c.read_manifest()] for c in (a, b)]
     assert rows[0] == rows[1] and plain.calls == 6
     assert pair.many_calls == 3 and pair.calls == 0  # one call per comparison, both memories in it
+
+
+@pytest.mark.parametrize("deployed", ["../../outside/stolen.mem", "/etc/passwd", "memories/../../x.mem"])
+def test_state_json_names_no_checkpoint_outside_the_workdir(tmp_path, deployed):
+    stream = random_stream(4)
+    run = tmp_path / "run"
+    make(run, "always").run(stream, NumMemory(0.0))
+    (tmp_path / "outside").mkdir()
+    NumMemory(9.0).save(tmp_path / "outside" / "stolen.mem")
+    state = json.loads((run / "state.json").read_text())
+    (run / "state.json").write_text(json.dumps({**state, "deployed": deployed}))
+    with pytest.raises(SAMFileError, match=r"state.json: field 'deployed'/'kept' must be a plain file name"):
+        make(run, "always").run(stream, NumMemory(0.0), resume=True)

@@ -147,9 +147,9 @@ def test_search_arguments_are_checked_like_the_index(tmp_path, tiny_bert_dir):
     r.add_memories([MemoryRecord(f"e#{i}", "e", i, "user", "plan", f"memory {i}") for i in range(4)])
     state = State(phase="plan")
     for k in (0, -1, 2.0, True):
-        with pytest.raises(ValueError, match=rf"k must be a positive int, got {k!r}"):
+        with pytest.raises(ValueError, match=rf"k must be an integer from 1 to 10000, got {k!r}"):
             r.search(state, "ok", k=k)
-        with pytest.raises(ValueError, match=rf"k must be a positive int, got {k!r}"):
+        with pytest.raises(ValueError, match=rf"k must be an integer from 1 to 10000, got {k!r}"):
             r.store.index.search(np.zeros((1, r.dim), np.float32), k)
     with pytest.raises(TypeError, match="state must be a State or a state mapping .* got NoneType"):
         r.search(None, "ok")

@@ -130,3 +130,40 @@ def test_sgd_golden_file_is_a_valid_log(shared_dir):
     assert total.events == len(lines)
     assert total.decision_points == sum(bool(e.get("useful_memory_steps")) for e in lines)
     assert total.episodes == len({e["episode_id"] for e in lines})
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    ('{"episode_id": "a", "step": 0, "kind": "user", "text": "x", "state": {"constraints": {"b": NaN}}}',
+     "bare NaN is not JSON"),
+    ('{"episode_id": "a", "step": 0, "kind": "user", "text": "x", "state": {"constraints": {"b": -Infinity}}}',
+     "bare -Infinity is not JSON"),
+    ('{"episode_id": "a", "step": 0, "kind": "user", "text": "x", "meta": ' + "[" * 100_000 + "]" * 100_000 + "}",
+     "nested too deeply"),
+])
+def test_nan_and_deep_nesting_are_one_line_errors(write_log, capsys, line, reason):
+    for extra in ([], ["--on-error", "skip"]):
+        assert main([str(write_log([ev("b", 0), line])), *extra]) == 1
+        err = capsys.readouterr().err
+        assert f"log.jsonl:2: invalid JSON ({reason}" in err and "Traceback" not in err
+        if extra:
+            assert "1 bad line(s) skipped" in err
+
+
+def test_an_empty_log_is_an_error_unless_allowed(tmp_path, capsys):
+    for text in ("", "\n   \n"):
+        path = tmp_path / "empty.jsonl"
+        path.write_text(text)
+        assert main([str(path)]) == 1
+        assert f"error: {path}: no events (the file is empty" in capsys.readouterr().err
+        assert main([str(path), "--allow-empty"]) == 0
+
+
+def test_undefined_fields_and_unordered_steps_are_warned_or_strict_errors(write_log, capsys):
+    log = write_log([{**ev("a", 2), "state": {"phaze": "book"}, "colour": 1}, ev("a", 0), ev("a", 1, [0])])
+    assert main([str(log)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: " in err and "state.phaze (1)" in err and "colour (1)" in err
+    assert "1 episode(s) with lines out of step order" in err
+    assert main([str(log), "--strict"]) == 1
+    assert "error: " in capsys.readouterr().err
+    assert main([str(write_log([ev("a", 0), ev("a", 1, [0])], "clean.jsonl")), "--strict"]) == 0

@@ -13,7 +13,7 @@ For every kind of save (MemoryIndex, MemoryBank, export folder, SAMRetriever fol
 - **concurrent**: two children save ``--saves`` versions each to one path while a third loads it in a
   loop; every load must succeed with a complete version, and the final one must be one writer's last.
 
-Versions are written into the content itself (the network's α logit and config ``rank``, the store's ids,
+Versions are written into the content itself (the network's α logit and config ``bert_path``, the store's ids,
 the bank clock, Janus' step), so "complete" means: all files of the loaded folder agree on the version.
 The figures go to stdout (and ``--json``). Linux only (it forks); models are tiny (random BERT with
 the packaged MiniLM tokenizer), so a run takes seconds, not minutes.
@@ -123,7 +123,7 @@ def tiny_net():
     from sam_model.models.bert import default_bert_path, tiny_bert
     from sam_model.models.sam import SAMConfig, SAMNet
 
-    tok = AutoTokenizer.from_pretrained(default_bert_path())
+    tok = AutoTokenizer.from_pretrained(default_bert_path(), local_files_only=True, trust_remote_code=False)
     bert = tiny_bert(vocab_size=tok.vocab_size, hidden=32, layers=2)
     torch.manual_seed(0)
     return SAMNet(SAMConfig(dim=8, hidden=16, proj_hidden=16, phases=["plan"], kinds=["user"]), bert, tok)
@@ -134,11 +134,11 @@ def _mark(net, v: int) -> None:
 
     with torch.no_grad():
         net.alpha_logit.fill_(float(v))
-    net.cfg.rank = v + 1  # unused by the diag projection: a config.json field that carries the version
+    net.cfg.bert_path = f"version-{v}"  # unused by a loaded export: a config.json field that carries the version
 
 
 def _version_of(net, path: Path) -> int:
-    a, s = float(net.alpha_logit.item()), float(net.cfg.rank - 1)
+    a, s = float(net.alpha_logit.item()), float(net.cfg.bert_path.removeprefix("version-"))
     if a != s:
         raise AssertionError(f"{path}: model.safetensors is version {a} but config.json version {s}")
     return int(a)

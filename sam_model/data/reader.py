@@ -87,6 +87,24 @@ def _decode(line: bytes, source: str, lineno: int) -> str:
     return text[1:] if lineno == 1 and text.startswith("\ufeff") else text  # byte-order mark
 
 
+def _no_constant(name: str):
+    raise ValueError(f"bare {name} is not JSON")
+
+
+def parse_json_line(text: str | bytes, source: str, lineno: int) -> object:
+    """One JSON line, strictly: bare ``NaN``/``Infinity`` (which Python's json accepts and no other JSON reader
+    does) and nesting too deep to read are LogFormatErrors naming the line, like any other invalid JSON."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise LogFormatError(source, lineno, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except ValueError as exc:  # parse_constant
+        raise LogFormatError(source, lineno, f"invalid JSON ({exc}: write null, or a number such as 0)") from None
+    except RecursionError:
+        raise LogFormatError(source, lineno, "invalid JSON (nested too deeply to read; an event is a flat object "
+                                             "of a few levels)") from None
+
+
 def iter_events(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
     on_error: OnError = "raise",
@@ -133,10 +151,7 @@ def _file_events(
         if not line.strip():
             continue
         try:
-            try:
-                obj = json.loads(_decode(line, source, lineno))
-            except json.JSONDecodeError as exc:
-                raise LogFormatError(source, lineno, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+            obj = parse_json_line(_decode(line, source, lineno), source, lineno)
             event = parse_event(obj, source, lineno)
             steps = seen.setdefault(event.episode_id, set())
             if event.step in steps:
@@ -158,6 +173,7 @@ class Episode:
     episode_id: str
     events: tuple[Event, ...]
     source: str = field(default="", compare=False)
+    in_file_order: bool = field(default=True, compare=False)  # its lines came in step order (else: sorted here)
 
     def __len__(self) -> int:
         return len(self.events)
@@ -220,7 +236,7 @@ def _episode_last_lines(path) -> dict[str, int]:
         for lineno, line in _raw_lines(path):
             try:
                 obj = json.loads(line)  # bytes: json detects UTF-8
-            except (json.JSONDecodeError, UnicodeDecodeError):
+            except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError: the second pass reports it
                 continue
             eid = obj.get("episode_id") if isinstance(obj, dict) else None
             if isinstance(eid, str):
@@ -231,6 +247,7 @@ def _episode_last_lines(path) -> dict[str, int]:
 
 
 def _finish_episode(source: str, eid: str, items, on_error: OnError, report: ReadReport) -> Episode:
+    ordered = all(a[1].step < b[1].step for a, b in zip(items, items[1:]))
     items.sort(key=lambda it: it[1].step)
     steps = {e.step for _, e in items}
     events = []
@@ -243,7 +260,7 @@ def _finish_episode(source: str, eid: str, items, on_error: OnError, report: Rea
             report.skipped.append(LogFormatError(source, lineno, reason + " (labels dropped, event kept)"))
             event = Event(event.episode_id, event.step, event.kind, event.text, event.state, None, event.meta)
         events.append(event)
-    return Episode(eid, tuple(events), source)
+    return Episode(eid, tuple(events), source, ordered)
 
 
 def read_episodes(paths, on_error: OnError = "raise", report: ReadReport | None = None) -> list[Episode]:

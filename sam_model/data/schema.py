@@ -8,6 +8,7 @@ exactly which line to fix.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,6 +70,8 @@ class State:
             ok = _is_scalar(value) or (isinstance(value, list) and all(_is_scalar(v) for v in value))
             if not ok:
                 raise ValueError(f"'{where}.constraints.{key}' must be a scalar or a list of scalars")
+            if any(isinstance(v, float) and not math.isfinite(v) for v in (value if isinstance(value, list) else [value])):
+                raise ValueError(f"'{where}.constraints.{key}' must be a finite number, got {value!r}")
         last = obj.get("last_action_result", "")
         if last is None:
             last = ""

@@ -8,7 +8,11 @@ answer is simply the previous event (a log where that share is high rewards rece
 not memory).
 
 Exit status: 0 clean, 1 data errors (``FILE:LINE: reason`` lines on stderr), 2 usage
-errors (missing file, bad option).
+errors (missing file, bad option). A file without events (empty or only blank lines) is a data
+error unless ``--allow-empty``. What the format allows but often means a bug in the writer —
+state fields or event fields it does not define (kept, unused by the model) and episodes whose
+lines are not in step order (they are sorted) — is counted and printed as warnings; ``--strict``
+makes them errors.
 """
 
 from __future__ import annotations
@@ -46,12 +50,17 @@ class LogStats:
     candidates: int = 0  # summed over decision points
     distance: int = 0  # summed over labels: decision step - label step
     most_recent: int = 0  # labels that name the last event before the decision
+    unknown_fields: Counter = field(default_factory=Counter)  # "state.x" / "x": fields the format does not define
+    unordered: int = 0  # episodes whose lines were not in step order
 
     def add(self, episode: Episode, offset: int, scope: Scope) -> None:
         """Count one episode whose first event sits at ``offset`` in the global memory order."""
         self.episodes += 1
         self.events += len(episode.events)
+        self.unordered += not episode.in_file_order
         for i, e in enumerate(episode.events):
+            self.unknown_fields.update(f"state.{k}" for k in e.state.extra)
+            self.unknown_fields.update(dict(e.meta.get("extra_fields") or {}))
             self.kinds[e.kind] += 1
             self.phases[e.state.phase or "(none)"] += 1
             if not e.is_decision_point:
@@ -73,11 +82,13 @@ class LogStats:
             "candidates",
             "distance",
             "most_recent",
+            "unordered",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.max_labels = max(self.max_labels, other.max_labels)
         self.kinds.update(other.kinds)
         self.phases.update(other.phases)
+        self.unknown_fields.update(other.unknown_fields)
 
     @property
     def labels_per_decision(self) -> float | None:
@@ -155,6 +166,20 @@ def stats_table(s: LogStats, scope: Scope) -> Table:
     return table
 
 
+def _warnings(per_file: dict[str, LogStats]) -> list[str]:
+    """What the format allows but a writer rarely means, one line per file and kind."""
+    out = []
+    for path, st in per_file.items():
+        if st.unknown_fields:
+            names = ", ".join(f"{k} ({n})" for k, n in st.unknown_fields.most_common(5))
+            out.append(f"{path}: fields the format does not define: {names}; they are kept but the model never "
+                       "reads them (a misspelt field name?)")
+        if st.unordered:
+            out.append(f"{path}: {st.unordered} episode(s) with lines out of step order; the format allows it "
+                       "(events are ordered by step) but a writer that logs in order has a bug here")
+    return out
+
+
 def _print_errors(errors: Sequence[LogFormatError]) -> None:
     for err in errors:
         print(err, file=sys.stderr)
@@ -182,6 +207,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="candidate set counted in 'candidates / decision point': episode (default) = earlier events of "
         "the same episode; global = every earlier event of all LOGs in the order given",
     )
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="accept a LOG without events (empty or only blank lines); default: a data error")
+    parser.add_argument("--strict", action="store_true",
+                        help="make the warnings errors (exit status 1): fields the format does not define, "
+                        "episodes whose lines are not in step order")
     args = parser.parse_args(argv)
 
     for log in args.logs:
@@ -214,9 +244,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     for title, stats in blocks:
         console.print(Text(title, style="bold"), soft_wrap=True)  # Text: a path is never read as markup
         console.print(stats_table(stats, args.scope))
+    empty = [p for p, st in per_file.items() if st.events == 0 and not any(e.source == p for e in report.skipped)]
+    warnings = _warnings(per_file)
+    for line in warnings:
+        print(f"{'error' if args.strict else 'warning'}: {line}", file=sys.stderr)
+    if not args.allow_empty:
+        for p in empty:
+            print(f"error: {p}: no events (the file is empty or holds only blank lines); give a log with events, or "
+                  "pass --allow-empty", file=sys.stderr)
     if report.skipped:
         _print_errors(report.skipped)
         print(f"error: {report.n_skipped} bad line(s) skipped (listed above)", file=sys.stderr)
+        return 1
+    if (empty and not args.allow_empty) or (warnings and args.strict):
         return 1
     if total.decision_points == 0:
         print(

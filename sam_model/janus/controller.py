@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from sam_model.io import SAMFileError, atomic_path, atomic_write_text, clean_stale
+from sam_model.io import SAMFileError, atomic_path, atomic_write_text, clean_stale, safe_name
 from sam_model.janus.evalset import HybridEvalSet
 from sam_model.janus.protocols import Evaluator, Gate, Memory, MemoryEncoder, Updater
 
@@ -310,6 +310,10 @@ class JanusController:
         self.evalset.load_state_dict(state["evalset"])
         self.gate.load_state_dict(state["gate"])
         self.deployed, self.kept = state["deployed"], set(state["kept"])
+        for rel in (self.deployed, *self.kept):  # state.json names checkpoints inside workdir/memories only
+            head, _, name = rel.partition("/") if isinstance(rel, str) else ("", "", rel)
+            safe_name(self.workdir / "memories", name if head == "memories" else rel,
+                      f"{self.state_path}: field 'deployed'/'kept'", "the run cannot be resumed; start a new workdir")
         self.comparisons = state["comparisons"]
         self.memory = memory_type.load(self.workdir / self.deployed)
         self._phi = self._phi_of(self.memory)

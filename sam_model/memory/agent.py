@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sam_model.data.schema import Event, State
+from sam_model.limits import check_k
+from sam_model.locking import locked
 from sam_model.memory.bank import BankHit, MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.rules import BankRules
@@ -55,12 +57,19 @@ class SAMMemory:
             raise ValueError(f"the bank has dim {self.bank.dim} but the encoder encodes dim {self.encoder.dim}; "
                              "use a bank built with this encoder")
         self.rules = BankRules(self.bank, encode=lambda units: self.encoder.encode_memories(units))
-        self.k = k
+        self.k = check_k(k)
         self._enter(episode_id)
         self.last_hits: list[BankHit] = []
         self.last_used: list[str] = []
 
+    @property
+    def lock(self):
+        """The bank's lock: the agent's calls and the bank's own run one at a time (sam_model.locking); ``step``
+        holds it only around its retrieve and its record, never while the LLM answers."""
+        return self.bank.lock
+
     # -- writing
+    @locked
     def observe(self, event: Event | str, state: State | None = None, kind: str = "observation") -> MemoryUnit | None:
         """Write what the agent saw. ``event`` is an Event, or a text (of ``kind``) at the next step."""
         if isinstance(event, str):
@@ -71,6 +80,7 @@ class SAMMemory:
         self.state = state
         return self.rules.observe(event, state=state)
 
+    @locked
     def begin(self, episode_id: str | None = None) -> None:
         """Start a new task: in the episode ``episode_id`` (a new one gets a fresh step counter), or in the
         current one (the next task of an agent life). The task starts at the next step: queries then carry
@@ -90,6 +100,7 @@ class SAMMemory:
         """The step where the current task began (the bank's recorder; None before the episode's first event)."""
         return self.bank.recorder.task_start(self.episode_id)
 
+    @locked
     def record(self, thought: str, action: str, result: str = "", state: State | None = None) -> list[MemoryUnit]:
         """Write the agent's thought, action and the action's result; reinforce the memories used.
 
@@ -117,6 +128,7 @@ class SAMMemory:
         return used
 
     # -- reading
+    @locked
     def retrieve(self, state: State, observation: str, k: int | None = None, step: int | None = None,
                  task_start: int | None = None) -> list[BankHit]:
         """The memories for this state and observation, best first: the store's search (with the query's
@@ -128,7 +140,7 @@ class SAMMemory:
         step = self.next_step if step is None else step
         task_start = self.task_start if task_start is None else task_start
         q = self.encoder.encode_queries([state], [observation], steps=[step], task_starts=[task_start])[0]
-        hits = self.bank.search(q, k or self.k, needs=state.uncertainty_flags,
+        hits = self.bank.search(q, self.k if k is None else k, needs=state.uncertainty_flags,
                                 episode_id=self.episode_id if self.scope == "episode" else None)
         self.bank.touch([h.unit.id for h in hits])
         self.last_hits = hits

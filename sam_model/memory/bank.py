@@ -14,6 +14,10 @@ optionally, graph expansion along typed edges. With the priors off (``importance
 Persistence is one ``.npz`` file (JSON metadata + one embedding matrix) written through
 :func:`sam_model.io.atomic_path`, so a crash mid-save leaves the previous bank intact and
 concurrent saves end with one complete bank.
+
+Threads: a bank (and the SAMMemory agent over it, which shares its lock) is safe to share between threads:
+adds, removals, searches and saves hold ``bank.lock`` (re-entrant, sam_model.locking); the rules
+(sam_model.memory.rules) run under it when called through the agent.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ import numpy as np
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.schema import State
 from sam_model.io import SAMFileError, atomic_path, clean_stale, require_file
+from sam_model.limits import check_k
+from sam_model.locking import locked, new_lock
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.graph import MemoryGraph
 from sam_model.memory.tiers import LONGTERM, WORKING, Tiers
@@ -61,6 +67,7 @@ class MemoryBank:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"bank dim must be a positive int, got {dim!r}")
         self.dim = dim
+        self.lock = new_lock()  # add, remove, search, save and the agent's calls hold it (sam_model.locking)
         self.config = config or MemoryConfig()
         self.units: dict[str, MemoryUnit] = {}
         self.graph = MemoryGraph(self.units)
@@ -91,6 +98,7 @@ class MemoryBank:
     def importance(self, uid: str) -> float:
         return self.units[uid].importance_at(self.clock, self.config.decay)
 
+    @locked
     def add(self, unit: MemoryUnit, record: MemoryRecord | None = None) -> None:
         """Insert a unit (into the working tier); its embedding must match the bank's dim. ``record``: what the
         store keeps of it (set slots, adopted values: sam_model.data.examples.MemoryRecorder); default: the
@@ -108,6 +116,7 @@ class MemoryBank:
         return MemoryRecord(unit.id, unit.episode_id, unit.step, unit.kind, unit.phase, unit.text, unit.content,
                             (), tuple(sets))
 
+    @locked
     def set_embedding(self, uid: str, vector: np.ndarray) -> None:
         """Replace a unit's vector and text in the store (a summary re-encoded after it absorbed more facts)."""
         unit = self.units[uid]
@@ -117,6 +126,7 @@ class MemoryBank:
         if tier == LONGTERM:
             self.tiers.move([uid], unit.embedding[None], LONGTERM)
 
+    @locked
     def remove(self, uid: str, heir: str | None = None) -> None:
         """Delete a unit; the graph is repaired and the unit's roles (slot source) pass to ``heir``."""
         unit = self.units[uid]
@@ -144,6 +154,7 @@ class MemoryBank:
         entry = self.slots.get(unit.episode_id, {}).get(slot)
         return entry is not None and entry[1] == uid
 
+    @locked
     def touch(self, ids: list[str]) -> None:
         """Count an access (a retrieval) of each unit."""
         for uid in ids:
@@ -165,6 +176,7 @@ class MemoryBank:
         return v
 
     # -- search
+    @locked
     def search(self, query: np.ndarray, k: int = 5, expand: bool | None = None,
                needs: Sequence[str] = (), episode_id: str | None = None) -> list[BankHit]:
         """The top-k units for a query vector (of ``episode_id`` only, when given): the store's search with the
@@ -183,8 +195,7 @@ class MemoryBank:
         """
         cfg = self.config
         q = self._check_vector(query, "<query>")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be a positive int, got {k!r}")
+        check_k(k)
         ref: dict[str, float] = {}  # the best importance among the candidates: every prior is relative to it
 
         def prior(ids: list) -> np.ndarray:
@@ -248,6 +259,7 @@ class MemoryBank:
         return cfg.temperature * out, ref
 
     # -- persistence
+    @locked
     def save(self, path: str | Path) -> Path:
         """Write the bank to one file atomically: the previous file stays valid until the rename (and what
         killed saves left next to it is removed)."""

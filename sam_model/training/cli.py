@@ -61,11 +61,16 @@ class SAMCLI(LightningCLI):
         reported by sam_model.checkpoint's one-line error instead of torch's page of advice."""
         try:
             super()._parse_ckpt_path()
-        except Exception:
+        except Exception as exc:
             ckpt = self.config[self.config.subcommand].get("ckpt_path")
-            if ckpt:
-                load_checkpoint(ckpt)  # raises SAMFileError naming the file and the reason
-            raise
+            if not ckpt:
+                raise
+            hp = load_checkpoint(ckpt).get("hyper_parameters")  # raises SAMFileError naming the file and the reason
+            named = hp.get("_class_path") if isinstance(hp, dict) else None
+            what = f"name the class {named!r} and " if named else ""
+            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            raise SAMFileError(f"{ckpt}: its hyper-parameters {what}do not fit this model ({first}); nothing from it "
+                               "was run — resume from a .ckpt train.py wrote for this config") from None
 
     def instantiate_trainer(self, **kwargs):
         trainer = super().instantiate_trainer(**kwargs)

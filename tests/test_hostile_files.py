@@ -1,0 +1,173 @@
+"""Crafted files run no code and read nothing outside their folder; altered vocabularies are refused; a folder
+swap leaves no moment in which a reader finds nothing, even when the writer is killed in it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sam_model import io as sam_io
+from sam_model.export import load_exported, save_exported
+from sam_model.index import MemoryIndex
+from sam_model.io import SAMFileError
+from sam_model.models.bert import SAFE_LOAD, default_bert_path, load_bert, load_tokenizer
+from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.retriever import SAMRetriever
+from sam_model.store import MemoryStore, StoreConfig
+
+REPO = Path(__file__).resolve().parents[1]
+EVIL = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\nfrom transformers import BertTokenizerFast as EvilTokenizer\n"
+
+
+def _auto_map_tokenizer(folder: Path, marker: Path) -> Path:
+    """MiniLM's tokenizer files with an ``auto_map`` that points at a Python file which leaves a marker."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
+        shutil.copy(Path(default_bert_path()) / name, folder / name)
+    cfg = json.loads((folder / "tokenizer_config.json").read_text())
+    cfg["auto_map"] = {"AutoTokenizer": ["evil.EvilTokenizer", "evil.EvilTokenizer"]}
+    (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
+    (folder / "evil.py").write_text(EVIL.format(marker=str(marker)))
+    return folder
+
+
+def test_an_auto_map_tokenizer_runs_no_code_through_any_loader(tmp_path, tiny_bert_dir, monkeypatch):
+    monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "hf_modules"))
+    marker = tmp_path / "code-ran"
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16))
+    export = save_exported(net, tmp_path / "export")
+    shutil.rmtree(export / "tokenizer")
+    _auto_map_tokenizer(export / "tokenizer", marker)
+    for load in (lambda: SAMRetriever.load(export), lambda: load_exported(export),
+                 lambda: load_tokenizer(export / "tokenizer")):
+        with pytest.raises(SAMFileError, match="auto_map.*custom code.*refused"):
+            load()
+    res = subprocess.run([sys.executable, "evaluate.py", "--retriever", str(export), "--log", str(tmp_path / "x.jsonl")],
+                         capture_output=True, text=True, cwd=REPO, stdin=subprocess.DEVNULL, timeout=300,
+                         env={**os.environ, "HF_MODULES_CACHE": str(tmp_path / "hf_modules")})
+    assert res.returncode != 0 and "Traceback" not in res.stderr and "run the custom code" not in res.stdout + res.stderr
+    # a text-encoder folder with auto_map in its config is refused too
+    bert = tmp_path / "bert"
+    shutil.copytree(tiny_bert_dir, bert)
+    cfg = json.loads((bert / "config.json").read_text())
+    (bert / "config.json").write_text(json.dumps({**cfg, "auto_map": {"AutoModel": "evil.EvilModel"}}))
+    with pytest.raises(SAMFileError, match="config.json: field 'auto_map'"):
+        load_bert(bert)
+    # and transformers itself, as called here, would not run it either (the second barrier)
+    from transformers import AutoTokenizer
+
+    bare = _auto_map_tokenizer(tmp_path / "bare", marker)
+    AutoTokenizer.from_pretrained(str(bare), **SAFE_LOAD)  # falls back to the class transformers ships
+    assert not marker.exists() and not (tmp_path / "hf_modules").exists()
+
+
+def _saved_store(tmp_path: Path) -> Path:
+    store = MemoryStore(None, StoreConfig(provenance=False), dim=4)
+    from sam_model.data.examples import MemoryRecord
+
+    store.add([MemoryRecord(f"e#{i}", "e", i, "user", "", f"memory {i}") for i in range(3)], np.eye(3, 4, dtype=np.float32))
+    return store.save(tmp_path / "saved" / "store")
+
+
+@pytest.mark.parametrize("name", ["../../outside/stolen.faiss", "ABS", "sub/x.faiss", "..", ".hidden", 7, "link"])
+def test_a_saved_file_names_nothing_outside_its_folder(tmp_path, name):
+    folder = _saved_store(tmp_path)
+    outside = tmp_path / "outside"
+    MemoryIndex(4, device="cpu").save(outside)  # a valid index someone wants us to read
+    stolen = next(outside.glob("*.faiss"))
+    shutil.copy(stolen, outside / "stolen.faiss")
+    meta_path = folder / "index" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    if name == "ABS":
+        name = str(outside / "stolen.faiss")
+    if name == "link":
+        (folder / "index" / "link").symlink_to(outside / "stolen.faiss")
+    meta["index_file"] = name
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(SAMFileError, match="field 'index_file'.*(plain file name inside|symbolic link)") as err:
+        MemoryStore.load(folder)
+    assert "\n" not in str(err.value) and "the file was not read" in str(err.value) or "not followed" in str(err.value)
+
+
+def _export(tmp_path: Path, tiny_bert_dir: Path) -> Path:
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16,
+                           phases=["book", "pay", "plan"], kinds=["tool", "user"]))
+    return save_exported(net, tmp_path / "export")
+
+
+def test_a_permuted_vocabulary_is_refused(tmp_path, tiny_bert_dir):
+    export = _export(tmp_path, tiny_bert_dir)
+    assert load_exported(export).cfg.phases == ["book", "pay", "plan"]
+    cfg = json.loads((export / "config.json").read_text())
+    assert cfg["vocab"]["phases"] == 3 and len(cfg["vocab"]["sha256"]) == 64
+    vocab = json.loads((export / "vocab.json").read_text())
+    (export / "vocab.json").write_text(json.dumps({**vocab, "phases": ["pay", "book", "plan"]}))
+    with pytest.raises(SAMFileError, match=r"vocab.json: field 'phases' differs from field 'sam.phases'"):
+        load_exported(export)
+    # both lists permuted the same way: the digest tied to the weights says so
+    cfg["sam"]["phases"] = ["pay", "book", "plan"]
+    (export / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(SAMFileError, match=r"config.json: field 'vocab' does not match .*sha256"):
+        load_exported(export)
+    del cfg["vocab"]  # the record removed from config.json: the one in the weights file still refuses it
+    (export / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(SAMFileError, match=r"model.safetensors: metadata 'sam_vocab' does not match"):
+        load_exported(export)
+
+
+def test_a_tokenizer_larger_than_the_token_embedding_is_refused(tmp_path, tiny_bert_dir):
+    export = _export(tmp_path, tiny_bert_dir)
+    cfg = json.loads((export / "config.json").read_text())
+    cfg["bert_config"]["vocab_size"] = 1000
+    (export / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(SAMFileError, match=r"tokens, but the encoder's token embedding has 1000 rows"):
+        load_exported(export)
+
+
+def test_folder_swaps_exchange_atomically(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    (a / "x").write_text("a"), (b / "x").write_text("b")
+    if not sam_io._exchange(a, b):
+        pytest.skip("this filesystem has no atomic exchange (saves take the two-rename path, tested below)")
+    assert (a / "x").read_text() == "b" and (b / "x").read_text() == "a"
+
+
+WRITER = """
+import sys, numpy as np
+from sam_model.store import MemoryStore, StoreConfig
+from sam_model.data.examples import MemoryRecord
+s = MemoryStore(None, StoreConfig(provenance=False), dim=4)
+s.add([MemoryRecord("new#0", "new", 0, "user", "", "the new version")], np.ones((1, 4), np.float32))
+print("saving", flush=True)
+s.save(sys.argv[1])
+"""
+
+
+def test_a_writer_killed_between_the_two_renames_leaves_readers_a_store(tmp_path):
+    folder = _saved_store(tmp_path)
+    env = {**os.environ, "SAM_NO_EXCHANGE": "1", "SAM_GAP_PAUSE_S": "60"}
+    child = subprocess.Popen([sys.executable, "-c", WRITER, str(folder)], env=env, cwd=REPO, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout.readline().strip() == "saving"
+        deadline = time.time() + 60
+        while folder.exists() and time.time() < deadline:  # the writer is inside the gap once the target is gone
+            time.sleep(0.01)
+        assert not folder.exists(), "the writer never reached the gap"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert sam_io.exists(folder)  # "load it if it exists" never mistakes the gap for a missing store
+    assert folder.is_dir()  # and the interrupted swap was completed: the previous version is back in place
+    assert sorted(MemoryStore.load(folder).ids()) == ["e#0", "e#1", "e#2"]
+    assert sam_io.leftovers(folder.parent) == []

@@ -1,0 +1,111 @@
+"""Thread safety is a contract: memories shared by many threads never crash, leak across scopes or save badly.
+
+The fast version of ``python -m sam_model.bench.threads`` (whose 20-run tally is in the README) runs here in
+process: 8 threads add, search, list, delete and save one ScopedMemory and one bare MemoryStore."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from sam_model.bench.threads import one_run
+from sam_model.data.schema import State
+from sam_model.index import MemoryIndex
+from sam_model.memory import HashingEncoder, MemoryBank, SAMMemory
+from sam_model.memory.config import MemoryConfig
+
+
+def test_eight_threads_never_crash_leak_or_save_badly():
+    tally = one_run(seed=3, threads=8, ops=60)
+    assert tally["errors"] == []
+    assert (tally["exceptions"], tally["leaks"], tally["bad_saves"]) == (0, 0, 0)
+    assert tally["saves"] >= 1 and tally["searches"] > 500 and tally["adds"] > 150  # the threads did work
+
+
+def _run(threads: int, fn) -> list[BaseException]:
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(threads)
+
+    def wrap(t):
+        barrier.wait()
+        try:
+            fn(t)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+
+    pool = [threading.Thread(target=wrap, args=(t,)) for t in range(threads)]
+    for th in pool:
+        th.start()
+    for th in pool:
+        th.join()
+    return errors
+
+
+def test_index_gives_every_concurrent_add_its_own_faiss_id():
+    ix = MemoryIndex(16, "flat", device="cpu")
+    rng = np.random.default_rng(0)
+    vecs = rng.standard_normal((8, 200, 16)).astype(np.float32)
+
+    def add(t):
+        for i in range(200):
+            ix.add([f"t{t}-{i}"], vecs[t, i : i + 1], episode_ids=f"ep{t}")
+            ix.search(vecs[t, i], 3, episode_id=f"ep{t}")
+
+    assert _run(8, add) == []
+    assert len(ix) == 1600 and ix._index.ntotal == 1600
+    for t in (0, 7):  # each id still finds its own vector
+        np.testing.assert_array_equal(ix.get_vectors([f"t{t}-5"])[0], vecs[t, 5])
+
+
+def test_agents_sharing_one_bank_from_threads(tmp_path):
+    enc = HashingEncoder(64)
+    bank = MemoryBank(64, MemoryConfig(capacity=0))
+    words = ["flight", "hotel", "Lisbon", "seat", "refund", "budget"]
+
+    def agent(t):
+        mem = SAMMemory(enc, bank=bank, episode_id=f"ep{t}")
+        for i in range(25):
+            mem.observe(f"{words[(t + i) % 6]} number {i} of agent {t}", State("plan"))
+            hits = mem.retrieve(State("plan"), "flight hotel")
+            assert all(h.unit.episode_id == f"ep{t}" for h in hits)
+
+    assert _run(8, agent) == []
+    assert len(bank) == 200
+    with bank.lock:
+        bank.save(tmp_path / "bank.npz")
+    back = MemoryBank.load(tmp_path / "bank.npz")
+    assert sorted(u.id for u in back) == sorted(u.id for u in bank)
+
+
+def test_the_lock_is_reentrant_and_shared_by_a_caller():
+    from sam_model.memory import ScopedMemory
+
+    memory = ScopedMemory(HashingEncoder(32))
+    memory.add("a seat by the window", user_id="ana")
+    entered = threading.Event()
+
+    def writer():
+        entered.set()
+        memory.add("and a vegetarian meal", user_id="bo")
+
+    with memory.lock:  # a caller's several calls are one step: the writer waits for it
+        th = threading.Thread(target=writer)
+        th.start()
+        entered.wait(5)
+        th.join(0.2)
+        assert th.is_alive() and len(memory.store) == 1
+        memory.search("window", user_id="ana")  # re-entrant: the holder's own calls go through
+    th.join(5)
+    assert len(memory.store) == 2
+
+
+@pytest.mark.parametrize("k", [0, -1, 10**9, 2.5, True, "5"])
+def test_bad_k_is_refused_in_one_line(k):
+    from sam_model.memory import ScopedMemory
+
+    memory = ScopedMemory(HashingEncoder(32))
+    memory.add("a seat by the window", user_id="ana")
+    with pytest.raises((ValueError, TypeError), match=r"^k must be an integer from 1 to 10000, got "):
+        memory.search("window", user_id="ana", k=k)
