@@ -40,6 +40,9 @@ JANUS = {
 # Keys the split added, with no effect of their own: ``experiment`` and ``run`` only name the checkpoint and
 # log folders, and those folders are compared.
 NEW_NAMES = ("experiment", "run")
+# Options added after the split, at values that train and search exactly as before (off): issue 21's start
+# from a pretrained model.
+ADDED_OFF = {("model", "init_from"): ""}
 # Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.
 MACHINE = (("trainer", "enable_progress_bar"),)
 
@@ -52,8 +55,16 @@ CHANGED = {
     "ddp": lambda before: before["trainer"]["callbacks"].append(LR_MONITOR),
     # one content_only.yaml for every dataset: tools' content-only model no longer carries tools.yaml's
     # slot_match 0.1, which its store never used (a content-only MemoryStore's slot_match is 0).
-    "tools_content_only": lambda before: before["model"].update(store=None),
+    "tools_content_only": lambda before: (before["model"].update(store=None), _repeat_by_name(before)),
+    # tools.yaml names the source it repeats instead of giving a count per source: the same counts [1, 8] for
+    # its sources (test_tools_repeat_reads_as_before), and a --data.train override is no longer refused.
+    "tools": lambda before: _repeat_by_name(before),
 }
+
+
+def _repeat_by_name(before: dict) -> None:
+    assert before["data"]["repeat"] == [1, 8]
+    before["data"]["repeat"] = {"gpt-4o-airline.json.gz": 8}
 
 
 def resolved_training(files: list[str]) -> dict:
@@ -73,7 +84,7 @@ def _drop(cfg: dict, *keys: tuple[str, ...]) -> dict:
     for path in keys:
         node = cfg
         for k in path[:-1]:
-            node = node.get(k, {})
+            node = node.get(k) or {}
         node.pop(path[-1], None)
     return cfg
 
@@ -85,7 +96,25 @@ def test_training_config_resolves_as_before(name, monkeypatch):
     CHANGED.get(name, lambda _: None)(before)
     now = resolved_training(TRAINING[name])
     assert now["experiment"] and now["run"] == now["trainer"]["logger"]["init_args"]["save_dir"].split("/")[-1]
-    assert _drop(now, *MACHINE, *((k,) for k in NEW_NAMES)) == _drop(before, *MACHINE)
+    for path, off in ADDED_OFF.items():
+        node = now
+        for k in path:
+            node = node[k] if node is not None else None  # a null store (content-only) has no search options
+        assert node in (off, None) if path[-2] == "store" else node == off, (path, node)
+    assert _drop(now, *MACHINE, *ADDED_OFF, *((k,) for k in NEW_NAMES)) == _drop(before, *MACHINE)
+
+
+def test_tools_repeat_reads_as_before(monkeypatch):
+    """tools.yaml's repeat mapping gives its sources the counts the list gave; an override of data.train with one
+    source of your own reads it once (the README recipe), where the list was refused."""
+    from sam_model.training.datamodule import repeat_counts
+
+    monkeypatch.chdir(REPO)
+    data = resolved_training(["tools.yaml"])["data"]
+    assert repeat_counts(data["train"], data["repeat"]) == [1, 8]
+    assert repeat_counts(["my_logs.jsonl"], data["repeat"]) == [1]
+    with pytest.raises(ValueError, match="one count per data.train source"):
+        repeat_counts(["my_logs.jsonl"], [1, 8])
 
 
 def resolved_janus(files: list[str]) -> dict:
