@@ -70,7 +70,7 @@ def test_documents_come_from_the_store_with_state_from_config_or_messages():
     per_call = tool_call_memories(retriever, msgs, {"configurable": {"thread_id": "t1", "user_id": "mia"}})
     assert [d.id for d in per_call["c2"]] == [str(r["id"]) for r in want]
     # bo's memory says NO6JO3 too, but mia's search never sees it
-    everyone = retriever.invoke(observation, {"configurable": {"sam_state": state}}, k=20)
+    everyone = retriever.invoke(observation, {"configurable": {"sam_state": state, "sam_all_scopes": True}}, k=20)
     assert any(d.metadata["user_id"] == "bo" for d in everyone)
     assert not any(d.metadata["user_id"] == "bo" for d in by_config)
     with pytest.raises(TypeError, match="must be a sam_model.memory.ScopedMemory"):

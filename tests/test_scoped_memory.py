@@ -63,7 +63,7 @@ def test_add_search_get_all_delete_reset_and_save(tmp_path):
     memory.delete_all(user_id="ana")
     assert memory.get_all(user_id="ana")["results"] == [] and len(memory.get_all(user_id="bo")["results"]) == 1
     memory.reset()
-    assert memory.get_all()["results"] == []
+    assert memory.get_all(all_scopes=True)["results"] == []
 
 
 def test_bad_calls_are_named():
