@@ -147,22 +147,33 @@ def table(report: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m sam_model.bench.grounding",
-                                description="Replay held-out tool-call transcripts and measure how often the memories "
-                                            "retrieved before a call's arguments are written hold each value it needs.")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options every held-out transcript benchmark of this package takes (this one and plain_query)."""
     p.add_argument("--retriever", default="sam-general",
                    help="export folder or packaged name (default sam-general); 'untrained': MiniLM under untrained heads")
     p.add_argument("--transcripts", type=Path, default=TAU,
                    help=f"tau-bench .json[.gz] or .jsonl[.gz] of {{id, messages}} (default {TAU})")
     p.add_argument("--split", choices=("all", "train", "test"), default="test",
                    help="which fixed task split to replay (default test: the held-out tasks)")
-    p.add_argument("--k", type=int, default=5, help="memories retrieved per call (default 5)")
     p.add_argument("--conversations", type=int, default=None, metavar="N", help="replay only the first N")
     p.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures as JSON")
+
+
+def missing(path: Path) -> bool:
+    if path.is_file():
+        return False
+    print(f"error: {path}: no such transcript file (give --transcripts)", file=sys.stderr)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m sam_model.bench.grounding",
+                                description="Replay held-out tool-call transcripts and measure how often the memories "
+                                            "retrieved before a call's arguments are written hold each value it needs.")
+    add_arguments(p)
+    p.add_argument("--k", type=int, default=5, help="memories retrieved per call (default 5)")
     args = p.parse_args(argv)
-    if not args.transcripts.is_file():
-        print(f"error: {args.transcripts}: no such transcript file (give --transcripts)", file=sys.stderr)
+    if missing(args.transcripts):
         return 2
     report = run(load_model(args.retriever), conversations(args.transcripts, args.split, args.conversations), args.k)
     report["retriever"] = args.retriever

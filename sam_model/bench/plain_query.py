@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from sam_model.bench.grounding import TAU, conversations, load_model
+from sam_model.bench.grounding import add_arguments, conversations, load_model, missing
 from sam_model.data.schema import parse_event
 from sam_model.data.transcripts import convert_conversation
 from sam_model.janus.stats import bootstrap_ci, fmt_ci, fmt_diff, paired
@@ -106,17 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sam_model.bench.plain_query",
                                 description="Plain queries (text, no state) against untrained MiniLM over the same "
                                             "memories: probe questions and held-out airline decision points.")
-    p.add_argument("--retriever", default="sam-general",
-                   help="export folder or packaged name (default sam-general); 'untrained': MiniLM under untrained heads")
-    p.add_argument("--transcripts", type=Path, default=TAU,
-                   help=f"tau-bench .json[.gz] or .jsonl[.gz] of {{id, messages}} (default {TAU})")
-    p.add_argument("--split", choices=("all", "train", "test"), default="test",
-                   help="which fixed task split to use (default test: the held-out tasks)")
-    p.add_argument("--conversations", type=int, default=None, metavar="N", help="only the first N")
-    p.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures as JSON")
+    add_arguments(p)
     args = p.parse_args(argv)
-    if not args.transcripts.is_file():
-        print(f"error: {args.transcripts}: no such transcript file (give --transcripts)", file=sys.stderr)
+    if missing(args.transcripts):
         return 2
     model, content = load_model(args.retriever), ContentEncoder()
     report = {"retriever": args.retriever, "probes": probes(model, content),
