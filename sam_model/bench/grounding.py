@@ -61,28 +61,31 @@ def load_model(name: str):
     return load(None) if name == "untrained" else SAMRetriever.from_pretrained(name, device="cpu")
 
 
-def conversations(path: Path, split: str, limit: int | None) -> list:
+def conversations(path: Path, split: str, limit: int | None, stride: int = 1) -> list:
+    """The split's conversations, every ``stride``-th (stride 2 keeps 2 of the 4 trials of each task), the first
+    ``limit`` of those."""
     convs = list(iter_conversations(path, ImportReport()))
     if split != "all":
         test = held_out_groups(c.group for c in convs)
         convs = [c for c in convs if (c.group in test) == (split == "test")]
-    return convs[:limit]
+    return convs[::stride][:limit]
 
 
 def methods(model, content: ContentEncoder, k: int) -> dict[str, tuple[ScopedMemory, Callable]]:
-    """name -> (its memory, how it searches: f(memory, observation, before_state, importer_state, run) -> texts)."""
+    """name -> (its memory, how it searches: f(memory, observation, before_state, importer_state, run) -> texts).
+    Methods of one encoder share one memory (the same memories; only the query differs)."""
     def scoped(mem: ScopedMemory, state_of: Callable):
         return mem, lambda m, obs, before, imported, run: [
             r["memory"] for r in m.search(obs, state_of(before, imported), run_id=run, limit=k)["results"]]
 
-    recency = ScopedMemory(content, k=k)
+    sam, minilm = ScopedMemory(model, k=k), ScopedMemory(content, k=k)
     return {
-        BEFORE: scoped(ScopedMemory(model, k=k), lambda b, i: b),
-        "SAM, importer state": scoped(ScopedMemory(model, k=k), lambda b, i: i),
-        "SAM, text only": scoped(ScopedMemory(model, k=k), lambda b, i: None),
-        "MiniLM (untrained), state + text": scoped(ScopedMemory(content, k=k), lambda b, i: b),
-        "MiniLM (untrained), text only": scoped(ScopedMemory(content, k=k), lambda b, i: None),
-        "recency": (recency, lambda m, obs, b, i, run: [r["memory"] for r in m.get_all(run_id=run, limit=None)[
+        BEFORE: scoped(sam, lambda b, i: b),
+        "SAM, importer state": scoped(sam, lambda b, i: i),
+        "SAM, text only": scoped(sam, lambda b, i: None),
+        "MiniLM (untrained), state + text": scoped(minilm, lambda b, i: b),
+        "MiniLM (untrained), text only": scoped(minilm, lambda b, i: None),
+        "recency": (minilm, lambda m, obs, b, i, run: [r["memory"] for r in m.get_all(run_id=run, limit=None)[
             "results"]][-k:]),
     }
 
@@ -99,7 +102,7 @@ def replay(conv, runs: dict[str, tuple[ScopedMemory, Callable]]) -> dict[str, tu
         if decision is not None and decision.needed:
             last = len(tracker.events) - 1  # the current observation; the memories are the events before it
             new = [parse_event(e) for e in tracker.events[written:last]]
-            for mem, _ in runs.values():
+            for mem in {id(m): m for m, _ in runs.values()}.values():
                 if new:
                     mem.add(new, run_id=conv.episode_id)
             written = last if new else written
@@ -156,6 +159,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--split", choices=("all", "train", "test"), default="test",
                    help="which fixed task split to replay (default test: the held-out tasks)")
     p.add_argument("--conversations", type=int, default=None, metavar="N", help="replay only the first N")
+    p.add_argument("--stride", type=int, default=1, metavar="S",
+                   help="replay every S-th conversation of the split (2: two of the four trials of every task)")
     p.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the figures as JSON")
 
 
@@ -175,8 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if missing(args.transcripts):
         return 2
-    report = run(load_model(args.retriever), conversations(args.transcripts, args.split, args.conversations), args.k)
-    report["retriever"] = args.retriever
+    convs = conversations(args.transcripts, args.split, args.conversations, args.stride)
+    report = run(load_model(args.retriever), convs, args.k)
+    report["retriever"], report["stride"] = args.retriever, args.stride
     print(table(report))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")

@@ -63,8 +63,8 @@ def probes(model, content: ContentEncoder) -> dict:
 
 def airline(model, content: ContentEncoder, convs: list, progress: bool = True) -> dict:
     """Per decision point: reciprocal rank of the first labelled memory and Recall@5, per method."""
-    runs = {TEXT: (ScopedMemory(model), None), LIVE: (ScopedMemory(model), "live"),
-            MINILM: (ScopedMemory(content), None), DECISION: (ScopedMemory(model), "decision")}
+    sam = ScopedMemory(model)  # one memory per encoder: the same memories, only the query differs
+    runs = {TEXT: (sam, None), LIVE: (sam, "live"), MINILM: (ScopedMemory(content), None), DECISION: (sam, "decision")}
     rr: dict[str, list[float]] = {name: [] for name in runs}
     r5: dict[str, list[float]] = {name: [] for name in runs}
     for conv in tqdm(convs, desc="conversations", disable=not progress):
@@ -78,7 +78,7 @@ def airline(model, content: ContentEncoder, convs: list, progress: bool = True) 
                     first = next((n for n, i in enumerate(got, 1) if i in want), None)
                     rr[name].append(1.0 / first if first else 0.0)
                     r5[name].append(len(want & set(got[:5])) / len(want))
-            for mem, _ in runs.values():
+            for mem in {id(m): m for m, _ in runs.values()}.values():
                 mem.add(e, run_id=conv.episode_id)
     return {"decisions": len(rr[TEXT]), "conversations": len(convs), "mrr": rr, "recall@5": r5}
 
@@ -110,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     model, content = load_model(args.retriever), ContentEncoder()
     report = {"retriever": args.retriever, "probes": probes(model, content),
-              "airline": airline(model, content, conversations(args.transcripts, args.split, args.conversations))}
+              "airline": airline(model, content, conversations(args.transcripts, args.split, args.conversations,
+                                                        args.stride)), "stride": args.stride}
     print(tables(report))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, default=lambda x: float(np.asarray(x))), encoding="utf-8")
