@@ -140,6 +140,7 @@ def test_pack_writes_a_small_card_and_refuses_data_that_may_not_ship(tmp_path, m
     card = (out / "README.md").read_text()
     assert "make default-model" in card and "CC BY-SA 4.0" in card and "tau-bench trajectories (MIT)" in card
     assert card.index("## How it was made") < card.index("## Evaluation")
+    assert 'SAMRetriever.from_pretrained("mine")' in card
     assert sum(p.stat().st_size for p in out.rglob("*")) < 2e6
     net.training_info["data"]["sources"].append({"path": "../shared/data/coding-agents/x.chat.jsonl.gz"})
     src = save_exported(net, tmp_path / "export")

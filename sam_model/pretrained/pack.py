@@ -71,7 +71,8 @@ def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-mode
     out = folder / name
     with atomic_dir(out) as tmp:
         write_export(net, tmp, read_store_config(Path(src)), head_only=True)
-        card = (tmp / CARD).read_text(encoding="utf-8")
+        card = (tmp / CARD).read_text(encoding="utf-8").replace('SAMRetriever.load("PATH/TO/THIS/FOLDER")',
+                                                                  f'SAMRetriever.from_pretrained("{name}")')
         cut = card.find("## Evaluation")
         cut = cut if cut >= 0 and EVAL_START in card[cut:] else len(card)
         (tmp / CARD).write_text(card[:cut] + made_section(paths, command) + "\n" + card[cut:], encoding="utf-8")
