@@ -63,6 +63,7 @@ def test_the_readme_has_its_python_blocks():
     assert sum("from_pretrained(\"sam-general\")" in code for _, code in blocks) >= 4
 
 
+@pytest.mark.slow
 def test_every_readme_python_block_runs_as_written(tmp_path, tiny_bert_dir):
     pytest.importorskip("langchain_core", reason="the [langchain] extra is not installed: pip install -e '.[langchain]'")
     if not packaged_default():
