@@ -4,6 +4,7 @@ imported only by the LangChain integration module."""
 
 from __future__ import annotations
 
+import importlib.util
 import pkgutil
 import re
 import subprocess
@@ -56,3 +57,13 @@ def test_only_the_integration_module_imports_langchain():
                      if m.name not in INTEGRATIONS and not m.name.startswith("sam_model.training"))
     loaded = _imported_after(modules)
     assert not {m for m in loaded if m.startswith(("langchain", "langgraph"))}
+
+
+def test_run_time_modules_import_the_labelling_rule_not_the_importer():
+    """The scoped memory, the metrics and the integration need the rule (sam_model.data.toolstate), never the
+    transcript importer with its files, splits and CLI."""
+    modules = ["sam_model.memory.scoped", "sam_model.evaluation.metrics"]
+    if importlib.util.find_spec("langchain_core") is not None:
+        modules.append(INTEGRATION)
+    loaded = _imported_after(modules)
+    assert "sam_model.data.toolstate" in loaded and "sam_model.data.transcripts" not in loaded

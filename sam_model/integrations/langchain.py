@@ -48,8 +48,9 @@ from langchain_core.runnables.config import run_in_executor
 from langchain_core.vectorstores import VectorStore
 from pydantic import ConfigDict, Field
 
+from sam_model.data.formats import is_log_message, to_chat
 from sam_model.data.schema import State
-from sam_model.data.transcripts import TranscriptState, live_state, policy_of
+from sam_model.data.toolstate import TranscriptState, live_state, policy_of
 from sam_model.memory.scoped import ScopedMemory, result
 
 CONFIG_KEYS = ("sam_state", "sam_messages", "sam_tool_call", "sam_all_scopes", "user_id", "agent_id", "thread_id")
@@ -67,8 +68,10 @@ def run_arguments(config: RunnableConfig | None, kwargs: Mapping[str, Any]) -> d
 
 
 def openai_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
-    """LangChain messages (or OpenAI dicts) as OpenAI chat dicts, what sam_model.data.transcripts reads."""
-    return [m if isinstance(m, Mapping) and "role" in m else convert_to_openai_messages(m) for m in messages]
+    """LangChain messages, or dicts in any log format sam_model.data.formats reads (OpenAI chat, tau2, Anthropic,
+    Responses items, GenAI parts), as OpenAI chat dicts: what sam_model.data.toolstate reads."""
+    dicts = [m if is_log_message(m) else convert_to_openai_messages(m) for m in messages]
+    return to_chat(dicts, "messages").messages
 
 
 def _as_call(call: Mapping[str, Any]) -> dict[str, Any]:
