@@ -41,7 +41,7 @@ from langgraph.checkpoint.memory import MemorySaver  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
 from langgraph.store.base import BaseStore  # noqa: E402
 
-from sam_model.data.transcripts import TranscriptState, live_state, policy_of  # noqa: E402
+from sam_model.data.toolstate import TranscriptState, live_state, policy_of  # noqa: E402
 from sam_model.integrations.langchain import openai_messages  # noqa: E402
 from sam_model.integrations.langgraph import SAMStore  # noqa: E402
 

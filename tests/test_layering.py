@@ -64,6 +64,6 @@ def test_run_time_modules_import_the_labelling_rule_not_the_importer():
     transcript importer with its files, splits and CLI."""
     modules = ["sam_model.memory.scoped", "sam_model.evaluation.metrics"]
     if importlib.util.find_spec("langchain_core") is not None:
-        modules.append(INTEGRATION)
+        modules += INTEGRATIONS
     loaded = _imported_after(modules)
     assert "sam_model.data.toolstate" in loaded and "sam_model.data.transcripts" not in loaded
