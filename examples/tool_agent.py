@@ -1,14 +1,15 @@
 """Argument grounding for a tool-calling agent: replay held-out transcripts as if live.
 
-At every tool call the agent is about to make, the live state (sam_model.data.transcripts: the state the
-importer writes on a decision point, so the one the retriever was trained on) is built from the messages so
-far and the call; the retriever searches the memories written so far; and for each argument value that must
-come from memory (not trivial, not in the current message, not in the policy, said by an earlier event) the
-script prints the top-5 memory that holds it, and its rank. The figure at the end, the **grounding rate**, is
-the share of those values that appear verbatim in the top-5 retrieved memories: what an agent that checks its
-arguments against retrieved memory would find.
+At every tool call, at the moment the model has chosen the tool but not written its arguments, the live state
+is built from the messages so far, the tool and its argument *names* (sam_model.data.transcripts.live_state with
+tool= and arguments=: every argument a slot to fill, no value known); the retriever searches the memories written
+so far; and for each argument value that must come from memory (not trivial, not in the current message, not in
+the policy, said by an earlier event) the script prints the top-5 memory that holds it, and its rank. The figure
+at the end, the **grounding rate**, is the share of those values that appear verbatim in the top-5 retrieved
+memories: what an agent that puts the retrieved memories into its context before writing the call has at hand.
+``python -m sam_model.bench.grounding`` measures the same against other rankings, with intervals.
 
-    python examples/tool_agent.py --retriever checkpoints/tools/export \\
+    python examples/tool_agent.py --retriever sam-general \\
         --transcripts ../shared/data/tau-bench/gpt-4o-airline.json.gz --split test
 """
 
@@ -27,6 +28,8 @@ from sam_model.data.transcripts import (  # noqa: E402
     TranscriptState,
     held_out_groups,
     iter_conversations,
+    leaves,
+    live_state,
     parse_tool_calls,
     policy_of,
     says,
@@ -54,10 +57,12 @@ def replay(retriever: SAMRetriever, conv, k: int, verbose: bool) -> tuple[int, i
                 retriever.add_memories(new)
                 indexed += len(new)
             observation = tracker.events[last]["text"]
-            hits = retriever.search(decision.state, observation, k=k, episode_id=conv.episode_id, task_start=0)
+            names = sorted({p for c in calls if c.valid for n, v in c.arguments.items() for p, _ in leaves(v, n)})
+            before = live_state(conv.messages[:i], tool=calls[0].name, arguments=names)  # the call is not written yet
+            hits = retriever.search(before, observation, k=k, episode_id=conv.episode_id, task_start=0)
             if verbose:
                 print(f"\n[{conv.episode_id}] step {last} -> {', '.join(c.name for c in calls)}"
-                      f" | needs {', '.join(decision.state['uncertainty_flags'])} | observation: {observation[:80]!r}")
+                      f" | fills {', '.join(names)} | observation: {observation[:80]!r}")
             for path, values in decision.needed.items():
                 for value in values:
                     rank = next((r for r, h in enumerate(hits, 1) if says(norm(h.content), value)), None)
@@ -75,7 +80,8 @@ def replay(retriever: SAMRetriever, conv, k: int, verbose: bool) -> tuple[int, i
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Replay tool-call transcripts as if live and report, per tool-call "
                                             "argument, where the retriever finds its value (argument grounding).")
-    p.add_argument("--retriever", required=True, help="an exported SAM retriever folder (python -m sam_model.export)")
+    p.add_argument("--retriever", default="sam-general",
+                   help="an export folder or packaged retriever name (default sam-general, the packaged default)")
     p.add_argument("--transcripts", required=True,
                    help="transcript file: .jsonl[.gz] of {\"id\", \"messages\"} or a tau-bench .json[.gz]")
     p.add_argument("--split", choices=("all", "train", "test"), default="test",
@@ -84,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--conversations", type=int, default=None, metavar="N", help="replay only the first N")
     p.add_argument("--quiet", action="store_true", help="print only the figure, not every argument")
     args = p.parse_args(argv)
-    retriever = SAMRetriever.load(args.retriever)
+    retriever = SAMRetriever.from_pretrained(args.retriever)
     conversations = list(iter_conversations(args.transcripts, ImportReport()))
     if args.split != "all":
         test = held_out_groups(c.group for c in conversations)

@@ -104,6 +104,18 @@ class SAMEncoder:
             texts[sl], phases[sl], obs[sl], None if steps is None else list(steps[sl]),
             None if task_starts is None else list(task_starts[sl])))
 
+    @property
+    def text_queries(self) -> bool:
+        """Whether :meth:`encode_text_queries` works: the network has a content block."""
+        return self.net.uses_content
+
+    def encode_text_queries(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """q = [0, c_text, 0] per text, (n, dim) float32: a plain query scored by content similarity alone
+        (SAMNet.encode_text_queries), for a caller with words and no agent state."""
+        texts = list(texts)
+        return self._batched(len(texts), batch_size, False, "queries",
+                             lambda sl: self.net.encode_text_queries(texts[sl]))
+
     def encode_memories(self, memories: Sequence[Any], batch_size: int = 64, progress: bool = False) -> np.ndarray:
         """m = [v_m, c_m, φ(t_m)] per memory, (n, dim) float32: MemoryRecords, Events (read without the state
         before them), or anything with .text/.kind/.phase (.content and .step when it has them)."""

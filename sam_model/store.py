@@ -39,7 +39,7 @@ import dataclasses
 import json
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -418,14 +418,16 @@ class MemoryStore:
     @locked
     def search(self, state: State | Mapping, observation: str, k: int = 5, *, episode_id: Any = None,
                user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-               step: int | None = None, task_start: int | None = None, rerank: bool = True) -> list[Hit]:
+               step: int | None = None, task_start: int | None = None, rerank: bool = True,
+               ids: Collection[Any] | None = None) -> list[Hit]:
         """The k best memories for the agent's state and observation, best first (see the module doc).
 
         ``step``: the query's step (default: one past the newest memory of ``episode_id``, i.e. now);
         ``task_start``: the step where the current task began (default: where the episode's current task began
         as far as the events written so far tell, sam_model.data.examples.MemoryRecorder; None when unknown).
         Both matter only to a model with time features. ``rerank=False``: the index order alone (what the
-        re-rank adds, measured).
+        re-rank adds, measured). ``ids``: search only these memories (a metadata filter's matches), intersected
+        with the scopes inside the index search like them.
         """
         check_k(k)
         st = as_state(state)
@@ -438,12 +440,13 @@ class MemoryStore:
             task_start = self.recorder.task_start(episode_id)
         q = self.encoder.encode_queries([st], [observation], steps=[step], task_starts=[task_start])[0]
         return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
-                                  agent_id=agent_id, run_id=run_id, rerank=rerank)
+                                  agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids)
 
     @locked
     def search_vector(self, query: np.ndarray, k: int, needs: Sequence[str] = (), *, episode_id: Any = None,
                       user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-                      rerank: bool = True, prior: Callable[[list], np.ndarray] | None = None) -> list[Hit]:
+                      rerank: bool = True, prior: Callable[[list], np.ndarray] | None = None,
+                      ids: Collection[Any] | None = None) -> list[Hit]:
         """:meth:`search` for a query vector the caller encoded (batched, as evaluate.py does), with the
         state's needed slots ``needs``. ``prior(ids)``: extra per-candidate scores added before the re-rank."""
         check_k(k)
@@ -451,6 +454,8 @@ class MemoryStore:
         if q.shape[0] != self.dim:
             raise ValueError(f"query vector has dim {q.shape[0]} but the store holds dim {self.dim}")
         within = self._within(user_id, agent_id, run_id)
+        if ids is not None:
+            within = {i for i in ids if i in self._entries} if within is None else within.intersection(ids)
         if len(self) == 0 or (within is not None and not within):
             return []
         depth = self.config.rerank_depth

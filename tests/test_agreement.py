@@ -1,6 +1,6 @@
 """One store behind every search: evaluate.py, SAMRetriever.search, SAMMemory over a life, the Mem0-style
-ScopedMemory and the LangChain retriever rank the same memories the same way, on real logs (a synthetic demo life,
-SGD dev dialogues as lives of 4, tau-bench transcripts), with a model that has learned-time features and a store
+ScopedMemory, the LangChain retriever and VectorStore and the LangGraph store (SAMStore) rank the same memories the
+same way, on real logs (a synthetic demo life, SGD dev dialogues as lives of 4, tau-bench transcripts), with a model that has learned-time features and a store
 that re-ranks (slot match + provenance). Logs from ../shared are skipped when it is absent."""
 
 from __future__ import annotations
@@ -110,6 +110,22 @@ def agree(net, log: Path) -> int:
                                                                           "thread_id": e.episode_id}}),
                   lambda e: lc.memory.add(e, run_id=e.episode_id))
     assert [[d.id for d in ds] for ds in docs] == want, "the LangChain retriever ranks otherwise than evaluate.py"
+
+    from sam_model.integrations.langchain import SAMVectorStore
+
+    vs = SAMVectorStore(ScopedMemory(retriever(net)))
+    docs = replay(episodes, lambda e: vs.similarity_search(e.text, k=DEPTH, state=e.state, run_id=e.episode_id),
+                  lambda e: vs.memory.add(e, run_id=e.episode_id))
+    assert [[d.id for d in ds] for ds in docs] == want, "the LangChain VectorStore ranks otherwise than evaluate.py"
+
+    from sam_model.integrations.langgraph import SAMStore
+
+    store = SAMStore(retriever(net))  # the log's events written as LangGraph store items, one namespace per episode
+    items = replay(episodes, lambda e: store.search((e.episode_id.replace(".", "_"),), query=e.text, state=e.state,
+                                                    limit=DEPTH),
+                   lambda e: store.put((e.episode_id.replace(".", "_"),), str(e.step), e.to_json()))
+    assert [[f"{i.value['episode_id']}#{i.key}" for i in its] for its in items] == want, \
+        "the LangGraph store ranks otherwise than evaluate.py"
     return len(want)
 
 

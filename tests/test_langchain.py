@@ -70,21 +70,27 @@ def test_documents_come_from_the_store_with_state_from_config_or_messages():
     per_call = tool_call_memories(retriever, msgs, {"configurable": {"thread_id": "t1", "user_id": "mia"}})
     assert [d.id for d in per_call["c2"]] == [str(r["id"]) for r in want]
     # bo's memory says NO6JO3 too, but mia's search never sees it
-    everyone = retriever.invoke(observation, {"configurable": {"sam_state": state}}, k=20)
+    everyone = retriever.invoke(observation, {"configurable": {"sam_state": state, "sam_all_scopes": True}}, k=20)
     assert any(d.metadata["user_id"] == "bo" for d in everyone)
     assert not any(d.metadata["user_id"] == "bo" for d in by_config)
     with pytest.raises(TypeError, match="must be a sam_model.memory.ScopedMemory"):
         SAMLangChainRetriever(memory=object()).invoke("x")
 
 
-def test_langgraph_example_grounds_tool_arguments_in_memory():
+def test_langgraph_example_puts_memories_in_context_before_the_arguments_are_written():
+    """examples/langgraph_agent.py: SAM is the graph's store (graph.compile(store=SAMStore)); after the model chose
+    cancel_reservation, the reservation named five messages earlier (out of its window) comes from a retrieved
+    memory, and without memory the same agent has to ask for it."""
     sys.path.insert(0, str(REPO / "examples"))
     try:
         import langgraph_agent
     finally:
         sys.path.pop(0)
-    log = "\n".join(langgraph_agent.run(ScopedMemory(HashingEncoder(512)), k=3))
-    assert "get_user_details(user_id='mia_li_3668')" in log and "cancel_reservation(reservation_id='NO6JO3')" in log
-    assert "user_id = 'mia_li_3668'    <- memory" in log  # the value was found in a retrieved memory
-    assert log.count("reservation_id = 'NO6JO3'") == 2 and "not in the top" not in log
-    assert "agent: Done: NO6JO3 is cancelled" in log
+    log = "\n".join(langgraph_agent.run(HashingEncoder(512), k=3))
+    assert "-> get_user_details(user_id='mia_li_3668')" in log
+    cancel = log[log.index("cancel_reservation: 3 memories"):]
+    assert "reservation_id = 'NO6JO3'         <- memory" in cancel and "-> cancel_reservation(reservation_id='NO6JO3')" in cancel
+    assert "agent: Done: it is cancelled" in log
+    bare = "\n".join(langgraph_agent.run(HashingEncoder(512), k=3, use_memory=False))
+    assert "cancel_reservation(" not in bare.replace("cancel_reservation: 0", "")
+    assert "agent: Which reservation_id do you mean?" in bare

@@ -54,6 +54,8 @@ def test_add_search_get_all_delete_reset_and_save(tmp_path):
 
     path = memory.save(tmp_path / "mem")
     back = ScopedMemory.load(path, HashingEncoder(2048))
+    assert back.history(found[0]["id"]) == memory.history(found[0]["id"]) and back.history(found[0]["id"])
+    assert back.get(found[0]["id"])["created_at"] == memory.get(found[0]["id"])["created_at"] is not None
     assert back.search("vegetarian from Lisbon", user_id="ana", k=3) == memory.search("vegetarian from Lisbon", user_id="ana", k=3)
     back.add([{"role": "user", "content": "and an aisle seat for my son"}], user_id="ana", agent_id="travel")
     assert [r["step"] for r in back.get_all(user_id="ana", agent_id="travel")["results"]] == [0, 1, 2]
@@ -63,7 +65,7 @@ def test_add_search_get_all_delete_reset_and_save(tmp_path):
     memory.delete_all(user_id="ana")
     assert memory.get_all(user_id="ana")["results"] == [] and len(memory.get_all(user_id="bo")["results"]) == 1
     memory.reset()
-    assert memory.get_all()["results"] == []
+    assert memory.get_all(all_scopes=True)["results"] == []
 
 
 def test_bad_calls_are_named():
@@ -76,3 +78,94 @@ def test_bad_calls_are_named():
         memory.add([{"role": "user", "content": "hi"}, 3], user_id="a")
     with pytest.raises(TypeError, match="query must be a string"):
         memory.search(None, user_id="a")
+
+
+MOVIES = [  # Mem0's Python quick-start conversation (docs.mem0.ai, open-source/python-quickstart)
+    {"role": "user", "content": "I'm planning to watch a movie tonight. Any recommendations?"},
+    {"role": "assistant", "content": "How about thriller movies? They can be quite engaging."},
+    {"role": "user", "content": "I'm not a big fan of thriller movies but I love sci-fi movies."},
+    {"role": "assistant", "content": "Got it! I'll avoid thriller recommendations and suggest sci-fi movies in the future."},
+]
+
+
+def test_mem0_quick_start_call_sequence_runs_as_written():
+    """The calls of Mem0's quick-start, with Mem0's keywords, against ScopedMemory (Memory() -> ScopedMemory(...))."""
+    m = ScopedMemory(HashingEncoder(1024))
+    result = m.add(MOVIES, user_id="alice", metadata={"category": "movie_recommendations"})
+    assert [r["event"] for r in result["results"]] == ["ADD"] * 4
+    m.add(MOVIES, user_id="alice", agent_id="movie-assistant", run_id="session-001",
+          metadata={"category": "movie_recommendations"})
+    m.add("Likes to play cricket on weekends", user_id="alice", metadata={"category": "hobbies"})
+    m.add("I love thriller movies", user_id="bob", metadata={"category": "movie_recommendations"})
+    all_memories = m.get_all(user_id="alice")
+    assert len(all_memories["results"]) == 9 and {r["user_id"] for r in all_memories["results"]} == {"alice"}
+    memory_id = all_memories["results"][2]["id"]
+    specific_memory = m.get(memory_id)
+    assert specific_memory["memory"] == MOVIES[2]["content"] and specific_memory["created_at"]
+    assert m.get("892db2ae-06d9-49e5-8b3e-585ef9b85b8e") is None
+    related = m.search(query="What do you know about me?", user_id="alice")
+    assert related["results"] and {r["user_id"] for r in related["results"]} == {"alice"}
+    v1 = m.search("What do you know about me?", filters={"user_id": "alice"})  # Mem0 v1: scopes inside filters
+    assert [r["id"] for r in v1["results"]] == [r["id"] for r in related["results"]]
+    found = m.search("sci-fi movies", user_id="alice", limit=3, filters={"category": "movie_recommendations"},
+                     threshold=0.1)["results"]
+    assert 1 <= len(found) <= 3 and all(r["metadata"]["category"] == "movie_recommendations" for r in found)
+    assert all(r["score"] >= 0.1 for r in found) and "sci-fi" in found[0]["memory"]
+    assert [r["id"] for r in m.search("sci-fi movies", user_id="alice", top_k=3)["results"]] == \
+        [r["id"] for r in m.search("sci-fi movies", user_id="alice", limit=3)["results"]]
+    assert m.search("cricket", user_id="alice", threshold=2.0)["results"] == []
+    hobbies = m.get_all(user_id="alice", filters={"category": {"in": ["hobbies"]}})["results"]
+    assert [r["memory"] for r in hobbies] == ["Likes to play cricket on weekends"]
+    assert len(m.get_all(user_id="alice", limit=2)["results"]) == 2
+
+    result = m.update(memory_id=memory_id, data="I love India, it is my favorite country.")
+    assert "updated" in result["message"]
+    after = m.get(memory_id)
+    assert after["memory"] == "I love India, it is my favorite country." and after["updated_at"] >= after["created_at"]
+    assert m.search("India favorite country", user_id="alice", limit=1)["results"][0]["id"] == memory_id
+    history = m.history(memory_id=memory_id)
+    assert [(h["event"], h["old_memory"], h["new_memory"]) for h in history] == [
+        ("ADD", None, MOVIES[2]["content"]), ("UPDATE", MOVIES[2]["content"], "I love India, it is my favorite country.")]
+    m.delete(memory_id=memory_id)
+    assert m.get(memory_id) is None and m.history(memory_id)[-1]["event"] == "DELETE"
+    m.delete_all(user_id="alice")
+    assert m.get_all(user_id="alice")["results"] == [] and len(m.get_all(user_id="bob")["results"]) == 1
+    m.reset()
+    assert m.get_all(all_scopes=True)["results"] == []
+
+
+def test_a_missing_scope_is_refused_as_mem0_does_and_update_replaces():
+    m = ScopedMemory(HashingEncoder(1024))
+    first = m.add("my budget is $1,400", user_id="ana")["results"][0]["id"]
+    m.add("my budget is $200", user_id="bo")
+    for call in (lambda: m.search("budget"), lambda: m.get_all(), lambda: m.delete_all(),
+                 lambda: m.search("budget", filters={"category": "x"})):
+        with pytest.raises(ValueError, match="give user_id, agent_id or run_id"):
+            call()
+    assert {r["user_id"] for r in m.search("budget", all_scopes=True)["results"]} == {"ana", "bo"}
+    m.update(first, "my budget is $3,500")  # "make the budget $3,500": one memory, updated, not a second one
+    got = m.search("what is my budget?", user_id="ana")["results"]
+    assert [r["memory"] for r in got] == ["my budget is $3,500"]
+    with pytest.raises(ValueError, match="user_id is 'ana' but filters.user_id is 'bo'"):
+        m.search("budget", user_id="ana", filters={"user_id": "bo"})
+    with pytest.raises(ValueError, match="unknown operator 'like'"):
+        m.search("budget", user_id="ana", filters={"category": {"like": "x"}})
+    with pytest.raises(ValueError, match="give one of limit, top_k, k"):
+        m.search("budget", user_id="ana", limit=2, top_k=3)
+    with pytest.raises(KeyError, match="not in the store"):
+        m.update("nope#0", "x")
+
+
+def test_plain_text_query_ranks_by_content_and_state_live_by_the_run():
+    """Text and no state: the content block alone (here the hashed words), so the words steer the ranking."""
+    m = ScopedMemory(HashingEncoder(2048), k=3)
+    for text in ["I live in Lisbon", "my budget is 900 euros", "I am vegetarian", "my budget was 700 before"]:
+        m.add(text, user_id="ana")
+    got = [r["memory"] for r in m.search("what is my budget?", user_id="ana", limit=2)["results"]]
+    assert set(got) == {"my budget is 900 euros", "my budget was 700 before"}
+    assert m.search("where do I live?", user_id="ana", limit=1)["results"][0]["memory"] == "I live in Lisbon"
+    q = m.store.encoder.encode_text_queries(["where do I live?"])[0]
+    want = m.store.search_vector(q, 3, (), user_id="ana")
+    assert [r["id"] for r in m.search("where do I live?", user_id="ana")["results"]] == [h.id for h in want]
+    live = m.store.search(m.live_state(user_id="ana"), "where do I live?", 3, user_id="ana")
+    assert [r["id"] for r in m.search("where do I live?", "live", user_id="ana")["results"]] == [h.id for h in live]

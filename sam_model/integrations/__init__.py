@@ -1,4 +1,6 @@
 """Adapters to agent frameworks. Each submodule imports its framework; nothing here is imported by the core.
 
-- :mod:`sam_model.integrations.langchain` — a ``langchain_core`` retriever (``pip install 'sam_model[langchain]'``).
+- :mod:`sam_model.integrations.langchain` — a ``langchain_core`` retriever scoped on every Runnable path, and a
+  ``VectorStore`` (``pip install 'sam_model[langchain]'``);
+- :mod:`sam_model.integrations.langgraph` — ``SAMStore``, LangGraph's long-term memory ``BaseStore``.
 """

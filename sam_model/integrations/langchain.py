@@ -1,38 +1,51 @@
-"""SAM as a LangChain retriever, and memories for the tool calls of a LangGraph agent.
+"""SAM in LangChain: a retriever scoped on every Runnable path, a VectorStore, and memories for tool calls.
 
     pip install 'sam_model[langchain]'
 
-    memory = ScopedMemory(SAMRetriever.load("checkpoints/tools/export"))
+    memory = ScopedMemory(SAMRetriever.from_pretrained("sam-general"))
     retriever = SAMLangChainRetriever(memory=memory, k=5)
     docs = retriever.invoke("which reservation?", config={"configurable": {"thread_id": "t1", "user_id": "mia"}})
     docs[0].page_content, docs[0].metadata["score"], docs[0].metadata["why"]
 
-SAM searches by the agent's *state*, which a query string does not carry. The retriever takes it from the run:
+**Scopes, on every path.** ``user_id`` and ``agent_id`` come from the retriever's fields, the run's config
+(``configurable.user_id`` / ``agent_id``; the run is LangGraph's ``thread_id``) or keyword arguments, whichever
+entry point LangChain routes through: ``invoke``, ``ainvoke``, ``batch``, ``abatch``, ``stream``,
+``astream_events``, ``as_tool``, ``create_retriever_tool`` and a call inside a LangGraph node (whose config
+LangChain passes down as the enclosing run's). Both ``invoke`` and ``ainvoke`` read the config once
+(``ensure_config``: the one given, or the enclosing run's) into keyword arguments that ``_get_relevant_documents``
+and ``_aget_relevant_documents`` search with. A search with no scope at all is refused (ValueError), never
+widened to every user, unless the caller asks for every scope explicitly (``all_scopes=True``: the field,
+``configurable.sam_all_scopes`` or the keyword). A scope the retriever is bound to (its field) and a different one
+in the config is refused too.
 
-- ``config["configurable"]["sam_state"]``: a state as the agent keeps it (sam_model.data.schema.State or a mapping);
+**What it ranks by.** SAM searches by the agent's *state*, which a query string does not carry:
+
+- ``config["configurable"]["sam_state"]`` (or ``state=``): a state as the agent keeps it (a State or mapping;
+  ``"live"``: the scope's newest state, ScopedMemory.live_state);
 - ``config["configurable"]["sam_messages"]`` (and optionally ``sam_tool_call``): the graph's messages, from which
   the decision-point state of the tool call about to be made is rebuilt exactly as the transcript importer
   writes it for training (sam_model.data.transcripts.live_state). When the last message is an AI message with tool
   calls and no ``sam_tool_call`` is given, those calls are the decision;
-- otherwise the live state of the scope's conversation in ``memory`` (ScopedMemory.live_state).
+- otherwise the query text alone, a content search (ScopedMemory.search with no state).
 
-Scopes come from the retriever's fields or the config (``user_id``, ``agent_id``; the run is LangGraph's
-``thread_id``). The same keywords can be given to ``invoke`` directly (``state=``, ``messages=``, ``tool_call=``,
-``user_id=``, ``agent_id=``, ``thread_id=``). Documents carry the memory's own words, and as metadata its id,
-kind, step, episode, scopes, score and why it ranked (sam_model.store.Hit). This is the only module of sam_model
-that imports ``langchain_core``.
+Documents carry the memory's own words, and as metadata its id, kind, step, episode, scopes, times, score and why
+it ranked (sam_model.store.Hit). :class:`SAMVectorStore` is the same memory as a LangChain ``VectorStore``
+(``add_texts``, ``add_documents``, ``similarity_search``, ``delete``, ``get_by_ids``, ``as_retriever``). This module
+and sam_model.integrations.langgraph are the only ones of sam_model that import ``langchain_core``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.messages import convert_to_openai_messages
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableConfig, ensure_config
+from langchain_core.runnables.config import run_in_executor
+from langchain_core.vectorstores import VectorStore
 from pydantic import ConfigDict, Field
 
 from sam_model.data.formats import is_log_message, to_chat
@@ -40,7 +53,18 @@ from sam_model.data.schema import State
 from sam_model.data.toolstate import TranscriptState, live_state, policy_of
 from sam_model.memory.scoped import ScopedMemory, result
 
-CONFIG_KEYS = ("sam_state", "sam_messages", "sam_tool_call", "user_id", "agent_id", "thread_id")
+CONFIG_KEYS = ("sam_state", "sam_messages", "sam_tool_call", "sam_all_scopes", "user_id", "agent_id", "thread_id")
+SEARCH_KEYS = ("state", "messages", "tool_call", "all_scopes", "user_id", "agent_id", "thread_id", "k", "filters",
+               "threshold")
+
+
+def run_arguments(config: RunnableConfig | None, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The search's keyword arguments: the run config's (the given config, else the enclosing run's, as
+    ``ensure_config`` reads it), then the caller's keywords on top. The one place a scope enters."""
+    conf = dict(ensure_config(config).get("configurable") or {})
+    out = {key.removeprefix("sam_"): conf[key] for key in CONFIG_KEYS if key in conf}
+    out.update(kwargs)
+    return out
 
 
 def openai_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
@@ -88,18 +112,38 @@ class SAMLangChainRetriever(BaseRetriever):
     user_id: str | None = None
     agent_id: str | None = None
     run_id: str | None = None
+    all_scopes: bool = False
+    """Search every scope when none is given (off: such a search is refused)."""
 
     def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
-        conf = dict((config or {}).get("configurable") or {})
-        for key in CONFIG_KEYS:
-            if key in conf and key not in kwargs:
-                kwargs[key.removeprefix("sam_")] = conf[key]
-        return super().invoke(input, config, **kwargs)
+        return super().invoke(input, config, **run_arguments(config, kwargs))
+
+    async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        return await super().ainvoke(input, config, **run_arguments(config, kwargs))
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
-                                state: Any = None, messages: Sequence[Any] | None = None, tool_call: Any = None,
-                                user_id: str | None = None, agent_id: str | None = None,
-                                thread_id: str | None = None, k: int | None = None) -> list[Document]:
+                                **kwargs: Any) -> list[Document]:
+        return self.search(query, **kwargs)
+
+    async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
+                                       **kwargs: Any) -> list[Document]:
+        return await run_in_executor(None, self.search, query, **kwargs)
+
+    def _bound(self, name: str, given: str | None) -> str | None:
+        mine = getattr(self, name)
+        if mine is not None and given is not None and given != mine:
+            raise ValueError(f"this retriever is bound to {name}={mine!r}, the run asked for {name}={given!r}: "
+                             "refused (make one retriever per scope, or leave the field unset)")
+        return mine if given is None else given
+
+    def search(self, query: str, *, state: Any = None, messages: Sequence[Any] | None = None, tool_call: Any = None,
+               user_id: str | None = None, agent_id: str | None = None, thread_id: str | None = None,
+               all_scopes: bool | None = None, k: int | None = None, filters: Mapping[str, Any] | None = None,
+               threshold: float | None = None, **unknown: Any) -> list[Document]:
+        """The Documents of one search (what every entry point ends in); keywords as in the module doc."""
+        if unknown:
+            raise TypeError(f"SAMLangChainRetriever got unknown argument(s) {sorted(unknown)}; known: "
+                            f"{list(SEARCH_KEYS)}")
         if not isinstance(self.memory, ScopedMemory):
             raise TypeError(f"SAMLangChainRetriever.memory must be a sam_model.memory.ScopedMemory, got "
                             f"{type(self.memory).__name__}")
@@ -107,16 +151,18 @@ class SAMLangChainRetriever(BaseRetriever):
         if state is None and messages is not None:
             state, last = state_from_messages(messages, tool_call)
             observation = query or last
-        found = self.memory.search(observation, state, user_id or self.user_id, agent_id or self.agent_id,
-                                   thread_id or self.run_id, k or self.k)
+        found = self.memory.search(observation, state, self._bound("user_id", user_id),
+                                   self._bound("agent_id", agent_id), self._bound("run_id", thread_id),
+                                   limit=k or self.k, filters=filters, threshold=threshold,
+                                   all_scopes=self.all_scopes if all_scopes is None else bool(all_scopes))
         return [document(r) for r in found["results"]]
 
 
-def document(r: Mapping[str, Any]) -> Document:
+def document(r: Mapping[str, Any], doc_id: str | None = None) -> Document:
     """A ScopedMemory result (sam_model.memory.scoped.result) as a Document: the memory's words, the rest as
-    metadata."""
+    metadata (the memory's own metadata on top); ``doc_id``: the id to show (default: the memory's)."""
     meta = {key: v for key, v in r.items() if key not in ("memory", "metadata")}
-    return Document(page_content=r["memory"], metadata={**meta, **r["metadata"]}, id=str(r["id"]))
+    return Document(page_content=r["memory"], metadata={**meta, **r["metadata"]}, id=doc_id or str(r["id"]))
 
 
 def tool_call_memories(retriever: SAMLangChainRetriever, messages: Sequence[Any],
@@ -136,5 +182,113 @@ def tool_call_memories(retriever: SAMLangChainRetriever, messages: Sequence[Any]
     return out
 
 
-__all__ = ["SAMLangChainRetriever", "document", "openai_messages", "result", "state_from_messages",
-           "tool_call_memories"]
+class SAMVectorStore(VectorStore):
+    """A ScopedMemory as a LangChain ``VectorStore``: texts are written as user messages of their scope, searches
+    are ScopedMemory.search (the same refusals: no scope, no search, unless ``all_scopes``).
+
+    Scopes (``user_id``, ``agent_id``, ``run_id``) are the store's fields or keyword arguments of each call
+    (``as_retriever(search_kwargs={"user_id": "mia"})``); ``similarity_search`` takes ``filter`` (Mem0-style
+    metadata filters, sam_model.memory.scoped.matches) and ``state`` (SAM's state-adaptive query; without it the
+    text alone is a content search). Ids are the memories' own (``"mia#3"``), or the ones ``add_texts`` was given.
+    """
+
+    def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
+                 run_id: str | None = None, all_scopes: bool = False, k: int = 4):
+        if not isinstance(memory, ScopedMemory):
+            raise TypeError(f"SAMVectorStore needs a sam_model.memory.ScopedMemory, got {type(memory).__name__}")
+        self.memory, self.k = memory, k
+        self.scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        self.all_scopes = all_scopes
+        self._ids: dict[str, Any] = {}  # an id given to add_texts -> the memory's id
+
+    def _scopes(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        out = dict(self.scopes)
+        for name in out:
+            given = kwargs.pop(name, None)
+            if given is not None and out[name] is not None and given != out[name]:
+                raise ValueError(f"this store is bound to {name}={out[name]!r}, the call asked for {name}={given!r}")
+            out[name] = out[name] if given is None else given
+        return out
+
+    def _memory_id(self, i: str) -> Any:
+        return self._ids.get(i, i)
+
+    def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, *, ids: list[str] | None = None,
+                  **kwargs: Any) -> list[str]:
+        """Write each text as one user message of the scopes (with its metadata); returns the ids."""
+        texts = list(texts)
+        scopes = self._scopes(kwargs)
+        if kwargs:
+            raise TypeError(f"add_texts got unknown argument(s) {sorted(kwargs)}")
+        for name, got in (("metadatas", metadatas), ("ids", ids)):
+            if got is not None and len(got) != len(texts):
+                raise ValueError(f"{name} has {len(got)} entries for {len(texts)} texts: give one per text")
+        out = []
+        for n, text in enumerate(texts):
+            added = [r for r in self.memory.add(text, **scopes, metadata=(metadatas or [None] * len(texts))[n])[
+                "results"] if r["event"] == "ADD"]
+            mid = added[-1]["id"]
+            if ids is not None and ids[n] is not None:
+                self._ids[str(ids[n])] = mid
+            out.append(str(ids[n]) if ids is not None and ids[n] is not None else str(mid))
+        return out
+
+    def similarity_search_with_score(self, query: str, k: int | None = None, filter: Mapping[str, Any] | None = None,
+                                     **kwargs: Any) -> list[tuple[Document, float]]:
+        scopes = self._scopes(kwargs)
+        state, threshold = kwargs.pop("state", None), kwargs.pop("score_threshold", None)
+        all_scopes = kwargs.pop("all_scopes", self.all_scopes)
+        if kwargs:
+            raise TypeError(f"similarity_search got unknown argument(s) {sorted(kwargs)}")
+        found = self.memory.search(query, state, **scopes, limit=k or self.k, filters=filter, threshold=threshold,
+                                   all_scopes=all_scopes)["results"]
+        back = {v: i for i, v in self._ids.items()}
+        return [(document(r, back.get(r["id"])), r["score"]) for r in found]
+
+    def similarity_search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Document]:
+        return [d for d, _ in self.similarity_search_with_score(query, k, **kwargs)]
+
+    def _select_relevance_score_fn(self):
+        return lambda score: score  # content scores are cosines already; SAM's are inner products
+
+    def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
+        out = []
+        for i in ids:
+            got = self.memory.get(self._memory_id(str(i)))
+            if got is not None:
+                out.append(document(got, str(i)))
+        return out
+
+    def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
+        """Delete the memories ``ids`` (all of them or none: an unknown id raises KeyError); no ids: every memory
+        of the store's scopes."""
+        if ids is None:
+            self.memory.delete_all(**self._scopes(kwargs))
+            return True
+        for i in ids:
+            if self._memory_id(str(i)) not in self.memory.store:
+                raise KeyError(f"memory {i!r} is not in the store")
+        for i in ids:
+            self.memory.delete(self._memory_id(str(i)))
+            self._ids.pop(str(i), None)
+        return True
+
+    @classmethod
+    def from_texts(cls, texts: list[str], embedding: Any = None, metadatas: list[dict] | None = None, *,
+                   ids: list[str] | None = None, memory: ScopedMemory | None = None, **kwargs: Any) -> SAMVectorStore:
+        """A store over ``memory`` (or a new ScopedMemory of the SAM model ``embedding``: a SAMRetriever or an
+        encoder — SAM makes its own vectors, a LangChain ``Embeddings`` is not one) holding ``texts``."""
+        if memory is None:
+            if embedding is None or not hasattr(embedding, "encode_memories") and not hasattr(embedding, "encoder"):
+                raise TypeError("SAMVectorStore.from_texts needs memory= (a ScopedMemory) or a SAM model as "
+                                f"embedding (SAMRetriever.from_pretrained(...)), got {type(embedding).__name__}")
+            memory = ScopedMemory(embedding)
+        scopes = {name: kwargs.pop(name) for name in ("user_id", "agent_id", "run_id", "all_scopes", "k")
+                  if name in kwargs}
+        store = cls(memory, **scopes)
+        store.add_texts(texts, metadatas, ids=ids, **kwargs)
+        return store
+
+
+__all__ = ["SAMLangChainRetriever", "SAMVectorStore", "document", "openai_messages", "result", "run_arguments",
+           "state_from_messages", "tool_call_memories"]

@@ -43,6 +43,11 @@ class HashingEncoder:
                        steps=None, task_starts=None) -> np.ndarray:
         return self.embed([query_text(s, o) for s, o in zip(states, observations)])
 
+    text_queries = True
+
+    def encode_text_queries(self, texts, batch_size: int = 64) -> np.ndarray:
+        return self.embed(list(texts))
+
     def encode_memories(self, memories, batch_size: int = 64, progress: bool = False) -> np.ndarray:
         return self.embed([m.text for m in memories])
 
@@ -71,6 +76,11 @@ class ContentEncoder:
                        steps=None, task_starts=None) -> np.ndarray:
         texts = [query_text(s, o) for s, o in zip(states, observations)]
         return self.embedder.encode(texts, batch_size, progress)
+
+    text_queries = True
+
+    def encode_text_queries(self, texts, batch_size: int = 64) -> np.ndarray:
+        return self.embedder.encode(list(texts), batch_size)
 
     def encode_memories(self, memories, batch_size: int = 64, progress: bool = False) -> np.ndarray:
         return self.embedder.encode([m.text for m in memories], batch_size, progress)

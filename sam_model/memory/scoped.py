@@ -1,19 +1,32 @@
-"""ScopedMemory: a Mem0-style memory API for users who want one object — SAM underneath.
+"""ScopedMemory: Mem0's memory API, as Mem0 documents it — SAM underneath.
 
-    memory = ScopedMemory(SAMRetriever.load("checkpoints/tools/export"))
+    memory = ScopedMemory(SAMRetriever.from_pretrained("sam-general"))
     memory.add([{"role": "user", "content": "I'm mia_li_3668, cancel my Boston flight"}], user_id="mia")
     memory.add(events, user_id="mia", run_id="trip-2")            # agent-log Events (or event dicts) work too
-    found = memory.search("which reservation?", user_id="mia", k=5)
+    found = memory.search("which reservation?", user_id="mia", limit=5, filters={"topic": "travel"}, threshold=0.2)
     found["results"][0]["memory"], found["results"][0]["score"], found["results"][0]["why"]
+    memory.update(memory_id, "my budget is $3,500"); memory.history(memory_id)
     memory.get_all(user_id="mia"); memory.delete(memory_id); memory.delete_all(user_id="mia"); memory.reset()
 
 Scopes (``user_id``, ``agent_id``, ``run_id``) are filters of the one memory store (sam_model.store): they are
-applied inside the index search, so one user's search never returns another's memories. Each combination of
-scopes is one episode (``"mia/trip-2"``); chat messages become events exactly as the tool-call transcript
-importer writes them (sam_model.data.transcripts.TranscriptState.feed: a tool call fixes the state of the
-event before it), so the memories, and the ranking, are what evaluate.py measures on the same conversation.
-``search`` without a ``state`` uses the run's live state (the last event's); give the state of a tool call about
-to be made (sam_model.data.transcripts.live_state) to retrieve its arguments' values.
+applied inside the index search, so one user's search never returns another's memories. As in Mem0, a search,
+``get_all`` or ``delete_all`` without any scope is refused (ValueError), never widened to every user; pass
+``all_scopes=True`` to ask for every scope on purpose. ``filters`` match metadata (and the scopes) the Mem0
+way: ``{"key": value}``, operators ``{"key": {"in": [...], "gte": 3, ...}}``, ``AND``/``OR``/``NOT`` lists; the
+matches are searched inside the index search too. Each memory has ``created_at``/``updated_at`` (UTC ISO 8601)
+and a ``history`` of ADD/UPDATE/DELETE events.
+
+Each combination of scopes is one episode (``"mia/trip-2"``); chat messages become events exactly as the
+tool-call transcript importer writes them (sam_model.data.transcripts.TranscriptState.feed: a tool call fixes
+the state of the event before it), so the memories, and the ranking, are what evaluate.py measures on the same
+conversation. What ``search`` ranks by:
+
+- ``state`` given (a State or mapping; e.g. sam_model.data.transcripts.live_state for a tool call about to be
+  made): SAM's state-adaptive query, as evaluate.py runs it;
+- text and no state: a plain query, scored by the model's content block alone (cos of the text and the memory
+  text over the same memory vectors, SAMNet.encode_text_queries), so a question in words ranks as a content
+  search does instead of by a state the agent is not in;
+- ``state="live"`` (or no text): the state of the scopes' newest event (ScopedMemory.live_state).
 
 Threads: one ScopedMemory may serve every request thread of an agent server. Each method holds ``memory.lock``
 (a re-entrant lock, sam_model.locking; the store underneath has its own), so concurrent adds, searches, deletes
@@ -26,18 +39,23 @@ import dataclasses
 import json
 import os
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from sam_model.data.examples import memory_record
 from sam_model.data.schema import Event, State, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, policy_of
 from sam_model.io import SAMFileError, atomic_dir, reading
-from sam_model.limits import check_int, check_k, check_text
+from sam_model.limits import check_k, check_text
 from sam_model.locking import locked, new_lock
 from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
 
 SCOPED_FILE = "scoped.json"
+SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+NO_SCOPE = ("give user_id, agent_id or run_id (or all_scopes=True to {} every scope on purpose): a missing "
+            "scope is refused, never widened to every user")
 
 
 def _said(hit: Hit) -> str:
@@ -46,12 +64,51 @@ def _said(hit: Hit) -> str:
     return hit.content[len(prefix):] if hit.content.startswith(prefix) else hit.content
 
 
-def result(hit: Hit) -> dict[str, Any]:
-    """A hit in Mem0's result shape, plus what SAM knows: kind, step, episode and why it ranked."""
+def result(hit: Hit, times: Sequence[str | None] = (None, None)) -> dict[str, Any]:
+    """A hit in Mem0's result shape (with ``created_at``/``updated_at``), plus what SAM knows: kind, step,
+    episode and why it ranked."""
     return {"id": hit.id, "memory": _said(hit), "score": hit.score, "metadata": dict(hit.metadata),
+            "created_at": times[0], "updated_at": times[1],
             "user_id": hit.user_id, "agent_id": hit.agent_id, "run_id": hit.run_id, "kind": hit.kind,
             "step": hit.step, "episode_id": hit.episode_id,
             "why": {"index_score": hit.index_score, "rerank_bonus": hit.rerank_bonus, "linked_from": hit.linked_from}}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+_OPS = {"eq": lambda v, w: v == w, "ne": lambda v, w: v != w, "gt": lambda v, w: v is not None and v > w,
+        "gte": lambda v, w: v is not None and v >= w, "lt": lambda v, w: v is not None and v < w,
+        "lte": lambda v, w: v is not None and v <= w, "in": lambda v, w: v in w, "nin": lambda v, w: v not in w,
+        "contains": lambda v, w: isinstance(v, str) and str(w) in v,
+        "icontains": lambda v, w: isinstance(v, str) and str(w).lower() in v.lower()}
+
+
+def matches(record: Mapping[str, Any], filters: Mapping[str, Any], where: str = "filters") -> bool:
+    """Whether a memory's fields (metadata, scopes, kind) pass Mem0-style ``filters``: ``{"key": value}`` (``"*"``:
+    the key is present), ``{"key": {op: value}}`` with op in eq ne gt gte lt lte in nin contains icontains, and
+    ``AND``/``OR``/``NOT`` over lists of filters. A bad operator raises ValueError naming it."""
+    for key, want in filters.items():
+        if key in ("AND", "OR", "NOT"):
+            subs = want if isinstance(want, (list, tuple)) else [want]
+            if not all(isinstance(f, Mapping) for f in subs):
+                raise ValueError(f"{where}.{key} must be a list of filter objects, got {want!r}")
+            got = [matches(record, f, f"{where}.{key}") for f in subs]
+            ok = all(got) if key == "AND" else any(got) if key == "OR" else not any(got)
+        elif isinstance(want, Mapping):
+            bad = sorted(set(want) - set(_OPS))
+            if bad:
+                raise ValueError(f"{where}.{key}: unknown operator {bad[0]!r}; use one of {sorted(_OPS)}")
+            try:
+                ok = all(_OPS[op](record.get(key), w) for op, w in want.items())
+            except TypeError as err:
+                raise ValueError(f"{where}.{key}: cannot compare ({err})") from None
+        else:
+            ok = key in record if want == "*" else record.get(key) == want
+        if not ok:
+            return False
+    return True
 
 
 class ScopedMemory:
@@ -60,7 +117,8 @@ class ScopedMemory:
     def __init__(self, encoder: Any = None, store_config: StoreConfig | None = None, k: int = 5):
         """``encoder``: a SAMRetriever (its encoder and its export's search settings) or any
         sam_model.encoder.Encoder (then a plain search unless ``store_config`` says otherwise); None: the
-        packaged default retriever, SAMRetriever.from_pretrained("sam-general")."""
+        packaged default retriever, SAMRetriever.from_pretrained("sam-general"). ``k``: how many memories a
+        search returns when it is given no ``limit``."""
         if encoder is None:
             from sam_model.pretrained import default_retriever
 
@@ -70,6 +128,8 @@ class ScopedMemory:
         self.lock = new_lock()  # every public method holds it (sam_model.locking)
         self._trackers: dict[str, TranscriptState] = {}  # episode -> the conversation's running state
         self._base: dict[str, int] = {}  # episode -> step of the tracker's first event
+        self._times: dict[Any, list] = {}  # memory id -> [created_at, updated_at]
+        self._history: dict[Any, list[dict]] = {}  # memory id -> its ADD / UPDATE / DELETE events, oldest first
 
     @staticmethod
     def episode_of(user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> str:
@@ -77,13 +137,50 @@ class ScopedMemory:
         return "/".join(str(p) for p in (user_id, agent_id, run_id) if p is not None)
 
     @staticmethod
-    def _scopes(user_id, agent_id, run_id, need: bool = True) -> dict[str, Any]:
+    def _scopes(user_id, agent_id, run_id, need: bool = True, all_scopes: bool = False,
+                verb: str = "search") -> dict[str, Any]:
         for name, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
             if v is not None and (not isinstance(v, str) or not v or "/" in v):
                 raise ValueError(f"{name} must be a non-empty string without '/', got {v!r}")
-        if need and user_id is None and agent_id is None and run_id is None:
-            raise ValueError("give user_id, agent_id or run_id: every memory belongs to a scope")
+        if user_id is None and agent_id is None and run_id is None:
+            if need == "write":
+                raise ValueError("give user_id, agent_id or run_id: every memory belongs to a scope")
+            if need and not all_scopes:
+                raise ValueError(NO_SCOPE.format(verb))
         return {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+
+    @classmethod
+    def _scoped_filters(cls, scopes: dict[str, Any], filters: Mapping[str, Any] | None, all_scopes: bool,
+                        verb: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(scopes, the other filters): Mem0 also takes the scopes inside ``filters``."""
+        if filters is not None and not isinstance(filters, Mapping):
+            raise TypeError(f"filters must be a mapping such as {{'category': 'travel'}}, got {type(filters).__name__}")
+        rest = dict(filters or {})
+        for name in SCOPE_KEYS:
+            if name in rest and not isinstance(rest[name], Mapping):
+                v = rest.pop(name)
+                if scopes[name] is not None and scopes[name] != v:
+                    raise ValueError(f"{name} is {scopes[name]!r} but filters.{name} is {v!r}: give one")
+                scopes[name] = v
+        return cls._scopes(*(scopes[n] for n in SCOPE_KEYS), need=True, all_scopes=all_scopes, verb=verb), rest
+
+    def _record(self, hit: Hit) -> dict[str, Any]:
+        """What ``filters`` see of a memory: its metadata, scopes, kind and times."""
+        created, updated = self._times.get(hit.id, (None, None))
+        return {**hit.metadata, "user_id": hit.user_id, "agent_id": hit.agent_id, "run_id": hit.run_id,
+                "kind": hit.kind, "created_at": created, "updated_at": updated}
+
+    def _result(self, hit: Hit) -> dict[str, Any]:
+        return result(hit, self._times.get(hit.id, (None, None)))
+
+    def _log(self, i: Any, event: str, old: str | None, new: str | None) -> None:
+        """One history entry (Mem0's shape) and the memory's times."""
+        now = _now()
+        times = self._times.setdefault(i, [now, now])
+        times[1] = now
+        entries = self._history.setdefault(i, [])
+        entries.append({"id": f"{i}@{len(entries)}", "memory_id": i, "old_memory": old, "new_memory": new,
+                        "event": event, "created_at": times[0], "updated_at": now, "is_deleted": event == "DELETE"})
 
     # ---- writing -------------------------------------------------------------------------------------------
 
@@ -93,7 +190,7 @@ class ScopedMemory:
         """Write chat messages (a string is one user message; dicts with ``role`` as OpenAI messages) or
         agent-log events (Events, or dicts with ``kind`` and ``text``) into the scopes' episode, in order.
         Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE"}, ...]}``."""
-        scopes = self._scopes(user_id, agent_id, run_id)
+        scopes = self._scopes(user_id, agent_id, run_id, need="write")
         episode = self.episode_of(user_id, agent_id, run_id)
         if isinstance(data, str):
             check_text(data, "data")
@@ -125,6 +222,8 @@ class ScopedMemory:
         keep = [e.step for e in events] == sorted({e.step for e in events}) and events[0].step >= nxt
         out = [dataclasses.replace(e, episode_id=episode, step=e.step if keep else nxt + j) for j, e in enumerate(events)]
         ids = self.store.add(out, **scopes, metadata=metadata)
+        for i, e in zip(ids, out):
+            self._log(i, "ADD", None, e.text)
         return [{"id": i, "memory": e.text, "event": "ADD"} for i, e in zip(ids, out)]
 
     def _add_messages(self, messages: list[Mapping], episode: str, scopes: dict, metadata) -> list[dict]:
@@ -140,10 +239,15 @@ class ScopedMemory:
             _, revised = tracker.feed(message, f"add(...) message {i}")
             if revised:  # a tool call fixed the state of the event before it: store that version
                 e = self._event(tracker.events[n - 1], base)
-                self.store.update(self.store.recorder.revise(e))
-                out.append({"id": f"{e.episode_id}#{e.step}", "memory": e.text, "event": "UPDATE"})
+                rec = self.store.recorder.revise(e)
+                old = self.store.get(rec.id).text
+                self.store.update(rec)
+                self._log(rec.id, "UPDATE", old, e.text)
+                out.append({"id": rec.id, "memory": e.text, "event": "UPDATE"})
             new = [self._event(d, base) for d in tracker.events[n:]]
             ids = self.store.add(new, **scopes, metadata=metadata) if new else []
+            for j, e in zip(ids, new):
+                self._log(j, "ADD", None, e.text)
             out += [{"id": j, "memory": e.text, "event": "ADD"} for j, e in zip(ids, new)]
         return out
 
@@ -156,24 +260,51 @@ class ScopedMemory:
     # ---- reading -------------------------------------------------------------------------------------------
 
     @locked
-    def search(self, query: str, state: State | Mapping | None = None, user_id: str | None = None,
-               agent_id: str | None = None, run_id: str | None = None, k: int | None = None,
-               step: int | None = None, task_start: int | None = None) -> dict[str, list]:
-        """The k best memories of the scopes for the query text and the agent's state, best first.
+    def search(self, query: str, state: State | Mapping | str | None = None, user_id: str | None = None,
+               agent_id: str | None = None, run_id: str | None = None, limit: int | None = None,
+               filters: Mapping[str, Any] | None = None, threshold: float | None = None, *, top_k: int | None = None,
+               k: int | None = None, step: int | None = None, task_start: int | None = None,
+               all_scopes: bool = False) -> dict[str, list]:
+        """The ``limit`` best memories of the scopes for the query, best first (Mem0's ``search``).
 
-        ``state``: the state to search for (default: the live state of the scopes' episode, the last event's);
-        ``step`` / ``task_start``: when the query is made and where its task began (default: now, and the
-        episode's current task), for a model with time features."""
-        scopes = self._scopes(user_id, agent_id, run_id, need=False)
+        ``state``: what to rank by (module doc): a State or mapping (SAM's state-adaptive query), None with text
+        (a plain content query), ``"live"`` (the run's newest state); ``limit`` (Mem0's name; ``top_k`` and
+        ``k`` are the same): how many, default ``self.k``; ``filters``: Mem0-style metadata filters (``matches``),
+        applied inside the search; ``threshold``: keep scores >= it; ``step`` / ``task_start``: when the query
+        is made and where its task began (default: now, and the episode's current task), for a model with time
+        features. No scope at all is refused unless ``all_scopes=True``."""
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
-        episode = self.episode_of(user_id, agent_id, run_id)
-        if state is None:
-            state = self.live_state(user_id, agent_id, run_id)
-        hits = self.store.search(state, query, self.k if k is None else k, **scopes,
-                                 step=self.store.next_step(episode) if step is None else step,
-                                 task_start=self.store.recorder.task_start(episode) if task_start is None else task_start)
-        return {"results": [result(h) for h in hits]}
+        n = self._limit(limit, top_k, k)
+        scopes, rest = self._scoped_filters({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters,
+                                            all_scopes, "search")
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+            raise TypeError(f"threshold must be a number, got {threshold!r}")
+        ids = None
+        if rest:
+            ids = [h.id for h in self.store.get_all(**scopes) if matches(self._record(h), rest)]
+            if not ids:
+                return {"results": []}
+        episode = self.episode_of(**scopes)
+        if state is None and query.strip() and getattr(self.store.encoder, "text_queries", False):
+            q = self.store.encoder.encode_text_queries([query])[0]
+            hits = self.store.search_vector(q, n, (), **scopes, ids=ids)
+        else:
+            if state is None or state == "live":
+                state = self.live_state(**scopes)
+            hits = self.store.search(state, query, n, **scopes, ids=ids,
+                                     step=self.store.next_step(episode) if step is None else step,
+                                     task_start=self.store.recorder.task_start(episode) if task_start is None
+                                     else task_start)
+        if threshold is not None:
+            hits = [h for h in hits if h.score >= threshold]
+        return {"results": [self._result(h) for h in hits]}
+
+    def _limit(self, limit, top_k, k) -> int:
+        given = {name: v for name, v in (("limit", limit), ("top_k", top_k), ("k", k)) if v is not None}
+        if len(set(given.values())) > 1:
+            raise ValueError(f"give one of limit, top_k, k (they are the same), got {given}")
+        return check_k(next(iter(given.values()), self.k), next(iter(given), "k"))
 
     @locked
     def live_state(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> State:
@@ -185,31 +316,67 @@ class ScopedMemory:
         return State(phase=hits[-1].phase) if hits else State()
 
     @locked
-    def get(self, memory_id: Any) -> dict[str, Any]:
-        return result(self.store.get(memory_id))
+    def get(self, memory_id: Any) -> dict[str, Any] | None:
+        """The memory ``memory_id`` (None when there is none, as Mem0)."""
+        return self._result(self.store.get(memory_id)) if memory_id in self.store else None
 
     @locked
     def get_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-                limit: int | None = None) -> dict[str, list]:
-        """Every memory of the scopes (all of them with no scope), in write order."""
-        if limit is not None:
-            check_int(limit, "limit", 0, 2**63 - 1)
-        hits = self.store.get_all(**self._scopes(user_id, agent_id, run_id, need=False))
-        return {"results": [result(h) for h in hits[:limit]]}
+                filters: Mapping[str, Any] | None = None, limit: int | None = 100, *,
+                all_scopes: bool = False) -> dict[str, list]:
+        """The first ``limit`` memories of the scopes in write order (None: all), those that pass ``filters``.
+        No scope at all is refused unless ``all_scopes=True``."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise ValueError(f"limit must be an int >= 0 or None, got {limit!r}")
+        scopes, rest = self._scoped_filters({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters,
+                                            all_scopes, "list")
+        hits = [h for h in self.store.get_all(**scopes) if not rest or matches(self._record(h), rest)]
+        return {"results": [self._result(h) for h in hits[:limit]]}
+
+    # ---- changing ------------------------------------------------------------------------------------------
+
+    @locked
+    def update(self, memory_id: Any, data: str) -> dict[str, str]:
+        """Replace the words of the memory ``memory_id`` by ``data`` (Mem0's ``update``): same id, scopes, step
+        and place in the write order, a new vector; an UPDATE in its history. "Make the budget $3,500" is then
+        one memory that says $3,500, not a second one beside the old."""
+        if memory_id not in self.store:
+            raise KeyError(f"memory {memory_id!r} is not in the store (ids come from add, search or get_all)")
+        if not isinstance(data, str) or not data.strip():
+            raise ValueError(f"data must be the memory's new text (a non-empty string), got {data!r}")
+        hit = self.store.get(memory_id)
+        if hit.step is None:
+            raise ValueError(f"memory {memory_id!r} has no step (an index saved before texts were kept): add it again")
+        event = Event(hit.episode_id, hit.step, hit.kind, data, State(phase=hit.phase))
+        rec = dataclasses.replace(memory_record(event, None, self.store.recorder.task_start(hit.episode_id)),
+                                  id=memory_id)
+        self.store.update(rec)
+        self._log(memory_id, "UPDATE", _said(hit), data)
+        return {"message": f"memory {memory_id} updated"}
+
+    @locked
+    def history(self, memory_id: Any) -> list[dict[str, Any]]:
+        """The memory's ADD / UPDATE / DELETE events, oldest first (Mem0's ``history``; [] for an unknown id)."""
+        return [dict(h) for h in self._history.get(memory_id, [])]
 
     # ---- forgetting ----------------------------------------------------------------------------------------
 
     @locked
     def delete(self, memory_id: Any) -> dict[str, str]:
+        old = _said(self.store.get(memory_id)) if memory_id in self.store else None
         self.store.delete([memory_id])
+        self._log(memory_id, "DELETE", old, None)
         return {"message": f"memory {memory_id} deleted"}
 
     @locked
     def delete_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> dict:
         """Delete every memory of the scopes (at least one scope: ``reset`` forgets everything)."""
-        scopes = self._scopes(user_id, agent_id, run_id)
-        ids = [h.id for h in self.store.get_all(**scopes)]
-        self.store.delete(ids)
+        scopes = self._scopes(user_id, agent_id, run_id, need="write")
+        hits = self.store.get_all(**scopes)
+        self.store.delete([h.id for h in hits])
+        for h in hits:
+            self._log(h.id, "DELETE", _said(h), None)
+        ids = [h.id for h in hits]
         for ep in [ep for ep in self._trackers if ep not in {h.episode_id for h in self.store.get_all()}]:
             self._trackers.pop(ep)
             self._base.pop(ep)
@@ -221,6 +388,8 @@ class ScopedMemory:
         self.store.reset()
         self._trackers.clear()
         self._base.clear()
+        self._times.clear()
+        self._history.clear()
 
     # ---- persistence ---------------------------------------------------------------------------------------
 
@@ -233,7 +402,9 @@ class ScopedMemory:
             self.store.write(tmp / "store")
             (tmp / SCOPED_FILE).write_text(json.dumps({
                 "k": self.k, "base": self._base,
-                "trackers": {ep: t.state_dict() for ep, t in self._trackers.items()}}), encoding="utf-8")
+                "trackers": {ep: t.state_dict() for ep, t in self._trackers.items()},
+                "times": [[i, *t] for i, t in self._times.items()],
+                "history": [[i, h] for i, h in self._history.items()]}), encoding="utf-8")
         return out
 
     @classmethod
@@ -246,10 +417,12 @@ class ScopedMemory:
                 self = cls(encoder, store.config, int(d["k"]))
                 self._base = {ep: int(b) for ep, b in d["base"].items()}
                 self._trackers = {ep: TranscriptState.from_state_dict(t) for ep, t in d["trackers"].items()}
+                self._times = {i: [c, u] for i, c, u in d.get("times", [])}  # saves before times: none
+                self._history = {i: list(h) for i, h in d.get("history", [])}
             except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
                 raise SAMFileError(f"{f}: unreadable memory ({err}); save the memory again") from None
         self.store = store
         return self
 
 
-__all__ = ["ScopedMemory", "result"]
+__all__ = ["ScopedMemory", "matches", "result"]

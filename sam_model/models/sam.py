@@ -230,6 +230,18 @@ class SAMNet(nn.Module):
             parts.append(self.time.query(v_s, steps, task_starts))
         return torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]
 
+    def encode_text_queries(self, texts: Sequence[str]) -> torch.Tensor:
+        """[0, c(text), 0]: a query made of text alone, scored by the content block only — cos(text, memory
+        text) over the same memory vectors. For a caller with words and no agent state: a state-less v_s would
+        rank by a state the agent is not in. Needs the content block (``uses_content``)."""
+        if not self.uses_content:
+            raise ValueError("this model has no content block (alpha fixed at 1): give a state to search by")
+        c = nn.functional.normalize(self.state_encoder.text_encoder(list(texts)), dim=-1)
+        parts = [c.new_zeros(len(c), self.cfg.dim), c]
+        if self.time is not None:
+            parts.append(c.new_zeros(len(c), self.time.out_dim))
+        return torch.cat(parts, dim=-1)
+
     @property
     def content_only(self) -> bool:
         return self.cfg.query_input == "observation"

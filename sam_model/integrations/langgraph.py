@@ -1,0 +1,253 @@
+"""SAMStore: LangGraph's long-term memory store (``BaseStore``) over the one SAM memory store.
+
+    pip install 'sam_model[langchain]'
+
+    store = SAMStore(SAMRetriever.from_pretrained("sam-general"))
+    graph = builder.compile(store=store)                       # nodes get it as ``store`` (LangGraph's injection)
+    store.put(("memories", "mia"), "budget", {"content": "my budget is $3,500"})
+    store.search(("memories", "mia"), query="what is my budget?", limit=3)   # SearchItems, best first
+    store.search(("memories", "mia"), query="", state=decision_state)        # SAM's state-adaptive query
+
+Namespaces are the scopes: a search over ``namespace_prefix`` sees only the items of the namespaces that start
+with it, and the prefix (with ``filter``) is applied *inside* the index search (sam_model.store.MemoryStore's
+``ids``), so one user's namespace is never starved or leaked by a global top-k. The semantics are LangGraph's
+own (langgraph.store.base, checked against its InMemoryStore in tests/test_langgraph_store.py):
+
+- ``put(namespace, key, value)`` writes or replaces an item (``created_at`` kept, ``updated_at`` renewed);
+  ``value=None`` / ``delete`` removes it; ``index=False`` keeps it out of query search (it is still listed, and
+  fills a query search's page after the ranked items, as InMemoryStore does); ``index=[fields]`` names the
+  fields whose text is the memory;
+- ``get``; ``search(prefix, query=None, filter=None, limit, offset)``: without a query, the matching items in
+  write order; with one, ranked by SAM (text alone: the model's content block, as ScopedMemory.search with no
+  state; ``state=``: the state-adaptive query evaluate.py runs), ``score`` the store's;
+- ``list_namespaces(prefix, suffix, max_depth, limit, offset)`` with ``"*"`` wildcards;
+- ``batch`` / ``abatch``: reads see the store as it was before the batch's writes, the last write to a key wins.
+
+An item's memory text is its ``content``, ``memory`` or ``text`` field (a string), else the value as JSON; a value
+that is an agent-log event (``kind``, ``text``, optional ``state``, ``step``, ``meta``) is stored as that event, so
+a graph that writes its log into the store ranks exactly as evaluate.py does on the log. No TTL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+
+from sam_model.data.schema import Event, State, parse_event
+from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
+
+TEXT_FIELDS = ("content", "memory", "text")
+
+
+class _Row:
+    """One item: its value, times and, when it is searchable, its memory id in the store."""
+
+    __slots__ = ("value", "created", "updated", "memory")
+
+    def __init__(self, value: dict, created: datetime, updated: datetime, memory: Any):
+        self.value, self.created, self.updated, self.memory = value, created, updated, memory
+
+
+class SAMStore(BaseStore):
+    """A LangGraph ``BaseStore`` whose items are memories of one sam_model.store.MemoryStore (module doc)."""
+
+    supports_ttl = False
+
+    def __init__(self, model: Any = None, store_config: StoreConfig | None = None, *, store: MemoryStore | None = None,
+                 kind: str = "user"):
+        """``model``: a SAMRetriever (its encoder and search settings) or an encoder; or ``store``, an existing
+        MemoryStore to share. ``kind``: the memory kind of items that do not say theirs."""
+        if store is None:
+            if model is None:
+                raise ValueError("SAMStore needs a model (SAMRetriever.from_pretrained(...)) or store=MemoryStore")
+            store = MemoryStore(encoder_of(model), store_config or store_config_of(model))
+        self.store, self.kind = store, kind
+        self._data: dict[tuple[str, ...], dict[str, _Row]] = {}
+        self._steps: dict[tuple[str, ...], int] = {}
+
+    # ---- BaseStore -----------------------------------------------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        results: list[Result] = []
+        puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in ops:
+            if isinstance(op, GetOp):
+                results.append(self._get(op))
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list(op))
+            elif isinstance(op, PutOp):
+                puts[(tuple(op.namespace), op.key)] = op
+                results.append(None)
+            else:
+                raise ValueError(f"unknown store operation {type(op).__name__}")
+        for op in puts.values():
+            self._put(op)
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        return await asyncio.get_running_loop().run_in_executor(None, self.batch, ops)
+
+    def search(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
+               filter: dict[str, Any] | None = None, limit: int = 10, offset: int = 0, refresh_ttl: bool | None = None,
+               state: State | Mapping | None = None) -> list[SearchItem]:
+        """BaseStore.search, and ``state``: rank by SAM's state-adaptive query for this agent state (the query
+        text is then the observation)."""
+        if state is None:
+            return super().search(namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
+                                  refresh_ttl=refresh_ttl)
+        return self._search(SearchOp(tuple(namespace_prefix), filter, limit, offset, query or ""), state)
+
+    # ---- operations ----------------------------------------------------------------------------------------
+
+    def _get(self, op: GetOp) -> Item | None:
+        row = self._data.get(tuple(op.namespace), {}).get(op.key)
+        return None if row is None else Item(value=dict(row.value), key=op.key, namespace=tuple(op.namespace),
+                                             created_at=row.created, updated_at=row.updated)
+
+    def _put(self, op: PutOp) -> None:
+        ns = tuple(op.namespace)
+        rows = self._data.setdefault(ns, {})
+        old = rows.get(op.key)
+        if op.value is None:
+            if old is not None:
+                if old.memory is not None:
+                    self.store.delete([old.memory])
+                del rows[op.key]
+            if not rows:
+                self._data.pop(ns, None)
+            return
+        if not isinstance(op.value, Mapping):
+            raise TypeError(f"store value for {ns}/{op.key} must be a mapping, got {type(op.value).__name__}")
+        value, now = dict(op.value), datetime.now(timezone.utc)
+        if old is not None and old.memory is not None:
+            self.store.delete([old.memory])
+        memory = None
+        if op.index is not False:
+            event = self._event(ns, value, op.index)
+            if event is not None:
+                memory = self.store.add([event])[0]
+        rows[op.key] = _Row(value, old.created if old is not None else now, now, memory)
+
+    def _event(self, ns: tuple[str, ...], value: dict, fields: list[str] | None) -> Event | None:
+        """The item as a memory event (None when it has no text to index)."""
+        episode = "/" + ".".join(ns)  # labels have no '.', ScopedMemory's episodes never start with '/'
+        step = self._steps.get(ns, 0)
+        if fields is None and isinstance(value.get("kind"), str) and isinstance(value.get("text"), str):
+            given = value.get("step")
+            if isinstance(given, int) and not isinstance(given, bool) and given >= step:
+                step = given
+            ev = parse_event({"episode_id": episode, "step": step, "kind": value["kind"], "text": value["text"],
+                              **{k: value[k] for k in ("state", "meta") if k in value}}, f"store item {ns}")
+        else:
+            text = _text(value, fields)
+            if not text.strip():
+                return None
+            kind = value.get("kind") if isinstance(value.get("kind"), str) else self.kind
+            ev = Event(episode, step, kind, text, State())
+        self._steps[ns] = step + 1
+        return ev
+
+    def _rows(self, prefix: tuple[str, ...], filt: dict | None) -> list[tuple[tuple[str, ...], str, _Row]]:
+        n = len(prefix)
+        return [(ns, key, row) for ns, rows in self._data.items() if ns[:n] == tuple(prefix)
+                for key, row in rows.items() if not filt or all(_compare(row.value.get(k), v) for k, v in filt.items())]
+
+    def _search(self, op: SearchOp, state: State | Mapping | None = None) -> list[SearchItem]:
+        rows = self._rows(op.namespace_prefix, op.filter)
+        if op.query is None and state is None or not rows:
+            return [_item(ns, key, row) for ns, key, row in rows[op.offset:op.offset + op.limit]]
+        by_memory = {row.memory: (ns, key, row) for ns, key, row in rows if row.memory is not None}
+        want = op.offset + op.limit
+        hits = []
+        spaces = {ns for ns, _, _ in by_memory.values()}
+        episode = "/" + ".".join(next(iter(spaces))) if len(spaces) == 1 else None  # now, and its task's start
+        if by_memory and want > 0:
+            if state is not None:
+                hits = self.store.search(state, op.query or "", want, ids=list(by_memory),
+                                         step=self.store.next_step(episode) if episode else None,
+                                         task_start=self.store.recorder.task_start(episode) if episode else None)
+            elif op.query.strip() and getattr(self.store.encoder, "text_queries", False):
+                q = self.store.encoder.encode_text_queries([op.query])[0]
+                hits = self.store.search_vector(q, want, (), ids=list(by_memory))
+            else:
+                hits = self.store.search(State(), op.query, want, ids=list(by_memory))
+        out = [_item(*by_memory[h.id], score=h.score) for h in hits][op.offset:]
+        if len(out) < op.limit:  # as InMemoryStore: items without a vector fill the page, unscored
+            out += [_item(ns, key, row) for ns, key, row in rows if row.memory is None][:op.limit - len(out)]
+        return out
+
+    def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        names = [ns for ns in self._data if all(_matches(c.match_type, c.path, ns) for c in op.match_conditions or ())]
+        names = sorted({ns[:op.max_depth] for ns in names} if op.max_depth is not None else names)
+        return names[op.offset:op.offset + op.limit]
+
+
+def _item(ns: tuple[str, ...], key: str, row: _Row, score: float | None = None) -> SearchItem:
+    return SearchItem(namespace=ns, key=key, value=dict(row.value), created_at=row.created, updated_at=row.updated,
+                      score=score)
+
+
+def _text(value: Mapping[str, Any], fields: list[str] | None) -> str:
+    """The memory text of an item: the named fields (dotted paths), else a text field, else the value as JSON."""
+    if fields:
+        parts = []
+        for path in fields:
+            v: Any = value
+            for part in path.split("."):
+                v = v.get(part) if isinstance(v, Mapping) else None
+            if v is not None:
+                parts.append(v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str))
+        return " ".join(parts)
+    for name in TEXT_FIELDS:
+        if isinstance(value.get(name), str):
+            return value[name]
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _matches(kind: str, path: tuple[str, ...], ns: tuple[str, ...]) -> bool:
+    """LangGraph's namespace match: a prefix or suffix with ``"*"`` wildcards."""
+    if len(ns) < len(path):
+        return False
+    pairs = zip(ns, path) if kind == "prefix" else zip(reversed(ns), reversed(path))
+    return all(p == "*" or a == p for a, p in pairs)
+
+
+_OPS = {"$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": lambda a, b: float(a) > float(b),
+        "$gte": lambda a, b: float(a) >= float(b), "$lt": lambda a, b: float(a) < float(b),
+        "$lte": lambda a, b: float(a) <= float(b)}
+
+
+def _compare(got: Any, want: Any) -> bool:
+    """LangGraph's filter semantics: exact match, nested objects, lists element-wise, ``$eq``/``$ne``/``$gt``/
+    ``$gte``/``$lt``/``$lte`` operators."""
+    if isinstance(want, Mapping):
+        if any(str(k).startswith("$") for k in want):
+            bad = [k for k in want if k not in _OPS]
+            if bad:
+                raise ValueError(f"unsupported filter operator {bad[0]!r}; use one of {sorted(_OPS)}")
+            return got is not None and all(_OPS[k](got, v) for k, v in want.items())
+        return isinstance(got, Mapping) and all(_compare(got.get(k), v) for k, v in want.items())
+    if isinstance(want, (list, tuple)):
+        return isinstance(got, (list, tuple)) and len(got) == len(want) and all(map(_compare, got, want))
+    return got == want
+
+
+__all__ = ["SAMStore"]

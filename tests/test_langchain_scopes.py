@@ -1,0 +1,154 @@
+"""Every LangChain entry point of the SAM retriever is scoped: two users' memories, and each path returns only the
+caller's (run config or keyword arguments), a missing scope is refused on every path (never widened), and every
+scope is searched only when asked for explicitly. Against the real langchain-core and langgraph packages."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+pytest.importorskip("langchain_core", reason="the [langchain] extra is not installed: pip install -e '.[langchain]'")
+pytest.importorskip("langgraph", reason="the [langchain] extra is not installed: pip install -e '.[langchain]'")
+
+from langchain_core.tools import create_retriever_tool  # noqa: E402
+from langgraph.graph import END, START, StateGraph  # noqa: E402
+from typing_extensions import TypedDict  # noqa: E402
+
+from sam_model.integrations.langchain import SAMLangChainRetriever, SAMVectorStore  # noqa: E402
+from sam_model.memory import HashingEncoder, ScopedMemory  # noqa: E402
+
+NO_SCOPE = "a missing scope is refused"
+
+
+@pytest.fixture(scope="module")
+def memory() -> ScopedMemory:
+    m = ScopedMemory(HashingEncoder(256), k=10)
+    m.add("anna wants a refund for the Lisbon flight", user_id="anna")
+    m.add("bob wants a refund for the Boston hotel", user_id="bob")
+    m.add("refund to bob's card ending 4421", user_id="bob", agent_id="billing")
+    return m
+
+
+def owners(docs) -> set:
+    return {d.metadata["user_id"] for d in docs}
+
+
+def tool_owners(text: str) -> set:
+    return {u for u in ("anna", "bob") if f"{u} wants" in text or f"{u}'s" in text}
+
+
+def run_async(coro):
+    return asyncio.run(coro)
+
+
+def entry_points(r: SAMLangChainRetriever, q: str, config: dict | None, kwargs: dict) -> dict:
+    """name -> the documents (or tool text) each Runnable path returns for the same query and scope."""
+    async def events():
+        docs = []
+        async for ev in r.astream_events(q, config, version="v2", **kwargs):
+            if ev["event"] == "on_retriever_end":
+                docs = ev["data"]["output"]
+        return docs
+
+    async def astream():
+        return [chunk async for chunk in r.astream(q, config, **kwargs)][-1]
+
+    out = {"invoke": r.invoke(q, config, **kwargs), "ainvoke": run_async(r.ainvoke(q, config, **kwargs)),
+           "batch": r.batch([q, q], config, **kwargs)[1], "abatch": run_async(r.abatch([q, q], config, **kwargs))[1],
+           "stream": list(r.stream(q, config, **kwargs))[-1], "astream": run_async(astream()),
+           "astream_events": run_async(events())}
+    if not kwargs:  # tools take the scope from the run config (their caller's), as LangChain passes it
+        tool = create_retriever_tool(r, "memories", "the user's memories")
+        out["create_retriever_tool"] = tool.invoke({"query": q}, config)
+        out["create_retriever_tool (async)"] = run_async(tool.ainvoke({"query": q}, config))
+        out["as_tool"] = r.as_tool(name="recall", description="memories").invoke(q, config)
+        out["langgraph node"] = graph(r).invoke({"query": q, "docs": []}, config)["docs"]
+        out["langgraph node (async)"] = run_async(graph(r).ainvoke({"query": q, "docs": []}, config))["docs"]
+    return out
+
+
+class S(TypedDict):
+    query: str
+    docs: list
+
+
+def graph(r: SAMLangChainRetriever):
+    """A LangGraph node that calls the retriever with no config of its own: the node's run config is used."""
+    g = StateGraph(S)
+    g.add_node("recall", lambda s: {"docs": r.invoke(s["query"])})
+    g.add_edge(START, "recall")
+    g.add_edge("recall", END)
+    return g.compile()
+
+
+@pytest.mark.parametrize("how", ["config", "kwargs"])
+def test_every_entry_point_returns_only_the_callers_memories(memory, how):
+    r = SAMLangChainRetriever(memory=memory, k=10)
+    for user in ("anna", "bob"):
+        config, kwargs = ({"configurable": {"user_id": user}}, {}) if how == "config" else (None, {"user_id": user})
+        got = entry_points(r, "refund", config, kwargs)
+        assert len(got) >= (12 if how == "config" else 7)
+        for name, docs in got.items():
+            who = tool_owners(docs) if isinstance(docs, str) else owners(docs)
+            assert who == {user}, f"{name} for {user} returned memories of {who}"
+        assert len(got["invoke"]) == (1 if user == "anna" else 2)
+    billing = r.invoke("refund", {"configurable": {"user_id": "bob", "agent_id": "billing"}})
+    assert [d.metadata["agent_id"] for d in billing] == ["billing"]
+
+
+def test_a_missing_scope_is_refused_on_every_path_and_all_scopes_is_explicit(memory):
+    r = SAMLangChainRetriever(memory=memory, k=10)
+    calls = {"invoke": lambda: r.invoke("refund"), "ainvoke": lambda: run_async(r.ainvoke("refund")),
+             "batch": lambda: r.batch(["refund"]), "abatch": lambda: run_async(r.abatch(["refund"])),
+             "stream": lambda: list(r.stream("refund")),
+             "create_retriever_tool": lambda: create_retriever_tool(r, "m", "m").invoke({"query": "refund"}),
+             "as_tool": lambda: r.as_tool(name="recall", description="m").invoke("refund"),
+             "langgraph node": lambda: graph(r).invoke({"query": "refund", "docs": []})}
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=NO_SCOPE):
+            call()
+            pytest.fail(f"{name} searched without a scope")
+    everyone = r.invoke("refund", all_scopes=True)
+    assert owners(everyone) == {"anna", "bob"}
+    assert owners(r.invoke("refund", {"configurable": {"sam_all_scopes": True}})) == {"anna", "bob"}
+    assert owners(SAMLangChainRetriever(memory=memory, all_scopes=True).invoke("refund")) == {"anna", "bob"}
+    bound = SAMLangChainRetriever(memory=memory, user_id="anna")
+    assert owners(bound.invoke("refund")) == {"anna"}
+    with pytest.raises(ValueError, match="bound to user_id='anna'"):
+        bound.invoke("refund", {"configurable": {"user_id": "bob"}})
+    with pytest.raises(TypeError, match="unknown argument"):
+        r.invoke("refund", user_id="anna", usr="bob")
+
+
+def test_vector_store_is_scoped_and_follows_langchains_contract():
+    memory = ScopedMemory(HashingEncoder(256), k=10)
+    anna = SAMVectorStore(memory, user_id="anna")
+    ids = anna.add_texts(["anna flies to Lisbon", "anna is vegetarian"], [{"topic": "travel"}, {"topic": "food"}],
+                         ids=["t1", "t2"])
+    assert ids == ["t1", "t2"]
+    from langchain_core.documents import Document
+
+    bob_ids = SAMVectorStore(memory).add_documents([Document("bob flies to Boston", metadata={"topic": "travel"})],
+                                                   user_id="bob")
+    assert owners(anna.similarity_search("flies", k=5)) == {"anna"}
+    assert [d.id for d in anna.get_by_ids(["t2", "nope"])] == ["t2"]
+    assert anna.get_by_ids(["t2"])[0].page_content == "anna is vegetarian"
+    assert [d.page_content for d in anna.similarity_search("flies", filter={"topic": "food"})] == ["anna is vegetarian"]
+    docs, score = anna.similarity_search_with_score("Lisbon", k=1)[0]
+    assert docs.id == "t1" and score > 0
+    store = SAMVectorStore(memory)
+    with pytest.raises(ValueError, match=NO_SCOPE):
+        store.similarity_search("flies")
+    assert owners(store.similarity_search("flies", user_id="bob")) == {"bob"}
+    assert owners(store.as_retriever(search_kwargs={"user_id": "bob"}).invoke("flies")) == {"bob"}
+    with pytest.raises(ValueError, match=NO_SCOPE):
+        store.as_retriever().invoke("flies")
+    assert owners(store.similarity_search("flies", all_scopes=True, k=5)) == {"anna", "bob"}
+    anna.delete(["t1"])
+    assert anna.get_by_ids(["t1"]) == [] and len(memory.get_all(user_id="anna")["results"]) == 1
+    with pytest.raises(KeyError):
+        anna.delete(["t1"])
+    assert store.get_by_ids(bob_ids)[0].page_content == "bob flies to Boston"
+    made = SAMVectorStore.from_texts(["mia likes aisle seats"], HashingEncoder(64), user_id="mia")
+    assert made.similarity_search("aisle")[0].metadata["user_id"] == "mia"

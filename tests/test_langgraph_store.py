@@ -1,0 +1,124 @@
+"""SAMStore against LangGraph's documented BaseStore semantics: the same operations run on LangGraph's own
+InMemoryStore and on SAMStore give the same items (put/get/replace/delete, filters, offsets, namespaces with
+prefix/suffix/wildcards/max_depth, batch read-before-write); query search stays inside its namespace prefix and
+ranks as the one memory store does; and a compiled graph reads and writes it through ``store=``."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+pytest.importorskip("langgraph", reason="the [langchain] extra is not installed: pip install -e '.[langchain]'")
+
+from langgraph.graph import END, START, StateGraph  # noqa: E402
+from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, PutOp, SearchOp  # noqa: E402
+from langgraph.store.memory import InMemoryStore  # noqa: E402
+from typing_extensions import TypedDict  # noqa: E402
+
+from sam_model.integrations.langgraph import SAMStore  # noqa: E402
+from sam_model.memory import HashingEncoder  # noqa: E402
+
+ITEMS = [(("memories", "anna"), "k1", {"content": "anna flies to Lisbon", "n": 1, "tag": {"a": 1}}),
+         (("memories", "anna"), "k2", {"content": "anna is vegetarian", "n": 5, "tags": ["x", "y"]}),
+         (("memories", "anna", "trips"), "t1", {"content": "anna booked seat 12A", "n": 3}),
+         (("memories", "bob"), "k1", {"content": "bob flies to Boston", "n": 2}),
+         (("prefs", "bob"), "p", {"content": "bob likes aisle seats", "n": 4})]
+
+
+def fill(store: BaseStore) -> BaseStore:
+    for ns, key, value in ITEMS:
+        store.put(ns, key, value)
+    store.put(("memories", "anna"), "k1", {"content": "anna flies to Porto", "n": 1, "tag": {"a": 1}})  # replace
+    return store
+
+
+def view(items) -> list:
+    return [(i.namespace, i.key, i.value) for i in items]
+
+
+def test_same_items_as_langgraphs_in_memory_store():
+    ours, theirs = fill(SAMStore(HashingEncoder(256))), fill(InMemoryStore())
+    for prefix, kw in [((), {}), (("memories",), {}), (("memories", "anna"), {}), (("memories",), {"limit": 2}),
+                       (("memories",), {"offset": 1, "limit": 2}), ((), {"filter": {"n": {"$gte": 3}}}),
+                       ((), {"filter": {"tag": {"a": 1}}}), ((), {"filter": {"tags": ["x", "y"]}}),
+                       ((), {"filter": {"n": {"$ne": 2, "$lt": 5}}}), (("prefs",), {"filter": {"n": 4}})]:
+        assert view(ours.search(prefix, **kw)) == view(theirs.search(prefix, **kw)), (prefix, kw)
+    for kw in [{}, {"prefix": ("memories",)}, {"suffix": ("bob",)}, {"prefix": ("memories", "*")},
+               {"prefix": ("*", "bob")}, {"max_depth": 1}, {"max_depth": 2, "prefix": ("memories",)},
+               {"limit": 1, "offset": 1}]:
+        assert ours.list_namespaces(**kw) == theirs.list_namespaces(**kw), kw
+    for store in (ours, theirs):
+        store.put(("memories", "gone"), "g", {"content": "deleted"})
+        store.delete(("memories", "gone"), "g")
+    for ns, key in [(("memories", "anna"), "k1"), (("memories", "bob"), "k1"), (("memories", "gone"), "g"),
+                    (("nope",), "x")]:
+        a, b = ours.get(ns, key), theirs.get(ns, key)
+        assert (a is None) == (b is None) and (a is None or (a.value, a.key, a.namespace) == (b.value, b.key, b.namespace))
+    # (InMemoryStore goes on listing a namespace whose items are all deleted, or that a get asked for; SAMStore
+    # lists only namespaces that hold items.)
+    assert ("memories", "gone") not in ours.list_namespaces() and ("nope",) not in ours.list_namespaces()
+    for store in (ours, theirs):  # a batch reads the store as it was before its writes; the last write wins
+        res = store.batch([PutOp(("b",), "x", {"content": "one"}), GetOp(("b",), "x"),
+                           PutOp(("b",), "x", {"content": "two"}), SearchOp(("b",))])
+        assert res == [None, None, None, []] and store.get(("b",), "x").value == {"content": "two"}
+    item = ours.get(("memories", "anna"), "k1")
+    assert item.created_at < item.updated_at  # replaced: created kept, updated renewed
+    with pytest.raises(InvalidNamespaceError):
+        ours.put(("a.b",), "k", {"content": "x"})
+    with pytest.raises(InvalidNamespaceError):
+        ours.put(("langgraph",), "k", {"content": "x"})
+
+
+def test_query_search_stays_in_its_namespace_and_ranks_as_the_store():
+    store = fill(SAMStore(HashingEncoder(512)))
+    store.put(("memories", "anna"), "hidden", {"content": "anna flies often"}, index=False)
+    got = store.search(("memories", "anna"), query="flies to Porto", limit=10)
+    assert {i.namespace[:2] for i in got} == {("memories", "anna")}
+    assert got[0].key == "k1" and got[0].score is not None and got[-1].key == "hidden" and got[-1].score is None
+    assert [i.score for i in got[:-1]] == sorted((i.score for i in got[:-1]), reverse=True)
+    assert [i.key for i in store.search(("memories",), query="flies", limit=2, offset=1)] == \
+        [i.key for i in store.search(("memories",), query="flies", limit=3)][1:]
+    assert all(i.namespace == ("memories", "bob") for i in store.search(("memories", "bob"), query="anna Lisbon"))
+    assert [i.key for i in store.search((), query="seats", filter={"n": 4})] == ["p"]
+    q = store.store.encoder.encode_text_queries(["flies to Porto"])[0]
+    mine = [r.memory for ns, rows in store._data.items() if ns[:2] == ("memories", "anna") for r in rows.values()
+            if r.memory is not None]
+    want = [h.id for h in store.store.search_vector(q, 10, (), ids=mine)]
+    assert [store._data[i.namespace][i.key].memory for i in got[:-1]] == want and len(want) == 3
+    assert store.search(("memories", "anna"), query="x", limit=0) == []
+    assert asyncio.run(store.asearch(("memories", "anna"), query="flies to Porto", limit=10)) == got
+    store.delete(("memories", "anna"), "k1")
+    assert all(i.key != "k1" for i in store.search(("memories", "anna"), query="flies to Porto"))
+    assert len(store.store) == 4  # one memory per indexed item: replaced and deleted items left nothing behind
+
+
+class S(TypedDict):
+    user: str
+    question: str
+    answer: str
+
+
+def test_a_compiled_graph_uses_it_as_its_store():
+    def remember(state: S, *, store: BaseStore):
+        store.put(("memories", state["user"]), "home", {"content": f"{state['user']} lives in Lisbon"})
+        store.put(("memories", state["user"]), "diet", {"content": f"{state['user']} is vegetarian"})
+        return {}
+
+    def recall(state: S, *, store: BaseStore):
+        found = store.search(("memories", state["user"]), query=state["question"], limit=1)
+        return {"answer": found[0].value["content"]}
+
+    g = StateGraph(S)
+    g.add_node("remember", remember)
+    g.add_node("recall", recall)
+    g.add_edge(START, "remember")
+    g.add_edge("remember", "recall")
+    g.add_edge("recall", END)
+    store = SAMStore(HashingEncoder(512))
+    graph = g.compile(store=store)
+    assert graph.invoke({"user": "mia", "question": "mia lives in which city?", "answer": ""})["answer"] == \
+        "mia lives in Lisbon"
+    out = asyncio.run(graph.ainvoke({"user": "bo", "question": "is bo vegetarian?", "answer": ""}))
+    assert out["answer"] == "bo is vegetarian"
+    assert store.list_namespaces() == [("memories", "bo"), ("memories", "mia")]
