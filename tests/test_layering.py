@@ -1,9 +1,11 @@
 """Dependencies point one way: the inference path (export, encoder, store, retriever, index, memory bank, memory
 API, Janus controller) never imports Lightning; data never imports models or training; and ``langchain_core`` is
-imported only by the LangChain integration module."""
+imported only by the LangChain integration module; and no module of the package imports, however indirectly and
+even from inside a function, a module that imports it back (no import circles)."""
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import re
 import subprocess
@@ -56,3 +58,78 @@ def test_only_the_integration_module_imports_langchain():
                      if m.name != INTEGRATION and not m.name.startswith("sam_model.training"))
     loaded = _imported_after(modules)
     assert not {m for m in loaded if m.startswith(("langchain", "langgraph"))}
+
+
+def module_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports anywhere in its source (top level or inside a function, where
+    circles hide). ``from a import b`` names the module ``a.b`` when there is one, else ``a``; a parent
+    package's ``__init__`` that Python runs on the way is not an edge (it is not what the module asked for)."""
+    modules: dict[str, Path] = {}
+    for path in package.rglob("*.py"):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        here = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                edges |= {a.name for a in node.names if a.name in modules}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = here.split(".")[: len(here.split(".")) - node.level + 1]
+                    base = ".".join(up + ([base] if base else []))
+                for a in node.names:
+                    edges |= {f"{base}.{a.name}"} if f"{base}.{a.name}" in modules else {base} & modules.keys()
+        graph[name] = edges - {name}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_no_import_circles_anywhere_in_the_package():
+    circles = import_circles(module_graph())
+    assert not circles, f"import circles (each group imports itself through the others): {circles}"
+
+
+def test_the_circle_check_finds_a_circle_hidden_in_a_function(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from pkg.b import f\n")
+    (pkg / "b.py").write_text("def f():\n    from . import a\n")
+    (pkg / "c.py").write_text("import pkg.a\n")
+    graph = module_graph(pkg)
+    assert graph["pkg.c"] == {"pkg.a"} and graph["pkg.b"] == {"pkg.a"}
+    assert import_circles(graph) == [["pkg.a", "pkg.b"]]

@@ -275,7 +275,7 @@ def make_baselines(names: Sequence[str], data: EvalData, bert_path: str | None =
     bm25_state = _once(lambda: BM25Index([m.text for m in data.memories]))
 
     def load_embedder():
-        from sam_model.models.bert import TextEmbedder
+        from sam_model.models.text_encoder import TextEmbedder
 
         return TextEmbedder(bert_path, device=device, cache_dir=text_cache)
 
