@@ -1,6 +1,7 @@
 """Dependencies point one way: the inference path (export, encoder, store, retriever, index, memory bank, memory
 API, Janus controller) never imports Lightning; data never imports models or training; and ``langchain_core`` is
-imported only by the LangChain integration module; and no module of the package imports, however indirectly and
+imported only by the LangChain integration module; the inference path runs with only the core install (no
+training, evaluation or LangChain extra); and no module of the package imports, however indirectly and
 even from inside a function, a module that imports it back (no import circles)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import pkgutil
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,11 @@ INFERENCE = ["sam_model", "sam_model.retriever", "sam_model.export", "sam_model.
              "sam_model.janus.controller", "sam_model.janus.trigger", "sam_model.janus.evalset"]
 INTEGRATION = "sam_model.integrations.langchain"
 PACKAGE = Path(sam_model.__file__).parent
+# Top-level modules of the [train], [eval] and [langchain] extras (and of what they bring: scipy, pandas, pyarrow),
+# refused in the core-install check below.
+NOT_CORE = ["pytorch_lightning", "lightning", "lightning_fabric", "jsonargparse", "omegaconf", "datasets",
+            "torchmetrics", "tensorboard", "bm25s", "sklearn", "scipy", "pandas", "pyarrow", "matplotlib", "rich",
+            "langchain_core", "langgraph", "pydantic"]
 
 
 def _imported_after(modules: list[str]) -> set[str]:
@@ -38,6 +45,46 @@ def test_langchain_integration_never_imports_lightning():
     pytest.importorskip("langchain_core", reason="the [langchain] extra is not installed (pip install -e '.[langchain]')")
     loaded = _imported_after([INTEGRATION])
     assert not {m for m in loaded if "lightning" in m}, "the LangChain integration imported Lightning"
+
+
+def test_the_inference_path_runs_with_only_the_core_install(tmp_path, tiny_bert_dir):
+    """With every non-core package made absent (``sys.modules[name] = None``: ``import`` fails and
+    ``importlib.util.find_spec`` says "not installed", as in a fresh ``pip install '.[cpu]'``), the inference
+    path imports, loads an export, adds memories and searches, through SAMRetriever and ScopedMemory."""
+    from sam_model.export import save_exported
+    from sam_model.models.sam import SAMConfig, SAMNet
+
+    export = save_exported(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16)),
+                           tmp_path / "export")
+    code = textwrap.dedent(f"""
+        import sys
+        for name in {NOT_CORE!r}:
+            sys.modules[name] = None
+        for module in {INFERENCE!r}:
+            __import__(module)
+        from sam_model import SAMRetriever
+        from sam_model.data.schema import Event, State
+        from sam_model.memory.scoped import ScopedMemory
+
+        r = SAMRetriever.load({str(export)!r}, device="cpu")
+        state = State(phase="search", constraints={{"city": "Paris"}})
+        r.add_memories([Event("e1", i, "observation", t, state) for i, t in enumerate(["wants Paris", "budget 100"])])
+        hits = r.search(state, "which city?", k=2, episode_id="e1")
+        memory = ScopedMemory(r)
+        memory.add("I live in Paris", user_id="mia")
+        found = memory.search("where do I live?", user_id="mia", k=1)["results"]
+        print(len(hits), found[0]["memory"])
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["2", "I", "live", "in", "Paris"]
+
+
+def test_the_core_install_check_would_see_a_training_import(tmp_path):
+    """The check above can fail: a module that imports Lightning at the top does not import with it absent."""
+    code = "import sys\nsys.modules['pytorch_lightning'] = None\nimport sam_model.training.module\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode != 0 and "pytorch_lightning" in out.stderr
 
 
 @pytest.mark.parametrize("module", ["sam_model.data", "sam_model.data.reader", "sam_model.data.sgd"])
