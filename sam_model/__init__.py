@@ -22,7 +22,7 @@ _LAZY = {  # name -> the module that defines it
     "Event": "sam_model.data.schema",
     "SAMRetriever": "sam_model.retriever",
     "SAMEncoder": "sam_model.encoder",
-    "Encoder": "sam_model.encoder",
+    "Encoder": "sam_model.encoding",
     "MemoryStore": "sam_model.store",
     "StoreConfig": "sam_model.store",
     "Hit": "sam_model.store",

@@ -19,6 +19,7 @@ import pytest
 import sam_model
 
 INFERENCE = ["sam_model", "sam_model.retriever", "sam_model.export", "sam_model.index", "sam_model.encoder",
+             "sam_model.encoding",
              "sam_model.store", "sam_model.memory", "sam_model.memory.scoped", "sam_model.janus",
              "sam_model.janus.controller", "sam_model.janus.trigger", "sam_model.janus.evalset"]
 INTEGRATION = "sam_model.integrations.langchain"
@@ -85,6 +86,12 @@ def test_the_core_install_check_would_see_a_training_import(tmp_path):
     code = "import sys\nsys.modules['pytorch_lightning'] = None\nimport sam_model.training.module\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode != 0 and "pytorch_lightning" in out.stderr
+
+
+def test_the_encoder_protocol_needs_no_torch():
+    """The store's contract with a model can be named (typed, checked) without loading the network."""
+    loaded = _imported_after(["sam_model.encoding"])
+    assert "torch" not in loaded and not {m for m in loaded if m.startswith("sam_model.models")}
 
 
 @pytest.mark.parametrize("module", ["sam_model.data", "sam_model.data.reader", "sam_model.data.sgd"])

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
-from sam_model.encoder import Encoder
+from sam_model.encoding import Encoder
 from sam_model.evaluation.data import EvalData
 from sam_model.evaluation.ranking import rank_range, rank_recency, rank_scores, rank_vectors
 from sam_model.store import MemoryStore, StoreConfig

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from sam_model.data.schema import Event, State
-from sam_model.encoder import Encoder
+from sam_model.encoding import Encoder
 from sam_model.janus.adapters.memory_bank import BankTask, BankUpdater, copy_bank
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.rules import BankRules
