@@ -32,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 
 from sam_model.bench.janus_bank_stream import FAULTS, BankStream, Dialogue, build_bank_stream, parse_dialogue
-from sam_model.bench.janus_config import PolicyCfg, as_dict, parse_config, plan
+from sam_model.bench.janus_config import PolicyCfg, as_dict, parse_config, plan, refuse_earlier_runs
 from sam_model.bench.janus_report import bank_table
 from sam_model.io import SAMFileError, atomic_write_text
 from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskEncoder, StreamUpdater
@@ -407,8 +407,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg, out = parse_config(argv, BankBenchCfg)
         gates = [g.strip() for g in cfg.gates if g.strip()]
         runs_of(cfg, gates)
-        if (out / "runs").exists() and any((out / "runs").iterdir()):
-            raise SAMFileError(f"{out}/runs already holds Janus runs; choose another --out or remove it")
+        refuse_earlier_runs(out)
         t0 = time.perf_counter()
         dialogues = read_dialogues(cfg.data)
         console.print(f"{len(dialogues)} SGD dialogues read ({time.perf_counter() - t0:.0f}s)")

@@ -116,6 +116,12 @@ def load_config(cfg_class: type, path: str | None = None, *args: str):
     return parse_config([*(("--config", path) if path else ()), *args, "--out", "-"], cfg_class)[0]
 
 
+def refuse_earlier_runs(out: Path) -> None:
+    """A benchmark writes its runs into ``out/runs``; one that already holds runs is refused, not overwritten."""
+    if (out / "runs").exists() and any((out / "runs").iterdir()):
+        raise SAMFileError(f"{out}/runs already holds Janus runs; choose another --out or remove it")
+
+
 def as_dict(obj: Any) -> Any:
     return {k: as_dict(v) for k, v in vars(obj).items()} if hasattr(obj, "__dataclass_fields__") else obj
 

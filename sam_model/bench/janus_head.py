@@ -34,7 +34,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from sam_model.bench.janus_config import PolicyCfg, as_dict, parse_config, plan
+from sam_model.bench.janus_config import PolicyCfg, as_dict, parse_config, plan, refuse_earlier_runs
 from sam_model.bench.janus_report import plot_head, print_head_table
 from sam_model.data.examples import episode_memories, iter_examples
 from sam_model.data.reader import Episode
@@ -47,7 +47,7 @@ from sam_model.janus.adapters.retriever_head import (
     ParamSketch,
     ProbeEncoder,
 )
-from sam_model.janus.controller import Decision, JanusController
+from sam_model.janus.controller import JanusController, StepDecision
 from sam_model.janus.evalset import HybridEvalSet
 from sam_model.janus.gates import make_gate
 from sam_model.janus.stats import (
@@ -424,7 +424,7 @@ def run_policy(name: str, gate_spec: str, ablate: str | None, ctx: HeadContext, 
     dev_eval = HeadEvaluator(ctx)
     curve = [(0, float(dev_eval.correct(m0, s.dev_tasks).mean()), 0)]
 
-    def on_step(c: JanusController, d: Decision) -> None:
+    def on_step(c: JanusController, d: StepDecision) -> None:
         if d.t % cfg.eval_every == 0 or d.t == len(batches):
             curve.append((d.t, float(dev_eval.correct(c.memory, s.dev_tasks).mean()), c.comparisons))
 
@@ -548,8 +548,7 @@ def main(argv: list[str] | None = None) -> int:
         plan(cfg)
         feedback_schedule(1, cfg.data.feedback_noise, 0)  # validate before any work
         net_config(cfg.model, [], [])
-        if (out / "runs").exists() and any((out / "runs").iterdir()):
-            raise SAMFileError(f"{out}/runs already holds Janus runs; choose another --out or remove it")
+        refuse_earlier_runs(out)
         t0 = time.perf_counter()
         s = build_stream(cfg.data)
         console.print(f"M_0 pretraining: {len(s.pretrain_tasks)} decision points; history: "
