@@ -27,8 +27,11 @@ def test_sam_data_dispatches_and_explains(tmp_path, capsys):
     assert sam_data(["--help"]) == 0
     chats = tmp_path / "chats.jsonl"
     chats.write_text(json.dumps({"id": "c", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
-    assert sam_data(["transcripts", str(chats), str(tmp_path / "out.jsonl")]) == 0
+    assert sam_data(["transcripts", str(chats), str(tmp_path / "out.jsonl")]) == 1  # no tool call: refused
+    assert "no tool call was read" in capsys.readouterr().err
+    assert sam_data(["transcripts", str(chats), str(tmp_path / "out.jsonl"), "--allow-empty"]) == 0
     assert sam_data(["validate", str(tmp_path / "out.jsonl")]) == 0
+    assert sam_data(["formats"]) == 0 and "tau2" in capsys.readouterr().out
 
 
 def test_faiss_comes_from_exactly_one_extra_and_the_index_names_it():

@@ -7,6 +7,7 @@ even from inside a function, a module that imports it back (no import circles)."
 from __future__ import annotations
 
 import ast
+import importlib.util
 import pkgutil
 import re
 import subprocess
@@ -187,3 +188,13 @@ def test_the_circle_check_finds_a_circle_hidden_in_a_function(tmp_path):
     graph = module_graph(pkg)
     assert graph["pkg.c"] == {"pkg.a"} and graph["pkg.b"] == {"pkg.a"}
     assert import_circles(graph) == [["pkg.a", "pkg.b"]]
+
+
+def test_run_time_modules_import_the_labelling_rule_not_the_importer():
+    """The scoped memory, the metrics and the integration need the rule (sam_model.data.toolstate), never the
+    transcript importer with its files, splits and CLI."""
+    modules = ["sam_model.memory.scoped", "sam_model.evaluation.metrics"]
+    if importlib.util.find_spec("langchain_core") is not None:
+        modules.append(INTEGRATION)
+    loaded = _imported_after(modules)
+    assert "sam_model.data.toolstate" in loaded and "sam_model.data.transcripts" not in loaded

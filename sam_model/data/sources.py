@@ -4,7 +4,8 @@ Three kinds of source, told apart by looking at the path:
 
 - an **agent log** (``.jsonl[.gz]`` of events, ``../shared/spec/agent-log.md``): used as it is;
 - an **SGD split folder** (``dialogues_*.json[.gz]``): converted by :mod:`sam_model.data.sgd`;
-- a **tool-call transcript file** (``.jsonl[.gz]`` of ``{"id", "messages"}`` lines, or a tau-bench ``.json[.gz]``):
+- a **tool-call transcript file** in any log format :mod:`sam_model.data.formats` reads (``.jsonl[.gz]`` of
+  conversations or OTLP exports, or a ``.json[.gz]`` document: tau-bench, tau2, OTLP, a list of conversations):
   converted by :mod:`sam_model.data.transcripts`.
 
 Converted logs are written once into the user cache (``~/.cache/sam_model``, never the repository: the

@@ -1,23 +1,16 @@
-"""OpenAI-format tool-call transcripts → agent-log events, with state and labels derived from the transcript.
+"""Tool-call transcript files → agent-log events: the importer (files, the fixed split, the CLI).
 
-Agents log what the LLM API saw and said: ``system``/``user``/``assistant`` messages, assistant
-``tool_calls`` and ``tool`` results. Such logs carry no task state and no retrieval labels; this module
-derives both, following ``../shared/spec/tool-transcripts.md`` to the letter (it reproduces
-``tau-bench-airline-first20.golden.jsonl``). The rule is the one of the SGD adapter with tool calls in
-place of service calls: at a tool call, each argument value that the current event does not say is
-traced back to the earlier event that first said it; that event is the label.
-
-One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
-sub-goal stack = tools called, constraints = argument values already used, last action result = a
-value-free summary of the last tool result) and writes the events. The importer and a live agent use
-the same object, so training and inference see the same state::
-
-    state = live_state(messages_so_far, {"name": "book_reservation", "arguments": {...}})
-    state = live_state(messages_so_far, tool="book_reservation", arguments=["user_id", "payment_id"])
+Agents log what the LLM API saw and said, in one of several formats; a reader per format
+(:mod:`sam_model.data.formats`) turns each conversation into chat messages, and the labelling rule of
+``../shared/spec/tool-transcripts.md`` (:mod:`sam_model.data.toolstate`) derives the state and the labels from
+them. Nothing is dropped silently: bad conversations stop the import or are skipped and counted, and a file
+that yields no conversation or no tool call is an error unless asked for. The rule's names are re-exported here (``TranscriptState``, ``live_state``, ``says``, ...)
+for code written against this module.
 
 CLI::
 
     python -m sam_model.data.transcripts ../shared/data/tau-bench/gpt-4o-airline.json.gz OUT.jsonl [--split train]
+    python -m sam_model.data.transcripts examples/logs/anthropic.jsonl OUT.jsonl [--format anthropic]
 """
 
 from __future__ import annotations
@@ -26,437 +19,44 @@ import argparse
 import gzip
 import hashlib
 import json
-import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sam_model.data.formats import FORMATS, Conversation, detect, files, to_chat, tool_marks
+from sam_model.data.formats.files import episode_id_of, is_transcript_file  # noqa: F401  (re-exported)
 from sam_model.data.lives import make_lives
-from sam_model.data.provenance import mentions
-from sam_model.data.text import norm
+from sam_model.data.toolstate import (  # noqa: F401  (re-exported: the rule's public names)
+    LABELS,
+    OUTCOMES,
+    RESULT_CUT,
+    Decision,
+    Label,
+    ToolCall,
+    TranscriptFormatError,
+    TranscriptState,
+    call_text,
+    content_text,
+    is_free_text,
+    is_trivial,
+    leaves,
+    live_state,
+    mask_constraints,
+    parse_tool_calls,
+    policy_of,
+    says,
+    schema_paths,
+    summary,
+)
 from sam_model.io import SAMFileError, atomic_path
 
-Label = Literal["origin", "latest", "all"]
-LABELS: tuple[str, ...] = ("origin", "latest", "all")
 Split = Literal["all", "train", "test"]
 SPLITS: tuple[str, ...] = ("all", "train", "test")
 TEST_FRACTION = 0.2  # share of task groups held out as "test" (by a hash of the group: a fixed split)
-RESULT_CUT = 2000  # characters of a tool result kept in its event's text
-OUTCOMES = ("needed", "observation", "policy", "untraceable", "trivial")  # what happens to an argument leaf
-_TRIVIAL_WORDS = frozenset({"yes", "no", "true", "false", "none", "null", "n/a"})
-_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
-_KEY = re.compile(r"[a-z][a-z_]*")
-_EPISODE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-class TranscriptFormatError(SAMFileError):
-    """A conversation breaks the transcript format. ``str()`` reads ``WHERE: reason``, where ``WHERE`` is
-    ``FILE:LINE`` (JSON Lines), ``FILE: conversation N`` (a JSON list), plus ``, message M`` when one
-    message is at fault."""
-
-    def __init__(self, where: str, reason: str):
-        self.where, self.reason = where, reason
-        super().__init__(f"{where}: {reason}")
-
-
-# --------------------------------------------------------------------------------------------- definitions
-def says(text_norm: str, s: str) -> bool:
-    """The spec's says(text, s): ``text_norm`` (already normalised) contains ``s`` as a whole token, or ``s``
-    without a leading ``#`` (when ``s`` starts with ``#`` and is longer than 2), or ``s`` with ``_`` read as a
-    space."""
-    if mentions(text_norm, s):
-        return True
-    if s.startswith("#") and len(s) > 2 and mentions(text_norm, s[1:]):
-        return True
-    return "_" in s and mentions(text_norm, s.replace("_", " "))
-
-
-def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
-    """(path, scalar) pairs: a dict gives the leaves of each value at ``path.key``, a list those of each item
-    at ``path`` (no index), a scalar is one leaf."""
-    if isinstance(value, Mapping):
-        return [leaf for k, v in value.items() for leaf in leaves(v, f"{path}.{k}")]
-    if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in leaves(v, path)]
-    return [(path, value)]
-
-
-def is_free_text(s: str) -> bool:
-    """A normalised string longer than 100 characters or of more than 8 words: prose, not a value."""
-    return len(s) > 100 or len(s.split()) > 8
-
-
-def is_trivial(path: str, value: Any) -> bool:
-    """Values too common or too vague to trace: None, booleans, numbers (and all-digit strings) of fewer than 3
-    digits unless the path's last part ends in ``id``, strings shorter than 2 characters, yes/no words, free text."""
-    if value is None or isinstance(value, bool):
-        return True
-    s = norm(value)
-    if (isinstance(value, (int, float)) or _NUMBER.fullmatch(s)) and sum(c.isdigit() for c in s) < 3 \
-            and not path.rsplit(".", 1)[-1].lower().endswith("id"):
-        return True
-    return len(s) < 2 or s in _TRIVIAL_WORDS or is_free_text(s)
-
-
-def summary(name: str, content: str) -> str:
-    """``last_action_result`` after a tool result: its shape (error and why, n results, ok and which keys),
-    never its values, so the state cannot leak what the memory must supply."""
-    c = content.strip()
-    if c[:5].lower() == "error":
-        reason = " ".join(w for w in c.split() if not any(ch.isdigit() for ch in w))[:80]
-        reason = re.sub(r"^error[:\s]*", "", reason, flags=re.IGNORECASE)
-        return f"{name}: error" + (f" ({reason})" if reason else "")
-    try:
-        parsed = json.loads(c)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, list):
-        return f"{name}: {len(parsed)} results"
-    if isinstance(parsed, dict):
-        keys = [k for k in parsed if _KEY.fullmatch(k)][:6]
-        return f"{name}: ok ({', '.join(keys)})" if keys else f"{name}: ok ({len(parsed)} entries)"
-    return f"{name}: empty" if not c else f"{name}: ok"
-
-
-def call_text(name: str, arguments: Mapping[str, Any] | str) -> str:
-    """``CALL name(k=v, ...)``: strings raw, everything else as JSON; unparsable arguments as their raw string."""
-    if isinstance(arguments, str):
-        return f"CALL {name}({arguments})"
-    parts = [f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items()]
-    return f"CALL {name}({', '.join(parts)})"
-
-
-def episode_id_of(raw: Any) -> str:
-    """Every run of characters outside ``[A-Za-z0-9._-]`` becomes ``_``."""
-    return _EPISODE_CHARS.sub("_", str(raw))
-
-
-# --------------------------------------------------------------------------------------------- messages
-@dataclass(frozen=True)
-class ToolCall:
-    """One parsed tool call. ``arguments`` is the decoded object, or the raw string when it is not JSON."""
-
-    name: str
-    arguments: dict[str, Any] | str
-    id: str | None = None
-
-    @property
-    def valid(self) -> bool:
-        return isinstance(self.arguments, dict)
-
-
-def content_text(content: Any, where: str) -> str:
-    """A message's content as text: a string, null, or a list of parts whose text parts are joined by newlines."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for j, part in enumerate(content):
-            if not isinstance(part, Mapping):
-                raise TranscriptFormatError(where, f"content part {j} is a {type(part).__name__}, expected an "
-                                                   "object such as {\"type\": \"text\", \"text\": ...}")
-            if part.get("type") == "text":
-                if not isinstance(part.get("text"), str):
-                    raise TranscriptFormatError(where, f"content part {j} has type 'text' but no string 'text'")
-                texts.append(part["text"])
-        return "\n".join(texts)
-    raise TranscriptFormatError(where, f"'content' is a {type(content).__name__}; expected a string, null or a "
-                                       "list of parts")
-
-
-def parse_tool_calls(message: Mapping[str, Any], where: str) -> list[ToolCall]:
-    """The message's tool calls; arguments that are not a JSON object are kept as their raw string."""
-    raw = message.get("tool_calls")
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise TranscriptFormatError(where, f"'tool_calls' is a {type(raw).__name__}, expected a list of calls")
-    calls = []
-    for j, call in enumerate(raw):
-        fn = call.get("function") if isinstance(call, Mapping) else None
-        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str) or not fn["name"]:
-            raise TranscriptFormatError(where, f"tool call {j} has no function name (expected "
-                                               "{\"function\": {\"name\": ..., \"arguments\": ...}})")
-        args = fn.get("arguments")
-        if isinstance(args, str):
-            try:
-                decoded = json.loads(args) if args.strip() else {}
-            except ValueError:
-                decoded = args
-            args = decoded if isinstance(decoded, dict) else args
-        elif args is None:
-            args = {}
-        elif not isinstance(args, dict):
-            args = json.dumps(args, ensure_ascii=False)
-        call_id = call.get("id")
-        calls.append(ToolCall(fn["name"], args, None if call_id is None else str(call_id)))
-    return calls
-
-
-# --------------------------------------------------------------------------------------------- the state
-@dataclass
-class Decision:
-    """What a tool call needs: its decision-point state, the labels and how each argument leaf was judged."""
-
-    state: dict[str, Any]
-    labels: list[int]
-    needed: dict[str, list[str]]  # path -> normalised needed values
-    outcomes: Counter = field(default_factory=Counter)  # OUTCOMES -> number of leaves
-    distances: list[int] = field(default_factory=list)  # decision step - label step, per label
-
-
-class TranscriptState:
-    """The spec's running state over one conversation, and the events it writes.
-
-    Feed messages in order with :meth:`add`; :meth:`decide` gives the decision-point state (and labels) for
-    tool calls about to be made after the messages fed so far. The importer calls ``decide`` for every
-    assistant message with tool calls before adding it; a live agent calls it before running a call.
-    """
-
-    def __init__(self, episode_id: str = "live", policy: str = "", label: Label = "origin", masked: bool = True):
-        if label not in LABELS:
-            raise ValueError(f"label must be one of {LABELS}, got {label!r}")
-        self.episode_id, self.label, self.masked = episode_id, label, masked
-        self.policy_norm = norm(policy)
-        self.phase, self.last = "start", "none"
-        self.stack: list[str] = []
-        self.cons: dict[str, Any] = {}
-        self.events: list[dict[str, Any]] = []
-        self._norms: list[str] = []  # norm(text) of each event
-        self._call_names: dict[str, str] = {}  # tool_call_id -> tool name
-        self.invalid_arguments: list[str] = []  # where a call's arguments were not a JSON object (kept raw)
-
-    def snapshot(self) -> dict[str, Any]:
-        return {"phase": self.phase, "subgoal_stack": list(self.stack),
-                "constraints": {k: list(v) if isinstance(v, list) else v for k, v in self.cons.items()},
-                "uncertainty_flags": [], "last_action_result": self.last}
-
-    def _emit(self, kind: str, text: str) -> None:
-        self.events.append({"episode_id": self.episode_id, "step": len(self.events), "kind": kind, "text": text,
-                            "state": self.snapshot()})
-        self._norms.append(norm(text))
-
-    def add(self, message: Mapping[str, Any], where: str = "message") -> None:
-        """Write the events of one message (see the spec's "Events, in message order")."""
-        if not isinstance(message, Mapping):
-            raise TranscriptFormatError(where, f"a message must be an object, got {type(message).__name__}")
-        role = message.get("role")
-        if not isinstance(role, str) or not role:
-            raise TranscriptFormatError(where, "message without 'role' (expected system, user, assistant or tool)")
-        text = content_text(message.get("content"), where)
-        if role == "system":
-            return  # the policy: common knowledge of every episode, not an event
-        if role == "assistant":
-            calls = parse_tool_calls(message, where)
-            if text:
-                self._emit("system", text)
-            for call in calls:
-                self._call(call, where)
-        elif role == "tool":
-            call_id = message.get("tool_call_id")
-            if call_id is not None and str(call_id) not in self._call_names:
-                raise TranscriptFormatError(where, f"tool message answers tool_call_id {call_id!r}, which no earlier "
-                                                   "assistant tool call has (a truncated or merged transcript?)")
-            name = message.get("name")
-            if not isinstance(name, str) or not name:
-                name = self._call_names.get(str(call_id), "tool") if call_id is not None else "tool"
-            self.last = summary(name, text)
-            shown = name + ": " + text
-            if len(shown) > RESULT_CUT:
-                shown = shown[:RESULT_CUT] + f" ...[+{len(shown) - RESULT_CUT} chars]"
-            self._emit("result", shown)
-        elif text:
-            self._emit(role, text)
-
-    def _call(self, call: ToolCall, where: str) -> None:
-        self.phase = call.name
-        if call.name not in self.stack:
-            self.stack.append(call.name)
-        if call.id is not None:
-            self._call_names[call.id] = call.name
-        if not call.valid:
-            self.invalid_arguments.append(f"{where}: arguments of {call.name} are not a JSON object; kept as the "
-                                          "raw string (no argument of this call is traced)")
-        else:
-            for name, value in call.arguments.items():
-                kept: dict[str, list[Any]] = {}
-                for path, v in leaves(value, name):
-                    if not (isinstance(v, str) and is_free_text(norm(v))):
-                        kept.setdefault(path, []).append(v)
-                for path, vs in kept.items():
-                    self.cons[path] = vs[0] if len(vs) == 1 else vs
-        self._emit("action", call_text(call.name, call.arguments))
-
-    def decide(self, calls: Sequence[ToolCall]) -> Decision | None:
-        """The decision for ``calls`` made right after the messages fed so far; None without history.
-
-        Its event is the last one written. Leaves that are trivial, said by that event, said by the policy or
-        said by no earlier event are skipped; the rest are needed, labelled by the first (``origin``), last
-        (``latest``) or every (``all``) earlier event that says them.
-        """
-        if not self.events:
-            return None
-        d_step = len(self.events) - 1
-        own, earlier = self._norms[d_step], self._norms[:d_step]
-        outcomes: Counter = Counter()
-        needed: dict[str, list[str]] = {}
-        steps: set[int] = set()
-        for call in calls:
-            if not call.valid:
-                continue
-            for name, value in call.arguments.items():
-                for path, v in leaves(value, name):
-                    outcome, hits = self._judge(path, v, own, earlier)
-                    outcomes[outcome] += 1
-                    if outcome == "needed":
-                        needed.setdefault(path, []).append(norm(v))
-                        steps.update({"origin": hits[:1], "latest": hits[-1:], "all": hits}[self.label])
-        labels = sorted(steps)
-        state = self.events[d_step]["state"]
-        state = {**state, "phase": calls[0].name if calls else state["phase"],
-                 "constraints": dict(state["constraints"]), "uncertainty_flags": list(state["uncertainty_flags"])}
-        if needed and self.masked:
-            state["constraints"] = mask_constraints(state["constraints"], needed)
-            state["uncertainty_flags"] = sorted(needed)
-        return Decision(state, labels, needed, outcomes, [d_step - s for s in labels])
-
-    def feed(self, message: Mapping[str, Any], where: str = "message") -> tuple[Decision | None, int]:
-        """One message as the importer writes it: before an assistant message with tool calls, the decision
-        for those calls, and if it has labels the last event becomes that decision point (its state the
-        decision state, its labels and ``meta.needed``); then the message's events. Returns the decision (None
-        without tool calls or history) and how many events already written it revised (0 or 1), so a memory
-        fed message by message holds exactly the importer's events."""
-        decision, revised = None, 0
-        if isinstance(message, Mapping) and message.get("role") == "assistant":
-            calls = parse_tool_calls(message, where)
-            if calls:
-                decision = self.decide(calls)
-                if decision is not None and decision.labels:
-                    event = self.events[-1]
-                    event["state"] = decision.state
-                    event["useful_memory_steps"] = decision.labels
-                    event["meta"] = {"needed": decision.needed}  # for grounding@k; the model never reads meta
-                    revised = 1
-        self.add(message, where)
-        return decision, revised
-
-    def state_dict(self) -> dict[str, Any]:
-        """Everything the tracker knows, JSON-able (a saved memory continues a conversation where it was)."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(self).items()}
-
-    @classmethod
-    def from_state_dict(cls, d: Mapping[str, Any]) -> TranscriptState:
-        self = cls.__new__(cls)
-        self.__dict__.update({k: (dict(v) if isinstance(v, Mapping) else v) for k, v in d.items()})
-        return self
-
-    def _judge(self, path: str, value: Any, own: str, earlier: list[str]) -> tuple[str, list[int]]:
-        if is_trivial(path, value):
-            return "trivial", []
-        s = norm(value)
-        if says(own, s):
-            return "observation", []
-        if says(self.policy_norm, s):
-            return "policy", []
-        hits = [i for i, text in enumerate(earlier) if says(text, s)]
-        return ("needed", hits) if hits else ("untraceable", [])
-
-
-def policy_of(messages: Sequence[Any], where: str = "conversation") -> str:
-    """The policy: the concatenated content of the ``system`` messages (common knowledge, not an event)."""
-    return "\n".join(content_text(m.get("content"), f"{where}, message {i}")
-                     for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "system")
-
-
-def mask_constraints(constraints: Mapping[str, Any], needed: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    """Constraints without the needed paths and without every entry whose value (or an item of it) says a
-    needed value: the state knows what it needs, not the values."""
-    values = [s for vs in needed.values() for s in vs]
-
-    def leaks(v: Any) -> bool:
-        items = v if isinstance(v, list) else [v]
-        return any(says(norm(x), s) for x in items for s in values)
-
-    return {k: v for k, v in constraints.items() if k not in needed and not leaks(v)}
-
-
-def live_state(messages: Iterable[Mapping[str, Any]],
-               call: Mapping[str, Any] | ToolCall | Sequence[Mapping[str, Any] | ToolCall] | None = None, *,
-               tool: str | None = None, arguments: Mapping[str, Any] | Sequence[str] | None = None,
-               masked: bool = True) -> dict[str, Any]:
-    """The decision-point state of the spec for a tool call about to be made after ``messages``.
-
-    Give the call itself (``{"name", "arguments"}``, an OpenAI ``tool_calls`` entry, a :class:`ToolCall`, or a
-    list of them: all the calls of one assistant message):
-    the state is then exactly what the importer writes on the decision event (phase = the tool, uncertainty
-    flags = the argument paths whose values lie in earlier events, constraints = what earlier calls used,
-    minus those values). Or give ``tool`` and its argument names (a list of paths, or a JSON-schema
-    ``parameters`` object) before the values exist: the flags are then every argument path, and constraints
-    lose those paths. An agent that retrieves before writing the call sees more flags than training did.
-    """
-    messages = list(messages)
-    st = TranscriptState(policy=policy_of(messages), masked=masked)
-    for i, m in enumerate(messages):
-        st.add(m, f"message {i}")
-    if call is not None:
-        calls = [call] if isinstance(call, (Mapping, ToolCall)) else list(call)
-        parsed = [c if isinstance(c, ToolCall) else _as_call(c) for c in calls]
-        decision = st.decide(parsed)
-        if decision is not None:
-            return decision.state
-        return {**st.snapshot(), "phase": parsed[0].name}
-    if tool is None:
-        raise ValueError("live_state needs the tool call, or tool= and arguments= (its argument names)")
-    paths = sorted(set(schema_paths(arguments or [])))
-    state = {**(st.events[-1]["state"] if st.events else st.snapshot()), "phase": tool}
-    if masked:
-        state["constraints"] = {k: v for k, v in state["constraints"].items() if k not in paths}
-        state["uncertainty_flags"] = paths
-    return state
-
-
-def _as_call(call: Mapping[str, Any]) -> ToolCall:
-    if "function" in call:
-        return parse_tool_calls({"tool_calls": [call]}, "tool call")[0]
-    fn = {"name": call.get("name"), "arguments": call.get("arguments")}
-    return parse_tool_calls({"tool_calls": [{"function": fn, "id": call.get("id")}]}, "tool call")[0]
-
-
-def schema_paths(arguments: Mapping[str, Any] | Sequence[str], prefix: str = "") -> list[str]:
-    """Leaf paths of a JSON-schema ``parameters`` object (objects add ``.key``, arrays keep the path), or
-    the given list of paths as they are."""
-    if not isinstance(arguments, Mapping):
-        return [str(a) for a in arguments]
-    props = arguments.get("properties")
-    if props is None and arguments.get("type") == "array":
-        return schema_paths(arguments.get("items") or {}, prefix)
-    if not isinstance(props, Mapping):
-        return [prefix] if prefix else []
-    out: list[str] = []
-    for key, sub in props.items():
-        path = f"{prefix}.{key}" if prefix else key
-        sub = sub if isinstance(sub, Mapping) else {}
-        nested = sub.get("items") if sub.get("type") == "array" else sub
-        out += schema_paths(nested, path) if isinstance(nested, Mapping) and (
-            "properties" in nested or nested.get("type") == "array") else [path]
-    return out
-
-
-# --------------------------------------------------------------------------------------------- conversations
-@dataclass(frozen=True)
-class Conversation:
-    """One episode's messages and where they came from (for error messages and the split)."""
-
-    episode_id: str
-    messages: list[Any]
-    where: str  # FILE:LINE or FILE: conversation N
-    group: str  # conversations of one group (a task's trials) share a split
 
 
 @dataclass
@@ -476,6 +76,11 @@ class ImportReport:
     candidates: int = 0  # summed over decision points
     skipped: list[TranscriptFormatError] = field(default_factory=list)
     out_of_split: int = 0
+    formats: Counter = field(default_factory=Counter)  # conversations read per format
+    user_tool_calls: int = 0  # tau2 user-side calls (device actions): never in the agent's memory
+    ignored: Counter = field(default_factory=Counter)  # parts no event is made of, by type
+    without_tool_calls: int = 0  # conversations with messages but no tool call
+    marks: Counter = field(default_factory=Counter)  # what tool-like content those showed, for the error
 
     def lines(self) -> list[str]:
         n = max(self.decision_points, 1)
@@ -483,6 +88,7 @@ class ImportReport:
         dist = sorted(self.distances.elements())
         out = [f"{self.conversations} conversations, {self.events} events, {self.decision_points} decision points, "
                f"{self.labels} labels ({self.labels / n:.2f} per decision, {self.candidates / n:.1f} candidates)",
+               "formats: " + ", ".join(f"{k} {v}" for k, v in sorted(self.formats.items())),
                "labels per decision: " + ", ".join(f"{k}: {v}" for k, v in sorted(self.labels_per_decision.items())),
                f"tool calls: {self.calls} ({self.calls_without_history} without history, skipped; "
                f"{len(self.invalid_arguments)} with arguments that are not a JSON object, kept as raw text)",
@@ -493,6 +99,14 @@ class ImportReport:
             out.append(f"step distance to the labels: mean {sum(dist) / len(dist):.1f}, median {q[0]}, "
                        f"90th percentile {q[1]}, max {dist[-1]}")
         out += [f"  {w}" for w in self.invalid_arguments[:20]]
+        if self.user_tool_calls:
+            out.append(f"user-side tool calls kept out of the agent's memory (tau2 device actions): "
+                       f"{self.user_tool_calls}")
+        if self.without_tool_calls:
+            out.append(f"{self.without_tool_calls} conversations without a tool call (their events are kept)")
+        if self.ignored:
+            out.append("parts not read (no event is made of them): " +
+                       ", ".join(f"{k} {v}" for k, v in self.ignored.most_common()))
         if self.out_of_split:
             out.append(f"{self.out_of_split} conversations outside the chosen split")
         if self.skipped:
@@ -502,18 +116,32 @@ class ImportReport:
                 out.append(f"  ... and {len(self.skipped) - 20} more")
         return out
 
+    def no_tool_call_reason(self) -> str:
+        """Why a file whose conversations hold no tool call is refused: what was seen, which reader to try."""
+        saw = "; ".join(f"{what} found in {n} conversations: the {fmt} reader reads these, try --format {fmt}"
+                        for (what, fmt), n in self.marks.most_common(3))
+        return (f"{self.conversations} conversations ({self.events} events) but no tool call was read, so nothing "
+                "can be labelled (formats read: " + ", ".join(f"{k} {v}" for k, v in sorted(self.formats.items()))
+                + "); " + (saw or "no tool-call fields at all (tool_calls, tool_use blocks, function_call items, "
+                           "tool_call parts)") + "; pass --allow-empty if these conversations really have no tools")
+
 
 def convert_conversation(conv: Conversation, label: Label = "origin", masked: bool = True,
                          report: ImportReport | None = None) -> list[dict[str, Any]]:
-    """One conversation → the event dicts of one episode; raises TranscriptFormatError naming the message."""
+    """One conversation (in any format) → the event dicts of one episode; raises TranscriptFormatError naming the
+    message of the file."""
     if not isinstance(conv.messages, list):
         raise TranscriptFormatError(conv.where, f"'messages' is a {type(conv.messages).__name__}, expected a list")
     if not conv.messages:
         raise TranscriptFormatError(conv.where, "empty conversation (no messages); remove it or pass --skip-bad")
-    st = TranscriptState(conv.episode_id, policy_of(conv.messages, conv.where), label, masked)
+    fmt = conv.format or detect(conv.messages)
+    chat = to_chat(conv.messages, conv.where, fmt)
+    messages = ([{"role": "system", "content": conv.policy}] if conv.policy else []) + chat.messages
+    sources = (["policy"] if conv.policy else []) + chat.sources
+    st = TranscriptState(conv.episode_id, policy_of(messages, conv.where), label, masked)
     local = ImportReport()
-    for i, message in enumerate(conv.messages):
-        where = f"{conv.where}, message {i}"
+    for message, source in zip(messages, sources):
+        where = f"{conv.where}, {source}"
         n_calls = (len(parse_tool_calls(message, where)) if isinstance(message, Mapping)
                    and message.get("role") == "assistant" else 0)
         decided_at = len(st.events) - 1
@@ -532,6 +160,12 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
     if not st.events:
         raise TranscriptFormatError(conv.where, "empty conversation (no user, assistant or tool content); "
                                                 "remove it or pass --skip-bad")
+    marks = [] if local.calls else tool_marks(conv.messages)
+    misread = [(what, f) for what, f in marks if FORMATS[f].to_chat is not FORMATS[fmt].to_chat]
+    if misread:
+        what, other = misread[0]
+        raise TranscriptFormatError(conv.where, f"no tool call read by the {fmt} reader, but {what} found: the "
+                                                f"{other} reader reads these, try --format {other}")
     if conv.group != conv.episode_id:  # episodes of one group (a task's trials) stay in one split downstream too
         for event in st.events:
             event["meta"] = {**event.get("meta", {}), "group": conv.group}
@@ -544,116 +178,30 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         report.outcomes.update(local.outcomes)
         report.distances.update(local.distances)
         report.labels_per_decision.update(local.labels_per_decision)
+        report.formats[fmt] += 1
+        report.user_tool_calls += chat.user_tool_calls
+        report.ignored.update(chat.ignored)
+        report.without_tool_calls += not local.calls
+        report.marks.update(marks)
     return st.events
 
 
-def _open_text(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8-sig") if path.suffix == ".gz" else open(path, encoding="utf-8-sig")
-
-
-def is_transcript_file(path: str | Path) -> bool:
-    """A ``.json[.gz]`` file, or a ``.jsonl[.gz]`` file whose first line is a ``{"messages": [...]}`` object."""
-    p = Path(path)
-    name = p.name[:-3] if p.name.endswith(".gz") else p.name
-    if not p.is_file():
-        return False
-    if name.endswith(".json"):
-        return True
-    if not name.endswith(".jsonl"):
-        return False
-    try:
-        with _open_text(p) as fh:
-            for line in fh:
-                if line.strip():
-                    obj = json.loads(line)
-                    return isinstance(obj, dict) and "messages" in obj and "episode_id" not in obj
-    except (OSError, EOFError, UnicodeDecodeError, ValueError):
-        return False
-    return False
-
-
-def iter_conversations(path: str | Path, report: ImportReport | None = None) -> Iterator[Conversation]:
-    """Conversations of a JSON Lines file of ``{"id", "messages"}`` (optional ``group``: conversations that
-    share a split), or of a JSON list: tau-bench trajectories ``{task_id, trial, traj}`` or ``{"id", "messages"}``.
+def iter_conversations(path: str | Path, report: ImportReport | None = None,
+                       format: str | None = None) -> Iterator[Conversation]:
+    """Conversations of a log file of any format (sam_model.data.formats.files): JSON Lines of conversations
+    (optional ``group``: conversations that share a split), a JSON list of them or of tau-bench trajectories, a
+    tau2 results file, OTLP spans. ``format`` forces a reader (None: told from the content).
 
     A container-level fault of one conversation (bad JSON line, no ``id``) raises, or with ``report`` given
     is recorded in ``report.skipped`` and the conversation is skipped.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise SAMFileError(f"transcript file not found: {p} (give a .jsonl[.gz] of {{\"id\", \"messages\"}} lines "
-                           "or a tau-bench .json[.gz] trajectory file)")
-    name = p.name[:-3] if p.name.endswith(".gz") else p.name
-    if name.endswith(".json"):
-        yield from _json_conversations(p, name[: -len(".json")], report)
-        return
-    seen: set[str] = set()
-    try:
-        with _open_text(p) as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                where = f"{p}:{lineno}"
-                try:
-                    conv = _line_conversation(line, where, seen)
-                except TranscriptFormatError as err:
-                    if report is None:
-                        raise
-                    report.skipped.append(err)
-                    continue
-                yield conv
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise SAMFileError(f"cannot read {p}: {exc} (is it a UTF-8 .jsonl or a complete .jsonl.gz?)") from None
-
-
-def _line_conversation(line: str, where: str, seen: set[str]) -> Conversation:
-    try:
-        obj = json.loads(line)
-    except ValueError as exc:
-        raise TranscriptFormatError(where, f"invalid JSON ({exc})") from None
-    return _conversation(obj, where, seen)
-
-
-def _conversation(obj: Any, where: str, seen: set[str], model: str = "", domain: str = "") -> Conversation:
-    """One container item: ``{"id", "messages"}`` (optional ``group``/``task_id``), or, in a tau-bench file, a
-    trajectory ``{task_id, trial, traj}`` (episode ``tau1-{domain}-{model}-task{task_id}-trial{trial}``)."""
-    if isinstance(obj, dict) and "traj" in obj and domain:
-        if "task_id" not in obj:
-            raise TranscriptFormatError(where, "tau-bench trajectory without 'task_id'")
-        eid = episode_id_of(f"tau1-{domain}-{model}-task{obj['task_id']}-trial{obj.get('trial', 0)}")
-        messages, group = obj["traj"], f"{domain}-task{obj['task_id']}"
-    elif isinstance(obj, dict) and "messages" in obj:
-        if obj.get("id") in (None, ""):
-            raise TranscriptFormatError(where, "conversation without 'id' (each needs a unique id: the episode id)")
-        eid, messages = episode_id_of(obj["id"]), obj["messages"]
-        group = str(obj.get("group", obj.get("task_id", obj["id"])))
-    else:
-        raise TranscriptFormatError(where, "expected a conversation {\"id\": ..., \"messages\": [...]}"
-                                           + (" or a tau-bench trajectory {task_id, trial, traj}" if domain else ""))
-    if eid in seen:
-        raise TranscriptFormatError(where, f"duplicate conversation id {eid!r} (episode ids must be unique)")
-    seen.add(eid)
-    return Conversation(eid, messages, where, group)
-
-
-def _json_conversations(p: Path, stem: str, report: ImportReport | None) -> Iterator[Conversation]:
-    try:
-        with _open_text(p) as fh:
-            data = json.load(fh)
-    except (OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
-        raise SAMFileError(f"cannot read {p} as JSON: {exc} (a tau-bench trajectory file is one JSON list)") from None
-    if not isinstance(data, list):
-        raise SAMFileError(f"{p} is not a list of trajectories or conversations (got a {type(data).__name__})")
-    model, _, domain = stem.rpartition("-")
-    model, domain = (model, domain) if model else (stem, "unknown")
-    seen: set[str] = set()
-    for n, item in enumerate(data):
-        try:
-            yield _conversation(item, f"{p}: conversation {n}", seen, model, domain)
-        except TranscriptFormatError as err:
+    for item in files.conversations(path, format):
+        if isinstance(item, TranscriptFormatError):
             if report is None:
-                raise
-            report.skipped.append(err)
+                raise item
+            report.skipped.append(item)
+        else:
+            yield item
 
 
 def _group_hash(group: str) -> str:
@@ -676,26 +224,29 @@ def held_out_groups(groups: Iterable[str], test_fraction: float = TEST_FRACTION)
 
 def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bool = True, split: Split = "all",
                            test_fraction: float = TEST_FRACTION, skip_bad: bool = False,
-                           report: ImportReport | None = None, max_conversations: int | None = None
-                           ) -> Iterator[dict[str, Any]]:
+                           report: ImportReport | None = None, max_conversations: int | None = None,
+                           format: str | None = None, allow_empty: bool = False) -> Iterator[dict[str, Any]]:
     """Agent-log event dicts of every conversation of ``path`` in the chosen split, episode after episode.
 
     Bad conversations raise TranscriptFormatError, or with ``skip_bad`` are skipped and recorded in ``report``.
+    ``format``: force a reader (sam_model.data.formats.FORMATS; None: told from the content). A file that gives
+    no conversation, or conversations without a single tool call, raises at its end (after its events were
+    yielded: write them atomically) unless ``allow_empty``.
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     report = report if report is not None else ImportReport()
     test: frozenset[str] = frozenset()
     if split != "all":  # a first pass over the groups only
-        test = held_out_groups((c.group for c in iter_conversations(path, ImportReport() if skip_bad else None)),
-                           test_fraction)
+        test = held_out_groups((c.group for c in iter_conversations(path, ImportReport() if skip_bad else None,
+                                                                    format)), test_fraction)
     count = 0
-    for conv in iter_conversations(path, report if skip_bad else None):
+    for conv in iter_conversations(path, report if skip_bad else None, format):
         if split != "all" and (conv.group in test) != (split == "test"):
             report.out_of_split += 1
             continue
         if max_conversations is not None and count >= max_conversations:
-            return
+            break
         try:
             events = convert_conversation(conv, label, masked, report)
         except TranscriptFormatError as err:
@@ -703,7 +254,7 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
                 raise
             report.skipped.append(err)
             continue
-        except (AttributeError, KeyError, TypeError) as exc:  # a shape the checks above did not foresee
+        except (AttributeError, KeyError, TypeError, RecursionError) as exc:  # a shape no check foresaw
             err = TranscriptFormatError(conv.where, f"malformed conversation ({type(exc).__name__}: {exc})")
             if not skip_bad:
                 raise err from None
@@ -711,18 +262,35 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
             continue
         count += 1
         yield from events
+    if allow_empty or (max_conversations == 0):
+        return
+    if not report.conversations:
+        skipped = f" ({len(report.skipped)} bad ones skipped)" if report.skipped else ""
+        outside = f" ({report.out_of_split} outside the split)" if report.out_of_split else ""
+        raise TranscriptFormatError(str(path), f"no conversation converted{skipped}{outside}: an empty file? "
+                                               "pass --allow-empty to write an empty log")
+    if not report.calls:
+        raise TranscriptFormatError(str(path), report.no_tool_call_reason())
 
 
 def main(argv: list[str] | None = None) -> int:
+    formats = "\n".join(f"  {f.name:<10} {f.title}: {f.file}" for f in FORMATS.values())
     parser = argparse.ArgumentParser(
-        prog="python -m sam_model.data.transcripts",
-        description="Convert OpenAI-format tool-call transcripts (a .jsonl[.gz] of {\"id\", \"messages\"} lines, or "
-                    "a tau-bench .json[.gz] trajectory file) into an agent-log JSONL file with task states and "
-                    "retrieval labels derived from the transcripts (rules: shared/spec/tool-transcripts.md), and "
-                    "print what was derived.")
-    parser.add_argument("transcripts", help="transcript file: .jsonl / .jsonl.gz (one conversation per line) or "
-                                            "a tau-bench trajectory file .json / .json.gz")
+        prog="python -m sam_model.data.transcripts", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Convert the logs an agent wrote (tool-call conversations, in any of the formats below) into an "
+                    "agent-log JSONL file with task states and\nretrieval labels derived from the conversations "
+                    "(rules: shared/spec/tool-transcripts.md), and print what was derived.\n\nformats (told from "
+                    f"the content; --format NAME forces one; sam-data formats lists them):\n{formats}\n\n"
+                    "A file with no conversation, or with conversations but no tool call, is an error that says what "
+                    "was seen (--allow-empty writes it anyway).")
+    parser.add_argument("transcripts", help="the log file: .jsonl / .jsonl.gz (one conversation, or one OTLP "
+                                            "export, per line) or .json / .json.gz (one document)")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")
+    parser.add_argument("--format", choices=list(FORMATS), default=None,
+                        help="read the file as this format instead of telling it from the content")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="write the log even when the file holds no conversation or no tool call (default: an "
+                             "error that says what was seen)")
     parser.add_argument("--label", choices=LABELS, default="origin",
                         help="which earlier event labels a needed argument value: the first that says it (origin, "
                              "default), the last (latest) or every one (all)")
@@ -736,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test-fraction", type=float, default=TEST_FRACTION, metavar="F",
                         help=f"share of groups in the test split (default {TEST_FRACTION})")
     parser.add_argument("--skip-bad", action="store_true",
-                        help="skip bad conversations and count them (each is listed with FILE:LINE or FILE: "
+                        help="skip bad lines and conversations and count them (each is listed with FILE:LINE or FILE: "
                              "conversation N, message M and the reason) instead of stopping at the first")
     parser.add_argument("--life", type=int, default=1, metavar="N",
                         help="concatenate every N consecutive conversations (of the split) into one agent life "
@@ -751,6 +319,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--max-conversations must be >= 0")
     if args.life < 1:
         parser.error("--life must be >= 1")
+    out_dir = Path(args.out).absolute().parent
+    if not out_dir.is_dir():
+        print(f"error: {args.out}: the output folder {out_dir} does not exist (create it first; nothing is created "
+              "outside an existing folder)", file=sys.stderr)
+        return 1
+    if Path(args.out).exists() and Path(args.transcripts).exists() and Path(args.out).samefile(args.transcripts):
+        print(f"error: {args.out} is the input file; write the agent log elsewhere", file=sys.stderr)
+        return 1
+    if Path(args.out).is_dir():
+        print(f"error: {args.out} is a folder; give the output file's name (e.g. {Path(args.out) / 'log.jsonl'})",
+              file=sys.stderr)
+        return 1
     start = time.perf_counter()
     report = ImportReport()
     try:
@@ -760,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
                 lives, candidates = set(), 0
                 for event in make_lives(iter_transcript_events(
                         args.transcripts, args.label, not args.unmasked, args.split, args.test_fraction, args.skip_bad,
-                        report, args.max_conversations), args.life):
+                        report, args.max_conversations, args.format, args.allow_empty), args.life):
                     out.write(json.dumps(event, ensure_ascii=False) + "\n")
                     lives.add(event["episode_id"])
                     candidates += event["step"] if "useful_memory_steps" in event else 0

@@ -35,16 +35,19 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict
 
+from sam_model.data.formats import is_log_message, to_chat
 from sam_model.data.schema import State
-from sam_model.data.transcripts import TranscriptState, live_state, policy_of
+from sam_model.data.toolstate import TranscriptState, live_state, policy_of
 from sam_model.memory.scoped import ScopedMemory, result
 
 CONFIG_KEYS = ("sam_state", "sam_messages", "sam_tool_call", "user_id", "agent_id", "thread_id")
 
 
 def openai_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
-    """LangChain messages (or OpenAI dicts) as OpenAI chat dicts, what sam_model.data.transcripts reads."""
-    return [m if isinstance(m, Mapping) and "role" in m else convert_to_openai_messages(m) for m in messages]
+    """LangChain messages, or dicts in any log format sam_model.data.formats reads (OpenAI chat, tau2, Anthropic,
+    Responses items, GenAI parts), as OpenAI chat dicts: what sam_model.data.toolstate reads."""
+    dicts = [m if is_log_message(m) else convert_to_openai_messages(m) for m in messages]
+    return to_chat(dicts, "messages").messages
 
 
 def _as_call(call: Mapping[str, Any]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from typing import Any
 
 from sam_model.data.schema import Event, State, parse_event
 from sam_model.data.text import norm
-from sam_model.data.transcripts import TranscriptState, policy_of
+from sam_model.data.toolstate import TranscriptState, policy_of
 from sam_model.io import SAMFileError, atomic_dir, reading
 from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
 

@@ -1,0 +1,119 @@
+"""The log formats agents write, one reader each, all yielding the chat messages the labelling rule reads.
+
+One rule (:mod:`sam_model.data.toolstate`), many readers: a conversation written by hand in every format below
+gives the same agent-log lines (tests/test_formats.py). The importer (:mod:`sam_model.data.transcripts`) tells the
+format of a file from its content (``--format NAME`` forces one), and :func:`to_chat` tells it for a running
+conversation, so ``live_state`` and the LangChain adapter take the messages in any of them.
+
+    sam-data formats        # this table
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sam_model.data.formats import anthropic, chat, otel, responses, tau2
+from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError
+
+__all__ = ["FORMATS", "Chat", "Conversation", "Format", "TranscriptFormatError", "detect", "is_log_message", "tool_marks", "to_chat"]
+
+
+@dataclass(frozen=True)
+class Format:
+    """A format: its name (``--format NAME``), what a file of it holds, and its reader of one conversation."""
+
+    name: str
+    title: str
+    file: str
+    to_chat: Callable[[list[Any], str], Chat]
+    sniff: Callable[[list[Any]], bool]
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in (
+    Format("openai", "OpenAI chat messages (Chat Completions)",
+           '.jsonl of {"id", "messages"} lines, or a .json list of them', chat.to_chat, chat.sniff),
+    Format("tau1", "tau-bench v1 trajectories",
+           ".json list of {task_id, trial, traj}, named {model}-{domain}.json[.gz]", chat.to_chat, lambda m: False),
+    Format("tau2", "tau2-bench results", '.json {info, tasks, simulations: [{task_id, trial, messages}]}',
+           tau2.to_chat, tau2.sniff),
+    Format("anthropic", "Anthropic Messages (tool_use / tool_result blocks)",
+           '.jsonl of {"id", "system"?, "messages"} lines, or a .json list', anthropic.to_chat, anthropic.sniff),
+    Format("responses", "OpenAI Responses API items (function_call / function_call_output)",
+           '.jsonl of {"id", "instructions"?, "input", "output"} (or "items") lines, or a .json list',
+           responses.to_chat, responses.sniff),
+    Format("otel", "OpenTelemetry GenAI spans, OTLP JSON (semantic conventions v1.37+)",
+           '.json {"resourceSpans": [...]}, or a .jsonl of them (the collector file exporter)',
+           otel.to_chat, otel.sniff),
+)}
+_SNIFF_ORDER = ("responses", "otel", "anthropic", "tau2", "openai")
+
+
+def detect(messages: list[Any]) -> str:
+    """The format of one conversation's messages, from their shape (``openai`` when nothing else fits)."""
+    return next((name for name in _SNIFF_ORDER if FORMATS[name].sniff(messages)), "openai")
+
+
+def is_log_message(m: Any) -> bool:
+    """A dict one of the readers reads as a message (it has a ``role``, GenAI ``parts`` or a Responses item
+    ``type``), rather than a framework's own message object."""
+    return isinstance(m, Mapping) and ("role" in m or isinstance(m.get("parts"), list) or m.get("type") in (
+        *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message"))
+
+
+def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:
+    """One conversation's messages, in ``format`` (None: detected), as chat messages."""
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
+    if not isinstance(messages, list):
+        raise TranscriptFormatError(where, f"the messages are a {type(messages).__name__}, expected a list")
+    return FORMATS[format or detect(messages)].to_chat(messages, where)
+
+
+# what a tool call looks like in each format, for the message of a conversation where none was read
+_MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of type tool_result", "anthropic"),
+          ("items of type function_call", "responses"), ("items of type function_call_output", "responses"),
+          ("parts of type tool_call", "otel"), ("parts of type tool_call_response", "otel"),
+          ("tool calls with a top-level name (tau2)", "tau2"), ("'tool_calls' entries with a 'function'", "openai"),
+          ("'function_call' fields (deprecated OpenAI functions)", "openai"))
+
+
+def tool_marks(messages: Any) -> list[tuple[str, str]]:
+    """Signs of tool use in raw messages, as (what was seen, the format whose reader reads it)."""
+    found: set[int] = set()
+    for m in messages if isinstance(messages, list) else []:
+        if not isinstance(m, Mapping):
+            continue
+        blocks = [b for key in ("content", "parts") if isinstance(m.get(key), list) for b in m[key]]
+        types = {b.get("type") for b in blocks if isinstance(b, Mapping)} | {m.get("type")}
+        for i, t in enumerate(("tool_use", "tool_result", "function_call", "function_call_output", "tool_call",
+                               "tool_call_response")):
+            if t in types:
+                found.add(i)
+        calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+        if any(isinstance(c, Mapping) and "function" not in c and "name" in c for c in calls):
+            found.add(6)
+        if any(isinstance(c, Mapping) and "function" in c for c in calls):
+            found.add(7)
+        if "function_call" in m:
+            found.add(8)
+    return [_MARKS[i] for i in sorted(found)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``sam-data formats``: the formats the transcript importer reads."""
+    if argv and argv[0] in ("-h", "--help"):
+        print("usage: sam-data formats\n\nList the log formats `sam-data transcripts` reads (auto-detected from "
+              "content; --format NAME forces one).")
+        return 0
+    width = max(map(len, FORMATS))
+    for f in FORMATS.values():
+        print(f"{f.name:<{width}}  {f.title}\n{'':<{width}}  file: {f.file}")
+    print("\nsam-data transcripts IN OUT.jsonl [--format NAME]   (detected from the content when --format is not given)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

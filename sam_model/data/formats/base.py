@@ -1,0 +1,157 @@
+"""What every log-format reader shares: the error, the conversation it yields and the chat messages it writes.
+
+A reader turns the messages of one conversation, as its format writes them, into **chat messages**: the OpenAI
+chat shape the labelling rule (:mod:`sam_model.data.toolstate`) reads — ``{"role": "system" | "user" |
+"assistant" | "tool", "content": str, "tool_calls": [{"id", "function": {"name", "arguments"}}],
+"tool_call_id"}``. Each chat message keeps where it came from (``sources``), so an error names the message of the
+file, not of the translation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sam_model.io import SAMFileError
+
+
+class TranscriptFormatError(SAMFileError):
+    """A conversation breaks its format. ``str()`` reads ``WHERE: reason``, where ``WHERE`` is ``FILE:LINE``
+    (JSON Lines), ``FILE: conversation N`` (a JSON list), plus ``, message M`` when one message is at fault."""
+
+    def __init__(self, where: str, reason: str):
+        self.where, self.reason = where, reason
+        super().__init__(f"{where}: {reason}")
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One episode's messages as its file writes them, and where they came from (for errors and the split).
+
+    ``format``: the reader of the messages (None: told from the messages themselves); ``policy``: system text
+    the container keeps apart from the messages (Anthropic ``system``, Responses ``instructions``, the tau2
+    domain policy), read as a leading system message."""
+
+    episode_id: str
+    messages: list[Any]
+    where: str  # FILE:LINE or FILE: conversation N
+    group: str  # conversations of one group (a task's trials) share a split
+    format: str | None = None
+    policy: str = ""
+
+
+@dataclass
+class Chat:
+    """A conversation translated to chat messages: ``messages[i]`` came from ``sources[i]`` (``message 3``,
+    ``item 5``); ``user_tool_calls`` counts tool calls (and their results) made by the user side, which the agent
+    never sees and its memory never holds; ``ignored`` counts parts of types no event is made of (reasoning,
+    images, built-in tool items), by type."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    user_tool_calls: int = 0
+    ignored: Counter = field(default_factory=Counter)
+
+    def add(self, message: dict[str, Any], source: str) -> None:
+        self.messages.append(message)
+        self.sources.append(source)
+
+
+def text_of(content: Any, where: str, text_types: tuple[str, ...] = ("text",), key: str = "text",
+            ignored: Counter | None = None) -> str:
+    """Text of a content that is a string, null, or a list of parts: parts of ``text_types`` give their ``key``,
+    joined by newlines; other parts are counted in ``ignored`` by type."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise TranscriptFormatError(where, f"'content' is a {type(content).__name__}; expected a string, null or a "
+                                           "list of parts")
+    texts = []
+    for j, part in enumerate(content):
+        if not isinstance(part, Mapping):
+            raise TranscriptFormatError(where, f"content part {j} is a {type(part).__name__}, expected an object "
+                                               f"such as {{\"type\": \"{text_types[0]}\", \"{key}\": ...}}")
+        if part.get("type") in text_types:
+            if not isinstance(part.get(key), str):
+                raise TranscriptFormatError(where, f"content part {j} has type {part.get('type')!r} but no string "
+                                                   f"{key!r}")
+            texts.append(part[key])
+        elif ignored is not None:
+            ignored[str(part.get("type"))] += 1
+    return "\n".join(texts)
+
+
+def chat_call(call_id: Any, name: Any, arguments: Any, where: str) -> dict[str, Any]:
+    """One OpenAI ``tool_calls`` entry; ``arguments`` (an object, a JSON string or null) kept as given."""
+    if not isinstance(name, str) or not name:
+        raise TranscriptFormatError(where, "tool call without a name")
+    if arguments is not None and not isinstance(arguments, (str, Mapping)):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return {"id": None if call_id is None else str(call_id), "type": "function",
+            "function": {"name": name, "arguments": arguments}}
+
+
+def result_text(value: Any) -> str:
+    """A tool result as the text of its event: strings as they are, anything else as JSON."""
+    return value if isinstance(value, str) else "" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def each(messages: list[Any], where: str, noun: str = "message") -> Iterator[tuple[int, Mapping[str, Any], str]]:
+    """(index, message, where) for each message, refusing one that is not an object."""
+    for i, m in enumerate(messages):
+        w = f"{where}, {noun} {i}"
+        if not isinstance(m, Mapping):
+            raise TranscriptFormatError(w, f"{'an' if noun[0] in 'aeiou' else 'a'} {noun} must be an object, got "
+                                           f"{type(m).__name__}")
+        yield i, m, w
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """How a format writes the blocks of one message (Anthropic content blocks, GenAI parts): the key of a text
+    block's text, the type of a tool call and its id and arguments keys, the type of a tool result and the key
+    naming the call it answers."""
+
+    noun: str
+    text: str
+    call: str
+    call_args: str
+    result: str
+    result_id: str
+
+
+def read_blocks(chat: Chat, role: str, blocks: list[Any], where: str, source: str, kinds: Blocks,
+                result_of: Callable[[Mapping[str, Any], str], str]) -> None:
+    """One message's blocks as chat messages: a tool message per result (in order), then the words, with the
+    assistant's tool calls on them; blocks of other types are counted in ``chat.ignored``."""
+    texts, calls = [], []
+    for j, b in enumerate(blocks):
+        if not isinstance(b, Mapping):
+            raise TranscriptFormatError(where, f"{kinds.noun} {j} is a {type(b).__name__}, expected an object")
+        kind = b.get("type")
+        if kind == "text":
+            if not isinstance(b.get(kinds.text), str):
+                raise TranscriptFormatError(where, f"{kinds.noun} {j} has type 'text' but no string '{kinds.text}'")
+            texts.append(b[kinds.text])
+        elif kind == kinds.call and role == "assistant":
+            calls.append(chat_call(b.get("id"), b.get("name"), b.get(kinds.call_args), f"{where}, {kinds.noun} {j}"))
+        elif kind == kinds.result:
+            call_id = b.get(kinds.result_id)
+            if not isinstance(call_id, (str, int)) or isinstance(call_id, bool) or call_id == "":
+                raise TranscriptFormatError(where, f"{kind} {kinds.noun} {j} without a '{kinds.result_id}' (the "
+                                                   "call it answers)")
+            chat.add({"role": "tool", "tool_call_id": str(call_id), "content": result_of(b, f"{where}, "
+                                                                                          f"{kinds.noun} {j}")},
+                     source)
+        else:
+            chat.ignored[str(kind)] += 1
+    text = "\n".join(texts)
+    if role == "assistant" and (text or calls):
+        chat.add({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})}, source)
+    elif text and role != "tool":
+        chat.add({"role": role, "content": text}, source)

@@ -1,0 +1,211 @@
+"""Conversations out of a log file of any format: the file's documents, then its container.
+
+A ``.jsonl[.gz]`` file is one JSON document per line, a ``.json[.gz]`` file one document. Every line is decoded
+and parsed on its own, so a bad one is named ``FILE:LINE`` with the reason (not UTF-8 and where, invalid JSON, a
+bare ``NaN``/``Infinity``, nested deeper than :data:`MAX_DEPTH`) and, with ``--skip-bad``, skipped alone. The
+container is told from the first document: OTLP spans, a tau2 results file, a tau-bench v1 list of trajectories,
+or conversation objects (``{"id", "messages"}``, Anthropic's with ``system``, Responses' ``input``/``output``).
+Items that fail are yielded as their :class:`TranscriptFormatError`; the caller stops or skips and counts.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from sam_model.data.formats import FORMATS, anthropic, detect, otel, responses, tau2
+from sam_model.data.formats.base import Conversation, TranscriptFormatError
+from sam_model.io import SAMFileError
+
+MAX_DEPTH = 100  # deepest nesting of objects and lists a document may have (a conversation needs about 10)
+_EPISODE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+Item = Conversation | TranscriptFormatError
+
+
+def episode_id_of(raw: Any) -> str:
+    """Every run of characters outside ``[A-Za-z0-9._-]`` becomes ``_``."""
+    return _EPISODE_CHARS.sub("_", str(raw))
+
+
+def _stem(p: Path) -> str:
+    return p.name[:-3] if p.name.endswith(".gz") else p.name
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"bare {name} is not JSON (write null, or the value as a string)")
+
+
+def _depth_ok(obj: Any) -> bool:
+    stack = [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if isinstance(o, (dict, list)):
+            if d > MAX_DEPTH:
+                return False
+            stack.extend((v, d + 1) for v in (o.values() if isinstance(o, dict) else o))
+    return True
+
+
+def parse(raw: bytes, where: str, lines: bool = False) -> Any:
+    """One document: UTF-8 JSON with no bare NaN/Infinity, nested at most MAX_DEPTH deep (``lines``: a whole
+    file, so a bad byte is named by its line)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        newline = b"\n"
+        line_start = raw.rfind(newline, 0, exc.start) + 1
+        at = f"line {raw.count(newline, 0, exc.start) + 1}, " if lines else ""
+        raise TranscriptFormatError(where, f"not UTF-8 ({at}byte {exc.start - line_start + 1} of the line is "
+                                           f"0x{raw[exc.start]:02x}); re-save the file as UTF-8") from None
+    try:
+        doc = json.loads(text.lstrip("\ufeff"), parse_constant=_refuse_constant)
+    except RecursionError:
+        raise TranscriptFormatError(where, f"nested too deeply (more than {MAX_DEPTH} levels of objects and lists)"
+                                    ) from None
+    except ValueError as exc:
+        raise TranscriptFormatError(where, f"invalid JSON ({exc})") from None
+    if not _depth_ok(doc):
+        raise TranscriptFormatError(where, f"nested too deeply (more than {MAX_DEPTH} levels of objects and lists)")
+    return doc
+
+
+def documents(p: Path) -> Iterator[tuple[Any, str]]:
+    """(document or its error, where) for each line of a .jsonl[.gz] file, or the one document of a .json[.gz]."""
+    opener = gzip.open if p.name.endswith(".gz") else open
+    try:
+        with opener(p, "rb") as fh:
+            if _stem(p).endswith(".json"):
+                where = str(p)
+                try:
+                    yield parse(fh.read(), where, lines=True), where
+                except TranscriptFormatError as err:
+                    yield err, where
+                return
+            for n, line in enumerate(fh, start=1):
+                if not line.strip() or (n == 1 and not line.lstrip(b"\xef\xbb\xbf").strip()):
+                    continue
+                where = f"{p}:{n}"
+                try:
+                    yield parse(line.removeprefix(b"\xef\xbb\xbf") if n == 1 else line, where), where
+                except TranscriptFormatError as err:
+                    yield err, where
+    except (OSError, EOFError) as exc:
+        raise SAMFileError(f"cannot read {p}: {exc} (is it a complete .json/.jsonl, or .gz of one?)") from None
+
+
+def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]:
+    """Every conversation of ``path`` in file order (``format``: force one of FORMATS; None: tell from content)."""
+    p = Path(path)
+    if format is not None and format not in FORMATS:
+        raise SAMFileError(f"unknown format {format!r}; formats: {', '.join(FORMATS)} (sam-data formats)")
+    if not p.is_file():
+        raise SAMFileError(f"transcript file not found: {p} (give a .jsonl[.gz] of conversations, or a .json[.gz] "
+                           "tau-bench, tau2 or OTLP file; sam-data formats lists them)")
+    docs = documents(p)
+    first = next(docs, None)
+    if first is None:
+        return
+    seen: set[str] = set()
+    if format == "otel" or (format is None and otel.is_otlp(first[0])):
+        good = []
+        for doc, where in [first, *docs]:
+            if isinstance(doc, TranscriptFormatError):
+                yield doc
+            elif not otel.is_otlp(doc):
+                yield TranscriptFormatError(where, "expected OTLP JSON {\"resourceSpans\": [...]}")
+            else:
+                good.append((doc, where))
+        yield from _unique(otel.conversations(good, str(p), episode_id_of), seen)
+        return
+    model = domain = ""
+    if _stem(p).endswith(".json"):
+        stem = _stem(p)[: -len(".json")]
+        model, _, domain = stem.rpartition("-")
+        model, domain = (model, domain) if model else (stem, "unknown")
+    for doc, where in [first, *docs]:
+        if isinstance(doc, TranscriptFormatError):
+            yield doc
+        elif tau2.is_results(doc) and format in (None, "tau2"):
+            yield from _unique(tau2.conversations(doc, where, episode_id_of), seen)
+        elif isinstance(doc, list):
+            for n, item in enumerate(doc):
+                yield _item(item, f"{where}: conversation {n}", seen, format, model, domain)
+        else:
+            yield _item(doc, where, seen, format, model, domain)
+
+
+def _unique(items: Iterator[Item], seen: set[str]) -> Iterator[Item]:
+    for item in items:
+        if isinstance(item, Conversation):
+            if item.episode_id in seen:
+                item = TranscriptFormatError(item.where, f"duplicate conversation id {item.episode_id!r} (episode "
+                                                         "ids must be unique)")
+            else:
+                seen.add(item.episode_id)
+        yield item
+
+
+def _id(obj: Mapping[str, Any], key: str, where: str) -> str:
+    raw = obj.get(key)
+    if raw in (None, ""):
+        raise TranscriptFormatError(where, f"conversation without '{key}' (each needs a unique id: the episode id)")
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise TranscriptFormatError(where, f"'{key}' is a {type(raw).__name__}; expected a string or an integer")
+    return str(raw)
+
+
+def _item(obj: Any, where: str, seen: set[str], format: str | None, model: str, domain: str) -> Item:
+    """One container item: a conversation object, or a tau-bench trajectory ``{task_id, trial, traj}`` (episode
+    ``tau1-{domain}-{model}-task{task_id}-trial{trial}``, the file named ``{model}-{domain}.json``)."""
+    try:
+        if isinstance(obj, Mapping) and "traj" in obj and domain and format in (None, "tau1"):
+            task = _id(obj, "task_id", where)
+            eid = episode_id_of(f"tau1-{domain}-{model}-task{task}-trial{obj.get('trial', 0)}")
+            conv = Conversation(eid, obj["traj"], where, f"{domain}-task{task}", "tau1")
+        elif isinstance(obj, Mapping) and any(k in obj for k in ("messages", "input", "output", "items")):
+            raw_id = _id(obj, "id", where)
+            messages = obj.get("messages") if "messages" in obj else responses.items_of(obj, where)
+            fmt = format if format not in (None, "tau1") else "responses" if "messages" not in obj else None
+            if fmt is None and isinstance(messages, list):  # a top-level "system" is Anthropic's, as is its shape
+                fmt = "anthropic" if "system" in obj and detect(messages) == "openai" else detect(messages)
+            policy = ""
+            if obj.get("system") is not None:
+                policy = anthropic.policy(obj["system"], where)
+            if isinstance(obj.get("instructions"), str):
+                policy = obj["instructions"]
+            group = obj.get("group", obj.get("task_id", raw_id))
+            if isinstance(group, (dict, list)):
+                raise TranscriptFormatError(where, f"'group' is a {type(group).__name__}; expected a string")
+            conv = Conversation(episode_id_of(raw_id), messages, where, str(group), fmt, policy)
+        else:
+            what = "a tau-bench trajectory {task_id, trial, traj}, " if domain else ""
+            raise TranscriptFormatError(where, f"expected {what}a conversation {{\"id\": ..., \"messages\": [...]}} "
+                                               "or Responses items {\"id\", \"input\", \"output\"} "
+                                               f"(got a {type(obj).__name__}; sam-data formats lists what is read)")
+    except TranscriptFormatError as err:
+        return err
+    return next(_unique(iter([conv]), seen))
+
+
+def is_transcript_file(path: str | Path) -> bool:
+    """A ``.json[.gz]`` file, or a ``.jsonl[.gz]`` file whose first line is a conversation or OTLP spans (not an
+    agent-log event)."""
+    p = Path(path)
+    name = _stem(p)
+    if not p.is_file():
+        return False
+    if name.endswith(".json"):
+        return True
+    if not name.endswith(".jsonl"):
+        return False
+    try:
+        for doc, _ in documents(p):
+            return isinstance(doc, dict) and "episode_id" not in doc and any(
+                k in doc for k in ("messages", "input", "output", "items", "resourceSpans"))
+    except SAMFileError:
+        return False
+    return False

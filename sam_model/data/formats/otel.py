@@ -1,0 +1,162 @@
+"""OpenTelemetry GenAI spans exported as OTLP JSON (``{"resourceSpans": [...]}``, a file or one per line).
+
+Follows the GenAI semantic conventions **v1.37.0** and later (the version that introduced the attributes below;
+checked against the conventions' ``gen-ai-input-messages.json`` / ``gen-ai-output-messages.json`` /
+``gen-ai-system-instructions.json`` schemas): an inference span (``gen_ai.operation.name`` ``chat``,
+``generate_content``, ``text_completion``, ...) carries ``gen_ai.input.messages``, ``gen_ai.output.messages`` and
+``gen_ai.system_instructions``, as JSON strings or structured OTLP values, on the span or on its
+``gen_ai.client.inference.operation.details`` event. A message is ``{"role", "parts": [...]}`` with parts
+``{"type": "text", "content"}``, ``{"type": "tool_call", "id", "name", "arguments"}`` and
+``{"type": "tool_call_response", "id", "response"}``; other part types (reasoning, blobs, uris) are counted.
+Roles are the schema's (``system``, ``user``, ``assistant``, ``tool``), any case, and the names instrumentations
+also write (``human``, ``ai``, ``model``, ``developer``).
+
+The spans of one conversation (``gen_ai.conversation.id``, else the trace) are read in start order; each call's
+input repeats the history, so the conversation is the calls' input and output messages joined where they
+overlap. The deprecated per-message events of v1.36 and earlier, and vendor attributes (``gen_ai.prompt.0.*``),
+carry no messages this reader reads: a file of them is refused with a message that says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from sam_model.data.formats.base import (
+    Blocks,
+    Chat,
+    Conversation,
+    TranscriptFormatError,
+    each,
+    read_blocks,
+    result_text,
+)
+
+INPUT, OUTPUT, SYSTEM = "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+CONVERSATION = "gen_ai.conversation.id"
+ROLES = ("system", "user", "assistant", "tool")
+ALIASES = {"human": "user", "ai": "assistant", "model": "assistant", "developer": "system"}  # instrumentations' names
+
+
+BLOCKS = Blocks("part", "content", "tool_call", "arguments", "tool_call_response", "id")
+
+
+def to_chat(messages: list[Any], where: str) -> Chat:
+    chat = Chat()
+    for i, m, w in each(messages, where):
+        parts = m.get("parts")
+        if parts is None and isinstance(m.get("content"), str):
+            parts = [{"type": "text", "content": m["content"]}]  # a plain chat message among them
+        if not isinstance(parts, list):
+            raise TranscriptFormatError(w, "expected a GenAI message {\"role\": ..., \"parts\": [...]}")
+        role = m.get("role")
+        role = ALIASES.get(role.lower(), role.lower()) if isinstance(role, str) else role
+        if role not in ROLES:
+            raise TranscriptFormatError(w, f"role {role!r} is not a GenAI role (expected one of {', '.join(ROLES)})")
+        read_blocks(chat, role, parts, w, f"message {i}", BLOCKS, lambda p, at: result_text(p.get("response")))
+    return chat
+
+
+def sniff(messages: list[Any]) -> bool:
+    return any(isinstance(m, Mapping) and isinstance(m.get("parts"), list) and "role" in m for m in messages)
+
+
+def is_otlp(doc: Any) -> bool:
+    return isinstance(doc, Mapping) and "resourceSpans" in doc
+
+
+def value(v: Any) -> Any:
+    """An OTLP JSON ``AnyValue`` as a Python value."""
+    if not isinstance(v, Mapping):
+        return v
+    for key in ("stringValue", "boolValue", "doubleValue"):
+        if key in v:
+            return v[key]
+    if "intValue" in v:
+        return int(v["intValue"])
+    if "arrayValue" in v:
+        return [value(x) for x in (v["arrayValue"] or {}).get("values") or []]
+    if "kvlistValue" in v:
+        return attributes((v["kvlistValue"] or {}).get("values") or [])
+    return None
+
+
+def attributes(kvs: Any) -> dict[str, Any]:
+    return {kv["key"]: value(kv.get("value")) for kv in kvs or [] if isinstance(kv, Mapping) and "key" in kv}
+
+
+def _spans(docs: Iterable[tuple[Any, str]]) -> Iterator[tuple[dict[str, Any], str]]:
+    for doc, where in docs:
+        for rs in doc.get("resourceSpans") or []:
+            for ss in (rs or {}).get("scopeSpans") or (rs or {}).get("instrumentationLibrarySpans") or []:
+                for span in (ss or {}).get("spans") or []:
+                    if isinstance(span, Mapping):
+                        yield span, where
+
+
+def _messages(raw: Any, where: str, key: str) -> list[Any]:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError as exc:
+            raise TranscriptFormatError(where, f"{key} is not JSON ({exc})") from None
+        except RecursionError:
+            raise TranscriptFormatError(where, f"{key} is nested too deeply") from None
+    if not isinstance(raw, list):
+        raise TranscriptFormatError(where, f"{key} is a {type(raw).__name__}, expected a list of messages")
+    return raw
+
+
+def _join(conv: list[Any], seq: list[Any]) -> list[Any]:
+    """``conv`` followed by what ``seq`` adds: ``seq`` after the longest end of ``conv`` it starts with."""
+    for k in range(min(len(conv), len(seq)), 0, -1):
+        if conv[len(conv) - k:] == seq[:k]:
+            return conv + seq[k:]
+    return conv + seq
+
+
+def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
+    """The conversations of OTLP documents (``(doc, where)`` pairs): one per conversation id, else per trace.
+    Spans but no messages at all is an error that says what the spans were."""
+    groups: dict[str, list[tuple[int, int, dict[str, Any], str]]] = {}
+    seen: Counter = Counter()
+    for n, (span, where) in enumerate(_spans(docs)):
+        attrs = attributes(span.get("attributes"))
+        for event in span.get("events") or []:
+            if isinstance(event, Mapping) and event.get("name") == DETAILS_EVENT:
+                attrs = {**attributes(event.get("attributes")), **attrs}
+        seen[str(attrs.get("gen_ai.operation.name", "without gen_ai.operation.name"))] += 1
+        legacy = sorted({k.split(".")[1] for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))})
+        seen.update(f"gen_ai.{k}.* attributes" for k in legacy)
+        if INPUT not in attrs and OUTPUT not in attrs:
+            continue
+        key = str(attrs.get(CONVERSATION) or span.get("traceId") or "trace")
+        start = int(span.get("startTimeUnixNano") or 0)
+        groups.setdefault(key, []).append((start, n, attrs, f"{where}, span {span.get('spanId', n)}"))
+    for key, spans in groups.items():
+        w = f"{path}: conversation {key}"
+        conv: list[Any] = []
+        policy: list[str] = []
+        try:
+            for _, _, attrs, where in sorted(spans, key=lambda s: s[:2]):
+                seq = [*_messages(attrs.get(INPUT, []), where, INPUT), *_messages(attrs.get(OUTPUT, []), where, OUTPUT)]
+                conv = _join(conv, seq)
+                for part in _messages(attrs.get(SYSTEM, []), where, SYSTEM):
+                    text = part.get("content") if isinstance(part, Mapping) and part.get("type") == "text" else None
+                    if isinstance(text, str) and text not in policy:
+                        policy.append(text)
+        except TranscriptFormatError as err:
+            yield err
+            continue
+        yield Conversation(id_of(key), conv, w, key, "otel", "\n".join(policy))
+    if not groups:
+        saw = ", ".join(f"{k} {v}" for k, v in seen.most_common()) or "no spans"
+        yield TranscriptFormatError(path, f"no span carries {INPUT} or {OUTPUT} (saw spans by operation and "
+                                          f"attributes: {saw}); record message content in the instrumentation "
+                                          "(semantic conventions v1.37+, e.g. OTEL_SEMCONV_STABILITY_OPT_IN="
+                                          "gen_ai_latest_experimental and OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_"
+                                          "CONTENT=SPAN_ONLY); gen_ai.prompt.*/gen_ai.completion.* are not read")
+

@@ -1,0 +1,88 @@
+"""OpenAI Responses API items: the ``input`` and ``output`` lists of ``/v1/responses``.
+
+``message`` items (or bare ``{"role", "content"}``) are the words, their content a string or parts
+(``input_text``/``output_text``); ``function_call`` items (``{"call_id", "name", "arguments"}``) and
+``custom_tool_call`` (raw ``input``) are tool calls, answered by ``function_call_output`` /
+``custom_tool_call_output`` items of the same ``call_id``; an ``mcp_call`` is a call and its output in one item.
+An assistant message and the calls right after it are one chat turn, as Chat Completions writes them.
+``reasoning`` and built-in tool items (web search, file search, computer use, ...) are counted, not read. The
+conversation's ``instructions`` are its policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each, result_text, text_of
+
+TEXT_PARTS = ("input_text", "output_text", "text")
+CALLS = ("function_call", "custom_tool_call")
+OUTPUTS = ("function_call_output", "custom_tool_call_output")
+ROLES = ("system", "developer", "user", "assistant")
+
+
+def to_chat(items: list[Any], where: str) -> Chat:
+    chat = Chat()
+    turn: dict[str, Any] | None = None  # the assistant turn that calls may still join
+    for i, item, w in each(items, where, "item"):
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message":
+            role = item.get("role")
+            if role not in ROLES:
+                raise TranscriptFormatError(w, f"message item with role {role!r} (expected one of {', '.join(ROLES)})")
+            text = text_of(item.get("content"), w, TEXT_PARTS, ignored=chat.ignored)
+            turn = None
+            if role == "assistant":
+                turn = {"role": "assistant", "content": text or None}
+                chat.add(turn, f"item {i}")
+            elif text:
+                chat.add({"role": "system" if role == "developer" else role, "content": text}, f"item {i}")
+        elif kind in CALLS or kind == "mcp_call":
+            call_id = item.get("call_id", item.get("id"))
+            args = item.get("input") if kind == "custom_tool_call" else item.get("arguments")
+            call = chat_call(call_id, item.get("name"), args, w)
+            if turn is None:
+                turn = {"role": "assistant", "content": None}
+                chat.add(turn, f"item {i}")
+            turn.setdefault("tool_calls", []).append(call)
+            if kind == "mcp_call":
+                turn = None
+                chat.add({"role": "tool", "tool_call_id": call["id"],
+                          "content": result_text(item.get("output") if item.get("error") is None
+                                                 else f"Error: {item['error']}")}, f"item {i}")
+        elif kind in OUTPUTS:
+            call_id = item.get("call_id")
+            if not isinstance(call_id, str) or not call_id:
+                raise TranscriptFormatError(w, f"{kind} item without a 'call_id' (the call it answers)")
+            output = item.get("output")
+            text = text_of(output, w, TEXT_PARTS, ignored=chat.ignored) if isinstance(output, list) \
+                else result_text(output)
+            turn = None
+            chat.add({"role": "tool", "tool_call_id": call_id, "content": text}, f"item {i}")
+        else:
+            chat.ignored[str(kind)] += 1
+    return chat
+
+
+def sniff(items: list[Any]) -> bool:
+    return any(isinstance(m, Mapping) and (m.get("type") in (*CALLS, *OUTPUTS, "mcp_call", "reasoning")
+                                           or (m.get("type") == "message" and "role" in m)) for m in items)
+
+
+def items_of(obj: Mapping[str, Any], where: str) -> list[Any]:
+    """A logged exchange: ``input`` (a string or items) then ``output``, or ``items``."""
+    if "items" in obj:
+        return obj["items"] if isinstance(obj["items"], list) else _bad(where, "items", obj["items"])
+    raw = obj.get("input")
+    items = [{"role": "user", "content": raw}] if isinstance(raw, str) else raw if raw is not None else []
+    out = obj.get("output") or []
+    if not isinstance(items, list):
+        _bad(where, "input", raw)
+    if not isinstance(out, list):
+        _bad(where, "output", out)
+    return [*items, *out]
+
+
+def _bad(where: str, key: str, value: Any) -> list[Any]:
+    raise TranscriptFormatError(where, f"'{key}' is a {type(value).__name__}, expected a list of items")

@@ -1,0 +1,432 @@
+"""The labelling rule of tool-call conversations: the spec's running state, its decision points and labels.
+
+``../shared/spec/tool-transcripts.md`` derives a task state and retrieval labels from what an agent's LLM API
+saw and said; this module is that rule, and only that rule (it reproduces
+``tau-bench-airline-first20.golden.jsonl`` through the importer). The rule is the one of the SGD adapter with
+tool calls in place of service calls: at a tool call, each argument value that the current event does not say is
+traced back to the earlier event that first said it; that event is the label.
+
+It reads conversations as OpenAI chat messages (``system``/``user``/``assistant`` with ``tool_calls``/``tool``);
+readers of other log formats (:mod:`sam_model.data.formats`) turn their logs into these messages first. Files,
+splits and the CLI live in :mod:`sam_model.data.transcripts`; run-time modules (the scoped memory, the
+integrations, the metrics) import this module only.
+
+One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
+sub-goal stack = tools called, constraints = argument values already used, last action result = a
+value-free summary of the last tool result) and writes the events. The importer and a live agent use
+the same object, so training and inference see the same state::
+
+    state = live_state(messages_so_far, {"name": "book_reservation", "arguments": {...}})
+    state = live_state(messages_so_far, tool="book_reservation", arguments=["user_id", "payment_id"])
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sam_model.data.formats import to_chat
+from sam_model.data.formats.base import TranscriptFormatError
+from sam_model.data.provenance import mentions
+from sam_model.data.text import norm
+
+Label = Literal["origin", "latest", "all"]
+LABELS: tuple[str, ...] = ("origin", "latest", "all")
+RESULT_CUT = 2000  # characters of a tool result kept in its event's text
+OUTCOMES = ("needed", "observation", "policy", "untraceable", "trivial")  # what happens to an argument leaf
+_TRIVIAL_WORDS = frozenset({"yes", "no", "true", "false", "none", "null", "n/a"})
+_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
+_KEY = re.compile(r"[a-z][a-z_]*")
+
+
+# --------------------------------------------------------------------------------------------- definitions
+def says(text_norm: str, s: str) -> bool:
+    """The spec's says(text, s): ``text_norm`` (already normalised) contains ``s`` as a whole token, or ``s``
+    without a leading ``#`` (when ``s`` starts with ``#`` and is longer than 2), or ``s`` with ``_`` read as a
+    space."""
+    if mentions(text_norm, s):
+        return True
+    if s.startswith("#") and len(s) > 2 and mentions(text_norm, s[1:]):
+        return True
+    return "_" in s and mentions(text_norm, s.replace("_", " "))
+
+
+def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
+    """(path, scalar) pairs: a dict gives the leaves of each value at ``path.key``, a list those of each item
+    at ``path`` (no index), a scalar is one leaf."""
+    if isinstance(value, Mapping):
+        return [leaf for k, v in value.items() for leaf in leaves(v, f"{path}.{k}")]
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in leaves(v, path)]
+    return [(path, value)]
+
+
+def is_free_text(s: str) -> bool:
+    """A normalised string longer than 100 characters or of more than 8 words: prose, not a value."""
+    return len(s) > 100 or len(s.split()) > 8
+
+
+def is_trivial(path: str, value: Any) -> bool:
+    """Values too common or too vague to trace: None, booleans, numbers (and all-digit strings) of fewer than 3
+    digits unless the path's last part ends in ``id``, strings shorter than 2 characters, yes/no words, free text."""
+    if value is None or isinstance(value, bool):
+        return True
+    s = norm(value)
+    if (isinstance(value, (int, float)) or _NUMBER.fullmatch(s)) and sum(c.isdigit() for c in s) < 3 \
+            and not path.rsplit(".", 1)[-1].lower().endswith("id"):
+        return True
+    return len(s) < 2 or s in _TRIVIAL_WORDS or is_free_text(s)
+
+
+def summary(name: str, content: str) -> str:
+    """``last_action_result`` after a tool result: its shape (error and why, n results, ok and which keys),
+    never its values, so the state cannot leak what the memory must supply."""
+    c = content.strip()
+    if c[:5].lower() == "error":
+        reason = " ".join(w for w in c.split() if not any(ch.isdigit() for ch in w))[:80]
+        reason = re.sub(r"^error[:\s]*", "", reason, flags=re.IGNORECASE)
+        return f"{name}: error" + (f" ({reason})" if reason else "")
+    try:
+        parsed = json.loads(c)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, list):
+        return f"{name}: {len(parsed)} results"
+    if isinstance(parsed, dict):
+        keys = [k for k in parsed if _KEY.fullmatch(k)][:6]
+        return f"{name}: ok ({', '.join(keys)})" if keys else f"{name}: ok ({len(parsed)} entries)"
+    return f"{name}: empty" if not c else f"{name}: ok"
+
+
+def call_text(name: str, arguments: Mapping[str, Any] | str) -> str:
+    """``CALL name(k=v, ...)``: strings raw, everything else as JSON; unparsable arguments as their raw string."""
+    if isinstance(arguments, str):
+        return f"CALL {name}({arguments})"
+    parts = [f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items()]
+    return f"CALL {name}({', '.join(parts)})"
+
+
+
+# --------------------------------------------------------------------------------------------- messages
+@dataclass(frozen=True)
+class ToolCall:
+    """One parsed tool call. ``arguments`` is the decoded object, or the raw string when it is not JSON."""
+
+    name: str
+    arguments: dict[str, Any] | str
+    id: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return isinstance(self.arguments, dict)
+
+
+def content_text(content: Any, where: str) -> str:
+    """A message's content as text: a string, null, or a list of parts whose text parts are joined by newlines."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for j, part in enumerate(content):
+            if not isinstance(part, Mapping):
+                raise TranscriptFormatError(where, f"content part {j} is a {type(part).__name__}, expected an "
+                                                   "object such as {\"type\": \"text\", \"text\": ...}")
+            if part.get("type") == "text":
+                if not isinstance(part.get("text"), str):
+                    raise TranscriptFormatError(where, f"content part {j} has type 'text' but no string 'text'")
+                texts.append(part["text"])
+        return "\n".join(texts)
+    raise TranscriptFormatError(where, f"'content' is a {type(content).__name__}; expected a string, null or a "
+                                       "list of parts")
+
+
+def parse_tool_calls(message: Mapping[str, Any], where: str) -> list[ToolCall]:
+    """The message's tool calls; arguments that are not a JSON object are kept as their raw string."""
+    raw = message.get("tool_calls")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise TranscriptFormatError(where, f"'tool_calls' is a {type(raw).__name__}, expected a list of calls")
+    calls = []
+    for j, call in enumerate(raw):
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise TranscriptFormatError(where, f"tool call {j} has no function name (expected "
+                                               "{\"function\": {\"name\": ..., \"arguments\": ...}})")
+        args = fn.get("arguments")
+        if isinstance(args, str):
+            try:
+                decoded = json.loads(args) if args.strip() else {}
+            except ValueError:
+                decoded = args
+            args = decoded if isinstance(decoded, dict) else args
+        elif args is None:
+            args = {}
+        elif not isinstance(args, dict):
+            args = json.dumps(args, ensure_ascii=False)
+        call_id = call.get("id")
+        calls.append(ToolCall(fn["name"], args, None if call_id is None else str(call_id)))
+    return calls
+
+
+# --------------------------------------------------------------------------------------------- the state
+@dataclass
+class Decision:
+    """What a tool call needs: its decision-point state, the labels and how each argument leaf was judged."""
+
+    state: dict[str, Any]
+    labels: list[int]
+    needed: dict[str, list[str]]  # path -> normalised needed values
+    outcomes: Counter = field(default_factory=Counter)  # OUTCOMES -> number of leaves
+    distances: list[int] = field(default_factory=list)  # decision step - label step, per label
+
+
+class TranscriptState:
+    """The spec's running state over one conversation, and the events it writes.
+
+    Feed messages in order with :meth:`add`; :meth:`decide` gives the decision-point state (and labels) for
+    tool calls about to be made after the messages fed so far. The importer calls ``decide`` for every
+    assistant message with tool calls before adding it; a live agent calls it before running a call.
+    """
+
+    def __init__(self, episode_id: str = "live", policy: str = "", label: Label = "origin", masked: bool = True):
+        if label not in LABELS:
+            raise ValueError(f"label must be one of {LABELS}, got {label!r}")
+        self.episode_id, self.label, self.masked = episode_id, label, masked
+        self.policy_norm = norm(policy)
+        self.phase, self.last = "start", "none"
+        self.stack: list[str] = []
+        self.cons: dict[str, Any] = {}
+        self.events: list[dict[str, Any]] = []
+        self._norms: list[str] = []  # norm(text) of each event
+        self._call_names: dict[str, str] = {}  # tool_call_id -> tool name
+        self.invalid_arguments: list[str] = []  # where a call's arguments were not a JSON object (kept raw)
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"phase": self.phase, "subgoal_stack": list(self.stack),
+                "constraints": {k: list(v) if isinstance(v, list) else v for k, v in self.cons.items()},
+                "uncertainty_flags": [], "last_action_result": self.last}
+
+    def _emit(self, kind: str, text: str) -> None:
+        self.events.append({"episode_id": self.episode_id, "step": len(self.events), "kind": kind, "text": text,
+                            "state": self.snapshot()})
+        self._norms.append(norm(text))
+
+    def add(self, message: Mapping[str, Any], where: str = "message") -> None:
+        """Write the events of one message (see the spec's "Events, in message order")."""
+        if not isinstance(message, Mapping):
+            raise TranscriptFormatError(where, f"a message must be an object, got {type(message).__name__}")
+        role = message.get("role")
+        if not isinstance(role, str) or not role:
+            raise TranscriptFormatError(where, "message without 'role' (expected system, user, assistant or tool)")
+        text = content_text(message.get("content"), where)
+        if role == "system":
+            return  # the policy: common knowledge of every episode, not an event
+        if role == "assistant":
+            calls = parse_tool_calls(message, where)
+            if text:
+                self._emit("system", text)
+            for call in calls:
+                self._call(call, where)
+        elif role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id is not None and str(call_id) not in self._call_names:
+                raise TranscriptFormatError(where, f"tool message answers tool_call_id {call_id!r}, which no earlier "
+                                                   "assistant tool call has (a truncated or merged transcript?)")
+            name = message.get("name")
+            if not isinstance(name, str) or not name:
+                name = self._call_names.get(str(call_id), "tool") if call_id is not None else "tool"
+            self.last = summary(name, text)
+            shown = name + ": " + text
+            if len(shown) > RESULT_CUT:
+                shown = shown[:RESULT_CUT] + f" ...[+{len(shown) - RESULT_CUT} chars]"
+            self._emit("result", shown)
+        elif text:
+            self._emit(role, text)
+
+    def _call(self, call: ToolCall, where: str) -> None:
+        self.phase = call.name
+        if call.name not in self.stack:
+            self.stack.append(call.name)
+        if call.id is not None:
+            self._call_names[call.id] = call.name
+        if not call.valid:
+            self.invalid_arguments.append(f"{where}: arguments of {call.name} are not a JSON object; kept as the "
+                                          "raw string (no argument of this call is traced)")
+        else:
+            for name, value in call.arguments.items():
+                kept: dict[str, list[Any]] = {}
+                for path, v in leaves(value, name):
+                    if not (isinstance(v, str) and is_free_text(norm(v))):
+                        kept.setdefault(path, []).append(v)
+                for path, vs in kept.items():
+                    self.cons[path] = vs[0] if len(vs) == 1 else vs
+        self._emit("action", call_text(call.name, call.arguments))
+
+    def decide(self, calls: Sequence[ToolCall]) -> Decision | None:
+        """The decision for ``calls`` made right after the messages fed so far; None without history.
+
+        Its event is the last one written. Leaves that are trivial, said by that event, said by the policy or
+        said by no earlier event are skipped; the rest are needed, labelled by the first (``origin``), last
+        (``latest``) or every (``all``) earlier event that says them.
+        """
+        if not self.events:
+            return None
+        d_step = len(self.events) - 1
+        own, earlier = self._norms[d_step], self._norms[:d_step]
+        outcomes: Counter = Counter()
+        needed: dict[str, list[str]] = {}
+        steps: set[int] = set()
+        for call in calls:
+            if not call.valid:
+                continue
+            for name, value in call.arguments.items():
+                for path, v in leaves(value, name):
+                    outcome, hits = self._judge(path, v, own, earlier)
+                    outcomes[outcome] += 1
+                    if outcome == "needed":
+                        needed.setdefault(path, []).append(norm(v))
+                        steps.update({"origin": hits[:1], "latest": hits[-1:], "all": hits}[self.label])
+        labels = sorted(steps)
+        state = self.events[d_step]["state"]
+        state = {**state, "phase": calls[0].name if calls else state["phase"],
+                 "constraints": dict(state["constraints"]), "uncertainty_flags": list(state["uncertainty_flags"])}
+        if needed and self.masked:
+            state["constraints"] = mask_constraints(state["constraints"], needed)
+            state["uncertainty_flags"] = sorted(needed)
+        return Decision(state, labels, needed, outcomes, [d_step - s for s in labels])
+
+    def feed(self, message: Mapping[str, Any], where: str = "message") -> tuple[Decision | None, int]:
+        """One message as the importer writes it: before an assistant message with tool calls, the decision
+        for those calls, and if it has labels the last event becomes that decision point (its state the
+        decision state, its labels and ``meta.needed``); then the message's events. Returns the decision (None
+        without tool calls or history) and how many events already written it revised (0 or 1), so a memory
+        fed message by message holds exactly the importer's events."""
+        decision, revised = None, 0
+        if isinstance(message, Mapping) and message.get("role") == "assistant":
+            calls = parse_tool_calls(message, where)
+            if calls:
+                decision = self.decide(calls)
+                if decision is not None and decision.labels:
+                    event = self.events[-1]
+                    event["state"] = decision.state
+                    event["useful_memory_steps"] = decision.labels
+                    event["meta"] = {"needed": decision.needed}  # for grounding@k; the model never reads meta
+                    revised = 1
+        self.add(message, where)
+        return decision, revised
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the tracker knows, JSON-able (a saved memory continues a conversation where it was)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(self).items()}
+
+    @classmethod
+    def from_state_dict(cls, d: Mapping[str, Any]) -> TranscriptState:
+        self = cls.__new__(cls)
+        self.__dict__.update({k: (dict(v) if isinstance(v, Mapping) else v) for k, v in d.items()})
+        return self
+
+    def _judge(self, path: str, value: Any, own: str, earlier: list[str]) -> tuple[str, list[int]]:
+        if is_trivial(path, value):
+            return "trivial", []
+        s = norm(value)
+        if says(own, s):
+            return "observation", []
+        if says(self.policy_norm, s):
+            return "policy", []
+        hits = [i for i, text in enumerate(earlier) if says(text, s)]
+        return ("needed", hits) if hits else ("untraceable", [])
+
+
+def policy_of(messages: Sequence[Any], where: str = "conversation") -> str:
+    """The policy: the concatenated content of the ``system`` messages (common knowledge, not an event)."""
+    return "\n".join(content_text(m.get("content"), f"{where}, message {i}")
+                     for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "system")
+
+
+def mask_constraints(constraints: Mapping[str, Any], needed: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """Constraints without the needed paths and without every entry whose value (or an item of it) says a
+    needed value: the state knows what it needs, not the values."""
+    values = [s for vs in needed.values() for s in vs]
+
+    def leaks(v: Any) -> bool:
+        items = v if isinstance(v, list) else [v]
+        return any(says(norm(x), s) for x in items for s in values)
+
+    return {k: v for k, v in constraints.items() if k not in needed and not leaks(v)}
+
+
+def live_state(messages: Iterable[Mapping[str, Any]],
+               call: Mapping[str, Any] | ToolCall | Sequence[Mapping[str, Any] | ToolCall] | None = None, *,
+               tool: str | None = None, arguments: Mapping[str, Any] | Sequence[str] | None = None,
+               masked: bool = True, policy: str = "") -> dict[str, Any]:
+    """The decision-point state of the spec for a tool call about to be made after ``messages``.
+
+    ``messages``: the running conversation in any format :mod:`sam_model.data.formats` reads (OpenAI chat, tau2,
+    Anthropic, Responses items, GenAI parts), told from its shape; ``policy``: system text kept apart from the
+    messages (Anthropic ``system``, Responses ``instructions``), read as a leading system message.
+
+    Give the call itself (``{"name", "arguments"}``, an OpenAI ``tool_calls`` entry, a :class:`ToolCall`, or a
+    list of them: all the calls of one assistant message):
+    the state is then exactly what the importer writes on the decision event (phase = the tool, uncertainty
+    flags = the argument paths whose values lie in earlier events, constraints = what earlier calls used,
+    minus those values). Or give ``tool`` and its argument names (a list of paths, or a JSON-schema
+    ``parameters`` object) before the values exist: the flags are then every argument path, and constraints
+    lose those paths. An agent that retrieves before writing the call sees more flags than training did.
+    """
+    chat = to_chat(list(messages), "live_state")
+    st = TranscriptState(policy="\n".join(filter(None, (policy, policy_of(chat.messages)))), masked=masked)
+    for m, source in zip(chat.messages, chat.sources):
+        st.add(m, source)
+    if call is not None:
+        calls = [call] if isinstance(call, (Mapping, ToolCall)) else list(call)
+        parsed = [c if isinstance(c, ToolCall) else _as_call(c) for c in calls]
+        decision = st.decide(parsed)
+        if decision is not None:
+            return decision.state
+        return {**st.snapshot(), "phase": parsed[0].name}
+    if tool is None:
+        raise ValueError("live_state needs the tool call, or tool= and arguments= (its argument names)")
+    paths = sorted(set(schema_paths(arguments or [])))
+    state = {**(st.events[-1]["state"] if st.events else st.snapshot()), "phase": tool}
+    if masked:
+        state["constraints"] = {k: v for k, v in state["constraints"].items() if k not in paths}
+        state["uncertainty_flags"] = paths
+    return state
+
+
+def _as_call(call: Mapping[str, Any]) -> ToolCall:
+    """A call in any format: an OpenAI ``tool_calls`` entry, ``{"name", "arguments"}`` (tau2, GenAI parts,
+    Responses ``function_call`` with ``call_id``) or an Anthropic ``tool_use`` block (``input``)."""
+    if "function" in call:
+        return parse_tool_calls({"tool_calls": [call]}, "tool call")[0]
+    args = call.get("input") if "input" in call and "arguments" not in call else call.get("arguments")
+    fn = {"name": call.get("name"), "arguments": args}
+    return parse_tool_calls({"tool_calls": [{"function": fn, "id": call.get("call_id", call.get("id"))}]},
+                            "tool call")[0]
+
+
+def schema_paths(arguments: Mapping[str, Any] | Sequence[str], prefix: str = "") -> list[str]:
+    """Leaf paths of a JSON-schema ``parameters`` object (objects add ``.key``, arrays keep the path), or
+    the given list of paths as they are."""
+    if not isinstance(arguments, Mapping):
+        return [str(a) for a in arguments]
+    props = arguments.get("properties")
+    if props is None and arguments.get("type") == "array":
+        return schema_paths(arguments.get("items") or {}, prefix)
+    if not isinstance(props, Mapping):
+        return [prefix] if prefix else []
+    out: list[str] = []
+    for key, sub in props.items():
+        path = f"{prefix}.{key}" if prefix else key
+        sub = sub if isinstance(sub, Mapping) else {}
+        nested = sub.get("items") if sub.get("type") == "array" else sub
+        out += schema_paths(nested, path) if isinstance(nested, Mapping) and (
+            "properties" in nested or nested.get("type") == "array") else [path]
+    return out

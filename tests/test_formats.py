@@ -1,0 +1,431 @@
+"""One conversation written by hand in every log format gives the same agent-log lines; each format's conversation
+without tools is refused, not silently empty; the live state reads every format; bad files are named FILE:LINE."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sam_model.data.formats import FORMATS, detect, to_chat
+from sam_model.data.toolstate import live_state
+from sam_model.data.transcripts import ImportReport, TranscriptFormatError, iter_transcript_events, main
+
+POLICY = "You are an agent. Cabins: economy, business."
+HI, SEE, YES, DONE = "Hi, my user id is ann_lee_123.", "I see reservation QX7Z9A. Cancel it?", "yes please", "Sorry."
+USER = {"name": "Ann", "reservations": ["QX7Z9A"]}
+ARGS1 = {"user_id": "ann_lee_123"}
+ARGS2 = {"reservation_id": "QX7Z9A", "user_id": "ann_lee_123", "reason": "change of plans", "refund": True,
+         "cabin": "economy"}
+ERROR = "Error: reservation QX7Z9A is already cancelled"
+SHARED = Path(os.environ.get("SAM_SHARED_DIR", Path(__file__).resolve().parents[1] / ".." / "shared")).resolve()
+TAU = SHARED / "data" / "tau-bench" / "gpt-4o-airline.json.gz"
+needs_tau = pytest.mark.skipif(not TAU.is_file(), reason=f"tau-bench data absent ({TAU}); set SAM_SHARED_DIR")
+
+
+def openai_messages() -> list[dict]:
+    call = lambda i, n, a: {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}  # noqa: E731
+    return [{"role": "system", "content": POLICY}, {"role": "user", "content": HI},
+            {"role": "assistant", "content": None, "tool_calls": [call("c1", "get_user", ARGS1)]},
+            {"role": "tool", "tool_call_id": "c1", "content": json.dumps(USER)},
+            {"role": "assistant", "content": SEE}, {"role": "user", "content": YES},
+            {"role": "assistant", "content": None, "tool_calls": [call("c2", "cancel", ARGS2)]},
+            {"role": "tool", "tool_call_id": "c2", "content": ERROR}, {"role": "assistant", "content": DONE}]
+
+
+def tau2_messages() -> list[dict]:
+    call = lambda i, n, a, who="assistant": {"id": i, "name": n, "arguments": a, "requestor": who}  # noqa: E731
+    return [{"role": "user", "content": HI, "turn_idx": 0},
+            {"role": "assistant", "content": None, "tool_calls": [call("c1", "get_user", ARGS1)]},
+            {"role": "tool", "id": "c1", "content": json.dumps(USER), "requestor": "assistant", "error": False},
+            {"role": "assistant", "content": SEE},
+            {"role": "user", "content": None, "tool_calls": [call("u1", "toggle_airplane_mode", {}, "user")]},
+            {"role": "tool", "id": "u1", "content": "airplane mode off", "requestor": "user", "error": False},
+            {"role": "user", "content": YES},
+            {"role": "assistant", "content": None, "tool_calls": [call("c2", "cancel", ARGS2)]},
+            {"role": "tool", "id": "c2", "content": ERROR, "requestor": "assistant", "error": True},
+            {"role": "assistant", "content": DONE}]
+
+
+def anthropic_messages() -> list[dict]:
+    text = lambda t: {"type": "text", "text": t}  # noqa: E731
+    return [{"role": "user", "content": HI},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "look up"},
+                                              {"type": "tool_use", "id": "c1", "name": "get_user", "input": ARGS1}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": json.dumps(USER)}]},
+            {"role": "assistant", "content": [text(SEE)]}, {"role": "user", "content": [text(YES)]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "c2", "name": "cancel", "input": ARGS2}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c2", "is_error": True,
+                                          "content": [text(ERROR)]}]},
+            {"role": "assistant", "content": DONE}]
+
+
+def responses_items() -> list[dict]:
+    fc = lambda i, n, a: {"type": "function_call", "id": f"fc_{i}", "call_id": i, "name": n,  # noqa: E731
+                          "arguments": json.dumps(a)}
+    out = lambda i, o: {"type": "function_call_output", "call_id": i, "output": o}  # noqa: E731
+    msg = lambda r, t, kind: {"type": "message", "role": r, "content": [{"type": kind, "text": t}]}  # noqa: E731
+    return [{"role": "user", "content": HI}, {"type": "reasoning", "summary": []}, fc("c1", "get_user", ARGS1),
+            out("c1", json.dumps(USER)), msg("assistant", SEE, "output_text"), msg("user", YES, "input_text"),
+            fc("c2", "cancel", ARGS2), out("c2", ERROR), msg("assistant", DONE, "output_text")]
+
+
+def genai_messages() -> list[dict]:
+    text = lambda t: {"type": "text", "content": t}  # noqa: E731
+    return [{"role": "user", "parts": [text(HI)]},
+            {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "get_user", "arguments": ARGS1}]},
+            {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": json.dumps(USER)}]},
+            {"role": "assistant", "parts": [text(SEE)]}, {"role": "user", "parts": [text(YES)]},
+            {"role": "assistant", "parts": [{"type": "tool_call", "id": "c2", "name": "cancel", "arguments": ARGS2}]},
+            {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c2", "response": ERROR}]},
+            {"role": "assistant", "parts": [text(DONE)], "finish_reason": "stop"}]
+
+
+def otlp(messages: list[dict], conversation: str = "conv-1", system: str = POLICY) -> dict:
+    """The spans an instrumented agent exports: one chat span per model call (in the file out of order), each
+    with the history so far as input and the model's message as output."""
+    attr = lambda k, v: {"key": k, "value": {"stringValue": v}}  # noqa: E731
+    calls = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    spans = [{"traceId": "t1", "spanId": f"s{n}", "name": "chat gpt", "startTimeUnixNano": str(1000 + n),
+              "attributes": [attr("gen_ai.operation.name", "chat"), attr("gen_ai.conversation.id", conversation),
+                             attr("gen_ai.system_instructions", json.dumps([{"type": "text", "content": system}])),
+                             attr("gen_ai.input.messages", json.dumps(messages[:i])),
+                             attr("gen_ai.output.messages", json.dumps(messages[i:i + 1]))]}
+             for n, i in enumerate(calls)]
+    spans.append({"traceId": "t1", "spanId": "tool", "name": "execute_tool cancel", "startTimeUnixNano": "1",
+                  "attributes": [attr("gen_ai.operation.name", "execute_tool")]})
+    return {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "x"},
+                                                                               "spans": spans[::-1]}]}]}
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "logs"
+
+
+def write_all(tmp_path: Path) -> dict[str, Path]:
+    """The conversation in every format, as each is written to a file (examples/logs holds these files)."""
+    files = {"openai": tmp_path / "openai.jsonl", "tau1": tmp_path / "gpt-airline.json",
+             "tau2": tmp_path / "tau2-results.json", "anthropic": tmp_path / "anthropic.jsonl",
+             "responses": tmp_path / "responses.jsonl", "otel": tmp_path / "otel-traces.json"}
+    files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
+    files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
+    files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
+                                                  "agent_info": {"llm": "gpt"}},
+                                         "tasks": [], "simulations": [{"id": "s", "task_id": "7", "trial": 0,
+                                                                       "messages": tau2_messages()}]}))
+    files["anthropic"].write_text(json.dumps({"id": "conv-1", "system": [{"type": "text", "text": POLICY}],
+                                              "messages": anthropic_messages()}) + "\n")
+    items = responses_items()
+    files["responses"].write_text(json.dumps({"id": "conv-1", "instructions": POLICY, "input": items[:6],
+                                              "output": items[6:]}) + "\n")
+    files["otel"].write_text(json.dumps(otlp(genai_messages())))
+    return files
+
+
+def test_every_format_gives_the_same_agent_log_lines(tmp_path):
+    files = write_all(tmp_path)
+    assert set(files) == set(FORMATS)
+    expected = list(iter_transcript_events(files["openai"]))
+    assert sum("useful_memory_steps" in e for e in expected) == 1  # the conversation has a decision point
+    for name, path in files.items():
+        report = ImportReport()
+        events = list(iter_transcript_events(path, report=report))
+        assert report.formats == {name: 1}, name
+        if name in ("tau1", "tau2"):  # the spec names their episodes by task and trial, and keeps the task's group
+            assert events[0]["episode_id"] == f"{name}-airline-gpt-task7-trial0"
+            events = [{**{k: v for k, v in e.items() if k != "meta"}, "episode_id": "conv-1",
+                       **({"meta": {"needed": e["meta"]["needed"]}} if "needed" in e.get("meta", {}) else {})}
+                      for e in events]
+        assert events == expected, name
+        assert report.user_tool_calls == (1 if name == "tau2" else 0)
+    forced = list(iter_transcript_events(files["anthropic"], format="anthropic"))
+    assert forced == expected
+
+
+def test_the_shipped_examples_are_this_conversation(tmp_path):
+    """examples/logs (the README's commands) holds exactly these files, so the README shows what is tested."""
+    for path in write_all(tmp_path).values():
+        shipped = EXAMPLES / path.name
+        assert shipped.is_file(), f"regenerate examples/logs: {shipped} is missing"
+        load = (lambda p: [json.loads(x) for x in p.read_text().splitlines()]) if path.suffix == ".jsonl" else (
+            lambda p: json.loads(p.read_text()))
+        assert load(shipped) == load(path), f"{shipped} differs from the conversation of tests/test_formats.py"
+
+
+def test_formats_are_told_from_the_messages():
+    assert [detect(m) for m in (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(),
+                                genai_messages())] == ["openai", "tau2", "anthropic", "responses", "otel"]
+    chat = to_chat(tau2_messages())
+    assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
+    assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
+    genai = [{"role": "Human", "parts": [{"type": "text", "content": "hi"}]},  # as LangChain instrumentations write
+             {"role": "AI", "parts": [{"type": "text", "content": "hello"}], "finish_reason": "stop"}]
+    assert [m["role"] for m in to_chat(genai).messages] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("name, messages, policy", [
+    ("openai", openai_messages, ""), ("tau2", tau2_messages, POLICY), ("anthropic", anthropic_messages, POLICY),
+    ("responses", responses_items, POLICY), ("otel", genai_messages, POLICY)])
+def test_live_state_reads_every_format(name, messages, policy):
+    """The state before the second call, from the running conversation in each format, is the importer's."""
+    want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
+    msgs = messages()
+    last = max(i for i, m in enumerate(msgs) if "c2" in json.dumps(m) and m.get("role") != "tool"
+               and m.get("type") != "function_call_output" and "tool_result" not in json.dumps(m))
+    call = {"tau2": lambda m: m["tool_calls"][0], "anthropic": lambda m: m["content"][0],
+            "responses": lambda m: m, "otel": lambda m: m["parts"][0],
+            "openai": lambda m: m["tool_calls"][0]}[name](msgs[last])
+    assert live_state(msgs[:last], call, policy=policy) == want
+    assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
+
+
+NO_TOOLS = {
+    "openai": {"id": "a", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]},
+    "anthropic": {"id": "a", "system": "be kind", "messages": [{"role": "user", "content": [{"type": "text",
+                                                                                            "text": "hi"}]}]},
+    "responses": {"id": "a", "input": "hi", "output": [{"type": "message", "role": "assistant",
+                                                        "content": [{"type": "output_text", "text": "hello"}]}]},
+}
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_a_conversation_without_tools_is_refused_unless_allowed(name, tmp_path, capsys):
+    path = tmp_path / {"tau1": "m-shop.json", "tau2": "r.json", "otel": "t.jsonl"}.get(name, "c.jsonl")
+    if name in NO_TOOLS:
+        path.write_text(json.dumps(NO_TOOLS[name]) + "\n")
+    elif name == "tau1":
+        path.write_text(json.dumps([{"task_id": 1, "traj": NO_TOOLS["openai"]["messages"]}]))
+    elif name == "tau2":
+        path.write_text(json.dumps({"info": {}, "tasks": [], "simulations": [
+            {"task_id": "1", "trial": 0, "messages": NO_TOOLS["openai"]["messages"]}]}))
+    else:
+        path.write_text(json.dumps(otlp([{"role": "user", "parts": [{"type": "text", "content": "hi"}]},
+                                         {"role": "assistant", "parts": [{"type": "text", "content": "hello"}]}])))
+    out = tmp_path / "out.jsonl"
+    assert main([str(path), str(out)]) == 1 and not out.exists()
+    assert "no tool call was read" in capsys.readouterr().err
+    assert main([str(path), str(out), "--allow-empty"]) == 0 and out.read_text().count("\n") >= 1
+
+
+def test_the_wrong_reader_says_which_one_reads_the_file(tmp_path, capsys):
+    path = write_all(tmp_path)["anthropic"]
+    assert main([str(path), str(tmp_path / "o.jsonl"), "--format", "openai"]) == 1
+    err = capsys.readouterr().err
+    assert "content blocks of type tool_use found: the anthropic reader reads these, try --format anthropic" in err
+    otel = tmp_path / "legacy.json"  # spans with vendor attributes only: no messages this reader reads
+    otel.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "attributes": [
+        {"key": "gen_ai.prompt.0.content", "value": {"stringValue": "hi"}}]}]}]}]}))
+    assert main([str(otel), str(tmp_path / "o.jsonl")]) == 1
+    assert "no span carries gen_ai.input.messages" in capsys.readouterr().err
+
+
+# ---- bad files (issue 22): one line naming FILE:LINE and the reason; --skip-bad skips and counts ----------
+GOOD = json.dumps({"id": "ok", "messages": openai_messages()})
+
+
+@pytest.mark.parametrize("line, reason", [
+    (json.dumps({"id": "b", "messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "r"}]}),
+     "message 1: tool message without a 'tool_call_id'"),
+    (json.dumps({"id": "b", "messages": [{"role": "hacker", "content": "x"}]}), "message 0: unknown role 'hacker'"),
+    ('{"id": "b", "messages": [{"role": "user", "content": NaN}]}', "bare NaN is not JSON"),
+    ('{"id": "b", "x": Infinity, "messages": []}', "bare Infinity is not JSON"),
+    (json.dumps({"id": {"a": 1}, "messages": openai_messages()}), "'id' is a dict; expected a string or an integer"),
+    ('{"id": "b", "messages": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),
+    ('{"id": "b", "messages": [' + '{"a": ' * 300 + "1" + "}" * 300 + "]}", "nested too deeply"),
+])
+def test_bad_lines_are_named_and_skippable(line, reason, tmp_path, capsys):
+    path = tmp_path / "t.jsonl"
+    path.write_text(GOOD + "\n" + line + "\n")
+    with pytest.raises(TranscriptFormatError, match=rf"t\.jsonl:2.*{reason}"):
+        list(iter_transcript_events(path))
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "t.jsonl:2" in err and "Traceback" not in err
+    assert main([str(path), str(tmp_path / "o.jsonl"), "--skip-bad"]) == 0
+    printed = capsys.readouterr().out
+    assert "1 conversations" in printed and "skipped 1 bad conversations" in printed
+
+
+def test_non_utf8_is_named_by_line(tmp_path, capsys):
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(GOOD.encode() + b'\n{"id": "b", "messages": "\xff"}\n')
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    assert "t.jsonl:2: not UTF-8 (byte 26 of the line is 0xff)" in capsys.readouterr().err
+    whole = tmp_path / "m-shop.json"
+    whole.write_bytes(b'[\n{"task_id": 1,\n "traj": "\xfe"}]')
+    assert main([str(whole), str(tmp_path / "o.jsonl")]) == 1
+    assert "m-shop.json: not UTF-8 (line 3, byte 11 of the line is 0xfe)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", ["", "  \n\n \t\n"])
+def test_empty_files_are_an_error_unless_allowed(content, tmp_path, capsys):
+    path = tmp_path / "t.jsonl"
+    path.write_text(content)
+    out = tmp_path / "o.jsonl"
+    assert main([str(path), str(out)]) == 1 and not out.exists()
+    assert "no conversation converted" in capsys.readouterr().err
+    assert main([str(path), str(out), "--allow-empty"]) == 0 and out.read_text() == ""
+
+
+def test_the_output_folder_must_exist(tmp_path, capsys):
+    path = tmp_path / "t.jsonl"
+    path.write_text(GOOD + "\n")
+    missing = tmp_path / "nonexistent_dir" / "deeper"
+    assert main([str(path), str(missing / "o.jsonl")]) == 1
+    assert "does not exist" in capsys.readouterr().err and not (tmp_path / "nonexistent_dir").exists()
+    assert main([str(path), str(tmp_path)]) == 1 and "is a folder" in capsys.readouterr().err
+    assert main([str(path), str(path)]) == 1 and "is the input file" in capsys.readouterr().err
+    assert path.read_text() == GOOD + "\n"
+
+
+def test_the_langchain_adapter_takes_the_graphs_messages_in_any_format():
+    pytest.importorskip("langchain_core", reason="the [langchain] extra is not installed")
+    from sam_model.integrations.langchain import state_from_messages
+
+    want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
+    system = [{"role": "system", "content": POLICY}]
+    for msgs in (anthropic_messages()[:6], tau2_messages()[:8], genai_messages()[:6], responses_items()[:7]):
+        state, observation = state_from_messages(system + msgs)  # the trailing call is the decision
+        assert state == want and observation == YES
+
+
+# ---- real conversations: tau-bench's airline trajectories rewritten in every format read as the spec reads them -
+def to_anthropic(msgs: list[dict]) -> dict:
+    out: list[dict] = []
+    for m in msgs:
+        if m["role"] == "assistant":
+            blocks = [{"type": "text", "text": m["content"]}] if m.get("content") else []
+            blocks += [{"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
+                        "input": json.loads(c["function"]["arguments"])} for c in m.get("tool_calls") or []]
+            out.append({"role": "assistant", "content": blocks})
+        elif m["role"] == "tool":
+            block = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}
+            if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
+                out[-1]["content"].append(block)  # one user turn answers all the calls of a turn
+            else:
+                out.append({"role": "user", "content": [block]})
+        elif m["role"] == "user":
+            out.append({"role": "user", "content": m["content"]})
+    return {"system": "\n".join(m["content"] for m in msgs if m["role"] == "system"), "messages": out}
+
+
+def to_responses(msgs: list[dict]) -> dict:
+    items: list[dict] = []
+    for m in msgs:
+        if m["role"] == "assistant":
+            if m.get("content"):
+                items.append({"type": "message", "role": "assistant",
+                              "content": [{"type": "output_text", "text": m["content"]}]})
+            items += [{"type": "function_call", "call_id": c["id"], "name": c["function"]["name"],
+                       "arguments": c["function"]["arguments"]} for c in m.get("tool_calls") or []]
+        elif m["role"] == "tool":
+            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": m["content"]})
+        elif m["role"] == "user":
+            items.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": m["content"]}]})
+    return {"instructions": "\n".join(m["content"] for m in msgs if m["role"] == "system"), "items": items}
+
+
+def to_genai(msgs: list[dict]) -> list[dict]:
+    out = []
+    for m in msgs:
+        parts = [{"type": "text", "content": m["content"]}] if m.get("content") and m["role"] != "tool" else []
+        parts += [{"type": "tool_call", "id": c["id"], "name": c["function"]["name"],
+                   "arguments": json.loads(c["function"]["arguments"])} for c in m.get("tool_calls") or []]
+        if m["role"] == "tool":
+            parts = [{"type": "tool_call_response", "id": m["tool_call_id"], "response": m["content"]}]
+        if m["role"] != "system":
+            out.append({"role": m["role"], "parts": parts})
+    return out
+
+
+def to_tau2(msgs: list[dict]) -> list[dict]:
+    out = []
+    for m in msgs:
+        if m["role"] == "tool":
+            out.append({"role": "tool", "id": m["tool_call_id"], "content": m["content"], "requestor": "assistant"})
+        elif m["role"] != "system":
+            calls = [{"id": c["id"], "name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"]),
+                      "requestor": "assistant"} for c in m.get("tool_calls") or []]
+            out.append({"role": m["role"], "content": m.get("content"), "tool_calls": calls or None})
+    return out
+
+
+@needs_tau
+def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
+    data = json.loads(gzip.open(TAU, "rt").read())[:40]
+    expected = list(iter_transcript_events(TAU, max_conversations=40))
+    policy = "\n".join(m["content"] for m in data[0]["traj"] if m["role"] == "system")
+    assert all("\n".join(m["content"] for m in d["traj"] if m["role"] == "system") == policy for d in data)
+    files = {"anthropic": tmp_path / "a.jsonl", "responses": tmp_path / "r.jsonl", "otel": tmp_path / "o.jsonl",
+             "tau2": tmp_path / "t.json"}
+    files["anthropic"].write_text("".join(json.dumps({"id": f"c{n}", **to_anthropic(d["traj"])}) + "\n"
+                                          for n, d in enumerate(data)))
+    files["responses"].write_text("".join(json.dumps({"id": f"c{n}", **to_responses(d["traj"])}) + "\n"
+                                          for n, d in enumerate(data)))
+    files["otel"].write_text("".join(json.dumps(otlp(to_genai(d["traj"]), f"c{n}", policy)) + "\n"
+                                     for n, d in enumerate(data)))
+    files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": policy}},
+                                         "simulations": [{"task_id": d["task_id"], "trial": d["trial"],
+                                                          "messages": to_tau2(d["traj"])} for d in data]}))
+    strip = lambda e: {k: v for k, v in e.items() if k not in ("episode_id", "meta")}  # noqa: E731
+    by_episode: dict[str, list] = {}
+    for e in expected:
+        by_episode.setdefault(e["episode_id"], []).append(strip(e))
+    want = list(by_episode.values())
+    for name, path in files.items():
+        report = ImportReport()
+        got: dict[str, list] = {}
+        for e in iter_transcript_events(path, report=report):
+            got.setdefault(e["episode_id"], []).append(strip(e))
+        assert report.formats == {name: 40} and len(got) == 40, name
+        for n, (mine, theirs) in enumerate(zip(got.values(), want)):
+            if name == "otel":  # a trace records no message after the agent's last model call
+                theirs = theirs[:len(mine)]
+            assert mine == theirs, (name, n)
+
+
+def any_value(v):
+    """A Python value as an OTLP JSON AnyValue (what exporters write for structured attributes)."""
+    if isinstance(v, str):
+        return {"stringValue": v}
+    if isinstance(v, bool):
+        return {"boolValue": v}
+    if isinstance(v, int):
+        return {"intValue": str(v)}
+    if isinstance(v, list):
+        return {"arrayValue": {"values": [any_value(x) for x in v]}}
+    return {"kvlistValue": {"values": [{"key": k, "value": any_value(x)} for k, x in v.items()]}}
+
+
+def test_otlp_structured_attributes_and_trimmed_histories(tmp_path):
+    """Messages as structured OTLP values on the details event, and an agent that drops old history from its
+    calls, still give the conversation."""
+    doc = otlp(genai_messages())
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for span in spans:
+        attrs = {a["key"]: a["value"] for a in span["attributes"]}
+        if "gen_ai.input.messages" not in attrs:
+            continue
+        inputs = json.loads(attrs["gen_ai.input.messages"]["stringValue"])
+        if len(inputs) > 4:
+            inputs = inputs[2:]  # history trimmed: the join finds the overlap
+        details = [{"key": "gen_ai.input.messages", "value": any_value(inputs)},
+                   {"key": "gen_ai.output.messages",
+                    "value": any_value(json.loads(attrs["gen_ai.output.messages"]["stringValue"]))}]
+        span["attributes"] = [a for a in span["attributes"] if a["key"] not in ("gen_ai.input.messages",
+                                                                                 "gen_ai.output.messages")]
+        span["events"] = [{"name": "gen_ai.client.inference.operation.details", "attributes": details}]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc))
+    want = list(iter_transcript_events(write_all(tmp_path)["openai"]))
+    assert list(iter_transcript_events(path)) == want
+
+
+def test_tau2_multi_tool_messages_and_user_results_stay_out():
+    msgs = tau2_messages()
+    msgs[2] = {"role": "tool", "tool_messages": [msgs[2]]}
+    chat = to_chat(msgs)
+    assert chat.user_tool_calls == 1 and [m["role"] for m in chat.messages].count("tool") == 2
+    assert "airplane" not in json.dumps(chat.messages)
