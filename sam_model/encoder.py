@@ -2,8 +2,8 @@
 
 SAM's score is one inner product, q·m (sam_model.models.sam), so everything that searches — the store
 (sam_model.store), evaluate.py, the memory bank — needs only these two maps; what was written, when and for
-whom lives in the store, never here. ``Encoder`` is that contract (a trained ``SAMEncoder``, or the stand-ins of
-sam_model.memory.encoders); ``SAMEncoder`` wraps a trained ``SAMNet``:
+whom lives in the store, never here. ``Encoder`` (sam_model.encoding, beside the store) is that contract (a
+trained ``SAMEncoder``, or the stand-ins of sam_model.memory.encoders); ``SAMEncoder`` wraps a trained ``SAMNet``:
 
     enc = SAMEncoder.load("checkpoints/demo/export")
     q = enc.encode_queries([state], ["ok, go ahead"], steps=[42], task_starts=[30])   # (1, dim) float32
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 import torch
@@ -24,25 +24,9 @@ from tqdm.auto import tqdm
 from sam_model.data.examples import memory_record
 from sam_model.data.schema import Event, State, as_state
 from sam_model.data.text import state_to_text
+from sam_model.encoding import Encoder  # noqa: F401 - the contract SAMEncoder meets, re-exported
 from sam_model.limits import check_batch_size
 from sam_model.models.sam import SAMNet
-
-
-@runtime_checkable
-class Encoder(Protocol):
-    """What a search needs from a model: the two vector maps (and their width).
-
-    ``steps`` / ``task_starts``: each query's step and the step where its task began (the learned time part
-    of SAMConfig.time_features); None leaves that part out. Memories bring their own ``.step``.
-    """
-
-    dim: int
-
-    def encode_queries(self, states: Sequence[State | Mapping], observations: Sequence[str], batch_size: int = 64,
-                       progress: bool = False, steps: Sequence[int | None] | None = None,
-                       task_starts: Sequence[int | None] | None = None) -> np.ndarray: ...
-
-    def encode_memories(self, memories: Sequence[Any], batch_size: int = 64, progress: bool = False) -> np.ndarray: ...
 
 
 class SAMEncoder:

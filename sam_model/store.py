@@ -49,6 +49,7 @@ import numpy as np
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.provenance import ProvenanceLinker
 from sam_model.data.schema import Event, State, as_state
+from sam_model.encoding import Encoder
 from sam_model.index import MemoryIndex
 from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading
 from sam_model.limits import check_batch_size, check_k, check_text
@@ -217,8 +218,8 @@ class _Allowed:
 class MemoryStore:
     """Memories (text, metadata, scopes, links, vectors) and the one search over them (see the module doc)."""
 
-    def __init__(self, encoder=None, config: StoreConfig | None = None, dim: int | None = None, index=None):
-        """``encoder``: an sam_model.encoder.Encoder, or None for a store that is only given vectors (then
+    def __init__(self, encoder: Encoder | None = None, config: StoreConfig | None = None, dim: int | None = None, index=None):
+        """``encoder``: an :class:`~sam_model.encoding.Encoder`, or None for a store that is only given vectors (then
         ``dim`` is needed). ``index``: an index object with MemoryIndex's API (the memory bank's tiers);
         default: ``MemoryIndex.from_config(dim, config.index)``."""
         if encoder is None and dim is None:
@@ -551,13 +552,13 @@ class MemoryStore:
             raise ValueError("the memories and the vectors of the index differ")
 
     @classmethod
-    def load(cls, path: str | os.PathLike, encoder=None, device: str | None = None) -> MemoryStore:
+    def load(cls, path: str | os.PathLike, encoder: Encoder | None = None, device: str | None = None) -> MemoryStore:
         """Read a folder written by :meth:`save` (held still while it is read, sam_model.io.reading)."""
         with reading(path) as folder:
             return cls.read(folder, encoder, device)
 
     @classmethod
-    def read(cls, folder: Path, encoder=None, device: str | None = None,
+    def read(cls, folder: Path, encoder: Encoder | None = None, device: str | None = None,
              config: StoreConfig | None = None) -> MemoryStore:
         """:meth:`load` without the read lock (the caller holds it); ``config`` overrides the saved one."""
         path = folder / STORE_FILE

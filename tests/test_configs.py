@@ -119,12 +119,13 @@ def test_tools_repeat_reads_as_before(monkeypatch):
 
 def resolved_janus(files: list[str]) -> dict:
     """What the benchmark runs with: its config, with the head benchmark's net as run_seed builds it."""
-    from sam_model.janus import bench
-    from sam_model.janus.bank_bench import BankBenchCfg
+    from sam_model.bench import janus_config
+    from sam_model.bench import janus_head as bench
+    from sam_model.bench.janus_bank import BankBenchCfg
 
     argv = [a for f in files for a in ("--config", str(REPO / "configs" / f))]
-    cls = BankBenchCfg if bench.stream_of(argv) == "bank" else bench.BenchCfg
-    cfg, _ = bench.parse_config([*argv, "--out", "unused"], cls)
+    cls = BankBenchCfg if janus_config.stream_of(argv) == "bank" else bench.BenchCfg
+    cfg, _ = janus_config.parse_config([*argv, "--out", "unused"], cls)
     out = dataclasses.asdict(cfg)
     if cls is bench.BenchCfg:
         out["model"] = dataclasses.asdict(bench.net_config(cfg.model, [], []))
@@ -150,8 +151,9 @@ def test_an_override_changes_only_what_it_names(monkeypatch):
 
 
 def test_a_bad_override_is_one_line_naming_its_file_and_key(tmp_path, capsys, monkeypatch):
+    from sam_model.bench.janus_config import parse_config
+    from sam_model.bench.janus_head import BenchCfg
     from sam_model.io import SAMFileError
-    from sam_model.janus import bench
     from sam_model.training.cli import run
 
     monkeypatch.chdir(REPO)
@@ -164,15 +166,15 @@ def test_a_bad_override_is_one_line_naming_its_file_and_key(tmp_path, capsys, mo
     assert len(err) == 1 and err[0].startswith(f"error: {bad}: model.net.colour: unknown key"), err
     bad.write_text("janus:\n  beta: high\n")
     with pytest.raises(SAMFileError, match=f"^{bad}: janus.beta: expected float"):
-        bench.parse_config(["--config", "configs/janus_sgd.yaml", "--config", str(bad), "--out", "unused"])
+        parse_config(["--config", "configs/janus_sgd.yaml", "--config", str(bad), "--out", "unused"], BenchCfg)
 
 
 def test_a_janus_override_given_alone_is_refused_not_run_on_defaults(capsys, monkeypatch):
-    from sam_model.janus import bench
+    from sam_model.bench import janus, janus_config
 
     monkeypatch.chdir(REPO)
-    assert bench.main(["--config", "configs/janus_sgd_noisy.yaml", "--out", "unused"]) == 2
+    assert janus.main(["--config", "configs/janus_sgd_noisy.yaml", "--out", "unused"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "configs/janus_sgd_noisy.yaml sets no data.train: it is an override" in err[0], err
-    assert bench.override_alone(["--config", "configs/janus_sgd.yaml", "--config", "configs/janus_sgd_noisy.yaml"]) is None
-    assert bench.override_alone(["--config", "configs/janus_bank.yaml"]) is None
+    assert janus_config.override_alone(["--config", "configs/janus_sgd.yaml", "--config", "configs/janus_sgd_noisy.yaml"]) is None
+    assert janus_config.override_alone(["--config", "configs/janus_bank.yaml"]) is None

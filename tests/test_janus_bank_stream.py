@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
+from sam_model.bench.janus_bank_stream import FAULTS, build_bank_stream, dialogue_from_events, fault_schedule
 from sam_model.data.schema import parse_event
 from sam_model.data.synthetic import generate_episodes
 from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskEncoder, StreamUpdater
 from sam_model.janus.adapters.memory_bank import copy_bank
-from sam_model.janus.bank_stream import FAULTS, build_bank_stream, dialogue_from_events, fault_schedule
 from sam_model.memory import HashingEncoder, MemoryBank, MemoryConfig
 from sam_model.memory.rules import BankRules
 
@@ -126,7 +126,8 @@ def test_content_encoder_encodes_each_text_once_across_runs(tmp_path):
 def test_bank_bench_runs_every_policy_and_reports_the_regime(dialogues, tmp_path):
     from rich.console import Console
 
-    from sam_model.janus import bank_bench as bb
+    from sam_model.bench import janus_bank as bb
+    from sam_model.bench.janus_report import bank_table
     from sam_model.janus.stats import default_pairs, paired_table, policy_stats
 
     class Hashing(HashingEncoder):
@@ -156,5 +157,5 @@ def test_bank_bench_runs_every_policy_and_reports_the_regime(dialogues, tmp_path
     assert set(tg["met"]) == {"base_plus_5", "always_minus_1", "cost_40pct", "beats_random", "beats_periodic"}
     report = {"statistics": stats, "paired": paired, "targets": tg, "regime": regime,
               "per_seed": {str(k): v for k, v in per_seed.items()}}
-    md = bb.markdown_table(report)
+    md = bank_table(report)
     assert "| mmt − random |" in md and "| faulty |" in md

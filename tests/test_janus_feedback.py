@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
+from sam_model.bench import janus_head as bench
 from sam_model.data.examples import episode_memories, iter_examples
 from sam_model.data.reader import Episode
 from sam_model.data.schema import parse_event
 from sam_model.io import SAMFileError
-from sam_model.janus import bench
 from sam_model.janus.adapters.retriever_head import HeadContext, HeadFineTuner
 from sam_model.models.bert import tiny_bert
 from sam_model.models.sam import SAMConfig, SAMNet

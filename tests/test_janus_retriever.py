@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 import torch
 
+from sam_model.bench import janus, janus_config
+from sam_model.bench import janus_head as bench
 from sam_model.data.examples import episode_memories, iter_examples
 from sam_model.data.reader import Episode
 from sam_model.data.schema import parse_event
 from sam_model.io import SAMFileError
-from sam_model.janus import HybridEvalSet, JanusController, bench, make_gate
+from sam_model.janus import HybridEvalSet, JanusController, make_gate
 from sam_model.janus.adapters.retriever_head import (
     HeadContext,
     HeadEvaluator,
@@ -197,19 +199,19 @@ def test_janus_over_the_head(ctx, tmp_path):
 
 
 def test_bench_plan_config_and_targets(tmp_path):
-    cfg = bench.load_config(None)
-    names = [n for n, _, _ in bench.plan(cfg)]
-    assert dict((n, g) for n, g, _ in bench.plan(cfg))["mmt"] == "mmt(0.9,0.0,0)"
+    cfg = janus_config.load_config(bench.BenchCfg)
+    names = [n for n, _, _ in janus_config.plan(cfg)]
+    assert dict((n, g) for n, g, _ in janus_config.plan(cfg))["mmt"] == "mmt(0.9,0.0,0)"
     cfg.janus.budget, cfg.janus.tau = 0.3, -0.1
-    assert dict((n, g) for n, g, _ in bench.plan(cfg))["mmt"] == "mmtq(0.9,0.3,-0.1)"
+    assert dict((n, g) for n, g, _ in janus_config.plan(cfg))["mmt"] == "mmtq(0.9,0.3,-0.1)"
     assert names.index("mmt") < names.index("random") and names.index("mmt") < names.index("periodic")
     assert {"mmt-no-coverage", "mmt-no-boundary", "mmt-no-fresh"} <= set(names)
     (tmp_path / "c.yaml").write_text("janus: {policies: [none, mmt], colour: 3}\n")
     with pytest.raises(SAMFileError, match="janus.colour"):
-        bench.load_config(str(tmp_path / "c.yaml"))
+        janus_config.load_config(bench.BenchCfg, str(tmp_path / "c.yaml"))
     (tmp_path / "c.yaml").write_text("janus: {policies: [none, sometimes]}\n")
     with pytest.raises(SAMFileError, match="unknown policies"):
-        bench.plan(bench.load_config(str(tmp_path / "c.yaml")))
+        janus_config.plan(janus_config.load_config(bench.BenchCfg, str(tmp_path / "c.yaml")))
     summary = {"none": {"final_accuracy": 0.50, "comparisons": 0}, "always": {"final_accuracy": 0.58, "comparisons": 40},
                "mmt": {"final_accuracy": 0.575, "comparisons": 10}}
     tg = bench.targets(summary)
@@ -264,7 +266,7 @@ def test_bench_smoke_on_sgd(tmp_path, monkeypatch):
         " train_per_domain: 2, dev_domains: [Flights], dev_per_domain: 1}\nmodel: {max_length: 24}\n"
         "pretrain: {steps: 2}\nupdater: {batch: 2, steps: 2}\njanus: {policies: [none, always, mmt, random],"
         " ablations: [fresh], coverage: 2, boundary: 2, fresh: 2}\neval_every: 2\ndevice: cpu\n")
-    assert bench.main(["--config", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out")]) == 0
+    assert janus.main(["--config", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out")]) == 0
     report = json.loads((tmp_path / "out" / "janus.json").read_text())
     s = report["summary"]
     assert set(s) == {"none", "always", "mmt", "random", "mmt-no-fresh"}
@@ -277,4 +279,4 @@ def test_bench_smoke_on_sgd(tmp_path, monkeypatch):
     assert {(p["a"], p["b"]) for p in report["paired"]} >= {("mmt", "random"), ("mmt-no-fresh", "mmt")}
     curve = report["per_seed"]["0"]["mmt"]["accuracy_curve"]
     assert curve[0]["t"] == 0 and curve[-1]["t"] == s["mmt"]["steps"]
-    assert bench.main(["--config", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out")]) == 2  # no overwrite
+    assert janus.main(["--config", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out")]) == 2  # no overwrite

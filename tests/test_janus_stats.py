@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sam_model.janus.controller import Decision
+from sam_model.janus.controller import StepDecision
 from sam_model.janus.stats import (
     CountedPhi,
     bootstrap_ci,
@@ -45,7 +45,7 @@ def test_paired_difference_removes_what_the_seed_does_to_both():
 
 
 def _d(t, triggered, total):
-    return Decision(t=t, gate="g", cos=None, triggered=triggered, accepted=True, sizes={"total": total} if triggered else {})
+    return StepDecision(t=t, gate="g", cos=None, triggered=triggered, accepted=True, sizes={"total": total} if triggered else {})
 
 
 def test_evaluation_cost_counts_both_memories_per_comparison_and_the_trigger():

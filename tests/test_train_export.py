@@ -170,3 +170,25 @@ def test_export_has_a_model_card_with_data_config_and_evaluation(tmp_path, train
     report = {"methods": {"sam": {"mrr": 0.5}}, "data": "x", "scope": "episode", "n_queries": 1, "n_memories": 2}
     add_evaluation(folder, report)
     assert (folder / "README.md").read_text().count("<!-- evaluation:start -->") == 1  # replaced, not appended
+
+
+def test_weight_decay_applies_to_weight_matrices_only(tiny_bert_dir):
+    """nanoGPT-style groups: linear maps' matrices decay; biases, LayerNorm, embeddings, α and τ do not; BERT's
+    trainable layers keep their own learning rate; every trainable parameter is in exactly one group."""
+    from sam_model.training.module import SAMLightningModule
+
+    module = SAMLightningModule(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16,
+                                          trainable_layers=1, phases=["a", "b"], kinds=["x"]),
+                                lr=1e-3, bert_lr=2e-5, weight_decay=0.1, learn_temperature=True)
+    groups = module.configure_optimizers()["optimizer"].param_groups
+    where = {id(p): (g["weight_decay"], g["initial_lr"]) for g in groups for p in g["params"]}  # lr: warm-up scaled
+    trainable = {n: p for n, p in module.named_parameters() if p.requires_grad}
+    assert sum(len(g["params"]) for g in groups) == len(where) == len(trainable)
+    decay = {n: where[id(p)] for n, p in trainable.items()}
+    assert decay["net.alpha_logit"][0] == decay["loss_fn.log_scale"][0] == 0.0
+    assert decay["net.state_encoder.phase_emb.weight"][0] == decay["net.memory_encoder.kind_emb.weight"][0] == 0.0
+    assert decay["net.state_encoder.fuse.0.weight"] == (0.1, 1e-3) and decay["net.state_encoder.fuse.0.bias"] == (0.0, 1e-3)
+    bert = {n: d for n, d in decay.items() if ".bert." in n}
+    assert bert and all(lr == 2e-5 for _, lr in bert.values())
+    assert all(d == 0.0 for n, (d, _) in bert.items() if "LayerNorm" in n or n.endswith(".bias"))
+    assert any(d == 0.1 for n, (d, _) in bert.items() if n.endswith("query.weight"))

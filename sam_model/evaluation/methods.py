@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
-from sam_model.encoder import Encoder
+from sam_model.encoding import Encoder
 from sam_model.evaluation.data import EvalData
 from sam_model.evaluation.ranking import rank_range, rank_recency, rank_scores, rank_vectors
 from sam_model.store import MemoryStore, StoreConfig
@@ -275,7 +275,7 @@ def make_baselines(names: Sequence[str], data: EvalData, bert_path: str | None =
     bm25_state = _once(lambda: BM25Index([m.text for m in data.memories]))
 
     def load_embedder():
-        from sam_model.models.bert import TextEmbedder
+        from sam_model.models.text_encoder import TextEmbedder
 
         return TextEmbedder(bert_path, device=device, cache_dir=text_cache)
 

@@ -4,14 +4,14 @@ Wrap any memory updater in a :class:`JanusController`; a gate (the memory moment
 baseline) decides which candidates to compare on a small hybrid evaluation set before deploying.
 """
 
-from sam_model.janus.controller import Decision, JanusController
+from sam_model.janus.controller import JanusController, StepDecision
 from sam_model.janus.evalset import EvalSelection, HybridEvalSet
 from sam_model.janus.gates import AlwaysGate, NoGate, PeriodicGate, RandomGate, RandomSubsetGate, make_gate
 from sam_model.janus.protocols import Evaluator, Gate, Memory, MemoryEncoder, TaskEncoder, Updater
 from sam_model.janus.trigger import MemoryMomentumTrigger, cosine
 
 __all__ = [
-    "AlwaysGate", "Decision", "EvalSelection", "Evaluator", "Gate", "HybridEvalSet", "JanusController",
-    "Memory", "MemoryEncoder", "MemoryMomentumTrigger", "NoGate", "PeriodicGate", "RandomGate", "RandomSubsetGate", "TaskEncoder",
-    "Updater", "cosine", "make_gate",
+    "AlwaysGate", "EvalSelection", "Evaluator", "Gate", "HybridEvalSet", "JanusController", "Memory",
+    "MemoryEncoder", "MemoryMomentumTrigger", "NoGate", "PeriodicGate", "RandomGate", "RandomSubsetGate",
+    "StepDecision", "TaskEncoder", "Updater", "cosine", "make_gate",
 ]

@@ -42,8 +42,9 @@ STATE_VERSION = 1
 
 
 @dataclass
-class Decision:
-    """One manifest line. Scores are the fraction of E_t solved (None when not triggered)."""
+class StepDecision:
+    """What Janus decided at step t (one manifest line): compared or not, deployed or not. Scores are the
+    fraction of E_t solved (None when not triggered)."""
 
     t: int
     gate: str
@@ -113,14 +114,14 @@ class JanusController:
             raise ValueError("the memory encoder φ returned non-finite values")
         return v
 
-    def _write_state(self, decision: Decision | None) -> None:
+    def _write_state(self, decision: StepDecision | None) -> None:
         state = {"version": STATE_VERSION, "t": self.t, "deployed": self.deployed, "kept": sorted(self.kept),
                  "comparisons": self.comparisons, "gate": self.gate.state_dict(),
                  "evalset": self.evalset.state_dict(),
                  "decision": None if decision is None else asdict(decision)}
         atomic_write_text(self.state_path, json.dumps(state))
 
-    def _append_manifest(self, decision: Decision) -> None:
+    def _append_manifest(self, decision: StepDecision) -> None:
         with open(self.manifest_path, "a", encoding="utf-8") as fh:
             fh.write(decision.to_json() + "\n")
             fh.flush()
@@ -165,7 +166,7 @@ class JanusController:
         with atomic_path(self.workdir / "tasks" / f"t{t:06d}.npy") as tmp, open(tmp, "wb") as fh:
             np.save(fh, emb)
 
-    def step(self, tasks: Sequence[Any], feedback: Any = None) -> Decision:
+    def step(self, tasks: Sequence[Any], feedback: Any = None) -> StepDecision:
         """One update: propose, maybe compare, deploy; then checkpoint, save state, log the decision."""
         if self.memory is None:
             raise RuntimeError("call start(memory) (or run(...)) before step()")
@@ -182,7 +183,7 @@ class JanusController:
         z = None if phi_new is None else phi_new - self._phi
         noop = bool(z is not None and getattr(self.gate, "is_noop", lambda _: False)(z))
         fire, cos = self.gate.check(t, z)
-        d = Decision(t=t, gate=self.gate.name, cos=cos, triggered=bool(fire), accepted=True, noop=noop,
+        d = StepDecision(t=t, gate=self.gate.name, cos=cos, triggered=bool(fire), accepted=True, noop=noop,
                      n_tasks=len(tasks))
         if fire:
             sel = self.evalset.build()
@@ -231,7 +232,7 @@ class JanusController:
         return got[0].astype(bool), got[1].astype(bool)
 
     def run(self, stream: Iterable[Batch], memory: Memory, resume: bool = False, progress: bool = False,
-            on_step: Callable[[JanusController, Decision], None] | None = None,
+            on_step: Callable[[JanusController, StepDecision], None] | None = None,
             history: Sequence[Any] = ()) -> Memory:
         """Feed every (tasks, feedback) batch of ``stream`` through ``step``; returns the deployed memory.
 
@@ -256,17 +257,17 @@ class JanusController:
         return self.memory
 
     # -- resume --------------------------------------------------------------------------------------------
-    def read_manifest(self) -> list[Decision]:
+    def read_manifest(self) -> list[StepDecision]:
         """The decisions so far; a torn last line (crash mid-append) is dropped, anything else is an error."""
         if not self.manifest_path.exists():
             return []
         lines = self.manifest_path.read_text(encoding="utf-8").split("\n")
-        out: list[Decision] = []
+        out: list[StepDecision] = []
         for no, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                out.append(Decision(**json.loads(line)))
+                out.append(StepDecision(**json.loads(line)))
             except (json.JSONDecodeError, TypeError) as exc:
                 if no == len(lines):  # a complete file ends with "\n", so this line lost its end in a crash
                     break
@@ -286,7 +287,7 @@ class JanusController:
         decisions = self.read_manifest()
         last = decisions[-1].t if decisions else 0
         if last == self.t - 1 and state["decision"] is not None:
-            decisions.append(Decision(**state["decision"]))  # crashed between state.json and the manifest
+            decisions.append(StepDecision(**state["decision"]))  # crashed between state.json and the manifest
         elif last != self.t:
             raise SAMFileError(f"{self.manifest_path} ends at t={last} but {self.state_path} is at t={self.t}; "
                                "the run directory is inconsistent")

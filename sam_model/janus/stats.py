@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from sam_model.janus.controller import Decision
+from sam_model.janus.controller import StepDecision
 
 
 def bootstrap_ci(x: Sequence[float], n_boot: int = 10_000, level: float = 0.95, seed: int = 0
@@ -56,7 +56,7 @@ def verdict(ci: tuple[float, float, float]) -> str:
     return "beats" if lo > 0 else "loses" if hi < 0 else "no difference"
 
 
-def evaluation_cost(decisions: Iterable[Decision], phi_calls: int = 0, phi_cost: float = 0.0) -> dict[str, float]:
+def evaluation_cost(decisions: Iterable[StepDecision], phi_calls: int = 0, phi_cost: float = 0.0) -> dict[str, float]:
     """Tasks scored by a run: comparisons (2·|E_t| each), the trigger's φ, and their sum."""
     compare = float(sum(2 * d.sizes.get("total", 0) for d in decisions if d.triggered))
     phi = float(phi_calls * phi_cost)

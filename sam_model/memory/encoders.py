@@ -60,7 +60,7 @@ class ContentEncoder:
     """
 
     def __init__(self, bert_path: str | None = None, device: str | None = None, cache_dir: str | None = None):
-        from sam_model.models.bert import TextEmbedder
+        from sam_model.models.text_encoder import TextEmbedder
 
         self.embedder = TextEmbedder(bert_path, device, cache_dir=cache_dir)
         self.dim = self.embedder.dim

@@ -17,7 +17,6 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
 import torch
 from torch import nn
 from transformers import AutoConfig, AutoModel, AutoTokenizer, BertConfig, BertModel, PretrainedConfig
@@ -215,42 +214,3 @@ def pool(last_hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: str =
     if pooling != "mean":
         raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
     return mean_pool(last_hidden, attention_mask)
-
-
-class TextEmbedder:
-    """Untrained sentence embeddings (mean pooled, L2-normalised): the content-only baseline
-    and the cheap encoder for caches, benchmarks and Janus task embeddings.
-
-    A frozen :class:`~sam_model.models.text_encoder.TextEncoder` underneath, so it shares the package's one
-    text-vector cache: with ``cache_dir`` (e.g. ``~/.cache/sam_model/text``) vectors computed once are read
-    back by every later run (``save_cache`` writes them).
-    """
-
-    def __init__(self, path: str | None = None, device: str | None = None, max_length: int = 128,
-                 cache_dir: str | os.PathLike | None = None):
-        from sam_model.models.text_encoder import TextEncoder
-
-        model, tokenizer = load_bert(path)
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        self.encoder = TextEncoder(model.to(self.device).eval(), tokenizer, max_length, trainable_layers=0)
-        self.model, self.tokenizer, self.max_length = self.encoder.bert, tokenizer, max_length
-        self.dim = self.model.config.hidden_size
-        self.cache_file = self.encoder.cache_file(cache_dir) if cache_dir else None
-        if self.cache_file is not None:
-            self.encoder.load_cache(self.cache_file)
-
-    def save_cache(self) -> None:
-        """Extend the on-disk cache with the vectors computed so far (nothing without ``cache_dir``)."""
-        if self.cache_file is not None:
-            self.encoder.save_cache(self.cache_file)
-
-    @torch.no_grad()
-    def encode(self, texts: list[str], batch_size: int = 64, progress: bool = False) -> np.ndarray:
-        from tqdm.auto import tqdm
-
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        chunk = max(batch_size, 1) * 16
-        for i in tqdm(range(0, len(texts), chunk), desc="embedding", disable=not progress, unit="chunk"):
-            h = self.encoder(list(texts[i : i + chunk]))
-            out[i : i + chunk] = torch.nn.functional.normalize(h, dim=-1).float().cpu().numpy()
-        return out

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytorch_lightning as pl
 import torch
+from torch import nn
 from torchmetrics import MetricCollection
 from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, RetrievalRecall
 
@@ -15,6 +16,22 @@ from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.store import StoreConfig
 from sam_model.training.batching import candidate_masks, encode_batch
 from sam_model.training.objective import batch_loss
+
+
+def matrix_weights(model: nn.Module) -> set[int]:
+    """The ids of the parameters weight decay applies to: the weight matrices of linear maps (any parameter with
+    two or more dimensions outside an ``nn.Embedding``).
+
+    As in nanoGPT and most transformer trainers, biases, LayerNorm gains, embedding tables, and scalars such as
+    α (``alpha_logit``) and the InfoNCE temperature are left alone: decaying them pulls a gain or a temperature
+    towards 0, or shrinks rarely seen embedding rows, instead of regularising what a matrix can express.
+    """
+    out: set[int] = set()
+    for module in model.modules():
+        if isinstance(module, nn.Embedding):
+            continue
+        out.update(id(p) for p in module.parameters(recurse=False) if p.ndim >= 2)
+    return out
 
 
 class SAMLightningModule(pl.LightningModule):
@@ -26,7 +43,8 @@ class SAMLightningModule(pl.LightningModule):
             linked from the data module.
         lr: learning rate of the heads (encoders' MLPs, projection, α, temperature).
         bert_lr: learning rate of trainable BERT layers.
-        weight_decay: AdamW weight decay.
+        weight_decay: AdamW weight decay of the weight matrices (``matrix_weights``); biases, norms, embeddings,
+            α and τ are not decayed.
         temperature: initial InfoNCE temperature τ.
         learn_temperature: learn τ.
         positives: "any" (the summed probability of a decision's useful memories) or "each" (every useful
@@ -157,14 +175,16 @@ class SAMLightningModule(pl.LightningModule):
             enc.save_cache(path)  # after the first epoch every training text has been seen once
 
     def configure_optimizers(self):
-        bert, head = [], []
-        for name, p in self.named_parameters():
-            if p.requires_grad:
-                (bert if ".bert." in name else head).append(p)
-        groups = [{"params": head, "lr": self.hparams.lr}]
-        if bert:
-            groups.append({"params": bert, "lr": self.hparams.bert_lr})
-        opt = torch.optim.AdamW(groups, weight_decay=self.hparams.weight_decay)
+        decay = matrix_weights(self)
+        groups = []
+        for part, lr in (("head", self.hparams.lr), ("bert", self.hparams.bert_lr)):
+            for decayed in (True, False):
+                params = [p for name, p in self.named_parameters() if p.requires_grad
+                          and (".bert." in name) == (part == "bert") and (id(p) in decay) == decayed]
+                if params:
+                    groups.append({"params": params, "lr": lr,
+                                   "weight_decay": self.hparams.weight_decay if decayed else 0.0})
+        opt = torch.optim.AdamW(groups)
         warm = max(int(self.hparams.warmup_steps), 1)
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm))
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}

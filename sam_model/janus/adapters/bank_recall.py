@@ -1,4 +1,5 @@
-"""The memory bank under the bank stream (:mod:`sam_model.janus.bank_stream`): updater with faults, recall evaluator.
+"""The memory bank under the bank stream (:mod:`sam_model.bench.janus_bank_stream`): updater with faults, recall
+evaluator, and the stream's batches and tasks they read (:class:`BankBatch`, :class:`RecallTask`, :class:`Visit`).
 
 - :class:`StreamUpdater` — the base updater of the stream: a copy of the deployed bank observes the batch
   (its new dialogues, then the returning users' visits, then any flood of near-duplicates) through the
@@ -19,22 +20,60 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from sam_model.data.schema import Event
-from sam_model.encoder import Encoder
+from sam_model.data.schema import Event, State
+from sam_model.encoding import Encoder
 from sam_model.janus.adapters.memory_bank import BankTask, BankUpdater, copy_bank
-from sam_model.janus.bank_stream import BankBatch, RecallTask
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.rules import BankRules
+
+
+@dataclass(frozen=True)
+class RecallTask:
+    """Asked of the memory: in episode ``episode_id``, what is ``slot``? ``value`` is the truth (normalised)."""
+
+    id: str
+    episode_id: str
+    slot: str
+    value: str
+    state: State
+    text: str
+    batch: int  # the batch that brought its dialogue (0 = the history, served before the stream)
+
+
+@dataclass(frozen=True)
+class Visit:
+    """A returning user's message: slot := value in an old episode (a misread when ``misread``)."""
+
+    episode_id: str
+    slot: str
+    value: str
+    text: str
+    step: int
+    misread: bool = False
+
+
+@dataclass
+class BankBatch:
+    """Stream batch ``t`` (1-based): what the bank observes, what Janus is asked, and its fault (None = clean)."""
+
+    t: int
+    events: list[Event]  # the new dialogues' events, in order
+    visits: list[Visit]
+    tasks: list[RecallTask]  # the stream's tasks: probes of the new dialogues
+    fault: str | None = None
+    flood: list[Event] = field(default_factory=list)
 
 
 def _as_recall(tasks: Sequence[Any]) -> list[RecallTask]:
     bad = [type(t).__name__ for t in tasks if not isinstance(t, RecallTask)]
     if bad:
-        raise TypeError(f"expected RecallTask tasks, got {bad[0]}; build them with bank_stream.build_bank_stream")
+        raise TypeError(f"expected RecallTask tasks, got {bad[0]}; build them with "
+                        "sam_model.bench.janus_bank_stream.build_bank_stream")
     return list(tasks)
 
 

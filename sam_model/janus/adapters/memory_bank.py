@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from sam_model.data.schema import Event, State
-from sam_model.encoder import Encoder as Retriever
+from sam_model.encoding import Encoder as Retriever
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.rules import BankRules as Updater

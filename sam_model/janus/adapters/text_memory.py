@@ -12,7 +12,7 @@ keeps runs resumable):
     memory = ctrl.run(((batch, feedback) for batch, feedback in my_stream), TextMemory(()))
 
 φ and the task encoder are hashed bags of words by default (no model needed); pass
-``embedder=TextEmbedder()`` (sam_model.models.bert) for sentence embeddings instead.
+``embedder=TextEmbedder()`` (sam_model.models.text_encoder) for sentence embeddings instead.
 """
 
 from __future__ import annotations

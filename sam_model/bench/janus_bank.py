@@ -1,9 +1,9 @@
 """Janus on the bank stream: which gate keeps a memory bank that accumulates knowledge, through faults?
 
-The stream and its fault model are in :mod:`sam_model.janus.bank_stream`; the updater with faults and the
-recall evaluator in :mod:`sam_model.janus.adapters.bank_recall`. The CLI is the benchmark's::
+The stream and its fault model are in :mod:`sam_model.bench.janus_bank_stream`; the updater with faults and
+the recall evaluator in :mod:`sam_model.janus.adapters.bank_recall`. The command::
 
-    python -m sam_model.janus.bench --config configs/janus_bank.yaml --out runs/janus_bank [--seeds tuning]
+    python -m sam_model.bench.janus --config configs/janus_bank.yaml --out runs/janus_bank [--seeds tuning]
 
 (a config with ``stream: bank``, or ``--stream bank``, runs here). Vectors: untrained all-MiniLM-L6-v2 sentence
 vectors for unit texts and queries (the content retriever), read from and added to the package's one
@@ -31,14 +31,16 @@ from typing import Any, Literal
 
 import numpy as np
 
+from sam_model.bench.janus_bank_stream import FAULTS, BankStream, Dialogue, build_bank_stream, parse_dialogue
+from sam_model.bench.janus_config import PolicyCfg, as_dict, parse_config, plan, refuse_earlier_runs
+from sam_model.bench.janus_report import bank_table
 from sam_model.io import SAMFileError, atomic_write_text
 from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskEncoder, StreamUpdater
 from sam_model.janus.adapters.memory_bank import BankEncoder
-from sam_model.janus.bank_stream import FAULTS, BankStream, Dialogue, build_bank_stream, parse_dialogue
 from sam_model.janus.controller import JanusController
 from sam_model.janus.evalset import HybridEvalSet
 from sam_model.janus.gates import make_gate
-from sam_model.janus.stats import CountedPhi, auc, evaluation_cost
+from sam_model.janus.stats import CountedPhi, auc, default_pairs, evaluation_cost, paired_table, policy_stats
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.encoders import ContentEncoder
@@ -72,7 +74,7 @@ class BankDataCfg:
 
 @dataclass
 class FaultCfg:
-    """The faulty batches (sam_model/janus/bank_stream.py).
+    """The faulty batches (sam_model/bench/janus_bank_stream.py).
 
     Args:
         share: fraction of batches with a fault (never the first).
@@ -109,21 +111,12 @@ class BankMemoryCfg:
 
 
 @dataclass
-class BankJanusCfg:
-    """The policies compared and the Janus controller's gate, hybrid evaluation set and φ.
+class BankJanusCfg(PolicyCfg):
+    """The policies compared and the Janus controller's gate, hybrid evaluation set (PolicyCfg's keys, with
+    the bank's defaults) and φ.
 
     Args:
-        policies: subset of none (the base updater alone), always, mmt, random, periodic (random and periodic
-            make as many comparisons as MMT).
-        ablations: parts of E_t switched off one at a time under MMT: subset of coverage, boundary, fresh.
-        beta: MMT's momentum factor.
-        tau: MMT compares when cos(z_t, m_{t-1}) < tau.
-        budget: MMT in budget mode when set: compare when cos < the budget-quantile of the last 64 cosines.
-        warmup: steps deployed without comparison before MMT starts (plain mode only).
-        momentum: m follows the deployed steps ("deployed") or every proposed step ("proposed").
-        periodic_n: the periodic gate's period; 0 = MMT's number of comparisons, evenly spaced.
         coverage: E_t's coverage part: cluster representatives of every task seen.
-        boundary: E_t's boundary part: tasks whose correctness flipped.
         fresh: E_t's fresh part: tasks since the last trigger.
         holdout_latest: judge a candidate only on tasks before its batch (a bank cannot answer for dialogues
             it has not seen, so the default judges on the batch too).
@@ -133,16 +126,7 @@ class BankJanusCfg:
         k: the agent reads the top-k units of the episode and answers with the first value they record.
     """
 
-    policies: list[str] = field(default_factory=lambda: ["none", "always", "mmt", "random", "periodic"])
-    ablations: list[str] = field(default_factory=lambda: ["coverage", "boundary", "fresh"])
-    beta: float = 0.9
-    tau: float = 0.0
-    budget: float | None = None
-    warmup: int = 0
-    momentum: str = "deployed"
-    periodic_n: float = 0
     coverage: int = 32
-    boundary: int = 16
     fresh: int = 16
     holdout_latest: bool = False
     kind_weight: float = 1.0
@@ -326,8 +310,6 @@ def runs_of(cfg: BankBenchCfg, gates: Sequence[str] = ()) -> list[tuple[str, str
     Without ``gates``: the benchmark's plan (``mmt`` from the config). With ``gates`` (a tuning sweep): none,
     always, then for every gate G ``mmt:G`` with ``random:G`` and ``periodic:G`` at its count.
     """
-    from sam_model.janus.bench import plan
-
     if not gates:
         return plan(cfg)
     out: list[tuple[str, str | None, str | None]] = [("none", "none", None), ("always", "always", None)]
@@ -414,21 +396,18 @@ def targets(stats: dict[str, dict], paired: list[dict]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the bank benchmark on ``argv`` (``python -m sam_model.bench.janus`` with a ``stream: bank`` config)."""
     import sys
 
     from rich.console import Console
 
-    from sam_model.janus.bench import as_dict, parse_config
-    from sam_model.janus.stats import default_pairs, paired_table, policy_stats
-
     argv = sys.argv[1:] if argv is None else list(argv)
     console = Console(stderr=True)
     try:
-        cfg, out = parse_config(argv, BankBenchCfg, __doc__)
+        cfg, out = parse_config(argv, BankBenchCfg)
         gates = [g.strip() for g in cfg.gates if g.strip()]
         runs_of(cfg, gates)
-        if (out / "runs").exists() and any((out / "runs").iterdir()):
-            raise SAMFileError(f"{out}/runs already holds Janus runs; choose another --out or remove it")
+        refuse_earlier_runs(out)
         t0 = time.perf_counter()
         dialogues = read_dialogues(cfg.data)
         console.print(f"{len(dialogues)} SGD dialogues read ({time.perf_counter() - t0:.0f}s)")
@@ -455,44 +434,6 @@ def main(argv: list[str] | None = None) -> int:
     except SAMFileError as exc:
         console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         return 2
-    console.print(markdown_table(report))
+    console.print(bank_table(report))
     console.print(f"wrote {out / 'janus.json'} ({report['seconds']:.0f}s; {retriever.encoded} texts encoded)")
     return 0
-
-
-def share(v: float | None) -> str:
-    return "" if v is None else f"{100 * v:.0f}%"
-
-
-def markdown_table(report: dict) -> str:
-    """The report's tables in markdown: policies with intervals and costs, paired differences, the regime."""
-    from sam_model.janus.stats import fmt_ci, fmt_diff
-
-    per_seed = report["per_seed"]
-    seeds = list(per_seed)
-    lines = [f"Held-out recall accuracy, {len(seeds)} seeds ({', '.join(seeds)}); mean [95% bootstrap interval]",
-             "", "| policy | gate | final acc. % | old / new dialogues % | mean over stream % | comparisons | "
-             "faulty deployed | tasks scored (φ) | cost vs always |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, st in report["statistics"].items():
-        rs = [per_seed[s][name] for s in seeds]
-        age = {k: 100 * np.mean([r["accuracy_by_age"].get(k, np.nan) for r in rs]) for k in ("old", "new")}
-        cost = st.get("cost_vs_always")
-        lines.append(f"| {name} | {rs[0]['gate']} | {fmt_ci((st['mean'], *st['ci']))} | {age['old']:.1f} / "
-                     f"{age['new']:.1f} | {100 * np.mean([r['mean_accuracy'] for r in rs]):.1f} | "
-                     f"{np.mean([r['comparisons'] for r in rs]):.1f} / {rs[0]['steps']} | "
-                     f"{np.mean([r['faulty']['deployed'] for r in rs]):.1f} / {rs[0]['faulty']['n']} | "
-                     f"{st['total_tasks']:.0f} ({st['phi_tasks']:.0f}) | "
-                     f"{'' if cost is None else f'{100 * cost:.0f}%'} |")
-    lines += ["", "| paired difference (points) | mean [95% interval] | verdict |", "|---|---|---|"]
-    lines += [f"| {p['a']} − {p['b']} | {fmt_diff((p['mean'], *p['ci']))} | {p['verdict']} |" for p in report["paired"]]
-    if report.get("regime"):
-        lines += ["", "| always-trigger candidates | judged | win on E_t | tie | raise held-out acc. |",
-                  "|---|---|---|---|---|"]
-        orc = report.get("oracle_regime", {})
-        for label, r in report["regime"].items():
-            o = orc.get(label, {})
-            lines.append(f"| {label} | {r['candidates']} | {share(r['won_share'])} | {share(r['tied_share'])} | "
-                         f"{share(o.get('helps_share'))} |")
-    if report.get("targets"):
-        lines += ["", f"targets: {json.dumps(report['targets'])}"]
-    return "\n".join(lines)

@@ -4,22 +4,22 @@ The stream is SGD train decision points ordered by service domain (Banks, then B
 the memory is the SAM retriever's head (BERT frozen, pooled vectors cached), M_0 is trained
 offline on ``data.pretrain_domains`` (the default config leaves the stream's domains out, so
 updates carry new knowledge), and the base updater fine-tunes it for a few steps on each new
-batch: it learns the new domain and drifts away from the others. Each policy gates that same updater; the score is top-1 accuracy (the first retrieved
-memory is useful) on held-out SGD dev decision points from all domains::
+batch: it learns the new domain and drifts away from the others. Each policy gates that same updater; the
+score is top-1 accuracy (the first retrieved memory is useful) on held-out SGD dev decision points from all
+domains::
 
-    python -m sam_model.janus.bench --config configs/janus_sgd.yaml --out runs/janus
+    python -m sam_model.bench.janus --config configs/janus_sgd.yaml --out runs/janus
 
 writes ``runs/janus/janus.json`` (per policy: final accuracy, comparisons, accuracy at each
 checkpoint), ``janus_accuracy.png`` and one Janus workdir per policy under ``runs/``.
 Pooled BERT vectors come from the package's one text-vector cache (``~/.cache/sam_model/text``, or
 ``$SAM_CACHE_DIR/text``; shared with training and evaluation), so only texts no run has seen cost BERT time.
-A config with ``stream: bank`` (configs/janus_bank.yaml) runs the bank stream (sam_model.janus.bank_bench);
+A config with ``stream: bank`` (configs/janus_bank.yaml) runs the bank stream (sam_model.bench.janus_bank);
 ``--stream bank --help`` lists its options.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import random
@@ -27,18 +27,19 @@ import shutil
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import torch
 
+from sam_model.bench.janus_config import PolicyCfg, as_dict, parse_config, plan, refuse_earlier_runs
+from sam_model.bench.janus_report import plot_head, print_head_table
 from sam_model.data.examples import episode_memories, iter_examples
 from sam_model.data.reader import Episode
 from sam_model.data.schema import parse_event
-from sam_model.io import SAMFileError, atomic_path, atomic_write_text
+from sam_model.io import SAMFileError, atomic_write_text
 from sam_model.janus.adapters.retriever_head import (
     HeadContext,
     HeadEvaluator,
@@ -46,7 +47,7 @@ from sam_model.janus.adapters.retriever_head import (
     ParamSketch,
     ProbeEncoder,
 )
-from sam_model.janus.controller import Decision, JanusController
+from sam_model.janus.controller import JanusController, StepDecision
 from sam_model.janus.evalset import HybridEvalSet
 from sam_model.janus.gates import make_gate
 from sam_model.janus.stats import (
@@ -54,8 +55,6 @@ from sam_model.janus.stats import (
     auc,
     default_pairs,
     evaluation_cost,
-    fmt_ci,
-    fmt_diff,
     paired_table,
     policy_stats,
 )
@@ -138,47 +137,21 @@ class PretrainCfg:
 
 
 @dataclass
-class JanusCfg:
-    """The policies compared and the Janus controller's gate, hybrid evaluation set and φ.
+class JanusCfg(PolicyCfg):
+    """The policies compared and the Janus controller's gate, hybrid evaluation set (PolicyCfg's keys) and φ.
 
     Args:
-        policies: subset of none (the base updater alone), always, mmt, random, periodic (random and periodic
-            make as many comparisons as MMT).
-        ablations: parts of E_t switched off one at a time under MMT: subset of coverage, boundary, fresh.
-        beta: MMT's momentum factor (EMA of the deployed update directions).
-        tau: MMT compares when cos(z_t, m_{t-1}) < tau (budget mode: until 8 cosines have been seen).
-        budget: MMT in budget mode when set: compare when cos < the budget-quantile of the last 64 cosines.
-        warmup: steps deployed without comparison before MMT starts (plain mode only).
-        momentum: m follows the deployed steps ("deployed") or every proposed step ("proposed", the literal
-            formula).
-        periodic_n: the periodic gate's period; 0 = MMT's number of comparisons, evenly spaced.
-        coverage: E_t's coverage part: cluster representatives of every task seen.
-        boundary: E_t's boundary part: tasks whose correctness flipped.
-        fresh: E_t's fresh part: tasks since the last trigger.
         phi: the memory encoding φ: probe log-likelihoods "loglik", probe distributions "probs", or "params"
             (a sketch of the head's parameters).
         probes: probe tasks of φ=loglik/probs.
         probe_pool: where the probes are drawn: M_0's training tasks "pretrain", or the held-out "history".
         sketch_dim: buckets of φ=params.
-        holdout_latest: judge a candidate on tasks it was not fine-tuned on.
     """
 
-    policies: list[str] = field(default_factory=lambda: ["none", "always", "mmt", "random", "periodic"])
-    ablations: list[str] = field(default_factory=lambda: ["coverage", "boundary", "fresh"])
-    beta: float = 0.9
-    tau: float = 0.0
-    budget: float | None = None
-    warmup: int = 0
-    momentum: str = "deployed"
-    periodic_n: float = 0
-    coverage: int = 16
-    boundary: int = 16
-    fresh: int = 8
     phi: str = "loglik"
     probes: int = 256
     probe_pool: str = "pretrain"
     sketch_dim: int = 4096
-    holdout_latest: bool = True
 
 
 def head_model() -> SAMConfig:
@@ -220,68 +193,6 @@ class BenchCfg:
     keep_checkpoints: bool = False
 
 
-USAGE = """Options come from --config files (repeat --config to stack overrides: later files win) and then from the
-command line, one option per config key (--janus.beta 0.97, --data.train_per_domain 10, --seeds 0,
---seeds tuning, --janus.policies [none,mmt]); --print_config shows the resolved config and exits."""
-
-
-def _help_formatter():
-    from jsonargparse import DefaultHelpFormatter
-
-    class HelpFormatter(DefaultHelpFormatter, argparse.RawDescriptionHelpFormatter):
-        """Option help with its type and default; the description as written."""
-
-    return HelpFormatter
-
-
-def parser(cfg_class: type = BenchCfg, description: str | None = None):
-    """The benchmark's jsonargparse parser for ``cfg_class`` (BenchCfg, or bank_bench.BankBenchCfg)."""
-    from jsonargparse import ActionConfigFile, ArgumentParser
-
-    from sam_model import cli_config
-
-    p = ArgumentParser(prog="python -m sam_model.janus.bench", description=f"{description or __doc__}\n{USAGE}",
-                       usage="%(prog)s --config FILE [--config OVERRIDE ...] --out DIR [--KEY VALUE ...]",
-                       parser_mode=cli_config.PARSER_MODE, exit_on_error=False, formatter_class=_help_formatter())
-    p.add_argument("--config", action=ActionConfigFile,
-                   help="a YAML config (configs/janus_sgd.yaml, configs/janus_bank.yaml); repeat it to stack "
-                        "overrides on it (configs/janus_sgd_noisy.yaml on janus_sgd.yaml)")
-    p.add_argument("--out", required=True, help="output folder: janus.json (and janus_accuracy.png), runs/; it must "
-                                                "hold no earlier runs")
-    p.add_class_arguments(cfg_class, None)
-    return p
-
-
-def parse_config(argv: Sequence[str], cfg_class: type = BenchCfg, description: str | None = None):
-    """(config, output folder) from ``argv``; a bad config raises SAMFileError in one line naming key and file."""
-    from jsonargparse import ArgumentError
-
-    from sam_model import cli_config
-
-    cli_config.use_interpolation()
-    from omegaconf.errors import OmegaConfBaseException
-    argv = cli_config.resolve_configs(argv)  # --config janus_sgd.yaml: the installed one when the folder has none
-    p = parser(cfg_class, description)
-    try:
-        ns = p.parse_args(list(argv))
-    except ArgumentError as exc:
-        raise SAMFileError(cli_config.explain(str(exc), argv, p)) from None
-    except OmegaConfBaseException as exc:
-        raise SAMFileError(cli_config.explain_interpolation(exc, argv)) from None
-    init = p.instantiate(ns) if hasattr(p, "instantiate") else p.instantiate_classes(ns)
-    cfg = cfg_class(**{f.name: init[f.name] for f in fields(cfg_class)})
-    if cfg.seeds == "tuning":
-        cfg.seeds = list(cfg.tuning_seeds)
-    elif isinstance(cfg.seeds, int):
-        cfg.seeds = [cfg.seeds]
-    return cfg, Path(ns.out)
-
-
-def load_config(path: str | None = None, cfg_class: type = BenchCfg, *args: str):
-    """The config of ``--config path`` (defaults without a path), with further command-line ``args``."""
-    return parse_config([*(("--config", path) if path else ()), *args, "--out", "-"], cfg_class)[0]
-
-
 def net_config(model: SAMConfig, phases: list[str], kinds: list[str]) -> SAMConfig:
     """The SAMConfig of the benchmark's net: ``model`` with the stream's vocabularies. The head adapter needs
     BERT frozen and its vectors cached; a config that asks otherwise is refused (key named)."""
@@ -296,8 +207,6 @@ def net_config(model: SAMConfig, phases: list[str], kinds: list[str]) -> SAMConf
     return dataclasses.replace(model, phases=list(phases), kinds=list(kinds))
 
 
-def as_dict(obj: Any) -> Any:
-    return {k: as_dict(v) for k, v in vars(obj).items()} if hasattr(obj, "__dataclass_fields__") else obj
 
 
 # -- data ---------------------------------------------------------------------------------------------------
@@ -515,7 +424,7 @@ def run_policy(name: str, gate_spec: str, ablate: str | None, ctx: HeadContext, 
     dev_eval = HeadEvaluator(ctx)
     curve = [(0, float(dev_eval.correct(m0, s.dev_tasks).mean()), 0)]
 
-    def on_step(c: JanusController, d: Decision) -> None:
+    def on_step(c: JanusController, d: StepDecision) -> None:
         if d.t % cfg.eval_every == 0 or d.t == len(batches):
             curve.append((d.t, float(dev_eval.correct(c.memory, s.dev_tasks).mean()), c.comparisons))
 
@@ -556,32 +465,6 @@ def _per_domain(correct: np.ndarray, domains: list[str]) -> dict[str, float]:
 # -- the benchmark -----------------------------------------------------------------------------------------
 
 
-def plan(cfg: BenchCfg) -> list[tuple[str, str | None, str | None]]:
-    """(name, gate or None = decided after MMT ran, ablation) in run order: MMT before the matched baselines."""
-    j = cfg.janus
-    if j.momentum not in ("deployed", "proposed"):
-        raise SAMFileError(f"janus.momentum must be 'deployed' or 'proposed', got {j.momentum!r}")
-    p = "p" if j.momentum == "proposed" else ""
-    mmt = f"mmt{p}({j.beta},{j.tau},{j.warmup})" if j.budget is None else f"mmt{p}q({j.beta},{j.budget},{j.tau})"
-    known = {"none", "always", "mmt", "random", "periodic"}
-    bad = set(j.policies) - known
-    if bad:
-        raise SAMFileError(f"unknown policies {sorted(bad)}; known: {sorted(known)}")
-    bad = set(j.ablations) - {"coverage", "boundary", "fresh"}
-    if bad:
-        raise SAMFileError(f"unknown ablations {sorted(bad)}; known: coverage, boundary, fresh")
-    matched = {"random", "periodic"} & set(j.policies)
-    runs: list[tuple[str, str | None, str | None]] = []
-    for p in ("none", "always"):
-        if p in j.policies:
-            runs.append((p, p, None))
-    if "mmt" in j.policies or matched or j.ablations:
-        runs.append(("mmt", mmt, None))
-    for p in ("random", "periodic"):
-        if p in j.policies:
-            runs.append((p, None, None))
-    runs += [(f"mmt-no-{a}", mmt, a) for a in j.ablations]
-    return runs
 
 
 def run_seed(cfg: BenchCfg, s: Stream, vectors: dict[str, np.ndarray], seed: int, out: Path,
@@ -654,78 +537,18 @@ def targets(summary: dict[str, dict], stats: dict[str, dict] | None = None) -> d
     return out
 
 
-def plot(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    seed = next(iter(per_seed))
-    results = per_seed[seed]
-    fig, ax = plt.subplots(figsize=(11, 4.8))
-    for name, r in results.items():
-        ts = [p["t"] for p in r["accuracy_curve"]]
-        acc = [100 * p["accuracy"] for p in r["accuracy_curve"]]
-        style = "--" if name.startswith("mmt-no-") else "-"
-        ax.plot(ts, acc, style, label=f"{name} ({r['comparisons']} comparisons)", lw=2 if name == "mmt" else 1.2)
-    any_r = next(iter(results.values()))
-    doms = any_r["domain_at"]
-    for i in range(1, len(doms)):
-        if doms[i] != doms[i - 1]:
-            ax.axvline(i + 0.5, color="0.85", lw=0.8, zorder=0)
-    starts = [0] + [i for i in range(1, len(doms)) if doms[i] != doms[i - 1]]
-    for a, b in zip(starts, starts[1:] + [len(doms)]):
-        ax.text((a + b) / 2 + 0.5, ax.get_ylim()[0], doms[a][:6], ha="center", va="bottom", fontsize=7,
-                color="0.4", rotation=90)
-    ax.set_xlabel("update step t (stream ordered by service domain)")
-    ax.set_ylabel("dev top-1 accuracy, all domains (%)")
-    ax.set_title(f"Janus on the SGD domain stream (seed {seed})")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
-
-
-def override_alone(argv: Sequence[str]) -> str | None:
-    """The first --config file when it is an override (it sets no ``data.train``: janus_sgd_noisy.yaml), which
-    would otherwise run on the built-in defaults instead of the base it changes; None when the stack is fine."""
-    import yaml
-
-    from sam_model import cli_config
-
-    files = cli_config.config_files(list(argv))
-    if not files:
-        return None
-    try:
-        raw = yaml.safe_load(Path(files[0]).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return None  # the parser names an unreadable file
-    data = raw.get("data") if isinstance(raw, dict) else None
-    return None if isinstance(data, dict) and "train" in data else files[0]
-
-
 def main(argv: list[str] | None = None) -> int:
+    """Run the head benchmark on ``argv`` (``python -m sam_model.bench.janus`` with a ``stream: head`` config)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    alone = override_alone(argv)
-    if alone is not None:
-        print(f"error: {alone} sets no data.train: it is an override; stack it on a base, e.g. --config "
-              f"configs/janus_sgd.yaml --config {alone}", file=sys.stderr)
-        return 2
-    if stream_of(argv) == "bank":  # the bank stream: its own config sections and runner
-        from sam_model.janus.bank_bench import main as bank_main
-
-        return bank_main(argv)
     from rich.console import Console
 
     console = Console(stderr=True)
     try:
-        cfg, out = parse_config(argv)
+        cfg, out = parse_config(argv, BenchCfg)
         plan(cfg)
         feedback_schedule(1, cfg.data.feedback_noise, 0)  # validate before any work
         net_config(cfg.model, [], [])
-        if (out / "runs").exists() and any((out / "runs").iterdir()):
-            raise SAMFileError(f"{out}/runs already holds Janus runs; choose another --out or remove it")
+        refuse_earlier_runs(out)
         t0 = time.perf_counter()
         s = build_stream(cfg.data)
         console.print(f"M_0 pretraining: {len(s.pretrain_tasks)} decision points; history: "
@@ -760,66 +583,12 @@ def main(argv: list[str] | None = None) -> int:
                   "per_seed": {str(k): v for k, v in per_seed.items()}}
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "janus.json", json.dumps(report, indent=1))
-        plot(per_seed, out / "janus_accuracy.png")
+        plot_head(per_seed, out / "janus_accuracy.png")
     except SAMFileError as exc:
         console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         return 2
-    _print_table(console, summary, report["targets"], noisy=bool(cfg.data.feedback_noise), stats=stats,
+    print_head_table(console, summary, report["targets"], noisy=bool(cfg.data.feedback_noise), stats=stats,
                  paired=report["paired"])
     console.print(f"wrote {out / 'janus.json'} and {out / 'janus_accuracy.png'} "
                   f"({report['seconds']['total']:.0f}s, BERT {report['seconds']['bert']:.0f}s for {encoded} texts)")
     return 0
-
-
-def stream_of(argv: Sequence[str]) -> str:
-    """Which benchmark ``argv`` asks for: ``--stream X``, else the ``stream:`` of the last --config file that has
-    one, else "head" (an unreadable file is left to the parser to report)."""
-    import yaml
-
-    from sam_model import cli_config
-
-    args = list(argv)
-    for i, a in enumerate(args):
-        if a == "--stream" and i + 1 < len(args):
-            return args[i + 1]
-        if a.startswith("--stream="):
-            return a.split("=", 1)[1]
-    for path in reversed(cli_config.config_files(args)):
-        try:
-            raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError):
-            return "head"
-        if isinstance(raw, dict) and "stream" in raw:
-            return str(raw["stream"])
-    return "head"
-
-
-def _print_table(console, summary: dict[str, dict], tg: dict, noisy: bool = False, stats: dict | None = None,
-                 paired: list[dict] | None = None) -> None:
-    from rich.table import Table
-
-    title = "Janus on the SGD domain stream" + (" with noisy feedback" if noisy else "")
-    table = Table(title=f"{title} (dev top-1 accuracy, all domains; mean [95% bootstrap interval] over seeds)")
-    for col in ("policy", "gate", "final accuracy %", "mean over stream %", "comparisons", "cost % of always") + \
-            (("corrupted deployed", "AUC −cos") if noisy else ()):
-        table.add_column(col)
-    for name, r in summary.items():
-        st = (stats or {}).get(name)
-        acc = fmt_ci((st["mean"], *st["ci"])) if st else f"{100 * r['final_accuracy']:.1f}"
-        cost = f"{100 * st['cost_vs_always']:.0f}" if st and "cost_vs_always" in st else ""
-        row = [name, r["gate"], acc, f"{100 * r['mean_accuracy']:.1f}", f"{r['comparisons']:.1f}/{r['steps']}", cost]
-        if noisy:
-            a = r.get("corrupted_auc_neg_cos")
-            row += [f"{r.get('corrupted_deployed', 0):.1f}", "" if a is None else f"{a:.2f}"]
-        table.add_row(*row)
-    console.print(table)
-    for p in paired or []:
-        console.print(f"{p['a']} − {p['b']}: {fmt_diff((p['mean'], *p['ci']))} points (paired over seeds): {p['verdict']}")
-    if tg:
-        console.print(f"MMT − base {tg['mmt_minus_base_points']:+.1f} pts, MMT − always "
-                      f"{tg['mmt_minus_always_points']:+.1f} pts, comparisons {100 * tg['comparisons_vs_always']:.0f}% "
-                      f"of always; targets met: {tg['met']}")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sam_model.data.schema import Event, State, parse_event
 from sam_model.data.text import constraints_delta
+from sam_model.janus.adapters.bank_recall import BankBatch, RecallTask, Visit
 from sam_model.memory.unit import norm
 
 FAULTS = ("misread", "prune", "flood")
@@ -48,41 +49,6 @@ VISIT_TEMPLATES = ("Quick update on my earlier {service} request: {words} {value
 PROBE_TEMPLATES = ("Remind me, what was the {words}?", "What {words} did we settle on?",
                    "Can you check the {words} for me again?", "Which {words} was it again?")
 VISIT_STEP, FLOOD_STEP = 10_000, 20_000  # steps of visit and flood events: after every dialogue's own steps
-
-
-@dataclass(frozen=True)
-class RecallTask:
-    """Asked of the memory: in episode ``episode_id``, what is ``slot``? ``value`` is the truth (normalised)."""
-
-    id: str
-    episode_id: str
-    slot: str
-    value: str
-    state: State
-    text: str
-    batch: int  # the batch that brought its dialogue (0 = the history, served before the stream)
-
-
-@dataclass(frozen=True)
-class Visit:
-    """A returning user's message: slot := value in an old episode (a misread when ``misread``)."""
-
-    episode_id: str
-    slot: str
-    value: str
-    text: str
-    step: int
-    misread: bool = False
-
-
-@dataclass
-class BankBatch:
-    t: int
-    events: list[Event]  # the new dialogues' events, in order
-    visits: list[Visit]
-    tasks: list[RecallTask]  # the stream's tasks: probes of the new dialogues
-    fault: str | None = None
-    flood: list[Event] = field(default_factory=list)
 
 
 @dataclass
