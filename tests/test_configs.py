@@ -40,6 +40,9 @@ JANUS = {
 # Keys the split added, with no effect of their own: ``experiment`` and ``run`` only name the checkpoint and
 # log folders, and those folders are compared.
 NEW_NAMES = ("experiment", "run")
+# Options added after the split, at values that train exactly as before (off): issue 21's phase dropout and
+# dense-state fusion.
+ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"): False}
 # Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.
 MACHINE = (("trainer", "enable_progress_bar"),)
 
@@ -85,7 +88,12 @@ def test_training_config_resolves_as_before(name, monkeypatch):
     CHANGED.get(name, lambda _: None)(before)
     now = resolved_training(TRAINING[name])
     assert now["experiment"] and now["run"] == now["trainer"]["logger"]["init_args"]["save_dir"].split("/")[-1]
-    assert _drop(now, *MACHINE, *((k,) for k in NEW_NAMES)) == _drop(before, *MACHINE)
+    for path, off in ADDED_OFF.items():
+        node = now
+        for k in path:
+            node = node[k]
+        assert node == off, (path, node)
+    assert _drop(now, *MACHINE, *ADDED_OFF, *((k,) for k in NEW_NAMES)) == _drop(before, *MACHINE)
 
 
 def resolved_janus(files: list[str]) -> dict:
