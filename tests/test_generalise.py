@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from test_model import make_net, toy_rows
 
 from sam_model.data import toolworlds
 from sam_model.data.transcripts import iter_transcript_events
 from sam_model.models.vocab import UNK
 from sam_model.training.batching import collate_episodes, drop_phases, encode_batch
-from test_model import make_net, toy_rows
 
 
 def test_tool_worlds_are_seeded_and_labelled_by_the_transcript_rule(tmp_path):
