@@ -94,3 +94,30 @@ def test_lodo_leaves_the_domain_out_and_reports_paired_differences(tmp_path):
     assert "| coding | 3 | x | 0.830 | 1.000 | b (0.420) | +0.417" in lodo.table([row])
     with pytest.raises(SystemExit):
         lodo.main(["--domains", "telecom"])
+
+
+def test_lexical_bonus_is_bm25_scaled_by_the_best_candidate():
+    from sam_model.rerank import lexical_bonus
+
+    texts = ["CALL get_order(order_id=W1)", "the weather is nice", "order_id W1 and order W2"]
+    bonus = lexical_bonus("needs: order_id for cancel_order", texts, 0.2)
+    assert bonus.max() == pytest.approx(0.2) and bonus[1] == 0.0 and bonus[0] > 0 and bonus[2] > 0
+    assert not lexical_bonus("needs order_id", texts, 0.0).any() and not lexical_bonus("the is", texts, 1.0).any()
+
+
+def test_the_store_fuses_the_lexical_match_only_when_asked():
+    import numpy as np
+
+    from sam_model.data.examples import MemoryRecord
+    from sam_model.store import MemoryStore, StoreConfig
+
+    with pytest.raises(ValueError, match="store config.lexical"):
+        StoreConfig(lexical=-1.0)
+    mems = [MemoryRecord("e#0", "e", 0, "user", "p", "my favourite colour is blue"),
+            MemoryRecord("e#1", "e", 1, "result", "p", "payment_method credit_card 1234")]
+    for weight, first in ((0.0, "e#0"), (0.5, "e#1")):
+        store = MemoryStore(None, StoreConfig(lexical=weight, provenance=False), dim=2)
+        store.add(mems, np.array([[1.0, 0.0], [0.9, 0.1]], dtype=np.float32))
+        hits = store.search_vector(np.array([1.0, 0.0]), 2, episode_id="e", query_text="needs payment_method")
+        assert hits[0].id == first
+    assert StoreConfig.from_dict({"slot_match": 0.1}).lexical == 0.0  # an older export searches as it did

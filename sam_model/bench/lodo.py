@@ -56,6 +56,8 @@ class Variant:
     label: str
     configs: tuple[str, ...] = ()
     worlds: bool = False
+    lexical: bool = False  # the store's lexical re-rank on, its weight chosen on held-out generated worlds
+    same_training_as: str | None = None  # a search-time change: the checkpoint of that variant
 
 
 VARIANTS = {  # cumulative: each adds one change to the one before
@@ -63,7 +65,10 @@ VARIANTS = {  # cumulative: each adds one change to the one before
     "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
     "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
     "fusion": Variant("+ dense-state fusion", ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True),
+    "lexical": Variant("+ lexical re-rank", ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, True,
+                       "fusion"),
 }
+LEXICAL_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 BASE_CONFIGS = ("configs/tools.yaml", "configs/lodo.yaml")
 
 
@@ -82,6 +87,9 @@ def run_name(held_out: str, variant: str, seed: int) -> str:
 def train(held_out: str, variant_name: str, root: Path, args) -> Path:
     """Train one variant without ``held_out`` (or reuse its checkpoint); returns the best checkpoint."""
     variant = VARIANTS[variant_name]
+    if variant.same_training_as:
+        variant_name = variant.same_training_as
+        variant = VARIANTS[variant_name]
     run = run_name(held_out, variant_name, args.seed)
     folder = Path("checkpoints") / run
     best = sorted(folder.glob("best-*.ckpt"))
@@ -121,6 +129,29 @@ def paired_difference(per_query: Path, a: str, b: str) -> tuple[float, float, fl
     return bootstrap_ci(diffs)
 
 
+def with_lexical(retriever, weight: float):
+    """The retriever with the store's lexical re-rank at ``weight`` (sam_model.store.StoreConfig.lexical)."""
+    import dataclasses
+
+    retriever.store.config = dataclasses.replace(retriever.store.config, lexical=weight)
+    return retriever
+
+
+def choose_lexical(checkpoint: Path, args) -> tuple[float, dict[float, float]]:
+    """The lexical weight with the best MRR on the test worlds of the generated tool worlds (held out of every
+    training run by group: domains no model has seen, and none of the benchmark's), and every weight's MRR."""
+    from sam_model.data.sources import SourceOptions
+    from sam_model.evaluation.data import load_eval_data
+    from sam_model.evaluation.run import evaluate, load_retriever
+
+    data = load_eval_data(f"toolworlds:{args.worlds}", "episode", None, args.seed, False, SourceOptions(split="test"))
+    compare = {f"lexical={w}": with_lexical(load_retriever(checkpoint), w) for w in LEXICAL_GRID}
+    report = evaluate(data, Path(args.out) / "lexical" / checkpoint.parent.name, None, baselines=[],
+                      compare=compare, latency_queries=1, seed=args.seed, quiet=True)
+    mrr = {w: report["methods"][f"lexical={w}"]["mrr"] for w in LEXICAL_GRID}
+    return max(LEXICAL_GRID, key=lambda w: (mrr[w], -w)), mrr
+
+
 def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, args) -> list[dict]:
     """Every variant and every untrained baseline on the left-out domain's decisions: one row per variant."""
     from sam_model.data.sources import SourceOptions
@@ -133,7 +164,12 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
     max_queries = args.sgd_queries if held_out == "sgd" else None
     data = load_eval_data(path, "episode", max_queries, args.seed, False, SourceOptions(split=d.eval_split))
     out = Path(args.out) / held_out
-    compare = {name: load_retriever(ckpt) for name, ckpt in checkpoints.items()}
+    compare, chosen = {}, {}
+    for name, ckpt in checkpoints.items():
+        compare[name] = load_retriever(ckpt)
+        if VARIANTS[name].lexical:
+            chosen[name] = choose_lexical(ckpt, args)
+            with_lexical(compare[name], chosen[name][0])
     report = evaluate(data, out, None, baselines=BASELINES, compare=compare, latency_queries=1, seed=args.seed,
                       quiet=True)
     methods = report["methods"]
@@ -146,6 +182,8 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
                      "recall@5": methods[name]["recall@5"], "best_baseline": best,
                      "best_baseline_mrr": methods[best]["mrr"], "difference": diff,
                      "baselines": {b: methods[b]["mrr"] for b in BASELINES}, "checkpoint": str(checkpoints[name])})
+        if name in chosen:
+            rows[-1]["lexical"] = {"weight": chosen[name][0], "worlds_mrr": chosen[name][1]}
     return rows
 
 
