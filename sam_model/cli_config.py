@@ -7,6 +7,10 @@ absolute from the top of the config file (for train.py: of the ``fit`` section).
 
 A bad config (an unknown key, a value of the wrong type, a missing file) ends in one line that names the key
 and the file that set it, e.g. ``configs/mine.yaml: model.net.colour: unknown key; known: alpha, ...``.
+
+The configs are installed with the package (``configs/*.yaml`` of the checkout are the files; a wheel carries
+them as ``sam_model/configs/``, see setup.py): ``--config adapt.yaml`` (or ``configs/adapt.yaml``) names the
+installed file when no such file exists where the command runs (:func:`resolve_configs`).
 """
 
 from __future__ import annotations
@@ -35,6 +39,56 @@ def use_interpolation() -> None:
                            "pip install -e . (or pip install omegaconf)")
 
     set_parsing_settings(omegaconf_absolute_to_relative_paths=True)
+
+
+def installed_configs_dir() -> Path | None:
+    """The folder of the installed configs: ``sam_model/configs`` in a wheel, ``configs/`` beside the package
+    in a checkout (an editable install); None when neither exists."""
+    import sam_model
+
+    package = Path(sam_model.__file__).resolve().parent
+    for folder in (package / "configs", package.parent / "configs"):
+        if folder.is_dir() and any(folder.glob("*.yaml")):
+            return folder
+    return None
+
+
+def installed_configs() -> list[str]:
+    """The file names of the installed configs (``adapt.yaml``, ``demo.yaml``, ...)."""
+    folder = installed_configs_dir()
+    return sorted(p.name for p in folder.glob("*.yaml")) if folder else []
+
+
+def resolve_config(value: str) -> str:
+    """``value`` of a ``--config``: the file itself when it exists; else, for a bare name (``adapt``,
+    ``adapt.yaml``) or one under ``configs/``, the installed config of that name. A bare name that names none
+    is a one-line error listing the installed configs; any other missing path is left to the parser's error."""
+    from sam_model.io import SAMFileError
+
+    p = Path(value)
+    if p.exists() or value.lstrip().startswith(("{", "[")):  # an existing file, or an inline YAML config
+        return value
+    if str(p.parent) not in (".", "configs"):
+        return value
+    folder = installed_configs_dir()
+    for name in (p.name, p.name + ".yaml"):
+        if folder is not None and (folder / name).is_file():
+            return str(folder / name)
+    names = ", ".join(installed_configs()) or "none (reinstall sam_model)"
+    raise SAMFileError(f"--config {value}: no such file here and no installed config of that name; "
+                       f"installed: {names}")
+
+
+def resolve_configs(argv: Sequence[str]) -> list[str]:
+    """``argv`` with every ``--config``/``-c`` value resolved by :func:`resolve_config`."""
+    out, args = [], list(argv)
+    for i, a in enumerate(args):
+        if i > 0 and args[i - 1] in ("--config", "-c"):
+            a = resolve_config(a)
+        elif a.startswith("--config="):
+            a = "--config=" + resolve_config(a.split("=", 1)[1])
+        out.append(a)
+    return out
 
 
 def config_files(argv: Sequence[str]) -> list[str]:

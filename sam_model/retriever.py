@@ -48,14 +48,17 @@ class SAMRetriever:
     def load(cls, path: str | os.PathLike, device: str | None = None,
              index_config: dict | None = None) -> SAMRetriever:
         """Load an export folder (``python -m sam_model.export``), with the store ``save`` put beside it.
+        ``path`` may name a packaged retriever instead (``"sam-general"``, sam_model.pretrained) when no such
+        folder exists.
 
         The folder is held still while it is read (sam_model.io.reading), so network and store are always one
         version, even while another process saves to ``path``. A folder saved by an older version (``index/``
         with rerank.json) loads too and ranks as it did; its memories' texts were not saved then.
         """
         from sam_model.export import read_export, read_store_config
+        from sam_model.pretrained import resolve
 
-        with reading(path) as folder:
+        with reading(resolve(path)) as folder:
             net = read_export(folder, device)
             r = cls(net, read_store_config(folder), index_config)
             if (folder / STORE_DIR).exists():
@@ -93,7 +96,9 @@ class SAMRetriever:
     def from_pretrained(cls, path: str | os.PathLike, device: str | None = None,
                         index_config: dict | None = None) -> SAMRetriever:
         """The Hugging Face / sentence-transformers name for :meth:`load`: the same folder (safetensors + JSON,
-        tokenizer, model card README.md), the same checks; exports of every earlier format load."""
+        tokenizer, model card README.md), the same checks; exports of every earlier format load.
+        ``from_pretrained("sam-general")`` is the default retriever that ships with the package (trained on SGD
+        and the tau-bench airline tasks; its card: sam_model/pretrained/sam-general/README.md)."""
         return cls.load(path, device, index_config)
 
     def save_pretrained(self, path: str | os.PathLike) -> Path:

@@ -55,8 +55,16 @@ CHANGED = {
     "ddp": lambda before: before["trainer"]["callbacks"].append(LR_MONITOR),
     # one content_only.yaml for every dataset: tools' content-only model no longer carries tools.yaml's
     # slot_match 0.1, which its store never used (a content-only MemoryStore's slot_match is 0).
-    "tools_content_only": lambda before: before["model"].update(store=None),
+    "tools_content_only": lambda before: (before["model"].update(store=None), _repeat_by_name(before)),
+    # tools.yaml names the source it repeats instead of giving a count per source: the same counts [1, 8] for
+    # its sources (test_tools_repeat_reads_as_before), and a --data.train override is no longer refused.
+    "tools": lambda before: _repeat_by_name(before),
 }
+
+
+def _repeat_by_name(before: dict) -> None:
+    assert before["data"]["repeat"] == [1, 8]
+    before["data"]["repeat"] = {"gpt-4o-airline.json.gz": 8}
 
 
 def resolved_training(files: list[str]) -> dict:
@@ -94,6 +102,19 @@ def test_training_config_resolves_as_before(name, monkeypatch):
             node = node[k]
         assert node == off, (path, node)
     assert _drop(now, *MACHINE, *ADDED_OFF, *((k,) for k in NEW_NAMES)) == _drop(before, *MACHINE)
+
+
+def test_tools_repeat_reads_as_before(monkeypatch):
+    """tools.yaml's repeat mapping gives its sources the counts the list gave; an override of data.train with one
+    source of your own reads it once (the README recipe), where the list was refused."""
+    from sam_model.training.datamodule import repeat_counts
+
+    monkeypatch.chdir(REPO)
+    data = resolved_training(["tools.yaml"])["data"]
+    assert repeat_counts(data["train"], data["repeat"]) == [1, 8]
+    assert repeat_counts(["my_logs.jsonl"], data["repeat"]) == [1]
+    with pytest.raises(ValueError, match="one count per data.train source"):
+        repeat_counts(["my_logs.jsonl"], [1, 8])
 
 
 def resolved_janus(files: list[str]) -> dict:

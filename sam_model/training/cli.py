@@ -4,11 +4,17 @@ Configs stack: ``train.py fit --config configs/sgd.yaml --config configs/content
 override over the base (sam_model.cli_config: ``omegaconf+`` mode, ``${...}`` resolved after the merge). Every
 run has an ``experiment`` (set by the dataset config) and a ``run`` name (default: the experiment); the configs
 write checkpoints and TensorBoard logs to ``checkpoints/${run}/``.
+
+Configs are found by name (``--config adapt.yaml``: the installed one when the folder has none, see
+sam_model.cli_config.resolve_config), a fit without any config is refused (it would train built-in defaults
+into ``lightning_logs/``), and every fit ends by exporting its best checkpoint into ``export/`` beside it
+(``checkpoints/${run}/export``), the folder SAMRetriever.load and evaluate.py read.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from pytorch_lightning.cli import LightningCLI
 
@@ -49,9 +55,9 @@ class SAMCLI(LightningCLI):
         except ArgumentError as exc:
             sub_parser = parser._subcommands_action._name_parser_map.get(sub) if sub else parser
             line = cli_config.explain(str(exc), argv, sub_parser, prefix)
-            if "required" in line and "data.train" in line:  # an override (content_only.yaml) given alone
-                line += ("; no --config file sets it: stack an override on a base, e.g. --config configs/sgd.yaml "
-                         "--config configs/content_only.yaml")
+            if "required" in line and "data.train" in line:  # adapt.yaml, or an override given alone
+                line += ("; no --config file sets it: give your logs (--data.train '[LOG, ...]'), or stack an "
+                         "override on a base, e.g. --config configs/sgd.yaml --config configs/content_only.yaml")
             raise SAMFileError(line) from None
         except OmegaConfBaseException as exc:  # a ${...} that names no key
             raise SAMFileError(cli_config.explain_interpolation(exc, argv, prefix)) from None
@@ -67,14 +73,46 @@ class SAMCLI(LightningCLI):
                 load_checkpoint(ckpt)  # raises SAMFileError naming the file and the reason
             raise
 
+    def after_fit(self) -> None:
+        """Export the best checkpoint (else the last) into ``export/`` beside it, so a run ends with the folder
+        SAMRetriever.load reads and nobody has to find a checkpoint's name."""
+        from sam_model.export import from_checkpoint, save_exported
+
+        cb = self.trainer.checkpoint_callback
+        ckpt = (cb.best_model_path or cb.last_model_path) if cb is not None else ""
+        if not ckpt or not self.trainer.is_global_zero:
+            return
+        net, store = from_checkpoint(ckpt, device="cpu")
+        out = save_exported(net, Path(ckpt).parent / "export", store)
+        print(f"exported {ckpt} -> {out}")
+
     def instantiate_trainer(self, **kwargs):
         trainer = super().instantiate_trainer(**kwargs)
         use_atomic_checkpoints(trainer)  # atomic last.ckpt, and --ckpt_path never runs pickled code
         return trainer
 
 
+def _resolve(args: list[str] | None) -> list[str] | None:
+    """Installed configs by name (``--config adapt.yaml``); a fit without a config is refused in one line."""
+    from sam_model.io import SAMFileError
+
+    argv = list(sys.argv[1:] if args is None else args)
+    resolved = cli_config.resolve_configs(argv)
+    asks = {"-h", "--help", "--print_config"}
+    if "fit" in argv and not cli_config.config_files(argv) and not any(a.split("=")[0] in asks or a.endswith(".help")
+                                                                     for a in argv):
+        raise SAMFileError("fit needs a config (without one it trains built-in defaults into lightning_logs/): "
+                           "sam-train fit --config adapt.yaml --data.train '[MY_LOGS]' adapts the default model "
+                           f"to your logs; installed configs: {', '.join(cli_config.installed_configs())}")
+    if args is None:
+        sys.argv[1:] = resolved  # LightningCLI reads sys.argv itself
+        return None
+    return resolved
+
+
 def main(args=None) -> SAMCLI:
     cli_config.use_interpolation()
+    args = _resolve(args)
     # Output to a file or a pipe: plain progress lines instead of a terminal bar that shows nothing there.
     defaults = {} if sys.stdout.isatty() else {"enable_progress_bar": False, "callbacks": [LineProgress()]}
     modes = {"parser_mode": cli_config.PARSER_MODE, "exit_on_error": False}

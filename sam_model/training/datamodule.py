@@ -107,6 +107,28 @@ def concat_lives(episodes, sizes: list[int]):
     return datasets.Dataset.from_list(list(rows()), features=episodes.features)
 
 
+def repeat_counts(train: list[str], repeat: dict[str, int] | list[int] | None) -> list[int]:
+    """One read count per ``train`` source from ``data.repeat`` (see AgentLogDataModule): a mapping names sources
+    by path or file/folder name (the others are read once); a list gives one count per source."""
+    if isinstance(repeat, dict):
+        names = [{str(p), Path(str(p)).name, Path(str(p).rstrip("/")).name} for p in train]
+        counts = [1] * len(train)
+        for key, count in repeat.items():
+            hits = [i for i, n in enumerate(names) if str(key) in n]
+            if not hits:
+                print(f"data.repeat: {key!r} names no data.train source {train}; ignored")
+            for i in hits:
+                counts[i] = count
+    else:
+        counts = list(repeat or [1] * len(train))
+        if len(counts) != len(train):
+            raise ValueError(f"data.repeat needs one count per data.train source ({len(train)}), got {counts}; or "
+                             "give a mapping {source file name: count} (sources not named are read once)")
+    if any(not isinstance(c, int) or isinstance(c, bool) or c < 1 for c in counts):
+        raise ValueError(f"data.repeat counts must be integers >= 1, got {repeat}")
+    return counts
+
+
 class AgentLogDataModule(pl.LightningDataModule):
     """Episodes of agent logs, batched as whole episodes.
 
@@ -123,9 +145,11 @@ class AgentLogDataModule(pl.LightningDataModule):
         masked: mask needed values at SGD and transcript decision points (the benchmark default).
         transcript_split: which fixed split of every transcript file to read: all | train | test (by task group,
             sam_model.data.transcripts.held_out_groups); "train" keeps the test tasks out of training.
-        repeat: how many times each ``train`` source is read per epoch (one count per source; default once each):
-            a small log of your own agent next to a large public one (SGD) is otherwise drowned out. Copies share
-            their group, so the validation holdout keeps them on one side.
+        repeat: how many times ``train`` sources are read per epoch: a mapping {source: count} (a source named by
+            its path as given in ``train`` or by its file or folder name; sources not named are read once, so a
+            config's mapping survives ``--data.train`` overriding its sources), or one count per source. A small
+            log of your own agent next to a large public one (SGD) is otherwise drowned out. Copies share their
+            group, so the validation holdout keeps them on one side.
         lives: train (and validate) on each of these life sizes: 1 = the episodes as they are, n > 1 = agent
             lives of n consecutive episodes (sam_model.data.lives), built after the validation holdout so no
             episode is on both sides; [1, 8] trains on single episodes and on lives of 8.
@@ -141,7 +165,7 @@ class AgentLogDataModule(pl.LightningDataModule):
 
     def __init__(self, train: list[str], val: list[str] | None = None, val_fraction: float = 0.1,
                  batch_episodes: int = 32, label: str = "origin", masked: bool = True, transcript_split: str = "all",
-                 repeat: list[int] | None = None, lives: list[int] | None = None,
+                 repeat: dict[str, int] | list[int] | None = None, lives: list[int] | None = None,
                  max_dialogues: int | None = None, max_val_dialogues: int | None = None, sgd_every: int = 1,
                  on_error: str = "raise", num_workers: int = 0, seed: int = 0, cache_dir: str | None = None):
         super().__init__()
@@ -163,9 +187,7 @@ class AgentLogDataModule(pl.LightningDataModule):
         if self._train is not None:
             return
         hp = self.hparams
-        repeat = list(hp.repeat or [1] * len(hp.train))
-        if len(repeat) != len(hp.train) or any(r < 1 for r in repeat):
-            raise ValueError(f"data.repeat needs one count >= 1 per data.train source ({len(hp.train)}), got {repeat}")
+        repeat = repeat_counts(list(hp.train), hp.repeat)
         parts = [self._load([p], hp.max_dialogues, hp.sgd_every) for p in hp.train]
         # Provenance links may point to a kind only if every training source labels it useful: in SGD the
         # result lists that name every option never are, while tool-call transcripts label results most;

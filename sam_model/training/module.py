@@ -44,6 +44,11 @@ class SAMLightningModule(pl.LightningModule):
             id 0, where every tool or service never seen in training maps), so that id is trained too.
         store: the search settings exported with the model (sam_model.store.StoreConfig: slot_match,
             provenance, rerank_depth, index); training ignores them. ``source_kinds`` is set from ``vocab``.
+        init_from: start from a trained retriever: an export folder or a packaged name (``sam-general``, the
+            default model; sam_model.pretrained). Its architecture and weights are the start, its vocabularies
+            extended with the training logs' new phases and kinds (sam_model.models.adapt); ``net`` may be left
+            out (its architecture must be the pretrained one's), ``store`` defaults to the pretrained one's.
+            Empty: train from scratch.
     """
 
     def __init__(self, net: SAMConfig | None = None, vocab: dict | None = None,
@@ -52,23 +57,40 @@ class SAMLightningModule(pl.LightningModule):
                  in_batch_negatives: bool = True,
                  warmup_steps: int = 50, bert_config: dict | None = None,
                  text_cache_dir: str = "", task_dropout: float = 0.3, training_data: dict | None = None,
-                 store: StoreConfig | None = None, phase_dropout: float = 0.0):
+                 store: StoreConfig | None = None, init_from: str = "", phase_dropout: float = 0.0):
         super().__init__()
         if isinstance(net, dict) and store is None and split_search_fields(net)[1]:  # an older checkpoint's hparams
             store = StoreConfig.from_legacy({"slot_match": 0.0, **split_search_fields(net)[1]}, "net")
         cfg = SAMConfig.from_dict(dict(net)) if isinstance(net, dict) else copy.deepcopy(net or SAMConfig())
+        base = None
+        if init_from:
+            from sam_model.export import load_exported, read_store_config
+            from sam_model.models.adapt import extended_config
+            from sam_model.pretrained import resolve
+
+            base = load_exported(init_from, device="cpu")
+            store = store if store is not None else read_store_config(resolve(init_from))
+            cfg = extended_config(base.cfg, list((vocab or {}).get("phases", [])), list((vocab or {}).get("kinds", [])),
+                                  cfg if net is not None else None)
+        elif vocab:
+            cfg.phases, cfg.kinds = list(vocab.get("phases", [])), list(vocab.get("kinds", []))
         store = StoreConfig.from_dict(store, "store") if isinstance(store, dict) else copy.deepcopy(store or StoreConfig())
         if vocab:
-            cfg.phases, cfg.kinds = list(vocab.get("phases", [])), list(vocab.get("kinds", []))
             store.source_kinds = list(vocab.get("source_kinds", store.source_kinds))
-        self.net = SAMNet(cfg)
+        if base is not None:
+            from sam_model.models.adapt import extend_net
+
+            self.net = extend_net(base, cfg)
+        else:
+            self.net = SAMNet(cfg)
         self.store_config = store
         self.save_hyperparameters({"net": cfg.to_dict(), "store": store.to_dict(), "lr": lr, "bert_lr": bert_lr,
                                    "weight_decay": weight_decay, "temperature": temperature,
                                    "learn_temperature": learn_temperature, "positives": positives,
                                    "in_batch_negatives": in_batch_negatives, "warmup_steps": warmup_steps,
                                    "bert_config": self.net.state_encoder.text_encoder.bert.config.to_dict(),
-                                   "task_dropout": task_dropout, "phase_dropout": phase_dropout,
+                                   "task_dropout": task_dropout, "init_from": init_from,
+                                   "phase_dropout": phase_dropout,
                                    "training_data": (vocab or {}).get("data") or training_data})
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
         self.text_cache_dir = text_cache_dir

