@@ -40,9 +40,10 @@ JANUS = {
 # Keys the split added, with no effect of their own: ``experiment`` and ``run`` only name the checkpoint and
 # log folders, and those folders are compared.
 NEW_NAMES = ("experiment", "run")
-# Options added after the split, at values that train exactly as before (off): issue 21's phase dropout and
-# dense-state fusion.
-ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"): False}
+# Options added after the split, at values that train and search exactly as before (off): issue 21's phase
+# dropout, dense-state fusion, lexical re-rank and start from a pretrained model.
+ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"): False,
+             ("model", "store", "lexical"): 0.0, ("model", "init_from"): ""}
 # Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.
 MACHINE = (("trainer", "enable_progress_bar"),)
 
@@ -84,7 +85,7 @@ def _drop(cfg: dict, *keys: tuple[str, ...]) -> dict:
     for path in keys:
         node = cfg
         for k in path[:-1]:
-            node = node.get(k, {})
+            node = node.get(k) or {}
         node.pop(path[-1], None)
     return cfg
 
@@ -99,8 +100,8 @@ def test_training_config_resolves_as_before(name, monkeypatch):
     for path, off in ADDED_OFF.items():
         node = now
         for k in path:
-            node = node[k]
-        assert node == off, (path, node)
+            node = node[k] if node is not None else None  # a null store (content-only) has no search options
+        assert node in (off, None) if path[-2] == "store" else node == off, (path, node)
     assert _drop(now, *MACHINE, *ADDED_OFF, *((k,) for k in NEW_NAMES)) == _drop(before, *MACHINE)
 
 
@@ -128,6 +129,7 @@ def resolved_janus(files: list[str]) -> dict:
     out = dataclasses.asdict(cfg)
     if cls is bench.BenchCfg:
         out["model"] = dataclasses.asdict(bench.net_config(cfg.model, [], []))
+        assert out["model"].pop("state_content") is False  # issue 21's dense-state fusion, off
         assert out.pop("stream") == "head"  # new: which benchmark runs (the loader before had one class each)
     else:
         assert out.pop("gates") == []  # new: the sweep's --gates, a command-line option before, now a key
