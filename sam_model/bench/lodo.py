@@ -29,6 +29,8 @@ from pathlib import Path
 
 from sam_model.io import SAMFileError, atomic_write_text, cli_name, run_cli
 
+TEXT_CACHE = "~/.cache/sam_model/text"  # the frozen-BERT vector cache training fills (evaluate.py's default)
+
 
 @dataclass(frozen=True)
 class Domain:
@@ -147,7 +149,7 @@ def choose_lexical(checkpoint: Path, args) -> tuple[float, dict[float, float]]:
     data = load_eval_data(f"toolworlds:{args.worlds}", "episode", None, args.seed, False, SourceOptions(split="test"))
     compare = {f"lexical={w}": with_lexical(load_retriever(checkpoint), w) for w in LEXICAL_GRID}
     report = evaluate(data, Path(args.out) / "lexical" / checkpoint.parent.name, None, baselines=[],
-                      compare=compare, latency_queries=1, seed=args.seed, quiet=True)
+                      compare=compare, latency_queries=1, text_cache=TEXT_CACHE, seed=args.seed, quiet=True)
     mrr = {w: report["methods"][f"lexical={w}"]["mrr"] for w in LEXICAL_GRID}
     return max(LEXICAL_GRID, key=lambda w: (mrr[w], -w)), mrr
 
@@ -170,7 +172,7 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
         if VARIANTS[name].lexical:
             chosen[name] = choose_lexical(ckpt, args)
             with_lexical(compare[name], chosen[name][0])
-    report = evaluate(data, out, None, baselines=BASELINES, compare=compare, latency_queries=1, seed=args.seed,
+    report = evaluate(data, out, None, baselines=BASELINES, compare=compare, latency_queries=1, text_cache=TEXT_CACHE, seed=args.seed,
                       quiet=True)
     methods = report["methods"]
     best = max(BASELINES, key=lambda b: methods[b]["mrr"])
@@ -242,7 +244,10 @@ def main(argv: list[str] | None = None) -> int:
                                "tau-bench/ and coding-agents/")
     rows: list[dict] = []
     for held in domains:
-        checkpoints = {v: train(held, v, root, args) for v in variants}
+        checkpoints: dict[str, Path] = {}
+        for v in variants:  # a search-time variant evaluates the checkpoint of the variant it names
+            same = VARIANTS[v].same_training_as
+            checkpoints[v] = checkpoints[same] if same in checkpoints else train(held, v, root, args)
         rows += evaluate_domain(held, checkpoints, root, args)
         out = Path(args.out)
         atomic_write_text(out / "lodo.json", json.dumps(rows, indent=2))
