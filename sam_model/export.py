@@ -18,6 +18,7 @@ checks the fingerprint, so the network is exactly the one exported. The packaged
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 from pathlib import Path
@@ -66,6 +67,12 @@ def head_state(net: SAMNet) -> dict[str, torch.Tensor]:
     return {k: v.detach().cpu().clone().contiguous() for k, v in net.state_dict().items() if not k.startswith(prefixes)}
 
 
+@functools.lru_cache(maxsize=1)
+def _packaged_weights() -> dict[str, torch.Tensor]:
+    """The packaged MiniLM's weights, read once per process (what head-only exports are checked against)."""
+    return load_bert(default_bert_path())[0].state_dict()
+
+
 def text_encoder_reference(net: SAMNet) -> dict:
     """What a head-only export records of its text encoder, after checking that it may leave it out: the network
     must run the packaged all-MiniLM-L6-v2 with its weights unchanged (bert_path empty, trainable_layers 0, and
@@ -76,9 +83,7 @@ def text_encoder_reference(net: SAMNet) -> dict:
     why = ("it fine-tunes BERT (trainable_layers != 0)" if net.cfg.trainable_layers != 0
            else f"its text encoder is {net.cfg.bert_path}" if net.cfg.bert_path else "")
     if not why:
-        packaged, _ = load_bert(default_bert_path())
-        mine = text.bert.state_dict()
-        theirs = packaged.state_dict()
+        mine, theirs = text.bert.state_dict(), _packaged_weights()
         if set(mine) != set(theirs) or any(not torch.equal(mine[k].cpu(), theirs[k]) for k in theirs):
             why = f"its text encoder's weights differ from those of the {TEXT_ENCODER_PACKAGE} package"
     if why:

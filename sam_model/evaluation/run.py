@@ -48,8 +48,11 @@ RETRIEVER_HINT = "give a folder written by the export step, or a Lightning .ckpt
 
 
 def load_retriever(path: str | os.PathLike, device: str | None = None):
-    """A SAMRetriever from an exported folder or a training checkpoint, with errors that name the path."""
-    p = Path(path)
+    """A SAMRetriever from an exported folder, a packaged one's name (``sam-general``) or a training checkpoint,
+    with errors that name the path."""
+    from sam_model.pretrained import resolve
+
+    p = resolve(path)
     if not p.exists():
         raise SAMFileError(f"retriever not found: {p} ({RETRIEVER_HINT})")
     if p.is_file() and p.suffix != ".ckpt":
@@ -260,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "metrics). Writes OUT_DIR/report.json, OUT_DIR/report.md, OUT_DIR/per_query.jsonl "
                     "(every decision point: each method's reciprocal rank, recall@5 and top ids) and PNG figures.")
     p.add_argument("--retriever", required=True, metavar="DIR|CKPT",
-                   help="the retriever under test (reported as 'sam'): an exported folder or a Lightning .ckpt")
+                   help="the retriever under test (reported as 'sam'): an exported folder, a packaged one's name "
+                        "(sam-general, the default model) or a Lightning .ckpt")
     p.add_argument("--data", required=True, metavar="LOG",
                    help="agent log (.jsonl or .jsonl.gz) with labelled decision points, a tool-call transcript file "
                         "(.jsonl[.gz] of {\"id\", \"messages\"} lines, or a tau-bench .json[.gz]; state and labels "

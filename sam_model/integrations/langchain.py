@@ -33,7 +33,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import convert_to_openai_messages
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 from sam_model.data.schema import State
 from sam_model.data.transcripts import TranscriptState, live_state, policy_of
@@ -78,8 +78,9 @@ class SAMLangChainRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    memory: Any
-    """A sam_model.memory.ScopedMemory (the one store, scoped by user, agent and run)."""
+    memory: Any = Field(default_factory=ScopedMemory)
+    """A sam_model.memory.ScopedMemory (the one store, scoped by user, agent and run); default: a new one on the
+    packaged default retriever (sam-general)."""
     k: int = 5
     user_id: str | None = None
     agent_id: str | None = None

@@ -260,6 +260,7 @@ def parse_config(argv: Sequence[str], cfg_class: type = BenchCfg, description: s
 
     cli_config.use_interpolation()
     from omegaconf.errors import OmegaConfBaseException
+    argv = cli_config.resolve_configs(argv)  # --config janus_sgd.yaml: the installed one when the folder has none
     p = parser(cfg_class, description)
     try:
         ns = p.parse_args(list(argv))

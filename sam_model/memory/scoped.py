@@ -51,9 +51,14 @@ def result(hit: Hit) -> dict[str, Any]:
 class ScopedMemory:
     """Memories of many users, agents and runs in one store, every call scoped (see the module doc)."""
 
-    def __init__(self, encoder: Any, store_config: StoreConfig | None = None, k: int = 5):
+    def __init__(self, encoder: Any = None, store_config: StoreConfig | None = None, k: int = 5):
         """``encoder``: a SAMRetriever (its encoder and its export's search settings) or any
-        sam_model.encoder.Encoder (then a plain search unless ``store_config`` says otherwise)."""
+        sam_model.encoder.Encoder (then a plain search unless ``store_config`` says otherwise); None: the
+        packaged default retriever, SAMRetriever.from_pretrained("sam-general")."""
+        if encoder is None:
+            from sam_model.pretrained import default_retriever
+
+            encoder = default_retriever()
         self.store = MemoryStore(encoder_of(encoder), store_config or store_config_of(encoder))
         self.k = k
         self._trackers: dict[str, TranscriptState] = {}  # episode -> the conversation's running state

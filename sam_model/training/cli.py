@@ -41,6 +41,10 @@ class SAMCLI(LightningCLI):
                                  "that makes a variant names it, e.g. configs/content_only.yaml: "
                                  "${experiment}_content_only)")
         parser.link_arguments("data.vocab", "model.vocab", apply_on="instantiate")
+        config = parser._option_string_actions.get("--config")
+        if config is not None:
+            config.help = ("a config file, or the name of an installed one when the folder has no such file ("
+                           f"{', '.join(cli_config.installed_configs())}); repeat to stack overrides (later win)")
 
     def parse_arguments(self, parser, args) -> None:
         """A bad config ends in one line naming the key and the file that set it (sam_model.cli_config)."""
