@@ -92,6 +92,7 @@ def test_lodo_leaves_the_domain_out_and_reports_paired_differences(tmp_path):
     row = {"domain": "coding", "decisions": 3, "label": "x", "mrr": 0.83, "recall@5": 1.0, "best_baseline": "b",
            "best_baseline_mrr": 0.42, "difference": (mean, lo, hi)}
     assert "| coding | 3 | x | 0.830 | 1.000 | b (0.420) | +0.417" in lodo.table([row])
+    assert lodo.table([row]).rstrip().endswith("| – |")  # the first row has no row above
     with pytest.raises(SystemExit):
         lodo.main(["--domains", "telecom"])
 

@@ -177,13 +177,16 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
     methods = report["methods"]
     best = max(BASELINES, key=lambda b: methods[b]["mrr"])
     rows = []
-    for name in checkpoints:
+    names = list(checkpoints)
+    for i, name in enumerate(names):
         diff = paired_difference(out / "per_query.jsonl", name, best)
         rows.append({"domain": held_out, "variant": name, "label": VARIANTS[name].label,
                      "decisions": report["n_queries"], "mrr": methods[name]["mrr"],
                      "recall@5": methods[name]["recall@5"], "best_baseline": best,
                      "best_baseline_mrr": methods[best]["mrr"], "difference": diff,
                      "baselines": {b: methods[b]["mrr"] for b in BASELINES}, "checkpoint": str(checkpoints[name])})
+        if i:  # the change this row adds: paired against the row above
+            rows[-1]["change"] = paired_difference(out / "per_query.jsonl", name, names[i - 1])
         if name in chosen:
             rows[-1]["lexical"] = {"weight": chosen[name][0], "worlds_mrr": chosen[name][1]}
     return rows
@@ -191,12 +194,16 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
 
 def table(rows: list[dict]) -> str:
     """The leave-one-out table as markdown."""
-    lines = ["| left out | decisions | model | MRR | Recall@5 | best untrained baseline (MRR) | difference [95 % CI] |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| left out | decisions | model | MRR | Recall@5 | best untrained baseline (MRR) | difference [95 % CI] "
+             "| change vs the row above |", "|---|---|---|---|---|---|---|---|"]
+
+    def ci(d) -> str:
+        return f"{d[0]:+.3f} [{d[1]:+.3f}, {d[2]:+.3f}]" if d else "–"
+
     for r in rows:
-        mean, lo, hi = r["difference"]
         lines.append(f"| {r['domain']} | {r['decisions']} | {r['label']} | {r['mrr']:.3f} | {r['recall@5']:.3f} | "
-                     f"{r['best_baseline']} ({r['best_baseline_mrr']:.3f}) | {mean:+.3f} [{lo:+.3f}, {hi:+.3f}] |")
+                     f"{r['best_baseline']} ({r['best_baseline_mrr']:.3f}) | {ci(r['difference'])} | "
+                     f"{ci(r.get('change'))} |")
     return "\n".join(lines)
 
 
