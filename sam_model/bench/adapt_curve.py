@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from sam_model.io import SAMFileError, atomic_write_text, cli_name, run_cli
@@ -28,18 +25,14 @@ TEXT_CACHE = "~/.cache/sam_model/text"  # the frozen-BERT vector cache training 
 def adapt(init: str, data: str, n: int | None, args) -> tuple[Path, float]:
     """Adapt ``init`` to the first ``n`` (None: all) train-split conversations of ``data``: (export, seconds)."""
     run = f"{args.name}-n{'all' if n is None else n}-s{args.seed}"
-    cmd = [sys.executable, "train.py", "fit", "--config", "configs/adapt.yaml", "--run", run,
-           "--seed_everything", str(args.seed), "--model.init_from", init, "--data.train", json.dumps([data]),
-           "--data.transcript_split", "train"]
+    from sam_model.bench.lodo import fit
+
+    cmd = ["--config", "configs/adapt.yaml", "--run", run, "--seed_everything", str(args.seed),
+           "--model.init_from", init, "--data.train", json.dumps([data]), "--data.transcript_split", "train"]
     if n is not None:
         cmd += ["--data.max_dialogues", str(n)]
-    log = Path(args.out) / "logs" / f"{run}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    print(f"[curve] adapting {init} to {'all' if n is None else n} conversations -> {log}", flush=True)
-    t0 = time.perf_counter()
-    with open(log, "w", encoding="utf-8") as fh:
-        code = subprocess.call(cmd, stdout=fh, stderr=subprocess.STDOUT)
-    seconds = time.perf_counter() - t0
+    print(f"[curve] adapting {init} to {'all' if n is None else n} conversations", flush=True)
+    code, seconds, log = fit(cmd, Path(args.out) / "logs" / f"{run}.log")
     export = Path("checkpoints") / run / "export"
     if code != 0 or not export.is_dir():
         raise SAMFileError(f"adaptation {run} failed (exit {code}); see {log}")

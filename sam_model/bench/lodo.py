@@ -100,24 +100,27 @@ def train(held_out: str, variant_name: str, root: Path, args) -> Path:
     for old in best:  # a fresh run: an older best-*.ckpt of another epoch would be picked up otherwise
         old.unlink()
     sources, repeat = train_sources(held_out, root, variant, args.worlds)
-    cmd = [sys.executable, "train.py", "fit"]
-    for c in (*BASE_CONFIGS, *variant.configs):
-        cmd += ["--config", c]
+    cmd = [a for c in (*BASE_CONFIGS, *variant.configs) for a in ("--config", c)]
     cmd += ["--run", run, "--seed_everything", str(args.seed), "--data.train", json.dumps(sources),
             "--data.repeat", json.dumps(repeat), "--data.sgd_every", str(args.sgd_every)]
     if args.max_epochs:
         cmd += ["--trainer.max_epochs", str(args.max_epochs)]
-    log = Path(args.out) / "logs" / f"{run}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    print(f"[lodo] training {run} ({variant.label}) on {', '.join(sources)} -> {log}", flush=True)
-    t0 = time.perf_counter()
-    with open(log, "w", encoding="utf-8") as fh:
-        code = subprocess.call(cmd, stdout=fh, stderr=subprocess.STDOUT)
+    print(f"[lodo] training {run} ({variant.label}) on {', '.join(sources)}", flush=True)
+    code, seconds, log = fit(cmd, Path(args.out) / "logs" / f"{run}.log")
     best = sorted(folder.glob("best-*.ckpt"))
     if code != 0 or not best:
         raise SAMFileError(f"training {run} failed (exit {code}); see {log}")
-    print(f"[lodo] {run}: {time.perf_counter() - t0:.0f} s, {best[-1]}", flush=True)
+    print(f"[lodo] {run}: {seconds:.0f} s, {best[-1]}", flush=True)
     return best[-1]
+
+
+def fit(args: list[str], log: Path) -> tuple[int, float, Path]:
+    """``train.py fit ARGS`` in a child process with its output in ``log``: (exit code, seconds, log)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    with open(log, "w", encoding="utf-8") as fh:
+        code = subprocess.call([sys.executable, "train.py", "fit", *args], stdout=fh, stderr=subprocess.STDOUT)
+    return code, time.perf_counter() - t0, log
 
 
 def paired_difference(per_query: Path, a: str, b: str) -> tuple[float, float, float]:
