@@ -122,3 +122,17 @@ def test_the_store_fuses_the_lexical_match_only_when_asked():
         hits = store.search_vector(np.array([1.0, 0.0]), 2, episode_id="e", query_text="needs payment_method")
         assert hits[0].id == first
     assert StoreConfig.from_dict({"slot_match": 0.1}).lexical == 0.0  # an older export searches as it did
+
+
+def test_lodo_models_of_one_frozen_bert_share_one_text_cache():
+    from types import SimpleNamespace
+
+    from sam_model.bench.lodo import share_text_caches
+
+    a, b = (SimpleNamespace(net=make_net(seed=0)) for _ in range(2))
+    a.net.state_encoder.text_encoder(["encoded once"])
+    share_text_caches([a, b])
+    enc_a, enc_b = a.net.state_encoder.text_encoder, b.net.state_encoder.text_encoder
+    assert enc_a._cache is enc_b._cache and "encoded once" in enc_b._cache
+    enc_b(["encoded once"])
+    assert enc_b.encoded == 0  # b found a's vector

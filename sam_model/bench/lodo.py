@@ -157,6 +157,20 @@ def choose_lexical(checkpoint: Path, args) -> tuple[float, dict[float, float]]:
     return max(LEXICAL_GRID, key=lambda w: (mrr[w], -w)), mrr
 
 
+def share_text_caches(retrievers) -> None:
+    """One in-memory text-vector cache for every frozen text encoder of the same BERT (fingerprint): models
+    trained on the same frozen MiniLM encode each memory text once between them, not once each."""
+    from sam_model.models.text_encoder import TextEncoder
+
+    shared: dict[str, dict] = {}
+    for r in retrievers:
+        for module in r.net.modules() if hasattr(r, "net") else ():
+            if isinstance(module, TextEncoder) and module.use_cache:
+                cache = shared.setdefault(module.fingerprint(), module._cache)
+                cache.update(module._cache)
+                module._cache = cache
+
+
 def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, args) -> list[dict]:
     """Every variant and every untrained baseline on the left-out domain's decisions: one row per variant."""
     from sam_model.data.sources import SourceOptions
@@ -175,12 +189,16 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
         if VARIANTS[name].lexical:
             chosen[name] = choose_lexical(ckpt, args)
             with_lexical(compare[name], chosen[name][0])
+    for extra in args.extra:  # other retrievers on the same decisions (in lodo.json, not in the table)
+        compare[f"extra:{extra}"] = load_retriever(extra)
+    share_text_caches(compare.values())
     report = evaluate(data, out, None, baselines=BASELINES, compare=compare, latency_queries=1, text_cache=TEXT_CACHE, seed=args.seed,
                       quiet=True)
     methods = report["methods"]
     best = max(BASELINES, key=lambda b: methods[b]["mrr"])
     rows = []
     names = list(checkpoints)
+    extras = {e: {k: methods[f"extra:{e}"][k] for k in ("mrr", "recall@5")} for e in args.extra}
     for i, name in enumerate(names):
         diff = paired_difference(out / "per_query.jsonl", name, best)
         rows.append({"domain": held_out, "variant": name, "label": VARIANTS[name].label,
@@ -192,6 +210,8 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
             rows[-1]["change"] = paired_difference(out / "per_query.jsonl", name, names[i - 1])
         if name in chosen:
             rows[-1]["lexical"] = {"weight": chosen[name][0], "worlds_mrr": chosen[name][1]}
+        if extras:
+            rows[-1]["extra"] = extras
     return rows
 
 
@@ -233,6 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="SGD left out: a seeded sample of this many SGD dev decisions (default 600)")
     p.add_argument("--max-epochs", type=int, default=None, help="override trainer.max_epochs of configs/lodo.yaml")
     p.add_argument("--seed", type=int, default=0, help="training seed and evaluation sample seed (default 0)")
+    p.add_argument("--extra", action="append", default=[], metavar="RETRIEVER",
+                   help="also evaluate this retriever (export folder, .ckpt or packaged name) on the same decisions, "
+                        "e.g. sam-general on SGD dev; its figures go to lodo.json, not the table; repeatable")
     p.add_argument("--reuse", action="store_true",
                    help="evaluate the best checkpoints an earlier run left in checkpoints/lodo-* instead of training")
     return p
