@@ -112,6 +112,8 @@ def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None, he
     if training:
         (folder / "training.json").write_text(json.dumps(training, indent=2, default=str))
     learned = {"alpha": round(float(net.alpha.detach()), 4)}
+    if net.state_content is not None:
+        learned["state_content"] = round(float(net.state_content.detach()), 4)
     (folder / CARD).write_text(card.render(cfg, bert.config.to_dict(), training, learned, config["store"],
                                            config.get("text_encoder")), encoding="utf-8")
 

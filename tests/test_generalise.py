@@ -136,3 +136,13 @@ def test_lodo_models_of_one_frozen_bert_share_one_text_cache():
     assert enc_a._cache is enc_b._cache and "encoded once" in enc_b._cache
     enc_b(["encoded once"])
     assert enc_b.encoded == 0  # b found a's vector
+
+
+def test_the_card_says_the_fusion_weights_of_a_fused_model():
+    from sam_model import card
+
+    text = card.render({"state_content": True, "query_input": "state"}, {}, None, {"alpha": 0.9, "state_content": 0.15},
+                       {"lexical": 0.2, "provenance": True})
+    assert "β·cos(state text, memory)" in text and "| β (dense-state fusion) | 0.15 (learned) |" in text
+    assert "lexical match 0.2" in text
+    assert "β" not in card.render({"query_input": "state"}, {}, None, {"alpha": 0.9}, {})
