@@ -45,6 +45,7 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
              f"A state-adaptive memory retriever for LLM agents (sam_model): it ranks an agent's earlier events by "
              f"what {query} needs, with one inner product that a FAISS index serves exactly: "
              "score = α·v_sᵀ W_s v_m + (1−α)·cos(observation, memory)"
+             + (" + β·cos(state text, memory)" if sam.get("state_content") else "")
              + (" + learned step-distance and task-start terms" if sam.get("time_features") else "") + ".",
              "", "```python", "from sam_model import SAMRetriever",
              "r = SAMRetriever.load(\"PATH/TO/THIS/FOLDER\")",
@@ -60,9 +61,12 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
              f"| α (state vs content) | {learned.get('alpha', sam.get('alpha'))} "
              f"({'learned from ' + str(sam.get('alpha')) if sam.get('learn_alpha') else 'fixed'}) |",
              f"| time features | {sam.get('time_features', 0)} frequencies |",
+             *([f"| β (dense-state fusion) | {learned.get('state_content')} (learned) |"]
+               if sam.get("state_content") else []),
              f"| re-rank (store) | provenance links {'on' if store.get('provenance') else 'off'} (to "
              f"{', '.join(store.get('source_kinds') or ['any kind'])}), needed-slot match {store.get('slot_match', 0)}, "
-             f"over the top {store.get('rerank_depth', '?')} |",
+             f"over the top {store.get('rerank_depth', '?')}"
+             + (f", lexical match {store['lexical']}" if store.get("lexical") else "") + " |",
              f"| phases / kinds known | {len(sam.get('phases', []))} / {len(sam.get('kinds', []))} |", ""]
     if text_encoder:
         lines += [f"Head only: the text encoder's weights and tokenizer are not in this folder; they load from the "

@@ -133,6 +133,8 @@ def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None, he
     if training:
         (folder / "training.json").write_text(json.dumps(training, indent=2, default=str))
     learned = {"alpha": round(float(net.alpha.detach()), 4)}
+    if net.state_content is not None:
+        learned["state_content"] = round(float(net.state_content.detach()), 4)
     (folder / CARD).write_text(card.render(cfg, bert.config.to_dict(), training, learned, config["store"],
                                            config.get("text_encoder")), encoding="utf-8")
 
@@ -353,7 +355,8 @@ def training_info(state: dict, path: Path) -> dict:
     the optimisation settings, and which epoch this is with its validation score."""
     hp = dict(state.get("hyper_parameters", {}))
     info = {k: hp[k] for k in ("lr", "bert_lr", "weight_decay", "temperature", "positives", "in_batch_negatives",
-                               "warmup_steps", "task_dropout", "init_from") if hp.get(k) not in (None, "")}
+                               "warmup_steps", "task_dropout", "phase_dropout", "init_from")
+            if hp.get(k) not in (None, "")}
     if hp.get("training_data"):
         info["data"] = hp["training_data"]
     selected = {"checkpoint": path.name, "epoch": state.get("epoch"), "global_step": state.get("global_step")}

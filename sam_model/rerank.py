@@ -7,7 +7,11 @@ frozen BERT encodes loosely, most of all for services never seen in training:
 1. **needed-slot match**: score + w · |needs ∩ sets(m)| / |sets(m)|, where ``needs`` are the state's
    uncertainty flags (what the decision still lacks) and ``sets(m)`` the constraint slots that
    memory m's event set. w (``StoreConfig.slot_match``) is chosen on held-out training dialogues.
-2. **provenance**: each hit is followed by the earlier memory its adopted values came from
+2. **lexical match** (``StoreConfig.lexical``): score + w · BM25(state text, m) / max over the candidates,
+   the bm25-state baseline's signal fused in: where the vectors know nothing of a domain (one never trained
+   on), the words of the state (tool and argument names) still find the memories that name them. BM25's
+   statistics are those of the re-ranked candidates.
+3. **provenance**: each hit is followed by the earlier memory its adopted values came from
    (sam_model.data.provenance).
 
 Exact score ties are broken by a seeded hash of each memory's write sequence number (:func:`tie_keys`):
@@ -19,6 +23,7 @@ users run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Container, Hashable, Mapping, Sequence
 
 import numpy as np
@@ -35,6 +40,40 @@ def slot_bonus(needs: Collection[str], sets: Sequence[Sequence[str]], weight: fl
     if not need or not weight:
         return np.zeros(len(sets), dtype=np.float64)
     return np.array([weight * len(need.intersection(s)) / len(s) if s else 0.0 for s in sets], dtype=np.float64)
+
+
+_WORD = re.compile(r"\w+")
+_STOP = frozenset("a an and are as at be by for from has in is it its of on or that the this to was were will with "
+                  "i you we me my your our please".split())
+BM25_K1, BM25_B = 1.2, 0.75
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens without English stop words (what the lexical match compares)."""
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+
+
+def lexical_bonus(query: str, texts: Sequence[str], weight: float) -> np.ndarray:
+    """w · BM25(query, text) / the best candidate's BM25, with document frequencies over ``texts``."""
+    if not weight or not texts:
+        return np.zeros(len(texts), dtype=np.float64)
+    q = set(words(query))
+    docs = [words(t) for t in texts]
+    if not q:
+        return np.zeros(len(texts), dtype=np.float64)
+    n, avg = len(docs), max(sum(map(len, docs)) / len(docs), 1.0)
+    df = {w: sum(1 for d in docs if w in set(d)) for w in q}
+    out = np.zeros(n, dtype=np.float64)
+    for i, d in enumerate(docs):
+        tf: dict[str, int] = {}
+        for w in d:
+            if w in q:
+                tf[w] = tf.get(w, 0) + 1
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(d) / avg)
+        out[i] = sum(np.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) * f * (BM25_K1 + 1) / (f + norm)
+                     for w, f in tf.items())
+    top = out.max()
+    return weight * out / top if top > 0 else out
 
 
 def tie_keys(seqs: Sequence[int] | np.ndarray, seed: int = 0) -> np.ndarray:

@@ -49,12 +49,13 @@ import numpy as np
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.provenance import ProvenanceLinker
 from sam_model.data.schema import Event, State, as_state
+from sam_model.data.text import state_to_text
 from sam_model.encoding import Encoder
 from sam_model.index import MemoryIndex
 from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading
 from sam_model.limits import check_batch_size, check_k, check_text
 from sam_model.locking import locked, new_lock
-from sam_model.rerank import RERANK_DEPTH, best_first, slot_bonus, tie_keys
+from sam_model.rerank import RERANK_DEPTH, best_first, lexical_bonus, slot_bonus, tie_keys
 from sam_model.rerank import rerank as rerank_candidates
 
 FORMAT = "sam_model.MemoryStore"
@@ -74,6 +75,8 @@ class StoreConfig:
         source_kinds: memory kinds a provenance link may point to (the kinds the training labels call useful,
             set by training); empty = every kind.
         rerank_depth: how many of the index's top candidates the re-rank reorders (one depth for every path).
+        lexical: weight of the lexical match between the state text and each re-ranked candidate (BM25 scaled
+            by the best candidate's, sam_model.rerank.lexical_bonus); 0 = off. Training ignores it.
         index: the FAISS index (sam_model.index.MemoryIndex.from_config), e.g. {"kind": "ivf", "nprobe": 32}.
         tie_seed: seed of the tie order among exactly equal scores.
     """
@@ -84,6 +87,7 @@ class StoreConfig:
     rerank_depth: int = RERANK_DEPTH
     index: dict[str, Any] = field(default_factory=lambda: {"kind": "flat"})
     tie_seed: int = 0
+    lexical: float = 0.0
 
     def __post_init__(self) -> None:
         self.check()
@@ -100,6 +104,8 @@ class StoreConfig:
              and self.rerank_depth >= 1, "an integer >= 1"),
             ("index", isinstance(self.index, Mapping), "an object such as {\"kind\": \"flat\"}"),
             ("tie_seed", isinstance(self.tie_seed, int) and not isinstance(self.tie_seed, bool), "an integer"),
+            ("lexical", isinstance(self.lexical, (int, float)) and not isinstance(self.lexical, bool)
+             and math.isfinite(self.lexical) and self.lexical >= 0, "a finite number >= 0"),
         ]
         for name, ok, want in checks:
             if not ok:
@@ -253,8 +259,13 @@ class MemoryStore:
         return bool(self.config.provenance) and not self.content_only
 
     @property
+    def lexical(self) -> float:
+        """Weight of the lexical re-rank (0 for a content-only model, whose queries read no state)."""
+        return 0.0 if self.content_only else float(self.config.lexical)
+
+    @property
     def reranks(self) -> bool:
-        return bool(self.slot_match) or self.provenance
+        return bool(self.slot_match) or self.provenance or bool(self.lexical)
 
     # ---- container -----------------------------------------------------------------------------------------
 
@@ -441,15 +452,17 @@ class MemoryStore:
             task_start = self.recorder.task_start(episode_id)
         q = self.encoder.encode_queries([st], [observation], steps=[step], task_starts=[task_start])[0]
         return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
-                                  agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids)
+                                  agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids,
+                                  query_text=state_to_text(st) if self.lexical else None)
 
     @locked
     def search_vector(self, query: np.ndarray, k: int, needs: Sequence[str] = (), *, episode_id: Any = None,
                       user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                       rerank: bool = True, prior: Callable[[list], np.ndarray] | None = None,
-                      ids: Collection[Any] | None = None) -> list[Hit]:
+                      ids: Collection[Any] | None = None, query_text: str | None = None) -> list[Hit]:
         """:meth:`search` for a query vector the caller encoded (batched, as evaluate.py does), with the
-        state's needed slots ``needs``. ``prior(ids)``: extra per-candidate scores added before the re-rank."""
+        state's needed slots ``needs``. ``prior(ids)``: extra per-candidate scores added before the re-rank.
+        ``query_text``: the state as text (sam_model.data.text.state_to_text), for the lexical match."""
         check_k(k)
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
@@ -474,9 +487,12 @@ class MemoryStore:
             return [self._hit(self._entries[i], score_of[i], 0.0) for i in cand[:k]]
         top = cand[:depth]
         use = rerank and self.reranks
+        extra = None if prior is None else np.asarray(prior(top), dtype=np.float64)
+        if use and self.lexical and query_text is not None:
+            lex = lexical_bonus(query_text, [self._entries[i].text for i in top], self.lexical)
+            extra = lex if extra is None else extra + lex
         placed = rerank_candidates(top, scores[:depth], ties[:depth], needs, self.sets_of, self.slot_match if use else 0.0,
-                         self._links if use and self.provenance else None, _Allowed(self, episode_id, within),
-                         None if prior is None else prior(top))
+                         self._links if use and self.provenance else None, _Allowed(self, episode_id, within), extra)
         seen = {c for c, _, _ in placed}
         placed += [(c, 0.0, None) for c in cand[depth:] if c not in seen]
         out = []

@@ -40,9 +40,10 @@ JANUS = {
 # Keys the split added, with no effect of their own: ``experiment`` and ``run`` only name the checkpoint and
 # log folders, and those folders are compared.
 NEW_NAMES = ("experiment", "run")
-# Options added after the split, at values that train and search exactly as before (off): issue 21's start
-# from a pretrained model.
-ADDED_OFF = {("model", "init_from"): ""}
+# Options added after the split, at values that train and search exactly as before (off): issue 21's phase
+# dropout, dense-state fusion, lexical re-rank and start from a pretrained model.
+ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"): False,
+             ("model", "store", "lexical"): 0.0, ("model", "init_from"): ""}
 # Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.
 MACHINE = (("trainer", "enable_progress_bar"),)
 
@@ -129,6 +130,7 @@ def resolved_janus(files: list[str]) -> dict:
     out = dataclasses.asdict(cfg)
     if cls is bench.BenchCfg:
         out["model"] = dataclasses.asdict(bench.net_config(cfg.model, [], []))
+        assert out["model"].pop("state_content") is False  # issue 21's dense-state fusion, off
         assert out.pop("stream") == "head"  # new: which benchmark runs (the loader before had one class each)
     else:
         assert out.pop("gates") == []  # new: the sweep's --gates, a command-line option before, now a key

@@ -56,8 +56,11 @@ class SourceOptions:
 def source_kind(path: str | os.PathLike) -> SourceKind:
     """What ``path`` is; raises SAMFileError naming it when it is none of the three."""
     from sam_model.data.sgd import is_sgd_split_dir
+    from sam_model.data.toolworlds import is_spec
     from sam_model.data.transcripts import is_transcript_file
 
+    if is_spec(path):  # generated tool worlds are written as a transcript file
+        return "transcripts"
     p = Path(path)
     if not p.exists():
         raise SAMFileError(f"data not found: {p} (give an agent log .jsonl/.jsonl.gz, a tool-call transcript file "
@@ -98,7 +101,12 @@ def default_cache_dir() -> Path:
 
 def materialise(path: str | os.PathLike, options: SourceOptions = SourceOptions(),
                 cache_dir: str | os.PathLike | None = None, skip_bad: bool = False) -> Path:
-    """An agent-log file for ``path``: the file itself, or its conversion written once into the cache."""
+    """An agent-log file for ``path``: the file itself, or its conversion written once into the cache
+    (``toolworlds:N[:SEED]``, sam_model.data.toolworlds, is generated into the cache first)."""
+    from sam_model.data import toolworlds
+
+    if toolworlds.is_spec(path):
+        path = toolworlds.resolve(str(path), Path(cache_dir or default_cache_dir()))
     p = Path(path)
     kind = source_kind(p)
     if options.life < 1:

@@ -128,7 +128,8 @@ class StoreReplay:
                 written = ex.cutoff
             episode = ex.episode_id if scope == "episode" else None
             for rerank in ((True, False) if store.reranks else (False,)):
-                hits = store.search_vector(q[i], depth, ex.state.uncertainty_flags, episode_id=episode, rerank=rerank)
+                hits = store.search_vector(q[i], depth, ex.state.uncertainty_flags, episode_id=episode, rerank=rerank,
+                                           query_text=ex.state_text)
                 out[rerank].append(np.array([pos[h.id] for h in hits], dtype=np.int64))
         if not store.reranks:
             out[True] = out[False]
@@ -160,7 +161,8 @@ class StoreMethod:
         t0 = time.perf_counter()
         q = self.replay.encode_queries([ex])[0]
         self.replay.store.search_vector(q, depth, ex.state.uncertainty_flags,
-                                        episode_id=ex.episode_id if scope == "episode" else None, rerank=self.rerank)
+                                        episode_id=ex.episode_id if scope == "episode" else None, rerank=self.rerank,
+                                        query_text=ex.state_text)
         return time.perf_counter() - t0
 
 

@@ -1,10 +1,13 @@
 """SAMNet: the whole state-adaptive retriever as one plain ``nn.Module``.
 
-score(q, m) = α·v_sᵀ W_s v_m + (1−α)·cos(obs, memory text) + ψ(v_s, t_q, t_0)·φ(t_m)
+score(q, m) = α·v_sᵀ W_s v_m + (1−α)·cos(obs, memory text) [+ β·cos(state text, memory text)] + ψ(v_s, t_q, t_0)·φ(t_m)
 
 is served as one inner product by concatenation: the query vector is
 [α·W_sᵀ v_s, (1−α)·c_obs, ψ] and the memory vector is [v_m, c_m, φ(t_m)] (the last part, the
-learned time and task context of sam_model.models.time, only with ``time_features`` > 0). Memory
+learned time and task context of sam_model.models.time, only with ``time_features`` > 0). With
+``state_content`` the content part also carries β times the untrained pooled state text (β learned): the
+dense-state baseline's own signal, fused into the model, so that where the trained state head knows
+nothing (a domain never seen) the score still has what BERT alone knows about the state. Memory
 vectors do not depend on α or on the state, so one index serves every query. Training (Lightning),
 export and the inference-time SAMRetriever all call the same three methods below.
 """
@@ -85,6 +88,7 @@ class SAMConfig:
     phases: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
     time_features: int = 0
+    state_content: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -143,7 +147,8 @@ def split_search_fields(d: dict) -> tuple[dict, dict]:
 
 # Fields added after the first checkpoints, with the value that gives a config saved before them its old
 # behaviour (a missing field is an error for every other field: nothing falls back silently).
-ADDED_LATER = {"time_features": 0, "pooling": "mean"}
+ADDED_LATER = {"time_features": 0, "pooling": "mean", "state_content": False}
+STATE_CONTENT_INIT = 0.1  # β at the start of training: about the weight (1−α) of the observation's content
 
 
 def _check_field(value: object, kind: str, name: str) -> None:
@@ -187,10 +192,13 @@ class SAMNet(nn.Module):
         self.time = TimeEncoding(cfg.dim, cfg.time_features) if cfg.time_features else None
         a = min(max(cfg.alpha, 1e-4), 1 - 1e-4)
         self.alpha_logit = nn.Parameter(torch.tensor(math.log(a / (1 - a))), requires_grad=cfg.learn_alpha)
+        if cfg.state_content and cfg.query_input != "state":
+            raise ValueError("state_content needs query_input 'state' (the content-only ablation reads no state)")
+        self.state_content = nn.Parameter(torch.tensor(STATE_CONTENT_INIT)) if cfg.state_content else None
 
     @property
     def uses_content(self) -> bool:
-        return self.cfg.learn_alpha or self.cfg.alpha < 1.0
+        return self.cfg.learn_alpha or self.cfg.alpha < 1.0 or self.cfg.state_content
 
     @property
     def alpha(self) -> torch.Tensor:
@@ -223,9 +231,12 @@ class SAMNet(nn.Module):
         v_s = self.encode_states(state_texts, phases, observations)
         parts = [self.projection.query(v_s)]
         if self.uses_content:
-            c = nn.functional.normalize(self.state_encoder.text_encoder(list(observations)), dim=-1)
+            text = self.state_encoder.text_encoder
+            c = nn.functional.normalize(text(list(observations)), dim=-1)
             a = self.alpha
             parts = [a * parts[0], (1 - a) * c]
+            if self.state_content is not None:  # cached: the state encoder has just pooled these texts
+                parts[1] = parts[1] + self.state_content * nn.functional.normalize(text(list(state_texts)), dim=-1)
         if self.time is not None:
             parts.append(self.time.query(v_s, steps, task_starts))
         return torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]

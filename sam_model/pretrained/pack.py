@@ -44,7 +44,8 @@ def licence_of(path: str) -> str:
         return LICENCES["sgd"]
     if "tau" in low or "airline" in low:
         return LICENCES["tau-bench"]
-    return LICENCES["synthetic"] if "synthetic" in low or "generated" in low else "see the source's licence"
+    generated = ("synthetic", "generated", "toolworlds")  # sam_model.data.synthetic, sam_model.data.toolworlds
+    return LICENCES["synthetic"] if any(g in low for g in generated) else "see the source's licence"
 
 
 def made_section(paths: list[str], command: str) -> str:

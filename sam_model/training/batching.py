@@ -49,21 +49,35 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]]) -> dict[str, An
 
 
 def encode_batch(net, batch: dict[str, Any], task_dropout: float = 0.0,
-                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                 generator: torch.Generator | None = None, phase_dropout: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
     """Query and memory vectors of a batch, steps included (the time part of sam_model.models.time).
 
     ``task_dropout``: the share of queries whose task start is hidden, so the model also learns to rank when
     an agent does not say where its task began (then only the step distance is known).
+    ``phase_dropout``: the share of queries and memories whose phase is replaced by the unknown phase (id 0):
+    an unseen tool or service maps there at inference, and without this its embedding is never trained.
     """
     task = batch["q_task_start"].tolist()
     if task_dropout:
         drop = torch.rand(len(task), generator=generator) < task_dropout
         task = [None if d else t for t, d in zip(task, drop.tolist())]
-    q = net.encode_queries(batch["q_state_texts"], batch["q_phases"], batch["q_obs"],
+    q_phases, mem_phases = batch["q_phases"], batch["mem_phases"]
+    if phase_dropout:
+        q_phases, mem_phases = (drop_phases(p, phase_dropout, generator) for p in (q_phases, mem_phases))
+    q = net.encode_queries(batch["q_state_texts"], q_phases, batch["q_obs"],
                            steps=batch["q_step"].tolist(), task_starts=task)
-    m = net.encode_memories(batch["mem_texts"], batch["mem_kinds"], batch["mem_phases"], batch.get("mem_contents"),
+    m = net.encode_memories(batch["mem_texts"], batch["mem_kinds"], mem_phases, batch.get("mem_contents"),
                             steps=batch["mem_step"].tolist())
     return q, m
+
+
+def drop_phases(phases: list[str], share: float, generator: torch.Generator | None = None) -> list[str]:
+    """``phases`` with each one replaced by the unknown phase (sam_model.models.vocab.UNK) with probability
+    ``share``."""
+    from sam_model.models.vocab import UNK
+
+    drop = (torch.rand(len(phases), generator=generator) < share).tolist()
+    return [UNK if d else p for p, d in zip(phases, drop)]
 
 
 def candidate_masks(q_episode: torch.Tensor, q_step: torch.Tensor, q_labels: torch.Tensor,

@@ -58,6 +58,8 @@ class SAMLightningModule(pl.LightningModule):
             model card of an export.
         task_dropout: with time features, the share of training queries whose task start is hidden, so the
             model also ranks well when an agent does not say where its current task began.
+        phase_dropout: the share of training queries and memories whose phase is hidden (the unknown phase,
+            id 0, where every tool or service never seen in training maps), so that id is trained too.
         store: the search settings exported with the model (sam_model.store.StoreConfig: slot_match,
             provenance, rerank_depth, index); training ignores them. ``source_kinds`` is set from ``vocab``.
         init_from: start from a trained retriever: an export folder or a packaged name (``sam-general``, the
@@ -73,7 +75,7 @@ class SAMLightningModule(pl.LightningModule):
                  in_batch_negatives: bool = True,
                  warmup_steps: int = 50, bert_config: dict | None = None,
                  text_cache_dir: str = "", task_dropout: float = 0.3, training_data: dict | None = None,
-                 store: StoreConfig | None = None, init_from: str = ""):
+                 store: StoreConfig | None = None, init_from: str = "", phase_dropout: float = 0.0):
         super().__init__()
         if isinstance(net, dict) and store is None and split_search_fields(net)[1]:  # an older checkpoint's hparams
             store = StoreConfig.from_legacy({"slot_match": 0.0, **split_search_fields(net)[1]}, "net")
@@ -106,11 +108,12 @@ class SAMLightningModule(pl.LightningModule):
                                    "in_batch_negatives": in_batch_negatives, "warmup_steps": warmup_steps,
                                    "bert_config": self.net.state_encoder.text_encoder.bert.config.to_dict(),
                                    "task_dropout": task_dropout, "init_from": init_from,
+                                   "phase_dropout": phase_dropout,
                                    "training_data": (vocab or {}).get("data") or training_data})
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
         self.text_cache_dir = text_cache_dir
         self._seed: int | None = None  # base of the per-epoch seeds (on_train_epoch_start)
-        self.task_dropout = task_dropout
+        self.task_dropout, self.phase_dropout = task_dropout, phase_dropout
         self.val_metrics = MetricCollection({
             "mrr": RetrievalMRR(), "recall@1": RetrievalRecall(top_k=1), "recall@5": RetrievalRecall(top_k=5),
             "ndcg@10": RetrievalNormalizedDCG(top_k=10)}, prefix="val/")
@@ -119,7 +122,7 @@ class SAMLightningModule(pl.LightningModule):
         if len(batch["q_step"]) == 0 and self.trainer.world_size == 1:
             return None  # no decision point in these episodes: nothing to learn (DDP ranks must all step)
         loss = batch_loss(self.net, self.loss_fn, batch, self.hparams.in_batch_negatives, self.trainer.world_size,
-                          self.task_dropout)
+                          self.task_dropout, self.phase_dropout)
         n = max(len(batch["q_step"]), 1)
         self.log("train/loss", loss, prog_bar=True, batch_size=n)
         self.log("train/temperature", 1.0 / self.loss_fn.scale, batch_size=n)

@@ -13,14 +13,15 @@ from sam_model.training.batching import candidate_masks, encode_batch
 
 
 def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any],
-               in_batch_negatives: bool = True, world_size: int = 1, task_dropout: float = 0.0) -> torch.Tensor:
+               in_batch_negatives: bool = True, world_size: int = 1, task_dropout: float = 0.0,
+               phase_dropout: float = 0.0) -> torch.Tensor:
     """Mean loss over the *global* batch of decision points.
 
     Memories are gathered from every process with gradient; each process divides its
     summed query losses by the global query count times ``1/world_size``, so that DDP's
     gradient averaging yields exactly the single-process gradient of the whole batch.
     """
-    q, m = encode_batch(net, batch, task_dropout)
+    q, m = encode_batch(net, batch, task_dropout, phase_dropout=phase_dropout)
     m_all = gather_across_devices(m)
     mem_ep = gather_across_devices(batch["mem_episode"].to(m.device))
     mem_step = gather_across_devices(batch["mem_step"].to(m.device))

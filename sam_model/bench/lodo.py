@@ -1,0 +1,293 @@
+"""Leave-one-domain-out: train on every domain but one, evaluate zero-shot on the one left out.
+
+Domains: SGD (held out by service: its dev split, whose services a model that never read SGD has never seen),
+the tau-bench airline agent (its fixed test tasks) and the AutoCodeRover coding agent (its fixed test
+instances; ``sam_model.data.transcripts.held_out_groups``). Each model variant is trained by ``train.py fit``
+on ``configs/tools.yaml`` + ``configs/lodo.yaml`` (+ the variant's override files), and every variant of one
+left-out domain is evaluated by ``evaluate.py``'s one code path (``sam_model.evaluation.run.evaluate``: the
+memories replayed through the memory store, as a deployment searches) next to every untrained baseline on the
+same decisions. The table gives each variant's MRR and Recall@5, the best untrained baseline and the paired
+difference (95 % bootstrap over the decisions). Variants are cumulative, so each row is one change's effect::
+
+    python -m sam_model.bench.lodo --out runs/lodo                       # every domain, every variant
+    python -m sam_model.bench.lodo --out runs/lodo --domains coding --variants base,fusion --reuse
+
+``--reuse`` evaluates the checkpoints an earlier run left in ``checkpoints/`` instead of training again.
+Coding-agents data is licensed for non-commercial evaluation: models trained on it here are never shipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from sam_model.io import SAMFileError, atomic_write_text, cli_name, run_cli
+
+TEXT_CACHE = "~/.cache/sam_model/text"  # the frozen-BERT vector cache training fills (evaluate.py's default)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A domain: its training source (under the data root), how many times it is read per epoch beside the
+    others, and what is evaluated when it is left out (the file or folder, its split, a decision sample)."""
+
+    train: str
+    repeat: int
+    eval_split: str = "test"
+    eval_path: str | None = None  # default: the training source itself (its test split)
+
+
+DOMAINS = {
+    "sgd": Domain("sgd/train", 1, "all", "sgd/dev"),
+    "airline": Domain("tau-bench/gpt-4o-airline.json.gz", 4),
+    "coding": Domain("coding-agents/autocoderover-gpt4-swebench-lite-train.chat.jsonl.gz", 4),
+}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A model recipe: override files stacked on the base configs, and whether generated tool worlds
+    (sam_model.data.toolworlds) are trained on beside the real domains."""
+
+    label: str
+    configs: tuple[str, ...] = ()
+    worlds: bool = False
+    lexical: bool = False  # the store's lexical re-rank on, its weight chosen on held-out generated worlds
+    same_training_as: str | None = None  # a search-time change: the checkpoint of that variant
+
+
+VARIANTS = {  # cumulative: each adds one change to the one before
+    "base": Variant("tools.yaml recipe"),
+    "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
+    "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
+    "fusion": Variant("+ dense-state fusion", ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True),
+    "lexical": Variant("+ lexical re-rank", ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, True,
+                       "fusion"),
+}
+LEXICAL_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
+BASE_CONFIGS = ("configs/tools.yaml", "configs/lodo.yaml")
+
+
+def train_sources(held_out: str, root: Path, variant: Variant, worlds: int) -> tuple[list[str], list[int]]:
+    """(data.train, data.repeat) of a run that leaves ``held_out`` out."""
+    train = [(str(root / d.train), d.repeat) for name, d in DOMAINS.items() if name != held_out]
+    if variant.worlds:
+        train.append((f"toolworlds:{worlds}", 1))
+    return [t for t, _ in train], [r for _, r in train]
+
+
+def run_name(held_out: str, variant: str, seed: int) -> str:
+    return f"lodo-{held_out}-{variant}-s{seed}"
+
+
+def train(held_out: str, variant_name: str, root: Path, args) -> Path:
+    """Train one variant without ``held_out`` (or reuse its checkpoint); returns the best checkpoint."""
+    variant = VARIANTS[variant_name]
+    if variant.same_training_as:
+        variant_name = variant.same_training_as
+        variant = VARIANTS[variant_name]
+    run = run_name(held_out, variant_name, args.seed)
+    folder = Path("checkpoints") / run
+    best = sorted(folder.glob("best-*.ckpt"))
+    if args.reuse and best:
+        return best[-1]
+    for old in best:  # a fresh run: an older best-*.ckpt of another epoch would be picked up otherwise
+        old.unlink()
+    sources, repeat = train_sources(held_out, root, variant, args.worlds)
+    cmd = [a for c in (*BASE_CONFIGS, *variant.configs) for a in ("--config", c)]
+    cmd += ["--run", run, "--seed_everything", str(args.seed), "--data.train", json.dumps(sources),
+            "--data.repeat", json.dumps(repeat), "--data.sgd_every", str(args.sgd_every)]
+    if args.max_epochs:
+        cmd += ["--trainer.max_epochs", str(args.max_epochs)]
+    print(f"[lodo] training {run} ({variant.label}) on {', '.join(sources)}", flush=True)
+    code, seconds, log = fit(cmd, Path(args.out) / "logs" / f"{run}.log")
+    best = sorted(folder.glob("best-*.ckpt"))
+    if code != 0 or not best:
+        raise SAMFileError(f"training {run} failed (exit {code}); see {log}")
+    print(f"[lodo] {run}: {seconds:.0f} s, {best[-1]}", flush=True)
+    return best[-1]
+
+
+def fit(args: list[str], log: Path) -> tuple[int, float, Path]:
+    """``train.py fit ARGS`` in a child process with its output in ``log``: (exit code, seconds, log)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    with open(log, "w", encoding="utf-8") as fh:
+        code = subprocess.call([sys.executable, "train.py", "fit", *args], stdout=fh, stderr=subprocess.STDOUT)
+    return code, time.perf_counter() - t0, log
+
+
+def paired_difference(per_query: Path, a: str, b: str) -> tuple[float, float, float]:
+    """Mean reciprocal-rank difference a − b over the decisions of ``per_query.jsonl``, with its 95 % bootstrap."""
+    from sam_model.janus.stats import bootstrap_ci
+
+    diffs = []
+    for line in per_query.read_text(encoding="utf-8").splitlines():
+        m = json.loads(line)["methods"]
+        diffs.append(m[a]["rr"] - m[b]["rr"])
+    return bootstrap_ci(diffs)
+
+
+def with_lexical(retriever, weight: float):
+    """The retriever with the store's lexical re-rank at ``weight`` (sam_model.store.StoreConfig.lexical)."""
+    import dataclasses
+
+    retriever.store.config = dataclasses.replace(retriever.store.config, lexical=weight)
+    return retriever
+
+
+def choose_lexical(checkpoint: Path, args) -> tuple[float, dict[float, float]]:
+    """The lexical weight with the best MRR on the test worlds of the generated tool worlds (held out of every
+    training run by group: domains no model has seen, and none of the benchmark's), and every weight's MRR."""
+    from sam_model.data.sources import SourceOptions
+    from sam_model.evaluation.data import load_eval_data
+    from sam_model.evaluation.run import evaluate, load_retriever
+
+    data = load_eval_data(f"toolworlds:{args.worlds}", "episode", None, args.seed, False, SourceOptions(split="test"))
+    compare = {f"lexical={w}": with_lexical(load_retriever(checkpoint), w) for w in LEXICAL_GRID}
+    report = evaluate(data, Path(args.out) / "lexical" / checkpoint.parent.name, None, baselines=[],
+                      compare=compare, latency_queries=1, text_cache=TEXT_CACHE, seed=args.seed, quiet=True)
+    mrr = {w: report["methods"][f"lexical={w}"]["mrr"] for w in LEXICAL_GRID}
+    return max(LEXICAL_GRID, key=lambda w: (mrr[w], -w)), mrr
+
+
+def share_text_caches(retrievers) -> None:
+    """One in-memory text-vector cache for every frozen text encoder of the same BERT (fingerprint): models
+    trained on the same frozen MiniLM encode each memory text once between them, not once each."""
+    from sam_model.models.text_encoder import TextEncoder
+
+    shared: dict[str, dict] = {}
+    for r in retrievers:
+        for module in r.net.modules() if hasattr(r, "net") else ():
+            if isinstance(module, TextEncoder) and module.use_cache:
+                cache = shared.setdefault(module.fingerprint(), module._cache)
+                cache.update(module._cache)
+                module._cache = cache
+
+
+def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, args) -> list[dict]:
+    """Every variant and every untrained baseline on the left-out domain's decisions: one row per variant."""
+    from sam_model.data.sources import SourceOptions
+    from sam_model.evaluation.data import load_eval_data
+    from sam_model.evaluation.methods import BASELINES
+    from sam_model.evaluation.run import evaluate, load_retriever
+
+    d = DOMAINS[held_out]
+    path = root / (d.eval_path or d.train)
+    max_queries = args.sgd_queries if held_out == "sgd" else None
+    data = load_eval_data(path, "episode", max_queries, args.seed, False, SourceOptions(split=d.eval_split))
+    out = Path(args.out) / held_out
+    compare, chosen = {}, {}
+    for name, ckpt in checkpoints.items():
+        compare[name] = load_retriever(ckpt)
+        if VARIANTS[name].lexical:
+            chosen[name] = choose_lexical(ckpt, args)
+            with_lexical(compare[name], chosen[name][0])
+    for extra in args.extra:  # other retrievers on the same decisions (in lodo.json, not in the table)
+        compare[f"extra:{extra}"] = load_retriever(extra)
+    share_text_caches(compare.values())
+    report = evaluate(data, out, None, baselines=BASELINES, compare=compare, latency_queries=1, text_cache=TEXT_CACHE, seed=args.seed,
+                      quiet=True)
+    methods = report["methods"]
+    best = max(BASELINES, key=lambda b: methods[b]["mrr"])
+    rows = []
+    names = list(checkpoints)
+    extras = {e: {k: methods[f"extra:{e}"][k] for k in ("mrr", "recall@5")} for e in args.extra}
+    for i, name in enumerate(names):
+        diff = paired_difference(out / "per_query.jsonl", name, best)
+        rows.append({"domain": held_out, "variant": name, "label": VARIANTS[name].label,
+                     "decisions": report["n_queries"], "mrr": methods[name]["mrr"],
+                     "recall@5": methods[name]["recall@5"], "best_baseline": best,
+                     "best_baseline_mrr": methods[best]["mrr"], "difference": diff,
+                     "baselines": {b: methods[b]["mrr"] for b in BASELINES}, "checkpoint": str(checkpoints[name])})
+        if i:  # the change this row adds: paired against the row above
+            rows[-1]["change"] = paired_difference(out / "per_query.jsonl", name, names[i - 1])
+        if name in chosen:
+            rows[-1]["lexical"] = {"weight": chosen[name][0], "worlds_mrr": chosen[name][1]}
+        if extras:
+            rows[-1]["extra"] = extras
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    """The leave-one-out table as markdown."""
+    lines = ["| left out | decisions | model | MRR | Recall@5 | best untrained baseline (MRR) | difference [95 % CI] "
+             "| change vs the row above |", "|---|---|---|---|---|---|---|---|"]
+
+    def ci(d) -> str:
+        return f"{d[0]:+.3f} [{d[1]:+.3f}, {d[2]:+.3f}]" if d else "–"
+
+    for r in rows:
+        lines.append(f"| {r['domain']} | {r['decisions']} | {r['label']} | {r['mrr']:.3f} | {r['recall@5']:.3f} | "
+                     f"{r['best_baseline']} ({r['best_baseline_mrr']:.3f}) | {ci(r['difference'])} | "
+                     f"{ci(r.get('change'))} |")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=cli_name("python -m sam_model.bench.lodo"),
+                                description="Leave-one-domain-out benchmark: train each model variant on every "
+                                            "domain but one (train.py), evaluate it zero-shot on the one left out "
+                                            "next to every untrained baseline (evaluate.py's code path), and "
+                                            "print one table (also OUT/lodo.md and OUT/lodo.json).")
+    p.add_argument("--out", default="runs/lodo", help="output folder: per-domain evaluations, logs, the table")
+    p.add_argument("--data-root", default=os.environ.get("SAM_SHARED_DATA", "../shared/data"),
+                   help="folder holding sgd/, tau-bench/ and coding-agents/ (default $SAM_SHARED_DATA or "
+                        "../shared/data)")
+    p.add_argument("--domains", default=",".join(DOMAINS),
+                   help=f"comma-separated domains to leave out in turn (default {','.join(DOMAINS)})")
+    p.add_argument("--variants", default=",".join(VARIANTS),
+                   help="comma-separated model variants, cumulative: " +
+                        "; ".join(f"{k}: {v.label}" for k, v in VARIANTS.items()) + f" (default {','.join(VARIANTS)})")
+    p.add_argument("--worlds", type=int, default=600,
+                   help="generated tool-world conversations of the variants that use them (default 600)")
+    p.add_argument("--sgd-every", type=int, default=12,
+                   help="train on one SGD train dialogue in K (default 12: ~1,000 dialogues, every service)")
+    p.add_argument("--sgd-queries", type=int, default=600,
+                   help="SGD left out: a seeded sample of this many SGD dev decisions (default 600)")
+    p.add_argument("--max-epochs", type=int, default=None, help="override trainer.max_epochs of configs/lodo.yaml")
+    p.add_argument("--seed", type=int, default=0, help="training seed and evaluation sample seed (default 0)")
+    p.add_argument("--extra", action="append", default=[], metavar="RETRIEVER",
+                   help="also evaluate this retriever (export folder, .ckpt or packaged name) on the same decisions, "
+                        "e.g. sam-general on SGD dev; its figures go to lodo.json, not the table; repeatable")
+    p.add_argument("--reuse", action="store_true",
+                   help="evaluate the best checkpoints an earlier run left in checkpoints/lodo-* instead of training")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
+    args = p.parse_args(argv)
+    domains = [d.strip() for d in args.domains.split(",") if d.strip()]
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    for name, known, what in ((domains, DOMAINS, "domain"), (variants, VARIANTS, "variant")):
+        bad = [n for n in name if n not in known]
+        if bad or not name:
+            p.error(f"--{what}s: unknown or none {bad}; choose from {', '.join(known)}")
+    root = Path(args.data_root)
+    for d in domains:
+        if not (root / DOMAINS[d].train).exists():
+            raise SAMFileError(f"{root / DOMAINS[d].train} not found: give --data-root, the folder with sgd/, "
+                               "tau-bench/ and coding-agents/")
+    rows: list[dict] = []
+    for held in domains:
+        checkpoints: dict[str, Path] = {}
+        for v in variants:  # a search-time variant evaluates the checkpoint of the variant it names
+            same = VARIANTS[v].same_training_as
+            checkpoints[v] = checkpoints[same] if same in checkpoints else train(held, v, root, args)
+        rows += evaluate_domain(held, checkpoints, root, args)
+        out = Path(args.out)
+        atomic_write_text(out / "lodo.json", json.dumps(rows, indent=2))
+        atomic_write_text(out / "lodo.md", table(rows) + "\n")
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_cli(main, None))

@@ -1,0 +1,264 @@
+"""Procedurally generated tool worlds: random agents, tools, argument names and id formats, so that a model
+learns *where values come from* (provenance) rather than one domain's habits.
+
+A real domain teaches habits: in tau-bench airline most needed values sit in tool results, in SGD in user
+turns, and a model trained on both learns "airline values live in results" and the names of their tools.
+Every generated world draws its own entity nouns (some invented words), tool names, argument names (often
+not the key the value has in a tool result), id formats (order codes, user handles, hex ids, file paths,
+dotted method names, e-mails, dates, phone numbers) and who says each value first: the user (at once, when
+asked, or in a long issue text), a tool result (among look-alike distractors), or the agent itself (a value
+it proposes before calling). The conversations are plain OpenAI-format chats, labelled by the one
+transcript rule (sam_model.data.transcripts): nothing here decides a label.
+
+A training source names a generated set as ``toolworlds:N`` or ``toolworlds:N:SEED`` (N conversations,
+seed 0 by default); it is written once into the cache (sam_model.data.sources) and read as a transcript file.
+Generated data carries no third-party licence, so a model trained on it may ship.
+
+CLI::
+
+    python -m sam_model.data.toolworlds OUT.jsonl.gz --conversations 600 --seed 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sam_model.io import atomic_path, cli_name
+
+PREFIX = "toolworlds:"
+CONVERSATIONS_PER_WORLD = 3  # conversations of one world share its tools (a group: one side of every split)
+
+_NOUNS = ("order", "ticket", "device", "account", "shipment", "invoice", "plan", "booking", "subscription", "claim",
+          "patient", "appointment", "repository", "branch", "file", "issue", "package", "vehicle", "policy",
+          "payment", "room", "course", "student", "server", "container", "job", "contract", "product", "line",
+          "router", "card", "loan", "delivery", "recipe", "member", "project", "task", "warehouse", "parcel",
+          "module", "function", "class", "build", "release", "dataset", "model", "pipeline", "sensor", "meter")
+_VERBS = ("get", "find", "lookup", "fetch", "search", "list", "show", "read", "query", "inspect")
+_ACTIONS = ("update", "cancel", "modify", "create", "book", "transfer", "refund", "reset", "activate", "suspend",
+            "assign", "move", "close", "schedule", "exchange", "return", "patch", "deploy", "merge", "apply")
+_FIRST = ("mia", "liam", "noah", "emma", "olivia", "ava", "yusuf", "chen", "aarav", "sofia", "lucas", "amara",
+          "ivan", "fatima", "kenji", "lena", "omar", "zoe", "mateo", "priya")
+_LAST = ("li", "garcia", "smith", "kim", "nguyen", "patel", "muller", "rossi", "silva", "khan", "sato", "jones",
+         "brown", "lopez", "novak", "ali", "dubois", "berg", "costa", "ito")
+_WORDS = ("alpha", "delta", "core", "util", "parser", "cache", "index", "query", "model", "view", "form", "field",
+          "router", "handler", "config", "session", "token", "report", "schema", "stream", "batch", "admin")
+_CITIES = ("Boston", "Denver", "Lisbon", "Osaka", "Nairobi", "Lyon", "Austin", "Quito", "Perth", "Oslo")
+
+
+def _invented(rng: random.Random) -> str:
+    """A pronounceable made-up word: entity nouns a real domain would never share with training."""
+    return "".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(rng.randint(2, 3)))
+
+
+def _digits(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice("0123456789") for _ in range(n))
+
+
+def _id_format(rng: random.Random):
+    """A random id format of one entity type: a function rng -> a fresh value of that shape."""
+    prefix = rng.choice(["#W", "ORD-", "TK", "acct_", "INV-", "P", "SR-", "".join(rng.choices("ABCDEFGHJKMNPRSTXZ",
+                                                                                               k=rng.randint(2, 3)))])
+    n = rng.randint(4, 8)
+    ext = rng.choice([".py", ".js", ".go", ".ts", ".rb"])
+    formats = [
+        lambda r: prefix + _digits(r, n),
+        lambda r: f"{r.choice(_FIRST)}_{r.choice(_LAST)}_{_digits(r, 4)}",
+        lambda r: "".join(r.choice("0123456789abcdef") for _ in range(n + 4)),
+        lambda r: f"{r.choice(_WORDS)}/{r.choice(_WORDS)}/{r.choice(_WORDS)}_{r.choice(_WORDS)}{ext}",
+        lambda r: f"{r.choice(_WORDS).title()}{r.choice(_WORDS).title()}.{r.choice(_ACTIONS)}_{r.choice(_WORDS)}",
+        lambda r: f"{r.choice(_FIRST)}.{r.choice(_LAST)}{_digits(r, 2)}@{r.choice(_WORDS)}.com",
+        lambda r: f"2024-{r.randint(1, 12):02d}-{r.randint(1, 28):02d}",
+        lambda r: f"{_digits(r, 3)}-{_digits(r, 3)}-{_digits(r, 4)}",
+        lambda r: "".join(r.choices("ABCDEFGHJKMNPRSTXZ", k=3)) + _digits(r, 3),
+    ]
+    return rng.choice(formats)
+
+
+class _Entity:
+    """One entity type of a world: its noun, id format, the argument name tools take its id by and the key a
+    tool result shows it under (often a different word: provenance, not name matching)."""
+
+    def __init__(self, rng: random.Random, noun: str):
+        self.noun, self.new_id = noun, _id_format(rng)
+        self.arg = rng.choice([f"{noun}_id", f"{noun}Id", f"{noun}_ref", noun, f"{noun}_number", f"{noun}_code"])
+        self.key = self.arg if rng.random() < 0.5 else rng.choice(["id", "ref", f"{noun}_key", "identifier", "uid"])
+
+
+class _World:
+    """An agent's domain: an owner entity (the user's account), item entities, tools and a policy text."""
+
+    def __init__(self, rng: random.Random, index: int):
+        nouns = rng.sample(_NOUNS, 3)
+        nouns = [(_invented(rng) if rng.random() < 0.3 else n) for n in nouns]
+        self.owner, self.item, self.other = (_Entity(rng, n) for n in nouns)
+        look, act = rng.choice(_VERBS), rng.sample(_ACTIONS, 2)
+        style = rng.choice(["snake", "camel", "dotted"])
+        self.get_owner = _tool_name(style, look, self.owner.noun)
+        self.get_item = _tool_name(style, rng.choice(_VERBS), self.item.noun + rng.choice(["", "_details", "_info"]))
+        self.act = _tool_name(style, act[0], self.item.noun)
+        self.act2 = _tool_name(style, act[1], self.other.noun)
+        self.attr = rng.choice(["address", "email", "date", "note", "target", "path", "contact", "start", "value"])
+        self.new_attr = _id_format(rng)
+        self.name = f"world{index:05d}"
+        self.policy = (f"You are the {self.item.noun} assistant of a {self.owner.noun} service ({self.name}). "
+                       f"Use the tools {self.get_owner}, {self.get_item}, {self.act} and {self.act2}. "
+                       "Confirm before any change.")
+
+
+def _tool_name(style: str, verb: str, noun: str) -> str:
+    if style == "camel":
+        return verb + "".join(w.title() for w in noun.split("_"))
+    return f"{verb}.{noun}" if style == "dotted" else f"{verb}_{noun}"
+
+
+def _result(rng: random.Random, fields: dict[str, Any]) -> str:
+    """A tool result in one of the shapes agents log: JSON, key: value lines, or a sentence."""
+    shape = rng.random()
+    if shape < 0.6:
+        return json.dumps(fields)
+    if shape < 0.85:
+        return "\n".join(f"{k}: {json.dumps(v) if isinstance(v, list) else v}" for k, v in fields.items())
+    return "Found " + ", ".join(f"{k} {', '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in fields.items())
+
+
+class _Chat:
+    """Messages of one conversation with call ids."""
+
+    def __init__(self, policy: str):
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": policy}]
+        self.calls = 0
+
+    def say(self, role: str, text: str) -> None:
+        self.messages.append({"role": role, "content": text})
+
+    def call(self, name: str, args: dict[str, Any], result: str) -> None:
+        self.calls += 1
+        cid = f"call_{self.calls}"
+        self.messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]})
+        self.messages.append({"role": "tool", "tool_call_id": cid, "name": name, "content": result})
+
+
+def conversation(world: _World, rng: random.Random) -> list[dict[str, Any]]:
+    """One conversation in ``world``: each value's first sayer (user, tool result, agent) is drawn at random."""
+    w, chat = world, _Chat(world.policy)
+    owner = w.owner.new_id(rng)
+    items = [w.item.new_id(rng) for _ in range(rng.randint(2, 6))]
+    item = rng.choice(items)
+    other = [w.other.new_id(rng) for _ in range(rng.randint(1, 4))]
+    new_value = w.new_attr(rng)
+    issue = rng.random() < 0.25  # a long first message that says several values at once (an issue text)
+    if issue:
+        decoy = w.item.new_id(rng)
+        chat.say("user", f"Problem report: since last week the {w.item.noun} {item} fails when I open it; "
+                         f"{decoy} works fine. My {w.owner.noun} is {owner} and it should use {w.attr} "
+                         f"{new_value} from now on. Please fix it.")
+    elif rng.random() < 0.5:
+        chat.say("user", f"Hi, I need help with my {w.item.noun}. My {w.owner.arg.replace('_', ' ')} is {owner}.")
+    else:
+        chat.say("user", f"Hello, something is wrong with my {w.item.noun}.")
+        chat.say("assistant", f"Sure. Could you tell me your {w.owner.arg.replace('_', ' ')}?")
+        if rng.random() < 0.2:  # a correction: the first value is a trap
+            chat.say("user", f"It is {w.owner.new_id(rng)}... no sorry, {owner}.")
+        else:
+            chat.say("user", f"Yes, it's {owner}.")
+    chat.call(w.get_owner, {w.owner.arg: owner}, _result(rng, {w.owner.key: owner, "name": f"{rng.choice(_FIRST)} "
+                                                                 f"{rng.choice(_LAST)}", f"{w.item.noun}s": items,
+                                                                 "city": rng.choice(_CITIES)}))
+    if not issue:
+        if rng.random() < 0.5:
+            chat.say("assistant", f"I see {len(items)} {w.item.noun}s on your {w.owner.noun}. Which one?")
+            chat.say("user", f"The one ending in {item[-3:]}." if rng.random() < 0.3 else f"It's {item}.")
+        else:
+            chat.say("user", f"It is the {w.item.noun} {item}.")
+    detail = {w.item.key: item, "status": rng.choice(["active", "pending", "blocked", "open"]),
+              f"{w.other.noun}s": other, "updated": f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"}
+    chat.call(w.get_item, {w.item.arg: item}, _result(rng, detail))
+    if not issue:
+        who = rng.random()
+        if who < 0.45:  # the user says the new value
+            chat.say("user", f"Please set the {w.attr} to {new_value}.")
+        elif who < 0.8:  # the agent proposes it, the user agrees
+            chat.say("assistant", f"I can change the {w.attr} to {new_value}. Shall I go ahead?")
+            chat.say("user", rng.choice(["Yes please.", "ok, go ahead", "Sounds good."]))
+        else:  # the value comes from a tool
+            chat.call(w.get_item, {w.item.arg: items[0] if items[0] != item else items[-1]},
+                      _result(rng, {w.item.key: items[0], w.attr: new_value}))
+            chat.say("user", f"Use the same {w.attr} as that one.")
+    chat.call(w.act, {w.item.arg: item, w.attr: new_value, w.owner.arg: owner},
+              _result(rng, {"result": "ok", w.item.key: item}))
+    if rng.random() < 0.6:
+        target = rng.choice(other)
+        chat.say("user", rng.choice(["Also fix the linked one please.", "And the related record too.",
+                                     f"Also the {w.other.noun}, please."]))
+        chat.call(w.act2, {w.other.arg: target, w.item.arg: item}, _result(rng, {"result": "done"}))
+    chat.say("assistant", "Done. Anything else?")
+    return chat.messages
+
+
+def generate(n: int, seed: int = 0) -> Iterator[dict[str, Any]]:
+    """``n`` conversations ``{"id", "group", "messages"}``, ``CONVERSATIONS_PER_WORLD`` per world (their group)."""
+    rng = random.Random(seed)
+    world = None
+    for i in range(n):
+        if i % CONVERSATIONS_PER_WORLD == 0:
+            world = _World(rng, i // CONVERSATIONS_PER_WORLD)
+        yield {"id": f"toolworlds-s{seed}-{i:05d}", "group": world.name, "messages": conversation(world, rng)}
+
+
+def write(path: str | Path, n: int, seed: int = 0) -> Path:
+    """Write ``generate(n, seed)`` as gzipped JSON Lines, atomically."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
+        for conv in generate(n, seed):
+            fh.write(json.dumps(conv) + "\n")
+    return out
+
+
+def parse_spec(spec: str) -> tuple[int, int]:
+    """(conversations, seed) of ``toolworlds:N[:SEED]``; ValueError naming the spec otherwise."""
+    parts = spec[len(PREFIX):].split(":")
+    try:
+        n, seed = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+        if len(parts) > 2 or n < 1:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"{spec}: a generated source is toolworlds:N or toolworlds:N:SEED (N >= 1 "
+                         "conversations, an integer seed)") from None
+    return n, seed
+
+
+def is_spec(path: object) -> bool:
+    return isinstance(path, str) and path.startswith(PREFIX)
+
+
+def resolve(spec: str, cache_dir: str | Path) -> Path:
+    """The transcript file of ``toolworlds:N[:SEED]`` in ``cache_dir``, generated on first use."""
+    n, seed = parse_spec(spec)
+    path = Path(cache_dir) / f"toolworlds-n{n}-s{seed}.jsonl.gz"
+    return path if path.exists() else write(path, n, seed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=cli_name("python -m sam_model.data.toolworlds"),
+                                 description="Write procedurally generated tool-call conversations (random tools, "
+                                             "argument names, id formats and value origins) as a transcript file.")
+    ap.add_argument("out", help="output .jsonl.gz (OpenAI-format chats {id, group, messages})")
+    ap.add_argument("--conversations", type=int, default=600, help="how many conversations (default 600)")
+    ap.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same file")
+    args = ap.parse_args(argv)
+    if args.conversations < 1:
+        ap.error("--conversations must be >= 1")
+    print(f"wrote {write(args.out, args.conversations, args.seed)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

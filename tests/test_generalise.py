@@ -1,0 +1,148 @@
+"""Issue 21's generalisation pieces: generated tool worlds, phase dropout, the dense-state fusion, and the
+leave-one-domain-out benchmark's bookkeeping."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+from test_model import make_net, toy_rows
+
+from sam_model.data import toolworlds
+from sam_model.data.transcripts import iter_transcript_events
+from sam_model.models.vocab import UNK
+from sam_model.training.batching import collate_episodes, drop_phases, encode_batch
+
+
+def test_tool_worlds_are_seeded_and_labelled_by_the_transcript_rule(tmp_path):
+    a, b = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    toolworlds.write(a, 45, seed=3)
+    toolworlds.write(b, 45, seed=3)
+    assert gzip.open(a).read() == gzip.open(b).read()
+    assert gzip.open(a).read() != gzip.open(toolworlds.write(tmp_path / "c.jsonl.gz", 45, seed=4)).read()
+    events = list(iter_transcript_events(a))
+    kind_at = {(e["episode_id"], e["step"]): e["kind"] for e in events}
+    origins = Counter(kind_at[(e["episode_id"], s)] for e in events for s in e.get("useful_memory_steps") or [])
+    # values first said by the user, by a tool and by the agent itself: provenance, not one domain's habit
+    assert origins["user"] > 10 and origins["result"] > 10 and origins["system"] > 3, origins
+    tools = {e["state"]["phase"] for e in events if e.get("useful_memory_steps")}
+    assert len(tools) > 20  # every world names its own tools
+    groups = {json.loads(line)["group"] for line in gzip.open(a, "rt")}
+    assert len(groups) == 45 // toolworlds.CONVERSATIONS_PER_WORLD
+
+
+def test_a_tool_worlds_source_is_generated_once_into_the_cache(tmp_path):
+    from sam_model.data.sources import SourceOptions, materialise, source_kind
+
+    assert source_kind("toolworlds:12:1") == "transcripts"
+    log = materialise("toolworlds:12:1", SourceOptions(), tmp_path)
+    assert (tmp_path / "toolworlds-n12-s1.jsonl.gz").exists() and log.stat().st_size > 0
+    assert materialise("toolworlds:12:1", SourceOptions(), tmp_path) == log
+    with pytest.raises(ValueError, match="toolworlds:N or toolworlds:N:SEED"):
+        materialise("toolworlds:many", SourceOptions(), tmp_path)
+
+
+def test_phase_dropout_trains_the_unknown_phase():
+    assert drop_phases(["a", "b"], 0.0) == ["a", "b"] and drop_phases(["a", "b"], 1.0) == [UNK, UNK]
+    batch = collate_episodes(toy_rows(4))
+    grads = []
+    for share in (0.0, 0.5):
+        net = make_net(alpha=1.0, learn_alpha=False)
+        torch.manual_seed(0)
+        q, m = encode_batch(net, batch, phase_dropout=share)
+        (q @ m.T).sum().backward()
+        grads.append(net.state_encoder.phase_emb.weight.grad[0].abs().sum().item())
+    assert grads[0] == 0.0 < grads[1]  # without dropout the unknown row (where unseen tools map) never learns
+
+
+def test_state_fusion_adds_the_untrained_state_similarity_with_a_learned_weight():
+    plain, fused = make_net(alpha=0.7, seed=0), make_net(alpha=0.7, seed=0, state_content=True)
+    fused.load_state_dict({**plain.state_dict(), "state_content": fused.state_content.detach()})
+    args = (["phase: ask_city needs city"], ["ask_city"], ["ok"])
+    mems = (["my city is 3", "hi"], ["user", "system"], ["collect", "collect"])
+    plain.eval(), fused.eval()
+    diff = fused.encode_queries(*args) @ fused.encode_memories(*mems).T - \
+        plain.encode_queries(*args) @ plain.encode_memories(*mems).T
+    text = fused.state_encoder.text_encoder
+    cos = torch.nn.functional.normalize(text(args[0]), dim=-1) @ torch.nn.functional.normalize(text(mems[0]), dim=-1).T
+    assert torch.allclose(diff, fused.state_content.detach() * cos, atol=1e-5)
+    (fused.encode_queries(*args) @ fused.encode_memories(*mems).T).sum().backward()
+    assert fused.state_content.grad is not None and fused.state_content.grad.abs() > 0
+    with pytest.raises(ValueError, match="state_content needs query_input 'state'"):
+        make_net(query_input="observation", state_content=True)
+
+
+def test_lodo_leaves_the_domain_out_and_reports_paired_differences(tmp_path):
+    from sam_model.bench import lodo
+
+    root = Path("/data")
+    sources, repeat = lodo.train_sources("coding", root, lodo.VARIANTS["worlds"], 300)
+    assert sources == ["/data/sgd/train", "/data/tau-bench/gpt-4o-airline.json.gz", "toolworlds:300"]
+    assert len(repeat) == len(sources)
+    assert not any("coding" in s for s in lodo.train_sources("coding", root, lodo.VARIANTS["base"], 300)[0])
+    per_query = tmp_path / "per_query.jsonl"
+    per_query.write_text("".join(json.dumps({"methods": {"m": {"rr": a}, "b": {"rr": b}}}) + "\n"
+                                 for a, b in [(1.0, 0.5), (0.5, 0.5), (1.0, 0.25)]))
+    mean, lo, hi = lodo.paired_difference(per_query, "m", "b")
+    assert mean == pytest.approx(0.4166, abs=1e-3) and lo <= mean <= hi
+    row = {"domain": "coding", "decisions": 3, "label": "x", "mrr": 0.83, "recall@5": 1.0, "best_baseline": "b",
+           "best_baseline_mrr": 0.42, "difference": (mean, lo, hi)}
+    assert "| coding | 3 | x | 0.830 | 1.000 | b (0.420) | +0.417" in lodo.table([row])
+    assert lodo.table([row]).rstrip().endswith("| – |")  # the first row has no row above
+    with pytest.raises(SystemExit):
+        lodo.main(["--domains", "telecom"])
+
+
+def test_lexical_bonus_is_bm25_scaled_by_the_best_candidate():
+    from sam_model.rerank import lexical_bonus
+
+    texts = ["CALL get_order(order_id=W1)", "the weather is nice", "order_id W1 and order W2"]
+    bonus = lexical_bonus("needs: order_id for cancel_order", texts, 0.2)
+    assert bonus.max() == pytest.approx(0.2) and bonus[1] == 0.0 and bonus[0] > 0 and bonus[2] > 0
+    assert not lexical_bonus("needs order_id", texts, 0.0).any() and not lexical_bonus("the is", texts, 1.0).any()
+
+
+def test_the_store_fuses_the_lexical_match_only_when_asked():
+    import numpy as np
+
+    from sam_model.data.examples import MemoryRecord
+    from sam_model.store import MemoryStore, StoreConfig
+
+    with pytest.raises(ValueError, match="store config.lexical"):
+        StoreConfig(lexical=-1.0)
+    mems = [MemoryRecord("e#0", "e", 0, "user", "p", "my favourite colour is blue"),
+            MemoryRecord("e#1", "e", 1, "result", "p", "payment_method credit_card 1234")]
+    for weight, first in ((0.0, "e#0"), (0.5, "e#1")):
+        store = MemoryStore(None, StoreConfig(lexical=weight, provenance=False), dim=2)
+        store.add(mems, np.array([[1.0, 0.0], [0.9, 0.1]], dtype=np.float32))
+        hits = store.search_vector(np.array([1.0, 0.0]), 2, episode_id="e", query_text="needs payment_method")
+        assert hits[0].id == first
+    assert StoreConfig.from_dict({"slot_match": 0.1}).lexical == 0.0  # an older export searches as it did
+
+
+def test_lodo_models_of_one_frozen_bert_share_one_text_cache():
+    from types import SimpleNamespace
+
+    from sam_model.bench.lodo import share_text_caches
+
+    a, b = (SimpleNamespace(net=make_net(seed=0)) for _ in range(2))
+    a.net.state_encoder.text_encoder(["encoded once"])
+    share_text_caches([a, b])
+    enc_a, enc_b = a.net.state_encoder.text_encoder, b.net.state_encoder.text_encoder
+    assert enc_a._cache is enc_b._cache and "encoded once" in enc_b._cache
+    enc_b(["encoded once"])
+    assert enc_b.encoded == 0  # b found a's vector
+
+
+def test_the_card_says_the_fusion_weights_of_a_fused_model():
+    from sam_model import card
+
+    text = card.render({"state_content": True, "query_input": "state"}, {}, None, {"alpha": 0.9, "state_content": 0.15},
+                       {"lexical": 0.2, "provenance": True})
+    assert "β·cos(state text, memory)" in text and "| β (dense-state fusion) | 0.15 (learned) |" in text
+    assert "lexical match 0.2" in text
+    assert "β" not in card.render({"query_input": "state"}, {}, None, {"alpha": 0.9}, {})
