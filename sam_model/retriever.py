@@ -152,4 +152,12 @@ class SAMRetriever:
                                  **filters)
 
 
-__all__ = ["Hit", "MemoryRecord", "SAMRetriever"]
+def default_retriever(device: str | None = None) -> SAMRetriever:
+    """``SAMRetriever.from_pretrained("sam-general")``: what ScopedMemory and the LangChain retriever use when
+    given none (here, not in sam_model.pretrained, which the loaders import: no import circle)."""
+    from sam_model.pretrained import DEFAULT
+
+    return SAMRetriever.from_pretrained(DEFAULT, device)
+
+
+__all__ = ["Hit", "MemoryRecord", "SAMRetriever", "default_retriever"]

@@ -48,7 +48,7 @@ from sam_model.data.schema import Event, State, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, policy_of
 from sam_model.io import SAMFileError, atomic_dir, reading
-from sam_model.limits import check_k, check_text
+from sam_model.limits import check_int, check_k, check_text
 from sam_model.locking import locked, new_lock
 from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
 
@@ -120,7 +120,7 @@ class ScopedMemory:
         packaged default retriever, SAMRetriever.from_pretrained("sam-general"). ``k``: how many memories a
         search returns when it is given no ``limit``."""
         if encoder is None:
-            from sam_model.pretrained import default_retriever
+            from sam_model.retriever import default_retriever
 
             encoder = default_retriever()
         self.store = MemoryStore(encoder_of(encoder), store_config or store_config_of(encoder))
@@ -326,8 +326,8 @@ class ScopedMemory:
                 all_scopes: bool = False) -> dict[str, list]:
         """The first ``limit`` memories of the scopes in write order (None: all), those that pass ``filters``.
         No scope at all is refused unless ``all_scopes=True``."""
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-            raise ValueError(f"limit must be an int >= 0 or None, got {limit!r}")
+        if limit is not None:
+            check_int(limit, "limit", 0, 2**63 - 1)
         scopes, rest = self._scoped_filters({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters,
                                             all_scopes, "list")
         hits = [h for h in self.store.get_all(**scopes) if not rest or matches(self._record(h), rest)]

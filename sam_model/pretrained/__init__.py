@@ -37,10 +37,3 @@ def resolve(name_or_path: str | os.PathLike) -> Path:
     raise SAMFileError(f"{name_or_path}: no such export folder and no packaged retriever of that name (packaged: "
                        f"{packaged}); give an export folder (python -m sam_model.export CKPT OUT_DIR)")
 
-
-def default_retriever(device: str | None = None):
-    """``SAMRetriever.from_pretrained("sam-general")``: what ScopedMemory and the LangChain retriever use when
-    given none."""
-    from sam_model.retriever import SAMRetriever
-
-    return SAMRetriever.from_pretrained(DEFAULT, device)
