@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sam_model.data.schema import Event, parse_event  # noqa: E402
 from sam_model.data.synthetic import generate_episodes  # noqa: E402
 from sam_model.memory import HashingEncoder, MemoryConfig, SAMMemory  # noqa: E402
-from sam_model.memory.encoders import load_encoder  # noqa: E402
+from sam_model.memory.encoders import ContentEncoder  # noqa: E402
+from sam_model.retriever import SAMRetriever  # noqa: E402
 
 
 def scripted_llm(next_action: str):
@@ -95,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", default=None, metavar="FILE", help="save the bank here at the end (atomic)")
     parser.add_argument("--show-prompt", action="store_true", help="print the full prompt at each decision")
     args = parser.parse_args(argv)
-    retriever = HashingEncoder() if args.hashing else load_encoder(args.retriever)
+    retriever = (HashingEncoder() if args.hashing else SAMRetriever.load(args.retriever) if args.retriever
+                 else ContentEncoder())
     mem = SAMMemory(retriever, config=dataclasses.replace(MemoryConfig.for_encoder(retriever), capacity=args.capacity),
                     k=args.k)
     scores = []

@@ -5,7 +5,7 @@ SAM's score is one inner product, q·m (sam_model.models.sam), so everything tha
 whom lives in the store, never here. ``Encoder`` (sam_model.encoding, beside the store) is that contract (a
 trained ``SAMEncoder``, or the stand-ins of sam_model.memory.encoders); ``SAMEncoder`` wraps a trained ``SAMNet``:
 
-    enc = SAMEncoder.load("checkpoints/demo/export")
+    enc = SAMRetriever.load("checkpoints/demo/export").encoder   # the one loader (sam_model.retriever)
     q = enc.encode_queries([state], ["ok, go ahead"], steps=[42], task_starts=[30])   # (1, dim) float32
     m = enc.encode_memories(records)                                                  # (n, dim) float32
     scores = q @ m.T
@@ -13,7 +13,6 @@ trained ``SAMEncoder``, or the stand-ins of sam_model.memory.encoders); ``SAMEnc
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,20 +33,6 @@ class SAMEncoder:
 
     def __init__(self, net: SAMNet):
         self.net = net.eval()
-
-    @classmethod
-    def load(cls, path: str | os.PathLike, device: str | None = None) -> SAMEncoder:
-        """The network of an export folder (``python -m sam_model.export``)."""
-        from sam_model.export import load_exported
-
-        return cls(load_exported(path, device))
-
-    @classmethod
-    def from_checkpoint(cls, ckpt: str | os.PathLike, device: str | None = None) -> SAMEncoder:
-        """The network of a Lightning ``.ckpt`` (read weights_only with torch; Lightning is not imported)."""
-        from sam_model.export import net_from_checkpoint
-
-        return cls(net_from_checkpoint(ckpt, device))
 
     @property
     def dim(self) -> int:

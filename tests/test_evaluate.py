@@ -25,7 +25,6 @@ from sam_model.data.sgd import iter_sgd_events
 from sam_model.data.text import state_to_text
 from sam_model.evaluation import evaluate, main
 from sam_model.evaluation import ranking as ranking_mod
-from sam_model.evaluation import run as run_mod
 from sam_model.evaluation.data import build_eval_data
 from sam_model.evaluation.metrics import per_query_metrics
 from sam_model.evaluation.ranking import rank_vectors, tie_jitter
@@ -265,7 +264,9 @@ def test_metrics_match_a_brute_force_ranking(demo_log):
 
 
 def test_cli_global_scope_subset(demo_log, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(run_mod, "load_retriever", lambda path, device=None: HashedBowRetriever())
+    from sam_model.retriever import SAMRetriever
+
+    monkeypatch.setattr(SAMRetriever, "load", classmethod(lambda cls, path, device=None: HashedBowRetriever()))
     out = tmp_path / "r"
     rc = main(["--retriever", "x", "--data", str(demo_log), "--out", str(out), "--scope", "global",
                "--baselines", "recency,bm25-state", "--k", "3", "--max-queries", "15", "--latency-queries", "5"])
@@ -341,7 +342,9 @@ def test_trained_demo_retriever_beats_content_only_baselines(trained_demo_retrie
 
     heldout = tmp_path / "heldout.jsonl"
     write_synthetic(heldout, n_episodes=8, seed=1)
-    retriever = run_mod.load_retriever(trained_demo_retriever)
+    from sam_model.retriever import SAMRetriever
+
+    retriever = SAMRetriever.load(trained_demo_retriever)
     report = evaluate(heldout, tmp_path / "r", retriever, baselines=["bm25", "dense"], latency_queries=5,
                       tsne_points=200, quiet=True)
     m = report["methods"]

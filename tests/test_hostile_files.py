@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from sam_model import io as sam_io
-from sam_model.export import load_exported, save_exported
+from sam_model.export import save_exported
 from sam_model.index import MemoryIndex
 from sam_model.io import SAMFileError
 from sam_model.models.bert import SAFE_LOAD, default_bert_path, load_bert, load_tokenizer
@@ -47,8 +47,7 @@ def test_an_auto_map_tokenizer_runs_no_code_through_any_loader(tmp_path, tiny_be
     export = save_exported(net, tmp_path / "export")
     shutil.rmtree(export / "tokenizer")
     _auto_map_tokenizer(export / "tokenizer", marker)
-    for load in (lambda: SAMRetriever.load(export), lambda: load_exported(export),
-                 lambda: load_tokenizer(export / "tokenizer")):
+    for load in (lambda: SAMRetriever.load(export), lambda: load_tokenizer(export / "tokenizer")):
         with pytest.raises(SAMFileError, match="auto_map.*custom code.*refused"):
             load()
     res = subprocess.run([sys.executable, "evaluate.py", "--retriever", str(export), "--log", str(tmp_path / "x.jsonl")],
@@ -106,22 +105,22 @@ def _export(tmp_path: Path, tiny_bert_dir: Path) -> Path:
 
 def test_a_permuted_vocabulary_is_refused(tmp_path, tiny_bert_dir):
     export = _export(tmp_path, tiny_bert_dir)
-    assert load_exported(export).cfg.phases == ["book", "pay", "plan"]
+    assert SAMRetriever.load(export).net.cfg.phases == ["book", "pay", "plan"]
     cfg = json.loads((export / "config.json").read_text())
     assert cfg["vocab"]["phases"] == 3 and len(cfg["vocab"]["sha256"]) == 64
     vocab = json.loads((export / "vocab.json").read_text())
     (export / "vocab.json").write_text(json.dumps({**vocab, "phases": ["pay", "book", "plan"]}))
     with pytest.raises(SAMFileError, match=r"vocab.json: field 'phases' differs from field 'sam.phases'"):
-        load_exported(export)
+        SAMRetriever.load(export)
     # both lists permuted the same way: the digest tied to the weights says so
     cfg["sam"]["phases"] = ["pay", "book", "plan"]
     (export / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(SAMFileError, match=r"config.json: field 'vocab' does not match .*sha256"):
-        load_exported(export)
+        SAMRetriever.load(export)
     del cfg["vocab"]  # the record removed from config.json: the one in the weights file still refuses it
     (export / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(SAMFileError, match=r"model.safetensors: metadata 'sam_vocab' does not match"):
-        load_exported(export)
+        SAMRetriever.load(export)
 
 
 def test_a_tokenizer_larger_than_the_token_embedding_is_refused(tmp_path, tiny_bert_dir):
@@ -130,7 +129,7 @@ def test_a_tokenizer_larger_than_the_token_embedding_is_refused(tmp_path, tiny_b
     cfg["bert_config"]["vocab_size"] = 1000
     (export / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(SAMFileError, match=r"tokens, but the encoder's token embedding has 1000 rows"):
-        load_exported(export)
+        SAMRetriever.load(export)
 
 
 def test_folder_swaps_exchange_atomically(tmp_path):

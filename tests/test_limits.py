@@ -11,11 +11,12 @@ import torch
 
 from sam_model.data.examples import MemoryRecord
 from sam_model.data.schema import Event, State
-from sam_model.export import load_exported, save_exported
+from sam_model.export import save_exported
 from sam_model.io import SAMFileError
 from sam_model.limits import MAX_TEXT_CHARS
 from sam_model.memory import HashingEncoder, ScopedMemory
 from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.retriever import SAMRetriever
 from sam_model.store import MemoryStore, StoreConfig
 
 
@@ -88,14 +89,13 @@ def test_sizes_in_a_config_name_their_field(tmp_path, tiny_bert_dir):
         cfg[part][name] = value
         (out / "config.json").write_text(json.dumps(cfg))
         with pytest.raises(SAMFileError, match=rf"config.json: .*field '{part}\.{name}' must be an integer from "):
-            load_exported(out)
+            SAMRetriever.load(out)
     ckpt = tmp_path / "huge.ckpt"
     torch.save({"hyper_parameters": {"net": {**good["sam"]}, "bert_config": {**good["bert_config"], "vocab_size": 10**12}},
                 "state_dict": {}}, ckpt)
-    from sam_model.export import net_from_checkpoint
 
     with pytest.raises(SAMFileError, match=r"huge.ckpt: field 'hyper_parameters.bert_config.vocab_size' must be"):
-        net_from_checkpoint(ckpt)
+        SAMRetriever.load(ckpt)
 
 
 def test_a_class_path_in_a_checkpoint_is_one_line(tmp_path, capsys, small_demo_logs):

@@ -14,7 +14,7 @@ import torch
 
 from sam_model.checkpoint import load_checkpoint
 from sam_model.data.schema import State
-from sam_model.export import load_exported, net_from_checkpoint, save_exported
+from sam_model.export import save_exported
 from sam_model.io import SAMFileError
 from sam_model.models.bert import load_bert
 from sam_model.models.sam import SAMConfig, SAMNet
@@ -47,9 +47,7 @@ def test_crafted_checkpoints_are_refused_and_run_nothing(tmp_path):
         load_checkpoint(zipped)
     for ckpt in (zipped, raw):
         with pytest.raises(SAMFileError, match="refused to load"):
-            net_from_checkpoint(ckpt)
-        with pytest.raises(SAMFileError, match="refused to load"):
-            SAMRetriever.from_checkpoint(ckpt)
+            SAMRetriever.load(ckpt)
     assert not marker.exists(), "unpickling ran the crafted command"
 
 
@@ -76,7 +74,7 @@ def test_real_checkpoints_load_weights_only(tmp_path, tiny_bert_dir):
                 "state_dict": {f"net.{k}": v for k, v in net.state_dict().items()},
                 "callbacks": {"ModelCheckpoint{'monitor': 'val/mrr'}": {"best_model_score": torch.tensor(0.5)}},
                 "loops": {"fit_loop": {"epoch_progress": {"total": {"ready": 3}}}}}, ckpt)
-    back = net_from_checkpoint(ckpt, device="cpu")
+    back = SAMRetriever.load(ckpt, device="cpu").net
     assert torch.equal(back.alpha_logit, net.alpha_logit)
 
 
@@ -87,12 +85,12 @@ def _export(tmp_path: Path, tiny_bert_dir: Path) -> Path:
 
 def test_export_without_a_working_tokenizer_is_an_error_naming_the_folder(tmp_path, tiny_bert_dir):
     out = _export(tmp_path, tiny_bert_dir)
-    assert load_exported(out, device="cpu") is not None
+    assert SAMRetriever.load(out, device="cpu").net is not None
     for f in (out / "tokenizer").iterdir():
         if f.name != "tokenizer_config.json":
             f.unlink()  # what the issue saw: no tokenizer.json, so every token becomes [UNK]
     with pytest.raises(SAMFileError, match=rf"{out / 'tokenizer'}: no working tokenizer .*export the checkpoint again"):
-        load_exported(out)
+        SAMRetriever.load(out)
 
 
 def test_bert_folder_without_tokenizer_or_with_truncated_weights(tmp_path, tiny_bert_dir):
@@ -129,14 +127,14 @@ def test_export_config_is_checked_field_by_field(tmp_path, tiny_bert_dir, edit, 
     edit(config)
     (out / "config.json").write_text(json.dumps(config))
     with pytest.raises(SAMFileError, match=rf"{out / 'config.json'}: {message}"):
-        load_exported(out)
+        SAMRetriever.load(out)
 
 
 def test_export_config_that_is_not_an_object(tmp_path, tiny_bert_dir):
     out = _export(tmp_path, tiny_bert_dir)
     (out / "config.json").write_text("[1, 2]")
     with pytest.raises(SAMFileError, match=r"config.json must hold a JSON object, got list"):
-        load_exported(out)
+        SAMRetriever.load(out)
 
 
 def test_search_arguments_are_checked_like_the_index(tmp_path, tiny_bert_dir):

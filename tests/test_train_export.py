@@ -12,7 +12,7 @@ import pytorch_lightning as pl
 import torch
 
 from sam_model.data import episode_memories, read_episodes
-from sam_model.export import load_exported, net_from_checkpoint, save_exported
+from sam_model.export import save_exported
 from sam_model.io import SAMFileError
 from sam_model.models.projection import PROJECTIONS
 from sam_model.models.sam import SAMConfig
@@ -52,7 +52,7 @@ def test_exported_scores_equal_lightning_module(tmp_path, small_demo_logs, tiny_
         m_ref = net.encode_memories([m.text for m in mems], [m.kind for m in mems], [m.phase for m in mems])
     ref = (q_ref @ m_ref.T).numpy()
 
-    out = save_exported(net_from_checkpoint(ckpt, device="cpu"), tmp_path / "export")
+    out = save_exported(SAMRetriever.load(ckpt, device="cpu").net, tmp_path / "export")
     r = SAMRetriever.load(out, device="cpu")
     got = r.encode_queries([e.state for e in dps], [e.text for e in dps]) @ r.encode_memories(mems).T
     np.testing.assert_allclose(got, ref, atol=1e-4)
@@ -90,34 +90,58 @@ def test_trained_retriever_searches_its_index(tmp_path, trained_demo_export, sma
 
 def test_export_errors_name_the_problem(tmp_path, tiny_bert_dir):
     with pytest.raises(SAMFileError, match="not found"):
-        load_exported(tmp_path / "missing")
+        SAMRetriever.load(tmp_path / "missing")
     with pytest.raises(SAMFileError, match="checkpoint not found"):
-        net_from_checkpoint(tmp_path / "missing.ckpt")
+        SAMRetriever.load(tmp_path / "missing.ckpt")
     bad = tmp_path / "bad.ckpt"
     bad.write_bytes(b"not a checkpoint")
     with pytest.raises(SAMFileError, match="cannot be read as a checkpoint"):
-        net_from_checkpoint(bad)
+        SAMRetriever.load(bad)
     from sam_model.models.sam import SAMNet
 
     mismatched = tmp_path / "mismatched.ckpt"
     cfg = SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16).to_dict()
     torch.save({"hyper_parameters": {"net": cfg}, "state_dict": {"net.not_a_weight": torch.zeros(1)}}, mismatched)
     with pytest.raises(SAMFileError, match="does not match its own configuration"):
-        net_from_checkpoint(mismatched)
+        SAMRetriever.load(mismatched)
     net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16))
     out = save_exported(net, tmp_path / "exp")
     (out / "model.safetensors").write_bytes(b"\x00" * 64)  # corrupt weights
     with pytest.raises(SAMFileError, match="corrupt"):
-        load_exported(out)
+        SAMRetriever.load(out)
     out = save_exported(net, tmp_path / "exp")  # replaced atomically
     cfg = json.loads((out / "config.json").read_text())
     cfg["format_version"] = 99
     (out / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(SAMFileError, match="version 99"):
-        load_exported(out)
+        SAMRetriever.load(out)
     (out / "vocab.json").unlink()
     with pytest.raises(SAMFileError, match="vocab.json is missing"):
-        load_exported(out)
+        SAMRetriever.load(out)
+
+
+def test_the_one_loader_tells_its_inputs_apart(tmp_path, tiny_bert_dir):
+    """SAMRetriever.load reads an export, a saved retriever (export + store/) and a .ckpt (test above), and says in
+    one line what a saved store alone or another file is; from_pretrained is the same loader."""
+    from sam_model.data.examples import MemoryRecord
+    from sam_model.models.sam import SAMNet
+    from sam_model.store import MemoryStore
+
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16))
+    export = save_exported(net, tmp_path / "export")
+    r = SAMRetriever.load(export, device="cpu")
+    assert len(r.store) == 0 and r.dim == net.out_dim
+    r.add_memories([MemoryRecord(f"m{i}", "ep", i, "user", "plan", f"memory {i}") for i in range(3)])
+    saved = r.save(tmp_path / "saved")
+    assert sorted(SAMRetriever.load(saved).store.ids()) == ["m0", "m1", "m2"]
+    assert sorted(SAMRetriever.from_pretrained(saved).store.ids()) == ["m0", "m1", "m2"]
+    store_only = MemoryStore.load(saved / "store", r.encoder).save(tmp_path / "store_only")
+    with pytest.raises(SAMFileError, match=r"store_only is a saved memory store, not a retriever.*MemoryStore.load"):
+        SAMRetriever.load(store_only)
+    other = tmp_path / "weights.bin"
+    other.write_bytes(b"x")
+    with pytest.raises(SAMFileError, match=r"weights.bin is a file but not a .ckpt"):
+        SAMRetriever.load(other)
 
 
 def test_export_cli_and_train_help(tmp_path):

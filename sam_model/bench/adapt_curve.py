@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     from sam_model.data.sources import SourceOptions
     from sam_model.evaluation.data import load_eval_data
     from sam_model.evaluation.methods import BASELINES
-    from sam_model.evaluation.run import evaluate, load_retriever
+    from sam_model.evaluation.run import evaluate
+    from sam_model.retriever import SAMRetriever
 
     p = build_parser()
     args = p.parse_args(argv)
@@ -75,10 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     for n in sizes:
         name = f"n={'all' if n is None else n}"
         if n == 0:
-            models[name], seconds[name] = load_retriever(args.init), 0.0
+            models[name], seconds[name] = SAMRetriever.load(args.init), 0.0
         else:
             export, seconds[name] = adapt(args.init, args.data, n, args)
-            models[name] = load_retriever(export)
+            models[name] = SAMRetriever.load(export)
     report = evaluate(data, Path(args.out) / "eval", None, baselines=BASELINES, compare=models, latency_queries=1, text_cache=TEXT_CACHE,
                       seed=args.seed, quiet=True)
     methods = report["methods"]

@@ -157,9 +157,9 @@ class ExportSubject(Subject):
         save_exported(self.net, path)
 
     def load(self, path):
-        from sam_model.export import load_exported
+        from sam_model.retriever import SAMRetriever
 
-        return _version_of(load_exported(path, device="cpu"), path)
+        return _version_of(SAMRetriever.load(path, device="cpu").net, path)
 
 
 class RetrieverSubject(Subject):

@@ -147,10 +147,11 @@ def choose_lexical(checkpoint: Path, args) -> tuple[float, dict[float, float]]:
     training run by group: domains no model has seen, and none of the benchmark's), and every weight's MRR."""
     from sam_model.data.sources import SourceOptions
     from sam_model.evaluation.data import load_eval_data
-    from sam_model.evaluation.run import evaluate, load_retriever
+    from sam_model.evaluation.run import evaluate
+    from sam_model.retriever import SAMRetriever
 
     data = load_eval_data(f"toolworlds:{args.worlds}", "episode", None, args.seed, False, SourceOptions(split="test"))
-    compare = {f"lexical={w}": with_lexical(load_retriever(checkpoint), w) for w in LEXICAL_GRID}
+    compare = {f"lexical={w}": with_lexical(SAMRetriever.load(checkpoint), w) for w in LEXICAL_GRID}
     report = evaluate(data, Path(args.out) / "lexical" / checkpoint.parent.name, None, baselines=[],
                       compare=compare, latency_queries=1, text_cache=TEXT_CACHE, seed=args.seed, quiet=True)
     mrr = {w: report["methods"][f"lexical={w}"]["mrr"] for w in LEXICAL_GRID}
@@ -176,7 +177,8 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
     from sam_model.data.sources import SourceOptions
     from sam_model.evaluation.data import load_eval_data
     from sam_model.evaluation.methods import BASELINES
-    from sam_model.evaluation.run import evaluate, load_retriever
+    from sam_model.evaluation.run import evaluate
+    from sam_model.retriever import SAMRetriever
 
     d = DOMAINS[held_out]
     path = root / (d.eval_path or d.train)
@@ -185,12 +187,12 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
     out = Path(args.out) / held_out
     compare, chosen = {}, {}
     for name, ckpt in checkpoints.items():
-        compare[name] = load_retriever(ckpt)
+        compare[name] = SAMRetriever.load(ckpt)
         if VARIANTS[name].lexical:
             chosen[name] = choose_lexical(ckpt, args)
             with_lexical(compare[name], chosen[name][0])
     for extra in args.extra:  # other retrievers on the same decisions (in lodo.json, not in the table)
-        compare[f"extra:{extra}"] = load_retriever(extra)
+        compare[f"extra:{extra}"] = SAMRetriever.load(extra)
     share_text_caches(compare.values())
     report = evaluate(data, out, None, baselines=BASELINES, compare=compare, latency_queries=1, text_cache=TEXT_CACHE, seed=args.seed,
                       quiet=True)

@@ -46,9 +46,10 @@ from sam_model.data.synthetic import generate_episodes
 from sam_model.io import atomic_write_text
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
-from sam_model.memory.encoders import load_encoder
+from sam_model.memory.encoders import ContentEncoder
 from sam_model.memory.rules import BankRules
 from sam_model.memory.unit import mentions
+from sam_model.retriever import SAMRetriever
 from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
 
 SEED_OFFSET = 10_000  # synthetic seeds of the lives start here: never the demo's training data (seed 0)
@@ -249,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     faiss.omp_set_num_threads(1)  # one query at a time: OpenMP start-up would dominate the timings
-    model = load_encoder(args.retriever, args.bert, args.device)
+    model = SAMRetriever.load(args.retriever, args.device) if args.retriever else ContentEncoder(args.bert, args.device)
     encoder, store_config = encoder_of(model), store_config_of(model)
     if args.log:
         from sam_model.data.reader import read_episodes

@@ -4,6 +4,6 @@
 is the same thing as a function (tests and notebooks pass retriever objects directly).
 """
 
-from sam_model.evaluation.run import evaluate, load_retriever, main
+from sam_model.evaluation.run import evaluate, main
 
-__all__ = ["evaluate", "load_retriever", "main"]
+__all__ = ["evaluate", "main"]

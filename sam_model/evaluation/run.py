@@ -44,33 +44,6 @@ from sam_model.evaluation.report import per_query_lines, print_table, to_markdow
 from sam_model.io import SAMFileError, atomic_write_text, cli_name
 
 UTILISATION_K = 10  # memory utilisation looks at the top 10, the largest k every report has
-RETRIEVER_HINT = "give a folder written by the export step, or a Lightning .ckpt from training"
-
-
-def load_retriever(path: str | os.PathLike, device: str | None = None):
-    """A SAMRetriever from an exported folder, a packaged one's name (``sam-general``) or a training checkpoint,
-    with errors that name the path."""
-    from sam_model.pretrained import resolve
-
-    p = resolve(path)
-    if not p.exists():
-        raise SAMFileError(f"retriever not found: {p} ({RETRIEVER_HINT})")
-    if p.is_file() and p.suffix != ".ckpt":
-        raise SAMFileError(f"retriever {p} is a file but not a .ckpt checkpoint ({RETRIEVER_HINT})")
-    try:
-        from sam_model.retriever import SAMRetriever
-    except ImportError as exc:
-        raise SAMFileError(f"cannot load the retriever {p}: sam_model.retriever is not importable ({exc})") from None
-    try:
-        if p.is_file():
-            return SAMRetriever.from_checkpoint(p) if device is None else SAMRetriever.from_checkpoint(p, device=device)
-        return SAMRetriever.load(p, device=device)
-    except SAMFileError:
-        raise
-    except Exception as exc:  # a half-written or foreign folder: say which, not a bare traceback
-        raise SAMFileError(f"cannot load the retriever {p}: {type(exc).__name__}: {exc} ({RETRIEVER_HINT})") from None
-
-
 def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, retriever=None, *,
              scope: str = "episode", ks: Sequence[int] = (1, 5, 10), baselines: Sequence[str] = BASELINES,
              compare: dict | None = None, tensorboard: str | os.PathLike | None = None,
@@ -337,8 +310,10 @@ def main(argv: list[str] | None = None) -> int:
             data = dataclasses.replace(data, source=f"{data.source} (task start unknown)",
                                        examples=[dataclasses.replace(e, task_start=None) for e in data.examples],
                                        memories=[dataclasses.replace(m, task_start=None) for m in data.memories])
-        retriever = load_retriever(args.retriever, args.device)
-        compare = {name: load_retriever(path, args.device) for name, path in compare_paths.items()}
+        from sam_model.retriever import SAMRetriever
+
+        retriever = SAMRetriever.load(args.retriever, args.device)
+        compare = {name: SAMRetriever.load(path, args.device) for name, path in compare_paths.items()}
         report = evaluate(data, args.out, retriever, scope=args.scope, ks=args.k, baselines=args.baselines,
                           compare=compare, tensorboard=args.tensorboard, depth=args.depth,
                           latency_queries=args.latency_queries, tsne_points=args.tsne_points, seed=args.seed,

@@ -84,13 +84,3 @@ class ContentEncoder:
 
     def encode_memories(self, memories, batch_size: int = 64, progress: bool = False) -> np.ndarray:
         return self.embedder.encode([m.text for m in memories], batch_size, progress)
-
-
-def load_encoder(path: str | None, bert_path: str | None = None, device: str | None = None):
-    """An exported SAM retriever (encoder + its store settings) from ``path``, or the content baseline
-    (``ContentEncoder``) when ``path`` is None."""
-    if path is None:
-        return ContentEncoder(bert_path, device)
-    from sam_model.retriever import SAMRetriever
-
-    return SAMRetriever.load(path, device=device)

@@ -64,14 +64,16 @@ def made_section(paths: list[str], command: str) -> str:
 def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-model", folder: Path = FOLDER) -> Path:
     """Write the export ``src`` head-only as ``folder/name`` (atomically), its card extended by how it was made."""
     from sam_model.card import CARD, EVAL_START
-    from sam_model.export import load_exported, read_store_config, write_export
+    from sam_model.export import write_export
+    from sam_model.retriever import SAMRetriever
 
-    net = load_exported(src, device="cpu")
+    r = SAMRetriever.load(src, device="cpu")
+    net = r.net
     paths = sources(getattr(net, "training_info", None))
     check_shippable(paths)
     out = folder / name
     with atomic_dir(out) as tmp:
-        write_export(net, tmp, read_store_config(Path(src)), head_only=True)
+        write_export(net, tmp, r.store.config, head_only=True)
         card = (tmp / CARD).read_text(encoding="utf-8").replace('SAMRetriever.load("PATH/TO/THIS/FOLDER")',
                                                                   f'SAMRetriever.from_pretrained("{name}")')
         cut = card.find("## Evaluation")

@@ -85,14 +85,15 @@ class SAMCLI(LightningCLI):
     def after_fit(self) -> None:
         """Export the best checkpoint (else the last) into ``export/`` beside it, so a run ends with the folder
         SAMRetriever.load reads and nobody has to find a checkpoint's name."""
-        from sam_model.export import from_checkpoint, save_exported
+        from sam_model.export import save_exported
+        from sam_model.retriever import SAMRetriever
 
         cb = self.trainer.checkpoint_callback
         ckpt = (cb.best_model_path or cb.last_model_path) if cb is not None else ""
         if not ckpt or not self.trainer.is_global_zero:
             return
-        net, store = from_checkpoint(ckpt, device="cpu")
-        out = save_exported(net, Path(ckpt).parent / "export", store)
+        r = SAMRetriever.load(ckpt, device="cpu")
+        out = save_exported(r.net, Path(ckpt).parent / "export", r.store.config)
         print(f"exported {ckpt} -> {out}")
 
     def instantiate_trainer(self, **kwargs):

@@ -82,12 +82,12 @@ class SAMLightningModule(pl.LightningModule):
         cfg = SAMConfig.from_dict(dict(net)) if isinstance(net, dict) else copy.deepcopy(net or SAMConfig())
         base = None
         if init_from:
-            from sam_model.export import load_exported, read_store_config
             from sam_model.models.adapt import extended_config
-            from sam_model.pretrained import resolve
+            from sam_model.retriever import SAMRetriever
 
-            base = load_exported(init_from, device="cpu")
-            store = store if store is not None else read_store_config(resolve(init_from))
+            loaded = SAMRetriever.load(init_from, device="cpu")
+            base = loaded.net
+            store = store if store is not None else loaded.store.config
             cfg = extended_config(base.cfg, list((vocab or {}).get("phases", [])), list((vocab or {}).get("kinds", [])),
                                   cfg if net is not None else None)
         elif vocab:
