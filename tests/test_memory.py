@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from sam_model.data.schema import Event, State
+from sam_model.data.text import norm
 from sam_model.memory import EDGE_TYPES, BankRules, MemoryBank, MemoryConfig, MemoryGraph, MemoryUnit
 from sam_model.memory.tiers import LONGTERM, WORKING
-from sam_model.memory.unit import key_values, mentions, norm
+from sam_model.memory.unit import key_values, values_in
 
 DIM = 16
 
@@ -53,8 +54,8 @@ def test_value_helpers():
     assert norm("  New   York ") == "new york"
     assert key_values("CALL Book(to=Paris, pax=2)") == {"to": "paris", "pax": "2"}
     assert key_values("BookHotel: confirmed X. hotel=Casa Azul. rating=4") == {"hotel": "casa azul", "rating": "4"}
-    assert mentions("Flying to Paris, not Parisville", {"paris", "rome"}) == {"paris"}
-    assert mentions("Parisville only", {"paris"}) == set()
+    assert values_in("Flying to Paris, not Parisville", {"paris", "rome"}) == {"paris"}
+    assert values_in("Parisville only", {"paris"}) == set()
 
 
 # -- write filter ------------------------------------------------------------------------------

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from sam_model.data.examples import episode_memories
-from sam_model.data.provenance import ProvenanceLinker, adopted_values, expand, mentions, provenance_links
+from sam_model.data.provenance import (
+    ProvenanceLinker,
+    adopted_values,
+    contains_value,
+    expand,
+    provenance_links,
+)
 from sam_model.data.reader import Episode
 from sam_model.data.schema import Event, State
 from sam_model.io import SAMFileError
@@ -46,7 +52,7 @@ def test_adopted_values_are_new_values_the_event_does_not_say():
     assert adopted_values(before, State(constraints={"city": "Napa", "date": "the 2nd"}), "The 2nd, please") == ()
     # list values are flattened; the first state has no "before"
     assert adopted_values(None, State(constraints={"who": ["Ann", "Bob"]}), "with Ann") == ("bob",)
-    assert mentions("at 12 pm", "12 pm") and not mentions("12 results", "2")
+    assert contains_value("at 12 pm", "12 pm") and not contains_value("12 results", "2")
 
 
 def test_links_point_back_to_the_first_source_kind_memory_that_said_the_value():

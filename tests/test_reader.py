@@ -128,8 +128,8 @@ def test_skip_mode_counts_reports_and_keeps_the_good_lines(write_log):
     assert episodes[0].events[1].useful_memory_steps == (0,)
     assert episodes[1].events[1].useful_memory_steps is None
     assert "labels dropped" in report.skipped[-1].reason
-    summary = report.summary()
-    assert "skipped 4" in summary and f"{path}:2:" in summary
+    text = report.describe()
+    assert "skipped 4" in text and f"{path}:2:" in text
 
 
 def test_skip_mode_survives_a_truncated_gz_and_reads_the_next_file(write_log):

@@ -23,9 +23,9 @@ from sam_model.data.transcripts import (
     iter_transcript_events,
     live_state,
     main,
+    result_shape,
     says,
     schema_paths,
-    summary,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -123,11 +123,11 @@ def test_definitions():
     assert is_trivial("amount", 12) and not is_trivial("amount", 120) and not is_trivial("seat_id", 12)
     assert is_trivial("x", "5.5") and is_trivial("x", "yes") and is_trivial("x", None) and is_trivial("x", True)
     assert not is_trivial("x", 5.0 * 100)
-    assert summary("f", "Error: flight HAT123 not found") == "f: error (flight not found)"
-    assert summary("f", "error") == "f: error"
-    assert summary("f", "[1, 2]") == "f: 2 results"
-    assert summary("f", '{"A": 1, "b": 2}') == "f: ok (b)" and summary("f", '{"A": 1}') == "f: ok (1 entries)"
-    assert summary("f", "  ") == "f: empty" and summary("f", "done") == "f: ok"
+    assert result_shape("f", "Error: flight HAT123 not found") == "f: error (flight not found)"
+    assert result_shape("f", "error") == "f: error"
+    assert result_shape("f", "[1, 2]") == "f: 2 results"
+    assert result_shape("f", '{"A": 1, "b": 2}') == "f: ok (b)" and result_shape("f", '{"A": 1}') == "f: ok (1 entries)"
+    assert result_shape("f", "  ") == "f: empty" and result_shape("f", "done") == "f: ok"
 
 
 @pytest.mark.parametrize("messages, reason", [

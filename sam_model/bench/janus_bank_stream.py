@@ -38,9 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sam_model.data.schema import Event, State, parse_event
-from sam_model.data.text import constraints_delta
+from sam_model.data.text import constraints_delta, norm
 from sam_model.janus.adapters.bank_recall import BankBatch, RecallTask, Visit
-from sam_model.memory.unit import norm
 
 FAULTS = ("misread", "prune", "flood")
 VISIT_TEMPLATES = ("Quick update on my earlier {service} request: {words} {value}.",

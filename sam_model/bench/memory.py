@@ -48,7 +48,7 @@ from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.encoders import ContentEncoder
 from sam_model.memory.rules import BankRules
-from sam_model.memory.unit import mentions
+from sam_model.memory.unit import values_in
 from sam_model.retriever import SAMRetriever
 from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
 
@@ -128,7 +128,7 @@ def run_life(events: list[Event], mem_vecs: np.ndarray, query_vecs: dict[int, np
             cov5.append(float(top5 == relevant))
             action = next((a for a in events[i + 1:i + 3] if a.kind == "action"), None)
             if action is not None:
-                used = [h.unit.id for h in hits[:5] if mentions(action.text, [v for v in h.unit.entities if len(v) > 2])]
+                used = [h.unit.id for h in hits[:5] if values_in(action.text, [v for v in h.unit.entities if len(v) > 2])]
                 rules.reinforce(used)
         rules.observe(e, mem_vecs[i])
         if i % 20 == 0 or i == len(events) - 1:
@@ -161,7 +161,7 @@ def tier_recall_at(bank: MemoryBank, q: np.ndarray, k: int) -> float:
     return len({ids[j] for j in exact} & got) / min(k, len(ids))
 
 
-def variant_summary(runs: list[dict], capacity: int) -> dict:
+def variant_stats(runs: list[dict], capacity: int) -> dict:
     rr = [x for r in runs for x in r["rr"]]
     return {
         "mrr": float(np.mean(rr)),
@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     configs = variants(capacity, args.half_life, args.working, args.nlist, args.nprobe)
     for name, cfg in tqdm(configs.items(), desc="variants", unit="variant"):
         runs = [run_life(ev, m, q, cfg, store_config, encode, args.k) for ev, (m, q) in zip(lives, encoded)]
-        results[name] = {**variant_summary(runs, cfg.capacity), "config": cfg.to_json()}
+        results[name] = {**variant_stats(runs, cfg.capacity), "config": cfg.to_json()}
         results[name]["ranked"] = [r["ranked"] for r in runs]
         results[name]["_rr"] = [x for r in runs for x in r["rr"]]
     measured = [evaluate_life(ev, m, q, store_config, args.k) for ev, (m, q) in zip(lives, encoded)]

@@ -112,7 +112,7 @@ _RECORDED: list[ReadReport] = []
 def _warn_skipped(report: ReadReport) -> None:
     _RECORDED.append(report)
     if report.skipped:
-        log.warning("agent log conversion: %s", report.summary())
+        log.warning("agent log conversion: %s", report.describe())
 
 
 def episodes_to_dataset(

@@ -25,7 +25,7 @@ from sam_model.data.schema import State
 from sam_model.data.text import norm
 
 
-def mentions(text_norm: str, value_norm: str) -> bool:
+def contains_value(text_norm: str, value_norm: str) -> bool:
     """``value`` occurs in ``text`` as whole words ("2" is not in "12 results")."""
     return bool(value_norm) and re.search(r"(?<!\w)" + re.escape(value_norm) + r"(?!\w)", text_norm) is not None
 
@@ -47,7 +47,7 @@ def adopted_values(previous: State | None, state: State, text: str) -> tuple[str
     for k, v in state.constraints.items():
         if before.get(k) == v:
             continue
-        out += [x for x in _flat(v) if not mentions(own, x) and x not in out]
+        out += [x for x in _flat(v) if not contains_value(own, x) and x not in out]
     return tuple(out)
 
 
@@ -99,7 +99,7 @@ class ProvenanceLinker:
         links: list[Hashable] = []
         for value in adopted:
             source = next((k for k, text, step in history if k != own and (start is None or step is None or step >= start)
-                           and mentions(text, value)), None)
+                           and contains_value(text, value)), None)
             if source is not None and source not in links:
                 links.append(source)
         return tuple(links)

@@ -11,6 +11,7 @@ import gzip
 import io
 import json
 import os
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -34,12 +35,18 @@ class ReadReport:
     def n_skipped(self) -> int:
         return len(self.skipped)
 
-    def summary(self) -> str:
+    def describe(self) -> str:
+        """What was read and what was skipped, line by line (the first 20), for a log or the console."""
         if not self.skipped:
             return f"read {self.events} events from {self.lines} lines, none skipped"
         head = "\n".join(f"  {e}" for e in self.skipped[:20])
         more = f"\n  ... and {self.n_skipped - 20} more" if self.n_skipped > 20 else ""
         return f"read {self.events} events from {self.lines} lines, skipped {self.n_skipped} bad lines:\n{head}{more}"
+
+    def summary(self) -> str:
+        """Deprecated name of :meth:`describe` ("summary" names merged memory units now)."""
+        warnings.warn("ReadReport.summary() is now describe()", DeprecationWarning, stacklevel=2)
+        return self.describe()
 
 
 def open_log(path: str | os.PathLike) -> io.TextIOBase:

@@ -19,7 +19,10 @@ def _fmt(value: Any) -> str:
 
 def norm(value: Any) -> str:
     """Integral floats as ints, then lower-case, collapse whitespace runs, strip: how values are matched
-    against texts (SGD mention sets, provenance links, tool-call arguments)."""
+    against texts (SGD mention sets, provenance links, tool-call arguments, a memory unit's facts). A list or
+    tuple is its items' forms joined by '/' (a unit's fact keeps one value per slot)."""
+    if isinstance(value, (list, tuple)):
+        return "/".join(norm(v) for v in value)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return " ".join(str(value).lower().split())

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from sam_model.data.formats import to_chat
 from sam_model.data.formats.base import TranscriptFormatError
-from sam_model.data.provenance import mentions
+from sam_model.data.provenance import contains_value
 from sam_model.data.text import norm
 
 Label = Literal["origin", "latest", "all"]
@@ -48,11 +48,11 @@ def says(text_norm: str, s: str) -> bool:
     """The spec's says(text, s): ``text_norm`` (already normalised) contains ``s`` as a whole token, or ``s``
     without a leading ``#`` (when ``s`` starts with ``#`` and is longer than 2), or ``s`` with ``_`` read as a
     space."""
-    if mentions(text_norm, s):
+    if contains_value(text_norm, s):
         return True
-    if s.startswith("#") and len(s) > 2 and mentions(text_norm, s[1:]):
+    if s.startswith("#") and len(s) > 2 and contains_value(text_norm, s[1:]):
         return True
-    return "_" in s and mentions(text_norm, s.replace("_", " "))
+    return "_" in s and contains_value(text_norm, s.replace("_", " "))
 
 
 def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
@@ -82,7 +82,7 @@ def is_trivial(path: str, value: Any) -> bool:
     return len(s) < 2 or s in _TRIVIAL_WORDS or is_free_text(s)
 
 
-def summary(name: str, content: str) -> str:
+def result_shape(name: str, content: str) -> str:
     """``last_action_result`` after a tool result: its shape (error and why, n results, ok and which keys),
     never its values, so the state cannot leak what the memory must supply."""
     c = content.strip()
@@ -242,7 +242,7 @@ class TranscriptState:
             name = message.get("name")
             if not isinstance(name, str) or not name:
                 name = self._call_names.get(str(call_id), "tool") if call_id is not None else "tool"
-            self.last = summary(name, text)
+            self.last = result_shape(name, text)
             shown = name + ": " + text
             if len(shown) > RESULT_CUT:
                 shown = shown[:RESULT_CUT] + f" ...[+{len(shown) - RESULT_CUT} chars]"

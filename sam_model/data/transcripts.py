@@ -48,9 +48,9 @@ from sam_model.data.toolstate import (  # noqa: F401  (re-exported: the rule's p
     mask_constraints,
     parse_tool_calls,
     policy_of,
+    result_shape,
     says,
     schema_paths,
-    summary,
 )
 from sam_model.io import SAMFileError, atomic_path
 

@@ -52,7 +52,7 @@ def load_episodes(path: str | os.PathLike, skip_bad_lines: bool = False,
     except UnicodeDecodeError as exc:
         raise SAMFileError(f"cannot read the agent log {log}: {exc} (is it a .jsonl or .jsonl.gz file?)") from None
     if report.n_skipped:
-        print(report.summary())
+        print(report.describe())
     return episodes, report.n_skipped
 
 

@@ -111,7 +111,7 @@ def _metric_order(name: str) -> tuple[int, int]:
     return rank, int(k) if k.isdigit() else 0
 
 
-def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
+def latency_stats(seconds: Sequence[float]) -> dict[str, float]:
     ms = np.asarray(seconds, dtype=np.float64) * 1000.0
     if len(ms) == 0:
         return {"latency_ms_p50": float("nan"), "latency_ms_p99": float("nan")}

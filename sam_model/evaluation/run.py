@@ -32,7 +32,7 @@ from sam_model.evaluation.diagnostics import (
 from sam_model.evaluation.methods import BASELINES, Method, make_baselines, retriever_methods
 from sam_model.evaluation.metrics import (
     grounding,
-    latency_summary,
+    latency_stats,
     mean_metrics,
     metric_ks,
     per_phase,
@@ -97,7 +97,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     for m in methods:
         m.time_query(data, int(timed[0]), scope, depth, jitter)  # warm-up: lazy loads, caches
         seconds = [m.time_query(data, int(i), scope, depth, jitter) for i in timed]
-        results[m.name] |= latency_summary(seconds)
+        results[m.name] |= latency_stats(seconds)
 
     phases = [ex.state.phase for ex in data.examples]
     diagnostics: dict = {"figures": {}, "notes": [], "memory_utilisation": {

@@ -27,7 +27,7 @@ from sam_model.locking import locked
 from sam_model.memory.bank import BankHit, MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.rules import BankRules
-from sam_model.memory.unit import MemoryUnit, mentions
+from sam_model.memory.unit import MemoryUnit, values_in
 from sam_model.store import StoreConfig, encoder_of, store_config_of
 
 _CITE = re.compile(r"\[(\d+)\]|\bmemor(?:y|ies)\s*#?(\d+)", re.IGNORECASE)
@@ -123,7 +123,7 @@ class SAMMemory:
             u = hit.unit
             if u.id not in self.bank:
                 continue
-            if i in cited or mentions(text, [v for v in u.entities if len(v) > 2]):
+            if i in cited or values_in(text, [v for v in u.entities if len(v) > 2]):
                 used.append(u.id)
         return used
 

@@ -38,10 +38,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from sam_model.data.schema import Event, State
+from sam_model.data.text import norm
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.tiers import LONGTERM, WORKING
-from sam_model.memory.unit import MemoryUnit, key_values, mentions, norm
+from sam_model.memory.unit import MemoryUnit, key_values, values_in
 
 Encode = Callable[[list[MemoryUnit]], np.ndarray]
 
@@ -173,7 +174,7 @@ class BankRules:
             table[slot] = [value, unit.id]
         kv = key_values(unit.text)
         known = {entry[0] for entry in table.values()} | {norm(v) for v in state.constraints.values()}
-        unit.entities = sorted(mentions(unit.text, known | set(kv.values())) | set(unit.facts.values()))
+        unit.entities = sorted(values_in(unit.text, known | set(kv.values())) | set(unit.facts.values()))
         ents = set(unit.entities)
         derived = "derived_from" if unit.kind in cfg.decision_kinds else "confirms"
         for slot, (value, src) in table.items():

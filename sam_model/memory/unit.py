@@ -16,19 +16,10 @@ from typing import Any
 import numpy as np
 
 from sam_model.data.schema import Event, State
-from sam_model.data.text import constraints_delta, content_text, memory_to_text
-from sam_model.data.text import norm as norm_text
+from sam_model.data.text import constraints_delta, content_text, memory_to_text, norm
 
 # slot=value, the value running to a separator, a sentence end or the next slot=
 _KV = re.compile(r"([A-Za-z_]\w*)\s*=\s*(.+?)(?=\s*(?:[,;|()\[\]]|\.(?:\s|$)|$|\s[A-Za-z_]\w*\s*=))")
-
-
-def norm(value: Any) -> str:
-    """A value as compared for linking: the data layer's ``norm``, with lists joined by '/' (a unit's
-    fact keeps one value per slot)."""
-    if isinstance(value, (list, tuple)):
-        return "/".join(norm(v) for v in value)
-    return norm_text(value)
 
 
 def key_values(text: str) -> dict[str, str]:
@@ -36,8 +27,9 @@ def key_values(text: str) -> dict[str, str]:
     return {k: norm(v) for k, v in _KV.findall(text) if norm(v)}
 
 
-def mentions(text: str, values: set[str] | list[str]) -> set[str]:
-    """The values (already normalised) that occur in ``text`` as whole words."""
+def values_in(text: str, values: set[str] | list[str]) -> set[str]:
+    """The values (already normalised) that occur in ``text`` as whole words (one value, one normalised text:
+    sam_model.data.provenance.contains_value)."""
     hay = f" {norm(text)} "
     found = set()
     for v in values:
