@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -147,3 +148,32 @@ def test_a_writer_killed_mid_save_leaves_the_previous_bank_loadable(tmp_path):
     loaded = MemoryBank.load(path)  # the previous bank, intact
     assert len(loaded) == n_saved == 30
     assert snapshot(loaded) == snapshot(build(30).bank)
+
+
+def _meta(path: Path) -> dict:
+    with np.load(path, allow_pickle=False) as z:
+        return json.loads(z["meta"].tobytes().decode("utf-8")), np.asarray(z["embeddings"])
+
+
+def test_the_recorder_has_one_owner_and_a_version_2_bank_still_loads(tmp_path):
+    """The bank's recorder is its store's (saved once, inside the store's state); a bank saved by version 2, which
+    kept a recorder of its own beside the store's empty one, loads with its task starts."""
+    mem = build(30)
+    mem.begin()
+    mem.observe("a new task begins", State("plan"))
+    bank = mem.bank
+    assert bank.recorder is bank.store.recorder and bank.recorder.task_start("trip") == 30
+    path = bank.save(tmp_path / "bank.npz")
+    meta, emb = _meta(path)
+    assert "recorder" not in meta and meta["store"]["recorder"]["last"]
+    meta.update(version=2, recorder=meta["store"]["recorder"])  # the old layout
+    meta["store"]["recorder"] = {"last": []}
+    old = tmp_path / "old.npz"
+    np.savez(old, meta=np.frombuffer(json.dumps(meta).encode("utf-8"), np.uint8), embeddings=emb)
+    loaded = MemoryBank.load(old)
+    assert loaded.recorder.task_start("trip") == 30
+    assert loaded.recorder.state_dict() == bank.recorder.state_dict()
+    meta["version"] = 99
+    np.savez(old, meta=np.frombuffer(json.dumps(meta).encode("utf-8"), np.uint8), embeddings=emb)
+    with pytest.raises(SAMFileError, match=r"old.npz: memory bank version 99, this code reads 1 to 3"):
+        MemoryBank.load(old)

@@ -43,7 +43,8 @@ from sam_model.memory.unit import MemoryUnit
 from sam_model.store import Hit, MemoryStore, StoreConfig
 
 FORMAT = "sam_model.MemoryBank"
-VERSION = 2  # 2: the memory store's state (links, set slots, write order) and the recorder; 1 still loads
+VERSION = 3  # 3: the recorder inside the store's state (one owner); 2: the store's state and a recorder of the
+# bank's own beside it; 1: units only. All three load.
 
 
 @dataclass
@@ -74,13 +75,18 @@ class MemoryBank:
         cfg = self.config
         self.tiers = Tiers(dim, cfg.working_size, cfg.ivf_nlist, cfg.ivf_nprobe)
         self.store = MemoryStore(None, store_config or StoreConfig(provenance=False), dim, self.tiers)
-        self.recorder = MemoryRecorder()  # each unit's record: its set slots and adopted values within its task
         self.clock = 0
         self.slots: dict[str, dict[str, list]] = {}  # episode -> slot -> [value, source unit id or None]
         self.last_unit: dict[str, str] = {}
         self.last_state: dict[str, State] = {}
         self.entity_index: dict[str, list[str]] = {}  # value -> recent units mentioning it
         self.by_phase: dict[tuple[str, str], set[str]] = {}
+
+    @property
+    def recorder(self) -> MemoryRecorder:
+        """The store's recorder (one owner, saved with the store): each unit's record, its set slots and adopted
+        values within its task, and where the task began."""
+        return self.store.recorder
 
     # -- container
     def __len__(self) -> int:
@@ -272,7 +278,7 @@ class MemoryBank:
             "slots": self.slots, "last_unit": self.last_unit,
             "last_state": {ep: s.to_json() for ep, s in self.last_state.items()},
             "entity_index": self.entity_index,
-            "store": self.store.state_dict(), "recorder": self.recorder.state_dict(),
+            "store": self.store.state_dict(),
         }
         with atomic_path(path) as tmp, open(tmp, "wb") as fh:
             _write(fh, meta, emb)
@@ -293,8 +299,9 @@ class MemoryBank:
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             raise SAMFileError(f"{p}: not a memory bank file (format {meta.get('format')!r}); {fix}")
         version = meta.get("version")
-        if version not in (1, VERSION):
-            raise SAMFileError(f"{p}: memory bank version {version!r}, this code reads 1 and {VERSION}")
+        if version not in (1, 2, VERSION):
+            raise SAMFileError(f"{p}: memory bank version {version!r}, this code reads 1 to {VERSION}; save it again "
+                               "with the sam_model that wrote it, or rebuild the bank from the agent log")
         try:
             store_cfg = StoreConfig.from_dict(meta["store"]["config"], "store.config") if version >= 2 else None
             bank = cls(int(meta["dim"]), MemoryConfig.from_json(meta["config"], f"{p}: config"), store_cfg)
@@ -313,7 +320,8 @@ class MemoryBank:
                         bank.tiers.add([u.id for u in tier_units], np.stack([u.embedding for u in tier_units]),
                                        [u.episode_id for u in tier_units], tier)
                 bank.store.load_state_dict(meta["store"])
-                bank.recorder = MemoryRecorder.from_state_dict(meta["recorder"])
+                if version == 2:  # the bank kept the recorder beside the store's (which it never fed)
+                    bank.store.recorder = MemoryRecorder.from_state_dict(meta["recorder"])
             else:  # version 1: the store is rebuilt from the units (no provenance links were kept then)
                 for u in sorted(units, key=lambda u: u.tick):
                     bank.store.add([bank.record_of(u)], u.embedding[None])
