@@ -52,7 +52,7 @@ def run_episode(mem: SAMMemory, events: list[Event], k: int, show_prompt: bool =
             thought, action = mem.step(scripted_llm(nxt.text), e.state, e.text, k)
             hits = mem.last_hits
             relevant = {unit_of[s] for s in e.useful_memory_steps if s in unit_of}
-            covered = [h.unit.sources() & relevant for h in hits]
+            covered = [mem.bank.unit(h.id).sources() & relevant for h in hits]
             first = next((r for r, c in enumerate(covered, 1) if c), None)
             got = set().union(*covered) if covered else set()
             scores.append((1 / first if first else 0.0, float(got == relevant)))
@@ -62,8 +62,8 @@ def run_episode(mem: SAMMemory, events: list[Event], k: int, show_prompt: bool =
                 print("    " + mem.build_prompt(e.state, hits, e.text).replace("\n", "\n    "))
             for r, h in enumerate(hits, 1):
                 mark = "*" if covered[r - 1] else " "
-                via = f"  via {h.via[0]} from {h.via[1]}" if h.via else ""
-                print(f"  {mark}{r}. {h.score:.2f} {h.unit.text[:90]}{via}")
+                via = f"  via {h.edge[0]} from {h.edge[1]}" if h.edge else ""
+                print(f"  {mark}{r}. {h.score:.2f} {h.text[:90]}{via}")
             print(f"  labelled memories covered: {len(got)}/{len(relevant)} | action: {action}")
             unit = mem.observe(e.text, e.state, kind=e.kind)
             if unit is not None:

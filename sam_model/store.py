@@ -157,7 +157,12 @@ class Hit:
     ``score`` is what the ranking used, ``index_score + rerank_bonus``; ``index_score`` the inner product q·m
     (float64 over the stored vectors); ``rerank_bonus`` the needed-slot match (plus a caller's prior, e.g. the
     bank's importance); ``linked_from`` the hit whose provenance link placed this memory right after it (then
-    its score may exceed the hit above it).
+    its score may exceed the hit above it). ``via`` says how it was reached: ``"index"`` (the vector search),
+    ``"link"`` (a provenance link from ``linked_from``), ``"graph"`` (the memory bank's expansion along ``edge``:
+    edge type and the id it was reached from; then ``score`` is the path's score, see MemoryBank.search) or
+    ``"id"`` (looked up, not searched: ``get``/``get_all``, scores 0). Every search returns Hits: the memory
+    bank's too (its unit is ``bank.unit(hit.id)``); Mem0-style dicts (sam_model.memory.scoped.result) and
+    LangChain Documents (sam_model.integrations.langchain) are views of one.
     """
 
     id: str | int
@@ -175,6 +180,8 @@ class Hit:
     agent_id: str | None = None
     run_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    via: str = "index"
+    edge: tuple[str, str | int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -297,14 +304,14 @@ class MemoryStore:
         """The memory ``i`` as a Hit without scores (KeyError if it is not stored)."""
         if i not in self._entries:
             raise KeyError(f"memory {i!r} is not in the store")
-        return self._hit(self._entries[i], 0.0, 0.0)
+        return self._hit(self._entries[i], 0.0, 0.0, via="id")
 
     @locked
     def get_all(self, episode_id: Any = None, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None) -> list[Hit]:
         """Every memory of the scope, in write order."""
         within = self._within(user_id, agent_id, run_id)
-        return [self._hit(e, 0.0, 0.0) for i, e in self._entries.items()
+        return [self._hit(e, 0.0, 0.0, via="id") for i, e in self._entries.items()
                 if (episode_id is None or e.episode_id == episode_id) and (within is None or i in within)]
 
     # ---- writing -------------------------------------------------------------------------------------------
@@ -515,9 +522,9 @@ class MemoryStore:
         sets.sort(key=len)
         return set.intersection(*map(set, sets)) if len(sets) > 1 else set(sets[0])
 
-    def _hit(self, e: _Entry, score: float, bonus: float, src: Any = None) -> Hit:
+    def _hit(self, e: _Entry, score: float, bonus: float, src: Any = None, via: str | None = None) -> Hit:
         return Hit(e.id, e.text, e.content, e.kind, e.phase, e.step, e.episode_id, score + bonus, score, bonus, src,
-                   e.user_id, e.agent_id, e.run_id, dict(e.metadata))
+                   e.user_id, e.agent_id, e.run_id, dict(e.metadata), via or ("link" if src is not None else "index"))
 
     # ---- persistence ---------------------------------------------------------------------------------------
 

@@ -88,7 +88,7 @@ def agree(net, log: Path) -> int:
 
     mem = SAMMemory(retriever(net), k=DEPTH)  # the default rules for a model with time features
     assert mem.bank.config == MemoryConfig.for_encoder(mem.encoder) and mem.bank.config.importance_weight == 0
-    got = replay(episodes, lambda e: [h.unit.id for h in mem.retrieve(e.state, e.text, step=e.step)],
+    got = replay(episodes, lambda e: [h.id for h in mem.retrieve(e.state, e.text, step=e.step)],
                  lambda e: mem.observe(e), begin=mem.begin)
     assert got == want, "SAMMemory over a life ranks otherwise than evaluate.py"
 

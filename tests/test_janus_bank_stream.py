@@ -105,9 +105,9 @@ def test_episode_scoped_search_ranks_only_that_episode(dialogues):
     t = s.history_tasks[0]
     q = R.encode_queries([t.state], [t.text])[0]
     hits = bank.search(q, 500, needs=(t.slot,), episode_id=t.episode_id)
-    assert hits and {h.unit.episode_id for h in hits} == {t.episode_id}
+    assert hits and {h.episode_id for h in hits} == {t.episode_id}
     assert len(hits) == sum(u.episode_id == t.episode_id for u in bank)
-    assert {h.unit.episode_id for h in bank.search(q, 50)} != {t.episode_id}
+    assert {h.episode_id for h in bank.search(q, 50)} != {t.episode_id}
     assert bank.search(q, 5, episode_id="nobody") == []
 
 

@@ -220,12 +220,15 @@ def test_search_expansion_pulls_in_the_constraint_a_decision_was_derived_from():
     up.observe(ev(6, "action", "CALL Book(max_price=500)", constraints=c), vec(3))  # the decision
     assert bank.graph.has_edge("e#6", "e#0", "derived_from")
     q = vec(3) + vec(1, 2, scale=0.5)
-    plain = [h.unit.id for h in bank.search(q, k=3, expand=False)]
+    plain = [h.id for h in bank.search(q, k=3, expand=False)]
     assert plain[0] == "e#6" and "e#0" not in plain
     hits = bank.search(q, k=3, expand=True)
-    ids = [h.unit.id for h in hits]
+    ids = [h.id for h in hits]
     assert ids[0] == "e#6" and "e#0" in ids
-    assert next(h for h in hits if h.unit.id == "e#0").via == ("derived_from", "e#6")
+    reached = next(h for h in hits if h.id == "e#0")
+    assert reached.via == "graph" and reached.edge == ("derived_from", "e#6") and reached.text == bank.unit("e#0").text
+    assert reached.score == pytest.approx(reached.index_score + reached.rerank_bonus)
+    assert hits[0].via == "index" and hits[0].edge is None  # one result type: the store's Hit, with how it came
 
 
 def test_superseded_units_rank_below_their_correction():
@@ -234,9 +237,9 @@ def test_superseded_units_rank_below_their_correction():
     up.observe(ev(1, "user", "Rome instead", constraints={"destination": "Rome"}), 0.96 * vec(0) + 0.2 * vec(1))
     _fill(up, 2, 3, constraints={"destination": "Rome"})
     assert bank.units["e#0"].superseded_by == "e#1"
-    assert [h.unit.id for h in bank.search(vec(0), k=2)] == ["e#1", "e#0"]
+    assert [h.id for h in bank.search(vec(0), k=2)] == ["e#1", "e#0"]
     bank.config.superseded_factor = 1.0
-    assert [h.unit.id for h in bank.search(vec(0), k=2)] == ["e#0", "e#1"]
+    assert [h.id for h in bank.search(vec(0), k=2)] == ["e#0", "e#1"]
 
 
 # -- capacity ----------------------------------------------------------------------------------
@@ -323,7 +326,7 @@ def test_summary_is_reencoded_when_an_encoder_is_given():
     sid = "e#summary:plan"
     assert sid in bank and seen == [bank.units[sid].text] and "budget=500" in seen[0]
     np.testing.assert_array_equal(bank.units[sid].embedding, vec(15))
-    assert bank.search(vec(15), k=1)[0].unit.id == sid
+    assert bank.search(vec(15), k=1)[0].id == sid
 
 
 # -- tiers -------------------------------------------------------------------------------------
@@ -343,7 +346,7 @@ def test_tiers_demote_overflow_and_promote_used_and_needed_units():
     assert len(tiers) == len(bank) == 8
     # both tiers are searched: a long-term unit is still found
     lt = next(u for u in bank if tiers.tier_of(u.id) == LONGTERM)
-    assert bank.search(lt.embedding, k=1, expand=False)[0].unit.id == lt.id
+    assert bank.search(lt.embedding, k=1, expand=False)[0].id == lt.id
 
 
 def test_bad_inputs_are_named():

@@ -39,19 +39,19 @@ def test_loop_observe_retrieve_prompt_record():
     prompt = llm.prompts[0]
     hits = mem.last_hits
     assert 1 <= len(hits) <= 3
-    assert "trip#0" in [h.unit.id for h in hits]  # the memory that holds the needed destination
+    assert "trip#0" in [h.id for h in hits]  # the memory that holds the needed destination
     for part in ("## Current state", "Phase: book_flight", "Still needed: destination", "Known: budget=900",
                  "## Retrieved memories", "1. [", "## Observation", "ok, book the flight", "Thought:", "Action:"):
         assert part in prompt, part
     assert prompt.index("## Current state") < prompt.index("## Retrieved memories") < prompt.index("## Observation")
-    assert all(h.unit.access_count == 1 for h in hits)
+    assert all(mem.bank.unit(h.id).access_count == 1 for h in hits)
 
-    before = {h.unit.id: mem.bank.importance(h.unit.id) for h in hits}
+    before = {h.id: mem.bank.importance(h.id) for h in hits}
     written = mem.record(thought, action, "BookFlight: confirmed TP123")
     assert [u.kind for u in written] == ["thought", "action", "result"]
     assert [u.step for u in written] == [6, 7, 8]
     used = set(mem.last_used)
-    assert hits[0].unit.id in used  # cited as [1]
+    assert hits[0].id in used  # cited as [1]
     assert "trip#0" in used  # its value (Lisbon) is in the action
     for uid, imp in before.items():
         if uid in used:

@@ -61,8 +61,8 @@ def test_round_trip_keeps_everything_and_searches_the_same(tmp_path):
 
     assert incoming(loaded) == incoming(bank)
     q = mem.encoder.encode_queries([State("plan", constraints={"pax": 3})], ["book Paris"])[0]
-    assert [(h.unit.id, round(h.score, 5)) for h in loaded.search(q, 5)] == \
-           [(h.unit.id, round(h.score, 5)) for h in bank.search(q, 5)]
+    assert [(h.id, round(h.score, 5)) for h in loaded.search(q, 5)] == \
+           [(h.id, round(h.score, 5)) for h in bank.search(q, 5)]
     # a loaded bank keeps working: the agent goes on where it stopped
     again = SAMMemory(mem.encoder, loaded, episode_id="trip")
     assert again.next_step == 60

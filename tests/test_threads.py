@@ -69,7 +69,7 @@ def test_agents_sharing_one_bank_from_threads(tmp_path):
         for i in range(25):
             mem.observe(f"{words[(t + i) % 6]} number {i} of agent {t}", State("plan"))
             hits = mem.retrieve(State("plan"), "flight hotel")
-            assert all(h.unit.episode_id == f"ep{t}" for h in hits)
+            assert all(h.episode_id == f"ep{t}" for h in hits)
 
     assert _run(8, agent) == []
     assert len(bank) == 200

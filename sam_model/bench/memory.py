@@ -116,11 +116,11 @@ def run_life(events: list[Event], mem_vecs: np.ndarray, query_vecs: dict[int, np
             t = time.perf_counter()
             hits = bank.search(query_vecs[i], k, needs=e.state.uncertainty_flags)
             query_s.append(time.perf_counter() - t)
-            ranked.append([h.unit.id for h in hits])
+            ranked.append([h.id for h in hits])
             if bank.tiers.tiered and bank.tiers.longterm.trained:  # how much the IVF tier misses
                 tier_recall.append(tier_recall_at(bank, query_vecs[i], 10))
             relevant = {f"{e.episode_id}#{s}" for s in e.useful_memory_steps}
-            covered = [h.unit.sources() & relevant for h in hits]
+            covered = [bank.unit(h.id).sources() & relevant for h in hits]
             first = next((r for r, c in enumerate(covered, 1) if c), None)
             rr.append(1.0 / first if first else 0.0)
             top5 = set().union(*covered[:5]) if covered else set()
@@ -128,7 +128,8 @@ def run_life(events: list[Event], mem_vecs: np.ndarray, query_vecs: dict[int, np
             cov5.append(float(top5 == relevant))
             action = next((a for a in events[i + 1:i + 3] if a.kind == "action"), None)
             if action is not None:
-                used = [h.unit.id for h in hits[:5] if values_in(action.text, [v for v in h.unit.entities if len(v) > 2])]
+                used = [h.id for h in hits[:5]
+                        if values_in(action.text, [v for v in bank.unit(h.id).entities if len(v) > 2])]
                 rules.reinforce(used)
         rules.observe(e, mem_vecs[i])
         if i % 20 == 0 or i == len(events) - 1:

@@ -14,7 +14,7 @@ Nothing here imports Lightning.
 """
 
 from sam_model.memory.agent import SAMMemory, build_prompt, parse_reply
-from sam_model.memory.bank import BankHit, MemoryBank
+from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.encoders import ContentEncoder, HashingEncoder
 from sam_model.memory.graph import EDGE_TYPES, MemoryGraph
@@ -24,7 +24,6 @@ from sam_model.memory.unit import MemoryUnit
 
 __all__ = [
     "EDGE_TYPES",
-    "BankHit",
     "BankRules",
     "ContentEncoder",
     "HashingEncoder",

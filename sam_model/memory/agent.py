@@ -24,11 +24,11 @@ from typing import Any
 from sam_model.data.schema import Event, State
 from sam_model.limits import check_k
 from sam_model.locking import locked
-from sam_model.memory.bank import BankHit, MemoryBank
+from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.rules import BankRules
 from sam_model.memory.unit import MemoryUnit, values_in
-from sam_model.store import StoreConfig, encoder_of, store_config_of
+from sam_model.store import Hit, StoreConfig, encoder_of, store_config_of
 
 _CITE = re.compile(r"\[(\d+)\]|\bmemor(?:y|ies)\s*#?(\d+)", re.IGNORECASE)
 _THOUGHT = re.compile(r"^\s*thought\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
@@ -59,7 +59,7 @@ class SAMMemory:
         self.rules = BankRules(self.bank, encode=lambda units: self.encoder.encode_memories(units))
         self.k = check_k(k)
         self._enter(episode_id)
-        self.last_hits: list[BankHit] = []
+        self.last_hits: list[Hit] = []
         self.last_used: list[str] = []
 
     @property
@@ -120,9 +120,9 @@ class SAMMemory:
         cited = {int(a or b) for a, b in _CITE.findall(text)}
         used = []
         for i, hit in enumerate(self.last_hits, 1):
-            u = hit.unit
-            if u.id not in self.bank:
+            if hit.id not in self.bank:
                 continue
+            u = self.bank.unit(hit.id)
             if i in cited or values_in(text, [v for v in u.entities if len(v) > 2]):
                 used.append(u.id)
         return used
@@ -130,7 +130,7 @@ class SAMMemory:
     # -- reading
     @locked
     def retrieve(self, state: State, observation: str, k: int | None = None, step: int | None = None,
-                 task_start: int | None = None) -> list[BankHit]:
+                 task_start: int | None = None) -> list[Hit]:
         """The memories for this state and observation, best first: the store's search (with the query's
         ``step``, default the next step, and the current task's start) and the bank's priors and expansion."""
         self.state = state
@@ -142,7 +142,7 @@ class SAMMemory:
         q = self.encoder.encode_queries([state], [observation], steps=[step], task_starts=[task_start])[0]
         hits = self.bank.search(q, self.k if k is None else k, needs=state.uncertainty_flags,
                                 episode_id=self.episode_id if self.scope == "episode" else None)
-        self.bank.touch([h.unit.id for h in hits])
+        self.bank.touch([h.id for h in hits])
         self.last_hits = hits
         return hits
 
@@ -150,17 +150,19 @@ class SAMMemory:
              k: int | None = None) -> tuple[str, str]:
         """Retrieve, prompt the LLM, and parse its reply into (thought, action)."""
         hits = self.retrieve(state, observation, k)
-        return parse_reply(llm(build_prompt(state, hits, observation)))
+        return parse_reply(llm(self.build_prompt(state, hits, observation)))
 
-    def build_prompt(self, state: State, memories: Sequence[BankHit | MemoryUnit | str], observation: str) -> str:
-        return build_prompt(state, memories, observation)
+    def build_prompt(self, state: State, memories: Sequence[Hit | MemoryUnit | str], observation: str) -> str:
+        """:func:`build_prompt` with each hit's unit from the bank (what it says of corrections)."""
+        return build_prompt(state, [self.bank.unit(m.id) if isinstance(m, Hit) and m.id in self.bank else m
+                                    for m in memories], observation)
 
 
 def _value(v) -> str:
     return "/".join(map(str, v)) if isinstance(v, list) else str(v)
 
 
-def build_prompt(state: State, memories: Sequence[BankHit | MemoryUnit | str], observation: str) -> str:
+def build_prompt(state: State, memories: Sequence[Hit | MemoryUnit | str], observation: str) -> str:
     """The prompt: the state in words, the memories numbered, the observation, a request for Thought and Action."""
     lines = ["You are an agent working on a long task. Use the memories below when they help.", "",
              "## Current state", f"Phase: {state.phase or 'none'}"]
@@ -176,13 +178,13 @@ def build_prompt(state: State, memories: Sequence[BankHit | MemoryUnit | str], o
     if not memories:
         lines.append("(none)")
     for i, m in enumerate(memories, 1):
-        unit = m.unit if isinstance(m, BankHit) else m
-        if isinstance(unit, MemoryUnit):
-            note = f" (step {unit.step}, phase {unit.phase or 'none'}"
-            note += f", corrected later by {unit.superseded_by}" if unit.superseded_by else ""
-            lines.append(f"{i}. {unit.text}{note})")
+        if isinstance(m, (MemoryUnit, Hit)):
+            corrected = getattr(m, "superseded_by", None)
+            note = f" (step {m.step}, phase {m.phase or 'none'}"
+            note += f", corrected later by {corrected}" if corrected else ""
+            lines.append(f"{i}. {m.text}{note})")
         else:
-            lines.append(f"{i}. {unit}")
+            lines.append(f"{i}. {m}")
     lines += ["", "## Observation", observation, "",
               "Reply with two lines, citing memories by number where you use them:",
               "Thought: <your reasoning>", "Action: <the next action>"]

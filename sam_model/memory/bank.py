@@ -22,11 +22,11 @@ adds, removals, searches and saves hold ``bank.lock`` (re-entrant, sam_model.loc
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import zipfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -45,18 +45,6 @@ from sam_model.store import Hit, MemoryStore, StoreConfig
 FORMAT = "sam_model.MemoryBank"
 VERSION = 3  # 3: the recorder inside the store's state (one owner); 2: the store's state and a recorder of the
 # bank's own beside it; 1: units only. All three load.
-
-
-@dataclass
-class BankHit:
-    """A retrieved unit: final score, raw retriever similarity, the edge that brought it in, and the store's
-    account of why it ranked (None for a unit that only graph expansion brought in)."""
-
-    unit: MemoryUnit
-    score: float
-    similarity: float
-    via: tuple[str, str] | None = None  # (edge type, id of the unit it was reached from)
-    hit: Hit | None = None
 
 
 class MemoryBank:
@@ -99,6 +87,10 @@ class MemoryBank:
         return iter(list(self.units.values()))
 
     def __getitem__(self, uid: str) -> MemoryUnit:
+        return self.units[uid]
+
+    def unit(self, uid: str) -> MemoryUnit:
+        """The unit of a search hit (``bank.unit(hit.id)``): a Hit carries what the store keeps, the unit the rest."""
         return self.units[uid]
 
     def importance(self, uid: str) -> float:
@@ -184,7 +176,7 @@ class MemoryBank:
     # -- search
     @locked
     def search(self, query: np.ndarray, k: int = 5, expand: bool | None = None,
-               needs: Sequence[str] = (), episode_id: str | None = None) -> list[BankHit]:
+               needs: Sequence[str] = (), episode_id: str | None = None) -> list[Hit]:
         """The top-k units for a query vector (of ``episode_id`` only, when given): the store's search with the
         bank's priors, then expansion.
 
@@ -197,7 +189,9 @@ class MemoryBank:
         s_best at path weight w (edge weights · hop_decay^(hop-1), times ``off_need_factor`` when the unit holds
         the current value of none of the needed slots: the bank's slot table, which knows the corrections the
         store's slot match cannot) scores s_best + T·log(w) + its priors, and is placed where that score falls
-        among the hits (each hit keeps at least its place in the store's order).
+        among the hits (each hit keeps at least its place in the store's order); such a hit says
+        ``via="graph"`` and its ``edge`` (type, the unit it was reached from), its ``index_score`` is q·m and its
+        ``rerank_bonus`` the rest of the path's score.
         """
         cfg = self.config
         q = self._check_vector(query, "<query>")
@@ -213,7 +207,7 @@ class MemoryBank:
         hits = self.store.search_vector(q, k, needs, episode_id=episode_id, prior=prior if has_prior else None)
         if not hits:
             return []
-        out = [BankHit(self.units[h.id], h.score, h.index_score, None, h) for h in hits]
+        out = list(hits)
         if not (cfg.expand if expand is None else expand):
             return out
         t = cfg.temperature
@@ -230,21 +224,21 @@ class MemoryBank:
         if not reached:
             return out
         extra = dict(zip(reached, prior(list(reached)))) if has_prior else {}
-        keyed: dict[str, tuple[float, int, BankHit]] = {}
+        keyed: dict[str, tuple[float, int, Hit]] = {}
         floor = math.inf
-        for n, bh in enumerate(out):  # a hit's key: its score, never above the hit before it (store order kept)
-            floor = min(floor, bh.score)
-            keyed[bh.unit.id] = (floor, n, bh)
+        for n, h in enumerate(out):  # a hit's key: its score, never above the hit before it (store order kept)
+            floor = min(floor, h.score)
+            keyed[h.id] = (floor, n, h)
         for uid, (rel, kind, frm) in reached.items():
             key = best + t * math.log(rel) + extra.get(uid, 0.0)
             if uid in keyed and keyed[uid][0] >= key:
                 continue
-            unit = self.units[uid]
-            sim = keyed[uid][2].similarity if uid in keyed else float(np.dot(unit.embedding, q))
-            keyed[uid] = (key, len(out) + len(keyed), BankHit(unit, key, sim, (kind, frm),
-                                                                keyed[uid][2].hit if uid in keyed else None))
+            found = keyed[uid][2] if uid in keyed else self.store.get(uid)
+            sim = found.index_score if uid in keyed else float(np.dot(self.units[uid].embedding, q))
+            keyed[uid] = (key, len(out) + len(keyed), dataclasses.replace(
+                found, score=key, index_score=sim, rerank_bonus=key - sim, via="graph", edge=(kind, frm)))
         ranked = sorted(keyed.values(), key=lambda x: (-x[0], x[1]))
-        return [bh for _, _, bh in ranked[:k]]
+        return [h for _, _, h in ranked[:k]]
 
     def _has_prior(self) -> bool:
         cfg = self.config

@@ -179,7 +179,8 @@ class RecallEvaluator:
             ok = np.zeros(len(tasks), bool)
             for j, t in enumerate(tasks):
                 hits = bank.search(q[j], self.k, needs=(t.slot,), episode_id=t.episode_id)
-                ok[j] = next((h.unit.facts[t.slot] for h in hits if t.slot in h.unit.facts), None) == t.value
+                facts = [bank.unit(h.id).facts for h in hits]
+                ok[j] = next((f[t.slot] for f in facts if t.slot in f), None) == t.value
             out.append(ok)
         return out
 

@@ -210,9 +210,9 @@ class BankEvaluator:
             steps = later.get(e.episode_id, [])
             n_future = len(steps) - int(np.searchsorted(steps, e.step))
             hits = memory.search(q[j], self.k + n_future, needs=e.state.uncertainty_flags)
-            hits = [h for h in hits if not (h.unit.episode_id == e.episode_id and h.unit.step >= e.step)][: self.k]
+            hits = [h for h in hits if not (h.episode_id == e.episode_id and h.step >= e.step)][: self.k]
             labels = {f"{e.episode_id}#{s}" for s in e.useful_memory_steps}
-            ok[j] = any(h.unit.sources() & labels for h in hits)
+            ok[j] = any(memory.unit(h.id).sources() & labels for h in hits)
         idx = np.array([i for i, _ in points])
         if self.all_points:
             out[:] = True
