@@ -58,7 +58,7 @@ def test_propose_does_not_mutate_and_adds_the_tasks(eps):
     assert written <= set(ids(new)) and set(ids(base)) < set(ids(new))
     # the batched embeddings are the ones the bank would compute itself
     u = new[next(iter(written))]
-    assert np.allclose(u.embedding, R.encode_memories([u])[0], atol=1e-6)
+    assert np.allclose(new.vector(u.id), R.encode_memories([u])[0], atol=1e-6)
 
 
 def test_propose_errors(eps):

@@ -325,7 +325,7 @@ def test_summary_is_reencoded_when_an_encoder_is_given():
     _fill_until_gone(up, "e#0", 1)
     sid = "e#summary:plan"
     assert sid in bank and seen == [bank.units[sid].text] and "budget=500" in seen[0]
-    np.testing.assert_array_equal(bank.units[sid].embedding, vec(15))
+    np.testing.assert_array_equal(bank.vector(sid), vec(15))
     assert bank.search(vec(15), k=1)[0].id == sid
 
 
@@ -346,7 +346,7 @@ def test_tiers_demote_overflow_and_promote_used_and_needed_units():
     assert len(tiers) == len(bank) == 8
     # both tiers are searched: a long-term unit is still found
     lt = next(u for u in bank if tiers.tier_of(u.id) == LONGTERM)
-    assert bank.search(lt.embedding, k=1, expand=False)[0].id == lt.id
+    assert bank.search(bank.vector(lt.id), k=1, expand=False)[0].id == lt.id
 
 
 def test_bad_inputs_are_named():

@@ -41,7 +41,7 @@ def build(n_events: int, capacity: int = 0, working: int = 0) -> SAMMemory:
 
 def snapshot(bank: MemoryBank) -> dict:
     return {
-        "units": {u.id: ({**u.to_json(), "time": 0}, u.embedding.tolist()) for u in bank},
+        "units": {u.id: ({**u.to_json(), "time": 0}, bank.vector(u.id).tolist()) for u in bank},
         "clock": bank.clock, "slots": bank.slots, "last_unit": bank.last_unit,
         "last_state": {k: v.to_json() for k, v in bank.last_state.items()},
         "config": bank.config.to_json(),

@@ -98,8 +98,8 @@ class BankSubject(Subject):
         rng = np.random.default_rng(0)
         self.bank = MemoryBank(dim)
         for i in range(n):
-            self.bank.add(MemoryUnit(f"ep#{i}", f"memory {i}", "user", "plan", "ep", i,
-                                     embedding=rng.standard_normal(dim).astype(np.float32)))
+            self.bank.add(MemoryUnit(f"ep#{i}", f"memory {i}", "user", "plan", "ep", i),
+                          rng.standard_normal(dim).astype(np.float32))
         self.n = n
 
     def save(self, path, v):

@@ -157,7 +157,7 @@ def evaluate_life(events: list[Event], mem_vecs: np.ndarray, query_vecs: dict[in
 def tier_recall_at(bank: MemoryBank, q: np.ndarray, k: int) -> float:
     """Share of the exact top-k (over every unit) that the two-tier search returns."""
     ids = list(bank.units)
-    exact = np.argsort(-(np.stack([bank.units[u].embedding for u in ids]) @ q))[:k]
+    exact = np.argsort(-(bank.vectors(ids) @ q))[:k]
     got = set(bank.tiers.search(q, k)[0][0]) - {None}
     return len({ids[j] for j in exact} & got) / min(k, len(ids))
 

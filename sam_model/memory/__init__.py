@@ -1,6 +1,6 @@
 """SAM at run time: a memory bank that grows, links, strengthens, fades and is pruned by the agent's state.
 
-- :mod:`unit` — one memory (text, embedding, provenance, facts, dynamic importance, edges);
+- :mod:`unit` — one memory (text, provenance, facts, dynamic importance, edges; its vector lives in the index);
 - :mod:`graph` — typed edges and retrieval expansion along them;
 - :mod:`tiers` — a working tier searched exactly and a long-term IVF tier;
 - :mod:`bank` — the units, their memory store (sam_model.store: the one search), and atomic persistence;

@@ -97,16 +97,24 @@ class MemoryBank:
         return self.units[uid].importance_at(self.clock, self.config.decay)
 
     @locked
-    def add(self, unit: MemoryUnit, record: MemoryRecord | None = None) -> None:
-        """Insert a unit (into the working tier); its embedding must match the bank's dim. ``record``: what the
-        store keeps of it (set slots, adopted values: sam_model.data.examples.MemoryRecorder); default: the
-        unit's own text and facts."""
+    def add(self, unit: MemoryUnit, vector: np.ndarray, record: MemoryRecord | None = None) -> None:
+        """Insert a unit with its vector (into the working tier; the vector must match the bank's dim, and the
+        index keeps the only copy: :meth:`vector`). ``record``: what the store keeps of it (set slots, adopted
+        values: sam_model.data.examples.MemoryRecorder); default: the unit's own text and facts."""
         if unit.id in self.units:
             raise ValueError(f"memory {unit.id!r} is already in the bank (ids are episode#step and must be unique)")
-        unit.embedding = self._check_vector(unit.embedding, unit.id)
+        v = self._check_vector(vector, unit.id)
         self.units[unit.id] = unit
-        self.store.add([record if record is not None else self.record_of(unit)], unit.embedding[None])
+        self.store.add([record if record is not None else self.record_of(unit)], v[None])
         self._index(unit)
+
+    def vector(self, uid: str) -> np.ndarray:
+        """The unit's vector (dim,), float32, read from the index that searches it (its one owner)."""
+        return self.vectors([uid])[0]
+
+    def vectors(self, ids: Sequence[str]) -> np.ndarray:
+        """The units' vectors (n, dim), float32, read from the index."""
+        return self.tiers.get_vectors(list(ids)) if len(ids) else np.zeros((0, self.dim), np.float32)
 
     def record_of(self, unit: MemoryUnit) -> MemoryRecord:
         """The unit as the store sees it (a summary, or a unit loaded from an older bank)."""
@@ -117,12 +125,11 @@ class MemoryBank:
     @locked
     def set_embedding(self, uid: str, vector: np.ndarray) -> None:
         """Replace a unit's vector and text in the store (a summary re-encoded after it absorbed more facts)."""
-        unit = self.units[uid]
-        unit.embedding = self._check_vector(vector, uid)
+        v = self._check_vector(vector, uid)
         tier = self.tiers.tier_of(uid) or WORKING
-        self.store.update(self.record_of(unit), unit.embedding)
+        self.store.update(self.record_of(self.units[uid]), v)
         if tier == LONGTERM:
-            self.tiers.move([uid], unit.embedding[None], LONGTERM)
+            self.tiers.move([uid], LONGTERM)
 
     @locked
     def remove(self, uid: str, heir: str | None = None) -> None:
@@ -234,7 +241,7 @@ class MemoryBank:
             if uid in keyed and keyed[uid][0] >= key:
                 continue
             found = keyed[uid][2] if uid in keyed else self.store.get(uid)
-            sim = found.index_score if uid in keyed else float(np.dot(self.units[uid].embedding, q))
+            sim = found.index_score if uid in keyed else float(np.dot(self.vector(uid), q))
             keyed[uid] = (key, len(out) + len(keyed), dataclasses.replace(
                 found, score=key, index_score=sim, rerank_bonus=key - sim, via="graph", edge=(kind, frm)))
         ranked = sorted(keyed.values(), key=lambda x: (-x[0], x[1]))
@@ -264,7 +271,7 @@ class MemoryBank:
         """Write the bank to one file atomically: the previous file stays valid until the rename (and what
         killed saves left next to it is removed)."""
         units = list(self.units.values())
-        emb = np.stack([u.embedding for u in units]) if units else np.zeros((0, self.dim), np.float32)
+        emb = self.vectors([u.id for u in units])
         meta = {
             "format": FORMAT, "version": VERSION, "dim": self.dim, "config": self.config.to_json(),
             "clock": self.clock, "units": [u.to_json() for u in units],
@@ -302,7 +309,8 @@ class MemoryBank:
             if emb.shape != (len(meta["units"]), bank.dim):
                 raise ValueError(f"embeddings have shape {emb.shape}, expected ({len(meta['units'])}, {bank.dim})")
             longterm = set(meta["longterm"])
-            units = [MemoryUnit.from_json(u, emb[i]) for i, u in enumerate(meta["units"])]
+            units = [MemoryUnit.from_json(u) for u in meta["units"]]
+            row = {u.id: i for i, u in enumerate(units)}
             for u in units:
                 bank.units[u.id] = u
                 bank._index(u)
@@ -311,17 +319,17 @@ class MemoryBank:
                 for tier in (WORKING, LONGTERM):
                     tier_units = [u for u in units if (u.id in longterm) == (tier == LONGTERM)]
                     if tier_units:
-                        bank.tiers.add([u.id for u in tier_units], np.stack([u.embedding for u in tier_units]),
+                        bank.tiers.add([u.id for u in tier_units], emb[[row[u.id] for u in tier_units]],
                                        [u.episode_id for u in tier_units], tier)
                 bank.store.load_state_dict(meta["store"])
                 if version == 2:  # the bank kept the recorder beside the store's (which it never fed)
                     bank.store.recorder = MemoryRecorder.from_state_dict(meta["recorder"])
             else:  # version 1: the store is rebuilt from the units (no provenance links were kept then)
                 for u in sorted(units, key=lambda u: u.tick):
-                    bank.store.add([bank.record_of(u)], u.embedding[None])
-                lt = [u for u in units if u.id in longterm]
+                    bank.store.add([bank.record_of(u)], emb[row[u.id]][None])
+                lt = [u.id for u in units if u.id in longterm]
                 if lt:
-                    bank.tiers.move([u.id for u in lt], np.stack([u.embedding for u in lt]), LONGTERM)
+                    bank.tiers.move(lt, LONGTERM)
             bank.clock = int(meta["clock"])
             bank.slots = meta["slots"]
             bank.last_unit = meta["last_unit"]

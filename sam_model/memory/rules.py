@@ -88,8 +88,7 @@ class BankRules:
             if self.encode is None:
                 raise ValueError("BankRules.observe needs an embedding, or BankRules built with encode=...")
             embedding = self.encode([unit])[0]
-        unit.embedding = embedding
-        bank.add(unit, record)
+        bank.add(unit, embedding, record)
         self.link(unit, state)
         unit.set_importance(1.0 + (self.cfg.fact_bonus if unit.facts else 0.0), bank.clock)
         self.enforce_capacity(protect={unit.id}, last=self.pinned(ep))
@@ -282,8 +281,8 @@ class BankRules:
             return None  # a summary being pruned: its facts are forgotten
         if sid not in bank:
             unit = MemoryUnit(sid, summary_text(victim.phase, {}), "summary", victim.phase, victim.episode_id,
-                              victim.step, victim.time, self.now(), embedding=victim.embedding, stamp=self.now())
-            bank.add(unit)
+                              victim.step, victim.time, self.now(), stamp=self.now())
+            bank.add(unit, bank.vector(victim.id))
         return bank.units[sid]
 
     def embed_summaries(self, ids: list[str]) -> None:
@@ -300,7 +299,7 @@ class BankRules:
         tiers = self.bank.tiers
         up = [uid for uid in ids if uid in self.bank and tiers.tier_of(uid) == LONGTERM]
         if up:
-            tiers.move(up, np.stack([self.bank.units[u].embedding for u in up]), WORKING)
+            tiers.move(up, WORKING)
             self.balance_tiers(protect=set(up))
 
     def balance_tiers(self, protect: set[str] = frozenset()) -> None:
@@ -316,7 +315,7 @@ class BankRules:
         cands.sort(key=lambda u: (u.importance_at(now, decay), u.tick))
         down = [u.id for u in cands[:over]]
         if down:
-            bank.tiers.move(down, np.stack([bank.units[u].embedding for u in down]), LONGTERM)
+            bank.tiers.move(down, LONGTERM)
 
 
 def summary_text(phase: str, facts: dict[str, str]) -> str:

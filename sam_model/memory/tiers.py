@@ -93,8 +93,9 @@ class Tiers:
             if mine:
                 t.remove(mine)
 
-    def move(self, ids: Sequence[str], vectors: np.ndarray, to: str) -> None:
-        """Promote (``to="working"``) or demote (``to="longterm"``) units; others are left alone."""
+    def move(self, ids: Sequence[str], to: str) -> None:
+        """Promote (``to="working"``) or demote (``to="longterm"``) units with the vectors their tier holds (the
+        only copy); others are left alone."""
         if self.longterm is None:
             return
         src, dst = (self.longterm, self.working) if to == WORKING else (self.working, self.longterm)
@@ -103,8 +104,9 @@ class Tiers:
             return
         moved = [ids[j] for j in keep]
         episodes = [src.episode_of(i) for i in moved]
+        vectors = src.get_vectors(moved)
         src.remove(moved)
-        dst.add(moved, np.asarray(vectors, np.float32)[keep], episodes)
+        dst.add(moved, vectors, episodes)
 
     def search(self, queries: np.ndarray, k: int, episode_id: Any = None,
                within: Iterable[Any] | None = None) -> tuple[list[list[Any]], np.ndarray]:

@@ -13,8 +13,6 @@ import time as _time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from sam_model.data.schema import Event, State
 from sam_model.data.text import constraints_delta, content_text, memory_to_text, norm
 
@@ -63,7 +61,6 @@ class MemoryUnit:
     step: int = 0
     time: float = 0.0
     tick: int = 0
-    embedding: np.ndarray | None = None
     importance: float = 1.0
     stamp: int = 0
     access_count: int = 0
@@ -120,7 +117,7 @@ class MemoryUnit:
                    episode_id=event.episode_id, step=event.step, time=float(when), tick=tick, stamp=tick,
                    facts={s: norm(state.constraints[s]) for s in record.sets})
 
-    # -- persistence (the embedding is stored separately, as one matrix per bank)
+    # -- persistence (the unit's vector lives in the bank's index only, and is saved as one matrix per bank)
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id, "text": self.text, "kind": self.kind, "phase": self.phase,
@@ -132,5 +129,5 @@ class MemoryUnit:
         }
 
     @classmethod
-    def from_json(cls, obj: dict[str, Any], embedding: np.ndarray | None = None) -> MemoryUnit:
-        return cls(**obj, embedding=embedding)
+    def from_json(cls, obj: dict[str, Any]) -> MemoryUnit:
+        return cls(**obj)

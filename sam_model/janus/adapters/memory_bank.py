@@ -247,7 +247,7 @@ class BankEncoder:
         if not units:
             return np.zeros(memory.dim + len(hist) + 2)
         w = np.array([memory.importance(u.id) for u in units], np.float64)
-        emb = np.stack([u.embedding for u in units]).astype(np.float64)
+        emb = memory.vectors([u.id for u in units]).astype(np.float64)
         mw = w if self.weighting == "importance" else np.ones_like(w)
         mean = (mw[:, None] * emb).sum(0) / max(mw.sum(), 1e-12)
         for u in units:
