@@ -189,7 +189,8 @@ class Hit:
 
 @dataclass
 class _Entry:
-    """What the store keeps of one memory besides its vector (which lives in the index)."""
+    """What the store keeps of one memory besides its vector and its episode (which the index holds: the
+    episode filters the search there, so it has one owner, ``index.episode_of``)."""
 
     id: str | int
     text: str
@@ -197,7 +198,6 @@ class _Entry:
     kind: str
     phase: str
     step: int | None
-    episode_id: str | None
     seq: int
     sets: tuple[str, ...] = ()
     links: tuple = ()
@@ -213,6 +213,9 @@ class _Entry:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> _Entry:
+        """An entry of store.json; ``episode_id`` (kept here too by stores saved before the index owned it) is
+        checked against the index by the caller."""
+        d = {k: v for k, v in d.items() if k != "episode_id"}
         return cls(**{**d, "sets": tuple(d.get("sets", ())), "links": tuple(d.get("links", ()))})
 
 
@@ -223,9 +226,9 @@ class _Allowed:
         self.store, self.episode_id, self.within = store, episode_id, within
 
     def __contains__(self, i: object) -> bool:
-        e = self.store._entries.get(i)  # type: ignore[arg-type]
-        return e is not None and (self.episode_id is None or e.episode_id == self.episode_id) and (
-            self.within is None or i in self.within)
+        store = self.store
+        return i in store._entries and (self.episode_id is None or store.index.episode_of(i) == self.episode_id) \
+            and (self.within is None or i in self.within)
 
 
 class MemoryStore:
@@ -312,7 +315,7 @@ class MemoryStore:
         """Every memory of the scope, in write order."""
         within = self._within(user_id, agent_id, run_id)
         return [self._hit(e, 0.0, 0.0, via="id") for i, e in self._entries.items()
-                if (episode_id is None or e.episode_id == episode_id) and (within is None or i in within)]
+                if (episode_id is None or self.index.episode_of(i) == episode_id) and (within is None or i in within)]
 
     # ---- writing -------------------------------------------------------------------------------------------
 
@@ -349,7 +352,7 @@ class MemoryStore:
         for r, ls in zip(recs, links):
             step = getattr(r, "step", None)
             e = _Entry(r.id, r.text, getattr(r, "content", "") or r.text, r.kind, getattr(r, "phase", ""), step,
-                       getattr(r, "episode_id", None), self._seq, tuple(getattr(r, "sets", ()) or ()), tuple(ls),
+                       self._seq, tuple(getattr(r, "sets", ()) or ()), tuple(ls),
                        **scope, metadata=dict(metadata or {}))
             self._seq += 1
             self._entries[r.id] = e
@@ -359,7 +362,8 @@ class MemoryStore:
                 if value is not None:
                     self._scopes.setdefault((name, value), set()).add(r.id)
             if step is not None:
-                self._next_step[e.episode_id] = max(self._next_step.get(e.episode_id, 0), int(step) + 1)
+                ep = getattr(r, "episode_id", None)
+                self._next_step[ep] = max(self._next_step.get(ep, 0), int(step) + 1)
         return ids
 
     @locked
@@ -371,8 +375,9 @@ class MemoryStore:
         if e is None:
             raise KeyError(f"memory {memory.id!r} is not in the store; add it first")
         x = self._vectors([memory], None if vector is None else np.asarray(vector, np.float32).reshape(1, -1), 1, False)
+        episode = self.index.episode_of(memory.id)
         self.index.remove([memory.id])
-        self.index.add([memory.id], x, episode_ids=[e.episode_id])
+        self.index.add([memory.id], x, episode_ids=[episode])
         e.text, e.content = memory.text, getattr(memory, "content", "") or memory.text
         e.kind, e.phase = memory.kind, getattr(memory, "phase", e.phase)
         e.sets = tuple(getattr(memory, "sets", ()) or ())
@@ -523,8 +528,9 @@ class MemoryStore:
         return set.intersection(*map(set, sets)) if len(sets) > 1 else set(sets[0])
 
     def _hit(self, e: _Entry, score: float, bonus: float, src: Any = None, via: str | None = None) -> Hit:
-        return Hit(e.id, e.text, e.content, e.kind, e.phase, e.step, e.episode_id, score + bonus, score, bonus, src,
-                   e.user_id, e.agent_id, e.run_id, dict(e.metadata), via or ("link" if src is not None else "index"))
+        return Hit(e.id, e.text, e.content, e.kind, e.phase, e.step, self.index.episode_of(e.id), score + bonus,
+                   score, bonus, src, e.user_id, e.agent_id, e.run_id, dict(e.metadata),
+                   via or ("link" if src is not None else "index"))
 
     # ---- persistence ---------------------------------------------------------------------------------------
 
@@ -561,6 +567,9 @@ class MemoryStore:
         self._entries, self._scopes, self._links = {}, {}, {}
         for raw in d["entries"]:
             e = _Entry.from_json(raw)
+            if "episode_id" in raw and e.id in self.index and raw["episode_id"] != self.index.episode_of(e.id):
+                raise ValueError(f"memory {e.id!r} is of episode {raw['episode_id']!r} but the index says "
+                                 f"{self.index.episode_of(e.id)!r}")
             self._entries[e.id] = e
             if e.links:
                 self._links[e.id] = e.links
@@ -626,7 +635,7 @@ class MemoryStore:
         for n, i in enumerate(index.ids()):
             ep = index.episode_of(i)
             step = _step_of(i)
-            self._entries[i] = _Entry(i, "", "", "", "", step, ep, n, sets.get(i, ()), links.get(i, ()))
+            self._entries[i] = _Entry(i, "", "", "", "", step, n, sets.get(i, ()), links.get(i, ()))
             if links.get(i):
                 self._links[i] = links[i]
             if step is not None:

@@ -152,6 +152,28 @@ def test_save_load_round_trip_and_damage_is_named(tmp_path):
         MemoryStore.load(tmp_path / "nowhere")
 
 
+def test_the_episode_has_one_owner_and_the_old_layout_still_loads(tmp_path):
+    """The index owns each memory's episode (it filters the search there); store.json no longer repeats it. A
+    store saved when store.json kept it too loads, and one whose two copies disagree is a one-line error."""
+    rng = np.random.default_rng(4)
+    store = MemoryStore(None, StoreConfig(), DIM)
+    store.add(records(4, "a") + records(3, "b"), rng.standard_normal((7, DIM)).astype(np.float32))
+    path = store.save(tmp_path / "store")
+    saved = json.loads((path / "store.json").read_text())
+    assert all("episode_id" not in e for e in saved["entries"])
+    old = {**saved, "entries": [{**e, "episode_id": e["id"].split("#")[0]} for e in saved["entries"]]}
+    (path / "store.json").write_text(json.dumps(old))
+    back = MemoryStore.load(path)
+    assert [h.episode_id for h in back.get_all()] == ["a"] * 4 + ["b"] * 3
+    assert {h.id for h in back.get_all(episode_id="b")} == {"b#0", "b#1", "b#2"}
+    q = rng.standard_normal(DIM).astype(np.float32)
+    assert {h.episode_id for h in back.search_vector(q, 5, episode_id="a")} == {"a"}
+    old["entries"][0]["episode_id"] = "b"
+    (path / "store.json").write_text(json.dumps(old))
+    with pytest.raises(SAMFileError, match=r"store.json: .*memory 'a#0' is of episode 'b' but the index says 'a'"):
+        MemoryStore.load(path)
+
+
 @pytest.mark.parametrize("bad, message", [
     ({"slot_match": -1}, r"field 'store.slot_match' must be a finite number >= 0"),
     ({"rerank_depth": 0}, r"field 'store.rerank_depth' must be an integer >= 1"),
