@@ -31,7 +31,7 @@ def _episode(eid: str, n: int, label_at: int | None = None) -> list[dict]:
 def test_lives_shift_steps_and_labels_and_keep_the_source():
     events = _episode("a", 3, 1) + _episode("b", 4, 2) + _episode("c", 2, 0)
     lives = list(make_lives(events, 2))
-    assert [e["episode_id"] for e in lives] == ["life-00000"] * 7 + ["life-00001"] * 2
+    assert [e["episode_id"] for e in lives] == ["life2-00000"] * 7 + ["life2-00001"] * 2
     assert [e["step"] for e in lives] == [0, 1, 2, 3, 4, 5, 6, 0, 1]
     assert lives[6]["useful_memory_steps"] == [5]  # b's step 2, shifted by a's length 3
     assert lives[2]["useful_memory_steps"] == [1] and lives[8]["useful_memory_steps"] == [0]
@@ -53,6 +53,13 @@ def test_concat_lives_of_training_rows():
     life = out[5]
     assert life["steps"] == [0, 1, 2, 3] and life["labels"] == [[], [0], [], [2]]
     assert life["task_starts"] == [0, 0, 2, 2] and out[7]["steps"] == [0, 1]
+    # one builder: the training rows' lives carry the ids and steps make_lives gives the same episodes' events
+    events = [e for i in range(5) for e in _episode(f"e{i}", 2)]
+    by_id: dict = {}
+    for e in make_lives(events, 2):
+        by_id.setdefault(e["episode_id"], []).append(e["step"])
+    assert [r["episode_id"] for r in list(out)[5:]] == list(by_id) == ["life2-00000", "life2-00001", "life2-00002"]
+    assert [r["steps"] for r in list(out)[5:]] == list(by_id.values())
 
 
 def test_time_score_depends_only_on_step_differences():

@@ -40,7 +40,7 @@ import numpy as np
 from tqdm import tqdm
 
 from sam_model.data.examples import MemoryRecorder
-from sam_model.data.lives import task_starts
+from sam_model.data.lives import make_lives, task_starts
 from sam_model.data.schema import Event, parse_event
 from sam_model.data.synthetic import generate_episodes
 from sam_model.io import atomic_write_text
@@ -56,22 +56,17 @@ SEED_OFFSET = 10_000  # synthetic seeds of the lives start here: never the demo'
 
 
 def make_life(index: int, min_events: int, seed: int) -> list[Event]:
-    """Synthetic episodes chained into one episode ``life<index>`` of >= ``min_events`` events."""
-    events: list[Event] = []
+    """Synthetic episodes chained into one life of >= ``min_events`` events (sam_model.data.lives.make_lives)."""
+    episodes: list[list[dict]] = []
     chunk = 0
-    while len(events) < min_events:
+    while sum(map(len, episodes)) < min_events:
         for ep in generate_episodes(8, seed=SEED_OFFSET + seed * 1000 + index * 100 + chunk):
-            offset = len(events)
-            for d in ep:
-                d = dict(d, episode_id=f"life{index}", step=d["step"] + offset,
-                         meta={**d.get("meta", {}), "source_episode": d["episode_id"]})
-                if d.get("useful_memory_steps"):
-                    d["useful_memory_steps"] = [s + offset for s in d["useful_memory_steps"]]
-                events.append(parse_event(d, f"<life {index}>", len(events) + 1))
-            if len(events) >= min_events:
+            episodes.append(ep)
+            if sum(map(len, episodes)) >= min_events:
                 break
         chunk += 1
-    return events
+    raw = make_lives((d for ep in episodes for d in ep), len(episodes))
+    return [parse_event(d, f"<life {index}>", n + 1) for n, d in enumerate(raw)]
 
 
 def variants(capacity: int, half_life: float, working: int, nlist: int = 8,

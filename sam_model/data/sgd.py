@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-dialogues", type=int, default=None, metavar="N",
                         help="convert only the first N dialogues (default: all)")
     parser.add_argument("--life", type=int, default=1, metavar="N",
-                        help="concatenate every N consecutive dialogues into one agent life (episode ids life-00000, "
+                        help="concatenate every N consecutive dialogues into one agent life (episode ids lifeN-00000, "
                              "steps and labels shifted, the dialogue kept in meta.source_episode; default 1)")
     parser.add_argument("--every", type=int, default=1, metavar="K",
                         help="keep one dialogue in K, spread over all files (files are grouped by service, so "

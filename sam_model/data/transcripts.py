@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
                              "conversation N, message M and the reason) instead of stopping at the first")
     parser.add_argument("--life", type=int, default=1, metavar="N",
                         help="concatenate every N consecutive conversations (of the split) into one agent life "
-                             "(episode ids life-00000, steps and labels shifted, the conversation kept in "
+                             "(episode ids lifeN-00000, steps and labels shifted, the conversation kept in "
                              "meta.source_episode; default 1)")
     parser.add_argument("--max-conversations", type=int, default=None, metavar="N",
                         help="convert only the first N conversations of the split (default: all)")

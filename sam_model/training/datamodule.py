@@ -10,6 +10,7 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from sam_model.data.lives import concat_rows
 from sam_model.data.sources import SourceOptions, default_cache_dir, materialise
 from sam_model.io import SAMFileError
 from sam_model.training.batching import EpochShuffle, collate_episodes
@@ -80,29 +81,13 @@ def holdout(episodes, fraction: float, seed: int, keep_order: bool = False):
 
 
 def concat_lives(episodes, sizes: list[int]):
-    """The rows of ``episodes`` as lives of each size in ``sizes`` (sam_model.data.lives), one after another:
-    n consecutive rows become one, steps, labels and task starts shifted by the length of the rows before."""
-    import datasets
-
-    def life(rows: list[dict], name: str) -> dict:
-        out: dict = {k: [] for k in rows[0] if k not in ("episode_id", "group")}
-        offset = 0
-        for r in rows:
-            for k in out:
-                vals = r[k]
-                if k in ("steps", "task_starts"):
-                    vals = [v + offset for v in vals]
-                elif k == "labels":
-                    vals = [[v + offset for v in x] for x in vals]
-                out[k] += vals
-            offset += max(r["steps"]) + 1 if r["steps"] else 0
-        return {"episode_id": name, "group": name, **out}
-
+    """The rows of ``episodes`` as lives of each size in ``sizes``, one after another: n consecutive rows become
+    one (sam_model.data.lives.concat_rows, the one builder: the ids and shifts of make_lives)."""
     def rows():
         for n in sizes:
             for start in range(0, len(episodes), n):
                 chunk = [episodes[i] for i in range(start, min(start + n, len(episodes)))]
-                yield chunk[0] if n == 1 else life(chunk, f"life{n}-{start // n:05d}")
+                yield chunk[0] if n == 1 else concat_rows(chunk, n, start // n)
 
     return datasets.Dataset.from_list(list(rows()), features=episodes.features)
 
