@@ -31,6 +31,7 @@ def test_one_users_search_never_returns_another_users_memories():
             got = memory.search(" ".join(rng.sample(WORDS, 3)), user_id=user, k=200)["results"]
             assert {r["id"] for r in got} == mine  # all of them (k is large) and nothing else
             assert all(r["user_id"] == user for r in got)
+            assert {r["why"]["via"] for r in got} <= {"index", "link"}  # a view of the Hit: how it was reached
         run_a = memory.search("flight", user_id=user, run_id="a", k=200)["results"]
         assert all(r["run_id"] == "a" and r["user_id"] == user for r in run_a)
         assert {r["id"] for r in memory.get_all(user_id=user)["results"]} == mine

@@ -66,12 +66,14 @@ def _said(hit: Hit) -> str:
 
 def result(hit: Hit, times: Sequence[str | None] = (None, None)) -> dict[str, Any]:
     """A hit in Mem0's result shape (with ``created_at``/``updated_at``), plus what SAM knows: kind, step,
-    episode and why it ranked."""
+    episode and why it ranked (``why``: the Hit's scores and how it was reached). A view of the one result
+    type; the LangChain Document (sam_model.integrations.langchain.document) is this view as a Document."""
     return {"id": hit.id, "memory": _said(hit), "score": hit.score, "metadata": dict(hit.metadata),
             "created_at": times[0], "updated_at": times[1],
             "user_id": hit.user_id, "agent_id": hit.agent_id, "run_id": hit.run_id, "kind": hit.kind,
             "step": hit.step, "episode_id": hit.episode_id,
-            "why": {"index_score": hit.index_score, "rerank_bonus": hit.rerank_bonus, "linked_from": hit.linked_from}}
+            "why": {"index_score": hit.index_score, "rerank_bonus": hit.rerank_bonus, "linked_from": hit.linked_from,
+                    "via": hit.via}}
 
 
 def _now() -> str:
