@@ -9,10 +9,10 @@ from sam_model.data.schema import parse_event
 from sam_model.data.synthetic import generate_episodes
 from sam_model.janus import HybridEvalSet, JanusController, Memory, make_gate
 from sam_model.janus.adapters.memory_bank import (
-    BankEncoder,
     BankEvaluator,
+    BankFeatures,
     BankTask,
-    BankTaskEncoder,
+    BankTaskFeatures,
     BankUpdater,
     bank_tasks,
     copy_bank,
@@ -50,9 +50,9 @@ def test_bank_tasks_cut_one_decision_each(eps):
 def test_propose_does_not_mutate_and_adds_the_tasks(eps):
     tasks = bank_tasks(eps[:2])
     base = BankUpdater(R).propose(MemoryBank(R.dim), tasks[:3])
-    before = (ids(base), base.clock, BankEncoder()(base).tolist())
+    before = (ids(base), base.clock, BankFeatures()(base).tolist())
     new = BankUpdater(R).propose(base, tasks[3:])
-    assert (ids(base), base.clock, BankEncoder()(base).tolist()) == before
+    assert (ids(base), base.clock, BankFeatures()(base).tolist()) == before
     assert new is not base and new.clock == base.clock + sum(len(t.events) for t in tasks[3:])
     written = {f"{e.episode_id}#{e.step}" for t in tasks[3:] for e in t.events}
     assert written <= set(ids(new)) and set(ids(base)) < set(ids(new))
@@ -107,14 +107,14 @@ def test_evaluator_prefers_the_bank_that_holds_the_labels(eps):
 
 def test_phi_is_stable_and_moves_with_the_bank(eps):
     tasks = bank_tasks(eps[:2])
-    enc = BankEncoder()
+    enc = BankFeatures()
     a = BankUpdater(R).propose(MemoryBank(R.dim), tasks[:3])
     phi_a = enc(a)
     assert phi_a.shape == enc(MemoryBank(R.dim)).shape == (R.dim + 10,)
     assert np.array_equal(phi_a, enc(copy_bank(a)))
     b = BankUpdater(R).propose(a, tasks[3:])
     assert np.linalg.norm(enc(b) - phi_a) > 1e-3
-    emb = BankTaskEncoder(R)(tasks)
+    emb = BankTaskFeatures(R)(tasks)
     assert emb.shape == (len(tasks), R.dim) and np.allclose(np.linalg.norm(emb, axis=1), 1, atol=1e-5)
 
 
@@ -134,8 +134,8 @@ def test_janus_keeps_the_old_bank_when_an_update_prunes_what_is_needed(tmp_path)
     eps = episodes(5, seed=7)
     stream = [(bank_tasks([ep]), None) for ep in eps]
     assert isinstance(MemoryBank(R.dim), Memory)
-    ctrl = JanusController(SwitchingUpdater(bad=4), BankEvaluator(R, k=5), BankEncoder(), make_gate("always"),
-                           HybridEvalSet(BankTaskEncoder(R), coverage=6, boundary=8, fresh=6), tmp_path)
+    ctrl = JanusController(SwitchingUpdater(bad=4), BankEvaluator(R, k=5), BankFeatures(), make_gate("always"),
+                           HybridEvalSet(BankTaskFeatures(R), coverage=6, boundary=8, fresh=6), tmp_path)
     final = ctrl.run(stream, MemoryBank(R.dim))
     decisions = [json.loads(line) for line in (tmp_path / "manifest.jsonl").read_text().splitlines()]
     assert [d["accepted"] for d in decisions] == [True, True, True, False, True]
@@ -147,4 +147,4 @@ def test_janus_keeps_the_old_bank_when_an_update_prunes_what_is_needed(tmp_path)
     episodes_in = {u.episode_id for u in final}
     assert episodes_in == {ep[0].episode_id for i, ep in enumerate(eps) if i != 3}
     loaded = MemoryBank.load(tmp_path / decisions[-1]["deployed"])
-    assert ids(loaded) == ids(final) and np.array_equal(BankEncoder()(loaded), BankEncoder()(final))
+    assert ids(loaded) == ids(final) and np.array_equal(BankFeatures()(loaded), BankFeatures()(final))

@@ -6,7 +6,7 @@ import pytest
 from sam_model.bench.janus_bank_stream import FAULTS, build_bank_stream, dialogue_from_events, fault_schedule
 from sam_model.data.schema import parse_event
 from sam_model.data.synthetic import generate_episodes
-from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskEncoder, StreamUpdater
+from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskFeatures, StreamUpdater
 from sam_model.janus.adapters.memory_bank import copy_bank
 from sam_model.memory import HashingEncoder, MemoryBank, MemoryConfig
 from sam_model.memory.rules import BankRules
@@ -90,7 +90,7 @@ def test_updater_faults_and_recall(dialogues):
     # both memories in one call, the same answers; the task encoder gives unit vectors
     a, b = ev.correct_many([bank, c_misread], old)
     assert np.array_equal(a, base) and np.array_equal(b, ev.correct(c_misread, old))
-    emb = RecallTaskEncoder(R)(old)
+    emb = RecallTaskFeatures(R)(old)
     assert emb.shape == (len(old), R.dim) and np.allclose(np.linalg.norm(emb, axis=1), 1, atol=1e-5)
     with pytest.raises(ValueError, match="one stream batch"):
         up.propose(bank, clean.batches[0].tasks + clean.batches[1].tasks)

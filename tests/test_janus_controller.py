@@ -204,7 +204,7 @@ def test_bad_components_are_reported(tmp_path):
         make(tmp_path / "a", "always", evaluator=BadEvaluator()).run([(TASKS, (1.0, (0, 0)))], NumMemory(0.0))
     with pytest.raises(TypeError, match="updater"):
         JanusController(object(), CountingEvaluator(), phi, make_gate("always"), HybridEvalSet(task_emb), tmp_path)
-    with pytest.raises(TypeError, match="encoder"):
+    with pytest.raises(TypeError, match="features"):
         JanusController(ScriptUpdater(), CountingEvaluator(), None, make_gate("mmt"), HybridEvalSet(task_emb),
                         tmp_path)
 

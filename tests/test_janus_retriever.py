@@ -22,7 +22,7 @@ from sam_model.janus.adapters.retriever_head import (
     HeadFineTuner,
     HeadMemory,
     ParamSketch,
-    ProbeEncoder,
+    ProbeFeatures,
 )
 from sam_model.models.bert import tiny_bert
 from sam_model.models.sam import SAMConfig, SAMNet
@@ -158,7 +158,7 @@ def test_param_sketch_is_linear_and_keeps_angles(ctx):
 
 def test_probe_encoder_sees_behaviour(ctx):
     probes = list(range(10))
-    phi = ProbeEncoder(ctx, probes, scale=20.0, kind="probs")
+    phi = ProbeFeatures(ctx, probes, scale=20.0, kind="probs")
     m0 = ctx.memory()
     v0 = phi(m0)
     n_cands = sum(len(ctx.examples[i].candidate_range("episode")) for i in probes)
@@ -172,7 +172,7 @@ def test_probe_encoder_sees_behaviour(ctx):
     assert np.linalg.norm(z1) > 0.1
     assert np.dot(z1, z2) > 0  # more of the same training keeps going the same way
     with pytest.raises(ValueError, match="probe"):
-        ProbeEncoder(ctx, [])
+        ProbeFeatures(ctx, [])
 
 
 def test_janus_over_the_head(ctx, tmp_path):

@@ -11,9 +11,9 @@ from sam_model.janus.adapters.text_memory import (
     LLMEvaluator,
     LLMUpdater,
     TextMemory,
-    TextMemoryEncoder,
+    TextMemoryFeatures,
     TextTask,
-    TextTaskEncoder,
+    TextTaskFeatures,
     exact_match,
     hashed_bow,
     parse_insights,
@@ -94,18 +94,18 @@ def test_encoders_are_stable_and_signed():
     assert np.abs(a).sum() == 4  # four words, one count each
     many = hashed_bow([" ".join(f"w{i}" for i in range(50))], 4096)[0]
     assert (many > 0).any() and (many < 0).any()  # signed hashing: collisions cancel on average
-    phi = TextMemoryEncoder(dim=256)
+    phi = TextMemoryFeatures(dim=256)
     one, two = TextMemory(("fact: a",)), TextMemory(("fact: a", "fact: b"))
     np.testing.assert_allclose(phi(two) - phi(one), hashed_bow(["fact: b"], 256)[0])
-    emb = TextTaskEncoder(dim=256)(tasks_of(0))
+    emb = TextTaskFeatures(dim=256)(tasks_of(0))
     np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, rtol=1e-5)
 
 
 def run(tmp_path, gate):
     """8 batches of 5 countries; the revisions of batches 3 and 6 are told to REWRITE (forget)."""
     llm = FakeLLM()
-    ctrl = JanusController(LLMUpdater(llm, max_insights=100), LLMEvaluator(llm), TextMemoryEncoder(),
-                           make_gate(gate), HybridEvalSet(TextTaskEncoder(), coverage=10, boundary=10, fresh=3),
+    ctrl = JanusController(LLMUpdater(llm, max_insights=100), LLMEvaluator(llm), TextMemoryFeatures(),
+                           make_gate(gate), HybridEvalSet(TextTaskFeatures(), coverage=10, boundary=10, fresh=3),
                            tmp_path / gate)
     stream = []
     for b in range(8):

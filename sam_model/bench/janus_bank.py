@@ -8,7 +8,7 @@ the recall evaluator in :mod:`sam_model.janus.adapters.bank_recall`. The command
 (a config with ``stream: bank``, or ``--stream bank``, runs here). Vectors: untrained all-MiniLM-L6-v2 sentence
 vectors for unit texts and queries (the content retriever), read from and added to the package's one
 text-vector cache (``~/.cache/sam_model/text``, or ``$SAM_CACHE_DIR/text``), so that only the first run of a
-seed pays for BERT. φ = :class:`~sam_model.janus.adapters.memory_bank.BankEncoder`, the
+seed pays for BERT. φ = :class:`~sam_model.janus.adapters.memory_bank.BankFeatures`, the
 importance-weighted mean of the unit vectors the writes already stored, the kind histogram and the size: it
 encodes no text, one pass over the bank (counted as one task scored per call).
 
@@ -35,8 +35,8 @@ from sam_model.bench.janus_bank_stream import FAULTS, BankStream, Dialogue, buil
 from sam_model.bench.janus_config import PolicyCfg, as_dict, parse_config, plan, refuse_earlier_runs
 from sam_model.bench.janus_report import bank_table
 from sam_model.io import SAMFileError, atomic_write_text
-from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskEncoder, StreamUpdater
-from sam_model.janus.adapters.memory_bank import BankEncoder
+from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskFeatures, StreamUpdater
+from sam_model.janus.adapters.memory_bank import BankFeatures
 from sam_model.janus.controller import JanusController
 from sam_model.janus.evalset import HybridEvalSet
 from sam_model.janus.gates import make_gate
@@ -120,7 +120,7 @@ class BankJanusCfg(PolicyCfg):
         fresh: E_t's fresh part: tasks since the last trigger.
         holdout_latest: judge a candidate only on tasks before its batch (a bank cannot answer for dialogues
             it has not seen, so the default judges on the batch too).
-        kind_weight: φ (BankEncoder): weight of the kind histogram.
+        kind_weight: φ (BankFeatures): weight of the kind histogram.
         size_weight: φ: weight of the size terms.
         weighting: φ's mean unit vector: weighted by "importance", or "uniform".
         k: the agent reads the top-k units of the episode and answers with the first value they record.
@@ -187,7 +187,7 @@ class TimedRecall(RecallEvaluator):
         return out
 
 
-class TimedPhi(BankEncoder):
+class TimedPhi(BankFeatures):
     """φ with its cost: no text is encoded (the unit vectors are the writes'), one pass over the bank,
     counted as one task scored per call."""
 
@@ -222,7 +222,7 @@ def initial_bank(stream: BankStream, retriever: ContentEncoder, cfg: BankBenchCf
 def run_policy(name: str, gate_spec: str, ablate: str | None, stream: BankStream, m0: MemoryBank,
                retriever: ContentEncoder, cfg: BankBenchCfg, seed: int, workdir: Path) -> dict:
     j = cfg.janus
-    evalset = HybridEvalSet(RecallTaskEncoder(retriever), coverage=j.coverage, boundary=j.boundary, fresh=j.fresh,
+    evalset = HybridEvalSet(RecallTaskFeatures(retriever), coverage=j.coverage, boundary=j.boundary, fresh=j.fresh,
                             use_coverage=ablate != "coverage", use_boundary=ablate != "boundary",
                             use_fresh=ablate != "fresh", seed=seed)
     updater = StreamUpdater(retriever, stream.batches, cfg.faults.prune_keep, cfg.faults.prune_mode)

@@ -45,7 +45,7 @@ from sam_model.janus.adapters.retriever_head import (
     HeadEvaluator,
     HeadFineTuner,
     ParamSketch,
-    ProbeEncoder,
+    ProbeFeatures,
 )
 from sam_model.janus.controller import JanusController, StepDecision
 from sam_model.janus.evalset import HybridEvalSet
@@ -390,8 +390,8 @@ def memory_encoder(ctx: HeadContext, s: Stream, cfg: BenchCfg, seed: int):
     j = cfg.janus
     if j.phi == "params":
         return ParamSketch(j.sketch_dim, seed)
-    if j.phi not in ProbeEncoder.KINDS:
-        raise SAMFileError(f"janus.phi must be one of {(*ProbeEncoder.KINDS, 'params')}, got {j.phi!r}")
+    if j.phi not in ProbeFeatures.KINDS:
+        raise SAMFileError(f"janus.phi must be one of {(*ProbeFeatures.KINDS, 'params')}, got {j.phi!r}")
     pools = {"pretrain": s.pretrain_tasks, "history": s.history_tasks}
     if j.probe_pool not in pools:
         raise SAMFileError(f"janus.probe_pool must be one of {sorted(pools)}, got {j.probe_pool!r}")
@@ -401,7 +401,7 @@ def memory_encoder(ctx: HeadContext, s: Stream, cfg: BenchCfg, seed: int):
                            f"none; set data.{j.probe_pool}_per_domain > 0 or use janus.phi=params")
     rng = np.random.default_rng(seed)
     k = min(j.probes, len(pool))
-    return ProbeEncoder(ctx, sorted(rng.choice(pool, k, replace=False).tolist()),
+    return ProbeFeatures(ctx, sorted(rng.choice(pool, k, replace=False).tolist()),
                         scale=1.0 / cfg.updater.temperature, kind=j.phi)
 
 

@@ -7,11 +7,14 @@ baseline) decides which candidates to compare on a small hybrid evaluation set b
 from sam_model.janus.controller import JanusController, StepDecision
 from sam_model.janus.evalset import EvalSelection, HybridEvalSet
 from sam_model.janus.gates import AlwaysGate, NoGate, PeriodicGate, RandomGate, RandomSubsetGate, make_gate
-from sam_model.janus.protocols import Evaluator, Gate, Memory, MemoryEncoder, TaskEncoder, Updater
+from sam_model.janus.protocols import Evaluator, Gate, Memory, MemoryFeatures, TaskFeatures, Updater
 from sam_model.janus.trigger import MemoryMomentumTrigger, cosine
+
+MemoryEncoder = MemoryFeatures  # deprecated names: "Encoder" is the retriever's (sam_model.encoding.Encoder)
+TaskEncoder = TaskFeatures
 
 __all__ = [
     "AlwaysGate", "EvalSelection", "Evaluator", "Gate", "HybridEvalSet", "JanusController", "Memory",
-    "MemoryEncoder", "MemoryMomentumTrigger", "NoGate", "PeriodicGate", "RandomGate", "RandomSubsetGate",
-    "StepDecision", "TaskEncoder", "Updater", "cosine", "make_gate",
+    "MemoryFeatures", "MemoryMomentumTrigger", "NoGate", "PeriodicGate", "RandomGate", "RandomSubsetGate",
+    "StepDecision", "TaskFeatures", "Updater", "cosine", "make_gate", "MemoryEncoder", "TaskEncoder",
 ]

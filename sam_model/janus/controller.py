@@ -36,7 +36,7 @@ import numpy as np
 
 from sam_model.io import SAMFileError, atomic_path, atomic_write_text, clean_stale, safe_name
 from sam_model.janus.evalset import HybridEvalSet
-from sam_model.janus.protocols import Evaluator, Gate, Memory, MemoryEncoder, Updater
+from sam_model.janus.protocols import Evaluator, Gate, Memory, MemoryFeatures, Updater
 
 STATE_VERSION = 1
 
@@ -72,7 +72,7 @@ Batch = tuple[Sequence[Any], Any]  # (tasks, feedback)
 class JanusController:
     """Wraps an updater; see the module docstring. Call ``run`` (or ``start`` then ``step``)."""
 
-    def __init__(self, updater: Updater, evaluator: Evaluator, encoder: MemoryEncoder | None, gate: Gate,
+    def __init__(self, updater: Updater, evaluator: Evaluator, features: MemoryFeatures | None, gate: Gate,
                  evalset: HybridEvalSet, workdir: str | os.PathLike, keep_all: bool = False,
                  holdout_latest: bool = False):
         for obj, proto, what in ((updater, Updater, "updater (needs .propose(memory, tasks, feedback))"),
@@ -80,9 +80,9 @@ class JanusController:
                                  (gate, Gate, "gate (needs check/commit/state_dict/load_state_dict)")):
             if not isinstance(obj, proto):
                 raise TypeError(f"{type(obj).__name__} is not a Janus {what}")
-        if gate.needs_encoding and encoder is None:
-            raise TypeError(f"gate {gate.name!r} needs a memory encoder φ; pass encoder=")
-        self.updater, self.evaluator, self.encoder = updater, evaluator, encoder
+        if gate.needs_encoding and features is None:
+            raise TypeError(f"gate {gate.name!r} needs the memory's features φ; pass features=")
+        self.updater, self.evaluator, self.features = updater, evaluator, features
         self.gate, self.evalset = gate, evalset
         self.workdir = Path(workdir)
         self.keep_all = keep_all  # keep every deployed memory, not only M_0 and compared ones
@@ -109,9 +109,9 @@ class JanusController:
     def _phi_of(self, memory: Memory) -> np.ndarray | None:
         if not self.gate.needs_encoding:
             return None
-        v = np.asarray(self.encoder(memory), dtype=np.float64).reshape(-1)
+        v = np.asarray(self.features(memory), dtype=np.float64).reshape(-1)
         if not np.all(np.isfinite(v)):
-            raise ValueError("the memory encoder φ returned non-finite values")
+            raise ValueError("the memory features φ returned non-finite values")
         return v
 
     def _write_state(self, decision: StepDecision | None) -> None:

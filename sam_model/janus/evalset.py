@@ -22,7 +22,7 @@ from typing import Any
 import faiss
 import numpy as np
 
-from sam_model.janus.protocols import TaskEncoder
+from sam_model.janus.protocols import TaskFeatures
 
 
 @dataclass
@@ -39,7 +39,7 @@ class EvalSelection:
 class HybridEvalSet:
     """Coverage ∪ boundary ∪ fresh over the stream of tasks seen so far."""
 
-    def __init__(self, task_encoder: TaskEncoder, coverage: int = 16, boundary: int = 32, fresh: int = 16,
+    def __init__(self, task_features: TaskFeatures, coverage: int = 16, boundary: int = 32, fresh: int = 16,
                  use_coverage: bool = True, use_boundary: bool = True, use_fresh: bool = True,
                  kmeans_iters: int = 20, seed: int = 0):
         for name, v in (("coverage", coverage), ("boundary", boundary), ("fresh", fresh)):
@@ -48,7 +48,7 @@ class HybridEvalSet:
         if not (use_coverage and coverage or use_boundary and boundary or use_fresh and fresh):
             raise ValueError("the evaluation set is empty: enable at least one of coverage/boundary/fresh "
                              "with a size > 0")
-        self.task_encoder = task_encoder
+        self.task_features = task_features
         self.coverage_k = coverage if use_coverage else 0
         self.boundary_cap = boundary if use_boundary else 0
         self.fresh_n = fresh if use_fresh else 0
@@ -69,10 +69,10 @@ class HybridEvalSet:
         """Record a batch of tasks (embedding them unless ``emb`` is given); returns the embeddings."""
         tasks = list(tasks)
         if emb is None:
-            emb = self.task_encoder(tasks) if tasks else np.zeros((0, self.dim or 1), np.float32)
+            emb = self.task_features(tasks) if tasks else np.zeros((0, self.dim or 1), np.float32)
         emb = np.ascontiguousarray(emb, dtype=np.float32)
         if emb.ndim != 2 or emb.shape[0] != len(tasks):
-            raise ValueError(f"task encoder returned shape {emb.shape} for {len(tasks)} tasks; "
+            raise ValueError(f"task features returned shape {emb.shape} for {len(tasks)} tasks; "
                              "expected (n_tasks, dim)")
         if self._emb and len(tasks) and emb.shape[1] != self.dim:
             raise ValueError(f"task embedding size changed: {emb.shape[1]} vs {self.dim}")

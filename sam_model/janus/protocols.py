@@ -53,14 +53,14 @@ class Evaluator(Protocol):
 
 
 @runtime_checkable
-class MemoryEncoder(Protocol):
+class MemoryFeatures(Protocol):
     """φ: memory state → fixed-size float vector; a plain function ``phi(memory)`` qualifies."""
 
     def __call__(self, memory: Memory) -> np.ndarray: ...
 
 
 @runtime_checkable
-class TaskEncoder(Protocol):
+class TaskFeatures(Protocol):
     """Task embeddings for the coverage set (k-means); a plain function qualifies."""
 
     def __call__(self, tasks: Sequence[Any]) -> np.ndarray: ...

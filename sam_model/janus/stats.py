@@ -8,7 +8,7 @@ d_s = acc_A(s) − acc_B(s) removes what the seed does to both (its stream, its 
 - ``paired(a, b)``: the same for the per-seed differences a − b. A gate **beats** another only when
   the whole interval is above 0 (``verdict``); an interval that contains 0 is no difference.
 - ``evaluation_cost``: what a policy spent evaluating memories, in *tasks scored*. A comparison scores
-  every task of E_t on both memories (2·|E_t|); computing φ costs what the memory encoder says per call
+  every task of E_t on both memories (2·|E_t|); computing φ costs what the memory features say per call
   (a φ that scores 256 probe tasks costs 256; one that reuses the vectors the writes stored costs one
   pass over the bank, counted as 1). Total = Σ comparisons 2·|E_t| + calls(φ)·cost(φ).
 
@@ -125,7 +125,7 @@ def paired_table(per_seed: dict, pairs: Sequence[tuple[str, str]], key: str = "f
 
 
 class CountedPhi:
-    """Wraps a memory encoder φ and counts its calls, so a run's trigger cost can be reported.
+    """Wraps the memory features φ and counts its calls, so a run's trigger cost can be reported.
 
     ``tasks_per_call``: what one call costs in tasks scored, from the encoder's own ``tasks_per_call``
     (0 when it does not say).

@@ -2,7 +2,7 @@
 
 A good updater moves the memory in a fairly steady direction; a step that points away
 from where the memory has been going (drift towards the latest tasks, a bad batch,
-forgetting) is the one worth checking. With φ a memory encoder:
+forgetting) is the one worth checking. With φ the memory's features (a fixed-size vector):
 
     z_t = φ(M̂_t) − φ(M_{t−1})              the proposed step
     fire  ⇔  cos(z_t, m_{t−1}) < τ          compare M̂_t with M_{t−1} before deploying

@@ -13,7 +13,7 @@ evaluator, and the stream's batches and tasks they read (:class:`BankBatch`, :cl
   is solved when that value is the true one. A wrong value ranked above the right one (a misread that
   corrected it) is a miss, and so is a slot no retrieved unit records (pruned, or crowded out). ``correct_many`` scores several banks on the same tasks with one encoding of
   the queries (what a comparison does: both memories, one pass).
-- :class:`RecallTaskEncoder` — the coverage set clusters tasks by their query vectors.
+- :class:`RecallTaskFeatures` — the coverage set clusters tasks by their query vectors.
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ class RecallEvaluator:
         return out
 
 
-class RecallTaskEncoder:
+class RecallTaskFeatures:
     """Task embeddings for the coverage set: each task's query vector, L2-normalised."""
 
     def __init__(self, retriever: Encoder, batch_size: int = 64):

@@ -14,11 +14,11 @@ old ones, silently drops memories that later decisions need. Janus wraps those r
 - **correct** (:class:`BankEvaluator`): the top-1 (or any of the top-k) unit the bank returns for
   the decision point stands for one of its labelled memories (``MemoryUnit.sources``: a unit that
   absorbed a pruned memory's facts counts, as in the memory benchmark);
-- **φ** (:class:`BankEncoder`): importance-weighted mean of the unit vectors, kind histogram, size.
+- **φ** (:class:`BankFeatures`): importance-weighted mean of the unit vectors, kind histogram, size.
 
     r = HashingEncoder()                     # or SAMRetriever.load(export_dir)
-    ctrl = JanusController(BankUpdater(r), BankEvaluator(r), BankEncoder(), make_gate("mmt"),
-                           HybridEvalSet(BankTaskEncoder(r)), "runs/janus-bank")
+    ctrl = JanusController(BankUpdater(r), BankEvaluator(r), BankFeatures(), make_gate("mmt"),
+                           HybridEvalSet(BankTaskFeatures(r)), "runs/janus-bank")
     bank = ctrl.run(((batch, None) for batch in batched(bank_tasks(episodes), 8)), MemoryBank(r.dim))
 """
 
@@ -223,7 +223,7 @@ class BankEvaluator:
         return out
 
 
-class BankEncoder:
+class BankFeatures:
     """φ(bank): [importance-weighted mean unit vector | kind histogram | size], fixed length dim + 10.
 
     The mean says *what* the bank holds (weighted by what it still considers important, so decay
@@ -256,7 +256,7 @@ class BankEncoder:
         return np.concatenate([mean, self.kind_weight * hist / len(units), self.size_weight * np.array(size)])
 
 
-class BankTaskEncoder:
+class BankTaskFeatures:
     """Task embeddings for the coverage set: the retriever's query vector of each task's decision
     point (its last event when it has none), L2-normalised."""
 

@@ -8,7 +8,7 @@ embeddings, the W_s network, α): about a megabyte, cheap to checkpoint at every
 - the **updater** fine-tunes the head for a few steps on the latest tasks (multi-positive InfoNCE), on the
   true useful memories or on the ones the agent reported (``feedback``; the benchmark's noisy regime);
 - **correct** = the top-1 candidate of the task's episode is a useful memory;
-- **φ**: ``ProbeEncoder`` (what the benchmark uses) embeds a head by its behaviour, the log-likelihoods
+- **φ**: ``ProbeFeatures`` (what the benchmark uses) embeds a head by its behaviour, the log-likelihoods
   of the useful memories on fixed probe tasks; the count sketch of the head's parameters (a fixed random
   signed bucketing, linear, so φ(M̂) − φ(M) sketches the parameter step) is the cheap alternative, but
   fresh-Adam steps are nearly orthogonal in parameter space, so its cosines carry little signal.
@@ -315,7 +315,7 @@ class ParamSketch:
         return np.bincount(bucket, weights=sign * theta, minlength=self.dim)
 
 
-class ProbeEncoder:
+class ProbeFeatures:
     """φ(memory): how the head behaves on a fixed set of probe tasks.
 
     Parameter steps of a freshly initialised Adam are nearly orthogonal to each other whatever they
@@ -333,9 +333,9 @@ class ProbeEncoder:
 
     def __init__(self, ctx: HeadContext, probe_tasks: Sequence[int], scale: float = 20.0, kind: str = "loglik"):
         if not len(probe_tasks):
-            raise ValueError("ProbeEncoder needs at least one probe task")
+            raise ValueError("ProbeFeatures needs at least one probe task")
         if kind not in self.KINDS:
-            raise ValueError(f"ProbeEncoder kind must be one of {self.KINDS}, got {kind!r}")
+            raise ValueError(f"ProbeFeatures kind must be one of {self.KINDS}, got {kind!r}")
         self.ctx, self.probe, self.scale, self.kind = ctx, [int(t) for t in probe_tasks], scale, kind
 
     @property

@@ -7,11 +7,11 @@ Janus gates them. All you supply is ``llm(prompt) -> str`` (any endpoint; determ
 keeps runs resumable):
 
     llm = my_endpoint                       # str -> str
-    ctrl = JanusController(LLMUpdater(llm), LLMEvaluator(llm), TextMemoryEncoder(), make_gate("mmt"),
-                           HybridEvalSet(TextTaskEncoder()), "runs/cheatsheet")
+    ctrl = JanusController(LLMUpdater(llm), LLMEvaluator(llm), TextMemoryFeatures(), make_gate("mmt"),
+                           HybridEvalSet(TextTaskFeatures()), "runs/cheatsheet")
     memory = ctrl.run(((batch, feedback) for batch, feedback in my_stream), TextMemory(()))
 
-φ and the task encoder are hashed bags of words by default (no model needed); pass
+φ and the task features are hashed bags of words by default (no model needed); pass
 ``embedder=TextEmbedder()`` (sam_model.models.text_encoder) for sentence embeddings instead.
 """
 
@@ -185,7 +185,7 @@ def hashed_bow(texts: Sequence[str], dim: int = 1024) -> np.ndarray:
     return out
 
 
-class TextMemoryEncoder:
+class TextMemoryFeatures:
     """φ(memory): hashed word counts of all insights (or a sentence embedding of the rendered list).
 
     Counts, not normalised vectors: adding an insight adds its words to φ, dropping one subtracts
@@ -202,7 +202,7 @@ class TextMemoryEncoder:
         return hashed_bow(list(memory.insights), self.dim).sum(0)
 
 
-class TextTaskEncoder:
+class TextTaskFeatures:
     """Task embeddings for the coverage set: hashed bag of words of the question, L2-normalised."""
 
     def __init__(self, dim: int = 1024, embedder: Any = None):
