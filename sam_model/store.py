@@ -434,7 +434,7 @@ class MemoryStore:
     def search(self, state: State | Mapping, observation: str, k: int = 5, *, episode_id: Any = None,
                user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                step: int | None = None, task_start: int | None = None, rerank: bool = True,
-               ids: Collection[Any] | None = None) -> list[Hit]:
+               ids: Collection[Any] | None = None, query_vector: np.ndarray | None = None) -> list[Hit]:
         """The k best memories for the agent's state and observation, best first (see the module doc).
 
         ``step``: the query's step (default: one past the newest memory of ``episode_id``, i.e. now);
@@ -442,7 +442,8 @@ class MemoryStore:
         as far as the events written so far tell, sam_model.data.examples.MemoryRecorder; None when unknown).
         Both matter only to a model with time features. ``rerank=False``: the index order alone (what the
         re-rank adds, measured). ``ids``: search only these memories (a metadata filter's matches), intersected
-        with the scopes inside the index search like them.
+        with the scopes inside the index search like them. ``query_vector``: this query already encoded (by a
+        caller that batches concurrent queries into one encoder forward, sam_model.serve.batching).
         """
         check_k(k)
         st = as_state(state)
@@ -453,7 +454,8 @@ class MemoryStore:
             step = self._next_step.get(episode_id)
         if task_start is None:
             task_start = self.recorder.task_start(episode_id)
-        q = self.encoder.encode_queries([st], [observation], steps=[step], task_starts=[task_start])[0]
+        q = self.encoder.encode_queries([st], [observation], steps=[step], task_starts=[task_start])[0] \
+            if query_vector is None else query_vector
         return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
                                   agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids,
                                   query_text=state_to_text(st) if self.lexical else None)
