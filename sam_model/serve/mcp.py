@@ -8,7 +8,8 @@
 Over HTTP (mounted at ``/mcp`` of the HTTP service) each call carries the tenant's key as the HTTP API does
 (``Authorization: Bearer <key>`` or ``X-API-Key``); an unknown key is refused. Over stdio (``sam-serve --stdio``,
 for an agent that launches the memory as a subprocess) there are no headers: the tenant is the one the command
-names. Writes take the same write-ahead log as HTTP writes.
+names. Writes take the same write-ahead log as HTTP writes. What the memory refuses (an unknown key or id, an
+empty text, no scope) comes back as the tool's error with the memory's one-line reason.
 """
 
 
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from sam_model.serve.tenants import Tenant, Tenants
 
@@ -26,6 +28,13 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
     server = MCPServer("sam-memory", instructions="Long-term memory for this agent: remember facts and events, "
                        "recall what matters for the current state, forget what is wrong.")
     run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
+
+    def answer(ctx: Context, call: Callable[[Tenant], dict]) -> dict:
+        """``call(tenant)``, its refusals as ToolErrors (their text reaches the agent)."""
+        try:
+            return call(tenant_of(ctx))
+        except (KeyError, ValueError, TypeError, PermissionError) as err:
+            raise ToolError(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)) from None
 
     def tenant_of(ctx: Context) -> Tenant:
         headers = ctx.headers
@@ -43,21 +52,21 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
     def remember(text: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None, metadata: dict[str, Any] | None = None) -> dict:
         """Store one thing the user said or the agent learnt, in the user's (agent's, run's) memory."""
-        return tenant_of(ctx).write("add", {"data": text, "user_id": user_id, "agent_id": agent_id,
-                                            "run_id": run_id, "metadata": metadata})
+        return answer(ctx, lambda t: t.write("add", {"data": text, "user_id": user_id, "agent_id": agent_id,
+                                                     "run_id": run_id, "metadata": metadata}))
 
     @server.tool()
     def recall(query: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, state: dict[str, Any] | None = None, limit: int = 5) -> dict:
         """The memories that matter for the query, ranked for the agent's state when one is given
         ({"phase": ..., "constraints": {...}, "uncertainty_flags": [...]}); best first, with scores."""
-        return run_search(tenant_of(ctx), query=query, state=state, user_id=user_id, agent_id=agent_id,
-                          run_id=run_id, limit=limit, filters=None, threshold=None)
+        return answer(ctx, lambda t: run_search(t, query=query, state=state, user_id=user_id, agent_id=agent_id,
+                                                run_id=run_id, limit=limit, filters=None, threshold=None))
 
     @server.tool()
     def forget(memory_id: str, ctx: Context) -> dict:
         """Delete one memory (its id comes from remember or recall)."""
-        return tenant_of(ctx).write("delete", {"memory_id": memory_id})
+        return answer(ctx, lambda t: t.write("delete", {"memory_id": memory_id}))
 
     return server
 

@@ -1,0 +1,300 @@
+"""Load and fault bench of sam-serve (loopback only, bounded): latency at scale, kill -9 under load, isolation.
+
+    python -m sam_model.bench.serve load  --memories 100000 --clients 16 --seconds 30 [--model sam-general]
+    python -m sam_model.bench.serve fault --kills 20 --clients 8 [--model sam-general]
+
+Both start a real ``python -m sam_model.serve`` subprocess on 127.0.0.1 with two tenants (keys file written here)
+and drive it with N client threads over HTTP (httpx, keep-alive), each client one tenant's user.
+
+- **load**: the first tenant's memory is filled with ``--memories`` memories first (``--users`` users; the memory
+  vectors are random: what is measured is the search over that many, not their quality), checkpointed, and the
+  server started on it. Then for ``--seconds`` every client loops: with probability ``--add-share`` an add (a
+  chat message, encoded and fsync-logged), else a search with a state of its own (SAM's state-adaptive query,
+  encoded: every query text is new, so the frozen-BERT cache never answers it). Reports QPS and p50/p99 per
+  operation, errors, and which part of a search dominates (the server's encoder batches: queries per forward).
+- **fault**: the same clients add and search while the server is killed with SIGKILL every ``--kill-every``
+  seconds and restarted, ``--kills`` times. A write counts as acknowledged when its 2xx arrived; after the run the
+  server is restarted once more and every acknowledged write is looked up: lost = acknowledged but missing.
+  Requests that fail while the server is down are counted as errors (they were never acknowledged).
+
+Every search result is checked against the client's tenant and user: cross-tenant (or cross-user) = a result
+that is not the client's own. Figures go to stdout and ``--json``; progress to stderr and ``--log``. Timings are
+of this machine as it is (shared, under load: say so when quoting them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+KEYS = {"acme": "acme-key-0123456789abcdef", "globex": "globex-key-0123456789abcdef"}
+PHASES = ["search", "plan", "confirm", "book"]
+SLOTS = ["date", "city", "budget", "name", "time"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(model: str | Path, keys: Path, data: Path, port: int, *extra: str, log: Path | None = None,
+                 timeout: float = 300.0) -> subprocess.Popen:
+    """``python -m sam_model.serve`` in a subprocess, returned once /health answers."""
+    out = open(log or os.devnull, "ab")  # noqa: SIM115 - the child keeps it
+    proc = subprocess.Popen([sys.executable, "-m", "sam_model.serve", "--model", str(model), "--keys", str(keys),
+                             "--data", str(data), "--port", str(port), "--log-level", "warning", *extra],
+                            stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"sam-serve exited with {proc.returncode} (its log: {log})")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"sam-serve did not answer /health within {timeout} s (its log: {log})")
+
+
+@dataclass
+class Tally:
+    """What the clients saw (each client its own; summed at the end)."""
+
+    latencies: dict[str, list[float]] = field(default_factory=lambda: {"add": [], "search": []})
+    errors: dict[str, int] = field(default_factory=dict)
+    acked: list[tuple[str, str, str, str]] = field(default_factory=list)  # (tenant, user, id, text)
+    cross: list[str] = field(default_factory=list)
+
+    def error(self, what: str) -> None:
+        self.errors[what] = self.errors.get(what, 0) + 1
+
+
+def _state(rng: random.Random) -> dict:
+    return {"phase": rng.choice(PHASES), "constraints": {"city": f"c{rng.randrange(10**9)}"},
+            "uncertainty_flags": rng.sample(SLOTS, 2)}
+
+
+def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tally, seed: int,
+           add_share: float) -> None:
+    """Add and search as one user of one tenant until ``stop``; every 2xx add is acknowledged."""
+    rng = random.Random(seed)
+    headers = {"Authorization": f"Bearer {KEYS[tenant]}"}
+    with httpx.Client(base_url=base, headers=headers, timeout=30.0) as http:
+        while not stop.is_set():
+            op = "add" if rng.random() < add_share else "search"
+            text = f"{tenant}:{user} fact {uuid.uuid4().hex[:10]}"
+            body = ({"messages": text, "user_id": user} if op == "add" else
+                    {"query": f"what about {rng.randrange(10**9)}?", "user_id": user, "state": _state(rng),
+                     "limit": 5})
+            t0 = time.perf_counter()
+            try:
+                r = http.post("/v1/memories" if op == "add" else "/v1/memories/search", json=body)
+            except httpx.HTTPError:
+                tally.error(f"{op}: no answer")
+                time.sleep(0.05)
+                continue
+            dt = time.perf_counter() - t0
+            if r.status_code != 200:
+                tally.error(f"{op}: HTTP {r.status_code}")
+                continue
+            tally.latencies[op].append(dt)
+            if op == "add":
+                tally.acked += [(tenant, user, h["id"], text) for h in r.json()["results"]]
+            else:
+                tally.cross += [h["memory"] for h in r.json()["results"]
+                                if h["user_id"] != user or not h["memory"].startswith(f"{tenant}:{user} ")]
+
+
+def run_clients(base: str, n: int, seconds: float, add_share: float, tally: Tally, users: int = 0,
+                tenants: tuple[str, ...] = ("acme", "globex"), during=None) -> float:
+    """n client threads (tenants in turn; client i is user u<i>, or u<i mod users>) for ``seconds``
+    (``during(stop, end)`` runs beside them instead of a plain wait); returns the wall time."""
+    stop = threading.Event()
+    threads = [threading.Thread(target=client, args=(base, tenants[i % len(tenants)], f"u{i % users if users else i}",
+                                                     stop, tally, i, add_share), daemon=True) for i in range(n)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    if during is not None:
+        during(stop, t0 + seconds)
+    else:
+        stop.wait(seconds)
+    stop.set()
+    for t in threads:
+        t.join(60)
+    return time.perf_counter() - t0
+
+
+def percentiles(xs: list[float]) -> dict:
+    if not xs:
+        return {"n": 0}
+    a = np.asarray(xs) * 1000
+    return {"n": len(xs), "p50_ms": round(float(np.percentile(a, 50)), 1), "p99_ms": round(float(np.percentile(a, 99)), 1),
+            "mean_ms": round(float(a.mean()), 1)}
+
+
+def preload(model: str | Path, data: Path, keys: Path, memories: int, users: int, log) -> None:
+    """Write the first tenant's checkpoint holding ``memories`` memories (random vectors) of ``users`` users."""
+    from sam_model.data.examples import MemoryRecord
+    from sam_model.memory.scoped import ScopedMemory
+    from sam_model.retriever import SAMRetriever
+    from sam_model.serve.tenants import Tenant
+    from sam_model.store import store_config_of
+
+    retriever = SAMRetriever.load(str(model), device="cpu")
+    cfg = store_config_of(retriever)
+    tenant = Tenant("acme", data / "acme", lambda: ScopedMemory(retriever, cfg), lambda f: ScopedMemory.load(f, retriever))
+    rng = np.random.default_rng(0)
+    store, per = tenant.memory.store, max(1, memories // users)
+    for u in range(users):
+        n = per if u < users - 1 else memories - per * (users - 1)
+        if n <= 0:
+            break
+        ep = ScopedMemory.episode_of(user_id=f"u{u}")
+        recs = [MemoryRecord(f"{ep}#{i}", ep, i, "user", "plan", f"acme:u{u} old fact {i}") for i in range(n)]
+        x = rng.standard_normal((n, store.dim)).astype(np.float32)
+        store.add(recs, x / np.linalg.norm(x, axis=1, keepdims=True), user_id=f"u{u}")
+        if u % max(1, users // 10) == 0:
+            log(f"preload: {len(store)}/{memories} memories")
+    tenant.checkpoint()
+    tenant.wal.close()
+
+
+def load_bench(args, folder: Path, log) -> dict:
+    keys = folder / "keys.json"
+    keys.write_text(json.dumps(KEYS))
+    data = folder / "data"
+    t0 = time.perf_counter()
+    preload(args.model, data, keys, args.memories, args.users, log)
+    log(f"preloaded {args.memories} memories in {time.perf_counter() - t0:.0f} s; starting the server")
+    port = free_port()
+    proc = start_server(args.model, keys, data, port, "--batch-ms", str(args.batch_ms), log=folder / "server.log")
+    try:
+        base = f"http://127.0.0.1:{port}"
+        tally = Tally()
+        warm = Tally()
+        run_clients(base, max(2, args.clients // 4), 3.0, args.add_share, warm, args.users, ("acme",))
+        wall = run_clients(base, args.clients, args.seconds, args.add_share, tally, args.users, ("acme",))
+    finally:
+        proc.terminate()
+        proc.wait(60)
+    return {"mode": "load", "memories": args.memories, "clients": args.clients, "seconds": round(wall, 1),
+            "batch_ms": args.batch_ms, "qps": round(sum(map(len, tally.latencies.values())) / wall, 1),
+            "search": percentiles(tally.latencies["search"]), "add": percentiles(tally.latencies["add"]),
+            "errors": tally.errors, "cross_tenant_results": len(tally.cross), "cpus": os.cpu_count()}
+
+
+def fault_bench(args, folder: Path, log) -> dict:
+    keys = folder / "keys.json"
+    keys.write_text(json.dumps(KEYS))
+    data, port = folder / "data", free_port()
+    extra = ("--checkpoint-every", str(args.checkpoint_every), "--batch-ms", str(args.batch_ms))
+    server = {"proc": start_server(args.model, keys, data, port, *extra, log=folder / "server.log")}
+    kills, restarts = [0], []
+
+    def killer(stop: threading.Event, end: float) -> None:
+        while kills[0] < args.kills and not stop.is_set():
+            time.sleep(args.kill_every * random.Random(kills[0]).uniform(0.5, 1.5))
+            server["proc"].kill()  # SIGKILL: no shutdown, no checkpoint
+            server["proc"].wait()
+            kills[0] += 1
+            t0 = time.perf_counter()
+            server["proc"] = start_server(args.model, keys, data, port, *extra, log=folder / "server.log")
+            restarts.append(time.perf_counter() - t0)
+            log(f"kill {kills[0]}/{args.kills}: restarted in {restarts[-1]:.1f} s")
+        stop.wait(max(0.0, min(2.0, end - time.perf_counter())))
+
+    tally = Tally()
+    base = f"http://127.0.0.1:{port}"
+    wall = run_clients(base, args.clients, 0, args.add_share, tally, during=killer)
+    server["proc"].kill()
+    server["proc"].wait()
+    proc = start_server(args.model, keys, data, port, *extra, log=folder / "server.log")  # after a last kill
+    lost = []
+    try:
+        for tenant in ("acme", "globex"):
+            with httpx.Client(base_url=base, headers={"X-API-Key": KEYS[tenant]}, timeout=60) as http:
+                users = {u for t, u, _, _ in tally.acked if t == tenant}
+                held = {}
+                for u in users:
+                    for m in http.get("/v1/memories", params={"user_id": u, "limit": 10**6}).json()["results"]:
+                        held[m["id"]] = m["memory"]
+                lost += [i for t, _, i, text in tally.acked if t == tenant and held.get(i) != text]
+    finally:
+        proc.terminate()
+        proc.wait(60)
+    return {"mode": "fault", "kills": kills[0], "clients": args.clients, "seconds": round(wall, 1),
+            "acknowledged_writes": len(tally.acked), "acknowledged_but_lost": len(lost), "lost_ids": lost[:10],
+            "cross_tenant_results": len(tally.cross), "errors": tally.errors,
+            "restart_s": {"mean": round(float(np.mean(restarts)), 2), "max": round(float(np.max(restarts)), 2)}
+            if restarts else {},
+            "search": percentiles(tally.latencies["search"]), "add": percentiles(tally.latencies["add"])}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m sam_model.bench.serve", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("mode", choices=["load", "fault"], help="load: latency at scale; fault: kill -9 under load")
+    p.add_argument("--model", default="sam-general", help="the served retriever (export folder or packaged name)")
+    p.add_argument("--clients", type=int, default=16, help="concurrent client threads (alternating two tenants)")
+    p.add_argument("--seconds", type=float, default=30.0, help="load: how long the clients run")
+    p.add_argument("--memories", type=int, default=100_000, help="load: memories preloaded into the first tenant")
+    p.add_argument("--users", type=int, default=1000, help="load: users the preloaded memories belong to")
+    p.add_argument("--add-share", type=float, default=None,
+                   help="share of operations that are adds (default: 0.1 for load, 0.5 for fault)")
+    p.add_argument("--batch-ms", type=float, default=2.0, help="the server's micro-batching window (0: off)")
+    p.add_argument("--kills", type=int, default=20, help="fault: SIGKILLs of the server")
+    p.add_argument("--kill-every", type=float, default=3.0, help="fault: mean seconds between kills (0.5-1.5 x)")
+    p.add_argument("--checkpoint-every", type=int, default=50, help="fault: the server's checkpoint interval")
+    p.add_argument("--workdir", type=Path, default=None, help="where data and logs go (default: a temp folder)")
+    p.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
+    p.add_argument("--log", type=Path, default=None, help="also write progress to this file")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.add_share is None:
+        args.add_share = 0.1 if args.mode == "load" else 0.5
+
+    def log(msg: str) -> None:
+        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
+        print(line, file=sys.stderr, flush=True)
+        if args.log:
+            with open(args.log, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+
+    with tempfile.TemporaryDirectory(prefix="sam-serve-bench-") as tmp:
+        folder = args.workdir or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        out = (load_bench if args.mode == "load" else fault_bench)(args, folder, log)
+    text = json.dumps(out, indent=2)
+    print(text)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["Tally", "fault_bench", "load_bench", "start_server"]
