@@ -18,7 +18,10 @@ and drive it with N client threads over HTTP (httpx, keep-alive), each client on
   Requests that fail while the server is down are counted as errors (they were never acknowledged).
 
 Every search result is checked against the client's tenant and user: cross-tenant (or cross-user) = a result
-that is not the client's own. Figures go to stdout and ``--json``; progress to stderr and ``--log``. Timings are
+that is not the client's own. In fault mode a hostile client with the second tenant's key also tries the first
+tenant's acknowledged ids (get, update, delete, history), its users (list, search), a filter that widens the
+scope and a wrong key, all the run long: any answer with the first tenant's data counts as cross-tenant (and a
+delete that got through would show as a lost write). Figures go to stdout and ``--json``; progress to stderr and ``--log``. Timings are
 of this machine as it is (shared, under load: say so when quoting them).
 """
 
@@ -37,6 +40,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import numpy as np
@@ -122,13 +126,46 @@ def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tall
                                 if h["user_id"] != user or not h["memory"].startswith(f"{tenant}:{user} ")]
 
 
+def hostile(base: str, stop: threading.Event, tally: Tally, seed: int) -> None:
+    """Globex's key against acme's memories until ``stop``: acme's acknowledged ids (get, update, delete,
+    history), acme's users (list, delete_all), filters that try to widen the scope, and wrong keys. Anything
+    that answers with acme's data or changes it is a breach (counted in ``tally.cross``)."""
+    rng = random.Random(seed)
+    with httpx.Client(base_url=base, headers={"X-API-Key": KEYS["globex"]}, timeout=30.0) as http:
+        while not stop.is_set():
+            theirs = [a for a in tally.acked[-200:] if a[0] == "acme"]
+            if not theirs:
+                stop.wait(0.1)
+                continue
+            _, user, mid, text = rng.choice(theirs)
+            path = "/v1/memories/" + quote(mid, safe="")
+            try:
+                tries = [http.get(path), http.put(path, json={"data": "globex was here"}), http.delete(path),
+                         http.get("/v1/history/" + quote(mid, safe="")),
+                         http.get("/v1/memories", params={"user_id": user}),
+                         http.post("/v1/memories/search", json={"query": "x", "user_id": user}),
+                         http.post("/v1/memories/search", json={"query": "x", "user_id": "u1", "limit": 50,
+                                                                "filters": {"OR": [{"user_id": user}, {"user_id": "u1"}]}}),
+                         http.post("/v1/memories/search", json={"query": "x", "user_id": user},
+                                   headers={"X-API-Key": KEYS["acme"][:-1] + "?"})]
+            except httpx.HTTPError:
+                stop.wait(0.05)
+                continue
+            for r in tries:
+                if r.status_code == 200 and "acme:" in r.text:
+                    tally.cross.append(f"hostile {r.request.method} {r.request.url.path}: {r.text[:80]}")
+            tally.latencies.setdefault("hostile", []).append(0.0)
+
+
 def run_clients(base: str, n: int, seconds: float, add_share: float, tally: Tally, users: int = 0,
-                tenants: tuple[str, ...] = ("acme", "globex"), during=None) -> float:
+                tenants: tuple[str, ...] = ("acme", "globex"), during=None, hostile_client: bool = False) -> float:
     """n client threads (tenants in turn; client i is user u<i>, or u<i mod users>) for ``seconds``
     (``during(stop, end)`` runs beside them instead of a plain wait); returns the wall time."""
     stop = threading.Event()
     threads = [threading.Thread(target=client, args=(base, tenants[i % len(tenants)], f"u{i % users if users else i}",
                                                      stop, tally, i, add_share), daemon=True) for i in range(n)]
+    if hostile_client:
+        threads.append(threading.Thread(target=hostile, args=(base, stop, tally, n), daemon=True))
     t0 = time.perf_counter()
     for t in threads:
         t.start()
@@ -223,7 +260,7 @@ def fault_bench(args, folder: Path, log) -> dict:
 
     tally = Tally()
     base = f"http://127.0.0.1:{port}"
-    wall = run_clients(base, args.clients, 0, args.add_share, tally, during=killer)
+    wall = run_clients(base, args.clients, 0, args.add_share, tally, during=killer, hostile_client=True)
     server["proc"].kill()
     server["proc"].wait()
     proc = start_server(args.model, keys, data, port, *extra, log=folder / "server.log")  # after a last kill
@@ -242,7 +279,8 @@ def fault_bench(args, folder: Path, log) -> dict:
         proc.wait(60)
     return {"mode": "fault", "kills": kills[0], "clients": args.clients, "seconds": round(wall, 1),
             "acknowledged_writes": len(tally.acked), "acknowledged_but_lost": len(lost), "lost_ids": lost[:10],
-            "cross_tenant_results": len(tally.cross), "errors": tally.errors,
+            "cross_tenant_results": len(tally.cross), "cross_examples": tally.cross[:5],
+            "hostile_rounds": len(tally.latencies.get("hostile", [])), "errors": tally.errors,
             "restart_s": {"mean": round(float(np.mean(restarts)), 2), "max": round(float(np.max(restarts)), 2)}
             if restarts else {},
             "search": percentiles(tally.latencies["search"]), "add": percentiles(tally.latencies["add"])}

@@ -2,4 +2,5 @@
 
 from sam_model.serve.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())
