@@ -214,6 +214,37 @@ def preload(model: str | Path, data: Path, keys: Path, memories: int, users: int
     tenant.wal.close()
 
 
+def breakdown(model: str | Path, data: Path, clients: int, rounds: int, users: int, log) -> dict:
+    """What a search costs in-process on the preloaded memory (no HTTP): encoding one query, encoding ``clients``
+    queries in one forward (what micro-batching does), and the store's search + re-rank with the vector given."""
+    from sam_model.memory.scoped import ScopedMemory
+    from sam_model.retriever import SAMRetriever
+    from sam_model.serve.tenants import CHECKPOINT
+
+    retriever = SAMRetriever.load(str(model), device="cpu")
+    memory = ScopedMemory.load(data / "acme" / CHECKPOINT / "memory", retriever)
+    rng = random.Random(1)
+    asks = [(f"what about {rng.randrange(10**9)}?", _state(rng), f"u{rng.randrange(users)}") for _ in range(rounds * clients)]
+    inputs = [memory.query_input(q, st, user_id=u)[1] for q, st, u in asks]
+    warm = [memory.query_input(f"warm-up {i}", _state(rng), user_id="u0")[1] for i in range(clients)]
+    memory.encode_query("state", warm[:1]), memory.encode_query("state", warm)  # first forwards: allocation
+    t0 = time.perf_counter()
+    vectors = [memory.encode_query("state", [i])[0] for i in inputs[:rounds]]
+    one = (time.perf_counter() - t0) / rounds
+    t0 = time.perf_counter()
+    for r in range(rounds):
+        memory.encode_query("state", inputs[r * clients:(r + 1) * clients])
+    batch = (time.perf_counter() - t0) / rounds
+    t0 = time.perf_counter()
+    for (q, st, u), v in zip(asks, vectors):
+        memory.search(q, st, user_id=u, limit=5, query_vector=v)
+    search = (time.perf_counter() - t0) / rounds
+    out = {"encode_1_ms": round(one * 1000, 1), f"encode_{clients}_in_one_forward_ms": round(batch * 1000, 1),
+           "search_and_rerank_ms": round(search * 1000, 2), "memories": len(memory.store)}
+    log(f"in-process breakdown: {out}")
+    return out
+
+
 def load_bench(args, folder: Path, log) -> dict:
     keys = folder / "keys.json"
     keys.write_text(json.dumps(KEYS))
@@ -232,7 +263,8 @@ def load_bench(args, folder: Path, log) -> dict:
     finally:
         proc.terminate()
         proc.wait(60)
-    return {"mode": "load", "memories": args.memories, "clients": args.clients, "seconds": round(wall, 1),
+    parts = breakdown(args.model, data, args.clients, 10, args.users, log)
+    return {"mode": "load", "breakdown": parts, "memories": args.memories, "clients": args.clients, "seconds": round(wall, 1),
             "batch_ms": args.batch_ms, "qps": round(sum(map(len, tally.latencies.values())) / wall, 1),
             "search": percentiles(tally.latencies["search"]), "add": percentiles(tally.latencies["add"]),
             "errors": tally.errors, "cross_tenant_results": len(tally.cross), "cpus": os.cpu_count()}
