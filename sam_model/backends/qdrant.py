@@ -45,7 +45,7 @@ except ImportError as exc:
     raise ImportError("the Qdrant backend needs qdrant-client: pip install 'sam_model[serve]'") from exc
 
 from sam_model.backends.kinds import QDRANT, QDRANT_FORMAT
-from sam_model.index import META_FILE
+from sam_model.index import META_FILE, MemoryIndex
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading
 from sam_model.limits import check_int, check_k
 from sam_model.locking import locked, new_lock
@@ -178,21 +178,8 @@ class QdrantIndex:
         with self._client_lock:
             return int(self.client.count(self.collection, exact=True).count)
 
-    def _check_vectors(self, vectors: Any, what: str) -> np.ndarray:
-        x = np.asarray(vectors, dtype=np.float32)
-        if x.ndim != 2 or x.shape[1] != self.dim:
-            raise ValueError(f"{what} must be a 2-D array (n, {self.dim}), got shape {x.shape}")
-        finite = np.isfinite(x).all(axis=1)
-        if not finite.all():
-            raise ValueError(f"{what} contain NaN or inf (first at row {int(np.flatnonzero(~finite)[0])}); "
-                             "fix the encoder output")
-        return x
-
-    @staticmethod
-    def _check_id(i: Any) -> str | int:
-        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (str, int, np.integer)):
-            raise TypeError(f"memory ids must be str or int, got {i!r} ({type(i).__name__})")
-        return int(i) if isinstance(i, np.integer) else i
+    _check_vectors = MemoryIndex._check_vectors  # the same checks and messages as the FAISS index
+    _check_id = staticmethod(MemoryIndex._check_id)
 
     def _known(self, i: Any) -> str | int:
         key = self._check_id(i)

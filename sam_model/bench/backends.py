@@ -18,13 +18,12 @@ Reported: build (add) time, recall@k (mean over queries, with a 95 % interval), 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from sam_model.bench.serve import emit, progress
 from sam_model.index import MemoryIndex, tune_blas_threshold
 
 
@@ -78,13 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--log", type=Path, default=None, help="also write progress to this file")
     args = p.parse_args(argv)
 
-    def log(msg: str) -> None:
-        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
-        print(line, file=sys.stderr, flush=True)
-        if args.log:
-            with open(args.log, "a", encoding="utf-8") as f:
-                f.write(line + "\n")
-
+    log = progress(args.log)
     tune_blas_threshold()
     rng = np.random.default_rng(args.seed)
     x = clustered(args.n, args.dim, args.clusters, rng)
@@ -135,11 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             scope_qd = [{"scopes": {"user_id": f"u{int(u)}"}} for u in asked[:ns]]
             out["qdrant_scoped"] = {**measure("qdrant, one user (payload filter)", qd, q[:ns], truth_scoped[:ns],
                                               args.k, scope_qd, log), "queries": ns}
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(text + "\n")
+    emit(out, args.json)
     return 0
 
 

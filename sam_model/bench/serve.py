@@ -344,27 +344,38 @@ def main(argv: list[str] | None = None) -> int:
     if args.add_share is None:
         args.add_share = 0.1 if args.mode == "load" else 0.5
 
-    def log(msg: str) -> None:
-        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
-        print(line, file=sys.stderr, flush=True)
-        if args.log:
-            with open(args.log, "a", encoding="utf-8") as f:
-                f.write(line + "\n")
-
+    log = progress(args.log)
     with tempfile.TemporaryDirectory(prefix="sam-serve-bench-") as tmp:
         folder = args.workdir or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        out = (load_bench if args.mode == "load" else fault_bench)(args, folder, log)
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(text + "\n")
+        emit((load_bench if args.mode == "load" else fault_bench)(args, folder, log), args.json)
     return 0
+
+
+def progress(path: Path | None):
+    """A ``log(msg)`` that prints time-stamped progress to stderr and, with ``path``, appends it there."""
+
+    def log(msg: str) -> None:
+        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
+        print(line, file=sys.stderr, flush=True)
+        if path:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+
+    return log
+
+
+def emit(figures: dict, path: Path | None) -> None:
+    """The figures as JSON on stdout and, with ``path``, in that file."""
+    text = json.dumps(figures, indent=2)
+    print(text)
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n")
 
 
 if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["Tally", "fault_bench", "load_bench", "start_server"]
+__all__ = ["Tally", "emit", "fault_bench", "load_bench", "progress", "start_server"]
