@@ -214,13 +214,16 @@ def preload(model: str | Path, data: Path, keys: Path, memories: int, users: int
     tenant.wal.close()
 
 
-def breakdown(model: str | Path, data: Path, clients: int, rounds: int, users: int, log) -> dict:
+def breakdown(model: str | Path, data: Path, clients: int, rounds: int, users: int, threads: int, log) -> dict:
     """What a search costs in-process on the preloaded memory (no HTTP): encoding one query, encoding ``clients``
     queries in one forward (what micro-batching does), and the store's search + re-rank with the vector given."""
+    import torch
+
     from sam_model.memory.scoped import ScopedMemory
     from sam_model.retriever import SAMRetriever
     from sam_model.serve.tenants import CHECKPOINT
 
+    torch.set_num_threads(threads)
     retriever = SAMRetriever.load(str(model), device="cpu")
     memory = ScopedMemory.load(data / "acme" / CHECKPOINT / "memory", retriever)
     rng = random.Random(1)
@@ -253,7 +256,8 @@ def load_bench(args, folder: Path, log) -> dict:
     preload(args.model, data, keys, args.memories, args.users, log)
     log(f"preloaded {args.memories} memories in {time.perf_counter() - t0:.0f} s; starting the server")
     port = free_port()
-    proc = start_server(args.model, keys, data, port, "--batch-ms", str(args.batch_ms), log=folder / "server.log")
+    proc = start_server(args.model, keys, data, port, "--batch-ms", str(args.batch_ms), "--threads", str(args.threads),
+                        log=folder / "server.log")
     try:
         base = f"http://127.0.0.1:{port}"
         tally = Tally()
@@ -263,9 +267,9 @@ def load_bench(args, folder: Path, log) -> dict:
     finally:
         proc.terminate()
         proc.wait(60)
-    parts = breakdown(args.model, data, args.clients, 10, args.users, log)
+    parts = breakdown(args.model, data, args.clients, 10, args.users, args.threads, log)
     return {"mode": "load", "breakdown": parts, "memories": args.memories, "clients": args.clients, "seconds": round(wall, 1),
-            "batch_ms": args.batch_ms, "qps": round(sum(map(len, tally.latencies.values())) / wall, 1),
+            "batch_ms": args.batch_ms, "threads": args.threads, "qps": round(sum(map(len, tally.latencies.values())) / wall, 1),
             "search": percentiles(tally.latencies["search"]), "add": percentiles(tally.latencies["add"]),
             "errors": tally.errors, "cross_tenant_results": len(tally.cross), "cpus": os.cpu_count()}
 
@@ -330,6 +334,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--add-share", type=float, default=None,
                    help="share of operations that are adds (default: 0.1 for load, 0.5 for fault)")
     p.add_argument("--batch-ms", type=float, default=2.0, help="the server's micro-batching window (0: off)")
+    p.add_argument("--threads", type=int, default=1, help="load: the server's torch threads (sam-serve --threads)")
     p.add_argument("--kills", type=int, default=20, help="fault: SIGKILLs of the server")
     p.add_argument("--kill-every", type=float, default=3.0, help="fault: mean seconds between kills (0.5-1.5 x)")
     p.add_argument("--checkpoint-every", type=int, default=50, help="fault: the server's checkpoint interval")
