@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from sam_model.backends import check_index_config, index_from_config, load_index
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.provenance import ProvenanceLinker
 from sam_model.data.schema import Event, State, as_state
@@ -77,7 +78,8 @@ class StoreConfig:
         rerank_depth: how many of the index's top candidates the re-rank reorders (one depth for every path).
         lexical: weight of the lexical match between the state text and each re-ranked candidate (BM25 scaled
             by the best candidate's, sam_model.rerank.lexical_bonus); 0 = off. Training ignores it.
-        index: the FAISS index (sam_model.index.MemoryIndex.from_config), e.g. {"kind": "ivf", "nprobe": 32}.
+        index: the vector backend (sam_model.backends): a FAISS index (sam_model.index.MemoryIndex.from_config),
+            e.g. {"kind": "ivf", "nprobe": 32}, or a Qdrant collection, e.g. {"kind": "qdrant", "url": ...}.
         tie_seed: seed of the tie order among exactly equal scores.
     """
 
@@ -110,7 +112,7 @@ class StoreConfig:
         for name, ok, want in checks:
             if not ok:
                 raise ValueError(f"field '{where}.{name}' must be {want}, got {json.dumps(getattr(self, name), default=repr)}")
-        MemoryIndex.check_config(dict(self.index), f"{where}.index")
+        check_index_config(dict(self.index), f"{where}.index")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -243,7 +245,7 @@ class MemoryStore:
         self.encoder = encoder
         self.config = config or StoreConfig()
         self.dim = int(dim if dim is not None else encoder.dim)
-        self.index = index if index is not None else MemoryIndex.from_config(self.dim, self.config.index)
+        self.index = index if index is not None else index_from_config(self.dim, self.config.index)
         self.linker = ProvenanceLinker(self.config.source_kinds)
         self.recorder = MemoryRecorder()
         self._entries: dict[Any, _Entry] = {}
@@ -346,9 +348,9 @@ class MemoryStore:
             seen.add(r.id)
         x = self._vectors(recs, vectors, batch_size, progress)
         ids = [r.id for r in recs]
-        self.index.add(ids, x, episode_ids=[getattr(r, "episode_id", None) for r in recs])
-        links = self.linker.add(recs, ids)
         scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        self.index.add(ids, x, episode_ids=[getattr(r, "episode_id", None) for r in recs], **self._payload(scope))
+        links = self.linker.add(recs, ids)
         for r, ls in zip(recs, links):
             step = getattr(r, "step", None)
             e = _Entry(r.id, r.text, getattr(r, "content", "") or r.text, r.kind, getattr(r, "phase", ""), step,
@@ -377,7 +379,8 @@ class MemoryStore:
         x = self._vectors([memory], None if vector is None else np.asarray(vector, np.float32).reshape(1, -1), 1, False)
         episode = self.index.episode_of(memory.id)
         self.index.remove([memory.id])
-        self.index.add([memory.id], x, episode_ids=[episode])
+        self.index.add([memory.id], x, episode_ids=[episode],
+                       **self._payload({name: getattr(e, name) for name in SCOPES}))
         e.text, e.content = memory.text, getattr(memory, "content", "") or memory.text
         e.kind, e.phase = memory.kind, getattr(memory, "phase", e.phase)
         e.sets = tuple(getattr(memory, "sets", ()) or ())
@@ -443,7 +446,7 @@ class MemoryStore:
     def search(self, state: State | Mapping, observation: str, k: int = 5, *, episode_id: Any = None,
                user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                step: int | None = None, task_start: int | None = None, rerank: bool = True,
-               ids: Collection[Any] | None = None) -> list[Hit]:
+               ids: Collection[Any] | None = None, query_vector: np.ndarray | None = None) -> list[Hit]:
         """The k best memories for the agent's state and observation, best first (see the module doc).
 
         ``step``: the query's step (default: one past the newest memory of ``episode_id``, i.e. now);
@@ -451,7 +454,8 @@ class MemoryStore:
         as far as the events written so far tell, sam_model.data.examples.MemoryRecorder; None when unknown).
         Both matter only to a model with time features. ``rerank=False``: the index order alone (what the
         re-rank adds, measured). ``ids``: search only these memories (a metadata filter's matches), intersected
-        with the scopes inside the index search like them.
+        with the scopes inside the index search like them. ``query_vector``: this query already encoded (by a
+        caller that batches concurrent queries into one encoder forward, sam_model.serve.batching).
         """
         check_k(k)
         st = as_state(state)
@@ -462,7 +466,8 @@ class MemoryStore:
             step = self._next_step.get(episode_id)
         if task_start is None:
             task_start = self.recorder.task_start(episode_id)
-        q = self.encoder.encode_queries([st], [observation], steps=[step], task_starts=[task_start])[0]
+        q = self.encoder.encode_queries([st], [observation], steps=[step], task_starts=[task_start])[0] \
+            if query_vector is None else query_vector
         return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
                                   agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids,
                                   query_text=state_to_text(st) if self.lexical else None)
@@ -485,7 +490,10 @@ class MemoryStore:
         if len(self) == 0 or (within is not None and not within):
             return []
         depth = self.config.rerank_depth
-        found, _ = self.index.search(q[None], min(max(k, depth), len(self)), episode_id=episode_id, within=within)
+        by_payload = getattr(self.index, "filters_scopes", False)  # the engine filters scopes itself (Qdrant)
+        found, _ = self.index.search(q[None], min(max(k, depth), len(self)), episode_id=episode_id,
+                                     within=within if ids is not None or not by_payload else None,
+                                     **self._payload({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}))
         cand = [i for i in found[0] if i is not None]
         if not cand:
             return []
@@ -518,6 +526,11 @@ class MemoryStore:
             out.append(self._hit(self._entries[i], score_of[i], bonus, src))
         return out
 
+    def _payload(self, scope: dict) -> dict:
+        """``{"scopes": scope}`` for an index that filters scopes as payload inside its own search, else nothing
+        (FAISS filters them by the scope's id set, ``within``)."""
+        return {"scopes": scope} if getattr(self.index, "filters_scopes", False) else {}
+
     def _within(self, user_id, agent_id, run_id) -> set | None:
         """The ids of the asked scopes (intersection), or None when no scope is asked."""
         sets = [self._scopes.get((name, value), set()) for name, value in
@@ -545,8 +558,9 @@ class MemoryStore:
     def write(self, folder: Path) -> None:
         """Write into the (empty, staging) folder ``folder``: for callers that save the store inside a larger
         atomic folder (SAMRetriever.save)."""
-        if not isinstance(self.index, MemoryIndex):
-            raise ValueError("only a store with a MemoryIndex saves itself (the memory bank saves its tiers)")
+        if not hasattr(self.index, "snapshot"):
+            raise ValueError("only a store with a MemoryIndex or a backend index saves itself (the memory bank "
+                             "saves its tiers)")
         with self.lock:  # index and entries of one moment, copied; the files are written without the lock
             state, snap = json.dumps(self.state_dict()), self.index.snapshot()
         (folder / "index").mkdir()
@@ -604,7 +618,7 @@ class MemoryStore:
             dim = int(d["dim"])
             if encoder is not None and encoder.dim != dim:
                 raise ValueError(f"the store holds vectors of dim {dim} but the encoder makes dim {encoder.dim}")
-            index = MemoryIndex.load(folder / "index", expected_dim=dim, device=device)
+            index = load_index(folder / "index", expected_dim=dim, device=device)
             self = cls(encoder, cfg, dim, index)
             self.load_state_dict(d)
         except SAMFileError:

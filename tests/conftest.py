@@ -81,3 +81,24 @@ def trained_demo_export(tmp_path_factory, small_demo_logs) -> Path:
     assert ckpts, f"training wrote no checkpoint under {run}"
     assert export_main([str(ckpts[-1]), str(run / "export")]) == 0
     return run / "export"
+
+
+@pytest.fixture(params=["faiss", "qdrant"])
+def store_backend(request, tmp_path, monkeypatch) -> str:
+    """Runs a test once per vector backend (sam_model.backends): as written (FAISS), and with every store whose
+    config asks for the default flat index built on an embedded Qdrant collection instead (persisted under
+    tmp_path, so saves load back). Tests of FAISS's own formats carry ``@pytest.mark.faiss_only``."""
+    if request.param == "qdrant":
+        pytest.importorskip("qdrant_client", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+        if request.node.get_closest_marker("faiss_only"):
+            pytest.skip("tests a FAISS file format")
+        import sam_model.store
+        from sam_model.backends import index_from_config
+
+        def on_qdrant(dim: int, cfg: dict | None, where: str = "index"):
+            if (cfg or {}).get("kind", "flat") == "flat":
+                cfg = {"kind": "qdrant", "path": str(tmp_path / "qdrant")}
+            return index_from_config(dim, cfg, where)
+
+        monkeypatch.setattr(sam_model.store, "index_from_config", on_qdrant)
+    return request.param

@@ -21,9 +21,12 @@ import sam_model
 
 INFERENCE = ["sam_model", "sam_model.retriever", "sam_model.export", "sam_model.index", "sam_model.encoder",
              "sam_model.encoding",
-             "sam_model.store", "sam_model.memory", "sam_model.memory.scoped", "sam_model.janus",
+             "sam_model.store", "sam_model.backends", "sam_model.memory", "sam_model.memory.scoped", "sam_model.janus",
              "sam_model.janus.controller", "sam_model.janus.trigger", "sam_model.janus.evalset"]
 INTEGRATIONS = ["sam_model.integrations.langchain", "sam_model.integrations.langgraph"]
+# The served memory and the Qdrant backend (the [serve] extra): inference path too, so no Lightning.
+SERVING = ["sam_model.backends.qdrant", "sam_model.serve.wal", "sam_model.serve.tenants", "sam_model.serve.batching",
+           "sam_model.serve.http", "sam_model.serve.mcp", "sam_model.serve.cli"]
 PACKAGE = Path(sam_model.__file__).parent
 # Top-level modules of the [train], [eval] and [langchain] extras (and of what they bring: scipy, pandas, pyarrow),
 # refused in the core-install check below.
@@ -47,6 +50,12 @@ def test_langchain_integration_never_imports_lightning():
     pytest.importorskip("langchain_core", reason="the [langchain] extra is not installed (pip install -e '.[langchain]')")
     loaded = _imported_after(INTEGRATIONS)
     assert not {m for m in loaded if "lightning" in m}, "the LangChain / LangGraph integration imported Lightning"
+
+
+def test_the_served_memory_never_imports_lightning():
+    pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    loaded = _imported_after(SERVING)
+    assert not {m for m in loaded if "lightning" in m}, "the served memory or the Qdrant backend imported Lightning"
 
 
 def test_the_inference_path_runs_with_only_the_core_install(tmp_path, tiny_bert_dir):

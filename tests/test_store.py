@@ -15,6 +15,7 @@ from sam_model.retriever import SAMRetriever
 from sam_model.store import MemoryStore, StoreConfig
 
 DIM = 8
+pytestmark = pytest.mark.usefixtures("store_backend")  # every test on FAISS and on Qdrant (tests/conftest.py)
 
 
 def records(n: int, ep: str = "e", sets=lambda i: ()) -> list[MemoryRecord]:
@@ -190,6 +191,7 @@ def _tiny_net(tiny_bert_dir) -> SAMNet:
                             kinds=["user", "system"]))
 
 
+@pytest.mark.faiss_only
 def test_older_exports_and_saved_retrievers_search_as_before(tmp_path, tiny_bert_dir):
     """An export that kept the search settings in ``sam`` (SAMConfig) and a retriever saved with ``index/`` +
     rerank.json load into the store's config and rank as they did."""

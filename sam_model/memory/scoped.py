@@ -116,16 +116,19 @@ def matches(record: Mapping[str, Any], filters: Mapping[str, Any], where: str = 
 class ScopedMemory:
     """Memories of many users, agents and runs in one store, every call scoped (see the module doc)."""
 
-    def __init__(self, encoder: Any = None, store_config: StoreConfig | None = None, k: int = 5):
+    def __init__(self, encoder: Any = None, store_config: StoreConfig | None = None, k: int = 5, *,
+                 store: MemoryStore | None = None):
         """``encoder``: a SAMRetriever (its encoder and its export's search settings) or any
         sam_model.encoder.Encoder (then a plain search unless ``store_config`` says otherwise); None: the
         packaged default retriever, SAMRetriever.from_pretrained("sam-general"). ``k``: how many memories a
-        search returns when it is given no ``limit``."""
+        search returns when it is given no ``limit``. ``store``: a store already loaded (``load``: a database
+        collection is attached once, not created anew beside it)."""
         if encoder is None:
             from sam_model.retriever import default_retriever
 
             encoder = default_retriever()
-        self.store = MemoryStore(encoder_of(encoder), store_config or store_config_of(encoder))
+        self.store = store if store is not None else MemoryStore(encoder_of(encoder),
+                                                                 store_config or store_config_of(encoder))
         self.k = check_k(k)
         self.lock = new_lock()  # every public method holds it (sam_model.locking)
         self._trackers: dict[str, TranscriptState] = {}  # episode -> the conversation's running state
@@ -266,7 +269,7 @@ class ScopedMemory:
                agent_id: str | None = None, run_id: str | None = None, limit: int | None = None,
                filters: Mapping[str, Any] | None = None, threshold: float | None = None, *, top_k: int | None = None,
                k: int | None = None, step: int | None = None, task_start: int | None = None,
-               all_scopes: bool = False) -> dict[str, list]:
+               all_scopes: bool = False, query_vector: Any = None) -> dict[str, list]:
         """The ``limit`` best memories of the scopes for the query, best first (Mem0's ``search``).
 
         ``state``: what to rank by (module doc): a State or mapping (SAM's state-adaptive query), None with text
@@ -274,7 +277,8 @@ class ScopedMemory:
         ``k`` are the same): how many, default ``self.k``; ``filters``: Mem0-style metadata filters (``matches``),
         applied inside the search; ``threshold``: keep scores >= it; ``step`` / ``task_start``: when the query
         is made and where its task began (default: now, and the episode's current task), for a model with time
-        features. No scope at all is refused unless ``all_scopes=True``."""
+        features. No scope at all is refused unless ``all_scopes=True``. ``query_vector``: the query, already
+        encoded from what :meth:`query_input` says (a server batching concurrent searches into one forward)."""
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         n = self._limit(limit, top_k, k)
@@ -287,20 +291,41 @@ class ScopedMemory:
             ids = [h.id for h in self.store.get_all(**scopes) if matches(self._record(h), rest)]
             if not ids:
                 return {"results": []}
-        episode = self.episode_of(**scopes)
-        if state is None and query.strip() and getattr(self.store.encoder, "text_queries", False):
-            q = self.store.encoder.encode_text_queries([query])[0]
+        kind, inputs = self.query_input(query, state, step=step, task_start=task_start, **scopes)
+        q = self.encode_query(kind, [inputs])[0] if query_vector is None else query_vector
+        if kind == "text":
             hits = self.store.search_vector(q, n, (), **scopes, ids=ids)
         else:
-            if state is None or state == "live":
-                state = self.live_state(**scopes)
-            hits = self.store.search(state, query, n, **scopes, ids=ids,
-                                     step=self.store.next_step(episode) if step is None else step,
-                                     task_start=self.store.recorder.task_start(episode) if task_start is None
-                                     else task_start)
+            hits = self.store.search(inputs["state"], query, n, **scopes, ids=ids, step=inputs["step"],
+                                     task_start=inputs["task_start"], query_vector=q)
         if threshold is not None:
             hits = [h for h in hits if h.score >= threshold]
         return {"results": [self._result(h) for h in hits]}
+
+    @locked
+    def query_input(self, query: str, state: State | Mapping | str | None = None, user_id: str | None = None,
+                    agent_id: str | None = None, run_id: str | None = None, step: int | None = None,
+                    task_start: int | None = None) -> tuple[str, dict[str, Any]]:
+        """What :meth:`search` encodes for these arguments: ``("text", {"text"})`` (a plain query: text and no
+        state) or ``("state", {"state", "observation", "step", "task_start"})`` (SAM's state-adaptive query;
+        ``"live"`` or no text: the scopes' newest state; step and task_start default to now and the current
+        task). :meth:`encode_query` turns a list of them (of one kind) into query vectors in one forward."""
+        if state is None and query.strip() and getattr(self.store.encoder, "text_queries", False):
+            return "text", {"text": query}
+        if state is None or state == "live":
+            state = self.live_state(user_id, agent_id, run_id)
+        episode = self.episode_of(user_id, agent_id, run_id)
+        return "state", {"state": state, "observation": query,
+                         "step": self.store.next_step(episode) if step is None else step,
+                         "task_start": self.store.recorder.task_start(episode) if task_start is None else task_start}
+
+    def encode_query(self, kind: str, inputs: Sequence[Mapping[str, Any]]) -> Any:
+        """Query vectors (n, dim) for :meth:`query_input` answers of one ``kind``, in one encoder call."""
+        enc = self.store.encoder
+        if kind == "text":
+            return enc.encode_text_queries([i["text"] for i in inputs])
+        return enc.encode_queries([i["state"] for i in inputs], [i["observation"] for i in inputs],
+                                  steps=[i["step"] for i in inputs], task_starts=[i["task_start"] for i in inputs])
 
     def _limit(self, limit, top_k, k) -> int:
         given = {name: v for name, v in (("limit", limit), ("top_k", top_k), ("k", k)) if v is not None}
@@ -416,14 +441,13 @@ class ScopedMemory:
             f = folder / SCOPED_FILE
             try:
                 d = json.loads(f.read_text(encoding="utf-8"))
-                self = cls(encoder, store.config, int(d["k"]))
+                self = cls(encoder, store.config, int(d["k"]), store=store)
                 self._base = {ep: int(b) for ep, b in d["base"].items()}
                 self._trackers = {ep: TranscriptState.from_state_dict(t) for ep, t in d["trackers"].items()}
                 self._times = {i: [c, u] for i, c, u in d.get("times", [])}  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
             except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
                 raise SAMFileError(f"{f}: unreadable memory ({err}); save the memory again") from None
-        self.store = store
         return self
 
 

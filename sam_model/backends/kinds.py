@@ -1,0 +1,4 @@
+"""The names the backends share (kept apart so that sam_model.backends and its engines never import each other)."""
+
+QDRANT = "qdrant"  # StoreConfig.index["kind"] of a Qdrant collection
+QDRANT_FORMAT = "sam_model.QdrantIndex"  # meta.json "format" of a Qdrant-backed index folder

@@ -1,0 +1,368 @@
+"""QdrantIndex: the store's vectors in a Qdrant collection — embedded, or a server or cluster one URL away.
+
+The same code runs three ways (``StoreConfig(index={"kind": "qdrant", ...})``):
+
+- ``{"kind": "qdrant"}``: Qdrant's local mode in memory (tests, CI; gone with the process);
+- ``{"kind": "qdrant", "path": "memories/qdrant"}``: local mode persisted in a folder (one process at a time);
+- ``{"kind": "qdrant", "url": "http://qdrant:6333"}``: a Qdrant server or cluster (API key from $QDRANT_API_KEY,
+  never written to disk). Its HNSW search is approximate: ``hnsw_ef`` trades speed for recall, ``exact: true``
+  asks for brute force.
+
+Qdrant's local mode is brute force in NumPy (exact, so it ranks as FAISS ``flat`` does), and it stores points as
+pickles in SQLite: open only a ``path`` this process (or you) wrote, never one from elsewhere.
+
+Each memory is one point: id = uuid5 of the memory id (Qdrant takes only ints and UUIDs), the vector, and a
+payload ``{"sam_id", "episode", "user_id", "agent_id", "run_id", "wseq"}``. The scopes are payload filters
+inside Qdrant's search (``filters_scopes``: the store passes ``scopes=`` instead of an id set), so a tenant's
+search never reaches another's points and a small scope is not starved by a global top-k; an explicit id set
+(a metadata filter's matches) becomes a ``HasIdCondition``. The store re-scores and re-ranks the candidates from
+``get_vectors`` (float64), so with exact search the ranking equals FAISS's (tests/test_backends.py).
+
+Save: the folder holds only meta.json (the ids in write order, their episodes, the collection and ``next_wseq``);
+the vectors stay in Qdrant. ``wseq`` numbers every write; loading rolls the collection back to the save by
+deleting the points written after it (``wseq >= next_wseq``), so a store folder and its collection always agree
+— the served memory (sam_model.serve) then replays its write-ahead log on top. Points deleted after the save
+cannot come back: loading warns with their number (the log replays those deletes).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+try:
+    from qdrant_client import QdrantClient, models
+except ImportError as exc:
+    raise ImportError("the Qdrant backend needs qdrant-client: pip install 'sam_model[serve]'") from exc
+
+from sam_model.backends.kinds import QDRANT, QDRANT_FORMAT
+from sam_model.index import META_FILE, MemoryIndex
+from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading
+from sam_model.limits import check_int, check_k
+from sam_model.locking import locked, new_lock
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
+NAMESPACE = uuid.UUID("5b0c4a52-2f5e-4a8e-9a51-8f3c2f7a9e10")  # of the point ids; fixed: changing it orphans data
+BATCH = 1024  # points per upsert / retrieve call
+CONFIG_KEYS = {"kind", "url", "path", "collection", "hnsw_ef", "exact", "timeout"}
+
+_clients: dict[tuple[str, str], tuple[QdrantClient, threading.RLock]] = {}
+_clients_lock = threading.Lock()
+
+
+def client_for(url: str | None, path: str | None) -> tuple[QdrantClient, threading.RLock]:
+    """One client per server URL or local folder in this process (local mode locks its folder), with the lock
+    that serialises calls into it (the local engine is plain Python state; a server client is locked too, which
+    costs nothing next to a network round trip). In memory: a new engine each time."""
+    if url is None and path is None:
+        return QdrantClient(location=":memory:"), threading.RLock()
+    key = ("url", url) if url is not None else ("path", str(Path(path).resolve()))
+    with _clients_lock:
+        if key not in _clients:
+            client = (QdrantClient(url=url, api_key=os.environ.get("QDRANT_API_KEY") or None)
+                      if url is not None else QdrantClient(path=key[1]))
+            if not _clients:
+                atexit.register(close_clients)
+            _clients[key] = (client, threading.RLock())
+        return _clients[key]
+
+
+def close_clients() -> None:
+    """Close the shared clients (at exit: releases local folders while the interpreter can still do so)."""
+    with _clients_lock:
+        for client, lock in _clients.values():
+            with lock:
+                client.close()
+        _clients.clear()
+
+
+def point_id(i: str | int) -> str:
+    """The Qdrant point id of memory id ``i`` (str and int ids never collide: the type is part of the name)."""
+    return str(uuid.uuid5(NAMESPACE, json.dumps([type(i).__name__, str(i)])))
+
+
+class QdrantIndex:
+    """MemoryIndex's API over one Qdrant collection (see the module doc)."""
+
+    kind = QDRANT
+    filters_scopes = True  # MemoryStore passes scopes= (payload filters), not the scope's id set
+
+    def __init__(self, dim: int, url: str | None = None, path: str | None = None, collection: str | None = None,
+                 hnsw_ef: int | None = None, exact: bool = False, timeout: int | None = None, *,
+                 attach: bool = False):
+        """A new, empty index. ``collection`` (default: a fresh ``sam_<hex>``) is created; an existing one must be
+        empty unless ``attach`` (what :meth:`load` does: the save says what it holds)."""
+        if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool) or dim < 1:
+            raise ValueError(f"index dim must be a positive int, got {dim!r}")
+        self.check_config({"kind": QDRANT, "url": url, "path": path, "collection": collection, "hnsw_ef": hnsw_ef,
+                           "exact": exact, "timeout": timeout})
+        self.dim, self.url, self.path = int(dim), url, None if path is None else str(path)
+        self.collection = collection or f"sam_{uuid.uuid4().hex[:12]}"
+        self.hnsw_ef, self.exact, self.timeout = hnsw_ef, bool(exact), timeout
+        self.client, self._client_lock = client_for(url, self.path)
+        self.lock = new_lock()  # one caller at a time (sam_model.locking)
+        self._episode: dict[Any, Any] = {}  # memory id -> episode, in write order (the ids live here too)
+        self._wseq = 0
+        with self._client_lock:
+            if not self.client.collection_exists(self.collection):
+                self.client.create_collection(self.collection, vectors_config=models.VectorParams(
+                    size=self.dim, distance=models.Distance.DOT))
+                if url is not None:  # local mode has no payload indexes (and says so)
+                    for name in (*SCOPE_FIELDS, "episode"):
+                        self.client.create_payload_index(self.collection, name, models.PayloadSchemaType.KEYWORD)
+            else:
+                size = self.client.get_collection(self.collection).config.params.vectors.size
+                if size != self.dim:
+                    raise ValueError(f"Qdrant collection {self.collection!r} holds vectors of dim {size}, not "
+                                     f"{self.dim}; choose another collection")
+                if not attach and self._count() > 0:
+                    raise ValueError(f"Qdrant collection {self.collection!r} already holds {self._count()} points: "
+                                     "load the store saved with it (MemoryStore.load), or choose another collection")
+
+    @staticmethod
+    def check_config(cfg: Any, where: str = "index") -> None:
+        """Raise ValueError naming ``<where>.<key>`` for an unknown key or a bad value."""
+        if not isinstance(cfg, dict):
+            raise ValueError(f"field '{where}' must be an object such as {{\"kind\": \"qdrant\"}}, got {cfg!r}")
+        unknown = sorted(set(cfg) - CONFIG_KEYS)
+        if unknown:
+            raise ValueError(f"field '{where}' has unknown key(s) {unknown}; allowed for kind 'qdrant': "
+                             f"{sorted(CONFIG_KEYS)}")
+        for name in ("url", "path", "collection"):
+            v = cfg.get(name)
+            if v is not None and (not isinstance(v, (str, os.PathLike)) or not str(v)):
+                raise ValueError(f"field '{where}.{name}' must be a non-empty string, got {v!r}")
+        if cfg.get("url") is not None and cfg.get("path") is not None:
+            raise ValueError(f"field '{where}': give url (a Qdrant server) or path (embedded), not both")
+        c = cfg.get("collection")
+        if c is not None and not all(ch.isalnum() or ch in "_-" for ch in str(c)):
+            raise ValueError(f"field '{where}.collection' may hold only letters, digits, '_' and '-', got {c!r}")
+        for name in ("hnsw_ef", "timeout"):
+            if cfg.get(name) is not None:
+                check_int(cfg[name], f"field '{where}.{name}'", 1, 1 << 20)
+        if not isinstance(cfg.get("exact", False), bool):
+            raise ValueError(f"field '{where}.exact' must be true or false, got {cfg.get('exact')!r}")
+
+    @classmethod
+    def from_config(cls, dim: int, cfg: dict | None, where: str = "index", attach: bool = False) -> QdrantIndex:
+        cfg = dict(cfg or {})
+        cls.check_config(cfg, where)
+        cfg.pop("kind", None)
+        return cls(dim, **cfg, attach=attach)
+
+    def config(self) -> dict:
+        """The constructor arguments, as saved (the collection included, so a load finds it; never an API key)."""
+        return {"kind": QDRANT, "url": self.url, "path": self.path, "collection": self.collection,
+                "hnsw_ef": self.hnsw_ef, "exact": self.exact, "timeout": self.timeout}
+
+    @property
+    def backend(self) -> str:
+        where = self.url or (f"embedded at {self.path}" if self.path else "embedded in memory")
+        return f"qdrant-client ({where}), collection {self.collection}"
+
+    # ---- helpers ------------------------------------------------------------------------------------------
+
+    def _count(self) -> int:
+        with self._client_lock:
+            return int(self.client.count(self.collection, exact=True).count)
+
+    _check_vectors = MemoryIndex._check_vectors  # the same checks and messages as the FAISS index
+    _check_id = staticmethod(MemoryIndex._check_id)
+
+    def _known(self, i: Any) -> str | int:
+        key = self._check_id(i)
+        if key not in self._episode:
+            raise KeyError(f"memory id {key!r} is not in the index")
+        return key
+
+    # ---- mutation -----------------------------------------------------------------------------------------
+
+    def train(self, vectors: np.ndarray) -> None:
+        """Nothing to train (Qdrant builds its HNSW graph as points arrive)."""
+
+    def compact(self) -> None:
+        """Nothing to compact (Qdrant's optimiser vacuums deleted points itself)."""
+
+    @locked
+    def add(self, ids: Sequence[Any], vectors: np.ndarray, episode_ids: Sequence[Any] | str | None = None,
+            scopes: Mapping[str, Any] | None = None) -> None:
+        """Add memories; ``scopes`` (user_id, agent_id, run_id) go into every point's payload for the filters."""
+        keys = [self._check_id(i) for i in ids]
+        x = self._check_vectors(vectors, "memory vectors")
+        if len(keys) != len(x):
+            raise ValueError(f"add got {len(keys)} ids but {len(x)} vectors")
+        episodes = [episode_ids] * len(keys) if episode_ids is None or isinstance(episode_ids, str) else list(episode_ids)
+        if len(episodes) != len(keys):
+            raise ValueError(f"add got {len(keys)} ids but {len(episodes)} episode_ids")
+        if len(set(keys)) != len(keys) or any(k in self._episode for k in keys):
+            dup = next(k for n, k in enumerate(keys) if k in self._episode or k in keys[:n])
+            raise ValueError(f"memory id {dup!r} is already in the index")
+        scope = {name: (scopes or {}).get(name) for name in SCOPE_FIELDS}
+        points = [models.PointStruct(id=point_id(k), vector=v.tolist(),
+                                     payload={"sam_id": k, "episode": ep, "wseq": self._wseq + n, **scope})
+                  for n, (k, v, ep) in enumerate(zip(keys, x, episodes))]
+        with self._client_lock:
+            for s in range(0, len(points), BATCH):
+                self.client.upsert(self.collection, points[s:s + BATCH], wait=True)
+        self._wseq += len(points)
+        for k, ep in zip(keys, episodes):
+            self._episode[k] = ep
+
+    @locked
+    def remove(self, ids: Iterable[Any]) -> None:
+        """Remove memories by id; all-or-nothing (an unknown id raises KeyError, nothing is removed)."""
+        keys = list(dict.fromkeys(self._known(i) for i in ids))
+        if not keys:
+            return
+        with self._client_lock:
+            for s in range(0, len(keys), BATCH):
+                self.client.delete(self.collection, models.PointIdsList(points=[point_id(k) for k in keys[s:s + BATCH]]),
+                                   wait=True)
+        for k in keys:
+            del self._episode[k]
+
+    # ---- queries ------------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._episode)
+
+    def __contains__(self, i: object) -> bool:
+        return i in self._episode
+
+    @locked
+    def ids(self) -> list:
+        return list(self._episode)
+
+    @locked
+    def episode_of(self, i: Any) -> Any:
+        return self._episode[self._known(i)]
+
+    @locked
+    def get_vectors(self, ids: Sequence[Any]) -> np.ndarray:
+        """The stored vectors of ``ids`` (n, dim) float32, read back from Qdrant."""
+        keys = [self._known(i) for i in ids]
+        if not keys:
+            return np.zeros((0, self.dim), np.float32)
+        pids = [point_id(k) for k in keys]
+        got: dict[str, Any] = {}
+        with self._client_lock:
+            for s in range(0, len(pids), BATCH):
+                for rec in self.client.retrieve(self.collection, pids[s:s + BATCH], with_vectors=True,
+                                                with_payload=False):
+                    got[str(rec.id)] = rec.vector
+        missing = [k for k, p in zip(keys, pids) if p not in got]
+        if missing:
+            raise KeyError(f"memory {missing[0]!r} has no point in Qdrant collection {self.collection!r} "
+                           f"({len(missing)} missing): the collection and the store are out of sync")
+        return np.asarray([got[p] for p in pids], dtype=np.float32).reshape(len(pids), self.dim)
+
+    def _filter(self, episode: Any, within: Iterable[Any] | None, scopes: Mapping[str, Any] | None) -> Any:
+        must: list = [models.FieldCondition(key=name, match=models.MatchValue(value=v))
+                      for name, v in (scopes or {}).items() if v is not None]
+        if episode is not None:
+            must.append(models.FieldCondition(key="episode", match=models.MatchValue(value=episode)))
+        if within is not None:
+            must.append(models.HasIdCondition(has_id=[point_id(i) for i in within if i in self._episode]))
+        return models.Filter(must=must) if must else None
+
+    @locked
+    def search(self, queries: np.ndarray, k: int, episode_id: Any | Sequence[Any] | None = None,
+               within: Iterable[Any] | None = None, scopes: Mapping[str, Any] | None = None
+               ) -> tuple[list[list[Any]], np.ndarray]:
+        """Top-k memories by inner product per query, filtered inside Qdrant by episode, ``scopes`` (payload)
+        and ``within`` (ids). Rows are padded with id None and score -inf, as MemoryIndex's."""
+        k = check_k(k)
+        q = np.asarray(queries, dtype=np.float32)
+        q = self._check_vectors(q[None, :] if q.ndim == 1 else q, "queries")
+        n = len(q)
+        per_query = ([episode_id] * n if episode_id is None or isinstance(episode_id, (str, int, np.integer))
+                     else list(episode_id))
+        if len(per_query) != n:
+            raise ValueError(f"episode_id has {len(per_query)} entries but there are {n} queries")
+        within = None if within is None else set(within)
+        if within is not None and not within:
+            return [[None] * k for _ in range(n)], np.full((n, k), -np.inf, np.float32)
+        params = models.SearchParams(hnsw_ef=self.hnsw_ef, exact=self.exact)
+        requests = [models.QueryRequest(query=row.tolist(), filter=self._filter(ep, within, scopes), limit=k,
+                                        params=params, with_payload=["sam_id"]) for row, ep in zip(q, per_query)]
+        with self._client_lock:
+            answers = self.client.query_batch_points(self.collection, requests, timeout=self.timeout)
+        ids = [[None] * k for _ in range(n)]
+        scores = np.full((n, k), -np.inf, np.float32)
+        for r, answer in enumerate(answers):
+            for c, p in enumerate(answer.points[:k]):
+                ids[r][c], scores[r, c] = p.payload["sam_id"], p.score
+        return ids, scores
+
+    # ---- persistence --------------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write meta.json into the folder ``path`` atomically (the vectors stay in the collection)."""
+        snap = self.snapshot()
+        with atomic_dir(path) as tmp:
+            self.write_snapshot(tmp, snap)
+        return Path(path)
+
+    @locked
+    def snapshot(self) -> tuple[dict, None]:
+        return {"format": QDRANT_FORMAT, "version": FORMAT_VERSION, "dim": self.dim, "config": self.config(),
+                "ids": list(self._episode), "episodes": list(self._episode.values()),
+                "next_wseq": self._wseq}, None
+
+    @staticmethod
+    def write_snapshot(folder: Path, snap: tuple[dict, None]) -> None:
+        atomic_write_text(Path(folder) / META_FILE, json.dumps(snap[0]))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, expected_dim: int | None = None, device: str | None = None) -> QdrantIndex:
+        """Reattach to the saved collection and roll it back to the save (points written later are deleted)."""
+        with reading(path) as folder:
+            meta_path = Path(folder) / META_FILE
+            meta = read_format_json(meta_path, QDRANT_FORMAT, FORMAT_VERSION, "Qdrant index metadata",
+                                    "save the store again")
+        fix = "save the store again, or rebuild it"
+        try:
+            dim, cfg, ids, episodes, next_wseq = (int(meta["dim"]), dict(meta["config"]), list(meta["ids"]),
+                                                  list(meta["episodes"]), int(meta["next_wseq"]))
+        except (KeyError, TypeError, ValueError) as err:
+            raise SAMFileError(f"{meta_path}: index metadata lacks or mangles {err}; {fix}") from None
+        if expected_dim is not None and dim != expected_dim:
+            raise SAMFileError(f"{meta_path}: index has dim {dim} but the model expects dim {expected_dim}; {fix}")
+        if len(ids) != len(episodes):
+            raise SAMFileError(f"{meta_path}: ids and episodes differ in length; {fix}")
+        if cfg.get("url") is None and cfg.get("path") is None and ids:
+            raise SAMFileError(f"{meta_path}: its vectors were in an in-memory Qdrant, gone with that process; "
+                               "give the index a path or url before saving")
+        try:
+            self = cls.from_config(dim, cfg, f"{meta_path}: config", attach=True)
+        except (TypeError, ValueError) as err:
+            raise SAMFileError(f"{meta_path}: {err}") from None
+        self._episode = dict(zip(ids, episodes))
+        self._wseq = next_wseq
+        with self._client_lock:
+            self.client.delete(self.collection, models.FilterSelector(filter=models.Filter(must=[
+                models.FieldCondition(key="wseq", range=models.Range(gte=next_wseq))])), wait=True)
+        held = self._count()
+        if held != len(ids):
+            log.warning("Qdrant collection %s holds %d points but %s lists %d memories (%d deleted after the "
+                        "save; a write-ahead log replays those deletes)", self.collection, held, meta_path,
+                        len(ids), len(ids) - held)
+        return self
+
+    def __repr__(self) -> str:
+        return f"QdrantIndex(dim={self.dim}, collection={self.collection!r}, size={len(self)}, {self.backend})"
+
+
+__all__ = ["QdrantIndex", "client_for", "close_clients", "point_id"]

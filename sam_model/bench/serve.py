@@ -1,0 +1,386 @@
+"""Load and fault bench of sam-serve (loopback only, bounded): latency at scale, kill -9 under load, isolation.
+
+    python -m sam_model.bench.serve load  --memories 100000 --clients 16 --seconds 30 [--model sam-general]
+    python -m sam_model.bench.serve fault --kills 20 --clients 8 [--model sam-general]
+
+Both start a real ``python -m sam_model.serve`` subprocess on 127.0.0.1 with two tenants (keys file written here)
+and drive it with N client threads over HTTP (httpx, keep-alive), each client one tenant's user.
+
+- **load**: the first tenant's memory is filled with ``--memories`` memories first (``--users`` users; the memory
+  vectors are random: what is measured is the search over that many, not their quality), checkpointed, and the
+  server started on it. Then for ``--seconds`` every client loops: with probability ``--add-share`` an add (a
+  chat message, encoded and fsync-logged), else a search with a state of its own (SAM's state-adaptive query,
+  encoded: every query text is new, so the frozen-BERT cache never answers it). Reports QPS and p50/p99 per
+  operation, errors, and which part of a search dominates (the server's encoder batches: queries per forward).
+- **fault**: the same clients add and search while the server is killed with SIGKILL every ``--kill-every``
+  seconds and restarted, ``--kills`` times. A write counts as acknowledged when its 2xx arrived; after the run the
+  server is restarted once more and every acknowledged write is looked up: lost = acknowledged but missing.
+  Requests that fail while the server is down are counted as errors (they were never acknowledged).
+
+Every search result is checked against the client's tenant and user: cross-tenant (or cross-user) = a result
+that is not the client's own. In fault mode a hostile client with the second tenant's key also tries the first
+tenant's acknowledged ids (get, update, delete, history), its users (list, search), a filter that widens the
+scope and a wrong key, all the run long: any answer with the first tenant's data counts as cross-tenant (and a
+delete that got through would show as a lost write). Figures go to stdout and ``--json``; progress to stderr and ``--log``. Timings are
+of this machine as it is (shared, under load: say so when quoting them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import numpy as np
+
+KEYS = {"acme": "acme-key-0123456789abcdef", "globex": "globex-key-0123456789abcdef"}
+PHASES = ["search", "plan", "confirm", "book"]
+SLOTS = ["date", "city", "budget", "name", "time"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(model: str | Path, keys: Path, data: Path, port: int, *extra: str, log: Path | None = None,
+                 timeout: float = 300.0) -> subprocess.Popen:
+    """``python -m sam_model.serve`` in a subprocess, returned once /health answers."""
+    out = open(log or os.devnull, "ab")  # noqa: SIM115 - the child keeps it
+    proc = subprocess.Popen([sys.executable, "-m", "sam_model.serve", "--model", str(model), "--keys", str(keys),
+                             "--data", str(data), "--port", str(port), "--log-level", "warning", *extra],
+                            stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"sam-serve exited with {proc.returncode} (its log: {log})")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"sam-serve did not answer /health within {timeout} s (its log: {log})")
+
+
+@dataclass
+class Tally:
+    """What the clients saw (each client its own; summed at the end)."""
+
+    latencies: dict[str, list[float]] = field(default_factory=lambda: {"add": [], "search": []})
+    errors: dict[str, int] = field(default_factory=dict)
+    acked: list[tuple[str, str, str, str]] = field(default_factory=list)  # (tenant, user, id, text)
+    cross: list[str] = field(default_factory=list)
+
+    def error(self, what: str) -> None:
+        self.errors[what] = self.errors.get(what, 0) + 1
+
+
+def _state(rng: random.Random) -> dict:
+    return {"phase": rng.choice(PHASES), "constraints": {"city": f"c{rng.randrange(10**9)}"},
+            "uncertainty_flags": rng.sample(SLOTS, 2)}
+
+
+def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tally, seed: int,
+           add_share: float) -> None:
+    """Add and search as one user of one tenant until ``stop``; every 2xx add is acknowledged."""
+    rng = random.Random(seed)
+    headers = {"Authorization": f"Bearer {KEYS[tenant]}"}
+    with httpx.Client(base_url=base, headers=headers, timeout=30.0) as http:
+        while not stop.is_set():
+            op = "add" if rng.random() < add_share else "search"
+            text = f"{tenant}:{user} fact {uuid.uuid4().hex[:10]}"
+            body = ({"messages": text, "user_id": user} if op == "add" else
+                    {"query": f"what about {rng.randrange(10**9)}?", "user_id": user, "state": _state(rng),
+                     "limit": 5})
+            t0 = time.perf_counter()
+            try:
+                r = http.post("/v1/memories" if op == "add" else "/v1/memories/search", json=body)
+            except httpx.HTTPError:
+                tally.error(f"{op}: no answer")
+                time.sleep(0.05)
+                continue
+            dt = time.perf_counter() - t0
+            if r.status_code != 200:
+                tally.error(f"{op}: HTTP {r.status_code}")
+                continue
+            tally.latencies[op].append(dt)
+            if op == "add":
+                tally.acked += [(tenant, user, h["id"], text) for h in r.json()["results"]]
+            else:
+                tally.cross += [h["memory"] for h in r.json()["results"]
+                                if h["user_id"] != user or not h["memory"].startswith(f"{tenant}:{user} ")]
+
+
+def hostile(base: str, stop: threading.Event, tally: Tally, seed: int) -> None:
+    """Globex's key against acme's memories until ``stop``: acme's acknowledged ids (get, update, delete,
+    history), acme's users (list, delete_all), filters that try to widen the scope, and wrong keys. Anything
+    that answers with acme's data or changes it is a breach (counted in ``tally.cross``)."""
+    rng = random.Random(seed)
+    with httpx.Client(base_url=base, headers={"X-API-Key": KEYS["globex"]}, timeout=30.0) as http:
+        while not stop.is_set():
+            theirs = [a for a in tally.acked[-200:] if a[0] == "acme"]
+            if not theirs:
+                stop.wait(0.1)
+                continue
+            _, user, mid, text = rng.choice(theirs)
+            path = "/v1/memories/" + quote(mid, safe="")
+            try:
+                tries = [http.get(path), http.put(path, json={"data": "globex was here"}), http.delete(path),
+                         http.get("/v1/history/" + quote(mid, safe="")),
+                         http.get("/v1/memories", params={"user_id": user}),
+                         http.post("/v1/memories/search", json={"query": "x", "user_id": user}),
+                         http.post("/v1/memories/search", json={"query": "x", "user_id": "u1", "limit": 50,
+                                                                "filters": {"OR": [{"user_id": user}, {"user_id": "u1"}]}}),
+                         http.post("/v1/memories/search", json={"query": "x", "user_id": user},
+                                   headers={"X-API-Key": KEYS["acme"][:-1] + "?"})]
+            except httpx.HTTPError:
+                stop.wait(0.05)
+                continue
+            for r in tries:
+                if r.status_code == 200 and "acme:" in r.text:
+                    tally.cross.append(f"hostile {r.request.method} {r.request.url.path}: {r.text[:80]}")
+            tally.latencies.setdefault("hostile", []).append(0.0)
+
+
+def run_clients(base: str, n: int, seconds: float, add_share: float, tally: Tally, users: int = 0,
+                tenants: tuple[str, ...] = ("acme", "globex"), during=None, hostile_client: bool = False) -> float:
+    """n client threads (tenants in turn; client i is user u<i>, or u<i mod users>) for ``seconds``
+    (``during(stop, end)`` runs beside them instead of a plain wait); returns the wall time."""
+    stop = threading.Event()
+    threads = [threading.Thread(target=client, args=(base, tenants[i % len(tenants)], f"u{i % users if users else i}",
+                                                     stop, tally, i, add_share), daemon=True) for i in range(n)]
+    if hostile_client:
+        threads.append(threading.Thread(target=hostile, args=(base, stop, tally, n), daemon=True))
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    if during is not None:
+        during(stop, t0 + seconds)
+    else:
+        stop.wait(seconds)
+    stop.set()
+    for t in threads:
+        t.join(60)
+    return time.perf_counter() - t0
+
+
+def percentiles(xs: list[float]) -> dict:
+    if not xs:
+        return {"n": 0}
+    a = np.asarray(xs) * 1000
+    return {"n": len(xs), "p50_ms": round(float(np.percentile(a, 50)), 1), "p99_ms": round(float(np.percentile(a, 99)), 1),
+            "mean_ms": round(float(a.mean()), 1)}
+
+
+def preload(model: str | Path, data: Path, keys: Path, memories: int, users: int, log) -> None:
+    """Write the first tenant's checkpoint holding ``memories`` memories (random vectors) of ``users`` users."""
+    from sam_model.data.examples import MemoryRecord
+    from sam_model.memory.scoped import ScopedMemory
+    from sam_model.retriever import SAMRetriever
+    from sam_model.serve.tenants import Tenant
+    from sam_model.store import store_config_of
+
+    retriever = SAMRetriever.load(str(model), device="cpu")
+    cfg = store_config_of(retriever)
+    tenant = Tenant("acme", data / "acme", lambda: ScopedMemory(retriever, cfg), lambda f: ScopedMemory.load(f, retriever))
+    rng = np.random.default_rng(0)
+    store, per = tenant.memory.store, max(1, memories // users)
+    for u in range(users):
+        n = per if u < users - 1 else memories - per * (users - 1)
+        if n <= 0:
+            break
+        ep = ScopedMemory.episode_of(user_id=f"u{u}")
+        recs = [MemoryRecord(f"{ep}#{i}", ep, i, "user", "plan", f"acme:u{u} old fact {i}") for i in range(n)]
+        x = rng.standard_normal((n, store.dim)).astype(np.float32)
+        store.add(recs, x / np.linalg.norm(x, axis=1, keepdims=True), user_id=f"u{u}")
+        if u % max(1, users // 10) == 0:
+            log(f"preload: {len(store)}/{memories} memories")
+    tenant.checkpoint()
+    tenant.wal.close()
+
+
+def breakdown(model: str | Path, data: Path, clients: int, rounds: int, users: int, threads: int, log) -> dict:
+    """What a search costs in-process on the preloaded memory (no HTTP): encoding one query, encoding ``clients``
+    queries in one forward (what micro-batching does), and the store's search + re-rank with the vector given."""
+    import torch
+
+    from sam_model.memory.scoped import ScopedMemory
+    from sam_model.retriever import SAMRetriever
+    from sam_model.serve.tenants import CHECKPOINT
+
+    torch.set_num_threads(threads)
+    retriever = SAMRetriever.load(str(model), device="cpu")
+    memory = ScopedMemory.load(data / "acme" / CHECKPOINT / "memory", retriever)
+    rng = random.Random(1)
+    asks = [(f"what about {rng.randrange(10**9)}?", _state(rng), f"u{rng.randrange(users)}") for _ in range(rounds * clients)]
+    inputs = [memory.query_input(q, st, user_id=u)[1] for q, st, u in asks]
+    warm = [memory.query_input(f"warm-up {i}", _state(rng), user_id="u0")[1] for i in range(clients)]
+    memory.encode_query("state", warm[:1]), memory.encode_query("state", warm)  # first forwards: allocation
+    t0 = time.perf_counter()
+    vectors = [memory.encode_query("state", [i])[0] for i in inputs[:rounds]]
+    one = (time.perf_counter() - t0) / rounds
+    t0 = time.perf_counter()
+    for r in range(rounds):
+        memory.encode_query("state", inputs[r * clients:(r + 1) * clients])
+    batch = (time.perf_counter() - t0) / rounds
+    t0 = time.perf_counter()
+    for (q, st, u), v in zip(asks, vectors):
+        memory.search(q, st, user_id=u, limit=5, query_vector=v)
+    search = (time.perf_counter() - t0) / rounds
+    out = {"encode_1_ms": round(one * 1000, 1), f"encode_{clients}_in_one_forward_ms": round(batch * 1000, 1),
+           "search_and_rerank_ms": round(search * 1000, 2), "memories": len(memory.store)}
+    log(f"in-process breakdown: {out}")
+    return out
+
+
+def load_bench(args, folder: Path, log) -> dict:
+    keys = folder / "keys.json"
+    keys.write_text(json.dumps(KEYS))
+    data = folder / "data"
+    t0 = time.perf_counter()
+    preload(args.model, data, keys, args.memories, args.users, log)
+    log(f"preloaded {args.memories} memories in {time.perf_counter() - t0:.0f} s; starting the server")
+    port = free_port()
+    proc = start_server(args.model, keys, data, port, "--batch-ms", str(args.batch_ms), "--threads", str(args.threads),
+                        log=folder / "server.log")
+    try:
+        base = f"http://127.0.0.1:{port}"
+        tally = Tally()
+        warm = Tally()
+        run_clients(base, max(2, args.clients // 4), 3.0, args.add_share, warm, args.users, ("acme",))
+        wall = run_clients(base, args.clients, args.seconds, args.add_share, tally, args.users, ("acme",))
+    finally:
+        proc.terminate()
+        proc.wait(60)
+    parts = breakdown(args.model, data, args.clients, 10, args.users, args.threads, log)
+    return {"mode": "load", "breakdown": parts, "memories": args.memories, "clients": args.clients, "seconds": round(wall, 1),
+            "batch_ms": args.batch_ms, "threads": args.threads, "qps": round(sum(map(len, tally.latencies.values())) / wall, 1),
+            "search": percentiles(tally.latencies["search"]), "add": percentiles(tally.latencies["add"]),
+            "errors": tally.errors, "cross_tenant_results": len(tally.cross), "cpus": os.cpu_count()}
+
+
+def fault_bench(args, folder: Path, log) -> dict:
+    keys = folder / "keys.json"
+    keys.write_text(json.dumps(KEYS))
+    data, port = folder / "data", free_port()
+    extra = ("--checkpoint-every", str(args.checkpoint_every), "--batch-ms", str(args.batch_ms))
+    server = {"proc": start_server(args.model, keys, data, port, *extra, log=folder / "server.log")}
+    kills, restarts = [0], []
+
+    def killer(stop: threading.Event, end: float) -> None:
+        while kills[0] < args.kills and not stop.is_set():
+            time.sleep(args.kill_every * random.Random(kills[0]).uniform(0.5, 1.5))
+            server["proc"].kill()  # SIGKILL: no shutdown, no checkpoint
+            server["proc"].wait()
+            kills[0] += 1
+            t0 = time.perf_counter()
+            server["proc"] = start_server(args.model, keys, data, port, *extra, log=folder / "server.log")
+            restarts.append(time.perf_counter() - t0)
+            log(f"kill {kills[0]}/{args.kills}: restarted in {restarts[-1]:.1f} s")
+        stop.wait(max(0.0, min(2.0, end - time.perf_counter())))
+
+    tally = Tally()
+    base = f"http://127.0.0.1:{port}"
+    wall = run_clients(base, args.clients, 0, args.add_share, tally, during=killer, hostile_client=True)
+    server["proc"].kill()
+    server["proc"].wait()
+    proc = start_server(args.model, keys, data, port, *extra, log=folder / "server.log")  # after a last kill
+    lost = []
+    try:
+        for tenant in ("acme", "globex"):
+            with httpx.Client(base_url=base, headers={"X-API-Key": KEYS[tenant]}, timeout=60) as http:
+                users = {u for t, u, _, _ in tally.acked if t == tenant}
+                held = {}
+                for u in users:
+                    for m in http.get("/v1/memories", params={"user_id": u, "limit": 10**6}).json()["results"]:
+                        held[m["id"]] = m["memory"]
+                lost += [i for t, _, i, text in tally.acked if t == tenant and held.get(i) != text]
+    finally:
+        proc.terminate()
+        proc.wait(60)
+    return {"mode": "fault", "kills": kills[0], "clients": args.clients, "seconds": round(wall, 1),
+            "acknowledged_writes": len(tally.acked), "acknowledged_but_lost": len(lost), "lost_ids": lost[:10],
+            "cross_tenant_results": len(tally.cross), "cross_examples": tally.cross[:5],
+            "hostile_rounds": len(tally.latencies.get("hostile", [])), "errors": tally.errors,
+            "restart_s": {"mean": round(float(np.mean(restarts)), 2), "max": round(float(np.max(restarts)), 2)}
+            if restarts else {},
+            "search": percentiles(tally.latencies["search"]), "add": percentiles(tally.latencies["add"])}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m sam_model.bench.serve", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("mode", choices=["load", "fault"], help="load: latency at scale; fault: kill -9 under load")
+    p.add_argument("--model", default="sam-general", help="the served retriever (export folder or packaged name)")
+    p.add_argument("--clients", type=int, default=16, help="concurrent client threads (alternating two tenants)")
+    p.add_argument("--seconds", type=float, default=30.0, help="load: how long the clients run")
+    p.add_argument("--memories", type=int, default=100_000, help="load: memories preloaded into the first tenant")
+    p.add_argument("--users", type=int, default=1000, help="load: users the preloaded memories belong to")
+    p.add_argument("--add-share", type=float, default=None,
+                   help="share of operations that are adds (default: 0.1 for load, 0.5 for fault)")
+    p.add_argument("--batch-ms", type=float, default=2.0, help="the server's micro-batching window (0: off)")
+    p.add_argument("--threads", type=int, default=1, help="load: the server's torch threads (sam-serve --threads)")
+    p.add_argument("--kills", type=int, default=20, help="fault: SIGKILLs of the server")
+    p.add_argument("--kill-every", type=float, default=3.0, help="fault: mean seconds between kills (0.5-1.5 x)")
+    p.add_argument("--checkpoint-every", type=int, default=50, help="fault: the server's checkpoint interval")
+    p.add_argument("--workdir", type=Path, default=None, help="where data and logs go (default: a temp folder)")
+    p.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
+    p.add_argument("--log", type=Path, default=None, help="also write progress to this file")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.add_share is None:
+        args.add_share = 0.1 if args.mode == "load" else 0.5
+
+    log = progress(args.log)
+    with tempfile.TemporaryDirectory(prefix="sam-serve-bench-") as tmp:
+        folder = args.workdir or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        emit((load_bench if args.mode == "load" else fault_bench)(args, folder, log), args.json)
+    return 0
+
+
+def progress(path: Path | None):
+    """A ``log(msg)`` that prints time-stamped progress to stderr and, with ``path``, appends it there."""
+
+    def log(msg: str) -> None:
+        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
+        print(line, file=sys.stderr, flush=True)
+        if path:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+
+    return log
+
+
+def emit(figures: dict, path: Path | None) -> None:
+    """The figures as JSON on stdout and, with ``path``, in that file."""
+    text = json.dumps(figures, indent=2)
+    print(text)
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["Tally", "emit", "fault_bench", "load_bench", "progress", "start_server"]

@@ -1,0 +1,127 @@
+"""The ``sam-serve`` command: load a retriever, open every tenant's memory (checkpoint + log replay), serve.
+
+    sam-serve --keys keys.json [--data sam-serve-data] [--model sam-general] [--port 8420]
+              [--qdrant-path DIR | --qdrant-url URL] [--checkpoint-every 1000] [--batch-ms 2]
+    sam-serve --keys keys.json --stdio TENANT      # MCP over stdin/stdout for one tenant (no HTTP)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+from collections.abc import Sequence
+
+from sam_model.io import run_cli
+
+log = logging.getLogger("sam_model.serve")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sam-serve", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--keys", required=True, help="JSON file {tenant: api key}: who may call, and whose memory "
+                   "each key reaches (keys of >= 16 characters)")
+    p.add_argument("--data", default="sam-serve-data", help="folder of the tenants' checkpoints and write-ahead "
+                   "logs (one subfolder per tenant)")
+    p.add_argument("--model", default="sam-general", help="the retriever: an export folder or a packaged name")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback by default)")
+    p.add_argument("--port", type=int, default=8420, help="port to listen on")
+    p.add_argument("--qdrant-path", default=None, help="keep the vectors in an embedded Qdrant in this folder "
+                   "(one collection per tenant) instead of FAISS")
+    p.add_argument("--qdrant-url", default=None, help="keep the vectors in the Qdrant server or cluster at this "
+                   "URL (API key from $QDRANT_API_KEY) instead of FAISS")
+    p.add_argument("--collection", default="sam", help="Qdrant collection prefix: <prefix>_<tenant>")
+    p.add_argument("--checkpoint-every", type=int, default=1000, help="save a tenant's memory and empty its log "
+                   "after this many writes (and at a clean shutdown); a restart replays at most this many")
+    p.add_argument("--batch-ms", type=float, default=2.0, help="micro-batching window: concurrent searches "
+                   "arriving within it share one encoder forward (0: each encodes alone)")
+    p.add_argument("--batch-max", type=int, default=32, help="most queries in one encoder forward")
+    p.add_argument("--no-fsync", action="store_true", help="do not fsync the log (benchmarks only: a machine "
+                   "crash may then lose acknowledged writes; a process kill does not)")
+    p.add_argument("--no-mcp", action="store_true", help="serve HTTP only (no MCP at /mcp)")
+    p.add_argument("--stdio", metavar="TENANT", default=None, help="serve MCP over stdin/stdout for this tenant "
+                   "instead of HTTP (an agent that starts the memory as its subprocess)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads of the encoder: 1 leaves the other cores "
+                   "to HTTP, index searches and adds; on a shared 2-core host 2 threads made one query 5x slower "
+                   "(176 vs 928 ms, README), more pay off only on an idle machine")
+    p.add_argument("--device", default=None, help="torch device of the encoder (default: cuda if available)")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                   help="log level of the service and uvicorn")
+    p.add_argument("--log-file", default=None, help="also write the log to this file")
+    return p
+
+
+def build(args: argparse.Namespace):
+    """(tenants, search function) from the parsed arguments."""
+    import dataclasses
+
+    from sam_model.retriever import SAMRetriever
+    from sam_model.serve.batching import BatchedSearch
+    from sam_model.serve.tenants import Tenants, read_keys
+    from sam_model.store import store_config_of
+
+    if args.qdrant_url and args.qdrant_path:
+        raise SystemExit("sam-serve: give --qdrant-url or --qdrant-path, not both")
+    keys = read_keys(args.keys)
+    if args.threads < 1:
+        raise SystemExit(f"sam-serve: --threads must be >= 1, got {args.threads}")
+    import torch
+
+    torch.set_num_threads(args.threads)
+    retriever = SAMRetriever.load(args.model, device=args.device)
+    cfg = store_config_of(retriever)
+    if args.qdrant_url or args.qdrant_path:
+        index = {"kind": "qdrant", "collection": args.collection}
+        index.update({"url": args.qdrant_url} if args.qdrant_url else {"path": args.qdrant_path})
+        cfg = dataclasses.replace(cfg, index=index)
+    tenants = Tenants(keys, args.data, retriever, cfg, checkpoint_every=args.checkpoint_every,
+                      fsync=not args.no_fsync)
+    search = BatchedSearch(args.batch_ms / 1000.0, args.batch_max) if args.batch_ms > 0 else None
+    return tenants, search
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_cli(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = parser().parse_args(argv)
+    handlers: list[logging.Handler] = [logging.StreamHandler()]
+    if args.log_file:
+        handlers.append(logging.FileHandler(args.log_file))
+    logging.basicConfig(level=args.log_level.upper(), handlers=handlers,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    tenants, search = build(args)
+    from sam_model.serve.mcp import create_mcp
+
+    if args.stdio:
+        if args.stdio not in tenants.tenants:
+            raise SystemExit(f"sam-serve: --stdio {args.stdio!r} is not a tenant of {args.keys}")
+        try:
+            create_mcp(tenants, search, stdio_tenant=args.stdio).run("stdio")
+        finally:
+            tenants.close()
+        return 0
+    import uvicorn
+
+    from sam_model.serve.http import create_app
+
+    mcp = None if args.no_mcp else create_mcp(tenants, search)
+    mcp_app = None if mcp is None else mcp.streamable_http_app(streamable_http_path="/", stateless_http=True,
+                                                               json_response=True, host=args.host)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        async with (mcp.session_manager.run() if mcp is not None else contextlib.nullcontext()):
+            log.info("sam-serve: %d tenants, listening on http://%s:%d (MCP at /mcp%s)", len(tenants.tenants),
+                     args.host, args.port, " off" if mcp is None else "")
+            yield
+        tenants.close()  # a clean shutdown checkpoints every tenant
+
+    app = create_app(tenants, search, mcp_app, lifespan)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    return 0
+
+
+__all__ = ["build", "main", "parser"]

@@ -1,0 +1,169 @@
+"""The HTTP API of ``sam-serve``: Mem0's memory operations per user/agent/run, one tenant per API key.
+
+    POST   /v1/memories                 add        {"messages": "..." | [{"role", "content"}] | [events],
+                                                    "user_id", "agent_id", "run_id", "metadata"}
+    POST   /v1/memories/search          search     {"query", "state", "user_id", ..., "limit", "filters", "threshold"}
+    GET    /v1/memories?user_id=...     get_all    (scopes and limit as query parameters)
+    GET    /v1/memories/{id}            get        (ids hold '/' and '#': URL-encode them, '#' as %23)
+    PUT    /v1/memories/{id}            update     {"data": "new text"}
+    DELETE /v1/memories/{id}            delete
+    DELETE /v1/memories?user_id=...     delete_all
+    GET    /v1/history/{id}             history
+    GET    /health                      liveness (no key)
+
+Every call but /health needs ``Authorization: Bearer <key>`` (or ``X-API-Key: <key>``): 401 without a known key.
+Bodies are pydantic models: a missing or mistyped field is a 422 naming it; what the memory refuses (an empty
+text, a scope with '/', a bad filter operator, no scope on a search) is a 422 with the memory's one-line reason;
+an unknown id is a 404; a body over ``MAX_BODY_BYTES`` a 413. The answers are ScopedMemory's (Mem0's shapes).
+Writes go through the tenant's write-ahead log (sam_model.serve.tenants): a 2xx means it is on disk.
+"""
+
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from sam_model.io import SAMFileError
+from sam_model.limits import MAX_K, MAX_TEXT_CHARS
+from sam_model.serve.tenants import Tenant, Tenants
+
+MAX_BODY_BYTES = 4 * MAX_TEXT_CHARS + (1 << 20)  # one memory at the text limit in 4-byte UTF-8, plus its JSON
+MAX_ITEMS = 1000  # messages or events in one add
+Scope = Annotated[str | None, Field(default=None, min_length=1, max_length=256, pattern=r"^[^/]+$")]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt field is a 422, not silently ignored
+
+
+class AddBody(Body):
+    messages: str | Annotated[list[dict[str, Any]], Field(min_length=1, max_length=MAX_ITEMS)] = Field(
+        description="a message text, OpenAI-style messages ({role, content}) or agent-log events ({kind, text})")
+    user_id: Scope = None
+    agent_id: Scope = None
+    run_id: Scope = None
+    metadata: dict[str, Any] | None = None
+
+
+class SearchBody(Body):
+    query: str = Field(max_length=MAX_TEXT_CHARS)
+    state: dict[str, Any] | str | None = Field(default=None, description="the agent's state, 'live', or none")
+    user_id: Scope = None
+    agent_id: Scope = None
+    run_id: Scope = None
+    limit: int = Field(default=5, ge=1, le=MAX_K)
+    filters: dict[str, Any] | None = None
+    threshold: float | None = None
+
+
+class UpdateBody(Body):
+    data: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+
+
+def _refused(err: Exception, status: int) -> JSONResponse:
+    text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+    return JSONResponse({"detail": text}, status_code=status)
+
+
+def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_app: Any = None,
+               lifespan: Any = None) -> FastAPI:
+    """The FastAPI app over ``tenants``. ``search(tenant, **body)``: how a search runs (default: the tenant's
+    ScopedMemory.search; sam_model.serve.batching batches concurrent ones). ``mcp_app``: an ASGI app mounted at
+    /mcp (sam_model.serve.mcp)."""
+    app = FastAPI(title="sam-serve", summary="SAM memory, served: Mem0's API per user/agent/run, one tenant per key",
+                  lifespan=lifespan)
+    run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
+
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next):
+        size = request.headers.get("content-length")
+        if size is not None and (not size.isdigit() or int(size) > MAX_BODY_BYTES):
+            return JSONResponse({"detail": f"request body over {MAX_BODY_BYTES} bytes; split the memories"},
+                                status_code=413)
+        if size is None and request.method in ("POST", "PUT"):
+            body = b""
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    return JSONResponse({"detail": f"request body over {MAX_BODY_BYTES} bytes; split the memories"},
+                                        status_code=413)
+            request._body = body  # starlette reads it from here
+        return await call_next(request)
+
+    for exc, status in ((KeyError, 404), (ValueError, 422), (TypeError, 422)):
+        app.add_exception_handler(exc, lambda _r, err, status=status: _refused(err, status))
+    app.add_exception_handler(SAMFileError, lambda _r, err: _refused(err, 500))
+
+    def tenant_of(authorization: Annotated[str | None, Header()] = None,
+                  x_api_key: Annotated[str | None, Header()] = None) -> Tenant:
+        key = x_api_key or (authorization[7:] if authorization and authorization.startswith("Bearer ") else None)
+        tenant = tenants.of_key(key)
+        if tenant is None:
+            raise _Unauthorized
+        return tenant
+
+    app.add_exception_handler(_UnauthorizedError, lambda _r, _e: JSONResponse(
+        {"detail": "missing or unknown API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"},
+        status_code=401, headers={"WWW-Authenticate": "Bearer"}))
+    T = Annotated[Tenant, Depends(tenant_of)]
+
+    @app.get("/health")
+    def health() -> dict:
+        return {"status": "ok", "tenants": len(tenants.tenants)}
+
+    @app.post("/v1/memories")
+    def add(body: AddBody, tenant: T) -> dict:
+        args = body.model_dump()
+        args["data"] = args.pop("messages")
+        return tenant.write("add", args)
+
+    @app.post("/v1/memories/search")
+    def search_(body: SearchBody, tenant: T) -> dict:
+        return run_search(tenant, **body.model_dump())
+
+    @app.get("/v1/memories")
+    def get_all(tenant: T, user_id: Annotated[str | None, Query()] = None,
+                agent_id: Annotated[str | None, Query()] = None, run_id: Annotated[str | None, Query()] = None,
+                limit: Annotated[int, Query(ge=0, le=1_000_000)] = 100) -> dict:
+        return tenant.memory.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, limit=limit)
+
+    @app.get("/v1/memories/{memory_id:path}")
+    def get(memory_id: str, tenant: T) -> dict:
+        found = tenant.memory.get(memory_id)
+        if found is None:
+            raise KeyError(f"memory {memory_id!r} is not in this tenant's memory")
+        return found
+
+    @app.put("/v1/memories/{memory_id:path}")
+    def update(memory_id: str, body: UpdateBody, tenant: T) -> dict:
+        return tenant.write("update", {"memory_id": memory_id, "data": body.data})
+
+    @app.delete("/v1/memories/{memory_id:path}")
+    def delete(memory_id: str, tenant: T) -> dict:
+        return tenant.write("delete", {"memory_id": memory_id})
+
+    @app.delete("/v1/memories")
+    def delete_all(tenant: T, user_id: Annotated[str | None, Query()] = None,
+                   agent_id: Annotated[str | None, Query()] = None,
+                   run_id: Annotated[str | None, Query()] = None) -> dict:
+        return tenant.write("delete_all", {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+
+    @app.get("/v1/history/{memory_id:path}")
+    def history(memory_id: str, tenant: T) -> list:
+        return tenant.memory.history(memory_id)
+
+    if mcp_app is not None:
+        app.mount("/mcp", mcp_app)
+    return app
+
+
+class _UnauthorizedError(Exception):
+    """No or an unknown API key (answered 401)."""
+
+
+_Unauthorized = _UnauthorizedError()
+
+__all__ = ["MAX_BODY_BYTES", "AddBody", "SearchBody", "UpdateBody", "create_app"]

@@ -1,0 +1,74 @@
+"""The MCP face of ``sam-serve``: three memory tools for agents (the ``mcp`` SDK's MCPServer).
+
+- ``remember(text, user_id, agent_id, run_id, metadata)``: store what was said or done (one user message);
+- ``recall(query, user_id, agent_id, run_id, state, limit)``: the memories that matter now — with ``state``
+  (the agent's state: phase, constraints, uncertainty flags, ...) SAM's state-adaptive query, else a plain one;
+- ``forget(memory_id)``: delete a memory.
+
+Over HTTP (mounted at ``/mcp`` of the HTTP service) each call carries the tenant's key as the HTTP API does
+(``Authorization: Bearer <key>`` or ``X-API-Key``); an unknown key is refused. Over stdio (``sam-serve --stdio``,
+for an agent that launches the memory as a subprocess) there are no headers: the tenant is the one the command
+names. Writes take the same write-ahead log as HTTP writes. What the memory refuses (an unknown key or id, an
+empty text, no scope) comes back as the tool's error with the memory's one-line reason.
+"""
+
+
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from sam_model.serve.tenants import Tenant, Tenants
+
+
+def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
+               stdio_tenant: str | None = None) -> MCPServer:
+    """The MCP server over ``tenants``; ``stdio_tenant``: the tenant of calls that carry no HTTP headers."""
+    server = MCPServer("sam-memory", instructions="Long-term memory for this agent: remember facts and events, "
+                       "recall what matters for the current state, forget what is wrong.")
+    run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
+
+    def answer(ctx: Context, call: Callable[[Tenant], dict]) -> dict:
+        """``call(tenant)``, its refusals as ToolErrors (their text reaches the agent)."""
+        try:
+            return call(tenant_of(ctx))
+        except (KeyError, ValueError, TypeError, PermissionError) as err:
+            raise ToolError(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)) from None
+
+    def tenant_of(ctx: Context) -> Tenant:
+        headers = ctx.headers
+        if headers is None and stdio_tenant is not None:
+            return tenants.tenants[stdio_tenant]
+        headers = headers or {}
+        auth = headers.get("authorization") or ""
+        key = headers.get("x-api-key") or (auth[7:] if auth.startswith("Bearer ") else None)
+        tenant = tenants.of_key(key)
+        if tenant is None:
+            raise PermissionError("missing or unknown API key: send 'Authorization: Bearer <key>' or 'X-API-Key'")
+        return tenant
+
+    @server.tool()
+    def remember(text: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
+                 run_id: str | None = None, metadata: dict[str, Any] | None = None) -> dict:
+        """Store one thing the user said or the agent learnt, in the user's (agent's, run's) memory."""
+        return answer(ctx, lambda t: t.write("add", {"data": text, "user_id": user_id, "agent_id": agent_id,
+                                                     "run_id": run_id, "metadata": metadata}))
+
+    @server.tool()
+    def recall(query: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
+               run_id: str | None = None, state: dict[str, Any] | None = None, limit: int = 5) -> dict:
+        """The memories that matter for the query, ranked for the agent's state when one is given
+        ({"phase": ..., "constraints": {...}, "uncertainty_flags": [...]}); best first, with scores."""
+        return answer(ctx, lambda t: run_search(t, query=query, state=state, user_id=user_id, agent_id=agent_id,
+                                                run_id=run_id, limit=limit, filters=None, threshold=None))
+
+    @server.tool()
+    def forget(memory_id: str, ctx: Context) -> dict:
+        """Delete one memory (its id comes from remember or recall)."""
+        return answer(ctx, lambda t: t.write("delete", {"memory_id": memory_id}))
+
+    return server
+
+
+__all__ = ["create_mcp"]

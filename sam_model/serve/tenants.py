@@ -1,0 +1,186 @@
+"""Tenants of the served memory: who a key is, and each tenant's own memory, log and checkpoints.
+
+Isolation is by construction, not by filter: every tenant has its own :class:`~sam_model.memory.scoped.ScopedMemory`
+(its own store and index, or its own Qdrant collection), and a request reaches only the memory of the tenant its
+key names. Another tenant's memory ids, user ids or filters are therefore simply not there — a get, list, search,
+update or delete with them finds nothing. Inside a tenant, user/agent/run scopes work as in ScopedMemory.
+
+Durability (sam_model.serve.wal): a write is logged and fsync-ed, then applied, then answered; every
+``checkpoint_every`` writes (and at a clean shutdown) the memory is saved atomically with the log's seq and the
+log is emptied. On start each tenant loads its checkpoint and replays its log.
+
+The keys file is JSON, ``{"<tenant>": "<api key>", ...}``: tenant names of letters, digits, ``_`` and ``-``;
+keys of at least 16 characters, all different. Keys are compared in constant time.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, reading
+from sam_model.memory.scoped import ScopedMemory
+from sam_model.serve.wal import WriteAheadLog
+from sam_model.store import StoreConfig
+
+log = logging.getLogger(__name__)
+
+MIN_KEY_CHARS = 16
+CHECKPOINT = "checkpoint"
+WAL_FILE = "wal.log"
+SEQ_FILE = "seq.json"
+
+
+def check_tenant(name: Any, where: str) -> str:
+    if not isinstance(name, str) or not name or len(name) > 64 or not all(c.isalnum() or c in "_-" for c in name):
+        raise SAMFileError(f"{where}: tenant name {name!r} must be 1-64 letters, digits, '_' or '-'")
+    return name
+
+
+def read_keys(path: str | os.PathLike) -> dict[str, str]:
+    """api key -> tenant, from the keys file (every problem named with the file and the tenant)."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SAMFileError(f"keys file not found: {path} (write {{\"tenant\": \"<key of >= {MIN_KEY_CHARS} chars>\"}})") from None
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise SAMFileError(f"{path}: unreadable keys file ({err}); it must be a JSON object tenant -> key") from None
+    if not isinstance(raw, dict) or not raw:
+        raise SAMFileError(f"{path}: the keys file must be a non-empty JSON object tenant -> key")
+    keys: dict[str, str] = {}
+    for tenant, key in raw.items():
+        check_tenant(tenant, str(path))
+        if not isinstance(key, str) or len(key) < MIN_KEY_CHARS:
+            raise SAMFileError(f"{path}: the key of tenant {tenant!r} must be a string of at least {MIN_KEY_CHARS} "
+                               "characters (e.g. python -c 'import secrets; print(secrets.token_urlsafe(24))')")
+        if key in keys:
+            raise SAMFileError(f"{path}: tenants {keys[key]!r} and {tenant!r} have the same key; give each its own")
+        keys[key] = tenant
+    return keys
+
+
+class Tenant:
+    """One tenant's memory, write-ahead log and checkpoints under ``folder`` (see the module doc)."""
+
+    def __init__(self, name: str, folder: Path, make_memory: Callable[[], ScopedMemory],
+                 load_memory: Callable[[Path], ScopedMemory], checkpoint_every: int = 1000, fsync: bool = True):
+        self.name, self.folder, self.checkpoint_every = name, Path(folder), checkpoint_every
+        self.folder.mkdir(parents=True, exist_ok=True)
+        ckpt = self.folder / CHECKPOINT
+        fresh = not exists(ckpt)
+        if not fresh:
+            with reading(ckpt) as f:
+                self.memory = load_memory(f / "memory")
+                done = int(json.loads((f / SEQ_FILE).read_text(encoding="utf-8"))["seq"])
+        else:
+            self.memory, done = make_memory(), 0
+        self.wal = WriteAheadLog(self.folder / WAL_FILE, fsync=fsync)
+        replay = self.wal.records(after=done)
+        for r in replay:
+            try:
+                apply(self.memory, r["op"], r["args"])
+            except (KeyError, TypeError, ValueError) as err:  # refused the first time too: it changed nothing
+                log.info("tenant %s: write %d (%s) was refused when made and again on replay: %s",
+                         name, r["seq"], r["op"], err)
+        self.wal.seq = max(self.wal.seq, done)
+        self._since = len(replay)
+        if fresh:
+            self.checkpoint()  # a checkpoint from the start: a Qdrant collection is then always attached by a load
+        log.info("tenant %s: %d memories (checkpoint seq %d, %d writes replayed)", name, len(self.memory.store),
+                 done, len(replay))
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self.memory.lock
+
+    def write(self, op: str, args: dict[str, Any]) -> Any:
+        """Log (fsync), apply, maybe checkpoint; returns the memory's answer. Raises what the memory raises."""
+        with self.lock:
+            check_write(self.memory, op, args)
+            self.wal.append(op, args)
+            out = apply(self.memory, op, args)
+            self._since += 1
+            if self._since >= self.checkpoint_every:
+                self.checkpoint()
+            return out
+
+    def checkpoint(self) -> None:
+        """Save the memory with the log's seq (atomically, one folder), then empty the log."""
+        with self.lock:
+            with atomic_dir(self.folder / CHECKPOINT) as tmp:
+                self.memory.save(tmp / "memory")
+                atomic_write_text(tmp / SEQ_FILE, json.dumps({"seq": self.wal.seq}))
+            self.wal.truncate()
+            self._since = 0
+
+    def close(self) -> None:
+        with self.lock:
+            self.checkpoint()
+            self.wal.close()
+
+
+def check_write(memory: ScopedMemory, op: str, args: Mapping[str, Any]) -> None:
+    """Refuse before logging what would be refused when applied and is cheap to tell (an unknown id)."""
+    if op in ("update", "delete") and args["memory_id"] not in memory.store:
+        raise KeyError(f"memory {args['memory_id']!r} is not in this tenant's memory")
+    if op == "update" and (not isinstance(args["data"], str) or not args["data"].strip()):
+        raise ValueError(f"data must be the memory's new text (a non-empty string), got {args['data']!r}")
+
+
+def apply(memory: ScopedMemory, op: str, args: dict[str, Any]) -> Any:
+    """One logged write, as the memory's method of the same name."""
+    if op == "add":
+        return memory.add(args["data"], user_id=args.get("user_id"), agent_id=args.get("agent_id"),
+                          run_id=args.get("run_id"), metadata=args.get("metadata"))
+    if op == "update":
+        return memory.update(args["memory_id"], args["data"])
+    if op == "delete":
+        return memory.delete(args["memory_id"])
+    if op == "delete_all":
+        return memory.delete_all(user_id=args.get("user_id"), agent_id=args.get("agent_id"), run_id=args.get("run_id"))
+    raise ValueError(f"unknown write {op!r} in the log")
+
+
+class Tenants:
+    """The tenants a server knows: keys -> tenant -> its memory, opened at start."""
+
+    def __init__(self, keys: Mapping[str, str], data: str | os.PathLike, retriever: Any,
+                 store_config: StoreConfig, checkpoint_every: int = 1000, fsync: bool = True):
+        self.keys, self.data = dict(keys), Path(data)
+        self.retriever, self.store_config = retriever, store_config
+        self.tenants = {name: self._open(name, checkpoint_every, fsync) for name in sorted(set(self.keys.values()))}
+
+    def _config_for(self, name: str) -> StoreConfig:
+        """A Qdrant index gets one collection per tenant (``<collection or sam>_<tenant>``)."""
+        cfg = StoreConfig.from_dict(self.store_config.to_dict())
+        if cfg.index.get("kind") == "qdrant":
+            cfg.index = {**cfg.index, "collection": f"{cfg.index.get('collection') or 'sam'}_{name}"}
+        return cfg
+
+    def _open(self, name: str, checkpoint_every: int, fsync: bool) -> Tenant:
+        return Tenant(name, self.data / name, lambda: ScopedMemory(self.retriever, self._config_for(name)),
+                      lambda f: ScopedMemory.load(f, self.retriever), checkpoint_every, fsync)
+
+    def of_key(self, key: str | None) -> Tenant | None:
+        """The tenant whose key this is (constant-time comparisons), else None."""
+        if not key:
+            return None
+        found = None
+        for k, name in self.keys.items():
+            if hmac.compare_digest(k.encode(), key.encode()):
+                found = name
+        return None if found is None else self.tenants[found]
+
+    def close(self) -> None:
+        for t in self.tenants.values():
+            t.close()
+
+
+__all__ = ["Tenant", "Tenants", "apply", "read_keys"]

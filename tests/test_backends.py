@@ -1,0 +1,109 @@
+"""The vector backends under the one store: Qdrant (embedded) ranks exactly as FAISS does through every filter,
+filters scopes inside its own search, rolls its collection back to a save, and names bad configs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("qdrant_client", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+
+from sam_model.backends import index_from_config  # noqa: E402
+from sam_model.backends.qdrant import QdrantIndex  # noqa: E402
+from sam_model.data.examples import MemoryRecord  # noqa: E402
+from sam_model.io import SAMFileError  # noqa: E402
+from sam_model.store import MemoryStore, StoreConfig  # noqa: E402
+
+DIM = 16
+
+
+def records(n: int, ep: str, start: int = 0) -> list[MemoryRecord]:
+    return [MemoryRecord(f"{ep}#{i}", ep, i, "user", "plan", f"memory {i} of {ep}", sets=("date",) * (i % 5 == 0))
+            for i in range(start, start + n)]
+
+
+def fill(store: MemoryStore, rng: np.random.Generator) -> None:
+    """Three users, two agents, a run; some ties; then deletes and an update."""
+    for u, n in (("ana", 40), ("bo", 25), ("cy", 3)):
+        x = rng.standard_normal((n, DIM)).astype(np.float32)
+        x[1] = x[0]  # an exact tie: the seeded tie order decides, on both backends
+        store.add(records(n, u), x, user_id=u, agent_id="a1" if u != "cy" else "a2", run_id="r" if u == "bo" else None,
+                  metadata={"u": u})
+    store.delete(["ana#3", "bo#7"])
+    store.update(records(1, "ana", 5)[0], rng.standard_normal(DIM).astype(np.float32))
+
+
+def test_qdrant_ranks_as_faiss_through_every_scope_and_filter():
+    cfg = dict(slot_match=0.3, provenance=True, rerank_depth=8)
+    faiss_store = MemoryStore(None, StoreConfig(**cfg), DIM)
+    qdrant_store = MemoryStore(None, StoreConfig(**cfg, index={"kind": "qdrant"}), DIM)
+    assert isinstance(qdrant_store.index, QdrantIndex)
+    fill(faiss_store, np.random.default_rng(0))
+    fill(qdrant_store, np.random.default_rng(0))
+    rng = np.random.default_rng(1)
+    asks = [{}, {"user_id": "ana"}, {"user_id": "cy"}, {"agent_id": "a1"}, {"user_id": "bo", "run_id": "r"},
+            {"episode_id": "bo"}, {"user_id": "ana", "ids": ["ana#0", "ana#1", "ana#9", "bo#2"]},
+            {"user_id": "ana", "agent_id": "a2"}]
+    for ask in asks:
+        for _ in range(5):
+            q = rng.standard_normal(DIM).astype(np.float32)
+            want = faiss_store.search_vector(q, 12, ["date"], **ask)
+            got = qdrant_store.search_vector(q, 12, ["date"], **ask)
+            assert [h.id for h in got] == [h.id for h in want], ask
+            assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-9)
+    assert qdrant_store.search_vector(q, 5, user_id="ana", agent_id="a2") == []
+
+
+def test_scopes_are_payload_filters_inside_qdrant_not_a_global_top_k():
+    index = QdrantIndex(DIM)
+    rng = np.random.default_rng(2)
+    big = rng.standard_normal((300, DIM)).astype(np.float32)
+    index.add([f"b#{i}" for i in range(300)], big, "b", scopes={"user_id": "bo"})
+    index.add(["a#0"], -big[:1], "a", scopes={"user_id": "ana"})  # the worst match of every query near big[0]
+    ids, scores = index.search(big[:1], 5, scopes={"user_id": "ana"})
+    assert ids == [["a#0", None, None, None, None]] and np.isneginf(scores[0, 1:]).all()
+    ids, _ = index.search(big[:1], 5, scopes={"user_id": "nobody"})
+    assert ids == [[None] * 5]
+
+
+def test_a_load_rolls_the_collection_back_to_the_save(tmp_path):
+    store = MemoryStore(None, StoreConfig(provenance=False, index={"kind": "qdrant", "path": str(tmp_path / "q")}), DIM)
+    rng = np.random.default_rng(3)
+    store.add(records(6, "e"), rng.standard_normal((6, DIM)).astype(np.float32), user_id="ana")
+    saved = store.save(tmp_path / "store")
+    store.add(records(4, "e", 6), rng.standard_normal((4, DIM)).astype(np.float32), user_id="ana")  # after the save
+    assert store.index._count() == 10
+    back = MemoryStore.load(saved)
+    assert len(back) == 6 and back.index._count() == 6  # the 4 later points are gone from the collection
+    q = rng.standard_normal(DIM).astype(np.float32)
+    assert {h.id for h in back.search_vector(q, 10, user_id="ana")} == {f"e#{i}" for i in range(6)}
+    back.add(records(1, "e", 6), rng.standard_normal((1, DIM)).astype(np.float32), user_id="ana")  # ids reusable
+
+
+def test_an_in_memory_qdrant_save_cannot_load_and_says_why(tmp_path):
+    store = MemoryStore(None, StoreConfig(index={"kind": "qdrant"}), DIM)
+    store.add(records(2, "e"), np.ones((2, DIM), np.float32))
+    with pytest.raises(SAMFileError, match="in-memory Qdrant, gone with that process"):
+        MemoryStore.load(store.save(tmp_path / "s"))
+
+
+def test_a_fresh_index_refuses_a_collection_that_holds_points(tmp_path):
+    cfg = {"kind": "qdrant", "path": str(tmp_path / "q"), "collection": "mem"}
+    index_from_config(DIM, cfg).add(["x"], np.ones((1, DIM), np.float32))
+    with pytest.raises(ValueError, match="'mem' already holds 1 points: load the store saved with it"):
+        index_from_config(DIM, cfg)
+    with pytest.raises(ValueError, match="holds vectors of dim 16, not 8"):
+        index_from_config(8, cfg)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"kind": "qdrant", "host": "x"}, r"field 'store.index' has unknown key\(s\) \['host'\]"),
+    ({"kind": "qdrant", "url": "http://x", "path": "p"}, r"give url \(a Qdrant server\) or path \(embedded\), not both"),
+    ({"kind": "qdrant", "collection": "a/b"}, r"field 'store.index.collection' may hold only letters"),
+    ({"kind": "qdrant", "hnsw_ef": 0}, r"field 'store.index.hnsw_ef' must be an integer from 1"),
+    ({"kind": "qdrant", "exact": "yes"}, r"field 'store.index.exact' must be true or false"),
+    ({"kind": "annoy"}, r"field 'store.index.kind' must be one of"),
+])
+def test_backend_configs_are_checked(bad, message):
+    with pytest.raises(ValueError, match=message):
+        StoreConfig.from_dict({"index": bad}, "store")

@@ -1,0 +1,156 @@
+"""sam-serve over HTTP (in-process): Mem0's operations per scope, tenant isolation against a hostile tenant,
+validated bodies with clear 4xx, size limits, and a restart without a clean shutdown that loses no write."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+
+from fastapi.testclient import TestClient  # noqa: E402
+from serving import KEYS, keys_file, tiny_export  # noqa: E402
+
+from sam_model.retriever import SAMRetriever  # noqa: E402
+from sam_model.serve.batching import BatchedSearch  # noqa: E402
+from sam_model.serve.http import MAX_BODY_BYTES, create_app  # noqa: E402
+from sam_model.serve.tenants import Tenants, read_keys  # noqa: E402
+from sam_model.store import store_config_of  # noqa: E402
+
+A = {"Authorization": f"Bearer {KEYS['acme']}"}
+G = {"X-API-Key": KEYS["globex"]}
+
+
+@pytest.fixture(scope="module")
+def retriever(tiny_bert_dir, tmp_path_factory):
+    return SAMRetriever.load(tiny_export(tiny_bert_dir, tmp_path_factory.mktemp("export") / "export"), device="cpu")
+
+
+def open_tenants(retriever, folder, backend: str = "faiss") -> Tenants:
+    cfg = store_config_of(retriever)
+    if backend == "qdrant":
+        cfg.index = {"kind": "qdrant", "path": str(folder / "qdrant")}
+    return Tenants(read_keys(keys_file(folder)), folder / "data", retriever, cfg, checkpoint_every=3)
+
+
+@pytest.fixture(params=["faiss", "qdrant"])
+def served(request, retriever, tmp_path):
+    if request.param == "qdrant":
+        pytest.importorskip("qdrant_client")
+    tenants = open_tenants(retriever, tmp_path, request.param)
+    batched = BatchedSearch(0.001, 8)
+    return tenants, TestClient(create_app(tenants, batched))
+
+
+def url(memory_id: str) -> str:
+    return "/v1/memories/" + quote(memory_id, safe="")
+
+
+def test_mem0_operations_over_http(served):
+    tenants, http = served
+    r = http.post("/v1/memories", headers=A, json={"messages": "I live in Paris", "user_id": "mia",
+                                                   "metadata": {"topic": "home"}})
+    assert r.status_code == 200, r.text
+    mid = r.json()["results"][0]["id"]
+    http.post("/v1/memories", headers=A, json={"messages": [{"role": "user", "content": "my budget is $300"}],
+                                               "user_id": "mia", "run_id": "trip"})
+    found = http.post("/v1/memories/search", headers=A, json={"query": "where do I live?", "user_id": "mia",
+                                                               "limit": 5}).json()["results"]
+    assert {h["memory"] for h in found} == {"I live in Paris", "my budget is $300"}
+    stated = http.post("/v1/memories/search", headers=A, json={"query": "budget?", "user_id": "mia",
+                                                                "state": {"phase": "plan"}, "limit": 1}).json()
+    assert len(stated["results"]) == 1
+    assert http.get(url(mid), headers=A).json()["memory"] == "I live in Paris"
+    assert [m["memory"] for m in http.get("/v1/memories", headers=A, params={"user_id": "mia", "run_id": "trip"})
+            .json()["results"]] == ["my budget is $300"]
+    assert http.put(url(mid), headers=A, json={"data": "I live in Lyon"}).status_code == 200
+    assert http.get(url(mid), headers=A).json()["memory"] == "I live in Lyon"
+    assert [h["event"] for h in http.get("/v1/history/" + quote(mid, safe=""), headers=A).json()] == ["ADD", "UPDATE"]
+    assert http.delete(url(mid), headers=A).status_code == 200
+    assert http.get(url(mid), headers=A).status_code == 404
+    assert http.delete("/v1/memories", headers=A, params={"user_id": "mia"}).json()["message"] == "1 memories deleted"
+    assert http.get("/health").json()["status"] == "ok"
+
+
+def test_a_hostile_tenant_reaches_nothing_of_another(served):
+    tenants, http = served
+    secret = http.post("/v1/memories", headers=A, json={"messages": "acme secret plan", "user_id": "mia"}).json()
+    sid = secret["results"][0]["id"]
+    http.post("/v1/memories", headers=G, json={"messages": "globex note", "user_id": "bob"})
+    for bad in ({}, {"Authorization": "Bearer nope-nope-nope-nope"}, {"X-API-Key": KEYS["acme"][:-1]},
+                {"Authorization": KEYS["acme"]}):  # no key, unknown keys, a key without "Bearer "
+        r = http.post("/v1/memories/search", headers=bad, json={"query": "plan", "user_id": "mia"})
+        assert r.status_code == 401 and "API key" in r.json()["detail"]
+    # the other tenant's ids, users and filters that try to widen the scope find nothing of acme's
+    assert http.get(url(sid), headers=G).status_code == 404
+    assert http.put(url(sid), headers=G, json={"data": "overwritten"}).status_code == 404
+    assert http.delete(url(sid), headers=G).status_code == 404
+    assert http.get("/v1/history/" + quote(sid, safe=""), headers=G).json() == []
+    assert http.get("/v1/memories", headers=G, params={"user_id": "mia"}).json()["results"] == []
+    assert http.delete("/v1/memories", headers=G, params={"user_id": "mia"}).json()["message"] == "0 memories deleted"
+    for filters in ({"user_id": {"in": ["mia", "bob"]}}, {"OR": [{"user_id": "mia"}, {"user_id": "bob"}]},
+                    {"user_id": {"ne": "nobody"}}):
+        found = http.post("/v1/memories/search", headers=G, json={"query": "plan", "user_id": "bob",
+                                                                   "filters": filters, "limit": 10}).json()
+        assert all(h["memory"] == "globex note" for h in found.get("results", [])), filters
+    no_scope = http.post("/v1/memories/search", headers=G, json={"query": "plan", "filters": {"user_id": {"ne": "x"}}})
+    assert no_scope.status_code == 422 and "missing scope is refused" in no_scope.json()["detail"]
+    assert http.get(url(sid), headers=A).json()["memory"] == "acme secret plan"  # untouched
+
+
+@pytest.mark.parametrize("body, status, says", [
+    ({"user_id": "mia"}, 422, "messages"),
+    ({"messages": "x", "user_id": "mia", "usr": 1}, 422, "usr"),
+    ({"messages": "x", "user_id": "a/b"}, 422, "user_id"),
+    ({"messages": "   ", "user_id": "mia"}, 422, "must not be empty"),
+    ({"messages": "x"}, 422, "every memory belongs to a scope"),
+    ({"messages": [], "user_id": "mia"}, 422, "messages"),
+])
+def test_bad_writes_get_a_clear_4xx_and_change_nothing(served, body, status, says):
+    tenants, http = served
+    r = http.post("/v1/memories", headers=A, json=body)
+    assert r.status_code == status and says in json.dumps(r.json())
+    assert len(tenants.tenants["acme"].memory.store) == 0
+
+
+def test_bad_searches_and_oversized_bodies_are_refused(served):
+    _, http = served
+    http.post("/v1/memories", headers=A, json={"messages": "a fact", "user_id": "m"})
+    assert http.post("/v1/memories/search", headers=A, json={"query": "x", "user_id": "m", "limit": 0}).status_code == 422
+    assert http.post("/v1/memories/search", headers=A, json={"query": "x", "user_id": "m", "limit": 10**9}).status_code == 422
+    bad_op = http.post("/v1/memories/search", headers=A, json={"query": "x", "user_id": "m", "filters": {"t": {"like": 1}}})
+    assert bad_op.status_code == 422 and "unknown operator 'like'" in bad_op.json()["detail"]
+    assert http.put(url("nope#1"), headers=A, json={"data": ""}).status_code == 422
+    big = http.post("/v1/memories", headers={**A, "content-type": "application/json"},
+                    content=b" " * (MAX_BODY_BYTES + 1))
+    assert big.status_code == 413 and "request body over" in big.json()["detail"]
+
+
+def test_a_restart_without_shutdown_replays_every_acknowledged_write(retriever, tmp_path):
+    tenants = open_tenants(retriever, tmp_path)
+    http = TestClient(create_app(tenants))
+    ids = [http.post("/v1/memories", headers=A, json={"messages": f"fact {i}", "user_id": "mia"}).json()["results"][0]["id"]
+           for i in range(7)]  # checkpoint_every=3: two checkpoints, then one write only in the log
+    http.put(url(ids[0]), headers=A, json={"data": "fact zero, revised"})
+    http.delete(url(ids[1]), headers=A)
+    want = http.get("/v1/memories", headers=A, params={"user_id": "mia"}).json()["results"]
+    del tenants, http  # no close(): as after kill -9, the last writes are only in the log
+    back = open_tenants(retriever, tmp_path)
+    got = TestClient(create_app(back)).get("/v1/memories", headers=A, params={"user_id": "mia"}).json()["results"]
+    assert [(m["id"], m["memory"]) for m in got] == [(m["id"], m["memory"]) for m in want]
+    assert len(got) == 6 and got[0]["memory"] == "fact zero, revised"
+
+
+@pytest.mark.parametrize("keys, says", [
+    ({}, "non-empty JSON object"),
+    ({"a b": "k" * 20}, "tenant name 'a b'"),
+    ({"acme": "short"}, "at least 16 characters"),
+    ({"acme": "k" * 20, "globex": "k" * 20}, "have the same key"),
+])
+def test_bad_keys_files_are_named(tmp_path, keys, says):
+    from sam_model.io import SAMFileError
+
+    with pytest.raises(SAMFileError, match=says):
+        read_keys(keys_file(tmp_path, keys))

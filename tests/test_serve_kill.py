@@ -1,0 +1,68 @@
+"""sam-serve as a real process: kill -9 under load loses no acknowledged write and shows no tenant another's
+memories (the fault bench, small and bounded), and the MCP tools answer an MCP client that has the tenant's key."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+
+from serving import KEYS, keys_file, tiny_export  # noqa: E402
+
+from sam_model.bench.serve import free_port, main, start_server  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def export(tiny_bert_dir, tmp_path_factory):
+    return tiny_export(tiny_bert_dir, tmp_path_factory.mktemp("export") / "export")
+
+
+def test_kill_9_under_load_loses_no_acknowledged_write(export, tmp_path):
+    out = tmp_path / "fault.json"
+    assert main(["fault", "--model", str(export), "--kills", "2", "--clients", "4", "--kill-every", "1",
+                 "--checkpoint-every", "5", "--workdir", str(tmp_path / "w"), "--json", str(out)]) == 0
+    got = json.loads(out.read_text())
+    assert got["kills"] == 2 and got["acknowledged_writes"] > 5 and got["search"]["n"] > 5
+    assert got["acknowledged_but_lost"] == 0, got["lost_ids"]
+    assert got["cross_tenant_results"] == 0 and got["hostile_rounds"] > 0, got["cross_examples"]
+
+
+def test_mcp_tools_answer_a_client_with_the_tenants_key(export, tmp_path):
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = free_port()
+    proc = start_server(export, keys_file(tmp_path), tmp_path / "data", port, log=tmp_path / "server.log")
+
+    async def session(key: str):
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"})
+        return Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp/", http_client=http))
+
+    async def calls():
+        async with await session(KEYS["acme"]) as c:
+            assert {t.name for t in (await c.list_tools()).tools} == {"remember", "recall", "forget"}
+            added = await c.call_tool("remember", {"text": "my budget is $300", "user_id": "mia"})
+            mid = json.loads(added.content[0].text)["results"][0]["id"]
+            found = await c.call_tool("recall", {"query": "budget?", "user_id": "mia", "state": {"phase": "plan"}})
+            assert [h["memory"] for h in json.loads(found.content[0].text)["results"]] == ["my budget is $300"]
+            missing = await c.call_tool("recall", {"query": "budget?"})
+            assert missing.is_error and "missing scope is refused" in missing.content[0].text
+        async with await session(KEYS["globex"]) as c:  # another tenant: neither finds nor forgets it
+            other = await c.call_tool("recall", {"query": "budget?", "user_id": "mia"})
+            assert json.loads(other.content[0].text)["results"] == []
+            assert (await c.call_tool("forget", {"memory_id": mid})).is_error
+        async with await session("not-a-key-0123456789") as c:
+            denied = await c.call_tool("recall", {"query": "budget?", "user_id": "mia"})
+            assert denied.is_error and "unknown API key" in denied.content[0].text
+        async with await session(KEYS["acme"]) as c:
+            assert not (await c.call_tool("forget", {"memory_id": mid})).is_error
+
+    try:
+        asyncio.run(calls())
+    finally:
+        proc.terminate()
+        proc.wait(30)
