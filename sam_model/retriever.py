@@ -36,9 +36,11 @@ LEGACY_INDEX_DIR = "index"  # where retrievers saved before the store kept their
 class SAMRetriever:
     """``encoder`` + ``store``; every method below is one of theirs."""
 
-    def __init__(self, net: SAMNet, store_config: StoreConfig | None = None, index_config: dict | None = None):
-        """``index_config`` (e.g. {"kind": "ivf"}) replaces ``store_config.index``."""
-        self.encoder = SAMEncoder(net)
+    def __init__(self, net: SAMNet, store_config: StoreConfig | None = None, index_config: dict | None = None,
+                 backend: str | None = None):
+        """``index_config`` (e.g. {"kind": "ivf"}) replaces ``store_config.index``; ``backend`` runs BERT
+        (``auto`` | ``onnx`` | ``torch``, sam_model.encoder.SAMEncoder)."""
+        self.encoder = SAMEncoder(net, backend)
         cfg = dataclasses.replace(store_config or StoreConfig())
         if index_config is not None:
             cfg.index = dict(index_config)
@@ -46,7 +48,7 @@ class SAMRetriever:
 
     @classmethod
     def load(cls, path: str | os.PathLike, device: str | None = None,
-             index_config: dict | None = None) -> SAMRetriever:
+             index_config: dict | None = None, backend: str | None = None) -> SAMRetriever:
         """Load an export folder (``python -m sam_model.export``), with the store ``save`` put beside it.
         ``path`` may name a packaged retriever instead (``"sam-general"``, sam_model.pretrained) when no such
         folder exists.
@@ -60,7 +62,7 @@ class SAMRetriever:
 
         with reading(resolve(path)) as folder:
             net = read_export(folder, device)
-            r = cls(net, read_store_config(folder), index_config)
+            r = cls(net, read_store_config(folder), index_config, backend)
             if (folder / STORE_DIR).exists():
                 r.store = MemoryStore.read(folder / STORE_DIR, r.encoder, config=r.store.config)
             elif (folder / LEGACY_INDEX_DIR).exists():
@@ -68,12 +70,13 @@ class SAMRetriever:
         return r
 
     @classmethod
-    def from_checkpoint(cls, ckpt: str | os.PathLike, device: str | None = None) -> SAMRetriever:
+    def from_checkpoint(cls, ckpt: str | os.PathLike, device: str | None = None,
+                        backend: str | None = None) -> SAMRetriever:
         """Load straight from a Lightning ``.ckpt`` (torch.load weights_only; Lightning is not imported)."""
         from sam_model.export import from_checkpoint
 
         net, cfg = from_checkpoint(ckpt, device)
-        return cls(net, cfg)
+        return cls(net, cfg, backend=backend)
 
     def save(self, path: str | os.PathLike) -> Path:
         """Export the network and its store settings, with the store (memories, links, index) in ``store/``.
@@ -94,12 +97,12 @@ class SAMRetriever:
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, device: str | None = None,
-                        index_config: dict | None = None) -> SAMRetriever:
+                        index_config: dict | None = None, backend: str | None = None) -> SAMRetriever:
         """The Hugging Face / sentence-transformers name for :meth:`load`: the same folder (safetensors + JSON,
         tokenizer, model card README.md), the same checks; exports of every earlier format load.
         ``from_pretrained("sam-general")`` is the default retriever that ships with the package (trained on SGD
         and the tau-bench airline tasks; its card: sam_model/pretrained/sam-general/README.md)."""
-        return cls.load(path, device, index_config)
+        return cls.load(path, device, index_config, backend)
 
     def save_pretrained(self, path: str | os.PathLike) -> Path:
         """The Hugging Face / sentence-transformers name for :meth:`save`: a folder ``from_pretrained`` (or
