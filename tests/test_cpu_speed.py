@@ -166,3 +166,35 @@ def test_retriever_rankings_and_scores_agree_between_backends(tiny_bert_dir, tmp
         hits[backend] = r.search(State(phase="pay", uncertainty_flags=("city",)), "where to?", k=5, episode_id="e1")
     assert [h.id for h in hits["torch"]] == [h.id for h in hits["onnx"]]
     assert np.allclose([h.score for h in hits["torch"]], [h.score for h in hits["onnx"]], atol=1e-5)
+
+
+def test_the_frozen_pass_encodes_every_training_text_once_before_the_first_epoch(tiny_bert_dir, small_demo_logs,
+                                                                                tmp_path):
+    from types import SimpleNamespace
+
+    from sam_model.models.sam import SAMConfig
+    from sam_model.training.batching import encode_batch
+    from sam_model.training.datamodule import AgentLogDataModule
+    from sam_model.training.module import SAMLightningModule
+
+    train, _ = small_demo_logs
+    dm = AgentLogDataModule(train=[str(train)], val_fraction=0.25, batch_episodes=8, cache_dir=str(tmp_path / "c"))
+    module = SAMLightningModule(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16),
+                                vocab=dm.vocab, text_cache_dir=str(tmp_path / "text"))
+    enc = module.net.state_encoder.text_encoder
+    texts = dm.texts()
+    assert len(texts) == len(set(texts)) and enc.uncached(texts) == texts
+    module._trainer = SimpleNamespace(datamodule=dm, world_size=1, global_rank=0)
+    module._frozen_pass(enc.cache_file(tmp_path / "text"))
+    assert enc.uncached(texts) == [] and enc.cache_file(tmp_path / "text").exists()
+    dm.setup("fit")
+    n = enc.encoded
+    with torch.no_grad():
+        for batch in dm.train_dataloader():
+            encode_batch(module.net, batch)  # the first epoch's batches: every text already there
+    assert enc.encoded == n
+    with torch.no_grad():
+        cached = enc(texts[:20])
+        enc.clear_cache()
+        enc.runner = None
+        assert torch.allclose(cached, enc(texts[:20]), atol=1e-5)  # the vectors BERT gives on PyTorch

@@ -12,7 +12,7 @@
 
 Both run back to back on the same queries in one process (the load of a shared machine hits both alike), every
 text cache cleared before each query so BERT always runs, the same number of FAISS threads and the same
-``--backends`` for BERT (``torch``: PyTorch; ``onnx``: ONNX Runtime, sam_model.models.onnx_text).
+``--backends`` for BERT (``torch``: PyTorch; ``onnx``: ONNX Runtime, sam_model.models.onnx_text; one store serves both, only what runs BERT changes).
 
 Memories: the held-out airline tasks (``--data``, test split; ~1,000 memories, their decision points the queries),
 else a synthetic demo log made on the fly. At a size beyond the real memories the index is filled with synthetic
@@ -223,14 +223,15 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--batches", type=parse_list(int), default=[1, 32], help="query batch sizes, comma-separated")
     ap.add_argument("--backends", type=parse_list(str), default=["torch", "onnx"],
                     help="what runs BERT for both methods, comma-separated: torch, onnx")
-    ap.add_argument("--calls", type=int, default=60, help="timed calls per (size, batch) and method")
+    ap.add_argument("--calls", type=int, default=60, help="timed calls at batch 1 per (size, backend) and method")
+    ap.add_argument("--batch-calls", type=int, default=10, help="timed calls at the larger batch sizes")
     ap.add_argument("--profile", action="store_true", help="also profile one SAM query stage by stage")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch, ONNX Runtime and FAISS threads")
     ap.add_argument("--noise", type=float, default=0.02, help="σ of the noise of the synthetic memory vectors")
     ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic memory vectors")
     ap.add_argument("--out", type=Path, required=True, help="folder for speed.json and speed.md")
     args = ap.parse_args(argv)
-    if args.calls < 1 or args.threads < 1 or not args.sizes or not args.batches:
+    if min(args.calls, args.batch_calls, args.threads) < 1 or not args.sizes or not args.batches:
         ap.error("--calls and --threads must be >= 1, --sizes and --batches non-empty")
     import faiss
 
@@ -245,25 +246,33 @@ def main(argv: list[str] | None = None) -> dict:
     config = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
     config.update(source=source, memories=len(data.memories), queries=len(data.examples), cores=os.cpu_count(),
                   cpu=platform.processor() or platform.machine(), torch=torch.__version__, faiss=faiss.__version__)
-    bar = tqdm(total=len(args.backends) * len(args.sizes) * len(args.batches), desc="speed bench", unit="row")
+    r = SAMRetriever.from_pretrained(args.retriever, device="cpu", backend=args.backends[0])
+    dense = TextEmbedder(device="cpu", max_length=r.net.cfg.max_length)
+    bench = Bench(r, dense, data, args.noise, args.seed)
+    text = r.net.state_encoder.text_encoder
+
+    def use(backend: str) -> None:  # one store for both backends: only what runs BERT changes
+        for enc in (text, dense.encoder):
+            if enc.use_backend(backend) != backend:
+                raise SystemExit(f"error: BERT backend {backend!r} is not available here (pip install -e '.[onnx]')")
+
     for backend in args.backends:
-        r = SAMRetriever.from_pretrained(args.retriever, device="cpu", backend=backend)
-        dense = TextEmbedder(device="cpu", max_length=r.net.cfg.max_length)
-        dense.encoder.use_backend(backend)
-        bench = Bench(r, dense, data, args.noise, args.seed)
+        use(backend)
         bench.time(1, 3)  # warm-up
         if args.profile:
             profiles[backend] = bench.profile(args.calls)
-        for size in sorted(args.sizes):
-            bench.grow(size)
+    bar = tqdm(total=len(args.backends) * len(args.sizes) * len(args.batches), desc="speed bench", unit="row")
+    for size in sorted(args.sizes):
+        bench.grow(size)
+        for backend in args.backends:
+            use(backend)
             for batch in args.batches:
                 bar.set_postfix(backend=backend, size=f"{size:,}", batch=batch)
                 rows.append({"backend": backend, "size": max(size, len(data.memories)), "batch": batch,
-                             **bench.time(batch, args.calls)})
+                             **bench.time(batch, args.calls if batch == 1 else args.batch_calls)})
                 bar.update()
                 (args.out / "speed.json").write_text(json.dumps({"config": config, "rows": rows,
                                                                  "profiles": profiles}, indent=2))
-        del bench, r, dense
     bar.close()
     header = (f"Speed: {args.retriever} vs dense all-MiniLM-L6-v2, {source}: {len(data.memories)} real memories, "
               f"{len(data.examples)} queries; k={K}, {args.threads} threads, {args.calls} calls per row, "
