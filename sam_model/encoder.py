@@ -29,10 +29,17 @@ from sam_model.models.sam import SAMNet
 
 
 class SAMEncoder:
-    """A trained SAMNet as an :class:`Encoder` (eval mode, inference only, batched)."""
+    """A trained SAMNet as an :class:`Encoder` (eval mode, inference only, batched).
 
-    def __init__(self, net: SAMNet):
+    ``backend``: what runs BERT — ``auto`` (ONNX Runtime where the ``[onnx]`` extra is installed and the network is
+    on a CPU, else PyTorch), ``onnx`` or ``torch``; None: $SAM_TEXT_BACKEND, else auto (sam_model.models.onnx_text).
+    Both give the same vectors to float rounding; ``self.backend`` says which one runs.
+    """
+
+    def __init__(self, net: SAMNet, backend: str | None = None):
         self.net = net.eval()
+        encoders = {id(m): m for m in (net.state_encoder.text_encoder, net.memory_encoder.text_encoder)}
+        self.backend = [enc.use_backend(backend) for enc in encoders.values()][0]
 
     @property
     def dim(self) -> int:

@@ -36,9 +36,11 @@ LEGACY_INDEX_DIR = "index"  # where retrievers saved before the store kept their
 class SAMRetriever:
     """``encoder`` + ``store``; every method below is one of theirs."""
 
-    def __init__(self, net: SAMNet, store_config: StoreConfig | None = None, index_config: dict | None = None):
-        """``index_config`` (e.g. {"kind": "ivf"}) replaces ``store_config.index``."""
-        self.encoder = SAMEncoder(net)
+    def __init__(self, net: SAMNet, store_config: StoreConfig | None = None, index_config: dict | None = None,
+                 backend: str | None = None):
+        """``index_config`` (e.g. {"kind": "ivf"}) replaces ``store_config.index``; ``backend`` runs BERT
+        (``auto`` | ``onnx`` | ``torch``, sam_model.encoder.SAMEncoder)."""
+        self.encoder = SAMEncoder(net, backend)
         cfg = dataclasses.replace(store_config or StoreConfig())
         if index_config is not None:
             cfg.index = dict(index_config)
@@ -46,7 +48,7 @@ class SAMRetriever:
 
     @classmethod
     def load(cls, path: str | os.PathLike, device: str | None = None,
-             index_config: dict | None = None) -> SAMRetriever:
+             index_config: dict | None = None, backend: str | None = None) -> SAMRetriever:
         """The one loader. ``path`` is told apart by what it holds (sam_model.export.kind_of):
 
         - an export folder (``python -m sam_model.export``), with the store :meth:`save` put beside it in
@@ -65,7 +67,7 @@ class SAMRetriever:
         with reading(resolve(path)) as where:
             try:
                 net, store_config = read_model(where, device)
-                r = cls(net, store_config, index_config)
+                r = cls(net, store_config, index_config, backend)
                 if (where / STORE_DIR).exists():
                     r.store = MemoryStore.read(where / STORE_DIR, r.encoder, config=r.store.config)
                 elif (where / LEGACY_INDEX_DIR).exists():
@@ -95,12 +97,12 @@ class SAMRetriever:
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, device: str | None = None,
-                        index_config: dict | None = None) -> SAMRetriever:
+                        index_config: dict | None = None, backend: str | None = None) -> SAMRetriever:
         """The Hugging Face / sentence-transformers name for :meth:`load` (an alias: the same code path, the same
         folders, checkpoints and names, the same checks).
         ``from_pretrained("sam-general")`` is the default retriever that ships with the package (trained on SGD
         and the tau-bench airline tasks; its card: sam_model/pretrained/sam-general/README.md)."""
-        return cls.load(path, device, index_config)
+        return cls.load(path, device, index_config, backend)
 
     def save_pretrained(self, path: str | os.PathLike) -> Path:
         """The Hugging Face / sentence-transformers name for :meth:`save`: a folder ``from_pretrained`` (or

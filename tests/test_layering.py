@@ -20,7 +20,7 @@ import pytest
 import sam_model
 
 INFERENCE = ["sam_model", "sam_model.retriever", "sam_model.export", "sam_model.index", "sam_model.encoder",
-             "sam_model.encoding",
+             "sam_model.encoding", "sam_model.models.onnx_text",
              "sam_model.store", "sam_model.backends", "sam_model.memory", "sam_model.memory.scoped", "sam_model.janus",
              "sam_model.janus.controller", "sam_model.janus.trigger", "sam_model.janus.evalset"]
 INTEGRATIONS = ["sam_model.integrations.langchain", "sam_model.integrations.langgraph"]
@@ -28,11 +28,11 @@ INTEGRATIONS = ["sam_model.integrations.langchain", "sam_model.integrations.lang
 SERVING = ["sam_model.backends.qdrant", "sam_model.serve.wal", "sam_model.serve.tenants", "sam_model.serve.batching",
            "sam_model.serve.http", "sam_model.serve.mcp", "sam_model.serve.cli"]
 PACKAGE = Path(sam_model.__file__).parent
-# Top-level modules of the [train], [eval] and [langchain] extras (and of what they bring: scipy, pandas, pyarrow),
+# Top-level modules of the [train], [eval], [langchain] and [onnx] extras (and of what they bring: scipy, pandas, pyarrow),
 # refused in the core-install check below.
 NOT_CORE = ["pytorch_lightning", "lightning", "lightning_fabric", "jsonargparse", "omegaconf", "datasets",
             "torchmetrics", "tensorboard", "bm25s", "sklearn", "scipy", "pandas", "pyarrow", "matplotlib", "rich",
-            "langchain_core", "langgraph", "pydantic"]
+            "langchain_core", "langgraph", "pydantic", "onnxruntime", "onnx"]
 
 
 def _imported_after(modules: list[str]) -> set[str]:

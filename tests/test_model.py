@@ -25,9 +25,12 @@ class CharTokenizer:
     """A dependency-free tokenizer for the tiny BERT: one id per character."""
 
     vocab_size = 128
+    pad_token_id = 0
 
-    def __call__(self, texts, padding=True, truncation=True, max_length=64, return_tensors="pt"):
+    def __call__(self, texts, padding=False, truncation=True, max_length=64, return_tensors=None):
         ids = [[min(ord(c), 127) for c in t[:max_length]] or [0] for t in texts]
+        if not padding and return_tensors is None:  # as Hugging Face tokenizers: lists of ids, unpadded
+            return _Enc(input_ids=ids, attention_mask=[[1] * len(x) for x in ids])
         width = max(len(x) for x in ids)
         input_ids = torch.tensor([x + [0] * (width - len(x)) for x in ids])
         mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in ids])

@@ -213,30 +213,42 @@ class SAMNet(nn.Module):
         return torch.tensor(vocab.ids(tokens), dtype=torch.long, device=self.alpha_logit.device)
 
     def encode_states(self, state_texts: Sequence[str], phases: Sequence[str],
-                      observations: Sequence[str]) -> torch.Tensor:
-        """v_s. The content-only ablation reads the observation in place of the state and no phase."""
+                      observations: Sequence[str], pooled: torch.Tensor | None = None) -> torch.Tensor:
+        """v_s. The content-only ablation reads the observation in place of the state and no phase. ``pooled``: the
+        BERT vectors of what the state encoder reads, when the caller has them."""
         if self.cfg.query_input == "observation":
             return self.state_encoder(list(observations), torch.zeros(len(observations), dtype=torch.long,
-                                                                      device=self.alpha_logit.device))
-        return self.state_encoder(list(state_texts), self._ids(self.phases, phases))
+                                                                      device=self.alpha_logit.device), pooled)
+        return self.state_encoder(list(state_texts), self._ids(self.phases, phases), pooled)
 
     def encode_queries(self, state_texts: Sequence[str], phases: Sequence[str], observations: Sequence[str],
                        steps: Sequence[int | None] | None = None,
                        task_starts: Sequence[int | None] | None = None) -> torch.Tensor:
         """[α·W_sᵀ v_s, (1−α)·c_obs, ψ]: one vector per query, searched by inner product.
 
+        BERT runs once per query batch: the state texts and the observations go to the text encoder together (one
+        tokenizer call, texts deduplicated, batched by token length; sam_model.models.text_encoder), and the state
+        encoder, the content part and the dense-state part all read those vectors.
+
         ``steps`` (the query's step) and ``task_starts`` (where its task began) feed the time part; None, or
         None for one query, leaves that term out.
         """
-        v_s = self.encode_states(state_texts, phases, observations)
+        n, obs = len(observations), list(observations)
+        text = self.state_encoder.text_encoder
+        read = obs if self.content_only else list(state_texts)  # what the state encoder reads
+        if self.uses_content and not self.content_only:
+            h = text(read + obs)
+            h_state, h_obs = h[:n], h[n:]
+        else:
+            h_state = h_obs = text(read)
+        v_s = self.encode_states(state_texts, phases, obs, h_state)
         parts = [self.projection.query(v_s)]
         if self.uses_content:
-            text = self.state_encoder.text_encoder
-            c = nn.functional.normalize(text(list(observations)), dim=-1)
+            c = nn.functional.normalize(h_obs, dim=-1)
             a = self.alpha
             parts = [a * parts[0], (1 - a) * c]
-            if self.state_content is not None:  # cached: the state encoder has just pooled these texts
-                parts[1] = parts[1] + self.state_content * nn.functional.normalize(text(list(state_texts)), dim=-1)
+            if self.state_content is not None:
+                parts[1] = parts[1] + self.state_content * nn.functional.normalize(h_state, dim=-1)
         if self.time is not None:
             parts.append(self.time.query(v_s, steps, task_starts))
         return torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]

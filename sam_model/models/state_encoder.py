@@ -25,7 +25,8 @@ class StateEncoder(nn.Module):
         self.phase_emb = nn.Embedding(n_phases, phase_dim)
         self.fuse = fusion_mlp(text_encoder.hidden_size + phase_dim, hidden, dim, dropout)
 
-    def forward(self, state_texts: list[str], phase_ids: torch.Tensor) -> torch.Tensor:
-        h = self.text_encoder(state_texts)
+    def forward(self, state_texts: list[str], phase_ids: torch.Tensor, pooled: torch.Tensor | None = None) -> torch.Tensor:
+        """``pooled``: the BERT vectors of ``state_texts`` when the caller has them (one pass for a whole query)."""
+        h = self.text_encoder(state_texts) if pooled is None else pooled
         v = self.fuse(torch.cat([h, self.phase_emb(phase_ids)], dim=-1))
         return nn.functional.normalize(v, dim=-1)

@@ -18,6 +18,35 @@ from torch import nn
 from sam_model.models.bert import layer_stack, load_bert, pool
 
 MAX_CACHE_ENTRIES = 1_000_000  # vectors kept in one on-disk cache file (the oldest fall out)
+CALL_COST = 16  # what one more BERT call costs, in padded token slots (rows × tokens): measured, both backends
+
+
+def length_batches(lengths: list[int], max_batch: int, call_cost: int = CALL_COST) -> list[list[int]]:
+    """Indices grouped into BERT batches by token length, at the least cost.
+
+    The texts are sorted by length and cut into consecutive batches of at most ``max_batch``; a batch of n texts
+    whose longest has L tokens costs ``call_cost + n·L`` (every text padded to L). The cut is the cheapest one
+    (dynamic programming over the sorted lengths, O(n · max_batch)): a query's state text (~60 tokens) and
+    observation (~20) go in two calls, since padding the observation to 60 tokens costs more than a call, while
+    thousands of training texts go in full batches of near-equal length.
+    """
+    n = len(lengths)
+    if n == 0:
+        return []
+    order = sorted(range(n), key=lengths.__getitem__)
+    sl = np.asarray([lengths[i] for i in order], dtype=np.int64)
+    best = np.zeros(n + 1, dtype=np.int64)  # best[i]: the cheapest cost of the first i sorted texts
+    cut = np.zeros(n + 1, dtype=np.int64)
+    for i in range(1, n + 1):
+        j = np.arange(max(0, i - max_batch), i)
+        cost = best[j] + call_cost + (i - j) * sl[i - 1]
+        k = int(np.argmin(cost))
+        best[i], cut[i] = cost[k], j[k]
+    batches, i = [], n
+    while i > 0:
+        batches.append(order[cut[i] : i])
+        i = int(cut[i])
+    return batches[::-1]
 
 
 class TextEncoder(nn.Module):
@@ -35,6 +64,26 @@ class TextEncoder(nn.Module):
         self.use_cache = cache and self.frozen
         self._cache: dict[str, torch.Tensor] = {}
         self.encoded = 0  # texts BERT actually ran on (cache misses): what a benchmark pays for encoding
+        self.runner = None  # an ONNX Runtime graph of this BERT (sam_model.models.onnx_text), set by use_backend
+
+    def use_backend(self, backend: str | None = "auto", cache_dir: str | os.PathLike | None = None) -> str:
+        """Run BERT on PyTorch (``torch``) or ONNX Runtime (``onnx``; ``auto``: ONNX Runtime where it is installed
+        and BERT is on a CPU; None: $SAM_TEXT_BACKEND, else auto); returns the backend in use
+        (sam_model.models.onnx_text). The vectors agree to float rounding, so rankings do not change."""
+        from sam_model.models import onnx_text
+
+        backend = onnx_text.check_backend(backend)
+        on_cpu = next(self.bert.parameters()).device.type == "cpu"
+        if backend == "onnx" and not on_cpu:
+            raise ValueError("text backend 'onnx' runs on the CPU only; use 'torch' (or 'auto') on a GPU")
+        self.runner = None
+        if backend != "torch" and on_cpu and onnx_text.available():
+            self.runner = onnx_text.onnx_text(self.bert, self.tokenizer, self.pooling, self.max_length, cache_dir)
+        return "onnx" if self.runner is not None else "torch"
+
+    @property
+    def backend(self) -> str:
+        return "onnx" if self.runner is not None else "torch"
 
     @property
     def frozen(self) -> bool:
@@ -51,23 +100,46 @@ class TextEncoder(nn.Module):
                 for p in layer.parameters():
                     p.requires_grad_(True)
 
+    def _pad(self, ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids and attention mask (n, longest), padded on the tokenizer's side with its pad id."""
+        width = max(len(x) for x in ids)
+        out = np.full((len(ids), width), self.tokenizer.pad_token_id or 0, dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        left = getattr(self.tokenizer, "padding_side", "right") == "left"
+        for r, x in enumerate(ids):
+            sl = slice(width - len(x), width) if left else slice(0, len(x))
+            out[r, sl], mask[r, sl] = x, 1
+        return out, mask
+
+    def _runner(self):
+        """The ONNX graph when it may serve this call: no gradient wanted, and the weights it was made from."""
+        if self.runner is None or (torch.is_grad_enabled() and not self.frozen):
+            return None
+        if self.runner.stale:
+            self.runner = None  # trained in place since: back to PyTorch for good
+            return None
+        return self.runner
+
     def _encode(self, texts: list[str]) -> torch.Tensor:
+        """Pooled vectors of ``texts``: one tokenizer call, batches by token length (length_batches), each padded
+        to its own longest text, on ONNX Runtime or PyTorch."""
         device = next(self.bert.parameters()).device
         if not texts:
             return torch.zeros(0, self.hidden_size, device=device)
-        # Batches of similar length pad less: sort by length, encode, put back in order.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        chunks = []
-        for i in range(0, len(texts), self.batch_size):
-            batch = [texts[j] for j in order[i : i + self.batch_size]]
-            tok = self.tokenizer(batch, padding=True, truncation=True, max_length=self.max_length,
-                                 return_tensors="pt").to(device)
-            out = self.bert(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"])
-            chunks.append(pool(out.last_hidden_state, tok["attention_mask"], self.pooling))
-        pooled = torch.cat(chunks)
+        ids = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
+        runner = self._runner()
+        chunks, order = [], []
+        for batch in length_batches([len(x) for x in ids], self.batch_size):
+            tok, mask = self._pad([ids[j] for j in batch])
+            if runner is not None:
+                chunks.append(torch.from_numpy(runner(tok, mask)).to(device))
+            else:
+                t, m = torch.from_numpy(tok).to(device), torch.from_numpy(mask).to(device)
+                chunks.append(pool(self.bert(input_ids=t, attention_mask=m).last_hidden_state, m, self.pooling))
+            order += batch
         inverse = torch.empty(len(order), dtype=torch.long, device=device)
         inverse[torch.tensor(order, device=device)] = torch.arange(len(order), device=device)
-        return pooled[inverse]
+        return torch.cat(chunks)[inverse]
 
     def forward(self, texts: list[str]) -> torch.Tensor:
         if not self.use_cache:

@@ -12,6 +12,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from sam_model.data.lives import concat_rows
 from sam_model.data.sources import SourceOptions, default_cache_dir, materialise
+from sam_model.data.text import content_text
 from sam_model.io import SAMFileError
 from sam_model.training.batching import EpochShuffle, collate_episodes
 
@@ -210,6 +211,24 @@ class AgentLogDataModule(pl.LightningDataModule):
         kinds = sorted({k for row in self._train["kinds"] for k in row})
         return {"phases": phases, "kinds": kinds, "source_kinds": self._source_kinds,
                 "data": {**self._stats, "train_episodes": len(self._train), "val_episodes": len(self._val)}}
+
+    def texts(self, content_only: bool = False) -> list[str]:
+        """Every distinct text the network's BERT reads over the training and validation episodes: the memory texts
+        (``content_only``: their plain contents instead, as that ablation reads them), the observations of the
+        decision points and their state texts (not for ``content_only``). What a frozen BERT encodes in the first epoch, encoded up front instead (all at once,
+        batched by token length: SAMLightningModule.on_fit_start)."""
+        self._ensure()
+        out: dict[str, None] = {}
+        for ds in (self._train, self._val):
+            for row in ds.select_columns(["memory_texts", "texts", "kinds", "state_texts", "labels"]):
+                out.update(dict.fromkeys([content_text(k, t) for k, t in zip(row["kinds"], row["texts"])]
+                                         if content_only else row["memory_texts"]))
+                for state, obs, labels in zip(row["state_texts"], row["texts"], row["labels"]):
+                    if labels:
+                        out[obs] = None
+                        if not content_only:
+                            out[state] = None
+        return list(out)
 
     def setup(self, stage: str | None = None) -> None:
         self._ensure()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
 import pytorch_lightning as pl
@@ -10,6 +11,7 @@ import torch
 from torch import nn
 from torchmetrics import MetricCollection
 from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, RetrievalRecall
+from tqdm.auto import tqdm
 
 from sam_model.models.losses import MultiPositiveInfoNCE
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
@@ -157,6 +159,32 @@ class SAMLightningModule(pl.LightningModule):
             n = enc.load_cache(path)
             if n:
                 print(f"text cache: {n} BERT vectors loaded from {path}")
+        self._frozen_pass(path)
+
+    def _frozen_pass(self, path) -> None:
+        """A frozen BERT's vectors of every training and validation text, made before the first epoch: the distinct
+        texts of the whole data (not batch by batch), sorted by token length, on ONNX Runtime where it is installed
+        (sam_model.models.onnx_text: the same vectors to float rounding), then saved to the text cache."""
+        enc = self.net.state_encoder.text_encoder
+        texts_of = getattr(getattr(self.trainer, "datamodule", None), "texts", None)
+        if not (enc.use_cache and callable(texts_of)) or self.global_rank != 0 and self.trainer.world_size > 1:
+            return
+        missing = enc.uncached(texts_of(self.net.content_only))
+        if not missing:
+            return
+        backend = enc.use_backend("auto")
+        encoded = enc.encoded
+        t = time.perf_counter()
+        chunk = 16 * enc.batch_size
+        with tqdm(total=len(missing), desc=f"frozen BERT pass ({backend})", unit="text") as bar:
+            for i in range(0, len(missing), chunk):
+                enc(missing[i : i + chunk])
+                bar.update(len(missing[i : i + chunk]))
+        took = time.perf_counter() - t
+        print(f"frozen BERT pass: {enc.encoded - encoded} texts in {took:.0f} s "
+              f"({(enc.encoded - encoded) / max(took, 1e-9):.0f} texts/s, {backend})")
+        if path is not None:
+            enc.save_cache(path)
 
     def on_train_epoch_start(self) -> None:
         # Dropout's randomness depends on (seed, epoch) alone, with the seed kept in the checkpoint: a run

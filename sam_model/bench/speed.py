@@ -1,0 +1,287 @@
+"""CPU speed: a SAM search beside a dense MiniLM search over the same memories, and the profile of one query.
+
+    python -m sam_model.bench.speed [--retriever sam-general] [--data AIRLINE.json.gz] [--sizes 1000,100000,1000000]
+                                    [--batches 1,32] [--backends torch,onnx] [--out runs/speed]
+
+- **SAM**: ``SAMRetriever.search`` (state text and observation through BERT, the heads, FAISS, the re-rank), the
+  whole path an agent calls; at batch 32, ``encode_queries`` for 32 queries then 32 ``store.search_vector`` (what
+  evaluate.py does).
+- **dense**: the baseline it is measured against: all-MiniLM-L6-v2 (sam_model.models.text_encoder.TextEmbedder)
+  over the observation, then a FAISS flat inner-product search (sam_model.index.MemoryIndex) of the memories'
+  MiniLM vectors: one BERT pass and one index search.
+
+Both run back to back on the same queries in one process (the load of a shared machine hits both alike), every
+text cache cleared before each query so BERT always runs, the same number of FAISS threads and the same
+``--backends`` for BERT (``torch``: PyTorch; ``onnx``: ONNX Runtime, sam_model.models.onnx_text; one store serves both, only what runs BERT changes).
+
+Memories: the held-out airline tasks (``--data``, test split; ~1,000 memories, their decision points the queries),
+else a synthetic demo log made on the fly. At a size beyond the real memories the index is filled with synthetic
+memory vectors: rows of the real ones with Gaussian noise (σ ``--noise`` per coordinate), each block renormalised,
+in the same store (encoding a million texts is not what is measured here; the FAISS scan is). Queries search the
+whole store (no episode filter), so every size scans every memory.
+
+``--profile``: where one query's time goes (batch 1, the smallest size): tokenising, the BERT pass, the heads,
+the FAISS search, the re-rank, and the rest (Python).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from sam_model.data.examples import MemoryRecord
+from sam_model.data.sources import SourceOptions
+from sam_model.data.text import state_to_text
+from sam_model.evaluation.data import load_eval_data
+from sam_model.index import MemoryIndex
+
+K = 5
+AIRLINE = Path("../shared/data/tau-bench/gpt-4o-airline.json.gz")
+
+
+def load_data(path: Path | None):
+    """The held-out airline tasks when the file is there, else a synthetic demo log (40 episodes)."""
+    if path is not None and path.exists():
+        return load_eval_data(path, "episode", options=SourceOptions(split="test")), f"{path.name} (test split)"
+    from sam_model.data.synthetic import write_synthetic
+
+    log = Path(tempfile.mkdtemp()) / "demo.jsonl"
+    write_synthetic(log, 40, seed=1)
+    return load_eval_data(log, "episode"), "synthetic demo log (40 episodes, seed 1)"
+
+
+def filler(real: np.ndarray, n: int, blocks: list[int], noise: float, seed: int) -> np.ndarray:
+    """``n`` synthetic memory vectors: random rows of ``real`` plus Gaussian noise, each block (widths ``blocks``)
+    renormalised to the norm it had, so scores keep the scale of real ones."""
+    rng = np.random.default_rng(seed)
+    out = np.empty((n, real.shape[1]), np.float32)
+    for s in range(0, n, 100_000):
+        x = real[rng.integers(0, len(real), min(100_000, n - s))].copy()
+        x += noise * rng.standard_normal(x.shape, dtype=np.float32)
+        start = 0
+        for w in blocks:
+            block = x[:, start : start + w]
+            norms = np.linalg.norm(real[:, start : start + w], axis=1).mean()
+            block *= norms / np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
+            start += w
+        out[s : s + len(x)] = x
+    return out
+
+
+def filler_records(n: int, offset: int) -> list[MemoryRecord]:
+    return [MemoryRecord(f"filler#{offset + i}", "filler", offset + i, "system", "NONE", f"filler memory {offset + i}")
+            for i in range(n)]
+
+
+def pct(times: list[float]) -> dict[str, float]:
+    return {"p50_ms": 1e3 * float(np.percentile(times, 50)), "p99_ms": 1e3 * float(np.percentile(times, 99))}
+
+
+class Bench:
+    """One SAM retriever and one dense MiniLM over the same memories, grown to each size in turn."""
+
+    def __init__(self, retriever, dense, data, noise: float, seed: int):
+        self.r, self.dense, self.data, self.noise, self.seed = retriever, dense, data, noise, seed
+        mems = data.memories
+        self.r.store.add(mems)
+        self.sam_real = self.r.store.index.get_vectors([m.id for m in mems]).astype(np.float32)
+        self.dense_real = dense.encode([m.content or m.text for m in mems])
+        self.index = MemoryIndex(self.dense_real.shape[1], "flat", device="cpu")
+        self.index.add([m.id for m in mems], self.dense_real)
+        net = retriever.net
+        self.sam_blocks = [net.cfg.dim] + ([net.state_encoder.text_encoder.hidden_size] if net.uses_content else []) \
+            + ([net.time.out_dim] if net.time is not None else [])
+
+    def grow(self, size: int) -> None:
+        """Fill both stores with synthetic memories up to ``size``."""
+        n = size - len(self.r.store)
+        if n <= 0:
+            return
+        for s in range(0, n, 100_000):
+            m = min(100_000, n - s)
+            seed = self.seed + len(self.r.store)
+            recs = filler_records(m, len(self.r.store))
+            self.r.store.add(recs, vectors=filler(self.sam_real, m, self.sam_blocks, self.noise, seed))
+            self.index.add([x.id for x in recs], filler(self.dense_real, m, [self.dense_real.shape[1]], self.noise, seed))
+
+    def clear(self) -> None:
+        self.r.clear_cache()
+        self.dense.encoder.clear_cache()
+
+    def sam(self, exs) -> None:
+        if len(exs) == 1:
+            ex = exs[0]
+            self.r.search(ex.state, ex.observation, k=K, step=ex.step, task_start=ex.task_start)
+            return
+        q = self.r.encode_queries([e.state for e in exs], [e.observation for e in exs], len(exs),
+                                  steps=[e.step for e in exs], task_starts=[e.task_start for e in exs])
+        for e, v in zip(exs, q):
+            self.r.store.search_vector(v, K, e.state.uncertainty_flags)
+
+    def dense_search(self, exs) -> None:
+        q = self.dense.encode([e.observation for e in exs], batch_size=len(exs))
+        self.index.search(q, K)
+
+    def time(self, batch: int, calls: int) -> dict[str, dict[str, float]]:
+        """p50/p99 per call of both, interleaved call by call."""
+        exs = self.data.examples
+        t = {"sam": [], "dense": []}
+        for c in range(calls):
+            group = [exs[(c * batch + j) % len(exs)] for j in range(batch)]
+            for name, fn in (("sam", self.sam), ("dense", self.dense_search)):
+                self.clear()
+                s = time.perf_counter()
+                fn(group)
+                t[name].append(time.perf_counter() - s)
+        return {name: pct(v) for name, v in t.items()}
+
+    def profile(self, calls: int) -> dict[str, float]:
+        """Median ms per stage of one SAM query (batch 1), each stage timed on its own over the same queries."""
+        r, net, exs = self.r, self.r.net, self.data.examples
+        text = net.state_encoder.text_encoder
+        stages: dict[str, list[float]] = {k: [] for k in ("total", "state to text", "tokenise", "BERT", "heads",
+                                                          "FAISS", "re-rank + hits", "dense: whole search")}
+        # BERT: tokenising and the forward passes of the query's texts; heads: encode_queries on cached texts (state
+        # to text, the MLPs, the projection, the time part); the rest: what none of these covers.
+        for c in range(calls):
+            ex = exs[c % len(exs)]
+            self.clear()
+            s = time.perf_counter()
+            r.search(ex.state, ex.observation, k=K, step=ex.step, task_start=ex.task_start)
+            stages["total"].append(time.perf_counter() - s)
+            s = time.perf_counter()
+            st = state_to_text(ex.state)
+            stages["state to text"].append(time.perf_counter() - s)
+            s = time.perf_counter()
+            text.tokenizer([st, ex.observation], truncation=True, max_length=text.max_length)
+            stages["tokenise"].append(time.perf_counter() - s)
+            self.clear()
+            s = time.perf_counter()
+            with torch.inference_mode():
+                text._encode(list(dict.fromkeys([st, ex.observation])))
+            stages["BERT"].append(time.perf_counter() - s)
+            r.encode_queries([ex.state], [ex.observation], steps=[ex.step], task_starts=[ex.task_start])  # cached now
+            s = time.perf_counter()
+            q = r.encode_queries([ex.state], [ex.observation], steps=[ex.step], task_starts=[ex.task_start])[0]
+            stages["heads"].append(time.perf_counter() - s)
+            s = time.perf_counter()
+            r.store.index.search(q[None], max(K, r.store.config.rerank_depth))
+            stages["FAISS"].append(time.perf_counter() - s)
+            s = time.perf_counter()
+            r.store.search_vector(q, K, ex.state.uncertainty_flags)
+            stages["re-rank + hits"].append(time.perf_counter() - s - stages["FAISS"][-1])
+            self.clear()
+            s = time.perf_counter()
+            self.dense_search([ex])
+            stages["dense: whole search"].append(time.perf_counter() - s)
+        out = {k: 1e3 * float(np.median(v)) for k, v in stages.items()}
+        out["rest (Python)"] = out["total"] - sum(out[k] for k in ("BERT", "heads", "FAISS", "re-rank + hits"))
+        return out
+
+
+def markdown(rows: list[dict], profiles: dict[str, dict[str, float]], header: str) -> str:
+    lines = [header, "", "| BERT on | memories | batch | SAM p50 / p99 ms | dense MiniLM p50 / p99 ms | SAM / dense p50 |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        s, d = r["sam"], r["dense"]
+        lines.append(f"| {r['backend']} | {r['size']:,} | {r['batch']} | {s['p50_ms']:.1f} / {s['p99_ms']:.1f} "
+                     f"| {d['p50_ms']:.1f} / {d['p99_ms']:.1f} | {s['p50_ms'] / d['p50_ms']:.2f}× |")
+    for backend, p in profiles.items():
+        lines += ["", f"Profile of one SAM query (batch 1, BERT on {backend}; median ms of each stage timed apart):",
+                  "", "| stage | ms |", "|---|---|"]
+        lines += [f"| {k} | {v:.2f} |" for k, v in p.items()]
+    return "\n".join(lines) + "\n"
+
+
+def parse_list(kind):
+    def parse(text: str) -> list:
+        try:
+            return [kind(float(t)) if kind is int else kind(t) for t in text.split(",") if t.strip()]
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}") from err
+    return parse
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(prog="python -m sam_model.bench.speed", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--retriever", default="sam-general", help="export folder or packaged name (default sam-general)")
+    ap.add_argument("--data", type=Path, default=AIRLINE,
+                    help="tau-bench transcripts whose test split gives memories and queries (default "
+                         f"{AIRLINE}); absent: a synthetic demo log")
+    ap.add_argument("--sizes", type=parse_list(int), default=[1000, 100_000, 1_000_000],
+                    help="memory counts, comma-separated (beyond the real memories: synthetic vectors)")
+    ap.add_argument("--batches", type=parse_list(int), default=[1, 32], help="query batch sizes, comma-separated")
+    ap.add_argument("--backends", type=parse_list(str), default=["torch", "onnx"],
+                    help="what runs BERT for both methods, comma-separated: torch, onnx")
+    ap.add_argument("--calls", type=int, default=60, help="timed calls at batch 1 per (size, backend) and method")
+    ap.add_argument("--batch-calls", type=int, default=10, help="timed calls at the larger batch sizes")
+    ap.add_argument("--profile", action="store_true", help="also profile one SAM query stage by stage")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch, ONNX Runtime and FAISS threads")
+    ap.add_argument("--noise", type=float, default=0.02, help="σ of the noise of the synthetic memory vectors")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic memory vectors")
+    ap.add_argument("--out", type=Path, required=True, help="folder for speed.json and speed.md")
+    args = ap.parse_args(argv)
+    if min(args.calls, args.batch_calls, args.threads) < 1 or not args.sizes or not args.batches:
+        ap.error("--calls and --threads must be >= 1, --sizes and --batches non-empty")
+    import faiss
+
+    from sam_model.models.text_encoder import TextEmbedder
+    from sam_model.retriever import SAMRetriever
+
+    torch.set_num_threads(args.threads)
+    faiss.omp_set_num_threads(args.threads)
+    data, source = load_data(args.data)
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows, profiles = [], {}
+    config = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+    config.update(source=source, memories=len(data.memories), queries=len(data.examples), cores=os.cpu_count(),
+                  cpu=platform.processor() or platform.machine(), torch=torch.__version__, faiss=faiss.__version__)
+    r = SAMRetriever.from_pretrained(args.retriever, device="cpu", backend=args.backends[0])
+    dense = TextEmbedder(device="cpu", max_length=r.net.cfg.max_length)
+    bench = Bench(r, dense, data, args.noise, args.seed)
+    text = r.net.state_encoder.text_encoder
+
+    def use(backend: str) -> None:  # one store for both backends: only what runs BERT changes
+        for enc in (text, dense.encoder):
+            if enc.use_backend(backend) != backend:
+                raise SystemExit(f"error: BERT backend {backend!r} is not available here (pip install -e '.[onnx]')")
+
+    for backend in args.backends:
+        use(backend)
+        bench.time(1, 3)  # warm-up
+        if args.profile:
+            profiles[backend] = bench.profile(args.calls)
+    bar = tqdm(total=len(args.backends) * len(args.sizes) * len(args.batches), desc="speed bench", unit="row")
+    for size in sorted(args.sizes):
+        bench.grow(size)
+        for backend in args.backends:
+            use(backend)
+            for batch in args.batches:
+                bar.set_postfix(backend=backend, size=f"{size:,}", batch=batch)
+                rows.append({"backend": backend, "size": max(size, len(data.memories)), "batch": batch,
+                             **bench.time(batch, args.calls if batch == 1 else args.batch_calls)})
+                bar.update()
+                (args.out / "speed.json").write_text(json.dumps({"config": config, "rows": rows,
+                                                                 "profiles": profiles}, indent=2))
+    bar.close()
+    header = (f"Speed: {args.retriever} vs dense all-MiniLM-L6-v2, {source}: {len(data.memories)} real memories, "
+              f"{len(data.examples)} queries; k={K}, {args.threads} threads, {args.calls} calls per row, "
+              f"{os.cpu_count()} cores ({config['cpu']}), torch {torch.__version__}, faiss {faiss.__version__}.")
+    md = markdown(rows, profiles, header)
+    (args.out / "speed.md").write_text(md)
+    print(md)
+    return {"config": config, "rows": rows, "profiles": profiles}
+
+
+if __name__ == "__main__":
+    main()

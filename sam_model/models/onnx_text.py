@@ -1,0 +1,170 @@
+"""The text encoder's BERT as an ONNX Runtime graph: the same pooled vectors, about twice as fast on a CPU.
+
+A query costs two BERT passes (the state text and the observation) and nothing else of note (the profile in the
+README), so the CPU speed of SAM is the speed of its BERT. ONNX Runtime runs MiniLM's fixed graph without
+PyTorch's per-operator dispatch; the graph is exported from the network's own weights (``torch.onnx``, made once
+at load and cached on disk) and computes ``pool(BERT(ids, mask))`` exactly as :class:`TextEncoder` does, so
+vectors agree to float rounding (about 1e-6) and rankings do not change (README, "CPU speed").
+
+An ONNX graph is data (operators and weights; no Python is run from it), and nothing from the cache is trusted:
+
+- the cache file's name is a SHA-256 over the BERT's config, *every* weight, the pooling and the opset, so a
+  graph is only ever used for the weights it was made from;
+- at load, one probe batch goes through both PyTorch and the graph; a graph whose vectors differ by more than
+  ``TOLERANCE`` is made again, and if it still differs the encoder stays on PyTorch (with a warning);
+- :class:`OnnxText` remembers the weights' version counters; if anyone changes the weights in place (training),
+  it says so (``stale``) and the text encoder goes back to PyTorch.
+
+``backend``: ``torch`` (PyTorch), ``onnx`` (ONNX Runtime, float32; an error when onnxruntime is absent) or
+``auto`` (ONNX Runtime where it is installed and the encoder runs on a CPU, else PyTorch; the default).
+onnxruntime and onnx come with the ``[onnx]`` extra (``pip install 'sam_model[onnx]'``); the core install works
+without them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from sam_model.models.bert import pool
+
+BACKENDS = ("auto", "torch", "onnx")
+OPSET = 17
+TOLERANCE = 1e-3  # largest |torch - onnx| allowed on the probe's pooled vectors (float32 rounding is ~1e-6)
+PROBE = ["the user changed the budget to 3500 dollars, ok go ahead", "phase: book. needs: date"]
+BACKEND_ENV = "SAM_TEXT_BACKEND"  # overrides the default backend ("auto") of every loader
+
+
+def available() -> bool:
+    """Whether ONNX Runtime (and onnx, to make the graph) are installed: the ``[onnx]`` extra."""
+    return all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "onnx"))
+
+
+def check_backend(backend: str | None) -> str:
+    """The backend asked for (None: $SAM_TEXT_BACKEND, else ``auto``), checked."""
+    b = backend or os.environ.get(BACKEND_ENV) or "auto"
+    if b not in BACKENDS:
+        raise ValueError(f"text backend must be one of {BACKENDS}, got {b!r} (argument backend or ${BACKEND_ENV})")
+    if b == "onnx" and not available():
+        raise ValueError("text backend 'onnx' needs onnxruntime and onnx: pip install 'sam_model[onnx]' (or use "
+                         "backend 'auto', which falls back to PyTorch)")
+    return b
+
+
+def default_cache_dir() -> Path:
+    """~/.cache/sam_model/onnx (or $SAM_CACHE_DIR/onnx): where the graphs made at load are kept."""
+    from sam_model.data.sources import default_cache_dir as base
+
+    return base() / "onnx"
+
+
+class _Pooled(nn.Module):
+    """What the graph computes: the pooled vector of each text, ``pool(BERT(ids, mask))``."""
+
+    def __init__(self, bert: nn.Module, pooling: str):
+        super().__init__()
+        self.bert, self.pooling = bert, pooling
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return pool(self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state, attention_mask,
+                    self.pooling)
+
+
+def weights_digest(bert: nn.Module, pooling: str) -> str:
+    """SHA-256 over the config, every weight (in state_dict order), the pooling and the opset."""
+    h = hashlib.sha256(bert.config.to_json_string().encode())
+    h.update(json.dumps([pooling, OPSET]).encode())
+    for name, t in bert.state_dict().items():
+        h.update(name.encode())
+        h.update(t.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def export_graph(bert: nn.Module, pooling: str, path: Path) -> None:
+    """Write ``pool(BERT(ids, mask))`` as an ONNX graph with dynamic batch and length, atomically."""
+    from sam_model.io import atomic_path
+
+    model = _Pooled(bert, pooling).eval()
+    ids = torch.ones(2, 8, dtype=torch.long)
+    mask = torch.ones(2, 8, dtype=torch.long)
+    mask[1, 4:] = 0
+    axes = {"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"}, "pooled": {0: "batch"}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp, warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and tracer notes
+        torch.onnx.export(model, (ids, mask), str(tmp), input_names=["input_ids", "attention_mask"],
+                          output_names=["pooled"], dynamic_axes=axes, opset_version=OPSET, dynamo=False)
+
+
+class OnnxText:
+    """An ONNX Runtime session computing the pooled vectors of one BERT (see the module doc)."""
+
+    def __init__(self, bert: nn.Module, pooling: str, path: Path, threads: int | None = None):
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads or torch.get_num_threads()
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self.path, self.bert = path, bert
+        self._versions = self._weight_versions()
+
+    def _weight_versions(self) -> int:
+        return sum(p._version for p in self.bert.parameters())
+
+    @property
+    def stale(self) -> bool:
+        """True once the BERT's weights were changed in place (an optimiser step): the graph no longer matches."""
+        return self._weight_versions() != self._versions
+
+    def __reduce__(self):
+        """A copy or pickle of the network carries no session (it may be trained apart): it runs on PyTorch."""
+        return (_dropped, ())
+
+    def __call__(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+        """Pooled vectors (n, hidden) float32 of int64 token ids and mask (n, tokens)."""
+        return self.session.run(None, {"input_ids": input_ids, "attention_mask": attention_mask})[0]
+
+
+def _dropped() -> None:
+    return None
+
+
+def probe_error(runner: OnnxText, bert: nn.Module, tokenizer, pooling: str, max_length: int) -> float:
+    """Largest |torch - onnx| over the pooled vectors of the probe texts."""
+    tok = tokenizer(PROBE, padding=True, truncation=True, max_length=max_length, return_tensors="np")
+    ids, mask = tok["input_ids"].astype(np.int64), tok["attention_mask"].astype(np.int64)
+    with torch.no_grad():
+        ref = _Pooled(bert, pooling).eval()(torch.from_numpy(ids), torch.from_numpy(mask)).float().numpy()
+    return float(np.abs(runner(ids, mask) - ref).max())
+
+
+def onnx_text(bert: nn.Module, tokenizer, pooling: str, max_length: int,
+              cache_dir: str | os.PathLike | None = None) -> OnnxText | None:
+    """An :class:`OnnxText` for ``bert`` (from the cache, else exported into it), checked on the probe; None (with a
+    warning) when the graph cannot be made or disagrees with PyTorch."""
+    path = Path(cache_dir or default_cache_dir()).expanduser() / f"text-{weights_digest(bert, pooling)[:32]}.onnx"
+    why = ""
+    for attempt in range(2):
+        try:
+            if attempt or not path.is_file():
+                export_graph(bert, pooling, path)
+            runner = OnnxText(bert, pooling, path)
+            err = probe_error(runner, bert, tokenizer, pooling, max_length)
+        except Exception as exc:  # noqa: BLE001 - a broken cache file or an exporter failure: remake once, else torch
+            why = f"{type(exc).__name__}: {str(exc).strip()[:160]}"
+            continue
+        if err <= TOLERANCE:
+            return runner
+        why = f"its vectors differ from PyTorch's by {err:.2g} (> {TOLERANCE})"
+    warnings.warn(f"ONNX text encoder {path} not used ({why}); the text encoder runs on PyTorch", stacklevel=2)
+    return None

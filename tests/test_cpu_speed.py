@@ -1,0 +1,200 @@
+"""The CPU fast path ranks as the plain path: one BERT pass per query, length batching, the ONNX Runtime backend."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+from test_model import make_net
+from torch import nn
+
+from sam_model.models import onnx_text
+from sam_model.models.text_encoder import TextEncoder, length_batches
+
+needs_onnx = pytest.mark.skipif(not onnx_text.available(), reason="the [onnx] extra is not installed "
+                                "(pip install -e '.[onnx]')")
+STATES = ["phase: book. needs: date", "phase: search flights from Lisbon to Paris on the 3rd, economy, two adults",
+          "phase: pay"]
+OBS = ["ok go ahead", "which dates work for you and how many people are travelling?", "ok go ahead"]
+
+
+def two_pass_queries(net, states, phases, obs, steps, starts) -> torch.Tensor:
+    """The query vectors as computed before the one-pass change: BERT over the state texts, then over the
+    observations, each on its own."""
+    text = net.state_encoder.text_encoder
+    v_s = net.state_encoder(list(states), net._ids(net.phases, phases))
+    a = net.alpha
+    c = (1 - a) * nn.functional.normalize(text(list(obs)), dim=-1)
+    if net.state_content is not None:
+        c = c + net.state_content * nn.functional.normalize(text(list(states)), dim=-1)
+    parts = [a * net.projection.query(v_s), c]
+    if net.time is not None:
+        parts.append(net.time.query(v_s, steps, starts))
+    return torch.cat(parts, dim=-1)
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_one_bert_pass_per_query_gives_the_two_pass_vectors(cache):
+    net = make_net(time_features=4, state_content=True, cache_text=cache).eval()
+    with torch.no_grad():
+        torch.nn.init.normal_(net.projection.g[-1].weight, std=0.3)  # W_s != I, so the state part matters
+        phases, steps, starts = ["ask_city", "ask_date", "zzz"], [5, 9, 2], [0, None, 1]
+        ref = two_pass_queries(net, STATES, phases, OBS, steps, starts)
+        net.state_encoder.text_encoder.clear_cache()
+        before = net.state_encoder.text_encoder.encoded
+        got = net.encode_queries(STATES, phases, OBS, steps, starts)
+    assert torch.allclose(got, ref, atol=1e-5)
+    if cache:  # the repeated observation is encoded once: 3 states + 2 distinct observations
+        assert net.state_encoder.text_encoder.encoded - before == 5
+
+
+def test_length_batches_cover_every_text_once_and_split_where_padding_costs_more():
+    lengths = [30, 64, 31, 12, 64, 63, 5]
+    batches = length_batches(lengths, max_batch=3, call_cost=16)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    assert all(len(b) <= 3 for b in batches)
+    for b in batches:
+        assert [lengths[i] for i in b] == sorted(lengths[i] for i in b)
+    together = {frozenset(b) for b in batches}
+    assert frozenset({1, 4, 5}) in together  # 63, 64, 64: near-equal lengths share a batch
+    assert not any({0, 1} <= b for b in together)  # 30 and 64: padding 30 to 64 costs more than a second call
+    assert length_batches([], 4) == []
+    many = length_batches([40 + i % 7 for i in range(100)], max_batch=64)
+    assert len(many) <= 7 and max(len(b) for b in many) <= 64  # near-equal lengths share batches, not one per text
+
+
+def test_length_batched_vectors_equal_one_text_at_a_time():
+    net = make_net(cache_text=False).eval()
+    enc = net.state_encoder.text_encoder
+    texts = STATES + OBS + ["x" * 47]
+    with torch.no_grad():
+        together = enc(texts)
+        alone = torch.cat([enc([t]) for t in texts])
+    assert torch.allclose(together, alone, atol=1e-5)
+
+
+def test_backend_names_are_checked(monkeypatch):
+    with pytest.raises(ValueError, match="text backend must be one of"):
+        onnx_text.check_backend("tensorrt")
+    monkeypatch.setenv(onnx_text.BACKEND_ENV, "fast")
+    with pytest.raises(ValueError, match=r"SAM_TEXT_BACKEND"):
+        onnx_text.check_backend(None)
+    monkeypatch.setattr(onnx_text, "available", lambda: False)
+    with pytest.raises(ValueError, match=r"pip install 'sam_model\[onnx\]'"):
+        onnx_text.check_backend("onnx")
+    assert onnx_text.check_backend("auto") == "auto"  # auto falls back to torch without the extra
+    monkeypatch.delenv(onnx_text.BACKEND_ENV)
+    assert make_net().state_encoder.text_encoder.use_backend(None) == "torch"
+
+
+def _encoder(tiny_bert_dir) -> TextEncoder:
+    from sam_model.models.bert import load_bert
+
+    bert, tok = load_bert(tiny_bert_dir)
+    return TextEncoder(bert.eval(), tok, max_length=32, trainable_layers=0, cache=False)
+
+
+@needs_onnx
+def test_onnx_backend_gives_the_torch_vectors_and_is_cached(tiny_bert_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("SAM_CACHE_DIR", str(tmp_path))
+    enc = _encoder(tiny_bert_dir)
+    texts = STATES + OBS
+    with torch.no_grad():
+        ref = enc(texts)
+        assert enc.use_backend("onnx") == "onnx"
+        got = enc(texts)
+    assert torch.allclose(got, ref, atol=1e-5)
+    graphs = list((tmp_path / "onnx").glob("text-*.onnx"))
+    assert len(graphs) == 1  # made at load, kept for the next load
+    again = _encoder(tiny_bert_dir)
+    assert again.use_backend("onnx") == "onnx" and again.runner.path == graphs[0]
+    copied = copy.deepcopy(again)  # a copy may be trained apart: it runs on PyTorch
+    assert copied.runner is None and copied.backend == "torch"
+
+
+@needs_onnx
+def test_a_broken_cached_graph_is_made_again(tiny_bert_dir, tmp_path):
+    enc = _encoder(tiny_bert_dir)
+    assert enc.use_backend("onnx", cache_dir=tmp_path) == "onnx"
+    path = enc.runner.path
+    path.write_bytes(b"not an onnx graph")
+    assert enc.use_backend("onnx", cache_dir=tmp_path) == "onnx"
+    assert path.stat().st_size > 1000
+
+
+@needs_onnx
+def test_a_graph_that_disagrees_with_torch_is_not_used(tiny_bert_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(onnx_text, "probe_error", lambda *a, **k: 0.5)
+    enc = _encoder(tiny_bert_dir)
+    with pytest.warns(UserWarning, match="differ from PyTorch's"):
+        assert enc.use_backend("onnx", cache_dir=tmp_path) == "torch"
+
+
+@needs_onnx
+def test_weights_changed_in_place_send_the_encoder_back_to_torch(tiny_bert_dir, tmp_path):
+    enc = _encoder(tiny_bert_dir)
+    enc.use_backend("onnx", cache_dir=tmp_path)
+    with torch.no_grad():
+        next(enc.bert.parameters()).add_(0.5)  # what an optimiser step does
+        got = enc(STATES)
+        enc.runner = None
+        ref = enc(STATES)
+    assert enc.backend == "torch" and torch.allclose(got, ref, atol=1e-6)
+
+
+@needs_onnx
+def test_retriever_rankings_and_scores_agree_between_backends(tiny_bert_dir, tmp_path, monkeypatch):
+    from sam_model.data.schema import Event, State
+    from sam_model.export import save_exported
+    from sam_model.models.sam import SAMConfig, SAMNet
+    from sam_model.retriever import SAMRetriever
+
+    monkeypatch.setenv("SAM_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    export = save_exported(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16,
+                                            time_features=2, state_content=True)), tmp_path / "export")
+    words = ["budget 100", "city Paris", "two adults", "window seat", "vegetarian", "pay by card", "Lisbon"]
+    state = State(phase="search", constraints={"city": "Paris"})
+    events = [Event("e1", i, "observation", t, state) for i, t in enumerate(words)]
+    hits = {}
+    for backend in ("torch", "onnx"):
+        r = SAMRetriever.load(export, device="cpu", backend=backend)
+        assert r.encoder.backend == backend
+        r.add_memories(events)
+        hits[backend] = r.search(State(phase="pay", uncertainty_flags=("city",)), "where to?", k=5, episode_id="e1")
+    assert [h.id for h in hits["torch"]] == [h.id for h in hits["onnx"]]
+    assert np.allclose([h.score for h in hits["torch"]], [h.score for h in hits["onnx"]], atol=1e-5)
+
+
+def test_the_frozen_pass_encodes_every_training_text_once_before_the_first_epoch(tiny_bert_dir, small_demo_logs,
+                                                                                tmp_path):
+    from types import SimpleNamespace
+
+    from sam_model.models.sam import SAMConfig
+    from sam_model.training.batching import encode_batch
+    from sam_model.training.datamodule import AgentLogDataModule
+    from sam_model.training.module import SAMLightningModule
+
+    train, _ = small_demo_logs
+    dm = AgentLogDataModule(train=[str(train)], val_fraction=0.25, batch_episodes=8, cache_dir=str(tmp_path / "c"))
+    module = SAMLightningModule(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16),
+                                vocab=dm.vocab, text_cache_dir=str(tmp_path / "text"))
+    enc = module.net.state_encoder.text_encoder
+    texts = dm.texts()
+    assert len(texts) == len(set(texts)) and enc.uncached(texts) == texts
+    module._trainer = SimpleNamespace(datamodule=dm, world_size=1, global_rank=0)
+    module._frozen_pass(enc.cache_file(tmp_path / "text"))
+    assert enc.uncached(texts) == [] and enc.cache_file(tmp_path / "text").exists()
+    dm.setup("fit")
+    n = enc.encoded
+    with torch.no_grad():
+        for batch in dm.train_dataloader():
+            encode_batch(module.net, batch)  # the first epoch's batches: every text already there
+    assert enc.encoded == n
+    with torch.no_grad():
+        cached = enc(texts[:20])
+        enc.clear_cache()
+        enc.runner = None
+        assert torch.allclose(cached, enc(texts[:20]), atol=1e-5)  # the vectors BERT gives on PyTorch
