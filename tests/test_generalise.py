@@ -35,6 +35,23 @@ def test_tool_worlds_are_seeded_and_labelled_by_the_transcript_rule(tmp_path):
     assert len(groups) == 45 // toolworlds.CONVERSATIONS_PER_WORLD
 
 
+def _origin_shares(path) -> Counter:
+    events = list(iter_transcript_events(path))
+    kind_at = {(e["episode_id"], e["step"]): e["kind"] for e in events}
+    origins = Counter(kind_at[(e["episode_id"], s)] for e in events for s in e.get("useful_memory_steps") or [])
+    total = sum(origins.values())
+    return Counter({k: v / total for k, v in origins.items()})
+
+
+def test_user_first_moves_the_origin_mix_towards_the_user_and_zero_changes_nothing(tmp_path):
+    plain = toolworlds.write(tmp_path / "plain.jsonl.gz", 60, seed=2)
+    zero = toolworlds.write(tmp_path / "zero.jsonl.gz", 60, seed=2, user_first=0.0)
+    half = toolworlds.write(tmp_path / "half.jsonl.gz", 60, seed=2, user_first=0.5)
+    assert gzip.open(plain).read() == gzip.open(zero).read()  # the shipped model's worlds stay as they were
+    before, after = _origin_shares(plain), _origin_shares(half)
+    assert after["user"] > before["user"] + 0.05 and after["result"] < before["result"] - 0.05, (before, after)
+
+
 def test_a_tool_worlds_source_is_generated_once_into_the_cache(tmp_path):
     from sam_model.data.sources import SourceOptions, materialise, source_kind
 
@@ -42,7 +59,11 @@ def test_a_tool_worlds_source_is_generated_once_into_the_cache(tmp_path):
     log = materialise("toolworlds:12:1", SourceOptions(), tmp_path)
     assert (tmp_path / "toolworlds-n12-s1.jsonl.gz").exists() and log.stat().st_size > 0
     assert materialise("toolworlds:12:1", SourceOptions(), tmp_path) == log
-    with pytest.raises(ValueError, match="toolworlds:N or toolworlds:N:SEED"):
+    assert materialise("toolworlds:12:1:0.5", SourceOptions(), tmp_path) != log  # another mix, another file
+    assert (tmp_path / "toolworlds-n12-s1-u0.5.jsonl.gz").exists()
+    with pytest.raises(ValueError, match="USER_FIRST"):
+        materialise("toolworlds:12:1:1.5", SourceOptions(), tmp_path)
+    with pytest.raises(ValueError, match="toolworlds:N, toolworlds:N:SEED or toolworlds:N:SEED:USER_FIRST"):
         materialise("toolworlds:many", SourceOptions(), tmp_path)
 
 
@@ -84,6 +105,7 @@ def test_lodo_leaves_the_domain_out_and_reports_paired_differences(tmp_path):
     assert sources == ["/data/sgd/train", "/data/tau-bench/gpt-4o-airline.json.gz", "toolworlds:300"]
     assert len(repeat) == len(sources)
     assert not any("coding" in s for s in lodo.train_sources("coding", root, lodo.VARIANTS["base"], 300)[0])
+    assert lodo.train_sources("sgd", root, lodo.VARIANTS["origins"], 300)[0][-1] == "toolworlds:300:0:0.5"
     per_query = tmp_path / "per_query.jsonl"
     per_query.write_text("".join(json.dumps({"methods": {"m": {"rr": a}, "b": {"rr": b}}}) + "\n"
                                  for a, b in [(1.0, 0.5), (0.5, 0.5), (1.0, 0.25)]))

@@ -60,6 +60,7 @@ class Variant:
     worlds: bool = False
     lexical: bool = False  # the store's lexical re-rank on, its weight chosen on held-out generated worlds
     same_training_as: str | None = None  # a search-time change: the checkpoint of that variant
+    user_first: float = 0.0  # the generated worlds' origin mix (sam_model.data.toolworlds: toolworlds:N:0:U)
 
 
 VARIANTS = {  # cumulative: each adds one change to the one before
@@ -69,6 +70,8 @@ VARIANTS = {  # cumulative: each adds one change to the one before
     "fusion": Variant("+ dense-state fusion", ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True),
     "lexical": Variant("+ lexical re-rank", ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, True,
                        "fusion"),
+    "origins": Variant("+ worlds whose user names the item first (half)",
+                       ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, user_first=0.5),
 }
 LEXICAL_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 BASE_CONFIGS = ("configs/tools.yaml", "configs/lodo.yaml")
@@ -78,7 +81,8 @@ def train_sources(held_out: str, root: Path, variant: Variant, worlds: int) -> t
     """(data.train, data.repeat) of a run that leaves ``held_out`` out."""
     train = [(str(root / d.train), d.repeat) for name, d in DOMAINS.items() if name != held_out]
     if variant.worlds:
-        train.append((f"toolworlds:{worlds}", 1))
+        train.append((f"toolworlds:{worlds}:0:{variant.user_first:g}" if variant.user_first else
+                      f"toolworlds:{worlds}", 1))
     return [t for t, _ in train], [r for _, r in train]
 
 

@@ -10,8 +10,10 @@ asked, or in a long issue text), a tool result (among look-alike distractors), o
 it proposes before calling). The conversations are plain OpenAI-format chats, labelled by the one
 transcript rule (sam_model.data.transcripts): nothing here decides a label.
 
-A training source names a generated set as ``toolworlds:N`` or ``toolworlds:N:SEED`` (N conversations,
-seed 0 by default); it is written once into the cache (sam_model.data.sources) and read as a transcript file.
+A training source names a generated set as ``toolworlds:N``, ``toolworlds:N:SEED`` (N conversations,
+seed 0 by default) or ``toolworlds:N:SEED:USER_FIRST`` (also the share of conversations whose user names the
+item before a tool result lists it, 0 by default: the origin mix); it is written once into the cache
+(sam_model.data.sources) and read as a transcript file.
 Generated data carries no third-party licence, so a model trained on it may ship.
 
 CLI::
@@ -145,8 +147,14 @@ class _Chat:
         self.messages.append({"role": "tool", "tool_call_id": cid, "name": name, "content": result})
 
 
-def conversation(world: _World, rng: random.Random) -> list[dict[str, Any]]:
-    """One conversation in ``world``: each value's first sayer (user, tool result, agent) is drawn at random."""
+def conversation(world: _World, rng: random.Random, user_first: float = 0.0) -> list[dict[str, Any]]:
+    """One conversation in ``world``: each value's first sayer (user, tool result, agent) is drawn at random.
+
+    ``user_first``: the share of the other conversations in which the user names the item in the opening
+    message, before any tool result lists it (0: the item is first said by the owner lookup's result unless
+    an issue text names it). Raising it moves the labels' origins from tool results towards the user without
+    changing anything else: at 0 the random draws, and so the conversations, are exactly those of before.
+    """
     w, chat = world, _Chat(world.policy)
     owner = w.owner.new_id(rng)
     items = [w.item.new_id(rng) for _ in range(rng.randint(2, 6))]
@@ -154,7 +162,11 @@ def conversation(world: _World, rng: random.Random) -> list[dict[str, Any]]:
     other = [w.other.new_id(rng) for _ in range(rng.randint(1, 4))]
     new_value = w.new_attr(rng)
     issue = rng.random() < 0.25  # a long first message that says several values at once (an issue text)
-    if issue:
+    named = not issue and user_first > 0 and rng.random() < user_first  # the user says the item up front
+    if named:
+        chat.say("user", f"Hi, my {w.item.noun} {item} needs a change. My {w.owner.arg.replace('_', ' ')} is "
+                         f"{owner}.")
+    elif issue:
         decoy = w.item.new_id(rng)
         chat.say("user", f"Problem report: since last week the {w.item.noun} {item} fails when I open it; "
                          f"{decoy} works fine. My {w.owner.noun} is {owner} and it should use {w.attr} "
@@ -171,7 +183,7 @@ def conversation(world: _World, rng: random.Random) -> list[dict[str, Any]]:
     chat.call(w.get_owner, {w.owner.arg: owner}, _result(rng, {w.owner.key: owner, "name": f"{rng.choice(_FIRST)} "
                                                                  f"{rng.choice(_LAST)}", f"{w.item.noun}s": items,
                                                                  "city": rng.choice(_CITIES)}))
-    if not issue:
+    if not issue and not named:
         if rng.random() < 0.5:
             chat.say("assistant", f"I see {len(items)} {w.item.noun}s on your {w.owner.noun}. Which one?")
             chat.say("user", f"The one ending in {item[-3:]}." if rng.random() < 0.3 else f"It's {item}.")
@@ -202,37 +214,41 @@ def conversation(world: _World, rng: random.Random) -> list[dict[str, Any]]:
     return chat.messages
 
 
-def generate(n: int, seed: int = 0) -> Iterator[dict[str, Any]]:
+def generate(n: int, seed: int = 0, user_first: float = 0.0) -> Iterator[dict[str, Any]]:
     """``n`` conversations ``{"id", "group", "messages"}``, ``CONVERSATIONS_PER_WORLD`` per world (their group)."""
     rng = random.Random(seed)
     world = None
     for i in range(n):
         if i % CONVERSATIONS_PER_WORLD == 0:
             world = _World(rng, i // CONVERSATIONS_PER_WORLD)
-        yield {"id": f"toolworlds-s{seed}-{i:05d}", "group": world.name, "messages": conversation(world, rng)}
+        yield {"id": f"toolworlds-s{seed}-{i:05d}", "group": world.name,
+               "messages": conversation(world, rng, user_first)}
 
 
-def write(path: str | Path, n: int, seed: int = 0) -> Path:
-    """Write ``generate(n, seed)`` as gzipped JSON Lines, atomically."""
+def write(path: str | Path, n: int, seed: int = 0, user_first: float = 0.0) -> Path:
+    """Write ``generate(n, seed, user_first)`` as gzipped JSON Lines, atomically."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(out) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
-        for conv in generate(n, seed):
+        for conv in generate(n, seed, user_first):
             fh.write(json.dumps(conv) + "\n")
     return out
 
 
-def parse_spec(spec: str) -> tuple[int, int]:
-    """(conversations, seed) of ``toolworlds:N[:SEED]``; ValueError naming the spec otherwise."""
+def parse_spec(spec: str) -> tuple[int, int, float]:
+    """(conversations, seed, user_first) of ``toolworlds:N[:SEED[:USER_FIRST]]``; ValueError naming the spec
+    otherwise."""
     parts = spec[len(PREFIX):].split(":")
     try:
         n, seed = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
-        if len(parts) > 2 or n < 1:
+        user_first = float(parts[2]) if len(parts) > 2 else 0.0
+        if len(parts) > 3 or n < 1 or not 0.0 <= user_first <= 1.0:
             raise ValueError
     except ValueError:
-        raise ValueError(f"{spec}: a generated source is toolworlds:N or toolworlds:N:SEED (N >= 1 "
-                         "conversations, an integer seed)") from None
-    return n, seed
+        raise ValueError(f"{spec}: a generated source is toolworlds:N, toolworlds:N:SEED or "
+                         "toolworlds:N:SEED:USER_FIRST (N >= 1 conversations, an integer seed, the share of "
+                         "conversations whose user names the item first, 0-1)") from None
+    return n, seed, user_first
 
 
 def is_spec(path: object) -> bool:
@@ -240,10 +256,11 @@ def is_spec(path: object) -> bool:
 
 
 def resolve(spec: str, cache_dir: str | Path) -> Path:
-    """The transcript file of ``toolworlds:N[:SEED]`` in ``cache_dir``, generated on first use."""
-    n, seed = parse_spec(spec)
-    path = Path(cache_dir) / f"toolworlds-n{n}-s{seed}.jsonl.gz"
-    return path if path.exists() else write(path, n, seed)
+    """The transcript file of ``toolworlds:N[:SEED[:USER_FIRST]]`` in ``cache_dir``, generated on first use."""
+    n, seed, user_first = parse_spec(spec)
+    mix = f"-u{user_first:g}" if user_first else ""  # 0 keeps the first generator's file name (and content)
+    path = Path(cache_dir) / f"toolworlds-n{n}-s{seed}{mix}.jsonl.gz"
+    return path if path.exists() else write(path, n, seed, user_first)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -253,10 +270,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", help="output .jsonl.gz (OpenAI-format chats {id, group, messages})")
     ap.add_argument("--conversations", type=int, default=600, help="how many conversations (default 600)")
     ap.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same file")
+    ap.add_argument("--user-first", type=float, default=0.0,
+                    help="share (0-1) of the conversations whose user names the item in the opening message, "
+                         "before a tool result lists it (default 0: the first generator's conversations)")
     args = ap.parse_args(argv)
     if args.conversations < 1:
         ap.error("--conversations must be >= 1")
-    print(f"wrote {write(args.out, args.conversations, args.seed)}")
+    if not 0.0 <= args.user_first <= 1.0:
+        ap.error(f"--user-first must be between 0 and 1, got {args.user_first}")
+    print(f"wrote {write(args.out, args.conversations, args.seed, args.user_first)}")
     return 0
 
 
