@@ -35,6 +35,9 @@ class MemoryRecord:
     adopted: tuple[str, ...] = ()  # state values this event adopted without saying them (see data.provenance)
     sets: tuple[str, ...] = ()  # constraint slots this event's state set or changed
     task_start: int | None = None  # step where this event's task began (MemoryRecorder); provenance stays inside it
+    parent: str | None = None  # a chunk's event id (sam_model.data.chunks); None: the record is the whole event
+    chunk: int = 0  # the chunk's index among its event's chunks
+    span: tuple[int, int] | None = None  # the chunk's [start, end) character offsets in the event text
 
     @staticmethod
     def make_id(episode_id: str, step: int) -> str:
