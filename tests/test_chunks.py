@@ -187,3 +187,25 @@ def test_evaluation_with_chunking_on_short_memories_is_the_same(tmp_path):
            for line in (tmp_path / "off" / "per_query.jsonl").read_text().splitlines()]
     assert top == [{n: r["top"] for n, r in json.loads(line)["methods"].items()}
                    for line in (tmp_path / "on" / "per_query.jsonl").read_text().splitlines()]
+
+
+def test_training_batches_hold_chunks_and_the_chunk_that_says_the_value_is_the_positive(tmp_path):
+    import torch
+
+    from sam_model.data.examples import episode_row
+    from sam_model.data.reader import read_episodes
+    from sam_model.training.batching import candidate_masks, collate_episodes
+
+    log = tmp_path / "long.jsonl"
+    _long_log(log)
+    rows = [(i, episode_row(ep)) for i, ep in enumerate(read_episodes(log))]
+    plain, chunked = collate_episodes(rows), collate_episodes(rows, Chunking(180, 50))
+    assert len(chunked["q_step"]) == len(plain["q_step"]) == 4 and "mem_label" not in plain
+    assert len(chunked["mem_texts"]) > 4 * len(plain["mem_texts"])
+    allowed, positive = candidate_masks(chunked["q_episode"], chunked["q_step"], chunked["q_labels"],
+                                        chunked["mem_episode"], chunked["mem_step"], True, chunked["mem_label"])
+    for q in range(4):
+        pos = torch.nonzero(positive[q]).flatten().tolist()
+        assert pos and all(f"src/pkg/module_{40 + q}.py" in chunked["mem_texts"][j] for j in pos)
+        same_event = (chunked["mem_episode"] == q) & (chunked["mem_step"] == 1)
+        assert bool(allowed[q][same_event & ~positive[q]].all())  # the event's other chunks: candidates
