@@ -209,3 +209,15 @@ def test_training_batches_hold_chunks_and_the_chunk_that_says_the_value_is_the_p
         assert pos and all(f"src/pkg/module_{40 + q}.py" in chunked["mem_texts"][j] for j in pos)
         same_event = (chunked["mem_episode"] == q) & (chunked["mem_step"] == 1)
         assert bool(allowed[q][same_event & ~positive[q]].all())  # the event's other chunks: candidates
+
+
+def test_updating_a_chunked_memory_replaces_its_chunks_in_its_scopes():
+    store = MemoryStore(WordEncoder(), StoreConfig(provenance=False, chunking={"size": 180, "overlap": 50}))
+    store.add([record(LONG, 0)], user_id="ana")
+    before = store.ids()
+    revised = record(LONG.replace("module_41.py", "module_41_fixed.py"), 0)
+    store.update(revised)
+    assert len(store.ids()) == len(before) and all(i.startswith("e#0/") for i in store.ids())
+    hits = store.search({"phase": "view_file"}, "src/pkg/module_41_fixed.py", k=1, user_id="ana", fold=True)
+    assert hits[0].memory_id == "e#0" and "module_41_fixed.py" in hits[0].text
+    assert store.search({"phase": "view_file"}, "src/pkg/module_41_fixed.py", k=1, user_id="bo") == []
