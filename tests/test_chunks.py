@@ -221,3 +221,18 @@ def test_updating_a_chunked_memory_replaces_its_chunks_in_its_scopes():
     hits = store.search({"phase": "view_file"}, "src/pkg/module_41_fixed.py", k=1, user_id="ana", fold=True)
     assert hits[0].memory_id == "e#0" and "module_41_fixed.py" in hits[0].text
     assert store.search({"phase": "view_file"}, "src/pkg/module_41_fixed.py", k=1, user_id="bo") == []
+
+
+def test_the_chunk_table_pairs_the_two_runs_decision_by_decision(tmp_path):
+    from sam_model.bench.chunk_table import table
+
+    for name, rr in (("off", [0.5, 1.0, 0.25]), ("on", [1.0, 1.0, 0.5])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "per_query.jsonl").write_text("".join(
+            json.dumps({"episode_id": "e", "step": i, "methods": {"sam": {"rr": r, "recall@5": 1.0}}}) + "\n"
+            for i, r in enumerate(rr)))
+    row = [line for line in table(tmp_path / "off", tmp_path / "on").splitlines() if line.startswith("| sam")][0]
+    assert "| 0.583 [" in row and "| 0.833 [" in row and "| +0.250 [" in row and "+0.000 [+0.000, +0.000]" in row
+    (tmp_path / "on" / "per_query.jsonl").write_text("")
+    with pytest.raises(SystemExit, match="different decision points"):
+        table(tmp_path / "off", tmp_path / "on")
