@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from sam_model.backends import check_index_config, index_from_config, load_index
+from sam_model.data.chunks import Chunking, chunk_records
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.provenance import ProvenanceLinker
 from sam_model.data.schema import Event, State, as_state
@@ -81,6 +82,9 @@ class StoreConfig:
         index: the vector backend (sam_model.backends): a FAISS index (sam_model.index.MemoryIndex.from_config),
             e.g. {"kind": "ivf", "nprobe": 32}, or a Qdrant collection, e.g. {"kind": "qdrant", "url": ...}.
         tie_seed: seed of the tie order among exactly equal scores.
+        chunking: split memories longer than the encoder's window into chunks, each searched on its own
+            (sam_model.data.chunks.Chunking: ``{"size": 180, "overlap": 50}`` characters); None = off. Short
+            memories are unchanged; ``search(fold=True)`` keeps the best chunk per memory.
     """
 
     slot_match: float = 0.0
@@ -90,6 +94,7 @@ class StoreConfig:
     index: dict[str, Any] = field(default_factory=lambda: {"kind": "flat"})
     tie_seed: int = 0
     lexical: float = 0.0
+    chunking: dict[str, int] | None = None
 
     def __post_init__(self) -> None:
         self.check()
@@ -113,6 +118,12 @@ class StoreConfig:
             if not ok:
                 raise ValueError(f"field '{where}.{name}' must be {want}, got {json.dumps(getattr(self, name), default=repr)}")
         check_index_config(dict(self.index), f"{where}.index")
+        Chunking.from_dict(self.chunking, f"{where}.chunking")
+
+    @property
+    def chunker(self) -> Chunking | None:
+        """The chunking in use (None: memories are stored whole)."""
+        return Chunking.from_dict(self.chunking)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -165,6 +176,10 @@ class Hit:
     ``"id"`` (looked up, not searched: ``get``/``get_all``, scores 0). Every search returns Hits: the memory
     bank's too (its unit is ``bank.unit(hit.id)``); Mem0-style dicts (sam_model.memory.scoped.result) and
     LangChain Documents (sam_model.integrations.langchain) are views of one.
+
+    A chunk of a long memory (``StoreConfig.chunking``) says which: ``parent_id`` is the memory (event) it
+    belongs to, ``chunk`` its index and ``span`` its [start, end) characters in the event text; ``text`` is
+    the chunk's text. A whole memory has ``parent_id`` None.
     """
 
     id: str | int
@@ -184,6 +199,14 @@ class Hit:
     metadata: dict[str, Any] = field(default_factory=dict)
     via: str = "index"
     edge: tuple[str, str | int] | None = None
+    parent_id: str | int | None = None
+    chunk: int = 0
+    span: tuple[int, int] | None = None
+
+    @property
+    def memory_id(self) -> str | int:
+        """The memory (event) this hit is of: its parent for a chunk, else its own id."""
+        return self.id if self.parent_id is None else self.parent_id
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -207,6 +230,9 @@ class _Entry:
     agent_id: str | None = None
     run_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    parent: str | int | None = None  # a chunk's memory id (StoreConfig.chunking)
+    chunk: int = 0
+    span: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -218,7 +244,9 @@ class _Entry:
         """An entry of store.json; ``episode_id`` (kept here too by stores saved before the index owned it) is
         checked against the index by the caller."""
         d = {k: v for k, v in d.items() if k != "episode_id"}
-        return cls(**{**d, "sets": tuple(d.get("sets", ())), "links": tuple(d.get("links", ()))})
+        span = d.get("span")
+        return cls(**{**d, "sets": tuple(d.get("sets", ())), "links": tuple(d.get("links", ())),
+                      "span": tuple(span) if span is not None else None})
 
 
 class _Allowed:
@@ -253,6 +281,7 @@ class MemoryStore:
         self._links: dict[Any, tuple] = {}  # id -> ids its provenance links point to (only non-empty)
         self._next_step: dict[Any, int] = {}  # per episode: one past the newest memory's step ("now")
         self._seq = 0
+        self._chunks: dict[Any, list] = {}  # memory id -> the ids of its chunks (only chunked memories)
         self.lock = new_lock()  # every public method holds it (sam_model.locking)
 
     # ---- settings ------------------------------------------------------------------------------------------
@@ -329,7 +358,9 @@ class MemoryStore:
 
         ``memories``: Events (each compared with the state before it in its task: give an episode's events in
         step order) or MemoryRecords (or anything with their fields). ``vectors``: their memory vectors when
-        the caller has them (else the encoder's). Scopes and metadata apply to all of them.
+        the caller has them (else the encoder's). Scopes and metadata apply to all of them. With
+        ``config.chunking`` a long memory is stored as its chunks (ids ``<id>/<n>``, sam_model.data.chunks), and
+        the returned ids are the chunks'; given vectors must then be the chunks' (records already chunked).
         """
         check_batch_size(batch_size)
         if isinstance(memories, (str, bytes, Mapping)) or not isinstance(memories, Iterable):
@@ -338,6 +369,12 @@ class MemoryStore:
         for n, m in enumerate(memories):  # before anything is recorded: a refused add changes nothing
             _check_memory(m, f"memories[{n}]")
         recs = [self.recorder.record(m) if isinstance(m, Event) else m for m in memories]
+        if self.config.chunking is not None and all(isinstance(r, MemoryRecord) for r in recs):
+            chunked = chunk_records(recs, self.config.chunker)
+            if vectors is not None and len(chunked) != len(recs):
+                raise ValueError(f"{len(recs)} memories make {len(chunked)} chunks but {len(recs)} vectors were "
+                                 "given: give the chunks' vectors (sam_model.data.chunks.chunk_records) or none")
+            recs = chunked
         if not recs:
             return []
         seen: set = set()
@@ -355,7 +392,10 @@ class MemoryStore:
             step = getattr(r, "step", None)
             e = _Entry(r.id, r.text, getattr(r, "content", "") or r.text, r.kind, getattr(r, "phase", ""), step,
                        self._seq, tuple(getattr(r, "sets", ()) or ()), tuple(ls),
-                       **scope, metadata=dict(metadata or {}))
+                       **scope, metadata=dict(metadata or {}), parent=getattr(r, "parent", None),
+                       chunk=getattr(r, "chunk", 0), span=getattr(r, "span", None))
+            if e.parent is not None:
+                self._chunks.setdefault(e.parent, []).append(r.id)
             self._seq += 1
             self._entries[r.id] = e
             if e.links:
@@ -371,8 +411,17 @@ class MemoryStore:
     @locked
     def update(self, memory: Any, vector: np.ndarray | None = None) -> None:
         """Replace a stored memory by a new version of it (same id; it keeps its place in the write order and
-        its scopes): a revised state (sam_model.data.transcripts.TranscriptState.feed) or a re-written summary."""
+        its scopes): a revised state (sam_model.data.transcripts.TranscriptState.feed) or a re-written summary.
+        A chunked memory is replaced by its new chunks (at the end of the write order, with the old scopes)."""
         _check_memory(memory, "memory")
+        if memory.id in self._chunks or (self.config.chunking is not None and vector is None
+                                         and len(chunk_records([memory], self.config.chunker)) > 1):
+            old = self._entries[self._chunks[memory.id][0]] if memory.id in self._chunks else self._entries.get(memory.id)
+            if old is None:
+                raise KeyError(f"memory {memory.id!r} is not in the store; add it first")
+            self.delete([memory.id])
+            self.add([memory], user_id=old.user_id, agent_id=old.agent_id, run_id=old.run_id, metadata=old.metadata)
+            return
         e = self._entries.get(memory.id)
         if e is None:
             raise KeyError(f"memory {memory.id!r} is not in the store; add it first")
@@ -401,8 +450,9 @@ class MemoryStore:
 
     @locked
     def delete(self, ids: Iterable[Any]) -> None:
-        """Remove memories (all or nothing: an unknown id raises KeyError); links to them are not followed."""
-        ids = list(dict.fromkeys(ids))
+        """Remove memories (all or nothing: an unknown id raises KeyError); links to them are not followed. The
+        id of a chunked memory removes all its chunks."""
+        ids = list(dict.fromkeys(j for i in ids for j in self._chunks.get(i, [i])))
         missing = [i for i in ids if i not in self._entries]
         if missing:
             raise KeyError(f"memory {missing[0]!r} is not in the store")
@@ -413,6 +463,10 @@ class MemoryStore:
         for i in ids:
             e = self._entries.pop(i)
             self._links.pop(i, None)
+            if e.parent is not None and e.parent in self._chunks:
+                self._chunks[e.parent].remove(i)
+                if not self._chunks[e.parent]:
+                    del self._chunks[e.parent]
             for name in SCOPES:
                 value = getattr(e, name)
                 if value is not None:
@@ -429,6 +483,7 @@ class MemoryStore:
             self.index.remove(list(self._entries))
         self.linker, self.recorder = ProvenanceLinker(self.config.source_kinds), MemoryRecorder()
         self._entries, self._scopes, self._links, self._next_step, self._seq = {}, {}, {}, {}, 0
+        self._chunks = {}
 
     def _vectors(self, recs: Sequence[Any], vectors, batch_size: int, progress: bool) -> np.ndarray:
         if vectors is None:
@@ -446,7 +501,8 @@ class MemoryStore:
     def search(self, state: State | Mapping, observation: str, k: int = 5, *, episode_id: Any = None,
                user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                step: int | None = None, task_start: int | None = None, rerank: bool = True,
-               ids: Collection[Any] | None = None, query_vector: np.ndarray | None = None) -> list[Hit]:
+               ids: Collection[Any] | None = None, query_vector: np.ndarray | None = None,
+               fold: bool = False) -> list[Hit]:
         """The k best memories for the agent's state and observation, best first (see the module doc).
 
         ``step``: the query's step (default: one past the newest memory of ``episode_id``, i.e. now);
@@ -456,6 +512,8 @@ class MemoryStore:
         re-rank adds, measured). ``ids``: search only these memories (a metadata filter's matches), intersected
         with the scopes inside the index search like them. ``query_vector``: this query already encoded (by a
         caller that batches concurrent queries into one encoder forward, sam_model.serve.batching).
+        ``fold``: one hit per memory, its best chunk (max
+        score per parent), so k memories come back however many of their chunks rank high.
         """
         check_k(k)
         st = as_state(state)
@@ -470,17 +528,30 @@ class MemoryStore:
             if query_vector is None else query_vector
         return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
                                   agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids,
-                                  query_text=state_to_text(st) if self.lexical else None)
+                                  query_text=state_to_text(st) if self.lexical else None, fold=fold)
 
     @locked
     def search_vector(self, query: np.ndarray, k: int, needs: Sequence[str] = (), *, episode_id: Any = None,
                       user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                       rerank: bool = True, prior: Callable[[list], np.ndarray] | None = None,
-                      ids: Collection[Any] | None = None, query_text: str | None = None) -> list[Hit]:
+                      ids: Collection[Any] | None = None, query_text: str | None = None,
+                      fold: bool = False) -> list[Hit]:
         """:meth:`search` for a query vector the caller encoded (batched, as evaluate.py does), with the
         state's needed slots ``needs``. ``prior(ids)``: extra per-candidate scores added before the re-rank.
-        ``query_text``: the state as text (sam_model.data.text.state_to_text), for the lexical match."""
+        ``query_text``: the state as text (sam_model.data.text.state_to_text), for the lexical match.
+        ``fold``: one hit per memory (its best chunk)."""
         check_k(k)
+        if fold and self._chunks:  # deepen until k distinct memories (or every candidate) are in
+            want = k
+            while True:
+                hits = self.search_vector(query, min(want, len(self)), needs, episode_id=episode_id,
+                                          user_id=user_id, agent_id=agent_id, run_id=run_id, rerank=rerank,
+                                          prior=prior, ids=ids, query_text=query_text)
+                seen: set = set()
+                folded = [h for h in hits if not (h.memory_id in seen or seen.add(h.memory_id))]
+                if len(folded) >= k or len(hits) < min(want, len(self)) or want >= len(self):
+                    return folded[:k]
+                want *= 4
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
             raise ValueError(f"query vector has dim {q.shape[0]} but the store holds dim {self.dim}")
@@ -543,7 +614,8 @@ class MemoryStore:
     def _hit(self, e: _Entry, score: float, bonus: float, src: Any = None, via: str | None = None) -> Hit:
         return Hit(e.id, e.text, e.content, e.kind, e.phase, e.step, self.index.episode_of(e.id), score + bonus,
                    score, bonus, src, e.user_id, e.agent_id, e.run_id, dict(e.metadata),
-                   via or ("link" if src is not None else "index"))
+                   via or ("link" if src is not None else "index"), parent_id=e.parent, chunk=e.chunk,
+                   span=e.span)
 
     # ---- persistence ---------------------------------------------------------------------------------------
 
@@ -578,13 +650,15 @@ class MemoryStore:
     def load_state_dict(self, d: dict[str, Any]) -> None:
         """Restore :meth:`state_dict` into a store whose index already holds the same memories' vectors.
         Raises KeyError/TypeError/ValueError on damaged data (callers name the file)."""
-        self._entries, self._scopes, self._links = {}, {}, {}
+        self._entries, self._scopes, self._links, self._chunks = {}, {}, {}, {}
         for raw in d["entries"]:
             e = _Entry.from_json(raw)
             if "episode_id" in raw and e.id in self.index and raw["episode_id"] != self.index.episode_of(e.id):
                 raise ValueError(f"memory {e.id!r} is of episode {raw['episode_id']!r} but the index says "
                                  f"{self.index.episode_of(e.id)!r}")
             self._entries[e.id] = e
+            if e.parent is not None:
+                self._chunks.setdefault(e.parent, []).append(e.id)
             if e.links:
                 self._links[e.id] = e.links
             for name in SCOPES:

@@ -41,9 +41,10 @@ JANUS = {
 # log folders, and those folders are compared.
 NEW_NAMES = ("experiment", "run")
 # Options added after the split, at values that train and search exactly as before (off): issue 21's phase
-# dropout, dense-state fusion, lexical re-rank and start from a pretrained model.
+# dropout, dense-state fusion, lexical re-rank and start from a pretrained model; issue 24's chunked memories.
 ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"): False,
-             ("model", "store", "lexical"): 0.0, ("model", "init_from"): ""}
+             ("model", "store", "lexical"): 0.0, ("model", "init_from"): "",
+             ("model", "store", "chunking"): None, ("data", "chunking"): None}
 # Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.
 MACHINE = (("trainer", "enable_progress_bar"),)
 

@@ -104,7 +104,7 @@ def test_the_encoder_protocol_needs_no_torch():
     assert "torch" not in loaded and not {m for m in loaded if m.startswith("sam_model.models")}
 
 
-@pytest.mark.parametrize("module", ["sam_model.data", "sam_model.data.reader", "sam_model.data.sgd"])
+@pytest.mark.parametrize("module", ["sam_model.data", "sam_model.data.reader", "sam_model.data.sgd", "sam_model.data.chunks"])
 def test_data_layer_does_not_import_models_or_training(module):
     loaded = _imported_after([module])
     assert not {m for m in loaded if m.startswith(("sam_model.models", "sam_model.training"))}

@@ -14,6 +14,7 @@ from sam_model.data.reader import read_episodes
 from sam_model.data.schema import parse_event
 from sam_model.data.sources import SourceOptions, materialise, source_kind
 from sam_model.data.transcripts import (
+    RESULT_CUT,
     Conversation,
     ImportReport,
     TranscriptFormatError,
@@ -61,11 +62,32 @@ def convert(messages, **kw) -> list[dict]:
 @needs_tau
 def test_reproduces_golden_line_for_line():
     golden = [json.loads(line) for line in GOLDEN.read_text(encoding="utf-8").splitlines()]
-    mine = list(iter_transcript_events(TAU, max_conversations=20))
+    report = ImportReport()
+    mine = list(iter_transcript_events(TAU, max_conversations=20, result_limit=RESULT_CUT, report=report))
     assert len(mine) == len(golden)
     for i, (ours, theirs) in enumerate(zip(mine, golden)):
         ours = {k: v for k, v in ours.items() if k != "meta"}
         assert ours == theirs, f"line {i + 1} differs"
+    cut = [i for i, e in enumerate(golden) if e["text"].endswith(" chars]")]
+    assert report.results_cut == len(cut) > 0
+    assert f"{len(cut)} tool results cut at {RESULT_CUT} characters (--result-limit)" in report.lines()
+
+
+@needs_tau
+def test_without_a_limit_results_are_whole():
+    """No hidden cut: by default the importer keeps whole tool results (the golden file's cut ones are its
+    prefixes), and reports no cut."""
+    golden = [json.loads(line) for line in GOLDEN.read_text(encoding="utf-8").splitlines()]
+    report = ImportReport()
+    whole = list(iter_transcript_events(TAU, max_conversations=20, report=report))
+    assert len(whole) == len(golden) and report.results_cut == 0
+    assert not any("cut at" in line for line in report.lines())
+    for ours, theirs in zip(whole, golden):
+        if theirs["text"].endswith(" chars]"):
+            head, _, extra = theirs["text"].rpartition(" ...[+")
+            assert len(ours["text"]) == RESULT_CUT + int(extra.split()[0]) and ours["text"].startswith(head)
+        else:
+            assert ours["text"] == theirs["text"]
 
 
 @needs_tau

@@ -35,6 +35,9 @@ class MemoryRecord:
     adopted: tuple[str, ...] = ()  # state values this event adopted without saying them (see data.provenance)
     sets: tuple[str, ...] = ()  # constraint slots this event's state set or changed
     task_start: int | None = None  # step where this event's task began (MemoryRecorder); provenance stays inside it
+    parent: str | None = None  # a chunk's event id (sam_model.data.chunks); None: the record is the whole event
+    chunk: int = 0  # the chunk's index among its event's chunks
+    span: tuple[int, int] | None = None  # the chunk's [start, end) character offsets in the event text
 
     @staticmethod
     def make_id(episode_id: str, step: int) -> str:
@@ -149,7 +152,17 @@ def episode_row(episode: Episode) -> dict[str, list]:
         "state_texts": [state_to_text(e.state) for e in ev],
         "labels": [list(e.useful_memory_steps or ()) for e in ev],
         "task_starts": task_starts(ev),
+        "needed": [needed_values(e) for e in ev],
     }
+
+
+def needed_values(event: Event) -> list[str]:
+    """The normalised argument values a decision point's tool call needed (the importer's ``meta.needed``),
+    sorted; [] elsewhere. Training with chunks labels the chunks that say one of them."""
+    needed = event.meta.get("needed") if event.meta and event.is_decision_point else None
+    if not isinstance(needed, dict):
+        return []
+    return sorted({str(v) for vs in needed.values() if isinstance(vs, list) for v in vs})
 
 
 def memory_record(event: Event, previous_state: State | None, task_start: int | None = None) -> MemoryRecord:

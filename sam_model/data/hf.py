@@ -27,7 +27,7 @@ from sam_model.io import SAMFileError, atomic_write_text
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 3  # bump when the rows change, so old caches are not reused
+FORMAT_VERSION = 4  # bump when the rows change, so old caches are not reused
 
 _str, _int = datasets.Value("string"), datasets.Value("int64")
 EPISODE_FEATURES = datasets.Features(
@@ -43,6 +43,7 @@ EPISODE_FEATURES = datasets.Features(
         "state_json": [_str],  # the state as a JSON object (extra fields included), for re-parsing
         "labels": [[_int]],  # useful_memory_steps per event; [] for non-decision points
         "task_starts": [_int],  # step where each event's task began (sam_model.data.lives.task_starts)
+        "needed": [[_str]],  # per event: the values its tool call needed (meta.needed), [] elsewhere
     }
 )
 EXAMPLE_FEATURES = datasets.Features(

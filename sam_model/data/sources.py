@@ -27,7 +27,7 @@ from sam_model.data.lives import make_lives
 from sam_model.io import SAMFileError, atomic_path
 
 SourceKind = Literal["agent-log", "sgd", "transcripts"]
-CONVERSION_VERSION = 2  # bump when a converter's output changes, so old cached logs are not reused
+CONVERSION_VERSION = 3  # bump when a converter's output changes, so old cached logs are not reused
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class SourceOptions:
             (sam_model.data.transcripts.held_out_groups).
         life: concatenate every ``life`` consecutive episodes into one agent life (sam_model.data.lives);
             1 = episodes as they are. Applies to agent logs too.
+        result_limit: transcripts only: cut tool results at this many characters (None: keep them whole).
     """
 
     label: str = "origin"
@@ -51,6 +52,7 @@ class SourceOptions:
     every: int = 1
     split: str = "all"
     life: int = 1
+    result_limit: int | None = None
 
 
 def source_kind(path: str | os.PathLike) -> SourceKind:
@@ -87,7 +89,10 @@ def iter_source_events(path: str | os.PathLike, options: SourceOptions = SourceO
 
         report = ImportReport()
         yield from iter_transcript_events(path, options.label, options.masked, options.split,  # type: ignore[arg-type]
-                                          skip_bad=skip_bad, report=report, max_conversations=options.max_items)
+                                          skip_bad=skip_bad, report=report, max_conversations=options.max_items,
+                                          result_limit=options.result_limit)
+        if report.results_cut:
+            print(f"{path}: {report.results_cut} tool results cut at {options.result_limit} characters")
         if report.skipped:
             print(f"{path}: skipped {len(report.skipped)} bad conversations:\n" +
                   "\n".join(f"  {e}" for e in report.skipped[:20]))

@@ -36,7 +36,7 @@ from sam_model.data.text import norm
 
 Label = Literal["origin", "latest", "all"]
 LABELS: tuple[str, ...] = ("origin", "latest", "all")
-RESULT_CUT = 2000  # characters of a tool result kept in its event's text
+RESULT_CUT = 2000  # the spec's cut of a tool result's text; the importer keeps whole results unless given a limit
 OUTCOMES = ("needed", "observation", "policy", "untraceable", "trivial")  # what happens to an argument leaf
 _TRIVIAL_WORDS = frozenset({"yes", "no", "true", "false", "none", "null", "n/a"})
 _NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
@@ -193,12 +193,23 @@ class TranscriptState:
     Feed messages in order with :meth:`add`; :meth:`decide` gives the decision-point state (and labels) for
     tool calls about to be made after the messages fed so far. The importer calls ``decide`` for every
     assistant message with tool calls before adding it; a live agent calls it before running a call.
+
+    ``result_limit``: cut a tool result's event text at this many characters (``text[:N] + " ...[+M chars]"``, the
+    spec's 2,000 is :data:`RESULT_CUT`); None (the default) keeps whole results, so a value deep inside a long
+    file view is still traced to it. ``results_cut`` counts the results cut.
     """
 
-    def __init__(self, episode_id: str = "live", policy: str = "", label: Label = "origin", masked: bool = True):
+    result_limit: int | None = None  # class defaults: a state dict saved before these existed still loads
+    results_cut: int = 0
+
+    def __init__(self, episode_id: str = "live", policy: str = "", label: Label = "origin", masked: bool = True,
+                 result_limit: int | None = None):
         if label not in LABELS:
             raise ValueError(f"label must be one of {LABELS}, got {label!r}")
+        if result_limit is not None and result_limit < 1:
+            raise ValueError(f"result_limit must be a positive number of characters or None, got {result_limit!r}")
         self.episode_id, self.label, self.masked = episode_id, label, masked
+        self.result_limit, self.results_cut = result_limit, 0
         self.policy_norm = norm(policy)
         self.phase, self.last = "start", "none"
         self.stack: list[str] = []
@@ -244,8 +255,9 @@ class TranscriptState:
                 name = self._call_names.get(str(call_id), "tool") if call_id is not None else "tool"
             self.last = result_shape(name, text)
             shown = name + ": " + text
-            if len(shown) > RESULT_CUT:
-                shown = shown[:RESULT_CUT] + f" ...[+{len(shown) - RESULT_CUT} chars]"
+            if self.result_limit is not None and len(shown) > self.result_limit:
+                shown = shown[:self.result_limit] + f" ...[+{len(shown) - self.result_limit} chars]"
+                self.results_cut += 1
             self._emit("result", shown)
         elif text:
             self._emit(role, text)

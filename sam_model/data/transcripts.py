@@ -81,6 +81,8 @@ class ImportReport:
     ignored: Counter = field(default_factory=Counter)  # parts no event is made of, by type
     without_tool_calls: int = 0  # conversations with messages but no tool call
     marks: Counter = field(default_factory=Counter)  # what tool-like content those showed, for the error
+    result_limit: int | None = None  # the --result-limit the import ran with (None: whole results)
+    results_cut: int = 0  # tool results cut at result_limit
 
     def lines(self) -> list[str]:
         n = max(self.decision_points, 1)
@@ -99,6 +101,8 @@ class ImportReport:
             out.append(f"step distance to the labels: mean {sum(dist) / len(dist):.1f}, median {q[0]}, "
                        f"90th percentile {q[1]}, max {dist[-1]}")
         out += [f"  {w}" for w in self.invalid_arguments[:20]]
+        if self.result_limit is not None:
+            out.append(f"{self.results_cut} tool results cut at {self.result_limit} characters (--result-limit)")
         if self.user_tool_calls:
             out.append(f"user-side tool calls kept out of the agent's memory (tau2 device actions): "
                        f"{self.user_tool_calls}")
@@ -127,9 +131,9 @@ class ImportReport:
 
 
 def convert_conversation(conv: Conversation, label: Label = "origin", masked: bool = True,
-                         report: ImportReport | None = None) -> list[dict[str, Any]]:
+                         report: ImportReport | None = None, result_limit: int | None = None) -> list[dict[str, Any]]:
     """One conversation (in any format) → the event dicts of one episode; raises TranscriptFormatError naming the
-    message of the file."""
+    message of the file. Tool results are kept whole unless ``result_limit`` (characters) is given."""
     if not isinstance(conv.messages, list):
         raise TranscriptFormatError(conv.where, f"'messages' is a {type(conv.messages).__name__}, expected a list")
     if not conv.messages:
@@ -138,7 +142,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
     chat = to_chat(conv.messages, conv.where, fmt)
     messages = ([{"role": "system", "content": conv.policy}] if conv.policy else []) + chat.messages
     sources = (["policy"] if conv.policy else []) + chat.sources
-    st = TranscriptState(conv.episode_id, policy_of(messages, conv.where), label, masked)
+    st = TranscriptState(conv.episode_id, policy_of(messages, conv.where), label, masked, result_limit)
     local = ImportReport()
     for message, source in zip(messages, sources):
         where = f"{conv.where}, {source}"
@@ -173,6 +177,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         report.conversations += 1
         report.events += len(st.events)
         report.invalid_arguments += st.invalid_arguments
+        report.result_limit, report.results_cut = result_limit, report.results_cut + st.results_cut
         for name in ("decision_points", "labels", "calls", "calls_without_history", "candidates"):
             setattr(report, name, getattr(report, name) + getattr(local, name))
         report.outcomes.update(local.outcomes)
@@ -225,13 +230,15 @@ def held_out_groups(groups: Iterable[str], test_fraction: float = TEST_FRACTION)
 def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bool = True, split: Split = "all",
                            test_fraction: float = TEST_FRACTION, skip_bad: bool = False,
                            report: ImportReport | None = None, max_conversations: int | None = None,
-                           format: str | None = None, allow_empty: bool = False) -> Iterator[dict[str, Any]]:
+                           format: str | None = None, allow_empty: bool = False,
+                           result_limit: int | None = None) -> Iterator[dict[str, Any]]:
     """Agent-log event dicts of every conversation of ``path`` in the chosen split, episode after episode.
 
     Bad conversations raise TranscriptFormatError, or with ``skip_bad`` are skipped and recorded in ``report``.
     ``format``: force a reader (sam_model.data.formats.FORMATS; None: told from the content). A file that gives
     no conversation, or conversations without a single tool call, raises at its end (after its events were
-    yielded: write them atomically) unless ``allow_empty``.
+    yielded: write them atomically) unless ``allow_empty``. ``result_limit``: cut tool results at this many
+    characters (counted in ``report.results_cut``); None keeps them whole.
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
@@ -248,7 +255,7 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
         if max_conversations is not None and count >= max_conversations:
             break
         try:
-            events = convert_conversation(conv, label, masked, report)
+            events = convert_conversation(conv, label, masked, report, result_limit)
         except TranscriptFormatError as err:
             if not skip_bad:
                 raise
@@ -310,6 +317,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="concatenate every N consecutive conversations (of the split) into one agent life "
                              "(episode ids lifeN-00000, steps and labels shifted, the conversation kept in "
                              "meta.source_episode; default 1)")
+    parser.add_argument("--result-limit", type=int, default=None, metavar="N",
+                        help="cut each tool result's event text at N characters, as text[:N] + ' ...[+M chars]', and "
+                             "report how many were cut (default: keep whole results; the spec's cut is "
+                             f"{RESULT_CUT})")
     parser.add_argument("--max-conversations", type=int, default=None, metavar="N",
                         help="convert only the first N conversations of the split (default: all)")
     args = parser.parse_args(argv)
@@ -319,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--max-conversations must be >= 0")
     if args.life < 1:
         parser.error("--life must be >= 1")
+    if args.result_limit is not None and args.result_limit < 1:
+        parser.error("--result-limit must be >= 1 (characters)")
     out_dir = Path(args.out).absolute().parent
     if not out_dir.is_dir():
         print(f"error: {args.out}: the output folder {out_dir} does not exist (create it first; nothing is created "
@@ -340,7 +353,8 @@ def main(argv: list[str] | None = None) -> int:
                 lives, candidates = set(), 0
                 for event in make_lives(iter_transcript_events(
                         args.transcripts, args.label, not args.unmasked, args.split, args.test_fraction, args.skip_bad,
-                        report, args.max_conversations, args.format, args.allow_empty), args.life):
+                        report, args.max_conversations, args.format, args.allow_empty, args.result_limit),
+                        args.life):
                     out.write(json.dumps(event, ensure_ascii=False) + "\n")
                     lives.add(event["episode_id"])
                     candidates += event["step"] if "useful_memory_steps" in event else 0

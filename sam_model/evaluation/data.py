@@ -6,11 +6,13 @@ same queries and the same candidate ranges.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from sam_model.data.chunks import Chunking, chunk_record
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope, episode_memories, iter_examples
 from sam_model.data.reader import Episode, ReadReport, read_episodes
 from sam_model.data.schema import LogFormatError
@@ -31,6 +33,32 @@ class EvalData:
 
     def candidates(self, i: int, scope: Scope) -> range:
         return self.examples[i].candidate_range(scope)
+
+
+@dataclass
+class ChunkedData:
+    """What a chunked evaluation searches: ``search`` holds the chunks in the global order (each example's
+    candidate range counted in chunks), ``parents[j]`` the position of chunk j's event in the event-level data,
+    so a chunk ranking folds back to events (sam_model.data.chunks.fold_positions)."""
+
+    search: EvalData
+    parents: list[int]
+
+
+def chunk_eval_data(data: EvalData, chunking: Chunking) -> ChunkedData:
+    """``data`` with every long memory split into its chunks (short ones stay as they are, so without long
+    memories ``search`` holds the same memories and ranges as ``data``). Relevant ids stay the events'."""
+    memories, parents, first = [], [], []
+    for pos, rec in enumerate(data.memories):
+        first.append(len(memories))
+        chunks = chunk_record(rec, chunking)
+        memories += chunks
+        parents += [pos] * len(chunks)
+    first.append(len(memories))
+    examples = [dataclasses.replace(ex, episode_start=first[ex.episode_start], cutoff=first[ex.cutoff])
+                for ex in data.examples]
+    source = f"{data.source} (chunks of {chunking.size} characters, overlap {chunking.overlap})"
+    return ChunkedData(dataclasses.replace(data, source=source, memories=memories, examples=examples), parents)
 
 
 def load_episodes(path: str | os.PathLike, skip_bad_lines: bool = False,

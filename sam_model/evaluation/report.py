@@ -105,10 +105,12 @@ def write_reports(report: dict, out_dir: Path) -> tuple[Path, Path]:
 PER_QUERY_TOP = 5
 
 
-def per_query_lines(data, rankings: dict, per_query: dict[str, dict], top: int = PER_QUERY_TOP) -> str:
+def per_query_lines(data, rankings: dict, per_query: dict[str, dict], top: int = PER_QUERY_TOP,
+                    chunks: dict | None = None) -> str:
     """``per_query.jsonl``: one decision point per line with every method's reciprocal rank, recall@5
     and top memory ids, for reading failures ("which decisions did SAM miss that the ablation found?")
-    rather than only their mean."""
+    rather than only their mean. ``chunks`` (a chunked evaluation): per method and decision, the chunk of each
+    top event that ranked it (``top_chunks``)."""
     lines = []
     for i, ex in enumerate(data.examples):
         methods = {}
@@ -116,6 +118,8 @@ def per_query_lines(data, rankings: dict, per_query: dict[str, dict], top: int =
             methods[name] = {"rr": round(float(per_query[name]["mrr"][i]), 4),
                              "recall@5": round(float(per_query[name]["recall@5"][i]), 4),
                              "top": [data.memories[int(j)].id for j in ranks[i][:top]]}
+            if chunks and name in chunks:
+                methods[name]["top_chunks"] = chunks[name][i][:top]
         lines.append(json.dumps({"episode_id": ex.episode_id, "step": ex.step, "phase": ex.state.phase,
                                  "observation": ex.observation, "relevant": sorted(ex.relevant_ids),
                                  "methods": methods}, ensure_ascii=False))

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
+from sam_model.data.chunks import Chunking, describe, fold_positions
 from sam_model.data.examples import check_scope
 from sam_model.data.sources import SourceOptions
-from sam_model.evaluation.data import EvalData, load_eval_data
+from sam_model.evaluation.data import EvalData, chunk_eval_data, load_eval_data
 from sam_model.evaluation.diagnostics import (
     distinctiveness,
     memory_utilisation,
@@ -42,21 +43,29 @@ from sam_model.evaluation.metrics import (
 from sam_model.evaluation.ranking import tie_jitter
 from sam_model.evaluation.report import per_query_lines, print_table, to_markdown, write_reports
 from sam_model.io import SAMFileError, atomic_write_text, cli_name
+from sam_model.limits import MAX_K
 
 UTILISATION_K = 10  # memory utilisation looks at the top 10, the largest k every report has
+CHUNK_DEPTH = 8  # chunks ranked per event kept: a chunked search ranks depth * 8 chunks, then folds
+
+
 def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, retriever=None, *,
              scope: str = "episode", ks: Sequence[int] = (1, 5, 10), baselines: Sequence[str] = BASELINES,
              compare: dict | None = None, tensorboard: str | os.PathLike | None = None,
              max_queries: int | None = None, depth: int = 100, latency_queries: int = 200,
              tsne_points: int = 2000, seed: int = 0, bert_path: str | None = None, device: str | None = None,
              batch_size: int = 64, skip_bad_lines: bool = False, quiet: bool = False,
-             text_cache: str | os.PathLike | None = None) -> dict:
+             text_cache: str | os.PathLike | None = None, chunking: Chunking | None = None) -> dict:
     """Run the benchmark and write the report; returns the report dict (the content of report.json).
 
     ``retriever`` and the values of ``compare`` are retriever objects (see methods.Retriever);
     the retriever is reported as ``sam`` and is the one the diagnostics look at. ``text_cache``: the on-disk
     frozen-BERT vector cache folder that training fills (sam_model.models.text_encoder), read before ranking
     and extended after it, so a re-run does not encode the same memories again.
+
+    ``chunking``: every method searches the chunks of long memories (sam_model.data.chunks) and its ranking is
+    folded to events (an event ranks where its best chunk does: found when one of its chunks is); the metrics
+    are the events', grounding@k reads the best chunks' texts, and per_query.jsonl says which chunk.
     """
     scope = check_scope(scope)
     ks = metric_ks(ks)
@@ -67,27 +76,40 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, file=sys.stderr))
     say(f"evaluating {len(data.examples)} decision points over {len(data.memories)} memories "
         f"(scope {scope}) from {data.source}")
+    search, parents, search_depth = data, None, depth
+    if chunking is not None:  # methods rank chunks; rankings are folded back to events below
+        chunked = chunk_eval_data(data, chunking)
+        search, parents = chunked.search, chunked.parents
+        search_depth = min(MAX_K, depth * CHUNK_DEPTH)
+        say(f"  chunked: {describe(search.memories)}")
 
     methods: list[Method] = []
     if retriever is not None:  # with what the query-time re-rank adds, on the same vectors
         methods += retriever_methods("sam", retriever, batch_size, index_only="sam-index-only")
-    methods += make_baselines(list(baselines), data, bert_path, device, batch_size, text_cache)
+    methods += make_baselines(list(baselines), search, bert_path, device, batch_size, text_cache)
     for name, other in (compare or {}).items():
         methods += retriever_methods(name, other, batch_size)
     if not methods:
         raise ValueError("nothing to evaluate: give a retriever, a baseline or a --compare retriever")
 
     caches = _text_caches([retriever, *(compare or {}).values()], text_cache)
-    jitter = tie_jitter(len(data.memories), seed)
+    jitter = tie_jitter(len(search.memories), seed)
     relevant = relevant_positions(data)
     timed = sample_indices(len(data.examples), latency_queries, seed)
-    results, per_query, rankings = {}, {}, {}
+    results, per_query, rankings, chunks = {}, {}, {}, {}
     for m in methods:  # rank every method before any timing: timing empties the text caches they share
         t0 = time.perf_counter()
-        rankings[m.name] = m.rank(data, scope, depth, jitter)
+        ranked = m.rank(search, scope, search_depth, jitter)
+        if parents is not None:
+            folded = [fold_positions(r, parents, depth) for r in ranked]
+            rankings[m.name] = [np.array(e, dtype=np.int64) for e, _ in folded]
+            ranked = [np.array(b, dtype=np.int64) for _, b in folded]  # the best chunk of each event hit
+            chunks[m.name] = [[search.memories[int(j)].chunk for j in b] for b in ranked]
+        else:
+            rankings[m.name] = ranked
         per_query[m.name] = per_query_metrics(rankings[m.name], relevant, ks, depth)
         results[m.name] = mean_metrics(per_query[m.name])
-        ground = grounding(rankings[m.name], data, 5)
+        ground = grounding(ranked, search, 5)
         if ground is not None:
             results[m.name]["grounding@5"] = ground
         say(f"  {m.name}: mrr {results[m.name]['mrr']:.3f}, recall@5 {results[m.name]['recall@5']:.3f} "
@@ -95,8 +117,8 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     for enc, path in caches:
         enc.save_cache(path)
     for m in methods:
-        m.time_query(data, int(timed[0]), scope, depth, jitter)  # warm-up: lazy loads, caches
-        seconds = [m.time_query(data, int(i), scope, depth, jitter) for i in timed]
+        m.time_query(search, int(timed[0]), scope, search_depth, jitter)  # warm-up: lazy loads, caches
+        seconds = [m.time_query(search, int(i), scope, search_depth, jitter) for i in timed]
         results[m.name] |= latency_stats(seconds)
 
     phases = [ex.state.phase for ex in data.examples]
@@ -114,8 +136,10 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         "n_memories": len(data.memories), "n_decision_points_in_log": data.n_decision_points,
         "k": list(ks), "depth": depth, "latency_queries": int(len(timed)), "seed": seed,
     }
+    if chunking is not None:
+        report["chunking"] = {**chunking.to_dict(), **describe(search.memories), "search_depth": search_depth}
     write_reports(report, out)
-    atomic_write_text(out / "per_query.jsonl", per_query_lines(data, rankings, per_query))
+    atomic_write_text(out / "per_query.jsonl", per_query_lines(data, rankings, per_query, chunks=chunks))
     if writer is not None:
         _log_scalars(writer, report)
         writer.add_text("report", to_markdown(report))
@@ -207,6 +231,19 @@ def _parse_ks(text: str) -> list[int]:
     return ks
 
 
+def _parse_chunking(text: str) -> Chunking | None:
+    if text in ("off", "none", ""):
+        return None
+    if text == "on":
+        return Chunking()
+    try:
+        size, _, overlap = text.partition(":")
+        return Chunking(int(size), int(overlap) if overlap else Chunking.overlap)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--chunking {text!r}: give SIZE:OVERLAP in characters, 'on' or 'off' "
+                                         f"({exc})") from None
+
+
 def _parse_baselines(text: str) -> list[str]:
     names = [t.strip() for t in text.split(",") if t.strip() and t.strip() != "none"]
     bad = [n for n in names if n not in BASELINES]
@@ -287,6 +324,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--text-cache", default="~/.cache/sam_model/text", metavar="DIR",
                    help="frozen-BERT text-vector cache shared with training: read before ranking, extended after "
                         "(default ~/.cache/sam_model/text; '' = off)")
+    p.add_argument("--chunking", type=_parse_chunking, default=None, metavar="SIZE:OVERLAP|on|off",
+                   help="search the chunks of memories longer than SIZE characters (windows overlapping by OVERLAP, "
+                        "sam_model.data.chunks; 'on' = 180:50) for every method, an event found when one of its "
+                        "chunks is; default off (whole memories, the encoder reads their start)")
     p.add_argument("--skip-bad-lines", action="store_true",
                    help="skip malformed log lines (counted and reported) instead of stopping at the first")
     return p
@@ -318,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
                           compare=compare, tensorboard=args.tensorboard, depth=args.depth,
                           latency_queries=args.latency_queries, tsne_points=args.tsne_points, seed=args.seed,
                           bert_path=args.bert, device=args.device, batch_size=args.batch_size,
-                          text_cache=args.text_cache)
+                          text_cache=args.text_cache, chunking=args.chunking)
         if args.card:
             from sam_model.card import add_evaluation
 

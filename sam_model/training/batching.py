@@ -14,11 +14,20 @@ from typing import Any
 import torch
 from torch.utils.data import Sampler
 
+from sam_model.data.chunks import Chunking, chunk_record, label_chunks
+from sam_model.data.examples import MemoryRecord
 from sam_model.data.text import content_text
 
 
-def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
-    """Rows are (episode index, episode row as made by sam_model.data.hf.episode_row)."""
+def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunking | None = None) -> dict[str, Any]:
+    """Rows are (episode index, episode row as made by sam_model.data.hf.episode_row).
+
+    With ``chunking`` each long memory is its chunks (sam_model.data.chunks), all at their event's step; of a
+    labelled event only the chunks that say a value its decisions needed are positives (``mem_label``; every
+    chunk when none says one), the event's other chunks stay candidates: the label of a value is the chunk
+    that says it."""
+    if chunking is not None:
+        rows = [(i, chunk_row(row, chunking)) for i, row in rows]
     b: dict[str, Any] = {k: [] for k in ("mem_texts", "mem_contents", "mem_kinds", "mem_phases", "q_state_texts",
                                          "q_phases", "q_obs")}
     mem_ep, mem_step, q_ep, q_step, q_labels, q_task = [], [], [], [], [], []
@@ -29,14 +38,15 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]]) -> dict[str, An
         b["mem_phases"] += row["phases"]
         mem_ep += [ep_idx] * len(row["steps"])
         mem_step += row["steps"]
-        for i, labels in enumerate(row["labels"]):
+        q = row.get("queries", row)  # the events (a chunked row's memory lists hold chunks)
+        for i, labels in enumerate(q["labels"]):
             if labels:
-                b["q_state_texts"].append(row["state_texts"][i])
-                b["q_phases"].append(row["phases"][i])
-                b["q_obs"].append(row["texts"][i])
+                b["q_state_texts"].append(q["state_texts"][i])
+                b["q_phases"].append(q["phases"][i])
+                b["q_obs"].append(q["texts"][i])
                 q_ep.append(ep_idx)
-                q_step.append(row["steps"][i])
-                q_task.append(row["task_starts"][i] if "task_starts" in row else row["steps"][0])
+                q_step.append(q["steps"][i])
+                q_task.append(q["task_starts"][i] if "task_starts" in q else q["steps"][0])
                 q_labels.append(labels)
     width = max((len(x) for x in q_labels), default=1)
     b["mem_episode"] = torch.tensor(mem_ep, dtype=torch.long)
@@ -45,8 +55,33 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]]) -> dict[str, An
     b["q_step"] = torch.tensor(q_step, dtype=torch.long)
     b["q_task_start"] = torch.tensor(q_task, dtype=torch.long)
     b["q_labels"] = torch.tensor([x + [-1] * (width - len(x)) for x in q_labels], dtype=torch.long).view(-1, width)
+    if chunking is not None:
+        b["mem_label"] = torch.tensor([x for _, row in rows for x in row["mem_label"]], dtype=torch.bool)
     return b
 
+
+def chunk_row(row: dict[str, Any], chunking: Chunking) -> dict[str, Any]:
+    """An episode row whose memory lists (steps, kinds, texts, phases, memory texts) hold chunks, its query
+    lists (``q_*``) the events, and ``mem_label`` which memories may be positives."""
+    needed: dict[int, set[str]] = {}
+    for labels, values in zip(row["labels"], row.get("needed") or [[] for _ in row["steps"]]):
+        for s in labels:
+            needed.setdefault(s, set()).update(values)
+    out: dict[str, Any] = {k: [] for k in ("steps", "kinds", "texts", "phases", "memory_texts", "mem_label")}
+    for step, kind, text, phase, mtext in zip(row["steps"], row["kinds"], row["texts"], row["phases"],
+                                              row["memory_texts"]):
+        rec = MemoryRecord("m", row["episode_id"], step, kind, phase, mtext, content_text(kind, text))
+        chunks = chunk_record(rec, chunking)
+        label = set(label_chunks(chunks, sorted(needed[step]))) if step in needed and len(chunks) > 1 else None
+        for j, c in enumerate(chunks):
+            out["steps"].append(step)
+            out["kinds"].append(kind)
+            out["texts"].append(c.content[len(kind) + 3:])
+            out["phases"].append(phase)
+            out["memory_texts"].append(c.text)
+            out["mem_label"].append(label is None or j in label)
+    queries = {k: row[k] for k in ("steps", "texts", "phases", "state_texts", "labels", "task_starts") if k in row}
+    return {**row, **out, "queries": queries}
 
 def encode_batch(net, batch: dict[str, Any], task_dropout: float = 0.0,
                  generator: torch.Generator | None = None, phase_dropout: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -82,17 +117,21 @@ def drop_phases(phases: list[str], share: float, generator: torch.Generator | No
 
 def candidate_masks(q_episode: torch.Tensor, q_step: torch.Tensor, q_labels: torch.Tensor,
                     mem_episode: torch.Tensor, mem_step: torch.Tensor,
-                    in_batch_negatives: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+                    in_batch_negatives: bool = True,
+                    mem_label: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(allowed, positive) masks of shape (n_queries, n_memories).
 
     allowed: earlier memories of the query's own episode, plus (with in-batch negatives)
-    every memory of every other episode. positive: own-episode memories at a labelled step.
+    every memory of every other episode. positive: own-episode memories at a labelled step (and, for chunks,
+    ``mem_label``: the chunks that say a needed value).
     """
     same = q_episode[:, None] == mem_episode[None, :]
     earlier = mem_step[None, :] < q_step[:, None]
     own = same & earlier
     allowed = own | ~same if in_batch_negatives else own
     labelled = (mem_step[None, :, None] == q_labels[:, None, :]).any(-1)
+    if mem_label is not None:
+        labelled = labelled & mem_label[None, :]
     return allowed, own & labelled
 
 

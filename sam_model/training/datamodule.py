@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from sam_model.data.lives import concat_rows
+from sam_model.data.chunks import Chunking
 from sam_model.data.sources import SourceOptions, default_cache_dir, materialise
 from sam_model.data.text import content_text
 from sam_model.io import SAMFileError
@@ -147,15 +149,20 @@ class AgentLogDataModule(pl.LightningDataModule):
         num_workers: DataLoader worker processes.
         seed: seed of the train/val split.
         cache_dir: where converted SGD logs and Arrow files go (default ~/.cache/sam_model).
+        chunking: train on the chunks of long memories (sam_model.data.chunks.Chunking, e.g. ``{"size": 180,
+            "overlap": 50}``; null = whole memories): a labelled event's positives are its chunks that say a
+            value the decision needed. Set ``model.store.chunking`` alike so the export searches chunks.
     """
 
     def __init__(self, train: list[str], val: list[str] | None = None, val_fraction: float = 0.1,
                  batch_episodes: int = 32, label: str = "origin", masked: bool = True, transcript_split: str = "all",
                  repeat: dict[str, int] | list[int] | None = None, lives: list[int] | None = None,
                  max_dialogues: int | None = None, max_val_dialogues: int | None = None, sgd_every: int = 1,
-                 on_error: str = "raise", num_workers: int = 0, seed: int = 0, cache_dir: str | None = None):
+                 on_error: str = "raise", num_workers: int = 0, seed: int = 0, cache_dir: str | None = None,
+                 chunking: dict[str, int] | None = None):
         super().__init__()
         self.save_hyperparameters()
+        self.chunking = Chunking.from_dict(chunking, "data.chunking")
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self._train = self._val = None
 
@@ -247,7 +254,7 @@ class AgentLogDataModule(pl.LightningDataModule):
         hp = self.hparams
         return DataLoader(_Episodes(ds, offset), batch_size=hp.batch_episodes,
                           sampler=EpochShuffle(len(ds), hp.seed, self._epoch) if shuffle else None,
-                          generator=torch.Generator().manual_seed(hp.seed), collate_fn=collate_episodes,
+                          generator=torch.Generator().manual_seed(hp.seed), collate_fn=functools.partial(collate_episodes, chunking=self.chunking),
                           num_workers=hp.num_workers, persistent_workers=hp.num_workers > 0)
 
     def train_dataloader(self) -> DataLoader:

@@ -136,7 +136,8 @@ class SAMLightningModule(pl.LightningModule):
             return  # no decision point in these episodes: nothing to score (torchmetrics rejects empty input)
         q, m = encode_batch(self.net, batch)
         allowed, positive = candidate_masks(batch["q_episode"], batch["q_step"], batch["q_labels"],
-                                            batch["mem_episode"], batch["mem_step"], in_batch_negatives=False)
+                                            batch["mem_episode"], batch["mem_step"], in_batch_negatives=False,
+                                            mem_label=batch.get("mem_label"))
         scores = q @ m.T
         qid = torch.arange(len(q), device=q.device)[:, None].expand_as(scores) + batch_idx * 100_000
         self.val_metrics.update(scores[allowed], positive[allowed], indexes=qid[allowed])

@@ -25,8 +25,10 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
     m_all = gather_across_devices(m)
     mem_ep = gather_across_devices(batch["mem_episode"].to(m.device))
     mem_step = gather_across_devices(batch["mem_step"].to(m.device))
+    label = batch.get("mem_label")
+    label = None if label is None else gather_across_devices(label.to(m.device).long()).bool()
     allowed, positive = candidate_masks(batch["q_episode"].to(m.device), batch["q_step"].to(m.device),
-                                        batch["q_labels"].to(m.device), mem_ep, mem_step, in_batch_negatives)
+                                        batch["q_labels"].to(m.device), mem_ep, mem_step, in_batch_negatives, label)
     losses = loss_fn(q @ m_all.T, allowed, positive)
     n_global = gather_across_devices(torch.tensor([float(len(losses))], device=m.device)).sum()
     return losses.sum() * world_size / n_global.clamp(min=1.0)

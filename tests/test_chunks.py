@@ -1,0 +1,238 @@
+"""Chunked memories: windows that cover a long memory with overlap, chunks that know their event and offsets,
+a no-op for short memories (same ids, vectors and rankings), store hits at chunk level folded per memory, and
+an evaluation that counts an event found when one of its chunks is and says which chunk."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_evaluate import HashedBowRetriever
+
+from sam_model.data.chunks import Chunking, body_of, chunk_record, chunk_records, fold_positions, label_chunks
+from sam_model.data.examples import MemoryRecord
+from sam_model.evaluation.data import chunk_eval_data, load_eval_data
+from sam_model.evaluation.run import evaluate
+from sam_model.store import MemoryStore, StoreConfig
+
+LINES = [f"    {i:4d}  def method_{i}(self, arg_{i}):  # file src/pkg/module_{i}.py" for i in range(60)]
+LONG = "view_file: " + "\n".join(LINES)
+
+
+def record(text: str, step: int = 0, ep: str = "e", kind: str = "result", phase: str = "view_file") -> MemoryRecord:
+    return MemoryRecord(MemoryRecord.make_id(ep, step), ep, step, kind, phase, f"[{kind}] sets path: {text}",
+                        f"[{kind}] {text}", sets=("path",))
+
+
+def test_windows_are_blocks_of_whole_lines_that_cover_the_text():
+    c = Chunking(180, 50)
+    spans = c.spans(LONG)
+    assert spans[0][0] == 0 and spans[-1][1] == len(LONG) and len(spans) > 10
+    for (s0, e0), (s1, _) in zip(spans, spans[1:]):
+        assert e0 - s0 <= 180 and s0 < s1 <= e0  # contiguous or overlapping, always moving on
+        assert LONG[e0 - 1] == "\n" and LONG[s1 - 1] == "\n"  # whole lines
+    for line in LINES:  # every line is whole in some window: a value on one line is never only cut apart
+        assert any(line in LONG[s:e] for s, e in spans)
+    short = "\n".join(f"f{i}.py" for i in range(80))  # short lines: the last ones are repeated
+    assert all(s1 < e0 for (_, e0), (s1, _) in zip(c.spans(short), c.spans(short)[1:]))
+    assert c.spans("short text") == [(0, 10)]
+
+
+def test_a_line_longer_than_the_window_is_cut_into_overlapping_windows():
+    text = " ".join(f"word{i}" for i in range(200))
+    spans = Chunking(100, 30).spans(text)
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+    for (s0, e0), (s1, _) in zip(spans, spans[1:]):
+        assert e0 - s0 <= 100 and s0 < s1 < e0 and e0 - s1 <= 30
+
+
+def test_bad_chunking_settings_are_refused_with_the_field():
+    with pytest.raises(ValueError, match="size"):
+        Chunking(5)
+    with pytest.raises(ValueError, match="overlap"):
+        Chunking(100, 80)
+    with pytest.raises(ValueError, match="chunking: expected true, null or an object with 'size'"):
+        StoreConfig(chunking={"size": 100, "width": 3})
+    with pytest.raises(ValueError, match=r"'store': field 'store.chunking'|store.chunking"):
+        StoreConfig.from_dict({"chunking": {"size": 3}}, "store")
+
+
+def test_a_long_memory_becomes_chunks_that_know_their_event_and_offsets():
+    rec = record(LONG, step=4)
+    chunks = chunk_record(rec, Chunking(180, 50))
+    assert len(chunks) > 10
+    for j, ch in enumerate(chunks):
+        s, e = ch.span
+        assert (ch.id, ch.parent, ch.chunk, ch.step, ch.kind, ch.sets) == (f"e#4/{j}", "e#4", j, 4, "result", ("path",))
+        assert body_of(ch).endswith(LONG[s:e]) and ch.text.startswith("[result] sets path: ")
+        assert j == 0 or ch.text.startswith("[result] sets path: view_file: ...")  # the tool, for later chunks
+    assert chunk_record(chunks[3], Chunking()) == [chunks[3]]  # a chunk is not split again
+
+
+def test_chunking_is_a_no_op_for_short_memories():
+    recs = [record(f"short memory {i}", i) for i in range(5)]
+    assert chunk_records(recs, Chunking()) == recs
+    assert all(a is b for a, b in zip(chunk_records(recs, Chunking()), recs))
+
+
+def test_the_label_of_a_value_is_the_chunk_that_says_it():
+    chunks = chunk_record(record(LONG), Chunking(180, 50))
+    got = label_chunks(chunks, ["src/pkg/module_41.py"])
+    assert got and all("module_41.py" in chunks[i].text for i in got)
+    assert label_chunks(chunks, ["nowhere_said"]) == list(range(len(chunks)))
+
+
+def test_fold_keeps_the_best_chunk_per_event():
+    events, best = fold_positions([5, 4, 1, 6, 0, 2], [0, 0, 0, 1, 1, 2, 2], 2)
+    assert events == [2, 1] and best == [5, 4]
+
+
+def _unit_rows(n: int, dim: int, seed: int) -> np.ndarray:
+    x = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_store_with_chunking_on_short_memories_is_the_store_without():
+    recs = [record(f"short memory {i}", i) for i in range(8)]
+    x = _unit_rows(8, 16, 0)
+    q = _unit_rows(1, 16, 1)[0]
+    off, on = (MemoryStore(None, StoreConfig(provenance=False, chunking=c), 16) for c in (None, {"size": 180}))
+    assert off.add(recs, x) == on.add(recs, x)
+    a, b = off.search_vector(q, 8), on.search_vector(q, 8, fold=True)
+    assert [(h.id, h.score, h.parent_id) for h in a] == [(h.id, h.score, h.parent_id) for h in b]
+    np.testing.assert_array_equal(off.index.get_vectors(off.ids()), on.index.get_vectors(on.ids()))
+
+
+class WordEncoder:
+    """A store encoder that reads every word (so which chunk says the value decides)."""
+
+    dim = 256
+    content_only = False
+
+    def __init__(self):
+        self.bow = HashedBowRetriever(self.dim)
+
+    def encode_memories(self, recs, batch_size=64, progress=False):
+        return self.bow.encode_memories(recs)
+
+    def encode_queries(self, states, observations, batch_size=64, progress=False, steps=None, task_starts=None):
+        return self.bow._vectors(list(observations))
+
+
+def test_store_hits_are_chunks_folded_per_memory_and_survive_save_and_delete(tmp_path):
+    store = MemoryStore(WordEncoder(), StoreConfig(provenance=False, chunking={"size": 180, "overlap": 50}))
+    ids = store.add([record(LONG, 0), record("method_7 is short here", 1)])
+    assert len(ids) > 10 and ids[-1] == "e#1"
+    chunk_hits = store.search({"phase": "view_file"}, "src/pkg/module_41.py method_41 arg_41", k=5)
+    assert chunk_hits[0].parent_id == "e#0" and "module_41.py" in chunk_hits[0].text
+    s, e = chunk_hits[0].span
+    assert "module_41.py" in LONG[s:e] and chunk_hits[0].memory_id == "e#0"
+    folded = store.search({"phase": "view_file"}, "src/pkg/module_41.py method_41 arg_41", k=2, fold=True)
+    assert [h.memory_id for h in folded] == ["e#0", "e#1"] and folded[0].id == chunk_hits[0].id
+    back = MemoryStore.load(store.save(tmp_path / "s"), WordEncoder())
+    again = back.search({"phase": "view_file"}, "src/pkg/module_41.py method_41 arg_41", k=2, fold=True)
+    assert [(h.id, h.span, h.chunk) for h in again] == [(h.id, h.span, h.chunk) for h in folded]
+    back.delete(["e#0"])  # the memory's id removes all of its chunks
+    assert back.ids() == ["e#1"]
+
+
+def _long_log(path) -> None:
+    """Episodes whose decision needs a value said on one line deep inside a long file view."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for ep in range(4):
+            target = 40 + ep
+            events = [("user", "fix the bug in the module loader"), ("result", LONG),
+                      ("system", "I will look at the method now"), ("result", "edit_file: ok"),
+                      ("system", f"open src/pkg/module_{target}.py there")]
+            for step, (kind, text) in enumerate(events):
+                ev = {"episode_id": f"ep{ep}", "step": step, "kind": kind, "text": text,
+                      "state": {"phase": "view_file", "uncertainty_flags": ["path"] if step == 4 else []}}
+                if step == 4:
+                    ev["useful_memory_steps"] = [1]
+                    ev["meta"] = {"needed": {"path": [f"src/pkg/module_{target}.py"]}}
+                fh.write(json.dumps(ev) + "\n")
+
+
+def test_evaluation_finds_an_event_by_its_chunk_and_says_which(tmp_path):
+    log = tmp_path / "long.jsonl"
+    _long_log(log)
+    chunking = Chunking(180, 50)
+    report = evaluate(log, tmp_path / "on", HashedBowRetriever(dim=4096), baselines=("recency", "bm25"),
+                      latency_queries=2, tsne_points=10, quiet=True, chunking=chunking)
+    assert report["chunking"]["events"] == 20 and report["chunking"]["chunks"] > 40
+    assert report["methods"]["sam"]["mrr"] == report["methods"]["bm25"]["mrr"] == 1.0  # found through a chunk
+    rows = [json.loads(line) for line in (tmp_path / "on" / "per_query.jsonl").read_text().splitlines()]
+    chunks = {(c.parent, c.chunk): c for c in chunk_eval_data(load_eval_data(log, "episode"), chunking).search.memories}
+    for row, ep in zip(rows, range(4)):
+        bm25 = row["methods"]["bm25"]  # exact words: the chunk that says the value must rank its event first
+        assert bm25["top"][0] == f"ep{ep}#1"
+        assert f"src/pkg/module_{40 + ep}.py" in chunks[(f"ep{ep}#1", bm25["top_chunks"][0])].text
+    assert report["methods"]["bm25"]["grounding@5"] == 1.0
+
+
+def test_evaluation_with_chunking_on_short_memories_is_the_same(tmp_path):
+    from test_evaluate import _fixture_log
+
+    log = tmp_path / "short.jsonl.gz"
+    _fixture_log(log)
+    kw = dict(baselines=("recency", "bm25", "bm25-state"), latency_queries=2, tsne_points=10, quiet=True)
+    off = evaluate(log, tmp_path / "off", HashedBowRetriever(), **kw)
+    on = evaluate(log, tmp_path / "on", HashedBowRetriever(), chunking=Chunking(), **kw)
+    assert on["chunking"]["chunks"] == on["chunking"]["events"] == off["n_memories"]
+    for name, m in off["methods"].items():
+        assert {k: v for k, v in m.items() if "latency" not in k} == \
+            {k: v for k, v in on["methods"][name].items() if "latency" not in k}
+    top = [{n: r["top"] for n, r in json.loads(line)["methods"].items()}
+           for line in (tmp_path / "off" / "per_query.jsonl").read_text().splitlines()]
+    assert top == [{n: r["top"] for n, r in json.loads(line)["methods"].items()}
+                   for line in (tmp_path / "on" / "per_query.jsonl").read_text().splitlines()]
+
+
+def test_training_batches_hold_chunks_and_the_chunk_that_says_the_value_is_the_positive(tmp_path):
+    import torch
+
+    from sam_model.data.examples import episode_row
+    from sam_model.data.reader import read_episodes
+    from sam_model.training.batching import candidate_masks, collate_episodes
+
+    log = tmp_path / "long.jsonl"
+    _long_log(log)
+    rows = [(i, episode_row(ep)) for i, ep in enumerate(read_episodes(log))]
+    plain, chunked = collate_episodes(rows), collate_episodes(rows, Chunking(180, 50))
+    assert len(chunked["q_step"]) == len(plain["q_step"]) == 4 and "mem_label" not in plain
+    assert len(chunked["mem_texts"]) > 4 * len(plain["mem_texts"])
+    allowed, positive = candidate_masks(chunked["q_episode"], chunked["q_step"], chunked["q_labels"],
+                                        chunked["mem_episode"], chunked["mem_step"], True, chunked["mem_label"])
+    for q in range(4):
+        pos = torch.nonzero(positive[q]).flatten().tolist()
+        assert pos and all(f"src/pkg/module_{40 + q}.py" in chunked["mem_texts"][j] for j in pos)
+        same_event = (chunked["mem_episode"] == q) & (chunked["mem_step"] == 1)
+        assert bool(allowed[q][same_event & ~positive[q]].all())  # the event's other chunks: candidates
+
+
+def test_updating_a_chunked_memory_replaces_its_chunks_in_its_scopes():
+    store = MemoryStore(WordEncoder(), StoreConfig(provenance=False, chunking={"size": 180, "overlap": 50}))
+    store.add([record(LONG, 0)], user_id="ana")
+    before = store.ids()
+    revised = record(LONG.replace("module_41.py", "module_41_fixed.py"), 0)
+    store.update(revised)
+    assert len(store.ids()) == len(before) and all(i.startswith("e#0/") for i in store.ids())
+    hits = store.search({"phase": "view_file"}, "src/pkg/module_41_fixed.py", k=1, user_id="ana", fold=True)
+    assert hits[0].memory_id == "e#0" and "module_41_fixed.py" in hits[0].text
+    assert store.search({"phase": "view_file"}, "src/pkg/module_41_fixed.py", k=1, user_id="bo") == []
+
+
+def test_the_chunk_table_pairs_the_two_runs_decision_by_decision(tmp_path):
+    from sam_model.bench.chunk_table import table
+
+    for name, rr in (("off", [0.5, 1.0, 0.25]), ("on", [1.0, 1.0, 0.5])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "per_query.jsonl").write_text("".join(
+            json.dumps({"episode_id": "e", "step": i, "methods": {"sam": {"rr": r, "recall@5": 1.0}}}) + "\n"
+            for i, r in enumerate(rr)))
+    row = [line for line in table(tmp_path / "off", tmp_path / "on").splitlines() if line.startswith("| sam")][0]
+    assert "| 0.583 [" in row and "| 0.833 [" in row and "| +0.250 [" in row and "+0.000 [+0.000, +0.000]" in row
+    (tmp_path / "on" / "per_query.jsonl").write_text("")
+    with pytest.raises(SystemExit, match="different decision points"):
+        table(tmp_path / "off", tmp_path / "on")
