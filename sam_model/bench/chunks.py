@@ -31,8 +31,8 @@ from sam_model.data.chunks import Chunking, chunk_records, describe
 from sam_model.data.sources import SourceOptions
 from sam_model.evaluation.data import load_eval_data
 from sam_model.evaluation.methods import clear_text_caches
-from sam_model.evaluation.run import load_retriever
 from sam_model.io import atomic_write_text
+from sam_model.retriever import SAMRetriever
 from sam_model.store import MemoryStore, StoreConfig
 
 CODING = "../shared/data/coding-agents/autocoderover-gpt4-swebench-lite-train.chat.jsonl.gz"
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> dict:
     examples = [e for e in data.examples if e.cutoff <= len(events)][: args.queries]
     if not examples:
         ap.error(f"no decision point among the first {len(events)} events of {args.data}; take more --events")
-    retriever = load_retriever(args.retriever)
+    retriever = SAMRetriever.load(args.retriever)
     queries = np.asarray(retriever.encoder.encode_queries([e.state for e in examples], [e.observation for e in examples],
                                                           steps=[e.step for e in examples],
                                                           task_starts=[e.task_start for e in examples]), np.float32)
