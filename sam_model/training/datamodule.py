@@ -11,8 +11,8 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from sam_model.data.lives import concat_rows
 from sam_model.data.chunks import Chunking
+from sam_model.data.lives import concat_rows
 from sam_model.data.sources import SourceOptions, default_cache_dir, materialise
 from sam_model.data.text import content_text
 from sam_model.io import SAMFileError
