@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_console_scripts_point_at_callables():
     tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert set(scripts) == {"sam-train", "sam-export", "sam-eval", "sam-data"}
+    assert set(scripts) == {"sam-train", "sam-export", "sam-eval", "sam-data", "sam-serve"}
     for target in scripts.values():
         module, _, name = target.partition(":")
         assert callable(getattr(import_module(module), name))

@@ -292,7 +292,7 @@ def fault_bench(args, folder: Path, log) -> dict:
             server["proc"] = start_server(args.model, keys, data, port, *extra, log=folder / "server.log")
             restarts.append(time.perf_counter() - t0)
             log(f"kill {kills[0]}/{args.kills}: restarted in {restarts[-1]:.1f} s")
-        stop.wait(max(0.0, min(2.0, end - time.perf_counter())))
+        stop.wait(args.settle)  # a last stretch without kills: the hostile client and the clients run on
 
     tally = Tally()
     base = f"http://127.0.0.1:{port}"
@@ -337,6 +337,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1, help="load: the server's torch threads (sam-serve --threads)")
     p.add_argument("--kills", type=int, default=20, help="fault: SIGKILLs of the server")
     p.add_argument("--kill-every", type=float, default=3.0, help="fault: mean seconds between kills (0.5-1.5 x)")
+    p.add_argument("--settle", type=float, default=5.0, help="fault: seconds the clients run on after the last kill")
     p.add_argument("--checkpoint-every", type=int, default=50, help="fault: the server's checkpoint interval")
     p.add_argument("--workdir", type=Path, default=None, help="where data and logs go (default: a temp folder)")
     p.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")

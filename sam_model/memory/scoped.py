@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from sam_model.data.examples import memory_record
-from sam_model.data.schema import Event, State, parse_event
+from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, policy_of
 from sam_model.io import SAMFileError, atomic_dir, reading
@@ -315,7 +315,7 @@ class ScopedMemory:
         if state is None or state == "live":
             state = self.live_state(user_id, agent_id, run_id)
         episode = self.episode_of(user_id, agent_id, run_id)
-        return "state", {"state": state, "observation": query,
+        return "state", {"state": as_state(state), "observation": query,
                          "step": self.store.next_step(episode) if step is None else step,
                          "task_start": self.store.recorder.task_start(episode) if task_start is None else task_start}
 

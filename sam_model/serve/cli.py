@@ -64,8 +64,9 @@ def build(args: argparse.Namespace):
     if args.qdrant_url and args.qdrant_path:
         raise SystemExit("sam-serve: give --qdrant-url or --qdrant-path, not both")
     keys = read_keys(args.keys)
-    if args.threads < 1:
-        raise SystemExit(f"sam-serve: --threads must be >= 1, got {args.threads}")
+    for name in ("threads", "checkpoint_every", "batch_max"):
+        if getattr(args, name) < 1:
+            raise SystemExit(f"sam-serve: --{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     import torch
 
     torch.set_num_threads(args.threads)
