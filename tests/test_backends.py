@@ -80,11 +80,26 @@ def test_a_load_rolls_the_collection_back_to_the_save(tmp_path):
     back.add(records(1, "e", 6), rng.standard_normal((1, DIM)).astype(np.float32), user_id="ana")  # ids reusable
 
 
-def test_an_in_memory_qdrant_save_cannot_load_and_says_why(tmp_path):
-    store = MemoryStore(None, StoreConfig(index={"kind": "qdrant"}), DIM)
-    store.add(records(2, "e"), np.ones((2, DIM), np.float32))
-    with pytest.raises(SAMFileError, match="in-memory Qdrant, gone with that process"):
-        MemoryStore.load(store.save(tmp_path / "s"))
+def test_an_embedded_qdrant_is_saved_by_the_store_never_as_qdrants_pickles(tmp_path):
+    """Qdrant's own local files are pickles in SQLite (loading one can run code): the embedded engine stays in
+    memory, the save writes points.npy / points.json, and a load in a fresh engine rebuilds the same ranking."""
+    store = MemoryStore(None, StoreConfig(provenance=False, index={"kind": "qdrant", "path": str(tmp_path / "q")}), DIM)
+    rng = np.random.default_rng(5)
+    store.add(records(5, "e"), rng.standard_normal((5, DIM)).astype(np.float32), user_id="ana")
+    saved = store.save(tmp_path / "s")
+    assert not (tmp_path / "q").exists()  # Qdrant wrote nothing of its own
+    q = rng.standard_normal(DIM).astype(np.float32)
+    want = [(h.id, round(h.score, 5)) for h in store.search_vector(q, 5, user_id="ana")]
+    from sam_model.backends.qdrant import close_clients
+
+    close_clients()  # as a new process: the shared in-memory engine is gone
+    back = MemoryStore.load(saved)
+    assert [(h.id, round(h.score, 5)) for h in back.search_vector(q, 5, user_id="ana")] == want
+    assert back.search_vector(q, 5, user_id="bo") == []
+    points = next(saved.rglob("points.npy"))
+    points.write_bytes(b"\x80\x04not an array")  # a pickle-looking file is refused, not unpickled
+    with pytest.raises(SAMFileError, match="points.*missing or damaged"):
+        MemoryStore.load(saved)
 
 
 def test_a_fresh_index_refuses_a_collection_that_holds_points(tmp_path):

@@ -3,13 +3,15 @@
 The same code runs three ways (``StoreConfig(index={"kind": "qdrant", ...})``):
 
 - ``{"kind": "qdrant"}``: Qdrant's local mode in memory (tests, CI; gone with the process);
-- ``{"kind": "qdrant", "path": "memories/qdrant"}``: local mode persisted in a folder (one process at a time);
+- ``{"kind": "qdrant", "path": "memories/qdrant"}``: local mode shared by every store of this process that names
+  the same path (the engine stays in memory; see Save);
 - ``{"kind": "qdrant", "url": "http://qdrant:6333"}``: a Qdrant server or cluster (API key from $QDRANT_API_KEY,
   never written to disk). Its HNSW search is approximate: ``hnsw_ef`` trades speed for recall, ``exact: true``
   asks for brute force.
 
-Qdrant's local mode is brute force in NumPy (exact, so it ranks as FAISS ``flat`` does), and it stores points as
-pickles in SQLite: open only a ``path`` this process (or you) wrote, never one from elsewhere.
+Qdrant's local mode is brute force in NumPy (exact, so it ranks as FAISS ``flat`` does). Its own on-disk format
+stores points as pickles in SQLite, and loading a pickle can run code, so sam_model never opens it: the embedded
+engine always runs in memory, and the store's save writes its points itself (below).
 
 Each memory is one point: id = uuid5 of the memory id (Qdrant takes only ints and UUIDs), the vector, and a
 payload ``{"sam_id", "episode", "user_id", "agent_id", "run_id", "wseq"}``. The scopes are payload filters
@@ -18,8 +20,9 @@ search never reaches another's points and a small scope is not starved by a glob
 (a metadata filter's matches) becomes a ``HasIdCondition``. The store re-scores and re-ranks the candidates from
 ``get_vectors`` (float64), so with exact search the ranking equals FAISS's (tests/test_backends.py).
 
-Save: the folder holds only meta.json (the ids in write order, their episodes, the collection and ``next_wseq``);
-the vectors stay in Qdrant. ``wseq`` numbers every write; loading rolls the collection back to the save by
+Save: the folder holds meta.json (the ids in write order, their episodes, the collection and ``next_wseq``); for
+the embedded engine also points.npy (the vectors, float32, read with ``allow_pickle=False``) and points.json (their
+payloads), from which a load rebuilds the collection exactly as saved. On a server the vectors stay in Qdrant: ``wseq`` numbers every write; loading rolls the collection back to the save by
 deleting the points written after it (``wseq >= next_wseq``), so a store folder and its collection always agree
 — the served memory (sam_model.serve) then replays its write-ahead log on top. Points deleted after the save
 cannot come back: loading warns with their number (the log replays those deletes).
@@ -56,6 +59,7 @@ FORMAT_VERSION = 1
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
 NAMESPACE = uuid.UUID("5b0c4a52-2f5e-4a8e-9a51-8f3c2f7a9e10")  # of the point ids; fixed: changing it orphans data
 BATCH = 1024  # points per upsert / retrieve call
+POINTS_FILE, PAYLOADS_FILE = "points.npy", "points.json"  # the embedded engine's points, saved by sam_model
 CONFIG_KEYS = {"kind", "url", "path", "collection", "hnsw_ef", "exact", "timeout"}
 
 _clients: dict[tuple[str, str], tuple[QdrantClient, threading.RLock]] = {}
@@ -70,9 +74,9 @@ def client_for(url: str | None, path: str | None) -> tuple[QdrantClient, threadi
         return QdrantClient(location=":memory:"), threading.RLock()
     key = ("url", url) if url is not None else ("path", str(Path(path).resolve()))
     with _clients_lock:
-        if key not in _clients:
+        if key not in _clients:  # never QdrantClient(path=...): its files are pickles (module doc)
             client = (QdrantClient(url=url, api_key=os.environ.get("QDRANT_API_KEY") or None)
-                      if url is not None else QdrantClient(path=key[1]))
+                      if url is not None else QdrantClient(location=":memory:"))
             if not _clients:
                 atexit.register(close_clients)
             _clients[key] = (client, threading.RLock())
@@ -316,14 +320,52 @@ class QdrantIndex:
         return Path(path)
 
     @locked
-    def snapshot(self) -> tuple[dict, None]:
-        return {"format": QDRANT_FORMAT, "version": FORMAT_VERSION, "dim": self.dim, "config": self.config(),
-                "ids": list(self._episode), "episodes": list(self._episode.values()),
-                "next_wseq": self._wseq}, None
+    def snapshot(self) -> tuple[dict, tuple[np.ndarray, list[dict]] | None]:
+        """meta.json's content and, for the embedded engine, its points (vectors and payloads, in id order)."""
+        meta = {"format": QDRANT_FORMAT, "version": FORMAT_VERSION, "dim": self.dim, "config": self.config(),
+                "ids": list(self._episode), "episodes": list(self._episode.values()), "next_wseq": self._wseq}
+        if self.url is not None:
+            return meta, None
+        pids = [point_id(k) for k in self._episode]
+        got: dict[str, Any] = {}
+        with self._client_lock:
+            for s in range(0, len(pids), BATCH):
+                for rec in self.client.retrieve(self.collection, pids[s:s + BATCH], with_vectors=True,
+                                                with_payload=True):
+                    got[str(rec.id)] = rec
+        vectors = np.asarray([got[p].vector for p in pids], np.float32).reshape(len(pids), self.dim)
+        return meta, (vectors, [dict(got[p].payload) for p in pids])
 
     @staticmethod
-    def write_snapshot(folder: Path, snap: tuple[dict, None]) -> None:
-        atomic_write_text(Path(folder) / META_FILE, json.dumps(snap[0]))
+    def write_snapshot(folder: Path, snap: tuple[dict, tuple[np.ndarray, list[dict]] | None]) -> None:
+        meta, points = snap
+        if points is not None:
+            with open(Path(folder) / POINTS_FILE, "wb") as f:
+                np.save(f, points[0], allow_pickle=False)
+            atomic_write_text(Path(folder) / PAYLOADS_FILE, json.dumps(points[1]))
+        atomic_write_text(Path(folder) / META_FILE, json.dumps(meta))
+
+    @staticmethod
+    def _read_raw_points(folder: Path) -> tuple[np.ndarray, object] | OSError | ValueError:
+        """The embedded engine's saved points as read (never unpickled); a read error is returned, not raised."""
+        try:
+            return np.load(folder / POINTS_FILE, allow_pickle=False), json.loads((folder / PAYLOADS_FILE).read_text())
+        except (OSError, ValueError) as err:
+            return err
+
+    @staticmethod
+    def _check_points(meta_path: Path, raw, dim: int, ids: list, fix: str) -> tuple[np.ndarray, list[dict]]:
+        """The saved points, checked against meta.json's ids and dim."""
+        if raw is None or isinstance(raw, Exception):
+            raise SAMFileError(f"{meta_path.parent}: the embedded Qdrant's points ({POINTS_FILE}, {PAYLOADS_FILE}) "
+                               f"are missing or damaged ({raw or 'not found'}); {fix}")
+        vectors, payloads = raw
+        if (vectors.dtype != np.float32 or vectors.shape != (len(ids), dim) or not isinstance(payloads, list)
+                or [p.get("sam_id") if isinstance(p, dict) else None for p in payloads] != ids):
+            raise SAMFileError(f"{meta_path.parent / POINTS_FILE}: holds {vectors.shape} {vectors.dtype} vectors / "
+                               f"{len(payloads) if isinstance(payloads, list) else '?'} payloads that do not match "
+                               f"meta.json's {len(ids)} ids of dim {dim}; {fix}")
+        return vectors, payloads
 
     @classmethod
     def load(cls, path: str | os.PathLike, expected_dim: int | None = None, device: str | None = None) -> QdrantIndex:
@@ -332,6 +374,7 @@ class QdrantIndex:
             meta_path = Path(folder) / META_FILE
             meta = read_format_json(meta_path, QDRANT_FORMAT, FORMAT_VERSION, "Qdrant index metadata",
                                     "save the store again")
+            raw = cls._read_raw_points(Path(folder)) if (Path(folder) / POINTS_FILE).exists() else None
         fix = "save the store again, or rebuild it"
         try:
             dim, cfg, ids, episodes, next_wseq = (int(meta["dim"]), dict(meta["config"]), list(meta["ids"]),
@@ -342,15 +385,24 @@ class QdrantIndex:
             raise SAMFileError(f"{meta_path}: index has dim {dim} but the model expects dim {expected_dim}; {fix}")
         if len(ids) != len(episodes):
             raise SAMFileError(f"{meta_path}: ids and episodes differ in length; {fix}")
-        if cfg.get("url") is None and cfg.get("path") is None and ids:
-            raise SAMFileError(f"{meta_path}: its vectors were in an in-memory Qdrant, gone with that process; "
-                               "give the index a path or url before saving")
+        embedded = cfg.get("url") is None
+        points = cls._check_points(meta_path, raw, dim, ids, fix) if embedded else None
         try:
             self = cls.from_config(dim, cfg, f"{meta_path}: config", attach=True)
         except (TypeError, ValueError) as err:
             raise SAMFileError(f"{meta_path}: {err}") from None
         self._episode = dict(zip(ids, episodes))
         self._wseq = next_wseq
+        if points is not None:  # the embedded engine: the collection is rebuilt exactly as saved
+            with self._client_lock:
+                self.client.delete_collection(self.collection)
+                self.client.create_collection(self.collection, vectors_config=models.VectorParams(
+                    size=self.dim, distance=models.Distance.DOT))
+                structs = [models.PointStruct(id=point_id(k), vector=v.tolist(), payload=pl)
+                           for k, v, pl in zip(ids, points[0], points[1])]
+                for s in range(0, len(structs), BATCH):
+                    self.client.upsert(self.collection, structs[s:s + BATCH], wait=True)
+            return self
         with self._client_lock:
             self.client.delete(self.collection, models.FilterSelector(filter=models.Filter(must=[
                 models.FieldCondition(key="wseq", range=models.Range(gte=next_wseq))])), wait=True)

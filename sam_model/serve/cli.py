@@ -27,8 +27,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="sam-general", help="the retriever: an export folder or a packaged name")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback by default)")
     p.add_argument("--port", type=int, default=8420, help="port to listen on")
-    p.add_argument("--qdrant-path", default=None, help="keep the vectors in an embedded Qdrant in this folder "
-                   "(one collection per tenant) instead of FAISS")
+    p.add_argument("--qdrant-path", default=None, help="keep the vectors in an embedded Qdrant named by "
+                   "this path (one collection per tenant; it runs in memory and is saved with each tenant's data, "
+                   "never in Qdrant's own pickle files) instead of FAISS")
     p.add_argument("--qdrant-url", default=None, help="keep the vectors in the Qdrant server or cluster at this "
                    "URL (API key from $QDRANT_API_KEY) instead of FAISS")
     p.add_argument("--collection", default="sam", help="Qdrant collection prefix: <prefix>_<tenant>")
