@@ -72,7 +72,7 @@ def per_1k(row: dict, events: int) -> dict:
 
 def markdown(rows: dict[str, dict], events: int, chunking: Chunking) -> str:
     lines = [f"{events} events; chunks of {chunking.size} characters, overlap {chunking.overlap}; per 1,000 events:",
-             "", "| memories | memories | store (vectors + texts), MB | encode, s | search p50, ms | search p99, ms |",
+             "", "| memories as | memories | store (vectors + texts), MB | encode, s | search p50, ms | search p99, ms |",
              "|---|---|---|---|---|---|"]
     for name, r in rows.items():
         lines.append(f"| {name} | {r['memories_per_1k']:.0f} | {r['store_mb_per_1k']:.2f} | "
