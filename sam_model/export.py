@@ -80,10 +80,12 @@ def _bert_prefixes(net: SAMNet) -> tuple[str, ...]:
     return tuple(f"{name}." for name, m in net.named_modules(remove_duplicate=False) if id(m) in berts)
 
 
-def head_state(net: SAMNet) -> dict[str, torch.Tensor]:
-    """The network's weights without its text encoder's (what a head-only export stores)."""
+def head_state(net: SAMNet, half: bool = False) -> dict[str, torch.Tensor]:
+    """The network's weights without its text encoder's (what a head-only export stores). ``half``: floating
+    weights as float16 (half the file; loading casts them back into the float32 network)."""
     prefixes = _bert_prefixes(net)
-    return {k: v.detach().cpu().clone().contiguous() for k, v in net.state_dict().items() if not k.startswith(prefixes)}
+    state = {k: v.detach().cpu().clone().contiguous() for k, v in net.state_dict().items() if not k.startswith(prefixes)}
+    return {k: v.half() if half and v.is_floating_point() else v for k, v in state.items()}
 
 
 @functools.lru_cache(maxsize=1)
@@ -111,9 +113,11 @@ def text_encoder_reference(net: SAMNet) -> dict:
             "fingerprint": text.fingerprint()}
 
 
-def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None, head_only: bool = False) -> None:
+def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None, head_only: bool = False,
+                 half: bool = False) -> None:
     """Write the export files of ``net`` (and the store settings ``store``) into the staging folder ``folder``;
-    ``head_only``: without the packaged text encoder's weights and tokenizer (format version 2)."""
+    ``head_only``: without the packaged text encoder's weights and tokenizer (format version 2); ``half``
+    (head-only): the head's weights stored as float16."""
     bert = net.state_encoder.text_encoder.bert
     cfg = net.cfg.to_dict()
     vocab = vocab_record(cfg["phases"], cfg["kinds"], net.tokenizer)
@@ -125,7 +129,7 @@ def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None, he
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     (folder / "vocab.json").write_text(json.dumps({"phases": cfg["phases"], "kinds": cfg["kinds"]}, indent=2))
     if head_only:
-        save_file(head_state(net), str(folder / "model.safetensors"), metadata={VOCAB_META: json.dumps(vocab)})
+        save_file(head_state(net, half), str(folder / "model.safetensors"), metadata={VOCAB_META: json.dumps(vocab)})
     else:
         save_model(net, str(folder / "model.safetensors"), metadata={VOCAB_META: json.dumps(vocab)})
         net.tokenizer.save_pretrained(str(folder / "tokenizer"))

@@ -143,6 +143,18 @@ def test_pack_writes_a_small_card_and_refuses_data_that_may_not_ship(tmp_path, m
     assert card.index("## How it was made") < card.index("## Evaluation")
     assert 'SAMRetriever.from_pretrained("mine")' in card
     assert sum(p.stat().st_size for p in out.rglob("*")) < 2e6
+    from safetensors import safe_open
+
+    with safe_open(str(out / "model.safetensors"), "pt") as fh:  # the head packed as float16: half the size
+        floats = [fh.get_tensor(k).dtype for k in fh.keys() if fh.get_tensor(k).is_floating_point()]
+    assert floats and set(floats) == {torch.float16}
+    full = pack.pack(src, "full", folder=tmp_path / "pretrained", half=False)
+    assert (out / "model.safetensors").stat().st_size < 0.6 * (full / "model.safetensors").stat().st_size
+    phases = ["search", "book"]
+    packed, whole = SAMRetriever.load(out, "cpu").net, SAMRetriever.load(full, "cpu").net
+    assert next(packed.parameters()).dtype == torch.float32  # cast back at load
+    diff = (_queries_and_memories(packed, phases) - _queries_and_memories(whole, phases)).abs().max().item()
+    assert 0 < diff < 5e-2  # float16 rounding of the head's weights, not another network
     net.training_info["data"]["sources"].append({"path": "../shared/data/coding-agents/x.chat.jsonl.gz"})
     src = save_exported(net, tmp_path / "export")
     with pytest.raises(SAMFileError, match="coding-agents/x.chat.jsonl.gz, whose licence does not permit"):

@@ -61,8 +61,11 @@ def made_section(paths: list[str], command: str) -> str:
     return "\n".join(lines)
 
 
-def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-model", folder: Path = FOLDER) -> Path:
-    """Write the export ``src`` head-only as ``folder/name`` (atomically), its card extended by how it was made."""
+def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-model", folder: Path = FOLDER,
+         half: bool = True) -> Path:
+    """Write the export ``src`` head-only as ``folder/name`` (atomically), its card extended by how it was made.
+    ``half``: the head's weights as float16, which halves what the package carries (3.5 -> 1.7 MB for
+    sam-general; its held-out airline MRR is the same to three decimals, see its card)."""
     from sam_model.card import CARD, EVAL_START
     from sam_model.export import write_export
     from sam_model.retriever import SAMRetriever
@@ -73,7 +76,7 @@ def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-mode
     check_shippable(paths)
     out = folder / name
     with atomic_dir(out) as tmp:
-        write_export(net, tmp, r.store.config, head_only=True)
+        write_export(net, tmp, r.store.config, head_only=True, half=half)
         card = (tmp / CARD).read_text(encoding="utf-8").replace('SAMRetriever.load("PATH/TO/THIS/FOLDER")',
                                                                   f'SAMRetriever.from_pretrained("{name}")')
         cut = card.find("## Evaluation")
@@ -89,8 +92,10 @@ def _main(argv: list[str]) -> int:
     ap.add_argument("src", help="the export folder to pack (e.g. checkpoints/sam-general/export)")
     ap.add_argument("--name", default=DEFAULT, help=f"the packaged name, a folder of sam_model/pretrained/ (default {DEFAULT})")
     ap.add_argument("--command", default="make default-model", help="the command that reproduces it, for the card")
+    ap.add_argument("--full-precision", action="store_true",
+                    help="store the head's weights as float32 (default: float16, half the size)")
     args = ap.parse_args(argv)
-    pack(args.src, args.name, args.command)
+    pack(args.src, args.name, args.command, half=not args.full_precision)
     return 0
 
 
