@@ -189,6 +189,24 @@ def test_evaluation_with_chunking_on_short_memories_is_the_same(tmp_path):
                    for line in (tmp_path / "on" / "per_query.jsonl").read_text().splitlines()]
 
 
+def test_a_model_exported_with_chunking_is_evaluated_on_whole_memories_without_chunking(tmp_path):
+    """store.chunking of an export (configs/coding_chunks.yaml) must not re-chunk an evaluation's whole memories
+    (it raised: vectors for the events, chunks in the store): ``--chunking`` alone decides what is searched."""
+    from types import SimpleNamespace
+
+    log = tmp_path / "long.jsonl"
+    _long_log(log)
+    bow = HashedBowRetriever(dim=4096)
+    chunked_export = SimpleNamespace(encoder=bow, store=MemoryStore(bow, StoreConfig(
+        provenance=False, chunking={"size": 180, "overlap": 50}), 4096))
+    kw = dict(baselines=(), latency_queries=2, tsne_points=10, quiet=True)
+    for name, chunking in (("off", None), ("on", Chunking(180, 50))):
+        got = evaluate(log, tmp_path / f"export-{name}", chunked_export, chunking=chunking, **kw)
+        plain = evaluate(log, tmp_path / f"plain-{name}", bow, chunking=chunking, **kw)
+        assert got["methods"]["sam"]["mrr"] == plain["methods"]["sam"]["mrr"]
+        assert ("chunking" in got) == (chunking is not None)
+
+
 def test_training_batches_hold_chunks_and_the_chunk_that_says_the_value_is_the_positive(tmp_path):
     import torch
 

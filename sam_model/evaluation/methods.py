@@ -91,12 +91,14 @@ class StoreReplay:
     Memories are added in the log's order; each decision point searches, before its own event is written,
     the store filtered to its episode (scope ``episode``) or all of it (``global``). Queries carry their step
     and task start (the learned time features). The store's settings are the retriever's, with an exact flat
-    index: the benchmark must not depend on index tuning.
+    index (the benchmark must not depend on index tuning) and no chunking of its own: the evaluation's
+    ``chunking`` decides what every method searches (the memories given are whole events, or already chunks),
+    so a model exported with ``store.chunking`` is measured on whole memories too.
     """
 
     def __init__(self, encoder: Encoder, config: StoreConfig, batch_size: int = 64):
         self.encoder, self.batch_size = encoder, batch_size
-        self.config = dataclasses.replace(config, index={"kind": "flat", "device": "cpu"})
+        self.config = dataclasses.replace(config, index={"kind": "flat", "device": "cpu"}, chunking=None)
         self.store: MemoryStore | None = None
         self._rankings: dict[tuple, dict[bool, list[np.ndarray]]] = {}
 
