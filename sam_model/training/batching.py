@@ -123,10 +123,7 @@ def candidate_masks(q_episode: torch.Tensor, q_step: torch.Tensor, q_labels: tor
 
     allowed: earlier memories of the query's own episode, plus (with in-batch negatives)
     every memory of every other episode. positive: own-episode memories at a labelled step (and, for chunks,
-    ``mem_label``: the chunks that say a needed value). The other chunks of a labelled event are neither:
-    search folds chunks to their event (max score per event), so where they rank below or above the chunk that
-    says the value does not change whether the event is found, and as negatives they would teach the model to
-    tell apart chunks of the one right event, with the labelling rule's string match as the teacher.
+    ``mem_label``: the chunks that say a needed value).
     """
     same = q_episode[:, None] == mem_episode[None, :]
     earlier = mem_step[None, :] < q_step[:, None]
@@ -134,7 +131,6 @@ def candidate_masks(q_episode: torch.Tensor, q_step: torch.Tensor, q_labels: tor
     allowed = own | ~same if in_batch_negatives else own
     labelled = (mem_step[None, :, None] == q_labels[:, None, :]).any(-1)
     if mem_label is not None:
-        allowed = allowed & ~(own & labelled & ~mem_label[None, :])
         labelled = labelled & mem_label[None, :]
     return allowed, own & labelled
 
