@@ -242,7 +242,7 @@ def test_updating_a_chunked_memory_replaces_its_chunks_in_its_scopes():
 
 
 def test_the_chunk_table_pairs_the_two_runs_decision_by_decision(tmp_path):
-    from sam_model.bench.chunk_table import table
+    from sam_model.bench.chunk_table import against, table
 
     for name, rr in (("off", [0.5, 1.0, 0.25]), ("on", [1.0, 1.0, 0.5])):
         (tmp_path / name).mkdir()
@@ -251,6 +251,17 @@ def test_the_chunk_table_pairs_the_two_runs_decision_by_decision(tmp_path):
             for i, r in enumerate(rr)))
     row = [line for line in table(tmp_path / "off", tmp_path / "on").splitlines() if line.startswith("| sam")][0]
     assert "| 0.583 [" in row and "| 0.833 [" in row and "| +0.250 [" in row and "+0.000 [+0.000, +0.000]" in row
+    (tmp_path / "off" / "per_query.jsonl").write_text("".join(
+        json.dumps({"episode_id": "e", "step": i, "methods": {"sam": {"rr": r, "recall@5": 1.0},
+                                                              "ref": {"rr": 0.5, "recall@5": 0.0}}}) + "\n"
+        for i, r in enumerate([0.5, 1.0, 0.25])))
+    row = [line for line in against(tmp_path / "off", tmp_path / "on", "ref").splitlines()
+           if line.startswith("| sam")][0]
+    cells = [c.strip() for c in row.split("|")[2:-1]]  # MRR: whole, chunked, chunked − ref whole; then Recall@5
+    assert cells[0].startswith("+0.083 [") and cells[1] == "—" and cells[2].startswith("+0.333 [")
+    assert cells[3] == "+1.000 [+1.000, +1.000]" and cells[5] == "+1.000 [+1.000, +1.000]"
+    with pytest.raises(SystemExit, match="no method 'nope'"):
+        against(tmp_path / "off", tmp_path / "on", "nope")
     (tmp_path / "on" / "per_query.jsonl").write_text("")
     with pytest.raises(SystemExit, match="different decision points"):
         table(tmp_path / "off", tmp_path / "on")
