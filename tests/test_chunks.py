@@ -260,6 +260,9 @@ def test_the_chunk_table_pairs_the_two_runs_decision_by_decision(tmp_path):
     cells = [c.strip() for c in row.split("|")[2:-1]]  # MRR: whole, chunked, chunked − ref whole; then Recall@5
     assert cells[0].startswith("+0.083 [") and cells[1] == "—" and cells[2].startswith("+0.333 [")
     assert cells[3] == "+1.000 [+1.000, +1.000]" and cells[5] == "+1.000 [+1.000, +1.000]"
+    means = {"both": ["sam", "ref"]}  # per decision (0.5+0.5)/2, (1+0.5)/2, (0.25+0.5)/2
+    row = [line for line in table(tmp_path / "off", tmp_path / "on", means).splitlines() if line.startswith("| both")]
+    assert row[0].startswith("| both | 0.542 [") and "| — |" in row[0]  # "on" has no ref: no mean there
     with pytest.raises(SystemExit, match="no method 'nope'"):
         against(tmp_path / "off", tmp_path / "on", "nope")
     (tmp_path / "on" / "per_query.jsonl").write_text("")
