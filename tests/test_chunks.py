@@ -263,6 +263,8 @@ def test_the_chunk_table_pairs_the_two_runs_decision_by_decision(tmp_path):
     means = {"both": ["sam", "ref"]}  # per decision (0.5+0.5)/2, (1+0.5)/2, (0.25+0.5)/2
     row = [line for line in table(tmp_path / "off", tmp_path / "on", means).splitlines() if line.startswith("| both")]
     assert row[0].startswith("| both | 0.542 [") and "| — |" in row[0]  # "on" has no ref: no mean there
+    with pytest.raises(SystemExit, match="--mean x: .* neither ran all of: sam, nope"):
+        table(tmp_path / "off", tmp_path / "on", {"x": ["sam", "nope"]})
     with pytest.raises(SystemExit, match="no method 'nope'"):
         against(tmp_path / "off", tmp_path / "on", "nope")
     (tmp_path / "on" / "per_query.jsonl").write_text("")

@@ -56,6 +56,10 @@ def table(whole: Path, chunked: Path, means: Means | None = None) -> str:
     if keys_w != keys_c:
         raise SystemExit(f"error: {whole} and {chunked} evaluated different decision points ({len(keys_w)} and "
                          f"{len(keys_c)}); run both on the same log, split and --max-queries")
+    for name, parts in (means or {}).items():
+        if name not in w and name not in c:
+            raise SystemExit(f"error: --mean {name}: {whole} and {chunked} neither ran all of: "
+                             f"{', '.join(parts)}; give methods one evaluation ran")
     head = "| method | " + " | ".join(f"{t} whole | {t} chunked | {t} chunked − whole" for _, t in METRICS) + " |"
     lines = [f"{len(keys_w)} decisions; means with 95 % bootstrap intervals", "", head,
              "|---|" + "---|" * (3 * len(METRICS))]
