@@ -12,7 +12,8 @@
 
 Both run back to back on the same queries in one process (the load of a shared machine hits both alike), every
 text cache cleared before each query so BERT always runs, the same number of FAISS threads and the same
-``--backends`` for BERT (``torch``: PyTorch; ``onnx``: ONNX Runtime, sam_model.models.onnx_text; one store serves both, only what runs BERT changes).
+``--backends`` for BERT (``torch``: PyTorch; ``onnx``: ONNX Runtime, sam_model.models.onnx_text; ``auto``: each call
+on whichever costs less, sam_model.models.call_cost; one store serves all, only what runs BERT changes).
 
 Memories: the held-out airline tasks (``--data``, test split; ~1,000 memories, their decision points the queries),
 else a synthetic demo log made on the fly. At a size beyond the real memories the index is filled with synthetic
@@ -222,7 +223,8 @@ def main(argv: list[str] | None = None) -> dict:
                     help="memory counts, comma-separated (beyond the real memories: synthetic vectors)")
     ap.add_argument("--batches", type=parse_list(int), default=[1, 32], help="query batch sizes, comma-separated")
     ap.add_argument("--backends", type=parse_list(str), default=["torch", "onnx"],
-                    help="what runs BERT for both methods, comma-separated: torch, onnx")
+                    help="what runs BERT for both methods, comma-separated: torch, onnx, auto (each call where it "
+                         "costs less, measured at load)")
     ap.add_argument("--calls", type=int, default=60, help="timed calls at batch 1 per (size, backend) and method")
     ap.add_argument("--batch-calls", type=int, default=10, help="timed calls at the larger batch sizes")
     ap.add_argument("--profile", action="store_true", help="also profile one SAM query stage by stage")
@@ -253,7 +255,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     def use(backend: str) -> None:  # one store for both backends: only what runs BERT changes
         for enc in (text, dense.encoder):
-            if enc.use_backend(backend) != backend:
+            if enc.use_backend(backend) != backend and backend != "auto":
                 raise SystemExit(f"error: BERT backend {backend!r} is not available here (pip install -e '.[onnx]')")
 
     for backend in args.backends:

@@ -1,10 +1,11 @@
-"""The text encoder's BERT as an ONNX Runtime graph: the same pooled vectors, about twice as fast on a CPU.
+"""The text encoder's BERT as an ONNX Runtime graph: the same pooled vectors, without PyTorch's per-operator cost.
 
-A query costs two BERT passes (the state text and the observation) and nothing else of note (the profile in the
-README), so the CPU speed of SAM is the speed of its BERT. ONNX Runtime runs MiniLM's fixed graph without
-PyTorch's per-operator dispatch; the graph is exported from the network's own weights (``torch.onnx``, made once
-at load and cached on disk) and computes ``pool(BERT(ids, mask))`` exactly as :class:`TextEncoder` does, so
-vectors agree to float rounding (about 1e-6) and rankings do not change (README, "CPU speed").
+A query costs its BERT pass (the state text and the observation, packed into one row: sam_model.models.packing)
+and little else (the profile in the README), so the CPU speed of SAM is the speed of its BERT. ONNX Runtime runs
+MiniLM's fixed graph without PyTorch's per-operator dispatch; the graph is exported from the network's own weights
+(``torch.onnx``, made once at load and cached on disk) and computes what :class:`TextEncoder` computes on
+PyTorch (packed rows where the BERT allows them, else ``pool(BERT(ids, mask))``), so vectors agree to float
+rounding (about 1e-6) and rankings do not change (README, "CPU speed").
 
 An ONNX graph is data (operators and weights; no Python is run from it), and nothing from the cache is trusted:
 
@@ -16,7 +17,8 @@ An ONNX graph is data (operators and weights; no Python is run from it), and not
   it says so (``stale``) and the text encoder goes back to PyTorch.
 
 ``backend``: ``torch`` (PyTorch), ``onnx`` (ONNX Runtime, float32; an error when onnxruntime is absent) or
-``auto`` (ONNX Runtime where it is installed and the encoder runs on a CPU, else PyTorch; the default).
+``auto`` (the default: where onnxruntime is installed and the encoder runs on a CPU, both are loaded and each call
+runs on the one whose measured cost is lower for its shape, sam_model.models.call_cost; else PyTorch).
 onnxruntime and onnx come with the ``[onnx]`` extra (``pip install 'sam_model[onnx]'``); the core install works
 without them.
 """

@@ -22,6 +22,8 @@ relative, ModernBERT rotary with its own unpadding) and keep one text per row.
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 import torch
 from torch import nn
@@ -40,18 +42,22 @@ def packable(bert: nn.Module) -> bool:
 
 
 def pack_rows(lengths: list[int], width: int = PACK_WIDTH) -> list[list[int]]:
-    """Text indices grouped into rows of at most ``width`` tokens (a longer text gets a row of its own): first fit
-    over the texts longest first, which leaves little room unused when many texts are packed."""
+    """Text indices grouped into rows of at most ``width`` tokens (a longer text gets a row of its own): best fit
+    over the texts longest first (each goes to the row it fills most tightly), which leaves little room unused
+    when many texts are packed; O(n log n)."""
     rows: list[list[int]] = []
-    room: list[int] = []
+    free: list[tuple[int, int]] = []  # (room left, row), sorted
     for i in sorted(range(len(lengths)), key=lambda j: -lengths[j]):
-        r = next((r for r, free in enumerate(room) if free >= lengths[i]), None)
-        if r is None:
+        k = bisect.bisect_left(free, (lengths[i], -1))
+        if k == len(free):
             rows.append([i])
-            room.append(width - lengths[i])
+            room, r = width - lengths[i], len(rows) - 1
         else:
+            room, r = free.pop(k)
             rows[r].append(i)
-            room[r] -= lengths[i]
+            room -= lengths[i]
+        if room > 0:
+            bisect.insort(free, (room, r))
     return rows
 
 
