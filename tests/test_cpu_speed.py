@@ -209,7 +209,7 @@ def test_the_onnx_graph_of_packed_rows_gives_one_text_per_call_vectors(tiny_bert
     with torch.no_grad():
         ref = torch.cat([enc([t]) for t in texts])
         assert enc.use_backend("onnx", cache_dir=tmp_path) == "onnx" and enc.packed
-        enc.costs = {"onnx": CallCost(fixed=100.0, per_token=0.01, attention=0.0)}  # calls dear: pack all in one
+        enc.costs = {"onnx": CallCost(fixed=100.0, per_token=1.0, attention=0.0)}  # calls and padding dear: one row
         calls: list = []
         enc.runner = _Counting(enc.runner, calls)
         got = enc(texts)

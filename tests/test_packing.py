@@ -74,8 +74,10 @@ def test_the_cost_fit_recovers_known_costs():
 def test_a_query_is_one_call_where_calls_cost_more_than_attention():
     enc = make_net(cache_text=False).state_encoder.text_encoder
     lengths = [60, 25]  # a state text and an observation
-    plan, _ = enc._plan(lengths, CallCost(fixed=10.0, per_token=0.01, attention=0.001))
+    plan, _ = enc._plan(lengths, CallCost(fixed=30.0, per_token=1.0, attention=0.001))
     assert plan == [[[0, 1]]]  # one call, one row holding both texts
+    plan, _ = enc._plan(lengths, CallCost(fixed=200.0, per_token=1.0, attention=0.0))
+    assert len(plan) == 1  # a call costs more than any padding: one call (packed or padded, as cheaper)
     plan, _ = enc._plan(lengths, CallCost(fixed=0.0, per_token=0.01, attention=0.05))
     assert sorted(plan) == [[[0]], [[1]]]  # free calls, costly attention: each text in a call of its own
     many, _ = enc._plan([20] * 40, CallCost(fixed=10.0, per_token=0.01, attention=0.0))

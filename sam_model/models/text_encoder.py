@@ -20,6 +20,7 @@ from sam_model.models.call_cost import DEFAULT, CallCost, cached
 from sam_model.models.packing import PACK_WIDTH, pack_rows, packable, packed_forward, packed_inputs
 
 MAX_CACHE_ENTRIES = 1_000_000  # vectors kept in one on-disk cache file (the oldest fall out)
+PACK_GAIN = 0.9  # pack texts into shared rows only where that is predicted to cost at least 10 % less
 CALL_COST = 16  # what one more BERT call costs, in padded token slots (rows × tokens): measured, both backends
 
 
@@ -151,16 +152,17 @@ class TextEncoder(nn.Module):
 
     def _plan(self, lengths: list[int], cost: CallCost) -> tuple[list[list[list[int]]], float]:
         """The cheapest cut of texts of token ``lengths`` into BERT calls under ``cost``: per call, its rows, each a
-        list of text indices; and its cost in ms. Packable BERTs: the better of one text per row and texts packed
-        into rows of ``pack_width`` tokens (pack_rows); the rows (or texts) batched by length (length_batches)."""
+        list of text indices; and its cost in ms. The texts (one per row) batched by length (length_batches); for a
+        packable BERT, texts packed into rows of ``pack_width`` tokens (pack_rows) where that is predicted to cost
+        PACK_GAIN less: the cost model underrates attention over large packed batches (README, "CPU speed")."""
         best: tuple[list[list[list[int]]], float] | None = None
-        for width in ((0, self.pack_width) if self.packed else (0,)):  # width 0: one text per row
+        for width in ((0, self.pack_width) if self.packed and self.pack_width else (0,)):  # 0: one text per row
             rows = pack_rows(lengths, width)
             row_len = [sum(lengths[j] for j in row) for row in rows]
             calls = [[rows[r] for r in batch] for batch in length_batches(
                 row_len, self.batch_size, cost.fixed_tokens, cost.attention)]
             ms = sum(cost.ms(len(c), max(sum(lengths[j] for j in row) for row in c)) for c in calls)
-            if best is None or ms < best[1]:
+            if best is None or ms < PACK_GAIN * best[1]:
                 best = (calls, ms)
         return best
 
