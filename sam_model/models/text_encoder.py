@@ -69,6 +69,7 @@ class TextEncoder(nn.Module):
         self.use_cache = cache and self.frozen
         self._cache: dict[str, torch.Tensor] = {}
         self.encoded = 0  # texts BERT actually ran on (cache misses): what a benchmark pays for encoding
+        self.calls = 0  # BERT forward passes run (on either backend)
         self.runner = None  # an ONNX Runtime graph of this BERT (sam_model.models.onnx_text), set by use_backend
         # several texts per BERT row where that is the same maths (sam_model.models.packing); rows of pack_width tokens
         self.packed = packable(bert)
@@ -207,6 +208,7 @@ class TextEncoder(nn.Module):
                 runner, plan = None, torch_plan
         chunks, order = [], []
         for inputs, flat, which in self._calls(ids, plan):
+            self.calls += 1
             out = torch.from_numpy(runner(inputs)).to(device).flatten(0, -2) if runner is not None else \
                 self._run(inputs)
             chunks.append(out[torch.from_numpy(flat).to(device)])
