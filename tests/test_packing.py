@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_model import make_net
+from test_model import CharTokenizer, make_net
 
 from sam_model.models.bert import pool, tiny_bert
 from sam_model.models.call_cost import CallCost, fit
@@ -93,3 +93,18 @@ def test_the_encoder_gives_the_same_vectors_under_every_cut():
         for cost in (CallCost(100.0, 0.01, 0.0), CallCost(0.0, 0.01, 1.0), CallCost(1.0, 0.01, 0.001)):
             enc.costs = {"torch": cost}
             assert torch.allclose(enc(texts), ref, atol=1e-5)
+
+
+def test_the_cost_is_measured_on_calls_no_longer_than_the_encoder_allows():
+    from transformers import BertConfig, BertModel
+
+    from sam_model.models.text_encoder import TextEncoder
+
+    cfg = BertConfig(vocab_size=60, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+                     max_position_embeddings=40)
+    enc = TextEncoder(BertModel(cfg, add_pooling_layer=False).eval(), CharTokenizer(), max_length=32, trainable_layers=0)
+    for packed in (True, False):
+        enc.packed = packed
+        for rows, width in enc._shapes():
+            enc._time_call(rows, width, None)  # positions past 40 would raise an index error
+    assert max(w for _, w in enc._shapes()) == 32  # one text per row: no row longer than max_length

@@ -58,26 +58,28 @@ def fit(shapes: list[tuple[int, int]], ms: list[float]) -> CallCost:
     return CallCost(fixed=float(coef[0]), per_token=float(per_token), attention=float(coef[2] / per_token))
 
 
-def measure(run: Callable[[int, int], object], repeats: int = 3) -> CallCost:
-    """Time ``run(rows, width)`` (one BERT call of that shape) at SHAPES, the fastest of ``repeats`` after a
-    warm-up call, and fit (``fit``)."""
-    run(1, 8)
+def measure(run: Callable[[int, int], object], shapes: list[tuple[int, int]] | None = None,
+            repeats: int = 3) -> CallCost:
+    """Time ``run(rows, width)`` (one BERT call of that shape) at ``shapes`` (default SHAPES), the fastest of
+    ``repeats`` after a warm-up call, and fit (``fit``)."""
+    shapes = list(shapes or SHAPES)
+    run(*shapes[0])
     ms = []
-    for rows, width in SHAPES:
+    for rows, width in shapes:
         best = float("inf")
         for _ in range(repeats):
             t = time.perf_counter()
             run(rows, width)
             best = min(best, time.perf_counter() - t)
         ms.append(1e3 * best)
-    return fit(list(SHAPES), ms)
+    return fit(shapes, ms)
 
 
 _MEASURED: dict[tuple, CallCost] = {}
 
 
-def cached(key: tuple, run: Callable[[int, int], object]) -> CallCost:
-    """``measure(run)`` once per process for ``key`` (the backend, the BERT's shape, the thread count)."""
+def cached(key: tuple, run: Callable[[int, int], object], shapes: list[tuple[int, int]] | None = None) -> CallCost:
+    """``measure(run, shapes)`` once per process for ``key`` (the backend, the BERT's shape, the thread count)."""
     if key not in _MEASURED:
-        _MEASURED[key] = measure(run)
+        _MEASURED[key] = measure(run, shapes)
     return _MEASURED[key]

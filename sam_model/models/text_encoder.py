@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from sam_model.models.bert import layer_stack, load_bert, pool
-from sam_model.models.call_cost import DEFAULT, CallCost, cached
+from sam_model.models.call_cost import DEFAULT, SHAPES, CallCost, cached
 from sam_model.models.packing import PACK_WIDTH, pack_rows, packable, packed_forward, packed_inputs
 
 MAX_CACHE_ENTRIES = 1_000_000  # vectors kept in one on-disk cache file (the oldest fall out)
@@ -96,19 +96,31 @@ class TextEncoder(nn.Module):
         self.auto = backend == "auto" and self.runner is not None
         self.costs = {}
         if on_cpu:
-            shape = (type(self.bert).__name__, self.bert.config.to_json_string(), self.packed, torch.get_num_threads())
+            key = (type(self.bert).__name__, self.bert.config.to_json_string(), self.packed, self.max_length,
+                   torch.get_num_threads())
             if self.runner is None or self.auto:
-                self.costs["torch"] = cached(("torch", *shape), lambda r, w: self._time_call(r, w, None))
+                self.costs["torch"] = cached(("torch", *key), lambda r, w: self._time_call(r, w, None), self._shapes())
             if self.runner is not None:
                 runner = self.runner
-                self.costs["onnx"] = cached(("onnx", *shape), lambda r, w: self._time_call(r, w, runner))
+                self.costs["onnx"] = cached(("onnx", *key), lambda r, w: self._time_call(r, w, runner), self._shapes())
         return "onnx" if self.runner is not None else "torch"
 
+    def _shapes(self) -> list[tuple[int, int]]:
+        """The (rows, width) of the calls timed for the cost: call_cost.SHAPES, one text per row no longer than a
+        text can be (max_length) unless rows are packed."""
+        return list(SHAPES) if self.packed else [(r, min(w, self._longest())) for r, w in SHAPES]
+
+    def _longest(self) -> int:
+        return max(1, min(self.max_length, getattr(self.bert.config, "max_position_embeddings", self.max_length)))
+
     def _time_call(self, rows: int, width: int, runner) -> None:
-        """One BERT call of ``rows`` texts of ``width`` tokens (what call_cost.measure times)."""
-        vocab = self.bert.config.vocab_size
-        ids = [[(7 * i + 1) % vocab for i in range(width)]] * rows  # any ids: the cost depends on the shape only
-        ((inputs, _, _),) = self._calls(ids, plan=[[[i] for i in range(rows)]])
+        """One BERT call of ``rows`` rows of ``width`` tokens (what call_cost.measure times); a packed row is made
+        of texts no longer than a text can be."""
+        vocab, piece = self.bert.config.vocab_size, self._longest()
+        sizes = [min(piece, width - s) for s in range(0, width, piece)] if self.packed else [min(width, piece)]
+        ids = [[(7 * i + 1) % vocab for i in range(n)] for n in sizes] * rows  # the cost depends on the shape only
+        k = len(sizes)
+        ((inputs, _, _),) = self._calls(ids, plan=[[list(range(r * k, (r + 1) * k)) for r in range(rows)]])
         with torch.no_grad():
             runner(inputs) if runner is not None else self._run(inputs)
 
