@@ -11,9 +11,12 @@ computes for every text what a row of its own computes, up to the order of float
 vector is its own pooling, a row of weights over the row's tokens (mean: 1/len on its tokens; cls: 1 on its first
 token, its [CLS]): ``pooled[b, k] = Σ_t w[b, k, t] · hidden[b, t]``.
 
-Why: a query is two texts (the state text, ~60 tokens, and the observation, ~25), and at these lengths a forward
-pass costs mostly its fixed part: one row of 85 tokens is one pass instead of two. At larger batches packing
-also removes what padding length batching leaves.
+Why: a query is two texts (the state text, ~60 tokens, and the observation, ~40), and a forward pass has a fixed
+part (PyTorch's per-operator dispatch: worth ~30 tokens, measured), so one row of ~100 tokens is one pass instead
+of two without padding the observation to the state text's length. Packing only adds attention (every token
+attends over its whole row's width before the mask), so whether a cut packs is decided per call by the measured
+cost (sam_model.models.call_cost, TextEncoder._plan): thousands of training texts, which length batching
+already pads little, stay one per row.
 
 Only where it is the same maths (``packable``): a ``BertModel`` with absolute position embeddings and eager or SDPA
 attention. Other encoders make positions their own way (RoBERTa from its padding index, MPNet and DeBERTa
@@ -29,7 +32,6 @@ import torch
 from torch import nn
 
 PACK_WIDTH = 128  # tokens per packed row: a query's state text and observation at max_length 64 fit one row
-INPUTS = ("input_ids", "position_ids", "segments", "pool")
 
 
 def packable(bert: nn.Module) -> bool:
