@@ -21,6 +21,9 @@ from sam_model.models.packing import PACK_WIDTH, pack_rows, packable, packed_for
 
 MAX_CACHE_ENTRIES = 1_000_000  # vectors kept in one on-disk cache file (the oldest fall out)
 PACK_GAIN = 0.9  # pack texts into shared rows only where that is predicted to cost at least 10 % less
+# PyTorch runs one text per row: measured on two quiet cores, a packed row's 4-D mask (which sends SDPA off its
+# unmasked path) cost more than the call it saved (README, "CPU speed"); ONNX Runtime's graph is the same either way
+PACK_ON_TORCH = False
 CALL_COST = 16  # what one more BERT call costs, in padded token slots (rows × tokens): measured, both backends
 
 
@@ -163,13 +166,14 @@ class TextEncoder(nn.Module):
             return None
         return self.runner
 
-    def _plan(self, lengths: list[int], cost: CallCost) -> tuple[list[list[list[int]]], float]:
+    def _plan(self, lengths: list[int], cost: CallCost, pack: bool = True) -> tuple[list[list[list[int]]], float]:
         """The cheapest cut of texts of token ``lengths`` into BERT calls under ``cost``: per call, its rows, each a
         list of text indices; and its cost in ms. The texts (one per row) batched by length (length_batches); for a
         packable BERT, texts packed into rows of ``pack_width`` tokens (pack_rows) where that is predicted to cost
-        PACK_GAIN less: the cost model underrates attention over large packed batches (README, "CPU speed")."""
+        PACK_GAIN less (the cost model underrates attention over large packed batches; README, "CPU speed"), and
+        only with ``pack``."""
         best: tuple[list[list[list[int]]], float] | None = None
-        for width in ((0, self.pack_width) if self.packed and self.pack_width else (0,)):  # 0: one text per row
+        for width in ((0, self.pack_width) if pack and self.packed and self.pack_width else (0,)):  # 0: one per row
             rows = pack_rows(lengths, width)
             row_len = [sum(lengths[j] for j in row) for row in rows]
             calls = [[rows[r] for r in batch] for batch in length_batches(
@@ -199,6 +203,9 @@ class TextEncoder(nn.Module):
         """One BERT call on PyTorch: the pooled vectors, flattened to (vectors, hidden)."""
         device = next(self.bert.parameters()).device
         t = {k: torch.from_numpy(v).to(device) for k, v in inputs.items()}
+        if self.packed and t["pool"].shape[1] == 1:  # one text per row: BERT's own padding mask, as unpacked
+            hidden = self.bert(input_ids=t["input_ids"], attention_mask=(t["segments"] > 0).long()).last_hidden_state
+            return (t["pool"].to(hidden.dtype) @ hidden).flatten(0, 1)
         if self.packed:
             return packed_forward(self.bert, **t).flatten(0, 1)
         return pool(self.bert(**t).last_hidden_state, t["attention_mask"], self.pooling)
@@ -213,9 +220,9 @@ class TextEncoder(nn.Module):
         lengths = [len(x) for x in ids]
         runner = self._runner()
         backend = "onnx" if runner is not None else "torch"
-        plan, ms = self._plan(lengths, self.costs.get(backend, DEFAULT))
+        plan, ms = self._plan(lengths, self.costs.get(backend, DEFAULT), runner is not None or PACK_ON_TORCH)
         if runner is not None and self.auto:
-            torch_plan, torch_ms = self._plan(lengths, self.costs["torch"])
+            torch_plan, torch_ms = self._plan(lengths, self.costs["torch"], PACK_ON_TORCH)
             if torch_ms < ms:
                 runner, plan = None, torch_plan
         chunks, order = [], []
