@@ -21,8 +21,8 @@ from sam_model.models.packing import PACK_WIDTH, pack_rows, packable, packed_for
 
 MAX_CACHE_ENTRIES = 1_000_000  # vectors kept in one on-disk cache file (the oldest fall out)
 PACK_GAIN = 0.9  # pack texts into shared rows only where that is predicted to cost at least 10 % less
-# PyTorch runs one text per row: measured on two quiet cores, a packed row's 4-D mask (which sends SDPA off its
-# unmasked path) cost more than the call it saved (README, "CPU speed"); ONNX Runtime's graph is the same either way
+# PyTorch runs one text per row (its padding mask, as before packing): on two quiet cores packed rows with their 4-D
+# mask were no faster there (README, "CPU speed"); ONNX Runtime runs the same graph either way
 PACK_ON_TORCH = False
 CALL_COST = 16  # what one more BERT call costs, in padded token slots (rows × tokens): measured, both backends
 
