@@ -31,9 +31,10 @@ from sam_model.models.sam import SAMNet
 class SAMEncoder:
     """A trained SAMNet as an :class:`Encoder` (eval mode, inference only, batched).
 
-    ``backend``: what runs BERT — ``auto`` (ONNX Runtime where the ``[onnx]`` extra is installed and the network is
-    on a CPU, else PyTorch), ``onnx`` or ``torch``; None: $SAM_TEXT_BACKEND, else auto (sam_model.models.onnx_text).
-    Both give the same vectors to float rounding; ``self.backend`` says which one runs.
+    ``backend``: what runs BERT — ``auto`` (where the ``[onnx]`` extra is installed and the network is on a CPU, each
+    call on whichever of ONNX Runtime and PyTorch is measured cheaper for it, else PyTorch), ``onnx`` or ``torch``;
+    None: $SAM_TEXT_BACKEND, else auto (sam_model.models.onnx_text). Both give the same vectors to float rounding;
+    ``self.backend`` says which is loaded ("onnx": ONNX Runtime may run calls).
     """
 
     def __init__(self, net: SAMNet, backend: str | None = None):

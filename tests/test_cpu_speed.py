@@ -198,3 +198,54 @@ def test_the_frozen_pass_encodes_every_training_text_once_before_the_first_epoch
         enc.clear_cache()
         enc.runner = None
         assert torch.allclose(cached, enc(texts[:20]), atol=1e-5)  # the vectors BERT gives on PyTorch
+
+
+@needs_onnx
+def test_the_onnx_graph_of_packed_rows_gives_one_text_per_call_vectors(tiny_bert_dir, tmp_path):
+    from sam_model.models.call_cost import CallCost
+
+    enc = _encoder(tiny_bert_dir)
+    texts = STATES + OBS[:2]
+    with torch.no_grad():
+        ref = torch.cat([enc([t]) for t in texts])
+        assert enc.use_backend("onnx", cache_dir=tmp_path) == "onnx" and enc.packed
+        enc.costs = {"onnx": CallCost(fixed=100.0, per_token=1.0, attention=0.0)}  # calls and padding dear: one row
+        calls: list = []
+        enc.runner = _Counting(enc.runner, calls)
+        got = enc(texts)
+    assert torch.allclose(got, ref, atol=1e-5)
+    assert len(calls) == 1 and calls[0]["pool"].shape[1] > 1  # one ONNX call, several texts per row
+
+
+class _Counting:
+    """An OnnxText that records the inputs of each call."""
+
+    def __init__(self, runner, calls: list):
+        self.runner, self.calls = runner, calls
+
+    stale = False
+
+    def __call__(self, inputs):
+        self.calls.append(inputs)
+        return self.runner(inputs)
+
+
+@needs_onnx
+def test_auto_runs_each_call_on_the_backend_measured_cheaper(tiny_bert_dir, tmp_path):
+    from sam_model.models.call_cost import CallCost
+
+    enc = _encoder(tiny_bert_dir)
+    assert enc.use_backend("auto", cache_dir=tmp_path) == "onnx" and set(enc.costs) == {"torch", "onnx"}
+    calls: list = []
+    enc.runner = _Counting(enc.runner, calls)
+    cheap, dear = CallCost(0.1, 0.001, 0.0), CallCost(50.0, 0.1, 0.0)
+    with torch.no_grad():
+        enc.costs = {"torch": dear, "onnx": cheap}
+        on_onnx = enc(STATES)
+        assert len(calls) >= 1
+        enc.costs = {"torch": cheap, "onnx": dear}
+        n = len(calls)
+        on_torch = enc(STATES)
+        assert len(calls) == n  # PyTorch ran it
+    assert torch.allclose(on_onnx, on_torch, atol=1e-5)
+    assert enc.use_backend("onnx", cache_dir=tmp_path) == "onnx" and not enc.auto  # asked for: always ONNX Runtime

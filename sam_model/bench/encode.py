@@ -5,14 +5,16 @@
 The texts are what a training run's frozen BERT reads (sam_model.training.datamodule.AgentLogDataModule.texts: the
 memory texts, state texts and observations of its training and validation episodes), from ``--config``'s data
 (default tools.yaml: SGD and the tau-bench airline train split); ``--texts`` of them, a seeded sample, in their
-order of appearance. Three ways to turn them into vectors, back to back:
+order of appearance. The ways to turn them into vectors, back to back:
 
 - **before**: what the first epoch did: per training batch (``--batch-episodes`` episodes' texts at a time, as
   the data loader gives them), the texts sorted by characters and cut into chunks of 256, each padded to its
   longest, on PyTorch (the code of TextEncoder._encode before this change, kept here as the reference);
-- **length-batched, PyTorch**: every distinct text at once, one tokenizer call, batched by token length at the
-  least padding cost (sam_model.models.text_encoder.length_batches), on PyTorch;
-- **length-batched, ONNX Runtime**: the same on ONNX Runtime (sam_model.models.onnx_text): what training does now.
+- **length-batched, one text per row**, on PyTorch and on ONNX Runtime: every distinct text at once, one tokenizer
+  call, batched by token length at the least padding cost (sam_model.models.text_encoder.length_batches);
+- **packed rows**, on each: several texts per row where that costs less (sam_model.models.packing), the cut chosen
+  by the call cost measured at load (sam_model.models.call_cost);
+- **auto**: each call where it costs less: what training's frozen pass does now.
 
 Every method starts from an empty cache (nothing is read from or written to ~/.cache/sam_model/text).
 """
@@ -28,6 +30,7 @@ from pathlib import Path
 
 import torch
 
+from sam_model.models import onnx_text
 from sam_model.models.bert import load_bert, pool
 from sam_model.models.text_encoder import TextEncoder
 
@@ -103,11 +106,16 @@ def main(argv: list[str] | None = None) -> dict:
     with torch.inference_mode():
         seconds["before: per batch, 256 by characters, PyTorch"] = timed(
             lambda: [legacy_encode(bert, tok, b, args.max_length) for b in batches])
-        enc.use_backend("torch")
-        seconds["length-batched, PyTorch"] = timed(lambda: enc(texts))
-        backend = enc.use_backend("auto")
-        if backend == "onnx":
-            seconds["length-batched, ONNX Runtime (now)"] = timed(lambda: enc(texts))
+        width = enc.pack_width
+        names = {"torch": "PyTorch", "onnx": "ONNX Runtime"}
+        for backend in ("torch", "onnx") if onnx_text.available() else ("torch",):
+            enc.use_backend(backend)
+            enc.pack_width = 0  # width 0: one text per row
+            seconds[f"length-batched, one text per row, {names[backend]}"] = timed(lambda: enc(texts))
+            enc.pack_width = width
+            seconds[f"packed rows, measured cut, {names[backend]}"] = timed(lambda: enc(texts))
+        if enc.use_backend("auto") == "onnx":
+            seconds["auto: packed rows, each call where it costs less (now)"] = timed(lambda: enc(texts))
         ref = legacy_encode(bert, tok, texts[:200], args.max_length)
         err = float((enc(texts[:200]) - ref).abs().max())
     rows = [{"method": k, "seconds": s, "texts_per_s": len(texts) / s} for k, s in seconds.items()]

@@ -12,7 +12,8 @@
 
 Both run back to back on the same queries in one process (the load of a shared machine hits both alike), every
 text cache cleared before each query so BERT always runs, the same number of FAISS threads and the same
-``--backends`` for BERT (``torch``: PyTorch; ``onnx``: ONNX Runtime, sam_model.models.onnx_text; one store serves both, only what runs BERT changes).
+``--backends`` for BERT (``torch``: PyTorch; ``onnx``: ONNX Runtime, sam_model.models.onnx_text; ``auto``: each call
+on whichever costs less, sam_model.models.call_cost; one store serves all, only what runs BERT changes).
 
 Memories: the held-out airline tasks (``--data``, test split; ~1,000 memories, their decision points the queries),
 else a synthetic demo log made on the fly. At a size beyond the real memories the index is filled with synthetic
@@ -152,12 +153,14 @@ class Bench:
                                                           "FAISS", "re-rank + hits", "dense: whole search")}
         # BERT: tokenising and the forward passes of the query's texts; heads: encode_queries on cached texts (state
         # to text, the MLPs, the projection, the time part); the rest: what none of these covers.
+        bert_calls = []
         for c in range(calls):
             ex = exs[c % len(exs)]
             self.clear()
-            s = time.perf_counter()
+            n, s = text.calls, time.perf_counter()
             r.search(ex.state, ex.observation, k=K, step=ex.step, task_start=ex.task_start)
             stages["total"].append(time.perf_counter() - s)
+            bert_calls.append(text.calls - n)
             s = time.perf_counter()
             st = state_to_text(ex.state)
             stages["state to text"].append(time.perf_counter() - s)
@@ -185,6 +188,7 @@ class Bench:
             stages["dense: whole search"].append(time.perf_counter() - s)
         out = {k: 1e3 * float(np.median(v)) for k, v in stages.items()}
         out["rest (Python)"] = out["total"] - sum(out[k] for k in ("BERT", "heads", "FAISS", "re-rank + hits"))
+        out["BERT calls per query (mean, not ms)"] = float(np.mean(bert_calls))
         return out
 
 
@@ -222,7 +226,8 @@ def main(argv: list[str] | None = None) -> dict:
                     help="memory counts, comma-separated (beyond the real memories: synthetic vectors)")
     ap.add_argument("--batches", type=parse_list(int), default=[1, 32], help="query batch sizes, comma-separated")
     ap.add_argument("--backends", type=parse_list(str), default=["torch", "onnx"],
-                    help="what runs BERT for both methods, comma-separated: torch, onnx")
+                    help="what runs BERT for both methods, comma-separated: torch, onnx, auto (each call where it "
+                         "costs less, measured at load)")
     ap.add_argument("--calls", type=int, default=60, help="timed calls at batch 1 per (size, backend) and method")
     ap.add_argument("--batch-calls", type=int, default=10, help="timed calls at the larger batch sizes")
     ap.add_argument("--profile", action="store_true", help="also profile one SAM query stage by stage")
@@ -253,7 +258,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     def use(backend: str) -> None:  # one store for both backends: only what runs BERT changes
         for enc in (text, dense.encoder):
-            if enc.use_backend(backend) != backend:
+            if enc.use_backend(backend) != backend and backend != "auto":
                 raise SystemExit(f"error: BERT backend {backend!r} is not available here (pip install -e '.[onnx]')")
 
     for backend in args.backends:

@@ -1,10 +1,11 @@
-"""The text encoder's BERT as an ONNX Runtime graph: the same pooled vectors, about twice as fast on a CPU.
+"""The text encoder's BERT as an ONNX Runtime graph: the same pooled vectors, without PyTorch's per-operator cost.
 
-A query costs two BERT passes (the state text and the observation) and nothing else of note (the profile in the
-README), so the CPU speed of SAM is the speed of its BERT. ONNX Runtime runs MiniLM's fixed graph without
-PyTorch's per-operator dispatch; the graph is exported from the network's own weights (``torch.onnx``, made once
-at load and cached on disk) and computes ``pool(BERT(ids, mask))`` exactly as :class:`TextEncoder` does, so
-vectors agree to float rounding (about 1e-6) and rankings do not change (README, "CPU speed").
+A query costs its BERT pass (the state text and the observation, packed into one row: sam_model.models.packing)
+and little else (the profile in the README), so the CPU speed of SAM is the speed of its BERT. ONNX Runtime runs
+MiniLM's fixed graph without PyTorch's per-operator dispatch; the graph is exported from the network's own weights
+(``torch.onnx``, made once at load and cached on disk) and computes what :class:`TextEncoder` computes on
+PyTorch (packed rows where the BERT allows them, else ``pool(BERT(ids, mask))``), so vectors agree to float
+rounding (about 1e-6) and rankings do not change (README, "CPU speed").
 
 An ONNX graph is data (operators and weights; no Python is run from it), and nothing from the cache is trusted:
 
@@ -16,7 +17,8 @@ An ONNX graph is data (operators and weights; no Python is run from it), and not
   it says so (``stale``) and the text encoder goes back to PyTorch.
 
 ``backend``: ``torch`` (PyTorch), ``onnx`` (ONNX Runtime, float32; an error when onnxruntime is absent) or
-``auto`` (ONNX Runtime where it is installed and the encoder runs on a CPU, else PyTorch; the default).
+``auto`` (the default: where onnxruntime is installed and the encoder runs on a CPU, both are loaded and each call
+runs on the one whose measured cost is lower for its shape, sam_model.models.call_cost; else PyTorch).
 onnxruntime and onnx come with the ``[onnx]`` extra (``pip install 'sam_model[onnx]'``); the core install works
 without them.
 """
@@ -35,11 +37,13 @@ import torch
 from torch import nn
 
 from sam_model.models.bert import pool
+from sam_model.models.packing import Packed, packed_inputs
 
 BACKENDS = ("auto", "torch", "onnx")
 OPSET = 17
 TOLERANCE = 1e-3  # largest |torch - onnx| allowed on the probe's pooled vectors (float32 rounding is ~1e-6)
 PROBE = ["the user changed the budget to 3500 dollars, ok go ahead", "phase: book. needs: date"]
+SPIN = False  # let ONNX Runtime's idle threads busy-wait (see OnnxText)
 BACKEND_ENV = "SAM_TEXT_BACKEND"  # overrides the default backend ("auto") of every loader
 
 
@@ -78,30 +82,50 @@ class _Pooled(nn.Module):
                     self.pooling)
 
 
-def weights_digest(bert: nn.Module, pooling: str) -> str:
-    """SHA-256 over the config, every weight (in state_dict order), the pooling and the opset."""
+def graph_module(bert: nn.Module, pooling: str, packed: bool) -> nn.Module:
+    """What the graph computes: packed rows of texts (sam_model.models.packing.Packed) where the BERT allows it,
+    else one text per row (_Pooled)."""
+    return (Packed(bert) if packed else _Pooled(bert, pooling)).eval()
+
+
+def example_inputs(ids: list[list[int]], pooling: str, packed: bool, pad_id: int = 0) -> dict[str, np.ndarray]:
+    """Inputs of the graph for token ids ``ids``: packed, the first two texts share a row and the rest have rows of
+    their own (several texts per row, and padding); else one padded text per row."""
+    if packed:
+        return packed_inputs([ids[:2]] + [[x] for x in ids[2:]], pooling, pad_id)[0]
+    width = max(len(x) for x in ids)
+    tok = np.full((len(ids), width), pad_id, np.int64)
+    mask = np.zeros((len(ids), width), np.int64)
+    for r, x in enumerate(ids):
+        tok[r, : len(x)], mask[r, : len(x)] = x, 1
+    return {"input_ids": tok, "attention_mask": mask}
+
+
+def weights_digest(bert: nn.Module, pooling: str, packed: bool = False) -> str:
+    """SHA-256 over the config, every weight (in state_dict order), the pooling, the opset and the graph's kind."""
     h = hashlib.sha256(bert.config.to_json_string().encode())
-    h.update(json.dumps([pooling, OPSET]).encode())
+    h.update(json.dumps([pooling, OPSET] + (["packed"] if packed else [])).encode())
     for name, t in bert.state_dict().items():
         h.update(name.encode())
         h.update(t.detach().cpu().contiguous().numpy().tobytes())
     return h.hexdigest()
 
 
-def export_graph(bert: nn.Module, pooling: str, path: Path) -> None:
-    """Write ``pool(BERT(ids, mask))`` as an ONNX graph with dynamic batch and length, atomically."""
+def export_graph(bert: nn.Module, pooling: str, path: Path, packed: bool = False) -> None:
+    """Write the graph (graph_module) with dynamic batch, length (and texts per row), atomically."""
     from sam_model.io import atomic_path
 
-    model = _Pooled(bert, pooling).eval()
-    ids = torch.ones(2, 8, dtype=torch.long)
-    mask = torch.ones(2, 8, dtype=torch.long)
-    mask[1, 4:] = 0
-    axes = {"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"}, "pooled": {0: "batch"}}
+    model = graph_module(bert, pooling, packed)
+    inputs = example_inputs([[1, 5, 6, 2], [1, 7, 2], [1, 5, 6, 7, 8, 2]], pooling, packed)
+    rows = {0: "batch", 1: "tokens"}
+    axes = {k: ({0: "batch", 1: "texts", 2: "tokens"} if k == "pool" else rows) for k in inputs}
+    axes["pooled"] = {0: "batch", 1: "texts"} if packed else {0: "batch"}
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp, warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and tracer notes
-        torch.onnx.export(model, (ids, mask), str(tmp), input_names=["input_ids", "attention_mask"],
-                          output_names=["pooled"], dynamic_axes=axes, opset_version=OPSET, dynamo=False)
+        torch.onnx.export(model, tuple(torch.from_numpy(v) for v in inputs.values()), str(tmp),
+                          input_names=list(inputs), output_names=["pooled"], dynamic_axes=axes, opset_version=OPSET,
+                          dynamo=False)
 
 
 class OnnxText:
@@ -114,6 +138,9 @@ class OnnxText:
         opts.intra_op_num_threads = threads or torch.get_num_threads()
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
+        # ONNX Runtime's threads spin (busy-wait) after a run by default; on a few cores that spinning takes the
+        # cores the heads, FAISS and the next request need (README, "CPU speed": ~20 ms a query on 2 cores)
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if SPIN else "0")
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         self.path, self.bert = path, bert
         self._versions = self._weight_versions()
@@ -130,36 +157,40 @@ class OnnxText:
         """A copy or pickle of the network carries no session (it may be trained apart): it runs on PyTorch."""
         return (_dropped, ())
 
-    def __call__(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
-        """Pooled vectors (n, hidden) float32 of int64 token ids and mask (n, tokens)."""
-        return self.session.run(None, {"input_ids": input_ids, "attention_mask": attention_mask})[0]
+    def __call__(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Pooled vectors float32 ((rows, texts per row, hidden) packed, else (rows, hidden)) of the graph's inputs
+        (example_inputs, sam_model.models.packing.packed_inputs)."""
+        return self.session.run(None, inputs)[0]
 
 
 def _dropped() -> None:
     return None
 
 
-def probe_error(runner: OnnxText, bert: nn.Module, tokenizer, pooling: str, max_length: int) -> float:
+def probe_error(runner: OnnxText, bert: nn.Module, tokenizer, pooling: str, max_length: int,
+                packed: bool = False) -> float:
     """Largest |torch - onnx| over the pooled vectors of the probe texts."""
-    tok = tokenizer(PROBE, padding=True, truncation=True, max_length=max_length, return_tensors="np")
-    ids, mask = tok["input_ids"].astype(np.int64), tok["attention_mask"].astype(np.int64)
+    ids = tokenizer(PROBE, truncation=True, max_length=max_length)["input_ids"]
+    inputs = example_inputs(ids + ids[1:], pooling, packed, tokenizer.pad_token_id or 0)
     with torch.no_grad():
-        ref = _Pooled(bert, pooling).eval()(torch.from_numpy(ids), torch.from_numpy(mask)).float().numpy()
-    return float(np.abs(runner(ids, mask) - ref).max())
+        ref = graph_module(bert, pooling, packed)(**{k: torch.from_numpy(v) for k, v in inputs.items()})
+    return float(np.abs(runner(inputs) - ref.float().numpy()).max())
 
 
 def onnx_text(bert: nn.Module, tokenizer, pooling: str, max_length: int,
-              cache_dir: str | os.PathLike | None = None) -> OnnxText | None:
+              cache_dir: str | os.PathLike | None = None, packed: bool = False) -> OnnxText | None:
     """An :class:`OnnxText` for ``bert`` (from the cache, else exported into it), checked on the probe; None (with a
-    warning) when the graph cannot be made or disagrees with PyTorch."""
-    path = Path(cache_dir or default_cache_dir()).expanduser() / f"text-{weights_digest(bert, pooling)[:32]}.onnx"
+    warning) when the graph cannot be made or disagrees with PyTorch. ``packed``: the graph of packed rows
+    (sam_model.models.packing), for a BERT that allows them."""
+    digest = weights_digest(bert, pooling, packed)[:32]
+    path = Path(cache_dir or default_cache_dir()).expanduser() / f"text-{digest}.onnx"
     why = ""
     for attempt in range(2):
         try:
             if attempt or not path.is_file():
-                export_graph(bert, pooling, path)
+                export_graph(bert, pooling, path, packed)
             runner = OnnxText(bert, pooling, path)
-            err = probe_error(runner, bert, tokenizer, pooling, max_length)
+            err = probe_error(runner, bert, tokenizer, pooling, max_length, packed)
         except Exception as exc:  # noqa: BLE001 - a broken cache file or an exporter failure: remake once, else torch
             why = f"{type(exc).__name__}: {str(exc).strip()[:160]}"
             continue

@@ -16,30 +16,38 @@ import torch
 from torch import nn
 
 from sam_model.models.bert import layer_stack, load_bert, pool
+from sam_model.models.call_cost import DEFAULT, SHAPES, CallCost, cached
+from sam_model.models.packing import PACK_WIDTH, pack_rows, packable, packed_forward, packed_inputs
 
 MAX_CACHE_ENTRIES = 1_000_000  # vectors kept in one on-disk cache file (the oldest fall out)
+PACK_GAIN = 0.9  # pack texts into shared rows only where that is predicted to cost at least 10 % less
+# PyTorch runs one text per row (its padding mask, as before packing): on two quiet cores packed rows with their 4-D
+# mask were no faster there (README, "CPU speed"); ONNX Runtime runs the same graph either way
+PACK_ON_TORCH = False
 CALL_COST = 16  # what one more BERT call costs, in padded token slots (rows × tokens): measured, both backends
 
 
-def length_batches(lengths: list[int], max_batch: int, call_cost: int = CALL_COST) -> list[list[int]]:
+def length_batches(lengths: list[int], max_batch: int, call_cost: float = CALL_COST,
+                   attention: float = 0.0) -> list[list[int]]:
     """Indices grouped into BERT batches by token length, at the least cost.
 
-    The texts are sorted by length and cut into consecutive batches of at most ``max_batch``; a batch of n texts
-    whose longest has L tokens costs ``call_cost + n·L`` (every text padded to L). The cut is the cheapest one
-    (dynamic programming over the sorted lengths, O(n · max_batch)): a query's state text (~60 tokens) and
-    observation (~20) go in two calls, since padding the observation to 60 tokens costs more than a call, while
-    thousands of training texts go in full batches of near-equal length.
+    The texts (or packed rows) are sorted by length and cut into consecutive batches of at most ``max_batch``; a
+    batch of n whose longest has L tokens costs ``call_cost + n·L·(1 + attention·L)`` token slots (every row padded
+    to L; sam_model.models.call_cost). The cut is the cheapest one (dynamic programming over the sorted lengths,
+    O(n · max_batch)): with a large fixed cost a query's two texts go in one call, with a small one in two (padding
+    the observation to the state text's length costs more than the call), while thousands of training texts go in
+    full batches of near-equal length.
     """
     n = len(lengths)
     if n == 0:
         return []
     order = sorted(range(n), key=lengths.__getitem__)
     sl = np.asarray([lengths[i] for i in order], dtype=np.int64)
-    best = np.zeros(n + 1, dtype=np.int64)  # best[i]: the cheapest cost of the first i sorted texts
+    best = np.zeros(n + 1, dtype=np.float64)  # best[i]: the cheapest cost of the first i sorted texts
     cut = np.zeros(n + 1, dtype=np.int64)
     for i in range(1, n + 1):
         j = np.arange(max(0, i - max_batch), i)
-        cost = best[j] + call_cost + (i - j) * sl[i - 1]
+        cost = best[j] + call_cost + (i - j) * sl[i - 1] * (1.0 + attention * sl[i - 1])
         k = int(np.argmin(cost))
         best[i], cut[i] = cost[k], j[k]
     batches, i = [], n
@@ -64,12 +72,20 @@ class TextEncoder(nn.Module):
         self.use_cache = cache and self.frozen
         self._cache: dict[str, torch.Tensor] = {}
         self.encoded = 0  # texts BERT actually ran on (cache misses): what a benchmark pays for encoding
+        self.calls = 0  # BERT forward passes run (on either backend)
         self.runner = None  # an ONNX Runtime graph of this BERT (sam_model.models.onnx_text), set by use_backend
+        # several texts per BERT row where that is the same maths (sam_model.models.packing); rows of pack_width tokens
+        self.packed = packable(bert)
+        self.pack_width = max(PACK_WIDTH, 2 * max_length)
+        self.costs: dict[str, CallCost] = {}  # what a call costs per backend here, measured by use_backend
+        self.auto = False  # backend "auto" with ONNX Runtime loaded: each call runs where it costs least
 
     def use_backend(self, backend: str | None = "auto", cache_dir: str | os.PathLike | None = None) -> str:
-        """Run BERT on PyTorch (``torch``) or ONNX Runtime (``onnx``; ``auto``: ONNX Runtime where it is installed
-        and BERT is on a CPU; None: $SAM_TEXT_BACKEND, else auto); returns the backend in use
-        (sam_model.models.onnx_text). The vectors agree to float rounding, so rankings do not change."""
+        """Run BERT on PyTorch (``torch``) or ONNX Runtime (``onnx``; ``auto``: each call on whichever of the two
+        costs less for its shape, where ONNX Runtime is installed and BERT is on a CPU; None: $SAM_TEXT_BACKEND,
+        else auto); returns the backend loaded ("onnx" when ONNX Runtime may run calls; sam_model.models.onnx_text).
+        On a CPU it measures what a call costs on each backend loaded (sam_model.models.call_cost; once per
+        process). The vectors agree to float rounding, so rankings do not change."""
         from sam_model.models import onnx_text
 
         backend = onnx_text.check_backend(backend)
@@ -78,8 +94,38 @@ class TextEncoder(nn.Module):
             raise ValueError("text backend 'onnx' runs on the CPU only; use 'torch' (or 'auto') on a GPU")
         self.runner = None
         if backend != "torch" and on_cpu and onnx_text.available():
-            self.runner = onnx_text.onnx_text(self.bert, self.tokenizer, self.pooling, self.max_length, cache_dir)
+            self.runner = onnx_text.onnx_text(self.bert, self.tokenizer, self.pooling, self.max_length, cache_dir,
+                                              self.packed)
+        self.auto = backend == "auto" and self.runner is not None
+        self.costs = {}
+        if on_cpu:
+            key = (type(self.bert).__name__, self.bert.config.to_json_string(), self.packed, self.max_length,
+                   torch.get_num_threads())
+            if self.runner is None or self.auto:
+                self.costs["torch"] = cached(("torch", *key), lambda r, w: self._time_call(r, w, None), self._shapes())
+            if self.runner is not None:
+                runner = self.runner
+                self.costs["onnx"] = cached(("onnx", *key), lambda r, w: self._time_call(r, w, runner), self._shapes())
         return "onnx" if self.runner is not None else "torch"
+
+    def _shapes(self) -> list[tuple[int, int]]:
+        """The (rows, width) of the calls timed for the cost: call_cost.SHAPES, one text per row no longer than a
+        text can be (max_length) unless rows are packed."""
+        return list(SHAPES) if self.packed else [(r, min(w, self._longest())) for r, w in SHAPES]
+
+    def _longest(self) -> int:
+        return max(1, min(self.max_length, getattr(self.bert.config, "max_position_embeddings", self.max_length)))
+
+    def _time_call(self, rows: int, width: int, runner) -> None:
+        """One BERT call of ``rows`` rows of ``width`` tokens (what call_cost.measure times); a packed row is made
+        of texts no longer than a text can be."""
+        vocab, piece = self.bert.config.vocab_size, self._longest()
+        sizes = [min(piece, width - s) for s in range(0, width, piece)] if self.packed else [min(width, piece)]
+        ids = [[(7 * i + 1) % vocab for i in range(n)] for n in sizes] * rows  # the cost depends on the shape only
+        k = len(sizes)
+        ((inputs, _, _),) = self._calls(ids, plan=[[list(range(r * k, (r + 1) * k)) for r in range(rows)]])
+        with torch.no_grad():
+            runner(inputs) if runner is not None else self._run(inputs)
 
     @property
     def backend(self) -> str:
@@ -120,23 +166,72 @@ class TextEncoder(nn.Module):
             return None
         return self.runner
 
+    def _plan(self, lengths: list[int], cost: CallCost, pack: bool = True) -> tuple[list[list[list[int]]], float]:
+        """The cheapest cut of texts of token ``lengths`` into BERT calls under ``cost``: per call, its rows, each a
+        list of text indices; and its cost in ms. The texts (one per row) batched by length (length_batches); for a
+        packable BERT, texts packed into rows of ``pack_width`` tokens (pack_rows) where that is predicted to cost
+        PACK_GAIN less (the cost model underrates attention over large packed batches; README, "CPU speed"), and
+        only with ``pack``."""
+        best: tuple[list[list[list[int]]], float] | None = None
+        for width in ((0, self.pack_width) if pack and self.packed and self.pack_width else (0,)):  # 0: one per row
+            rows = pack_rows(lengths, width)
+            row_len = [sum(lengths[j] for j in row) for row in rows]
+            calls = [[rows[r] for r in batch] for batch in length_batches(
+                row_len, self.batch_size, cost.fixed_tokens, cost.attention)]
+            ms = sum(cost.ms(len(c), max(sum(lengths[j] for j in row) for row in c)) for c in calls)
+            if best is None or ms < PACK_GAIN * best[1]:
+                best = (calls, ms)
+        return best
+
+    def _calls(self, ids: list[list[int]], plan: list[list[list[int]]]) -> list[tuple[dict[str, np.ndarray],
+                                                                                   np.ndarray, list[int]]]:
+        """The BERT calls of ``plan`` (_plan) over token ids ``ids``: per call, the graph's inputs, where each of its
+        texts' vectors is in the flattened output, and those texts' indices."""
+        pad = self.tokenizer.pad_token_id or 0
+        out = []
+        for rows in plan:
+            which = [j for row in rows for j in row]
+            if self.packed:
+                inputs, flat = packed_inputs([[ids[j] for j in row] for row in rows], self.pooling, pad)
+            else:
+                tok, mask = self._pad([ids[j] for j in which])
+                inputs, flat = {"input_ids": tok, "attention_mask": mask}, np.arange(len(which))
+            out.append((inputs, flat, which))
+        return out
+
+    def _run(self, inputs: dict[str, np.ndarray]) -> torch.Tensor:
+        """One BERT call on PyTorch: the pooled vectors, flattened to (vectors, hidden)."""
+        device = next(self.bert.parameters()).device
+        t = {k: torch.from_numpy(v).to(device) for k, v in inputs.items()}
+        if self.packed and t["pool"].shape[1] == 1:  # one text per row: BERT's own padding mask, as unpacked
+            hidden = self.bert(input_ids=t["input_ids"], attention_mask=(t["segments"] > 0).long()).last_hidden_state
+            return (t["pool"].to(hidden.dtype) @ hidden).flatten(0, 1)
+        if self.packed:
+            return packed_forward(self.bert, **t).flatten(0, 1)
+        return pool(self.bert(**t).last_hidden_state, t["attention_mask"], self.pooling)
+
     def _encode(self, texts: list[str]) -> torch.Tensor:
-        """Pooled vectors of ``texts``: one tokenizer call, batches by token length (length_batches), each padded
-        to its own longest text, on ONNX Runtime or PyTorch."""
+        """Pooled vectors of ``texts``: one tokenizer call, then the cheapest cut into BERT calls (_plan: packed rows
+        or length batches), on ONNX Runtime or PyTorch (``auto``: whichever costs less for this cut)."""
         device = next(self.bert.parameters()).device
         if not texts:
             return torch.zeros(0, self.hidden_size, device=device)
         ids = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
+        lengths = [len(x) for x in ids]
         runner = self._runner()
+        backend = "onnx" if runner is not None else "torch"
+        plan, ms = self._plan(lengths, self.costs.get(backend, DEFAULT), runner is not None or PACK_ON_TORCH)
+        if runner is not None and self.auto:
+            torch_plan, torch_ms = self._plan(lengths, self.costs["torch"], PACK_ON_TORCH)
+            if torch_ms < ms:
+                runner, plan = None, torch_plan
         chunks, order = [], []
-        for batch in length_batches([len(x) for x in ids], self.batch_size):
-            tok, mask = self._pad([ids[j] for j in batch])
-            if runner is not None:
-                chunks.append(torch.from_numpy(runner(tok, mask)).to(device))
-            else:
-                t, m = torch.from_numpy(tok).to(device), torch.from_numpy(mask).to(device)
-                chunks.append(pool(self.bert(input_ids=t, attention_mask=m).last_hidden_state, m, self.pooling))
-            order += batch
+        for inputs, flat, which in self._calls(ids, plan):
+            self.calls += 1
+            out = torch.from_numpy(runner(inputs)).to(device).flatten(0, -2) if runner is not None else \
+                self._run(inputs)
+            chunks.append(out[torch.from_numpy(flat).to(device)])
+            order += which
         inverse = torch.empty(len(order), dtype=torch.long, device=device)
         inverse[torch.tensor(order, device=device)] = torch.arange(len(order), device=device)
         return torch.cat(chunks)[inverse]
