@@ -19,3 +19,19 @@ def test_two_methods_are_paired_decision_by_decision(tmp_path):
     assert rows["| Recall@5"].endswith("| +0.000 [+0.000, +0.000] |")
     with pytest.raises(SystemExit, match="no method 'bm25' .it has: sam, shipped"):
         table(tmp_path, "sam", "bm25")
+
+
+def test_b_from_another_run_of_the_same_decisions(tmp_path):
+    from sam_model.bench.paired import table
+
+    for name, rr in (("new", [1.0, 1.0, 0.5]), ("old", [0.5, 1.0, 0.5])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "per_query.jsonl").write_text("".join(
+            json.dumps({"episode_id": "e", "step": i, "methods": {"fusion": {"rr": r, "recall@5": 1.0}}}) + "\n"
+            for i, r in enumerate(rr)))
+    mrr = [line for line in table(tmp_path / "new", "fusion", "fusion", tmp_path / "old").splitlines()
+           if line.startswith("| MRR")][0]
+    assert "| 0.833 [" in mrr and "| 0.667 [" in mrr and "| +0.167 [" in mrr
+    (tmp_path / "old" / "per_query.jsonl").write_text("")
+    with pytest.raises(SystemExit, match="different decision points"):
+        table(tmp_path / "new", "fusion", "fusion", tmp_path / "old")
