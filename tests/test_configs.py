@@ -153,6 +153,24 @@ def test_an_override_changes_only_what_it_names(monkeypatch):
     assert ablation["data"] == base["data"]
 
 
+def test_the_more_sgd_finding_changes_only_the_mix_and_the_epochs(monkeypatch):
+    """configs/sam-general-sgd3.yaml (issue 21's retrain with more SGD, a finding, not shipped) stacked on the
+    shipped recipe changes SGD's share, the other sources' repeats, the epoch cap and its folder, nothing else;
+    each repeat names a data.train source (a name that misses one is ignored, and the worlds were read once)."""
+    from sam_model.training.datamodule import repeat_counts
+
+    monkeypatch.chdir(REPO)
+    shipped = resolved_training(["tools.yaml", "sam-general.yaml"])
+    finding = resolved_training(["tools.yaml", "sam-general.yaml", "sam-general-sgd3.yaml"])
+    assert finding["data"]["sgd_every"] < shipped["data"]["sgd_every"]
+    counts, repeat = repeat_counts(finding["data"]["train"], finding["data"]["repeat"]), finding["data"]["repeat"]
+    assert sorted(counts[1:]) == sorted(repeat.values()) and counts[0] == 1, (counts, repeat)  # SGD read once
+    assert finding["trainer"]["callbacks"][0]["init_args"]["dirpath"] == "checkpoints/sam-general-sgd3"
+    changed = [("trainer", "max_epochs"), ("data", "sgd_every"), ("data", "repeat"), ("trainer", "logger"),
+               ("trainer", "callbacks"), *((k,) for k in NEW_NAMES)]
+    assert _drop(finding, *changed) == _drop(shipped, *changed)
+
+
 def test_a_bad_override_is_one_line_naming_its_file_and_key(tmp_path, capsys, monkeypatch):
     from sam_model.bench.janus_config import parse_config
     from sam_model.bench.janus_head import BenchCfg
