@@ -119,6 +119,33 @@ def test_lodo_leaves_the_domain_out_and_reports_paired_differences(tmp_path):
         lodo.main(["--domains", "telecom"])
 
 
+def test_lodo_chooses_a_domains_lexical_weight_on_the_other_domains_only(tmp_path):
+    from sam_model.bench import lodo
+
+    # each domain's own best weight differs from the others' mean best: a leak would pick the domain's own
+    grids = {"a": {"0": 0.50, "0.1": 0.40, "0.5": 0.90}, "b": {"0": 0.60, "0.1": 0.70, "0.5": 0.20},
+             "c": {"0": 0.60, "0.1": 0.65, "0.5": 0.30}}
+    rows = []
+    for domain, grid in grids.items():
+        (tmp_path / domain).mkdir()
+        (tmp_path / domain / "per_query.jsonl").write_text("".join(json.dumps({"methods": {
+            "bm25": {"rr": 0.5}, "fusion": {"rr": 0.6},
+            **{lodo.grid_name("lexcv", float(w)): {"rr": m} for w, m in grid.items()}}}) + "\n" for _ in range(4)))
+        rows += [{"domain": domain, "variant": "fusion", "mrr": 0.6},
+                 {"domain": domain, "variant": "lexcv", "best_baseline": "bm25", "above": "fusion",
+                  "grid": {w: {"mrr": m, "recall@5": m} for w, m in grid.items()}}]
+    lodo.cross_validate(rows, tmp_path)
+    chosen = {r["domain"]: r for r in rows if r["variant"] == "lexcv"}
+    assert chosen["a"]["lexical"]["weight"] == 0.1 and chosen["a"]["lexical"]["chosen_on"] == ["b", "c"]
+    assert chosen["a"]["mrr"] == 0.40  # measured at the other domains' weight, not at its own best (0.5: 0.90)
+    assert chosen["b"]["lexical"]["weight"] == 0.5
+    assert chosen["c"]["lexical"]["weight"] == 0.0  # a tie (a, b: .55 at every weight) goes to the smaller weight
+    assert chosen["a"]["lexical"]["shipped"] == 0.1  # best mean over all three: (.40+.70+.65)/3
+    assert chosen["a"]["change"][0] == pytest.approx(0.40 - 0.6) and chosen["a"]["difference"][0] == pytest.approx(-0.1)
+    with pytest.raises(lodo.SAMFileError, match="at least two"):
+        lodo.cross_validate([dict(rows[1], lexical=None)], tmp_path)
+
+
 def test_lexical_bonus_is_bm25_scaled_by_the_best_candidate():
     from sam_model.rerank import lexical_bonus
 

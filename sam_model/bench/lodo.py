@@ -59,6 +59,7 @@ class Variant:
     configs: tuple[str, ...] = ()
     worlds: bool = False
     lexical: bool = False  # the store's lexical re-rank on, its weight chosen on held-out generated worlds
+    lexical_cv: bool = False  # the lexical re-rank's weight chosen by leave-one-domain-out over the other domains
     same_training_as: str | None = None  # a search-time change: the checkpoint of that variant
     user_first: float = 0.0  # the generated worlds' origin mix (sam_model.data.toolworlds: toolworlds:N:0:U)
 
@@ -70,6 +71,9 @@ VARIANTS = {  # cumulative: each adds one change to the one before
     "fusion": Variant("+ dense-state fusion", ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True),
     "lexical": Variant("+ lexical re-rank", ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, True,
                        "fusion"),
+    "lexcv": Variant("+ lexical re-rank (w by leave-one-domain-out on the other domains)",
+                     ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, same_training_as="fusion",
+                     lexical_cv=True),
     "origins": Variant("+ worlds whose user names the item first (half)",
                        ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, user_first=0.5),
 }
@@ -191,6 +195,9 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
     out = Path(args.out) / held_out
     compare, chosen = {}, {}
     for name, ckpt in checkpoints.items():
+        if VARIANTS[name].lexical_cv:  # every weight of the grid; the one used is chosen on the other domains
+            compare.update({grid_name(name, w): with_lexical(SAMRetriever.load(ckpt), w) for w in LEXICAL_GRID})
+            continue
         compare[name] = SAMRetriever.load(ckpt)
         if VARIANTS[name].lexical:
             chosen[name] = choose_lexical(ckpt, args)
@@ -206,19 +213,66 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
     names = list(checkpoints)
     extras = {e: {k: methods[f"extra:{e}"][k] for k in ("mrr", "recall@5")} for e in args.extra}
     for i, name in enumerate(names):
+        if VARIANTS[name].lexical_cv:  # filled in by cross_validate once every domain has its grid
+            rows.append({"domain": held_out, "variant": name, "label": VARIANTS[name].label,
+                         "decisions": report["n_queries"], "best_baseline": best,
+                         "best_baseline_mrr": methods[best]["mrr"], "checkpoint": str(checkpoints[name]),
+                         "above": next((n for n in reversed(names[:i]) if not VARIANTS[n].lexical_cv), None),
+                         "grid": {f"{w:g}": {k: methods[grid_name(name, w)][k] for k in ("mrr", "recall@5")}
+                                  for w in LEXICAL_GRID}})
+            continue
         diff = paired_difference(out / "per_query.jsonl", name, best)
         rows.append({"domain": held_out, "variant": name, "label": VARIANTS[name].label,
                      "decisions": report["n_queries"], "mrr": methods[name]["mrr"],
                      "recall@5": methods[name]["recall@5"], "best_baseline": best,
                      "best_baseline_mrr": methods[best]["mrr"], "difference": diff,
                      "baselines": {b: methods[b]["mrr"] for b in BASELINES}, "checkpoint": str(checkpoints[name])})
-        if i:  # the change this row adds: paired against the row above
-            rows[-1]["change"] = paired_difference(out / "per_query.jsonl", name, names[i - 1])
+        above = [n for n in names[:i] if not VARIANTS[n].lexical_cv]  # a cross-validated row is filled in later
+        if above:  # the change this row adds: paired against the row above
+            rows[-1]["change"] = paired_difference(out / "per_query.jsonl", name, above[-1])
         if name in chosen:
             rows[-1]["lexical"] = {"weight": chosen[name][0], "worlds_mrr": chosen[name][1]}
         if extras:
             rows[-1]["extra"] = extras
     return rows
+
+
+def grid_name(variant: str, weight: float) -> str:
+    """The evaluated method of ``variant`` searched with lexical weight ``weight``."""
+    return f"{variant}@lexical={weight:g}"
+
+
+def method_of(row: dict) -> str:
+    """The per_query.jsonl method a row's figures come from (a cross-validated row: its chosen weight's)."""
+    return grid_name(row["variant"], row["lexical"]["weight"]) if "grid" in row else row["variant"]
+
+
+def cross_validate(rows: list[dict], out: Path) -> None:
+    """Fill in every cross-validated lexical row: the weight is the one with the best mean MRR over the *other*
+    left-out domains (each evaluated by a model that never trained on it either), so a domain's own decisions
+    never choose the weight its figure is measured with (nested leave-one-domain-out). ``shipped`` is the weight
+    with the best mean over every domain: what a model trained on all of them would use."""
+    cv = [r for r in rows if "grid" in r]
+    for r in cv:
+        others = [o for o in cv if o["variant"] == r["variant"] and o["domain"] != r["domain"]]
+        if not others:
+            raise SAMFileError(f"variant {r['variant']}: its lexical weight is chosen on the other left-out domains; "
+                               "leave out at least two (--domains)")
+        every = others + [r]
+
+        def mean(group, w):
+            return sum(o["grid"][w]["mrr"] for o in group) / len(group)
+
+        weight = max(r["grid"], key=lambda w: (mean(others, w), -float(w)))
+        shipped = max(r["grid"], key=lambda w: (mean(every, w), -float(w)))
+        per_query = out / r["domain"] / "per_query.jsonl"
+        r["lexical"] = {"weight": float(weight), "chosen_on": sorted(o["domain"] for o in others),
+                        "others_mrr": {w: round(mean(others, w), 4) for w in r["grid"]}, "shipped": float(shipped)}
+        r["mrr"], r["recall@5"] = r["grid"][weight]["mrr"], r["grid"][weight]["recall@5"]
+        r["difference"] = paired_difference(per_query, method_of(r), r["best_baseline"])
+        above = next((o for o in rows if o["domain"] == r["domain"] and o["variant"] == r["above"]), None)
+        if above is not None:
+            r["change"] = paired_difference(per_query, method_of(r), method_of(above))
 
 
 def table(rows: list[dict]) -> str:
@@ -290,7 +344,10 @@ def main(argv: list[str] | None = None) -> int:
         rows += evaluate_domain(held, checkpoints, root, args)
         out = Path(args.out)
         atomic_write_text(out / "lodo.json", json.dumps(rows, indent=2))
-        atomic_write_text(out / "lodo.md", table(rows) + "\n")
+    if any(VARIANTS[v].lexical_cv for v in variants):
+        cross_validate(rows, Path(args.out))
+        atomic_write_text(Path(args.out) / "lodo.json", json.dumps(rows, indent=2))
+    atomic_write_text(Path(args.out) / "lodo.md", table(rows) + "\n")
     print(table(rows))
     return 0
 
