@@ -63,8 +63,42 @@ def test_a_tool_worlds_source_is_generated_once_into_the_cache(tmp_path):
     assert (tmp_path / "toolworlds-n12-s1-u0.5.jsonl.gz").exists()
     with pytest.raises(ValueError, match="USER_FIRST"):
         materialise("toolworlds:12:1:1.5", SourceOptions(), tmp_path)
-    with pytest.raises(ValueError, match="toolworlds:N, toolworlds:N:SEED or toolworlds:N:SEED:USER_FIRST"):
+    with pytest.raises(ValueError, match="toolworlds:N, toolworlds:N:SEED, toolworlds:N:SEED:USER_FIRST or"):
         materialise("toolworlds:many", SourceOptions(), tmp_path)
+    free = materialise("toolworlds:12:1:0:free", SourceOptions(), tmp_path)
+    assert (tmp_path / "toolworlds-n12-s1-free.jsonl.gz").exists() and free != log
+    for bad in ("toolworlds:12:1:0.5:free", "toolworlds:12:1:0:wild", "toolworlds:12:1:0:free:x"):
+        with pytest.raises(ValueError, match="toolworlds:N:SEED:0:free"):
+            materialise(bad, SourceOptions(), tmp_path)
+
+
+def test_free_plots_vary_the_plot_the_origins_and_restate_values(tmp_path):
+    from sam_model.data.text import norm
+
+    a = toolworlds.write(tmp_path / "a.jsonl.gz", 60, seed=5, plots="free")
+    assert gzip.open(a).read() == gzip.open(toolworlds.write(tmp_path / "b.jsonl.gz", 60, seed=5, plots="free")).read()
+    fixed = toolworlds.write(tmp_path / "fixed.jsonl.gz", 60, seed=5)
+    assert gzip.open(a).read() != gzip.open(fixed).read()
+    events = list(iter_transcript_events(a))
+    by_step = {(e["episode_id"], e["step"]): e for e in events}
+    shares = _origin_shares(a)
+    assert min(shares["user"], shares["result"]) > 0.2 and shares["action"] + shares["system"] > 0.1, shares
+    decisions = [e for e in events if e.get("useful_memory_steps")]
+    per_episode = Counter(e["episode_id"] for e in decisions)
+    assert max(per_episode.values()) >= 4 > min(per_episode.values())  # 1-3 tasks: conversations differ in length
+    # the free plot's own tools (search, compute, code search, file view) are called, not only look-up/change
+    calls = [e["text"] for e in events if e["kind"] == "action"]
+    assert any("expression=" in c for c in calls) and any("path=" in c for c in calls)
+    # restatements: some label is said again by a later event before its decision (origin vs later mention)
+    restated = 0
+    for d in decisions:
+        for s in d["useful_memory_steps"]:
+            words = {w for w in norm(by_step[(d["episode_id"], s)]["text"]).split() if len(w) > 5}
+            later = [by_step[(d["episode_id"], t)]["text"] for t in range(s + 1, d["step"])]
+            restated += any(w in norm(t) for w in words for t in later)
+    assert restated > len(decisions) // 4
+    with pytest.raises(ValueError, match="user_first 0"):
+        list(toolworlds.generate(3, plots="free", user_first=0.5))
 
 
 def test_phase_dropout_trains_the_unknown_phase():
@@ -106,6 +140,7 @@ def test_lodo_leaves_the_domain_out_and_reports_paired_differences(tmp_path):
     assert len(repeat) == len(sources)
     assert not any("coding" in s for s in lodo.train_sources("coding", root, lodo.VARIANTS["base"], 300)[0])
     assert lodo.train_sources("sgd", root, lodo.VARIANTS["origins"], 300)[0][-1] == "toolworlds:300:0:0.5"
+    assert lodo.train_sources("sgd", root, lodo.VARIANTS["plots"], 300)[0][-1] == "toolworlds:300:0:0:free"
     per_query = tmp_path / "per_query.jsonl"
     per_query.write_text("".join(json.dumps({"methods": {"m": {"rr": a}, "b": {"rr": b}}}) + "\n"
                                  for a, b in [(1.0, 0.5), (0.5, 0.5), (1.0, 0.25)]))

@@ -62,6 +62,7 @@ class Variant:
     lexical_cv: bool = False  # the lexical re-rank's weight chosen by leave-one-domain-out over the other domains
     same_training_as: str | None = None  # a search-time change: the checkpoint of that variant
     user_first: float = 0.0  # the generated worlds' origin mix (sam_model.data.toolworlds: toolworlds:N:0:U)
+    plots: str = "fixed"  # fixed: the first generator's one plot; free: random plots (sam_model.data.toolplots)
 
 
 VARIANTS = {  # cumulative: each adds one change to the one before
@@ -76,6 +77,8 @@ VARIANTS = {  # cumulative: each adds one change to the one before
                      lexical_cv=True),
     "origins": Variant("+ worlds whose user names the item first (half)",
                        ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, user_first=0.5),
+    "plots": Variant("+ worlds of random plots (free text, look-alike results, restatements) instead",
+                     ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free"),
 }
 LEXICAL_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 BASE_CONFIGS = ("configs/tools.yaml", "configs/lodo.yaml")
@@ -85,8 +88,10 @@ def train_sources(held_out: str, root: Path, variant: Variant, worlds: int) -> t
     """(data.train, data.repeat) of a run that leaves ``held_out`` out."""
     train = [(str(root / d.train), d.repeat) for name, d in DOMAINS.items() if name != held_out]
     if variant.worlds:
-        train.append((f"toolworlds:{worlds}:0:{variant.user_first:g}" if variant.user_first else
-                      f"toolworlds:{worlds}", 1))
+        spec = f"toolworlds:{worlds}"
+        if variant.user_first or variant.plots != "fixed":
+            spec += f":0:{variant.user_first:g}" + ("" if variant.plots == "fixed" else f":{variant.plots}")
+        train.append((spec, 1))
     return [t for t, _ in train], [r for _, r in train]
 
 

@@ -11,9 +11,10 @@ it proposes before calling). The conversations are plain OpenAI-format chats, la
 transcript rule (sam_model.data.transcripts): nothing here decides a label.
 
 A training source names a generated set as ``toolworlds:N``, ``toolworlds:N:SEED`` (N conversations,
-seed 0 by default) or ``toolworlds:N:SEED:USER_FIRST`` (also the share of conversations whose user names the
-item before a tool result lists it, 0 by default: the origin mix); it is written once into the cache
-(sam_model.data.sources) and read as a transcript file.
+seed 0 by default), ``toolworlds:N:SEED:USER_FIRST`` (also the share of conversations whose user names the
+item before a tool result lists it, 0 by default: the origin mix) or ``toolworlds:N:SEED:0:free`` (the
+conversations of random plots of sam_model.data.toolplots instead of this module's one plot); it is written
+once into the cache (sam_model.data.sources) and read as a transcript file.
 Generated data carries no third-party licence, so a model trained on it may ship.
 
 CLI::
@@ -214,41 +215,61 @@ def conversation(world: _World, rng: random.Random, user_first: float = 0.0) -> 
     return chat.messages
 
 
-def generate(n: int, seed: int = 0, user_first: float = 0.0) -> Iterator[dict[str, Any]]:
-    """``n`` conversations ``{"id", "group", "messages"}``, ``CONVERSATIONS_PER_WORLD`` per world (their group)."""
+def generate(n: int, seed: int = 0, user_first: float = 0.0, plots: str = "fixed") -> Iterator[dict[str, Any]]:
+    """``n`` conversations ``{"id", "group", "messages"}``, ``CONVERSATIONS_PER_WORLD`` per world (their group).
+    ``plots``: "fixed" (this module's one plot) or "free" (sam_model.data.toolplots' random plots)."""
+    check_plots(plots, user_first)
+    if plots == "free":
+        from sam_model.data import toolplots
+        new_world, talk = toolplots.world, lambda w, r: toolplots.conversation(w, r)
+    else:
+        new_world, talk = _World, lambda w, r: conversation(w, r, user_first)
     rng = random.Random(seed)
     world = None
+    tag = "" if plots == "fixed" else f"-{plots}"
     for i in range(n):
         if i % CONVERSATIONS_PER_WORLD == 0:
-            world = _World(rng, i // CONVERSATIONS_PER_WORLD)
-        yield {"id": f"toolworlds-s{seed}-{i:05d}", "group": world.name,
-               "messages": conversation(world, rng, user_first)}
+            world = new_world(rng, i // CONVERSATIONS_PER_WORLD)
+        yield {"id": f"toolworlds{tag}-s{seed}-{i:05d}", "group": world.name, "messages": talk(world, rng)}
 
 
-def write(path: str | Path, n: int, seed: int = 0, user_first: float = 0.0) -> Path:
-    """Write ``generate(n, seed, user_first)`` as gzipped JSON Lines, atomically."""
+PLOT_KINDS = ("fixed", "free")
+
+
+def check_plots(plots: str, user_first: float) -> None:
+    if plots not in PLOT_KINDS:
+        raise ValueError(f"plots must be one of {', '.join(PLOT_KINDS)}, got {plots!r}")
+    if plots == "free" and user_first:
+        raise ValueError("the free plots draw who says each value themselves: give user_first 0 with plots free")
+
+
+def write(path: str | Path, n: int, seed: int = 0, user_first: float = 0.0, plots: str = "fixed") -> Path:
+    """Write ``generate(n, seed, user_first, plots)`` as gzipped JSON Lines, atomically."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(out) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
-        for conv in generate(n, seed, user_first):
+        for conv in generate(n, seed, user_first, plots):
             fh.write(json.dumps(conv) + "\n")
     return out
 
 
-def parse_spec(spec: str) -> tuple[int, int, float]:
-    """(conversations, seed, user_first) of ``toolworlds:N[:SEED[:USER_FIRST]]``; ValueError naming the spec
-    otherwise."""
+def parse_spec(spec: str) -> tuple[int, int, float, str]:
+    """(conversations, seed, user_first, plots) of ``toolworlds:N[:SEED[:USER_FIRST[:PLOTS]]]``; ValueError
+    naming the spec otherwise."""
     parts = spec[len(PREFIX):].split(":")
     try:
         n, seed = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
         user_first = float(parts[2]) if len(parts) > 2 else 0.0
-        if len(parts) > 3 or n < 1 or not 0.0 <= user_first <= 1.0:
+        plots = parts[3] if len(parts) > 3 else "fixed"
+        if len(parts) > 4 or n < 1 or not 0.0 <= user_first <= 1.0:
             raise ValueError
+        check_plots(plots, user_first)
     except ValueError:
-        raise ValueError(f"{spec}: a generated source is toolworlds:N, toolworlds:N:SEED or "
-                         "toolworlds:N:SEED:USER_FIRST (N >= 1 conversations, an integer seed, the share of "
-                         "conversations whose user names the item first, 0-1)") from None
-    return n, seed, user_first
+        raise ValueError(f"{spec}: a generated source is toolworlds:N, toolworlds:N:SEED, "
+                         "toolworlds:N:SEED:USER_FIRST or toolworlds:N:SEED:0:free (N >= 1 conversations, an "
+                         "integer seed, the share of conversations whose user names the item first, 0-1; free: "
+                         "random plots, sam_model.data.toolplots)") from None
+    return n, seed, user_first, plots
 
 
 def is_spec(path: object) -> bool:
@@ -257,10 +278,11 @@ def is_spec(path: object) -> bool:
 
 def resolve(spec: str, cache_dir: str | Path) -> Path:
     """The transcript file of ``toolworlds:N[:SEED[:USER_FIRST]]`` in ``cache_dir``, generated on first use."""
-    n, seed, user_first = parse_spec(spec)
+    n, seed, user_first, plots = parse_spec(spec)
     mix = f"-u{user_first:g}" if user_first else ""  # 0 keeps the first generator's file name (and content)
+    mix += "" if plots == "fixed" else f"-{plots}"
     path = Path(cache_dir) / f"toolworlds-n{n}-s{seed}{mix}.jsonl.gz"
-    return path if path.exists() else write(path, n, seed, user_first)
+    return path if path.exists() else write(path, n, seed, user_first, plots)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -273,12 +295,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--user-first", type=float, default=0.0,
                     help="share (0-1) of the conversations whose user names the item in the opening message, "
                          "before a tool result lists it (default 0: the first generator's conversations)")
+    ap.add_argument("--plots", choices=PLOT_KINDS, default="fixed",
+                    help="fixed: every conversation follows one plot (look up, look up, change; the default, the "
+                         "first generator's files byte for byte); free: 1-3 tasks of random plots per conversation "
+                         "(change, search and book, issue report, transfer; sam_model.data.toolplots)")
     args = ap.parse_args(argv)
+    if args.plots == "free" and args.user_first:
+        ap.error("--user-first applies to the fixed plot only; give 0 with --plots free")
     if args.conversations < 1:
         ap.error("--conversations must be >= 1")
     if not 0.0 <= args.user_first <= 1.0:
         ap.error(f"--user-first must be between 0 and 1, got {args.user_first}")
-    print(f"wrote {write(args.out, args.conversations, args.seed, args.user_first)}")
+    print(f"wrote {write(args.out, args.conversations, args.seed, args.user_first, args.plots)}")
     return 0
 
 
