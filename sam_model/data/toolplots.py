@@ -26,20 +26,20 @@ import json
 import random
 from typing import Any
 
-from sam_model.data.toolworlds import (
-    _ACTIONS,
-    _CITIES,
-    _FIRST,
-    _LAST,
-    _NOUNS,
-    _VERBS,
-    _WORDS,
-    _Chat,
-    _Entity,
-    _id_format,
-    _invented,
-    _result,
-    _tool_name,
+from sam_model.data.toolparts import (
+    ACTIONS,
+    CITIES,
+    FIRST,
+    LAST,
+    NOUNS,
+    VERBS,
+    WORDS,
+    Chat,
+    Entity,
+    id_format,
+    invented,
+    result,
+    tool_name,
 )
 
 _MORE_CITIES = ("Madrid", "Chicago", "Seoul", "Lagos", "Cairo", "Toronto", "Dublin", "Lima", "Hanoi", "Berlin",
@@ -54,7 +54,7 @@ _CONFIRM = ("Yes please.", "ok, go ahead", "Sounds good.", "Yes, do it.", "Corre
 
 
 def _city(rng: random.Random) -> str:
-    return rng.choice(_CITIES + _MORE_CITIES)
+    return rng.choice(CITIES + _MORE_CITIES)
 
 
 def _code(city: str) -> str:
@@ -69,7 +69,7 @@ def _date(rng: random.Random) -> tuple[str, str]:
 
 
 def _person(rng: random.Random) -> str:
-    return f"{rng.choice(_FIRST).title()} {rng.choice(_LAST).title()}"
+    return f"{rng.choice(FIRST).title()} {rng.choice(LAST).title()}"
 
 
 def _amount(rng: random.Random) -> str:
@@ -81,23 +81,23 @@ def _time(rng: random.Random) -> str:
 
 
 def _path(rng: random.Random) -> str:
-    parts = rng.sample(_WORDS, 3)
-    return f"{parts[0]}/{parts[1]}/{parts[2]}_{rng.choice(_WORDS)}{rng.choice(['.py', '.js', '.go', '.ts'])}"
+    parts = rng.sample(WORDS, 3)
+    return f"{parts[0]}/{parts[1]}/{parts[2]}_{rng.choice(WORDS)}{rng.choice(['.py', '.js', '.go', '.ts'])}"
 
 
 def _method(rng: random.Random) -> str:
-    return f"{rng.choice(_ACTIONS)}_{rng.choice(_WORDS)}"
+    return f"{rng.choice(ACTIONS)}_{rng.choice(WORDS)}"
 
 
 class _FreeWorld:
     """An agent's domain: an owner, two item types, a search, a payment entity and tools named in one style."""
 
     def __init__(self, rng: random.Random, index: int):
-        nouns = [(_invented(rng) if rng.random() < 0.3 else n) for n in rng.sample(_NOUNS, 4)]
-        self.owner, self.item, self.other, self.pay = (_Entity(rng, n) for n in nouns)
+        nouns = [(invented(rng) if rng.random() < 0.3 else n) for n in rng.sample(NOUNS, 4)]
+        self.owner, self.item, self.other, self.pay = (Entity(rng, n) for n in nouns)
         self.style = rng.choice(["snake", "camel", "dotted"])
-        verbs = rng.sample(_VERBS, 4)
-        acts = rng.sample(_ACTIONS, 4)
+        verbs = rng.sample(VERBS, 4)
+        acts = rng.sample(ACTIONS, 4)
         self.get_owner = self.tool(verbs[0], self.owner.noun + rng.choice(["", "_details", "_profile"]))
         self.get_item = self.tool(verbs[1], self.item.noun + rng.choice(["", "_details", "_info"]))
         self.search = self.tool(rng.choice(["search", "find", "list"]), self.item.noun + "s")
@@ -111,7 +111,7 @@ class _FreeWorld:
         self.tier = rng.choice(_TIERS)
         self.tier_arg = rng.choice(["cabin", "tier", "level", "plan", "class", "size", "option"])
         self.attr = rng.choice(["address", "email", "note", "target", "contact", "label", "start", "value"])
-        self.new_attr = _id_format(rng)
+        self.new_attr = id_format(rng)
         self.city_arg = rng.choice(["city", "origin", "location", "destination", "site"])
         self.code_arg = rng.choice(["code", "city_code", "station", "hub"])
         self.name = f"plots{index:05d}"
@@ -119,14 +119,14 @@ class _FreeWorld:
                        f"search, change and book {self.item.noun}s. Always confirm before a change.")
 
     def tool(self, verb: str, noun: str) -> str:
-        return _tool_name(self.style, verb, noun)
+        return tool_name(self.style, verb, noun)
 
 
 class _Story:
     """One conversation under way: the chat and what has been established so far."""
 
     def __init__(self, world: _FreeWorld, rng: random.Random):
-        self.w, self.rng, self.chat = world, rng, _Chat(world.policy)
+        self.w, self.rng, self.chat = world, rng, Chat(world.policy)
         self.owner = world.owner.new_id(rng)
         self.items = [world.item.new_id(rng) for _ in range(rng.randint(2, 5))]
         self.pays = [world.pay.new_id(rng) for _ in range(rng.randint(1, 3))]
@@ -141,7 +141,7 @@ class _Story:
 
     def call(self, name: str, args: dict[str, Any], fields: Any) -> None:
         content = fields if isinstance(fields, str) else (
-            json.dumps(fields) if isinstance(fields, list) else _result(self.rng, fields))
+            json.dumps(fields) if isinstance(fields, list) else result(self.rng, fields))
         self.chat.call(name, args, content)
 
     def filler(self) -> None:
@@ -252,7 +252,7 @@ class _Story:
         """An issue text naming a file and a method among others; long search results and file views."""
         w, rng = self.w, self.rng
         path, method, others = _path(rng), _method(rng), [_method(rng) for _ in range(3)]
-        cls = rng.choice(_WORDS).title() + rng.choice(_WORDS).title()
+        cls = rng.choice(WORDS).title() + rng.choice(WORDS).title()
         self.user(f"Bug report: calling {cls}.{method} raises KeyError since the last release. Traceback mentions "
                   f"{others[0]} and {others[1]}; we think the problem is in {path} but not sure. Steps: create a "
                   f"{w.item.noun}, call {method} twice, see the error. Expected: no error.")
@@ -265,7 +265,7 @@ class _Story:
                   f"Found {len(hits)} matches:\n{listing}")
         self.filler()
         line = str(rng.randint(100, 999))
-        body = "\n".join(f"{int(line) + k}    {rng.choice(['x = ', 'return ', 'if ', 'self.'])}{rng.choice(_WORDS)}"
+        body = "\n".join(f"{int(line) + k}    {rng.choice(['x = ', 'return ', 'if ', 'self.'])}{rng.choice(WORDS)}"
                          for k in range(rng.randint(8, 20)))
         self.call(w.view, {"path": path, "line": line} if rng.random() < 0.5 else {"path": path},
                   f"[{path}, lines {line}-]\n{body}\n(Open file: {path})")

@@ -32,120 +32,45 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from sam_model.data import toolplots
+from sam_model.data.toolparts import (
+    ACTIONS,
+    CITIES,
+    FIRST,
+    LAST,
+    NOUNS,
+    VERBS,
+    Chat,
+    Entity,
+    id_format,
+    invented,
+    result,
+    tool_name,
+)
 from sam_model.io import atomic_path, cli_name
 
 PREFIX = "toolworlds:"
 CONVERSATIONS_PER_WORLD = 3  # conversations of one world share its tools (a group: one side of every split)
 
-_NOUNS = ("order", "ticket", "device", "account", "shipment", "invoice", "plan", "booking", "subscription", "claim",
-          "patient", "appointment", "repository", "branch", "file", "issue", "package", "vehicle", "policy",
-          "payment", "room", "course", "student", "server", "container", "job", "contract", "product", "line",
-          "router", "card", "loan", "delivery", "recipe", "member", "project", "task", "warehouse", "parcel",
-          "module", "function", "class", "build", "release", "dataset", "model", "pipeline", "sensor", "meter")
-_VERBS = ("get", "find", "lookup", "fetch", "search", "list", "show", "read", "query", "inspect")
-_ACTIONS = ("update", "cancel", "modify", "create", "book", "transfer", "refund", "reset", "activate", "suspend",
-            "assign", "move", "close", "schedule", "exchange", "return", "patch", "deploy", "merge", "apply")
-_FIRST = ("mia", "liam", "noah", "emma", "olivia", "ava", "yusuf", "chen", "aarav", "sofia", "lucas", "amara",
-          "ivan", "fatima", "kenji", "lena", "omar", "zoe", "mateo", "priya")
-_LAST = ("li", "garcia", "smith", "kim", "nguyen", "patel", "muller", "rossi", "silva", "khan", "sato", "jones",
-         "brown", "lopez", "novak", "ali", "dubois", "berg", "costa", "ito")
-_WORDS = ("alpha", "delta", "core", "util", "parser", "cache", "index", "query", "model", "view", "form", "field",
-          "router", "handler", "config", "session", "token", "report", "schema", "stream", "batch", "admin")
-_CITIES = ("Boston", "Denver", "Lisbon", "Osaka", "Nairobi", "Lyon", "Austin", "Quito", "Perth", "Oslo")
-
-
-def _invented(rng: random.Random) -> str:
-    """A pronounceable made-up word: entity nouns a real domain would never share with training."""
-    return "".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(rng.randint(2, 3)))
-
-
-def _digits(rng: random.Random, n: int) -> str:
-    return "".join(rng.choice("0123456789") for _ in range(n))
-
-
-def _id_format(rng: random.Random):
-    """A random id format of one entity type: a function rng -> a fresh value of that shape."""
-    prefix = rng.choice(["#W", "ORD-", "TK", "acct_", "INV-", "P", "SR-", "".join(rng.choices("ABCDEFGHJKMNPRSTXZ",
-                                                                                               k=rng.randint(2, 3)))])
-    n = rng.randint(4, 8)
-    ext = rng.choice([".py", ".js", ".go", ".ts", ".rb"])
-    formats = [
-        lambda r: prefix + _digits(r, n),
-        lambda r: f"{r.choice(_FIRST)}_{r.choice(_LAST)}_{_digits(r, 4)}",
-        lambda r: "".join(r.choice("0123456789abcdef") for _ in range(n + 4)),
-        lambda r: f"{r.choice(_WORDS)}/{r.choice(_WORDS)}/{r.choice(_WORDS)}_{r.choice(_WORDS)}{ext}",
-        lambda r: f"{r.choice(_WORDS).title()}{r.choice(_WORDS).title()}.{r.choice(_ACTIONS)}_{r.choice(_WORDS)}",
-        lambda r: f"{r.choice(_FIRST)}.{r.choice(_LAST)}{_digits(r, 2)}@{r.choice(_WORDS)}.com",
-        lambda r: f"2024-{r.randint(1, 12):02d}-{r.randint(1, 28):02d}",
-        lambda r: f"{_digits(r, 3)}-{_digits(r, 3)}-{_digits(r, 4)}",
-        lambda r: "".join(r.choices("ABCDEFGHJKMNPRSTXZ", k=3)) + _digits(r, 3),
-    ]
-    return rng.choice(formats)
-
-
-class _Entity:
-    """One entity type of a world: its noun, id format, the argument name tools take its id by and the key a
-    tool result shows it under (often a different word: provenance, not name matching)."""
-
-    def __init__(self, rng: random.Random, noun: str):
-        self.noun, self.new_id = noun, _id_format(rng)
-        self.arg = rng.choice([f"{noun}_id", f"{noun}Id", f"{noun}_ref", noun, f"{noun}_number", f"{noun}_code"])
-        self.key = self.arg if rng.random() < 0.5 else rng.choice(["id", "ref", f"{noun}_key", "identifier", "uid"])
-
-
 class _World:
     """An agent's domain: an owner entity (the user's account), item entities, tools and a policy text."""
 
     def __init__(self, rng: random.Random, index: int):
-        nouns = rng.sample(_NOUNS, 3)
-        nouns = [(_invented(rng) if rng.random() < 0.3 else n) for n in nouns]
-        self.owner, self.item, self.other = (_Entity(rng, n) for n in nouns)
-        look, act = rng.choice(_VERBS), rng.sample(_ACTIONS, 2)
+        nouns = rng.sample(NOUNS, 3)
+        nouns = [(invented(rng) if rng.random() < 0.3 else n) for n in nouns]
+        self.owner, self.item, self.other = (Entity(rng, n) for n in nouns)
+        look, act = rng.choice(VERBS), rng.sample(ACTIONS, 2)
         style = rng.choice(["snake", "camel", "dotted"])
-        self.get_owner = _tool_name(style, look, self.owner.noun)
-        self.get_item = _tool_name(style, rng.choice(_VERBS), self.item.noun + rng.choice(["", "_details", "_info"]))
-        self.act = _tool_name(style, act[0], self.item.noun)
-        self.act2 = _tool_name(style, act[1], self.other.noun)
+        self.get_owner = tool_name(style, look, self.owner.noun)
+        self.get_item = tool_name(style, rng.choice(VERBS), self.item.noun + rng.choice(["", "_details", "_info"]))
+        self.act = tool_name(style, act[0], self.item.noun)
+        self.act2 = tool_name(style, act[1], self.other.noun)
         self.attr = rng.choice(["address", "email", "date", "note", "target", "path", "contact", "start", "value"])
-        self.new_attr = _id_format(rng)
+        self.new_attr = id_format(rng)
         self.name = f"world{index:05d}"
         self.policy = (f"You are the {self.item.noun} assistant of a {self.owner.noun} service ({self.name}). "
                        f"Use the tools {self.get_owner}, {self.get_item}, {self.act} and {self.act2}. "
                        "Confirm before any change.")
-
-
-def _tool_name(style: str, verb: str, noun: str) -> str:
-    if style == "camel":
-        return verb + "".join(w.title() for w in noun.split("_"))
-    return f"{verb}.{noun}" if style == "dotted" else f"{verb}_{noun}"
-
-
-def _result(rng: random.Random, fields: dict[str, Any]) -> str:
-    """A tool result in one of the shapes agents log: JSON, key: value lines, or a sentence."""
-    shape = rng.random()
-    if shape < 0.6:
-        return json.dumps(fields)
-    if shape < 0.85:
-        return "\n".join(f"{k}: {json.dumps(v) if isinstance(v, list) else v}" for k, v in fields.items())
-    return "Found " + ", ".join(f"{k} {', '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in fields.items())
-
-
-class _Chat:
-    """Messages of one conversation with call ids."""
-
-    def __init__(self, policy: str):
-        self.messages: list[dict[str, Any]] = [{"role": "system", "content": policy}]
-        self.calls = 0
-
-    def say(self, role: str, text: str) -> None:
-        self.messages.append({"role": role, "content": text})
-
-    def call(self, name: str, args: dict[str, Any], result: str) -> None:
-        self.calls += 1
-        cid = f"call_{self.calls}"
-        self.messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]})
-        self.messages.append({"role": "tool", "tool_call_id": cid, "name": name, "content": result})
 
 
 def conversation(world: _World, rng: random.Random, user_first: float = 0.0) -> list[dict[str, Any]]:
@@ -156,7 +81,7 @@ def conversation(world: _World, rng: random.Random, user_first: float = 0.0) -> 
     an issue text names it). Raising it moves the labels' origins from tool results towards the user without
     changing anything else: at 0 the random draws, and so the conversations, are exactly those of before.
     """
-    w, chat = world, _Chat(world.policy)
+    w, chat = world, Chat(world.policy)
     owner = w.owner.new_id(rng)
     items = [w.item.new_id(rng) for _ in range(rng.randint(2, 6))]
     item = rng.choice(items)
@@ -181,9 +106,9 @@ def conversation(world: _World, rng: random.Random, user_first: float = 0.0) -> 
             chat.say("user", f"It is {w.owner.new_id(rng)}... no sorry, {owner}.")
         else:
             chat.say("user", f"Yes, it's {owner}.")
-    chat.call(w.get_owner, {w.owner.arg: owner}, _result(rng, {w.owner.key: owner, "name": f"{rng.choice(_FIRST)} "
-                                                                 f"{rng.choice(_LAST)}", f"{w.item.noun}s": items,
-                                                                 "city": rng.choice(_CITIES)}))
+    chat.call(w.get_owner, {w.owner.arg: owner}, result(rng, {w.owner.key: owner, "name": f"{rng.choice(FIRST)} "
+                                                                 f"{rng.choice(LAST)}", f"{w.item.noun}s": items,
+                                                                 "city": rng.choice(CITIES)}))
     if not issue and not named:
         if rng.random() < 0.5:
             chat.say("assistant", f"I see {len(items)} {w.item.noun}s on your {w.owner.noun}. Which one?")
@@ -192,7 +117,7 @@ def conversation(world: _World, rng: random.Random, user_first: float = 0.0) -> 
             chat.say("user", f"It is the {w.item.noun} {item}.")
     detail = {w.item.key: item, "status": rng.choice(["active", "pending", "blocked", "open"]),
               f"{w.other.noun}s": other, "updated": f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"}
-    chat.call(w.get_item, {w.item.arg: item}, _result(rng, detail))
+    chat.call(w.get_item, {w.item.arg: item}, result(rng, detail))
     if not issue:
         who = rng.random()
         if who < 0.45:  # the user says the new value
@@ -202,15 +127,15 @@ def conversation(world: _World, rng: random.Random, user_first: float = 0.0) -> 
             chat.say("user", rng.choice(["Yes please.", "ok, go ahead", "Sounds good."]))
         else:  # the value comes from a tool
             chat.call(w.get_item, {w.item.arg: items[0] if items[0] != item else items[-1]},
-                      _result(rng, {w.item.key: items[0], w.attr: new_value}))
+                      result(rng, {w.item.key: items[0], w.attr: new_value}))
             chat.say("user", f"Use the same {w.attr} as that one.")
     chat.call(w.act, {w.item.arg: item, w.attr: new_value, w.owner.arg: owner},
-              _result(rng, {"result": "ok", w.item.key: item}))
+              result(rng, {"result": "ok", w.item.key: item}))
     if rng.random() < 0.6:
         target = rng.choice(other)
         chat.say("user", rng.choice(["Also fix the linked one please.", "And the related record too.",
                                      f"Also the {w.other.noun}, please."]))
-        chat.call(w.act2, {w.other.arg: target, w.item.arg: item}, _result(rng, {"result": "done"}))
+        chat.call(w.act2, {w.other.arg: target, w.item.arg: item}, result(rng, {"result": "done"}))
     chat.say("assistant", "Done. Anything else?")
     return chat.messages
 
@@ -220,7 +145,6 @@ def generate(n: int, seed: int = 0, user_first: float = 0.0, plots: str = "fixed
     ``plots``: "fixed" (this module's one plot) or "free" (sam_model.data.toolplots' random plots)."""
     check_plots(plots, user_first)
     if plots == "free":
-        from sam_model.data import toolplots
         new_world, talk = toolplots.world, lambda w, r: toolplots.conversation(w, r)
     else:
         new_world, talk = _World, lambda w, r: conversation(w, r, user_first)
