@@ -179,6 +179,10 @@ def test_lodo_chooses_a_domains_lexical_weight_on_the_other_domains_only(tmp_pat
     assert chosen["a"]["change"][0] == pytest.approx(0.40 - 0.6) and chosen["a"]["difference"][0] == pytest.approx(-0.1)
     with pytest.raises(lodo.SAMFileError, match="at least two"):
         lodo.cross_validate([dict(rows[1], lexical=None)], tmp_path)
+    # a search-time variant's change is against the training it reuses, not whatever variant ran before it
+    assert lodo.row_above(["fusion", "plots", "lexcv"], 2) == "fusion"
+    assert lodo.row_above(["fusion", "plots", "lexcv"], 1) == "fusion"
+    assert lodo.row_above(["plots", "lexcv"], 1) == "plots" and lodo.row_above(["fusion"], 0) is None
 
 
 def test_lexical_bonus_is_bm25_scaled_by_the_best_candidate():

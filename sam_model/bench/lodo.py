@@ -222,7 +222,7 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
             rows.append({"domain": held_out, "variant": name, "label": VARIANTS[name].label,
                          "decisions": report["n_queries"], "best_baseline": best,
                          "best_baseline_mrr": methods[best]["mrr"], "checkpoint": str(checkpoints[name]),
-                         "above": next((n for n in reversed(names[:i]) if not VARIANTS[n].lexical_cv), None),
+                         "above": row_above(names, i),
                          "grid": {f"{w:g}": {k: methods[grid_name(name, w)][k] for k in ("mrr", "recall@5")}
                                   for w in LEXICAL_GRID}})
             continue
@@ -232,14 +232,24 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
                      "recall@5": methods[name]["recall@5"], "best_baseline": best,
                      "best_baseline_mrr": methods[best]["mrr"], "difference": diff,
                      "baselines": {b: methods[b]["mrr"] for b in BASELINES}, "checkpoint": str(checkpoints[name])})
-        above = [n for n in names[:i] if not VARIANTS[n].lexical_cv]  # a cross-validated row is filled in later
-        if above:  # the change this row adds: paired against the row above
-            rows[-1]["change"] = paired_difference(out / "per_query.jsonl", name, above[-1])
+        above = row_above(names, i)
+        if above:  # the change this row adds: paired against the row it adds to
+            rows[-1]["change"] = paired_difference(out / "per_query.jsonl", name, above)
         if name in chosen:
             rows[-1]["lexical"] = {"weight": chosen[name][0], "worlds_mrr": chosen[name][1]}
         if extras:
             rows[-1]["extra"] = extras
     return rows
+
+
+def row_above(names: list[str], i: int) -> str | None:
+    """The row the ``i``-th variant's change is measured against: a search-time variant's own training when it
+    was evaluated (``lexcv`` against ``fusion``, whatever ran between them), else the nearest variant before it
+    that is not cross-validated (those rows are filled in later)."""
+    base = VARIANTS[names[i]].same_training_as
+    if base in names[:i]:
+        return base
+    return next((n for n in reversed(names[:i]) if not VARIANTS[n].lexical_cv), None)
 
 
 def grid_name(variant: str, weight: float) -> str:
