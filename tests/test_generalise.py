@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from test_model import make_net, toy_rows
@@ -234,3 +235,36 @@ def test_the_card_says_the_fusion_weights_of_a_fused_model():
     assert "β·cos(state text, memory)" in text and "| β (dense-state fusion) | 0.15 (learned) |" in text
     assert "lexical match 0.2" in text
     assert "β" not in card.render({"query_input": "state"}, {}, None, {"alpha": 0.9}, {})
+
+
+def test_lodo_seeds_interval_holds_the_seed_spread_and_pairs_the_decisions(tmp_path):
+    from sam_model.bench import lodo_seeds
+
+    runs = []
+    for seed, shift in enumerate((0.0, 0.3, -0.3)):  # the reference moves a lot from seed to seed
+        run = tmp_path / f"s{seed}"
+        rows = []
+        for domain, n in (("a", 40), ("b", 60)):
+            (run / domain).mkdir(parents=True)
+            base = np.random.default_rng(n).uniform(0.2, 0.6, n)  # the same decisions in every seed
+            lines = [json.dumps({"episode_id": f"e{i}", "step": i, "methods": {
+                "bm25": {"rr": b, "recall@5": 0}, "plots": {"rr": b + 0.1, "recall@5": 0},
+                "fusion": {"rr": b + 0.1 + shift, "recall@5": 0}}}) for i, b in enumerate(base)]
+            (run / domain / "per_query.jsonl").write_text("\n".join(lines) + "\n")
+            rows.append({"domain": domain, "variant": "plots", "best_baseline": "bm25"})
+        (run / "lodo.json").write_text(json.dumps(rows))
+        runs.append(run)
+    s = lodo_seeds.summarise(lodo_seeds.load(runs, "plots", "fusion"), boot=500)
+    # plots is the baseline + 0.1 on every decision of every seed: paired, its interval is exactly that
+    assert s["a"]["variant - baseline"] == pytest.approx((0.1, 0.1, 0.1))
+    assert s["average"]["variant - baseline"] == pytest.approx((0.1, 0.1, 0.1))
+    # the reference's mean is the same, but its seeds spread by +-0.3: the interval must show it
+    mean, lo, hi = s["b"]["reference - baseline"]
+    assert mean == pytest.approx(0.1) and lo < -0.1 and hi > 0.3
+    assert s["a"]["per_seed"]["reference"][1] - s["a"]["per_seed"]["reference"][0] == pytest.approx(0.3, abs=1e-3)
+    assert "| **average** |" in lodo_seeds.table(s, "plots", "fusion")
+    with pytest.raises(SystemExit, match="no method 'lexcv'"):
+        lodo_seeds.load(runs, "lexcv", "fusion")
+    (runs[2] / "lodo.json").write_text(json.dumps([{"domain": "a", "variant": "plots", "best_baseline": "bm25"}]))
+    with pytest.raises(SystemExit, match="domain b is in 2 of the 3 runs"):
+        lodo_seeds.load(runs, "plots", "fusion")

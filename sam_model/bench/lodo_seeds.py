@@ -1,0 +1,139 @@
+"""Leave-one-domain-out over seeds: one variant against a reference and the untrained baselines, every figure a
+mean over training seeds with a 95 % interval that holds both the seed-to-seed and the decision-to-decision
+spread.
+
+    python -m sam_model.bench.lodo --out runs/lodo-s0 --variants fusion,plots --seed 0     # and --seed 1, 2
+    python -m sam_model.bench.lodo_seeds runs/lodo-s0 runs/lodo-s1 runs/lodo-s2 --variant plots --reference fusion
+
+One ``bench.lodo`` run is one training seed, and its intervals are over decisions only: two trainings of the same
+recipe differ by about as much as a change does (±0.04 MRR on the 127 airline decisions). Here each run folder
+is a seed, and the interval is a two-level bootstrap: each replicate draws the seeds with replacement, then,
+within each drawn seed, its decisions with replacement (the same draw for every method of that seed, so
+differences stay paired), and takes the mean over the drawn seeds. The average over domains is computed inside
+each replicate, so its interval is that of the figure the target names (issue 21: SAM − the best untrained
+baseline, averaged over the left-out domains). Each seed's best baseline is the one its own run picked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from sam_model.bench.chunk_table import per_query
+from sam_model.io import cli_name
+
+BOOT = 4000
+
+
+def load(runs: list[Path], variant: str, reference: str) -> dict[str, list[dict[str, np.ndarray]]]:
+    """Per domain, per seed (run): reciprocal ranks of the variant, the reference and the run's best baseline."""
+    out: dict[str, list[dict[str, np.ndarray]]] = {}
+    for run in runs:
+        rows = json.loads((run / "lodo.json").read_text(encoding="utf-8"))
+        for domain in dict.fromkeys(r["domain"] for r in rows):
+            best = next(r["best_baseline"] for r in rows if r["domain"] == domain)
+            _, methods = per_query(run / domain)
+            for name in (variant, reference, best):
+                if name not in methods:
+                    raise SystemExit(f"error: {run / domain / 'per_query.jsonl'} has no method {name!r} (it has: "
+                                     f"{', '.join(methods)}); run bench.lodo with --variants {reference},{variant}")
+            out.setdefault(domain, []).append({k: np.asarray(methods[n]["rr"]) for k, n in
+                                               (("variant", variant), ("reference", reference), ("baseline", best))})
+    for domain, seeds in out.items():
+        if len(seeds) != len(runs):
+            raise SystemExit(f"error: domain {domain} is in {len(seeds)} of the {len(runs)} runs; give runs that "
+                             "left out the same domains")
+    return out
+
+
+def two_level(seeds: list[dict[str, np.ndarray]], rng: np.random.Generator, boot: int = BOOT) -> dict[str, np.ndarray]:
+    """``boot`` bootstrap replicates of each method's mean reciprocal rank (seeds, then decisions, resampled)."""
+    k = len(seeds)
+    reps = {m: np.empty(boot) for m in seeds[0]}
+    for b in range(boot):
+        pick = rng.integers(0, k, size=k)
+        sums = dict.fromkeys(reps, 0.0)
+        for s in pick:
+            n = len(seeds[s]["variant"])
+            idx = rng.integers(0, n, size=n)
+            for m in reps:
+                sums[m] += seeds[s][m][idx].mean()
+        for m in reps:
+            reps[m][b] = sums[m] / k
+    return reps
+
+
+def ci(point: float, reps: np.ndarray) -> tuple[float, float, float]:
+    lo, hi = np.quantile(reps, [0.025, 0.975])
+    return point, float(lo), float(hi)
+
+
+def summarise(data: dict[str, list[dict[str, np.ndarray]]], seed: int = 0, boot: int = BOOT) -> dict[str, dict]:
+    """Per domain and on average: each method's mean MRR over seeds, variant − baseline, variant − reference,
+    reference − baseline, each (mean, low, high); and the per-seed MRRs."""
+    rng = np.random.default_rng(seed)
+    out, avg_reps, avg_points = {}, [], []
+    for domain, seeds in data.items():
+        reps = two_level(seeds, rng, boot)
+        point = {m: float(np.mean([s[m].mean() for s in seeds])) for m in seeds[0]}
+        pairs = {"variant - baseline": ("variant", "baseline"), "variant - reference": ("variant", "reference"),
+                 "reference - baseline": ("reference", "baseline")}
+        diffs = {name: (point[a] - point[b], reps[a] - reps[b]) for name, (a, b) in pairs.items()}
+        out[domain] = {"seeds": len(seeds), "decisions": [len(s["variant"]) for s in seeds],
+                       "per_seed": {m: [round(float(s[m].mean()), 4) for s in seeds] for m in point},
+                       **{m: ci(point[m], reps[m]) for m in point},
+                       **{name: ci(p, r) for name, (p, r) in diffs.items()}}
+        avg_points.append({n: p for n, (p, _) in diffs.items()})
+        avg_reps.append({n: r for n, (_, r) in diffs.items()})
+    out["average"] = {n: ci(float(np.mean([p[n] for p in avg_points])), np.mean([r[n] for r in avg_reps], axis=0))
+                      for n in avg_points[0]}
+    return out
+
+
+def table(summary: dict[str, dict], variant: str, reference: str) -> str:
+    def f(c) -> str:
+        return f"{c[0]:+.3f} [{c[1]:+.3f}, {c[2]:+.3f}]"
+
+    lines = [f"| left out | seeds | {variant} MRR (per seed) | {reference} MRR (per seed) | best baseline MRR | "
+             f"{variant} − best baseline | {reference} − best baseline | {variant} − {reference} |",
+             "|---|---|---|---|---|---|---|---|"]
+    for d, s in summary.items():
+        if d == "average":
+            continue
+        per = {m: " / ".join(f"{v:.3f}" for v in s["per_seed"][m]) for m in ("variant", "reference")}
+        lines.append(f"| {d} | {s['seeds']} | {s['variant'][0]:.3f} ({per['variant']}) | {s['reference'][0]:.3f} "
+                     f"({per['reference']}) | {s['baseline'][0]:.3f} | {f(s['variant - baseline'])} | "
+                     f"{f(s['reference - baseline'])} | {f(s['variant - reference'])} |")
+    a = summary["average"]
+    lines.append(f"| **average** | | | | | **{f(a['variant - baseline'])}** | {f(a['reference - baseline'])} | "
+                 f"{f(a['variant - reference'])} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=cli_name("python -m sam_model.bench.lodo_seeds"), description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="+", type=Path, help="bench.lodo --out folders, one per training seed")
+    ap.add_argument("--variant", required=True, help="the variant under test (a bench.lodo --variants name)")
+    ap.add_argument("--reference", required=True, help="the variant it is compared with, trained in the same runs")
+    ap.add_argument("--out", type=Path, default=None, help="also write the table and figures here (.md, .json)")
+    ap.add_argument("--boot", type=int, default=BOOT, help=f"bootstrap replicates (default {BOOT})")
+    args = ap.parse_args(argv)
+    for run in args.runs:
+        if not (run / "lodo.json").is_file():
+            ap.error(f"{run / 'lodo.json'} not found: give bench.lodo --out folders")
+    summary = summarise(load(args.runs, args.variant, args.reference), boot=args.boot)
+    text = table(summary, args.variant, args.reference)
+    print(text)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "lodo_seeds.md").write_text(text + "\n", encoding="utf-8")
+        (args.out / "lodo_seeds.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
