@@ -5,6 +5,9 @@ a copy of its shard that a load opens without writing the saved folder, and name
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import numpy as np
 import pytest
 
@@ -105,8 +108,6 @@ def test_a_missing_shard_is_named(tmp_path):
     store = MemoryStore(None, StoreConfig(provenance=False, index={"kind": "qdrant-edge", "path": str(tmp_path)}), DIM)
     store.add(records(2, "e"), np.ones((2, DIM), np.float32))
     saved = store.save(tmp_path / "s")
-    import shutil
-
     shutil.rmtree(saved / "index" / "shard")
     with pytest.raises(SAMFileError, match="the Qdrant Edge shard is missing; save the store again"):
         MemoryStore.load(saved)
@@ -127,3 +128,16 @@ def test_index_from_config_builds_the_edge_engine(tmp_path):
 def test_edge_configs_are_checked(bad, message):
     with pytest.raises(ValueError, match=message):
         StoreConfig.from_dict({"index": bad}, "store")
+
+
+def test_the_backends_bench_measures_edge_at_each_hnsw_ef(tmp_path, capsys):
+    from sam_model.bench.backends import main
+
+    out = tmp_path / "b.json"
+    assert main(["--n", "3000", "--dim", "16", "--clusters", "20", "--users", "10", "--queries", "5", "--no-qdrant",
+                 "--edge-ef", "default,32", "--json", str(out), "--log", str(tmp_path / "b.log")]) == 0
+    got = json.loads(out.read_text())
+    assert got["qdrant_edge_info"]["points"] == 3000 and got["qdrant_edge_build_s"] >= got["qdrant_edge_upsert_s"]
+    assert {"qdrant_edge_efdefault", "qdrant_edge_ef32", "qdrant_edge_scoped"} <= got.keys()
+    assert got["qdrant_edge_scoped"]["recall_at_k"] == 1.0  # a 300-point user: Qdrant scans it exactly
+    assert "qdrant-edge: indexed in" in (tmp_path / "b.log").read_text()
