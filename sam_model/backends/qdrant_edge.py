@@ -21,9 +21,9 @@ leaves it to :meth:`compact` (bulk loads: add everything, then index once).
 
 The live shard is a private folder (under ``path``, default the system temp dir) removed when the index goes.
 Qdrant's own write-ahead log is off (the live shard is scratch: the store's saves, and the served memory's log,
-are the record). Save: the shard is flushed and its folder copied into the store's index folder (``shard/``, beside meta.json with
-the ids in write order and their episodes); a load copies it back to a new private folder and opens it there, so
-a saved folder is never written by the engine and the HNSW graph is not rebuilt. Its files are Qdrant's segment
+are the record). Save: the shard is flushed and its folder copied into the store's index folder (``shard/``,
+beside meta.json with the ids in write order and their episodes); a load copies it back to a new private folder
+and opens it there, so a saved folder is never written by the engine and the HNSW graph is not rebuilt. Its files are Qdrant's segment
 format (JSON and raw arrays, no pickles), copied with their holes (Qdrant preallocates sparse 32 MB files).
 """
 
