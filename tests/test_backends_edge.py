@@ -130,14 +130,16 @@ def test_edge_configs_are_checked(bad, message):
         StoreConfig.from_dict({"index": bad}, "store")
 
 
-def test_the_backends_bench_measures_edge_at_each_hnsw_ef(tmp_path, capsys):
+def test_the_backends_bench_measures_edge_at_each_hnsw_ef(tmp_path):
     from sam_model.bench.backends import main
 
     out = tmp_path / "b.json"
     assert main(["--n", "3000", "--dim", "16", "--clusters", "20", "--users", "10", "--queries", "5", "--no-qdrant",
-                 "--edge-ef", "default,32", "--json", str(out), "--log", str(tmp_path / "b.log")]) == 0
+                 "--edge-ef", "default,32,exact", "--query-centres", "data", "--json", str(out),
+                 "--log", str(tmp_path / "b.log")]) == 0
     got = json.loads(out.read_text())
     assert got["qdrant_edge_info"]["points"] == 3000 and got["qdrant_edge_build_s"] >= got["qdrant_edge_upsert_s"]
-    assert {"qdrant_edge_efdefault", "qdrant_edge_ef32", "qdrant_edge_scoped"} <= got.keys()
+    assert {"qdrant_edge_efdefault", "qdrant_edge_ef32", "qdrant_edge_exact", "qdrant_edge_scoped"} <= got.keys()
+    assert got["qdrant_edge_exact"]["recall_at_k"] == 1.0 and got["query_centres"] == "data"
     assert got["qdrant_edge_scoped"]["recall_at_k"] == 1.0  # a 300-point user: Qdrant scans it exactly
     assert "qdrant-edge: indexed in" in (tmp_path / "b.log").read_text()

@@ -3,7 +3,9 @@
     python -m sam_model.bench.backends --n 1000000 --dim 64 --queries 200 [--json F] [--log F]
 
 The vectors are synthetic (random clustered unit vectors, ``--clusters`` centres): at this scale what is measured
-is the engine, not SAM's encoder, so no text is encoded. Ground truth is FAISS exact inner-product search
+is the engine, not SAM's encoder, so no text is encoded. The queries are clustered around centres of their own
+(``--query-centres new``, the default: away from the memories' clusters, as SAM's state-projected queries are not
+drawn from its memories' distribution), or around the memories' centres (``data``, in-distribution). Ground truth is FAISS exact inner-product search
 (``MemoryIndex(kind="flat")``). Each engine answers the same queries one at a time, as the store asks them
 (top ``--k``, unscoped and scoped to one user of ``--users``), through the same MemoryIndex API the store uses:
 
@@ -34,8 +36,11 @@ from sam_model.bench.serve import emit, progress
 from sam_model.index import MemoryIndex, tune_blas_threshold
 
 
-def clustered(n: int, dim: int, clusters: int, rng: np.random.Generator) -> np.ndarray:
-    centres = rng.standard_normal((clusters, dim)).astype(np.float32)
+def clustered(n: int, dim: int, clusters: int, rng: np.random.Generator,
+              centres: np.ndarray | None = None) -> np.ndarray:
+    """Unit vectors around ``clusters`` random centres (drawn from ``rng`` unless given)."""
+    if centres is None:
+        centres = rng.standard_normal((clusters, dim)).astype(np.float32)
     x = centres[rng.integers(0, clusters, n)] + 0.5 * rng.standard_normal((n, dim)).astype(np.float32)
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
@@ -88,13 +93,15 @@ def heartbeat(what: str, log_path: Path | None, every: float = 30.0):
         child.wait()
 
 
-def edge_grid(text: str) -> list[int | None]:
-    """``"default,64,128"`` -> [None, 64, 128] (None: Qdrant's default, hnsw_ef = ef_construct)."""
+def edge_grid(text: str) -> list[int | str | None]:
+    """``"default,64,exact"`` -> [None, 64, "exact"] (None: Qdrant's default, hnsw_ef = ef_construct; "exact":
+    Qdrant's brute force, no HNSW)."""
     try:
-        return [None if v.strip() == "default" else int(v) for v in text.split(",") if v.strip()]
+        return [None if v.strip() == "default" else "exact" if v.strip() == "exact" else int(v)
+                for v in text.split(",") if v.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--edge-ef takes 'default' and integers separated by commas, got {text!r}"
-                                         ) from None
+        raise argparse.ArgumentTypeError(f"--edge-ef takes 'default', 'exact' and integers separated by commas, got "
+                                         f"{text!r}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--clusters", type=int, default=1000, help="centres of the synthetic vectors")
     p.add_argument("--users", type=int, default=1000, help="users the memories belong to (for the scoped queries)")
     p.add_argument("--queries", type=int, default=200, help="queries per engine and scope")
+    p.add_argument("--query-centres", choices=("new", "data"), default="new", help="new: queries around centres "
+                   "of their own, away from the memories' clusters (SAM's queries come from another tower than its "
+                   "memories); data: around the memories' own centres (in-distribution)")
     p.add_argument("--k", type=int, default=10, help="results per query (recall@k)")
     p.add_argument("--nprobe", type=int, default=32, help="IVF lists probed per query")
     p.add_argument("--qdrant-queries", type=int, default=20, help="queries Qdrant answers unscoped (the embedded "
@@ -119,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--edge-ef-construct", type=int, default=100, help="Qdrant Edge HNSW ef_construct (Qdrant's "
                    "default)")
     p.add_argument("--edge-ef", type=edge_grid, default="default,64,128,256", help="search-time "
-                   "hnsw_ef values, one pass of the queries each ('default' = Qdrant's, i.e. ef_construct)")
+                   "hnsw_ef values, one pass of the queries each ('default' = Qdrant's, i.e. ef_construct; 'exact' = "
+                   "Qdrant's brute force, no HNSW)")
     p.add_argument("--edge-optimize", choices=("bulk", "auto"), default="bulk", help="bulk: upsert every point, "
                    "then index once (compact); auto: the store's default, Qdrant's optimisers after every add")
     p.add_argument("--edge-path", default=None, help="folder for Qdrant Edge's live shard (default: the system "
@@ -135,10 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     x = clustered(args.n, args.dim, args.clusters, rng)
     ids = [f"m{i}" for i in range(args.n)]
     user = rng.integers(0, args.users, args.n)
-    q = clustered(args.queries, args.dim, args.clusters, np.random.default_rng(args.seed + 1))
+    centres = (None if args.query_centres == "new" else  # the memories' own centres: the first draw of their rng
+               np.random.default_rng(args.seed).standard_normal((args.clusters, args.dim)).astype(np.float32))
+    q = clustered(args.queries, args.dim, args.clusters, np.random.default_rng(args.seed + 1), centres)
     asked = rng.integers(0, args.users, args.queries)
     members = {u: [ids[i] for i in np.flatnonzero(user == u)] for u in set(asked.tolist())}
-    out: dict = {"n": args.n, "dim": args.dim, "k": args.k, "queries": args.queries, "vectors": "synthetic clustered"}
+    out: dict = {"n": args.n, "dim": args.dim, "k": args.k, "queries": args.queries, "vectors": "synthetic clustered",
+                 "query_centres": args.query_centres}
 
     def build(name: str, index, scoped_payload: bool) -> float:
         t0, step = time.perf_counter(), 50_000
@@ -207,11 +221,11 @@ def edge_rows(args, build, q: np.ndarray, truth: list, truth_scoped: list, asked
     out["qdrant_edge_info"] = edge.info()
     log(f"qdrant-edge: indexed in {out['qdrant_edge_index_s']} s, {out['qdrant_edge_info']}")
     for ef in args.edge_ef:
-        edge.hnsw_ef = ef
-        name = f"qdrant_edge_ef{ef or 'default'}"
+        edge.exact, edge.hnsw_ef = ef == "exact", None if ef == "exact" else ef
+        name = "qdrant_edge_exact" if ef == "exact" else f"qdrant_edge_ef{ef or 'default'}"
         out[name] = {**measure(f"qdrant-edge hnsw_ef={ef or 'default'}", edge, q, truth, args.k, None, log),
-                     "hnsw_ef": ef or args.edge_ef_construct}
-    edge.hnsw_ef = None
+                     "hnsw_ef": None if ef == "exact" else ef or args.edge_ef_construct}
+    edge.exact, edge.hnsw_ef = False, None
     scope = [{"scopes": {"user_id": f"u{int(u)}"}} for u in asked]
     out["qdrant_edge_scoped"] = measure("qdrant-edge, one user (payload filter)", edge, q, truth_scoped, args.k,
                                         scope, log)
