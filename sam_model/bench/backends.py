@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--edge-optimize", choices=("bulk", "auto"), default="bulk", help="bulk: upsert every point, "
                    "then index once (compact); auto: the store's default, Qdrant's optimisers after every add")
     p.add_argument("--edge-path", default=None, help="folder for Qdrant Edge's live shard (default: the system "
-                   "temp dir; it needs ~0.5 GB per 1M vectors of dim 64)")
+                   "temp dir; 1M vectors of dim 64 are 256 MB before the HNSW graph and payloads)")
     p.add_argument("--seed", type=int, default=0, help="seed of vectors, users and queries")
     p.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
     p.add_argument("--log", type=Path, default=None, help="also write progress to this file")
