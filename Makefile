@@ -1,7 +1,7 @@
 # Two commands for a fresh machine:  make demo  (main job on the embedded demo data),  make test.
-# Both create .venv and install the project once (with the train, eval, dev, langchain, serve and onnx extras, so
-# training, evaluation, the LangChain/LangGraph integration, the served memory and the ONNX Runtime text encoder
-# are tested); re-running is fast when pyproject.toml is unchanged.
+# Both create .venv and install the project once (with the train, eval, dev, langchain, serve, onnx and qdrant-edge
+# extras, so training, evaluation, the LangChain/LangGraph integration, the served memory, the ONNX Runtime text
+# encoder and the embedded Qdrant Edge backend are tested); re-running is fast when pyproject.toml is unchanged.
 # The inference path alone needs only the core install and one FAISS extra: pip install '.[cpu]'.
 
 PYTHON ?= python3
@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml
 	@# Without CUDA, take the CPU build of torch (a local wheel here), not a multi-GB CUDA download.
 	if command -v nvidia-smi >/dev/null 2>&1; then $(PY) -m pip install -q torch; \
 	else $(PY) -m pip install -q torch==2.13.0; fi
-	$(PY) -m pip install -q -e '.[train,eval,dev,cpu,langchain,serve,onnx]'
+	$(PY) -m pip install -q -e '.[train,eval,dev,cpu,langchain,serve,onnx,qdrant-edge]'
 	touch $(STAMP)
 
 install: $(STAMP)

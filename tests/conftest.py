@@ -83,13 +83,20 @@ def trained_demo_export(tmp_path_factory, small_demo_logs) -> Path:
     return run / "export"
 
 
-@pytest.fixture(params=["faiss", "qdrant"])
+@pytest.fixture(params=["faiss", "qdrant", "qdrant-edge"])
 def store_backend(request, tmp_path, monkeypatch) -> str:
     """Runs a test once per vector backend (sam_model.backends): as written (FAISS), and with every store whose
     config asks for the default flat index built on an embedded Qdrant collection instead (persisted under
-    tmp_path, so saves load back). Tests of FAISS's own formats carry ``@pytest.mark.faiss_only``."""
-    if request.param == "qdrant":
-        pytest.importorskip("qdrant_client", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    tmp_path, so saves load back), or on an embedded Qdrant Edge shard (exact search, so rankings equal FAISS
+    flat's; its live shard under tmp_path). Tests of FAISS's own formats carry ``@pytest.mark.faiss_only``."""
+    if request.param != "faiss":
+        if request.param == "qdrant":
+            pytest.importorskip("qdrant_client", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+            swap = {"kind": "qdrant", "path": str(tmp_path / "qdrant")}
+        else:
+            pytest.importorskip("qdrant_edge", reason="the [qdrant-edge] extra is not installed "
+                                "(pip install -e '.[qdrant-edge]')")
+            swap = {"kind": "qdrant-edge", "path": str(tmp_path / "edge"), "exact": True}
         if request.node.get_closest_marker("faiss_only"):
             pytest.skip("tests a FAISS file format")
         import sam_model.store
@@ -97,7 +104,7 @@ def store_backend(request, tmp_path, monkeypatch) -> str:
 
         def on_qdrant(dim: int, cfg: dict | None, where: str = "index"):
             if (cfg or {}).get("kind", "flat") == "flat":
-                cfg = {"kind": "qdrant", "path": str(tmp_path / "qdrant")}
+                cfg = swap
             return index_from_config(dim, cfg, where)
 
         monkeypatch.setattr(sam_model.store, "index_from_config", on_qdrant)

@@ -27,6 +27,8 @@ INTEGRATIONS = ["sam_model.integrations.langchain", "sam_model.integrations.lang
 # The served memory and the Qdrant backend (the [serve] extra): inference path too, so no Lightning.
 SERVING = ["sam_model.backends.qdrant", "sam_model.serve.wal", "sam_model.serve.tenants", "sam_model.serve.batching",
            "sam_model.serve.http", "sam_model.serve.mcp", "sam_model.serve.cli"]
+# Backend modules whose library comes from an extra that may be absent (their import then names the extra).
+EXTRA_OF = {"sam_model.backends.qdrant_edge": "qdrant_edge"}
 PACKAGE = Path(sam_model.__file__).parent
 # Top-level modules of the [train], [eval], [langchain] and [onnx] extras (and of what they bring: scipy, pandas, pyarrow),
 # refused in the core-install check below.
@@ -50,6 +52,12 @@ def test_langchain_integration_never_imports_lightning():
     pytest.importorskip("langchain_core", reason="the [langchain] extra is not installed (pip install -e '.[langchain]')")
     loaded = _imported_after(INTEGRATIONS)
     assert not {m for m in loaded if "lightning" in m}, "the LangChain / LangGraph integration imported Lightning"
+
+
+def test_the_qdrant_edge_backend_never_imports_lightning():
+    pytest.importorskip("qdrant_edge", reason="the [qdrant-edge] extra is not installed (pip install -e '.[qdrant-edge]')")
+    loaded = _imported_after(["sam_model.backends.qdrant_edge"])
+    assert not {m for m in loaded if "lightning" in m}, "the Qdrant Edge backend imported Lightning"
 
 
 def test_the_served_memory_never_imports_lightning():
@@ -119,7 +127,8 @@ def test_only_the_integration_module_imports_langchain():
                  if p.parent != PACKAGE / "integrations" and pattern.search(p.read_text(encoding="utf-8"))]
     assert not offenders, f"modules other than {INTEGRATIONS} import langchain: {offenders}"
     modules = sorted(m.name for m in pkgutil.walk_packages([str(PACKAGE)], "sam_model.")
-                     if m.name not in INTEGRATIONS and not m.name.startswith("sam_model.training"))
+                     if m.name not in INTEGRATIONS and not m.name.startswith("sam_model.training")
+                     and importlib.util.find_spec(EXTRA_OF.get(m.name, "sys")))  # an absent extra: not imported
     loaded = _imported_after(modules)
     assert not {m for m in loaded if m.startswith(("langchain", "langgraph"))}
 

@@ -32,6 +32,8 @@ def open_tenants(retriever, folder, backend: str = "faiss") -> Tenants:
     cfg = store_config_of(retriever)
     if backend == "qdrant":
         cfg.index = {"kind": "qdrant", "path": str(folder / "qdrant")}
+    elif backend == "qdrant-edge":
+        cfg.index = {"kind": "qdrant-edge", "path": str(folder / "edge")}
     return Tenants(read_keys(keys_file(folder)), folder / "data", retriever, cfg, checkpoint_every=3)
 
 
@@ -128,8 +130,11 @@ def test_bad_searches_and_oversized_bodies_are_refused(served):
     assert big.status_code == 413 and "request body over" in big.json()["detail"]
 
 
-def test_a_restart_without_shutdown_replays_every_acknowledged_write(retriever, tmp_path):
-    tenants = open_tenants(retriever, tmp_path)
+@pytest.mark.parametrize("backend", ["faiss", "qdrant-edge"])
+def test_a_restart_without_shutdown_replays_every_acknowledged_write(retriever, tmp_path, backend):
+    if backend == "qdrant-edge":
+        pytest.importorskip("qdrant_edge", reason="the [qdrant-edge] extra is not installed")
+    tenants = open_tenants(retriever, tmp_path, backend)
     http = TestClient(create_app(tenants))
     ids = [http.post("/v1/memories", headers=A, json={"messages": f"fact {i}", "user_id": "mia"}).json()["results"][0]["id"]
            for i in range(7)]  # checkpoint_every=3: two checkpoints, then one write only in the log
@@ -137,7 +142,7 @@ def test_a_restart_without_shutdown_replays_every_acknowledged_write(retriever, 
     http.delete(url(ids[1]), headers=A)
     want = http.get("/v1/memories", headers=A, params={"user_id": "mia"}).json()["results"]
     del tenants, http  # no close(): as after kill -9, the last writes are only in the log
-    back = open_tenants(retriever, tmp_path)
+    back = open_tenants(retriever, tmp_path, backend)
     got = TestClient(create_app(back)).get("/v1/memories", headers=A, params={"user_id": "mia"}).json()["results"]
     assert [(m["id"], m["memory"]) for m in got] == [(m["id"], m["memory"]) for m in want]
     assert len(got) == 6 and got[0]["memory"] == "fact zero, revised"

@@ -48,6 +48,7 @@ except ImportError as exc:
     raise ImportError("the Qdrant backend needs qdrant-client: pip install 'sam_model[serve]'") from exc
 
 from sam_model.backends.kinds import QDRANT, QDRANT_FORMAT
+from sam_model.backends.points import SCOPE_FIELDS, point_id
 from sam_model.index import META_FILE, MemoryIndex
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading
 from sam_model.limits import check_int, check_k
@@ -56,8 +57,6 @@ from sam_model.locking import locked, new_lock
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
-SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
-NAMESPACE = uuid.UUID("5b0c4a52-2f5e-4a8e-9a51-8f3c2f7a9e10")  # of the point ids; fixed: changing it orphans data
 BATCH = 1024  # points per upsert / retrieve call
 POINTS_FILE, PAYLOADS_FILE = "points.npy", "points.json"  # the embedded engine's points, saved by sam_model
 CONFIG_KEYS = {"kind", "url", "path", "collection", "hnsw_ef", "exact", "timeout"}
@@ -90,11 +89,6 @@ def close_clients() -> None:
             with lock:
                 client.close()
         _clients.clear()
-
-
-def point_id(i: str | int) -> str:
-    """The Qdrant point id of memory id ``i`` (str and int ids never collide: the type is part of the name)."""
-    return str(uuid.uuid5(NAMESPACE, json.dumps([type(i).__name__, str(i)])))
 
 
 class QdrantIndex:

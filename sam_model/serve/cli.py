@@ -1,7 +1,7 @@
 """The ``sam-serve`` command: load a retriever, open every tenant's memory (checkpoint + log replay), serve.
 
     sam-serve --keys keys.json [--data sam-serve-data] [--model sam-general] [--port 8420]
-              [--qdrant-path DIR | --qdrant-url URL] [--checkpoint-every 1000] [--batch-ms 2]
+              [--qdrant-path DIR | --qdrant-url URL | --qdrant-edge DIR] [--checkpoint-every 1000] [--batch-ms 2]
     sam-serve --keys keys.json --stdio TENANT      # MCP over stdin/stdout for one tenant (no HTTP)
 """
 
@@ -32,6 +32,9 @@ def parser() -> argparse.ArgumentParser:
                    "never in Qdrant's own pickle files) instead of FAISS")
     p.add_argument("--qdrant-url", default=None, help="keep the vectors in the Qdrant server or cluster at this "
                    "URL (API key from $QDRANT_API_KEY) instead of FAISS")
+    p.add_argument("--qdrant-edge", metavar="DIR", default=None, help="keep the vectors in Qdrant Edge, Qdrant's "
+                   "own engine (HNSW, payload indexes) embedded in this process (pip install 'sam_model[qdrant-edge]'):"
+                   " one shard per tenant, live under DIR (scratch), copied into each tenant's data at a checkpoint")
     p.add_argument("--collection", default="sam", help="Qdrant collection prefix: <prefix>_<tenant>")
     p.add_argument("--checkpoint-every", type=int, default=1000, help="save a tenant's memory and empty its log "
                    "after this many writes (and at a clean shutdown); a restart replays at most this many")
@@ -62,8 +65,8 @@ def build(args: argparse.Namespace):
     from sam_model.serve.tenants import Tenants, read_keys
     from sam_model.store import store_config_of
 
-    if args.qdrant_url and args.qdrant_path:
-        raise SystemExit("sam-serve: give --qdrant-url or --qdrant-path, not both")
+    if sum(bool(v) for v in (args.qdrant_url, args.qdrant_path, args.qdrant_edge)) > 1:
+        raise SystemExit("sam-serve: give one of --qdrant-url, --qdrant-path and --qdrant-edge")
     keys = read_keys(args.keys)
     for name in ("threads", "checkpoint_every", "batch_max"):
         if getattr(args, name) < 1:
@@ -77,6 +80,8 @@ def build(args: argparse.Namespace):
         index = {"kind": "qdrant", "collection": args.collection}
         index.update({"url": args.qdrant_url} if args.qdrant_url else {"path": args.qdrant_path})
         cfg = dataclasses.replace(cfg, index=index)
+    elif args.qdrant_edge:
+        cfg = dataclasses.replace(cfg, index={"kind": "qdrant-edge", "path": args.qdrant_edge})
     tenants = Tenants(keys, args.data, retriever, cfg, checkpoint_every=args.checkpoint_every,
                       fsync=not args.no_fsync)
     search = BatchedSearch(args.batch_ms / 1000.0, args.batch_max) if args.batch_ms > 0 else None
