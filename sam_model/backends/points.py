@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 import uuid
+from typing import Any
+
+from sam_model.index import MemoryIndex
+from sam_model.locking import locked
 
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
 NAMESPACE = uuid.UUID("5b0c4a52-2f5e-4a8e-9a51-8f3c2f7a9e10")  # of the point ids; fixed: changing it orphans data
@@ -17,4 +21,33 @@ def point_id(i: str | int) -> str:
     return str(uuid.uuid5(NAMESPACE, json.dumps([type(i).__name__, str(i)])))
 
 
-__all__ = ["NAMESPACE", "SCOPE_FIELDS", "point_id"]
+class PointBook:
+    """The memory ids of an engine's points and their episodes, in write order (``self._episode``, which the
+    engine sets up and fills): Qdrant keeps only the derived point ids, so the ids a store asks about are answered
+    here, the same way for both engines. A subclass holds ``self._lock`` (sam_model.locking)."""
+
+    _episode: dict[Any, Any]
+    _check_id = staticmethod(MemoryIndex._check_id)
+
+    def _known(self, i: Any) -> str | int:
+        key = self._check_id(i)
+        if key not in self._episode:
+            raise KeyError(f"memory id {key!r} is not in the index")
+        return key
+
+    def __len__(self) -> int:
+        return len(self._episode)
+
+    def __contains__(self, i: object) -> bool:
+        return i in self._episode
+
+    @locked
+    def ids(self) -> list:
+        return list(self._episode)
+
+    @locked
+    def episode_of(self, i: Any) -> Any:
+        return self._episode[self._known(i)]
+
+
+__all__ = ["NAMESPACE", "SCOPE_FIELDS", "PointBook", "point_id"]

@@ -48,7 +48,7 @@ except ImportError as exc:
     raise ImportError("the Qdrant backend needs qdrant-client: pip install 'sam_model[serve]'") from exc
 
 from sam_model.backends.kinds import QDRANT, QDRANT_FORMAT
-from sam_model.backends.points import SCOPE_FIELDS, point_id
+from sam_model.backends.points import SCOPE_FIELDS, PointBook, point_id
 from sam_model.index import META_FILE, MemoryIndex
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading
 from sam_model.limits import check_int, check_k
@@ -91,7 +91,7 @@ def close_clients() -> None:
         _clients.clear()
 
 
-class QdrantIndex:
+class QdrantIndex(PointBook):
     """MemoryIndex's API over one Qdrant collection (see the module doc)."""
 
     kind = QDRANT
@@ -177,14 +177,6 @@ class QdrantIndex:
             return int(self.client.count(self.collection, exact=True).count)
 
     _check_vectors = MemoryIndex._check_vectors  # the same checks and messages as the FAISS index
-    _check_id = staticmethod(MemoryIndex._check_id)
-
-    def _known(self, i: Any) -> str | int:
-        key = self._check_id(i)
-        if key not in self._episode:
-            raise KeyError(f"memory id {key!r} is not in the index")
-        return key
-
     # ---- mutation -----------------------------------------------------------------------------------------
 
     def train(self, vectors: np.ndarray) -> None:
@@ -232,20 +224,6 @@ class QdrantIndex:
             del self._episode[k]
 
     # ---- queries ------------------------------------------------------------------------------------------
-
-    def __len__(self) -> int:
-        return len(self._episode)
-
-    def __contains__(self, i: object) -> bool:
-        return i in self._episode
-
-    @locked
-    def ids(self) -> list:
-        return list(self._episode)
-
-    @locked
-    def episode_of(self, i: Any) -> Any:
-        return self._episode[self._known(i)]
 
     @locked
     def get_vectors(self, ids: Sequence[Any]) -> np.ndarray:

@@ -47,7 +47,7 @@ except ImportError as exc:
     raise ImportError("the Qdrant Edge backend needs qdrant-edge-py: pip install 'sam_model[qdrant-edge]'") from exc
 
 from sam_model.backends.kinds import QDRANT_EDGE, QDRANT_EDGE_FORMAT
-from sam_model.backends.points import SCOPE_FIELDS, point_id
+from sam_model.backends.points import SCOPE_FIELDS, PointBook, point_id
 from sam_model.index import META_FILE, MemoryIndex
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading
 from sam_model.limits import check_int, check_k
@@ -101,7 +101,7 @@ def _close(shard: Any, folder: str) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-class QdrantEdgeIndex:
+class QdrantEdgeIndex(PointBook):
     """MemoryIndex's API over one embedded Qdrant Edge shard (see the module doc)."""
 
     kind = QDRANT_EDGE
@@ -176,14 +176,6 @@ class QdrantEdgeIndex:
                 f"hnsw_ef={self.hnsw_ef or 'default'}{', exact' if self.exact else ''})")
 
     _check_vectors = MemoryIndex._check_vectors  # the same checks and messages as the FAISS index
-    _check_id = staticmethod(MemoryIndex._check_id)
-
-    def _known(self, i: Any) -> str | int:
-        key = self._check_id(i)
-        if key not in self._episode:
-            raise KeyError(f"memory id {key!r} is not in the index")
-        return key
-
     def info(self) -> dict:
         """Points, segments and how many vectors are HNSW-indexed (the rest are searched by brute force)."""
         i = self.shard.info()
@@ -234,20 +226,6 @@ class QdrantEdgeIndex:
             del self._episode[k]
 
     # ---- queries ------------------------------------------------------------------------------------------
-
-    def __len__(self) -> int:
-        return len(self._episode)
-
-    def __contains__(self, i: object) -> bool:
-        return i in self._episode
-
-    @locked
-    def ids(self) -> list:
-        return list(self._episode)
-
-    @locked
-    def episode_of(self, i: Any) -> Any:
-        return self._episode[self._known(i)]
 
     @locked
     def get_vectors(self, ids: Sequence[Any]) -> np.ndarray:
