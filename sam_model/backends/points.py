@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from sam_model.index import MemoryIndex
 from sam_model.locking import locked
@@ -27,7 +30,25 @@ class PointBook:
     here, the same way for both engines. A subclass holds ``self._lock`` (sam_model.locking)."""
 
     _episode: dict[Any, Any]
+    dim: int
     _check_id = staticmethod(MemoryIndex._check_id)
+    _check_vectors = MemoryIndex._check_vectors  # the same checks and messages as the FAISS index
+
+    def _checked_add(self, ids: Sequence[Any], vectors: Any, episode_ids: Sequence[Any] | str | None,
+                     scopes: Mapping[str, Any] | None) -> tuple[list, np.ndarray, list, dict[str, Any]]:
+        """(keys, vectors, episodes, scope payload) of an ``add``, checked before anything is written: one id per
+        vector and per episode, no id twice or already present (ValueError naming it)."""
+        keys = [self._check_id(i) for i in ids]
+        x = self._check_vectors(vectors, "memory vectors")
+        if len(keys) != len(x):
+            raise ValueError(f"add got {len(keys)} ids but {len(x)} vectors")
+        episodes = [episode_ids] * len(keys) if episode_ids is None or isinstance(episode_ids, str) else list(episode_ids)
+        if len(episodes) != len(keys):
+            raise ValueError(f"add got {len(keys)} ids but {len(episodes)} episode_ids")
+        if len(set(keys)) != len(keys) or any(k in self._episode for k in keys):
+            dup = next(k for n, k in enumerate(keys) if k in self._episode or k in keys[:n])
+            raise ValueError(f"memory id {dup!r} is already in the index")
+        return keys, x, episodes, {name: (scopes or {}).get(name) for name in SCOPE_FIELDS}
 
     def _known(self, i: Any) -> str | int:
         key = self._check_id(i)

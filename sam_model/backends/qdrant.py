@@ -49,7 +49,7 @@ except ImportError as exc:
 
 from sam_model.backends.kinds import QDRANT, QDRANT_FORMAT
 from sam_model.backends.points import SCOPE_FIELDS, PointBook, point_id
-from sam_model.index import META_FILE, MemoryIndex
+from sam_model.index import META_FILE
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading
 from sam_model.limits import check_int, check_k
 from sam_model.locking import locked, new_lock
@@ -176,7 +176,6 @@ class QdrantIndex(PointBook):
         with self._client_lock:
             return int(self.client.count(self.collection, exact=True).count)
 
-    _check_vectors = MemoryIndex._check_vectors  # the same checks and messages as the FAISS index
     # ---- mutation -----------------------------------------------------------------------------------------
 
     def train(self, vectors: np.ndarray) -> None:
@@ -189,17 +188,7 @@ class QdrantIndex(PointBook):
     def add(self, ids: Sequence[Any], vectors: np.ndarray, episode_ids: Sequence[Any] | str | None = None,
             scopes: Mapping[str, Any] | None = None) -> None:
         """Add memories; ``scopes`` (user_id, agent_id, run_id) go into every point's payload for the filters."""
-        keys = [self._check_id(i) for i in ids]
-        x = self._check_vectors(vectors, "memory vectors")
-        if len(keys) != len(x):
-            raise ValueError(f"add got {len(keys)} ids but {len(x)} vectors")
-        episodes = [episode_ids] * len(keys) if episode_ids is None or isinstance(episode_ids, str) else list(episode_ids)
-        if len(episodes) != len(keys):
-            raise ValueError(f"add got {len(keys)} ids but {len(episodes)} episode_ids")
-        if len(set(keys)) != len(keys) or any(k in self._episode for k in keys):
-            dup = next(k for n, k in enumerate(keys) if k in self._episode or k in keys[:n])
-            raise ValueError(f"memory id {dup!r} is already in the index")
-        scope = {name: (scopes or {}).get(name) for name in SCOPE_FIELDS}
+        keys, x, episodes, scope = self._checked_add(ids, vectors, episode_ids, scopes)
         points = [models.PointStruct(id=point_id(k), vector=v.tolist(),
                                      payload={"sam_id": k, "episode": ep, "wseq": self._wseq + n, **scope})
                   for n, (k, v, ep) in enumerate(zip(keys, x, episodes))]
