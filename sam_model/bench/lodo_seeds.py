@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from sam_model.bench.chunk_table import per_query
-from sam_model.io import cli_name
+from sam_model.io import atomic_write_text, cli_name
 
 BOOT = 4000
 
@@ -122,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="also write the table and figures here (.md, .json)")
     ap.add_argument("--boot", type=int, default=BOOT, help=f"bootstrap replicates (default {BOOT})")
     args = ap.parse_args(argv)
+    if args.boot < 1:
+        ap.error(f"--boot must be >= 1, got {args.boot}")
     for run in args.runs:
         if not (run / "lodo.json").is_file():
             ap.error(f"{run / 'lodo.json'} not found: give bench.lodo --out folders")
@@ -130,8 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "lodo_seeds.md").write_text(text + "\n", encoding="utf-8")
-        (args.out / "lodo_seeds.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+        atomic_write_text(args.out / "lodo_seeds.md", text + "\n")
+        atomic_write_text(args.out / "lodo_seeds.json", json.dumps(summary, indent=1))
     return 0
 
 
