@@ -27,6 +27,8 @@ from sam_model.encoding import Encoder  # noqa: F401 - the contract SAMEncoder m
 from sam_model.limits import check_batch_size
 from sam_model.models.sam import SAMNet
 
+TEXT_CACHE = 4096  # BERT vectors of recent texts a loaded encoder keeps (~6 MB for MiniLM): repeats cost no BERT
+
 
 class SAMEncoder:
     """A trained SAMNet as an :class:`Encoder` (eval mode, inference only, batched).
@@ -35,12 +37,18 @@ class SAMEncoder:
     call on whichever of ONNX Runtime and PyTorch is measured cheaper for it, else PyTorch), ``onnx`` or ``torch``;
     None: $SAM_TEXT_BACKEND, else auto (sam_model.models.onnx_text). Both give the same vectors to float rounding;
     ``self.backend`` says which is loaded ("onnx": ONNX Runtime may run calls).
+
+    ``text_cache``: how many texts' BERT vectors a frozen BERT keeps, least recently used dropped first
+    (:meth:`limit_text_cache`). An agent's state text often repeats between calls (its state did not change), and
+    then a query costs one BERT pass, not two; the bound keeps a process that runs for days from growing.
     """
 
-    def __init__(self, net: SAMNet, backend: str | None = None):
+    def __init__(self, net: SAMNet, backend: str | None = None, text_cache: int | None = TEXT_CACHE):
         self.net = net.eval()
-        encoders = {id(m): m for m in (net.state_encoder.text_encoder, net.memory_encoder.text_encoder)}
-        self.backend = [enc.use_backend(backend) for enc in encoders.values()][0]
+        self._texts = list({id(m): m for m in (net.state_encoder.text_encoder,
+                                               net.memory_encoder.text_encoder)}.values())
+        self.backend = [enc.use_backend(backend) for enc in self._texts][0]
+        self.limit_text_cache(text_cache)
 
     @property
     def dim(self) -> int:
@@ -60,6 +68,13 @@ class SAMEncoder:
         for module in self.net.modules():
             if hasattr(module, "clear_cache") and module is not self.net:
                 module.clear_cache()
+
+    def limit_text_cache(self, entries: int | None) -> None:
+        """At most ``entries`` cached text vectors per BERT (0: none, e.g. where tenants share this encoder and a
+        hit would tell one, by its timing, that another sent the same text; None: no bound, for a batch job that
+        loads a whole on-disk cache). Vectors are the same either way; only BERT's work changes."""
+        for enc in self._texts:
+            enc.limit_cache(entries)
 
     def _batched(self, n: int, batch_size: int, progress: bool, desc: str, fn) -> np.ndarray:
         check_batch_size(batch_size)

@@ -24,7 +24,7 @@ import torch
 
 from sam_model.data.examples import MemoryRecord
 from sam_model.data.schema import State
-from sam_model.encoder import SAMEncoder
+from sam_model.encoder import TEXT_CACHE, SAMEncoder
 from sam_model.io import SAMFileError, atomic_dir, reading
 from sam_model.models.sam import SAMNet
 from sam_model.store import Hit, MemoryStore, StoreConfig
@@ -37,18 +37,19 @@ class SAMRetriever:
     """``encoder`` + ``store``; every method below is one of theirs."""
 
     def __init__(self, net: SAMNet, store_config: StoreConfig | None = None, index_config: dict | None = None,
-                 backend: str | None = None):
+                 backend: str | None = None, text_cache: int | None = TEXT_CACHE):
         """``index_config`` (e.g. {"kind": "ivf"}) replaces ``store_config.index``; ``backend`` runs BERT
-        (``auto`` | ``onnx`` | ``torch``, sam_model.encoder.SAMEncoder)."""
-        self.encoder = SAMEncoder(net, backend)
+        (``auto`` | ``onnx`` | ``torch``) and ``text_cache`` bounds its cache of recent texts' vectors (0: none;
+        None: no bound), both sam_model.encoder.SAMEncoder."""
+        self.encoder = SAMEncoder(net, backend, text_cache)
         cfg = dataclasses.replace(store_config or StoreConfig())
         if index_config is not None:
             cfg.index = dict(index_config)
         self.store = MemoryStore(self.encoder, cfg)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, device: str | None = None,
-             index_config: dict | None = None, backend: str | None = None) -> SAMRetriever:
+    def load(cls, path: str | os.PathLike, device: str | None = None, index_config: dict | None = None,
+             backend: str | None = None, text_cache: int | None = TEXT_CACHE) -> SAMRetriever:
         """The one loader. ``path`` is told apart by what it holds (sam_model.export.kind_of):
 
         - an export folder (``python -m sam_model.export``), with the store :meth:`save` put beside it in
@@ -62,12 +63,14 @@ class SAMRetriever:
         (``index/`` with rerank.json) loads too and ranks as it did; its memories' texts were not saved then.
         """
         from sam_model.export import HINT, read_model
+        from sam_model.models.text_encoder import check_cache_entries
         from sam_model.pretrained import resolve
 
+        check_cache_entries(text_cache)  # before the try below, which would blame the folder for it
         with reading(resolve(path)) as where:
             try:
                 net, store_config = read_model(where, device)
-                r = cls(net, store_config, index_config, backend)
+                r = cls(net, store_config, index_config, backend, text_cache)
                 if (where / STORE_DIR).exists():
                     r.store = MemoryStore.read(where / STORE_DIR, r.encoder, config=r.store.config)
                 elif (where / LEGACY_INDEX_DIR).exists():
@@ -96,13 +99,13 @@ class SAMRetriever:
         return out
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, device: str | None = None,
-                        index_config: dict | None = None, backend: str | None = None) -> SAMRetriever:
+    def from_pretrained(cls, path: str | os.PathLike, device: str | None = None, index_config: dict | None = None,
+                        backend: str | None = None, text_cache: int | None = TEXT_CACHE) -> SAMRetriever:
         """The Hugging Face / sentence-transformers name for :meth:`load` (an alias: the same code path, the same
         folders, checkpoints and names, the same checks).
         ``from_pretrained("sam-general")`` is the default retriever that ships with the package (trained on SGD
         and the tau-bench airline tasks; its card: sam_model/pretrained/sam-general/README.md)."""
-        return cls.load(path, device, index_config, backend)
+        return cls.load(path, device, index_config, backend, text_cache)
 
     def save_pretrained(self, path: str | os.PathLike) -> Path:
         """The Hugging Face / sentence-transformers name for :meth:`save`: a folder ``from_pretrained`` (or

@@ -100,6 +100,13 @@ def test_a_hostile_tenant_reaches_nothing_of_another(served):
     no_scope = http.post("/v1/memories/search", headers=G, json={"query": "plan", "filters": {"user_id": {"ne": "x"}}})
     assert no_scope.status_code == 422 and "missing scope is refused" in no_scope.json()["detail"]
     assert http.get(url(sid), headers=A).json()["memory"] == "acme secret plan"  # untouched
+    # nor by timing: the tenants share one encoder, which keeps no text vectors, so globex searching acme's text
+    # runs BERT as for a text nobody sent (a cache hit would answer faster)
+    text = tenants.retriever.net.state_encoder.text_encoder
+    http.post("/v1/memories/search", headers=A, json={"query": "acme secret plan", "user_id": "mia"})
+    n = text.encoded
+    http.post("/v1/memories/search", headers=G, json={"query": "acme secret plan", "user_id": "bob"})
+    assert text.encoded > n and not text._cache
 
 
 @pytest.mark.parametrize("body, status, says", [

@@ -163,6 +163,7 @@ def _text_caches(retrievers, folder) -> list:
             if isinstance(module, TextEncoder) and module.use_cache and id(module) not in seen:
                 seen.add(id(module))
                 path = module.cache_file(folder)
+                module.limit_cache(None)  # a batch job: hold the whole file, not a loaded retriever's recent few
                 module.load_cache(path)
                 out.append((module, path))
     return out

@@ -9,6 +9,7 @@ later epochs into a few small MLPs. With trainable layers the cache is off.
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +58,14 @@ def length_batches(lengths: list[int], max_batch: int, call_cost: float = CALL_C
     return batches[::-1]
 
 
+def check_cache_entries(entries: int | None) -> int | None:
+    """A text cache's bound as given, or a one-line error: an integer >= 0, or None for no bound."""
+    if entries is not None and (isinstance(entries, bool) or not isinstance(entries, int) or entries < 0):
+        raise ValueError(f"text cache entries must be an integer >= 0 (0: no cache) or None (no bound), "
+                         f"got {entries!r}")
+    return entries
+
+
 class TextEncoder(nn.Module):
     """Pooled sentence vectors of any BERT-style encoder: the mean of its tokens (the pooling all-MiniLM-L6-v2
     was trained with) or its first token (``pooling="cls"``)."""
@@ -70,7 +79,10 @@ class TextEncoder(nn.Module):
         self.hidden_size = bert.config.hidden_size
         self._freeze(trainable_layers)
         self.use_cache = cache and self.frozen
-        self._cache: dict[str, torch.Tensor] = {}
+        # text -> pooled vector, least recently used first; at most cache_entries of them (None: all, as a
+        # training run's frozen pass needs; a long-running process sets a bound: limit_cache)
+        self._cache: OrderedDict[str, torch.Tensor] = OrderedDict()
+        self.cache_entries: int | None = None
         self.encoded = 0  # texts BERT actually ran on (cache misses): what a benchmark pays for encoding
         self.calls = 0  # BERT forward passes run (on either backend)
         self.runner = None  # an ONNX Runtime graph of this BERT (sam_model.models.onnx_text), set by use_backend
@@ -243,14 +255,59 @@ class TextEncoder(nn.Module):
                 with torch.no_grad():
                     return self._encode(texts)
             return self._encode(texts)
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        found: dict[str, torch.Tensor] = {}  # this call's vectors: another thread may evict them meanwhile
+        for t in dict.fromkeys(texts):
+            if (v := self._cache.get(t)) is not None:
+                found[t] = v
+        self._touch(found)
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
             self.encoded += len(missing)
             self.bert.eval()  # frozen: dropout off, so cached vectors are deterministic
             with torch.no_grad():
-                for t, v in zip(missing, self._encode(missing)):
-                    self._cache[t] = v
-        return torch.stack([self._cache[t] for t in texts]) if texts else self._encode([])
+                new = list(zip(missing, self._encode(missing)))
+            found.update(new)
+            self._remember(new)
+        return torch.stack([found[t] for t in texts]) if texts else self._encode([])
+
+    def limit_cache(self, entries: int | None) -> None:
+        """Keep at most ``entries`` vectors in memory, the least recently used dropped first (0: cache nothing;
+        None: keep all).
+
+        Why a bound: training's frozen pass must hold every distinct text, but a retriever that serves an agent for
+        days sees a new text at nearly every call, and an unbounded cache grows until the process dies. The texts
+        that repeat (an agent's state text between calls where its state did not change) are the recent ones.
+        """
+        self.cache_entries = check_cache_entries(entries)
+        self._trim()
+
+    def _touch(self, texts) -> None:
+        if self.cache_entries is None:  # unbounded: nothing is ever dropped, so the order does not matter
+            return
+        for t in texts:
+            try:
+                self._cache.move_to_end(t)
+            except KeyError:  # evicted by another thread meanwhile
+                pass
+
+    def _remember(self, pairs) -> None:
+        if self.cache_entries is None:
+            self._cache.update(pairs)
+            return
+        if self.cache_entries == 0:
+            return
+        for t, v in pairs:
+            self._cache[t] = v
+            self._cache.move_to_end(t)
+        self._trim()
+
+    def _trim(self) -> None:
+        cap = self.cache_entries
+        while cap is not None and len(self._cache) > cap:
+            try:
+                self._cache.popitem(last=False)
+            except KeyError:  # emptied by another thread meanwhile
+                break
 
     def uncached(self, texts: list[str]) -> list[str]:
         """The distinct texts among ``texts`` that BERT would have to encode (all of them without a cache)."""
@@ -268,7 +325,7 @@ class TextEncoder(nn.Module):
         if vectors.ndim != 2 or len(texts) != vectors.shape[0]:
             raise ValueError(f"prime needs one vector per text: {len(texts)} texts, vectors of shape "
                              f"{tuple(vectors.shape)}")
-        self._cache.update(zip(texts, vectors))
+        self._remember(zip(texts, vectors))
 
     def fingerprint(self) -> str:
         """Identifies the frozen BERT (config, max length, a weight checksum) for an on-disk cache."""
@@ -330,7 +387,7 @@ class TextEncoder(nn.Module):
             return 0
         device = next(self.bert.parameters()).device
         vectors = blob["vectors"].float().to(device)
-        self._cache.update(zip(blob["texts"], vectors))
+        self._remember(zip(blob["texts"], vectors))
         return len(blob["texts"])
 
     def train(self, mode: bool = True):

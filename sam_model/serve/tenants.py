@@ -155,6 +155,11 @@ class Tenants:
                  store_config: StoreConfig, checkpoint_every: int = 1000, fsync: bool = True):
         self.keys, self.data = dict(keys), Path(data)
         self.retriever, self.store_config = retriever, store_config
+        # The tenants share this encoder: a text-vector cache between them would tell one tenant, by how fast its
+        # search returns, that another sent the same text. So the served encoder caches nothing.
+        limit = getattr(getattr(retriever, "encoder", None), "limit_text_cache", None)
+        if limit is not None:
+            limit(0)
         self.tenants = {name: self._open(name, checkpoint_every, fsync) for name in sorted(set(self.keys.values()))}
 
     def _config_for(self, name: str) -> StoreConfig:

@@ -1,0 +1,104 @@
+"""The text-vector cache of a frozen BERT: bounded where a process runs for long (least recently used out first),
+unbounded for training's frozen pass and for batch jobs that load a whole on-disk cache, off where tenants share
+the encoder. The vectors never depend on it, only BERT's work does."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from test_model import make_net
+
+from sam_model.data.synthetic import write_synthetic
+from sam_model.encoder import TEXT_CACHE
+from sam_model.evaluation.data import load_eval_data
+
+TEXTS = ["phase: book | needs: date", "ok, go ahead", "which dates work for you?", "phase: pay", "Lisbon to Paris"]
+
+
+def text_encoder():
+    return make_net(cache_text=True).eval().state_encoder.text_encoder
+
+
+def test_a_bounded_cache_drops_the_least_recently_used_text_and_keeps_the_vectors():
+    enc = text_encoder()
+    with torch.no_grad():
+        ref = enc._encode(TEXTS)  # no cache involved
+        enc.limit_cache(3)
+        a, b, c, d, e = TEXTS
+        enc([a, b, c])
+        enc([a])  # a hit: a is now the most recently used, b the least
+        n = enc.encoded
+        got = enc([d, a])
+    assert enc.encoded - n == 1  # d encoded, a read from the cache
+    assert set(enc._cache) == {c, d, a}  # b fell out, not a (LRU, not first in first out)
+    assert torch.allclose(got, ref[[3, 0]], atol=1e-6)
+    with torch.no_grad():
+        again = enc([e, b, a, e])  # more texts in one call than the bound holds: all come back, in order
+    assert torch.allclose(again, ref[[4, 1, 0, 4]], atol=1e-6)
+    assert len(enc._cache) == 3
+
+
+def test_a_zero_bound_caches_nothing_and_none_keeps_everything():
+    enc = text_encoder()
+    enc.limit_cache(0)
+    with torch.no_grad():
+        enc(TEXTS)
+        n = enc.encoded
+        enc(TEXTS)
+    assert not enc._cache and enc.encoded - n == len(TEXTS)
+    enc.limit_cache(None)
+    with torch.no_grad():
+        enc(TEXTS * 2)
+    assert len(enc._cache) == len(TEXTS)
+    enc.limit_cache(2)  # a bound set later trims at once, oldest first
+    assert list(enc._cache) == TEXTS[-2:]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "10", True])
+def test_a_bad_bound_is_a_one_line_error(bad, tiny_bert_dir):
+    from sam_model.retriever import SAMRetriever
+
+    with pytest.raises(ValueError, match="text cache entries must be an integer >= 0"):
+        text_encoder().limit_cache(bad)
+    with pytest.raises(ValueError, match="text cache entries must be an integer >= 0"):
+        SAMRetriever.load("sam-general", text_cache=bad)  # the bound's fault, not the folder's
+
+
+def test_a_loaded_retriever_keeps_only_recent_texts_and_ranks_as_without_a_cache(tiny_bert_dir, tmp_path):
+    from serving import tiny_export
+
+    from sam_model.retriever import SAMRetriever
+
+    folder = tiny_export(tiny_bert_dir, tmp_path / "export")
+    log = tmp_path / "log.jsonl"
+    write_synthetic(log, 6, seed=3)
+    data = load_eval_data(log, "episode")
+    assert len(data.memories) > 40
+    plain = SAMRetriever.load(folder, device="cpu")
+    assert plain.net.state_encoder.text_encoder.cache_entries == TEXT_CACHE
+    small = SAMRetriever.load(folder, device="cpu", text_cache=16)
+    none = SAMRetriever.load(folder, device="cpu", text_cache=0)
+    for r in (small, none):
+        r.store.add(data.memories)
+    text = small.net.state_encoder.text_encoder
+    assert len(text._cache) <= 16
+    for ex in data.examples[:12]:
+        hits = [r.search(ex.state, ex.observation, k=5, episode_id=ex.episode_id) for r in (small, none)]
+        assert [h.id for h in hits[0]] == [h.id for h in hits[1]]
+        assert [h.score for h in hits[0]] == pytest.approx([h.score for h in hits[1]], abs=1e-5)
+    assert len(text._cache) <= 16 and not none.net.state_encoder.text_encoder._cache
+    n = text.encoded  # the agent asks again with the same state: only what it has not seen runs BERT
+    ex = data.examples[11]
+    small.search(ex.state, ex.observation, k=5, episode_id=ex.episode_id)
+    assert text.encoded == n
+
+
+def test_an_evaluation_with_an_on_disk_cache_holds_all_of_it(tiny_bert_dir, tmp_path):
+    from serving import tiny_export
+
+    from sam_model.evaluation.run import _text_caches
+    from sam_model.retriever import SAMRetriever
+
+    r = SAMRetriever.load(tiny_export(tiny_bert_dir, tmp_path / "export"), device="cpu")
+    (enc, path), = _text_caches([r], tmp_path / "cache")
+    assert enc.cache_entries is None
