@@ -21,6 +21,12 @@ memory vectors: rows of the real ones with Gaussian noise (σ ``--noise`` per co
 in the same store (encoding a million texts is not what is measured here; the FAISS scan is). Queries search the
 whole store (no episode filter), so every size scans every memory.
 
+``--replay``: also an agent's loop at batch 1 (rows "agent loop"): every query once, in episode and step order, the
+text caches cleared once at the start of the row and then kept as a loaded retriever keeps them (its recent
+texts, sam_model.encoder.TEXT_CACHE; the dense MiniLM the same), so an agent's state text that repeats between
+calls costs no BERT pass, as it would not in the agent. The row reports how many SAM queries found their state
+text cached; a cold row (caches cleared before every query) is the worst case, this one the deployed path.
+
 ``--profile``: where one query's time goes (batch 1, the smallest size): tokenising, the BERT pass, the heads,
 the FAISS search, the re-rank, and the rest (Python).
 """
@@ -133,7 +139,7 @@ class Bench:
         self.index.search(q, K)
 
     def time(self, batch: int, calls: int) -> dict[str, dict[str, float]]:
-        """p50/p99 per call of both, interleaved call by call."""
+        """p50/p99 per call of both, interleaved call by call, every text cache cleared before each call."""
         exs = self.data.examples
         t = {"sam": [], "dense": []}
         for c in range(calls):
@@ -144,6 +150,22 @@ class Bench:
                 fn(group)
                 t[name].append(time.perf_counter() - s)
         return {name: pct(v) for name, v in t.items()}
+
+    def replay(self) -> dict:
+        """p50/p99 of both over every query once in episode and step order (batch 1), the caches kept between
+        calls as a loaded retriever keeps them; ``state_cached``: the share of SAM queries whose state text
+        needed no BERT pass (BERT read at most one text: the observation)."""
+        text = self.r.net.state_encoder.text_encoder
+        order = sorted(self.data.examples, key=lambda e: (e.episode_id, e.step))
+        self.clear()
+        t, cached = {"sam": [], "dense": []}, 0
+        for ex in order:
+            for name, fn in (("sam", self.sam), ("dense", self.dense_search)):
+                n, s = text.encoded, time.perf_counter()
+                fn([ex])
+                t[name].append(time.perf_counter() - s)
+                cached += name == "sam" and text.encoded - n <= 1
+        return {**{name: pct(v) for name, v in t.items()}, "state_cached": cached / max(len(order), 1)}
 
     def profile(self, calls: int) -> dict[str, float]:
         """Median ms per stage of one SAM query (batch 1), each stage timed on its own over the same queries."""
@@ -197,7 +219,8 @@ def markdown(rows: list[dict], profiles: dict[str, dict[str, float]], header: st
              "|---|---|---|---|---|---|"]
     for r in rows:
         s, d = r["sam"], r["dense"]
-        lines.append(f"| {r['backend']} | {r['size']:,} | {r['batch']} | {s['p50_ms']:.1f} / {s['p99_ms']:.1f} "
+        batch = r["batch"] if "state_cached" not in r else f"1, agent loop ({r['state_cached']:.0%} state texts cached)"
+        lines.append(f"| {r['backend']} | {r['size']:,} | {batch} | {s['p50_ms']:.1f} / {s['p99_ms']:.1f} "
                      f"| {d['p50_ms']:.1f} / {d['p99_ms']:.1f} | {s['p50_ms'] / d['p50_ms']:.2f}× |")
     for backend, p in profiles.items():
         lines += ["", f"Profile of one SAM query (batch 1, BERT on {backend}; median ms of each stage timed apart):",
@@ -230,6 +253,9 @@ def main(argv: list[str] | None = None) -> dict:
                          "costs less, measured at load)")
     ap.add_argument("--calls", type=int, default=60, help="timed calls at batch 1 per (size, backend) and method")
     ap.add_argument("--batch-calls", type=int, default=10, help="timed calls at the larger batch sizes")
+    ap.add_argument("--replay", action="store_true",
+                    help="also time an agent's loop at batch 1: every query once in episode order, the text caches "
+                         "kept between calls as a loaded retriever keeps them (a repeated state text costs no BERT)")
     ap.add_argument("--profile", action="store_true", help="also profile one SAM query stage by stage")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch, ONNX Runtime and FAISS threads")
     ap.add_argument("--noise", type=float, default=0.02, help="σ of the noise of the synthetic memory vectors")
@@ -240,6 +266,8 @@ def main(argv: list[str] | None = None) -> dict:
         ap.error("--calls and --threads must be >= 1, --sizes and --batches non-empty")
     import faiss
 
+    from sam_model.encoder import TEXT_CACHE
+    from sam_model.io import atomic_write_text
     from sam_model.models.text_encoder import TextEmbedder
     from sam_model.retriever import SAMRetriever
 
@@ -266,7 +294,9 @@ def main(argv: list[str] | None = None) -> dict:
         bench.time(1, 3)  # warm-up
         if args.profile:
             profiles[backend] = bench.profile(args.calls)
-    bar = tqdm(total=len(args.backends) * len(args.sizes) * len(args.batches), desc="speed bench", unit="row")
+    dense.encoder.limit_cache(TEXT_CACHE)  # both keep recent texts as a loaded retriever does (--replay)
+    per_size = len(args.batches) + args.replay
+    bar = tqdm(total=len(args.backends) * len(args.sizes) * per_size, desc="speed bench", unit="row")
     for size in sorted(args.sizes):
         bench.grow(size)
         for backend in args.backends:
@@ -276,14 +306,18 @@ def main(argv: list[str] | None = None) -> dict:
                 rows.append({"backend": backend, "size": max(size, len(data.memories)), "batch": batch,
                              **bench.time(batch, args.calls if batch == 1 else args.batch_calls)})
                 bar.update()
-                (args.out / "speed.json").write_text(json.dumps({"config": config, "rows": rows,
-                                                                 "profiles": profiles}, indent=2))
+            if args.replay:
+                bar.set_postfix(backend=backend, size=f"{size:,}", batch="agent loop")
+                rows.append({"backend": backend, "size": max(size, len(data.memories)), "batch": 1, **bench.replay()})
+                bar.update()
+            atomic_write_text(args.out / "speed.json", json.dumps({"config": config, "rows": rows,
+                                                                   "profiles": profiles}, indent=2))
     bar.close()
     header = (f"Speed: {args.retriever} vs dense all-MiniLM-L6-v2, {source}: {len(data.memories)} real memories, "
               f"{len(data.examples)} queries; k={K}, {args.threads} threads, {args.calls} calls per row, "
               f"{os.cpu_count()} cores ({config['cpu']}), torch {torch.__version__}, faiss {faiss.__version__}.")
     md = markdown(rows, profiles, header)
-    (args.out / "speed.md").write_text(md)
+    atomic_write_text(args.out / "speed.md", md)
     print(md)
     return {"config": config, "rows": rows, "profiles": profiles}
 
