@@ -102,3 +102,13 @@ def test_an_evaluation_with_an_on_disk_cache_holds_all_of_it(tiny_bert_dir, tmp_
     r = SAMRetriever.load(tiny_export(tiny_bert_dir, tmp_path / "export"), device="cpu")
     (enc, path), = _text_caches([r], tmp_path / "cache")
     assert enc.cache_entries is None
+
+
+def test_a_bounded_cache_holds_its_own_vectors_not_rows_of_a_large_batch():
+    enc = text_encoder()
+    enc.limit_cache(2)
+    with torch.no_grad():
+        enc([f"memory text {i}" for i in range(50)])
+    kept = list(enc._cache.values())
+    assert len(kept) == 2
+    assert all(v.untyped_storage().nbytes() == v.numel() * v.element_size() for v in kept)  # not the batch's 50 rows

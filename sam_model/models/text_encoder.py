@@ -297,8 +297,11 @@ class TextEncoder(nn.Module):
         if self.cache_entries == 0:
             return
         for t, v in pairs:
-            self._cache[t] = v
-            self._cache.move_to_end(t)
+            self._cache[t] = v.clone()  # a row of its batch's tensor would keep the whole batch alive
+            try:
+                self._cache.move_to_end(t)
+            except KeyError:  # evicted by another thread meanwhile
+                pass
         self._trim()
 
     def _trim(self) -> None:
