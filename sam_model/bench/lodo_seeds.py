@@ -57,7 +57,7 @@ def two_level(seeds: list[dict[str, np.ndarray]], rng: np.random.Generator, boot
         pick = rng.integers(0, k, size=k)
         sums = dict.fromkeys(reps, 0.0)
         for s in pick:
-            n = len(seeds[s]["variant"])
+            n = len(next(iter(seeds[s].values())))  # every method of a seed ranked the same decisions
             idx = rng.integers(0, n, size=n)
             for m in reps:
                 sums[m] += seeds[s][m][idx].mean()
