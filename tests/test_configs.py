@@ -172,6 +172,24 @@ def test_the_more_sgd_finding_changes_only_the_mix_and_the_epochs(monkeypatch):
     assert _drop(finding, *changed) == _drop(shipped, *changed)
 
 
+def test_the_sgd6_finding_doubles_the_mix_and_changes_nothing_else(monkeypatch):
+    """configs/sam-general-sgd6.yaml (issue 21: twice the shipped SGD share, a finding, not shipped): one SGD
+    dialogue in 6, every other source read twice as often as shipped (the mix keeps its proportions), its own
+    folder; the worlds, epochs and seed are the shipped ones."""
+    from sam_model.training.datamodule import repeat_counts
+
+    monkeypatch.chdir(REPO)
+    shipped = resolved_training(["tools.yaml", "sam-general.yaml"])
+    finding = resolved_training(["tools.yaml", "sam-general.yaml", "sam-general-sgd6.yaml"])
+    assert 2 * finding["data"]["sgd_every"] == shipped["data"]["sgd_every"]
+    twice = [2 * c for c in repeat_counts(shipped["data"]["train"], shipped["data"]["repeat"])[1:]]
+    assert repeat_counts(finding["data"]["train"], finding["data"]["repeat"]) == [1, *twice]
+    assert finding["trainer"]["callbacks"][0]["init_args"]["dirpath"] == "checkpoints/sam-general-sgd6"
+    changed = [("data", "sgd_every"), ("data", "repeat"), ("trainer", "logger"), ("trainer", "callbacks"),
+               *((k,) for k in NEW_NAMES)]
+    assert _drop(finding, *changed) == _drop(shipped, *changed)
+
+
 def test_a_bad_override_is_one_line_naming_its_file_and_key(tmp_path, capsys, monkeypatch):
     from sam_model.bench.janus_config import parse_config
     from sam_model.bench.janus_head import BenchCfg
