@@ -109,6 +109,54 @@ def test_a_bounded_cache_holds_its_own_vectors_not_rows_of_a_large_batch():
     enc.limit_cache(2)
     with torch.no_grad():
         enc([f"memory text {i}" for i in range(50)])
-    kept = list(enc._cache.values())
+    kept = [enc._cache[t] for t in enc._cache]
     assert len(kept) == 2
     assert all(v.untyped_storage().nbytes() == v.numel() * v.element_size() for v in kept)  # not the batch's 50 rows
+
+
+def test_threads_sharing_a_tiny_bounded_cache_get_the_right_vectors():
+    import threading
+
+    enc = text_encoder()
+    texts = [f"state {i} | needs: date" for i in range(40)]
+    with torch.no_grad():
+        ref = dict(zip(texts, enc._encode(texts)))
+    enc.limit_cache(3)  # far fewer than the texts: every thread evicts what the others just cached
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(6)
+
+    def work(t: int) -> None:
+        barrier.wait()
+        try:
+            for r in range(120):  # without the cache's lock, ~4 runs in 10 broke the bound or the order here
+                batch = [texts[(t * 7 + r * 3 + j) % len(texts)] for j in range(4)]
+                with torch.no_grad():
+                    got = enc(batch)
+                for text, v in zip(batch, got):
+                    assert torch.allclose(v, ref[text], atol=1e-5), text
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    pool = [threading.Thread(target=work, args=(t,)) for t in range(6)]
+    for th in pool:
+        th.start()
+    for th in pool:
+        th.join()
+    assert errors == [] and len(enc._cache) <= 3
+    assert len(list(enc._cache)) == len(enc._cache)  # its order holds every entry it counts
+
+
+def test_a_copied_or_pickled_encoder_gets_its_own_cache_and_lock():
+    import copy
+    import pickle
+
+    enc = text_encoder()
+    enc.limit_cache(4)
+    with torch.no_grad():
+        enc(TEXTS[:2])
+    for twin in (copy.deepcopy(enc), pickle.loads(pickle.dumps(enc))):
+        assert list(twin._cache) == list(enc._cache) and twin.cache_entries == 4
+        assert twin._cache._lock is not enc._cache._lock
+        with torch.no_grad():
+            twin(TEXTS[2:])
+        assert len(enc._cache) == 2 and len(twin._cache) == 4

@@ -9,7 +9,9 @@ later epochs into a few small MLPs. With trainable layers the cache is off.
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +68,85 @@ def check_cache_entries(entries: int | None) -> int | None:
     return entries
 
 
+class TextCache:
+    """text → pooled vector of a frozen BERT, the least recently used first, at most ``entries`` of them (None: no
+    bound, as a training run's frozen pass needs every text; 0: nothing kept).
+
+    Why a bound: a retriever that serves an agent for days sees a new text at nearly every call, and an unbounded
+    cache grows until the process dies; the texts that repeat (an agent's state text between calls where its state
+    did not change) are the recent ones. Why a lock: threads share a loaded retriever, and an OrderedDict is not
+    safe against them (a value's destructor may release the GIL inside an update; seen here: 5 entries counted, an
+    empty order, the bound broken).
+    """
+
+    def __init__(self, entries: int | None = None):
+        self.entries = check_cache_entries(entries)
+        self._d: OrderedDict[str, torch.Tensor] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:  # copies and pickles (a module deep-copied, a spawned worker) get a new lock
+        with self._lock:
+            return {"entries": self.entries, "_d": OrderedDict(self._d)}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __contains__(self, text: object) -> bool:
+        return text in self._d
+
+    def __iter__(self) -> Iterator[str]:
+        """The texts, least recently used first (a snapshot: safe while other threads change the cache)."""
+        with self._lock:
+            return iter(list(self._d))
+
+    def __getitem__(self, text: str) -> torch.Tensor:
+        return self._d[text]
+
+    def lookup(self, texts: Iterable[str]) -> dict[str, torch.Tensor]:
+        """The cached vectors among ``texts`` (each now the most recently used)."""
+        with self._lock:
+            found = {t: v for t in texts if (v := self._d.get(t)) is not None}
+            if self.entries is not None:
+                for t in found:
+                    self._d.move_to_end(t)
+        return found
+
+    def update(self, pairs: Iterable[tuple[str, torch.Tensor]] | TextCache) -> None:
+        """Keep these vectors (the most recently used now), then drop the oldest beyond the bound."""
+        if isinstance(pairs, TextCache):
+            with pairs._lock:
+                pairs = list(pairs._d.items())
+        if self.entries == 0:
+            return
+        if self.entries is not None:  # a row of its batch's tensor would keep the whole batch alive
+            pairs = [(t, v.clone()) for t, v in pairs]
+        with self._lock:
+            if self.entries is None:
+                self._d.update(pairs)
+                return
+            for t, v in pairs:
+                self._d[t] = v
+                self._d.move_to_end(t)
+            self._trim()
+
+    def limit(self, entries: int | None) -> None:
+        with self._lock:
+            self.entries = check_cache_entries(entries)
+            self._trim()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+
+    def _trim(self) -> None:  # under the lock
+        while self.entries is not None and len(self._d) > self.entries:
+            self._d.popitem(last=False)
+
+
 class TextEncoder(nn.Module):
     """Pooled sentence vectors of any BERT-style encoder: the mean of its tokens (the pooling all-MiniLM-L6-v2
     was trained with) or its first token (``pooling="cls"``)."""
@@ -79,10 +160,7 @@ class TextEncoder(nn.Module):
         self.hidden_size = bert.config.hidden_size
         self._freeze(trainable_layers)
         self.use_cache = cache and self.frozen
-        # text -> pooled vector, least recently used first; at most cache_entries of them (None: all, as a
-        # training run's frozen pass needs; a long-running process sets a bound: limit_cache)
-        self._cache: OrderedDict[str, torch.Tensor] = OrderedDict()
-        self.cache_entries: int | None = None
+        self._cache = TextCache()  # unbounded until limit_cache: a training run's frozen pass needs every text
         self.encoded = 0  # texts BERT actually ran on (cache misses): what a benchmark pays for encoding
         self.calls = 0  # BERT forward passes run (on either backend)
         self.runner = None  # an ONNX Runtime graph of this BERT (sam_model.models.onnx_text), set by use_backend
@@ -255,11 +333,7 @@ class TextEncoder(nn.Module):
                 with torch.no_grad():
                     return self._encode(texts)
             return self._encode(texts)
-        found: dict[str, torch.Tensor] = {}  # this call's vectors: another thread may evict them meanwhile
-        for t in dict.fromkeys(texts):
-            if (v := self._cache.get(t)) is not None:
-                found[t] = v
-        self._touch(found)
+        found = self._cache.lookup(dict.fromkeys(texts))  # this call's own: others may evict them meanwhile
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
             self.encoded += len(missing)
@@ -267,50 +341,17 @@ class TextEncoder(nn.Module):
             with torch.no_grad():
                 new = list(zip(missing, self._encode(missing)))
             found.update(new)
-            self._remember(new)
+            self._cache.update(new)
         return torch.stack([found[t] for t in texts]) if texts else self._encode([])
+
+    @property
+    def cache_entries(self) -> int | None:
+        return self._cache.entries
 
     def limit_cache(self, entries: int | None) -> None:
         """Keep at most ``entries`` vectors in memory, the least recently used dropped first (0: cache nothing;
-        None: keep all).
-
-        Why a bound: training's frozen pass must hold every distinct text, but a retriever that serves an agent for
-        days sees a new text at nearly every call, and an unbounded cache grows until the process dies. The texts
-        that repeat (an agent's state text between calls where its state did not change) are the recent ones.
-        """
-        self.cache_entries = check_cache_entries(entries)
-        self._trim()
-
-    def _touch(self, texts) -> None:
-        if self.cache_entries is None:  # unbounded: nothing is ever dropped, so the order does not matter
-            return
-        for t in texts:
-            try:
-                self._cache.move_to_end(t)
-            except KeyError:  # evicted by another thread meanwhile
-                pass
-
-    def _remember(self, pairs) -> None:
-        if self.cache_entries is None:
-            self._cache.update(pairs)
-            return
-        if self.cache_entries == 0:
-            return
-        for t, v in pairs:
-            self._cache[t] = v.clone()  # a row of its batch's tensor would keep the whole batch alive
-            try:
-                self._cache.move_to_end(t)
-            except KeyError:  # evicted by another thread meanwhile
-                pass
-        self._trim()
-
-    def _trim(self) -> None:
-        cap = self.cache_entries
-        while cap is not None and len(self._cache) > cap:
-            try:
-                self._cache.popitem(last=False)
-            except KeyError:  # emptied by another thread meanwhile
-                break
+        None: keep all; why: :class:`TextCache`)."""
+        self._cache.limit(entries)
 
     def uncached(self, texts: list[str]) -> list[str]:
         """The distinct texts among ``texts`` that BERT would have to encode (all of them without a cache)."""
@@ -328,7 +369,7 @@ class TextEncoder(nn.Module):
         if vectors.ndim != 2 or len(texts) != vectors.shape[0]:
             raise ValueError(f"prime needs one vector per text: {len(texts)} texts, vectors of shape "
                              f"{tuple(vectors.shape)}")
-        self._remember(zip(texts, vectors))
+        self._cache.update(zip(texts, vectors))
 
     def fingerprint(self) -> str:
         """Identifies the frozen BERT (config, max length, a weight checksum) for an on-disk cache."""
@@ -390,7 +431,7 @@ class TextEncoder(nn.Module):
             return 0
         device = next(self.bert.parameters()).device
         vectors = blob["vectors"].float().to(device)
-        self._remember(zip(blob["texts"], vectors))
+        self._cache.update(zip(blob["texts"], vectors))
         return len(blob["texts"])
 
     def train(self, mode: bool = True):
