@@ -24,8 +24,9 @@ whole store (no episode filter), so every size scans every memory.
 ``--replay``: also an agent's loop at batch 1 (rows "agent loop"): every query once, in episode and step order, the
 text caches cleared once at the start of the row and then kept as a loaded retriever keeps them (its recent
 texts, sam_model.encoder.TEXT_CACHE; the dense MiniLM the same), so an agent's state text that repeats between
-calls costs no BERT pass, as it would not in the agent. The row reports how many SAM queries found their state
-text cached; a cold row (caches cleared before every query) is the worst case, this one the deployed path.
+calls costs no BERT pass, as it would not in the agent. The row reports how many SAM queries ran BERT on one text
+or none (the state text, the observation or both cached); a cold row (caches cleared before every query) is the
+worst case, this one the deployed path.
 
 ``--profile``: where one query's time goes (batch 1, the smallest size): tokenising, the BERT pass, the heads,
 the FAISS search, the re-rank, and the rest (Python).
@@ -153,8 +154,8 @@ class Bench:
 
     def replay(self) -> dict:
         """p50/p99 of both over every query once in episode and step order (batch 1), the caches kept between
-        calls as a loaded retriever keeps them; ``state_cached``: the share of SAM queries whose state text
-        needed no BERT pass (BERT read at most one text: the observation)."""
+        calls as a loaded retriever keeps them; ``one_text_or_none``: the share of SAM queries whose BERT read at
+        most one of their two texts (the other, or both, found in the cache)."""
         text = self.r.net.state_encoder.text_encoder
         order = sorted(self.data.examples, key=lambda e: (e.episode_id, e.step))
         self.clear()
@@ -165,7 +166,7 @@ class Bench:
                 fn([ex])
                 t[name].append(time.perf_counter() - s)
                 cached += name == "sam" and text.encoded - n <= 1
-        return {**{name: pct(v) for name, v in t.items()}, "state_cached": cached / max(len(order), 1)}
+        return {**{name: pct(v) for name, v in t.items()}, "one_text_or_none": cached / max(len(order), 1)}
 
     def profile(self, calls: int) -> dict[str, float]:
         """Median ms per stage of one SAM query (batch 1), each stage timed on its own over the same queries."""
@@ -219,7 +220,8 @@ def markdown(rows: list[dict], profiles: dict[str, dict[str, float]], header: st
              "|---|---|---|---|---|---|"]
     for r in rows:
         s, d = r["sam"], r["dense"]
-        batch = r["batch"] if "state_cached" not in r else f"1, agent loop ({r['state_cached']:.0%} state texts cached)"
+        batch = r["batch"] if "one_text_or_none" not in r else \
+            f"1, agent loop ({r['one_text_or_none']:.0%} of queries: BERT on one text or none)"
         lines.append(f"| {r['backend']} | {r['size']:,} | {batch} | {s['p50_ms']:.1f} / {s['p99_ms']:.1f} "
                      f"| {d['p50_ms']:.1f} / {d['p99_ms']:.1f} | {s['p50_ms'] / d['p50_ms']:.2f}× |")
     for backend, p in profiles.items():

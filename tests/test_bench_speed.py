@@ -1,0 +1,27 @@
+"""bench.speed's agent-loop rows (--replay): every query once in episode order, the caches kept as a loaded
+retriever keeps them, beside the cold rows; the figures it prints are what the README's tables hold."""
+
+from __future__ import annotations
+
+import json
+
+from serving import tiny_export
+
+
+def test_replay_rows_keep_the_caches_and_say_how_often_bert_read_one_text_or_none(tiny_bert_dir, tmp_path,
+                                                                                  monkeypatch):
+    from sam_model.bench import speed
+    from sam_model.data.synthetic import write_synthetic
+    from sam_model.evaluation.data import load_eval_data
+
+    log = tmp_path / "demo.jsonl"
+    write_synthetic(log, 4, seed=1)  # the demo's states repeat between decisions ("ok, go ahead")
+    monkeypatch.setattr(speed, "load_data", lambda path: (load_eval_data(log, "episode"), "4 demo episodes"))
+    export = tiny_export(tiny_bert_dir, tmp_path / "export")
+    out = speed.main(["--retriever", str(export), "--sizes", "10", "--batches", "1", "--backends", "torch",
+                      "--calls", "2", "--replay", "--threads", "1", "--out", str(tmp_path / "out")])
+    cold, loop = out["rows"]
+    assert "one_text_or_none" not in cold and 0 < loop["one_text_or_none"] <= 1
+    assert all(r[m]["p50_ms"] > 0 for r in (cold, loop) for m in ("sam", "dense"))
+    md = (tmp_path / "out" / "speed.md").read_text()
+    assert "agent loop" in md and json.loads((tmp_path / "out" / "speed.json").read_text())["rows"] == out["rows"]
