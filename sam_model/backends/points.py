@@ -5,13 +5,16 @@ engine's module imports the other's library (qdrant-client, qdrant-edge-py)."""
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sam_model.index import MemoryIndex
+from sam_model.io import atomic_dir
 from sam_model.locking import locked
 
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
@@ -69,6 +72,15 @@ class PointBook:
     @locked
     def episode_of(self, i: Any) -> Any:
         return self._episode[self._known(i)]
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the index folder ``path`` atomically: the engine's ``snapshot`` is taken under its lock (meta.json's
+        content, and whatever the engine copies: the Edge shard, the embedded client's points), then
+        ``write_snapshot`` writes it without the lock into a staging folder swapped in last (sam_model.io.atomic_dir)."""
+        snap = self.snapshot()
+        with atomic_dir(path) as tmp:
+            self.write_snapshot(tmp, snap)
+        return Path(path)
 
 
 __all__ = ["NAMESPACE", "SCOPE_FIELDS", "PointBook", "point_id"]

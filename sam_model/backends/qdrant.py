@@ -50,7 +50,7 @@ except ImportError as exc:
 from sam_model.backends.kinds import QDRANT, QDRANT_FORMAT
 from sam_model.backends.points import SCOPE_FIELDS, PointBook, point_id
 from sam_model.index import META_FILE
-from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading
+from sam_model.io import SAMFileError, atomic_write_text, read_format_json, reading
 from sam_model.limits import check_int, check_k
 from sam_model.locking import locked, new_lock
 
@@ -272,13 +272,6 @@ class QdrantIndex(PointBook):
         return ids, scores
 
     # ---- persistence --------------------------------------------------------------------------------------
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write meta.json into the folder ``path`` atomically (the vectors stay in the collection)."""
-        snap = self.snapshot()
-        with atomic_dir(path) as tmp:
-            self.write_snapshot(tmp, snap)
-        return Path(path)
 
     @locked
     def snapshot(self) -> tuple[dict, tuple[np.ndarray, list[dict]] | None]:

@@ -49,7 +49,7 @@ except ImportError as exc:
 from sam_model.backends.kinds import QDRANT_EDGE, QDRANT_EDGE_FORMAT
 from sam_model.backends.points import SCOPE_FIELDS, PointBook, point_id
 from sam_model.index import META_FILE
-from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, read_format_json, reading
+from sam_model.io import SAMFileError, atomic_write_text, read_format_json, reading
 from sam_model.limits import check_int, check_k
 from sam_model.locking import locked, new_lock
 
@@ -270,13 +270,6 @@ class QdrantEdgeIndex(PointBook):
         return ids, scores
 
     # ---- persistence --------------------------------------------------------------------------------------
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the index folder ``path`` atomically (meta.json and a copy of the shard)."""
-        snap = self.snapshot()
-        with atomic_dir(path) as tmp:
-            self.write_snapshot(tmp, snap)
-        return Path(path)
 
     @locked
     def snapshot(self) -> tuple[dict, Path]:
