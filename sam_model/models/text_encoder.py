@@ -63,7 +63,7 @@ def length_batches(lengths: list[int], max_batch: int, call_cost: float = CALL_C
 def check_cache_entries(entries: int | None) -> int | None:
     """A text cache's bound as given, or a one-line error: an integer >= 0, or None for no bound."""
     if entries is not None and (isinstance(entries, bool) or not isinstance(entries, int) or entries < 0):
-        raise ValueError(f"text cache entries must be an integer >= 0 (0: no cache) or None (no bound), "
+        raise ValueError(f"text_cache (vectors kept) must be an integer >= 0 (0: no cache) or None (no bound), "
                          f"got {entries!r}")
     return entries
 
