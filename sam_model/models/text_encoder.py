@@ -333,8 +333,9 @@ class TextEncoder(nn.Module):
                 with torch.no_grad():
                     return self._encode(texts)
             return self._encode(texts)
-        found = self._cache.lookup(dict.fromkeys(texts))  # this call's own: others may evict them meanwhile
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        distinct = list(dict.fromkeys(texts))
+        found = self._cache.lookup(distinct)  # this call's own: other threads may evict them meanwhile
+        missing = [t for t in distinct if t not in found]
         if missing:
             self.encoded += len(missing)
             self.bert.eval()  # frozen: dropout off, so cached vectors are deterministic
