@@ -1,11 +1,11 @@
 """First-epoch encoding: frozen-BERT texts per second, before and after, on the same texts in one process.
 
-    python -m sam_model.bench.encode [--config configs/tools.yaml] [--texts 3000] [--out runs/encode]
+    python -m sam_model.bench.encode [--config configs/tools.yaml] [--texts 3000] [--rounds 3] --out runs/encode
 
 The texts are what a training run's frozen BERT reads (sam_model.training.datamodule.AgentLogDataModule.texts: the
 memory texts, state texts and observations of its training and validation episodes), from ``--config``'s data
 (default tools.yaml: SGD and the tau-bench airline train split); ``--texts`` of them, a seeded sample, in their
-order of appearance. The ways to turn them into vectors, back to back:
+order of appearance. The ways to turn them into vectors, each once a round, ``--rounds`` rounds:
 
 - **before**: what the first epoch did: per training batch (``--batch-episodes`` episodes' texts at a time, as
   the data loader gives them), the texts sorted by characters and cut into chunks of 256, each padded to its
@@ -17,6 +17,13 @@ order of appearance. The ways to turn them into vectors, back to back:
 - **auto**: each call where it costs less: what training's frozen pass does now.
 
 Every method starts from an empty cache (nothing is read from or written to ~/.cache/sam_model/text).
+
+**How far from this CPU's limit** (the roofline columns): BERT's work is matrix products, so each method's useful
+GFLOP/s (the FLOPs of the texts' real tokens, :func:`bert_flops`, over its seconds) is set beside the rate this
+CPU reaches on BERT's largest product alone (:func:`matmul_rate`: the feed-forward pair, 4,096 rows, the same
+threads, ONNX Runtime where installed, else PyTorch). "before" also computed its padding (its computed GFLOP are
+printed); no method can beat ``before_s · rate / useful``, the ceiling, without doing less arithmetic
+(fewer tokens, int8), which changes the vectors.
 """
 
 from __future__ import annotations
@@ -25,9 +32,11 @@ import argparse
 import json
 import os
 import random
+import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from sam_model.models import onnx_text
@@ -50,6 +59,50 @@ def legacy_encode(bert, tokenizer, texts: list[str], max_length: int) -> torch.T
     inverse = torch.empty(len(order), dtype=torch.long)
     inverse[torch.tensor(order)] = torch.arange(len(order))
     return pooled[inverse]
+
+
+def bert_flops(config, lengths: list[int], attention: bool = True) -> float:
+    """FLOPs of one BERT pass over texts of ``lengths`` tokens, each in its own row (no padding).
+
+    Per layer and text of n tokens: the Q, K, V and output projections and the feed-forward pair,
+    2·n·(4·d² + 2·d·f), plus, with ``attention``, the scores QKᵀ and their mix with V, 2·2·n²·d (d: hidden
+    size, f: intermediate size). Embeddings, layer norms, softmax and GELU are left out: they are O(n·d), a few
+    percent. A padded batch of rows × width costs ``bert_flops(config, [width] * rows)``.
+    """
+    d, f, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    return float(layers * sum(2 * n * (4 * d * d + 2 * d * f) + (4 * n * n * d if attention else 0)
+                              for n in lengths))
+
+
+def matmul_rate(config, threads: int, rows: int = 4096, repeats: int = 10) -> tuple[float, str]:
+    """GFLOP/s of BERT's feed-forward pair (rows × d) @ (d × f) @ (f × d) on random floats, and the library:
+    the most a BERT pass made of such products can reach here."""
+    d, f = config.hidden_size, config.intermediate_size
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((rows, d), dtype=np.float32)
+    w1, w2 = rng.standard_normal((d, f), dtype=np.float32), rng.standard_normal((f, d), dtype=np.float32)
+    if onnx_text.available():
+        import onnxruntime as ort
+        from onnx import TensorProto, helper, numpy_helper
+
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("MatMul", ["h", "w2"], ["y"])], "ffn",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, d])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, d])],
+            [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", onnx_text.OPSET)])
+        model.ir_version = 8
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads, opts.inter_op_num_threads = threads, 1
+        session = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        run, lib = (lambda: session.run(None, {"x": x})), "ONNX Runtime"
+    else:
+        tx, t1, t2 = torch.from_numpy(x), torch.from_numpy(w1), torch.from_numpy(w2)
+        run, lib = (lambda: (tx @ t1) @ t2), "PyTorch"
+    for _ in range(3):
+        run()
+    best = min(timed(run) for _ in range(repeats))
+    return 2 * 2 * rows * d * f / best / 1e9, lib
 
 
 def training_texts(configs: list[str], n: int, seed: int) -> tuple[list[list[str]], int]:
@@ -77,6 +130,26 @@ def training_texts(configs: list[str], n: int, seed: int) -> tuple[list[list[str
     return batches, len(every)
 
 
+def token_lengths(tokenizer, texts: list[str], max_length: int) -> list[int]:
+    """Tokens BERT reads of each text ([CLS] and [SEP] included, cut at ``max_length``)."""
+    return [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
+
+
+def legacy_rows(tokenizer, texts: list[str], max_length: int) -> list[list[int]]:
+    """The token lengths of each padded call :func:`legacy_encode` makes (sorted by characters, 256 a call)."""
+    order = sorted(texts, key=len)
+    return [token_lengths(tokenizer, order[i : i + CHUNK], max_length) for i in range(0, len(order), CHUNK)]
+
+
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+# Student's t, 97.5th percentile, by degrees of freedom: a 95 % interval over a few rounds
+
+
+def mean_t95(xs: np.ndarray) -> tuple[float, float]:
+    """Mean and half-width of its 95 % t-interval (the rounds are few, so not the normal 1.96)."""
+    return float(xs.mean()), float(T975[len(xs) - 1] * xs.std(ddof=1) / np.sqrt(len(xs)))
+
+
 def timed(fn) -> float:
     t = time.perf_counter()
     fn()
@@ -92,44 +165,72 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--max-length", type=int, default=64, help="BERT max tokens per text (tools.yaml: 64)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch and ONNX Runtime threads")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help=f"times every method runs, interleaved (2 to {max(T975) + 1}; the intervals are over them)")
     ap.add_argument("--out", type=Path, required=True, help="folder for encode.json and encode.md")
     args = ap.parse_args(argv)
     if args.texts < 1 or args.threads < 1:
         ap.error("--texts and --threads must be >= 1")
+    if not 2 <= args.rounds <= max(T975) + 1:
+        ap.error(f"--rounds must be 2 to {max(T975) + 1}, got {args.rounds}")
     torch.set_num_threads(args.threads)
     batches, n_all = training_texts(args.config or ["configs/tools.yaml"], args.texts, args.seed)
     texts = [t for b in batches for t in b]
     bert, tok = load_bert()
     bert.eval()
     enc = TextEncoder(bert, tok, args.max_length, trainable_layers=0, cache=False)
-    seconds = {}
+    names = {"torch": "PyTorch", "onnx": "ONNX Runtime"}
+    width = enc.pack_width
+    methods = [("before: per batch, 256 by characters, PyTorch", "torch", 0,
+                lambda: [legacy_encode(bert, tok, b, args.max_length) for b in batches])]
+    for backend in ("torch", "onnx") if onnx_text.available() else ("torch",):
+        methods += [(f"length-batched, one text per row, {names[backend]}", backend, 0, None),  # width 0: one per row
+                    (f"packed rows, measured cut, {names[backend]}", backend, width, None)]
+    if onnx_text.available():
+        methods.append(("auto: packed rows, each call where it costs less (now)", "auto", width, None))
+    seconds: dict[str, list[float]] = {m[0]: [] for m in methods}
+    rates = []
     with torch.inference_mode():
-        seconds["before: per batch, 256 by characters, PyTorch"] = timed(
-            lambda: [legacy_encode(bert, tok, b, args.max_length) for b in batches])
-        width = enc.pack_width
-        names = {"torch": "PyTorch", "onnx": "ONNX Runtime"}
-        for backend in ("torch", "onnx") if onnx_text.available() else ("torch",):
-            enc.use_backend(backend)
-            enc.pack_width = 0  # width 0: one text per row
-            seconds[f"length-batched, one text per row, {names[backend]}"] = timed(lambda: enc(texts))
-            enc.pack_width = width
-            seconds[f"packed rows, measured cut, {names[backend]}"] = timed(lambda: enc(texts))
-        if enc.use_backend("auto") == "onnx":
-            seconds["auto: packed rows, each call where it costs less (now)"] = timed(lambda: enc(texts))
+        for r in range(args.rounds):  # every method once a round, so a slower spell of the machine hits them all
+            for name, backend, w, run in methods:
+                enc.use_backend(backend)
+                enc.pack_width = w
+                seconds[name].append(timed(run or (lambda: enc(texts))))
+            rate, lib = matmul_rate(bert.config, args.threads)
+            rates.append(rate)
+            print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{v[-1]:.1f} s" for v in seconds.values())
+                  + f"; matmul {rate:.0f} GFLOP/s", file=sys.stderr, flush=True)
         ref = legacy_encode(bert, tok, texts[:200], args.max_length)
         err = float((enc(texts[:200]) - ref).abs().max())
-    rows = [{"method": k, "seconds": s, "texts_per_s": len(texts) / s} for k, s in seconds.items()]
-    base = rows[0]["texts_per_s"]
+    rate = max(rates)  # what this CPU can do: its best spell
+    useful = bert_flops(bert.config, token_lengths(tok, texts, args.max_length))
+    padded = sum(bert_flops(bert.config, [max(ls)] * len(ls)) for b in batches
+                 for ls in legacy_rows(tok, b, args.max_length))
+    before = np.asarray(next(iter(seconds.values())))
+    rows = []
+    for name, secs in seconds.items():
+        mid = float(np.median(secs))
+        gain, half = mean_t95(before / np.asarray(secs))  # paired: each round's before over its own time
+        rows.append({"method": name, "seconds": secs, "median_s": mid, "texts_per_s": len(texts) / mid,
+                     "vs_before": gain, "vs_before_ci95": half, "useful_gflop_s": useful / mid / 1e9})
+    ceiling, ceiling_half = mean_t95(before * rate * 1e9 / useful)
     lines = [f"Frozen-BERT encoding of {len(texts)} distinct training texts (a sample of {n_all}; "
              f"{len(batches)} training batches), max_length {args.max_length}, {args.threads} threads, "
-             f"{os.cpu_count()} cores; largest |now - before| over 200 vectors: {err:.1e}.", "",
-             "| method | s | texts/s | vs before |", "|---|---|---|---|"]
-    lines += [f"| {r['method']} | {r['seconds']:.1f} | {r['texts_per_s']:.0f} | {r['texts_per_s'] / base:.2f}× |"
+             f"{os.cpu_count()} cores, {args.rounds} rounds (median seconds; vs before: the mean of the rounds' "
+             f"ratios, 95 % interval); largest |now - before| over 200 vectors: {err:.1e}.", "",
+             "| method | s | texts/s | vs before | useful GFLOP/s | of the matmul rate |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r['method']} | {r['median_s']:.1f} | {r['texts_per_s']:.0f} | {r['vs_before']:.2f}× "
+              f"± {r['vs_before_ci95']:.2f} | {r['useful_gflop_s']:.0f} | {r['useful_gflop_s'] / rate:.0%} |"
               for r in rows]
+    lines += ["", f"Useful work {useful / 1e9:.0f} GFLOP (real tokens only); before computed {padded / 1e9:.0f} "
+              f"GFLOP with its padding. This CPU's matmul rate ({lib}, BERT's feed-forward pair, the best of the "
+              f"rounds: {', '.join(f'{x:.0f}' for x in rates)}): {rate:.0f} GFLOP/s. Ceiling for any method that "
+              f"computes the same vectors (useful work at that rate): {ceiling:.2f}× ± {ceiling_half:.2f} before."]
     md = "\n".join(lines) + "\n"
     args.out.mkdir(parents=True, exist_ok=True)
     result = {"texts": len(texts), "distinct_texts": n_all, "batches": len(batches), "max_abs_diff": err,
-              "rows": rows, "config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}}
+              "rows": rows, "useful_gflop": useful / 1e9, "before_computed_gflop": padded / 1e9,
+              "matmul_gflop_s": rates, "matmul_library": lib, "ceiling_vs_before": ceiling, "config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}}
     (args.out / "encode.json").write_text(json.dumps(result, indent=2))
     (args.out / "encode.md").write_text(md)
     print(md)

@@ -1,0 +1,56 @@
+"""The first-epoch bench's roofline: its FLOP count is BERT's, its padded calls are the old code's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+from transformers import AutoTokenizer, BertModel
+
+from sam_model.bench.encode import CHUNK, bert_flops, legacy_rows, matmul_rate, mean_t95, token_lengths
+from sam_model.models.bert import default_bert_path, tiny_bert
+
+
+@pytest.fixture(scope="module")
+def bert_and_tokenizer(tiny_bert_dir) -> tuple[BertModel, object]:
+    return BertModel.from_pretrained(tiny_bert_dir).eval(), AutoTokenizer.from_pretrained(tiny_bert_dir)
+
+
+@pytest.mark.parametrize("rows,width", [(1, 7), (3, 20), (5, 64)])
+def test_flop_count_matches_torch_counter_on_the_linear_layers(bert_and_tokenizer, rows, width):
+    bert, _ = bert_and_tokenizer
+    ids = torch.randint(1000, 2000, (rows, width))
+    with torch.inference_mode(), FlopCounterMode(display=False) as counter:
+        bert(input_ids=ids, attention_mask=torch.ones_like(ids))
+    d, layers = bert.config.hidden_size, bert.config.num_hidden_layers
+    pooler = 2 * rows * d * d if bert.pooler is not None else 0  # BertModel's [CLS] layer, unused by mean pooling
+    counted = counter.get_total_flops() - pooler
+    assert bert_flops(bert.config, [width] * rows, attention=False) == counted
+    assert bert_flops(bert.config, [width] * rows) - counted == layers * rows * 4 * width * width * d
+
+
+def test_padding_costs_flops_and_short_texts_cost_less():
+    config = tiny_bert(vocab_size=100, hidden=32, layers=2).config
+    assert bert_flops(config, [10, 30]) < bert_flops(config, [30, 30]) == 2 * bert_flops(config, [30])
+
+
+def test_legacy_rows_are_the_old_codes_calls():
+    tok = AutoTokenizer.from_pretrained(default_bert_path(), local_files_only=True)
+    texts = [("word " * (i % 90)) + f"text {i}" for i in range(CHUNK + 40)]
+    rows = legacy_rows(tok, texts, max_length=64)
+    assert [len(r) for r in rows] == [CHUNK, 40]
+    assert sorted(x for r in rows for x in r) == sorted(token_lengths(tok, texts, 64))
+    assert max(token_lengths(tok, texts, 64)) == 64 and min(token_lengths(tok, texts, 64)) == 4
+
+
+def test_matmul_rate_is_a_positive_rate():
+    config = tiny_bert(vocab_size=100, hidden=32, layers=2).config
+    rate, lib = matmul_rate(config, threads=1, rows=256, repeats=2)
+    assert rate > 0 and lib in ("ONNX Runtime", "PyTorch")
+
+
+def test_round_interval_is_students_t():
+    mean, half = mean_t95(np.array([2.0, 3.0, 4.0]))
+    assert mean == 3.0 and half == pytest.approx(4.303 * 1.0 / np.sqrt(3))
+    assert mean_t95(np.array([2.5, 2.5]))[1] == 0.0
