@@ -66,3 +66,22 @@ def test_mcp_tools_answer_a_client_with_the_tenants_key(export, tmp_path):
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_load_bench_rows_per_think_time(export, tmp_path):
+    out = tmp_path / "load.json"
+    assert main(["load", "--model", str(export), "--memories", "200", "--users", "4", "--clients", "4",
+                 "--seconds", "3", "--think-ms", "0,200", "--workdir", str(tmp_path / "w"), "--json", str(out)]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    assert [r["think_ms"] for r in runs] == [0.0, 200.0]
+    for r in runs:
+        assert r["search"]["n"] > 0 and r["errors"] == {} and r["cross_tenant_results"] == 0
+    # 4 clients waiting 200 ms on average between calls send at most ~20 requests/s; a closed loop sends more
+    assert runs[1]["qps"] < 4 / 0.2 * 1.5 and runs[1]["qps"] < runs[0]["qps"]
+
+
+def test_think_times_are_checked():
+    with pytest.raises(SystemExit):
+        main(["load", "--think-ms", "0,-5"])
+    with pytest.raises(SystemExit):
+        main(["load", "--think-ms", "fast"])

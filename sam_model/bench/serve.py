@@ -12,6 +12,10 @@ and drive it with N client threads over HTTP (httpx, keep-alive), each client on
   chat message, encoded and fsync-logged), else a search with a state of its own (SAM's state-adaptive query,
   encoded: every query text is new, so the frozen-BERT cache never answers it). Reports QPS and p50/p99 per
   operation, errors, and which part of a search dominates (the server's encoder batches: queries per forward).
+  With ``--think-ms`` each client waits that long on average after each answer, as an agent does while its LLM
+  writes the next step; the default 0 is a closed loop, the service's saturation, where by Little's law the mean
+  latency is clients / throughput whatever the service does. Several think times run one after the other
+  against the same server.
 - **fault**: the same clients add and search while the server is killed with SIGKILL every ``--kill-every``
   seconds and restarted, ``--kills`` times. A write counts as acknowledged when its 2xx arrived; after the run the
   server is restarted once more and every acknowledged write is looked up: lost = acknowledged but missing.
@@ -96,8 +100,10 @@ def _state(rng: random.Random) -> dict:
 
 
 def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tally, seed: int,
-           add_share: float) -> None:
-    """Add and search as one user of one tenant until ``stop``; every 2xx add is acknowledged."""
+           add_share: float, think: float = 0.0) -> None:
+    """Add and search as one user of one tenant until ``stop``; every 2xx add is acknowledged. ``think``: mean
+    seconds the client waits after each answer (exponential: an agent's LLM step between two memory calls);
+    0 = the next request at once (a closed loop at full load)."""
     rng = random.Random(seed)
     headers = {"Authorization": f"Bearer {KEYS[tenant]}"}
     with httpx.Client(base_url=base, headers=headers, timeout=30.0) as http:
@@ -119,6 +125,8 @@ def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tall
                 tally.error(f"{op}: HTTP {r.status_code}")
                 continue
             tally.latencies[op].append(dt)
+            if think:
+                stop.wait(rng.expovariate(1.0 / think))
             if op == "add":
                 tally.acked += [(tenant, user, h["id"], text) for h in r.json()["results"]]
             else:
@@ -158,12 +166,14 @@ def hostile(base: str, stop: threading.Event, tally: Tally, seed: int) -> None:
 
 
 def run_clients(base: str, n: int, seconds: float, add_share: float, tally: Tally, users: int = 0,
-                tenants: tuple[str, ...] = ("acme", "globex"), during=None, hostile_client: bool = False) -> float:
-    """n client threads (tenants in turn; client i is user u<i>, or u<i mod users>) for ``seconds``
-    (``during(stop, end)`` runs beside them instead of a plain wait); returns the wall time."""
+                tenants: tuple[str, ...] = ("acme", "globex"), during=None, hostile_client: bool = False,
+                think: float = 0.0) -> float:
+    """n client threads (tenants in turn; client i is user u<i>, or u<i mod users>; ``think``: see client) for
+    ``seconds`` (``during(stop, end)`` runs beside them instead of a plain wait); returns the wall time."""
     stop = threading.Event()
     threads = [threading.Thread(target=client, args=(base, tenants[i % len(tenants)], f"u{i % users if users else i}",
-                                                     stop, tally, i, add_share), daemon=True) for i in range(n)]
+                                                     stop, tally, i, add_share, think), daemon=True)
+               for i in range(n)]
     if hostile_client:
         threads.append(threading.Thread(target=hostile, args=(base, stop, tally, n), daemon=True))
     t0 = time.perf_counter()
@@ -260,18 +270,24 @@ def load_bench(args, folder: Path, log) -> dict:
                         log=folder / "server.log")
     try:
         base = f"http://127.0.0.1:{port}"
-        tally = Tally()
         warm = Tally()
         run_clients(base, max(2, args.clients // 4), 3.0, args.add_share, warm, args.users, ("acme",))
-        wall = run_clients(base, args.clients, args.seconds, args.add_share, tally, args.users, ("acme",))
+        runs = []
+        for think in args.think_ms:  # one server, one preload: a row per think time
+            tally = Tally()
+            wall = run_clients(base, args.clients, args.seconds, args.add_share, tally, args.users, ("acme",),
+                               think=think / 1000)
+            runs.append({"think_ms": think, "seconds": round(wall, 1),
+                         "qps": round(sum(map(len, tally.latencies.values())) / wall, 1),
+                         "search": percentiles(tally.latencies["search"]), "add": percentiles(tally.latencies["add"]),
+                         "errors": tally.errors, "cross_tenant_results": len(tally.cross)})
+            log(f"think {think:g} ms: {runs[-1]['qps']} requests/s, search {runs[-1]['search']}")
     finally:
         proc.terminate()
         proc.wait(60)
     parts = breakdown(args.model, data, args.clients, 10, args.users, args.threads, log)
-    return {"mode": "load", "breakdown": parts, "memories": args.memories, "clients": args.clients, "seconds": round(wall, 1),
-            "batch_ms": args.batch_ms, "threads": args.threads, "qps": round(sum(map(len, tally.latencies.values())) / wall, 1),
-            "search": percentiles(tally.latencies["search"]), "add": percentiles(tally.latencies["add"]),
-            "errors": tally.errors, "cross_tenant_results": len(tally.cross), "cpus": os.cpu_count()}
+    return {"mode": "load", "breakdown": parts, "memories": args.memories, "clients": args.clients,
+            "batch_ms": args.batch_ms, "threads": args.threads, "cpus": os.cpu_count(), "runs": runs}
 
 
 def fault_bench(args, folder: Path, log) -> dict:
@@ -328,7 +344,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("mode", choices=["load", "fault"], help="load: latency at scale; fault: kill -9 under load")
     p.add_argument("--model", default="sam-general", help="the served retriever (export folder or packaged name)")
     p.add_argument("--clients", type=int, default=16, help="concurrent client threads (alternating two tenants)")
-    p.add_argument("--seconds", type=float, default=30.0, help="load: how long the clients run")
+    p.add_argument("--seconds", type=float, default=30.0, help="load: how long the clients run (per think time)")
+    p.add_argument("--think-ms", type=think_times, default=[0.0],
+                   help="load: the clients' mean wait after each answer, ms, comma-separated for a run each "
+                        "(exponential, an agent's LLM step between memory calls; 0: a closed loop at full load)")
     p.add_argument("--memories", type=int, default=100_000, help="load: memories preloaded into the first tenant")
     p.add_argument("--users", type=int, default=1000, help="load: users the preloaded memories belong to")
     p.add_argument("--add-share", type=float, default=None,
@@ -343,6 +362,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
     p.add_argument("--log", type=Path, default=None, help="also write progress to this file")
     return p
+
+
+def think_times(text: str) -> list[float]:
+    """``--think-ms``: comma-separated milliseconds >= 0."""
+    try:
+        out = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"want comma-separated milliseconds such as 0,250,1000, got {text!r}") from None
+    if not out or any(not (x >= 0 and np.isfinite(x)) for x in out):
+        raise argparse.ArgumentTypeError(f"think times must be finite numbers >= 0, got {text!r}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
