@@ -106,6 +106,8 @@ def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tall
     0 = the next request at once (a closed loop at full load)."""
     rng = random.Random(seed)
     headers = {"Authorization": f"Bearer {KEYS[tenant]}"}
+    if think:  # clients that think do not all start at once: a burst of N first requests is no agent fleet's load
+        stop.wait(rng.expovariate(1.0 / think))
     with httpx.Client(base_url=base, headers=headers, timeout=30.0) as http:
         while not stop.is_set():
             op = "add" if rng.random() < add_share else "search"
@@ -167,12 +169,13 @@ def hostile(base: str, stop: threading.Event, tally: Tally, seed: int) -> None:
 
 def run_clients(base: str, n: int, seconds: float, add_share: float, tally: Tally, users: int = 0,
                 tenants: tuple[str, ...] = ("acme", "globex"), during=None, hostile_client: bool = False,
-                think: float = 0.0) -> float:
+                think: float = 0.0, seed: int = 0) -> float:
     """n client threads (tenants in turn; client i is user u<i>, or u<i mod users>; ``think``: see client) for
-    ``seconds`` (``during(stop, end)`` runs beside them instead of a plain wait); returns the wall time."""
+    ``seconds`` (``during(stop, end)`` runs beside them instead of a plain wait); returns the wall time. ``seed``
+    draws the clients' operations and waits (a run with another seed sends other requests at other times)."""
     stop = threading.Event()
     threads = [threading.Thread(target=client, args=(base, tenants[i % len(tenants)], f"u{i % users if users else i}",
-                                                     stop, tally, i, add_share, think), daemon=True)
+                                                     stop, tally, seed * n + i, add_share, think), daemon=True)
                for i in range(n)]
     if hostile_client:
         threads.append(threading.Thread(target=hostile, args=(base, stop, tally, n), daemon=True))
@@ -273,10 +276,10 @@ def load_bench(args, folder: Path, log) -> dict:
         warm = Tally()
         run_clients(base, max(2, args.clients // 4), 3.0, args.add_share, warm, args.users, ("acme",))
         runs = []
-        for think in args.think_ms:  # one server, one preload: a row per think time
+        for r, think in enumerate(args.think_ms):  # one server, one preload: a row per think time
             tally = Tally()
             wall = run_clients(base, args.clients, args.seconds, args.add_share, tally, args.users, ("acme",),
-                               think=think / 1000)
+                               think=think / 1000, seed=r + 1)  # seed 0: the warm-up
             runs.append({"think_ms": think, "seconds": round(wall, 1),
                          "qps": round(sum(map(len, tally.latencies.values())) / wall, 1),
                          "search": percentiles(tally.latencies["search"]), "add": percentiles(tally.latencies["add"]),
