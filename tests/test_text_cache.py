@@ -160,3 +160,15 @@ def test_a_copied_or_pickled_encoder_gets_its_own_cache_and_lock():
         with torch.no_grad():
             twin(TEXTS[2:])
         assert len(enc._cache) == 2 and len(twin._cache) == 4
+
+
+def test_a_frozen_bert_put_in_training_mode_still_encodes_without_dropout():
+    enc = text_encoder()
+    with torch.no_grad():
+        ref = enc._encode(TEXTS)
+    enc.bert.train()  # by hand, around the text encoder's own train()
+    with torch.no_grad():
+        got = enc(TEXTS)
+    assert not enc.bert.training and torch.allclose(got, ref, atol=1e-6)
+    enc.train()  # the network's train(): a frozen BERT stays in eval mode
+    assert not enc.bert.training and not any(m.training for m in enc.bert.modules())
