@@ -25,3 +25,18 @@ def test_replay_rows_keep_the_caches_and_say_how_often_bert_read_one_text_or_non
     assert all(r[m]["p50_ms"] > 0 for r in (cold, loop) for m in ("sam", "dense"))
     md = (tmp_path / "out" / "speed.md").read_text()
     assert "agent loop" in md and json.loads((tmp_path / "out" / "speed.json").read_text())["rows"] == out["rows"]
+
+
+def test_profile_counts_the_bert_arithmetic_of_both_searches(tiny_bert_dir, tmp_path, monkeypatch):
+    from sam_model.bench import speed
+    from sam_model.data.synthetic import write_synthetic
+    from sam_model.evaluation.data import load_eval_data
+
+    log = tmp_path / "demo.jsonl"
+    write_synthetic(log, 2, seed=1)
+    monkeypatch.setattr(speed, "load_data", lambda path: (load_eval_data(log, "episode"), "2 demo episodes"))
+    export = tiny_export(tiny_bert_dir, tmp_path / "export")
+    out = speed.main(["--retriever", str(export), "--sizes", "10", "--batches", "1", "--backends", "torch",
+                      "--calls", "3", "--profile", "--threads", "1", "--out", str(tmp_path / "out")])
+    ratio = out["profiles"]["torch"]["BERT FLOPs, SAM / dense (median, not ms)"]
+    assert 1 < ratio < 1 + 32  # SAM reads dense's text and a state text of at most max_length (32) tokens

@@ -46,6 +46,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from sam_model.bench.encode import bert_flops
 from sam_model.data.examples import MemoryRecord
 from sam_model.data.sources import SourceOptions
 from sam_model.data.text import state_to_text
@@ -176,7 +177,7 @@ class Bench:
                                                           "FAISS", "re-rank + hits", "dense: whole search")}
         # BERT: tokenising and the forward passes of the query's texts; heads: encode_queries on cached texts (state
         # to text, the MLPs, the projection, the time part); the rest: what none of these covers.
-        bert_calls = []
+        bert_calls, flop_ratio = [], []
         for c in range(calls):
             ex = exs[c % len(exs)]
             self.clear()
@@ -188,8 +189,11 @@ class Bench:
             st = state_to_text(ex.state)
             stages["state to text"].append(time.perf_counter() - s)
             s = time.perf_counter()
-            text.tokenizer([st, ex.observation], truncation=True, max_length=text.max_length)
+            ids = text.tokenizer([st, ex.observation], truncation=True, max_length=text.max_length)["input_ids"]
             stages["tokenise"].append(time.perf_counter() - s)
+            lengths = [len(x) for x in ids]  # the arithmetic of SAM's texts against dense's one (same max_length)
+            sam_flops = bert_flops(text.bert.config, lengths if st != ex.observation else lengths[1:])
+            flop_ratio.append(sam_flops / bert_flops(text.bert.config, lengths[1:]))
             self.clear()
             s = time.perf_counter()
             with torch.inference_mode():
@@ -212,6 +216,7 @@ class Bench:
         out = {k: 1e3 * float(np.median(v)) for k, v in stages.items()}
         out["rest (Python)"] = out["total"] - sum(out[k] for k in ("BERT", "heads", "FAISS", "re-rank + hits"))
         out["BERT calls per query (mean, not ms)"] = float(np.mean(bert_calls))
+        out["BERT FLOPs, SAM / dense (median, not ms)"] = float(np.median(flop_ratio))
         return out
 
 
