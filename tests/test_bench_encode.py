@@ -54,3 +54,17 @@ def test_round_interval_is_students_t():
     mean, half = mean_t95(np.array([2.0, 3.0, 4.0]))
     assert mean == 3.0 and half == pytest.approx(4.303 * 1.0 / np.sqrt(3))
     assert mean_t95(np.array([2.5, 2.5]))[1] == 0.0
+
+
+def test_legacy_encode_returns_the_vectors_in_the_texts_order(bert_and_tokenizer):
+    from sam_model.bench.encode import legacy_encode
+    from sam_model.models.bert import pool
+
+    bert, tok = bert_and_tokenizer
+    texts = ["a much longer text than the others, with many words in it", "short", "a middle one here"]
+    with torch.inference_mode():
+        got = legacy_encode(bert, tok, texts, max_length=32)
+        for i, t in enumerate(texts):  # each alone: no padding, so the reference of its row
+            one = tok([t], truncation=True, max_length=32, return_tensors="pt")
+            ref = pool(bert(**one).last_hidden_state, one["attention_mask"], "mean")[0]
+            assert torch.allclose(got[i], ref, atol=1e-5)

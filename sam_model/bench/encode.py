@@ -46,12 +46,19 @@ from sam_model.models.text_encoder import TextEncoder
 CHUNK = 256  # the old TextEncoder batch size
 
 
+def legacy_calls(texts: list[str]) -> list[list[int]]:
+    """The indices of ``texts`` in each call :func:`legacy_encode` makes: sorted by characters, 256 a call."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    return [order[i : i + CHUNK] for i in range(0, len(order), CHUNK)]
+
+
 def legacy_encode(bert, tokenizer, texts: list[str], max_length: int) -> torch.Tensor:
     """The first epoch's encoder before this change: sorted by characters, chunks of 256, HF padding, PyTorch."""
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    calls = legacy_calls(texts)
+    order = [j for call in calls for j in call]
     chunks = []
-    for i in range(0, len(texts), CHUNK):
-        batch = [texts[j] for j in order[i : i + CHUNK]]
+    for call in calls:
+        batch = [texts[j] for j in call]
         tok = tokenizer(batch, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
         out = bert(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"])
         chunks.append(pool(out.last_hidden_state, tok["attention_mask"], "mean"))
@@ -137,8 +144,7 @@ def token_lengths(tokenizer, texts: list[str], max_length: int) -> list[int]:
 
 def legacy_rows(tokenizer, texts: list[str], max_length: int) -> list[list[int]]:
     """The token lengths of each padded call :func:`legacy_encode` makes (sorted by characters, 256 a call)."""
-    order = sorted(texts, key=len)
-    return [token_lengths(tokenizer, order[i : i + CHUNK], max_length) for i in range(0, len(order), CHUNK)]
+    return [token_lengths(tokenizer, [texts[j] for j in call], max_length) for call in legacy_calls(texts)]
 
 
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}

@@ -127,13 +127,13 @@ def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tall
                 tally.error(f"{op}: HTTP {r.status_code}")
                 continue
             tally.latencies[op].append(dt)
-            if think:
-                stop.wait(rng.expovariate(1.0 / think))
             if op == "add":
                 tally.acked += [(tenant, user, h["id"], text) for h in r.json()["results"]]
             else:
                 tally.cross += [h["memory"] for h in r.json()["results"]
                                 if h["user_id"] != user or not h["memory"].startswith(f"{tenant}:{user} ")]
+            if think:
+                stop.wait(rng.expovariate(1.0 / think))
 
 
 def hostile(base: str, stop: threading.Event, tally: Tally, seed: int) -> None:
