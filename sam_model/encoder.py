@@ -33,10 +33,12 @@ TEXT_CACHE = 4096  # BERT vectors of recent texts a loaded encoder keeps (~6 MB 
 class SAMEncoder:
     """A trained SAMNet as an :class:`Encoder` (eval mode, inference only, batched).
 
-    ``backend``: what runs BERT — ``auto`` (where the ``[onnx]`` extra is installed and the network is on a CPU, each
-    call on whichever of ONNX Runtime and PyTorch is measured cheaper for it, else PyTorch), ``onnx`` or ``torch``;
-    None: $SAM_TEXT_BACKEND, else auto (sam_model.models.onnx_text). Both give the same vectors to float rounding;
-    ``self.backend`` says which is loaded ("onnx": ONNX Runtime may run calls).
+    ``backend``: what runs BERT — ``auto`` (on a CPU, each call on whichever is measured cheaper for it of PyTorch,
+    ONNX Runtime where the ``[onnx]`` extra is installed, and PyTorch in bfloat16 where the CPU has bfloat16 units;
+    on a GPU, PyTorch), ``onnx``, ``bf16`` or ``torch``; None: $SAM_TEXT_BACKEND, else auto
+    (sam_model.models.onnx_text, sam_model.models.bf16_text). ONNX Runtime gives PyTorch's vectors to float
+    rounding, bfloat16 to ~0.99996 cosine (rankings within 0.002 MRR, README "CPU speed"); ``self.backend`` says
+    what is loaded ("onnx+bf16": both may run calls).
 
     ``text_cache``: how many texts' BERT vectors a frozen BERT keeps, least recently used dropped first
     (:meth:`limit_text_cache`). An agent's state text often repeats between calls (its state did not change), and

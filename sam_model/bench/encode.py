@@ -14,7 +14,9 @@ order of appearance. The ways to turn them into vectors, each once a round, ``--
   call, batched by token length at the least padding cost (sam_model.models.text_encoder.length_batches);
 - **packed rows**, on each: several texts per row where that costs less (sam_model.models.packing), the cut chosen
   by the call cost measured at load (sam_model.models.call_cost);
-- **auto**: each call where it costs less: what training's frozen pass does now.
+- **length-batched, bfloat16** (only on a CPU with bfloat16 units; sam_model.models.bf16_text): PyTorch with a
+  bfloat16 copy of BERT, vectors ~0.99996 cosine to the float32 ones;
+- **auto**: each call where it costs less (bfloat16 among them where loaded): what training's frozen pass does now.
 
 Every method starts from an empty cache (nothing is read from or written to ~/.cache/sam_model/text).
 
@@ -23,7 +25,8 @@ GFLOP/s (the FLOPs of the texts' real tokens, :func:`bert_flops`, over its secon
 CPU reaches on BERT's largest product alone (:func:`matmul_rate`: the feed-forward pair, 4,096 rows, the same
 threads, ONNX Runtime where installed, else PyTorch). "before" also computed its padding (its computed GFLOP are
 printed); no method can beat ``before_s · rate / useful``, the ceiling, without doing less arithmetic
-(fewer tokens, int8), which changes the vectors.
+(fewer tokens, int8, bfloat16), which changes the vectors. Where bfloat16 is loaded, the rate of the same
+products in bfloat16 (PyTorch) is printed beside it, and the bfloat16 rows' share is of that rate.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sam_model.models import onnx_text
+from sam_model.models import bf16_text, onnx_text
 from sam_model.models.bert import load_bert, pool
 from sam_model.models.text_encoder import TextEncoder
 
@@ -81,14 +84,16 @@ def bert_flops(config, lengths: list[int], attention: bool = True) -> float:
                               for n in lengths))
 
 
-def matmul_rate(config, threads: int, rows: int = 4096, repeats: int = 10) -> tuple[float, str]:
+def matmul_rate(config, threads: int, rows: int = 4096, repeats: int = 10,
+                dtype: torch.dtype = torch.float32) -> tuple[float, str]:
     """GFLOP/s of BERT's feed-forward pair (rows × d) @ (d × f) @ (f × d) on random floats, and the library:
-    the most a BERT pass made of such products can reach here."""
+    the most a BERT pass made of such products can reach here (float32 on ONNX Runtime where installed, else on
+    PyTorch; another ``dtype`` on PyTorch)."""
     d, f = config.hidden_size, config.intermediate_size
     rng = np.random.default_rng(0)
     x = rng.standard_normal((rows, d), dtype=np.float32)
     w1, w2 = rng.standard_normal((d, f), dtype=np.float32), rng.standard_normal((f, d), dtype=np.float32)
-    if onnx_text.available():
+    if onnx_text.available() and dtype == torch.float32:
         import onnxruntime as ort
         from onnx import TensorProto, helper, numpy_helper
 
@@ -104,7 +109,7 @@ def matmul_rate(config, threads: int, rows: int = 4096, repeats: int = 10) -> tu
         session = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
         run, lib = (lambda: session.run(None, {"x": x})), "ONNX Runtime"
     else:
-        tx, t1, t2 = torch.from_numpy(x), torch.from_numpy(w1), torch.from_numpy(w2)
+        tx, t1, t2 = (torch.from_numpy(a).to(dtype) for a in (x, w1, w2))
         run, lib = (lambda: (tx @ t1) @ t2), "PyTorch"
     for _ in range(3):
         run()
@@ -185,17 +190,20 @@ def main(argv: list[str] | None = None) -> dict:
     bert, tok = load_bert()
     bert.eval()
     enc = TextEncoder(bert, tok, args.max_length, trainable_layers=0, cache=False)
-    names = {"torch": "PyTorch", "onnx": "ONNX Runtime"}
+    names = {"torch": "PyTorch", "onnx": "ONNX Runtime", "bf16": "PyTorch bfloat16"}
+    bf16 = bf16_text.in_auto()
     width = enc.pack_width
     methods = [("before: per batch, 256 by characters, PyTorch", "torch", 0,
                 lambda: [legacy_encode(bert, tok, b, args.max_length) for b in batches])]
     for backend in ("torch", "onnx") if onnx_text.available() else ("torch",):
         methods += [(f"length-batched, one text per row, {names[backend]}", backend, 0, None),  # width 0: one per row
                     (f"packed rows, measured cut, {names[backend]}", backend, width, None)]
-    if onnx_text.available():
-        methods.append(("auto: packed rows, each call where it costs less (now)", "auto", width, None))
+    if bf16:
+        methods.append((f"length-batched, one text per row, {names['bf16']}", "bf16", 0, None))
+    if onnx_text.available() or bf16:
+        methods.append(("auto: each call where it costs less (now)", "auto", width, None))
     seconds: dict[str, list[float]] = {m[0]: [] for m in methods}
-    rates = []
+    rates, rates16 = [], []
     with torch.inference_mode():
         for r in range(args.rounds):  # every method once a round, so a slower spell of the machine hits them all
             for name, backend, w, run in methods:
@@ -204,39 +212,55 @@ def main(argv: list[str] | None = None) -> dict:
                 seconds[name].append(timed(run or (lambda: enc(texts))))
             rate, lib = matmul_rate(bert.config, args.threads)
             rates.append(rate)
+            if bf16:
+                rates16.append(matmul_rate(bert.config, args.threads, dtype=torch.bfloat16)[0])
             print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{v[-1]:.1f} s" for v in seconds.values())
-                  + f"; matmul {rate:.0f} GFLOP/s", file=sys.stderr, flush=True)
+                  + f"; matmul {rate:.0f} GFLOP/s" + (f", bfloat16 {rates16[-1]:.0f}" if bf16 else ""),
+                  file=sys.stderr, flush=True)
         ref = legacy_encode(bert, tok, texts[:200], args.max_length)
-        err = float((enc(texts[:200]) - ref).abs().max())
+        now = enc(texts[:200])  # auto's, the last method run
+        err = float((now - ref).abs().max())
+        cos = float(torch.nn.functional.cosine_similarity(now, ref).min())
     rate = max(rates)  # what this CPU can do: its best spell
+    rate16 = max(rates16) if rates16 else rate
     useful = bert_flops(bert.config, token_lengths(tok, texts, args.max_length))
     padded = sum(bert_flops(bert.config, [max(ls)] * len(ls)) for b in batches
                  for ls in legacy_rows(tok, b, args.max_length))
     before = np.asarray(next(iter(seconds.values())))
     rows = []
+    on16 = {m[0] for m in methods if m[1] == "bf16" or m[1] == "auto" and bf16}  # bfloat16 runs (some of) their calls
     for name, secs in seconds.items():
         mid = float(np.median(secs))
         gain, half = mean_t95(before / np.asarray(secs))  # paired: each round's before over its own time
         rows.append({"method": name, "seconds": secs, "median_s": mid, "texts_per_s": len(texts) / mid,
-                     "vs_before": gain, "vs_before_ci95": half, "useful_gflop_s": useful / mid / 1e9})
+                     "vs_before": gain, "vs_before_ci95": half, "useful_gflop_s": useful / mid / 1e9,
+                     "of_rate": useful / mid / 1e9 / (rate16 if name in on16 else rate)})
     ceiling, ceiling_half = mean_t95(before * rate * 1e9 / useful)
     lines = [f"Frozen-BERT encoding of {len(texts)} distinct training texts (a sample of {n_all}; "
              f"{len(batches)} training batches), max_length {args.max_length}, {args.threads} threads, "
              f"{os.cpu_count()} cores, {args.rounds} rounds (median seconds; vs before: the mean of the rounds' "
-             f"ratios, 95 % interval); largest |now - before| over 200 vectors: {err:.1e}.", "",
+             f"ratios, 95 % interval); auto against before over 200 vectors: largest |difference| {err:.1e}, lowest "
+             f"cosine {cos:.6f}.", "",
              "| method | s | texts/s | vs before | useful GFLOP/s | of the matmul rate |", "|---|---|---|---|---|---|"]
     lines += [f"| {r['method']} | {r['median_s']:.1f} | {r['texts_per_s']:.0f} | {r['vs_before']:.2f}× "
-              f"± {r['vs_before_ci95']:.2f} | {r['useful_gflop_s']:.0f} | {r['useful_gflop_s'] / rate:.0%} |"
+              f"± {r['vs_before_ci95']:.2f} | {r['useful_gflop_s']:.0f} | {r['of_rate']:.0%} |"
               for r in rows]
     lines += ["", f"Useful work {useful / 1e9:.0f} GFLOP (real tokens only); before computed {padded / 1e9:.0f} "
               f"GFLOP with its padding. This CPU's matmul rate ({lib}, BERT's feed-forward pair, the best of the "
               f"rounds: {', '.join(f'{x:.0f}' for x in rates)}): {rate:.0f} GFLOP/s. Ceiling for any method that "
-              f"computes the same vectors (useful work at that rate): {ceiling:.2f}× ± {ceiling_half:.2f} before."]
+              f"computes the same float32 vectors (useful work at that rate): {ceiling:.2f}× ± {ceiling_half:.2f} "
+              "before."]
+    if bf16:
+        lines += ["", f"bfloat16 (this CPU has the units): the same products in bfloat16 on PyTorch ran at "
+                  f"{', '.join(f'{x:.0f}' for x in rates16)} GFLOP/s (best {rate16:.0f}); the share of the rows that "
+                  "run bfloat16 (auto among them) is of that rate."]
+    else:
+        lines += ["", "This CPU has no bfloat16 units (or $SAM_TEXT_BF16=0): bfloat16 is left out."]
     md = "\n".join(lines) + "\n"
     args.out.mkdir(parents=True, exist_ok=True)
     result = {"texts": len(texts), "distinct_texts": n_all, "batches": len(batches), "max_abs_diff": err,
               "rows": rows, "useful_gflop": useful / 1e9, "before_computed_gflop": padded / 1e9,
-              "matmul_gflop_s": rates, "matmul_library": lib, "ceiling_vs_before": ceiling, "config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}}
+              "matmul_gflop_s": rates, "matmul_library": lib, "bf16_matmul_gflop_s": rates16, "min_cosine": cos, "ceiling_vs_before": ceiling, "config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}}
     (args.out / "encode.json").write_text(json.dumps(result, indent=2))
     (args.out / "encode.md").write_text(md)
     print(md)

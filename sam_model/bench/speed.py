@@ -12,8 +12,9 @@
 
 Both run back to back on the same queries in one process (the load of a shared machine hits both alike), every
 text cache cleared before each query so BERT always runs, the same number of FAISS threads and the same
-``--backends`` for BERT (``torch``: PyTorch; ``onnx``: ONNX Runtime, sam_model.models.onnx_text; ``auto``: each call
-on whichever costs less, sam_model.models.call_cost; one store serves all, only what runs BERT changes).
+``--backends`` for BERT (``torch``: PyTorch; ``onnx``: ONNX Runtime, sam_model.models.onnx_text; ``bf16``: PyTorch in
+bfloat16, sam_model.models.bf16_text; ``auto``: each call on whichever costs less, sam_model.models.call_cost; one
+store serves all, only what runs BERT changes).
 
 Memories: the held-out airline tasks (``--data``, test split; ~1,000 memories, their decision points the queries),
 else a synthetic demo log made on the fly. At a size beyond the real memories the index is filled with synthetic
@@ -256,8 +257,8 @@ def main(argv: list[str] | None = None) -> dict:
                     help="memory counts, comma-separated (beyond the real memories: synthetic vectors)")
     ap.add_argument("--batches", type=parse_list(int), default=[1, 32], help="query batch sizes, comma-separated")
     ap.add_argument("--backends", type=parse_list(str), default=["torch", "onnx"],
-                    help="what runs BERT for both methods, comma-separated: torch, onnx, auto (each call where it "
-                         "costs less, measured at load)")
+                    help="what runs BERT for both methods, comma-separated: torch, onnx, bf16 (PyTorch in bfloat16, "
+                         "for a CPU with bfloat16 units), auto (each call where it costs less, measured at load)")
     ap.add_argument("--calls", type=int, default=60, help="timed calls at batch 1 per (size, backend) and method")
     ap.add_argument("--batch-calls", type=int, default=10, help="timed calls at the larger batch sizes")
     ap.add_argument("--replay", action="store_true",

@@ -16,9 +16,10 @@ An ONNX graph is data (operators and weights; no Python is run from it), and not
 - :class:`OnnxText` remembers the weights' version counters; if anyone changes the weights in place (training),
   it says so (``stale``) and the text encoder goes back to PyTorch.
 
-``backend``: ``torch`` (PyTorch), ``onnx`` (ONNX Runtime, float32; an error when onnxruntime is absent) or
-``auto`` (the default: where onnxruntime is installed and the encoder runs on a CPU, both are loaded and each call
-runs on the one whose measured cost is lower for its shape, sam_model.models.call_cost; else PyTorch).
+``backend``: ``torch`` (PyTorch), ``onnx`` (ONNX Runtime, float32; an error when onnxruntime is absent), ``bf16``
+(PyTorch in bfloat16, sam_model.models.bf16_text) or ``auto`` (the default: on a CPU, PyTorch, ONNX Runtime where
+onnxruntime is installed and bfloat16 where the CPU has bfloat16 units are loaded, and each call runs on the one
+whose measured cost is lower for its shape, sam_model.models.call_cost; on a GPU, PyTorch).
 onnxruntime and onnx come with the ``[onnx]`` extra (``pip install 'sam_model[onnx]'``); the core install works
 without them.
 """
@@ -39,7 +40,7 @@ from torch import nn
 from sam_model.models.bert import pool
 from sam_model.models.packing import Packed, packed_inputs
 
-BACKENDS = ("auto", "torch", "onnx")
+BACKENDS = ("auto", "torch", "onnx", "bf16")  # bf16: sam_model.models.bf16_text
 OPSET = 17
 TOLERANCE = 1e-3  # largest |torch - onnx| allowed on the probe's pooled vectors (float32 rounding is ~1e-6)
 PROBE = ["the user changed the budget to 3500 dollars, ok go ahead", "phase: book. needs: date"]

@@ -92,13 +92,15 @@ def packed_inputs(rows: list[list[list[int]]], pooling: str, pad_id: int) -> tup
 
 def packed_forward(bert: nn.Module, input_ids: torch.Tensor, position_ids: torch.Tensor, segments: torch.Tensor,
                    pool: torch.Tensor) -> torch.Tensor:
-    """``pool · BERT(ids, positions, block-diagonal mask)``: (rows, texts per row, hidden)."""
+    """``pool · BERT(ids, positions, block-diagonal mask)``: (rows, texts per row, hidden), in ``pool``'s dtype."""
     same = segments[:, :, None] == segments[:, None, :]  # padding attends to padding: no row is all masked
     dtype = bert.get_input_embeddings().weight.dtype
     bias = (~same).to(dtype)[:, None] * torch.finfo(dtype).min
     hidden = bert(input_ids=input_ids, attention_mask=bias, position_ids=position_ids,
                   token_type_ids=torch.zeros_like(input_ids)).last_hidden_state
-    return pool.to(hidden.dtype) @ hidden
+    if hidden.dtype != pool.dtype:  # a bfloat16 BERT (sam_model.models.bf16_text): the mean over tokens in float32
+        hidden = hidden.to(pool.dtype)
+    return pool @ hidden
 
 
 class Packed(nn.Module):

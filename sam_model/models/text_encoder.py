@@ -164,39 +164,50 @@ class TextEncoder(nn.Module):
         self.encoded = 0  # texts BERT actually ran on (cache misses): what a benchmark pays for encoding
         self.calls = 0  # BERT forward passes run (on either backend)
         self.runner = None  # an ONNX Runtime graph of this BERT (sam_model.models.onnx_text), set by use_backend
+        self.bf16 = None  # a bfloat16 copy of this BERT (sam_model.models.bf16_text), set by use_backend
         # several texts per BERT row where that is the same maths (sam_model.models.packing); rows of pack_width tokens
         self.packed = packable(bert)
         self.pack_width = max(PACK_WIDTH, 2 * max_length)
         self.costs: dict[str, CallCost] = {}  # what a call costs per backend here, measured by use_backend
-        self.auto = False  # backend "auto" with ONNX Runtime loaded: each call runs where it costs least
+        self.auto = False  # backend "auto" with a runner loaded: each call runs where it costs least
 
     def use_backend(self, backend: str | None = "auto", cache_dir: str | os.PathLike | None = None) -> str:
-        """Run BERT on PyTorch (``torch``) or ONNX Runtime (``onnx``; ``auto``: each call on whichever of the two
-        costs less for its shape, where ONNX Runtime is installed and BERT is on a CPU; None: $SAM_TEXT_BACKEND,
-        else auto); returns the backend loaded ("onnx" when ONNX Runtime may run calls; sam_model.models.onnx_text).
-        On a CPU it measures what a call costs on each backend loaded (sam_model.models.call_cost; once per
-        process). The vectors agree to float rounding, so rankings do not change."""
-        from sam_model.models import onnx_text
+        """Run BERT on PyTorch (``torch``), ONNX Runtime (``onnx``) or PyTorch in bfloat16 (``bf16``); ``auto``:
+        each call on whichever of those loaded costs least for its shape (on a CPU: ONNX Runtime where it is
+        installed, bfloat16 where the CPU has bfloat16 units and $SAM_TEXT_BF16 is not "0"; on a GPU, PyTorch); None: $SAM_TEXT_BACKEND, else
+        auto. Returns what was loaded: "torch", "onnx", "bf16" or, under auto, those besides PyTorch joined by "+"
+        ("onnx+bf16"). On a CPU it measures what a call costs on each backend loaded (sam_model.models.call_cost;
+        once per process). ONNX Runtime's vectors are PyTorch's to float rounding; bfloat16's are ~0.99996 cosine
+        to them (sam_model.models.bf16_text), with rankings within 0.002 MRR (README, "CPU speed")."""
+        from sam_model.models import bf16_text, onnx_text
 
         backend = onnx_text.check_backend(backend)
         on_cpu = next(self.bert.parameters()).device.type == "cpu"
-        if backend == "onnx" and not on_cpu:
-            raise ValueError("text backend 'onnx' runs on the CPU only; use 'torch' (or 'auto') on a GPU")
-        self.runner = None
-        if backend != "torch" and on_cpu and onnx_text.available():
+        if backend in ("onnx", "bf16") and not on_cpu:
+            raise ValueError(f"text backend {backend!r} runs on the CPU only; use 'torch' (or 'auto') on a GPU "
+                             "(training there takes trainer.precision: bf16-mixed)")
+        self.runner = self.bf16 = None
+        if backend in ("auto", "onnx") and on_cpu and onnx_text.available():
             self.runner = onnx_text.onnx_text(self.bert, self.tokenizer, self.pooling, self.max_length, cache_dir,
                                               self.packed)
-        self.auto = backend == "auto" and self.runner is not None
+        if backend == "bf16" or backend == "auto" and on_cpu and bf16_text.in_auto():
+            self.bf16 = bf16_text.Bf16Text(self.bert, self.pooling, self.packed)
+        self.auto = backend == "auto" and (self.runner is not None or self.bf16 is not None)
         self.costs = {}
         if on_cpu:
             key = (type(self.bert).__name__, self.bert.config.to_json_string(), self.packed, self.max_length,
                    torch.get_num_threads())
-            if self.runner is None or self.auto:
-                self.costs["torch"] = cached(("torch", *key), lambda r, w: self._time_call(r, w, None), self._shapes())
-            if self.runner is not None:
-                runner = self.runner
-                self.costs["onnx"] = cached(("onnx", *key), lambda r, w: self._time_call(r, w, runner), self._shapes())
-        return "onnx" if self.runner is not None else "torch"
+            for name, runner in self._candidates().items():
+                self.costs[name] = cached((name, *key), lambda r, w, x=runner: self._time_call(r, w, x),
+                                          self._shapes())
+        return self.backend
+
+    def _candidates(self) -> dict[str, object]:
+        """What may run a call, by backend name: the runners loaded, and PyTorch (None) under auto or alone."""
+        out: dict[str, object] = {k: v for k, v in (("onnx", self.runner), ("bf16", self.bf16)) if v is not None}
+        if not out or self.auto:
+            out["torch"] = None
+        return out
 
     def _shapes(self) -> list[tuple[int, int]]:
         """The (rows, width) of the calls timed for the cost: call_cost.SHAPES, one text per row no longer than a
@@ -219,7 +230,8 @@ class TextEncoder(nn.Module):
 
     @property
     def backend(self) -> str:
-        return "onnx" if self.runner is not None else "torch"
+        """What runs BERT here: "torch", or the runners loaded besides it ("onnx", "bf16", "onnx+bf16")."""
+        return "+".join(k for k in self._candidates() if k != "torch") or "torch"
 
     @property
     def frozen(self) -> bool:
@@ -247,14 +259,16 @@ class TextEncoder(nn.Module):
             out[r, sl], mask[r, sl] = x, 1
         return out, mask
 
-    def _runner(self):
-        """The ONNX graph when it may serve this call: no gradient wanted, and the weights it was made from."""
-        if self.runner is None or (torch.is_grad_enabled() and not self.frozen):
-            return None
-        if self.runner.stale:
-            self.runner = None  # trained in place since: back to PyTorch for good
-            return None
-        return self.runner
+    def _runners(self) -> dict[str, object]:
+        """What may run this call (_candidates): the runners only when no gradient is wanted and the weights are
+        the ones they were made from (else PyTorch)."""
+        if torch.is_grad_enabled() and not self.frozen:
+            return {"torch": None}
+        loaded = self.runner or self.bf16
+        if loaded is not None and loaded.stale:  # trained in place since: back to PyTorch for good
+            self.runner = self.bf16 = None
+            self.auto = False
+        return self._candidates()
 
     def _plan(self, lengths: list[int], cost: CallCost, pack: bool = True) -> tuple[list[list[list[int]]], float]:
         """The cheapest cut of texts of token ``lengths`` into BERT calls under ``cost``: per call, its rows, each a
@@ -308,13 +322,12 @@ class TextEncoder(nn.Module):
             return torch.zeros(0, self.hidden_size, device=device)
         ids = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
         lengths = [len(x) for x in ids]
-        runner = self._runner()
-        backend = "onnx" if runner is not None else "torch"
-        plan, ms = self._plan(lengths, self.costs.get(backend, DEFAULT), runner is not None or PACK_ON_TORCH)
-        if runner is not None and self.auto:
-            torch_plan, torch_ms = self._plan(lengths, self.costs["torch"], PACK_ON_TORCH)
-            if torch_ms < ms:
-                runner, plan = None, torch_plan
+        best = None
+        for name, runner in self._runners().items():  # the cheapest cut on each backend that may run it
+            plan, ms = self._plan(lengths, self.costs.get(name, DEFAULT), name == "onnx" or PACK_ON_TORCH)
+            if best is None or ms < best[2]:
+                best = (runner, plan, ms)
+        runner, plan, _ = best
         chunks, order = [], []
         for inputs, flat, which in self._calls(ids, plan):
             self.calls += 1
