@@ -4,6 +4,7 @@ validated bodies with clear 4xx, size limits, and a restart without a clean shut
 from __future__ import annotations
 
 import json
+import os
 from urllib.parse import quote
 
 import pytest
@@ -166,3 +167,22 @@ def test_bad_keys_files_are_named(tmp_path, keys, says):
 
     with pytest.raises(SAMFileError, match=says):
         read_keys(keys_file(tmp_path, keys))
+
+
+def test_the_service_leaves_bf16_out_of_auto_unless_asked(tiny_bert_dir, tmp_path, monkeypatch):
+    from sam_model.models import bf16_text
+    from sam_model.serve.cli import build, parser
+
+    monkeypatch.setattr(bf16_text, "native", lambda: True)  # as on a CPU with bfloat16 units
+    export = tiny_export(tiny_bert_dir, tmp_path / "export")
+    args = parser().parse_args(["--keys", str(keys_file(tmp_path)), "--data", str(tmp_path / "d"), "--model",
+                                str(export), "--device", "cpu"])
+    monkeypatch.delenv(bf16_text.AUTO_ENV)
+    tenants, _ = build(args)
+    assert "bf16" not in tenants.retriever.encoder.backend and os.environ[bf16_text.AUTO_ENV] == "0"
+    tenants.close()
+    monkeypatch.setenv(bf16_text.AUTO_ENV, "1")  # asked for
+    tenants, _ = build(parser().parse_args(["--keys", str(keys_file(tmp_path)), "--data", str(tmp_path / "e"),
+                                            "--model", str(export), "--device", "cpu"]))
+    assert "bf16" in tenants.retriever.encoder.backend
+    tenants.close()

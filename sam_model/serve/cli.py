@@ -19,7 +19,10 @@ log = logging.getLogger("sam_model.serve")
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sam-serve", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                                epilog="Environment: SAM_TEXT_BACKEND (auto, torch, onnx, bf16) chooses what runs BERT; "
+                                       "on a CPU with bfloat16 units, auto leaves bfloat16 out here unless "
+                                       "SAM_TEXT_BF16=1 (it served fewer searches a second, README 'Served memory').")
     p.add_argument("--keys", required=True, help="JSON file {tenant: api key}: who may call, and whose memory "
                    "each key reaches (keys of >= 16 characters)")
     p.add_argument("--data", default="sam-serve-data", help="folder of the tenants' checkpoints and write-ahead "
@@ -71,9 +74,18 @@ def build(args: argparse.Namespace):
     for name in ("threads", "checkpoint_every", "batch_max"):
         if getattr(args, name) < 1:
             raise SystemExit(f"sam-serve: --{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    import os
+
     import torch
 
+    from sam_model.models import bf16_text
+
     torch.set_num_threads(args.threads)
+    # Served, the text encoder's bfloat16 copy is left out of backend auto unless $SAM_TEXT_BF16=1: it encodes 16
+    # queries 20 % faster in-process, yet the service answered 14 % fewer searches at saturation with it (83-87
+    # against 89-99 a second, README "Served memory"); PyTorch runs its forward op by op from Python, sharing the
+    # interpreter with HTTP, where ONNX Runtime makes one call (a likely cause, not measured apart).
+    os.environ.setdefault(bf16_text.AUTO_ENV, "0")
     retriever = SAMRetriever.load(args.model, device=args.device)
     cfg = store_config_of(retriever)
     if args.qdrant_url or args.qdrant_path:
