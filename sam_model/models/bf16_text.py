@@ -29,6 +29,7 @@ from torch import nn
 
 from sam_model.models.bert import pool
 from sam_model.models.packing import packed_forward
+from sam_model.models.runner import FrozenRunner
 
 AUTO_ENV = "SAM_TEXT_BF16"  # "0": backend auto leaves bfloat16 out (float32 vectors only, as on a CPU without the units)
 
@@ -47,29 +48,17 @@ def in_auto() -> bool:
     return os.environ.get(AUTO_ENV, "1") != "0" and native()
 
 
-class Bf16Text:
+class Bf16Text(FrozenRunner):
     """A bfloat16 copy of a frozen BERT, computing the pooled float32 vectors of one call's inputs (the arrays of
-    ``TextEncoder._calls``: packed rows for a packable BERT, else ids and mask)."""
+    ``TextEncoder._calls``: packed rows for a packable BERT, else ids and mask); ``stale`` once the float32 weights
+    changed in place, and never copied with the network (sam_model.models.runner)."""
 
     def __init__(self, bert: nn.Module, pooling: str, packed: bool):
-        self.bert = bert
+        super().__init__(bert)
         self.copy = copy.deepcopy(bert).to(torch.bfloat16).eval()
         for p in self.copy.parameters():
             p.requires_grad_(False)
         self.pooling, self.packed = pooling, packed
-        self._versions = self._weight_versions()
-
-    def _weight_versions(self) -> int:
-        return sum(p._version for p in self.bert.parameters())
-
-    @property
-    def stale(self) -> bool:
-        """True once the float32 BERT's weights were changed in place (an optimiser step): the copy is out of date."""
-        return self._weight_versions() != self._versions
-
-    def __reduce__(self):
-        """A copy or pickle of the network carries no bfloat16 copy (it may be trained apart): it runs on PyTorch."""
-        return (_dropped, ())
 
     @torch.no_grad()
     def __call__(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -83,7 +72,3 @@ class Bf16Text:
             return packed_forward(self.copy, **t).numpy()
         hidden = self.copy(**t).last_hidden_state.float()
         return pool(hidden, t["attention_mask"], self.pooling).numpy()
-
-
-def _dropped() -> None:
-    return None

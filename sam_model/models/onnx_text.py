@@ -39,6 +39,7 @@ from torch import nn
 
 from sam_model.models.bert import pool
 from sam_model.models.packing import Packed, packed_inputs
+from sam_model.models.runner import FrozenRunner
 
 BACKENDS = ("auto", "torch", "onnx", "bf16")  # bf16: sam_model.models.bf16_text
 OPSET = 17
@@ -129,12 +130,14 @@ def export_graph(bert: nn.Module, pooling: str, path: Path, packed: bool = False
                           dynamo=False)
 
 
-class OnnxText:
-    """An ONNX Runtime session computing the pooled vectors of one BERT (see the module doc)."""
+class OnnxText(FrozenRunner):
+    """An ONNX Runtime session computing the pooled vectors of one BERT (see the module doc); ``stale`` once the
+    BERT's weights changed in place, and never copied with the network (sam_model.models.runner)."""
 
     def __init__(self, bert: nn.Module, pooling: str, path: Path, threads: int | None = None):
         import onnxruntime as ort
 
+        super().__init__(bert)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads or torch.get_num_threads()
         opts.inter_op_num_threads = 1
@@ -143,29 +146,12 @@ class OnnxText:
         # cores the heads, FAISS and the next request need (README, "CPU speed": ~20 ms a query on 2 cores)
         opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if SPIN else "0")
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-        self.path, self.bert = path, bert
-        self._versions = self._weight_versions()
-
-    def _weight_versions(self) -> int:
-        return sum(p._version for p in self.bert.parameters())
-
-    @property
-    def stale(self) -> bool:
-        """True once the BERT's weights were changed in place (an optimiser step): the graph no longer matches."""
-        return self._weight_versions() != self._versions
-
-    def __reduce__(self):
-        """A copy or pickle of the network carries no session (it may be trained apart): it runs on PyTorch."""
-        return (_dropped, ())
+        self.path = path
 
     def __call__(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Pooled vectors float32 ((rows, texts per row, hidden) packed, else (rows, hidden)) of the graph's inputs
         (example_inputs, sam_model.models.packing.packed_inputs)."""
         return self.session.run(None, inputs)[0]
-
-
-def _dropped() -> None:
-    return None
 
 
 def probe_error(runner: OnnxText, bert: nn.Module, tokenizer, pooling: str, max_length: int,
