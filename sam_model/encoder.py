@@ -35,10 +35,10 @@ class SAMEncoder:
 
     ``backend``: what runs BERT — ``auto`` (on a CPU, each call on whichever is measured cheaper for it of PyTorch,
     ONNX Runtime where the ``[onnx]`` extra is installed, and PyTorch in bfloat16 where the CPU has bfloat16 units;
-    on a GPU, PyTorch), ``onnx``, ``bf16`` or ``torch``; None: $SAM_TEXT_BACKEND, else auto
+    on a GPU, PyTorch), ``onnx``, ``bf16``, ``int8`` or ``torch``; None: $SAM_TEXT_BACKEND, else auto
     (sam_model.models.onnx_text, sam_model.models.bf16_text). ONNX Runtime gives PyTorch's vectors to float
-    rounding, bfloat16 to ~0.99996 cosine (rankings within 0.002 MRR, README "CPU speed"); ``self.backend`` says
-    what is loaded ("onnx+bf16": both may run calls).
+    rounding, bfloat16 to ~0.99996 cosine (rankings within 0.002 MRR, README "CPU speed"), int8 (asked for by name
+    only) to ~0.993, where rankings change; ``self.backend`` says what is loaded ("onnx+bf16": both may run calls).
 
     ``text_cache``: how many texts' BERT vectors a frozen BERT keeps, least recently used dropped first
     (:meth:`limit_text_cache`). An agent's state text often repeats between calls (its state did not change), and

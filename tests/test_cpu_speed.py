@@ -224,6 +224,7 @@ class _Counting:
         self.runner, self.calls = runner, calls
 
     stale = False
+    kind = "onnx"
 
     def __call__(self, inputs):
         self.calls.append(inputs)
@@ -249,3 +250,28 @@ def test_auto_runs_each_call_on_the_backend_measured_cheaper(tiny_bert_dir, tmp_
         assert len(calls) == n  # PyTorch ran it
     assert torch.allclose(on_onnx, on_torch, atol=1e-5)
     assert enc.use_backend("onnx", cache_dir=tmp_path) == "onnx" and not enc.auto  # asked for: always ONNX Runtime
+
+
+@needs_onnx
+def test_the_int8_backend_is_near_the_float_vectors_cached_and_never_auto(tiny_bert_dir, tmp_path):
+    enc = _encoder(tiny_bert_dir)
+    texts = STATES + OBS
+    with torch.no_grad():
+        ref = enc(texts)
+        assert enc.use_backend("int8", cache_dir=tmp_path) == "int8" and set(enc.costs) == {"int8"}
+        got = enc(texts)
+    cos = torch.nn.functional.cosine_similarity(got, ref)
+    assert cos.min() > onnx_text.INT8_COSINE and not torch.allclose(got, ref, atol=1e-4)  # int8 ran: near, not equal
+    graphs = sorted(p.name for p in tmp_path.glob("text-*.onnx"))
+    assert len(graphs) == 2 and graphs[0].endswith("-int8.onnx")  # made once, beside its float graph
+    made = (tmp_path / graphs[0]).stat().st_mtime_ns
+    assert enc.use_backend("int8", cache_dir=tmp_path) == "int8" and (tmp_path / graphs[0]).stat().st_mtime_ns == made
+    assert "int8" not in enc.use_backend("auto", cache_dir=tmp_path) and enc.runner.kind == "onnx"
+
+
+@needs_onnx
+def test_an_int8_graph_too_far_from_torch_falls_back_to_the_float_graph(tiny_bert_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(onnx_text, "probe_cosine", lambda *a, **k: 0.5)
+    enc = _encoder(tiny_bert_dir)
+    with pytest.warns(UserWarning, match="int8 text encoder .* not used"):
+        assert enc.use_backend("int8", cache_dir=tmp_path) == "onnx"

@@ -13,7 +13,7 @@
 Both run back to back on the same queries in one process (the load of a shared machine hits both alike), every
 text cache cleared before each query so BERT always runs, the same number of FAISS threads and the same
 ``--backends`` for BERT (``torch``: PyTorch; ``onnx``: ONNX Runtime, sam_model.models.onnx_text; ``bf16``: PyTorch in
-bfloat16, sam_model.models.bf16_text; ``auto``: each call on whichever costs less, sam_model.models.call_cost; one
+bfloat16, sam_model.models.bf16_text; ``int8``: ONNX Runtime over the graph's int8 version; ``auto``: each call on whichever costs less, sam_model.models.call_cost; one
 store serves all, only what runs BERT changes).
 
 Memories: the held-out airline tasks (``--data``, test split; ~1,000 memories, their decision points the queries),
@@ -258,7 +258,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--batches", type=parse_list(int), default=[1, 32], help="query batch sizes, comma-separated")
     ap.add_argument("--backends", type=parse_list(str), default=["torch", "onnx"],
                     help="what runs BERT for both methods, comma-separated: torch, onnx, bf16 (PyTorch in bfloat16, "
-                         "for a CPU with bfloat16 units), auto (each call where it costs less, measured at load)")
+                         "for a CPU with bfloat16 units), int8 (ONNX Runtime over an int8 graph: rankings change), "
+                         "auto (each call where it costs less, measured at load)")
     ap.add_argument("--calls", type=int, default=60, help="timed calls at batch 1 per (size, backend) and method")
     ap.add_argument("--batch-calls", type=int, default=10, help="timed calls at the larger batch sizes")
     ap.add_argument("--replay", action="store_true",

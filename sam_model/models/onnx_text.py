@@ -17,9 +17,10 @@ An ONNX graph is data (operators and weights; no Python is run from it), and not
   it says so (``stale``) and the text encoder goes back to PyTorch.
 
 ``backend``: ``torch`` (PyTorch), ``onnx`` (ONNX Runtime, float32; an error when onnxruntime is absent), ``bf16``
-(PyTorch in bfloat16, sam_model.models.bf16_text) or ``auto`` (the default: on a CPU, PyTorch, ONNX Runtime where
-onnxruntime is installed and bfloat16 where the CPU has bfloat16 units are loaded, and each call runs on the one
-whose measured cost is lower for its shape, sam_model.models.call_cost; on a GPU, PyTorch).
+(PyTorch in bfloat16, sam_model.models.bf16_text), ``int8`` (ONNX Runtime over the graph's int8 version,
+:func:`int8_graph`; asked for by name only, since rankings change) or ``auto`` (the default: on a CPU, PyTorch,
+ONNX Runtime where onnxruntime is installed and bfloat16 where the CPU has bfloat16 units are loaded, and each
+call runs on the one whose measured cost is lower for its shape, sam_model.models.call_cost; on a GPU, PyTorch).
 onnxruntime and onnx come with the ``[onnx]`` extra (``pip install 'sam_model[onnx]'``); the core install works
 without them.
 """
@@ -41,9 +42,10 @@ from sam_model.models.bert import pool
 from sam_model.models.packing import Packed, packed_inputs
 from sam_model.models.runner import FrozenRunner
 
-BACKENDS = ("auto", "torch", "onnx", "bf16")  # bf16: sam_model.models.bf16_text
+BACKENDS = ("auto", "torch", "onnx", "bf16", "int8")  # bf16: sam_model.models.bf16_text; int8: int8_graph
 OPSET = 17
 TOLERANCE = 1e-3  # largest |torch - onnx| allowed on the probe's pooled vectors (float32 rounding is ~1e-6)
+INT8_COSINE = 0.95  # lowest cosine to PyTorch's vectors allowed on the probe for the int8 graph (MiniLM: ~0.98-0.99)
 PROBE = ["the user changed the budget to 3500 dollars, ok go ahead", "phase: book. needs: date"]
 SPIN = False  # let ONNX Runtime's idle threads busy-wait (see OnnxText)
 BACKEND_ENV = "SAM_TEXT_BACKEND"  # overrides the default backend ("auto") of every loader
@@ -59,8 +61,8 @@ def check_backend(backend: str | None) -> str:
     b = backend or os.environ.get(BACKEND_ENV) or "auto"
     if b not in BACKENDS:
         raise ValueError(f"text backend must be one of {BACKENDS}, got {b!r} (argument backend or ${BACKEND_ENV})")
-    if b == "onnx" and not available():
-        raise ValueError("text backend 'onnx' needs onnxruntime and onnx: pip install 'sam_model[onnx]' (or use "
+    if b in ("onnx", "int8") and not available():
+        raise ValueError(f"text backend {b!r} needs onnxruntime and onnx: pip install 'sam_model[onnx]' (or use "
                          "backend 'auto', which falls back to PyTorch)")
     return b
 
@@ -134,10 +136,11 @@ class OnnxText(FrozenRunner):
     """An ONNX Runtime session computing the pooled vectors of one BERT (see the module doc); ``stale`` once the
     BERT's weights changed in place, and never copied with the network (sam_model.models.runner)."""
 
-    def __init__(self, bert: nn.Module, pooling: str, path: Path, threads: int | None = None):
+    def __init__(self, bert: nn.Module, pooling: str, path: Path, threads: int | None = None, kind: str = "onnx"):
         import onnxruntime as ort
 
         super().__init__(bert)
+        self.kind = kind  # "onnx" (float32) or "int8" (int8_graph): the backend name it runs under
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads or torch.get_num_threads()
         opts.inter_op_num_threads = 1
@@ -154,21 +157,70 @@ class OnnxText(FrozenRunner):
         return self.session.run(None, inputs)[0]
 
 
-def probe_error(runner: OnnxText, bert: nn.Module, tokenizer, pooling: str, max_length: int,
-                packed: bool = False) -> float:
-    """Largest |torch - onnx| over the pooled vectors of the probe texts."""
+def probe(runner: OnnxText, bert: nn.Module, tokenizer, pooling: str, max_length: int,
+          packed: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The probe texts' pooled vectors from the graph and from PyTorch, (vectors, hidden) each."""
     ids = tokenizer(PROBE, truncation=True, max_length=max_length)["input_ids"]
     inputs = example_inputs(ids + ids[1:], pooling, packed, tokenizer.pad_token_id or 0)
     with torch.no_grad():
         ref = graph_module(bert, pooling, packed)(**{k: torch.from_numpy(v) for k, v in inputs.items()})
-    return float(np.abs(runner(inputs) - ref.float().numpy()).max())
+    flat = lambda a: a.reshape(-1, a.shape[-1])  # noqa: E731 - packed outputs are (rows, texts, hidden)
+    return flat(runner(inputs)), flat(ref.float().numpy())
+
+
+def probe_error(runner: OnnxText, bert: nn.Module, tokenizer, pooling: str, max_length: int,
+                packed: bool = False) -> float:
+    """Largest |torch - onnx| over the pooled vectors of the probe texts."""
+    got, ref = probe(runner, bert, tokenizer, pooling, max_length, packed)
+    return float(np.abs(got - ref).max())
+
+
+def probe_cosine(runner: OnnxText, bert: nn.Module, tokenizer, pooling: str, max_length: int,
+                 packed: bool = False) -> float:
+    """Lowest cosine between the graph's and PyTorch's pooled vectors of the probe texts (padding slots, all
+    zero in both, count as 1)."""
+    got, ref = probe(runner, bert, tokenizer, pooling, max_length, packed)
+    norms = np.linalg.norm(got, axis=1) * np.linalg.norm(ref, axis=1)
+    cos = np.where(norms > 0, (got * ref).sum(1) / np.maximum(norms, 1e-12), 1.0)
+    return float(cos.min())
+
+
+def int8_graph(path: Path) -> Path:
+    """The int8 version of the float graph at ``path``, made once beside it (``...-int8.onnx``), atomically.
+
+    ONNX Runtime's dynamic quantisation: every weight matrix int8 with a scale per output channel, activations
+    quantised per call; the products run on the CPU's integer dot-product units (VNNI where present), in one native
+    call like the float graph. Per-channel scales matter: per-tensor ones gave vectors 0.95 cosine to the float
+    ones on MiniLM, per-channel 0.993 (0.98 at worst). Rankings change (README, "CPU speed"), so ``auto`` never
+    chooses it: backend ``int8`` is asked for by name, for throughput where that matters more (a saturated
+    service)."""
+    import logging
+
+    from sam_model.io import atomic_path
+
+    out = path.with_name(path.stem + "-int8.onnx")
+    if out.is_file():
+        return out
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # the quantiser's advice to pre-process the graph, logged on the root logger
+    try:
+        with atomic_path(out) as tmp:
+            quantize_dynamic(str(path), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+    finally:
+        root.setLevel(level)
+    return out
 
 
 def onnx_text(bert: nn.Module, tokenizer, pooling: str, max_length: int,
-              cache_dir: str | os.PathLike | None = None, packed: bool = False) -> OnnxText | None:
+              cache_dir: str | os.PathLike | None = None, packed: bool = False,
+              int8: bool = False) -> OnnxText | None:
     """An :class:`OnnxText` for ``bert`` (from the cache, else exported into it), checked on the probe; None (with a
     warning) when the graph cannot be made or disagrees with PyTorch. ``packed``: the graph of packed rows
-    (sam_model.models.packing), for a BERT that allows them."""
+    (sam_model.models.packing), for a BERT that allows them. ``int8``: its int8 version (int8_graph), checked by
+    cosine (INT8_COSINE); where that fails, the float graph (with a warning)."""
     digest = weights_digest(bert, pooling, packed)[:32]
     path = Path(cache_dir or default_cache_dir()).expanduser() / f"text-{digest}.onnx"
     why = ""
@@ -182,7 +234,22 @@ def onnx_text(bert: nn.Module, tokenizer, pooling: str, max_length: int,
             why = f"{type(exc).__name__}: {str(exc).strip()[:160]}"
             continue
         if err <= TOLERANCE:
-            return runner
+            return _int8(runner, bert, tokenizer, pooling, max_length, packed) if int8 else runner
         why = f"its vectors differ from PyTorch's by {err:.2g} (> {TOLERANCE})"
     warnings.warn(f"ONNX text encoder {path} not used ({why}); the text encoder runs on PyTorch", stacklevel=2)
     return None
+
+
+def _int8(runner: OnnxText, bert: nn.Module, tokenizer, pooling: str, max_length: int, packed: bool) -> OnnxText:
+    """The int8 runner of float ``runner``'s graph where it can be made and passes the probe, else ``runner``."""
+    try:
+        q = OnnxText(bert, pooling, int8_graph(runner.path), kind="int8")
+        cos = probe_cosine(q, bert, tokenizer, pooling, max_length, packed)
+    except Exception as exc:  # noqa: BLE001 - the quantiser's many failure kinds: keep the float graph
+        why = f"{type(exc).__name__}: {str(exc).strip()[:160]}"
+    else:
+        if cos >= INT8_COSINE:
+            return q
+        why = f"its vectors are {cos:.3f} cosine to PyTorch's (< {INT8_COSINE})"
+    warnings.warn(f"int8 text encoder for {runner.path} not used ({why}); the float ONNX graph runs", stacklevel=3)
+    return runner

@@ -172,24 +172,26 @@ class TextEncoder(nn.Module):
         self.auto = False  # backend "auto" with a runner loaded: each call runs where it costs least
 
     def use_backend(self, backend: str | None = "auto", cache_dir: str | os.PathLike | None = None) -> str:
-        """Run BERT on PyTorch (``torch``), ONNX Runtime (``onnx``) or PyTorch in bfloat16 (``bf16``); ``auto``:
-        each call on whichever of those loaded costs least for its shape (on a CPU: ONNX Runtime where it is
-        installed, bfloat16 where the CPU has bfloat16 units and $SAM_TEXT_BF16 is not "0"; on a GPU, PyTorch); None: $SAM_TEXT_BACKEND, else
-        auto. Returns what was loaded: "torch", "onnx", "bf16" or, under auto, those besides PyTorch joined by "+"
-        ("onnx+bf16"). On a CPU it measures what a call costs on each backend loaded (sam_model.models.call_cost;
-        once per process). ONNX Runtime's vectors are PyTorch's to float rounding; bfloat16's are ~0.99996 cosine
-        to them (sam_model.models.bf16_text), with rankings within 0.002 MRR (README, "CPU speed")."""
+        """Run BERT on PyTorch (``torch``), ONNX Runtime (``onnx``), PyTorch in bfloat16 (``bf16``) or ONNX Runtime
+        over an int8 graph (``int8``); ``auto``: each call on whichever of those loaded costs least for its shape
+        (on a CPU: ONNX Runtime where it is installed, bfloat16 where the CPU has bfloat16 units and $SAM_TEXT_BF16
+        is not "0"; never int8; on a GPU, PyTorch); None: $SAM_TEXT_BACKEND, else auto. Returns what was loaded:
+        "torch", "onnx", "bf16", "int8" or, under auto, those besides PyTorch joined by "+" ("onnx+bf16"). On a CPU
+        it measures what a call costs on each backend loaded (sam_model.models.call_cost; once per process). ONNX
+        Runtime's vectors are PyTorch's to float rounding; bfloat16's are ~0.99996 cosine to them
+        (sam_model.models.bf16_text), with rankings within 0.002 MRR; int8's ~0.993, and rankings change (README,
+        "CPU speed")."""
         from sam_model.models import bf16_text, onnx_text
 
         backend = onnx_text.check_backend(backend)
         on_cpu = next(self.bert.parameters()).device.type == "cpu"
-        if backend in ("onnx", "bf16") and not on_cpu:
+        if backend in ("onnx", "bf16", "int8") and not on_cpu:
             raise ValueError(f"text backend {backend!r} runs on the CPU only; use 'torch' (or 'auto') on a GPU "
                              "(training there takes trainer.precision: bf16-mixed)")
         self.runner = self.bf16 = None
-        if backend in ("auto", "onnx") and on_cpu and onnx_text.available():
+        if backend in ("auto", "onnx", "int8") and on_cpu and onnx_text.available():
             self.runner = onnx_text.onnx_text(self.bert, self.tokenizer, self.pooling, self.max_length, cache_dir,
-                                              self.packed)
+                                              self.packed, int8=backend == "int8")
         if backend == "bf16" or backend == "auto" and on_cpu and bf16_text.in_auto():
             self.bf16 = bf16_text.Bf16Text(self.bert, self.pooling, self.packed)
         self.auto = backend == "auto" and (self.runner is not None or self.bf16 is not None)
@@ -204,7 +206,9 @@ class TextEncoder(nn.Module):
 
     def _candidates(self) -> dict[str, object]:
         """What may run a call, by backend name: the runners loaded, and PyTorch (None) under auto or alone."""
-        out: dict[str, object] = {k: v for k, v in (("onnx", self.runner), ("bf16", self.bf16)) if v is not None}
+        out: dict[str, object] = {self.runner.kind: self.runner} if self.runner is not None else {}
+        if self.bf16 is not None:
+            out["bf16"] = self.bf16
         if not out or self.auto:
             out["torch"] = None
         return out
@@ -230,7 +234,7 @@ class TextEncoder(nn.Module):
 
     @property
     def backend(self) -> str:
-        """What runs BERT here: "torch", or the runners loaded besides it ("onnx", "bf16", "onnx+bf16")."""
+        """What runs BERT here: "torch", or the runners loaded besides it ("onnx", "bf16", "onnx+bf16", "int8")."""
         return "+".join(k for k in self._candidates() if k != "torch") or "torch"
 
     @property
@@ -324,7 +328,7 @@ class TextEncoder(nn.Module):
         lengths = [len(x) for x in ids]
         best = None
         for name, runner in self._runners().items():  # the cheapest cut on each backend that may run it
-            plan, ms = self._plan(lengths, self.costs.get(name, DEFAULT), name == "onnx" or PACK_ON_TORCH)
+            plan, ms = self._plan(lengths, self.costs.get(name, DEFAULT), name in ("onnx", "int8") or PACK_ON_TORCH)
             if best is None or ms < best[2]:
                 best = (runner, plan, ms)
         runner, plan, _ = best
