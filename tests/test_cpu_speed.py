@@ -125,11 +125,16 @@ def test_a_broken_cached_graph_is_made_again(tiny_bert_dir, tmp_path):
 
 
 @needs_onnx
-def test_a_graph_that_disagrees_with_torch_is_not_used(tiny_bert_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr(onnx_text, "probe_error", lambda *a, **k: 0.5)
+@pytest.mark.parametrize("probe,backend,says,falls_back_to", [
+    ("probe_error", "onnx", "differ from PyTorch's", "torch"),
+    ("probe_cosine", "int8", "int8 text encoder .* not used", "onnx"),  # the int8 graph too far: the float one
+])
+def test_a_graph_that_disagrees_with_torch_is_not_used(tiny_bert_dir, tmp_path, monkeypatch, probe, backend, says,
+                                                       falls_back_to):
+    monkeypatch.setattr(onnx_text, probe, lambda *a, **k: 0.5)
     enc = _encoder(tiny_bert_dir)
-    with pytest.warns(UserWarning, match="differ from PyTorch's"):
-        assert enc.use_backend("onnx", cache_dir=tmp_path) == "torch"
+    with pytest.warns(UserWarning, match=says):
+        assert enc.use_backend(backend, cache_dir=tmp_path) == falls_back_to
 
 
 @needs_onnx
@@ -267,11 +272,3 @@ def test_the_int8_backend_is_near_the_float_vectors_cached_and_never_auto(tiny_b
     made = (tmp_path / graphs[0]).stat().st_mtime_ns
     assert enc.use_backend("int8", cache_dir=tmp_path) == "int8" and (tmp_path / graphs[0]).stat().st_mtime_ns == made
     assert "int8" not in enc.use_backend("auto", cache_dir=tmp_path) and enc.runner.kind == "onnx"
-
-
-@needs_onnx
-def test_an_int8_graph_too_far_from_torch_falls_back_to_the_float_graph(tiny_bert_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr(onnx_text, "probe_cosine", lambda *a, **k: 0.5)
-    enc = _encoder(tiny_bert_dir)
-    with pytest.warns(UserWarning, match="int8 text encoder .* not used"):
-        assert enc.use_backend("int8", cache_dir=tmp_path) == "onnx"
