@@ -21,7 +21,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sam-serve", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                                 epilog="Environment: SAM_TEXT_BACKEND (auto, torch, onnx, bf16, int8) chooses what runs BERT "
-                                       "(int8: about 1.6x the searches a second at saturation, rankings change; "
+                                       "(int8: about 1.7x the searches a second at saturation, rankings change; "
                                        "README 'Served memory'); "
                                        "on a CPU with bfloat16 units, auto leaves bfloat16 out here unless "
                                        "SAM_TEXT_BF16=1 (it served fewer searches a second, README 'Served memory').")
