@@ -48,6 +48,8 @@ def test_matmul_rate_is_a_positive_rate():
     config = tiny_bert(vocab_size=100, hidden=32, layers=2).config
     rate, lib = matmul_rate(config, threads=1, rows=256, repeats=2)
     assert rate > 0 and lib in ("ONNX Runtime", "PyTorch")
+    rate16, lib16 = matmul_rate(config, threads=1, rows=256, repeats=2, dtype=torch.bfloat16)
+    assert rate16 > 0 and lib16 == "PyTorch"  # bfloat16 products run on PyTorch (the bfloat16 backend's library)
 
 
 def test_round_interval_is_students_t():
