@@ -286,8 +286,11 @@ def main(argv: list[str] | None = None) -> dict:
     args.out.mkdir(parents=True, exist_ok=True)
     rows, profiles = [], {}
     config = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+    from sam_model.models import bf16_text
+
     config.update(source=source, memories=len(data.memories), queries=len(data.examples), cores=os.cpu_count(),
-                  cpu=platform.processor() or platform.machine(), torch=torch.__version__, faiss=faiss.__version__)
+                  cpu=platform.processor() or platform.machine(), torch=torch.__version__, faiss=faiss.__version__,
+                  bf16_units=bf16_text.native())  # whether auto may run bfloat16 here
     r = SAMRetriever.from_pretrained(args.retriever, device="cpu", backend=args.backends[0])
     dense = TextEmbedder(device="cpu", max_length=r.net.cfg.max_length)
     bench = Bench(r, dense, data, args.noise, args.seed)
@@ -324,7 +327,8 @@ def main(argv: list[str] | None = None) -> dict:
     bar.close()
     header = (f"Speed: {args.retriever} vs dense all-MiniLM-L6-v2, {source}: {len(data.memories)} real memories, "
               f"{len(data.examples)} queries; k={K}, {args.threads} threads, {args.calls} calls per row, "
-              f"{os.cpu_count()} cores ({config['cpu']}), torch {torch.__version__}, faiss {faiss.__version__}.")
+              f"{os.cpu_count()} cores ({config['cpu']}{', bfloat16 units' if config['bf16_units'] else ''}), "
+              f"torch {torch.__version__}, faiss {faiss.__version__}.")
     md = markdown(rows, profiles, header)
     atomic_write_text(args.out / "speed.md", md)
     print(md)
