@@ -105,12 +105,13 @@ def test_weights_changed_in_place_or_a_copy_send_the_encoder_back_to_float32(tin
         assert torch.allclose(got, enc(STATES), atol=1e-6)  # the changed float32 weights ran, not the old copy
 
 
-def test_bf16_is_a_cpu_backend(tiny_bert_dir):
+def test_bf16_is_a_cpu_backend_and_its_switch_is_checked(tiny_bert_dir, monkeypatch):
     from sam_model.models import onnx_text
 
     assert onnx_text.check_backend("bf16") == "bf16"
-    if not torch.cuda.is_available():
-        pytest.skip("no GPU here to check that bf16 refuses one")
-    enc = _encoder(tiny_bert_dir).cuda()
+    enc = _encoder(tiny_bert_dir).to("meta")  # any device but the CPU (no GPU needed to check the refusal)
     with pytest.raises(ValueError, match="CPU only"):
         enc.use_backend("bf16")
+    monkeypatch.setenv(bf16_text.AUTO_ENV, "false")
+    with pytest.raises(ValueError, match=r"\$SAM_TEXT_BF16 must be 0 .* or 1 .*got 'false'"):
+        bf16_text.in_auto()

@@ -260,7 +260,9 @@ def main(argv: list[str] | None = None) -> dict:
     args.out.mkdir(parents=True, exist_ok=True)
     result = {"texts": len(texts), "distinct_texts": n_all, "batches": len(batches), "max_abs_diff": err,
               "rows": rows, "useful_gflop": useful / 1e9, "before_computed_gflop": padded / 1e9,
-              "matmul_gflop_s": rates, "matmul_library": lib, "bf16_matmul_gflop_s": rates16, "min_cosine": cos, "ceiling_vs_before": ceiling, "config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}}
+              "matmul_gflop_s": rates, "matmul_library": lib, "bf16_matmul_gflop_s": rates16, "min_cosine": cos,
+              "ceiling_vs_before": ceiling,
+              "config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}}
     (args.out / "encode.json").write_text(json.dumps(result, indent=2))
     (args.out / "encode.md").write_text(md)
     print(md)

@@ -13,8 +13,8 @@
 Both run back to back on the same queries in one process (the load of a shared machine hits both alike), every
 text cache cleared before each query so BERT always runs, the same number of FAISS threads and the same
 ``--backends`` for BERT (``torch``: PyTorch; ``onnx``: ONNX Runtime, sam_model.models.onnx_text; ``bf16``: PyTorch in
-bfloat16, sam_model.models.bf16_text; ``int8``: ONNX Runtime over the graph's int8 version; ``auto``: each call on whichever costs less, sam_model.models.call_cost; one
-store serves all, only what runs BERT changes).
+bfloat16, sam_model.models.bf16_text; ``int8``: ONNX Runtime over the graph's int8 version; ``auto``: each call on
+whichever costs less, sam_model.models.call_cost; one store serves all, only what runs BERT changes).
 
 Memories: the held-out airline tasks (``--data``, test split; ~1,000 memories, their decision points the queries),
 else a synthetic demo log made on the fly. At a size beyond the real memories the index is filled with synthetic

@@ -13,9 +13,10 @@ everything after BERT stay float32: only the transformer runs in bfloat16.
 
 How it is used: :class:`Bf16Text` is a runner like ``onnx_text.OnnxText`` (inputs in, pooled float32 vectors
 out); ``TextEncoder.use_backend`` loads it for backend ``bf16``, and for ``auto`` only where the CPU has the
-units (:func:`native`; $SAM_TEXT_BF16=0 leaves it out); under ``auto`` each call runs wherever its measured cost is lowest
-(sam_model.models.call_cost), so short queries may stay on ONNX Runtime while the frozen pass's full batches go to
-bfloat16. Without the units bfloat16 is emulated and slower than float32, so ``auto`` never loads it there.
+units (:func:`native`; $SAM_TEXT_BF16=0 leaves it out, as ``sam-serve`` does by default). Under ``auto`` each
+encode runs on the backend whose measured cost for its cut is lowest (sam_model.models.call_cost): one query may
+stay on ONNX Runtime while the frozen pass's full batches go to bfloat16. Without the units bfloat16 is emulated
+and slower than float32, so ``auto`` never loads it there.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from sam_model.models.bert import pool
 from sam_model.models.packing import packed_forward
 from sam_model.models.runner import FrozenRunner
 
-AUTO_ENV = "SAM_TEXT_BF16"  # "0": backend auto leaves bfloat16 out (float32 vectors only, as on a CPU without the units)
+AUTO_ENV = "SAM_TEXT_BF16"  # "0": backend auto leaves bfloat16 out (float32 vectors only, as without the units)
 
 
 def native() -> bool:
@@ -45,7 +46,11 @@ def native() -> bool:
 
 def in_auto() -> bool:
     """Whether backend ``auto`` loads bfloat16: where the CPU has the units, unless $SAM_TEXT_BF16 is "0"."""
-    return os.environ.get(AUTO_ENV, "1") != "0" and native()
+    value = os.environ.get(AUTO_ENV, "1").strip()
+    if value not in ("0", "1"):
+        raise ValueError(f"${AUTO_ENV} must be 0 (auto leaves bfloat16 out) or 1 (auto may use it where the CPU "
+                         f"has bfloat16 units), got {value!r}")
+    return value == "1" and native()
 
 
 class Bf16Text(FrozenRunner):

@@ -164,8 +164,8 @@ def probe(runner: OnnxText, bert: nn.Module, tokenizer, pooling: str, max_length
     inputs = example_inputs(ids + ids[1:], pooling, packed, tokenizer.pad_token_id or 0)
     with torch.no_grad():
         ref = graph_module(bert, pooling, packed)(**{k: torch.from_numpy(v) for k, v in inputs.items()})
-    flat = lambda a: a.reshape(-1, a.shape[-1])  # noqa: E731 - packed outputs are (rows, texts, hidden)
-    return flat(runner(inputs)), flat(ref.float().numpy())
+    got, want = runner(inputs), ref.float().numpy()  # packed: (rows, texts per row, hidden)
+    return got.reshape(-1, got.shape[-1]), want.reshape(-1, want.shape[-1])
 
 
 def probe_error(runner: OnnxText, bert: nn.Module, tokenizer, pooling: str, max_length: int,

@@ -20,11 +20,11 @@ log = logging.getLogger("sam_model.serve")
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sam-serve", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-                                epilog="Environment: SAM_TEXT_BACKEND (auto, torch, onnx, bf16, int8) chooses what runs BERT "
-                                       "(int8: about 1.7x the searches a second at saturation, rankings change; "
-                                       "README 'Served memory'); "
-                                       "on a CPU with bfloat16 units, auto leaves bfloat16 out here unless "
-                                       "SAM_TEXT_BF16=1 (it served fewer searches a second, README 'Served memory').")
+                                epilog="Environment (README 'Served memory'): SAM_TEXT_BACKEND (auto, torch, onnx, "
+                                       "bf16, int8) chooses what runs BERT; int8 serves about 1.7x the searches a "
+                                       "second at saturation, and rankings change. On a CPU with bfloat16 units, "
+                                       "auto leaves bfloat16 out here unless SAM_TEXT_BF16=1: it served fewer "
+                                       "searches a second.")
     p.add_argument("--keys", required=True, help="JSON file {tenant: api key}: who may call, and whose memory "
                    "each key reaches (keys of >= 16 characters)")
     p.add_argument("--data", default="sam-serve-data", help="folder of the tenants' checkpoints and write-ahead "
