@@ -54,7 +54,9 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
              "## Model", "",
              "| | |", "|---|---|",
              f"| text encoder | {base} ({encoder.get('model_type', '?')}, hidden {encoder.get('hidden_size', encoder.get('dim', '?'))}, "
-             f"{sam.get('pooling', 'mean')} pooling, max {sam.get('max_length')} tokens, "
+             f"{sam.get('pooling', 'mean')} pooling, max {sam.get('max_length')} tokens"
+             + (f" ({sam['observation_max_length']} of the observation)" if sam.get("observation_max_length") else "")
+             + ", "
              f"{'frozen' if sam.get('trainable_layers') == 0 else 'trainable layers: ' + str(sam.get('trainable_layers'))}) |",
              f"| query input | {sam.get('query_input')} |",
              f"| projection W_s | {sam.get('projection')} (dim {sam.get('dim')}) |",

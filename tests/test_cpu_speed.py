@@ -173,8 +173,9 @@ def test_retriever_rankings_and_scores_agree_between_backends(tiny_bert_dir, tmp
     assert np.allclose([h.score for h in hits["torch"]], [h.score for h in hits["onnx"]], atol=1e-5)
 
 
+@pytest.mark.parametrize("clip", [0, 4])  # observation_max_length: the frozen pass encodes the observations clipped
 def test_the_frozen_pass_encodes_every_training_text_once_before_the_first_epoch(tiny_bert_dir, small_demo_logs,
-                                                                                tmp_path):
+                                                                                tmp_path, clip):
     from types import SimpleNamespace
 
     from sam_model.models.sam import SAMConfig
@@ -184,10 +185,12 @@ def test_the_frozen_pass_encodes_every_training_text_once_before_the_first_epoch
 
     train, _ = small_demo_logs
     dm = AgentLogDataModule(train=[str(train)], val_fraction=0.25, batch_episodes=8, cache_dir=str(tmp_path / "c"))
-    module = SAMLightningModule(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16),
+    module = SAMLightningModule(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16,
+                                          observation_max_length=clip),
                                 vocab=dm.vocab, text_cache_dir=str(tmp_path / "text"))
     enc = module.net.state_encoder.text_encoder
-    texts = dm.texts()
+    texts = dm.texts(False, module.net.observations_read)
+    assert (texts == dm.texts()) == (clip == 0)  # clipped observations are other strings, each with its vector
     assert len(texts) == len(set(texts)) and enc.uncached(texts) == texts
     module._trainer = SimpleNamespace(datamodule=dm, world_size=1, global_rank=0)
     module._frozen_pass(enc.cache_file(tmp_path / "text"))
@@ -272,3 +275,55 @@ def test_the_int8_backend_is_near_the_float_vectors_cached_and_never_auto(tiny_b
     made = (tmp_path / graphs[0]).stat().st_mtime_ns
     assert enc.use_backend("int8", cache_dir=tmp_path) == "int8" and (tmp_path / graphs[0]).stat().st_mtime_ns == made
     assert "int8" not in enc.use_backend("auto", cache_dir=tmp_path) and enc.runner.kind == "onnx"
+
+
+def test_clip_cuts_a_text_to_its_first_tokens_as_a_string(tiny_bert_dir):
+    enc = _encoder(tiny_bert_dir)
+    tok = enc.tokenizer
+    long = "which dates work for you, and how many passengers (adults/children) are travelling on flight HAT170?"
+    short = "ok go ahead"
+    clipped = enc.clip([long, short, ""], 8)
+    ids = tok(long)["input_ids"]
+    assert tok(clipped[0])["input_ids"] == ids[:7] + ids[-1:]  # [CLS], the first 6 tokens, [SEP]
+    assert long.startswith(clipped[0]) and clipped[0] != long
+    assert clipped[1:] == [short, ""]  # a text that fits stays the same string (its cached vector is reused)
+    for n in range(3, len(ids)):  # wherever the cut falls (inside a word, at punctuation): the first n tokens
+        got = tok(enc.clip([long], n)[0])["input_ids"]
+        assert got == ids[: n - 1] + ids[-1:], n
+    assert enc.clip([long], len(ids)) == [long]
+    with pytest.raises(ValueError, match="keeps no text"):
+        enc.clip([long], 2)
+
+
+def test_observation_max_length_clips_only_the_content_part(tiny_bert_dir):
+    """A net with observation_max_length reads each observation clipped, and only there: its query vectors are those
+    of the same net without the clip given the clipped observations, and differ from the unclipped ones."""
+    from sam_model.models.bert import load_bert
+    from sam_model.models.sam import SAMConfig, SAMNet
+
+    def net(clip: int) -> SAMNet:
+        torch.manual_seed(0)
+        bert, tok = load_bert(tiny_bert_dir)
+        cfg = SAMConfig(dim=16, rank=4, hidden=32, proj_hidden=32, phase_dim=8, kind_dim=4, dropout=0.0,
+                        phases=["book", "pay"], kinds=["user"], max_length=32, state_content=True,
+                        observation_max_length=clip)
+        return SAMNet(cfg, bert, tok).eval()
+
+    clipped, plain = net(6), net(0)
+    states, phases = STATES[:2], ["book", "pay"]
+    with torch.no_grad():
+        cut = plain.state_encoder.text_encoder.clip(OBS[:2], 6)
+        assert cut[0] == OBS[0] and cut[1] != OBS[1]  # the short observation fits, the question is cut
+        got = clipped.encode_queries(states, phases, OBS[:2])
+        assert torch.allclose(got, plain.encode_queries(states, phases, cut), atol=1e-6)
+        assert not torch.allclose(got[1], plain.encode_queries(states, phases, OBS[:2])[1], atol=1e-4)
+    with pytest.raises(ValueError, match="observation_max_length"):
+        net(2)  # [CLS] and [SEP] alone
+
+
+def test_the_card_says_how_much_of_the_observation_the_model_reads():
+    from sam_model import card
+
+    text = card.render({"query_input": "state", "max_length": 64, "observation_max_length": 16}, {}, None, {}, {})
+    assert "max 64 tokens (16 of the observation)" in text
+    assert "of the observation" not in card.render({"query_input": "state", "max_length": 64}, {}, None, {}, {})

@@ -60,6 +60,10 @@ class SAMConfig:
         shared_bert: one BERT for states and memories (else two copies, trained apart).
         trainable_layers: BERT layers to train from the top; 0 = frozen (cached, CPU-friendly), -1 = all.
         max_length: BERT max tokens per text.
+        observation_max_length: BERT tokens of the observation that the content part reads (0: max_length). The
+            observation feeds only the content score (1−α)·cos(obs, memory), while a query's BERT time follows its
+            tokens, so a short clip makes a query cheaper at little cost in rankings (README "CPU speed"). The
+            observation is clipped as a string (TextEncoder.clip), in training as in search.
         cache_text: cache pooled BERT vectors of texts while BERT is frozen.
         phases: the phase vocabulary, learned from the training logs (set by the data module).
         kinds: the memory-kind vocabulary, learned from the training logs (set by the data module).
@@ -84,6 +88,7 @@ class SAMConfig:
     shared_bert: bool = True
     trainable_layers: int = 0
     max_length: int = 96
+    observation_max_length: int = 0
     cache_text: bool = True
     phases: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
@@ -135,6 +140,7 @@ class SAMConfig:
 
 SIZE_FIELDS = (("dim", 1, MAX_WIDTH), ("rank", 1, MAX_WIDTH), ("hidden", 1, MAX_WIDTH), ("proj_hidden", 1, MAX_WIDTH),
                ("phase_dim", 1, MAX_WIDTH), ("kind_dim", 1, MAX_WIDTH), ("max_length", 1, MAX_POSITIONS),
+               ("observation_max_length", 0, MAX_POSITIONS),
                ("trainable_layers", -1, MAX_LAYERS), ("time_features", 0, MAX_WIDTH))
 SEARCH_FIELDS = ("source_kinds", "provenance", "slot_match")  # kept in SAMConfig before the store had its config
 
@@ -147,7 +153,7 @@ def split_search_fields(d: dict) -> tuple[dict, dict]:
 
 # Fields added after the first checkpoints, with the value that gives a config saved before them its old
 # behaviour (a missing field is an error for every other field: nothing falls back silently).
-ADDED_LATER = {"time_features": 0, "pooling": "mean", "state_content": False}
+ADDED_LATER = {"time_features": 0, "pooling": "mean", "state_content": False, "observation_max_length": 0}
 STATE_CONTENT_INIT = 0.1  # β at the start of training: about the weight (1−α) of the observation's content
 
 
@@ -185,6 +191,9 @@ class SAMNet(nn.Module):
                            pooling=cfg.pooling)
         mem_text = text if cfg.shared_bert else TextEncoder(
             copy.deepcopy(bert), tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text, pooling=cfg.pooling)
+        if cfg.observation_max_length and cfg.observation_max_length <= tokenizer.num_special_tokens_to_add(False):
+            raise ValueError(f"field 'observation_max_length' must leave room for text: {cfg.observation_max_length} "
+                             f"tokens hold only the tokenizer's special tokens; use 0 (off) or more")
         self.state_encoder = StateEncoder(text, len(self.phases), cfg.dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
         self.memory_encoder = MemoryItemEncoder(mem_text, len(self.kinds), len(self.phases), cfg.dim,
                                             cfg.kind_dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
@@ -237,7 +246,7 @@ class SAMNet(nn.Module):
         text = self.state_encoder.text_encoder
         read = obs if self.content_only else list(state_texts)  # what the state encoder reads
         if self.uses_content and not self.content_only:
-            h = text(read + obs)
+            h = text(read + self.observations_read(obs))
             h_state, h_obs = h[:n], h[n:]
         else:
             h_state = h_obs = text(read)
@@ -252,6 +261,14 @@ class SAMNet(nn.Module):
         if self.time is not None:
             parts.append(self.time.query(v_s, steps, task_starts))
         return torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]
+
+    def observations_read(self, observations: Sequence[str]) -> list[str]:
+        """The observations as the content part reads them: cut to ``observation_max_length`` tokens when that is
+        set (TextEncoder.clip); the training's frozen pass encodes these same strings."""
+        clip, obs = self.cfg.observation_max_length, list(observations)
+        if not 0 < clip < self.cfg.max_length or self.content_only:
+            return obs
+        return self.state_encoder.text_encoder.clip(obs, clip)
 
     def encode_text_queries(self, texts: Sequence[str]) -> torch.Tensor:
         """[0, c(text), 0]: a query made of text alone, scored by the content block only — cos(text, memory

@@ -365,6 +365,29 @@ class TextEncoder(nn.Module):
             self._cache.update(new)
         return torch.stack([found[t] for t in texts]) if texts else self._encode([])
 
+    def clip(self, texts: list[str], tokens: int) -> list[str]:
+        """Each text cut, as a string, to what its first ``tokens`` BERT tokens cover ([CLS] and [SEP] counted, as in
+        max_length); a text that fits is returned as it is. Why a string and not a shorter tokenizer call: the cache is
+        keyed by text, so a clipped text has its own vector, the same in training, export and search. The cut falls
+        at a token's end, so the clipped text tokenizes to the original's first tokens (tested)."""
+        keep = tokens - self.tokenizer.num_special_tokens_to_add(pair=False)
+        if keep < 1:
+            raise ValueError(f"a clip to {tokens} tokens keeps no text (the tokenizer adds "
+                             f"{tokens - keep} special tokens); use at least {tokens - keep + 1}")
+        long = [i for i, t in enumerate(texts) if len(t) > keep]  # a token covers at least one character
+        if not long:
+            return list(texts)
+        if not getattr(self.tokenizer, "is_fast", False):
+            raise ValueError("clipping texts to a token count needs a fast tokenizer (tokenizer.json in the BERT "
+                             "folder); set observation_max_length to 0")
+        offsets = self.tokenizer([texts[i] for i in long], add_special_tokens=False, truncation=True,
+                                 max_length=keep + 1, return_offsets_mapping=True)["offset_mapping"]
+        out = list(texts)
+        for i, offs in zip(long, offsets):
+            if len(offs) > keep:
+                out[i] = texts[i][: offs[keep - 1][1]]
+        return out
+
     @property
     def cache_entries(self) -> int | None:
         return self._cache.entries

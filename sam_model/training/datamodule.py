@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import datasets
@@ -219,22 +220,26 @@ class AgentLogDataModule(pl.LightningDataModule):
         return {"phases": phases, "kinds": kinds, "source_kinds": self._source_kinds,
                 "data": {**self._stats, "train_episodes": len(self._train), "val_episodes": len(self._val)}}
 
-    def texts(self, content_only: bool = False) -> list[str]:
+    def texts(self, content_only: bool = False,
+              observations: Callable[[list[str]], list[str]] | None = None) -> list[str]:
         """Every distinct text the network's BERT reads over the training and validation episodes: the memory texts
         (``content_only``: their plain contents instead, as that ablation reads them), the observations of the
-        decision points and their state texts (not for ``content_only``). What a frozen BERT encodes in the first epoch, encoded up front instead (all at once,
-        batched by token length: SAMLightningModule.on_fit_start)."""
+        decision points (as ``observations`` maps them: SAMNet.observations_read, which may clip them) and their
+        state texts (not for ``content_only``). What a frozen BERT encodes in the first epoch, encoded up front
+        instead (all at once, batched by token length: SAMLightningModule.on_fit_start)."""
         self._ensure()
         out: dict[str, None] = {}
+        obs: dict[str, None] = {}
         for ds in (self._train, self._val):
             for row in ds.select_columns(["memory_texts", "texts", "kinds", "state_texts", "labels"]):
                 out.update(dict.fromkeys([content_text(k, t) for k, t in zip(row["kinds"], row["texts"])]
                                          if content_only else row["memory_texts"]))
-                for state, obs, labels in zip(row["state_texts"], row["texts"], row["labels"]):
+                for state, text, labels in zip(row["state_texts"], row["texts"], row["labels"]):
                     if labels:
-                        out[obs] = None
+                        obs[text] = None
                         if not content_only:
                             out[state] = None
+        out.update(dict.fromkeys(observations(list(obs)) if observations is not None else obs))
         return list(out)
 
     def setup(self, stage: str | None = None) -> None:
