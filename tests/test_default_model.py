@@ -161,3 +161,20 @@ def test_pack_writes_a_small_card_and_refuses_data_that_may_not_ship(tmp_path, m
         pack.pack(src, "other", folder=tmp_path / "pretrained")
     assert not (tmp_path / "pretrained" / "other").exists()
     del net.training_info
+
+
+def test_pack_can_set_how_much_of_the_observation_the_packaged_model_reads(tmp_path, minilm_net):
+    from sam_model.pretrained import pack
+
+    net = minilm_net
+    net.training_info = {"data": {"sources": [{"path": "../shared/data/sgd/train", "kind": "sgd"}]}}
+    src = save_exported(net, tmp_path / "export")
+    del net.training_info
+    out = pack.pack(src, "clipped", folder=tmp_path / "pretrained", observation_max_length=8)
+    clipped = SAMRetriever.load(out, "cpu").net
+    assert clipped.cfg.observation_max_length == 8 and "(8 of the observation)" in (out / "README.md").read_text()
+    assert SAMRetriever.load(pack.pack(src, "as-is", folder=tmp_path / "pretrained"), "cpu").net.cfg \
+        .observation_max_length == net.cfg.observation_max_length
+    with pytest.raises(ValueError, match="observation_max_length"):
+        pack.pack(src, "bad", folder=tmp_path / "pretrained", observation_max_length=2)
+    assert not (tmp_path / "pretrained" / "bad").exists()

@@ -172,6 +172,15 @@ def _check_field(value: object, kind: str, name: str) -> None:
         raise ValueError(f"field '{name}' must be {want}, got {json.dumps(value, default=repr)}")
 
 
+def check_observation_clip(tokens: int, tokenizer) -> None:
+    """ValueError unless ``tokens`` (SAMConfig.observation_max_length) is 0 (off) or leaves room for text beside the
+    tokenizer's special tokens."""
+    check_int(tokens, "field 'observation_max_length'", 0, MAX_POSITIONS)
+    if tokens and tokens <= tokenizer.num_special_tokens_to_add(False):
+        raise ValueError(f"field 'observation_max_length' must leave room for text: {tokens} tokens hold only the "
+                         "tokenizer's special tokens; use 0 (off) or more")
+
+
 class SAMNet(nn.Module):
     def __init__(self, cfg: SAMConfig, bert: nn.Module | None = None, tokenizer=None):
         super().__init__()
@@ -191,9 +200,7 @@ class SAMNet(nn.Module):
                            pooling=cfg.pooling)
         mem_text = text if cfg.shared_bert else TextEncoder(
             copy.deepcopy(bert), tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text, pooling=cfg.pooling)
-        if cfg.observation_max_length and cfg.observation_max_length <= tokenizer.num_special_tokens_to_add(False):
-            raise ValueError(f"field 'observation_max_length' must leave room for text: {cfg.observation_max_length} "
-                             f"tokens hold only the tokenizer's special tokens; use 0 (off) or more")
+        check_observation_clip(cfg.observation_max_length, tokenizer)
         self.state_encoder = StateEncoder(text, len(self.phases), cfg.dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
         self.memory_encoder = MemoryItemEncoder(mem_text, len(self.kinds), len(self.phases), cfg.dim,
                                             cfg.kind_dim, cfg.phase_dim, cfg.hidden, cfg.dropout)

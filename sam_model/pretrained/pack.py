@@ -62,16 +62,24 @@ def made_section(paths: list[str], command: str) -> str:
 
 
 def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-model", folder: Path = FOLDER,
-         half: bool = True) -> Path:
+         half: bool = True, observation_max_length: int | None = None) -> Path:
     """Write the export ``src`` head-only as ``folder/name`` (atomically), its card extended by how it was made.
     ``half``: the head's weights as float16, which halves what the package carries (3.5 -> 1.7 MB for
-    sam-general; its held-out airline MRR is the same to three decimals, see its card)."""
+    sam-general; its held-out airline MRR is the same to three decimals, see its card). ``observation_max_length``:
+    the packaged model reads that many tokens of a query's observation (SAMConfig.observation_max_length; the
+    training record keeps what it was trained with): a cheaper query where that ranks as well."""
+    import dataclasses
+
     from sam_model.card import CARD, EVAL_START
     from sam_model.export import write_export
+    from sam_model.models.sam import check_observation_clip
     from sam_model.retriever import SAMRetriever
 
     r = SAMRetriever.load(src, device="cpu")
     net = r.net
+    if observation_max_length is not None:
+        check_observation_clip(observation_max_length, net.tokenizer)
+        net.cfg = dataclasses.replace(net.cfg, observation_max_length=observation_max_length)
     paths = sources(getattr(net, "training_info", None))
     check_shippable(paths)
     out = folder / name
@@ -94,8 +102,13 @@ def _main(argv: list[str]) -> int:
     ap.add_argument("--command", default="make default-model", help="the command that reproduces it, for the card")
     ap.add_argument("--full-precision", action="store_true",
                     help="store the head's weights as float32 (default: float16, half the size)")
+    ap.add_argument("--observation-max-length", type=int, metavar="N",
+                    help="the packaged model reads the first N BERT tokens of a query's observation (0: all it was "
+                         "trained with; default: as the export says); a shorter read makes a query cheaper "
+                         "(README \"CPU speed\")")
     args = ap.parse_args(argv)
-    pack(args.src, args.name, args.command, half=not args.full_precision)
+    pack(args.src, args.name, args.command, half=not args.full_precision,
+         observation_max_length=args.observation_max_length)
     return 0
 
 
