@@ -35,8 +35,11 @@ def test_profile_counts_the_bert_arithmetic_of_both_searches(tiny_bert_dir, tmp_
     log = tmp_path / "demo.jsonl"
     write_synthetic(log, 2, seed=1)
     monkeypatch.setattr(speed, "load_data", lambda path: (load_eval_data(log, "episode"), "2 demo episodes"))
-    export = tiny_export(tiny_bert_dir, tmp_path / "export")
-    out = speed.main(["--retriever", str(export), "--sizes", "10", "--batches", "1", "--backends", "torch",
-                      "--calls", "3", "--profile", "--threads", "1", "--out", str(tmp_path / "out")])
-    ratio = out["profiles"]["torch"]["BERT FLOPs, SAM / dense (median, not ms)"]
-    assert 1 < ratio < 1 + 32  # SAM reads dense's text and a state text of at most max_length (32) tokens
+    ratios = []
+    for clip in (0, 3):  # observation_max_length 3: SAM reads one token of the observation, dense all of it
+        export = tiny_export(tiny_bert_dir, tmp_path / f"export{clip}", observation_max_length=clip)
+        out = speed.main(["--retriever", str(export), "--sizes", "10", "--batches", "1", "--backends", "torch",
+                          "--calls", "3", "--profile", "--threads", "1", "--out", str(tmp_path / f"out{clip}")])
+        ratios.append(out["profiles"]["torch"]["BERT FLOPs, SAM / dense (median, not ms)"])
+    assert 1 < ratios[0] < 1 + 32  # SAM reads dense's text and a state text of at most max_length (32) tokens
+    assert ratios[1] < ratios[0]  # what SAM reads, clipped: fewer tokens than the whole observation

@@ -190,15 +190,17 @@ class Bench:
             st = state_to_text(ex.state)
             stages["state to text"].append(time.perf_counter() - s)
             s = time.perf_counter()
-            ids = text.tokenizer([st, ex.observation], truncation=True, max_length=text.max_length)["input_ids"]
+            (obs,) = net.observations_read([ex.observation])  # the observation as SAM reads it (maybe clipped)
+            ids = text.tokenizer([st, obs], truncation=True, max_length=text.max_length)["input_ids"]
             stages["tokenise"].append(time.perf_counter() - s)
-            lengths = [len(x) for x in ids]  # the arithmetic of SAM's texts against dense's one (same max_length)
-            sam_flops = bert_flops(text.bert.config, lengths if st != ex.observation else lengths[1:])
-            flop_ratio.append(sam_flops / bert_flops(text.bert.config, lengths[1:]))
+            lengths = [len(x) for x in ids]  # the arithmetic of SAM's texts against dense's (the whole observation)
+            dense = bert_flops(text.bert.config, [len(text.tokenizer(ex.observation, truncation=True,
+                                                                     max_length=text.max_length)["input_ids"])])
+            flop_ratio.append(bert_flops(text.bert.config, lengths if st != obs else lengths[1:]) / dense)
             self.clear()
             s = time.perf_counter()
             with torch.inference_mode():
-                text._encode(list(dict.fromkeys([st, ex.observation])))
+                text._encode(list(dict.fromkeys([st, obs])))
             stages["BERT"].append(time.perf_counter() - s)
             r.encode_queries([ex.state], [ex.observation], steps=[ex.step], task_starts=[ex.task_start])  # cached now
             s = time.perf_counter()
