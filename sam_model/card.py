@@ -55,7 +55,10 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
              "| | |", "|---|---|",
              f"| text encoder | {base} ({encoder.get('model_type', '?')}, hidden {encoder.get('hidden_size', encoder.get('dim', '?'))}, "
              f"{sam.get('pooling', 'mean')} pooling, max {sam.get('max_length')} tokens"
-             + (f" ({sam['observation_max_length']} of the observation)" if sam.get("observation_max_length") else "")
+             + (" (" + ", ".join(f"{sam[k + '_max_length']} of {what}" for k, what in
+                                 (("state", "the state text"), ("observation", "the observation"))
+                                 if sam.get(k + "_max_length")) + ")"
+                if sam.get("state_max_length") or sam.get("observation_max_length") else "")
              + ", "
              f"{'frozen' if sam.get('trainable_layers') == 0 else 'trainable layers: ' + str(sam.get('trainable_layers'))}) |",
              f"| query input | {sam.get('query_input')} |",

@@ -173,7 +173,7 @@ def test_retriever_rankings_and_scores_agree_between_backends(tiny_bert_dir, tmp
     assert np.allclose([h.score for h in hits["torch"]], [h.score for h in hits["onnx"]], atol=1e-5)
 
 
-@pytest.mark.parametrize("clip", [0, 4])  # observation_max_length: the frozen pass encodes the observations clipped
+@pytest.mark.parametrize("clip", [0, 4])  # observation_ and state_max_length: the frozen pass encodes them clipped
 def test_the_frozen_pass_encodes_every_training_text_once_before_the_first_epoch(tiny_bert_dir, small_demo_logs,
                                                                                 tmp_path, clip):
     from types import SimpleNamespace
@@ -186,11 +186,11 @@ def test_the_frozen_pass_encodes_every_training_text_once_before_the_first_epoch
     train, _ = small_demo_logs
     dm = AgentLogDataModule(train=[str(train)], val_fraction=0.25, batch_episodes=8, cache_dir=str(tmp_path / "c"))
     module = SAMLightningModule(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16,
-                                          observation_max_length=clip),
+                                          observation_max_length=clip, state_max_length=2 * clip),
                                 vocab=dm.vocab, text_cache_dir=str(tmp_path / "text"))
     enc = module.net.state_encoder.text_encoder
-    texts = dm.texts(False, module.net.observations_read)
-    assert (texts == dm.texts()) == (clip == 0)  # clipped observations are other strings, each with its vector
+    texts = dm.texts(False, module.net.observations_read, module.net.states_read)
+    assert (texts == dm.texts()) == (clip == 0)  # clipped texts are other strings, each with its vector
     assert len(texts) == len(set(texts)) and enc.uncached(texts) == texts
     module._trainer = SimpleNamespace(datamodule=dm, world_size=1, global_rank=0)
     module._frozen_pass(enc.cache_file(tmp_path / "text"))
@@ -295,9 +295,11 @@ def test_clip_cuts_a_text_to_its_first_tokens_as_a_string(tiny_bert_dir):
         enc.clip([long], 2)
 
 
-def test_observation_max_length_clips_only_the_content_part(tiny_bert_dir):
-    """A net with observation_max_length reads each observation clipped, and only there: its query vectors are those
-    of the same net without the clip given the clipped observations, and differ from the unclipped ones."""
+@pytest.mark.parametrize("field", ["observation_max_length", "state_max_length"])
+def test_a_clipped_text_is_read_as_the_same_net_reads_the_clipped_string(tiny_bert_dir, field):
+    """A net with observation_max_length (state_max_length) reads each observation (state text) clipped, and only
+    there: its query vectors are those of the same net without the clip given the clipped texts, and differ from
+    the unclipped ones."""
     from sam_model.models.bert import load_bert
     from sam_model.models.sam import SAMConfig, SAMNet
 
@@ -305,19 +307,23 @@ def test_observation_max_length_clips_only_the_content_part(tiny_bert_dir):
         torch.manual_seed(0)
         bert, tok = load_bert(tiny_bert_dir)
         cfg = SAMConfig(dim=16, rank=4, hidden=32, proj_hidden=32, phase_dim=8, kind_dim=4, dropout=0.0,
-                        phases=["book", "pay"], kinds=["user"], max_length=32, state_content=True,
-                        observation_max_length=clip)
+                        phases=["book", "pay"], kinds=["user"], max_length=32, state_content=True, **{field: clip})
         return SAMNet(cfg, bert, tok).eval()
 
     clipped, plain = net(6), net(0)
-    states, phases = STATES[:2], ["book", "pay"]
+    states, phases, obs = STATES[:2], ["book", "pay"], OBS[:2]
     with torch.no_grad():
-        cut = plain.state_encoder.text_encoder.clip(OBS[:2], 6)
-        assert cut[0] == OBS[0] and cut[1] != OBS[1]  # the short observation fits, the question is cut
-        got = clipped.encode_queries(states, phases, OBS[:2])
-        assert torch.allclose(got, plain.encode_queries(states, phases, cut), atol=1e-6)
-        assert not torch.allclose(got[1], plain.encode_queries(states, phases, OBS[:2])[1], atol=1e-4)
-    with pytest.raises(ValueError, match="observation_max_length"):
+        texts = obs if field == "observation_max_length" else states
+        cut = plain.state_encoder.text_encoder.clip(texts, 6)
+        assert cut[0] != texts[0] or field == "observation_max_length"
+        assert cut[1] != texts[1]
+        args = (states, phases, cut) if field == "observation_max_length" else (cut, phases, obs)
+        got = clipped.encode_queries(states, phases, obs)
+        assert torch.allclose(got, plain.encode_queries(*args), atol=1e-6)
+        assert not torch.allclose(got[1], plain.encode_queries(states, phases, obs)[1], atol=1e-4)
+        if field == "state_max_length":  # v_s alone (diagnostics, Janus) reads the clipped state too
+            assert torch.allclose(clipped.encode_states(states, phases, obs), plain.encode_states(cut, phases, obs))
+    with pytest.raises(ValueError, match=field):
         net(2)  # [CLS] and [SEP] alone
 
 
@@ -326,4 +332,7 @@ def test_the_card_says_how_much_of_the_observation_the_model_reads():
 
     text = card.render({"query_input": "state", "max_length": 64, "observation_max_length": 16}, {}, None, {}, {})
     assert "max 64 tokens (16 of the observation)" in text
+    text = card.render({"query_input": "state", "max_length": 64, "observation_max_length": 8,
+                        "state_max_length": 48}, {}, None, {}, {})
+    assert "max 64 tokens (48 of the state text, 8 of the observation)" in text
     assert "of the observation" not in card.render({"query_input": "state", "max_length": 64}, {}, None, {}, {})

@@ -60,6 +60,9 @@ class SAMConfig:
         shared_bert: one BERT for states and memories (else two copies, trained apart).
         trainable_layers: BERT layers to train from the top; 0 = frozen (cached, CPU-friendly), -1 = all.
         max_length: BERT max tokens per text.
+        state_max_length: BERT tokens of the state text that the state encoder (and the dense-state part) reads (0:
+            max_length). Unlike the observation, the state is what SAM ranks by, so a model must be trained with the
+            clip it searches with (README "CPU speed"); clipped as a string (TextEncoder.clip), as the observation.
         observation_max_length: BERT tokens of the observation that the content part reads (0: max_length). The
             observation feeds only the content score (1−α)·cos(obs, memory), while a query's BERT time follows its
             tokens, so a short clip makes a query cheaper at little cost in rankings (README "CPU speed"). The
@@ -88,6 +91,7 @@ class SAMConfig:
     shared_bert: bool = True
     trainable_layers: int = 0
     max_length: int = 96
+    state_max_length: int = 0
     observation_max_length: int = 0
     cache_text: bool = True
     phases: list[str] = field(default_factory=list)
@@ -140,7 +144,7 @@ class SAMConfig:
 
 SIZE_FIELDS = (("dim", 1, MAX_WIDTH), ("rank", 1, MAX_WIDTH), ("hidden", 1, MAX_WIDTH), ("proj_hidden", 1, MAX_WIDTH),
                ("phase_dim", 1, MAX_WIDTH), ("kind_dim", 1, MAX_WIDTH), ("max_length", 1, MAX_POSITIONS),
-               ("observation_max_length", 0, MAX_POSITIONS),
+               ("state_max_length", 0, MAX_POSITIONS), ("observation_max_length", 0, MAX_POSITIONS),
                ("trainable_layers", -1, MAX_LAYERS), ("time_features", 0, MAX_WIDTH))
 SEARCH_FIELDS = ("source_kinds", "provenance", "slot_match")  # kept in SAMConfig before the store had its config
 
@@ -153,7 +157,8 @@ def split_search_fields(d: dict) -> tuple[dict, dict]:
 
 # Fields added after the first checkpoints, with the value that gives a config saved before them its old
 # behaviour (a missing field is an error for every other field: nothing falls back silently).
-ADDED_LATER = {"time_features": 0, "pooling": "mean", "state_content": False, "observation_max_length": 0}
+ADDED_LATER = {"time_features": 0, "pooling": "mean", "state_content": False, "observation_max_length": 0,
+               "state_max_length": 0}
 STATE_CONTENT_INIT = 0.1  # β at the start of training: about the weight (1−α) of the observation's content
 
 
@@ -172,13 +177,13 @@ def _check_field(value: object, kind: str, name: str) -> None:
         raise ValueError(f"field '{name}' must be {want}, got {json.dumps(value, default=repr)}")
 
 
-def check_observation_clip(tokens: int, tokenizer) -> None:
-    """ValueError unless ``tokens`` (SAMConfig.observation_max_length) is 0 (off) or leaves room for text beside the
-    tokenizer's special tokens."""
-    check_int(tokens, "field 'observation_max_length'", 0, MAX_POSITIONS)
+def check_clip(tokens: int, tokenizer, name: str = "observation_max_length") -> None:
+    """ValueError unless ``tokens`` (SAMConfig.state_max_length or observation_max_length, ``name``) is 0 (off) or
+    leaves room for text beside the tokenizer's special tokens."""
+    check_int(tokens, f"field '{name}'", 0, MAX_POSITIONS)
     if tokens and tokens <= tokenizer.num_special_tokens_to_add(False):
-        raise ValueError(f"field 'observation_max_length' must leave room for text: {tokens} tokens hold only the "
-                         "tokenizer's special tokens; use 0 (off) or more")
+        raise ValueError(f"field '{name}' must leave room for text: {tokens} tokens hold only the tokenizer's "
+                         "special tokens; use 0 (off) or more")
 
 
 class SAMNet(nn.Module):
@@ -200,7 +205,8 @@ class SAMNet(nn.Module):
                            pooling=cfg.pooling)
         mem_text = text if cfg.shared_bert else TextEncoder(
             copy.deepcopy(bert), tokenizer, cfg.max_length, cfg.trainable_layers, cfg.cache_text, pooling=cfg.pooling)
-        check_observation_clip(cfg.observation_max_length, tokenizer)
+        check_clip(cfg.state_max_length, tokenizer, "state_max_length")
+        check_clip(cfg.observation_max_length, tokenizer, "observation_max_length")
         self.state_encoder = StateEncoder(text, len(self.phases), cfg.dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
         self.memory_encoder = MemoryItemEncoder(mem_text, len(self.kinds), len(self.phases), cfg.dim,
                                             cfg.kind_dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
@@ -235,7 +241,8 @@ class SAMNet(nn.Module):
         if self.cfg.query_input == "observation":
             return self.state_encoder(list(observations), torch.zeros(len(observations), dtype=torch.long,
                                                                       device=self.alpha_logit.device), pooled)
-        return self.state_encoder(list(state_texts), self._ids(self.phases, phases), pooled)
+        return self.state_encoder(self.states_read(state_texts) if pooled is None else list(state_texts),
+                                  self._ids(self.phases, phases), pooled)
 
     def encode_queries(self, state_texts: Sequence[str], phases: Sequence[str], observations: Sequence[str],
                        steps: Sequence[int | None] | None = None,
@@ -251,7 +258,7 @@ class SAMNet(nn.Module):
         """
         n, obs = len(observations), list(observations)
         text = self.state_encoder.text_encoder
-        read = obs if self.content_only else list(state_texts)  # what the state encoder reads
+        read = obs if self.content_only else self.states_read(state_texts)  # what the state encoder reads
         if self.uses_content and not self.content_only:
             h = text(read + self.observations_read(obs))
             h_state, h_obs = h[:n], h[n:]
@@ -272,10 +279,15 @@ class SAMNet(nn.Module):
     def observations_read(self, observations: Sequence[str]) -> list[str]:
         """The observations as the content part reads them: cut to ``observation_max_length`` tokens when that is
         set (TextEncoder.clip); the training's frozen pass encodes these same strings."""
-        clip, obs = self.cfg.observation_max_length, list(observations)
-        if not 0 < clip < self.cfg.max_length or self.content_only:
-            return obs
-        return self.state_encoder.text_encoder.clip(obs, clip)
+        return self._clip(observations, 0 if self.content_only else self.cfg.observation_max_length)
+
+    def states_read(self, state_texts: Sequence[str]) -> list[str]:
+        """The state texts as the state encoder reads them: cut to ``state_max_length`` tokens when that is set."""
+        return self._clip(state_texts, self.cfg.state_max_length)
+
+    def _clip(self, texts: Sequence[str], tokens: int) -> list[str]:
+        texts = list(texts)
+        return self.state_encoder.text_encoder.clip(texts, tokens) if 0 < tokens < self.cfg.max_length else texts
 
     def encode_text_queries(self, texts: Sequence[str]) -> torch.Tensor:
         """[0, c(text), 0]: a query made of text alone, scored by the content block only — cos(text, memory

@@ -72,13 +72,13 @@ def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-mode
 
     from sam_model.card import CARD, EVAL_START
     from sam_model.export import write_export
-    from sam_model.models.sam import check_observation_clip
+    from sam_model.models.sam import check_clip
     from sam_model.retriever import SAMRetriever
 
     r = SAMRetriever.load(src, device="cpu")
     net = r.net
     if observation_max_length is not None:
-        check_observation_clip(observation_max_length, net.tokenizer)
+        check_clip(observation_max_length, net.tokenizer)
         net.cfg = dataclasses.replace(net.cfg, observation_max_length=observation_max_length)
     paths = sources(getattr(net, "training_info", None))
     check_shippable(paths)

@@ -220,16 +220,17 @@ class AgentLogDataModule(pl.LightningDataModule):
         return {"phases": phases, "kinds": kinds, "source_kinds": self._source_kinds,
                 "data": {**self._stats, "train_episodes": len(self._train), "val_episodes": len(self._val)}}
 
-    def texts(self, content_only: bool = False,
-              observations: Callable[[list[str]], list[str]] | None = None) -> list[str]:
+    def texts(self, content_only: bool = False, observations: Callable[[list[str]], list[str]] | None = None,
+              states: Callable[[list[str]], list[str]] | None = None) -> list[str]:
         """Every distinct text the network's BERT reads over the training and validation episodes: the memory texts
         (``content_only``: their plain contents instead, as that ablation reads them), the observations of the
-        decision points (as ``observations`` maps them: SAMNet.observations_read, which may clip them) and their
-        state texts (not for ``content_only``). What a frozen BERT encodes in the first epoch, encoded up front
+        decision points and their state texts (not for ``content_only``), as ``observations`` and ``states`` map
+        them (SAMNet.observations_read and states_read, which may clip them). What a frozen BERT encodes in the first epoch, encoded up front
         instead (all at once, batched by token length: SAMLightningModule.on_fit_start)."""
         self._ensure()
         out: dict[str, None] = {}
         obs: dict[str, None] = {}
+        state_texts: dict[str, None] = {}
         for ds in (self._train, self._val):
             for row in ds.select_columns(["memory_texts", "texts", "kinds", "state_texts", "labels"]):
                 out.update(dict.fromkeys([content_text(k, t) for k, t in zip(row["kinds"], row["texts"])]
@@ -238,8 +239,9 @@ class AgentLogDataModule(pl.LightningDataModule):
                     if labels:
                         obs[text] = None
                         if not content_only:
-                            out[state] = None
+                            state_texts[state] = None
         out.update(dict.fromkeys(observations(list(obs)) if observations is not None else obs))
+        out.update(dict.fromkeys(states(list(state_texts)) if states is not None else state_texts))
         return list(out)
 
     def setup(self, stage: str | None = None) -> None:

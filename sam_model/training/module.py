@@ -172,7 +172,7 @@ class SAMLightningModule(pl.LightningModule):
         texts_of = getattr(getattr(self.trainer, "datamodule", None), "texts", None)
         if not (enc.use_cache and callable(texts_of)) or self.global_rank != 0 and self.trainer.world_size > 1:
             return
-        missing = enc.uncached(texts_of(self.net.content_only, self.net.observations_read))
+        missing = enc.uncached(texts_of(self.net.content_only, self.net.observations_read, self.net.states_read))
         if not missing:
             return
         backend = enc.use_backend("auto")
