@@ -41,10 +41,12 @@ JANUS = {
 # log folders, and those folders are compared.
 NEW_NAMES = ("experiment", "run")
 # Options added after the split, at values that train and search exactly as before (off): issue 21's phase
-# dropout, dense-state fusion, lexical re-rank and start from a pretrained model; issue 24's chunked memories.
+# dropout, dense-state fusion, lexical re-rank and start from a pretrained model; issue 24's chunked memories;
+# issue 28's clipped query texts (0: the encoder reads up to max_length tokens of each, as before).
 ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"): False,
              ("model", "store", "lexical"): 0.0, ("model", "init_from"): "",
-             ("model", "store", "chunking"): None, ("data", "chunking"): None}
+             ("model", "store", "chunking"): None, ("data", "chunking"): None,
+             ("model", "net", "state_max_length"): 0, ("model", "net", "observation_max_length"): 0}
 # Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.
 MACHINE = (("trainer", "enable_progress_bar"),)
 
@@ -132,6 +134,8 @@ def resolved_janus(files: list[str]) -> dict:
     if cls is bench.BenchCfg:
         out["model"] = dataclasses.asdict(bench.net_config(cfg.model, [], []))
         assert out["model"].pop("state_content") is False  # issue 21's dense-state fusion, off
+        for clip in ("state_max_length", "observation_max_length"):  # issue 28's clipped query texts, off
+            assert out["model"].pop(clip) == 0
         assert out.pop("stream") == "head"  # new: which benchmark runs (the loader before had one class each)
     else:
         assert out.pop("gates") == []  # new: the sweep's --gates, a command-line option before, now a key
