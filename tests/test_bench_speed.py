@@ -36,10 +36,13 @@ def test_profile_counts_the_bert_arithmetic_of_both_searches(tiny_bert_dir, tmp_
     write_synthetic(log, 2, seed=1)
     monkeypatch.setattr(speed, "load_data", lambda path: (load_eval_data(log, "episode"), "2 demo episodes"))
     ratios = []
-    for clip in (0, 3):  # observation_max_length 3: SAM reads one token of the observation, dense all of it
-        export = tiny_export(tiny_bert_dir, tmp_path / f"export{clip}", observation_max_length=clip)
+    # whole texts; the observation read to 3 tokens (one of text: SAM reads less than dense's whole observation);
+    # the state text read to 3 tokens too
+    clips = ({}, {"observation_max_length": 3}, {"observation_max_length": 3, "state_max_length": 3})
+    for i, clip in enumerate(clips):
+        export = tiny_export(tiny_bert_dir, tmp_path / f"export{i}", **clip)
         out = speed.main(["--retriever", str(export), "--sizes", "10", "--batches", "1", "--backends", "torch",
-                          "--calls", "3", "--profile", "--threads", "1", "--out", str(tmp_path / f"out{clip}")])
+                          "--calls", "3", "--profile", "--threads", "1", "--out", str(tmp_path / f"out{i}")])
         ratios.append(out["profiles"]["torch"]["BERT FLOPs, SAM / dense (median, not ms)"])
     assert 1 < ratios[0] < 1 + 32  # SAM reads dense's text and a state text of at most max_length (32) tokens
-    assert ratios[1] < ratios[0]  # what SAM reads, clipped: fewer tokens than the whole observation
+    assert ratios[2] < ratios[1] < ratios[0]  # what SAM reads, clipped: fewer tokens each time

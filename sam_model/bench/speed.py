@@ -190,7 +190,7 @@ class Bench:
             st = state_to_text(ex.state)
             stages["state to text"].append(time.perf_counter() - s)
             s = time.perf_counter()
-            (obs,) = net.observations_read([ex.observation])  # the observation as SAM reads it (maybe clipped)
+            (st,), (obs,) = net.states_read([st]), net.observations_read([ex.observation])  # as SAM reads them
             ids = text.tokenizer([st, obs], truncation=True, max_length=text.max_length)["input_ids"]
             stages["tokenise"].append(time.perf_counter() - s)
             lengths = [len(x) for x in ids]  # the arithmetic of SAM's texts against dense's (the whole observation)
