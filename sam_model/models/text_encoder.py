@@ -379,7 +379,7 @@ class TextEncoder(nn.Module):
             return list(texts)
         if not getattr(self.tokenizer, "is_fast", False):
             raise ValueError("clipping texts to a token count needs a fast tokenizer (tokenizer.json in the BERT "
-                             "folder); set observation_max_length to 0")
+                             "folder); set state_max_length and observation_max_length to 0")
         offsets = self.tokenizer([texts[i] for i in long], add_special_tokens=False, truncation=True,
                                  max_length=keep + 1, return_offsets_mapping=True)["offset_mapping"]
         out = list(texts)
