@@ -178,3 +178,18 @@ def test_pack_can_set_how_much_of_the_observation_the_packaged_model_reads(tmp_p
     with pytest.raises(ValueError, match="observation_max_length"):
         pack.pack(src, "bad", folder=tmp_path / "pretrained", observation_max_length=2)
     assert not (tmp_path / "pretrained" / "bad").exists()
+
+
+def test_the_shipped_model_reads_what_make_default_model_packs_it_to_read():
+    """`make default-model` (the command on the card) packs the head to read part of a query's observation;
+    the shipped folder must be what that command writes, so a repack by hand with other options fails here."""
+    import re
+    from pathlib import Path
+
+    from sam_model.pretrained import FOLDER
+
+    make = (Path(__file__).resolve().parents[1] / "Makefile").read_text(encoding="utf-8")
+    recipe = make[make.index("\ndefault-model:"):].split("\n\n")[0]
+    packed = re.search(r"sam_model\.pretrained\.pack .*?--observation-max-length (\d+)", recipe.replace("\\\n", " "))
+    config = json.loads((FOLDER / "sam-general" / "config.json").read_text(encoding="utf-8"))["sam"]
+    assert config.get("observation_max_length", 0) == (int(packed.group(1)) if packed else 0)
