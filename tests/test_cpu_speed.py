@@ -321,6 +321,8 @@ def test_a_clipped_text_is_read_as_the_same_net_reads_the_clipped_string(tiny_be
         got = clipped.encode_queries(states, phases, obs)
         assert torch.allclose(got, plain.encode_queries(*args), atol=1e-6)
         assert not torch.allclose(got[1], plain.encode_queries(states, phases, obs)[1], atol=1e-4)
+        # a query of words alone (no state) reads all of them: they are everything such a query has
+        assert torch.allclose(clipped.encode_text_queries(texts), plain.encode_text_queries(texts), atol=1e-6)
         if field == "state_max_length":  # v_s alone (diagnostics, Janus) reads the clipped state too
             assert torch.allclose(clipped.encode_states(states, phases, obs), plain.encode_states(cut, phases, obs))
     with pytest.raises(ValueError, match=field):

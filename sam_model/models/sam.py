@@ -66,7 +66,8 @@ class SAMConfig:
         observation_max_length: BERT tokens of the observation that the content part reads (0: max_length). The
             observation feeds only the content score (1−α)·cos(obs, memory), while a query's BERT time follows its
             tokens, so a short clip makes a query cheaper at little cost in rankings (README "CPU speed"). The
-            observation is clipped as a string (TextEncoder.clip), in training as in search.
+            observation is clipped as a string (TextEncoder.clip), in training as in search. A query of words
+            alone (encode_text_queries) is not clipped: its words are all it has.
         cache_text: cache pooled BERT vectors of texts while BERT is frozen.
         phases: the phase vocabulary, learned from the training logs (set by the data module).
         kinds: the memory-kind vocabulary, learned from the training logs (set by the data module).
