@@ -224,16 +224,20 @@ def test_a_janus_override_given_alone_is_refused_not_run_on_defaults(capsys, mon
     assert janus_config.override_alone(["--config", "configs/janus_bank.yaml"]) is None
 
 
-def test_the_short_texts_finding_changes_only_what_the_model_reads(monkeypatch):
-    """configs/short-texts.yaml (issue 28: the shipped recipe trained to read shorter query texts, a finding, not
-    shipped) sets the two clips and its own folder; the data, the epochs and the seed are the shipped recipe's."""
+@pytest.mark.parametrize("files,clips,folder", [(["short-texts.yaml"], (48, 8), "sam-general-short"),
+                                                (["short-texts.yaml", "short-texts-40.yaml"], (40, 8),
+                                                 "sam-general-short40")])
+def test_the_short_texts_findings_change_only_what_the_model_reads(monkeypatch, files, clips, folder):
+    """configs/short-texts.yaml and short-texts-40.yaml (issue 28: the shipped recipe trained to read shorter query
+    texts, findings, not shipped) set the two clips and their own folder; the data, the epochs and the seed are the
+    shipped recipe's."""
     monkeypatch.chdir(REPO)
     shipped = resolved_training(["tools.yaml", "sam-general.yaml"])
-    finding = resolved_training(["tools.yaml", "sam-general.yaml", "short-texts.yaml"])
+    finding = resolved_training(["tools.yaml", "sam-general.yaml", *files])
     net = finding["model"]["net"]
-    assert (net["state_max_length"], net["observation_max_length"]) == (48, 8)
+    assert (net["state_max_length"], net["observation_max_length"]) == clips
     assert 0 < net["observation_max_length"] < net["state_max_length"] < net["max_length"]
-    assert finding["trainer"]["callbacks"][0]["init_args"]["dirpath"] == "checkpoints/sam-general-short"
+    assert finding["trainer"]["callbacks"][0]["init_args"]["dirpath"] == f"checkpoints/{folder}"
     changed = [("model", "net", "state_max_length"), ("model", "net", "observation_max_length"),
                ("trainer", "logger"), ("trainer", "callbacks"), *((k,) for k in NEW_NAMES)]
     assert _drop(finding, *changed) == _drop(shipped, *changed)
