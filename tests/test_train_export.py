@@ -172,6 +172,13 @@ def test_line_progress_prints_plain_lines_for_files():
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("epoch 1/3  train 5/10 (50%)") and "ETA" in lines[0] and "loss 1.5000" in lines[0]
     assert "done in" in lines[1] and "mrr 0.7500" in lines[1]
+    # `train.py validate` trains no epoch: its line says validation and its own time, not the time since boot
+    trainer.state = SimpleNamespace(fn="validate")
+    bar = LineProgress(every_s=0.0, stream=out)
+    bar.on_validation_start(trainer, None)
+    bar.on_validation_end(trainer, None)
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith("validation done in 0m0") and "mrr 0.7500" in last and "epoch" not in last, last
 
 
 def test_export_has_a_model_card_with_data_config_and_evaluation(tmp_path, trained_demo_export, small_demo_logs):

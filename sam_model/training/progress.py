@@ -24,7 +24,7 @@ class LineProgress(Callback):
 
     def __init__(self, every_s: float = 30.0, stream=None):
         self.every_s, self.stream = every_s, stream
-        self._t0 = self._last = 0.0
+        self._t0 = self._last = self._v0 = 0.0
 
     def _say(self, text: str) -> None:
         stream = self.stream or sys.stdout
@@ -47,10 +47,16 @@ class LineProgress(Callback):
         self._say(f"epoch {trainer.current_epoch + 1}/{trainer.max_epochs}  train {done}/{total}{share}  "
                   f"{rate:.2f} batch/s{eta}" + (f"  loss {float(loss):.4f}" if loss is not None else ""))
 
+    def on_validation_start(self, trainer, pl_module) -> None:
+        self._v0 = time.monotonic()
+
     def on_validation_end(self, trainer, pl_module) -> None:  # after the module has logged its metrics
         if trainer.sanity_checking or trainer.global_rank != 0:
             return
         metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
         shown = "  ".join(f"{k[4:]} {v:.4f}" for k, v in sorted(metrics.items()))
+        if getattr(getattr(trainer, "state", None), "fn", None) == "validate":  # `validate`: no epoch was trained
+            self._say(f"validation done in {_clock(time.monotonic() - self._v0)}  {shown}")
+            return
         self._say(f"epoch {trainer.current_epoch + 1}/{trainer.max_epochs} done in "
                   f"{_clock(time.monotonic() - self._t0)}  {shown}")
