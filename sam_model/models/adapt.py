@@ -15,9 +15,11 @@ import torch
 
 from sam_model.models.sam import SAMConfig, SAMNet
 
-# SAMConfig fields that do not change the weights' shapes or meaning: a run may set them apart from the
-# pretrained model's (the vocabularies are extended; dropout and BERT fine-tuning are training choices).
-FREE_FIELDS = ("phases", "kinds", "dropout", "trainable_layers", "cache_text")
+# SAMConfig fields that do not change the weights' shapes: a run may set them apart from the pretrained model's
+# (the vocabularies are extended; dropout and BERT fine-tuning are training choices; how many tokens of the state
+# text and the observation are read is a choice of input, e.g. a head fine-tuned to read fewer of them).
+FREE_FIELDS = ("phases", "kinds", "dropout", "trainable_layers", "cache_text", "state_max_length",
+               "observation_max_length")
 EXTENDED = ("phase_emb.weight", "kind_emb.weight")  # the embedding tables that grow with the vocabularies
 
 

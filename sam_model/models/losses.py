@@ -79,3 +79,31 @@ class MultiPositiveInfoNCE(nn.Module):
             return denom - (logits * positive).sum(-1) / n_pos
         numer = torch.logsumexp(logits.masked_fill(~positive, neg_inf), dim=-1)
         return denom - numer
+
+
+class ScoreDistillation(nn.Module):
+    """KL divergence from a teacher's candidate distribution to the student's (RocketQAv2 / sentence-transformers'
+    ``DistillKLDivLoss``), over the same allowed candidates InfoNCE ranks:
+
+        loss(q) = Σ_c p_T(c|q) · (log p_T(c|q) − log p_S(c|q)),   p_X(·|q) = softmax_{c ∈ allowed(q)} s_X(q,c)/τ
+
+    Why: a student that reads less of the query (fewer state tokens) learns from labels alone which memory is
+    useful, but not the teacher's order among the others; matching the teacher's whole distribution keeps the
+    rankings a cheaper query replaces. τ is fixed and the same for both, so the targets do not drift with the
+    student's learned InfoNCE temperature.
+    """
+
+    def __init__(self, temperature: float = 0.05):
+        super().__init__()
+        if temperature <= 0:
+            raise ValueError(f"distillation temperature must be > 0, got {temperature}")
+        self.temperature = temperature
+
+    def forward(self, student: torch.Tensor, teacher: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        """Per-query losses (n_q,). ``student``, ``teacher``: scores (n_q, n_m); ``allowed``: bool (n_q, n_m). A
+        query with no allowed candidate gets 0."""
+        neg_inf = torch.finfo(student.dtype).min
+        log_s = torch.log_softmax((student / self.temperature).masked_fill(~allowed, neg_inf), dim=-1)
+        log_t = torch.log_softmax((teacher.detach() / self.temperature).masked_fill(~allowed, neg_inf), dim=-1)
+        kl = (log_t.exp() * (log_t - log_s)).masked_fill(~allowed, 0.0).sum(-1)
+        return kl * allowed.any(-1)

@@ -13,7 +13,7 @@ from torchmetrics import MetricCollection
 from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, RetrievalRecall
 from tqdm.auto import tqdm
 
-from sam_model.models.losses import MultiPositiveInfoNCE
+from sam_model.models.losses import MultiPositiveInfoNCE, ScoreDistillation
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.store import StoreConfig
 from sam_model.training.batching import candidate_masks, encode_batch
@@ -69,6 +69,12 @@ class SAMLightningModule(pl.LightningModule):
             extended with the training logs' new phases and kinds (sam_model.models.adapt); ``net`` may be left
             out (its architecture must be the pretrained one's), ``store`` defaults to the pretrained one's.
             Empty: train from scratch.
+        distill_from: a trained retriever (export folder or packaged name) to distil from: each query's loss adds
+            ``distill_weight`` times the KL divergence from its score distribution over the batch's candidates to
+            the student's (sam_model.models.losses.ScoreDistillation, at ``distill_temperature``). For a student
+            that reads less of the query than the teacher (``net.state_max_length``) but should rank as it does.
+            The teacher is frozen, shares the student's frozen BERT and text cache, and is not saved in
+            checkpoints or exports. Empty: no teacher.
     """
 
     def __init__(self, net: SAMConfig | None = None, vocab: dict | None = None,
@@ -77,7 +83,8 @@ class SAMLightningModule(pl.LightningModule):
                  in_batch_negatives: bool = True,
                  warmup_steps: int = 50, bert_config: dict | None = None,
                  text_cache_dir: str = "", task_dropout: float = 0.3, training_data: dict | None = None,
-                 store: StoreConfig | None = None, init_from: str = "", phase_dropout: float = 0.0):
+                 store: StoreConfig | None = None, init_from: str = "", phase_dropout: float = 0.0,
+                 distill_from: str = "", distill_weight: float = 1.0, distill_temperature: float = 0.05):
         super().__init__()
         if isinstance(net, dict) and store is None and split_search_fields(net)[1]:  # an older checkpoint's hparams
             store = StoreConfig.from_legacy({"slot_match": 0.0, **split_search_fields(net)[1]}, "net")
@@ -110,9 +117,13 @@ class SAMLightningModule(pl.LightningModule):
                                    "in_batch_negatives": in_batch_negatives, "warmup_steps": warmup_steps,
                                    "bert_config": self.net.state_encoder.text_encoder.bert.config.to_dict(),
                                    "task_dropout": task_dropout, "init_from": init_from,
-                                   "phase_dropout": phase_dropout,
+                                   "phase_dropout": phase_dropout, "distill_from": distill_from,
+                                   "distill_weight": distill_weight, "distill_temperature": distill_temperature,
                                    "training_data": (vocab or {}).get("data") or training_data})
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
+        self.distill = ScoreDistillation(distill_temperature) if distill_from else None
+        # A plain attribute, not a submodule: the teacher's weights stay out of the optimiser, checkpoints and exports.
+        self.__dict__["teacher"] = self._load_teacher(distill_from) if distill_from else None
         self.text_cache_dir = text_cache_dir
         self._seed: int | None = None  # base of the per-epoch seeds (on_train_epoch_start)
         self.task_dropout, self.phase_dropout = task_dropout, phase_dropout
@@ -123,13 +134,35 @@ class SAMLightningModule(pl.LightningModule):
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> torch.Tensor | None:
         if len(batch["q_step"]) == 0 and self.trainer.world_size == 1:
             return None  # no decision point in these episodes: nothing to learn (DDP ranks must all step)
+        if self.teacher is not None and self.teacher.alpha_logit.device != self.device:
+            self.teacher.to(self.device)
         loss = batch_loss(self.net, self.loss_fn, batch, self.hparams.in_batch_negatives, self.trainer.world_size,
-                          self.task_dropout, self.phase_dropout)
+                          self.task_dropout, self.phase_dropout, self.teacher, self.distill,
+                          self.hparams.distill_weight)
         n = max(len(batch["q_step"]), 1)
         self.log("train/loss", loss, prog_bar=True, batch_size=n)
         self.log("train/temperature", 1.0 / self.loss_fn.scale, batch_size=n)
         self.log("train/alpha", self.net.alpha.detach(), batch_size=n)
         return loss
+
+    def _load_teacher(self, name: str) -> SAMNet:
+        """The frozen teacher of ``distill_from``, reading through the student's text encoder (the same frozen
+        BERT, so one text cache and one frozen pass serve both)."""
+        from sam_model.retriever import SAMRetriever
+
+        teacher = SAMRetriever.load(name, device="cpu").net
+        student_text = self.net.state_encoder.text_encoder
+        if not student_text.frozen or teacher.cfg.trainable_layers:
+            raise ValueError(f"model.distill_from {name!r}: distillation shares one frozen BERT between teacher and "
+                             "student; set model.net.trainable_layers to 0")
+        if teacher.cfg.max_length != self.net.cfg.max_length or teacher.cfg.pooling != self.net.cfg.pooling:
+            raise ValueError(f"model.distill_from {name!r}: its text encoder (max_length {teacher.cfg.max_length}, "
+                             f"pooling {teacher.cfg.pooling!r}) is not the student's; distil between models of one "
+                             "text encoder")
+        teacher.state_encoder.text_encoder = student_text
+        teacher.memory_encoder.text_encoder = student_text
+        teacher.eval().requires_grad_(False)
+        return teacher
 
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
         if len(batch["q_step"]) == 0:
@@ -172,7 +205,11 @@ class SAMLightningModule(pl.LightningModule):
         texts_of = getattr(getattr(self.trainer, "datamodule", None), "texts", None)
         if not (enc.use_cache and callable(texts_of)) or self.global_rank != 0 and self.trainer.world_size > 1:
             return
-        missing = enc.uncached(texts_of(self.net.content_only, self.net.observations_read, self.net.states_read))
+        texts = texts_of(self.net.content_only, self.net.observations_read, self.net.states_read)
+        if self.teacher is not None:  # what the teacher reads too (its own clipping)
+            texts = list(dict.fromkeys(texts + texts_of(self.teacher.content_only, self.teacher.observations_read,
+                                                        self.teacher.states_read)))
+        missing = enc.uncached(texts)
         if not missing:
             return
         backend = enc.use_backend("auto")

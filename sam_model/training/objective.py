@@ -7,19 +7,24 @@ from typing import Any
 
 import torch
 
-from sam_model.models.losses import MultiPositiveInfoNCE, gather_across_devices
+from sam_model.models.losses import MultiPositiveInfoNCE, ScoreDistillation, gather_across_devices
 from sam_model.models.sam import SAMNet
 from sam_model.training.batching import candidate_masks, encode_batch
 
 
 def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any],
                in_batch_negatives: bool = True, world_size: int = 1, task_dropout: float = 0.0,
-               phase_dropout: float = 0.0) -> torch.Tensor:
+               phase_dropout: float = 0.0, teacher: SAMNet | None = None,
+               distill: ScoreDistillation | None = None, distill_weight: float = 0.0) -> torch.Tensor:
     """Mean loss over the *global* batch of decision points.
 
     Memories are gathered from every process with gradient; each process divides its
     summed query losses by the global query count times ``1/world_size``, so that DDP's
     gradient averaging yields exactly the single-process gradient of the whole batch.
+
+    With a ``teacher`` (a frozen trained network) each query's loss adds ``distill_weight`` times the KL divergence
+    from the teacher's distribution over the same candidates to the student's (``distill``). The teacher reads the
+    batch as it was logged: no task or phase dropout, its own text clipping.
     """
     q, m = encode_batch(net, batch, task_dropout, phase_dropout=phase_dropout)
     m_all = gather_across_devices(m)
@@ -29,6 +34,12 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
     label = None if label is None else gather_across_devices(label.to(m.device).long()).bool()
     allowed, positive = candidate_masks(batch["q_episode"].to(m.device), batch["q_step"].to(m.device),
                                         batch["q_labels"].to(m.device), mem_ep, mem_step, in_batch_negatives, label)
-    losses = loss_fn(q @ m_all.T, allowed, positive)
+    scores = q @ m_all.T
+    losses = loss_fn(scores, allowed, positive)
+    if teacher is not None and distill is not None and distill_weight:
+        with torch.no_grad():
+            tq, tm = encode_batch(teacher, batch)
+            t_scores = tq @ gather_across_devices(tm).T
+        losses = losses + distill_weight * distill(scores, t_scores, allowed)
     n_global = gather_across_devices(torch.tensor([float(len(losses))], device=m.device)).sum()
     return losses.sum() * world_size / n_global.clamp(min=1.0)
