@@ -46,7 +46,9 @@ NEW_NAMES = ("experiment", "run")
 ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"): False,
              ("model", "store", "lexical"): 0.0, ("model", "init_from"): "",
              ("model", "store", "chunking"): None, ("data", "chunking"): None,
-             ("model", "net", "state_max_length"): 0, ("model", "net", "observation_max_length"): 0}
+             ("model", "net", "state_max_length"): 0, ("model", "net", "observation_max_length"): 0,
+             # no teacher: the distillation's weight and temperature are read only with one
+             ("model", "distill_from"): "", ("model", "distill_weight"): 1.0, ("model", "distill_temperature"): 0.05}
 # Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.
 MACHINE = (("trainer", "enable_progress_bar"),)
 
