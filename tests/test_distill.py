@@ -11,6 +11,7 @@ from sam_model.export import save_exported
 from sam_model.models.adapt import extended_config
 from sam_model.models.losses import MultiPositiveInfoNCE, ScoreDistillation
 from sam_model.models.sam import SAMConfig
+from sam_model.retriever import SAMRetriever
 from sam_model.training.datamodule import AgentLogDataModule
 from sam_model.training.module import SAMLightningModule
 from sam_model.training.objective import batch_loss
@@ -95,9 +96,13 @@ def test_distillation_pulls_a_student_that_reads_less_towards_the_teachers_ranki
         pl.seed_everything(1)
         module = SAMLightningModule(net=short, vocab=dm.vocab, init_from=str(export), distill_from=str(export),
                                     distill_weight=weight, lr=5e-3, warmup_steps=1)
-        pl.Trainer(max_steps=15, limit_val_batches=0, logger=False, enable_progress_bar=False,
-                   enable_checkpointing=False, enable_model_summary=False, default_root_dir=tmp_path,
-                   accelerator="cpu").fit(module, dm)
+        trainer = pl.Trainer(max_steps=15, limit_val_batches=0, logger=False, enable_progress_bar=False,
+                             enable_checkpointing=False, enable_model_summary=False, default_root_dir=tmp_path,
+                             accelerator="cpu")
+        trainer.fit(module, dm)
+        trainer.save_checkpoint(tmp_path / "student.ckpt")  # its card says whom it learned from
+        info = SAMRetriever.load(tmp_path / "student.ckpt", device="cpu").net.training_info
+        assert info["distill_from"] == str(export) and info["distill_weight"] == weight
         net, teacher = module.net.eval(), module.teacher
         total = 0.0
         with torch.no_grad():
