@@ -243,3 +243,19 @@ def test_the_short_texts_findings_change_only_what_the_model_reads(monkeypatch, 
     changed = [("model", "net", "state_max_length"), ("model", "net", "observation_max_length"),
                ("trainer", "logger"), ("trainer", "callbacks"), *((k,) for k in NEW_NAMES)]
     assert _drop(finding, *changed) == _drop(shipped, *changed)
+
+
+def test_the_distill_finding_starts_from_and_learns_from_the_shipped_head(monkeypatch):
+    """configs/distill-40.yaml (issue 28, a finding): the shipped recipe's data, epochs and seed, started from the
+    packaged head and distilled from it, reading 40 + 8 tokens, at half the learning rate."""
+    monkeypatch.chdir(REPO)
+    shipped = resolved_training(["tools.yaml", "sam-general.yaml"])
+    finding = resolved_training(["tools.yaml", "sam-general.yaml", "distill-40.yaml"])
+    model = finding["model"]
+    assert model["init_from"] == model["distill_from"] == "sam-general" and model["lr"] == 0.0005
+    assert (model["net"]["state_max_length"], model["net"]["observation_max_length"]) == (40, 8)
+    assert finding["trainer"]["callbacks"][0]["init_args"]["dirpath"] == "checkpoints/distill-40"
+    changed = [("model", "net", "state_max_length"), ("model", "net", "observation_max_length"),
+               ("model", "init_from"), ("model", "distill_from"), ("model", "lr"),
+               ("trainer", "logger"), ("trainer", "callbacks"), *((k,) for k in NEW_NAMES)]
+    assert _drop(finding, *changed) == _drop(shipped, *changed)
