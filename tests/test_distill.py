@@ -83,6 +83,8 @@ def test_the_teacher_is_frozen_shares_the_students_bert_and_is_not_saved(teacher
     same = batch_loss(twin.net.eval(), twin.loss_fn, batch)
     assert torch.isclose(batch_loss(twin.net, twin.loss_fn, batch, teacher=twin.teacher, distill=twin.distill,
                                     distill_weight=1.0), same, atol=1e-5)
+    with pytest.raises(ValueError, match="distill_weight must be >= 0"):
+        SAMLightningModule(net=cfg, vocab=dm.vocab, distill_from=str(export), distill_weight=-1.0)
     with pytest.raises(ValueError, match="shares one frozen BERT"):
         SAMLightningModule(net=SAMConfig(**{**cfg.to_dict(), "trainable_layers": 1}), vocab=dm.vocab,
                            distill_from=str(export))

@@ -88,8 +88,8 @@ class ScoreDistillation(nn.Module):
         loss(q) = Σ_c p_T(c|q) · (log p_T(c|q) − log p_S(c|q)),   p_X(·|q) = softmax_{c ∈ allowed(q)} s_X(q,c)/τ
 
     Why: a student that reads less of the query (fewer state tokens) learns from labels alone which memory is
-    useful, but not the teacher's order among the others; matching the teacher's whole distribution keeps the
-    rankings a cheaper query replaces. τ is fixed and the same for both, so the targets do not drift with the
+    useful, but not the teacher's order among the others; matching the teacher's whole distribution is meant to
+    keep the rankings it replaces (on the data distilled on: README "CPU speed" measures what it does elsewhere). τ is fixed and the same for both, so the targets do not drift with the
     student's learned InfoNCE temperature.
     """
 

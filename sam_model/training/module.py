@@ -121,6 +121,9 @@ class SAMLightningModule(pl.LightningModule):
                                    "distill_weight": distill_weight, "distill_temperature": distill_temperature,
                                    "training_data": (vocab or {}).get("data") or training_data})
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
+        if distill_from and distill_weight < 0:
+            raise ValueError(f"model.distill_weight must be >= 0 (0: the teacher is loaded but not used), "
+                             f"got {distill_weight}")
         self.distill = ScoreDistillation(distill_temperature) if distill_from else None
         # A plain attribute, not a submodule: the teacher's weights stay out of the optimiser, checkpoints and exports.
         self.__dict__["teacher"] = self._load_teacher(distill_from) if distill_from else None
