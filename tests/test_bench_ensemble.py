@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from sam_model.bench.ensemble import ScoreEnsemble, main
+from sam_model.bench.ensemble import ScoreEnsemble, load_members, main
 from sam_model.data.examples import episode_memories
 from sam_model.data.reader import read_episodes
 from sam_model.retriever import SAMRetriever
@@ -72,3 +72,16 @@ def test_the_bench_reports_the_ensemble_beside_each_member(trained_demo_export, 
     rows = [json.loads(line) for line in (out / "per_query.jsonl").read_text().splitlines()]
     assert len(rows) == 40
     assert all(r["methods"]["sam"]["rr"] == r["methods"]["m0"]["rr"] for r in rows)
+
+
+def test_a_read_too_short_for_any_text_is_refused_naming_the_field(trained_demo_export, small_demo_logs, tmp_path):
+    with pytest.raises(ValueError, match="observation_max_length"):
+        main(["--members", str(trained_demo_export), "--observation-max-length", "2", "--data",
+              str(small_demo_logs[1]), "--out", str(tmp_path / "o")])
+
+
+def test_members_read_the_observation_length_given(trained_demo_export):
+    (m,) = load_members([str(trained_demo_export)], 5)
+    assert m.net.cfg.observation_max_length == 5
+    text = "one two three four five six seven eight"
+    assert m.net.observations_read([text]) == ["one two three"]  # 5 tokens: [CLS], three words, [SEP]

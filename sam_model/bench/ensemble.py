@@ -13,7 +13,7 @@ BERT), so the bench measures rankings, not speed: with one shared BERT an ensemb
 wider index.
 
     python -m sam_model.bench.ensemble --members sam-general,checkpoints/sam-general-s0/export,... \\
-        --data ../shared/data/sgd/dev --max-queries 600 --out runs/eval/ens-sgd
+        --observation-max-length 8 --data ../shared/data/sgd/dev --max-queries 600 --out runs/eval/ens-sgd
     python -m sam_model.bench.paired runs/eval/ens-sgd sam,sam,sam m0,m1,m2   # against the members' mean
     python -m sam_model.bench.paired runs/eval/ens-sgd sam m0                  # against one member
 
@@ -23,6 +23,7 @@ wider index.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -58,6 +59,18 @@ class ScoreEnsemble:
             m.clear_cache()
 
 
+def load_members(names: Sequence[str], observation_max_length: int | None = None) -> list[Any]:
+    """The retrievers, each reading the first ``observation_max_length`` tokens of an observation when given."""
+    from sam_model.models.sam import check_clip
+    from sam_model.retriever import SAMRetriever
+
+    members = [SAMRetriever.load(n) for n in names]
+    for m in members if observation_max_length is not None else ():
+        check_clip(observation_max_length, m.net.tokenizer)
+        m.net.cfg = dataclasses.replace(m.net.cfg, observation_max_length=observation_max_length)
+    return members
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sam_model.bench.ensemble", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -70,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-queries", type=int, default=None,
                    help="evaluate a seeded sample of this many decision points (as evaluate.py)")
     p.add_argument("--seed", type=int, default=0, help="seed of that sample and of tie-breaking (default 0)")
+    p.add_argument("--observation-max-length", type=int, default=None, metavar="N",
+                   help="every member reads the first N BERT tokens of a query's observation, as the packaged "
+                        "sam-general does (python -m sam_model.pretrained.pack --observation-max-length 8); default: "
+                        "as each member says")
     p.add_argument("--out", required=True, help="output folder: report.json, report.md, per_query.jsonl")
     args = p.parse_args(argv)
     names = [t.strip() for t in args.members.split(",") if t.strip()]
@@ -81,10 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     from sam_model.data.sources import SourceOptions
     from sam_model.evaluation.data import load_eval_data
     from sam_model.evaluation.run import evaluate
-    from sam_model.retriever import SAMRetriever
 
     data = load_eval_data(args.data, "episode", args.max_queries, args.seed, False, SourceOptions(split=args.split))
-    members = [SAMRetriever.load(n) for n in names]
+    members = load_members(names, args.observation_max_length)
     evaluate(data, args.out, ScoreEnsemble(members), baselines=(),
              compare={f"m{i}": m for i, m in enumerate(members)}, latency_queries=1, tsne_points=10, seed=args.seed)
     return 0
