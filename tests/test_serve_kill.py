@@ -12,7 +12,7 @@ pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip i
 
 from serving import KEYS, keys_file, tiny_export  # noqa: E402
 
-from sam_model.bench.serve import free_port, main, start_server  # noqa: E402
+from sam_model.bench.serve import asker, free_port, main, start_server  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +85,31 @@ def test_think_times_are_checked():
         main(["load", "--think-ms", "0,-5"])
     with pytest.raises(SystemExit):
         main(["load", "--think-ms", "fast"])
+
+
+def test_demo_queries_send_states_as_long_as_agents_write():
+    import random
+    import statistics
+
+    from sam_model.data.schema import as_state
+    from sam_model.data.text import state_to_text
+
+    def words(kind: str) -> float:
+        ask, rng = asker(kind), random.Random(0)
+        return statistics.median(len(state_to_text(as_state(ask(rng)[1])).split()) for _ in range(200))
+
+    assert words("demo") > 2 * words("short")  # sub-goals, known values, the last result
+    query, state = asker("demo")(random.Random(1))
+    assert query and state["phase"] and state.get("uncertainty_flags")
+    with pytest.raises(ValueError, match="--queries"):
+        asker("long")
+
+
+def test_load_bench_with_demo_queries(export, tmp_path):
+    out = tmp_path / "load.json"
+    assert main(["load", "--model", str(export), "--memories", "200", "--users", "4", "--clients", "4",
+                 "--seconds", "2", "--queries", "demo", "--workdir", str(tmp_path / "w"), "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["queries"] == "demo"
+    (run,) = figures["runs"]
+    assert run["search"]["n"] > 0 and run["errors"] == {} and run["cross_tenant_results"] == 0

@@ -10,7 +10,8 @@ and drive it with N client threads over HTTP (httpx, keep-alive), each client on
   vectors are random: what is measured is the search over that many, not their quality), checkpointed, and the
   server started on it. Then for ``--seconds`` every client loops: with probability ``--add-share`` an add (a
   chat message, encoded and fsync-logged), else a search with a state of its own (SAM's state-adaptive query,
-  encoded: every query text is new, so the frozen-BERT cache never answers it). Reports QPS and p50/p99 per
+  encoded; the served encoder caches no text vectors, so the frozen-BERT cache never answers it; ``--queries``:
+  short generated states, or the demo agent's states, as long as agents write them). Reports QPS and p50/p99 per
   operation, errors, and which part of a search dominates (the server's encoder batches: queries per forward).
   With ``--think-ms`` each client waits that long on average after each answer, as an agent does while its LLM
   writes the next step; the default 0 is a closed loop, the service's saturation, where by Little's law the mean
@@ -42,6 +43,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -99,12 +101,38 @@ def _state(rng: random.Random) -> dict:
             "uncertainty_flags": rng.sample(SLOTS, 2)}
 
 
+QUERIES = ("short", "demo")
+
+
+def asker(kind: str) -> Callable[[random.Random], tuple[str, dict]]:
+    """What a search sends, (query text, state), drawn with the client's rng.
+
+    ``short``: a one-line generated state (a phase, two needs, one known value: ~23 BERT tokens as text) and "what
+    about N?". ``demo``: the state and words of a decision point of the demo's generated agent
+    (sam_model.data.synthetic, 200 episodes: sub-goals, needs, known values, the last result; ~85 tokens, more
+    than a model's 64-token read), as long as the states agents write. The served encoder caches no text vectors
+    (sam_model.serve.tenants), so a state drawn twice costs its BERT pass twice, as a new one would.
+    """
+    if kind == "short":
+        return lambda rng: (f"what about {rng.randrange(10**9)}?", _state(rng))
+    if kind != "demo":
+        raise ValueError(f"--queries must be one of {', '.join(QUERIES)}, got {kind!r}")
+    from sam_model.data.synthetic import generate_episodes
+
+    pool = [(e["text"], e["state"]) for ep in generate_episodes(200, seed=7) for e in ep
+            if e.get("useful_memory_steps")]
+    return lambda rng: rng.choice(pool)
+
+
 def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tally, seed: int,
-           add_share: float, think: float = 0.0) -> None:
+           add_share: float, think: float = 0.0, ask: Callable[[random.Random], tuple[str, dict]] | None = None
+           ) -> None:
     """Add and search as one user of one tenant until ``stop``; every 2xx add is acknowledged. ``think``: mean
     seconds the client waits after each answer (exponential: an agent's LLM step between two memory calls);
-    0 = the next request at once (a closed loop at full load)."""
+    0 = the next request at once (a closed loop at full load). ``ask``: what a search sends (:func:`asker`;
+    default the short states)."""
     rng = random.Random(seed)
+    ask = ask or asker("short")
     headers = {"Authorization": f"Bearer {KEYS[tenant]}"}
     if think:  # clients that think do not all start at once: a burst of N first requests is no agent fleet's load
         stop.wait(rng.expovariate(1.0 / think))
@@ -112,9 +140,11 @@ def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tall
         while not stop.is_set():
             op = "add" if rng.random() < add_share else "search"
             text = f"{tenant}:{user} fact {uuid.uuid4().hex[:10]}"
-            body = ({"messages": text, "user_id": user} if op == "add" else
-                    {"query": f"what about {rng.randrange(10**9)}?", "user_id": user, "state": _state(rng),
-                     "limit": 5})
+            if op == "add":
+                body = {"messages": text, "user_id": user}
+            else:
+                query, state = ask(rng)
+                body = {"query": query, "user_id": user, "state": state, "limit": 5}
             t0 = time.perf_counter()
             try:
                 r = http.post("/v1/memories" if op == "add" else "/v1/memories/search", json=body)
@@ -169,13 +199,16 @@ def hostile(base: str, stop: threading.Event, tally: Tally, seed: int) -> None:
 
 def run_clients(base: str, n: int, seconds: float, add_share: float, tally: Tally, users: int = 0,
                 tenants: tuple[str, ...] = ("acme", "globex"), during=None, hostile_client: bool = False,
-                think: float = 0.0, seed: int = 0) -> float:
+                think: float = 0.0, seed: int = 0, ask: Callable[[random.Random], tuple[str, dict]] | None = None
+                ) -> float:
     """n client threads (tenants in turn; client i is user u<i>, or u<i mod users>; ``think``: see client) for
     ``seconds`` (``during(stop, end)`` runs beside them instead of a plain wait); returns the wall time. ``seed``
-    draws the clients' operations and waits (a run with another seed sends other requests at other times)."""
+    draws the clients' operations and waits (a run with another seed sends other requests at other times); ``ask``:
+    what their searches send (:func:`asker`)."""
     stop = threading.Event()
     threads = [threading.Thread(target=client, args=(base, tenants[i % len(tenants)], f"u{i % users if users else i}",
-                                                     stop, tally, seed * n + i, add_share, think), daemon=True)
+                                                     stop, tally, seed * n + i, add_share, think, ask),
+                               daemon=True)
                for i in range(n)]
     if hostile_client:
         threads.append(threading.Thread(target=hostile, args=(base, stop, tally, n), daemon=True))
@@ -227,9 +260,11 @@ def preload(model: str | Path, data: Path, keys: Path, memories: int, users: int
     tenant.wal.close()
 
 
-def breakdown(model: str | Path, data: Path, clients: int, rounds: int, users: int, threads: int, log) -> dict:
+def breakdown(model: str | Path, data: Path, clients: int, rounds: int, users: int, threads: int, log,
+              queries: str = "short") -> dict:
     """What a search costs in-process on the preloaded memory (no HTTP): encoding one query, encoding ``clients``
-    queries in one forward (what micro-batching does), and the store's search + re-rank with the vector given."""
+    queries in one forward (what micro-batching does), and the store's search + re-rank with the vector given;
+    the queries as the load sent them (``queries``: :func:`asker`), with no text-vector cache, as served."""
     import torch
 
     from sam_model.memory.scoped import ScopedMemory
@@ -238,9 +273,10 @@ def breakdown(model: str | Path, data: Path, clients: int, rounds: int, users: i
 
     torch.set_num_threads(threads)
     retriever = SAMRetriever.load(str(model), device="cpu")
+    retriever.encoder.limit_text_cache(0)  # as sam-serve's (sam_model.serve.tenants): every query pays its encode
     memory = ScopedMemory.load(data / "acme" / CHECKPOINT / "memory", retriever)
-    rng = random.Random(1)
-    asks = [(f"what about {rng.randrange(10**9)}?", _state(rng), f"u{rng.randrange(users)}") for _ in range(rounds * clients)]
+    rng, ask = random.Random(1), asker(queries)
+    asks = [(*ask(rng), f"u{rng.randrange(users)}") for _ in range(rounds * clients)]
     inputs = [memory.query_input(q, st, user_id=u)[1] for q, st, u in asks]
     warm = [memory.query_input(f"warm-up {i}", _state(rng), user_id="u0")[1] for i in range(clients)]
     memory.encode_query("state", warm[:1]), memory.encode_query("state", warm)  # first forwards: allocation
@@ -274,12 +310,13 @@ def load_bench(args, folder: Path, log) -> dict:
     try:
         base = f"http://127.0.0.1:{port}"
         warm = Tally()
-        run_clients(base, max(2, args.clients // 4), 3.0, args.add_share, warm, args.users, ("acme",))
+        ask = asker(args.queries)
+        run_clients(base, max(2, args.clients // 4), 3.0, args.add_share, warm, args.users, ("acme",), ask=ask)
         runs = []
         for r, think in enumerate(args.think_ms):  # one server, one preload: a row per think time
             tally = Tally()
             wall = run_clients(base, args.clients, args.seconds, args.add_share, tally, args.users, ("acme",),
-                               think=think / 1000, seed=r + 1)  # seed 0: the warm-up
+                               think=think / 1000, seed=r + 1, ask=ask)  # seed 0: the warm-up
             runs.append({"think_ms": think, "seconds": round(wall, 1),
                          "qps": round(sum(map(len, tally.latencies.values())) / wall, 1),
                          "search": percentiles(tally.latencies["search"]), "add": percentiles(tally.latencies["add"]),
@@ -288,8 +325,9 @@ def load_bench(args, folder: Path, log) -> dict:
     finally:
         proc.terminate()
         proc.wait(60)
-    parts = breakdown(args.model, data, args.clients, 10, args.users, args.threads, log)
-    return {"mode": "load", "breakdown": parts, "memories": args.memories, "clients": args.clients,
+    parts = breakdown(args.model, data, args.clients, 10, args.users, args.threads, log, args.queries)
+    return {"mode": "load", "queries": args.queries, "breakdown": parts, "memories": args.memories,
+            "clients": args.clients,
             "batch_ms": args.batch_ms, "threads": args.threads, "cpus": os.cpu_count(), "runs": runs}
 
 
@@ -351,6 +389,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--think-ms", type=think_times, default=[0.0],
                    help="load: the clients' mean wait after each answer, ms, comma-separated for a run each "
                         "(exponential, an agent's LLM step between memory calls; 0: a closed loop at full load)")
+    p.add_argument("--queries", choices=QUERIES, default="short",
+                   help="load: what searches send. short: one-line generated states (~23 BERT tokens); demo: the "
+                        "states and words of the demo agent's decision points (~85 tokens: sub-goals, known values, "
+                        "last result), as long as agents' states are")
     p.add_argument("--memories", type=int, default=100_000, help="load: memories preloaded into the first tenant")
     p.add_argument("--users", type=int, default=1000, help="load: users the preloaded memories belong to")
     p.add_argument("--add-share", type=float, default=None,
