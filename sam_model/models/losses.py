@@ -89,8 +89,8 @@ class ScoreDistillation(nn.Module):
 
     Why: a student that reads less of the query (fewer state tokens) learns from labels alone which memory is
     useful, but not the teacher's order among the others; matching the teacher's whole distribution is meant to
-    keep the rankings it replaces (on the data distilled on: README "CPU speed" measures what it does elsewhere). τ is fixed and the same for both, so the targets do not drift with the
-    student's learned InfoNCE temperature.
+    keep the rankings it replaces (on the data distilled on: README "CPU speed" measures what it does elsewhere).
+    τ is fixed and the same for both, so the targets do not drift with the student's learned InfoNCE temperature.
     """
 
     def __init__(self, temperature: float = 0.05):
