@@ -153,6 +153,27 @@ def test_save_load_round_trip_and_damage_is_named(tmp_path):
         MemoryStore.load(tmp_path / "nowhere")
 
 
+def test_a_snapshot_is_of_its_moment_and_writes_the_state_dict(tmp_path):
+    """A snapshot is copied under the lock and written later without it (a served tenant's checkpoint): what
+    changes in between (an add, a revised text, a delete) is not in the files, which hold the state of the moment."""
+    rng = np.random.default_rng(5)
+    store = MemoryStore(None, StoreConfig(slot_match=0.2), DIM)
+    store.add(records(5, sets=lambda i: ("a",) if i < 2 else ()), rng.standard_normal((5, DIM)).astype(np.float32),
+              user_id="ana", metadata={"src": "t", "tags": ["x"]})
+    want, q = store.state_dict(), rng.standard_normal(DIM).astype(np.float32)
+    hits = store.search_vector(q, 5, ["a"])
+    snap = store.snapshot()
+    store.add(records(2, "later"), rng.standard_normal((2, DIM)).astype(np.float32))
+    store.revise("e#0", text="revised", sets=["b"])
+    store.delete(["e#4"])
+    folder = tmp_path / "snap"
+    folder.mkdir()
+    store.write_snapshot(folder, snap)
+    assert json.loads((folder / "store.json").read_text()) == json.loads(json.dumps(want))
+    back = MemoryStore.load(folder)
+    assert back.search_vector(q, 5, ["a"]) == hits and len(back) == 5
+
+
 def test_the_episode_has_one_owner_and_the_old_layout_still_loads(tmp_path):
     """The index owns each memory's episode (it filters the search there); store.json no longer repeats it. A
     store saved when store.json kept it too loads, and one whose two copies disagree is a one-line error."""

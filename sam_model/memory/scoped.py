@@ -49,7 +49,7 @@ from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, policy_of
 from sam_model.io import SAMFileError, atomic_dir, reading
 from sam_model.limits import check_int, check_k, check_text
-from sam_model.locking import locked, new_lock
+from sam_model.locking import gc_paused, locked, new_lock
 from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
 
 SCOPED_FILE = "scoped.json"
@@ -420,18 +420,30 @@ class ScopedMemory:
 
     # ---- persistence ---------------------------------------------------------------------------------------
 
-    @locked
     def save(self, path: str | os.PathLike) -> Path:
-        """The store and the conversations' running states as one folder, atomically (sam_model.io)."""
-        out = Path(path)
-        with atomic_dir(out) as tmp:
-            (tmp / "store").mkdir()
-            self.store.write(tmp / "store")
-            (tmp / SCOPED_FILE).write_text(json.dumps({
+        """The store and the conversations' running states as one folder, atomically (sam_model.io). The lock is
+        held while they are copied (:meth:`snapshot`), not while the files are written, so the searches of a
+        server go on meanwhile."""
+        return self.write_snapshot(path, self.snapshot())
+
+    @locked
+    def snapshot(self) -> tuple[tuple[dict, Any], str]:
+        """The store's snapshot and the running states' JSON of one moment, for :meth:`write_snapshot`."""
+        with gc_paused():
+            return self.store.snapshot(), json.dumps({
                 "k": self.k, "base": self._base,
                 "trackers": {ep: t.state_dict() for ep, t in self._trackers.items()},
                 "times": [[i, *t] for i, t in self._times.items()],
-                "history": [[i, h] for i, h in self._history.items()]}), encoding="utf-8")
+                "history": [[i, h] for i, h in self._history.items()]})
+
+    def write_snapshot(self, path: str | os.PathLike, snap: tuple[tuple[dict, Any], str]) -> Path:
+        """Write a :meth:`snapshot` as the folder ``path``, atomically, without the lock."""
+        out = Path(path)
+        store, running = snap
+        with atomic_dir(out) as tmp:
+            (tmp / "store").mkdir()
+            self.store.write_snapshot(tmp / "store", store)
+            (tmp / SCOPED_FILE).write_text(running, encoding="utf-8")
         return out
 
     @classmethod
