@@ -156,6 +156,47 @@ def test_a_restart_without_shutdown_replays_every_acknowledged_write(retriever, 
     assert len(got) == 6 and got[0]["memory"] == "fact zero, revised"
 
 
+def test_searches_and_writes_go_on_while_a_checkpoint_is_written(retriever, tmp_path, monkeypatch):
+    """The memory is copied under its lock and written without it: a search and a write made while the files are
+    written do not wait for them, and the write, logged after the copy, survives a restart without shutdown."""
+    import threading
+
+    from sam_model.memory.scoped import ScopedMemory
+
+    tenants = open_tenants(retriever, tmp_path)
+    tenant = tenants.tenants["acme"]
+    http = TestClient(create_app(tenants))
+    for i in range(2):
+        http.post("/v1/memories", headers=A, json={"messages": f"fact {i}", "user_id": "mia"})
+    writing, release = threading.Event(), threading.Event()
+    real = ScopedMemory.write_snapshot
+
+    def slow(self, path, snap):
+        writing.set()
+        assert release.wait(30)
+        return real(self, path, snap)
+
+    monkeypatch.setattr(ScopedMemory, "write_snapshot", slow)
+    ckpt = threading.Thread(target=tenant.checkpoint)
+    ckpt.start()
+    assert writing.wait(30)
+    try:
+        assert tenant.lock.acquire(timeout=5)  # the memory's lock is free while the files are written
+        tenant.lock.release()
+        r = http.post("/v1/memories/search", headers=A, json={"query": "fact", "user_id": "mia"})
+        assert r.status_code == 200 and len(r.json()["results"]) == 2
+        r = http.post("/v1/memories", headers=A, json={"messages": "fact during", "user_id": "mia"})
+        assert r.status_code == 200
+    finally:
+        release.set()
+        ckpt.join(30)
+    assert not ckpt.is_alive() and [x["args"]["data"] for x in tenant.wal.records()] == ["fact during"]
+    monkeypatch.setattr(ScopedMemory, "write_snapshot", real)
+    back = open_tenants(retriever, tmp_path)  # no close(): the checkpoint lacks the last write, the log has it
+    got = TestClient(create_app(back)).get("/v1/memories", headers=A, params={"user_id": "mia"}).json()["results"]
+    assert sorted(m["memory"] for m in got) == ["fact 0", "fact 1", "fact during"]
+
+
 @pytest.mark.parametrize("keys, says", [
     ({}, "non-empty JSON object"),
     ({"a b": "k" * 20}, "tenant name 'a b'"),

@@ -16,8 +16,22 @@ def test_records_come_back_in_order_after_a_reopen(tmp_path):
     wal.close()
     back = WriteAheadLog(tmp_path / "wal.log")
     assert back.seq == 5 and [r["args"]["data"] for r in back.records(after=3)] == ["fact 3", "fact 4"]
-    back.truncate()
+    back.drop_through(5)
     assert back.records() == [] and back.append("delete", {"memory_id": "x"}) == 6  # seq never repeats
+
+
+def test_a_checkpoint_drops_only_the_records_it_holds(tmp_path):
+    path = tmp_path / "wal.log"
+    wal = WriteAheadLog(path)
+    for i in range(5):
+        wal.append("add", {"data": f"fact {i}"})
+    wal.drop_through(3)  # records 4 and 5 came after the checkpoint's copy
+    assert [r["seq"] for r in wal.records()] == [4, 5] and (path.stat().st_mode & 0o777) == 0o600
+    assert wal.append("add", {"data": "fact 5"}) == 6  # appends go to the new file, after the kept records
+    wal.close()
+    back = WriteAheadLog(path)
+    assert back.seq == 6 and [r["args"]["data"] for r in back.records()] == ["fact 3", "fact 4", "fact 5"]
+    assert not [p for p in tmp_path.iterdir() if p != path]  # no staging file left beside the log
 
 
 @pytest.mark.parametrize("tail", [b"0badc0de {\"seq\": 4", b"12345678 {\"seq\":4,\"op\":\"add\",\"args\":{}}\n"])

@@ -6,8 +6,9 @@ key names. Another tenant's memory ids, user ids or filters are therefore simply
 update or delete with them finds nothing. Inside a tenant, user/agent/run scopes work as in ScopedMemory.
 
 Durability (sam_model.serve.wal): a write is logged and fsync-ed, then applied, then answered; every
-``checkpoint_every`` writes (and at a clean shutdown) the memory is saved atomically with the log's seq and the
-log is emptied. On start each tenant loads its checkpoint and replays its log.
+``checkpoint_every`` writes (and at a clean shutdown) the memory is saved atomically with the log's seq, and the
+records it holds leave the log; searches and writes go on while it is written (Tenant.checkpoint). On start each
+tenant loads its checkpoint and replays the log after its seq.
 
 The keys file is JSON, ``{"<tenant>": "<api key>", ...}``: tenant names of letters, digits, ``_`` and ``-``;
 keys of at least 16 characters, all different. Keys are compared in constant time.
@@ -90,7 +91,8 @@ class Tenant:
                 log.info("tenant %s: write %d (%s) was refused when made and again on replay: %s",
                          name, r["seq"], r["op"], err)
         self.wal.seq = max(self.wal.seq, done)
-        self._since = len(replay)
+        self._checkpointed = done  # the seq the last checkpoint holds
+        self._checkpointing = threading.Lock()
         if fresh:
             self.checkpoint()  # a checkpoint from the start: a Qdrant collection is then always attached by a load
         log.info("tenant %s: %d memories (checkpoint seq %d, %d writes replayed)", name, len(self.memory.store),
@@ -101,28 +103,46 @@ class Tenant:
         return self.memory.lock
 
     def write(self, op: str, args: dict[str, Any]) -> Any:
-        """Log (fsync), apply, maybe checkpoint; returns the memory's answer. Raises what the memory raises."""
+        """Log (fsync), apply, maybe checkpoint; returns the memory's answer. Raises what the memory raises.
+
+        The write is durable once logged, so a checkpoint that fails here is logged, not raised: an error answer
+        would make the client retry a write that is already in (the next write tries the checkpoint again)."""
         with self.lock:
             check_write(self.memory, op, args)
             self.wal.append(op, args)
             out = apply(self.memory, op, args)
-            self._since += 1
-            if self._since >= self.checkpoint_every:
-                self.checkpoint()
-            return out
+            due = self.wal.seq - self._checkpointed >= self.checkpoint_every
+        if due:
+            try:
+                self.checkpoint(wait=False)
+            except Exception:  # noqa: BLE001 - the write stands; the log keeps it until a checkpoint succeeds
+                log.exception("tenant %s: checkpoint failed; its writes stay in the log", self.name)
+        return out
 
-    def checkpoint(self) -> None:
-        """Save the memory with the log's seq (atomically, one folder), then empty the log."""
-        with self.lock:
+    def checkpoint(self, wait: bool = True) -> None:
+        """Save the memory with the log's seq (atomically, one folder), then drop the log's records it holds.
+
+        The memory is copied under its lock and written without it (ScopedMemory.snapshot): at 100k memories a
+        save under the lock stopped every search of the tenant for 6 s. Writes go on meanwhile, logged after
+        the copy's seq, so only the records up to it leave the log. One checkpoint at a time: ``wait=False``
+        returns at once when one is running (it was due anyway)."""
+        if not self._checkpointing.acquire(blocking=wait):
+            return
+        try:
+            with self.lock:
+                snap, seq = self.memory.snapshot(), self.wal.seq
             with atomic_dir(self.folder / CHECKPOINT) as tmp:
-                self.memory.save(tmp / "memory")
-                atomic_write_text(tmp / SEQ_FILE, json.dumps({"seq": self.wal.seq}))
-            self.wal.truncate()
-            self._since = 0
+                self.memory.write_snapshot(tmp / "memory", snap)
+                atomic_write_text(tmp / SEQ_FILE, json.dumps({"seq": seq}))
+            with self.lock:
+                self.wal.drop_through(seq)
+                self._checkpointed = seq
+        finally:
+            self._checkpointing.release()
 
     def close(self) -> None:
+        self.checkpoint()  # not under the memory's lock: a write's checkpoint may be waiting for it
         with self.lock:
-            self.checkpoint()
             self.wal.close()
 
 

@@ -10,7 +10,8 @@ A line is ``<crc32 hex> <json>\\n`` with json = ``{"seq": n, "op": ..., "args": 
 from 1 and never repeats. A kill can tear only the last line (it was never acknowledged: the fsync had not
 returned): reading drops a torn or unterminated last line with a warning. A bad line anywhere else is damage,
 reported with its file and line. The checkpoint records the seq it includes, so a kill between the checkpoint's
-swap and the log's truncation replays nothing twice.
+swap and the log's truncation replays nothing twice; the truncation drops only the records the checkpoint holds
+(writes go on while its files are written).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sam_model.io import SAMFileError
+from sam_model.io import SAMFileError, atomic_write_bytes
 
 log = logging.getLogger(__name__)
 
@@ -98,10 +99,20 @@ class WriteAheadLog:
         self.seq = seq
         return seq
 
-    def truncate(self) -> None:
-        """Empty the log (after a checkpoint that holds every record)."""
-        os.ftruncate(self._fd, 0)
-        os.fsync(self._fd)
+    def drop_through(self, seq: int) -> None:
+        """Drop the records with seq <= ``seq`` (a checkpoint holds them) and keep the later ones (written while
+        the checkpoint's files were). Those are written to a file beside the log that is renamed over it, so a
+        kill leaves the old log or the new one, never a log missing a record the checkpoint lacks. Callers
+        serialise this with appends."""
+        keep = self.records(after=seq)
+        if not keep:
+            os.ftruncate(self._fd, 0)
+            os.fsync(self._fd)
+            return
+        atomic_write_bytes(self.path, b"".join(_line(r) for r in keep))
+        os.chmod(self.path, 0o600)
+        os.close(self._fd)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND, 0o600)
 
     def close(self) -> None:
         os.close(self._fd)
