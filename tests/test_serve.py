@@ -197,6 +197,30 @@ def test_searches_and_writes_go_on_while_a_checkpoint_is_written(retriever, tmp_
     assert sorted(m["memory"] for m in got) == ["fact 0", "fact 1", "fact during"]
 
 
+def test_a_failed_checkpoint_does_not_fail_the_durable_write(retriever, tmp_path, monkeypatch, caplog):
+    """A write is durable once logged: a checkpoint that fails after it (a full disk) is logged, the write answered
+    200 and kept in the log, and the next checkpoint that succeeds takes the log's records."""
+    from sam_model.memory.scoped import ScopedMemory
+
+    tenants = open_tenants(retriever, tmp_path)  # checkpoint_every=3
+    tenant, http = tenants.tenants["acme"], TestClient(create_app(tenants))
+
+    def full(self, path, snap):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ScopedMemory, "write_snapshot", full)
+    codes = [http.post("/v1/memories", headers=A, json={"messages": f"fact {i}", "user_id": "mia"}).status_code
+             for i in range(4)]
+    assert codes == [200] * 4 and "checkpoint failed" in caplog.text
+    assert [r["args"]["data"] for r in tenant.wal.records()] == [f"fact {i}" for i in range(4)]
+    monkeypatch.undo()
+    http.post("/v1/memories", headers=A, json={"messages": "fact 4", "user_id": "mia"})
+    assert tenant.wal.records() == []  # this write's checkpoint holds all five
+    back = open_tenants(retriever, tmp_path)
+    got = TestClient(create_app(back)).get("/v1/memories", headers=A, params={"user_id": "mia"}).json()["results"]
+    assert sorted(m["memory"] for m in got) == [f"fact {i}" for i in range(5)]
+
+
 @pytest.mark.parametrize("keys, says", [
     ({}, "non-empty JSON object"),
     ({"a b": "k" * 20}, "tenant name 'a b'"),
