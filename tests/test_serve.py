@@ -197,6 +197,47 @@ def test_searches_and_writes_go_on_while_a_checkpoint_is_written(retriever, tmp_
     assert sorted(m["memory"] for m in got) == ["fact 0", "fact 1", "fact during"]
 
 
+def test_a_write_is_answered_before_its_checkpoint_is_written(retriever, tmp_path, monkeypatch):
+    """The write that makes a checkpoint due gets its answer first: the service sends the response, then writes
+    the checkpoint (a background task), so that client does not wait seconds for it."""
+    import asyncio
+
+    from sam_model.serve.tenants import Tenant
+
+    events: list[str] = []
+    real = Tenant.checkpoint_if_due
+    monkeypatch.setattr(Tenant, "checkpoint_if_due", lambda self: (events.append("checkpoint"), real(self))[1])
+    tenants = open_tenants(retriever, tmp_path)  # checkpoint_every=3
+    app = create_app(tenants)
+
+    async def post(text: str) -> None:
+        body = json.dumps({"messages": text, "user_id": "mia"}).encode()
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+                 "scheme": "http", "path": "/v1/memories", "raw_path": b"/v1/memories", "query_string": b"",
+                 "headers": [(b"authorization", A["Authorization"].encode()), (b"content-type", b"application/json"),
+                             (b"content-length", str(len(body)).encode())],
+                 "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
+        sent = False
+
+        async def receive():
+            nonlocal sent
+            if sent:
+                await asyncio.sleep(3600)
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message):
+            if message["type"] == "http.response.start":
+                events.append(f"answer {message['status']}")
+
+        await app(scope, receive, send)
+
+    for i in range(3):
+        asyncio.run(post(f"fact {i}"))
+    assert events == ["answer 200", "checkpoint"] * 3  # each answer sent before the check that may checkpoint
+    assert tenants.tenants["acme"].wal.records() == []  # the third write's checkpoint, after its answer, took all
+
+
 def test_a_failed_checkpoint_does_not_fail_the_durable_write(retriever, tmp_path, monkeypatch, caplog):
     """A write is durable once logged: a checkpoint that fails after it (a full disk) is logged, the write answered
     200 and kept in the log, and the next checkpoint that succeeds takes the log's records."""

@@ -22,7 +22,7 @@ Writes go through the tenant's write-ahead log (sam_model.serve.tenants): a 2xx 
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi import BackgroundTasks, Depends, FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -110,15 +110,22 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         status_code=401, headers={"WWW-Authenticate": "Bearer"}))
     T = Annotated[Tenant, Depends(tenant_of)]
 
+    def write(tenant: Tenant, later: BackgroundTasks, op: str, args: dict[str, Any]) -> Any:
+        """A logged write, answered before its checkpoint (if due) is written: Starlette runs ``later``'s tasks
+        after the response is sent (at 100k memories a checkpoint takes a few seconds)."""
+        out = tenant.write(op, args, checkpoint=False)
+        later.add_task(tenant.checkpoint_if_due)
+        return out
+
     @app.get("/health")
     def health() -> dict:
         return {"status": "ok", "tenants": len(tenants.tenants)}
 
     @app.post("/v1/memories")
-    def add(body: AddBody, tenant: T) -> dict:
+    def add(body: AddBody, tenant: T, later: BackgroundTasks) -> dict:
         args = body.model_dump()
         args["data"] = args.pop("messages")
-        return tenant.write("add", args)
+        return write(tenant, later, "add", args)
 
     @app.post("/v1/memories/search")
     def search_(body: SearchBody, tenant: T) -> dict:
@@ -138,18 +145,18 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         return found
 
     @app.put("/v1/memories/{memory_id:path}")
-    def update(memory_id: str, body: UpdateBody, tenant: T) -> dict:
-        return tenant.write("update", {"memory_id": memory_id, "data": body.data})
+    def update(memory_id: str, body: UpdateBody, tenant: T, later: BackgroundTasks) -> dict:
+        return write(tenant, later, "update", {"memory_id": memory_id, "data": body.data})
 
     @app.delete("/v1/memories/{memory_id:path}")
-    def delete(memory_id: str, tenant: T) -> dict:
-        return tenant.write("delete", {"memory_id": memory_id})
+    def delete(memory_id: str, tenant: T, later: BackgroundTasks) -> dict:
+        return write(tenant, later, "delete", {"memory_id": memory_id})
 
     @app.delete("/v1/memories")
-    def delete_all(tenant: T, user_id: Annotated[str | None, Query()] = None,
+    def delete_all(later: BackgroundTasks, tenant: T, user_id: Annotated[str | None, Query()] = None,
                    agent_id: Annotated[str | None, Query()] = None,
                    run_id: Annotated[str | None, Query()] = None) -> dict:
-        return tenant.write("delete_all", {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+        return write(tenant, later, "delete_all", {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
 
     @app.get("/v1/history/{memory_id:path}")
     def history(memory_id: str, tenant: T) -> list:

@@ -102,22 +102,29 @@ class Tenant:
     def lock(self) -> threading.RLock:
         return self.memory.lock
 
-    def write(self, op: str, args: dict[str, Any]) -> Any:
-        """Log (fsync), apply, maybe checkpoint; returns the memory's answer. Raises what the memory raises.
-
-        The write is durable once logged, so a checkpoint that fails here is logged, not raised: an error answer
-        would make the client retry a write that is already in (the next write tries the checkpoint again)."""
+    def write(self, op: str, args: dict[str, Any], checkpoint: bool = True) -> Any:
+        """Log (fsync), apply, then (``checkpoint``) :meth:`checkpoint_if_due`; returns the memory's answer.
+        Raises what the memory raises. The HTTP service passes ``checkpoint=False`` and runs the checkpoint after
+        the answer is sent, so the write that makes one due does not wait for it."""
         with self.lock:
             check_write(self.memory, op, args)
             self.wal.append(op, args)
             out = apply(self.memory, op, args)
+        if checkpoint:
+            self.checkpoint_if_due()
+        return out
+
+    def checkpoint_if_due(self) -> None:
+        """A checkpoint once ``checkpoint_every`` writes are logged since the last, unless one is running. Never
+        raises: the writes are durable once logged, so a failed checkpoint is logged, not answered as an error
+        (that would make clients retry writes that are in); the log keeps them and the next write tries again."""
+        with self.lock:
             due = self.wal.seq - self._checkpointed >= self.checkpoint_every
         if due:
             try:
                 self.checkpoint(wait=False)
-            except Exception:  # noqa: BLE001 - the write stands; the log keeps it until a checkpoint succeeds
+            except Exception:  # noqa: BLE001 - the writes stand; the log keeps them until a checkpoint succeeds
                 log.exception("tenant %s: checkpoint failed; its writes stay in the log", self.name)
-        return out
 
     def checkpoint(self, wait: bool = True) -> None:
         """Save the memory with the log's seq (atomically, one folder), then drop the log's records it holds.
