@@ -426,7 +426,10 @@ def think_times(text: str) -> list[float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    ap = parser()
+    args = ap.parse_args(argv)
+    if args.checkpoint_every is not None and args.checkpoint_every < 1:  # before a preload of minutes, not after
+        ap.error(f"--checkpoint-every must be >= 1 (writes between a tenant's checkpoints), got {args.checkpoint_every}")
     if args.add_share is None:
         args.add_share = 0.1 if args.mode == "load" else 0.5
 

@@ -41,8 +41,9 @@ def parser() -> argparse.ArgumentParser:
                    "own engine (HNSW, payload indexes) embedded in this process (pip install 'sam_model[qdrant-edge]'):"
                    " one shard per tenant, live under DIR (scratch), copied into each tenant's data at a checkpoint")
     p.add_argument("--collection", default="sam", help="Qdrant collection prefix: <prefix>_<tenant>")
-    p.add_argument("--checkpoint-every", type=int, default=1000, help="save a tenant's memory and empty its log "
-                   "after this many writes (and at a clean shutdown); a restart replays at most this many")
+    p.add_argument("--checkpoint-every", type=int, default=1000, help="save a tenant's memory after this many "
+                   "writes (and at a clean shutdown) and drop the log records it holds; a restart replays about this "
+                   "many (more if writes came while a save was written, or a save failed)")
     p.add_argument("--batch-ms", type=float, default=2.0, help="micro-batching window: concurrent searches "
                    "arriving within it share one encoder forward (0: each encodes alone)")
     p.add_argument("--batch-max", type=int, default=32, help="most queries in one encoder forward")
