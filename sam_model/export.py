@@ -281,9 +281,14 @@ def _packaged_text_encoder_net(path: Path, cfg: SAMConfig, bert_cfg: PretrainedC
     net = SAMNet(cfg, bert, tokenizer)
     found = net.state_encoder.text_encoder.fingerprint()
     if found != ref["fingerprint"]:
+        from importlib.metadata import version
+
+        fix = (f"install {TEXT_ENCODER_PACKAGE}=={ref.get('version')}" if version(TEXT_ENCODER_PACKAGE) != ref.get("version")
+               else "export the model again with --head-only (an export written before the fingerprint ignored the "
+                    "transformers version records one that changes with it)")
         raise SAMFileError(f"{path}: the installed {TEXT_ENCODER_PACKAGE} (fingerprint {found}) is not the text "
                            f"encoder this head was trained on ({ref['fingerprint']}, version {ref.get('version')}); "
-                           f"install {TEXT_ENCODER_PACKAGE}=={ref.get('version')}")
+                           f"{fix}")
     return net
 
 

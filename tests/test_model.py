@@ -208,6 +208,24 @@ def test_text_cache_saves_loads_and_primes(tmp_path):
         trainable.prime(texts, marker)
 
 
+def test_text_fingerprint_ignores_the_transformers_release():
+    """The fingerprint names the BERT, not the library that loaded it: a transformers upgrade (a new version
+    string, a new config default) keeps it, so caches stay warm and head-only exports keep loading; a change to
+    the architecture or the weights does not."""
+    enc = make_net().memory_encoder.text_encoder
+    before = enc.fingerprint()
+    enc.bert.config.transformers_version = "99.0.0"
+    enc.bert.config.some_default_a_new_release_adds = True
+    assert enc.fingerprint() == before
+    enc.bert.config.layer_norm_eps = 1e-5
+    assert enc.fingerprint() != before
+    enc.bert.config.layer_norm_eps = make_net().memory_encoder.text_encoder.bert.config.layer_norm_eps
+    assert enc.fingerprint() == before
+    with torch.no_grad():
+        next(enc.bert.parameters())[0, 0] += 1.0
+    assert enc.fingerprint() != before
+
+
 def test_text_cache_file_merges_writers_and_stays_bounded(tmp_path):
     """Two runs that cached different texts both find theirs in the file; the file keeps at most max_entries
     vectors, this run's first, and the oldest of the file's others fall out."""

@@ -8,6 +8,7 @@ later epochs into a few small MLPs. With trainable layers the cache is off.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections import OrderedDict
@@ -23,6 +24,10 @@ from sam_model.models.call_cost import DEFAULT, SHAPES, CallCost, cached
 from sam_model.models.packing import PACK_WIDTH, pack_rows, packable, packed_forward, packed_inputs
 
 MAX_CACHE_ENTRIES = 1_000_000  # vectors kept in one on-disk cache file (the oldest fall out)
+# The config fields a text encoder's fingerprint reads: what shapes its vectors, nothing a transformers release adds.
+FINGERPRINT_FIELDS = ("model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                      "intermediate_size", "hidden_act", "max_position_embeddings", "type_vocab_size",
+                      "layer_norm_eps")
 PACK_GAIN = 0.9  # pack texts into shared rows only where that is predicted to cost at least 10 % less
 # PyTorch runs one text per row (its padding mask, as before packing): on two quiet cores packed rows with their 4-D
 # mask were no faster there (README, "CPU speed"); ONNX Runtime runs the same graph either way
@@ -416,10 +421,17 @@ class TextEncoder(nn.Module):
         self._cache.update(zip(texts, vectors))
 
     def fingerprint(self) -> str:
-        """Identifies the frozen BERT (config, max length, a weight checksum) for an on-disk cache."""
+        """Identifies the frozen BERT (its architecture, max length, a weight checksum) for an on-disk cache and
+        for the check that a head-only export runs on the encoder it was trained on.
+
+        Only the architecture fields of the config count (``FINGERPRINT_FIELDS``), never the whole config: its JSON
+        carries ``transformers_version`` and whatever defaults a transformers release adds, so a fingerprint of it
+        changed with every transformers upgrade, cooling every text cache and refusing the packaged model.
+        """
         import hashlib
 
-        h = hashlib.sha1(self.bert.config.to_json_string().encode())
+        config = self.bert.config.to_dict()
+        h = hashlib.sha1(json.dumps({k: config.get(k) for k in FINGERPRINT_FIELDS}, sort_keys=True).encode())
         h.update(str(self.max_length).encode())
         if self.pooling != "mean":  # mean-pooled caches keep the key they always had
             h.update(self.pooling.encode())
