@@ -238,6 +238,47 @@ def test_a_write_is_answered_before_its_checkpoint_is_written(retriever, tmp_pat
     assert tenants.tenants["acme"].wal.records() == []  # the third write's checkpoint, after its answer, took all
 
 
+def test_an_mcp_write_does_not_wait_for_its_checkpoint(retriever, tmp_path, monkeypatch):
+    """MCP's remember answers while the checkpoint it made due is still being written (on a thread of its own),
+    one checkpoint at a time, and that checkpoint then holds the writes."""
+    pytest.importorskip("mcp", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    import asyncio
+    import threading
+
+    from mcp import Client
+
+    from sam_model.memory.scoped import ScopedMemory
+    from sam_model.serve.mcp import create_mcp
+
+    tenants = open_tenants(retriever, tmp_path)  # checkpoint_every=3
+    tenant, server = tenants.tenants["acme"], create_mcp(tenants, stdio_tenant="acme")
+    writing, release = threading.Event(), threading.Event()
+    real = ScopedMemory.write_snapshot
+
+    def slow(self, path, snap):
+        writing.set()
+        assert release.wait(30)
+        return real(self, path, snap)
+
+    async def remember(n: int) -> None:
+        async with Client(server) as client:  # in-process, no headers: the stdio tenant
+            for i in range(n):
+                assert not (await client.call_tool("remember", {"text": f"fact {i}", "user_id": "mia"})).is_error
+
+    monkeypatch.setattr(ScopedMemory, "write_snapshot", slow)
+    try:
+        asyncio.run(remember(3))
+        assert writing.wait(30)  # the third answer came back; its checkpoint is still being written
+        assert len(tenant.wal.records()) == 3 and tenant.checkpoint_in_background() is None  # one at a time
+    finally:
+        release.set()
+    for thread in threading.enumerate():
+        if thread.name == "checkpoint-acme":
+            thread.join(30)
+    assert tenant.wal.records() == []
+    assert tenant.checkpoint_in_background() is None  # nothing due
+
+
 def test_a_failed_checkpoint_does_not_fail_the_durable_write(retriever, tmp_path, monkeypatch, caplog):
     """A write is durable once logged: a checkpoint that fails after it (a full disk) is logged, the write answered
     200 and kept in the log, and the next checkpoint that succeeds takes the log's records."""

@@ -8,7 +8,8 @@
 Over HTTP (mounted at ``/mcp`` of the HTTP service) each call carries the tenant's key as the HTTP API does
 (``Authorization: Bearer <key>`` or ``X-API-Key``); an unknown key is refused. Over stdio (``sam-serve --stdio``,
 for an agent that launches the memory as a subprocess) there are no headers: the tenant is the one the command
-names. Writes take the same write-ahead log as HTTP writes. What the memory refuses (an unknown key or id, an
+names. Writes take the same write-ahead log as HTTP writes and, like them, are answered before the checkpoint
+they make due is written. What the memory refuses (an unknown key or id, an
 empty text, no scope) comes back as the tool's error with the memory's one-line reason.
 """
 
@@ -28,6 +29,14 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
     server = MCPServer("sam-memory", instructions="Long-term memory for this agent: remember facts and events, "
                        "recall what matters for the current state, forget what is wrong.")
     run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
+
+    def write(ctx: Context, op: str, args: dict[str, Any]) -> dict:
+        """A logged write, answered before its checkpoint (if due) is written, on a thread of its own."""
+        def call(tenant: Tenant) -> dict:
+            out = tenant.write(op, args, checkpoint=False)
+            tenant.checkpoint_in_background()
+            return out
+        return answer(ctx, call)
 
     def answer(ctx: Context, call: Callable[[Tenant], dict]) -> dict:
         """``call(tenant)``, its refusals as ToolErrors (their text reaches the agent)."""
@@ -52,8 +61,8 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
     def remember(text: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None, metadata: dict[str, Any] | None = None) -> dict:
         """Store one thing the user said or the agent learnt, in the user's (agent's, run's) memory."""
-        return answer(ctx, lambda t: t.write("add", {"data": text, "user_id": user_id, "agent_id": agent_id,
-                                                     "run_id": run_id, "metadata": metadata}))
+        return write(ctx, "add", {"data": text, "user_id": user_id, "agent_id": agent_id, "run_id": run_id,
+                                  "metadata": metadata})
 
     @server.tool()
     def recall(query: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
@@ -66,7 +75,7 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
     @server.tool()
     def forget(memory_id: str, ctx: Context) -> dict:
         """Delete one memory (its id comes from remember or recall)."""
-        return answer(ctx, lambda t: t.write("delete", {"memory_id": memory_id}))
+        return write(ctx, "delete", {"memory_id": memory_id})
 
     return server
 

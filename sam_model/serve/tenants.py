@@ -118,13 +118,25 @@ class Tenant:
         """A checkpoint once ``checkpoint_every`` writes are logged since the last, unless one is running. Never
         raises: the writes are durable once logged, so a failed checkpoint is logged, not answered as an error
         (that would make clients retry writes that are in); the log keeps them and the next write tries again."""
-        with self.lock:
-            due = self.wal.seq - self._checkpointed >= self.checkpoint_every
-        if due:
+        if self._due():
             try:
                 self.checkpoint(wait=False)
             except Exception:  # noqa: BLE001 - the writes stand; the log keeps them until a checkpoint succeeds
                 log.exception("tenant %s: checkpoint failed; its writes stay in the log", self.name)
+
+    def checkpoint_in_background(self) -> threading.Thread | None:
+        """:meth:`checkpoint_if_due` on a thread of its own, started only when one is due and none is running: for
+        a caller that answers now and has no after-the-response hook (an MCP tool). Not a daemon thread, so an
+        interpreter that exits waits for the checkpoint rather than leaving a half-written folder."""
+        if not self._due() or self._checkpointing.locked():
+            return None
+        thread = threading.Thread(target=self.checkpoint_if_due, name=f"checkpoint-{self.name}")
+        thread.start()
+        return thread
+
+    def _due(self) -> bool:
+        with self.lock:
+            return self.wal.seq - self._checkpointed >= self.checkpoint_every
 
     def checkpoint(self, wait: bool = True) -> None:
         """Save the memory with the log's seq (atomically, one folder), then drop the log's records it holds.
