@@ -55,7 +55,7 @@ from sam_model.data.schema import Event, State, as_state
 from sam_model.data.text import state_to_text
 from sam_model.encoding import Encoder
 from sam_model.index import MemoryIndex
-from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading
+from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading, write_json_lists
 from sam_model.limits import check_batch_size, check_k, check_text
 from sam_model.locking import gc_paused, locked, new_lock
 from sam_model.rerank import RERANK_DEPTH, best_first, lexical_bonus, slot_bonus, tie_keys
@@ -660,12 +660,8 @@ class MemoryStore:
         state, index_snap = snap
         (folder / "index").mkdir()
         self.index.write_snapshot(folder / "index", index_snap)
-        rows, rest = state["entries"], json.dumps({k: v for k, v in state.items() if k != "entries"})
-        with open(folder / STORE_FILE, "w", encoding="utf-8") as f:
-            f.write('{"entries": [')
-            for at in range(0, len(rows), 1000):  # one json.dumps call holds the GIL to its end (175 ms at 100k)
-                f.write((", " if at else "") + json.dumps([_entry_json(r) for r in rows[at:at + 1000]])[1:-1])
-            f.write("], " + rest[1:])
+        write_json_lists(folder / STORE_FILE, {"entries": (state["entries"], _entry_json)},
+                         json.dumps({k: v for k, v in state.items() if k != "entries"}))
 
     @locked
     def state_dict(self) -> dict[str, Any]:

@@ -69,6 +69,27 @@ def test_add_search_get_all_delete_reset_and_save(tmp_path):
     assert memory.get_all(all_scopes=True)["results"] == []
 
 
+def test_a_snapshot_is_of_its_moment(tmp_path):
+    """snapshot() copies under the lock what write_snapshot() writes later without it (a served tenant's
+    checkpoint): an update, an add and a delete made in between are not in the files, and the memory written is
+    the one a save at the snapshot's moment writes (times and history included)."""
+    memory = ScopedMemory(HashingEncoder(256))
+    first = memory.add("I fly from Lisbon", user_id="ana")["results"][0]["id"]
+    gone = memory.add("I like aisle seats", user_id="ana")["results"][0]["id"]
+    memory.add("my budget is 900", user_id="bo")
+    reference = memory.save(tmp_path / "then")
+    snap = memory.snapshot()
+    memory.update(first, "I fly from Porto")  # changes the memory's times in place, appends to its history
+    memory.add("a window seat please", user_id="ana")
+    memory.delete(gone)
+    back = ScopedMemory.load(memory.write_snapshot(tmp_path / "snap", snap), HashingEncoder(256))
+    then = ScopedMemory.load(reference, HashingEncoder(256))
+    assert [e["event"] for e in back.history(first)] == ["ADD"] and back.get(first)["memory"] == "I fly from Lisbon"
+    assert back.get(first) == then.get(first) and back.get(gone) == then.get(gone) is not None
+    assert back.get_all(all_scopes=True) == then.get_all(all_scopes=True)
+    assert (tmp_path / "snap" / "scoped.json").read_text() == (tmp_path / "then" / "scoped.json").read_text()
+
+
 def test_bad_calls_are_named():
     memory = ScopedMemory(HashingEncoder(16))
     with pytest.raises(ValueError, match="give user_id, agent_id or run_id"):

@@ -254,6 +254,8 @@ def preload(model: str | Path, data: Path, keys: Path, memories: int, users: int
         recs = [MemoryRecord(f"{ep}#{i}", ep, i, "user", "plan", f"acme:u{u} old fact {i}") for i in range(n)]
         x = rng.standard_normal((n, store.dim)).astype(np.float32)
         store.add(recs, x / np.linalg.norm(x, axis=1, keepdims=True), user_id=f"u{u}")
+        for r in recs:  # the times and ADD event ScopedMemory.add keeps of each memory: a checkpoint writes them too
+            tenant.memory._log(r.id, "ADD", None, r.text)
         if u % max(1, users // 10) == 0:
             log(f"preload: {len(store)}/{memories} memories")
     tenant.checkpoint()
