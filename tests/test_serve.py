@@ -47,6 +47,11 @@ def served(request, retriever, tmp_path):
     return tenants, TestClient(create_app(tenants, batched))
 
 
+def writes(tenant) -> list[dict]:
+    """The writes in a tenant's log (not the records of their vectors)."""
+    return [r for r in tenant.wal.records() if r["op"] != "vectors"]
+
+
 def url(memory_id: str) -> str:
     return "/v1/memories/" + quote(memory_id, safe="")
 
@@ -156,6 +161,38 @@ def test_a_restart_without_shutdown_replays_every_acknowledged_write(retriever, 
     assert len(got) == 6 and got[0]["memory"] == "fact zero, revised"
 
 
+def test_a_replay_takes_the_logged_vectors_not_the_encoder(retriever, tmp_path, monkeypatch):
+    """A write's memory vectors are logged after it (under its seq), so a restart replays the log without
+    encoding its memories again, to the same vectors; a write logged without them (a log of an older version,
+    a kill between the two lines) is encoded again."""
+    from sam_model.store import encoder_of
+
+    tenants = open_tenants(retriever, tmp_path)  # checkpoint_every=3: writes 4 and 5 stay in the log
+    http = TestClient(create_app(tenants))
+    for i in range(5):
+        assert http.post("/v1/memories", headers=A, json={"messages": f"fact {i}", "user_id": "mia"}).status_code == 200
+    log = tenants.tenants["acme"].wal
+    assert [(r["seq"], r["op"]) for r in log.records()] == [(4, "add"), (4, "vectors"), (5, "add"), (5, "vectors")]
+    query = {"query": "fact", "user_id": "mia", "limit": 5}
+    want = http.post("/v1/memories/search", headers=A, json=query).json()["results"]
+    encoded: list[int] = []
+    kind = type(encoder_of(retriever))
+    real = kind.encode_memories
+    monkeypatch.setattr(kind, "encode_memories", lambda self, m, *a, **k: (encoded.append(len(m)), real(self, m, *a, **k))[1])
+
+    def search_after_restart() -> list[dict]:
+        back = open_tenants(retriever, tmp_path)  # no close(): a restart after a kill
+        return TestClient(create_app(back)).post("/v1/memories/search", headers=A, json=query).json()["results"]
+
+    ranked = [(h["id"], h["score"]) for h in want]  # (created_at is the replay's time: README "Durability")
+    assert [(h["id"], h["score"]) for h in search_after_restart()] == ranked and encoded == []  # the same floats
+    lines = log.path.read_bytes().splitlines(keepends=True)
+    log.path.write_bytes(b"".join(x for x in lines if b'"op":"vectors"' not in x))
+    got = search_after_restart()
+    assert encoded == [1, 1] and [h["id"] for h in got] == [h["id"] for h in want]
+    assert [h["score"] for h in got] == pytest.approx([h["score"] for h in want], abs=1e-5)
+
+
 def test_searches_and_writes_go_on_while_a_checkpoint_is_written(retriever, tmp_path, monkeypatch):
     """The memory is copied under its lock and written without it: a search and a write made while the files are
     written do not wait for them, and the write, logged after the copy, survives a restart without shutdown."""
@@ -190,7 +227,7 @@ def test_searches_and_writes_go_on_while_a_checkpoint_is_written(retriever, tmp_
     finally:
         release.set()
         ckpt.join(30)
-    assert not ckpt.is_alive() and [x["args"]["data"] for x in tenant.wal.records()] == ["fact during"]
+    assert not ckpt.is_alive() and [x["args"]["data"] for x in writes(tenant)] == ["fact during"]
     monkeypatch.setattr(ScopedMemory, "write_snapshot", real)
     back = open_tenants(retriever, tmp_path)  # no close(): the checkpoint lacks the last write, the log has it
     got = TestClient(create_app(back)).get("/v1/memories", headers=A, params={"user_id": "mia"}).json()["results"]
@@ -269,7 +306,7 @@ def test_an_mcp_write_does_not_wait_for_its_checkpoint(retriever, tmp_path, monk
     try:
         asyncio.run(remember(3))
         assert writing.wait(30)  # the third answer came back; its checkpoint is still being written
-        assert len(tenant.wal.records()) == 3 and tenant.checkpoint_in_background() is None  # one at a time
+        assert len(writes(tenant)) == 3 and tenant.checkpoint_in_background() is None  # one at a time
     finally:
         release.set()
     for thread in threading.enumerate():
@@ -294,7 +331,7 @@ def test_a_failed_checkpoint_does_not_fail_the_durable_write(retriever, tmp_path
     codes = [http.post("/v1/memories", headers=A, json={"messages": f"fact {i}", "user_id": "mia"}).status_code
              for i in range(4)]
     assert codes == [200] * 4 and "checkpoint failed" in caplog.text
-    assert [r["args"]["data"] for r in tenant.wal.records()] == [f"fact {i}" for i in range(4)]
+    assert [r["args"]["data"] for r in writes(tenant)] == [f"fact {i}" for i in range(4)]
     monkeypatch.undo()
     http.post("/v1/memories", headers=A, json={"messages": "fact 4", "user_id": "mia"})
     assert tenant.wal.records() == []  # this write's checkpoint holds all five

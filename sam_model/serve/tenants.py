@@ -5,7 +5,8 @@ Isolation is by construction, not by filter: every tenant has its own :class:`~s
 key names. Another tenant's memory ids, user ids or filters are therefore simply not there — a get, list, search,
 update or delete with them finds nothing. Inside a tenant, user/agent/run scopes work as in ScopedMemory.
 
-Durability (sam_model.serve.wal): a write is logged and fsync-ed, then applied, then answered; every
+Durability (sam_model.serve.wal): a write is logged and fsync-ed, then applied (the vectors of the memories it
+made logged after it, so that a replay does not encode them again: LoggedVectors), then answered; every
 ``checkpoint_every`` writes (and at a clean shutdown) the memory is saved atomically with the log's seq, and the
 records it holds leave the log; searches and writes go on while it is written (Tenant.checkpoint). On start each
 tenant loads its checkpoint and replays the log after its seq.
@@ -16,14 +17,18 @@ keys of at least 16 characters, all different. Keys are compared in constant tim
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import hmac
 import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, reading
 from sam_model.memory.scoped import ScopedMemory
@@ -67,6 +72,47 @@ def read_keys(path: str | os.PathLike) -> dict[str, str]:
     return keys
 
 
+VECTORS = "vectors"  # the log record of a write's memory vectors (WriteAheadLog.attach)
+
+
+class LoggedVectors:
+    """A tenant's store encoder seen through its log: it keeps the memory vectors it computes during a write, for
+    the tenant to log after it (:meth:`take`), and during a replay hands back the vectors a write was logged with
+    (:meth:`give`) instead of running the encoder again: replaying a long log then costs store inserts, not BERT.
+    Every other attribute is the wrapped encoder's (queries are encoded as before)."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self._made: dict[Any, np.ndarray] = {}
+        self._given: dict[Any, np.ndarray] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def encode_memories(self, memories: Sequence[Any], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        ids = [m.id for m in memories]
+        if ids and all(i in self._given for i in ids):
+            return np.stack([self._given.pop(i) for i in ids])
+        out = self.inner.encode_memories(memories, batch_size, progress)
+        self._made.update(zip(ids, out))
+        return out
+
+    def take(self) -> dict[str, Any] | None:
+        """The vectors made since the last take, as a log record's args (None when there are none)."""
+        made, self._made = self._made, {}
+        if not made:
+            return None
+        block = np.ascontiguousarray(np.stack(list(made.values())), dtype="<f4")
+        return {"ids": list(made), "dim": int(block.shape[1]), "f32": base64.b64encode(block.tobytes()).decode()}
+
+    def give(self, args: Mapping[str, Any] | None) -> None:
+        """The vectors of the write about to be replayed (a :meth:`take` record's args; None: none logged)."""
+        self._given = {}
+        if args:
+            block = np.frombuffer(base64.b64decode(args["f32"]), dtype="<f4").reshape(-1, int(args["dim"]))
+            self._given = dict(zip(args["ids"], block.astype(np.float32)))
+
+
 class Tenant:
     """One tenant's memory, write-ahead log and checkpoints under ``folder`` (see the module doc)."""
 
@@ -82,14 +128,21 @@ class Tenant:
                 done = int(json.loads((f / SEQ_FILE).read_text(encoding="utf-8"))["seq"])
         else:
             self.memory, done = make_memory(), 0
+        self.vectors = LoggedVectors(self.memory.store.encoder)
         self.wal = WriteAheadLog(self.folder / WAL_FILE, fsync=fsync)
-        replay = self.wal.records(after=done)
-        for r in replay:
-            try:
-                apply(self.memory, r["op"], r["args"])
-            except (KeyError, TypeError, ValueError) as err:  # refused the first time too: it changed nothing
-                log.info("tenant %s: write %d (%s) was refused when made and again on replay: %s",
-                         name, r["seq"], r["op"], err)
+        records = self.wal.records(after=done)
+        logged = {r["seq"]: r["args"] for r in records if r["op"] == VECTORS}
+        replay = [r for r in records if r["op"] != VECTORS]
+        with self._logging_vectors():
+            for r in replay:
+                self.vectors.give(logged.get(r["seq"]))
+                try:
+                    apply(self.memory, r["op"], r["args"])
+                except (KeyError, TypeError, ValueError) as err:  # refused the first time too: it changed nothing
+                    log.info("tenant %s: write %d (%s) was refused when made and again on replay: %s",
+                             name, r["seq"], r["op"], err)
+            self.vectors.give(None)
+            self.vectors.take()  # what the replay encoded (writes logged without their vectors) is not logged again
         self.wal.seq = max(self.wal.seq, done)
         self._checkpointed = done  # the seq the last checkpoint holds
         self._checkpointing = threading.Lock()
@@ -108,11 +161,30 @@ class Tenant:
         the answer is sent, so the write that makes one due does not wait for it."""
         with self.lock:
             check_write(self.memory, op, args)
-            self.wal.append(op, args)
-            out = apply(self.memory, op, args)
+            seq = self.wal.append(op, args)
+            try:
+                with self._logging_vectors():
+                    out = apply(self.memory, op, args)
+            except BaseException:
+                self.vectors.take()  # a refused write made no memory: nothing to log
+                raise
+            made = self.vectors.take()
+            if made is not None:
+                self.wal.attach(seq, VECTORS, made)
         if checkpoint:
             self.checkpoint_if_due()
         return out
+
+    @contextlib.contextmanager
+    def _logging_vectors(self) -> Iterator[None]:
+        """The store encodes through :attr:`vectors` for one write or the replay (under the lock), and through the
+        shared encoder otherwise: the server batches the searches of every tenant whose store has the same one."""
+        store = self.memory.store
+        store.encoder = self.vectors
+        try:
+            yield
+        finally:
+            store.encoder = self.vectors.inner
 
     def checkpoint_if_due(self) -> None:
         """A checkpoint once ``checkpoint_every`` writes are logged since the last, unless one is running. Never

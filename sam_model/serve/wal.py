@@ -9,7 +9,8 @@ database).
 A line is ``<crc32 hex> <json>\\n`` with json = ``{"seq": n, "op": ..., "args": {...}}``; seq numbers writes
 from 1 and never repeats. A kill can tear only the last line (it was never acknowledged: the fsync had not
 returned): reading drops a torn or unterminated last line with a warning. A bad line anywhere else is damage,
-reported with its file and line. The checkpoint records the seq it includes, so a kill between the checkpoint's
+reported with its file and line. A write that made memories is followed by a record of their vectors under its
+seq (``op`` "vectors", :meth:`WriteAheadLog.attach`), so a replay does not run the encoder again. The checkpoint records the seq it includes, so a kill between the checkpoint's
 swap and the log's truncation replays nothing twice; the truncation drops only the records the checkpoint holds
 (writes go on while its files are written).
 """
@@ -98,6 +99,11 @@ class WriteAheadLog:
             os.fsync(self._fd)
         self.seq = seq
         return seq
+
+    def attach(self, seq: int, op: str, args: dict[str, Any]) -> None:
+        """A record about the write ``seq`` (its memories' vectors), under the same seq and not fsync-ed: losing it
+        costs only time (that write replays without it); the next append's fsync makes it durable too."""
+        os.write(self._fd, _line({"seq": seq, "op": op, "args": args}))
 
     def drop_through(self, seq: int) -> None:
         """Drop the records with seq <= ``seq`` (a checkpoint holds them) and keep the later ones (written while
