@@ -34,6 +34,25 @@ def test_a_checkpoint_drops_only_the_records_it_holds(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p != path]  # no staging file left beside the log
 
 
+def test_a_cut_keeps_each_writes_lines_together_across_reopens(tmp_path):
+    """drop_through cuts where the checkpoint's last write's lines end (the write and the record attached to it),
+    also for a log opened again, and keeps what follows byte for byte."""
+    path = tmp_path / "wal.log"
+    wal = WriteAheadLog(path)
+    for i in range(4):
+        seq = wal.append("add", {"data": f"fact {i}"})
+        wal.attach(seq, "vectors", {"ids": [f"m{i}"]})
+    wal.close()
+    wal = WriteAheadLog(path)
+    wal.drop_through(2)
+    assert [(r["seq"], r["op"]) for r in wal.records()] == [(3, "add"), (3, "vectors"), (4, "add"), (4, "vectors")]
+    wal.append("add", {"data": "fact 4"})
+    wal.drop_through(4)
+    assert [r["args"]["data"] for r in wal.records()] == ["fact 4"]
+    wal.drop_through(0)  # a seq before every record: nothing goes
+    assert [r["seq"] for r in WriteAheadLog(path).records()] == [5]
+
+
 @pytest.mark.parametrize("tail", [b"0badc0de {\"seq\": 4", b"12345678 {\"seq\":4,\"op\":\"add\",\"args\":{}}\n"])
 def test_a_torn_last_line_is_dropped_and_cut_off(tmp_path, tail):
     path = tmp_path / "wal.log"

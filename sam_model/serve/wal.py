@@ -56,12 +56,21 @@ class WriteAheadLog:
         self.path = Path(path)
         self.fsync = fsync
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        records = list(self._read())
-        self.seq = records[-1]["seq"] if records else 0
+        # seq -> the byte offset just after its last line: what a checkpoint of that seq cuts at, without parsing
+        self._ends: dict[int, int] = {}
+        self._size = 0
+        for record, end in self._scan():
+            self._ends[record["seq"]] = self._size = end
+        self.seq = max(self._ends, default=0)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
     def _read(self) -> Iterator[dict[str, Any]]:
         """The intact records, dropping a torn last line (and cutting it off the file so appends follow it)."""
+        for record, _ in self._scan():
+            yield record
+
+    def _scan(self) -> Iterator[tuple[dict[str, Any], int]]:
+        """(record, the byte offset just after its line) of the intact records (see :meth:`_read`)."""
         if not self.path.exists():
             return
         data = self.path.read_bytes()
@@ -78,7 +87,7 @@ class WriteAheadLog:
                 raise SAMFileError(f"{self.path}: line {n} is damaged (bad checksum or JSON) and is not the last; "
                                    "restore the file from a backup, or move it away to start from the checkpoint")
             good += len(raw) + 1
-            yield record
+            yield record, good
         if good != len(data):
             if tail:
                 log.warning("%s: an unterminated last line (a write killed before it was acknowledged); dropped",
@@ -94,28 +103,40 @@ class WriteAheadLog:
     def append(self, op: str, args: dict[str, Any]) -> int:
         """Write one record and make it durable; returns its seq."""
         seq = self.seq + 1
-        os.write(self._fd, _line({"seq": seq, "op": op, "args": args}))
+        self._write(seq, _line({"seq": seq, "op": op, "args": args}))
         if self.fsync:
             os.fsync(self._fd)
         self.seq = seq
         return seq
 
+    def _write(self, seq: int, line: bytes) -> None:
+        os.write(self._fd, line)
+        self._size += len(line)
+        self._ends[seq] = self._size
+
     def attach(self, seq: int, op: str, args: dict[str, Any]) -> None:
         """A record about the write ``seq`` (its memories' vectors), under the same seq and not fsync-ed: losing it
         costs only time (that write replays without it); the next append's fsync makes it durable too."""
-        os.write(self._fd, _line({"seq": seq, "op": op, "args": args}))
+        self._write(seq, _line({"seq": seq, "op": op, "args": args}))
 
     def drop_through(self, seq: int) -> None:
         """Drop the records with seq <= ``seq`` (a checkpoint holds them) and keep the later ones (written while
         the checkpoint's files were). Those are written to a file beside the log that is renamed over it, so a
         kill leaves the old log or the new one, never a log missing a record the checkpoint lacks. Callers
-        serialise this with appends."""
-        keep = self.records(after=seq)
+        serialise this with appends. The cut is at the byte offset where ``seq``'s lines end (kept as they are
+        written): the kept tail is copied, not parsed, which matters under a tenant's lock once the log holds
+        thousands of writes with their vectors."""
+        cut = max((end for s, end in self._ends.items() if s <= seq), default=0)
+        with open(self.path, "rb") as f:
+            f.seek(cut)
+            keep = f.read()
+        self._ends = {s: end - cut for s, end in self._ends.items() if s > seq}
+        self._size = len(keep)
         if not keep:
             os.ftruncate(self._fd, 0)
             os.fsync(self._fd)
             return
-        atomic_write_bytes(self.path, b"".join(_line(r) for r in keep))
+        atomic_write_bytes(self.path, keep)
         os.chmod(self.path, 0o600)
         os.close(self._fd)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND, 0o600)
