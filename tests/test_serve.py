@@ -193,6 +193,25 @@ def test_a_replay_takes_the_logged_vectors_not_the_encoder(retriever, tmp_path, 
     assert [h["score"] for h in got] == pytest.approx([h["score"] for h in want], abs=1e-5)
 
 
+def test_a_checkpoint_waits_for_a_share_of_the_memories_in_writes(retriever, tmp_path):
+    """With checkpoint_share, a tenant of 10 memories checkpoints after 10 more writes at a share of 0.5 (half of
+    the 20 it then holds), not after checkpoint_every (1); every write is in the checkpoint or the log."""
+    tenants = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", retriever, store_config_of(retriever),
+                      checkpoint_every=1, checkpoint_share=0.0)
+    tenant = tenants.tenants["acme"]
+    for i in range(10):
+        tenant.write("add", {"data": f"fact {i}", "user_id": "mia"})
+        assert writes(tenant) == []  # share 0: a checkpoint after every write
+    tenant.checkpoint_share = 0.5
+    for i in range(10, 19):
+        tenant.write("add", {"data": f"fact {i}", "user_id": "mia"})
+    assert len(writes(tenant)) == 9  # 9 < 0.5 x 19 memories
+    tenant.write("add", {"data": "fact 19", "user_id": "mia"})
+    assert writes(tenant) == []  # 10 >= 0.5 x 20
+    back = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", retriever, store_config_of(retriever))
+    assert len(back.tenants["acme"].memory.store) == 20
+
+
 def test_searches_and_writes_go_on_while_a_checkpoint_is_written(retriever, tmp_path, monkeypatch):
     """The memory is copied under its lock and written without it: a search and a write made while the files are
     written do not wait for them, and the write, logged after the copy, survives a restart without shutdown."""

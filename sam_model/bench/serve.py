@@ -299,6 +299,11 @@ def breakdown(model: str | Path, data: Path, clients: int, rounds: int, users: i
     return out
 
 
+def share_args(args) -> tuple[str, ...]:
+    """The server's --checkpoint-share, when the bench was given one."""
+    return () if args.checkpoint_share is None else ("--checkpoint-share", str(args.checkpoint_share))
+
+
 def load_bench(args, folder: Path, log) -> dict:
     keys = folder / "keys.json"
     keys.write_text(json.dumps(KEYS))
@@ -309,7 +314,7 @@ def load_bench(args, folder: Path, log) -> dict:
     port = free_port()
     every = () if args.checkpoint_every is None else ("--checkpoint-every", str(args.checkpoint_every))
     proc = start_server(args.model, keys, data, port, "--batch-ms", str(args.batch_ms), "--threads", str(args.threads),
-                        *every, log=folder / "server.log")
+                        *every, *share_args(args), log=folder / "server.log")
     try:
         base = f"http://127.0.0.1:{port}"
         warm = Tally()
@@ -331,6 +336,7 @@ def load_bench(args, folder: Path, log) -> dict:
     parts = breakdown(args.model, data, args.clients, 10, args.users, args.threads, log, args.queries)
     return {"mode": "load", "queries": args.queries, "breakdown": parts, "memories": args.memories,
             "clients": args.clients, "checkpoint_every": args.checkpoint_every,
+            "checkpoint_share": args.checkpoint_share,
             "batch_ms": args.batch_ms, "threads": args.threads, "cpus": os.cpu_count(), "runs": runs}
 
 
@@ -339,7 +345,7 @@ def fault_bench(args, folder: Path, log) -> dict:
     keys.write_text(json.dumps(KEYS))
     data, port = folder / "data", free_port()
     every = 50 if args.checkpoint_every is None else args.checkpoint_every
-    extra = ("--checkpoint-every", str(every), "--batch-ms", str(args.batch_ms))
+    extra = ("--checkpoint-every", str(every), "--batch-ms", str(args.batch_ms), *share_args(args))
     server = {"proc": start_server(args.model, keys, data, port, *extra, log=folder / "server.log")}
     kills, restarts = [0], []
 
@@ -410,6 +416,9 @@ def parser() -> argparse.ArgumentParser:
                    help="the server's checkpoint interval in writes (default: 50 for fault; for load the server's "
                         "own, 1000, which a 30 s run at 10 %% adds never reaches: give e.g. 100 to measure the "
                         "searches during checkpoints of the preloaded memories)")
+    p.add_argument("--checkpoint-share", type=float, default=None,
+                   help="the server's --checkpoint-share (default: its own, 0.1: at 100k memories a checkpoint "
+                        "waits for 10,000 writes; give 0 with --checkpoint-every to checkpoint by count alone)")
     p.add_argument("--workdir", type=Path, default=None, help="where data and logs go (default: a temp folder)")
     p.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
     p.add_argument("--log", type=Path, default=None, help="also write progress to this file")
@@ -432,6 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.checkpoint_every is not None and args.checkpoint_every < 1:  # before a preload of minutes, not after
         ap.error(f"--checkpoint-every must be >= 1 (writes between a tenant's checkpoints), got {args.checkpoint_every}")
+    if args.checkpoint_share is not None and not 0 <= args.checkpoint_share <= 10:
+        ap.error(f"--checkpoint-share must be in [0, 10] (writes per memory held), got {args.checkpoint_share}")
     if args.add_share is None:
         args.add_share = 0.1 if args.mode == "load" else 0.5
 

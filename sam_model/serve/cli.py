@@ -1,7 +1,8 @@
 """The ``sam-serve`` command: load a retriever, open every tenant's memory (checkpoint + log replay), serve.
 
     sam-serve --keys keys.json [--data sam-serve-data] [--model sam-general] [--port 8420]
-              [--qdrant-path DIR | --qdrant-url URL | --qdrant-edge DIR] [--checkpoint-every 1000] [--batch-ms 2]
+              [--qdrant-path DIR | --qdrant-url URL | --qdrant-edge DIR] [--checkpoint-every 1000] [--checkpoint-share 0.1]
+              [--batch-ms 2]
     sam-serve --keys keys.json --stdio TENANT      # MCP over stdin/stdout for one tenant (no HTTP)
 """
 
@@ -41,9 +42,13 @@ def parser() -> argparse.ArgumentParser:
                    "own engine (HNSW, payload indexes) embedded in this process (pip install 'sam_model[qdrant-edge]'):"
                    " one shard per tenant, live under DIR (scratch), copied into each tenant's data at a checkpoint")
     p.add_argument("--collection", default="sam", help="Qdrant collection prefix: <prefix>_<tenant>")
-    p.add_argument("--checkpoint-every", type=int, default=1000, help="save a tenant's memory after this many "
-                   "writes (and at a clean shutdown) and drop the log records it holds; a restart replays about this "
-                   "many (more if writes came while a save was written, or a save failed)")
+    p.add_argument("--checkpoint-every", type=int, default=1000, help="save a tenant's memory after at least this "
+                   "many writes (and at a clean shutdown) and drop the log records it holds; a restart replays about "
+                   "this many (more if writes came while a save was written, or a save failed)")
+    p.add_argument("--checkpoint-share", type=float, default=None, help="and after at least this share of the "
+                   "tenant's memories in writes (default 0.1: at 100k memories every 10,000 writes), so that saving "
+                   "every memory costs each write the same as the memory grows; the log keeps each write's vectors, "
+                   "so replaying it does not run the encoder (0: after --checkpoint-every writes, whatever the size)")
     p.add_argument("--batch-ms", type=float, default=2.0, help="micro-batching window: concurrent searches "
                    "arriving within it share one encoder forward (0: each encodes alone)")
     p.add_argument("--batch-max", type=int, default=32, help="most queries in one encoder forward")
@@ -68,7 +73,7 @@ def build(args: argparse.Namespace):
 
     from sam_model.retriever import SAMRetriever
     from sam_model.serve.batching import BatchedSearch
-    from sam_model.serve.tenants import Tenants, read_keys
+    from sam_model.serve.tenants import CHECKPOINT_SHARE, Tenants, read_keys
     from sam_model.store import store_config_of
 
     if sum(bool(v) for v in (args.qdrant_url, args.qdrant_path, args.qdrant_edge)) > 1:
@@ -77,6 +82,9 @@ def build(args: argparse.Namespace):
     for name in ("threads", "checkpoint_every", "batch_max"):
         if getattr(args, name) < 1:
             raise SystemExit(f"sam-serve: --{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.checkpoint_share is not None and not 0 <= args.checkpoint_share <= 10:
+        raise SystemExit(f"sam-serve: --checkpoint-share must be in [0, 10] (writes per memory held), got "
+                         f"{args.checkpoint_share}")
     import os
 
     import torch
@@ -97,8 +105,9 @@ def build(args: argparse.Namespace):
         cfg = dataclasses.replace(cfg, index=index)
     elif args.qdrant_edge:
         cfg = dataclasses.replace(cfg, index={"kind": "qdrant-edge", "path": args.qdrant_edge})
+    share = CHECKPOINT_SHARE if args.checkpoint_share is None else args.checkpoint_share
     tenants = Tenants(keys, args.data, retriever, cfg, checkpoint_every=args.checkpoint_every,
-                      fsync=not args.no_fsync)
+                      fsync=not args.no_fsync, checkpoint_share=share)
     search = BatchedSearch(args.batch_ms / 1000.0, args.batch_max) if args.batch_ms > 0 else None
     return tenants, search
 
