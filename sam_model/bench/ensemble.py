@@ -23,7 +23,6 @@ wider index.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,13 +60,11 @@ class ScoreEnsemble:
 
 def load_members(names: Sequence[str], observation_max_length: int | None = None) -> list[Any]:
     """The retrievers, each reading the first ``observation_max_length`` tokens of an observation when given."""
-    from sam_model.models.sam import check_clip
     from sam_model.retriever import SAMRetriever
 
     members = [SAMRetriever.load(n) for n in names]
     for m in members if observation_max_length is not None else ():
-        check_clip(observation_max_length, m.net.tokenizer)
-        m.net.cfg = dataclasses.replace(m.net.cfg, observation_max_length=observation_max_length)
+        m.net.read_observation(observation_max_length)
     return members
 
 

@@ -18,7 +18,7 @@ import copy
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 
 import torch
 from torch import nn
@@ -231,6 +231,12 @@ class SAMNet(nn.Module):
     def out_dim(self) -> int:
         return (self.cfg.dim + (self.state_encoder.text_encoder.hidden_size if self.uses_content else 0)
                 + (self.time.out_dim if self.time is not None else 0))
+
+    def read_observation(self, tokens: int) -> None:
+        """From now on read the first ``tokens`` tokens of a query's observation (SAMConfig.observation_max_length,
+        checked; 0: all of it): how a trained head is packed or compared reading less, without retraining."""
+        check_clip(tokens, self.tokenizer)
+        self.cfg = replace(self.cfg, observation_max_length=tokens)
 
     def _ids(self, vocab: Vocab, tokens: Sequence[str]) -> torch.Tensor:
         return torch.tensor(vocab.ids(tokens), dtype=torch.long, device=self.alpha_logit.device)

@@ -68,18 +68,15 @@ def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-mode
     sam-general; its held-out airline MRR is the same to three decimals, see its card). ``observation_max_length``:
     the packaged model reads that many tokens of a query's observation (SAMConfig.observation_max_length; the
     training record keeps what it was trained with): a cheaper query where that ranks as well."""
-    import dataclasses
 
     from sam_model.card import CARD, EVAL_START
     from sam_model.export import write_export
-    from sam_model.models.sam import check_clip
     from sam_model.retriever import SAMRetriever
 
     r = SAMRetriever.load(src, device="cpu")
     net = r.net
     if observation_max_length is not None:
-        check_clip(observation_max_length, net.tokenizer)
-        net.cfg = dataclasses.replace(net.cfg, observation_max_length=observation_max_length)
+        net.read_observation(observation_max_length)
     paths = sources(getattr(net, "training_info", None))
     check_shippable(paths)
     out = folder / name
