@@ -52,6 +52,25 @@ def writes(tenant) -> list[dict]:
     return [r for r in tenant.wal.records() if r["op"] != "vectors"]
 
 
+def hold_checkpoints(monkeypatch) -> tuple:
+    """Checkpoints stop after their copy, before their files are written: (writing, release), the event set when
+    one is held and the one that lets it go on."""
+    import threading
+
+    from sam_model.memory.scoped import ScopedMemory
+
+    writing, release = threading.Event(), threading.Event()
+    real = ScopedMemory.write_snapshot
+
+    def slow(self, path, snap):
+        writing.set()
+        assert release.wait(30)
+        return real(self, path, snap)
+
+    monkeypatch.setattr(ScopedMemory, "write_snapshot", slow)
+    return writing, release
+
+
 def url(memory_id: str) -> str:
     return "/v1/memories/" + quote(memory_id, safe="")
 
@@ -217,22 +236,13 @@ def test_searches_and_writes_go_on_while_a_checkpoint_is_written(retriever, tmp_
     written do not wait for them, and the write, logged after the copy, survives a restart without shutdown."""
     import threading
 
-    from sam_model.memory.scoped import ScopedMemory
 
     tenants = open_tenants(retriever, tmp_path)
     tenant = tenants.tenants["acme"]
     http = TestClient(create_app(tenants))
     for i in range(2):
         http.post("/v1/memories", headers=A, json={"messages": f"fact {i}", "user_id": "mia"})
-    writing, release = threading.Event(), threading.Event()
-    real = ScopedMemory.write_snapshot
-
-    def slow(self, path, snap):
-        writing.set()
-        assert release.wait(30)
-        return real(self, path, snap)
-
-    monkeypatch.setattr(ScopedMemory, "write_snapshot", slow)
+    writing, release = hold_checkpoints(monkeypatch)
     ckpt = threading.Thread(target=tenant.checkpoint)
     ckpt.start()
     assert writing.wait(30)
@@ -247,7 +257,7 @@ def test_searches_and_writes_go_on_while_a_checkpoint_is_written(retriever, tmp_
         release.set()
         ckpt.join(30)
     assert not ckpt.is_alive() and [x["args"]["data"] for x in writes(tenant)] == ["fact during"]
-    monkeypatch.setattr(ScopedMemory, "write_snapshot", real)
+    monkeypatch.undo()
     back = open_tenants(retriever, tmp_path)  # no close(): the checkpoint lacks the last write, the log has it
     got = TestClient(create_app(back)).get("/v1/memories", headers=A, params={"user_id": "mia"}).json()["results"]
     assert sorted(m["memory"] for m in got) == ["fact 0", "fact 1", "fact during"]
@@ -303,25 +313,17 @@ def test_an_mcp_write_does_not_wait_for_its_checkpoint(retriever, tmp_path, monk
 
     from mcp import Client
 
-    from sam_model.memory.scoped import ScopedMemory
     from sam_model.serve.mcp import create_mcp
 
     tenants = open_tenants(retriever, tmp_path)  # checkpoint_every=3
     tenant, server = tenants.tenants["acme"], create_mcp(tenants, stdio_tenant="acme")
-    writing, release = threading.Event(), threading.Event()
-    real = ScopedMemory.write_snapshot
-
-    def slow(self, path, snap):
-        writing.set()
-        assert release.wait(30)
-        return real(self, path, snap)
+    writing, release = hold_checkpoints(monkeypatch)
 
     async def remember(n: int) -> None:
         async with Client(server) as client:  # in-process, no headers: the stdio tenant
             for i in range(n):
                 assert not (await client.call_tool("remember", {"text": f"fact {i}", "user_id": "mia"})).is_error
 
-    monkeypatch.setattr(ScopedMemory, "write_snapshot", slow)
     try:
         asyncio.run(remember(3))
         assert writing.wait(30)  # the third answer came back; its checkpoint is still being written
