@@ -180,7 +180,7 @@ def test_a_restart_without_shutdown_replays_every_acknowledged_write(retriever, 
     assert len(got) == 6 and got[0]["memory"] == "fact zero, revised"
 
 
-def test_a_replay_takes_the_logged_vectors_not_the_encoder(retriever, tmp_path, monkeypatch):
+def test_a_replay_takes_the_logged_vectors_not_the_encoder(retriever, tmp_path, monkeypatch, caplog):
     """A write's memory vectors are logged after it (under its seq), so a restart replays the log without
     encoding its memories again, to the same vectors; a write logged without them (a log of an older version,
     a kill between the two lines) is encoded again."""
@@ -204,11 +204,14 @@ def test_a_replay_takes_the_logged_vectors_not_the_encoder(retriever, tmp_path, 
         return TestClient(create_app(back)).post("/v1/memories/search", headers=A, json=query).json()["results"]
 
     ranked = [(h["id"], h["score"]) for h in want]  # (created_at is the replay's time: README "Durability")
+    caplog.set_level("INFO", logger="sam_model.serve.tenants")
     assert [(h["id"], h["score"]) for h in search_after_restart()] == ranked and encoded == []  # the same floats
+    assert "2 writes replayed, 0 memories of them encoded again" in caplog.text
     lines = log.path.read_bytes().splitlines(keepends=True)
     log.path.write_bytes(b"".join(x for x in lines if b'"op":"vectors"' not in x))
     got = search_after_restart()
     assert encoded == [1, 1] and [h["id"] for h in got] == [h["id"] for h in want]
+    assert "2 writes replayed, 2 memories of them encoded again" in caplog.text
     assert [h["score"] for h in got] == pytest.approx([h["score"] for h in want], abs=1e-5)
 
 

@@ -148,14 +148,14 @@ class Tenant:
                     log.info("tenant %s: write %d (%s) was refused when made and again on replay: %s",
                              name, r["seq"], r["op"], err)
             self.vectors.give(None)
-            self.vectors.take()  # what the replay encoded (writes logged without their vectors) is not logged again
+            encoded = self.vectors.take()  # writes logged without their vectors: encoded again, not logged again
         self.wal.seq = max(self.wal.seq, done)
         self._checkpointed = done  # the seq the last checkpoint holds
         self._checkpointing = threading.Lock()
         if fresh:
             self.checkpoint()  # a checkpoint from the start: a Qdrant collection is then always attached by a load
-        log.info("tenant %s: %d memories (checkpoint seq %d, %d writes replayed)", name, len(self.memory.store),
-                 done, len(replay))
+        log.info("tenant %s: %d memories (checkpoint seq %d, %d writes replayed, %d memories of them encoded again)",
+                 name, len(self.memory.store), done, len(replay), len(encoded["ids"]) if encoded else 0)
 
     @property
     def lock(self) -> threading.RLock:
