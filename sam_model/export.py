@@ -283,7 +283,8 @@ def _packaged_text_encoder_net(path: Path, cfg: SAMConfig, bert_cfg: PretrainedC
     if found != ref["fingerprint"]:
         from importlib.metadata import version
 
-        fix = (f"install {TEXT_ENCODER_PACKAGE}=={ref.get('version')}" if version(TEXT_ENCODER_PACKAGE) != ref.get("version")
+        stamped = ref.get("version")
+        fix = (f"install {TEXT_ENCODER_PACKAGE}=={stamped}" if version(TEXT_ENCODER_PACKAGE) != stamped
                else "export the model again with --head-only (an export written before the fingerprint ignored the "
                     "transformers version records one that changes with it)")
         raise SAMFileError(f"{path}: the installed {TEXT_ENCODER_PACKAGE} (fingerprint {found}) is not the text "

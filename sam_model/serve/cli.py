@@ -1,8 +1,8 @@
 """The ``sam-serve`` command: load a retriever, open every tenant's memory (checkpoint + log replay), serve.
 
     sam-serve --keys keys.json [--data sam-serve-data] [--model sam-general] [--port 8420]
-              [--qdrant-path DIR | --qdrant-url URL | --qdrant-edge DIR] [--checkpoint-every 1000] [--checkpoint-share 0.1]
-              [--batch-ms 2]
+              [--qdrant-path DIR | --qdrant-url URL | --qdrant-edge DIR]
+              [--checkpoint-every 1000] [--checkpoint-share 0.1] [--batch-ms 2]
     sam-serve --keys keys.json --stdio TENANT      # MCP over stdin/stdout for one tenant (no HTTP)
 """
 

@@ -10,9 +10,9 @@ A line is ``<crc32 hex> <json>\\n`` with json = ``{"seq": n, "op": ..., "args": 
 from 1 and never repeats. A kill can tear only the last line (it was never acknowledged: the fsync had not
 returned): reading drops a torn or unterminated last line with a warning. A bad line anywhere else is damage,
 reported with its file and line. A write that made memories is followed by a record of their vectors under its
-seq (``op`` "vectors", :meth:`WriteAheadLog.attach`), so a replay does not run the encoder again. The checkpoint records the seq it includes, so a kill between the checkpoint's
-swap and the log's truncation replays nothing twice; the truncation drops only the records the checkpoint holds
-(writes go on while its files are written).
+seq (``op`` "vectors", :meth:`WriteAheadLog.attach`), so a replay does not run the encoder again. The checkpoint
+records the seq it includes, so a kill between the checkpoint's swap and the log's truncation replays nothing
+twice; the truncation drops only the records the checkpoint holds (writes go on while its files are written).
 """
 
 from __future__ import annotations
