@@ -232,6 +232,10 @@ def test_a_checkpoint_waits_for_a_share_of_the_memories_in_writes(retriever, tmp
     assert writes(tenant) == []  # 10 >= 0.5 x 20
     back = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", retriever, store_config_of(retriever))
     assert len(back.tenants["acme"].memory.store) == 20
+    for bad in (-0.1, float("nan"), "0.1", True):  # the library refuses what sam-serve's option refuses
+        with pytest.raises(ValueError, match=r"checkpoint share must be a number in \[0, 10\]"):
+            Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", retriever, store_config_of(retriever),
+                    checkpoint_share=bad)
 
 
 def test_searches_and_writes_go_on_while_a_checkpoint_is_written(retriever, tmp_path, monkeypatch):

@@ -93,7 +93,7 @@ def test_a_checkpoint_interval_under_1_is_refused_before_the_preload(capsys):
     assert "--checkpoint-every must be >= 1" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["load", "--checkpoint-share", "-0.1"])
-    assert "--checkpoint-share must be in [0, 10]" in capsys.readouterr().err
+    assert "--checkpoint-share: the checkpoint share must be a number in [0, 10]" in capsys.readouterr().err
 
 
 def test_demo_queries_send_states_as_long_as_agents_write():

@@ -441,8 +441,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.checkpoint_every is not None and args.checkpoint_every < 1:  # before a preload of minutes, not after
         ap.error(f"--checkpoint-every must be >= 1 (writes between a tenant's checkpoints), got {args.checkpoint_every}")
-    if args.checkpoint_share is not None and not 0 <= args.checkpoint_share <= 10:
-        ap.error(f"--checkpoint-share must be in [0, 10] (writes per memory held), got {args.checkpoint_share}")
+    if args.checkpoint_share is not None:
+        from sam_model.serve.tenants import check_checkpoint_share
+
+        try:
+            check_checkpoint_share(args.checkpoint_share)
+        except ValueError as err:
+            ap.error(f"--checkpoint-share: {err}")
     if args.add_share is None:
         args.add_share = 0.1 if args.mode == "load" else 0.5
 

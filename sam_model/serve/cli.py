@@ -73,7 +73,7 @@ def build(args: argparse.Namespace):
 
     from sam_model.retriever import SAMRetriever
     from sam_model.serve.batching import BatchedSearch
-    from sam_model.serve.tenants import CHECKPOINT_SHARE, Tenants, read_keys
+    from sam_model.serve.tenants import CHECKPOINT_SHARE, Tenants, check_checkpoint_share, read_keys
     from sam_model.store import store_config_of
 
     if sum(bool(v) for v in (args.qdrant_url, args.qdrant_path, args.qdrant_edge)) > 1:
@@ -82,9 +82,10 @@ def build(args: argparse.Namespace):
     for name in ("threads", "checkpoint_every", "batch_max"):
         if getattr(args, name) < 1:
             raise SystemExit(f"sam-serve: --{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-    if args.checkpoint_share is not None and not 0 <= args.checkpoint_share <= 10:
-        raise SystemExit(f"sam-serve: --checkpoint-share must be in [0, 10] (writes per memory held), got "
-                         f"{args.checkpoint_share}")
+    try:
+        share = CHECKPOINT_SHARE if args.checkpoint_share is None else check_checkpoint_share(args.checkpoint_share)
+    except ValueError as err:
+        raise SystemExit(f"sam-serve: --checkpoint-share: {err}") from None
     import os
 
     import torch
@@ -105,7 +106,6 @@ def build(args: argparse.Namespace):
         cfg = dataclasses.replace(cfg, index=index)
     elif args.qdrant_edge:
         cfg = dataclasses.replace(cfg, index={"kind": "qdrant-edge", "path": args.qdrant_edge})
-    share = CHECKPOINT_SHARE if args.checkpoint_share is None else args.checkpoint_share
     tenants = Tenants(keys, args.data, retriever, cfg, checkpoint_every=args.checkpoint_every,
                       fsync=not args.no_fsync, checkpoint_share=share)
     search = BatchedSearch(args.batch_ms / 1000.0, args.batch_max) if args.batch_ms > 0 else None

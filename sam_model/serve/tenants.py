@@ -77,6 +77,15 @@ VECTORS = "vectors"  # the log record of a write's memory vectors (WriteAheadLog
 CHECKPOINT_SHARE = 0.1  # a checkpoint waits for writes numbering this share of the memories held (and checkpoint_every)
 
 
+def check_checkpoint_share(share: Any) -> float:
+    """``share`` as a tenant's checkpoint share (writes per memory held between checkpoints), or a ValueError that
+    says what it must be: one check for the library, ``sam-serve`` and the serve bench."""
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 10:
+        raise ValueError(f"the checkpoint share must be a number in [0, 10] (writes per memory held between a "
+                         f"tenant's checkpoints; 0: by --checkpoint-every alone), got {share!r}")
+    return float(share)
+
+
 class LoggedVectors:
     """A tenant's store encoder seen through its log: it keeps the memory vectors it computes during a write, for
     the tenant to log after it (:meth:`take`), and during a replay hands back the vectors a write was logged with
@@ -123,8 +132,8 @@ class Tenant:
                  checkpoint_share: float = CHECKPOINT_SHARE):
         """A checkpoint is due after ``checkpoint_every`` writes and ``checkpoint_share`` times the memories held
         (:meth:`checkpoint_if_due`)."""
+        self.checkpoint_share = check_checkpoint_share(checkpoint_share)
         self.name, self.folder, self.checkpoint_every = name, Path(folder), checkpoint_every
-        self.checkpoint_share = checkpoint_share
         self.folder.mkdir(parents=True, exist_ok=True)
         ckpt = self.folder / CHECKPOINT
         fresh = not exists(ckpt)
@@ -312,4 +321,4 @@ class Tenants:
             t.close()
 
 
-__all__ = ["Tenant", "Tenants", "apply", "read_keys"]
+__all__ = ["Tenant", "Tenants", "apply", "check_checkpoint_share", "read_keys"]
