@@ -1,0 +1,94 @@
+"""Weight interpolation of a model and its fine-tune (sam_model.interpolate, WiSE-FT): the line between the two
+weight sets, written as an export that loads and ranks like either end at 0 and 1, and refusals of what does
+not line up."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from sam_model.export import save_exported
+from sam_model.interpolate import interpolate, interpolate_nets, main
+from sam_model.io import SAMFileError
+from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.retriever import SAMRetriever
+
+KINDS = ["user", "system", "action", "result"]
+
+
+def net(tiny_bert_dir, seed: int, **over) -> SAMNet:
+    torch.manual_seed(seed)
+    cfg = dict(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32, time_features=4,
+               phases=["search", "book"], kinds=KINDS)
+    return SAMNet(SAMConfig(**{**cfg, **over})).eval()
+
+
+@pytest.fixture(scope="module")
+def pair(tiny_bert_dir, tmp_path_factory):
+    """Two exports on one frozen encoder: a 'base' and a 'fine-tune' (other head weights), with training records."""
+    tmp = tmp_path_factory.mktemp("interp")
+    base, tuned = net(tiny_bert_dir, 0), net(tiny_bert_dir, 1)
+    base.training_info = {"data": {"sources": [{"path": "toolworlds:60:0:0:free"}]}}
+    tuned.training_info = {"data": {"sources": [{"path": "../shared/data/sgd/train"}]}, "init_from": "base"}
+    return save_exported(base, tmp / "base"), save_exported(tuned, tmp / "tuned"), tmp
+
+
+def heads(r: SAMRetriever) -> dict[str, torch.Tensor]:
+    return {k: v for k, v in r.net.state_dict().items() if ".bert." not in k}
+
+
+def scores(r: SAMRetriever) -> torch.Tensor:
+    """Two queries' scores over three memories, from the network as evaluate.py and search use it."""
+    with torch.no_grad():
+        q = r.net.encode_queries(["phase: book | needs: time", "phase: search"], ["book", "search"],
+                                 ["ok, go ahead", "find one"])
+        m = r.net.encode_memories(["a table for 4 at 7pm", "id 42", "hi"], ["user", "result", "system"],
+                                  ["book", "search", "book"])
+    return torch.as_tensor(q) @ torch.as_tensor(m).T
+
+
+def test_the_line_between_two_models_written_as_an_export(pair):
+    base_dir, tuned_dir, tmp = pair
+    base, tuned = SAMRetriever.load(base_dir, device="cpu"), SAMRetriever.load(tuned_dir, device="cpu")
+    hb, ht = heads(base), heads(tuned)
+    assert any(not torch.equal(hb[k], ht[k]) for k in hb if hb[k].is_floating_point())
+    for w in (0.0, 0.3, 1.0):
+        out = interpolate(base_dir, tuned_dir, w, tmp / f"w{w}")
+        mixed = SAMRetriever.load(out, device="cpu")
+        for k, v in heads(mixed).items():
+            assert torch.allclose(v, (1 - w) * hb[k] + w * ht[k], atol=1e-6), k
+        bert = {k: v for k, v in mixed.net.state_dict().items() if ".bert." in k}
+        assert all(torch.equal(v, base.net.state_dict()[k]) for k, v in bert.items())  # the frozen encoder as is
+        record = json.loads((out / "training.json").read_text())
+        assert record["interpolated"]["weight"] == w
+        assert {s["path"] for s in record["data"]["sources"]} == {"toolworlds:60:0:0:free", "../shared/data/sgd/train"}
+    assert torch.allclose(scores(SAMRetriever.load(tmp / "w0.0")), scores(base), atol=1e-5)
+    assert torch.allclose(scores(SAMRetriever.load(tmp / "w1.0")), scores(tuned), atol=1e-5)
+    assert not torch.allclose(scores(SAMRetriever.load(tmp / "w0.3")), scores(base), atol=1e-5)
+
+
+def test_models_that_do_not_line_up_are_refused(pair, tiny_bert_dir, tmp_path):
+    base_dir, tuned_dir, _ = pair
+    other = save_exported(net(tiny_bert_dir, 2, dim=8), tmp_path / "other")
+    with pytest.raises(SAMFileError, match="config field.*dim"):
+        interpolate(base_dir, other, 0.5, tmp_path / "out")
+    phases = save_exported(net(tiny_bert_dir, 2, phases=["search", "book", "pay"]), tmp_path / "phases")
+    with pytest.raises(SAMFileError, match="phases"):
+        interpolate(base_dir, phases, 0.5, tmp_path / "out")
+    a = SAMRetriever.load(base_dir).net
+    for bad in (-0.1, 1.5, math.nan, True, "0.5"):
+        with pytest.raises(SAMFileError, match="--weight must be a number from 0"):
+            interpolate_nets(a, a, bad)
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_the_cli_writes_the_export_and_refuses_in_one_line(pair, tmp_path, capsys):
+    base_dir, tuned_dir, _ = pair
+    assert main([str(base_dir), str(tuned_dir), str(tmp_path / "mid"), "--weight", "0.5"]) == 0
+    assert (tmp_path / "mid" / "model.safetensors").exists()
+    assert main([str(base_dir), str(tuned_dir), str(tmp_path / "bad"), "--weight", "2"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--weight must be a number from 0" in err[0]
