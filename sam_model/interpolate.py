@@ -9,9 +9,11 @@ them,
 
 often keeps most of the fine-tune's in-domain gain at a small ``w`` cost to the rest, because both ends lie in
 one basin of the loss. It needs nothing but the two weight sets: no data, no training, one forward pass a query as
-before. The two must share the architecture, the vocabularies (phases, kinds: the rows of their embeddings) and
-the frozen text encoder (same fingerprint), as a warm start (``model.init_from``) gives; anything else is refused
-with what differs. Which ``w`` to ship is chosen on validation data, never a test set.
+before. The two must share the architecture and the frozen text encoder (same fingerprint), as a warm start
+(``model.init_from``) gives; anything else is refused with what differs. An adapted model's vocabularies extend
+the first model's (new tools' phases appended, sam_model.models.adapt); the first is extended the same way
+before mixing (each new row the unknown row 0, which is how it ranked those phases), so ``w = 0`` still ranks as
+the first model. Which ``w`` to ship is chosen on validation data, never a test set.
 
     python -m sam_model.interpolate sam-general checkpoints/ft64-s0/export checkpoints/wise-0.5 --weight 0.5
 """
@@ -27,9 +29,7 @@ from pathlib import Path
 import torch
 
 from sam_model.io import SAMFileError, cli_name, run_cli
-
-# Config fields that do not change the weights' meaning: how much of a text is read, and caching.
-FREE_FIELDS = frozenset({"state_max_length", "observation_max_length", "cache_text", "bert_path"})
+from sam_model.models.adapt import FREE_FIELDS, extend_net, extended_config
 
 
 def check_compatible(a, b, names: tuple[str, str]) -> None:
@@ -37,9 +37,12 @@ def check_compatible(a, b, names: tuple[str, str]) -> None:
     encoder, or state_dict keys and shapes. ``names``: how to call them in the error."""
     ca, cb = a.cfg.to_dict(), b.cfg.to_dict()
     diff = sorted(k for k in set(ca) | set(cb) if k not in FREE_FIELDS and ca.get(k) != cb.get(k))
+    diff += [k for k in ("phases", "kinds") if list(cb[k][:len(ca[k])]) != list(ca[k])]
     if diff:
         raise SAMFileError(f"{names[1]} is not a fine-tune of {names[0]}: config field(s) {', '.join(diff)} differ "
                            "(interpolate a model with one trained from it by model.init_from)")
+    if (ca["phases"], ca["kinds"]) != (cb["phases"], cb["kinds"]):
+        a = extend_net(a, extended_config(a.cfg, cb["phases"], cb["kinds"]))
     fa, fb = a.state_encoder.text_encoder.fingerprint(), b.state_encoder.text_encoder.fingerprint()
     if fa != fb:
         raise SAMFileError(f"{names[0]} and {names[1]} run different text encoders (fingerprints {fa}, {fb}); "
@@ -52,15 +55,18 @@ def check_compatible(a, b, names: tuple[str, str]) -> None:
 
 
 def interpolate_nets(a, b, weight: float):
-    """A copy of ``a`` whose floating weights are ``(1 - weight) * a + weight * b`` (integer buffers must agree).
-    The frozen text encoder is the same in both and comes out unchanged."""
+    """A copy of ``a`` whose floating weights are ``(1 - weight) * a + weight * b`` (integer buffers must agree),
+    ``a`` first extended to ``b``'s vocabularies where ``b`` was adapted from it. The frozen text encoder is the
+    same in both and comes out unchanged."""
     if not (isinstance(weight, (int, float)) and not isinstance(weight, bool) and math.isfinite(weight)
             and 0.0 <= weight <= 1.0):
         raise SAMFileError(f"--weight must be a number from 0 (the first model) to 1 (the second), got {weight!r}")
-    out = copy.deepcopy(a)
+    ca, cb = a.cfg, b.cfg
+    out = copy.deepcopy(a) if (ca.phases, ca.kinds) == (cb.phases, cb.kinds) else \
+        extend_net(a, extended_config(ca, list(cb.phases), list(cb.kinds)))
     sb = b.state_dict()
     mixed = {}
-    for k, va in a.state_dict().items():
+    for k, va in out.state_dict().items():
         vb = sb[k].to(va.device)
         if va.is_floating_point():
             mixed[k] = torch.lerp(va.float(), vb.float(), float(weight)).to(va.dtype)

@@ -70,13 +70,39 @@ def test_the_line_between_two_models_written_as_an_export(pair):
     assert not torch.allclose(scores(SAMRetriever.load(tmp / "w0.3")), scores(base), atol=1e-5)
 
 
+def test_an_adapted_model_with_new_phases_mixes_with_its_start_extended(pair, tiny_bert_dir, tmp_path):
+    base_dir, _, _ = pair
+    from sam_model.models.adapt import extend_net, extended_config
+
+    base = SAMRetriever.load(base_dir).net
+    adapted = extend_net(base, extended_config(base.cfg, ["search", "book", "pay"], KINDS + ["tool"]))
+    with torch.no_grad():
+        for p in adapted.parameters():
+            if p.requires_grad:
+                p.add_(0.1 * torch.randn_like(p))  # "trained" on logs with a new tool and a new kind
+    adapted.training_info = {"data": {"sources": [{"path": "my_logs"}]}}
+    adapted_dir = save_exported(adapted, tmp_path / "adapted")
+    start = interpolate(base_dir, adapted_dir, 0.0, tmp_path / "w0")
+    mixed = SAMRetriever.load(start).net
+    assert mixed.cfg.phases == ["search", "book", "pay"] and mixed.cfg.kinds == KINDS + ["tool"]
+    with torch.no_grad():  # w = 0 ranks as the first model, also for the phase it never saw (its unknown row)
+        q = [["phase: pay"], ["pay"], ["go ahead"]]
+        m = [["id 42", "hi"], ["tool", "user"], ["pay", "book"]]
+        assert torch.allclose(mixed.encode_queries(*q) @ mixed.encode_memories(*m).T,
+                              base.encode_queries(*q) @ base.encode_memories(*m).T, atol=1e-5)
+    half = SAMRetriever.load(interpolate(base_dir, adapted_dir, 0.5, tmp_path / "w5")).net.state_dict()
+    key = next(k for k in half if k.endswith("phase_emb.weight"))
+    row0, tuned = base.state_dict()[key][0], adapted.state_dict()[key][-1]  # "pay": the last row, new
+    assert torch.allclose(half[key][-1], 0.5 * row0 + 0.5 * tuned, atol=1e-6)  # the new row from the unknown one
+
+
 def test_models_that_do_not_line_up_are_refused(pair, tiny_bert_dir, tmp_path):
     base_dir, tuned_dir, _ = pair
     other = save_exported(net(tiny_bert_dir, 2, dim=8), tmp_path / "other")
     with pytest.raises(SAMFileError, match="config field.*dim"):
         interpolate(base_dir, other, 0.5, tmp_path / "out")
-    phases = save_exported(net(tiny_bert_dir, 2, phases=["search", "book", "pay"]), tmp_path / "phases")
-    with pytest.raises(SAMFileError, match="phases"):
+    phases = save_exported(net(tiny_bert_dir, 2, phases=["book", "search"]), tmp_path / "phases")
+    with pytest.raises(SAMFileError, match="phases"):  # not an extension of the first's: its rows mean other phases
         interpolate(base_dir, phases, 0.5, tmp_path / "out")
     a = SAMRetriever.load(base_dir).net
     for bad in (-0.1, 1.5, math.nan, True, "0.5"):
