@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from sam_model.data import read_episodes
 from sam_model.data.synthetic import write_synthetic
@@ -48,6 +49,18 @@ def test_readme_adaptation_recipe_outside_the_checkout(tmp_path):
     adapted.add_memories([e for e in episode.events if e.step < decision.step])
     hits = adapted.search(decision.state, decision.text, k=3, episode_id=episode.episode_id)
     assert len(hits) == 3 and all(h.step < decision.step for h in hits)
+    # the recipe's last step: mixed halfway back with sam-general (WiSE-FT), the vocabularies as adapted
+    res = subprocess.run([sys.executable, "-m", "sam_model.interpolate", "sam-general", "checkpoints/adapt/export",
+                          "checkpoints/adapt/mixed", "--weight", "0.5"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    mixed = SAMRetriever.load(run / "mixed")
+    assert mixed.net.cfg.phases == phases and mixed.net.cfg.kinds == kinds
+    key = "state_encoder.fuse.0.weight"
+    want = 0.5 * general.net.state_dict()[key] + 0.5 * adapted.net.state_dict()[key]
+    assert torch.allclose(mixed.net.state_dict()[key], want, atol=1e-6)
+    mixed.add_memories([e for e in episode.events if e.step < decision.step])
+    assert len(mixed.search(decision.state, decision.text, k=3, episode_id=episode.episode_id)) == 3
 
 
 def test_the_adapters_default_to_the_packaged_model():
