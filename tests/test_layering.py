@@ -19,8 +19,8 @@ import pytest
 
 import sam_model
 
-INFERENCE = ["sam_model", "sam_model.retriever", "sam_model.export", "sam_model.interpolate", "sam_model.index", "sam_model.encoder",
-             "sam_model.encoding", "sam_model.models.onnx_text", "sam_model.models.packing", "sam_model.models.call_cost",
+INFERENCE = ["sam_model", "sam_model.retriever", "sam_model.export", "sam_model.interpolate", "sam_model.index",
+             "sam_model.encoder", "sam_model.encoding", "sam_model.models.onnx_text", "sam_model.models.packing", "sam_model.models.call_cost",
              "sam_model.store", "sam_model.backends", "sam_model.memory", "sam_model.memory.scoped", "sam_model.janus",
              "sam_model.janus.controller", "sam_model.janus.trigger", "sam_model.janus.evalset"]
 INTEGRATIONS = ["sam_model.integrations.langchain", "sam_model.integrations.langgraph"]
