@@ -398,3 +398,20 @@ def test_the_service_leaves_bf16_out_of_auto_unless_asked(tiny_bert_dir, tmp_pat
                                             "--model", str(export), "--device", "cpu"]))
     assert "bf16" in tenants.retriever.encoder.backend
     tenants.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux-only")
+def test_the_encoder_threads_default_to_the_cores_the_process_may_use():
+    """Measured on two quiet cores, 2 threads beat 1 (README 'Served memory'); a process pinned to fewer cores
+    (taskset, a cpuset) must not start more threads than it has cores."""
+    import subprocess
+    import sys
+
+    code = ("import os; from sam_model.serve.cli import parser; "
+            "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+            "print(parser().parse_args(['--keys', 'k']).threads)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "1"
+    from sam_model.serve.cli import parser
+
+    assert parser().parse_args(["--keys", "k"]).threads == len(os.sched_getaffinity(0))

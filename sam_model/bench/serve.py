@@ -51,6 +51,8 @@ from urllib.parse import quote
 import httpx
 import numpy as np
 
+from sam_model.serve.cli import cores
+
 KEYS = {"acme": "acme-key-0123456789abcdef", "globex": "globex-key-0123456789abcdef"}
 PHASES = ["search", "plan", "confirm", "book"]
 SLOTS = ["date", "city", "budget", "name", "time"]
@@ -408,7 +410,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--add-share", type=float, default=None,
                    help="share of operations that are adds (default: 0.1 for load, 0.5 for fault)")
     p.add_argument("--batch-ms", type=float, default=2.0, help="the server's micro-batching window (0: off)")
-    p.add_argument("--threads", type=int, default=1, help="load: the server's torch threads (sam-serve --threads)")
+    p.add_argument("--threads", type=int, default=cores(),
+                   help="load: the server's encoder threads (sam-serve --threads; default, as there: the cores)")
     p.add_argument("--kills", type=int, default=20, help="fault: SIGKILLs of the server")
     p.add_argument("--kill-every", type=float, default=3.0, help="fault: mean seconds between kills (0.5-1.5 x)")
     p.add_argument("--settle", type=float, default=5.0, help="fault: seconds the clients run on after the last kill")
