@@ -415,3 +415,24 @@ def test_the_encoder_threads_default_to_the_cores_the_process_may_use():
     from sam_model.serve.cli import parser
 
     assert parser().parse_args(["--keys", "k"]).threads == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("files, quota", [
+    ({"cpu.max": "150000 100000\n"}, 1.5),                                      # cgroup v2, docker --cpus 1.5
+    ({"cpu.max": "max 100000\n"}, None),                                        # v2, unlimited
+    ({"cpu/cpu.cfs_quota_us": "200000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 2.0),  # cgroup v1
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),     # v1, unlimited
+    ({"cpu.max": "garbage"}, None),
+    ({}, None),                                                                 # no cgroup file system
+])
+def test_a_cgroup_cpu_quota_caps_the_encoder_threads(tmp_path, files, quota):
+    """A container limited to 1.5 CPUs on a bigger node sees every core in its mask; the default threads must
+    follow the quota (rounded up), not the mask."""
+    from sam_model.serve.cli import cores, cpu_quota
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert cpu_quota(tmp_path) == quota
+    mask = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert cores(tmp_path) == (min(mask, 2) if quota else mask)
