@@ -4,10 +4,10 @@
 
 A and B are the ``--json`` files of ``python -m sam_model.bench.serve load`` runs made in alternating pairs (A then
 B, B then A, ...: the order cancels a machine that speeds up or slows down during the slot); each argument is a
-glob or a comma-separated list, and the i-th file of A (sorted by name) is paired with the i-th of B. A latency
-percentile moves by tens of ms between two runs of one configuration (a 40-s run's p99 is its 3-6 slowest
-searches), so one pair says little; the paired difference over several pairs, and its interval, say whether B
-differs from A. The interval is Student's t over the pairs' differences (mean ± t₀.₉₇₅,ₙ₋₁ · s / √n); an interval
+glob or a comma-separated list, and the i-th file of A (sorted by name) is paired with the i-th of B (each file's
+first think time: run one ``--think-ms`` per file). A latency percentile moves by tens of ms between two runs of
+one configuration (a 40-s run's p99 is its 3-6 slowest searches), so one pair says little; the paired difference
+over several pairs, and its interval, say whether B differs from A. The interval is Student's t over the pairs' differences (mean ± t₀.₉₇₅,ₙ₋₁ · s / √n); an interval
 that holds 0 is no difference. Printed: a markdown table, one row per figure (requests/s, search p50/p99/mean,
 add p99, the in-process encode of 16 queries), with A's and B's mean and each run's value.
 """
