@@ -176,8 +176,8 @@ def _main(argv: Sequence[str] | None) -> int:
     @contextlib.asynccontextmanager
     async def lifespan(_app):
         async with (mcp.session_manager.run() if mcp is not None else contextlib.nullcontext()):
-            log.info("sam-serve: %d tenants, listening on http://%s:%d (MCP at /mcp%s)", len(tenants.tenants),
-                     args.host, args.port, " off" if mcp is None else "")
+            log.info("sam-serve: %d tenants, listening on http://%s:%d (MCP at /mcp%s), encoder on %d threads",
+                     len(tenants.tenants), args.host, args.port, " off" if mcp is None else "", args.threads)
             yield
         tenants.close()  # a clean shutdown checkpoints every tenant
 
