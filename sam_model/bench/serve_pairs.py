@@ -7,9 +7,10 @@ B, B then A, ...: the order cancels a machine that speeds up or slows down durin
 glob or a comma-separated list, and the i-th file of A (sorted by name) is paired with the i-th of B (each file's
 first think time: run one ``--think-ms`` per file). A latency percentile moves by tens of ms between two runs of
 one configuration (a 40-s run's p99 is its 3-6 slowest searches), so one pair says little; the paired difference
-over several pairs, and its interval, say whether B differs from A. The interval is Student's t over the pairs' differences (mean ± t₀.₉₇₅,ₙ₋₁ · s / √n); an interval
-that holds 0 is no difference. Printed: a markdown table, one row per figure (requests/s, search p50/p99/mean,
-add p99, the in-process encode of 16 queries), with A's and B's mean and each run's value.
+over several pairs, and its interval, say whether B differs from A. The interval is Student's t over the pairs'
+differences (mean ± t₀.₉₇₅,ₙ₋₁ · s / √n); an interval that holds 0 is no difference. Printed: a markdown table,
+one row per figure (requests/s, search p50/p99/mean, add p99, the in-process encode of 16 queries), with A's and
+B's mean and each run's value.
 """
 
 from __future__ import annotations
@@ -86,8 +87,8 @@ def table(a: list[str | Path], b: list[str | Path], names: tuple[str, str] = ("A
         except (OSError, json.JSONDecodeError) as err:
             raise SystemExit(f"{path}: cannot read it as JSON ({err}); give the --json files of load runs") from None
     ra, rb = runs[:len(a)], runs[len(a):]
-    lines = [f"| figure | {names[0]}: each run | mean | {names[1]}: each run | mean | {names[1]} − {names[0]} [95 % CI] |",
-             "|---|---|---|---|---|---|"]
+    head = f"| figure | {names[0]}: each run | mean | {names[1]}: each run | mean | {names[1]} − {names[0]} [95 % CI] |"
+    lines = [head, "|---|---|---|---|---|---|"]
     for name, path in FIGURES.items():
         xa = [figure(r, path, p) for r, p in zip(ra, a)]
         xb = [figure(r, path, p) for r, p in zip(rb, b)]
@@ -99,7 +100,8 @@ def table(a: list[str | Path], b: list[str | Path], names: tuple[str, str] = ("A
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog=cli_name("python -m sam_model.bench.serve_pairs"), description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog=cli_name("python -m sam_model.bench.serve_pairs"),
+                                description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("a", help="A's --json files of load runs: a glob (quoted) or a comma-separated list")
     p.add_argument("b", help="B's, as many, paired in the order of their names with A's")

@@ -89,10 +89,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--stdio", metavar="TENANT", default=None, help="serve MCP over stdin/stdout for this tenant "
                    "instead of HTTP (an agent that starts the memory as its subprocess)")
     p.add_argument("--threads", type=int, default=cores(), help="threads of the encoder (torch and ONNX Runtime; "
-                   "default: the cores this process may use, capped by a cgroup CPU quota). On two quiet cores with agent-length states, 2 threads "
-                   "against 1 served 32 %% more searches a second at full load and cut p99 by 22 ms at an agent's "
-                   "pace (README 'Served memory'); on a host shared with other busy processes, 1 (one query took "
-                   "928 ms with 2 threads, 176 ms with 1)")
+                   "default: the cores this process may use, capped by a cgroup CPU quota). On two quiet cores "
+                   "with agent-length states, 2 threads against 1 served 32 %% more searches a second at full "
+                   "load and cut p99 by 22 ms at an agent's pace (README 'Served memory'); on a host shared with "
+                   "other busy processes, 1 (one query took 928 ms with 2 threads, 176 ms with 1)")
     p.add_argument("--device", default=None, help="torch device of the encoder (default: cuda if available)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                    help="log level of the service and uvicorn")
