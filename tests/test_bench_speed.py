@@ -46,3 +46,33 @@ def test_profile_counts_the_bert_arithmetic_of_both_searches(tiny_bert_dir, tmp_
         ratios.append(out["profiles"]["torch"]["BERT FLOPs, SAM / dense (median, not ms)"])
     assert 1 < ratios[0] < 1 + 32  # SAM reads dense's text and a state text of at most max_length (32) tokens
     assert ratios[2] < ratios[1] < ratios[0]  # what SAM reads, clipped: fewer tokens each time
+
+
+def test_dense_baseline_reads_the_given_bert_and_a_gpu_run_needs_torch(tiny_bert_dir, tmp_path, monkeypatch):
+    """``--bert``: the dense baseline's BERT folder (a stand-in's on a machine without MiniLM's weights);
+    ``--device`` other than cpu runs BERT on PyTorch only, refused with anything else before any work."""
+    import pytest
+
+    from sam_model.bench import speed
+    from sam_model.data.synthetic import write_synthetic
+    from sam_model.evaluation.data import load_eval_data
+    from sam_model.models import text_encoder
+
+    log = tmp_path / "demo.jsonl"
+    write_synthetic(log, 2, seed=1)
+    monkeypatch.setattr(speed, "load_data", lambda path: (load_eval_data(log, "episode"), "2 demo episodes"))
+    seen, real = [], text_encoder.TextEmbedder.__init__
+
+    def spy(self, path=None, device=None, max_length=128, cache_dir=None):
+        seen.append((path, device))
+        real(self, path, device, max_length, cache_dir)
+
+    monkeypatch.setattr(text_encoder.TextEmbedder, "__init__", spy)
+    export = tiny_export(tiny_bert_dir, tmp_path / "export")
+    out = speed.main(["--retriever", str(export), "--bert", str(tiny_bert_dir), "--sizes", "10", "--batches", "1",
+                      "--backends", "torch", "--calls", "2", "--threads", "1", "--out", str(tmp_path / "out")])
+    assert seen == [(str(tiny_bert_dir), "cpu")] and out["config"]["gpu"] is None
+    assert out["rows"][0]["dense"]["p50_ms"] > 0
+    with pytest.raises(SystemExit):
+        speed.main(["--retriever", str(export), "--device", "cuda", "--backends", "onnx", "--out", str(tmp_path / "x")])
+    assert not (tmp_path / "x").exists()

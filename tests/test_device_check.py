@@ -32,3 +32,28 @@ def test_hash_tokenizer_gives_bert_inputs():
     assert enc["input_ids"].shape == enc["attention_mask"].shape == (2, 8)
     assert enc["input_ids"][0, 0] == 101 and int(enc["input_ids"].max()) < 30522
     assert enc["attention_mask"][1].tolist() == [1, 1, 1, 0, 0, 0, 0, 0]
+
+
+def test_standin_is_the_packaged_head_on_random_minilm_weights(tmp_path):
+    """What a device machine without MiniLM's weights times: the shipped head's weights, the deployed shapes, a
+    BERT whose values are random (so its rankings mean nothing, and nothing claims they do)."""
+    from safetensors.torch import load_file
+
+    from sam_model.data.schema import parse_event
+    from sam_model.pretrained import resolve
+    from sam_model.retriever import SAMRetriever
+
+    out = device.main(["--out", str(tmp_path), "--standin", str(tmp_path / "s")])
+    r = SAMRetriever.load(out["sam"], device="cpu")
+    shipped = SAMRetriever.from_pretrained("sam-general", device="cpu")
+    head = load_file(str(resolve("sam-general") / "model.safetensors"))
+    state = r.net.state_dict()
+    assert head and all(torch.equal(state[k], v.float()) for k, v in head.items())
+    assert r.net.cfg == shipped.net.cfg and r.dim == shipped.dim
+    bert, real = r.net.state_encoder.text_encoder.bert, shipped.net.state_encoder.text_encoder.bert
+    assert bert.config.hidden_size == real.config.hidden_size == 384
+    assert not torch.equal(bert.embeddings.word_embeddings.weight, real.embeddings.word_embeddings.weight)
+    assert (tmp_path / "s" / "bert" / "tokenizer.json").exists()
+    r.add_memories([parse_event({"episode_id": "e", "step": 0, "kind": "user", "text": "Fly to Paris on May 3rd."},
+                                "<test>", 1)])
+    assert len(r.search({"phase": "book"}, "ok, go ahead", k=1, episode_id="e")) == 1

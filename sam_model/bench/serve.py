@@ -267,7 +267,8 @@ def preload(model: str | Path, data: Path, keys: Path, memories: int, users: int
 def breakdown(model: str | Path, data: Path, clients: int, rounds: int, users: int, threads: int, log,
               queries: str = "short") -> dict:
     """What a search costs in-process on the preloaded memory (no HTTP): encoding one query, encoding ``clients``
-    queries in one forward (what micro-batching does), and the store's search + re-rank with the vector given;
+    queries in one forward (what micro-batching does), and ``clients`` searches + re-ranks of the store with the
+    vectors given (one round, one after the other), on the device the server uses;
     the queries as the load sent them (``queries``: :func:`asker`), with no text-vector cache, as served."""
     import torch
 
@@ -276,7 +277,7 @@ def breakdown(model: str | Path, data: Path, clients: int, rounds: int, users: i
     from sam_model.serve.tenants import CHECKPOINT
 
     torch.set_num_threads(threads)
-    retriever = SAMRetriever.load(str(model), device="cpu")
+    retriever = SAMRetriever.load(str(model))  # on the device the server picks: CUDA when there is one
     retriever.encoder.limit_text_cache(0)  # as sam-serve's (sam_model.serve.tenants): every query pays its encode
     memory = ScopedMemory.load(data / "acme" / CHECKPOINT / "memory", retriever)
     rng, ask = random.Random(1), asker(queries)
@@ -296,7 +297,8 @@ def breakdown(model: str | Path, data: Path, clients: int, rounds: int, users: i
         memory.search(q, st, user_id=u, limit=5, query_vector=v)
     search = (time.perf_counter() - t0) / rounds
     out = {"encode_1_ms": round(one * 1000, 1), f"encode_{clients}_in_one_forward_ms": round(batch * 1000, 1),
-           "search_and_rerank_ms": round(search * 1000, 2), "memories": len(memory.store)}
+           f"search_and_rerank_{clients}_ms": round(search * 1000, 2), "memories": len(memory.store),
+           "encoder_device": str(retriever.encoder.device)}
     log(f"in-process breakdown: {out}")
     return out
 

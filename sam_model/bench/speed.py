@@ -269,12 +269,19 @@ def main(argv: list[str] | None = None) -> dict:
                          "kept between calls as a loaded retriever keeps them (a repeated state text costs no BERT)")
     ap.add_argument("--profile", action="store_true", help="also profile one SAM query stage by stage")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch, ONNX Runtime and FAISS threads")
+    ap.add_argument("--device", default="cpu", help="where BERT runs for both methods: cpu (default) or cuda "
+                                                    "(then --backends torch; FAISS stays on the CPU for both)")
+    ap.add_argument("--bert", default=None, metavar="DIR",
+                    help="the dense baseline's BERT folder (default: the packaged MiniLM; with a stand-in retriever "
+                         "of sam_model.bench.device --standin, its bert folder)")
     ap.add_argument("--noise", type=float, default=0.02, help="σ of the noise of the synthetic memory vectors")
     ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic memory vectors")
     ap.add_argument("--out", type=Path, required=True, help="folder for speed.json and speed.md")
     args = ap.parse_args(argv)
     if min(args.calls, args.batch_calls, args.threads) < 1 or not args.sizes or not args.batches:
         ap.error("--calls and --threads must be >= 1, --sizes and --batches non-empty")
+    if args.device != "cpu" and args.backends != ["torch"]:
+        ap.error(f"--device {args.device} runs BERT on PyTorch: give --backends torch")
     import faiss
 
     from sam_model.encoder import TEXT_CACHE
@@ -292,9 +299,10 @@ def main(argv: list[str] | None = None) -> dict:
 
     config.update(source=source, memories=len(data.memories), queries=len(data.examples), cores=os.cpu_count(),
                   cpu=platform.processor() or platform.machine(), torch=torch.__version__, faiss=faiss.__version__,
-                  bf16_units=bf16_text.native())  # whether auto may run bfloat16 here
-    r = SAMRetriever.from_pretrained(args.retriever, device="cpu", backend=args.backends[0])
-    dense = TextEmbedder(device="cpu", max_length=r.net.cfg.max_length)
+                  bf16_units=bf16_text.native(),  # whether auto may run bfloat16 here
+                  gpu=torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None)
+    r = SAMRetriever.from_pretrained(args.retriever, device=args.device, backend=args.backends[0])
+    dense = TextEmbedder(args.bert, device=args.device, max_length=r.net.cfg.max_length)
     bench = Bench(r, dense, data, args.noise, args.seed)
     text = r.net.state_encoder.text_encoder
 
@@ -327,10 +335,11 @@ def main(argv: list[str] | None = None) -> dict:
             atomic_write_text(args.out / "speed.json", json.dumps({"config": config, "rows": rows,
                                                                    "profiles": profiles}, indent=2))
     bar.close()
+    on_gpu = f"; BERT on {args.device} ({config['gpu']})" if config["gpu"] else ""
     header = (f"Speed: {args.retriever} vs dense all-MiniLM-L6-v2, {source}: {len(data.memories)} real memories, "
               f"{len(data.examples)} queries; k={K}, {args.threads} threads, {args.calls} calls per row, "
               f"{os.cpu_count()} cores ({config['cpu']}{', bfloat16 units' if config['bf16_units'] else ''}), "
-              f"torch {torch.__version__}, faiss {faiss.__version__}.")
+              f"torch {torch.__version__}, faiss {faiss.__version__}{on_gpu}.")
     md = markdown(rows, profiles, header)
     atomic_write_text(args.out / "speed.md", md)
     print(md)
