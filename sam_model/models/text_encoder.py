@@ -181,8 +181,10 @@ class TextEncoder(nn.Module):
         over an int8 graph (``int8``); ``auto``: each call on whichever of those loaded costs least for its shape
         (on a CPU: ONNX Runtime where it is installed, bfloat16 where the CPU has bfloat16 units and $SAM_TEXT_BF16
         is not "0"; never int8; on a GPU, PyTorch); None: $SAM_TEXT_BACKEND, else auto. Returns what was loaded:
-        "torch", "onnx", "bf16", "int8" or, under auto, those besides PyTorch joined by "+" ("onnx+bf16"). On a CPU
-        it measures what a call costs on each backend loaded (sam_model.models.call_cost; once per process). ONNX
+        "torch", "onnx", "bf16", "int8" or, under auto, those besides PyTorch joined by "+" ("onnx+bf16"). It
+        measures what a call costs on each backend loaded, on the device the BERT is on (sam_model.models.call_cost;
+        once per process): on a GPU a call's fixed part is nearly all of it, so a query's two texts go in one call
+        there, where the CPU's costs would cut them into two (README "CPU speed", "On a GPU"). ONNX
         Runtime's vectors are PyTorch's to float rounding; bfloat16's are ~0.99996 cosine to them
         (sam_model.models.bf16_text), with rankings within 0.002 MRR; int8's ~0.993, and rankings change (README,
         "CPU speed")."""
@@ -201,12 +203,11 @@ class TextEncoder(nn.Module):
             self.bf16 = bf16_text.Bf16Text(self.bert, self.pooling, self.packed)
         self.auto = backend == "auto" and (self.runner is not None or self.bf16 is not None)
         self.costs = {}
-        if on_cpu:
-            key = (type(self.bert).__name__, self.bert.config.to_json_string(), self.packed, self.max_length,
-                   torch.get_num_threads())
-            for name, runner in self._candidates().items():
-                self.costs[name] = cached((name, *key), lambda r, w, x=runner: self._time_call(r, w, x),
-                                          self._shapes())
+        device = next(self.bert.parameters()).device
+        key = (type(self.bert).__name__, self.bert.config.to_json_string(), self.packed, self.max_length,
+               torch.get_num_threads(), str(device))
+        for name, runner in self._candidates().items():
+            self.costs[name] = cached((name, *key), lambda r, w, x=runner: self._time_call(r, w, x), self._shapes())
         return self.backend
 
     def _candidates(self) -> dict[str, object]:
@@ -236,6 +237,9 @@ class TextEncoder(nn.Module):
         ((inputs, _, _),) = self._calls(ids, plan=[[list(range(r * k, (r + 1) * k)) for r in range(rows)]])
         with torch.no_grad():
             runner(inputs) if runner is not None else self._run(inputs)
+        device = next(self.bert.parameters()).device
+        if device.type == "cuda":  # a GPU call returns before it has run: time it to its end
+            torch.cuda.synchronize(device)
 
     @property
     def backend(self) -> str:
