@@ -415,7 +415,8 @@ def test_the_encoder_threads_default_to_the_cores_the_process_may_use():
     import math
     from pathlib import Path
 
-    from sam_model.serve.cli import cpu_quota, parser
+    from sam_model.cpus import cpu_quota
+    from sam_model.serve.cli import parser
 
     quota = cpu_quota(Path("/sys/fs/cgroup"))  # a CI container may have one
     mask = len(os.sched_getaffinity(0))
@@ -433,11 +434,39 @@ def test_the_encoder_threads_default_to_the_cores_the_process_may_use():
 def test_a_cgroup_cpu_quota_caps_the_encoder_threads(tmp_path, files, quota):
     """A container limited to 1.5 CPUs on a bigger node sees every core in its mask; the default threads must
     follow the quota (rounded up), not the mask."""
-    from sam_model.serve.cli import cores, cpu_quota
+    from sam_model.cpus import cores, cpu_quota
 
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    assert cpu_quota(tmp_path) == quota
+    own = tmp_path / "no-such-proc-file"  # the root's limit alone, as inside a container's cgroup namespace
+    assert cpu_quota(tmp_path, own) == quota
     mask = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    assert cores(tmp_path) == (min(mask, 2) if quota else mask)
+    assert cores(tmp_path, own) == (min(mask, 2) if quota else mask)
+
+
+@pytest.mark.parametrize("own, files, quota", [
+    # cgroup v2 on a host: the limit sits on the process's slice, the root has none
+    ("0::/user.slice/app.scope\n", {"cgroup.controllers": "cpu\n", "user.slice/app.scope/cpu.max": "50000 100000\n"},
+     0.5),
+    # limits nest: the smallest on the way up counts, an unlimited leaf under a limited parent too
+    ("0::/a/b\n", {"cgroup.controllers": "", "a/cpu.max": "300000 100000\n", "a/b/cpu.max": "max 100000\n"}, 3.0),
+    ("0::/a/b\n", {"cgroup.controllers": "", "a/cpu.max": "300000 100000\n", "a/b/cpu.max": "120000 100000\n"}, 1.2),
+    # cgroup v1: the hierarchy whose controllers include cpu
+    ("4:memory:/m\n3:cpu,cpuacct:/docker/c1\n", {"cpu/docker/c1/cpu.cfs_quota_us": "250000\n",
+                                                   "cpu/docker/c1/cpu.cfs_period_us": "100000\n"}, 2.5),
+    # the own cgroup's folder is not there (another namespace's path): its ancestors still count
+    ("0::/gone/away\n", {"cgroup.controllers": "", "cpu.max": "200000 100000\n"}, 2.0),
+    ("0::/x\n", {"cgroup.controllers": ""}, None),
+])
+def test_the_cpu_quota_is_read_from_the_process_own_cgroup_up(tmp_path, own, files, quota):
+    """On a host without a cgroup namespace (a systemd service with CPUQuota=, a process in a sub-cgroup) the limit
+    is on the process's own cgroup or an ancestor, not on the root the first reading looked at."""
+    from sam_model.cpus import cpu_quota
+
+    root = tmp_path / "cgroup"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (tmp_path / "self").write_text(own)
+    assert cpu_quota(root, tmp_path / "self") == quota

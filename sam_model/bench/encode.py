@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from sam_model.cpus import cores
 from sam_model.models import bf16_text, onnx_text
 from sam_model.models.bert import load_bert, pool
 from sam_model.models.text_encoder import TextEncoder
@@ -174,7 +175,8 @@ def main(argv: list[str] | None = None) -> dict:
                     help="training config(s) whose data gives the texts (repeat to stack; default configs/tools.yaml)")
     ap.add_argument("--texts", type=int, default=3000, help="texts to encode (a seeded sample of the distinct ones)")
     ap.add_argument("--max-length", type=int, default=64, help="BERT max tokens per text (tools.yaml: 64)")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch and ONNX Runtime threads")
+    ap.add_argument("--threads", type=int, default=cores(),
+                    help="torch and ONNX Runtime threads (default: the CPUs this process may use)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample")
     ap.add_argument("--rounds", type=int, default=3,
                     help=f"times every method runs, interleaved (2 to {max(T975) + 1}; the intervals are over them)")

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from sam_model.cpus import cores
 from sam_model.index import KINDS, MemoryIndex, tune_blas_threshold
 from sam_model.models.projection import PROJECTIONS, StateProjection
 
@@ -259,7 +260,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--latent-dim", type=int, default=32, help="intrinsic dimension of the synthetic data")
     ap.add_argument("--spread", type=float, default=1.0, help="within-cluster std relative to centre spread")
     ap.add_argument("--noise", type=float, default=0.1, help="isotropic noise norm added in the full space")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="FAISS and torch threads (on a busy host, 1 gives steadier latencies)")
+    ap.add_argument("--threads", type=int, default=cores(),
+                    help="FAISS and torch threads (default: the CPUs this process may use; on a busy host, 1 "
+                         "gives steadier latencies)")
     ap.add_argument("--faiss-blas-default", action="store_true",
                     help="keep FAISS's BLAS threshold (nq·d ≥ 128000) instead of tune_blas_threshold(threads), "
                          "which makes batched flat search several times faster on few threads")

@@ -51,7 +51,7 @@ from urllib.parse import quote
 import httpx
 import numpy as np
 
-from sam_model.serve.cli import cores
+from sam_model.cpus import cores
 
 KEYS = {"acme": "acme-key-0123456789abcdef", "globex": "globex-key-0123456789abcdef"}
 PHASES = ["search", "plan", "confirm", "book"]

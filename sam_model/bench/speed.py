@@ -48,6 +48,7 @@ import torch
 from tqdm.auto import tqdm
 
 from sam_model.bench.encode import bert_flops
+from sam_model.cpus import cores
 from sam_model.data.examples import MemoryRecord
 from sam_model.data.sources import SourceOptions
 from sam_model.data.text import state_to_text
@@ -268,7 +269,8 @@ def main(argv: list[str] | None = None) -> dict:
                     help="also time an agent's loop at batch 1: every query once in episode order, the text caches "
                          "kept between calls as a loaded retriever keeps them (a repeated state text costs no BERT)")
     ap.add_argument("--profile", action="store_true", help="also profile one SAM query stage by stage")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch, ONNX Runtime and FAISS threads")
+    ap.add_argument("--threads", type=int, default=cores(),
+                    help="torch, ONNX Runtime and FAISS threads (default: the CPUs this process may use)")
     ap.add_argument("--device", default="cpu", help="where BERT runs for both methods: cpu (default) or cuda "
                                                     "(then --backends torch; FAISS stays on the CPU for both)")
     ap.add_argument("--bert", default=None, metavar="DIR",

@@ -11,42 +11,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import math
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
+from sam_model.cpus import cores
 from sam_model.io import run_cli
 
 log = logging.getLogger("sam_model.serve")
-
-
-def cores(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
-    """The CPUs this process may use: its affinity mask (``taskset``, cpusets), capped by a cgroup CPU quota
-    (``docker --cpus 2``, a Kubernetes CPU limit) rounded up. A container on a 64-core node limited to 2 CPUs
-    sees 64 in its mask, and 64 encoder threads there take turns on 2 CPUs' worth of time."""
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        n = os.cpu_count() or 1
-    quota = cpu_quota(cgroup)
-    return max(1, min(n, math.ceil(quota))) if quota else n
-
-
-def cpu_quota(cgroup: Path) -> float | None:
-    """CPUs' worth of time the cgroup grants (quota / period), or None when unlimited or unreadable:
-    cgroup v2 ``cpu.max`` ("150000 100000", "max 100000"), else v1 ``cpu/cpu.cfs_quota_us`` (-1: none)."""
-    try:
-        if (cgroup / "cpu.max").exists():
-            quota, period = (cgroup / "cpu.max").read_text().split()[:2]
-        else:
-            quota = (cgroup / "cpu" / "cpu.cfs_quota_us").read_text().strip()
-            period = (cgroup / "cpu" / "cpu.cfs_period_us").read_text().strip()
-        if quota in ("max", "-1"):
-            return None
-        return int(quota) / int(period) if int(quota) > 0 and int(period) > 0 else None
-    except (OSError, ValueError):  # no cgroup file system (not Linux, a sandbox): the mask alone
-        return None
 
 
 def parser() -> argparse.ArgumentParser:
