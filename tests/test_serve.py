@@ -160,6 +160,17 @@ def test_bad_searches_and_oversized_bodies_are_refused(served):
     big = http.post("/v1/memories", headers={**A, "content-type": "application/json"},
                     content=b" " * (MAX_BODY_BYTES + 1))
     assert big.status_code == 413 and "request body over" in big.json()["detail"]
+    # sent chunked, with no Content-Length: counted as read, refused past the limit, passed on whole below it
+    chunk = b" " * (1 << 20)
+    big = http.post("/v1/memories", headers={**A, "content-type": "application/json"},
+                    content=iter([chunk] * (MAX_BODY_BYTES // len(chunk) + 1)))
+    assert big.status_code == 413 and "request body over" in big.json()["detail"]
+    body = json.dumps({"messages": "a chunked fact", "user_id": "m"}).encode()
+    ok = http.post("/v1/memories", headers={**A, "content-type": "application/json"},
+                   content=iter([body[:7], body[7:]]))
+    assert ok.status_code == 200, ok.text
+    found = http.post("/v1/memories/search", headers=A, json={"query": "chunked fact", "user_id": "m", "limit": 5})
+    assert "a chunked fact" in [r["memory"] for r in found.json()["results"]]
 
 
 @pytest.mark.parametrize("backend", ["faiss", "qdrant-edge"])
