@@ -150,6 +150,39 @@ def test_tiny_episode_in_a_large_approximate_bank_is_still_found(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_a_small_scope_is_ranked_exactly_by_its_own_vectors(kind, monkeypatch):
+    """A scope of at most SMALL_SCOPE memories (and an eighth of the index) is scored from its members' vectors
+    instead of a selector scan of the whole index: the same top-k as brute force over the scope, ties in
+    insertion order, on every kind; above the bound the selector scan answers, with the same results on flat."""
+    ix, x, ids, _ = bank(kind, n=1200)
+    x[7] = x[3]  # an exact tie inside the scope: the earlier memory first, as FAISS's flat scan keeps it
+    ix.remove([ids[7]])
+    ix.add([ids[7]], x[7:8], [f"e{7 % 6}"])
+    q = clustered(5, seed=9)
+    small = [ids[i] for i in range(0, 1200, 13)] + [ids[3]]  # 93 + 1 of 1,200: under an eighth
+    calls = []
+    real = index_mod.MemoryIndex._exact_among
+    monkeypatch.setattr(index_mod.MemoryIndex, "_exact_among",
+                        lambda self, *a: (calls.append(len(a[1])), real(self, *a))[1])
+    got, scores = ix.search(q, 10, within=small)
+    assert calls == [len(set(small))]
+    rows = sorted({ids.index(i) for i in small})
+    top, want = brute(q, x[rows], 10)
+    assert got == [[ids[rows[j]] for j in r] for r in top]
+    assert np.allclose(scores, want, atol=1e-6)
+    assert index_mod.SMALL_SCOPE * 8 > len(ids)  # a scope over an eighth of this index takes the selector scan
+    big = ids[:300]
+    calls.clear()
+    got_big, _ = ix.search(q, 10, within=big)
+    assert calls == []
+    if kind == "flat":
+        top, _ = brute(q, x[:300], 10)
+        assert got_big == [[ids[j] for j in r] for r in top]
+    tied, _ = ix.search(x[3:4], 2, within=[ids[3], ids[7], ids[11]])
+    assert tied[0] == [ids[3], ids[7]]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_remove(kind):
     ix, x, ids, _ = bank(kind)
     q = x[:5]  # each query's best match is itself
