@@ -65,6 +65,7 @@ META_FILE = "meta.json"
 MAX_INDEX_PARAM = 1 << 20  # nlist, nprobe, M, efSearch, efConstruction: far above any useful value
 MIN_POINTS_PER_LIST = 39  # FAISS warns below this many training points per IVF list
 TRAIN_POINTS_PER_LIST = 64  # k-means sample cap: more points per list barely helps, costs minutes at 1M
+SMALL_SCOPE = 2048  # scopes of at most this many memories (and an eighth of the index) ranked from their own vectors
 
 
 def tune_blas_threshold(threads: int | None = None) -> int:
@@ -101,9 +102,6 @@ def _installed(metadata, name: str) -> bool:
     except metadata.PackageNotFoundError:
         return False
     return True
-
-
-SMALL_SCOPE = 2048  # scopes up to this many memories (and at most 1/8 of the index) are ranked exactly by their vectors
 
 
 class MemoryIndex:

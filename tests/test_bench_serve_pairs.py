@@ -6,14 +6,15 @@ import json
 
 import pytest
 
-from sam_model.bench.serve_pairs import files, t975, t_interval, table
+from sam_model.bench.serve_pairs import files, table
+from sam_model.janus.stats import t975, t_interval
 
 
 def test_the_t_interval_is_students():
     mean, lo, hi = t_interval([1.0, 2.0, 3.0, 4.0, 5.0])  # s = 1.581, s/sqrt(5) = 0.7071, t(4) = 2.776
     assert mean == 3.0 and hi - mean == pytest.approx(2.776 * 0.70711, abs=1e-4) and mean - lo == hi - mean
     assert t975(40) == pytest.approx(2.0211, abs=2e-3) and t975(1000) == pytest.approx(1.9623, abs=1e-3)
-    with pytest.raises(ValueError, match="two pairs"):
+    with pytest.raises(ValueError, match="two values"):
         t_interval([1.0])
 
 

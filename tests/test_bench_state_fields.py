@@ -47,3 +47,13 @@ def test_constraints_go_from_every_event_so_no_memory_says_what_it_set(tmp_path)
     assert all(not e["state"]["constraints"] for e in got)
     with pytest.raises(ValueError, match="unknown field"):
         state_fields.drop_field(lines, "mood")
+
+
+def test_a_missing_or_broken_log_is_one_line_naming_it(tmp_path):
+    with pytest.raises(SystemExit, match="no-such.jsonl: cannot read it"):
+        state_fields.main([str(tmp_path / "no-such.jsonl"), str(tmp_path / "out.jsonl"), "--drop", "known"])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"episode_id": "e", "step": 0}\n{not json\n')
+    with pytest.raises(SystemExit, match="bad.jsonl, line 2: not JSON"):
+        state_fields.main([str(bad), str(tmp_path / "out.jsonl"), "--drop", "known"])
+    assert not (tmp_path / "out.jsonl").exists()

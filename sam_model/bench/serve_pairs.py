@@ -18,14 +18,10 @@ from __future__ import annotations
 import argparse
 import glob
 import json
-import math
 from pathlib import Path
 
 from sam_model.io import cli_name
-
-# Student's t, two-sided 95 % (the 0.975 quantile), for 1-30 degrees of freedom.
-T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+from sam_model.janus.stats import t_interval
 
 FIGURES = {  # name: where it is in a load run's JSON (the run's first think time)
     "requests/s": ("run", "qps"),
@@ -35,24 +31,6 @@ FIGURES = {  # name: where it is in a load run's JSON (the run's first think tim
     "add p99 ms": ("run", "add", "p99_ms"),
     "16 queries in one forward, in-process ms": ("breakdown", "encode_16_in_one_forward_ms"),
 }
-
-
-def t975(df: int) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (beyond 30: the Cornish-Fisher series)."""
-    if df < 1:
-        raise ValueError("a t-interval needs at least two pairs")
-    if df <= len(T975):
-        return T975[df - 1]
-    z = 1.959964
-    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
-
-
-def t_interval(xs: list[float]) -> tuple[float, float, float]:
-    """(mean, low, high): the 95 % Student-t interval of the mean of ``xs``."""
-    n = len(xs)
-    mean = sum(xs) / n
-    half = t975(n - 1) * math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1) / n)
-    return mean, mean - half, mean + half
 
 
 def files(spec: str) -> list[Path]:

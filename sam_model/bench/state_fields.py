@@ -54,8 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", type=Path, help="the copy to write (.jsonl)")
     ap.add_argument("--drop", required=True, choices=DROPS, help="the state field to take away (module doc)")
     args = ap.parse_args(argv)
+    try:
+        text = args.log.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SystemExit(f"error: {args.log}: cannot read it ({exc}); give an agent log (.jsonl)") from None
     lines = []
-    for n, line in enumerate(args.log.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
                 lines.append(json.loads(line))

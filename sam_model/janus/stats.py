@@ -5,6 +5,8 @@ d_s = acc_A(s) − acc_B(s) removes what the seed does to both (its stream, its 
 
 - ``bootstrap_ci(x)``: the mean of x and a percentile bootstrap 95 % interval (resample seeds with
   replacement, ``n_boot`` times, seeded, so a report is reproducible).
+- ``t_interval(x)``: the mean of x and its Student-t 95 % interval, for a few repeated runs of a benchmark
+  whose spread is itself estimated (the served load bench's pairs, the first-epoch bench's rounds).
 - ``paired(a, b)``: the same for the per-seed differences a − b. A gate **beats** another only when
   the whole interval is above 0 (``verdict``); an interval that contains 0 is no difference.
 - ``evaluation_cost``: what a policy spent evaluating memories, in *tasks scored*. A comparison scores
@@ -40,6 +42,29 @@ def bootstrap_ci(x: Sequence[float], n_boot: int = 10_000, level: float = 0.95, 
     means = a[rng.integers(0, a.size, size=(n_boot, a.size))].mean(axis=1)
     lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return mean, float(lo), float(hi)
+
+
+# Student's t, two-sided 95 % (the 0.975 quantile), for 1-30 degrees of freedom.
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t975(df: int) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (beyond 30: the Cornish-Fisher series)."""
+    if df < 1:
+        raise ValueError("a t-interval needs at least two values")
+    if df <= len(T975):
+        return T975[df - 1]
+    z = 1.959964
+    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
+
+
+def t_interval(xs: Sequence[float]) -> tuple[float, float, float]:
+    """(mean, low, high): the 95 % Student-t interval of the mean of ``xs`` (mean ± t₀.₉₇₅,ₙ₋₁ · s / √n)."""
+    a = np.asarray(list(xs), dtype=np.float64)
+    half = t975(a.size - 1) * float(a.std(ddof=1)) / np.sqrt(a.size)
+    mean = float(a.mean())
+    return mean, mean - half, mean + half
 
 
 def paired(a: Sequence[float], b: Sequence[float], **kw) -> tuple[float, float, float]:
