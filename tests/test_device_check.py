@@ -3,6 +3,7 @@ on a machine without CUDA the GPU rows are absent or say why."""
 
 import json
 
+import pytest
 import torch
 
 from sam_model.bench import device
@@ -43,7 +44,7 @@ def test_standin_is_the_packaged_head_on_random_minilm_weights(tmp_path):
     from sam_model.pretrained import resolve
     from sam_model.retriever import SAMRetriever
 
-    out = device.main(["--out", str(tmp_path), "--standin", str(tmp_path / "s")])
+    out = device.main(["--standin", str(tmp_path / "s")])  # as the README writes it: no --out
     r = SAMRetriever.load(out["sam"], device="cpu")
     shipped = SAMRetriever.from_pretrained("sam-general", device="cpu")
     head = load_file(str(resolve("sam-general") / "model.safetensors"))
@@ -57,3 +58,9 @@ def test_standin_is_the_packaged_head_on_random_minilm_weights(tmp_path):
     r.add_memories([parse_event({"episode_id": "e", "step": 0, "kind": "user", "text": "Fly to Paris on May 3rd."},
                                 "<test>", 1)])
     assert len(r.search({"phase": "book"}, "ok, go ahead", k=1, episode_id="e")) == 1
+
+
+def test_out_is_required_unless_only_the_standin_is_written(capsys):
+    with pytest.raises(SystemExit):
+        device.main(["--quick"])
+    assert "--out is required" in capsys.readouterr().err

