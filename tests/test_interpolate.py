@@ -118,3 +118,40 @@ def test_the_cli_writes_the_export_and_refuses_in_one_line(pair, tmp_path, capsy
     assert main([str(base_dir), str(tuned_dir), str(tmp_path / "bad"), "--weight", "2"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--weight must be a number from 0" in err[0]
+
+
+def test_lodo_sgd_mix_adapts_the_fold_model_to_sgd_and_mixes_it_back(pair, tmp_path, monkeypatch):
+    """bench.lodo's variant sgdmix: the fold's model adapted to SGD by configs/adapt.yaml, then (1 − w) · model +
+    w · adapted; with SGD left out there is no SGD to adapt to, so nothing is trained and the model is kept."""
+    import argparse
+    import shutil
+    from pathlib import Path
+
+    from sam_model.bench import lodo
+
+    base_dir, tuned_dir, _ = pair
+    monkeypatch.chdir(tmp_path)
+    calls = []
+
+    def fake_fit(cmd, log):  # what train.py fit would leave: checkpoints/RUN/export
+        calls.append(cmd)
+        shutil.copytree(tuned_dir, Path("checkpoints") / cmd[cmd.index("--run") + 1] / "export")
+        return 0, 1.0, log
+
+    monkeypatch.setattr(lodo, "fit", fake_fit)
+    args = argparse.Namespace(seed=2, reuse=False, out=str(tmp_path / "out"))
+    ckpt = base_dir / "best-epoch=03.ckpt"  # train() returns the best checkpoint; its export/ sits beside it
+    assert lodo.sgd_mixed("sgd", ckpt, 0.25, Path("/data"), args) == ckpt and not calls
+    fold = tmp_path / "fold"
+    shutil.copytree(base_dir, fold / "export")
+    mixed = lodo.sgd_mixed("coding", fold / "best-epoch=03.ckpt", 0.25, Path("/data"), args)
+    (cmd,) = calls
+    assert cmd[cmd.index("--config") + 1] == "configs/adapt.yaml"
+    assert cmd[cmd.index("--model.init_from") + 1] == str(fold / "export")
+    assert json.loads(cmd[cmd.index("--data.train") + 1]) == ["/data/sgd/train"]
+    assert cmd[cmd.index("--data.sgd_every") + 1] == "3" and cmd[cmd.index("--seed_everything") + 1] == "2"
+    hm, hb = heads(SAMRetriever.load(mixed, device="cpu")), heads(SAMRetriever.load(base_dir, device="cpu"))
+    ht = heads(SAMRetriever.load(tuned_dir, device="cpu"))
+    k = next(k for k in hb if hb[k].is_floating_point() and not torch.equal(hb[k], ht[k]))
+    assert torch.allclose(hm[k], 0.75 * hb[k] + 0.25 * ht[k], atol=1e-6)
+    assert lodo.VARIANTS["sgdmix"].same_training_as == "plots" and lodo.VARIANTS["sgdmix"].sgd_mix == 0.25

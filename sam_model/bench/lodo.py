@@ -63,6 +63,7 @@ class Variant:
     same_training_as: str | None = None  # a search-time change: the checkpoint of that variant
     user_first: float = 0.0  # the generated worlds' origin mix (sam_model.data.toolworlds: toolworlds:N:0:U)
     plots: str = "fixed"  # fixed: the first generator's one plot; free: random plots (sam_model.data.toolplots)
+    sgd_mix: float = 0.0  # > 0: then adapted to SGD alone (configs/adapt.yaml) and mixed back at this weight
 
 
 VARIANTS = {  # cumulative: each adds one change to the one before
@@ -79,7 +80,11 @@ VARIANTS = {  # cumulative: each adds one change to the one before
                        ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, user_first=0.5),
     "plots": Variant("+ worlds of random plots (free text, look-alike results, restatements) instead",
                      ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free"),
+    "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25",
+                      ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free",
+                      same_training_as="plots", sgd_mix=0.25),
 }
+SGD_MIX_EVERY = 3  # the SGD adaptation of variant sgdmix reads one SGD train dialogue in 3 (as configs/sgd.yaml)
 LEXICAL_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 BASE_CONFIGS = ("configs/tools.yaml", "configs/lodo.yaml")
 
@@ -125,6 +130,32 @@ def train(held_out: str, variant_name: str, root: Path, args) -> Path:
         raise SAMFileError(f"training {run} failed (exit {code}); see {log}")
     print(f"[lodo] {run}: {seconds:.0f} s, {best[-1]}", flush=True)
     return best[-1]
+
+
+def sgd_mixed(held_out: str, base: Path, weight: float, root: Path, args) -> Path:
+    """The model ``base`` adapted to SGD alone by the README's own recipe (``configs/adapt.yaml`` from ``base``,
+    one SGD train dialogue in 3) and mixed back, ``(1 − weight) · base + weight · adapted`` (WiSE-FT,
+    sam_model.interpolate): a second pass on a trained domain that keeps most of what the first pass learnt.
+    With SGD left out there is no SGD to adapt to, so the model is ``base`` itself. Returns an export folder."""
+    if held_out == "sgd":
+        return base
+    from sam_model.interpolate import interpolate
+
+    run = run_name(held_out, "sgdmix", args.seed)
+    start = base.parent / "export" if (base.parent / "export").is_dir() else base
+    mixed = Path("checkpoints") / run / "mixed"
+    if args.reuse and mixed.is_dir():
+        return mixed
+    cmd = ["--config", "configs/adapt.yaml", "--model.init_from", str(start), "--run", run,
+           "--seed_everything", str(args.seed), "--data.train", json.dumps([str(root / DOMAINS["sgd"].train)]),
+           "--data.sgd_every", str(SGD_MIX_EVERY)]
+    print(f"[lodo] adapting {start} to SGD ({run})", flush=True)
+    code, seconds, log = fit(cmd, Path(args.out) / "logs" / f"{run}.log")
+    adapted = Path("checkpoints") / run / "export"
+    if code != 0 or not adapted.is_dir():
+        raise SAMFileError(f"adapting {run} failed (exit {code}); see {log}")
+    print(f"[lodo] {run}: {seconds:.0f} s; mixed at w = {weight:g}", flush=True)
+    return interpolate(start, adapted, weight, mixed)
 
 
 def fit(args: list[str], log: Path) -> tuple[int, float, Path]:
@@ -356,6 +387,10 @@ def main(argv: list[str] | None = None) -> int:
         checkpoints: dict[str, Path] = {}
         for v in variants:  # a search-time variant evaluates the checkpoint of the variant it names
             same = VARIANTS[v].same_training_as
+            if VARIANTS[v].sgd_mix:  # a second pass on that variant's checkpoint
+                base = checkpoints[same] if same in checkpoints else train(held, same, root, args)
+                checkpoints[v] = sgd_mixed(held, base, VARIANTS[v].sgd_mix, root, args)
+                continue
             checkpoints[v] = checkpoints[same] if same in checkpoints else train(held, v, root, args)
         rows += evaluate_domain(held, checkpoints, root, args)
         out = Path(args.out)
