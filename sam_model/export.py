@@ -380,7 +380,7 @@ def training_info(state: dict, path: Path) -> dict:
     the optimisation settings, and which epoch this is with its validation score."""
     hp = dict(state.get("hyper_parameters", {}))
     info = {k: hp[k] for k in ("lr", "bert_lr", "weight_decay", "temperature", "positives", "in_batch_negatives",
-                               "warmup_steps", "task_dropout", "phase_dropout", "init_from", "distill_from")
+                               "warmup_steps", "task_dropout", "phase_dropout", "known_dropout", "init_from", "distill_from")
             if hp.get(k) not in (None, "")}
     if info.get("distill_from"):  # the teacher's pull: only meaningful with a teacher
         info.update({k: hp[k] for k in ("distill_weight", "distill_temperature") if k in hp})

@@ -41,14 +41,15 @@ JANUS = {
 # log folders, and those folders are compared.
 NEW_NAMES = ("experiment", "run")
 # Options added after the split, at values that train and search exactly as before (off): issue 21's phase
-# dropout, dense-state fusion, lexical re-rank and start from a pretrained model; issue 24's chunked memories;
+# dropout, dense-state fusion, lexical re-rank, start from a pretrained model and known-value dropout; issue 24's chunked memories;
 # issue 28's clipped query texts (0: the encoder reads up to max_length tokens of each, as before).
 ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"): False,
              ("model", "store", "lexical"): 0.0, ("model", "init_from"): "",
              ("model", "store", "chunking"): None, ("data", "chunking"): None,
              ("model", "net", "state_max_length"): 0, ("model", "net", "observation_max_length"): 0,
              # no teacher: the distillation's weight and temperature are read only with one
-             ("model", "distill_from"): "", ("model", "distill_weight"): 1.0, ("model", "distill_temperature"): 0.05}
+             ("model", "distill_from"): "", ("model", "distill_weight"): 1.0, ("model", "distill_temperature"): 0.05,
+             ("model", "known_dropout"): 0.0}
 # Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.
 MACHINE = (("trainer", "enable_progress_bar"),)
 

@@ -14,9 +14,11 @@ import torch
 from test_model import make_net, toy_rows
 
 from sam_model.data import toolworlds
+from sam_model.data.schema import State
+from sam_model.data.text import state_to_text
 from sam_model.data.transcripts import iter_transcript_events
 from sam_model.models.vocab import UNK
-from sam_model.training.batching import collate_episodes, drop_phases, encode_batch
+from sam_model.training.batching import collate_episodes, drop_known, drop_phases, encode_batch
 
 
 def test_tool_worlds_are_seeded_and_labelled_by_the_transcript_rule(tmp_path):
@@ -113,6 +115,29 @@ def test_phase_dropout_trains_the_unknown_phase():
         (q @ m.T).sum().backward()
         grads.append(net.state_encoder.phase_emb.weight.grad[0].abs().sum().item())
     assert grads[0] == 0.0 < grads[1]  # without dropout the unknown row (where unseen tools map) never learns
+
+
+@pytest.mark.parametrize("state", [
+    State("book", ("find", "book"), {"city": "Paris | Nord", "n": 2}, ("time",), "ok | 3 found"),
+    State("book", (), {"date": "May 3"}, (), ""), State("", (), {}, ("id",), "done"), State("x")])
+def test_known_value_dropout_is_the_same_state_without_its_constraints(state):
+    """What known-value dropout trains on is a state the agent could have logged: no constraints, all else kept
+    (a value holding the field separator stays inside its field)."""
+    from dataclasses import replace
+
+    assert drop_known(state_to_text(state)) == state_to_text(replace(state, constraints={}))
+
+
+def test_known_value_dropout_changes_only_the_queries_it_draws():
+    batch = collate_episodes(toy_rows(4))
+    batch["q_state_texts"] = [t + " | known: city=paris" for t in batch["q_state_texts"]]
+    net = make_net(alpha=1.0, learn_alpha=False).eval()
+    with torch.no_grad():
+        q0, m0 = encode_batch(net, batch)
+        q1, m1 = encode_batch(net, batch, known_dropout=1.0)
+        stripped = dict(batch, q_state_texts=[drop_known(t) for t in batch["q_state_texts"]])
+        q2, _ = encode_batch(net, stripped)
+    assert torch.equal(m0, m1) and not torch.allclose(q0, q1) and torch.allclose(q1, q2)
 
 
 def test_state_fusion_adds_the_untrained_state_similarity_with_a_learned_weight():

@@ -84,13 +84,17 @@ def chunk_row(row: dict[str, Any], chunking: Chunking) -> dict[str, Any]:
     return {**row, **out, "queries": queries}
 
 def encode_batch(net, batch: dict[str, Any], task_dropout: float = 0.0,
-                 generator: torch.Generator | None = None, phase_dropout: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+                 generator: torch.Generator | None = None, phase_dropout: float = 0.0,
+                 known_dropout: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
     """Query and memory vectors of a batch, steps included (the time part of sam_model.models.time).
 
     ``task_dropout``: the share of queries whose task start is hidden, so the model also learns to rank when
     an agent does not say where its task began (then only the step distance is known).
     ``phase_dropout``: the share of queries and memories whose phase is replaced by the unknown phase (id 0):
     an unseen tool or service maps there at inference, and without this its embedding is never trained.
+    ``known_dropout``: the share of queries whose state text loses its known values (``drop_known``), so the
+    model also ranks from the needs, sub-goals and phase alone, and leans less on one domain's way of listing
+    what is known (in a transcript the arguments of earlier calls, in an agent's own state the slots the user gave).
     """
     task = batch["q_task_start"].tolist()
     if task_dropout:
@@ -99,11 +103,32 @@ def encode_batch(net, batch: dict[str, Any], task_dropout: float = 0.0,
     q_phases, mem_phases = batch["q_phases"], batch["mem_phases"]
     if phase_dropout:
         q_phases, mem_phases = (drop_phases(p, phase_dropout, generator) for p in (q_phases, mem_phases))
-    q = net.encode_queries(batch["q_state_texts"], q_phases, batch["q_obs"],
+    states = batch["q_state_texts"]
+    if known_dropout:
+        drop = (torch.rand(len(states), generator=generator) < known_dropout).tolist()
+        states = [drop_known(t) if d else t for t, d in zip(states, drop)]
+    q = net.encode_queries(states, q_phases, batch["q_obs"],
                            steps=batch["q_step"].tolist(), task_starts=task)
     m = net.encode_memories(batch["mem_texts"], batch["mem_kinds"], mem_phases, batch.get("mem_contents"),
                             steps=batch["mem_step"].tolist())
     return q, m
+
+
+STATE_FIELDS = ("phase: ", "subgoals: ", "needs: ", "known: ", "last result: ")  # sam_model.data.text.state_to_text
+
+
+def drop_known(state_text: str) -> str:
+    """``state_text`` (as ``sam_model.data.text.state_to_text`` writes it) without its ``known: ...`` field: the
+    text of the same state with no constraints. A value holding " | " stays inside its field (the parts after
+    ``known:`` are skipped up to the next field's name)."""
+    out, skipping = [], False
+    for part in state_text.split(" | "):
+        if part.startswith("known: "):
+            skipping = True
+        elif not skipping or part.startswith(STATE_FIELDS):
+            skipping = False
+            out.append(part)
+    return " | ".join(out)
 
 
 def drop_phases(phases: list[str], share: float, generator: torch.Generator | None = None) -> list[str]:

@@ -62,6 +62,9 @@ class SAMLightningModule(pl.LightningModule):
             model also ranks well when an agent does not say where its current task began.
         phase_dropout: the share of training queries and memories whose phase is hidden (the unknown phase,
             id 0, where every tool or service never seen in training maps), so that id is trained too.
+        known_dropout: the share of training queries whose state text loses its known values (the ``known:``
+            field; sam_model.training.batching.drop_known), so the model does not lean on how one domain lists
+            what is known.
         store: the search settings exported with the model (sam_model.store.StoreConfig: slot_match,
             provenance, rerank_depth, index); training ignores them. ``source_kinds`` is set from ``vocab``.
         init_from: start from a trained retriever: an export folder or a packaged name (``sam-general``, the
@@ -84,7 +87,8 @@ class SAMLightningModule(pl.LightningModule):
                  warmup_steps: int = 50, bert_config: dict | None = None,
                  text_cache_dir: str = "", task_dropout: float = 0.3, training_data: dict | None = None,
                  store: StoreConfig | None = None, init_from: str = "", phase_dropout: float = 0.0,
-                 distill_from: str = "", distill_weight: float = 1.0, distill_temperature: float = 0.05):
+                 distill_from: str = "", distill_weight: float = 1.0, distill_temperature: float = 0.05,
+                 known_dropout: float = 0.0):
         super().__init__()
         if isinstance(net, dict) and store is None and split_search_fields(net)[1]:  # an older checkpoint's hparams
             store = StoreConfig.from_legacy({"slot_match": 0.0, **split_search_fields(net)[1]}, "net")
@@ -117,7 +121,8 @@ class SAMLightningModule(pl.LightningModule):
                                    "in_batch_negatives": in_batch_negatives, "warmup_steps": warmup_steps,
                                    "bert_config": self.net.state_encoder.text_encoder.bert.config.to_dict(),
                                    "task_dropout": task_dropout, "init_from": init_from,
-                                   "phase_dropout": phase_dropout, "distill_from": distill_from,
+                                   "phase_dropout": phase_dropout, "known_dropout": known_dropout,
+                                   "distill_from": distill_from,
                                    "distill_weight": distill_weight, "distill_temperature": distill_temperature,
                                    "training_data": (vocab or {}).get("data") or training_data})
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
@@ -129,7 +134,7 @@ class SAMLightningModule(pl.LightningModule):
         self.__dict__["teacher"] = self._load_teacher(distill_from) if distill_from else None
         self.text_cache_dir = text_cache_dir
         self._seed: int | None = None  # base of the per-epoch seeds (on_train_epoch_start)
-        self.task_dropout, self.phase_dropout = task_dropout, phase_dropout
+        self.task_dropout, self.phase_dropout, self.known_dropout = task_dropout, phase_dropout, known_dropout
         self.val_metrics = MetricCollection({
             "mrr": RetrievalMRR(), "recall@1": RetrievalRecall(top_k=1), "recall@5": RetrievalRecall(top_k=5),
             "ndcg@10": RetrievalNormalizedDCG(top_k=10)}, prefix="val/")
@@ -141,7 +146,7 @@ class SAMLightningModule(pl.LightningModule):
             self.teacher.to(self.device)
         loss = batch_loss(self.net, self.loss_fn, batch, self.hparams.in_batch_negatives, self.trainer.world_size,
                           self.task_dropout, self.phase_dropout, self.teacher, self.distill,
-                          self.hparams.distill_weight)
+                          self.hparams.distill_weight, self.known_dropout)
         n = max(len(batch["q_step"]), 1)
         self.log("train/loss", loss, prog_bar=True, batch_size=n)
         self.log("train/temperature", 1.0 / self.loss_fn.scale, batch_size=n)

@@ -15,7 +15,8 @@ from sam_model.training.batching import candidate_masks, encode_batch
 def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any],
                in_batch_negatives: bool = True, world_size: int = 1, task_dropout: float = 0.0,
                phase_dropout: float = 0.0, teacher: SAMNet | None = None,
-               distill: ScoreDistillation | None = None, distill_weight: float = 0.0) -> torch.Tensor:
+               distill: ScoreDistillation | None = None, distill_weight: float = 0.0,
+               known_dropout: float = 0.0) -> torch.Tensor:
     """Mean loss over the *global* batch of decision points.
 
     Memories are gathered from every process with gradient; each process divides its
@@ -24,9 +25,9 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
 
     With a ``teacher`` (a frozen trained network) each query's loss adds ``distill_weight`` times the KL divergence
     from the teacher's distribution over the same candidates to the student's (``distill``). The teacher reads the
-    batch as it was logged: no task or phase dropout, its own text clipping.
+    batch as it was logged: no task, phase or known-value dropout, its own text clipping.
     """
-    q, m = encode_batch(net, batch, task_dropout, phase_dropout=phase_dropout)
+    q, m = encode_batch(net, batch, task_dropout, phase_dropout=phase_dropout, known_dropout=known_dropout)
     m_all = gather_across_devices(m)
     mem_ep = gather_across_devices(batch["mem_episode"].to(m.device))
     mem_step = gather_across_devices(batch["mem_step"].to(m.device))
