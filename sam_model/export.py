@@ -74,7 +74,7 @@ def vocab_record(phases: list[str], kinds: list[str], tokenizer) -> dict:
             "sha256": hashlib.sha256(blob.encode("utf-8")).hexdigest()}
 
 
-def _bert_prefixes(net: SAMNet) -> tuple[str, ...]:
+def bert_prefixes(net: SAMNet) -> tuple[str, ...]:
     """The state_dict prefixes of the network's text encoder(s) (one shared BERT appears under two names)."""
     berts = {id(net.state_encoder.text_encoder.bert), id(net.memory_encoder.text_encoder.bert)}
     return tuple(f"{name}." for name, m in net.named_modules(remove_duplicate=False) if id(m) in berts)
@@ -83,7 +83,7 @@ def _bert_prefixes(net: SAMNet) -> tuple[str, ...]:
 def head_state(net: SAMNet, half: bool = False) -> dict[str, torch.Tensor]:
     """The network's weights without its text encoder's (what a head-only export stores). ``half``: floating
     weights as float16 (half the file; loading casts them back into the float32 network)."""
-    prefixes = _bert_prefixes(net)
+    prefixes = bert_prefixes(net)
     state = {k: v.detach().cpu().clone().contiguous() for k, v in net.state_dict().items() if not k.startswith(prefixes)}
     return {k: v.half() if half and v.is_floating_point() else v for k, v in state.items()}
 
@@ -207,7 +207,7 @@ def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMN
     try:
         if head_only:
             missing, unexpected = net.load_state_dict(load_file(str(folder / "model.safetensors")), strict=False)
-            missing = [k for k in missing if not k.startswith(_bert_prefixes(net))]  # the package's weights
+            missing = [k for k in missing if not k.startswith(bert_prefixes(net))]  # the package's weights
         else:
             missing, unexpected = load_model(net, str(folder / "model.safetensors"), strict=False)
     except (SafetensorError, OSError, RuntimeError) as exc:

@@ -115,7 +115,7 @@ def standin(out: Path, tokenizer_dir: str | None, seed: int = 0) -> tuple[Path, 
     from safetensors.torch import load_file
     from transformers import BertConfig, BertModel
 
-    from sam_model.export import _bert_prefixes, read_config, save_exported
+    from sam_model.export import bert_prefixes, read_config, save_exported
     from sam_model.models.bert import load_tokenizer
     from sam_model.pretrained import resolve
 
@@ -129,7 +129,7 @@ def standin(out: Path, tokenizer_dir: str | None, seed: int = 0) -> tuple[Path, 
     net = SAMNet(cfg, bert, tok)
     missing, unexpected = net.load_state_dict({k: v.float() for k, v in load_file(str(head / "model.safetensors"))
                                                .items()}, strict=False)
-    missing = [k for k in missing if not k.startswith(_bert_prefixes(net))]  # random here, not the package's
+    missing = [k for k in missing if not k.startswith(bert_prefixes(net))]  # random here, not the package's
     if missing or unexpected:
         raise RuntimeError(f"the packaged head does not fit SAMNet: missing {missing[:3]}, unexpected {unexpected[:3]}")
     save_exported(net, out / "sam-general", store)
