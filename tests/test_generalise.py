@@ -293,3 +293,11 @@ def test_lodo_seeds_interval_holds_the_seed_spread_and_pairs_the_decisions(tmp_p
     (runs[2] / "lodo.json").write_text(json.dumps([{"domain": "a", "variant": "plots", "best_baseline": "bm25"}]))
     with pytest.raises(SystemExit, match="domain b is in 2 of the 3 runs"):
         lodo_seeds.load(runs, "plots", "fusion")
+
+
+@pytest.mark.parametrize("key", ["task_dropout", "phase_dropout", "known_dropout"])
+def test_a_dropout_share_outside_0_1_is_refused_by_name(key):
+    from sam_model.training.module import SAMLightningModule
+
+    with pytest.raises(ValueError, match=f"model.{key} must be a share of training queries in \\[0, 1\\], got 1.5"):
+        SAMLightningModule(**{key: 1.5})

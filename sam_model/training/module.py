@@ -90,6 +90,10 @@ class SAMLightningModule(pl.LightningModule):
                  distill_from: str = "", distill_weight: float = 1.0, distill_temperature: float = 0.05,
                  known_dropout: float = 0.0):
         super().__init__()
+        for key, share in (("task_dropout", task_dropout), ("phase_dropout", phase_dropout),
+                           ("known_dropout", known_dropout)):
+            if not 0.0 <= share <= 1.0:
+                raise ValueError(f"model.{key} must be a share of training queries in [0, 1], got {share}")
         if isinstance(net, dict) and store is None and split_search_fields(net)[1]:  # an older checkpoint's hparams
             store = StoreConfig.from_legacy({"slot_match": 0.0, **split_search_fields(net)[1]}, "net")
         cfg = SAMConfig.from_dict(dict(net)) if isinstance(net, dict) else copy.deepcopy(net or SAMConfig())
