@@ -301,3 +301,32 @@ def test_a_dropout_share_outside_0_1_is_refused_by_name(key):
 
     with pytest.raises(ValueError, match=f"model.{key} must be a share of training queries in \\[0, 1\\], got 1.5"):
         SAMLightningModule(**{key: 1.5})
+
+
+def test_lodo_explicit_variant_adds_one_family_of_explicit_state_logs(tmp_path, monkeypatch):
+    """Variant explicit trains on the demo generator's logs of one family beside the plots recipe's sources, so
+    the other family stays a domain no model has seen."""
+    import argparse
+
+    from sam_model.bench import lodo
+
+    monkeypatch.chdir(tmp_path)
+    seen = []
+
+    def fake_fit(cmd, log):
+        seen.append(cmd)
+        run = Path("checkpoints") / cmd[cmd.index("--run") + 1]
+        run.mkdir(parents=True)
+        (run / "best-epoch=00.ckpt").write_text("")
+        return 0, 1.0, log
+
+    monkeypatch.setattr(lodo, "fit", fake_fit)
+    args = argparse.Namespace(seed=0, reuse=False, out="out", worlds=60, sgd_every=12, max_epochs=None)
+    lodo.train("coding", "explicit", Path("/data"), args)
+    cmd = seen[0]
+    sources, repeat = (json.loads(cmd[cmd.index(k) + 1]) for k in ("--data.train", "--data.repeat"))
+    plots = lodo.train_sources("coding", Path("/data"), lodo.VARIANTS["plots"], 60)
+    assert sources[:-1] == plots[0] and repeat == plots[1] + [1]
+    events = [json.loads(line) for line in Path(sources[-1]).read_text().splitlines()]
+    families = {e["meta"]["family"] for e in events if "family" in e.get("meta", {})}
+    assert families == {"trip"} and len({e["episode_id"] for e in events}) == lodo.EXPLICIT_EPISODES

@@ -64,6 +64,7 @@ class Variant:
     user_first: float = 0.0  # the generated worlds' origin mix (sam_model.data.toolworlds: toolworlds:N:0:U)
     plots: str = "fixed"  # fixed: the first generator's one plot; free: random plots (sam_model.data.toolplots)
     sgd_mix: float = 0.0  # > 0: then adapted to SGD alone (configs/adapt.yaml) and mixed back at this weight
+    explicit: str = ""  # a demo family (sam_model.data.synthetic): its logs with explicit agent states trained on too
 
 
 VARIANTS = {  # cumulative: each adds one change to the one before
@@ -83,10 +84,14 @@ VARIANTS = {  # cumulative: each adds one change to the one before
     "known": Variant("+ known-value dropout (30 % of training queries without their known values)",
                      ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/known_dropout.yaml"), True,
                      plots="free"),
+    "explicit": Variant("+ 150 synthetic trip-planning logs with explicit agent states",
+                        ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free",
+                        explicit="trip"),
     "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25",
                       ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free",
                       same_training_as="plots", sgd_mix=0.25),
 }
+EXPLICIT_EPISODES = 150  # variant explicit: synthetic episodes of its family (seed 0), a minority of the mix
 SGD_MIX_EVERY = 3  # the SGD adaptation of variant sgdmix reads one SGD train dialogue in 3 (as configs/sgd.yaml)
 LEXICAL_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 BASE_CONFIGS = ("configs/tools.yaml", "configs/lodo.yaml")
@@ -121,6 +126,13 @@ def train(held_out: str, variant_name: str, root: Path, args) -> Path:
     for old in best:  # a fresh run: an older best-*.ckpt of another epoch would be picked up otherwise
         old.unlink()
     sources, repeat = train_sources(held_out, root, variant, args.worlds)
+    if variant.explicit:  # logs in the agent-log format whose states the agent wrote itself (as the demo's)
+        from sam_model.data.synthetic import write_synthetic
+
+        log = Path(args.out) / f"synthetic-{variant.explicit}-n{EXPLICIT_EPISODES}-s0.jsonl"
+        if not log.exists():
+            write_synthetic(log, EXPLICIT_EPISODES, 0, (variant.explicit,))
+        sources, repeat = sources + [str(log)], repeat + [1]
     cmd = [a for c in (*BASE_CONFIGS, *variant.configs) for a in ("--config", c)]
     cmd += ["--run", run, "--seed_everything", str(args.seed), "--data.train", json.dumps(sources),
             "--data.repeat", json.dumps(repeat), "--data.sgd_every", str(args.sgd_every)]
