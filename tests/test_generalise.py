@@ -330,3 +330,11 @@ def test_lodo_explicit_variant_adds_one_family_of_explicit_state_logs(tmp_path, 
     events = [json.loads(line) for line in Path(sources[-1]).read_text().splitlines()]
     families = {e["meta"]["family"] for e in events if "family" in e.get("meta", {})}
     assert families == {"trip"} and len({e["episode_id"] for e in events}) == lodo.EXPLICIT_EPISODES
+
+
+def test_lodo_one_change_variants_are_measured_against_the_recipe_they_change():
+    from sam_model.bench import lodo
+
+    names = ["plots", "known", "explicit", "sgdmix"]
+    assert [lodo.row_above(names, i) for i in range(4)] == [None, "plots", "plots", "plots"]
+    assert lodo.row_above(["base", "phase", "worlds"], 2) == "phase"  # the cumulative rows: the one before

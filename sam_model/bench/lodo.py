@@ -65,9 +65,10 @@ class Variant:
     plots: str = "fixed"  # fixed: the first generator's one plot; free: random plots (sam_model.data.toolplots)
     sgd_mix: float = 0.0  # > 0: then adapted to SGD alone (configs/adapt.yaml) and mixed back at this weight
     explicit: str = ""  # a demo family (sam_model.data.synthetic): its logs with explicit agent states trained on too
+    on: str | None = None  # the variant this one is one change to, when it is not the one listed before it
 
 
-VARIANTS = {  # cumulative: each adds one change to the one before
+VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix: each one to plots
     "base": Variant("tools.yaml recipe"),
     "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
     "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
@@ -83,10 +84,10 @@ VARIANTS = {  # cumulative: each adds one change to the one before
                      ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free"),
     "known": Variant("+ known-value dropout (30 % of training queries without their known values)",
                      ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/known_dropout.yaml"), True,
-                     plots="free"),
+                     plots="free", on="plots"),
     "explicit": Variant("+ 150 synthetic trip-planning logs with explicit agent states",
                         ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free",
-                        explicit="trip"),
+                        explicit="trip", on="plots"),
     "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25",
                       ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free",
                       same_training_as="plots", sgd_mix=0.25),
@@ -290,10 +291,11 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
 
 
 def row_above(names: list[str], i: int) -> str | None:
-    """The row the ``i``-th variant's change is measured against: a search-time variant's own training when it
-    was evaluated (``lexcv`` against ``fusion``, whatever ran between them), else the nearest variant before it
-    that is not cross-validated (those rows are filled in later)."""
-    base = VARIANTS[names[i]].same_training_as
+    """The row the ``i``-th variant's change is measured against: a search-time variant's own training, or the
+    variant it is one change to (``on``), when that was evaluated (``lexcv`` against ``fusion``, ``explicit``
+    against ``plots``, whatever ran between them), else the nearest variant before it that is not
+    cross-validated (those rows are filled in later)."""
+    base = VARIANTS[names[i]].same_training_as or VARIANTS[names[i]].on
     if base in names[:i]:
         return base
     return next((n for n in reversed(names[:i]) if not VARIANTS[n].lexical_cv), None)
