@@ -15,10 +15,10 @@ from test_model import make_net, toy_rows
 
 from sam_model.data import toolworlds
 from sam_model.data.schema import State
-from sam_model.data.text import state_to_text
+from sam_model.data.text import drop_known, state_to_text
 from sam_model.data.transcripts import iter_transcript_events
 from sam_model.models.vocab import UNK
-from sam_model.training.batching import collate_episodes, drop_known, drop_phases, encode_batch
+from sam_model.training.batching import collate_episodes, drop_phases, encode_batch
 
 
 def test_tool_worlds_are_seeded_and_labelled_by_the_transcript_rule(tmp_path):

@@ -88,9 +88,8 @@ VARIANTS = {  # cumulative up to plots, each one change to the one before; known
     "explicit": Variant("+ 150 synthetic trip-planning logs with explicit agent states",
                         ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free",
                         explicit="trip", on="plots"),
-    "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25",
-                      ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free",
-                      same_training_as="plots", sgd_mix=0.25),
+    "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25", same_training_as="plots",
+                      sgd_mix=0.25),  # a second pass on the plots variant's checkpoint (sgd_mixed)
 }
 EXPLICIT_EPISODES = 150  # variant explicit: synthetic episodes of its family (seed 0), a minority of the mix
 SGD_MIX_EVERY = 3  # the SGD adaptation of variant sgdmix reads one SGD train dialogue in 3 (as configs/sgd.yaml)

@@ -28,22 +28,41 @@ def norm(value: Any) -> str:
     return " ".join(str(value).lower().split())
 
 
+# The field labels of a state's text, in the order state_to_text writes them (and drop_known reads them).
+PHASE, SUBGOALS, NEEDS, KNOWN, LAST_RESULT = TEXT_FIELDS = ("phase: ", "subgoals: ", "needs: ", "known: ",
+                                                            "last result: ")
+
+
 def state_to_text(state: State) -> str:
     """The state as one line: phase, sub-goals (top last), constraints, open needs, last result.
 
     Field names are kept in the text so that a slot name in ``needs`` can be matched
     to the memory that mentions a value of that slot.
     """
-    parts = [f"phase: {state.phase or 'none'}"]
+    parts = [f"{PHASE}{state.phase or 'none'}"]
     if state.subgoal_stack:
-        parts.append("subgoals: " + " > ".join(state.subgoal_stack))
+        parts.append(SUBGOALS + " > ".join(state.subgoal_stack))
     if state.uncertainty_flags:
-        parts.append("needs: " + ", ".join(state.uncertainty_flags))
+        parts.append(NEEDS + ", ".join(state.uncertainty_flags))
     if state.constraints:
-        parts.append("known: " + ", ".join(f"{k}={_fmt(v)}" for k, v in sorted(state.constraints.items())))
+        parts.append(KNOWN + ", ".join(f"{k}={_fmt(v)}" for k, v in sorted(state.constraints.items())))
     if state.last_action_result:
-        parts.append(f"last result: {state.last_action_result}")
+        parts.append(f"{LAST_RESULT}{state.last_action_result}")
     return " | ".join(parts)
+
+
+def drop_known(state_text: str) -> str:
+    """``state_text`` (as ``state_to_text`` writes it) without its ``known: ...`` field: the text of the same state
+    with no constraints, what known-value dropout trains on (sam_model.training.batching.encode_batch). A value
+    holding " | " stays inside its field (the parts after ``known:`` are skipped up to the next field's label)."""
+    out, skipping = [], False
+    for part in state_text.split(" | "):
+        if part.startswith(KNOWN):
+            skipping = True
+        elif not skipping or part.startswith(TEXT_FIELDS):
+            skipping = False
+            out.append(part)
+    return " | ".join(out)
 
 
 def constraints_delta(before: State | None, after: State) -> list[str]:

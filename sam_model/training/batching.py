@@ -16,7 +16,7 @@ from torch.utils.data import Sampler
 
 from sam_model.data.chunks import Chunking, chunk_record, label_chunks
 from sam_model.data.examples import MemoryRecord
-from sam_model.data.text import content_text
+from sam_model.data.text import content_text, drop_known
 
 
 def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunking | None = None) -> dict[str, Any]:
@@ -112,23 +112,6 @@ def encode_batch(net, batch: dict[str, Any], task_dropout: float = 0.0,
     m = net.encode_memories(batch["mem_texts"], batch["mem_kinds"], mem_phases, batch.get("mem_contents"),
                             steps=batch["mem_step"].tolist())
     return q, m
-
-
-STATE_FIELDS = ("phase: ", "subgoals: ", "needs: ", "known: ", "last result: ")  # sam_model.data.text.state_to_text
-
-
-def drop_known(state_text: str) -> str:
-    """``state_text`` (as ``sam_model.data.text.state_to_text`` writes it) without its ``known: ...`` field: the
-    text of the same state with no constraints. A value holding " | " stays inside its field (the parts after
-    ``known:`` are skipped up to the next field's name)."""
-    out, skipping = [], False
-    for part in state_text.split(" | "):
-        if part.startswith("known: "):
-            skipping = True
-        elif not skipping or part.startswith(STATE_FIELDS):
-            skipping = False
-            out.append(part)
-    return " | ".join(out)
 
 
 def drop_phases(phases: list[str], share: float, generator: torch.Generator | None = None) -> list[str]:

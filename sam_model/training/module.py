@@ -63,7 +63,7 @@ class SAMLightningModule(pl.LightningModule):
         phase_dropout: the share of training queries and memories whose phase is hidden (the unknown phase,
             id 0, where every tool or service never seen in training maps), so that id is trained too.
         known_dropout: the share of training queries whose state text loses its known values (the ``known:``
-            field; sam_model.training.batching.drop_known), so the model does not lean on how one domain lists
+            field; sam_model.data.text.drop_known), so the model does not lean on how one domain lists
             what is known.
         store: the search settings exported with the model (sam_model.store.StoreConfig: slot_match,
             provenance, rerank_depth, index); training ignores them. ``source_kinds`` is set from ``vocab``.
