@@ -202,8 +202,8 @@ class Bench:
             s = time.perf_counter()
             with torch.inference_mode():
                 text._encode(list(dict.fromkeys([st, obs])))
-            if text.bert.device.type == "cuda":  # a GPU forward returns before it has run: time it to its end
-                torch.cuda.synchronize(text.bert.device)
+            if text.device.type == "cuda":  # a GPU forward returns before it has run: time it to its end
+                torch.cuda.synchronize(text.device)
             stages["BERT"].append(time.perf_counter() - s)
             r.encode_queries([ex.state], [ex.observation], steps=[ex.step], task_starts=[ex.task_start])  # cached now
             s = time.perf_counter()

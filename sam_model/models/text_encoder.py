@@ -191,7 +191,7 @@ class TextEncoder(nn.Module):
         from sam_model.models import bf16_text, onnx_text
 
         backend = onnx_text.check_backend(backend)
-        on_cpu = next(self.bert.parameters()).device.type == "cpu"
+        on_cpu = self.device.type == "cpu"
         if backend in ("onnx", "bf16", "int8") and not on_cpu:
             raise ValueError(f"text backend {backend!r} runs on the CPU only; use 'torch' (or 'auto') on a GPU "
                              "(training there takes trainer.precision: bf16-mixed)")
@@ -203,7 +203,7 @@ class TextEncoder(nn.Module):
             self.bf16 = bf16_text.Bf16Text(self.bert, self.pooling, self.packed)
         self.auto = backend == "auto" and (self.runner is not None or self.bf16 is not None)
         self.costs = {}
-        device = next(self.bert.parameters()).device
+        device = self.device
         key = (type(self.bert).__name__, self.bert.config.to_json_string(), self.packed, self.max_length,
                torch.get_num_threads(), str(device))
         for name, runner in self._candidates().items():
@@ -237,7 +237,7 @@ class TextEncoder(nn.Module):
         ((inputs, _, _),) = self._calls(ids, plan=[[list(range(r * k, (r + 1) * k)) for r in range(rows)]])
         with torch.no_grad():
             runner(inputs) if runner is not None else self._run(inputs)
-        device = next(self.bert.parameters()).device
+        device = self.device
         if device.type == "cuda":  # a GPU call returns before it has run: time it to its end
             torch.cuda.synchronize(device)
 
@@ -245,6 +245,11 @@ class TextEncoder(nn.Module):
     def backend(self) -> str:
         """What runs BERT here: "torch", or the runners loaded besides it ("onnx", "bf16", "onnx+bf16", "int8")."""
         return "+".join(k for k in self._candidates() if k != "torch") or "torch"
+
+    @property
+    def device(self) -> torch.device:
+        """Where the PyTorch BERT's weights are (a HF model's own ``.device`` says the same; one name for it here)."""
+        return next(self.bert.parameters()).device
 
     @property
     def frozen(self) -> bool:
@@ -318,7 +323,7 @@ class TextEncoder(nn.Module):
 
     def _run(self, inputs: dict[str, np.ndarray]) -> torch.Tensor:
         """One BERT call on PyTorch: the pooled vectors, flattened to (vectors, hidden)."""
-        device = next(self.bert.parameters()).device
+        device = self.device
         t = {k: torch.from_numpy(v).to(device) for k, v in inputs.items()}
         if self.packed and t["pool"].shape[1] == 1:  # one text per row: BERT's own padding mask, as unpacked
             hidden = self.bert(input_ids=t["input_ids"], attention_mask=(t["segments"] > 0).long()).last_hidden_state
@@ -330,7 +335,7 @@ class TextEncoder(nn.Module):
     def _encode(self, texts: list[str]) -> torch.Tensor:
         """Pooled vectors of ``texts``: one tokenizer call, then the cheapest cut into BERT calls (_plan: packed rows
         or length batches), on ONNX Runtime or PyTorch (``auto``: whichever costs less for this cut)."""
-        device = next(self.bert.parameters()).device
+        device = self.device
         if not texts:
             return torch.zeros(0, self.hidden_size, device=device)
         ids = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
@@ -489,7 +494,7 @@ class TextEncoder(nn.Module):
         blob = self._read(path) if self.use_cache else None
         if blob is None:
             return 0
-        device = next(self.bert.parameters()).device
+        device = self.device
         vectors = blob["vectors"].float().to(device)
         self._cache.update(zip(blob["texts"], vectors))
         return len(blob["texts"])
