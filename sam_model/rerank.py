@@ -7,8 +7,6 @@ frozen BERT encodes loosely, most of all for services never seen in training:
 1. **needed-slot match**: score + w · |needs ∩ sets(m)| / |sets(m)|, where ``needs`` are the state's
    uncertainty flags (what the decision still lacks) and ``sets(m)`` the constraint slots that
    memory m's event set. w (``StoreConfig.slot_match``) is chosen on held-out training dialogues.
-   With ``StoreConfig.slot_latest`` a slot counts only for the memory that set it last among the candidates of
-   its episode (:func:`latest_sets`): a user who said "three tickets" and then "just one" needs the second.
 2. **lexical match** (``StoreConfig.lexical``): score + w · BM25(state text, m) / max over the candidates,
    the bm25-state baseline's signal fused in: where the vectors know nothing of a domain (one never trained
    on), the words of the state (tool and argument names) still find the memories that name them. BM25's
@@ -42,27 +40,6 @@ def slot_bonus(needs: Collection[str], sets: Sequence[Sequence[str]], weight: fl
     if not need or not weight:
         return np.zeros(len(sets), dtype=np.float64)
     return np.array([weight * len(need.intersection(s)) / len(s) if s else 0.0 for s in sets], dtype=np.float64)
-
-
-def latest_sets(ids: Sequence[Hashable], sets_of: Callable[[Hashable], Sequence[str]],
-                episode_of: Callable[[Hashable], Hashable], order_of: Callable[[Hashable], int],
-                event_of: Callable[[Hashable], Hashable]) -> dict[Hashable, tuple[str, ...]]:
-    """Each memory's set slots less those a later memory of the same episode (by ``order_of``, the write order)
-    sets again, among ``ids``.
-
-    Why: ``sets(m)`` says which slots m's event gave a value; when a later event of the episode gives the same slot
-    another value (a correction, a new choice), the state's current value is the later one, and a state that needs
-    the slot needs that memory. The vectors cannot see this (each memory is encoded alone); the candidate set can.
-    Chunks of one event (``event_of``: the chunk's parent) never supersede each other.
-    """
-    last: dict[tuple[Hashable, str], tuple[int, Hashable]] = {}
-    for i in ids:
-        o, ev, ep = order_of(i), event_of(i), episode_of(i)
-        for slot in sets_of(i):
-            key = (ep, slot)
-            if key not in last or o > last[key][0]:
-                last[key] = (o, ev)
-    return {i: tuple(s for s in sets_of(i) if last[(episode_of(i), s)][1] == event_of(i)) for i in ids}
 
 
 _WORD = re.compile(r"\w+")

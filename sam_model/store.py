@@ -58,7 +58,7 @@ from sam_model.index import MemoryIndex
 from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading, write_json_lists
 from sam_model.limits import check_batch_size, check_k, check_text
 from sam_model.locking import gc_paused, locked, new_lock
-from sam_model.rerank import RERANK_DEPTH, best_first, latest_sets, lexical_bonus, slot_bonus, tie_keys
+from sam_model.rerank import RERANK_DEPTH, best_first, lexical_bonus, slot_bonus, tie_keys
 from sam_model.rerank import rerank as rerank_candidates
 
 FORMAT = "sam_model.MemoryStore"
@@ -80,9 +80,6 @@ class StoreConfig:
         rerank_depth: how many of the index's top candidates the re-rank reorders (one depth for every path).
         lexical: weight of the lexical match between the state text and each re-ranked candidate (BM25 scaled
             by the best candidate's, sam_model.rerank.lexical_bonus); 0 = off. Training ignores it.
-        slot_latest: the needed-slot match counts a slot only for the memory that set it last among the
-            re-ranked candidates of its episode (sam_model.rerank.latest_sets: a value said again replaces the
-            earlier one). Training ignores it.
         index: the vector backend (sam_model.backends): a FAISS index (sam_model.index.MemoryIndex.from_config),
             e.g. {"kind": "ivf", "nprobe": 32}, or a Qdrant collection, e.g. {"kind": "qdrant", "url": ...}.
         tie_seed: seed of the tie order among exactly equal scores.
@@ -99,7 +96,6 @@ class StoreConfig:
     tie_seed: int = 0
     lexical: float = 0.0
     chunking: dict[str, int] | None = None
-    slot_latest: bool = False
 
     def __post_init__(self) -> None:
         self.check()
@@ -115,7 +111,6 @@ class StoreConfig:
             ("rerank_depth", isinstance(self.rerank_depth, int) and not isinstance(self.rerank_depth, bool)
              and self.rerank_depth >= 1, "an integer >= 1"),
             ("index", isinstance(self.index, Mapping), "an object such as {\"kind\": \"flat\"}"),
-            ("slot_latest", isinstance(self.slot_latest, bool), "true or false"),
             ("tie_seed", isinstance(self.tie_seed, int) and not isinstance(self.tie_seed, bool), "an integer"),
             ("lexical", isinstance(self.lexical, (int, float)) and not isinstance(self.lexical, bool)
              and math.isfinite(self.lexical) and self.lexical >= 0, "a finite number >= 0"),
@@ -600,8 +595,7 @@ class MemoryStore:
         if use and self.lexical and query_text is not None:
             lex = lexical_bonus(query_text, [self._entries[i].text for i in top], self.lexical)
             extra = lex if extra is None else extra + lex
-        sets_of = self._sets_among(top) if use and self.slot_match and self.config.slot_latest else self.sets_of
-        placed = rerank_candidates(top, scores[:depth], ties[:depth], needs, sets_of, self.slot_match if use else 0.0,
+        placed = rerank_candidates(top, scores[:depth], ties[:depth], needs, self.sets_of, self.slot_match if use else 0.0,
                          self._links if use and self.provenance else None, _Allowed(self, episode_id, within), extra)
         seen = {c for c, _, _ in placed}
         placed += [(c, 0.0, None) for c in cand[depth:] if c not in seen]
@@ -610,20 +604,11 @@ class MemoryStore:
             if bonus is None:  # a linked source outside the re-ranked top: its own score and bonus
                 if i not in score_of:
                     score_of[i] = float(self.index.get_vectors([i]).astype(np.float64)[0] @ q64)
-                sets = self._sets_among([*top, i])(i) if use and self.slot_match and self.config.slot_latest \
-                    else self.sets_of(i)
-                bonus = float(slot_bonus(needs, [sets], self.slot_match if use else 0.0)[0])
+                bonus = float(slot_bonus(needs, [self.sets_of(i)], self.slot_match if use else 0.0)[0])
                 if prior is not None:
                     bonus += float(prior([i])[0])
             out.append(self._hit(self._entries[i], score_of[i], bonus, src))
         return out
-
-    def _sets_among(self, ids: list) -> Callable[[Any], tuple[str, ...]]:
-        """sets_of for the needed-slot match with ``slot_latest``: each memory's slots less those a later one of
-        ``ids`` in its episode sets again (sam_model.rerank.latest_sets)."""
-        e = self._entries
-        return latest_sets(ids, self.sets_of, self.index.episode_of, lambda i: e[i].seq,
-                           lambda i: e[i].parent if e[i].parent is not None else i).__getitem__
 
     def _payload(self, scope: dict) -> dict:
         """``{"scopes": scope}`` for an index that filters scopes as payload inside its own search, else nothing

@@ -20,7 +20,7 @@ from sam_model.data.reader import Episode
 from sam_model.data.schema import Event, State
 from sam_model.io import SAMFileError
 from sam_model.models.sam import SAMConfig, SAMNet
-from sam_model.rerank import latest_sets, rerank, slot_bonus, tie_keys
+from sam_model.rerank import rerank, slot_bonus, tie_keys
 from sam_model.retriever import SAMRetriever
 from sam_model.store import StoreConfig
 
@@ -168,43 +168,6 @@ def test_retriever_slot_match_uses_the_set_slots_it_stored(tmp_path, tiny_bert_d
     assert hits[0].id == "e1#6" and hits[0].rerank_bonus == pytest.approx(100.0)  # it alone set the needed slots
     back = SAMRetriever.load(r.save(tmp_path / "exp"))
     assert back.store.sets_of("e1#6") == ("date", "time") and back.store.config.slot_match == 100.0
-
-
-def test_latest_sets_keep_a_slot_only_for_its_last_setter_in_each_episode():
-    sets = {"a": ("seats", "city"), "b": ("seats",), "c": ("city",), "x": ("seats",), "a/1": ("seats", "city")}
-    episode = {"a": 1, "b": 1, "c": 1, "x": 2, "a/1": 1}
-    order = {"a": 0, "b": 1, "c": 2, "x": 3, "a/1": 4}
-    event = {"a": "a", "b": "b", "c": "c", "x": "x", "a/1": "a"}
-    got = latest_sets(list("abcx"), sets.get, episode.get, order.get, event.get)
-    # b re-set seats, c re-set city: nothing left to a; x is another episode's and supersedes nothing here
-    assert got == {"a": (), "b": ("seats",), "c": ("city",), "x": ("seats",)}
-    # an event's own later chunk does not supersede it, but still supersedes earlier events
-    got = latest_sets(["a", "b", "a/1"], sets.get, episode.get, order.get, event.get)
-    assert got == {"a": ("seats", "city"), "b": (), "a/1": ("seats", "city")}
-    # only the candidates count: without b, a keeps seats
-    assert latest_sets(["a", "c"], sets.get, episode.get, order.get, event.get)["a"] == ("seats",)
-
-
-def test_slot_latest_credits_the_correction_not_the_value_it_replaced(tmp_path, tiny_bert_dir):
-    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32))
-    events = [ev(0, "user", "Three tickets please.", {"seats": 3}),
-              ev(1, "system", "Three it is. Which day?", {"seats": 3}),
-              ev(2, "user", "Actually just one ticket.", {"seats": 1})]
-    state = State(phase="buy", uncertainty_flags=("seats",))
-    bonus = {}
-    for latest in (False, True):
-        r = SAMRetriever(net, StoreConfig(source_kinds=["user"], provenance=False, slot_match=100.0,
-                                          slot_latest=latest))
-        r.add_memories(events)
-        assert r.store.sets_of("e1#0") == ("seats",) and r.store.sets_of("e1#2") == ("seats",)
-        hits = r.search(state, "yes, that is right", k=3, episode_id="e1")
-        bonus[latest] = {h.id: h.rerank_bonus for h in hits}
-    assert bonus[False]["e1#0"] == bonus[False]["e1#2"] == pytest.approx(100.0)  # off: both set it
-    assert bonus[True]["e1#0"] == 0.0 and bonus[True]["e1#2"] == pytest.approx(100.0)
-    back = SAMRetriever.load(r.save(tmp_path / "exp"))
-    assert back.store.config.slot_latest is True
-    with pytest.raises(ValueError, match="slot_latest"):
-        StoreConfig(slot_latest="yes")
 
 
 def test_configs_saved_before_provenance_load_without_it():
