@@ -3,6 +3,7 @@ one user's search never returns another's memories; save and load."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -51,7 +52,7 @@ def test_add_search_get_all_delete_reset_and_save(tmp_path):
     assert found[0]["why"]["index_score"] == pytest.approx(found[0]["score"] - found[0]["why"]["rerank_bonus"])
     assert len(memory.get_all(user_id="ana")["results"]) == 3
     assert len(memory.get_all(user_id="ana", agent_id="travel")["results"]) == 2
-    assert memory.get_all(user_id="bo")["results"][0]["episode_id"] == "bo/trip"
+    assert memory.get_all(user_id="bo")["results"][0]["episode_id"] == "bo//trip"  # run_id in its place
 
     path = memory.save(tmp_path / "mem")
     back = ScopedMemory.load(path, HashingEncoder(2048))
@@ -191,3 +192,52 @@ def test_plain_text_query_ranks_by_content_and_state_live_by_the_run():
     assert [r["id"] for r in m.search("where do I live?", user_id="ana")["results"]] == [h.id for h in want]
     live = m.store.search(m.live_state(user_id="ana"), "where do I live?", 3, user_id="ana")
     assert [r["id"] for r in m.search("where do I live?", "live", user_id="ana")["results"]] == [h.id for h in live]
+
+
+def test_every_combination_of_scopes_is_its_own_conversation():
+    """Scopes in their places: {user alice, agent bot} and {agent alice, run bot} joined only their values, one
+    episode, so the second's tool call revised the first's memory and answered with its words."""
+    memory = ScopedMemory(HashingEncoder(2048))
+    victim, other = {"user_id": "alice", "agent_id": "bot"}, {"agent_id": "alice", "run_id": "bot"}
+    eps = {ScopedMemory.episode_of(**s) for s in (victim, other, {"user_id": "alice"}, {"agent_id": "alice"},
+                                                   {"run_id": "alice"}, {"user_id": "alice", "run_id": "bot"})}
+    assert len(eps) == 6 and ScopedMemory.episode_of(user_id="mia", agent_id="bot") == "mia/bot"  # kept as before
+    memory.add([{"role": "user", "content": "I want to go to Paris"}], **other)
+    memory.add([{"role": "user", "content": "my card number is 4111-2222"}], **victim)
+    out = memory.add([{"role": "assistant", "tool_calls": [{"function": {"name": "book", "arguments":
+                                                                         {"city": "Paris"}}}]}], **other)
+    assert "4111" not in json.dumps(out) and [r["event"] for r in out["results"]] == ["ADD"]
+    mine = memory.get_all(**victim)["results"]
+    assert [m["memory"] for m in mine] == ["my card number is 4111-2222"]
+    assert [h["event"] for h in memory.history(mine[0]["id"])] == ["ADD"]
+
+
+def test_a_deleted_memory_leaves_the_conversation_and_stays_deleted(tmp_path):
+    memory = ScopedMemory(HashingEncoder(2048))
+    memory.add([{"role": "user", "content": "fly me to Paris"}], user_id="u")
+    pin = memory.add([{"role": "user", "content": "my pin is 9876"}], user_id="u")["results"][0]["id"]
+    memory.delete(pin)
+    # the next tool call would revise the deleted event (the last one): it stays deleted, the call is stored
+    out = memory.add([{"role": "assistant", "tool_calls": [{"function": {"name": "pay", "arguments":
+                                                                         {"city": "Paris"}}}]}],
+                     user_id="u")["results"]
+    assert [r["event"] for r in out] == ["ADD"] and pin not in memory.store
+    call = memory.get(out[0]["id"])
+    assert call["kind"] == "action"
+    # the deleted words are no longer in the conversation's state, nor in a saved memory (history aside, as Mem0)
+    tracker = memory._trackers["u"]
+    assert all("9876" not in e["text"] for e in tracker.events[:2])
+    memory.save(tmp_path / "m")
+    saved = json.loads((tmp_path / "m" / "scoped.json").read_text())
+    assert "9876" not in json.dumps(saved["trackers"])
+
+
+def test_a_revised_event_history_keeps_the_words_not_the_memory_text():
+    memory = ScopedMemory(HashingEncoder(2048))
+    memory.add([{"role": "user", "content": "I am mia_li_3668"}, {"role": "assistant", "content": "Let me look."}],
+               user_id="mia")
+    out = memory.add([{"role": "assistant", "tool_calls": [{"function": {"name": "get_user", "arguments":
+                                                                         {"user_id": "mia_li_3668"}}}]}],
+                     user_id="mia")["results"]
+    update = [r for r in out if r["event"] == "UPDATE"]
+    assert update and memory.history(update[0]["id"])[-1]["old_memory"] == "Let me look."

@@ -141,6 +141,13 @@ def test_a_hostile_tenant_reaches_nothing_of_another(served):
     ({"messages": "   ", "user_id": "mia"}, 422, "must not be empty"),
     ({"messages": "x"}, 422, "every memory belongs to a scope"),
     ({"messages": [], "user_id": "mia"}, 422, "messages"),
+    # a batch with one bad message is refused whole: the good message before it is not stored either
+    ({"messages": [{"role": "user", "content": "first"}, {"role": "user", "content": 5}], "user_id": "mia"}, 422,
+     "message 1: 'content' is a int"),
+    ({"messages": [{"role": "user", "content": "first"}, {"role": "assistant", "tool_calls": "x"}],
+      "user_id": "mia"}, 422, "'tool_calls' is a str"),
+    ({"messages": [{"role": "user", "content": "first"}, {"role": "tool", "tool_call_id": "c9", "content": "ok"}],
+      "user_id": "mia"}, 422, "no earlier assistant tool call"),
 ])
 def test_bad_writes_get_a_clear_4xx_and_change_nothing(served, body, status, says):
     tenants, http = served

@@ -334,6 +334,12 @@ class TranscriptState:
         self.add(message, where)
         return decision, revised
 
+    def forget(self, step: int) -> None:
+        """Blank the text of event ``step`` (its memory was deleted): no later argument is traced to it, and a saved
+        tracker holds its words no more. Its place stays, so the steps of the events after it do not move."""
+        self.events[step] = {**self.events[step], "text": ""}
+        self._norms[step] = ""
+
     def state_dict(self) -> dict[str, Any]:
         """Everything the tracker knows, JSON-able (a saved memory continues a conversation where it was)."""
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(self).items()}

@@ -16,10 +16,10 @@ way: ``{"key": value}``, operators ``{"key": {"in": [...], "gte": 3, ...}}``, ``
 matches are searched inside the index search too. Each memory has ``created_at``/``updated_at`` (UTC ISO 8601)
 and a ``history`` of ADD/UPDATE/DELETE events.
 
-Each combination of scopes is one episode (``"mia/trip-2"``); chat messages become events exactly as the
-tool-call transcript importer writes them (sam_model.data.transcripts.TranscriptState.feed: a tool call fixes
-the state of the event before it), so the memories, and the ranking, are what evaluate.py measures on the same
-conversation. What ``search`` ranks by:
+Each combination of scopes is one episode of its own (``"mia//trip-2"``: ScopedMemory.episode_of); chat
+messages become events exactly as the tool-call transcript importer writes them
+(sam_model.data.transcripts.TranscriptState.feed: a tool call fixes the state of the event before it), so the
+memories, and the ranking, are what evaluate.py measures on the same conversation. What ``search`` ranks by:
 
 - ``state`` given (a State or mapping; e.g. sam_model.data.transcripts.live_state for a tool call about to be
   made): SAM's state-adaptive query, as evaluate.py runs it;
@@ -35,6 +35,7 @@ and saves of any users run one at a time, every search sees only its scopes, and
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import os
@@ -138,8 +139,15 @@ class ScopedMemory:
 
     @staticmethod
     def episode_of(user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> str:
-        """The episode a combination of scopes writes to."""
-        return "/".join(str(p) for p in (user_id, agent_id, run_id) if p is not None)
+        """The episode a combination of scopes writes to: the three scopes in their places, joined by '/', an
+        absent one empty, trailing empties dropped (``"mia"``, ``"mia/bot"``, ``"/bot"``, ``"mia//trip-2"``).
+
+        One combination, one episode, and never another's: scope values hold no '/' (refused), so the places
+        say which scope a value is. (Joining only the given values made ``user_id="alice", agent_id="bot"`` and
+        ``agent_id="alice", run_id="bot"`` one episode, whose conversation state the two then shared; stores
+        saved before keep their ids, and an agent-only, run-only or user-and-run scope continues in a new
+        episode.)"""
+        return "/".join("" if p is None else str(p) for p in (user_id, agent_id, run_id)).rstrip("/")
 
     @staticmethod
     def _scopes(user_id, agent_id, run_id, need: bool = True, all_scopes: bool = False,
@@ -232,24 +240,41 @@ class ScopedMemory:
         return [{"id": i, "memory": e.text, "event": "ADD"} for i, e in zip(ids, out)]
 
     def _add_messages(self, messages: list[Mapping], episode: str, scopes: dict, metadata) -> list[dict]:
+        """The messages through the conversation's running state first, all of them, then into the store: a batch
+        with a bad message (a content that is not text, a tool answer to no call) is refused whole, with the
+        conversation and the store as they were (a ValueError naming the message), never half stored."""
         tracker = self._trackers.get(episode)
-        if tracker is None:
-            tracker = self._trackers[episode] = TranscriptState(episode, policy_of(messages, "add(...)"))
+        before = None if tracker is None else copy.deepcopy(tracker.state_dict())
+        steps: list[tuple[dict | None, list[dict]]] = []  # per message: the event it revised, the events it wrote
+        try:
+            if tracker is None:
+                tracker = TranscriptState(episode, policy_of(messages, "add(...)"))
+            elif any(m.get("role") == "system" for m in messages):
+                tracker.policy_norm = " ".join(filter(None, (tracker.policy_norm,
+                                                             norm(policy_of(messages, "add(...)")))))
+            for i, message in enumerate(messages):
+                n = len(tracker.events)
+                _, revised = tracker.feed(message, f"add(...) message {i}")
+                # copies: a later message's tool call revises the last event in place
+                steps.append((dict(tracker.events[n - 1]) if revised else None, [dict(d) for d in tracker.events[n:]]))
+        except SAMFileError as err:
+            if before is not None:
+                self._trackers[episode] = TranscriptState.from_state_dict(before)
+            raise ValueError(str(err)) from None
+        if episode not in self._trackers:
+            self._trackers[episode] = tracker
             self._base[episode] = self.store.next_step(episode) or 0
-        elif any(m.get("role") == "system" for m in messages):
-            tracker.policy_norm = " ".join(filter(None, (tracker.policy_norm, norm(policy_of(messages, "add(...)")))))
         base, out = self._base[episode], []
-        for i, message in enumerate(messages):
-            n = len(tracker.events)
-            _, revised = tracker.feed(message, f"add(...) message {i}")
-            if revised:  # a tool call fixed the state of the event before it: store that version
-                e = self._event(tracker.events[n - 1], base)
+        for revised_event, written in steps:
+            if revised_event is not None:  # a tool call fixed the state of the event before it: store that version
+                e = self._event(revised_event, base)
                 rec = self.store.recorder.revise(e)
-                old = self.store.get(rec.id).text
-                self.store.update(rec)
-                self._log(rec.id, "UPDATE", old, e.text)
-                out.append({"id": rec.id, "memory": e.text, "event": "UPDATE"})
-            new = [self._event(d, base) for d in tracker.events[n:]]
+                if rec.id in self.store:  # unless that memory was deleted: it stays deleted
+                    old = _said(self.store.get(rec.id))
+                    self.store.update(rec)
+                    self._log(rec.id, "UPDATE", old, e.text)
+                    out.append({"id": rec.id, "memory": e.text, "event": "UPDATE"})
+            new = [self._event(d, base) for d in written]
             ids = self.store.add(new, **scopes, metadata=metadata) if new else []
             for j, e in zip(ids, new):
                 self._log(j, "ADD", None, e.text)
@@ -390,10 +415,20 @@ class ScopedMemory:
 
     @locked
     def delete(self, memory_id: Any) -> dict[str, str]:
-        old = _said(self.store.get(memory_id)) if memory_id in self.store else None
+        hit = self.store.get(memory_id) if memory_id in self.store else None
         self.store.delete([memory_id])
-        self._log(memory_id, "DELETE", old, None)
+        if hit is not None:
+            self._forget_in_conversation(hit)
+        self._log(memory_id, "DELETE", None if hit is None else _said(hit), None)
         return {"message": f"memory {memory_id} deleted"}
+
+    def _forget_in_conversation(self, hit: Hit) -> None:
+        """A deleted memory's words leave its conversation's running state too (the tracker keeps every event's
+        text to trace later tool-call arguments to it): not traced to, not saved, not revised again."""
+        tracker, base = self._trackers.get(hit.episode_id), self._base.get(hit.episode_id)
+        if tracker is None or base is None or hit.step is None or not 0 <= hit.step - base < len(tracker.events):
+            return
+        tracker.forget(hit.step - base)
 
     @locked
     def delete_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> dict:
@@ -403,11 +438,11 @@ class ScopedMemory:
         self.store.delete([h.id for h in hits])
         for h in hits:
             self._log(h.id, "DELETE", _said(h), None)
-        ids = [h.id for h in hits]
-        for ep in [ep for ep in self._trackers if ep not in {h.episode_id for h in self.store.get_all()}]:
+        live = {h.episode_id for h in self.store.get_all()}  # once: per tracker it made delete_all quadratic
+        for ep in [ep for ep in self._trackers if ep not in live]:
             self._trackers.pop(ep)
             self._base.pop(ep)
-        return {"message": f"{len(ids)} memories deleted"}
+        return {"message": f"{len(hits)} memories deleted"}
 
     @locked
     def reset(self) -> None:
