@@ -8,6 +8,8 @@ handful of memories; evaluate.py ranks 100) and cheap to check.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,8 @@ MAX_WIDTH = 65_536  # a network width: SAMConfig dims, a text encoder's hidden a
 MAX_VOCAB = 2_000_000  # rows of a text encoder's token embedding
 MAX_LAYERS = 256  # transformer layers, attention heads
 MAX_POSITIONS = 1_000_000  # a text encoder's position table
+MAX_METADATA_DEPTH = 32  # nesting of a memory's metadata (JSON encoders stop at a few hundred levels)
+MAX_METADATA_CHARS = 65_536  # a memory's metadata as JSON
 
 
 def _show(value: Any) -> str:
@@ -54,5 +58,39 @@ def check_text(text: Any, name: str, empty: bool = False) -> str:
     return text
 
 
-__all__ = ["MAX_BATCH_SIZE", "MAX_K", "MAX_LAYERS", "MAX_POSITIONS", "MAX_TEXT_CHARS", "MAX_VOCAB", "MAX_WIDTH",
-           "check_batch_size", "check_int", "check_k", "check_text"]
+def check_metadata(metadata: Any, name: str = "metadata") -> None:
+    """A memory's metadata: None or a JSON object (string keys; strings, finite numbers, booleans, null, lists and
+    objects) at most MAX_METADATA_DEPTH deep and MAX_METADATA_CHARS long as JSON. Checked when a memory is added,
+    because what is stored must also be read back: metadata nested 300 deep was stored, and every later list or
+    search of its scope failed to serialise it."""
+    if metadata is None:
+        return
+    if not isinstance(metadata, Mapping):
+        raise TypeError(f"{name} must be an object (a dict), got {type(metadata).__name__} {_show(metadata)}")
+    metadata = dict(metadata)
+    stack: list[tuple[Any, str, int]] = [(metadata, name, 1)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_METADATA_DEPTH:
+            raise ValueError(f"{where} is nested more than {MAX_METADATA_DEPTH} levels deep; flatten the metadata")
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise TypeError(f"{where} has a key that is not a string: {_show(k)}")
+                stack.append((v, f"{where}.{k}", depth + 1))
+        elif isinstance(value, (list, tuple)):
+            stack += [(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+        elif isinstance(value, float) and not np.isfinite(value):
+            raise ValueError(f"{where} is {value}: JSON has no such number")
+        elif not (value is None or isinstance(value, (str, bool, int, float))):
+            raise TypeError(f"{where} must be a string, number, boolean, null, list or object, got "
+                            f"{type(value).__name__}")
+    size = len(json.dumps(metadata, ensure_ascii=False))
+    if size > MAX_METADATA_CHARS:
+        raise ValueError(f"{name} is {size} characters as JSON, more than the limit of {MAX_METADATA_CHARS}; keep "
+                         "large data elsewhere and store its key")
+
+
+__all__ = ["MAX_BATCH_SIZE", "MAX_K", "MAX_LAYERS", "MAX_METADATA_CHARS", "MAX_METADATA_DEPTH", "MAX_POSITIONS",
+           "MAX_TEXT_CHARS", "MAX_VOCAB", "MAX_WIDTH", "check_batch_size", "check_int", "check_k", "check_metadata",
+           "check_text"]

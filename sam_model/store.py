@@ -56,7 +56,7 @@ from sam_model.data.text import state_to_text
 from sam_model.encoding import Encoder
 from sam_model.index import MemoryIndex
 from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading, write_json_lists
-from sam_model.limits import check_batch_size, check_k, check_text
+from sam_model.limits import check_batch_size, check_k, check_metadata, check_text
 from sam_model.locking import gc_paused, locked, new_lock
 from sam_model.rerank import RERANK_DEPTH, best_first, lexical_bonus, slot_bonus, tie_keys
 from sam_model.rerank import rerank as rerank_candidates
@@ -379,6 +379,7 @@ class MemoryStore:
         if isinstance(memories, (str, bytes, Mapping)) or not isinstance(memories, Iterable):
             raise TypeError(f"memories must be a list of Events or MemoryRecords, got {type(memories).__name__}")
         memories = list(memories)
+        check_metadata(metadata)
         for n, m in enumerate(memories):  # before anything is recorded: a refused add changes nothing
             _check_memory(m, f"memories[{n}]")
         recs = [self.recorder.record(m) if isinstance(m, Event) else m for m in memories]

@@ -118,3 +118,22 @@ def test_scoped_add_refuses_blank_or_wrong_data_and_changes_nothing(data):
         memory.add(data, user_id="ana")
     memory.add("fine", user_id="ana")
     assert [r["step"] for r in memory.get_all(user_id="ana")["results"]] == [0]  # the refused call took no step
+
+
+def test_metadata_is_json_that_can_be_read_back():
+    from sam_model.limits import MAX_METADATA_CHARS, check_metadata
+
+    check_metadata(None)
+    check_metadata({"topic": "travel", "n": 3, "tags": ["a", {"b": None}], "ok": True, "x": 1.5})
+    deep: dict = {}
+    cur = deep
+    for _ in range(40):
+        cur["a"] = {}
+        cur = cur["a"]
+    for bad, err, says in [([1], TypeError, "must be an object"), ({1: "x"}, TypeError, "key that is not a string"),
+                           ({"a": float("nan")}, ValueError, "metadata.a is nan"),
+                           ({"a": {"b": object()}}, TypeError, "metadata.a.b must be a string, number"),
+                           (deep, ValueError, "nested more than 32"),
+                           ({"a": "x" * MAX_METADATA_CHARS}, ValueError, "characters as JSON")]:
+        with pytest.raises(err, match=says):
+            check_metadata(bad)

@@ -141,6 +141,12 @@ def test_a_hostile_tenant_reaches_nothing_of_another(served):
     ({"messages": "   ", "user_id": "mia"}, 422, "must not be empty"),
     ({"messages": "x"}, 422, "every memory belongs to a scope"),
     ({"messages": [], "user_id": "mia"}, 422, "messages"),
+    # a call whose every argument value is traced through the whole conversation: bounded
+    ({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {
+        f"k{i}": f"v{i}" for i in range(300)}}}]}], "user_id": "mia"}, 422, "300 argument values, more than 256"),
+    # metadata that could be stored but not read back (every later list of the scope failed to serialise it)
+    ({"messages": "x", "user_id": "mia", "metadata": json.loads('{"a":' * 40 + '1' + '}' * 40)}, 422,
+     "nested more than 32 levels"),
     # a batch with one bad message is refused whole: the good message before it is not stored either
     ({"messages": [{"role": "user", "content": "first"}, {"role": "user", "content": 5}], "user_id": "mia"}, 422,
      "message 1: 'content' is a int"),
@@ -154,6 +160,30 @@ def test_bad_writes_get_a_clear_4xx_and_change_nothing(served, body, status, say
     r = http.post("/v1/memories", headers=A, json=body)
     assert r.status_code == status and says in json.dumps(r.json())
     assert len(tenants.tenants["acme"].memory.store) == 0
+
+
+def test_a_write_the_log_cannot_take_is_a_503_and_applies_nothing(served, monkeypatch):
+    tenants, http = served
+    assert http.post("/v1/memories", headers=A, json={"messages": "I live in Paris", "user_id": "mia"}).status_code == 200
+    real = os.write
+
+    def full(fd, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    r = http.delete(url("mia#0"), headers=A)
+    monkeypatch.setattr(os, "write", real)
+    assert r.status_code == 503 and "send it again" in r.json()["detail"]
+    acme = tenants.tenants["acme"]
+    assert "mia#0" in acme.memory.store and [w["op"] for w in writes(acme)] == ["add"]
+    assert http.delete(url("mia#0"), headers=A).status_code == 200  # sent again, with space: done
+
+
+def test_a_tenant_folder_is_its_server_user_alone(served):
+    tenants, http = served
+    http.post("/v1/memories", headers=A, json={"messages": "I live in Paris", "user_id": "mia"})
+    for t in tenants.tenants.values():
+        assert t.folder.stat().st_mode & 0o077 == 0
 
 
 def test_bad_searches_and_oversized_bodies_are_refused(served):
@@ -391,6 +421,8 @@ def test_a_failed_checkpoint_does_not_fail_the_durable_write(retriever, tmp_path
     ({"a b": "k" * 20}, "tenant name 'a b'"),
     ({"acme": "short"}, "at least 16 characters"),
     ({"acme": "k" * 20, "globex": "k" * 20}, "have the same key"),
+    ({"acme": "k" * 20, "Acme": "j" * 20}, "differ only in case"),  # one folder on a case-insensitive disk
+    ({"\u212bngstrom": "k" * 20}, "ASCII letters"),  # the Angstrom sign, which a normalising disk folds to Å (U+00C5)
 ])
 def test_bad_keys_files_are_named(tmp_path, keys, says):
     from sam_model.io import SAMFileError

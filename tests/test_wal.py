@@ -3,10 +3,13 @@ fsync returned, never acknowledged) is dropped and cut off; damage before the en
 
 from __future__ import annotations
 
+import errno
+import os
+
 import pytest
 
 from sam_model.io import SAMFileError
-from sam_model.serve.wal import WriteAheadLog
+from sam_model.serve.wal import LogWriteError, WriteAheadLog
 
 
 def test_records_come_back_in_order_after_a_reopen(tmp_path):
@@ -79,3 +82,41 @@ def test_damage_before_the_last_line_is_named(tmp_path):
     path.write_bytes(b"\n".join(lines))
     with pytest.raises(SAMFileError, match=r"wal.log: line 2 is damaged"):
         WriteAheadLog(path)
+
+
+def test_a_short_write_is_written_on_to_its_end(tmp_path, monkeypatch):
+    """os.write may take part of a line and say so only by its count (a nearly full disk)."""
+    real = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real(fd, bytes(data[:7])))  # 7 bytes a call
+    wal = WriteAheadLog(tmp_path / "wal.log")
+    wal.append("add", {"data": "fact 0"})
+    wal.append("add", {"data": "fact 1"})
+    monkeypatch.setattr(os, "write", real)
+    wal.close()
+    assert [r["args"]["data"] for r in WriteAheadLog(tmp_path / "wal.log").records()] == ["fact 0", "fact 1"]
+
+
+@pytest.mark.parametrize("fail", ["write", "fsync"])
+def test_a_write_the_disk_refuses_leaves_no_torn_line(tmp_path, monkeypatch, fail):
+    """A failed append raises LogWriteError and cuts its part off: later appends follow the last good line, and
+    a restart reads every record (a torn line before them stopped every start: 'damaged ... not the last')."""
+    path = tmp_path / "wal.log"
+    wal = WriteAheadLog(path)
+    wal.append("add", {"data": "fact 0"})
+    real_write, real_fsync = os.write, os.fsync
+
+    def full(fd, data):  # part of the line, then the disk is full
+        real_write(fd, bytes(data[:10]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def no_sync(fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, fail, full if fail == "write" else no_sync)
+    with pytest.raises(LogWriteError, match="could not be logged.*send it again"):
+        wal.append("delete", {"memory_id": "mia#0"})
+    monkeypatch.setattr(os, "write", real_write)
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert wal.seq == 1 and wal.append("add", {"data": "fact 1"}) == 2
+    wal.close()
+    assert [(r["seq"], r["op"]) for r in WriteAheadLog(path).records()] == [(1, "add"), (2, "add")]

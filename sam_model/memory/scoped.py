@@ -47,9 +47,9 @@ from typing import Any
 from sam_model.data.examples import memory_record
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
-from sam_model.data.toolstate import TranscriptState, policy_of
+from sam_model.data.toolstate import TranscriptState, leaves, parse_tool_calls, policy_of
 from sam_model.io import SAMFileError, atomic_dir, reading, write_json_lists
-from sam_model.limits import check_int, check_k, check_text
+from sam_model.limits import check_int, check_k, check_metadata, check_text
 from sam_model.locking import gc_paused, locked, new_lock
 from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
 
@@ -112,6 +112,20 @@ def matches(record: Mapping[str, Any], filters: Mapping[str, Any], where: str = 
         if not ok:
             return False
     return True
+
+
+MAX_CALL_ARGUMENTS = 256  # argument values (leaves) of one message's tool calls
+
+
+def _check_call_size(message: Any, where: str) -> None:
+    """Refuse a message whose tool calls hold more than MAX_CALL_ARGUMENTS argument values: each is traced through
+    the whole conversation (one call of 2,000 values against 200 messages took 4 s of a shared server's lock)."""
+    if not isinstance(message, Mapping) or message.get("role") != "assistant" or not message.get("tool_calls"):
+        return
+    n = sum(len(leaves(c.arguments, c.name)) for c in parse_tool_calls(message, where) if c.valid)
+    if n > MAX_CALL_ARGUMENTS:
+        raise ValueError(f"{where}: its tool calls hold {n} argument values, more than {MAX_CALL_ARGUMENTS}; store "
+                         "the call's bulk as a tool result instead")
 
 
 class ScopedMemory:
@@ -205,6 +219,7 @@ class ScopedMemory:
         Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE"}, ...]}``."""
         scopes = self._scopes(user_id, agent_id, run_id, need="write")
         episode = self.episode_of(user_id, agent_id, run_id)
+        check_metadata(metadata)
         if isinstance(data, str):
             check_text(data, "data")
         elif not isinstance(data, (Mapping, Event, Sequence)):
@@ -253,11 +268,12 @@ class ScopedMemory:
                 tracker.policy_norm = " ".join(filter(None, (tracker.policy_norm,
                                                              norm(policy_of(messages, "add(...)")))))
             for i, message in enumerate(messages):
+                _check_call_size(message, f"add(...) message {i}")
                 n = len(tracker.events)
                 _, revised = tracker.feed(message, f"add(...) message {i}")
                 # copies: a later message's tool call revises the last event in place
                 steps.append((dict(tracker.events[n - 1]) if revised else None, [dict(d) for d in tracker.events[n:]]))
-        except SAMFileError as err:
+        except (SAMFileError, ValueError) as err:
             if before is not None:
                 self._trackers[episode] = TranscriptState.from_state_dict(before)
             raise ValueError(str(err)) from None

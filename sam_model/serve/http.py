@@ -14,7 +14,8 @@
 Every call but /health needs ``Authorization: Bearer <key>`` (or ``X-API-Key: <key>``): 401 without a known key.
 Bodies are pydantic models: a missing or mistyped field is a 422 naming it; what the memory refuses (an empty
 text, a scope with '/', a bad filter operator, no scope on a search) is a 422 with the memory's one-line reason;
-an unknown id is a 404; a body over ``MAX_BODY_BYTES`` a 413. The answers are ScopedMemory's (Mem0's shapes).
+an unknown id is a 404; a body over ``MAX_BODY_BYTES`` a 413; a write the log could not take (a full disk) a
+503, and nothing of it is applied. The answers are ScopedMemory's (Mem0's shapes).
 Writes go through the tenant's write-ahead log (sam_model.serve.tenants): a 2xx means it is on disk.
 """
 
@@ -29,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sam_model.io import SAMFileError
 from sam_model.limits import MAX_K, MAX_TEXT_CHARS
 from sam_model.serve.tenants import Tenant, Tenants
+from sam_model.serve.wal import LogWriteError
 
 MAX_BODY_BYTES = 4 * MAX_TEXT_CHARS + (1 << 20)  # one memory at the text limit in 4-byte UTF-8, plus its JSON
 MAX_ITEMS = 1000  # messages or events in one add
@@ -128,6 +130,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
     for exc, status in ((KeyError, 404), (ValueError, 422), (TypeError, 422)):
         app.add_exception_handler(exc, lambda _r, err, status=status: _refused(err, status))
     app.add_exception_handler(SAMFileError, lambda _r, err: _refused(err, 500))
+    app.add_exception_handler(LogWriteError, lambda _r, err: _refused(err, 503))  # not logged, not applied: retry
 
     def tenant_of(authorization: Annotated[str | None, Header()] = None,
                   x_api_key: Annotated[str | None, Header()] = None) -> Tenant:

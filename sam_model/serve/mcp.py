@@ -21,6 +21,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from sam_model.serve.tenants import Tenant, Tenants
+from sam_model.serve.wal import LogWriteError
 
 
 def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
@@ -39,10 +40,11 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
         return answer(ctx, call)
 
     def answer(ctx: Context, call: Callable[[Tenant], dict]) -> dict:
-        """``call(tenant)``, its refusals as ToolErrors (their text reaches the agent)."""
+        """``call(tenant)``, its refusals (and a write the log could not take) as ToolErrors: their text reaches the
+        agent."""
         try:
             return call(tenant_of(ctx))
-        except (KeyError, ValueError, TypeError, PermissionError) as err:
+        except (KeyError, ValueError, TypeError, PermissionError, LogWriteError) as err:  # a full disk: retry
             raise ToolError(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)) from None
 
     def tenant_of(ctx: Context) -> Tenant:

@@ -12,8 +12,9 @@ memory is saved atomically with the log's seq, and the
 records it holds leave the log; searches and writes go on while it is written (Tenant.checkpoint). On start each
 tenant loads its checkpoint and replays the log after its seq.
 
-The keys file is JSON, ``{"<tenant>": "<api key>", ...}``: tenant names of letters, digits, ``_`` and ``-``;
-keys of at least 16 characters, all different. Keys are compared in constant time.
+The keys file is JSON, ``{"<tenant>": "<api key>", ...}``: tenant names of ASCII letters, digits, ``_`` and
+``-``, different also when case is ignored; keys of at least 16 characters, all different. Each tenant's folder
+is readable by the server's user alone. Keys are compared in constant time.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import hmac
 import json
 import logging
 import os
+import string
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, reading
+from sam_model.limits import check_metadata
 from sam_model.memory.scoped import ScopedMemory
 from sam_model.serve.wal import WriteAheadLog
 from sam_model.store import StoreConfig
@@ -44,9 +47,14 @@ WAL_FILE = "wal.log"
 SEQ_FILE = "seq.json"
 
 
+TENANT_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
+
+
 def check_tenant(name: Any, where: str) -> str:
-    if not isinstance(name, str) or not name or len(name) > 64 or not all(c.isalnum() or c in "_-" for c in name):
-        raise SAMFileError(f"{where}: tenant name {name!r} must be 1-64 letters, digits, '_' or '-'")
+    """A tenant name is its folder's name: ASCII letters, digits, '_' and '-' only (no Unicode forms that a
+    normalising file system would fold together)."""
+    if not isinstance(name, str) or not name or len(name) > 64 or not set(name) <= TENANT_CHARS:
+        raise SAMFileError(f"{where}: tenant name {name!r} must be 1-64 ASCII letters, digits, '_' or '-'")
     return name
 
 
@@ -62,8 +70,13 @@ def read_keys(path: str | os.PathLike) -> dict[str, str]:
     if not isinstance(raw, dict) or not raw:
         raise SAMFileError(f"{path}: the keys file must be a non-empty JSON object tenant -> key")
     keys: dict[str, str] = {}
+    folded: dict[str, str] = {}
     for tenant, key in raw.items():
         check_tenant(tenant, str(path))
+        if tenant.lower() in folded:
+            raise SAMFileError(f"{path}: tenants {folded[tenant.lower()]!r} and {tenant!r} differ only in case: on a "
+                               "case-insensitive file system they would share one folder; rename one")
+        folded[tenant.lower()] = tenant
         if not isinstance(key, str) or len(key) < MIN_KEY_CHARS:
             raise SAMFileError(f"{path}: the key of tenant {tenant!r} must be a string of at least {MIN_KEY_CHARS} "
                                "characters (e.g. python -c 'import secrets; print(secrets.token_urlsafe(24))')")
@@ -135,6 +148,7 @@ class Tenant:
         self.checkpoint_share = check_checkpoint_share(checkpoint_share)
         self.name, self.folder, self.checkpoint_every = name, Path(folder), checkpoint_every
         self.folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.folder, 0o700)  # its memories are its own: not readable by other users of the machine
         ckpt = self.folder / CHECKPOINT
         fresh = not exists(ckpt)
         if not fresh:
@@ -258,7 +272,10 @@ class Tenant:
 
 
 def check_write(memory: ScopedMemory, op: str, args: Mapping[str, Any]) -> None:
-    """Refuse before logging what would be refused when applied and is cheap to tell (an unknown id)."""
+    """Refuse before logging what would be refused when applied and is cheap to tell (an unknown id, metadata the
+    store would refuse)."""
+    if op == "add":
+        check_metadata(args.get("metadata"))
     if op in ("update", "delete") and args["memory_id"] not in memory.store:
         raise KeyError(f"memory {args['memory_id']!r} is not in this tenant's memory")
     if op == "update" and (not isinstance(args["data"], str) or not args["data"].strip()):

@@ -30,6 +30,10 @@ from sam_model.io import SAMFileError, atomic_write_bytes
 log = logging.getLogger(__name__)
 
 
+class LogWriteError(OSError):
+    """A write could not be logged (so it was not applied): the server answers 503, the client sends it again."""
+
+
 def _line(record: dict[str, Any]) -> bytes:
     body = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
     return b"%08x %s\n" % (zlib.crc32(body), body)
@@ -59,6 +63,7 @@ class WriteAheadLog:
         # seq -> the byte offset just after its last line: what a checkpoint of that seq cuts at, without parsing
         self._ends: dict[int, int] = {}
         self._size = 0
+        self._torn = False  # a failed write could not be cut off: appends stop until a restart drops it
         for record, end in self._scan():
             self._ends[record["seq"]] = self._size = end
         self.seq = max(self._ends, default=0)
@@ -101,18 +106,46 @@ class WriteAheadLog:
         return [r for r in self._read() if r["seq"] > after]
 
     def append(self, op: str, args: dict[str, Any]) -> int:
-        """Write one record and make it durable; returns its seq."""
-        seq = self.seq + 1
+        """Write one record and make it durable; returns its seq. Raises :class:`LogWriteError` when it could not
+        (a full disk, a file size limit): the log is then as it was before the call, and the write must not be
+        applied or answered as done."""
+        seq, start = self.seq + 1, self._size
         self._write(seq, _line({"seq": seq, "op": op, "args": args}))
         if self.fsync:
-            os.fsync(self._fd)
+            try:
+                os.fsync(self._fd)
+            except OSError as err:
+                self._cut(start, err)
         self.seq = seq
         return seq
 
     def _write(self, seq: int, line: bytes) -> None:
-        os.write(self._fd, line)
+        """Append ``line`` whole, or not at all: ``os.write`` may write part of it (a full disk, a file size
+        limit) and say so only by its count; the rest is written on, and a write that fails leaves no torn line
+        (the next append would follow it, and the torn line, no longer the last, would stop every restart)."""
+        if self._torn:
+            raise LogWriteError(f"{self.path}: a failed write could not be cut off; restart the server (the start "
+                                "drops the torn last line)")
+        start, view = self._size, memoryview(line)
+        try:
+            while view:
+                n = os.write(self._fd, view)
+                if n <= 0:
+                    raise OSError(f"the log took no bytes of a {len(line)}-byte write")
+                view = view[n:]
+        except OSError as err:
+            self._cut(start, err)
         self._size += len(line)
         self._ends[seq] = self._size
+
+    def _cut(self, size: int, err: OSError) -> None:
+        """Cut the file back to ``size`` bytes (what it held before the failed write), then raise LogWriteError."""
+        try:
+            os.ftruncate(self._fd, size)
+        except OSError:  # leave the torn line last: the next start drops it; no append may follow it
+            self._torn = True
+        raise LogWriteError(f"{self.path}: a write could not be logged ({err}); it was not applied: free disk "
+                            "space and send it again") from err
 
     def attach(self, seq: int, op: str, args: dict[str, Any]) -> None:
         """A record about the write ``seq`` (its memories' vectors), under the same seq and not fsync-ed: losing it
@@ -145,4 +178,4 @@ class WriteAheadLog:
         os.close(self._fd)
 
 
-__all__ = ["WriteAheadLog"]
+__all__ = ["LogWriteError", "WriteAheadLog"]
