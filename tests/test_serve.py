@@ -186,6 +186,21 @@ def test_a_tenant_folder_is_its_server_user_alone(served):
         assert t.folder.stat().st_mode & 0o077 == 0
 
 
+def test_a_batched_search_reads_the_scopes_given_in_filters(served):
+    """The batcher encodes the query apart from the search: the live state it reads must be that of the scopes
+    the search runs in, also when they come only inside ``filters``."""
+    tenants, http = served
+    http.post("/v1/memories", headers=A, json={"user_id": "mia", "messages": [
+        {"role": "user", "content": "I am mia_li_3668, cancel my Boston flight"},
+        {"role": "assistant", "content": "Let me look it up."},
+        {"role": "assistant", "tool_calls": [{"function": {"name": "get_user_details",
+                                                           "arguments": {"user_id": "mia_li_3668"}}}]}]})
+    body = {"query": "", "state": "live", "filters": {"user_id": "mia"}, "limit": 3}
+    got = http.post("/v1/memories/search", headers=A, json=body).json()["results"]
+    want = tenants.tenants["acme"].memory.search(**body)["results"]
+    assert [(h["id"], round(h["score"], 5)) for h in got] == [(h["id"], round(h["score"], 5)) for h in want]
+
+
 def test_bad_searches_and_oversized_bodies_are_refused(served):
     _, http = served
     http.post("/v1/memories", headers=A, json={"messages": "a fact", "user_id": "m"})

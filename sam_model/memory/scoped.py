@@ -191,6 +191,16 @@ class ScopedMemory:
                 scopes[name] = v
         return cls._scopes(*(scopes[n] for n in SCOPE_KEYS), need=True, all_scopes=all_scopes, verb=verb), rest
 
+    @classmethod
+    def search_scopes(cls, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                      filters: Mapping[str, Any] | None = None,
+                      all_scopes: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(the scopes a search runs in, its other filters): the arguments' scopes and those given inside
+        ``filters`` (Mem0 takes both), checked as :meth:`search` checks them. One place, so that a caller that
+        encodes the query apart (sam_model.serve.batching) reads the same scopes' live state as the search."""
+        return cls._scoped_filters({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters,
+                                   all_scopes, "search")
+
     def _record(self, hit: Hit) -> dict[str, Any]:
         """What ``filters`` see of a memory: its metadata, scopes, kind and times."""
         created, updated = self._times.get(hit.id, (None, None))
@@ -323,8 +333,7 @@ class ScopedMemory:
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         n = self._limit(limit, top_k, k)
-        scopes, rest = self._scoped_filters({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters,
-                                            all_scopes, "search")
+        scopes, rest = self.search_scopes(user_id, agent_id, run_id, filters, all_scopes)
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
             raise TypeError(f"threshold must be a number, got {threshold!r}")
         ids = None

@@ -50,7 +50,8 @@ class BatchedSearch:
 
     def __call__(self, tenant: Any, **kwargs: Any) -> dict:
         memory: ScopedMemory = tenant.memory
-        scopes = {name: kwargs.get(name) for name in ("user_id", "agent_id", "run_id")}
+        scopes, _ = memory.search_scopes(*(kwargs.get(n) for n in ("user_id", "agent_id", "run_id")),
+                                         kwargs.get("filters"), kwargs.get("all_scopes", False))  # filters' too
         kind, inputs = memory.query_input(kwargs["query"], kwargs.get("state"), **scopes)
         return memory.search(**kwargs, query_vector=self.encode(memory, kind, inputs))
 
