@@ -365,3 +365,31 @@ def test_bad_inputs_are_named():
     with pytest.raises(ValueError, match="unknown edge type"):
         MemoryConfig(edge_weights={"likes": (1.0, 1.0)})
     assert math.isclose(MemoryConfig(half_life=1.0).decay, 0.5)
+
+
+def test_an_episode_search_never_walks_into_another_episode():
+    """A shared value links units across episodes ('same_entity'); a search of one episode must not reach the
+    other's units over that edge (bob's search returned alice's password by the graph step)."""
+    bank = MemoryBank(DIM, MemoryConfig(half_life=0.0, importance_weight=0.0))
+    rules = BankRules(bank)
+    rules.observe(Event("alice", 0, "user", "my account password is hunter2",
+                        State("plan", constraints={"password": "hunter2"})), vec(5))
+    rules.observe(Event("bob", 0, "user", "CALL Login(password=hunter2)", State("plan")), vec(0))
+    assert ("same_entity", "alice#0") in bank.graph.out_edges("bob#0")  # the link exists (a global search uses it)
+    assert [h.episode_id for h in bank.search(vec(0), k=5, episode_id="bob")] == ["bob"]
+    assert "alice#0" in {h.id for h in bank.search(vec(0), k=5)}  # no episode given: every unit, as before
+
+
+def test_a_pruned_units_facts_stay_in_its_episode():
+    bank = MemoryBank(DIM, MemoryConfig(half_life=2.0, importance_weight=0.0, capacity=3, prune_batch=0.01,
+                                        fact_bonus=0.0))
+    rules = BankRules(bank)
+    rules.observe(Event("alice", 0, "user", "my password is hunter2",
+                        State("plan", constraints={"password": "hunter2"})), vec(5))
+    rules.observe(Event("bob", 0, "user", "CALL Login(password=hunter2)", State("plan")), vec(0))
+    bank.units["bob#0"].set_importance(5.0, bank.clock)
+    for s in range(1, 3):
+        rules.observe(Event("bob", s, "user", f"hello {s}", State("plan")), vec(s))
+    assert "alice#0" not in bank  # pruned: its current fact needs an heir
+    heir = bank.slots["alice"]["password"][1]
+    assert bank.units[heir].episode_id == "alice" and bank.units["bob#0"].facts == {}

@@ -227,7 +227,9 @@ class MemoryBank:
         if wanted:  # the bank's slot table knows which unit holds a slot's current value (after corrections)
             def node_weight(uid: str) -> float:
                 return 1.0 if any(self.holds(uid, s) for s in wanted) else cfg.off_need_factor
-        reached = self.graph.expand(seeds, cfg.edge_weights, cfg.hop_decay, cfg.max_hops, cfg.max_expanded, node_weight)
+        allowed = None if episode_id is None else (lambda uid: self.units[uid].episode_id == episode_id)
+        reached = self.graph.expand(seeds, cfg.edge_weights, cfg.hop_decay, cfg.max_hops, cfg.max_expanded, node_weight,
+                                    allowed)  # an episode's search walks its own units only (shared values link across)
         if not reached:
             return out
         extra = dict(zip(reached, prior(list(reached)))) if has_prior else {}

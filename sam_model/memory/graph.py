@@ -105,6 +105,7 @@ class MemoryGraph:
         max_hops: int = 2,
         max_new: int = 10,
         node_weight: Callable[[str], float] | None = None,
+        allowed: Callable[[str], bool] | None = None,
     ) -> dict[str, tuple[float, str, str]]:
         """Units reached from ``seeds`` (id -> score in [0, 1]) along weighted edges.
 
@@ -116,7 +117,9 @@ class MemoryGraph:
         Bounded by hops and count, so a hub (a value every memory mentions) cannot flood
         the result. ``node_weight(id)``
         scales a unit's own score but not what flows through it to the next hop (the bank
-        uses it to favour units that hold what the state needs, whatever the path).
+        uses it to favour units that hold what the state needs, whatever the path). ``allowed(id)``: False for a
+        unit the search may not see (another episode's, under an episode scope): it is neither reached nor walked
+        through, so nothing of it reaches the result, not even its influence on a path.
         """
         best: dict[str, tuple[float, str, str]] = {}
         frontier = dict(seeds)
@@ -130,7 +133,7 @@ class MemoryGraph:
                 steps += [(k, s, weights.get(k, (0.0, 0.0))[1]) for k, s in self.in_edges(uid)]
                 for kind, other, w in steps:
                     walk = score * w * factor  # what flows on to the next hop
-                    if walk <= 0 or other == uid:
+                    if walk <= 0 or other == uid or allowed is not None and not allowed(other):
                         continue
                     cand = walk * node_weight(other) if node_weight is not None else walk
                     if cand > best.get(other, (seeds.get(other, 0.0),))[0]:
