@@ -152,3 +152,73 @@ def test_vector_store_is_scoped_and_follows_langchains_contract():
     assert store.get_by_ids(bob_ids)[0].page_content == "bob flies to Boston"
     made = SAMVectorStore.from_texts(["mia likes aisle seats"], HashingEncoder(64), user_id="mia")
     assert made.similarity_search("aisle")[0].metadata["user_id"] == "mia"
+
+
+def test_tool_call_memories_in_a_node_keep_the_runs_scopes():
+    """Called without a config inside a LangGraph node, it searches with the run's user and thread (it built a
+    new config, whose 'configurable' replaced the run's: a retriever bound to an agent then got every user's)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from sam_model.integrations.langchain import tool_call_memories
+
+    m = ScopedMemory(HashingEncoder(256), k=10)
+    m.add("anna's card ending 1111, refund Lisbon", user_id="anna", agent_id="billing")
+    m.add("bob's card ending 4421, refund Boston", user_id="bob", agent_id="billing")
+    msgs = [HumanMessage("refund my card"), AIMessage("", tool_calls=[{"name": "refund", "args": {"card": "x"},
+                                                                        "id": "c1"}])]
+    r = SAMLangChainRetriever(memory=m, agent_id="billing")
+
+    class S(TypedDict):
+        out: list
+
+    def node(s):
+        return {"out": [d.metadata["user_id"] for d in tool_call_memories(r, msgs)["c1"]]}
+
+    g = StateGraph(S)
+    g.add_node("n", node)
+    g.add_edge(START, "n")
+    g.add_edge("n", END)
+    assert g.compile().invoke({"out": []}, {"configurable": {"user_id": "anna"}})["out"] == ["anna"]
+
+
+def test_vector_store_ids_are_the_scopes_own(memory):
+    m = ScopedMemory(HashingEncoder(256))
+    anna, bob, mallory = (SAMVectorStore(m, user_id=u) for u in ("anna", "bob", "mallory"))
+    passport = anna.add_texts(["anna's passport is X123"])[0]
+    assert mallory.get_by_ids([passport]) == [] and anna.get_by_ids([passport])[0].page_content.startswith("anna")
+    with pytest.raises(KeyError, match="not in the store's scopes"):
+        mallory.delete([passport])
+    assert anna.get_by_ids([passport])  # still there
+    # the same given id in two scopes: two memories, each found and deleted in its own scope only
+    anna.add_texts(["anna's note"], ids=["doc1"])
+    bob.add_texts(["bob's note"], ids=["doc1"])
+    assert anna.get_by_ids(["doc1"])[0].page_content == "anna's note"
+    assert bob.get_by_ids(["doc1"])[0].page_content == "bob's note"
+    bob.delete(["doc1"])
+    assert anna.get_by_ids(["doc1"])[0].page_content == "anna's note" and bob.get_by_ids(["doc1"]) == []
+    # one store, scopes per call: the same given id in two scopes is two memories, never one overwritten
+    store = SAMVectorStore(m)
+    store.add_texts(["anna's draft"], ids=["d"], user_id="anna")
+    store.add_texts(["bob's draft"], ids=["d"], user_id="bob")
+    with pytest.raises(ValueError, match="in 2 scopes"):
+        store.get_by_ids(["d"])
+    store.delete(["d"], user_id="anna")  # anna's only
+    assert [d.page_content for d in store.get_by_ids(["d"])] == ["bob's draft"]
+    # given again in one scope: the text replaces its memory (no orphan left behind)
+    anna.add_texts(["anna's new note"], ids=["doc1"])
+    assert [d.page_content for d in anna.get_by_ids(["doc1"])] == ["anna's new note"]
+    assert [r["memory"] for r in m.get_all(user_id="anna")["results"]] == ["anna's passport is X123",
+                                                                           "anna's new note"]
+
+
+def test_all_scopes_must_be_a_bool_and_metadata_cannot_pose_as_the_scope(memory):
+    r = SAMLangChainRetriever(memory=memory)
+    with pytest.raises(TypeError, match="all_scopes must be true or false"):
+        r.invoke("refund", {"configurable": {"sam_all_scopes": "false"}})
+    with pytest.raises(TypeError, match="all_scopes must be true or false"):
+        memory.get_all(all_scopes=[0])
+    m = ScopedMemory(HashingEncoder(256))
+    anna = SAMVectorStore(m, user_id="anna")
+    anna.add_texts(["anna's note"], metadatas=[{"user_id": "bob", "score": 99, "id": "bob#0", "topic": "x"}])
+    doc = anna.similarity_search("note")[0]
+    assert doc.metadata["user_id"] == "anna" and doc.metadata["score"] != 99 and doc.metadata["topic"] == "x"

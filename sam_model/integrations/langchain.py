@@ -154,15 +154,16 @@ class SAMLangChainRetriever(BaseRetriever):
         found = self.memory.search(observation, state, self._bound("user_id", user_id),
                                    self._bound("agent_id", agent_id), self._bound("run_id", thread_id),
                                    limit=k or self.k, filters=filters, threshold=threshold,
-                                   all_scopes=self.all_scopes if all_scopes is None else bool(all_scopes))
+                                   all_scopes=self.all_scopes if all_scopes is None else all_scopes)  # a bool
         return [document(r) for r in found["results"]]
 
 
 def document(r: Mapping[str, Any], doc_id: str | None = None) -> Document:
     """A ScopedMemory result (sam_model.memory.scoped.result) as a Document: the memory's words, the rest as
-    metadata (the memory's own metadata on top); ``doc_id``: the id to show (default: the memory's)."""
+    metadata (the memory's own metadata under SAM's fields: a metadata key cannot pose as the memory's scope, id
+    or score); ``doc_id``: the id to show (default: the memory's)."""
     meta = {key: v for key, v in r.items() if key not in ("memory", "metadata")}
-    return Document(page_content=r["memory"], metadata={**meta, **r["metadata"]}, id=doc_id or str(r["id"]))
+    return Document(page_content=r["memory"], metadata={**r["metadata"], **meta}, id=doc_id or str(r["id"]))
 
 
 def tool_call_memories(retriever: SAMLangChainRetriever, messages: Sequence[Any],
@@ -175,7 +176,9 @@ def tool_call_memories(retriever: SAMLangChainRetriever, messages: Sequence[Any]
         calls = msgs[-1].get("tool_calls")
     out: dict[str, list[Document]] = {}
     for n, call in enumerate(calls or []):
-        conf: dict[str, Any] = {**dict(config or {})}
+        # the run's config (inside a LangGraph node: its user and thread), with the call added to it; a new
+        # config would replace the run's "configurable" and search without its scopes
+        conf: dict[str, Any] = dict(ensure_config(config))
         conf["configurable"] = {**dict(conf.get("configurable") or {}), "sam_messages": msgs[:-1],
                                 "sam_tool_call": call}
         out[str(call.get("id") or n)] = retriever.invoke("", conf)
@@ -199,7 +202,7 @@ class SAMVectorStore(VectorStore):
         self.memory, self.k = memory, k
         self.scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
         self.all_scopes = all_scopes
-        self._ids: dict[str, Any] = {}  # an id given to add_texts -> the memory's id
+        self._ids: dict[tuple[tuple, str], Any] = {}  # (scopes, an id given to add_texts) -> the memory's id
 
     def _scopes(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         out = dict(self.scopes)
@@ -210,8 +213,29 @@ class SAMVectorStore(VectorStore):
             out[name] = out[name] if given is None else given
         return out
 
-    def _memory_id(self, i: str) -> Any:
-        return self._ids.get(i, i)
+    @staticmethod
+    def _key(scopes: Mapping[str, Any]) -> tuple:
+        return tuple(scopes.get(n) for n in ("user_id", "agent_id", "run_id"))
+
+    def _memory_id(self, i: str, scopes: Mapping[str, Any]) -> Any:
+        """The memory ``i`` names within ``scopes`` (an id given to add_texts there, or a memory's own id whose
+        scopes they are), else None: another scope's memory is not there for this store. With no scope bound
+        (the store's and the call's all unset), a given id is looked up in every scope, and one that several
+        scopes gave is refused as ambiguous."""
+        key = self._key(scopes)
+        if (key, i) in self._ids:
+            return self._ids[(key, i)]
+        if not any(key):
+            given = [m for (_, gid), m in self._ids.items() if gid == i]
+            if len(given) > 1:
+                raise ValueError(f"id {i!r} was given to add_texts in {len(given)} scopes: give user_id, agent_id "
+                                 "or run_id to say whose")
+            if given:
+                return given[0]
+        hit = self.memory.get(i)
+        if hit is None or any(v is not None and hit.get(n) != v for n, v in scopes.items()):
+            return None
+        return i
 
     def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, *, ids: list[str] | None = None,
                   **kwargs: Any) -> list[str]:
@@ -223,13 +247,16 @@ class SAMVectorStore(VectorStore):
         for name, got in (("metadatas", metadatas), ("ids", ids)):
             if got is not None and len(got) != len(texts):
                 raise ValueError(f"{name} has {len(got)} entries for {len(texts)} texts: give one per text")
-        out = []
+        out, key = [], self._key(scopes)
         for n, text in enumerate(texts):
             added = [r for r in self.memory.add(text, **scopes, metadata=(metadatas or [None] * len(texts))[n])[
                 "results"] if r["event"] == "ADD"]
             mid = added[-1]["id"]
             if ids is not None and ids[n] is not None:
-                self._ids[str(ids[n])] = mid
+                old = self._ids.get((key, str(ids[n])))
+                self._ids[(key, str(ids[n]))] = mid
+                if old is not None and old in self.memory.store:  # an id given again: the text replaces its memory
+                    self.memory.delete(old)
             out.append(str(ids[n]) if ids is not None and ids[n] is not None else str(mid))
         return out
 
@@ -242,7 +269,7 @@ class SAMVectorStore(VectorStore):
             raise TypeError(f"similarity_search got unknown argument(s) {sorted(kwargs)}")
         found = self.memory.search(query, state, **scopes, limit=k or self.k, filters=filter, threshold=threshold,
                                    all_scopes=all_scopes)["results"]
-        back = {v: i for i, v in self._ids.items()}
+        back = {v: i for (_, i), v in self._ids.items()}
         return [(document(r, back.get(r["id"])), r["score"]) for r in found]
 
     def similarity_search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Document]:
@@ -252,25 +279,32 @@ class SAMVectorStore(VectorStore):
         return lambda score: score  # content scores are cosines already; SAM's are inner products
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
+        """The Documents of ``ids`` in the store's scopes (another scope's memory is not found, as an unknown id)."""
         out = []
         for i in ids:
-            got = self.memory.get(self._memory_id(str(i)))
+            mid = self._memory_id(str(i), self.scopes)
+            got = None if mid is None else self.memory.get(mid)
             if got is not None:
                 out.append(document(got, str(i)))
         return out
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
-        """Delete the memories ``ids`` (all of them or none: an unknown id raises KeyError); no ids: every memory
-        of the store's scopes."""
+        """Delete the memories ``ids`` of the store's (and the call's) scopes, all of them or none: an id that is
+        not there raises KeyError; no ids: every memory of the scopes."""
+        scopes = self._scopes(kwargs)
+        if kwargs:
+            raise TypeError(f"delete got unknown argument(s) {sorted(kwargs)}")
         if ids is None:
-            self.memory.delete_all(**self._scopes(kwargs))
+            self.memory.delete_all(**scopes)
             return True
-        for i in ids:
-            if self._memory_id(str(i)) not in self.memory.store:
-                raise KeyError(f"memory {i!r} is not in the store")
-        for i in ids:
-            self.memory.delete(self._memory_id(str(i)))
-            self._ids.pop(str(i), None)
+        found = [self._memory_id(str(i), scopes) for i in ids]
+        for i, mid in zip(ids, found):
+            if mid is None:
+                raise KeyError(f"memory {i!r} is not in the store's scopes {scopes}")
+        for mid in found:
+            if mid in self.memory.store:
+                self.memory.delete(mid)
+        self._ids = {k: m for k, m in self._ids.items() if m not in set(found)}
         return True
 
     @classmethod

@@ -169,6 +169,8 @@ class ScopedMemory:
         for name, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
             if v is not None and (not isinstance(v, str) or not v or "/" in v):
                 raise ValueError(f"{name} must be a non-empty string without '/', got {v!r}")
+        if not isinstance(all_scopes, bool):  # "false" is truthy: a string must not widen a search to every user
+            raise TypeError(f"all_scopes must be true or false, got {all_scopes!r}")
         if user_id is None and agent_id is None and run_id is None:
             if need == "write":
                 raise ValueError("give user_id, agent_id or run_id: every memory belongs to a scope")
