@@ -122,3 +122,32 @@ def test_a_compiled_graph_uses_it_as_its_store():
     out = asyncio.run(graph.ainvoke({"user": "bo", "question": "is bo vegetarian?", "answer": ""}))
     assert out["answer"] == "bo is vegetarian"
     assert store.list_namespaces() == [("memories", "bo"), ("memories", "mia")]
+
+
+def test_bad_puts_change_nothing_and_namespaces_keep_langgraphs_rule():
+    from sam_model.data.schema import LogFormatError
+    from sam_model.memory import ScopedMemory
+
+    s = SAMStore(HashingEncoder(256))
+    s.put(("u", "anna"), "home", {"content": "anna lives in Lisbon"})
+    # a replacement that cannot be stored leaves the item as it was (it was deleted first, then lost)
+    with pytest.raises(LogFormatError):
+        s.put(("u", "anna"), "home", {"kind": "user", "text": "x", "state": "not a state"})
+    assert [i.key for i in s.search(("u", "anna"), query="Lisbon")] == ["home"] and len(s.store) == 1
+    # a batch with one bad put applies none of it
+    with pytest.raises(LogFormatError):
+        s.batch([PutOp(("u", "bob"), "a", {"content": "bob note"}),
+                 PutOp(("u", "bob"), "b", {"kind": "user", "text": "x", "state": "bad"})])
+    assert s.get(("u", "bob"), "a") is None and len(s.store) == 1
+    # ops given to batch directly are checked as BaseStore's methods check them: "u.anna" is not ("u", "anna")
+    with pytest.raises(InvalidNamespaceError):
+        s.batch([PutOp(("u.anna",), "home", {"content": "x"})])
+    with pytest.raises(InvalidNamespaceError):
+        s.search(("u.anna",), query="", state={"phase": "x"})
+    assert s.list_namespaces() == [("u", "anna")]
+    # sharing a store with a ScopedMemory: its agent-only scope "/bot" and the namespace ("bot",) are two episodes
+    m = ScopedMemory(HashingEncoder(256))
+    shared = SAMStore(store=m.store)
+    m.add("bot internal note", agent_id="bot")
+    shared.put(("bot",), "k", {"content": "graph note"})
+    assert len({h.episode_id for h in m.store.get_all()}) == 2

@@ -46,6 +46,7 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    validate_op_namespace,
 )
 
 from sam_model.data.schema import Event, State, parse_event
@@ -83,6 +84,12 @@ class SAMStore(BaseStore):
     # ---- BaseStore -----------------------------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """LangGraph's batch. Every op's namespace is checked first (LangGraph's own rule: a label such as
+        "users.alice" must not address ("users", "alice")), and every put is made ready (its event built) before
+        any is applied: a batch with a bad op changes nothing."""
+        ops = list(ops)
+        for op in ops:
+            validate_op_namespace(op)
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
@@ -97,8 +104,14 @@ class SAMStore(BaseStore):
                 results.append(None)
             else:
                 raise ValueError(f"unknown store operation {type(op).__name__}")
-        for op in puts.values():
-            self._put(op)
+        steps = dict(self._steps)
+        try:
+            ready = [self._ready(op) for op in puts.values()]
+        except Exception:
+            self._steps = steps  # the events made ready took steps: give them back
+            raise
+        for op, event in ready:
+            self._put(op, event)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -113,7 +126,9 @@ class SAMStore(BaseStore):
         if state is None:
             return super().search(namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
                                   refresh_ttl=refresh_ttl)
-        return self._search(SearchOp(tuple(namespace_prefix), filter, limit, offset, query or ""), state)
+        op = SearchOp(tuple(namespace_prefix), filter, limit, offset, query or "")
+        validate_op_namespace(op)
+        return self._search(op, state)
 
     # ---- operations ----------------------------------------------------------------------------------------
 
@@ -122,7 +137,18 @@ class SAMStore(BaseStore):
         return None if row is None else Item(value=dict(row.value), key=op.key, namespace=tuple(op.namespace),
                                              created_at=row.created, updated_at=row.updated)
 
-    def _put(self, op: PutOp) -> None:
+    def _ready(self, op: PutOp) -> tuple[PutOp, Event | None]:
+        """A put checked, with the memory event it writes (None: a delete, or nothing to index)."""
+        if op.value is None:
+            return op, None
+        if not isinstance(op.value, Mapping):
+            raise TypeError(f"store value for {tuple(op.namespace)}/{op.key} must be a mapping, got "
+                            f"{type(op.value).__name__}")
+        return op, None if op.index is False else self._event(tuple(op.namespace), dict(op.value), op.index)
+
+    def _put(self, op: PutOp, event: Event | None) -> None:
+        """Apply a put made ready by :meth:`_ready`. A replaced item's new memory is added before its old one is
+        deleted, so an add that fails leaves the item as it was."""
         ns = tuple(op.namespace)
         rows = self._data.setdefault(ns, {})
         old = rows.get(op.key)
@@ -134,21 +160,15 @@ class SAMStore(BaseStore):
             if not rows:
                 self._data.pop(ns, None)
             return
-        if not isinstance(op.value, Mapping):
-            raise TypeError(f"store value for {ns}/{op.key} must be a mapping, got {type(op.value).__name__}")
         value, now = dict(op.value), datetime.now(timezone.utc)
+        memory = self.store.add([event])[0] if event is not None else None
         if old is not None and old.memory is not None:
             self.store.delete([old.memory])
-        memory = None
-        if op.index is not False:
-            event = self._event(ns, value, op.index)
-            if event is not None:
-                memory = self.store.add([event])[0]
         rows[op.key] = _Row(value, old.created if old is not None else now, now, memory)
 
     def _event(self, ns: tuple[str, ...], value: dict, fields: list[str] | None) -> Event | None:
         """The item as a memory event (None when it has no text to index)."""
-        episode = "/" + ".".join(ns)  # labels have no '.', ScopedMemory's episodes never start with '/'
+        episode = _episode(ns)
         step = self._steps.get(ns, 0)
         if fields is None and isinstance(value.get("kind"), str) and isinstance(value.get("text"), str):
             given = value.get("step")
@@ -178,7 +198,7 @@ class SAMStore(BaseStore):
         want = op.offset + op.limit
         hits = []
         spaces = {ns for ns, _, _ in by_memory.values()}
-        episode = "/" + ".".join(next(iter(spaces))) if len(spaces) == 1 else None  # now, and its task's start
+        episode = _episode(next(iter(spaces))) if len(spaces) == 1 else None  # now, and its task's start
         if by_memory and want > 0:
             if state is not None:
                 hits = self.store.search(state, op.query or "", want, ids=list(by_memory),
@@ -198,6 +218,13 @@ class SAMStore(BaseStore):
         names = [ns for ns in self._data if all(_matches(c.match_type, c.path, ns) for c in op.match_conditions or ())]
         names = sorted({ns[:op.max_depth] for ns in names} if op.max_depth is not None else names)
         return names[op.offset:op.offset + op.limit]
+
+
+def _episode(ns: tuple[str, ...]) -> str:
+    """The episode of a namespace's memories: ``///`` and its labels joined by '.' (labels hold no '.': LangGraph's
+    rule, checked). Three slashes, because a ScopedMemory sharing the store writes episodes of at most two
+    (sam_model.memory.scoped.ScopedMemory.episode_of: ``/bot`` is its agent-only scope)."""
+    return "///" + ".".join(ns)
 
 
 def _item(ns: tuple[str, ...], key: str, row: _Row, score: float | None = None) -> SearchItem:
