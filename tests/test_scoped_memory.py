@@ -241,3 +241,12 @@ def test_a_revised_event_history_keeps_the_words_not_the_memory_text():
                      user_id="mia")["results"]
     update = [r for r in out if r["event"] == "UPDATE"]
     assert update and memory.history(update[0]["id"])[-1]["old_memory"] == "Let me look."
+
+
+def test_a_wildcard_scope_in_filters_is_refused_not_read_as_a_name():
+    memory = ScopedMemory(HashingEncoder(2048))
+    memory.add("I live in Paris", user_id="mia")
+    with pytest.raises(ValueError, match="would search every user"):
+        memory.search("where?", filters={"user_id": "*"})
+    with pytest.raises(ValueError, match="would search every agent"):
+        memory.get_all(user_id="mia", filters={"agent_id": "*"})

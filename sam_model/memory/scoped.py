@@ -188,6 +188,9 @@ class ScopedMemory:
         for name in SCOPE_KEYS:
             if name in rest and not isinstance(rest[name], Mapping):
                 v = rest.pop(name)
+                if v == "*":  # elsewhere in filters "*" is "the key is present": for a scope that is every user
+                    raise ValueError(f"filters.{name} '*' would search every {name.removesuffix('_id')}; give one, "
+                                     "or all_scopes=True on purpose")
                 if scopes[name] is not None and scopes[name] != v:
                     raise ValueError(f"{name} is {scopes[name]!r} but filters.{name} is {v!r}: give one")
                 scopes[name] = v
