@@ -307,10 +307,27 @@ def atomic_path(path: str | os.PathLike) -> contextlib.AbstractContextManager[Pa
     return _staged(path, folder=False)
 
 
-def atomic_dir(path: str | os.PathLike) -> contextlib.AbstractContextManager[Path]:
+def atomic_dir(path: str | os.PathLike, marker: str | None = None) -> contextlib.AbstractContextManager[Path]:
     """Yield an empty folder to build the new content of the folder ``path`` in; on success it
-    replaces ``path`` as a whole (readers under :func:`reading` see the old or the new, never a mix)."""
+    replaces ``path`` as a whole (readers under :func:`reading` see the old or the new, never a mix).
+
+    ``marker``: the file every folder of this kind holds (``config.json``, ``store.json``): what is at ``path`` is
+    replaced only when it is such a folder, an empty one, or nothing, so a save to the wrong path (a folder of
+    one's own files, a file) is refused in one line instead of wiping it."""
+    if marker is not None:
+        check_replaceable(Path(path), marker)
     return _staged(path, folder=True)
+
+
+def check_replaceable(target: Path, marker: str) -> None:
+    """Raise SAMFileError unless ``target`` is missing, an empty folder, or a folder holding ``marker``."""
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise SAMFileError(f"{target} is a file or a link, not a saved folder: save to a new folder (nothing was "
+                           "written)")
+    if target.is_dir() and not (target / marker).exists() and any(
+            not STAGING_RE.match(e.name) for e in target.iterdir()):  # killed saves' leftovers are no files of its own
+        raise SAMFileError(f"{target} holds files but no {marker}, so it is not a folder this save wrote: save to "
+                           "a new or empty folder (nothing was written, nothing was removed)")
 
 
 @contextlib.contextmanager

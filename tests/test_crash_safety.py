@@ -132,8 +132,10 @@ def test_interleaved_index_saves_end_with_one_complete_version(tmp_path):
         a.save(tmp / "inner")  # A goes on writing its own version
     assert (folder / "marker").read_text() == "a"
     assert MemoryIndex.load(folder / "inner").ids() == a.ids()
-    a.save(folder)
-    assert MemoryIndex.load(folder).ids() == a.ids() and leftovers(tmp_path) == []
+    with pytest.raises(SAMFileError, match="no meta.json"):  # A's folder is not an index's: a save does not wipe it
+        a.save(folder)
+    a.save(folder / "inner")
+    assert MemoryIndex.load(folder / "inner").ids() == a.ids() and leftovers(tmp_path) == []
 
 
 def test_index_save_refuses_a_file(tmp_path):
@@ -157,3 +159,55 @@ def test_kill_probe_loses_nothing_and_leaves_nothing(tmp_path):
     assert t["concurrent_loads"] >= 4 and t["failed_loads"] == 0, res.stdout
     assert t["final_complete"] == "4/4" and t["left_after_concurrent"] == 0, res.stdout
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("what", ["store", "retriever", "scoped", "index"])
+def test_a_save_never_wipes_a_folder_it_did_not_write(tmp_path, what, tiny_bert_dir):
+    """A save to the wrong path (a folder of the user's own files, a file) is refused in one line and leaves it;
+    over its own kind of folder, or an empty one, it replaces as before."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+    from sam_model.models.sam import SAMConfig, SAMNet
+    from sam_model.retriever import SAMRetriever
+    from sam_model.store import MemoryStore
+
+    if what == "retriever":
+        obj = SAMRetriever(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32,
+                                            max_length=32)))
+    elif what == "scoped":
+        obj = ScopedMemory(HashingEncoder(64))
+        obj.add("hello", user_id="u")
+    elif what == "store":
+        obj = MemoryStore(HashingEncoder(64))
+    else:
+        obj = _index(3, "a")
+    mine = tmp_path / "thesis"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("two years of work")
+    with pytest.raises(SAMFileError, match="nothing was removed"):
+        obj.save(mine)
+    assert (mine / "thesis.tex").read_text() == "two years of work"
+    (tmp_path / "notes.txt").write_text("notes")
+    with pytest.raises(SAMFileError, match="is a file"):
+        obj.save(tmp_path / "notes.txt")
+    assert (tmp_path / "notes.txt").read_text() == "notes"
+    (tmp_path / "empty").mkdir()
+    obj.save(tmp_path / "empty")
+    obj.save(tmp_path / "empty")  # its own kind of folder: replaced
+    assert leftovers(tmp_path) == []
+
+
+def test_an_export_never_drops_a_saved_retrievers_memories(tmp_path, tiny_bert_dir, capsys):
+    """`python -m sam_model.export R R` (an export folder written again, as its --help allows) replaced R with a
+    folder without store/: the retriever's memories were gone."""
+    from sam_model.data.schema import Event, State
+    from sam_model.export import main
+    from sam_model.models.sam import SAMConfig, SAMNet
+    from sam_model.retriever import SAMRetriever
+
+    r = SAMRetriever(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32)))
+    r.add_memories([Event("e", 0, "user", "my budget is 900", State("plan"))])
+    folder = r.save(tmp_path / "R")
+    assert main([str(folder), str(folder), "--slot-match", "0.2"]) != 0
+    assert "saved memories (store/)" in capsys.readouterr().err
+    assert len(SAMRetriever.load(folder).store) == 1
+    assert main([str(folder), str(tmp_path / "R2"), "--slot-match", "0.2"]) == 0  # to a new folder: fine

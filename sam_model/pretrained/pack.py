@@ -70,7 +70,7 @@ def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-mode
     training record keeps what it was trained with): a cheaper query where that ranks as well."""
 
     from sam_model.card import CARD, EVAL_START
-    from sam_model.export import write_export
+    from sam_model.export import CONFIG_FILE, write_export
     from sam_model.retriever import SAMRetriever
 
     r = SAMRetriever.load(src, device="cpu")
@@ -80,7 +80,7 @@ def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-mode
     paths = sources(getattr(net, "training_info", None))
     check_shippable(paths)
     out = folder / name
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out, CONFIG_FILE) as tmp:
         write_export(net, tmp, r.store.config, head_only=True, half=half)
         card = (tmp / CARD).read_text(encoding="utf-8").replace('SAMRetriever.load("PATH/TO/THIS/FOLDER")',
                                                                   f'SAMRetriever.from_pretrained("{name}")')
