@@ -39,7 +39,7 @@ from transformers import PretrainedConfig
 from sam_model import card
 from sam_model.card import CARD
 from sam_model.checkpoint import load_checkpoint
-from sam_model.io import SAMFileError, atomic_dir, cli_name, reading, run_cli
+from sam_model.io import SAMFileError, atomic_dir, cli_name, read_json, reading, run_cli
 from sam_model.models.bert import (
     check_bert_folder,
     default_bert_path,
@@ -221,10 +221,7 @@ def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMN
         raise SAMFileError(f"{folder / 'model.safetensors'} does not match config.json (missing "
                            f"{sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]}); export again")
     if (folder / "training.json").exists():  # what the model card tells about training; kept by re-saves
-        try:
-            net.training_info = json.loads((folder / "training.json").read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise SAMFileError(f"{folder / 'training.json'} is not valid JSON ({exc}); export again") from None
+        net.training_info = read_json(folder / "training.json", "training record (JSON)", "export again")
     return net.to(_device(device)).eval()
 
 
@@ -232,10 +229,7 @@ def check_vocab(folder: Path, cfg: SAMConfig, bert_cfg: PretrainedConfig, tokeni
     """The vocabularies of an export agree with each other and with the weights (see the module doc)."""
     again = "the export was altered or mixed with another one; export the checkpoint again"
     vpath = folder / "vocab.json"
-    try:
-        vocab = json.loads(vpath.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SAMFileError(f"{vpath} is not valid JSON ({exc}); export the checkpoint again") from None
+    vocab = read_json(vpath, "vocabulary (JSON)", "export the checkpoint again")
     for name in ("phases", "kinds"):
         if not isinstance(vocab, dict) or vocab.get(name) != getattr(cfg, name):
             raise SAMFileError(f"{vpath}: field '{name}' differs from field 'sam.{name}' of config.json (the "
@@ -244,12 +238,12 @@ def check_vocab(folder: Path, cfg: SAMConfig, bert_cfg: PretrainedConfig, tokeni
     if n_tokens > bert_cfg.vocab_size:
         raise SAMFileError(f"{folder / 'tokenizer'}: {n_tokens} tokens, but the encoder's token embedding has "
                            f"{bert_cfg.vocab_size} rows (config.json bert_config.vocab_size); {again}")
-    saved = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("vocab")
+    saved = read_json(folder / "config.json", "export config (JSON)", "export the checkpoint again").get("vocab")
     try:
         with safe_open(str(folder / "model.safetensors"), "pt") as fh:
             tied = json.loads((fh.metadata() or {}).get(VOCAB_META, "null"))
-    except (SafetensorError, OSError, json.JSONDecodeError) as exc:
-        raise SAMFileError(f"{folder / 'model.safetensors'} cannot be loaded ({exc}); the file is corrupt — export "
+    except (SafetensorError, OSError, ValueError, RecursionError) as exc:
+        raise SAMFileError(f"{folder / 'model.safetensors'} cannot be loaded ({str(exc)[:120]}); the file is corrupt — export "
                            "the checkpoint again") from None
     if saved is None and tied is None:
         return  # exported before the digest existed
@@ -266,14 +260,14 @@ def _is_head_only(path: Path) -> bool:
     """Whether the export's config.json says format version 2 (its other fields are checked by read_config)."""
     try:
         return json.loads(path.read_text(encoding="utf-8")).get("format_version") == HEAD_ONLY_VERSION
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return False  # read_config says what is wrong
 
 
 def _packaged_text_encoder_net(path: Path, cfg: SAMConfig, bert_cfg: PretrainedConfig) -> SAMNet:
     """The network of a head-only export, on the text encoder its config.json names, loaded from the package and
     checked against the recorded fingerprint (a different MiniLM would silently rank otherwise)."""
-    ref = json.loads(path.read_text(encoding="utf-8")).get("text_encoder")
+    ref = read_json(path, "export config (JSON)", "export the model again").get("text_encoder")
     if not isinstance(ref, dict) or ref.get("package") != TEXT_ENCODER_PACKAGE or \
             not isinstance(ref.get("fingerprint"), str):
         raise SAMFileError(f"{path}: field 'text_encoder' must name the package {TEXT_ENCODER_PACKAGE} and a "
@@ -310,8 +304,8 @@ def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int, StoreConf
     again = "export the checkpoint again (python -m sam_model.export CKPT OUT_DIR)"
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SAMFileError(f"{path} is not valid JSON ({exc}); {again}") from None
+    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, a 5,000-digit number, 100k nested brackets
+        raise SAMFileError(f"{path} is not valid JSON ({str(exc)[:120]}); {again}") from None
     if not isinstance(config, dict):
         raise SAMFileError(f"{path} must hold a JSON object, got {type(config).__name__}; {again}")
     version = config.get("format_version")
@@ -335,6 +329,11 @@ def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int, StoreConf
             fix = ("set it when exporting: python -m sam_model.export CKPT OUT_DIR --slot-match W (0 = no "
                    "needed-slot re-rank)")
         raise SAMFileError(f"{path}: {exc}; {fix}") from None
+    url = store.index.get("url") if store.index.get("kind") == "qdrant" else None
+    if url is not None:
+        from sam_model.backends.qdrant import check_trusted
+
+        check_trusted(str(url), str(path))
     try:
         bert_cfg = encoder_config(config["bert_config"])
     except (TypeError, ValueError, KeyError) as exc:

@@ -432,14 +432,20 @@ def safe_name(folder: Path, name: object, where: str, fix: str) -> Path:
     return path
 
 
+def read_json(path: Path, what: str, fix: str) -> Any:
+    """The JSON value in ``path``, or SAMFileError naming the file, ``what`` it should be and ``fix``, for anything
+    that stops a parse: bad bytes or JSON, a number past Python's 4,300 digits, nesting past the recursion limit."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise SAMFileError(f"{path}: unreadable {what} ({str(err)[:120]}); {fix}") from None
+
+
 def read_format_json(path: Path, fmt: str, version: Any, what: str, fix: str) -> dict:
     """A JSON file that names its ``format`` and ``version`` (a store's or an index's metadata), checked: one that
     cannot be read, is of another format or of another version raises SAMFileError naming ``path``, ``what``
     it should be and ``fix``. The caller checks that the file exists (its message says where one comes from)."""
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise SAMFileError(f"{path}: unreadable {what} ({err}); {fix}") from None
+    d = read_json(path, what, fix)
     if not isinstance(d, dict) or d.get("format") != fmt:
         raise SAMFileError(f"{path}: not a {what} file; {fix}")
     if d.get("version") != version:

@@ -155,3 +155,49 @@ def test_search_arguments_are_checked_like_the_index(tmp_path, tiny_bert_dir):
         r.search(state, None)
     hits = r.search({"phase": "plan"}, "ok", k=2)
     assert len(hits) == 2 and all(h.text.startswith("memory") for h in hits)
+
+
+def test_a_folder_cannot_send_the_qdrant_key_to_a_server_it_names(tmp_path, tiny_bert_dir, monkeypatch):
+    """An export's config.json (or an index's meta.json) naming a Qdrant URL made the load connect there with
+    $QDRANT_API_KEY. Now such a URL must be trusted first (trust_url, sam-serve --qdrant-url, $SAM_QDRANT_URLS)."""
+    qdrant = pytest.importorskip("sam_model.backends.qdrant")
+    calls = []
+    monkeypatch.setattr(qdrant, "QdrantClient", lambda **kw: calls.append(kw) or (_ for _ in ()).throw(
+        ConnectionError("stub: would connect")))
+    monkeypatch.setenv("QDRANT_API_KEY", "s3cret")
+    monkeypatch.delenv(qdrant.URLS_ENV, raising=False)
+    r = SAMRetriever(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32)))
+    folder = r.save(tmp_path / "exp")
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["store"]["index"] = {"kind": "qdrant", "url": "http://127.0.0.1:18733", "collection": "victim"}
+    (folder / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(SAMFileError, match="cannot choose to connect.*SAM_QDRANT_URLS"):
+        SAMRetriever.load(folder)
+    assert calls == []  # nothing was sent anywhere
+    monkeypatch.setenv(qdrant.URLS_ENV, "http://127.0.0.1:18733/")
+    with pytest.raises(SAMFileError, match="stub: would connect"):  # trusted: it connects (here, to the stub)
+        SAMRetriever.load(folder)
+    assert calls and calls[0]["api_key"] == "s3cret"
+
+
+def test_config_json_numbers_and_nesting_past_the_parsers_limits_are_one_line(tmp_path, tiny_bert_dir):
+    r = SAMRetriever(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32)))
+    folder = r.save(tmp_path / "exp")
+    text = (folder / "config.json").read_text()
+    for bad in (text.replace('"out_dim": ', '"out_dim": ' + "9" * 5000 + ', "x": '), "[" * 100_000):
+        (folder / "config.json").write_text(bad)
+        with pytest.raises(SAMFileError, match="config.json.*(not valid JSON|unreadable)"):
+            SAMRetriever.load(folder)
+
+
+def test_an_index_meta_json_cannot_name_a_server_either(tmp_path, monkeypatch):
+    qdrant = pytest.importorskip("sam_model.backends.qdrant")
+    monkeypatch.delenv(qdrant.URLS_ENV, raising=False)
+    ix = qdrant.QdrantIndex(8)
+    ix.add(["a", "b"], np.eye(8, dtype=np.float32)[:2], ["e", "e"])
+    folder = ix.save(tmp_path / "ix")
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["config"] = {**meta["config"], "url": "http://127.0.0.1:18733", "path": None}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(SAMFileError, match="meta.json: the store's vectors are in a Qdrant server"):
+        qdrant.QdrantIndex.load(folder)

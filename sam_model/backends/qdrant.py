@@ -61,6 +61,29 @@ BATCH = 1024  # points per upsert / retrieve call
 POINTS_FILE, PAYLOADS_FILE = "points.npy", "points.json"  # the embedded engine's points, saved by sam_model
 CONFIG_KEYS = {"kind", "url", "path", "collection", "hnsw_ef", "exact", "timeout"}
 
+URLS_ENV = "SAM_QDRANT_URLS"  # comma-separated Qdrant server URLs a saved folder may name (see trust_url)
+_trusted: set[str] = set()
+
+
+def trust_url(url: str) -> None:
+    """Let folders loaded in this process name the Qdrant server at ``url`` (sam-serve's ``--qdrant-url`` does).
+
+    A store config given in code connects where it says; one read from a folder (an export's config.json, an
+    index's meta.json) names a URL someone else may have written, and connecting would send that server this
+    process's $QDRANT_API_KEY (and let it answer for, or delete, the collection). So a URL read from a file must be
+    trusted here first, or listed in $SAM_QDRANT_URLS."""
+    _trusted.add(url.rstrip("/"))
+
+
+def check_trusted(url: str, where: str) -> None:
+    """Raise SAMFileError unless the server ``url`` (read from the file ``where``) is trusted (:func:`trust_url`)."""
+    env = {u.strip().rstrip("/") for u in os.environ.get(URLS_ENV, "").split(",") if u.strip()}
+    if url.rstrip("/") not in _trusted | env:
+        raise SAMFileError(f"{where}: the store's vectors are in a Qdrant server at {url}, which a folder cannot "
+                           f"choose to connect to (it would get your $QDRANT_API_KEY): if it is yours, list it in "
+                           f"${URLS_ENV} or call sam_model.backends.qdrant.trust_url(url) before loading")
+
+
 _clients: dict[tuple[str, str], tuple[QdrantClient, threading.RLock]] = {}
 _clients_lock = threading.Lock()
 
@@ -340,6 +363,8 @@ class QdrantIndex(PointBook):
         if len(ids) != len(episodes):
             raise SAMFileError(f"{meta_path}: ids and episodes differ in length; {fix}")
         embedded = cfg.get("url") is None
+        if not embedded:
+            check_trusted(str(cfg["url"]), str(meta_path))
         points = cls._check_points(meta_path, raw, dim, ids, fix) if embedded else None
         try:
             self = cls.from_config(dim, cfg, f"{meta_path}: config", attach=True)
@@ -371,4 +396,4 @@ class QdrantIndex(PointBook):
         return f"QdrantIndex(dim={self.dim}, collection={self.collection!r}, size={len(self)}, {self.backend})"
 
 
-__all__ = ["QdrantIndex", "client_for", "close_clients", "point_id"]
+__all__ = ["QdrantIndex", "check_trusted", "client_for", "close_clients", "point_id", "trust_url"]

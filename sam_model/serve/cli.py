@@ -102,6 +102,10 @@ def build(args: argparse.Namespace):
     os.environ.setdefault(bf16_text.AUTO_ENV, "0")
     retriever = SAMRetriever.load(args.model, device=args.device)
     cfg = store_config_of(retriever)
+    if args.qdrant_url:
+        from sam_model.backends.qdrant import trust_url
+
+        trust_url(args.qdrant_url)  # the operator's server: the tenants' checkpoints name it (check_trusted)
     if args.qdrant_url or args.qdrant_path:
         index = {"kind": "qdrant", "collection": args.collection}
         index.update({"url": args.qdrant_url} if args.qdrant_url else {"path": args.qdrant_path})
