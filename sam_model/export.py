@@ -198,6 +198,10 @@ def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMN
     for name in HEAD_ONLY_FILES if head_only else FILES:
         if not (folder / name).exists():
             raise SAMFileError(f"{folder} is not a complete export: {name} is missing (export it again)")
+    for path in [folder / n for n in (*FILES, "training.json")] + list((folder / "tokenizer").glob("*")):
+        if path.is_symlink():  # an export is its own files: a link could read (and re-exports copy) any file
+            raise SAMFileError(f"{path} is a link ({os.readlink(path)}); an export folder holds its files itself: "
+                               "export the checkpoint again")
     cfg, bert_cfg, out_dim, _ = read_config(folder / "config.json")
     if head_only:
         net = _packaged_text_encoder_net(folder / "config.json", cfg, bert_cfg)
@@ -220,6 +224,11 @@ def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMN
     if missing or unexpected:
         raise SAMFileError(f"{folder / 'model.safetensors'} does not match config.json (missing "
                            f"{sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]}); export again")
+    bad = next((name for name, t in net.state_dict().items() if t.is_floating_point() and not torch.isfinite(t).all()),
+               None)
+    if bad is not None:  # it would load, then every vector it made would be NaN, far from the file
+        raise SAMFileError(f"{folder / 'model.safetensors'}: weight '{bad}' holds NaN or infinite values; the file is "
+                           "corrupt or the training diverged: export a good checkpoint again")
     if (folder / "training.json").exists():  # what the model card tells about training; kept by re-saves
         net.training_info = read_json(folder / "training.json", "training record (JSON)", "export again")
     return net.to(_device(device)).eval()

@@ -21,6 +21,7 @@ MAX_WIDTH = 65_536  # a network width: SAMConfig dims, a text encoder's hidden a
 MAX_VOCAB = 2_000_000  # rows of a text encoder's token embedding
 MAX_LAYERS = 256  # transformer layers, attention heads
 MAX_POSITIONS = 1_000_000  # a text encoder's position table
+MAX_ENCODER_PARAMS = 2_000_000_000  # a text encoder's weights all told (8 GB in float32; MiniLM has 22M)
 MAX_METADATA_DEPTH = 32  # nesting of a memory's metadata (JSON encoders stop at a few hundred levels)
 MAX_METADATA_CHARS = 65_536  # a memory's metadata as JSON
 
@@ -91,6 +92,6 @@ def check_metadata(metadata: Any, name: str = "metadata") -> None:
                          "large data elsewhere and store its key")
 
 
-__all__ = ["MAX_BATCH_SIZE", "MAX_K", "MAX_LAYERS", "MAX_METADATA_CHARS", "MAX_METADATA_DEPTH", "MAX_POSITIONS",
+__all__ = ["MAX_BATCH_SIZE", "MAX_ENCODER_PARAMS", "MAX_K", "MAX_LAYERS", "MAX_METADATA_CHARS", "MAX_METADATA_DEPTH", "MAX_POSITIONS",
            "MAX_TEXT_CHARS", "MAX_VOCAB", "MAX_WIDTH", "check_batch_size", "check_int", "check_k", "check_metadata",
            "check_text"]

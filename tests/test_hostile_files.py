@@ -170,3 +170,50 @@ def test_a_writer_killed_between_the_two_renames_leaves_readers_a_store(tmp_path
     assert folder.is_dir()  # and the interrupted swap was completed: the previous version is back in place
     assert sorted(MemoryStore.load(folder).ids()) == ["e#0", "e#1", "e#2"]
     assert sam_io.leftovers(folder.parent) == []
+
+
+def _tiny_export(tmp_path, tiny_bert_dir):
+    from sam_model.models.sam import SAMConfig, SAMNet
+    from sam_model.retriever import SAMRetriever
+
+    r = SAMRetriever(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32)))
+    return r.save(tmp_path / "exp")
+
+
+def test_export_sizes_that_multiply_past_memory_are_refused_before_allocating(tmp_path, tiny_bert_dir):
+    import json as _json
+
+    from sam_model.io import SAMFileError
+    from sam_model.retriever import SAMRetriever
+
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    cfg = _json.loads((folder / "config.json").read_text())
+    cfg["bert_config"].update(vocab_size=2_000_000, hidden_size=65_536)  # each within its bound
+    (folder / "config.json").write_text(_json.dumps(cfg))
+    with pytest.raises(SAMFileError, match="bert_config.vocab_size.*billion weights"):
+        SAMRetriever.load(folder)
+
+
+def test_export_files_that_are_links_or_nan_are_refused(tmp_path, tiny_bert_dir):
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from sam_model.io import SAMFileError
+    from sam_model.retriever import SAMRetriever
+
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    outside = tmp_path / "outside.safetensors"
+    shutil.move(folder / "model.safetensors", outside)
+    (folder / "model.safetensors").symlink_to(outside)
+    with pytest.raises(SAMFileError, match="model.safetensors is a link"):
+        SAMRetriever.load(folder)
+    (folder / "model.safetensors").unlink()
+    weights = load_file(str(outside))
+    name = next(k for k, v in weights.items() if v.is_floating_point())
+    weights[name] = torch.full_like(weights[name], float("nan"))
+    save_file(weights, str(folder / "model.safetensors"), metadata=__import__("safetensors").safe_open(
+        str(outside), "pt").metadata())
+    with pytest.raises(SAMFileError, match=f"weight '{name}' holds NaN"):
+        SAMRetriever.load(folder)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -24,7 +25,7 @@ from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_N
 from transformers.utils import logging as hf_logging
 
 from sam_model.io import SAMFileError
-from sam_model.limits import MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, check_int
+from sam_model.limits import MAX_ENCODER_PARAMS, MAX_LAYERS, MAX_POSITIONS, MAX_VOCAB, MAX_WIDTH, check_int
 
 POOLINGS = ("mean", "cls")
 SAFE_LOAD = {"local_files_only": True, "trust_remote_code": False}  # every from_pretrained call here
@@ -80,12 +81,10 @@ def check_bert_folder(path: str | os.PathLike) -> Path:
     except json.JSONDecodeError as exc:
         raise SAMFileError(f"{cfg} is not valid JSON ({exc})") from None
     check_text_encoder(config, str(p))
-    for name, hi in ENCODER_SIZES:
-        if name in config:
-            try:
-                check_int(config[name], f"{cfg}: field '{name}'", 1, hi)
-            except ValueError as exc:
-                raise SAMFileError(str(exc)) from None
+    try:
+        check_encoder_sizes(config, lambda name: f"{cfg}: field '{name}'")
+    except ValueError as exc:
+        raise SAMFileError(str(exc)) from None
     if not any((p / n).exists() for n in ("model.safetensors", "pytorch_model.bin")):
         raise SAMFileError(f"{p} has no weights (model.safetensors or pytorch_model.bin)")
     return p
@@ -106,13 +105,30 @@ ENCODER_SIZES = (("vocab_size", MAX_VOCAB), ("hidden_size", MAX_WIDTH), ("interm
                  ("max_position_embeddings", MAX_POSITIONS), ("type_vocab_size", MAX_VOCAB))
 
 
+def check_encoder_sizes(d: dict, label: Callable[[str], str]) -> None:
+    """Each size within its bound (ENCODER_SIZES), and the weights they make together within MAX_ENCODER_PARAMS:
+    sizes each in bounds can still multiply past any memory (2M tokens x 65,536 wide asked torch for 524 GB and
+    died naming no field). ValueError naming the field (``label(name)``) before anything is allocated."""
+    for name, hi in ENCODER_SIZES:
+        if name in d:
+            check_int(d[name], label(name), 1, hi)
+    h = d.get("hidden_size", 768)
+    if not all(isinstance(d.get(n, 1), int) for n in ("vocab_size", "hidden_size", "intermediate_size",
+                                                      "num_hidden_layers", "max_position_embeddings", "type_vocab_size")):
+        return  # the type check above named it (or the encoder's own config will)
+    params = h * (d.get("vocab_size", 30522) + d.get("max_position_embeddings", 512) + d.get("type_vocab_size", 2)) \
+        + d.get("num_hidden_layers", 12) * (4 * h * h + 2 * h * d.get("intermediate_size", 4 * h))
+    if params > MAX_ENCODER_PARAMS:
+        raise ValueError(f"{label('vocab_size')}, {label('hidden_size')} and the other sizes make a text encoder of "
+                         f"~{params / 1e9:.0f} billion weights, more than the limit of {MAX_ENCODER_PARAMS / 1e9:.0f} "
+                         "billion: not a real encoder's config")
+
+
 def encoder_config(d: dict, where: str = "bert_config") -> PretrainedConfig:
     """The transformers config recorded in a checkpoint or export (any encoder type; BERT when untyped); its
     sizes within sam_model.limits, else ValueError naming ``<where>.<field>`` before anything is allocated."""
     d = dict(d)
-    for name, hi in ENCODER_SIZES:
-        if name in d:
-            check_int(d[name], f"field '{where}.{name}'", 1, hi)
+    check_encoder_sizes(d, lambda name: f"field '{where}.{name}'")
     model_type = d.pop("model_type", "bert") or "bert"
     return AutoConfig.for_model(model_type, **d)
 
