@@ -240,9 +240,39 @@ class _Entry:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> _Entry:
-        """An entry of store.json; ``episode_id`` (kept here too by stores saved before the index owned it) is
-        checked against the index by the caller."""
+        """An entry of store.json, its fields' types checked (ValueError naming the memory and the field: a file
+        edited by hand or damaged must not load and fail later, far from it); ``episode_id`` (kept here too by
+        stores saved before the index owned it) is checked against the index by the caller."""
+        if not isinstance(d, dict):
+            raise ValueError(f"an entry must be an object, got {type(d).__name__}")
         d = {k: v for k, v in d.items() if k != "episode_id"}
+        i = d.get("id")
+        if isinstance(i, bool) or not isinstance(i, (str, int)):
+            raise ValueError(f"an entry's id must be a string or an integer, got {i!r}")
+
+        def bad(name: str, want: str) -> ValueError:
+            return ValueError(f"memory {i!r}: field '{name}' must be {want}, got {d.get(name)!r:.60}")
+
+        for name in ("text", "content", "kind", "phase"):
+            if not isinstance(d.get(name), str):
+                raise bad(name, "a string")
+        for name, lo, opt in (("step", 0, True), ("seq", 0, False), ("chunk", 0, True)):
+            v = d.get(name)
+            if not (opt and v is None) and (isinstance(v, bool) or not isinstance(v, int) or v < lo):
+                raise bad(name, f"an integer >= {lo}")
+        for name in ("user_id", "agent_id", "run_id"):
+            if d.get(name) is not None and not isinstance(d[name], str):
+                raise bad(name, "a string or null")
+        if not isinstance(d.get("sets", []), list) or not all(isinstance(x, str) for x in d.get("sets", [])):
+            raise bad("sets", "a list of strings")
+        if not isinstance(d.get("links", []), list):
+            raise bad("links", "a list")
+        if not isinstance(d.get("metadata", {}), dict):
+            raise bad("metadata", "an object")
+        span = d.get("span")
+        if span is not None and not (isinstance(span, list) and len(span) == 2 and all(
+                isinstance(x, int) and not isinstance(x, bool) for x in span)):
+            raise bad("span", "[start, end] or null")
         span = d.get("span")
         return cls(**{**d, "sets": tuple(d.get("sets", ())), "links": tuple(d.get("links", ())),
                       "span": tuple(span) if span is not None else None})
@@ -679,8 +709,12 @@ class MemoryStore:
         """Restore :meth:`state_dict` into a store whose index already holds the same memories' vectors.
         Raises KeyError/TypeError/ValueError on damaged data (callers name the file)."""
         self._entries, self._scopes, self._links, self._chunks = {}, {}, {}, {}
+        if not isinstance(d["entries"], list):
+            raise ValueError("'entries' must be a list")
         for raw in d["entries"]:
             e = _Entry.from_json(raw)
+            if e.id in self._entries:
+                raise ValueError(f"memory {e.id!r} is in the file twice")
             if "episode_id" in raw and e.id in self.index and raw["episode_id"] != self.index.episode_of(e.id):
                 raise ValueError(f"memory {e.id!r} is of episode {raw['episode_id']!r} but the index says "
                                  f"{self.index.episode_of(e.id)!r}")
@@ -725,9 +759,9 @@ class MemoryStore:
             self.load_state_dict(d)
         except SAMFileError:
             raise
-        except (KeyError, TypeError, ValueError) as err:
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise SAMFileError(f"{path}: memory store data is damaged or does not match {folder / 'index'} "
-                               f"({err!r}); {fix}") from None
+                               f"({str(err)[:200]}); {fix}") from None
         return self
 
     @classmethod

@@ -217,3 +217,31 @@ def test_export_files_that_are_links_or_nan_are_refused(tmp_path, tiny_bert_dir)
         str(outside), "pt").metadata())
     with pytest.raises(SAMFileError, match=f"weight '{name}' holds NaN"):
         SAMRetriever.load(folder)
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda e: e.append(dict(e[0], text="EVIL")), "is in the file twice"),
+    (lambda e: e[0].update(text=5), "field 'text' must be a string"),
+    (lambda e: e[0].update(step="abc"), "field 'step' must be an integer"),
+    (lambda e: e[0].update(step=-5), "field 'step' must be an integer >= 0"),
+    (lambda e: e[0].update(metadata=[1, 2]), "field 'metadata' must be an object"),
+    (lambda e: e.__setitem__(0, "not an object"), "an entry must be an object"),
+])
+def test_a_damaged_store_json_is_refused_naming_the_memory(tmp_path, edit, says):
+    """store.json entries are type-checked on load: a duplicate entry (the later won: search returned 'EVIL'),
+    wrong types (loaded, then failed far from the file) are one line naming the file and the memory."""
+    import json as _json
+
+    from sam_model.data.schema import Event, State
+    from sam_model.io import SAMFileError
+    from sam_model.memory import HashingEncoder
+    from sam_model.store import MemoryStore
+
+    store = MemoryStore(HashingEncoder(64))
+    store.add([Event("e", 0, "user", "my budget is 900", State("plan"))])
+    folder = store.save(tmp_path / "s")
+    d = _json.loads((folder / "store.json").read_text())
+    edit(d["entries"])
+    (folder / "store.json").write_text(_json.dumps(d))
+    with pytest.raises(SAMFileError, match=f"store.json: memory store data is damaged.*{says}"):
+        MemoryStore.load(folder, HashingEncoder(64))
