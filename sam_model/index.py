@@ -62,6 +62,7 @@ KINDS = ("flat", "ivf", "hnsw")
 FORMAT = "sam_model.MemoryIndex"
 FORMAT_VERSION = 1
 META_FILE = "meta.json"
+MAX_ID_GAP = 10_000_000  # how far a saved next_id may pass the largest internal id in use (deleted ones between)
 MAX_INDEX_PARAM = 1 << 20  # nlist, nprobe, M, efSearch, efConstruction: far above any useful value
 MIN_POINTS_PER_LIST = 39  # FAISS warns below this many training points per IVF list
 TRAIN_POINTS_PER_LIST = 64  # k-means sample cap: more points per list barely helps, costs minutes at 1M
@@ -569,14 +570,28 @@ class MemoryIndex:
         try:
             dim, cfg, index_name = int(meta["dim"]), dict(meta["config"]), meta["index_file"]
             internal, ids, episodes = meta["internal"], meta["ids"], meta["episodes"]
-            tombstones, trained, next_id = meta["tombstones"], bool(meta["trained"]), int(meta["next_id"])
+            tombstones, trained, next_id = meta["tombstones"], meta["trained"], int(meta["next_id"])
+            if not isinstance(trained, bool):
+                raise TypeError(f"'trained' must be true or false, got {trained!r}")
         except (KeyError, TypeError, ValueError) as err:
             raise SAMFileError(f"{meta_path}: index metadata lacks or mangles {err}; rebuild the index") from err
         if expected_dim is not None and dim != expected_dim:
             raise SAMFileError(f"{meta_path}: index has dim {dim} but the model expects dim {expected_dim}; "
                                "rebuild the index with this model's encoder")
-        if not (len(internal) == len(ids) == len(episodes)):
-            raise SAMFileError(f"{meta_path}: ids, internal ids and episodes differ in length; rebuild the index")
+        if not all(isinstance(x, list) for x in (internal, ids, episodes, tombstones)) or \
+                not (len(internal) == len(ids) == len(episodes)):
+            raise SAMFileError(f"{meta_path}: ids, internal ids and episodes must be lists of one length; rebuild "
+                               "the index")
+        whole = (int, np.integer)
+        if any(isinstance(n, bool) or not isinstance(n, whole) or not 0 <= n < next_id for n in internal + tombstones) \
+                or len(set(internal) | set(tombstones)) != len(internal) + len(tombstones) \
+                or next_id > max(internal + tombstones, default=-1) + 1 + MAX_ID_GAP:
+            raise SAMFileError(f"{meta_path}: internal ids must be distinct integers below next_id ({next_id}), "
+                               f"which may pass the largest by at most {MAX_ID_GAP:,}; rebuild the index")
+        if any(isinstance(k, bool) or not isinstance(k, (str, int)) for k in ids) or len(set(ids)) != len(ids):
+            raise SAMFileError(f"{meta_path}: memory ids must be distinct strings or integers; rebuild the index")
+        if any(e is not None and (isinstance(e, bool) or not isinstance(e, (str, int))) for e in episodes):
+            raise SAMFileError(f"{meta_path}: episodes must be strings, integers or null; rebuild the index")
         index_path = safe_name(folder, index_name, f"{meta_path}: field 'index_file'", "rebuild the index")
         if not index_path.is_file():
             raise SAMFileError(f"memory index file not found: {index_path} (named by {meta_path}); "
@@ -597,6 +612,12 @@ class MemoryIndex:
         if isinstance(index, faiss.IndexIVF) != expect_ivf:
             raise SAMFileError(f"{index_path}: FAISS index type {type(index).__name__} does not match "
                                f"kind {cfg.get('kind')!r} in {meta_path}; rebuild the index")
+        inner = faiss.downcast_index(index.index) if isinstance(index, faiss.IndexIDMap2) else index
+        kind = cfg.get("kind")
+        if kind == "hnsw" and not isinstance(inner, faiss.IndexHNSW) or kind == "flat" and not isinstance(
+                inner, faiss.IndexFlat):
+            raise SAMFileError(f"{index_path}: FAISS index type {type(inner).__name__} does not match kind {kind!r} "
+                               f"in {meta_path}; rebuild the index")
         if isinstance(index, faiss.IndexIDMap2):
             stored = np.sort(faiss.vector_to_array(index.id_map))
             if not np.array_equal(stored, np.sort(np.asarray(internal + tombstones, dtype=np.int64))):

@@ -402,3 +402,28 @@ def test_search_bench_writes_json_and_markdown(tmp_path, monkeypatch):
     assert all(f"| {kind} | 700 |" in md for kind in KINDS) and "| ef_search=16 |" in md
     with pytest.raises(SystemExit):
         bench.main(["--sizes", "10", "--out", str(out), "--kinds", "flat,annoy"])
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda m: m.update(ids=["a0", "a0", "a2", "a3"]), "distinct strings or integers"),
+    (lambda m: m.update(ids=[["x"], "a1", "a2", "a3"]), "distinct strings or integers"),
+    (lambda m: m.update(next_id=2), "below next_id"),
+    (lambda m: m.update(next_id=10**12), "below next_id"),
+    (lambda m: m.update(internal=[0, 0, 2, 3]), "distinct integers"),
+    (lambda m: m.update(internal=["0", 1, 2, 3]), "distinct integers"),
+    (lambda m: m.update(ids="abcd"), "must be lists"),
+    (lambda m: m.update(episodes=[{}, None, None, None]), "episodes must be"),
+    (lambda m: m.update(trained="yes"), "'trained' must be true or false"),
+    (lambda m: m["config"].update(kind="hnsw"), "does not match kind 'hnsw'"),
+])
+def test_a_damaged_meta_json_is_one_line_not_a_traceback_or_a_silent_load(tmp_path, edit, says):
+    """Found by an adversarial review: duplicate ids loaded (and a removed id stayed searchable), a huge next_id
+    was a MemoryError, a list id a TypeError, a flat FAISS file loaded as 'hnsw'."""
+    ix = MemoryIndex(8)
+    ix.add([f"a{i}" for i in range(4)], np.eye(8, dtype=np.float32)[:4])
+    folder = ix.save(tmp_path / "ix")
+    meta = json.loads((folder / "meta.json").read_text())
+    edit(meta)
+    (folder / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(SAMFileError, match=says):
+        MemoryIndex.load(folder)
