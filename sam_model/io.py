@@ -373,6 +373,21 @@ def exists(path: str | os.PathLike) -> bool:
                                       for s in _stagings(target.parent, target.name))
 
 
+@contextlib.contextmanager
+def merge_lock(path: str | os.PathLike) -> Iterator[None]:
+    """Hold ``path`` for one read-merge-write (a cache that several runs extend), across processes and threads:
+    without it two writers each read the old file, and the second's atomic rename drops the first's additions. A
+    sidecar lock file ``.<name>.lock`` beside it (the file itself is replaced by each write)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(p.parent / f".{p.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        _flock(fd, exclusive=True, blocking=True)
+        yield
+    finally:
+        os.close(fd)  # closing drops the lock
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically."""
     with atomic_path(path) as tmp:

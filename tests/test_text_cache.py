@@ -172,3 +172,58 @@ def test_a_frozen_bert_put_in_training_mode_still_encodes_without_dropout():
     assert not enc.bert.training and torch.allclose(got, ref, atol=1e-6)
     enc.train()  # the network's train(): a frozen BERT stays in eval mode
     assert not enc.bert.training and not any(m.training for m in enc.bert.modules())
+
+
+def test_a_cache_file_of_the_wrong_shape_is_ignored_and_replaced(tmp_path):
+    """A cache whose texts and vectors differ in number (or of another width) loaded partly, and every later save
+    failed with an IndexError; a cache holding a list was an AttributeError."""
+    enc = text_encoder()
+    with torch.no_grad():
+        enc(TEXTS[:2])
+    path = tmp_path / "cache.pt"
+    enc.save_cache(path)
+    blob = torch.load(path, weights_only=True)
+    for bad in ({**blob, "texts": blob["texts"] + ["extra"]}, {**blob, "vectors": blob["vectors"][:, :3]}, [1, 2]):
+        torch.save(bad, path)
+        fresh = text_encoder()
+        assert fresh.load_cache(path) == 0
+        with torch.no_grad():
+            fresh(TEXTS[2:4])
+        fresh.save_cache(path)  # replaces the bad file
+        assert text_encoder().load_cache(path) == 2
+
+
+def test_concurrent_cache_saves_keep_both_writers_texts(tmp_path, monkeypatch):
+    """Two runs saving one cache: each reads, merges and writes under the file's merge lock, so neither drops the
+    other's texts (two threads here; the lock is a file lock, so processes too). The read is slowed so that,
+    without the lock, both read the file before either writes and the second write drops the first's texts."""
+    import threading
+    import time
+
+    from sam_model.models.text_encoder import TextEncoder
+
+    real = TextEncoder._read
+
+    def slow(self, path):
+        out = real(self, path)
+        time.sleep(0.3)
+        return out
+
+    monkeypatch.setattr(TextEncoder, "_read", slow)
+    path = tmp_path / "cache.pt"
+    encoders = [text_encoder(), text_encoder()]
+    with torch.no_grad():
+        encoders[0](TEXTS[:2])
+        encoders[1](TEXTS[2:5])
+    gate = threading.Barrier(2)
+
+    def save(e):
+        gate.wait()
+        e.save_cache(path)
+
+    threads = [threading.Thread(target=save, args=(e,)) for e in encoders]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert text_encoder().load_cache(path) == 5

@@ -9,6 +9,7 @@ later epochs into a few small MLPs. With trainable layers the cache is off.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -22,6 +23,8 @@ from torch import nn
 from sam_model.models.bert import layer_stack, load_bert, pool
 from sam_model.models.call_cost import DEFAULT, SHAPES, CallCost, cached
 from sam_model.models.packing import PACK_WIDTH, pack_rows, packable, packed_forward, packed_inputs
+
+log = logging.getLogger(__name__)
 
 MAX_CACHE_ENTRIES = 1_000_000  # vectors kept in one on-disk cache file (the oldest fall out)
 # The config fields a text encoder's fingerprint reads: what shapes its vectors, nothing a transformers release adds.
@@ -463,21 +466,22 @@ class TextEncoder(nn.Module):
         """
         if not self._cache:
             return
-        from sam_model.io import atomic_path
+        from sam_model.io import atomic_path, merge_lock
 
         cap = MAX_CACHE_ENTRIES if max_entries is None else max_entries
         texts = list(self._cache)[-cap:] if cap > 0 else []
         vectors = torch.stack([self._cache[t] for t in texts]).half().cpu() if texts else torch.zeros(0)
-        old = self._read(path)
-        room = cap - len(texts)
-        if old is not None and room > 0:
-            keep = [i for i, t in enumerate(old["texts"]) if t not in self._cache][:room]
-            texts += [old["texts"][i] for i in keep]
-            vectors = torch.cat([vectors, old["vectors"][keep].half()]) if keep else vectors
-        if not texts:
-            return
-        with atomic_path(path) as tmp:
-            torch.save({"fingerprint": self.fingerprint(), "texts": texts, "vectors": vectors}, tmp)
+        with merge_lock(path):  # another run saving the same cache now would drop these, or these its
+            old = self._read(path)
+            room = cap - len(texts)
+            if old is not None and room > 0:
+                keep = [i for i, t in enumerate(old["texts"]) if t not in self._cache][:room]
+                texts += [old["texts"][i] for i in keep]
+                vectors = torch.cat([vectors, old["vectors"][keep].half()]) if keep else vectors
+            if not texts:
+                return
+            with atomic_path(path) as tmp:
+                torch.save({"fingerprint": self.fingerprint(), "texts": texts, "vectors": vectors}, tmp)
 
     def _read(self, path: str | Path) -> dict | None:
         p = Path(path)
@@ -487,7 +491,17 @@ class TextEncoder(nn.Module):
             blob = torch.load(p, map_location="cpu", weights_only=True)
         except Exception:  # noqa: BLE001 - a broken cache is only a lost speed-up
             return None
-        return blob if blob.get("fingerprint") == self.fingerprint() else None
+        if not isinstance(blob, dict) or blob.get("fingerprint") != self.fingerprint():
+            return None
+        texts, vectors = blob.get("texts"), blob.get("vectors")
+        width = getattr(getattr(self.bert, "config", None), "hidden_size", None)
+        if not (isinstance(texts, list) and all(isinstance(t, str) for t in texts) and isinstance(vectors, torch.Tensor)
+                and vectors.dim() == 2 and len(vectors) == len(texts) and (width is None or vectors.shape[1] == width)):
+            log.warning("%s: a text cache of the wrong shape (texts %s, vectors %s); ignored, and replaced by the "
+                        "next save", p, len(texts) if isinstance(texts, list) else type(texts).__name__,
+                        tuple(vectors.shape) if isinstance(vectors, torch.Tensor) else type(vectors).__name__)
+            return None
+        return blob
 
     def load_cache(self, path: str | Path) -> int:
         """Load vectors saved by ``save_cache`` for this same BERT; returns how many were loaded."""
