@@ -250,3 +250,14 @@ def test_a_wildcard_scope_in_filters_is_refused_not_read_as_a_name():
         memory.search("where?", filters={"user_id": "*"})
     with pytest.raises(ValueError, match="would search every agent"):
         memory.get_all(user_id="mia", filters={"agent_id": "*"})
+
+
+def test_a_scoped_json_past_the_parsers_limits_is_one_line(tmp_path):
+    from sam_model.io import SAMFileError
+
+    memory = ScopedMemory(HashingEncoder(2048))
+    memory.add("I live in Paris", user_id="mia")
+    folder = memory.save(tmp_path / "m")
+    (folder / "scoped.json").write_text("[" * 100_000)
+    with pytest.raises(SAMFileError, match="scoped.json: unreadable memory"):
+        ScopedMemory.load(folder, HashingEncoder(2048))

@@ -297,8 +297,8 @@ class MemoryBank:
             with np.load(p, allow_pickle=False) as z:
                 meta = json.loads(z["meta"].tobytes().decode("utf-8"))
                 emb = np.asarray(z["embeddings"], np.float32)
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
-            raise SAMFileError(f"{p}: not a readable memory bank ({exc}); {fix}") from None
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, RecursionError) as exc:
+            raise SAMFileError(f"{p}: not a readable memory bank ({str(exc)[:160]}); {fix}") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             raise SAMFileError(f"{p}: not a memory bank file (format {meta.get('format')!r}); {fix}")
         version = meta.get("version")

@@ -527,8 +527,8 @@ class ScopedMemory:
                 self._trackers = {ep: TranscriptState.from_state_dict(t) for ep, t in d["trackers"].items()}
                 self._times = {i: [c, u] for i, c, u in d.get("times", [])}  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
-            except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
-                raise SAMFileError(f"{f}: unreadable memory ({err}); save the memory again") from None
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
+                raise SAMFileError(f"{f}: unreadable memory ({str(err)[:160]}); save the memory again") from None
         return self
 
 
