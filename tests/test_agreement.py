@@ -73,6 +73,11 @@ def replay(episodes, search, write, begin=None) -> list:
     return out
 
 
+def plain(memory_id: str) -> str:
+    """A run-scoped ScopedMemory id (episode "//<run>", ScopedMemory.episode_of) as the log's own id."""
+    return memory_id.removeprefix("//")
+
+
 def agree(net, log: Path) -> int:
     episodes, want = evaluate_rankings(net, log)
     assert want and all(len(w) > 1 for w in want[:3])
@@ -93,8 +98,9 @@ def agree(net, log: Path) -> int:
     assert got == want, "SAMMemory over a life ranks otherwise than evaluate.py"
 
     scoped = ScopedMemory(retriever(net), k=DEPTH)
-    found = replay(episodes, lambda e: scoped.search(e.text, e.state, run_id=e.episode_id)["results"],
-                   lambda e: scoped.add(e, run_id=e.episode_id))
+    # one user per episode: the scope's episode is the user's id itself (ScopedMemory.episode_of), so ids compare
+    found = replay(episodes, lambda e: scoped.search(e.text, e.state, user_id=e.episode_id)["results"],
+                   lambda e: scoped.add(e, user_id=e.episode_id))
     assert [[f["id"] for f in fs] for fs in found] == want, "ScopedMemory ranks otherwise than evaluate.py"
     for hs, fs in zip(hits, found):  # and the same scores and reasons
         np.testing.assert_allclose([f["score"] for f in fs], [h.score for h in hs], rtol=0, atol=1e-6)
@@ -109,14 +115,15 @@ def agree(net, log: Path) -> int:
     docs = replay(episodes, lambda e: lc.invoke(e.text, {"configurable": {"sam_state": e.state,
                                                                           "thread_id": e.episode_id}}),
                   lambda e: lc.memory.add(e, run_id=e.episode_id))
-    assert [[d.id for d in ds] for ds in docs] == want, "the LangChain retriever ranks otherwise than evaluate.py"
+    # a run (thread) scope's episode is "//<run>" (ScopedMemory.episode_of): the log's own episode in its place
+    assert [[plain(d.id) for d in ds] for ds in docs] == want, "the LangChain retriever ranks otherwise than evaluate.py"
 
     from sam_model.integrations.langchain import SAMVectorStore
 
     vs = SAMVectorStore(ScopedMemory(retriever(net)))
     docs = replay(episodes, lambda e: vs.similarity_search(e.text, k=DEPTH, state=e.state, run_id=e.episode_id),
                   lambda e: vs.memory.add(e, run_id=e.episode_id))
-    assert [[d.id for d in ds] for ds in docs] == want, "the LangChain VectorStore ranks otherwise than evaluate.py"
+    assert [[plain(d.id) for d in ds] for ds in docs] == want, "the LangChain VectorStore ranks otherwise than evaluate.py"
 
     from sam_model.integrations.langgraph import SAMStore
 
@@ -181,7 +188,8 @@ def test_messages_become_the_importers_memories(net, shared_dir):
             memory.add([message], run_id=conv.episode_id)
         want = episode_memories(Episode(conv.episode_id, tuple(parse_event(e) for e in convert_conversation(conv))))
         got = memory.store.get_all(run_id=conv.episode_id)
-        assert [(h.id, h.text, h.kind, h.step) for h in got] == [(m.id, m.text, m.kind, m.step) for m in want]
+        assert [(plain(h.id), h.text, h.kind, h.step) for h in got] == [(m.id, m.text, m.kind, m.step) for m in want]
         assert [memory.store.sets_of(h.id) for h in got] == [m.sets for m in want]
-        assert memory.store.links() == {m.id: ls for m, ls in zip(want, memory.store.linker.__class__(
+        links = {plain(i): tuple(map(plain, ls)) for i, ls in memory.store.links().items()}
+        assert links == {m.id: ls for m, ls in zip(want, memory.store.linker.__class__(
             ["user", "system"]).add(want, [m.id for m in want])) if ls}
