@@ -261,3 +261,27 @@ def test_a_scoped_json_past_the_parsers_limits_is_one_line(tmp_path):
     (folder / "scoped.json").write_text("[" * 100_000)
     with pytest.raises(SAMFileError, match="scoped.json: unreadable memory"):
         ScopedMemory.load(folder, HashingEncoder(2048))
+
+
+def test_a_refused_batch_leaves_the_conversation_state_exactly_as_it_was():
+    """The batch's first message is a tool call that revises the last event in place and sets constraints; the
+    second is bad: the rollback restores the tracker to the byte, and the conversation then goes on as if the bad
+    batch had never come."""
+    import copy
+
+    first = [{"role": "user", "content": "I am mia_li_3668, cancel my Boston flight"},
+             {"role": "assistant", "content": "Let me look it up."}]
+    call = {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "get_user_details",
+                                                                          "arguments": {"user_id": "mia_li_3668"}}}]}
+    a, b = ScopedMemory(HashingEncoder(2048)), ScopedMemory(HashingEncoder(2048))
+    a.add(first, user_id="mia")
+    b.add(first, user_id="mia")
+    before = copy.deepcopy(a._trackers["mia"].state_dict())
+    with pytest.raises(ValueError, match="message 1"):
+        a.add([call, {"role": "tool", "tool_call_id": "nope", "content": "x"}], user_id="mia")
+    assert a._trackers["mia"].state_dict() == before and len(a.store) == 2
+    for m in (a, b):
+        m.add([call, {"role": "tool", "tool_call_id": "c1", "content": "user mia_li_3668: 2 reservations"}],
+              user_id="mia")
+    assert [(h.id, h.text) for h in a.store.get_all()] == [(h.id, h.text) for h in b.store.get_all()]
+    assert a._trackers["mia"].state_dict() == b._trackers["mia"].state_dict()

@@ -334,6 +334,24 @@ class TranscriptState:
         self.add(message, where)
         return decision, revised
 
+    def mark(self) -> dict[str, Any]:
+        """What :meth:`rollback` needs to undo the messages fed after this call (cheap: the new events are cut off,
+        the last event's fields and the small running fields are copied, not the whole conversation)."""
+        return {"n": len(self.events), "last_event": dict(self.events[-1]) if self.events else None,
+                "phase": self.phase, "last": self.last, "stack": list(self.stack), "cons": dict(self.cons),
+                "calls": dict(self._call_names), "invalid": len(self.invalid_arguments),
+                "results_cut": self.results_cut, "policy_norm": self.policy_norm}
+
+    def rollback(self, mark: Mapping[str, Any]) -> None:
+        """The state as it was at ``mark`` (a batch of messages refused part-way is taken whole or not at all)."""
+        n = mark["n"]
+        del self.events[n:], self._norms[n:]
+        if mark["last_event"] is not None:
+            self.events[n - 1] = dict(mark["last_event"])  # a tool call revises the last event in place
+        self.phase, self.last, self.stack, self.cons = mark["phase"], mark["last"], mark["stack"], mark["cons"]
+        self._call_names, self.results_cut, self.policy_norm = mark["calls"], mark["results_cut"], mark["policy_norm"]
+        del self.invalid_arguments[mark["invalid"]:]
+
     def forget(self, step: int) -> None:
         """Blank the text of event ``step`` (its memory was deleted): no later argument is traced to it, and a saved
         tracker holds its words no more. Its place stays, so the steps of the events after it do not move."""

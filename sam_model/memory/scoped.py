@@ -35,7 +35,6 @@ and saves of any users run one at a time, every search sees only its scopes, and
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import os
@@ -274,7 +273,7 @@ class ScopedMemory:
         with a bad message (a content that is not text, a tool answer to no call) is refused whole, with the
         conversation and the store as they were (a ValueError naming the message), never half stored."""
         tracker = self._trackers.get(episode)
-        before = None if tracker is None else copy.deepcopy(tracker.state_dict())
+        before = None if tracker is None else tracker.mark()
         steps: list[tuple[dict | None, list[dict]]] = []  # per message: the event it revised, the events it wrote
         try:
             if tracker is None:
@@ -290,7 +289,7 @@ class ScopedMemory:
                 steps.append((dict(tracker.events[n - 1]) if revised else None, [dict(d) for d in tracker.events[n:]]))
         except (SAMFileError, ValueError) as err:
             if before is not None:
-                self._trackers[episode] = TranscriptState.from_state_dict(before)
+                tracker.rollback(before)
             raise ValueError(str(err)) from None
         if episode not in self._trackers:
             self._trackers[episode] = tracker
