@@ -285,6 +285,9 @@ def _fsync_dir(path: Path) -> None:
 @contextlib.contextmanager
 def _staged(path: str | os.PathLike, folder: bool) -> Iterator[Path]:
     target = Path(path)
+    if target.name in ("", ".", ".."):  # the swap replaces the path's last name: it must be a name
+        raise SAMFileError(f"cannot save to {str(path)!r}: give the file or folder by its name (not '.' or '..'); "
+                           "nothing was written")
     staging = _Staging(target)
     try:
         if folder:

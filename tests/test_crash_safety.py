@@ -211,3 +211,14 @@ def test_an_export_never_drops_a_saved_retrievers_memories(tmp_path, tiny_bert_d
     assert "saved memories (store/)" in capsys.readouterr().err
     assert len(SAMRetriever.load(folder).store) == 1
     assert main([str(folder), str(tmp_path / "R2"), "--slot-match", "0.2"]) == 0  # to a new folder: fine
+
+
+@pytest.mark.parametrize("where", [".", "sub/.."])
+def test_a_save_to_dot_or_dotdot_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, where):
+    from sam_model.memory import HashingEncoder
+    from sam_model.store import MemoryStore
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SAMFileError, match="give the file or folder by its name"):
+        MemoryStore(HashingEncoder(8)).save(where)
+    assert list(tmp_path.iterdir()) == []
