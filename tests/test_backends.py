@@ -122,3 +122,25 @@ def test_a_fresh_index_refuses_a_collection_that_holds_points(tmp_path):
 def test_backend_configs_are_checked(bad, message):
     with pytest.raises(ValueError, match=message):
         StoreConfig.from_dict({"index": bad}, "store")
+
+
+def test_loading_a_save_never_pulls_a_live_stores_embedded_collection(tmp_path):
+    """A save of an embedded (path) Qdrant store, loaded in the process that still holds the live store: the load
+    rebuilt the shared collection as saved, under the live one (which then missed its later memories and could
+    not save). The loaded copy now gets a collection of its own."""
+    from test_store import records
+
+    from sam_model.store import MemoryStore, StoreConfig
+
+    rng = np.random.default_rng(0)
+    cfg = StoreConfig(provenance=False, index={"kind": "qdrant", "path": str(tmp_path / "qd")})
+    live = MemoryStore(None, cfg, 8)
+    recs = records(6)
+    live.add(recs[:3], rng.standard_normal((3, 8)).astype(np.float32))
+    live.save(tmp_path / "save")
+    live.add(recs[3:], rng.standard_normal((3, 8)).astype(np.float32))
+    copy = MemoryStore.load(tmp_path / "save", None)
+    assert len(copy) == 3 and copy.index.collection != live.index.collection
+    assert live.index._count() == 6 and len(live.search_vector(rng.standard_normal(8).astype(np.float32), 6)) == 6
+    live.save(tmp_path / "save2")
+    assert len(MemoryStore.load(tmp_path / "save2", None)) == 6

@@ -36,6 +36,7 @@ import logging
 import os
 import threading
 import uuid
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,15 @@ def check_trusted(url: str, where: str) -> None:
 
 
 _clients: dict[tuple[str, str], tuple[QdrantClient, threading.RLock]] = {}
+# (client key, collection) -> the indexes of this process attached to it: an embedded collection is shared state
+_live: dict[tuple[tuple[str, str], str], weakref.WeakSet] = {}
+
+
+def _client_key(url: str | None, path: str | None) -> tuple[str, str] | None:
+    """The key of the shared client of a server URL or a local folder (None: a private in-memory engine)."""
+    if url is None and path is None:
+        return None
+    return ("url", url) if url is not None else ("path", str(Path(path).resolve()))
 _clients_lock = threading.Lock()
 
 
@@ -94,7 +104,7 @@ def client_for(url: str | None, path: str | None) -> tuple[QdrantClient, threadi
     costs nothing next to a network round trip). In memory: a new engine each time."""
     if url is None and path is None:
         return QdrantClient(location=":memory:"), threading.RLock()
-    key = ("url", url) if url is not None else ("path", str(Path(path).resolve()))
+    key = _client_key(url, path)
     with _clients_lock:
         if key not in _clients:  # never QdrantClient(path=...): its files are pickles (module doc)
             client = (QdrantClient(url=url, api_key=os.environ.get("QDRANT_API_KEY") or None)
@@ -133,6 +143,9 @@ class QdrantIndex(PointBook):
         self.collection = collection or f"sam_{uuid.uuid4().hex[:12]}"
         self.hnsw_ef, self.exact, self.timeout = hnsw_ef, bool(exact), timeout
         self.client, self._client_lock = client_for(url, self.path)
+        key = _client_key(url, self.path)
+        if key is not None:
+            _live.setdefault((key, self.collection), weakref.WeakSet()).add(self)
         self.lock = new_lock()  # one caller at a time (sam_model.locking)
         self._episode: dict[Any, Any] = {}  # memory id -> episode, in write order (the ids live here too)
         self._wseq = 0
@@ -366,6 +379,14 @@ class QdrantIndex(PointBook):
         if not embedded:
             check_trusted(str(cfg["url"]), str(meta_path))
         points = cls._check_points(meta_path, raw, dim, ids, fix) if embedded else None
+        key = _client_key(None, cfg.get("path")) if embedded and cfg.get("path") else None
+        if key is not None and len(_live.get((key, cfg.get("collection")), ())):
+            # a live store of this process holds that embedded collection: rebuilding it here would pull its points
+            # from under it (it then missed memories and could not save); the loaded copy gets a collection of its own
+            fresh = f"{cfg['collection']}_{uuid.uuid4().hex[:8]}"
+            log.warning("%s: collection %r is held by a live store of this process; loading into %r", meta_path,
+                        cfg["collection"], fresh)
+            cfg = {**cfg, "collection": fresh}
         try:
             self = cls.from_config(dim, cfg, f"{meta_path}: config", attach=True)
         except (TypeError, ValueError) as err:
