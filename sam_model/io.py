@@ -288,6 +288,11 @@ def _staged(path: str | os.PathLike, folder: bool) -> Iterator[Path]:
     if target.name in ("", ".", ".."):  # the swap replaces the path's last name: it must be a name
         raise SAMFileError(f"cannot save to {str(path)!r}: give the file or folder by its name (not '.' or '..'); "
                            "nothing was written")
+    if not folder and (target.is_symlink() or target.exists() and not target.is_file()):
+        kind = "a link" if target.is_symlink() else "a folder" if target.is_dir() else "not a regular file (a pipe " \
+            "or a device)"
+        raise SAMFileError(f"cannot write {target}: it is {kind}, which a save would replace; give the path of a "
+                           "file to write (nothing was written)")
     staging = _Staging(target)
     try:
         if folder:

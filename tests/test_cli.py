@@ -44,3 +44,47 @@ def test_faiss_comes_from_exactly_one_extra_and_the_index_names_it():
     from sam_model.index import MemoryIndex
 
     assert MemoryIndex.from_config(4, {"kind": "flat"}).backend.startswith("faiss")
+
+
+def test_converters_never_replace_what_is_not_their_output(tmp_path, capsys):
+    """Found by an adversarial review: sgd overwrote its own input file; every converter replaced whatever was at
+    the output path (a pipe, a device, a link, a folder: a traceback); an unwritable folder was a traceback."""
+    import gzip
+    import os
+
+    from sam_model.data import sgd, synthetic, transcripts
+
+    split = tmp_path / "split"
+    split.mkdir()
+    dialogue = {"dialogue_id": "1_00000", "services": ["Restaurants_1"], "turns": [
+        {"speaker": "USER", "utterance": "Find a table in Napa", "frames": [{"service": "Restaurants_1", "slots": [],
+                                                                          "state": {"active_intent": "FindRestaurants",
+                                                                                    "requested_slots": [],
+                                                                                    "slot_values": {"city": ["Napa"]}},
+                                                                          "actions": []}]}]}
+    victim = split / "dialogues_001.json.gz"
+    with gzip.open(victim, "wt") as f:
+        json.dump([dialogue], f)
+    before = victim.read_bytes()
+    with pytest.raises(SystemExit):
+        sgd.main([str(split), str(victim)])
+    assert victim.read_bytes() == before and "dialogues files" in capsys.readouterr().err
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(tmp_path / "elsewhere.jsonl")
+    folder = tmp_path / "adir"
+    folder.mkdir()
+    for out in (fifo, link, folder):
+        assert synthetic.main([str(out), "--episodes", "1"]) == 1
+        assert "error: " in capsys.readouterr().err
+    assert fifo.is_fifo() and link.is_symlink() and folder.is_dir() and list(folder.iterdir()) == []
+    log = tmp_path / "t.jsonl"
+    log.write_text(json.dumps({"id": "c", "messages": [
+        {"role": "user", "content": "refund 5"},
+        {"role": "assistant", "tool_calls": [{"id": "1", "type": "function", "function": {
+            "name": "refund", "arguments": '{"amount": NaN, "big": 1e400, "n": "5"}'}}]}]}) + "\n")
+    assert transcripts.main([str(log), str(tmp_path / "o.jsonl"), "--allow-empty"]) == 0
+    from sam_model.data.validate import main as validate  # what it wrote reads back as JSON
+
+    assert validate([str(tmp_path / "o.jsonl")]) == 0

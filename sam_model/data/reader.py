@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from sam_model.data.formats.base import strict_loads
 from sam_model.data.schema import Event, LogFormatError, parse_event
 
 OnError = Literal["raise", "skip"]
@@ -94,19 +95,15 @@ def _decode(line: bytes, source: str, lineno: int) -> str:
     return text[1:] if lineno == 1 and text.startswith("\ufeff") else text  # byte-order mark
 
 
-def _no_constant(name: str):
-    raise ValueError(f"bare {name} is not JSON")
-
-
 def parse_json_line(text: str | bytes, source: str, lineno: int) -> object:
     """One JSON line, strictly: bare ``NaN``/``Infinity`` (which Python's json accepts and no other JSON reader
     does) and nesting too deep to read are LogFormatErrors naming the line, like any other invalid JSON."""
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return strict_loads(text)  # no bare NaN/Infinity, no number that overflows to infinity
     except json.JSONDecodeError as exc:
         raise LogFormatError(source, lineno, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
-    except ValueError as exc:  # parse_constant
-        raise LogFormatError(source, lineno, f"invalid JSON ({exc}: write null, or a number such as 0)") from None
+    except ValueError as exc:  # a bare constant, or a number out of range
+        raise LogFormatError(source, lineno, f"invalid JSON ({exc}; write null, or a number such as 0)") from None
     except RecursionError:
         raise LogFormatError(source, lineno, "invalid JSON (nested too deeply to read; an event is a flat object "
                                              "of a few levels)") from None

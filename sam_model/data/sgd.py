@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from sam_model.data.lives import make_lives
 from sam_model.data.text import norm
-from sam_model.io import SAMFileError, atomic_path
+from sam_model.io import SAMFileError, atomic_path, run_cli
 
 Label = Literal["origin", "latest", "all"]
 LABELS: tuple[str, ...] = ("origin", "latest", "all")
@@ -208,6 +208,11 @@ def _convert_checked(path: Path, dialogue: dict, label: Label, masked: bool) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI: a bad input ends in one ``error: ...`` line (``--traceback`` for the full trace)."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m sam_model.data.sgd",
         description="Convert an SGD split (folder of dialogues_*.json[.gz]) into an agent-log JSONL file "
@@ -235,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--life must be >= 1")
     if args.max_dialogues is not None and args.max_dialogues < 0:
         parser.error("--max-dialogues must be >= 0")
+    out = Path(args.out).absolute().resolve()
+    if out.parent == Path(args.split_dir).absolute().resolve() and out.match("dialogues_*.json*"):
+        parser.error(f"{args.out} is one of the split's own dialogues files, which the conversion reads: write the "
+                     "agent log elsewhere")
 
     from tqdm import tqdm
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sam_model.io import atomic_path
+from sam_model.io import atomic_path, run_cli
 
 MIN_EVENTS, MAX_EVENTS = 30, 80
 FAMILIES = ("trip", "event")
@@ -541,6 +541,11 @@ def write_synthetic(path: str | Path, n_episodes: int, seed: int = 0, families: 
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI: a bad input ends in one ``error: ...`` line (``--traceback`` for the full trace)."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m sam_model.data.synthetic",
         description="Write the built-in demo agent log: synthetic trip- and event-planning episodes "

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sam_model.data.formats import to_chat
-from sam_model.data.formats.base import TranscriptFormatError
+from sam_model.data.formats.base import TranscriptFormatError, strict_loads
 from sam_model.data.provenance import contains_value
 from sam_model.data.text import norm
 
@@ -162,8 +162,8 @@ def parse_tool_calls(message: Mapping[str, Any], where: str) -> list[ToolCall]:
         args = fn.get("arguments")
         if isinstance(args, str):
             try:
-                decoded = json.loads(args) if args.strip() else {}
-            except ValueError:
+                decoded = strict_loads(args) if args.strip() else {}
+            except (ValueError, RecursionError):  # not JSON (NaN, 1e400 included): kept as the raw string
                 decoded = args
             args = decoded if isinstance(decoded, dict) else args
         elif args is None:

@@ -52,7 +52,7 @@ from sam_model.data.toolstate import (  # noqa: F401  (re-exported: the rule's p
     says,
     schema_paths,
 )
-from sam_model.io import SAMFileError, atomic_path
+from sam_model.io import SAMFileError, atomic_path, run_cli
 
 Split = Literal["all", "train", "test"]
 SPLITS: tuple[str, ...] = ("all", "train", "test")
@@ -281,6 +281,11 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI: a bad input ends in one ``error: ...`` line (``--traceback`` for the full trace)."""
+    return run_cli(_main, argv)
+
+
+def _main(argv: list[str]) -> int:
     formats = "\n".join(f"  {f.name:<10} {f.title}: {f.file}" for f in FORMATS.values())
     parser = argparse.ArgumentParser(
         prog="python -m sam_model.data.transcripts", formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -18,6 +18,23 @@ from typing import Any
 from sam_model.io import SAMFileError
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"bare {name} is not JSON (write null, or the value as a string)")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:40]} is out of range (it would be Infinity, which is not JSON)")
+    return value
+
+
+def strict_loads(text: str) -> Any:
+    """JSON as every other reader reads it: no bare NaN/Infinity, no number that overflows to infinity (Python's
+    json takes both, and a log written from them is one no JSON reader, ours included, reads back)."""
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
+
+
 class TranscriptFormatError(SAMFileError):
     """A conversation breaks its format. ``str()`` reads ``WHERE: reason``, where ``WHERE`` is ``FILE:LINE``
     (JSON Lines), ``FILE: conversation N`` (a JSON list), plus ``, message M`` when one message is at fault."""

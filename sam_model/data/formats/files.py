@@ -11,14 +11,13 @@ Items that fail are yielded as their :class:`TranscriptFormatError`; the caller 
 from __future__ import annotations
 
 import gzip
-import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from sam_model.data.formats import FORMATS, anthropic, detect, otel, responses, tau2
-from sam_model.data.formats.base import Conversation, TranscriptFormatError
+from sam_model.data.formats.base import Conversation, TranscriptFormatError, strict_loads
 from sam_model.io import SAMFileError
 
 MAX_DEPTH = 100  # deepest nesting of objects and lists a document may have (a conversation needs about 10)
@@ -33,10 +32,6 @@ def episode_id_of(raw: Any) -> str:
 
 def _stem(p: Path) -> str:
     return p.name[:-3] if p.name.endswith(".gz") else p.name
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"bare {name} is not JSON (write null, or the value as a string)")
 
 
 def _depth_ok(obj: Any) -> bool:
@@ -62,7 +57,7 @@ def parse(raw: bytes, where: str, lines: bool = False) -> Any:
         raise TranscriptFormatError(where, f"not UTF-8 ({at}byte {exc.start - line_start + 1} of the line is "
                                            f"0x{raw[exc.start]:02x}); re-save the file as UTF-8") from None
     try:
-        doc = json.loads(text.lstrip("\ufeff"), parse_constant=_refuse_constant)
+        doc = strict_loads(text.lstrip("\ufeff"))
     except RecursionError:
         raise TranscriptFormatError(where, f"nested too deeply (more than {MAX_DEPTH} levels of objects and lists)"
                                     ) from None

@@ -19,7 +19,6 @@ carry no messages this reader reads: a file of them is refused with a message th
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -32,6 +31,7 @@ from sam_model.data.formats.base import (
     each,
     read_blocks,
     result_text,
+    strict_loads,
 )
 
 INPUT, OUTPUT, SYSTEM = "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"
@@ -100,7 +100,7 @@ def _spans(docs: Iterable[tuple[Any, str]]) -> Iterator[tuple[dict[str, Any], st
 def _messages(raw: Any, where: str, key: str) -> list[Any]:
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = strict_loads(raw)
         except ValueError as exc:
             raise TranscriptFormatError(where, f"{key} is not JSON ({exc})") from None
         except RecursionError:
