@@ -183,9 +183,12 @@ def _diagnose(text: str, parser: Any = None, parent: str = "") -> tuple[str, str
             problem += f"; known in {nested.group(1).rpartition('.')[2]}: {', '.join(known)}" if known else ""
         return ".".join(k for k in (key, sub) if k), problem
     unknown = re.search(r"(?:Group '([^']+)' does not accept option '([^']+)')|(?:(?:Option|Key) '([^']+)' is not "
-                        r"accepted)", text)
+                        r"accepted)|(?:Subcommand '[^']+' does not accept option '([^']+)')", text)
     if unknown:
-        group, name = (unknown.group(1) or "", unknown.group(2)) if unknown.group(2) else ("", unknown.group(3))
+        if unknown.group(4):  # jsonargparse 4.5x: the option's whole dotted key
+            group, _, name = unknown.group(4).rpartition(".")
+        else:
+            group, name = (unknown.group(1) or "", unknown.group(2)) if unknown.group(2) else ("", unknown.group(3))
         full = ".".join(k for k in (key, group, name) if k)
         owner = ".".join(k for k in (parent, key, group) if k)
         known = _known(parser, owner) if parser is not None else []

@@ -88,3 +88,36 @@ def test_converters_never_replace_what_is_not_their_output(tmp_path, capsys):
     from sam_model.data.validate import main as validate  # what it wrote reads back as JSON
 
     assert validate([str(tmp_path / "o.jsonl")]) == 0
+
+
+def test_training_and_evaluation_refuse_bad_settings_in_one_line(tmp_path, capsys):
+    """Found by an adversarial review: an empty data.train and a trainer setting Lightning refuses were tracebacks;
+    val_fraction and batch_episodes out of range named no option; a typo'd key in a config file named no file (the
+    wording of jsonargparse 4.5x); a config file not in UTF-8 named none; evaluate.py --out at a file failed only
+    after the whole evaluation."""
+    from sam_model.evaluation.run import main as evaluate
+    from sam_model.training.cli import run as train
+
+    root = Path(__file__).resolve().parents[1]
+    log = tmp_path / "d.jsonl"
+    from sam_model.data.synthetic import write_synthetic
+
+    write_synthetic(log, 4, 0)
+    base = ["fit", "--config", str(root / "configs" / "demo.yaml"), "--data.train", f"[{log}]"]
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("data:\n  batch_episode: 4\n")
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"\xff\xfe data: 1\n")
+    for extra, says in [(["--data.train=[]"], "data.train is empty"),
+                        (["--data.val_fraction=0"], "data.val_fraction must be a share"),
+                        (["--data.batch_episodes=0"], "data.batch_episodes must be an integer >= 1"),
+                        (["--config", str(typo)], "typo.yaml: data.batch_episode: unknown key; known in data: "
+                                                  "batch_episodes"),
+                        (["--config", str(binary)], "bin.yaml: not UTF-8")]:
+        assert train(base + extra) == 1
+        err = capsys.readouterr().err
+        assert says in err and "Traceback" not in err, err
+    (tmp_path / "afile.txt").write_text("x")
+    with pytest.raises(SystemExit):
+        evaluate(["--retriever", "sam-general", "--data", str(log), "--out", str(tmp_path / "afile.txt")])
+    assert "a file is there" in capsys.readouterr().err

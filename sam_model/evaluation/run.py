@@ -344,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
     compare_paths = _parse_compare(args.compare, parser)
     if args.card and not Path(args.card).is_dir():
         parser.error(f"--card {args.card}: not a folder (give the exported retriever's folder)")
+    for flag, folder in (("--out", args.out), ("--tensorboard", args.tensorboard)):  # before the evaluation runs
+        if folder and Path(folder).exists() and not Path(folder).is_dir():
+            parser.error(f"{flag} {folder}: a file is there; give a folder to write into")
     try:
         # Check the log before the (slow) model loads, so a typo fails in a second.
         data = load_eval_data(args.data, args.scope, args.max_queries, args.seed, args.skip_bad_lines,

@@ -108,6 +108,13 @@ def _resolve(args: list[str] | None) -> list[str] | None:
 
     argv = list(sys.argv[1:] if args is None else args)
     resolved = cli_config.resolve_configs(argv)
+    for f in cli_config.config_files(resolved):  # read here so that a bad one is named (the parser names none)
+        try:
+            Path(f).read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise SAMFileError(f"--config {f}: not UTF-8 (byte {exc.start}); re-save it as UTF-8") from None
+        except OSError:
+            pass  # a missing file: the parser's own message names it
     asks = {"-h", "--help", "--print_config"}
     if "fit" in argv and not cli_config.config_files(argv) and not any(a.split("=")[0] in asks or a.endswith(".help")
                                                                      for a in argv):
@@ -144,4 +151,7 @@ def run(argv: list[str] | None = None) -> int:
         main(args if args != sys.argv[1:] else None)  # None: LightningCLI reads sys.argv itself, without a warning
         return 0
 
-    return run_cli(fit, argv, hint=_hint)
+    from lightning_fabric.utilities.exceptions import MisconfigurationException
+
+    # Lightning's refusals of a trainer setting (e.g. --trainer.logger false with the LR monitor) are bad input too
+    return run_cli(fit, argv, errors=(ValueError, OSError, MisconfigurationException), hint=_hint)

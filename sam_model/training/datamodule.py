@@ -162,6 +162,14 @@ class AgentLogDataModule(pl.LightningDataModule):
                  on_error: str = "raise", num_workers: int = 0, seed: int = 0, cache_dir: str | None = None,
                  chunking: dict[str, int] | None = None):
         super().__init__()
+        if not train:
+            raise ValueError("data.train is empty: give at least one agent log, transcript file or SGD split "
+                             "(--data.train '[LOG, ...]')")
+        if isinstance(val_fraction, bool) or not isinstance(val_fraction, (int, float)) or not (
+                0 < val_fraction < 1 or val and val_fraction == 0):  # with data.val given, it is not used
+            raise ValueError(f"data.val_fraction must be a share between 0 and 1 (exclusive), got {val_fraction!r}")
+        if isinstance(batch_episodes, bool) or not isinstance(batch_episodes, int) or batch_episodes < 1:
+            raise ValueError(f"data.batch_episodes must be an integer >= 1, got {batch_episodes!r}")
         self.save_hyperparameters()
         self.chunking = Chunking.from_dict(chunking, "data.chunking")
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
