@@ -109,7 +109,8 @@ def text_encoder_reference(net: SAMNet) -> dict:
         if set(mine) != set(theirs) or any(not torch.equal(mine[k].cpu(), theirs[k]) for k in theirs):
             why = f"its text encoder's weights differ from those of the {TEXT_ENCODER_PACKAGE} package"
     if why:
-        raise SAMFileError(f"cannot export head-only: {why}; export the whole model (without --head-only)")
+        raise SAMFileError(f"cannot export head-only: {why}; export the whole model (python -m sam_model.export "
+                           "without --head-only); a packaged model is head-only, so train it on the packaged MiniLM")
     return {"package": TEXT_ENCODER_PACKAGE, "version": version(TEXT_ENCODER_PACKAGE),
             "fingerprint": text.fingerprint()}
 

@@ -504,6 +504,11 @@ def run_cli(main: Callable[[list[str]], int | None], argv: Sequence[str] | None 
     args = [a for a in args if a != TRACEBACK_FLAG]
     try:
         rc = main(args)
+    except SystemExit as exc:  # argparse's --help: say the one option run_cli takes before main sees argv
+        if exc.code in (0, None) and any(a in ("-h", "--help") for a in args):
+            print(f"\n{TRACEBACK_FLAG}: on an error, print the full Python trace instead of one line (or set "
+                  f"{TRACEBACK_ENV}=1)")
+        raise
     except errors as exc:
         if full:
             raise

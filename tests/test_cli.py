@@ -121,3 +121,29 @@ def test_training_and_evaluation_refuse_bad_settings_in_one_line(tmp_path, capsy
     with pytest.raises(SystemExit):
         evaluate(["--retriever", "sam-general", "--data", str(log), "--out", str(tmp_path / "afile.txt")])
     assert "a file is there" in capsys.readouterr().err
+
+
+def test_help_names_the_traceback_option_and_validate_shows_progress_in_a_file(tmp_path, capsys):
+    import subprocess
+    import sys
+
+    from sam_model.export import main as export
+
+    with pytest.raises(SystemExit):
+        export(["--help"])
+    assert "--traceback: on an error, print the full Python trace" in capsys.readouterr().out
+    from sam_model.data.synthetic import write_synthetic
+
+    write_synthetic(tmp_path / "d.jsonl", 3, 0)
+    with open(tmp_path / "err.txt", "w") as err:  # stderr to a file, not a terminal
+        subprocess.run([sys.executable, "-m", "sam_model.data.validate", str(tmp_path / "d.jsonl")], stderr=err,
+                       stdout=subprocess.DEVNULL, check=True)
+    assert "validating" in (tmp_path / "err.txt").read_text()
+
+
+def test_negative_learning_rates_are_refused():
+    from sam_model.training.module import SAMLightningModule
+
+    for key, value in (("lr", -1.0), ("temperature", 0.0), ("weight_decay", -0.1)):
+        with pytest.raises(ValueError, match=f"model.{key} must be"):
+            SAMLightningModule(**{key: value})

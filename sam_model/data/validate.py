@@ -124,7 +124,9 @@ def collect_stats(
     per_file = {p: LogStats() for p in paths}
     offset = 0
     episodes = iter_episodes(paths, on_error, report)
-    for ep in tqdm(episodes, desc="validating", unit=" episodes", disable=not progress, file=sys.stderr):
+    tty = sys.stderr.isatty()  # to a file: a line at most every 10 s, so a long check still shows it moves
+    for ep in tqdm(episodes, desc="validating", unit=" episodes", disable=not progress, file=sys.stderr,
+                   mininterval=0.1 if tty else 10.0):
         per_file[ep.source].add(ep, offset, scope)
         offset += len(ep.events)
     total = LogStats()
@@ -224,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = ReadReport()
     try:
         per_file, total = collect_stats(
-            args.logs, args.on_error, args.scope, report, progress=sys.stderr.isatty()
+            args.logs, args.on_error, args.scope, report, progress=True
         )
     except LogFormatError as err:
         _print_errors([err])

@@ -78,6 +78,10 @@ class SAMLightningModule(pl.LightningModule):
             that reads less of the query than the teacher (``net.state_max_length``) but should rank as it does.
             The teacher is frozen, shares the student's frozen BERT and text cache, and is not saved in
             checkpoints or exports. Empty: no teacher.
+        distill_weight: the weight of the distillation term against the contrastive loss (>= 0; used only with
+            ``distill_from``).
+        distill_temperature: the temperature of the teacher's and the student's score distributions in the
+            distillation term (> 0; used only with ``distill_from``).
     """
 
     def __init__(self, net: SAMConfig | None = None, vocab: dict | None = None,
@@ -94,6 +98,11 @@ class SAMLightningModule(pl.LightningModule):
                            ("known_dropout", known_dropout)):
             if not 0.0 <= share <= 1.0:
                 raise ValueError(f"model.{key} must be a share of training queries in [0, 1], got {share}")
+        for key, value, least in (("lr", lr, "> 0"), ("bert_lr", bert_lr, ">= 0"), ("weight_decay", weight_decay, ">= 0"),
+                                  ("temperature", temperature, "> 0"), ("distill_temperature", distill_temperature,
+                                                                        "> 0"), ("distill_weight", distill_weight, ">= 0")):
+            if not (value > 0 if least == "> 0" else value >= 0):  # a negative lr trained (uphill) without a word
+                raise ValueError(f"model.{key} must be {least}, got {value}")
         if isinstance(net, dict) and store is None and split_search_fields(net)[1]:  # an older checkpoint's hparams
             store = StoreConfig.from_legacy({"slot_match": 0.0, **split_search_fields(net)[1]}, "net")
         cfg = SAMConfig.from_dict(dict(net)) if isinstance(net, dict) else copy.deepcopy(net or SAMConfig())
