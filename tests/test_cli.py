@@ -111,6 +111,7 @@ def test_training_and_evaluation_refuse_bad_settings_in_one_line(tmp_path, capsy
     for extra, says in [(["--data.train=[]"], "data.train is empty"),
                         (["--data.val_fraction=0"], "data.val_fraction must be a share"),
                         (["--data.batch_episodes=0"], "data.batch_episodes must be an integer >= 1"),
+                        ([f"--data.train=[{log}, {log}]"], "lists " + str(log) + " more than once"),
                         (["--config", str(typo)], "typo.yaml: data.batch_episode: unknown key; known in data: "
                                                   "batch_episodes"),
                         (["--config", str(binary)], "bin.yaml: not UTF-8")]:
@@ -147,3 +148,12 @@ def test_negative_learning_rates_are_refused():
     for key, value in (("lr", -1.0), ("temperature", 0.0), ("weight_decay", -0.1)):
         with pytest.raises(ValueError, match=f"model.{key} must be"):
             SAMLightningModule(**{key: value})
+
+
+def test_pack_names_a_folder_inside_the_package_only(tmp_path):
+    from sam_model.io import SAMFileError
+    from sam_model.pretrained.pack import pack
+
+    for name in ("/abs/path", "../escape", ".hidden"):
+        with pytest.raises(SAMFileError, match="must be a plain file name"):
+            pack(tmp_path / "no-export", name, folder=tmp_path)

@@ -12,7 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
-from sam_model.io import SAMFileError, atomic_dir, cli_name, run_cli
+from sam_model.io import SAMFileError, atomic_dir, cli_name, run_cli, safe_name
 from sam_model.pretrained import DEFAULT, FOLDER
 
 # Training sources whose licence forbids shipping a model trained on them (matched in the recorded paths).
@@ -69,6 +69,7 @@ def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-mode
     the packaged model reads that many tokens of a query's observation (SAMConfig.observation_max_length; the
     training record keeps what it was trained with): a cheaper query where that ranks as well."""
 
+    safe_name(Path(folder), name, "the packaged name", "give a plain name such as sam-general")  # not a path
     from sam_model.card import CARD, EVAL_START
     from sam_model.export import CONFIG_FILE, write_export
     from sam_model.retriever import SAMRetriever

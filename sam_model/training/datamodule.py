@@ -165,6 +165,10 @@ class AgentLogDataModule(pl.LightningDataModule):
         if not train:
             raise ValueError("data.train is empty: give at least one agent log, transcript file or SGD split "
                              "(--data.train '[LOG, ...]')")
+        twice = sorted({str(p) for p in train if list(map(str, train)).count(str(p)) > 1})
+        if twice:  # read twice an epoch without a word; data.repeat says it on purpose
+            raise ValueError(f"data.train lists {twice[0]} more than once; to read a source more often per epoch, "
+                             f"list it once and set data.repeat (e.g. {{{Path(twice[0]).name}: 2}})")
         if isinstance(val_fraction, bool) or not isinstance(val_fraction, (int, float)) or not (
                 0 < val_fraction < 1 or val and val_fraction == 0):  # with data.val given, it is not used
             raise ValueError(f"data.val_fraction must be a share between 0 and 1 (exclusive), got {val_fraction!r}")
