@@ -244,3 +244,47 @@ def test_state_json_names_no_checkpoint_outside_the_workdir(tmp_path, deployed):
     (run / "state.json").write_text(json.dumps({**state, "deployed": deployed}))
     with pytest.raises(SAMFileError, match=r"state.json: field 'deployed'/'kept' must be a plain file name"):
         make(run, "always").run(stream, NumMemory(0.0), resume=True)
+
+
+def test_a_workdir_of_other_files_is_never_written_over(tmp_path):
+    """Found by an adversarial review: start() emptied a manifest.jsonl and overwrote (then deleted) checkpoints
+    that were the user's; a resume deleted any .mem in memories/ that state.json did not name."""
+    w = tmp_path / "w"
+    (w / "memories").mkdir(parents=True)
+    (w / "manifest.jsonl").write_text("MY PRECIOUS LOG")
+    with pytest.raises(SAMFileError, match="holds files of its own"):
+        make(w, "none").run(random_stream(3), NumMemory(0.0))
+    assert (w / "manifest.jsonl").read_text() == "MY PRECIOUS LOG"
+    run = tmp_path / "run"
+    make(run, "always").run(random_stream(3), NumMemory(0.0))
+    (run / "memories" / "my_backup.mem").write_text("keep me")
+    make(run, "always").run(random_stream(5), NumMemory(0.0), resume=True)
+    assert (run / "memories" / "my_backup.mem").read_text() == "keep me"
+
+
+def test_two_controllers_never_share_a_workdir(tmp_path):
+    first = make(tmp_path / "w", "always")
+    first.run(random_stream(2), NumMemory(0.0))
+    second = make(tmp_path / "w", "always")
+    with first._holding():  # the first is in a step: the second may not start, resume or step
+        with pytest.raises(SAMFileError, match="in use by another Janus controller"):
+            second.run(random_stream(4), NumMemory(0.0), resume=True)
+    second.run(random_stream(4), NumMemory(0.0), resume=True)  # once the first is done: fine
+    assert [d.t for d in second.read_manifest()] == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda s: s["gate"].update(m=[float("nan"), 0.0]), "not a finite vector"),
+    (lambda s: s["gate"].update(beta=5.0), "beta must be in"),
+    (lambda s: s.update(t="6"), "field 't' must be an integer"),
+    (lambda s: s.update(comparisons="x"), "field 'comparisons'"),
+    (lambda s: s.pop("deployed"), "field 'deployed'"),
+])
+def test_a_hand_edited_state_json_is_refused_in_one_line(tmp_path, edit, says):
+    w = tmp_path / "w"
+    make(w, "mmt").run(random_stream(4), NumMemory(0.0))
+    state = json.loads((w / "state.json").read_text())
+    edit(state)
+    (w / "state.json").write_text(json.dumps(state))
+    with pytest.raises(SAMFileError, match=says):
+        make(w, "mmt").run(random_stream(6), NumMemory(0.0), resume=True)

@@ -24,8 +24,10 @@ the tasks).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -34,7 +36,15 @@ from typing import Any
 
 import numpy as np
 
-from sam_model.io import SAMFileError, atomic_path, atomic_write_text, clean_stale, safe_name
+from sam_model.io import (
+    STAGING_RE,
+    SAMFileError,
+    atomic_path,
+    atomic_write_text,
+    clean_stale,
+    read_json,
+    safe_name,
+)
 from sam_model.janus.evalset import HybridEvalSet
 from sam_model.janus.protocols import Evaluator, Gate, Memory, MemoryFeatures, Updater
 
@@ -72,6 +82,9 @@ Batch = tuple[Sequence[Any], Any]  # (tasks, feedback)
 class JanusController:
     """Wraps an updater; see the module docstring. Call ``run`` (or ``start`` then ``step``)."""
 
+    LOCK = ".janus.lock"  # held (flock) while a controller runs a step: one controller per workdir
+    OWN_CHECKPOINT = re.compile(r"^t\d{6}(\.cand)?\.mem$")  # the checkpoint names this controller writes
+
     def __init__(self, updater: Updater, evaluator: Evaluator, features: MemoryFeatures | None, gate: Gate,
                  evalset: HybridEvalSet, workdir: str | os.PathLike, keep_all: bool = False,
                  holdout_latest: bool = False):
@@ -98,6 +111,34 @@ class JanusController:
         self.kept: set[str] = set()  # checkpoints that must never be deleted
         self.comparisons = 0
         self._phi: np.ndarray | None = None  # φ(M_{t−1}), cached
+        self._held = 0  # nesting of _holding() (run() holds the workdir across its steps)
+        self._lock_fd: int | None = None
+
+    @contextlib.contextmanager
+    def _holding(self) -> Iterator[None]:
+        """Hold the workdir for this controller (an exclusive, non-blocking flock): a second controller, in this
+        process or another, that starts, resumes or steps on the same workdir is refused instead of interleaving
+        its steps with this one's (the manifest then read t = 1, 1, 2, 2, ... and one M_0 overwrote the other)."""
+        if self._held == 0:
+            import fcntl
+
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.workdir / self.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise SAMFileError(f"{self.workdir} is in use by another Janus controller (its lock "
+                                   f"{self.LOCK} is held); wait for it, or give this run its own workdir") from None
+            self._lock_fd = fd
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if self._held == 0 and self._lock_fd is not None:
+                os.close(self._lock_fd)  # closing drops the lock
+                self._lock_fd = None
 
     # -- paths and files ----------------------------------------------------------------------------------
     def _ckpt(self, memory: Memory, name: str) -> str:
@@ -140,6 +181,11 @@ class JanusController:
         if self.state_path.exists():
             raise SAMFileError(f"{self.workdir} already holds a Janus run (state.json); resume it with "
                                "resume=True or choose an empty workdir")
+        others = sorted(e.name for e in self.workdir.iterdir() if e.name != self.LOCK and not STAGING_RE.match(
+            e.name)) if self.workdir.is_dir() else []
+        if others:  # a fresh run writes manifest.jsonl, memories/ and tasks/: never over someone's files
+            raise SAMFileError(f"{self.workdir} holds files of its own ({', '.join(others[:3])}) and no Janus run: "
+                               "choose an empty or new workdir (nothing was written)")
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.manifest_path.write_text("")
         self._add_history(list(history), None)
@@ -168,6 +214,10 @@ class JanusController:
 
     def step(self, tasks: Sequence[Any], feedback: Any = None) -> StepDecision:
         """One update: propose, maybe compare, deploy; then checkpoint, save state, log the decision."""
+        with self._holding():
+            return self._step(tasks, feedback)
+
+    def _step(self, tasks: Sequence[Any], feedback: Any = None) -> StepDecision:
         if self.memory is None:
             raise RuntimeError("call start(memory) (or run(...)) before step()")
         t0 = time.perf_counter()
@@ -241,6 +291,11 @@ class JanusController:
         re-run — the stream (and ``history``, see ``start``) must be the same.
         """
         it: Iterator[Batch] = iter(stream)
+        with self._holding():
+            return self._run(it, memory, resume, progress, on_step, history)
+
+    def _run(self, it: Iterator[Batch], memory: Memory, resume: bool, progress: bool,
+             on_step: Callable[[JanusController, StepDecision], None] | None, history: Sequence[Any]) -> Memory:
         if resume and self.state_path.exists():
             self.restore(type(memory), it, history)
         else:
@@ -277,12 +332,22 @@ class JanusController:
 
     def restore(self, memory_type: type, stream: Iterator[Batch], history: Sequence[Any] = ()) -> None:
         """Reload the last completed step; re-read (not re-run) its batches from ``stream``."""
-        try:
-            state = json.loads(self.state_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise SAMFileError(f"{self.state_path} is corrupt ({exc}); the run cannot be resumed") from None
-        if state.get("version") != STATE_VERSION:
-            raise SAMFileError(f"{self.state_path} has version {state.get('version')}, expected {STATE_VERSION}")
+        state = read_json(self.state_path, "Janus run state", "the run cannot be resumed; start a new workdir")
+        if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+            got = state.get("version") if isinstance(state, dict) else type(state).__name__
+            raise SAMFileError(f"{self.state_path} has version {got}, expected {STATE_VERSION}")
+        for key, ok, want in (("t", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                               "an integer >= 0"),
+                              ("comparisons", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                               "an integer >= 0"),
+                              ("deployed", lambda v: isinstance(v, str), "a checkpoint path"),
+                              ("kept", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                               "a list of checkpoint paths"),
+                              ("gate", lambda v: isinstance(v, dict), "an object"),
+                              ("evalset", lambda v: isinstance(v, dict), "an object")):
+            if key not in state or not ok(state[key]):
+                raise SAMFileError(f"{self.state_path}: field '{key}' must be {want}, got "
+                                   f"{json.dumps(state.get(key), default=repr)[:60]}; the run cannot be resumed")
         self.t = state["t"]
         decisions = self.read_manifest()
         last = decisions[-1].t if decisions else 0
@@ -308,14 +373,21 @@ class JanusController:
             if not path.exists():
                 raise SAMFileError(f"{path} is missing; the run in {self.workdir} cannot be resumed")
             self.evalset.add(list(tasks), np.load(path))
-        self.evalset.load_state_dict(state["evalset"])
-        self.gate.load_state_dict(state["gate"])
+        try:
+            self.evalset.load_state_dict(state["evalset"])
+            self.gate.load_state_dict(state["gate"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise SAMFileError(f"{self.state_path}: the gate's or the evaluation set's state is damaged ({exc}); the "
+                               "run cannot be resumed") from None
         self.deployed, self.kept = state["deployed"], set(state["kept"])
         for rel in (self.deployed, *self.kept):  # state.json names checkpoints inside workdir/memories only
             head, _, name = rel.partition("/") if isinstance(rel, str) else ("", "", rel)
             safe_name(self.workdir / "memories", name if head == "memories" else rel,
                       f"{self.state_path}: field 'deployed'/'kept'", "the run cannot be resumed; start a new workdir")
         self.comparisons = state["comparisons"]
+        if not (self.workdir / self.deployed).exists():
+            raise SAMFileError(f"{self.workdir / self.deployed} (the deployed memory {self.state_path} names) is "
+                               "missing; the run cannot be resumed")
         self.memory = memory_type.load(self.workdir / self.deployed)
         self._phi = self._phi_of(self.memory)
         self._clean_after_crash()
@@ -326,6 +398,6 @@ class JanusController:
         for folder in (self.workdir, self.workdir / "memories", self.workdir / "tasks"):
             clean_stale(folder, wait=True)
         named = self.kept | {self.deployed}
-        for ckpt in (self.workdir / "memories").glob("*.mem"):
-            if f"memories/{ckpt.name}" not in named:
+        for ckpt in (self.workdir / "memories").glob("*.mem"):  # only the names this controller writes
+            if self.OWN_CHECKPOINT.match(ckpt.name) and f"memories/{ckpt.name}" not in named:
                 ckpt.unlink(missing_ok=True)

@@ -32,7 +32,11 @@ Edge cases, defined here and tested:
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 
 def cosine(a: np.ndarray, b: np.ndarray, tol: float = 0.0) -> float | None:
@@ -124,9 +128,26 @@ class MemoryMomentumTrigger:
     def load_state_dict(self, state: dict) -> None:
         if state.get("name") != self.name:
             raise ValueError(f"state is for gate {state.get('name')!r}, not {self.name!r}")
-        self.beta, self.tau, self.warmup = state["beta"], state["tau"], state["warmup"]
-        self.zero_tol, self.deployed_steps = state["zero_tol"], state["deployed_steps"]
+        # The saved state is the gate the run was started with (its settings included), checked as the constructor
+        # checks them: a hand-edited NaN momentum or a beta of 5 would otherwise stop or skew the gate silently.
+        beta, tau = state["beta"], state["tau"]
+        if not (isinstance(beta, (int, float)) and 0.0 <= beta < 1.0):
+            raise ValueError(f"the saved beta must be in [0, 1), got {beta!r}")
+        if not (isinstance(tau, (int, float)) and -1.0 <= tau <= 1.0):
+            raise ValueError(f"the saved tau must be in [-1, 1], got {tau!r}")
+        steps = state["deployed_steps"]
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+            raise ValueError(f"deployed_steps must be an integer >= 0, got {steps!r}")
+        m = None if state["m"] is None else np.asarray(state["m"], dtype=np.float64)
+        if m is not None and (m.ndim != 1 or not np.all(np.isfinite(m))):
+            raise ValueError("the saved momentum m is not a finite vector (NaN would stop the gate for good)")
+        changed = [k for k in ("beta", "tau", "warmup") if state[k] != getattr(self, k)]
+        if changed:
+            log.warning("resuming with the run's own gate settings (%s), not this gate's",
+                        ", ".join(f"{k}={state[k]!r}" for k in changed))
+        self.beta, self.tau, self.warmup = beta, tau, state["warmup"]
+        self.zero_tol, self.deployed_steps = state["zero_tol"], steps
         self.budget, self.window = state.get("budget"), state.get("window", self.window)
         self.min_history, self.history = state.get("min_history", self.min_history), list(state.get("history", []))
-        self.m = None if state["m"] is None else np.asarray(state["m"], dtype=np.float64)
+        self.m = m
         self.follow = state.get("follow", "deployed")
