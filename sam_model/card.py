@@ -111,8 +111,34 @@ def evaluation_section(report: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def check_card(folder: str | Path) -> None:
+    """Raise SAMFileError unless ``folder`` is an export whose README.md, if any, is a SAM model card (both
+    evaluation markers, or the card's front matter): ``evaluate.py --card`` must not append its table to someone's
+    own README, nor half-replace one whose end marker is gone."""
+    from sam_model.io import SAMFileError
+
+    folder = Path(folder)
+    if not (folder / "config.json").is_file():
+        raise SAMFileError(f"--card {folder}: not an export folder (no config.json); give the exported retriever's "
+                           "folder (nothing was changed)")
+    path = folder / CARD
+    if not path.exists():
+        return
+    if path.is_symlink() or not path.is_file():
+        raise SAMFileError(f"{path} is not a plain file; nothing was changed")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SAMFileError(f"{path} is not UTF-8, so not a card this package wrote; nothing was changed") from None
+    starts, ends = text.count(EVAL_START), text.count(EVAL_END)
+    if (starts, ends) not in ((1, 1), (0, 0)) or (starts == 0 and not text.startswith("---\nlibrary_name: sam_model")):
+        raise SAMFileError(f"{path} is not a SAM model card (it needs both {EVAL_START} and {EVAL_END}, once, or the "
+                           "card's front matter); nothing was changed")
+
+
 def add_evaluation(folder: str | Path, report: dict[str, Any]) -> Path:
     """Put ``report``'s table into the card of ``folder`` (replacing an earlier one), atomically."""
+    check_card(folder)
     path = Path(folder) / CARD
     text = path.read_text(encoding="utf-8") if path.exists() else f"# SAM retriever\n\n## Evaluation\n\n{EVAL_START}\n{EVAL_END}\n"
     if EVAL_START not in text:

@@ -157,3 +157,33 @@ def test_pack_names_a_folder_inside_the_package_only(tmp_path):
     for name in ("/abs/path", "../escape", ".hidden"):
         with pytest.raises(SAMFileError, match="must be a plain file name"):
             pack(tmp_path / "no-export", name, folder=tmp_path)
+
+
+def test_evaluate_never_writes_over_a_readme_or_folder_it_did_not_write(tmp_path, capsys, tiny_bert_dir):
+    """Found by an adversarial review: --card appended its table to a folder's own README.md; --out overwrote a
+    folder's report.md and friends; both only after the whole evaluation."""
+    from sam_model.card import add_evaluation
+    from sam_model.evaluation.run import main as evaluate
+    from sam_model.io import SAMFileError
+    from sam_model.models.sam import SAMConfig, SAMNet
+    from sam_model.retriever import SAMRetriever
+
+    export = SAMRetriever(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32,
+                                           max_length=32))).save(tmp_path / "exp")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "config.json").write_text("{}")
+    (mine / "README.md").write_text("# My project\n\nHand-written.\n")
+    with pytest.raises(SAMFileError, match="not a SAM model card"):
+        add_evaluation(mine, {})
+    assert (mine / "README.md").read_text() == "# My project\n\nHand-written.\n"
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.md").write_text("my own report")
+    from sam_model.data.synthetic import write_synthetic
+
+    write_synthetic(tmp_path / "d.jsonl", 2, 0)
+    for extra in (["--card", str(mine), "--out", str(tmp_path / "o2")], ["--out", str(tmp_path / "out")]):
+        with pytest.raises(SystemExit):
+            evaluate(["--retriever", str(export), "--data", str(tmp_path / "d.jsonl"), *extra])
+        assert "error:" in capsys.readouterr().err
+    assert (tmp_path / "out" / "report.md").read_text() == "my own report" and not (tmp_path / "o2").exists()

@@ -42,7 +42,7 @@ from sam_model.evaluation.metrics import (
 )
 from sam_model.evaluation.ranking import tie_jitter
 from sam_model.evaluation.report import per_query_lines, print_table, to_markdown, write_reports
-from sam_model.io import SAMFileError, atomic_write_text, cli_name
+from sam_model.io import SAMFileError, atomic_write_text, check_replaceable, cli_name
 from sam_model.limits import MAX_K
 
 UTILISATION_K = 10  # memory utilisation looks at the top 10, the largest k every report has
@@ -344,6 +344,16 @@ def main(argv: list[str] | None = None) -> int:
     compare_paths = _parse_compare(args.compare, parser)
     if args.card and not Path(args.card).is_dir():
         parser.error(f"--card {args.card}: not a folder (give the exported retriever's folder)")
+    try:  # before the evaluation runs: a wrong --card or --out fails in a second, and touches nothing
+        if args.card:
+            from sam_model.card import check_card
+
+            check_card(args.card)
+        if Path(args.out).is_dir():
+            check_replaceable(Path(args.out), "report.json")  # a folder of other files is not overwritten
+    except SAMFileError as exc:
+        parser.error(str(exc).replace("save to a new or empty folder", "give a new or empty folder, or an earlier "
+                                                                       "evaluation's"))
     for flag, folder in (("--out", args.out), ("--tensorboard", args.tensorboard)):  # before the evaluation runs
         if folder and Path(folder).exists() and not Path(folder).is_dir():
             parser.error(f"{flag} {folder}: a file is there; give a folder to write into")
