@@ -288,3 +288,14 @@ def test_a_hand_edited_state_json_is_refused_in_one_line(tmp_path, edit, says):
     (w / "state.json").write_text(json.dumps(state))
     with pytest.raises(SAMFileError, match=says):
         make(w, "mmt").run(random_stream(6), NumMemory(0.0), resume=True)
+
+
+@pytest.mark.parametrize("bad", [[float("nan")] * 5, [0.01] * 5, ["no"] * 5])
+def test_an_evaluators_results_must_be_booleans(tmp_path, bad):
+    """NaN, a probability, or the string 'no' read as True by astype(bool): every candidate scored correct."""
+    class Bad:
+        def correct(self, memory, tasks):
+            return bad[:len(tasks)]
+
+    with pytest.raises(ValueError, match="one boolean \\(or 0/1\\) per task"):
+        make(tmp_path / "w", "always", evaluator=Bad()).run(random_stream(3), NumMemory(0.0))

@@ -79,6 +79,17 @@ class StepDecision:
 Batch = tuple[Sequence[Any], Any]  # (tasks, feedback)
 
 
+def _as_correct(c: np.ndarray, who: str) -> np.ndarray:
+    """An evaluator's per-task results as booleans: bools, or numbers that are 0 or 1. Anything else (NaN, a
+    probability of 0.01, the string "no") read as True by ``astype(bool)`` and scored every candidate correct."""
+    if c.dtype == bool:
+        return c
+    if c.dtype.kind in "iuf" and np.all((c == 0) | (c == 1)):
+        return c.astype(bool)
+    raise ValueError(f"{who} must return one boolean (or 0/1) per task, got {c.dtype} values such as "
+                     f"{c[~((c == 0) | (c == 1))][:3].tolist() if c.dtype.kind in 'iuf' else c[:3].tolist()}")
+
+
 class JanusController:
     """Wraps an updater; see the module docstring. Call ``run`` (or ``start`` then ``step``)."""
 
@@ -268,7 +279,7 @@ class JanusController:
         c = np.asarray(self.evaluator.correct(memory, tasks)).reshape(-1)
         if len(c) != len(tasks):
             raise ValueError(f"evaluator returned {len(c)} results for {len(tasks)} tasks")
-        return c.astype(bool)
+        return _as_correct(c, "evaluator.correct")
 
     def _correct_pair(self, old: Memory, cand: Memory, tasks: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         """Both memories on E_t: in one pass when the evaluator has ``correct_many`` (on GPU, batched)."""
@@ -279,7 +290,7 @@ class JanusController:
         if len(got) != 2 or any(len(c) != len(tasks) for c in got):
             raise ValueError(f"evaluator.correct_many returned {[len(c) for c in got]} results for 2 memories and "
                              f"{len(tasks)} tasks")
-        return got[0].astype(bool), got[1].astype(bool)
+        return _as_correct(got[0], "evaluator.correct_many"), _as_correct(got[1], "evaluator.correct_many")
 
     def run(self, stream: Iterable[Batch], memory: Memory, resume: bool = False, progress: bool = False,
             on_step: Callable[[JanusController, StepDecision], None] | None = None,
