@@ -299,3 +299,28 @@ def test_an_evaluators_results_must_be_booleans(tmp_path, bad):
 
     with pytest.raises(ValueError, match="one boolean \\(or 0/1\\) per task"):
         make(tmp_path / "w", "always", evaluator=Bad()).run(random_stream(3), NumMemory(0.0))
+
+
+def test_a_step_whose_updater_failed_can_be_retried_and_the_run_resumes(tmp_path):
+    """The batch used to join the evaluation set before the update was made: an updater that raised once and was
+    retried added it twice, and the run then refused to resume."""
+    class Flaky(ScriptUpdater):
+        calls = 0
+
+        def propose(self, memory, tasks, feedback):
+            Flaky.calls += 1
+            if Flaky.calls == 3:
+                raise TimeoutError("LLM timeout")
+            return super().propose(memory, tasks, feedback)
+
+    w = tmp_path / "w"
+    c = make(w, "always")
+    c.updater = Flaky()
+    stream = random_stream(5)
+    c.start(NumMemory(0.0))
+    for tasks, feedback in stream:
+        try:
+            c.step(tasks, feedback)
+        except TimeoutError:
+            c.step(tasks, feedback)  # the agent retries the batch
+    make(w, "always").run(random_stream(6), NumMemory(0.0), resume=True)

@@ -234,13 +234,15 @@ class JanusController:
         t0 = time.perf_counter()
         t = self.t + 1
         tasks = list(tasks)
-        if not self.holdout_latest:
-            self._add_batch(t, tasks)
         old, old_ckpt = self.memory, self.deployed
         cand = self.updater.propose(old, tasks, feedback)
         if not isinstance(cand, Memory):
             raise TypeError(f"updater returned {type(cand).__name__}, not a Memory")
         phi_new = self._phi_of(cand)
+        # the batch joins the evaluation pools only once the update exists: an updater that raised (an LLM
+        # timeout) or a φ that was not finite, retried, then added the batch twice and the run no longer resumed
+        if not self.holdout_latest:
+            self._add_batch(t, tasks)
         z = None if phi_new is None else phi_new - self._phi
         noop = bool(z is not None and getattr(self.gate, "is_noop", lambda _: False)(z))
         fire, cos = self.gate.check(t, z)
