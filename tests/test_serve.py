@@ -535,3 +535,19 @@ def test_the_cpu_quota_is_read_from_the_process_own_cgroup_up(tmp_path, own, fil
         (root / name).write_text(text)
     (tmp_path / "self").write_text(own)
     assert cpu_quota(root, tmp_path / "self") == quota
+
+
+def test_a_write_whose_vectors_cannot_be_logged_is_still_answered(served, monkeypatch):
+    """The vectors' record is an optimisation of the replay: the write itself is logged and applied, so failing
+    to log its vectors must not answer 503 (a client would send a done write again)."""
+    from sam_model.serve.wal import LogWriteError, WriteAheadLog
+
+    tenants, http = served
+
+    def full(self, seq, op, args):
+        raise LogWriteError("disk full")
+
+    monkeypatch.setattr(WriteAheadLog, "attach", full)
+    r = http.post("/v1/memories", headers=A, json={"messages": "I live in Paris", "user_id": "mia"})
+    assert r.status_code == 200 and "mia#0" in tenants.tenants["acme"].memory.store
+    assert [w["op"] for w in writes(tenants.tenants["acme"])] == ["add"]

@@ -36,7 +36,7 @@ import numpy as np
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, reading
 from sam_model.limits import check_metadata
 from sam_model.memory.scoped import ScopedMemory
-from sam_model.serve.wal import WriteAheadLog
+from sam_model.serve.wal import LogWriteError, WriteAheadLog
 from sam_model.store import StoreConfig
 
 log = logging.getLogger(__name__)
@@ -199,7 +199,11 @@ class Tenant:
                 raise
             made = self.vectors.take()
             if made is not None:
-                self.wal.attach(seq, VECTORS, made)
+                try:
+                    self.wal.attach(seq, VECTORS, made)
+                except LogWriteError:  # the write is logged and applied: answer it; its replay encodes again
+                    log.warning("tenant %s: the vectors of write %d could not be logged; a replay encodes them",
+                                self.name, seq)
         if checkpoint:
             self.checkpoint_if_due()
         return out
