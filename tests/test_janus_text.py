@@ -127,3 +127,15 @@ def test_janus_keeps_the_memory_a_rewrite_would_forget(tmp_path):
     assert d[4].triggered and not d[4].accepted and d[4].cos < 0  # the REWRITE of batch 3 turned back
     assert d[7].triggered and not d[7].accepted
     assert not d[2].triggered and d[2].cos > 0.5  # an ordinary addition goes on without a comparison
+
+
+@pytest.mark.parametrize("content, says", [(b"\xff\xfe{}", "unreadable text memory"),
+                                           (b"[" * 100_000, "unreadable text memory"),
+                                           (b'{"kind": "janus-text-memory", "insights": [{"x": 1}, null]}',
+                                            "list of strings")])
+def test_a_damaged_text_memory_file_is_one_line(tmp_path, content, says):
+    from sam_model.io import SAMFileError
+
+    (tmp_path / "m.json").write_bytes(content)
+    with pytest.raises(SAMFileError, match=says):
+        TextMemory.load(tmp_path / "m.json")

@@ -199,3 +199,10 @@ def test_random_subset_gate_compares_exactly_k():
     assert make_gate("randomk(10,51,3)").steps != make_gate("randomk(10,51,4)").steps
     with pytest.raises(ValueError, match="randomk"):
         make_gate("randomk(52,51)")
+
+
+@pytest.mark.parametrize("kwargs, says", [({"window": 0}, "window must be"), ({"min_history": 0}, "min_history"),
+                                          ({"zero_tol": float("nan")}, "zero_tol"), ({"zero_tol": -1.0}, "zero_tol")])
+def test_trigger_settings_out_of_range_are_refused(kwargs, says):
+    with pytest.raises(ValueError, match=says):
+        MemoryMomentumTrigger(**kwargs)

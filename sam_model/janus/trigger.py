@@ -65,6 +65,12 @@ class MemoryMomentumTrigger:
             raise ValueError(f"budget is a fraction of updates in (0, 1], got {budget}")
         if follow not in ("deployed", "proposed"):
             raise ValueError(f"follow is 'deployed' or 'proposed', got {follow!r}")
+        if not (isinstance(zero_tol, (int, float)) and zero_tol >= 0):  # NaN fails this too
+            raise ValueError(f"zero_tol must be a number >= 0, got {zero_tol}")
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be an integer >= 1 (recent cosines kept), got {window!r}")
+        if isinstance(min_history, bool) or not isinstance(min_history, int) or not 1 <= min_history <= window:
+            raise ValueError(f"min_history must be an integer from 1 to window ({window}), got {min_history!r}")
         self.follow = follow
         if follow == "proposed":
             self.name = "mmtp"

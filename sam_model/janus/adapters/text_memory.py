@@ -24,11 +24,12 @@ import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from sam_model.io import SAMFileError
+from sam_model.io import SAMFileError, read_json
 
 LLM = Callable[[str], str]
 
@@ -74,18 +75,14 @@ class TextMemory:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> TextMemory:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except FileNotFoundError:
-            raise SAMFileError(f"text memory not found: {path}") from None
-        except json.JSONDecodeError as exc:
-            raise SAMFileError(f"{path} is not a text memory (invalid JSON: {exc})") from None
+        if not Path(path).exists():
+            raise SAMFileError(f"text memory not found: {path}")
+        data = read_json(Path(path), "text memory (JSON)", "save the memory again")
         if not isinstance(data, dict) or data.get("kind") != "janus-text-memory" \
-                or not isinstance(data.get("insights"), list):
+                or not isinstance(data.get("insights"), list) or not all(isinstance(s, str) for s in data["insights"]):
             raise SAMFileError(f"{path} is not a text memory (expected kind 'janus-text-memory' and an "
-                               "'insights' list)")
-        return cls(tuple(str(s) for s in data["insights"]))
+                               "'insights' list of strings)")
+        return cls(tuple(data["insights"]))
 
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*\S)\s*$")
