@@ -551,3 +551,36 @@ def test_a_write_whose_vectors_cannot_be_logged_is_still_answered(served, monkey
     r = http.post("/v1/memories", headers=A, json={"messages": "I live in Paris", "user_id": "mia"})
     assert r.status_code == 200 and "mia#0" in tenants.tenants["acme"].memory.store
     assert [w["op"] for w in writes(tenants.tenants["acme"])] == ["add"]
+
+
+def test_one_querys_encoder_error_fails_only_that_query_in_a_batch():
+    """Queries of every tenant share one forward; one that makes the encoder fail used to fail them all."""
+    import threading
+
+    import numpy as np
+
+    class Memory:
+        def __init__(self):
+            self.store = type("S", (), {"encoder": object()})()
+
+        def encode_query(self, kind, inputs):
+            if any(i["text"] == "bad" for i in inputs):
+                raise RuntimeError("encoder failed on 'bad'")
+            return np.ones((len(inputs), 4))
+
+    batched, memory = BatchedSearch(0.2, 8), Memory()
+    out: dict = {}
+
+    def ask(text):
+        try:
+            out[text] = batched.encode(memory, "text", {"text": text})
+        except RuntimeError as err:
+            out[text] = err
+
+    threads = [threading.Thread(target=ask, args=(t,)) for t in ("good", "bad", "fine")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert batched.batches == 1 and isinstance(out["bad"], RuntimeError)
+    assert out["good"].shape == (4,) and out["fine"].shape == (4,)

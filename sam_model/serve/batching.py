@@ -82,9 +82,15 @@ class BatchedSearch:
                     vectors = group[0].memory.encode_query(kind, [j.inputs for j in group])
                     for j, v in zip(group, vectors):
                         j.vector = v
-                except BaseException as err:  # noqa: B036 - handed to every waiting request, not swallowed
-                    for j in group:
-                        j.error = err
+                except BaseException as err:  # noqa: B036 - handed to the waiting requests, not swallowed
+                    if len(group) == 1:
+                        group[0].error = err
+                    else:  # one query's failure must not fail the others (other tenants' among them): each alone
+                        for j in group:
+                            try:
+                                j.vector = j.memory.encode_query(kind, [j.inputs])[0]
+                            except BaseException as one:  # noqa: B036 - handed to its own request
+                                j.error = one
                 self.batches += 1
                 self.queries += len(group)
                 for j in group:
