@@ -584,3 +584,25 @@ def test_one_querys_encoder_error_fails_only_that_query_in_a_batch():
         t.join()
     assert batched.batches == 1 and isinstance(out["bad"], RuntimeError)
     assert out["good"].shape == (4,) and out["fine"].shape == (4,)
+
+
+def test_a_write_that_fails_unexpectedly_leaves_no_record_and_the_server_restarts(retriever, tmp_path, monkeypatch):
+    """A write that failed when applied (an error the memory does not refuse cleanly) stayed in the log, and the
+    replay met the same error at every start: the server could not come back."""
+    from sam_model.memory.scoped import ScopedMemory
+
+    tenants = open_tenants(retriever, tmp_path)
+    http = TestClient(create_app(tenants), raise_server_exceptions=False)
+    assert http.post("/v1/memories", headers=A, json={"messages": "fact 0", "user_id": "mia"}).status_code == 200
+    real = ScopedMemory.add
+
+    def broken(self, data, **kw):
+        if data == "poison":
+            raise RuntimeError("the encoder failed")
+        return real(self, data, **kw)
+
+    monkeypatch.setattr(ScopedMemory, "add", broken)
+    assert http.post("/v1/memories", headers=A, json={"messages": "poison", "user_id": "mia"}).status_code == 500
+    assert [w["args"]["data"] for w in writes(tenants.tenants["acme"])] == ["fact 0"]
+    back = open_tenants(retriever, tmp_path)  # the restart replays the log: the poison is not in it
+    assert len(back.tenants["acme"].memory.store) == 1

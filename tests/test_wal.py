@@ -120,3 +120,19 @@ def test_a_write_the_disk_refuses_leaves_no_torn_line(tmp_path, monkeypatch, fai
     assert wal.seq == 1 and wal.append("add", {"data": "fact 1"}) == 2
     wal.close()
     assert [(r["seq"], r["op"]) for r in WriteAheadLog(path).records()] == [(1, "add"), (2, "add")]
+
+
+def test_the_last_record_can_be_taken_back_and_its_seq_reused(tmp_path):
+    path = tmp_path / "wal.log"
+    wal = WriteAheadLog(path)
+    wal.append("add", {"data": "fact 0"})
+    seq = wal.append("add", {"data": "not applied"})
+    with pytest.raises(ValueError, match="not the last one"):
+        wal.undo(seq - 1)
+    wal.undo(seq)
+    assert wal.append("add", {"data": "fact 1"}) == seq
+    wal.attach(seq, "vectors", {"ids": []})
+    with pytest.raises(ValueError, match="not the last one"):
+        wal.undo(seq)  # applied (its vectors were logged): no longer to take back
+    wal.close()
+    assert [r["args"].get("data") for r in WriteAheadLog(path).records()] == ["fact 0", "fact 1", None]

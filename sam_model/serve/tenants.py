@@ -196,6 +196,7 @@ class Tenant:
                     out = apply(self.memory, op, args)
             except BaseException:
                 self.vectors.take()  # a refused write made no memory: nothing to log
+                self.wal.undo(seq)  # nor a record: its replay would fail again (and an unexpected error stop starts)
                 raise
             made = self.vectors.take()
             if made is not None:

@@ -64,6 +64,7 @@ class WriteAheadLog:
         self._ends: dict[int, int] = {}
         self._size = 0
         self._torn = False  # a failed write could not be cut off: appends stop until a restart drops it
+        self._last: tuple[int, int] | None = None  # (seq, offset before its line) of the last append, for undo
         for record, end in self._scan():
             self._ends[record["seq"]] = self._size = end
         self.seq = max(self._ends, default=0)
@@ -116,8 +117,21 @@ class WriteAheadLog:
                 os.fsync(self._fd)
             except OSError as err:
                 self._cut(start, err)
-        self.seq = seq
+        self.seq, self._last = seq, (seq, start)
         return seq
+
+    def undo(self, seq: int) -> None:
+        """Take back the last record, ``seq``, whose write was not applied (it failed: it was never answered as
+        done): a replay would meet the same failure and, for one the memory does not refuse cleanly, stop every
+        start. Only the last appended record can be taken back; the next append reuses its seq."""
+        if self._last is None or self._last[0] != seq or self.seq != seq:
+            raise ValueError(f"write {seq} is not the last one appended; it cannot be taken back")
+        start = self._last[1]
+        os.ftruncate(self._fd, start)
+        if self.fsync:
+            os.fsync(self._fd)
+        self._size, self.seq, self._last = start, seq - 1, None
+        self._ends.pop(seq, None)
 
     def _write(self, seq: int, line: bytes) -> None:
         """Append ``line`` whole, or not at all: ``os.write`` may write part of it (a full disk, a file size
@@ -150,6 +164,7 @@ class WriteAheadLog:
     def attach(self, seq: int, op: str, args: dict[str, Any]) -> None:
         """A record about the write ``seq`` (its memories' vectors), under the same seq and not fsync-ed: losing it
         costs only time (that write replays without it); the next append's fsync makes it durable too."""
+        self._last = None  # the write was applied: it is no longer one to take back
         self._write(seq, _line({"seq": seq, "op": op, "args": args}))
 
     def drop_through(self, seq: int) -> None:
@@ -159,6 +174,7 @@ class WriteAheadLog:
         serialise this with appends. The cut is at the byte offset where ``seq``'s lines end (kept as they are
         written): the kept tail is copied, not parsed, which matters under a tenant's lock once the log holds
         thousands of writes with their vectors."""
+        self._last = None
         cut = max((end for s, end in self._ends.items() if s <= seq), default=0)
         with open(self.path, "rb") as f:
             f.seek(cut)
