@@ -382,18 +382,27 @@ def exists(path: str | os.PathLike) -> bool:
 
 
 @contextlib.contextmanager
-def merge_lock(path: str | os.PathLike) -> Iterator[None]:
-    """Hold ``path`` for one read-merge-write (a cache that several runs extend), across processes and threads:
-    without it two writers each read the old file, and the second's atomic rename drops the first's additions. A
-    sidecar lock file ``.<name>.lock`` beside it (the file itself is replaced by each write)."""
-    p = Path(path)
+def lock_file(lock: str | os.PathLike, blocking: bool = True) -> Iterator[bool]:
+    """An exclusive flock on the file ``lock`` (created, 0600), across processes and threads (each call opens its
+    own descriptor); yields whether it is held: False only when ``blocking`` is off and another holds it (where
+    flock is unsupported, True after one warning, as :func:`_flock` says). Closing drops the lock."""
+    p = Path(lock)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(p.parent / f".{p.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        _flock(fd, exclusive=True, blocking=True)
-        yield
+        yield _flock(fd, exclusive=True, blocking=blocking)
     finally:
-        os.close(fd)  # closing drops the lock
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def merge_lock(path: str | os.PathLike) -> Iterator[None]:
+    """Hold ``path`` for one read-merge-write (a cache that several runs extend): without it two writers each read
+    the old file, and the second's atomic rename drops the first's additions. The lock is a sidecar file
+    ``.<name>.lock`` beside it (the file itself is replaced by each write)."""
+    p = Path(path)
+    with lock_file(p.parent / f".{p.name}.lock"):
+        yield
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

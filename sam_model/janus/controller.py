@@ -42,6 +42,7 @@ from sam_model.io import (
     atomic_path,
     atomic_write_text,
     clean_stale,
+    lock_file,
     read_json,
     safe_name,
 )
@@ -123,7 +124,7 @@ class JanusController:
         self.comparisons = 0
         self._phi: np.ndarray | None = None  # φ(M_{t−1}), cached
         self._held = 0  # nesting of _holding() (run() holds the workdir across its steps)
-        self._lock_fd: int | None = None
+        self._lock: contextlib.ExitStack | None = None
 
     @contextlib.contextmanager
     def _holding(self) -> Iterator[None]:
@@ -131,25 +132,20 @@ class JanusController:
         process or another, that starts, resumes or steps on the same workdir is refused instead of interleaving
         its steps with this one's (the manifest then read t = 1, 1, 2, 2, ... and one M_0 overwrote the other)."""
         if self._held == 0:
-            import fcntl
-
-            self.workdir.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.workdir / self.LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                raise SAMFileError(f"{self.workdir} is in use by another Janus controller (its lock "
-                                   f"{self.LOCK} is held); wait for it, or give this run its own workdir") from None
-            self._lock_fd = fd
+            stack = contextlib.ExitStack()
+            if not stack.enter_context(lock_file(self.workdir / self.LOCK, blocking=False)):
+                stack.close()
+                raise SAMFileError(f"{self.workdir} is in use by another Janus controller (its lock {self.LOCK} is "
+                                   "held); wait for it, or give this run its own workdir")
+            self._lock = stack
         self._held += 1
         try:
             yield
         finally:
             self._held -= 1
-            if self._held == 0 and self._lock_fd is not None:
-                os.close(self._lock_fd)  # closing drops the lock
-                self._lock_fd = None
+            if self._held == 0 and self._lock is not None:
+                self._lock.close()  # drops the lock
+                self._lock = None
 
     # -- paths and files ----------------------------------------------------------------------------------
     def _ckpt(self, memory: Memory, name: str) -> str:
