@@ -225,8 +225,8 @@ def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMN
     if missing or unexpected:
         raise SAMFileError(f"{folder / 'model.safetensors'} does not match config.json (missing "
                            f"{sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]}); export again")
-    bad = next((name for name, t in net.state_dict().items() if t.is_floating_point() and not torch.isfinite(t).all()),
-               None)
+    bad = next((name for name, t in net.state_dict().items()
+                if t.is_floating_point() and not torch.isfinite(t).all()), None)
     if bad is not None:  # it would load, then every vector it made would be NaN, far from the file
         raise SAMFileError(f"{folder / 'model.safetensors'}: weight '{bad}' holds NaN or infinite values; the file is "
                            "corrupt or the training diverged: export a good checkpoint again")
@@ -253,8 +253,8 @@ def check_vocab(folder: Path, cfg: SAMConfig, bert_cfg: PretrainedConfig, tokeni
         with safe_open(str(folder / "model.safetensors"), "pt") as fh:
             tied = json.loads((fh.metadata() or {}).get(VOCAB_META, "null"))
     except (SafetensorError, OSError, ValueError, RecursionError) as exc:
-        raise SAMFileError(f"{folder / 'model.safetensors'} cannot be loaded ({str(exc)[:120]}); the file is corrupt — export "
-                           "the checkpoint again") from None
+        raise SAMFileError(f"{folder / 'model.safetensors'} cannot be loaded ({str(exc)[:120]}); the file is "
+                           "corrupt — export the checkpoint again") from None
     if saved is None and tied is None:
         return  # exported before the digest existed
     now = vocab_record(cfg.phases, cfg.kinds, tokenizer)
@@ -312,10 +312,7 @@ def read_store_config(folder: Path) -> StoreConfig:
 def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int, StoreConfig]:
     """An export's config.json, field by field; each error names the file and the field."""
     again = "export the checkpoint again (python -m sam_model.export CKPT OUT_DIR)"
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, a 5,000-digit number, 100k nested brackets
-        raise SAMFileError(f"{path} is not valid JSON ({str(exc)[:120]}); {again}") from None
+    config = read_json(path, "export config (JSON)", again)
     if not isinstance(config, dict):
         raise SAMFileError(f"{path} must hold a JSON object, got {type(config).__name__}; {again}")
     version = config.get("format_version")

@@ -92,6 +92,6 @@ def check_metadata(metadata: Any, name: str = "metadata") -> None:
                          "large data elsewhere and store its key")
 
 
-__all__ = ["MAX_BATCH_SIZE", "MAX_ENCODER_PARAMS", "MAX_K", "MAX_LAYERS", "MAX_METADATA_CHARS", "MAX_METADATA_DEPTH", "MAX_POSITIONS",
-           "MAX_TEXT_CHARS", "MAX_VOCAB", "MAX_WIDTH", "check_batch_size", "check_int", "check_k", "check_metadata",
-           "check_text"]
+__all__ = ["MAX_BATCH_SIZE", "MAX_ENCODER_PARAMS", "MAX_K", "MAX_LAYERS", "MAX_METADATA_CHARS", "MAX_METADATA_DEPTH",
+           "MAX_POSITIONS", "MAX_TEXT_CHARS", "MAX_VOCAB", "MAX_WIDTH", "check_batch_size", "check_int", "check_k",
+           "check_metadata", "check_text"]

@@ -273,7 +273,6 @@ class _Entry:
         if span is not None and not (isinstance(span, list) and len(span) == 2 and all(
                 isinstance(x, int) and not isinstance(x, bool) for x in span)):
             raise bad("span", "[start, end] or null")
-        span = d.get("span")
         return cls(**{**d, "sets": tuple(d.get("sets", ())), "links": tuple(d.get("links", ())),
                       "span": tuple(span) if span is not None else None})
 

@@ -160,6 +160,7 @@ def test_bad_writes_get_a_clear_4xx_and_change_nothing(served, body, status, say
     r = http.post("/v1/memories", headers=A, json=body)
     assert r.status_code == status and says in json.dumps(r.json())
     assert len(tenants.tenants["acme"].memory.store) == 0
+    assert writes(tenants.tenants["acme"]) == []  # nor in the log: a refused write is taken back from it
 
 
 def test_a_write_the_log_cannot_take_is_a_503_and_applies_nothing(served, monkeypatch):

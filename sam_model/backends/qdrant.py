@@ -86,6 +86,7 @@ def check_trusted(url: str, where: str) -> None:
 
 
 _clients: dict[tuple[str, str], tuple[QdrantClient, threading.RLock]] = {}
+_clients_lock = threading.Lock()
 # (client key, collection) -> the indexes of this process attached to it: an embedded collection is shared state
 _live: dict[tuple[tuple[str, str], str], weakref.WeakSet] = {}
 
@@ -95,7 +96,6 @@ def _client_key(url: str | None, path: str | None) -> tuple[str, str] | None:
     if url is None and path is None:
         return None
     return ("url", url) if url is not None else ("path", str(Path(path).resolve()))
-_clients_lock = threading.Lock()
 
 
 def client_for(url: str | None, path: str | None) -> tuple[QdrantClient, threading.RLock]:

@@ -101,7 +101,8 @@ def parse_json_line(text: str | bytes, source: str, lineno: int) -> object:
     try:
         return strict_loads(text)  # no bare NaN/Infinity, no number that overflows to infinity
     except json.JSONDecodeError as exc:
-        raise LogFormatError(source, lineno, f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})") from None
+        raise LogFormatError(source, lineno,
+                             f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})") from None
     except ValueError as exc:  # a bare constant, or a number out of range
         raise LogFormatError(source, lineno, f"invalid JSON ({exc}; write null, or a number such as 0)") from None
     except RecursionError:

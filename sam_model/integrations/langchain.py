@@ -301,10 +301,11 @@ class SAMVectorStore(VectorStore):
         for i, mid in zip(ids, found):
             if mid is None:
                 raise KeyError(f"memory {i!r} is not in the store's scopes {scopes}")
-        for mid in found:
+        gone = set(found)
+        for mid in gone:
             if mid in self.memory.store:
                 self.memory.delete(mid)
-        self._ids = {k: m for k, m in self._ids.items() if m not in set(found)}
+        self._ids = {k: m for k, m in self._ids.items() if m not in gone}
         return True
 
     @classmethod

@@ -248,7 +248,8 @@ class BankRules:
             return heir if heir in bank and heir not in leaving else None
         values = set(live.values())
         holders = [bank.units[n] for n in bank.graph.neighbours(victim.id)  # its episode's: facts stay in their scope
-                   if n not in leaving and bank.units[n].episode_id == victim.episode_id and bank.units[n].kind != "summary"
+                   if n not in leaving and bank.units[n].episode_id == victim.episode_id
+                   and bank.units[n].kind != "summary"
                    and bank.units[n].superseded_by is None and values <= set(bank.units[n].entities)]
         if holders:
             now, decay = self.now(), self.cfg.decay

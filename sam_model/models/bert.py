@@ -113,8 +113,9 @@ def check_encoder_sizes(d: dict, label: Callable[[str], str]) -> None:
         if name in d:
             check_int(d[name], label(name), 1, hi)
     h = d.get("hidden_size", 768)
-    if not all(isinstance(d.get(n, 1), int) for n in ("vocab_size", "hidden_size", "intermediate_size",
-                                                      "num_hidden_layers", "max_position_embeddings", "type_vocab_size")):
+    sizes = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "max_position_embeddings",
+             "type_vocab_size")
+    if not all(isinstance(d.get(n, 1), int) for n in sizes):
         return  # the type check above named it (or the encoder's own config will)
     params = h * (d.get("vocab_size", 30522) + d.get("max_position_embeddings", 512) + d.get("type_vocab_size", 2)) \
         + d.get("num_hidden_layers", 12) * (4 * h * h + 2 * h * d.get("intermediate_size", 4 * h))

@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, reading
-from sam_model.limits import check_metadata
 from sam_model.memory.scoped import ScopedMemory
 from sam_model.serve.wal import LogWriteError, WriteAheadLog
 from sam_model.store import StoreConfig
@@ -277,10 +276,8 @@ class Tenant:
 
 
 def check_write(memory: ScopedMemory, op: str, args: Mapping[str, Any]) -> None:
-    """Refuse before logging what would be refused when applied and is cheap to tell (an unknown id, metadata the
-    store would refuse)."""
-    if op == "add":
-        check_metadata(args.get("metadata"))
+    """Refuse before logging what would be refused when applied and is cheap to tell (an unknown id). (Any other
+    refusal is taken back from the log when the write fails: Tenant.write.)"""
     if op in ("update", "delete") and args["memory_id"] not in memory.store:
         raise KeyError(f"memory {args['memory_id']!r} is not in this tenant's memory")
     if op == "update" and (not isinstance(args["data"], str) or not args["data"].strip()):

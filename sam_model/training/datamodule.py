@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import random
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -165,7 +166,7 @@ class AgentLogDataModule(pl.LightningDataModule):
         if not train:
             raise ValueError("data.train is empty: give at least one agent log, transcript file or SGD split "
                              "(--data.train '[LOG, ...]')")
-        twice = sorted({str(p) for p in train if list(map(str, train)).count(str(p)) > 1})
+        twice = sorted(p for p, n in Counter(map(str, train)).items() if n > 1)
         if twice:  # read twice an epoch without a word; data.repeat says it on purpose
             raise ValueError(f"data.train lists {twice[0]} more than once; to read a source more often per epoch, "
                              f"list it once and set data.repeat (e.g. {{{Path(twice[0]).name}: 2}})")

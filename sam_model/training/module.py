@@ -98,11 +98,12 @@ class SAMLightningModule(pl.LightningModule):
                            ("known_dropout", known_dropout)):
             if not 0.0 <= share <= 1.0:
                 raise ValueError(f"model.{key} must be a share of training queries in [0, 1], got {share}")
-        for key, value, least in (("lr", lr, "> 0"), ("bert_lr", bert_lr, ">= 0"), ("weight_decay", weight_decay, ">= 0"),
-                                  ("temperature", temperature, "> 0"), ("distill_temperature", distill_temperature,
-                                                                        "> 0"), ("distill_weight", distill_weight, ">= 0")):
-            if not (value > 0 if least == "> 0" else value >= 0):  # a negative lr trained (uphill) without a word
-                raise ValueError(f"model.{key} must be {least}, got {value}")
+        for key, value in (("lr", lr), ("temperature", temperature), ("distill_temperature", distill_temperature)):
+            if not value > 0:  # a negative lr trained (uphill) without a word; NaN fails this too
+                raise ValueError(f"model.{key} must be > 0, got {value}")
+        for key, value in (("bert_lr", bert_lr), ("weight_decay", weight_decay), ("distill_weight", distill_weight)):
+            if not value >= 0:
+                raise ValueError(f"model.{key} must be >= 0, got {value}")
         if isinstance(net, dict) and store is None and split_search_fields(net)[1]:  # an older checkpoint's hparams
             store = StoreConfig.from_legacy({"slot_match": 0.0, **split_search_fields(net)[1]}, "net")
         cfg = SAMConfig.from_dict(dict(net)) if isinstance(net, dict) else copy.deepcopy(net or SAMConfig())

@@ -98,8 +98,9 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
     if format is not None and format not in FORMATS:
         raise SAMFileError(f"unknown format {format!r}; formats: {', '.join(FORMATS)} (sam-data formats)")
     if not p.is_file():
-        raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else 'not found'}: {p} (give a .jsonl[.gz] of conversations, or a .json[.gz] "
-                           "tau-bench, tau2 or OTLP file; sam-data formats lists them)")
+        raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else 'not found'}: {p} (give a .jsonl[.gz] "
+                           "of conversations, or a .json[.gz] tau-bench, tau2 or OTLP file; sam-data formats lists "
+                           "them)")
     docs = documents(p)
     first = next(docs, None)
     if first is None:
