@@ -117,6 +117,41 @@ def _lookup(data: Any, key: str) -> bool:
     return isinstance(data.get("init_args"), dict) and _lookup(data["init_args"], key)
 
 
+def repeated_key(text: str) -> str | None:
+    """Where a YAML config gives one key twice in one mapping (``line N: key 'x' ...``), or None. Why: YAML
+    loaders keep the last of the two silently, so a run trains with whichever came last where the writer meant
+    one of them (a key pasted below its old value); the parser never sees the first."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = loader.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise _Repeated(f"line {key_node.start_mark.line + 1}: key {key!r} is given twice in one "
+                                f"mapping (first on line {seen[key]}); keep one")
+            seen.setdefault(key, key_node.start_mark.line + 1)
+        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    try:
+        yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass: constructs plain data only
+    except _Repeated as err:
+        return str(err)
+    except yaml.YAMLError:
+        return None  # the parser's own message names a YAML error
+    return None
+
+
+class _Repeated(Exception):
+    """A key given twice (repeated_key)."""
+
+
 def where(key: str, argv: Sequence[str], prefix: str = "") -> str:
     """Which input set ``key``: the command line, else the last config file that has it, else ''."""
     import yaml

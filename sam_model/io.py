@@ -464,11 +464,26 @@ def safe_name(folder: Path, name: object, where: str, fix: str) -> Path:
     return path
 
 
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key said twice (``object_pairs_hook``). Why: Python's json keeps the last
+    of two values silently, so ``{"kind": "user", "kind": "tool"}`` or a config with one option twice reads as
+    whichever came last, where the writer meant one of them; other readers take the first, or refuse."""
+    d = dict(pairs)
+    if len(d) < len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise ValueError(f"the key {k[:60]!r} is given twice in one object (keep one)")
+            seen.add(k)
+    return d
+
+
 def read_json(path: Path, what: str, fix: str) -> Any:
     """The JSON value in ``path``, or SAMFileError naming the file, ``what`` it should be and ``fix``, for anything
-    that stops a parse: bad bytes or JSON, a number past Python's 4,300 digits, nesting past the recursion limit."""
+    that stops a parse: bad bytes or JSON, a key given twice in one object, a number past Python's 4,300 digits,
+    nesting past the recursion limit."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
     except (OSError, ValueError, RecursionError) as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise SAMFileError(f"{path}: unreadable {what} ({str(err)[:120]}); {fix}") from None
 

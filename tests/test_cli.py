@@ -108,13 +108,17 @@ def test_training_and_evaluation_refuse_bad_settings_in_one_line(tmp_path, capsy
     typo.write_text("data:\n  batch_episode: 4\n")
     binary = tmp_path / "bin.yaml"
     binary.write_bytes(b"\xff\xfe data: 1\n")
+    twice = tmp_path / "twice.yaml"  # YAML keeps the last silently: the run would train with 8, not 2
+    twice.write_text("data:\n  batch_episodes: 2\ntrainer:\n  max_epochs: 1\ndata:\n  batch_episodes: 8\n")
     for extra, says in [(["--data.train=[]"], "data.train is empty"),
                         (["--data.val_fraction=0"], "data.val_fraction must be a share"),
                         (["--data.batch_episodes=0"], "data.batch_episodes must be an integer >= 1"),
                         ([f"--data.train=[{log}, {log}]"], "lists " + str(log) + " more than once"),
                         (["--config", str(typo)], "typo.yaml: data.batch_episode: unknown key; known in data: "
                                                   "batch_episodes"),
-                        (["--config", str(binary)], "bin.yaml: not UTF-8")]:
+                        (["--config", str(binary)], "bin.yaml: not UTF-8"),
+                        (["--config", str(twice)], "twice.yaml: line 5: key 'data' is given twice in one mapping "
+                                                   "(first on line 1); keep one")]:
         assert train(base + extra) == 1
         err = capsys.readouterr().err
         assert says in err and "Traceback" not in err, err

@@ -221,6 +221,17 @@ def test_the_wrong_reader_says_which_one_reads_the_file(tmp_path, capsys):
     assert "no span carries gen_ai.input.messages" in capsys.readouterr().err
 
 
+def test_a_tool_calls_arguments_with_a_key_twice_read_as_the_tool_did():
+    """Arguments are a model's text that the agent's framework parsed the usual way (the last value wins): the
+    call is kept with that value, not refused, as the whole-file readers refuse a key given twice."""
+    from sam_model.data.toolstate import parse_tool_calls
+
+    msg = {"role": "assistant", "tool_calls": [{"id": "1", "function": {
+        "name": "book", "arguments": '{"date": "May 1", "date": "May 2"}'}}]}
+    (call,) = parse_tool_calls(msg, "t.jsonl:1")
+    assert call.arguments == {"date": "May 2"}
+
+
 # ---- bad files (issue 22): one line naming FILE:LINE and the reason; --skip-bad skips and counts ----------
 GOOD = json.dumps({"id": "ok", "messages": openai_messages()})
 
@@ -231,6 +242,7 @@ GOOD = json.dumps({"id": "ok", "messages": openai_messages()})
     (json.dumps({"id": "b", "messages": [{"role": "hacker", "content": "x"}]}), "message 0: unknown role 'hacker'"),
     ('{"id": "b", "messages": [{"role": "user", "content": NaN}]}', "bare NaN is not JSON"),
     ('{"id": "b", "x": Infinity, "messages": []}', "bare Infinity is not JSON"),
+    ('{"id": "b", "messages": [{"role": "user", "role": "tool", "content": "x"}]}', "the key 'role' is given twice"),
     (json.dumps({"id": {"a": 1}, "messages": openai_messages()}), "'id' is a dict; expected a string or an integer"),
     ('{"id": "b", "messages": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),
     ('{"id": "b", "messages": [' + '{"a": ' * 300 + "1" + "}" * 300 + "]}", "nested too deeply"),

@@ -245,3 +245,17 @@ def test_a_damaged_store_json_is_refused_naming_the_memory(tmp_path, edit, says)
     (folder / "store.json").write_text(_json.dumps(d))
     with pytest.raises(SAMFileError, match=f"store.json: memory store data is damaged.*{says}"):
         MemoryStore.load(folder, HashingEncoder(64))
+
+
+def test_a_key_given_twice_in_a_json_file_we_read_is_refused(tmp_path):
+    """Python's json keeps the last of two values silently; every JSON file read through sam_model.io.read_json (an
+    export's config.json and vocabulary, a Janus run's state.json, store and index metadata) refuses it in one line
+    naming the file."""
+    from sam_model.io import SAMFileError, read_json
+
+    path = tmp_path / "config.json"
+    path.write_text('{"format_version": 2, "model": {"alpha": 0.9, "alpha": 0.1}}')
+    with pytest.raises(SAMFileError, match=r"config\.json: unreadable export config .*the key 'alpha' is given twice"):
+        read_json(path, "export config (JSON)", "export again")
+    path.write_text('{"format_version": 2, "model": {"alpha": 0.9}, "other": {"alpha": 0.1}}')  # one per object: fine
+    assert read_json(path, "export config (JSON)", "export again")["other"] == {"alpha": 0.1}

@@ -447,6 +447,17 @@ def test_bad_keys_files_are_named(tmp_path, keys, says):
         read_keys(keys_file(tmp_path, keys))
 
 
+def test_a_tenant_given_twice_in_the_keys_file_is_refused(tmp_path):
+    """Python's json keeps the last of two values silently: the first key (an operator's old one, still in use by
+    its agents) would stop working with no word why."""
+    from sam_model.io import SAMFileError
+
+    path = tmp_path / "keys.json"
+    path.write_text(f'{{"acme": "{"k" * 20}", "acme": "{"j" * 20}"}}')
+    with pytest.raises(SAMFileError, match=r"keys\.json: .*the key 'acme' is given twice"):
+        read_keys(path)
+
+
 def test_the_service_leaves_bf16_out_of_auto_unless_asked(tiny_bert_dir, tmp_path, monkeypatch):
     from sam_model.models import bf16_text
     from sam_model.serve.cli import build, parser

@@ -137,6 +137,8 @@ def test_sgd_golden_file_is_a_valid_log(shared_dir):
      "bare NaN is not JSON"),
     ('{"episode_id": "a", "step": 0, "kind": "user", "text": "x", "state": {"constraints": {"b": -Infinity}}}',
      "bare -Infinity is not JSON"),
+    ('{"episode_id": "a", "step": 0, "kind": "user", "kind": "tool", "text": "x"}',  # Python's json keeps the last
+     "the key 'kind' is given twice in one object (keep one)"),
     ('{"episode_id": "a", "step": 0, "kind": "user", "text": "x", "meta": ' + "[" * 100_000 + "]" * 100_000 + "}",
      "nested too deeply"),
 ])

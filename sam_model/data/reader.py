@@ -103,8 +103,8 @@ def parse_json_line(text: str | bytes, source: str, lineno: int) -> object:
     except json.JSONDecodeError as exc:
         raise LogFormatError(source, lineno,
                              f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})") from None
-    except ValueError as exc:  # a bare constant, or a number out of range
-        raise LogFormatError(source, lineno, f"invalid JSON ({exc}; write null, or a number such as 0)") from None
+    except ValueError as exc:  # a bare constant, a number out of range, a key given twice: each says what to do
+        raise LogFormatError(source, lineno, f"invalid JSON ({exc})") from None
     except RecursionError:
         raise LogFormatError(source, lineno, "invalid JSON (nested too deeply to read; an event is a flat object "
                                              "of a few levels)") from None

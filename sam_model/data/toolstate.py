@@ -162,7 +162,7 @@ def parse_tool_calls(message: Mapping[str, Any], where: str) -> list[ToolCall]:
         args = fn.get("arguments")
         if isinstance(args, str):
             try:
-                decoded = strict_loads(args) if args.strip() else {}
+                decoded = strict_loads(args, unique=False) if args.strip() else {}  # a key twice: the tool got the last
             except (ValueError, RecursionError):  # not JSON (NaN, 1e400 included): kept as the raw string
                 decoded = args
             args = decoded if isinstance(decoded, dict) else args

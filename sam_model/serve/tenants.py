@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, reading
+from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, reading, unique_keys
 from sam_model.memory.scoped import ScopedMemory
 from sam_model.serve.wal import LogWriteError, WriteAheadLog
 from sam_model.store import StoreConfig
@@ -61,7 +61,7 @@ def read_keys(path: str | os.PathLike) -> dict[str, str]:
     """api key -> tenant, from the keys file (every problem named with the file and the tenant)."""
     path = Path(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)  # a tenant twice: refused
     except FileNotFoundError:
         raise SAMFileError(f"keys file not found: {path} (write {{\"tenant\": \"<key of >= {MIN_KEY_CHARS} chars>\"}})") from None
     except (OSError, UnicodeDecodeError, ValueError) as err:

@@ -110,11 +110,13 @@ def _resolve(args: list[str] | None) -> list[str] | None:
     resolved = cli_config.resolve_configs(argv)
     for f in cli_config.config_files(resolved):  # read here so that a bad one is named (the parser names none)
         try:
-            Path(f).read_text(encoding="utf-8")
+            text = Path(f).read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise SAMFileError(f"--config {f}: not UTF-8 (byte {exc.start}); re-save it as UTF-8") from None
         except OSError:
-            pass  # a missing file: the parser's own message names it
+            continue  # a missing file: the parser's own message names it
+        if (twice := cli_config.repeated_key(text)) is not None:
+            raise SAMFileError(f"--config {f}: {twice}")
     asks = {"-h", "--help", "--print_config"}
     if "fit" in argv and not cli_config.config_files(argv) and not any(a.split("=")[0] in asks or a.endswith(".help")
                                                                      for a in argv):

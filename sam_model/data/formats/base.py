@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sam_model.io import SAMFileError
+from sam_model.io import SAMFileError, unique_keys
 
 
 def _refuse_constant(name: str) -> Any:
@@ -25,14 +25,19 @@ def _refuse_constant(name: str) -> Any:
 def _finite(text: str) -> float:
     value = float(text)
     if value != value or value in (float("inf"), float("-inf")):
-        raise ValueError(f"the number {text[:40]} is out of range (it would be Infinity, which is not JSON)")
+        raise ValueError(f"the number {text[:40]} is out of range (it would be Infinity, which is not JSON; write a "
+                         "smaller number, or null)")
     return value
 
 
-def strict_loads(text: str) -> Any:
+def strict_loads(text: str, unique: bool = True) -> Any:
     """JSON as every other reader reads it: no bare NaN/Infinity, no number that overflows to infinity (Python's
-    json takes both, and a log written from them is one no JSON reader, ours included, reads back)."""
-    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
+    json takes both, and a log written from them is one no JSON reader, ours included, reads back), and with
+    ``unique`` no key given twice in one object (Python keeps the last silently; io.unique_keys). ``unique=False``
+    is for text a model wrote that a program already read the Python way (a tool call's arguments: the tool ran
+    with the last value)."""
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite,
+                      object_pairs_hook=unique_keys if unique else None)
 
 
 class TranscriptFormatError(SAMFileError):
