@@ -324,3 +324,37 @@ def test_a_step_whose_updater_failed_can_be_retried_and_the_run_resumes(tmp_path
         except TimeoutError:
             c.step(tasks, feedback)  # the agent retries the batch
     make(w, "always").run(random_stream(6), NumMemory(0.0), resume=True)
+
+
+@pytest.mark.parametrize("gate", ["always", "random(0.5,3)", "mmt(0.9,0.0)"])
+def test_a_step_that_failed_mid_comparison_is_taken_back_whole(tmp_path, gate):
+    """Found by review: the batch joined the evaluation pools before the comparison; an evaluator that timed out
+    there left it in, a retry added it again, the gate's draws had moved, and the workdir no longer resumed. Now
+    the failed step is undone: the run with a retry makes the decisions of a run without the failure, and
+    resumes."""
+    class Timeout(CountingEvaluator):
+        def correct(self, memory, tasks):
+            if self.calls == 3:  # the second comparison, judging the candidate
+                self.calls += 1
+                raise TimeoutError("judge timed out")
+            return super().correct(memory, tasks)
+
+    stream = random_stream(8)
+    clean = make(tmp_path / "clean", gate)
+    clean.run(stream, NumMemory(0.0))
+    c = make(tmp_path / "w", gate, evaluator=Timeout())
+    c.start(NumMemory(0.0))
+    failed = 0
+    for tasks, feedback in stream:
+        try:
+            c.step(tasks, feedback)
+        except TimeoutError:
+            failed += 1
+            assert len(c.evalset) == sum(len(b) for b, _ in stream[:c.t])  # the batch is out again
+            assert not (tmp_path / "w" / "tasks" / f"t{c.t + 1:06d}.npy").exists()
+            c.step(tasks, feedback)  # the agent retries the batch
+    assert failed == (1 if c.comparisons >= 2 else 0) and (failed or gate != "always")
+    assert _strip(c.read_manifest()) == _strip(clean.read_manifest())
+    back = make(tmp_path / "w", gate)
+    back.run(random_stream(9), NumMemory(0.0), resume=True)
+    assert back.t == 9 and len(back.evalset) == sum(len(b) for b, _ in random_stream(9))

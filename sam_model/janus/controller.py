@@ -25,6 +25,7 @@ the tasks).
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import re
@@ -123,6 +124,7 @@ class JanusController:
         self.kept: set[str] = set()  # checkpoints that must never be deleted
         self.comparisons = 0
         self._phi: np.ndarray | None = None  # φ(M_{t−1}), cached
+        self._saved_t = 0  # the last t whose state.json was written (a step that failed before it is undone)
         self._held = 0  # nesting of _holding() (run() holds the workdir across its steps)
         self._lock: contextlib.ExitStack | None = None
 
@@ -168,6 +170,7 @@ class JanusController:
                  "evalset": self.evalset.state_dict(),
                  "decision": None if decision is None else asdict(decision)}
         atomic_write_text(self.state_path, json.dumps(state))
+        self._saved_t = self.t
 
     def _append_manifest(self, decision: StepDecision) -> None:
         with open(self.manifest_path, "a", encoding="utf-8") as fh:
@@ -220,9 +223,34 @@ class JanusController:
             np.save(fh, emb)
 
     def step(self, tasks: Sequence[Any], feedback: Any = None) -> StepDecision:
-        """One update: propose, maybe compare, deploy; then checkpoint, save state, log the decision."""
+        """One update: propose, maybe compare, deploy; then checkpoint, save state, log the decision.
+
+        A step that raises before its state is saved (an evaluator's timeout mid-comparison, a full disk at a
+        checkpoint) is taken back whole: the evaluation set (the batch, the boundary queue, the random draws),
+        the gate, the counters and this step's files are as before it, so the agent can step the same batch
+        again and the workdir still resumes (before, a comparison that failed after the batch joined the pools
+        left the batch in twice on a retry, and a resume refused the run)."""
         with self._holding():
-            return self._step(tasks, feedback)
+            before = (self.t, self.memory, self._phi, self.deployed, set(self.kept), self.comparisons,
+                      len(self.evalset), copy.deepcopy(self.evalset.state_dict()),
+                      copy.deepcopy(self.gate.state_dict()))
+            try:
+                return self._step(tasks, feedback)
+            except BaseException:
+                if self._saved_t <= before[0]:  # this step's state.json was never written: undo it
+                    self._take_back(before)
+                raise
+
+    def _take_back(self, before: tuple) -> None:
+        t, self.memory, self._phi, self.deployed, self.kept, self.comparisons, n, evalset, gate = before
+        self.t = t
+        self.evalset.truncate(n)
+        self.evalset.load_state_dict(evalset)
+        self.gate.load_state_dict(gate)
+        named = self.kept | {self.deployed}
+        for rel in (f"tasks/t{t + 1:06d}.npy", f"memories/t{t + 1:06d}.cand.mem", f"memories/t{t + 1:06d}.mem"):
+            if rel not in named:
+                (self.workdir / rel).unlink(missing_ok=True)
 
     def _step(self, tasks: Sequence[Any], feedback: Any = None) -> StepDecision:
         if self.memory is None:
@@ -357,7 +385,7 @@ class JanusController:
             if key not in state or not ok(state[key]):
                 raise SAMFileError(f"{self.state_path}: field '{key}' must be {want}, got "
                                    f"{json.dumps(state.get(key), default=repr)[:60]}; the run cannot be resumed")
-        self.t = state["t"]
+        self.t = self._saved_t = state["t"]
         decisions = self.read_manifest()
         last = decisions[-1].t if decisions else 0
         if last == self.t - 1 and state["decision"] is not None:

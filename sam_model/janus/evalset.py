@@ -159,6 +159,22 @@ class HybridEvalSet:
         self.fresh_start = len(self.tasks)
         return len(flipped)
 
+    def truncate(self, n: int) -> None:
+        """Forget every task after the first ``n`` (a step that failed after its batch joined: the controller
+        takes the batch back, so that a retry adds it once and the run still resumes)."""
+        if not 0 <= n <= len(self.tasks):
+            raise ValueError(f"cannot truncate {len(self.tasks)} tasks to {n}")
+        del self.tasks[n:]
+        kept, rows = [], 0
+        for e in self._emb:
+            if rows >= n:
+                break
+            kept.append(e[: n - rows])
+            rows += len(kept[-1])
+        self._emb, self._emb_cache = kept, None
+        self.boundary = [i for i in self.boundary if i < n]
+        self.fresh_start = min(self.fresh_start, n)
+
     # -- resume -------------------------------------------------------------------------------------------
     def state_dict(self) -> dict:
         """Everything but the tasks and their embeddings (the controller stores those per batch)."""
