@@ -61,8 +61,23 @@ def test_splits_without_decision_points_are_named(write_log, tmp_path):
     dm = AgentLogDataModule(train=[str(good)], val=[str(train)], cache_dir=str(tmp_path / "cache"))
     with pytest.raises(SAMFileError, match=rf"{train}: the validation split has no decision points"):
         dm.setup("fit")
-    dm = AgentLogDataModule(train=[str(good)], val=[str(good)], cache_dir=str(tmp_path / "cache"))
+    other = write_log(labelled("c") + labelled("d"), "other.jsonl")
+    dm = AgentLogDataModule(train=[str(good)], val=[str(other)], cache_dir=str(tmp_path / "cache"))
     dm.setup("fit")  # both have decision points
+
+
+def test_the_same_conversations_in_two_sources_are_refused(write_log, tmp_path):
+    """A file listed beside an export that contains it trained its conversations twice, and a validation file
+    holding training conversations validated on what was trained on, without a word. The same id with other
+    events is another agent's conversation: both are kept."""
+    good = write_log(labelled("a") + labelled("b"), "good.jsonl")
+    copy = write_log(labelled("b") + labelled("x"), "export.jsonl")
+    for kw, says in [({"train": [str(good), str(copy)]}, f"episode 'b' is in both {good} and {copy}"),
+                     ({"train": [str(good)], "val": [str(copy)]}, f"episode 'b' is in both {good} and data.val")]:
+        with pytest.raises(ValueError, match=says + " with the same events"):
+            AgentLogDataModule(**kw, cache_dir=str(tmp_path / "cache")).setup("fit")
+    other_agent = write_log([dict(e, text=e["text"] + " (another agent)") for e in labelled("b")], "agent2.jsonl")
+    AgentLogDataModule(train=[str(good), str(other_agent)], cache_dir=str(tmp_path / "cache")).setup("fit")
 
 
 def test_validation_skips_batches_without_decision_points(tmp_path, tiny_bert_dir):

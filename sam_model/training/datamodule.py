@@ -97,6 +97,19 @@ def concat_lives(episodes, sizes: list[int]):
     return datasets.Dataset.from_list(list(rows()), features=episodes.features)
 
 
+def same_episode(parts: list, names: list[str]) -> tuple[str, str, str] | None:
+    """The first episode that two of ``parts`` (episode datasets, one per source ``names``) hold alike: the same id
+    and the same events, as when one export is listed beside a file it contains. (id, name, other name), or None.
+    An id two sources share with different events is two agents' conversations and is not reported."""
+    first: dict[str, tuple[int, int]] = {}
+    for i, part in enumerate(parts):
+        for row, eid in enumerate(part["episode_id"]):
+            j, other = first.setdefault(eid, (i, row))
+            if j != i and all(part[row][k] == parts[j][other][k] for k in ("steps", "kinds", "texts")):
+                return eid, names[j], names[i]
+    return None
+
+
 def repeat_counts(train: list[str], repeat: dict[str, int] | list[int] | None) -> list[int]:
     """One read count per ``train`` source from ``data.repeat`` (see AgentLogDataModule): a mapping names sources
     by path or file/folder name (the others are read once); a list gives one count per source."""
@@ -196,6 +209,12 @@ class AgentLogDataModule(pl.LightningDataModule):
         hp = self.hparams
         repeat = repeat_counts(list(hp.train), hp.repeat)
         parts = [self._load([p], hp.max_dialogues, hp.sgd_every) for p in hp.train]
+        val = self._load(list(hp.val), hp.max_val_dialogues) if hp.val else None
+        if (same := same_episode(parts + ([val] if val is not None else []), [*hp.train, "data.val"])) is not None:
+            eid, a, b = same
+            raise ValueError(f"episode {eid!r} is in both {a} and {b} with the same events: it would train twice, or "
+                             "be validated on what it trained on; give each conversation once (data.repeat reads a "
+                             "source more often)")
         # Provenance links may point to a kind only if every training source labels it useful: in SGD the
         # result lists that name every option never are, while tool-call transcripts label results most;
         # a mixed model must not make results link targets in dialogues (with one source: its useful kinds).
@@ -208,7 +227,7 @@ class AgentLogDataModule(pl.LightningDataModule):
             [part for part, r in zip(parts, repeat) for _ in range(r)])
         sizes = list(hp.lives or [1])
         if hp.val:
-            self._train, self._val = train, self._load(list(hp.val), hp.max_val_dialogues)
+            self._train, self._val = train, val
         else:
             if len(train) < 2:
                 raise ValueError("need at least 2 episodes to hold out a validation split; pass `val` files")
