@@ -410,7 +410,7 @@ class MemoryStore:
         memories = list(memories)
         check_metadata(metadata)
         for n, m in enumerate(memories):  # before anything is recorded: a refused add changes nothing
-            _check_memory(m, f"memories[{n}]")
+            check_memory(m, f"memories[{n}]")
         recs = [self.recorder.record(m) if isinstance(m, Event) else m for m in memories]
         if self.config.chunking is not None and all(isinstance(r, MemoryRecord) for r in recs):
             chunked = chunk_records(recs, self.config.chunker)
@@ -456,7 +456,7 @@ class MemoryStore:
         """Replace a stored memory by a new version of it (same id; it keeps its place in the write order and
         its scopes): a revised state (sam_model.data.transcripts.TranscriptState.feed) or a re-written summary.
         A chunked memory is replaced by its new chunks (at the end of the write order, with the old scopes)."""
-        _check_memory(memory, "memory")
+        check_memory(memory, "memory")
         if memory.id in self._chunks or (self.config.chunking is not None and vector is None
                                          and len(chunk_records([memory], self.config.chunker)) > 1):
             old = self._entries[self._chunks[memory.id][0]] if memory.id in self._chunks else self._entries.get(memory.id)
@@ -803,7 +803,7 @@ def _step_of(i: Any) -> int | None:
     return int(tail) if tail.isdigit() else None
 
 
-def _check_memory(m: Any, name: str) -> None:
+def check_memory(m: Any, name: str) -> None:
     """A memory to add: an id, a non-blank text within the limit, a kind, and a step that is None or an int >= 0."""
     for attr in ("id", "text", "kind") if not isinstance(m, Event) else ("text", "kind"):
         if not hasattr(m, attr):
@@ -831,4 +831,4 @@ def store_config_of(model: Any) -> StoreConfig:
     return dataclasses.replace(store.config) if isinstance(store, MemoryStore) else StoreConfig(provenance=False)
 
 
-__all__ = ["Hit", "MemoryRecord", "MemoryStore", "StoreConfig", "encoder_of", "store_config_of"]
+__all__ = ["Hit", "MemoryRecord", "MemoryStore", "StoreConfig", "check_memory", "encoder_of", "store_config_of"]

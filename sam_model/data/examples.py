@@ -92,8 +92,9 @@ class MemoryRecorder:
     def __init__(self) -> None:
         self._last: dict[Any, list] = {}  # episode -> [state before, task key, task start step]
 
-    def record(self, event: Event, state: State | None = None) -> MemoryRecord:
-        """The record of ``event`` (with ``state`` in place of event.state when given), and remember it."""
+    def record(self, event: Event, state: State | None = None, commit: bool = True) -> MemoryRecord:
+        """The record of ``event`` (with ``state`` in place of event.state when given), and remember it (not with
+        ``commit=False``: a writer that may still fail reads the record first and commits once it cannot)."""
         if state is not None and state is not event.state:
             event = dataclasses.replace(event, state=state)
         source = event.meta.get(SOURCE_KEY) if event.meta else None
@@ -102,7 +103,8 @@ class MemoryRecorder:
             prev, start = None, event.step
         else:
             prev, start = last[0], last[2] if last[2] is not None else event.step
-        self._last[event.episode_id] = [event.state, source, start, prev]
+        if commit:
+            self._last[event.episode_id] = [event.state, source, start, prev]
         return memory_record(event, prev, start)
 
     def revise(self, event: Event) -> MemoryRecord:

@@ -59,8 +59,6 @@ class SAMMemory:
         self.rules = BankRules(self.bank, encode=lambda units: self.encoder.encode_memories(units))
         self.k = check_k(k)
         self._enter(episode_id)
-        self.last_hits: list[Hit] = []
-        self.last_used: list[str] = []
 
     @property
     def lock(self):
@@ -72,13 +70,15 @@ class SAMMemory:
     @locked
     def observe(self, event: Event | str, state: State | None = None, kind: str = "observation") -> MemoryUnit | None:
         """Write what the agent saw. ``event`` is an Event, or a text (of ``kind``) at the next step."""
-        if isinstance(event, str):
-            event = Event(self.episode_id, self.next_step, kind, event, state or self.state)
+        if isinstance(event, str):  # the next step of the episode in the bank: another agent may share it
+            step = max(self.next_step, self.bank.store.next_step(self.episode_id) or 0)
+            event = Event(self.episode_id, step, kind, event, state or self.state)
         state = event.state if state is None else state
+        unit = self.rules.observe(event, state=state)  # refused (a bad state, an encoder error): nothing changes
         if event.episode_id == self.episode_id:
             self.next_step = max(self.next_step, event.step + 1)
         self.state = state
-        return self.rules.observe(event, state=state)
+        return unit
 
     @locked
     def begin(self, episode_id: str | None = None) -> None:
@@ -90,8 +90,14 @@ class SAMMemory:
         self.bank.recorder.new_task(self.episode_id, self.next_step)
 
     def _enter(self, episode_id: str) -> None:
-        """Continue (or open) the episode: its step counter and last state come from the bank."""
+        """Continue (or open) the episode: its step counter and last state come from the bank; the hits of the
+        last retrieve are forgotten (they were another episode's: citing "[1]" in this one must not reinforce
+        them)."""
+        if not isinstance(episode_id, str) or not episode_id:
+            raise ValueError(f"episode_id must be a non-empty string, got {episode_id!r}")
         self.episode_id = episode_id
+        self.last_hits: list[Hit] = []
+        self.last_used: list[str] = []
         self.next_step = self.bank.store.next_step(episode_id) or 0
         self.state = self.bank.last_state.get(episode_id, State())
 
@@ -120,7 +126,7 @@ class SAMMemory:
         cited = {int(a or b) for a, b in _CITE.findall(text)}
         used = []
         for i, hit in enumerate(self.last_hits, 1):
-            if hit.id not in self.bank:
+            if hit.id not in self.bank or (self.scope == "episode" and hit.episode_id != self.episode_id):
                 continue
             u = self.bank.unit(hit.id)
             if i in cited or values_in(text, [v for v in u.entities if len(v) > 2]):

@@ -103,15 +103,20 @@ class MemoryBank:
         values: sam_model.data.examples.MemoryRecorder); default: the unit's own text and facts."""
         if unit.id in self.units:
             raise ValueError(f"memory {unit.id!r} is already in the bank (ids are episode#step and must be unique)")
-        v = self._check_vector(vector, unit.id)
-        self.units[unit.id] = unit
-        self.store.add([record if record is not None else self.record_of(unit)], v[None])
+        v = self.check_vector(vector, unit.id)
+        self.units[unit.id] = unit  # record_of reads it
+        try:  # the store checks the record (text size, step, kind): one it refuses must leave no unit behind,
+            self.store.add([record if record is not None else self.record_of(unit)], v[None])
+        except BaseException:  # or every later save failed on a unit the index does not hold
+            del self.units[unit.id]
+            raise
         self._index(unit)
 
     def vector(self, uid: str) -> np.ndarray:
         """The unit's vector (dim,), float32, read from the index that searches it (its one owner)."""
         return self.vectors([uid])[0]
 
+    @locked  # a unit moving between tiers is in neither for a moment: a reader without the lock missed it
     def vectors(self, ids: Sequence[str]) -> np.ndarray:
         """The units' vectors (n, dim), float32, read from the index."""
         return self.tiers.get_vectors(list(ids)) if len(ids) else np.zeros((0, self.dim), np.float32)
@@ -125,7 +130,7 @@ class MemoryBank:
     @locked
     def set_embedding(self, uid: str, vector: np.ndarray) -> None:
         """Replace a unit's vector and text in the store (a summary re-encoded after it absorbed more facts)."""
-        v = self._check_vector(vector, uid)
+        v = self.check_vector(vector, uid)
         tier = self.tiers.tier_of(uid) or WORKING
         self.store.update(self.record_of(self.units[uid]), v)
         if tier == LONGTERM:
@@ -141,6 +146,9 @@ class MemoryBank:
                 self.last_unit[unit.episode_id] = preds[0]
             else:
                 del self.last_unit[unit.episode_id]
+        for other in self.units.values():  # what it corrected is corrected by its heir now (or by nothing)
+            if other.superseded_by == uid:
+                other.superseded_by = heir if heir is not None and heir != other.id else None
         self.graph.detach(uid, heir)
         self.store.delete([uid])
         del self.units[uid]
@@ -170,7 +178,9 @@ class MemoryBank:
     def _index(self, unit: MemoryUnit) -> None:
         self.by_phase.setdefault((unit.episode_id, unit.phase), set()).add(unit.id)
 
-    def _check_vector(self, vector, uid: str) -> np.ndarray:
+    def check_vector(self, vector, uid: str) -> np.ndarray:
+        """``vector`` as the bank stores it (float32, dim), or ValueError naming the memory: checked before a
+        writer changes anything (BankRules.observe)."""
         if vector is None:
             raise ValueError(f"memory {uid!r} has no embedding; encode it before adding it to the bank")
         v = np.asarray(vector, np.float32).reshape(-1)
@@ -201,7 +211,7 @@ class MemoryBank:
         ``rerank_bonus`` the rest of the path's score.
         """
         cfg = self.config
-        q = self._check_vector(query, "<query>")
+        q = self.check_vector(query, "<query>")
         check_k(k)
         ref: dict[str, float] = {}  # the best importance among the candidates: every prior is relative to it
 
@@ -272,6 +282,10 @@ class MemoryBank:
     def save(self, path: str | Path) -> Path:
         """Write the bank to one file atomically: the previous file stays valid until the rename (and what
         killed saves left next to it is removed)."""
+        target = Path(path)
+        if target.is_file() and target.stat().st_size and not _is_bank(target):
+            raise SAMFileError(f"{target}: this file is not a memory bank; save the bank to a new path (a save "
+                               "replaces only a bank file)")
         units = list(self.units.values())
         emb = self.vectors([u.id for u in units])
         meta = {
@@ -337,9 +351,18 @@ class MemoryBank:
             bank.last_unit = meta["last_unit"]
             bank.last_state = {ep: State.from_json(s) for ep, s in meta["last_state"].items()}
             bank.entity_index = meta["entity_index"]
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:  # wrong types, 1e400
             raise SAMFileError(f"{p}: memory bank metadata is damaged ({exc!r}); {fix}") from None
         return bank
+
+
+def _is_bank(path: Path) -> bool:
+    """Whether ``path`` holds a bank file (what :meth:`MemoryBank.save` may replace: never someone's notes)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return json.loads(z["meta"].tobytes().decode("utf-8")).get("format") == FORMAT
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, RecursionError, AttributeError):
+        return False
 
 
 def _write(fh, meta: dict, embeddings: np.ndarray) -> None:

@@ -43,6 +43,7 @@ from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.tiers import LONGTERM, WORKING
 from sam_model.memory.unit import MemoryUnit, key_values, values_in
+from sam_model.store import check_memory
 
 Encode = Callable[[list[MemoryUnit]], np.ndarray]
 
@@ -72,22 +73,31 @@ class BankRules:
         """
         bank = self.bank
         state = event.state if state is None else state
+        if not isinstance(state, State):
+            raise TypeError(f"state must be a sam_model.data.schema.State, got {type(state).__name__}")
+        check_memory(event, "event")
         if f"{event.episode_id}#{event.step}" in bank:
             raise ValueError(f"memory {event.episode_id}#{event.step} is already in the bank: "
                              "steps must be unique within an episode")
+        # What can still fail (the record, the encoder) runs before anything changes: a write that failed (an
+        # encoder timeout) and was retried must find the bank as it was, or the retry's record lost its facts
+        record = bank.recorder.record(event, state, commit=False)
+        kept = self.keeps(event.kind, state.phase)
+        if kept:
+            unit = MemoryUnit.from_record(record, event, bank.clock + 1, state)
+            if embedding is None:
+                if self.encode is None:
+                    raise ValueError("BankRules.observe needs an embedding, or BankRules built with encode=...")
+                embedding = self.encode([unit])[0]
+            embedding = bank.check_vector(embedding, unit.id)
         bank.clock += 1
         ep = event.episode_id
         prev = bank.last_state.get(ep)
         bank.last_state[ep] = state
         self.on_state(ep, prev, state)
-        record = bank.recorder.record(event, state)  # every event: the next one is compared with this state
-        if not self.keeps(event.kind, state.phase):
+        bank.recorder.record(event, state)  # every event: the next one is compared with this state
+        if not kept:
             return None
-        unit = MemoryUnit.from_record(record, event, bank.clock, state)
-        if embedding is None:
-            if self.encode is None:
-                raise ValueError("BankRules.observe needs an embedding, or BankRules built with encode=...")
-            embedding = self.encode([unit])[0]
         bank.add(unit, embedding, record)
         self.link(unit, state)
         unit.set_importance(1.0 + (self.cfg.fact_bonus if unit.facts else 0.0), bank.clock)
@@ -229,6 +239,9 @@ class BankRules:
                 break
             out = {u.id for u in victims}
             for u in victims:
+                if u.id in keep:  # took a pruned unit's facts in this batch (a summary): pruning it lost them
+                    out.discard(u.id)
+                    continue
                 heir = self.absorb(u, out)
                 if heir is not None:
                     touched.add(heir)
@@ -280,6 +293,9 @@ class BankRules:
         sid = f"{victim.episode_id}#summary:{victim.phase}"
         if sid == victim.id:
             return None  # a summary being pruned: its facts are forgotten
+        other = bank.units.get(sid)
+        if other is not None and (other.kind != "summary" or other.episode_id != victim.episode_id):
+            return None  # the id is another episode's memory ('a' in phase 'p#5', episode 'a#summary:p' at step 5)
         if sid not in bank:
             unit = MemoryUnit(sid, summary_text(victim.phase, {}), "summary", victim.phase, victim.episode_id,
                               victim.step, victim.time, self.now(), stamp=self.now())
