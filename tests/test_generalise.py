@@ -279,7 +279,9 @@ def test_lodo_seeds_interval_holds_the_seed_spread_and_pairs_the_decisions(tmp_p
             rows.append({"domain": domain, "variant": "plots", "best_baseline": "bm25"})
         (run / "lodo.json").write_text(json.dumps(rows))
         runs.append(run)
-    s = lodo_seeds.summarise(lodo_seeds.load(runs, "plots", "fusion"), boot=500)
+    data, shared = lodo_seeds.load(runs, "plots", "fusion")
+    assert shared == {"a": True, "b": True}  # the same decisions in every seed: drawn once per replicate
+    s = lodo_seeds.summarise(data, boot=500, shared=shared)
     # plots is the baseline + 0.1 on every decision of every seed: paired, its interval is exactly that
     assert s["a"]["variant - baseline"] == pytest.approx((0.1, 0.1, 0.1))
     assert s["average"]["variant - baseline"] == pytest.approx((0.1, 0.1, 0.1))
@@ -288,6 +290,14 @@ def test_lodo_seeds_interval_holds_the_seed_spread_and_pairs_the_decisions(tmp_p
     assert mean == pytest.approx(0.1) and lo < -0.1 and hi > 0.3
     assert s["a"]["per_seed"]["reference"][1] - s["a"]["per_seed"]["reference"][0] == pytest.approx(0.3, abs=1e-3)
     assert "| **average** |" in lodo_seeds.table(s, "plots", "fusion")
+    # three copies of one seed are one seed: the interval over them is the one seed's (the review found the
+    # decisions drawn per seed, which made it 40 % narrower)
+    one = [data["b"][0]] * 3
+    rng = np.random.default_rng(1)
+    copies = lodo_seeds.two_level(one, rng, 2000, shared=True)["reference"]
+    alone = lodo_seeds.two_level(one[:1], np.random.default_rng(1), 2000)["reference"]
+    assert np.std(copies) == pytest.approx(np.std(alone), rel=0.15)
+    assert np.std(lodo_seeds.two_level(one, np.random.default_rng(1), 2000)["reference"]) < 0.75 * np.std(alone)
     with pytest.raises(SystemExit, match="no method 'lexcv'"):
         lodo_seeds.load(runs, "lexcv", "fusion")
     (runs[2] / "lodo.json").write_text(json.dumps([{"domain": "a", "variant": "plots", "best_baseline": "bm25"}]))

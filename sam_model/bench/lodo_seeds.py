@@ -28,14 +28,18 @@ from sam_model.io import atomic_write_text, cli_name
 BOOT = 4000
 
 
-def load(runs: list[Path], variant: str, reference: str) -> dict[str, list[dict[str, np.ndarray]]]:
-    """Per domain, per seed (run): reciprocal ranks of the variant, the reference and the run's best baseline."""
+def load(runs: list[Path], variant: str, reference: str
+         ) -> tuple[dict[str, list[dict[str, np.ndarray]]], dict[str, bool]]:
+    """Per domain, per seed (run): reciprocal ranks of the variant, the reference and the run's best baseline;
+    ``and per domain whether every seed ranked the same decisions."""
     out: dict[str, list[dict[str, np.ndarray]]] = {}
+    keys: dict[str, list] = {}
     for run in runs:
         rows = json.loads((run / "lodo.json").read_text(encoding="utf-8"))
         for domain in dict.fromkeys(r["domain"] for r in rows):
             best = next(r["best_baseline"] for r in rows if r["domain"] == domain)
-            _, methods = per_query(run / domain)
+            decisions, methods = per_query(run / domain)
+            keys.setdefault(domain, []).append(decisions)
             for name in (variant, reference, best):
                 if name not in methods:
                     raise SystemExit(f"error: {run / domain / 'per_query.jsonl'} has no method {name!r} (it has: "
@@ -46,19 +50,29 @@ def load(runs: list[Path], variant: str, reference: str) -> dict[str, list[dict[
         if len(seeds) != len(runs):
             raise SystemExit(f"error: domain {domain} is in {len(seeds)} of the {len(runs)} runs; give runs that "
                              "left out the same domains")
-    return out
+    return out, {d: all(k == ks[0] for k in ks) for d, ks in keys.items()}
 
 
-def two_level(seeds: list[dict[str, np.ndarray]], rng: np.random.Generator, boot: int = BOOT) -> dict[str, np.ndarray]:
-    """``boot`` bootstrap replicates of each method's mean reciprocal rank (seeds, then decisions, resampled)."""
+def two_level(seeds: list[dict[str, np.ndarray]], rng: np.random.Generator, boot: int = BOOT,
+              shared: bool = False) -> dict[str, np.ndarray]:
+    """``boot`` bootstrap replicates of each method's mean reciprocal rank (seeds, then decisions, resampled).
+
+    ``shared``: every seed ranked the same decisions (a fixed test split), so each replicate draws the decisions
+    once for all its seeds. Why it matters: drawn per seed, the decisions' spread would average out over the
+    seeds as if each seed had its own test set, and three copies of one run would get an interval 40 % narrower
+    than the run's own. Seeds with decisions of their own (a sample drawn per seed) are drawn per seed."""
     k = len(seeds)
     reps = {m: np.empty(boot) for m in seeds[0]}
+    sizes = {len(next(iter(s.values()))) for s in seeds}  # every method of a seed ranked the same decisions
+    if shared and len(sizes) != 1:
+        raise ValueError(f"shared decisions need as many per seed, got {sorted(sizes)}")
     for b in range(boot):
         pick = rng.integers(0, k, size=k)
         sums = dict.fromkeys(reps, 0.0)
+        common = rng.integers(0, next(iter(sizes)), size=next(iter(sizes))) if shared else None
         for s in pick:
-            n = len(next(iter(seeds[s].values())))  # every method of a seed ranked the same decisions
-            idx = rng.integers(0, n, size=n)
+            n = len(next(iter(seeds[s].values())))
+            idx = common if shared else rng.integers(0, n, size=n)
             for m in reps:
                 sums[m] += seeds[s][m][idx].mean()
         for m in reps:
@@ -71,13 +85,15 @@ def ci(point: float, reps: np.ndarray) -> tuple[float, float, float]:
     return point, float(lo), float(hi)
 
 
-def summarise(data: dict[str, list[dict[str, np.ndarray]]], seed: int = 0, boot: int = BOOT) -> dict[str, dict]:
+def summarise(data: dict[str, list[dict[str, np.ndarray]]], seed: int = 0, boot: int = BOOT,
+              shared: dict[str, bool] | None = None) -> dict[str, dict]:
     """Per domain and on average: each method's mean MRR over seeds, variant − baseline, variant − reference,
-    reference − baseline, each (mean, low, high); and the per-seed MRRs."""
+    reference − baseline, each (mean, low, high); and the per-seed MRRs. ``shared``: per domain, whether the
+    seeds ranked the same decisions (two_level)."""
     rng = np.random.default_rng(seed)
     out, avg_reps, avg_points = {}, [], []
     for domain, seeds in data.items():
-        reps = two_level(seeds, rng, boot)
+        reps = two_level(seeds, rng, boot, shared=bool((shared or {}).get(domain)))
         point = {m: float(np.mean([s[m].mean() for s in seeds])) for m in seeds[0]}
         pairs = {"variant - baseline": ("variant", "baseline"), "variant - reference": ("variant", "reference"),
                  "reference - baseline": ("reference", "baseline")}
@@ -127,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     for run in args.runs:
         if not (run / "lodo.json").is_file():
             ap.error(f"{run / 'lodo.json'} not found: give bench.lodo --out folders")
-    summary = summarise(load(args.runs, args.variant, args.reference), boot=args.boot)
+    data, shared = load(args.runs, args.variant, args.reference)
+    summary = summarise(data, boot=args.boot, shared=shared)
     text = table(summary, args.variant, args.reference)
     print(text)
     if args.out:

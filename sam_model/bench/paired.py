@@ -77,7 +77,7 @@ def seeds_table(folder: Path, a: list[str], b: list[str], boot: int = 4000) -> s
              "|---|---|---|---|"]
     for key, title in METRICS:
         seeds = [{"a": np.asarray(methods[x][key]), "b": np.asarray(methods[y][key])} for x, y in zip(a, b)]
-        reps = two_level(seeds, np.random.default_rng(0), boot)
+        reps = two_level(seeds, np.random.default_rng(0), boot, shared=True)  # one evaluation: the same decisions
         point = {m: float(np.mean([s[m].mean() for s in seeds])) for m in ("a", "b")}
         per = {m: " / ".join(f"{s[m].mean():.3f}" for s in seeds) for m in ("a", "b")}
         lines.append(f"| {title} | {fmt(ci(point['a'], reps['a']))} ({per['a']}) | "
