@@ -379,3 +379,26 @@ def test_benchmark_searches_the_retrievers_store(demo_log):
             assert ranking[i].tolist() == [pos[h.id] for h in hits]
             assert set(ranking[i].tolist()) <= set(ex.candidate_range("episode"))  # only earlier memories
     assert any(g.tolist() != b.tolist() for g, b in zip(got, base))  # the re-rank did change rankings
+
+
+def test_metric_and_cli_edge_cases_a_review_found(demo_log, tmp_path, monkeypatch, capsys):
+    """nDCG credited relevant memories the method never returned (a short ranking: 0.43 for nothing relevant);
+    one decision made torchmetrics return scalars and evaluate.py a traceback; --compare sam-index-only replaced
+    the re-rank ablation's row; --split on an agent log was ignored yet reported as applied."""
+    from sam_model.retriever import SAMRetriever
+
+    pq = per_query_metrics([np.array([0, 1, 2]), np.array([], np.int64)], [np.array([99]), np.array([3])],
+                           [1, 5, 10], 100)
+    assert pq["ndcg@10"].tolist() == [0.0, 0.0] and pq["mrr"].tolist() == [0.0, 0.0]
+    one = per_query_metrics([np.array([4, 2])], [np.array([2])], [1, 5, 10], 100)
+    assert one["mrr"].shape == (1,) and one["mrr"][0] == 0.5
+    assert one["ndcg@10"][0] == pytest.approx(1 / math.log2(3))
+    monkeypatch.setattr(SAMRetriever, "load", classmethod(lambda cls, path, device=None: HashedBowRetriever()))
+    base = ["--retriever", "x", "--data", str(demo_log), "--baselines", "recency", "--latency-queries", "1"]
+    assert main([*base, "--out", str(tmp_path / "one"), "--max-queries", "1"]) == 0
+    assert json.loads((tmp_path / "one" / "report.json").read_text())["n_queries"] == 1
+    with pytest.raises(SystemExit):
+        main([*base, "--out", str(tmp_path / "c"), "--compare", "sam-index-only=x"])
+    assert "is taken" in capsys.readouterr().err
+    assert main([*base, "--out", str(tmp_path / "s"), "--split", "test"]) == 1
+    assert "is not a tool-call transcript file" in capsys.readouterr().err

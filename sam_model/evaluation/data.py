@@ -11,6 +11,7 @@ import os
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from sam_model.data.chunks import Chunking, chunk_record
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope, episode_memories, iter_examples
@@ -118,6 +119,15 @@ def build_eval_data(source: str, episodes: Iterable[Episode], scope: Scope,
 
 def load_eval_data(path: str | os.PathLike, scope: Scope, max_queries: int | None = None, seed: int = 0,
                    skip_bad_lines: bool = False, options: SourceOptions = SourceOptions()) -> EvalData:
+    if options.split != "all":  # transcripts alone have the fixed split: elsewhere it was ignored, yet reported
+        from sam_model.data import toolworlds
+        from sam_model.data.sources import source_kind
+        from sam_model.io import SAMFileError
+
+        if not toolworlds.is_spec(path) and source_kind(Path(path)) != "transcripts":  # worlds: transcripts
+            raise SAMFileError(f"--split {options.split}: {path} is not a tool-call transcript file, which alone has "
+                             "the fixed split by task group; hold decisions out by file (or --max-queries), and "
+                             "leave --split at all")
     episodes, skipped = load_episodes(path, skip_bad_lines, options)
     source = str(path) + (f" (split {options.split})" if options.split != "all" else "") + \
         (f" (lives of {options.life})" if options.life > 1 else "")

@@ -2,7 +2,7 @@
 
 Each ranking holds the top ``depth`` candidates of a query; the query's relevant memories
 that fall outside it are appended below them, so recall's denominator stays the full
-relevant set and Recall/Precision/nDCG at k <= depth are exact. MRR is MRR@depth: a first
+relevant set and Recall/Precision at k <= depth are exact; nDCG is computed from the ranking itself (:func:`ndcg`). MRR is MRR@depth: a first
 relevant hit beyond ``depth`` counts 0 (with the default depth of 100 this only matters in
 the global scope; episode ranges are shorter).
 """
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
-from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, RetrievalPrecision, RetrievalRecall
+from torchmetrics.retrieval import RetrievalMRR, RetrievalPrecision, RetrievalRecall
 
 from sam_model.evaluation.data import EvalData
 
@@ -64,18 +64,29 @@ def per_query_metrics(rankings: Sequence[np.ndarray], relevant: Sequence[np.ndar
                       depth: int) -> dict[str, np.ndarray]:
     """Every metric as an array with one value per query."""
     preds, target, indexes = retrieval_inputs(rankings, relevant, keep=max(NDCG_K, *ks))
-    metrics = {"mrr": RetrievalMRR(top_k=depth, aggregation=_per_query),
-               f"ndcg@{NDCG_K}": RetrievalNormalizedDCG(top_k=NDCG_K, aggregation=_per_query)}
+    metrics = {"mrr": RetrievalMRR(top_k=depth, aggregation=_per_query)}
     for k in ks:
         metrics[f"recall@{k}"] = RetrievalRecall(top_k=k, aggregation=_per_query)
         metrics[f"precision@{k}"] = RetrievalPrecision(top_k=k, aggregation=_per_query)
     out = {}
     for name, metric in metrics.items():
         metric.update(preds, target, indexes=indexes)
-        out[name] = metric.compute().double().numpy()
+        out[name] = np.atleast_1d(metric.compute().double().numpy())  # one query: torchmetrics gives a scalar
+    out[f"ndcg@{NDCG_K}"] = np.array([ndcg(top, rel, NDCG_K) for top, rel in zip(rankings, relevant)], np.float64)
     for k in ks:  # the whole relevant set inside the top k
         out[f"coverage@{k}"] = (out[f"recall@{k}"] >= 1.0 - 1e-9).astype(np.float64)
     return out
+
+
+def ndcg(top: np.ndarray, relevant: np.ndarray, k: int) -> float:
+    """nDCG@k with binary gains: DCG of the relevant memories among the ranking's first k over the DCG of an ideal
+    ranking (min(relevant, k) hits on top). Computed here, not by torchmetrics: its nDCG sorts every item of a
+    query, the relevant memories the method never returned (appended below the ranking with scores <= 0) too, so a
+    ranking shorter than k got credit for them (0.43 for a method that returned nothing relevant)."""
+    hits = np.isin(np.asarray(top)[:k], relevant).astype(np.float64)
+    discount = 1.0 / np.log2(np.arange(2, k + 2))
+    ideal = discount[: min(len(relevant), k)].sum()
+    return float((hits * discount[: len(hits)]).sum() / ideal) if ideal > 0 else 0.0
 
 
 def grounding(rankings: Sequence[np.ndarray], data: EvalData, k: int = 5) -> float | None:

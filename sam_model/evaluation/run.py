@@ -259,7 +259,7 @@ def _parse_compare(items: Sequence[str], parser: argparse.ArgumentParser) -> dic
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             parser.error(f"--compare takes NAME=DIR, got {item!r}")
-        if name in ("sam", *BASELINES) or name in out:
+        if name in ("sam", "sam-index-only", *BASELINES) or name in out:  # sam-index-only: the re-rank ablation
             parser.error(f"--compare name {name!r} is taken; pick another")
         out[name] = path
     return out
