@@ -402,3 +402,28 @@ def test_metric_and_cli_edge_cases_a_review_found(demo_log, tmp_path, monkeypatc
     assert "is taken" in capsys.readouterr().err
     assert main([*base, "--out", str(tmp_path / "s"), "--split", "test"]) == 1
     assert "is not a tool-call transcript file" in capsys.readouterr().err
+
+
+def test_a_chunked_ranking_is_deepened_to_the_events_it_must_hold(tmp_path):
+    """Ten long tool results (~110 chunks each): the chunk search was cut at depth x 8 chunks, which folded to 5-6
+    events, and a label at event rank 8 counted as never found (recency MRR 0 chunked, 0.125 whole)."""
+    import random
+
+    from sam_model.data.chunks import Chunking
+    from sam_model.evaluation.run import evaluate as run_evaluate
+
+    st = {"phase": "p", "subgoal_stack": [], "constraints": {}, "uncertainty_flags": [], "last_action_result": ""}
+    rnd = random.Random(0)
+    lines = [{"episode_id": "E", "step": 0, "kind": "user", "text": "my booking code is QX7Z", "state": st}]
+    lines += [{"episode_id": "E", "step": s, "kind": "result", "state": st,
+               "text": " ".join(rnd.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(3000))}
+              for s in range(1, 11)]
+    lines.append({"episode_id": "E", "step": 11, "kind": "user", "text": "use my booking code", "state": st,
+                  "useful_memory_steps": [3]})
+    log = tmp_path / "long.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    whole = run_evaluate(log, tmp_path / "whole", None, baselines=["recency"], latency_queries=1, quiet=True)
+    chunked = run_evaluate(log, tmp_path / "chunked", None, baselines=["recency"], chunking=Chunking(),
+                           latency_queries=1, quiet=True)
+    assert chunked["chunking"]["chunks"] > chunked["chunking"]["search_depth"]  # the cut would bite
+    assert chunked["methods"]["recency"]["mrr"] == pytest.approx(whole["methods"]["recency"]["mrr"]) == 0.125
