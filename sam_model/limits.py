@@ -38,6 +38,12 @@ def check_int(value: Any, name: str, lo: int = 1, hi: int = MAX_K) -> int:
     return int(value)
 
 
+def check_step(step: Any, name: str = "step") -> int | None:
+    """A query's ``step`` or ``task_start``: None (now, the current task) or an integer >= 0. Why checked: the time
+    features read any number, so -5, 3.7 or "3" ranked silently by another time than the caller's."""
+    return None if step is None else check_int(step, name, 0, 2**62)
+
+
 def check_k(k: Any, name: str = "k") -> int:
     """The number of results of a search: 1 to MAX_K."""
     return check_int(k, name, 1, MAX_K)

@@ -56,7 +56,7 @@ from sam_model.data.text import state_to_text
 from sam_model.encoding import Encoder
 from sam_model.index import MemoryIndex
 from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading, write_json_lists
-from sam_model.limits import check_batch_size, check_k, check_metadata, check_text
+from sam_model.limits import check_batch_size, check_k, check_metadata, check_step, check_text
 from sam_model.locking import gc_paused, locked, new_lock
 from sam_model.rerank import RERANK_DEPTH, best_first, lexical_bonus, slot_bonus, tie_keys
 from sam_model.rerank import rerank as rerank_candidates
@@ -561,6 +561,7 @@ class MemoryStore:
         check_k(k)
         st = as_state(state)
         check_text(observation, "observation", empty=True)
+        check_step(step), check_step(task_start, "task_start")
         if self.encoder is None:
             raise ValueError("this store has no encoder: search with search_vector(query_vector, ...)")
         if step is None:

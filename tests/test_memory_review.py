@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -169,3 +171,50 @@ def test_a_corrector_pruned_leaves_no_dangling_superseded_by():
 def test_episode_ids_must_be_strings():
     with pytest.raises(ValueError, match="episode_id must be a non-empty string, got 42"):
         SAMMemory(HashingEncoder(DIM), episode_id=42)
+
+
+@pytest.mark.parametrize("bad", [-5, 3.7, "3", 10**30, True])
+def test_a_querys_step_must_be_an_integer_from_0(bad):
+    """The time features read any number: step=-5, 3.7 or "3" ranked by another time than the caller's."""
+    from sam_model.memory import ScopedMemory
+
+    m = ScopedMemory(HashingEncoder(DIM))
+    m.add("my budget is 500", user_id="mia")
+    for kw in ({"step": bad}, {"task_start": bad}):
+        with pytest.raises(ValueError, match=f"{next(iter(kw))} must be an integer from 0"):
+            m.search("budget", {"phase": "plan"}, user_id="mia", **kw)
+    mem = SAMMemory(HashingEncoder(DIM), episode_id="e")
+    mem.observe("my budget is 500", State("plan"), "user")
+    with pytest.raises(ValueError, match="step must be an integer from 0"):
+        mem.retrieve(State("plan"), "budget", step=bad)
+    with pytest.raises(ValueError, match="more than the limit"):
+        mem.retrieve(State("plan"), "z " * 60_000)
+
+
+@pytest.mark.parametrize("edit, says", [
+    ('"k": 5', "k must be an integer from 1"),  # replaced by 1e400 below
+    (None, "base['mia'] must be an integer from 0"),
+    ({"mia": {}}, "a conversation tracker must have the fields"),
+    ({"mia": {"episode_id": "mia", "events": [], "phase": "start", "run_code": "x"}}, "unknown conversation tracker"),
+    ({"mia": {"episode_id": 5, "events": [], "phase": "start"}}, "conversation tracker field 'episode_id' must be a str"),
+])
+def test_a_damaged_scoped_json_is_one_line_naming_it(tmp_path, edit, says):
+    """A hand-edited scoped.json loaded (k 2.9 as 2, a negative base, an empty tracker) and failed at the next add,
+    or raised OverflowError on 1e400."""
+    import json
+
+    from sam_model.memory import ScopedMemory
+
+    m = ScopedMemory(HashingEncoder(DIM))
+    m.add([{"role": "user", "content": "I'm mia, budget 500"}], user_id="mia")
+    m.save(tmp_path / "s")
+    f = tmp_path / "s" / "scoped.json"
+    d = json.loads(f.read_text())
+    if isinstance(edit, str):
+        f.write_text(json.dumps(d).replace(edit, '"k": 1e400'))
+    elif edit is None:
+        f.write_text(json.dumps({**d, "base": {"mia": -7}}))
+    else:
+        f.write_text(json.dumps({**d, "trackers": edit}))
+    with pytest.raises(SAMFileError, match=r"scoped\.json: unreadable memory \(" + re.escape(says)):
+        ScopedMemory.load(tmp_path / "s", HashingEncoder(DIM))

@@ -364,6 +364,23 @@ class TranscriptState:
 
     @classmethod
     def from_state_dict(cls, d: Mapping[str, Any]) -> TranscriptState:
+        """A tracker from :meth:`state_dict`; an unknown field, or a field of another type, is a ValueError naming it
+        (a hand-edited save loaded, then failed at the conversation's next message). A field a save predates takes
+        a new tracker's value."""
+        fresh = vars(cls())
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a conversation tracker must be an object, got {type(d).__name__}")
+        if unknown := sorted(set(d) - set(fresh)):
+            raise ValueError(f"unknown conversation tracker fields {unknown[:5]}")
+        if missing := sorted({"episode_id", "events", "phase"} - set(d)):
+            raise ValueError(f"a conversation tracker must have the fields {missing}")
+        d = {**fresh, **d}
+        for k, v in d.items():
+            want = type(fresh[k])
+            ok = v is None or isinstance(v, int) and not isinstance(v, bool) if k == "result_limit" else \
+                isinstance(v, Mapping) if want is dict else isinstance(v, want)
+            if not ok:
+                raise ValueError(f"conversation tracker field {k!r} must be a {want.__name__}, got {type(v).__name__}")
         self = cls.__new__(cls)
         self.__dict__.update({k: (dict(v) if isinstance(v, Mapping) else v) for k, v in d.items()})
         return self

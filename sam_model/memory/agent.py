@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sam_model.data.schema import Event, State
-from sam_model.limits import check_k
+from sam_model.limits import check_k, check_step, check_text
 from sam_model.locking import locked
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
@@ -139,6 +139,10 @@ class SAMMemory:
                  task_start: int | None = None) -> list[Hit]:
         """The memories for this state and observation, best first: the store's search (with the query's
         ``step``, default the next step, and the current task's start) and the bank's priors and expansion."""
+        if not isinstance(state, State):
+            raise TypeError(f"state must be a sam_model.data.schema.State, got {type(state).__name__}")
+        check_text(observation, "observation", empty=True)
+        check_step(step), check_step(task_start, "task_start")
         self.state = state
         if len(self.bank) == 0:
             self.last_hits = []

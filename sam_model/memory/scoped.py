@@ -47,8 +47,8 @@ from sam_model.data.examples import memory_record
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, leaves, parse_tool_calls, policy_of
-from sam_model.io import SAMFileError, atomic_dir, reading, write_json_lists
-from sam_model.limits import check_int, check_k, check_metadata, check_text
+from sam_model.io import SAMFileError, atomic_dir, reading, unique_keys, write_json_lists
+from sam_model.limits import check_int, check_k, check_metadata, check_step, check_text
 from sam_model.locking import gc_paused, locked, new_lock
 from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
 
@@ -364,6 +364,8 @@ class ScopedMemory:
         state) or ``("state", {"state", "observation", "step", "task_start"})`` (SAM's state-adaptive query;
         ``"live"`` or no text: the scopes' newest state; step and task_start default to now and the current
         task). :meth:`encode_query` turns a list of them (of one kind) into query vectors in one forward."""
+        check_text(query, "query", empty=True)
+        check_step(step), check_step(task_start, "task_start")
         if state is None and query.strip() and getattr(self.store.encoder, "text_queries", False):
             return "text", {"text": query}
         if state is None or state == "live":
@@ -520,13 +522,16 @@ class ScopedMemory:
             store = MemoryStore.read(folder / "store", encoder_of(encoder))
             f = folder / SCOPED_FILE
             try:
-                d = json.loads(f.read_text(encoding="utf-8"))
-                self = cls(encoder, store.config, int(d["k"]), store=store)
-                self._base = {ep: int(b) for ep, b in d["base"].items()}
+                d = json.loads(f.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
+                self = cls(encoder, store.config, check_k(d["k"], "k"), store=store)
+                self._base = {ep: check_int(b, f"base[{ep!r}]", 0, 2**62) for ep, b in d["base"].items()}
                 self._trackers = {ep: TranscriptState.from_state_dict(t) for ep, t in d["trackers"].items()}
                 self._times = {i: [c, u] for i, c, u in d.get("times", [])}  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
-            except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
+                for i, h in self._history.items():
+                    if not all(isinstance(e, Mapping) for e in h):
+                        raise ValueError(f"history of {i!r} must be a list of objects")
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError) as err:
                 raise SAMFileError(f"{f}: unreadable memory ({str(err)[:160]}); save the memory again") from None
         return self
 
