@@ -218,3 +218,19 @@ def test_a_damaged_scoped_json_is_one_line_naming_it(tmp_path, edit, says):
         f.write_text(json.dumps({**d, "trackers": edit}))
     with pytest.raises(SAMFileError, match=r"scoped\.json: unreadable memory \(" + re.escape(says)):
         ScopedMemory.load(tmp_path / "s", HashingEncoder(DIM))
+
+
+@pytest.mark.parametrize("kw, says", [
+    ({"reinforce": float("nan")}, "reinforce must be a finite number"),
+    ({"reinforce": -3.0}, "reinforce and fact_bonus must be >= 0"),
+    ({"max_importance": 0.5}, "max_importance must be >= 1 + fact_bonus"),
+    ({"capacity": "10"}, "capacity must be an integer"),
+    ({"keep_kinds": {"*": "action"}}, "keep_kinds must be a mapping phase -> list of kinds"),
+    ({"max_hops": 20_000}, "max_hops at most 10"),
+    ({"ivf_nprobe": 0}, "ivf_nprobe and ivf_nlist must be >= 1"),
+])
+def test_a_memory_config_that_would_invert_or_break_the_rules_is_refused(kw, says):
+    """Accepted before: a negative or NaN reinforcement pruned what was used, max_importance 0.5 lowered a
+    reinforced unit, a string of kinds matched by substring, 20,000 hops took seconds a search; also from a file."""
+    with pytest.raises(ValueError, match="memory config: " + re.escape(says)):
+        MemoryConfig(**kw)

@@ -9,6 +9,7 @@ picks the defaults a given encoder was measured to want.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,7 +73,15 @@ class MemoryConfig:
     importance_weight: float = 0.6  # weight of log(importance relative to the best candidate) in the logit
 
     def __post_init__(self) -> None:
+        self._check_types()
         checks = [
+            (self.reinforce >= 0 and self.fact_bonus >= 0 and self.summary_importance > 0,
+             "reinforce and fact_bonus must be >= 0, summary_importance > 0"),
+            (self.max_importance >= 1 + self.fact_bonus,
+             "max_importance must be >= 1 + fact_bonus (a new unit's importance: reinforcing must not lower it)"),
+            (0 < self.hop_decay <= 1 and self.max_hops <= 10, "hop_decay must be in (0, 1] and max_hops at most 10"),
+            (self.ivf_nprobe >= 1 and (self.ivf_nlist is None or self.ivf_nlist >= 1) and self.max_entity_links >= 0,
+             "ivf_nprobe and ivf_nlist must be >= 1, max_entity_links >= 0"),
             (self.half_life >= 0, "half_life must be >= 0 (0 = no decay)"),
             (0 < self.suppress <= 1 and 0 < self.demote <= 1, "suppress and demote must be in (0, 1]"),
             (0 <= self.superseded_factor <= 1 and 0 <= self.off_need_factor <= 1,
@@ -88,6 +97,40 @@ class MemoryConfig:
         bad = sorted(set(self.edge_weights) - set(EDGE_TYPES))
         if bad:
             raise ValueError(f"memory config: unknown edge type(s) {bad} in edge_weights; known: {EDGE_TYPES}")
+
+    def _check_types(self) -> None:
+        """Every field of the type it is read as, in one line naming it: a config loaded from a bank file, or
+        built from a user's YAML, with ``capacity: "10"`` or ``reinforce: .nan`` failed later, or inverted the
+        rules (a NaN reinforcement, a string of kinds matched by substring)."""
+        def bad(name: str, want: str) -> None:
+            raise ValueError(f"memory config: {name} must be {want}, got {getattr(self, name)!r}")
+
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.type == "float":
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                    bad(f.name, "a finite number")
+            elif f.type in ("int", "int | None") and not (v is None and f.type == "int | None"):
+                if isinstance(v, bool) or not isinstance(v, int):
+                    bad(f.name, "an integer")
+            elif f.type == "bool" and not isinstance(v, bool):
+                bad(f.name, "true or false")
+
+        def names(v: Any) -> bool:
+            return isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v)
+
+        if not isinstance(self.keep_kinds, dict) or not all(isinstance(k, str) and names(v)
+                                                            for k, v in self.keep_kinds.items()):
+            bad("keep_kinds", "a mapping phase -> list of kinds")
+        if not names(self.decision_kinds):
+            bad("decision_kinds", "a list of kinds")
+        if self.correct_kinds is not None and not names(self.correct_kinds):
+            bad("correct_kinds", "a list of kinds or null")
+        if not isinstance(self.edge_weights, dict) or not all(
+                isinstance(w, (list, tuple)) and len(w) == 2 and all(
+                    not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in w)
+                for w in self.edge_weights.values()):
+            bad("edge_weights", "a mapping edge type -> (forward, backward) weights >= 0")
 
     @classmethod
     def for_encoder(cls, encoder: Any) -> MemoryConfig:
