@@ -226,7 +226,7 @@ def test_a_damaged_scoped_json_is_one_line_naming_it(tmp_path, edit, says):
     ({"max_importance": 0.5}, "max_importance must be >= 1 + fact_bonus"),
     ({"capacity": "10"}, "capacity must be an integer"),
     ({"keep_kinds": {"*": "action"}}, "keep_kinds must be a mapping phase -> list of kinds"),
-    ({"max_hops": 20_000}, "max_hops at most 10"),
+    ({"max_hops": 20_000}, "hop_decay must be in (0, 1] and max_hops at most 10"),
     ({"ivf_nprobe": 0}, "ivf_nprobe and ivf_nlist must be >= 1"),
 ])
 def test_a_memory_config_that_would_invert_or_break_the_rules_is_refused(kw, says):
