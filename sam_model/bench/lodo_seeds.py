@@ -7,9 +7,10 @@ spread.
 
 One ``bench.lodo`` run is one training seed, and its intervals are over decisions only: two trainings of the same
 recipe differ by about as much as a change does (±0.04 MRR on the 127 airline decisions). Here each run folder
-is a seed, and the interval is a two-level bootstrap: each replicate draws the seeds with replacement, then,
-within each drawn seed, its decisions with replacement (the same draw for every method of that seed, so
-differences stay paired), and takes the mean over the drawn seeds. The average over domains is computed inside
+is a seed, and the interval is a two-level bootstrap: each replicate draws the seeds with replacement, then the
+decisions with replacement (one draw for every method, so differences stay paired; one draw for every drawn seed
+where the seeds ranked the same decisions, as airline's and coding's fixed test splits, else one per seed), and
+takes the mean over the drawn seeds. The average over domains is computed inside
 each replicate, so its interval is that of the figure the target names (issue 21: SAM − the best untrained
 baseline, averaged over the left-out domains). Each seed's best baseline is the one its own run picked.
 """
