@@ -427,3 +427,28 @@ def test_a_chunked_ranking_is_deepened_to_the_events_it_must_hold(tmp_path):
                            latency_queries=1, quiet=True)
     assert chunked["chunking"]["chunks"] > chunked["chunking"]["search_depth"]  # the cut would bite
     assert chunked["methods"]["recency"]["mrr"] == pytest.approx(whole["methods"]["recency"]["mrr"]) == 0.125
+
+
+def test_the_store_replay_keys_its_rankings_by_the_decisions_and_encodes_memories_once(demo_log):
+    """A deeper search of a subset (evaluation.run.deepen) built a new EvalData each time: keyed by its id, a freed
+    subset's id was reused and a method got another subset's rankings; and every round encoded all memories again
+    (found by review)."""
+    import dataclasses
+
+    from sam_model.evaluation.methods import StoreReplay
+    from sam_model.memory import HashingEncoder
+    from sam_model.store import StoreConfig
+
+    data = build_eval_data(str(demo_log), read_episodes(demo_log), "episode")
+    enc = HashingEncoder(32)
+    calls = []
+    encode = enc.encode_memories
+    enc.encode_memories = lambda mems, *a, **k: calls.append(len(mems)) or encode(mems, *a, **k)
+    replay = StoreReplay(enc, StoreConfig(provenance=False))
+    full = replay.rankings(data, "episode", 20)[False]
+    for i in (0, 3, 5):
+        sub = dataclasses.replace(data, examples=[data.examples[i]])  # freed after each round, as in deepen
+        got = replay.rankings(sub, "episode", 40)[False][0]
+        assert got[:len(full[i])].tolist() == full[i].tolist()[:len(got)]  # its own decision's ranking
+        assert {data.memories[j].episode_id for j in got} == {data.examples[i].episode_id}
+    assert calls == [len(data.memories)]

@@ -100,7 +100,8 @@ class StoreReplay:
         self.encoder, self.batch_size = encoder, batch_size
         self.config = dataclasses.replace(config, index={"kind": "flat", "device": "cpu"}, chunking=None)
         self.store: MemoryStore | None = None
-        self._rankings: dict[tuple, dict[bool, list[np.ndarray]]] = {}
+        self._rankings: dict[tuple, tuple[list, dict[bool, list[np.ndarray]]]] = {}
+        self._vectors: tuple[list, np.ndarray] | None = None  # (the memories, their vectors): encoded once
 
     @property
     def reranks(self) -> bool:
@@ -112,13 +113,19 @@ class StoreReplay:
                                            steps=[e.step for e in exs], task_starts=[e.task_start for e in exs])
 
     def rankings(self, data: EvalData, scope: Scope, depth: int) -> dict[bool, list[np.ndarray]]:
-        key = (id(data), scope, depth)
-        if key not in self._rankings:
-            self._rankings[key] = self._replay(data, scope, depth)
-        return self._rankings[key]
+        """Both rankings (with and without the re-rank) of ``data``'s decisions, replayed once per decision set:
+        the key names the decisions, not the EvalData object (a subset built and freed for a deeper search,
+        evaluation.run.deepen, could reuse a freed object's id and be handed another subset's rankings)."""
+        key = (id(data.memories), tuple((e.episode_id, e.step) for e in data.examples), scope, depth)
+        if key not in self._rankings:  # the memories list is kept with its rankings, so its id stays its own
+            self._rankings[key] = (data.memories, self._replay(data, scope, depth))
+        return self._rankings[key][1]
 
     def _replay(self, data: EvalData, scope: Scope, depth: int) -> dict[bool, list[np.ndarray]]:
-        m = np.asarray(self.encoder.encode_memories(data.memories, self.batch_size, True), dtype=np.float32)
+        if self._vectors is None or self._vectors[0] is not data.memories:  # a deeper search: the same vectors
+            self._vectors = (data.memories, np.asarray(self.encoder.encode_memories(data.memories, self.batch_size,
+                                                                                    True), dtype=np.float32))
+        m = self._vectors[1]
         q = np.asarray(self.encode_queries(data.examples), dtype=np.float32)
         store = MemoryStore(self.encoder, self.config, m.shape[1])
         pos = {mem.id: i for i, mem in enumerate(data.memories)}

@@ -146,9 +146,11 @@ class MemoryBank:
                 self.last_unit[unit.episode_id] = preds[0]
             else:
                 del self.last_unit[unit.episode_id]
-        for other in self.units.values():  # what it corrected is corrected by its heir now (or by nothing)
-            if other.superseded_by == uid:
-                other.superseded_by = heir if heir is not None and heir != other.id else None
+        for kind, other in self.graph.out_edges(uid):  # what it corrected stays corrected: by its heir now, else
+            u = self.units.get(other)  # by what corrected it in turn; else the pruned id stays (the mark matters)
+            if kind == "corrects" and u is not None and u.superseded_by == uid:
+                later = heir if heir is not None and heir != other else unit.superseded_by
+                u.superseded_by = later if later is not None and later in self.units and later != other else uid
         self.graph.detach(uid, heir)
         self.store.delete([uid])
         del self.units[uid]
@@ -357,11 +359,12 @@ class MemoryBank:
 
 
 def _is_bank(path: Path) -> bool:
-    """Whether ``path`` holds a bank file (what :meth:`MemoryBank.save` may replace: never someone's notes)."""
+    """Whether ``path`` holds a bank file (what :meth:`MemoryBank.save` may replace: never someone's notes): a zip
+    of a bank's two arrays, told from its member names alone (reading its metadata took 0.9 s at 50k units)."""
     try:
-        with np.load(path, allow_pickle=False) as z:
-            return json.loads(z["meta"].tobytes().decode("utf-8")).get("format") == FORMAT
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, RecursionError, AttributeError):
+        with zipfile.ZipFile(path) as z:
+            return {"meta.npy", "embeddings.npy"} <= set(z.namelist())
+    except (OSError, zipfile.BadZipFile, ValueError):
         return False
 
 

@@ -77,9 +77,8 @@ class MemoryConfig:
         checks = [
             (self.reinforce >= 0 and self.fact_bonus >= 0 and self.summary_importance > 0,
              "reinforce and fact_bonus must be >= 0, summary_importance > 0"),
-            (self.max_importance >= 1 + self.fact_bonus,
-             "max_importance must be >= 1 + fact_bonus (a new unit's importance: reinforcing must not lower it)"),
-            (0 < self.hop_decay <= 1 and self.max_hops <= 10, "hop_decay must be in (0, 1] and max_hops at most 10"),
+            (self.max_importance >= 1, "max_importance must be >= 1 (a new unit's importance without facts)"),
+            (0 < self.hop_decay <= 1 and self.max_hops <= 100, "hop_decay must be in (0, 1] and max_hops at most 100"),
             (self.ivf_nprobe >= 1 and (self.ivf_nlist is None or self.ivf_nlist >= 1) and self.max_entity_links >= 0,
              "ivf_nprobe and ivf_nlist must be >= 1, max_entity_links >= 0"),
             (self.half_life >= 0, "half_life must be >= 0 (0 = no decay)"),

@@ -33,6 +33,7 @@ state before it in its task), so the bank stores and searches exactly the memori
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -75,7 +76,7 @@ class BankRules:
         state = event.state if state is None else state
         if not isinstance(state, State):
             raise TypeError(f"state must be a sam_model.data.schema.State, got {type(state).__name__}")
-        check_memory(event, "event")
+        check_memory(dataclasses.replace(event, text="-"), "event")  # id, step, kind; the text once it is kept
         if f"{event.episode_id}#{event.step}" in bank:
             raise ValueError(f"memory {event.episode_id}#{event.step} is already in the bank: "
                              "steps must be unique within an episode")
@@ -84,6 +85,7 @@ class BankRules:
         record = bank.recorder.record(event, state, commit=False)
         kept = self.keeps(event.kind, state.phase)
         if kept:
+            check_memory(event, "event")  # a dropped event's text may be blank or long, as a log's may
             unit = MemoryUnit.from_record(record, event, bank.clock + 1, state)
             if embedding is None:
                 if self.encode is None:
