@@ -232,6 +232,19 @@ def test_a_tool_calls_arguments_with_a_key_twice_read_as_the_tool_did():
     assert call.arguments == {"date": "May 2"}
 
 
+def test_a_transcript_with_a_key_twice_reads_as_its_client_did(tmp_path):
+    """Arguments in object form (Anthropic's tool_use input, a chat export's parsed arguments) with a key twice were
+    refused, and a first line holding one made a .jsonl transcript look like an agent log (found by review): a
+    transcript is model output exported by a program, read here as that program read it."""
+    line = ('{"id": "c", "messages": [{"role": "user", "content": "book Boston"}, {"role": "assistant", '
+            '"tool_calls": [{"id": "1", "type": "function", "function": {"name": "book", '
+            '"arguments": {"city": "Paris", "city": "Boston"}}}]}]}')
+    path = tmp_path / "t.jsonl"
+    path.write_text(line + "\n")
+    events = list(iter_transcript_events(path))
+    assert any("Boston" in e["text"] and "Paris" not in e["text"] for e in events if e["kind"] == "action"), events
+
+
 # ---- bad files (issue 22): one line naming FILE:LINE and the reason; --skip-bad skips and counts ----------
 GOOD = json.dumps({"id": "ok", "messages": openai_messages()})
 
@@ -242,7 +255,6 @@ GOOD = json.dumps({"id": "ok", "messages": openai_messages()})
     (json.dumps({"id": "b", "messages": [{"role": "hacker", "content": "x"}]}), "message 0: unknown role 'hacker'"),
     ('{"id": "b", "messages": [{"role": "user", "content": NaN}]}', "bare NaN is not JSON"),
     ('{"id": "b", "x": Infinity, "messages": []}', "bare Infinity is not JSON"),
-    ('{"id": "b", "messages": [{"role": "user", "role": "tool", "content": "x"}]}', "the key 'role' is given twice"),
     (json.dumps({"id": {"a": 1}, "messages": openai_messages()}), "'id' is a dict; expected a string or an integer"),
     ('{"id": "b", "messages": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),
     ('{"id": "b", "messages": [' + '{"a": ' * 300 + "1" + "}" * 300 + "]}", "nested too deeply"),

@@ -34,8 +34,9 @@ def strict_loads(text: str, unique: bool = True) -> Any:
     """JSON as every other reader reads it: no bare NaN/Infinity, no number that overflows to infinity (Python's
     json takes both, and a log written from them is one no JSON reader, ours included, reads back), and with
     ``unique`` no key given twice in one object (Python keeps the last silently; io.unique_keys). ``unique=False``
-    is for text a model wrote that a program already read the Python way (a tool call's arguments: the tool ran
-    with the last value)."""
+    is for what a model wrote that a program already read the usual way, the last value winning: a tool call's
+    arguments (the tool ran with the last value) and the transcripts that carry them (sam_model.data.formats:
+    model output, in string or object form, inside the export of a conversation)."""
     return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite,
                       object_pairs_hook=unique_keys if unique else None)
 

@@ -57,7 +57,7 @@ def parse(raw: bytes, where: str, lines: bool = False) -> Any:
         raise TranscriptFormatError(where, f"not UTF-8 ({at}byte {exc.start - line_start + 1} of the line is "
                                            f"0x{raw[exc.start]:02x}); re-save the file as UTF-8") from None
     try:
-        doc = strict_loads(text.lstrip("\ufeff"))
+        doc = strict_loads(text.lstrip("\ufeff"), unique=False)  # a key twice: the last, as the agent's client read it
     except RecursionError:
         raise TranscriptFormatError(where, f"nested too deeply (more than {MAX_DEPTH} levels of objects and lists)"
                                     ) from None

@@ -100,7 +100,7 @@ def _spans(docs: Iterable[tuple[Any, str]]) -> Iterator[tuple[dict[str, Any], st
 def _messages(raw: Any, where: str, key: str) -> list[Any]:
     if isinstance(raw, str):
         try:
-            raw = strict_loads(raw)
+            raw = strict_loads(raw, unique=False)  # model output, as files.parse reads it
         except ValueError as exc:
             raise TranscriptFormatError(where, f"{key} is not JSON ({exc})") from None
         except RecursionError:
