@@ -358,3 +358,29 @@ def test_a_step_that_failed_mid_comparison_is_taken_back_whole(tmp_path, gate):
     back = make(tmp_path / "w", gate)
     back.run(random_stream(9), NumMemory(0.0), resume=True)
     assert back.t == 9 and len(back.evalset) == sum(len(b) for b, _ in random_stream(9))
+
+
+def test_a_step_saved_without_its_manifest_line_says_so_and_the_resume_writes_it(tmp_path):
+    """A failed manifest append raised the same error as a taken-back step, so the agent retried: the batch
+    counted twice and the manifest lost t=3 for good, which a resume accepted (found by review)."""
+    from sam_model.janus import StepSavedError
+
+    stream = random_stream(6)
+    clean = make(tmp_path / "clean", "always")
+    clean.run(stream, NumMemory(0.0))
+    c = make(tmp_path / "w", "always")
+    c.start(NumMemory(0.0))
+    append = c._append_manifest
+    for n, (tasks, feedback) in enumerate(stream[:4], 1):
+        if n == 3:
+            c._append_manifest = lambda d: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+            with pytest.raises(StepSavedError, match="step 3 was decided and saved"):
+                c.step(tasks, feedback)
+            c._append_manifest = append
+            with pytest.raises(RuntimeError, match="resume the run"):
+                c.step(*stream[3])
+            break
+        c.step(tasks, feedback)
+    back = make(tmp_path / "w", "always")
+    back.run(stream, NumMemory(0.0), resume=True)
+    assert _strip(back.read_manifest()) == _strip(clean.read_manifest())

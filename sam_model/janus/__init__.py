@@ -4,7 +4,7 @@ Wrap any memory updater in a :class:`JanusController`; a gate (the memory moment
 baseline) decides which candidates to compare on a small hybrid evaluation set before deploying.
 """
 
-from sam_model.janus.controller import JanusController, StepDecision
+from sam_model.janus.controller import JanusController, StepDecision, StepSavedError
 from sam_model.janus.evalset import EvalSelection, HybridEvalSet
 from sam_model.janus.gates import AlwaysGate, NoGate, PeriodicGate, RandomGate, RandomSubsetGate, make_gate
 from sam_model.janus.protocols import Evaluator, Gate, Memory, MemoryFeatures, TaskFeatures, Updater
@@ -16,5 +16,5 @@ TaskEncoder = TaskFeatures
 __all__ = [
     "AlwaysGate", "EvalSelection", "Evaluator", "Gate", "HybridEvalSet", "JanusController", "Memory",
     "MemoryFeatures", "MemoryMomentumTrigger", "NoGate", "PeriodicGate", "RandomGate", "RandomSubsetGate",
-    "StepDecision", "TaskFeatures", "Updater", "cosine", "make_gate", "MemoryEncoder", "TaskEncoder",
+    "StepDecision", "StepSavedError", "TaskFeatures", "Updater", "cosine", "make_gate", "MemoryEncoder", "TaskEncoder",
 ]

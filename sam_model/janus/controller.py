@@ -92,6 +92,12 @@ def _as_correct(c: np.ndarray, who: str) -> np.ndarray:
                      f"{c[~((c == 0) | (c == 1))][:3].tolist() if c.dtype.kind in 'iuf' else c[:3].tolist()}")
 
 
+class StepSavedError(RuntimeError):
+    """A step was decided and its state saved, but what came after failed (its manifest line, a disk error): the
+    step must not be taken back or stepped again; resume the run (``run(..., resume=True)``), which writes the
+    manifest line from state.json."""
+
+
 class JanusController:
     """Wraps an updater; see the module docstring. Call ``run`` (or ``start`` then ``step``)."""
 
@@ -125,6 +131,7 @@ class JanusController:
         self.comparisons = 0
         self._phi: np.ndarray | None = None  # φ(M_{t−1}), cached
         self._saved_t = 0  # the last t whose state.json was written (a step that failed before it is undone)
+        self._needs_resume = False  # a step saved without its manifest line (StepSavedError)
         self._held = 0  # nesting of _holding() (run() holds the workdir across its steps)
         self._lock: contextlib.ExitStack | None = None
 
@@ -229,7 +236,8 @@ class JanusController:
         checkpoint) is taken back whole: the evaluation set (the batch, the boundary queue, the random draws),
         the gate, the counters and this step's files are as before it, so the agent can step the same batch
         again and the workdir still resumes (before, a comparison that failed after the batch joined the pools
-        left the batch in twice on a retry, and a resume refused the run)."""
+        left the batch in twice on a retry, and a resume refused the run). One that fails after (its manifest
+        line) raises StepSavedError: decided and saved, not to be stepped again; resume the run."""
         with self._holding():
             before = (self.t, self.memory, self._phi, self.deployed, set(self.kept), self.comparisons,
                       len(self.evalset), copy.deepcopy(self.evalset.state_dict()),
@@ -255,6 +263,9 @@ class JanusController:
     def _step(self, tasks: Sequence[Any], feedback: Any = None) -> StepDecision:
         if self.memory is None:
             raise RuntimeError("call start(memory) (or run(...)) before step()")
+        if self._needs_resume:
+            raise RuntimeError(f"step {self.t}'s manifest line was not written (StepSavedError): resume the run in "
+                               f"{self.workdir} (run(..., resume=True)) before the next step")
         t0 = time.perf_counter()
         t = self.t + 1
         tasks = list(tasks)
@@ -296,7 +307,13 @@ class JanusController:
         d.seconds = round(time.perf_counter() - t0, 4)
         self.t = t
         self._write_state(d)
-        self._append_manifest(d)
+        try:
+            self._append_manifest(d)
+        except OSError as err:  # decided and saved: a retry would count the batch twice and leave t out
+            self._needs_resume = True
+            raise StepSavedError(f"step {t} was decided and saved in {self.state_path}, but its line in "
+                                 f"{self.manifest_path} was not written ({err}); do not step this batch again: "
+                                 "resume the run (run(..., resume=True)), which writes the line") from err
         if old_ckpt != self.deployed and old_ckpt not in self.kept:
             (self.workdir / old_ckpt).unlink(missing_ok=True)
         return d
