@@ -452,3 +452,24 @@ def test_the_store_replay_keys_its_rankings_by_the_decisions_and_encodes_memorie
         assert got[:len(full[i])].tolist() == full[i].tolist()[:len(got)]  # its own decision's ranking
         assert {data.memories[j].episode_id for j in got} == {data.examples[i].episode_id}
     assert calls == [len(data.memories)]
+
+
+def test_global_scope_refuses_a_log_whose_episodes_interleave(tmp_path):
+    """Global candidates follow the episodes' order: in A0, B0, B1, A1, A2 the decision B1 saw A1 and A2, written
+    after it (found by review). The episode scope is unaffected."""
+    from sam_model.evaluation.data import load_eval_data
+    from sam_model.io import SAMFileError
+
+    st = {"phase": "p", "subgoal_stack": [], "constraints": {}, "uncertainty_flags": [], "last_action_result": ""}
+
+    def ev(e, s, text, lab=None):
+        return {"episode_id": e, "step": s, "kind": "user", "text": text, "state": st,
+                **({"useful_memory_steps": lab} if lab else {})}
+
+    log = tmp_path / "inter.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in [ev("A", 0, "a zero"), ev("B", 0, "b zero"),
+                                                            ev("B", 1, "b one", [0]), ev("A", 1, "a one"),
+                                                            ev("A", 2, "a two", [1])]))
+    with pytest.raises(SAMFileError, match=r"inter\.jsonl:2: episode 'B' begins before episode 'A' ends"):
+        load_eval_data(log, "global")
+    assert len(load_eval_data(log, "episode").examples) == 2

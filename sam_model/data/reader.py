@@ -31,6 +31,7 @@ class ReadReport:
     lines: int = 0
     events: int = 0
     skipped: list[LogFormatError] = field(default_factory=list)
+    interleaved: str = ""  # where an episode first began while another still had lines to come ("" if never)
 
     @property
     def n_skipped(self) -> int:
@@ -221,6 +222,11 @@ def iter_episodes(
                 report.skipped.append(err)
                 report.events -= 1
                 continue
+            if not report.interleaved and event.episode_id not in open_eps:
+                other = next((e for e in open_eps if last_line.get(e, 0) > lineno), None)
+                if other is not None:
+                    report.interleaved = f"{source}:{lineno}: episode '{event.episode_id}' begins before episode " \
+                                         f"'{other}' ends"
             open_eps.setdefault(event.episode_id, []).append((lineno, event))
             while open_eps and last_line.get(next(iter(open_eps)), 0) <= lineno:
                 eid, items = open_eps.popitem(last=False)

@@ -63,9 +63,9 @@ def chunk_eval_data(data: EvalData, chunking: Chunking) -> ChunkedData:
 
 
 def load_episodes(path: str | os.PathLike, skip_bad_lines: bool = False,
-                  options: SourceOptions = SourceOptions()) -> tuple[list[Episode], int]:
+                  options: SourceOptions = SourceOptions()) -> tuple[list[Episode], ReadReport]:
     """Episodes of an agent log (``.jsonl[.gz]``), a tool-call transcript file or an SGD split folder (converted
-    as the trainer converts them, sam_model.data.sources), and the count of skipped lines."""
+    as the trainer converts them, sam_model.data.sources), and what the read skipped and saw (ReadReport)."""
     try:
         log = materialise(path, options, skip_bad=skip_bad_lines)
     except SAMFileError:
@@ -82,7 +82,7 @@ def load_episodes(path: str | os.PathLike, skip_bad_lines: bool = False,
         raise SAMFileError(f"cannot read the agent log {log}: {exc} (is it a .jsonl or .jsonl.gz file?)") from None
     if report.n_skipped:
         print(report.describe())
-    return episodes, report.n_skipped
+    return episodes, report
 
 
 def build_eval_data(source: str, episodes: Iterable[Episode], scope: Scope,
@@ -122,13 +122,17 @@ def load_eval_data(path: str | os.PathLike, scope: Scope, max_queries: int | Non
     if options.split != "all":  # transcripts alone have the fixed split: elsewhere it was ignored, yet reported
         from sam_model.data import toolworlds
         from sam_model.data.sources import source_kind
-        from sam_model.io import SAMFileError
 
         if not toolworlds.is_spec(path) and source_kind(Path(path)) != "transcripts":  # worlds: transcripts
             raise SAMFileError(f"--split {options.split}: {path} is not a tool-call transcript file, which alone has "
-                             "the fixed split by task group; hold decisions out by file (or --max-queries), and "
-                             "leave --split at all")
-    episodes, skipped = load_episodes(path, skip_bad_lines, options)
+                               "the fixed split by task group; hold decisions out by file (or --max-queries), and "
+                               "leave --split at all")
+    episodes, report = load_episodes(path, skip_bad_lines, options)
+    if scope == "global" and report.interleaved:
+        raise SAMFileError(f"--scope global: {report.interleaved}; global candidates follow the episodes' order, so "
+                           "a decision there would see lines written after it: sort the log by episode (each "
+                           "episode's lines together, episodes in the order they began) or use --scope episode")
+    skipped = report.n_skipped
     source = str(path) + (f" (split {options.split})" if options.split != "all" else "") + \
         (f" (lives of {options.life})" if options.life > 1 else "")
     return build_eval_data(source, episodes, scope, max_queries, seed, skipped)
