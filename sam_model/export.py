@@ -344,7 +344,8 @@ def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int, StoreConf
     try:
         bert_cfg = encoder_config(config["bert_config"])
     except (TypeError, ValueError, KeyError) as exc:
-        raise SAMFileError(f"{path}: field 'bert_config' is not a text-encoder config ({exc}); {again}") from None
+        why = str(exc).split(". ")[0][:160]  # transformers lists every model type it knows: the first sentence
+        raise SAMFileError(f"{path}: field 'bert_config' is not a text-encoder config ({why}); {again}") from None
     return cfg, bert_cfg, config["out_dim"], store
 
 

@@ -86,20 +86,34 @@ def interpolate(first: str | os.PathLike, second: str | os.PathLike, weight: flo
     was mixed, and keeps both models' training sources (a packaged model must say what it was trained on).
     ``head_only``: leave the packaged MiniLM out (default: when the first model is head-only)."""
     from sam_model.export import save_exported
+    from sam_model.pretrained import names as packaged
+    from sam_model.pretrained import resolve
     from sam_model.retriever import SAMRetriever
 
+    if len(Path(out_dir).parts) == 1 and Path(out_dir).name in packaged():
+        raise SAMFileError(f"{out_dir}: the name of a packaged retriever; a folder of that name here would be loaded "
+                           "in its place by every from_pretrained, adapt.yaml and adapter default: choose another name")
+    target = Path(out_dir).resolve()
+    for given in (first, second):  # an adapted export overwritten by its own mix is lost; a rerun then mixes the mix
+        src = resolve(given).resolve()
+        if target == src or target in src.parents or src in target.parents:
+            raise SAMFileError(f"{out_dir}: the output is {given} or inside it, or holds it; write the mix to a new "
+                               "folder (the inputs must stay as they are)")
     ra, rb = SAMRetriever.load(first, device="cpu"), SAMRetriever.load(second, device="cpu")
     names = (str(first), str(second))
     check_compatible(ra.net, rb.net, names)
     net = interpolate_nets(ra.net, rb.net, weight)
     ta, tb = getattr(ra.net, "training_info", None) or {}, getattr(rb.net, "training_info", None) or {}
     info = copy.deepcopy(tb or ta)
+    selected = info.pop("selected", None)  # the fine-tune's epoch and validation score: not the mix's
     seen = {str(s.get("path")) for s in (info.get("data") or {}).get("sources", [])}
     extra = [s for s in (ta.get("data") or {}).get("sources", []) if str(s.get("path")) not in seen]
     if extra:
         info.setdefault("data", {}).setdefault("sources", []).extend(extra)
     info["interpolated"] = {"first": names[0], "second": names[1], "weight": float(weight),
-                            "rule": "(1 - weight) * first + weight * second (WiSE-FT)"}
+                            "rule": "(1 - weight) * first + weight * second (WiSE-FT)",
+                            "settings": "the first model's store settings and read lengths",
+                            **({"second_selected": selected} if selected is not None else {})}
     net.training_info = info
     if head_only is None:
         from sam_model.export import text_encoder_reference

@@ -155,3 +155,30 @@ def test_lodo_sgd_mix_adapts_the_fold_model_to_sgd_and_mixes_it_back(pair, tmp_p
     k = next(k for k in hb if hb[k].is_floating_point() and not torch.equal(hb[k], ht[k]))
     assert torch.allclose(hm[k], 0.75 * hb[k] + 0.25 * ht[k], atol=1e-6)
     assert lodo.VARIANTS["sgdmix"].same_training_as == "plots" and lodo.VARIANTS["sgdmix"].sgd_mix == 0.25
+
+
+def test_the_output_is_never_an_input_or_a_packaged_name_and_the_card_is_the_mixs(pair, tiny_bert_dir, tmp_path,
+                                                                                 monkeypatch):
+    """Found by review: `interpolate A B B` wrote the mix over the adapted export (a rerun then mixed the mix);
+    an output named sam-general in the working folder was loaded by every from_pretrained('sam-general')
+    afterwards; the mix's record and card claimed the fine-tune's selected epoch and validation MRR."""
+    from sam_model.pretrained import resolve
+
+    a, _, _ = pair
+    tuned = net(tiny_bert_dir, 1)
+    tuned.training_info = {"init_from": "base", "selected": {"epoch": 7, "val/mrr": 0.987}}
+    b = save_exported(tuned, tmp_path / "tuned")
+    for out in (b, a, a / "inside"):
+        with pytest.raises(SAMFileError, match="the output is .* or inside it, or holds it"):
+            interpolate(a, b, 0.5, out)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SAMFileError, match="the name of a packaged retriever"):
+        interpolate(a, b, 0.5, "sam-general")
+    (tmp_path / "sam-general").mkdir()  # a folder of that name that is no export does not hide the packaged one
+    assert (resolve("sam-general") / "config.json").is_file()
+    with pytest.raises(SAMFileError, match="an empty retriever name"):
+        resolve("")
+    out = interpolate(a, b, 0.5, tmp_path / "mix")
+    record = json.loads((out / "training.json").read_text())
+    assert "selected" not in record and record["interpolated"]["second_selected"]["epoch"] == 7
+    assert "0.987" not in (out / "README.md").read_text().split("interpolated")[0]

@@ -26,10 +26,14 @@ def resolve(name_or_path: str | os.PathLike) -> Path:
     from sam_model.io import SAMFileError
 
     p = Path(name_or_path)
+    if not str(name_or_path).strip():
+        raise SAMFileError("an empty retriever name: give an export folder or a packaged name "
+                           f"({', '.join(names()) or 'none'})")
+    packaged = len(p.parts) == 1 and (FOLDER / p.name / "config.json").is_file()
+    if packaged and not (p / "config.json").is_file():
+        return FOLDER / p.name  # a local folder of that name that is no export does not hide the packaged one
     if p.exists() or len(p.parts) != 1:
-        return p
-    if (FOLDER / p.name / "config.json").is_file():
-        return FOLDER / p.name
+        return p  # a local export wins, as on the Hugging Face hub
     if p.name == DEFAULT:
         raise SAMFileError(f"the packaged retriever {DEFAULT} is not in {FOLDER} (this install lacks its package "
                            "data): reinstall sam_model, or build it with `make default-model` in a checkout")
