@@ -10,7 +10,9 @@ One search, whatever the caller:
 
 1. candidates: the exact top ``max(k, D)`` of the index by q·m, filtered *inside* the index search by episode,
    user, agent and run (a user never sees another user's memories, and a small scope is never starved by a
-   global top-k); D = ``StoreConfig.rerank_depth``;
+   global top-k); D = ``StoreConfig.rerank_depth``. Memories tied with the last of them are fetched too and the
+   cut is made by score and tie key (step 2), not by the order the index holds ties in (an IVF re-trained on
+   load holds them in another);
 2. scores are recomputed in float64 from the stored float32 vectors and sorted, exact ties broken by a seeded
    hash of the write order (sam_model.rerank.tie_keys): the same ranking from every path that wrote the same
    memories in the same order, whatever batch sizes the encoder saw;
@@ -56,7 +58,7 @@ from sam_model.data.text import state_to_text
 from sam_model.encoding import Encoder
 from sam_model.index import MemoryIndex
 from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading, write_json_lists
-from sam_model.limits import check_batch_size, check_k, check_metadata, check_step, check_text
+from sam_model.limits import MAX_K, check_batch_size, check_k, check_metadata, check_step, check_text
 from sam_model.locking import gc_paused, locked, new_lock
 from sam_model.rerank import RERANK_DEPTH, best_first, lexical_bonus, slot_bonus, tie_keys
 from sam_model.rerank import rerank as rerank_candidates
@@ -605,17 +607,15 @@ class MemoryStore:
         if len(self) == 0 or (within is not None and not within):
             return []
         depth = self.config.rerank_depth
-        by_payload = getattr(self.index, "filters_scopes", False)  # the engine filters scopes itself (Qdrant)
-        found, _ = self.index.search(q[None], min(max(k, depth), len(self)), episode_id=episode_id,
-                                     within=within if ids is not None or not by_payload else None,
-                                     **self._payload({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}))
-        cand = [i for i in found[0] if i is not None]
+        n = min(max(k, depth), len(self))
+        cand = self._candidates(q, n, episode_id, within, ids is not None,
+                                {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         if not cand:
             return []
         q64 = q.astype(np.float64)
         scores = self.index.get_vectors(cand).astype(np.float64) @ q64
         ties = tie_keys([self._entries[i].seq for i in cand], self.config.tie_seed)
-        order = best_first(scores, ties)
+        order = best_first(scores, ties)[:n]
         cand, scores, ties = [cand[j] for j in order], scores[order], ties[order]
         score_of = dict(zip(cand, scores.tolist()))
         if not ((rerank and self.reranks) or prior is not None):
@@ -640,6 +640,27 @@ class MemoryStore:
                     bonus += float(prior([i])[0])
             out.append(self._hit(self._entries[i], score_of[i], bonus, src))
         return out
+
+    def _candidates(self, q: np.ndarray, n: int, episode_id: Any, within: set | None, by_ids: bool,
+                    scope: dict) -> list:
+        """The index's top ``n`` for ``q``, and every memory whose index score ties the n-th's.
+
+        Which of several equal-scored memories an index returns at its cut depends on its internal order (an
+        IVF list's order changes when a bank is loaded and its lists re-trained), so the cut is made here, by
+        the score and the write-order tie key: the index is asked for one more than ``n`` and, while that one
+        ties the n-th, for twice as many (at most MAX_K), so the same memories give the same candidates
+        whatever order the index holds them in."""
+        by_payload = getattr(self.index, "filters_scopes", False)  # the engine filters scopes itself (Qdrant)
+        want = n
+        while True:
+            ask = min(want + 1, len(self), MAX_K)
+            found, got = self.index.search(q[None], ask, episode_id=episode_id,
+                                           within=within if by_ids or not by_payload else None,
+                                           **self._payload(scope))
+            cand = [i for i in found[0] if i is not None]
+            if len(cand) <= want or ask >= min(len(self), MAX_K) or got[0][want] < got[0][n - 1]:
+                return cand
+            want *= 2
 
     def _payload(self, scope: dict) -> dict:
         """``{"scopes": scope}`` for an index that filters scopes as payload inside its own search, else nothing

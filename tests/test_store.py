@@ -11,6 +11,7 @@ import pytest
 from sam_model.data.examples import MemoryRecord
 from sam_model.io import SAMFileError
 from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.rerank import tie_keys
 from sam_model.retriever import SAMRetriever
 from sam_model.store import MemoryStore, StoreConfig
 
@@ -62,6 +63,36 @@ def test_exact_ties_follow_the_write_order_hash_not_the_batch_or_the_index():
     c = MemoryStore(None, StoreConfig(provenance=False, tie_seed=1), DIM)
     c.add(records(6), np.tile(v, (6, 1)))
     assert [h.id for h in c.search_vector(q, 6)] != got  # the seed decides, nothing else
+
+
+def test_the_cut_at_the_rerank_depth_does_not_depend_on_the_order_an_index_returns_ties_in():
+    """Thirty equal scores across the cut at depth 5: the store, not the index, picks which go on (score, then
+    the write-order tie key), so an index that returns its ties in another order (an IVF re-trained on load)
+    gives the same hits, with or without the re-rank."""
+    v = unit(np.ones(DIM))
+    rng = np.random.default_rng(2)
+    other = rng.standard_normal((10, DIM)).astype(np.float32) * 0.1
+    stores = []
+    for reverse_ties in (False, True):
+        store = MemoryStore(None, StoreConfig(provenance=False, slot_match=0.5, rerank_depth=5), DIM)
+        store.add(records(40, sets=lambda i: ("date",) if i == 29 else ()),
+                  np.concatenate([np.tile(v, (30, 1)), other]))
+        if reverse_ties:
+            search = store.index.search
+
+            def tie_reversed(q, k, _search=search, _store=store, **kw):
+                ids, sc = _search(q, len(_store), **kw)
+                row = sorted(range(len(ids[0])), key=lambda j: (-float(sc[0][j]), -j))[:k]
+                return [[ids[0][j] for j in row]], sc[:, row]
+
+            store.index.search = tie_reversed
+        stores.append(store)
+    for rerank in (False, True):
+        a, b = ([h.id for h in s.search_vector(v, 5, needs=["date"], rerank=rerank)] for s in stores)
+        assert a == b
+    seqs = {f"e#{i}": stores[0]._entries[f"e#{i}"].seq for i in range(30)}
+    first = sorted(seqs, key=lambda i: int(tie_keys([seqs[i]])[0]))[:5]  # the tie key's first five of the thirty
+    assert [h.id for h in stores[0].search_vector(v, 5, rerank=False)] == first
 
 
 def test_a_shallow_search_is_a_prefix_of_a_deep_one_with_one_rerank_depth():
