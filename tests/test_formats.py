@@ -250,9 +250,11 @@ GOOD = json.dumps({"id": "ok", "messages": openai_messages()})
 
 
 @pytest.mark.parametrize("line, reason", [
-    (json.dumps({"id": "b", "messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "r"}]}),
-     "message 1: tool message without a 'tool_call_id'"),
-    (json.dumps({"id": "b", "messages": [{"role": "hacker", "content": "x"}]}), "message 0: unknown role 'hacker'"),
+    (json.dumps({"id": "b", "messages": [{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": True,
+                                                                             "content": "r"}]}),
+     "message 1: tool message's 'tool_call_id' is True"),
+    (json.dumps({"id": "b", "messages": [{"role": "<b>hacker</b>", "content": "x"}]}),
+     "message 0: role '<b>hacker</b>' is not a name"),
     ('{"id": "b", "messages": [{"role": "user", "content": NaN}]}', "bare NaN is not JSON"),
     ('{"id": "b", "x": Infinity, "messages": []}', "bare Infinity is not JSON"),
     (json.dumps({"id": {"a": 1}, "messages": openai_messages()}), "'id' is a dict; expected a string or an integer"),
@@ -453,3 +455,86 @@ def test_tau2_multi_tool_messages_and_user_results_stay_out():
     chat = to_chat(msgs)
     assert chat.user_tool_calls == 1 and [m["role"] for m in chat.messages].count("tool") == 2
     assert "airplane" not in json.dumps(chat.messages)
+
+
+def test_other_roles_and_unanswered_results_are_kept_as_the_spec_says(tmp_path, capsys):
+    """The spec: "any other role with non-empty content → kind=role", and a result's name is "the message's name,
+    else the name of the call it answers, else 'tool'". Llama's ``ipython`` and an ``observation`` role were refused,
+    and so were results of a transcript cut before their call: the whole conversation was lost (found by review)."""
+    call = {"id": "c1", "type": "function", "function": {"name": "find", "arguments": {"q": "abc"}}}
+    messages = [{"role": "user", "content": "find abc"}, {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "ipython", "content": "printed 42"}, {"role": "observation", "content": "it is sunny"},
+                {"role": "tool", "tool_call_id": "c9", "content": "late"}, {"role": "tool", "content": "no id"},
+                {"role": "tool", "tool_call_id": "c7", "name": "lookup", "content": "named"}]
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"id": "a", "messages": messages}) + "\n")
+    report = ImportReport()
+    events = list(iter_transcript_events(path, report=report))
+    assert [(e["kind"], e["text"]) for e in events[2:]] == [
+        ("ipython", "printed 42"), ("observation", "it is sunny"), ("result", "tool: late"),
+        ("result", "tool: no id"), ("result", "lookup: named")]
+    assert len(report.unmatched_results) == 3 and "tool_call_id 'c9'" in report.unmatched_results[0]
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 0
+    assert "3 tool results answer no earlier tool call" in capsys.readouterr().out
+
+
+def test_review_of_the_readers_edge_cases(tmp_path, capsys):
+    """Found by review, each lost a conversation, or every one, or gave a traceback: a tau2 call with id 0 (its
+    result was refused as unanswered); a result of 3,000 nested brackets (RecursionError); parts of a content list
+    that are not text (dropped without a count); a lone surrogate escape (the import failed at write time, naming
+    nothing); a cut .gz (nothing written even with --skip-bad); OTLP whose nesting is not OTLP's (tracebacks)."""
+    msgs = tau2_messages()
+    for m in msgs:
+        for c in m.get("tool_calls") or []:
+            c["id"] = {"c1": 0}.get(c["id"], c["id"])
+        if m.get("id") == "c1":
+            m["id"] = 0
+    chat = to_chat(msgs)
+    assert any(m.get("tool_call_id") == "0" and m["role"] == "tool" for m in chat.messages), chat.messages
+
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"u": "abc_1"}}}
+    deep = "[" * 3000 + "]" * 3000
+    conv = [{"role": "user", "content": [{"type": "text", "text": "id abc_1"}, {"type": "image_url", "image_url": {}}]},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c", "content": deep},
+            {"role": "tool", "tool_call_id": "c", "content": [{"flight": "HAT001"}]}]
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps({"id": "a", "messages": conv}) + "\n")
+    report = ImportReport()
+    events = list(iter_transcript_events(path, report=report))
+    assert events[2]["text"] == "f: " + deep and events[2]["state"]["last_action_result"] == "f: ok"
+    assert events[3]["text"] == "f: " and events[3]["state"]["last_action_result"] == "f: empty"
+    assert report.ignored == {"image_url parts": 1, "untyped parts": 1}
+
+    bad = tmp_path / "s.jsonl"
+    bad.write_text(json.dumps({"id": "a", "messages": conv[:2]}) + "\n"
+                   + '{"id": "b", "messages": [{"role": "user", "content": "half \\ud83d"}]}\n')
+    assert main([str(bad), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "s.jsonl:2" in err and "lone UTF-16 surrogate" in err and err.count("\n") == 1
+    assert main([str(bad), str(tmp_path / "o.jsonl"), "--skip-bad"]) == 0
+    assert (tmp_path / "o.jsonl").read_text(encoding="utf-8").count("\n") == 2
+    bad.write_text(bad.read_text(encoding="utf-8").splitlines()[1] + "\n")  # every conversation bad: say why
+    assert main([str(bad), str(tmp_path / "o3.jsonl"), "--skip-bad"]) == 1
+    err = capsys.readouterr().err
+    assert "s.jsonl:1: no conversation converted: all 1 were bad, the first because invalid JSON (a lone UTF-16" in err
+
+    line = json.dumps({"id": "x", "messages": conv[:2]})
+    raw = gzip.compress("".join(line.replace('"x"', f'"x{i}"') + "\n" for i in range(300)).encode())
+    cut = tmp_path / "c.jsonl.gz"
+    cut.write_bytes(raw[: len(raw) // 2])
+    assert main([str(cut), str(tmp_path / "o2.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "c.jsonl.gz:" in err and "cannot be read on from here" in err and "Traceback" not in err
+    assert main([str(cut), str(tmp_path / "o2.jsonl"), "--skip-bad"]) == 0
+    kept = (tmp_path / "o2.jsonl").read_text(encoding="utf-8").count("\n")
+    assert 0 < kept < 600 and kept % 2 == 0  # the conversations before the cut, two events each
+
+    for i, doc in enumerate([{"resourceSpans": "oops"}, {"resourceSpans": [{"scopeSpans": ["x"]}]},
+                             {"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": "yesterday"}]}]}]},
+                             {"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": [{"key": ["k"]}]}]}]}]}]):
+        p = tmp_path / f"o{i}.json"
+        p.write_text(json.dumps(doc))
+        assert main([str(p), str(tmp_path / f"out{i}.jsonl")]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {p}") and "not OTLP JSON" in err and err.count("\n") == 1, err

@@ -277,8 +277,9 @@ def test_a_refused_batch_leaves_the_conversation_state_exactly_as_it_was():
     a.add(first, user_id="mia")
     b.add(first, user_id="mia")
     before = copy.deepcopy(a._trackers["mia"].state_dict())
-    with pytest.raises(ValueError, match="message 1"):
-        a.add([call, {"role": "tool", "tool_call_id": "nope", "content": "x"}], user_id="mia")
+    with pytest.raises(ValueError, match="message 2"):  # the unanswered result before it is taken back too
+        a.add([call, {"role": "tool", "tool_call_id": "nope", "content": "x"},
+               {"role": "tool", "tool_call_id": True, "content": "x"}], user_id="mia")
     assert a._trackers["mia"].state_dict() == before and len(a.store) == 2
     for m in (a, b):
         m.add([call, {"role": "tool", "tool_call_id": "c1", "content": "user mia_li_3668: 2 reservations"}],

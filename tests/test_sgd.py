@@ -160,6 +160,15 @@ def test_empty_and_corrupt_dirs(tmp_path, capsys):
     bad.write_text('[{"dialogue_id": "x", "turns": [{"speaker": "USER"}]}]', encoding="utf-8")
     with pytest.raises(SAMFileError, match="dialogues_001.json.*'x' is malformed"):
         list(iter_sgd_events(tmp_path))
+    # found by review: a turn with no frames was a bare "max() arg is an empty sequence"
+    bad.write_text('[{"dialogue_id": "y", "turns": [{"speaker": "USER", "utterance": "hi", "frames": []}]}]')
+    with pytest.raises(SAMFileError, match="dialogues_001.json.*'y' is malformed"):
+        list(iter_sgd_events(tmp_path))
+    # ... and one file both plain and gzipped was read twice, into a log that failed validation
+    (tmp_path / "dialogues_001.json.gz").write_bytes(gzip.compress(bad.read_bytes()))
+    assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) != 0
+    err = capsys.readouterr().err
+    assert "dialogues_001.json is there both plain and as dialogues_001.json.gz" in err and err.count("error:") == 1
 
 
 def _frame(intent: str, n_actions: int, value: str = "x") -> dict:

@@ -155,7 +155,7 @@ def test_definitions():
 @pytest.mark.parametrize("messages, reason", [
     ([{"content": "hi"}], "without 'role'"),
     ([{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": {"id": "x"}}], "'tool_calls' is a dict"),
-    ([{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "zz", "content": "ok"}], "answers tool_call_id"),
+    ([{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": ["zz"], "content": "ok"}], "'tool_call_id' is"),
     ([{"role": "user", "content": 42}], "'content' is a int"),
     ([{"role": "user", "content": [{"type": "text"}]}], "no string 'text'"),
     ([], "empty conversation"),

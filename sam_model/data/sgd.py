@@ -134,10 +134,14 @@ def _labels(call: dict | None, mentions: set[str], seen: dict[str, list[int]], l
 
 
 def _dialogue_files(split_dir: str | os.PathLike) -> list[Path]:
-    return sorted(
-        p for p in Path(split_dir).glob("dialogues_*.json*")
-        if p.is_file() and p.name.endswith((".json", ".json.gz"))
-    )
+    """The split's dialogue files; one file as both ``.json`` and ``.json.gz`` is refused (each dialogue twice)."""
+    files = sorted(p for p in Path(split_dir).glob("dialogues_*.json*")
+                   if p.is_file() and p.name.endswith((".json", ".json.gz")))
+    names = {p.name for p in files}
+    if twice := [p.name for p in files if p.name.endswith(".json") and p.name + ".gz" in names]:
+        raise SAMFileError(f"{split_dir}: {twice[0]} is there both plain and as {twice[0]}.gz (every dialogue of it "
+                           "would be read twice): keep one of them")
+    return files
 
 
 def is_sgd_split_dir(path: str | os.PathLike) -> bool:
@@ -202,7 +206,7 @@ def _convert_checked(path: Path, dialogue: dict, label: Label, masked: bool) -> 
     """convert_dialogue, with a malformed dialogue reported by file and dialogue id, not a traceback."""
     try:
         return convert_dialogue(dialogue, label, masked)
-    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:  # ValueError: a turn without frames
         raise SAMFileError(f"{path}: dialogue {dialogue.get('dialogue_id')!r} is malformed "
                            f"({type(exc).__name__}: {exc})") from None
 

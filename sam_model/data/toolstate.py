@@ -92,7 +92,7 @@ def result_shape(name: str, content: str) -> str:
         return f"{name}: error" + (f" ({reason})" if reason else "")
     try:
         parsed = json.loads(c)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: a text result
         parsed = None
     if isinstance(parsed, list):
         return f"{name}: {len(parsed)} results"
@@ -218,6 +218,7 @@ class TranscriptState:
         self._norms: list[str] = []  # norm(text) of each event
         self._call_names: dict[str, str] = {}  # tool_call_id -> tool name
         self.invalid_arguments: list[str] = []  # where a call's arguments were not a JSON object (kept raw)
+        self.unmatched_results: list[str] = []  # tool results that answer no earlier call (named as the spec says)
 
     def snapshot(self) -> dict[str, Any]:
         return {"phase": self.phase, "subgoal_stack": list(self.stack),
@@ -247,9 +248,12 @@ class TranscriptState:
                 self._call(call, where)
         elif role == "tool":
             call_id = message.get("tool_call_id")
-            if call_id is not None and str(call_id) not in self._call_names:
-                raise TranscriptFormatError(where, f"tool message answers tool_call_id {call_id!r}, which no earlier "
-                                                   "assistant tool call has (a truncated or merged transcript?)")
+            if call_id is not None and (not isinstance(call_id, (str, int)) or isinstance(call_id, bool) or call_id == ""):
+                raise TranscriptFormatError(where, f"tool message's 'tool_call_id' is {str(call_id)[:40]!r}: give the "
+                                                   "id of the assistant tool call it answers (a string), or leave it out")
+            if call_id is None or str(call_id) not in self._call_names:  # the spec's "else 'tool'": kept, reported
+                self.unmatched_results.append(f"{where}: " + ("no tool_call_id" if call_id is None else
+                                              f"tool_call_id {call_id!r} answers no earlier tool call"))
             name = message.get("name")
             if not isinstance(name, str) or not name:
                 name = self._call_names.get(str(call_id), "tool") if call_id is not None else "tool"
@@ -340,7 +344,7 @@ class TranscriptState:
         return {"n": len(self.events), "last_event": dict(self.events[-1]) if self.events else None,
                 "phase": self.phase, "last": self.last, "stack": list(self.stack), "cons": dict(self.cons),
                 "calls": dict(self._call_names), "invalid": len(self.invalid_arguments),
-                "results_cut": self.results_cut, "policy_norm": self.policy_norm}
+                "unmatched": len(self.unmatched_results), "results_cut": self.results_cut, "policy_norm": self.policy_norm}
 
     def rollback(self, mark: Mapping[str, Any]) -> None:
         """The state as it was at ``mark`` (a batch of messages refused part-way is taken whole or not at all)."""
@@ -351,6 +355,7 @@ class TranscriptState:
         self.phase, self.last, self.stack, self.cons = mark["phase"], mark["last"], mark["stack"], mark["cons"]
         self._call_names, self.results_cut, self.policy_norm = mark["calls"], mark["results_cut"], mark["policy_norm"]
         del self.invalid_arguments[mark["invalid"]:]
+        del self.unmatched_results[mark.get("unmatched", len(self.unmatched_results)):]
 
     def forget(self, step: int) -> None:
         """Blank the text of event ``step`` (its memory was deleted): no later argument is traced to it, and a saved

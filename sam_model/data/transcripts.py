@@ -70,6 +70,7 @@ class ImportReport:
     calls: int = 0
     calls_without_history: int = 0
     invalid_arguments: list[str] = field(default_factory=list)  # where, and why
+    unmatched_results: list[str] = field(default_factory=list)  # tool results that answer no earlier call
     outcomes: Counter = field(default_factory=Counter)
     distances: Counter = field(default_factory=Counter)  # step distance to a label -> count
     labels_per_decision: Counter = field(default_factory=Counter)
@@ -101,6 +102,10 @@ class ImportReport:
             out.append(f"step distance to the labels: mean {sum(dist) / len(dist):.1f}, median {q[0]}, "
                        f"90th percentile {q[1]}, max {dist[-1]}")
         out += [f"  {w}" for w in self.invalid_arguments[:20]]
+        if self.unmatched_results:
+            out.append(f"{len(self.unmatched_results)} tool results answer no earlier tool call (kept, named by their "
+                       "'name', else 'tool'; a truncated or merged transcript?):")
+            out += [f"  {w}" for w in self.unmatched_results[:5]]
         if self.result_limit is not None:
             out.append(f"{self.results_cut} tool results cut at {self.result_limit} characters (--result-limit)")
         if self.user_tool_calls:
@@ -177,6 +182,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         report.conversations += 1
         report.events += len(st.events)
         report.invalid_arguments += st.invalid_arguments
+        report.unmatched_results += [f"{conv.where}, {w}" for w in st.unmatched_results]
         report.result_limit, report.results_cut = result_limit, report.results_cut + st.results_cut
         for name in ("decision_points", "labels", "calls", "calls_without_history", "candidates"):
             setattr(report, name, getattr(report, name) + getattr(local, name))
@@ -272,9 +278,12 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
     if allow_empty or (max_conversations == 0):
         return
     if not report.conversations:
-        skipped = f" ({len(report.skipped)} bad ones skipped)" if report.skipped else ""
         outside = f" ({report.out_of_split} outside the split)" if report.out_of_split else ""
-        raise TranscriptFormatError(str(path), f"no conversation converted{skipped}{outside}: an empty file? "
+        if report.skipped:  # every one was bad: say why, not "an empty file?"
+            first = report.skipped[0]
+            raise TranscriptFormatError(first.where, f"no conversation converted{outside}: all {len(report.skipped)} "
+                                                     f"were bad, the first because {first.reason}")
+        raise TranscriptFormatError(str(path), f"no conversation converted{outside}: an empty file? "
                                                "pass --allow-empty to write an empty log")
     if not report.calls:
         raise TranscriptFormatError(str(path), report.no_tool_call_reason())

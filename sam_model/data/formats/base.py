@@ -10,6 +10,7 @@ file, not of the translation.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -37,8 +38,19 @@ def strict_loads(text: str, unique: bool = True) -> Any:
     is for what a model wrote that a program already read the usual way, the last value winning: a tool call's
     arguments (the tool ran with the last value) and the transcripts that carry them (sam_model.data.formats:
     model output, in string or object form, inside the export of a conversation)."""
-    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite,
-                      object_pairs_hook=unique_keys if unique else None)
+    doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite,
+                     object_pairs_hook=unique_keys if unique else None)
+    if _SURROGATE.search(text):  # rare: only then is the whole document checked
+        try:
+            json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a lone UTF-16 surrogate (an escape \\ud800-\\udfff without its pair: half of a "
+                             "character such as an emoji) in a string; no UTF-8 file can hold it, so nothing read "
+                             "from here could be saved: write the whole character, or remove the escape") from None
+    return doc
+
+
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # a JSON escape of a UTF-16 surrogate, paired or not
 
 
 class TranscriptFormatError(SAMFileError):

@@ -1,19 +1,22 @@
 """OpenAI chat messages (Chat Completions), the shape the labelling rule reads; tau-bench v1 writes them too.
 
-Checked here, so a careless or hostile file is refused with its message named rather than turned into odd
-events: a role outside the API's roles, a ``tool`` message that names no call. ``developer`` (the newer name of
-``system``) is read as ``system``; the deprecated ``function_call`` / ``function`` messages as one tool call and
-its result.
+A role outside the API's (``observation``, Llama's ``ipython``) is an event of that kind, as the spec says ("any
+other role with non-empty content → kind=role"); a role that is no short name is refused with its message named.
+A ``tool`` message that names no call is a result named ``tool`` (the labelling rule counts it in the import
+report). ``developer`` (the newer name of ``system``) is read as ``system``; the deprecated ``function_call`` /
+``function`` messages as one tool call and its result.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each
 
-ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+ROLES = ("system", "developer", "user", "assistant", "tool", "function")  # the API's; any other is its own kind
+ROLE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
 
 
 def to_chat(messages: list[Any], where: str) -> Chat:
@@ -22,17 +25,21 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         role = m.get("role")
         if not isinstance(role, str) or not role:
             raise TranscriptFormatError(w, "message without 'role' (expected system, user, assistant or tool)")
-        if role not in ROLES:
-            raise TranscriptFormatError(w, f"unknown role {role!r} (expected one of {', '.join(ROLES)})")
+        if role not in ROLES and not ROLE.fullmatch(role):
+            raise TranscriptFormatError(w, f"role {role[:40]!r} is not a name (a letter, then up to 63 letters, digits, "
+                                           f"'_', '.' or '-'); the API's roles are {', '.join(ROLES)}")
+        if isinstance(m.get("content"), list):  # the spec reads text parts only: the others are counted, not lost
+            chat.ignored.update(f"{p.get('type') or 'untyped'} parts" for p in m["content"]
+                                if isinstance(p, Mapping) and p.get("type") != "text")
         out = dict(m)
         if role == "developer":
             out["role"] = "system"
         elif role == "tool":
-            call_id, name = m.get("tool_call_id"), m.get("name")
-            if (not isinstance(call_id, (str, int)) or isinstance(call_id, bool) or call_id == "") and not (
-                    call_id is None and isinstance(name, str) and name):
-                raise TranscriptFormatError(w, "tool message without a 'tool_call_id' (the id of the assistant tool "
-                                               "call it answers; or at least the tool's 'name')")
+            call_id = m.get("tool_call_id")
+            if call_id is not None and (not isinstance(call_id, (str, int)) or isinstance(call_id, bool)
+                                        or call_id == ""):
+                raise TranscriptFormatError(w, f"tool message's 'tool_call_id' is {call_id!r}: give the id of the "
+                                               "assistant tool call it answers (a string), or leave it out")
         elif role == "function":  # deprecated functions API: the result of the function_call before it
             if not isinstance(m.get("name"), str) or not m["name"]:
                 raise TranscriptFormatError(w, "function message without a 'name'")

@@ -80,14 +80,21 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
                 except TranscriptFormatError as err:
                     yield err, where
                 return
-            for n, line in enumerate(fh, start=1):
-                if not line.strip() or (n == 1 and not line.lstrip(b"\xef\xbb\xbf").strip()):
-                    continue
-                where = f"{p}:{n}"
-                try:
-                    yield parse(line.removeprefix(b"\xef\xbb\xbf") if n == 1 else line, where), where
-                except TranscriptFormatError as err:
-                    yield err, where
+            n = 0
+            try:
+                for n, line in enumerate(fh, start=1):
+                    if not line.strip() or (n == 1 and not line.lstrip(b"\xef\xbb\xbf").strip()):
+                        continue
+                    where = f"{p}:{n}"
+                    try:
+                        yield parse(line.removeprefix(b"\xef\xbb\xbf") if n == 1 else line, where), where
+                    except TranscriptFormatError as err:
+                        yield err, where
+            except (OSError, EOFError) as exc:  # a cut .gz: the lines before are read, the rest is one bad item
+                where = f"{p}:{n + 1}"
+                yield TranscriptFormatError(where, f"the file cannot be read on from here ({exc}); lines 1-{n} were "
+                                                   "read: re-copy or re-compress it (--skip-bad keeps what was read)"
+                                            ), where
     except (OSError, EOFError) as exc:
         raise SAMFileError(f"cannot read {p}: {exc} (is it a complete .json/.jsonl, or .gz of one?)") from None
 

@@ -76,7 +76,7 @@ def value(v: Any) -> Any:
         if key in v:
             return v[key]
     if "intValue" in v:
-        return int(v["intValue"])
+        return _int(v["intValue"], "intValue")
     if "arrayValue" in v:
         return [value(x) for x in (v["arrayValue"] or {}).get("values") or []]
     if "kvlistValue" in v:
@@ -84,17 +84,49 @@ def value(v: Any) -> Any:
     return None
 
 
+def _int(x: Any, what: str) -> int:
+    """An OTLP JSON int64 (a string, or a number); ValueError naming ``what`` otherwise."""
+    if isinstance(x, bool) or not isinstance(x, (int, str)) or not str(x).removeprefix("-").isdigit():
+        raise ValueError(f"{what} {str(x)[:40]!r} is not an integer")
+    return int(x)
+
+
 def attributes(kvs: Any) -> dict[str, Any]:
-    return {kv["key"]: value(kv.get("value")) for kv in kvs or [] if isinstance(kv, Mapping) and "key" in kv}
+    """OTLP ``KeyValue`` list as a dict; ValueError naming what is not one."""
+    out: dict[str, Any] = {}
+    for kv in _list(kvs, "attributes"):
+        if isinstance(kv, Mapping) and "key" in kv:
+            if not isinstance(kv["key"], str):
+                raise ValueError(f"an attribute key is a {type(kv['key']).__name__}, expected a string")
+            out[kv["key"]] = value(kv.get("value"))
+    return out
 
 
-def _spans(docs: Iterable[tuple[Any, str]]) -> Iterator[tuple[dict[str, Any], str]]:
+def _list(x: Any, what: str) -> list[Any]:
+    if x is None:
+        return []
+    if not isinstance(x, list):
+        raise ValueError(f"{what} is a {type(x).__name__}, expected a list")
+    return x
+
+
+def _spans(docs: Iterable[tuple[Any, str]]) -> Iterator[tuple[dict[str, Any] | TranscriptFormatError, str]]:
+    """Each span of each document, or the error of a document whose nesting is not OTLP's."""
     for doc, where in docs:
-        for rs in doc.get("resourceSpans") or []:
-            for ss in (rs or {}).get("scopeSpans") or (rs or {}).get("instrumentationLibrarySpans") or []:
-                for span in (ss or {}).get("spans") or []:
-                    if isinstance(span, Mapping):
-                        yield span, where
+        try:
+            for i, rs in enumerate(_list(doc.get("resourceSpans"), "resourceSpans")):
+                if not isinstance(rs, Mapping):
+                    raise ValueError(f"resourceSpans[{i}] is a {type(rs).__name__}, expected an object")
+                scopes = rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")
+                for j, ss in enumerate(_list(scopes, f"resourceSpans[{i}].scopeSpans")):
+                    if not isinstance(ss, Mapping):
+                        raise ValueError(f"resourceSpans[{i}].scopeSpans[{j}] is a {type(ss).__name__}, expected an "
+                                         "object")
+                    for span in _list(ss.get("spans"), f"resourceSpans[{i}].scopeSpans[{j}].spans"):
+                        if isinstance(span, Mapping):
+                            yield span, where
+        except ValueError as exc:
+            yield TranscriptFormatError(where, f"not OTLP JSON: {exc}"), where
 
 
 def _messages(raw: Any, where: str, key: str) -> list[Any]:
@@ -124,17 +156,24 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     groups: dict[str, list[tuple[int, int, dict[str, Any], str]]] = {}
     seen: Counter = Counter()
     for n, (span, where) in enumerate(_spans(docs)):
-        attrs = attributes(span.get("attributes"))
-        for event in span.get("events") or []:
-            if isinstance(event, Mapping) and event.get("name") == DETAILS_EVENT:
-                attrs = {**attributes(event.get("attributes")), **attrs}
+        if isinstance(span, TranscriptFormatError):
+            yield span
+            continue
+        try:
+            attrs = attributes(span.get("attributes"))
+            for event in _list(span.get("events"), "events"):
+                if isinstance(event, Mapping) and event.get("name") == DETAILS_EVENT:
+                    attrs = {**attributes(event.get("attributes")), **attrs}
+            start = _int(span.get("startTimeUnixNano") or 0, "startTimeUnixNano")
+        except ValueError as exc:
+            yield TranscriptFormatError(f"{where}, span {str(span.get('spanId', n))[:40]}", f"not OTLP JSON: {exc}")
+            continue
         seen[str(attrs.get("gen_ai.operation.name", "without gen_ai.operation.name"))] += 1
         legacy = sorted({k.split(".")[1] for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))})
         seen.update(f"gen_ai.{k}.* attributes" for k in legacy)
         if INPUT not in attrs and OUTPUT not in attrs:
             continue
         key = str(attrs.get(CONVERSATION) or span.get("traceId") or "trace")
-        start = int(span.get("startTimeUnixNano") or 0)
         groups.setdefault(key, []).append((start, n, attrs, f"{where}, span {span.get('spanId', n)}"))
     for key, spans in groups.items():
         w = f"{path}: conversation {key}"

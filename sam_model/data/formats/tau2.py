@@ -54,7 +54,8 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             if "function" in c:  # already an OpenAI entry
                 calls.append(dict(c))
             else:
-                calls.append(chat_call(c.get("id") or None, c.get("name"), c.get("arguments"), f"{w}, tool call {j}"))
+                call_id = None if c.get("id") in (None, "") else c.get("id")  # id 0 is an id
+                calls.append(chat_call(call_id, c.get("name"), c.get("arguments"), f"{w}, tool call {j}"))
         if role == "user" and not (m.get("content") or "").strip():
             continue  # a user turn that only acted on the device
         out = {"role": role, "content": m.get("content")}
