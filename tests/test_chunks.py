@@ -47,6 +47,24 @@ def test_a_line_longer_than_the_window_is_cut_into_overlapping_windows():
         assert e0 - s0 <= 100 and s0 < s1 < e0 and e0 - s1 <= 30
 
 
+def test_no_window_lies_inside_another_and_every_character_is_covered():
+    """Short lines before a line longer than the window: the overlap backed the next block up to lines that could
+    not reach past the block before, so it lay inside it ("ab\\n" * 3 + "x" * 200 gave (0, 9), (3, 9), (6, 9), ...;
+    6.7 % of the coding-agent chunks; found by review)."""
+    rng = np.random.default_rng(0)
+    texts = ["ab\n" * 3 + "x" * 200, "ab\n" * 3 + " ".join(["word"] * 80) + "\nend"]
+    for _ in range(300):
+        texts.append("\n".join("y" * int(rng.choice([0, 2, 20, 60, 150, 400])) for _ in range(rng.integers(1, 30))))
+    for size, overlap in ((180, 50), (60, 30), (40, 0)):
+        c = Chunking(size, overlap)
+        for text in texts:
+            spans = c.spans(text)
+            assert spans[0][0] == 0 and spans[-1][1] == len(text) and all(e - s <= max(size, 0) for s, e in spans)
+            for (s0, e0), (s1, e1) in zip(spans, spans[1:]):
+                assert s0 < s1 <= e0 < e1, (text[:30], spans)  # each reaches past the one before, no gap
+    assert Chunking(180, 50).spans(texts[0])[:2] == [(0, 9), (9, 189)]
+
+
 def test_bad_chunking_settings_are_refused_with_the_field():
     with pytest.raises(ValueError, match="size"):
         Chunking(5)

@@ -71,7 +71,8 @@ class Chunking:
         otherwise blocks of whole lines of at most ``size`` characters, each starting with the last lines of the
         block before when they fit in ``overlap`` characters. A line longer than ``size`` is cut into windows
         of ``size`` (after a space in their second half when there is one) that overlap by ``overlap``. So a
-        value on one line (a path, a ``file:line``, a code line) is whole in some chunk."""
+        value on one line (a path, a ``file:line``, a code line) is whole in some chunk, and no window lies
+        inside another (each reaches past the one before)."""
         n = len(text)
         if n <= self.size:
             return [(0, n)]
@@ -96,8 +97,11 @@ class Chunking:
             out.append((pieces[i][0], pieces[j][1]))
             if j + 1 >= len(pieces):
                 return out
-            k = j + 1  # the next block repeats the trailing pieces that fit in the overlap (always moving on)
-            while k - 1 > i and pieces[j][1] - pieces[k - 1][0] <= self.overlap:
+            # the next block repeats the trailing pieces that fit in the overlap, and only where the piece after
+            # this block still fits beside them: a block that could not reach past this one would lie inside it
+            k = j + 1
+            while (k - 1 > i and pieces[j][1] - pieces[k - 1][0] <= self.overlap
+                   and pieces[j + 1][1] - pieces[k - 1][0] <= self.size):
                 k -= 1
             i = k
 
