@@ -381,7 +381,10 @@ class MemoryStore:
     def get(self, i: Any) -> Hit:
         """The memory ``i`` as a Hit without scores (KeyError if it is not stored)."""
         if i not in self._entries:
-            raise KeyError(f"memory {i!r} is not in the store")
+            chunks = self._chunks.get(i)
+            raise KeyError(f"memory {i!r} is not in the store" + (
+                f" as one memory: it is stored as {len(chunks)} chunks, {chunks[0]!r} ... (get each by its chunk id; "
+                "search, update and delete take the memory's id)" if chunks else ""))
         return self._hit(self._entries[i], 0.0, 0.0, via="id")
 
     @locked
@@ -413,6 +416,16 @@ class MemoryStore:
         check_metadata(metadata)
         for n, m in enumerate(memories):  # before anything is recorded: a refused add changes nothing
             check_memory(m, f"memories[{n}]")
+        mark = self.recorder.mark(m.episode_id for m in memories if isinstance(m, Event))
+        try:
+            return self._add(memories, vectors, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id},
+                             metadata, batch_size, progress)
+        except BaseException:  # refused (a duplicate id, bad vectors) or interrupted: the next add starts afresh
+            self.recorder.rollback(mark)
+            raise
+
+    def _add(self, memories: list, vectors: np.ndarray | None, scope: dict, metadata: Mapping[str, Any] | None,
+             batch_size: int, progress: bool) -> list:
         recs = [self.recorder.record(m) if isinstance(m, Event) else m for m in memories]
         if self.config.chunking is not None and all(isinstance(r, MemoryRecord) for r in recs):
             chunked = chunk_records(recs, self.config.chunker)
@@ -430,7 +443,6 @@ class MemoryStore:
             seen.add(r.id)
         x = self._vectors(recs, vectors, batch_size, progress)
         ids = [r.id for r in recs]
-        scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
         self.index.add(ids, x, episode_ids=[getattr(r, "episode_id", None) for r in recs], **self._payload(scope))
         links = self.linker.add(recs, ids)
         for r, ls in zip(recs, links):
@@ -458,6 +470,9 @@ class MemoryStore:
         """Replace a stored memory by a new version of it (same id; it keeps its place in the write order and
         its scopes): a revised state (sam_model.data.transcripts.TranscriptState.feed) or a re-written summary.
         A chunked memory is replaced by its new chunks (at the end of the write order, with the old scopes)."""
+        if isinstance(memory, Event):
+            raise TypeError("update takes a MemoryRecord, whose id names the memory it replaces (an Event has none: "
+                            "sam_model.data.examples.memory_record makes one, or delete then add the event)")
         check_memory(memory, "memory")
         if memory.id in self._chunks or (self.config.chunking is not None and vector is None
                                          and len(chunk_records([memory], self.config.chunker)) > 1):
@@ -478,6 +493,7 @@ class MemoryStore:
         e.text, e.content = memory.text, getattr(memory, "content", "") or memory.text
         e.kind, e.phase = memory.kind, getattr(memory, "phase", e.phase)
         e.sets = tuple(getattr(memory, "sets", ()) or ())
+        self.linker.revise(memory.id, memory)  # later memories link by what it says now
         e.links = self.linker.links_of(memory)
         self._links.pop(e.id, None)
         if e.links:
@@ -538,6 +554,8 @@ class MemoryStore:
         x = np.asarray(vectors, dtype=np.float32)
         if x.ndim != 2 or x.shape != (len(recs), self.dim):
             raise ValueError(f"memory vectors have shape {x.shape}, expected ({len(recs)}, {self.dim})")
+        if not np.isfinite(x).all():  # checked here, before an update removes the old vector
+            raise ValueError("memory vectors hold NaN or infinity: give finite vectors")
         return x
 
     # ---- searching -----------------------------------------------------------------------------------------
@@ -590,19 +608,22 @@ class MemoryStore:
         if fold and self._chunks:  # deepen until k distinct memories (or every candidate) are in
             want = k
             while True:
-                hits = self.search_vector(query, min(want, len(self)), needs, episode_id=episode_id,
+                hits = self.search_vector(query, min(want, len(self), MAX_K), needs, episode_id=episode_id,
                                           user_id=user_id, agent_id=agent_id, run_id=run_id, rerank=rerank,
                                           prior=prior, ids=ids, query_text=query_text)
                 seen: set = set()
                 folded = [h for h in hits if not (h.memory_id in seen or seen.add(h.memory_id))]
-                if len(folded) >= k or len(hits) < min(want, len(self)) or want >= len(self):
-                    return folded[:k]
+                if len(folded) >= k or len(hits) < min(want, len(self), MAX_K) or want >= min(len(self), MAX_K):
+                    return folded[:k]  # at MAX_K chunks deep, the memories found so far
                 want *= 4
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
             raise ValueError(f"query vector has dim {q.shape[0]} but the store holds dim {self.dim}")
         within = self._within(user_id, agent_id, run_id)
         if ids is not None:
+            if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, Iterable):
+                raise TypeError(f"ids must be a list of memory ids, got {type(ids).__name__}")
+            ids = {j for i in ids for j in self._chunks.get(i, (i,))}  # a chunked memory's id: its chunks
             within = {i for i in ids if i in self._entries} if within is None else within.intersection(ids)
         if len(self) == 0 or (within is not None and not within):
             return []

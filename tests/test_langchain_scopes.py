@@ -149,7 +149,11 @@ def test_vector_store_is_scoped_and_follows_langchains_contract():
     assert anna.get_by_ids(["t1"]) == [] and len(memory.get_all(user_id="anna")["results"]) == 1
     with pytest.raises(KeyError):
         anna.delete(["t1"])
-    assert store.get_by_ids(bob_ids)[0].page_content == "bob flies to Boston"
+    with pytest.raises(ValueError, match="no scope"):  # by id as by search: an unbound store read bob's (review)
+        store.get_by_ids(bob_ids)
+    with pytest.raises(ValueError, match="no scope"):
+        store.delete(bob_ids)
+    assert SAMVectorStore(memory, all_scopes=True).get_by_ids(bob_ids)[0].page_content == "bob flies to Boston"
     made = SAMVectorStore.from_texts(["mia likes aisle seats"], HashingEncoder(64), user_id="mia")
     assert made.similarity_search("aisle")[0].metadata["user_id"] == "mia"
 
@@ -197,7 +201,7 @@ def test_vector_store_ids_are_the_scopes_own(memory):
     bob.delete(["doc1"])
     assert anna.get_by_ids(["doc1"])[0].page_content == "anna's note" and bob.get_by_ids(["doc1"]) == []
     # one store, scopes per call: the same given id in two scopes is two memories, never one overwritten
-    store = SAMVectorStore(m)
+    store = SAMVectorStore(m, all_scopes=True)  # reads by id without a scope only with all_scopes
     store.add_texts(["anna's draft"], ids=["d"], user_id="anna")
     store.add_texts(["bob's draft"], ids=["d"], user_id="bob")
     with pytest.raises(ValueError, match="in 2 scopes"):
@@ -222,3 +226,21 @@ def test_all_scopes_must_be_a_bool_and_metadata_cannot_pose_as_the_scope(memory)
     anna.add_texts(["anna's note"], metadatas=[{"user_id": "bob", "score": 99, "id": "bob#0", "topic": "x"}])
     doc = anna.similarity_search("note")[0]
     assert doc.metadata["user_id"] == "anna" and doc.metadata["score"] != 99 and doc.metadata["topic"] == "x"
+
+
+def test_the_run_scope_is_read_from_run_id_too_and_k_zero_is_refused():
+    """``configurable.run_id`` (ScopedMemory's own name) was ignored, widening a search to every run of the user,
+    and ``k=0`` was taken as the default (found by review)."""
+    m = ScopedMemory(HashingEncoder(256), k=10)
+    m.add("run t1: my PIN is 4321", user_id="mia", run_id="t1")
+    m.add("run t2: my dog is Rex", user_id="mia", run_id="t2")
+    r = SAMLangChainRetriever(memory=m, k=10)
+    docs = r.invoke("PIN", {"configurable": {"user_id": "mia", "run_id": "t2"}})
+    assert [d.metadata["run_id"] for d in docs] == ["t2"]
+    assert [d.metadata["run_id"] for d in r.invoke("PIN", user_id="mia", run_id="t1")] == ["t1"]
+    with pytest.raises(ValueError, match="both name the run scope"):
+        r.invoke("PIN", {"configurable": {"user_id": "mia", "run_id": "t2", "thread_id": "t1"}})
+    with pytest.raises(ValueError, match="from 1 to"):
+        r.invoke("PIN", {"configurable": {"user_id": "mia"}}, k=0)
+    with pytest.raises(ValueError, match="from 1 to"):
+        SAMVectorStore(m, user_id="mia").similarity_search("PIN", k=0)

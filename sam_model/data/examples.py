@@ -107,6 +107,18 @@ class MemoryRecorder:
             self._last[event.episode_id] = [event.state, source, start, prev]
         return memory_record(event, prev, start)
 
+    def mark(self, episode_ids: Iterable[Any]) -> dict[Any, list | None]:
+        """What :meth:`rollback` needs to forget the records made after it for these episodes (a write that failed
+        after its events were recorded: the retry must compare each event with the same state as the first try)."""
+        return {ep: (list(self._last[ep]) if ep in self._last else None) for ep in set(episode_ids)}
+
+    def rollback(self, mark: dict[Any, list | None]) -> None:
+        for ep, last in mark.items():
+            if last is None:
+                self._last.pop(ep, None)
+            else:
+                self._last[ep] = last
+
     def revise(self, event: Event) -> MemoryRecord:
         """The record of the episode's last event again, with its revised state (a transcript's decision point,
         sam_model.data.transcripts.TranscriptState.feed); the next event is compared with the revised state."""

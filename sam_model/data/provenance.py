@@ -104,6 +104,13 @@ class ProvenanceLinker:
                 links.append(source)
         return tuple(links)
 
+    def revise(self, key: Hashable, m: Any) -> None:
+        """Memory ``key`` now says what ``m`` says (an update): later memories link to it by its new words."""
+        history = self._episodes.get(getattr(m, "episode_id", None), [])
+        for j, (k, _, step) in enumerate(history):
+            if k == key:
+                history[j] = (k, norm(getattr(m, "content", "") or m.text), step)
+
     def forget(self, keys: Collection[Hashable]) -> None:
         """Stop linking to these keys (deleted memories)."""
         gone = set(keys)

@@ -8,7 +8,7 @@
     docs[0].page_content, docs[0].metadata["score"], docs[0].metadata["why"]
 
 **Scopes, on every path.** ``user_id`` and ``agent_id`` come from the retriever's fields, the run's config
-(``configurable.user_id`` / ``agent_id``; the run is LangGraph's ``thread_id``) or keyword arguments, whichever
+(``configurable.user_id`` / ``agent_id``; the run is LangGraph's ``thread_id``, or ``run_id``) or keyword arguments, whichever
 entry point LangChain routes through: ``invoke``, ``ainvoke``, ``batch``, ``abatch``, ``stream``,
 ``astream_events``, ``as_tool``, ``create_retriever_tool`` and a call inside a LangGraph node (whose config
 LangChain passes down as the enclosing run's). Both ``invoke`` and ``ainvoke`` read the config once
@@ -53,9 +53,10 @@ from sam_model.data.schema import State
 from sam_model.data.toolstate import TranscriptState, live_state, policy_of
 from sam_model.memory.scoped import ScopedMemory, result
 
-CONFIG_KEYS = ("sam_state", "sam_messages", "sam_tool_call", "sam_all_scopes", "user_id", "agent_id", "thread_id")
-SEARCH_KEYS = ("state", "messages", "tool_call", "all_scopes", "user_id", "agent_id", "thread_id", "k", "filters",
-               "threshold")
+CONFIG_KEYS = ("sam_state", "sam_messages", "sam_tool_call", "sam_all_scopes", "user_id", "agent_id", "thread_id",
+               "run_id")
+SEARCH_KEYS = ("state", "messages", "tool_call", "all_scopes", "user_id", "agent_id", "thread_id", "run_id", "k",
+               "filters", "threshold")
 
 
 def run_arguments(config: RunnableConfig | None, kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -64,6 +65,11 @@ def run_arguments(config: RunnableConfig | None, kwargs: Mapping[str, Any]) -> d
     conf = dict(ensure_config(config).get("configurable") or {})
     out = {key.removeprefix("sam_"): conf[key] for key in CONFIG_KEYS if key in conf}
     out.update(kwargs)
+    if out.get("run_id") is not None:  # the run scope by ScopedMemory's name; LangChain's invoke takes run_id as
+        run = out.pop("run_id")        # its callback run's id, so it travels as thread_id
+        if out.get("thread_id") not in (None, run):
+            raise ValueError(f"thread_id={out['thread_id']!r} and run_id={run!r} both name the run scope: give one")
+        out["thread_id"] = run
     return out
 
 
@@ -138,9 +144,11 @@ class SAMLangChainRetriever(BaseRetriever):
 
     def search(self, query: str, *, state: Any = None, messages: Sequence[Any] | None = None, tool_call: Any = None,
                user_id: str | None = None, agent_id: str | None = None, thread_id: str | None = None,
-               all_scopes: bool | None = None, k: int | None = None, filters: Mapping[str, Any] | None = None,
-               threshold: float | None = None, **unknown: Any) -> list[Document]:
-        """The Documents of one search (what every entry point ends in); keywords as in the module doc."""
+               run_id: str | None = None, all_scopes: bool | None = None, k: int | None = None,
+               filters: Mapping[str, Any] | None = None, threshold: float | None = None,
+               **unknown: Any) -> list[Document]:
+        """The Documents of one search (what every entry point ends in); keywords as in the module doc. The run
+        scope is ``thread_id`` (LangGraph's) or ``run_id``; both, naming two runs, are refused."""
         if unknown:
             raise TypeError(f"SAMLangChainRetriever got unknown argument(s) {sorted(unknown)}; known: "
                             f"{list(SEARCH_KEYS)}")
@@ -151,9 +159,12 @@ class SAMLangChainRetriever(BaseRetriever):
         if state is None and messages is not None:
             state, last = state_from_messages(messages, tool_call)
             observation = query or last
+        if thread_id is not None and run_id is not None and thread_id != run_id:
+            raise ValueError(f"thread_id={thread_id!r} and run_id={run_id!r} both name the run scope: give one")
         found = self.memory.search(observation, state, self._bound("user_id", user_id),
-                                   self._bound("agent_id", agent_id), self._bound("run_id", thread_id),
-                                   limit=k or self.k, filters=filters, threshold=threshold,
+                                   self._bound("agent_id", agent_id),
+                                   self._bound("run_id", thread_id if thread_id is not None else run_id),
+                                   limit=self.k if k is None else k, filters=filters, threshold=threshold,
                                    all_scopes=self.all_scopes if all_scopes is None else all_scopes)  # a bool
         return [document(r) for r in found["results"]]
 
@@ -223,6 +234,9 @@ class SAMVectorStore(VectorStore):
         (the store's and the call's all unset), a given id is looked up in every scope, and one that several
         scopes gave is refused as ambiguous."""
         key = self._key(scopes)
+        if not any(key) and not self.all_scopes:  # as a search: no scope, no memory (bob's PIN was read by id)
+            raise ValueError("no scope: give user_id, agent_id or run_id (the store's fields or the call's), or make "
+                             "the store with all_scopes=True to reach every scope's memories by id")
         if (key, i) in self._ids:
             return self._ids[(key, i)]
         if not any(key):
@@ -267,7 +281,7 @@ class SAMVectorStore(VectorStore):
         all_scopes = kwargs.pop("all_scopes", self.all_scopes)
         if kwargs:
             raise TypeError(f"similarity_search got unknown argument(s) {sorted(kwargs)}")
-        found = self.memory.search(query, state, **scopes, limit=k or self.k, filters=filter, threshold=threshold,
+        found = self.memory.search(query, state, **scopes, limit=self.k if k is None else k, filters=filter, threshold=threshold,
                                    all_scopes=all_scopes)["results"]
         back = {v: i for (_, i), v in self._ids.items()}
         return [(document(r, back.get(r["id"])), r["score"]) for r in found]

@@ -50,6 +50,7 @@ from langgraph.store.base import (
 )
 
 from sam_model.data.schema import Event, State, parse_event
+from sam_model.locking import locked, new_lock
 from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
 
 TEXT_FIELDS = ("content", "memory", "text")
@@ -78,11 +79,13 @@ class SAMStore(BaseStore):
                 raise ValueError("SAMStore needs a model (SAMRetriever.from_pretrained(...)) or store=MemoryStore")
             store = MemoryStore(encoder_of(model), store_config or store_config_of(model))
         self.store, self.kind = store, kind
+        self.lock = new_lock()  # batches one at a time (sam_model.locking): a put reads then bumps its namespace's step
         self._data: dict[tuple[str, ...], dict[str, _Row]] = {}
         self._steps: dict[tuple[str, ...], int] = {}
 
     # ---- BaseStore -----------------------------------------------------------------------------------------
 
+    @locked
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """LangGraph's batch. Every op's namespace is checked first (LangGraph's own rule: a label such as
         "users.alice" must not address ("users", "alice")), and every put is made ready (its event built) before
@@ -128,7 +131,8 @@ class SAMStore(BaseStore):
                                   refresh_ttl=refresh_ttl)
         op = SearchOp(tuple(namespace_prefix), filter, limit, offset, query or "")
         validate_op_namespace(op)
-        return self._search(op, state)
+        with self.lock:
+            return self._search(op, state)
 
     # ---- operations ----------------------------------------------------------------------------------------
 
@@ -161,7 +165,10 @@ class SAMStore(BaseStore):
                 self._data.pop(ns, None)
             return
         value, now = dict(op.value), datetime.now(timezone.utc)
-        memory = self.store.add([event])[0] if event is not None else None
+        memory = None
+        if event is not None:  # the memory's own id: a long item stored as chunks is deleted and searched whole
+            first = self.store.add([event])[0]
+            memory = self.store.get(first).parent_id or first
         if old is not None and old.memory is not None:
             self.store.delete([old.memory])
         rows[op.key] = _Row(value, old.created if old is not None else now, now, memory)
@@ -201,15 +208,15 @@ class SAMStore(BaseStore):
         episode = _episode(next(iter(spaces))) if len(spaces) == 1 else None  # now, and its task's start
         if by_memory and want > 0:
             if state is not None:
-                hits = self.store.search(state, op.query or "", want, ids=list(by_memory),
+                hits = self.store.search(state, op.query or "", want, ids=list(by_memory), fold=True,
                                          step=self.store.next_step(episode) if episode else None,
                                          task_start=self.store.recorder.task_start(episode) if episode else None)
             elif op.query.strip() and getattr(self.store.encoder, "text_queries", False):
                 q = self.store.encoder.encode_text_queries([op.query])[0]
-                hits = self.store.search_vector(q, want, (), ids=list(by_memory))
+                hits = self.store.search_vector(q, want, (), ids=list(by_memory), fold=True)
             else:
-                hits = self.store.search(State(), op.query, want, ids=list(by_memory))
-        out = [_item(*by_memory[h.id], score=h.score) for h in hits][op.offset:]
+                hits = self.store.search(State(), op.query, want, ids=list(by_memory), fold=True)
+        out = [_item(*by_memory[h.memory_id], score=h.score) for h in hits][op.offset:]
         if len(out) < op.limit:  # as InMemoryStore: items without a vector fill the page, unscored
             out += [_item(ns, key, row) for ns, key, row in rows if row.memory is None][:op.limit - len(out)]
         return out

@@ -1,0 +1,93 @@
+"""The store's write and read API, from a review that ran it: a refused call changes nothing (not the vectors,
+not the recorder that compares each event with the state before it), an update re-teaches the provenance
+linker, and a chunked memory's own id works wherever ids are taken."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sam_model.data.examples import MemoryRecord
+from sam_model.data.schema import Event, State
+from sam_model.memory.encoders import HashingEncoder
+from sam_model.store import MemoryStore, StoreConfig
+
+
+def events(n: int, ep: str = "trip") -> list[Event]:
+    """A conversation whose state sets a new slot at every step (so each memory's text says what it sets)."""
+    return [Event(ep, i, "user", f"step {i}: slot_{i} is value_{i}",
+                  State(phase="plan", constraints={f"slot_{j}": f"value_{j}" for j in range(i + 1)})) for i in range(n)]
+
+
+def texts(store: MemoryStore) -> list[tuple]:
+    return [(h.id, h.text, h.linked_from) for h in store.get_all()] + [("links", str(store.links()))]
+
+
+def test_a_refused_add_leaves_the_recorder_as_it_was():
+    """The recorder advanced before the refusal (wrong-shaped vectors, an id already stored), so the same add retried
+    compared its first event with the refused batch's last state: other texts ("sets ...") and other links."""
+    ev = events(8)
+    clean = MemoryStore(HashingEncoder(128), StoreConfig())
+    clean.add(ev[:3])
+    clean.add(ev[3:6])
+    for bad in ("vectors", "duplicate"):
+        store = MemoryStore(HashingEncoder(128), StoreConfig())
+        store.add(ev[:3])
+        with pytest.raises(ValueError, match="shape" if bad == "vectors" else "already in the store"):
+            if bad == "vectors":
+                store.add(ev[3:6], vectors=np.zeros((1, 128), np.float32))
+            else:
+                store.add(ev[2:6])
+        store.add(ev[3:6])
+        assert texts(store) == texts(clean), bad
+
+
+def test_a_refused_update_keeps_the_old_vector():
+    """A NaN vector was refused by the index after the old vector was removed: the memory had no vector, get and
+    get_all raised KeyError, and the saved folder did not load."""
+    store = MemoryStore(None, StoreConfig(provenance=False), 4)
+    rec = MemoryRecord("e#0", "e", 0, "user", "plan", "a fact", "[user] a fact")
+    store.add([rec], np.eye(4, dtype=np.float32)[:1])
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        store.update(rec, vector=np.full(4, np.nan, np.float32))
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        store.add([MemoryRecord("e#1", "e", 1, "user", "plan", "b", "[user] b")], np.full((1, 4), np.inf, np.float32))
+    assert store.get("e#0").text == "a fact" and len(store.index) == len(store) == 1
+    assert [h.id for h in store.search_vector(np.eye(4, dtype=np.float32)[0], 1)] == ["e#0"]
+
+
+def test_an_update_teaches_the_linker_the_new_words():
+    """After "budget 1400" became "budget 3500", a later memory adopting 3500 got no link (the linker still held
+    the old words), one adopting 1400 linked to it."""
+    def state(budget: str | None) -> State:
+        return State(phase="book", constraints={"budget": budget} if budget else {})
+
+    store = MemoryStore(HashingEncoder(128), StoreConfig())
+    store.add([Event("e", 0, "user", "my budget is 1400 dollars", state(None))])
+    old = store.get("e#0")
+    store.update(MemoryRecord("e#0", "e", 0, "user", "plan", "my budget is 3500 dollars",
+                              "[user] my budget is 3500 dollars"))
+    assert old.text != store.get("e#0").text
+    store.add([Event("e", 1, "system", "ok, booking it", state("3500"))])
+    assert store.links() == {"e#1": ("e#0",)}
+
+
+def test_a_chunked_memory_is_found_by_its_own_id_and_a_deep_fold_stops_at_max_k(monkeypatch):
+    """``search(ids=[memory id])`` of a chunked memory found nothing, ``get`` said only "not in the store", ids given as
+    a string were read as a set of characters; fold over more chunks than MAX_K asked the index for k > MAX_K."""
+    import sam_model.store as store_module
+
+    long = "view_file:\n" + "\n".join(f"{i:4d}  def handler_{i}(request): pass" for i in range(60))
+    store = MemoryStore(HashingEncoder(128), StoreConfig(chunking={"size": 180, "overlap": 50}))
+    store.add([Event("e", 0, "result", long, State(phase="view_file")),
+               Event("e", 1, "user", "short one", State(phase="plan"))])
+    parent = "e#0"
+    hits = store.search(State(phase="edit"), "handler_57", k=3, ids=[parent], fold=True)
+    assert [h.memory_id for h in hits] == [parent] and hits[0].chunk is not None
+    with pytest.raises(KeyError, match="stored as .* chunks"):
+        store.get(parent)
+    with pytest.raises(TypeError, match="ids must be a list"):
+        store.search(State(phase="edit"), "x", ids="e#1")
+    monkeypatch.setattr(store_module, "MAX_K", 4)  # fewer than the chunks: the fold returns what 4 found
+    folded = store.search(State(phase="edit"), "handler_57", k=5, fold=True)
+    assert 1 <= len(folded) <= 2 and len({h.memory_id for h in folded}) == len(folded)
