@@ -8,6 +8,7 @@ training on long episodes affordable.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -49,6 +50,8 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
                 q_task.append(q["task_starts"][i] if "task_starts" in q else q["steps"][0])
                 q_labels.append(labels)
     width = max((len(x) for x in q_labels), default=1)
+    b["mem_key"] = torch.tensor([memory_key(t, k, p) for t, k, p in zip(b["mem_texts"], b["mem_kinds"], b["mem_phases"])],
+                                dtype=torch.long)
     b["mem_episode"] = torch.tensor(mem_ep, dtype=torch.long)
     b["mem_step"] = torch.tensor(mem_step, dtype=torch.long)
     b["q_episode"] = torch.tensor(q_ep, dtype=torch.long)
@@ -58,6 +61,13 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
     if chunking is not None:
         b["mem_label"] = torch.tensor([x for _, row in rows for x in row["mem_label"]], dtype=torch.bool)
     return b
+
+
+def memory_key(text: str, kind: str, phase: str) -> int:
+    """A memory's identity as the encoder reads it (64-bit, the same in every process, unlike ``hash``): copies of
+    one event (``data.repeat``, an episode alone and inside a life) share it."""
+    digest = hashlib.blake2b(f"{kind}\x00{phase}\x00{text}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
 
 
 def chunk_row(row: dict[str, Any], chunking: Chunking) -> dict[str, Any]:
@@ -126,21 +136,41 @@ def drop_phases(phases: list[str], share: float, generator: torch.Generator | No
 def candidate_masks(q_episode: torch.Tensor, q_step: torch.Tensor, q_labels: torch.Tensor,
                     mem_episode: torch.Tensor, mem_step: torch.Tensor,
                     in_batch_negatives: bool = True,
-                    mem_label: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                    mem_label: torch.Tensor | None = None,
+                    mem_key: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(allowed, positive) masks of shape (n_queries, n_memories).
 
     allowed: earlier memories of the query's own episode, plus (with in-batch negatives)
-    every memory of every other episode. positive: own-episode memories at a labelled step (and, for chunks,
-    ``mem_label``: the chunks that say a needed value).
+    every memory of every other episode except copies of the query's positives (``mem_key``, sam_model.training.
+    batching.memory_key: a repeated episode, or one inside a life, brings the same memories again; as negatives
+    they asked the model to rank a memory above itself). positive: own-episode memories at a labelled step (and,
+    for chunks, ``mem_label``: the chunks that say a needed value).
     """
     same = q_episode[:, None] == mem_episode[None, :]
     earlier = mem_step[None, :] < q_step[:, None]
     own = same & earlier
-    allowed = own | ~same if in_batch_negatives else own
     labelled = (mem_step[None, :, None] == q_labels[:, None, :]).any(-1)
     if mem_label is not None:
         labelled = labelled & mem_label[None, :]
-    return allowed, own & labelled
+    positive = own & labelled
+    other = ~same
+    if in_batch_negatives and mem_key is not None:
+        copies = torch.zeros_like(other)
+        for i in torch.nonzero(positive.any(1)).flatten().tolist():
+            copies[i] = torch.isin(mem_key, mem_key[positive[i]])
+        other = other & ~copies
+    allowed = own | other if in_batch_negatives else own
+    return allowed, positive
+
+
+QUERY_STRIDE = 100_000  # more decision points than one validation batch holds
+
+
+def validation_query_ids(n: int, batch_idx: int, rank: int = 0, world_size: int = 1) -> torch.Tensor:
+    """Ids of a validation batch's queries for the retrieval metrics, distinct across batches *and* processes:
+    torchmetrics gathers every process's (score, target, id) before grouping by id, so ids that restart on each
+    rank merged two ranks' queries into one (under DDP, MRR 0.789 against 0.681 on one process)."""
+    return torch.arange(n) + (batch_idx * world_size + rank) * QUERY_STRIDE
 
 
 class EpochShuffle(Sampler[int]):

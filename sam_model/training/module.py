@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 from sam_model.models.losses import MultiPositiveInfoNCE, ScoreDistillation
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.store import StoreConfig
-from sam_model.training.batching import candidate_masks, encode_batch
+from sam_model.training.batching import candidate_masks, encode_batch, validation_query_ids
 from sam_model.training.objective import batch_loss
 
 
@@ -194,7 +194,8 @@ class SAMLightningModule(pl.LightningModule):
                                             batch["mem_episode"], batch["mem_step"], in_batch_negatives=False,
                                             mem_label=batch.get("mem_label"))
         scores = q @ m.T
-        qid = torch.arange(len(q), device=q.device)[:, None].expand_as(scores) + batch_idx * 100_000
+        rank, world = (self.trainer.global_rank, self.trainer.world_size) if self._trainer is not None else (0, 1)
+        qid = validation_query_ids(len(q), batch_idx, rank, world).to(q.device)[:, None].expand_as(scores)
         self.val_metrics.update(scores[allowed], positive[allowed], indexes=qid[allowed])
         self.log("val/loss", self.loss_fn(scores, allowed, positive).mean(), batch_size=max(len(q), 1),
                  sync_dist=True)

@@ -33,8 +33,11 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
     mem_step = gather_across_devices(batch["mem_step"].to(m.device))
     label = batch.get("mem_label")
     label = None if label is None else gather_across_devices(label.to(m.device).long()).bool()
+    key = batch.get("mem_key")
+    key = None if key is None else gather_across_devices(key.to(m.device))
     allowed, positive = candidate_masks(batch["q_episode"].to(m.device), batch["q_step"].to(m.device),
-                                        batch["q_labels"].to(m.device), mem_ep, mem_step, in_batch_negatives, label)
+                                        batch["q_labels"].to(m.device), mem_ep, mem_step, in_batch_negatives, label,
+                                        key)
     scores = q @ m_all.T
     losses = loss_fn(scores, allowed, positive)
     if teacher is not None and distill is not None and distill_weight:
