@@ -132,6 +132,10 @@ def test_extended_vocabularies_keep_trained_rows_and_rank_as_before(minilm_net):
     with pytest.raises(ValueError, match=r"model.net differs from the model.init_from network in dim: 32"):
         extended_config(minilm_net.cfg, [], [], SAMConfig(dim=32, hidden=32, proj_hidden=32, time_features=4,
                                                           max_length=32))
+    # one option on the command line (the README's GPU advice) fills every other field with its default: those
+    # are the pretrained model's, not a difference (every --model.net.X was refused; found by review)
+    cfg = extended_config(minilm_net.cfg, [], [], SAMConfig(trainable_layers=-1))
+    assert cfg.trainable_layers == -1 and cfg.dim == minilm_net.cfg.dim and cfg.max_length == minilm_net.cfg.max_length
 
 
 def test_pack_writes_a_small_card_and_refuses_data_that_may_not_ship(tmp_path, minilm_net):

@@ -44,7 +44,8 @@ def test_a_run_may_read_fewer_query_tokens_than_the_model_it_starts_from():
     base = SAMConfig(dim=16, hidden=32, proj_hidden=32, time_features=4, max_length=32, observation_max_length=8)
     run = SAMConfig(dim=16, hidden=32, proj_hidden=32, time_features=4, max_length=32, state_max_length=20)
     cfg = extended_config(base, [], [], run)
-    assert (cfg.state_max_length, cfg.observation_max_length) == (20, 0)  # what the run reads, not the base's
+    # what the run sets, not the base's; what it leaves at the default, the base's (it was reset to 0: whole)
+    assert (cfg.state_max_length, cfg.observation_max_length) == (20, 8)
 
 
 @pytest.fixture(scope="module")

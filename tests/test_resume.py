@@ -14,6 +14,7 @@ import pytest
 import torch
 import yaml
 
+from sam_model.io import SAMFileError
 from sam_model.training.cli import main as train_main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,3 +98,23 @@ def test_killed_mid_epoch_and_resumed_equals_uninterrupted(tmp_path, tiny_bert_d
     assert float(ma["best_model_score"]) == pytest.approx(float(mb["best_model_score"]), abs=1e-6)
     ea, eb = _monitor(a, "EarlyStopping"), _monitor(b, "EarlyStopping")
     assert (ea["wait_count"], ea["stopped_epoch"]) == (eb["wait_count"], eb["stopped_epoch"])
+
+
+def test_a_resume_on_logs_with_other_phases_is_refused_before_any_weight_loads(tmp_path, tiny_bert_dir):
+    """The vocabularies were rebuilt from the resumed run's logs: a renamed tool silently moved every trained phase
+    row to another name (same count), an added one was a size-mismatch traceback (found by review)."""
+    import json
+
+    from sam_model.data.synthetic import write_synthetic
+
+    log = tmp_path / "train.jsonl"
+    write_synthetic(log, 12, seed=0)
+    cfg = _config(tmp_path, "v", log, tiny_bert_dir)
+    train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1"])
+    phase = json.loads(log.read_text().splitlines()[0])["state"]["phase"]
+    renamed = tmp_path / "renamed.jsonl"
+    renamed.write_text("".join(line.replace(f'"phase": "{phase}"', f'"phase": "{phase}_v2"') + "\n"
+                               for line in log.read_text().splitlines()))
+    with pytest.raises(SAMFileError, match=rf"new: \['{phase}_v2'\]; not in these logs: \['{phase}'\]\): resume"):
+        train_main(["fit", "--config", str(cfg), f"--data.train=[{renamed}]", "--trainer.max_epochs=2",
+                    f"--ckpt_path={tmp_path / 'v' / 'last.ckpt'}"])

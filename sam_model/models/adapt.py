@@ -25,18 +25,23 @@ EXTENDED = ("phase_emb.weight", "kind_emb.weight")  # the embedding tables that 
 
 def extended_config(base: SAMConfig, phases: list[str], kinds: list[str], net: SAMConfig | None = None) -> SAMConfig:
     """The pretrained model's config with ``phases`` and ``kinds`` appended where new (known ones keep their
-    place). ``net``: a config the run gives; its architecture must be the pretrained one's (ValueError naming
-    the fields that differ), its FREE_FIELDS are kept."""
+    place). ``net``: a config the run gives. Its fields left at SAMConfig's defaults are the pretrained model's
+    (a command line that sets one field, ``--model.net.trainable_layers -1``, fills every other with its default);
+    a field set to another value must be the pretrained one's (ValueError naming those that differ), unless it
+    is one of FREE_FIELDS, which the run may change."""
     cfg = copy.deepcopy(base)
     if net is not None:
-        differ = [f"{f.name}: {getattr(net, f.name)!r} (pretrained: {getattr(base, f.name)!r})" for f in fields(base)
-                  if f.name not in FREE_FIELDS and getattr(net, f.name) != getattr(base, f.name)]
+        default = SAMConfig()
+        given = [f.name for f in fields(base) if getattr(net, f.name) != getattr(default, f.name)]
+        differ = [f"{name}: {getattr(net, name)!r} (pretrained: {getattr(base, name)!r})" for name in given
+                  if name not in FREE_FIELDS and getattr(net, name) != getattr(base, name)]
         if differ:
             raise ValueError("model.net differs from the model.init_from network in " + "; ".join(differ)
                              + ": leave model.net out to adapt the pretrained architecture, or set model.init_from "
                                "to '' to train from scratch")
         for name in FREE_FIELDS:
-            setattr(cfg, name, copy.deepcopy(getattr(net, name)))
+            if name in given:
+                setattr(cfg, name, copy.deepcopy(getattr(net, name)))
         phases, kinds = list(net.phases) + list(phases), list(net.kinds) + list(kinds)
     cfg.phases = list(dict.fromkeys([*base.phases, *phases]))
     cfg.kinds = list(dict.fromkeys([*base.kinds, *kinds]))

@@ -13,6 +13,7 @@ from torchmetrics import MetricCollection
 from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, RetrievalRecall
 from tqdm.auto import tqdm
 
+from sam_model.io import SAMFileError
 from sam_model.models.losses import MultiPositiveInfoNCE, ScoreDistillation
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.store import StoreConfig
@@ -261,6 +262,19 @@ class SAMLightningModule(pl.LightningModule):
         checkpoint["sam_seed"] = self._seed
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """A resume continues the checkpoint's model, whose phase and kind rows are its vocabularies': logs that give
+        other ones (a new tool, a renamed one) would put its trained rows under other names (silently, when the
+        count is the same) or fail on a size mismatch, so they are refused before any weight is loaded."""
+        saved = (checkpoint.get("hyper_parameters") or {}).get("net") or {}
+        for name in ("phases", "kinds"):
+            old, new = list(saved.get(name) or []), list(getattr(self.net.cfg, name))
+            if saved.get(name) is not None and old != new:
+                gone, added = [x for x in old if x not in new], [x for x in new if x not in old]
+                what = "; ".join(part for part in (f"new: {added[:5]}" if added else "",
+                                                   f"not in these logs: {gone[:5]}" if gone else "") if part)
+                raise SAMFileError(f"the checkpoint was trained with other {name} than these logs give ("
+                                   f"{what or 'another order'}): resume with the logs it was trained on, or start a "
+                                   "new run from its export (--model.init_from checkpoints/RUN/export --run NEW)")
         self._seed = checkpoint.get("sam_seed")
 
     def on_train_epoch_end(self) -> None:
