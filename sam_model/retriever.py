@@ -63,11 +63,28 @@ class SAMRetriever:
         (``index/`` with rerank.json) loads too and ranks as it did; its memories' texts were not saved then.
         """
         from sam_model.export import HINT, read_model
+        from sam_model.models.onnx_text import check_backend
         from sam_model.models.text_encoder import check_cache_entries
         from sam_model.pretrained import resolve
 
-        check_cache_entries(text_cache)  # before the try below, which would blame the folder for it
+        check_cache_entries(text_cache)  # the arguments first: the try below would blame the folder for them
+        check_backend(backend)
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be an export folder, a .ckpt file or a packaged name, got "
+                            f"{type(path).__name__}")
+        if device is not None:
+            try:
+                torch.device(device)
+            except (RuntimeError, TypeError):
+                raise ValueError(f"device {device!r} is not a torch device (give 'cpu', 'cuda', 'cuda:1' or None)"
+                                 ) from None
+        if index_config is not None:
+            dataclasses.replace(StoreConfig(), index=dict(index_config))  # checked: one line naming the field
         with reading(resolve(path)) as where:
+            if index_config is not None and (where / STORE_DIR).exists():
+                raise SAMFileError(f"{where} holds a saved store, searched by the index it was saved with: load it "
+                                   "without index_config (it applies to a new store: MemoryStore(r.encoder, "
+                                   "StoreConfig(index=...)), then add the memories)")
             try:
                 net, store_config = read_model(where, device)
                 r = cls(net, store_config, index_config, backend, text_cache)

@@ -91,3 +91,28 @@ def test_a_chunked_memory_is_found_by_its_own_id_and_a_deep_fold_stops_at_max_k(
     monkeypatch.setattr(store_module, "MAX_K", 4)  # fewer than the chunks: the fold returns what 4 found
     folded = store.search(State(phase="edit"), "handler_57", k=5, fold=True)
     assert 1 <= len(folded) <= 2 and len({h.memory_id for h in folded}) == len(folded)
+
+
+def test_load_names_the_bad_argument_not_the_folder(tmp_path, tiny_bert_dir):
+    """A bad backend, device or index_config was reported as "cannot load the retriever <folder>", blaming the
+    folder; a path of None was a bare TypeError; index_config on a saved retriever was ignored while its config
+    said otherwise."""
+    from sam_model.io import SAMFileError
+    from sam_model.models.sam import SAMConfig, SAMNet
+    from sam_model.retriever import SAMRetriever
+
+    for kwargs, message in (({"backend": "bogus"}, "text backend must be one of"),
+                            ({"device": "bogus"}, "device 'bogus' is not a torch device"),
+                            ({"index_config": {"kind": "annoy"}}, "index.kind' must be one of")):
+        with pytest.raises(ValueError, match=message):
+            SAMRetriever.load("sam-general", **kwargs)
+    with pytest.raises(TypeError, match="path must be an export folder"):
+        SAMRetriever.load(None)
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16, max_length=32,
+                           kinds=["user"]))
+    r = SAMRetriever(net)
+    r.add_memories([Event("e", 0, "user", "a fact", State(phase="plan"))])
+    r.save(tmp_path / "saved")
+    with pytest.raises(SAMFileError, match="holds a saved store"):
+        SAMRetriever.load(tmp_path / "saved", index_config={"kind": "hnsw"})
+    assert len(SAMRetriever.load(tmp_path / "saved").store) == 1
