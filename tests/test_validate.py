@@ -169,3 +169,12 @@ def test_undefined_fields_and_unordered_steps_are_warned_or_strict_errors(write_
     assert main([str(log), "--strict"]) == 1
     assert "error: " in capsys.readouterr().err
     assert main([str(write_log([ev("a", 0), ev("a", 1, [0])], "clean.jsonl")), "--strict"]) == 0
+
+
+def test_a_transcript_given_as_an_agent_log_says_how_to_convert_it(tmp_path, capsys):
+    """Found by review: validate on a chat transcript said only "missing required field 'episode_id'"."""
+    path = tmp_path / "chats.jsonl"
+    path.write_text(json.dumps({"id": "c1", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert main([str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "looks like a tool-call transcript" in captured.out + captured.err

@@ -138,7 +138,10 @@ def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
         raise fail(f"an event must be a JSON object, got {type(obj).__name__}")
     for name in REQUIRED_FIELDS:
         if name not in obj:
-            raise fail(f"missing required field '{name}'")
+            chat = "messages" in obj or "role" in obj or "traj" in obj  # a transcript given as an agent log
+            raise fail(f"missing required field '{name}'" + (
+                "; this looks like a tool-call transcript, not an agent log: convert it with `sam-data transcripts "
+                "FILE OUT.jsonl` (train.py and evaluate.py take transcripts as they are)" if chat else ""))
     episode_id, step, kind, text = obj["episode_id"], obj["step"], obj["kind"], obj["text"]
     if not isinstance(episode_id, str) or not episode_id:
         raise fail("field 'episode_id' must be a non-empty string")
