@@ -538,3 +538,13 @@ def test_review_of_the_readers_edge_cases(tmp_path, capsys):
         assert main([str(p), str(tmp_path / f"out{i}.jsonl")]) == 1
         err = capsys.readouterr().err
         assert err.startswith(f"error: {p}") and "not OTLP JSON" in err and err.count("\n") == 1, err
+
+
+def test_a_duplicate_conversation_id_names_where_it_was_first(tmp_path):
+    """Ids that differ only in characters the spec replaces ("order 1", "order/1") are one episode: the error named
+    only "order_1" (found by review); it now says where the first was read."""
+    line = json.loads(GOOD)
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({**line, "id": "order 1"}) + "\n" + json.dumps({**line, "id": "order/1"}) + "\n")
+    with pytest.raises(TranscriptFormatError, match=r"t\.jsonl:2: duplicate conversation id 'order_1', first at .*t\.jsonl:1"):
+        list(iter_transcript_events(path))

@@ -112,7 +112,7 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
     first = next(docs, None)
     if first is None:
         return
-    seen: set[str] = set()
+    seen: dict[str, str] = {}  # episode id -> where it was first read
     if format == "otel" or (format is None and otel.is_otlp(first[0])):
         good = []
         for doc, where in [first, *docs]:
@@ -141,14 +141,16 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
             yield _item(doc, where, seen, format, model, domain)
 
 
-def _unique(items: Iterator[Item], seen: set[str]) -> Iterator[Item]:
+def _unique(items: Iterator[Item], seen: dict[str, str]) -> Iterator[Item]:
     for item in items:
         if isinstance(item, Conversation):
             if item.episode_id in seen:
-                item = TranscriptFormatError(item.where, f"duplicate conversation id {item.episode_id!r} (episode "
-                                                         "ids must be unique)")
+                item = TranscriptFormatError(item.where, f"duplicate conversation id {item.episode_id!r}, first at "
+                                                         f"{seen[item.episode_id]} (episode ids must be unique; ids "
+                                                         "differing only in characters outside [A-Za-z0-9._-] are one, "
+                                                         "as the spec writes them)")
             else:
-                seen.add(item.episode_id)
+                seen[item.episode_id] = item.where
         yield item
 
 
@@ -161,7 +163,7 @@ def _id(obj: Mapping[str, Any], key: str, where: str) -> str:
     return str(raw)
 
 
-def _item(obj: Any, where: str, seen: set[str], format: str | None, model: str, domain: str) -> Item:
+def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model: str, domain: str) -> Item:
     """One container item: a conversation object, or a tau-bench trajectory ``{task_id, trial, traj}`` (episode
     ``tau1-{domain}-{model}-task{task_id}-trial{trial}``, the file named ``{model}-{domain}.json``)."""
     try:
