@@ -179,6 +179,13 @@ def test_line_progress_prints_plain_lines_for_files():
     bar.on_validation_end(trainer, None)
     last = out.getvalue().splitlines()[-1]
     assert last.startswith("validation done in 0m0") and "mrr 0.7500" in last and "epoch" not in last, last
+    # validation inside an epoch (val_check_interval < 1) says where it is, not "done" (it printed done twice)
+    progress = SimpleNamespace(current=SimpleNamespace(completed=5))
+    trainer = SimpleNamespace(**{**vars(trainer), "state": SimpleNamespace(fn="fit"),
+                                 "fit_loop": SimpleNamespace(epoch_loop=SimpleNamespace(batch_progress=progress))})
+    bar.on_validation_end(trainer, None)
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith("epoch 1/3  validation at train 5/10") and "done" not in last, last
 
 
 def test_export_has_a_model_card_with_data_config_and_evaluation(tmp_path, trained_demo_export, small_demo_logs):

@@ -58,5 +58,12 @@ class LineProgress(Callback):
         if getattr(getattr(trainer, "state", None), "fn", None) == "validate":  # `validate`: no epoch was trained
             self._say(f"validation done in {_clock(time.monotonic() - self._v0)}  {shown}")
             return
+        total = trainer.num_training_batches
+        loop = getattr(getattr(trainer, "fit_loop", None), "epoch_loop", None)
+        seen = getattr(getattr(getattr(loop, "batch_progress", None), "current", None), "completed", None)
+        if isinstance(total, int) and isinstance(seen, int) and 0 < seen < total:  # val_check_interval < 1
+            self._say(f"epoch {trainer.current_epoch + 1}/{trainer.max_epochs}  validation at train {seen}/{total}"
+                      f"  {shown}")
+            return
         self._say(f"epoch {trainer.current_epoch + 1}/{trainer.max_epochs} done in "
                   f"{_clock(time.monotonic() - self._t0)}  {shown}")
