@@ -444,6 +444,19 @@ class MemoryStore:
         x = self._vectors(recs, vectors, batch_size, progress)
         ids = [r.id for r in recs]
         self.index.add(ids, x, episode_ids=[getattr(r, "episode_id", None) for r in recs], **self._payload(scope))
+        seq, next_step = self._seq, dict(self._next_step)
+        try:
+            self._enter(recs, ids, scope, metadata)
+        except BaseException:  # interrupted after the index took the vectors: take the whole add back
+            self._drop_entries(ids)
+            self.index.remove(ids)
+            self.linker.forget(ids)
+            self._seq, self._next_step = seq, next_step
+            raise
+        return ids
+
+    def _enter(self, recs: list, ids: list, scope: dict, metadata: Mapping[str, Any] | None) -> None:
+        """The bookkeeping of an add whose vectors the index holds: links, entries, chunks, scopes, steps."""
         links = self.linker.add(recs, ids)
         for r, ls in zip(recs, links):
             step = getattr(r, "step", None)
@@ -463,7 +476,6 @@ class MemoryStore:
             if step is not None:
                 ep = getattr(r, "episode_id", None)
                 self._next_step[ep] = max(self._next_step.get(ep, 0), int(step) + 1)
-        return ids
 
     @locked
     def update(self, memory: Any, vector: np.ndarray | None = None) -> None:
@@ -479,8 +491,11 @@ class MemoryStore:
             old = self._entries[self._chunks[memory.id][0]] if memory.id in self._chunks else self._entries.get(memory.id)
             if old is None:
                 raise KeyError(f"memory {memory.id!r} is not in the store; add it first")
+            recs = chunk_records([memory], self.config.chunker) if self.config.chunking is not None else [memory]
+            x = self._vectors(recs, None if vector is None or len(recs) > 1 else
+                              np.asarray(vector, np.float32).reshape(1, -1), 1, False)  # refused: nothing changed
             self.delete([memory.id])
-            self.add([memory], user_id=old.user_id, agent_id=old.agent_id, run_id=old.run_id, metadata=old.metadata)
+            self.add(recs, x, user_id=old.user_id, agent_id=old.agent_id, run_id=old.run_id, metadata=old.metadata)
             return
         e = self._entries.get(memory.id)
         if e is None:
@@ -521,8 +536,14 @@ class MemoryStore:
             return
         self.index.remove(ids)
         self.linker.forget(ids)
+        self._drop_entries(ids)
+
+    def _drop_entries(self, ids: Iterable[Any]) -> None:
+        """Forget these memories' entries, links, chunk lists and scopes (those that have any)."""
         for i in ids:
-            e = self._entries.pop(i)
+            e = self._entries.pop(i, None)
+            if e is None:
+                continue
             self._links.pop(i, None)
             if e.parent is not None and e.parent in self._chunks:
                 self._chunks[e.parent].remove(i)
@@ -605,6 +626,10 @@ class MemoryStore:
         ``query_text``: the state as text (sam_model.data.text.state_to_text), for the lexical match.
         ``fold``: one hit per memory (its best chunk)."""
         check_k(k)
+        if ids is not None:
+            if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, Iterable):
+                raise TypeError(f"ids must be a list of memory ids, got {type(ids).__name__}")
+            ids = list(ids)  # a generator is read once; the fold below may search again
         if fold and self._chunks:  # deepen until k distinct memories (or every candidate) are in
             want = k
             while True:
@@ -621,8 +646,6 @@ class MemoryStore:
             raise ValueError(f"query vector has dim {q.shape[0]} but the store holds dim {self.dim}")
         within = self._within(user_id, agent_id, run_id)
         if ids is not None:
-            if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, Iterable):
-                raise TypeError(f"ids must be a list of memory ids, got {type(ids).__name__}")
             ids = {j for i in ids for j in self._chunks.get(i, (i,))}  # a chunked memory's id: its chunks
             within = {i for i in ids if i in self._entries} if within is None else within.intersection(ids)
         if len(self) == 0 or (within is not None and not within):

@@ -4,6 +4,7 @@ that refuses data which may not ship."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
@@ -136,6 +137,13 @@ def test_extended_vocabularies_keep_trained_rows_and_rank_as_before(minilm_net):
     # are the pretrained model's, not a difference (every --model.net.X was refused; found by review)
     cfg = extended_config(minilm_net.cfg, [], [], SAMConfig(trainable_layers=-1))
     assert cfg.trainable_layers == -1 and cfg.dim == minilm_net.cfg.dim and cfg.max_length == minilm_net.cfg.max_length
+    # sam-train says which fields its files and command line set: one set to its default value is the run's too
+    # (observation_max_length 0 kept the pretrained 8; max_length 96, the default, against 32 passed unrefused)
+    base = dataclasses.replace(minilm_net.cfg, observation_max_length=8, trainable_layers=-1)
+    cfg = extended_config(base, [], [], SAMConfig(), given=["observation_max_length", "trainable_layers"])
+    assert (cfg.observation_max_length, cfg.trainable_layers) == (0, 0)
+    with pytest.raises(ValueError, match=r"in max_length: 96 \(pretrained: 32\)"):
+        extended_config(base, [], [], SAMConfig(max_length=96), given=["max_length"])
 
 
 def test_pack_writes_a_small_card_and_refuses_data_that_may_not_ship(tmp_path, minilm_net):

@@ -548,3 +548,38 @@ def test_a_duplicate_conversation_id_names_where_it_was_first(tmp_path):
     path.write_text(json.dumps({**line, "id": "order 1"}) + "\n" + json.dumps({**line, "id": "order/1"}) + "\n")
     with pytest.raises(TranscriptFormatError, match=r"t\.jsonl:2: duplicate conversation id 'order_1', first at .*t\.jsonl:1"):
         list(iter_transcript_events(path))
+
+
+def test_tool_calls_on_another_role_are_refused_not_dropped(tmp_path):
+    """After other roles became events of their kind, a Gemini-style ``model`` message's tool calls vanished (the
+    report said 0 calls and its results answered nothing; a second review). An API role in capitals is the role."""
+    call = {"id": "t1", "type": "function", "function": {"name": "cancel", "arguments": {"res": "RES123ABC"}}}
+    user = {"role": "user", "content": "cancel RES123ABC please"}
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"id": "a", "messages": [user, {"role": "model", "tool_calls": [call]}]}) + "\n")
+    with pytest.raises(TranscriptFormatError, match="message 1: a 'model' message carries tool_calls"):
+        list(iter_transcript_events(path))
+    path.write_text(json.dumps({"id": "a", "messages": [user, {"role": "Assistant", "content": "sure",
+                                                               "tool_calls": [call]}]}) + "\n")
+    assert [e["kind"] for e in iter_transcript_events(path)] == ["user", "system", "action"]
+    with pytest.raises(TranscriptFormatError, match="carries tool_calls"):
+        live_state([user, {"role": "model", "tool_calls": [call]}], call)
+
+
+def test_a_malformed_otlp_span_refuses_its_conversation_and_integral_numbers_read(tmp_path):
+    """One bad span was reported, but its conversation was still written without it (6 of 8 messages); an intValue
+    of 5.0 or "+5" had read before the stricter check (a second review)."""
+    doc = otlp(genai_messages())
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    good = tmp_path / "good.json"
+    for span in spans:
+        span["attributes"].append({"key": "x.count", "value": {"intValue": 5.0}})
+        span["attributes"].append({"key": "x.plus", "value": {"intValue": "+5"}})
+    good.write_text(json.dumps(doc))
+    assert list(iter_transcript_events(good)) == list(iter_transcript_events(write_all(tmp_path)["openai"]))
+    spans[-1]["startTimeUnixNano"] = "yesterday"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    report = ImportReport()
+    assert list(iter_transcript_events(bad, skip_bad=True, report=report, allow_empty=True)) == []
+    assert len(report.skipped) == 2 and "refused whole" in str(report.skipped[1])

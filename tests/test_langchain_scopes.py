@@ -229,17 +229,22 @@ def test_all_scopes_must_be_a_bool_and_metadata_cannot_pose_as_the_scope(memory)
 
 
 def test_the_run_scope_is_read_from_run_id_too_and_k_zero_is_refused():
-    """``configurable.run_id`` (ScopedMemory's own name) was ignored, widening a search to every run of the user,
-    and ``k=0`` was taken as the default (found by review)."""
+    """A run_id keyword (ScopedMemory's own name) was ignored, widening a search to every run of the user, and
+    ``k=0`` was taken as the default (found by review). ``configurable.run_id`` is not a scope: LangGraph servers put
+    the run's own UUID there beside ``thread_id`` (a second review); ``sam_run_id`` is SAM's key for it."""
+    import uuid
+
     m = ScopedMemory(HashingEncoder(256), k=10)
     m.add("run t1: my PIN is 4321", user_id="mia", run_id="t1")
     m.add("run t2: my dog is Rex", user_id="mia", run_id="t2")
     r = SAMLangChainRetriever(memory=m, k=10)
-    docs = r.invoke("PIN", {"configurable": {"user_id": "mia", "run_id": "t2"}})
+    docs = r.invoke("PIN", {"configurable": {"user_id": "mia", "sam_run_id": "t2"}})
     assert [d.metadata["run_id"] for d in docs] == ["t2"]
     assert [d.metadata["run_id"] for d in r.invoke("PIN", user_id="mia", run_id="t1")] == ["t1"]
+    served = {"configurable": {"user_id": "mia", "thread_id": "t2", "run_id": str(uuid.uuid4())}}
+    assert [d.metadata["run_id"] for d in r.invoke("PIN", served)] == ["t2"]
     with pytest.raises(ValueError, match="both name the run scope"):
-        r.invoke("PIN", {"configurable": {"user_id": "mia", "run_id": "t2", "thread_id": "t1"}})
+        r.invoke("PIN", {"configurable": {"user_id": "mia", "sam_run_id": "t2", "thread_id": "t1"}})
     with pytest.raises(ValueError, match="from 1 to"):
         r.invoke("PIN", {"configurable": {"user_id": "mia"}}, k=0)
     with pytest.raises(ValueError, match="from 1 to"):

@@ -84,6 +84,8 @@ def test_a_chunked_memory_is_found_by_its_own_id_and_a_deep_fold_stops_at_max_k(
     parent = "e#0"
     hits = store.search(State(phase="edit"), "handler_57", k=3, ids=[parent], fold=True)
     assert [h.memory_id for h in hits] == [parent] and hits[0].chunk is not None
+    gen = store.search(State(phase="edit"), "handler_57", k=3, ids=(i for i in [parent, "e#1"]), fold=True)
+    assert {h.memory_id for h in gen} == {parent, "e#1"}  # a generator is read once, not once per deepening
     with pytest.raises(KeyError, match="stored as .* chunks"):
         store.get(parent)
     with pytest.raises(TypeError, match="ids must be a list"):
@@ -116,3 +118,50 @@ def test_load_names_the_bad_argument_not_the_folder(tmp_path, tiny_bert_dir):
     with pytest.raises(SAMFileError, match="holds a saved store"):
         SAMRetriever.load(tmp_path / "saved", index_config={"kind": "hnsw"})
     assert len(SAMRetriever.load(tmp_path / "saved").store) == 1
+
+
+def test_an_add_interrupted_after_the_index_took_it_is_taken_back_whole(monkeypatch):
+    """Interrupted between the index and the entries (a KeyboardInterrupt), the index kept vectors the store did not
+    know: every retry was a duplicate id and delete could not reach them (a second review). A chunked memory's
+    update whose new version is refused kept nothing (deleted first)."""
+    import sam_model.store as store_module
+
+    ev = events(6)
+    clean = MemoryStore(HashingEncoder(128), StoreConfig())
+    clean.add(ev)
+    store = MemoryStore(HashingEncoder(128), StoreConfig())
+    store.add(ev[:3])
+    made = store_module._Entry
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(store_module, "_Entry", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        store.add(ev[3:])
+    monkeypatch.setattr(store_module, "_Entry", made)
+    assert len(store) == len(store.index) == 3
+    store.add(ev[3:])
+    assert texts(store) == texts(clean)
+
+    long = "view_file:\n" + "\n".join(f"{i:4d}  def handler_{i}(request): pass" for i in range(60))
+    chunked = MemoryStore(HashingEncoder(128), StoreConfig(chunking={"size": 180, "overlap": 50}))
+    chunked.add([Event("e", 0, "result", long, State(phase="view_file"))], user_id="mia")
+    before = [h.id for h in chunked.get_all()]
+    encode = chunked.encoder.encode_memories
+
+    def nan(recs, *a, **k):
+        x = encode(recs, *a, **k)
+        x[0, 0] = np.nan
+        return x
+
+    monkeypatch.setattr(chunked.encoder, "encode_memories", nan)
+    new = MemoryRecord("e#0", "e", 0, "result", "view_file", "[result] " + long.replace("pass", "return 1"),
+                       "[result] " + long.replace("pass", "return 1"))
+    with pytest.raises(ValueError, match="NaN"):
+        chunked.update(new)
+    assert [h.id for h in chunked.get_all()] == before and len(chunked.index) == len(before)

@@ -27,7 +27,7 @@ from sam_model.data.lives import make_lives
 from sam_model.io import SAMFileError, atomic_path
 
 SourceKind = Literal["agent-log", "sgd", "transcripts"]
-CONVERSION_VERSION = 3  # bump when a converter's output changes, so old cached logs are not reused
+CONVERSION_VERSION = 4  # bump when a converter's output changes, so old cached logs are not reused
 
 
 @dataclass(frozen=True)

@@ -238,6 +238,9 @@ class TranscriptState:
         if not isinstance(role, str) or not role:
             raise TranscriptFormatError(where, "message without 'role' (expected system, user, assistant or tool)")
         text = content_text(message.get("content"), where)
+        if message.get("tool_calls") and role != "assistant":  # its calls would vanish (they are the labels)
+            raise TranscriptFormatError(where, f"a {role[:40]!r} message carries tool_calls; only assistant messages "
+                                               "call tools: give it the role assistant")
         if role == "system":
             return  # the policy: common knowledge of every episode, not an event
         if role == "assistant":

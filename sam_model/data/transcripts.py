@@ -182,7 +182,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         report.conversations += 1
         report.events += len(st.events)
         report.invalid_arguments += st.invalid_arguments
-        report.unmatched_results += [f"{conv.where}, {w}" for w in st.unmatched_results]
+        report.unmatched_results += st.unmatched_results  # each names its file, line and message
         report.result_limit, report.results_cut = result_limit, report.results_cut + st.results_cut
         for name in ("decision_points", "labels", "calls", "calls_without_history", "candidates"):
             setattr(report, name, getattr(report, name) + getattr(local, name))

@@ -8,7 +8,7 @@
     docs[0].page_content, docs[0].metadata["score"], docs[0].metadata["why"]
 
 **Scopes, on every path.** ``user_id`` and ``agent_id`` come from the retriever's fields, the run's config
-(``configurable.user_id`` / ``agent_id``; the run is LangGraph's ``thread_id``, or ``run_id``) or keyword arguments, whichever
+(``configurable.user_id`` / ``agent_id``; the run is LangGraph's ``thread_id``, or ``sam_run_id``) or keyword arguments, whichever
 entry point LangChain routes through: ``invoke``, ``ainvoke``, ``batch``, ``abatch``, ``stream``,
 ``astream_events``, ``as_tool``, ``create_retriever_tool`` and a call inside a LangGraph node (whose config
 LangChain passes down as the enclosing run's). Both ``invoke`` and ``ainvoke`` read the config once
@@ -53,8 +53,9 @@ from sam_model.data.schema import State
 from sam_model.data.toolstate import TranscriptState, live_state, policy_of
 from sam_model.memory.scoped import ScopedMemory, result
 
+# configurable.run_id is not read: LangGraph servers put the run's own UUID there, beside thread_id
 CONFIG_KEYS = ("sam_state", "sam_messages", "sam_tool_call", "sam_all_scopes", "user_id", "agent_id", "thread_id",
-               "run_id")
+               "sam_run_id")
 SEARCH_KEYS = ("state", "messages", "tool_call", "all_scopes", "user_id", "agent_id", "thread_id", "run_id", "k",
                "filters", "threshold")
 
@@ -65,8 +66,8 @@ def run_arguments(config: RunnableConfig | None, kwargs: Mapping[str, Any]) -> d
     conf = dict(ensure_config(config).get("configurable") or {})
     out = {key.removeprefix("sam_"): conf[key] for key in CONFIG_KEYS if key in conf}
     out.update(kwargs)
-    if out.get("run_id") is not None:  # the run scope by ScopedMemory's name; LangChain's invoke takes run_id as
-        run = out.pop("run_id")        # its callback run's id, so it travels as thread_id
+    if out.get("run_id") is not None:  # the run scope by ScopedMemory's name (a keyword, or sam_run_id); LangChain's
+        run = out.pop("run_id")        # invoke takes run_id as its callback run's id, so it travels as thread_id
         if out.get("thread_id") not in (None, run):
             raise ValueError(f"thread_id={out['thread_id']!r} and run_id={run!r} both name the run scope: give one")
         out["thread_id"] = run

@@ -23,16 +23,19 @@ FREE_FIELDS = ("phases", "kinds", "dropout", "trainable_layers", "cache_text", "
 EXTENDED = ("phase_emb.weight", "kind_emb.weight")  # the embedding tables that grow with the vocabularies
 
 
-def extended_config(base: SAMConfig, phases: list[str], kinds: list[str], net: SAMConfig | None = None) -> SAMConfig:
+def extended_config(base: SAMConfig, phases: list[str], kinds: list[str], net: SAMConfig | None = None,
+                    given: list[str] | None = None) -> SAMConfig:
     """The pretrained model's config with ``phases`` and ``kinds`` appended where new (known ones keep their
-    place). ``net``: a config the run gives. Its fields left at SAMConfig's defaults are the pretrained model's
-    (a command line that sets one field, ``--model.net.trainable_layers -1``, fills every other with its default);
-    a field set to another value must be the pretrained one's (ValueError naming those that differ), unless it
-    is one of FREE_FIELDS, which the run may change."""
+    place). ``net``: a config the run gives; ``given``: the fields of it the run set (sam-train reads them off its
+    config files and command line: a command line that sets one field, ``--model.net.trainable_layers -1``, fills
+    every other with its default). Fields not given are the pretrained model's (without ``given``: those equal to
+    SAMConfig's defaults); a given field must be the pretrained one's (ValueError naming those that differ),
+    unless it is one of FREE_FIELDS, which the run may change."""
     cfg = copy.deepcopy(base)
     if net is not None:
         default = SAMConfig()
-        given = [f.name for f in fields(base) if getattr(net, f.name) != getattr(default, f.name)]
+        given = [f.name for f in fields(base) if (f.name in given if given is not None
+                                                  else getattr(net, f.name) != getattr(default, f.name))]
         differ = [f"{name}: {getattr(net, name)!r} (pretrained: {getattr(base, name)!r})" for name in given
                   if name not in FREE_FIELDS and getattr(net, name) != getattr(base, name)]
         if differ:

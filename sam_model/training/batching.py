@@ -155,10 +155,11 @@ def candidate_masks(q_episode: torch.Tensor, q_step: torch.Tensor, q_labels: tor
     positive = own & labelled
     other = ~same
     if in_batch_negatives and mem_key is not None:
-        copies = torch.zeros_like(other)
-        for i in torch.nonzero(positive.any(1)).flatten().tolist():
-            copies[i] = torch.isin(mem_key, mem_key[positive[i]])
-        other = other & ~copies
+        uniq, inv = torch.unique(mem_key, return_inverse=True)
+        pos_keys = torch.zeros(len(q_episode), len(uniq), dtype=torch.bool, device=mem_key.device)
+        qi, mj = positive.nonzero(as_tuple=True)
+        pos_keys[qi, inv[mj]] = True  # which memory texts each query has as a positive
+        other = other & ~pos_keys[:, inv]
     allowed = own | other if in_batch_negatives else own
     return allowed, positive
 

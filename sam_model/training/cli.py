@@ -52,6 +52,7 @@ class SAMCLI(LightningCLI):
         from omegaconf.errors import OmegaConfBaseException
 
         argv = list(sys.argv[1:] if args is None else args)
+        self._argv = argv
         sub = next((a for a in argv if a in SUBCOMMANDS), None)
         prefix = f"{sub}." if sub else ""
         try:
@@ -65,6 +66,23 @@ class SAMCLI(LightningCLI):
             raise SAMFileError(line) from None
         except OmegaConfBaseException as exc:  # a ${...} that names no key
             raise SAMFileError(cli_config.explain_interpolation(exc, argv, prefix)) from None
+
+    def before_instantiate_classes(self) -> None:
+        """Tell the model which ``model.net`` fields a config file or the command line set (``model.net_fields``):
+        with ``model.init_from`` the others are the pretrained model's, not the defaults the parser filled in."""
+        from dataclasses import fields
+
+        from sam_model.models.sam import SAMConfig
+
+        sub = self.config.get("subcommand")
+        cfg = self.config[sub] if sub else self.config
+        if cfg.get("model") is None:
+            return
+        argv = getattr(self, "_argv", [])
+        prefix = f"{sub}." if sub else ""
+        whole = any(a in (f"--{k}", ) or a.startswith(f"--{k}=") for a in argv for k in ("model.net", prefix + "model.net"))
+        cfg["model"]["net_fields"] = None if whole else [
+            f.name for f in fields(SAMConfig) if cli_config.where(f"model.net.{f.name}", argv, prefix)]
 
     def _parse_ckpt_path(self) -> None:
         """LightningCLI reads --ckpt_path's hyper-parameters (weights_only); a refused or broken checkpoint is

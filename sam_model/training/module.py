@@ -83,6 +83,8 @@ class SAMLightningModule(pl.LightningModule):
             ``distill_from``).
         distill_temperature: the temperature of the teacher's and the student's score distributions in the
             distillation term (> 0; used only with ``distill_from``).
+        net_fields: the ``model.net`` fields a config file or the command line set (sam-train fills it; not an
+            option to give): with ``init_from`` those are the run's, every other field the pretrained model's.
     """
 
     def __init__(self, net: SAMConfig | None = None, vocab: dict | None = None,
@@ -93,7 +95,7 @@ class SAMLightningModule(pl.LightningModule):
                  text_cache_dir: str = "", task_dropout: float = 0.3, training_data: dict | None = None,
                  store: StoreConfig | None = None, init_from: str = "", phase_dropout: float = 0.0,
                  distill_from: str = "", distill_weight: float = 1.0, distill_temperature: float = 0.05,
-                 known_dropout: float = 0.0):
+                 known_dropout: float = 0.0, net_fields: list[str] | None = None):
         super().__init__()
         for key, share in (("task_dropout", task_dropout), ("phase_dropout", phase_dropout),
                            ("known_dropout", known_dropout)):
@@ -117,7 +119,7 @@ class SAMLightningModule(pl.LightningModule):
             base = loaded.net
             store = store if store is not None else loaded.store.config
             cfg = extended_config(base.cfg, list((vocab or {}).get("phases", [])), list((vocab or {}).get("kinds", [])),
-                                  cfg if net is not None else None)
+                                  cfg if net is not None else None, net_fields)
         elif vocab:
             cfg.phases, cfg.kinds = list(vocab.get("phases", [])), list(vocab.get("kinds", []))
         store = StoreConfig.from_dict(store, "store") if isinstance(store, dict) else copy.deepcopy(store or StoreConfig())

@@ -28,10 +28,16 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         if role not in ROLES and not ROLE.fullmatch(role):
             raise TranscriptFormatError(w, f"role {role[:40]!r} is not a name (a letter, then up to 63 letters, digits, "
                                            f"'_', '.' or '-'); the API's roles are {', '.join(ROLES)}")
+        if role.lower() in ROLES:
+            role = role.lower()  # "Assistant": the API's role, as a careless exporter spelled it
+        if m.get("tool_calls") and role != "assistant":  # the calls would vanish: the agent's calls are the labels
+            raise TranscriptFormatError(w, f"a {role!r} message carries tool_calls; only assistant messages call "
+                                           "tools here: rename its role to assistant, or give the log's own format "
+                                           "(--format; sam-data formats)")
         if isinstance(m.get("content"), list):  # the spec reads text parts only: the others are counted, not lost
             chat.ignored.update(f"{p.get('type') or 'untyped'} parts" for p in m["content"]
                                 if isinstance(p, Mapping) and p.get("type") != "text")
-        out = dict(m)
+        out = {**m, "role": role}
         if role == "developer":
             out["role"] = "system"
         elif role == "tool":

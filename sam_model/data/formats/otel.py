@@ -19,6 +19,7 @@ carry no messages this reader reads: a file of them is refused with a message th
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -86,9 +87,14 @@ def value(v: Any) -> Any:
 
 def _int(x: Any, what: str) -> int:
     """An OTLP JSON int64 (a string, or a number); ValueError naming ``what`` otherwise."""
-    if isinstance(x, bool) or not isinstance(x, (int, str)) or not str(x).removeprefix("-").isdigit():
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    if isinstance(x, bool) or not isinstance(x, (int, str)) or not _INT.fullmatch(str(x).strip()):
         raise ValueError(f"{what} {str(x)[:40]!r} is not an integer")
     return int(x)
+
+
+_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def attributes(kvs: Any) -> dict[str, Any]:
@@ -154,6 +160,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     """The conversations of OTLP documents (``(doc, where)`` pairs): one per conversation id, else per trace.
     Spans but no messages at all is an error that says what the spans were."""
     groups: dict[str, list[tuple[int, int, dict[str, Any], str]]] = {}
+    origins: dict[str, set[tuple[str, str]]] = {}  # conversation -> its spans' traces and documents
+    bad: set[tuple[str, str]] = set()
     seen: Counter = Counter()
     for n, (span, where) in enumerate(_spans(docs)):
         if isinstance(span, TranscriptFormatError):
@@ -167,6 +175,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             start = _int(span.get("startTimeUnixNano") or 0, "startTimeUnixNano")
         except ValueError as exc:
             yield TranscriptFormatError(f"{where}, span {str(span.get('spanId', n))[:40]}", f"not OTLP JSON: {exc}")
+            trace = span.get("traceId")  # the conversation this span belonged to is refused too, not cut short
+            bad.add(("trace", str(trace)) if trace else ("doc", where))
             continue
         seen[str(attrs.get("gen_ai.operation.name", "without gen_ai.operation.name"))] += 1
         legacy = sorted({k.split(".")[1] for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))})
@@ -175,8 +185,13 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             continue
         key = str(attrs.get(CONVERSATION) or span.get("traceId") or "trace")
         groups.setdefault(key, []).append((start, n, attrs, f"{where}, span {span.get('spanId', n)}"))
+        origins.setdefault(key, set()).update({("trace", str(span.get("traceId"))), ("doc", where)})
     for key, spans in groups.items():
         w = f"{path}: conversation {key}"
+        if origins[key] & bad:
+            yield TranscriptFormatError(w, "one of its spans is not OTLP JSON (the error above names it): the "
+                                           "conversation is refused whole rather than read without that span")
+            continue
         conv: list[Any] = []
         policy: list[str] = []
         try:
