@@ -49,7 +49,9 @@ ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"):
              ("model", "net", "state_max_length"): 0, ("model", "net", "observation_max_length"): 0,
              # no teacher: the distillation's weight and temperature are read only with one
              ("model", "distill_from"): "", ("model", "distill_weight"): 1.0, ("model", "distill_temperature"): 0.05,
-             ("model", "known_dropout"): 0.0}
+             ("model", "known_dropout"): 0.0,
+             # filled by sam-train before the model is made (which model.net fields the run set), never by a config
+             ("model", "net_fields"): None}
 # Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.
 MACHINE = (("trainer", "enable_progress_bar"),)
 
