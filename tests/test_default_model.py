@@ -209,3 +209,33 @@ def test_the_shipped_model_reads_what_make_default_model_packs_it_to_read():
     packed = re.search(r"sam_model\.pretrained\.pack .*?--observation-max-length (\d+)", recipe.replace("\\\n", " "))
     config = json.loads((FOLDER / "sam-general" / "config.json").read_text(encoding="utf-8"))["sam"]
     assert config.get("observation_max_length", 0) == (int(packed.group(1)) if packed else 0)
+
+
+def test_sam_train_says_which_net_fields_the_run_set(tmp_path):
+    """What sam-train passes as ``model.net_fields``: a command-line field whatever its value; a config file's field
+    only where it is not the default (a printed or saved config lists every field, and fed back with adapt.yaml it
+    was refused against sam-general); every field on a resume (the checkpoint's network goes on: its fine-tuned
+    BERT was frozen again). Found by two reviews."""
+    from dataclasses import asdict
+    from types import SimpleNamespace
+
+    import yaml
+
+    from sam_model.training.cli import SAMCLI
+
+    printed = tmp_path / "printed.yaml"
+    printed.write_text(yaml.safe_dump({"model": {"net": {**asdict(SAMConfig()), "trainable_layers": -1}}}))
+
+    def fields_for(argv: list[str], net: SAMConfig, ckpt: str | None = None):
+        cli = SimpleNamespace(config={"subcommand": "fit", "fit": {"model": {"net": net}, "ckpt_path": ckpt}},
+                              _argv=["fit", *argv])
+        SAMCLI.before_instantiate_classes(cli)
+        return cli.config["fit"]["model"]["net_fields"]
+
+    assert fields_for(["--model.net.observation_max_length", "0"], SAMConfig()) == ["observation_max_length"]
+    assert fields_for(["--model.net.trainable_layers=-1"], SAMConfig(trainable_layers=-1)) == ["trainable_layers"]
+    assert fields_for(["--config", str(printed)], SAMConfig(trainable_layers=-1)) == ["trainable_layers"]
+    assert fields_for([], SAMConfig()) == []
+    every = fields_for(["--ckpt_path", "x.ckpt"], SAMConfig(trainable_layers=-1), ckpt="x.ckpt")
+    assert "trainable_layers" in every and "max_length" in every
+    assert fields_for(['--model.net={"trainable_layers": -1}'], SAMConfig(trainable_layers=-1)) is None

@@ -582,4 +582,5 @@ def test_a_malformed_otlp_span_refuses_its_conversation_and_integral_numbers_rea
     bad.write_text(json.dumps(doc))
     report = ImportReport()
     assert list(iter_transcript_events(bad, skip_bad=True, report=report, allow_empty=True)) == []
-    assert len(report.skipped) == 2 and "refused whole" in str(report.skipped[1])
+    assert len(report.skipped) == 1  # one conversation skipped, counted once, with the span's reason
+    assert "startTimeUnixNano 'yesterday'" in str(report.skipped[0]) and "refused whole" in str(report.skipped[0])

@@ -14,6 +14,7 @@ into ``lightning_logs/``), and every fit ends by exporting its best checkpoint i
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from pytorch_lightning.cli import LightningCLI
@@ -68,8 +69,11 @@ class SAMCLI(LightningCLI):
             raise SAMFileError(cli_config.explain_interpolation(exc, argv, prefix)) from None
 
     def before_instantiate_classes(self) -> None:
-        """Tell the model which ``model.net`` fields a config file or the command line set (``model.net_fields``):
-        with ``model.init_from`` the others are the pretrained model's, not the defaults the parser filled in."""
+        """Tell the model which ``model.net`` fields the run set (``model.net_fields``): with ``model.init_from`` the
+        others are the pretrained model's, not the defaults the parser filled in. A field on the command line is
+        set whatever its value; one in a config file only where it differs from SAMConfig's default (a config
+        printed by ``--print_config`` or saved beside a run lists every field); every field of a resumed
+        checkpoint's network is set (``--ckpt_path``: the checkpoint's network goes on as it was)."""
         from dataclasses import fields
 
         from sam_model.models.sam import SAMConfig
@@ -80,9 +84,21 @@ class SAMCLI(LightningCLI):
             return
         argv = getattr(self, "_argv", [])
         prefix = f"{sub}." if sub else ""
-        whole = any(a in (f"--{k}", ) or a.startswith(f"--{k}=") for a in argv for k in ("model.net", prefix + "model.net"))
-        cfg["model"]["net_fields"] = None if whole else [
-            f.name for f in fields(SAMConfig) if cli_config.where(f"model.net.{f.name}", argv, prefix)]
+        names = [f.name for f in fields(SAMConfig)]
+        whole = any(a == f"--{k}" or a.startswith(f"--{k}=") for a in argv for k in ("model.net", prefix + "model.net"))
+        if cfg.get("ckpt_path"):
+            cfg["model"]["net_fields"] = names
+        elif whole:
+            cfg["model"]["net_fields"] = None  # a whole network given at once: the fields that differ from defaults
+        else:
+            net, default = cfg["model"].get("net"), SAMConfig()
+            given = []
+            for n in names:
+                source = cli_config.where(f"model.net.{n}", argv, prefix)
+                value = net.get(n) if isinstance(net, Mapping) else getattr(net, n, None)
+                if source == "command line" or (source and value != getattr(default, n)):
+                    given.append(n)
+            cfg["model"]["net_fields"] = given
 
     def _parse_ckpt_path(self) -> None:
         """LightningCLI reads --ckpt_path's hyper-parameters (weights_only); a refused or broken checkpoint is

@@ -160,13 +160,15 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     """The conversations of OTLP documents (``(doc, where)`` pairs): one per conversation id, else per trace.
     Spans but no messages at all is an error that says what the spans were."""
     groups: dict[str, list[tuple[int, int, dict[str, Any], str]]] = {}
-    origins: dict[str, set[tuple[str, str]]] = {}  # conversation -> its spans' traces and documents
-    bad: set[tuple[str, str]] = set()
+    traces: dict[str, set[str]] = {}  # conversation -> its spans' traces
+    bad: dict[str, TranscriptFormatError] = {}  # trace -> the first malformed span's error
+    bad_keys: dict[str, TranscriptFormatError] = {}  # conversation -> the same, where its attributes told it
     seen: Counter = Counter()
     for n, (span, where) in enumerate(_spans(docs)):
         if isinstance(span, TranscriptFormatError):
             yield span
             continue
+        attrs = None
         try:
             attrs = attributes(span.get("attributes"))
             for event in _list(span.get("events"), "events"):
@@ -174,9 +176,14 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                     attrs = {**attributes(event.get("attributes")), **attrs}
             start = _int(span.get("startTimeUnixNano") or 0, "startTimeUnixNano")
         except ValueError as exc:
-            yield TranscriptFormatError(f"{where}, span {str(span.get('spanId', n))[:40]}", f"not OTLP JSON: {exc}")
-            trace = span.get("traceId")  # the conversation this span belonged to is refused too, not cut short
-            bad.add(("trace", str(trace)) if trace else ("doc", where))
+            err = TranscriptFormatError(f"{where}, span {str(span.get('spanId', n))[:40]}", f"not OTLP JSON: {exc}")
+            trace = span.get("traceId")  # its conversation is refused whole, with this reason, not written without it
+            if attrs is not None and (attrs.get(CONVERSATION) or trace):
+                bad_keys.setdefault(str(attrs.get(CONVERSATION) or trace), err)
+            elif trace:
+                bad.setdefault(str(trace), err)
+            else:
+                yield err
             continue
         seen[str(attrs.get("gen_ai.operation.name", "without gen_ai.operation.name"))] += 1
         legacy = sorted({k.split(".")[1] for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))})
@@ -185,12 +192,16 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             continue
         key = str(attrs.get(CONVERSATION) or span.get("traceId") or "trace")
         groups.setdefault(key, []).append((start, n, attrs, f"{where}, span {span.get('spanId', n)}"))
-        origins.setdefault(key, set()).update({("trace", str(span.get("traceId"))), ("doc", where)})
+        traces.setdefault(key, set()).add(str(span.get("traceId")))
     for key, spans in groups.items():
         w = f"{path}: conversation {key}"
-        if origins[key] & bad:
-            yield TranscriptFormatError(w, "one of its spans is not OTLP JSON (the error above names it): the "
-                                           "conversation is refused whole rather than read without that span")
+        hit = sorted(traces[key] & set(bad))
+        if key in bad_keys or hit:
+            err = bad_keys.pop(key, None) or bad[hit[0]]
+            for trace in hit:
+                bad.pop(trace)
+            yield TranscriptFormatError(w, f"{err.reason} in {err.where}: the conversation is refused whole rather "
+                                           "than read without that span")
             continue
         conv: list[Any] = []
         policy: list[str] = []
@@ -206,6 +217,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             yield err
             continue
         yield Conversation(id_of(key), conv, w, key, "otel", "\n".join(policy))
+    yield from [*bad_keys.values(), *bad.values()]  # malformed spans no conversation took: each said once
     if not groups:
         saw = ", ".join(f"{k} {v}" for k, v in seen.most_common()) or "no spans"
         yield TranscriptFormatError(path, f"no span carries {INPUT} or {OUTPUT} (saw spans by operation and "
