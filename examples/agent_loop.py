@@ -115,4 +115,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from sam_model.io import run_cli
+
+    raise SystemExit(run_cli(main))  # a bad path or file: one line, not a trace

@@ -78,16 +78,19 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
                   f"PyPI package `{text_encoder.get('package')}` (version {text_encoder.get('version')}, weight "
                   f"fingerprint {text_encoder.get('fingerprint')}, checked at load).", ""]
     lines += ["## Training data", ""]
+    mixed = training.get("interpolated")  # a mix (sam_model.interpolate): the sources are both models', the rest the second's
+    whose = (f" (of {mixed.get('second')}, the second model of this mix; the sources above are both models')"
+             if isinstance(mixed, dict) else "")
     if data:
         lines += ["| source | kind | episodes | decision points | labels |", "|---|---|---|---|---|"]
         lines += [f"| {s.get('path')} | {s.get('kind')} | {s.get('episodes')} | {s.get('decision_points')} | "
                   f"{s.get('labels')} |" for s in data.get("sources", [])]
-        lines += ["", f"Options: {json.dumps({k: v for k, v in data.items() if k != 'sources'})}", ""]
+        lines += ["", f"Options{whose}: {json.dumps({k: v for k, v in data.items() if k != 'sources'})}", ""]
     else:
         lines += ["Not recorded (exported from a network built outside train.py).", ""]
     settings = {k: v for k, v in training.items() if k not in ("data", "selected")}
     if settings:
-        lines += ["## Training", "", f"Settings: `{json.dumps(settings)}`", ""]
+        lines += ["## Training", "", f"Settings{whose.split(';')[0] + ')' if whose else ''}: `{json.dumps(settings)}`", ""]
     if training.get("selected"):
         lines += [f"Selected checkpoint: {json.dumps(training['selected'])}", ""]
     lines += ["## Evaluation", "", EVAL_START, "Not evaluated yet: `python evaluate.py --retriever THIS_FOLDER --data LOG "

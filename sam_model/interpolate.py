@@ -13,7 +13,9 @@ before. The two must share the architecture and the frozen text encoder (same fi
 (``model.init_from``) gives; anything else is refused with what differs. An adapted model's vocabularies extend
 the first model's (new tools' phases appended, sam_model.models.adapt); the first is extended the same way
 before mixing (each new row the unknown row 0, which is how it ranked those phases), so ``w = 0`` still ranks as
-the first model. Which ``w`` to ship is chosen on validation data, never a test set.
+the first model. The second must be trained from the first (its training record's ``init_from`` names it), or
+both from one start (a soup); two unrelated models that happen to line up are refused. Which ``w`` to ship is
+chosen on validation data, never a test set.
 
     python -m sam_model.interpolate sam-general checkpoints/ft64-s0/export checkpoints/wise-0.5 --weight 0.5
 """
@@ -52,6 +54,33 @@ def check_compatible(a, b, names: tuple[str, str]) -> None:
     if bad:
         raise SAMFileError(f"{names[0]} and {names[1]} have different weights ({bad[0]} and {len(bad) - 1} more); "
                            "export both again from the same code")
+
+
+def _names(start: str, model: str | os.PathLike) -> bool:
+    """Whether ``start`` (a training record's ``init_from``, as the run gave it) names ``model``: the same packaged
+    name or path, or a path that ends with the parts ``start`` gives (it was relative to the folder training ran in)."""
+    from sam_model.pretrained import resolve
+
+    if not start:
+        return False
+    if start == str(model):
+        return True
+    where = resolve(model).resolve()
+    return (Path(start).exists() and Path(start).resolve() == where) or \
+        where.parts[-len(Path(start).parts):] == Path(start).parts
+
+
+def check_lineage(first: str | os.PathLike, a, b, names: tuple[str, str]) -> None:
+    """Refuse two models that line up but are not a model and its fine-tune, nor two fine-tunes of one start (a
+    soup): the straight line between unrelated weights crosses no shared basin (Wortsman et al. 2022), and the mix
+    would be called a WiSE-FT it is not. Read from the training records' ``init_from``."""
+    start_a = str((getattr(a, "training_info", None) or {}).get("init_from") or "")
+    start_b = str((getattr(b, "training_info", None) or {}).get("init_from") or "")
+    if _names(start_b, first) or (start_a and start_a == start_b):
+        return
+    raise SAMFileError(f"{names[1]} was not trained from {names[0]} (its training record's init_from is "
+                       f"{start_b or 'empty'!r}), nor from the same start: interpolate a model with one trained from "
+                       "it by model.init_from, or two trained from one start")
 
 
 def interpolate_nets(a, b, weight: float):
@@ -102,6 +131,7 @@ def interpolate(first: str | os.PathLike, second: str | os.PathLike, weight: flo
     ra, rb = SAMRetriever.load(first, device="cpu"), SAMRetriever.load(second, device="cpu")
     names = (str(first), str(second))
     check_compatible(ra.net, rb.net, names)
+    check_lineage(first, ra.net, rb.net, names)
     net = interpolate_nets(ra.net, rb.net, weight)
     ta, tb = getattr(ra.net, "training_info", None) or {}, getattr(rb.net, "training_info", None) or {}
     info = copy.deepcopy(tb or ta)
@@ -129,10 +159,12 @@ def interpolate(first: str | os.PathLike, second: str | os.PathLike, weight: flo
 def _main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog=cli_name("python -m sam_model.interpolate"), description=__doc__.split("\n")[0])
     ap.add_argument("first", help="the model fine-tuned from (an export folder, .ckpt or packaged name: sam-general)")
-    ap.add_argument("second", help="the fine-tune (trained from FIRST with model.init_from)")
+    ap.add_argument("second", help="the fine-tune (trained from FIRST with model.init_from), or another fine-tune of "
+                                   "FIRST's own start (a soup); anything else is refused")
     ap.add_argument("out_dir", help="the export folder to write (replaced atomically if it exists)")
     ap.add_argument("--weight", type=float, required=True,
-                    help="w in (1 - w) * FIRST + w * SECOND: 0 gives FIRST, 1 gives SECOND; choose it on validation")
+                    help="w in (1 - w) * FIRST + w * SECOND: 0 gives FIRST's weights, 1 SECOND's (the store "
+                         "settings and read lengths stay FIRST's); choose it on validation")
     ap.add_argument("--whole", action="store_true",
                     help="write the frozen MiniLM's weights too (default: head-only when the encoder is the package's)")
     args = ap.parse_args(argv)

@@ -191,3 +191,17 @@ def test_evaluate_never_writes_over_a_readme_or_folder_it_did_not_write(tmp_path
             evaluate(["--retriever", str(export), "--data", str(tmp_path / "d.jsonl"), *extra])
         assert "error:" in capsys.readouterr().err
     assert (tmp_path / "out" / "report.md").read_text() == "my own report" and not (tmp_path / "o2").exists()
+
+
+@pytest.mark.parametrize("script, args", [("tool_agent.py", ["--transcripts", "nope.json"]),
+                                          ("agent_loop.py", ["--retriever", "nope"]),
+                                          ("langgraph_agent.py", ["--retriever", "nope"])])
+def test_the_examples_name_a_bad_path_in_one_line(script, args, tmp_path):
+    """The examples printed a four-frame traceback for a missing file or retriever (found by review)."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, str(REPO / "examples" / script), *args], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300)
+    err = res.stderr.strip()
+    assert res.returncode != 0 and "Traceback" not in err and err.startswith("error: ") and "nope" in err.splitlines()[0]

@@ -189,6 +189,9 @@ def test_pack_can_set_how_much_of_the_observation_the_packaged_model_reads(tmp_p
     out = pack.pack(src, "clipped", folder=tmp_path / "pretrained", observation_max_length=8)
     clipped = SAMRetriever.load(out, "cpu").net
     assert clipped.cfg.observation_max_length == 8 and "(8 of the observation)" in (out / "README.md").read_text()
+    # the record says it was trained reading the whole observation (0) and is packed to read 8 (found by review)
+    assert json.loads((out / "training.json").read_text())["packed"] == {
+        "observation_max_length": 8, "trained_observation_max_length": 0}
     assert SAMRetriever.load(pack.pack(src, "as-is", folder=tmp_path / "pretrained"), "cpu").net.cfg \
         .observation_max_length == net.cfg.observation_max_length
     with pytest.raises(ValueError, match="observation_max_length"):

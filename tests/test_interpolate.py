@@ -80,7 +80,7 @@ def test_an_adapted_model_with_new_phases_mixes_with_its_start_extended(pair, ti
         for p in adapted.parameters():
             if p.requires_grad:
                 p.add_(0.1 * torch.randn_like(p))  # "trained" on logs with a new tool and a new kind
-    adapted.training_info = {"data": {"sources": [{"path": "my_logs"}]}}
+    adapted.training_info = {"data": {"sources": [{"path": "my_logs"}]}, "init_from": "base"}
     adapted_dir = save_exported(adapted, tmp_path / "adapted")
     start = interpolate(base_dir, adapted_dir, 0.0, tmp_path / "w0")
     mixed = SAMRetriever.load(start).net
@@ -135,7 +135,10 @@ def test_lodo_sgd_mix_adapts_the_fold_model_to_sgd_and_mixes_it_back(pair, tmp_p
 
     def fake_fit(cmd, log):  # what train.py fit would leave: checkpoints/RUN/export
         calls.append(cmd)
-        shutil.copytree(tuned_dir, Path("checkpoints") / cmd[cmd.index("--run") + 1] / "export")
+        out = Path("checkpoints") / cmd[cmd.index("--run") + 1] / "export"
+        shutil.copytree(tuned_dir, out)
+        record = json.loads((out / "training.json").read_text())  # trained from the fold's model, as train.py says
+        (out / "training.json").write_text(json.dumps({**record, "init_from": cmd[cmd.index("--model.init_from") + 1]}))
         return 0, 1.0, log
 
     monkeypatch.setattr(lodo, "fit", fake_fit)
@@ -182,3 +185,21 @@ def test_the_output_is_never_an_input_or_a_packaged_name_and_the_card_is_the_mix
     record = json.loads((out / "training.json").read_text())
     assert "selected" not in record and record["interpolated"]["second_selected"]["epoch"] == 7
     assert "0.987" not in (out / "README.md").read_text().split("interpolated")[0]
+    card = (out / "README.md").read_text()  # the second's options and settings say whose they are (found by review)
+    assert f"Settings (of {b}, the second model of this mix)" in card
+
+
+def test_models_that_line_up_but_are_not_a_fine_tune_are_refused(pair, tiny_bert_dir, tmp_path):
+    """Two models trained from scratch with other seeds line up (config, encoder, shapes) and were mixed without a
+    word, the card calling it WiSE-FT (found by review): the second must name the first as its init_from, or both
+    one start (a soup of two fine-tunes)."""
+    base_dir, tuned_dir, _ = pair
+    stranger = net(tiny_bert_dir, 5)
+    stranger.training_info = {"data": {"sources": [{"path": "other"}]}}
+    stranger_dir = save_exported(stranger, tmp_path / "stranger")
+    with pytest.raises(SAMFileError, match=r"was not trained from .*base \(its training record's init_from is 'empty'"):
+        interpolate(base_dir, stranger_dir, 0.5, tmp_path / "mix")
+    sibling = net(tiny_bert_dir, 6)
+    sibling.training_info = {"init_from": "base"}
+    sib_dir = save_exported(sibling, tmp_path / "sibling")
+    assert interpolate(tuned_dir, sib_dir, 0.5, tmp_path / "soup").is_dir()  # two fine-tunes of one start

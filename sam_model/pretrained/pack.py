@@ -76,8 +76,12 @@ def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-mode
 
     r = SAMRetriever.load(src, device="cpu")
     net = r.net
-    if observation_max_length is not None:
+    if observation_max_length is not None:  # the training record says what it was trained to read, and what it reads
+        trained = net.cfg.observation_max_length
         net.read_observation(observation_max_length)
+        net.training_info = {**(getattr(net, "training_info", None) or {}),
+                             "packed": {"observation_max_length": observation_max_length,
+                                        "trained_observation_max_length": trained}}
     paths = sources(getattr(net, "training_info", None))
     check_shippable(paths)
     out = folder / name
