@@ -584,3 +584,19 @@ def test_a_malformed_otlp_span_refuses_its_conversation_and_integral_numbers_rea
     assert list(iter_transcript_events(bad, skip_bad=True, report=report, allow_empty=True)) == []
     assert len(report.skipped) == 1  # one conversation skipped, counted once, with the span's reason
     assert "startTimeUnixNano 'yesterday'" in str(report.skipped[0]) and "refused whole" in str(report.skipped[0])
+
+
+def test_a_call_id_given_twice_is_counted(tmp_path):
+    """Two parallel calls sharing one id both had their results named by the later call, with no word (found by
+    review); the import report now lists it with the unanswered results."""
+    calls = [{"id": "c", "type": "function", "function": {"name": n, "arguments": {"u": "abc_1"}}}
+             for n in ("get_a", "get_b")]
+    msgs = [{"role": "user", "content": "id abc_1"}, {"role": "assistant", "content": None, "tool_calls": calls},
+            {"role": "tool", "tool_call_id": "c", "content": "first"}, {"role": "tool", "tool_call_id": "c",
+                                                                         "content": "second"}]
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"id": "a", "messages": msgs}) + "\n")
+    report = ImportReport()
+    list(iter_transcript_events(path, report=report))
+    assert len(report.unmatched_results) == 1 and "tool_call_id 'c' given again (first to get_a)" in \
+        report.unmatched_results[0]

@@ -274,6 +274,9 @@ class TranscriptState:
         if call.name not in self.stack:
             self.stack.append(call.name)
         if call.id is not None:
+            if call.id in self._call_names:  # its results can no longer tell the two calls apart: said, not hidden
+                self.unmatched_results.append(f"{where}: tool_call_id {call.id!r} given again (first to "
+                                              f"{self._call_names[call.id]}); its results are named {call.name}")
             self._call_names[call.id] = call.name
         if not call.valid:
             self.invalid_arguments.append(f"{where}: arguments of {call.name} are not a JSON object; kept as the "

@@ -103,8 +103,9 @@ class ImportReport:
                        f"90th percentile {q[1]}, max {dist[-1]}")
         out += [f"  {w}" for w in self.invalid_arguments[:20]]
         if self.unmatched_results:
-            out.append(f"{len(self.unmatched_results)} tool results answer no earlier tool call (kept, named by their "
-                       "'name', else 'tool'; a truncated or merged transcript?):")
+            out.append(f"{len(self.unmatched_results)} tool results answer no earlier tool call, or a call id given "
+                       "twice (kept, named by their 'name', else the latest call's, else 'tool'; a truncated or merged "
+                       "transcript?):")
             out += [f"  {w}" for w in self.unmatched_results[:5]]
         if self.result_limit is not None:
             out.append(f"{self.results_cut} tool results cut at {self.result_limit} characters (--result-limit)")
