@@ -79,8 +79,8 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
                   f"fingerprint {text_encoder.get('fingerprint')}, checked at load).", ""]
     lines += ["## Training data", ""]
     mixed = training.get("interpolated")  # a mix (sam_model.interpolate): the sources are both models', the rest the second's
-    whose = (f" (of {mixed.get('second')}, the second model of this mix; the sources above are both models')"
-             if isinstance(mixed, dict) else "")
+    second = f" (of {mixed.get('second')}, the second model of this mix)" if isinstance(mixed, dict) else ""
+    whose = second[:-1] + "; the sources above are both models')" if second else ""
     if data:
         lines += ["| source | kind | episodes | decision points | labels |", "|---|---|---|---|---|"]
         lines += [f"| {s.get('path')} | {s.get('kind')} | {s.get('episodes')} | {s.get('decision_points')} | "
@@ -90,7 +90,7 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
         lines += ["Not recorded (exported from a network built outside train.py).", ""]
     settings = {k: v for k, v in training.items() if k not in ("data", "selected")}
     if settings:
-        lines += ["## Training", "", f"Settings{whose.split(';')[0] + ')' if whose else ''}: `{json.dumps(settings)}`", ""]
+        lines += ["## Training", "", f"Settings{second}: `{json.dumps(settings)}`", ""]
     if training.get("selected"):
         lines += [f"Selected checkpoint: {json.dumps(training['selected'])}", ""]
     lines += ["## Evaluation", "", EVAL_START, "Not evaluated yet: `python evaluate.py --retriever THIS_FOLDER --data LOG "

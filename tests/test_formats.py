@@ -600,3 +600,15 @@ def test_a_call_id_given_twice_is_counted(tmp_path):
     list(iter_transcript_events(path, report=report))
     assert len(report.unmatched_results) == 1 and "tool_call_id 'c' given again (first to get_a)" in \
         report.unmatched_results[0]
+
+
+def test_escaped_surrogate_pairs_read_and_only_lone_halves_are_refused():
+    """Python's json writes an emoji as a pair of surrogate escapes; only a half of one is refused (the check is a
+    regex for lone halves, so such logs are not serialised a second time)."""
+    from sam_model.data.formats.base import _SURROGATE, strict_loads
+
+    assert strict_loads('"a \\ud83d\\ude00 b"') == "a \U0001F600 b" and not _SURROGATE.search('"\\ud83d\\ude00"')
+    for lone in ('"\\ud83d"', '"\\ude00\\ud83d"', '"x \\uDE00"'):
+        with pytest.raises(ValueError, match="lone UTF-16 surrogate"):
+            strict_loads(lone)
+    assert strict_loads('"\\\\ud83d"') == "\\ud83d"  # an escaped backslash, then the letters: text, not a surrogate

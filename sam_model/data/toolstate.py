@@ -240,7 +240,8 @@ class TranscriptState:
         text = content_text(message.get("content"), where)
         if message.get("tool_calls") and role != "assistant":  # its calls would vanish (they are the labels)
             raise TranscriptFormatError(where, f"a {role[:40]!r} message carries tool_calls; only assistant messages "
-                                               "call tools: give it the role assistant")
+                                               "call tools: give it the role assistant, or give the log's own "
+                                               "format (--format; sam-data formats)")
         if role == "system":
             return  # the policy: common knowledge of every episode, not an event
         if role == "assistant":
@@ -252,7 +253,7 @@ class TranscriptState:
         elif role == "tool":
             call_id = message.get("tool_call_id")
             if call_id is not None and (not isinstance(call_id, (str, int)) or isinstance(call_id, bool) or call_id == ""):
-                raise TranscriptFormatError(where, f"tool message's 'tool_call_id' is {str(call_id)[:40]!r}: give the "
+                raise TranscriptFormatError(where, f"tool message's 'tool_call_id' is {repr(call_id)[:40]}: give the "
                                                    "id of the assistant tool call it answers (a string), or leave it out")
             if call_id is None or str(call_id) not in self._call_names:  # the spec's "else 'tool'": kept, reported
                 self.unmatched_results.append(f"{where}: " + ("no tool_call_id" if call_id is None else

@@ -67,11 +67,15 @@ def run_arguments(config: RunnableConfig | None, kwargs: Mapping[str, Any]) -> d
     out = {key.removeprefix("sam_"): conf[key] for key in CONFIG_KEYS if key in conf}
     out.update(kwargs)
     if out.get("run_id") is not None:  # the run scope by ScopedMemory's name (a keyword, or sam_run_id); LangChain's
-        run = out.pop("run_id")        # invoke takes run_id as its callback run's id, so it travels as thread_id
-        if out.get("thread_id") not in (None, run):
-            raise ValueError(f"thread_id={out['thread_id']!r} and run_id={run!r} both name the run scope: give one")
-        out["thread_id"] = run
+        out["thread_id"] = run_scope(out.get("thread_id"), out.pop("run_id"))  # invoke takes run_id for its callbacks
     return out
+
+
+def run_scope(thread_id: str | None, run_id: str | None) -> str | None:
+    """The run scope: LangGraph's ``thread_id`` or ScopedMemory's ``run_id``; both, naming two runs, are refused."""
+    if thread_id is not None and run_id is not None and thread_id != run_id:
+        raise ValueError(f"thread_id={thread_id!r} and run_id={run_id!r} both name the run scope: give one")
+    return thread_id if thread_id is not None else run_id
 
 
 def openai_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
@@ -160,11 +164,8 @@ class SAMLangChainRetriever(BaseRetriever):
         if state is None and messages is not None:
             state, last = state_from_messages(messages, tool_call)
             observation = query or last
-        if thread_id is not None and run_id is not None and thread_id != run_id:
-            raise ValueError(f"thread_id={thread_id!r} and run_id={run_id!r} both name the run scope: give one")
         found = self.memory.search(observation, state, self._bound("user_id", user_id),
-                                   self._bound("agent_id", agent_id),
-                                   self._bound("run_id", thread_id if thread_id is not None else run_id),
+                                   self._bound("agent_id", agent_id), self._bound("run_id", run_scope(thread_id, run_id)),
                                    limit=self.k if k is None else k, filters=filters, threshold=threshold,
                                    all_scopes=self.all_scopes if all_scopes is None else all_scopes)  # a bool
         return [document(r) for r in found["results"]]

@@ -50,7 +50,11 @@ def strict_loads(text: str, unique: bool = True) -> Any:
     return doc
 
 
-_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # a JSON escape of a UTF-16 surrogate, paired or not
+# a JSON escape of a high surrogate not followed by a low one, or of a low one not after a high one (an escaped
+# backslash before "u" matches too: the encode check above then decides); a pair, as Python's json writes an emoji,
+# does not match, so such logs are not serialised again
+_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                        r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
 class TranscriptFormatError(SAMFileError):

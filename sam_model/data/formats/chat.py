@@ -2,8 +2,8 @@
 
 A role outside the API's (``observation``, Llama's ``ipython``) is an event of that kind, as the spec says ("any
 other role with non-empty content → kind=role"); a role that is no short name is refused with its message named.
-A ``tool`` message that names no call is a result named ``tool`` (the labelling rule counts it in the import
-report). ``developer`` (the newer name of ``system``) is read as ``system``; the deprecated ``function_call`` /
+A ``tool`` message that names no call is a result named ``tool``; a bad call id, and tool calls on a role other
+than assistant, are refused by the labelling rule, which every reader's messages go through. ``developer`` (the newer name of ``system``) is read as ``system``; the deprecated ``function_call`` /
 ``function`` messages as one tool call and its result.
 """
 
@@ -30,22 +30,12 @@ def to_chat(messages: list[Any], where: str) -> Chat:
                                            f"'_', '.' or '-'); the API's roles are {', '.join(ROLES)}")
         if role.lower() in ROLES:
             role = role.lower()  # "Assistant": the API's role, as a careless exporter spelled it
-        if m.get("tool_calls") and role != "assistant":  # the calls would vanish: the agent's calls are the labels
-            raise TranscriptFormatError(w, f"a {role!r} message carries tool_calls; only assistant messages call "
-                                           "tools here: rename its role to assistant, or give the log's own format "
-                                           "(--format; sam-data formats)")
         if isinstance(m.get("content"), list):  # the spec reads text parts only: the others are counted, not lost
             chat.ignored.update(f"{p.get('type') or 'untyped'} parts" for p in m["content"]
                                 if isinstance(p, Mapping) and p.get("type") != "text")
         out = {**m, "role": role}
         if role == "developer":
             out["role"] = "system"
-        elif role == "tool":
-            call_id = m.get("tool_call_id")
-            if call_id is not None and (not isinstance(call_id, (str, int)) or isinstance(call_id, bool)
-                                        or call_id == ""):
-                raise TranscriptFormatError(w, f"tool message's 'tool_call_id' is {call_id!r}: give the id of the "
-                                               "assistant tool call it answers (a string), or leave it out")
         elif role == "function":  # deprecated functions API: the result of the function_call before it
             if not isinstance(m.get("name"), str) or not m["name"]:
                 raise TranscriptFormatError(w, "function message without a 'name'")
