@@ -24,6 +24,7 @@ MAX_POSITIONS = 1_000_000  # a text encoder's position table
 MAX_ENCODER_PARAMS = 2_000_000_000  # a text encoder's weights all told (8 GB in float32; MiniLM has 22M)
 MAX_METADATA_DEPTH = 32  # nesting of a memory's metadata (JSON encoders stop at a few hundred levels)
 MAX_METADATA_CHARS = 65_536  # a memory's metadata as JSON
+MAX_SCOPE_CHARS = 256  # a user_id, agent_id or run_id (HTTP, MCP and in-process alike)
 
 
 def _show(value: Any) -> str:

@@ -286,3 +286,107 @@ def test_a_refused_batch_leaves_the_conversation_state_exactly_as_it_was():
               user_id="mia")
     assert [(h.id, h.text) for h in a.store.get_all()] == [(h.id, h.text) for h in b.store.get_all()]
     assert a._trackers["mia"].state_dict() == b._trackers["mia"].state_dict()
+
+
+def test_events_added_between_chat_messages_join_the_conversation(tmp_path):
+    """Found by review: an event add took the step the conversation's next message would take, so that message's
+    add was refused as a duplicate id (a valid message, 422) and left the conversation one event ahead; a replay of
+    the server's log then dropped an acknowledged message. Now the events join the conversation, numbered on, and a
+    later tool call is traced to them as to any event."""
+    memory = ScopedMemory(HashingEncoder(2048))
+    memory.add("hello", user_id="mia")
+    memory.add([{"kind": "result", "text": "order O-5513 shipped", "step": 40}], user_id="mia")
+    zip_ = memory.add("my zip is 90210", user_id="mia")["results"]
+    assert [r["id"] for r in zip_] == ["mia#2"]
+    assert [h.text.split("] ", 1)[-1] for h in memory.store.get_all()] == [
+        "hello", "order O-5513 shipped", "my zip is 90210"]
+    out = memory.add([{"role": "assistant", "tool_calls": [{"function": {"name": "track", "arguments":
+                                                                         {"order_id": "O-5513"}}}]}], user_id="mia")
+    assert [r["event"] for r in out["results"]] == ["UPDATE", "ADD"]  # the event before it is its decision point
+    assert memory.store.get("mia#2").step == 2 and memory._trackers["mia"].decide([]) is not None
+    back = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(2048))
+    assert back.add("and my city is Lyon", user_id="mia")["results"][0]["id"] == "mia#4"
+
+
+def test_a_batch_the_store_refuses_leaves_the_conversation_as_it_was(monkeypatch):
+    """A message the store refuses after the conversation took it (here: an encoder that fails) is taken back
+    from the conversation too, with the event a tool call of the batch revised: the retry is stored as if the
+    failed try had never come (it was one event ahead, and every later id moved)."""
+    call = {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "get_user",
+                                                                          "arguments": {"user_id": "mia_li_3668"}}}]}
+    a, b = ScopedMemory(HashingEncoder(2048)), ScopedMemory(HashingEncoder(2048))
+    for m in (a, b):
+        m.add([{"role": "user", "content": "I am mia_li_3668"}], user_id="mia")
+    before = json.dumps(a._trackers["mia"].state_dict())
+    stored = [(h.id, h.text, h.phase) for h in a.store.get_all()]
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("encoder out of memory")
+
+    monkeypatch.setattr(a.store.encoder, "encode_memories", broken)
+    with pytest.raises(RuntimeError):
+        a.add([call, {"role": "tool", "tool_call_id": "c1", "content": "user found"}], user_id="mia")
+    monkeypatch.undo()
+    assert json.dumps(a._trackers["mia"].state_dict()) == before
+    assert [(h.id, h.text, h.phase) for h in a.store.get_all()] == stored  # the revised event is as it was
+    for m in (a, b):
+        m.add([call, {"role": "tool", "tool_call_id": "c1", "content": "user found"}], user_id="mia")
+    assert [(h.id, h.text, h.phase) for h in a.store.get_all()] == [(h.id, h.text, h.phase) for h in b.store.get_all()]
+    assert a._trackers["mia"].state_dict() == b._trackers["mia"].state_dict()
+
+
+def test_an_update_is_not_undone_by_a_later_tool_call():
+    """Found by review: the conversation kept the old words of an updated memory, and the next tool call, which
+    stores the event before it again with its decision state, wrote them back over the update."""
+    memory = ScopedMemory(HashingEncoder(2048))
+    memory.add("my card number is 4111222233334444", user_id="mia")
+    memory.add("please book the flight to Lyon", user_id="mia")
+    memory.update("mia#1", "please book the flight to Paris instead")
+    memory.update("mia#0", "card on file removed")
+    memory.add([{"role": "assistant", "tool_calls": [{"function": {"name": "book", "arguments":
+                                                                   {"city": "Paris"}}}]}], user_id="mia")
+    assert memory.get("mia#1")["memory"] == "please book the flight to Paris instead"
+    assert all("4111" not in e["text"] for e in memory._trackers["mia"].events)  # nor traced to the old words
+
+
+def test_deeply_nested_arguments_and_filters_are_bounded():
+    """Found by review: tool-call arguments 900 levels deep recursed past Python's limit (a served add answered
+    500, its batch half taken into the conversation); AND/OR/NOT filters as deep did the same to a search. Such
+    arguments are kept as the raw string (no leaf traced, as arguments that are not an object); filters are
+    refused in one line."""
+    memory = ScopedMemory(HashingEncoder(2048))
+    deep: dict = {"v": "x"}
+    for _ in range(900):
+        deep = {"a": deep}
+    out = memory.add([{"role": "user", "content": "my code is 9911"},
+                      {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": deep}}]}],
+                     user_id="u")["results"]
+    assert [r["event"] for r in out] == ["ADD", "ADD"] and out[1]["memory"].startswith('CALL f({"a": {"a":')
+    assert memory.add("next", user_id="u")["results"][0]["id"] == "u#2"
+    nested: dict = {"kind": "user"}
+    for _ in range(900):
+        nested = {"NOT": nested}
+    with pytest.raises(ValueError, match="nested more than 32 levels"):
+        memory.search("code", user_id="u", filters=nested)
+    with pytest.raises(ValueError, match="at most 256 characters"):
+        memory.add("x", user_id="u" * 257)
+    with pytest.raises(ValueError, match="finite"):
+        memory.search("code", user_id="u", threshold=float("nan"))
+    with pytest.raises(ValueError, match="'live' or none"):
+        memory.search("code", user_id="u", state="nope")
+
+
+def test_delete_all_leaves_no_word_of_the_scope_in_a_save(tmp_path):
+    """Found by review: after delete_all, the store's record of the conversation's last state (the values its tool
+    calls set) was still saved."""
+    card = "4111222233334444"
+    memory = ScopedMemory(HashingEncoder(2048))
+    memory.add([{"role": "user", "content": "pay please"},
+                {"role": "assistant", "tool_calls": [{"function": {"name": "pay", "arguments": {"card": card}}}]}],
+               user_id="bob")
+    memory.add("I live in Paris", user_id="mia")
+    memory.delete_all(user_id="bob")
+    folder = memory.save(tmp_path / "m")
+    saved = json.loads((folder / "scoped.json").read_text())
+    saved.pop("history")  # Mem0's history keeps what was deleted
+    assert card not in json.dumps(saved) and card not in (folder / "store" / "store.json").read_text()

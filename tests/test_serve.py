@@ -226,6 +226,72 @@ def test_bad_searches_and_oversized_bodies_are_refused(served):
     assert "a chunked fact" in [r["memory"] for r in found.json()["results"]]
 
 
+def test_a_misspelt_or_mistyped_parameter_is_refused_not_ignored(served):
+    """Found by review: unknown query parameters were ignored, so ``DELETE /v1/memories?user_id=mia&runId=trip-2``
+    deleted every memory of mia's; a body's ``limit: true`` was 1 and ``threshold: "0.5"`` 0.5; a trailing slash
+    made ``DELETE /v1/memories/?user_id=mia`` a delete of the memory ''."""
+    tenants, http = served
+    for run in (None, "trip-2"):
+        assert http.post("/v1/memories", headers=A, json={"messages": "a fact", "user_id": "mia",
+                                                          "run_id": run}).status_code == 200
+    r = http.delete("/v1/memories?user_id=mia&runId=trip-2", headers=A)
+    assert r.status_code == 422 and "runId" in r.text
+    assert http.get("/v1/memories?user_id=mia&usr=bob", headers=A).status_code == 422
+    assert len(tenants.tenants["acme"].memory.store) == 2
+    assert len(http.get("/v1/memories?user_id=mia&limit=1", headers=A).json()["results"]) == 1  # text is parsed
+    for bad in ({"limit": True}, {"threshold": "0.5"}, {"limit": 2.0}):
+        r = http.post("/v1/memories/search", headers=A, json={"query": "fact", "user_id": "mia", **bad})
+        assert r.status_code == 422 and next(iter(bad)) in r.text
+    r = http.delete("/v1/memories/?user_id=mia", headers=A)
+    assert r.status_code == 404 and "no memory id in the path" in r.json()["detail"]
+    assert len(tenants.tenants["acme"].memory.store) == 2
+
+
+def test_an_event_add_between_messages_survives_a_restart(retriever, tmp_path):
+    """Found by review: chat, then an event, then chat in one scope: the second message was refused as a duplicate
+    id, and after a kill -9 the log's replay dropped the acknowledged message after it."""
+    tenants = open_tenants(retriever, tmp_path)
+    http = TestClient(create_app(tenants))
+    for messages in ("hello", [{"kind": "result", "text": "order 55 shipped"}], "my card ends 4444",
+                     "my zip is 90210"):
+        assert http.post("/v1/memories", headers=A, json={"messages": messages, "user_id": "fz"}).status_code == 200
+    live = [(r["id"], r["memory"]) for r in http.get("/v1/memories?user_id=fz", headers=A).json()["results"]]
+    assert [m for _, m in live] == ["hello", "order 55 shipped", "my card ends 4444", "my zip is 90210"]
+    again = TestClient(create_app(open_tenants(retriever, tmp_path)))  # no shutdown: checkpoint + log replay
+    assert [(r["id"], r["memory"]) for r in again.get("/v1/memories?user_id=fz", headers=A).json()["results"]] == live
+
+
+def test_an_mcp_tool_refuses_an_argument_it_does_not_name(retriever, tmp_path):
+    """Found by review: the SDK ignores unknown arguments, so ``remember(user_id="mia", agnet_id="bot")`` was
+    stored without its agent and ``recall(all_scopes=True)`` answered as if not asked."""
+    pytest.importorskip("mcp", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    import asyncio
+
+    from mcp import Client
+
+    from sam_model.serve.mcp import create_mcp
+
+    tenants = open_tenants(retriever, tmp_path)
+    server = create_mcp(tenants, stdio_tenant="acme")
+
+    async def calls() -> list:
+        async with Client(server) as client:
+            schemas = [t.input_schema.get("additionalProperties") for t in (await client.list_tools()).tools]
+            return schemas + [await client.call_tool(tool, args) for tool, args in (
+                ("remember", {"text": "x", "user_id": "mia", "agnet_id": "bot"}),
+                ("recall", {"query": "x", "user_id": "mia", "all_scopes": True}),
+                ("remember", {"text": "y", "user_id": "u" * 300}),
+                ("remember", {"text": "z", "user_id": "mia"}),
+                ("recall", {"query": "z", "user_id": "mia", "state": "live"}))]
+
+    *schemas, typo, widen, long, ok, live = asyncio.run(calls())
+    assert schemas == [False, False, False]
+    assert typo.is_error and "agnet_id" in typo.content[0].text
+    assert widen.is_error and "all_scopes" in widen.content[0].text
+    assert long.is_error and "at most 256 characters" in long.content[0].text
+    assert not ok.is_error and not live.is_error and len(tenants.tenants["acme"].memory.store) == 1
+
+
 @pytest.mark.parametrize("backend", ["faiss", "qdrant-edge"])
 def test_a_restart_without_shutdown_replays_every_acknowledged_write(retriever, tmp_path, backend):
     if backend == "qdrant-edge":

@@ -181,6 +181,24 @@ def test_invalid_json_arguments_are_kept_raw_and_counted():
     assert len(report.invalid_arguments) == 1 and report.invalid_arguments[0].startswith("x:1, message 1: ")
 
 
+def test_arguments_nested_past_the_limit_are_kept_raw_and_counted():
+    """Arguments 900 levels deep recursed past Python's limit in the importer and in a served add (found by
+    review): kept as their raw string instead, counted as the arguments that are not an object are."""
+    deep = '{"a": ' * 900 + '"v"' + "}" * 900
+    report = ImportReport()
+    conv = Conversation("ep", [{"role": "user", "content": "hi, the code is 9911"},
+                               {"role": "assistant", "tool_calls": [{"id": "a", "function": {
+                                   "name": "f", "arguments": deep}}]}], "x:1", "ep")
+    events = convert_conversation(conv, report=report)
+    assert events[-1]["text"] == f"CALL f({deep})" and "nest more than 32 levels" in report.invalid_arguments[0]
+    shallow = '{"a": ' * 31 + '"9911"' + "}" * 31  # within the limit: traced as before
+    conv = Conversation("ep", [{"role": "user", "content": "hi, the code is 9911"},
+                               {"role": "assistant", "content": "ok"},
+                               {"role": "assistant", "tool_calls": [{"id": "a", "function": {
+                                   "name": "f", "arguments": shallow}}]}], "x:1", "ep")
+    assert convert_conversation(conv, report=ImportReport())[1]["useful_memory_steps"] == [0]
+
+
 def test_jsonl_container_skip_bad_and_cli(tmp_path, capsys):
     good = {"id": "conv one", "messages": MESSAGES}
     lines = [json.dumps(good), "{not json", json.dumps({"id": "b", "messages": [{"content": "no role"}]}),

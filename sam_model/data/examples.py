@@ -132,6 +132,11 @@ class MemoryRecorder:
         last = self._last.get(episode_id)
         self._last[episode_id] = [None, None if last is None else last[1], start, None]
 
+    def forget(self, episode_id: Any) -> None:
+        """Drop what the recorder keeps of an episode whose memories were all deleted (its last state holds the
+        values its tool calls set): its next event starts a task, compared with no earlier state."""
+        self._last.pop(episode_id, None)
+
     def task_start(self, episode_id: Any) -> int | None:
         """The step where the episode's current task began (None before its first event)."""
         last = self._last.get(episode_id)

@@ -55,6 +55,25 @@ def says(text_norm: str, s: str) -> bool:
     return "_" in s and contains_value(text_norm, s.replace("_", " "))
 
 
+MAX_ARGUMENT_DEPTH = 32  # levels of objects and lists in one call's arguments that are traced
+
+
+def too_deep(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> bool:
+    """Whether ``value`` nests objects or lists more than ``limit`` levels deep (counted without recursion).
+
+    Such arguments are kept as their raw string, as arguments that are not a JSON object are (no leaf of the
+    call is traced): walking them leaf by leaf recursed past Python's limit (a RecursionError, a served add
+    answered 500 with its batch half taken)."""
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (Mapping, list, tuple)):
+            if depth >= limit:
+                return True
+            stack += [(w, depth + 1) for w in (v.values() if isinstance(v, Mapping) else v)]
+    return False
+
+
 def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
     """(path, scalar) pairs: a dict gives the leaves of each value at ``path.key``, a list those of each item
     at ``path`` (no index), a scalar is one leaf."""
@@ -165,11 +184,15 @@ def parse_tool_calls(message: Mapping[str, Any], where: str) -> list[ToolCall]:
                 decoded = strict_loads(args, unique=False) if args.strip() else {}  # a key twice: the tool got the last
             except (ValueError, RecursionError):  # not JSON (NaN, 1e400 included): kept as the raw string
                 decoded = args
-            args = decoded if isinstance(decoded, dict) else args
+            args = decoded if isinstance(decoded, dict) and not too_deep(decoded) else args
         elif args is None:
             args = {}
-        elif not isinstance(args, dict):
-            args = json.dumps(args, ensure_ascii=False)
+        elif not isinstance(args, dict) or too_deep(args):
+            try:
+                args = json.dumps(args, ensure_ascii=False)
+            except (ValueError, RecursionError):
+                raise TranscriptFormatError(where, f"tool call {j}'s arguments are nested too deep to write down; "
+                                                   f"give at most {MAX_ARGUMENT_DEPTH} levels") from None
         call_id = call.get("id")
         calls.append(ToolCall(fn["name"], args, None if call_id is None else str(call_id)))
     return calls
@@ -280,8 +303,9 @@ class TranscriptState:
                                               f"{self._call_names[call.id]}); its results are named {call.name}")
             self._call_names[call.id] = call.name
         if not call.valid:
-            self.invalid_arguments.append(f"{where}: arguments of {call.name} are not a JSON object; kept as the "
-                                          "raw string (no argument of this call is traced)")
+            self.invalid_arguments.append(f"{where}: arguments of {call.name} are not a JSON object (or nest more "
+                                          f"than {MAX_ARGUMENT_DEPTH} levels); kept as the raw string (no argument "
+                                          "of this call is traced)")
         else:
             for name, value in call.arguments.items():
                 kept: dict[str, list[Any]] = {}
@@ -364,11 +388,24 @@ class TranscriptState:
         del self.invalid_arguments[mark["invalid"]:]
         del self.unmatched_results[mark.get("unmatched", len(self.unmatched_results)):]
 
+    def note(self, kind: str, text: str, state: Mapping[str, Any]) -> None:
+        """An event written to the conversation apart from its messages (an agent-log event added to the same
+        memory): it takes the next step, so the steps of the events after it stay those of the memory, and later
+        tool-call arguments are traced to it as to any event. The running state does not change."""
+        self.events.append({"episode_id": self.episode_id, "step": len(self.events), "kind": kind, "text": text,
+                            "state": dict(state)})
+        self._norms.append(norm(text))
+
+    def rewrite(self, step: int, text: str) -> None:
+        """Event ``step`` says ``text`` now (its memory was updated): later arguments are traced to the new words,
+        and a later tool call that revises the event's state keeps them."""
+        self.events[step] = {**self.events[step], "text": text}
+        self._norms[step] = norm(text)
+
     def forget(self, step: int) -> None:
         """Blank the text of event ``step`` (its memory was deleted): no later argument is traced to it, and a saved
         tracker holds its words no more. Its place stays, so the steps of the events after it do not move."""
-        self.events[step] = {**self.events[step], "text": ""}
-        self._norms[step] = ""
+        self.rewrite(step, "")
 
     def state_dict(self) -> dict[str, Any]:
         """Everything the tracker knows, JSON-able (a saved memory continues a conversation where it was)."""

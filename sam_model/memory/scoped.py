@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -48,7 +49,15 @@ from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, leaves, parse_tool_calls, policy_of
 from sam_model.io import SAMFileError, atomic_dir, reading, unique_keys, write_json_lists
-from sam_model.limits import check_int, check_k, check_metadata, check_step, check_text
+from sam_model.limits import (
+    MAX_METADATA_DEPTH,
+    MAX_SCOPE_CHARS,
+    check_int,
+    check_k,
+    check_metadata,
+    check_step,
+    check_text,
+)
 from sam_model.locking import gc_paused, locked, new_lock
 from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
 
@@ -87,16 +96,19 @@ _OPS = {"eq": lambda v, w: v == w, "ne": lambda v, w: v != w, "gt": lambda v, w:
         "icontains": lambda v, w: isinstance(v, str) and str(w).lower() in v.lower()}
 
 
-def matches(record: Mapping[str, Any], filters: Mapping[str, Any], where: str = "filters") -> bool:
+def matches(record: Mapping[str, Any], filters: Mapping[str, Any], where: str = "filters", depth: int = 0) -> bool:
     """Whether a memory's fields (metadata, scopes, kind) pass Mem0-style ``filters``: ``{"key": value}`` (``"*"``:
     the key is present), ``{"key": {op: value}}`` with op in eq ne gt gte lt lte in nin contains icontains, and
-    ``AND``/``OR``/``NOT`` over lists of filters. A bad operator raises ValueError naming it."""
+    ``AND``/``OR``/``NOT`` over lists of filters, nested at most MAX_METADATA_DEPTH levels (deeper recursed past
+    Python's limit: a served search answered 500). A bad operator raises ValueError naming it."""
+    if depth > MAX_METADATA_DEPTH:
+        raise ValueError(f"{where}: AND/OR/NOT nested more than {MAX_METADATA_DEPTH} levels; flatten the filter")
     for key, want in filters.items():
         if key in ("AND", "OR", "NOT"):
             subs = want if isinstance(want, (list, tuple)) else [want]
             if not all(isinstance(f, Mapping) for f in subs):
                 raise ValueError(f"{where}.{key} must be a list of filter objects, got {want!r}")
-            got = [matches(record, f, f"{where}.{key}") for f in subs]
+            got = [matches(record, f, f"{where}.{key}", depth + 1) for f in subs]
             ok = all(got) if key == "AND" else any(got) if key == "OR" else not any(got)
         elif isinstance(want, Mapping):
             bad = sorted(set(want) - set(_OPS))
@@ -166,8 +178,9 @@ class ScopedMemory:
     def _scopes(user_id, agent_id, run_id, need: bool = True, all_scopes: bool = False,
                 verb: str = "search") -> dict[str, Any]:
         for name, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
-            if v is not None and (not isinstance(v, str) or not v or "/" in v):
-                raise ValueError(f"{name} must be a non-empty string without '/', got {v!r}")
+            if v is not None and (not isinstance(v, str) or not v or "/" in v or len(v) > MAX_SCOPE_CHARS):
+                raise ValueError(f"{name} must be a non-empty string without '/' of at most {MAX_SCOPE_CHARS} "
+                                 f"characters, got {v[:60] + '...' if isinstance(v, str) and len(v) > 60 else v!r}")
         if not isinstance(all_scopes, bool):  # "false" is truthy: a string must not widen a search to every user
             raise TypeError(f"all_scopes must be true or false, got {all_scopes!r}")
         if user_id is None and agent_id is None and run_id is None:
@@ -259,11 +272,25 @@ class ScopedMemory:
         return {"results": self._add_events(events, episode, scopes, metadata)}
 
     def _add_events(self, events: list[Event], episode: str, scopes: dict, metadata) -> list[dict]:
-        """Events keep their steps when they have them in order after the episode's; else they are numbered on."""
-        nxt = self.store.next_step(episode) or 0
-        keep = [e.step for e in events] == sorted({e.step for e in events}) and events[0].step >= nxt
+        """Events keep their steps when they have them in order after the episode's; else they are numbered on.
+
+        In a scope written by chat messages too, the events join its conversation (TranscriptState.note), numbered
+        on: later tool calls are traced to them, and the next message's memory takes the step after them. (They
+        took the steps the conversation's next messages would take, whose adds were then refused as duplicates,
+        and a replay of the log dropped an acknowledged message.)"""
+        tracker = self._trackers.get(episode)
+        nxt = (self.store.next_step(episode) or 0) if tracker is None else self._base[episode] + len(tracker.events)
+        keep = tracker is None and [e.step for e in events] == sorted({e.step for e in events}) and events[0].step >= nxt
         out = [dataclasses.replace(e, episode_id=episode, step=e.step if keep else nxt + j) for j, e in enumerate(events)]
-        ids = self.store.add(out, **scopes, metadata=metadata)
+        before = None if tracker is None else tracker.mark()
+        try:
+            for e in out if tracker is not None else ():
+                tracker.note(e.kind, e.text, e.state.to_json())
+            ids = self.store.add(out, **scopes, metadata=metadata)
+        except BaseException:
+            if before is not None:
+                tracker.rollback(before)
+            raise
         for i, e in zip(ids, out):
             self._log(i, "ADD", None, e.text)
         return [{"id": i, "memory": e.text, "event": "ADD"} for i, e in zip(ids, out)]
@@ -274,7 +301,8 @@ class ScopedMemory:
         conversation and the store as they were (a ValueError naming the message), never half stored."""
         tracker = self._trackers.get(episode)
         before = None if tracker is None else tracker.mark()
-        steps: list[tuple[dict | None, list[dict]]] = []  # per message: the event it revised, the events it wrote
+        n0 = 0 if before is None else before["n"]  # the conversation's events before this batch
+        revised_before = False  # whether a tool call of the batch fixed the state of the event before it
         try:
             if tracker is None:
                 tracker = TranscriptState(episode, policy_of(messages, "add(...)"))
@@ -285,31 +313,42 @@ class ScopedMemory:
                 _check_call_size(message, f"add(...) message {i}")
                 n = len(tracker.events)
                 _, revised = tracker.feed(message, f"add(...) message {i}")
-                # copies: a later message's tool call revises the last event in place
-                steps.append((dict(tracker.events[n - 1]) if revised else None, [dict(d) for d in tracker.events[n:]]))
-        except (SAMFileError, ValueError) as err:
+                revised_before |= bool(revised) and n == n0
+        except BaseException as err:
             if before is not None:
                 tracker.rollback(before)
-            raise ValueError(str(err)) from None
-        if episode not in self._trackers:
-            self._trackers[episode] = tracker
-            self._base[episode] = self.store.next_step(episode) or 0
-        base, out = self._base[episode], []
-        for revised_event, written in steps:
-            if revised_event is not None:  # a tool call fixed the state of the event before it: store that version
-                e = self._event(revised_event, base)
+            if isinstance(err, (SAMFileError, ValueError)):
+                raise ValueError(str(err)) from None
+            raise
+        base = self._base[episode] if episode in self._trackers else self.store.next_step(episode) or 0
+        new = [self._event(d, base) for d in tracker.events[n0:]]  # each in its last version
+        marked = self.store.recorder.mark([episode])
+        updated = None
+        try:
+            if revised_before:  # the state of the event before the batch, fixed: store that version
+                e = self._event(tracker.events[n0 - 1], base)
                 rec = self.store.recorder.revise(e)
                 if rec.id in self.store:  # unless that memory was deleted: it stays deleted
                     old = _said(self.store.get(rec.id))
                     self.store.update(rec)
-                    self._log(rec.id, "UPDATE", old, e.text)
-                    out.append({"id": rec.id, "memory": e.text, "event": "UPDATE"})
-            new = [self._event(d, base) for d in written]
+                    updated = (rec.id, old, e.text)
             ids = self.store.add(new, **scopes, metadata=metadata) if new else []
-            for j, e in zip(ids, new):
-                self._log(j, "ADD", None, e.text)
-            out += [{"id": j, "memory": e.text, "event": "ADD"} for j, e in zip(ids, new)]
-        return out
+        except BaseException:  # the batch is stored whole or not at all, and the conversation is as it was
+            self.store.recorder.rollback(marked)
+            if updated is not None and updated[0] in self.store:
+                self.store.update(self.store.recorder.revise(self._event(before["last_event"], base)))
+            if before is not None:
+                tracker.rollback(before)
+            raise
+        if episode not in self._trackers:
+            self._trackers[episode], self._base[episode] = tracker, base
+        out = []
+        if updated is not None:
+            self._log(updated[0], "UPDATE", updated[1], updated[2])
+            out.append({"id": updated[0], "memory": updated[2], "event": "UPDATE"})
+        for j, e in zip(ids, new):
+            self._log(j, "ADD", None, e.text)
+        return out + [{"id": j, "memory": e.text, "event": "ADD"} for j, e in zip(ids, new)]
 
     @staticmethod
     def _event(d: Mapping[str, Any], base: int) -> Event:
@@ -340,6 +379,8 @@ class ScopedMemory:
         scopes, rest = self.search_scopes(user_id, agent_id, run_id, filters, all_scopes)
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
             raise TypeError(f"threshold must be a number, got {threshold!r}")
+        if threshold is not None and not math.isfinite(threshold):  # NaN kept nothing, silently
+            raise ValueError(f"threshold must be a finite number, got {threshold!r}")
         ids = None
         if rest:
             ids = [h.id for h in self.store.get_all(**scopes) if matches(self._record(h), rest)]
@@ -368,6 +409,9 @@ class ScopedMemory:
         check_step(step), check_step(task_start, "task_start")
         if state is None and query.strip() and getattr(self.store.encoder, "text_queries", False):
             return "text", {"text": query}
+        if isinstance(state, str) and state != "live":
+            raise ValueError(f"state must be a state mapping (phase, constraints, ...), 'live' or none, got "
+                             f"{state[:40]!r}")
         if state is None or state == "live":
             state = self.live_state(user_id, agent_id, run_id)
         episode = self.episode_of(user_id, agent_id, run_id)
@@ -434,6 +478,8 @@ class ScopedMemory:
         rec = dataclasses.replace(memory_record(event, None, self.store.recorder.task_start(hit.episode_id)),
                                   id=memory_id)
         self.store.update(rec)
+        if (at := self._in_conversation(hit)) is not None:  # a later tool call that revises it keeps the new words
+            at[0].rewrite(at[1], data)
         self._log(memory_id, "UPDATE", _said(hit), data)
         return {"message": f"memory {memory_id} updated"}
 
@@ -448,18 +494,19 @@ class ScopedMemory:
     def delete(self, memory_id: Any) -> dict[str, str]:
         hit = self.store.get(memory_id) if memory_id in self.store else None
         self.store.delete([memory_id])
-        if hit is not None:
-            self._forget_in_conversation(hit)
+        if hit is not None and (at := self._in_conversation(hit)) is not None:
+            at[0].forget(at[1])  # no later call is traced to it, no save of the conversation holds its words
         self._log(memory_id, "DELETE", None if hit is None else _said(hit), None)
         return {"message": f"memory {memory_id} deleted"}
 
-    def _forget_in_conversation(self, hit: Hit) -> None:
-        """A deleted memory's words leave its conversation's running state too (the tracker keeps every event's
-        text to trace later tool-call arguments to it): not traced to, not saved, not revised again."""
+    def _in_conversation(self, hit: Hit) -> tuple[TranscriptState, int] | None:
+        """(the conversation's tracker, the memory's event in it), None for a memory no conversation wrote. The
+        tracker keeps every event's text to trace later tool-call arguments to it, and a tool call stores the event
+        before it again with its decision state: an update or a delete of the memory must reach it too."""
         tracker, base = self._trackers.get(hit.episode_id), self._base.get(hit.episode_id)
         if tracker is None or base is None or hit.step is None or not 0 <= hit.step - base < len(tracker.events):
-            return
-        tracker.forget(hit.step - base)
+            return None
+        return tracker, hit.step - base
 
     @locked
     def delete_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> dict:
@@ -473,6 +520,8 @@ class ScopedMemory:
         for ep in [ep for ep in self._trackers if ep not in live]:
             self._trackers.pop(ep)
             self._base.pop(ep)
+        for ep in {h.episode_id for h in hits} - live:  # nor does the store's last state of the conversation
+            self.store.recorder.forget(ep)
         return {"message": f"{len(hits)} memories deleted"}
 
     @locked

@@ -28,17 +28,32 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from sam_model.io import SAMFileError
-from sam_model.limits import MAX_K, MAX_TEXT_CHARS
+from sam_model.limits import MAX_K, MAX_SCOPE_CHARS, MAX_TEXT_CHARS
 from sam_model.serve.tenants import Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
 
 MAX_BODY_BYTES = 4 * MAX_TEXT_CHARS + (1 << 20)  # one memory at the text limit in 4-byte UTF-8, plus its JSON
 MAX_ITEMS = 1000  # messages or events in one add
-Scope = Annotated[str | None, Field(default=None, min_length=1, max_length=256, pattern=r"^[^/]+$")]
+Scope = Annotated[str | None, Field(default=None, min_length=1, max_length=MAX_SCOPE_CHARS, pattern=r"^[^/]+$")]
 
 
 class Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")  # a misspelt field is a 422, not silently ignored
+    # a misspelt field is a 422, not silently ignored; a number is a number ({"limit": true} was 1, "0.5" was 0.5)
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class ScopeQuery(Body):
+    """The scopes of get_all and delete_all, as query parameters: a misspelt one (``runId``) is a 422 (it was
+    ignored, and ``DELETE /v1/memories?user_id=mia&runId=trip-2`` deleted every memory of mia's)."""
+    model_config = ConfigDict(extra="forbid", strict=False)  # query parameters are text: limit=5 is parsed
+
+    user_id: Scope = None
+    agent_id: Scope = None
+    run_id: Scope = None
+
+
+class ListQuery(ScopeQuery):
+    limit: int = Field(default=100, ge=0, le=1_000_000)
 
 
 class AddBody(Body):
@@ -167,35 +182,37 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         return run_search(tenant, **body.model_dump())
 
     @app.get("/v1/memories")
-    def get_all(tenant: T, user_id: Annotated[str | None, Query()] = None,
-                agent_id: Annotated[str | None, Query()] = None, run_id: Annotated[str | None, Query()] = None,
-                limit: Annotated[int, Query(ge=0, le=1_000_000)] = 100) -> dict:
-        return tenant.memory.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, limit=limit)
+    def get_all(tenant: T, query: Annotated[ListQuery, Query()]) -> dict:
+        return tenant.memory.get_all(**query.model_dump())
+
+    def given(memory_id: str) -> str:
+        if not memory_id:  # "/v1/memories/?user_id=mia": the trailing slash made it a call about the id ''
+            raise KeyError("no memory id in the path: /v1/memories/{id} (URL-encoded); a scope's memories are "
+                           "/v1/memories?user_id=... without the '/'")
+        return memory_id
 
     @app.get("/v1/memories/{memory_id:path}")
     def get(memory_id: str, tenant: T) -> dict:
-        found = tenant.memory.get(memory_id)
+        found = tenant.memory.get(given(memory_id))
         if found is None:
             raise KeyError(f"memory {memory_id!r} is not in this tenant's memory")
         return found
 
     @app.put("/v1/memories/{memory_id:path}")
     def update(memory_id: str, body: UpdateBody, tenant: T, later: BackgroundTasks) -> dict:
-        return write(tenant, later, "update", {"memory_id": memory_id, "data": body.data})
+        return write(tenant, later, "update", {"memory_id": given(memory_id), "data": body.data})
 
     @app.delete("/v1/memories/{memory_id:path}")
     def delete(memory_id: str, tenant: T, later: BackgroundTasks) -> dict:
-        return write(tenant, later, "delete", {"memory_id": memory_id})
+        return write(tenant, later, "delete", {"memory_id": given(memory_id)})
 
     @app.delete("/v1/memories")
-    def delete_all(later: BackgroundTasks, tenant: T, user_id: Annotated[str | None, Query()] = None,
-                   agent_id: Annotated[str | None, Query()] = None,
-                   run_id: Annotated[str | None, Query()] = None) -> dict:
-        return write(tenant, later, "delete_all", {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+    def delete_all(later: BackgroundTasks, tenant: T, query: Annotated[ScopeQuery, Query()]) -> dict:
+        return write(tenant, later, "delete_all", query.model_dump())
 
     @app.get("/v1/history/{memory_id:path}")
     def history(memory_id: str, tenant: T) -> list:
-        return tenant.memory.history(memory_id)
+        return tenant.memory.history(given(memory_id))
 
     if mcp_app is not None:
         app.mount("/mcp", mcp_app)

@@ -19,6 +19,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, ConfigDict
 
 from sam_model.serve.tenants import Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
@@ -68,9 +69,10 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
 
     @server.tool()
     def recall(query: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
-               run_id: str | None = None, state: dict[str, Any] | None = None, limit: int = 5) -> dict:
+               run_id: str | None = None, state: dict[str, Any] | str | None = None, limit: int = 5) -> dict:
         """The memories that matter for the query, ranked for the agent's state when one is given
-        ({"phase": ..., "constraints": {...}, "uncertainty_flags": [...]}); best first, with scores."""
+        ({"phase": ..., "constraints": {...}, "uncertainty_flags": [...]}, or "live": the state of the scope's
+        newest memory); best first, with scores."""
         return answer(ctx, lambda t: run_search(t, query=query, state=state, user_id=user_id, agent_id=agent_id,
                                                 run_id=run_id, limit=limit, filters=None, threshold=None))
 
@@ -79,7 +81,19 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
         """Delete one memory (its id comes from remember or recall)."""
         return write(ctx, "delete", {"memory_id": memory_id})
 
+    for tool in server._tool_manager.list_tools():  # the SDK has no option for it (mcp 2.x): its tools' own models
+        tool.fn_metadata.arg_model = _refusing_unknown(tool.fn_metadata.arg_model)
+        tool.parameters["additionalProperties"] = False
     return server
+
+
+def _refusing_unknown(model: type[BaseModel]) -> type[BaseModel]:
+    """A tool's argument model that refuses an argument it does not name: the SDK's ignores it, so
+    ``remember(user_id="mia", agnet_id="bot")`` was stored without its agent, and ``recall(all_scopes=True)``
+    answered as if it had not been asked."""
+    strict = type(model.__name__, (model,), {"__module__": model.__module__,
+                                             "model_config": ConfigDict(extra="forbid")})
+    return strict
 
 
 __all__ = ["create_mcp"]
