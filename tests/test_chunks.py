@@ -281,6 +281,21 @@ def test_the_chunk_table_pairs_the_two_runs_decision_by_decision(tmp_path):
     means = {"both": ["sam", "ref"]}  # per decision (0.5+0.5)/2, (1+0.5)/2, (0.25+0.5)/2
     row = [line for line in table(tmp_path / "off", tmp_path / "on", means).splitlines() if line.startswith("| both")]
     assert row[0].startswith("| both | 0.542 [") and "| — |" in row[0]  # "on" has no ref: no mean there
+    # a mean of seeds gets the two-level interval bench.paired gives the same seeds (seeds, then decisions)
+    rng = np.random.default_rng(1)
+    rows = [{"episode_id": "e", "step": i, "methods": {
+        **{f"a{s}": {"rr": float(rng.random() < 0.3 + 0.2 * s), "recall@5": 1.0} for s in range(3)},
+        **{f"b{s}": {"rr": float(rng.random() < 0.4), "recall@5": 1.0} for s in range(3)}}} for i in range(60)]
+    (tmp_path / "seeds").mkdir()
+    (tmp_path / "seeds" / "per_query.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    from sam_model.bench.paired import seeds_table
+
+    means = {"A": ["a0", "a1", "a2"], "B": ["b0", "b1", "b2"]}
+    row = [line for line in against(tmp_path / "seeds", tmp_path / "seeds", "B", means).splitlines()
+           if line.startswith("| A ")][0]
+    paired = [line for line in seeds_table(tmp_path / "seeds", means["A"], means["B"]).splitlines()
+              if line.startswith("| MRR")][0]
+    assert row.split("|")[2].strip() == paired.split("|")[-2].strip()  # MRR whole − B whole: the same interval
     with pytest.raises(SystemExit, match="--mean x: .* neither ran all of: sam, nope"):
         table(tmp_path / "off", tmp_path / "on", {"x": ["sam", "nope"]})
     with pytest.raises(SystemExit, match="no method 'nope'"):
