@@ -515,6 +515,31 @@ class MemoryStore:
             self._links[e.id] = e.links
 
     @locked
+    def version(self, i: Any) -> tuple[Any, np.ndarray]:
+        """Memory ``i`` as stored now (what :meth:`update` changes of it: its entry and its vector), for
+        :meth:`restore`: a caller whose update is one part of a larger write takes it back if a later part fails,
+        exactly and with no encoder (which may be what failed). Not for chunked memories (an update re-adds
+        their chunks)."""
+        return dataclasses.replace(self._entries[i]), self.index.get_vectors([i])[0].copy()
+
+    @locked
+    def restore(self, version: tuple[Any, np.ndarray]) -> None:
+        """Put back a :meth:`version` of a memory that is still stored (its text, kind, phase, sets, links and
+        vector; its place in the write order never moved)."""
+        e, x = version
+        if e.id not in self._entries:
+            raise KeyError(f"memory {e.id!r} is not in the store; restore puts back a stored memory's version")
+        episode = self.index.episode_of(e.id)
+        self.index.remove([e.id])
+        self.index.add([e.id], x.reshape(1, -1), episode_ids=[episode],
+                       **self._payload({name: getattr(e, name) for name in SCOPES}))
+        self._entries[e.id] = e
+        self.linker.revise(e.id, MemoryRecord(e.id, episode, e.step or 0, e.kind, e.phase, e.text, e.content))
+        self._links.pop(e.id, None)
+        if e.links:
+            self._links[e.id] = e.links
+
+    @locked
     def revise(self, i: Any, text: str | None = None, sets: Iterable[str] | None = None) -> None:
         """Change a memory's text or the slots it counts as setting, keeping its vector (a bank unit that took
         over a pruned unit's facts; its vector changes through :meth:`update`)."""

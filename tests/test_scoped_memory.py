@@ -390,3 +390,82 @@ def test_delete_all_leaves_no_word_of_the_scope_in_a_save(tmp_path):
     saved = json.loads((folder / "scoped.json").read_text())
     saved.pop("history")  # Mem0's history keeps what was deleted
     assert card not in json.dumps(saved) and card not in (folder / "store" / "store.json").read_text()
+
+
+class _Failing(HashingEncoder):
+    """Encodes ``budget`` more calls of memories, then fails every one (None: no limit)."""
+
+    budget: int | None = None
+
+    def encode_memories(self, memories, batch_size=64, progress=False):
+        if self.budget is not None:
+            if self.budget <= 0:
+                raise RuntimeError("encoder down")
+            self.budget -= 1
+        return super().encode_memories(memories, batch_size, progress)
+
+
+def _stored(memory: ScopedMemory) -> list:
+    s = memory.store
+    return [(i, e.text, e.kind, e.phase, e.sets, e.links, s.index.get_vectors([i]).round(6).tolist())
+            for i, e in s._entries.items()]
+
+
+def test_a_refused_batch_puts_back_the_memory_it_revised_exactly_without_the_encoder():
+    """Found by review of the first fix: the undo re-encoded the revised memory from the conversation's copy, so a
+    memory updated before (other text, sets, vector) came back changed, and with the encoder still down the undo
+    failed before the conversation was rolled back (two phantom events, every later id moved)."""
+    enc = _Failing(64)
+    memory = ScopedMemory(enc, StoreConfig())
+    call = {"role": "assistant", "tool_calls": [{"id": "c0", "function": {"name": "lookup",
+                                                                          "arguments": {"user": "mia_li"}}}]}
+    memory.add([{"role": "user", "content": "I am mia_li, order 55123"}, call], user_id="mia")
+    memory.update("mia#1", "looked up the user")
+    memory.add("please cancel it", user_id="mia")
+    before, tracker = _stored(memory), json.dumps(memory._trackers["mia"].state_dict())
+    cancel = {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "cancel",
+                                                                            "arguments": {"order_id": "55123"}}}]}
+    for budget in (1, 0):  # the revision is stored and the batch's add fails; or the revision fails
+        enc.budget = budget
+        with pytest.raises(RuntimeError, match="encoder down"):
+            memory.add([cancel, {"role": "tool", "tool_call_id": "c1", "content": "cancelled"}], user_id="mia")
+        enc.budget = None
+        assert _stored(memory) == before and json.dumps(memory._trackers["mia"].state_dict()) == tracker
+    assert memory.add("thanks", user_id="mia")["results"][0]["id"] == "mia#3"
+
+
+def test_a_conversation_saved_behind_its_memories_catches_up():
+    """A memory saved by the code before the event fix holds an event the conversation does not know (at the step
+    its next message would take): its next message and event take the next free steps, not a refusal."""
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig())
+    memory.add("hello", user_id="fz")
+    memory.store.add([Event("fz", 1, "result", "order 55 shipped", State())], user_id="fz")  # as the old code did
+    assert memory.add("my card ends 4444", user_id="fz")["results"][0]["id"] == "fz#2"
+    assert memory.add([{"kind": "result", "text": "order 56 shipped"}], user_id="fz")["results"][0]["id"] == "fz#3"
+    assert [e["text"] for e in memory._trackers["fz"].events] == ["hello", "order 55 shipped", "my card ends 4444",
+                                                                    "order 56 shipped"]
+
+
+def test_chunked_memories_are_named_by_their_memory_id_and_a_chunk_is_not_updated_alone():
+    """Found by review: a batch's results paired chunk ids with events (a short memory reported under a chunk id of
+    the long one), and updating one chunk rewrote the whole event in the conversation."""
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig(chunking={"size": 180, "overlap": 50}))
+    long = "line of a long tool output about order 55123\n" * 10
+    out = memory.add([{"role": "user", "content": long}, {"role": "user", "content": "short second"}], user_id="mia")
+    assert [(r["id"], r["memory"]) for r in out["results"]] == [("mia#0", long), ("mia#1", "short second")]
+    assert memory.history("mia#1")[0]["new_memory"] == "short second"
+    with pytest.raises(ValueError, match="chunk 1 of memory 'mia#0': update the memory by its id"):
+        memory.update("mia#0/1", "zip code 90210")
+
+
+def test_delete_all_forgets_a_conversation_whose_memories_were_deleted_one_by_one(tmp_path):
+    card = "4111111111111111"
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig())
+    memory.add([{"role": "user", "content": "pay please"},
+                {"role": "assistant", "tool_calls": [{"function": {"name": "pay", "arguments": {"card": card}}}]}],
+               user_id="mia")
+    for r in memory.get_all(user_id="mia")["results"]:
+        memory.delete(r["id"])
+    memory.delete_all(user_id="mia")
+    folder = memory.save(tmp_path / "m")
+    assert card not in (folder / "store" / "store.json").read_text()

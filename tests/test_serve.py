@@ -244,6 +244,9 @@ def test_a_misspelt_or_mistyped_parameter_is_refused_not_ignored(served):
         assert r.status_code == 422 and next(iter(bad)) in r.text
     r = http.delete("/v1/memories/?user_id=mia", headers=A)
     assert r.status_code == 404 and "no memory id in the path" in r.json()["detail"]
+    r = http.delete("/v1/memories?user_id=mia&user_id=bob", headers=A)  # FastAPI took the last: bob's
+    assert r.status_code == 422 and "'user_id' given 2 times" in r.json()["detail"]
+    assert http.get("/v1/memories?user_id=mia&limit=1&limit=5", headers=A).status_code == 422
     assert len(tenants.tenants["acme"].memory.store) == 2
 
 
@@ -282,9 +285,11 @@ def test_an_mcp_tool_refuses_an_argument_it_does_not_name(retriever, tmp_path):
                 ("recall", {"query": "x", "user_id": "mia", "all_scopes": True}),
                 ("remember", {"text": "y", "user_id": "u" * 300}),
                 ("remember", {"text": "z", "user_id": "mia"}),
-                ("recall", {"query": "z", "user_id": "mia", "state": "live"}))]
+                ("recall", {"query": "z", "user_id": "mia", "state": "live"}),
+                ("recall", {"query": "z", "user_id": "mia", "limit": True}))]
 
-    *schemas, typo, widen, long, ok, live = asyncio.run(calls())
+    *schemas, typo, widen, long, ok, live, true = asyncio.run(calls())
+    assert true.is_error and "limit" in true.content[0].text  # numbers strict, as over HTTP
     assert schemas == [False, False, False]
     assert typo.is_error and "agnet_id" in typo.content[0].text
     assert widen.is_error and "all_scopes" in widen.content[0].text

@@ -132,6 +132,10 @@ class MemoryRecorder:
         last = self._last.get(episode_id)
         self._last[episode_id] = [None, None if last is None else last[1], start, None]
 
+    def episodes(self) -> set:
+        """The episodes the recorder keeps a last state of."""
+        return set(self._last)
+
     def forget(self, episode_id: Any) -> None:
         """Drop what the recorder keeps of an episode whose memories were all deleted (its last state holds the
         values its tool calls set): its next event starts a task, compared with no earlier state."""

@@ -44,7 +44,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sam_model.data.examples import memory_record
+from sam_model.data.examples import MemoryRecord, memory_record
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, leaves, parse_tool_calls, policy_of
@@ -279,6 +279,8 @@ class ScopedMemory:
         took the steps the conversation's next messages would take, whose adds were then refused as duplicates,
         and a replay of the log dropped an acknowledged message.)"""
         tracker = self._trackers.get(episode)
+        if tracker is not None:
+            self._catch_up(episode, tracker)
         nxt = (self.store.next_step(episode) or 0) if tracker is None else self._base[episode] + len(tracker.events)
         keep = tracker is None and [e.step for e in events] == sorted({e.step for e in events}) and events[0].step >= nxt
         out = [dataclasses.replace(e, episode_id=episode, step=e.step if keep else nxt + j) for j, e in enumerate(events)]
@@ -286,11 +288,12 @@ class ScopedMemory:
         try:
             for e in out if tracker is not None else ():
                 tracker.note(e.kind, e.text, e.state.to_json())
-            ids = self.store.add(out, **scopes, metadata=metadata)
+            self.store.add(out, **scopes, metadata=metadata)
         except BaseException:
             if before is not None:
                 tracker.rollback(before)
             raise
+        ids = [MemoryRecord.make_id(e.episode_id, e.step) for e in out]  # one per memory (not per chunk)
         for i, e in zip(ids, out):
             self._log(i, "ADD", None, e.text)
         return [{"id": i, "memory": e.text, "event": "ADD"} for i, e in zip(ids, out)]
@@ -300,6 +303,8 @@ class ScopedMemory:
         with a bad message (a content that is not text, a tool answer to no call) is refused whole, with the
         conversation and the store as they were (a ValueError naming the message), never half stored."""
         tracker = self._trackers.get(episode)
+        if tracker is not None:
+            self._catch_up(episode, tracker)
         before = None if tracker is None else tracker.mark()
         n0 = 0 if before is None else before["n"]  # the conversation's events before this batch
         revised_before = False  # whether a tool call of the batch fixed the state of the event before it
@@ -323,22 +328,25 @@ class ScopedMemory:
         base = self._base[episode] if episode in self._trackers else self.store.next_step(episode) or 0
         new = [self._event(d, base) for d in tracker.events[n0:]]  # each in its last version
         marked = self.store.recorder.mark([episode])
-        updated = None
+        updated, kept = None, None
         try:
             if revised_before:  # the state of the event before the batch, fixed: store that version
                 e = self._event(tracker.events[n0 - 1], base)
                 rec = self.store.recorder.revise(e)
-                if rec.id in self.store:  # unless that memory was deleted: it stays deleted
-                    old = _said(self.store.get(rec.id))
+                if rec.id in self.store:  # unless that memory was deleted (or is chunked): it stays as it is
+                    old, kept = _said(self.store.get(rec.id)), self.store.version(rec.id)
                     self.store.update(rec)
                     updated = (rec.id, old, e.text)
-            ids = self.store.add(new, **scopes, metadata=metadata) if new else []
+            if new:
+                self.store.add(new, **scopes, metadata=metadata)
         except BaseException:  # the batch is stored whole or not at all, and the conversation is as it was
-            self.store.recorder.rollback(marked)
-            if updated is not None and updated[0] in self.store:
-                self.store.update(self.store.recorder.revise(self._event(before["last_event"], base)))
-            if before is not None:
-                tracker.rollback(before)
+            try:
+                self.store.recorder.rollback(marked)
+                if before is not None:
+                    tracker.rollback(before)
+            finally:
+                if updated is not None:  # as it was stored, needing no encoder (the encoder may be what failed)
+                    self.store.restore(kept)
             raise
         if episode not in self._trackers:
             self._trackers[episode], self._base[episode] = tracker, base
@@ -346,9 +354,23 @@ class ScopedMemory:
         if updated is not None:
             self._log(updated[0], "UPDATE", updated[1], updated[2])
             out.append({"id": updated[0], "memory": updated[2], "event": "UPDATE"})
-        for j, e in zip(ids, new):
-            self._log(j, "ADD", None, e.text)
-        return out + [{"id": j, "memory": e.text, "event": "ADD"} for j, e in zip(ids, new)]
+        for e in new:  # one per memory, by its id (a chunked memory's chunks are its parts)
+            self._log(MemoryRecord.make_id(e.episode_id, e.step), "ADD", None, e.text)
+        return out + [{"id": MemoryRecord.make_id(e.episode_id, e.step), "memory": e.text, "event": "ADD"}
+                      for e in new]
+
+    def _catch_up(self, episode: str, tracker: TranscriptState) -> None:
+        """A conversation saved behind its memories (until 2026-12-05 an agent-log event added between chat
+        messages took the steps the conversation's next messages would take, and was not in it) takes in the
+        memories it missed, so that its next message gets the next free step, not a stored one's."""
+        start = self._base[episode] + len(tracker.events)
+        if (self.store.next_step(episode) or 0) <= start:
+            return
+        stored = {h.step: h for h in self.store.get_all(episode_id=episode) if h.step is not None and h.step >= start}
+        for step in range(start, self.store.next_step(episode)):
+            h = stored.get(step)  # none: deleted since, a blank place (as a deleted memory's)
+            tracker.note(h.kind if h else "system", _said(h) if h else "",
+                         State(phase=h.phase).to_json() if h else tracker.snapshot())
 
     @staticmethod
     def _event(d: Mapping[str, Any], base: int) -> Event:
@@ -474,6 +496,9 @@ class ScopedMemory:
         hit = self.store.get(memory_id)
         if hit.step is None:
             raise ValueError(f"memory {memory_id!r} has no step (an index saved before texts were kept): add it again")
+        if hit.memory_id != memory_id:  # a chunk: its new words would stand for the whole memory's
+            raise ValueError(f"{memory_id!r} is chunk {hit.chunk} of memory {hit.memory_id!r}: update the memory by "
+                             "its id, with its whole new text")
         event = Event(hit.episode_id, hit.step, hit.kind, data, State(phase=hit.phase))
         rec = dataclasses.replace(memory_record(event, None, self.store.recorder.task_start(hit.episode_id)),
                                   id=memory_id)
@@ -520,7 +545,7 @@ class ScopedMemory:
         for ep in [ep for ep in self._trackers if ep not in live]:
             self._trackers.pop(ep)
             self._base.pop(ep)
-        for ep in {h.episode_id for h in hits} - live:  # nor does the store's last state of the conversation
+        for ep in self.store.recorder.episodes() - live:  # nor the store's last state of a conversation
             self.store.recorder.forget(ep)
         return {"message": f"{len(hits)} memories deleted"}
 

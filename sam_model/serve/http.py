@@ -23,7 +23,7 @@ Writes go through the tenant's write-ahead log (sam_model.serve.tenants): a 2xx 
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import BackgroundTasks, Depends, FastAPI, Header, Query
+from fastapi import BackgroundTasks, Depends, FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -160,6 +160,13 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         status_code=401, headers={"WWW-Authenticate": "Bearer"}))
     T = Annotated[Tenant, Depends(tenant_of)]
 
+    def once(request: Request) -> None:
+        """A query parameter given twice is a 422: FastAPI takes the last, so ``?user_id=mia&user_id=bob`` was a
+        call about bob alone, whichever the client meant."""
+        names = [k for k, _ in request.query_params.multi_items()]
+        if twice := sorted({k for k in names if names.count(k) > 1}):
+            raise ValueError(f"query parameter {twice[0]!r} given {names.count(twice[0])} times: give it once")
+
     def write(tenant: Tenant, later: BackgroundTasks, op: str, args: dict[str, Any]) -> Any:
         """A logged write, answered before its checkpoint (if due) is written: Starlette runs ``later``'s tasks
         after the response is sent (at 100k memories a checkpoint takes a few seconds)."""
@@ -181,7 +188,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
     def search_(body: SearchBody, tenant: T) -> dict:
         return run_search(tenant, **body.model_dump())
 
-    @app.get("/v1/memories")
+    @app.get("/v1/memories", dependencies=[Depends(once)])
     def get_all(tenant: T, query: Annotated[ListQuery, Query()]) -> dict:
         return tenant.memory.get_all(**query.model_dump())
 
@@ -206,7 +213,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
     def delete(memory_id: str, tenant: T, later: BackgroundTasks) -> dict:
         return write(tenant, later, "delete", {"memory_id": given(memory_id)})
 
-    @app.delete("/v1/memories")
+    @app.delete("/v1/memories", dependencies=[Depends(once)])
     def delete_all(later: BackgroundTasks, tenant: T, query: Annotated[ScopeQuery, Query()]) -> dict:
         return write(tenant, later, "delete_all", query.model_dump())
 

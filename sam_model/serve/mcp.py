@@ -88,12 +88,11 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
 
 
 def _refusing_unknown(model: type[BaseModel]) -> type[BaseModel]:
-    """A tool's argument model that refuses an argument it does not name: the SDK's ignores it, so
+    """A tool's argument model that refuses an argument it does not name (and ``limit: true``): the SDK's ignores it, so
     ``remember(user_id="mia", agnet_id="bot")`` was stored without its agent, and ``recall(all_scopes=True)``
     answered as if it had not been asked."""
-    strict = type(model.__name__, (model,), {"__module__": model.__module__,
-                                             "model_config": ConfigDict(extra="forbid")})
-    return strict
+    return type(model.__name__, (model,), {"__module__": model.__module__,  # numbers strict too, as over HTTP
+                                           "model_config": ConfigDict(extra="forbid", strict=True)})
 
 
 __all__ = ["create_mcp"]
