@@ -8,7 +8,7 @@ interval of 0 = no difference). A method run only on one side gets its figures a
 ``NAME`` (say two models of one evaluation: ``--compare`` runs them on the same decisions). ``--mean
 NAME=A,B,C`` adds a method whose value at each decision is the mean of methods A, B, C (runs of one recipe with
 other seeds), so a recipe is compared over its seeds, still decision by decision; its intervals are two-level
-(seeds, then decisions, resampled: sam_model.bench.lodo_seeds.two_level), and a difference between two such
+(seeds, then decisions, resampled: sam_model.bench.seeds.two_level), and a difference between two such
 recipes pairs their i-th seeds, as ``bench.paired A0,A1,A2 B0,B1,B2`` does. (Until 2026-12-05 a mean's
 interval was drawn over the decisions alone, as if its seeds were one run: 2.6 times narrower on the coding
 seeds' table, README "Why MRR stays under 0.93".) ::
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sam_model.bench.seeds import ci, two_level
 from sam_model.janus.stats import bootstrap_ci
 
 METRICS = (("rr", "MRR"), ("recall@5", "Recall@5"))
@@ -63,8 +64,6 @@ def interval(runs: list[np.ndarray], boot: int = 4000) -> tuple[float, float, fl
     decisions for all seeds: they ranked the same ones), for several, the point being the mean over seeds."""
     if len(runs) == 1:
         return bootstrap_ci(runs[0].tolist())
-    from sam_model.bench.lodo_seeds import ci, two_level  # here: lodo_seeds reads files with this module
-
     reps = two_level([{"v": r} for r in runs], np.random.default_rng(0), boot, shared=True)["v"]
     return ci(float(np.mean([r.mean() for r in runs])), reps)
 

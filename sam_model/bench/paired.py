@@ -16,7 +16,7 @@ because most of the spread is in the decisions (some are hard for every model), 
 Two *recipes*, each trained with several seeds: give A and B as comma-separated methods of the one evaluation,
 seed by seed (``sam,s0,s2`` against ``shipped,g0,g2``: the i-th of A is paired with the i-th of B). Each figure is
 then the mean over seeds, and its interval a two-level bootstrap (seeds drawn with replacement, then the
-decisions, one draw for all of them: one evaluation, the same decisions; sam_model.bench.lodo_seeds.two_level), since two trainings of one recipe differ by about as
+decisions, one draw for all of them: one evaluation, the same decisions; sam_model.bench.seeds.two_level), since two trainings of one recipe differ by about as
 much as a change does and an interval over decisions alone would hide that::
 
     python evaluate.py --retriever A_SEED1 --compare a0=A_SEED0 --compare a2=A_SEED2 --compare b1=B_SEED1 ...
@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from sam_model.bench.chunk_table import METRICS, fmt, per_query
-from sam_model.bench.lodo_seeds import ci, two_level
+from sam_model.bench.seeds import ci, two_level
 from sam_model.io import cli_name
 from sam_model.janus.stats import bootstrap_ci
 
