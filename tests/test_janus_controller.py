@@ -384,3 +384,16 @@ def test_a_step_saved_without_its_manifest_line_says_so_and_the_resume_writes_it
     back = make(tmp_path / "w", "always")
     back.run(stream, NumMemory(0.0), resume=True)
     assert _strip(back.read_manifest()) == _strip(clean.read_manifest())
+
+
+def test_a_phi_that_changes_size_is_refused(tmp_path):
+    """Found by review: z = φ(M̂) − φ(M) broadcast a 1-value φ against an 8-value one, silently."""
+    sizes = iter([1, 8])
+
+    def shifting(memory):
+        return np.ones(next(sizes, 8))
+
+    controller = JanusController(ScriptUpdater(), CountingEvaluator(), shifting, make_gate("mmt(0.9,0.0)"),
+                                 HybridEvalSet(task_emb, coverage=3, boundary=4, fresh=3, seed=0), tmp_path / "w")
+    with pytest.raises(ValueError, match="φ changed size: 8 values, the deployed memory's 1"):
+        controller.run([(TASKS, (0.5, (1.0, 0.0)))], NumMemory(0.0))

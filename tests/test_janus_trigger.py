@@ -206,3 +206,22 @@ def test_random_subset_gate_compares_exactly_k():
 def test_trigger_settings_out_of_range_are_refused(kwargs, says):
     with pytest.raises(ValueError, match=says):
         MemoryMomentumTrigger(**kwargs)
+
+
+def test_a_non_finite_step_is_refused_and_budget_mode_is_named_as_spelt():
+    """Found by review: a NaN step did not fire (the update deployed unchecked) and put NaN into m, after which the
+    trigger never fired again and its state did not load; budget mode was recorded as plain "mmt"."""
+    trig = MemoryMomentumTrigger(beta=0.5, tau=0.0)
+    trig.commit(1, np.array([1.0, 0.0]), accepted=True)
+    for bad in (np.array([np.nan, 0.1]), np.array([np.inf, 0.0])):
+        with pytest.raises(ValueError, match="not finite"):
+            trig.check(2, bad)
+        with pytest.raises(ValueError, match="not finite"):
+            trig.commit(2, bad, accepted=True)
+    assert np.all(np.isfinite(trig.m))
+    assert make_gate("mmtq(0.9,0.3)").name == "mmtq" and make_gate("mmtpq(0.9,0.3)").name == "mmtpq"
+    plain = make_gate("mmt(0.9,0.0)")
+    plain.load_state_dict(json.loads(json.dumps(make_gate("mmtq(0.9,0.3)").state_dict())))  # the run's own gate
+    assert plain.name == "mmtq" and plain.budget == 0.3
+    with pytest.raises(ValueError, match="state is for gate 'mmtq', not 'mmtp'"):
+        make_gate("mmtp(0.9,0.0)").load_state_dict(make_gate("mmtq(0.9,0.3)").state_dict())

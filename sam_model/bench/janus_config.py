@@ -26,10 +26,11 @@ class PolicyCfg:
         policies: subset of none (the base updater alone), always, mmt, random, periodic (random and periodic
             make as many comparisons as MMT).
         ablations: parts of E_t switched off one at a time under MMT: subset of coverage, boundary, fresh.
-        beta: MMT's momentum factor (EMA of the deployed update directions).
+        beta: MMT's momentum factor (an EMA of the deployed update vectors z_t, their lengths included).
         tau: MMT compares when cos(z_t, m_{t-1}) < tau (budget mode: until 8 cosines have been seen).
         budget: MMT in budget mode when set: compare when cos < the budget-quantile of the last 64 cosines.
-        warmup: steps deployed without comparison before MMT starts (plain mode only).
+        warmup: MMT compares each of the first ``warmup`` deployed steps whatever their cosine, then gates as
+            usual (plain mode only: refused with budget).
         momentum: m follows the deployed steps ("deployed") or every proposed step ("proposed", the literal
             formula).
         periodic_n: the periodic gate's period; 0 = MMT's number of comparisons, evenly spaced.
@@ -134,6 +135,8 @@ def plan(cfg: Any) -> list[tuple[str, str | None, str | None]]:
     if j.momentum not in ("deployed", "proposed"):
         raise SAMFileError(f"janus.momentum must be 'deployed' or 'proposed', got {j.momentum!r}")
     p = "p" if j.momentum == "proposed" else ""
+    if j.budget is not None and j.warmup:  # budget mode has no warm-up: it was dropped without a word
+        raise SAMFileError(f"janus.warmup ({j.warmup}) works in plain mode only: leave it 0 with janus.budget")
     mmt = f"mmt{p}({j.beta},{j.tau},{j.warmup})" if j.budget is None else f"mmt{p}q({j.beta},{j.budget},{j.tau})"
     known = {"none", "always", "mmt", "random", "periodic"}
     bad = set(j.policies) - known

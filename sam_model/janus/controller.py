@@ -169,6 +169,9 @@ class JanusController:
         v = np.asarray(self.features(memory), dtype=np.float64).reshape(-1)
         if not np.all(np.isfinite(v)):
             raise ValueError("the memory features φ returned non-finite values")
+        if self._phi is not None and v.shape != self._phi.shape:  # z = φ(M̂) − φ(M) broadcast a size-1 φ silently
+            raise ValueError(f"the memory features φ changed size: {v.shape[0]} values, the deployed memory's "
+                             f"{self._phi.shape[0]}; φ must return vectors of one fixed size")
         return v
 
     def _write_state(self, decision: StepDecision | None) -> None:

@@ -72,8 +72,8 @@ class MemoryMomentumTrigger:
         if isinstance(min_history, bool) or not isinstance(min_history, int) or not 1 <= min_history <= window:
             raise ValueError(f"min_history must be an integer from 1 to window ({window}), got {min_history!r}")
         self.follow = follow
-        if follow == "proposed":
-            self.name = "mmtp"
+        # the gate's spelling (sam_model.janus.gates), so a manifest says which one decided: budget mode adds q
+        self.name = ("mmtp" if follow == "proposed" else "mmt") + ("q" if budget is not None else "")
         self.beta, self.tau, self.warmup, self.zero_tol = beta, tau, warmup, zero_tol
         self.budget, self.window, self.min_history = budget, window, min_history
         self.m: np.ndarray | None = None  # None until the first non-zero step is deployed (m_0 = 0)
@@ -86,6 +86,8 @@ class MemoryMomentumTrigger:
         if self.m is not None and z.shape != self.m.shape:
             raise ValueError(f"memory encoding changed size: {z.shape[0]} vs momentum {self.m.shape[0]}; "
                              "φ must return vectors of one fixed size")
+        if not np.all(np.isfinite(z)):  # a NaN step let through unchecked, then stopped the gate for good
+            raise ValueError("the step z_t is not finite (NaN or inf in φ): φ must return finite vectors")
         return z
 
     def is_noop(self, z: np.ndarray) -> bool:
@@ -132,8 +134,9 @@ class MemoryMomentumTrigger:
                 "m": None if self.m is None else self.m.tolist(), "follow": self.follow}
 
     def load_state_dict(self, state: dict) -> None:
-        if state.get("name") != self.name:
-            raise ValueError(f"state is for gate {state.get('name')!r}, not {self.name!r}")
+        saved = state.get("name")  # mmt and mmtq (budget mode) are one trigger: the saved settings are taken below
+        if not isinstance(saved, str) or saved.removesuffix("q") != self.name.removesuffix("q"):
+            raise ValueError(f"state is for gate {saved!r}, not {self.name!r}")
         # The saved state is the gate the run was started with (its settings included), checked as the constructor
         # checks them: a hand-edited NaN momentum or a beta of 5 would otherwise stop or skew the gate silently.
         beta, tau = state["beta"], state["tau"]
@@ -147,7 +150,8 @@ class MemoryMomentumTrigger:
         m = None if state["m"] is None else np.asarray(state["m"], dtype=np.float64)
         if m is not None and (m.ndim != 1 or not np.all(np.isfinite(m))):
             raise ValueError("the saved momentum m is not a finite vector (NaN would stop the gate for good)")
-        changed = [k for k in ("beta", "tau", "warmup") if state[k] != getattr(self, k)]
+        changed = [k for k in ("beta", "tau", "warmup", "budget", "window") if state.get(k, getattr(self, k)) !=
+                   getattr(self, k)]
         if changed:
             log.warning("resuming with the run's own gate settings (%s), not this gate's",
                         ", ".join(f"{k}={state[k]!r}" for k in changed))
@@ -157,3 +161,4 @@ class MemoryMomentumTrigger:
         self.min_history, self.history = state.get("min_history", self.min_history), list(state.get("history", []))
         self.m = m
         self.follow = state.get("follow", "deployed")
+        self.name = ("mmtp" if self.follow == "proposed" else "mmt") + ("q" if self.budget is not None else "")
