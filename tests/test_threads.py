@@ -20,8 +20,24 @@ from sam_model.memory.config import MemoryConfig
 def test_eight_threads_never_crash_leak_or_save_badly():
     tally = one_run(seed=3, threads=8, ops=60)
     assert tally["errors"] == []
-    assert (tally["exceptions"], tally["leaks"], tally["bad_saves"]) == (0, 0, 0)
+    assert (tally["exceptions"], tally["leaks"], tally["lost"], tally["bad_saves"]) == (0, 0, 0, 0)
     assert tally["saves"] >= 1 and tally["searches"] > 500 and tally["adds"] > 150  # the threads did work
+
+
+def test_the_probe_sees_a_write_answered_and_not_stored(monkeypatch):
+    """Found by review: the probe discarded what adds answered, so an add that stored nothing passed it."""
+    from sam_model.memory.scoped import ScopedMemory
+
+    real, calls = ScopedMemory.add, [0]
+
+    def forgetful(self, data, *args, **kwargs):
+        calls[0] += 1
+        if calls[0] % 7 == 0:
+            return {"results": [{"id": f"fake-{calls[0]}", "memory": "x", "event": "ADD"}]}
+        return real(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(ScopedMemory, "add", forgetful)
+    assert one_run(seed=3, threads=4, ops=40)["lost"] > 0
 
 
 def _run(threads: int, fn) -> list[BaseException]:

@@ -17,16 +17,22 @@ and drive it with N client threads over HTTP (httpx, keep-alive), each client on
   writes the next step; the default 0 is a closed loop, the service's saturation, where by Little's law the mean
   latency is clients / throughput whatever the service does. Several think times run one after the other
   against the same server.
-- **fault**: the same clients add and search while the server is killed with SIGKILL every ``--kill-every``
-  seconds and restarted, ``--kills`` times. A write counts as acknowledged when its 2xx arrived; after the run the
-  server is restarted once more and every acknowledged write is looked up: lost = acknowledged but missing.
+- **fault**: the clients add, search, list, update and delete their own memories while the server is killed with
+  SIGKILL every ``--kill-every`` seconds and restarted, ``--kills`` times. A write counts as acknowledged when its
+  2xx arrived (an add's answer must name the memory it stored, with its words: an add answered without it counts
+  as lost at once); after the run the server is restarted once more and every acknowledged write is looked up:
+  lost = an acknowledged add or update whose words are not there, or an acknowledged delete whose memory is. A
+  write whose request got no answer may or may not have been applied: its memory is left out of the check.
   Requests that fail while the server is down are counted as errors (they were never acknowledged).
 
-Every search result is checked against the client's tenant and user: cross-tenant (or cross-user) = a result
-that is not the client's own. In fault mode a hostile client with the second tenant's key also tries the first
-tenant's acknowledged ids (get, update, delete, history), its users (list, search), a filter that widens the
-scope and a wrong key, all the run long: any answer with the first tenant's data counts as cross-tenant (and a
-delete that got through would show as a lost write). Figures go to stdout and ``--json``; progress to stderr and ``--log``. Timings are
+Every search and list result is checked against the client's tenant and user, and so is every memory the last
+lookup finds: cross-tenant (or cross-user) = a result that is not the client's own. In fault mode a hostile
+client with the second tenant's key also tries the first tenant's acknowledged ids (get, update, delete,
+history), its users (list, search, delete_all), a filter that widens the scope and a wrong key, all the run long:
+any answer with the first tenant's data counts as cross-tenant (and a change that got through would show as a
+lost write). The command exits 1 when anything was lost or crossed. What kill -9 cannot test: a power loss, which
+only the log's fsync before each answer survives (tests/test_wal.py checks that a write whose fsync fails is not
+answered). Figures go to stdout and ``--json``; progress to stderr and ``--log``. Timings are
 of this machine as it is (shared, under load: say so when quoting them).
 """
 
@@ -91,8 +97,14 @@ class Tally:
 
     latencies: dict[str, list[float]] = field(default_factory=lambda: {"add": [], "search": []})
     errors: dict[str, int] = field(default_factory=dict)
-    acked: list[tuple[str, str, str, str]] = field(default_factory=list)  # (tenant, user, id, text)
+    acked: list[tuple[str, str, str, str]] = field(default_factory=list)  # acknowledged adds: (tenant, user, id, text)
     cross: list[str] = field(default_factory=list)
+    # fault mode: (tenant, user, id) -> the words an acknowledged write left (None: deleted); the ids whose last
+    # write got no answer (applied or not: not checked); adds answered without naming what they stored
+    expect: dict[tuple[str, str, str], str | None] = field(default_factory=dict)
+    unsure: set[tuple[str, str, str]] = field(default_factory=set)
+    unstored: list[str] = field(default_factory=list)
+    writes: dict[str, int] = field(default_factory=lambda: {"add": 0, "update": 0, "delete": 0})
 
     def error(self, what: str) -> None:
         self.errors[what] = self.errors.get(what, 0) + 1
@@ -126,44 +138,79 @@ def asker(kind: str) -> Callable[[random.Random], tuple[str, dict]]:
     return lambda rng: rng.choice(pool)
 
 
+def foreign(tenant: str, user: str, results: list[dict]) -> list[str]:
+    """The results that are not this tenant's user's own (every text a client writes starts with its name)."""
+    return [h["memory"] for h in results if h["user_id"] != user or not h["memory"].startswith(f"{tenant}:{user} ")]
+
+
 def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tally, seed: int,
-           add_share: float, think: float = 0.0, ask: Callable[[random.Random], tuple[str, dict]] | None = None
-           ) -> None:
+           add_share: float, think: float = 0.0, ask: Callable[[random.Random], tuple[str, dict]] | None = None,
+           writes: bool = False) -> None:
     """Add and search as one user of one tenant until ``stop``; every 2xx add is acknowledged. ``think``: mean
     seconds the client waits after each answer (exponential: an agent's LLM step between two memory calls);
     0 = the next request at once (a closed loop at full load). ``ask``: what a search sends (:func:`asker`;
-    default the short states)."""
+    default the short states). ``writes`` (fault mode): of the operations that are not adds, a fifth lists the
+    user's memories, a tenth updates one and a tenth deletes one, each checked after the run (module doc)."""
     rng = random.Random(seed)
     ask = ask or asker("short")
     headers = {"Authorization": f"Bearer {KEYS[tenant]}"}
+    mine: dict[str, str] = {}  # the ids of this client's memories that its acknowledged writes left
     if think:  # clients that think do not all start at once: a burst of N first requests is no agent fleet's load
         stop.wait(rng.expovariate(1.0 / think))
     with httpx.Client(base_url=base, headers=headers, timeout=30.0) as http:
         while not stop.is_set():
-            op = "add" if rng.random() < add_share else "search"
+            draw = rng.random()
+            op = "add" if draw < add_share else "search"
+            if writes and op == "search":
+                op = rng.choices(["search", "list", "update", "delete"], [0.6, 0.2, 0.1, 0.1])[0]
+                if op in ("update", "delete") and not mine:
+                    op = "search"
             text = f"{tenant}:{user} fact {uuid.uuid4().hex[:10]}"
-            if op == "add":
-                body = {"messages": text, "user_id": user}
-            else:
-                query, state = ask(rng)
-                body = {"query": query, "user_id": user, "state": state, "limit": 5}
+            target = rng.choice(sorted(mine)) if op in ("update", "delete") else None
+            path = None if target is None else "/v1/memories/" + quote(target, safe="")
             t0 = time.perf_counter()
             try:
-                r = http.post("/v1/memories" if op == "add" else "/v1/memories/search", json=body)
-            except httpx.HTTPError:
+                if op == "add":
+                    r = http.post("/v1/memories", json={"messages": text, "user_id": user})
+                elif op == "search":
+                    query, state = ask(rng)
+                    r = http.post("/v1/memories/search", json={"query": query, "user_id": user, "state": state,
+                                                               "limit": 5})
+                elif op == "list":
+                    r = http.get("/v1/memories", params={"user_id": user, "limit": 1000})
+                elif op == "update":
+                    r = http.put(path, json={"data": text + " (updated)"})
+                else:
+                    r = http.delete(path)
+            except httpx.HTTPError as err:
                 tally.error(f"{op}: no answer")
+                if target is not None and not isinstance(err, httpx.ConnectError):  # sent: applied or not, unknown
+                    tally.unsure.add((tenant, user, target))
+                    mine.pop(target)
                 time.sleep(0.05)
                 continue
             dt = time.perf_counter() - t0
             if r.status_code != 200:
                 tally.error(f"{op}: HTTP {r.status_code}")
                 continue
-            tally.latencies[op].append(dt)
+            tally.latencies.setdefault(op, []).append(dt)
             if op == "add":
-                tally.acked += [(tenant, user, h["id"], text) for h in r.json()["results"]]
+                stored = [h["id"] for h in r.json()["results"] if h["event"] == "ADD" and h["memory"] == text]
+                tally.acked += [(tenant, user, i, text) for i in stored]
+                tally.writes["add"] += 1
+                if not stored:
+                    tally.unstored.append(f"{tenant}:{user}: {r.text[:80]}")
+                for i in stored:
+                    mine[i] = tally.expect[(tenant, user, i)] = text
+            elif op in ("update", "delete"):
+                tally.writes[op] += 1
+                tally.expect[(tenant, user, target)] = text + " (updated)" if op == "update" else None
+                if op == "update":
+                    mine[target] = text + " (updated)"
+                else:
+                    mine.pop(target)
             else:
-                tally.cross += [h["memory"] for h in r.json()["results"]
-                                if h["user_id"] != user or not h["memory"].startswith(f"{tenant}:{user} ")]
+                tally.cross += foreign(tenant, user, r.json()["results"])
             if think:
                 stop.wait(rng.expovariate(1.0 / think))
 
@@ -185,6 +232,7 @@ def hostile(base: str, stop: threading.Event, tally: Tally, seed: int) -> None:
                 tries = [http.get(path), http.put(path, json={"data": "globex was here"}), http.delete(path),
                          http.get("/v1/history/" + quote(mid, safe="")),
                          http.get("/v1/memories", params={"user_id": user}),
+                         http.delete("/v1/memories", params={"user_id": user}),  # its own user of that name only
                          http.post("/v1/memories/search", json={"query": "x", "user_id": user}),
                          http.post("/v1/memories/search", json={"query": "x", "user_id": "u1", "limit": 50,
                                                                 "filters": {"OR": [{"user_id": user}, {"user_id": "u1"}]}}),
@@ -201,15 +249,15 @@ def hostile(base: str, stop: threading.Event, tally: Tally, seed: int) -> None:
 
 def run_clients(base: str, n: int, seconds: float, add_share: float, tally: Tally, users: int = 0,
                 tenants: tuple[str, ...] = ("acme", "globex"), during=None, hostile_client: bool = False,
-                think: float = 0.0, seed: int = 0, ask: Callable[[random.Random], tuple[str, dict]] | None = None
-                ) -> float:
+                think: float = 0.0, seed: int = 0, ask: Callable[[random.Random], tuple[str, dict]] | None = None,
+                writes: bool = False) -> float:
     """n client threads (tenants in turn; client i is user u<i>, or u<i mod users>; ``think``: see client) for
     ``seconds`` (``during(stop, end)`` runs beside them instead of a plain wait); returns the wall time. ``seed``
     draws the clients' operations and waits (a run with another seed sends other requests at other times); ``ask``:
     what their searches send (:func:`asker`)."""
     stop = threading.Event()
     threads = [threading.Thread(target=client, args=(base, tenants[i % len(tenants)], f"u{i % users if users else i}",
-                                                     stop, tally, seed * n + i, add_share, think, ask),
+                                                     stop, tally, seed * n + i, add_share, think, ask, writes),
                                daemon=True)
                for i in range(n)]
     if hostile_client:
@@ -367,25 +415,26 @@ def fault_bench(args, folder: Path, log) -> dict:
 
     tally = Tally()
     base = f"http://127.0.0.1:{port}"
-    wall = run_clients(base, args.clients, 0, args.add_share, tally, during=killer, hostile_client=True)
+    wall = run_clients(base, args.clients, 0, args.add_share, tally, during=killer, hostile_client=True, writes=True)
     server["proc"].kill()
     server["proc"].wait()
     proc = start_server(args.model, keys, data, port, *extra, log=folder / "server.log")  # after a last kill
-    lost = []
+    lost = list(tally.unstored)
     try:
         for tenant in ("acme", "globex"):
             with httpx.Client(base_url=base, headers={"X-API-Key": KEYS[tenant]}, timeout=60) as http:
-                users = {u for t, u, _, _ in tally.acked if t == tenant}
-                held = {}
-                for u in users:
-                    for m in http.get("/v1/memories", params={"user_id": u, "limit": 10**6}).json()["results"]:
-                        held[m["id"]] = m["memory"]
-                lost += [i for t, _, i, text in tally.acked if t == tenant and held.get(i) != text]
+                for u in sorted({u for t, u, _ in tally.expect if t == tenant}):
+                    got = http.get("/v1/memories", params={"user_id": u, "limit": 10**6}).json()["results"]
+                    tally.cross += [f"last lookup {tenant}:{u}: {m}" for m in foreign(tenant, u, got)]
+                    held = {m["id"]: m["memory"] for m in got}
+                    lost += [i for (t, v, i), want in tally.expect.items()
+                             if t == tenant and v == u and (t, v, i) not in tally.unsure and held.get(i) != want]
     finally:
         proc.terminate()
         proc.wait(60)
     return {"mode": "fault", "kills": kills[0], "clients": args.clients, "seconds": round(wall, 1),
-            "acknowledged_writes": len(tally.acked), "acknowledged_but_lost": len(lost), "lost_ids": lost[:10],
+            "acknowledged_writes": sum(tally.writes.values()), "acknowledged": dict(tally.writes),
+            "unchecked_no_answer": len(tally.unsure), "acknowledged_but_lost": len(lost), "lost_ids": lost[:10],
             "cross_tenant_results": len(tally.cross), "cross_examples": tally.cross[:5],
             "hostile_rounds": len(tally.latencies.get("hostile", [])), "errors": tally.errors,
             "restart_s": {"mean": round(float(np.mean(restarts)), 2), "max": round(float(np.max(restarts)), 2)}
@@ -460,8 +509,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="sam-serve-bench-") as tmp:
         folder = args.workdir or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        emit((load_bench if args.mode == "load" else fault_bench)(args, folder, log), args.json)
-    return 0
+        out = (load_bench if args.mode == "load" else fault_bench)(args, folder, log)
+        emit(out, args.json)
+    crossed = out.get("cross_tenant_results", 0) + sum(r["cross_tenant_results"] for r in out.get("runs", []))
+    return 1 if crossed or out.get("acknowledged_but_lost", 0) else 0
 
 
 def progress(path: Path | None):

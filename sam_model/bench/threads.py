@@ -11,7 +11,10 @@ its memories with ``get_all(limit=...)``, and deletes some; one thread in four a
 ``memory.lock`` so that it knows exactly which memories the save holds, then loads the save and checks that it
 holds exactly those (and that a search of each user in it returns only that user's memories). A save that does
 not load, or loads other memories, is a *bad save*. Printed: per run and in total, crashes, exceptions, leaks,
-bad saves, and the operations done.
+bad saves, and the operations done. Every write is checked to have taken effect: an add's memories are there with
+their words right after it and a delete's memory is gone (both within the thread's own scope, which no other
+thread writes), and at the end each user's memories are exactly those its thread's writes left; a save must load
+back the same memories with the same words. A write that did not take, or was undone, is *lost*.
 
 ``--lock-cost`` measures what the lock costs a search: searches per second of one thread through the public
 (locked) ``search_vector`` against the same search with the lock bypassed, and the total throughput of 1, 2, 4
@@ -51,7 +54,8 @@ def one_run(seed: int, threads: int = 8, ops: int = 150) -> dict:
     enc = HashingEncoder(64)
     memory = ScopedMemory(enc, StoreConfig(provenance=True), k=5)
     bare = MemoryStore(None, StoreConfig(provenance=False), dim=32)
-    tally = {"exceptions": 0, "leaks": 0, "bad_saves": 0, "saves": 0, "searches": 0, "adds": 0, "deletes": 0}
+    tally = {"exceptions": 0, "leaks": 0, "lost": 0, "bad_saves": 0, "saves": 0, "searches": 0, "adds": 0,
+             "deletes": 0}
     errors: list[str] = []
     count = threading.Lock()
     folder = Path(tempfile.mkdtemp(prefix="sam-threads-"))
@@ -64,13 +68,13 @@ def one_run(seed: int, threads: int = 8, ops: int = 150) -> dict:
     def check_save(t: int, i: int) -> None:
         path = folder / f"mem-{t}"
         with getattr(memory, "lock", contextlib.nullcontext()):  # what the save holds, exactly (no lock: before)
-            want = set(memory.store.ids())
-            owner = {h.id: h.user_id for h in memory.store.get_all()}
+            want = {h.id: (h.user_id, h.run_id, h.text) for h in memory.store.get_all()}
+            owner = {i: u for i, (u, _, _) in want.items()}
             memory.save(path)
         bump("saves")
         try:
             back = ScopedMemory.load(path, enc)
-            ok = set(back.store.ids()) == want
+            ok = {h.id: (h.user_id, h.run_id, h.text) for h in back.store.get_all()} == want  # words too
             for user in {u for u in owner.values()}:
                 got = back.search("flight hotel", user_id=user, k=50)["results"]
                 ok &= all(r["user_id"] == user and owner.get(r["id"]) == user for r in got)
@@ -80,21 +84,35 @@ def one_run(seed: int, threads: int = 8, ops: int = 150) -> dict:
         if not ok:
             bump("bad_saves")
 
+    mine: dict[str, dict] = {}  # user -> memory id -> its words: what the thread's own writes left
+    kept: dict[str, set] = {}  # user -> ids of the bare store's memories the thread's writes left
+
+    def took(user: str, results: list[dict]) -> None:
+        """An add's memories, each there with its words (none moved, none missing): else a lost write."""
+        for r in results:
+            mine[user][r["id"]] = r["memory"]
+            got = memory.get(r["id"])
+            if got is None or got["memory"] != r["memory"] or got["user_id"] != user:
+                bump("lost")
+                errors.append(f"{user}: add of {r['id']} answered, then {got and got['memory']!r}")
+
     def worker(t: int) -> None:
         rng = random.Random(seed * 1000 + t)
         user = f"u{t}"
+        mine[user], kept[user] = {}, set()
         barrier.wait()
         for i in range(ops):
             try:
                 op = rng.random()
                 run = rng.choice(["a", "b"])
                 if op < 0.35:
-                    memory.add([{"role": "user", "content": _text(rng)}], user_id=user, run_id=run)
-                    bare.add([_record(user, t, i)], np.asarray([_vec(rng)]), user_id=user)
+                    took(user, memory.add([{"role": "user", "content": _text(rng)}], user_id=user,
+                                          run_id=run)["results"])
+                    kept[user].update(bare.add([_record(user, t, i)], np.asarray([_vec(rng)]), user_id=user))
                     bump("adds", 2)
                 elif op < 0.45:
-                    memory.add([Event("x", 0, "user", _text(rng), State("plan", constraints={"seat": "aisle"}))],
-                               user_id=user, run_id="events")  # a run of its own: chat and events are not mixed
+                    took(user, memory.add([Event("x", 0, "user", _text(rng), State("plan", constraints={"seat": "aisle"}))],
+                                          user_id=user, run_id="events")["results"])  # chat and events in runs apart
                     bump("adds")
                 elif op < 0.85:
                     got = memory.search(_text(rng), user_id=user, k=rng.choice([1, 5, 50]))["results"]
@@ -108,13 +126,20 @@ def one_run(seed: int, threads: int = 8, ops: int = 150) -> dict:
                     if leaks:
                         bump("leaks", leaks)
                 elif op < 0.95:
-                    mine = memory.get_all(user_id=user)["results"]
-                    if mine:
-                        memory.delete(rng.choice(mine)["id"])
+                    listed = memory.get_all(user_id=user)["results"]
+                    if listed:
+                        gone = rng.choice(listed)["id"]
+                        memory.delete(gone)
+                        mine[user].pop(gone, None)
+                        if memory.get(gone) is not None:
+                            bump("lost")
+                            errors.append(f"{user}: delete of {gone} answered, memory still there")
                         bump("deletes")
                     own = [i for i in bare.ids() if str(i).startswith(f"{user}#")]
                     if own:
-                        bare.delete([rng.choice(own)])
+                        j = rng.choice(own)
+                        bare.delete([j])
+                        kept[user].discard(j)
                         bump("deletes")
                 elif t % 4 == 0:
                     check_save(t, i)
@@ -127,6 +152,12 @@ def one_run(seed: int, threads: int = 8, ops: int = 150) -> dict:
         th.start()
     for th in pool:
         th.join()
+    for user in mine:  # each user's memories: exactly what its thread's writes left, with their words
+        have = {r["id"]: r["memory"] for r in memory.get_all(user_id=user, limit=None)["results"]}
+        bare_have = {h.id for h in bare.get_all(user_id=user)}
+        if have != mine[user] or bare_have != kept[user]:
+            bump("lost", len(set(have.items()) ^ set(mine[user].items())) + len(bare_have ^ kept[user]))
+            errors.append(f"{user}: {len(have)} memories where its writes left {len(mine[user])}")
     check_save(-1, -1)  # and the final state round-trips
     return {**tally, "memories": len(memory.store), "errors": errors[:5]}
 
@@ -157,10 +188,11 @@ def run_children(runs: int, threads: int, ops: int, seed: int = 0, timeout_s: fl
             row, crash = None, "printed no tally"
         rows.append({"run": r, "crash": crash, **(row or {})})
         print(f"run {r + 1}/{runs}: " + (f"CRASH ({crash})" if crash else ", ".join(
-            f"{k} {row[k]}" for k in ("exceptions", "leaks", "bad_saves", "saves", "searches", "adds", "deletes"))),
+            f"{k} {row[k]}" for k in ("exceptions", "leaks", "lost", "bad_saves", "saves", "searches", "adds",
+                                      "deletes"))),
             file=sys.stderr, flush=True)
     total = {k: sum(int(r.get(k, 0)) for r in rows) for k in
-             ("exceptions", "leaks", "bad_saves", "saves", "searches", "adds", "deletes")}
+             ("exceptions", "leaks", "lost", "bad_saves", "saves", "searches", "adds", "deletes")}
     return {"runs": runs, "threads": threads, "ops_per_thread": ops, "crashes": sum(r["crash"] is not None for r in rows),
             **total, "per_run": rows}
 
@@ -225,7 +257,7 @@ def render(report: dict) -> str:
         r = report
         lines += [f"thread stress: {r['runs']} runs x {r['threads']} threads x {r['ops_per_thread']} operations",
                   f"  crashes {r['crashes']}, exceptions {r['exceptions']}, cross-scope results {r['leaks']}, "
-                  f"unloadable or wrong saves {r['bad_saves']} (of {r['saves']} saves)",
+                  f"lost writes {r['lost']}, unloadable or wrong saves {r['bad_saves']} (of {r['saves']} saves)",
                   f"  done: {r['searches']} searches, {r['adds']} adds, {r['deletes']} deletes"]
     if "lock" in report:
         c = report["lock"]
@@ -256,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     print(render(report))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
-    bad = report.get("crashes", 0) + report.get("exceptions", 0) + report.get("leaks", 0) + report.get("bad_saves", 0)
+    bad = sum(report.get(k, 0) for k in ("crashes", "exceptions", "leaks", "lost", "bad_saves"))
     return 1 if bad else 0
 
 
