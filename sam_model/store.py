@@ -377,6 +377,28 @@ class MemoryStore:
         e = self._entries.get(i)
         return e.sets if e is not None else ()
 
+    def has(self, i: object) -> bool:
+        """Whether ``i`` names a stored memory: one stored whole, one of its chunks, or a chunked memory's id."""
+        return i in self._entries or i in self._chunks
+
+    @locked
+    def memory(self, i: Any) -> Hit:
+        """The memory ``i`` whole, as a Hit without scores: :meth:`get`'s for a memory stored whole or a chunk; for
+        a chunked memory's id, its first chunk's Hit with the memory's id and its whole text (the chunks' windows
+        joined back at their spans). KeyError if it is not stored."""
+        chunks = self._chunks.get(i)
+        if not chunks:
+            return self.get(i)
+        parts = sorted((self._entries[c] for c in chunks), key=lambda e: e.chunk)
+        body = ""
+        for e in parts:  # each chunk's content ends with its window, body[start:end]
+            start, end = e.span
+            body = body[:start] + (e.content[len(e.content) - (end - start):] if end > start else "")
+        first = self._hit(parts[0], 0.0, 0.0, via="id")
+        head = first.text[: len(first.text) - (parts[0].span[1] - parts[0].span[0])]
+        return dataclasses.replace(first, id=i, text=head + body, content=f"[{first.kind}] {body}", parent_id=None,
+                                   chunk=0, span=None)
+
     @locked
     def get(self, i: Any) -> Hit:
         """The memory ``i`` as a Hit without scores (KeyError if it is not stored)."""

@@ -225,3 +225,16 @@ def test_a_non_finite_step_is_refused_and_budget_mode_is_named_as_spelt():
     assert plain.name == "mmtq" and plain.budget == 0.3
     with pytest.raises(ValueError, match="state is for gate 'mmtq', not 'mmtp'"):
         make_gate("mmtp(0.9,0.0)").load_state_dict(make_gate("mmtq(0.9,0.3)").state_dict())
+
+
+def test_a_huge_finite_step_gets_a_cosine_and_a_nan_history_does_not_load():
+    """Found by review: a step of 1e200 overflowed the norm (cos NaN: not fired, deployed unchecked, and in budget
+    mode the NaN in the history stopped the gate)."""
+    trig = MemoryMomentumTrigger(beta=0.5, tau=0.0, budget=0.5, min_history=1)
+    trig.commit(1, np.array([1.0, 0.0]), accepted=True)
+    fire, cos = trig.check(2, np.array([-1e200, 0.0]))
+    assert fire and cos == pytest.approx(-1.0)
+    state = trig.state_dict()
+    state["history"] = [0.5, float("nan")]
+    with pytest.raises(ValueError, match="history of cosines"):
+        MemoryMomentumTrigger(budget=0.5).load_state_dict(state)

@@ -448,14 +448,35 @@ def test_a_conversation_saved_behind_its_memories_catches_up():
 
 def test_chunked_memories_are_named_by_their_memory_id_and_a_chunk_is_not_updated_alone():
     """Found by review: a batch's results paired chunk ids with events (a short memory reported under a chunk id of
-    the long one), and updating one chunk rewrote the whole event in the conversation."""
+    the long one), and updating one chunk rewrote the whole event in the conversation; then (the next review) the
+    memory's id the results gave could not be read, updated or deleted."""
     memory = ScopedMemory(HashingEncoder(64), StoreConfig(chunking={"size": 180, "overlap": 50}))
-    long = "line of a long tool output about order 55123\n" * 10
+    long = "".join(f"line {i} of a long tool output about order 55123\n" for i in range(10))
     out = memory.add([{"role": "user", "content": long}, {"role": "user", "content": "short second"}], user_id="mia")
     assert [(r["id"], r["memory"]) for r in out["results"]] == [("mia#0", long), ("mia#1", "short second")]
     assert memory.history("mia#1")[0]["new_memory"] == "short second"
+    assert memory.get("mia#0")["memory"] == long and memory.get("mia#0")["id"] == "mia#0"  # its chunks joined
     with pytest.raises(ValueError, match="chunk 1 of memory 'mia#0': update the memory by its id"):
         memory.update("mia#0/1", "zip code 90210")
+    memory.update("mia#0", "a short note now")
+    assert memory.get("mia#0")["memory"] == "a short note now" and memory.get("mia#0/1") is None
+    assert [h["event"] for h in memory.history("mia#0")] == ["ADD", "UPDATE"]
+    memory.update("mia#0", long + "and one more line\n")  # long again: chunked again, read whole
+    assert memory.get("mia#0")["memory"] == long + "and one more line\n"
+    memory.delete("mia#0")
+    assert memory.get("mia#0") is None and [r["id"] for r in memory.get_all(user_id="mia")["results"]] == ["mia#1"]
+
+
+def test_catching_up_reads_a_chunked_memory_whole_and_a_far_step_starts_afresh():
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig(chunking={"size": 60, "overlap": 10}))
+    memory.add("hello", user_id="fz")
+    text = "order 55 shipped\n" * 8
+    memory.store.add([Event("fz", 1, "result", text, State())], user_id="fz")  # as the code before the fix did
+    memory.add("thanks", user_id="fz")
+    assert [e["text"] for e in memory._trackers["fz"].events] == ["hello", text, "thanks"]
+    memory.store.add([Event("fz", 200_000, "result", "far away", State())], user_id="fz")
+    assert memory.add("next", user_id="fz")["results"][0]["id"] == "fz#200001"
+    assert len(memory._trackers["fz"].events) == 1  # afresh after it, not 200,000 blank places
 
 
 def test_delete_all_forgets_a_conversation_whose_memories_were_deleted_one_by_one(tmp_path):

@@ -264,6 +264,21 @@ def test_an_event_add_between_messages_survives_a_restart(retriever, tmp_path):
     assert [(r["id"], r["memory"]) for r in again.get("/v1/memories?user_id=fz", headers=A).json()["results"]] == live
 
 
+def test_a_chunked_memory_is_read_updated_and_deleted_by_the_id_its_add_gave(retriever, tmp_path):
+    """Found by review: on a chunking store the id an add answered was 404 for GET, PUT and DELETE."""
+    from dataclasses import replace
+
+    cfg = replace(store_config_of(retriever), chunking={"size": 40, "overlap": 10})
+    tenants = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", retriever, cfg, checkpoint_every=3)
+    http = TestClient(create_app(tenants))
+    long = "".join(f"line {i} of a long tool output\n" for i in range(6))
+    mid = http.post("/v1/memories", headers=A, json={"messages": long, "user_id": "mia"}).json()["results"][0]["id"]
+    assert mid == "mia#0" and http.get(url(mid), headers=A).json()["memory"] == long
+    assert http.put(url(mid), headers=A, json={"data": "short now"}).status_code == 200
+    assert http.get(url(mid), headers=A).json()["memory"] == "short now"
+    assert http.delete(url(mid), headers=A).status_code == 200 and http.get(url(mid), headers=A).status_code == 404
+
+
 def test_an_mcp_tool_refuses_an_argument_it_does_not_name(retriever, tmp_path):
     """Found by review: the SDK ignores unknown arguments, so ``remember(user_id="mia", agnet_id="bot")`` was
     stored without its agent and ``recall(all_scopes=True)`` answered as if not asked."""

@@ -122,3 +122,16 @@ def test_load_bench_with_demo_queries(export, tmp_path):
     assert figures["queries"] == "demo"
     (run,) = figures["runs"]
     assert run["search"]["n"] > 0 and run["errors"] == {} and run["cross_tenant_results"] == 0
+
+
+def test_the_fault_bench_fails_when_it_checked_nothing(monkeypatch, tmp_path):
+    """Found by review: a server answering every request but /health with 503 passed (0 lost, 0 crossed)."""
+    import sam_model.bench.serve as bench
+
+    nothing = {"mode": "fault", "acknowledged_writes": 0, "acknowledged_but_lost": 0, "cross_tenant_results": 0,
+               "hostile_rounds": 0, "errors": {"add: HTTP 503": 354}}
+    monkeypatch.setattr(bench, "fault_bench", lambda args, folder, log: nothing)
+    assert bench.main(["fault", "--workdir", str(tmp_path)]) == 1
+    monkeypatch.setattr(bench, "fault_bench", lambda args, folder, log: {**nothing, "acknowledged_writes": 5,
+                                                                          "hostile_rounds": 2})
+    assert bench.main(["fault", "--workdir", str(tmp_path)]) == 0

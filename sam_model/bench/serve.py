@@ -512,7 +512,12 @@ def main(argv: list[str] | None = None) -> int:
         out = (load_bench if args.mode == "load" else fault_bench)(args, folder, log)
         emit(out, args.json)
     crossed = out.get("cross_tenant_results", 0) + sum(r["cross_tenant_results"] for r in out.get("runs", []))
-    return 1 if crossed or out.get("acknowledged_but_lost", 0) else 0
+    checked = (out["acknowledged_writes"] > 0 and out["hostile_rounds"] > 0 if args.mode == "fault" else
+               all(r["search"]["n"] > 0 for r in out["runs"]))
+    if not checked:  # a server that refused everything passed (found by review)
+        print("error: nothing was checked (no acknowledged write, no hostile round or no search answered): see "
+              "the errors above and the server's log", file=sys.stderr)
+    return 1 if crossed or out.get("acknowledged_but_lost", 0) or not checked else 0
 
 
 def progress(path: Path | None):

@@ -40,11 +40,15 @@ log = logging.getLogger(__name__)
 
 
 def cosine(a: np.ndarray, b: np.ndarray, tol: float = 0.0) -> float | None:
-    """cos(a, b), or None when either vector has norm ≤ tol (the angle is undefined)."""
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    """cos(a, b), or None when either vector has norm ≤ tol (the angle is undefined). Computed on the vectors
+    scaled to a largest entry of 1, so steps of any finite size give a cosine (1e200 overflowed the norm: NaN, and
+    the step deployed unchecked)."""
+    with np.errstate(over="ignore"):  # an overflowing norm is still > tol
+        na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
     if na <= tol or nb <= tol:
         return None
-    return float(np.dot(a, b) / (na * nb))
+    a, b = a / np.abs(a).max(), b / np.abs(b).max()
+    return float(np.clip(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)), -1.0, 1.0))
 
 
 class MemoryMomentumTrigger:
@@ -91,7 +95,8 @@ class MemoryMomentumTrigger:
         return z
 
     def is_noop(self, z: np.ndarray) -> bool:
-        return float(np.linalg.norm(z)) <= self.zero_tol
+        with np.errstate(over="ignore"):  # an overflowing norm is no no-op
+            return float(np.linalg.norm(z)) <= self.zero_tol
 
     def check(self, t: int, z: np.ndarray | None) -> tuple[bool, float | None]:
         """(fire, cos(z_t, m_{t−1})) for the proposed step z_t; does not change any state."""
@@ -147,6 +152,9 @@ class MemoryMomentumTrigger:
         steps = state["deployed_steps"]
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
             raise ValueError(f"deployed_steps must be an integer >= 0, got {steps!r}")
+        history = state.get("history", [])
+        if not (isinstance(history, list) and all(isinstance(c, (int, float)) and np.isfinite(c) for c in history)):
+            raise ValueError("the saved history of cosines must be a list of finite numbers (a NaN stops the gate)")
         m = None if state["m"] is None else np.asarray(state["m"], dtype=np.float64)
         if m is not None and (m.ndim != 1 or not np.all(np.isfinite(m))):
             raise ValueError("the saved momentum m is not a finite vector (NaN would stop the gate for good)")

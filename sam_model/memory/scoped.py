@@ -125,6 +125,7 @@ def matches(record: Mapping[str, Any], filters: Mapping[str, Any], where: str = 
     return True
 
 
+MAX_CATCH_UP = 1_000  # steps a conversation saved behind its memories takes in (ScopedMemory._catch_up)
 MAX_CALL_ARGUMENTS = 256  # argument values (leaves) of one message's tool calls
 
 
@@ -280,7 +281,7 @@ class ScopedMemory:
         and a replay of the log dropped an acknowledged message.)"""
         tracker = self._trackers.get(episode)
         if tracker is not None:
-            self._catch_up(episode, tracker)
+            tracker = self._catch_up(episode, tracker)
         nxt = (self.store.next_step(episode) or 0) if tracker is None else self._base[episode] + len(tracker.events)
         keep = tracker is None and [e.step for e in events] == sorted({e.step for e in events}) and events[0].step >= nxt
         out = [dataclasses.replace(e, episode_id=episode, step=e.step if keep else nxt + j) for j, e in enumerate(events)]
@@ -304,7 +305,7 @@ class ScopedMemory:
         conversation and the store as they were (a ValueError naming the message), never half stored."""
         tracker = self._trackers.get(episode)
         if tracker is not None:
-            self._catch_up(episode, tracker)
+            tracker = self._catch_up(episode, tracker)
         before = None if tracker is None else tracker.mark()
         n0 = 0 if before is None else before["n"]  # the conversation's events before this batch
         revised_before = False  # whether a tool call of the batch fixed the state of the event before it
@@ -359,18 +360,26 @@ class ScopedMemory:
         return out + [{"id": MemoryRecord.make_id(e.episode_id, e.step), "memory": e.text, "event": "ADD"}
                       for e in new]
 
-    def _catch_up(self, episode: str, tracker: TranscriptState) -> None:
+    def _catch_up(self, episode: str, tracker: TranscriptState) -> TranscriptState:
         """A conversation saved behind its memories (until 2026-12-05 an agent-log event added between chat
         messages took the steps the conversation's next messages would take, and was not in it) takes in the
-        memories it missed, so that its next message gets the next free step, not a stored one's."""
-        start = self._base[episode] + len(tracker.events)
-        if (self.store.next_step(episode) or 0) <= start:
-            return
-        stored = {h.step: h for h in self.store.get_all(episode_id=episode) if h.step is not None and h.step >= start}
-        for step in range(start, self.store.next_step(episode)):
+        memories it missed, so that its next message gets the next free step, not a stored one's. Past MAX_CATCH_UP
+        missing steps (an event kept a far step of its own) the conversation starts afresh after them instead (its
+        earlier words are no longer traced); a missing step's place would cost a tracker event each."""
+        start, end = self._base[episode] + len(tracker.events), self.store.next_step(episode) or 0
+        if end <= start:
+            return tracker
+        if end - start > MAX_CATCH_UP:  # an event saved with a far step of its own: the conversation starts afresh
+            fresh = TranscriptState(episode, result_limit=tracker.result_limit)
+            fresh.policy_norm, self._trackers[episode], self._base[episode] = tracker.policy_norm, fresh, end
+            return fresh
+        stored = {h.step: self.store.memory(h.memory_id) for h in self.store.get_all(episode_id=episode)
+                  if h.step is not None and h.step >= start}  # a chunked memory whole
+        for step in range(start, end):
             h = stored.get(step)  # none: deleted since, a blank place (as a deleted memory's)
             tracker.note(h.kind if h else "system", _said(h) if h else "",
                          State(phase=h.phase).to_json() if h else tracker.snapshot())
+        return tracker
 
     @staticmethod
     def _event(d: Mapping[str, Any], base: int) -> Event:
@@ -467,7 +476,7 @@ class ScopedMemory:
     @locked
     def get(self, memory_id: Any) -> dict[str, Any] | None:
         """The memory ``memory_id`` (None when there is none, as Mem0)."""
-        return self._result(self.store.get(memory_id)) if memory_id in self.store else None
+        return self._result(self.store.memory(memory_id)) if self.store.has(memory_id) else None
 
     @locked
     def get_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
@@ -489,11 +498,11 @@ class ScopedMemory:
         """Replace the words of the memory ``memory_id`` by ``data`` (Mem0's ``update``): same id, scopes, step
         and place in the write order, a new vector; an UPDATE in its history. "Make the budget $3,500" is then
         one memory that says $3,500, not a second one beside the old."""
-        if memory_id not in self.store:
+        if not self.store.has(memory_id):
             raise KeyError(f"memory {memory_id!r} is not in the store (ids come from add, search or get_all)")
         if not isinstance(data, str) or not data.strip():
             raise ValueError(f"data must be the memory's new text (a non-empty string), got {data!r}")
-        hit = self.store.get(memory_id)
+        hit = self.store.memory(memory_id)  # a chunked memory whole: updated whole, by its id
         if hit.step is None:
             raise ValueError(f"memory {memory_id!r} has no step (an index saved before texts were kept): add it again")
         if hit.memory_id != memory_id:  # a chunk: its new words would stand for the whole memory's
@@ -517,7 +526,7 @@ class ScopedMemory:
 
     @locked
     def delete(self, memory_id: Any) -> dict[str, str]:
-        hit = self.store.get(memory_id) if memory_id in self.store else None
+        hit = self.store.memory(memory_id) if self.store.has(memory_id) else None
         self.store.delete([memory_id])
         if hit is not None and (at := self._in_conversation(hit)) is not None:
             at[0].forget(at[1])  # no later call is traced to it, no save of the conversation holds its words

@@ -278,7 +278,7 @@ class Tenant:
 def check_write(memory: ScopedMemory, op: str, args: Mapping[str, Any]) -> None:
     """Refuse before logging what would be refused when applied and is cheap to tell (an unknown id). (Any other
     refusal is taken back from the log when the write fails: Tenant.write.)"""
-    if op in ("update", "delete") and args["memory_id"] not in memory.store:
+    if op in ("update", "delete") and not memory.store.has(args["memory_id"]):
         raise KeyError(f"memory {args['memory_id']!r} is not in this tenant's memory")
     if op == "update" and (not isinstance(args["data"], str) or not args["data"].strip()):
         raise ValueError(f"data must be the memory's new text (a non-empty string), got {args['data']!r}")
