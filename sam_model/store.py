@@ -37,11 +37,13 @@ steps non-negative integers), with one line naming the argument; a refused call 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
 import operator
 import os
+import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +68,14 @@ from sam_model.rerank import rerank as rerank_candidates
 FORMAT = "sam_model.MemoryStore"
 VERSION = 1
 STORE_FILE = "store.json"
+# Three fixed memories: a store saves its encoder's vectors of them, and a load checks that the encoder it is given
+# makes the same ones (cosine >= PROBE_COSINE: backends and bfloat16 stay above 0.999). Memories written by another
+# model searched with this one ranked at 0.627 MRR where either model alone ranked 0.905 (held-out airline).
+PROBE = (("user", "I'd like to change my flight to Boston on March 3rd, booking ABC123"),
+         ("result", "get_reservation: {\"status\": \"confirmed\", \"flights\": [\"HAT017\"], \"total\": 412}"),
+         ("action", "CALL cancel_reservation(reservation_id=ABC123, reason=change of plans)"))
+PROBE_COSINE = 0.98
+_PROBES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # encoder -> its PROBE vectors (shared by stores)
 SCOPES = ("user_id", "agent_id", "run_id")
 
 
@@ -812,10 +822,61 @@ class MemoryStore:
         return self._state([e.to_json() for e in self._entries.values()])
 
     def _state(self, entries: list) -> dict[str, Any]:
+        probe = self.encoder_probe()
         return {"format": FORMAT, "version": VERSION, "dim": self.dim, "config": self.config.to_dict(),
                 "entries": entries, "seq": self._seq,
                 "linker": self.linker.state_dict(), "recorder": self.recorder.state_dict(),
-                "next_step": [[ep, s] for ep, s in self._next_step.items()]}
+                "next_step": [[ep, s] for ep, s in self._next_step.items()],
+                **({} if probe is None else {"encoder_probe": probe.tolist()})}
+
+    def encoder_probe(self, encoder: Encoder | None = None) -> np.ndarray | None:
+        """``encoder``'s vectors of the PROBE memories (default: this store's; None without one), what a save
+        records of the model that wrote its memories. Computed once per encoder."""
+        enc = encoder or self.encoder
+        enc = getattr(enc, "inner", enc)  # a served store's encoder seen through its log (serve.tenants)
+        if enc is None:
+            return None
+        try:
+            return _PROBES[enc]
+        except (KeyError, TypeError):  # not yet, or an encoder that cannot be weakly referenced
+            recs = [MemoryRecord(f"probe#{i}", "probe", i, kind, "", f"[{kind}] {text}", f"[{kind}] {text}")
+                    for i, (kind, text) in enumerate(PROBE)]
+            vectors = np.asarray(enc.encode_memories(recs), dtype=np.float32)
+        with contextlib.suppress(TypeError):
+            _PROBES[enc] = vectors
+        return vectors
+
+    def check_encoder(self, saved: Any, where: str) -> None:
+        """Refuse an encoder that is not the model that wrote these memories (``saved``: the save's probe vectors):
+        its queries would be searched against another model's vectors, and rank far worse, silently."""
+        mine = self.encoder_probe()
+        saved = np.asarray(saved, dtype=np.float32)
+        if mine is None or saved.shape != mine.shape:
+            return
+        cos = float(np.min(np.sum(saved * mine, 1) / np.maximum(
+            np.linalg.norm(saved, axis=1) * np.linalg.norm(mine, axis=1), 1e-12)))
+        if not cos >= PROBE_COSINE:
+            raise SAMFileError(f"{where}: these memories were encoded by another model than the one given (the two "
+                               f"make other vectors of the same memories: cosine {cos:.2f}); load them with the model "
+                               "that wrote them, or re-encode them with this one (reencode=True; sam-serve --reencode)")
+
+    @locked
+    def reencode(self, batch_size: int = 64, progress: bool = False) -> int:
+        """Encode every memory again with this store's encoder (from the texts it keeps) and replace its vectors:
+        the memories move to another model. Returns how many were encoded."""
+        if self.encoder is None:
+            raise ValueError("this store has no encoder to re-encode its memories with")
+        entries = list(self._entries.values())
+        x = self._vectors(entries, None, batch_size, progress)
+        groups: dict[tuple, list[int]] = {}
+        for n, e in enumerate(entries):
+            groups.setdefault(tuple(getattr(e, name) for name in SCOPES), []).append(n)
+        for scope, rows in groups.items():
+            ids = [entries[n].id for n in rows]
+            episodes = [self.index.episode_of(i) for i in ids]
+            self.index.remove(ids)
+            self.index.add(ids, x[rows], episode_ids=episodes, **self._payload(dict(zip(SCOPES, scope))))
+        return len(entries)
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
         """Restore :meth:`state_dict` into a store whose index already holds the same memories' vectors.
@@ -846,14 +907,17 @@ class MemoryStore:
             raise ValueError("the memories and the vectors of the index differ")
 
     @classmethod
-    def load(cls, path: str | os.PathLike, encoder: Encoder | None = None, device: str | None = None) -> MemoryStore:
-        """Read a folder written by :meth:`save` (held still while it is read, sam_model.io.reading)."""
+    def load(cls, path: str | os.PathLike, encoder: Encoder | None = None, device: str | None = None,
+             reencode: bool = False) -> MemoryStore:
+        """Read a folder written by :meth:`save` (held still while it is read, sam_model.io.reading). ``encoder``
+        must be the model that wrote the memories (checked: SAMFileError otherwise), unless ``reencode``: then
+        every memory is encoded again with it (:meth:`reencode`)."""
         with reading(path) as folder:
-            return cls.read(folder, encoder, device)
+            return cls.read(folder, encoder, device, reencode=reencode)
 
     @classmethod
     def read(cls, folder: Path, encoder: Encoder | None = None, device: str | None = None,
-             config: StoreConfig | None = None) -> MemoryStore:
+             config: StoreConfig | None = None, reencode: bool = False) -> MemoryStore:
         """:meth:`load` without the read lock (the caller holds it); ``config`` overrides the saved one."""
         path = folder / STORE_FILE
         fix = "save the store again, or delete the folder and add the memories again"
@@ -869,6 +933,10 @@ class MemoryStore:
             index = load_index(folder / "index", expected_dim=dim, device=device)
             self = cls(encoder, cfg, dim, index)
             self.load_state_dict(d)
+            if reencode:
+                self.reencode()
+            elif "encoder_probe" in d:
+                self.check_encoder(d["encoder_probe"], str(path))
         except SAMFileError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as err:

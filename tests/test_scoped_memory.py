@@ -490,3 +490,19 @@ def test_delete_all_forgets_a_conversation_whose_memories_were_deleted_one_by_on
     memory.delete_all(user_id="mia")
     folder = memory.save(tmp_path / "m")
     assert card not in (folder / "store" / "store.json").read_text()
+
+
+def test_a_memory_saved_by_one_model_is_refused_by_another_unless_reencoded(tmp_path):
+    from sam_model.io import SAMFileError
+
+    memory = ScopedMemory(HashingEncoder(64, seed=0), StoreConfig())
+    memory.add("I live in Paris, my budget is 300", user_id="mia")
+    folder = memory.save(tmp_path / "m")
+    assert ScopedMemory.load(folder, HashingEncoder(64, seed=0)).get("mia#0")["memory"].startswith("I live")
+    with pytest.raises(SAMFileError, match="encoded by another model than the one given"):
+        ScopedMemory.load(folder, HashingEncoder(64, seed=1))
+    moved = ScopedMemory.load(folder, HashingEncoder(64, seed=1), reencode=True)
+    fresh = ScopedMemory(HashingEncoder(64, seed=1), StoreConfig())
+    fresh.add("I live in Paris, my budget is 300", user_id="mia")
+    assert moved.search("budget", user_id="mia")["results"][0]["score"] == pytest.approx(
+        fresh.search("budget", user_id="mia")["results"][0]["score"])

@@ -600,9 +600,11 @@ class ScopedMemory:
         return out
 
     @classmethod
-    def load(cls, path: str | os.PathLike, encoder: Any) -> ScopedMemory:
+    def load(cls, path: str | os.PathLike, encoder: Any, reencode: bool = False) -> ScopedMemory:
+        """A memory saved by :meth:`save`. ``encoder`` must be the model that wrote it (refused otherwise, in one
+        line), unless ``reencode``: every memory is then encoded again with it (MemoryStore.reencode)."""
         with reading(path) as folder:
-            store = MemoryStore.read(folder / "store", encoder_of(encoder))
+            store = MemoryStore.read(folder / "store", encoder_of(encoder), reencode=reencode)
             f = folder / SCOPED_FILE
             try:
                 d = json.loads(f.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)

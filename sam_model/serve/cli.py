@@ -56,6 +56,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-max", type=int, default=32, help="most queries in one encoder forward")
     p.add_argument("--no-fsync", action="store_true", help="do not fsync the log (benchmarks only: a machine "
                    "crash may then lose acknowledged writes; a process kill does not)")
+    p.add_argument("--reencode", action="store_true", help="the tenants' memories were written with another --model "
+                   "(say, before it was adapted): encode them all again with this one on start (without it such a "
+                   "tenant is refused, since its memories would be searched with another model's queries)")
     p.add_argument("--no-mcp", action="store_true", help="serve HTTP only (no MCP at /mcp)")
     p.add_argument("--stdio", metavar="TENANT", default=None, help="serve MCP over stdin/stdout for this tenant "
                    "instead of HTTP (an agent that starts the memory as its subprocess)")
@@ -113,7 +116,7 @@ def build(args: argparse.Namespace):
     elif args.qdrant_edge:
         cfg = dataclasses.replace(cfg, index={"kind": "qdrant-edge", "path": args.qdrant_edge})
     tenants = Tenants(keys, args.data, retriever, cfg, checkpoint_every=args.checkpoint_every,
-                      fsync=not args.no_fsync, checkpoint_share=share)
+                      fsync=not args.no_fsync, checkpoint_share=share, reencode=args.reencode)
     search = BatchedSearch(args.batch_ms / 1000.0, args.batch_max) if args.batch_ms > 0 else None
     return tenants, search
 

@@ -141,9 +141,11 @@ class Tenant:
 
     def __init__(self, name: str, folder: Path, make_memory: Callable[[], ScopedMemory],
                  load_memory: Callable[[Path], ScopedMemory], checkpoint_every: int = 1000, fsync: bool = True,
-                 checkpoint_share: float = CHECKPOINT_SHARE):
+                 checkpoint_share: float = CHECKPOINT_SHARE, reencode: bool = False):
         """A checkpoint is due after ``checkpoint_every`` writes and ``checkpoint_share`` times the memories held
-        (:meth:`checkpoint_if_due`)."""
+        (:meth:`checkpoint_if_due`). ``reencode``: ``load_memory`` encoded the checkpoint's memories again with
+        another model; the log's writes are then encoded again too (not given their logged vectors, which are the
+        old model's), and a checkpoint is written at once."""
         self.checkpoint_share = check_checkpoint_share(checkpoint_share)
         self.name, self.folder, self.checkpoint_every = name, Path(folder), checkpoint_every
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -159,7 +161,7 @@ class Tenant:
         self.vectors = LoggedVectors(self.memory.store.encoder)
         self.wal = WriteAheadLog(self.folder / WAL_FILE, fsync=fsync)
         records = self.wal.records(after=done)
-        logged = {r["seq"]: r["args"] for r in records if r["op"] == VECTORS}
+        logged = {} if reencode else {r["seq"]: r["args"] for r in records if r["op"] == VECTORS}
         replay = [r for r in records if r["op"] != VECTORS]
         with self._logging_vectors():
             for r in replay:
@@ -174,8 +176,9 @@ class Tenant:
         self.wal.seq = max(self.wal.seq, done)
         self._checkpointed = done  # the seq the last checkpoint holds
         self._checkpointing = threading.Lock()
-        if fresh:
-            self.checkpoint()  # a checkpoint from the start: a Qdrant collection is then always attached by a load
+        if fresh or (reencode and replay):
+            self.checkpoint()  # from the start: a Qdrant collection is then always attached by a load (and, after a
+            # re-encode, the log's old-model vectors are no longer what a restart would replay)
         log.info("tenant %s: %d memories (checkpoint seq %d, %d writes replayed, %d memories of them encoded again)",
                  name, len(self.memory.store), done, len(replay), len(encoded["ids"]) if encoded else 0)
 
@@ -303,8 +306,10 @@ class Tenants:
 
     def __init__(self, keys: Mapping[str, str], data: str | os.PathLike, retriever: Any,
                  store_config: StoreConfig, checkpoint_every: int = 1000, fsync: bool = True,
-                 checkpoint_share: float = CHECKPOINT_SHARE):
-        self.keys, self.data = dict(keys), Path(data)
+                 checkpoint_share: float = CHECKPOINT_SHARE, reencode: bool = False):
+        """``reencode``: the tenants' memories were written by another model than ``retriever``'s: encode them
+        again with it on opening (else a tenant whose memories another model wrote is refused in one line)."""
+        self.keys, self.data, self.reencode = dict(keys), Path(data), reencode
         self.retriever, self.store_config = retriever, store_config
         # The tenants share this encoder: a text-vector cache between them would tell one tenant, by how fast its
         # search returns, that another sent the same text. So the served encoder caches nothing.
@@ -323,7 +328,8 @@ class Tenants:
 
     def _open(self, name: str, checkpoint_every: int, fsync: bool, checkpoint_share: float) -> Tenant:
         return Tenant(name, self.data / name, lambda: ScopedMemory(self.retriever, self._config_for(name)),
-                      lambda f: ScopedMemory.load(f, self.retriever), checkpoint_every, fsync, checkpoint_share)
+                      lambda f: ScopedMemory.load(f, self.retriever, reencode=self.reencode), checkpoint_every, fsync,
+                      checkpoint_share, reencode=self.reencode)
 
     def of_key(self, key: str | None) -> Tenant | None:
         """The tenant whose key this is (constant-time comparisons), else None."""
