@@ -500,6 +500,21 @@ def read_format_json(path: Path, fmt: str, version: Any, what: str, fix: str) ->
     return d
 
 
+def check_compression(path: str | os.PathLike) -> None:
+    """Refuse a file whose name and bytes disagree about gzip, naming the fix: a gzip file without ``.gz`` was read
+    as text ("not UTF-8 (byte 2 of the line is 0x8b)") and a plain one named ``.gz`` failed as a cut archive."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            magic = fh.read(2)
+    except OSError:
+        return  # the caller's own open names a missing or unreadable file
+    if p.name.endswith(".gz") and magic and magic != b"\x1f\x8b":
+        raise SAMFileError(f"{p} is named .gz but is not gzip-compressed: rename it without .gz")
+    if not p.name.endswith(".gz") and magic == b"\x1f\x8b":
+        raise SAMFileError(f"{p} is gzip-compressed but not named .gz: rename it {p.name}.gz")
+
+
 # ---- command lines -----------------------------------------------------------------------------------------
 
 TRACEBACK_FLAG = "--traceback"

@@ -172,3 +172,46 @@ def test_train_py_prints_no_traceback(write_log, tmp_path):
                          capture_output=True, text=True, cwd=REPO)
     assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr[-3000:]
     assert res.stderr.strip().splitlines()[-1].startswith(f"error: {empty}: no events")
+
+
+def test_a_file_whose_name_and_bytes_disagree_about_gzip_is_named(tmp_path, capsys):
+    """Found by a walkthrough: a gzip file without .gz was 'not UTF-8 (byte 2 of the line is 0x8b)', a plain one
+    named .gz 'cannot be read on from here ...; lines 1-0 were read'."""
+    import gzip
+
+    from sam_model.data.transcripts import main as transcripts_main
+
+    line = json.dumps({"id": "c1", "messages": [{"role": "user", "content": "hi"}]}) + "\n"
+    zipped, plain = tmp_path / "chats.jsonl", tmp_path / "plain.jsonl.gz"
+    zipped.write_bytes(gzip.compress(line.encode()))
+    plain.write_text(line)
+    for path, says in ((zipped, "gzip-compressed but not named .gz: rename it chats.jsonl.gz"),
+                       (plain, "named .gz but is not gzip-compressed: rename it without .gz")):
+        assert run_cli(transcripts_main, [str(path), str(tmp_path / "out.jsonl")]) == 1
+        assert says in capsys.readouterr().err
+        assert validate_main([str(path)]) == 2 and says in capsys.readouterr().err
+        with pytest.raises(SAMFileError, match="gzip"):
+            read_episodes(path)
+
+
+def test_sam_data_names_an_unknown_command_and_each_command_its_own_name(capsys, monkeypatch):
+    from sam_model.data.cli import main as sam_data
+
+    monkeypatch.setattr(sys, "argv", ["sam-data"])  # sam-data names the command in sys.argv[0]: restored after
+
+    assert sam_data(["transcript", "a", "b"]) == 2
+    assert "unknown command 'transcript'; did you mean 'transcripts'?" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        sam_data(["transcripts", "--help"])
+    assert capsys.readouterr().out.startswith("usage: sam-data transcripts")
+
+
+def test_sam_serve_refuses_a_port_out_of_range_and_its_help_says_no_default_of_none(capsys):
+    pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from sam_model.serve.cli import parser
+
+    with pytest.raises(SystemExit):
+        parser().parse_args(["--keys", "k.json", "--port", "99999"])
+    assert "want a port number from 1 to 65535, got 99999" in capsys.readouterr().err
+    text = parser().format_help()
+    assert "(default: None)" not in text and "(default: 8420)" in text

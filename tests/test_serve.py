@@ -740,3 +740,16 @@ def test_a_write_that_fails_unexpectedly_leaves_no_record_and_the_server_restart
     assert [w["args"]["data"] for w in writes(tenants.tenants["acme"])] == ["fact 0"]
     back = open_tenants(retriever, tmp_path)  # the restart replays the log: the poison is not in it
     assert len(back.tenants["acme"].memory.store) == 1
+
+
+def test_an_unreachable_qdrant_is_one_line(tiny_bert_dir, tmp_path, capsys):
+    """Found by a walkthrough: 132 lines of the client's traceback."""
+    pytest.importorskip("qdrant_client")
+    from sam_model.serve.cli import main
+
+    export = tiny_export(tiny_bert_dir, tmp_path / "export")
+    rc = main(["--keys", str(keys_file(tmp_path)), "--model", str(export), "--data", str(tmp_path / "d"),
+               "--qdrant-url", "http://127.0.0.1:1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and err[-1].startswith("error: ") and "is the Qdrant server at --qdrant-url running" in err[-1]
+    assert not any(line.startswith("Traceback") for line in err)

@@ -11,6 +11,7 @@ Each subcommand is the module's own CLI (``python -m sam_model.data.<name>``), w
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 
@@ -28,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
         width = max(map(len, COMMANDS))
         print("usage: sam-data COMMAND [options]   (sam-data COMMAND --help for its options)\n\ncommands:\n" +
               "\n".join(f"  {name:<{width}}  {text}" for name, text in COMMANDS.items()))
+        if argv and argv[0] not in ("-h", "--help"):  # say what was wrong, not only what is right
+            close = difflib.get_close_matches(argv[0], COMMANDS, n=1)
+            print(f"error: unknown command {argv[0]!r}" + (f"; did you mean {close[0]!r}?" if close else
+                                                            "; give one of the commands above"), file=sys.stderr)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     module = importlib.import_module(f"sam_model.data.{argv[0]}")
     sys.argv[0] = f"sam-data {argv[0]}"

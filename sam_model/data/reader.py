@@ -20,6 +20,7 @@ from typing import Literal
 
 from sam_model.data.formats.base import strict_loads
 from sam_model.data.schema import Event, LogFormatError, parse_event
+from sam_model.io import check_compression
 
 OnError = Literal["raise", "skip"]
 
@@ -63,6 +64,7 @@ def _open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
         raise FileNotFoundError(f"agent log not found: {p} (give the path of a .jsonl or .jsonl.gz file)")
     if p.is_dir():
         raise IsADirectoryError(f"agent log {p} is a directory; give the .jsonl or .jsonl.gz file inside it")
+    check_compression(p)
     return gzip.open(p, "rb") if p.suffix == ".gz" else open(p, "rb")
 
 

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from sam_model.data.lives import make_lives
 from sam_model.data.text import norm
-from sam_model.io import SAMFileError, atomic_path, run_cli
+from sam_model.io import SAMFileError, atomic_path, cli_name, run_cli
 
 Label = Literal["origin", "latest", "all"]
 LABELS: tuple[str, ...] = ("origin", "latest", "all")
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m sam_model.data.sgd",
+        prog=cli_name("python -m sam_model.data.sgd"),
         description="Convert an SGD split (folder of dialogues_*.json[.gz]) into an agent-log JSONL file "
                     "(rules: shared/spec/sgd-tasks.md).")
     parser.add_argument("split_dir", help="SGD split folder, e.g. ../shared/data/sgd/dev")

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sam_model.io import atomic_path, run_cli
+from sam_model.io import atomic_path, cli_name, run_cli
 
 MIN_EVENTS, MAX_EVENTS = 30, 80
 FAMILIES = ("trip", "event")
@@ -547,7 +547,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m sam_model.data.synthetic",
+        prog=cli_name("python -m sam_model.data.synthetic"),
         description="Write the built-in demo agent log: synthetic trip- and event-planning episodes "
                     f"({MIN_EVENTS}-{MAX_EVENTS} events each) with corrections, distractors and labelled "
                     "decision points. Same seed, same bytes.")

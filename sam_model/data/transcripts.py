@@ -52,7 +52,7 @@ from sam_model.data.toolstate import (  # noqa: F401  (re-exported: the rule's p
     says,
     schema_paths,
 )
-from sam_model.io import SAMFileError, atomic_path, run_cli
+from sam_model.io import SAMFileError, atomic_path, cli_name, run_cli
 
 Split = Literal["all", "train", "test"]
 SPLITS: tuple[str, ...] = ("all", "train", "test")
@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     formats = "\n".join(f"  {f.name:<10} {f.title}: {f.file}" for f in FORMATS.values())
     parser = argparse.ArgumentParser(
-        prog="python -m sam_model.data.transcripts", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog=cli_name("python -m sam_model.data.transcripts"), formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Convert the logs an agent wrote (tool-call conversations, in any of the formats below) into an "
                     "agent-log JSONL file with task states and\nretrieval labels derived from the conversations "
                     "(rules: shared/spec/tool-transcripts.md), and print what was derived.\n\nformats (told from "

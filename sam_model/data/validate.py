@@ -32,6 +32,7 @@ from tqdm import tqdm
 from sam_model.data.examples import Scope, check_scope
 from sam_model.data.reader import Episode, OnError, ReadReport, iter_episodes
 from sam_model.data.schema import LogFormatError
+from sam_model.io import SAMFileError, cli_name
 
 TOP_PHASES = 20
 
@@ -189,7 +190,7 @@ def _print_errors(errors: Sequence[LogFormatError]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m sam_model.data.validate",
+        prog=cli_name("python -m sam_model.data.validate"),
         description="Check agent logs (.jsonl or .jsonl.gz, format: ../shared/spec/agent-log.md) and print "
         "episodes, events, decision points, phases and label statistics per file and in total. "
         "Exit status: 0 clean, 1 data errors (printed as FILE:LINE: reason), 2 usage errors.",
@@ -238,6 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except OSError as err:
         print(f"error: cannot read a log: {err}", file=sys.stderr)
+        return 2
+    except SAMFileError as err:  # a file its name misdescribes (a gzip file without .gz)
+        print(f"error: {err}", file=sys.stderr)
         return 2
 
     console = Console(width=max(100, Console().width))

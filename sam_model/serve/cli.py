@@ -20,9 +20,19 @@ from sam_model.io import run_cli
 log = logging.getLogger("sam_model.serve")
 
 
+class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
+    """Says an option's default where it has one: "(default: None)" beside a help that says what None means (or
+    under a required option) contradicted it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default is None or action.required or action.default is False:
+            return action.help or ""
+        return super()._get_help_string(action)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sam-serve", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                                formatter_class=_Defaults,
                                 epilog="Environment (README 'Served memory'): SAM_TEXT_BACKEND (auto, torch, onnx, "
                                        "bf16, int8) chooses what runs BERT; int8 serves about 1.7x the searches a "
                                        "second at saturation, and rankings change. On a CPU with bfloat16 units, "
@@ -34,7 +44,7 @@ def parser() -> argparse.ArgumentParser:
                    "logs (one subfolder per tenant)")
     p.add_argument("--model", default="sam-general", help="the retriever: an export folder or a packaged name")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback by default)")
-    p.add_argument("--port", type=int, default=8420, help="port to listen on")
+    p.add_argument("--port", type=port, default=8420, help="port to listen on (1-65535)")
     p.add_argument("--qdrant-path", default=None, help="keep the vectors in an embedded Qdrant named by "
                    "this path (one collection per tenant; it runs in memory and is saved with each tenant's data, "
                    "never in Qdrant's own pickle files) instead of FAISS")
@@ -121,8 +131,30 @@ def build(args: argparse.Namespace):
     return tenants, search
 
 
+def port(text: str) -> int:
+    """``--port``: a TCP port (out of range it was a uvicorn traceback after the model had loaded)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"want a port number from 1 to 65535, got {text!r}") from None
+    if not 1 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"want a port number from 1 to 65535, got {n}")
+    return n
+
+
+def unreachable() -> tuple[type[BaseException], ...]:
+    """What a vector database that does not answer raises (one line, not a trace of the client's internals)."""
+    try:
+        from qdrant_client.http.exceptions import ResponseHandlingException
+    except ImportError:
+        return ()
+    return (ResponseHandlingException,)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(_main, argv)
+    return run_cli(_main, argv, errors=(ValueError, OSError, *unreachable()),
+                   hint=lambda e: "is the Qdrant server at --qdrant-url running and reachable?"
+                   if isinstance(e, unreachable()) else "")
 
 
 def _main(argv: Sequence[str] | None) -> int:

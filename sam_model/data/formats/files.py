@@ -18,7 +18,7 @@ from typing import Any
 
 from sam_model.data.formats import FORMATS, anthropic, detect, otel, responses, tau2
 from sam_model.data.formats.base import Conversation, TranscriptFormatError, strict_loads
-from sam_model.io import SAMFileError
+from sam_model.io import SAMFileError, check_compression
 
 MAX_DEPTH = 100  # deepest nesting of objects and lists a document may have (a conversation needs about 10)
 _EPISODE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
@@ -71,6 +71,7 @@ def parse(raw: bytes, where: str, lines: bool = False) -> Any:
 def documents(p: Path) -> Iterator[tuple[Any, str]]:
     """(document or its error, where) for each line of a .jsonl[.gz] file, or the one document of a .json[.gz]."""
     opener = gzip.open if p.name.endswith(".gz") else open
+    check_compression(p)
     try:
         with opener(p, "rb") as fh:
             if _stem(p).endswith(".json"):
