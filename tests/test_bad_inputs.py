@@ -215,3 +215,10 @@ def test_sam_serve_refuses_a_port_out_of_range_and_its_help_says_no_default_of_n
     assert "want a port number from 1 to 65535, got 99999" in capsys.readouterr().err
     text = parser().format_help()
     assert "(default: None)" not in text and "(default: 8420)" in text
+
+
+def test_a_log_given_without_brackets_says_how_to_write_the_list(capsys):
+    """Found by a walkthrough: 'data.train: expected list, got ...' said what was wrong, not what to write."""
+    assert train_run(["fit", "--config", "adapt.yaml", "--data.train", "my_agent/chats.jsonl.gz"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "expected list" in err and "--data.train '[LOG]'" in err

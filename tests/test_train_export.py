@@ -170,7 +170,7 @@ def test_line_progress_prints_plain_lines_for_files():
     bar.on_train_batch_end(trainer, None, None, None, 4)
     bar.on_validation_end(trainer, None)
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("epoch 1/3  train 5/10 (50%)") and "ETA" in lines[0] and "loss 1.5000" in lines[0]
+    assert lines[0].startswith("epoch 00 (1/3)  train 5/10 (50%)") and "ETA" in lines[0] and "loss 1.5000" in lines[0]
     assert "done in" in lines[1] and "mrr 0.7500" in lines[1]
     # `train.py validate` trains no epoch: its line says validation and its own time, not the time since boot
     trainer.state = SimpleNamespace(fn="validate")
@@ -185,7 +185,7 @@ def test_line_progress_prints_plain_lines_for_files():
                                  "fit_loop": SimpleNamespace(epoch_loop=SimpleNamespace(batch_progress=progress))})
     bar.on_validation_end(trainer, None)
     last = out.getvalue().splitlines()[-1]
-    assert last.startswith("epoch 1/3  validation at train 5/10") and "done" not in last, last
+    assert last.startswith("epoch 00 (1/3)  validation at train 5/10") and "done" not in last, last
 
 
 def test_export_has_a_model_card_with_data_config_and_evaluation(tmp_path, trained_demo_export, small_demo_logs):

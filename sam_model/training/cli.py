@@ -61,6 +61,8 @@ class SAMCLI(LightningCLI):
         except ArgumentError as exc:
             sub_parser = parser._subcommands_action._name_parser_map.get(sub) if sub else parser
             line = cli_config.explain(str(exc), argv, sub_parser, prefix)
+            if "expected list" in line and ("data.train" in line or "data.val" in line):  # a file given bare
+                line += "; a list of logs: write it in brackets, --data.train '[LOG]' (quoted for the shell)"
             if "required" in line and "data.train" in line:  # adapt.yaml, or an override given alone
                 line += ("; no --config file sets it: give your logs (--data.train '[LOG, ...]'), or stack an "
                          "override on a base, e.g. --config configs/sgd.yaml --config configs/content_only.yaml")
@@ -168,6 +170,10 @@ def main(args=None) -> SAMCLI:
     args = _resolve(args)
     # Output to a file or a pipe: plain progress lines instead of a terminal bar that shows nothing there.
     defaults = {} if sys.stdout.isatty() else {"enable_progress_bar": False, "callbacks": [LineProgress()]}
+    if not sys.stderr.isatty():  # the datasets library's "Generating train split" bars, redrawn into a file
+        import datasets
+
+        datasets.disable_progress_bars()
     modes = {"parser_mode": cli_config.PARSER_MODE, "exit_on_error": False}
     return SAMCLI(SAMLightningModule, AgentLogDataModule, seed_everything_default=0, args=args,
                   parser_kwargs={**modes, **{s: dict(modes) for s in SUBCOMMANDS}},

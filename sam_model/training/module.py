@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import sys
 import time
 from typing import Any
 
@@ -242,10 +243,17 @@ class SAMLightningModule(pl.LightningModule):
         encoded = enc.encoded
         t = time.perf_counter()
         chunk = 16 * enc.batch_size
-        with tqdm(total=len(missing), desc=f"frozen BERT pass ({backend})", unit="text") as bar:
+        plain, last = not sys.stderr.isatty(), t  # into a file: a line every 30 s, not a redrawn bar
+        with tqdm(total=len(missing), desc=f"frozen BERT pass ({backend})", unit="text", disable=plain) as bar:
             for i in range(0, len(missing), chunk):
                 enc(missing[i : i + chunk])
                 bar.update(len(missing[i : i + chunk]))
+                now, done = time.perf_counter(), min(i + chunk, len(missing))
+                if plain and (now - last >= 30 or done == len(missing)):
+                    last, rate = now, done / max(now - t, 1e-9)
+                    print(f"frozen BERT pass ({backend}): {done}/{len(missing)} texts ({done / len(missing):.0%}), "
+                          f"{rate:.0f} texts/s, ETA {(len(missing) - done) / max(rate, 1e-9) / 60:.1f} min",
+                          file=sys.stderr, flush=True)
         took = time.perf_counter() - t
         print(f"frozen BERT pass: {enc.encoded - encoded} texts in {took:.0f} s "
               f"({(enc.encoded - encoded) / max(took, 1e-9):.0f} texts/s, {backend})")

@@ -19,8 +19,15 @@ def _clock(seconds: float) -> str:
     return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s"
 
 
+def _epoch(trainer) -> str:
+    """``epoch 01 (2/10)``: the number checkpoints carry (from 0), then which of the run's epochs it is (it said
+    ``epoch 2/10`` of the epoch saved as ``best-epoch=01.ckpt``)."""
+    return f"epoch {trainer.current_epoch:02d} ({trainer.current_epoch + 1}/{trainer.max_epochs})"
+
+
 class LineProgress(Callback):
-    """``epoch 3/25  train 120/450 (27%)  2.1 batch/s  ETA 2m37s  loss 1.234``, then the validation metrics."""
+    """``epoch 02 (3/25)  train 120/450 (27%)  2.1 batch/s  ETA 2m37s  loss 1.234``, then the validation metrics.
+    The epoch is numbered as the checkpoint files name it (``best-epoch=02.ckpt``), with its place in the run."""
 
     def __init__(self, every_s: float = 30.0, stream=None):
         self.every_s, self.stream = every_s, stream
@@ -44,7 +51,7 @@ class LineProgress(Callback):
         eta = f"  ETA {_clock((total - done) / rate)}" if isinstance(total, int) and rate > 0 else ""
         share = f" ({done / total:.0%})" if isinstance(total, int) and total else ""
         loss = trainer.callback_metrics.get("train/loss")
-        self._say(f"epoch {trainer.current_epoch + 1}/{trainer.max_epochs}  train {done}/{total}{share}  "
+        self._say(f"{_epoch(trainer)}  train {done}/{total}{share}  "
                   f"{rate:.2f} batch/s{eta}" + (f"  loss {float(loss):.4f}" if loss is not None else ""))
 
     def on_validation_start(self, trainer, pl_module) -> None:
@@ -62,8 +69,8 @@ class LineProgress(Callback):
         loop = getattr(getattr(trainer, "fit_loop", None), "epoch_loop", None)
         seen = getattr(getattr(getattr(loop, "batch_progress", None), "current", None), "completed", None)
         if isinstance(total, int) and isinstance(seen, int) and 0 < seen < total:  # val_check_interval < 1
-            self._say(f"epoch {trainer.current_epoch + 1}/{trainer.max_epochs}  validation at train {seen}/{total}"
+            self._say(f"{_epoch(trainer)}  validation at train {seen}/{total}"
                       f"  {shown}")
             return
-        self._say(f"epoch {trainer.current_epoch + 1}/{trainer.max_epochs} done in "
+        self._say(f"{_epoch(trainer)} done in "
                   f"{_clock(time.monotonic() - self._t0)}  {shown}")
