@@ -37,13 +37,11 @@ steps non-negative integers), with one line naming the argument; a refused call 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import math
 import operator
 import os
-import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +73,6 @@ PROBE = (("user", "I'd like to change my flight to Boston on March 3rd, booking 
          ("result", "get_reservation: {\"status\": \"confirmed\", \"flights\": [\"HAT017\"], \"total\": 412}"),
          ("action", "CALL cancel_reservation(reservation_id=ABC123, reason=change of plans)"))
 PROBE_COSINE = 0.98
-_PROBES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # encoder -> its PROBE vectors (shared by stores)
 SCOPES = ("user_id", "agent_id", "run_id")
 
 
@@ -831,34 +828,39 @@ class MemoryStore:
 
     def encoder_probe(self, encoder: Encoder | None = None) -> np.ndarray | None:
         """``encoder``'s vectors of the PROBE memories (default: this store's; None without one), what a save
-        records of the model that wrote its memories. Computed once per encoder."""
+        records of the model that wrote its memories."""
         enc = encoder or self.encoder
         enc = getattr(enc, "inner", enc)  # a served store's encoder seen through its log (serve.tenants)
         if enc is None:
             return None
-        try:
-            return _PROBES[enc]
-        except (KeyError, TypeError):  # not yet, or an encoder that cannot be weakly referenced
-            recs = [MemoryRecord(f"probe#{i}", "probe", i, kind, "", f"[{kind}] {text}", f"[{kind}] {text}")
-                    for i, (kind, text) in enumerate(PROBE)]
-            vectors = np.asarray(enc.encode_memories(recs), dtype=np.float32)
-        with contextlib.suppress(TypeError):
-            _PROBES[enc] = vectors
-        return vectors
+        recs = [MemoryRecord(f"probe#{i}", "probe", i, kind, "", f"[{kind}] {text}", f"[{kind}] {text}")
+                for i, (kind, text) in enumerate(PROBE)]
+        # each time (three short texts): a model whose weights changed in place (Janus's head) must not be
+        # described by the vectors of its earlier weights (a cache made its own next save unloadable)
+        return np.asarray(enc.encode_memories(recs), dtype=np.float32)
 
     def check_encoder(self, saved: Any, where: str) -> None:
         """Refuse an encoder that is not the model that wrote these memories (``saved``: the save's probe vectors):
         its queries would be searched against another model's vectors, and rank far worse, silently."""
-        mine = self.encoder_probe()
-        saved = np.asarray(saved, dtype=np.float32)
-        if mine is None or saved.shape != mine.shape:
-            return
-        cos = float(np.min(np.sum(saved * mine, 1) / np.maximum(
-            np.linalg.norm(saved, axis=1) * np.linalg.norm(mine, axis=1), 1e-12)))
+        cos = self._probe_cosine(saved)
         if not cos >= PROBE_COSINE:
             raise SAMFileError(f"{where}: these memories were encoded by another model than the one given (the two "
                                f"make other vectors of the same memories: cosine {cos:.2f}); load them with the model "
                                "that wrote them, or re-encode them with this one (reencode=True; sam-serve --reencode)")
+
+    def _probe_cosine(self, saved: Any) -> float:
+        """The lowest cosine between ``saved`` probe vectors and this encoder's (rows both zero count as equal)."""
+        mine = self.encoder_probe()
+        saved = np.asarray(saved, dtype=np.float32)
+        if mine is None or saved.shape != mine.shape:
+            return 1.0  # no model to check, or another width (refused by the dim check)
+        na, nb = np.linalg.norm(saved, axis=1), np.linalg.norm(mine, axis=1)
+        cos = np.sum(saved * mine, 1) / np.maximum(na * nb, 1e-12)
+        return float(np.min(np.where((na < 1e-9) & (nb < 1e-9), 1.0, cos)))
+
+    def same_encoder(self, saved: Any) -> bool:
+        """Whether this store's encoder makes the ``saved`` probe vectors (a save's ``encoder_probe``)."""
+        return self._probe_cosine(saved) >= PROBE_COSINE
 
     @locked
     def reencode(self, batch_size: int = 64, progress: bool = False) -> int:
@@ -868,6 +870,14 @@ class MemoryStore:
             raise ValueError("this store has no encoder to re-encode its memories with")
         entries = list(self._entries.values())
         x = self._vectors(entries, None, batch_size, progress)
+        if isinstance(self.index, MemoryIndex) and self.index.kind == "ivf" and self.index.trained:
+            # its lists were the old model's k-means: the new vectors go into a new index, trained on them
+            # (kept in the old lists, recall@10 fell to 0.04 where a fresh index had 0.46)
+            fresh = MemoryIndex.from_config(self.dim, self.index.config())
+            eps = [self.index.episode_of(e.id) for e in entries]
+            fresh.add([e.id for e in entries], x, episode_ids=eps)
+            self.index = fresh
+            return len(entries)
         groups: dict[tuple, list[int]] = {}
         for n, e in enumerate(entries):
             groups.setdefault(tuple(getattr(e, name) for name in SCOPES), []).append(n)
@@ -928,15 +938,23 @@ class MemoryStore:
         try:
             cfg = config or StoreConfig.from_dict(d["config"], "config")
             dim = int(d["dim"])
+            if encoder is not None and encoder.dim != dim and reencode:
+                raise SAMFileError(f"{path}: re-encoding moves memories between models of one width, and these "
+                                   f"vectors have {dim} dimensions where the model makes {encoder.dim}: add the "
+                                   "memories' texts to a new store instead")
             if encoder is not None and encoder.dim != dim:
                 raise ValueError(f"the store holds vectors of dim {dim} but the encoder makes dim {encoder.dim}")
             index = load_index(folder / "index", expected_dim=dim, device=device)
             self = cls(encoder, cfg, dim, index)
             self.load_state_dict(d)
+            if reencode and encoder is None:
+                raise SAMFileError(f"{path}: reencode=True needs the model to encode the memories with")
+            saved = d.get("encoder_probe")
             if reencode:
-                self.reencode()
-            elif "encoder_probe" in d:
-                self.check_encoder(d["encoder_probe"], str(path))
+                if saved is None or not self.same_encoder(saved):  # memories this model wrote are not encoded again
+                    self.reencode()
+            elif saved is not None:
+                self.check_encoder(saved, str(path))
         except SAMFileError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as err:

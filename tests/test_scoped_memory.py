@@ -506,3 +506,44 @@ def test_a_memory_saved_by_one_model_is_refused_by_another_unless_reencoded(tmp_
     fresh.add("I live in Paris, my budget is 300", user_id="mia")
     assert moved.search("budget", user_id="mia")["results"][0]["score"] == pytest.approx(
         fresh.search("budget", user_id="mia")["results"][0]["score"])
+
+
+def test_reencode_rebuilds_an_ivf_index_and_skips_memories_the_model_wrote(tmp_path):
+    """Found by review: re-encoded vectors went into the old model's IVF lists (recall collapsed); a zero probe
+    vector refused its own model; --reencode left on re-encoded at every start."""
+    from sam_model.store import MemoryStore
+
+    texts = [f"memory {i} about {w}" for i, w in enumerate(["Paris", "Lyon", "budget", "seat", "train"] * 40)]
+    store = MemoryStore(HashingEncoder(64, seed=0), StoreConfig(index={"kind": "ivf", "nlist": 4, "nprobe": 1}))
+    store.add([Event("e", i, "user", t, State()) for i, t in enumerate(texts)])
+    assert store.index.trained
+    store.save(tmp_path / "s")
+    moved = MemoryStore.load(tmp_path / "s", HashingEncoder(64, seed=1), reencode=True)
+    fresh = MemoryStore(HashingEncoder(64, seed=1), StoreConfig(index={"kind": "ivf", "nlist": 4, "nprobe": 1}))
+    fresh.add([Event("e", i, "user", t, State()) for i, t in enumerate(texts)])
+    q = fresh.encoder.encode_memories([Event("q", 0, "user", "budget seat", State())])[0]
+    assert [h.id for h in moved.search_vector(q, 10)] == [h.id for h in fresh.search_vector(q, 10)]
+    calls = []
+    enc = HashingEncoder(64, seed=0)
+    real = enc.encode_memories
+    enc.encode_memories = lambda m, *a, **k: (calls.append(len(m)), real(m, *a, **k))[1]
+    MemoryStore.load(tmp_path / "s", enc, reencode=True)
+    assert calls == [3]  # the probe only: its own model's memories are not encoded again
+    zero = HashingEncoder(9, seed=15)  # a probe text this small hash maps to the zero vector
+    z = MemoryStore(zero, StoreConfig())
+    z.add([Event("e", 0, "user", "hello", State())])
+    z.save(tmp_path / "z")
+    assert len(MemoryStore.load(tmp_path / "z", HashingEncoder(9, seed=15))) == 1
+
+
+def test_a_model_changed_in_place_saves_what_it_is_now(tmp_path):
+    """Found by review: the probe was cached per encoder object, so a model whose weights changed in place (Janus's
+    head) described itself by its old weights and its own next save did not load."""
+    enc = HashingEncoder(64, seed=0)
+    memory = ScopedMemory(enc, StoreConfig())
+    memory.add("I live in Paris", user_id="mia")
+    memory.save(tmp_path / "a")
+    enc.seed = 1  # the same object, other vectors
+    memory.store.reencode()
+    memory.save(tmp_path / "b")
+    assert ScopedMemory.load(tmp_path / "b", enc).get("mia#0") is not None

@@ -176,9 +176,9 @@ class Tenant:
         self.wal.seq = max(self.wal.seq, done)
         self._checkpointed = done  # the seq the last checkpoint holds
         self._checkpointing = threading.Lock()
-        if fresh or (reencode and replay):
-            self.checkpoint()  # from the start: a Qdrant collection is then always attached by a load (and, after a
-            # re-encode, the log's old-model vectors are no longer what a restart would replay)
+        if fresh or reencode:
+            self.checkpoint()  # from the start: a Qdrant collection is then always attached by a load; after a
+            # re-encode, the checkpoint is the new model's (a kill before it left the old one beside new-model writes)
         log.info("tenant %s: %d memories (checkpoint seq %d, %d writes replayed, %d memories of them encoded again)",
                  name, len(self.memory.store), done, len(replay), len(encoded["ids"]) if encoded else 0)
 
