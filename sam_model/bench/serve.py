@@ -30,9 +30,9 @@ lookup finds: cross-tenant (or cross-user) = a result that is not the client's o
 client with the second tenant's key also tries the first tenant's acknowledged ids (get, update, delete,
 history), its users (list, search, delete_all), a filter that widens the scope and a wrong key, all the run long:
 any answer with the first tenant's data counts as cross-tenant (and a change that got through would show as a
-lost write). The command exits 1 when anything was lost or crossed. What kill -9 cannot test: a power loss, which
-only the log's fsync before each answer survives (tests/test_wal.py checks that a write whose fsync fails is not
-answered). Figures go to stdout and ``--json``; progress to stderr and ``--log``. Timings are
+lost write). The command exits 1 when anything was lost or crossed, or nothing was checked. What kill -9 cannot
+test: a power loss, which only the log's fsync before each answer survives (tests/test_wal.py checks that a write
+whose fsync fails is not answered). Figures go to stdout and ``--json``; progress to stderr and ``--log``. Timings are
 of this machine as it is (shared, under load: say so when quoting them).
 """
 
