@@ -31,6 +31,7 @@ crashes but not against concurrent writers, and stale staging folders are remove
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import errno
@@ -519,6 +520,16 @@ def check_compression(path: str | os.PathLike) -> None:
 
 TRACEBACK_FLAG = "--traceback"
 TRACEBACK_ENV = "SAM_TRACEBACK"
+
+
+class DefaultsHelp(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` that says an option's default where it has one: argparse's own wrote "(default: None)" beside a
+    help saying what None means, and under required options and flags."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default is None or action.required or action.default is False:
+            return action.help or ""
+        return super()._get_help_string(action)
 
 
 def cli_name(default: str) -> str:

@@ -27,6 +27,19 @@ MAX_METADATA_CHARS = 65_536  # a memory's metadata as JSON
 MAX_SCOPE_CHARS = 256  # a user_id, agent_id or run_id (HTTP, MCP and in-process alike)
 
 
+def too_deep(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests objects or lists more than ``limit`` levels deep, counted without recursion (the
+    top object is level 1): what a recursive walk of it would need more than ``limit`` frames for."""
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (Mapping, list, tuple)):
+            if depth >= limit:
+                return True
+            stack += [(w, depth + 1) for w in (v.values() if isinstance(v, Mapping) else v)]
+    return False
+
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."

@@ -137,3 +137,16 @@ def test_metadata_is_json_that_can_be_read_back():
                            ({"a": "x" * MAX_METADATA_CHARS}, ValueError, "characters as JSON")]:
         with pytest.raises(err, match=says):
             check_metadata(bad)
+
+
+def test_too_deep_counts_levels_of_objects_and_lists_without_recursing():
+    from sam_model.limits import too_deep
+
+    def nest(n):
+        v = "x"
+        for i in range(n):
+            v = {"a": v} if i % 2 else [v]
+        return v
+
+    assert not too_deep(nest(32), 32) and too_deep(nest(33), 32)
+    assert too_deep(nest(5000), 32) and not too_deep("x" * 10, 0)  # deep beyond Python's recursion limit

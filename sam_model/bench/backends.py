@@ -34,6 +34,7 @@ import numpy as np
 
 from sam_model.bench.serve import emit, progress
 from sam_model.index import MemoryIndex, tune_blas_threshold
+from sam_model.io import DefaultsHelp
 
 
 def clustered(n: int, dim: int, clusters: int, rng: np.random.Generator,
@@ -106,7 +107,7 @@ def edge_grid(text: str) -> list[int | str | None]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sam_model.bench.backends", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                formatter_class=DefaultsHelp)
     p.add_argument("--n", type=int, default=1_000_000, help="memories (synthetic vectors)")
     p.add_argument("--dim", type=int, default=64, help="vector dimension")
     p.add_argument("--clusters", type=int, default=1000, help="centres of the synthetic vectors")

@@ -58,6 +58,7 @@ import httpx
 import numpy as np
 
 from sam_model.cpus import cores
+from sam_model.io import DefaultsHelp
 
 KEYS = {"acme": "acme-key-0123456789abcdef", "globex": "globex-key-0123456789abcdef"}
 PHASES = ["search", "plan", "confirm", "book"]
@@ -444,7 +445,7 @@ def fault_bench(args, folder: Path, log) -> dict:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m sam_model.bench.serve", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                formatter_class=DefaultsHelp)
     p.add_argument("mode", choices=["load", "fault"], help="load: latency at scale; fault: kill -9 under load")
     p.add_argument("--model", default="sam-general", help="the served retriever (export folder or packaged name)")
     p.add_argument("--clients", type=int, default=16, help="concurrent client threads (alternating two tenants)")

@@ -20,7 +20,7 @@ import glob
 import json
 from pathlib import Path
 
-from sam_model.io import cli_name
+from sam_model.io import DefaultsHelp, cli_name
 from sam_model.janus.stats import t_interval
 
 FIGURES = {  # name: where it is in a load run's JSON (the run's first think time)
@@ -80,7 +80,7 @@ def table(a: list[str | Path], b: list[str | Path], names: tuple[str, str] = ("A
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog=cli_name("python -m sam_model.bench.serve_pairs"),
                                 description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                formatter_class=DefaultsHelp)
     p.add_argument("a", help="A's --json files of load runs: a glob (quoted) or a comma-separated list")
     p.add_argument("b", help="B's, as many, paired in the order of their names with A's")
     p.add_argument("--names", default="A,B", help="the two columns' names, comma-separated")

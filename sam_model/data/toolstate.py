@@ -33,6 +33,7 @@ from sam_model.data.formats import to_chat
 from sam_model.data.formats.base import TranscriptFormatError, strict_loads
 from sam_model.data.provenance import contains_value
 from sam_model.data.text import norm
+from sam_model.limits import too_deep
 
 Label = Literal["origin", "latest", "all"]
 LABELS: tuple[str, ...] = ("origin", "latest", "all")
@@ -55,23 +56,8 @@ def says(text_norm: str, s: str) -> bool:
     return "_" in s and contains_value(text_norm, s.replace("_", " "))
 
 
-MAX_ARGUMENT_DEPTH = 32  # levels of objects and lists in one call's arguments that are traced
-
-
-def too_deep(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> bool:
-    """Whether ``value`` nests objects or lists more than ``limit`` levels deep (counted without recursion).
-
-    Such arguments are kept as their raw string, as arguments that are not a JSON object are (no leaf of the
-    call is traced): walking them leaf by leaf recursed past Python's limit (a RecursionError, a served add
-    answered 500 with its batch half taken)."""
-    stack = [(value, 0)]
-    while stack:
-        v, depth = stack.pop()
-        if isinstance(v, (Mapping, list, tuple)):
-            if depth >= limit:
-                return True
-            stack += [(w, depth + 1) for w in (v.values() if isinstance(v, Mapping) else v)]
-    return False
+MAX_ARGUMENT_DEPTH = 32  # levels of objects and lists in one call's arguments that are traced (deeper: kept raw;
+# walking them leaf by leaf recursed past Python's limit, and a served add answered 500 with its batch half taken)
 
 
 def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
@@ -184,10 +170,10 @@ def parse_tool_calls(message: Mapping[str, Any], where: str) -> list[ToolCall]:
                 decoded = strict_loads(args, unique=False) if args.strip() else {}  # a key twice: the tool got the last
             except (ValueError, RecursionError):  # not JSON (NaN, 1e400 included): kept as the raw string
                 decoded = args
-            args = decoded if isinstance(decoded, dict) and not too_deep(decoded) else args
+            args = decoded if isinstance(decoded, dict) and not too_deep(decoded, MAX_ARGUMENT_DEPTH) else args
         elif args is None:
             args = {}
-        elif not isinstance(args, dict) or too_deep(args):
+        elif not isinstance(args, dict) or too_deep(args, MAX_ARGUMENT_DEPTH):
             try:
                 args = json.dumps(args, ensure_ascii=False)
             except (ValueError, RecursionError):

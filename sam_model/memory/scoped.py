@@ -294,10 +294,17 @@ class ScopedMemory:
             if before is not None:
                 tracker.rollback(before)
             raise
-        ids = [MemoryRecord.make_id(e.episode_id, e.step) for e in out]  # one per memory (not per chunk)
-        for i, e in zip(ids, out):
+        return self._added(out)
+
+    def _added(self, events: list[Event]) -> list[dict]:
+        """The ADD results (and history) of stored events: one per memory, by its id (a chunked memory's chunks
+        are its parts, not results of their own)."""
+        out = []
+        for e in events:
+            i = MemoryRecord.make_id(e.episode_id, e.step)
             self._log(i, "ADD", None, e.text)
-        return [{"id": i, "memory": e.text, "event": "ADD"} for i, e in zip(ids, out)]
+            out.append({"id": i, "memory": e.text, "event": "ADD"})
+        return out
 
     def _add_messages(self, messages: list[Mapping], episode: str, scopes: dict, metadata) -> list[dict]:
         """The messages through the conversation's running state first, all of them, then into the store: a batch
@@ -355,10 +362,7 @@ class ScopedMemory:
         if updated is not None:
             self._log(updated[0], "UPDATE", updated[1], updated[2])
             out.append({"id": updated[0], "memory": updated[2], "event": "UPDATE"})
-        for e in new:  # one per memory, by its id (a chunked memory's chunks are its parts)
-            self._log(MemoryRecord.make_id(e.episode_id, e.step), "ADD", None, e.text)
-        return out + [{"id": MemoryRecord.make_id(e.episode_id, e.step), "memory": e.text, "event": "ADD"}
-                      for e in new]
+        return out + self._added(new)
 
     def _catch_up(self, episode: str, tracker: TranscriptState) -> TranscriptState:
         """A conversation saved behind its memories (until 2026-12-05 an agent-log event added between chat

@@ -15,24 +15,14 @@ import os
 from collections.abc import Sequence
 
 from sam_model.cpus import cores
-from sam_model.io import run_cli
+from sam_model.io import DefaultsHelp, run_cli
 
 log = logging.getLogger("sam_model.serve")
 
 
-class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
-    """Says an option's default where it has one: "(default: None)" beside a help that says what None means (or
-    under a required option) contradicted it."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        if action.default is None or action.required or action.default is False:
-            return action.help or ""
-        return super()._get_help_string(action)
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sam-serve", description=__doc__.split("\n\n")[0],
-                                formatter_class=_Defaults,
+                                formatter_class=DefaultsHelp,
                                 epilog="Environment (README 'Served memory'): SAM_TEXT_BACKEND (auto, torch, onnx, "
                                        "bf16, int8) chooses what runs BERT; int8 serves about 1.7x the searches a "
                                        "second at saturation, and rankings change. On a CPU with bfloat16 units, "

@@ -19,6 +19,7 @@ from typing import Any
 from sam_model.data.formats import FORMATS, anthropic, detect, otel, responses, tau2
 from sam_model.data.formats.base import Conversation, TranscriptFormatError, strict_loads
 from sam_model.io import SAMFileError, check_compression
+from sam_model.limits import too_deep
 
 MAX_DEPTH = 100  # deepest nesting of objects and lists a document may have (a conversation needs about 10)
 _EPISODE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
@@ -32,17 +33,6 @@ def episode_id_of(raw: Any) -> str:
 
 def _stem(p: Path) -> str:
     return p.name[:-3] if p.name.endswith(".gz") else p.name
-
-
-def _depth_ok(obj: Any) -> bool:
-    stack = [(obj, 1)]
-    while stack:
-        o, d = stack.pop()
-        if isinstance(o, (dict, list)):
-            if d > MAX_DEPTH:
-                return False
-            stack.extend((v, d + 1) for v in (o.values() if isinstance(o, dict) else o))
-    return True
 
 
 def parse(raw: bytes, where: str, lines: bool = False) -> Any:
@@ -63,7 +53,7 @@ def parse(raw: bytes, where: str, lines: bool = False) -> Any:
                                     ) from None
     except ValueError as exc:
         raise TranscriptFormatError(where, f"invalid JSON ({exc})") from None
-    if not _depth_ok(doc):
+    if too_deep(doc, MAX_DEPTH):
         raise TranscriptFormatError(where, f"nested too deeply (more than {MAX_DEPTH} levels of objects and lists)")
     return doc
 
