@@ -214,6 +214,14 @@ def test_the_wrong_reader_says_which_one_reads_the_file(tmp_path, capsys):
     assert main([str(path), str(tmp_path / "o.jsonl"), "--format", "openai"]) == 1
     err = capsys.readouterr().err
     assert "content blocks of type tool_use found: the anthropic reader reads these, try --format anthropic" in err
+    # a reader that also takes another format's calls (tau2 reads OpenAI entries) is no reason to call them tau2
+    openai = write_all(tmp_path)["openai"]
+    assert main([str(openai), str(tmp_path / "o.jsonl"), "--format", "tau2"]) == 1
+    assert ("tool calls read by the tau2 reader, but 'tool_calls' entries with a 'function' found: the openai "
+            "reader reads these, try --format openai") in capsys.readouterr().err
+    tau2 = write_all(tmp_path)["tau2"]
+    assert main([str(tau2), str(tmp_path / "o.jsonl"), "--format", "tau2"]) == 0
+    capsys.readouterr()
     otel = tmp_path / "legacy.json"  # spans with vendor attributes only: no messages this reader reads
     otel.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "attributes": [
         {"key": "gen_ai.prompt.0.content", "value": {"stringValue": "hi"}}]}]}]}]}))

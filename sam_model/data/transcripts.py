@@ -170,12 +170,14 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
     if not st.events:
         raise TranscriptFormatError(conv.where, "empty conversation (no user, assistant or tool content); "
                                                 "remove it or pass --skip-bad")
-    marks = [] if local.calls else tool_marks(conv.messages)
+    # another format's tool calls: none read, or (a forced reader that also takes them) every one of them another's
+    marks = tool_marks(conv.messages)
     misread = [(what, f) for what, f in marks if FORMATS[f].to_chat is not FORMATS[fmt].to_chat]
-    if misread:
+    if misread and (not local.calls or len(misread) == len(marks)):
         what, other = misread[0]
-        raise TranscriptFormatError(conv.where, f"no tool call read by the {fmt} reader, but {what} found: the "
-                                                f"{other} reader reads these, try --format {other}")
+        read = f"{local.calls} tool calls read by the {fmt} reader" if local.calls else f"no tool call read by the {fmt} reader"
+        raise TranscriptFormatError(conv.where, f"{read}, but {what} found: the {other} reader reads these, try "
+                                                f"--format {other}")
     if conv.group != conv.episode_id:  # episodes of one group (a task's trials) stay in one split downstream too
         for event in st.events:
             event["meta"] = {**event.get("meta", {}), "group": conv.group}
