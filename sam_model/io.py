@@ -40,6 +40,7 @@ import logging
 import os
 import re
 import secrets
+import stat
 import shutil
 import sys
 import time
@@ -506,10 +507,17 @@ def check_compression(path: str | os.PathLike) -> None:
     as text ("not UTF-8 (byte 2 of the line is 0x8b)") and a plain one named ``.gz`` failed as a cut archive."""
     p = Path(path)
     try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        return  # the caller's own open names a missing or unreadable file
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a pipe blocked here until a writer came, /dev/zero for ever
+        raise SAMFileError(f"{p} is not a regular file (a pipe, socket or device): write the log to a file and "
+                           "give that file's path")
+    try:
         with open(p, "rb") as fh:
             magic = fh.read(2)
     except OSError:
-        return  # the caller's own open names a missing or unreadable file
+        return
     if p.name.endswith(".gz") and magic and magic != b"\x1f\x8b":
         raise SAMFileError(f"{p} is named .gz but is not gzip-compressed: rename it without .gz")
     if not p.name.endswith(".gz") and magic == b"\x1f\x8b":

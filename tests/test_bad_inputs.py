@@ -194,6 +194,34 @@ def test_a_file_whose_name_and_bytes_disagree_about_gzip_is_named(tmp_path, caps
             read_episodes(path)
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes need a POSIX system")
+def test_a_pipe_given_as_a_log_is_refused_not_waited_on(tmp_path):
+    """Found by a walkthrough: a FIFO given as a log blocked the reader for ever (it waited for a writer; read
+    again after the gzip check, its bytes were gone). Every reading entry point refuses it in one line."""
+    import os
+
+    fifo = tmp_path / "log.jsonl"
+    os.mkfifo(fifo)
+    script = f"""
+import sys
+from sam_model.data.reader import read_episodes
+from sam_model.data.sources import source_kind
+from sam_model.data.transcripts import main as transcripts
+from sam_model.data.validate import main as validate
+from sam_model.io import SAMFileError
+for call in (lambda: read_episodes({str(fifo)!r}), lambda: source_kind({str(fifo)!r})):
+    try:
+        call()
+    except SAMFileError as err:
+        print("refused:", err)
+print("rc", transcripts([{str(fifo)!r}, {str(tmp_path / "out.jsonl")!r}]), validate([{str(fifo)!r}]))
+"""
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.count("refused:") == 1 and "rc 1 2" in res.stdout, res.stdout  # source_kind: an agent log
+    assert res.stdout.count("is not a regular file") + res.stderr.count("is not a regular file") == 3, res
+
+
 def test_sam_data_names_an_unknown_command_and_each_command_its_own_name(capsys, monkeypatch):
     from sam_model.data.cli import main as sam_data
 

@@ -220,7 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for log in args.logs:
         p = Path(log)
         if not p.is_file():
-            what = "is a directory" if p.is_dir() else "not found"
+            what = "is a directory" if p.is_dir() else "is not a regular file (a pipe, socket or device: write the " \
+                "log to a file first)" if p.exists() else "not found"
             print(f"error: agent log {what}: {p} (give .jsonl or .jsonl.gz files)", file=sys.stderr)
             return 2
 

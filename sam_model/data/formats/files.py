@@ -95,6 +95,7 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
     p = Path(path)
     if format is not None and format not in FORMATS:
         raise SAMFileError(f"unknown format {format!r}; formats: {', '.join(FORMATS)} (sam-data formats)")
+    check_compression(p)  # a pipe or device: refused in one line (it blocked the reader)
     if not p.is_file():
         raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else 'not found'}: {p} (give a .jsonl[.gz] "
                            "of conversations, or a .json[.gz] tau-bench, tau2 or OTLP file; sam-data formats lists "
