@@ -40,8 +40,8 @@ import logging
 import os
 import re
 import secrets
-import stat
 import shutil
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
