@@ -118,3 +118,31 @@ def test_a_resume_on_logs_with_other_phases_is_refused_before_any_weight_loads(t
     with pytest.raises(SAMFileError, match=rf"new: \['{phase}_v2'\]; not in these logs: \['{phase}'\]\): resume"):
         train_main(["fit", "--config", str(cfg), f"--data.train=[{renamed}]", "--trainer.max_epochs=2",
                     f"--ckpt_path={tmp_path / 'v' / 'last.ckpt'}"])
+
+
+def test_a_fresh_run_does_not_warn_that_its_checkpoint_folder_is_not_empty(tmp_path, tiny_bert_dir, recwarn):
+    """Found by a walkthrough: after ``rm -rf checkpoints`` a first run warned "Checkpoint directory ... exists and
+    is not empty": the run's own TensorBoard logs and config, written there first. A re-run over checkpoints still
+    warns (it overwrites them)."""
+    import yaml as _yaml
+
+    from sam_model.data.synthetic import write_synthetic
+
+    log = tmp_path / "train.jsonl"
+    write_synthetic(log, 12, seed=0)
+    cfg = _config(tmp_path, "w", log, tiny_bert_dir)
+    data = _yaml.safe_load(cfg.read_text())  # the demo's TensorBoard logger, in the checkpoint folder
+    data["trainer"]["logger"] = {"class_path": "pytorch_lightning.loggers.TensorBoardLogger",
+                                 "init_args": {"save_dir": str(tmp_path / "w"), "name": "tb"}}
+    cfg.write_text(_yaml.safe_dump(data))
+
+    def warned() -> bool:
+        found = any("exists and is not empty" in str(w.message) for w in recwarn.list)
+        recwarn.clear()
+        return found
+
+    train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1"])
+    assert (tmp_path / "w" / "tb").is_dir() and (tmp_path / "w" / "last.ckpt").is_file()
+    assert not warned()
+    train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1"])
+    assert warned()

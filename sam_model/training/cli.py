@@ -13,7 +13,9 @@ into ``lightning_logs/``), and every fit ends by exporting its best checkpoint i
 
 from __future__ import annotations
 
+import re
 import sys
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -117,6 +119,18 @@ class SAMCLI(LightningCLI):
             first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
             raise SAMFileError(f"{ckpt}: its hyper-parameters {what}do not fit this model ({first}); nothing from it "
                                "was run — resume from a .ckpt train.py wrote for this config") from None
+
+    def fit(self, **kwargs) -> None:
+        """``trainer.fit``, without Lightning's warning that a checkpoint folder "exists and is not empty" where all
+        it holds is this run's own TensorBoard logs and config (the configs put them there, written before its
+        check); kept for a folder with checkpoints in it (a re-run overwrites best/last)."""
+        with warnings.catch_warnings():
+            for cb in self.trainer.checkpoint_callbacks:
+                folder = getattr(cb, "dirpath", None)
+                if folder and not any(Path(folder).glob("*.ckpt")):  # fresh: no folder yet, or no checkpoint
+                    warnings.filterwarnings("ignore", message=re.escape(f"Checkpoint directory {folder} exists and "
+                                                                        "is not empty."))
+            self.trainer.fit(**kwargs)
 
     def after_fit(self) -> None:
         """Export the best checkpoint (else the last) into ``export/`` beside it, so a run ends with the folder
