@@ -319,6 +319,9 @@ def test_data_module_trains_on_transcripts_keeps_tasks_together_and_builds_lives
     assert not tau_train & tau_val  # a task's trials never sit on both sides
     assert sum(e.startswith("tau1") for e in train_ids) == 3 * 4 * len(tau_train)  # read 3 times
     assert len(val_ids) == len(set(val_ids))  # validated once each
+    data = dm.vocab["data"]  # the card counts conversations once, and the rows an epoch reads apart
+    assert (data["train_episodes"], data["val_episodes"]) == (len(set(train_ids)), len(val_ids))
+    assert data["train_rows"] == len(train_ids) > data["train_episodes"]
     assert "action" in dm.vocab["kinds"] and "cancel" in dm.vocab["phases"]
     assert dm.vocab["source_kinds"] == ["user"]  # results are labelled in the transcripts only: no link target
     lives = AgentLogDataModule(train=[str(log)], val_fraction=0.2, lives=[1, 4], cache_dir=str(tmp_path / "cache"))
@@ -328,3 +331,5 @@ def test_data_module_trains_on_transcripts_keeps_tasks_together_and_builds_lives
     assert big and all(len(r["steps"]) == 12 for r in big[:-1])
     assert big[0]["task_starts"] == [0] * 3 + [3] * 3 + [6] * 3 + [9] * 3
     assert big[0]["labels"][5] == [3]  # the second episode's label, shifted
+    data = lives.vocab["data"]  # lives of 4 are rows, not more conversations
+    assert data["train_episodes"] == sum(not e.startswith("life") for e in rows["episode_id"]) < data["train_rows"]

@@ -238,6 +238,9 @@ class AgentLogDataModule(pl.LightningDataModule):
                 self._val = self._val.select(keep)
         if any(n < 1 for n in sizes):
             raise ValueError(f"data.lives must hold life sizes >= 1, got {sizes}")
+        # the card counts conversations, not the rows an epoch reads (a repeated source, lives of n episodes)
+        self._episodes = {"train_episodes": len(set(self._train["episode_id"])),
+                          "val_episodes": len(set(self._val["episode_id"]))}
         if sizes != [1]:
             self._train, self._val = (concat_lives(ds, sizes) for ds in (self._train, self._val))
 
@@ -250,7 +253,7 @@ class AgentLogDataModule(pl.LightningDataModule):
         phases = sorted({p for row in self._train["phases"] for p in row})
         kinds = sorted({k for row in self._train["kinds"] for k in row})
         return {"phases": phases, "kinds": kinds, "source_kinds": self._source_kinds,
-                "data": {**self._stats, "train_episodes": len(self._train), "val_episodes": len(self._val)}}
+                "data": {**self._stats, **self._episodes, "train_rows": len(self._train), "val_rows": len(self._val)}}
 
     def texts(self, content_only: bool = False, observations: Callable[[list[str]], list[str]] | None = None,
               states: Callable[[list[str]], list[str]] | None = None) -> list[str]:
