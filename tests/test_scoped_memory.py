@@ -547,3 +547,54 @@ def test_a_model_changed_in_place_saves_what_it_is_now(tmp_path):
     memory.store.reencode()
     memory.save(tmp_path / "b")
     assert ScopedMemory.load(tmp_path / "b", enc).get("mia#0") is not None
+
+
+def test_on_a_chunking_store_results_name_memories_and_a_chunk_is_not_deleted_alone():
+    """Found by review: search results were chunks ('mia#0/4'); deleting one left the memory's other words stored
+    and searchable (a card number in the next chunk), its text spliced, its history under the chunk's id; get_all
+    listed chunks."""
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig(chunking={"size": 60, "overlap": 10}), k=10)
+    long = "".join(f"line {i} says order 5512{i} shipped\n" for i in range(8))
+    memory.add(long, user_id="mia")
+    memory.add("a short note", user_id="mia")
+    assert len(memory.store.get_all(episode_id="mia")) > 3  # the long memory is chunks
+    found = memory.search("order 55125 shipped", user_id="mia")["results"]
+    assert sorted(r["id"] for r in found) == ["mia#0", "mia#1"]  # one result per memory, by its id
+    best = next(r for r in found if r["id"] == "mia#0")
+    start, end = best["chunk"]["span"]
+    assert 0 <= start < end <= len(long) and len(best["memory"]) < len(long)  # the words that matched
+    assert "chunk" not in next(r for r in found if r["id"] == "mia#1")
+    listed = memory.get_all(user_id="mia")["results"]
+    assert [(r["id"], r["memory"]) for r in listed] == [("mia#0", long), ("mia#1", "a short note")]
+    assert memory.get_all(user_id="mia", filters={"kind": "user"}, limit=1)["results"][0]["id"] == "mia#0"
+    with pytest.raises(ValueError, match="'mia#0/1' is chunk 1 of memory 'mia#0': delete the memory by its id"):
+        memory.delete("mia#0/1")
+    assert memory.get("mia#0")["memory"] == long  # nothing gone
+    memory.delete("mia#0")
+    assert [h.id for h in memory.store.get_all(episode_id="mia")] == ["mia#1"]
+    assert [h["event"] for h in memory.history("mia#0")] == ["ADD", "DELETE"]
+    assert [r["id"] for r in memory.search("order 55125", user_id="mia")["results"]] == ["mia#1"]
+
+
+def test_by_id_calls_given_a_scope_reach_only_that_scopes_memories():
+    """Found by review: get/update/delete/history took any id, and ids are guessable ('bob#0'): a server knowing
+    whose request it is had no way to say so. Given scopes, another's memory is as an unknown id."""
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig())
+    bob = memory.add("my card PIN is 4242", user_id="bob")["results"][0]["id"]
+    bots = memory.add("bob's bot note", user_id="bob", agent_id="bot")["results"][0]["id"]
+    assert memory.get(bob, user_id="mia") is None and memory.get(bob, user_id="bob")["memory"] == "my card PIN is 4242"
+    assert memory.get(bots, user_id="bob", agent_id="bot") and memory.get(bots, user_id="bob", agent_id="x") is None
+    assert memory.get(bob, agent_id="bot") is None  # a scope the memory does not have is not its
+    with pytest.raises(KeyError, match="within user_id='mia'"):
+        memory.update(bob, "PIN 0000", user_id="mia")
+    with pytest.raises(KeyError, match="within user_id='mia'"):
+        memory.delete(bob, user_id="mia")
+    assert memory.get(bob)["memory"] == "my card PIN is 4242"
+    assert memory.history(bob, user_id="mia") == [] and len(memory.history(bob, user_id="bob")) == 1
+    memory.update(bob, "PIN changed", user_id="bob")
+    memory.delete(bob, user_id="bob")
+    assert memory.history(bob, user_id="mia") == []  # after the delete too: the scopes of its episode
+    assert [h["event"] for h in memory.history(bob, user_id="bob")] == ["ADD", "UPDATE", "DELETE"]
+    assert memory.history(bots, user_id="bob", agent_id="bot") and memory.history(bots, run_id="r") == []
+    with pytest.raises(ValueError, match="user_id must be a non-empty string"):
+        memory.get(bots, user_id="")

@@ -279,6 +279,38 @@ def test_a_chunked_memory_is_read_updated_and_deleted_by_the_id_its_add_gave(ret
     assert http.delete(url(mid), headers=A).status_code == 200 and http.get(url(mid), headers=A).status_code == 404
 
 
+def test_calls_by_id_given_a_scope_reach_only_its_memories_and_search_names_memories(retriever, tmp_path):
+    """Found by review: ids are guessable ('bob#0') and GET/PUT/DELETE/history took any of the tenant's; now
+    ``?user_id=`` (agent_id, run_id) makes another's memory a 404 (history: []), logged writes included; and on
+    a chunking store a search named chunks ('mia#0/2'), whose DELETE left the memory's other words stored."""
+    from dataclasses import replace
+
+    cfg = replace(store_config_of(retriever), chunking={"size": 40, "overlap": 10})
+    tenants = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", retriever, cfg, checkpoint_every=3)
+    http = TestClient(create_app(tenants))
+    bob = http.post("/v1/memories", headers=A, json={"messages": "my PIN is 4242", "user_id": "bob"}).json()
+    bob = bob["results"][0]["id"]
+    assert http.get(url(bob) + "?user_id=mia", headers=A).status_code == 404
+    assert http.get(url(bob) + "?user_id=bob", headers=A).json()["memory"] == "my PIN is 4242"
+    assert http.put(url(bob) + "?user_id=mia", headers=A, json={"data": "PIN 0000"}).status_code == 404
+    assert http.delete(url(bob) + "?user_id=mia", headers=A).status_code == 404
+    assert http.get(f"/v1/history/{quote(bob, safe='')}?user_id=mia", headers=A).json() == []
+    assert http.get(url(bob) + "?user_id=mia&user_id=bob", headers=A).status_code == 422
+    assert http.delete(url(bob) + "?userid=bob", headers=A).status_code == 422  # misspelt: refused, not ignored
+    assert http.get(url(bob), headers=A).json()["memory"] == "my PIN is 4242"
+    assert http.delete(url(bob) + "?user_id=bob", headers=A).status_code == 200
+    long = "".join(f"line {i} of a long tool output\n" for i in range(6))
+    http.post("/v1/memories", headers=A, json={"messages": long, "user_id": "mia"})
+    found = http.post("/v1/memories/search", headers=A, json={"query": "line 4 of a long tool output",
+                                                              "user_id": "mia"}).json()["results"]
+    assert [r["id"] for r in found] == ["mia#0"] and "span" in found[0]["chunk"]
+    assert http.delete(url("mia#0/1"), headers=A).status_code == 422  # a chunk is not deleted alone
+    assert http.delete(url("mia#0"), headers=A).status_code == 200
+    again = TestClient(create_app(Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", retriever, cfg)))
+    assert again.get("/v1/memories?user_id=mia", headers=A).json()["results"] == []  # the log replayed
+    assert again.get(url(bob), headers=A).status_code == 404
+
+
 def test_memories_written_by_another_model_are_refused_or_reencoded(retriever, tiny_bert_dir, tmp_path):
     """Found by a walkthrough: restarted with another --model (say, the adapted one), the server searched the old
     model's vectors with the new model's queries, silently (held-out airline: 0.627 MRR where either model alone

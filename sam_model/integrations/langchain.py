@@ -248,10 +248,8 @@ class SAMVectorStore(VectorStore):
                                  "or run_id to say whose")
             if given:
                 return given[0]
-        hit = self.memory.get(i)
-        if hit is None or any(v is not None and hit.get(n) != v for n, v in scopes.items()):
-            return None
-        return i
+        hit = self.memory.get(i, **{n: scopes.get(n) for n in ("user_id", "agent_id", "run_id")})
+        return None if hit is None else hit["id"]  # the memory's id (a chunk's id names its memory)
 
     def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, *, ids: list[str] | None = None,
                   **kwargs: Any) -> list[str]:
@@ -264,16 +262,17 @@ class SAMVectorStore(VectorStore):
             if got is not None and len(got) != len(texts):
                 raise ValueError(f"{name} has {len(got)} entries for {len(texts)} texts: give one per text")
         out, key = [], self._key(scopes)
-        for n, text in enumerate(texts):
-            added = [r for r in self.memory.add(text, **scopes, metadata=(metadatas or [None] * len(texts))[n])[
-                "results"] if r["event"] == "ADD"]
-            mid = added[-1]["id"]
-            if ids is not None and ids[n] is not None:
-                old = self._ids.get((key, str(ids[n])))
-                self._ids[(key, str(ids[n]))] = mid
-                if old is not None and old in self.memory.store:  # an id given again: the text replaces its memory
-                    self.memory.delete(old)
-            out.append(str(ids[n]) if ids is not None and ids[n] is not None else str(mid))
+        with self.memory.lock:  # the id map is read and written by every call: one thread at a time
+            for n, text in enumerate(texts):
+                added = [r for r in self.memory.add(text, **scopes, metadata=(metadatas or [None] * len(texts))[n])[
+                    "results"] if r["event"] == "ADD"]
+                mid = added[-1]["id"]
+                if ids is not None and ids[n] is not None:
+                    old = self._ids.get((key, str(ids[n])))
+                    self._ids[(key, str(ids[n]))] = mid
+                    if old is not None and self.memory.store.has(old):  # an id given again: the text replaces it
+                        self.memory.delete(old)  # (has: a chunked memory's id is no entry of the store's own)
+                out.append(str(ids[n]) if ids is not None and ids[n] is not None else str(mid))
         return out
 
     def similarity_search_with_score(self, query: str, k: int | None = None, filter: Mapping[str, Any] | None = None,
@@ -283,9 +282,10 @@ class SAMVectorStore(VectorStore):
         all_scopes = kwargs.pop("all_scopes", self.all_scopes)
         if kwargs:
             raise TypeError(f"similarity_search got unknown argument(s) {sorted(kwargs)}")
-        found = self.memory.search(query, state, **scopes, limit=self.k if k is None else k, filters=filter, threshold=threshold,
-                                   all_scopes=all_scopes)["results"]
-        back = {v: i for (_, i), v in self._ids.items()}
+        with self.memory.lock:
+            found = self.memory.search(query, state, **scopes, limit=self.k if k is None else k, filters=filter,
+                                       threshold=threshold, all_scopes=all_scopes)["results"]
+            back = {v: i for (_, i), v in self._ids.items()}
         return [(document(r, back.get(r["id"])), r["score"]) for r in found]
 
     def similarity_search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Document]:
@@ -297,11 +297,12 @@ class SAMVectorStore(VectorStore):
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         """The Documents of ``ids`` in the store's scopes (another scope's memory is not found, as an unknown id)."""
         out = []
-        for i in ids:
-            mid = self._memory_id(str(i), self.scopes)
-            got = None if mid is None else self.memory.get(mid)
-            if got is not None:
-                out.append(document(got, str(i)))
+        with self.memory.lock:
+            for i in ids:
+                mid = self._memory_id(str(i), self.scopes)
+                got = None if mid is None else self.memory.get(mid)
+                if got is not None:
+                    out.append(document(got, str(i)))
         return out
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
@@ -313,15 +314,16 @@ class SAMVectorStore(VectorStore):
         if ids is None:
             self.memory.delete_all(**scopes)
             return True
-        found = [self._memory_id(str(i), scopes) for i in ids]
-        for i, mid in zip(ids, found):
-            if mid is None:
-                raise KeyError(f"memory {i!r} is not in the store's scopes {scopes}")
-        gone = set(found)
-        for mid in gone:
-            if mid in self.memory.store:
-                self.memory.delete(mid)
-        self._ids = {k: m for k, m in self._ids.items() if m not in gone}
+        with self.memory.lock:
+            found = [self._memory_id(str(i), scopes) for i in ids]
+            for i, mid in zip(ids, found):
+                if mid is None:
+                    raise KeyError(f"memory {i!r} is not in the store's scopes {scopes}")
+            gone = set(found)
+            for mid in gone:
+                if self.memory.store.has(mid):  # a chunked memory's id too (`in` knew only memories stored whole)
+                    self.memory.delete(mid)
+            self._ids = {k: m for k, m in self._ids.items() if m not in gone}
         return True
 
     @classmethod

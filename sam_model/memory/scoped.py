@@ -76,13 +76,25 @@ def _said(hit: Hit) -> str:
 def result(hit: Hit, times: Sequence[str | None] = (None, None)) -> dict[str, Any]:
     """A hit in Mem0's result shape (with ``created_at``/``updated_at``), plus what SAM knows: kind, step,
     episode and why it ranked (``why``: the Hit's scores and how it was reached). A view of the one result
-    type; the LangChain Document (sam_model.integrations.langchain.document) is this view as a Document."""
-    return {"id": hit.id, "memory": _said(hit), "score": hit.score, "metadata": dict(hit.metadata),
-            "created_at": times[0], "updated_at": times[1],
-            "user_id": hit.user_id, "agent_id": hit.agent_id, "run_id": hit.run_id, "kind": hit.kind,
-            "step": hit.step, "episode_id": hit.episode_id,
-            "why": {"index_score": hit.index_score, "rerank_bonus": hit.rerank_bonus, "linked_from": hit.linked_from,
-                    "via": hit.via}}
+    type; the LangChain Document (sam_model.integrations.langchain.document) is this view as a Document.
+
+    The id is always the memory's, the one get/update/delete/history take: for a chunk of a long memory (a store
+    with chunking) the words are the chunk's (what matched, not the whole file view) and ``chunk`` says which
+    (``{"index", "span"}``: its place in the memory's text)."""
+    out = {"id": hit.memory_id, "memory": _said(hit), "score": hit.score, "metadata": dict(hit.metadata),
+           "created_at": times[0], "updated_at": times[1],
+           "user_id": hit.user_id, "agent_id": hit.agent_id, "run_id": hit.run_id, "kind": hit.kind,
+           "step": hit.step, "episode_id": hit.episode_id,
+           "why": {"index_score": hit.index_score, "rerank_bonus": hit.rerank_bonus, "linked_from": hit.linked_from,
+                   "via": hit.via}}
+    if hit.parent_id is not None:
+        out["chunk"] = {"index": hit.chunk, "span": None if hit.span is None else list(hit.span)}
+    return out
+
+
+def _within(user_id: str | None, agent_id: str | None, run_id: str | None) -> str:
+    given = ", ".join(f"{n}={v!r}" for n, v in zip(SCOPE_KEYS, (user_id, agent_id, run_id)) if v is not None)
+    return f" within {given}" if given else ""
 
 
 def _now() -> str:
@@ -221,12 +233,12 @@ class ScopedMemory:
 
     def _record(self, hit: Hit) -> dict[str, Any]:
         """What ``filters`` see of a memory: its metadata, scopes, kind and times."""
-        created, updated = self._times.get(hit.id, (None, None))
+        created, updated = self._times.get(hit.memory_id, (None, None))
         return {**hit.metadata, "user_id": hit.user_id, "agent_id": hit.agent_id, "run_id": hit.run_id,
                 "kind": hit.kind, "created_at": created, "updated_at": updated}
 
     def _result(self, hit: Hit) -> dict[str, Any]:
-        return result(hit, self._times.get(hit.id, (None, None)))
+        return result(hit, self._times.get(hit.memory_id, (None, None)))
 
     def _log(self, i: Any, event: str, old: str | None, new: str | None) -> None:
         """One history entry (Mem0's shape) and the memory's times."""
@@ -423,11 +435,11 @@ class ScopedMemory:
                 return {"results": []}
         kind, inputs = self.query_input(query, state, step=step, task_start=task_start, **scopes)
         q = self.encode_query(kind, [inputs])[0] if query_vector is None else query_vector
-        if kind == "text":
-            hits = self.store.search_vector(q, n, (), **scopes, ids=ids)
+        if kind == "text":  # fold: one result per memory, its best chunk (ids are the memories', see result)
+            hits = self.store.search_vector(q, n, (), **scopes, ids=ids, fold=True)
         else:
             hits = self.store.search(inputs["state"], query, n, **scopes, ids=ids, step=inputs["step"],
-                                     task_start=inputs["task_start"], query_vector=q)
+                                     task_start=inputs["task_start"], query_vector=q, fold=True)
         if threshold is not None:
             hits = [h for h in hits if h.score >= threshold]
         return {"results": [self._result(h) for h in hits]}
@@ -477,10 +489,24 @@ class ScopedMemory:
         hits = self.store.get_all(episode_id=self.episode_of(user_id, agent_id, run_id))
         return State(phase=hits[-1].phase) if hits else State()
 
+    def _own(self, memory_id: Any, scopes: Mapping[str, Any]) -> Hit | None:
+        """The memory ``memory_id`` whole (a chunk's id names its memory), None when it is not stored or not of the
+        scopes given (each scope given must be the memory's: another user's memory is not there for the caller)."""
+        if not self.store.has(memory_id):
+            return None
+        hit = self.store.memory(memory_id)
+        if hit.parent_id is not None:
+            hit = self.store.memory(hit.parent_id)
+        return hit if all(v is None or getattr(hit, n) == v for n, v in scopes.items()) else None
+
     @locked
-    def get(self, memory_id: Any) -> dict[str, Any] | None:
-        """The memory ``memory_id`` (None when there is none, as Mem0)."""
-        return self._result(self.store.memory(memory_id)) if self.store.has(memory_id) else None
+    def get(self, memory_id: Any, *, user_id: str | None = None, agent_id: str | None = None,
+            run_id: str | None = None) -> dict[str, Any] | None:
+        """The memory ``memory_id`` whole (None when there is none, as Mem0). Scopes, when given, must be the
+        memory's (else None): a server that knows whose request it is passes them, so that an id of another
+        user's memory reads nothing."""
+        hit = self._own(memory_id, self._scopes(user_id, agent_id, run_id, need=False))
+        return None if hit is None else self._result(hit)
 
     @locked
     def get_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
@@ -492,18 +518,24 @@ class ScopedMemory:
             check_int(limit, "limit", 0, 2**63 - 1)
         scopes, rest = self._scoped_filters({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters,
                                             all_scopes, "list")
-        hits = [h for h in self.store.get_all(**scopes) if not rest or matches(self._record(h), rest)]
+        seen: set = set()  # a chunked memory is listed once, whole, where its first chunk was written
+        whole = [h if h.parent_id is None else self.store.memory(h.parent_id) for h in self.store.get_all(**scopes)
+                 if h.parent_id is None or not (h.parent_id in seen or seen.add(h.parent_id))]
+        hits = [h for h in whole if not rest or matches(self._record(h), rest)]
         return {"results": [self._result(h) for h in hits[:limit]]}
 
     # ---- changing ------------------------------------------------------------------------------------------
 
     @locked
-    def update(self, memory_id: Any, data: str) -> dict[str, str]:
+    def update(self, memory_id: Any, data: str, *, user_id: str | None = None, agent_id: str | None = None,
+               run_id: str | None = None) -> dict[str, str]:
         """Replace the words of the memory ``memory_id`` by ``data`` (Mem0's ``update``): same id, scopes, step
         and place in the write order, a new vector; an UPDATE in its history. "Make the budget $3,500" is then
-        one memory that says $3,500, not a second one beside the old."""
-        if not self.store.has(memory_id):
-            raise KeyError(f"memory {memory_id!r} is not in the store (ids come from add, search or get_all)")
+        one memory that says $3,500, not a second one beside the old. Scopes, when given, must be the memory's
+        (else KeyError, as for an unknown id)."""
+        if self._own(memory_id, self._scopes(user_id, agent_id, run_id, need=False)) is None:
+            raise KeyError(f"memory {memory_id!r} is not in the store{_within(user_id, agent_id, run_id)} (ids come "
+                           "from add, search or get_all)")
         if not isinstance(data, str) or not data.strip():
             raise ValueError(f"data must be the memory's new text (a non-empty string), got {data!r}")
         hit = self.store.memory(memory_id)  # a chunked memory whole: updated whole, by its id
@@ -522,15 +554,35 @@ class ScopedMemory:
         return {"message": f"memory {memory_id} updated"}
 
     @locked
-    def history(self, memory_id: Any) -> list[dict[str, Any]]:
-        """The memory's ADD / UPDATE / DELETE events, oldest first (Mem0's ``history``; [] for an unknown id)."""
+    def history(self, memory_id: Any, *, user_id: str | None = None, agent_id: str | None = None,
+                run_id: str | None = None) -> list[dict[str, Any]]:
+        """The memory's ADD / UPDATE / DELETE events, oldest first (Mem0's ``history``; [] for an unknown id).
+        Scopes, when given, must be the memory's (else []): those of its episode (``episode_of``), so that they
+        hold after the memory is deleted."""
+        scopes = self._scopes(user_id, agent_id, run_id, need=False)
+        if any(v is not None for v in scopes.values()):
+            owner = self._own(memory_id, {}) if self.store.has(memory_id) else None
+            episode = owner.episode_id if owner is not None else str(memory_id).rpartition("#")[0]
+            places = episode.split("/") + [""] * 3
+            if any(v is not None and places[n] != v for n, v in enumerate(scopes.values())):
+                return []
         return [dict(h) for h in self._history.get(memory_id, [])]
 
     # ---- forgetting ----------------------------------------------------------------------------------------
 
     @locked
-    def delete(self, memory_id: Any) -> dict[str, str]:
-        hit = self.store.memory(memory_id) if self.store.has(memory_id) else None
+    def delete(self, memory_id: Any, *, user_id: str | None = None, agent_id: str | None = None,
+               run_id: str | None = None) -> dict[str, str]:
+        """Delete the memory ``memory_id`` (a chunked memory: all its chunks), a DELETE in its history. Scopes,
+        when given, must be the memory's (else KeyError, as for an unknown id). A chunk's id is refused: the
+        search results name memories by their ids, and one chunk gone left the memory's other words stored."""
+        hit = self._own(memory_id, self._scopes(user_id, agent_id, run_id, need=False))
+        if hit is None:
+            raise KeyError(f"memory {memory_id!r} is not in the store{_within(user_id, agent_id, run_id)} (ids come "
+                           "from add, search or get_all)")
+        if hit.id != memory_id:
+            raise ValueError(f"{memory_id!r} is chunk {self.store.get(memory_id).chunk} of memory {hit.id!r}: delete "
+                             "the memory by its id")
         self.store.delete([memory_id])
         if hit is not None and (at := self._in_conversation(hit)) is not None:
             at[0].forget(at[1])  # no later call is traced to it, no save of the conversation holds its words

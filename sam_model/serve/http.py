@@ -198,28 +198,37 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
                            "/v1/memories?user_id=... without the '/'")
         return memory_id
 
-    @app.get("/v1/memories/{memory_id:path}")
-    def get(memory_id: str, tenant: T) -> dict:
-        found = tenant.memory.get(given(memory_id))
+    def scoped(query: ScopeQuery) -> dict[str, Any]:
+        """The scopes a call by id was given (``?user_id=mia``): the memory must be theirs, else 404 as for an
+        unknown id (a server that knows whose request it is passes them; an id of another user's memory then
+        reaches nothing)."""
+        return {n: v for n, v in query.model_dump().items() if v is not None}
+
+    Scopes = Annotated[ScopeQuery, Query()]
+
+    @app.get("/v1/memories/{memory_id:path}", dependencies=[Depends(once)])
+    def get(memory_id: str, tenant: T, query: Scopes) -> dict:
+        found = tenant.memory.get(given(memory_id), **scoped(query))
         if found is None:
-            raise KeyError(f"memory {memory_id!r} is not in this tenant's memory")
+            raise KeyError(f"memory {memory_id!r} is not in this tenant's memory" + (
+                " within " + ", ".join(f"{n}={v!r}" for n, v in scoped(query).items()) if scoped(query) else ""))
         return found
 
-    @app.put("/v1/memories/{memory_id:path}")
-    def update(memory_id: str, body: UpdateBody, tenant: T, later: BackgroundTasks) -> dict:
-        return write(tenant, later, "update", {"memory_id": given(memory_id), "data": body.data})
+    @app.put("/v1/memories/{memory_id:path}", dependencies=[Depends(once)])
+    def update(memory_id: str, body: UpdateBody, tenant: T, later: BackgroundTasks, query: Scopes) -> dict:
+        return write(tenant, later, "update", {"memory_id": given(memory_id), "data": body.data, **scoped(query)})
 
-    @app.delete("/v1/memories/{memory_id:path}")
-    def delete(memory_id: str, tenant: T, later: BackgroundTasks) -> dict:
-        return write(tenant, later, "delete", {"memory_id": given(memory_id)})
+    @app.delete("/v1/memories/{memory_id:path}", dependencies=[Depends(once)])
+    def delete(memory_id: str, tenant: T, later: BackgroundTasks, query: Scopes) -> dict:
+        return write(tenant, later, "delete", {"memory_id": given(memory_id), **scoped(query)})
 
     @app.delete("/v1/memories", dependencies=[Depends(once)])
     def delete_all(later: BackgroundTasks, tenant: T, query: Annotated[ScopeQuery, Query()]) -> dict:
         return write(tenant, later, "delete_all", query.model_dump())
 
-    @app.get("/v1/history/{memory_id:path}")
-    def history(memory_id: str, tenant: T) -> list:
-        return tenant.memory.history(given(memory_id))
+    @app.get("/v1/history/{memory_id:path}", dependencies=[Depends(once)])
+    def history(memory_id: str, tenant: T, query: Scopes) -> list:
+        return tenant.memory.history(given(memory_id), **scoped(query))
 
     if mcp_app is not None:
         app.mount("/mcp", mcp_app)

@@ -3,7 +3,7 @@
 - ``remember(text, user_id, agent_id, run_id, metadata)``: store what was said or done (one user message);
 - ``recall(query, user_id, agent_id, run_id, state, limit)``: the memories that matter now — with ``state``
   (the agent's state: phase, constraints, uncertainty flags, ...) SAM's state-adaptive query, else a plain one;
-- ``forget(memory_id)``: delete a memory.
+- ``forget(memory_id, user_id, agent_id, run_id)``: delete a memory (the scopes given must be its own).
 
 Over HTTP (mounted at ``/mcp`` of the HTTP service) each call carries the tenant's key as the HTTP API does
 (``Authorization: Bearer <key>`` or ``X-API-Key``); an unknown key is refused. Over stdio (``sam-serve --stdio``,
@@ -77,9 +77,12 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
                                                 run_id=run_id, limit=limit, filters=None, threshold=None))
 
     @server.tool()
-    def forget(memory_id: str, ctx: Context) -> dict:
-        """Delete one memory (its id comes from remember or recall)."""
-        return write(ctx, "delete", {"memory_id": memory_id})
+    def forget(memory_id: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
+               run_id: str | None = None) -> dict:
+        """Delete one memory (its id comes from remember or recall); with user_id (agent_id, run_id) only if it is
+        that user's (agent's, run's) memory."""
+        scopes = {n: v for n, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)) if v is not None}
+        return write(ctx, "delete", {"memory_id": memory_id, **scopes})
 
     for tool in server._tool_manager.list_tools():  # the SDK has no option for it (mcp 2.x): its tools' own models
         tool.fn_metadata.arg_model = _refusing_unknown(tool.fn_metadata.arg_model)

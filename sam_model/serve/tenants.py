@@ -281,10 +281,17 @@ class Tenant:
 def check_write(memory: ScopedMemory, op: str, args: Mapping[str, Any]) -> None:
     """Refuse before logging what would be refused when applied and is cheap to tell (an unknown id). (Any other
     refusal is taken back from the log when the write fails: Tenant.write.)"""
-    if op in ("update", "delete") and not memory.store.has(args["memory_id"]):
-        raise KeyError(f"memory {args['memory_id']!r} is not in this tenant's memory")
+    if op in ("update", "delete") and memory.get(args["memory_id"], **_scopes(args)) is None:
+        within = ", ".join(f"{n}={v!r}" for n, v in _scopes(args).items() if v is not None)
+        raise KeyError(f"memory {args['memory_id']!r} is not in this tenant's memory" + (f" within {within}" if within
+                                                                                          else ""))
     if op == "update" and (not isinstance(args["data"], str) or not args["data"].strip()):
         raise ValueError(f"data must be the memory's new text (a non-empty string), got {args['data']!r}")
+
+
+def _scopes(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The scopes a write by id was given (the caller's user, agent or run: the memory must be theirs)."""
+    return {n: args.get(n) for n in ("user_id", "agent_id", "run_id")}
 
 
 def apply(memory: ScopedMemory, op: str, args: dict[str, Any]) -> Any:
@@ -293,9 +300,9 @@ def apply(memory: ScopedMemory, op: str, args: dict[str, Any]) -> Any:
         return memory.add(args["data"], user_id=args.get("user_id"), agent_id=args.get("agent_id"),
                           run_id=args.get("run_id"), metadata=args.get("metadata"))
     if op == "update":
-        return memory.update(args["memory_id"], args["data"])
+        return memory.update(args["memory_id"], args["data"], **_scopes(args))
     if op == "delete":
-        return memory.delete(args["memory_id"])
+        return memory.delete(args["memory_id"], **_scopes(args))
     if op == "delete_all":
         return memory.delete_all(user_id=args.get("user_id"), agent_id=args.get("agent_id"), run_id=args.get("run_id"))
     raise ValueError(f"unknown write {op!r} in the log")
