@@ -620,3 +620,23 @@ def test_escaped_surrogate_pairs_read_and_only_lone_halves_are_refused():
         with pytest.raises(ValueError, match="lone UTF-16 surrogate"):
             strict_loads(lone)
     assert strict_loads('"\\\\ud83d"') == "\\ud83d"  # an escaped backslash, then the letters: text, not a surrogate
+
+
+def test_an_existing_out_that_is_no_agent_log_is_not_replaced(tmp_path, capsys):
+    """Found by review: OUT was replaced whatever it was, so a second input typed as OUT (another transcript, a
+    tau2 results file) was gone, atomically; and a .json OUT held JSON Lines that every reader then took for one
+    document. Re-running a conversion over its own earlier output is fine; --force replaces anything."""
+    from sam_model.data.synthetic import main as synthetic
+
+    files = write_all(tmp_path)
+    raw, other = files["openai"], files["anthropic"]
+    before = other.read_bytes()
+    assert main([str(raw), str(other)]) == 1
+    assert "exists and is not an agent log" in capsys.readouterr().err and other.read_bytes() == before
+    assert synthetic([str(other), "--episodes", "2"]) == 1 and other.read_bytes() == before
+    assert main([str(raw), str(tmp_path / "log.json")]) == 1
+    assert "name it log.json.jsonl" in capsys.readouterr().err and not (tmp_path / "log.json").exists()
+    out = tmp_path / "log.jsonl"
+    assert main([str(raw), str(out)]) == 0 and main([str(raw), str(out)]) == 0  # its own output: re-run
+    assert main([str(raw), str(other), "--force"]) == 0 and other.read_bytes() == out.read_bytes()
+    capsys.readouterr()

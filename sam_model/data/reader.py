@@ -68,6 +68,42 @@ def _open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
     return gzip.open(p, "rb") if p.suffix == ".gz" else open(p, "rb")
 
 
+def check_output(out: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (), force: bool = False) -> None:
+    """Refuse, in one line and before anything is read or written, an OUT a converter must not write: a name that
+    is not ``.jsonl[.gz]`` (every reader would take a ``.json`` for one document), a folder, one of its inputs, a
+    folder that does not exist, or an existing file that is not an agent log (``force``: replace it anyway).
+    Re-running a conversion over its own earlier output is allowed; replacing someone's transcripts or notes,
+    silently and atomically, was not (found by review: a second input typed as OUT was gone)."""
+    from sam_model.io import SAMFileError
+
+    p = Path(out)
+    if p.is_dir():
+        raise SAMFileError(f"{out} is a folder; give the output file's name (e.g. {p / 'log.jsonl'})")
+    if not p.name.endswith((".jsonl", ".jsonl.gz")):
+        raise SAMFileError(f"{out}: an agent log is named .jsonl (or .jsonl.gz to gzip it); the readers would take "
+                           f"{p.suffix or 'a name without .jsonl'} for another format: name it {p.name}.jsonl")
+    if not p.absolute().parent.is_dir():
+        raise SAMFileError(f"{out}: the output folder {p.absolute().parent} does not exist (create it first)")
+    if not (p.exists() or p.is_symlink()):
+        return
+    for i in inputs:
+        q = Path(i)
+        if q.exists() and p.exists() and p.samefile(q):
+            raise SAMFileError(f"{out} is the input file {q}; write the agent log elsewhere")
+    if force or not p.is_file() or p.stat().st_size == 0:
+        return
+    first: bytes | None = b"unreadable"
+    event = None
+    try:
+        first = next((line for _, line in _raw_lines(p) if line.strip()), None)
+        event = None if first is None else parse_json_line(_decode(first, str(p), 1), str(p), 1)
+    except (LogFormatError, OSError, SAMFileError):
+        pass
+    if first is not None and not (isinstance(event, dict) and {"episode_id", "step", "kind"} <= event.keys()):
+        raise SAMFileError(f"{out} exists and is not an agent log (its first line is no event): the conversion would "
+                           "replace it; give another OUT, or --force to replace it")
+
+
 def _raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
     """(line number, raw line) pairs; an unreadable rest of file (truncated .gz) is a LogFormatError.
 

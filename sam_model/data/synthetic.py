@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sam_model.data.reader import check_output
 from sam_model.io import atomic_path, cli_name, run_cli
 
 MIN_EVENTS, MAX_EVENTS = 30, 80
@@ -558,7 +559,10 @@ def _main(argv: list[str]) -> int:
                         help="random seed; episode i of a run depends only on (seed, i) (default: 0)")
     parser.add_argument("--families", default=",".join(FAMILIES),
                         help=f"comma-separated scenario families to draw from (default: {','.join(FAMILIES)})")
+    parser.add_argument("--force", action="store_true",
+                        help="replace OUT even when it exists and is not an agent log (default: refused)")
     args = parser.parse_args(argv)
+    check_output(args.out, (), args.force)  # a SAMFileError: one line (run_cli)
     if args.episodes < 0:
         parser.error("--episodes must be >= 0")
     families = tuple(f.strip() for f in args.families.split(",") if f.strip())

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from sam_model.data.formats import FORMATS, Conversation, detect, files, to_chat, tool_marks
 from sam_model.data.formats.files import episode_id_of, is_transcript_file  # noqa: F401  (re-exported)
 from sam_model.data.lives import make_lives
+from sam_model.data.reader import check_output
 from sam_model.data.toolstate import (  # noqa: F401  (re-exported: the rule's public names)
     LABELS,
     OUTCOMES,
@@ -338,6 +339,9 @@ def _main(argv: list[str]) -> int:
                         help="cut each tool result's event text at N characters, as text[:N] + ' ...[+M chars]', and "
                              "report how many were cut (default: keep whole results; the spec's cut is "
                              f"{RESULT_CUT})")
+    parser.add_argument("--force", action="store_true",
+                        help="replace OUT even when it exists and is not an agent log (default: refused, nothing "
+                             "written: a second input typed as OUT was replaced)")
     parser.add_argument("--max-conversations", type=int, default=None, metavar="N",
                         help="convert only the first N conversations of the split (default: all)")
     args = parser.parse_args(argv)
@@ -349,17 +353,10 @@ def _main(argv: list[str]) -> int:
         parser.error("--life must be >= 1")
     if args.result_limit is not None and args.result_limit < 1:
         parser.error("--result-limit must be >= 1 (characters)")
-    out_dir = Path(args.out).absolute().parent
-    if not out_dir.is_dir():
-        print(f"error: {args.out}: the output folder {out_dir} does not exist (create it first; nothing is created "
-              "outside an existing folder)", file=sys.stderr)
-        return 1
-    if Path(args.out).exists() and Path(args.transcripts).exists() and Path(args.out).samefile(args.transcripts):
-        print(f"error: {args.out} is the input file; write the agent log elsewhere", file=sys.stderr)
-        return 1
-    if Path(args.out).is_dir():
-        print(f"error: {args.out} is a folder; give the output file's name (e.g. {Path(args.out) / 'log.jsonl'})",
-              file=sys.stderr)
+    try:
+        check_output(args.out, [args.transcripts], args.force)
+    except SAMFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 1
     start = time.perf_counter()
     report = ImportReport()
