@@ -194,6 +194,18 @@ def test_a_file_whose_name_and_bytes_disagree_about_gzip_is_named(tmp_path, caps
             read_episodes(path)
 
 
+def test_training_on_a_log_whose_name_and_bytes_disagree_about_gzip_is_one_line(write_log, tmp_path, capsys):
+    """Found by review: train.py printed the datasets library's DatasetGenerationError traceback around it."""
+    import gzip
+
+    good = write_log(labelled("a") + labelled("b"), "good.jsonl")
+    zipped = tmp_path / "zipped.jsonl"
+    zipped.write_bytes(gzip.compress(good.read_bytes()))
+    assert train_run(_fit_args(tmp_path, zipped, Path("unused"))) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"error: {zipped} is gzip-compressed but not named .gz: rename it zipped.jsonl.gz"), err
+
+
 @pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes need a POSIX system")
 def test_a_pipe_given_as_a_log_is_refused_not_waited_on(tmp_path):
     """Found by a walkthrough: a FIFO given as a log blocked the reader for ever (it waited for a writer; read

@@ -168,8 +168,8 @@ def _build(
         )
     except datasets.exceptions.DatasetGenerationError as exc:
         cause = exc.__cause__ or exc.__context__
-        if isinstance(cause, LogFormatError):  # the user needs FILE:LINE: reason, not a wrapper
-            raise cause from None
+        if isinstance(cause, (ValueError, OSError)):  # bad input (LogFormatError, SAMFileError: a .gz name and
+            raise cause from None  # bytes that disagree, ...): the user needs FILE:LINE: reason, not a wrapper
         raise
     except ValueError as exc:
         if "corresponds to no data" not in str(exc):
