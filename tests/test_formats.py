@@ -222,6 +222,13 @@ def test_the_wrong_reader_says_which_one_reads_the_file(tmp_path, capsys):
     tau2 = write_all(tmp_path)["tau2"]
     assert main([str(tau2), str(tmp_path / "o.jsonl"), "--format", "tau2"]) == 0
     capsys.readouterr()
+    assert main([str(openai), str(tmp_path / "o.jsonl"), "--format", "tau1"]) == 1  # was read as openai, silently
+    assert "--format tau1 reads a tau-bench v1 file" in capsys.readouterr().err
+    assert main([str(write_all(tmp_path)["tau1"]), str(tmp_path / "o.jsonl"), "--format", "tau1"]) == 0
+    capsys.readouterr()
+    anthropic = write_all(tmp_path)["anthropic"]  # the tau2 reader crashed on its blocks: say which reader reads them
+    assert main([str(anthropic), str(tmp_path / "o.jsonl"), "--format", "tau2"]) == 1
+    assert "which the anthropic reader reads: try --format anthropic" in capsys.readouterr().err
     otel = tmp_path / "legacy.json"  # spans with vendor attributes only: no messages this reader reads
     otel.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "attributes": [
         {"key": "gen_ai.prompt.0.content", "value": {"stringValue": "hi"}}]}]}]}]}))

@@ -137,6 +137,15 @@ class ImportReport:
                            "tool_call parts)") + "; pass --allow-empty if these conversations really have no tools")
 
 
+def _other_reader(conv: Conversation) -> str:
+    """For a conversation its reader could not read: the reader whose tool calls it holds, when that is another
+    (a forced --format on another format's log crashed inside the reader, which then said only what Python did)."""
+    fmt = conv.format or detect(conv.messages)
+    others = [(what, f) for what, f in tool_marks(conv.messages) if FORMATS[f].to_chat is not FORMATS[fmt].to_chat]
+    return f"; it holds {others[0][0]}, which the {others[0][1]} reader reads: try --format {others[0][1]}" if others \
+        else f"; the {fmt} reader expects {FORMATS[fmt].title} (sam-data formats lists the formats)"
+
+
 def convert_conversation(conv: Conversation, label: Label = "origin", masked: bool = True,
                          report: ImportReport | None = None, result_limit: int | None = None) -> list[dict[str, Any]]:
     """One conversation (in any format) → the event dicts of one episode; raises TranscriptFormatError naming the
@@ -272,7 +281,8 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
             report.skipped.append(err)
             continue
         except (AttributeError, KeyError, TypeError, RecursionError) as exc:  # a shape no check foresaw
-            err = TranscriptFormatError(conv.where, f"malformed conversation ({type(exc).__name__}: {exc})")
+            err = TranscriptFormatError(conv.where, f"malformed conversation ({type(exc).__name__}: {exc})"
+                                        + _other_reader(conv))
             if not skip_bad:
                 raise err from None
             report.skipped.append(err)

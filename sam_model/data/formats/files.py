@@ -163,6 +163,10 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             task = _id(obj, "task_id", where)
             eid = episode_id_of(f"tau1-{domain}-{model}-task{task}-trial{obj.get('trial', 0)}")
             conv = Conversation(eid, obj["traj"], where, f"{domain}-task{task}", "tau1")
+        elif format == "tau1":  # it was read as something else, silently
+            raise TranscriptFormatError(where, "--format tau1 reads a tau-bench v1 file named {model}-{domain}.json[.gz]"
+                                               ", a list of {task_id, trial, traj}; this is not one: drop --format "
+                                               "(the content tells) or give the format it is (sam-data formats)")
         elif isinstance(obj, Mapping) and any(k in obj for k in ("messages", "input", "output", "items")):
             raw_id = _id(obj, "id", where)
             messages = obj.get("messages") if "messages" in obj else responses.items_of(obj, where)
