@@ -295,7 +295,11 @@ def _staged(path: str | os.PathLike, folder: bool) -> Iterator[Path]:
             "or a device)"
         raise SAMFileError(f"cannot write {target}: it is {kind}, which a save would replace; give the path of a "
                            "file to write (nothing was written)")
-    staging = _Staging(target)
+    try:
+        staging = _Staging(target)
+    except OSError as exc:  # the folder is not writable: say which and why, not the staging name it tried
+        raise SAMFileError(f"cannot write into {target.absolute().parent}: {exc.strerror or exc}; give a path in a "
+                           "folder you can write (nothing was written)") from None
     try:
         if folder:
             staging.payload.mkdir()
@@ -439,11 +443,22 @@ def write_json_lists(path: Path, lists: dict[str, tuple[Sequence, Callable[[Any]
         f.write((", " if tail and lists else "") + tail + "}")
 
 
+def not_found(path: str | os.PathLike) -> str:
+    """Why a path that does not exist is not there: "not found", or a link to nothing (a broken link or a loop of
+    links, which were reported as "not found" beside a link the user could see)."""
+    p = Path(path)
+    if p.is_symlink():
+        return "is a link to nothing (broken, or a loop of links)"
+    if p.exists() and not p.is_file() and not p.is_dir():
+        return "is not a regular file (a pipe, socket or device: write it to a file first)"
+    return "not found"
+
+
 def require_file(path: str | os.PathLike, what: str, hint: str = "") -> Path:
     """Return ``path`` as a Path, or raise SAMFileError naming it if it does not exist."""
     p = Path(path)
     if not p.exists():
-        msg = f"{what} not found: {p}"
+        msg = f"{what} {not_found(p)}: {p}"
         raise SAMFileError(msg + (f" ({hint})" if hint else ""))
     return p
 

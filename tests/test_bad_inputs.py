@@ -262,3 +262,33 @@ def test_a_log_given_without_brackets_says_how_to_write_the_list(capsys):
     assert train_run(["fit", "--config", "adapt.yaml", "--data.train", "my_agent/chats.jsonl.gz"]) == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "expected list" in err and "--data.train '[LOG]'" in err
+
+
+def test_an_output_folder_that_cannot_be_written_is_named(tmp_path, capsys):
+    """Found by review: '[Errno 1] Operation not permitted: '/sys/.x.jsonl.94ef98fe5a85.tmp'': the staging name, no
+    fix. /sys refuses new files even to root (a read-only folder would not, in a root container)."""
+    from sam_model.data.transcripts import main as transcripts_main
+
+    if not Path("/sys").is_dir():
+        pytest.skip("needs /sys (a Linux system) as a folder nobody can write")
+    log = tmp_path / "chats.jsonl"
+    log.write_text(json.dumps({"id": "c1", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert run_cli(transcripts_main, [str(log), "/sys/x.jsonl", "--allow-empty"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot write into /sys: " in err and "give a path in a folder you can write" in err and ".tmp" not in err
+
+
+def test_a_link_loop_or_a_device_is_not_called_missing(tmp_path, capsys):
+    """Found by review: a loop of links and /dev/zero were 'agent log not found' beside a path the user could see."""
+    from sam_model.data.transcripts import main as transcripts_main
+
+    (tmp_path / "a.jsonl").symlink_to(tmp_path / "b.jsonl")
+    (tmp_path / "b.jsonl").symlink_to(tmp_path / "a.jsonl")
+    loop = str(tmp_path / "a.jsonl")
+    assert validate_main([loop]) == 2 and "is a link to nothing (broken, or a loop of links)" in capsys.readouterr().err
+    assert run_cli(transcripts_main, [loop, str(tmp_path / "o.jsonl")]) == 1
+    assert "is a link to nothing" in capsys.readouterr().err
+    with pytest.raises(FileNotFoundError, match="is a link to nothing"):
+        read_episodes(loop)
+    if Path("/dev/zero").exists():
+        assert validate_main(["/dev/zero"]) == 2 and "is not a regular file" in capsys.readouterr().err

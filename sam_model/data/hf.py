@@ -23,7 +23,7 @@ import datasets
 from sam_model.data.examples import episode_row, iter_examples
 from sam_model.data.reader import OnError, ReadReport, iter_episodes
 from sam_model.data.schema import LogFormatError, State
-from sam_model.io import SAMFileError, atomic_write_text
+from sam_model.io import SAMFileError, atomic_write_text, not_found
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +217,8 @@ def _existing_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> l
         raise ValueError("no agent logs given")
     for p in files:
         if not p.is_file():
-            raise FileNotFoundError(f"agent log not found: {p} (give the path of a .jsonl or .jsonl.gz file)")
+            raise FileNotFoundError(f"agent log {'is a folder' if p.is_dir() else not_found(p)}: {p} (give the path "
+                                    "of a .jsonl or .jsonl.gz file)")
     return files
 
 

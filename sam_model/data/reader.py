@@ -20,7 +20,7 @@ from typing import Literal
 
 from sam_model.data.formats.base import strict_loads
 from sam_model.data.schema import Event, LogFormatError, parse_event
-from sam_model.io import check_compression
+from sam_model.io import check_compression, not_found
 
 OnError = Literal["raise", "skip"]
 
@@ -61,7 +61,7 @@ def open_log(path: str | os.PathLike) -> io.TextIOBase:
 def _open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(f"agent log not found: {p} (give the path of a .jsonl or .jsonl.gz file)")
+        raise FileNotFoundError(f"agent log {not_found(p)}: {p} (give the path of a .jsonl or .jsonl.gz file)")
     if p.is_dir():
         raise IsADirectoryError(f"agent log {p} is a directory; give the .jsonl or .jsonl.gz file inside it")
     check_compression(p)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sam_model.data.lives import make_lives
-from sam_model.io import SAMFileError, atomic_path
+from sam_model.io import SAMFileError, atomic_path, not_found
 
 SourceKind = Literal["agent-log", "sgd", "transcripts"]
 CONVERSION_VERSION = 4  # bump when a converter's output changes, so old cached logs are not reused
@@ -65,7 +65,7 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
         return "transcripts"
     p = Path(path)
     if not p.exists():
-        raise SAMFileError(f"data not found: {p} (give an agent log .jsonl/.jsonl.gz, a tool-call transcript file "
+        raise SAMFileError(f"data {not_found(p)}: {p} (give an agent log .jsonl/.jsonl.gz, a tool-call transcript file "
                            ".jsonl/.json[.gz], or an SGD split folder such as ../shared/data/sgd/train)")
     if p.is_dir():
         if is_sgd_split_dir(p):

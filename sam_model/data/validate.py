@@ -32,7 +32,7 @@ from tqdm import tqdm
 from sam_model.data.examples import Scope, check_scope
 from sam_model.data.reader import Episode, OnError, ReadReport, iter_episodes
 from sam_model.data.schema import LogFormatError
-from sam_model.io import SAMFileError, cli_name
+from sam_model.io import SAMFileError, cli_name, not_found
 
 TOP_PHASES = 20
 
@@ -220,8 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for log in args.logs:
         p = Path(log)
         if not p.is_file():
-            what = "is a directory" if p.is_dir() else "is not a regular file (a pipe, socket or device: write the " \
-                "log to a file first)" if p.exists() else "not found"
+            what = "is a directory" if p.is_dir() else not_found(p)
             print(f"error: agent log {what}: {p} (give .jsonl or .jsonl.gz files)", file=sys.stderr)
             return 2
 

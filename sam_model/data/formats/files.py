@@ -18,7 +18,7 @@ from typing import Any
 
 from sam_model.data.formats import FORMATS, anthropic, detect, otel, responses, tau2
 from sam_model.data.formats.base import Conversation, TranscriptFormatError, strict_loads
-from sam_model.io import SAMFileError, check_compression
+from sam_model.io import SAMFileError, check_compression, not_found
 from sam_model.limits import too_deep
 
 MAX_DEPTH = 100  # deepest nesting of objects and lists a document may have (a conversation needs about 10)
@@ -97,7 +97,7 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
         raise SAMFileError(f"unknown format {format!r}; formats: {', '.join(FORMATS)} (sam-data formats)")
     check_compression(p)  # a pipe or device: refused in one line (it blocked the reader)
     if not p.is_file():
-        raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else 'not found'}: {p} (give a .jsonl[.gz] "
+        raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else not_found(p)}: {p} (give a .jsonl[.gz] "
                            "of conversations, or a .json[.gz] tau-bench, tau2 or OTLP file; sam-data formats lists "
                            "them)")
     docs = documents(p)
