@@ -544,6 +544,10 @@ def test_review_of_the_readers_edge_cases(tmp_path, capsys):
     assert main([str(cut), str(tmp_path / "o2.jsonl"), "--skip-bad"]) == 0
     kept = (tmp_path / "o2.jsonl").read_text(encoding="utf-8").count("\n")
     assert 0 < kept < 600 and kept % 2 == 0  # the conversations before the cut, two events each
+    cut.write_bytes(raw[:40])  # cut inside its first block: no line at all
+    assert main([str(cut), str(tmp_path / "o4.jsonl")]) == 1
+    assert "c.jsonl.gz:1: the file cannot be read on from here" in (err := capsys.readouterr().err)
+    assert "no line could be read" in err and "lines 1-0" not in err
 
     for i, doc in enumerate([{"resourceSpans": "oops"}, {"resourceSpans": [{"scopeSpans": ["x"]}]},
                              {"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": "yesterday"}]}]}]},

@@ -83,9 +83,9 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
                         yield err, where
             except (OSError, EOFError) as exc:  # a cut .gz: the lines before are read, the rest is one bad item
                 where = f"{p}:{n + 1}"
-                yield TranscriptFormatError(where, f"the file cannot be read on from here ({exc}); lines 1-{n} were "
-                                                   "read: re-copy or re-compress it (--skip-bad keeps what was read)"
-                                            ), where
+                read = f"lines 1-{n} were read" if n else "no line could be read"
+                yield TranscriptFormatError(where, f"the file cannot be read on from here ({exc}); {read}: re-copy or "
+                                                   "re-compress it (--skip-bad keeps what was read)"), where
     except (OSError, EOFError) as exc:
         raise SAMFileError(f"cannot read {p}: {exc} (is it a complete .json/.jsonl, or .gz of one?)") from None
 
