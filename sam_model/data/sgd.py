@@ -25,9 +25,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from sam_model.data.formats.base import strict_loads
 from sam_model.data.lives import make_lives
 from sam_model.data.text import norm
-from sam_model.io import SAMFileError, atomic_path, cli_name, run_cli
+from sam_model.io import SAMFileError, atomic_path, check_compression, cli_name, run_cli
 
 Label = Literal["origin", "latest", "all"]
 LABELS: tuple[str, ...] = ("origin", "latest", "all")
@@ -150,18 +151,105 @@ def is_sgd_split_dir(path: str | os.PathLike) -> bool:
 
 
 def _load_file(path: Path) -> list[dict]:
-    """Read one dialogues file, with an error that names it when it is corrupt."""
+    """Read one dialogues file strictly (as every reader of the project reads JSON), with an error that names it and
+    the fix: a NaN or a key given twice was written on into a log the validator refuses, or read as the last value."""
+    check_compression(path)  # a gzip file named .json was "corrupt ... can't decode byte 0x8b": the fix is its name
     try:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rb") as fh:
+            raw = fh.read()
+    except (OSError, EOFError) as exc:
         raise SAMFileError(f"corrupt SGD dialogues file {path}: {exc} (re-download or remove it)") from None
+    data = _parse(path, _decode(path, raw))
     if not isinstance(data, list) or not all(isinstance(d, dict) and "turns" in d and "dialogue_id" in d
                                              for d in data):
         raise SAMFileError(f"{path} is not an SGD dialogues file: expected a JSON list of dialogues "
                            "with 'dialogue_id' and 'turns'")
     return data
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    """The file's text; a UTF-8 byte-order mark is accepted (as the log reader does), other encodings are refused
+    with "re-save it as UTF-8" (a re-download would not change them)."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:4]:
+        raise SAMFileError(f"{path} is UTF-16 or UTF-32, not UTF-8: re-save it as UTF-8")
+    try:
+        return raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        newline = b"\n"
+        line, line_start = raw.count(newline, 0, exc.start) + 1, raw.rfind(newline, 0, exc.start) + 1
+        raise SAMFileError(f"{path}: not UTF-8 (line {line}, byte {exc.start - line_start + 1} of the line is "
+                           f"0x{raw[exc.start]:02x}): re-save it as UTF-8") from None
+
+
+def _parse(path: Path, text: str) -> Any:
+    """Strict JSON (sam_model.data.formats.base.strict_loads): no bare NaN/Infinity, no key twice in one object."""
+    try:
+        return strict_loads(text)
+    except RecursionError:
+        raise SAMFileError(f"{path}: nested too deeply (hundreds of levels of lists and objects, where an SGD "
+                           "dialogue has about 8): re-download it, or remove it from the split") from None
+    except json.JSONDecodeError as exc:
+        raise SAMFileError(f"corrupt SGD dialogues file {path}: {exc} (re-download or remove it)") from None
+    except ValueError as exc:  # valid to Python's json, refused by strict JSON: say where, it is one value to fix
+        where = _locate(text)
+        raise SAMFileError(f"{path}: {where + ': ' if where else ''}{exc}") from None
+
+
+class _Refused:
+    """A value strict JSON refuses (NaN, Infinity), kept in its place by the lenient read of :func:`_locate`."""
+
+
+def _locate(text: str) -> str:
+    """Where the first thing strict JSON refused is ("dialogue 'ID', turn T"; "" when not found), read again the
+    lenient way with what it refused marked in place (only on that error, so a good file is parsed once)."""
+    marks: list[object] = []
+
+    def mark(_: str) -> _Refused:
+        marks.append(_Refused())
+        return marks[-1]  # type: ignore[return-value]
+
+    def number(s: str) -> float | _Refused:
+        value = float(s)
+        return mark(s) if value in (float("inf"), float("-inf")) else value
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        d = dict(items)
+        if len(d) < len(items):
+            marks.append(d)
+        return d
+
+    try:
+        data = json.loads(text, parse_constant=mark, parse_float=number, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return ""
+    if not marks or not isinstance(data, list):
+        return ""
+    for i, dialogue in enumerate(data):
+        if not _holds(dialogue, marks[0]):
+            continue
+        did = dialogue.get("dialogue_id") if isinstance(dialogue, dict) else None
+        name = f"dialogue {did!r}" if isinstance(did, str) else f"dialogue {i} of the list"
+        turns = dialogue.get("turns") if isinstance(dialogue, dict) else None
+        for t, turn in enumerate(turns if isinstance(turns, list) else []):
+            if _holds(turn, marks[0]):
+                return f"{name}, turn {t}"
+        return name
+    return ""
+
+
+def _holds(value: Any, target: object) -> bool:
+    """Whether ``target`` (by identity) is ``value`` or inside it, walked without recursion."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v is target:
+            return True
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 
 def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None,
