@@ -158,7 +158,7 @@ def test_empty_and_corrupt_dirs(tmp_path, capsys):
     assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) != 0
     assert "dialogues_001.json" in capsys.readouterr().err
     bad.write_text('[{"dialogue_id": "x", "turns": [{"speaker": "USER"}]}]', encoding="utf-8")
-    with pytest.raises(SAMFileError, match="dialogues_001.json.*'x' is malformed"):
+    with pytest.raises(SAMFileError, match="dialogues_001.json: dialogue 'x', turn 0: no utterance"):
         list(iter_sgd_events(tmp_path))
     # found by review: a turn with no frames was a bare "max() arg is an empty sequence"
     bad.write_text('[{"dialogue_id": "y", "turns": [{"speaker": "USER", "utterance": "hi", "frames": []}]}]')
@@ -269,3 +269,30 @@ def test_encodings_get_the_right_advice(tmp_path, capsys):
     assert "dialogues_001.json: not UTF-8 (line 1, byte" in err and "re-save it as UTF-8" in err
     split = _split(tmp_path, "\ufeff" + text)
     assert list(iter_sgd_events(split)) == convert_dialogue(json.loads(text)[0])
+
+
+def test_turns_the_log_would_refuse_are_named(tmp_path, capsys):
+    """Found by review: a null utterance became "text": null and another speaker a system turn, both exit 0 (the
+    validator then refused the log, or it held a wrong event); now one line names the dialogue and turn."""
+    bad = _dialogue("1_00002", utterance=None)
+    err = _refused(_split(tmp_path, json.dumps([_dialogue(), bad])), tmp_path, capsys)
+    assert err.endswith("dialogues_001.json: dialogue '1_00002', turn 0: utterance null is not a string (every turn "
+                        "becomes an event with its text): give the turn's text, or remove the dialogue")
+    bad = _dialogue("1_00002")
+    bad["turns"][1]["speaker"] = "AGENT"
+    err = _refused(_split(tmp_path, json.dumps([_dialogue(), bad])), tmp_path, capsys)
+    assert "dialogue '1_00002', turn 1: speaker \"AGENT\" is neither USER nor SYSTEM" in err
+    with pytest.raises(SAMFileError, match="turn 1: speaker"):
+        list(iter_sgd_dialogues(tmp_path / "split"))
+
+
+def test_a_dialogue_id_twice_is_refused(tmp_path, capsys):
+    """Found by review: two dialogues with one dialogue_id gave one episode with every step twice (the validator's
+    "duplicate step"), in one file or across two."""
+    split = _split(tmp_path, json.dumps([_dialogue("1_00001"), _dialogue("1_00001")]))
+    err = _refused(split, tmp_path, capsys)
+    assert "dialogues_001.json: dialogue '1_00001' is there a second time (first in dialogues_001.json)" in err
+    _split(tmp_path, json.dumps([_dialogue("1_00001")]))
+    _split(tmp_path, json.dumps([_dialogue("1_00001")]), "dialogues_002.json")
+    err = _refused(split, tmp_path, capsys)
+    assert "dialogues_002.json: dialogue '1_00001' is there a second time (first in dialogues_001.json)" in err

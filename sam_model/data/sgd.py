@@ -165,7 +165,40 @@ def _load_file(path: Path) -> list[dict]:
                                              for d in data):
         raise SAMFileError(f"{path} is not an SGD dialogues file: expected a JSON list of dialogues "
                            "with 'dialogue_id' and 'turns'")
+    for n, dialogue in enumerate(data):
+        _check_dialogue(path, n, dialogue)
     return data
+
+
+def _check_dialogue(path: Path, n: int, dialogue: dict) -> None:
+    """Refuse what the conversion would write into a log the validator rejects (a null text) or read as something
+    it is not (another speaker taken for the system), naming the dialogue and turn."""
+    did = dialogue["dialogue_id"]
+    if not isinstance(did, str) or not did:
+        raise SAMFileError(f"{path}: dialogue {n} of the list has dialogue_id {did!r}: give it its id as a "
+                           "non-empty string")
+    turns = dialogue["turns"]
+    if not isinstance(turns, list):
+        raise SAMFileError(f"{path}: dialogue {did!r}: 'turns' is {type(turns).__name__}, not a list of turns: "
+                           "re-download the file, or fix the dialogue there")
+    for t, turn in enumerate(turns):
+        where = f"{path}: dialogue {did!r}, turn {t}"
+        if not isinstance(turn, dict):
+            raise SAMFileError(f"{where} is {type(turn).__name__}, not a turn object: fix the turn, or remove the "
+                               "dialogue")
+        if turn.get("speaker") not in ("USER", "SYSTEM"):
+            said = f"speaker {_shown(turn['speaker'])} is neither USER nor SYSTEM" if "speaker" in turn else "no speaker"
+            raise SAMFileError(f"{where}: {said}: give the turn's speaker as USER or SYSTEM")
+        if not isinstance(turn.get("utterance"), str):
+            said = f"utterance {_shown(turn['utterance'])} is not a string" if "utterance" in turn else "no utterance"
+            raise SAMFileError(f"{where}: {said} (every turn becomes an event with its text): give the turn's text, "
+                               "or remove the dialogue")
+
+
+def _shown(value: Any) -> str:
+    """A JSON value as the file wrote it, cut to fit a one-line error."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _decode(path: Path, raw: bytes) -> str:
@@ -265,8 +298,15 @@ def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None,
     if not files:
         raise SAMFileError(f"no dialogues_*.json[.gz] files in {split}; is it an SGD split folder (train/dev)?")
     count = seen = 0
+    first_of: dict[str, Path] = {}  # dialogue_id -> the file it was first read from
     for path in files:
         for dialogue in _load_file(path):
+            did = dialogue["dialogue_id"]
+            if did in first_of:  # its events would repeat the steps of episode sgd-ID, a log the validator refuses
+                raise SAMFileError(f"{path}: dialogue {did!r} is there a second time (first in {first_of[did].name}), "
+                                   "and both would be episode 'sgd-" + did + "': remove the copy, or give one "
+                                   "its own dialogue_id")
+            first_of[did] = path
             seen += 1
             if (seen - 1) % every:
                 continue
