@@ -296,3 +296,18 @@ def test_a_dialogue_id_twice_is_refused(tmp_path, capsys):
     _split(tmp_path, json.dumps([_dialogue("1_00001")]), "dialogues_002.json")
     err = _refused(split, tmp_path, capsys)
     assert "dialogues_002.json: dialogue '1_00001' is there a second time (first in dialogues_001.json)" in err
+
+
+def test_an_empty_split_is_refused_unless_allowed(tmp_path, capsys):
+    """Found by review: a split whose files hold [] wrote an empty log with exit 0, which `sam-data validate` and
+    `transcripts` refuse without --allow-empty; now it is refused too, and --allow-empty writes it as they do."""
+    split = _split(tmp_path, "[]")
+    err = _refused(split, tmp_path, capsys)
+    assert "split: no dialogue in dialogues_001.json (an empty list)" in err and "--allow-empty" in err
+    with pytest.raises(SAMFileError, match="no dialogue in"):  # training reads an SGD folder this way
+        list(iter_sgd_events(split))
+    assert list(iter_sgd_events(split, allow_empty=True)) == [] == list(iter_sgd_dialogues(split, max_dialogues=0))
+    out = tmp_path / "o.jsonl"
+    assert main([str(split), str(out), "--allow-empty"]) == 0 and out.read_bytes() == b""
+    _split(tmp_path, json.dumps([_dialogue()]), "dialogues_002.json")  # one empty file beside others is fine
+    assert main([str(split), str(out)]) == 0 and len(out.read_text(encoding="utf-8").splitlines()) == 4

@@ -285,10 +285,12 @@ def _holds(value: Any, target: object) -> bool:
     return False
 
 
-def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None,
-                  every: int = 1) -> Iterator[tuple[Path, dict]]:
+def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None, every: int = 1,
+                  allow_empty: bool = False) -> Iterator[tuple[Path, dict]]:
     """Dialogues in file order; ``every`` > 1 keeps one dialogue in ``every`` (SGD files are grouped by
-    service, so a strided sample covers every service where the first N dialogues cover a few)."""
+    service, so a strided sample covers every service where the first N dialogues cover a few). Files that hold
+    no dialogue at all raise at the end unless ``allow_empty`` (as the transcript importer: an empty log written
+    with exit 0 was refused by every tool after it)."""
     if every < 1:
         raise ValueError(f"every must be >= 1, got {every}")
     split = Path(split_dir)
@@ -314,19 +316,23 @@ def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None,
                 return
             count += 1
             yield path, dialogue
+    if not count and not allow_empty and max_dialogues != 0:
+        held = files[0].name if len(files) == 1 else f"any of its {len(files)} dialogues files"
+        raise SAMFileError(f"{split}: no dialogue in {held} (an empty list): an incomplete download? pass "
+                           "--allow-empty to write an empty log")
 
 
 def iter_sgd_dialogues(split_dir: str | os.PathLike, max_dialogues: int | None = None,
-                       every: int = 1) -> Iterator[dict]:
+                       every: int = 1, allow_empty: bool = False) -> Iterator[dict]:
     """Yield the raw dialogues of an SGD split: files sorted by name, dialogues in file order."""
-    for _, dialogue in _iter_sourced(split_dir, max_dialogues, every):
+    for _, dialogue in _iter_sourced(split_dir, max_dialogues, every, allow_empty):
         yield dialogue
 
 
 def iter_sgd_events(split_dir: str | os.PathLike, label: Label = "origin", masked: bool = True,
-                    max_dialogues: int | None = None, every: int = 1) -> Iterator[dict]:
+                    max_dialogues: int | None = None, every: int = 1, allow_empty: bool = False) -> Iterator[dict]:
     """Yield the agent-log event dicts of a whole SGD split, episode after episode."""
-    for path, dialogue in _iter_sourced(split_dir, max_dialogues, every):
+    for path, dialogue in _iter_sourced(split_dir, max_dialogues, every, allow_empty):
         yield from _convert_checked(path, dialogue, label, masked)
 
 
@@ -357,6 +363,8 @@ def _main(argv: list[str]) -> int:
     parser.add_argument("--unmasked", action="store_true",
                         help="keep needed values in the decision point's constraints (default: mask them "
                              "and list the slots in uncertainty_flags)")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="write the log even when the split's files hold no dialogue (default: an error)")
     parser.add_argument("--max-dialogues", type=int, default=None, metavar="N",
                         help="convert only the first N dialogues (default: all)")
     parser.add_argument("--life", type=int, default=1, metavar="N",
@@ -388,7 +396,8 @@ def _main(argv: list[str]) -> int:
                     tqdm(total=args.max_dialogues, unit=" dialogues", desc="SGD") as bar:
                 def converted():
                     nonlocal n_dialogues
-                    for path, dialogue in _iter_sourced(args.split_dir, args.max_dialogues, args.every):
+                    for path, dialogue in _iter_sourced(args.split_dir, args.max_dialogues, args.every,
+                                                        args.allow_empty):
                         yield from _convert_checked(path, dialogue, args.label, not args.unmasked)
                         n_dialogues += 1
                         bar.update()
