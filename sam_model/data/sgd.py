@@ -239,8 +239,9 @@ def _locate(text: str) -> str:
     marks: list[object] = []
 
     def mark(_: str) -> _Refused:
-        marks.append(_Refused())
-        return marks[-1]  # type: ignore[return-value]
+        refused = _Refused()
+        marks.append(refused)
+        return refused
 
     def number(s: str) -> float | _Refused:
         value = float(s)
