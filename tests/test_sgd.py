@@ -158,7 +158,7 @@ def test_empty_and_corrupt_dirs(tmp_path, capsys):
     assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) != 0
     assert "dialogues_001.json" in capsys.readouterr().err
     bad.write_text('[{"dialogue_id": "x", "turns": [{"speaker": "USER"}]}]', encoding="utf-8")
-    with pytest.raises(SAMFileError, match="dialogues_001.json.*'x' is malformed"):
+    with pytest.raises(SAMFileError, match="dialogues_001.json: dialogue 'x', turn 0: no utterance"):
         list(iter_sgd_events(tmp_path))
     # found by review: a turn with no frames was a bare "max() arg is an empty sequence"
     bad.write_text('[{"dialogue_id": "y", "turns": [{"speaker": "USER", "utterance": "hi", "frames": []}]}]')
@@ -204,3 +204,110 @@ def test_every_keeps_one_dialogue_in_k_across_files(tmp_path):
     assert {json.loads(x)["episode_id"] for x in lines} == {"sgd-" + ids[0], "sgd-" + ids[7]}
     with pytest.raises(ValueError, match="every"):
         list(iter_sgd_dialogues(DEV, every=0))
+
+
+def _dialogue(did: str = "1_00001", utterance: object = "Book a table at Nopa") -> dict:
+    """A small SGD dialogue: a user turn, then a system turn that calls a service."""
+    user = {"speaker": "USER", "utterance": utterance, "frames": [_frame("ReserveRestaurant", 1, "Nopa")]}
+    call = {"method": "ReserveRestaurant", "parameters": {"restaurant_name": "Nopa"}}
+    system = {"speaker": "SYSTEM", "utterance": "Booked.", "frames": [
+        {"actions": [], "service_call": call, "service_results": [{"restaurant_name": "Nopa"}]}]}
+    return {"dialogue_id": did, "services": ["Restaurants_1"], "turns": [user, system]}
+
+
+def _split(tmp_path: Path, content: str | bytes, name: str = "dialogues_001.json") -> Path:
+    split = tmp_path / "split"
+    split.mkdir(exist_ok=True)
+    (split / "schema.json").write_text("[]", encoding="utf-8")
+    f = split / name
+    f.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return split
+
+
+def _refused(split: Path, tmp_path: Path, capsys) -> str:
+    """The one error line of ``sam-data sgd`` on ``split``, after checking it wrote nothing."""
+    out = tmp_path / "o.jsonl"
+    assert main([str(split), str(out)]) == 1
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "Traceback" not in err, err
+    assert not out.exists()
+    return errors[0]
+
+
+def test_strict_json_is_refused_where_it_is(tmp_path, capsys):
+    """Found by review: a bare NaN slot value went on into the log (bare NaN, refused by the validator) and a key
+    given twice in one object was read as its last value; both are now named by file, dialogue and turn."""
+    nan = json.dumps([_dialogue("1_00001"), _dialogue("1_00002")]).replace('"values": ["Nopa"]', '"values": [NaN]', 3)
+    err = _refused(_split(tmp_path, nan), tmp_path, capsys)
+    assert "dialogues_001.json: dialogue '1_00001', turn 0: bare NaN is not JSON" in err
+    twice = json.dumps([_dialogue("1_00001"), _dialogue("1_00002")])
+    twice = twice[::-1].replace('"METSYS" :"rekaeps"', '"RESU" :"rekaeps" ,"METSYS" :"rekaeps"', 1)[::-1]
+    err = _refused(_split(tmp_path, twice), tmp_path, capsys)
+    assert "dialogue '1_00002', turn 1: the key 'speaker' is given twice in one object (keep one)" in err
+    with pytest.raises(SAMFileError, match="1_00002', turn 1"):  # training and evaluate read SGD this way
+        list(iter_sgd_events(tmp_path / "split"))
+
+
+def test_deep_nesting_is_one_line(tmp_path, capsys):
+    """Found by review: a dialogues file nested 100,000 deep was a RecursionError traceback, here and in training."""
+    split = _split(tmp_path, "[" * 100_000 + "]" * 100_000)
+    assert "dialogues_001.json: nested too deeply" in _refused(split, tmp_path, capsys)
+    with pytest.raises(SAMFileError, match="nested too deeply"):
+        list(iter_sgd_events(split))
+
+
+def test_encodings_get_the_right_advice(tmp_path, capsys):
+    """Found by review: a gzip file named .json, a UTF-16 or a Latin-1 file were all "can't decode byte ...
+    (re-download or remove it)"; a UTF-8 byte-order mark was refused though the log reader accepts one."""
+    text = json.dumps([_dialogue(utterance="Book a table at Nopa, café")], ensure_ascii=False)
+    err = _refused(_split(tmp_path, gzip.compress(text.encode("utf-8"))), tmp_path, capsys)
+    assert "gzip-compressed but not named .gz: rename it dialogues_001.json.gz" in err
+    err = _refused(_split(tmp_path, text.encode("utf-16")), tmp_path, capsys)
+    assert "dialogues_001.json is UTF-16 or UTF-32, not UTF-8: re-save it as UTF-8" in err
+    err = _refused(_split(tmp_path, text.encode("latin-1")), tmp_path, capsys)
+    assert "dialogues_001.json: not UTF-8 (line 1, byte" in err and "re-save it as UTF-8" in err
+    split = _split(tmp_path, "\ufeff" + text)
+    assert list(iter_sgd_events(split)) == convert_dialogue(json.loads(text)[0])
+
+
+def test_turns_the_log_would_refuse_are_named(tmp_path, capsys):
+    """Found by review: a null utterance became "text": null and another speaker a system turn, both exit 0 (the
+    validator then refused the log, or it held a wrong event); now one line names the dialogue and turn."""
+    bad = _dialogue("1_00002", utterance=None)
+    err = _refused(_split(tmp_path, json.dumps([_dialogue(), bad])), tmp_path, capsys)
+    assert err.endswith("dialogues_001.json: dialogue '1_00002', turn 0: utterance null is not a string (every turn "
+                        "becomes an event with its text): give the turn's text, or remove the dialogue")
+    bad = _dialogue("1_00002")
+    bad["turns"][1]["speaker"] = "AGENT"
+    err = _refused(_split(tmp_path, json.dumps([_dialogue(), bad])), tmp_path, capsys)
+    assert "dialogue '1_00002', turn 1: speaker \"AGENT\" is neither USER nor SYSTEM" in err
+    with pytest.raises(SAMFileError, match="turn 1: speaker"):
+        list(iter_sgd_dialogues(tmp_path / "split"))
+
+
+def test_a_dialogue_id_twice_is_refused(tmp_path, capsys):
+    """Found by review: two dialogues with one dialogue_id gave one episode with every step twice (the validator's
+    "duplicate step"), in one file or across two."""
+    split = _split(tmp_path, json.dumps([_dialogue("1_00001"), _dialogue("1_00001")]))
+    err = _refused(split, tmp_path, capsys)
+    assert "dialogues_001.json: dialogue '1_00001' is there a second time (first in dialogues_001.json)" in err
+    _split(tmp_path, json.dumps([_dialogue("1_00001")]))
+    _split(tmp_path, json.dumps([_dialogue("1_00001")]), "dialogues_002.json")
+    err = _refused(split, tmp_path, capsys)
+    assert "dialogues_002.json: dialogue '1_00001' is there a second time (first in dialogues_001.json)" in err
+
+
+def test_an_empty_split_is_refused_unless_allowed(tmp_path, capsys):
+    """Found by review: a split whose files hold [] wrote an empty log with exit 0, which `sam-data validate` and
+    `transcripts` refuse without --allow-empty; now it is refused too, and --allow-empty writes it as they do."""
+    split = _split(tmp_path, "[]")
+    err = _refused(split, tmp_path, capsys)
+    assert "split: no dialogue in dialogues_001.json (an empty list)" in err and "--allow-empty" in err
+    with pytest.raises(SAMFileError, match="no dialogue in"):  # training reads an SGD folder this way
+        list(iter_sgd_events(split))
+    assert list(iter_sgd_events(split, allow_empty=True)) == [] == list(iter_sgd_dialogues(split, max_dialogues=0))
+    out = tmp_path / "o.jsonl"
+    assert main([str(split), str(out), "--allow-empty"]) == 0 and out.read_bytes() == b""
+    _split(tmp_path, json.dumps([_dialogue()]), "dialogues_002.json")  # one empty file beside others is fine
+    assert main([str(split), str(out)]) == 0 and len(out.read_text(encoding="utf-8").splitlines()) == 4

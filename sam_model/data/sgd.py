@@ -25,9 +25,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from sam_model.data.formats.base import strict_loads
 from sam_model.data.lives import make_lives
 from sam_model.data.text import norm
-from sam_model.io import SAMFileError, atomic_path, cli_name, run_cli
+from sam_model.io import SAMFileError, atomic_path, check_compression, cli_name, run_cli
 
 Label = Literal["origin", "latest", "all"]
 LABELS: tuple[str, ...] = ("origin", "latest", "all")
@@ -150,24 +151,147 @@ def is_sgd_split_dir(path: str | os.PathLike) -> bool:
 
 
 def _load_file(path: Path) -> list[dict]:
-    """Read one dialogues file, with an error that names it when it is corrupt."""
+    """Read one dialogues file strictly (as every reader of the project reads JSON), with an error that names it and
+    the fix: a NaN or a key given twice was written on into a log the validator refuses, or read as the last value."""
+    check_compression(path)  # a gzip file named .json was "corrupt ... can't decode byte 0x8b": the fix is its name
     try:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rb") as fh:
+            raw = fh.read()
+    except (OSError, EOFError) as exc:
         raise SAMFileError(f"corrupt SGD dialogues file {path}: {exc} (re-download or remove it)") from None
+    data = _parse(path, _decode(path, raw))
     if not isinstance(data, list) or not all(isinstance(d, dict) and "turns" in d and "dialogue_id" in d
                                              for d in data):
         raise SAMFileError(f"{path} is not an SGD dialogues file: expected a JSON list of dialogues "
                            "with 'dialogue_id' and 'turns'")
+    for n, dialogue in enumerate(data):
+        _check_dialogue(path, n, dialogue)
     return data
 
 
-def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None,
-                  every: int = 1) -> Iterator[tuple[Path, dict]]:
+def _check_dialogue(path: Path, n: int, dialogue: dict) -> None:
+    """Refuse what the conversion would write into a log the validator rejects (a null text) or read as something
+    it is not (another speaker taken for the system), naming the dialogue and turn."""
+    did = dialogue["dialogue_id"]
+    if not isinstance(did, str) or not did:
+        raise SAMFileError(f"{path}: dialogue {n} of the list has dialogue_id {did!r}: give it its id as a "
+                           "non-empty string")
+    turns = dialogue["turns"]
+    if not isinstance(turns, list):
+        raise SAMFileError(f"{path}: dialogue {did!r}: 'turns' is {type(turns).__name__}, not a list of turns: "
+                           "re-download the file, or fix the dialogue there")
+    for t, turn in enumerate(turns):
+        where = f"{path}: dialogue {did!r}, turn {t}"
+        if not isinstance(turn, dict):
+            raise SAMFileError(f"{where} is {type(turn).__name__}, not a turn object: fix the turn, or remove the "
+                               "dialogue")
+        if turn.get("speaker") not in ("USER", "SYSTEM"):
+            said = f"speaker {_shown(turn['speaker'])} is neither USER nor SYSTEM" if "speaker" in turn else "no speaker"
+            raise SAMFileError(f"{where}: {said}: give the turn's speaker as USER or SYSTEM")
+        if not isinstance(turn.get("utterance"), str):
+            said = f"utterance {_shown(turn['utterance'])} is not a string" if "utterance" in turn else "no utterance"
+            raise SAMFileError(f"{where}: {said} (every turn becomes an event with its text): give the turn's text, "
+                               "or remove the dialogue")
+
+
+def _shown(value: Any) -> str:
+    """A JSON value as the file wrote it, cut to fit a one-line error."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    """The file's text; a UTF-8 byte-order mark is accepted (as the log reader does), other encodings are refused
+    with "re-save it as UTF-8" (a re-download would not change them)."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:4]:
+        raise SAMFileError(f"{path} is UTF-16 or UTF-32, not UTF-8: re-save it as UTF-8")
+    try:
+        return raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        newline = b"\n"
+        line, line_start = raw.count(newline, 0, exc.start) + 1, raw.rfind(newline, 0, exc.start) + 1
+        raise SAMFileError(f"{path}: not UTF-8 (line {line}, byte {exc.start - line_start + 1} of the line is "
+                           f"0x{raw[exc.start]:02x}): re-save it as UTF-8") from None
+
+
+def _parse(path: Path, text: str) -> Any:
+    """Strict JSON (sam_model.data.formats.base.strict_loads): no bare NaN/Infinity, no key twice in one object."""
+    try:
+        return strict_loads(text)
+    except RecursionError:
+        raise SAMFileError(f"{path}: nested too deeply (hundreds of levels of lists and objects, where an SGD "
+                           "dialogue has about 8): re-download it, or remove it from the split") from None
+    except json.JSONDecodeError as exc:
+        raise SAMFileError(f"corrupt SGD dialogues file {path}: {exc} (re-download or remove it)") from None
+    except ValueError as exc:  # valid to Python's json, refused by strict JSON: say where, it is one value to fix
+        where = _locate(text)
+        raise SAMFileError(f"{path}: {where + ': ' if where else ''}{exc}") from None
+
+
+class _Refused:
+    """A value strict JSON refuses (NaN, Infinity), kept in its place by the lenient read of :func:`_locate`."""
+
+
+def _locate(text: str) -> str:
+    """Where the first thing strict JSON refused is ("dialogue 'ID', turn T"; "" when not found), read again the
+    lenient way with what it refused marked in place (only on that error, so a good file is parsed once)."""
+    marks: list[object] = []
+
+    def mark(_: str) -> _Refused:
+        refused = _Refused()
+        marks.append(refused)
+        return refused
+
+    def number(s: str) -> float | _Refused:
+        value = float(s)
+        return mark(s) if value in (float("inf"), float("-inf")) else value
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        d = dict(items)
+        if len(d) < len(items):
+            marks.append(d)
+        return d
+
+    try:
+        data = json.loads(text, parse_constant=mark, parse_float=number, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return ""
+    if not marks or not isinstance(data, list):
+        return ""
+    for i, dialogue in enumerate(data):
+        if not _holds(dialogue, marks[0]):
+            continue
+        did = dialogue.get("dialogue_id") if isinstance(dialogue, dict) else None
+        name = f"dialogue {did!r}" if isinstance(did, str) else f"dialogue {i} of the list"
+        turns = dialogue.get("turns") if isinstance(dialogue, dict) else None
+        for t, turn in enumerate(turns if isinstance(turns, list) else []):
+            if _holds(turn, marks[0]):
+                return f"{name}, turn {t}"
+        return name
+    return ""
+
+
+def _holds(value: Any, target: object) -> bool:
+    """Whether ``target`` (by identity) is ``value`` or inside it, walked without recursion."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v is target:
+            return True
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
+
+
+def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None, every: int = 1,
+                  allow_empty: bool = False) -> Iterator[tuple[Path, dict]]:
     """Dialogues in file order; ``every`` > 1 keeps one dialogue in ``every`` (SGD files are grouped by
-    service, so a strided sample covers every service where the first N dialogues cover a few)."""
+    service, so a strided sample covers every service where the first N dialogues cover a few). Files that hold
+    no dialogue at all raise at the end unless ``allow_empty`` (as the transcript importer: an empty log written
+    with exit 0 was refused by every tool after it)."""
     if every < 1:
         raise ValueError(f"every must be >= 1, got {every}")
     split = Path(split_dir)
@@ -177,8 +301,15 @@ def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None,
     if not files:
         raise SAMFileError(f"no dialogues_*.json[.gz] files in {split}; is it an SGD split folder (train/dev)?")
     count = seen = 0
+    first_of: dict[str, Path] = {}  # dialogue_id -> the file it was first read from
     for path in files:
         for dialogue in _load_file(path):
+            did = dialogue["dialogue_id"]
+            if did in first_of:  # its events would repeat the steps of episode sgd-ID, a log the validator refuses
+                raise SAMFileError(f"{path}: dialogue {did!r} is there a second time (first in {first_of[did].name}), "
+                                   "and both would be episode 'sgd-" + did + "': remove the copy, or give one "
+                                   "its own dialogue_id")
+            first_of[did] = path
             seen += 1
             if (seen - 1) % every:
                 continue
@@ -186,19 +317,23 @@ def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None,
                 return
             count += 1
             yield path, dialogue
+    if not count and not allow_empty and max_dialogues != 0:
+        held = files[0].name if len(files) == 1 else f"any of its {len(files)} dialogues files"
+        raise SAMFileError(f"{split}: no dialogue in {held} (an empty list): an incomplete download? pass "
+                           "--allow-empty to write an empty log")
 
 
 def iter_sgd_dialogues(split_dir: str | os.PathLike, max_dialogues: int | None = None,
-                       every: int = 1) -> Iterator[dict]:
+                       every: int = 1, allow_empty: bool = False) -> Iterator[dict]:
     """Yield the raw dialogues of an SGD split: files sorted by name, dialogues in file order."""
-    for _, dialogue in _iter_sourced(split_dir, max_dialogues, every):
+    for _, dialogue in _iter_sourced(split_dir, max_dialogues, every, allow_empty):
         yield dialogue
 
 
 def iter_sgd_events(split_dir: str | os.PathLike, label: Label = "origin", masked: bool = True,
-                    max_dialogues: int | None = None, every: int = 1) -> Iterator[dict]:
+                    max_dialogues: int | None = None, every: int = 1, allow_empty: bool = False) -> Iterator[dict]:
     """Yield the agent-log event dicts of a whole SGD split, episode after episode."""
-    for path, dialogue in _iter_sourced(split_dir, max_dialogues, every):
+    for path, dialogue in _iter_sourced(split_dir, max_dialogues, every, allow_empty):
         yield from _convert_checked(path, dialogue, label, masked)
 
 
@@ -229,6 +364,8 @@ def _main(argv: list[str]) -> int:
     parser.add_argument("--unmasked", action="store_true",
                         help="keep needed values in the decision point's constraints (default: mask them "
                              "and list the slots in uncertainty_flags)")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="write the log even when the split's files hold no dialogue (default: an error)")
     parser.add_argument("--max-dialogues", type=int, default=None, metavar="N",
                         help="convert only the first N dialogues (default: all)")
     parser.add_argument("--life", type=int, default=1, metavar="N",
@@ -260,7 +397,8 @@ def _main(argv: list[str]) -> int:
                     tqdm(total=args.max_dialogues, unit=" dialogues", desc="SGD") as bar:
                 def converted():
                     nonlocal n_dialogues
-                    for path, dialogue in _iter_sourced(args.split_dir, args.max_dialogues, args.every):
+                    for path, dialogue in _iter_sourced(args.split_dir, args.max_dialogues, args.every,
+                                                        args.allow_empty):
                         yield from _convert_checked(path, dialogue, args.label, not args.unmasked)
                         n_dialogues += 1
                         bar.update()
