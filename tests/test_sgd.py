@@ -311,3 +311,14 @@ def test_an_empty_split_is_refused_unless_allowed(tmp_path, capsys):
     assert main([str(split), str(out), "--allow-empty"]) == 0 and out.read_bytes() == b""
     _split(tmp_path, json.dumps([_dialogue()]), "dialogues_002.json")  # one empty file beside others is fine
     assert main([str(split), str(out)]) == 0 and len(out.read_text(encoding="utf-8").splitlines()) == 4
+
+
+@needs_sgd
+def test_an_existing_out_that_is_no_agent_log_is_not_replaced(tmp_path, capsys):
+    """As for the transcript importer (found by review there): OUT was replaced whatever it held."""
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text("my notes\n")
+    assert main([str(DEV), str(notes), "--max-dialogues", "1"]) == 1
+    assert "exists and is not an agent log" in capsys.readouterr().err and notes.read_text() == "my notes\n"
+    assert main([str(DEV), str(notes), "--max-dialogues", "1", "--force"]) == 0
+    assert json.loads(notes.read_text().splitlines()[0])["episode_id"].startswith("sgd-")

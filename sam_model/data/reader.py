@@ -68,10 +68,12 @@ def _open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
     return gzip.open(p, "rb") if p.suffix == ".gz" else open(p, "rb")
 
 
-def check_output(out: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (), force: bool = False) -> None:
+def check_output(out: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (), force: bool = False,
+                 new_folder: bool = False) -> None:
     """Refuse, in one line and before anything is read or written, an OUT a converter must not write: a name that
     is not ``.jsonl[.gz]`` (every reader would take a ``.json`` for one document), a folder, one of its inputs, a
-    folder that does not exist, or an existing file that is not an agent log (``force``: replace it anyway).
+    folder that does not exist (unless ``new_folder``: the writer makes it), or an existing file that is not an
+    agent log (``force``: replace it anyway).
     Re-running a conversion over its own earlier output is allowed; replacing someone's transcripts or notes,
     silently and atomically, was not (found by review: a second input typed as OUT was gone)."""
     from sam_model.io import SAMFileError
@@ -82,7 +84,7 @@ def check_output(out: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (
     if not p.name.endswith((".jsonl", ".jsonl.gz")):
         raise SAMFileError(f"{out}: an agent log is named .jsonl (or .jsonl.gz to gzip it); the readers would take "
                            f"{p.suffix or 'a name without .jsonl'} for another format: name it {p.name}.jsonl")
-    if not p.absolute().parent.is_dir():
+    if not new_folder and not p.absolute().parent.is_dir():
         raise SAMFileError(f"{out}: the output folder {p.absolute().parent} does not exist (create it first)")
     if not (p.exists() or p.is_symlink()):
         return

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from sam_model.data.formats.base import strict_loads
 from sam_model.data.lives import make_lives
+from sam_model.data.reader import check_output
 from sam_model.data.text import norm
 from sam_model.io import SAMFileError, atomic_path, check_compression, cli_name, run_cli
 
@@ -364,6 +365,8 @@ def _main(argv: list[str]) -> int:
     parser.add_argument("--unmasked", action="store_true",
                         help="keep needed values in the decision point's constraints (default: mask them "
                              "and list the slots in uncertainty_flags)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace OUT even when it exists and is not an agent log (default: refused)")
     parser.add_argument("--allow-empty", action="store_true",
                         help="write the log even when the split's files hold no dialogue (default: an error)")
     parser.add_argument("--max-dialogues", type=int, default=None, metavar="N",
@@ -385,6 +388,11 @@ def _main(argv: list[str]) -> int:
     if out.parent == Path(args.split_dir).absolute().resolve() and out.match("dialogues_*.json*"):
         parser.error(f"{args.out} is one of the split's own dialogues files, which the conversion reads: write the "
                      "agent log elsewhere")
+    try:
+        check_output(args.out, (), args.force, new_folder=True)
+    except SAMFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
     from tqdm import tqdm
 

@@ -562,7 +562,7 @@ def _main(argv: list[str]) -> int:
     parser.add_argument("--force", action="store_true",
                         help="replace OUT even when it exists and is not an agent log (default: refused)")
     args = parser.parse_args(argv)
-    check_output(args.out, (), args.force)  # a SAMFileError: one line (run_cli)
+    check_output(args.out, (), args.force, new_folder=True)  # a SAMFileError: one line (run_cli)
     if args.episodes < 0:
         parser.error("--episodes must be >= 0")
     families = tuple(f.strip() for f in args.families.split(",") if f.strip())
