@@ -839,18 +839,21 @@ class MemoryStore:
         # described by the vectors of its earlier weights (a cache made its own next save unloadable)
         return np.asarray(enc.encode_memories(recs), dtype=np.float32)
 
-    def check_encoder(self, saved: Any, where: str) -> None:
-        """Refuse an encoder that is not the model that wrote these memories (``saved``: the save's probe vectors):
-        its queries would be searched against another model's vectors, and rank far worse, silently."""
-        cos = self._probe_cosine(saved)
+    def check_encoder(self, saved: Any, where: str, encoder: Encoder | None = None,
+                      fix: str = "re-encode them with this one (reencode=True; sam-serve --reencode)") -> None:
+        """Refuse an encoder (default: this store's) that is not the model that wrote these memories (``saved``: the
+        save's probe vectors): its queries would be searched against another model's vectors, and rank far worse,
+        silently."""
+        cos = self._probe_cosine(saved, encoder)
         if not cos >= PROBE_COSINE:
             raise SAMFileError(f"{where}: these memories were encoded by another model than the one given (the two "
                                f"make other vectors of the same memories: cosine {cos:.2f}); load them with the model "
-                               "that wrote them, or re-encode them with this one (reencode=True; sam-serve --reencode)")
+                               f"that wrote them, or {fix}")
 
-    def _probe_cosine(self, saved: Any) -> float:
-        """The lowest cosine between ``saved`` probe vectors and this encoder's (rows both zero count as equal)."""
-        mine = self.encoder_probe()
+    def _probe_cosine(self, saved: Any, encoder: Encoder | None = None) -> float:
+        """The lowest cosine between ``saved`` probe vectors and the encoder's (default: this store's; rows both
+        zero count as equal)."""
+        mine = self.encoder_probe(encoder)
         saved = np.asarray(saved, dtype=np.float32)
         if mine is None or saved.shape != mine.shape:
             return 1.0  # no model to check, or another width (refused by the dim check)

@@ -177,3 +177,15 @@ def test_the_recorder_has_one_owner_and_a_version_2_bank_still_loads(tmp_path):
     np.savez(old, meta=np.frombuffer(json.dumps(meta).encode("utf-8"), np.uint8), embeddings=emb)
     with pytest.raises(SAMFileError, match=r"old.npz: memory bank version 99, this code reads 1 to 3"):
         MemoryBank.load(old)
+
+
+def test_a_bank_saved_by_one_model_is_refused_with_another(tmp_path):
+    """Found by review: the bank recorded no model, so SAMMemory(other_model, MemoryBank.load(path)) searched one
+    model's vectors with another's queries, silently (as the store and sam-serve did before their probe)."""
+    mem = build(12)
+    path = mem.bank.save(tmp_path / "bank.npz")
+    assert SAMMemory(HashingEncoder(64), MemoryBank.load(path), episode_id="trip").next_step == 12  # the same model
+    with pytest.raises(SAMFileError, match="encoded by another model .* rebuild the bank with this one"):
+        SAMMemory(HashingEncoder(64, seed=1), MemoryBank.load(path), episode_id="trip")
+    plain = MemoryBank(64)  # a bank no model has written through records none, and loads with any
+    assert SAMMemory(HashingEncoder(64, seed=1), MemoryBank.load(plain.save(tmp_path / "plain.npz"))).k == 5

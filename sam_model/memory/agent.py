@@ -56,6 +56,10 @@ class SAMMemory:
         if self.bank.dim != self.encoder.dim:
             raise ValueError(f"the bank has dim {self.bank.dim} but the encoder encodes dim {self.encoder.dim}; "
                              "use a bank built with this encoder")
+        if self.bank.saved_probe is not None:  # a bank file: written by this model? (another's vectors rank badly)
+            self.bank.store.check_encoder(self.bank.saved_probe, "memory bank", self.encoder,
+                                          fix="rebuild the bank with this one from the agent log")
+        self.bank.encoder = self.encoder
         self.rules = BankRules(self.bank, encode=lambda units: self.encoder.encode_memories(units))
         self.k = check_k(k)
         self._enter(episode_id)

@@ -28,6 +28,7 @@ import math
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -56,6 +57,8 @@ class MemoryBank:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"bank dim must be a positive int, got {dim!r}")
         self.dim = dim
+        self.encoder: Any = None  # the model whose vectors the bank holds (SAMMemory sets it): a save records its probe
+        self.saved_probe: list | None = None  # that record, as a loaded bank file holds it (None: saved without one)
         self.lock = new_lock()  # add, remove, search, save and the agent's calls hold it (sam_model.locking)
         self.config = config or MemoryConfig()
         self.units: dict[str, MemoryUnit] = {}
@@ -299,6 +302,8 @@ class MemoryBank:
             "entity_index": self.entity_index,
             "store": self.store.state_dict(),
         }
+        if self.encoder is not None:  # what the model makes of three fixed memories: a load checks its model by it
+            meta["encoder_probe"] = self.store.encoder_probe(self.encoder).tolist()
         with atomic_path(path) as tmp, open(tmp, "wb") as fh:
             _write(fh, meta, emb)
         return Path(path)
@@ -353,6 +358,7 @@ class MemoryBank:
             bank.last_unit = meta["last_unit"]
             bank.last_state = {ep: State.from_json(s) for ep, s in meta["last_state"].items()}
             bank.entity_index = meta["entity_index"]
+            bank.saved_probe = meta.get("encoder_probe")
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:  # wrong types, 1e400
             raise SAMFileError(f"{p}: memory bank metadata is damaged ({exc!r}); {fix}") from None
         return bank
