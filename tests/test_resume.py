@@ -146,3 +146,30 @@ def test_a_fresh_run_does_not_warn_that_its_checkpoint_folder_is_not_empty(tmp_p
     assert not warned()
     train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1"])
     assert warned()
+
+
+def test_resuming_a_run_that_stopped_early_trains_nothing(tmp_path, tiny_bert_dir, capsys):
+    """Lightning does not keep that the trainer should stop: a resume of an early-stopped run trained one more epoch
+    (and stopped again)."""
+    import yaml as _yaml
+
+    from sam_model.data.synthetic import write_synthetic
+
+    log = tmp_path / "train.jsonl"
+    write_synthetic(log, 12, seed=0)
+    cfg = _config(tmp_path, "e", log, tiny_bert_dir)
+    data = _yaml.safe_load(cfg.read_text())
+    for c in data["trainer"]["callbacks"]:  # nothing is better by 1.0 MRR: stops after epoch 1
+        if "EarlyStopping" in c["class_path"]:
+            c["init_args"].update(patience=1, min_delta=1.0)
+    data["trainer"]["max_epochs"] = 5
+    cfg.write_text(_yaml.safe_dump(data))
+    train_main(["fit", "--config", str(cfg)])
+    last = tmp_path / "e" / "last.ckpt"
+    before = _state(last)
+    assert before["epoch"] == 1 and _monitor(before, "EarlyStopping")["stopped_epoch"] == 1
+    capsys.readouterr()
+    train_main(["fit", "--config", str(cfg), f"--ckpt_path={last}"])
+    assert "stopped early after epoch 1" in capsys.readouterr().out
+    after = _state(last)
+    assert (after["epoch"], after["global_step"]) == (before["epoch"], before["global_step"])

@@ -124,6 +124,10 @@ class SAMCLI(LightningCLI):
         """``trainer.fit``, without Lightning's warning that a checkpoint folder "exists and is not empty" where all
         it holds is this run's own TensorBoard logs and config (the configs put them there, written before its
         check); kept for a folder with checkpoints in it (a re-run overwrites best/last)."""
+        if (stopped := _stopped_early(kwargs.get("ckpt_path"))) is not None:
+            print(f"{kwargs['ckpt_path']}: this run stopped early after epoch {stopped} (no better validation for "
+                  "EarlyStopping's patience): nothing to resume; start a new run (--run NAME) to train on")
+            return
         with warnings.catch_warnings():
             for cb in self.trainer.checkpoint_callbacks:
                 folder = getattr(cb, "dirpath", None)
@@ -150,6 +154,17 @@ class SAMCLI(LightningCLI):
         trainer = super().instantiate_trainer(**kwargs)
         use_atomic_checkpoints(trainer)  # atomic last.ckpt, and --ckpt_path never runs pickled code
         return trainer
+
+
+def _stopped_early(ckpt: str | None) -> int | None:
+    """The epoch at which the run of ``ckpt`` was stopped by EarlyStopping, else None. Lightning does not keep that
+    the trainer should stop, so a resume trained one more epoch on a finished run (and stopped again)."""
+    if not ckpt or ckpt in ("last", "best", "hpc", "registry"):
+        return None
+    states = load_checkpoint(ckpt).get("callbacks") or {}
+    stopped = [s.get("stopped_epoch", 0) for k, s in states.items()
+               if str(k).startswith("EarlyStopping") and isinstance(s, Mapping)]
+    return max(stopped) if stopped and max(stopped) > 0 else None
 
 
 def _resolve(args: list[str] | None) -> list[str] | None:
