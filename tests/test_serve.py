@@ -844,3 +844,25 @@ def test_a_log_that_does_not_fit_its_checkpoint_is_refused_not_truncated(retriev
     seq_file.write_text('{"seq": 2}')  # a kill between a checkpoint's swap and the log's cut: nothing replayed twice
     assert open_tenants(retriever, tmp_path).tenants["acme"].wal.seq == 2
 
+
+@pytest.mark.parametrize("record, says", [
+    ({"op": "add", "args": {"user_id": "mia"}}, "KeyError: 'data'"),  # was skipped on replay, logged at INFO
+    ({"op": "frob", "args": {}}, "unknown write 'frob'"),
+    ({"op": "delete", "args": {"memory_id": "nope"}}, "KeyError: .*'nope'"),
+])
+def test_a_logged_write_that_cannot_be_applied_stops_the_start_in_one_line(retriever, tmp_path, record, says):
+    """Every write in the log was applied when it was made (one that failed is taken back), so one that cannot
+    be applied on replay is named, with its line; skipping it lost an acknowledged write silently (and the next
+    checkpoint cut it off the log)."""
+    import zlib
+
+    folder, _ = logged_tenant(retriever, tmp_path, 2)
+    log = folder / "wal.log"
+    body = json.dumps({"seq": 3, **record}, separators=(",", ":")).encode()
+    with open(log, "ab") as f:
+        f.write(b"%08x %s\n" % (zlib.crc32(body), body))
+    before = log.read_bytes()
+    with pytest.raises(SAMFileError, match=rf"acme/wal\.log: line 5, write 3 \('{record['op']}'\), cannot be "
+                                           rf"applied .*{says}.*restore the checkpoint and the log"):
+        open_tenants(retriever, tmp_path)
+    assert log.read_bytes() == before

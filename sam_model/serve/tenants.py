@@ -220,11 +220,14 @@ class Tenant:
         return [(n, r) for n, r in numbered if r["seq"] > done]
 
     def _replay(self, records: list[tuple[int, dict[str, Any]]], done: int, reencode: bool) -> None:
-        """Apply the log's writes after the checkpoint, with their logged vectors (``reencode``: encoded again)."""
+        """Apply the log's writes after the checkpoint, with their logged vectors (``reencode``: encoded again).
+        Every write in the log was applied when it was made (one that failed was taken back: :meth:`write`), so
+        one that cannot be applied now stops the start in one line naming it: skipping it would lose an
+        acknowledged write, and the next checkpoint would truncate it away."""
         logged = {} if reencode else {r["seq"]: (n, r["args"]) for n, r in records if r["op"] == VECTORS}
         replay = [(n, r) for n, r in records if r["op"] != VECTORS]
         with self._logging_vectors():
-            for _, r in replay:
+            for n, r in replay:
                 line, vectors = logged.get(r["seq"], (0, None))
                 try:
                     self.vectors.give(vectors)
@@ -234,9 +237,13 @@ class Tenant:
                     self.vectors.give(None)
                 try:
                     apply(self.memory, r["op"], r["args"])
-                except (KeyError, TypeError, ValueError) as err:  # refused the first time too: it changed nothing
-                    log.info("tenant %s: write %d (%s) was refused when made and again on replay: %s",
-                             self.name, r["seq"], r["op"], err)
+                except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+                    why = f"{type(err).__name__}: {err}"[:200]
+                    raise SAMFileError(
+                        f"{self.wal.path}: line {n}, write {r['seq']} ({r['op']!r}), cannot be applied to the "
+                        f"memory of the checkpoint ({_writes(done)}) and the log's writes before it ({why}); the "
+                        "start stopped and nothing was changed: restore the checkpoint and the log from a backup, "
+                        "or move the log away to start from the checkpoint alone (its writes are then lost)") from None
             self.vectors.give(None)
             encoded = self.vectors.take()  # writes logged without their vectors: encoded again, not logged again
         log.info("tenant %s: %d memories (checkpoint seq %d, %d writes replayed, %d memories of them encoded again)",
