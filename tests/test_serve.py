@@ -14,6 +14,7 @@ pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip i
 from fastapi.testclient import TestClient  # noqa: E402
 from serving import KEYS, keys_file, tiny_export  # noqa: E402
 
+from sam_model.io import SAMFileError  # noqa: E402
 from sam_model.retriever import SAMRetriever  # noqa: E402
 from sam_model.serve.batching import BatchedSearch  # noqa: E402
 from sam_model.serve.http import MAX_BODY_BYTES, create_app  # noqa: E402
@@ -785,3 +786,83 @@ def test_an_unreachable_qdrant_is_one_line(tiny_bert_dir, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1 and err[-1].startswith("error: ") and "is the Qdrant server at --qdrant-url running" in err[-1]
     assert not any(line.startswith("Traceback") for line in err)
+
+
+def logged_tenant(retriever, tmp_path, n: int = 3):
+    """A tenant folder whose log holds ``n`` acknowledged adds after a checkpoint of seq 0 (no shutdown: as after
+    a kill); returns (its folder, the data the adds gave, in order)."""
+    tenants = open_tenants(retriever, tmp_path)  # checkpoint_every=3: n <= 2 stay in the log alone
+    facts = [f"fact {i}" for i in range(n)]
+    for fact in facts:
+        tenants.tenants["acme"].write("add", {"data": fact, "user_id": "mia"}, checkpoint=False)
+    for t in tenants.tenants.values():
+        t.wal.close()
+    return tmp_path / "data" / "acme", facts
+
+
+@pytest.mark.parametrize("seq, says", [
+    ('{"seq": 1.9}', r"field 'seq' must be an integer >= 0 .*got 1\.9"),  # was int()-ed to 1: write 1 dropped
+    ('{"seq": true}', "field 'seq' must be an integer >= 0"),
+    ('{"seq": -1}', "field 'seq' must be an integer >= 0"),
+    ('{"seq": "x"}', "field 'seq' must be an integer >= 0"),
+    ("{}", 'must be {"seq": <the last write the checkpoint holds>}, got {}'),  # was a KeyError traceback
+    ("[1]", r'must be {"seq": <the last write the checkpoint holds>}, got \[1\]'),  # was a TypeError traceback
+    ('{"seq": ', "unreadable checkpoint seq file"),
+    ('{"seq": 0, "seq": 3}', "given twice"),
+])
+def test_a_damaged_checkpoint_seq_is_named_and_loses_no_write(retriever, tmp_path, seq, says):
+    folder, facts = logged_tenant(retriever, tmp_path, 2)
+    log, seq_file = folder / "wal.log", folder / "checkpoint" / "seq.json"
+    before = log.read_bytes()
+    seq_file.write_text(seq)
+    with pytest.raises(SAMFileError, match=r"acme/checkpoint/seq\.json: .*" + says + ".*restore the checkpoint"):
+        open_tenants(retriever, tmp_path)
+    assert log.read_bytes() == before
+    seq_file.write_text('{"seq": 0}')
+    back = open_tenants(retriever, tmp_path)
+    assert [m["memory"] for m in back.tenants["acme"].memory.get_all(user_id="mia")["results"]] == facts
+
+
+def test_a_log_that_does_not_fit_its_checkpoint_is_refused_not_truncated(retriever, tmp_path):
+    """A checkpoint ahead of every write in the log ({"seq": 99} beside writes 1-2) started with 0 memories and
+    emptied the log at shutdown: both writes lost for good. A log that starts after the checkpoint's next write
+    has lost writes already. Both are refused in one line, and the log is left as it is."""
+    folder, facts = logged_tenant(retriever, tmp_path, 2)
+    log, seq_file = folder / "wal.log", folder / "checkpoint" / "seq.json"
+    before = log.read_bytes()
+    seq_file.write_text('{"seq": 99}')
+    with pytest.raises(SAMFileError, match=r"acme/wal\.log: its writes go up to 2, yet the checkpoint "
+                                           r"\(.*seq\.json\) holds writes 1-99, .*move the log away"):
+        open_tenants(retriever, tmp_path)
+    assert log.read_bytes() == before
+    seq_file.write_text('{"seq": 0}')
+    log.write_bytes(b"".join(x for x in before.splitlines(keepends=True) if not x[9:].startswith(b'{"seq":1,')))
+    with pytest.raises(SAMFileError, match=r"acme/wal\.log: its writes start at 2, yet the checkpoint .* holds no "
+                                           "writes: write 1 is in neither"):
+        open_tenants(retriever, tmp_path)
+    log.write_bytes(before)
+    seq_file.write_text('{"seq": 2}')  # a kill between a checkpoint's swap and the log's cut: nothing replayed twice
+    assert open_tenants(retriever, tmp_path).tenants["acme"].wal.seq == 2
+
+
+@pytest.mark.parametrize("record, says", [
+    ({"op": "add", "args": {"user_id": "mia"}}, "KeyError: 'data'"),  # was skipped on replay, logged at INFO
+    ({"op": "frob", "args": {}}, "unknown write 'frob'"),
+    ({"op": "delete", "args": {"memory_id": "nope"}}, "KeyError: .*'nope'"),
+])
+def test_a_logged_write_that_cannot_be_applied_stops_the_start_in_one_line(retriever, tmp_path, record, says):
+    """Every write in the log was applied when it was made (one that failed is taken back), so one that cannot
+    be applied on replay is named, with its line; skipping it lost an acknowledged write silently (and the next
+    checkpoint cut it off the log)."""
+    import zlib
+
+    folder, _ = logged_tenant(retriever, tmp_path, 2)
+    log = folder / "wal.log"
+    body = json.dumps({"seq": 3, **record}, separators=(",", ":")).encode()
+    with open(log, "ab") as f:
+        f.write(b"%08x %s\n" % (zlib.crc32(body), body))
+    before = log.read_bytes()
+    with pytest.raises(SAMFileError, match=rf"acme/wal\.log: line 5, write 3 \('{record['op']}'\), cannot be "
+                                           rf"applied .*{says}.*restore the checkpoint and the log"):
+        open_tenants(retriever, tmp_path)
+    assert log.read_bytes() == before

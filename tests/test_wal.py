@@ -136,3 +136,35 @@ def test_the_last_record_can_be_taken_back_and_its_seq_reused(tmp_path):
         wal.undo(seq)  # applied (its vectors were logged): no longer to take back
     wal.close()
     assert [r["args"].get("data") for r in WriteAheadLog(path).records()] == ["fact 0", "fact 1", None]
+
+
+@pytest.mark.parametrize("record, says", [
+    ({"seq": 2, "args": {"data": "x"}}, "has no 'op'"),
+    ({"seq": 2, "op": "add", "args": [1]}, r"its 'args' is \[1\], not an object"),
+    ({"seq": True, "op": "add", "args": {}}, "its 'seq' is true, not an integer >= 1"),
+    ({"seq": 0, "op": "add", "args": {}}, "its 'seq' is 0, not an integer >= 1"),
+    ([2, "add"], "is not a JSON object"),
+])
+@pytest.mark.parametrize("where", ["middle", "last"])
+def test_a_line_with_a_good_checksum_that_is_no_record_is_named(tmp_path, record, says, where):
+    """Written whole (its checksum holds), such a line is not torn: it is named with its line wherever it is, not
+    dropped, and not handed on (no 'op' was a KeyError traceback at start; args [1] was skipped on replay)."""
+    import json
+    import zlib
+
+    path = tmp_path / "wal.log"
+    wal = WriteAheadLog(path)
+    for i in range(3):
+        wal.append("add", {"data": f"fact {i}"})
+    wal.close()
+    body = json.dumps(record, separators=(",", ":")).encode()
+    bad = b"%08x %s\n" % (zlib.crc32(body), body)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[1:2] = [bad] if where == "middle" else lines[1:2]
+    if where == "last":
+        lines.append(bad)
+    path.write_bytes(before := b"".join(lines))
+    line = 2 if where == "middle" else 4
+    with pytest.raises(SAMFileError, match=rf"wal\.log: line {line} has a good checksum but {says}.*restore the file"):
+        WriteAheadLog(path)
+    assert path.read_bytes() == before  # nothing cut off

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, reading, unique_keys
+from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, read_json, reading, unique_keys
 from sam_model.memory.scoped import ScopedMemory
 from sam_model.serve.wal import LogWriteError, WriteAheadLog
 from sam_model.store import StoreConfig
@@ -136,6 +136,27 @@ class LoggedVectors:
             self._given = dict(zip(args["ids"], block.astype(np.float32)))
 
 
+def read_seq(path: Path, wal: Path) -> int:
+    """The seq of the last write a checkpoint holds, from its seq.json (``{"seq": n}``, n an integer >= 0), or
+    SAMFileError naming the file: a wrong n would replay writes the checkpoint holds, or skip (and at the next
+    checkpoint truncate away) writes it lacks, so it is never guessed (``1.9`` is not 1). ``wal``: the log."""
+    fix = (f"nothing was changed: restore the checkpoint folder from a backup, or move it away to rebuild the memory "
+           f"from {wal} (if that log starts at write 1)")
+    seq = read_json(path, 'checkpoint seq file ({"seq": <the last write the checkpoint holds>})', fix)
+    if not isinstance(seq, dict) or "seq" not in seq:
+        raise SAMFileError(f"{path}: must be {{\"seq\": <the last write the checkpoint holds>}}, got "
+                           f"{json.dumps(seq)[:80]}; {fix}")
+    n = seq["seq"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise SAMFileError(f"{path}: field 'seq' must be an integer >= 0 (the last write the checkpoint holds), got "
+                           f"{json.dumps(n)[:80]}; {fix}")
+    return n
+
+
+def _writes(seq: int) -> str:
+    return f"writes 1-{seq}" if seq > 1 else "write 1" if seq == 1 else "no writes"
+
+
 class Tenant:
     """One tenant's memory, write-ahead log and checkpoints under ``folder`` (see the module doc)."""
 
@@ -154,33 +175,79 @@ class Tenant:
         fresh = not exists(ckpt)
         if not fresh:
             with reading(ckpt) as f:
+                done = read_seq(f / SEQ_FILE, self.folder / WAL_FILE)
                 self.memory = load_memory(f / "memory")
-                done = int(json.loads((f / SEQ_FILE).read_text(encoding="utf-8"))["seq"])
         else:
             self.memory, done = make_memory(), 0
         self.vectors = LoggedVectors(self.memory.store.encoder)
         self.wal = WriteAheadLog(self.folder / WAL_FILE, fsync=fsync)
-        records = self.wal.records(after=done)
-        logged = {} if reencode else {r["seq"]: r["args"] for r in records if r["op"] == VECTORS}
-        replay = [r for r in records if r["op"] != VECTORS]
-        with self._logging_vectors():
-            for r in replay:
-                self.vectors.give(logged.get(r["seq"]))
-                try:
-                    apply(self.memory, r["op"], r["args"])
-                except (KeyError, TypeError, ValueError) as err:  # refused the first time too: it changed nothing
-                    log.info("tenant %s: write %d (%s) was refused when made and again on replay: %s",
-                             name, r["seq"], r["op"], err)
-            self.vectors.give(None)
-            encoded = self.vectors.take()  # writes logged without their vectors: encoded again, not logged again
+        try:
+            records = self._replayable(done, None if fresh else ckpt / SEQ_FILE)
+            self._replay(records, done, reencode)
+        except BaseException:
+            self.wal.close()
+            raise
         self.wal.seq = max(self.wal.seq, done)
         self._checkpointed = done  # the seq the last checkpoint holds
         self._checkpointing = threading.Lock()
         if fresh or reencode:
             self.checkpoint()  # from the start: a Qdrant collection is then always attached by a load; after a
             # re-encode, the checkpoint is the new model's (a kill before it left the old one beside new-model writes)
+
+    def _replayable(self, done: int, seq_file: Path | None) -> list[tuple[int, dict[str, Any]]]:
+        """(line, record) of the log's records after the checkpoint's seq ``done``, once the log is seen to fit the
+        checkpoint: it goes on from the checkpoint's writes without a gap (its first write at most ``done`` + 1)
+        and reaches them (its last write at least ``done``: a checkpoint holds only writes the log took). A log
+        that does not fit is refused, never replayed in part or truncated: its writes would be lost for good.
+        ``seq_file``: the checkpoint's seq.json (None: there is no checkpoint)."""
+        numbered = self.wal.numbered()
+        if numbered:
+            seqs = [r["seq"] for _, r in numbered]
+            first, last = min(seqs), max(seqs)
+            held = (f"the checkpoint ({seq_file}) holds {_writes(done)}" if seq_file is not None else
+                    f"there is no checkpoint ({self.folder / CHECKPOINT})")
+            if last < done:
+                raise SAMFileError(
+                    f"{self.wal.path}: its writes go up to {last}, yet {held}, writes this log never took: the two do "
+                    "not belong together and nothing was changed: restore the checkpoint this log belongs with from "
+                    "a backup (or move the checkpoint away to rebuild the memory from the log, if the log starts at "
+                    "write 1), or move the log away to start from the checkpoint alone (its writes are then lost)")
+            if first > done + 1:
+                gap = f"write {done + 1} is" if first == done + 2 else f"writes {done + 1}-{first - 1} are"
+                raise SAMFileError(
+                    f"{self.wal.path}: its writes start at {first}, yet {held}: {gap} in neither, and nothing was "
+                    "changed: restore the checkpoint or the log that belong together from a backup")
+        return [(n, r) for n, r in numbered if r["seq"] > done]
+
+    def _replay(self, records: list[tuple[int, dict[str, Any]]], done: int, reencode: bool) -> None:
+        """Apply the log's writes after the checkpoint, with their logged vectors (``reencode``: encoded again).
+        Every write in the log was applied when it was made (one that failed was taken back: :meth:`write`), so
+        one that cannot be applied now stops the start in one line naming it: skipping it would lose an
+        acknowledged write, and the next checkpoint would truncate it away."""
+        logged = {} if reencode else {r["seq"]: (n, r["args"]) for n, r in records if r["op"] == VECTORS}
+        replay = [(n, r) for n, r in records if r["op"] != VECTORS]
+        with self._logging_vectors():
+            for n, r in replay:
+                line, vectors = logged.get(r["seq"], (0, None))
+                try:
+                    self.vectors.give(vectors)
+                except (KeyError, TypeError, ValueError, AttributeError) as err:  # costs only time: encoded again
+                    log.warning("tenant %s: %s: line %d, the vectors of write %d, is unreadable (%s); they are "
+                                "encoded again", self.name, self.wal.path, line, r["seq"], err)
+                    self.vectors.give(None)
+                try:
+                    apply(self.memory, r["op"], r["args"])
+                except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+                    why = f"{type(err).__name__}: {err}"[:200]
+                    raise SAMFileError(
+                        f"{self.wal.path}: line {n}, write {r['seq']} ({r['op']!r}), cannot be applied to the "
+                        f"memory of the checkpoint ({_writes(done)}) and the log's writes before it ({why}); the "
+                        "start stopped and nothing was changed: restore the checkpoint and the log from a backup, "
+                        "or move the log away to start from the checkpoint alone (its writes are then lost)") from None
+            self.vectors.give(None)
+            encoded = self.vectors.take()  # writes logged without their vectors: encoded again, not logged again
         log.info("tenant %s: %d memories (checkpoint seq %d, %d writes replayed, %d memories of them encoded again)",
-                 name, len(self.memory.store), done, len(replay), len(encoded["ids"]) if encoded else 0)
+                 self.name, len(self.memory.store), done, len(replay), len(encoded["ids"]) if encoded else 0)
 
     @property
     def lock(self) -> threading.RLock:

@@ -9,10 +9,12 @@ database).
 A line is ``<crc32 hex> <json>\\n`` with json = ``{"seq": n, "op": ..., "args": {...}}``; seq numbers writes
 from 1 and never repeats. A kill can tear only the last line (it was never acknowledged: the fsync had not
 returned): reading drops a torn or unterminated last line with a warning. A bad line anywhere else is damage,
-reported with its file and line. A write that made memories is followed by a record of their vectors under its
-seq (``op`` "vectors", :meth:`WriteAheadLog.attach`), so a replay does not run the encoder again. The checkpoint
-records the seq it includes, so a kill between the checkpoint's swap and the log's truncation replays nothing
-twice; the truncation drops only the records the checkpoint holds (writes go on while its files are written).
+reported with its file and line, as is a line whose checksum holds but which is no record (no ``op``, ``args``
+not an object): it was written whole, so it is not torn. A write that made memories is followed by a record of
+their vectors under its seq (``op`` "vectors", :meth:`WriteAheadLog.attach`), so a replay does not run the
+encoder again. The checkpoint records the seq it includes, so a kill between the checkpoint's swap and the log's
+truncation replays nothing twice; the truncation drops only the records the checkpoint holds (writes go on while
+its files are written).
 """
 
 from __future__ import annotations
@@ -39,16 +41,29 @@ def _line(record: dict[str, Any]) -> bytes:
     return b"%08x %s\n" % (zlib.crc32(body), body)
 
 
-def _parse(raw: bytes) -> dict[str, Any] | None:
-    """The record of one line, or None when its checksum or JSON is wrong."""
+def _parse(raw: bytes) -> tuple[bool, Any]:
+    """(True, the JSON value of one line), or (False, None) when its checksum or JSON is wrong."""
     crc, _, body = raw.rstrip(b"\n").partition(b" ")
     try:
         if int(crc, 16) != zlib.crc32(body):
-            return None
-        record = json.loads(body)
-    except ValueError:
-        return None
-    return record if isinstance(record, dict) and isinstance(record.get("seq"), int) else None
+            return False, None
+        return True, json.loads(body)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+def _problem(record: Any) -> str | None:
+    """What makes a line's (checksummed) JSON no record of this log, or None: every record is an object with
+    ``seq`` (an integer >= 1), ``op`` (a string) and ``args`` (an object)."""
+    if not isinstance(record, dict):
+        return "is not a JSON object"
+    for field, kind, want in (("seq", int, "an integer >= 1"), ("op", str, "a string"), ("args", dict, "an object")):
+        if field not in record:
+            return f"has no {field!r}"
+        value = record[field]
+        if isinstance(value, bool) or not isinstance(value, kind) or (field == "seq" and value < 1):
+            return f"its {field!r} is {json.dumps(value)[:60]}, not {want}"
+    return None
 
 
 class WriteAheadLog:
@@ -65,18 +80,21 @@ class WriteAheadLog:
         self._size = 0
         self._torn = False  # a failed write could not be cut off: appends stop until a restart drops it
         self._last: tuple[int, int] | None = None  # (seq, offset before its line) of the last append, for undo
-        for record, end in self._scan():
+        for _, record, end in self._scan():
             self._ends[record["seq"]] = self._size = end
         self.seq = max(self._ends, default=0)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
-    def _read(self) -> Iterator[dict[str, Any]]:
-        """The intact records, dropping a torn last line (and cutting it off the file so appends follow it)."""
-        for record, _ in self._scan():
-            yield record
+    def _read(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(line number, record) of the intact records, dropping a torn last line (and cutting it off the file so
+        appends follow it)."""
+        for n, record, _ in self._scan():
+            yield n, record
 
-    def _scan(self) -> Iterator[tuple[dict[str, Any], int]]:
-        """(record, the byte offset just after its line) of the intact records (see :meth:`_read`)."""
+    def _scan(self) -> Iterator[tuple[int, dict[str, Any], int]]:
+        """(line number, record, the byte offset just after its line) of the intact records (see :meth:`_read`).
+        A line whose checksum holds but whose JSON is no record (no ``op``, ``args`` not an object) was written
+        whole, so it is not torn: it is named with its line wherever it is, never dropped."""
         if not self.path.exists():
             return
         data = self.path.read_bytes()
@@ -84,16 +102,21 @@ class WriteAheadLog:
         tail = lines.pop()  # b"" when the file ends with a newline
         good = 0
         for n, raw in enumerate(lines, 1):
-            record = _parse(raw)
-            if record is None:
+            intact, record = _parse(raw)
+            if not intact:
                 if n == len(lines) and not tail:
                     log.warning("%s: line %d is torn (a write killed before it was acknowledged); dropped",
                                 self.path, n)
                     break
                 raise SAMFileError(f"{self.path}: line {n} is damaged (bad checksum or JSON) and is not the last; "
                                    "restore the file from a backup, or move it away to start from the checkpoint")
+            problem = _problem(record)
+            if problem is not None:
+                raise SAMFileError(f"{self.path}: line {n} has a good checksum but {problem}, so it is no write this "
+                                   "log took; nothing was changed: restore the file from a backup, or move it away to "
+                                   "start from the checkpoint (its writes are then lost)")
             good += len(raw) + 1
-            yield record, good
+            yield n, record, good
         if good != len(data):
             if tail:
                 log.warning("%s: an unterminated last line (a write killed before it was acknowledged); dropped",
@@ -104,7 +127,12 @@ class WriteAheadLog:
 
     def records(self, after: int = 0) -> list[dict[str, Any]]:
         """The records with seq > ``after``, in order."""
-        return [r for r in self._read() if r["seq"] > after]
+        return [r for _, r in self.numbered(after)]
+
+    def numbered(self, after: int = 0) -> list[tuple[int, dict[str, Any]]]:
+        """(line number in the file, record) of the records with seq > ``after``, in order: for messages that
+        name a record's line."""
+        return [(n, r) for n, r in self._read() if r["seq"] > after]
 
     def append(self, op: str, args: dict[str, Any]) -> int:
         """Write one record and make it durable; returns its seq. Raises :class:`LogWriteError` when it could not
