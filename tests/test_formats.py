@@ -258,6 +258,12 @@ def test_a_transcript_with_a_key_twice_reads_as_its_client_did(tmp_path):
     path.write_text(line + "\n")
     events = list(iter_transcript_events(path))
     assert any("Boston" in e["text"] and "Paris" not in e["text"] for e in events if e["kind"] == "action"), events
+    twice = tmp_path / "twice.jsonl"  # two exports run together: the first conversation was dropped, silently
+    twice.write_text('{"id": "c", "messages": [{"role": "user", "content": "first"}], "messages": '
+                     '[{"role": "user", "content": "second"}]}\n')
+    with pytest.raises(TranscriptFormatError, match=r"twice.jsonl:1: .*'messages' is given twice in one object and "
+                                                    "its first value, a list, would be dropped"):
+        list(iter_transcript_events(twice))
 
 
 # ---- bad files (issue 22): one line naming FILE:LINE and the reason; --skip-bad skips and counts ----------

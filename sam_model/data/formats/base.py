@@ -39,7 +39,7 @@ def strict_loads(text: str, unique: bool = True) -> Any:
     arguments (the tool ran with the last value) and the transcripts that carry them (sam_model.data.formats:
     model output, in string or object form, inside the export of a conversation)."""
     doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite,
-                     object_pairs_hook=unique_keys if unique else None)
+                     object_pairs_hook=unique_keys if unique else _last_value_wins)
     if _SURROGATE.search(text):  # rare: only then is the whole document checked
         try:
             json.dumps(doc, ensure_ascii=False).encode("utf-8")
@@ -48,6 +48,19 @@ def strict_loads(text: str, unique: bool = True) -> Any:
                              "character such as an emoji) in a string; no UTF-8 file can hold it, so nothing read "
                              "from here could be saved: write the whole character, or remove the escape") from None
     return doc
+
+
+def _last_value_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A key given twice: the last value, as the program that read it did (a tool's argument), unless a value it
+    drops is a list or an object: a conversation's ``messages`` twice (two exports run together) lost a whole
+    conversation silently."""
+    d = dict(pairs)
+    if len(d) < len(pairs):
+        for i, (k, v) in enumerate(pairs):
+            if isinstance(v, (list, dict)) and any(k == later for later, _ in pairs[i + 1:]):
+                raise ValueError(f"the key {k[:60]!r} is given twice in one object and its first value, a "
+                                 f"{'list' if isinstance(v, list) else 'object'}, would be dropped (keep one)")
+    return d
 
 
 # a JSON escape of a high surrogate not followed by a low one, or of a low one not after a high one (an escaped
