@@ -238,3 +238,31 @@ def test_a_huge_finite_step_gets_a_cosine_and_a_nan_history_does_not_load():
     state["history"] = [0.5, float("nan")]
     with pytest.raises(ValueError, match="history of cosines"):
         MemoryMomentumTrigger(budget=0.5).load_state_dict(state)
+
+
+def test_directions_weigh_every_step_the_same_whatever_its_length():
+    """The momentum of the steps themselves: one long step steers it for ~1/(1−β) steps, so a reversal after it
+    passes unchecked (a review's case); averaged as directions (``unit``, spelt ``mmtu``) it is compared."""
+    e1, e2 = np.eye(2)
+
+    def reversal_checked(gate: MemoryMomentumTrigger) -> bool:
+        for t in range(30):
+            gate.check(t, 0.01 * e1)
+            gate.commit(t, 0.01 * e1, True)
+        gate.check(30, 10.0 * e2)
+        gate.commit(30, 10.0 * e2, True)
+        return gate.check(31, -0.01 * e1)[0]
+
+    assert not reversal_checked(MemoryMomentumTrigger(0.9, -0.5))
+    unit = make_gate("mmtu(0.9,-0.5)")
+    assert unit.name == "mmtu" and reversal_checked(unit)
+    hand = MemoryMomentumTrigger(0.5, 0.0, unit=True)  # m = 0.5·(e1) after one step of length 4 along e1
+    hand.commit(0, 4.0 * e1, True)
+    np.testing.assert_allclose(hand.m, 0.5 * e1)
+    state = json.loads(json.dumps(unit.state_dict()))
+    again = MemoryMomentumTrigger(0.9, -0.5, unit=True)
+    again.load_state_dict(state)
+    assert again.unit and again.name == "mmtu" and np.allclose(again.m, unit.m)
+    with pytest.raises(ValueError, match="state is for gate 'mmtu', not 'mmt'"):
+        MemoryMomentumTrigger(0.9, -0.5).load_state_dict(state)
+    assert make_gate("mmtpuq(0.9,0.25)").name == "mmtpuq"

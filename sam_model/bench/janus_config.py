@@ -33,6 +33,8 @@ class PolicyCfg:
             usual (plain mode only: refused with budget).
         momentum: m follows the deployed steps ("deployed") or every proposed step ("proposed", the literal
             formula).
+        ema: m averages the steps themselves ("vectors", their lengths included) or their directions
+            ("directions": each step scaled to length 1).
         periodic_n: the periodic gate's period; 0 = MMT's number of comparisons, evenly spaced.
         coverage: E_t's coverage part: cluster representatives of every task seen.
         boundary: E_t's boundary part: tasks whose correctness flipped.
@@ -47,6 +49,7 @@ class PolicyCfg:
     budget: float | None = None
     warmup: int = 0
     momentum: str = "deployed"
+    ema: str = "vectors"
     periodic_n: float = 0
     coverage: int = 16
     boundary: int = 16
@@ -134,7 +137,9 @@ def plan(cfg: Any) -> list[tuple[str, str | None, str | None]]:
     j = cfg.janus
     if j.momentum not in ("deployed", "proposed"):
         raise SAMFileError(f"janus.momentum must be 'deployed' or 'proposed', got {j.momentum!r}")
-    p = "p" if j.momentum == "proposed" else ""
+    if j.ema not in ("vectors", "directions"):
+        raise SAMFileError(f"janus.ema must be 'vectors' or 'directions', got {j.ema!r}")
+    p = ("p" if j.momentum == "proposed" else "") + ("u" if j.ema == "directions" else "")
     if j.budget is not None and j.warmup:  # budget mode has no warm-up: it was dropped without a word
         raise SAMFileError(f"janus.warmup ({j.warmup}) works in plain mode only: leave it 0 with janus.budget")
     mmt = f"mmt{p}({j.beta},{j.tau},{j.warmup})" if j.budget is None else f"mmt{p}q({j.beta},{j.budget},{j.tau})"

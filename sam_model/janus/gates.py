@@ -106,7 +106,8 @@ class RandomSubsetGate(_Stateless):
 
 
 GATE_HELP = ("none | always | periodic(N) | random(P[,SEED]) | randomk(K,N[,SEED]) | mmt[(BETA,TAU[,WARMUP])] | mmtq(BETA,BUDGET[,TAU]) "
-             "| mmtp(BETA,TAU[,WARMUP]) | mmtpq(BETA,BUDGET[,TAU])  (mmtp*: the momentum follows every proposed step)")
+             "| mmtp(BETA,TAU[,WARMUP]) | mmtpq(BETA,BUDGET[,TAU])  (mmtp*: the momentum follows every proposed step; "
+             "a u after mmt or mmtp, e.g. mmtu(0.9,-0.6), averages the steps' directions instead of the steps)")
 
 
 def make_gate(spec: str) -> NoGate | AlwaysGate | PeriodicGate | RandomGate | RandomSubsetGate | MemoryMomentumTrigger:
@@ -129,14 +130,16 @@ def make_gate(spec: str) -> NoGate | AlwaysGate | PeriodicGate | RandomGate | Ra
         if name == "random" and len(args) in (1, 2):
             return RandomGate(float(args[0]), int(args[1]) if len(args) == 2 else 0)
         follow = "proposed" if name.startswith("mmtp") else "deployed"
-        if name in ("mmt", "mmtp") and len(args) in (0, 2, 3):
+        unit = name.removesuffix("q").endswith("u")
+        plain = name.replace("u", "", 1) if name.startswith("mmt") and unit else name
+        if plain in ("mmt", "mmtp") and len(args) in (0, 2, 3):
             if not args:
-                return MemoryMomentumTrigger(follow=follow)
+                return MemoryMomentumTrigger(follow=follow, unit=unit)
             return MemoryMomentumTrigger(float(args[0]), float(args[1]), int(args[2]) if len(args) == 3 else 0,
-                                         follow=follow)
-        if name in ("mmtq", "mmtpq") and len(args) in (2, 3):
+                                         follow=follow, unit=unit)
+        if plain in ("mmtq", "mmtpq") and len(args) in (2, 3):
             tau = float(args[2]) if len(args) == 3 else 0.0
-            return MemoryMomentumTrigger(float(args[0]), tau, budget=float(args[1]), follow=follow)
+            return MemoryMomentumTrigger(float(args[0]), tau, budget=float(args[1]), follow=follow, unit=unit)
     except ValueError as exc:
         raise ValueError(f"bad gate {spec!r}: {exc}") from None
     raise ValueError(f"unknown gate {spec!r}; expected {GATE_HELP}")

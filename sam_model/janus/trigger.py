@@ -28,6 +28,10 @@ Edge cases, defined here and tested:
   ``follow="proposed"`` is the literal reading, m_t = β·m_{t−1} + (1−β)·z_t for every proposed
   (non-zero) step, accepted or not: m is then the updater's usual direction, defined from the
   first proposal on (gate spellings ``mmtp`` / ``mmtpq``).
+- **Vectors or directions.** By default m is an EMA of the steps themselves, their lengths included: one large
+  deployed step steers it for about 1/(1−β) steps. ``unit=True`` averages the steps' directions instead,
+  m_t = β·m_{t−1} + (1−β)·z_t/‖z_t‖ (the literal "EMA of update directions"; spellings with ``u``: ``mmtu``,
+  ``mmtpu``, ``mmtuq``, ``mmtpuq``), so every step weighs the same whatever its size.
 """
 
 from __future__ import annotations
@@ -58,7 +62,8 @@ class MemoryMomentumTrigger:
     needs_encoding = True
 
     def __init__(self, beta: float = 0.9, tau: float = 0.0, warmup: int = 0, zero_tol: float = 1e-9,
-                 budget: float | None = None, window: int = 64, min_history: int = 8, follow: str = "deployed"):
+                 budget: float | None = None, window: int = 64, min_history: int = 8, follow: str = "deployed",
+                 unit: bool = False):
         if not 0.0 <= beta < 1.0:
             raise ValueError(f"beta must be in [0, 1), got {beta}")
         if not -1.0 <= tau <= 1.0:
@@ -75,11 +80,12 @@ class MemoryMomentumTrigger:
             raise ValueError(f"window must be an integer >= 1 (recent cosines kept), got {window!r}")
         if isinstance(min_history, bool) or not isinstance(min_history, int) or not 1 <= min_history <= window:
             raise ValueError(f"min_history must be an integer from 1 to window ({window}), got {min_history!r}")
-        self.follow = follow
-        # the gate's spelling (sam_model.janus.gates), so a manifest says which one decided: budget mode adds q
-        self.name = ("mmtp" if follow == "proposed" else "mmt") + ("q" if budget is not None else "")
+        if not isinstance(unit, bool):
+            raise ValueError(f"unit must be true or false, got {unit!r}")
+        self.follow, self.unit = follow, unit
         self.beta, self.tau, self.warmup, self.zero_tol = beta, tau, warmup, zero_tol
         self.budget, self.window, self.min_history = budget, window, min_history
+        self.name = self._spelling()
         self.m: np.ndarray | None = None  # None until the first non-zero step is deployed (m_0 = 0)
         self.deployed_steps = 0
         self.history: list[float] = []  # recent cosines (budget mode)
@@ -129,6 +135,9 @@ class MemoryMomentumTrigger:
         if self.is_noop(z):
             return
         m = np.zeros_like(z) if self.m is None else self.m
+        if self.unit:  # its direction alone (scaled first: a step of 1e200 has a direction too)
+            z = z / np.abs(z).max()
+            z = z / np.linalg.norm(z)
         self.m = self.beta * m + (1.0 - self.beta) * z
         self.deployed_steps += int(accepted)
 
@@ -136,7 +145,13 @@ class MemoryMomentumTrigger:
         return {"name": self.name, "beta": self.beta, "tau": self.tau, "warmup": self.warmup,
                 "zero_tol": self.zero_tol, "deployed_steps": self.deployed_steps, "budget": self.budget,
                 "window": self.window, "min_history": self.min_history, "history": list(self.history),
-                "m": None if self.m is None else self.m.tolist(), "follow": self.follow}
+                "m": None if self.m is None else self.m.tolist(), "follow": self.follow, "unit": self.unit}
+
+    def _spelling(self) -> str:
+        """The gate's spelling (sam_model.janus.gates), so a manifest says which one decided: mmt, p when m follows
+        every proposed step, u when it averages directions, q in budget mode."""
+        return ("mmtp" if self.follow == "proposed" else "mmt") + ("u" if self.unit else "") + (
+            "q" if self.budget is not None else "")
 
     def load_state_dict(self, state: dict) -> None:
         saved = state.get("name")  # mmt and mmtq (budget mode) are one trigger: the saved settings are taken below
@@ -168,5 +183,5 @@ class MemoryMomentumTrigger:
         self.budget, self.window = state.get("budget"), state.get("window", self.window)
         self.min_history, self.history = state.get("min_history", self.min_history), list(state.get("history", []))
         self.m = m
-        self.follow = state.get("follow", "deployed")
-        self.name = ("mmtp" if self.follow == "proposed" else "mmt") + ("q" if self.budget is not None else "")
+        self.follow, self.unit = state.get("follow", "deployed"), bool(state.get("unit", False))
+        self.name = self._spelling()
