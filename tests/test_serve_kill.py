@@ -28,6 +28,7 @@ def test_kill_9_under_load_loses_no_acknowledged_write(export, tmp_path):
     assert got["kills"] == 2 and got["acknowledged_writes"] > 5 and got["search"]["n"] > 5
     assert got["acknowledged_but_lost"] == 0, got["lost_ids"]
     assert got["cross_tenant_results"] == 0 and got["hostile_rounds"] > 0, got["cross_examples"]
+    assert got["peeks"] > 0  # another user's memory asked for by id as one's own: every answer a 404
 
 
 def test_mcp_tools_answer_a_client_with_the_tenants_key(export, tmp_path):

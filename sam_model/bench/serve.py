@@ -26,7 +26,10 @@ and drive it with N client threads over HTTP (httpx, keep-alive), each client on
   Requests that fail while the server is down are counted as errors (they were never acknowledged).
 
 Every search and list result is checked against the client's tenant and user, and so is every memory the last
-lookup finds: cross-tenant (or cross-user) = a result that is not the client's own. In fault mode a hostile
+lookup finds: cross-tenant (or cross-user) = a result that is not the client's own. In fault mode the clients also
+write into runs of their own (``run_id``), give their user's scope to half of their updates and deletes by id, and
+now and then ask for another user's memory of their tenant by its id as their own (get, update, delete with
+``?user_id=`` theirs): any 2xx counts as cross-user. In fault mode a hostile
 client with the second tenant's key also tries the first tenant's acknowledged ids (get, update, delete,
 history), its users (list, search, delete_all), a filter that widens the scope and a wrong key, all the run long:
 any answer with the first tenant's data counts as cross-tenant (and a change that got through would show as a
@@ -151,9 +154,13 @@ def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tall
     seconds the client waits after each answer (exponential: an agent's LLM step between two memory calls);
     0 = the next request at once (a closed loop at full load). ``ask``: what a search sends (:func:`asker`;
     default the short states). ``writes`` (fault mode): of the operations that are not adds, a fifth lists the
-    user's memories, a tenth updates one and a tenth deletes one, each checked after the run (module doc)."""
+    user's memories, a tenth updates one and a tenth deletes one, each checked after the run, and one in twenty
+    peeks: reads or updates another user's memory of the tenant by its id with this user's scope (must be 404);
+    a third of the adds also carry a run of the user's (``run_id``), and half of the updates and deletes give the
+    user's scope (module doc)."""
     rng = random.Random(seed)
     ask = ask or asker("short")
+    peeked: tuple[str, str, str, str] | None = None  # a peek's target: another user's acknowledged add
     headers = {"Authorization": f"Bearer {KEYS[tenant]}"}
     mine: dict[str, str] = {}  # the ids of this client's memories that its acknowledged writes left
     if think:  # clients that think do not all start at once: a burst of N first requests is no agent fleet's load
@@ -163,16 +170,31 @@ def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tall
             draw = rng.random()
             op = "add" if draw < add_share else "search"
             if writes and op == "search":
-                op = rng.choices(["search", "list", "update", "delete"], [0.6, 0.2, 0.1, 0.1])[0]
+                op = rng.choices(["search", "list", "update", "delete", "peek"], [0.55, 0.2, 0.1, 0.1, 0.05])[0]
                 if op in ("update", "delete") and not mine:
                     op = "search"
+                if op == "peek":
+                    others = [a for a in tally.acked[-200:] if a[0] == tenant and a[1] != user]
+                    op, peeked = ("peek", rng.choice(others)) if others else ("search", None)
             text = f"{tenant}:{user} fact {uuid.uuid4().hex[:10]}"
-            target = rng.choice(sorted(mine)) if op in ("update", "delete") else None
+            target = rng.choice(sorted(mine)) if op in ("update", "delete") else peeked[2] if op == "peek" else None
             path = None if target is None else "/v1/memories/" + quote(target, safe="")
+            scoped = {"user_id": user} if op == "peek" or rng.random() < 0.5 else {}  # by id, within the user
             t0 = time.perf_counter()
             try:
                 if op == "add":
-                    r = http.post("/v1/memories", json={"messages": text, "user_id": user})
+                    run = {"run_id": f"run{rng.randrange(3)}"} if rng.random() < 1 / 3 else {}
+                    r = http.post("/v1/memories", json={"messages": text, "user_id": user, **run})
+                elif op == "peek":  # another user's memory, asked for as this user's: nothing, and nothing changed
+                    answers = [http.get(path, params=scoped),
+                               http.put(path, params=scoped, json={"data": "peeked"}),
+                               http.delete(path, params=scoped)]
+                    for a in answers:
+                        if 200 <= a.status_code < 300:  # (a 5xx while the server goes down is no leak)
+                            tally.cross.append(f"{tenant}:{user} {a.request.method} {target} as its own: "
+                                               f"HTTP {a.status_code} {a.text[:60]}")
+                    tally.latencies.setdefault("peek", []).append(time.perf_counter() - t0)
+                    continue
                 elif op == "search":
                     query, state = ask(rng)
                     r = http.post("/v1/memories/search", json={"query": query, "user_id": user, "state": state,
@@ -180,12 +202,12 @@ def client(base: str, tenant: str, user: str, stop: threading.Event, tally: Tall
                 elif op == "list":
                     r = http.get("/v1/memories", params={"user_id": user, "limit": 1000})
                 elif op == "update":
-                    r = http.put(path, json={"data": text + " (updated)"})
+                    r = http.put(path, params=scoped, json={"data": text + " (updated)"})
                 else:
-                    r = http.delete(path)
+                    r = http.delete(path, params=scoped)
             except httpx.HTTPError as err:
                 tally.error(f"{op}: no answer")
-                if target is not None and not isinstance(err, httpx.ConnectError):  # sent: applied or not, unknown
+                if op in ("update", "delete") and not isinstance(err, httpx.ConnectError):  # sent: applied or not
                     tally.unsure.add((tenant, user, target))
                     mine.pop(target)
                 time.sleep(0.05)
@@ -437,7 +459,8 @@ def fault_bench(args, folder: Path, log) -> dict:
             "acknowledged_writes": sum(tally.writes.values()), "acknowledged": dict(tally.writes),
             "unchecked_no_answer": len(tally.unsure), "acknowledged_but_lost": len(lost), "lost_ids": lost[:10],
             "cross_tenant_results": len(tally.cross), "cross_examples": tally.cross[:5],
-            "hostile_rounds": len(tally.latencies.get("hostile", [])), "errors": tally.errors,
+            "hostile_rounds": len(tally.latencies.get("hostile", [])), "peeks": len(tally.latencies.get("peek", [])),
+            "errors": tally.errors,
             "restart_s": {"mean": round(float(np.mean(restarts)), 2), "max": round(float(np.max(restarts)), 2)}
             if restarts else {},
             "search": percentiles(tally.latencies["search"]), "add": percentiles(tally.latencies["add"])}
