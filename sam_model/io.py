@@ -500,7 +500,7 @@ def read_json(path: Path, what: str, fix: str) -> Any:
     that stops a parse: bad bytes or JSON, a key given twice in one object, a number past Python's 4,300 digits,
     nesting past the recursion limit."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
+        return json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=unique_keys)  # a BOM: no JSON
     except (OSError, ValueError, RecursionError) as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise SAMFileError(f"{path}: unreadable {what} ({str(err)[:120]}); {fix}") from None
 

@@ -866,3 +866,10 @@ def test_a_logged_write_that_cannot_be_applied_stops_the_start_in_one_line(retri
                                            rf"applied .*{says}.*restore the checkpoint and the log"):
         open_tenants(retriever, tmp_path)
     assert log.read_bytes() == before
+
+
+def test_a_keys_file_with_a_byte_order_mark_is_read(tmp_path):
+    """Found by review: a keys file saved by a Windows editor (UTF-8 with a BOM) was 'unreadable'."""
+    path = tmp_path / "keys.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"acme": "k" * 20}).encode())
+    assert read_keys(path) == {"k" * 20: "acme"}

@@ -61,7 +61,8 @@ def read_keys(path: str | os.PathLike) -> dict[str, str]:
     """api key -> tenant, from the keys file (every problem named with the file and the tenant)."""
     path = Path(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)  # a tenant twice: refused
+        # a tenant twice: refused; a byte-order mark (Windows editors write one) is no part of the JSON
+        raw = json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=unique_keys)
     except FileNotFoundError:
         raise SAMFileError(f"keys file not found: {path} (write {{\"tenant\": \"<key of >= {MIN_KEY_CHARS} chars>\"}})") from None
     except (OSError, UnicodeDecodeError, ValueError) as err:
