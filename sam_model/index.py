@@ -523,7 +523,7 @@ class MemoryIndex:
         if folder.exists() and not folder.is_dir():
             raise SAMFileError(f"memory index path {folder} is a file; MemoryIndex.save writes a folder")
         snap = self.snapshot()
-        with atomic_dir(folder, META_FILE) as tmp:
+        with atomic_dir(folder, META_FILE, ("index_file",)) as tmp:
             self.write_snapshot(tmp, snap)
         return folder
 

@@ -321,27 +321,47 @@ def atomic_path(path: str | os.PathLike) -> contextlib.AbstractContextManager[Pa
     return _staged(path, folder=False)
 
 
-def atomic_dir(path: str | os.PathLike, marker: str | None = None) -> contextlib.AbstractContextManager[Path]:
+def atomic_dir(path: str | os.PathLike, marker: str | None = None,
+               keys: Sequence[str] = ()) -> contextlib.AbstractContextManager[Path]:
     """Yield an empty folder to build the new content of the folder ``path`` in; on success it
     replaces ``path`` as a whole (readers under :func:`reading` see the old or the new, never a mix).
 
-    ``marker``: the file every folder of this kind holds (``config.json``, ``store.json``): what is at ``path`` is
-    replaced only when it is such a folder, an empty one, or nothing, so a save to the wrong path (a folder of
-    one's own files, a file) is refused in one line instead of wiping it."""
+    ``marker``: the file every folder of this kind holds (``config.json``, ``store.json``), and ``keys``: the keys
+    one of which such a file of this kind holds (:func:`check_replaceable`): what is at ``path`` is replaced only
+    when it is such a folder, an empty one, or nothing, so a save to the wrong path (a folder of one's own files,
+    a Hugging Face model folder with its own config.json, a file) is refused in one line instead of wiping it."""
     if marker is not None:
-        check_replaceable(Path(path), marker)
+        check_replaceable(Path(path), marker, keys)
     return _staged(path, folder=True)
 
 
-def check_replaceable(target: Path, marker: str) -> None:
-    """Raise SAMFileError unless ``target`` is missing, an empty folder, or a folder holding ``marker``."""
+MARKER_HEAD = 1 << 16  # how much of a marker file is read to tell its kind (a store.json may be 100 MB)
+
+
+def check_replaceable(target: Path, marker: str, keys: Sequence[str] = ()) -> None:
+    """Raise SAMFileError unless ``target`` is missing, an empty folder, or a folder holding ``marker``, whose
+    first 64 KiB are a JSON object naming one of ``keys`` (a file called config.json is not yet an export's: a
+    project folder or a Hugging Face model folder was replaced whole)."""
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise SAMFileError(f"{target} is a file or a link, not a saved folder: save to a new folder (nothing was "
                            "written)")
-    if target.is_dir() and not (target / marker).exists() and any(
-            not STAGING_RE.match(e.name) for e in target.iterdir()):  # killed saves' leftovers are no files of its own
-        raise SAMFileError(f"{target} holds files but no {marker}, so it is not a folder this save wrote: save to "
-                           "a new or empty folder (nothing was written, nothing was removed)")
+    if not target.is_dir():
+        return
+    if not (target / marker).exists():
+        if any(not STAGING_RE.match(e.name) for e in target.iterdir()):  # killed saves' leftovers are not its own
+            raise SAMFileError(f"{target} holds files but no {marker}, so it is not a folder this save wrote: save "
+                               "to a new or empty folder (nothing was written, nothing was removed)")
+        return
+    if keys:
+        try:
+            with open(target / marker, "rb") as fh:
+                head = fh.read(MARKER_HEAD).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+        except OSError:
+            head = ""
+        if not (head.startswith("{") and any(f'"{k}"' in head for k in keys)):
+            raise SAMFileError(f"{target} holds a {marker} that is not one this save writes (none of "
+                               f"{', '.join(repr(k) for k in keys)} in it), so it is not a folder this save wrote: "
+                               "save to a new or empty folder (nothing was written, nothing was removed)")
 
 
 @contextlib.contextmanager

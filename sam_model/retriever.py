@@ -105,10 +105,10 @@ class SAMRetriever:
         swapped in last, so a kill at any point leaves the previous version, and concurrent saves to one
         path end with one of them complete (the last to finish).
         """
-        from sam_model.export import CONFIG_FILE, write_export
+        from sam_model.export import CONFIG_FILE, EXPORT_KEYS, write_export
 
         out = Path(path)
-        with atomic_dir(out, CONFIG_FILE) as tmp:
+        with atomic_dir(out, CONFIG_FILE, EXPORT_KEYS) as tmp:
             write_export(self.net, tmp, self.store.config)
             if len(self.store):
                 (tmp / STORE_DIR).mkdir()

@@ -786,7 +786,7 @@ class MemoryStore:
         """Write the store as the folder ``path`` (store.json + index/), atomically as a whole
         (sam_model.io.atomic_dir): a kill leaves the previous version, concurrent saves end with one."""
         out = Path(path)
-        with atomic_dir(out, STORE_FILE) as tmp:
+        with atomic_dir(out, STORE_FILE, ("entries", "format")) as tmp:
             self.write(tmp)
         return out
 

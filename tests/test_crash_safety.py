@@ -186,6 +186,13 @@ def test_a_save_never_wipes_a_folder_it_did_not_write(tmp_path, what, tiny_bert_
     with pytest.raises(SAMFileError, match="nothing was removed"):
         obj.save(mine)
     assert (mine / "thesis.tex").read_text() == "two years of work"
+    # found by review: a file of the marker's name was enough (a project's config.json, a Hugging Face model
+    # folder's): the folder was replaced whole
+    marker = {"retriever": "config.json", "scoped": "scoped.json", "store": "store.json"}.get(what, "meta.json")
+    (mine / marker).write_text('{"model_type": "bert", "hidden_size": 384}')
+    with pytest.raises(SAMFileError, match=f"holds a {marker} that is not one this save writes"):
+        obj.save(mine)
+    assert (mine / "thesis.tex").read_text() == "two years of work"
     (tmp_path / "notes.txt").write_text("notes")
     with pytest.raises(SAMFileError, match="is a file"):
         obj.save(tmp_path / "notes.txt")

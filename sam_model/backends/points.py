@@ -78,7 +78,7 @@ class PointBook:
         content, and whatever the engine copies: the Edge shard, the embedded client's points), then
         ``write_snapshot`` writes it without the lock into a staging folder swapped in last (sam_model.io.atomic_dir)."""
         snap = self.snapshot()
-        with atomic_dir(path, "meta.json") as tmp:
+        with atomic_dir(path, "meta.json", ("format",)) as tmp:
             self.write_snapshot(tmp, snap)
         return Path(path)
 

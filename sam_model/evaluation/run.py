@@ -372,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
 
             check_card(args.card)
         if Path(args.out).is_dir():
-            check_replaceable(Path(args.out), "report.json")  # a folder of other files is not overwritten
+            check_replaceable(Path(args.out), "report.json", ("methods",))  # nor a folder of other files
     except SAMFileError as exc:
         parser.error(str(exc).replace("save to a new or empty folder", "give a new or empty folder, or an earlier "
                                                                        "evaluation's"))

@@ -649,7 +649,7 @@ class ScopedMemory:
         """Write a :meth:`snapshot` as the folder ``path``, atomically, without the lock."""
         out = Path(path)
         store, (times, history, rest) = snap
-        with atomic_dir(out, SCOPED_FILE) as tmp:
+        with atomic_dir(out, SCOPED_FILE, ("times", "k")) as tmp:
             (tmp / "store").mkdir()
             self.store.write_snapshot(tmp / "store", store)
             write_json_lists(tmp / SCOPED_FILE, {"times": (times, None), "history": (history, None)}, rest)

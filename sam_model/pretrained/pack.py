@@ -71,7 +71,7 @@ def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-mode
 
     safe_name(Path(folder), name, "the packaged name", "give a plain name such as sam-general")  # not a path
     from sam_model.card import CARD, EVAL_START
-    from sam_model.export import CONFIG_FILE, write_export
+    from sam_model.export import CONFIG_FILE, EXPORT_KEYS, write_export
     from sam_model.retriever import SAMRetriever
 
     r = SAMRetriever.load(src, device="cpu")
@@ -85,7 +85,7 @@ def pack(src: str | Path, name: str = DEFAULT, command: str = "make default-mode
     paths = sources(getattr(net, "training_info", None))
     check_shippable(paths)
     out = folder / name
-    with atomic_dir(out, CONFIG_FILE) as tmp:
+    with atomic_dir(out, CONFIG_FILE, EXPORT_KEYS) as tmp:
         write_export(net, tmp, r.store.config, head_only=True, half=half)
         card = (tmp / CARD).read_text(encoding="utf-8").replace('SAMRetriever.load("PATH/TO/THIS/FOLDER")',
                                                                   f'SAMRetriever.from_pretrained("{name}")')

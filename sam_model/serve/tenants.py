@@ -331,7 +331,7 @@ class Tenant:
         try:
             with self.lock:
                 snap, seq = self.memory.snapshot(), self.wal.seq
-            with atomic_dir(self.folder / CHECKPOINT, SEQ_FILE) as tmp:
+            with atomic_dir(self.folder / CHECKPOINT, SEQ_FILE, ("seq",)) as tmp:
                 self.memory.write_snapshot(tmp / "memory", snap)
                 atomic_write_text(tmp / SEQ_FILE, json.dumps({"seq": seq}))
             with self.lock:
