@@ -137,6 +137,9 @@ def check_card(folder: str | Path) -> None:
     if (starts, ends) not in ((1, 1), (0, 0)) or (starts == 0 and not text.startswith("---\nlibrary_name: sam_model")):
         raise SAMFileError(f"{path} is not a SAM model card (it needs both {EVAL_START} and {EVAL_END}, once, or the "
                            "card's front matter); nothing was changed")
+    if starts and text.index(EVAL_END) < text.index(EVAL_START):  # the table would be written nowhere, "done"
+        raise SAMFileError(f"{path}: {EVAL_END} comes before {EVAL_START}; put the end marker after the start "
+                           "marker (nothing was changed)")
 
 
 def add_evaluation(folder: str | Path, report: dict[str, Any]) -> Path:

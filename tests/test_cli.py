@@ -181,6 +181,12 @@ def test_evaluate_never_writes_over_a_readme_or_folder_it_did_not_write(tmp_path
     with pytest.raises(SAMFileError, match="not a SAM model card"):
         add_evaluation(mine, {})
     assert (mine / "README.md").read_text() == "# My project\n\nHand-written.\n"
+    swapped = "# n\n<!-- evaluation:end -->\nx\n<!-- evaluation:start -->\n"  # found by review: "written", nowhere
+    (mine / "README.md").write_text(swapped)
+    with pytest.raises(SAMFileError, match="comes before"):
+        add_evaluation(mine, {"methods": {"sam": {"mrr": 0.5}}})
+    assert (mine / "README.md").read_text() == swapped
+    (mine / "README.md").write_text("# My project\n\nHand-written.\n")
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "report.md").write_text("my own report")
     from sam_model.data.synthetic import write_synthetic
