@@ -463,6 +463,17 @@ def write_json_lists(path: Path, lists: dict[str, tuple[Sequence, Callable[[Any]
         f.write((", " if tail and lists else "") + tail + "}")
 
 
+def refuse_links(folder: Path, what: str, fix: str) -> None:
+    """Raise SAMFileError naming the first link inside ``folder`` (the folder itself may be one: the user's own):
+    a saved folder holds its files itself, and a link in it read (and a re-save copied in) another folder's
+    memories, silently (found by review: ``store/`` linked to another user's)."""
+    for root, dirs, files in os.walk(folder):  # links to folders are listed in dirs, not followed
+        for name in (*dirs, *files):
+            p = Path(root) / name
+            if p.is_symlink():
+                raise SAMFileError(f"{p} is a link ({os.readlink(p)}); a saved {what} holds its files itself: {fix}")
+
+
 def not_found(path: str | os.PathLike) -> str:
     """Why a path that does not exist is not there: "not found", or a link to nothing (a broken link or a loop of
     links, which were reported as "not found" beside a link the user could see)."""

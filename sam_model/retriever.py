@@ -85,6 +85,9 @@ class SAMRetriever:
                 raise SAMFileError(f"{where} holds a saved store, searched by the index it was saved with: load it "
                                    "without index_config (it applies to a new store: MemoryStore(r.encoder, "
                                    "StoreConfig(index=...)), then add the memories)")
+            if (where / STORE_DIR).is_symlink():
+                raise SAMFileError(f"{where / STORE_DIR} is a link; a saved retriever holds its memories itself: "
+                                   "save the retriever again")
             try:
                 net, store_config = read_model(where, device)
                 r = cls(net, store_config, index_config, backend, text_cache)

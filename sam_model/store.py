@@ -57,7 +57,7 @@ from sam_model.data.schema import Event, State, as_state
 from sam_model.data.text import state_to_text
 from sam_model.encoding import Encoder
 from sam_model.index import MemoryIndex
-from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading, write_json_lists
+from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading, refuse_links, write_json_lists
 from sam_model.limits import MAX_K, check_batch_size, check_k, check_metadata, check_step, check_text
 from sam_model.locking import gc_paused, locked, new_lock
 from sam_model.rerank import RERANK_DEPTH, best_first, lexical_bonus, slot_bonus, tie_keys
@@ -934,6 +934,7 @@ class MemoryStore:
         """:meth:`load` without the read lock (the caller holds it); ``config`` overrides the saved one."""
         path = folder / STORE_FILE
         fix = "save the store again, or delete the folder and add the memories again"
+        refuse_links(folder, "memory store", fix)
         if not path.is_file():
             raise SAMFileError(f"memory store not found: {path} is missing (give a folder written by "
                                "MemoryStore.save or SAMRetriever.save)")

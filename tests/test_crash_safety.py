@@ -229,3 +229,31 @@ def test_a_save_to_dot_or_dotdot_is_one_line_and_leaves_nothing(tmp_path, monkey
     with pytest.raises(SAMFileError, match="give the file or folder by its name"):
         MemoryStore(HashingEncoder(8)).save(where)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_link_inside_a_saved_folder_is_refused(tmp_path):
+    """Found by review: a saved folder's store/ (or store.json) linked to another folder's was loaded silently:
+    its searches read another user's memories, and a re-save copied them in."""
+    import os
+    import shutil
+
+    from sam_model.io import SAMFileError
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    mine, theirs = ScopedMemory(HashingEncoder(64)), ScopedMemory(HashingEncoder(64))
+    mine.add("my note", user_id="u")
+    theirs.add("their SECRET", user_id="u")
+    a, b = mine.save(tmp_path / "a"), theirs.save(tmp_path / "b")
+    shutil.rmtree(a / "store")
+    os.symlink(b / "store", a / "store")
+    with pytest.raises(SAMFileError, match=r"store is a link .*save the memory again"):
+        ScopedMemory.load(a, HashingEncoder(64))
+    os.remove(a / "store")
+    shutil.copytree(b / "store", a / "store")
+    os.remove(a / "store" / "store.json")
+    os.symlink(b / "store" / "store.json", a / "store" / "store.json")
+    with pytest.raises(SAMFileError, match=r"store\.json is a link"):
+        ScopedMemory.load(a, HashingEncoder(64))
+    link = tmp_path / "mine-link"  # the folder itself given by a link of the user's own: read as before
+    os.symlink(b, link)
+    assert ScopedMemory.load(link, HashingEncoder(64)).get_all(user_id="u")["results"][0]["memory"] == "their SECRET"

@@ -48,7 +48,7 @@ from sam_model.data.examples import MemoryRecord, memory_record
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, leaves, parse_tool_calls, policy_of
-from sam_model.io import SAMFileError, atomic_dir, reading, unique_keys, write_json_lists
+from sam_model.io import SAMFileError, atomic_dir, reading, refuse_links, unique_keys, write_json_lists
 from sam_model.limits import (
     MAX_METADATA_DEPTH,
     MAX_SCOPE_CHARS,
@@ -660,6 +660,7 @@ class ScopedMemory:
         """A memory saved by :meth:`save`. ``encoder`` must be the model that wrote it (refused otherwise, in one
         line), unless ``reencode``: every memory is then encoded again with it (MemoryStore.reencode)."""
         with reading(path) as folder:
+            refuse_links(folder, "memory", "save the memory again")  # a store/ linked to another user's, say
             store = MemoryStore.read(folder / "store", encoder_of(encoder), reencode=reencode)
             f = folder / SCOPED_FILE
             try:
