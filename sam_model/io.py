@@ -40,6 +40,7 @@ import logging
 import os
 import re
 import secrets
+import select
 import shutil
 import stat
 import sys
@@ -593,6 +594,20 @@ def cli_name(default: str) -> str:
     return name if name.startswith("sam-") else default
 
 
+def _stdout_closed() -> bool:
+    """Whether standard output is a pipe whose reader has gone (the BrokenPipeError was ours, not a socket's):
+    polling the pipe's write end then reports an error (POLLERR)."""
+    try:
+        fd = sys.stdout.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(event & select.POLLERR for _, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no file behind stdout, or no poll (Windows)
+        return False
+
+
 def run_cli(main: Callable[[list[str]], int | None], argv: Sequence[str] | None = None,
             errors: tuple[type[BaseException], ...] = (ValueError, OSError),
             hint: Callable[[BaseException], str] | None = None) -> int:
@@ -608,12 +623,15 @@ def run_cli(main: Callable[[list[str]], int | None], argv: Sequence[str] | None 
     args = [a for a in args if a != TRACEBACK_FLAG]
     try:
         rc = main(args)
+        sys.stdout.flush()  # a reader gone (`| head`) shows here, not as a trace in the interpreter's exit
     except SystemExit as exc:  # argparse's --help: say the one option run_cli takes before main sees argv
         if exc.code in (0, None) and any(a in ("-h", "--help") for a in args):
             print(f"\n{TRACEBACK_FLAG}: on an error, print the full Python trace instead of one line (or set "
                   f"{TRACEBACK_ENV}=1)")
         raise
     except errors as exc:
+        if isinstance(exc, BrokenPipeError) and _stdout_closed():  # `sam-data ... | head`: the reader went away
+            return _quiet_exit()
         if full:
             raise
         msg = " ".join(str(exc).split()) or type(exc).__name__
@@ -622,4 +640,16 @@ def run_cli(main: Callable[[list[str]], int | None], argv: Sequence[str] | None 
             msg = f"{msg}; {extra}"
         print(f"error: {msg} (rerun with {TRACEBACK_FLAG} or {TRACEBACK_ENV}=1 for the full trace)", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # where ``errors`` lacks OSError
+        if not _stdout_closed():
+            raise
+        return _quiet_exit()
     return int(rc or 0)
+
+
+def _quiet_exit() -> int:
+    """Stop quietly, as a shell tool does when its reader (``| head``) has gone: standard output goes to
+    /dev/null, or the interpreter's flush at exit fails again and prints a trace."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1

@@ -143,6 +143,31 @@ def test_run_cli_prints_one_line_unless_asked_for_the_trace(capsys, monkeypatch)
         run_cli(bug, [])
 
 
+BIG_OUTPUT = """
+import sys
+from sam_model.io import run_cli
+def main(args):
+    for i in range(200000):
+        print("line", i)
+    if args:
+        raise BrokenPipeError(32, "Broken pipe")  # a socket's, not stdout's
+sys.exit(run_cli(main))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell pipe into head")
+def test_a_cli_piped_into_head_stops_quietly_but_a_socket_broken_pipe_is_still_an_error(tmp_path):
+    script = tmp_path / "big.py"
+    script.write_text(BIG_OUTPUT)
+    cmd = f"'{sys.executable}' '{script}' | head -n 1"
+    out = subprocess.run(["bash", "-c", cmd + "; echo rc=${PIPESTATUS[0]}"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.splitlines() == ["line 0", "rc=1"]
+    assert out.stderr == ""  # was: error: [Errno 32] Broken pipe
+    out = subprocess.run([sys.executable, str(script), "x"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and out.stderr.startswith("error: [Errno 32] Broken pipe")
+
+
 def _fit_args(tmp_path: Path, log: Path, bert: Path) -> list[str]:
     return ["fit", "--config", str(REPO / "configs" / "demo.yaml"), f"--data.train=[{log}]",
             f"--model.net.bert_path={bert}", "--model.net.dim=8", "--model.net.hidden=16",
