@@ -41,6 +41,7 @@ from sam_model.card import CARD
 from sam_model.checkpoint import load_checkpoint
 from sam_model.io import SAMFileError, atomic_dir, cli_name, read_json, reading, run_cli
 from sam_model.models.bert import (
+    EncoderConfigError,
     check_bert_folder,
     default_bert_path,
     encoder_config,
@@ -344,6 +345,8 @@ def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int, StoreConf
         check_trusted(str(url), str(path))
     try:
         bert_cfg = encoder_config(config["bert_config"])
+    except EncoderConfigError as exc:  # it names the field
+        raise SAMFileError(f"{path}: {exc}; {again}") from None
     except (TypeError, ValueError, KeyError) as exc:
         why = str(exc).split(". ")[0][:160]  # transformers lists every model type it knows: the first sentence
         raise SAMFileError(f"{path}: field 'bert_config' is not a text-encoder config ({why}); {again}") from None

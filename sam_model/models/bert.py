@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from pathlib import Path
 import torch
 from torch import nn
 from transformers import AutoConfig, AutoModel, AutoTokenizer, BertConfig, BertModel, PretrainedConfig
+from transformers.activations import ACT2FN
 from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 from transformers.utils import logging as hf_logging
 
@@ -83,6 +85,7 @@ def check_bert_folder(path: str | os.PathLike) -> Path:
     check_text_encoder(config, str(p))
     try:
         check_encoder_sizes(config, lambda name: f"{cfg}: field '{name}'")
+        check_encoder_values(config, lambda name: f"{cfg}: field '{name}'")
     except ValueError as exc:
         raise SAMFileError(str(exc)) from None
     if not any((p / n).exists() for n in ("model.safetensors", "pytorch_model.bin")):
@@ -102,7 +105,79 @@ def check_text_encoder(config: dict, where: str) -> None:
 
 ENCODER_SIZES = (("vocab_size", MAX_VOCAB), ("hidden_size", MAX_WIDTH), ("intermediate_size", MAX_WIDTH),
                  ("num_hidden_layers", MAX_LAYERS), ("num_attention_heads", MAX_LAYERS),
-                 ("max_position_embeddings", MAX_POSITIONS), ("type_vocab_size", MAX_VOCAB))
+                 ("max_position_embeddings", MAX_POSITIONS), ("type_vocab_size", MAX_VOCAB),
+                 ("embedding_size", MAX_WIDTH))
+LOCAL_ATTENTION = ("eager", "sdpa")  # attention implementations torch itself runs (no kernel from a hub)
+ATTENTION_KEYS = ("attn_implementation", "_attn_implementation", "_attn_implementation_internal")
+# Config keys by which transformers would choose code or fetch it: remote code (auto_map, trust_remote_code,
+# custom_pipelines), a hub kernel for the experts or through kernels' settings, module patches (fusion_config),
+# another weights file (transformers_weights) or a quantizer. A text encoder's config written by sam_model has none.
+CODE_KEYS = ("auto_map", "trust_remote_code", "custom_pipelines", "experts_implementation", "_experts_implementation",
+             "_experts_implementation_internal", "use_kernels", "kernel_config", "fusion_config",
+             "transformers_weights", "quantization_config")
+FLOAT_DTYPES = ("float32", "float16", "bfloat16")  # config "dtype": names transformers turns into torch dtypes
+MAX_CONFIG_FLOAT = 1e9  # no float field of an encoder's config is larger (rope thetas are ~1e6)
+
+
+class EncoderConfigError(ValueError):
+    """A field of a text encoder's config is refused; the message names the field (the caller adds the file)."""
+
+
+def check_encoder_values(d: dict, label: Callable[[str], str]) -> None:
+    """Refuse (EncoderConfigError naming the field, ``label(name)``) what would run code, fetch it, or build a
+    network that silently computes garbage: a key that selects code (CODE_KEYS) or a non-local attention (a hub
+    kernel: loading would contact huggingface.co), a NaN, infinite or absurd number (a NaN layer_norm_eps makes
+    every vector NaN), an eps outside (0, 1e-3], a probability outside [0, 1], an activation transformers lacks,
+    a token id outside the vocabulary, heads that do not divide the width."""
+    for name in CODE_KEYS:
+        if d.get(name) not in (None, False, {}, []):
+            raise EncoderConfigError(f"{label(name)} selects code or remote resources ({json.dumps(d[name])[:60]}); "
+                                     "refused (nothing was fetched or run): remove it")
+    for name in ATTENTION_KEYS:
+        if d.get(name) is not None and d[name] not in LOCAL_ATTENTION:
+            raise EncoderConfigError(f"{label(name)} must be one of {', '.join(LOCAL_ATTENTION)} or absent, got "
+                                     f"{json.dumps(d[name])[:60]} (a kernel would be fetched from a hub); refused: "
+                                     "remove it")
+    stack = [(name, value) for name, value in d.items()]
+    while stack:  # every number, nested ones too, finite and not absurd
+        name, value = stack.pop()
+        if isinstance(value, dict):
+            stack += [(name, v) for v in value.values()]
+        elif isinstance(value, list):
+            stack += [(name, v) for v in value]
+        elif isinstance(value, float) and not (math.isfinite(value) and abs(value) <= MAX_CONFIG_FLOAT):
+            raise EncoderConfigError(f"{label(name)} must be a finite number of at most {MAX_CONFIG_FLOAT:g}, got "
+                                     f"{value!r}")
+    vocab = d.get("vocab_size")
+    for name, value in d.items():
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if name.endswith("eps"):  # layer_norm_eps, norm_eps, rms_norm_eps
+            if not number or not 0 < value <= 1e-3:
+                raise EncoderConfigError(f"{label(name)} must be a number in (0, 0.001], got {json.dumps(value)[:60]}")
+        elif name.endswith(("_prob", "dropout")):  # hidden_dropout_prob, classifier_dropout, attention_dropout...
+            if value is not None and (not number or not 0 <= value <= 1):
+                raise EncoderConfigError(f"{label(name)} must be a probability in [0, 1] (or null), got "
+                                         f"{json.dumps(value)[:60]}")
+        elif name == "initializer_range":
+            if not number or not 0 <= value <= 1:
+                raise EncoderConfigError(f"{label(name)} must be a number in [0, 1], got {json.dumps(value)[:60]}")
+        elif name.endswith(("_act", "activation")):  # hidden_act, hidden_activation, DistilBERT's activation
+            if value is not None and (not isinstance(value, str) or value not in ACT2FN):
+                raise EncoderConfigError(f"{label(name)} must name an activation transformers ships "
+                                         f"({', '.join(sorted(ACT2FN)[:6])}, ...), got {json.dumps(value)[:60]}")
+        elif name.endswith("_token_id") and value is not None:  # pad_token_id, bos_token_id...: rows of the vocab
+            ids = value if isinstance(value, list) else [value]
+            hi = vocab - 1 if isinstance(vocab, int) and not isinstance(vocab, bool) else MAX_VOCAB - 1
+            if not ids or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i <= hi for i in ids):
+                raise EncoderConfigError(f"{label(name)} must be a token id from 0 to {hi} (below "
+                                         f"{label('vocab_size')}) or null, got {json.dumps(value)[:60]}")
+        elif name in ("dtype", "torch_dtype") and value is not None and value not in FLOAT_DTYPES:
+            raise EncoderConfigError(f"{label(name)} must be one of {', '.join(FLOAT_DTYPES)} or null, got "
+                                     f"{json.dumps(value)[:60]}")
+    width, heads = d.get("hidden_size"), d.get("num_attention_heads")
+    if isinstance(width, int) and isinstance(heads, int) and heads > 0 and width % heads:
+        raise EncoderConfigError(f"{label('num_attention_heads')} ({heads}) must divide {label('hidden_size')} "
+                                 f"({width}): each head takes an equal share of the width")
 
 
 def check_encoder_sizes(d: dict, label: Callable[[str], str]) -> None:
@@ -111,7 +186,10 @@ def check_encoder_sizes(d: dict, label: Callable[[str], str]) -> None:
     died naming no field). ValueError naming the field (``label(name)``) before anything is allocated."""
     for name, hi in ENCODER_SIZES:
         if name in d:
-            check_int(d[name], label(name), 1, hi)
+            try:
+                check_int(d[name], label(name), 1, hi)
+            except ValueError as exc:
+                raise EncoderConfigError(str(exc)) from None
     h = d.get("hidden_size", 768)
     sizes = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "max_position_embeddings",
              "type_vocab_size")
@@ -120,26 +198,39 @@ def check_encoder_sizes(d: dict, label: Callable[[str], str]) -> None:
     params = h * (d.get("vocab_size", 30522) + d.get("max_position_embeddings", 512) + d.get("type_vocab_size", 2)) \
         + d.get("num_hidden_layers", 12) * (4 * h * h + 2 * h * d.get("intermediate_size", 4 * h))
     if params > MAX_ENCODER_PARAMS:
-        raise ValueError(f"{label('vocab_size')}, {label('hidden_size')} and the other sizes make a text encoder of "
-                         f"~{params / 1e9:.0f} billion weights, more than the limit of {MAX_ENCODER_PARAMS / 1e9:.0f} "
-                         "billion: not a real encoder's config")
+        raise EncoderConfigError(f"{label('vocab_size')}, {label('hidden_size')} and the other sizes make a text "
+                                 f"encoder of ~{params / 1e9:.0f} billion weights, more than the limit of "
+                                 f"{MAX_ENCODER_PARAMS / 1e9:.0f} billion: not a real encoder's config")
 
 
 def encoder_config(d: dict, where: str = "bert_config") -> PretrainedConfig:
-    """The transformers config recorded in a checkpoint or export (any encoder type; BERT when untyped); its
-    sizes within sam_model.limits, else ValueError naming ``<where>.<field>`` before anything is allocated."""
+    """The transformers config recorded in a checkpoint or export (any encoder type; BERT when untyped), checked
+    before transformers reads it (check_encoder_values, check_encoder_sizes): else EncoderConfigError naming
+    ``<where>.<field>``, before anything is allocated, fetched or run."""
     d = dict(d)
-    check_encoder_sizes(d, lambda name: f"field '{where}.{name}'")
+    label = lambda name: f"field '{where}.{name}'"  # noqa: E731
+    check_encoder_sizes(d, label)
+    check_encoder_values(d, label)
     model_type = d.pop("model_type", "bert") or "bert"
-    return AutoConfig.for_model(model_type, **d)
+    config = AutoConfig.for_model(model_type, **d)
+    config._attn_implementation = d.get("attn_implementation")  # eager, sdpa or None (transformers: sdpa, else eager)
+    return config
 
 
 def encoder_from_config(config: PretrainedConfig) -> nn.Module:
     """A randomly initialised encoder of ``config``'s architecture, without a pooler head (none is used)."""
     check_text_encoder(config.to_dict(), f"config of type {config.model_type}")
+    attention = getattr(config, "_attn_implementation", None)
+    if attention not in (None, *LOCAL_ATTENTION):  # a hub kernel: building the model would fetch it
+        raise EncoderConfigError(f"attn_implementation {attention!r} of the {config.model_type} config is not one of "
+                                 f"{', '.join(LOCAL_ATTENTION)}; refused (nothing was fetched)")
     cls = AutoModel._model_mapping[type(config)]
     kwargs = {"add_pooling_layer": False} if "add_pooling_layer" in inspect.signature(cls.__init__).parameters else {}
-    return cls(config, **kwargs)
+    model = cls(config, **kwargs)
+    if model.config._attn_implementation not in LOCAL_ATTENTION:  # what transformers chose: never a kernel
+        raise EncoderConfigError(f"the {config.model_type} encoder was built with attention "
+                                 f"{model.config._attn_implementation!r}, not one of {', '.join(LOCAL_ATTENTION)}")
+    return model
 
 
 def layer_stack(model: nn.Module) -> nn.ModuleList:

@@ -1,0 +1,135 @@
+"""Loading export folders the review tampered with: a bert_config that selects code or a hub kernel, or holds
+absurd numbers; text-encoder weights in a head-only file; wrong dtypes and shapes; a bad format version. Each is
+refused in one line naming the file and the field or tensor, before anything is fetched, run or silently cast."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+import torch
+
+from sam_model.io import SAMFileError
+from sam_model.models.bert import load_bert
+from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.pretrained import FOLDER as PACKAGED
+from sam_model.retriever import SAMRetriever
+
+KERNEL = "kernels-community/flash-attn2"
+
+
+@pytest.fixture
+def no_network(monkeypatch) -> list:
+    """Every attempt to reach a host is recorded and fails (what a hub kernel's download would do first)."""
+    tries: list = []
+
+    def refuse(*args, **kwargs):
+        tries.append(args[:2])
+        raise OSError("test: no network")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    return tries
+
+
+def _tiny_export(tmp_path: Path, tiny_bert_dir: Path) -> Path:
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32))
+    return SAMRetriever(net).save(tmp_path / "exp")
+
+
+def _head_only(tmp_path: Path) -> Path:
+    """A copy of the packaged head-only retriever (sam-general)."""
+    return Path(shutil.copytree(PACKAGED / "sam-general", tmp_path / "head"))
+
+
+def _edit_bert_config(folder: Path, **fields) -> None:
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["bert_config"].update(fields)
+    (folder / "config.json").write_text(json.dumps(cfg))
+
+
+def _one_line(exc_info: pytest.ExceptionInfo, *parts: str) -> str:
+    msg = str(exc_info.value)
+    assert "\n" not in msg, msg
+    for part in parts:
+        assert part in msg, msg
+    return msg
+
+
+CODE_FIELDS = [("attn_implementation", KERNEL), ("attn_implementation", "flash_attention_2"),
+               ("_attn_implementation", KERNEL), ("experts_implementation", KERNEL),
+               ("auto_map", {"AutoModel": "evil.Model"}), ("trust_remote_code", True),
+               ("custom_pipelines", {"x": {"impl": "evil.Pipe"}}), ("quantization_config", {"quant_method": "x"})]
+
+
+@pytest.mark.parametrize("field, value", CODE_FIELDS)
+def test_a_bert_config_that_selects_code_or_a_hub_kernel_is_refused_offline(tmp_path, tiny_bert_dir, no_network,
+                                                                            field, value):
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    _edit_bert_config(folder, **{field: value})
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(folder, device="cpu")
+    _one_line(err, f"{folder / 'config.json'}: field 'bert_config.{field}'")
+    assert no_network == []
+
+
+def test_a_head_only_export_and_a_checkpoint_refuse_a_hub_kernel_too(tmp_path, tiny_bert_dir, no_network):
+    head = _head_only(tmp_path)
+    _edit_bert_config(head, attn_implementation=KERNEL)
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.from_pretrained(head, device="cpu")
+    _one_line(err, f"{head / 'config.json'}: field 'bert_config.attn_implementation'")
+    ckpt = tmp_path / "kernel.ckpt"
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16))
+    bert_config = {**net.state_encoder.text_encoder.bert.config.to_dict(), "attn_implementation": KERNEL}
+    torch.save({"hyper_parameters": {"net": net.cfg.to_dict(), "bert_config": bert_config},
+                "state_dict": {f"net.{k}": v for k, v in net.state_dict().items()}}, ckpt)
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(ckpt, device="cpu")
+    _one_line(err, str(ckpt), "field 'hyper_parameters.bert_config.attn_implementation'")
+    assert no_network == []
+    bert = Path(shutil.copytree(tiny_bert_dir, tmp_path / "bert"))  # a bert_path folder's own config.json
+    config = json.loads((bert / "config.json").read_text())
+    (bert / "config.json").write_text(json.dumps({**config, "attn_implementation": KERNEL}))
+    with pytest.raises(SAMFileError) as err:
+        load_bert(bert)
+    _one_line(err, f"{bert / 'config.json'}: field 'attn_implementation'")
+    assert no_network == []
+
+
+def test_a_local_attention_still_loads(tmp_path, tiny_bert_dir):
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    _edit_bert_config(folder, attn_implementation="eager")
+    r = SAMRetriever.load(folder, device="cpu")
+    assert r.net.state_encoder.text_encoder.bert.config._attn_implementation == "eager"
+
+
+@pytest.mark.parametrize("field, value", [
+    ("layer_norm_eps", 1e300), ("layer_norm_eps", 0), ("layer_norm_eps", 0.5), ("layer_norm_eps", "1e-12"),
+    ("hidden_dropout_prob", 1.5), ("attention_probs_dropout_prob", -0.1), ("classifier_dropout", 7),
+    ("initializer_range", 1e300), ("hidden_act", "os.system"), ("pad_token_id", 10**12), ("pad_token_id", -1),
+    ("num_attention_heads", 5), ("dtype", "load"),
+])
+def test_absurd_bert_config_values_are_refused_naming_the_field(tmp_path, tiny_bert_dir, field, value):
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    _edit_bert_config(folder, **{field: value})
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(folder, device="cpu")
+    _one_line(err, f"{folder / 'config.json'}: field 'bert_config.{field}'")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 1e300])
+def test_a_checkpoints_non_finite_layer_norm_eps_is_refused(tmp_path, tiny_bert_dir, value):
+    """Given as a number (a checkpoint holds floats, not JSON tokens), NaN and inf are refused too."""
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16))
+    bert_config = {**net.state_encoder.text_encoder.bert.config.to_dict(), "layer_norm_eps": value}
+    ckpt = tmp_path / "eps.ckpt"
+    torch.save({"hyper_parameters": {"net": net.cfg.to_dict(), "bert_config": bert_config},
+                "state_dict": {f"net.{k}": v for k, v in net.state_dict().items()}}, ckpt)
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(ckpt, device="cpu")
+    _one_line(err, str(ckpt), "field 'hyper_parameters.bert_config.layer_norm_eps'")
