@@ -187,9 +187,15 @@ def read_model(path: Path, device: str | torch.device | None = None) -> tuple[SA
     (sam_model.io.reading): an export folder or a training ``.ckpt`` (:func:`kind_of` tells them apart).
     The one loader is ``SAMRetriever.load``; this is its model half, kept here so that the export CLI and the
     retriever share it without an import circle."""
-    if kind_of(path) == "checkpoint":
-        return _read_checkpoint(path, device)
-    return _read_export(path, device), read_store_config(path)
+    try:
+        if kind_of(path) == "checkpoint":
+            return _read_checkpoint(path, device)
+        return _read_export(path, device), read_store_config(path)
+    except SAMFileError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a check we lack: still one line for the CLI and the API alike
+        why = " ".join(str(exc).split())[:200]
+        raise SAMFileError(f"cannot load the retriever {path}: {type(exc).__name__}: {why} ({HINT})") from None
 
 
 def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMNet:

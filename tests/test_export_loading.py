@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from sam_model.export import main as export_main
 from sam_model.io import SAMFileError
 from sam_model.models.bert import load_bert
 from sam_model.models.sam import SAMConfig, SAMNet
@@ -133,3 +134,33 @@ def test_a_checkpoints_non_finite_layer_norm_eps_is_refused(tmp_path, tiny_bert_
     with pytest.raises(SAMFileError) as err:
         SAMRetriever.load(ckpt, device="cpu")
     _one_line(err, str(ckpt), "field 'hyper_parameters.bert_config.layer_norm_eps'")
+
+
+@pytest.mark.parametrize("field, value", [("hidden_act", "os.system"), ("pad_token_id", 10**12)])
+def test_the_export_cli_says_a_bad_bert_config_in_one_line(tmp_path, tiny_bert_dir, capsys, field, value):
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    _edit_bert_config(folder, **{field: value})
+    assert export_main([str(folder), str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err, err
+    assert err.startswith("error: ") and f"{folder / 'config.json'}: field 'bert_config.{field}'" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_export_cli_and_the_api_say_an_unforeseen_load_error_in_one_line(tmp_path, tiny_bert_dir, capsys,
+                                                                            monkeypatch):
+    """Errors no check foresaw (transformers' KeyError, AssertionError...) are one line for both: one loader path."""
+    import sam_model.export
+
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+
+    def broken(config):
+        raise KeyError("unforeseen")
+
+    monkeypatch.setattr(sam_model.export, "encoder_from_config", broken)
+    assert export_main([str(folder), str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith(f"error: cannot load the retriever {folder}: KeyError"), err
+    with pytest.raises(SAMFileError) as exc:
+        SAMRetriever.load(folder, device="cpu")
+    _one_line(exc, f"cannot load the retriever {folder}: KeyError")
