@@ -221,6 +221,7 @@ def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMN
     if net.out_dim != out_dim:
         raise SAMFileError(f"{folder / 'config.json'}: field 'out_dim' is {out_dim} but the network it describes "
                            f"has {net.out_dim}; export the checkpoint again")
+    check_weights(folder / "model.safetensors", net, head_only)
     try:
         if head_only:
             missing, unexpected = net.load_state_dict(load_file(str(folder / "model.safetensors")), strict=False)
@@ -241,6 +242,39 @@ def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMN
     if (folder / "training.json").exists():  # what the model card tells about training; kept by re-saves
         net.training_info = read_json(folder / "training.json", "training record (JSON)", "export again")
     return net.to(_device(device)).eval()
+
+
+FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")  # safetensors' names of the float dtypes an export's weights may have
+
+
+def check_weights(path: Path, net: SAMNet, head_only: bool) -> None:
+    """Each tensor of model.safetensors fits the parameter it loads into, checked before loading, one line naming
+    the tensor: an integer or bool tensor where a float is expected (torch would cast it silently), a shape other
+    than the parameter's (torch's own error spans lines), and in a head-only file a text-encoder weight (the
+    packaged MiniLM, checked by its fingerprint, would be silently replaced)."""
+    expected = net.state_dict()
+    prefixes = bert_prefixes(net)
+    again = "the file is corrupt or does not match config.json; export the checkpoint again"
+    try:
+        with safe_open(str(path), "pt") as fh:
+            for key in sorted(fh.keys()):
+                if head_only and key.startswith(prefixes):
+                    raise SAMFileError(f"{path}: tensor '{key}' is a text-encoder weight, which a head-only export "
+                                       f"(format version {HEAD_ONLY_VERSION}) does not hold: its encoder is the "
+                                       f"{TEXT_ENCODER_PACKAGE} package's; export the model again")
+                if key not in expected:
+                    continue  # reported as unexpected after loading
+                part, want = fh.get_slice(key), expected[key]
+                dtype, shape = part.get_dtype(), list(part.get_shape())
+                if want.is_floating_point() != (dtype in FLOAT_DTYPES):
+                    raise SAMFileError(f"{path}: tensor '{key}' has dtype {dtype}, but its parameter is "
+                                       f"{str(want.dtype).replace('torch.', '')}; {again}")
+                if shape != list(want.shape):
+                    raise SAMFileError(f"{path}: tensor '{key}' has shape {shape}, but config.json makes it "
+                                       f"{list(want.shape)}; {again}")
+    except (SafetensorError, OSError) as exc:
+        raise SAMFileError(f"{path} cannot be loaded ({' '.join(str(exc).split())[:120]}); the file is corrupt — "
+                           "export the checkpoint again") from None
 
 
 def check_vocab(folder: Path, cfg: SAMConfig, bert_cfg: PretrainedConfig, tokenizer) -> None:

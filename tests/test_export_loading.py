@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
 
 from sam_model.export import main as export_main
 from sam_model.io import SAMFileError
@@ -164,3 +166,37 @@ def test_the_export_cli_and_the_api_say_an_unforeseen_load_error_in_one_line(tmp
     with pytest.raises(SAMFileError) as exc:
         SAMRetriever.load(folder, device="cpu")
     _one_line(exc, f"cannot load the retriever {folder}: KeyError")
+
+
+@pytest.mark.parametrize("prefix", ["state_encoder.text_encoder.bert.", "memory_encoder.text_encoder.bert."])
+def test_a_head_only_file_cannot_replace_the_packaged_text_encoder(tmp_path, prefix):
+    head = _head_only(tmp_path)
+    path = head / "model.safetensors"
+    with safe_open(str(path), "pt") as fh:
+        meta = fh.metadata()
+    weights = load_file(str(path))
+    key = f"{prefix}embeddings.word_embeddings.weight"
+    weights[key] = torch.zeros(30522, 384)  # the packaged MiniLM's shape: it used to load silently
+    save_file(weights, str(path), metadata=meta)
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(head, device="cpu")
+    _one_line(err, f"{path}: tensor '{key}'", "head-only")
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda t: t.to(torch.int32), "has dtype I32, but its parameter is float32"),
+    (lambda t: t != 0, "has dtype BOOL, but its parameter is float32"),
+    (lambda t: torch.zeros(3, 5), "has shape [3, 5], but config.json makes it"),
+])
+def test_weights_of_the_wrong_dtype_or_shape_are_refused_naming_the_tensor(tmp_path, tiny_bert_dir, change, says):
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    path = folder / "model.safetensors"
+    with safe_open(str(path), "pt") as fh:
+        meta = fh.metadata()
+    weights = load_file(str(path))
+    key = "projection.g.0.weight"
+    weights[key] = change(weights[key]).contiguous()
+    save_file(weights, str(path), metadata=meta)
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(folder, device="cpu")
+    _one_line(err, f"{path}: tensor '{key}' {says}")
