@@ -203,15 +203,18 @@ def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMN
     if not folder.is_dir():
         raise SAMFileError(f"exported retriever not found: {folder} (create one with "
                            "`python -m sam_model.export CKPT OUT_DIR`)")
-    head_only = _is_head_only(folder / "config.json")
-    for name in HEAD_ONLY_FILES if head_only else FILES:
-        if not (folder / name).exists():
-            raise SAMFileError(f"{folder} is not a complete export: {name} is missing (export it again)")
     for path in [folder / n for n in (*FILES, "training.json")] + list((folder / "tokenizer").glob("*")):
         if path.is_symlink():  # an export is its own files: a link could read (and re-exports copy) any file
             raise SAMFileError(f"{path} is a link ({os.readlink(path)}); an export folder holds its files itself: "
                                "export the checkpoint again")
+    if not (folder / CONFIG_FILE).exists():
+        raise SAMFileError(f"{folder} is not a complete export: {CONFIG_FILE} is missing (export it again)")
+    # config.json first: its format version says which files the export holds (a bad one is not a missing tokenizer)
     cfg, bert_cfg, out_dim, _ = read_config(folder / "config.json")
+    head_only = _is_head_only(folder / "config.json")
+    for name in HEAD_ONLY_FILES if head_only else FILES:
+        if not (folder / name).exists():
+            raise SAMFileError(f"{folder} is not a complete export: {name} is missing (export it again)")
     if head_only:
         net = _packaged_text_encoder_net(folder / "config.json", cfg, bert_cfg)
     else:
@@ -358,8 +361,9 @@ def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int, StoreConf
     if not isinstance(config, dict):
         raise SAMFileError(f"{path} must hold a JSON object, got {type(config).__name__}; {again}")
     version = config.get("format_version")
-    if version not in (FORMAT_VERSION, HEAD_ONLY_VERSION):
-        raise SAMFileError(f"{path.parent} has export format version {version}, this sam_model reads versions "
+    if type(version) is not int or version not in (FORMAT_VERSION, HEAD_ONLY_VERSION):  # true == 1 in Python
+        raise SAMFileError(f"{path}: field 'format_version' is export format version {json.dumps(version)[:40]}, "
+                           f"this sam_model reads versions "
                            f"{FORMAT_VERSION} and {HEAD_ONLY_VERSION}; export the checkpoint again with this version")
     for name, kind in (("sam", dict), ("bert_config", dict), ("out_dim", int)):
         if name not in config:

@@ -183,6 +183,20 @@ def test_a_head_only_file_cannot_replace_the_packaged_text_encoder(tmp_path, pre
     _one_line(err, f"{path}: tensor '{key}'", "head-only")
 
 
+@pytest.mark.parametrize("config, says", [
+    (lambda c: json.dumps({**c, "format_version": 7}), "field 'format_version' is export format version 7"),
+    (lambda c: json.dumps({**c, "format_version": True}), "field 'format_version' is export format version true"),
+    (lambda c: json.dumps(c)[:-20], "unreadable"),
+])
+def test_a_head_only_folder_with_a_bad_config_is_not_blamed_on_the_tokenizer(tmp_path, config, says):
+    head = _head_only(tmp_path)
+    (head / "config.json").write_text(config(json.loads((head / "config.json").read_text())))
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(head, device="cpu")
+    msg = _one_line(err, str(head / "config.json"), says)
+    assert "tokenizer" not in msg
+
+
 @pytest.mark.parametrize("change, says", [
     (lambda t: t.to(torch.int32), "has dtype I32, but its parameter is float32"),
     (lambda t: t != 0, "has dtype BOOL, but its parameter is float32"),

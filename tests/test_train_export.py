@@ -113,8 +113,10 @@ def test_export_errors_name_the_problem(tmp_path, tiny_bert_dir):
     cfg = json.loads((out / "config.json").read_text())
     cfg["format_version"] = 99
     (out / "config.json").write_text(json.dumps(cfg))
-    with pytest.raises(SAMFileError, match="version 99"):
+    with pytest.raises(SAMFileError, match=rf"{out / 'config.json'}: field 'format_version' is export format version 99"):
         SAMRetriever.load(out)
+    cfg["format_version"] = 1
+    (out / "config.json").write_text(json.dumps(cfg))
     (out / "vocab.json").unlink()
     with pytest.raises(SAMFileError, match="vocab.json is missing"):
         SAMRetriever.load(out)
