@@ -267,7 +267,23 @@ def explain(message: str, argv: Sequence[str], parser: Any = None, prefix: str =
     key, problem = _diagnose(text, parser)
     key = key[len(prefix):] if prefix and key.startswith(prefix) else key
     source = where(key, argv, prefix) if key else ""
-    return f"{source + ': ' if source else ''}{key + ': ' if key else ''}{problem}"
+    return f"{source + ': ' if source else ''}{key + ': ' if key else ''}{problem}{_quote_hint(key, argv)}"
+
+
+def _quote_hint(key: str, argv: Sequence[str]) -> str:
+    """A list given on the command line whose items hold commas (``--gates [mmt(0.9,-0.6,0)]``) is split at
+    them by YAML: say to quote each item."""
+    args = list(argv)
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if name != f"--{key}" or not key:
+            continue
+        value = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+        items = value.strip()[1:-1] if value.strip().startswith("[") else ""
+        if "(" in items and "," in items and '"' not in items and "'" not in items:
+            quoted = ",".join(f'"{part.strip()}"' for part in re.findall(r"[^,()]+\([^)]*\)|[^,]+", items))
+            return f"; YAML splits a list item at its commas: quote each item, e.g. --{key} '[{quoted}]'"
+    return ""
 
 
 def explain_interpolation(exc: Exception, argv: Sequence[str], prefix: str = "") -> str:

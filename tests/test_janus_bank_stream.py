@@ -159,3 +159,15 @@ def test_bank_bench_runs_every_policy_and_reports_the_regime(dialogues, tmp_path
               "per_seed": {str(k): v for k, v in per_seed.items()}}
     md = bank_table(report)
     assert "| mmt − random |" in md and "| faulty |" in md
+
+
+def test_an_unquoted_gate_list_on_the_command_line_says_to_quote_each_gate():
+    from sam_model.bench.janus_bank import BankBenchCfg
+    from sam_model.bench.janus_config import parse_config
+    from sam_model.io import SAMFileError
+
+    base = ["--config", "configs/janus_bank.yaml", "--out", "-"]
+    with pytest.raises(SAMFileError, match=r"""gates: .*quote each item, e.g. --gates '\["mmt\(0.9,-0.6,0\)","mmtu"\]'"""):
+        parse_config([*base, "--gates", "[mmt(0.9,-0.6,0),mmtu]"], BankBenchCfg)
+    cfg, _ = parse_config([*base, "--gates", '["mmt(0.9,-0.6,0)","mmtu"]'], BankBenchCfg)
+    assert cfg.gates == ["mmt(0.9,-0.6,0)", "mmtu"]  # the advice works
