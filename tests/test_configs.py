@@ -136,6 +136,7 @@ def resolved_janus(files: list[str]) -> dict:
     cls = BankBenchCfg if janus_config.stream_of(argv) == "bank" else bench.BenchCfg
     cfg, _ = janus_config.parse_config([*argv, "--out", "unused"], cls)
     out = dataclasses.asdict(cfg)
+    assert out["janus"].pop("ema") == "vectors"  # new: the trigger's EMA of update vectors, as before (or directions)
     if cls is bench.BenchCfg:
         out["model"] = dataclasses.asdict(bench.net_config(cfg.model, [], []))
         assert out["model"].pop("state_content") is False  # issue 21's dense-state fusion, off
