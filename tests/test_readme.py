@@ -74,3 +74,18 @@ def test_every_readme_python_block_runs_as_written(tmp_path, tiny_bert_dir):
                          text=True, timeout=900)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-6000:]
     assert out.stdout.count(": ok") == len(blocks)
+
+
+def test_the_run_time_memory_block_retrieves_from_the_episode_it_observed(tmp_path, tiny_bert_dir, monkeypatch):
+    """The "Run-time memory" block observes a log's events (their own episode) and retrieves for the last one: it
+    must enter that episode first. It called ``begin()`` alone, stayed in episode 'agent', and its search found
+    nothing (hits == [], the prompt said "(none)") while the block still ran without an error."""
+    block = next(code for _, code in readme_blocks() if "SAMMemory(SAMRetriever" in code)
+    tiny_default(tmp_path / "sam-general", tiny_bert_dir)  # a local folder of that name is what from_pretrained reads
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {"__name__": "__readme__"}
+    exec(compile(block, "README.md run-time memory block", "exec"), scope)
+    hits, now = scope["hits"], scope["now"]
+    assert hits, "the README's SAMMemory block retrieved nothing"
+    assert {h.episode_id for h in hits} == {now.episode_id}
+    assert "(none)" not in scope["prompt"]
