@@ -473,3 +473,28 @@ def test_global_scope_refuses_a_log_whose_episodes_interleave(tmp_path):
     with pytest.raises(SAMFileError, match=r"inter\.jsonl:2: episode 'B' begins before episode 'A' ends"):
         load_eval_data(log, "global")
     assert len(load_eval_data(log, "episode").examples) == 2
+
+
+@pytest.mark.parametrize("flag", ["--out", "--tensorboard"])
+def test_an_output_folder_under_a_file_fails_before_the_evaluation(demo_log, tmp_path, monkeypatch, capsys, flag):
+    """``--out report.md/eval`` or ``--tensorboard report.md/tb`` (a folder under a file) passed the early check,
+    which looked only at the path itself: the evaluation ran in full, then --out failed writing and --tensorboard
+    said only "[Errno 20] Not a directory". Both now fail in one line naming the flag and the file, before any
+    log is read."""
+    import sam_model.evaluation.run as run_mod
+
+    def no_evaluation(*args, **kwargs):
+        raise AssertionError("the evaluation ran before the output folders were checked")
+
+    monkeypatch.setattr(run_mod, "load_eval_data", no_evaluation)
+    blocker = tmp_path / "report.md"
+    blocker.write_text("a file, not a folder")
+    folders = {"--out": str(tmp_path / "out"), "--tensorboard": None}
+    folders[flag] = str(blocker / "sub")
+    args = ["--retriever", "x", "--data", str(demo_log), "--out", folders["--out"]]
+    args += ["--tensorboard", folders["--tensorboard"]] if folders["--tensorboard"] else []
+    with pytest.raises(SystemExit):
+        main(args)
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert flag in err and str(blocker) in err and "not a folder" in err
+    assert blocker.read_text() == "a file, not a folder"

@@ -287,6 +287,19 @@ def _parse_compare(items: Sequence[str], parser: argparse.ArgumentParser) -> dic
     return out
 
 
+def _unwritable(folder: Path) -> str | None:
+    """Why ``folder`` cannot be made and written into, or None. Checked before the evaluation runs: the reports and
+    the TensorBoard log are written after it, so a path under a file (``--out report.md/x``) failed only after
+    every method had ranked, and ``--tensorboard`` with a bare "[Errno 20] Not a directory"."""
+    path = folder.absolute()
+    for p in (path, *path.parents):
+        if p.is_dir():
+            return None if os.access(p, os.W_OK | os.X_OK) else f"{p} is not writable"
+        if p.exists() or p.is_symlink():
+            return "a file is there" if p == path else f"{p} is a file, not a folder"
+    return None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=cli_name("python evaluate.py"),
@@ -377,8 +390,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc).replace("save to a new or empty folder", "give a new or empty folder, or an earlier "
                                                                        "evaluation's"))
     for flag, folder in (("--out", args.out), ("--tensorboard", args.tensorboard)):  # before the evaluation runs
-        if folder and Path(folder).exists() and not Path(folder).is_dir():
-            parser.error(f"{flag} {folder}: a file is there; give a folder to write into")
+        if folder and (problem := _unwritable(Path(folder))):
+            parser.error(f"{flag} {folder}: {problem}; give a folder to write into")
     try:
         # Check the log before the (slow) model loads, so a typo fails in a second.
         data = load_eval_data(args.data, args.scope, args.max_queries, args.seed, args.skip_bad_lines,
