@@ -498,3 +498,17 @@ def test_an_output_folder_under_a_file_fails_before_the_evaluation(demo_log, tmp
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert flag in err and str(blocker) in err and "not a folder" in err
     assert blocker.read_text() == "a file, not a folder"
+
+
+def test_compare_takes_several_retrievers_after_one_flag(demo_log, tmp_path, monkeypatch):
+    """The README's usage line reads ``[--compare NAME=DIR ...]``, but --compare took one value per flag:
+    ``--compare a=DIR b=DIR`` stopped with "unrecognized arguments: b=DIR". Both spellings now report every name."""
+    from sam_model.retriever import SAMRetriever
+
+    monkeypatch.setattr(SAMRetriever, "load", classmethod(lambda cls, path, device=None: HashedBowRetriever()))
+    base = ["--retriever", "x", "--data", str(demo_log), "--baselines", "none", "--latency-queries", "1",
+            "--max-queries", "3", "--tsne-points", "3"]
+    for out, compare in (("one", ["--compare", "a=x", "b=y"]), ("two", ["--compare", "a=x", "--compare", "b=y"])):
+        assert main([*base, "--out", str(tmp_path / out), *compare]) == 0
+        methods = json.loads((tmp_path / out / "report.json").read_text())["methods"]
+        assert {"a", "b"} <= set(methods), methods.keys()

@@ -335,9 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "always reported)")
     p.add_argument("--baselines", type=_parse_baselines, default=list(BASELINES), metavar="NAMES",
                    help=f"comma-separated baselines to run, or none (default: {','.join(BASELINES)})")
-    p.add_argument("--compare", action="append", default=[], metavar="NAME=DIR",
-                   help="another exported retriever (folder or .ckpt) to report as NAME, e.g. the content-only "
-                        "ablation; repeat for more")
+    p.add_argument("--compare", action="extend", nargs="+", default=[], metavar="NAME=DIR",
+                   help="other exported retrievers (folder or .ckpt) to report as NAME, e.g. the content-only "
+                        "ablation: --compare a=DIR b=DIR, or --compare repeated")
     p.add_argument("--tensorboard", metavar="LOGDIR", default=None,
                    help="also log the metrics, the t-SNE figure, the state embeddings (projector) and the "
                         "projection heatmap to this TensorBoard log folder")
