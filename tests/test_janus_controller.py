@@ -1,6 +1,7 @@
 """JanusController with fake memories whose quality is a number: decisions, checkpoints, resume."""
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -397,3 +398,25 @@ def test_a_phi_that_changes_size_is_refused(tmp_path):
                                  HybridEvalSet(task_emb, coverage=3, boundary=4, fresh=3, seed=0), tmp_path / "w")
     with pytest.raises(ValueError, match="φ changed size: 8 values, the deployed memory's 1"):
         controller.run([(TASKS, (0.5, (1.0, 0.0)))], NumMemory(0.0))
+
+
+@pytest.mark.parametrize("started, resumed_with", [("mmt(0.6,0.2)", "always"), ("always", "random(0.4,3)"),
+                                                    ("mmt(0.6,0.2)", "mmtu(0.6,0.2)"), ("mmtq(0.6,0.5)", "always")])
+def test_resuming_with_another_gate_says_which_gate_the_run_needs(tmp_path, started, resumed_with):
+    """A resume with another gate than the run's was reported as "the gate's or the evaluation set's state is
+    damaged; the run cannot be resumed", which invites deleting a sound workdir. It now names the run's gate; a
+    resume with that gate (make_gate of the name it gives) continues the run, and nothing in the workdir changed."""
+    stream = random_stream(8)
+    make(tmp_path, started).run(stream[:4], NumMemory(0.0))
+    before = (tmp_path / "state.json").read_text(), (tmp_path / "manifest.jsonl").read_text()
+    with pytest.raises(SAMFileError) as err:
+        make(tmp_path, resumed_with).run(stream, NumMemory(0.0), resume=True)
+    message = str(err.value)
+    assert "damaged" not in message and "\n" not in message and "state.json" in message
+    assert json.loads(before[0])["gate"]["name"] in message
+    assert ((tmp_path / "state.json").read_text(), (tmp_path / "manifest.jsonl").read_text()) == before
+    suggested = re.search(r"make_gate\('([^']+)'\)", message)
+    assert suggested, message
+    resumed = make(tmp_path, suggested.group(1))
+    resumed.run(stream, NumMemory(0.0), resume=True)
+    assert resumed.t == len(stream) and resumed.gate.state_dict()["name"] == json.loads(before[0])["gate"]["name"]

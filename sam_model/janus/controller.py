@@ -432,10 +432,13 @@ class JanusController:
             self.evalset.add(list(tasks), np.load(path))
         try:
             self.evalset.load_state_dict(state["evalset"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise SAMFileError(f"{self.state_path}: the evaluation set's state is damaged ({exc}); the run cannot be "
+                               "resumed") from None
+        try:
             self.gate.load_state_dict(state["gate"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise SAMFileError(f"{self.state_path}: the gate's or the evaluation set's state is damaged ({exc}); the "
-                               "run cannot be resumed") from None
+            raise SAMFileError(self._gate_unloadable(state["gate"], exc)) from None
         self.deployed, self.kept = state["deployed"], set(state["kept"])
         for rel in (self.deployed, *self.kept):  # state.json names checkpoints inside workdir/memories only
             head, _, name = rel.partition("/") if isinstance(rel, str) else ("", "", rel)
@@ -448,6 +451,18 @@ class JanusController:
         self.memory = memory_type.load(self.workdir / self.deployed)
         self._phi = self._phi_of(self.memory)
         self._clean_after_crash()
+
+    def _gate_unloadable(self, saved: dict, exc: Exception) -> str:
+        """Why the run's saved gate state did not load into this controller's gate. Another gate than the run's
+        (``always`` for a run started with ``mmt``) is a resume with other settings, not a damaged workdir: it was
+        reported as damaged, which invites deleting a sound run."""
+        name = saved.get("name")
+        if isinstance(name, str) and name != self.gate.name:
+            spec = name.removesuffix("q") if name.startswith("mmt") else name  # make_gate("mmtq") needs arguments;
+            # the trigger takes budget mode and its settings from the saved state either way
+            return (f"{self.state_path}: the run was started with gate {name!r}, not {self.gate.name!r}; resume with "
+                    f"make_gate({spec!r}) (the run keeps its own settings), or start a new workdir for the new gate")
+        return f"{self.state_path}: the gate's state is damaged ({exc}); the run cannot be resumed"
 
     def _clean_after_crash(self) -> None:
         """Remove what a killed step left: staging folders, and a checkpoint it deployed past but had not
