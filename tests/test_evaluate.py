@@ -512,3 +512,22 @@ def test_compare_takes_several_retrievers_after_one_flag(demo_log, tmp_path, mon
         assert main([*base, "--out", str(tmp_path / out), *compare]) == 0
         methods = json.loads((tmp_path / out / "report.json").read_text())["methods"]
         assert {"a", "b"} <= set(methods), methods.keys()
+
+
+@pytest.mark.parametrize("option, says", [(["--depth", "20000"], "--depth"), (["--k", "1,20000"], "--k"),
+                                          (["--seed", "-1"], "--seed")])
+def test_out_of_range_numbers_fail_before_the_evaluation(demo_log, tmp_path, monkeypatch, capsys, option, says):
+    """--depth or --k above the largest search (10,000), or a negative --seed, passed the command line: the run
+    loaded the model, encoded the memories, then stopped with "k must be an integer from 1 to 10000" or "expected
+    non-negative integer", naming no flag. They now fail at once, in one line that names the flag."""
+    import sam_model.evaluation.run as run_mod
+
+    def no_evaluation(*args, **kwargs):
+        raise AssertionError("the evaluation ran with an out-of-range option")
+
+    monkeypatch.setattr(run_mod, "load_eval_data", no_evaluation)
+    with pytest.raises(SystemExit):
+        main(["--retriever", "x", "--data", str(demo_log), "--out", str(tmp_path / "out"), *option])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert says in err and option[1] in err
+    assert not (tmp_path / "out").exists()

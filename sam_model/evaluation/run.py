@@ -249,8 +249,8 @@ def _parse_ks(text: str) -> list[int]:
         ks = [int(t) for t in text.split(",") if t.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"--k must be comma-separated integers, got {text!r}") from None
-    if not ks or any(k < 1 for k in ks):
-        raise argparse.ArgumentTypeError(f"--k needs positive integers, got {text!r}")
+    if not ks or any(not 1 <= k <= MAX_K for k in ks):  # a search ranks at most MAX_K: above, it failed mid-run
+        raise argparse.ArgumentTypeError(f"--k needs integers from 1 to {MAX_K}, got {text!r}")
     return ks
 
 
@@ -376,6 +376,12 @@ def main(argv: list[str] | None = None) -> int:
         value = getattr(args, flag)
         if value is not None and value < 1:
             parser.error(f"--{flag.replace('_', '-')} must be >= 1")
+    # Checked here, not where they are used: a --depth above what a search ranks, or a seed numpy refuses, failed
+    # after the model loaded and the memories were encoded, in a line that named no flag ("k must be ...").
+    if args.depth > MAX_K:
+        parser.error(f"--depth must be at most {MAX_K} (the most a search ranks), got {args.depth}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
     compare_paths = _parse_compare(args.compare, parser)
     if args.card and not Path(args.card).is_dir():
         parser.error(f"--card {args.card}: not a folder (give the exported retriever's folder)")
