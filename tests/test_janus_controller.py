@@ -263,6 +263,16 @@ def test_a_workdir_of_other_files_is_never_written_over(tmp_path):
     assert (run / "memories" / "my_backup.mem").read_text() == "keep me"
 
 
+@pytest.mark.parametrize("where", ["file", "under_file"])
+def test_a_workdir_that_is_a_file_is_one_line_and_the_file_is_kept(tmp_path, where):
+    mine = tmp_path / "notes.txt"
+    mine.write_text("MY NOTES")
+    w = mine if where == "file" else mine / "run"
+    with pytest.raises(SAMFileError, match=r"workdir .*notes.txt.*(is a file, not a folder|cannot be created)") as err:
+        make(w, "always").run(random_stream(2), NumMemory(0.0))  # was: a FileExistsError / NotADirectoryError trace
+    assert "\n" not in str(err.value) and mine.read_text() == "MY NOTES"
+
+
 def test_two_controllers_never_share_a_workdir(tmp_path):
     first = make(tmp_path / "w", "always")
     first.run(random_stream(2), NumMemory(0.0))

@@ -141,8 +141,17 @@ class JanusController:
         process or another, that starts, resumes or steps on the same workdir is refused instead of interleaving
         its steps with this one's (the manifest then read t = 1, 1, 2, 2, ... and one M_0 overwrote the other)."""
         if self._held == 0:
+            if self.workdir.exists() and not self.workdir.is_dir():
+                raise SAMFileError(f"workdir {self.workdir} is a file, not a folder: give the Janus run a folder of "
+                                   "its own (nothing was written)")
             stack = contextlib.ExitStack()
-            if not stack.enter_context(lock_file(self.workdir / self.LOCK, blocking=False)):
+            try:
+                held = stack.enter_context(lock_file(self.workdir / self.LOCK, blocking=False))
+            except OSError as exc:  # a file where a parent folder should be, no permission, ...
+                raise SAMFileError(f"workdir {self.workdir} cannot be created or written: {exc.strerror or exc} "
+                                   f"({exc.filename or self.workdir}); give the Janus run a folder it can write "
+                                   "(nothing was written)") from None
+            if not held:
                 stack.close()
                 raise SAMFileError(f"{self.workdir} is in use by another Janus controller (its lock {self.LOCK} is "
                                    "held); wait for it, or give this run its own workdir")
