@@ -86,6 +86,10 @@ def test_missing_and_damaged_files_raise_a_clear_error(tmp_path):
     np.savez(other, meta=np.frombuffer(b'{"format": "something else"}', np.uint8), embeddings=np.zeros((0, 4)))
     with pytest.raises(SAMFileError, match="not a memory bank file"):
         MemoryBank.load(other)
+    for name, arr in (("array.npy", np.zeros(3)), ("pickled.npy", np.array([{"a": 1}], dtype=object))):
+        np.save(tmp_path / name, arr, allow_pickle=True)  # a bare array (was: TypeError trace) or a pickle
+        with pytest.raises(SAMFileError, match=f"{name}: not a memory bank file .*restore the previous bank"):
+            MemoryBank.load(tmp_path / name)
 
 
 WRITER = textwrap.dedent("""

@@ -314,6 +314,9 @@ class MemoryBank:
         p = require_file(path, "memory bank", "give a file written by MemoryBank.save")
         clean_stale(p.parent)  # leftovers of killed saves, when no other process holds the folder
         fix = "restore the previous bank file or rebuild the bank from the agent log"
+        if not zipfile.is_zipfile(p):  # np.load would hand back a bare array (a .npy) or a pickle's complaint
+            raise SAMFileError(f"{p}: not a memory bank file (a bank is the .npz archive MemoryBank.save writes; "
+                               f"this is not one, or is cut short); {fix}")
         try:
             with np.load(p, allow_pickle=False) as z:
                 meta = json.loads(z["meta"].tobytes().decode("utf-8"))
