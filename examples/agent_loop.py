@@ -96,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", default=None, metavar="FILE", help="save the bank here at the end (atomic)")
     parser.add_argument("--show-prompt", action="store_true", help="print the full prompt at each decision")
     args = parser.parse_args(argv)
+    for flag, value, least in (("episodes", args.episodes, 1), ("k", args.k, 1), ("capacity", args.capacity, 0)):
+        if value < least:  # --episodes 0 ran nothing and printed nothing
+            parser.error(f"--{flag} must be >= {least}, got {value}")
     retriever = (HashingEncoder() if args.hashing else SAMRetriever.load(args.retriever) if args.retriever
                  else ContentEncoder())
     mem = SAMMemory(retriever, config=dataclasses.replace(MemoryConfig.for_encoder(retriever), capacity=args.capacity),

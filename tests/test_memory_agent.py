@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sam_model.data.schema import State
 from sam_model.memory import HashingEncoder, MemoryConfig, SAMMemory, build_prompt, parse_reply
 
@@ -83,3 +85,10 @@ def test_example_script_runs_on_a_demo_episode(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "labelled memories covered" in out.stdout and "| action: CALL" in out.stdout
     assert "decisions: MRR" in out.stdout and (tmp_path / "bank.npz").is_file()
+
+
+@pytest.mark.parametrize("flag, value", [("--episodes", "0"), ("--k", "0"), ("--capacity", "-1")])
+def test_example_script_refuses_counts_that_run_nothing(flag, value):
+    out = subprocess.run([sys.executable, str(REPO / "examples" / "agent_loop.py"), "--hashing", flag, value],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and f"{flag} must be >=" in out.stderr  # --episodes 0 printed nothing, exit 0
