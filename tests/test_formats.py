@@ -84,6 +84,19 @@ def genai_messages() -> list[dict]:
             {"role": "assistant", "parts": [text(DONE)], "finish_reason": "stop"}]
 
 
+def langchain_messages() -> list[dict]:
+    """As LangChain's messages_to_dict writes a LangGraph state's messages (fields it fills with nulls left out)."""
+    msg = lambda t, **data: {"type": t, "data": {"type": t, "additional_kwargs": {}, **data}}  # noqa: E731
+    call = lambda i, n, a: {"name": n, "args": a, "id": i, "type": "tool_call"}  # noqa: E731
+    return [msg("system", content=POLICY), msg("human", content=HI),
+            msg("ai", content="", tool_calls=[call("c1", "get_user", ARGS1)], invalid_tool_calls=[]),
+            msg("tool", content=json.dumps(USER), tool_call_id="c1", name="get_user", status="success"),
+            msg("ai", content=SEE, tool_calls=[]), msg("human", content=YES),
+            msg("ai", content=[{"type": "tool_use", "id": "c2", "name": "cancel", "input": ARGS2}],  # ChatAnthropic
+                tool_calls=[call("c2", "cancel", ARGS2)]),
+            msg("tool", content=ERROR, tool_call_id="c2", name="cancel", status="error"), msg("ai", content=DONE)]
+
+
 def otlp(messages: list[dict], conversation: str = "conv-1", system: str = POLICY) -> dict:
     """The spans an instrumented agent exports: one chat span per model call (in the file out of order), each
     with the history so far as input and the model's message as output."""
@@ -108,7 +121,8 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     """The conversation in every format, as each is written to a file (examples/logs holds these files)."""
     files = {"openai": tmp_path / "openai.jsonl", "tau1": tmp_path / "gpt-airline.json",
              "tau2": tmp_path / "tau2-results.json", "anthropic": tmp_path / "anthropic.jsonl",
-             "responses": tmp_path / "responses.jsonl", "otel": tmp_path / "otel-traces.json"}
+             "responses": tmp_path / "responses.jsonl", "otel": tmp_path / "otel-traces.json",
+             "langchain": tmp_path / "langchain.jsonl"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -121,6 +135,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files["responses"].write_text(json.dumps({"id": "conv-1", "instructions": POLICY, "input": items[:6],
                                               "output": items[6:]}) + "\n")
     files["otel"].write_text(json.dumps(otlp(genai_messages())))
+    files["langchain"].write_text(json.dumps({"id": "conv-1", "messages": langchain_messages()}) + "\n")
     return files
 
 
@@ -156,7 +171,8 @@ def test_the_shipped_examples_are_this_conversation(tmp_path):
 
 def test_formats_are_told_from_the_messages():
     assert [detect(m) for m in (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(),
-                                genai_messages())] == ["openai", "tau2", "anthropic", "responses", "otel"]
+                                genai_messages(), langchain_messages())] == ["openai", "tau2", "anthropic",
+                                                                             "responses", "otel", "langchain"]
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
@@ -167,16 +183,16 @@ def test_formats_are_told_from_the_messages():
 
 @pytest.mark.parametrize("name, messages, policy", [
     ("openai", openai_messages, ""), ("tau2", tau2_messages, POLICY), ("anthropic", anthropic_messages, POLICY),
-    ("responses", responses_items, POLICY), ("otel", genai_messages, POLICY)])
+    ("responses", responses_items, POLICY), ("otel", genai_messages, POLICY), ("langchain", langchain_messages, "")])
 def test_live_state_reads_every_format(name, messages, policy):
     """The state before the second call, from the running conversation in each format, is the importer's."""
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
     msgs = messages()
     last = max(i for i, m in enumerate(msgs) if "c2" in json.dumps(m) and m.get("role") != "tool"
-               and m.get("type") != "function_call_output" and "tool_result" not in json.dumps(m))
+               and m.get("type") not in ("function_call_output", "tool") and "tool_result" not in json.dumps(m))
     call = {"tau2": lambda m: m["tool_calls"][0], "anthropic": lambda m: m["content"][0],
             "responses": lambda m: m, "otel": lambda m: m["parts"][0],
-            "openai": lambda m: m["tool_calls"][0]}[name](msgs[last])
+            "openai": lambda m: m["tool_calls"][0], "langchain": lambda m: m["data"]["tool_calls"][0]}[name](msgs[last])
     assert live_state(msgs[:last], call, policy=policy) == want
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
 
@@ -187,6 +203,8 @@ NO_TOOLS = {
                                                                                             "text": "hi"}]}]},
     "responses": {"id": "a", "input": "hi", "output": [{"type": "message", "role": "assistant",
                                                         "content": [{"type": "output_text", "text": "hello"}]}]},
+    "langchain": {"id": "a", "messages": [{"type": "human", "data": {"content": "hi"}},
+                                          {"type": "ai", "data": {"content": "hello", "tool_calls": []}}]},
 }
 
 
@@ -399,6 +417,22 @@ def to_tau2(msgs: list[dict]) -> list[dict]:
     return out
 
 
+def to_langchain(msgs: list[dict]) -> list[dict]:
+    """As LangChain's dumpd writes messages (LangSmith, LangGraph's JSON serializer): constructors."""
+    kinds = {"system": "SystemMessage", "user": "HumanMessage", "assistant": "AIMessage", "tool": "ToolMessage"}
+    out = []
+    for m in msgs:
+        kwargs = {"content": m.get("content") or ""}
+        if m.get("tool_calls"):
+            kwargs["tool_calls"] = [{"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"]),
+                                     "id": c["id"], "type": "tool_call"} for c in m["tool_calls"]]
+        if m["role"] == "tool":
+            kwargs["tool_call_id"] = m["tool_call_id"]
+        out.append({"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", kinds[m["role"]]],
+                    "kwargs": kwargs})
+    return out
+
+
 @needs_tau
 def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
     data = json.loads(gzip.open(TAU, "rt").read())[:40]
@@ -406,7 +440,9 @@ def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
     policy = "\n".join(m["content"] for m in data[0]["traj"] if m["role"] == "system")
     assert all("\n".join(m["content"] for m in d["traj"] if m["role"] == "system") == policy for d in data)
     files = {"anthropic": tmp_path / "a.jsonl", "responses": tmp_path / "r.jsonl", "otel": tmp_path / "o.jsonl",
-             "tau2": tmp_path / "t.json"}
+             "tau2": tmp_path / "t.json", "langchain": tmp_path / "l.jsonl"}
+    files["langchain"].write_text("".join(json.dumps({"id": f"c{n}", "messages": to_langchain(d["traj"])}) + "\n"
+                                          for n, d in enumerate(data)))
     files["anthropic"].write_text("".join(json.dumps({"id": f"c{n}", **to_anthropic(d["traj"])}) + "\n"
                                           for n, d in enumerate(data)))
     files["responses"].write_text("".join(json.dumps({"id": f"c{n}", **to_responses(d["traj"])}) + "\n"
@@ -657,3 +693,41 @@ def test_an_existing_out_that_is_no_agent_log_is_not_replaced(tmp_path, capsys):
     assert main([str(raw), str(out)]) == 0 and main([str(raw), str(out)]) == 0  # its own output: re-run
     assert main([str(raw), str(other), "--force"]) == 0 and other.read_bytes() == out.read_bytes()
     capsys.readouterr()
+
+
+def test_langchains_own_serialisations_read_as_the_openai_conversation(tmp_path):
+    """What langchain_core itself writes (messages_to_dict, dumpd, model_dump; chunks; a RemoveMessage; ChatAnthropic's
+    tool_use blocks beside tool_calls) reads as the same conversation, and the LangChain adapter takes the dicts."""
+    lc = pytest.importorskip("langchain_core.messages", reason="the [langchain] extra is not installed")
+    from langchain_core.load import dumpd
+
+    msgs = lc.convert_to_messages(openai_messages())
+    anthropic_style = lc.AIMessageChunk(content=[{"type": "tool_use", "id": "c2", "name": "cancel", "input": ARGS2}],
+                                        tool_calls=[{"name": "cancel", "args": ARGS2, "id": "c2"}])
+    msgs[6] = anthropic_style  # a streamed ChatAnthropic turn: its calls twice, as blocks and as tool_calls
+    with_remove = [*msgs[:5], lc.RemoveMessage(id="gone"), *msgs[5:]]
+    expected = list(iter_transcript_events(write_all(tmp_path)["openai"]))
+    for name, messages in (("messages_to_dict", lc.messages_to_dict(with_remove)),
+                           ("dumpd", [dumpd(m) for m in msgs]), ("model_dump", [m.model_dump() for m in msgs])):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps({"id": "conv-1", "messages": messages}) + "\n")
+        report = ImportReport()
+        assert list(iter_transcript_events(path, report=report)) == expected, name
+        assert report.formats == {"langchain": 1}, name
+    assert to_chat(lc.messages_to_dict(with_remove)).ignored == {"remove markers": 1}
+    pytest.importorskip("langchain_core", reason="the [langchain] extra is not installed")
+    from sam_model.integrations.langchain import state_from_messages
+
+    want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
+    state, observation = state_from_messages(lc.messages_to_dict(msgs[:7]))
+    assert state == want and observation == YES
+
+
+def test_a_bad_langchain_message_is_named():
+    bad = [{"type": "human", "data": {"content": "hi"}}, {"type": "ai", "data": {"content": "", "tool_calls": "x"}}]
+    with pytest.raises(TranscriptFormatError, match="conversation, message 1: 'tool_calls' is a str"):
+        to_chat(bad)
+    with pytest.raises(TranscriptFormatError, match="message 1, tool call 0: tool call without a name"):
+        to_chat([bad[0], {"type": "ai", "data": {"content": "", "tool_calls": [{"args": {}}]}}])
+    with pytest.raises(TranscriptFormatError, match="message 1: not a LangChain message"):
+        to_chat([bad[0], {"role": "user", "content": "mixed in"}], format="langchain")

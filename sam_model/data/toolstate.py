@@ -457,7 +457,7 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     """The decision-point state of the spec for a tool call about to be made after ``messages``.
 
     ``messages``: the running conversation in any format :mod:`sam_model.data.formats` reads (OpenAI chat, tau2,
-    Anthropic, Responses items, GenAI parts), told from its shape; ``policy``: system text kept apart from the
+    Anthropic, Responses items, GenAI parts, LangChain messages as dicts), told from its shape; ``policy``: system text kept apart from the
     messages (Anthropic ``system``, Responses ``instructions``), read as a leading system message.
 
     Give the call itself (``{"name", "arguments"}``, an OpenAI ``tool_calls`` entry, a :class:`ToolCall`, or a
@@ -491,10 +491,12 @@ def live_state(messages: Iterable[Mapping[str, Any]],
 
 def _as_call(call: Mapping[str, Any]) -> ToolCall:
     """A call in any format: an OpenAI ``tool_calls`` entry, ``{"name", "arguments"}`` (tau2, GenAI parts,
-    Responses ``function_call`` with ``call_id``) or an Anthropic ``tool_use`` block (``input``)."""
+    Responses ``function_call`` with ``call_id``), an Anthropic ``tool_use`` block (``input``) or a LangChain
+    ``ToolCall`` (``args``)."""
     if "function" in call:
         return parse_tool_calls({"tool_calls": [call]}, "tool call")[0]
-    args = call.get("input") if "input" in call and "arguments" not in call else call.get("arguments")
+    key = next((k for k in ("arguments", "input", "args") if k in call), "arguments")
+    args = call.get(key)
     fn = {"name": call.get("name"), "arguments": args}
     return parse_tool_calls({"tool_calls": [{"function": fn, "id": call.get("call_id", call.get("id"))}]},
                             "tool call")[0]

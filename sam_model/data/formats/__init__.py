@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sam_model.data.formats import anthropic, chat, otel, responses, tau2
+from sam_model.data.formats import anthropic, chat, langchain_messages, otel, responses, tau2
 from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError
 
 __all__ = ["FORMATS", "Chat", "Conversation", "Format", "TranscriptFormatError", "detect", "is_log_message", "tool_marks", "to_chat"]
@@ -47,8 +47,11 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("otel", "OpenTelemetry GenAI spans, OTLP JSON (semantic conventions v1.37+)",
            '.json {"resourceSpans": [...]}, or a .jsonl of them (the collector file exporter)',
            otel.to_chat, otel.sniff),
+    Format("langchain", "LangChain / LangGraph messages (messages_to_dict, dumpd or model_dump)",
+           '.jsonl of {"id", "messages"} lines (a LangGraph state\'s messages), or a .json list',
+           langchain_messages.to_chat, langchain_messages.sniff),
 )}
-_SNIFF_ORDER = ("responses", "otel", "anthropic", "tau2", "openai")
+_SNIFF_ORDER = ("responses", "otel", "langchain", "anthropic", "tau2", "openai")  # langchain's ai blocks: anthropic's
 
 
 def detect(messages: list[Any]) -> str:
@@ -60,7 +63,7 @@ def is_log_message(m: Any) -> bool:
     """A dict one of the readers reads as a message (it has a ``role``, GenAI ``parts`` or a Responses item
     ``type``), rather than a framework's own message object."""
     return isinstance(m, Mapping) and ("role" in m or isinstance(m.get("parts"), list) or m.get("type") in (
-        *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message"))
+        *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:
@@ -77,7 +80,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("items of type function_call", "responses"), ("items of type function_call_output", "responses"),
           ("parts of type tool_call", "otel"), ("parts of type tool_call_response", "otel"),
           ("tool calls with a top-level name (tau2)", "tau2"), ("'tool_calls' entries with a 'function'", "openai"),
-          ("'function_call' fields (deprecated OpenAI functions)", "openai"))
+          ("'function_call' fields (deprecated OpenAI functions)", "openai"),
+          ("LangChain messages ({\"type\": \"ai\", ...})", "langchain"))
 
 
 def tool_marks(messages: Any) -> list[tuple[str, str]]:
@@ -93,12 +97,14 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
             if t in types:
                 found.add(i)
         calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
-        if any(isinstance(c, Mapping) and "function" not in c and "name" in c for c in calls):
+        if any(isinstance(c, Mapping) and "function" not in c and "name" in c and "args" not in c for c in calls):
             found.add(6)
         if any(isinstance(c, Mapping) and "function" in c for c in calls):
             found.add(7)
         if "function_call" in m:
             found.add(8)
+        if langchain_messages.is_message(m):
+            found.add(9)
     return [_MARKS[i] for i in sorted(found)]
 
 

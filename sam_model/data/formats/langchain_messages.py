@@ -1,0 +1,127 @@
+"""LangChain messages as LangChain and LangGraph write them to files: ``messages_to_dict`` (``{"type": "ai",
+"data": {...}}``), ``dumpd`` / LangSmith (``{"lc": 1, "type": "constructor", "id": [..., "AIMessage"],
+"kwargs": {...}}``) and a message's own ``model_dump()`` (``{"type": "ai", "content": ..., "tool_calls": [...]}``).
+
+A LangGraph agent's state is such a list (``state["messages"]``), so its logs are training data as they are: each
+message becomes the chat message the labelling rule reads. ``human`` is the user, ``ai`` the assistant, whose
+``tool_calls`` (``{"name", "args", "id"}``) are its tool calls (``additional_kwargs.tool_calls`` in OpenAI's shape
+when the message has none of its own), ``tool`` a result answering ``tool_call_id``, ``system`` the policy,
+``chat`` a message of its ``role``, ``function`` (deprecated) a result named by its ``name``; ``*MessageChunk`` types read as their message. Content is a string or blocks:
+``text`` blocks are the words; an ``ai`` message's ``tool_use`` / ``tool_call`` blocks repeat its ``tool_calls``,
+and other blocks (images, reasoning) are counted, not read, as are ``invalid_tool_calls`` (the model's output that
+parsed as no call) and ``remove`` markers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sam_model.data.formats import chat
+from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each, result_text, text_of
+
+ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function",
+         "developer": "developer", "chat": None}  # chat: the message's own role
+CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "SystemMessage": "system", "ToolMessage": "tool",
+           "FunctionMessage": "function", "ChatMessage": "chat", "RemoveMessage": "remove"}
+CALL_BLOCKS = ("tool_use", "tool_call")  # an ai message's content blocks that repeat its tool_calls
+
+
+def _type(t: Any) -> str | None:
+    """``ai`` for ``ai``, ``AIMessage`` or ``AIMessageChunk``; None for what is no LangChain message type."""
+    if not isinstance(t, str):
+        return None
+    t = t.removesuffix("Chunk")
+    return t if t in ROLES or t == "remove" else CLASSES.get(t)
+
+
+def unwrap(m: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | None:
+    """(message type, its fields) of a LangChain message in any of the three file shapes, else None."""
+    if m.get("lc") == 1 and m.get("type") == "constructor" and isinstance(m.get("id"), list) and m["id"]:
+        kind = _type(m["id"][-1])
+        return (kind, m.get("kwargs") if isinstance(m.get("kwargs"), Mapping) else {}) if kind else None
+    kind = _type(m.get("type"))
+    if kind is None or "parts" in m:  # GenAI parts carry a role, never a type of these
+        return None
+    if isinstance(m.get("data"), Mapping):
+        return kind, m["data"]
+    if "content" in m and ("role" not in m or kind == "chat"):  # a model_dump (only a chat message has a role)
+        return kind, m
+    return None
+
+
+def _calls(data: Mapping[str, Any], where: str) -> list[dict[str, Any]] | None:
+    calls = data.get("tool_calls")
+    if calls:
+        if not isinstance(calls, list):
+            raise TranscriptFormatError(where, f"'tool_calls' is a {type(calls).__name__}, expected a list of "
+                                               "{\"name\", \"args\", \"id\"}")
+        out = []
+        for j, c in enumerate(calls):
+            if not isinstance(c, Mapping):
+                raise TranscriptFormatError(where, f"tool call {j} is a {type(c).__name__}, expected an object")
+            out.append(chat_call(c.get("id"), c.get("name"), c.get("args"), f"{where}, tool call {j}"))
+        return out
+    extra = data.get("additional_kwargs")
+    if isinstance(extra, Mapping) and extra.get("tool_calls"):  # OpenAI's shape, as older integrations kept it
+        return list(extra["tool_calls"])
+    return None
+
+
+def _message(kind: str, data: Mapping[str, Any], where: str, ignored: Any) -> dict[str, Any]:
+    """One LangChain message as a chat message."""
+    content = data.get("content")
+    if kind == "ai":
+        parts = [p for p in content if not (isinstance(p, Mapping) and p.get("type") in CALL_BLOCKS)] \
+            if isinstance(content, list) else content
+        calls = _calls(data, where)
+        if isinstance(data.get("invalid_tool_calls"), list) and data["invalid_tool_calls"]:
+            ignored["invalid tool calls"] += len(data["invalid_tool_calls"])
+        fc = (data.get("additional_kwargs") or {}).get("function_call") if not calls else None
+        if isinstance(fc, Mapping):  # the deprecated functions API, as older integrations kept it
+            calls = [chat_call(None, fc.get("name"), fc.get("arguments"), where)]
+        out: dict[str, Any] = {"role": "assistant", "content": text_of(parts, where, ignored=ignored) or None}
+        return {**out, "tool_calls": calls} if calls else out
+    if kind in ("tool", "function"):
+        text = text_of(content, where, ignored=ignored) if isinstance(content, (list, type(None))) \
+            else result_text(content)
+        call = data.get("tool_call_id") if kind == "tool" else None
+        name = data.get("name") if isinstance(data.get("name"), str) and data["name"] else None
+        if kind == "function" and name is None:
+            raise TranscriptFormatError(where, "function message without a 'name'")
+        return {"role": "tool", "content": text, **({"tool_call_id": str(call)} if call not in (None, "") else {}),
+                **({"name": name} if name else {})}
+    role = ROLES[kind]
+    if kind == "chat":  # a message of its own role, named as the chat reader names roles
+        role = data.get("role")
+        if not isinstance(role, str) or not chat.ROLE.fullmatch(role):
+            raise TranscriptFormatError(where, f"chat message with role {str(role)[:40]!r}, not a name (a letter, "
+                                               "then up to 63 letters, digits, '_', '.' or '-')")
+        role = role.lower() if role.lower() in chat.ROLES else role
+    return {"role": "system" if role == "developer" else role, "content": text_of(content, where, ignored=ignored)}
+
+
+def to_chat(messages: list[Any], where: str) -> Chat:
+    out = Chat()
+    for i, m, w in each(messages, where):
+        found = unwrap(m)
+        if found is None:
+            raise TranscriptFormatError(w, "not a LangChain message (expected {\"type\": \"human\" | \"ai\" | "
+                                           "\"tool\" | \"system\", \"data\": {...}} as messages_to_dict writes, a "
+                                           "dumpd constructor, or a message's model_dump())")
+        kind, data = found
+        if kind == "remove":  # a RemoveMessage of a state update: no words, no call
+            out.ignored["remove markers"] += 1
+            continue
+        out.add(_message(kind, data, w, out.ignored), f"message {i}")
+    return out
+
+
+def sniff(messages: list[Any]) -> bool:
+    return any(isinstance(m, Mapping) and unwrap(m) is not None for m in messages)
+
+
+def is_message(m: Any) -> bool:
+    """A dict that is a LangChain message as a file holds it (for the LangChain adapter: read here, not by
+    langchain_core's converter, which reads only the model_dump shape)."""
+    return isinstance(m, Mapping) and unwrap(m) is not None
