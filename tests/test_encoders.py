@@ -17,6 +17,11 @@ ARCHITECTURES = {
                     max_position_embeddings=130, pad_token_id=0),
     "electra": dict(embedding_size=32, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                     intermediate_size=64, max_position_embeddings=128),
+    # DeBERTa-v3's shape: no token types (type_vocab_size 0, refused as a size before), relative positions only
+    "deberta-v2": dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                       max_position_embeddings=128, type_vocab_size=0, relative_attention=True,
+                       position_biased_input=False, pos_att_type=["p2c", "c2p"], max_relative_positions=-1,
+                       position_buckets=32, norm_rel_ebd="layer_norm", share_att_key=True),
 }
 
 

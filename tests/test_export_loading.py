@@ -125,6 +125,22 @@ def test_absurd_bert_config_values_are_refused_naming_the_field(tmp_path, tiny_b
     _one_line(err, f"{folder / 'config.json'}: field 'bert_config.{field}'")
 
 
+def test_real_encoders_default_configs_pass_the_value_checks():
+    """The checks refuse what no real encoder has, not what real ones do: a flag named like an activation
+    (is_gated_act: false) is no activation, and DeBERTa-v3 has no token types (type_vocab_size 0)."""
+    from transformers import AutoConfig
+
+    from sam_model.models.bert import check_encoder_sizes, check_encoder_values
+
+    for kind in ("bert", "roberta", "distilbert", "electra", "mpnet", "modernbert", "deberta-v2", "xlm-roberta"):
+        d = AutoConfig.for_model(kind).to_dict()
+        check_encoder_values(d, str)
+        check_encoder_sizes(d, str)
+    check_encoder_values({"hidden_act": "gelu", "is_gated_act": False}, str)
+    with pytest.raises(ValueError, match="hidden_act"):
+        check_encoder_values({"hidden_act": True}, str)
+
+
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), 1e300])
 def test_a_checkpoints_non_finite_layer_norm_eps_is_refused(tmp_path, tiny_bert_dir, value):
     """Given as a number (a checkpoint holds floats, not JSON tokens), NaN and inf are refused too."""

@@ -161,7 +161,8 @@ def check_encoder_values(d: dict, label: Callable[[str], str]) -> None:
         elif name == "initializer_range":
             if not number or not 0 <= value <= 1:
                 raise EncoderConfigError(f"{label(name)} must be a number in [0, 1], got {json.dumps(value)[:60]}")
-        elif name.endswith(("_act", "activation")):  # hidden_act, hidden_activation, DistilBERT's activation
+        elif name.endswith(("_act", "activation")) and not name.startswith(("is_", "use_")):  # hidden_act,
+            # DistilBERT's activation; a flag such as is_gated_act is no activation's name
             if value is not None and (not isinstance(value, str) or value not in ACT2FN):
                 raise EncoderConfigError(f"{label(name)} must name an activation transformers ships "
                                          f"({', '.join(sorted(ACT2FN)[:6])}, ...), got {json.dumps(value)[:60]}")
@@ -186,8 +187,8 @@ def check_encoder_sizes(d: dict, label: Callable[[str], str]) -> None:
     died naming no field). ValueError naming the field (``label(name)``) before anything is allocated."""
     for name, hi in ENCODER_SIZES:
         if name in d:
-            try:
-                check_int(d[name], label(name), 1, hi)
+            try:  # no token types is 0 (DeBERTa-v3 has none); every other size is at least 1
+                check_int(d[name], label(name), 0 if name == "type_vocab_size" else 1, hi)
             except ValueError as exc:
                 raise EncoderConfigError(str(exc)) from None
     h = d.get("hidden_size", 768)
