@@ -598,3 +598,19 @@ def test_by_id_calls_given_a_scope_reach_only_that_scopes_memories():
     assert memory.history(bots, user_id="bob", agent_id="bot") and memory.history(bots, run_id="r") == []
     with pytest.raises(ValueError, match="user_id must be a non-empty string"):
         memory.get(bots, user_id="")
+
+
+def test_in_and_nin_filters_take_a_list_not_a_string_searched_as_text():
+    """Found walking the README: {"topic": {"in": "travel"}} kept a memory whose topic was "a" (a substring of
+    "travel") in search and get_all; a number failed as 'not iterable'. Both are refused, naming the filter."""
+    memory = ScopedMemory(HashingEncoder(64))
+    memory.add("a note", user_id="mia", metadata={"topic": "a"})
+    memory.add("a trip note", user_id="mia", metadata={"topic": "travel"})
+    listed = memory.get_all(user_id="mia", filters={"topic": {"in": ["travel"]}})["results"]
+    assert [r["metadata"]["topic"] for r in listed] == ["travel"]
+    for bad in ("travel", 5):
+        for op in ("in", "nin"):
+            with pytest.raises(ValueError, match=rf"^filters\.topic\.{op} must be a list of values"):
+                memory.search("note", user_id="mia", filters={"topic": {op: bad}})
+            with pytest.raises(ValueError, match=rf"^filters\.AND\.topic\.{op} must be a list"):
+                memory.get_all(user_id="mia", filters={"AND": [{"topic": {op: bad}}]})

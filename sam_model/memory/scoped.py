@@ -108,6 +108,15 @@ _OPS = {"eq": lambda v, w: v == w, "ne": lambda v, w: v != w, "gt": lambda v, w:
         "icontains": lambda v, w: isinstance(v, str) and str(w).lower() in v.lower()}
 
 
+def _check_listed(ops: Mapping[str, Any], where: str) -> None:
+    """``in`` / ``nin`` take a list: a string was searched as text (``{"in": "travel"}`` kept the topics "a" and
+    "ravel", its substrings) and a number failed as 'not iterable'."""
+    for op in ("in", "nin"):
+        if op in ops and not isinstance(ops[op], (list, tuple, set, frozenset)):
+            raise ValueError(f"{where}.{op} must be a list of values such as [\"travel\", \"work\"], got "
+                             f"{str(ops[op])[:60]!r}")
+
+
 def matches(record: Mapping[str, Any], filters: Mapping[str, Any], where: str = "filters", depth: int = 0) -> bool:
     """Whether a memory's fields (metadata, scopes, kind) pass Mem0-style ``filters``: ``{"key": value}`` (``"*"``:
     the key is present), ``{"key": {op: value}}`` with op in eq ne gt gte lt lte in nin contains icontains, and
@@ -126,6 +135,7 @@ def matches(record: Mapping[str, Any], filters: Mapping[str, Any], where: str = 
             bad = sorted(set(want) - set(_OPS))
             if bad:
                 raise ValueError(f"{where}.{key}: unknown operator {bad[0]!r}; use one of {sorted(_OPS)}")
+            _check_listed(want, f"{where}.{key}")
             try:
                 ok = all(_OPS[op](record.get(key), w) for op, w in want.items())
             except TypeError as err:
