@@ -303,3 +303,25 @@ def test_vector_store_calls_from_threads_do_not_race_on_its_id_map():
     finally:
         sys.setswitchinterval(interval)
     assert errors == []
+
+
+def test_add_texts_refuses_a_string_and_checks_every_text_before_writing_any():
+    """Found walking the README: add_texts("I prefer aisle seats") stored one memory per character, ids="abc" named
+    three texts a, b, c, and a bad text or metadata after good ones left those stored with no ids returned."""
+    memory = ScopedMemory(HashingEncoder(64))
+    store = SAMVectorStore(memory, user_id="mia")
+    with pytest.raises(TypeError, match=r"^texts must be a list .*got str 'hello'"):
+        store.add_texts("hello")
+    with pytest.raises(TypeError, match=r"^ids must be a list"):
+        store.add_texts(["x1", "x2", "x3"], ids="abc")
+    with pytest.raises(TypeError, match=r"^metadatas must be a list"):
+        store.add_texts(["x1"], {"topic": "seats"})
+    with pytest.raises(ValueError, match=r"^texts\[1\] must not be empty"):
+        store.add_texts(["good one", "  "])
+    with pytest.raises(TypeError, match=r"^texts\[1\] must be a string"):
+        store.add_texts(["good one", 7])
+    with pytest.raises(TypeError, match=r"^metadatas\[1\]\.b must be a string"):
+        store.add_texts(["good one", "good two"], [{"a": 1}, {"b": object()}])
+    assert memory.get_all(user_id="mia")["results"] == []  # nothing of a refused batch
+    assert len(store.add_texts(t for t in ["aisle seat", "window seat"])) == 2  # any iterable of texts
+    assert [r["memory"] for r in memory.get_all(user_id="mia")["results"]] == ["aisle seat", "window seat"]

@@ -51,6 +51,7 @@ from pydantic import ConfigDict, Field
 from sam_model.data.formats import is_log_message, to_chat
 from sam_model.data.schema import State
 from sam_model.data.toolstate import TranscriptState, live_state, policy_of
+from sam_model.limits import check_metadata, check_text
 from sam_model.memory.scoped import ScopedMemory, result
 
 # configurable.run_id is not read: LangGraph servers put the run's own UUID there, beside thread_id
@@ -198,6 +199,25 @@ def tool_call_memories(retriever: SAMLangChainRetriever, messages: Sequence[Any]
     return out
 
 
+def _listed(values: Any, name: str) -> list:
+    """``values`` as a list: a string is refused (``add_texts("hello")`` stored the memories h, e, l, l, o)."""
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a list (one entry per text), got {type(values).__name__} "
+                        f"{str(values)[:40]!r}: wrap a single one as [{name.removesuffix('s')}]")
+    return list(values)
+
+
+def _check_batch(texts: list, metadatas: list | None, ids: list | None) -> None:
+    """What add_texts writes, checked whole first: a bad text or metadata after good ones had left those stored,
+    and the caller, given an error, had none of their ids."""
+    for name, got in (("metadatas", metadatas), ("ids", ids)):
+        if got is not None and len(got) != len(texts):
+            raise ValueError(f"{name} has {len(got)} entries for {len(texts)} texts: give one per text")
+    for n, text in enumerate(texts):
+        check_text(text, f"texts[{n}]")
+        check_metadata(None if metadatas is None else metadatas[n], f"metadatas[{n}]")
+
+
 class SAMVectorStore(VectorStore):
     """A ScopedMemory as a LangChain ``VectorStore``: texts are written as user messages of their scope, searches
     are ScopedMemory.search (the same refusals: no scope, no search, unless ``all_scopes``).
@@ -253,14 +273,14 @@ class SAMVectorStore(VectorStore):
 
     def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, *, ids: list[str] | None = None,
                   **kwargs: Any) -> list[str]:
-        """Write each text as one user message of the scopes (with its metadata); returns the ids."""
-        texts = list(texts)
+        """Write each text as one user message of the scopes (with its metadata); returns the ids. Every text and
+        metadata is checked before the first is written: a bad one is refused with nothing stored."""
+        texts = _listed(texts, "texts")
         scopes = self._scopes(kwargs)
         if kwargs:
             raise TypeError(f"add_texts got unknown argument(s) {sorted(kwargs)}")
-        for name, got in (("metadatas", metadatas), ("ids", ids)):
-            if got is not None and len(got) != len(texts):
-                raise ValueError(f"{name} has {len(got)} entries for {len(texts)} texts: give one per text")
+        _check_batch(texts, None if metadatas is None else _listed(metadatas, "metadatas"),
+                     None if ids is None else _listed(ids, "ids"))
         out, key = [], self._key(scopes)
         with self.memory.lock:  # the id map is read and written by every call: one thread at a time
             for n, text in enumerate(texts):
