@@ -614,3 +614,21 @@ def test_in_and_nin_filters_take_a_list_not_a_string_searched_as_text():
                 memory.search("note", user_id="mia", filters={"topic": {op: bad}})
             with pytest.raises(ValueError, match=rf"^filters\.AND\.topic\.{op} must be a list"):
                 memory.get_all(user_id="mia", filters={"AND": [{"topic": {op: bad}}]})
+
+
+def test_a_query_state_with_a_misspelt_field_is_refused_not_searched_as_empty():
+    """Found walking the README: search(q, state={"constraint": {...}}) or {"phaes": "cancel"} ranked by an empty
+    state, silently (unknown keys became State.extra, which the encoder does not read)."""
+    memory = ScopedMemory(HashingEncoder(64))
+    memory.add("cancel reservation NO6JO3", user_id="mia")
+    for bad, hint in (({"phaes": "cancel"}, "did you mean 'phase'"),
+                      ({"phase": "cancel", "constraint": {"id": "NO6JO3"}}, "did you mean 'constraints'"),
+                      ({"subgoals": ["cancel"]}, "did you mean 'subgoal_stack'"),
+                      ({"goal": "cancel"}, "none of the state fields")):
+        with pytest.raises(ValueError, match=rf"^state.* {hint}"):
+            memory.search("which one?", state=bad, user_id="mia")
+        with pytest.raises(ValueError, match=rf"^state.* {hint}"):
+            memory.store.search(bad, "which one?", 1)
+    ok = {"phase": "cancel", "phase_id": 3, "constraints": {"id": "NO6JO3"}}  # an extra beside its field: a log's
+    assert memory.search("which one?", state=ok, user_id="mia")["results"]
+    assert memory.search("which one?", state={}, user_id="mia")["results"]  # empty: an empty state, on purpose

@@ -7,6 +7,7 @@ exactly which line to fix.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from collections.abc import Mapping
@@ -125,7 +126,23 @@ def as_state(s: Any) -> State:
         return s
     if not isinstance(s, Mapping):
         raise TypeError(f"state must be a State or a state mapping (phase, constraints, ...), got {type(s).__name__}")
+    _check_query_fields(s)
     return State.from_json(dict(s))
+
+
+def _check_query_fields(s: Mapping) -> None:
+    """A query state's keys: one that misspells a field it lacks (``constraint``, ``phaes``), or a mapping with no
+    field at all, is refused. Extra keys are kept as State.extra, which the encoder does not read, so such a query
+    searched by an empty state, silently. Other extra keys pass, as in a log."""
+    known = set(STATE_FIELDS)
+    for key in s:
+        close = difflib.get_close_matches(str(key), [f for f in STATE_FIELDS if f not in s], n=1, cutoff=0.75)
+        if key not in known and close:
+            raise ValueError(f"state.{key} is not a state field: did you mean {close[0]!r}? (the fields: "
+                             f"{', '.join(STATE_FIELDS)})")
+    if s and not known.intersection(s):
+        raise ValueError(f"state has none of the state fields ({', '.join(STATE_FIELDS)}), only "
+                         f"{sorted(map(str, s))[:5]}: the search would rank by an empty state")
 
 
 def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
