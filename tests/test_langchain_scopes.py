@@ -325,3 +325,20 @@ def test_add_texts_refuses_a_string_and_checks_every_text_before_writing_any():
     assert memory.get_all(user_id="mia")["results"] == []  # nothing of a refused batch
     assert len(store.add_texts(t for t in ["aisle seat", "window seat"])) == 2  # any iterable of texts
     assert [r["memory"] for r in memory.get_all(user_id="mia")["results"]] == ["aisle seat", "window seat"]
+
+
+def test_given_ids_do_not_name_the_memories_written_after_a_reset():
+    """Found walking the README: after memory.reset() the scope's ids start again, so the id "pin" given before named
+    the next memory written ("I like green tea"): get_by_ids returned it and add_texts(ids=["pin"]) deleted it."""
+    memory = ScopedMemory(HashingEncoder(64))
+    store = SAMVectorStore(memory, user_id="mia")
+    store.add_texts(["my PIN is 4242"], ids=["pin"])
+    memory.reset()
+    memory.add("I like green tea", user_id="mia")
+    assert store.get_by_ids(["pin"]) == []
+    with pytest.raises(KeyError, match="'pin' is not in the store's scopes"):
+        store.delete(["pin"])
+    store.add_texts(["my PIN is 0000"], ids=["pin"])
+    assert sorted(r["memory"] for r in memory.get_all(user_id="mia")["results"]) == ["I like green tea",
+                                                                                     "my PIN is 0000"]
+    assert [d.page_content for d in store.get_by_ids(["pin"])] == ["my PIN is 0000"]

@@ -236,6 +236,13 @@ class SAMVectorStore(VectorStore):
         self.scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
         self.all_scopes = all_scopes
         self._ids: dict[tuple[tuple, str], Any] = {}  # (scopes, an id given to add_texts) -> the memory's id
+        self._resets = memory.resets  # the memory's reset count the id map is of
+
+    def _after_reset(self) -> None:
+        """Forget the given ids once the memory was reset (under its lock): its new memories take the old ids
+        again, and "pin" named the new "I like tea" (get_by_ids returned it, an add of "pin" deleted it)."""
+        if self.memory.resets != self._resets:
+            self._ids, self._resets = {}, self.memory.resets
 
     def _scopes(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         out = dict(self.scopes)
@@ -283,6 +290,7 @@ class SAMVectorStore(VectorStore):
                      None if ids is None else _listed(ids, "ids"))
         out, key = [], self._key(scopes)
         with self.memory.lock:  # the id map is read and written by every call: one thread at a time
+            self._after_reset()
             for n, text in enumerate(texts):
                 added = [r for r in self.memory.add(text, **scopes, metadata=(metadatas or [None] * len(texts))[n])[
                     "results"] if r["event"] == "ADD"]
@@ -303,6 +311,7 @@ class SAMVectorStore(VectorStore):
         if kwargs:
             raise TypeError(f"similarity_search got unknown argument(s) {sorted(kwargs)}")
         with self.memory.lock:
+            self._after_reset()
             found = self.memory.search(query, state, **scopes, limit=self.k if k is None else k, filters=filter,
                                        threshold=threshold, all_scopes=all_scopes)["results"]
             back = {v: i for (_, i), v in self._ids.items()}
@@ -318,6 +327,7 @@ class SAMVectorStore(VectorStore):
         """The Documents of ``ids`` in the store's scopes (another scope's memory is not found, as an unknown id)."""
         out = []
         with self.memory.lock:
+            self._after_reset()
             for i in ids:
                 mid = self._memory_id(str(i), self.scopes)
                 got = None if mid is None else self.memory.get(mid)
@@ -335,6 +345,7 @@ class SAMVectorStore(VectorStore):
             self.memory.delete_all(**scopes)
             return True
         with self.memory.lock:
+            self._after_reset()
             found = [self._memory_id(str(i), scopes) for i in ids]
             for i, mid in zip(ids, found):
                 if mid is None:
