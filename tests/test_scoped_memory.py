@@ -632,3 +632,17 @@ def test_a_query_state_with_a_misspelt_field_is_refused_not_searched_as_empty():
     ok = {"phase": "cancel", "phase_id": 3, "constraints": {"id": "NO6JO3"}}  # an extra beside its field: a log's
     assert memory.search("which one?", state=ok, user_id="mia")["results"]
     assert memory.search("which one?", state={}, user_id="mia")["results"]  # empty: an empty state, on purpose
+
+
+@pytest.mark.parametrize("bad", [["mia#0"], {"id": "mia#0"}, 0])
+def test_a_memory_id_that_is_not_a_string_is_named(bad):
+    """Found walking the README: get/update/delete/history([...]) raised a bare "unhashable type: 'list'", naming
+    no argument, and get(0) answered None as for a missing memory; each now names memory_id and what an id is."""
+    memory = ScopedMemory(HashingEncoder(64))
+    memory.add("my budget is $1,400", user_id="mia")
+    calls = (lambda: memory.get(bad), lambda: memory.update(bad, "my budget is $3,500"), lambda: memory.delete(bad),
+             lambda: memory.history(bad), lambda: memory.get(bad, user_id="mia"), lambda: memory.history(bad, user_id="mia"))
+    for call in calls:
+        with pytest.raises(TypeError, match=rf"^memory_id must be a memory's id, a string .* got {type(bad).__name__}"):
+            call()
+    assert [r["memory"] for r in memory.get_all(user_id="mia")["results"]] == ["my budget is $1,400"]

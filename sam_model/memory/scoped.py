@@ -500,9 +500,18 @@ class ScopedMemory:
         hits = self.store.get_all(episode_id=self.episode_of(user_id, agent_id, run_id))
         return State(phase=hits[-1].phase) if hits else State()
 
+    @staticmethod
+    def _check_id(memory_id: Any) -> None:
+        """Ids are strings (``<episode>#<step>``): a list or dict was a bare 'unhashable type' naming nothing, and a
+        number was looked up as an id no memory has."""
+        if not isinstance(memory_id, str):
+            raise TypeError(f"memory_id must be a memory's id, a string such as 'mia#3' (from add, search or "
+                            f"get_all), got {type(memory_id).__name__} {str(memory_id)[:40]!r}")
+
     def _own(self, memory_id: Any, scopes: Mapping[str, Any]) -> Hit | None:
         """The memory ``memory_id`` whole (a chunk's id names its memory), None when it is not stored or not of the
         scopes given (each scope given must be the memory's: another user's memory is not there for the caller)."""
+        self._check_id(memory_id)
         if not self.store.has(memory_id):
             return None
         hit = self.store.memory(memory_id)
@@ -570,6 +579,7 @@ class ScopedMemory:
         """The memory's ADD / UPDATE / DELETE events, oldest first (Mem0's ``history``; [] for an unknown id).
         Scopes, when given, must be the memory's (else []): those of its episode (``episode_of``), so that they
         hold after the memory is deleted."""
+        self._check_id(memory_id)
         scopes = self._scopes(user_id, agent_id, run_id, need=False)
         if any(v is not None for v in scopes.values()):
             owner = self._own(memory_id, {}) if self.store.has(memory_id) else None
