@@ -94,3 +94,23 @@ def test_langgraph_example_puts_memories_in_context_before_the_arguments_are_wri
     bare = "\n".join(langgraph_agent.run(HashingEncoder(512), k=3, use_memory=False))
     assert "cancel_reservation(" not in bare.replace("cancel_reservation: 0", "")
     assert "agent: Which reservation_id do you mean?" in bare
+
+
+@pytest.mark.parametrize("script, argv", [("langgraph_agent", ["--retriever", "hashing", "--k", "0"]),
+                                          ("langgraph_agent", ["--retriever", "hashing", "--k", "-3"]),
+                                          ("tool_agent", ["--transcripts", "t.jsonl", "--k", "0"]),
+                                          ("tool_agent", ["--transcripts", "t.jsonl", "--conversations", "-1"])])
+def test_example_counts_out_of_range_are_refused_in_one_line(script, argv, capsys):
+    """Found walking the README: langgraph_agent.py --k 0 retrieved nothing, silently (the agent then asked for the
+    reservation as with --no-memory), tool_agent.py --conversations -1 dropped the last conversation, and its
+    --k 0 failed only after the model and transcripts were loaded. Each is now an argparse error naming the flag."""
+    sys.path.insert(0, str(REPO / "examples"))
+    try:
+        module = __import__(script)
+    finally:
+        sys.path.pop(0)
+    with pytest.raises(SystemExit) as stop:
+        module.main(argv)
+    flag = argv[-2]
+    assert stop.value.code == 2
+    assert f"error: argument {flag}: want an integer from 1 to" in capsys.readouterr().err
