@@ -600,6 +600,18 @@ def test_by_id_calls_given_a_scope_reach_only_that_scopes_memories():
         memory.get(bots, user_id="")
 
 
+def test_history_of_a_stored_memory_checks_its_own_scopes_not_its_episode_name():
+    """A store saved before episodes placed each scope (an agent-only memory in episode 'bot'): its history was
+    shown to user_id='bot', whose name matched the episode's first place."""
+    from sam_model.data.schema import Event
+
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig())
+    [old] = memory.store.add([Event("bot", 0, "user", "the bot's own note")], agent_id="bot")  # the older naming
+    memory._log(old, "ADD", None, "the bot's own note")
+    assert old == "bot#0" and memory.history(old, agent_id="bot")
+    assert memory.history(old, user_id="bot") == []  # was the whole history
+
+
 def test_in_and_nin_filters_take_a_list_not_a_string_searched_as_text():
     """Found walking the README: {"topic": {"in": "travel"}} kept a memory whose topic was "a" (a substring of
     "travel") in search and get_all; a number failed as 'not iterable'. Both are refused, naming the filter."""

@@ -577,16 +577,18 @@ class ScopedMemory:
     def history(self, memory_id: Any, *, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None) -> list[dict[str, Any]]:
         """The memory's ADD / UPDATE / DELETE events, oldest first (Mem0's ``history``; [] for an unknown id).
-        Scopes, when given, must be the memory's (else []): those of its episode (``episode_of``), so that they
-        hold after the memory is deleted."""
+        Scopes, when given, must be the memory's (else []): a stored memory's own, a deleted one's those of its
+        episode (``episode_of``), so that they hold after the memory is deleted."""
         self._check_id(memory_id)
         scopes = self._scopes(user_id, agent_id, run_id, need=False)
         if any(v is not None for v in scopes.values()):
-            owner = self._own(memory_id, {}) if self.store.has(memory_id) else None
-            episode = owner.episode_id if owner is not None else str(memory_id).rpartition("#")[0]
-            places = episode.split("/") + [""] * 3
-            if any(v is not None and places[n] != v for n, v in enumerate(scopes.values())):
-                return []
+            if self.store.has(memory_id):  # its own scopes (an older store's episode names place them otherwise)
+                if self._own(memory_id, scopes) is None:
+                    return []
+            else:
+                places = str(memory_id).rpartition("#")[0].split("/") + [""] * 3
+                if any(v is not None and places[n] != v for n, v in enumerate(scopes.values())):
+                    return []
         return [dict(h) for h in self._history.get(memory_id, [])]
 
     # ---- forgetting ----------------------------------------------------------------------------------------
