@@ -196,3 +196,18 @@ def test_a_long_item_on_a_chunking_store_is_one_memory_and_puts_from_threads_do_
     finally:
         sys.setswitchinterval(interval)
     assert errors == [] and len(threaded.search(("mem", "mia"), limit=1000)) == 400 == len(threaded.store)
+
+
+@pytest.mark.parametrize("page, says", [(dict(limit=-1), "limit must be an integer from 0"),
+                                        (dict(offset=-2), "offset must be an integer from 0"),
+                                        (dict(limit=20000), "limit must be an integer from 0 to 10000")])
+def test_a_negative_or_huge_page_is_refused_naming_it(page, says):
+    """A negative limit or offset sliced the items from their end (the last ones, silently); a huge limit was
+    refused by the store naming its own 'k'."""
+    s = fill(SAMStore(HashingEncoder(256)))
+    for call in (lambda: s.search(("memories",), **page), lambda: s.search(("memories",), query="Lisbon", **page),
+                 lambda: s.search(("memories",), query="", state={"phase": "x"}, **page),
+                 lambda: s.list_namespaces(**page)):
+        with pytest.raises(ValueError, match=says):
+            call()
+    assert len(s.search(("memories",), limit=0)) == 0 and len(s.search(("memories",), offset=1)) == 3

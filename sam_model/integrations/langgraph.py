@@ -50,6 +50,7 @@ from langgraph.store.base import (
 )
 
 from sam_model.data.schema import Event, State, parse_event
+from sam_model.limits import MAX_K, check_int
 from sam_model.locking import locked, new_lock
 from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
 
@@ -93,6 +94,7 @@ class SAMStore(BaseStore):
         ops = list(ops)
         for op in ops:
             validate_op_namespace(op)
+            _check_page(op)
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
@@ -131,6 +133,7 @@ class SAMStore(BaseStore):
                                   refresh_ttl=refresh_ttl)
         op = SearchOp(tuple(namespace_prefix), filter, limit, offset, query or "")
         validate_op_namespace(op)
+        _check_page(op)
         with self.lock:
             return self._search(op, state)
 
@@ -225,6 +228,15 @@ class SAMStore(BaseStore):
         names = [ns for ns in self._data if all(_matches(c.match_type, c.path, ns) for c in op.match_conditions or ())]
         names = sorted({ns[:op.max_depth] for ns in names} if op.max_depth is not None else names)
         return names[op.offset:op.offset + op.limit]
+
+
+def _check_page(op: Op) -> None:
+    """A search's or listing's ``limit`` and ``offset``: integers, limit from 0 to MAX_K, offset from 0. Why: a
+    negative one sliced the results from their end (the last items, silently), and a limit over MAX_K was refused
+    by the store naming its own ``k``."""
+    if isinstance(op, (SearchOp, ListNamespacesOp)):
+        check_int(op.limit, "limit", 0, MAX_K)
+        check_int(op.offset, "offset", 0, 2**62)
 
 
 def _episode(ns: tuple[str, ...]) -> str:
