@@ -245,8 +245,10 @@ def test_the_run_scope_is_read_from_run_id_too_and_k_zero_is_refused():
     assert [d.metadata["run_id"] for d in r.invoke("PIN", served)] == ["t2"]
     with pytest.raises(ValueError, match="both name the run scope"):
         r.invoke("PIN", {"configurable": {"user_id": "mia", "sam_run_id": "t2", "thread_id": "t1"}})
-    with pytest.raises(ValueError, match="from 1 to"):
+    with pytest.raises(ValueError, match="^k must be an integer from 1 to"):  # it said "limit must be ..."
         r.invoke("PIN", {"configurable": {"user_id": "mia"}}, k=0)
+    with pytest.raises(ValueError, match="k\n.*greater than or equal to 1"):  # pydantic's, naming the field
+        SAMLangChainRetriever(memory=m, k=-1)
     with pytest.raises(ValueError, match="from 1 to"):
         SAMVectorStore(m, user_id="mia").similarity_search("PIN", k=0)
 

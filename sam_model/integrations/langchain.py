@@ -51,7 +51,7 @@ from pydantic import ConfigDict, Field
 from sam_model.data.formats import is_log_message, to_chat
 from sam_model.data.schema import State
 from sam_model.data.toolstate import TranscriptState, live_state, policy_of
-from sam_model.limits import check_metadata, check_text
+from sam_model.limits import MAX_K, check_int, check_metadata, check_text
 from sam_model.memory.scoped import ScopedMemory, result
 
 # configurable.run_id is not read: LangGraph servers put the run's own UUID there, beside thread_id
@@ -120,7 +120,8 @@ class SAMLangChainRetriever(BaseRetriever):
     memory: Any = Field(default_factory=ScopedMemory)
     """A sam_model.memory.ScopedMemory (the one store, scoped by user, agent and run); default: a new one on the
     packaged default retriever (sam-general)."""
-    k: int = 5
+    k: int = Field(default=5, ge=1, le=MAX_K)
+    """Memories per search (a search's own ``k`` overrides it)."""
     user_id: str | None = None
     agent_id: str | None = None
     run_id: str | None = None
@@ -167,7 +168,8 @@ class SAMLangChainRetriever(BaseRetriever):
             observation = query or last
         found = self.memory.search(observation, state, self._bound("user_id", user_id),
                                    self._bound("agent_id", agent_id), self._bound("run_id", run_scope(thread_id, run_id)),
-                                   limit=self.k if k is None else k, filters=filters, threshold=threshold,
+                                   limit=check_int(self.k if k is None else k, "k", 1, MAX_K), filters=filters,
+                                   threshold=threshold,
                                    all_scopes=self.all_scopes if all_scopes is None else all_scopes)  # a bool
         return [document(r) for r in found["results"]]
 
