@@ -92,3 +92,28 @@ def test_example_script_refuses_counts_that_run_nothing(flag, value):
     out = subprocess.run([sys.executable, str(REPO / "examples" / "agent_loop.py"), "--hashing", flag, value],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and f"{flag} must be >=" in out.stderr  # --episodes 0 printed nothing, exit 0
+
+
+def test_build_prompt_reads_the_bank_under_its_lock(monkeypatch):
+    """Another agent sharing the bank pruned a unit between build_prompt's membership test and its read: KeyError.
+    Here the prune starts at that very moment, from another thread; under the lock it waits for the prompt."""
+    import threading
+
+    mem = SAMMemory(HashingEncoder(64), episode_id="trip", k=2)
+    mem.observe("I want to fly to Lisbon", State("clarify", (), {"destination": "Lisbon"}), kind="user")
+    hits = mem.retrieve(State("book", (), {}, ("destination",)), "book it")
+    bank, cls = mem.bank, type(mem.bank)
+    contains, pruner = cls.__contains__, []
+
+    def contains_then_pruned(self, uid):
+        found = contains(self, uid)
+        if found and not pruner:
+            pruner.append(threading.Thread(target=bank.remove, args=(uid,)))
+            pruner[0].start()
+            pruner[0].join(timeout=0.5)  # done at once unless the prompt holds the bank's lock
+        return found
+
+    monkeypatch.setattr(cls, "__contains__", contains_then_pruned)
+    prompt = mem.build_prompt(State("book"), hits, "book it")  # was: KeyError from bank.unit
+    pruner[0].join()
+    assert "Lisbon" in prompt and hits[0].id not in bank

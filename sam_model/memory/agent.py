@@ -166,8 +166,10 @@ class SAMMemory:
         hits = self.retrieve(state, observation, k)
         return parse_reply(llm(self.build_prompt(state, hits, observation)))
 
+    @locked
     def build_prompt(self, state: State, memories: Sequence[Hit | MemoryUnit | str], observation: str) -> str:
-        """:func:`build_prompt` with each hit's unit from the bank (what it says of corrections)."""
+        """:func:`build_prompt` with each hit's unit from the bank (what it says of corrections). Under the bank's
+        lock: another agent sharing the bank could prune a unit between the membership test and the read."""
         return build_prompt(state, [self.bank.unit(m.id) if isinstance(m, Hit) and m.id in self.bank else m
                                     for m in memories], observation)
 
