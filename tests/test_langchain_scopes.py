@@ -274,15 +274,16 @@ def test_vector_store_deletes_and_replaces_a_chunked_memory_by_its_id():
     assert [r["memory"] for r in memory.get_all(user_id="alice")["results"]] == ["a short replacement"]
 
 
-def test_vector_store_calls_from_threads_do_not_race_on_its_id_map():
+def test_vector_store_calls_from_threads_do_not_race_on_its_ids():
     """Found by review: the given-id map was read (searches, deletes) while another thread's add_texts wrote it:
-    'dictionary changed size during iteration' in 13 of 30 searches (a long-lived store's map)."""
+    'dictionary changed size during iteration' in 13 of 30 searches. Given ids now live in the memories' metadata;
+    adds, searches and deletes by id from threads still see one consistent store."""
     import sys
     import threading
 
     memory = ScopedMemory(HashingEncoder(64), k=2)
     store = SAMVectorStore(memory, user_id="mia")
-    store._ids.update({(("mia", None, None), f"old{i}"): f"mia#{10**6 + i}" for i in range(200_000)})
+    store.add_texts([f"old note {i}" for i in range(60)], ids=[f"old{i}" for i in range(60)])
     errors: list[str] = []
 
     def run(call, n):
@@ -292,11 +293,11 @@ def test_vector_store_calls_from_threads_do_not_race_on_its_id_map():
             except Exception as err:  # noqa: BLE001  (what is counted)
                 errors.append(repr(err)[:80])
 
-    calls = ((lambda i: store.add_texts([f"note {i}"], ids=[f"a{i}"]), 200),
+    calls = ((lambda i: store.add_texts([f"note {i}"], ids=[f"a{i}"]), 60),
              (lambda i: store.similarity_search("note", k=2), 30), (lambda i: store.delete([f"old{i}"]), 30))
     threads = [threading.Thread(target=run, args=c) for c in calls]
     interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # threads switch often: the race shows in a short run
+    sys.setswitchinterval(1e-5)  # threads switch often: a race shows in a short run
     try:
         for t in threads:
             t.start()
@@ -305,6 +306,30 @@ def test_vector_store_calls_from_threads_do_not_race_on_its_id_map():
     finally:
         sys.setswitchinterval(interval)
     assert errors == []
+    assert [d.id for d in store.get_by_ids([f"a{i}" for i in range(60)])] == [f"a{i}" for i in range(60)]
+    assert [d.id for d in store.get_by_ids([f"old{i}" for i in range(60)])] == [f"old{i}" for i in range(30, 60)]
+
+
+def test_given_ids_hold_for_every_store_over_the_memory_and_after_a_save(tmp_path):
+    """The given ids lived in the store object: a second store over the same memory (one per request), or the
+    memory saved and loaded, did not know "pin": get_by_ids found nothing, delete raised, and an add_texts of
+    "pin" put a second memory beside the first."""
+    memory = ScopedMemory(HashingEncoder(64))
+    SAMVectorStore(memory, user_id="mia").add_texts(["my PIN is 4242"], [{"topic": "bank"}], ids=["pin"])
+    again = SAMVectorStore(memory, user_id="mia")
+    [doc] = again.get_by_ids(["pin"])
+    assert doc.id == "pin" and doc.page_content == "my PIN is 4242" and doc.metadata["topic"] == "bank"
+    assert "langchain_id" not in doc.metadata and again.similarity_search("PIN")[0].id == "pin"
+    again.add_texts(["my PIN is 1111"], ids=["pin"])  # replaces, not beside
+    assert [d.page_content for d in again.similarity_search("PIN", k=5)] == ["my PIN is 1111"]
+    assert SAMVectorStore(memory, user_id="bob").get_by_ids(["pin"]) == []  # another scope's id is not there
+    memory.save(tmp_path / "mem")
+    back = SAMVectorStore(ScopedMemory.load(tmp_path / "mem", memory.store.encoder), user_id="mia")
+    assert [d.page_content for d in back.get_by_ids(["pin"])] == ["my PIN is 1111"]
+    back.delete(["pin"])
+    assert back.get_by_ids(["pin"]) == [] and back.similarity_search("PIN") == []
+    with pytest.raises(ValueError, match="metadatas\\[0\\].langchain_id is the store's own key"):
+        back.add_texts(["x"], [{"langchain_id": "other"}])
 
 
 def test_add_texts_refuses_a_string_and_checks_every_text_before_writing_any():

@@ -174,12 +174,18 @@ class SAMLangChainRetriever(BaseRetriever):
         return [document(r) for r in found["results"]]
 
 
+ID_KEY = "langchain_id"  # the metadata key under which a memory keeps the id add_texts was given for it
+
+
 def document(r: Mapping[str, Any], doc_id: str | None = None) -> Document:
     """A ScopedMemory result (sam_model.memory.scoped.result) as a Document: the memory's words, the rest as
     metadata (the memory's own metadata under SAM's fields: a metadata key cannot pose as the memory's scope, id
-    or score); ``doc_id``: the id to show (default: the memory's)."""
+    or score); ``doc_id``: the id to show (default: the id add_texts was given, else the memory's)."""
     meta = {key: v for key, v in r.items() if key not in ("memory", "metadata")}
-    return Document(page_content=r["memory"], metadata={**r["metadata"], **meta}, id=doc_id or str(r["id"]))
+    own = {k: v for k, v in r["metadata"].items() if k != ID_KEY}
+    given = r["metadata"].get(ID_KEY)
+    return Document(page_content=r["memory"], metadata={**own, **meta},
+                    id=doc_id or (given if isinstance(given, str) else None) or str(r["id"]))
 
 
 def tool_call_memories(retriever: SAMLangChainRetriever, messages: Sequence[Any],
@@ -218,6 +224,11 @@ def _check_batch(texts: list, metadatas: list | None, ids: list | None) -> None:
     for n, text in enumerate(texts):
         check_text(text, f"texts[{n}]")
         check_metadata(None if metadatas is None else metadatas[n], f"metadatas[{n}]")
+        if metadatas is not None and ID_KEY in (metadatas[n] or {}):
+            raise ValueError(f"metadatas[{n}].{ID_KEY} is the store's own key (the id a memory was given): pass the "
+                             "id as ids= instead")
+        if ids is not None and ids[n] is not None and (not isinstance(ids[n], (str, int)) or str(ids[n]) == ""):
+            raise ValueError(f"ids[{n}] must be a non-empty string (or null for the memory's own id), got {ids[n]!r}")
 
 
 class SAMVectorStore(VectorStore):
@@ -227,7 +238,9 @@ class SAMVectorStore(VectorStore):
     Scopes (``user_id``, ``agent_id``, ``run_id``) are the store's fields or keyword arguments of each call
     (``as_retriever(search_kwargs={"user_id": "mia"})``); ``similarity_search`` takes ``filter`` (Mem0-style
     metadata filters, sam_model.memory.scoped.matches) and ``state`` (SAM's state-adaptive query; without it the
-    text alone is a content search). Ids are the memories' own (``"mia#3"``), or the ones ``add_texts`` was given.
+    text alone is a content search). Ids are the memories' own (``"mia#3"``), or the ones ``add_texts`` was given,
+    kept in each memory's metadata (``langchain_id``): every store over the memory, and the memory saved and
+    loaded, knows them.
     """
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
@@ -237,14 +250,6 @@ class SAMVectorStore(VectorStore):
         self.memory, self.k = memory, k
         self.scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
         self.all_scopes = all_scopes
-        self._ids: dict[tuple[tuple, str], Any] = {}  # (scopes, an id given to add_texts) -> the memory's id
-        self._resets = memory.resets  # the memory's reset count the id map is of
-
-    def _after_reset(self) -> None:
-        """Forget the given ids once the memory was reset (under its lock): its new memories take the old ids
-        again, and "pin" named the new "I like tea" (get_by_ids returned it, an add of "pin" deleted it)."""
-        if self.memory.resets != self._resets:
-            self._ids, self._resets = {}, self.memory.resets
 
     def _scopes(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         out = dict(self.scopes)
@@ -259,50 +264,58 @@ class SAMVectorStore(VectorStore):
     def _key(scopes: Mapping[str, Any]) -> tuple:
         return tuple(scopes.get(n) for n in ("user_id", "agent_id", "run_id"))
 
+    def _given(self, i: str, scopes: Mapping[str, Any]) -> Any:
+        """The memory that add_texts was given the id ``i`` for: in exactly ``scopes`` (each scope its own ids), or
+        with no scope bound in any (one that several scopes gave is refused as ambiguous). The id lives in the
+        memory's metadata (ID_KEY), so it holds for every store over the memory and after a save and load (a map
+        in the store object had lost it: a new store, or a restart, re-added "pin" beside the old one)."""
+        key = self._key(scopes)
+        found = [r for r in self.memory.get_all(**scopes, all_scopes=not any(key), filters={ID_KEY: i})["results"]
+                 if not any(key) or self._key(r) == key]
+        if len(found) > 1 and not any(key):
+            raise ValueError(f"id {i!r} was given to add_texts in {len(found)} scopes: give user_id, agent_id or "
+                             "run_id to say whose")
+        return found[-1]["id"] if found else None
+
     def _memory_id(self, i: str, scopes: Mapping[str, Any]) -> Any:
         """The memory ``i`` names within ``scopes`` (an id given to add_texts there, or a memory's own id whose
-        scopes they are), else None: another scope's memory is not there for this store. With no scope bound
-        (the store's and the call's all unset), a given id is looked up in every scope, and one that several
-        scopes gave is refused as ambiguous."""
-        key = self._key(scopes)
-        if not any(key) and not self.all_scopes:  # as a search: no scope, no memory (bob's PIN was read by id)
+        scopes they are), else None: another scope's memory is not there for this store."""
+        if not any(self._key(scopes)) and not self.all_scopes:  # as a search: no scope, no memory (bob's PIN)
             raise ValueError("no scope: give user_id, agent_id or run_id (the store's fields or the call's), or make "
                              "the store with all_scopes=True to reach every scope's memories by id")
-        if (key, i) in self._ids:
-            return self._ids[(key, i)]
-        if not any(key):
-            given = [m for (_, gid), m in self._ids.items() if gid == i]
-            if len(given) > 1:
-                raise ValueError(f"id {i!r} was given to add_texts in {len(given)} scopes: give user_id, agent_id "
-                                 "or run_id to say whose")
-            if given:
-                return given[0]
+        given = self._given(i, scopes)
+        if given is not None:
+            return given
         hit = self.memory.get(i, **{n: scopes.get(n) for n in ("user_id", "agent_id", "run_id")})
         return None if hit is None else hit["id"]  # the memory's id (a chunk's id names its memory)
 
     def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, *, ids: list[str] | None = None,
                   **kwargs: Any) -> list[str]:
-        """Write each text as one user message of the scopes (with its metadata); returns the ids. Every text and
-        metadata is checked before the first is written: a bad one is refused with nothing stored."""
+        """Write each text as one user message of the scopes (with its metadata); returns the ids. An id given
+        (``ids``) is kept in the memory's metadata (``langchain_id``, shown as the Document's id, not in its
+        metadata); given again in the same scopes, the new text replaces the memory. Every text and metadata is
+        checked before the first is written: a bad one is refused with nothing stored."""
         texts = _listed(texts, "texts")
         scopes = self._scopes(kwargs)
         if kwargs:
             raise TypeError(f"add_texts got unknown argument(s) {sorted(kwargs)}")
-        _check_batch(texts, None if metadatas is None else _listed(metadatas, "metadatas"),
-                     None if ids is None else _listed(ids, "ids"))
-        out, key = [], self._key(scopes)
-        with self.memory.lock:  # the id map is read and written by every call: one thread at a time
-            self._after_reset()
+        metadatas = None if metadatas is None else _listed(metadatas, "metadatas")
+        ids = None if ids is None else _listed(ids, "ids")
+        _check_batch(texts, metadatas, ids)
+        out = []
+        with self.memory.lock:  # a replacement is a lookup, an add and a delete: one thread at a time
             for n, text in enumerate(texts):
-                added = [r for r in self.memory.add(text, **scopes, metadata=(metadatas or [None] * len(texts))[n])[
-                    "results"] if r["event"] == "ADD"]
-                mid = added[-1]["id"]
-                if ids is not None and ids[n] is not None:
-                    old = self._ids.get((key, str(ids[n])))
-                    self._ids[(key, str(ids[n]))] = mid
-                    if old is not None and self.memory.store.has(old):  # an id given again: the text replaces it
-                        self.memory.delete(old)  # (has: a chunked memory's id is no entry of the store's own)
-                out.append(str(ids[n]) if ids is not None and ids[n] is not None else str(mid))
+                given = str(ids[n]) if ids is not None and ids[n] is not None else None
+                meta = dict((metadatas or [None] * len(texts))[n] or {})
+                old = None
+                if given is not None:
+                    old = self._given(given, scopes) if any(self._key(scopes)) else None
+                    meta[ID_KEY] = given
+                added = [r for r in self.memory.add(text, **scopes, metadata=meta or None)["results"]
+                         if r["event"] == "ADD"]
+                if old is not None and self.memory.store.has(old):  # an id given again: the text replaces it
+                    self.memory.delete(old)  # (has: a chunked memory's id is no entry of the store's own)
+                out.append(given if given is not None else str(added[-1]["id"]))
         return out
 
     def similarity_search_with_score(self, query: str, k: int | None = None, filter: Mapping[str, Any] | None = None,
@@ -312,12 +325,9 @@ class SAMVectorStore(VectorStore):
         all_scopes = kwargs.pop("all_scopes", self.all_scopes)
         if kwargs:
             raise TypeError(f"similarity_search got unknown argument(s) {sorted(kwargs)}")
-        with self.memory.lock:
-            self._after_reset()
-            found = self.memory.search(query, state, **scopes, limit=self.k if k is None else k, filters=filter,
-                                       threshold=threshold, all_scopes=all_scopes)["results"]
-            back = {v: i for (_, i), v in self._ids.items()}
-        return [(document(r, back.get(r["id"])), r["score"]) for r in found]
+        found = self.memory.search(query, state, **scopes, limit=self.k if k is None else k, filters=filter,
+                                   threshold=threshold, all_scopes=all_scopes)["results"]
+        return [(document(r), r["score"]) for r in found]
 
     def similarity_search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Document]:
         return [d for d, _ in self.similarity_search_with_score(query, k, **kwargs)]
@@ -329,7 +339,6 @@ class SAMVectorStore(VectorStore):
         """The Documents of ``ids`` in the store's scopes (another scope's memory is not found, as an unknown id)."""
         out = []
         with self.memory.lock:
-            self._after_reset()
             for i in ids:
                 mid = self._memory_id(str(i), self.scopes)
                 got = None if mid is None else self.memory.get(mid)
@@ -347,16 +356,13 @@ class SAMVectorStore(VectorStore):
             self.memory.delete_all(**scopes)
             return True
         with self.memory.lock:
-            self._after_reset()
             found = [self._memory_id(str(i), scopes) for i in ids]
             for i, mid in zip(ids, found):
                 if mid is None:
                     raise KeyError(f"memory {i!r} is not in the store's scopes {scopes}")
-            gone = set(found)
-            for mid in gone:
+            for mid in set(found):
                 if self.memory.store.has(mid):  # a chunked memory's id too (`in` knew only memories stored whole)
                     self.memory.delete(mid)
-            self._ids = {k: m for k, m in self._ids.items() if m not in gone}
         return True
 
     @classmethod

@@ -184,7 +184,6 @@ class ScopedMemory:
         self._base: dict[str, int] = {}  # episode -> step of the tracker's first event
         self._times: dict[Any, list] = {}  # memory id -> [created_at, updated_at]
         self._history: dict[Any, list[dict]] = {}  # memory id -> its ADD / UPDATE / DELETE events, oldest first
-        self.resets = 0  # how many times reset() ran: its ids are then written again, naming other memories
 
     @staticmethod
     def episode_of(user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> str:
@@ -639,9 +638,8 @@ class ScopedMemory:
 
     @locked
     def reset(self) -> None:
-        """Forget every memory of every scope. The ids start again from each scope's step 0, so ``resets`` counts
-        the resets: a holder of ids (SAMVectorStore's given ids) forgets them then."""
-        self.resets += 1
+        """Forget every memory of every scope (the ids start again from each scope's step 0; ids given to a
+        SAMVectorStore lived in the memories' metadata and go with them)."""
         self.store.reset()
         self._trackers.clear()
         self._base.clear()
