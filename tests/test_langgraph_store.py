@@ -211,3 +211,33 @@ def test_a_negative_or_huge_page_is_refused_naming_it(page, says):
         with pytest.raises(ValueError, match=says):
             call()
     assert len(s.search(("memories",), limit=0)) == 0 and len(s.search(("memories",), offset=1)) == 3
+
+
+def test_a_saved_store_loads_with_its_items_memories_and_ranking(tmp_path):
+    """LangGraph's InMemoryStore, and SAMStore before, forgot every item when the process ended."""
+    import json
+
+    from sam_model.io import SAMFileError
+
+    model = HashingEncoder(256)
+    s = fill(SAMStore(model))
+    s.put(("memories", "anna"), "hidden", {"content": "anna's unindexed note"}, index=False)
+    before = view(s.search(("memories",), query="flies to", limit=10))
+    s.save(tmp_path / "graph-store")
+    back = SAMStore.load(tmp_path / "graph-store", model)
+    assert view(back.search(("memories",), query="flies to", limit=10)) == before
+    assert view(back.search((), limit=20)) == view(s.search((), limit=20))
+    assert back.get(("memories", "anna"), "k1").created_at == s.get(("memories", "anna"), "k1").created_at
+    assert back.list_namespaces() == s.list_namespaces()
+    back.put(("memories", "anna"), "k9", {"content": "anna moved to Faro"})  # writes go on after the old ones
+    assert len({h.id for h in back.store.get_all()}) == len(back.store.get_all())
+    assert back.search(("memories", "anna"), query="moved to Faro", limit=1)[0].key == "k9"
+    saved = tmp_path / "graph-store" / "samstore.json"
+    d = json.loads(saved.read_text())
+    d["items"][0][5] = "nowhere#7"
+    saved.write_text(json.dumps(d))
+    with pytest.raises(SAMFileError, match=r"samstore.json: unreadable LangGraph store \(items\[0\]: memory "
+                                           r"'nowhere#7' is not in store/"):
+        SAMStore.load(tmp_path / "graph-store", model)
+    with pytest.raises(SAMFileError, match="no samstore.json, so it is not a folder this save wrote"):
+        s.save(tmp_path / "graph-store" / "store")  # the memory store's folder is no SAMStore's: not replaced

@@ -26,14 +26,18 @@ own (langgraph.store.base, checked against its InMemoryStore in tests/test_langg
 An item's memory text is its ``content``, ``memory`` or ``text`` field (a string), else the value as JSON; a value
 that is an agent-log event (``kind``, ``text``, optional ``state``, ``step``, ``meta``) is stored as that event, so
 a graph that writes its log into the store ranks exactly as evaluate.py does on the log. No TTL.
+``save(path)`` / ``SAMStore.load(path, model)`` keep the items and their memories across restarts (one folder,
+written atomically).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from langgraph.store.base import (
@@ -50,11 +54,13 @@ from langgraph.store.base import (
 )
 
 from sam_model.data.schema import Event, State, parse_event
+from sam_model.io import SAMFileError, atomic_dir, reading, refuse_links, unique_keys
 from sam_model.limits import MAX_K, check_int
 from sam_model.locking import locked, new_lock
 from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
 
 TEXT_FIELDS = ("content", "memory", "text")
+ITEMS_FILE = "samstore.json"  # a saved SAMStore: its items (values, times, memory ids) beside store/ (the memories)
 
 
 class _Row:
@@ -136,6 +142,50 @@ class SAMStore(BaseStore):
         _check_page(op)
         with self.lock:
             return self._search(op, state)
+
+    # ---- persistence ---------------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """The items and their memories as one folder, atomically (sam_model.io: a kill leaves the old folder or
+        the new one): ``store/`` (the MemoryStore) and samstore.json (each item's namespace, key, value, times and
+        memory id). LangGraph's InMemoryStore forgets everything when the process ends; this one is reloaded with
+        :meth:`load`."""
+        with self.lock:  # the items and the memories of one moment
+            snap = self.store.snapshot()
+            items = [[list(ns), key, row.value, row.created.isoformat(), row.updated.isoformat(), row.memory]
+                     for ns, rows in self._data.items() for key, row in rows.items()]
+            text = json.dumps({"format": 1, "kind": self.kind, "items": items,
+                               "steps": [[list(ns), n] for ns, n in self._steps.items()]}, ensure_ascii=False)
+        out = Path(path)
+        with atomic_dir(out, ITEMS_FILE, ("items",)) as tmp:
+            (tmp / "store").mkdir()
+            self.store.write_snapshot(tmp / "store", snap)
+            (tmp / ITEMS_FILE).write_text(text, encoding="utf-8")
+        return out
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, model: Any, reencode: bool = False) -> SAMStore:
+        """A store saved by :meth:`save`. ``model`` must be the one that wrote it (refused otherwise, in one line),
+        unless ``reencode``: every memory is then encoded again with it. A damaged samstore.json is one line naming
+        it and the item at fault."""
+        with reading(path) as folder:
+            refuse_links(folder, "LangGraph store", "save the store again")
+            store = MemoryStore.read(folder / "store", encoder_of(model), reencode=reencode)
+            f = folder / ITEMS_FILE
+            try:
+                d = json.loads(f.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
+                if not isinstance(d, dict) or d.get("format") != 1:
+                    raise ValueError("not a saved SAMStore (format 1)")
+                self = cls(store=store, kind=str(d["kind"]))
+                for n, (ns, key, value, created, updated, memory) in enumerate(d["items"]):
+                    self._data.setdefault(_namespace(ns, f"items[{n}]"), {})[str(key)] = _Row(
+                        _value(value, f"items[{n}]"), datetime.fromisoformat(created),
+                        datetime.fromisoformat(updated), _memory(store, memory, f"items[{n}]"))
+                self._steps = {_namespace(ns, "steps"): check_int(k, "steps", 0, 2**62) for ns, k in d["steps"]}
+            except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
+                raise SAMFileError(f"{f}: unreadable LangGraph store ({str(err)[:160]}); save the store again") \
+                    from None
+        return self
 
     # ---- operations ----------------------------------------------------------------------------------------
 
@@ -237,6 +287,25 @@ def _check_page(op: Op) -> None:
     if isinstance(op, (SearchOp, ListNamespacesOp)):
         check_int(op.limit, "limit", 0, MAX_K)
         check_int(op.offset, "offset", 0, 2**62)
+
+
+def _namespace(ns: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(ns, list) or not ns or not all(isinstance(p, str) and p for p in ns):
+        raise ValueError(f"{where}: a namespace must be a list of non-empty strings, got {str(ns)[:60]}")
+    return tuple(ns)
+
+
+def _value(value: Any, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: an item's value must be an object, got {type(value).__name__}")
+    return value
+
+
+def _memory(store: MemoryStore, memory: Any, where: str) -> Any:
+    """An item's memory id, which must be in the saved store (else its search would name a memory not there)."""
+    if memory is not None and not store.has(memory):
+        raise ValueError(f"{where}: memory {str(memory)[:60]!r} is not in store/ (the two were not saved together)")
+    return memory
 
 
 def _episode(ns: tuple[str, ...]) -> str:
