@@ -168,3 +168,27 @@ def test_a_line_with_a_good_checksum_that_is_no_record_is_named(tmp_path, record
     with pytest.raises(SAMFileError, match=rf"wal\.log: line {line} has a good checksum but {says}.*restore the file"):
         WriteAheadLog(path)
     assert path.read_bytes() == before  # nothing cut off
+
+
+@pytest.mark.parametrize("fail", ["write", "fsync"])
+def test_a_checkpoint_after_a_refused_write_keeps_the_later_writes(tmp_path, monkeypatch, fail):
+    """Found by review: a failed fsync cut its line off the file but kept its length in the log's offsets, so the
+    next checkpoint's cut fell that many bytes too far and took acknowledged writes after it with it (or tore
+    one, which stopped every start)."""
+    path = tmp_path / "wal.log"
+    wal = WriteAheadLog(path)
+    wal.append("add", {"data": "fact 0"})
+
+    def refuse(*_args):
+        raise OSError(errno.EIO, "Input/output error")
+
+    with monkeypatch.context() as m:
+        m.setattr(os, fail, refuse)
+        with pytest.raises(LogWriteError):
+            wal.append("add", {"data": "refused, a longer line than the others"})
+    for i in range(1, 4):
+        wal.append("add", {"data": f"fact {i}"})
+    wal.drop_through(2)  # a checkpoint holding writes 1-2, taken while 3 and 4 came in
+    wal.append("add", {"data": "fact 4"})
+    wal.close()
+    assert [r["args"]["data"] for r in WriteAheadLog(path).records()] == ["fact 2", "fact 3", "fact 4"]

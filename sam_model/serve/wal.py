@@ -143,7 +143,9 @@ class WriteAheadLog:
         if self.fsync:
             try:
                 os.fsync(self._fd)
-            except OSError as err:
+            except OSError as err:  # the line is cut off: so are its offsets (a checkpoint cuts the log at them)
+                self._size = start
+                self._ends.pop(seq, None)
                 self._cut(start, err)
         self.seq, self._last = seq, (seq, start)
         return seq
