@@ -873,3 +873,25 @@ def test_a_keys_file_with_a_byte_order_mark_is_read(tmp_path):
     path = tmp_path / "keys.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"acme": "k" * 20}).encode())
     assert read_keys(path) == {"k" * 20: "acme"}
+
+
+def test_a_second_server_on_the_same_data_is_refused_while_the_first_runs(tiny_bert_dir, tmp_path):
+    """Found by review: a second sam-serve on one --data (a restart while the old one still ran, or one that only
+    failed to bind its port) replayed the log and wrote into it beside the first, each checkpoint cutting it at its
+    own offsets, so acknowledged writes were lost. Now the second stops in one line; a dead server holds nothing."""
+    from sam_model.bench.serve import free_port, start_server
+
+    export = tiny_export(tiny_bert_dir, tmp_path / "export")
+    keys = keys_file(tmp_path)
+    retriever = SAMRetriever.load(export, device="cpu")
+    port = free_port()
+    proc = start_server(export, keys, tmp_path / "data", port, log=tmp_path / "server.log")
+    try:
+        with pytest.raises(SAMFileError, match=r"data/acme: another process .* is serving this tenant"):
+            Tenants(read_keys(keys), tmp_path / "data", retriever, store_config_of(retriever))
+    finally:
+        proc.kill()
+        proc.wait(30)
+    again = Tenants(read_keys(keys), tmp_path / "data", retriever, store_config_of(retriever))  # killed: let go
+    assert set(again.tenants) == {"acme", "globex"}
+    again.close()

@@ -332,7 +332,7 @@ def preload(model: str | Path, data: Path, keys: Path, memories: int, users: int
         if u % max(1, users // 10) == 0:
             log(f"preload: {len(store)}/{memories} memories")
     tenant.checkpoint()
-    tenant.wal.close()
+    tenant.release()  # the server opens it next
 
 
 def breakdown(model: str | Path, data: Path, clients: int, rounds: int, users: int, threads: int, log,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import errno
 import hmac
 import json
 import logging
@@ -32,6 +33,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: one server per --data is then the operator's to keep
+    fcntl = None  # type: ignore[assignment]
 
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, read_json, reading, unique_keys
 from sam_model.memory.scoped import ScopedMemory
@@ -84,6 +90,38 @@ def read_keys(path: str | os.PathLike) -> dict[str, str]:
             raise SAMFileError(f"{path}: tenants {keys[key]!r} and {tenant!r} have the same key; give each its own")
         keys[key] = tenant
     return keys
+
+
+LOCK_FILE = "serving.lock"
+
+
+def hold_folder(folder: Path) -> int | None:
+    """Hold a tenant's folder for as long as this process serves it, or SAMFileError when another process does:
+    two servers on one ``--data`` both appended to its log, each with its own seq, and each one's checkpoint cut
+    the log at its own offsets, so the other's acknowledged writes were lost (a second ``sam-serve`` that only
+    failed to bind its port still replayed the log and checkpointed at shutdown). A POSIX record lock (lockf) on
+    ``serving.lock``: the kernel lets it go when the process dies (``kill -9`` too), so a restart is never
+    refused by a dead server. Returns the lock's fd (None where file locks are not supported)."""
+    if fcntl is None:
+        return None
+    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as err:
+        os.close(fd)
+        if err.errno not in (errno.EACCES, errno.EAGAIN):
+            log.warning("%s: file locks are not supported here (%s): run one server per --data", folder, err)
+            return None
+        raise SAMFileError(f"{folder}: another process (a sam-serve on this --data?) is serving this tenant; two "
+                           "servers on one folder lose each other's acknowledged writes: stop the other, or give "
+                           "this one its own --data") from None
+    return fd
+
+
+def let_go(fd: int | None) -> None:
+    """Release a :func:`hold_folder` lock."""
+    if fd is not None:
+        os.close(fd)
 
 
 VECTORS = "vectors"  # the log record of a write's memory vectors (WriteAheadLog.attach)
@@ -172,6 +210,17 @@ class Tenant:
         self.name, self.folder, self.checkpoint_every = name, Path(folder), checkpoint_every
         self.folder.mkdir(parents=True, exist_ok=True)
         os.chmod(self.folder, 0o700)  # its memories are its own: not readable by other users of the machine
+        self._held = hold_folder(self.folder)
+        try:
+            self._open(make_memory, load_memory, fsync, reencode)
+        except BaseException:
+            let_go(self._held)
+            raise
+
+    def _open(self, make_memory: Callable[[], ScopedMemory], load_memory: Callable[[Path], ScopedMemory],
+              fsync: bool, reencode: bool) -> None:
+        """Load the checkpoint (or start empty), replay the log after it, and checkpoint a fresh or re-encoded
+        memory at once."""
         ckpt = self.folder / CHECKPOINT
         fresh = not exists(ckpt)
         if not fresh:
@@ -342,8 +391,14 @@ class Tenant:
 
     def close(self) -> None:
         self.checkpoint()  # not under the memory's lock: a write's checkpoint may be waiting for it
+        self.release()
+
+    def release(self) -> None:
+        """Close the log and let the folder go, without a checkpoint (the log holds every write since the last):
+        for a process that wrote a checkpoint itself and hands the folder to a server (sam_model.bench.serve)."""
         with self.lock:
             self.wal.close()
+        let_go(self._held)
 
 
 def check_write(memory: ScopedMemory, op: str, args: Mapping[str, Any]) -> None:
@@ -391,8 +446,14 @@ class Tenants:
         limit = getattr(getattr(retriever, "encoder", None), "limit_text_cache", None)
         if limit is not None:
             limit(0)
-        self.tenants = {name: self._open(name, checkpoint_every, fsync, checkpoint_share)
-                        for name in sorted(set(self.keys.values()))}
+        self.tenants: dict[str, Tenant] = {}
+        try:
+            for name in sorted(set(self.keys.values())):
+                self.tenants[name] = self._open(name, checkpoint_every, fsync, checkpoint_share)
+        except BaseException:  # a tenant that cannot be opened: the others' folders are let go, not held
+            for t in self.tenants.values():
+                t.release()
+            raise
 
     def _config_for(self, name: str) -> StoreConfig:
         """A Qdrant index gets one collection per tenant (``<collection or sam>_<tenant>``)."""
