@@ -602,6 +602,18 @@ def test_bad_keys_files_are_named(tmp_path, keys, says):
         read_keys(keys_file(tmp_path, keys))
 
 
+@pytest.mark.parametrize("key", ["acme-key-0123456789abcdef\n", "acme-key-0123456789abcdef ", "clé-0123456789abcdef",
+                                 " acme-key-0123456789abcdef", "acme-key-0123456789\tabcdef"])
+def test_a_key_no_client_can_send_is_refused_at_start(tmp_path, key):
+    """Found by review: a key with a trailing newline or space (the header loses it) or a non-ASCII letter (the
+    server reads header bytes as Latin-1) was taken, and its tenant answered every request 401."""
+    path = keys_file(tmp_path, {"acme": key})
+    with pytest.raises(SAMFileError, match=r"keys\.json: the key of tenant 'acme' holds .* printable ASCII only"):
+        read_keys(path)
+    spaced = {"acme": "acme key 0123456789abcdef"}  # a space inside is sent as it is: taken, and it reaches acme
+    assert read_keys(keys_file(tmp_path, spaced)) == {spaced["acme"]: "acme"}
+
+
 def test_a_tenant_given_twice_in_the_keys_file_is_refused(tmp_path):
     """Python's json keeps the last of two values silently: the first key (an operator's old one, still in use by
     its agents) would stop working with no word why."""

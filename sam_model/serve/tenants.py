@@ -13,7 +13,8 @@ records it holds leave the log; searches and writes go on while it is written (T
 tenant loads its checkpoint and replays the log after its seq.
 
 The keys file is JSON, ``{"<tenant>": "<api key>", ...}``: tenant names of ASCII letters, digits, ``_`` and
-``-``, different also when case is ignored; keys of at least 16 characters, all different. Each tenant's folder
+``-``, different also when case is ignored; keys of at least 16 characters, all different, of printable ASCII
+with no spaces at the ends (what a header carries as it is). Each tenant's folder
 is readable by the server's user alone. Keys are compared in constant time.
 """
 
@@ -63,6 +64,21 @@ def check_tenant(name: Any, where: str) -> str:
     return name
 
 
+HEADER_CHARS = frozenset(chr(c) for c in range(0x20, 0x7F))  # printable ASCII: what a header carries as it is
+
+
+def check_sendable(key: str, tenant: str, path: Path) -> None:
+    """A key a client can send: a header's value loses its leading and trailing spaces (and a newline ends it),
+    and its non-ASCII bytes reach the server as Latin-1, so such a key matched no request and its tenant was
+    unreachable, with no word at start."""
+    bad = sorted(set(key) - HEADER_CHARS) or ([" "] if key != key.strip(" ") else [])
+    if bad:
+        at = " at an end" if bad[0] == " " else ""
+        raise SAMFileError(f"{path}: the key of tenant {tenant!r} holds {bad[0]!r}{at}, which an HTTP header cannot "
+                           "carry as it is: use printable ASCII only, no spaces at the ends (e.g. python -c 'import "
+                           "secrets; print(secrets.token_urlsafe(24))')")
+
+
 def read_keys(path: str | os.PathLike) -> dict[str, str]:
     """api key -> tenant, from the keys file (every problem named with the file and the tenant)."""
     path = Path(path)
@@ -86,6 +102,7 @@ def read_keys(path: str | os.PathLike) -> dict[str, str]:
         if not isinstance(key, str) or len(key) < MIN_KEY_CHARS:
             raise SAMFileError(f"{path}: the key of tenant {tenant!r} must be a string of at least {MIN_KEY_CHARS} "
                                "characters (e.g. python -c 'import secrets; print(secrets.token_urlsafe(24))')")
+        check_sendable(key, tenant, path)
         if key in keys:
             raise SAMFileError(f"{path}: tenants {keys[key]!r} and {tenant!r} have the same key; give each its own")
         keys[key] = tenant
