@@ -907,3 +907,17 @@ def test_a_second_server_on_the_same_data_is_refused_while_the_first_runs(tiny_b
     again = Tenants(read_keys(keys), tmp_path / "data", retriever, store_config_of(retriever))  # killed: let go
     assert set(again.tenants) == {"acme", "globex"}
     again.close()
+
+
+@pytest.mark.parametrize("ms", ["inf", "nan", "5000", "-1"])
+def test_a_batch_window_out_of_range_stops_the_start_in_one_line(tmp_path, ms):
+    """Found by review: --batch-ms inf passed, the encoder thread's wait overflowed and died, and every search then
+    hung for ever; nan turned batching off and -1 too, silently; 5000 held each lone search 5 s."""
+    from sam_model.serve.cli import main
+
+    with pytest.raises(SystemExit) as stop:  # before the model loads: none is found here
+        main(["--keys", str(keys_file(tmp_path)), "--model", str(tmp_path / "no-model"), "--data",
+              str(tmp_path / "d"), "--batch-ms", ms])
+    assert "--batch-ms must be a number of milliseconds from 0 to 1000" in str(stop.value.code)
+    with pytest.raises(ValueError, match="batch window must be 0-1.0 s"):
+        BatchedSearch(float(ms) / 1000, 8)

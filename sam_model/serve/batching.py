@@ -24,6 +24,8 @@ from typing import Any
 
 from sam_model.memory.scoped import ScopedMemory
 
+MAX_WINDOW_S = 1.0  # a lone search waits up to the window: more is no batching, only a delay
+
 
 @dataclass
 class _Job:
@@ -39,8 +41,9 @@ class BatchedSearch:
     """``search(tenant, **ScopedMemory.search arguments)`` with the query encoded in a shared batch."""
 
     def __init__(self, window: float = 0.002, max_batch: int = 32):
-        if not window >= 0 or not max_batch >= 1:
-            raise ValueError(f"batch window must be >= 0 s and max batch >= 1, got {window}, {max_batch}")
+        if not 0 <= window <= MAX_WINDOW_S or not max_batch >= 1:  # inf: the worker's wait overflowed, and every
+            # search then waited for ever; NaN passed as no window
+            raise ValueError(f"batch window must be 0-{MAX_WINDOW_S} s and max batch >= 1, got {window}, {max_batch}")
         self.window, self.max_batch = float(window), int(max_batch)
         self._cond = threading.Condition()
         self._pending: list[_Job] = []

@@ -52,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
                    "every memory costs each write the same as the memory grows; the log keeps each write's vectors, "
                    "so replaying it does not run the encoder (0: after --checkpoint-every writes, whatever the size)")
     p.add_argument("--batch-ms", type=float, default=2.0, help="micro-batching window: concurrent searches "
-                   "arriving within it share one encoder forward (0: each encodes alone)")
+                   "arriving within it share one encoder forward (0: each encodes alone; at most 1000)")
     p.add_argument("--batch-max", type=int, default=32, help="most queries in one encoder forward")
     p.add_argument("--no-fsync", action="store_true", help="do not fsync the log (benchmarks only: a machine "
                    "crash may then lose acknowledged writes; a process kill does not)")
@@ -79,7 +79,7 @@ def build(args: argparse.Namespace):
     import dataclasses
 
     from sam_model.retriever import SAMRetriever
-    from sam_model.serve.batching import BatchedSearch
+    from sam_model.serve.batching import MAX_WINDOW_S, BatchedSearch
     from sam_model.serve.tenants import CHECKPOINT_SHARE, Tenants, check_checkpoint_share, read_keys
     from sam_model.store import store_config_of
 
@@ -89,6 +89,9 @@ def build(args: argparse.Namespace):
     for name in ("threads", "checkpoint_every", "batch_max"):
         if getattr(args, name) < 1:
             raise SystemExit(f"sam-serve: --{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if not 0 <= args.batch_ms <= MAX_WINDOW_S * 1000:  # NaN too: it turned batching off, silently
+        raise SystemExit(f"sam-serve: --batch-ms must be a number of milliseconds from 0 to {MAX_WINDOW_S * 1000:g} "
+                         f"(each lone search waits up to it), got {args.batch_ms}")
     try:
         share = CHECKPOINT_SHARE if args.checkpoint_share is None else check_checkpoint_share(args.checkpoint_share)
     except ValueError as err:
