@@ -921,3 +921,16 @@ def test_a_batch_window_out_of_range_stops_the_start_in_one_line(tmp_path, ms):
     assert "--batch-ms must be a number of milliseconds from 0 to 1000" in str(stop.value.code)
     with pytest.raises(ValueError, match="batch window must be 0-1.0 s"):
         BatchedSearch(float(ms) / 1000, 8)
+
+
+def test_the_bearer_scheme_is_read_in_any_case(served):
+    """Found by review: an auth scheme is case-insensitive (RFC 9110), yet ``Authorization: bearer <key>``, as
+    some HTTP clients send it, was a 401; another scheme with the key is still refused."""
+    _, http = served
+    for scheme in ("bearer", "BEARER"):
+        r = http.post("/v1/memories", headers={"Authorization": f"{scheme} {KEYS['acme']}"},
+                      json={"messages": f"sent with {scheme}", "user_id": "mia"})
+        assert r.status_code == 200, r.text
+    assert [m["memory"] for m in http.get("/v1/memories?user_id=mia", headers=A).json()["results"]] == [
+        "sent with bearer", "sent with BEARER"]
+    assert http.get("/v1/memories?user_id=mia", headers={"Authorization": f"Basic {KEYS['acme']}"}).status_code == 401

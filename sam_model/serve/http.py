@@ -149,8 +149,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
 
     def tenant_of(authorization: Annotated[str | None, Header()] = None,
                   x_api_key: Annotated[str | None, Header()] = None) -> Tenant:
-        key = x_api_key or (authorization[7:] if authorization and authorization.startswith("Bearer ") else None)
-        tenant = tenants.of_key(key)
+        tenant = tenants.of_headers(authorization, x_api_key)
         if tenant is None:
             raise _Unauthorized
         return tenant

@@ -53,9 +53,7 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
         if headers is None and stdio_tenant is not None:
             return tenants.tenants[stdio_tenant]
         headers = headers or {}
-        auth = headers.get("authorization") or ""
-        key = headers.get("x-api-key") or (auth[7:] if auth.startswith("Bearer ") else None)
-        tenant = tenants.of_key(key)
+        tenant = tenants.of_headers(headers.get("authorization"), headers.get("x-api-key"))
         if tenant is None:
             raise PermissionError("missing or unknown API key: send 'Authorization: Bearer <key>' or 'X-API-Key'")
         return tenant

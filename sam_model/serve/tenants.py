@@ -484,6 +484,12 @@ class Tenants:
                       lambda f: ScopedMemory.load(f, self.retriever, reencode=self.reencode), checkpoint_every, fsync,
                       checkpoint_share, reencode=self.reencode)
 
+    def of_headers(self, authorization: str | None, x_api_key: str | None) -> Tenant | None:
+        """The tenant of a request's ``X-API-Key``, else of its ``Authorization: Bearer <key>``, whose scheme is
+        any case (RFC 9110: ``bearer <key>``, as some clients send it, was a 401)."""
+        scheme, _, token = (authorization or "").partition(" ")
+        return self.of_key(x_api_key or (token.strip(" ") if scheme.lower() == "bearer" else None))
+
     def of_key(self, key: str | None) -> Tenant | None:
         """The tenant whose key this is (constant-time comparisons), else None."""
         if not key:
