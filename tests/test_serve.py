@@ -934,3 +934,22 @@ def test_the_bearer_scheme_is_read_in_any_case(served):
     assert [m["memory"] for m in http.get("/v1/memories?user_id=mia", headers=A).json()["results"]] == [
         "sent with bearer", "sent with BEARER"]
     assert http.get("/v1/memories?user_id=mia", headers={"Authorization": f"Basic {KEYS['acme']}"}).status_code == 401
+
+
+def test_closing_goes_on_past_a_tenant_whose_checkpoint_fails(retriever, tmp_path, monkeypatch):
+    """Found by review: Tenants.close stopped at the first tenant whose checkpoint failed (a full disk), so the
+    others stayed open and held their folders; now every tenant is closed and the first error raised after."""
+    tenants = open_tenants(retriever, tmp_path)
+    first, second = tenants.tenants.values()
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(first, "checkpoint", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        tenants.close()
+    for t in (first, second):  # both logs closed (the second was left open), both folders' locks let go
+        for fd in (t.wal._fd, t._held):
+            with pytest.raises(OSError):
+                os.fstat(fd)
+    monkeypatch.undo()

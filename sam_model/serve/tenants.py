@@ -501,8 +501,18 @@ class Tenants:
         return None if found is None else self.tenants[found]
 
     def close(self) -> None:
+        """Checkpoint and close every tenant; one whose checkpoint fails (a full disk) does not keep the others'
+        logs open and their folders held: each is closed, then the first error is raised (nothing is lost, its
+        log holds every write since its last checkpoint)."""
+        first: BaseException | None = None
         for t in self.tenants.values():
-            t.close()
+            try:
+                t.close()
+            except Exception as err:  # noqa: BLE001 - raised below, after every tenant is closed
+                first = first or err
+                t.release()
+        if first is not None:
+            raise first
 
 
 __all__ = ["Tenant", "Tenants", "apply", "check_checkpoint_share", "read_keys"]
