@@ -731,3 +731,12 @@ def test_a_bad_langchain_message_is_named():
         to_chat([bad[0], {"type": "ai", "data": {"content": "", "tool_calls": [{"args": {}}]}}])
     with pytest.raises(TranscriptFormatError, match="message 1: not a LangChain message"):
         to_chat([bad[0], {"role": "user", "content": "mixed in"}], format="langchain")
+
+
+@pytest.mark.parametrize("role, says", [(None, "message without 'role'"), (7, "'role' is a int \\(7\\), expected a string"),
+                                        (["user"], "'role' is a list")])
+def test_a_role_that_is_missing_or_no_string_is_named_as_such(role, says):
+    """A number as the role was reported as a message without one (found by review)."""
+    msg = {"content": "hi"} if role is None else {"role": role, "content": "hi"}
+    with pytest.raises(TranscriptFormatError, match=f"conversation, message 0: {says}"):
+        to_chat([msg], format="openai")

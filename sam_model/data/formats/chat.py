@@ -23,8 +23,11 @@ def to_chat(messages: list[Any], where: str) -> Chat:
     chat = Chat()
     for i, m, w in each(messages, where):
         role = m.get("role")
-        if not isinstance(role, str) or not role:
+        if role in (None, ""):
             raise TranscriptFormatError(w, "message without 'role' (expected system, user, assistant or tool)")
+        if not isinstance(role, str):  # it was called missing
+            raise TranscriptFormatError(w, f"'role' is a {type(role).__name__} ({str(role)[:40]}), expected a string "
+                                           "such as user, assistant or tool")
         if role not in ROLES and not ROLE.fullmatch(role):
             raise TranscriptFormatError(w, f"role {role[:40]!r} is not a name (a letter, then up to 63 letters, digits, "
                                            f"'_', '.' or '-'); the API's roles are {', '.join(ROLES)}")
