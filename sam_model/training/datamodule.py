@@ -17,6 +17,8 @@ from sam_model.data.chunks import Chunking
 from sam_model.data.lives import concat_rows
 from sam_model.data.sources import SourceOptions, default_cache_dir, materialise
 from sam_model.data.text import content_text
+from sam_model.data.toolstate import LABELS
+from sam_model.data.transcripts import SPLITS
 from sam_model.io import SAMFileError
 from sam_model.training.batching import EpochShuffle, collate_episodes
 
@@ -132,6 +134,30 @@ def repeat_counts(train: list[str], repeat: dict[str, int] | list[int] | None) -
     return counts
 
 
+CHOICES = {"label": LABELS, "transcript_split": SPLITS, "on_error": ("raise", "skip")}
+AT_LEAST = {"sgd_every": 1, "max_dialogues": 1, "max_val_dialogues": 1, "seed": 0, "num_workers": 0}
+
+
+def check_options(**options) -> None:
+    """Check the data options before any data is read, each error naming its ``data.`` key. Without it a typo in
+    ``label`` or ``transcript_split`` passed silently on agent logs (which ignore them) and failed on transcripts
+    as "split must be one of ..." naming no option; ``max_dialogues: 0`` said the converted cache file was empty;
+    a bad ``on_error``, ``seed`` or ``num_workers`` surfaced from deep inside, naming nothing."""
+    for key, allowed in CHOICES.items():
+        if options[key] not in allowed:
+            raise ValueError(f"data.{key} must be one of {', '.join(allowed)}, got {options[key]!r}")
+    for key, least in AT_LEAST.items():
+        value = options[key]
+        if value is None and key.startswith("max_"):
+            continue  # no cap
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            hint = " (null reads them all)" if key.startswith("max_") else ""
+            raise ValueError(f"data.{key} must be an integer >= {least}{hint}, got {value!r}")
+    lives = options["lives"]
+    if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in lives or []):
+        raise ValueError(f"data.lives must hold life sizes >= 1 (1: the episodes as they are), got {lives!r}")
+
+
 class AgentLogDataModule(pl.LightningDataModule):
     """Episodes of agent logs, batched as whole episodes.
 
@@ -188,6 +214,10 @@ class AgentLogDataModule(pl.LightningDataModule):
             raise ValueError(f"data.val_fraction must be a share between 0 and 1 (exclusive), got {val_fraction!r}")
         if isinstance(batch_episodes, bool) or not isinstance(batch_episodes, int) or batch_episodes < 1:
             raise ValueError(f"data.batch_episodes must be an integer >= 1, got {batch_episodes!r}")
+        check_options(label=label, transcript_split=transcript_split, on_error=on_error, sgd_every=sgd_every,
+                      max_dialogues=max_dialogues, max_val_dialogues=max_val_dialogues, seed=seed,
+                      num_workers=num_workers, lives=lives)
+        self._repeat = repeat_counts(list(train), repeat)  # a bad count, before any data is read
         self.save_hyperparameters()
         self.chunking = Chunking.from_dict(chunking, "data.chunking")
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
@@ -207,7 +237,7 @@ class AgentLogDataModule(pl.LightningDataModule):
         if self._train is not None:
             return
         hp = self.hparams
-        repeat = repeat_counts(list(hp.train), hp.repeat)
+        repeat = self._repeat
         parts = [self._load([p], hp.max_dialogues, hp.sgd_every) for p in hp.train]
         val = self._load(list(hp.val), hp.max_val_dialogues) if hp.val else None
         if (same := same_episode(parts + ([val] if val is not None else []), [*hp.train, "data.val"])) is not None:
@@ -236,8 +266,6 @@ class AgentLogDataModule(pl.LightningDataModule):
                 seen: set[str] = set()
                 keep = [i for i, e in enumerate(self._val["episode_id"]) if not (e in seen or seen.add(e))]
                 self._val = self._val.select(keep)
-        if any(n < 1 for n in sizes):
-            raise ValueError(f"data.lives must hold life sizes >= 1, got {sizes}")
         # the card counts conversations, not the rows an epoch reads (a repeated source, lives of n episodes)
         self._episodes = {"train_episodes": len(set(self._train["episode_id"])),
                           "val_episodes": len(set(self._val["episode_id"]))}
