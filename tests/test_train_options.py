@@ -30,3 +30,24 @@ def test_a_bad_data_option_is_named_before_the_data_is_read(tmp_path, capsys, op
     assert f"data.{option} must" in err and "Traceback" not in err, err
     assert len(err.splitlines()) == 1, err
     assert not (tmp_path / "cache").exists()  # nothing was converted
+
+
+@pytest.mark.parametrize("option, value", [
+    ("net.projection", "diagonal"), ("net.pooling", "max"), ("net.query_input", "obs"), ("net.alpha", "1.5"),
+    ("net.dropout", "1.5"), ("positives", "every"), ("warmup_steps", "-5"),
+])
+def test_a_bad_model_option_is_named_by_its_key(tmp_path, capsys, option, value):
+    """Found walking through "Train on your own logs": --model.net.projection diagonal said "projection must be
+    one of ...", --model.net.dropout 1.5 torch's "dropout probability has to be between 0 and 1", --model.positives
+    a loss's message, none naming the key; a negative --model.warmup_steps trained as 1 without a word."""
+    from sam_model.data.synthetic import write_synthetic
+    from sam_model.training.cli import run as train
+
+    log = tmp_path / "log.jsonl"
+    write_synthetic(log, 4, seed=0)
+    args = ["fit", "--config", str(REPO / "configs" / "demo.yaml"), "--data.train", f"[{log}]",
+            f"--model.{option}", value, f"--data.cache_dir={tmp_path / 'cache'}", "--model.text_cache_dir="]
+    assert train(args) == 1
+    err = capsys.readouterr().err.strip()
+    assert f"model.{option}" in err and "Traceback" not in err, err
+    assert len(err.splitlines()) == 1, err

@@ -44,6 +44,9 @@ def gather_across_devices(t: torch.Tensor) -> torch.Tensor:
     return torch.cat([p[: int(s.item())] for p, s in zip(parts, sizes)])
 
 
+POSITIVES = ("any", "each")  # how a decision's several useful memories are scored (see MultiPositiveInfoNCE)
+
+
 class MultiPositiveInfoNCE(nn.Module):
     """InfoNCE with several positives per query and a learnable temperature τ (as a log-scale).
 
@@ -56,7 +59,7 @@ class MultiPositiveInfoNCE(nn.Module):
     def __init__(self, temperature: float = 0.05, learnable: bool = True, max_scale: float = 100.0,
                  positives: str = "any"):
         super().__init__()
-        if positives not in ("any", "each"):
+        if positives not in POSITIVES:
             raise ValueError(f"positives must be 'any' or 'each', got {positives!r}")
         self.positives = positives
         self.log_scale = nn.Parameter(torch.tensor(math.log(1.0 / temperature)), requires_grad=learnable)

@@ -26,7 +26,7 @@ from torch import nn
 from sam_model.limits import MAX_LAYERS, MAX_POSITIONS, MAX_WIDTH, check_int
 from sam_model.models.bert import POOLINGS, load_bert
 from sam_model.models.memory_item_encoder import MemoryItemEncoder
-from sam_model.models.projection import StateProjection
+from sam_model.models.projection import PROJECTIONS, StateProjection
 from sam_model.models.state_encoder import StateEncoder
 from sam_model.models.text_encoder import TextEncoder
 from sam_model.models.time import TimeEncoding
@@ -142,11 +142,26 @@ class SAMConfig:
         for name, lo, hi in SIZE_FIELDS:
             check_int(getattr(self, name), f"field '{where}.{name}'", lo, hi)
 
+    def check(self, where: str = "net") -> None:
+        """Every size within limits and every choice one the network knows, or ValueError naming
+        ``<where>.<field>``: a training run passes ``model.net``, so a typo there names the key to fix (the
+        network's own checks said "projection must be one of ..." naming no key, or torch's dropout message)."""
+        self.check_sizes(where)
+        for name, allowed in CHOICE_FIELDS:
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"field '{where}.{name}' must be one of {', '.join(allowed)}, "
+                                 f"got {getattr(self, name)!r}")
+        for name in ("alpha", "dropout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise ValueError(f"field '{where}.{name}' must be a number from 0 to 1, got {value!r}")
+
 
 SIZE_FIELDS = (("dim", 1, MAX_WIDTH), ("rank", 1, MAX_WIDTH), ("hidden", 1, MAX_WIDTH), ("proj_hidden", 1, MAX_WIDTH),
                ("phase_dim", 1, MAX_WIDTH), ("kind_dim", 1, MAX_WIDTH), ("max_length", 1, MAX_POSITIONS),
                ("state_max_length", 0, MAX_POSITIONS), ("observation_max_length", 0, MAX_POSITIONS),
                ("trainable_layers", -1, MAX_LAYERS), ("time_features", 0, MAX_WIDTH))
+CHOICE_FIELDS = (("pooling", POOLINGS), ("query_input", QUERY_INPUTS), ("projection", PROJECTIONS))
 SEARCH_FIELDS = ("source_kinds", "provenance", "slot_match")  # kept in SAMConfig before the store had its config
 
 

@@ -15,7 +15,7 @@ from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, Retriev
 from tqdm.auto import tqdm
 
 from sam_model.io import SAMFileError
-from sam_model.models.losses import MultiPositiveInfoNCE, ScoreDistillation
+from sam_model.models.losses import POSITIVES, MultiPositiveInfoNCE, ScoreDistillation
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.store import StoreConfig
 from sam_model.training.batching import candidate_masks, encode_batch, validation_query_ids
@@ -108,9 +108,14 @@ class SAMLightningModule(pl.LightningModule):
         for key, value in (("bert_lr", bert_lr), ("weight_decay", weight_decay), ("distill_weight", distill_weight)):
             if not value >= 0:
                 raise ValueError(f"model.{key} must be >= 0, got {value}")
+        if positives not in POSITIVES:  # named no key: "positives must be 'any' or 'each'"
+            raise ValueError(f"model.positives must be one of {', '.join(POSITIVES)}, got {positives!r}")
+        if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) or warmup_steps < 0:
+            raise ValueError(f"model.warmup_steps must be an integer >= 0, got {warmup_steps!r}")  # was taken as 1
         if isinstance(net, dict) and store is None and split_search_fields(net)[1]:  # an older checkpoint's hparams
             store = StoreConfig.from_legacy({"slot_match": 0.0, **split_search_fields(net)[1]}, "net")
         cfg = SAMConfig.from_dict(dict(net)) if isinstance(net, dict) else copy.deepcopy(net or SAMConfig())
+        cfg.check("model.net")  # before a pretrained model or BERT loads, naming the key to fix
         base = None
         if init_from:
             from sam_model.models.adapt import extended_config
