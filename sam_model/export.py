@@ -198,6 +198,19 @@ def read_model(path: Path, device: str | torch.device | None = None) -> tuple[SA
         raise SAMFileError(f"cannot load the retriever {path}: {type(exc).__name__}: {why} ({HINT})") from None
 
 
+def _run_folder(folder: Path) -> str:
+    """The error for a training run's folder (``checkpoints/RUN``) given where its export belongs, else "": the
+    README names ``checkpoints/adapt/export``, and ``checkpoints/adapt`` was told to "export it again"."""
+    ckpts = sorted(p.name for p in folder.glob("*.ckpt"))
+    if (folder / "export" / CONFIG_FILE).is_file():
+        give = f"{folder / 'export'} (its export), or a .ckpt in it"
+    elif ckpts:
+        give = f"{folder / ckpts[-1]}, or export it (python -m sam_model.export CKPT OUT_DIR)"
+    else:
+        return ""
+    return f"{folder} is a training run's folder ({', '.join(ckpts[:3]) or 'export/'}), not an export: give {give}"
+
+
 def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMNet:
     """The SAMNet of an export folder: every file and config field checked, each error naming the file."""
     if not folder.is_dir():
@@ -208,7 +221,8 @@ def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMN
             raise SAMFileError(f"{path} is a link ({os.readlink(path)}); an export folder holds its files itself: "
                                "export the checkpoint again")
     if not (folder / CONFIG_FILE).exists():
-        raise SAMFileError(f"{folder} is not a complete export: {CONFIG_FILE} is missing (export it again)")
+        raise SAMFileError(_run_folder(folder) or f"{folder} is not a complete export: {CONFIG_FILE} is missing "
+                           "(export it again)")
     # config.json first: its format version says which files the export holds (a bad one is not a missing tokenizer)
     cfg, bert_cfg, out_dim, _ = read_config(folder / "config.json")
     head_only = _is_head_only(folder / "config.json")

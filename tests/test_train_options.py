@@ -51,3 +51,27 @@ def test_a_bad_model_option_is_named_by_its_key(tmp_path, capsys, option, value)
     err = capsys.readouterr().err.strip()
     assert f"model.{option}" in err and "Traceback" not in err, err
     assert len(err.splitlines()) == 1, err
+
+
+def test_a_run_folder_given_as_the_export_names_the_export_inside(tmp_path, capsys):
+    """Found walking through "Export and use the retriever": SAMRetriever.load("checkpoints/adapt") (or
+    --model.init_from, or python -m sam_model.export with it) said "not a complete export: config.json is missing
+    (export it again)", which sends the user to re-export a run that has its export; now it names what to give."""
+    from sam_model.export import main as export
+    from sam_model.io import SAMFileError
+    from sam_model.retriever import SAMRetriever
+
+    run = tmp_path / "checkpoints" / "adapt"
+    (run / "export").mkdir(parents=True)
+    (run / "last.ckpt").write_bytes(b"not read")
+    with pytest.raises(SAMFileError, match="not an export: give .*adapt/last.ckpt"):
+        SAMRetriever.load(run)
+    (run / "export" / "config.json").write_text("{}")
+    with pytest.raises(SAMFileError, match=r"training run's folder \(last.ckpt\), not an export: give .*adapt/export"):
+        SAMRetriever.load(run)
+    assert export([str(run), str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert f"give {run / 'export'}" in err and len(err.splitlines()) == 1, err
+    (tmp_path / "other").mkdir()  # a folder with neither keeps the message it had
+    with pytest.raises(SAMFileError, match="not a complete export: config.json is missing"):
+        SAMRetriever.load(tmp_path / "other")
