@@ -178,3 +178,14 @@ def test_a_transcript_given_as_an_agent_log_says_how_to_convert_it(tmp_path, cap
     assert main([str(path)]) == 1
     captured = capsys.readouterr()
     assert "looks like a tool-call transcript" in captured.out + captured.err
+
+
+def test_undefined_fields_are_counted_by_event_whatever_their_values(write_log, capsys):
+    """Found walking through "Train on your own logs": the count of an undefined field added up its values, so a
+    misspelt label field printed its step lists ("useful_steps ([0, 24, 3, ...])") and a field holding a number on
+    one line and a string on another ended validate in a TypeError traceback."""
+    log = write_log([{**ev("a", 0), "note": 1}, {**ev("a", 1), "note": "x"},
+                     {**ev("a", 2), "useful_steps": [0, 1]}, {**ev("a", 3), "useful_steps": [2]}])
+    assert main([str(log)]) == 0
+    err = capsys.readouterr().err
+    assert "note (2)" in err and "useful_steps (2)" in err and "Traceback" not in err, err

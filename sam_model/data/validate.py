@@ -61,7 +61,7 @@ class LogStats:
         self.unordered += not episode.in_file_order
         for i, e in enumerate(episode.events):
             self.unknown_fields.update(f"state.{k}" for k in e.state.extra)
-            self.unknown_fields.update(dict(e.meta.get("extra_fields") or {}))
+            self.unknown_fields.update(list(e.meta.get("extra_fields") or {}))  # names, counted per event
             self.kinds[e.kind] += 1
             self.phases[e.state.phase or "(none)"] += 1
             if not e.is_decision_point:
