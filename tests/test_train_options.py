@@ -75,3 +75,34 @@ def test_a_run_folder_given_as_the_export_names_the_export_inside(tmp_path, caps
     (tmp_path / "other").mkdir()  # a folder with neither keeps the message it had
     with pytest.raises(SAMFileError, match="not a complete export: config.json is missing"):
         SAMRetriever.load(tmp_path / "other")
+
+
+def test_training_warns_of_fields_the_log_format_does_not_define_cold_and_warm(tmp_path, caplog):
+    """Found walking through "Train on your own logs": a log whose decision points spelt ``useful_steps`` trained
+    on the other decision points without a word (the field is kept, never read: half the labels were gone);
+    only sam-data validate said so. Training's conversion now warns in one line per file, naming the field and
+    its count, also when the converted rows come from the cache."""
+    import json
+    import logging
+
+    from sam_model.data.hf import episodes_to_dataset
+
+    log = tmp_path / "log.jsonl"
+    events = [{"episode_id": "e", "step": i, "kind": "user", "text": f"t{i}", "state": {"phase": "p"}}
+              for i in range(4)]
+    events[2]["useful_steps"], events[3]["useful_memory_steps"] = [0], [1]
+    events[1]["state"]["phse"] = "typo"
+    log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    for _ in ("cold", "warm"):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="sam_model.data.hf"):
+            episodes_to_dataset(log, cache_dir=tmp_path / "cache")
+        lines = [r.getMessage() for r in caplog.records if "does not define" in r.getMessage()]
+        assert len(lines) == 1, lines
+        assert f"{log}: " in lines[0] and "useful_steps (1 events)" in lines[0] and "state.phse (1 events)" in lines[0]
+    caplog.clear()
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text("".join(json.dumps({k: v for k, v in e.items() if k != "useful_steps"}) + "\n"
+                             for e in events[:1]))
+    episodes_to_dataset(clean, cache_dir=tmp_path / "cache")
+    assert not [r for r in caplog.records if "does not define" in r.getMessage()]

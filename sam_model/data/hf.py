@@ -114,6 +114,8 @@ def _warn_skipped(report: ReadReport) -> None:
     _RECORDED.append(report)
     if report.skipped:
         log.warning("agent log conversion: %s", report.describe())
+    for line in report.undefined_warnings():
+        log.warning("warning: %s", line)
 
 
 def episodes_to_dataset(
@@ -178,8 +180,8 @@ def _build(
         raise SAMFileError(f"{', '.join(str(p) for p in files)}: no events{skipped}; the log is empty — give an "
                            "agent log with episodes (python -m sam_model.data.validate checks one)") from None
     fresh, _RECORDED[seen:] = _RECORDED[seen:], []
+    got = _skip_report(fresh[-1] if fresh else None, files, fingerprint, cache_dir)  # also says undefined fields
     if on_error == "skip":
-        got = _skip_report(fresh[-1] if fresh else None, files, fingerprint, cache_dir)
         if report is not None:
             report.lines, report.events = report.lines + got.lines, report.events + got.events
             report.skipped.extend(got.skipped)
@@ -195,7 +197,8 @@ def _skip_report(fresh: ReadReport | None, files: list[Path], fingerprint: str,
     if fresh is None:
         try:
             d = json.loads(path.read_text(encoding="utf-8"))
-            recorded = ReadReport(d["lines"], d["events"], [LogFormatError(*e) for e in d["skipped"]])
+            recorded = ReadReport(d["lines"], d["events"], [LogFormatError(*e) for e in d["skipped"]],
+                                  undefined=d["undefined"])
         except (OSError, ValueError, KeyError, TypeError):
             recorded = None
         fresh = recorded or ReadReport()
@@ -206,7 +209,7 @@ def _skip_report(fresh: ReadReport | None, files: list[Path], fingerprint: str,
         _RECORDED.pop()
         if recorded is not None:
             return fresh
-    atomic_write_text(path, json.dumps({"lines": fresh.lines, "events": fresh.events,
+    atomic_write_text(path, json.dumps({"lines": fresh.lines, "events": fresh.events, "undefined": fresh.undefined,
                                         "skipped": [[e.source, e.line, e.reason] for e in fresh.skipped]}))
     return fresh
 

@@ -33,6 +33,26 @@ class ReadReport:
     events: int = 0
     skipped: list[LogFormatError] = field(default_factory=list)
     interleaved: str = ""  # where an episode first began while another still had lines to come ("" if never)
+    undefined: dict[str, dict[str, int]] = field(default_factory=dict)  # file -> field the format lacks -> events
+
+    def count_undefined(self, source: str, event: Event) -> None:
+        """Count the fields of ``event`` the format does not define (``x``, ``state.x``): kept, never read, so a
+        misspelt ``useful_memory_steps`` would lose its labels without a word."""
+        names = [*(event.meta.get("extra_fields") or {}), *(f"state.{k}" for k in event.state.extra)]
+        if names:
+            counts = self.undefined.setdefault(source, {})
+            for name in names:
+                counts[name] = counts.get(name, 0) + 1
+
+    def undefined_warnings(self) -> list[str]:
+        """One line per file that holds fields the format does not define, the most frequent first."""
+        out = []
+        for source, counts in self.undefined.items():
+            top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+            names = ", ".join(f"{k} ({n} events)" for k, n in top)
+            out.append(f"{source}: fields the agent-log format does not define: {names}; they are kept but never "
+                       "read (a misspelt field name? python -m sam_model.data.validate lists them)")
+        return out
 
     @property
     def n_skipped(self) -> int:
@@ -209,6 +229,7 @@ def _file_events(
             report.skipped.append(err)
             continue
         report.events += 1
+        report.count_undefined(source, event)
         yield lineno, event
 
 
