@@ -106,3 +106,25 @@ def test_training_warns_of_fields_the_log_format_does_not_define_cold_and_warm(t
                              for e in events[:1]))
     episodes_to_dataset(clean, cache_dir=tmp_path / "cache")
     assert not [r for r in caplog.records if "does not define" in r.getMessage()]
+
+
+def test_run_over_a_printed_config_is_refused_instead_of_overwriting_the_other_run(tmp_path, capsys, monkeypatch):
+    """Found walking through "Train on your own logs": a config saved from --print_config has checkpoints/${run}
+    resolved (checkpoints/demo), so `--config saved.yaml --run mine` trained into checkpoints/demo, over that run's
+    last.ckpt and export, while the user expected checkpoints/mine. Now it is one line before anything runs."""
+    from sam_model.data.synthetic import write_synthetic
+    from sam_model.training.cli import run as train
+
+    monkeypatch.chdir(tmp_path)
+    log = tmp_path / "log.jsonl"
+    write_synthetic(log, 4, seed=0)
+    base = ["fit", "--config", str(REPO / "configs" / "demo.yaml"), "--data.train", f"[{log}]"]
+    with pytest.raises(SystemExit):
+        train([*base, "--print_config"])
+    saved = tmp_path / "saved.yaml"
+    saved.write_text(capsys.readouterr().out)
+    assert "checkpoints/demo" in saved.read_text()
+    assert train(["fit", "--config", str(saved), "--run", "mine", "--model.text_cache_dir="]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "--run mine: the config writes to checkpoints/demo" in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "checkpoints").exists()

@@ -88,6 +88,7 @@ class SAMCLI(LightningCLI):
             return
         argv = getattr(self, "_argv", [])
         prefix = f"{sub}." if sub else ""
+        _check_run_names_the_folders(cfg, argv, prefix)
         names = [f.name for f in fields(SAMConfig)]
         whole = any(a == f"--{k}" or a.startswith(f"--{k}=") for a in argv for k in ("model.net", prefix + "model.net"))
         if cfg.get("ckpt_path"):
@@ -154,6 +155,33 @@ class SAMCLI(LightningCLI):
         trainer = super().instantiate_trainer(**kwargs)
         use_atomic_checkpoints(trainer)  # atomic last.ckpt, and --ckpt_path never runs pickled code
         return trainer
+
+
+def _run_folders(cfg) -> list[str]:
+    """The folders the run's checkpoint callbacks and logger write to, as the resolved config gives them."""
+    trainer = cfg.get("trainer") or {}
+    parts = list(trainer.get("callbacks") or []) + [trainer.get("logger")]
+    out = []
+    for part in parts:
+        args = part.get("init_args") if hasattr(part, "get") else None
+        folder = (args.get("dirpath") or args.get("save_dir")) if hasattr(args, "get") else None
+        if isinstance(folder, str) and folder:
+            out.append(folder)
+    return out
+
+
+def _check_run_names_the_folders(cfg, argv: list[str], prefix: str) -> None:
+    """``--run NAME`` moves a run only where its config writes to ``checkpoints/${run}``. A config printed by
+    --print_config (or saved beside a run) has that resolved (``checkpoints/adapt``), so --run changed nothing and
+    the new run overwrote the other run's last.ckpt and export; refused in one line instead."""
+    if cli_config.where("run", argv, prefix) != "command line":
+        return
+    run = str(cfg.get("run"))
+    fixed = [f for f in _run_folders(cfg) if run not in Path(f).parts]
+    if fixed:
+        raise SAMFileError(f"--run {run}: the config writes to {fixed[0]}, which --run does not change (a config "
+                           "printed by --print_config or saved beside a run has checkpoints/${run} resolved); "
+                           "write checkpoints/${run} there again, or drop --run")
 
 
 def _stopped_early(ckpt: str | None) -> int | None:
