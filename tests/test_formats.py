@@ -723,6 +723,22 @@ def test_langchains_own_serialisations_read_as_the_openai_conversation(tmp_path)
     assert state == want and observation == YES
 
 
+def test_langchain_content_lists_with_plain_strings_read_as_text(tmp_path):
+    """LangChain's content is str | list[str | dict] (Gemini writes strings among its blocks): each string is text,
+    as BaseMessage.text reads it, and the conversation gives the OpenAI file's lines (it was refused: 'content part 0
+    is a str'; found by review)."""
+    lc = pytest.importorskip("langchain_core.messages", reason="the [langchain] extra is not installed")
+    msgs = lc.convert_to_messages(openai_messages())
+    for i in (1, 3, 4, 5):  # the user's words, a tool result, the assistant's words: each one plain string
+        msgs[i].content = [msgs[i].content]
+    path = tmp_path / "lc.jsonl"
+    path.write_text(json.dumps({"id": "conv-1", "messages": lc.messages_to_dict(msgs)}) + "\n")
+    assert list(iter_transcript_events(path)) == list(iter_transcript_events(write_all(tmp_path)["openai"]))
+    mixed = lc.HumanMessage(content=["yes ", {"type": "image", "url": "https://x/y.png"}, "please"])
+    chat = to_chat(lc.messages_to_dict([mixed]))
+    assert chat.messages[0]["content"] == "yes \nplease" and chat.ignored == {"image": 1}
+
+
 def test_a_bad_langchain_message_is_named():
     bad = [{"type": "human", "data": {"content": "hi"}}, {"type": "ai", "data": {"content": "", "tool_calls": "x"}}]
     with pytest.raises(TranscriptFormatError, match="conversation, message 1: 'tool_calls' is a str"):

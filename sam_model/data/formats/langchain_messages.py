@@ -7,7 +7,7 @@ message becomes the chat message the labelling rule reads. ``human`` is the user
 ``tool_calls`` (``{"name", "args", "id"}``) are its tool calls (``additional_kwargs.tool_calls`` in OpenAI's shape
 when the message has none of its own), ``tool`` a result answering ``tool_call_id``, ``system`` the policy,
 ``chat`` a message of its ``role``, ``function`` (deprecated) a result named by its ``name``; ``*MessageChunk`` types read as their message. Content is a string or blocks:
-``text`` blocks are the words; an ``ai`` message's ``tool_use`` / ``tool_call`` blocks repeat its ``tool_calls``,
+``text`` blocks and plain strings among them are the words; an ``ai`` message's ``tool_use`` / ``tool_call`` blocks repeat its ``tool_calls``,
 and other blocks (images, reasoning) are counted, not read, as are ``invalid_tool_calls`` (the model's output that
 parsed as no call) and ``remove`` markers.
 """
@@ -68,9 +68,17 @@ def _calls(data: Mapping[str, Any], where: str) -> list[dict[str, Any]] | None:
     return None
 
 
+def _content(content: Any) -> Any:
+    """A content list with its plain strings as text blocks: LangChain's content is ``str | list[str | dict]``
+    (Gemini's integration writes strings among its blocks, and BaseMessage.text reads them as text), which the
+    shared block reader refused as 'content part 0 is a str'."""
+    return [{"type": "text", "text": p} if isinstance(p, str) else p for p in content] \
+        if isinstance(content, list) else content
+
+
 def _message(kind: str, data: Mapping[str, Any], where: str, ignored: Any) -> dict[str, Any]:
     """One LangChain message as a chat message."""
-    content = data.get("content")
+    content = _content(data.get("content"))
     if kind == "ai":
         parts = [p for p in content if not (isinstance(p, Mapping) and p.get("type") in CALL_BLOCKS)] \
             if isinstance(content, list) else content
