@@ -739,6 +739,24 @@ def test_langchain_content_lists_with_plain_strings_read_as_text(tmp_path):
     assert chat.messages[0]["content"] == "yes \nplease" and chat.ignored == {"image": 1}
 
 
+def test_the_langchain_adapter_takes_message_objects_beside_langchain_dicts():
+    """A history loaded from a file (messages_to_dict) with the graph's new turn appended as objects, and the other
+    way round: the state is the one of the objects alone (the list was read whole as LangChain dicts, and the objects,
+    made OpenAI dicts, were refused as 'not a LangChain message'; found by review)."""
+    lc = pytest.importorskip("langchain_core.messages", reason="the [langchain] extra is not installed")
+    from langchain_core.load import dumpd
+
+    from sam_model.integrations.langchain import state_from_messages
+
+    msgs = lc.convert_to_messages(openai_messages())[:7]
+    want = state_from_messages(msgs)
+    assert want[0] == live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
+    for dicts in (lc.messages_to_dict(msgs), [dumpd(m) for m in msgs], [m.model_dump() for m in msgs]):
+        assert state_from_messages([*dicts[:5], *msgs[5:]]) == want  # loaded, then the new turn
+        assert state_from_messages([*msgs[:3], *dicts[3:]]) == want
+        assert state_from_messages([*dicts[:3], lc.messages_to_dict([lc.RemoveMessage(id="x")])[0], *msgs[3:]]) == want
+
+
 def test_a_bad_langchain_message_is_named():
     bad = [{"type": "human", "data": {"content": "hi"}}, {"type": "ai", "data": {"content": "", "tool_calls": "x"}}]
     with pytest.raises(TranscriptFormatError, match="conversation, message 1: 'tool_calls' is a str"):

@@ -36,6 +36,7 @@ and sam_model.integrations.langgraph are the only ones of sam_model that import 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -48,7 +49,7 @@ from langchain_core.runnables.config import run_in_executor
 from langchain_core.vectorstores import VectorStore
 from pydantic import ConfigDict, Field
 
-from sam_model.data.formats import is_log_message, to_chat
+from sam_model.data.formats import is_log_message, langchain_messages, to_chat
 from sam_model.data.schema import State
 from sam_model.data.toolstate import TranscriptState, live_state, policy_of
 from sam_model.limits import MAX_K, check_int, check_metadata, check_text
@@ -82,8 +83,16 @@ def run_scope(thread_id: str | None, run_id: str | None) -> str | None:
 def openai_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """LangChain messages, or dicts in any log format sam_model.data.formats reads (OpenAI chat, tau2, Anthropic,
     Responses items, GenAI parts), as OpenAI chat dicts: what sam_model.data.toolstate reads."""
-    dicts = [m if is_log_message(m) else convert_to_openai_messages(m) for m in messages]
-    return to_chat(dicts, "messages").messages
+    return to_chat([d for i, m in enumerate(messages) for d in _as_dicts(m, i)], "messages").messages
+
+
+def _as_dicts(m: Any, i: int) -> list[Any]:
+    """One message as the dicts a reader takes: a LangChain dict read here on its own (beside message objects, which
+    become OpenAI dicts, a list holding both was read whole as LangChain's and refused the objects as 'not a
+    LangChain message': a history loaded from a file with the new turn appended), another format's dict as it is."""
+    if langchain_messages.is_message(m):
+        return [d for d in [langchain_messages.read(m, f"messages, message {i}", Counter())] if d is not None]
+    return [m if is_log_message(m) else convert_to_openai_messages(m)]
 
 
 def _as_call(call: Mapping[str, Any]) -> dict[str, Any]:

@@ -109,19 +109,26 @@ def _message(kind: str, data: Mapping[str, Any], where: str, ignored: Any) -> di
     return {"role": "system" if role == "developer" else role, "content": text_of(content, where, ignored=ignored)}
 
 
+def read(m: Mapping[str, Any], where: str, ignored: Any) -> dict[str, Any] | None:
+    """One LangChain message (a dict in any of the three shapes) as a chat message; None for a ``remove`` marker
+    (a RemoveMessage of a state update: no words, no call; counted in ``ignored``)."""
+    found = unwrap(m)
+    if found is None:
+        raise TranscriptFormatError(where, "not a LangChain message (expected {\"type\": \"human\" | \"ai\" | "
+                                           "\"tool\" | \"system\", \"data\": {...}} as messages_to_dict writes, a "
+                                           "dumpd constructor, or a message's model_dump())")
+    kind, data = found
+    if kind == "remove":
+        ignored["remove markers"] += 1
+        return None
+    return _message(kind, data, where, ignored)
+
+
 def to_chat(messages: list[Any], where: str) -> Chat:
     out = Chat()
     for i, m, w in each(messages, where):
-        found = unwrap(m)
-        if found is None:
-            raise TranscriptFormatError(w, "not a LangChain message (expected {\"type\": \"human\" | \"ai\" | "
-                                           "\"tool\" | \"system\", \"data\": {...}} as messages_to_dict writes, a "
-                                           "dumpd constructor, or a message's model_dump())")
-        kind, data = found
-        if kind == "remove":  # a RemoveMessage of a state update: no words, no call
-            out.ignored["remove markers"] += 1
-            continue
-        out.add(_message(kind, data, w, out.ignored), f"message {i}")
+        if (message := read(m, w, out.ignored)) is not None:
+            out.add(message, f"message {i}")
     return out
 
 
