@@ -369,3 +369,30 @@ def test_given_ids_do_not_name_the_memories_written_after_a_reset():
     assert sorted(r["memory"] for r in memory.get_all(user_id="mia")["results"]) == ["I like green tea",
                                                                                      "my PIN is 0000"]
     assert [d.page_content for d in store.get_by_ids(["pin"])] == ["my PIN is 0000"]
+
+
+def test_a_searched_document_added_back_replaces_its_memory():
+    """LangChain's add_documents passes each Document's id: a Document from a search (its memory's own id, "mia#0")
+    added back with new words went in beside its memory, both then shown as "mia#0" (get_by_ids and delete reached
+    only the new one, the old words stayed searchable; found by review). It now replaces the memory, in the
+    memory's own scopes, and another user's memory id given by mia names nothing of bob's."""
+    memory = ScopedMemory(HashingEncoder(64), k=10)
+    mia, bob = SAMVectorStore(memory, user_id="mia"), SAMVectorStore(memory, user_id="bob")
+    mia.add_texts(["mia's PIN is 4242", "mia likes aisle seats"])
+    bob.add_texts(["bob's PIN is 9999"])
+    memory.add("the bot's note: PIN reset sent", user_id="mia", agent_id="bot")
+    docs = {d.page_content: d for d in mia.similarity_search("PIN", k=10)}
+    pin, note = docs["mia's PIN is 4242"], docs["the bot's note: PIN reset sent"]
+    pin.page_content, note.page_content = "mia's PIN is 1111", "the bot's note: PIN changed"
+    assert mia.add_documents([pin, note]) == [pin.id, note.id]
+    assert sorted((d.id, d.page_content) for d in mia.similarity_search("PIN", k=10)) == sorted(
+        [(pin.id, "mia's PIN is 1111"), (note.id, "the bot's note: PIN changed"), ("mia#1", "mia likes aisle seats")])
+    assert [r["memory"] for r in memory.get_all(user_id="mia", agent_id="bot")["results"]] == [
+        "the bot's note: PIN changed"]  # replaced where it was: in the bot's scope
+    assert [d.page_content for d in mia.get_by_ids([pin.id])] == ["mia's PIN is 1111"]
+    mia.delete([pin.id])
+    assert "mia's PIN" not in str([r["memory"] for r in memory.get_all(user_id="mia")["results"]])
+    bobs = bob.similarity_search("PIN")[0]
+    mia.add_texts(["mia's own text"], ids=[bobs.id])  # bob's memory id, given by mia: a new id of mia's
+    assert [d.page_content for d in bob.get_by_ids([bobs.id])] == ["bob's PIN is 9999"]
+    assert [d.page_content for d in mia.get_by_ids([bobs.id])] == ["mia's own text"]

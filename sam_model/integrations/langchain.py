@@ -298,11 +298,27 @@ class SAMVectorStore(VectorStore):
         hit = self.memory.get(i, **{n: scopes.get(n) for n in ("user_id", "agent_id", "run_id")})
         return None if hit is None else hit["id"]  # the memory's id (a chunk's id names its memory)
 
+    def _replaced(self, i: str, scopes: Mapping[str, Any]) -> tuple[Any, Mapping[str, Any]]:
+        """(the memory an id given to add_texts replaces, or None; the scopes the new text is written in). The
+        memory given ``i`` in exactly ``scopes``; else the memory whose own id ``i`` is, within ``scopes`` and
+        showing that id (given none), replaced in its own scopes: LangChain's add_documents passes a Document's id,
+        so a searched Document added back with new words went in beside its memory, both then shown as that id."""
+        if not any(self._key(scopes)):
+            return None, scopes
+        old = self._given(i, scopes)
+        if old is not None:
+            return old, scopes
+        hit = self.memory.get(i, **scopes)
+        if hit is None or hit["id"] != i or ID_KEY in hit["metadata"]:
+            return None, scopes
+        return i, {n: hit[n] for n in ("user_id", "agent_id", "run_id")}
+
     def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, *, ids: list[str] | None = None,
                   **kwargs: Any) -> list[str]:
         """Write each text as one user message of the scopes (with its metadata); returns the ids. An id given
         (``ids``) is kept in the memory's metadata (``langchain_id``, shown as the Document's id, not in its
-        metadata); given again in the same scopes, the new text replaces the memory. Every text and metadata is
+        metadata); given again in the same scopes, the new text replaces the memory, as it replaces the memory whose
+        own id it is (a searched Document added back: add_documents passes its id). Every text and metadata is
         checked before the first is written: a bad one is refused with nothing stored."""
         texts = _listed(texts, "texts")
         scopes = self._scopes(kwargs)
@@ -316,11 +332,11 @@ class SAMVectorStore(VectorStore):
             for n, text in enumerate(texts):
                 given = str(ids[n]) if ids is not None and ids[n] is not None else None
                 meta = dict((metadatas or [None] * len(texts))[n] or {})
-                old = None
+                old, into = None, scopes
                 if given is not None:
-                    old = self._given(given, scopes) if any(self._key(scopes)) else None
+                    old, into = self._replaced(given, scopes)
                     meta[ID_KEY] = given
-                added = [r for r in self.memory.add(text, **scopes, metadata=meta or None)["results"]
+                added = [r for r in self.memory.add(text, **into, metadata=meta or None)["results"]
                          if r["event"] == "ADD"]
                 if old is not None and self.memory.store.has(old):  # an id given again: the text replaces it
                     self.memory.delete(old)  # (has: a chunked memory's id is no entry of the store's own)
