@@ -241,3 +241,27 @@ def test_a_saved_store_loads_with_its_items_memories_and_ranking(tmp_path):
         SAMStore.load(tmp_path / "graph-store", model)
     with pytest.raises(SAMFileError, match="no samstore.json, so it is not a folder this save wrote"):
         s.save(tmp_path / "graph-store" / "store")  # the memory store's folder is no SAMStore's: not replaced
+
+
+def test_puts_take_no_stored_memorys_id_in_a_shared_store_or_after_a_load_behind_it(tmp_path):
+    """A second SAMStore over the same MemoryStore (store=, documented as shareable), or a samstore.json whose steps
+    fell behind, numbered a namespace's memories from 0 again: the put was refused ('memory id ///memories.anna#0 is
+    already in the store'; found by review). The next step is now past the memories the namespace holds."""
+    import json
+
+    model = HashingEncoder(256)
+    s = fill(SAMStore(model))
+    other = SAMStore(store=s.store)
+    other.put(("memories", "anna"), "k7", {"content": "anna rents a car in Faro"})
+    assert other.search(("memories", "anna"), query="anna rents a car in Faro", limit=1)[0].key == "k7"
+    assert len({h.id for h in s.store.get_all()}) == len(s.store.get_all())
+    s.save(tmp_path / "st")
+    saved = tmp_path / "st" / "samstore.json"
+    d = json.loads(saved.read_text())
+    d["steps"] = []
+    saved.write_text(json.dumps(d))
+    back = SAMStore.load(tmp_path / "st", model)
+    back.put(("memories", "anna"), "k8", {"content": "anna booked a hostel"})
+    back.put(("log", "e1"), "s1", {"kind": "user", "text": "hi", "step": 0})  # a new namespace starts at 0
+    assert back.search(("memories", "anna"), query="anna booked a hostel", limit=1)[0].key == "k8"
+    assert len({h.id for h in back.store.get_all()}) == len(back.store.get_all()) == len(s.store.get_all()) + 2

@@ -229,7 +229,7 @@ class SAMStore(BaseStore):
     def _event(self, ns: tuple[str, ...], value: dict, fields: list[str] | None) -> Event | None:
         """The item as a memory event (None when it has no text to index)."""
         episode = _episode(ns)
-        step = self._steps.get(ns, 0)
+        step = self._next(ns, episode)
         if fields is None and isinstance(value.get("kind"), str) and isinstance(value.get("text"), str):
             given = value.get("step")
             if isinstance(given, int) and not isinstance(given, bool) and given >= step:
@@ -244,6 +244,12 @@ class SAMStore(BaseStore):
             ev = Event(episode, step, kind, text, State())
         self._steps[ns] = step + 1
         return ev
+
+    def _next(self, ns: tuple[str, ...], episode: str) -> int:
+        """The namespace's next step: past this store's own count and past the memories its episode holds, which
+        another SAMStore over the same MemoryStore (``store=``, documented as shareable) or a samstore.json whose
+        ``steps`` fell behind wrote: a put then took a stored memory's id and was refused ('already in the store')."""
+        return max(self._steps.get(ns, 0), self.store.next_step(episode) or 0)
 
     def _rows(self, prefix: tuple[str, ...], filt: dict | None) -> list[tuple[tuple[str, ...], str, _Row]]:
         n = len(prefix)
