@@ -265,3 +265,45 @@ def test_puts_take_no_stored_memorys_id_in_a_shared_store_or_after_a_load_behind
     back.put(("log", "e1"), "s1", {"kind": "user", "text": "hi", "step": 0})  # a new namespace starts at 0
     assert back.search(("memories", "anna"), query="anna booked a hostel", limit=1)[0].key == "k8"
     assert len({h.id for h in back.store.get_all()}) == len(back.store.get_all()) == len(s.store.get_all()) + 2
+
+
+def _with_second_item(d: dict) -> None:
+    """A second item naming the first item's memory (an item written twice by hand)."""
+    d["items"].append([["memories", "zed"], "k", {"content": "x"}, *d["items"][0][3:]])
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: d.update(kind=None), r"kind must be a memory kind \(a non-empty string\), got 'None'"),
+    (lambda d: d["items"][0].__setitem__(1, None), r"items\[0\]: the key must be a string, got NoneType"),
+    (lambda d: d["items"][0].pop(), r"items\[0\] must be \[namespace, key, value, created_at, updated_at, memory"),
+    (lambda d: d["items"][0].__setitem__(3, 5), r"items\[0\] created_at must be an ISO 8601 time string, got int"),
+    (lambda d: d["items"][0].__setitem__(4, "2026-01-01T00:00:00"), r"items\[0\] updated_at '2026-01-01T00:00:00' "
+                                                                    r"has no time zone"),
+    (lambda d: d["items"][0].__setitem__(5, [1]), r"items\[0\]: the memory id must be a string or null, got list"),
+    (lambda d: d["items"].append(list(d["items"][0])), r"items\[\d+\]: \('memories', 'anna'\)/k2 is given twice"),
+    (_with_second_item, r"items\[\d+\]: memory '///memories.anna#\d+' is items\[0\]'s too"),
+    (lambda d: d["items"][0].__setitem__(0, ["memories.anna"]), r"items\[0\]: a namespace must be a list of "
+                                                                r"non-empty strings without '.'"),
+    (lambda d: d.update(items={}), r"items must be a list, got dict"),
+    (lambda d: d.update(steps=[[["memories", "anna"]]]), r"steps\[0\] must be \[namespace, next step\]"),
+])
+def test_a_hand_edited_samstore_json_is_refused_naming_the_field(tmp_path, edit, says):
+    """Each field of samstore.json is checked and named (found by review): a null kind or key loaded as the string
+    'None', a naive time loaded beside the store's UTC ones, an item given twice or two items naming one memory
+    loaded silently (deleting one then took the other's memory: it vanished from every search), and a row of the
+    wrong length or a bad time said only 'not enough values to unpack' or 'fromisoformat: argument must be str'."""
+    import json
+
+    from sam_model.io import SAMFileError
+
+    model = HashingEncoder(64)
+    s = SAMStore(model)
+    s.put(("memories", "anna"), "k2", {"content": "anna is vegetarian"})
+    s.save(tmp_path / "st")
+    SAMStore.load(tmp_path / "st", model)  # as saved: loads
+    saved = tmp_path / "st" / "samstore.json"
+    d = json.loads(saved.read_text())
+    edit(d)
+    saved.write_text(json.dumps(d))
+    with pytest.raises(SAMFileError, match=r"samstore.json: unreadable LangGraph store \(" + says):
+        SAMStore.load(tmp_path / "st", model)

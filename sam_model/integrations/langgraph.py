@@ -174,14 +174,7 @@ class SAMStore(BaseStore):
             f = folder / ITEMS_FILE
             try:
                 d = json.loads(f.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
-                if not isinstance(d, dict) or d.get("format") != 1:
-                    raise ValueError("not a saved SAMStore (format 1)")
-                self = cls(store=store, kind=str(d["kind"]))
-                for n, (ns, key, value, created, updated, memory) in enumerate(d["items"]):
-                    self._data.setdefault(_namespace(ns, f"items[{n}]"), {})[str(key)] = _Row(
-                        _value(value, f"items[{n}]"), datetime.fromisoformat(created),
-                        datetime.fromisoformat(updated), _memory(store, memory, f"items[{n}]"))
-                self._steps = {_namespace(ns, "steps"): check_int(k, "steps", 0, 2**62) for ns, k in d["steps"]}
+                self = _restore(d, store)
             except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
                 raise SAMFileError(f"{f}: unreadable LangGraph store ({str(err)[:160]}); save the store again") \
                     from None
@@ -286,6 +279,54 @@ class SAMStore(BaseStore):
         return names[op.offset:op.offset + op.limit]
 
 
+def _restore(d: Any, store: MemoryStore) -> SAMStore:
+    """A SAMStore from a samstore.json's document over its loaded ``store``, every field checked and the item at
+    fault named: a hand-edited or damaged file loaded a key or kind null as the string 'None', and two items naming
+    one memory (an item written twice) loaded silently, so a delete of one took the other's memory with it."""
+    if not isinstance(d, dict) or d.get("format") != 1:
+        raise ValueError("not a saved SAMStore (format 1)")
+    kind = d.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(f"kind must be a memory kind (a non-empty string), got {str(kind)[:40]!r}")
+    self = SAMStore(store=store, kind=kind)
+    owner: dict[Any, int] = {}
+    for n, row in enumerate(_listed(d.get("items"), "items")):
+        where = f"items[{n}]"
+        if not isinstance(row, list) or len(row) != 6:
+            raise ValueError(f"{where} must be [namespace, key, value, created_at, updated_at, memory id]")
+        ns, key, value, created, updated, memory = row
+        if not isinstance(key, str):
+            raise ValueError(f"{where}: the key must be a string, got {type(key).__name__}")
+        rows = self._data.setdefault(_namespace(ns, where), {})
+        if key in rows:
+            raise ValueError(f"{where}: {tuple(ns)}/{key} is given twice (keep one)")
+        if _memory(store, memory, where) is not None and owner.setdefault(memory, n) != n:
+            raise ValueError(f"{where}: memory {str(memory)[:60]!r} is items[{owner[memory]}]'s too (keep one)")
+        rows[key] = _Row(_value(value, where), _time(created, f"{where} created_at"),
+                         _time(updated, f"{where} updated_at"), memory)
+    for n, pair in enumerate(_listed(d.get("steps"), "steps")):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ValueError(f"steps[{n}] must be [namespace, next step]")
+        self._steps[_namespace(pair[0], f"steps[{n}]")] = check_int(pair[1], f"steps[{n}]", 0, 2**62)
+    return self
+
+
+def _listed(value: Any, name: str) -> list:
+    if not isinstance(value, list):
+        raise ValueError(f"{name} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _time(value: Any, where: str) -> datetime:
+    """An item's time as save wrote it (ISO 8601 with its zone: every put's is UTC)."""
+    if not isinstance(value, str):
+        raise ValueError(f"{where} must be an ISO 8601 time string, got {type(value).__name__}")
+    t = datetime.fromisoformat(value)
+    if t.tzinfo is None:
+        raise ValueError(f"{where} {value[:40]!r} has no time zone (write it as save does, e.g. +00:00)")
+    return t
+
+
 def _check_page(op: Op) -> None:
     """A search's or listing's ``limit`` and ``offset``: integers, limit from 0 to MAX_K, offset from 0. Why: a
     negative one sliced the results from their end (the last items, silently), and a limit over MAX_K was refused
@@ -296,8 +337,9 @@ def _check_page(op: Op) -> None:
 
 
 def _namespace(ns: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(ns, list) or not ns or not all(isinstance(p, str) and p for p in ns):
-        raise ValueError(f"{where}: a namespace must be a list of non-empty strings, got {str(ns)[:60]}")
+    if not isinstance(ns, list) or not ns or not all(isinstance(p, str) and p and "." not in p for p in ns):
+        raise ValueError(f"{where}: a namespace must be a list of non-empty strings without '.' (LangGraph's rule: "
+                         f"its memories' episode joins them by '.'), got {str(ns)[:60]}")
     return tuple(ns)
 
 
@@ -309,6 +351,8 @@ def _value(value: Any, where: str) -> dict:
 
 def _memory(store: MemoryStore, memory: Any, where: str) -> Any:
     """An item's memory id, which must be in the saved store (else its search would name a memory not there)."""
+    if memory is not None and not isinstance(memory, str):
+        raise ValueError(f"{where}: the memory id must be a string or null, got {type(memory).__name__}")
     if memory is not None and not store.has(memory):
         raise ValueError(f"{where}: memory {str(memory)[:60]!r} is not in store/ (the two were not saved together)")
     return memory
