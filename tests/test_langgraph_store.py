@@ -307,3 +307,18 @@ def test_a_hand_edited_samstore_json_is_refused_naming_the_field(tmp_path, edit,
     saved.write_text(json.dumps(d))
     with pytest.raises(SAMFileError, match=r"samstore.json: unreadable LangGraph store \(" + says):
         SAMStore.load(tmp_path / "st", model)
+
+
+@pytest.mark.parametrize("bad, says", [({"content": "x", "when": __import__("datetime").date(2026, 1, 2)},
+                                        "Object of type date is not JSON serializable"),
+                                       ({"content": "half an emoji \ud83d"}, "can.t encode character")])
+def test_a_value_that_is_not_json_is_refused_at_put_naming_it(tmp_path, bad, says):
+    """BaseStore.put asks for JSON values; a datetime or a lone surrogate was taken, and every later save of the
+    whole store then failed with json's or the codec's message naming no item (found by review)."""
+    s = SAMStore(HashingEncoder(64))
+    s.put(("memories", "anna"), "ok", {"content": "anna is vegetarian"})
+    with pytest.raises(TypeError, match=rf"store value for \('memories', 'anna'\)/bad is not JSON \(.*{says}"):
+        s.batch([PutOp(("memories", "anna"), "bad", bad), PutOp(("memories", "anna"), "ok2", {"content": "y"})])
+    assert [i.key for i in s.search(("memories",))] == ["ok"]  # nothing of the batch
+    s.save(tmp_path / "st")
+    assert [i.key for i in SAMStore.load(tmp_path / "st", HashingEncoder(64)).search(("memories",))] == ["ok"]

@@ -194,6 +194,7 @@ class SAMStore(BaseStore):
         if not isinstance(op.value, Mapping):
             raise TypeError(f"store value for {tuple(op.namespace)}/{op.key} must be a mapping, got "
                             f"{type(op.value).__name__}")
+        _check_json(op.value, f"{tuple(op.namespace)}/{op.key}")
         return op, None if op.index is False else self._event(tuple(op.namespace), dict(op.value), op.index)
 
     def _put(self, op: PutOp, event: Event | None) -> None:
@@ -325,6 +326,17 @@ def _time(value: Any, where: str) -> datetime:
     if t.tzinfo is None:
         raise ValueError(f"{where} {value[:40]!r} has no time zone (write it as save does, e.g. +00:00)")
     return t
+
+
+def _check_json(value: Mapping[str, Any], where: str) -> None:
+    """A put's value must be JSON, as BaseStore.put asks ("JSON-serializable values"): save writes it so, and a value
+    holding a datetime or half an emoji (a lone surrogate) was taken, then made every later save of the whole store
+    fail with json's or the codec's message, naming no item."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError, RecursionError, UnicodeEncodeError) as err:
+        raise TypeError(f"store value for {where} is not JSON ({str(err)[:80]}): store it as JSON values (a "
+                        "datetime as its isoformat() string)") from None
 
 
 def _check_page(op: Op) -> None:
