@@ -6,10 +6,12 @@ A LangGraph agent's state is such a list (``state["messages"]``), so its logs ar
 message becomes the chat message the labelling rule reads. ``human`` is the user, ``ai`` the assistant, whose
 ``tool_calls`` (``{"name", "args", "id"}``) are its tool calls (``additional_kwargs.tool_calls`` in OpenAI's shape
 when the message has none of its own), ``tool`` a result answering ``tool_call_id``, ``system`` the policy,
-``chat`` a message of its ``role``, ``function`` (deprecated) a result named by its ``name``; ``*MessageChunk`` types read as their message. Content is a string or blocks:
-``text`` blocks and plain strings among them are the words; an ``ai`` message's ``tool_use`` / ``tool_call`` blocks repeat its ``tool_calls``,
-and other blocks (images, reasoning) are counted, not read, as are ``invalid_tool_calls`` (the model's output that
-parsed as no call) and ``remove`` markers.
+``chat`` a message of its ``role``, ``function`` (deprecated) a result named by its ``name``; ``*MessageChunk``
+types read as their message. Content is a string or blocks: ``text`` blocks and plain strings among them are the
+words; an ``ai`` message's ``tool_use`` / ``tool_call`` blocks repeat its ``tool_calls``, and other blocks
+(images, reasoning) are counted, not read, as are ``remove`` markers. ``invalid_tool_calls`` (the model's output
+that parsed as no call) are counted; where they are all a message has, the raw calls an OpenAI integration kept in
+``additional_kwargs.tool_calls`` are read, as the OpenAI reader reads the same turn (its arguments as raw text).
 """
 
 from __future__ import annotations
