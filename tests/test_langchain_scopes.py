@@ -396,3 +396,22 @@ def test_a_searched_document_added_back_replaces_its_memory():
     mia.add_texts(["mia's own text"], ids=[bobs.id])  # bob's memory id, given by mia: a new id of mia's
     assert [d.page_content for d in bob.get_by_ids([bobs.id])] == ["bob's PIN is 9999"]
     assert [d.page_content for d in mia.get_by_ids([bobs.id])] == ["mia's own text"]
+
+
+def test_a_given_id_that_a_store_shows_it_also_finds():
+    """A store of user mia searches her bot's memories too and shows their given ids ("pin2"), but get_by_ids and
+    delete looked given ids up in mia's own scope only: the Document it returned named a memory it could not find.
+    Now they reach what the search reaches; an id given in two such scopes is ambiguous; mia's own comes first."""
+    memory = ScopedMemory(HashingEncoder(64))
+    mia, bots = SAMVectorStore(memory, user_id="mia"), SAMVectorStore(memory, user_id="mia", agent_id="bot")
+    bots.add_texts(["the bot's PIN note"], ids=["pin2"])
+    [shown] = [d for d in mia.similarity_search("PIN note", k=5) if d.page_content == "the bot's PIN note"]
+    assert shown.id == "pin2" and [d.page_content for d in mia.get_by_ids(["pin2"])] == ["the bot's PIN note"]
+    assert SAMVectorStore(memory, user_id="bob").get_by_ids(["pin2"]) == []  # another user's: not there
+    SAMVectorStore(memory, user_id="mia", agent_id="other").add_texts(["other bot's note"], ids=["pin2"])
+    with pytest.raises(ValueError, match="'pin2' was given to add_texts in 2 scopes"):
+        mia.get_by_ids(["pin2"])
+    mia.add_texts(["mia's own note"], ids=["pin2"])  # her own scope's id: that one, not ambiguous
+    assert [d.page_content for d in mia.get_by_ids(["pin2"])] == ["mia's own note"]
+    mia.delete(["pin2"])
+    assert [d.page_content for d in bots.get_by_ids(["pin2"])] == ["the bot's PIN note"]  # the bot's stays

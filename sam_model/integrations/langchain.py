@@ -273,15 +273,19 @@ class SAMVectorStore(VectorStore):
     def _key(scopes: Mapping[str, Any]) -> tuple:
         return tuple(scopes.get(n) for n in ("user_id", "agent_id", "run_id"))
 
-    def _given(self, i: str, scopes: Mapping[str, Any]) -> Any:
-        """The memory that add_texts was given the id ``i`` for: in exactly ``scopes`` (each scope its own ids), or
-        with no scope bound in any (one that several scopes gave is refused as ambiguous). The id lives in the
-        memory's metadata (ID_KEY), so it holds for every store over the memory and after a save and load (a map
-        in the store object had lost it: a new store, or a restart, re-added "pin" beside the old one)."""
+    def _given(self, i: str, scopes: Mapping[str, Any], exact: bool = True) -> Any:
+        """The memory that add_texts was given the id ``i`` for: in exactly ``scopes`` (each scope its own ids);
+        with ``exact`` off, else in the scopes they reach (a store of user mia finds mia's bot's memories, and
+        shows their given ids, so it finds them by those ids too), or, with no scope bound, in any; one that
+        several such scopes gave is refused as ambiguous. The id lives in the memory's metadata (ID_KEY), so it
+        holds for every store over the memory and after a save and load (a map in the store object had lost it: a
+        new store, or a restart, re-added "pin" beside the old one)."""
         key = self._key(scopes)
-        found = [r for r in self.memory.get_all(**scopes, all_scopes=not any(key), filters={ID_KEY: i})["results"]
-                 if not any(key) or self._key(r) == key]
-        if len(found) > 1 and not any(key):
+        found = self.memory.get_all(**scopes, all_scopes=not any(key), filters={ID_KEY: i})["results"]
+        own = [r for r in found if self._key(r) == key]
+        if exact or own:
+            return own[-1]["id"] if own else None
+        if len(found) > 1:
             raise ValueError(f"id {i!r} was given to add_texts in {len(found)} scopes: give user_id, agent_id or "
                              "run_id to say whose")
         return found[-1]["id"] if found else None
@@ -292,7 +296,7 @@ class SAMVectorStore(VectorStore):
         if not any(self._key(scopes)) and not self.all_scopes:  # as a search: no scope, no memory (bob's PIN)
             raise ValueError("no scope: give user_id, agent_id or run_id (the store's fields or the call's), or make "
                              "the store with all_scopes=True to reach every scope's memories by id")
-        given = self._given(i, scopes)
+        given = self._given(i, scopes, exact=False)
         if given is not None:
             return given
         hit = self.memory.get(i, **{n: scopes.get(n) for n in ("user_id", "agent_id", "run_id")})
