@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sam_model.data.schema import Event, parse_event  # noqa: E402
 from sam_model.data.synthetic import generate_episodes  # noqa: E402
+from sam_model.limits import int_option  # noqa: E402
 from sam_model.memory import HashingEncoder, MemoryConfig, SAMMemory  # noqa: E402
 from sam_model.memory.encoders import ContentEncoder  # noqa: E402
 from sam_model.retriever import SAMRetriever  # noqa: E402
@@ -83,7 +84,7 @@ def run_episode(mem: SAMMemory, events: list[Event], k: int, show_prompt: bool =
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run SAMMemory in an agent loop over demo episodes with a "
                                                  "scripted policy and print what it retrieved at each decision.")
-    parser.add_argument("--episodes", type=int, default=2, help="number of demo episodes (default: 2)")
+    parser.add_argument("--episodes", type=int_option(1), default=2, help="number of demo episodes (default: 2)")
     parser.add_argument("--seed", type=int, default=1,
                         help="seed of the demo episodes (default: 1, the held-out seed: the demo retriever "
                              "is trained on seed 0)")
@@ -91,14 +92,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="an exported SAMRetriever folder (default: the MiniLM content baseline)")
     parser.add_argument("--hashing", action="store_true",
                         help="use the hashed bag-of-words retriever instead (no model weights; for smoke runs)")
-    parser.add_argument("--k", type=int, default=5, help="memories retrieved per decision (default: 5)")
-    parser.add_argument("--capacity", type=int, default=0, help="bank capacity in units (default: 0 = unbounded)")
+    parser.add_argument("--k", type=int_option(1), default=5, help="memories retrieved per decision (default: 5)")
+    parser.add_argument("--capacity", type=int_option(0, 2**62), default=0, help="bank capacity in units (default: 0 = unbounded)")
     parser.add_argument("--save", default=None, metavar="FILE", help="save the bank here at the end (atomic)")
     parser.add_argument("--show-prompt", action="store_true", help="print the full prompt at each decision")
     args = parser.parse_args(argv)
-    for flag, value, least in (("episodes", args.episodes, 1), ("k", args.k, 1), ("capacity", args.capacity, 0)):
-        if value < least:  # --episodes 0 ran nothing and printed nothing
-            parser.error(f"--{flag} must be >= {least}, got {value}")
     retriever = (HashingEncoder() if args.hashing else SAMRetriever.load(args.retriever) if args.retriever
                  else ContentEncoder())
     mem = SAMMemory(retriever, config=dataclasses.replace(MemoryConfig.for_encoder(retriever), capacity=args.capacity),

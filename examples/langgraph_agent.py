@@ -44,7 +44,7 @@ from langgraph.store.base import BaseStore  # noqa: E402
 from sam_model.data.toolstate import TranscriptState, live_state, policy_of  # noqa: E402
 from sam_model.integrations.langchain import openai_messages  # noqa: E402
 from sam_model.integrations.langgraph import SAMStore  # noqa: E402
-from sam_model.limits import MAX_K  # noqa: E402
+from sam_model.limits import int_option  # noqa: E402
 
 POLICY = "You are an airline agent. Look up the user before changing a reservation."
 USER_TURNS = [
@@ -69,22 +69,6 @@ REPLIES = {0: "I found your profile. Which reservation would you like to cancel?
            4: "Done: it is cancelled and refunded to your credit card."}
 VALUE = {"user_id": re.compile(r"\b[a-z]+_[a-z]+_\d+\b"), "reservation_id": re.compile(r"\b[A-Z0-9]{6}\b")}
 WINDOW = 2  # messages the model sees besides the memories
-
-
-def count(low: int, high: int = MAX_K):
-    """An argparse type: an integer from ``low`` to ``high``. ``--k 0`` retrieved nothing, silently, and a negative
-    count sliced from the end (``--conversations -1`` dropped the last conversation)."""
-
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            n = None
-        if n is None or not low <= n <= high:
-            raise argparse.ArgumentTypeError(f"want an integer from {low} to {high}, got {text!r}")
-        return n
-
-    return parse
 
 
 class AgentState(MessagesState):
@@ -195,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                                             "arguments after choosing the tool and before writing the call.")
     p.add_argument("--retriever", default="sam-general", metavar="DIR|NAME",
                    help="an export folder or packaged retriever (default sam-general); 'hashing': hashed bag of words")
-    p.add_argument("--k", type=count(1), default=3, help="memories retrieved per tool call (default 3)")
+    p.add_argument("--k", type=int_option(1), default=3, help="memories retrieved per tool call (default 3)")
     p.add_argument("--no-memory", action="store_true", help="retrieve nothing (the same agent without SAM)")
     args = p.parse_args(argv)
     if args.retriever == "hashing":

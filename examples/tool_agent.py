@@ -34,24 +34,8 @@ from sam_model.data.transcripts import (  # noqa: E402
     policy_of,
     says,
 )
-from sam_model.limits import MAX_K  # noqa: E402
+from sam_model.limits import int_option  # noqa: E402
 from sam_model.retriever import SAMRetriever  # noqa: E402
-
-
-def count(low: int, high: int = MAX_K):
-    """An argparse type: an integer from ``low`` to ``high``. ``--k 0`` failed only after the model and the
-    transcripts were loaded, and a negative count sliced from the end (``--conversations -1`` dropped the last)."""
-
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            n = None
-        if n is None or not low <= n <= high:
-            raise argparse.ArgumentTypeError(f"want an integer from {low} to {high}, got {text!r}")
-        return n
-
-    return parse
 
 
 def replay(retriever: SAMRetriever, conv, k: int, verbose: bool) -> tuple[int, int]:
@@ -103,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="transcript file: .jsonl[.gz] of {\"id\", \"messages\"} or a tau-bench .json[.gz]")
     p.add_argument("--split", choices=("all", "train", "test"), default="test",
                    help="which fixed task split to replay (default test: the held-out tasks)")
-    p.add_argument("--k", type=count(1), default=5, help="memories retrieved per tool call (default 5)")
-    p.add_argument("--conversations", type=count(1, 2**31), default=None, metavar="N", help="replay only the first N")
+    p.add_argument("--k", type=int_option(1), default=5, help="memories retrieved per tool call (default 5)")
+    p.add_argument("--conversations", type=int_option(1, 2**31), default=None, metavar="N", help="replay only the first N")
     p.add_argument("--quiet", action="store_true", help="print only the figure, not every argument")
     args = p.parse_args(argv)
     retriever = SAMRetriever.from_pretrained(args.retriever)

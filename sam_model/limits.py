@@ -52,6 +52,24 @@ def check_int(value: Any, name: str, lo: int = 1, hi: int = MAX_K) -> int:
     return int(value)
 
 
+def int_option(lo: int, hi: int = MAX_K):
+    """An argparse ``type``: an integer from ``lo`` to ``hi`` (the examples' ``--k``, ``--episodes``): ``--k 0``
+    retrieved nothing, silently, and a negative count sliced from the end (``--conversations -1`` dropped the last
+    conversation)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            n = None
+        if n is None or not lo <= n <= hi:
+            raise argparse.ArgumentTypeError(f"want an integer from {lo} to {hi}, got {text!r}")
+        return n
+
+    return parse
+
+
 def check_step(step: Any, name: str = "step") -> int | None:
     """A query's ``step`` or ``task_start``: None (now, the current task) or an integer >= 0. Why checked: the time
     features read any number, so -5, 3.7 or "3" ranked silently by another time than the caller's."""

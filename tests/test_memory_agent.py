@@ -91,7 +91,7 @@ def test_example_script_runs_on_a_demo_episode(tmp_path):
 def test_example_script_refuses_counts_that_run_nothing(flag, value):
     out = subprocess.run([sys.executable, str(REPO / "examples" / "agent_loop.py"), "--hashing", flag, value],
                          capture_output=True, text=True, timeout=120)
-    assert out.returncode == 2 and f"{flag} must be >=" in out.stderr  # --episodes 0 printed nothing, exit 0
+    assert out.returncode == 2 and f"argument {flag}: want an integer from" in out.stderr  # was: nothing, exit 0
 
 
 def test_build_prompt_reads_the_bank_under_its_lock(monkeypatch):
