@@ -193,3 +193,16 @@ def test_a_bank_saved_by_one_model_is_refused_with_another(tmp_path):
         SAMMemory(HashingEncoder(64, seed=1), MemoryBank.load(path), episode_id="trip")
     plain = MemoryBank(64)  # a bank no model has written through records none, and loads with any
     assert SAMMemory(HashingEncoder(64, seed=1), MemoryBank.load(plain.save(tmp_path / "plain.npz"))).k == 5
+
+
+def test_a_bank_loaded_and_saved_again_without_its_model_keeps_the_models_probe(tmp_path):
+    """Found by review: only a bank with an encoder recorded the probe, so a bank file loaded, pruned and saved by a
+    maintenance script (no model at hand) lost it, and then any other model searched its vectors unchecked."""
+    path = build(12).bank.save(tmp_path / "bank.npz")
+    bank = MemoryBank.load(path)
+    bank.remove(next(iter(bank)).id)  # a maintenance step with no model
+    again = MemoryBank.load(bank.save(tmp_path / "again.npz"))
+    assert again.saved_probe == bank.saved_probe is not None
+    assert SAMMemory(HashingEncoder(64), again, episode_id="trip").next_step == 12  # its own model still loads it
+    with pytest.raises(SAMFileError, match="encoded by another model"):
+        SAMMemory(HashingEncoder(64, seed=1), again, episode_id="trip")

@@ -302,11 +302,20 @@ class MemoryBank:
             "entity_index": self.entity_index,
             "store": self.store.state_dict(),
         }
-        if self.encoder is not None:  # what the model makes of three fixed memories: a load checks its model by it
-            meta["encoder_probe"] = self.store.encoder_probe(self.encoder).tolist()
+        probe = self._probe()
+        if probe is not None:
+            meta["encoder_probe"] = probe
         with atomic_path(path) as tmp, open(tmp, "wb") as fh:
             _write(fh, meta, emb)
         return Path(path)
+
+    def _probe(self) -> list | None:
+        """What the model makes of three fixed memories, which a load checks its model by: the serving encoder's,
+        else the probe this bank was loaded with (a bank loaded, pruned and saved again without its model still
+        holds that model's vectors: dropping the probe let any other model search them unchecked)."""
+        if self.encoder is not None:
+            return self.store.encoder_probe(self.encoder).tolist()
+        return self.saved_probe
 
     @classmethod
     def load(cls, path: str | Path) -> MemoryBank:
