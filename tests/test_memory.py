@@ -14,6 +14,7 @@ import pytest
 from sam_model.data.schema import Event, State
 from sam_model.data.text import norm
 from sam_model.memory import EDGE_TYPES, BankRules, MemoryBank, MemoryConfig, MemoryGraph, MemoryUnit
+from sam_model.memory.config import DEFAULT_EDGE_WEIGHTS
 from sam_model.memory.tiers import LONGTERM, WORKING
 from sam_model.memory.unit import key_values, values_in
 
@@ -393,3 +394,25 @@ def test_a_pruned_units_facts_stay_in_its_episode():
     assert "alice#0" not in bank  # pruned: its current fact needs an heir
     heir = bank.slots["alice"]["password"][1]
     assert bank.units[heir].episode_id == "alice" and bank.units["bob#0"].facts == {}
+
+
+def test_expansion_ties_give_the_same_hits_after_a_save_and_load(tmp_path):
+    """Found by review: expansion walked the incoming edges in the order their index held them (a set per edge
+    type, rebuilt in another order by a load), and the ``max_expanded`` cut among equal paths kept whichever came
+    first: the same bank searched differently after a save and load (and in another process). Ties now go to
+    the newer unit, then the id."""
+    bank = MemoryBank(DIM, MemoryConfig(importance_weight=0.0, superseded_factor=1.0, max_expanded=6, max_hops=1))
+    bank.add(MemoryUnit("e#0", "seed", "user", "p", "e", 0, tick=0), vec(0))
+    for i in range(1, 13):  # twelve neighbours the query does not match, each one edge of weight 0.6 from the seed
+        bank.add(MemoryUnit(f"e#{i}", f"n{i}", "user", "p", "e", i, tick=i), vec(1 + i % 3))
+    for i in range(13, 16):  # decoys the index ranks below a graph path, above the neighbours
+        bank.add(MemoryUnit(f"e#{i}", f"d{i}", "user", "p", "e", i, tick=i), vec(0, scale=0.5) + vec(15, scale=0.8))
+    kinds = {12: "same_entity", **{i: "confirms" for i in range(1, 7)}, **{i: "same_entity" for i in range(7, 12)}}
+    for i, kind in kinds.items():  # same_entity indexed first here, confirms first when a load rebuilds the index
+        bank.graph.add_edge(f"e#{i}", "e#0", kind)
+    assert DEFAULT_EDGE_WEIGHTS["confirms"] == DEFAULT_EDGE_WEIGHTS["same_entity"]  # the paths tie
+    back = MemoryBank.load(bank.save(tmp_path / "bank.npz"))
+    hits = [(h.id, h.via) for h in bank.search(vec(0), 4, expand=True)]
+    assert hits == [(h.id, h.via) for h in back.search(vec(0), 4, expand=True)]
+    newest = sorted(kinds, reverse=True)[:3]
+    assert hits == [("e#0", "index")] + [(f"e#{i}", "graph") for i in newest]

@@ -112,7 +112,7 @@ class MemoryGraph:
         A neighbour reached over an edge of weight ``w`` (forward or backward) at hop
         ``h`` scores ``parent * w * hop_decay**(h-1)``; each unit keeps its best path.
         Returns id -> (score, edge type, the unit it was reached from) for at most
-        ``max_new`` units that are not seeds, plus the seeds that a path scores higher than
+        ``max_new`` units that are not seeds (ties: the newer unit first, see :meth:`_rank`), plus the seeds that a path scores higher than
         their own seed score (a unit must not rank lower for having been found directly).
         Bounded by hops and count, so a hub (a value every memory mentions) cannot flood
         the result. ``node_weight(id)``
@@ -129,9 +129,7 @@ class MemoryGraph:
             for uid, score in frontier.items():
                 if uid not in self.units:
                     continue
-                steps = [(k, t, weights.get(k, (0.0, 0.0))[0]) for k, t in self.out_edges(uid)]
-                steps += [(k, s, weights.get(k, (0.0, 0.0))[1]) for k, s in self.in_edges(uid)]
-                for kind, other, w in steps:
+                for kind, other, w in self._steps(uid, weights):
                     walk = score * w * factor  # what flows on to the next hop
                     if walk <= 0 or other == uid or allowed is not None and not allowed(other):
                         continue
@@ -144,5 +142,17 @@ class MemoryGraph:
             if not frontier:
                 break
         lifted = {u: v for u, v in best.items() if u in seeds}
-        new = sorted(((u, v) for u, v in best.items() if u not in seeds), key=lambda kv: -kv[1][0])[:max_new]
-        return {**lifted, **dict(new)}
+        new = sorted(((u, v) for u, v in best.items() if u not in seeds), key=lambda kv: self._rank(kv[0], kv[1][0]))
+        return {**lifted, **dict(new[:max_new])}
+
+    def _steps(self, uid: str, weights: dict[str, tuple[float, float]]) -> list[tuple[str, str, float]]:
+        """(type, neighbour, weight) of every edge at ``uid``, forward then backward, in a fixed order: the incoming
+        index is a set per type, built in another order by a load (and hashed per process), so walking it as it
+        lies gave tied paths (equal weights are the rule) other winners after a save and load."""
+        out = sorted((k, t, weights.get(k, (0.0, 0.0))[0]) for k, t in self.out_edges(uid))
+        return out + sorted((k, s, weights.get(k, (0.0, 0.0))[1]) for k, s in self.in_edges(uid))
+
+    def _rank(self, uid: str, score: float) -> tuple[float, int, str]:
+        """Sort key of a reached unit: best path first; among equal paths the newer unit (higher bank tick), then
+        the id, so the ``max_new`` cut keeps the same units in every process and after a save and load."""
+        return -score, -self.units[uid].tick, uid
