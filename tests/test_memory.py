@@ -101,6 +101,17 @@ def test_reinforcement_raises_importance_of_used_units_only_and_is_capped():
     assert bank.importance("e#0") == pytest.approx(2.5)
 
 
+
+def test_reinforcing_a_unit_above_the_cap_never_lowers_it():
+    """Found by review: reinforce set min(max_importance, i + reinforce), so a unit that started above the cap (a
+    fact_bonus of 6 with max_importance 5: 7.0) fell to the cap for being used."""
+    bank, up = make(fact_bonus=6.0, max_importance=5.0, reinforce=1.0)
+    unit = up.observe(ev(0, "user", "to Paris", constraints={"city": "Paris"}), vec(0))
+    start = bank.importance(unit.id)
+    assert start > bank.config.max_importance  # 1 + fact_bonus
+    up.reinforce([unit.id])
+    assert bank.importance(unit.id) == pytest.approx(start)
+
 def test_finished_phase_details_are_suppressed_but_current_facts_are_not():
     bank, up = make(suppress=0.25, fact_bonus=0.0)
     stack = ("trip", "hotel")

@@ -149,12 +149,17 @@ class BankRules:
                 u.set_importance(u.importance_at(now, decay) * self.cfg.suppress, now)
 
     def reinforce(self, ids: Sequence[str]) -> None:
-        """Units that were retrieved *and used* gain importance and come back to the working tier."""
+        """Units that were retrieved *and used* gain importance and come back to the working tier.
+
+        i -> max(i, min(max_importance, i + reinforce)): the cap bounds the gain, never takes from a unit that
+        starts above it (1 + fact_bonus or summary_importance may exceed max_importance; min alone cut such a unit
+        down for being used)."""
         bank, now, cfg = self.bank, self.now(), self.cfg
         hit = [uid for uid in ids if uid in bank]
         for uid in hit:
             u = bank.units[uid]
-            u.set_importance(min(cfg.max_importance, u.importance_at(now, cfg.decay) + cfg.reinforce), now)
+            i = u.importance_at(now, cfg.decay)
+            u.set_importance(max(i, min(cfg.max_importance, i + cfg.reinforce)), now)
         self.promote(hit)
 
     # -- 3. linking
