@@ -317,3 +317,27 @@ def test_a_link_loop_or_a_device_is_not_called_missing(tmp_path, capsys):
         read_episodes(loop)
     if Path("/dev/zero").exists():
         assert validate_main(["/dev/zero"]) == 2 and "is not a regular file" in capsys.readouterr().err
+
+
+def test_a_run_trained_with_a_relative_bert_path_exports_and_loads_from_another_folder(write_log, tmp_path,
+                                                                                         tiny_bert_dir, monkeypatch):
+    """The checkpoint recorded --model.net.bert_path as given ('mybert'): exported, loaded or resumed from another
+    folder, its tokenizer's folder was 'not found'. It is recorded absolute now."""
+    import shutil
+
+    from sam_model.export import main as export_main
+    from sam_model.retriever import SAMRetriever
+
+    work, other = tmp_path / "work", tmp_path / "other"
+    work.mkdir(), other.mkdir()
+    shutil.copytree(tiny_bert_dir, work / "mybert")
+    log = write_log(labelled("a") + labelled("b") + labelled("c"), "good.jsonl")
+    monkeypatch.chdir(work)
+    args = [a if not a.startswith("--model.net.bert_path=") else "--model.net.bert_path=mybert"
+            for a in _fit_args(tmp_path, log, tiny_bert_dir) if a not in ("--trainer.logger=false", "--trainer.callbacks=[]")]
+    assert train_run(args) == 0
+    [ckpt] = work.rglob("last.ckpt")  # the config's checkpoints/${run}, under the folder it ran in
+    monkeypatch.chdir(other)
+    dim = SAMRetriever.load(ckpt, device="cpu").dim  # was: text encoder folder not found: mybert
+    assert export_main([str(ckpt), str(other / "export")]) in (0, None)
+    assert SAMRetriever.load(other / "export", device="cpu").dim == dim

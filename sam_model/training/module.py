@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
@@ -116,6 +117,9 @@ class SAMLightningModule(pl.LightningModule):
             store = StoreConfig.from_legacy({"slot_match": 0.0, **split_search_fields(net)[1]}, "net")
         cfg = SAMConfig.from_dict(dict(net)) if isinstance(net, dict) else copy.deepcopy(net or SAMConfig())
         cfg.check("model.net")  # before a pretrained model or BERT loads, naming the key to fix
+        if cfg.bert_path and Path(cfg.bert_path).is_dir():  # recorded absolute: the checkpoint is read elsewhere
+            cfg.bert_path = str(Path(cfg.bert_path).resolve())  # (an export, a load or a resume in another folder
+            # found no 'mybert': the tokenizer comes from that folder)
         base = None
         if init_from:
             from sam_model.models.adapt import extended_config
