@@ -43,7 +43,7 @@ from sam_model.evaluation.metrics import (
 from sam_model.evaluation.ranking import tie_jitter
 from sam_model.evaluation.report import per_query_lines, print_table, to_markdown, write_reports
 from sam_model.io import SAMFileError, atomic_write_text, check_replaceable, cli_name
-from sam_model.limits import MAX_K
+from sam_model.limits import MAX_BATCH_SIZE, MAX_K, int_option
 
 UTILISATION_K = 10  # memory utilisation looks at the top 10, the largest k every report has
 CHUNK_DEPTH = 8  # chunks ranked per event kept: a chunked search ranks depth * 8 chunks, then folds
@@ -322,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="whether queries say where their task began (the first event of the current source episode "
                         "of a life); 'unknown' measures an agent that does not say it: neither its queries nor its "
                         "memories' provenance links know where a task began (default known)")
-    p.add_argument("--life", type=int, default=1, metavar="N",
+    p.add_argument("--life", type=int_option(1, 2**31), default=1, metavar="N",
                    help="concatenate every N consecutive episodes into one agent life (sam_model.data.lives): a "
                         "decision's candidates then include the events of earlier tasks; default 1")
     p.add_argument("--out", required=True, metavar="OUT_DIR",
@@ -341,19 +341,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tensorboard", metavar="LOGDIR", default=None,
                    help="also log the metrics, the t-SNE figure, the state embeddings (projector) and the "
                         "projection heatmap to this TensorBoard log folder")
-    p.add_argument("--max-queries", type=int, default=None, metavar="N",
+    # Numbers are checked as they are parsed (int_option): a --depth above what a search ranks, or a negative seed,
+    # failed after the model loaded and the memories were encoded, in a line that named no flag.
+    p.add_argument("--max-queries", type=int_option(1, 2**62), default=None, metavar="N",
                    help="evaluate a seeded random sample of N decision points (default: all)")
-    p.add_argument("--depth", type=int, default=100, metavar="D",
+    p.add_argument("--depth", type=int_option(1), default=100, metavar="D",
                    help="ranking depth kept per query; MRR is MRR@D (default 100)")
-    p.add_argument("--latency-queries", type=int, default=200, metavar="N",
+    p.add_argument("--latency-queries", type=int_option(1, 2**31), default=200, metavar="N",
                    help="queries timed one at a time (encode + score) for latency p50/p99 (default 200)")
-    p.add_argument("--tsne-points", type=int, default=2000, metavar="N",
+    p.add_argument("--tsne-points", type=int_option(1, 2**31), default=2000, metavar="N",
                    help="at most N decision-point states in the t-SNE and distinctiveness (default 2000)")
     p.add_argument("--bert", default=None, metavar="DIR",
                    help="BERT folder for the dense baselines (default: the packaged all-MiniLM-L6-v2)")
     p.add_argument("--device", default=None, help="torch device for encoders (default: cuda if available, else cpu)")
-    p.add_argument("--batch-size", type=int, default=64, help="encoding batch size (default 64)")
-    p.add_argument("--seed", type=int, default=0, help="seed for sampling and tie-breaking (default 0)")
+    p.add_argument("--batch-size", type=int_option(1, MAX_BATCH_SIZE), default=64, help="encoding batch size (default 64)")
+    p.add_argument("--seed", type=int_option(0, 2**32 - 1), default=0, help="seed for sampling and tie-breaking (default 0)")
     p.add_argument("--card", default=None, metavar="DIR",
                    help="an export folder whose model card (README.md) gets this evaluation's table (replacing an "
                         "earlier one); usually the --retriever folder")
@@ -372,16 +374,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    for flag in ("max_queries", "depth", "latency_queries", "tsne_points", "batch_size", "life"):
-        value = getattr(args, flag)
-        if value is not None and value < 1:
-            parser.error(f"--{flag.replace('_', '-')} must be >= 1")
-    # Checked here, not where they are used: a --depth above what a search ranks, or a seed numpy refuses, failed
-    # after the model loaded and the memories were encoded, in a line that named no flag ("k must be ...").
-    if args.depth > MAX_K:
-        parser.error(f"--depth must be at most {MAX_K} (the most a search ranks), got {args.depth}")
-    if args.seed < 0:
-        parser.error(f"--seed must be >= 0, got {args.seed}")
     compare_paths = _parse_compare(args.compare, parser)
     if args.card and not Path(args.card).is_dir():
         parser.error(f"--card {args.card}: not a folder (give the exported retriever's folder)")
