@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import sys
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -114,3 +116,33 @@ def store_backend(request, tmp_path, monkeypatch) -> str:
 
         monkeypatch.setattr(sam_model.store, "index_from_config", on_qdrant)
     return request.param
+
+
+@pytest.fixture
+def run_threads() -> Callable[..., list[str]]:
+    """``run_threads((call, n), ...)``: each ``call(i)`` for i < n on a thread of its own, all at once, the
+    interpreter switching threads every microsecond (a race shows in a short run); returns what the calls raised."""
+
+    def run(*work: tuple[Callable[[int], object], int]) -> list[str]:
+        errors: list[str] = []
+
+        def loop(call: Callable[[int], object], n: int) -> None:
+            for i in range(n):
+                try:
+                    call(i)
+                except Exception as err:  # noqa: BLE001 - what the test counts
+                    errors.append(repr(err)[:120])
+
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(1e-6)
+        try:
+            threads = [threading.Thread(target=loop, args=w) for w in work]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            sys.setswitchinterval(interval)
+        return errors
+
+    return run

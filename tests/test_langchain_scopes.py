@@ -274,37 +274,15 @@ def test_vector_store_deletes_and_replaces_a_chunked_memory_by_its_id():
     assert [r["memory"] for r in memory.get_all(user_id="alice")["results"]] == ["a short replacement"]
 
 
-def test_vector_store_calls_from_threads_do_not_race_on_its_ids():
+def test_vector_store_calls_from_threads_do_not_race_on_its_ids(run_threads):
     """Found by review: the given-id map was read (searches, deletes) while another thread's add_texts wrote it:
     'dictionary changed size during iteration' in 13 of 30 searches. Given ids now live in the memories' metadata;
     adds, searches and deletes by id from threads still see one consistent store."""
-    import sys
-    import threading
-
     memory = ScopedMemory(HashingEncoder(64), k=2)
     store = SAMVectorStore(memory, user_id="mia")
     store.add_texts([f"old note {i}" for i in range(60)], ids=[f"old{i}" for i in range(60)])
-    errors: list[str] = []
-
-    def run(call, n):
-        for i in range(n):
-            try:
-                call(i)
-            except Exception as err:  # noqa: BLE001  (what is counted)
-                errors.append(repr(err)[:80])
-
-    calls = ((lambda i: store.add_texts([f"note {i}"], ids=[f"a{i}"]), 60),
-             (lambda i: store.similarity_search("note", k=2), 30), (lambda i: store.delete([f"old{i}"]), 30))
-    threads = [threading.Thread(target=run, args=c) for c in calls]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # threads switch often: a race shows in a short run
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    errors = run_threads((lambda i: store.add_texts([f"note {i}"], ids=[f"a{i}"]), 60),
+                         (lambda i: store.similarity_search("note", k=2), 30), (lambda i: store.delete([f"old{i}"]), 30))
     assert errors == []
     assert [d.id for d in store.get_by_ids([f"a{i}" for i in range(60)])] == [f"a{i}" for i in range(60)]
     assert [d.id for d in store.get_by_ids([f"old{i}" for i in range(60)])] == [f"old{i}" for i in range(30, 60)]

@@ -153,13 +153,10 @@ def test_bad_puts_change_nothing_and_namespaces_keep_langgraphs_rule():
     assert len({h.episode_id for h in m.store.get_all()}) == 2
 
 
-def test_a_long_item_on_a_chunking_store_is_one_memory_and_puts_from_threads_do_not_collide():
+def test_a_long_item_on_a_chunking_store_is_one_memory_and_puts_from_threads_do_not_collide(run_threads):
     """On a store with chunking an item kept only its first chunk's id: its search saw chunk 0 alone, and a
     replace or delete left the other chunks behind. Puts from threads (parallel branches, abatch) read and bumped
     a namespace's step unlocked: two took one memory id (found by review)."""
-    import sys
-    import threading
-
     from sam_model.store import MemoryStore, StoreConfig
 
     store = SAMStore(store=MemoryStore(HashingEncoder(128), StoreConfig(chunking={"size": 120, "overlap": 30})))
@@ -176,25 +173,9 @@ def test_a_long_item_on_a_chunking_store_is_one_memory_and_puts_from_threads_do_
     store.delete(("docs", "mia"), "file")
     assert len(store.store) == 0
 
-    threaded, errors = SAMStore(HashingEncoder(64)), []
-
-    def worker(t: int) -> None:
-        for i in range(100):
-            try:
-                threaded.put(("mem", "mia"), f"k{t}-{i}", {"content": f"fact {t} {i}"})
-            except Exception as exc:  # noqa: BLE001 - the test counts every failure
-                errors.append(exc)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads often: the race showed in 1 of 40 puts
-    try:
-        workers = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
-    finally:
-        sys.setswitchinterval(interval)
+    threaded = SAMStore(HashingEncoder(64))  # puts from threads: the race showed in 1 of 40 puts
+    errors = run_threads(*[(lambda i, t=t: threaded.put(("mem", "mia"), f"k{t}-{i}", {"content": f"fact {t} {i}"}),
+                            100) for t in range(4)])
     assert errors == [] and len(threaded.search(("mem", "mia"), limit=1000)) == 400 == len(threaded.store)
 
 
