@@ -58,12 +58,7 @@ def _calls(data: Mapping[str, Any], where: str) -> list[dict[str, Any]] | None:
         if not isinstance(calls, list):
             raise TranscriptFormatError(where, f"'tool_calls' is a {type(calls).__name__}, expected a list of "
                                                "{\"name\", \"args\", \"id\"}")
-        out = []
-        for j, c in enumerate(calls):
-            if not isinstance(c, Mapping):
-                raise TranscriptFormatError(where, f"tool call {j} is a {type(c).__name__}, expected an object")
-            out.append(chat_call(c.get("id"), c.get("name"), c.get("args"), f"{where}, tool call {j}"))
-        return out
+        return [chat_call(c.get("id"), c.get("name"), c.get("args"), w) for _, c, w in each(calls, where, "tool call")]
     extra = data.get("additional_kwargs")
     if isinstance(extra, Mapping) and extra.get("tool_calls"):  # OpenAI's shape, as older integrations kept it
         return list(extra["tool_calls"])
