@@ -136,8 +136,10 @@ def _check_query_fields(s: Mapping) -> None:
     searched by an empty state, silently. Other extra keys pass, as in a log."""
     known = set(STATE_FIELDS)
     for key in s:
+        if key in known:  # the usual case, on every search: no fuzzy match
+            continue
         close = difflib.get_close_matches(str(key), [f for f in STATE_FIELDS if f not in s], n=1, cutoff=0.75)
-        if key not in known and close:
+        if close:
             raise ValueError(f"state.{key} is not a state field: did you mean {close[0]!r}? (the fields: "
                              f"{', '.join(STATE_FIELDS)})")
     if s and not known.intersection(s):
