@@ -393,3 +393,18 @@ def test_a_given_id_that_a_store_shows_it_also_finds():
     assert [d.page_content for d in mia.get_by_ids(["pin2"])] == ["mia's own note"]
     mia.delete(["pin2"])
     assert [d.page_content for d in bots.get_by_ids(["pin2"])] == ["the bot's PIN note"]  # the bot's stays
+
+
+def test_given_ids_past_a_listing_page_are_found_and_replaced():
+    """The given ids are read in one pass over the scope's memories per call (not a pass per id): that pass must
+    see every memory, not the first page of 100 a listing returns by default."""
+    memory = ScopedMemory(HashingEncoder(64))
+    store = SAMVectorStore(memory, user_id="mia")
+    ids = [f"doc{i}" for i in range(150)]
+    store.add_texts([f"note {i}" for i in range(150)], ids=ids)
+    assert [d.id for d in store.get_by_ids(ids)] == ids
+    store.add_texts(["note 149, revised", "note 0, revised"], ids=["doc149", "doc0"])
+    assert len(memory.get_all(user_id="mia", limit=None)["results"]) == 150  # replaced, not beside
+    assert [d.page_content for d in store.get_by_ids(["doc149", "doc0"])] == ["note 149, revised", "note 0, revised"]
+    store.delete(ids[100:])
+    assert len(store.get_by_ids(ids)) == 100
