@@ -569,12 +569,20 @@ class MemoryStore:
             self._links[e.id] = e.links
 
     @locked
-    def revise(self, i: Any, text: str | None = None, sets: Iterable[str] | None = None) -> None:
-        """Change a memory's text or the slots it counts as setting, keeping its vector (a bank unit that took
-        over a pruned unit's facts; its vector changes through :meth:`update`)."""
+    def revise(self, i: Any, text: str | None = None, sets: Iterable[str] | None = None,
+               step: int | None = None) -> None:
+        """Change a memory's text, the slots it counts as setting or its step, keeping its vector (a bank unit that
+        took over a pruned unit's facts: a summary moves to the newest step it stands for, and a hit must say the
+        step the bank's unit says; its vector changes through :meth:`update`)."""
         e = self._entries[i]
+        if step is not None:
+            check_step(step)
         if text is not None:
             e.text = check_text(text, "text")
+        if step is not None:
+            e.step = int(step)
+            ep = self.index.episode_of(i)
+            self._next_step[ep] = max(self._next_step.get(ep, 0), e.step + 1)
         if sets is not None:
             e.sets = tuple(sorted(set(sets)))
 

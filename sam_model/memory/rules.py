@@ -291,7 +291,7 @@ class BankRules:
             heir.step = max(heir.step, victim.step)
             keep = max(heir.importance_at(self.now(), self.cfg.decay), self.cfg.summary_importance)
             heir.set_importance(keep, self.now())
-            bank.store.revise(heir.id, text=heir.text, sets=heir.facts)
+            bank.store.revise(heir.id, text=heir.text, sets=heir.facts, step=heir.step)  # one step, bank and store
         return heir.id
 
     def summary_for(self, victim: MemoryUnit) -> MemoryUnit | None:

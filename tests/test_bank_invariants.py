@@ -1,0 +1,35 @@
+"""The memory bank's invariants, each after the rules changed the bank: what the last review's invariants fuzzer
+broke (a summary's step, the capacity bound, a moved ``corrects`` edge, a value with its unit)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sam_model.data.schema import Event, State
+from sam_model.memory import BankRules, MemoryBank, MemoryConfig
+
+DIM = 64
+
+
+def _vec(i: int) -> np.ndarray:
+    v = np.zeros(DIM, np.float32)
+    v[i] = 1.0
+    return v
+
+
+def test_a_summary_moved_to_a_later_step_says_it_in_the_store_too():
+    """A summary that took a later unit's facts moved to that unit's step in the bank, not in the store it is
+    searched through: a hit said step 0 where the unit said 1 (time priors and decay read one or the other)."""
+    bank = MemoryBank(DIM, MemoryConfig(capacity=3, prune_batch=0.0, half_life=0.0))
+    rules = BankRules(bank)
+    known = {"budget": "500"}
+    rules.observe(Event("e", 0, "user", "budget 500", State("plan", constraints=dict(known))), _vec(0))
+    for s in range(1, 4):
+        known[f"k{s}"] = str(s)
+        rules.observe(Event("e", s, "user", f"k{s} is {s}", State("plan", constraints=dict(known))), _vec(s))
+    summary = bank.units["e#summary:plan"]
+    assert summary.covers == ["e#0", "e#1"] and summary.step == 1  # created at e#0's step, moved to e#1's
+    for u in bank:
+        assert bank.store.get(u.id).step == u.step, u.id
+    hit = next(h for h in bank.search(bank.vector(summary.id), 3) if h.id == summary.id)
+    assert hit.step == summary.step
