@@ -33,3 +33,20 @@ def test_a_summary_moved_to_a_later_step_says_it_in_the_store_too():
         assert bank.store.get(u.id).step == u.step, u.id
     hit = next(h for h in bank.search(bank.vector(summary.id), 3) if h.id == summary.id)
     assert hit.step == summary.step
+
+
+def test_the_capacity_is_a_hard_bound_summaries_included():
+    """The new unit and a new summary were both kept from pruning: capacity 1 held 2 units, capacity 2 held 3
+    (a summary per phase). Now the summaries a prune made go too when only they are over the bound."""
+    for cap in (1, 2, 3):
+        bank = MemoryBank(DIM, MemoryConfig(capacity=cap, half_life=0.0))
+        rules = BankRules(bank)
+        known: dict[str, str] = {}
+        for s, (phase, slot) in enumerate([("plan", "budget"), ("book", "city"), ("pay", "card"), ("pay", "tip"),
+                                           ("done", "rating")]):
+            known[slot] = str(100 + s)
+            rules.observe(Event("e", s, "user", f"{slot} {100 + s}", State(phase, constraints=dict(known))), _vec(s))
+            assert len(bank) <= cap, (cap, s, sorted(bank.units))
+            assert f"e#{s}" in bank  # the unit just written is kept
+            assert all(src is None or src in bank for _, src in bank.slots["e"].values())
+        assert len(bank) == cap and len(bank.store) == cap

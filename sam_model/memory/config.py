@@ -53,7 +53,8 @@ class MemoryConfig:
     correct_kinds: list[str] | None = None  # kinds whose slot changes count as corrections (None: all)
     decision_kinds: list[str] = field(default_factory=lambda: ["action", "thought", "system"])
     max_entity_links: int = 4
-    # capacity (0 = unbounded)
+    # capacity (0 = unbounded): the most units after each write, summaries included (a hard bound, see
+    # BankRules.enforce_capacity: what no unit within it can hold is forgotten)
     capacity: int = 0
     prune_batch: float = 0.02  # prune this fraction of capacity at once (amortises the sort)
     summary_importance: float = 1.0

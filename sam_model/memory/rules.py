@@ -18,7 +18,9 @@ Every observed event ticks the bank clock and passes through, in order:
 4. **capacity** — over ``capacity``, the least important units are pruned (the units that
    hold what the current state knows or needs go last); each pruned unit's current facts
    pass to a neighbour that already mentions them, or else to a summary unit of its phase,
-   which then stands for it (``covers``). Edges are repaired: the time line is closed over
+   which then stands for it (``covers``). The capacity is a hard bound on the units after a
+   write, summaries included: when only the units that just took pruned facts are over it,
+   they are pruned too. Edges are repaired: the time line is closed over
    the gap and other edges move to the heir (for an outdated unit, the unit that
    corrected it).
 5. **tiers** — the working tier keeps the ``working_size`` most important units (and the
@@ -227,7 +229,11 @@ class BankRules:
     def enforce_capacity(self, protect: set[str] = frozenset(), last: set[str] = frozenset()) -> list[str]:
         """Prune down to capacity, least important first (units in ``last`` after all others).
 
-        Returns the pruned ids. ``protect`` is never pruned in this call (the unit just written).
+        Returns the pruned ids. ``protect`` is never pruned in this call (the unit just written). The units that
+        took a pruned unit's facts in this call (a summary, a neighbour) are pruned only when nothing else is left
+        to prune: then they go too, least important first, and what they alone held is forgotten. So the capacity
+        is a hard bound (summaries count), never overshot by the summaries a prune makes: at capacity 1 the new
+        unit and its phase's new summary were both kept, and each new phase's summary added one more.
         """
         bank, cfg = self.bank, self.cfg
         if cfg.capacity <= 0 or len(bank) <= cfg.capacity:
@@ -235,13 +241,15 @@ class BankRules:
         batch = max(1, int(cfg.capacity * cfg.prune_batch))
         pruned: list[str] = []
         touched: set[str] = set()
-        keep = set(protect)
+        keep, heirs_go = set(protect), False
         while len(bank) > cfg.capacity:
             now, decay = self.now(), cfg.decay
-            n_out = len(bank) - cfg.capacity + batch - 1
             order = sorted((u for u in bank.units.values() if u.id not in keep),
                            key=lambda u: (u.id in last, u.importance_at(now, decay), u.tick))
-            victims = order[:n_out]
+            if not order and keep != set(protect):  # only this call's heirs are over the bound: they go too,
+                keep, heirs_go = set(protect), True  # no more of them than the bound needs
+                continue
+            victims = order[:len(bank) - cfg.capacity + (0 if heirs_go else batch - 1)]
             if not victims:
                 break
             out = {u.id for u in victims}
