@@ -50,3 +50,39 @@ def test_the_capacity_is_a_hard_bound_summaries_included():
             assert f"e#{s}" in bank  # the unit just written is kept
             assert all(src is None or src in bank for _, src in bank.slots["e"].values())
         assert len(bank) == cap and len(bank.store) == cap
+
+
+def _prune_one(bank: MemoryBank, rules: BankRules, uid: str) -> None:
+    """Prune ``uid`` as the capacity rule does: its current facts to an heir, its edges repaired."""
+    bank.remove(uid, rules.absorb(bank.units[uid], {uid}))
+
+
+def test_a_corrects_edge_moves_to_the_heir_only_if_the_heir_held_the_corrected_value():
+    """Paris (with the budget) corrected by Rome, then pruned: its budget went to the summary, and so did the
+    'Rome corrects' edge, so the summary read as outdated by Rome (expansion walked from it to Rome, a prompt could
+    say so) though it never held Paris. Now the edge is dropped there, and kept where the heir held Paris too."""
+    bank = MemoryBank(DIM, MemoryConfig(half_life=0.0))
+    rules = BankRules(bank)
+    rules.observe(Event("e", 0, "user", "to paris, budget 500", State("plan", constraints={"city": "paris",
+                                                                                         "budget": "500"})), _vec(0))
+    rules.observe(Event("e", 1, "user", "rome instead", State("plan", constraints={"city": "rome",
+                                                                                 "budget": "500"})), _vec(1))
+    assert bank.graph.has_edge("e#1", "e#0", "corrects")
+    _prune_one(bank, rules, "e#0")
+    summary = bank.units["e#summary:plan"]
+    assert summary.facts == {"budget": "500"}
+    assert not bank.graph.has_edge("e#1", summary.id, "corrects")
+    assert ("corrects", "e#1") not in bank.graph.in_edges(summary.id)
+
+    # the heir held the corrected value: f#0 said Paris (and mentions the Ritz), f#2 restated Paris and set the
+    # Ritz, f#3 corrected f#2's Paris; f#2, pruned, leaves the Ritz to f#0, which Rome corrects as well
+    bank = MemoryBank(DIM, MemoryConfig(half_life=0.0))
+    rules = BankRules(bank)
+    for s, (text, known) in enumerate([("hotel=ritz, city paris", {"city": "paris"}), ("hmm", {}),
+                                       ("paris, at the ritz", {"city": "paris", "hotel": "ritz"}),
+                                       ("rome instead", {"city": "rome", "hotel": "ritz"})]):
+        rules.observe(Event("f", s, "user", text, State("plan", constraints=known)), _vec(s))
+    assert bank.graph.has_edge("f#3", "f#2", "corrects") and bank.slots["f"]["hotel"][1] == "f#2"
+    _prune_one(bank, rules, "f#2")
+    assert bank.slots["f"]["hotel"][1] == "f#0" and bank.units["f#0"].facts["city"] == "paris"
+    assert bank.graph.has_edge("f#3", "f#0", "corrects")

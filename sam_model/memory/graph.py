@@ -76,7 +76,10 @@ class MemoryGraph:
 
         The temporal chain is closed (predecessor -> successor), and the other edges
         move to ``heir`` (the unit that took over the removed unit's facts), so a
-        decision derived from a pruned constraint stays derived from its summary.
+        decision derived from a pruned constraint stays derived from its summary. An
+        incoming ``corrects`` edge moves only where the heir holds the value it corrected
+        (:meth:`_still_corrects`), else it is dropped: a summary that took a corrected unit's
+        other, current facts was never outdated by it.
         """
         outs, ins = self.out_edges(uid), self.in_edges(uid)
         for kind, t in outs:
@@ -93,9 +96,15 @@ class MemoryGraph:
                 if kind != "temporal_next":
                     self.add_edge(heir, t, kind)
             for kind, s in ins:
-                if kind != "temporal_next":
+                if kind != "temporal_next" and (kind != "corrects" or self._still_corrects(s, uid, heir)):
                     self.add_edge(s, heir, kind)
         self.incoming.pop(uid, None)
+
+    def _still_corrects(self, src: str, old: str, heir: str) -> bool:
+        """Whether ``src -corrects-> old`` holds for ``heir``: it has a slot's value that ``old`` had and ``src``
+        replaced (same slot, same value; the units' facts say which slots an edge corrected)."""
+        new, was, held = self.units[src].facts, self.units[old].facts, self.units[heir].facts
+        return any(slot in new and new[slot] != v and held.get(slot) == v for slot, v in was.items())
 
     def expand(
         self,
