@@ -86,3 +86,25 @@ def test_a_corrects_edge_moves_to_the_heir_only_if_the_heir_held_the_corrected_v
     _prune_one(bank, rules, "f#2")
     assert bank.slots["f"]["hotel"][1] == "f#0" and bank.units["f#0"].facts["city"] == "paris"
     assert bank.graph.has_edge("f#3", "f#0", "corrects")
+
+
+def test_a_written_value_with_its_unit_agrees_with_the_known_number():
+    """The parser reads "n=2 pax" as the value "2 pax" (a value runs to a separator: "hotel=Casa Azul" stays
+    whole); the bank compared that with the state's 2 and linked the booking that restated it as conflicting
+    with the unit that set it. A number with one word after it (its unit) is the number; another number, or
+    another value, still conflicts."""
+    from sam_model.memory.unit import key_values, same_value
+
+    assert key_values("book(n=2 pax)") == {"n": "2 pax"}
+    assert same_value("2 pax", "2") and same_value("500", "500 eur") and same_value("casa azul", "casa azul")
+    assert not same_value("3 pax", "2") and not same_value("new york", "new") and not same_value("2 pax", "20")
+    assert not same_value("2 pax or 3", "2")
+    bank = MemoryBank(DIM, MemoryConfig())
+    rules = BankRules(bank)
+    st = State("book", constraints={"n": 2, "budget": "500 EUR"})
+    rules.observe(Event("e", 0, "user", "we are two, 500 EUR at most", st), _vec(0))
+    for s, text in enumerate(["book(n=2 pax, budget=500)", "booked: n=2 pax."], start=1):
+        u = rules.observe(Event("e", s, "action", text, st), _vec(s))
+        assert "conflicts_with" not in u.relations, text
+    u = rules.observe(Event("e", 3, "action", "book(n=3 pax)", st), _vec(3))
+    assert u.relations["conflicts_with"] == ["e#0"]

@@ -13,8 +13,9 @@ Every observed event ticks the bank clock and passes through, in order:
    restated or mentioned links to its source: ``derived_from`` for decisions (the agent
    acting on it), ``confirms`` otherwise (a user or result restating a value also becomes
    its newest source); a ``slot=value`` that disagrees with the state ``conflicts_with``
-   the source; shared values link ``same_entity``. The slot table (slot -> value, source
-   unit) per episode is what these rules read and write.
+   the source (a number written with its unit, "n=2 pax", agrees with 2); shared values
+   link ``same_entity``. The slot table (slot -> value, source unit) per episode is what
+   these rules read and write.
 4. **capacity** — over ``capacity``, the least important units are pruned (the units that
    hold what the current state knows or needs go last); each pruned unit's current facts
    pass to a neighbour that already mentions them, or else to a summary unit of its phase,
@@ -46,7 +47,7 @@ from sam_model.data.text import norm
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.tiers import LONGTERM, WORKING
-from sam_model.memory.unit import MemoryUnit, key_values, values_in
+from sam_model.memory.unit import MemoryUnit, key_values, same_value, values_in
 from sam_model.store import check_memory
 
 Encode = Callable[[list[MemoryUnit]], np.ndarray]
@@ -203,7 +204,7 @@ class BankRules:
                 graph.add_edge(unit.id, src, derived)
         for key, value in kv.items():
             entry = table.get(key)
-            if entry and entry[1] and entry[0] != value and entry[1] != unit.id and entry[1] in bank:
+            if entry and entry[1] and not same_value(value, entry[0]) and entry[1] != unit.id and entry[1] in bank:
                 graph.add_edge(unit.id, entry[1], "conflicts_with")
         linked, n = graph.neighbours(unit.id), 0
         for v in unit.entities:

@@ -25,6 +25,20 @@ def key_values(text: str) -> dict[str, str]:
     return {k: norm(v) for k, v in _KV.findall(text) if norm(v)}
 
 
+_NUMBER = r"[-+]?\d+(?:[.,]\d+)?"
+
+
+def same_value(written: str, known: str) -> bool:
+    """Whether a value written as ``slot=value`` says the known one (both normalised): the same, or a number and
+    the same number with one word after it, its unit ("n=2 pax" against the state's 2, "budget=500" against
+    "500 eur"). :func:`key_values` reads a value up to a separator, so a unit comes with its number (and
+    "hotel=Casa Azul" stays whole): compared as written, a booking restating a count conflicted with its source."""
+    if written == known:
+        return True
+    short, long = sorted((written, known), key=len)
+    return re.fullmatch(_NUMBER, short) is not None and re.fullmatch(re.escape(short) + r" [^\W\d_]+", long) is not None
+
+
 def values_in(text: str, values: set[str] | list[str]) -> set[str]:
     """The values (already normalised) that occur in ``text`` as whole words (one value, one normalised text:
     sam_model.data.provenance.contains_value)."""
