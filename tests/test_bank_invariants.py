@@ -88,6 +88,21 @@ def test_a_corrects_edge_moves_to_the_heir_only_if_the_heir_held_the_corrected_v
     assert bank.graph.has_edge("f#3", "f#0", "corrects")
 
 
+
+def test_a_corrects_edge_from_a_pruned_unit_moves_to_an_heir_that_gave_the_slot_another_value():
+    """date 2, then 3, then 2 again: the 3 pruned, its heir (the unit that corrected it) took its edge '3 corrects
+    2' as '2 corrects 2'. Now it moves only where the heir's value differs (2, 3, 4: '4 corrects 2' holds)."""
+    for last, moved in (("2", False), ("4", True)):
+        bank = MemoryBank(DIM, MemoryConfig(half_life=0.0))
+        rules = BankRules(bank)
+        for s, date in enumerate(["2", "3", last]):
+            rules.observe(Event("e", s, "user", f"on the {date}th", State("plan", constraints={"date": date})),
+                          _vec(s))
+        assert bank.graph.has_edge("e#1", "e#0", "corrects") and bank.graph.has_edge("e#2", "e#1", "corrects")
+        _prune_one(bank, rules, "e#1")
+        assert bank.graph.has_edge("e#2", "e#0", "corrects") == moved, last
+
+
 def test_a_written_value_with_its_unit_agrees_with_the_known_number():
     """The parser reads "n=2 pax" as the value "2 pax" (a value runs to a separator: "hotel=Casa Azul" stays
     whole); the bank compared that with the state's 2 and linked the booking that restated it as conflicting

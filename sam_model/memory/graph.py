@@ -76,10 +76,11 @@ class MemoryGraph:
 
         The temporal chain is closed (predecessor -> successor), and the other edges
         move to ``heir`` (the unit that took over the removed unit's facts), so a
-        decision derived from a pruned constraint stays derived from its summary. An
-        incoming ``corrects`` edge moves only where the heir holds the value it corrected
-        (:meth:`_still_corrects`), else it is dropped: a summary that took a corrected unit's
-        other, current facts was never outdated by it.
+        decision derived from a pruned constraint stays derived from its summary. A
+        ``corrects`` edge moves only where it still says something of the heir (the heir
+        holds the value the edge corrected, or gave the corrected unit's slot another value:
+        :meth:`corrected`), else it is dropped: a summary that took a corrected unit's other,
+        current facts was never outdated by it, nor was a unit by the heir that restated its value.
         """
         outs, ins = self.out_edges(uid), self.in_edges(uid)
         for kind, t in outs:
@@ -92,19 +93,21 @@ class MemoryGraph:
             for s in succs:
                 self.add_edge(p, s, "temporal_next")
         if heir is not None and heir in self.units:
+            was, held = self.units[uid].facts, self.units[heir].facts
             for kind, t in outs:
-                if kind != "temporal_next":
+                if kind != "temporal_next" and (kind != "corrects" or self.corrected(uid, t) & self.corrected(heir, t)):
                     self.add_edge(heir, t, kind)
             for kind, s in ins:
-                if kind != "temporal_next" and (kind != "corrects" or self._still_corrects(s, uid, heir)):
+                if kind != "temporal_next" and (kind != "corrects" or any(
+                        held.get(slot) == was[slot] for slot in self.corrected(s, uid))):
                     self.add_edge(s, heir, kind)
         self.incoming.pop(uid, None)
 
-    def _still_corrects(self, src: str, old: str, heir: str) -> bool:
-        """Whether ``src -corrects-> old`` holds for ``heir``: it has a slot's value that ``old`` had and ``src``
-        replaced (same slot, same value; the units' facts say which slots an edge corrected)."""
-        new, was, held = self.units[src].facts, self.units[old].facts, self.units[heir].facts
-        return any(slot in new and new[slot] != v and held.get(slot) == v for slot, v in was.items())
+    def corrected(self, src: str, dst: str) -> set[str]:
+        """The slots ``dst`` holds a value of that ``src`` holds another value of: what ``src -corrects-> dst``
+        says (the units' facts keep the values each one set)."""
+        new, old = self.units[src].facts, self.units[dst].facts
+        return {slot for slot, v in old.items() if slot in new and new[slot] != v}
 
     def expand(
         self,

@@ -23,8 +23,8 @@ Every observed event ticks the bank clock and passes through, in order:
    write, summaries included: when only the units that just took pruned facts are over it,
    they are pruned too. Edges are repaired: the time line is closed over
    the gap and other edges move to the heir (for an outdated unit, the unit that
-   corrected it); a ``corrects`` edge into the pruned unit only where the heir holds
-   the value it corrected.
+   corrected it); a ``corrects`` edge only where it still holds of the heir (the heir
+   holds the corrected value, or gives that slot another value).
 5. **tiers** — the working tier keeps the ``working_size`` most important units (and the
    sources of what the state needs); the rest live in the long-term IVF tier.
 
