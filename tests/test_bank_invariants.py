@@ -123,3 +123,54 @@ def test_a_written_value_with_its_unit_agrees_with_the_known_number():
         assert "conflicts_with" not in u.relations, text
     u = rules.observe(Event("e", 3, "action", "book(n=3 pax)", st), _vec(3))
     assert u.relations["conflicts_with"] == ["e#0"]
+
+
+def _check(bank: MemoryBank, where: tuple) -> None:
+    """What must hold after every write: within the capacity; bank, store and index hold the same units at the same
+    steps; every edge has both ends and is in the incoming index; every slot source is a unit of its episode."""
+    cap = bank.config.capacity
+    assert cap == 0 or len(bank) <= cap, where
+    assert sorted(bank.units) == sorted(bank.store.ids()) == sorted(bank.tiers.ids()), where
+    for u in bank:
+        assert bank.store.get(u.id).step == u.step, (where, u.id)
+        for kind, t in bank.graph.out_edges(u.id):
+            assert t in bank and u.id in bank.graph.incoming[t][kind], (where, u.id, kind, t)
+    for t, kinds in bank.graph.incoming.items():
+        assert all(s in bank and bank.graph.has_edge(s, t, k) for k, ss in kinds.items() for s in ss), (where, t)
+    for ep, table in bank.slots.items():
+        assert all(src is None or bank.units[src].episode_id == ep for _, src in table.values()), (where, ep)
+
+
+def test_the_bank_invariants_hold_over_random_lives_under_small_capacities():
+    """The review's invariants fuzz, seeded: two episodes changing, restating and dropping slot values across
+    phases, with reinforcement, under capacities from 1, with and without tiers."""
+    import random
+
+    from sam_model.memory import HashingEncoder
+
+    enc = HashingEncoder(DIM)
+    for seed in range(12):
+        rng = random.Random(seed)
+        bank = MemoryBank(DIM, MemoryConfig(capacity=rng.choice([1, 2, 3, 5, 8]), half_life=rng.choice([0.0, 5.0]),
+                                            prune_batch=rng.choice([0.0, 0.3]), working_size=rng.choice([0, 2])))
+        rules = BankRules(bank, encode=enc.encode_memories)
+        known: dict[str, dict[str, str]] = {"a": {}, "b": {}}
+        steps, phase = {"a": 0, "b": 0}, {"a": "plan", "b": "plan"}
+        for n in range(60):
+            ep = rng.choice("ab")
+            c = known[ep]
+            if rng.random() < 0.4:
+                c[rng.choice(["city", "date", "pax"])] = rng.choice(["paris", "rome", "2", "3"])
+            if rng.random() < 0.05 and c:
+                c.pop(rng.choice(sorted(c)))
+            if rng.random() < 0.15:
+                phase[ep] = rng.choice(["plan", "book", "pay"])
+            kind = rng.choice(["user", "action", "result", "thought"])
+            text = f"{kind} {n} " + " ".join(f"{k}={v} pax" if k == "pax" else f"{k}={v}" for k, v in c.items()
+                                             if rng.random() < 0.5)
+            unit = rules.observe(Event(ep, steps[ep], kind, text, State(phase[ep], constraints=dict(c))))
+            steps[ep] += 1
+            assert unit.id in bank
+            if rng.random() < 0.2:
+                rules.reinforce(rng.sample(sorted(bank.units), min(2, len(bank))))
+            _check(bank, (seed, n))
