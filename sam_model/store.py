@@ -27,7 +27,8 @@ Threads: a store is safe to share between threads. Every public method holds the
 (``store.lock``, sam_model.locking), so adds, updates, deletes, searches and saves run one at a time and a
 search never sees half an add; ``save`` holds it only while it copies the store into memory, not while it
 writes. Every input is checked first (k at most sam_model.limits.MAX_K, texts non-blank and at most MAX_TEXT_CHARS,
-steps non-negative integers), with one line naming the argument; a refused call changes nothing.
+steps non-negative integers, scopes strings or None), with one line naming the argument; a refused call changes
+nothing.
 
     store = MemoryStore(SAMRetriever.load("checkpoints/demo/export").encoder, StoreConfig(slot_match=0.3))
     store.add(events, user_id="ana")                       # Events in step order, or MemoryRecords
@@ -420,6 +421,7 @@ class MemoryStore:
     def get_all(self, episode_id: Any = None, user_id: str | None = None, agent_id: str | None = None,
                 run_id: str | None = None) -> list[Hit]:
         """Every memory of the scope, in write order."""
+        check_scopes(user_id, agent_id, run_id)
         within = self._within(user_id, agent_id, run_id)
         return [self._hit(e, 0.0, 0.0, via="id") for i, e in self._entries.items()
                 if (episode_id is None or self.index.episode_of(i) == episode_id) and (within is None or i in within)]
@@ -439,6 +441,7 @@ class MemoryStore:
         the returned ids are the chunks'; given vectors must then be the chunks' (records already chunked).
         """
         check_batch_size(batch_size)
+        scope = check_scopes(user_id, agent_id, run_id)
         if isinstance(memories, (str, bytes, Mapping)) or not isinstance(memories, Iterable):
             raise TypeError(f"memories must be a list of Events or MemoryRecords, got {type(memories).__name__}")
         memories = list(memories)
@@ -447,8 +450,7 @@ class MemoryStore:
             check_memory(m, f"memories[{n}]")
         mark = self.recorder.mark(m.episode_id for m in memories if isinstance(m, Event))
         try:
-            return self._add(memories, vectors, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id},
-                             metadata, batch_size, progress)
+            return self._add(memories, vectors, scope, metadata, batch_size, progress)
         except BaseException:  # refused (a duplicate id, bad vectors) or interrupted: the next add starts afresh
             self.recorder.rollback(mark)
             raise
@@ -688,6 +690,7 @@ class MemoryStore:
         ``query_text``: the state as text (sam_model.data.text.state_to_text), for the lexical match.
         ``fold``: one hit per memory (its best chunk)."""
         check_k(k)
+        check_scopes(user_id, agent_id, run_id)
         if ids is not None:
             if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, Iterable):
                 raise TypeError(f"ids must be a list of memory ids, got {type(ids).__name__}")
@@ -1008,6 +1011,17 @@ class MemoryStore:
                 f"provenance={self.provenance}, rerank_depth={self.config.rerank_depth})")
 
 
+def check_scopes(user_id: Any, agent_id: Any, run_id: Any) -> dict[str, str | None]:
+    """The scopes of an add, search or listing, each a string or None (ValueError naming it otherwise): ``user_id=1``
+    and ``user_id=True`` were one FAISS scope (equal keys) but two Qdrant payloads, and a store holding either saved
+    a store.json its own load refused."""
+    scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+    for name, v in scopes.items():
+        if v is not None and not isinstance(v, str):
+            raise ValueError(f"{name} must be a string (or None), got {type(v).__name__} {str(v)[:40]!r}")
+    return scopes
+
+
 def _step_of(i: Any) -> int | None:
     """The step of an ``episode#step`` id (MemoryRecord.make_id), else None."""
     tail = str(i).rsplit("#", 1)[-1]
@@ -1042,4 +1056,4 @@ def store_config_of(model: Any) -> StoreConfig:
     return dataclasses.replace(store.config) if isinstance(store, MemoryStore) else StoreConfig(provenance=False)
 
 
-__all__ = ["Hit", "MemoryRecord", "MemoryStore", "StoreConfig", "check_memory", "encoder_of", "store_config_of"]
+__all__ = ["Hit", "MemoryRecord", "MemoryStore", "StoreConfig", "check_memory", "check_scopes", "encoder_of", "store_config_of"]

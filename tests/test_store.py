@@ -131,6 +131,26 @@ def test_filters_run_inside_the_search_and_delete_forgets():
     assert len(store) == 0 and store.search_vector(q, 3) == []
 
 
+def test_a_scope_that_is_not_a_string_is_refused_on_every_entry_point(tmp_path):
+    """Found by review: ``user_id=True`` and ``user_id=1`` were one FAISS scope (equal dict keys: a search as user 1
+    returned user True's memories) but two Qdrant payloads, and the store saved a store.json its load refused."""
+    store = MemoryStore(None, StoreConfig(provenance=False), DIM)
+    x = np.eye(DIM, dtype=np.float32)
+    store.add(records(2, "a"), x[:2], user_id="1")
+    for bad in (True, 1, 1.0, ["1"]):
+        with pytest.raises(ValueError, match=r"^user_id must be a string \(or None\), got "):
+            store.add(records(1, "b"), x[2:3], user_id=bad)
+        with pytest.raises(ValueError, match=r"^user_id must be a string"):
+            store.search_vector(x[0], 5, user_id=bad)
+        with pytest.raises(ValueError, match=r"^user_id must be a string"):
+            store.get_all(user_id=bad)
+    with pytest.raises(ValueError, match=r"^run_id must be a string"):
+        store.add(records(1, "b"), x[2:3], agent_id="x", run_id=7)
+    assert store.ids() == ["a#0", "a#1"]  # the refused adds changed nothing
+    assert [h.id for h in MemoryStore.load(store.save(tmp_path / "s")).search_vector(x[0], 5, user_id="1")] == \
+        ["a#0", "a#1"]
+
+
 def test_provenance_links_are_not_followed_out_of_scope_or_to_deleted_memories():
     store = MemoryStore(None, StoreConfig(provenance=True), DIM)
     src = MemoryRecord("e#0", "e", 0, "system", "p", "[system] How about Linn Terri?", "[system] How about Linn Terri?")
