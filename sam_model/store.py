@@ -466,12 +466,7 @@ class MemoryStore:
             recs = chunked
         if not recs:
             return []
-        seen: set = set()
-        for r in recs:
-            if r.id in self._entries or r.id in seen:
-                raise ValueError(f"memory id {r.id!r} is already in the store: ids (episode#step) must be unique; "
-                                 "delete it first to replace it")
-            seen.add(r.id)
+        self._check_free(recs)
         x = self._vectors(recs, vectors, batch_size, progress)
         ids = [r.id for r in recs]
         self.index.add(ids, x, episode_ids=[getattr(r, "episode_id", None) for r in recs], **self._payload(scope))
@@ -485,6 +480,26 @@ class MemoryStore:
             self._seq, self._next_step = seq, next_step
             raise
         return ids
+
+    def _check_free(self, recs: Sequence[Any], own: Collection[Any] = ()) -> None:
+        """Refuse (ValueError naming it) a record whose id, or whose memory's id (a chunk's parent), is a stored
+        memory's, a chunked memory's or another record's of the batch; ``own``: ids an update replaces. A whole
+        memory named like another's chunked one (or chunks of a stored whole one) joined it: a delete by the id
+        left one of them, ``memory`` read the other's, a fold merged the two."""
+        seen: set = set()
+        parents: set = set()
+        for r in recs:
+            parent = getattr(r, "parent", None)
+            names = [(r.id, (self._entries, self._chunks, seen, parents))]
+            if parent is not None:  # its siblings share it: the batch's other parents are not a clash
+                names.append((parent, (self._entries, self._chunks, seen)))
+            for name, taken in names:
+                if name not in own and any(name in t for t in taken):
+                    raise ValueError(f"memory id {name!r} is already in the store: ids (episode#step) must be "
+                                     "unique; delete it first to replace it")
+            seen.add(r.id)
+            if parent is not None:
+                parents.add(parent)
 
     def _enter(self, recs: list, ids: list, scope: dict, metadata: Mapping[str, Any] | None) -> None:
         """The bookkeeping of an add whose vectors the index holds: links, entries, chunks, scopes, steps."""
@@ -523,6 +538,7 @@ class MemoryStore:
             if old is None:
                 raise KeyError(f"memory {memory.id!r} is not in the store; add it first")
             recs = chunk_records([memory], self.config.chunker) if self.config.chunking is not None else [memory]
+            self._check_free(recs, {memory.id, *self._chunks.get(memory.id, ())})  # before its old version goes
             x = self._vectors(recs, None if vector is None or len(recs) > 1 else
                               np.asarray(vector, np.float32).reshape(1, -1), 1, False)  # refused: nothing changed
             self.delete([memory.id])

@@ -259,6 +259,33 @@ def test_updating_a_chunked_memory_replaces_its_chunks_in_its_scopes():
     assert store.search({"phase": "view_file"}, "src/pkg/module_41_fixed.py", k=1, user_id="bo") == []
 
 
+def test_a_memory_id_names_one_memory_whole_or_chunked_and_an_update_never_loses_it():
+    """Found by review: a whole memory added under a chunked memory's id (or chunks under a whole one's) was
+    stored beside it, so a delete by the id left one of them, a read joined the other's words and a fold merged
+    two scopes' memories; and an update whose new chunks took the id of another's memory deleted the old version,
+    then had its add refused: the memory was gone."""
+    store = MemoryStore(WordEncoder(), StoreConfig(provenance=False, chunking={"size": 180, "overlap": 50}))
+    store.add([record(LONG[:500], 0)], user_id="ana")
+    ana = store.ids()
+    assert len(ana) == 4 and all(i.startswith("e#0/") for i in ana)
+    whole = MemoryRecord("e#0", "x", 0, "user", "", "bob's own", "[user] bob's own")
+    with pytest.raises(ValueError, match="memory id 'e#0' is already in the store"):
+        store.add([whole], user_id="bob")  # a whole memory named as ana's chunked one
+    store.add([MemoryRecord("b#0", "x", 0, "user", "", "bob's", "[user] bob's")], user_id="bob")
+    with pytest.raises(ValueError, match="memory id 'b#0' is already in the store"):
+        store.add([record(LONG, 0, ep="b")], user_id="ana")  # chunks of a memory named as bob's whole one
+    with pytest.raises(ValueError, match="memory id 'c#0' is already in the store"):
+        store.add([record(LONG, 0, ep="c"), record("short", 0, ep="c")], user_id="ana")  # both in one batch
+    store.add([MemoryRecord("e#0/5", "x", 0, "user", "", "bob's note", "[user] bob's note")], user_id="bob")
+    with pytest.raises(ValueError, match="memory id 'e#0/5' is already in the store"):
+        store.update(record(LONG, 0))  # its new chunks e#0/0 ... e#0/5 ...: refused before the old version goes
+    assert store.ids() == ana + ["b#0", "e#0/5"] and store.memory("e#0").content == f"[result] {LONG[:500]}"
+    store.update(record(LONG[:600], 0))  # its own chunk ids are its to replace
+    assert store.memory("e#0").content == f"[result] {LONG[:600]}" and store.get("e#0/5").user_id == "bob"
+    store.delete(["e#0"])
+    assert store.ids() == ["b#0", "e#0/5"]
+
+
 def test_the_chunk_table_pairs_the_two_runs_decision_by_decision(tmp_path):
     from sam_model.bench.chunk_table import against, table
 
