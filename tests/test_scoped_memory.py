@@ -576,6 +576,20 @@ def test_on_a_chunking_store_results_name_memories_and_a_chunk_is_not_deleted_al
     assert [r["id"] for r in memory.search("order 55125", user_id="mia")["results"]] == ["mia#1"]
 
 
+def test_delete_all_deletes_a_chunked_memory_as_one_memory():
+    """Found by review: delete_all logged a DELETE per chunk, under the chunks' ids (history and times of ids no
+    result ever named, saved with the memory), none under the memory's own id, and counted chunks as memories."""
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig(chunking={"size": 60, "overlap": 10}))
+    long = "".join(f"line {i} says order 5512{i} shipped\n" for i in range(8))
+    memory.add(long, user_id="mia")
+    memory.add("a short note", user_id="mia")
+    memory.add(long, user_id="bob")
+    assert memory.delete_all(user_id="mia") == {"message": "2 memories deleted"}
+    assert [(h["event"], h["old_memory"]) for h in memory.history("mia#0")] == [("ADD", None), ("DELETE", long)]
+    assert set(memory._history) == set(memory._times) == {"mia#0", "mia#1", "bob#0"}
+    assert memory.get("bob#0")["memory"] == long and memory.get_all(user_id="mia")["results"] == []
+
+
 def test_by_id_calls_given_a_scope_reach_only_that_scopes_memories():
     """Found by review: get/update/delete/history took any id, and ids are guessable ('bob#0'): a server knowing
     whose request it is had no way to say so. Given scopes, another's memory is as an unknown id."""

@@ -537,11 +537,14 @@ class ScopedMemory:
             check_int(limit, "limit", 0, 2**63 - 1)
         scopes, rest = self._scoped_filters({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters,
                                             all_scopes, "list")
-        seen: set = set()  # a chunked memory is listed once, whole, where its first chunk was written
-        whole = [h if h.parent_id is None else self.store.memory(h.parent_id) for h in self.store.get_all(**scopes)
-                 if h.parent_id is None or not (h.parent_id in seen or seen.add(h.parent_id))]
-        hits = [h for h in whole if not rest or matches(self._record(h), rest)]
+        hits = [h for h in self._whole(self.store.get_all(**scopes)) if not rest or matches(self._record(h), rest)]
         return {"results": [self._result(h) for h in hits[:limit]]}
+
+    def _whole(self, hits: list[Hit]) -> list[Hit]:
+        """The memories of store hits, each once and whole: a chunked memory where its first chunk was written."""
+        seen: set = set()
+        return [h if h.parent_id is None else self.store.memory(h.parent_id) for h in hits
+                if h.parent_id is None or not (h.parent_id in seen or seen.add(h.parent_id))]
 
     # ---- changing ------------------------------------------------------------------------------------------
 
@@ -622,9 +625,10 @@ class ScopedMemory:
 
     @locked
     def delete_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> dict:
-        """Delete every memory of the scopes (at least one scope: ``reset`` forgets everything)."""
+        """Delete every memory of the scopes (at least one scope: ``reset`` forgets everything). A chunked memory
+        is one memory: counted once, one DELETE in its history under its id, with its whole text."""
         scopes = self._scopes(user_id, agent_id, run_id, need="write")
-        hits = self.store.get_all(**scopes)
+        hits = self._whole(self.store.get_all(**scopes))
         self.store.delete([h.id for h in hits])
         for h in hits:
             self._log(h.id, "DELETE", _said(h), None)
