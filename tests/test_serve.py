@@ -376,6 +376,39 @@ def test_an_mcp_tool_refuses_an_argument_it_does_not_name(retriever, tmp_path):
     assert not ok.is_error and not live.is_error and len(tenants.tenants["acme"].memory.store) == 1
 
 
+def test_an_mcp_tool_refuses_a_mistyped_argument_in_one_line_naming_it(retriever, tmp_path):
+    """Found by review: a mistyped argument came back as pydantic's dump (four lines, a link to its docs), and an
+    empty text was refused as 'data', a field the tool does not have."""
+    pytest.importorskip("mcp", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    import asyncio
+
+    from mcp import Client
+
+    from sam_model.serve.mcp import create_mcp
+
+    tenants = open_tenants(retriever, tmp_path)
+    server = create_mcp(tenants, stdio_tenant="acme")
+    asks = [(("forget", {"memory_id": ["mia#0"]}), "argument 'memory_id' must be a string, got array"),
+            (("recall", {"query": 5, "user_id": "mia", "limit": "5"}),
+             "argument 'query' must be a string, got integer; argument 'limit' must be an integer, got string"),
+            (("recall", {"query": "x", "user_id": "mia", "state": 5}),
+             "argument 'state' must be an object, a string or null, got integer"),
+            (("remember", {"text": "x", "user_id": 7, "metadata": "m"}),
+             "argument 'user_id' must be a string or null, got integer; argument 'metadata' must be an object or "
+             "null, got string"),
+            (("remember", {"user_id": "mia"}), "argument 'text' is missing"),
+            (("remember", {"text": " ", "user_id": "mia"}), "text must not be empty")]
+
+    async def calls() -> list:
+        async with Client(server) as client:
+            return [await client.call_tool(tool, args) for (tool, args), _ in asks]
+
+    for got, ((tool, _), want) in zip(asyncio.run(calls()), asks):
+        assert got.is_error and got.content[0].text.startswith(f"Error executing tool {tool}: {want}")
+        assert "\n" not in got.content[0].text
+    assert len(tenants.tenants["acme"].memory.store) == 0
+
+
 @pytest.mark.parametrize("backend", ["faiss", "qdrant-edge"])
 def test_a_restart_without_shutdown_replays_every_acknowledged_write(retriever, tmp_path, backend):
     if backend == "qdrant-edge":

@@ -10,7 +10,8 @@ Over HTTP (mounted at ``/mcp`` of the HTTP service) each call carries the tenant
 for an agent that launches the memory as a subprocess) there are no headers: the tenant is the one the command
 names. Writes take the same write-ahead log as HTTP writes and, like them, are answered before the checkpoint
 they make due is written. What the memory refuses (an unknown key or id, an
-empty text, no scope) comes back as the tool's error with the memory's one-line reason.
+empty text, no scope) comes back as the tool's error with the memory's one-line reason; an argument of the wrong
+type, missing or unknown, as one line naming it and what it takes.
 """
 
 
@@ -19,8 +20,9 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
+from sam_model.limits import check_text
 from sam_model.serve.tenants import Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
 
@@ -28,7 +30,7 @@ from sam_model.serve.wal import LogWriteError
 def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
                stdio_tenant: str | None = None) -> MCPServer:
     """The MCP server over ``tenants``; ``stdio_tenant``: the tenant of calls that carry no HTTP headers."""
-    server = MCPServer("sam-memory", instructions="Long-term memory for this agent: remember facts and events, "
+    server = _Server("sam-memory", instructions="Long-term memory for this agent: remember facts and events, "
                        "recall what matters for the current state, forget what is wrong.")
     run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
 
@@ -62,6 +64,10 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
     def remember(text: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
                  run_id: str | None = None, metadata: dict[str, Any] | None = None) -> dict:
         """Store one thing the user said or the agent learnt, in the user's (agent's, run's) memory."""
+        try:
+            check_text(text, "text")  # the memory's own check names it 'data', HTTP's field
+        except ValueError as err:
+            raise ToolError(str(err)) from None
         return write(ctx, "add", {"data": text, "user_id": user_id, "agent_id": agent_id, "run_id": run_id,
                                   "metadata": metadata})
 
@@ -86,6 +92,52 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
         tool.fn_metadata.arg_model = _refusing_unknown(tool.fn_metadata.arg_model)
         tool.parameters["additionalProperties"] = False
     return server
+
+
+class _Server(MCPServer):
+    """The SDK's server, whose refusal of a tool's arguments is one line naming each bad argument and what it takes
+    (the SDK's was pydantic's: four lines a mistyped argument, with a link to pydantic's docs)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as err:
+            if not isinstance(err.__cause__, ValidationError) or (tool := self._tool_manager.get_tool(name)) is None:
+                raise
+            raise ToolError(f"Error executing tool {name}: {_arguments_error(err.__cause__, tool.parameters)}") \
+                from err.__cause__  # the SDK then logs the fields only, never the caller's values
+
+
+_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"),
+               (dict, "object"), (type(None), "null"))
+
+
+def _arguments_error(err: ValidationError, schema: dict[str, Any]) -> str:
+    """One line for a tool's refused arguments: each bad one by name, what its schema takes and the JSON type it
+    got (not its value: that is the caller's data)."""
+    props = schema.get("properties", {})
+    out: dict[str, str] = {}
+    for e in err.errors():
+        name = str(e["loc"][0]) if e["loc"] else "arguments"
+        if name in out:
+            continue  # a union's every branch failed: said once, from the schema
+        if e["type"] == "extra_forbidden":
+            out[name] = f"unknown argument {name!r} (the tool takes {', '.join(props)})"
+        elif e["type"] == "missing":
+            out[name] = f"argument {name!r} is missing"
+        else:
+            got = next((t for py, t in _JSON_TYPES if isinstance(e["input"], py)), type(e["input"]).__name__)
+            out[name] = f"argument {name!r} must be {_takes(props.get(name, {}))}, got {got}"
+    return "; ".join(out.values())
+
+
+def _takes(prop: dict[str, Any]) -> str:
+    """What a JSON-schema property takes, in words: ``{"anyOf": [{"type": "string"}, {"type": "null"}]}`` is
+    'a string or null'."""
+    kinds = [p.get("type") for p in prop.get("anyOf", [prop])]
+    words = [("null" if k == "null" else f"an {k}" if k in ("integer", "object", "array") else f"a {k}")
+             for k in kinds if k]
+    return " or ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words) or "valid"
 
 
 def _refusing_unknown(model: type[BaseModel]) -> type[BaseModel]:
