@@ -735,6 +735,8 @@ class MemoryStore:
         n = min(max(k, depth), len(self))
         cand = self._candidates(q, n, episode_id, within, ids is not None,
                                 {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+        if within is not None:  # an engine filtering by its own payloads: a point whose payload names another
+            cand = [i for i in cand if i in within]  # scope than the memory's (a damaged save) is not let through
         if not cand:
             return []
         q64 = q.astype(np.float64)

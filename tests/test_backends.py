@@ -3,6 +3,8 @@ filters scopes inside its own search, rolls its collection back to a save, and n
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -100,6 +102,25 @@ def test_an_embedded_qdrant_is_saved_by_the_store_never_as_qdrants_pickles(tmp_p
     points.write_bytes(b"\x80\x04not an array")  # a pickle-looking file is refused, not unpickled
     with pytest.raises(SAMFileError, match="points.*missing or damaged"):
         MemoryStore.load(saved)
+
+
+def test_a_point_whose_payload_names_another_scope_is_not_let_into_its_search(tmp_path):
+    """Found by review: Qdrant filters scopes by the points' payloads, and the store took its candidates as they
+    came, so a save whose points.json named another user for a memory (edited, damaged) put mia's memory into
+    bob's search. The store's own scopes decide, on every engine."""
+    store = MemoryStore(None, StoreConfig(provenance=False, index={"kind": "qdrant", "path": str(tmp_path / "q")}), DIM)
+    x = np.eye(DIM, dtype=np.float32)
+    store.add(records(2, "mia"), x[:2], user_id="mia")
+    store.add(records(2, "bob"), x[2:4], user_id="bob")
+    saved = store.save(tmp_path / "s")
+    points = saved / "index" / "points.json"
+    payloads = json.loads(points.read_text())
+    payloads[0]["user_id"] = "bob"  # mia#0's point, as bob's
+    points.write_text(json.dumps(payloads))
+    back = MemoryStore.load(saved)
+    q = np.ones(DIM, np.float32)
+    assert {h.id for h in back.search_vector(q, 5, user_id="bob")} == {"bob#0", "bob#1"}
+    assert {h.id for h in back.search_vector(q, 5, user_id="mia")} <= {"mia#0", "mia#1"}
 
 
 def test_a_fresh_index_refuses_a_collection_that_holds_points(tmp_path):
