@@ -123,6 +123,43 @@ def test_a_point_whose_payload_names_another_scope_is_not_let_into_its_search(tm
     assert {h.id for h in back.search_vector(q, 5, user_id="mia")} <= {"mia#0", "mia#1"}
 
 
+def test_chunked_memories_fold_update_delete_and_reload_alike_on_every_backend(tmp_path):
+    """The agreement above, for chunked memories (StoreConfig.chunking): two scopes with long memories of the same
+    episode and step, folded searches and listings per scope, an update that re-chunks, a delete by the memory's
+    id, then save and load (scope, parent and offsets kept): the same on FAISS, embedded Qdrant and Qdrant Edge."""
+    from test_chunks import LONG, WordEncoder, record
+
+    kinds = [{"kind": "flat"}, {"kind": "qdrant", "path": str(tmp_path / "q")}]
+    try:
+        import qdrant_edge  # noqa: F401
+        kinds.append({"kind": "qdrant-edge", "path": str(tmp_path / "edge"), "exact": True})
+    except ImportError:
+        pass
+    asks = [("src/pkg/module_41.py method_41", {"user_id": "ana"}), ("module_7.py arg_7", {"user_id": "bo"}),
+            ("module_3.py", {"agent_id": "a1"}), ("module_50.py", {"user_id": "ana", "agent_id": "a2"})]
+
+    def seen(store: MemoryStore) -> list:
+        out = [[(h.id, h.parent_id, h.span, h.user_id, h.agent_id, round(h.score, 6))
+                for h in store.search({"phase": "view_file"}, text, k=3, fold=True, **scope)] for text, scope in asks]
+        return out + [[(h.id, h.parent_id, h.chunk, h.span) for h in store.get_all(**scope)] for _, scope in asks]
+
+    got = []
+    for n, index in enumerate(kinds):
+        store = MemoryStore(WordEncoder(), StoreConfig(provenance=False, index=index, chunking={"size": 180, "overlap": 50}))
+        store.add([record(LONG, 0), record("module_3.py is short", 1)], user_id="ana", agent_id="a1")
+        store.add([record(LONG, 0, ep="bo"), record(LONG[:400], 1, ep="bo")], user_id="bo", agent_id="a1")
+        store.add([record(LONG[900:], 2)], user_id="ana", agent_id="a2")
+        store.update(record(LONG.replace("module_41.py", "module_41.py module_41.py"), 0))
+        store.delete(["bo#1"])
+        before = seen(store)
+        got.append((before, seen(MemoryStore.load(store.save(tmp_path / f"s{n}"), WordEncoder()))))
+    assert got[0][0] == got[0][1] and all(g == got[0] for g in got[1:])
+    ana, bo, a1, a2 = got[0][0][:4]
+    assert {h[1] or h[0] for h in ana} == {"e#0", "e#1", "e#2"} and {h[3] for h in ana} == {"ana"} and {h[3] for h in bo} == {"bo"}
+    assert {h[1] or h[0] for h in a1} <= {"e#0", "e#1", "bo#0"} and {h[1] for h in a2} == {"e#2"}
+    assert {h[1] for h in got[0][0][5]} == {"bo#0"}  # bo's listing: the chunks of bo#0 alone (bo#1 deleted)
+
+
 def test_a_fresh_index_refuses_a_collection_that_holds_points(tmp_path):
     cfg = {"kind": "qdrant", "path": str(tmp_path / "q"), "collection": "mem"}
     index_from_config(DIM, cfg).add(["x"], np.ones((1, DIM), np.float32))
