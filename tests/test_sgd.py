@@ -322,3 +322,19 @@ def test_an_existing_out_that_is_no_agent_log_is_not_replaced(tmp_path, capsys):
     assert "exists and is not an agent log" in capsys.readouterr().err and notes.read_text() == "my notes\n"
     assert main([str(DEV), str(notes), "--max-dialogues", "1", "--force"]) == 0
     assert json.loads(notes.read_text().splitlines()[0])["episode_id"].startswith("sgd-")
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("active_intent", 5, "state.active_intent 5 is not a string"),
+    ("requested_slots", "date", 'state.requested_slots "date" is not a list of slot names'),
+    ("slot_values", {"restaurant_name": "Nopa"}, 'state.slot_values.restaurant_name "Nopa" is not a list of strings'),
+    ("slot_values", {"city": [{"name": "SF"}]}, 'state.slot_values.city [{"name": "SF"}] is not a list of strings'),
+])
+def test_a_user_state_the_log_would_refuse_or_cut_up_is_named(tmp_path, capsys, field, value, says):
+    """Found by review: an intent that is a number became "phase": 5, a log the validator refuses, and a string where
+    SGD has a list was cut up silently (requested_slots "date" became the flags d, a, t, e; a slot value "Nopa" the
+    constraint "N"), all exit 0; now one line names the dialogue, turn and field, and nothing is written."""
+    bad = _dialogue("1_00002")
+    bad["turns"][0]["frames"][0]["state"][field] = value
+    err = _refused(_split(tmp_path, json.dumps([_dialogue(), bad])), tmp_path, capsys)
+    assert f"dialogues_001.json: dialogue '1_00002', turn 0: {says}" in err and "fix the turn" in err

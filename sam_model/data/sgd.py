@@ -194,6 +194,34 @@ def _check_dialogue(path: Path, n: int, dialogue: dict) -> None:
             said = f"utterance {_shown(turn['utterance'])} is not a string" if "utterance" in turn else "no utterance"
             raise SAMFileError(f"{where}: {said} (every turn becomes an event with its text): give the turn's text, "
                                "or remove the dialogue")
+        if turn["speaker"] == "USER" and (bad := _bad_user_state(turn)):
+            raise SAMFileError(f"{where}: {bad} (it becomes the event's state, which the log format types): fix the "
+                               "turn, or remove the dialogue")
+
+
+def _bad_user_state(turn: dict) -> str:
+    """What in the user frame's state the conversion would write into a state the validator refuses (an intent
+    that is a number became the phase) or cut up silently (requested_slots "date" became ["d", "a", "t", "e"], a
+    slot value "Paris" the constraint "P"); "" when it is good, or when the frames are too malformed to pick one
+    (the conversion names those)."""
+    try:
+        state = _user_frame(turn).get("state", {})
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return ""
+    if not isinstance(state, dict):
+        return f"the user frame's state is {_shown(state)}, not an object"
+    intent, requested, slots = state.get("active_intent", "NONE"), state.get("requested_slots", []), \
+        state.get("slot_values", {})
+    if not isinstance(intent, str):
+        return f"state.active_intent {_shown(intent)} is not a string"
+    if not isinstance(requested, list) or not all(isinstance(x, str) for x in requested):
+        return f"state.requested_slots {_shown(requested)} is not a list of slot names"
+    if not isinstance(slots, dict):
+        return f"state.slot_values {_shown(slots)} is not an object"
+    for slot, values in slots.items():
+        if not isinstance(values, list) or not all(isinstance(x, str) for x in values):
+            return f"state.slot_values.{slot} {_shown(values)} is not a list of strings"
+    return ""
 
 
 def _shown(value: Any) -> str:
