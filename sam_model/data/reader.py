@@ -117,7 +117,7 @@ def check_output(out: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (
     first: bytes | None = b"unreadable"
     event = None
     try:
-        first = next((line for _, line in _raw_lines(p) if line.strip()), None)
+        first = next((line for n, line in _raw_lines(p) if not _blank(line, n)), None)
         event = None if first is None else parse_json_line(_decode(first, str(p), 1), str(p), 1)
     except (LogFormatError, OSError, SAMFileError):
         pass
@@ -148,12 +148,32 @@ def _raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
             yield lineno, line
 
 
+def _blank(line: bytes, lineno: int) -> bool:
+    """A line without an event: whitespace only, or on line 1 a byte-order mark and whitespace (a log saved empty
+    by a Windows editor was "line 1: invalid JSON", and --allow-empty could not accept it)."""
+    return not (line.removeprefix(b"\xef\xbb\xbf") if lineno == 1 else line).strip()
+
+
 def _decode(line: bytes, source: str, lineno: int) -> str:
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise LogFormatError(source, lineno, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        utf16 = lineno == 1 and line.startswith((b"\xff\xfe", b"\xfe\xff"))  # a Windows tool's "Unicode"
+        why = "the file is UTF-16" if utf16 else f"{exc.reason} at byte {exc.start}"
+        raise LogFormatError(source, lineno, f"not UTF-8 ({why}); re-save the file as UTF-8") from None
     return text[1:] if lineno == 1 and text.startswith("\ufeff") else text  # byte-order mark
+
+
+def _why_invalid(text: str | bytes) -> str:
+    """Why a line that is no JSON is so, where its shape tells: a pretty-printed document (line 1 is ``[`` alone) or a
+    last line cut short (no newline: a logger killed mid-write); the parser's message said neither."""
+    line = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    if line.strip() in ("[", "{"):
+        return ("; this line opens a JSON document written over several lines (pretty-printed), not JSON Lines: "
+                "write each event as one JSON object on its own line")
+    if not line.endswith("\n"):
+        return "; the file ends inside this line: it was cut short (a logger stopped mid-write?)"
+    return ""
 
 
 def parse_json_line(text: str | bytes, source: str, lineno: int) -> object:
@@ -162,8 +182,8 @@ def parse_json_line(text: str | bytes, source: str, lineno: int) -> object:
     try:
         return strict_loads(text)  # no bare NaN/Infinity, no number that overflows to infinity
     except json.JSONDecodeError as exc:
-        raise LogFormatError(source, lineno,
-                             f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})") from None
+        raise LogFormatError(source, lineno, f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
+                             + _why_invalid(text)) from None
     except ValueError as exc:  # a bare constant, a number out of range, a key given twice: each says what to do
         raise LogFormatError(source, lineno, f"invalid JSON ({exc})") from None
     except RecursionError:
@@ -214,7 +234,7 @@ def _file_events(
             report.skipped.append(err)
             return
         report.lines += 1
-        if not line.strip():
+        if _blank(line, lineno):
             continue
         try:
             obj = parse_json_line(_decode(line, source, lineno), source, lineno)

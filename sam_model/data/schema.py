@@ -154,7 +154,9 @@ def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
         return LogFormatError(source, line, reason)
 
     if not isinstance(obj, dict):
-        raise fail(f"an event must be a JSON object, got {type(obj).__name__}")
+        raise fail(f"an event must be a JSON object, got {type(obj).__name__}" + (
+            " (a JSON list: write each event as one object on its own line, JSON Lines)" if isinstance(obj, list)
+            else ""))
     for name in REQUIRED_FIELDS:
         if name not in obj:
             chat = "messages" in obj or "role" in obj or "traj" in obj  # a transcript given as an agent log

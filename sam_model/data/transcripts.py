@@ -383,7 +383,9 @@ def _main(argv: list[str]) -> int:
                     lives.add(event["episode_id"])
                     candidates += event["step"] if "useful_memory_steps" in event else 0
     except SAMFileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        fix = isinstance(exc, TranscriptFormatError) and not args.skip_bad and "--" not in exc.reason
+        print(f"error: {exc}" + ("; fix it, or pass --skip-bad to convert the other conversations (each skipped one "
+                                 "is listed)" if fix else ""), file=sys.stderr)  # "--": it names its own option
         return 1
     print(f"wrote {args.out} ({args.label}, {'unmasked' if args.unmasked else 'masked'}, split {args.split}) "
           f"in {time.perf_counter() - start:.1f} s")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -38,8 +39,14 @@ def strict_loads(text: str, unique: bool = True) -> Any:
     is for what a model wrote that a program already read the usual way, the last value winning: a tool call's
     arguments (the tool ran with the last value) and the transcripts that carry them (sam_model.data.formats:
     model output, in string or object form, inside the export of a conversation)."""
-    doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite,
-                     object_pairs_hook=unique_keys if unique else _last_value_wins)
+    try:
+        doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite,
+                         object_pairs_hook=unique_keys if unique else _last_value_wins)
+    except ValueError as exc:  # Python's own limit on integer digits said "use sys.set_int_max_str_digits()"
+        if isinstance(exc, json.JSONDecodeError) or "integer string conversion" not in str(exc):
+            raise
+        raise ValueError(f"a number of more than {sys.get_int_max_str_digits()} digits, longer than any reader "
+                         "takes: write it as a string") from None
     if _SURROGATE.search(text):  # rare: only then is the whole document checked
         try:
             json.dumps(doc, ensure_ascii=False).encode("utf-8")

@@ -11,6 +11,7 @@ Items that fail are yielded as their :class:`TranscriptFormatError`; the caller 
 from __future__ import annotations
 
 import gzip
+import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -52,10 +53,26 @@ def parse(raw: bytes, where: str, lines: bool = False) -> Any:
         raise TranscriptFormatError(where, f"nested too deeply (more than {MAX_DEPTH} levels of objects and lists)"
                                     ) from None
     except ValueError as exc:
-        raise TranscriptFormatError(where, f"invalid JSON ({exc})") from None
+        raise TranscriptFormatError(where, f"invalid JSON ({exc}){_container_hint(exc, text, lines)}") from None
     if too_deep(doc, MAX_DEPTH):
         raise TranscriptFormatError(where, f"nested too deeply (more than {MAX_DEPTH} levels of objects and lists)")
     return doc
+
+
+def _container_hint(exc: ValueError, text: str, whole_file: bool) -> str:
+    """What to do when the file's name says the other container: JSON Lines named ``.json`` failed as "Extra data:
+    line 2" and a pretty-printed document in a ``.jsonl`` as "Expecting value" on its line 1 (``[`` alone),
+    neither saying that the name was the fault; and why a last line without its newline is invalid (a logger
+    killed mid-write: "Unterminated string" said nothing of it)."""
+    if whole_file and isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data":
+        return ("; the file holds more than one JSON document: if it has one per line (JSON Lines), name it .jsonl, "
+                "else give one document (a list of conversations)")
+    if not whole_file and text.strip().lstrip("\ufeff") in ("[", "{"):
+        return ("; this line opens a JSON document written over several lines (pretty-printed), not JSON Lines (one "
+                "conversation per line): name the file .json, or write each conversation on one line")
+    if not whole_file and isinstance(exc, json.JSONDecodeError) and not text.endswith("\n"):
+        return "; the file ends inside this line: it was cut short (a logger stopped mid-write?)"
+    return ""
 
 
 def documents(p: Path) -> Iterator[tuple[Any, str]]:
@@ -66,8 +83,11 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
         with opener(p, "rb") as fh:
             if _stem(p).endswith(".json"):
                 where = str(p)
+                raw = fh.read()
+                if not raw.removeprefix(b"\xef\xbb\xbf").strip():  # no document: no conversation, as an empty .jsonl
+                    return  # (it was "invalid JSON", and --allow-empty could not write its empty log)
                 try:
-                    yield parse(fh.read(), where, lines=True), where
+                    yield parse(raw, where, lines=True), where
                 except TranscriptFormatError as err:
                     yield err, where
                 return

@@ -1,0 +1,144 @@
+"""The importers and ``sam-data`` on logs as agents really leave them: a file saved empty with a byte-order mark, the
+other container than the name says (JSON Lines named .json, a pretty-printed document in a .jsonl), a last line cut
+short by a killed logger, a number too long to read. Each is one line that says what to do, and nothing is
+written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sam_model.data import transcripts, validate
+from sam_model.data.reader import read_episodes
+from sam_model.data.schema import LogFormatError
+from sam_model.data.transcripts import TranscriptFormatError, iter_transcript_events
+
+BOM = b"\xef\xbb\xbf"
+MESSAGES = [
+    {"role": "user", "content": "My user id is mia_li_3668."},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get_user", "arguments": '{"user_id": "mia_li_3668"}'}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": '{"reservation": "ABC123"}'},
+]
+CONVERSATION = json.dumps({"id": "e1", "messages": MESSAGES})
+EVENTS = [{"episode_id": "t", "step": i, "kind": "user", "text": f"hello {i}"} for i in range(2)]
+
+
+def _error(argv: list[str], capsys, out: Path) -> str:
+    """The one error line of ``sam-data transcripts ARGV OUT``, after checking it wrote nothing."""
+    assert transcripts.main([*argv, str(out)]) == 1
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "Traceback" not in err, err
+    assert not out.exists()
+    return errors[0]
+
+
+@pytest.mark.parametrize("content", [b"", b"  \n", BOM, BOM + b"\r\n"])
+def test_an_empty_json_transcript_file_is_an_empty_file(tmp_path, capsys, content):
+    """Found by review: an empty .json was "invalid JSON (Expecting value: line 1 column 1 (char 0))", where an empty
+    .jsonl is "no conversation converted: an empty file?", and --allow-empty could not write its empty log."""
+    src, out = tmp_path / "chats.json", tmp_path / "out.jsonl"
+    src.write_bytes(content)
+    assert "no conversation converted: an empty file? pass --allow-empty" in _error([str(src)], capsys, out)
+    assert transcripts.main([str(src), str(out), "--allow-empty"]) == 0
+    assert out.read_text() == ""
+
+
+def test_json_lines_named_json_are_told_to_be_named_jsonl(tmp_path, capsys):
+    """Found by review: JSON Lines saved as .json were "invalid JSON (Extra data: line 2 column 1 (char 778))"."""
+    src = tmp_path / "chats.json"
+    src.write_text(CONVERSATION + "\n" + CONVERSATION.replace('"e1"', '"e2"') + "\n")
+    err = _error([str(src)], capsys, tmp_path / "out.jsonl")
+    assert "Extra data" in err and "one per line (JSON Lines), name it .jsonl" in err
+
+
+def test_a_pretty_printed_document_in_a_jsonl_file_is_named_so(tmp_path, capsys):
+    """Found by review: json.dump(..., indent=2) into a .jsonl was "line 1: invalid JSON (Expecting value...)" in
+    both readers, with no word of what was wrong with the file."""
+    src = tmp_path / "chats.jsonl"
+    src.write_text(json.dumps([json.loads(CONVERSATION)], indent=2))
+    err = _error([str(src)], capsys, tmp_path / "out.jsonl")
+    assert "chats.jsonl:1: invalid JSON" in err and "written over several lines (pretty-printed)" in err
+    assert "name the file .json" in err
+    log = tmp_path / "log.jsonl"
+    for doc in (EVENTS, EVENTS[0]):
+        log.write_text(json.dumps(doc, indent=2))
+        with pytest.raises(LogFormatError, match="log.jsonl:1: invalid JSON .*written over several lines"):
+            read_episodes(log)
+    log.write_text(json.dumps(EVENTS) + "\n")
+    with pytest.raises(LogFormatError, match=r"got list \(a JSON list: write each event as one object on its own "
+                                             r"line, JSON Lines\)"):
+        read_episodes(log)
+
+
+def test_a_last_line_cut_short_is_named_so(tmp_path, capsys):
+    """Found by review: a logger killed mid-write left a last line that was only "invalid JSON (Unterminated string
+    starting at ...)", and sam-data transcripts said nothing of what to do (not even --skip-bad)."""
+    src = tmp_path / "chats.jsonl"
+    src.write_text(CONVERSATION + "\n" + CONVERSATION[:40])
+    err = _error([str(src)], capsys, tmp_path / "out.jsonl")
+    assert err.startswith(f"error: {src}:2: invalid JSON") and "the file ends inside this line: it was cut short" in err
+    assert "pass --skip-bad" in err
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(EVENTS[0]) + "\n" + json.dumps(EVENTS[1])[:30])
+    with pytest.raises(LogFormatError, match="log.jsonl:2: invalid JSON .*it was cut short"):
+        read_episodes(log)
+    log.write_text(json.dumps(EVENTS[0]) + "\n{bad\n" + json.dumps(EVENTS[1]) + "\n")  # a bad line in the middle
+    with pytest.raises(LogFormatError, match="log.jsonl:2: invalid JSON") as info:
+        read_episodes(log)
+    assert "cut short" not in str(info.value)
+
+
+def test_a_transcripts_error_that_names_its_own_option_gets_no_second_hint(tmp_path, capsys):
+    src = tmp_path / "chats.jsonl"
+    src.write_text("")
+    err = _error([str(src)], capsys, tmp_path / "out.jsonl")
+    assert "--allow-empty" in err and "--skip-bad" not in err
+
+
+@pytest.mark.parametrize("content", [BOM, BOM + b"\n", BOM + b"\r\n\n"])
+def test_an_agent_log_saved_empty_with_a_byte_order_mark_is_empty(tmp_path, capsys, content):
+    """Found by review: a log a Windows editor saved empty (just a byte-order mark) was "line 1: invalid JSON
+    (Expecting value at column 1)", so --allow-empty could not accept it; a BOM before the first event was fine."""
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(content)
+    assert read_episodes(log) == []
+    assert validate.main([str(log)]) == 1
+    err = capsys.readouterr().err
+    assert "no events (the file is empty or holds only blank lines)" in err and "invalid JSON" not in err
+    assert validate.main([str(log), "--allow-empty"]) == 0
+    log.write_bytes(content + json.dumps(EVENTS[0]).encode() + b"\n")
+    assert [e.text for ep in read_episodes(log) for e in ep.events] == ["hello 0"]
+
+
+def test_a_log_that_is_not_utf8_says_to_resave_it(tmp_path):
+    """Found by review: the transcript and SGD readers said "re-save the file as UTF-8", the agent-log reader only
+    "not UTF-8 (invalid start byte at byte 0)", also for a whole UTF-16 file."""
+    log = tmp_path / "log.jsonl"
+    log.write_bytes("".join(json.dumps(e) + "\n" for e in EVENTS).encode("utf-16"))
+    with pytest.raises(LogFormatError, match=r"log.jsonl:1: not UTF-8 \(the file is UTF-16\); re-save the file as "
+                                             "UTF-8"):
+        read_episodes(log)
+    log.write_bytes(json.dumps(EVENTS[0]).encode() + b"\n" + json.dumps(EVENTS[1]).replace("hello", "h\xe9llo")
+                    .encode("latin-1") + b"\n")
+    with pytest.raises(LogFormatError, match=r"log.jsonl:2: not UTF-8 \(invalid continuation byte at byte \d+\); "
+                                             "re-save the file as UTF-8"):
+        read_episodes(log)
+
+
+def test_a_number_too_long_to_read_says_what_to_do(tmp_path, capsys):
+    """Found by review: a number of 5,000 digits was "invalid JSON (Exceeds the limit (4300 digits) ...; use
+    sys.set_int_max_str_digits() to increase the limit)": advice for Python code, not for a log."""
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({**EVENTS[0], "meta": {"n": 1}}).replace("1}", "9" * 5000 + "}") + "\n")
+    with pytest.raises(LogFormatError, match="log.jsonl:1: invalid JSON") as info:
+        read_episodes(log)
+    assert "set_int_max_str_digits" not in str(info.value) and "write it as a string" in str(info.value)
+    src = tmp_path / "chats.jsonl"
+    src.write_text(CONVERSATION.replace('"e1"', "9" * 5000) + "\n")
+    with pytest.raises(TranscriptFormatError, match="chats.jsonl:1: invalid JSON") as info:
+        list(iter_transcript_events(src))
+    assert "set_int_max_str_digits" not in str(info.value) and "write it as a string" in str(info.value)
