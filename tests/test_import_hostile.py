@@ -142,3 +142,23 @@ def test_a_number_too_long_to_read_says_what_to_do(tmp_path, capsys):
     with pytest.raises(TranscriptFormatError, match="chats.jsonl:1: invalid JSON") as info:
         list(iter_transcript_events(src))
     assert "set_int_max_str_digits" not in str(info.value) and "write it as a string" in str(info.value)
+
+
+def test_an_openai_conversation_with_a_top_level_system_is_read_as_openai(tmp_path):
+    """Found by review: a logger that keeps the system prompt apart ({"id", "system", "messages"}) with OpenAI tool
+    calls was taken for Anthropic Messages by its top-level 'system', whose reader refused the conversation at its
+    first tool message ("role 'tool' is not an Anthropic role"); it is OpenAI chat with its policy apart, and gives
+    the events of the same conversation with the policy as a system message. A top-level 'system' beside messages
+    without OpenAI tool use is still Anthropic's."""
+    apart, inline = tmp_path / "apart.jsonl", tmp_path / "inline.jsonl"
+    apart.write_text(json.dumps({"id": "e1", "system": "You are an agent.", "messages": MESSAGES}) + "\n")
+    inline.write_text(json.dumps({"id": "e1", "messages": [{"role": "system", "content": "You are an agent."},
+                                                           *MESSAGES]}) + "\n")
+    report = transcripts.ImportReport()
+    assert list(iter_transcript_events(apart, report=report)) == list(iter_transcript_events(inline))
+    assert report.formats == {"openai": 1} and report.calls == 1
+    words = tmp_path / "words.jsonl"
+    words.write_text(json.dumps({"id": "a", "system": "be kind", "messages": [{"role": "user", "content": "hi"}]}))
+    report = transcripts.ImportReport()
+    list(iter_transcript_events(words, report=report, allow_empty=True))
+    assert report.formats == {"anthropic": 1}

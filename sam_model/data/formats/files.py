@@ -175,6 +175,14 @@ def _id(obj: Mapping[str, Any], key: str, where: str) -> str:
     return str(raw)
 
 
+def _openai_tools(messages: list[Any]) -> bool:
+    """Whether messages hold OpenAI chat's tool use (``tool_calls``, a ``tool`` or ``function`` message): then a
+    top-level ``system`` is a logger's place for the system prompt, not a mark of Anthropic Messages (whose reader
+    refused the ``tool`` role, and the conversation with it)."""
+    return any(isinstance(m, Mapping) and (m.get("role") in ("tool", "function") or "tool_calls" in m
+                                           or "function_call" in m) for m in messages)
+
+
 def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model: str, domain: str) -> Item:
     """One container item: a conversation object, or a tau-bench trajectory ``{task_id, trial, traj}`` (episode
     ``tau1-{domain}-{model}-task{task_id}-trial{trial}``, the file named ``{model}-{domain}.json``)."""
@@ -192,7 +200,9 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             messages = obj.get("messages") if "messages" in obj else responses.items_of(obj, where)
             fmt = format if format not in (None, "tau1") else "responses" if "messages" not in obj else None
             if fmt is None and isinstance(messages, list):  # a top-level "system" is Anthropic's, as is its shape
-                fmt = "anthropic" if "system" in obj and detect(messages) == "openai" else detect(messages)
+                fmt = detect(messages)
+                if fmt == "openai" and "system" in obj and not _openai_tools(messages):
+                    fmt = "anthropic"
             policy = ""
             if obj.get("system") is not None:
                 policy = anthropic.policy(obj["system"], where)
