@@ -162,3 +162,16 @@ def test_an_openai_conversation_with_a_top_level_system_is_read_as_openai(tmp_pa
     report = transcripts.ImportReport()
     list(iter_transcript_events(words, report=report, allow_empty=True))
     assert report.formats == {"anthropic": 1}
+
+
+def test_an_agent_log_given_to_the_transcript_importer_is_named_so(tmp_path, capsys):
+    """Found by review: converting a log that is the importer's own output was "expected a conversation ... (got a
+    dict ...)" and then advised --skip-bad, which skipped every line; the reverse mistake (a transcript given as an
+    agent log) already said what the file is."""
+    src = tmp_path / "chats.jsonl"
+    src.write_text(CONVERSATION + "\n")
+    log = tmp_path / "log.jsonl"
+    assert transcripts.main([str(src), str(log)]) == 0
+    err = _error([str(log)], capsys, tmp_path / "again.jsonl")
+    assert f"{log}:1: an agent-log event (episode_id, step, kind), not a conversation: the file is an agent log " \
+           "already and needs no conversion" in err and "--skip-bad" not in err

@@ -212,6 +212,10 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             if isinstance(group, (dict, list)):
                 raise TranscriptFormatError(where, f"'group' is a {type(group).__name__}; expected a string")
             conv = Conversation(episode_id_of(raw_id), messages, where, str(group), fmt, policy)
+        elif isinstance(obj, Mapping) and {"episode_id", "step", "kind"} <= obj.keys():  # the converter's own output
+            raise TranscriptFormatError(where, "an agent-log event (episode_id, step, kind), not a conversation: the "
+                                               "file is an agent log already and needs no conversion (sam-data "
+                                               "validate checks it; sam-train fit --data.train takes it as it is)")
         else:
             what = "a tau-bench trajectory {task_id, trial, traj}, " if domain else ""
             raise TranscriptFormatError(where, f"expected {what}a conversation {{\"id\": ..., \"messages\": [...]}} "
