@@ -13,6 +13,7 @@ import pytest
 from sam_model.data import transcripts, validate
 from sam_model.data.reader import read_episodes
 from sam_model.data.schema import LogFormatError
+from sam_model.data.sources import source_kind
 from sam_model.data.transcripts import TranscriptFormatError, iter_transcript_events
 
 BOM = b"\xef\xbb\xbf"
@@ -175,3 +176,21 @@ def test_an_agent_log_given_to_the_transcript_importer_is_named_so(tmp_path, cap
     err = _error([str(log)], capsys, tmp_path / "again.jsonl")
     assert f"{log}:1: an agent-log event (episode_id, step, kind), not a conversation: the file is an agent log " \
            "already and needs no conversion" in err and "--skip-bad" not in err
+
+
+def test_a_transcript_document_given_as_an_agent_log_says_how_to_convert_it(tmp_path):
+    """Found by review: a tau-bench style .json (pretty-printed) given to the agent-log reader was only "line 1:
+    invalid JSON (Expecting value at column 1)", and a .jsonl line listing conversations "got list"; both are
+    transcripts the importer reads. The trainer, which told a conversation line from an event line, read a line
+    listing conversations as an agent log."""
+    doc = tmp_path / "gpt-shop.json"
+    doc.write_text(json.dumps([{"task_id": 1, "trial": 0, "traj": MESSAGES}], indent=2))
+    with pytest.raises(LogFormatError, match="gpt-shop.json:1: invalid JSON .*convert it with `sam-data transcripts"):
+        read_episodes(doc)
+    listed = tmp_path / "chats.jsonl"
+    listed.write_text(json.dumps([json.loads(CONVERSATION)]) + "\n")
+    with pytest.raises(LogFormatError, match="chats.jsonl:1: an event must be a JSON object, got list; this looks "
+                                             "like a tool-call transcript"):
+        read_episodes(listed)
+    assert source_kind(listed) == "transcripts"
+    assert [e["kind"] for e in iter_transcript_events(listed)] == ["user", "action", "result"]

@@ -164,13 +164,16 @@ def _decode(line: bytes, source: str, lineno: int) -> str:
     return text[1:] if lineno == 1 and text.startswith("\ufeff") else text  # byte-order mark
 
 
-def _why_invalid(text: str | bytes) -> str:
-    """Why a line that is no JSON is so, where its shape tells: a pretty-printed document (line 1 is ``[`` alone) or a
-    last line cut short (no newline: a logger killed mid-write); the parser's message said neither."""
+def _why_invalid(text: str | bytes, source: str) -> str:
+    """Why a line that is no JSON is so, where its shape tells: a pretty-printed document (line 1 is ``[`` alone; in a
+    ``.json`` file most likely tool-call transcripts) or a last line cut short (no newline: a logger killed
+    mid-write); the parser's message said neither."""
     line = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
     if line.strip() in ("[", "{"):
         return ("; this line opens a JSON document written over several lines (pretty-printed), not JSON Lines: "
-                "write each event as one JSON object on its own line")
+                + ("if it holds tool-call conversations, convert it with `sam-data transcripts FILE OUT.jsonl`; an "
+                   "agent log has " if source.removesuffix(".gz").endswith(".json") else "write ")
+                + "each event as one JSON object on its own line")
     if not line.endswith("\n"):
         return "; the file ends inside this line: it was cut short (a logger stopped mid-write?)"
     return ""
@@ -183,7 +186,7 @@ def parse_json_line(text: str | bytes, source: str, lineno: int) -> object:
         return strict_loads(text)  # no bare NaN/Infinity, no number that overflows to infinity
     except json.JSONDecodeError as exc:
         raise LogFormatError(source, lineno, f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
-                             + _why_invalid(text)) from None
+                             + _why_invalid(text, source)) from None
     except ValueError as exc:  # a bare constant, a number out of range, a key given twice: each says what to do
         raise LogFormatError(source, lineno, f"invalid JSON ({exc})") from None
     except RecursionError:

@@ -147,6 +147,15 @@ def _check_query_fields(s: Mapping) -> None:
                          f"{sorted(map(str, s))[:5]}: the search would rank by an empty state")
 
 
+TRANSCRIPT_HINT = ("this looks like a tool-call transcript, not an agent log: convert it with `sam-data transcripts "
+                   "FILE OUT.jsonl` (train.py and evaluate.py take transcripts as they are)")
+
+
+def _chat(obj: Any) -> bool:
+    """A conversation or a trajectory (a transcript given as an agent log), not an event."""
+    return isinstance(obj, dict) and ("messages" in obj or "role" in obj or "traj" in obj)
+
+
 def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
     """Validate one decoded JSON value as an Event, or raise LogFormatError(source, line, reason)."""
 
@@ -154,15 +163,13 @@ def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
         return LogFormatError(source, line, reason)
 
     if not isinstance(obj, dict):
+        listed = isinstance(obj, list)
         raise fail(f"an event must be a JSON object, got {type(obj).__name__}" + (
-            " (a JSON list: write each event as one object on its own line, JSON Lines)" if isinstance(obj, list)
-            else ""))
+            ("; " + TRANSCRIPT_HINT if any(_chat(x) for x in obj[:3]) else
+             " (a JSON list: write each event as one object on its own line, JSON Lines)") if listed else ""))
     for name in REQUIRED_FIELDS:
         if name not in obj:
-            chat = "messages" in obj or "role" in obj or "traj" in obj  # a transcript given as an agent log
-            raise fail(f"missing required field '{name}'" + (
-                "; this looks like a tool-call transcript, not an agent log: convert it with `sam-data transcripts "
-                "FILE OUT.jsonl` (train.py and evaluate.py take transcripts as they are)" if chat else ""))
+            raise fail(f"missing required field '{name}'" + ("; " + TRANSCRIPT_HINT if _chat(obj) else ""))
     episode_id, step, kind, text = obj["episode_id"], obj["step"], obj["kind"], obj["text"]
     if not isinstance(episode_id, str) or not episode_id:
         raise fail("field 'episode_id' must be a non-empty string")

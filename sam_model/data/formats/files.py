@@ -227,8 +227,8 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
 
 
 def is_transcript_file(path: str | Path) -> bool:
-    """A ``.json[.gz]`` file, or a ``.jsonl[.gz]`` file whose first line is a conversation or OTLP spans (not an
-    agent-log event)."""
+    """A ``.json[.gz]`` file, or a ``.jsonl[.gz]`` file whose first line is a conversation or OTLP spans, or a list
+    of conversations (not an agent-log event)."""
     p = Path(path)
     name = _stem(p)
     if not p.is_file():
@@ -239,8 +239,9 @@ def is_transcript_file(path: str | Path) -> bool:
         return False
     try:
         for doc, _ in documents(p):
-            return isinstance(doc, dict) and "episode_id" not in doc and any(
-                k in doc for k in ("messages", "input", "output", "items", "resourceSpans"))
+            first = doc[0] if isinstance(doc, list) and doc else doc  # a line that lists conversations is read too
+            return isinstance(first, dict) and "episode_id" not in first and any(
+                k in first for k in ("messages", "input", "output", "items", "resourceSpans"))
     except SAMFileError:
         return False
     return False
