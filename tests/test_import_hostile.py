@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from sam_model.data import transcripts, validate
+from sam_model.data.formats import detect
 from sam_model.data.reader import read_episodes
 from sam_model.data.schema import LogFormatError
 from sam_model.data.sources import source_kind
@@ -194,3 +195,18 @@ def test_a_transcript_document_given_as_an_agent_log_says_how_to_convert_it(tmp_
         read_episodes(listed)
     assert source_kind(listed) == "transcripts"
     assert [e["kind"] for e in iter_transcript_events(listed)] == ["user", "action", "result"]
+
+
+def test_openai_chat_messages_dumped_with_a_type_are_read_as_openai(tmp_path):
+    """Found by review: chat messages an SDK dumped with "type": "message" were taken for OpenAI Responses items, whose
+    reader refused the conversation at its first tool message ("message item with role 'tool'"), or without one
+    read none of its tool calls; messages with a tool role or tool_calls are never Responses items."""
+    typed = [{**m, "type": "message"} for m in MESSAGES]
+    src, plain = tmp_path / "typed.jsonl", tmp_path / "plain.jsonl"
+    src.write_text(json.dumps({"id": "e1", "messages": typed}) + "\n")
+    plain.write_text(CONVERSATION + "\n")
+    report = transcripts.ImportReport()
+    assert list(iter_transcript_events(src, report=report)) == list(iter_transcript_events(plain))
+    assert report.formats == {"openai": 1}
+    assert detect(typed[:2]) == "openai" and detect([{"type": "message", "role": "user", "content": "hi"}]) == \
+        "responses"

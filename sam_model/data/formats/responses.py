@@ -66,6 +66,11 @@ def to_chat(items: list[Any], where: str) -> Chat:
 
 
 def sniff(items: list[Any]) -> bool:
+    """Responses items by their types; never messages that carry OpenAI chat's tool use (a ``tool`` role,
+    ``tool_calls``), which no Responses item has: SDKs that dump chat messages with ``"type": "message"`` had them
+    read here, refused at the first tool message."""
+    if any(isinstance(m, Mapping) and (m.get("role") == "tool" or "tool_calls" in m) for m in items):
+        return False
     return any(isinstance(m, Mapping) and (m.get("type") in (*CALLS, *OUTPUTS, "mcp_call", "reasoning")
                                            or (m.get("type") == "message" and "role" in m)) for m in items)
 
