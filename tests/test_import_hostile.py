@@ -210,3 +210,20 @@ def test_openai_chat_messages_dumped_with_a_type_are_read_as_openai(tmp_path):
     assert report.formats == {"openai": 1}
     assert detect(typed[:2]) == "openai" and detect([{"type": "message", "role": "user", "content": "hi"}]) == \
         "responses"
+
+
+@pytest.mark.parametrize("kind", [{}, ["tool_use"]])
+def test_a_block_type_that_is_no_string_is_no_traceback(tmp_path, capsys, kind):
+    """Found by fuzzing the importer: a content block whose "type" is an object or a list (a serialiser's enum
+    written whole) was "TypeError: unhashable type" with a traceback, from the scan for other formats' tool
+    calls; the block is a part of no known type, counted, and the conversation is read."""
+    messages = [{"role": "user", "content": "My user id is mia_li_3668."},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "get_user",
+                                                   "input": {"user_id": "mia_li_3668"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+                {"role": "assistant", "content": [{"type": kind, "text": "done"}]}]
+    src, out = tmp_path / "chats.jsonl", tmp_path / "out.jsonl"
+    src.write_text(json.dumps({"id": "a", "messages": messages}) + "\n")
+    assert transcripts.main([str(src), str(out)]) == 0, capsys.readouterr().err
+    assert f"parts not read (no event is made of them): {kind} 1" in capsys.readouterr().out
+    assert [json.loads(line)["kind"] for line in out.read_text().splitlines()] == ["user", "action", "result"]

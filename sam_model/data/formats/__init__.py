@@ -91,7 +91,8 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
         if not isinstance(m, Mapping):
             continue
         blocks = [b for key in ("content", "parts") if isinstance(m.get(key), list) for b in m[key]]
-        types = {b.get("type") for b in blocks if isinstance(b, Mapping)} | {m.get("type")}
+        types = {t for t in (*(b.get("type") for b in blocks if isinstance(b, Mapping)), m.get("type"))
+                 if isinstance(t, str)}  # a "type" that is an object or a list was a TypeError, a traceback
         for i, t in enumerate(("tool_use", "tool_result", "function_call", "function_call_output", "tool_call",
                                "tool_call_response")):
             if t in types:
