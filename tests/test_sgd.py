@@ -338,3 +338,13 @@ def test_a_user_state_the_log_would_refuse_or_cut_up_is_named(tmp_path, capsys, 
     bad["turns"][0]["frames"][0]["state"][field] = value
     err = _refused(_split(tmp_path, json.dumps([_dialogue(), bad])), tmp_path, capsys)
     assert f"dialogues_001.json: dialogue '1_00002', turn 0: {says}" in err and "fix the turn" in err
+
+
+@pytest.mark.parametrize("method", [["ReserveRestaurant"], True, ""])
+def test_a_service_call_without_a_method_name_is_named(tmp_path, capsys, method):
+    """Found by fuzzing the converter: a service call whose method is no string became the phase of the decision
+    point before it ("phase": ["ReserveRestaurant"]), a log the validator refuses, exit 0."""
+    bad = _dialogue("1_00002")
+    bad["turns"][1]["frames"][0]["service_call"]["method"] = method
+    err = _refused(_split(tmp_path, json.dumps([_dialogue(), bad])), tmp_path, capsys)
+    assert "dialogue '1_00002', turn 1: frame 0: service_call {\"method\": " in err and "has no method name" in err

@@ -194,9 +194,19 @@ def _check_dialogue(path: Path, n: int, dialogue: dict) -> None:
             said = f"utterance {_shown(turn['utterance'])} is not a string" if "utterance" in turn else "no utterance"
             raise SAMFileError(f"{where}: {said} (every turn becomes an event with its text): give the turn's text, "
                                "or remove the dialogue")
-        if turn["speaker"] == "USER" and (bad := _bad_user_state(turn)):
+        if (bad := _bad_user_state(turn) if turn["speaker"] == "USER" else _bad_method(turn)):
             raise SAMFileError(f"{where}: {bad} (it becomes the event's state, which the log format types): fix the "
                                "turn, or remove the dialogue")
+
+
+def _bad_method(turn: dict) -> str:
+    """A service call whose method is no string: it became the phase of the decision point before it."""
+    frames = turn.get("frames")
+    for f, frame in enumerate(frames if isinstance(frames, list) else []):
+        call = frame.get("service_call") if isinstance(frame, dict) else None
+        if call and (not isinstance(call, dict) or not isinstance(call.get("method"), str) or not call["method"]):
+            return f"frame {f}: service_call {_shown(call)} has no method name (a string)"
+    return ""
 
 
 def _bad_user_state(turn: dict) -> str:
