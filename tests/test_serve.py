@@ -986,3 +986,29 @@ def test_closing_goes_on_past_a_tenant_whose_checkpoint_fails(retriever, tmp_pat
             with pytest.raises(OSError):
                 os.fstat(fd)
     monkeypatch.undo()
+
+
+def hashed_app(tmp_path):
+    """(tenants, client) of a service over a hashing encoder: for tests of the HTTP layer, not of the model."""
+    from sam_model.memory import HashingEncoder
+    from sam_model.store import StoreConfig
+
+    tenants = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", HashingEncoder(32), StoreConfig())
+    return tenants, TestClient(create_app(tenants))
+
+
+def test_a_content_length_that_is_no_number_is_a_400_not_a_413(tmp_path):
+    """The app answered a Content-Length of 'abc' with 413 "request body over 1448576 bytes": a body it had not
+    measured, and advice (split the memories) that does not help. uvicorn answers 400 before the app; the app
+    answers the same when called in-process or served otherwise."""
+    tenants, http = hashed_app(tmp_path)
+    body = b'{"messages": "a fact", "user_id": "m"}'
+    for size in ("abc", "-1", "1e3"):
+        r = http.post("/v1/memories", headers={**A, "content-type": "application/json", "content-length": size},
+                      content=body)
+        assert r.status_code == 400 and repr(size) in r.json()["detail"], (size, r.text)
+        assert "number of bytes" in r.json()["detail"]
+    assert tenants.tenants["acme"].memory.get_all(user_id="m")["results"] == []
+    ok = http.post("/v1/memories", headers={**A, "content-type": "application/json"}, content=body)
+    assert ok.status_code == 200
+    tenants.close()

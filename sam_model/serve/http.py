@@ -14,8 +14,9 @@
 Every call but /health needs ``Authorization: Bearer <key>`` (or ``X-API-Key: <key>``): 401 without a known key.
 Bodies are pydantic models: a missing or mistyped field is a 422 naming it; what the memory refuses (an empty
 text, a scope with '/', a bad filter operator, no scope on a search) is a 422 with the memory's one-line reason;
-an unknown id is a 404; a body over ``MAX_BODY_BYTES`` a 413; a write the log could not take (a full disk) a
-503, and nothing of it is applied. The answers are ScopedMemory's (Mem0's shapes).
+an unknown id is a 404; a body over ``MAX_BODY_BYTES`` a 413 (a Content-Length that is no number a 400); a write
+the log could not take (a full disk) a 503, and nothing of it is applied. The answers are ScopedMemory's (Mem0's
+shapes).
 Writes go through the tenant's write-ahead log (sam_model.serve.tenants): a 2xx means it is on disk.
 """
 
@@ -82,7 +83,8 @@ class UpdateBody(Body):
 
 class BodyLimit:
     """A body over ``limit`` bytes is a 413, refused before the app reads it: by its Content-Length, or, sent
-    without one (chunked), once the bytes read pass the limit.
+    without one (chunked), once the bytes read pass the limit. A Content-Length that is no number is a 400 (uvicorn
+    answers one before the app; the app answers the same when served otherwise or called in-process).
 
     A plain ASGI middleware: Starlette's ``@app.middleware("http")`` (BaseHTTPMiddleware) runs every request in a
     task group and streams every response through a memory channel, work the service need not do where its own
@@ -97,7 +99,11 @@ class BodyLimit:
             return await self.app(scope, receive, send)
         size = dict(scope["headers"]).get(b"content-length")
         if size is not None:
-            if not size.isdigit() or int(size) > self.limit:
+            if not size.isdigit():  # not "over the limit" (it was a 413 saying so): a request no server can read
+                return await JSONResponse({"detail": f"Content-Length header {size.decode('latin-1')[:40]!r} is not "
+                                           "a number of bytes: send the body's size in bytes, or no Content-Length "
+                                           "(chunked)"}, status_code=400)(scope, receive, send)
+            if int(size) > self.limit:
                 return await self._refuse(scope, receive, send)
             return await self.app(scope, receive, send)
         if scope["method"] not in ("POST", "PUT"):
