@@ -672,3 +672,48 @@ def test_a_memory_id_that_is_not_a_string_is_named(bad):
         with pytest.raises(TypeError, match=rf"^memory_id must be a memory's id, a string .* got {type(bad).__name__}"):
             call()
     assert [r["memory"] for r in memory.get_all(user_id="mia")["results"]] == ["my budget is $1,400"]
+
+
+IMAGE = {"type": "image_url", "image_url": {"url": "https://example.com/receipt.png"}}
+
+
+@pytest.mark.parametrize("message, why", [
+    ({"role": "user"}, "is missing"), ({"role": "user", "content": ""}, "is empty"),
+    ({"role": "user", "content": [IMAGE]}, "holds only 'image_url' part"),
+    ({"role": "user", "content": [{"type": "text", "text": " "}, IMAGE]}, "holds only whitespace"),
+    ({"role": "assistant", "content": None}, "is missing")])
+def test_messages_that_hold_no_text_are_refused_naming_the_field(message, why):
+    """An add of ``[{"role": "user"}]`` or of an image alone was answered ``{"results": []}`` and stored nothing,
+    without a word (blank text parts were refused by the store, naming ``memories[0].text``, no field of the call).
+    Now it is a ValueError naming the message's content and what to send; the same message beside others that hold
+    text is skipped, and the answer's ``skipped`` says so."""
+    memory = ScopedMemory(HashingEncoder(16))
+    with pytest.raises(ValueError, match=rf"^data\[0\]\.content {why}.*nothing to store; memories hold text: send"):
+        memory.add([message], user_id="mia")
+    with pytest.raises(ValueError, match=rf"^data\.content {why}"):  # one message, not in a list
+        memory.add(message, user_id="mia")
+    assert memory.get_all(user_id="mia")["results"] == [] and memory.live_state(user_id="mia") == State()
+    out = memory.add([{"role": "user", "content": "my receipt is attached"}, message], user_id="mia")
+    assert [r["memory"] for r in out["results"]] == ["my receipt is attached"]
+    assert [(n["message"], "part" in n) for n in out["skipped"]] == [(1, False)]
+    assert out["skipped"][0]["reason"].startswith(f"data[1].content {why}") and "not stored" in out["skipped"][0]["reason"]
+    assert [r["memory"] for r in memory.get_all(user_id="mia")["results"]] == ["my receipt is attached"]
+
+
+def test_an_image_beside_text_is_said_skipped_and_text_parts_are_checked_for_length():
+    """The text of a message is stored and its image part is named in ``skipped``; an add that skips nothing keeps
+    Mem0's shape. Text parts are held to the length limit here, naming the message (the store refused them, naming
+    ``memories[0].text``)."""
+    from sam_model.limits import MAX_TEXT_CHARS
+
+    memory = ScopedMemory(HashingEncoder(16))
+    out = memory.add([{"role": "user", "content": [{"type": "text", "text": "this is my receipt"}, IMAGE]}],
+                     user_id="mia")
+    assert [r["memory"] for r in out["results"]] == ["this is my receipt"]
+    assert out["skipped"] == [{"message": 0, "part": 1, "reason": out["skipped"][0]["reason"]}]
+    assert out["skipped"][0]["reason"].startswith("data[0].content[1]: a 'image_url' part: not stored")
+    assert set(memory.add("plain words", user_id="mia")) == {"results"}
+    assert set(memory.add([{"role": "system", "content": "be brief"}], user_id="mia")) == {"results"}  # the policy
+    with pytest.raises(ValueError, match=r"^data\[1\]\.content has \d+ characters, more than the limit"):
+        memory.add([{"role": "user", "content": "ok"},
+                     {"role": "user", "content": [{"type": "text", "text": "x" * (MAX_TEXT_CHARS + 1)}]}], user_id="mia")

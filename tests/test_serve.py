@@ -150,7 +150,7 @@ def test_a_hostile_tenant_reaches_nothing_of_another(served):
      "nested more than 32 levels"),
     # a batch with one bad message is refused whole: the good message before it is not stored either
     ({"messages": [{"role": "user", "content": "first"}, {"role": "user", "content": 5}], "user_id": "mia"}, 422,
-     "message 1: 'content' is a int"),
+     "messages[1]: 'content' is a int"),
     ({"messages": [{"role": "user", "content": "first"}, {"role": "assistant", "tool_calls": "x"}],
       "user_id": "mia"}, 422, "'tool_calls' is a str"),
     ({"messages": [{"role": "user", "content": "first"}, {"role": "tool", "tool_call_id": ["c9"], "content": "ok"}],
@@ -1012,3 +1012,55 @@ def test_a_content_length_that_is_no_number_is_a_400_not_a_413(tmp_path):
     ok = http.post("/v1/memories", headers={**A, "content-type": "application/json"}, content=body)
     assert ok.status_code == 200
     tenants.close()
+
+
+def test_an_add_of_messages_with_no_text_is_a_422_over_http_and_an_error_over_mcp(tmp_path):
+    """``{"messages": [{"role": "user"}]}`` or an image alone was answered 200 ``{"results": []}`` and stored nothing.
+    Now HTTP answers 422 naming ``messages[0].content`` and what to send, MCP's remember refuses an empty text naming
+    ``text`` (ScopedMemory's one rule, each face naming its own field); beside a text, an image part is stored as
+    nothing and said in ``skipped``. A refused add leaves nothing in the log."""
+    pytest.importorskip("mcp", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    import asyncio
+
+    from mcp import Client
+
+    from sam_model.serve.mcp import create_mcp
+
+    tenants, http = hashed_app(tmp_path)
+    image = {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
+    for messages, why in (([{"role": "user"}], "is missing"), ([{"role": "user", "content": [image]}], "holds only")):
+        r = http.post("/v1/memories", headers=A, json={"user_id": "mia", "messages": messages})
+        assert r.status_code == 422 and r.json()["detail"].startswith(f"messages[0].content {why}"), r.text
+        assert "send the message's words as its content" in r.json()["detail"]
+    tenant = tenants.tenants["acme"]
+    assert writes(tenant) == [] and tenant.memory.get_all(user_id="mia")["results"] == []
+    r = http.post("/v1/memories", headers=A, json={"user_id": "mia", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "my receipt"}, image]}, {"role": "user", "content": [image]}]})
+    assert r.status_code == 200 and [m["memory"] for m in r.json()["results"]] == ["my receipt"]
+    assert [(n["message"], n.get("part")) for n in r.json()["skipped"]] == [(0, 1), (1, None)]
+    server = create_mcp(tenants, stdio_tenant="acme")
+
+    async def remember(text: str):
+        async with Client(server) as client:
+            return await client.call_tool("remember", {"text": text, "user_id": "bob"})
+
+    empty = asyncio.run(remember(""))
+    assert empty.is_error and empty.content[0].text.endswith(": text must not be empty or only whitespace, got ''")
+    assert not asyncio.run(remember("bob's words")).is_error
+    assert [m["memory"] for m in tenant.memory.get_all(user_id="bob")["results"]] == ["bob's words"]
+    tenants.close()
+
+
+def test_a_logged_add_that_stores_nothing_is_passed_over_on_replay(tmp_path):
+    """Adds of messages with no text were answered 200, and logged, before they were refused: a log holding one must
+    still start (it stored nothing then, nor now), not stop the start as a write that cannot be applied."""
+    tenants, _ = hashed_app(tmp_path)
+    tenant = tenants.tenants["acme"]
+    tenant.wal.append("add", {"data": [{"role": "user"}], "user_id": "mia", "agent_id": None, "run_id": None,
+                              "metadata": None})
+    tenant.write("add", {"data": "my PIN is 4242", "user_id": "mia"})
+    for t in tenants.tenants.values():
+        t.release()  # no checkpoint: the log replays
+    again, _ = hashed_app(tmp_path)
+    assert [m["memory"] for m in again.tenants["acme"].memory.get_all(user_id="mia")["results"]] == ["my PIN is 4242"]
+    again.close()

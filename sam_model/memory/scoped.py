@@ -47,7 +47,7 @@ from typing import Any
 from sam_model.data.examples import MemoryRecord, memory_record
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
-from sam_model.data.toolstate import TranscriptState, leaves, parse_tool_calls, policy_of
+from sam_model.data.toolstate import TranscriptState, content_text, leaves, parse_tool_calls, policy_of
 from sam_model.io import SAMFileError, atomic_dir, reading, refuse_links, unique_keys, write_json_lists
 from sam_model.limits import (
     MAX_METADATA_DEPTH,
@@ -162,6 +162,71 @@ def _check_call_size(message: Any, where: str) -> None:
                          "the call's bulk as a tool result instead")
 
 
+HOLD_TEXT = "memories hold text"
+TEXT_ONLY = (f"{HOLD_TEXT}: send the message's words as its content (a string, or "
+             "[{\"type\": \"text\", \"text\": ...}] parts)")
+
+
+class NoTextError(ValueError):
+    """An add none of whose messages holds text (:func:`unstored`): refused, as it would store nothing. Its own
+    type, so that a write-ahead log replaying such an add, logged before these were refused (it stored nothing
+    then), passes over it instead of stopping the start."""
+
+
+def _is_messages(items: Sequence[Any]) -> bool:
+    """Whether an add's items are chat messages (dicts with ``role``), not agent-log events."""
+    return all(isinstance(m, Mapping) and "role" in m for m in items)
+
+
+def _no_text(content: Any, text: str) -> str:
+    """Why a message's content holds no text to store."""
+    if content is None:
+        return "is missing"
+    if isinstance(content, list):
+        others = sorted({str(p.get("type"))[:40] for p in content if p.get("type") != "text"})
+        if others and not any(p.get("type") == "text" for p in content):
+            return f"holds only {', '.join(map(repr, others))} part(s)"
+        return "holds no parts" if not content else "holds only whitespace in its text parts"
+    return "is empty" if not text else "is only whitespace"
+
+
+def unstored(data: Any, name: str = "data") -> list[dict[str, Any]]:
+    """What of an add's ``data`` is not stored, as ``[{"message": i, "reason": ...}]`` (``"part": j`` for a content
+    part), or a NoTextError naming the field (``name``) when nothing of it would be: a message with no content, or
+    only an image, was answered ``{"results": []}`` and stored nothing, without a word. A message that holds text
+    (or is a system message, a tool result or a tool call) is stored; in a batch that stores something, one that
+    holds none is skipped and said. Every text is checked against the length limit here, a text in content parts
+    too (the store refused it, naming no field of the call). One rule for ScopedMemory.add, sam-serve's HTTP add
+    and MCP's remember, each naming its own field; agent-log events are checked where they are parsed."""
+    if isinstance(data, str):
+        check_text(data, name)
+        return []
+    one = isinstance(data, Mapping)
+    items = [data] if one else list(data) if isinstance(data, Sequence) else []
+    if not items or not _is_messages(items):
+        return []
+    notes: list[dict[str, Any]] = []
+    for i, m in enumerate(items):
+        where, content, role = name if one else f"{name}[{i}]", m.get("content"), m.get("role")
+        try:
+            text = content_text(content, where)
+        except SAMFileError as err:
+            raise ValueError(str(err)) from None
+        if text.strip():
+            check_text(text, f"{where}.content")
+        if not (text.strip() or role in ("system", "tool") or m.get("tool_calls") or not isinstance(role, str)):
+            notes.append({"message": i, "reason": f"{where}.content {_no_text(content, text)}: not stored"})
+            continue
+        for j, part in enumerate(content if isinstance(content, list) else ()):
+            if part.get("type") != "text":
+                notes.append({"message": i, "part": j, "reason": f"{where}.content[{j}]: a "
+                              f"{str(part.get('type'))[:40]!r} part: not stored ({HOLD_TEXT})"})
+    if len({n["message"] for n in notes if "part" not in n}) == len(items):
+        first = notes[0]["reason"].removesuffix(": not stored")
+        raise NoTextError(f"{first}: nothing to store; {TEXT_ONLY}")
+    return notes
+
+
 class ScopedMemory:
     """Memories of many users, agents and runs in one store, every call scoped (see the module doc)."""
 
@@ -266,7 +331,9 @@ class ScopedMemory:
             run_id: str | None = None, metadata: Mapping[str, Any] | None = None) -> dict[str, list]:
         """Write chat messages (a string is one user message; dicts with ``role`` as OpenAI messages) or
         agent-log events (Events, or dicts with ``kind`` and ``text``) into the scopes' episode, in order.
-        Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE"}, ...]}``."""
+        Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE"}, ...]}``, and ``"skipped"``: what of the
+        messages was not stored (no text in a message, an image part: :func:`unstored`) when something was not.
+        Messages of which none holds text are refused (ValueError naming the first)."""
         scopes = self._scopes(user_id, agent_id, run_id, need="write")
         episode = self.episode_of(user_id, agent_id, run_id)
         check_metadata(metadata)
@@ -279,11 +346,11 @@ class ScopedMemory:
             [data] if isinstance(data, (Mapping, Event)) else list(data))
         if not items:
             return {"results": []}
-        if all(isinstance(m, Mapping) and "role" in m for m in items):
-            for i, m in enumerate(items):  # checked before the conversation's state takes any of them
-                if isinstance(m.get("content"), str) and m["content"]:
-                    check_text(m["content"], f"data[{i}].content")
-            return {"results": self._add_messages(items, episode, scopes, metadata)}
+        if _is_messages(items):
+            skipped = unstored(data, "data")  # checked before the conversation's state takes any of them
+            out: dict[str, list] = {"results": self._add_messages(
+                items, episode, scopes, metadata, skip={n["message"] for n in skipped if "part" not in n})}
+            return {**out, "skipped": skipped} if skipped else out
         events = []
         for i, m in enumerate(items):
             if isinstance(m, Mapping) and "kind" in m:
@@ -328,10 +395,13 @@ class ScopedMemory:
             out.append({"id": i, "memory": e.text, "event": "ADD"})
         return out
 
-    def _add_messages(self, messages: list[Mapping], episode: str, scopes: dict, metadata) -> list[dict]:
+    def _add_messages(self, messages: list[Mapping], episode: str, scopes: dict, metadata,
+                      skip: set[int] = frozenset()) -> list[dict]:
         """The messages through the conversation's running state first, all of them, then into the store: a batch
         with a bad message (a content that is not text, a tool answer to no call) is refused whole, with the
-        conversation and the store as they were (a ValueError naming the message), never half stored."""
+        conversation and the store as they were (a ValueError naming the message), never half stored. ``skip``:
+        the messages that hold no text (:func:`unstored`), not fed (blank text parts would reach the store,
+        which refuses a blank memory)."""
         tracker = self._trackers.get(episode)
         if tracker is not None:
             tracker = self._catch_up(episode, tracker)
@@ -345,6 +415,8 @@ class ScopedMemory:
                 tracker.policy_norm = " ".join(filter(None, (tracker.policy_norm,
                                                              norm(policy_of(messages, "add(...)")))))
             for i, message in enumerate(messages):
+                if i in skip:
+                    continue
                 _check_call_size(message, f"add(...) message {i}")
                 n = len(tracker.events)
                 _, revised = tracker.feed(message, f"add(...) message {i}")
@@ -705,4 +777,4 @@ class ScopedMemory:
         return self
 
 
-__all__ = ["ScopedMemory", "matches", "result"]
+__all__ = ["NoTextError", "ScopedMemory", "matches", "result", "unstored"]

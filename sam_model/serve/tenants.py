@@ -41,7 +41,7 @@ except ImportError:  # not on Windows: one server per --data is then the operato
     fcntl = None  # type: ignore[assignment]
 
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, read_json, reading, unique_keys
-from sam_model.memory.scoped import ScopedMemory
+from sam_model.memory.scoped import NoTextError, ScopedMemory
 from sam_model.serve.wal import LogWriteError, WriteAheadLog
 from sam_model.store import StoreConfig
 
@@ -304,6 +304,9 @@ class Tenant:
                     self.vectors.give(None)
                 try:
                     apply(self.memory, r["op"], r["args"])
+                except NoTextError as err:  # logged before such adds were refused: it stored nothing then either
+                    log.warning("tenant %s: %s: line %d, write %d stores nothing (%s); passed over", self.name,
+                                self.wal.path, n, r["seq"], err)
                 except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
                     why = f"{type(err).__name__}: {err}"[:200]
                     raise SAMFileError(
