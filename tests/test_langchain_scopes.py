@@ -389,8 +389,8 @@ def test_a_given_id_that_a_store_shows_it_also_finds():
     SAMVectorStore(memory, user_id="mia", agent_id="other").add_texts(["other bot's note"], ids=["pin2"])
     with pytest.raises(ValueError, match="'pin2' was given to add_texts in 2 scopes"):
         mia.get_by_ids(["pin2"])
-    mia.add_texts(["mia's own note"], ids=["pin2"])  # her own scope's id: that one, not ambiguous
-    assert [d.page_content for d in mia.get_by_ids(["pin2"])] == ["mia's own note"]
+    memory.add("mia's own note", user_id="mia", metadata={"langchain_id": "pin2"})  # her own scope's "pin2" too
+    assert [d.page_content for d in mia.get_by_ids(["pin2"])] == ["mia's own note"]  # that one, not ambiguous
     mia.delete(["pin2"])
     assert [d.page_content for d in bots.get_by_ids(["pin2"])] == ["the bot's PIN note"]  # the bot's stays
 
@@ -408,3 +408,34 @@ def test_given_ids_past_a_listing_page_are_found_and_replaced():
     assert [d.page_content for d in store.get_by_ids(["doc149", "doc0"])] == ["note 149, revised", "note 0, revised"]
     store.delete(ids[100:])
     assert len(store.get_by_ids(ids)) == 100
+
+
+def test_add_texts_replaces_the_memory_get_by_ids_finds_and_nothing_outside_the_stores_reach():
+    """add_texts replaced a given id only in exactly its own scopes, while get_by_ids and delete reached the scopes
+    the store's search reaches: a store of mia found her bot's "pin", and adding "pin" put a second "pin" beside it
+    (both shown as "pin", get_by_ids returning one). One rule now: add_texts replaces the memory get_by_ids finds,
+    where it is; a narrower store does not reach a wider scope's memory, another user's is never touched, and an id
+    that names memories of two scopes is refused before anything is written."""
+    memory = ScopedMemory(HashingEncoder(64), k=10)
+    mia, bots = SAMVectorStore(memory, user_id="mia"), SAMVectorStore(memory, user_id="mia", agent_id="bot")
+    bob = SAMVectorStore(memory, user_id="bob")
+    bots.add_texts(["the bot's PIN note"], ids=["pin"])
+    bob.add_texts(["bob's PIN note"], ids=["pin"])
+    assert [d.page_content for d in mia.get_by_ids(["pin"])] == ["the bot's PIN note"]
+    assert mia.add_texts(["mia's PIN is 1111"], ids=["pin"]) == ["pin"]
+    assert [(d.id, d.page_content) for d in mia.similarity_search("PIN", k=10)] == [("pin", "mia's PIN is 1111")]
+    assert [d.page_content for d in mia.get_by_ids(["pin"])] == [d.page_content for d in bots.get_by_ids(["pin"])] \
+        == [r["memory"] for r in memory.get_all(user_id="mia", agent_id="bot")["results"]] == ["mia's PIN is 1111"]
+    assert [r["memory"] for r in memory.get_all(user_id="bob")["results"]] == ["bob's PIN note"]
+    # the store of mia's bot does not reach mia's own scope: its "note" is its own, each store finds and replaces its
+    mia.add_texts(["mia's note"], ids=["note"])
+    bots.add_texts(["the bot's note"], ids=["note"])
+    mia.add_texts(["mia's note, revised"], ids=["note"])
+    assert [d.page_content for d in mia.get_by_ids(["note"])] == ["mia's note, revised"]
+    assert [d.page_content for d in bots.get_by_ids(["note"])] == ["the bot's note"]
+    SAMVectorStore(memory, user_id="mia", agent_id="other").add_texts(["the other bot's x"], ids=["x"])
+    bots.add_texts(["the bot's x"], ids=["x"])
+    before = [r["memory"] for r in memory.get_all(all_scopes=True, limit=None)["results"]]
+    with pytest.raises(ValueError, match="^id 'x' was given to add_texts in 2 scopes: give user_id, agent_id"):
+        mia.add_texts(["a fresh text", "x, revised"], ids=["fresh", "x"])
+    assert [r["memory"] for r in memory.get_all(all_scopes=True, limit=None)["results"]] == before

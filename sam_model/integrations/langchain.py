@@ -288,20 +288,27 @@ class SAMVectorStore(VectorStore):
                 out.setdefault(given, []).append((self._key(r), r["id"]))
         return out
 
-    def _given(self, i: str, scopes: Mapping[str, Any], index: Mapping[str, list], exact: bool = True) -> Any:
-        """The memory that add_texts was given the id ``i`` for (``index``: :meth:`_given_ids` of ``scopes``): in
-        exactly ``scopes`` (each scope its own ids); with ``exact`` off, else in the scopes they reach (a store of
-        user mia finds mia's bot's memories, and shows their given ids, so it finds them by those ids too), or, with
-        no scope bound, in any; one that several such scopes gave is refused as ambiguous."""
+    def _named(self, i: str, scopes: Mapping[str, Any], index: Mapping[str, list]) -> tuple[Any, tuple] | None:
+        """(the memory ``i`` names within ``scopes``, the key of that memory's own scopes), else None: another
+        scope's memory is not there for this store. One rule for add_texts (which replaces that memory), get_by_ids
+        and delete (add_texts had replaced only a memory given the id in exactly its scopes, while get_by_ids and
+        delete reached the scopes a search reaches: a store of mia showed and found her bot's "pin", and an add of
+        "pin" put a second "pin" beside it). In order: the memory given ``i`` (``index``: :meth:`_given_ids` of
+        ``scopes``) in exactly ``scopes``; else in a scope they reach (a store of user mia: her bot's memories; with
+        no scope bound, any), refused as ambiguous when several gave it; else the memory whose own id ``i`` is,
+        within ``scopes`` (a chunk's id names its memory)."""
         key = self._key(scopes)
         found = index.get(i, [])
         own = [mid for k, mid in found if k == key]
-        if exact or own:
-            return own[-1] if own else None
+        if own:
+            return own[-1], key
         if len(found) > 1:
             raise ValueError(f"id {i!r} was given to add_texts in {len(found)} scopes: give user_id, agent_id or "
                              "run_id to say whose")
-        return found[-1][1] if found else None
+        if found:
+            return found[-1][1], found[-1][0]
+        hit = self.memory.get(i, **{n: scopes.get(n) for n in ("user_id", "agent_id", "run_id")})
+        return None if hit is None else (hit["id"], self._key(hit))
 
     def _check_scope(self, scopes: Mapping[str, Any]) -> None:
         if not any(self._key(scopes)) and not self.all_scopes:  # as a search: no scope, no memory (bob's PIN)
@@ -309,36 +316,29 @@ class SAMVectorStore(VectorStore):
                              "the store with all_scopes=True to reach every scope's memories by id")
 
     def _memory_id(self, i: str, scopes: Mapping[str, Any], index: Mapping[str, list]) -> Any:
-        """The memory ``i`` names within ``scopes`` (an id given to add_texts there, or a memory's own id whose
-        scopes they are), else None: another scope's memory is not there for this store."""
-        given = self._given(i, scopes, index, exact=False)
-        if given is not None:
-            return given
-        hit = self.memory.get(i, **{n: scopes.get(n) for n in ("user_id", "agent_id", "run_id")})
-        return None if hit is None else hit["id"]  # the memory's id (a chunk's id names its memory)
+        """The memory ``i`` names within ``scopes`` (:meth:`_named`), else None."""
+        named = self._named(i, scopes, index)
+        return None if named is None else named[0]
 
     def _replaced(self, i: str, scopes: Mapping[str, Any], index: Mapping[str, list]) -> tuple[Any, Mapping[str, Any]]:
-        """(the memory an id given to add_texts replaces, or None; the scopes the new text is written in). The
-        memory given ``i`` in exactly ``scopes``; else the memory whose own id ``i`` is, within ``scopes`` and
-        showing that id (given none), replaced in its own scopes: LangChain's add_documents passes a Document's id,
-        so a searched Document added back with new words went in beside its memory, both then shown as that id."""
-        if not any(self._key(scopes)):
+        """(the memory an id given to add_texts replaces, or None; the scopes the new text is written in): the
+        memory ``i`` names (:meth:`_named`), replaced in its own scopes, so that it stays where the store found it
+        (LangChain's add_documents passes a Document's id: a searched Document added back with new words replaces
+        its memory); else none, the text written in ``scopes``. Without a scope nothing is replaced (nor written:
+        every memory belongs to a scope)."""
+        named = self._named(i, scopes, index) if any(self._key(scopes)) else None
+        if named is None:
             return None, scopes
-        old = self._given(i, scopes, index)
-        if old is not None:
-            return old, scopes
-        hit = self.memory.get(i, **scopes)
-        if hit is None or hit["id"] != i or ID_KEY in hit["metadata"]:
-            return None, scopes
-        return i, {n: hit[n] for n in ("user_id", "agent_id", "run_id")}
+        return named[0], dict(zip(("user_id", "agent_id", "run_id"), named[1]))
 
     def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, *, ids: list[str] | None = None,
                   **kwargs: Any) -> list[str]:
         """Write each text as one user message of the scopes (with its metadata); returns the ids. An id given
         (``ids``) is kept in the memory's metadata (``langchain_id``, shown as the Document's id, not in its
-        metadata); given again in the same scopes, the new text replaces the memory, as it replaces the memory whose
-        own id it is (a searched Document added back: add_documents passes its id). Every text and metadata is
-        checked before the first is written: a bad one is refused with nothing stored."""
+        metadata); the memory an id names for this store (:meth:`_named`: the one get_by_ids finds) is replaced by
+        the new text, in that memory's own scopes (a searched Document added back: add_documents passes its id).
+        Every text, metadata and id is checked before the first is written: a bad one (an id that names memories of
+        two scopes) is refused with nothing stored."""
         texts = _listed(texts, "texts")
         scopes = self._scopes(kwargs)
         if kwargs:
@@ -349,6 +349,8 @@ class SAMVectorStore(VectorStore):
         out = []
         with self.memory.lock:  # a replacement is a lookup, an add and a delete: one thread at a time
             index = self._given_ids(scopes) if ids is not None and any(self._key(scopes)) else {}
+            for given in {str(i) for i in ids or () if i is not None}:  # an ambiguous id: refused before any write
+                self._replaced(given, scopes, index)
             for n, text in enumerate(texts):
                 given = str(ids[n]) if ids is not None and ids[n] is not None else None
                 meta = dict((metadatas or [None] * len(texts))[n] or {})
