@@ -439,3 +439,32 @@ def test_add_texts_replaces_the_memory_get_by_ids_finds_and_nothing_outside_the_
     with pytest.raises(ValueError, match="^id 'x' was given to add_texts in 2 scopes: give user_id, agent_id"):
         mia.add_texts(["a fresh text", "x, revised"], ids=["fresh", "x"])
     assert [r["memory"] for r in memory.get_all(all_scopes=True, limit=None)["results"]] == before
+
+
+def test_a_searched_document_added_back_leaves_sams_fields_out_of_its_metadata():
+    """A Document from a search carries SAM's fields in its metadata (score, why, scopes, times, ...); added back
+    (add_documents, or aadd_documents) they were stored in the memory's metadata, stale, beside its own. Now the
+    fields the store itself sets (DOCUMENT_FIELDS, the one list document() writes) are left out, the Document's own
+    metadata kept."""
+    from sam_model.integrations.langchain import DOCUMENT_FIELDS
+    from sam_model.store import StoreConfig
+
+    memory = ScopedMemory(HashingEncoder(64), k=10)
+    mia = SAMVectorStore(memory, user_id="mia")
+    mia.add_texts(["my PIN is 4242", "I like aisle seats"], [{"topic": "bank"}, {"topic": "travel"}])
+    [doc] = mia.similarity_search("PIN", k=1)
+    assert {"score", "why", "user_id", "created_at"} <= set(doc.metadata) and doc.metadata["topic"] == "bank"
+    doc.page_content = "my PIN is 1111"
+    mia.add_documents([doc])
+    [seats] = [d for d in mia.similarity_search("aisle", k=5) if d.page_content == "I like aisle seats"]
+    asyncio.run(mia.aadd_documents([seats]))
+    assert sorted((r["memory"], r["metadata"].get("topic"), sorted(set(r["metadata"]) & set(DOCUMENT_FIELDS)))
+                  for r in memory.get_all(user_id="mia")["results"]) == [("I like aisle seats", "travel", []),
+                                                                           ("my PIN is 1111", "bank", [])]
+    with pytest.raises(TypeError, match=r"^documents\[0\] must be a LangChain Document"):
+        mia.add_documents(doc)
+    # every field a result carries is one the list names (a chunk's too), so none can slip past it
+    chunky = ScopedMemory(HashingEncoder(64), StoreConfig(chunking={"size": 40, "overlap": 10}), k=10)
+    chunky.add("alice's PIN is 4242\nshe flies to Boston on Friday\nher passport is X1234567\n", user_id="alice")
+    found = chunky.search("passport", user_id="alice")["results"] + memory.search("PIN", user_id="mia")["results"]
+    assert "chunk" in found[0] and {k for r in found for k in r} - {"memory", "metadata"} <= set(DOCUMENT_FIELDS)

@@ -184,13 +184,17 @@ class SAMLangChainRetriever(BaseRetriever):
 
 
 ID_KEY = "langchain_id"  # the metadata key under which a memory keeps the id add_texts was given for it
+# SAM's own fields of a Document's metadata (a result's, sam_model.memory.scoped.result): what document() sets and
+# add_documents leaves out (a searched Document added back stored them as its memory's metadata, stale)
+DOCUMENT_FIELDS = ("id", "score", "created_at", "updated_at", "user_id", "agent_id", "run_id", "kind", "step",
+                   "episode_id", "why", "chunk")
 
 
 def document(r: Mapping[str, Any], doc_id: str | None = None) -> Document:
-    """A ScopedMemory result (sam_model.memory.scoped.result) as a Document: the memory's words, the rest as
-    metadata (the memory's own metadata under SAM's fields: a metadata key cannot pose as the memory's scope, id
-    or score); ``doc_id``: the id to show (default: the id add_texts was given, else the memory's)."""
-    meta = {key: v for key, v in r.items() if key not in ("memory", "metadata")}
+    """A ScopedMemory result (sam_model.memory.scoped.result) as a Document: the memory's words, its
+    DOCUMENT_FIELDS as metadata over the memory's own (a metadata key cannot pose as the memory's scope, id or
+    score); ``doc_id``: the id to show (default: the id add_texts was given, else the memory's)."""
+    meta = {key: r[key] for key in DOCUMENT_FIELDS if key in r}
     own = {k: v for k, v in r["metadata"].items() if k != ID_KEY}
     given = r["metadata"].get(ID_KEY)
     return Document(page_content=r["memory"], metadata={**own, **meta},
@@ -367,6 +371,19 @@ class SAMVectorStore(VectorStore):
                     index[given] = [*kept, (self._key(into), added[-1]["id"])]
                 out.append(given if given is not None else str(added[-1]["id"]))
         return out
+
+    def add_documents(self, documents: list[Document], **kwargs: Any) -> list[str]:
+        """As VectorStore.add_documents (each Document's text, metadata and id to :meth:`add_texts`), less SAM's
+        own fields in its metadata (DOCUMENT_FIELDS: score, why, scopes, times, ...): those of a searched Document
+        added back were stored as its memory's metadata, stale, and shown as its own (a metadata key of one of these
+        names is hidden under SAM's field on every Document anyway)."""
+        docs = _listed(documents, "documents")
+        for n, d in enumerate(docs):
+            if not isinstance(d, Document):  # a Document passed alone is iterable: its (field, value) pairs
+                raise TypeError(f"documents[{n}] must be a LangChain Document, got {type(d).__name__}: pass a list "
+                                "of Documents")
+        return super().add_documents([Document(page_content=d.page_content, id=d.id, metadata={
+            k: v for k, v in (d.metadata or {}).items() if k not in DOCUMENT_FIELDS}) for d in docs], **kwargs)
 
     def similarity_search_with_score(self, query: str, k: int | None = None, filter: Mapping[str, Any] | None = None,
                                      **kwargs: Any) -> list[tuple[Document, float]]:
