@@ -679,24 +679,36 @@ IMAGE = {"type": "image_url", "image_url": {"url": "https://example.com/receipt.
 
 @pytest.mark.parametrize("message, why", [
     ({"role": "user"}, "is missing"), ({"role": "user", "content": ""}, "is empty"),
-    ({"role": "user", "content": [IMAGE]}, "holds only 'image_url' part"),
-    ({"role": "user", "content": [{"type": "text", "text": " "}, IMAGE]}, "holds only whitespace"),
+    ({"role": "user", "content": [{"type": "text", "text": " "}, IMAGE]}, "is only whitespace"),
     ({"role": "assistant", "content": None}, "is missing")])
-def test_messages_that_hold_no_text_are_refused_naming_the_field(message, why):
-    """An add of ``[{"role": "user"}]`` or of an image alone was answered ``{"results": []}`` and stored nothing,
-    without a word (blank text parts were refused by the store, naming ``memories[0].text``, no field of the call).
-    Now it is a ValueError naming the message's content and what to send; the same message beside others that hold
-    text is skipped, and the answer's ``skipped`` says so."""
+def test_messages_that_should_hold_text_and_hold_none_are_refused_with_their_batch(message, why):
+    """An add of ``[{"role": "user"}]`` was answered ``{"results": []}`` and stored nothing, without a word (blank
+    text parts were refused by the store, naming ``memories[0].text``, no field of the call). Now it is a ValueError
+    naming the message's content and what to send, alone or beside messages that hold text (a batch with a bad
+    message is refused whole)."""
     memory = ScopedMemory(HashingEncoder(16))
-    with pytest.raises(ValueError, match=rf"^data\[0\]\.content {why}.*nothing to store; memories hold text: send"):
+    with pytest.raises(ValueError, match=rf"^data\[0\]\.content {why}: nothing to store; memories hold text: send"):
         memory.add([message], user_id="mia")
     with pytest.raises(ValueError, match=rf"^data\.content {why}"):  # one message, not in a list
         memory.add(message, user_id="mia")
+    with pytest.raises(ValueError, match=rf"^data\[1\]\.content {why}"):
+        memory.add([{"role": "user", "content": "my receipt is attached"}, message], user_id="mia")
     assert memory.get_all(user_id="mia")["results"] == [] and memory.live_state(user_id="mia") == State()
-    out = memory.add([{"role": "user", "content": "my receipt is attached"}, message], user_id="mia")
+
+
+def test_a_message_of_images_alone_is_skipped_and_said_not_refused():
+    """A multimodal agent feeding every turn sends a picture on its own: well formed, not text. Refusing it would
+    stop the agent's loop on a valid turn (Mem0 skips it with a log line); it is stored as nothing and named in the
+    answer's ``skipped``, alone or beside text."""
+    memory = ScopedMemory(HashingEncoder(16))
+    out = memory.add([{"role": "user", "content": [IMAGE]}], user_id="mia")
+    assert out["results"] == [] and [n["message"] for n in out["skipped"]] == [0]
+    assert out["skipped"][0]["reason"] == ("data[0].content holds only 'image_url' part(s): not stored "
+                                           "(memories hold text)")
+    out = memory.add([{"role": "user", "content": "my receipt is attached"}, {"role": "user", "content": [IMAGE]}],
+                     user_id="mia")
     assert [r["memory"] for r in out["results"]] == ["my receipt is attached"]
     assert [(n["message"], "part" in n) for n in out["skipped"]] == [(1, False)]
-    assert out["skipped"][0]["reason"].startswith(f"data[1].content {why}") and "not stored" in out["skipped"][0]["reason"]
     assert [r["memory"] for r in memory.get_all(user_id="mia")["results"]] == ["my receipt is attached"]
 
 

@@ -1016,9 +1016,9 @@ def test_a_content_length_that_is_no_number_is_a_400_not_a_413(tmp_path):
 
 def test_an_add_of_messages_with_no_text_is_a_422_over_http_and_an_error_over_mcp(tmp_path):
     """``{"messages": [{"role": "user"}]}`` or an image alone was answered 200 ``{"results": []}`` and stored nothing.
-    Now HTTP answers 422 naming ``messages[0].content`` and what to send, MCP's remember refuses an empty text naming
-    ``text`` (ScopedMemory's one rule, each face naming its own field); beside a text, an image part is stored as
-    nothing and said in ``skipped``. A refused add leaves nothing in the log."""
+    Now a message with no (or blank) content is a 422 naming ``messages[i].content`` and what to send, MCP's remember
+    refuses an empty text naming ``text`` (ScopedMemory's one rule, each face naming its own field); images alone or
+    beside a text are stored as nothing and said in ``skipped``. A refused add leaves nothing in the log."""
     pytest.importorskip("mcp", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
     import asyncio
 
@@ -1028,12 +1028,15 @@ def test_an_add_of_messages_with_no_text_is_a_422_over_http_and_an_error_over_mc
 
     tenants, http = hashed_app(tmp_path)
     image = {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
-    for messages, why in (([{"role": "user"}], "is missing"), ([{"role": "user", "content": [image]}], "holds only")):
+    for messages in ([{"role": "user"}], [{"role": "user", "content": "ok"}, {"role": "user", "content": " "}]):
         r = http.post("/v1/memories", headers=A, json={"user_id": "mia", "messages": messages})
-        assert r.status_code == 422 and r.json()["detail"].startswith(f"messages[0].content {why}"), r.text
+        where = f"messages[{len(messages) - 1}].content"
+        assert r.status_code == 422 and r.json()["detail"].startswith(where), r.text
         assert "send the message's words as its content" in r.json()["detail"]
     tenant = tenants.tenants["acme"]
     assert writes(tenant) == [] and tenant.memory.get_all(user_id="mia")["results"] == []
+    r = http.post("/v1/memories", headers=A, json={"user_id": "mia", "messages": [{"role": "user", "content": [image]}]})
+    assert r.status_code == 200 and r.json()["results"] == [] and r.json()["skipped"][0]["message"] == 0, r.text
     r = http.post("/v1/memories", headers=A, json={"user_id": "mia", "messages": [
         {"role": "user", "content": [{"type": "text", "text": "my receipt"}, image]}, {"role": "user", "content": [image]}]})
     assert r.status_code == 200 and [m["memory"] for m in r.json()["results"]] == ["my receipt"]

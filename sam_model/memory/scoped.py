@@ -168,9 +168,9 @@ TEXT_ONLY = (f"{HOLD_TEXT}: send the message's words as its content (a string, o
 
 
 class NoTextError(ValueError):
-    """An add none of whose messages holds text (:func:`unstored`): refused, as it would store nothing. Its own
-    type, so that a write-ahead log replaying such an add, logged before these were refused (it stored nothing
-    then), passes over it instead of stopping the start."""
+    """A message that should hold text and holds none (no content, an empty or blank one): refused with its batch
+    (:func:`unstored`). Its own type, so that a write-ahead log replaying such an add, logged before these were
+    refused (it stored nothing then), passes over it instead of stopping the start."""
 
 
 def _is_messages(items: Sequence[Any]) -> bool:
@@ -178,26 +178,26 @@ def _is_messages(items: Sequence[Any]) -> bool:
     return all(isinstance(m, Mapping) and "role" in m for m in items)
 
 
-def _no_text(content: Any, text: str) -> str:
-    """Why a message's content holds no text to store."""
-    if content is None:
-        return "is missing"
-    if isinstance(content, list):
-        others = sorted({str(p.get("type"))[:40] for p in content if p.get("type") != "text"})
-        if others and not any(p.get("type") == "text" for p in content):
-            return f"holds only {', '.join(map(repr, others))} part(s)"
-        return "holds no parts" if not content else "holds only whitespace in its text parts"
-    return "is empty" if not text else "is only whitespace"
+def _media_only(content: Any) -> list[str]:
+    """The part types of a content made only of non-text parts (an image, an audio clip), else ``[]``."""
+    if not isinstance(content, list) or not content or any(p.get("type") == "text" for p in content):
+        return []
+    return sorted({str(p.get("type"))[:40] for p in content})
 
 
 def unstored(data: Any, name: str = "data") -> list[dict[str, Any]]:
     """What of an add's ``data`` is not stored, as ``[{"message": i, "reason": ...}]`` (``"part": j`` for a content
-    part), or a NoTextError naming the field (``name``) when nothing of it would be: a message with no content, or
-    only an image, was answered ``{"results": []}`` and stored nothing, without a word. A message that holds text
-    (or is a system message, a tool result or a tool call) is stored; in a batch that stores something, one that
-    holds none is skipped and said. Every text is checked against the length limit here, a text in content parts
-    too (the store refused it, naming no field of the call). One rule for ScopedMemory.add, sam-serve's HTTP add
-    and MCP's remember, each naming its own field; agent-log events are checked where they are parsed."""
+    part), or a NoTextError naming the field (``name``).
+
+    Two cases, told apart because an agent loop must survive the one and hear of the other. A message that should
+    hold text and holds none (``{"role": "user"}``, ``""``, blank text parts; not a system message, a tool result
+    or a tool call) is a client's mistake: the batch is refused whole, as a batch with any bad message is (it was
+    answered ``{"results": []}`` and stored nothing, without a word). A message of images (audio, files) alone is
+    well formed but not text, which is all memories hold: it is skipped and said, as an image part beside text is,
+    so a multimodal agent feeding every turn is never stopped by a picture (Mem0 skips such messages with a log
+    line). Every text is checked against the length limit here, in content parts too. One rule for
+    ScopedMemory.add, sam-serve's HTTP add and MCP's remember, each naming its own field; agent-log events are
+    checked where they are parsed."""
     if isinstance(data, str):
         check_text(data, name)
         return []
@@ -214,16 +214,18 @@ def unstored(data: Any, name: str = "data") -> list[dict[str, Any]]:
             raise ValueError(str(err)) from None
         if text.strip():
             check_text(text, f"{where}.content")
-        if not (text.strip() or role in ("system", "tool") or m.get("tool_calls") or not isinstance(role, str)):
-            notes.append({"message": i, "reason": f"{where}.content {_no_text(content, text)}: not stored"})
+        elif media := _media_only(content):
+            notes.append({"message": i, "reason": f"{where}.content holds only {', '.join(map(repr, media))} "
+                                                  f"part(s): not stored ({HOLD_TEXT})"})
             continue
+        elif not (role in ("system", "tool") or m.get("tool_calls") or not isinstance(role, str)):
+            why = ("is missing" if content is None else "is empty" if content in ("", []) else
+                   "is only whitespace")
+            raise NoTextError(f"{where}.content {why}: nothing to store; {TEXT_ONLY}")
         for j, part in enumerate(content if isinstance(content, list) else ()):
             if part.get("type") != "text":
                 notes.append({"message": i, "part": j, "reason": f"{where}.content[{j}]: a "
                               f"{str(part.get('type'))[:40]!r} part: not stored ({HOLD_TEXT})"})
-    if len({n["message"] for n in notes if "part" not in n}) == len(items):
-        first = notes[0]["reason"].removesuffix(": not stored")
-        raise NoTextError(f"{first}: nothing to store; {TEXT_ONLY}")
     return notes
 
 
@@ -332,8 +334,9 @@ class ScopedMemory:
         """Write chat messages (a string is one user message; dicts with ``role`` as OpenAI messages) or
         agent-log events (Events, or dicts with ``kind`` and ``text``) into the scopes' episode, in order.
         Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE"}, ...]}``, and ``"skipped"``: what of the
-        messages was not stored (no text in a message, an image part: :func:`unstored`) when something was not.
-        Messages of which none holds text are refused (ValueError naming the first)."""
+        messages was not stored (a message or a part of images alone: :func:`unstored`) when something was not. A
+        message that should hold text and holds none (no content, a blank one) is refused with its batch (ValueError
+        naming it)."""
         scopes = self._scopes(user_id, agent_id, run_id, need="write")
         episode = self.episode_of(user_id, agent_id, run_id)
         check_metadata(metadata)

@@ -13,11 +13,11 @@
 
 Every call but /health needs ``Authorization: Bearer <key>`` (or ``X-API-Key: <key>``): 401 without a known key.
 Bodies are pydantic models: a missing or mistyped field is a 422 naming it; what the memory refuses (an empty
-text, messages none of which holds text, a scope with '/', a bad filter operator, no scope on a search) is a 422
+text, a message with no content, a scope with '/', a bad filter operator, no scope on a search) is a 422
 with the memory's one-line reason; an unknown id is a 404; a body over ``MAX_BODY_BYTES`` a 413 (a Content-Length
 that is no number a 400); a write the log could not take (a full disk) a 503, and nothing of it is applied. The
 answers are ScopedMemory's (Mem0's shapes); an add's ``skipped`` says what of its messages was not stored (a
-message with no text beside others that have some, an image part).
+message or a part of images alone: memories hold text).
 Writes go through the tenant's write-ahead log (sam_model.serve.tenants): a 2xx means it is on disk.
 """
 
@@ -187,8 +187,8 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
 
     @app.post("/v1/memories")
     def add(body: AddBody, tenant: T, later: BackgroundTasks) -> dict:
-        """Messages of which none holds text are a 422 naming ``messages[i].content`` (ScopedMemory.add's own rule,
-        checked here to name this API's field); what of them was not stored is the answer's ``skipped``."""
+        """A message with no content (or a blank one) is a 422 naming ``messages[i].content`` (ScopedMemory.add's
+        own rule, checked here to name this API's field); what was not stored (images) is the answer's ``skipped``."""
         unstored(body.messages, "messages")
         args = body.model_dump()
         args["data"] = args.pop("messages")
