@@ -33,7 +33,8 @@ demo: $(STAMP)
 	$(PY) -m sam_model.data.synthetic $(DEMO) --episodes 300 --seed 0
 	$(PY) -m sam_model.data.synthetic $(HELDOUT) --episodes 100 --seed 1
 	$(PY) -m sam_model.data.validate $(DEMO)
-	$(PY) train.py fit --config configs/demo.yaml
+	@# --overwrite: a re-run replaces the previous demo run (a fresh run into a run's folder is refused otherwise)
+	$(PY) train.py fit --config configs/demo.yaml --overwrite
 	@# best-epoch=NN.ckpt: the epoch with the best validation MRR (last.ckpt is the last epoch, for resuming)
 	$(PY) -m sam_model.export $$(ls -t $(RUN)/best-*.ckpt | head -n 1) $(RUN)/export
 	$(PY) evaluate.py --retriever $(RUN)/export --data $(HELDOUT) --out $(RUN)/eval --tensorboard $(RUN)/tb

@@ -122,8 +122,8 @@ def test_a_resume_on_logs_with_other_phases_is_refused_before_any_weight_loads(t
 
 def test_a_fresh_run_does_not_warn_that_its_checkpoint_folder_is_not_empty(tmp_path, tiny_bert_dir, recwarn):
     """Found by a walkthrough: after ``rm -rf checkpoints`` a first run warned "Checkpoint directory ... exists and
-    is not empty": the run's own TensorBoard logs and config, written there first. A re-run over checkpoints still
-    warns (it overwrites them)."""
+    is not empty": the run's own TensorBoard logs and config, written there first. A re-run over checkpoints asked
+    for with --overwrite does not warn either (a re-run without it is refused)."""
     import yaml as _yaml
 
     from sam_model.data.synthetic import write_synthetic
@@ -144,8 +144,43 @@ def test_a_fresh_run_does_not_warn_that_its_checkpoint_folder_is_not_empty(tmp_p
     train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1"])
     assert (tmp_path / "w" / "tb").is_dir() and (tmp_path / "w" / "last.ckpt").is_file()
     assert not warned()
+    train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1", "--overwrite"])  # replaced on purpose
+    assert not warned()
+
+
+def test_a_fresh_run_into_another_runs_folder_is_refused_or_replaces_it_whole(tmp_path, tiny_bert_dir, capsys):
+    """A re-run into a folder holding another run's checkpoints overwrote its last.ckpt and export and left its
+    best-epoch=NN.ckpt beside the new run's best (a listing or a resume saw another run's best). It is refused in
+    one line, nothing touched; ``--overwrite`` deletes the earlier run's files once the new run saved its first
+    checkpoint, so a run that fails before that leaves the earlier one whole."""
+    from sam_model.data.synthetic import write_synthetic
+    from sam_model.training.cli import run as train
+
+    log = tmp_path / "train.jsonl"
+    write_synthetic(log, 12, seed=0)
+    cfg = _config(tmp_path, "o", log, tiny_bert_dir)
+    folder = tmp_path / "o"
     train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1"])
-    assert warned()
+    [best] = folder.glob("best-*.ckpt")
+    best.rename(folder / "best-epoch=07.ckpt")  # the earlier run's best was a later epoch than the new one's
+    before = {p.name: p.read_bytes() for p in folder.glob("*.ckpt")}
+    assert (folder / "export").is_dir() and len(before) == 2
+    capsys.readouterr()
+    assert train(["fit", "--config", str(cfg), "--trainer.max_epochs=1"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith(f"error: {folder} holds the checkpoints of an earlier run"), err
+    assert f"--ckpt_path {folder / 'last.ckpt'}" in err and "--run NAME" in err and "--overwrite" in err
+    assert {p.name: p.read_bytes() for p in folder.glob("*.ckpt")} == before
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert train(["fit", "--config", str(cfg), f"--data.train=[{empty}]", "--overwrite"]) == 1  # fails before a save
+    assert {p.name: p.read_bytes() for p in folder.glob("*.ckpt")} == before and (folder / "export").is_dir()
+    (folder / "export" / "old-marker").write_text("the earlier run's export")
+    assert train(["fit", "--config", str(cfg), "--trainer.max_epochs=1", "--overwrite"]) == 0
+    now = sorted(p.name for p in folder.glob("*.ckpt"))
+    assert now == ["best-epoch=00.ckpt", "last.ckpt"], now
+    assert _state(folder / "last.ckpt")["epoch"] == 0
+    assert (folder / "export" / "config.json").is_file() and not (folder / "export" / "old-marker").exists()
 
 
 def test_resuming_a_run_that_stopped_early_trains_nothing(tmp_path, tiny_bert_dir, capsys):

@@ -5,10 +5,13 @@
 the previous file (Lightning's own write can leave a truncated file when its temp folder is on another
 filesystem), and ``--ckpt_path`` resumes through sam_model.checkpoint.load_checkpoint (weights_only,
 a crafted checkpoint is refused). SAMCLI installs it; remote paths (``s3://``...) keep Lightning's IO.
+With ``--overwrite`` it also deletes the replaced run's files after the new run's first save.
 """
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
@@ -28,16 +31,41 @@ def _local(path: Any) -> bool:
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.replaces: list[Path] = []  # an earlier run's files, deleted after the first save (--overwrite)
+
     def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any | None = None) -> None:
         if storage_options is not None or not _local(path):
             return super().save_checkpoint(checkpoint, path, storage_options)
         with atomic_path(path) as tmp:
             torch.save(checkpoint, tmp)
+        old, self.replaces = self.replaces, []
+        _delete([p for p in old if p.resolve() != Path(path).resolve()])  # not the file just written
 
     def load_checkpoint(self, path: Any, map_location: Any = None, weights_only: bool | None = None) -> dict[str, Any]:
         if not _local(path):
             return super().load_checkpoint(path, map_location=map_location, weights_only=True)
         return load_checkpoint(path, map_location=map_location or "cpu")
+
+
+def _delete(paths: list[Path]) -> None:
+    for p in paths:
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+
+
+def replace_after_first_save(trainer: pl.Trainer, old: list[Path]) -> None:
+    """Delete ``old`` (the run that ``--overwrite`` replaces) once ``trainer`` has saved its first checkpoint, so a
+    run that fails before its first epoch ends leaves the earlier run whole; with a CheckpointIO of the run's own,
+    at once."""
+    io = trainer.strategy.checkpoint_io
+    if isinstance(io, AtomicCheckpointIO):
+        io.replaces = list(old)
+    else:
+        _delete(old)
 
 
 def use_atomic_checkpoints(trainer: pl.Trainer) -> None:

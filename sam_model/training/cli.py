@@ -13,19 +13,19 @@ into ``lightning_logs/``), and every fit ends by exporting its best checkpoint i
 
 from __future__ import annotations
 
-import re
 import sys
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
+from jsonargparse import ActionYesNo
 from pytorch_lightning.cli import LightningCLI
 
 from sam_model import cli_config
 from sam_model.checkpoint import load_checkpoint
 from sam_model.data.schema import LogFormatError
 from sam_model.io import SAMFileError, run_cli
-from sam_model.training.checkpoint_io import use_atomic_checkpoints
+from sam_model.training.checkpoint_io import replace_after_first_save, use_atomic_checkpoints
 from sam_model.training.datamodule import AgentLogDataModule
 from sam_model.training.module import SAMLightningModule
 from sam_model.training.progress import LineProgress
@@ -43,6 +43,11 @@ class SAMCLI(LightningCLI):
                                  "TensorBoard logs in checkpoints/${run}/ (default: the experiment's name; an override "
                                  "that makes a variant names it, e.g. configs/content_only.yaml: "
                                  "${experiment}_content_only)")
+        parser.add_argument("--overwrite", action=ActionYesNo, default=False,
+                            help="replace the run already in checkpoints/${run}: its checkpoints and export are "
+                                 "deleted once this run has written its first checkpoint (without it, a fresh run "
+                                 "into a folder holding another run's checkpoints is refused); on the command line "
+                                 "only, a config file's value is ignored")
         parser.link_arguments("data.vocab", "model.vocab", apply_on="instantiate")
         config = parser._option_string_actions.get("--config")
         if config is not None:
@@ -89,6 +94,9 @@ class SAMCLI(LightningCLI):
         argv = getattr(self, "_argv", [])
         prefix = f"{sub}." if sub else ""
         _check_run_names_the_folders(cfg, argv, prefix)
+        if sub == "fit" and not cfg.get("ckpt_path"):
+            overwrite = cli_config.where("overwrite", argv, prefix) == "command line" and bool(cfg.get("overwrite"))
+            self._replaces = _earlier_run(cfg, overwrite)
         names = [f.name for f in fields(SAMConfig)]
         whole = any(a == f"--{k}" or a.startswith(f"--{k}=") for a in argv for k in ("model.net", prefix + "model.net"))
         if cfg.get("ckpt_path"):
@@ -122,19 +130,16 @@ class SAMCLI(LightningCLI):
                                "was run — resume from a .ckpt train.py wrote for this config") from None
 
     def fit(self, **kwargs) -> None:
-        """``trainer.fit``, without Lightning's warning that a checkpoint folder "exists and is not empty" where all
-        it holds is this run's own TensorBoard logs and config (the configs put them there, written before its
-        check); kept for a folder with checkpoints in it (a re-run overwrites best/last)."""
+        """``trainer.fit``, without Lightning's warning that a checkpoint folder "exists and is not empty": a fresh
+        run's folder holds its own TensorBoard logs and config (the configs put them there, written before the
+        check), and a folder with another run's checkpoints was refused or replaced on purpose (``--overwrite``,
+        :func:`_earlier_run`), or is resumed."""
         if (stopped := _stopped_early(kwargs.get("ckpt_path"))) is not None:
             print(f"{kwargs['ckpt_path']}: this run stopped early after epoch {stopped} (no better validation for "
                   "EarlyStopping's patience): nothing to resume; start a new run (--run NAME) to train on")
             return
         with warnings.catch_warnings():
-            for cb in self.trainer.checkpoint_callbacks:
-                folder = getattr(cb, "dirpath", None)
-                if folder and not any(Path(folder).glob("*.ckpt")):  # fresh: no folder yet, or no checkpoint
-                    warnings.filterwarnings("ignore", message=re.escape(f"Checkpoint directory {folder} exists and "
-                                                                        "is not empty."))
+            warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty\.")
             self.trainer.fit(**kwargs)
 
     def after_fit(self) -> None:
@@ -154,6 +159,7 @@ class SAMCLI(LightningCLI):
     def instantiate_trainer(self, **kwargs):
         trainer = super().instantiate_trainer(**kwargs)
         use_atomic_checkpoints(trainer)  # atomic last.ckpt, and --ckpt_path never runs pickled code
+        replace_after_first_save(trainer, getattr(self, "_replaces", []))  # --overwrite
         return trainer
 
 
@@ -182,6 +188,24 @@ def _check_run_names_the_folders(cfg, argv: list[str], prefix: str) -> None:
         raise SAMFileError(f"--run {run}: the config writes to {fixed[0]}, which --run does not change (a config "
                            "printed by --print_config or saved beside a run has checkpoints/${run} resolved); "
                            "write checkpoints/${run} there again, or drop --run")
+
+
+def _earlier_run(cfg, overwrite: bool) -> list[Path]:
+    """The checkpoints and export of another run in the folders this fresh fit writes to. A re-run overwrote that
+    run's last.ckpt and export but left its best-epoch=NN.ckpt beside the new one's, where a listing or a resume
+    found a best checkpoint of another run. Refused in one line (as a --run that does not move the run is), or with
+    ``--overwrite`` returned, to be deleted once the new run has a checkpoint (``replace_after_first_save``)."""
+    folders = [Path(f) for f in dict.fromkeys(_run_folders(cfg))]
+    old = sorted({p for f in folders for p in f.glob("*.ckpt")})
+    if not old:
+        return []
+    if not overwrite:
+        folder = old[0].parent
+        last = folder / "last.ckpt" if (folder / "last.ckpt") in old else old[-1]
+        names = ", ".join(p.name for p in old[:3]) + (", ..." if len(old) > 3 else "")
+        raise SAMFileError(f"{folder} holds the checkpoints of an earlier run ({names}): resume it with --ckpt_path "
+                           f"{last}, train into a new folder with --run NAME, or replace that run with --overwrite")
+    return old + [f / "export" for f in folders if (f / "export").is_dir()]
 
 
 def _stopped_early(ckpt: str | None) -> int | None:
