@@ -52,6 +52,23 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict:
     return state
 
 
+def recorded_folder(value: str, ckpt: str | os.PathLike, field: str) -> str:
+    """A folder a checkpoint records (``hyper_parameters.net.bert_path``), absolute. Checkpoints written before
+    training recorded it absolute hold it as given, relative to the folder the run trained in: read from another
+    folder, it was "not found". It is looked for from the current folder, then from the checkpoint's folder and
+    each folder above it (the configs put checkpoints in ``checkpoints/RUN/`` under the folder training ran in);
+    found nowhere, one line naming the checkpoint, the field and what to do. Empty or absolute: as recorded."""
+    if not value or Path(value).is_absolute():
+        return value
+    here = Path(ckpt).resolve().parent
+    for base in (Path.cwd(), here, *here.parents):
+        if (base / value).is_dir():
+            return str((base / value).resolve())
+    raise SAMFileError(f"{ckpt}: field '{field}' is the folder {value!r}, relative to the folder the training ran in, "
+                       "and it is neither under the current folder nor beside the checkpoint or a folder above it: "
+                       f"run it from the folder the training ran in, or put that folder at {Path.cwd() / value}")
+
+
 def _is_pickle(path: Path, exc: BaseException) -> bool:
     """Whether a weights_only failure is a real pickle asking for more than data (not a garbage file)."""
     if "Unsupported global" in str(exc) or "Unsupported class" in str(exc):

@@ -51,7 +51,7 @@ from transformers import PretrainedConfig
 
 from sam_model import card
 from sam_model.card import CARD
-from sam_model.checkpoint import load_checkpoint
+from sam_model.checkpoint import load_checkpoint, recorded_folder
 from sam_model.io import SAMFileError, atomic_dir, cli_name, read_json, reading, run_cli
 from sam_model.models.bert import (
     EncoderConfigError,
@@ -500,6 +500,7 @@ def _read_checkpoint(ckpt: str | os.PathLike, device: str | torch.device | None 
                            "train.py") from None
     except ValueError as exc:
         raise SAMFileError(f"{p}: {exc}; give a .ckpt written by train.py") from None
+    cfg.bert_path = recorded_folder(cfg.bert_path, p, "hyper_parameters.net.bert_path")  # an older one: relative
     folder = check_bert_folder(cfg.bert_path or default_bert_path())  # tokenizer (and config if absent)
     recorded = state["hyper_parameters"].get("bert_config")
     try:

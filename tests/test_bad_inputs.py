@@ -341,3 +341,36 @@ def test_a_run_trained_with_a_relative_bert_path_exports_and_loads_from_another_
     dim = SAMRetriever.load(ckpt, device="cpu").dim  # was: text encoder folder not found: mybert
     assert export_main([str(ckpt), str(other / "export")]) in (0, None)
     assert SAMRetriever.load(other / "export", device="cpu").dim == dim
+
+
+def test_a_checkpoint_that_recorded_a_relative_bert_path_loads_from_another_folder(tmp_path, tiny_bert_dir,
+                                                                                   monkeypatch, capsys):
+    """Checkpoints written before bert_path was recorded absolute hold it as given ('mybert', relative to the folder
+    training ran in): loaded or exported from another folder, 'text encoder folder not found: mybert'. It is found
+    from the current folder, else from the checkpoint's folder and those above it; else one line naming the
+    checkpoint, the field and what to do."""
+    import shutil
+
+    from sam_model.export import main as export_main
+    from sam_model.models.sam import SAMConfig, SAMNet
+    from sam_model.retriever import SAMRetriever
+
+    work, other = tmp_path / "work", tmp_path / "other"
+    (work / "checkpoints" / "r").mkdir(parents=True), other.mkdir()
+    shutil.copytree(tiny_bert_dir, work / "mybert")
+    net = SAMNet(SAMConfig(bert_path=str(work / "mybert"), dim=8, hidden=16, proj_hidden=16))
+    ckpt = work / "checkpoints" / "r" / "last.ckpt"  # where a run in work/ puts it
+    torch.save({"hyper_parameters": {"net": {**net.cfg.to_dict(), "bert_path": "mybert"}, "bert_config": None},
+                "state_dict": {f"net.{k}": v for k, v in net.state_dict().items()}}, ckpt)
+    monkeypatch.chdir(other)
+    back = SAMRetriever.load(ckpt, device="cpu").net  # was: text encoder folder not found: mybert
+    assert back.cfg.bert_path == str((work / "mybert").resolve())
+    assert torch.equal(back.alpha_logit, net.alpha_logit)
+    assert export_main([str(ckpt), str(other / "export")]) == 0
+    assert SAMRetriever.load(other / "export", device="cpu").dim == back.out_dim
+    shutil.move(work / "mybert", tmp_path / "moved")
+    capsys.readouterr()
+    assert export_main([str(ckpt), str(other / "export2")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith(f"error: {ckpt}: field 'hyper_parameters.net.bert_path'"), err
+    assert "'mybert'" in err and "run it from the folder the training ran in" in err, err

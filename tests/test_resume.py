@@ -208,3 +208,34 @@ def test_resuming_a_run_that_stopped_early_trains_nothing(tmp_path, tiny_bert_di
     assert "stopped early after epoch 1" in capsys.readouterr().out
     after = _state(last)
     assert (after["epoch"], after["global_step"]) == (before["epoch"], before["global_step"])
+
+
+def test_a_resume_from_another_folder_finds_a_relative_bert_path_the_checkpoint_recorded(tmp_path, tiny_bert_dir,
+                                                                                        monkeypatch, capsys):
+    """A checkpoint written before bert_path was recorded absolute holds it as given ('mybert'); its hyper-parameters
+    win over the config on a resume, so a resume from another folder said 'text encoder folder not found: mybert'
+    whatever the command line gave. It is found beside the checkpoint's folders now (tests/test_bad_inputs.py has
+    loading and the one-line error)."""
+    import shutil
+
+    from sam_model.data.synthetic import write_synthetic
+
+    log = tmp_path / "train.jsonl"
+    write_synthetic(log, 12, seed=0)
+    cfg = _config(tmp_path, "rel", log, tiny_bert_dir)
+    train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1"])
+    shutil.copytree(tiny_bert_dir, tmp_path / "mybert")  # the folder the run trained in: tmp_path
+    last = tmp_path / "rel" / "last.ckpt"
+    state = _state(last)
+    state["hyper_parameters"]["net"]["bert_path"] = "mybert"
+    torch.save(state, last)
+    (tmp_path / "other").mkdir()
+    monkeypatch.chdir(tmp_path / "other")
+    train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=2", f"--ckpt_path={last}"])
+    after = _state(last)
+    assert after["epoch"] == 1 and after["hyper_parameters"]["net"]["bert_path"] == str((tmp_path / "mybert").resolve())
+    state = _state(last)
+    state["hyper_parameters"]["net"]["bert_path"] = "gone"
+    torch.save(state, last)
+    with pytest.raises(SAMFileError, match=rf"^{last}: field 'hyper_parameters.net.bert_path' is the folder 'gone'"):
+        train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=3", f"--ckpt_path={last}"])

@@ -22,7 +22,7 @@ from jsonargparse import ActionYesNo
 from pytorch_lightning.cli import LightningCLI
 
 from sam_model import cli_config
-from sam_model.checkpoint import load_checkpoint
+from sam_model.checkpoint import load_checkpoint, recorded_folder
 from sam_model.data.schema import LogFormatError
 from sam_model.io import SAMFileError, run_cli
 from sam_model.training.checkpoint_io import replace_after_first_save, use_atomic_checkpoints
@@ -115,7 +115,8 @@ class SAMCLI(LightningCLI):
 
     def _parse_ckpt_path(self) -> None:
         """LightningCLI reads --ckpt_path's hyper-parameters (weights_only); a refused or broken checkpoint is
-        reported by sam_model.checkpoint's one-line error instead of torch's page of advice."""
+        reported by sam_model.checkpoint's one-line error instead of torch's page of advice. They win over the
+        config, so an older checkpoint's relative ``bert_path`` is found here (sam_model.checkpoint.recorded_folder)."""
         try:
             super()._parse_ckpt_path()
         except Exception as exc:
@@ -128,6 +129,7 @@ class SAMCLI(LightningCLI):
             first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
             raise SAMFileError(f"{ckpt}: its hyper-parameters {what}do not fit this model ({first}); nothing from it "
                                "was run — resume from a .ckpt train.py wrote for this config") from None
+        _absolute_bert_path(self.config)
 
     def fit(self, **kwargs) -> None:
         """``trainer.fit``, without Lightning's warning that a checkpoint folder "exists and is not empty": a fresh
@@ -161,6 +163,15 @@ class SAMCLI(LightningCLI):
         use_atomic_checkpoints(trainer)  # atomic last.ckpt, and --ckpt_path never runs pickled code
         replace_after_first_save(trainer, getattr(self, "_replaces", []))  # --overwrite
         return trainer
+
+
+def _absolute_bert_path(config) -> None:
+    """The resumed checkpoint's ``model.net.bert_path``, absolute (an older checkpoint recorded it as given)."""
+    sub = config.get("subcommand")
+    cfg = config[sub] if sub else config
+    ckpt, net = cfg.get("ckpt_path"), (cfg.get("model") or {}).get("net")
+    if ckpt and Path(ckpt).is_file() and net is not None and net.get("bert_path"):
+        net["bert_path"] = recorded_folder(net["bert_path"], ckpt, "hyper_parameters.net.bert_path")
 
 
 def _run_folders(cfg) -> list[str]:
