@@ -50,8 +50,9 @@ ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"):
              # no teacher: the distillation's weight and temperature are read only with one
              ("model", "distill_from"): "", ("model", "distill_weight"): 1.0, ("model", "distill_temperature"): 0.05,
              ("model", "known_dropout"): 0.0,
-             # filled by sam-train before the model is made (which model.net fields the run set), never by a config
-             ("model", "net_fields"): None,
+             # filled by sam-train before the model is made (which model.net fields the run set, whether it resumes),
+             # never by a config
+             ("model", "net_fields"): None, ("model", "resumed"): False,
              # a command-line choice to replace the run in the folder (sam-train ignores it in a config file)
              ("overwrite",): False}
 # Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.

@@ -239,3 +239,33 @@ def test_a_resume_from_another_folder_finds_a_relative_bert_path_the_checkpoint_
     torch.save(state, last)
     with pytest.raises(SAMFileError, match=rf"^{last}: field 'hyper_parameters.net.bert_path' is the folder 'gone'"):
         train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=3", f"--ckpt_path={last}"])
+
+
+def test_a_run_started_from_init_from_resumes_without_that_folder(tmp_path, tiny_bert_dir):
+    """A resume rebuilt the model from ``model.init_from`` before loading the checkpoint's weights over all of it, so
+    it failed once the start's folder was gone (moved, deleted, or relative to another folder), though nothing of it
+    was used. The checkpoint's network is resumed; its record still names the start."""
+    import shutil
+
+    from sam_model.data.synthetic import write_synthetic
+    from sam_model.export import save_exported
+    from sam_model.models.sam import SAMConfig, SAMNet
+
+    log = tmp_path / "train.jsonl"
+    write_synthetic(log, 12, seed=0)
+    start = save_exported(SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=16,
+                                           max_length=48)), tmp_path / "start")
+    cfg = _config(tmp_path, "from", log, tiny_bert_dir)
+    data = yaml.safe_load(cfg.read_text())
+    data["model"].pop("net")  # the start's architecture, as adapt.yaml
+    data["model"]["init_from"] = str(start)
+    cfg.write_text(yaml.safe_dump(data))
+    train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1"])
+    shutil.rmtree(start)
+    last = tmp_path / "from" / "last.ckpt"
+    before = _state(last)
+    train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=2", f"--ckpt_path={last}"])  # was: not found
+    after = _state(last)
+    assert after["epoch"] == 1 and after["global_step"] > before["global_step"]
+    assert after["hyper_parameters"]["init_from"] == str(start)
+    assert after["hyper_parameters"]["net"] == before["hyper_parameters"]["net"]

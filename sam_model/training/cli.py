@@ -82,7 +82,8 @@ class SAMCLI(LightningCLI):
         others are the pretrained model's, not the defaults the parser filled in. A field on the command line is
         set whatever its value; one in a config file only where it differs from SAMConfig's default (a config
         printed by ``--print_config`` or saved beside a run lists every field); every field of a resumed
-        checkpoint's network is set (``--ckpt_path``: the checkpoint's network goes on as it was)."""
+        checkpoint's network is set (``--ckpt_path``: the checkpoint's network goes on as it was, and
+        ``model.resumed`` says so: ``model.init_from`` is not read)."""
         from dataclasses import fields
 
         from sam_model.models.sam import SAMConfig
@@ -99,6 +100,7 @@ class SAMCLI(LightningCLI):
             self._replaces = _earlier_run(cfg, overwrite)
         names = [f.name for f in fields(SAMConfig)]
         whole = any(a == f"--{k}" or a.startswith(f"--{k}=") for a in argv for k in ("model.net", prefix + "model.net"))
+        cfg["model"]["resumed"] = bool(cfg.get("ckpt_path"))  # the checkpoint's network, not init_from's
         if cfg.get("ckpt_path"):
             cfg["model"]["net_fields"] = names
         elif whole:

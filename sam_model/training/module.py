@@ -16,6 +16,7 @@ from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, Retriev
 from tqdm.auto import tqdm
 
 from sam_model.io import SAMFileError
+from sam_model.models.adapt import extend_net, extended_config
 from sam_model.models.losses import POSITIVES, MultiPositiveInfoNCE, ScoreDistillation
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.store import StoreConfig
@@ -87,6 +88,9 @@ class SAMLightningModule(pl.LightningModule):
             distillation term (> 0; used only with ``distill_from``).
         net_fields: the ``model.net`` fields a config file or the command line set (sam-train fills it; not an
             option to give): with ``init_from`` those are the run's, every other field the pretrained model's.
+        resumed: a resume (sam-train sets it with ``--ckpt_path``; not an option to give): ``net`` is then the
+            checkpoint's whole network and its weights load over all of it, so ``init_from`` stays the record of
+            where the run started and is not read (a resume needed its folder, which may be gone by then).
     """
 
     def __init__(self, net: SAMConfig | None = None, vocab: dict | None = None,
@@ -97,7 +101,7 @@ class SAMLightningModule(pl.LightningModule):
                  text_cache_dir: str = "", task_dropout: float = 0.3, training_data: dict | None = None,
                  store: StoreConfig | None = None, init_from: str = "", phase_dropout: float = 0.0,
                  distill_from: str = "", distill_weight: float = 1.0, distill_temperature: float = 0.05,
-                 known_dropout: float = 0.0, net_fields: list[str] | None = None):
+                 known_dropout: float = 0.0, net_fields: list[str] | None = None, resumed: bool = False):
         super().__init__()
         for key, share in (("task_dropout", task_dropout), ("phase_dropout", phase_dropout),
                            ("known_dropout", known_dropout)):
@@ -121,23 +125,22 @@ class SAMLightningModule(pl.LightningModule):
             cfg.bert_path = str(Path(cfg.bert_path).resolve())  # (an export, a load or a resume in another folder
             # found no 'mybert': the tokenizer comes from that folder)
         base = None
-        if init_from:
-            from sam_model.models.adapt import extended_config
+        new_phases, new_kinds = list((vocab or {}).get("phases", [])), list((vocab or {}).get("kinds", []))
+        if init_from and resumed:  # the logs' new names appended as the start did (refused in on_load_checkpoint)
+            cfg = extended_config(cfg, new_phases, new_kinds)
+        elif init_from:
             from sam_model.retriever import SAMRetriever
 
             loaded = SAMRetriever.load(init_from, device="cpu")
             base = loaded.net
             store = store if store is not None else loaded.store.config
-            cfg = extended_config(base.cfg, list((vocab or {}).get("phases", [])), list((vocab or {}).get("kinds", [])),
-                                  cfg if net is not None else None, net_fields)
+            cfg = extended_config(base.cfg, new_phases, new_kinds, cfg if net is not None else None, net_fields)
         elif vocab:
             cfg.phases, cfg.kinds = list(vocab.get("phases", [])), list(vocab.get("kinds", []))
         store = StoreConfig.from_dict(store, "store") if isinstance(store, dict) else copy.deepcopy(store or StoreConfig())
         if vocab:
             store.source_kinds = list(vocab.get("source_kinds", store.source_kinds))
         if base is not None:
-            from sam_model.models.adapt import extend_net
-
             self.net = extend_net(base, cfg)
         else:
             self.net = SAMNet(cfg)
