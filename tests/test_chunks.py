@@ -292,12 +292,12 @@ def test_the_chunk_table_pairs_the_two_runs_decision_by_decision(tmp_path):
     for name, rr in (("off", [0.5, 1.0, 0.25]), ("on", [1.0, 1.0, 0.5])):
         (tmp_path / name).mkdir()
         (tmp_path / name / "per_query.jsonl").write_text("".join(
-            json.dumps({"episode_id": "e", "step": i, "methods": {"sam": {"rr": r, "recall@5": 1.0}}}) + "\n"
+            json.dumps({"episode_id": f"e{i}", "step": i, "methods": {"sam": {"rr": r, "recall@5": 1.0}}}) + "\n"
             for i, r in enumerate(rr)))
     row = [line for line in table(tmp_path / "off", tmp_path / "on").splitlines() if line.startswith("| sam")][0]
     assert "| 0.583 [" in row and "| 0.833 [" in row and "| +0.250 [" in row and "+0.000 [+0.000, +0.000]" in row
     (tmp_path / "off" / "per_query.jsonl").write_text("".join(
-        json.dumps({"episode_id": "e", "step": i, "methods": {"sam": {"rr": r, "recall@5": 1.0},
+        json.dumps({"episode_id": f"e{i}", "step": i, "methods": {"sam": {"rr": r, "recall@5": 1.0},
                                                               "ref": {"rr": 0.5, "recall@5": 0.0}}}) + "\n"
         for i, r in enumerate([0.5, 1.0, 0.25])))
     row = [line for line in against(tmp_path / "off", tmp_path / "on", "ref").splitlines()
@@ -308,9 +308,9 @@ def test_the_chunk_table_pairs_the_two_runs_decision_by_decision(tmp_path):
     means = {"both": ["sam", "ref"]}  # per decision (0.5+0.5)/2, (1+0.5)/2, (0.25+0.5)/2
     row = [line for line in table(tmp_path / "off", tmp_path / "on", means).splitlines() if line.startswith("| both")]
     assert row[0].startswith("| both | 0.542 [") and "| — |" in row[0]  # "on" has no ref: no mean there
-    # a mean of seeds gets the two-level interval bench.paired gives the same seeds (seeds, then decisions)
+    # a mean of seeds gets the interval bench.paired gives the same seeds (over seeds and conversations)
     rng = np.random.default_rng(1)
-    rows = [{"episode_id": "e", "step": i, "methods": {
+    rows = [{"episode_id": f"e{i // 3}", "step": i, "methods": {
         **{f"a{s}": {"rr": float(rng.random() < 0.3 + 0.2 * s), "recall@5": 1.0} for s in range(3)},
         **{f"b{s}": {"rr": float(rng.random() < 0.4), "recall@5": 1.0} for s in range(3)}}} for i in range(60)]
     (tmp_path / "seeds").mkdir()

@@ -7,11 +7,13 @@ interval of 0 = no difference). A method run only on one side gets its figures a
 ``--against NAME`` a second table gives, on each side, every method's paired difference against the method
 ``NAME`` (say two models of one evaluation: ``--compare`` runs them on the same decisions). ``--mean
 NAME=A,B,C`` adds a method whose value at each decision is the mean of methods A, B, C (runs of one recipe with
-other seeds), so a recipe is compared over its seeds, still decision by decision; its intervals are two-level
-(seeds, then decisions, resampled: sam_model.bench.seeds.two_level), and a difference between two such
+other seeds), so a recipe is compared over its seeds, still decision by decision; its intervals are Student-t intervals over
+the seeds and the conversations (sam_model.bench.seeds.over_seeds), and a difference between two such
 recipes pairs their i-th seeds, as ``bench.paired A0,A1,A2 B0,B1,B2`` does. (Until 2026-12-05 a mean's
 interval was drawn over the decisions alone, as if its seeds were one run: 2.6 times narrower on the coding
-seeds' table, README "Why MRR stays under 0.93".) ::
+seeds' table, README "Why MRR stays under 0.93"; until 2026-12-06 it was a two-level percentile bootstrap, whose
+seed part is 2.7 times too narrow with three seeds.) A single run's interval resamples its conversations, not its
+decisions (sam_model.janus.stats.bootstrap_ci). ::
 
     python -m sam_model.bench.chunk_table runs/eval/coding-off runs/eval/coding-on [--against coding]
         [--mean coding3=coding,coding-s1,coding-s2]
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sam_model.bench.seeds import ci, two_level
+from sam_model.bench.seeds import over_seeds
 from sam_model.janus.stats import bootstrap_ci
 
 METRICS = (("rr", "MRR"), ("recall@5", "Recall@5"))
@@ -59,13 +61,13 @@ def by_seed(methods: dict[str, dict[str, list[float]]], means: Means | None = No
     return out
 
 
-def interval(runs: list[np.ndarray], boot: int = 4000) -> tuple[float, float, float]:
-    """Mean with a 95 % interval: over the decisions for one run; over seeds, then decisions (one draw of the
-    decisions for all seeds: they ranked the same ones), for several, the point being the mean over seeds."""
+def interval(runs: list[np.ndarray], groups: list[str]) -> tuple[float, float, float]:
+    """Mean with a 95 % interval: one run's over its conversations (each decision's, ``groups``), resampled; several
+    runs' (seeds: they ranked the same decisions) a t-interval over the seeds and conversations, the point being the
+    mean over seeds."""
     if len(runs) == 1:
-        return bootstrap_ci(runs[0].tolist())
-    reps = two_level([{"v": r} for r in runs], np.random.default_rng(0), boot, shared=True)["v"]
-    return ci(float(np.mean([r.mean() for r in runs])), reps)
+        return bootstrap_ci(runs[0].tolist(), groups=groups)
+    return over_seeds(runs, groups, shared=True).ci()
 
 
 def minus(a: list[np.ndarray], b: list[np.ndarray], names: str) -> list[np.ndarray]:
@@ -94,14 +96,15 @@ def table(whole: Path, chunked: Path, means: Means | None = None) -> str:
             raise SystemExit(f"error: --mean {name}: {whole} and {chunked} neither ran all of: "
                              f"{', '.join(parts)}; give methods one evaluation ran")
     head = "| method | " + " | ".join(f"{t} whole | {t} chunked | {t} chunked − whole" for _, t in METRICS) + " |"
-    lines = [f"{len(keys_w)} decisions; means with 95 % bootstrap intervals (a --mean's over its seeds, then the "
-             "decisions)", "", head, "|---|" + "---|" * (3 * len(METRICS))]
+    groups = [episode for episode, _ in keys_w]
+    lines = [f"{len(keys_w)} decisions of {len(set(groups))} conversations; means with 95 % intervals (one run's: its "
+             "conversations resampled; a --mean's: a t-interval over its seeds and the conversations)", "", head, "|---|" + "---|" * (3 * len(METRICS))]
     for name in list(w) + [n for n in c if n not in w]:
         cells = []
         for key, _ in METRICS:
             a, b = w.get(name, {}).get(key), c.get(name, {}).get(key)
-            cells += [fmt(interval(a)) if a else "—", fmt(interval(b)) if b else "—",
-                      fmt(interval(minus(b, a, name)), True) if a and b else "—"]
+            cells += [fmt(interval(a, groups)) if a else "—", fmt(interval(b, groups)) if b else "—",
+                      fmt(interval(minus(b, a, name), groups), True) if a and b else "—"]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -109,19 +112,21 @@ def table(whole: Path, chunked: Path, means: Means | None = None) -> str:
 def against(whole: Path, chunked: Path, reference: str, means: Means | None = None) -> str:
     """Every method minus ``reference``, decision by decision: whole − its whole, chunked − its chunked, and
     chunked − its whole (a model trained on chunks searching chunks against one searching whole memories)."""
-    w, c = by_seed(per_query(whole)[1], means), by_seed(per_query(chunked)[1], means)
+    keys, w = per_query(whole)
+    w, c = by_seed(w, means), by_seed(per_query(chunked)[1], means)
+    groups = [episode for episode, _ in keys]
     if reference not in w and reference not in c:
         raise SystemExit(f"error: no method {reference!r} in {whole} or {chunked}; give one of the methods they ran")
     pairs = (("whole", w, "whole", w), ("chunked", c, "chunked", c), ("chunked", c, "whole", w))
     head = "| method | " + " | ".join(f"{t} {a} − {reference} {b}" for _, t in METRICS for a, _, b, _ in pairs) + " |"
-    lines = [f"paired differences against {reference}; means with 95 % bootstrap intervals", "", head,
+    lines = [f"paired differences against {reference}; means with 95 % intervals (as above)", "", head,
              "|---|" + "---|" * (len(pairs) * len(METRICS))]
     for name in dict.fromkeys([n for side in (w, c) for n in side if n != reference]):
         cells = []
         for key, _ in METRICS:
             for _, side, _, ref in pairs:
                 a, b = ref.get(reference, {}).get(key), side.get(name, {}).get(key)
-                cells.append(fmt(interval(minus(b, a, f"{name} − {reference}")), True) if a and b else "—")
+                cells.append(fmt(interval(minus(b, a, f"{name} − {reference}"), groups), True) if a and b else "—")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -183,14 +183,16 @@ def fit(args: list[str], log: Path) -> tuple[int, float, Path]:
 
 
 def paired_difference(per_query: Path, a: str, b: str) -> tuple[float, float, float]:
-    """Mean reciprocal-rank difference a − b over the decisions of ``per_query.jsonl``, with its 95 % bootstrap."""
+    """Mean reciprocal-rank difference a − b over the decisions of ``per_query.jsonl``, with its 95 % bootstrap
+    interval, the conversations resampled (their decisions are not independent: sam_model.janus.stats)."""
     from sam_model.janus.stats import bootstrap_ci
 
-    diffs = []
+    diffs, groups = [], []
     for line in per_query.read_text(encoding="utf-8").splitlines():
-        m = json.loads(line)["methods"]
-        diffs.append(m[a]["rr"] - m[b]["rr"])
-    return bootstrap_ci(diffs)
+        row = json.loads(line)
+        diffs.append(row["methods"][a]["rr"] - row["methods"][b]["rr"])
+        groups.append(row["episode_id"])
+    return bootstrap_ci(diffs, groups=groups)
 
 
 def with_lexical(retriever, weight: float):

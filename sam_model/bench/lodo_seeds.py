@@ -7,12 +7,14 @@ spread.
 
 One ``bench.lodo`` run is one training seed, and its intervals are over decisions only: two trainings of the same
 recipe differ by about as much as a change does (±0.04 MRR on the 127 airline decisions). Here each run folder
-is a seed, and the interval is a two-level bootstrap: each replicate draws the seeds with replacement, then the
-decisions with replacement (one draw for every method, so differences stay paired; one draw for every drawn seed
-where the seeds ranked the same decisions, as airline's and coding's fixed test splits, else one per seed), and
-takes the mean over the drawn seeds. The average over domains is computed inside
-each replicate, so its interval is that of the figure the target names (issue 21: SAM − the best untrained
-baseline, averaged over the left-out domains). Each seed's best baseline is the one its own run picked.
+is a seed, and the interval is a Student-t interval over the seeds (sam_model.bench.seeds): the variance of the
+seeds' means, plus, where every seed ranked the same decisions (airline's and coding's fixed test splits), the
+variance of those decisions' mean with the conversations as units; every difference is taken decision by decision
+within a seed, so it stays paired. The average over domains is the mean of the domains' estimates (their variances
+over the number of domains squared), so its interval is that of the figure the target names (issue 21: SAM − the
+best untrained baseline, averaged over the left-out domains). Each seed's best baseline is the one its own run
+picked. (Until 2026-12-06 the interval was a two-level percentile bootstrap, whose seed part is 2.7 times too
+narrow with three seeds.)
 """
 
 from __future__ import annotations
@@ -24,15 +26,17 @@ from pathlib import Path
 import numpy as np
 
 from sam_model.bench.chunk_table import per_query
-from sam_model.bench.seeds import BOOT, ci, two_level
+from sam_model.bench.seeds import Estimate, average, over_seeds
 from sam_model.io import atomic_write_text, cli_name
+
+Seed = dict[str, np.ndarray]  # variant, reference, baseline: one reciprocal rank per decision
 
 
 def load(runs: list[Path], variant: str, reference: str
-         ) -> tuple[dict[str, list[dict[str, np.ndarray]]], dict[str, bool]]:
+         ) -> tuple[dict[str, list[Seed]], dict[str, list[str] | None]]:
     """Per domain, per seed (run): reciprocal ranks of the variant, the reference and the run's best baseline;
-    ``and per domain whether every seed ranked the same decisions."""
-    out: dict[str, list[dict[str, np.ndarray]]] = {}
+    and per domain, where every seed ranked the same decisions, each decision's conversation (else None)."""
+    out: dict[str, list[Seed]] = {}
     keys: dict[str, list] = {}
     for run in runs:
         rows = json.loads((run / "lodo.json").read_text(encoding="utf-8"))
@@ -50,30 +54,29 @@ def load(runs: list[Path], variant: str, reference: str
         if len(seeds) != len(runs):
             raise SystemExit(f"error: domain {domain} is in {len(seeds)} of the {len(runs)} runs; give runs that "
                              "left out the same domains")
-    return out, {d: all(k == ks[0] for k in ks) for d, ks in keys.items()}
+    return out, {d: [e for e, _ in ks[0]] if all(k == ks[0] for k in ks) else None for d, ks in keys.items()}
 
 
-def summarise(data: dict[str, list[dict[str, np.ndarray]]], seed: int = 0, boot: int = BOOT,
-              shared: dict[str, bool] | None = None) -> dict[str, dict]:
+PAIRS = {"variant - baseline": ("variant", "baseline"), "variant - reference": ("variant", "reference"),
+         "reference - baseline": ("reference", "baseline")}
+
+
+def summarise(data: dict[str, list[Seed]], shared: dict[str, list[str] | None] | None = None) -> dict[str, dict]:
     """Per domain and on average: each method's mean MRR over seeds, variant − baseline, variant − reference,
-    reference − baseline, each (mean, low, high); and the per-seed MRRs. ``shared``: per domain, whether the
-    seeds ranked the same decisions (two_level)."""
-    rng = np.random.default_rng(seed)
-    out, avg_reps, avg_points = {}, [], []
+    reference − baseline, each (mean, low, high); and the per-seed MRRs. ``shared``: per domain, the conversation
+    of each decision where the seeds ranked the same decisions, else None (sam_model.bench.seeds.over_seeds)."""
+    out: dict[str, dict] = {}
+    diffs_by_domain: list[dict[str, Estimate]] = []
     for domain, seeds in data.items():
-        reps = two_level(seeds, rng, boot, shared=bool((shared or {}).get(domain)))
-        point = {m: float(np.mean([s[m].mean() for s in seeds])) for m in seeds[0]}
-        pairs = {"variant - baseline": ("variant", "baseline"), "variant - reference": ("variant", "reference"),
-                 "reference - baseline": ("reference", "baseline")}
-        diffs = {name: (point[a] - point[b], reps[a] - reps[b]) for name, (a, b) in pairs.items()}
+        groups = (shared or {}).get(domain)
+        est = {m: over_seeds([s[m] for s in seeds], groups, groups is not None) for m in seeds[0]}
+        diffs = {name: over_seeds([s[a] - s[b] for s in seeds], groups, groups is not None)
+                 for name, (a, b) in PAIRS.items()}
         out[domain] = {"seeds": len(seeds), "decisions": [len(s["variant"]) for s in seeds],
-                       "per_seed": {m: [round(float(s[m].mean()), 4) for s in seeds] for m in point},
-                       **{m: ci(point[m], reps[m]) for m in point},
-                       **{name: ci(p, r) for name, (p, r) in diffs.items()}}
-        avg_points.append({n: p for n, (p, _) in diffs.items()})
-        avg_reps.append({n: r for n, (_, r) in diffs.items()})
-    out["average"] = {n: ci(float(np.mean([p[n] for p in avg_points])), np.mean([r[n] for r in avg_reps], axis=0))
-                      for n in avg_points[0]}
+                       "per_seed": {m: [round(float(s[m].mean()), 4) for s in seeds] for m in est},
+                       **{m: e.ci() for m, e in est.items()}, **{n: e.ci() for n, e in diffs.items()}}
+        diffs_by_domain.append(diffs)
+    out["average"] = {n: average([d[n] for d in diffs_by_domain]).ci() for n in PAIRS}
     return out
 
 
@@ -104,15 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant", required=True, help="the variant under test (a bench.lodo --variants name)")
     ap.add_argument("--reference", required=True, help="the variant it is compared with, trained in the same runs")
     ap.add_argument("--out", type=Path, default=None, help="also write the table and figures here (.md, .json)")
-    ap.add_argument("--boot", type=int, default=BOOT, help=f"bootstrap replicates (default {BOOT})")
     args = ap.parse_args(argv)
-    if args.boot < 1:
-        ap.error(f"--boot must be >= 1, got {args.boot}")
     for run in args.runs:
         if not (run / "lodo.json").is_file():
             ap.error(f"{run / 'lodo.json'} not found: give bench.lodo --out folders")
     data, shared = load(args.runs, args.variant, args.reference)
-    summary = summarise(data, boot=args.boot, shared=shared)
+    summary = summarise(data, shared)
     text = table(summary, args.variant, args.reference)
     print(text)
     if args.out:

@@ -13,11 +13,14 @@ the same decisions (``--b-from``: the same log, split and sample, checked decisi
 Pairing matters: two models on the same 600 decisions differ far less than two unpaired intervals suggest,
 because most of the spread is in the decisions (some are hard for every model), which the difference cancels.
 
+Every interval counts the conversations, not the decisions, as the units drawn: a conversation's decisions share
+its memories and difficulty, so drawn one by one they understate the spread (sam_model.janus.stats.bootstrap_ci).
+
 Two *recipes*, each trained with several seeds: give A and B as comma-separated methods of the one evaluation,
 seed by seed (``sam,s0,s2`` against ``shipped,g0,g2``: the i-th of A is paired with the i-th of B). Each figure is
-then the mean over seeds, and its interval a two-level bootstrap (seeds drawn with replacement, then the
-decisions, one draw for all of them: one evaluation, the same decisions; sam_model.bench.seeds.two_level), since two trainings of one recipe differ by about as
-much as a change does and an interval over decisions alone would hide that::
+then the mean over seeds, and its interval a Student-t interval that holds the seeds' spread and the decisions'
+(sam_model.bench.seeds: with three seeds t is 4.30), since two trainings of one recipe differ by about as much as a
+change does and an interval over decisions alone would hide that::
 
     python evaluate.py --retriever A_SEED1 --compare a0=A_SEED0 --compare a2=A_SEED2 --compare b1=B_SEED1 ...
     python -m sam_model.bench.paired runs/eval/sgd sam,a0,a2 b1,b0,b2
@@ -31,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from sam_model.bench.chunk_table import METRICS, fmt, per_query
-from sam_model.bench.seeds import ci, two_level
+from sam_model.bench.seeds import over_seeds
 from sam_model.io import cli_name
 from sam_model.janus.stats import bootstrap_ci
 
@@ -52,18 +55,20 @@ def table(folder: Path, a: str, b: str, b_from: Path | None = None) -> str:
                              f"{', '.join(have)}); give one of those names")
     head = "| metric | " + (f"{a} | {b} | {a} − {b} |" if b_from is None else
                              f"{a} ({folder}) | {b} ({b_from}) | difference |")
-    lines = [f"{len(keys)} decisions; means with 95 % bootstrap intervals", "", head, "|---|---|---|---|"]
+    groups = [episode for episode, _ in keys]
+    lines = [f"{len(keys)} decisions of {len(set(groups))} conversations; means with 95 % bootstrap intervals "
+             "(conversations resampled)", "", head, "|---|---|---|---|"]
     for key, title in METRICS:
         x, y = methods[a][key], others[b][key]
-        lines.append(f"| {title} | {fmt(bootstrap_ci(x))} | {fmt(bootstrap_ci(y))} | "
-                     f"{fmt(bootstrap_ci([p - q for p, q in zip(x, y)]), True)} |")
+        lines.append(f"| {title} | {fmt(bootstrap_ci(x, groups=groups))} | {fmt(bootstrap_ci(y, groups=groups))} | "
+                     f"{fmt(bootstrap_ci([p - q for p, q in zip(x, y)], groups=groups), True)} |")
     return "\n".join(lines)
 
 
-def seeds_table(folder: Path, a: list[str], b: list[str], boot: int = 4000) -> str:
+def seeds_table(folder: Path, a: list[str], b: list[str]) -> str:
     """The markdown table of two recipes over seeds: ``a[i]`` and ``b[i]`` are seed i of each (see the module
-    doc); means over seeds with two-level bootstrap intervals, and the difference A − B paired by seed and
-    decision."""
+    doc); means over seeds with 95 % t-intervals over seeds and conversations (sam_model.bench.seeds), and the
+    difference A − B paired by seed and decision."""
     if len(a) != len(b):
         raise SystemExit(f"error: A has {len(a)} seeds ({','.join(a)}) and B {len(b)} ({','.join(b)}); give as many "
                          "of each, seed by seed")
@@ -72,17 +77,17 @@ def seeds_table(folder: Path, a: list[str], b: list[str], boot: int = 4000) -> s
         if name not in methods:
             raise SystemExit(f"error: {folder / 'per_query.jsonl'} has no method {name!r} (it has: "
                              f"{', '.join(methods)}); give those names")
-    lines = [f"{len(keys)} decisions, {len(a)} seeds each; means over seeds with 95 % intervals (seeds, then "
-             "decisions, resampled)", "", f"| metric | A: {', '.join(a)} | B: {', '.join(b)} | A − B |",
-             "|---|---|---|---|"]
+    groups = [episode for episode, _ in keys]
+    lines = [f"{len(keys)} decisions of {len(set(groups))} conversations, {len(a)} seeds each; means over seeds with "
+             "95 % t-intervals (the seeds' spread and the conversations')", "",
+             f"| metric | A: {', '.join(a)} | B: {', '.join(b)} | A − B |", "|---|---|---|---|"]
     for key, title in METRICS:
-        seeds = [{"a": np.asarray(methods[x][key]), "b": np.asarray(methods[y][key])} for x, y in zip(a, b)]
-        reps = two_level(seeds, np.random.default_rng(0), boot, shared=True)  # one evaluation: the same decisions
-        point = {m: float(np.mean([s[m].mean() for s in seeds])) for m in ("a", "b")}
-        per = {m: " / ".join(f"{s[m].mean():.3f}" for s in seeds) for m in ("a", "b")}
-        lines.append(f"| {title} | {fmt(ci(point['a'], reps['a']))} ({per['a']}) | "
-                     f"{fmt(ci(point['b'], reps['b']))} ({per['b']}) | "
-                     f"{fmt(ci(point['a'] - point['b'], reps['a'] - reps['b']), True)} |")
+        runs = {m: [np.asarray(methods[x][key]) for x in names] for m, names in (("a", a), ("b", b))}
+        est = {m: over_seeds(r, groups, shared=True) for m, r in runs.items()}  # one evaluation: the same decisions
+        diff = over_seeds([x - y for x, y in zip(runs["a"], runs["b"])], groups, shared=True)
+        per = {m: " / ".join(f"{r.mean():.3f}" for r in runs[m]) for m in runs}
+        lines.append(f"| {title} | {fmt(est['a'].ci())} ({per['a']}) | {fmt(est['b'].ci())} ({per['b']}) | "
+                     f"{fmt(diff.ci(), True)} |")
     return "\n".join(lines)
 
 

@@ -67,10 +67,12 @@ def airline(model, content: ContentEncoder, convs: list, progress: bool = True) 
     runs = {TEXT: (sam, None), LIVE: (sam, "live"), MINILM: (ScopedMemory(content), None), DECISION: (sam, "decision")}
     rr: dict[str, list[float]] = {name: [] for name in runs}
     r5: dict[str, list[float]] = {name: [] for name in runs}
+    of: list[str] = []  # each decision's conversation: the unit its intervals resample
     for conv in tqdm(convs, desc="conversations", disable=not progress):
         events = [parse_event(e) for e in convert_conversation(conv)]
         for e in events:
             if e.is_decision_point:
+                of.append(conv.episode_id)
                 want = {f"{conv.episode_id}#{s}" for s in e.useful_memory_steps}
                 for name, (mem, how) in runs.items():
                     state = e.state if how == "decision" else how
@@ -80,7 +82,7 @@ def airline(model, content: ContentEncoder, convs: list, progress: bool = True) 
                     r5[name].append(len(want & set(got[:5])) / len(want))
             for mem in {id(m): m for m, _ in runs.values()}.values():
                 mem.add(e, run_id=conv.episode_id)
-    return {"decisions": len(rr[TEXT]), "conversations": len(convs), "mrr": rr, "recall@5": r5}
+    return {"decisions": len(rr[TEXT]), "conversations": len(convs), "mrr": rr, "recall@5": r5, "conversation": of}
 
 
 def tables(report: dict) -> str:
@@ -91,10 +93,12 @@ def tables(report: dict) -> str:
                      f"{'yes' if m['nonsense_same_order'] else 'no'} |")
     a = report["airline"]
     lines += ["", f"| method | MRR (95% CI) | Recall@5 (95% CI) | MRR paired vs {MINILM} |", "|---|---|---|---|"]
+    groups = a.get("conversation")  # conversations resampled, not decisions (sam_model.janus.stats.bootstrap_ci)
     for name in a["mrr"]:
-        diff = "" if name == MINILM else fmt_diff(paired(a["mrr"][name], a["mrr"][MINILM]), scale=1, digits=3)
-        lines.append(f"| {name} | {fmt_ci(bootstrap_ci(a['mrr'][name]), scale=1, digits=3)} | "
-                     f"{fmt_ci(bootstrap_ci(a['recall@5'][name]), scale=1, digits=3)} | {diff} |")
+        diff = "" if name == MINILM else fmt_diff(paired(a["mrr"][name], a["mrr"][MINILM], groups=groups), scale=1,
+                                                   digits=3)
+        lines.append(f"| {name} | {fmt_ci(bootstrap_ci(a['mrr'][name], groups=groups), scale=1, digits=3)} | "
+                     f"{fmt_ci(bootstrap_ci(a['recall@5'][name], groups=groups), scale=1, digits=3)} | {diff} |")
     lines.append(f"\n{a['decisions']} decision points of {a['conversations']} held-out conversations, observation-only "
                  "queries (the decision-state row is the reference, not a plain query).")
     return "\n".join(lines)
