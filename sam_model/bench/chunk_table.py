@@ -11,7 +11,7 @@ other seeds), so a recipe is compared over its seeds, still decision by decision
 the seeds and the conversations (sam_model.bench.seeds.over_seeds), and a difference between two such
 recipes pairs their i-th seeds, as ``bench.paired A0,A1,A2 B0,B1,B2`` does. (Until 2026-12-05 a mean's
 interval was drawn over the decisions alone, as if its seeds were one run: 2.6 times narrower on the coding
-seeds' table, README "Why MRR stays under 0.93"; until 2026-12-06 it was a two-level percentile bootstrap, whose
+seeds' table, README "Why MRR stays under 0.93"; until stop 50's review it was a two-level percentile bootstrap, whose
 seed part is 2.7 times too narrow with three seeds.) A single run's interval resamples its conversations, not its
 decisions (sam_model.janus.stats.bootstrap_ci). ::
 

@@ -13,7 +13,7 @@ variance of those decisions' mean with the conversations as units; every differe
 within a seed, so it stays paired. The average over domains is the mean of the domains' estimates (their variances
 over the number of domains squared), so its interval is that of the figure the target names (issue 21: SAM − the
 best untrained baseline, averaged over the left-out domains). Each seed's best baseline is the one its own run
-picked. (Until 2026-12-06 the interval was a two-level percentile bootstrap, whose seed part is 2.7 times too
+picked. (Until stop 50's review the interval was a two-level percentile bootstrap, whose seed part is 2.7 times too
 narrow with three seeds.)
 """
 

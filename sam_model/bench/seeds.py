@@ -3,7 +3,7 @@
 
 Two trainings of one recipe differ by about as much as a change does, so the interval must hold the seed-to-seed
 spread, and with the three seeds a recipe gets here that spread is itself barely known: a Student-t interval over
-the seeds' means (t at 2 degrees of freedom is 4.30, not 1.96), not a bootstrap of them. Until 2026-12-06 this was a
+the seeds' means (t at 2 degrees of freedom is 4.30, not 1.96), not a bootstrap of them. Until stop 50's review this was a
 two-level percentile bootstrap (the seeds drawn with replacement, then the decisions): three seeds drawn with
 replacement spread their mean by sqrt(2/3) of its true spread, and the percentile took the normal 1.96, so the seed
 part of an interval came out 2.7 times too narrow.

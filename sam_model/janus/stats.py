@@ -5,7 +5,7 @@ d_s = acc_A(s) − acc_B(s) removes what the seed does to both (its stream, its 
 
 - ``seed_ci(x)``: the mean of x over seeds and its Student-t 95 % interval (``t_interval``), what the policy and
   paired tables give: the seed-to-seed spread is itself estimated from a few seeds, which a percentile bootstrap
-  ignores (with 10 seeds its interval is 18 % narrower than the t-interval; with 5, 37 %; until 2026-12-06 the
+  ignores (with 10 seeds its interval is 18 % narrower than the t-interval; with 5, 37 %; until stop 50's review the
   tables used it).
 - ``bootstrap_ci(x)``: the mean of x and a percentile bootstrap 95 % interval (resample the entries, or
   ``groups`` of them, with replacement, ``n_boot`` times, seeded, so a report is reproducible), for many units
