@@ -6,7 +6,12 @@ seconds. The Python blocks run whole (tests/test_readme.py).
 What is read: ``python -m MODULE ...``, ``python evaluate.py|train.py|examples/X.py ...`` and the console scripts
 (``sam-train``, ``sam-export``, ``sam-eval``, ``sam-data``, ``sam-serve``); ``A=...`` lines set variables the
 later lines use (``$A``). A usage line's optional groups (``[--label origin|latest|all]``) are dropped and a
-choice ``A|B`` stands for ``A``; ``S`` stands for a seed and ``...`` for more of the kind. Other commands (make, curl, pip) are not ours."""
+choice ``A|B`` stands for ``A``; ``S`` stands for a seed and ``...`` for more of the kind. Other commands (make, curl, pip) are not ours.
+
+The prose names commands and options too (`` `evaluate.py --chunking on` ``, `` `--checkpoint-every` ``): every
+option of a command in an inline code span is checked against that command's parser (its values may be
+placeholders, so they are not parsed), optional groups of usage lines included, and an option named alone must
+be an option of some command the README runs (tests/readme_cli.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +23,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-BLOCK = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
+BLOCK = re.compile(r"^( *)```bash\n(.*?)^\1```", re.S | re.M)  # indented too: a block inside a list item
+FENCE = re.compile(r"^( *)```.*?^\1```", re.S | re.M)
+SPAN = re.compile(r"`([^`]+)`")
 SCRIPTS = {"sam-eval": "sam_model.evaluation.run", "sam-export": "sam_model.export", "sam-data": "sam_model.data.cli",
            "sam-serve": "sam_model.serve.cli", "evaluate.py": "sam_model.evaluation.run"}
 PLACEHOLDERS = {"S": "0"}  # --seed S, --seed_everything S
@@ -30,7 +37,8 @@ def commands(text: str) -> list[tuple[int, str, list[str]]]:
     out = []
     for m in BLOCK.finditer(text):
         line, env = text.count("\n", 0, m.start()) + 1, {}
-        for raw in re.sub(r"\\\n\s*", " ", m.group(1)).splitlines():
+        body = re.sub(rf"^{m.group(1)}", "", m.group(2), flags=re.M)
+        for raw in re.sub(r"\\\n\s*", " ", body).splitlines():
             lex = shlex.shlex(raw, posix=True, punctuation_chars=";&")
             lex.whitespace_split, lex.commenters = True, "#"
             try:
@@ -58,8 +66,61 @@ def commands(text: str) -> list[tuple[int, str, list[str]]]:
                     args.append(re.sub(r"\$([A-Z]+)", lambda g, env=env: env.get(g.group(1), g.group(0)), w))
                 target = what(args)
                 if target is not None:
-                    out.append((line, target[0], usage(target[1])))
+                    out.append((line, *target))
     return out
+
+
+def inline_commands(text: str) -> tuple[list[tuple[int, str, list[str]]], list[tuple[int, str]]]:
+    """The prose's inline code spans (fenced blocks left out): (README line, what runs it, its words) for each
+    command of ours given with an option, and (README line, option) for each option named alone."""
+    prose = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)  # the line numbers kept
+    found, bare = [], []
+    for m in SPAN.finditer(prose):
+        if "\n\n" in m.group(1):  # a span ends with its paragraph
+            continue
+        line = prose.count("\n", 0, m.start()) + 1
+        try:
+            words = shlex.split(m.group(1))
+        except ValueError:
+            words = m.group(1).split()
+        start = command_start(words)
+        if start is not None:
+            target = what(start)
+            if target is not None and any(re.match(r"\[*--[a-z]", w) for w in target[1]):
+                found.append((line, *target))
+        elif words and words[0].startswith("--"):
+            bare += [(line, w) for w in words if re.fullmatch(r"--[a-z][\w.-]*\+?", w)]
+    return found, bare
+
+
+ALIASES = {"pack": "sam_model.pretrained.pack", "chunk_table": "sam_model.bench.chunk_table"}  # as the prose says them
+
+
+def command_start(words: list[str]) -> list[str] | None:
+    """A command of ours inside a span's words, from its first word to a ``;``, as ``what`` reads it:
+    ``rm -rf X; /usr/bin/time -v python train.py fit ...``, ``SAM_X=1 python evaluate.py ...``, ``evaluate.py
+    --chunking on``, ``sam_model.data.synthetic --families trip``, ``pack --observation-max-length 8``."""
+    for i, w in enumerate(words):
+        rest = words[i + 1:]
+        if w in ("python", "python3") and rest[:1] == ["-m"] and rest[1:2] and rest[1].startswith("sam_model."):
+            cmd = ["python", *rest]
+        elif w in ("python", "python3") and rest[:1] and rest[0].endswith(".py"):
+            cmd = ["python", *rest]
+        elif w in ("train.py", "evaluate.py") or w.startswith("examples/") and w.endswith(".py"):
+            cmd = ["python", w, *rest]
+        elif w in SCRIPTS or w == "sam-train":
+            cmd = words[i:]
+        elif re.fullmatch(r"sam_model(\.\w+)+", w) and rest[:1] and rest[0].startswith("--"):
+            cmd = ["python", "-m", w, *rest]
+        elif i == 0 and w in ALIASES:
+            cmd = ["python", "-m", ALIASES[w], *rest]
+        else:
+            continue
+        for j, c in enumerate(cmd):  # to the end of the command: "; next" or "...;"
+            if c.endswith(";"):
+                return cmd[:j] + ([c[:-1]] if c != ";" else [])
+        return cmd
+    return None
 
 
 def what(words: list[str]) -> tuple[str, list[str]] | None:
@@ -89,53 +150,6 @@ def usage(args: list[str]) -> list[str]:
     return out
 
 
-RUNNER = r'''
-import argparse, contextlib, importlib, importlib.util, io, json, sys
-import jsonargparse
-
-class Parsed(Exception):
-    pass
-
-def stop(parse):
-    def parse_args(self, *a, **k):
-        parse(self, *a, **k)
-        raise Parsed
-    return parse_args
-
-argparse.ArgumentParser.parse_args = stop(argparse.ArgumentParser.parse_args)
-jsonargparse.ArgumentParser.parse_args = stop(jsonargparse.ArgumentParser.parse_args)
-sys.argv = ["train.py"]
-failures, checked = [], 0
-for line, target, args in json.load(sys.stdin):
-    sys.argv, buf = ["train.py"], io.StringIO()  # sam-data names itself in sys.argv[0]
-    try:
-        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-            if target == "TRAIN":
-                from sam_model.training.cli import main
-                main(args + ([] if any("help" in a for a in args) else ["--print_config"]))
-            elif target.startswith("FILE:"):
-                spec = importlib.util.spec_from_file_location("readme_example", target[5:])
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
-                module.main(args)
-            else:
-                module = importlib.import_module(target)
-                (getattr(module, "main", None) or module.run)(args)
-        checked += 1  # ran without options to parse (sam-data formats)
-    except Parsed:
-        checked += 1
-    except SystemExit as exc:
-        if exc.code in (0, None):
-            checked += 1
-        else:
-            failures.append(f"README.md line {line}: {target} {' '.join(args)[:120]}: "
-                            f"{(buf.getvalue().strip().splitlines() or [repr(exc)])[-1][:300]}")
-    except Exception as exc:
-        failures.append(f"README.md line {line}: {target} {' '.join(args)[:120]}: {type(exc).__name__}: {exc}"[:400])
-print(json.dumps({"checked": checked, "failures": failures}))
-'''
-
-
 def test_usage_lines_become_commands():
     assert usage(["LOG.jsonl[.gz]|LOG.json[.gz]", "OUT.jsonl", "[--format", "NAME]", "[--unmasked]",
                   "[--label", "origin|latest|all]", "--seed", "S"]) == ["LOG.jsonl[.gz]", "OUT.jsonl", "--seed", "0"]
@@ -144,14 +158,33 @@ def test_usage_lines_become_commands():
                    "make demo && sam-train fit --config c.yaml > log\n```\n")
     assert got == [(1, "sam_model.evaluation.run", ["--data", "x.gz", "--compare", "a=b", "--out", "o"]),
                    (1, "TRAIN", ["fit", "--config", "c.yaml"])]
+    indented = commands("- a list item:\n\n  ```bash\n  python -m sam_model.bench.paired D sam a   # note\n  ```\n")
+    assert indented == [(3, "sam_model.bench.paired", ["D", "sam", "a"])]
 
 
-def test_every_readme_command_line_parses():
-    found = commands((REPO / "README.md").read_text(encoding="utf-8"))
-    assert len(found) > 100, "the README's commands were not found: has the bash block syntax changed?"
-    run = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(found), capture_output=True, text=True,
-                         cwd=REPO, timeout=600)
+def test_the_prose_commands_and_options_are_found():
+    text = ("Run `evaluate.py --chunking on` (or\n`rm -rf c; /usr/bin/time -v python train.py fit --config\nx.yaml; ls`)"
+            " with `--threads 1`, `pack --observation-max-length 8`, `sam_model.data.synthetic --families trip`;\n"
+            "`sam_model.store` and `docker --cpus 2` are no commands of ours.\n```bash\n`--not-prose`\n```\n`--k 5`\n")
+    found, bare = inline_commands(text)
+    assert found == [(1, "sam_model.evaluation.run", ["--chunking", "on"]),
+                     (2, "TRAIN", ["fit", "--config", "x.yaml"]),
+                     (3, "sam_model.pretrained.pack", ["--observation-max-length", "8"]),
+                     (3, "sam_model.data.synthetic", ["--families", "trip"])]
+    assert bare == [(3, "--threads"), (8, "--k")]
+
+
+def test_every_readme_command_line_parses_and_names_options_that_exist():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    found = commands(text)
+    inline, bare = inline_commands(text)
+    assert len(found) > 100 and len(inline) > 50 and len(bare) > 50, \
+        "the README's commands were not found: has the bash block syntax changed?"
+    items = [(line, target, usage(words), words) for line, target, words in found]
+    items += [(line, target, None, words) for line, target, words in inline]  # placeholders: options only
+    run = subprocess.run([sys.executable, str(REPO / "tests" / "readme_cli.py")], input=json.dumps([items, bare]),
+                         capture_output=True, text=True, cwd=REPO, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(run.stdout.strip().splitlines()[-1])
     assert not result["failures"], "\n".join(result["failures"])
-    assert result["checked"] == len(found)
+    assert result["checked"] == len(items)
