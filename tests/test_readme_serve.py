@@ -1,0 +1,91 @@
+"""The README's served-memory blocks run as written, from a folder outside the checkout: the keys line, `sam-serve
+--keys keys.json` (the packaged default model), every curl call and the MCP client. Changed, and only these: the
+port (a free one where the README says 8420, so that runs side by side do not meet), the console scripts and
+``python`` taken from this interpreter's environment, and each curl answer's HTTP status printed after it (curl -s
+exits 0 on a 404)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_readme_commands import BLOCK
+
+pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+
+REPO = Path(__file__).resolve().parents[1]
+STATUS = "curl() { command curl -w '\\n%{http_code}\\n' \"$@\"; }\n"  # each answer's status on a line after it
+
+
+def served_blocks() -> tuple[str, str, str]:
+    """(starting the server, the curl calls, the MCP client): the README's bash blocks that hold them."""
+    blocks = [m.group(2) for m in BLOCK.finditer((REPO / "README.md").read_text(encoding="utf-8"))]
+    start = next(b for b in blocks if "secrets.token_urlsafe" in b and "sam-serve --keys keys.json" in b)
+    calls = next(b for b in blocks if b.startswith("KEY=$(") and "curl" in b)
+    client = next(b for b in blocks if "from mcp import Client" in b)
+    return start, calls, client
+
+
+def wait_for(url: str, proc: subprocess.Popen, log: Path, timeout: float = 300.0) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"sam-serve exited with {proc.returncode}:\n{log.read_text()[-3000:]}"
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"sam-serve did not answer {url} within {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.mark.slow
+def test_the_served_memory_blocks_run_as_written(tmp_path):
+    pytest.importorskip("mcp", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from sam_model.bench.serve import free_port
+
+    bin_dir = Path(sys.executable).parent
+    if not (bin_dir / "sam-serve").exists() or shutil.which("curl") is None:
+        pytest.skip("sam-serve is not installed beside this interpreter, or curl is absent")
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    start, calls, client = served_blocks()
+    port = str(free_port())
+
+    keys_line, serve_line = start.splitlines()[:2]
+    subprocess.run(["bash", "-c", keys_line], cwd=tmp_path, env=env, check=True, timeout=60)
+    assert len(json.loads((tmp_path / "keys.json").read_text())["acme"]) >= 16
+    serve = shlex.split(serve_line, comments=True)
+    assert serve == ["sam-serve", "--keys", "keys.json"]
+    log = tmp_path / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([*serve, "--port", port], cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/health", proc, log)
+        assert "8420" in calls and "8420" in client
+        ran = subprocess.run(["bash", "-c", STATUS + calls.replace("8420", port)], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert ran.returncode == 0, ran.stderr
+        answers = re.findall(r"(.*)\n(\d{3})\n", ran.stdout)
+        assert [int(code) for _, code in answers] == [200] * 5, ran.stdout  # add, search, get_all, update, delete
+        added, found, listed, updated, deleted = (json.loads(body) for body, _ in answers)
+        assert [m["id"] for m in added["results"]] == ["mia#0"]  # the id the PUT and DELETE lines name
+        assert found["results"][0]["memory"] == "I live in Paris, my budget is $300"
+        assert [m["memory"] for m in listed["results"]] == ["I live in Paris, my budget is $300"]
+        assert "mia#0" in updated["message"] and "mia#0" in deleted["message"]
+        mcp = subprocess.run(["bash", "-c", client.replace("8420", port)], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert mcp.returncode == 0, mcp.stderr[-3000:]
+        assert [h["memory"] for h in json.loads(mcp.stdout)["results"]] == ["my budget is $300"]
+    finally:
+        proc.terminate()
+        proc.wait(60)
