@@ -11,10 +11,14 @@ choice ``A|B`` stands for ``A``; ``S`` stands for a seed and ``...`` for more of
 The prose names commands and options too (`` `evaluate.py --chunking on` ``, `` `--checkpoint-every` ``): every
 option of a command in an inline code span is checked against that command's parser (its values may be
 placeholders, so they are not parsed), optional groups of usage lines included, and an option named alone must
-be an option of some command the README runs (tests/readme_cli.py)."""
+be an option of some command the README runs (tests/readme_cli.py). Every file, folder, module and function the
+prose names in code exists."""
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
 import json
 import re
 import shlex
@@ -70,19 +74,22 @@ def commands(text: str) -> list[tuple[int, str, list[str]]]:
     return out
 
 
+def prose_spans(text: str) -> list[tuple[int, str]]:
+    """(README line, text) of every inline code span outside the fenced blocks."""
+    prose = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)  # the line numbers kept
+    return [(prose.count("\n", 0, m.start()) + 1, m.group(1)) for m in SPAN.finditer(prose)
+            if "\n\n" not in m.group(1)]  # a span ends with its paragraph
+
+
 def inline_commands(text: str) -> tuple[list[tuple[int, str, list[str]]], list[tuple[int, str]]]:
     """The prose's inline code spans (fenced blocks left out): (README line, what runs it, its words) for each
     command of ours given with an option, and (README line, option) for each option named alone."""
-    prose = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)  # the line numbers kept
     found, bare = [], []
-    for m in SPAN.finditer(prose):
-        if "\n\n" in m.group(1):  # a span ends with its paragraph
-            continue
-        line = prose.count("\n", 0, m.start()) + 1
+    for line, span in prose_spans(text):
         try:
-            words = shlex.split(m.group(1))
+            words = shlex.split(span)
         except ValueError:
-            words = m.group(1).split()
+            words = span.split()
         start = command_start(words)
         if start is not None:
             target = what(start)
@@ -188,3 +195,38 @@ def test_every_readme_command_line_parses_and_names_options_that_exist():
     result = json.loads(run.stdout.strip().splitlines()[-1])
     assert not result["failures"], "\n".join(result["failures"])
     assert result["checked"] == len(items)
+
+
+PATH = re.compile(r"(?:sam_model|tests|configs|examples|data|docs)/[\w./-]*")
+NAME = re.compile(r"sam_model(?:\.\w+)+")
+WHEEL_ONLY = {"sam_model/configs/"}  # where a wheel puts configs/: no folder of a checkout
+
+
+def resolves(name: str) -> bool:
+    """``sam_model.a.b.c`` is a module, or an attribute (chain) of the longest module it starts with."""
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            if importlib.util.find_spec(".".join(parts[:i])) is None:
+                continue
+        except ImportError:  # a parent that is a module, not a package
+            continue
+        try:
+            functools.reduce(getattr, parts[i:], importlib.import_module(".".join(parts[:i])))
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+def test_every_path_and_module_the_readme_names_exists():
+    """A file, folder, module or function the prose names in code (`sam_model/data/toolstate.py`,
+    `sam_model.training.batching.memory_key`) is there: a rename or a removal shows here, not to a reader."""
+    named = [(line, w.strip("(),;:'\"")) for line, span in prose_spans((REPO / "README.md").read_text("utf-8"))
+             for w in span.split()]
+    paths = [(line, w) for line, w in named if PATH.fullmatch(w)]
+    names = [(line, w) for line, w in named if NAME.fullmatch(w)]
+    assert len(paths) > 50 and len(names) > 50
+    missing = [f"README.md line {line}: {p}" for line, p in paths if not (REPO / p).exists() and p not in WHEEL_ONLY]
+    missing += [f"README.md line {line}: {n}" for line, n in names if not resolves(n)]
+    assert not missing, "\n".join(missing)
