@@ -9,6 +9,7 @@ a clean clone either way; the test says which one it used."""
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -89,3 +90,20 @@ def test_the_run_time_memory_block_retrieves_from_the_episode_it_observed(tmp_pa
     assert hits, "the README's SAMMemory block retrieved nothing"
     assert {h.episode_id for h in hits} == {now.episode_id}
     assert "(none)" not in scope["prompt"]
+
+
+def test_the_core_install_check_runs_as_written(tmp_path, tiny_bert_dir):
+    """The set-up's core-install block ends in a one-line check that an export loads with the core packages: its
+    Python runs here as written, with this environment's interpreter for /tmp/core/bin/python and a tiny export
+    where `make demo` writes checkpoints/demo/export. The core venv itself (pip, no Lightning) is
+    tests/test_layering.py's: the inference path with every non-core package made absent."""
+    from sam_model.retriever import SAMRetriever
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = next(m.group(1) for m in re.finditer(r"^```bash\n(.*?)^```", text, re.S | re.M)
+                 if "/tmp/core/bin/python -c" in m.group(1))
+    check = shlex.split(next(ln for ln in block.splitlines() if ln.startswith("/tmp/core/bin/python -c")))
+    tiny_default(tmp_path / "checkpoints" / "demo" / "export", tiny_bert_dir)
+    out = subprocess.run([sys.executable, *check[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == str(SAMRetriever.load(tmp_path / "checkpoints" / "demo" / "export").dim)
