@@ -1,5 +1,5 @@
-"""The subprocess side of tests/test_readme_commands.py: runs each README command's CLI only until it calls
-``parse_args``, then parses its arguments (``parse``) or does not (placeholders such as ``NAME|DIR`` or ``T``
+"""The subprocess side of tests/test_readme_commands.py: runs each README command's CLI, from the folder the item
+names, only until it calls ``parse_args``, then parses its arguments (``parse``) or does not (placeholders such as ``NAME|DIR`` or ``T``
 are no values), and checks that every ``--option`` the README gives it is one of that parser's options.
 
 Run as a script with the items as JSON on stdin; prints ``{"checked", "failures"}``. In a subprocess because it
@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import io
 import json
+import os
 import re
 import sys
 import typing
@@ -97,7 +98,8 @@ def main() -> None:
     global PARSE
     items, bare = json.load(sys.stdin)
     failures, checked, parsers = [], 0, []
-    for line, target, parse_args, words in items:
+    for line, target, parse_args, words, cwd in items:
+        os.chdir(cwd)  # the blocks said to work from any folder: from an empty one
         PARSE = parse_args is not None
         if PARSE:
             args = parse_args

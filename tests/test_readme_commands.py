@@ -1,7 +1,8 @@
 """Every command line of README.md's ``bash`` blocks parses as written: its options exist, take the values given,
 and its config files load (training commands: ``--print_config``). Nothing runs: each CLI stops right after it
 parsed its arguments, so the README's benchmark commands (hours of work, data not in a clean clone) are checked in
-seconds. The Python blocks run whole (tests/test_readme.py).
+seconds. The blocks the README says work "from any folder" are parsed from an empty one (configs found by name, not
+as files of the checkout). The Python blocks run whole (tests/test_readme.py).
 
 What is read: ``python -m MODULE ...``, ``python evaluate.py|train.py|examples/X.py ...`` and the console scripts
 (``sam-train``, ``sam-export``, ``sam-eval``, ``sam-data``, ``sam-serve``); ``A=...`` lines set variables the
@@ -72,6 +73,12 @@ def commands(text: str) -> list[tuple[int, str, list[str]]]:
                 if target is not None:
                     out.append((line, *target))
     return out
+
+
+def anywhere(text: str) -> set[int]:
+    """The README lines of the bash blocks said to work "from any folder": they are parsed from an empty one."""
+    return {text.count("\n", 0, m.start()) + 1 for m in BLOCK.finditer(text)
+            if "from any folder" in text[max(0, m.start() - 300):m.start()]}
 
 
 def prose_spans(text: str) -> list[tuple[int, str]]:
@@ -181,14 +188,16 @@ def test_the_prose_commands_and_options_are_found():
     assert bare == [(3, "--threads"), (8, "--k")]
 
 
-def test_every_readme_command_line_parses_and_names_options_that_exist():
+def test_every_readme_command_line_parses_and_names_options_that_exist(tmp_path):
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    found = commands(text)
+    found, outside = commands(text), anywhere(text)
     inline, bare = inline_commands(text)
     assert len(found) > 100 and len(inline) > 50 and len(bare) > 50, \
         "the README's commands were not found: has the bash block syntax changed?"
-    items = [(line, target, usage(words), words) for line, target, words in found]
-    items += [(line, target, None, words) for line, target, words in inline]  # placeholders: options only
+    assert len(outside) == 2, "the blocks said to work from any folder were not found"
+    items = [(line, target, usage(words), words, str(tmp_path if line in outside else REPO))
+             for line, target, words in found]
+    items += [(line, target, None, words, str(REPO)) for line, target, words in inline]  # placeholders: options only
     run = subprocess.run([sys.executable, str(REPO / "tests" / "readme_cli.py")], input=json.dumps([items, bare]),
                          capture_output=True, text=True, cwd=REPO, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
