@@ -14,7 +14,9 @@ import torch
 from sam_model.data import hf
 from sam_model.data.reader import ReadReport, read_episodes
 from sam_model.data.schema import LogFormatError
+from sam_model.data.sources import SourceOptions
 from sam_model.data.validate import main as validate_main
+from sam_model.evaluation.data import load_episodes
 from sam_model.io import SAMFileError, run_cli
 from sam_model.training.batching import EpochShuffle, collate_episodes
 from sam_model.training.cli import run as train_run
@@ -374,3 +376,31 @@ def test_a_checkpoint_that_recorded_a_relative_bert_path_loads_from_another_fold
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith(f"error: {ckpt}: field 'hyper_parameters.net.bert_path'"), err
     assert "'mybert'" in err and "run it from the folder the training ran in" in err, err
+
+
+TOOL_CHAT = [
+    {"role": "user", "content": "My user id is mia_li_3668."},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get_user", "arguments": '{"user_id": "mia_li_3668"}'}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": '{"reservation": "ABC123"}'},
+]
+
+
+def test_a_bad_transcript_conversation_gets_the_same_skip_hint_as_a_bad_log_line(tmp_path, tiny_bert_dir, capsys):
+    """Found by review: a bad agent-log line in data.train ended in 'set data.on_error: skip to train on the other
+    lines'; a bad conversation of a transcript file said only what was wrong, not that it could be skipped. Both
+    now say it, and a file that no skip helps (no conversation converted) does not."""
+    chats = tmp_path / "chats.jsonl"
+    chats.write_text(json.dumps({"id": "e1", "messages": TOOL_CHAT}) + "\n"
+                     + json.dumps({"id": "e2", "messages": []}) + "\n")
+    assert train_run(_fit_args(tmp_path, chats, tiny_bert_dir)) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"error: {chats}:2: empty conversation") and "data.on_error: skip" in err, err
+    assert "--skip-bad" not in err  # an option of sam-data transcripts, not of sam-train
+    with pytest.raises(SAMFileError, match=r"chats\.jsonl:2: empty conversation.*pass --skip-bad-lines"):
+        load_episodes(chats, options=SourceOptions())  # evaluate.py: its own option, as for a bad log line
+    only_bad = tmp_path / "bad.jsonl"
+    only_bad.write_text(json.dumps({"id": "e2", "messages": []}) + "\n")
+    assert train_run(_fit_args(tmp_path, only_bad, tiny_bert_dir) + ["--data.on_error=skip"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "no conversation converted" in err and "data.on_error: skip" not in err, err

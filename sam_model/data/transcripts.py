@@ -153,7 +153,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
     if not isinstance(conv.messages, list):
         raise TranscriptFormatError(conv.where, f"'messages' is a {type(conv.messages).__name__}, expected a list")
     if not conv.messages:
-        raise TranscriptFormatError(conv.where, "empty conversation (no messages); remove it or pass --skip-bad")
+        raise TranscriptFormatError(conv.where, "empty conversation (no messages)")
     fmt = conv.format or detect(conv.messages)
     chat = to_chat(conv.messages, conv.where, fmt)
     messages = ([{"role": "system", "content": conv.policy}] if conv.policy else []) + chat.messages
@@ -178,8 +178,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
                 local.distances.update(decision.distances)
                 local.candidates += st.events[decided_at]["step"]
     if not st.events:
-        raise TranscriptFormatError(conv.where, "empty conversation (no user, assistant or tool content); "
-                                                "remove it or pass --skip-bad")
+        raise TranscriptFormatError(conv.where, "empty conversation (no user, assistant or tool content)")
     # another format's tool calls: none read, or (a forced reader that also takes them) every one of them another's
     marks = tool_marks(conv.messages)
     misread = [(what, f) for what, f in marks if FORMATS[f].to_chat is not FORMATS[fmt].to_chat]
@@ -222,10 +221,23 @@ def iter_conversations(path: str | Path, report: ImportReport | None = None,
     for item in files.conversations(path, format):
         if isinstance(item, TranscriptFormatError):
             if report is None:
-                raise item
+                raise _skippable(item)
             report.skipped.append(item)
         else:
             yield item
+
+
+def _skippable(err: TranscriptFormatError) -> TranscriptFormatError:
+    err.skippable = True
+    return err
+
+
+def skip_would_help(exc: BaseException) -> bool:
+    """Whether ``exc`` is one bad conversation that a skip option (``--skip-bad``, ``data.on_error: skip``,
+    ``--skip-bad-lines``) would pass over: the one test every caller's "or skip it" hint uses. Not a fault of the
+    whole file, nor one whose reason names its own option (an agent log given as transcripts: skipping would skip
+    every line)."""
+    return isinstance(exc, TranscriptFormatError) and exc.skippable and "--" not in exc.reason
 
 
 def _group_hash(group: str) -> str:
@@ -277,6 +289,7 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
             events = convert_conversation(conv, label, masked, report, result_limit)
         except TranscriptFormatError as err:
             if not skip_bad:
+                _skippable(err)
                 raise
             report.skipped.append(err)
             continue
@@ -284,7 +297,7 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
             err = TranscriptFormatError(conv.where, f"malformed conversation ({type(exc).__name__}: {exc})"
                                         + _other_reader(conv))
             if not skip_bad:
-                raise err from None
+                raise _skippable(err) from None
             report.skipped.append(err)
             continue
         count += 1
@@ -383,9 +396,9 @@ def _main(argv: list[str]) -> int:
                     lives.add(event["episode_id"])
                     candidates += event["step"] if "useful_memory_steps" in event else 0
     except SAMFileError as exc:
-        fix = isinstance(exc, TranscriptFormatError) and not args.skip_bad and "--" not in exc.reason
+        fix = skip_would_help(exc)
         print(f"error: {exc}" + ("; fix it, or pass --skip-bad to convert the other conversations (each skipped one "
-                                 "is listed)" if fix else ""), file=sys.stderr)  # "--": it names its own option
+                                 "is listed)" if fix else ""), file=sys.stderr)
         return 1
     print(f"wrote {args.out} ({args.label}, {'unmasked' if args.unmasked else 'masked'}, split {args.split}) "
           f"in {time.perf_counter() - start:.1f} s")

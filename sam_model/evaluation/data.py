@@ -68,7 +68,12 @@ def load_episodes(path: str | os.PathLike, skip_bad_lines: bool = False,
     as the trainer converts them, sam_model.data.sources), and what the read skipped and saw (ReadReport)."""
     try:
         log = materialise(path, options, skip_bad=skip_bad_lines)
-    except SAMFileError:
+    except SAMFileError as exc:
+        from sam_model.data.transcripts import skip_would_help  # only on an error: metrics import this module
+
+        if skip_would_help(exc):  # a bad conversation of a transcript file: the option that skips it, as for a line
+            raise SAMFileError(f"{exc} (fix it, or pass --skip-bad-lines to skip bad conversations and count "
+                               "them)") from None
         raise
     except (FileNotFoundError, ValueError) as exc:
         raise SAMFileError(f"evaluation data {path}: {exc}") from None

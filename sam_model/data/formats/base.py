@@ -79,7 +79,12 @@ _SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-f
 
 class TranscriptFormatError(SAMFileError):
     """A conversation breaks its format. ``str()`` reads ``WHERE: reason``, where ``WHERE`` is ``FILE:LINE``
-    (JSON Lines), ``FILE: conversation N`` (a JSON list), plus ``, message M`` when one message is at fault."""
+    (JSON Lines), ``FILE: conversation N`` (a JSON list), plus ``, message M`` when one message is at fault.
+
+    ``skippable``: set by the reader when a skip option (``--skip-bad``, ``data.on_error: skip``) would have passed
+    over this conversation and read on; a fault of the whole file (nothing converted) is not."""
+
+    skippable = False
 
     def __init__(self, where: str, reason: str):
         self.where, self.reason = where, reason
