@@ -47,7 +47,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 try:
     import fcntl
@@ -484,6 +484,37 @@ def not_found(path: str | os.PathLike) -> str:
     if p.exists() and not p.is_file() and not p.is_dir():
         return "is not a regular file (a pipe, socket or device: write it to a file first)"
     return "not found"
+
+
+class GivenTwice(NamedTuple):
+    """A file given twice in a list: its first spelling and the later one; ``str()`` names it for an error line."""
+
+    first: str
+    again: str
+
+    def __str__(self) -> str:
+        return self.first if self.first == self.again else f"{self.first} (also as {self.again})"
+
+
+def given_twice(paths: Sequence[str | os.PathLike]) -> GivenTwice | None:
+    """The first of ``paths`` that names a file given earlier in the list, however spelt (``a.jsonl``,
+    ``./a.jsonl``, its absolute path, a link to it); else None. Why: a file given twice is almost always a shell
+    glob that matched it twice (``logs/*.jsonl logs/a.jsonl``), and read twice its episodes clashed in an error
+    about their content ("episode 'x' already appeared"), or counted twice. Every command that takes a list of data
+    files refuses it naming it, in its own words (sam-data validate, data.train, data.val); none drops the copy
+    silently."""
+    seen: dict[object, str] = {}
+    for path in paths:
+        name = os.fspath(path)
+        try:
+            st = os.stat(name)
+            key: object = (st.st_dev, st.st_ino)
+        except (OSError, ValueError):  # not there (yet), or not a path (toolworlds:8): compared as written
+            key = os.path.realpath(name)
+        if key in seen:
+            return GivenTwice(seen[key], name)
+        seen[key] = name
+    return None
 
 
 def require_file(path: str | os.PathLike, what: str, hint: str = "") -> Path:

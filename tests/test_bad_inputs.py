@@ -82,6 +82,20 @@ def test_the_same_conversations_in_two_sources_are_refused(write_log, tmp_path):
     AgentLogDataModule(train=[str(good), str(other_agent)], cache_dir=str(tmp_path / "cache")).setup("fit")
 
 
+def test_a_source_given_twice_is_named_however_spelt(write_log, tmp_path, monkeypatch):
+    """Found by review: data.train refused a path listed twice only when spelt the same (./good.jsonl beside
+    good.jsonl was read twice, then refused for its first episode), and data.val [v, v] failed on "episode 'c'
+    already appeared", as if the file held a copy. Each is now refused naming the file, before anything is read."""
+    good = write_log(labelled("a") + labelled("b"), "good.jsonl")
+    other = write_log(labelled("c") + labelled("d"), "other.jsonl")
+    monkeypatch.chdir(tmp_path)
+    says = r"data.train lists \S*good\.jsonl \(also as \./good\.jsonl\) more than once.*\(e\.g\. \{good\.jsonl: 2\}\)"
+    with pytest.raises(ValueError, match=says):
+        AgentLogDataModule(train=[str(good), "./good.jsonl"], cache_dir=str(tmp_path / "cache"))
+    with pytest.raises(ValueError, match=r"data.val lists \S*other\.jsonl \(also as other\.jsonl\) more than once"):
+        AgentLogDataModule(train=[str(good)], val=[str(other), "other.jsonl"], cache_dir=str(tmp_path / "cache"))
+
+
 def test_validation_skips_batches_without_decision_points(tmp_path, tiny_bert_dir):
     from sam_model.models.sam import SAMConfig
     from sam_model.training.module import SAMLightningModule

@@ -45,3 +45,5 @@ def test_bad_inputs_are_named(tmp_path):
     with pytest.raises(SystemExit, match="no file matches"):
         files(str(tmp_path / "c*.json"))
     assert files(str(tmp_path / "a*.json")) == sorted(files(",".join(reversed(a))))
+    with pytest.raises(SystemExit, match=r"a0\.json is given twice"):  # one run would be paired twice
+        files(",".join([a[0], a[1], a[0]]))

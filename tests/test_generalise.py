@@ -303,6 +303,18 @@ def test_lodo_seeds_interval_holds_the_seed_spread_and_pairs_the_decisions(tmp_p
         lodo_seeds.load(runs, "plots", "fusion")
 
 
+def test_lodo_seeds_refuses_a_run_given_twice(tmp_path, capsys):
+    """A seed's folder given twice (a shell glob) counted that seed twice: an interval narrower than the runs."""
+    from sam_model.bench import lodo_seeds
+
+    run = tmp_path / "s0"
+    run.mkdir()
+    (run / "lodo.json").write_text("[]")
+    with pytest.raises(SystemExit) as info:
+        lodo_seeds.main([str(run), str(run), "--variant", "plots", "--reference", "fusion"])
+    assert info.value.code == 2 and f"{run} is given twice" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("key", ["task_dropout", "phase_dropout", "known_dropout"])
 def test_a_dropout_share_outside_0_1_is_refused_by_name(key):
     from sam_model.training.module import SAMLightningModule

@@ -189,3 +189,17 @@ def test_undefined_fields_are_counted_by_event_whatever_their_values(write_log, 
     assert main([str(log)]) == 0
     err = capsys.readouterr().err
     assert "note (2)" in err and "useful_steps (2)" in err and "Traceback" not in err, err
+
+
+def test_a_log_given_twice_is_named_not_its_first_episode(write_log, tmp_path, capsys, monkeypatch):
+    """Found by review: ``sam-data validate a.jsonl a.jsonl`` (a shell glob that matched a file twice) said "episode
+    'a' already appeared in a.jsonl", as if the log held a copied conversation. It is now one usage error naming the
+    file, however the second mention is spelt, and nothing is read."""
+    a = write_log(LOG_A, "a.jsonl")
+    monkeypatch.chdir(tmp_path)
+    for second in (str(a), "a.jsonl", "./a.jsonl"):
+        assert main([str(a), second]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "given twice" in err[0] and second in err[0] and "already appeared" not in err[0], err
+    b = write_log(LOG_B, "b.jsonl")
+    assert main([str(a), str(b)]) == 0  # two logs: read as before

@@ -27,7 +27,7 @@ import numpy as np
 
 from sam_model.bench.chunk_table import per_query
 from sam_model.bench.seeds import Estimate, average, over_seeds
-from sam_model.io import atomic_write_text, cli_name
+from sam_model.io import atomic_write_text, cli_name, given_twice
 
 Seed = dict[str, np.ndarray]  # variant, reference, baseline: one reciprocal rank per decision
 
@@ -108,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", required=True, help="the variant it is compared with, trained in the same runs")
     ap.add_argument("--out", type=Path, default=None, help="also write the table and figures here (.md, .json)")
     args = ap.parse_args(argv)
+    if (twice := given_twice(args.runs)) is not None:  # one seed counted twice: an interval too narrow
+        ap.error(f"{twice} is given twice; give each bench.lodo --out folder once (one per training seed)")
     for run in args.runs:
         if not (run / "lodo.json").is_file():
             ap.error(f"{run / 'lodo.json'} not found: give bench.lodo --out folders")

@@ -20,7 +20,7 @@ import glob
 import json
 from pathlib import Path
 
-from sam_model.io import DefaultsHelp, cli_name
+from sam_model.io import DefaultsHelp, cli_name, given_twice
 from sam_model.janus.stats import t_interval
 
 FIGURES = {  # name: where it is in a load run's JSON (the run's first think time)
@@ -38,6 +38,8 @@ def files(spec: str) -> list[Path]:
     names = sorted(glob.glob(spec)) if any(c in spec for c in "*?[") else [s for s in spec.split(",") if s]
     if not names:
         raise SystemExit(f"serve_pairs: no file matches {spec!r}; give the --json files of load runs")
+    if (twice := given_twice(names)) is not None:  # one run paired twice: a difference it does not have
+        raise SystemExit(f"serve_pairs: {twice} is given twice in {spec!r}; give each load run once")
     return [Path(n) for n in names]
 
 

@@ -32,7 +32,7 @@ from tqdm import tqdm
 from sam_model.data.examples import Scope, check_scope
 from sam_model.data.reader import Episode, OnError, ReadReport, iter_episodes
 from sam_model.data.schema import LogFormatError
-from sam_model.io import SAMFileError, cli_name, not_found
+from sam_model.io import SAMFileError, cli_name, given_twice, not_found
 
 TOP_PHASES = 20
 
@@ -217,6 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "episodes whose lines are not in step order")
     args = parser.parse_args(argv)
 
+    if (twice := given_twice(args.logs)) is not None:
+        print(f"error: agent log given twice: {twice} (a shell glob that matched it twice?); give each log once",
+              file=sys.stderr)
+        return 2
     for log in args.logs:
         p = Path(log)
         if not p.is_file():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import random
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from sam_model.data.sources import SourceOptions, default_cache_dir, materialise
 from sam_model.data.text import content_text
 from sam_model.data.toolstate import LABELS
 from sam_model.data.transcripts import SPLITS
-from sam_model.io import SAMFileError
+from sam_model.io import SAMFileError, given_twice
 from sam_model.training.batching import EpochShuffle, collate_episodes
 
 
@@ -205,10 +204,11 @@ class AgentLogDataModule(pl.LightningDataModule):
         if not train:
             raise ValueError("data.train is empty: give at least one agent log, transcript file or SGD split "
                              "(--data.train '[LOG, ...]')")
-        twice = sorted(p for p, n in Counter(map(str, train)).items() if n > 1)
-        if twice:  # read twice an epoch without a word; data.repeat says it on purpose
-            raise ValueError(f"data.train lists {twice[0]} more than once; to read a source more often per epoch, "
-                             f"list it once and set data.repeat (e.g. {{{Path(twice[0]).name}: 2}})")
+        if (twice := given_twice(list(train))) is not None:  # data.repeat reads a source more often, on purpose
+            raise ValueError(f"data.train lists {twice} more than once; to read a source more often per epoch, "
+                             f"list it once and set data.repeat (e.g. {{{Path(twice.first).name}: 2}})")
+        if val and (twice := given_twice(list(val))) is not None:  # was "episode ... already appeared", unnamed
+            raise ValueError(f"data.val lists {twice} more than once; list each validation file once")
         if isinstance(val_fraction, bool) or not isinstance(val_fraction, (int, float)) or not (
                 0 < val_fraction < 1 or val and val_fraction == 0):  # with data.val given, it is not used
             raise ValueError(f"data.val_fraction must be a share between 0 and 1 (exclusive), got {val_fraction!r}")
