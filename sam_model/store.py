@@ -527,7 +527,9 @@ class MemoryStore:
     def update(self, memory: Any, vector: np.ndarray | None = None) -> None:
         """Replace a stored memory by a new version of it (same id; it keeps its place in the write order and
         its scopes): a revised state (sam_model.data.transcripts.TranscriptState.feed) or a re-written summary.
-        A chunked memory is replaced by its new chunks (at the end of the write order, with the old scopes)."""
+        A chunked memory is replaced by its new chunks (at the end of the write order, with the old scopes).
+        All or nothing: refused (a bad vector, an id taken) before anything changes, and failed later (the index
+        or backend refused the new version after the old one left it, an interrupt) the old version is put back."""
         if isinstance(memory, Event):
             raise TypeError("update takes a MemoryRecord, whose id names the memory it replaces (an Event has none: "
                             "sam_model.data.examples.memory_record makes one, or delete then add the event)")
@@ -541,25 +543,65 @@ class MemoryStore:
             self._check_free(recs, {memory.id, *self._chunks.get(memory.id, ())})  # before its old version goes
             x = self._vectors(recs, None if vector is None or len(recs) > 1 else
                               np.asarray(vector, np.float32).reshape(1, -1), 1, False)  # refused: nothing changed
-            self.delete([memory.id])
-            self.add(recs, x, user_id=old.user_id, agent_id=old.agent_id, run_id=old.run_id, metadata=old.metadata)
+            olds = self._chunks.get(memory.id) or [memory.id]
+            undo = (self._bookkeeping(memory.id, {name: getattr(old, name) for name in SCOPES}),
+                    [self.version(i) for i in olds], [self.index.episode_of(i) for i in olds])
+            try:  # its new chunks may take the old ones' ids: the old go first, and come back if the new fail
+                self.delete([memory.id])
+                self.add(recs, x, user_id=old.user_id, agent_id=old.agent_id, run_id=old.run_id,
+                         metadata=old.metadata)
+            except BaseException:  # the index refused the new chunks (a backend error), or an interrupt
+                self._undo_replace([r.id for r in recs], *undo)
+                raise
             return
         e = self._entries.get(memory.id)
         if e is None:
             raise KeyError(f"memory {memory.id!r} is not in the store; add it first")
         x = self._vectors([memory], None if vector is None else np.asarray(vector, np.float32).reshape(1, -1), 1, False)
         episode = self.index.episode_of(memory.id)
-        self.index.remove([memory.id])
-        self.index.add([memory.id], x, episode_ids=[episode],
-                       **self._payload({name: getattr(e, name) for name in SCOPES}))
-        e.text, e.content = memory.text, getattr(memory, "content", "") or memory.text
-        e.kind, e.phase = memory.kind, getattr(memory, "phase", e.phase)
-        e.sets = tuple(getattr(memory, "sets", ()) or ())
-        self.linker.revise(memory.id, memory)  # later memories link by what it says now
-        e.links = self.linker.links_of(memory)
-        self._links.pop(e.id, None)
-        if e.links:
-            self._links[e.id] = e.links
+        saved = self.version(memory.id)
+        try:
+            self.index.remove([memory.id])
+            self.index.add([memory.id], x, episode_ids=[episode],
+                           **self._payload({name: getattr(e, name) for name in SCOPES}))
+            e.text, e.content = memory.text, getattr(memory, "content", "") or memory.text
+            e.kind, e.phase = memory.kind, getattr(memory, "phase", e.phase)
+            e.sets = tuple(getattr(memory, "sets", ()) or ())
+            self.linker.revise(memory.id, memory)  # later memories link by what it says now
+            e.links = self.linker.links_of(memory)
+            self._links.pop(e.id, None)
+            if e.links:
+                self._links[e.id] = e.links
+        except BaseException:  # the index refused the new vector after the old went (a backend error), an interrupt
+            self._put_back(saved, episode)
+            raise
+
+    def _bookkeeping(self, memory_id: Any, scope: dict) -> tuple:
+        """A copy of what replacing memory ``memory_id`` (stored in ``scope``) by delete and add changes besides the
+        index: entries in write order, links, steps, the linker, its chunk list and its scopes' members; for
+        :meth:`_undo_replace`. Dicts are copied whole (at C speed); the sets and lists inside only where they
+        change."""
+        scopes = {(name, v): set(self._scopes.get((name, v), ())) for name, v in scope.items() if v is not None}
+        chunks = list(self._chunks.get(memory_id, ()))
+        return (dict(self._entries), dict(self._links), dict(self._next_step), self._seq, self.linker.copy(),
+                memory_id, chunks, scopes)
+
+    def _undo_replace(self, new_ids: list, bookkeeping: tuple, versions: list, episodes: list) -> None:
+        """Take back a chunked update that failed between deleting the old version and storing the new one: the
+        new chunks that reached the index leave it, the old versions' vectors return, the bookkeeping is put back."""
+        self.index.remove([i for i in dict.fromkeys(new_ids + [e.id for e, _ in versions]) if i in self.index])
+        self._entries, self._links, self._next_step, self._seq, self.linker, memory_id, chunks, scopes = bookkeeping
+        self._chunks.pop(memory_id, None)
+        if chunks:
+            self._chunks[memory_id] = chunks
+        for key, members in scopes.items():
+            if members:
+                self._scopes[key] = members
+            else:
+                self._scopes.pop(key, None)
+        for (e, x), episode in zip(versions, episodes):
+            self.index.add([e.id], x.reshape(1, -1), episode_ids=[episode],
+                           **self._payload({name: getattr(e, name) for name in SCOPES}))
 
     @locked
     def version(self, i: Any) -> tuple[Any, np.ndarray]:
@@ -573,11 +615,17 @@ class MemoryStore:
     def restore(self, version: tuple[Any, np.ndarray]) -> None:
         """Put back a :meth:`version` of a memory that is still stored (its text, kind, phase, sets, links and
         vector; its place in the write order never moved)."""
-        e, x = version
+        e, _ = version
         if e.id not in self._entries:
             raise KeyError(f"memory {e.id!r} is not in the store; restore puts back a stored memory's version")
-        episode = self.index.episode_of(e.id)
-        self.index.remove([e.id])
+        self._put_back(version, self.index.episode_of(e.id))
+
+    def _put_back(self, version: tuple[Any, np.ndarray], episode: Any) -> None:
+        """:meth:`restore` of a memory whose vector the index may have lost (an update that failed between
+        removing the old vector and adding the new one)."""
+        e, x = version
+        if e.id in self.index:
+            self.index.remove([e.id])
         self.index.add([e.id], x.reshape(1, -1), episode_ids=[episode],
                        **self._payload({name: getattr(e, name) for name in SCOPES}))
         self._entries[e.id] = e

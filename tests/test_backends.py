@@ -202,3 +202,39 @@ def test_loading_a_save_never_pulls_a_live_stores_embedded_collection(tmp_path):
     assert live.index._count() == 6 and len(live.search_vector(rng.standard_normal(8).astype(np.float32), 6)) == 6
     live.save(tmp_path / "save2")
     assert len(MemoryStore.load(tmp_path / "save2", None)) == 6
+
+
+
+@pytest.mark.parametrize("kind", ["flat", "qdrant", "qdrant-edge"])
+def test_an_update_the_backend_refuses_keeps_the_old_version_on_every_backend(tmp_path, monkeypatch, kind):
+    """A chunked update deleted the old chunks before the backend took the new ones: a backend error there lost the
+    memory, and a whole memory's update lost its vector. The old version stays, found in its scope as before."""
+    from test_chunks import LONG, WordEncoder, record
+
+    if kind == "qdrant-edge":
+        pytest.importorskip("qdrant_edge")
+    index = {"kind": kind, **({"path": str(tmp_path / kind)} if kind != "flat" else {})}
+    store = MemoryStore(WordEncoder(), StoreConfig(provenance=False, index=index, chunking={"size": 180, "overlap": 50}))
+    store.add([record(LONG, 0), record("module_3.py is short", 1)], user_id="ana")
+
+    def seen() -> list:
+        return [[(h.id, h.text, h.user_id, round(h.score, 6)) for h in store.search(
+            {"phase": "view_file"}, text, k=3, fold=True, user_id="ana")] for text in ("module_41.py", "module_3")]
+
+    before, ids = seen(), store.ids()
+    real, calls = store.index.add, []
+
+    def fails_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ConnectionError("backend down")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store.index, "add", fails_once)
+    for new in (record(LONG.replace("module_41.py", "module_41_fixed.py"), 0), record("module_3.py is shorter", 1)):
+        calls.clear()
+        with pytest.raises(ConnectionError):
+            store.update(new)
+        assert seen() == before and sorted(store.ids()) == sorted(ids) and len(store.index) == len(ids)
+    store.update(record("module_3.py is shorter", 1))
+    assert store.memory("e#1").text.endswith("module_3.py is shorter")

@@ -165,3 +165,54 @@ def test_an_add_interrupted_after_the_index_took_it_is_taken_back_whole(monkeypa
     with pytest.raises(ValueError, match="NaN"):
         chunked.update(new)
     assert [h.id for h in chunked.get_all()] == before and len(chunked.index) == len(before)
+
+
+def _whole_state(store: MemoryStore) -> tuple:
+    """Everything an update may change: the saved state (entries in order, linker, steps), the vectors by id, the
+    chunk lists, links and scopes."""
+    ids = store.ids()
+    return (store.state_dict(), sorted(map(str, store.index.ids())), store.index.get_vectors(ids).tolist(),
+            {k: list(v) for k, v in store._chunks.items()}, store.links(),
+            {k: sorted(map(str, v)) for k, v in store._scopes.items()})
+
+
+LONG_VIEW = "view_file:\n" + "\n".join(f"{i:4d}  def handler_{i}(request): pass" for i in range(60))
+
+
+@pytest.mark.parametrize("where", ["index", "entries"])
+@pytest.mark.parametrize("shape", ["chunked", "whole", "whole to chunked"])
+def test_an_update_that_fails_after_the_old_version_went_leaves_the_old_version(monkeypatch, where, shape):
+    """Found by review: a chunked memory's update deleted the old chunks, then added the new ones; a backend error
+    or an interrupt in that add lost the memory (a whole memory's update likewise lost its vector when the index
+    refused the new one after removing the old). An update is now all or nothing: the old version, its place in
+    the write order, vectors, scopes and links are as they were, and the update retried goes through."""
+    import sam_model.store as store_module
+
+    chunking = None if shape == "whole" else {"size": 180, "overlap": 50}
+    store = MemoryStore(HashingEncoder(128), StoreConfig(chunking=chunking))
+    first = LONG_VIEW if shape == "chunked" else "my budget is 1400 dollars"
+    store.add([Event("e", 0, "result", first, State(phase="view_file"))], user_id="mia")
+    store.add([Event("e", 1, "user", "the handler_7 budget is fine", State(phase="plan"))], user_id="mia")
+    before = _whole_state(store)
+    new_text = "[result] " + (LONG_VIEW.replace("pass", "return 1") if shape != "whole" else "budget 3500")
+    new = MemoryRecord("e#0", "e", 0, "result", "view_file", new_text, new_text)
+    target = (store.index, "add") if where == "index" else (store_module, "_Entry")
+    real, calls = getattr(*target), []
+
+    def fails_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt if where == "entries" else ConnectionError("backend down")
+        return real(*args, **kwargs)
+
+    if where == "entries" and shape == "whole":  # a whole memory's update makes no entry: it fails in the linker
+        target, real = (store.linker, "revise"), store.linker.revise
+    monkeypatch.setattr(*target, fails_once)
+    with pytest.raises((KeyboardInterrupt, ConnectionError)):
+        store.update(new)
+    assert calls, "the failure was not reached"
+    assert _whole_state(store) == before
+    monkeypatch.setattr(*target, real)
+    store.update(new)
+    assert store.memory("e#0").content == new_text
+    assert store.search(State(phase="plan"), "handler_7 return", k=1, user_id="mia", fold=True)

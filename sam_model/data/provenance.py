@@ -111,6 +111,12 @@ class ProvenanceLinker:
             if k == key:
                 history[j] = (k, norm(getattr(m, "content", "") or m.text), step)
 
+    def copy(self) -> ProvenanceLinker:
+        """A linker that ``add`` and ``forget`` on this one leave as it is (to put back after a failed write)."""
+        other = ProvenanceLinker(self.source_kinds)
+        other._episodes, other._n = {ep: list(h) for ep, h in self._episodes.items()}, self._n
+        return other
+
     def forget(self, keys: Collection[Hashable]) -> None:
         """Stop linking to these keys (deleted memories)."""
         gone = set(keys)
