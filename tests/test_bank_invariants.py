@@ -103,6 +103,36 @@ def test_a_corrects_edge_from_a_pruned_unit_moves_to_an_heir_that_gave_the_slot_
         assert bank.graph.has_edge("e#2", "e#0", "corrects") == moved, last
 
 
+def test_a_value_edge_moves_to_the_heir_only_if_the_heir_says_its_value():
+    """Found by review: a pruned unit's edges other than ``corrects`` moved to its heir whatever they were about: a
+    'same_entity' edge for bags=12 reached the unit that took the pruned one's Paris and never said 12. Now an
+    edge whose meaning is a value moves only where the heir says it: a decision derived from Paris follows Paris to
+    the heir, the '12' edge is dropped; and a decision derived from an outdated value does not move to the unit
+    that replaced it."""
+    bank = MemoryBank(DIM, MemoryConfig(half_life=0.0))
+    rules = BankRules(bank)
+    for s, (kind, text) in enumerate([("user", "to paris, bags=12"), ("user", "ok"), ("user", "bags=12, fine"),
+                                      ("action", "book paris"), ("action", "pay for paris")]):
+        rules.observe(Event("e", s, kind, text, State("plan", constraints={"city": "paris"})), _vec(s))
+    assert bank.graph.has_edge("e#2", "e#0", "same_entity")
+    assert bank.graph.has_edge("e#3", "e#0", "derived_from") and bank.graph.has_edge("e#4", "e#0", "derived_from")
+    _prune_one(bank, rules, "e#0")
+    heir = bank.slots["e"]["city"][1]
+    other = ({"e#3", "e#4"} - {heir}).pop()
+    assert heir in ("e#3", "e#4") and "12" not in bank.graph.mentions(heir)
+    assert bank.graph.has_edge(other, heir, "derived_from")  # the heir holds Paris: the edge holds of it
+    assert not bank.graph.has_edge("e#2", heir, "same_entity")  # it never says 12
+
+    bank = MemoryBank(DIM, MemoryConfig(half_life=0.0))
+    rules = BankRules(bank)
+    for s, (kind, text, city) in enumerate([("user", "to paris", "paris"), ("action", "search paris", "paris"),
+                                            ("user", "rome instead", "rome")]):
+        rules.observe(Event("f", s, kind, text, State("plan", constraints={"city": city})), _vec(s))
+    assert bank.graph.has_edge("f#1", "f#0", "derived_from") and bank.units["f#0"].superseded_by == "f#2"
+    _prune_one(bank, rules, "f#0")  # outdated: its heir is the unit that corrected it, which says Rome
+    assert not bank.graph.has_edge("f#1", "f#2", "derived_from")
+
+
 def test_a_written_value_with_its_unit_agrees_with_the_known_number():
     """The parser reads "n=2 pax" as the value "2 pax" (a value runs to a separator: "hotel=Casa Azul" stays
     whole); the bank compared that with the state's 2 and linked the booking that restated it as conflicting
@@ -127,7 +157,8 @@ def test_a_written_value_with_its_unit_agrees_with_the_known_number():
 
 def _check(bank: MemoryBank, where: tuple) -> None:
     """What must hold after every write: within the capacity; bank, store and index hold the same units at the same
-    steps; every edge has both ends and is in the incoming index; every slot source is a unit of its episode."""
+    steps; every edge has both ends and is in the incoming index; every slot source is a unit of its episode; an
+    edge about a value (same_entity, confirms, derived_from, conflicts_with) joins units that hold it."""
     cap = bank.config.capacity
     assert cap == 0 or len(bank) <= cap, where
     assert sorted(bank.units) == sorted(bank.store.ids()) == sorted(bank.tiers.ids()), where
@@ -139,6 +170,15 @@ def _check(bank: MemoryBank, where: tuple) -> None:
         assert all(s in bank and bank.graph.has_edge(s, t, k) for k, ss in kinds.items() for s in ss), (where, t)
     for ep, table in bank.slots.items():
         assert all(src is None or bank.units[src].episode_id == ep for _, src in table.values()), (where, ep)
+    g = bank.graph  # an edge about a value joins units that hold it (a pruned unit's edges move only so)
+    for u in bank:
+        for kind, t in g.out_edges(u.id):
+            if kind == "same_entity":
+                assert g.shared(u.id, t), (where, u.id, kind, t)
+            elif kind in ("confirms", "derived_from"):
+                assert g.linked_values(u.id, t), (where, u.id, kind, t)
+            elif kind == "conflicts_with":
+                assert g.conflicted(u.id, t), (where, u.id, kind, t)
 
 
 def test_the_bank_invariants_hold_over_random_lives_under_small_capacities():

@@ -195,15 +195,19 @@ def test_graph_rejects_unknown_types_and_detach_repairs_edges():
     g.add_edge("a", "b", "temporal_next")
     g.add_edge("b", "c", "temporal_next")
     g.add_edge("d", "b", "derived_from")
+    g.add_edge("a", "b", "same_entity")
     g.add_edge("b", "a", "corrects")
     g.add_edge("c", "b", "corrects")
     g.units["a"].facts, g.units["b"].facts = {"city": "paris"}, {"city": "rome"}
     g.units["c"].facts, g.units["h"].facts = {"city": "oslo"}, {"city": "lima"}
+    for uid, says in (("d", ["ritz"]), ("b", ["ritz", "12"]), ("h", ["ritz"]), ("a", ["12"])):
+        g.units[uid].entities = says  # h took b's hotel, not the 12 a and b share
     g.detach("b", heir="h")
     del g.units["b"]
     assert g.has_edge("a", "c", "temporal_next")  # the time line is closed over the gap
     assert g.has_edge("d", "h", "derived_from") and g.has_edge("h", "a", "corrects")  # moved to the heir
     assert not g.has_edge("c", "h", "corrects")  # h never held rome, the value c corrected
+    assert not g.has_edge("a", "h", "same_entity")  # h never says 12, the value a and b shared
     assert all(t in g.units for u in g.units.values() for ts in u.relations.values() for t in ts)
     assert set(EDGE_TYPES) >= {k for u in g.units.values() for k in u.relations}
 

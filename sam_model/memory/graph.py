@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 
-from sam_model.memory.unit import MemoryUnit
+from sam_model.memory.unit import MemoryUnit, key_values, same_value
 
 EDGE_TYPES = ("temporal_next", "same_entity", "derived_from", "confirms", "conflicts_with", "corrects")
 
@@ -74,15 +74,28 @@ class MemoryGraph:
     def detach(self, uid: str, heir: str | None = None) -> None:
         """Remove every edge of ``uid`` and repair the graph around it.
 
-        The temporal chain is closed (predecessor -> successor), and the other edges
-        move to ``heir`` (the unit that took over the removed unit's facts), so a
-        decision derived from a pruned constraint stays derived from its summary. A
-        ``corrects`` edge moves only where it still says something of the heir (the heir
-        holds the value the edge corrected, or gave the corrected unit's slot another value:
-        :meth:`corrected`), else it is dropped: a summary that took a corrected unit's other,
-        current facts was never outdated by it, nor was a unit by the heir that restated its value.
+        The temporal chain is closed (predecessor -> successor), and the other edges move to ``heir`` (the unit
+        that took over the removed unit's facts, or for an outdated unit the one that corrected it) where their
+        meaning still holds of the heir, else they are dropped (:meth:`still_holds`). Every edge type but
+        ``temporal_next`` says something of a value its ends hold, so each moves only where the heir holds
+        that value:
+
+        - ``same_entity``, ``confirms``, ``derived_from``: the heir mentions a value the edge linked by
+          (:meth:`linked_values`): a decision derived from a pruned constraint stays derived from the summary that
+          took its value, but a ``same_entity`` edge for "2" never reaches an heir that never says 2, nor does a
+          decision derived from Paris reach the unit that replaced Paris by Rome;
+        - ``conflicts_with``: the heir gives the slot a value the written one still disagrees with
+          (:meth:`conflicted`);
+        - ``corrects``: the heir holds the value the edge corrected, or gave the corrected unit's slot another
+          value (:meth:`corrected`): a summary that took a corrected unit's other, current facts was never
+          outdated by it, nor was a unit by the heir that restated its value.
         """
         outs, ins = self.out_edges(uid), self.in_edges(uid)
+        if heir is not None and heir in self.units:  # read while the edges and the unit are there
+            moves = [(heir, t, k) for k, t in outs if k != "temporal_next" and self.still_holds(k, uid, t, heir, t)]
+            moves += [(s, heir, k) for k, s in ins if k != "temporal_next" and self.still_holds(k, s, uid, s, heir)]
+        else:
+            moves = []
         for kind, t in outs:
             self.remove_edge(uid, t, kind)
         for kind, s in ins:
@@ -92,22 +105,49 @@ class MemoryGraph:
         for p in preds:
             for s in succs:
                 self.add_edge(p, s, "temporal_next")
-        if heir is not None and heir in self.units:
-            was, held = self.units[uid].facts, self.units[heir].facts
-            for kind, t in outs:
-                if kind != "temporal_next" and (kind != "corrects" or self.corrected(uid, t) & self.corrected(heir, t)):
-                    self.add_edge(heir, t, kind)
-            for kind, s in ins:
-                if kind != "temporal_next" and (kind != "corrects" or any(
-                        held.get(slot) == was[slot] for slot in self.corrected(s, uid))):
-                    self.add_edge(s, heir, kind)
+        for src, dst, kind in moves:
+            self.add_edge(src, dst, kind)
         self.incoming.pop(uid, None)
+
+    def still_holds(self, kind: str, src: str, dst: str, new_src: str, new_dst: str) -> bool:
+        """Whether ``src -kind-> dst`` says something of ``new_src -kind-> new_dst`` (one end replaced by its heir):
+        the rule of :meth:`detach`, per edge type."""
+        if kind == "corrects":
+            return bool(self.corrected(src, dst) & self.corrected(new_src, new_dst)) if new_src != src else any(
+                self.units[new_dst].facts.get(slot) == self.units[dst].facts[slot] for slot in self.corrected(src, dst))
+        if kind == "conflicts_with":
+            return bool(self.conflicted(src, dst) & self.conflicted(new_src, new_dst))
+        heir = self.mentions(new_src if new_src != src else new_dst)
+        return any(same_value(v, w) for v in self.linked_values(src, dst) for w in heir)
 
     def corrected(self, src: str, dst: str) -> set[str]:
         """The slots ``dst`` holds a value of that ``src`` holds another value of: what ``src -corrects-> dst``
         says (the units' facts keep the values each one set)."""
         new, old = self.units[src].facts, self.units[dst].facts
         return {slot for slot, v in old.items() if slot in new and new[slot] != v}
+
+    def conflicted(self, src: str, dst: str) -> set[str]:
+        """The slots ``src`` writes (``slot=value``) a value of that disagrees with the value ``dst`` holds: what
+        ``src -conflicts_with-> dst`` says."""
+        held = self.units[dst].facts
+        return {slot for slot, v in key_values(self.units[src].text).items()
+                if slot in held and not same_value(v, held[slot])}
+
+    def mentions(self, uid: str) -> set[str]:
+        """The values ``uid`` says: those its text mentions and the facts it holds (normalised)."""
+        u = self.units[uid]
+        return set(u.entities) | set(u.facts.values())
+
+    def shared(self, a: str, b: str) -> set[str]:
+        """The values ``a`` says that ``b`` says too (a number with its unit, "2 pax", says 2: same_value)."""
+        theirs = self.mentions(b)
+        return {v for v in self.mentions(a) if any(same_value(v, w) for w in theirs)}
+
+    def linked_values(self, src: str, dst: str) -> set[str]:
+        """The values a ``same_entity``, ``confirms`` or ``derived_from`` edge links by: those both ends say; for
+        a decision that restated a known value without writing it (its fact is dropped as a repeat), the values
+        ``dst`` holds."""
+        return self.shared(src, dst) or set(self.units[dst].facts.values())
 
     def expand(
         self,

@@ -23,8 +23,11 @@ Every observed event ticks the bank clock and passes through, in order:
    write, summaries included: when only the units that just took pruned facts are over it,
    they are pruned too. Edges are repaired: the time line is closed over
    the gap and other edges move to the heir (for an outdated unit, the unit that
-   corrected it); a ``corrects`` edge only where it still holds of the heir (the heir
-   holds the corrected value, or gives that slot another value).
+   corrected it) only where the value they are about still holds of the heir, else they
+   are dropped (``MemoryGraph.detach``): ``same_entity``, ``confirms`` and ``derived_from``
+   where the heir says the value the edge linked by, ``conflicts_with`` where the heir gives
+   the slot a value the written one disagrees with, ``corrects`` where the heir holds the
+   corrected value or gives that slot another value.
 5. **tiers** — the working tier keeps the ``working_size`` most important units (and the
    sources of what the state needs); the rest live in the long-term IVF tier.
 
