@@ -657,8 +657,13 @@ def run_cli(main: Callable[[list[str]], int | None], argv: Sequence[str] | None 
         sys.stdout.flush()  # a reader gone (`| head`) shows here, not as a trace in the interpreter's exit
     except SystemExit as exc:  # argparse's --help: say the one option run_cli takes before main sees argv
         if exc.code in (0, None) and any(a in ("-h", "--help") for a in args):
-            print(f"\n{TRACEBACK_FLAG}: on an error, print the full Python trace instead of one line (or set "
-                  f"{TRACEBACK_ENV}=1)")
+            try:
+                print(f"\n{TRACEBACK_FLAG}: on an error, print the full Python trace instead of one line (or set "
+                      f"{TRACEBACK_ENV}=1)", flush=True)
+            except BrokenPipeError:  # `--help | head`: the reader read what it wanted (it was a trace)
+                if not _stdout_closed():
+                    raise
+                _quiet_exit()
         raise
     except errors as exc:
         if isinstance(exc, BrokenPipeError) and _stdout_closed():  # `sam-data ... | head`: the reader went away

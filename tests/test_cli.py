@@ -146,6 +146,24 @@ def test_help_names_the_traceback_option_and_validate_shows_progress_in_a_file(t
     assert "validating" in (tmp_path / "err.txt").read_text()
 
 
+def test_help_into_a_reader_that_has_gone_ends_quietly():
+    """`python evaluate.py --help | head`: the reader gone, the line run_cli adds after argparse's help was a
+    BrokenPipeError trace (exit 1)."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the first byte
+    try:
+        res = subprocess.run([sys.executable, "-m", "sam_model.pretrained.pack", "--help"], stdout=write,
+                             stderr=subprocess.PIPE, text=True, cwd=REPO,
+                             env={**os.environ, "PYTHONPATH": str(REPO)})
+    finally:
+        os.close(write)
+    assert res.returncode == 0 and "Traceback" not in res.stderr and "BrokenPipe" not in res.stderr, res.stderr
+
+
 def test_negative_learning_rates_are_refused():
     from sam_model.training.module import SAMLightningModule
 
