@@ -610,12 +610,22 @@ TRACEBACK_ENV = "SAM_TRACEBACK"
 
 class DefaultsHelp(argparse.ArgumentDefaultsHelpFormatter):
     """``--help`` that says an option's default where it has one: argparse's own wrote "(default: None)" beside a
-    help saying what None means, and under required options and flags."""
+    help saying what None means, and under required options and flags. A help that says its default itself
+    ("(default 20)", "(default: the CPUs ...)") is left as written, an empty list is no default, and a list is
+    shown as it is typed (``10000,100000``, not ``[10000, 100000]``)."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
-        if action.default is None or action.required or action.default is False:
-            return action.help or ""
+        text, default = action.help or "", action.default
+        if default is None or action.required or default is False or "(default" in text or "%(default)" in text:
+            return text
+        if isinstance(default, (list, tuple)):
+            shown = ",".join(str(x) for x in default).replace("%", "%%")
+            return f"{text} (default: {shown})" if default else text
         return super()._get_help_string(action)
+
+
+class RawDefaultsHelp(DefaultsHelp, argparse.RawDescriptionHelpFormatter):
+    """:class:`DefaultsHelp` with the description printed as written: a module docstring with its examples."""
 
 
 def cli_name(default: str) -> str:

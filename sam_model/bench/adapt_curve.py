@@ -17,7 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
-from sam_model.io import SAMFileError, atomic_write_text, cli_name, run_cli
+from sam_model.io import DefaultsHelp, SAMFileError, atomic_write_text, cli_name, run_cli
 
 TEXT_CACHE = "~/.cache/sam_model/text"  # the frozen-BERT vector cache training fills (evaluate.py's default)
 
@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Adapt a general retriever to 0, 10, 30, 60 and all conversations of a "
                                             "domain (configs/adapt.yaml) and evaluate each on the domain's held-out "
                                             "test split beside the untrained baselines; prints one table (also "
-                                            "OUT/curve.md, OUT/curve.json).")
+                                            "OUT/curve.md, OUT/curve.json).",
+                                formatter_class=DefaultsHelp)
     p.add_argument("--init", default="sam-general",
                    help="the general model to adapt: a packaged name or an export folder (default sam-general)")
     p.add_argument("--data", required=True, help="the domain's tool-call transcript file (split by group)")

@@ -108,8 +108,8 @@ def edge_grid(text: str) -> list[int | str | None]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sam_model.bench.backends", description=__doc__.split("\n\n")[0],
                                 formatter_class=DefaultsHelp)
-    p.add_argument("--n", type=int, default=1_000_000, help="memories (synthetic vectors)")
-    p.add_argument("--dim", type=int, default=64, help="vector dimension")
+    p.add_argument("--n", type=int, default=1_000_000, help="memories in the bank: synthetic vectors, clustered")
+    p.add_argument("--dim", type=int, default=64, help="dimension of the synthetic vectors")
     p.add_argument("--clusters", type=int, default=1000, help="centres of the synthetic vectors")
     p.add_argument("--users", type=int, default=1000, help="users the memories belong to (for the scoped queries)")
     p.add_argument("--queries", type=int, default=200, help="queries per engine and scope")

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from sam_model.bench.seeds import over_seeds
+from sam_model.io import RawDefaultsHelp
 from sam_model.janus.stats import bootstrap_ci
 
 METRICS = (("rr", "MRR"), ("recall@5", "Recall@5"))
@@ -133,7 +134,7 @@ def against(whole: Path, chunked: Path, reference: str, means: Means | None = No
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sam_model.bench.chunk_table", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=RawDefaultsHelp)
     ap.add_argument("whole", type=Path, help="evaluate.py --out folder of the run with whole memories")
     ap.add_argument("chunked", type=Path, help="evaluate.py --out folder of the run with --chunking")
     ap.add_argument("--against", metavar="NAME", default=None,

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sam_model.io import leftovers
+from sam_model.io import DefaultsHelp, leftovers
 
 KINDS = ("index", "bank", "export", "retriever", "janus")
 CONCURRENT_KINDS = ("index", "bank", "export", "retriever")  # Janus runs one controller per workdir
@@ -459,10 +459,11 @@ def render(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sam_model.bench.crash", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m sam_model.bench.crash", description=__doc__.split("\n\n")[0],
+                                 formatter_class=DefaultsHelp)
     ap.add_argument("--kills", type=int, default=20, help="SIGKILLs per kind of save (default 20)")
     ap.add_argument("--saves", type=int, default=12, help="saves per writer in the concurrent probe (0 = skip)")
-    ap.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of {','.join(KINDS)}")
+    ap.add_argument("--kinds", default=",".join(KINDS), help="the kinds of save to probe, comma-separated")
     ap.add_argument("--dir", type=Path, default=None, help="where to save (default: a fresh temporary folder)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     ap.add_argument("--seed", type=int, default=0, help="seed of the kill delays")

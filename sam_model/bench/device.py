@@ -56,7 +56,7 @@ from sam_model.data.examples import episode_row, iter_examples
 from sam_model.data.reader import Episode
 from sam_model.data.schema import parse_event
 from sam_model.data.synthetic import generate_episodes
-from sam_model.io import atomic_write_text
+from sam_model.io import RawDefaultsHelp, atomic_write_text
 from sam_model.models.bert import load_bert
 from sam_model.models.losses import MultiPositiveInfoNCE
 from sam_model.models.sam import SAMConfig, SAMNet
@@ -268,7 +268,7 @@ def _attempt(results: list, name: str, fn: Callable[[], object]) -> None:
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(prog="python -m sam_model.bench.device", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=RawDefaultsHelp)
     ap.add_argument("--out", type=Path, default=None, help="folder for device.json (needed unless --standin)")
     ap.add_argument("--quick", action="store_true",
                     help="small sizes everywhere (a smoke run: 4 episodes, 1 step, 20,000 vectors)")

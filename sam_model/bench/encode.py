@@ -43,6 +43,7 @@ import numpy as np
 import torch
 
 from sam_model.cpus import cores
+from sam_model.io import RawDefaultsHelp
 from sam_model.janus.stats import t_interval
 from sam_model.models import bf16_text, onnx_text
 from sam_model.models.bert import load_bert, pool
@@ -168,7 +169,7 @@ def timed(fn) -> float:
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(prog="python -m sam_model.bench.encode", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=RawDefaultsHelp)
     ap.add_argument("--config", action="append", default=None,
                     help="training config(s) whose data gives the texts (repeat to stack; default configs/tools.yaml)")
     ap.add_argument("--texts", type=int, default=3000, help="texts to encode (a seeded sample of the distinct ones)")

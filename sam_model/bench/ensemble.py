@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from sam_model.io import RawDefaultsHelp
 from sam_model.store import MemoryStore
 
 
@@ -70,7 +71,7 @@ def load_members(names: Sequence[str], observation_max_length: int | None = None
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sam_model.bench.ensemble", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=RawDefaultsHelp)
     p.add_argument("--members", required=True,
                    help="comma-separated retrievers (export folders, checkpoints or packaged names such as "
                         "sam-general); the first one's store settings (re-rank weights) are the ensemble's")

@@ -46,6 +46,7 @@ from sam_model.data.transcripts import (
     policy_of,
     says,
 )
+from sam_model.io import DefaultsHelp
 from sam_model.janus.stats import bootstrap_ci, fmt_ci, fmt_diff, paired
 from sam_model.memory import ContentEncoder, ScopedMemory
 
@@ -174,7 +175,8 @@ def missing(path: Path) -> bool:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sam_model.bench.grounding",
                                 description="Replay held-out tool-call transcripts and measure how often the memories "
-                                            "retrieved before a call's arguments are written hold each value it needs.")
+                                            "retrieved before a call's arguments are written hold each value it needs.",
+                                formatter_class=DefaultsHelp)
     add_arguments(p)
     p.add_argument("--k", type=int, default=5, help="memories retrieved per call (default 5)")
     args = p.parse_args(argv)

@@ -140,7 +140,7 @@ class BankBenchCfg:
     """Janus on the bank stream: the memory is a SAM MemoryBank that accumulates knowledge, through faults.
 
     Args:
-        stream: "bank" (configs/janus_bank.yaml).
+        stream: "bank", the bank stream of configs/janus_bank.yaml (``stream: head`` runs the SGD domain stream).
         data: the stream's dialogues.
         faults: the faulty batches.
         memory: the bank's rules.

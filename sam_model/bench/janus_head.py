@@ -127,7 +127,7 @@ class PretrainCfg:
 
     Args:
         steps: optimiser steps (0 = M_0 untrained).
-        lr: learning rate.
+        lr: M_0's learning rate (Adam).
         minibatch: decision points per step.
     """
 
@@ -145,7 +145,7 @@ class JanusCfg(PolicyCfg):
             (a sketch of the head's parameters).
         probes: probe tasks of φ=loglik/probs.
         probe_pool: where the probes are drawn: M_0's training tasks "pretrain", or the held-out "history".
-        sketch_dim: buckets of φ=params.
+        sketch_dim: buckets of φ=params, the count sketch of the head's parameters (its vector's length).
     """
 
     phi: str = "loglik"

@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from sam_model.io import atomic_write_text
+from sam_model.io import DefaultsHelp, atomic_write_text
 
 COLUMNS = ("mrr", "recall@1", "recall@5", "recall@10", "coverage@5", "grounding@5")
 
@@ -37,7 +37,8 @@ def table(out: Path, lives: list[int]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sam_model.bench.lives",
-                                description="Run evaluate.py once per life size and print one table (long horizon).")
+                                description="Run evaluate.py once per life size and print one table (long horizon).",
+                                formatter_class=DefaultsHelp)
     p.add_argument("--retriever", required=True, help="the exported SAM retriever under test")
     p.add_argument("--data", required=True, help="agent log, transcript file or SGD split folder")
     p.add_argument("--out", required=True, help="output folder: OUT/life-N/ per life size, OUT/lives.md")

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sam_model.io import SAMFileError, atomic_write_text, cli_name, run_cli
+from sam_model.io import DefaultsHelp, SAMFileError, atomic_write_text, cli_name, run_cli
 
 TEXT_CACHE = "~/.cache/sam_model/text"  # the frozen-BERT vector cache training fills (evaluate.py's default)
 
@@ -360,7 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Leave-one-domain-out benchmark: train each model variant on every "
                                             "domain but one (train.py), evaluate it zero-shot on the one left out "
                                             "next to every untrained baseline (evaluate.py's code path), and "
-                                            "print one table (also OUT/lodo.md and OUT/lodo.json).")
+                                            "print one table (also OUT/lodo.md and OUT/lodo.json).",
+                                formatter_class=DefaultsHelp)
     p.add_argument("--out", default="runs/lodo", help="output folder: per-domain evaluations, logs, the table")
     p.add_argument("--data-root", default=os.environ.get("SAM_SHARED_DATA", "../shared/data"),
                    help="folder holding sgd/, tau-bench/ and coding-agents/ (default $SAM_SHARED_DATA or "
@@ -369,7 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"comma-separated domains to leave out in turn (default {','.join(DOMAINS)})")
     p.add_argument("--variants", default=",".join(VARIANTS),
                    help="comma-separated model variants, cumulative: " +
-                        "; ".join(f"{k}: {v.label}" for k, v in VARIANTS.items()) + f" (default {','.join(VARIANTS)})")
+                        "; ".join(f"{k}: {v.label}" for k, v in VARIANTS.items()).replace("%", "%%") +  # "30 %"
+                        f" (default {','.join(VARIANTS)})")
     p.add_argument("--worlds", type=int, default=600,
                    help="generated tool-world conversations of the variants that use them (default 600)")
     p.add_argument("--sgd-every", type=int, default=12,

@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 from sam_model.bench.grounding import add_arguments, conversations, load_model, missing
 from sam_model.data.schema import parse_event
 from sam_model.data.transcripts import convert_conversation
+from sam_model.io import DefaultsHelp
 from sam_model.janus.stats import bootstrap_ci, fmt_ci, fmt_diff, paired
 from sam_model.memory import ContentEncoder, ScopedMemory
 
@@ -107,7 +108,8 @@ def tables(report: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sam_model.bench.plain_query",
                                 description="Plain queries (text, no state) against untrained MiniLM over the same "
-                                            "memories: probe questions and held-out airline decision points.")
+                                            "memories: probe questions and held-out airline decision points.",
+                                formatter_class=DefaultsHelp)
     add_arguments(p)
     args = p.parse_args(argv)
     if missing(args.transcripts):

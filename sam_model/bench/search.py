@@ -36,6 +36,7 @@ from tqdm import tqdm
 
 from sam_model.cpus import cores
 from sam_model.index import KINDS, MemoryIndex, tune_blas_threshold
+from sam_model.io import RawDefaultsHelp
 from sam_model.models.projection import PROJECTIONS, StateProjection
 
 K = 10
@@ -236,12 +237,12 @@ def parse_kinds(text: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(prog="python -m sam_model.bench.search", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=RawDefaultsHelp)
     ap.add_argument("--sizes", type=parse_ints, default=[10_000, 100_000],
                     help="comma-separated bank sizes (number of memory vectors), e.g. 10000,100000,1000000")
     ap.add_argument("--out", type=Path, required=True, help="folder for search.json and search.md")
     ap.add_argument("--dim", type=int, default=384, help="vector dimension (384 = MiniLM)")
-    ap.add_argument("--kinds", type=parse_kinds, default=list(KINDS), help="comma-separated index kinds")
+    ap.add_argument("--kinds", type=parse_kinds, default=list(KINDS), help="comma-separated MemoryIndex kinds to build: flat, ivf, hnsw")
     ap.add_argument("--queries", type=int, default=1000, help="queries per path (recall and batch-64 timing)")
     ap.add_argument("--b1-queries", type=int, default=200, help="queries timed one at a time (batch-1 latency)")
     ap.add_argument("--projection", choices=PROJECTIONS, default="diag", help="StateProjection kind, state path")
@@ -250,8 +251,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--nlist", type=int, default=DEFAULTS["nlist"], help="IVF lists (default ≈ 4·√size)")
     ap.add_argument("--nprobe", type=int, default=DEFAULTS["nprobe"], help="IVF lists probed per query")
     ap.add_argument("--M", type=int, default=DEFAULTS["M"], help="HNSW neighbours per node")
-    ap.add_argument("--ef-search", type=int, default=DEFAULTS["ef_search"], help="HNSW search beam")
-    ap.add_argument("--ef-construction", type=int, default=DEFAULTS["ef_construction"], help="HNSW build beam")
+    ap.add_argument("--ef-search", type=int, default=DEFAULTS["ef_search"], help="HNSW efSearch: candidates kept while searching (more: higher recall, slower)")
+    ap.add_argument("--ef-construction", type=int, default=DEFAULTS["ef_construction"], help="HNSW efConstruction: candidates kept while building the graph")
     ap.add_argument("--sweep-nprobe", type=parse_ints, default=[],
                     help="also measure recall/QPS of the built IVF at these nprobe values, e.g. 8,16,32,64")
     ap.add_argument("--sweep-ef", type=parse_ints, default=[],

@@ -54,6 +54,7 @@ from sam_model.data.sources import SourceOptions
 from sam_model.data.text import state_to_text
 from sam_model.evaluation.data import load_eval_data
 from sam_model.index import MemoryIndex
+from sam_model.io import RawDefaultsHelp
 
 K = 5
 AIRLINE = Path("../shared/data/tau-bench/gpt-4o-airline.json.gz")
@@ -253,7 +254,7 @@ def parse_list(kind):
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(prog="python -m sam_model.bench.speed", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=RawDefaultsHelp)
     ap.add_argument("--retriever", default="sam-general", help="export folder or packaged name (default sam-general)")
     ap.add_argument("--data", type=Path, default=AIRLINE,
                     help="tau-bench transcripts whose test split gives memories and queries (default "

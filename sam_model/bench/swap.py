@@ -84,10 +84,11 @@ def probe_exchange(subject, root: Path, saves: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sam_model.bench.swap", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m sam_model.bench.swap", description=__doc__.split("\n\n")[0],
+                                 formatter_class=sam_io.DefaultsHelp)
     ap.add_argument("--kills", type=int, default=15, help="writers killed inside the gap, per kind (default 15)")
     ap.add_argument("--saves", type=int, default=30, help="saves watched by the exchange probe, per kind (default 30)")
-    ap.add_argument("--kinds", default=",".join(FOLDER_KINDS), help=f"comma-separated, of {','.join(FOLDER_KINDS)}")
+    ap.add_argument("--kinds", default=",".join(FOLDER_KINDS), help="the kinds of folder save to probe, comma-separated")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
     kinds = [k for k in args.kinds.split(",") if k]

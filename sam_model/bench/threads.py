@@ -270,7 +270,10 @@ def render(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sam_model.bench.threads", description=__doc__.split("\n\n")[0])
+    from sam_model.io import DefaultsHelp
+
+    ap = argparse.ArgumentParser(prog="python -m sam_model.bench.threads", description=__doc__.split("\n\n")[0],
+                                 formatter_class=DefaultsHelp)
     ap.add_argument("--runs", type=int, default=20, help="stress runs, each in a fresh process (default 20)")
     ap.add_argument("--threads", type=int, default=8, help="threads sharing the memory in each run (default 8)")
     ap.add_argument("--ops", type=int, default=150, help="operations per thread per run (default 150)")

@@ -47,7 +47,7 @@ from sam_model.data.toolparts import (
     result,
     tool_name,
 )
-from sam_model.io import atomic_path, cli_name
+from sam_model.io import DefaultsHelp, atomic_path, cli_name
 
 PREFIX = "toolworlds:"
 CONVERSATIONS_PER_WORLD = 3  # conversations of one world share its tools (a group: one side of every split)
@@ -212,7 +212,8 @@ def resolve(spec: str, cache_dir: str | Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog=cli_name("python -m sam_model.data.toolworlds"),
                                  description="Write procedurally generated tool-call conversations (random tools, "
-                                             "argument names, id formats and value origins) as a transcript file.")
+                                             "argument names, id formats and value origins) as a transcript file.",
+                                 formatter_class=DefaultsHelp)
     ap.add_argument("out", help="output .jsonl.gz (OpenAI-format chats {id, group, messages})")
     ap.add_argument("--conversations", type=int, default=600, help="how many conversations (default 600)")
     ap.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same file")

@@ -74,6 +74,9 @@ class SAMConfig:
         time_features: frequencies K of the learned time and task context (sam_model.models.time): the score
             gains learned, state-dependent functions of the step distance and of the distance to the current
             task's start; 0 = off (the vectors then are exactly those of a model without it).
+        state_content: add β times the cosine of the untrained pooled state text with the memory text to the content
+            score (β learned, from 0.1): what BERT alone knows about the state, for domains the state head never
+            saw (needs query_input "state").
     """
 
     bert_path: str = ""

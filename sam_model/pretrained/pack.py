@@ -101,7 +101,7 @@ def _main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog=cli_name("python -m sam_model.pretrained.pack"), description=__doc__.split("\n")[0])
     ap.add_argument("src", help="the export folder to pack (e.g. checkpoints/sam-general/export)")
     ap.add_argument("--name", default=DEFAULT, help=f"the packaged name, a folder of sam_model/pretrained/ (default {DEFAULT})")
-    ap.add_argument("--command", default="make default-model", help="the command that reproduces it, for the card")
+    ap.add_argument("--command", default="make default-model", help="the command that reproduces it, written into the model card (default: make default-model)")
     ap.add_argument("--full-precision", action="store_true",
                     help="store the head's weights as float32 (default: float16, half the size)")
     ap.add_argument("--observation-max-length", type=int, metavar="N",

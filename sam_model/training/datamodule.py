@@ -186,7 +186,7 @@ class AgentLogDataModule(pl.LightningDataModule):
             sample sees every service, the first N dialogues only a few).
         max_val_dialogues: cap on SGD dialogues read from each validation folder.
         on_error: "raise" on a malformed log line, or "skip" it and report the count.
-        num_workers: DataLoader worker processes.
+        num_workers: DataLoader worker processes (0: load batches in the main process).
         seed: seed of the train/val split.
         cache_dir: where converted SGD logs and Arrow files go (default ~/.cache/sam_model).
         chunking: train on the chunks of long memories (sam_model.data.chunks.Chunking, e.g. ``{"size": 180,

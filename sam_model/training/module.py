@@ -52,11 +52,11 @@ class SAMLightningModule(pl.LightningModule):
         weight_decay: AdamW weight decay of the weight matrices (``matrix_weights``); biases, norms, embeddings,
             α and τ are not decayed.
         temperature: initial InfoNCE temperature τ.
-        learn_temperature: learn τ.
+        learn_temperature: learn τ (false: keep it at ``temperature``).
         positives: "any" (the summed probability of a decision's useful memories) or "each" (every useful
             memory scored against all candidates; better recall when decisions need several memories).
         in_batch_negatives: add other episodes' memories (gathered over all devices) as negatives.
-        warmup_steps: linear learning-rate warm-up.
+        warmup_steps: optimiser steps of the linear learning-rate warm-up (from lr / warmup_steps up to lr).
         bert_config: recorded automatically (the BERT's config), so a checkpoint rebuilds without the folder.
         text_cache_dir: with a frozen BERT, keep its text vectors in this folder between runs (a file per
             BERT fingerprint), so re-runs and ablations on the same data skip BERT; empty = off.
