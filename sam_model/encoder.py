@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from sam_model.data.examples import memory_record
 from sam_model.data.schema import Event, State, as_state
@@ -26,6 +25,7 @@ from sam_model.data.text import state_to_text
 from sam_model.encoding import Encoder  # noqa: F401 - the contract SAMEncoder meets, re-exported
 from sam_model.limits import check_batch_size
 from sam_model.models.sam import SAMNet
+from sam_model.progress import progress_bar
 
 TEXT_CACHE = 4096  # BERT vectors of recent texts a loaded encoder keeps (~6 MB for MiniLM): repeats cost no BERT
 
@@ -82,7 +82,7 @@ class SAMEncoder:
         check_batch_size(batch_size)
         out = []
         with torch.inference_mode():
-            for i in tqdm(range(0, n, batch_size), desc=desc, disable=not progress, unit="batch"):
+            for i in progress_bar(range(0, n, batch_size), desc=desc, disable=not progress, unit="batch"):
                 out.append(fn(slice(i, i + batch_size)).float().cpu().numpy())
         return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
 

@@ -31,8 +31,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from sam_model.data.schema import parse_event
 from sam_model.data.text import norm
 from sam_model.data.transcripts import (
@@ -49,6 +47,7 @@ from sam_model.data.transcripts import (
 from sam_model.io import DefaultsHelp
 from sam_model.janus.stats import bootstrap_ci, fmt_ci, fmt_diff, paired
 from sam_model.memory import ContentEncoder, ScopedMemory
+from sam_model.progress import progress_bar
 
 TAU = Path("../shared/data/tau-bench/gpt-4o-airline.json.gz")
 BEFORE = "SAM, before the call"
@@ -126,7 +125,7 @@ def run(model, convs: list, k: int, content: ContentEncoder | None = None, progr
     runs = methods(model, content, k)
     per_conv: dict[str, list[float]] = {name: [] for name in runs}
     pooled = {name: [0, 0] for name in runs}
-    for conv in tqdm(convs, desc="conversations", disable=not progress):
+    for conv in progress_bar(convs, desc="conversations", disable=not progress):
         got = replay(conv, runs)
         for name, (n, g) in got.items():
             pooled[name][0] += n

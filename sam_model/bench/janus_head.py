@@ -345,17 +345,16 @@ def text_vectors(bert, tokenizer, model: SAMConfig, texts: list[str], cache_dir:
     fingerprint under ``cache_dir``, shared with training and evaluation), so only texts that no run has
     encoded before cost BERT time. Those are encoded shortest first in batches of 128.
     """
-    from tqdm.auto import tqdm
-
     from sam_model.models.text_encoder import TextEncoder
+    from sam_model.progress import progress_bar
 
     enc = TextEncoder(bert, tokenizer, model.max_length, trainable_layers=0, batch_size=128, pooling=model.pooling)
     path = enc.cache_file(cache_dir)
     enc.load_cache(path)
     missing = sorted(enc.uncached(texts), key=len)
     chunk = 128 * 8
-    for i in tqdm(range(0, len(missing), chunk), desc="BERT (cached after this run)", disable=not progress or not
-                  missing, unit="chunk"):
+    for i in progress_bar(range(0, len(missing), chunk), desc="BERT (cached after this run)",
+                          disable=not progress or not missing, unit="chunk"):
         enc(missing[i : i + chunk])
     if missing:
         enc.save_cache(path)

@@ -37,7 +37,6 @@ from pathlib import Path
 
 import faiss
 import numpy as np
-from tqdm import tqdm
 
 from sam_model.data.examples import MemoryRecorder
 from sam_model.data.lives import make_lives, task_starts
@@ -49,6 +48,7 @@ from sam_model.memory.config import MemoryConfig
 from sam_model.memory.encoders import ContentEncoder
 from sam_model.memory.rules import BankRules
 from sam_model.memory.unit import values_in
+from sam_model.progress import progress_bar
 from sam_model.retriever import SAMRetriever
 from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
 
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         lives = [make_life(j, args.events, args.seed) for j in range(args.lives)]
     encoded = []
-    for events in tqdm(lives, desc="encoding lives", unit="life"):
+    for events in progress_bar(lives, desc="encoding lives", unit="life"):
         recorder = MemoryRecorder()  # the records the bank writes (each compared with its task's previous state)
         mem = np.asarray(encoder.encode_memories([recorder.record(e) for e in events], progress=True), np.float32)
         starts = task_starts(events)
@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     capacity = max(1, round(args.capacity * n_events))
     results = {}
     configs = variants(capacity, args.half_life, args.working, args.nlist, args.nprobe)
-    for name, cfg in tqdm(configs.items(), desc="variants", unit="variant"):
+    for name, cfg in progress_bar(configs.items(), desc="variants", unit="variant"):
         runs = [run_life(ev, m, q, cfg, store_config, encode, args.k) for ev, (m, q) in zip(lives, encoded)]
         results[name] = {**variant_stats(runs, cfg.capacity), "config": cfg.to_json()}
         results[name]["ranked"] = [r["ranked"] for r in runs]

@@ -23,7 +23,6 @@ import argparse
 import json
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from sam_model.bench.grounding import add_arguments, conversations, load_model, missing
 from sam_model.data.schema import parse_event
@@ -31,6 +30,7 @@ from sam_model.data.transcripts import convert_conversation
 from sam_model.io import DefaultsHelp
 from sam_model.janus.stats import bootstrap_ci, fmt_ci, fmt_diff, paired
 from sam_model.memory import ContentEncoder, ScopedMemory
+from sam_model.progress import progress_bar
 
 PROBE_MEMORIES = [
     "My budget for the whole trip is $1,400.",
@@ -69,7 +69,7 @@ def airline(model, content: ContentEncoder, convs: list, progress: bool = True) 
     rr: dict[str, list[float]] = {name: [] for name in runs}
     r5: dict[str, list[float]] = {name: [] for name in runs}
     of: list[str] = []  # each decision's conversation: the unit its intervals resample
-    for conv in tqdm(convs, desc="conversations", disable=not progress):
+    for conv in progress_bar(convs, desc="conversations", disable=not progress):
         events = [parse_event(e) for e in convert_conversation(conv)]
         for e in events:
             if e.is_decision_point:

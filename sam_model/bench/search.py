@@ -32,12 +32,12 @@ from pathlib import Path
 import faiss
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from sam_model.cpus import cores
 from sam_model.index import KINDS, MemoryIndex, tune_blas_threshold
 from sam_model.io import RawDefaultsHelp
 from sam_model.models.projection import PROJECTIONS, StateProjection
+from sam_model.progress import progress_bar
 
 K = 10
 DEFAULTS = {n: p.default for n, p in inspect.signature(MemoryIndex).parameters.items()
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> dict:
     rows: list[dict] = []
     sweeps: list[dict] = []
     args.out.mkdir(parents=True, exist_ok=True)
-    bar = tqdm(total=len(args.sizes) * len(args.kinds), desc="search bench", unit="index")
+    bar = progress_bar(total=len(args.sizes) * len(args.kinds), desc="search bench", unit="index")
     for size in args.sizes:
         base = mix.sample(size, args.seed + 3)
         plain_truth, state_truth = exact_top(base, plain_q, K), exact_top(base, q_s, K)

@@ -45,7 +45,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from sam_model.bench.encode import bert_flops
 from sam_model.cpus import cores
@@ -55,6 +54,7 @@ from sam_model.data.text import state_to_text
 from sam_model.evaluation.data import load_eval_data
 from sam_model.index import MemoryIndex
 from sam_model.io import RawDefaultsHelp
+from sam_model.progress import progress_bar
 
 K = 5
 AIRLINE = Path("../shared/data/tau-bench/gpt-4o-airline.json.gz")
@@ -323,7 +323,7 @@ def main(argv: list[str] | None = None) -> dict:
             profiles[backend] = bench.profile(args.calls)
     dense.encoder.limit_cache(TEXT_CACHE)  # both keep recent texts as a loaded retriever does (--replay)
     per_size = len(args.batches) + args.replay
-    bar = tqdm(total=len(args.backends) * len(args.sizes) * per_size, desc="speed bench", unit="row")
+    bar = progress_bar(total=len(args.backends) * len(args.sizes) * per_size, desc="speed bench", unit="row")
     for size in sorted(args.sizes):
         bench.grow(size)
         for backend in args.backends:

@@ -432,7 +432,7 @@ def _main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
 
-    from tqdm import tqdm
+    from sam_model.progress import progress_bar
 
     start = time.perf_counter()
     n_dialogues = n_events = n_points = n_labels = n_candidates = 0
@@ -440,7 +440,7 @@ def _main(argv: list[str]) -> int:
         with atomic_path(args.out) as tmp:
             opener = gzip.open if str(args.out).endswith(".gz") else open
             with opener(tmp, "wt", encoding="utf-8") as out, \
-                    tqdm(total=args.max_dialogues, unit=" dialogues", desc="SGD") as bar:
+                    progress_bar(total=args.max_dialogues, unit=" dialogues", desc="SGD") as bar:
                 def converted():
                     nonlocal n_dialogues
                     for path, dialogue in _iter_sourced(args.split_dir, args.max_dialogues, args.every,

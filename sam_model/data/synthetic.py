@@ -519,8 +519,9 @@ def write_synthetic(path: str | Path, n_episodes: int, seed: int = 0, families: 
     counts = {"episodes": 0, "events": 0, "decision_points": 0, "labels": 0}
     episodes = range(n_episodes)
     if progress:
-        from tqdm import tqdm
-        episodes = tqdm(episodes, unit=" episodes", desc="synthetic")
+        from sam_model.progress import progress_bar
+
+        episodes = progress_bar(episodes, unit=" episodes", desc="synthetic")
     with atomic_path(path) as tmp:
         raw = open(tmp, "wb")
         stream = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if str(path).endswith(".gz") else raw

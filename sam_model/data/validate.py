@@ -27,12 +27,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
-from tqdm import tqdm
 
 from sam_model.data.examples import Scope, check_scope
 from sam_model.data.reader import Episode, OnError, ReadReport, iter_episodes
 from sam_model.data.schema import LogFormatError
 from sam_model.io import SAMFileError, cli_name, given_twice, not_found
+from sam_model.progress import progress_bar
 
 TOP_PHASES = 20
 
@@ -125,9 +125,7 @@ def collect_stats(
     per_file = {p: LogStats() for p in paths}
     offset = 0
     episodes = iter_episodes(paths, on_error, report)
-    tty = sys.stderr.isatty()  # to a file: a line at most every 10 s, so a long check still shows it moves
-    for ep in tqdm(episodes, desc="validating", unit=" episodes", disable=not progress, file=sys.stderr,
-                   mininterval=0.1 if tty else 10.0):
+    for ep in progress_bar(episodes, desc="validating", unit=" episodes", disable=not progress):  # a file: lines
         per_file[ep.source].add(ep, offset, scope)
         offset += len(ep.events)
     total = LogStats()

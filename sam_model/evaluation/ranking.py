@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from sam_model.data.examples import RetrievalExample, Scope
+from sam_model.progress import progress_bar
 
 TIE_EPS = 1e-9
 QUERY_BLOCK = 256
@@ -56,7 +56,7 @@ def rank_vectors(queries: np.ndarray, memories: np.ndarray, examples: Sequence[R
     """Top ``depth`` candidate positions per query by inner product ``queries[i] @ memories[j]``."""
     if scope == "episode":
         out = []
-        for i, ex in enumerate(tqdm(examples, desc=desc, unit="q", leave=False)):
+        for i, ex in enumerate(progress_bar(examples, desc=desc, unit="q", leave=False)):
             r = ex.candidate_range(scope)
             out.append(rank_range(inner(memories[r.start : r.stop], queries[i]), r.start, jitter, depth))
         return out
@@ -66,7 +66,7 @@ def rank_vectors(queries: np.ndarray, memories: np.ndarray, examples: Sequence[R
 def _rank_global(queries, memories, examples, depth, jitter, desc) -> list[np.ndarray]:
     """Blocks of queries against chunks of memories, masked at each query's cutoff."""
     out: list[np.ndarray] = []
-    for b0 in tqdm(range(0, len(examples), QUERY_BLOCK), desc=desc, unit="block", leave=False):
+    for b0 in progress_bar(range(0, len(examples), QUERY_BLOCK), desc=desc, unit="block", leave=False):
         block = examples[b0 : b0 + QUERY_BLOCK]
         cut = np.array([ex.cutoff for ex in block])
         q = queries[b0 : b0 + len(block)].astype(np.float64)
@@ -93,7 +93,7 @@ def rank_scores(score_all: Callable[[int], np.ndarray], examples: Sequence[Retri
                 depth: int, jitter: np.ndarray, desc: str = "ranking") -> list[np.ndarray]:
     """Top ``depth`` positions per query for methods that score all memories at once (BM25)."""
     out = []
-    for i, ex in enumerate(tqdm(examples, desc=desc, unit="q", leave=False)):
+    for i, ex in enumerate(progress_bar(examples, desc=desc, unit="q", leave=False)):
         r = ex.candidate_range(scope)
         out.append(rank_range(score_all(i)[r.start : r.stop], r.start, jitter, depth))
     return out

@@ -44,6 +44,7 @@ from sam_model.evaluation.ranking import tie_jitter
 from sam_model.evaluation.report import per_query_lines, print_table, to_markdown, write_reports
 from sam_model.io import SAMFileError, atomic_write_text, check_replaceable, cli_name
 from sam_model.limits import MAX_BATCH_SIZE, MAX_K, int_option
+from sam_model.progress import progress_bar
 
 UTILISATION_K = 10  # memory utilisation looks at the top 10, the largest k every report has
 CHUNK_DEPTH = 8  # chunks ranked per event kept: a chunked search ranks depth * 8 chunks, then folds
@@ -140,7 +141,8 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         enc.save_cache(path)
     for m in methods:
         m.time_query(search, int(timed[0]), scope, search_depth, jitter)  # warm-up: lazy loads, caches
-        seconds = [m.time_query(search, int(i), scope, search_depth, jitter) for i in timed]
+        seconds = [m.time_query(search, int(i), scope, search_depth, jitter)
+                   for i in progress_bar(timed, desc=f"  timing {m.name}", unit="q", leave=False, disable=quiet)]
         results[m.name] |= latency_stats(seconds)
 
     phases = [ex.state.phase for ex in data.examples]

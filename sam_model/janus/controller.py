@@ -366,13 +366,13 @@ class JanusController:
             self.restore(type(memory), it, history)
         else:
             self.start(memory, history)
-        from tqdm.auto import tqdm
+        from sam_model.progress import progress_bar
 
-        with tqdm(desc=f"janus[{self.gate.name}]", initial=self.t, disable=not progress, unit="step") as bar:
+        with progress_bar(desc=f"janus[{self.gate.name}]", initial=self.t, disable=not progress, unit="step") as bar:
             for tasks, feedback in it:
                 d = self.step(tasks, feedback)
                 bar.update(1)
-                bar.set_postfix(comparisons=self.comparisons)
+                bar.set_postfix(comparisons=self.comparisons, refresh=False)  # shown at the next redraw
                 if on_step is not None:
                     on_step(self, d)
         return self.memory

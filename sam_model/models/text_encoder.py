@@ -547,11 +547,11 @@ class TextEmbedder:
 
     @torch.no_grad()
     def encode(self, texts: list[str], batch_size: int = 64, progress: bool = False) -> np.ndarray:
-        from tqdm.auto import tqdm
+        from sam_model.progress import progress_bar
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         chunk = max(batch_size, 1) * 16
-        for i in tqdm(range(0, len(texts), chunk), desc="embedding", disable=not progress, unit="chunk"):
+        for i in progress_bar(range(0, len(texts), chunk), desc="embedding", disable=not progress, unit="chunk"):
             h = self.encoder(list(texts[i : i + chunk]))
             out[i : i + chunk] = torch.nn.functional.normalize(h, dim=-1).float().cpu().numpy()
         return out
