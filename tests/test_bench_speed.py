@@ -25,6 +25,7 @@ def test_replay_rows_keep_the_caches_and_say_how_often_bert_read_one_text_or_non
     assert all(r[m]["p50_ms"] > 0 for r in (cold, loop) for m in ("sam", "dense"))
     md = (tmp_path / "out" / "speed.md").read_text()
     assert "agent loop" in md and json.loads((tmp_path / "out" / "speed.json").read_text())["rows"] == out["rows"]
+    assert (tmp_path / "out" / "speed.png").read_bytes().startswith(b"\x89PNG")  # the cold row, drawn
 
 
 def test_profile_counts_the_bert_arithmetic_of_both_searches(tiny_bert_dir, tmp_path, monkeypatch):

@@ -9,6 +9,9 @@ test split)::
 
     python -m sam_model.bench.adapt_curve --init sam-general \\
         --data ../shared/data/coding-agents/autocoderover-gpt4-swebench-lite-train.chat.jsonl.gz --out runs/curve
+
+It prints the table and writes it to ``OUT/curve.md`` and ``OUT/curve.json``, and the curve to ``OUT/curve.png`` (MRR and
+Recall@5 against the conversations, the best untrained baseline's MRR as a line).
 """
 
 from __future__ import annotations
@@ -44,14 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Adapt a general retriever to 0, 10, 30, 60 and all conversations of a "
                                             "domain (configs/adapt.yaml) and evaluate each on the domain's held-out "
                                             "test split beside the untrained baselines; prints one table (also "
-                                            "OUT/curve.md, OUT/curve.json).",
+                                            "OUT/curve.md, OUT/curve.json) and draws it (OUT/curve.png).",
                                 formatter_class=DefaultsHelp)
     p.add_argument("--init", default="sam-general",
                    help="the general model to adapt: a packaged name or an export folder (default sam-general)")
     p.add_argument("--data", required=True, help="the domain's tool-call transcript file (split by group)")
     p.add_argument("--sizes", default="0,10,30,60,all",
                    help="comma-separated conversation counts; 0 = the general model, all = the whole train split")
-    p.add_argument("--out", default="runs/curve", help="output folder (evaluation, logs, the table)")
+    p.add_argument("--out", default="runs/curve", help="output folder (evaluation, logs, the table, curve.png)")
     p.add_argument("--name", default="curve", help="run-name prefix of the adaptation runs (checkpoints/NAME-nN-sS)")
     p.add_argument("--seed", type=int, default=0, help="training seed (default 0)")
     return p
@@ -83,21 +86,55 @@ def main(argv: list[str] | None = None) -> int:
             models[name] = SAMRetriever.load(export)
     report = evaluate(data, Path(args.out) / "eval", None, baselines=BASELINES, compare=models, latency_queries=1, text_cache=TEXT_CACHE,
                       seed=args.seed, quiet=True)
+    print(write_curve(report, list(models), seconds, Path(args.out)))
+    return 0
+
+
+def write_curve(report: dict, names: list[str], seconds: dict[str, float], out: Path) -> str:
+    """OUT/curve.json, the table OUT/curve.md (returned) and the curve OUT/curve.png from the evaluation's
+    ``report`` of the models ``names`` ("n=10", ..., "n=all")."""
+    from sam_model.evaluation.methods import BASELINES
+
     methods = report["methods"]
     best = max(BASELINES, key=lambda b: methods[b]["mrr"])
     rows = [{"conversations": name[2:], "mrr": methods[name]["mrr"], "recall@5": methods[name]["recall@5"],
-             "train_seconds": round(seconds[name], 1)} for name in models]
+             "train_seconds": round(seconds[name], 1)} for name in names]
     lines = [f"held-out decisions: {report['n_queries']}; best untrained baseline: {best} "
              f"(MRR {methods[best]['mrr']:.3f})", "",
              "| conversations | MRR | Recall@5 | adaptation time |", "|---|---|---|---|"]
     lines += [f"| {r['conversations']} | {r['mrr']:.3f} | {r['recall@5']:.3f} | "
               f"{r['train_seconds'] / 60:.1f} min |" for r in rows]
-    out = Path(args.out)
     atomic_write_text(out / "curve.json", json.dumps({"best_baseline": best, "baseline_mrr": methods[best]["mrr"],
                                                       "decisions": report["n_queries"], "rows": rows}, indent=2))
     atomic_write_text(out / "curve.md", "\n".join(lines) + "\n")
-    print("\n".join(lines))
-    return 0
+    plot(rows, best, methods[best]["mrr"], out / "curve.png")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], baseline: str, baseline_mrr: float, path: Path) -> None:
+    """The learning curve: held-out MRR and Recall@5 after each number of conversations (evenly spaced, "all"
+    last), the best untrained baseline's MRR as a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sam_model.evaluation.diagnostics import save_figure
+
+    x = range(len(rows))
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    ax.plot(x, [r["mrr"] for r in rows], marker="o", label="MRR")
+    ax.plot(x, [r["recall@5"] for r in rows], marker="s", ls="--", label="Recall@5")
+    ax.axhline(baseline_mrr, color="0.5", ls=":", label=f"best untrained baseline ({baseline}), MRR")
+    ax.set_xticks(list(x), [r["conversations"] for r in rows])
+    ax.set_xlabel("conversations adapted on (0: the general model)")
+    ax.set_ylabel("held-out score")
+    ax.set_ylim(0, 1)
+    ax.set_title("Adaptation learning curve")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    save_figure(fig, path)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

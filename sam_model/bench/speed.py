@@ -3,6 +3,9 @@
     python -m sam_model.bench.speed [--retriever sam-general] [--data AIRLINE.json.gz] [--sizes 1000,100000,1000000]
                                     [--batches 1,32] [--backends torch,onnx] [--out runs/speed]
 
+It writes ``OUT/speed.json``, the table ``OUT/speed.md`` and ``OUT/speed.png`` (p50 ms of one query against the
+memories searched, SAM and dense per BERT backend).
+
 - **SAM**: ``SAMRetriever.search`` (state text and observation through BERT, the heads, FAISS, the re-rank), the
   whole path an agent calls; at batch 32, ``encode_queries`` for 32 queries then 32 ``store.search_vector`` (what
   evaluate.py does).
@@ -243,6 +246,41 @@ def markdown(rows: list[dict], profiles: dict[str, dict[str, float]], header: st
     return "\n".join(lines) + "\n"
 
 
+def plot(rows: list[dict], path: Path) -> dict[str, list[tuple[int, float]]]:
+    """speed.png: p50 ms of one query (batch 1, every cache cleared) against the memories searched, SAM and dense
+    per BERT backend; how the cost grows with the memory is a curve, not rows of a table. Returns the series drawn,
+    by label."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sam_model.evaluation.diagnostics import save_figure
+
+    series: dict[str, list[tuple[int, float]]] = {}
+    for r in rows:
+        if r["batch"] != 1 or "one_text_or_none" in r:  # the agent loop keeps its caches: another measure
+            continue
+        for method, name in (("sam", "SAM"), ("dense", "dense MiniLM")):
+            series.setdefault(f"{name}, BERT on {r['backend']}", []).append((r["size"], r[method]["p50_ms"]))
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    colour = {b: f"C{i}" for i, b in enumerate(dict.fromkeys(r["backend"] for r in rows))}  # one per backend
+    for label, points in series.items():
+        points.sort()
+        ax.plot(*zip(*points), marker="o", ls="-" if label.startswith("SAM") else "--", label=label,
+                color=colour[label.rsplit(" ", 1)[1]])
+    ax.set_xscale("log")
+    ax.set_xlabel("memories searched")
+    ax.set_ylabel("p50 ms per query (batch 1)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Query latency against the memories searched")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    save_figure(fig, path)
+    plt.close(fig)
+    return series
+
+
 def parse_list(kind):
     def parse(text: str) -> list:
         try:
@@ -281,7 +319,8 @@ def main(argv: list[str] | None = None) -> dict:
                          "of sam_model.bench.device --standin, its bert folder)")
     ap.add_argument("--noise", type=float, default=0.02, help="σ of the noise of the synthetic memory vectors")
     ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic memory vectors")
-    ap.add_argument("--out", type=Path, required=True, help="folder for speed.json and speed.md")
+    ap.add_argument("--out", type=Path, required=True,
+                    help="folder for speed.json, speed.md and speed.png (latency against the memories searched)")
     args = ap.parse_args(argv)
     if min(args.calls, args.batch_calls, args.threads) < 1 or not args.sizes or not args.batches:
         ap.error("--calls and --threads must be >= 1, --sizes and --batches non-empty")
@@ -347,6 +386,8 @@ def main(argv: list[str] | None = None) -> dict:
               f"torch {torch.__version__}, faiss {faiss.__version__}{on_gpu}.")
     md = markdown(rows, profiles, header)
     atomic_write_text(args.out / "speed.md", md)
+    if any(r["batch"] == 1 and "one_text_or_none" not in r for r in rows):
+        plot(rows, args.out / "speed.png")
     print(md)
     return {"config": config, "rows": rows, "profiles": profiles}
 
