@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import subprocess
@@ -418,3 +419,72 @@ def test_a_bad_transcript_conversation_gets_the_same_skip_hint_as_a_bad_log_line
     assert train_run(_fit_args(tmp_path, only_bad, tiny_bert_dir) + ["--data.on_error=skip"]) == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "no conversation converted" in err and "data.on_error: skip" not in err, err
+
+
+def _advising_inputs(tmp_path: Path) -> dict[str, Path]:
+    """Inputs whose errors advise an option: a transcript file with no conversation, one without a tool call, one
+    whose second conversation has a user message with tool calls (another reader?), a .gz cut short after 68 lines
+    (a skip keeps what was read), and an SGD folder of empty dialogue files."""
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "empty.json").write_text("[]")
+    (tmp_path / "no_tools.jsonl").write_text(json.dumps({"id": "a", "messages": [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}) + "\n")
+    (tmp_path / "user_calls.jsonl").write_text(json.dumps({"id": "a", "messages": TOOL_CHAT}) + "\n" + json.dumps(
+        {"id": "b", "messages": [{"role": "user", "content": "hi", "tool_calls": TOOL_CHAT[1]["tool_calls"]}]}) + "\n")
+    raw = gzip.compress("".join(json.dumps({"id": f"e{i}", "messages": TOOL_CHAT}) + "\n" for i in range(200)).encode())
+    (tmp_path / "cut.jsonl.gz").write_bytes(raw[:len(raw) // 2])
+    (tmp_path / "sgd").mkdir()
+    (tmp_path / "sgd" / "dialogues_001.json").write_text("[]")
+    return {p.name.split(".")[0]: p for p in sorted(tmp_path.iterdir())}
+
+
+SAM_DATA_FLAGS = ("--format", "--allow-empty", "--skip-bad")  # sam-train has none; evaluate.py has --skip-bad-lines
+
+
+def test_sam_train_advises_its_own_options_not_sam_datas(tmp_path, tiny_bert_dir, capsys):
+    """Found by review: a transcript file's error said to sam-train users 'pass --allow-empty', 'try --format X' or
+    '--skip-bad keeps what was read', options of sam-data transcripts that sam-train lacks; each advice is now
+    spelt in data.* options (sam_model.data.advice), or says to convert the file with sam-data first."""
+    inputs = _advising_inputs(tmp_path / "in")
+    says = {"empty": "an empty file? leave it out of data.train and data.val",
+            "no_tools": "really have no tools, leave it out of data.train and data.val",
+            "user_calls": "convert it with sam-data transcripts --format NAME and give sam-train the agent log it writes",
+            "cut": "re-compress it, or set data.on_error: skip to keep what was read",
+            "sgd": "an incomplete download? leave it out of data.train and data.val"}
+    for name, said in says.items():
+        assert train_run(_fit_args(tmp_path, inputs[name], tiny_bert_dir)) == 1
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert said in err, err
+        assert not any(flag in err.replace("sam-data transcripts --format", "") for flag in SAM_DATA_FLAGS), err
+
+
+def test_evaluate_advises_its_own_options_not_sam_datas(tmp_path):
+    """The same for evaluate.py: --skip-bad-lines, and what to give --data."""
+    inputs = _advising_inputs(tmp_path)
+    says = {"empty": "an empty file? give --data another file: nothing in this one can be evaluated",
+            "no_tools": "really have no tools, give --data another file",
+            "user_calls": "convert it with sam-data transcripts --format NAME and give --data the agent log it writes",
+            "cut": "re-compress it, or pass --skip-bad-lines to keep what was read",
+            "sgd": "an incomplete download? give --data another file"}
+    for name, said in says.items():
+        with pytest.raises(SAMFileError) as info:
+            load_episodes(inputs[name], options=SourceOptions())
+        err = str(info.value).replace("sam-data transcripts --format", "").replace("--skip-bad-lines", "")
+        assert said in str(info.value) and not any(flag in err for flag in SAM_DATA_FLAGS), info.value
+
+
+def test_sam_data_keeps_its_own_options(tmp_path, capsys):
+    """sam-data transcripts and sgd, whose flags the advice names, still name them."""
+    from sam_model.data.sgd import main as sgd_main
+    from sam_model.data.transcripts import main as transcripts_main
+
+    inputs = _advising_inputs(tmp_path / "in")
+    says = {"empty": "an empty file? pass --allow-empty to write its log anyway",
+            "no_tools": "really have no tools, pass --allow-empty to write its log anyway",
+            "user_calls": "read the log as its own format: try --format NAME (sam-data formats lists the formats)",
+            "cut": "re-compress it, or pass --skip-bad to keep what was read"}
+    for name, said in says.items():
+        assert run_cli(transcripts_main, [str(inputs[name]), str(tmp_path / "out.jsonl")]) == 1
+        assert said in capsys.readouterr().err
+    assert run_cli(sgd_main, [str(inputs["sgd"]), str(tmp_path / "out.jsonl")]) == 1
+    assert "an incomplete download? pass --allow-empty to write its log anyway" in capsys.readouterr().err

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from sam_model.data.advice import Advice, AdvisedError
 from sam_model.data.formats.base import strict_loads
 from sam_model.data.lives import make_lives
 from sam_model.data.reader import check_output
@@ -358,8 +359,8 @@ def _iter_sourced(split_dir: str | os.PathLike, max_dialogues: int | None, every
             yield path, dialogue
     if not count and not allow_empty and max_dialogues != 0:
         held = files[0].name if len(files) == 1 else f"any of its {len(files)} dialogues files"
-        raise SAMFileError(f"{split}: no dialogue in {held} (an empty list): an incomplete download? pass "
-                           "--allow-empty to write an empty log")
+        raise AdvisedError(str(split), f"no dialogue in {held} (an empty list): an incomplete download? ",
+                           Advice("allow_empty"))
 
 
 def iter_sgd_dialogues(split_dir: str | os.PathLike, max_dialogues: int | None = None,

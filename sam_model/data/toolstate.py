@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from sam_model.data.advice import Advice
 from sam_model.data.formats import to_chat
 from sam_model.data.formats.base import TranscriptFormatError, strict_loads
 from sam_model.data.provenance import contains_value
@@ -249,8 +250,8 @@ class TranscriptState:
         text = content_text(message.get("content"), where)
         if message.get("tool_calls") and role != "assistant":  # its calls would vanish (they are the labels)
             raise TranscriptFormatError(where, f"a {role[:40]!r} message carries tool_calls; only assistant messages "
-                                               "call tools: give it the role assistant, or give the log's own "
-                                               "format (--format; sam-data formats)")
+                                               "call tools: give it the role assistant, or read the log as its own "
+                                               "format: ", Advice("format", "NAME"), " (sam-data formats lists the formats)")
         if role == "system":
             return  # the policy: common knowledge of every episode, not an event
         if role == "assistant":

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sam_model.data.advice import Advice, spelt
 from sam_model.data.formats import FORMATS, Conversation, detect, files, to_chat, tool_marks
 from sam_model.data.formats.files import episode_id_of, is_transcript_file  # noqa: F401  (re-exported)
 from sam_model.data.lives import make_lives
@@ -127,23 +128,27 @@ class ImportReport:
                 out.append(f"  ... and {len(self.skipped) - 20} more")
         return out
 
-    def no_tool_call_reason(self) -> str:
-        """Why a file whose conversations hold no tool call is refused: what was seen, which reader to try."""
-        saw = "; ".join(f"{what} found in {n} conversations: the {fmt} reader reads these, try --format {fmt}"
-                        for (what, fmt), n in self.marks.most_common(3))
+    def no_tool_call_reason(self) -> tuple[str | Advice, ...]:
+        """Why a file whose conversations hold no tool call is refused: what was seen, which reader to try (the
+        parts of a TranscriptFormatError's reason)."""
+        saw: list[str | Advice] = []
+        for (what, fmt), n in self.marks.most_common(3):
+            saw += [f"; {what} found in {n} conversations: the {fmt} reader reads these, ", Advice("format", fmt)]
         return (f"{self.conversations} conversations ({self.events} events) but no tool call was read, so nothing "
                 "can be labelled (formats read: " + ", ".join(f"{k} {v}" for k, v in sorted(self.formats.items()))
-                + "); " + (saw or "no tool-call fields at all (tool_calls, tool_use blocks, function_call items, "
-                           "tool_call parts)") + "; pass --allow-empty if these conversations really have no tools")
+                + ")", *(saw or ["; no tool-call fields at all (tool_calls, tool_use blocks, function_call items, "
+                                 "tool_call parts)"]), "; if these conversations really have no tools, ",
+                Advice("allow_empty"))
 
 
-def _other_reader(conv: Conversation) -> str:
+def _other_reader(conv: Conversation) -> tuple[str | Advice, ...]:
     """For a conversation its reader could not read: the reader whose tool calls it holds, when that is another
     (a forced --format on another format's log crashed inside the reader, which then said only what Python did)."""
     fmt = conv.format or detect(conv.messages)
     others = [(what, f) for what, f in tool_marks(conv.messages) if FORMATS[f].to_chat is not FORMATS[fmt].to_chat]
-    return f"; it holds {others[0][0]}, which the {others[0][1]} reader reads: try --format {others[0][1]}" if others \
-        else f"; the {fmt} reader expects {FORMATS[fmt].title} (sam-data formats lists the formats)"
+    if others:
+        return f"; it holds {others[0][0]}, which the {others[0][1]} reader reads: ", Advice("format", others[0][1])
+    return (f"; the {fmt} reader expects {FORMATS[fmt].title} (sam-data formats lists the formats)",)
 
 
 def convert_conversation(conv: Conversation, label: Label = "origin", masked: bool = True,
@@ -185,8 +190,8 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
     if misread and (not local.calls or len(misread) == len(marks)):
         what, other = misread[0]
         read = f"{local.calls} tool calls read by the {fmt} reader" if local.calls else f"no tool call read by the {fmt} reader"
-        raise TranscriptFormatError(conv.where, f"{read}, but {what} found: the {other} reader reads these, try "
-                                                f"--format {other}")
+        raise TranscriptFormatError(conv.where, f"{read}, but {what} found: the {other} reader reads these, ",
+                                    Advice("format", other))
     if conv.group != conv.episode_id:  # episodes of one group (a task's trials) stay in one split downstream too
         for event in st.events:
             event["meta"] = {**event.get("meta", {}), "group": conv.group}
@@ -235,9 +240,9 @@ def _skippable(err: TranscriptFormatError) -> TranscriptFormatError:
 def skip_would_help(exc: BaseException) -> bool:
     """Whether ``exc`` is one bad conversation that a skip option (``--skip-bad``, ``data.on_error: skip``,
     ``--skip-bad-lines``) would pass over: the one test every caller's "or skip it" hint uses. Not a fault of the
-    whole file, nor one whose reason names its own option (an agent log given as transcripts: skipping would skip
-    every line)."""
-    return isinstance(exc, TranscriptFormatError) and exc.skippable and "--" not in exc.reason
+    whole file, nor one whose reason advises what to do (another reader, keeping what a cut file held) or names a
+    command (an agent log given as transcripts: skipping would skip every line)."""
+    return isinstance(exc, TranscriptFormatError) and exc.skippable and not exc.advice and "--" not in exc.reason
 
 
 def _group_hash(group: str) -> str:
@@ -294,8 +299,8 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
             report.skipped.append(err)
             continue
         except (AttributeError, KeyError, TypeError, RecursionError) as exc:  # a shape no check foresaw
-            err = TranscriptFormatError(conv.where, f"malformed conversation ({type(exc).__name__}: {exc})"
-                                        + _other_reader(conv))
+            err = TranscriptFormatError(conv.where, f"malformed conversation ({type(exc).__name__}: {exc})",
+                                        *_other_reader(conv))
             if not skip_bad:
                 raise _skippable(err) from None
             report.skipped.append(err)
@@ -309,11 +314,11 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
         if report.skipped:  # every one was bad: say why, not "an empty file?"
             first = report.skipped[0]
             raise TranscriptFormatError(first.where, f"no conversation converted{outside}: all {len(report.skipped)} "
-                                                     f"were bad, the first because {first.reason}")
-        raise TranscriptFormatError(str(path), f"no conversation converted{outside}: an empty file? "
-                                               "pass --allow-empty to write an empty log")
+                                                     "were bad, the first because ", *first.parts)
+        raise TranscriptFormatError(str(path), f"no conversation converted{outside}: an empty file? ",
+                                    Advice("allow_empty"))
     if not report.calls:
-        raise TranscriptFormatError(str(path), report.no_tool_call_reason())
+        raise TranscriptFormatError(str(path), *report.no_tool_call_reason())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -397,8 +402,8 @@ def _main(argv: list[str]) -> int:
                     candidates += event["step"] if "useful_memory_steps" in event else 0
     except SAMFileError as exc:
         fix = skip_would_help(exc)
-        print(f"error: {exc}" + ("; fix it, or pass --skip-bad to convert the other conversations (each skipped one "
-                                 "is listed)" if fix else ""), file=sys.stderr)
+        print(f"error: {exc}" + (f"; fix it, or {spelt('skip', 'sam-data')} to convert the other conversations (each "
+                                 "skipped one is listed)" if fix else ""), file=sys.stderr)
         return 1
     print(f"wrote {args.out} ({args.label}, {'unmasked' if args.unmasked else 'masked'}, split {args.split}) "
           f"in {time.perf_counter() - start:.1f} s")

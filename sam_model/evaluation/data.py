@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sam_model.data.advice import spelt, spelt_as
 from sam_model.data.chunks import Chunking, chunk_record
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope, episode_memories, iter_examples
 from sam_model.data.reader import Episode, ReadReport, read_episodes
@@ -67,12 +68,13 @@ def load_episodes(path: str | os.PathLike, skip_bad_lines: bool = False,
     """Episodes of an agent log (``.jsonl[.gz]``), a tool-call transcript file or an SGD split folder (converted
     as the trainer converts them, sam_model.data.sources), and what the read skipped and saw (ReadReport)."""
     try:
-        log = materialise(path, options, skip_bad=skip_bad_lines)
+        with spelt_as("evaluate"):  # a reader's advice in evaluate.py's flags, not sam-data's
+            log = materialise(path, options, skip_bad=skip_bad_lines)
     except SAMFileError as exc:
         from sam_model.data.transcripts import skip_would_help  # only on an error: metrics import this module
 
         if skip_would_help(exc):  # a bad conversation of a transcript file: the option that skips it, as for a line
-            raise SAMFileError(f"{exc} (fix it, or pass --skip-bad-lines to skip bad conversations and count "
+            raise SAMFileError(f"{exc} (fix it, or {spelt('skip', 'evaluate')} to skip bad conversations and count "
                                "them)") from None
         raise
     except (FileNotFoundError, ValueError) as exc:
@@ -81,8 +83,8 @@ def load_episodes(path: str | os.PathLike, skip_bad_lines: bool = False,
     try:
         episodes = read_episodes(log, on_error="skip" if skip_bad_lines else "raise", report=report)
     except LogFormatError as exc:
-        raise SAMFileError(f"bad agent log line {exc} (fix the line, or pass --skip-bad-lines "
-                           "to skip bad lines and count them)") from None
+        raise SAMFileError(f"bad agent log line {exc} (fix the line, or {spelt('skip', 'evaluate')} to skip bad lines "
+                           "and count them)") from None
     except UnicodeDecodeError as exc:
         raise SAMFileError(f"cannot read the agent log {log}: {exc} (is it a .jsonl or .jsonl.gz file?)") from None
     if report.n_skipped:

@@ -23,6 +23,7 @@ from pytorch_lightning.cli import LightningCLI
 
 from sam_model import cli_config
 from sam_model.checkpoint import load_checkpoint, recorded_folder
+from sam_model.data.advice import spelt
 from sam_model.data.schema import LogFormatError
 from sam_model.data.transcripts import skip_would_help
 from sam_model.io import SAMFileError, run_cli
@@ -279,9 +280,9 @@ def _hint(exc: BaseException) -> str:
     """What data.on_error: skip would do for a bad line of an agent log, or a bad conversation of a transcript
     file (a transcript error the option cannot help, e.g. nothing converted, gets no hint)."""
     if isinstance(exc, LogFormatError):
-        return "fix that line, or set data.on_error: skip to train on the other lines (each skipped line is listed)"
+        return f"fix that line, or {spelt('skip', 'sam-train')} to train on the other lines (each skipped line is listed)"
     if skip_would_help(exc):
-        return ("fix that conversation, or set data.on_error: skip to train on the other conversations (each "
+        return (f"fix that conversation, or {spelt('skip', 'sam-train')} to train on the other conversations (each "
                 "skipped one is listed)")
     return ""
 

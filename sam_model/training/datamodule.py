@@ -12,6 +12,7 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from sam_model.data.advice import spelt_as
 from sam_model.data.chunks import Chunking
 from sam_model.data.lives import concat_rows
 from sam_model.data.sources import SourceOptions, default_cache_dir, materialise
@@ -229,7 +230,8 @@ class AgentLogDataModule(pl.LightningDataModule):
         hp = self.hparams
         options = SourceOptions(label=hp.label, masked=hp.masked, max_items=max_dialogues, every=every,
                                 split=hp.transcript_split)
-        files = [materialise(p, options, self.cache_dir, skip_bad=hp.on_error == "skip") for p in paths]
+        with spelt_as("sam-train"):  # a reader's advice in data.* options, not sam-data's flags
+            files = [materialise(p, options, self.cache_dir, skip_bad=hp.on_error == "skip") for p in paths]
         return episodes_to_dataset([str(f) for f in files], on_error=hp.on_error,
                                    cache_dir=str(self.cache_dir / "arrow"))
 

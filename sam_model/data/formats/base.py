@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sam_model.io import SAMFileError, unique_keys
+from sam_model.data.advice import AdvisedError
+from sam_model.io import unique_keys
 
 
 def _refuse_constant(name: str) -> Any:
@@ -77,18 +78,15 @@ _SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-f
                         r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
-class TranscriptFormatError(SAMFileError):
+class TranscriptFormatError(AdvisedError):
     """A conversation breaks its format. ``str()`` reads ``WHERE: reason``, where ``WHERE`` is ``FILE:LINE``
-    (JSON Lines), ``FILE: conversation N`` (a JSON list), plus ``, message M`` when one message is at fault.
+    (JSON Lines), ``FILE: conversation N`` (a JSON list), plus ``, message M`` when one message is at fault; an
+    option the reason advises is an Advice, which the tool that read the file spells (sam_model.data.advice).
 
     ``skippable``: set by the reader when a skip option (``--skip-bad``, ``data.on_error: skip``) would have passed
     over this conversation and read on; a fault of the whole file (nothing converted) is not."""
 
     skippable = False
-
-    def __init__(self, where: str, reason: str):
-        self.where, self.reason = where, reason
-        super().__init__(f"{where}: {reason}")
 
 
 @dataclass(frozen=True)

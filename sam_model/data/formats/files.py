@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from sam_model.data.advice import Advice
 from sam_model.data.formats import FORMATS, anthropic, detect, otel, responses, tau2
 from sam_model.data.formats.base import Conversation, TranscriptFormatError, strict_loads
 from sam_model.io import SAMFileError, check_compression, not_found
@@ -105,7 +106,7 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
                 where = f"{p}:{n + 1}"
                 read = f"lines 1-{n} were read" if n else "no line could be read"
                 yield TranscriptFormatError(where, f"the file cannot be read on from here ({exc}); {read}: re-copy or "
-                                                   "re-compress it (--skip-bad keeps what was read)"), where
+                                                   "re-compress it, or ", Advice("skip"), " to keep what was read"), where
     except (OSError, EOFError) as exc:
         raise SAMFileError(f"cannot read {p}: {exc} (is it a complete .json/.jsonl, or .gz of one?)") from None
 
