@@ -227,6 +227,22 @@ def test_a_conversation_without_tools_is_refused_unless_allowed(name, tmp_path, 
     assert main([str(path), str(out), "--allow-empty"]) == 0 and out.read_text().count("\n") >= 1
 
 
+def test_a_file_without_a_tool_call_is_not_told_to_try_the_reader_that_read_it(tmp_path, capsys):
+    """Found by review: Anthropic conversations holding tool_result blocks but no tool_use were refused with
+    "content blocks of type tool_result found in 1 conversations: the anthropic reader reads these, try --format
+    anthropic", the reader that had read them; another reader's calls are refused per conversation before this."""
+    path = tmp_path / "results_only.jsonl"
+    path.write_text(json.dumps({"id": "a", "messages": [
+        {"role": "user", "content": "My id is mia_li_3668."}, {"role": "assistant", "content": "Looking."},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ABC123"}]}]}) + "\n")
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert ("(formats read: anthropic 1); content blocks of type tool_result found in 1 conversations, read by the "
+            "anthropic reader without a tool call among them; if these conversations really have no tools, pass "
+            "--allow-empty") in err, err
+    assert "try --format" not in err
+
+
 def test_the_wrong_reader_says_which_one_reads_the_file(tmp_path, capsys):
     path = write_all(tmp_path)["anthropic"]
     assert main([str(path), str(tmp_path / "o.jsonl"), "--format", "openai"]) == 1

@@ -129,15 +129,16 @@ class ImportReport:
         return out
 
     def no_tool_call_reason(self) -> tuple[str | Advice, ...]:
-        """Why a file whose conversations hold no tool call is refused: what was seen, which reader to try (the
-        parts of a TranscriptFormatError's reason)."""
-        saw: list[str | Advice] = []
-        for (what, fmt), n in self.marks.most_common(3):
-            saw += [f"; {what} found in {n} conversations: the {fmt} reader reads these, ", Advice("format", fmt)]
+        """Why a file whose conversations hold no tool call is refused: what tool-like content was seen (the parts
+        of a TranscriptFormatError's reason). No other reader is advised: a conversation with another reader's
+        calls was refused already (convert_conversation), so what is seen here its own reader read (it said "try
+        --format X" of the X that had read it)."""
+        saw = "; ".join(f"{what} found in {n} conversations, read by the {fmt} reader without a tool call among them"
+                        for (what, fmt), n in self.marks.most_common(3))
         return (f"{self.conversations} conversations ({self.events} events) but no tool call was read, so nothing "
                 "can be labelled (formats read: " + ", ".join(f"{k} {v}" for k, v in sorted(self.formats.items()))
-                + ")", *(saw or ["; no tool-call fields at all (tool_calls, tool_use blocks, function_call items, "
-                                 "tool_call parts)"]), "; if these conversations really have no tools, ",
+                + "); " + (saw or "no tool-call fields at all (tool_calls, tool_use blocks, function_call items, "
+                           "tool_call parts)") + "; if these conversations really have no tools, ",
                 Advice("allow_empty"))
 
 
