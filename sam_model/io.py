@@ -37,6 +37,7 @@ import ctypes
 import errno
 import json
 import logging
+import numbers
 import os
 import re
 import secrets
@@ -45,7 +46,7 @@ import shutil
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -556,6 +557,26 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise ValueError(f"the key {k[:60]!r} is given twice in one object (keep one)")
             seen.add(k)
     return d
+
+
+def json_type(value: Any) -> str:
+    """What ``value`` is in JSON's words, for a message about data that came from JSON (a log line, a transcript, a
+    request, a saved file): ``null``, ``true``, ``false``, ``a number``, ``a string``, ``a list``, ``an object``.
+    Python's names ("got a NoneType", "'content' is a int", "is a dict") are not what the user wrote; a value
+    JSON has no word for says it is Python's ("a Python set")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Real):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return f"a Python {type(value).__name__}"
 
 
 def read_json(path: Path, what: str, fix: str) -> Any:

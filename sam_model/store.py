@@ -58,7 +58,15 @@ from sam_model.data.schema import Event, State, as_state
 from sam_model.data.text import state_to_text
 from sam_model.encoding import Encoder
 from sam_model.index import MemoryIndex
-from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading, refuse_links, write_json_lists
+from sam_model.io import (
+    SAMFileError,
+    atomic_dir,
+    json_type,
+    read_format_json,
+    reading,
+    refuse_links,
+    write_json_lists,
+)
 from sam_model.limits import MAX_K, check_batch_size, check_k, check_metadata, check_step, check_text
 from sam_model.locking import gc_paused, locked, new_lock
 from sam_model.rerank import RERANK_DEPTH, best_first, lexical_bonus, slot_bonus, tie_keys
@@ -143,7 +151,7 @@ class StoreConfig:
     def from_dict(cls, d: object, where: str = "store") -> StoreConfig:
         """A config read back from a file: unknown fields and wrong types raise ValueError naming the field."""
         if not isinstance(d, Mapping):
-            raise ValueError(f"'{where}' must be an object, got {type(d).__name__}")
+            raise ValueError(f"'{where}' must be an object, got {json_type(d)}")
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(d) - names)
         if unknown:
@@ -254,7 +262,7 @@ class _Entry:
         edited by hand or damaged must not load and fail later, far from it); ``episode_id`` (kept here too by
         stores saved before the index owned it) is checked against the index by the caller."""
         if not isinstance(d, dict):
-            raise ValueError(f"an entry must be an object, got {type(d).__name__}")
+            raise ValueError(f"an entry must be an object, got {json_type(d)}")
         d = {k: v for k, v in d.items() if k != "episode_id"}
         i = d.get("id")
         if isinstance(i, bool) or not isinstance(i, (str, int)):

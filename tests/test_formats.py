@@ -312,7 +312,7 @@ GOOD = json.dumps({"id": "ok", "messages": openai_messages()})
      "message 0: role '<b>hacker</b>' is not a name"),
     ('{"id": "b", "messages": [{"role": "user", "content": NaN}]}', "bare NaN is not JSON"),
     ('{"id": "b", "x": Infinity, "messages": []}', "bare Infinity is not JSON"),
-    (json.dumps({"id": {"a": 1}, "messages": openai_messages()}), "'id' is a dict; expected a string or an integer"),
+    (json.dumps({"id": {"a": 1}, "messages": openai_messages()}), "'id' is an object; expected a string or an integer"),
     ('{"id": "b", "messages": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),
     ('{"id": "b", "messages": [' + '{"a": ' * 300 + "1" + "}" * 300 + "]}", "nested too deeply"),
 ])
@@ -775,7 +775,7 @@ def test_the_langchain_adapter_takes_message_objects_beside_langchain_dicts():
 
 def test_a_bad_langchain_message_is_named():
     bad = [{"type": "human", "data": {"content": "hi"}}, {"type": "ai", "data": {"content": "", "tool_calls": "x"}}]
-    with pytest.raises(TranscriptFormatError, match="conversation, message 1: 'tool_calls' is a str"):
+    with pytest.raises(TranscriptFormatError, match="conversation, message 1: 'tool_calls' is a string, expected"):
         to_chat(bad)
     with pytest.raises(TranscriptFormatError, match="message 1, tool call 0: tool call without a name"):
         to_chat([bad[0], {"type": "ai", "data": {"content": "", "tool_calls": [{"args": {}}]}}])
@@ -783,7 +783,7 @@ def test_a_bad_langchain_message_is_named():
         to_chat([bad[0], {"role": "user", "content": "mixed in"}], format="langchain")
 
 
-@pytest.mark.parametrize("role, says", [(None, "message without 'role'"), (7, "'role' is a int \\(7\\), expected a string"),
+@pytest.mark.parametrize("role, says", [(None, "message without 'role'"), (7, "'role' is a number \\(7\\), expected a string"),
                                         (["user"], "'role' is a list")])
 def test_a_role_that_is_missing_or_no_string_is_named_as_such(role, says):
     """A number as the role was reported as a message without one (found by review)."""

@@ -227,7 +227,7 @@ def test_export_files_that_are_links_or_nan_are_refused(tmp_path, tiny_bert_dir)
     (lambda e: e[0].update(step="abc"), "field 'step' must be an integer"),
     (lambda e: e[0].update(step=-5), "field 'step' must be an integer >= 0"),
     (lambda e: e[0].update(metadata=[1, 2]), "field 'metadata' must be an object"),
-    (lambda e: e.__setitem__(0, "not an object"), "an entry must be an object"),
+    (lambda e: e.__setitem__(0, "not an object"), "an entry must be an object, got a string"),
 ])
 def test_a_damaged_store_json_is_refused_naming_the_memory(tmp_path, edit, says):
     """store.json entries are type-checked on load: a duplicate entry (the later won: search returned 'EVIL'),

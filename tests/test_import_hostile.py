@@ -71,7 +71,7 @@ def test_a_pretty_printed_document_in_a_jsonl_file_is_named_so(tmp_path, capsys)
         with pytest.raises(LogFormatError, match="log.jsonl:1: invalid JSON .*written over several lines"):
             read_episodes(log)
     log.write_text(json.dumps(EVENTS) + "\n")
-    with pytest.raises(LogFormatError, match=r"got list \(a JSON list: write each event as one object on its own "
+    with pytest.raises(LogFormatError, match=r"got a list \(write each event as one object on its own "
                                              r"line, JSON Lines\)"):
         read_episodes(log)
 
@@ -190,7 +190,7 @@ def test_a_transcript_document_given_as_an_agent_log_says_how_to_convert_it(tmp_
         read_episodes(doc)
     listed = tmp_path / "chats.jsonl"
     listed.write_text(json.dumps([json.loads(CONVERSATION)]) + "\n")
-    with pytest.raises(LogFormatError, match="chats.jsonl:1: an event must be a JSON object, got list; this looks "
+    with pytest.raises(LogFormatError, match="chats.jsonl:1: an event must be a JSON object, got a list; this looks "
                                              "like a tool-call transcript"):
         read_episodes(listed)
     assert source_kind(listed) == "transcripts"

@@ -198,7 +198,7 @@ def test_a_querys_step_must_be_an_integer_from_0(bad):
     (None, "base['mia'] must be an integer from 0"),
     ({"mia": {}}, "a conversation tracker must have the fields"),
     ({"mia": {"episode_id": "mia", "events": [], "phase": "start", "run_code": "x"}}, "unknown conversation tracker"),
-    ({"mia": {"episode_id": 5, "events": [], "phase": "start"}}, "conversation tracker field 'episode_id' must be a str"),
+    ({"mia": {"episode_id": 5, "events": [], "phase": "start"}}, "conversation tracker field 'episode_id' must be a string, got a number"),
 ])
 def test_a_damaged_scoped_json_is_one_line_naming_it(tmp_path, edit, says):
     """A hand-edited scoped.json loaded (k 2.9 as 2, a negative base, an empty tracker) and failed at the next add,

@@ -54,8 +54,10 @@ MALFORMED = [
     ("labels not a list", [OK0, ev(step=1, useful_memory_steps=0)], 2, "must be a list of integers"),
     ("labels not ints", [OK0, ev(step=1, useful_memory_steps=["0"])], 2, "must be a list of integers"),
     ("labels bools", [OK0, ev(step=1, useful_memory_steps=[False])], 2, "must be a list of integers"),
-    ("meta a list", [OK0, ev(step=1, meta=[])], 2, "'meta' must be an object, got list"),
-    ("meta a string", [ev(meta="x")], 1, "'meta' must be an object"),
+    ("meta a list", [OK0, ev(step=1, meta=[])], 2, "'meta' must be an object, got a list"),
+    ("meta a string", [ev(meta="x")], 1, "'meta' must be an object, got a string"),
+    ("text null", [ev(text=None)], 1, "field 'text' must be a string, got null"),  # not 'got NoneType'
+    ("state phase false", [ev(state={"phase": False})], 1, "'state.phase' must be a string, got false"),
 ]
 
 

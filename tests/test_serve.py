@@ -150,9 +150,9 @@ def test_a_hostile_tenant_reaches_nothing_of_another(served):
      "nested more than 32 levels"),
     # a batch with one bad message is refused whole: the good message before it is not stored either
     ({"messages": [{"role": "user", "content": "first"}, {"role": "user", "content": 5}], "user_id": "mia"}, 422,
-     "messages[1]: 'content' is a int"),
+     "messages[1]: 'content' is a number; expected a string"),
     ({"messages": [{"role": "user", "content": "first"}, {"role": "assistant", "tool_calls": "x"}],
-      "user_id": "mia"}, 422, "'tool_calls' is a str"),
+      "user_id": "mia"}, 422, "'tool_calls' is a string, expected"),
     ({"messages": [{"role": "user", "content": "first"}, {"role": "tool", "tool_call_id": ["c9"], "content": "ok"}],
       "user_id": "mia"}, 422, "'tool_call_id' is"),
 ])

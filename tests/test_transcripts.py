@@ -154,9 +154,13 @@ def test_definitions():
 
 @pytest.mark.parametrize("messages, reason", [
     ([{"content": "hi"}], "without 'role'"),
-    ([{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": {"id": "x"}}], "'tool_calls' is a dict"),
+    ([{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": {"id": "x"}}], "'tool_calls' is an object, expected"),
     ([{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": ["zz"], "content": "ok"}], "'tool_call_id' is"),
-    ([{"role": "user", "content": 42}], "'content' is a int"),
+    ([{"role": "user", "content": 42}], "'content' is a number; expected"),
+    # JSON's words for what the file holds, not Python's ('is a bool', 'got NoneType'; found by review)
+    ([{"role": "user", "content": True}], "'content' is true; expected a string, null or a list of parts"),
+    ([{"role": "user", "content": "hi"}, None], "a message must be an object, got null"),
+    ([{"role": "user", "content": ["hi"]}], "content part 0 is a string, expected an object"),
     ([{"role": "user", "content": [{"type": "text"}]}], "no string 'text'"),
     ([], "empty conversation"),
     ([{"role": "system", "content": "policy only"}], "empty conversation"),

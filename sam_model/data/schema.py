@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sam_model.io import json_type
+
 STATE_FIELDS = ("phase", "subgoal_stack", "constraints", "uncertainty_flags", "last_action_result")
 EVENT_FIELDS = ("episode_id", "step", "kind", "text", "state", "useful_memory_steps", "meta")
 REQUIRED_FIELDS = ("episode_id", "step", "kind", "text")
@@ -54,19 +56,19 @@ class State:
         if obj is None:
             return cls()
         if not isinstance(obj, dict):
-            raise ValueError(f"'{where}' must be an object, got {type(obj).__name__}")
+            raise ValueError(f"'{where}' must be an object, got {json_type(obj)}")
         phase = obj.get("phase", "")
         if phase is None:
             phase = ""
         if not isinstance(phase, str):
-            raise ValueError(f"'{where}.phase' must be a string, got {type(phase).__name__}")
+            raise ValueError(f"'{where}.phase' must be a string, got {json_type(phase)}")
         stack = _str_list(obj.get("subgoal_stack"), f"{where}.subgoal_stack")
         flags = _str_list(obj.get("uncertainty_flags"), f"{where}.uncertainty_flags")
         constraints = obj.get("constraints")
         if constraints is None:
             constraints = {}
         if not isinstance(constraints, dict):
-            raise ValueError(f"'{where}.constraints' must be an object, got {type(constraints).__name__}")
+            raise ValueError(f"'{where}.constraints' must be an object, got {json_type(constraints)}")
         for key, value in constraints.items():
             ok = _is_scalar(value) or (isinstance(value, list) and all(_is_scalar(v) for v in value))
             if not ok:
@@ -77,7 +79,7 @@ class State:
         if last is None:
             last = ""
         if not isinstance(last, str):
-            raise ValueError(f"'{where}.last_action_result' must be a string, got {type(last).__name__}")
+            raise ValueError(f"'{where}.last_action_result' must be a string, got {json_type(last)}")
         extra = {k: v for k, v in obj.items() if k not in STATE_FIELDS}
         return cls(phase, tuple(stack), dict(constraints), tuple(flags), last, extra)
 
@@ -164,9 +166,9 @@ def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
 
     if not isinstance(obj, dict):
         listed = isinstance(obj, list)
-        raise fail(f"an event must be a JSON object, got {type(obj).__name__}" + (
+        raise fail(f"an event must be a JSON object, got {json_type(obj)}" + (
             ("; " + TRANSCRIPT_HINT if any(_chat(x) for x in obj[:3]) else
-             " (a JSON list: write each event as one object on its own line, JSON Lines)") if listed else ""))
+             " (write each event as one object on its own line, JSON Lines)") if listed else ""))
     for name in REQUIRED_FIELDS:
         if name not in obj:
             raise fail(f"missing required field '{name}'" + ("; " + TRANSCRIPT_HINT if _chat(obj) else ""))
@@ -182,7 +184,7 @@ def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
     if not isinstance(kind, str) or not kind:
         raise fail("field 'kind' must be a non-empty string")
     if not isinstance(text, str):
-        raise fail(f"field 'text' must be a string, got {type(text).__name__}")
+        raise fail(f"field 'text' must be a string, got {json_type(text)}")
     try:
         state = State.from_json(obj.get("state"))
     except ValueError as exc:
@@ -202,7 +204,7 @@ def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
-        raise fail(f"field 'meta' must be an object, got {type(meta).__name__}")
+        raise fail(f"field 'meta' must be an object, got {json_type(meta)}")
     unknown = {k: v for k, v in obj.items() if k not in EVENT_FIELDS}
     if unknown:
         meta = {**meta, "extra_fields": unknown}

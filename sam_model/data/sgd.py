@@ -30,7 +30,7 @@ from sam_model.data.formats.base import strict_loads
 from sam_model.data.lives import make_lives
 from sam_model.data.reader import check_output
 from sam_model.data.text import norm
-from sam_model.io import SAMFileError, atomic_path, check_compression, cli_name, run_cli
+from sam_model.io import SAMFileError, atomic_path, check_compression, cli_name, json_type, run_cli
 
 Label = Literal["origin", "latest", "all"]
 LABELS: tuple[str, ...] = ("origin", "latest", "all")
@@ -181,12 +181,12 @@ def _check_dialogue(path: Path, n: int, dialogue: dict) -> None:
                            "non-empty string")
     turns = dialogue["turns"]
     if not isinstance(turns, list):
-        raise SAMFileError(f"{path}: dialogue {did!r}: 'turns' is {type(turns).__name__}, not a list of turns: "
+        raise SAMFileError(f"{path}: dialogue {did!r}: 'turns' is {json_type(turns)}, not a list of turns: "
                            "re-download the file, or fix the dialogue there")
     for t, turn in enumerate(turns):
         where = f"{path}: dialogue {did!r}, turn {t}"
         if not isinstance(turn, dict):
-            raise SAMFileError(f"{where} is {type(turn).__name__}, not a turn object: fix the turn, or remove the "
+            raise SAMFileError(f"{where} is {json_type(turn)}, not a turn object: fix the turn, or remove the "
                                "dialogue")
         if turn.get("speaker") not in ("USER", "SYSTEM"):
             said = f"speaker {_shown(turn['speaker'])} is neither USER nor SYSTEM" if "speaker" in turn else "no speaker"

@@ -34,6 +34,7 @@ from sam_model.data.formats import to_chat
 from sam_model.data.formats.base import TranscriptFormatError, strict_loads
 from sam_model.data.provenance import contains_value
 from sam_model.data.text import norm
+from sam_model.io import json_type
 from sam_model.limits import too_deep
 
 Label = Literal["origin", "latest", "all"]
@@ -141,14 +142,14 @@ def content_text(content: Any, where: str) -> str:
         texts = []
         for j, part in enumerate(content):
             if not isinstance(part, Mapping):
-                raise TranscriptFormatError(where, f"content part {j} is a {type(part).__name__}, expected an "
+                raise TranscriptFormatError(where, f"content part {j} is {json_type(part)}, expected an "
                                                    "object such as {\"type\": \"text\", \"text\": ...}")
             if part.get("type") == "text":
                 if not isinstance(part.get("text"), str):
                     raise TranscriptFormatError(where, f"content part {j} has type 'text' but no string 'text'")
                 texts.append(part["text"])
         return "\n".join(texts)
-    raise TranscriptFormatError(where, f"'content' is a {type(content).__name__}; expected a string, null or a "
+    raise TranscriptFormatError(where, f"'content' is {json_type(content)}; expected a string, null or a "
                                        "list of parts")
 
 
@@ -158,7 +159,7 @@ def parse_tool_calls(message: Mapping[str, Any], where: str) -> list[ToolCall]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise TranscriptFormatError(where, f"'tool_calls' is a {type(raw).__name__}, expected a list of calls")
+        raise TranscriptFormatError(where, f"'tool_calls' is {json_type(raw)}, expected a list of calls")
     calls = []
     for j, call in enumerate(raw):
         fn = call.get("function") if isinstance(call, Mapping) else None
@@ -243,7 +244,7 @@ class TranscriptState:
     def add(self, message: Mapping[str, Any], where: str = "message") -> None:
         """Write the events of one message (see the spec's "Events, in message order")."""
         if not isinstance(message, Mapping):
-            raise TranscriptFormatError(where, f"a message must be an object, got {type(message).__name__}")
+            raise TranscriptFormatError(where, f"a message must be an object, got {json_type(message)}")
         role = message.get("role")
         if not isinstance(role, str) or not role:
             raise TranscriptFormatError(where, "message without 'role' (expected system, user, assistant or tool)")
@@ -405,7 +406,7 @@ class TranscriptState:
         a new tracker's value."""
         fresh = vars(cls())
         if not isinstance(d, Mapping):
-            raise ValueError(f"a conversation tracker must be an object, got {type(d).__name__}")
+            raise ValueError(f"a conversation tracker must be an object, got {json_type(d)}")
         if unknown := sorted(set(d) - set(fresh)):
             raise ValueError(f"unknown conversation tracker fields {unknown[:5]}")
         if missing := sorted({"episode_id", "events", "phase"} - set(d)):
@@ -416,7 +417,9 @@ class TranscriptState:
             ok = v is None or isinstance(v, int) and not isinstance(v, bool) if k == "result_limit" else \
                 isinstance(v, Mapping) if want is dict else isinstance(v, want)
             if not ok:
-                raise ValueError(f"conversation tracker field {k!r} must be a {want.__name__}, got {type(v).__name__}")
+                should = "a number or null" if k == "result_limit" else "true or false" if want is bool else \
+                    json_type(fresh[k])
+                raise ValueError(f"conversation tracker field {k!r} must be {should}, got {json_type(v)}")
         self = cls.__new__(cls)
         self.__dict__.update({k: (dict(v) if isinstance(v, Mapping) else v) for k, v in d.items()})
         return self

@@ -54,7 +54,7 @@ from sam_model.data.toolstate import (  # noqa: F401  (re-exported: the rule's p
     says,
     schema_paths,
 )
-from sam_model.io import SAMFileError, atomic_path, cli_name, run_cli
+from sam_model.io import SAMFileError, atomic_path, cli_name, json_type, run_cli
 
 Split = Literal["all", "train", "test"]
 SPLITS: tuple[str, ...] = ("all", "train", "test")
@@ -157,7 +157,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
     """One conversation (in any format) → the event dicts of one episode; raises TranscriptFormatError naming the
     message of the file. Tool results are kept whole unless ``result_limit`` (characters) is given."""
     if not isinstance(conv.messages, list):
-        raise TranscriptFormatError(conv.where, f"'messages' is a {type(conv.messages).__name__}, expected a list")
+        raise TranscriptFormatError(conv.where, f"'messages' is {json_type(conv.messages)}, expected a list")
     if not conv.messages:
         raise TranscriptFormatError(conv.where, "empty conversation (no messages)")
     fmt = conv.format or detect(conv.messages)

@@ -48,7 +48,15 @@ from sam_model.data.examples import MemoryRecord, memory_record
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, content_text, leaves, parse_tool_calls, policy_of
-from sam_model.io import SAMFileError, atomic_dir, reading, refuse_links, unique_keys, write_json_lists
+from sam_model.io import (
+    SAMFileError,
+    atomic_dir,
+    json_type,
+    reading,
+    refuse_links,
+    unique_keys,
+    write_json_lists,
+)
 from sam_model.limits import (
     MAX_METADATA_DEPTH,
     MAX_SCOPE_CHARS,
@@ -360,7 +368,8 @@ class ScopedMemory:
                 m = parse_event({"episode_id": episode, "step": 0, **m}, "add(...)", i + 1)
             if not isinstance(m, Event):
                 raise TypeError(f"add(...) item {i}: give chat messages (dicts with 'role'), Events or event dicts "
-                                f"(with 'kind' and 'text'), not a mix; got {type(m).__name__}")
+                                f"(with 'kind' and 'text'), not a mix; got {json_type(m)}"
+                                + (" without 'kind'" if isinstance(m, Mapping) else ""))
             events.append(m)
         return {"results": self._add_events(events, episode, scopes, metadata)}
 

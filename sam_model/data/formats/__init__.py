@@ -17,6 +17,7 @@ from typing import Any
 
 from sam_model.data.formats import anthropic, chat, langchain_messages, otel, responses, tau2
 from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError
+from sam_model.io import json_type
 
 __all__ = ["FORMATS", "Chat", "Conversation", "Format", "TranscriptFormatError", "detect", "is_log_message", "tool_marks", "to_chat"]
 
@@ -71,7 +72,7 @@ def to_chat(messages: list[Any], where: str = "conversation", format: str | None
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
     if not isinstance(messages, list):
-        raise TranscriptFormatError(where, f"the messages are a {type(messages).__name__}, expected a list")
+        raise TranscriptFormatError(where, f"the messages are {json_type(messages)}, expected a list")
     return FORMATS[format or detect(messages)].to_chat(messages, where)
 
 

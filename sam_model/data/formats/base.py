@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sam_model.data.advice import AdvisedError
-from sam_model.io import unique_keys
+from sam_model.io import json_type, unique_keys
 
 
 def _refuse_constant(name: str) -> Any:
@@ -131,12 +131,12 @@ def text_of(content: Any, where: str, text_types: tuple[str, ...] = ("text",), k
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
-        raise TranscriptFormatError(where, f"'content' is a {type(content).__name__}; expected a string, null or a "
+        raise TranscriptFormatError(where, f"'content' is {json_type(content)}; expected a string, null or a "
                                            "list of parts")
     texts = []
     for j, part in enumerate(content):
         if not isinstance(part, Mapping):
-            raise TranscriptFormatError(where, f"content part {j} is a {type(part).__name__}, expected an object "
+            raise TranscriptFormatError(where, f"content part {j} is {json_type(part)}, expected an object "
                                                f"such as {{\"type\": \"{text_types[0]}\", \"{key}\": ...}}")
         if part.get("type") in text_types:
             if not isinstance(part.get(key), str):
@@ -169,7 +169,7 @@ def each(messages: list[Any], where: str, noun: str = "message") -> Iterator[tup
         w = f"{where}, {noun} {i}"
         if not isinstance(m, Mapping):
             raise TranscriptFormatError(w, f"{'an' if noun[0] in 'aeiou' else 'a'} {noun} must be an object, got "
-                                           f"{type(m).__name__}")
+                                           f"{json_type(m)}")
         yield i, m, w
 
 
@@ -194,7 +194,7 @@ def read_blocks(chat: Chat, role: str, blocks: list[Any], where: str, source: st
     texts, calls = [], []
     for j, b in enumerate(blocks):
         if not isinstance(b, Mapping):
-            raise TranscriptFormatError(where, f"{kinds.noun} {j} is a {type(b).__name__}, expected an object")
+            raise TranscriptFormatError(where, f"{kinds.noun} {j} is {json_type(b)}, expected an object")
         kind = b.get("type")
         if kind == "text":
             if not isinstance(b.get(kinds.text), str):

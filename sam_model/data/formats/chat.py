@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each
+from sam_model.io import json_type
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")  # the API's; any other is its own kind
 ROLE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
@@ -26,7 +27,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         if role in (None, ""):
             raise TranscriptFormatError(w, "message without 'role' (expected system, user, assistant or tool)")
         if not isinstance(role, str):  # it was called missing
-            raise TranscriptFormatError(w, f"'role' is a {type(role).__name__} ({str(role)[:40]}), expected a string "
+            raise TranscriptFormatError(w, f"'role' is {json_type(role)} ({str(role)[:40]}), expected a string "
                                            "such as user, assistant or tool")
         if role not in ROLES and not ROLE.fullmatch(role):
             raise TranscriptFormatError(w, f"role {role[:40]!r} is not a name (a letter, then up to 63 letters, digits, "

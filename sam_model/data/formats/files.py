@@ -20,7 +20,7 @@ from typing import Any
 from sam_model.data.advice import Advice
 from sam_model.data.formats import FORMATS, anthropic, detect, otel, responses, tau2
 from sam_model.data.formats.base import Conversation, TranscriptFormatError, strict_loads
-from sam_model.io import SAMFileError, check_compression, not_found
+from sam_model.io import SAMFileError, check_compression, json_type, not_found
 from sam_model.limits import too_deep
 
 MAX_DEPTH = 100  # deepest nesting of objects and lists a document may have (a conversation needs about 10)
@@ -172,7 +172,7 @@ def _id(obj: Mapping[str, Any], key: str, where: str) -> str:
     if raw in (None, ""):
         raise TranscriptFormatError(where, f"conversation without '{key}' (each needs a unique id: the episode id)")
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
-        raise TranscriptFormatError(where, f"'{key}' is a {type(raw).__name__}; expected a string or an integer")
+        raise TranscriptFormatError(where, f"'{key}' is {json_type(raw)}; expected a string or an integer")
     return str(raw)
 
 
@@ -211,7 +211,7 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
                 policy = obj["instructions"]
             group = obj.get("group", obj.get("task_id", raw_id))
             if isinstance(group, (dict, list)):
-                raise TranscriptFormatError(where, f"'group' is a {type(group).__name__}; expected a string")
+                raise TranscriptFormatError(where, f"'group' is {json_type(group)}; expected a string")
             conv = Conversation(episode_id_of(raw_id), messages, where, str(group), fmt, policy)
         elif isinstance(obj, Mapping) and {"episode_id", "step", "kind"} <= obj.keys():  # the converter's own output
             raise TranscriptFormatError(where, "an agent-log event (episode_id, step, kind), not a conversation: the "
@@ -221,7 +221,7 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             what = "a tau-bench trajectory {task_id, trial, traj}, " if domain else ""
             raise TranscriptFormatError(where, f"expected {what}a conversation {{\"id\": ..., \"messages\": [...]}} "
                                                "or Responses items {\"id\", \"input\", \"output\"} "
-                                               f"(got a {type(obj).__name__}; sam-data formats lists what is read)")
+                                               f"(got {json_type(obj)}; sam-data formats lists what is read)")
     except TranscriptFormatError as err:
         return err
     return next(_unique(iter([conv]), seen))

@@ -21,6 +21,7 @@ from typing import Any
 
 from sam_model.data.formats import chat
 from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each, result_text, text_of
+from sam_model.io import json_type
 
 ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function",
          "developer": "developer", "chat": None}  # chat: the message's own role
@@ -56,7 +57,7 @@ def _calls(data: Mapping[str, Any], where: str) -> list[dict[str, Any]] | None:
     calls = data.get("tool_calls")
     if calls:
         if not isinstance(calls, list):
-            raise TranscriptFormatError(where, f"'tool_calls' is a {type(calls).__name__}, expected a list of "
+            raise TranscriptFormatError(where, f"'tool_calls' is {json_type(calls)}, expected a list of "
                                                "{\"name\", \"args\", \"id\"}")
         return [chat_call(c.get("id"), c.get("name"), c.get("args"), w) for _, c, w in each(calls, where, "tool call")]
     extra = data.get("additional_kwargs")

@@ -34,6 +34,7 @@ from sam_model.data.formats.base import (
     result_text,
     strict_loads,
 )
+from sam_model.io import json_type
 
 INPUT, OUTPUT, SYSTEM = "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
@@ -103,7 +104,7 @@ def attributes(kvs: Any) -> dict[str, Any]:
     for kv in _list(kvs, "attributes"):
         if isinstance(kv, Mapping) and "key" in kv:
             if not isinstance(kv["key"], str):
-                raise ValueError(f"an attribute key is a {type(kv['key']).__name__}, expected a string")
+                raise ValueError(f"an attribute key is {json_type(kv['key'])}, expected a string")
             out[kv["key"]] = value(kv.get("value"))
     return out
 
@@ -112,7 +113,7 @@ def _list(x: Any, what: str) -> list[Any]:
     if x is None:
         return []
     if not isinstance(x, list):
-        raise ValueError(f"{what} is a {type(x).__name__}, expected a list")
+        raise ValueError(f"{what} is {json_type(x)}, expected a list")
     return x
 
 
@@ -122,11 +123,11 @@ def _spans(docs: Iterable[tuple[Any, str]]) -> Iterator[tuple[dict[str, Any] | T
         try:
             for i, rs in enumerate(_list(doc.get("resourceSpans"), "resourceSpans")):
                 if not isinstance(rs, Mapping):
-                    raise ValueError(f"resourceSpans[{i}] is a {type(rs).__name__}, expected an object")
+                    raise ValueError(f"resourceSpans[{i}] is {json_type(rs)}, expected an object")
                 scopes = rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")
                 for j, ss in enumerate(_list(scopes, f"resourceSpans[{i}].scopeSpans")):
                     if not isinstance(ss, Mapping):
-                        raise ValueError(f"resourceSpans[{i}].scopeSpans[{j}] is a {type(ss).__name__}, expected an "
+                        raise ValueError(f"resourceSpans[{i}].scopeSpans[{j}] is {json_type(ss)}, expected an "
                                          "object")
                     for span in _list(ss.get("spans"), f"resourceSpans[{i}].scopeSpans[{j}].spans"):
                         if isinstance(span, Mapping):
@@ -144,7 +145,7 @@ def _messages(raw: Any, where: str, key: str) -> list[Any]:
         except RecursionError:
             raise TranscriptFormatError(where, f"{key} is nested too deeply") from None
     if not isinstance(raw, list):
-        raise TranscriptFormatError(where, f"{key} is a {type(raw).__name__}, expected a list of messages")
+        raise TranscriptFormatError(where, f"{key} is {json_type(raw)}, expected a list of messages")
     return raw
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each, result_text, text_of
+from sam_model.io import json_type
 
 TEXT_PARTS = ("input_text", "output_text", "text")
 CALLS = ("function_call", "custom_tool_call")
@@ -90,4 +91,4 @@ def items_of(obj: Mapping[str, Any], where: str) -> list[Any]:
 
 
 def _bad(where: str, key: str, value: Any) -> list[Any]:
-    raise TranscriptFormatError(where, f"'{key}' is a {type(value).__name__}, expected a list of items")
+    raise TranscriptFormatError(where, f"'{key}' is {json_type(value)}, expected a list of items")

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError, chat_call, each
+from sam_model.io import json_type
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -41,11 +42,11 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             continue
         raw = m.get("tool_calls") or []
         if not isinstance(raw, list):
-            raise TranscriptFormatError(w, f"'tool_calls' is a {type(raw).__name__}, expected a list of calls")
+            raise TranscriptFormatError(w, f"'tool_calls' is {json_type(raw)}, expected a list of calls")
         calls = []
         for j, c in enumerate(raw):
             if not isinstance(c, Mapping):
-                raise TranscriptFormatError(w, f"tool call {j} is a {type(c).__name__}, expected an object")
+                raise TranscriptFormatError(w, f"tool call {j} is {json_type(c)}, expected an object")
             if role == "user" or c.get("requestor") == "user":
                 chat.user_tool_calls += 1
                 if c.get("id") is not None:
