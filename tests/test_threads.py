@@ -125,3 +125,26 @@ def test_bad_k_is_refused_in_one_line(k):
     memory.add("a seat by the window", user_id="ana")
     with pytest.raises((ValueError, TypeError), match=r"^k must be an integer from 1 to 10000, got "):
         memory.search("window", user_id="ana", k=k)
+
+
+def test_langgraph_stores_sharing_one_memory_store_put_into_one_namespace_from_threads(run_threads):
+    """Found by review: a put read its namespace's next step from the shared store, then added its memory under
+    another lock hold; two SAMStores over one MemoryStore (``store=``, documented as shareable) putting into one
+    namespace at once took the same step, and one put was refused ('already in the store')."""
+    pytest.importorskip("langgraph", reason="the [langchain] extra is not installed: pip install -e '.[langchain]'")
+    from langgraph.store.base import PutOp
+
+    from sam_model.integrations.langgraph import SAMStore
+    from sam_model.store import MemoryStore, StoreConfig
+
+    store = MemoryStore(HashingEncoder(16), StoreConfig(provenance=False))
+    graphs = [SAMStore(store=store), SAMStore(store=store)]
+
+    def puts(t: int):  # a batch makes all its puts ready (their steps read) before it stores the first
+        return lambda i: graphs[t % 2].batch([PutOp(("mem", "mia"), f"k{t}-{i}-{j}", {"content": f"note {j} of {t}"})
+                                             for j in range(8)])
+
+    assert run_threads(*((puts(t), 25) for t in range(4))) == []
+    assert len(store) == 4 * 25 * 8
+    for t in range(4):
+        assert graphs[t % 2].get(("mem", "mia"), f"k{t}-24-7").value == {"content": f"note 7 of {t}"}

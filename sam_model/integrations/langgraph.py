@@ -115,14 +115,15 @@ class SAMStore(BaseStore):
                 results.append(None)
             else:
                 raise ValueError(f"unknown store operation {type(op).__name__}")
-        steps = dict(self._steps)
-        try:
-            ready = [self._ready(op) for op in puts.values()]
-        except Exception:
-            self._steps = steps  # the events made ready took steps: give them back
-            raise
-        for op, event in ready:
-            self._put(op, event)
+        with self.store.lock:  # a step read from the store is taken by its add in one hold: another SAMStore may share it
+            steps = dict(self._steps)
+            try:
+                ready = [self._ready(op) for op in puts.values()]
+            except Exception:
+                self._steps = steps  # the events made ready took steps: give them back
+                raise
+            for op, event in ready:
+                self._put(op, event)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
