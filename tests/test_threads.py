@@ -148,3 +148,41 @@ def test_langgraph_stores_sharing_one_memory_store_put_into_one_namespace_from_t
     assert len(store) == 4 * 25 * 8
     for t in range(4):
         assert graphs[t % 2].get(("mem", "mia"), f"k{t}-24-7").value == {"content": f"note 7 of {t}"}
+
+
+def test_a_scoped_delete_all_never_forgets_a_conversation_another_entry_point_writes(run_threads):
+    """Found by review: ScopedMemory.delete_all listed the live episodes, then dropped the recorder's state of every
+    other episode, without holding the store between the two: a SAMStore sharing the store, writing a namespace's
+    first memory in that gap, lost its state, and the namespace's next memory was compared with none (it 'set' the
+    slots its first memory had set already)."""
+    pytest.importorskip("langgraph", reason="the [langchain] extra is not installed: pip install -e '.[langchain]'")
+    from sam_model.data.examples import MemoryRecord
+    from sam_model.integrations.langgraph import SAMStore
+    from sam_model.memory.scoped import ScopedMemory
+    from sam_model.store import MemoryStore, StoreConfig
+
+    enc = HashingEncoder(16)
+    store = MemoryStore(enc, StoreConfig(provenance=False))
+    store.add([MemoryRecord(f"old#{i}", "old", i, "user", "", "an old note", "") for i in range(2000)])  # a long list
+    memory, graph = ScopedMemory(enc, store=store), SAMStore(store=store)
+    said = {"kind": "user", "text": "I fly to Paris", "state": {"phase": "plan", "constraints": {"city": "Paris"}}}
+    done = threading.Event()
+
+    def clear(i: int) -> None:
+        while not done.is_set():
+            memory.add("a note", user_id="ana")
+            memory.delete_all(user_id="ana")
+
+    def write(i: int) -> None:
+        try:
+            graph.put(("trips", f"t{i}"), "first", said)
+            graph.put(("trips", f"t{i}"), "again", said)  # the same state again: it sets nothing new
+        finally:
+            if i == 59:
+                done.set()
+
+    assert run_threads((clear, 1), (write, 60)) == []
+    for i in range(60):  # and once more, after the threads: a state forgotten at any moment shows
+        graph.put(("trips", f"t{i}"), "later", said)
+    assert [store.sets_of(f"///trips.t{i}#0") for i in range(60)] == [("city",)] * 60
+    assert [(store.sets_of(f"///trips.t{i}#1"), store.sets_of(f"///trips.t{i}#2")) for i in range(60)] == [((), ())] * 60

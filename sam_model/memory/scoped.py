@@ -712,16 +712,19 @@ class ScopedMemory:
         """Delete every memory of the scopes (at least one scope: ``reset`` forgets everything). A chunked memory
         is one memory: counted once, one DELETE in its history under its id, with its whole text."""
         scopes = self._scopes(user_id, agent_id, run_id, need="write")
-        hits = self._whole(self.store.get_all(**scopes))
-        self.store.delete([h.id for h in hits])
-        for h in hits:
-            self._log(h.id, "DELETE", _said(h), None)
-        live = {h.episode_id for h in self.store.get_all()}  # once: per tracker it made delete_all quadratic
-        for ep in [ep for ep in self._trackers if ep not in live]:
-            self._trackers.pop(ep)
-            self._base.pop(ep)
-        for ep in self.store.recorder.episodes() - live:  # nor the store's last state of a conversation
-            self.store.recorder.forget(ep)
+        # the store held throughout: a SAMStore sharing it wrote a namespace's first memory between the listing of
+        # the live episodes and the forgetting of the others, and that namespace's state was forgotten
+        with self.store.lock:
+            hits = self._whole(self.store.get_all(**scopes))
+            self.store.delete([h.id for h in hits])
+            for h in hits:
+                self._log(h.id, "DELETE", _said(h), None)
+            live = {h.episode_id for h in self.store.get_all()}  # once: per tracker it made delete_all quadratic
+            for ep in [ep for ep in self._trackers if ep not in live]:
+                self._trackers.pop(ep)
+                self._base.pop(ep)
+            for ep in self.store.recorder.episodes() - live:  # nor the store's last state of a conversation
+                self.store.recorder.forget(ep)
         return {"message": f"{len(hits)} memories deleted"}
 
     @locked
