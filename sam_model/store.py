@@ -370,9 +370,12 @@ class MemoryStore:
 
     # ---- container -----------------------------------------------------------------------------------------
 
+    # these hold the lock too: a chunked memory's update (old chunks out, new ones in) is never seen half done
+    @locked
     def __len__(self) -> int:
         return len(self._entries)
 
+    @locked
     def __contains__(self, i: object) -> bool:
         return i in self._entries
 
@@ -380,6 +383,7 @@ class MemoryStore:
     def ids(self) -> list:
         return list(self._entries)
 
+    @locked
     def next_step(self, episode_id: Any) -> int | None:
         """One past the newest memory of the episode ("now" for a query), None when it has none."""
         return self._next_step.get(episode_id)
@@ -389,10 +393,15 @@ class MemoryStore:
         """memory id -> the ids its provenance links point to (only memories that have links)."""
         return dict(self._links)
 
+    @locked
     def sets_of(self, i: Any) -> tuple[str, ...]:
+        return self._sets_of(i)
+
+    def _sets_of(self, i: Any) -> tuple[str, ...]:
         e = self._entries.get(i)
         return e.sets if e is not None else ()
 
+    @locked
     def has(self, i: object) -> bool:
         """Whether ``i`` names a stored memory: one stored whole, one of its chunks, or a chunked memory's id."""
         return i in self._entries or i in self._chunks
@@ -809,7 +818,7 @@ class MemoryStore:
         if use and self.lexical and query_text is not None:
             lex = lexical_bonus(query_text, [self._entries[i].text for i in top], self.lexical)
             extra = lex if extra is None else extra + lex
-        placed = rerank_candidates(top, scores[:depth], ties[:depth], needs, self.sets_of, self.slot_match if use else 0.0,
+        placed = rerank_candidates(top, scores[:depth], ties[:depth], needs, self._sets_of, self.slot_match if use else 0.0,
                          self._links if use and self.provenance else None, _Allowed(self, episode_id, within), extra)
         seen = {c for c, _, _ in placed}
         placed += [(c, 0.0, None) for c in cand[depth:] if c not in seen]
@@ -818,7 +827,7 @@ class MemoryStore:
             if bonus is None:  # a linked source outside the re-ranked top: its own score and bonus
                 if i not in score_of:
                     score_of[i] = float(self.index.get_vectors([i]).astype(np.float64)[0] @ q64)
-                bonus = float(slot_bonus(needs, [self.sets_of(i)], self.slot_match if use else 0.0)[0])
+                bonus = float(slot_bonus(needs, [self._sets_of(i)], self.slot_match if use else 0.0)[0])
                 if prior is not None:
                     bonus += float(prior([i])[0])
             out.append(self._hit(self._entries[i], score_of[i], bonus, src))

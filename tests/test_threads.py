@@ -186,3 +186,39 @@ def test_a_scoped_delete_all_never_forgets_a_conversation_another_entry_point_wr
         graph.put(("trips", f"t{i}"), "later", said)
     assert [store.sets_of(f"///trips.t{i}#0") for i in range(60)] == [("city",)] * 60
     assert [(store.sets_of(f"///trips.t{i}#1"), store.sets_of(f"///trips.t{i}#2")) for i in range(60)] == [((), ())] * 60
+
+
+def test_a_chunked_memory_being_updated_is_never_seen_missing(run_threads):
+    """Found by review: ``has``, ``len`` and ``in`` read the store without its lock, and a chunked memory's update
+    (its old chunks out, its new ones in, under the lock) showed them a store without it: ``has`` said no for a
+    memory stored all along, and ``len`` counted a store that never was."""
+    from sam_model.data.chunks import chunk_records
+    from sam_model.data.examples import MemoryRecord
+    from sam_model.store import MemoryStore, StoreConfig
+
+    store = MemoryStore(HashingEncoder(16), StoreConfig(provenance=False, chunking={"size": 40, "overlap": 5}))
+
+    def words(n: int) -> MemoryRecord:
+        text = " ".join(f"word{j}" for j in range(n))
+        return MemoryRecord("m#0", "m", 0, "user", "", text, text)
+
+    store.add([words(30)])
+    store.add([MemoryRecord("w#0", "w", 0, "user", "", "a short one", "a short one")])
+    fewest = 1 + min(len(chunk_records([words(n)], store.config.chunker)) for n in range(20, 40))
+    done, misses = threading.Event(), []
+
+    def update(i: int) -> None:
+        try:
+            store.update(words(20 + i % 20))  # 20 to 39 words: 4 to 7 chunks
+            store.update(MemoryRecord("w#0", "w", 0, "user", "", f"short {i}", f"short {i}"))
+        finally:
+            if i == 399:
+                done.set()
+
+    def read(i: int) -> None:
+        while not done.is_set():
+            misses.extend(what for what, ok in (("has", store.has("m#0")), ("in", "w#0" in store),
+                                                ("len", len(store) >= fewest)) if not ok)
+
+    assert run_threads((update, 400), (read, 1)) == []
+    assert misses == []
