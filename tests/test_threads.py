@@ -222,3 +222,43 @@ def test_a_chunked_memory_being_updated_is_never_seen_missing(run_threads):
 
     assert run_threads((update, 400), (read, 1)) == []
     assert misses == []
+
+
+def test_threads_loading_one_qdrant_save_each_get_a_collection_of_their_own(tmp_path, monkeypatch, run_threads):
+    """Found by review: a load of an embedded Qdrant save looked for a live store holding its collection, then
+    attached to it a moment later; threads loading one folder at once all found none and attached to the same
+    collection, each rebuilding it under the others: two live stores then wrote one set of points (a delete in one
+    took the other's vectors, a search of one returned the other's memories)."""
+    pytest.importorskip("qdrant_client", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    import gc
+    import time
+
+    import sam_model.backends.qdrant as qdrant
+    from sam_model.data.examples import MemoryRecord
+    from sam_model.store import MemoryStore, StoreConfig
+
+    enc = HashingEncoder(16)
+    store = MemoryStore(enc, StoreConfig(provenance=False, index={"kind": "qdrant", "path": str(tmp_path / "q")}))
+    store.add([MemoryRecord(f"e#{i}", "e", i, "user", "", f"note {i}", f"note {i}") for i in range(20)])
+    store.save(tmp_path / "saved")
+    del store
+    gc.collect()  # no live store holds the saved collection: the loads below decide who takes it
+    real = qdrant.client_for
+
+    def slow_client_for(url, path):  # between the look for a live holder and the attach: the others run
+        time.sleep(0.001)
+        return real(url, path)
+
+    monkeypatch.setattr(qdrant, "client_for", slow_client_for)
+
+    def load_four() -> None:  # its stores go when it returns: the next round starts with no live holder again
+        loaded: list = []
+        assert run_threads(*[(lambda i: loaded.append(MemoryStore.load(tmp_path / "saved", enc)), 1)] * 4) == []
+        names = [s.index.collection for s in loaded]
+        assert len(set(names)) == 4, names
+        loaded[0].delete(["e#3"])
+        assert all(len(s.search_vector(enc.embed(["note 3"])[0], 20)) == 20 for s in loaded[1:])
+
+    for _ in range(3):
+        load_four()
+        gc.collect()

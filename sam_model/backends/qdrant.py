@@ -89,6 +89,7 @@ _clients: dict[tuple[str, str], tuple[QdrantClient, threading.RLock]] = {}
 _clients_lock = threading.Lock()
 # (client key, collection) -> the indexes of this process attached to it: an embedded collection is shared state
 _live: dict[tuple[tuple[str, str], str], weakref.WeakSet] = {}
+_attach_lock = threading.Lock()  # a load's look for a live holder of its collection and its attach are one step
 
 
 def _client_key(url: str | None, path: str | None) -> tuple[str, str] | None:
@@ -380,17 +381,19 @@ class QdrantIndex(PointBook):
             check_trusted(str(cfg["url"]), str(meta_path))
         points = cls._check_points(meta_path, raw, dim, ids, fix) if embedded else None
         key = _client_key(None, cfg.get("path")) if embedded and cfg.get("path") else None
-        if key is not None and len(_live.get((key, cfg.get("collection")), ())):
-            # a live store of this process holds that embedded collection: rebuilding it here would pull its points
-            # from under it (it then missed memories and could not save); the loaded copy gets a collection of its own
-            fresh = f"{cfg['collection']}_{uuid.uuid4().hex[:8]}"
-            log.warning("%s: collection %r is held by a live store of this process; loading into %r", meta_path,
-                        cfg["collection"], fresh)
-            cfg = {**cfg, "collection": fresh}
-        try:
-            self = cls.from_config(dim, cfg, f"{meta_path}: config", attach=True)
-        except (TypeError, ValueError) as err:
-            raise SAMFileError(f"{meta_path}: {err}") from None
+        with _attach_lock:  # threads loading one folder at once found no holder, and all attached to one collection
+            if key is not None and len(_live.get((key, cfg.get("collection")), ())):
+                # a live store of this process holds that embedded collection: rebuilding it here would pull its
+                # points from under it (it then missed memories and could not save); the loaded copy gets a
+                # collection of its own
+                fresh = f"{cfg['collection']}_{uuid.uuid4().hex[:8]}"
+                log.warning("%s: collection %r is held by a live store of this process; loading into %r", meta_path,
+                            cfg["collection"], fresh)
+                cfg = {**cfg, "collection": fresh}
+            try:
+                self = cls.from_config(dim, cfg, f"{meta_path}: config", attach=True)
+            except (TypeError, ValueError) as err:
+                raise SAMFileError(f"{meta_path}: {err}") from None
         self._episode = dict(zip(ids, episodes))
         self._wseq = next_wseq
         if points is not None:  # the embedded engine: the collection is rebuilt exactly as saved
