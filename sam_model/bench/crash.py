@@ -1,9 +1,11 @@
 """Crash probe: kill -9 during saves and run concurrent writers, then count what was lost.
 
-    python -m sam_model.bench.crash --kills 20 [--kinds index,bank,export,retriever,janus] [--saves 12] [--json F]
+    python -m sam_model.bench.crash --kills 20 [--kinds index,bank,store,scoped,export,retriever,janus] [--saves 12]
+        [--json F]
 
-For every kind of save (MemoryIndex, MemoryBank, export folder, SAMRetriever folder with its memory store
-(links and re-rank data), Janus controller checkpoints):
+For every kind of save (MemoryIndex, MemoryBank, MemoryStore with chunked memories, ScopedMemory on an embedded
+Qdrant collection with its history, export folder, SAMRetriever folder with its memory store (links and re-rank
+data), Janus controller checkpoints):
 
 - **kills**: a forked child saves versions 1, 2, 3, ... of one path in a loop (announcing each save
   before and after it) and is killed with SIGKILL after a random delay, ``--kills`` times. After each
@@ -14,7 +16,8 @@ For every kind of save (MemoryIndex, MemoryBank, export folder, SAMRetriever fol
   loop; every load must succeed with a complete version, and the final one must be one writer's last.
 
 Versions are written into the content itself (the network's α logit and config ``bert_path``, the store's ids,
-the bank clock, Janus' step), so "complete" means: all files of the loaded folder agree on the version.
+the memories' words, vectors and history, the bank clock, Janus' step), so "complete" means: all files of the
+loaded folder agree on the version.
 The figures go to stdout (and ``--json``). Linux only (it forks); models are tiny (random BERT with
 the packaged MiniLM tokenizer), so a run takes seconds, not minutes.
 """
@@ -37,8 +40,8 @@ import numpy as np
 
 from sam_model.io import DefaultsHelp, leftovers
 
-KINDS = ("index", "bank", "export", "retriever", "janus")
-CONCURRENT_KINDS = ("index", "bank", "export", "retriever")  # Janus runs one controller per workdir
+KINDS = ("index", "bank", "store", "scoped", "export", "retriever", "janus")
+CONCURRENT_KINDS = ("index", "bank", "store", "scoped", "export", "retriever")  # Janus runs one controller per workdir
 
 
 class Subject:
@@ -191,6 +194,80 @@ class RetrieverSubject(Subject):
         if len(ids) != self.n or not all(i.startswith(f"v{v}-") for i in ids[:: 97]) or \
                 sorted(i for i in ids if r.store.sets_of(i)) != sorted(ids[:50]):
             raise AssertionError(f"{path}: the store (index or store.json) is not of version {v}")
+        return v
+
+
+class StoreSubject(Subject):
+    """A MemoryStore (hashing encoder, one memory in five long enough to be stored as chunks): ids and words carry
+    the version, so store.json, the index and each chunked memory's chunks must agree on it."""
+
+    name = "store"
+
+    def __init__(self, n: int = 1_500):
+        from sam_model.memory import HashingEncoder
+        from sam_model.store import MemoryStore, StoreConfig
+
+        self.enc, self.n = HashingEncoder(32), n
+        self.store = MemoryStore(self.enc, StoreConfig(chunking={"size": 60, "overlap": 10}))
+
+    def save(self, path, v):
+        from sam_model.data.examples import MemoryRecord
+
+        self.store.reset()
+        texts = [f"version {v} memory {i}" + (" and more words" * 8 if i % 5 == 0 else "") for i in range(self.n)]
+        self.store.add([MemoryRecord(f"v{v}-{i}", "ep", i, "user", "plan", t, t) for i, t in enumerate(texts)])
+        self.store.save(path)
+
+    def load(self, path):
+        from sam_model.store import MemoryStore
+
+        store = MemoryStore.load(path, self.enc)
+        ids = list(dict.fromkeys(h.memory_id for h in store.get_all()))
+        v = int(ids[0].split("-")[0][1:])
+        if len(ids) != self.n or not all(i.startswith(f"v{v}-") for i in ids) or \
+                not all(store.memory(i).text.startswith(f"version {v} memory ") for i in ids[::5]):
+            raise AssertionError(f"{path}: the store's memories or their chunks are not all of version {v}")
+        return v
+
+
+class ScopedSubject(Subject):
+    """A ScopedMemory (Mem0's API; on an embedded Qdrant collection when qdrant-client is installed): the version is
+    in every memory's words and in their history, so store/ (store.json and the index's points) and scoped.json
+    must agree on it."""
+
+    name = "scoped"
+
+    def __init__(self, n: int = 600):
+        from sam_model.memory import HashingEncoder, ScopedMemory
+        from sam_model.store import StoreConfig
+
+        try:
+            import qdrant_client  # noqa: F401
+
+            index = {"kind": "qdrant"}
+        except ImportError:
+            index = {"kind": "flat"}
+        self.enc, self.n = HashingEncoder(32), n
+        self.memory = ScopedMemory(self.enc, StoreConfig(provenance=False, index=index))
+
+    def save(self, path, v):
+        self.memory.reset()
+        self.memory.add([{"kind": "user", "text": f"version {v} note {i}"} for i in range(self.n)], user_id="u")
+        self.memory.save(path)
+
+    def load(self, path):
+        from sam_model.memory import ScopedMemory
+
+        memory = ScopedMemory.load(path, self.enc)
+        got = memory.get_all(user_id="u", limit=None)["results"]
+        v = int(got[0]["memory"].split()[1]) if got else -1
+        said = {r["memory"] for r in got}
+        told = {h[-1]["new_memory"] for h in (memory.history(r["id"]) for r in got) if h}
+        hits = [memory.store.get(r["id"]) for r in got[::50]]  # the index's vectors are of these words (ids are not
+        vectors = memory.store.index.get_vectors([h.id for h in hits])  # of a version: u#0, u#1, ... in each)
+        if len(got) != self.n or said != told or not all(m.startswith(f"version {v} ") for m in said) or \
+                not np.allclose(vectors, self.enc.encode_memories(hits), atol=1e-6):
+            raise AssertionError(f"{path}: the memories, their vectors or their history are not all of version {v}")
         return v
 
 
@@ -412,7 +489,8 @@ def probe_concurrent(subject: Subject, root: Path, saves: int) -> ConcurrentFigu
 
 def make_subjects(kinds: list[str]) -> list[Subject]:
     net = tiny_net() if {"export", "retriever"} & set(kinds) else None
-    makers = {"index": IndexSubject, "bank": BankSubject, "export": lambda: ExportSubject(net),
+    makers = {"index": IndexSubject, "bank": BankSubject, "store": StoreSubject, "scoped": ScopedSubject,
+              "export": lambda: ExportSubject(net),
               "retriever": lambda: RetrieverSubject(net), "janus": JanusSubject}
     return [makers[k]() for k in kinds]
 
