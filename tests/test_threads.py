@@ -5,6 +5,7 @@ process: 8 threads add, search, list, delete and save one ScopedMemory and one b
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -262,3 +263,88 @@ def test_threads_loading_one_qdrant_save_each_get_a_collection_of_their_own(tmp_
     for _ in range(3):
         load_four()
         gc.collect()
+
+
+def _consistent(store) -> dict:
+    """A store's memories (id -> whole text), checked whole: every chunk's memory is there with its chunks numbered
+    0..n-1 once each, the index holds exactly the stored ids, and each scope's listing is that scope's memories."""
+    hits = store.get_all()
+    ids = [h.id for h in hits]
+    assert len(ids) == len(set(ids)) and sorted(map(str, store.index.ids())) == sorted(map(str, ids))
+    chunks: dict = {}
+    for h in hits:
+        if h.parent_id is not None:
+            chunks.setdefault(h.parent_id, []).append(h.chunk)
+    assert all(sorted(c) == list(range(len(c))) for c in chunks.values()), chunks
+    for user in {h.user_id for h in hits}:
+        assert sorted(h.id for h in store.get_all(user_id=user)) == sorted(h.id for h in hits if h.user_id == user)
+    return {h.memory_id: store.memory(h.memory_id).text for h in hits}
+
+
+def test_threads_adding_updating_deleting_searching_and_saving_one_store(store_backend, tmp_path, run_threads):
+    """Six threads, two to a scope, add, update (a memory re-chunked: 1 to 5 chunks), delete, search, list and
+    save one chunked store at once, and one add or update in eight is refused by the index (the update's rollback
+    under the others' writes). After: every acknowledged write holds and nothing else, no chunk without its memory
+    or twice, no search or listing outside its scope, and every save taken meanwhile loads whole, each memory in a
+    version that was written."""
+    from sam_model.data.examples import MemoryRecord
+    from sam_model.store import MemoryStore, StoreConfig
+
+    enc = HashingEncoder(32)
+    store = MemoryStore(enc, StoreConfig(chunking={"size": 60, "overlap": 10}))
+    real_add, refused = store.index.add, iter(range(10**6))
+
+    def flaky_add(*args, **kwargs):  # an add's or an update's own add; a rollback's re-add goes through
+        if sys._getframe(1).f_code.co_name in ("_add", "update") and next(refused) % 8 == 7:
+            raise RuntimeError("backend refused")
+        return real_add(*args, **kwargs)
+
+    store.index.add = flaky_add
+    written: dict = {}  # id -> every text written for it
+    acked: list[dict] = [{} for _ in range(6)]  # per thread: id -> its text, as acknowledged
+    lock = threading.Lock()
+
+    def work(t: int):
+        user, mine = f"u{t % 3}", acked[t]
+
+        def op(i: int) -> None:
+            step = i
+            kind = (i * 7 + t) % 10
+            if kind < 4 or not mine:
+                mid, text = f"t{t}#{step}", f"thread {t} note {i} " + "with many more words " * (i % 5)
+                with lock:
+                    written.setdefault(mid, set()).add(text)
+                store.add([MemoryRecord(mid, f"t{t}", step, "user", "plan", text, text)], user_id=user)
+                mine[mid] = text
+            elif kind < 6:
+                mid = sorted(mine)[i % len(mine)]
+                text = f"thread {t} update {i} " + "and its words " * (i % 7)
+                with lock:
+                    written[mid].add(text)
+                store.update(MemoryRecord(mid, f"t{t}", int(mid.split("#")[1]), "user", "plan", text, text))
+                mine[mid] = text
+            elif kind < 7:
+                mid = sorted(mine)[i % len(mine)]
+                store.delete([mid])
+                del mine[mid]
+            elif kind < 9:
+                hits = store.search(State("plan"), f"note {i}", k=8, user_id=user, fold=True)
+                assert all(h.user_id == user for h in hits)
+                assert all(h.user_id == user for h in store.get_all(user_id=user))
+            else:
+                folder = store.save(tmp_path / f"save-{t}")
+                saved = _consistent(MemoryStore.load(folder, enc))
+                with lock:
+                    assert all(text in written[mid] for mid, text in saved.items())
+
+        def guarded(i: int) -> None:
+            try:
+                op(i)
+            except RuntimeError as err:  # refused by the index: nothing changed, the thread goes on
+                assert "backend refused" in str(err)
+
+        return guarded
+
+    assert run_threads(*((work(t), 40) for t in range(6))) == []
+    held = _consistent(store)
+    assert held == {mid: text for mine in acked for mid, text in mine.items()}
