@@ -8,8 +8,10 @@ the memory bank and its agent, :class:`~sam_model.memory.scoped.ScopedMemory` â€
 with its own :class:`threading.RLock` (:func:`locked`): add, update, delete, search, get and save run one at
 a time per object, in any mix of threads. The lock is re-entrant, so a method may call another, and a caller
 may hold ``obj.lock`` around several calls to make them one step (``with memory.lock: n = len(memory.store);
-memory.save(p)``). Locks are always taken outside-in (scoped memory, then its store, then the index), never
-the other way, so they cannot deadlock.
+memory.save(p)``). A ScopedMemory's lock is its store's: a store may be shared (a SAMStore beside it, ``store=``),
+and a ScopedMemory call of several store calls (SAMVectorStore's replacement: an add, then a delete) is one step
+for every user of the store only under the store's lock. Locks are always taken outside-in (a SAMStore, then the
+store, then the index), never the other way, so they cannot deadlock.
 
 Why one lock and not a readers-writer lock: a search is a few hundred microseconds of FAISS and NumPy work,
 most of it while holding the GIL, and the encoders' text caches are shared state too; an uncontended lock

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -348,3 +349,64 @@ def test_threads_adding_updating_deleting_searching_and_saving_one_store(store_b
     assert run_threads(*((work(t), 40) for t in range(6))) == []
     held = _consistent(store)
     assert held == {mid: text for mine in acked for mid, text in mine.items()}
+
+
+def test_a_vector_store_replacement_is_one_step_for_every_save_of_the_store(run_threads):
+    """Found by review: SAMVectorStore.add_texts replaces the memory an id names by an add and a delete, holding the
+    ScopedMemory's lock but not its store's; a save of the store (MemoryStore.save, or a SAMStore sharing it) taken
+    between the two held the old version and the new one both. A ScopedMemory now holds its store's lock."""
+    pytest.importorskip("langchain_core", reason="the [langchain] extra is not installed: pip install -e '.[langchain]'")
+    from sam_model.integrations.langchain import SAMVectorStore
+    from sam_model.memory.scoped import ScopedMemory
+    from sam_model.store import StoreConfig
+
+    memory = ScopedMemory(HashingEncoder(16), StoreConfig(provenance=False))
+    pins = SAMVectorStore(memory, user_id="mia")
+    pins.add_texts(["pin 1234"], ids=["pin"])
+    done, seen = threading.Event(), []
+
+    def replace(i: int) -> None:
+        try:
+            pins.add_texts([f"pin {i}"], ids=["pin"])
+        finally:
+            if i == 199:
+                done.set()
+
+    def save(i: int) -> None:  # what MemoryStore.save and SAMStore.save copy, under the store's lock
+        while not done.is_set():
+            seen.append(len(memory.store.snapshot()[0]["entries"]))
+
+    assert run_threads((replace, 200), (save, 1)) == []
+    assert seen and set(seen) == {1}
+    assert [d.page_content for d in pins.get_by_ids(["pin"])] == ["pin 199"]
+
+
+def test_a_scoped_read_never_raises_for_a_memory_a_direct_store_write_takes_away(run_threads, monkeypatch):
+    """Found by review: ScopedMemory.get (update, delete) asked the store whether it had the memory, then fetched it,
+    in two holds of the store's lock: a delete of the store itself (a SAMStore sharing it, a direct call) landing
+    between them raised a bare KeyError from get, which answers None for a memory that is not there."""
+    from sam_model.data.examples import MemoryRecord
+    from sam_model.memory.scoped import ScopedMemory
+    from sam_model.store import StoreConfig
+
+    memory = ScopedMemory(HashingEncoder(16), StoreConfig(provenance=False))
+    memory.add("a seat by the window", user_id="mia")
+    (rec,) = [MemoryRecord("mia#0", "mia", 0, "user", "", "a seat by the window", "a seat by the window")]
+    done, got = threading.Event(), []
+    has = memory.store.has
+    monkeypatch.setattr(memory.store, "has", lambda i: (has(i), time.sleep(1e-4))[0])  # a thread switch after it
+
+    def churn(i: int) -> None:
+        try:
+            memory.store.delete(["mia#0"])
+            memory.store.add([rec], user_id="mia")
+        finally:
+            if i == 399:
+                done.set()
+
+    def read(i: int) -> None:
+        while not done.is_set():
+            got.append(memory.get("mia#0") is None)
+
+    assert run_threads((churn, 400), (read, 1)) == []
+    assert got and memory.get("mia#0")["memory"] == "a seat by the window"

@@ -351,7 +351,8 @@ class SAMVectorStore(VectorStore):
         ids = None if ids is None else _listed(ids, "ids")
         _check_batch(texts, metadatas, ids)
         out = []
-        with self.memory.lock:  # a replacement is a lookup, an add and a delete: one thread at a time
+        with self.memory.lock:  # a replacement is a lookup, an add and a delete: one step (the lock is the store's,
+            # so a save of the store, or a SAMStore sharing it, never holds both versions)
             index = self._given_ids(scopes) if ids is not None and any(self._key(scopes)) else {}
             for given in {str(i) for i in ids or () if i is not None}:  # an ambiguous id: refused before any write
                 self._replaced(given, scopes, index)

@@ -29,8 +29,9 @@ memories, and the ranking, are what evaluate.py measures on the same conversatio
 - ``state="live"`` (or no text): the state of the scopes' newest event (ScopedMemory.live_state).
 
 Threads: one ScopedMemory may serve every request thread of an agent server. Each method holds ``memory.lock``
-(a re-entrant lock, sam_model.locking; the store underneath has its own), so concurrent adds, searches, deletes
-and saves of any users run one at a time, every search sees only its scopes, and every save loads back.
+(a re-entrant lock, sam_model.locking: the store's own, ``memory.store.lock``), so concurrent adds, searches,
+deletes and saves of any users run one at a time, every search sees only its scopes, every save loads back, and
+whatever else shares the store (a SAMStore, a direct call, a save of the store) sees each call whole.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import dataclasses
 import json
 import math
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -66,7 +68,7 @@ from sam_model.limits import (
     check_step,
     check_text,
 )
-from sam_model.locking import gc_paused, locked, new_lock
+from sam_model.locking import gc_paused, locked
 from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
 
 SCOPED_FILE = "scoped.json"
@@ -254,11 +256,18 @@ class ScopedMemory:
         self.store = store if store is not None else MemoryStore(encoder_of(encoder),
                                                                  store_config or store_config_of(encoder))
         self.k = check_k(k)
-        self.lock = new_lock()  # every public method holds it (sam_model.locking)
         self._trackers: dict[str, TranscriptState] = {}  # episode -> the conversation's running state
         self._base: dict[str, int] = {}  # episode -> step of the tracker's first event
         self._times: dict[Any, list] = {}  # memory id -> [created_at, updated_at]
         self._history: dict[Any, list[dict]] = {}  # memory id -> its ADD / UPDATE / DELETE events, oldest first
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The store's own lock, which every public method holds (sam_model.locking): a call's several store calls
+        (a lookup and a fetch, an add and a delete) are then one step for everyone sharing the store (a SAMStore, a
+        save of the store), not only for this memory's callers. With a lock of its own, a save of the store taken
+        between SAMVectorStore's add and delete of a replaced memory held both versions."""
+        return self.store.lock
 
     @staticmethod
     def episode_of(user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> str:
@@ -593,7 +602,9 @@ class ScopedMemory:
 
     def _own(self, memory_id: Any, scopes: Mapping[str, Any]) -> Hit | None:
         """The memory ``memory_id`` whole (a chunk's id names its memory), None when it is not stored or not of the
-        scopes given (each scope given must be the memory's: another user's memory is not there for the caller)."""
+        scopes given (each scope given must be the memory's: another user's memory is not there for the caller).
+        Called under ``self.lock``, the store's: a delete of the store itself between the look and the fetch had
+        raised a bare KeyError."""
         self._check_id(memory_id)
         if not self.store.has(memory_id):
             return None
@@ -712,19 +723,18 @@ class ScopedMemory:
         """Delete every memory of the scopes (at least one scope: ``reset`` forgets everything). A chunked memory
         is one memory: counted once, one DELETE in its history under its id, with its whole text."""
         scopes = self._scopes(user_id, agent_id, run_id, need="write")
-        # the store held throughout: a SAMStore sharing it wrote a namespace's first memory between the listing of
-        # the live episodes and the forgetting of the others, and that namespace's state was forgotten
-        with self.store.lock:
-            hits = self._whole(self.store.get_all(**scopes))
-            self.store.delete([h.id for h in hits])
-            for h in hits:
-                self._log(h.id, "DELETE", _said(h), None)
-            live = {h.episode_id for h in self.store.get_all()}  # once: per tracker it made delete_all quadratic
-            for ep in [ep for ep in self._trackers if ep not in live]:
-                self._trackers.pop(ep)
-                self._base.pop(ep)
-            for ep in self.store.recorder.episodes() - live:  # nor the store's last state of a conversation
-                self.store.recorder.forget(ep)
+        # the store held throughout (self.lock is the store's): a SAMStore sharing it wrote a namespace's first
+        # memory between the listing of the live episodes and the forgetting of the others, and lost its state
+        hits = self._whole(self.store.get_all(**scopes))
+        self.store.delete([h.id for h in hits])
+        for h in hits:
+            self._log(h.id, "DELETE", _said(h), None)
+        live = {h.episode_id for h in self.store.get_all()}  # once: per tracker it made delete_all quadratic
+        for ep in [ep for ep in self._trackers if ep not in live]:
+            self._trackers.pop(ep)
+            self._base.pop(ep)
+        for ep in self.store.recorder.episodes() - live:  # nor the store's last state of a conversation
+            self.store.recorder.forget(ep)
         return {"message": f"{len(hits)} memories deleted"}
 
     @locked
