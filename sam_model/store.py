@@ -605,7 +605,10 @@ class MemoryStore:
 
     def _undo_replace(self, new_ids: list, bookkeeping: tuple, versions: list, episodes: list) -> None:
         """Take back a chunked update that failed between deleting the old version and storing the new one: the
-        new chunks that reached the index leave it, the old versions' vectors return, the bookkeeping is put back."""
+        new chunks that reached the index leave it, the old versions' vectors return, the bookkeeping is put back.
+        The vectors return in one index call, all or none: one call per chunk, refused again midway, left some
+        chunks back and the others stored without a vector. Refused again, the old version leaves the entries too
+        (the memory is lost, the backend's error raised), so that they and the index agree."""
         self.index.remove([i for i in dict.fromkeys(new_ids + [e.id for e, _ in versions]) if i in self.index])
         self._entries, self._links, self._next_step, self._seq, self.linker, memory_id, chunks, scopes = bookkeeping
         self._chunks.pop(memory_id, None)
@@ -616,9 +619,14 @@ class MemoryStore:
                 self._scopes[key] = members
             else:
                 self._scopes.pop(key, None)
-        for (e, x), episode in zip(versions, episodes):
-            self.index.add([e.id], x.reshape(1, -1), episode_ids=[episode],
-                           **self._payload({name: getattr(e, name) for name in SCOPES}))
+        olds = [e.id for e, _ in versions]  # the chunks of one memory (or the memory whole): its scopes, one payload
+        try:
+            self.index.add(olds, np.stack([x for _, x in versions]), episode_ids=episodes,
+                           **self._payload({name: getattr(versions[0][0], name) for name in SCOPES}))
+        except BaseException:
+            self.linker.forget(olds)
+            self._drop_entries(olds)
+            raise
 
     @locked
     def version(self, i: Any) -> tuple[Any, np.ndarray]:

@@ -216,3 +216,34 @@ def test_an_update_that_fails_after_the_old_version_went_leaves_the_old_version(
     store.update(new)
     assert store.memory("e#0").content == new_text
     assert store.search(State(phase="plan"), "handler_7 return", k=1, user_id="mia", fold=True)
+
+
+@pytest.mark.parametrize("refused", [{1, 3}, {1, 2}])
+def test_a_failed_chunked_update_puts_its_old_chunks_back_all_or_none(monkeypatch, refused):
+    """Found by review: a chunked update whose new chunks the index refused put the old chunks back one index call
+    each; a backend failing again meanwhile left some chunks back and the rest gone, each stored without its
+    vector (a search found a piece of the memory, a save held entries its index had no vectors for). They now go
+    back in one call: all of them (the store as before), or, refused again, none (the memory gone from the entries
+    too, the error raised): the entries and the index always agree."""
+    store = MemoryStore(HashingEncoder(128), StoreConfig(chunking={"size": 180, "overlap": 50}))
+    store.add([Event("e", 0, "result", LONG_VIEW, State(phase="view_file"))], user_id="mia")
+    store.add([Event("e", 1, "user", "the handler_7 budget is fine", State(phase="plan"))], user_id="mia")
+    assert len(store._chunks["e#0"]) > 2
+    before = _whole_state(store)
+    new_text = "[result] " + LONG_VIEW.replace("pass", "return 1")
+    real, calls = store.index.add, []
+
+    def refuses(*args, **kwargs):  # the new chunks (the first call) refused, and the calls after as `refused` says
+        calls.append(1)
+        if len(calls) in refused:
+            raise ConnectionError("backend down")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store.index, "add", refuses)
+    with pytest.raises(ConnectionError):
+        store.update(MemoryRecord("e#0", "e", 0, "result", "view_file", new_text, new_text))
+    assert sorted(map(str, store.index.ids())) == sorted(map(str, store.ids()))
+    if 2 in refused:  # the put back refused: none of it
+        assert not store.has("e#0") and store.ids() == ["e#1"] and "e#0" not in store._chunks
+    else:
+        assert _whole_state(store) == before
