@@ -159,6 +159,12 @@ def test_bank_bench_runs_every_policy_and_reports_the_regime(dialogues, tmp_path
               "per_seed": {str(k): v for k, v in per_seed.items()}}
     md = bank_table(report)
     assert "| mmt − random |" in md and "| faulty |" in md
+    pytest.importorskip("matplotlib", reason="the [eval] extra is not installed")
+    from sam_model.bench.janus_report import plot_bank
+
+    report["faults"] = {"0": {"2": "prune"}}
+    plot_bank(report, tmp_path / "janus_accuracy.png")  # the curve along the stream, faults marked
+    assert (tmp_path / "janus_accuracy.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_an_unquoted_gate_list_on_the_command_line_says_to_quote_each_gate():

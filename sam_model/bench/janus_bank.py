@@ -16,6 +16,7 @@ Per seed, every policy gates the same stream; the report (``janus.json``) has pe
 held-out accuracy (all held-out probes; also split by the age of their dialogue), the mean over the stream,
 comparisons, the evaluation cost in tasks scored (comparisons 2·|E_t| each, φ calls), and — under always-trigger,
 which judges every candidate — the share of candidates that win on E_t, clean and faulty apart.
+``janus_accuracy.png`` draws the first seed's held-out recall along the stream per policy, faults marked.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import numpy as np
 
 from sam_model.bench.janus_bank_stream import FAULTS, BankStream, Dialogue, build_bank_stream, parse_dialogue
 from sam_model.bench.janus_config import PolicyCfg, as_dict, parse_config, plan, refuse_earlier_runs
-from sam_model.bench.janus_report import bank_table
+from sam_model.bench.janus_report import bank_table, plot_bank
 from sam_model.io import SAMFileError, atomic_write_text
 from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskFeatures, StreamUpdater
 from sam_model.janus.adapters.memory_bank import BankFeatures
@@ -431,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
                   "per_seed": {str(k): v for k, v in per_seed.items()}}
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "janus.json", json.dumps(report, indent=1))
+        plot_bank(report, out / "janus_accuracy.png")
     except SAMFileError as exc:
         console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         return 2

@@ -75,6 +75,38 @@ def print_head_table(console, summary: dict[str, dict], tg: dict, noisy: bool = 
                       f"of always; targets met: {tg['met']}")
 
 
+def plot_bank(report: dict, path: Path) -> None:
+    """The bank stream's held-out recall along the stream, one line per policy, on the report's first seed, with
+    its fault batches marked: where a policy falls (a deleting prune it let through) is what the table's final
+    figure cannot show."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    seed = next(iter(report["per_seed"]))
+    results = report["per_seed"][seed]
+    fig, ax = plt.subplots(figsize=(11, 4.8))
+    for t, fault in sorted((int(t), f) for t, f in report.get("faults", {}).get(seed, {}).items()):
+        ax.axvline(t, color={"prune": "tab:red", "misread": "tab:orange"}.get(fault, "0.6"), lw=0.8, alpha=0.5,
+                   zorder=0)
+        ax.text(t, 1.0, fault, transform=ax.get_xaxis_transform(), rotation=90, fontsize=7, color="0.4",
+                ha="right", va="top")
+    for name, r in results.items():
+        ts = [p["t"] for p in r["accuracy_curve"]]
+        acc = [100 * p["accuracy"] for p in r["accuracy_curve"]]
+        style = "--" if name.startswith("mmt-no-") else "-"
+        ax.plot(ts, acc, style, label=f"{name} ({r['comparisons']} comparisons)", lw=2 if name == "mmt" else 1.2)
+    ax.set_xlabel("batch t (faults marked)")
+    ax.set_ylabel("held-out recall (%)")
+    ax.set_title(f"Janus on the memory-bank stream (seed {seed})")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
+    plt.close(fig)
+
+
 def share(v: float | None) -> str:
     return "" if v is None else f"{100 * v:.0f}%"
 
