@@ -15,6 +15,26 @@ from sam_model.io import atomic_path
 from sam_model.janus.stats import fmt_ci, fmt_diff
 
 
+def _curves(ax, results: dict[str, dict]) -> None:
+    """One accuracy curve per policy (ablations dashed, MMT bold), labelled with its comparisons."""
+    for name, r in results.items():
+        ts = [p["t"] for p in r["accuracy_curve"]]
+        acc = [100 * p["accuracy"] for p in r["accuracy_curve"]]
+        style = "--" if name.startswith("mmt-no-") else "-"
+        ax.plot(ts, acc, style, label=f"{name} ({r['comparisons']} comparisons)", lw=2 if name == "mmt" else 1.2)
+
+
+def _save(fig, ax, path: Path) -> None:
+    """The legend beside the axes, then the PNG written atomically."""
+    import matplotlib.pyplot as plt
+
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
+    plt.close(fig)
+
+
 def plot_head(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
     import matplotlib
 
@@ -24,11 +44,7 @@ def plot_head(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
     seed = next(iter(per_seed))
     results = per_seed[seed]
     fig, ax = plt.subplots(figsize=(11, 4.8))
-    for name, r in results.items():
-        ts = [p["t"] for p in r["accuracy_curve"]]
-        acc = [100 * p["accuracy"] for p in r["accuracy_curve"]]
-        style = "--" if name.startswith("mmt-no-") else "-"
-        ax.plot(ts, acc, style, label=f"{name} ({r['comparisons']} comparisons)", lw=2 if name == "mmt" else 1.2)
+    _curves(ax, results)
     any_r = next(iter(results.values()))
     doms = any_r["domain_at"]
     for i in range(1, len(doms)):
@@ -41,11 +57,7 @@ def plot_head(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
     ax.set_xlabel("update step t (stream ordered by service domain)")
     ax.set_ylabel("dev top-1 accuracy, all domains (%)")
     ax.set_title(f"Janus on the SGD domain stream (seed {seed})")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
+    _save(fig, ax, path)
 
 
 def print_head_table(console, summary: dict[str, dict], tg: dict, noisy: bool = False, stats: dict | None = None,
@@ -92,19 +104,11 @@ def plot_bank(report: dict, path: Path) -> None:
                    zorder=0)
         ax.text(t, 1.0, fault, transform=ax.get_xaxis_transform(), rotation=90, fontsize=7, color="0.4",
                 ha="right", va="top")
-    for name, r in results.items():
-        ts = [p["t"] for p in r["accuracy_curve"]]
-        acc = [100 * p["accuracy"] for p in r["accuracy_curve"]]
-        style = "--" if name.startswith("mmt-no-") else "-"
-        ax.plot(ts, acc, style, label=f"{name} ({r['comparisons']} comparisons)", lw=2 if name == "mmt" else 1.2)
+    _curves(ax, results)
     ax.set_xlabel("batch t (faults marked)")
     ax.set_ylabel("held-out recall (%)")
     ax.set_title(f"Janus on the memory-bank stream (seed {seed})")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
+    _save(fig, ax, path)
 
 
 def share(v: float | None) -> str:
