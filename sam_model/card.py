@@ -103,14 +103,32 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
 
 
 def evaluation_section(report: dict[str, Any]) -> str:
-    """The evaluation table of a report.json (evaluate.py), as markdown."""
+    """The evaluation table of a report.json (evaluate.py), as markdown: MRR and Recall@k with their 95 % intervals
+    over conversations where the report has them (a report written before them: means), and every compared model's
+    paired difference against this one."""
     methods = report.get("methods", {})
+    iv = report.get("intervals") or {"methods": {}, "paired": []}
     cols = [c for c in HEADLINE if any(c in v for v in methods.values())]
+    if iv["methods"]:  # imported here: the card is written by export too, which needs no evaluation code
+        from sam_model.evaluation.report import interval_cell, interval_note, interval_rows
+
+    def cell(m: str, c: str) -> str:
+        if c in iv["methods"].get(m, {}):
+            return interval_cell(iv["methods"][m][c])
+        return f"{methods[m][c]:.3f}" if c in methods[m] else "–"
+
     out = [f"Data: `{report.get('data')}`, scope {report.get('scope')}, {report.get('n_queries')} decision points, "
            f"{report.get('n_memories')} memories.", "",
            "| method | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
-    out += [f"| {m} | " + " | ".join(f"{v[c]:.3f}" if c in v else "–" for c in cols) + " |"
-            for m, v in methods.items()]
+    out += [f"| {m} | " + " | ".join(cell(m, c) for c in cols) + " |" for m in methods]
+    if iv["methods"]:
+        keys = [c for c in cols if c in iv["metrics"]]
+        _, _, diffs = interval_rows(iv, keys)
+        if diffs:
+            out += ["", "Paired differences, decision by decision:", "", "| difference | " + " | ".join(keys) + " |",
+                    "|---|" + "---|" * len(keys)]
+            out += ["| " + " | ".join(r) + " |" for r in diffs]
+        out += ["", interval_note(iv)]
     return "\n".join(out)
 
 

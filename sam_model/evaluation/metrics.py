@@ -9,6 +9,7 @@ the global scope; episode ranges are shorter).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,6 +17,7 @@ import torch
 from torchmetrics.retrieval import RetrievalMRR, RetrievalPrecision, RetrievalRecall
 
 from sam_model.evaluation.data import EvalData
+from sam_model.janus.stats import bootstrap_ci, paired, verdict
 
 HEADLINE_KS = (1, 5, 10)
 NDCG_K = 10
@@ -139,4 +141,38 @@ def per_phase(per_query_by_method: dict[str, dict[str, np.ndarray]], phases: Seq
         mask = phases_arr == phase
         out[phase] = {"n_queries": int(count), "methods": {
             m: {n: float(pq[n][mask].mean()) for n in names} for m, pq in per_query_by_method.items()}}
+    return out
+
+
+INTERVAL_SEED = 0  # the bootstrap's seed, fixed: the same run prints the same interval
+INTERVAL_DRAWS = 10_000
+
+
+def _entry(ci: tuple[float, float, float]) -> dict:
+    """{"mean", "ci": [low, high]}, ``ci`` None where there is no interval (one conversation: nan, not JSON)."""
+    mean, lo, hi = ci
+    return {"mean": mean, "ci": None if math.isnan(lo) else [lo, hi]}
+
+
+def intervals(per_query_by_method: dict[str, dict[str, np.ndarray]], groups: Sequence[str],
+              compared: Sequence[str] = (), against: str = "sam") -> dict:
+    """MRR and every Recall@k of each method with its 95 % bootstrap interval over conversations, and the paired
+    difference ``name − against`` of every ``compared`` method, decision by decision (``paired``, as bench.paired).
+
+    ``groups``: each decision's conversation (episode or life), the unit drawn: its decisions share its memories and
+    difficulty, so drawn one by one they pass for more evidence than they are (sam_model.janus.stats.bootstrap_ci).
+    Only MRR and Recall@k, the figures a difference is claimed on; the rest of the report stays means."""
+    first = next(iter(per_query_by_method.values()), {})
+    keys = ["mrr", *sorted((k for k in first if k.startswith("recall@")), key=_metric_order)]
+    kw = {"groups": list(groups), "seed": INTERVAL_SEED, "n_boot": INTERVAL_DRAWS}
+    out = {"level": 0.95, "unit": "conversation", "n_conversations": len(set(groups)), "seed": INTERVAL_SEED,
+           "n_boot": INTERVAL_DRAWS, "metrics": keys,
+           "methods": {name: {k: _entry(bootstrap_ci(pq[k], **kw)) for k in keys}
+                       for name, pq in per_query_by_method.items()}, "paired": []}
+    if against in per_query_by_method:
+        base = per_query_by_method[against]
+        for name in compared:
+            cis = {k: paired(per_query_by_method[name][k], base[k], **kw) for k in keys}
+            out["paired"].append({"a": name, "b": against,
+                                  **{k: {**_entry(ci), "verdict": verdict(ci)} for k, ci in cis.items()}})
     return out

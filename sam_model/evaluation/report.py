@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 from sam_model.io import atomic_write_text
+from sam_model.janus.stats import fmt_interval
 
 MAX_PHASE_ROWS = 30
 
@@ -35,6 +36,49 @@ def methods_table_rows(methods: dict[str, dict[str, float]]) -> tuple[list[str],
     return ["method", *cols], [[m, *(_fmt(c, v.get(c)) for c in cols)] for m, v in methods.items()]
 
 
+INTERVAL_TITLES = {"mrr": "MRR"}  # recall@k: "Recall@k"
+
+
+def interval_title(key: str) -> str:
+    return INTERVAL_TITLES.get(key, key.replace("recall", "Recall"))
+
+
+def interval_cell(entry: dict, signed: bool = False) -> str:
+    """'0.512 [0.480, 0.545]' from a report.json interval entry, or '0.512 (no interval)' (one conversation)."""
+    lo, hi = entry["ci"] or (None, None)
+    return fmt_interval((entry["mean"], lo, hi), signed)
+
+
+def interval_note(iv: dict) -> str:
+    """What the intervals are, in one sentence (report.md, the console, the model card)."""
+    n = iv["n_conversations"]
+    if n < 2:
+        return "One conversation: no interval (a conversation is the unit an interval resamples)."
+    return (f"Means with {round(100 * iv['level'])} % bootstrap intervals over the {n} conversations (each drawn "
+            f"with all its decisions; {iv['n_boot']:,} draws, seed {iv['seed']}); a paired difference whose "
+            "interval holds or touches 0 is no difference.")
+
+
+def interval_rows(iv: dict, keys: list[str] | None = None) -> tuple[list[str], list[list[str]], list[list[str]]]:
+    """(header, method rows, paired-difference rows 'a − b') of the report's intervals, for ``keys`` (default
+    all)."""
+    keys = [k for k in iv["metrics"] if keys is None or k in keys]
+    rows = [[m, *(interval_cell(v[k]) for k in keys)] for m, v in iv["methods"].items()]
+    diffs = [[f"{p['a']} − {p['b']}", *(interval_cell(p[k], signed=True) for k in keys)] for p in iv["paired"]]
+    return [interval_title(k) for k in keys], rows, diffs
+
+
+def _intervals_md(report: dict) -> list[str]:
+    iv = report.get("intervals")
+    if not iv:  # a report.json written before the intervals
+        return []
+    header, rows, diffs = interval_rows(iv)
+    out = ["", "## 95 % intervals over conversations", "", interval_note(iv), "", _md_table(["method", *header], rows)]
+    if diffs:
+        out += ["", "### Paired differences (decision by decision)", "", _md_table(["difference", *header], diffs)]
+    return out
+
+
 def to_markdown(report: dict) -> str:
     """The whole report as markdown: metrics table, per-phase table, diagnostics."""
     header, rows = methods_table_rows(report["methods"])
@@ -45,6 +89,7 @@ def to_markdown(report: dict) -> str:
         f"latency over {report.get('latency_queries', '?')} queries at batch 1",
         "",
         _md_table(header, rows),
+        *_intervals_md(report),
     ]
     if report.get("per_phase"):
         names = list(report["methods"])
@@ -132,7 +177,8 @@ CONSOLE_COLUMNS = {"mrr": "MRR", "recall@1": "R@1", "recall@5": "R@5", "recall@1
 
 
 def print_table(report: dict) -> None:
-    """The headline metrics as a rich table (report.md has every k)."""
+    """The headline metrics as a rich table (report.md has every k), then MRR's and Recall@k's intervals and the
+    paired differences."""
     import shutil
 
     from rich.console import Console
@@ -144,4 +190,19 @@ def print_table(report: dict) -> None:
         table.add_column(label, justify="right")
     for name, values in report["methods"].items():
         table.add_row(name, *(_fmt(key, values.get(key)) for key in CONSOLE_COLUMNS))
-    Console(width=max(shutil.get_terminal_size((120, 24)).columns, 120)).print(table)
+    console = Console(width=max(shutil.get_terminal_size((120, 24)).columns, 120))
+    console.print(table)
+    iv = report.get("intervals")
+    if iv:
+        header, rows, diffs = interval_rows(iv, list(CONSOLE_COLUMNS))
+        for title, first, body in (("95 % intervals over conversations", "method", rows),
+                                   ("paired differences (decision by decision)", "difference", diffs)):
+            if body:
+                t = Table(title=title)
+                for label in (first, *header):
+                    t.add_column(label, style="bold" if label == first else "",
+                                 justify="left" if label == first else "right")
+                for r in body:
+                    t.add_row(*r)
+                console.print(t)
+        console.print(interval_note(iv))

@@ -1,8 +1,9 @@
 """``python evaluate.py``: the retriever and every baseline on the same queries, one report.
 
 The steps: read the log into memories and decision points; rank every query's candidates
-with each method; score rankings with torchmetrics; time queries one at a time; run the
-diagnostics on the retriever; write report.json, report.md, per_query.jsonl and the figures.
+with each method; score rankings with torchmetrics; bootstrap MRR's and Recall@k's 95 % intervals over
+conversations, and every --compare model's paired difference against the retriever; time queries one at a time;
+run the diagnostics on the retriever; write report.json, report.md, per_query.jsonl and the figures.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from sam_model.evaluation.diagnostics import (
 from sam_model.evaluation.methods import BASELINES, Method, make_baselines, retriever_methods
 from sam_model.evaluation.metrics import (
     grounding,
+    intervals,
     latency_stats,
     mean_metrics,
     metric_ks,
@@ -159,6 +161,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         "methods": results, "per_phase": per_phase(per_query, phases), "diagnostics": diagnostics,
         "n_memories": len(data.memories), "n_decision_points_in_log": data.n_decision_points,
         "k": list(ks), "depth": depth, "latency_queries": int(len(timed)), "seed": seed,
+        "intervals": intervals(per_query, [ex.episode_id for ex in data.examples], compared=list(compare or {})),
     }
     if chunking is not None:
         report["chunking"] = {**chunking.to_dict(), **describe(search.memories), "search_depth": search_depth}
@@ -339,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"comma-separated baselines to run, or none (default: {','.join(BASELINES)})")
     p.add_argument("--compare", action="extend", nargs="+", default=[], metavar="NAME=DIR",
                    help="other exported retrievers (folder or .ckpt) to report as NAME, e.g. the content-only "
-                        "ablation: --compare a=DIR b=DIR, or --compare repeated")
+                        "ablation: --compare a=DIR b=DIR, or --compare repeated; each also gets its paired difference "
+                        "NAME - sam with a 95%% interval over conversations")
     p.add_argument("--tensorboard", metavar="LOGDIR", default=None,
                    help="also log the metrics, the t-SNE figure, the state embeddings (projector) and the "
                         "projection heatmap to this TensorBoard log folder")

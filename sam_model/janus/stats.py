@@ -146,6 +146,16 @@ def fmt_diff(ci: tuple[float, float, float], scale: float = 100.0, digits: int =
     return f"{m:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
 
 
+def fmt_interval(ci: tuple[float, float | None, float | None], signed: bool = False, scale: float = 1.0,
+                 digits: int = 3) -> str:
+    """``fmt_ci`` (or, ``signed``, ``fmt_diff``) of a (mean, low, high), or 'mean (no interval)' where there is none
+    (one conversation: nan, or None from a report.json): '[nan, nan]' reads as a broken figure, [m, m] as certainty."""
+    m, lo, hi = ci
+    if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
+        return f"{scale * m:{'+' if signed else ''}.{digits}f} (no interval)"
+    return (fmt_diff if signed else fmt_ci)((m, lo, hi), scale, digits)
+
+
 def seed_values(per_seed: dict, name: str, key: str = "final_accuracy") -> list[float]:
     """``key`` of policy ``name`` on every seed, in seed order."""
     return [float(per_seed[s][name][key]) for s in sorted(per_seed, key=int)]
