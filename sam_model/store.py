@@ -1053,6 +1053,9 @@ class MemoryStore:
             index = load_index(folder / "index", expected_dim=dim, device=device)
             self = cls(encoder, cfg, dim, index)
             self.load_state_dict(d)
+            if hasattr(index, "repair_payloads"):  # an engine that filters by its points' payloads (Qdrant)
+                index.repair_payloads({i: {n: getattr(e, n) for n in SCOPES} for i, e in self._entries.items()},
+                                      str(folder / "index"))
             if reencode and encoder is None:
                 raise SAMFileError(f"{path}: reencode=True needs the model to encode the memories with")
             saved = d.get("encoder_probe")

@@ -5,6 +5,7 @@ engine's module imports the other's library (qdrant-client, qdrant-edge-py)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import uuid
 from collections.abc import Mapping, Sequence
@@ -16,6 +17,8 @@ import numpy as np
 from sam_model.index import MemoryIndex
 from sam_model.io import atomic_dir
 from sam_model.locking import locked
+
+log = logging.getLogger(__name__)
 
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
 NAMESPACE = uuid.UUID("5b0c4a52-2f5e-4a8e-9a51-8f3c2f7a9e10")  # of the point ids; fixed: changing it orphans data
@@ -72,6 +75,33 @@ class PointBook:
     @locked
     def episode_of(self, i: Any) -> Any:
         return self._episode[self._known(i)]
+
+    @locked
+    def repair_payloads(self, scopes: Mapping[Any, Mapping[str, Any]], where: str) -> list:
+        """Make every point's payload say what the store's record says of its memory (its id, its episode and
+        ``scopes[id]``), and return the ids whose payload did not, rewritten with a warning naming the first.
+
+        Qdrant filters a search by the payloads, and the store keeps only the candidates its own record puts in the
+        scope: so a payload naming another user or episode (a save edited or damaged) hid the memory from its own
+        user's search, with no word, while never showing it to the other. The record is what the store answers by
+        (its scopes, ``episode_of``), so the payload follows it. A point that is missing is the engine's load's to
+        tell."""
+        keys = list(self._episode)
+        have = self._payloads([point_id(k) for k in keys])
+        wrong: dict[Any, tuple[dict, dict]] = {}
+        for k in keys:
+            want = {"sam_id": k, "episode": self._episode[k], **{n: (scopes.get(k) or {}).get(n) for n in SCOPE_FIELDS}}
+            got = have.get(point_id(k))
+            if got is not None and any(got.get(n) != v for n, v in want.items()):
+                wrong[k] = (got, want)
+        if wrong:
+            self._set_payloads({point_id(k): want for k, (_, want) in wrong.items()})
+            k, (got, want) = next(iter(wrong.items()))
+            log.warning("%s: %d points held a payload the store's record disagrees with (memory %r: %s, the record "
+                        "says %s); rewritten from the record, so a search of its scopes finds it again: save the store "
+                        "to keep the repair", where, len(wrong), k, json.dumps({n: got.get(n) for n in want})[:200],
+                        json.dumps(want)[:200])
+        return list(wrong)
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the index folder ``path`` atomically: the engine's ``snapshot`` is taken under its lock (meta.json's

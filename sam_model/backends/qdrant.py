@@ -17,7 +17,9 @@ Each memory is one point: id = uuid5 of the memory id (Qdrant takes only ints an
 payload ``{"sam_id", "episode", "user_id", "agent_id", "run_id", "wseq"}``. The scopes are payload filters
 inside Qdrant's search (``filters_scopes``: the store passes ``scopes=`` instead of an id set), so a tenant's
 search never reaches another's points and a small scope is not starved by a global top-k; an explicit id set
-(a metadata filter's matches) becomes a ``HasIdCondition``. The store re-scores and re-ranks the candidates from
+(a metadata filter's matches) becomes a ``HasIdCondition``. The store's record decides a memory's scopes: a load
+rewrites a payload that disagrees with it (``PointBook.repair_payloads``), and a search keeps only candidates the
+record puts in its scope. The store re-scores and re-ranks the candidates from
 ``get_vectors`` (float64), so with exact search the ranking equals FAISS's (tests/test_backends.py).
 
 Save: the folder holds meta.json (the ids in write order, their episodes, the collection and ``next_wseq``); for
@@ -212,6 +214,22 @@ class QdrantIndex(PointBook):
     def _count(self) -> int:
         with self._client_lock:
             return int(self.client.count(self.collection, exact=True).count)
+
+    def _payloads(self, pids: list[str]) -> dict[str, dict]:
+        """The payloads of these points (those that exist), by point id."""
+        got: dict[str, dict] = {}
+        with self._client_lock:
+            for s in range(0, len(pids), BATCH):
+                for rec in self.client.retrieve(self.collection, pids[s:s + BATCH], with_payload=True,
+                                                with_vectors=False):
+                    got[str(rec.id)] = dict(rec.payload or {})
+        return got
+
+    def _set_payloads(self, payloads: Mapping[str, dict]) -> None:
+        """Set these fields of these points' payloads (the others, ``wseq``, kept)."""
+        with self._client_lock:
+            for pid, payload in payloads.items():
+                self.client.set_payload(self.collection, payload, points=[pid], wait=True)
 
     # ---- mutation -----------------------------------------------------------------------------------------
 

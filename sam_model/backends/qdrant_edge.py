@@ -180,6 +180,19 @@ class QdrantEdgeIndex(PointBook):
         i = self.shard.info()
         return {"points": i.points_count, "segments": i.segments_count, "indexed": i.indexed_vectors_count}
 
+    def _payloads(self, pids: list[str]) -> dict[str, dict]:
+        """The payloads of these points (those that exist), by point id."""
+        got: dict[str, dict] = {}
+        for s in range(0, len(pids), BATCH):
+            for rec in self.shard.retrieve(pids[s:s + BATCH], with_payload=True, with_vector=False):
+                got[str(rec.id)] = dict(rec.payload or {})
+        return got
+
+    def _set_payloads(self, payloads: Mapping[str, dict]) -> None:
+        """Set these fields of these points' payloads."""
+        for pid, payload in payloads.items():
+            self.shard.update(qe.UpdateOperation.set_payload([pid], payload))
+
     # ---- mutation -----------------------------------------------------------------------------------------
 
     def train(self, vectors: np.ndarray) -> None:

@@ -1,0 +1,72 @@
+"""Three leftovers of the Qdrant backends: a point whose payload disagrees with the store's record (its owner's
+search missed it), a ScopedMemory saved before each scope had its own episode (two scopes shared a conversation),
+and a Qdrant server's rollback at load (it deleted the point of a memory updated after the save)."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pytest
+
+pytest.importorskip("qdrant_client", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+
+from sam_model.data.examples import MemoryRecord  # noqa: E402
+from sam_model.store import MemoryStore, StoreConfig  # noqa: E402
+
+DIM = 16
+
+
+def records(n: int, ep: str, start: int = 0) -> list[MemoryRecord]:
+    return [MemoryRecord(f"{ep}#{i}", ep, i, "user", "plan", f"memory {i} of {ep}") for i in range(start, start + n)]
+
+
+def two_users(index: dict) -> MemoryStore:
+    """mia's two memories and bob's two, each user's in an episode of their own name."""
+    store = MemoryStore(None, StoreConfig(provenance=False, index=index), DIM)
+    x = np.eye(DIM, dtype=np.float32)
+    store.add(records(2, "mia"), x[:2], user_id="mia")
+    store.add(records(2, "bob"), x[2:4], user_id="bob")
+    return store
+
+
+def found(store: MemoryStore, **scope) -> set:
+    return {h.id for h in store.search_vector(np.ones(DIM, np.float32), 5, **scope)}
+
+
+def test_a_payload_that_disagrees_with_the_store_is_repaired_at_load_not_left_to_hide_a_memory(tmp_path, caplog):
+    """Stop 50 kept a point whose payload named another user out of that user's search; but Qdrant filters by the
+    payload, so mia's own search never reached it either, and a damaged episode hid it from its episode's search:
+    the memory was lost to its owner without a word. A load now checks every payload against the store's record,
+    rewrites those that disagree and says which."""
+    store = two_users({"kind": "qdrant", "path": str(tmp_path / "q")})
+    saved = store.save(tmp_path / "s")
+    points = saved / "index" / "points.json"
+    payloads = json.loads(points.read_text())
+    payloads[0]["user_id"] = "bob"  # mia#0's point, as bob's
+    payloads[1]["episode"] = "bob"  # mia#1's point, in bob's episode
+    points.write_text(json.dumps(payloads))
+    with caplog.at_level(logging.WARNING, logger="sam_model.backends.points"):
+        back = MemoryStore.load(saved)
+    assert found(back, user_id="mia") == {"mia#0", "mia#1"}  # mia#0 was missing
+    assert found(back, user_id="bob") == {"bob#0", "bob#1"}
+    assert {h.id for h in back.search_vector(np.ones(DIM, np.float32), 5, episode_id="mia")} == {"mia#0", "mia#1"}
+    assert "mia#0" in caplog.text and "2 points" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="sam_model.backends.points"):
+        MemoryStore.load(back.save(tmp_path / "s2"))  # the repair is saved
+    assert "held a payload" not in caplog.text
+
+
+def test_a_damaged_payload_of_a_qdrant_edge_shard_is_repaired_at_load(tmp_path, caplog):
+    qe = pytest.importorskip("qdrant_edge", reason="the [qdrant-edge] extra is not installed")
+    from sam_model.backends.points import point_id
+
+    store = two_users({"kind": "qdrant-edge", "path": str(tmp_path / "edge"), "exact": True})
+    store.index.shard.update(qe.UpdateOperation.set_payload([point_id("mia#0")], {"user_id": "bob"}))  # damaged
+    assert found(store, user_id="mia") == {"mia#1"}  # what the damage does
+    with caplog.at_level(logging.WARNING, logger="sam_model.backends.points"):
+        back = MemoryStore.load(store.save(tmp_path / "s"))
+    assert found(back, user_id="mia") == {"mia#0", "mia#1"} and found(back, user_id="bob") == {"bob#0", "bob#1"}
+    assert "mia#0" in caplog.text
