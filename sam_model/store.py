@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 import operator
 import os
@@ -71,6 +72,8 @@ from sam_model.limits import MAX_K, check_batch_size, check_k, check_metadata, c
 from sam_model.locking import gc_paused, locked, new_lock
 from sam_model.rerank import RERANK_DEPTH, best_first, lexical_bonus, slot_bonus, tie_keys
 from sam_model.rerank import rerank as rerank_candidates
+
+log = logging.getLogger(__name__)
 
 FORMAT = "sam_model.MemoryStore"
 VERSION = 1
@@ -983,6 +986,11 @@ class MemoryStore:
             fresh.add([e.id for e in entries], x, episode_ids=eps)
             self.index = fresh
             return len(entries)
+        self._put_vectors(entries, x)
+        return len(entries)
+
+    def _put_vectors(self, entries: Sequence[_Entry], x: np.ndarray) -> None:
+        """Give stored memories these vectors, in the index, each in its episode and its scopes' payload."""
         groups: dict[tuple, list[int]] = {}
         for n, e in enumerate(entries):
             groups.setdefault(tuple(getattr(e, name) for name in SCOPES), []).append(n)
@@ -991,7 +999,22 @@ class MemoryStore:
             episodes = [self.index.episode_of(i) for i in ids]
             self.index.remove(ids)
             self.index.add(ids, x[rows], episode_ids=episodes, **self._payload(dict(zip(SCOPES, scope))))
-        return len(entries)
+
+    def _encode_stale(self, stale: list, where: str) -> None:
+        """Memories of a loaded save whose vectors the engine no longer holds as saved (a Qdrant server: their
+        points were written again after the save, an update, or deleted): encoded again from the saved texts, so the
+        store is the save's, vectors included. Without an encoder they stay as the engine holds them, said in one
+        line (a write-ahead log replaying the writes since the save, as sam-serve's, puts them right)."""
+        if self.encoder is None:
+            log.warning("%s: %d memories of the save (%r first) were written or deleted in the Qdrant collection after "
+                        "the save: their vectors are a later version or gone; load with the model that wrote them to "
+                        "encode them again from the saved texts, or replay the writes made since", where, len(stale),
+                        stale[0])
+            return
+        entries = [self._entries[i] for i in stale]
+        self._put_vectors(entries, self._vectors(entries, None, 64, False))
+        log.info("%s: %d memories written or deleted in the Qdrant collection after the save encoded again from it",
+                 where, len(stale))
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
         """Restore :meth:`state_dict` into a store whose index already holds the same memories' vectors.
@@ -1059,11 +1082,15 @@ class MemoryStore:
             if reencode and encoder is None:
                 raise SAMFileError(f"{path}: reencode=True needs the model to encode the memories with")
             saved = d.get("encoder_probe")
+            stale = [i for i in index.take_stale() if i in self._entries] if hasattr(index, "take_stale") else []
             if reencode:
                 if saved is None or not self.same_encoder(saved):  # memories this model wrote are not encoded again
                     self.reencode()
+                    stale = []
             elif saved is not None:
                 self.check_encoder(saved, str(path))
+            if stale:  # after the model check: encoded again by the model that wrote the others
+                self._encode_stale(stale, str(folder))
         except SAMFileError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as err:

@@ -70,3 +70,59 @@ def test_a_damaged_payload_of_a_qdrant_edge_shard_is_repaired_at_load(tmp_path, 
         back = MemoryStore.load(store.save(tmp_path / "s"))
     assert found(back, user_id="mia") == {"mia#0", "mia#1"} and found(back, user_id="bob") == {"bob#0", "bob#1"}
     assert "mia#0" in caplog.text
+
+
+@pytest.fixture
+def server(monkeypatch) -> str:
+    """A Qdrant 'server' at a URL answered by qdrant-client's local mode: the index runs its server code (the
+    vectors stay in the collection, not in the save; a load rolls the collection back by write number), which
+    needs no network to test."""
+    import threading
+
+    from qdrant_client import QdrantClient
+
+    import sam_model.backends.qdrant as qdrant
+
+    url, engine, real = "http://qdrant.test:6333", (QdrantClient(location=":memory:"), threading.RLock()), qdrant.client_for
+    monkeypatch.setattr(qdrant, "client_for", lambda u, p: engine if u == url else real(u, p))
+    monkeypatch.setenv(qdrant.URLS_ENV, url)
+    return url
+
+
+SERVER_MODE = pytest.mark.filterwarnings("ignore:Payload indexes have no effect in the local Qdrant")
+
+
+@SERVER_MODE
+def test_a_server_load_of_an_earlier_save_keeps_a_memory_updated_since_as_saved(server, tmp_path):
+    """On a server an update is a remove and an add (a new write number), so the load's rollback (points written
+    after the save) deleted the updated memory's point: the store listed a memory with no vector and its search
+    raised. Now a point of a memory the save holds is kept, and one written after the save is encoded again from
+    the saved text, so the store is the save's, vector included."""
+    from sam_model.memory import HashingEncoder
+
+    enc = HashingEncoder(DIM)
+    store = MemoryStore(enc, StoreConfig(provenance=False, index={"kind": "qdrant", "url": server}))
+    store.add(records(3, "mia"), user_id="mia")
+    saved = store.save(tmp_path / "s")
+    want = store.index.get_vectors(["mia#1", "mia#2"])
+    store.update(MemoryRecord("mia#1", "mia", 1, "user", "plan", "an entirely different text"))
+    store.add(records(1, "mia", 3), user_id="mia")  # written after the save: rolled back
+    store.delete(["mia#2"])  # deleted after the save: back, as saved
+    assert not np.allclose(store.index.get_vectors(["mia#1"]), want[:1])
+    back = MemoryStore.load(saved, enc)
+    assert back.ids() == ["mia#0", "mia#1", "mia#2"] and back.index._count() == 3
+    np.testing.assert_allclose(back.index.get_vectors(["mia#1", "mia#2"]), want, atol=1e-6)
+    assert found(back, user_id="mia") == {"mia#0", "mia#1", "mia#2"}
+
+
+@SERVER_MODE
+def test_a_server_load_without_an_encoder_keeps_the_updated_point_and_says_so(server, tmp_path, caplog):
+    store = MemoryStore(None, StoreConfig(provenance=False, index={"kind": "qdrant", "url": server}), DIM)
+    x = np.eye(DIM, dtype=np.float32)
+    store.add(records(2, "mia"), x[:2], user_id="mia")
+    saved = store.save(tmp_path / "s")
+    store.update(records(1, "mia", 1)[0], x[5])
+    with caplog.at_level(logging.WARNING, logger="sam_model.store"):
+        back = MemoryStore.load(saved)
+    assert found(back, user_id="mia") == {"mia#0", "mia#1"}  # mia#1 had no point: its search missed it
+    assert "mia#1" in caplog.text and "after the save" in caplog.text

@@ -25,9 +25,11 @@ record puts in its scope. The store re-scores and re-ranks the candidates from
 Save: the folder holds meta.json (the ids in write order, their episodes, the collection and ``next_wseq``); for
 the embedded engine also points.npy (the vectors, float32, read with ``allow_pickle=False``) and points.json (their
 payloads), from which a load rebuilds the collection exactly as saved. On a server the vectors stay in Qdrant: ``wseq`` numbers every write; loading rolls the collection back to the save by
-deleting the points written after it (``wseq >= next_wseq``), so a store folder and its collection always agree
-— the served memory (sam_model.serve) then replays its write-ahead log on top. Points deleted after the save
-cannot come back: loading warns with their number (the log replays those deletes).
+deleting the points written after it (``wseq >= next_wseq``) but those of memories the save holds: an update is
+a remove and an add, so an updated memory's point is written anew, and deleting it left the store a memory with no
+vector. Those, and points of saved memories deleted since, are encoded again by the store from the saved texts
+(MemoryStore.read, with its encoder; without one it warns), so a store folder and its collection agree — the
+served memory (sam_model.serve) then replays its write-ahead log on top.
 """
 
 from __future__ import annotations
@@ -152,6 +154,7 @@ class QdrantIndex(PointBook):
         self.lock = new_lock()  # one caller at a time (sam_model.locking)
         self._episode: dict[Any, Any] = {}  # memory id -> episode, in write order (the ids live here too)
         self._wseq = 0
+        self._stale: list = []  # a server's memories whose points changed after the save loaded (take_stale)
         with self._client_lock:
             if not self.client.collection_exists(self.collection):
                 self.client.create_collection(self.collection, vectors_config=models.VectorParams(
@@ -424,15 +427,37 @@ class QdrantIndex(PointBook):
                 for s in range(0, len(structs), BATCH):
                     self.client.upsert(self.collection, structs[s:s + BATCH], wait=True)
             return self
-        with self._client_lock:
-            self.client.delete(self.collection, models.FilterSelector(filter=models.Filter(must=[
-                models.FieldCondition(key="wseq", range=models.Range(gte=next_wseq))])), wait=True)
-        held = self._count()
-        if held != len(ids):
-            log.warning("Qdrant collection %s holds %d points but %s lists %d memories (%d deleted after the "
-                        "save; a write-ahead log replays those deletes)", self.collection, held, meta_path,
-                        len(ids), len(ids) - held)
+        self._roll_back(next_wseq)
         return self
+
+    def _roll_back(self, next_wseq: int) -> None:
+        """Take a server's collection back to the save whose writes ended before ``next_wseq``: the points written
+        after it are deleted, but for those of memories the save holds (an update is a remove and an add, so an
+        updated memory's point is written anew: deleting it left the store a memory with no vector); those, and
+        the save's memories deleted since, are :meth:`take_stale`'s, for the store to encode again from the
+        saved texts."""
+        saved, later, offset = {point_id(k): k for k in self._episode}, [], None
+        after = models.Filter(must=[models.FieldCondition(key="wseq", range=models.Range(gte=next_wseq))])
+        with self._client_lock:
+            while True:
+                recs, offset = self.client.scroll(self.collection, after, limit=BATCH, offset=offset,
+                                                  with_payload=False, with_vectors=False)
+                later += [str(r.id) for r in recs]
+                if offset is None:
+                    break
+            gone = [pid for pid in later if pid not in saved]
+            for s in range(0, len(gone), BATCH):
+                self.client.delete(self.collection, models.PointIdsList(points=gone[s:s + BATCH]), wait=True)
+        self._stale = [saved[pid] for pid in later if pid in saved]
+        if self._count() != len(saved):  # the save's memories whose points were deleted after it
+            held = self._payloads(list(saved))
+            self._stale += [k for pid, k in saved.items() if pid not in held]
+
+    def take_stale(self) -> list:
+        """The memories whose points are not the save's since :meth:`load` (written again after it, or deleted),
+        once: their vectors are a later version, or gone."""
+        out, self._stale = self._stale, []
+        return out
 
     def __repr__(self) -> str:
         return f"QdrantIndex(dim={self.dim}, collection={self.collection!r}, size={len(self)}, {self.backend})"
