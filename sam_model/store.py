@@ -989,16 +989,43 @@ class MemoryStore:
         self._put_vectors(entries, x)
         return len(entries)
 
-    def _put_vectors(self, entries: Sequence[_Entry], x: np.ndarray) -> None:
-        """Give stored memories these vectors, in the index, each in its episode and its scopes' payload."""
+    def _put_vectors(self, entries: Sequence[_Entry], x: np.ndarray, episodes: Sequence[Any] | None = None) -> None:
+        """Give stored memories these vectors in the index, each in ``episodes`` (default: its own) and its scopes'
+        payload."""
+        if episodes is None:
+            episodes = [self.index.episode_of(e.id) for e in entries]
         groups: dict[tuple, list[int]] = {}
         for n, e in enumerate(entries):
             groups.setdefault(tuple(getattr(e, name) for name in SCOPES), []).append(n)
         for scope, rows in groups.items():
             ids = [entries[n].id for n in rows]
-            episodes = [self.index.episode_of(i) for i in ids]
-            self.index.remove(ids)
-            self.index.add(ids, x[rows], episode_ids=episodes, **self._payload(dict(zip(SCOPES, scope))))
+            self.index.remove([i for i in ids if i in self.index])
+            self.index.add(ids, x[rows], episode_ids=[episodes[n] for n in rows],
+                           **self._payload(dict(zip(SCOPES, scope))))
+
+    @locked
+    def move(self, ids: Iterable[Any], episode_id: Any) -> None:
+        """Put stored memories into another episode, their ids, texts, vectors, scopes and places in the write order
+        kept (ScopedMemory moves a save's memories out of an episode that two scopes shared). A chunked memory's id
+        moves its chunks. The episode's "now" (next_step) passes their steps; the ones they leave keep theirs (the
+        moved ids still name them, so a later memory there must not take one). All or nothing: refused by the index
+        midway, they go back to their episodes."""
+        ids = list(dict.fromkeys(j for i in ids for j in self._chunks.get(i, [i])))
+        missing = [i for i in ids if i not in self._entries]
+        if missing:
+            raise KeyError(f"memory {missing[0]!r} is not in the store")
+        if not ids:
+            return
+        entries = [self._entries[i] for i in ids]
+        x, olds = self.index.get_vectors(ids), [self.index.episode_of(i) for i in ids]
+        try:
+            self._put_vectors(entries, x, [episode_id] * len(ids))
+        except BaseException:
+            self._put_vectors(entries, x, olds)
+            raise
+        steps = [e.step for e in entries if e.step is not None]
+        if steps:
+            self._next_step[episode_id] = max(self._next_step.get(episode_id, 0), max(steps) + 1)
 
     def _encode_stale(self, stale: list, where: str) -> None:
         """Memories of a loaded save whose vectors the engine no longer holds as saved (a Qdrant server: their
@@ -1076,9 +1103,6 @@ class MemoryStore:
             index = load_index(folder / "index", expected_dim=dim, device=device)
             self = cls(encoder, cfg, dim, index)
             self.load_state_dict(d)
-            if hasattr(index, "repair_payloads"):  # an engine that filters by its points' payloads (Qdrant)
-                index.repair_payloads({i: {n: getattr(e, n) for n in SCOPES} for i, e in self._entries.items()},
-                                      str(folder / "index"))
             if reencode and encoder is None:
                 raise SAMFileError(f"{path}: reencode=True needs the model to encode the memories with")
             saved = d.get("encoder_probe")
@@ -1091,6 +1115,10 @@ class MemoryStore:
                 self.check_encoder(saved, str(path))
             if stale:  # after the model check: encoded again by the model that wrote the others
                 self._encode_stale(stale, str(folder))
+            if hasattr(index, "repair_payloads"):  # an engine that filters by its points' payloads (Qdrant); last,
+                # so that a point written again above is not taken for a damaged one
+                index.repair_payloads({i: {n: getattr(e, n) for n in SCOPES} for i, e in self._entries.items()},
+                                      str(folder / "index"))
         except SAMFileError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as err:

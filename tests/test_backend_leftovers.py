@@ -126,3 +126,89 @@ def test_a_server_load_without_an_encoder_keeps_the_updated_point_and_says_so(se
         back = MemoryStore.load(saved)
     assert found(back, user_id="mia") == {"mia#0", "mia#1"}  # mia#1 had no point: its search missed it
     assert "mia#1" in caplog.text and "after the save" in caplog.text
+
+
+def old_episode(user_id=None, agent_id=None, run_id=None) -> str:
+    """ScopedMemory.episode_of before 2026-12-05 (b5e316e): only the given values, joined by '/'."""
+    return "/".join(str(p) for p in (user_id, agent_id, run_id) if p is not None)
+
+
+VICTIM, OTHER = {"user_id": "alice", "agent_id": "bot"}, {"agent_id": "alice", "run_id": "bot"}
+
+
+def old_save(tmp_path, monkeypatch, index: dict):
+    """A ScopedMemory saved as the code before the episode-naming change saved it: {user alice, agent bot} and
+    {agent alice, run bot} write one episode 'alice/bot' (one conversation), agent 'bot' and user 'bot' one episode
+    'bot'; scoped.json has no version (checked by hand against a save of b5e316e^'s code: the same files and
+    keys)."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    with monkeypatch.context() as m:
+        m.setattr(ScopedMemory, "episode_of", staticmethod(old_episode))
+        memory = ScopedMemory(HashingEncoder(256), StoreConfig(index=index))
+        memory.add("my card number is 4111-2222", **VICTIM)
+        memory.add("my pin is 9876", **OTHER)
+        memory.add("my zip is 90210", **OTHER)
+        memory.add("I want to go to Paris", **OTHER)
+        memory.add("the bot's own note", agent_id="bot")
+        memory.add("I am user bot", user_id="bot")
+        memory.delete("alice/bot#2")  # OTHER's zip, deleted: its history stays
+        folder = memory.save(tmp_path / "old")
+    assert memory.get_all(**OTHER)["results"][0]["episode_id"] == "alice/bot"  # the old naming
+    f = folder / "scoped.json"
+    d = json.loads(f.read_text())
+    f.write_text(json.dumps({k: v for k, v in d.items() if k not in ("version", "owners")}))
+    return folder
+
+
+@pytest.mark.parametrize("index", ["flat", "qdrant"])
+def test_a_save_from_before_each_scope_had_its_own_episode_loads_with_the_scopes_apart(index, tmp_path, monkeypatch):
+    """Two scopes of one old episode shared one conversation: after a load, {user alice, agent bot}'s tool call
+    was traced to {agent alice, run bot}'s words and revised its memory (an UPDATE of another scope's memory,
+    answered with its words), and the history of its deleted memory was shown to user alice (the id's places read
+    as the new naming). The load now moves each memory to its scopes' own episode, drops the conversations that
+    mixed scopes (each scope's next message starts afresh) and keeps the owner of what the old ids do not place."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    cfg = {"kind": "flat"} if index == "flat" else {"kind": "qdrant", "path": str(tmp_path / "q")}
+    folder = old_save(tmp_path, monkeypatch, cfg)
+    memory = ScopedMemory.load(folder, HashingEncoder(256))
+    owner = {h.id: (h.user_id, h.agent_id, h.run_id) for h in memory.store.get_all()}
+    out = memory.add([{"role": "assistant", "tool_calls": [{"function": {"name": "pay", "arguments":
+                                                                         {"pin": "9876"}}}]}], **VICTIM)
+    assert [r["event"] for r in out["results"]] == ["ADD"] and "Paris" not in json.dumps(out)
+    paris = memory.get("alice/bot#3")
+    assert paris["memory"] == "I want to go to Paris" and [h["event"] for h in memory.history("alice/bot#3")] == ["ADD"]
+    assert memory.history("alice/bot#2", user_id="alice") == []  # OTHER's deleted zip
+    assert memory.history("alice/bot#2", agent_id="alice") == []  # whose, an old id does not say
+    assert memory.history("alice/bot#2")[-1]["event"] == "DELETE"  # unscoped: as before
+    for h in memory.store.get_all():  # each memory in its scopes' episode, its id kept
+        assert h.episode_id == ScopedMemory.episode_of(h.user_id, h.agent_id, h.run_id), h.id
+    more = memory.add("and a window seat", **OTHER)["results"][0]["id"]  # in its own episode, no id taken
+    assert memory.get(more)["episode_id"] == "/alice/bot" and memory.get(more)["step"] == 4
+    memory.delete("alice/bot#3", **OTHER)
+    assert memory.history("alice/bot#3", user_id="alice") == [] and memory.history("alice/bot#3", **OTHER)
+    owner.update({h.id: (h.user_id, h.agent_id, h.run_id) for h in memory.store.get_all()})
+    again = ScopedMemory.load(memory.save(tmp_path / "new"), HashingEncoder(256))
+    for m in (memory, again):
+        for scope in (VICTIM, OTHER, {"user_id": "alice"}, {"agent_id": "alice"}, {"agent_id": "bot"},
+                      {"user_id": "bot"}, {"run_id": "bot"}):
+            got = {r["id"] for r in m.search("card pin Paris note window", **scope, limit=20)["results"]}
+            want = {i for i in m.store.ids() if all(owner[i][n] == v for n, v in enumerate(
+                scope.get(k) for k in ("user_id", "agent_id", "run_id")) if v is not None)}
+            assert got == want, scope
+        assert m.history("alice/bot#3", user_id="alice") == [] and m.history("alice/bot#2", user_id="alice") == []
+
+
+def test_a_scoped_json_of_a_later_version_or_with_bad_owners_is_one_line(tmp_path):
+    from sam_model.io import SAMFileError
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    folder = ScopedMemory(HashingEncoder(64)).save(tmp_path / "m")
+    f = folder / "scoped.json"
+    d = json.loads(f.read_text())
+    assert d["version"] == 2
+    for bad, match in (({"version": 3}, "field 'version' is 3"), ({"owners": [["a#0", ["x"]]]}, "owners of 'a#0'")):
+        f.write_text(json.dumps({**d, **bad}))
+        with pytest.raises(SAMFileError, match=match):
+            ScopedMemory.load(folder, HashingEncoder(64))

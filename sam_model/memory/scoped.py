@@ -72,6 +72,9 @@ from sam_model.locking import gc_paused, locked
 from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
 
 SCOPED_FILE = "scoped.json"
+# scoped.json's version: 2 since each combination of scopes has an episode of its own (ScopedMemory.episode_of); a
+# save without one may hold episodes two scopes shared (ScopedMemory._place_episodes)
+VERSION = 2
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 NO_SCOPE = ("give user_id, agent_id or run_id (or all_scopes=True to {} every scope on purpose): a missing "
             "scope is refused, never widened to every user")
@@ -100,6 +103,19 @@ def result(hit: Hit, times: Sequence[str | None] = (None, None)) -> dict[str, An
     if hit.parent_id is not None:
         out["chunk"] = {"index": hit.chunk, "span": None if hit.span is None else list(hit.span)}
     return out
+
+
+def _shareable(episode: Any) -> bool:
+    """Whether the episode naming before 2026-12-05 gave this name to two or three combinations of scopes (one or two
+    values: 'bot' was user, agent or run 'bot'); names with an empty place or three values were one's alone."""
+    return isinstance(episode, str) and 1 <= len(episode.split("/")) <= 2 and all(episode.split("/"))
+
+
+def _owner(o: Any, i: Any) -> tuple:
+    """An ``owners`` entry of scoped.json: the three scopes of a memory, each a string or null."""
+    if not (isinstance(o, list) and len(o) == 3 and all(v is None or isinstance(v, str) for v in o)):
+        raise ValueError(f"owners of {i!r} must be [user_id, agent_id, run_id], each a string or null")
+    return tuple(o)
 
 
 def _within(user_id: str | None, agent_id: str | None, run_id: str | None) -> str:
@@ -260,6 +276,9 @@ class ScopedMemory:
         self._base: dict[str, int] = {}  # episode -> step of the tracker's first event
         self._times: dict[Any, list] = {}  # memory id -> [created_at, updated_at]
         self._history: dict[Any, list[dict]] = {}  # memory id -> its ADD / UPDATE / DELETE events, oldest first
+        # memory id -> its scopes (user, agent, run), None when unknown, for the ids whose places do not say them
+        # (ids of a save before each scope had its place in the episode's name): history's check once it is deleted
+        self._owners: dict[Any, tuple | None] = {}
 
     @property
     def lock(self) -> threading.RLock:
@@ -276,9 +295,8 @@ class ScopedMemory:
 
         One combination, one episode, and never another's: scope values hold no '/' (refused), so the places
         say which scope a value is. (Joining only the given values made ``user_id="alice", agent_id="bot"`` and
-        ``agent_id="alice", run_id="bot"`` one episode, whose conversation state the two then shared; stores
-        saved before keep their ids, and an agent-only, run-only or user-and-run scope continues in a new
-        episode.)"""
+        ``agent_id="alice", run_id="bot"`` one episode, whose conversation state the two then shared; a save from
+        before is moved to these episodes when it is loaded, its ids kept: :meth:`_place_episodes`.)"""
         return "/".join("" if p is None else str(p) for p in (user_id, agent_id, run_id)).rstrip("/")
 
     @staticmethod
@@ -682,9 +700,10 @@ class ScopedMemory:
             if self.store.has(memory_id):  # its own scopes (an older store's episode names place them otherwise)
                 if self._own(memory_id, scopes) is None:
                     return []
-            else:
-                places = str(memory_id).rpartition("#")[0].split("/") + [""] * 3
-                if any(v is not None and places[n] != v for n, v in enumerate(scopes.values())):
+            else:  # the scopes its id places, or those kept for an id of an older save, which does not place them
+                places = (self._owners[memory_id] if memory_id in self._owners
+                          else str(memory_id).rpartition("#")[0].split("/") + [""] * 3)
+                if places is None or any(v is not None and places[n] != v for n, v in enumerate(scopes.values())):
                     return []
         return [dict(h) for h in self._history.get(memory_id, [])]
 
@@ -746,6 +765,7 @@ class ScopedMemory:
         self._base.clear()
         self._times.clear()
         self._history.clear()
+        self._owners.clear()
 
     # ---- persistence ---------------------------------------------------------------------------------------
 
@@ -766,7 +786,8 @@ class ScopedMemory:
         with gc_paused():
             return self.store.snapshot(), (
                 [(i, *t) for i, t in self._times.items()], [(i, tuple(h)) for i, h in self._history.items()],
-                json.dumps({"k": self.k, "base": self._base,
+                json.dumps({"version": VERSION, "k": self.k, "base": self._base,
+                            "owners": [[i, None if s is None else list(s)] for i, s in self._owners.items()],
                             "trackers": {ep: t.state_dict() for ep, t in self._trackers.items()}}))
 
     def write_snapshot(self, path: str | os.PathLike, snap: tuple[tuple[dict, Any], tuple[list, list, str]]) -> Path:
@@ -779,6 +800,46 @@ class ScopedMemory:
             write_json_lists(tmp / SCOPED_FILE, {"times": (times, None), "history": (history, None)}, rest)
         return out
 
+    def _place_episodes(self) -> None:
+        """A save from before each scope had its place in its episode's name (scoped.json without a version): then
+        only the given scopes' values were joined, so ``{user alice, agent bot}`` and ``{agent alice, run bot}``
+        wrote one episode 'alice/bot', one conversation, and loaded as it was, the first's tool call was traced to
+        the second's words and revised its memory. Each memory moves to its scopes' own episode (:meth:`episode_of`;
+        MemoryStore.move), its id kept, and a conversation that may hold another scope's words or tool-call values is
+        dropped with the store's last state of it, so that scope's next message starts afresh (compared with no
+        earlier state, no earlier word traced): one that lost a memory it moved, and one of a name two scopes could
+        have shared (:func:`_shareable`) with an event whose memory is gone (whose it was, the old name does not
+        say). The ids keep the old names, which do not place the scopes: the owner of each moved memory is kept for
+        :meth:`history`, and a memory of such a name deleted before the save is nobody's there (its history is shown
+        only to a call without scopes)."""
+        moves: dict[str, list] = {}
+        mixed: set = set()
+        for h in self.store.get_all():
+            scopes = (h.user_id, h.agent_id, h.run_id)
+            new, old = self.episode_of(*scopes), "/".join(v for v in scopes if v is not None)
+            if old and h.episode_id == old != new:
+                moves.setdefault(new, []).append(h.memory_id)
+                mixed.add(old)
+                self._owners[h.memory_id] = scopes
+        for ep, tracker in self._trackers.items():
+            base = self._base.get(ep, 0)
+            if _shareable(ep) and not all(self.store.has(MemoryRecord.make_id(ep, base + j))
+                                         for j in range(len(tracker.events))):
+                mixed.add(ep)
+        for ep in self.store.recorder.episodes():
+            last = self.store.next_step(ep)
+            if _shareable(ep) and (last is None or not self.store.has(MemoryRecord.make_id(ep, last - 1))):
+                mixed.add(ep)
+        for new, ids in moves.items():
+            self.store.move(list(dict.fromkeys(ids)), new)
+        for ep in mixed:
+            self._trackers.pop(ep, None)
+            self._base.pop(ep, None)
+            self.store.recorder.forget(ep)
+        for i in self._history:
+            if not self.store.has(i) and _shareable(str(i).rpartition("#")[0]):  # deleted before the save: whose,
+                self._owners.setdefault(i, None)  # its id does not say
+
     @classmethod
     def load(cls, path: str | os.PathLike, encoder: Any, reencode: bool = False) -> ScopedMemory:
         """A memory saved by :meth:`save`. ``encoder`` must be the model that wrote it (refused otherwise, in one
@@ -789,6 +850,11 @@ class ScopedMemory:
             f = folder / SCOPED_FILE
             try:
                 d = json.loads(f.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
+                version = d.get("version", 1)  # none: saved before each scope had its own episode
+                if version not in (1, VERSION) or isinstance(version, bool):
+                    raise SAMFileError(f"{f}: field 'version' is {json.dumps(version)[:40]}, which this sam_model "
+                                       f"does not read (it reads 1 and {VERSION}): load it with the sam_model that "
+                                       "saved it, or upgrade sam_model")
                 self = cls(encoder, store.config, check_k(d["k"], "k"), store=store)
                 self._base = {ep: check_int(b, f"base[{ep!r}]", 0, 2**62) for ep, b in d["base"].items()}
                 self._trackers = {ep: TranscriptState.from_state_dict(t) for ep, t in d["trackers"].items()}
@@ -797,6 +863,11 @@ class ScopedMemory:
                 for i, h in self._history.items():
                     if not all(isinstance(e, Mapping) for e in h):
                         raise ValueError(f"history of {i!r} must be a list of objects")
+                self._owners = {i: None if o is None else _owner(o, i) for i, o in d.get("owners", [])}
+                if version == 1:
+                    self._place_episodes()
+            except SAMFileError:
+                raise
             except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError) as err:
                 raise SAMFileError(f"{f}: unreadable memory ({str(err)[:160]}); save the memory again") from None
         return self
