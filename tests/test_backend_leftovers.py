@@ -212,3 +212,29 @@ def test_a_scoped_json_of_a_later_version_or_with_bad_owners_is_one_line(tmp_pat
         f.write_text(json.dumps({**d, **bad}))
         with pytest.raises(SAMFileError, match=match):
             ScopedMemory.load(folder, HashingEncoder(64))
+
+
+def test_a_move_the_index_refuses_midway_leaves_every_memory_in_its_episode():
+    """MemoryStore.move (the old save's memories to their scopes' episodes) is a remove and an add per scope: one
+    refused after another went through puts them all back, vectors and episodes as they were."""
+    store = MemoryStore(None, StoreConfig(provenance=False), DIM)
+    x = np.eye(DIM, dtype=np.float32)
+    store.add(records(2, "bot"), x[:2], agent_id="bot")
+    store.add(records(2, "bot", 2), x[2:4], user_id="bot")
+    add, calls = store.index.add, []
+
+    def refuse_the_second(*a, **k):
+        calls.append(k.get("episode_ids"))
+        if len(calls) == 2:
+            raise RuntimeError("the backend is down")
+        return add(*a, **k)
+
+    store.index.add = refuse_the_second
+    with pytest.raises(RuntimeError, match="down"):
+        store.move(["bot#0", "bot#1", "bot#2", "bot#3"], "moved")
+    store.index.add = add
+    assert [h.episode_id for h in store.get_all()] == ["bot"] * 4
+    np.testing.assert_array_equal(store.index.get_vectors([f"bot#{i}" for i in range(4)]), x[:4])
+    store.move(["bot#0", "bot#1"], "/bot")
+    assert [h.episode_id for h in store.get_all()] == ["/bot", "/bot", "bot", "bot"]
+    assert store.next_step("/bot") == 2 and store.next_step("bot") == 4
