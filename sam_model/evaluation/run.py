@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sam_model import tensorboard_log
 from sam_model.data.chunks import Chunking, describe, fold_positions
 from sam_model.data.examples import Scope, check_scope
 from sam_model.data.sources import SourceOptions
@@ -150,7 +151,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     phases = [ex.state.phase for ex in data.examples]
     diagnostics: dict = {"figures": {}, "notes": [], "memory_utilisation": {
         name: memory_utilisation(r, relevant, data, scope, UTILISATION_K) for name, r in rankings.items()}}
-    writer = _tensorboard_writer(tensorboard)
+    writer = tensorboard_log.writer(tensorboard)
     if retriever is not None:
         _retriever_diagnostics(retriever, data, out, diagnostics, writer, tsne_points, seed, say)
     else:
@@ -194,14 +195,6 @@ def _text_caches(retrievers, folder) -> list:
                 module.load_cache(path)
                 out.append((module, path))
     return out
-
-
-def _tensorboard_writer(logdir):
-    if logdir is None:
-        return None
-    from torch.utils.tensorboard import SummaryWriter
-
-    return SummaryWriter(str(logdir))
 
 
 def _log_scalars(writer, report: dict) -> None:
@@ -292,19 +285,6 @@ def _parse_compare(items: Sequence[str], parser: argparse.ArgumentParser) -> dic
     return out
 
 
-def _unwritable(folder: Path) -> str | None:
-    """Why ``folder`` cannot be made and written into, or None. Checked before the evaluation runs: the reports and
-    the TensorBoard log are written after it, so a path under a file (``--out report.md/x``) failed only after
-    every method had ranked, and ``--tensorboard`` with a bare "[Errno 20] Not a directory"."""
-    path = folder.absolute()
-    for p in (path, *path.parents):
-        if p.is_dir():
-            return None if os.access(p, os.W_OK | os.X_OK) else f"{p} is not writable"
-        if p.exists() or p.is_symlink():
-            return "a file is there" if p == path else f"{p} is a file, not a folder"
-    return None
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=cli_name("python evaluate.py"),
@@ -344,9 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="other exported retrievers (folder or .ckpt) to report as NAME, e.g. the content-only "
                         "ablation: --compare a=DIR b=DIR, or --compare repeated; each also gets its paired difference "
                         "NAME - sam with a 95%% interval over conversations")
-    p.add_argument("--tensorboard", metavar="LOGDIR", default=None,
-                   help="also log the metrics, the t-SNE figure, the state embeddings (projector) and the "
-                        "projection heatmap to this TensorBoard log folder")
+    tensorboard_log.add_option(p, "the metrics, the t-SNE figure, the state embeddings (projector) and the "
+                                  "projection heatmap")
     # Numbers are checked as they are parsed (int_option): a --depth above what a search ranks, or a negative seed,
     # failed after the model loaded and the memories were encoded, in a line that named no flag.
     p.add_argument("--max-queries", type=int_option(1, 2**62), default=None, metavar="N",
@@ -394,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc).replace("save to a new or empty folder", "give a new or empty folder, or an earlier "
                                                                        "evaluation's"))
     for flag, folder in (("--out", args.out), ("--tensorboard", args.tensorboard)):  # before the evaluation runs
-        if folder and (problem := _unwritable(Path(folder))):
+        if folder and (problem := tensorboard_log.unwritable(Path(folder))):
             parser.error(f"{flag} {folder}: {problem}; give a folder to write into")
     try:
         # Check the log before the (slow) model loads, so a typo fails in a second.
