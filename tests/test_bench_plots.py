@@ -1,11 +1,48 @@
 """Benchmark results that are curves are drawn, not only tabled (house rule): the adaptation learning curve
-(bench.adapt_curve, curve.png) and latency against the memories searched (bench.speed, speed.png)."""
+(bench.adapt_curve, curve.png) and latency against the memories searched (bench.speed, speed.png); and with
+``--tensorboard LOGDIR`` (evaluate.py's option, through sam_model.tensorboard_log) each plot's lines go to
+TensorBoard as scalars and its PNG as an image, read back here from the event files."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def logged(logdir: Path) -> tuple[dict[str, list[tuple[int, float]]], dict[str, object]]:
+    """What a TensorBoard log folder holds: scalars by tag as (step, value), and each image tag's decoded pixels."""
+    import io
+
+    import matplotlib.image
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(logdir), size_guidance={"scalars": 0, "images": 0})
+    acc.Reload()
+    scalars = {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in acc.Tags()["scalars"]}
+    images = {t: matplotlib.image.imread(io.BytesIO(acc.Images(t)[-1].encoded_image_string), format="png")
+              for t in acc.Tags()["images"]}
+    return scalars, images
+
+
+def assert_logged(logdir: Path, name: str, lines: dict[str, list], png: Path) -> None:
+    """The log holds exactly the plot's lines as scalars ``name/label`` and the PNG's pixels as image ``name``."""
+    import matplotlib.image
+    import numpy as np
+
+    scalars, images = logged(logdir)
+    assert lines and set(scalars) == {f"{name}/{label}" for label in lines}
+    for label, points in lines.items():
+        got = scalars[f"{name}/{label}"]
+        assert [s for s, _ in got] == [int(x) for x, _ in points], label
+        assert [v for _, v in got] == pytest.approx([y for _, y in points], rel=1e-6), label
+    assert list(images) == [name]
+    drawn = matplotlib.image.imread(png)[..., :3]
+    assert images[name].shape[:2] == drawn.shape[:2]
+    assert np.abs(images[name][..., :3] - drawn).max() <= 1 / 255 + 1e-6  # the PNG itself, not a redraw
 
 
 def _row(backend: str, size: int, batch: int, sam: float, dense: float, **extra) -> dict:
@@ -42,3 +79,110 @@ def test_adapt_curve_writes_its_table_and_draws_it(tmp_path):
     assert saved["best_baseline"] == BASELINES[-1] and "| all | 0.900 | 0.950 | 1.5 min |" in md
     assert (tmp_path / "curve.md").read_text() == md + "\n"
     assert (tmp_path / "curve.png").read_bytes().startswith(PNG)
+
+
+def test_adapt_curve_logs_its_lines_and_png_to_tensorboard(tmp_path):
+    from sam_model.bench import adapt_curve
+    from sam_model.evaluation.methods import BASELINES
+
+    methods = {b: {"mrr": 0.1, "recall@5": 0.2} for b in BASELINES}
+    methods |= {"n=0": {"mrr": 0.6, "recall@5": 0.7}, "n=all": {"mrr": 0.9, "recall@5": 0.95}}
+    adapt_curve.write_curve({"methods": methods, "n_queries": 10}, ["n=0", "n=all"], {"n=0": 0.0, "n=all": 9.0},
+                            tmp_path, tensorboard=str(tmp_path / "tb"))
+    lines = {"MRR": [(0, 0.6), (1, 0.9)], "Recall@5": [(0, 0.7), (1, 0.95)],
+             "best untrained baseline MRR": [(0, 0.1), (1, 0.1)]}
+    assert_logged(tmp_path / "tb", "curve", lines, tmp_path / "curve.png")
+
+
+def test_speed_logs_the_latency_lines_with_the_memories_as_steps(tmp_path):
+    from sam_model.bench import speed
+
+    rows = [_row("torch", 100_000, 1, 40.0, 20.0), _row("torch", 1_000, 1, 30.0, 15.0),
+            _row("torch", 1_000, 32, 500.0, 300.0)]
+    series = speed.plot(rows, tmp_path / "speed.png", tensorboard=str(tmp_path / "tb"))
+    assert series["SAM, BERT on torch"] == [(1_000, 30.0), (100_000, 40.0)]
+    assert_logged(tmp_path / "tb", "speed", series, tmp_path / "speed.png")
+
+
+def test_memory_logs_the_bank_size_and_moving_mrr_per_variant(tmp_path):
+    from sam_model.bench import memory
+
+    results = {"store only": {"size_curve": [(1, 1), (21, 15), (40, 30)], "rr_curve": [1.0, 0.0, 0.5, 0.5]},
+               "pruned": {"size_curve": [(1, 1), (21, 10), (40, 10)], "rr_curve": [0.0, 0.0, 1.0, 1.0]}}
+    lines = memory.plot(results, tmp_path / "memory.png", window=2, tensorboard=str(tmp_path / "tb"))
+    assert lines["units/pruned"] == [(1, 1), (21, 10), (40, 10)]
+    assert lines["MRR moving mean/store only"] == [(0, 0.5), (1, 0.25), (2, 0.5)]  # windows of 2 decisions
+    assert_logged(tmp_path / "tb", "memory", lines, tmp_path / "memory.png")
+
+
+def _policy(curve: list[float], comparisons: int) -> dict:
+    return {"accuracy_curve": [{"t": t, "accuracy": a} for t, a in enumerate(curve)], "comparisons": comparisons,
+            "domain_at": ["Flights", "Flights", "Hotels"]}
+
+
+def test_janus_plots_log_each_policy_along_the_stream(tmp_path):
+    """Both Janus plots (head stream, bank stream: redrawn from a saved janus.json) log the first seed's curves,
+    the same the PNG draws, accuracy in %."""
+    from sam_model.bench.janus_report import plot_bank, plot_head
+
+    per_seed = {"3": {"none": _policy([0.5, 0.4, 0.3], 0), "mmt": _policy([0.5, 0.6, 0.7], 2)},
+                "4": {"none": _policy([0.1, 0.1, 0.1], 0), "mmt": _policy([0.9, 0.9, 0.9], 2)}}
+    want = {"none": [(0, 50.0), (1, 40.0), (2, 30.0)], "mmt": [(0, 50.0), (1, 60.0), (2, 70.0)]}
+    assert plot_head(per_seed, tmp_path / "head.png", str(tmp_path / "head")) == want
+    assert_logged(tmp_path / "head", "janus_accuracy", want, tmp_path / "head.png")
+    report = {"per_seed": per_seed, "faults": {"3": {"1": "prune"}}}
+    assert plot_bank(report, tmp_path / "bank.png", str(tmp_path / "bank")) == want
+    assert_logged(tmp_path / "bank", "janus_accuracy", want, tmp_path / "bank.png")
+
+
+@pytest.mark.parametrize("module, argv", [
+    ("adapt_curve", ["--data", "missing.jsonl"]),
+    ("speed", ["--out", "{tmp}/out"]),
+    ("memory", ["--out", "{tmp}/out"]),
+])
+def test_a_tensorboard_folder_under_a_file_is_refused_before_the_bench_runs(module, argv, tmp_path, capsys):
+    """A --tensorboard path that cannot be a folder fails in one line naming the flag, before any work (the log
+    is written at the end, after hours of training for adapt_curve)."""
+    import importlib
+
+    blocker = tmp_path / "speed.md"
+    blocker.write_text("a file")
+    main = importlib.import_module(f"sam_model.bench.{module}").main
+    with pytest.raises(SystemExit) as exc:
+        main([a.format(tmp=tmp_path) for a in argv] + ["--tensorboard", str(blocker / "tb")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--tensorboard" in err and f"{blocker} is a file, not a folder" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_janus_refuses_a_tensorboard_folder_under_a_file(tmp_path):
+    from sam_model.bench.janus_bank import BankBenchCfg
+    from sam_model.bench.janus_config import parse_run
+    from sam_model.io import SAMFileError
+
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(SAMFileError, match="--tensorboard .*f is a file, not a folder"):
+        parse_run(["--out", str(tmp_path / "out"), "--tensorboard", str(tmp_path / "f" / "tb")], BankBenchCfg)
+    assert parse_run(["--out", str(tmp_path / "out"), "--tensorboard", str(tmp_path / "tb")],
+                     BankBenchCfg)[2] == str(tmp_path / "tb")
+
+
+def test_speed_main_logs_to_the_tensorboard_folder_it_is_given(tiny_bert_dir, tmp_path, monkeypatch):
+    from serving import tiny_export
+
+    from sam_model.bench import speed
+    from sam_model.data.synthetic import write_synthetic
+    from sam_model.evaluation.data import load_eval_data
+
+    log = tmp_path / "demo.jsonl"
+    write_synthetic(log, 2, seed=1)
+    monkeypatch.setattr(speed, "load_data", lambda path: (load_eval_data(log, "episode"), "2 demo episodes"))
+    export = tiny_export(tiny_bert_dir, tmp_path / "export")
+    out = speed.main(["--retriever", str(export), "--sizes", "10", "--batches", "1", "--backends", "torch",
+                      "--calls", "2", "--threads", "1", "--out", str(tmp_path / "out"),
+                      "--tensorboard", str(tmp_path / "tb")])
+    size = out["rows"][0]["size"]
+    lines = {f"{m}, BERT on torch": [(size, out["rows"][0][k]["p50_ms"])]
+             for m, k in (("SAM", "sam"), ("dense MiniLM", "dense"))}
+    assert_logged(tmp_path / "tb", "speed", lines, tmp_path / "out" / "speed.png")

@@ -11,7 +11,8 @@ test split)::
         --data ../shared/data/coding-agents/autocoderover-gpt4-swebench-lite-train.chat.jsonl.gz --out runs/curve
 
 It prints the table and writes it to ``OUT/curve.md`` and ``OUT/curve.json``, and the curve to ``OUT/curve.png`` (MRR and
-Recall@5 against the conversations, the best untrained baseline's MRR as a line).
+Recall@5 against the conversations, the best untrained baseline's MRR as a line); ``--tensorboard LOGDIR`` logs the
+same lines as scalars (step: the point's position, 0 = the general model) and the PNG as an image.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import argparse
 import json
 from pathlib import Path
 
+from sam_model import tensorboard_log
 from sam_model.io import DefaultsHelp, SAMFileError, atomic_write_text, cli_name, run_cli
 
 TEXT_CACHE = "~/.cache/sam_model/text"  # the frozen-BERT vector cache training fills (evaluate.py's default)
@@ -57,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs/curve", help="output folder (evaluation, logs, the table, curve.png)")
     p.add_argument("--name", default="curve", help="run-name prefix of the adaptation runs (checkpoints/NAME-nN-sS)")
     p.add_argument("--seed", type=int, default=0, help="training seed (default 0)")
+    tensorboard_log.add_option(p, "the curve (MRR, Recall@5 and the best baseline's MRR by point) and curve.png")
     return p
 
 
@@ -75,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--sizes: integers or 'all', got {args.sizes!r}")
     if not sizes or any(s is not None and s < 0 for s in sizes):
         p.error(f"--sizes: counts >= 0 or 'all', got {args.sizes!r}")
+    if why := tensorboard_log.problem(args.tensorboard):  # before hours of adaptation, not after
+        p.error(why)
     data = load_eval_data(args.data, "episode", None, args.seed, False, SourceOptions(split="test"))
     models, seconds = {}, {}
     for n in sizes:
@@ -86,13 +91,14 @@ def main(argv: list[str] | None = None) -> int:
             models[name] = SAMRetriever.load(export)
     report = evaluate(data, Path(args.out) / "eval", None, baselines=BASELINES, compare=models, latency_queries=1, text_cache=TEXT_CACHE,
                       seed=args.seed, quiet=True)
-    print(write_curve(report, list(models), seconds, Path(args.out)))
+    print(write_curve(report, list(models), seconds, Path(args.out), args.tensorboard))
     return 0
 
 
-def write_curve(report: dict, names: list[str], seconds: dict[str, float], out: Path) -> str:
-    """OUT/curve.json, the table OUT/curve.md (returned) and the curve OUT/curve.png from the evaluation's
-    ``report`` of the models ``names`` ("n=10", ..., "n=all")."""
+def write_curve(report: dict, names: list[str], seconds: dict[str, float], out: Path,
+                tensorboard: str | None = None) -> str:
+    """OUT/curve.json, the table OUT/curve.md (returned) and the curve OUT/curve.png (and to the TensorBoard log
+    ``tensorboard``) from the evaluation's ``report`` of the models ``names`` ("n=10", ..., "n=all")."""
     from sam_model.evaluation.methods import BASELINES
 
     methods = report["methods"]
@@ -107,13 +113,15 @@ def write_curve(report: dict, names: list[str], seconds: dict[str, float], out: 
     atomic_write_text(out / "curve.json", json.dumps({"best_baseline": best, "baseline_mrr": methods[best]["mrr"],
                                                       "decisions": report["n_queries"], "rows": rows}, indent=2))
     atomic_write_text(out / "curve.md", "\n".join(lines) + "\n")
-    plot(rows, best, methods[best]["mrr"], out / "curve.png")
+    plot(rows, best, methods[best]["mrr"], out / "curve.png", tensorboard)
     return "\n".join(lines)
 
 
-def plot(rows: list[dict], baseline: str, baseline_mrr: float, path: Path) -> None:
+def plot(rows: list[dict], baseline: str, baseline_mrr: float, path: Path,
+         tensorboard: str | None = None) -> dict[str, list[tuple[int, float]]]:
     """The learning curve: held-out MRR and Recall@5 after each number of conversations (evenly spaced, "all"
-    last), the best untrained baseline's MRR as a line."""
+    last), the best untrained baseline's MRR as a line; also to the TensorBoard log ``tensorboard``, x the point's
+    position (its step). Returns the lines drawn, by label."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -122,6 +130,9 @@ def plot(rows: list[dict], baseline: str, baseline_mrr: float, path: Path) -> No
     from sam_model.evaluation.diagnostics import save_figure
 
     x = range(len(rows))
+    lines = {"MRR": [(i, r["mrr"]) for i, r in zip(x, rows)],
+             "Recall@5": [(i, r["recall@5"]) for i, r in zip(x, rows)],
+             "best untrained baseline MRR": [(i, baseline_mrr) for i in x]}
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     ax.plot(x, [r["mrr"] for r in rows], marker="o", label="MRR")
     ax.plot(x, [r["recall@5"] for r in rows], marker="s", ls="--", label="Recall@5")
@@ -135,6 +146,8 @@ def plot(rows: list[dict], baseline: str, baseline_mrr: float, path: Path) -> No
     ax.legend(fontsize=8, loc="lower right")
     save_figure(fig, path)
     plt.close(fig)
+    tensorboard_log.log_figure(tensorboard, "curve", lines, path)
+    return lines
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 
 from sam_model.bench.janus_bank_stream import FAULTS, BankStream, Dialogue, build_bank_stream, parse_dialogue
-from sam_model.bench.janus_config import PolicyCfg, as_dict, parse_config, plan, refuse_earlier_runs
+from sam_model.bench.janus_config import PolicyCfg, as_dict, parse_run, plan, refuse_earlier_runs
 from sam_model.bench.janus_report import bank_table, plot_bank
 from sam_model.io import SAMFileError, atomic_write_text
 from sam_model.janus.adapters.bank_recall import RecallEvaluator, RecallTaskFeatures, StreamUpdater
@@ -405,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     console = Console(stderr=True)
     try:
-        cfg, out = parse_config(argv, BankBenchCfg)
+        cfg, out, tensorboard = parse_run(argv, BankBenchCfg)
         gates = [g.strip() for g in cfg.gates if g.strip()]
         runs_of(cfg, gates)
         refuse_earlier_runs(out)
@@ -432,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
                   "per_seed": {str(k): v for k, v in per_seed.items()}}
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "janus.json", json.dumps(report, indent=1))
-        plot_bank(report, out / "janus_accuracy.png")
+        plot_bank(report, out / "janus_accuracy.png", tensorboard)
     except SAMFileError as exc:
         console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         return 2

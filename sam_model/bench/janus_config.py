@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from sam_model import tensorboard_log
 from sam_model.io import SAMFileError
 
 
@@ -86,12 +87,20 @@ def parser(cfg_class: type, description: str):
                         "overrides on it (configs/janus_sgd_noisy.yaml on janus_sgd.yaml)")
     p.add_argument("--out", required=True, help="output folder: janus.json (and janus_accuracy.png), runs/; it must "
                                                 "hold no earlier runs")
+    tensorboard_log.add_option(p, "janus_accuracy.png's curves (each policy's accuracy by step t, first seed) "
+                                  "and the PNG")
     p.add_class_arguments(cfg_class, None)
     return p
 
 
 def parse_config(argv: Sequence[str], cfg_class: type, description: str | None = None):
     """(config, output folder) from ``argv``; a bad config raises SAMFileError in one line naming key and file."""
+    return parse_run(argv, cfg_class, description)[:2]
+
+
+def parse_run(argv: Sequence[str], cfg_class: type, description: str | None = None):
+    """(config, output folder, TensorBoard log folder or None) from ``argv``; a bad config, or a log folder that
+    cannot be written (checked before the run, not after it), raises SAMFileError in one line."""
     from jsonargparse import ArgumentError
 
     from sam_model import cli_config
@@ -112,7 +121,9 @@ def parse_config(argv: Sequence[str], cfg_class: type, description: str | None =
         cfg.seeds = list(cfg.tuning_seeds)
     elif isinstance(cfg.seeds, int):
         cfg.seeds = [cfg.seeds]
-    return cfg, Path(ns.out)
+    if why := tensorboard_log.problem(ns.tensorboard):
+        raise SAMFileError(why)
+    return cfg, Path(ns.out), ns.tensorboard
 
 
 def load_config(cfg_class: type, path: str | None = None, *args: str):

@@ -34,7 +34,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from sam_model.bench.janus_config import PolicyCfg, as_dict, parse_config, plan, refuse_earlier_runs
+from sam_model.bench.janus_config import PolicyCfg, as_dict, parse_run, plan, refuse_earlier_runs
 from sam_model.bench.janus_report import plot_head, print_head_table
 from sam_model.data.examples import episode_memories, iter_examples
 from sam_model.data.reader import Episode
@@ -543,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
 
     console = Console(stderr=True)
     try:
-        cfg, out = parse_config(argv, BenchCfg)
+        cfg, out, tensorboard = parse_run(argv, BenchCfg)
         plan(cfg)
         feedback_schedule(1, cfg.data.feedback_noise, 0)  # validate before any work
         net_config(cfg.model, [], [])
@@ -582,7 +582,7 @@ def main(argv: list[str] | None = None) -> int:
                   "per_seed": {str(k): v for k, v in per_seed.items()}}
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "janus.json", json.dumps(report, indent=1))
-        plot_head(per_seed, out / "janus_accuracy.png")
+        plot_head(per_seed, out / "janus_accuracy.png", tensorboard)
     except SAMFileError as exc:
         console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         return 2

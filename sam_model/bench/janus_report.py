@@ -1,7 +1,8 @@
 """The Janus benchmarks' tables and plot: what a run prints and draws from its per-seed results.
 
 Kept apart from the runners (:mod:`sam_model.bench.janus_head`, :mod:`sam_model.bench.janus_bank`) so that the
-report can be redrawn from a saved ``janus.json`` without running anything.
+report can be redrawn from a saved ``janus.json`` without running anything. With ``tensorboard`` (the benchmark's
+``--tensorboard LOGDIR``) a plot also logs its curves as scalars (step: the stream's t) and its PNG as an image.
 """
 
 from __future__ import annotations
@@ -11,17 +12,21 @@ from pathlib import Path
 
 import numpy as np
 
+from sam_model import tensorboard_log
 from sam_model.io import atomic_path
 from sam_model.janus.stats import fmt_ci, fmt_diff
 
 
-def _curves(ax, results: dict[str, dict]) -> None:
-    """One accuracy curve per policy (ablations dashed, MMT bold), labelled with its comparisons."""
+def _curves(ax, results: dict[str, dict]) -> dict[str, list[tuple[int, float]]]:
+    """One accuracy curve per policy (ablations dashed, MMT bold), labelled with its comparisons; returns them by
+    policy as (t, accuracy %)."""
+    lines = {}
     for name, r in results.items():
-        ts = [p["t"] for p in r["accuracy_curve"]]
-        acc = [100 * p["accuracy"] for p in r["accuracy_curve"]]
+        lines[name] = [(p["t"], 100 * p["accuracy"]) for p in r["accuracy_curve"]]
+        ts, acc = zip(*lines[name]) if lines[name] else ((), ())
         style = "--" if name.startswith("mmt-no-") else "-"
         ax.plot(ts, acc, style, label=f"{name} ({r['comparisons']} comparisons)", lw=2 if name == "mmt" else 1.2)
+    return lines
 
 
 def _save(fig, ax, path: Path) -> None:
@@ -35,7 +40,10 @@ def _save(fig, ax, path: Path) -> None:
     plt.close(fig)
 
 
-def plot_head(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
+def plot_head(per_seed: dict[int, dict[str, dict]], path: Path,
+              tensorboard: str | None = None) -> dict[str, list[tuple[int, float]]]:
+    """The head stream's dev accuracy along the stream, one line per policy, on the first seed, domains marked;
+    also to the TensorBoard log ``tensorboard``. Returns the lines drawn, by policy."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -44,7 +52,7 @@ def plot_head(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
     seed = next(iter(per_seed))
     results = per_seed[seed]
     fig, ax = plt.subplots(figsize=(11, 4.8))
-    _curves(ax, results)
+    lines = _curves(ax, results)
     any_r = next(iter(results.values()))
     doms = any_r["domain_at"]
     for i in range(1, len(doms)):
@@ -58,6 +66,8 @@ def plot_head(per_seed: dict[int, dict[str, dict]], path: Path) -> None:
     ax.set_ylabel("dev top-1 accuracy, all domains (%)")
     ax.set_title(f"Janus on the SGD domain stream (seed {seed})")
     _save(fig, ax, path)
+    tensorboard_log.log_figure(tensorboard, "janus_accuracy", lines, path)
+    return lines
 
 
 def print_head_table(console, summary: dict[str, dict], tg: dict, noisy: bool = False, stats: dict | None = None,
@@ -87,10 +97,10 @@ def print_head_table(console, summary: dict[str, dict], tg: dict, noisy: bool = 
                       f"of always; targets met: {tg['met']}")
 
 
-def plot_bank(report: dict, path: Path) -> None:
+def plot_bank(report: dict, path: Path, tensorboard: str | None = None) -> dict[str, list[tuple[int, float]]]:
     """The bank stream's held-out recall along the stream, one line per policy, on the report's first seed, with
     its fault batches marked: where a policy falls (a deleting prune it let through) is what the table's final
-    figure cannot show."""
+    figure cannot show. Also to the TensorBoard log ``tensorboard``; returns the lines drawn, by policy."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -104,11 +114,13 @@ def plot_bank(report: dict, path: Path) -> None:
                    zorder=0)
         ax.text(t, 1.0, fault, transform=ax.get_xaxis_transform(), rotation=90, fontsize=7, color="0.4",
                 ha="right", va="top")
-    _curves(ax, results)
+    lines = _curves(ax, results)
     ax.set_xlabel("batch t (faults marked)")
     ax.set_ylabel("held-out recall (%)")
     ax.set_title(f"Janus on the memory-bank stream (seed {seed})")
     _save(fig, ax, path)
+    tensorboard_log.log_figure(tensorboard, "janus_accuracy", lines, path)
+    return lines
 
 
 def share(v: float | None) -> str:

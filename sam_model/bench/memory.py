@@ -21,7 +21,8 @@ Variants: the store's search alone (the bank's priors off: exactly what evaluate
 checks decision by decision), then the bank's priors on top — importance decay, finished-phase suppression,
 both, and corrected units ranked down — measured against the learned time features rather than added blindly;
 graph expansion; pruning at ``--capacity`` of the life's events; a working tier + long-term IVF tier. Writes
-``DIR/memory.json`` and ``DIR/memory.png`` and prints a markdown table.
+``DIR/memory.json`` and ``DIR/memory.png`` (the bank's size and the moving MRR over the first life, per variant)
+and prints a markdown table; ``--tensorboard LOGDIR`` logs the plot's lines as scalars and the PNG as an image.
 
     python -m sam_model.bench.memory --out runs/bench-memory [--retriever checkpoints/demo_time/export]
 """
@@ -38,6 +39,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from sam_model import tensorboard_log
 from sam_model.data.examples import MemoryRecorder
 from sam_model.data.lives import make_lives, task_starts
 from sam_model.data.schema import Event, parse_event
@@ -175,7 +177,11 @@ def variant_stats(runs: list[dict], capacity: int) -> dict:
     }
 
 
-def plot(results: dict, path: Path, window: int = 50) -> None:
+def plot(results: dict, path: Path, window: int = 50,
+         tensorboard: str | None = None) -> dict[str, list[tuple[int, float]]]:
+    """memory.png: per variant, the bank's units against the events observed and the moving mean of the MRR
+    against the decision point, over the first life; also to the TensorBoard log ``tensorboard`` (steps: the
+    plot's x). Returns the lines drawn, by label ("units/VARIANT", "MRR moving mean/VARIANT")."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -183,13 +189,17 @@ def plot(results: dict, path: Path, window: int = 50) -> None:
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     styles = ["-", "--", ":", "-."]
+    lines: dict[str, list[tuple[int, float]]] = {}
     for j, (name, r) in enumerate(results.items()):
         style = {"label": name, "linestyle": styles[j % len(styles)]}
         xs, ys = zip(*r["size_curve"])
         ax1.plot(xs, ys, **style)
+        lines[f"units/{name}"] = list(zip(xs, ys))
         rr = np.asarray(r["rr_curve"])
         if len(rr) >= window:
-            ax2.plot(np.convolve(rr, np.ones(window) / window, mode="valid"), **style)
+            moving = np.convolve(rr, np.ones(window) / window, mode="valid")
+            ax2.plot(moving, **style)
+            lines[f"MRR moving mean/{name}"] = [(i, float(v)) for i, v in enumerate(moving)]
     ax1.set(xlabel="events observed (life 0)", ylabel="units in the bank", title="Bank size over time")
     ax2.set(xlabel="decision point (life 0)", ylabel=f"MRR (moving mean over {window})",
             title="Retrieval quality over time")
@@ -198,6 +208,8 @@ def plot(results: dict, path: Path, window: int = 50) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    tensorboard_log.log_figure(tensorboard, "memory", lines, path)
+    return lines
 
 
 def table(results: dict) -> str:
@@ -239,9 +251,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="an agent log whose episodes are the lives instead (e.g. SGD dev as lives: python -m "
                              "sam_model.data.sgd ../shared/data/sgd/dev LIVES.jsonl --max-dialogues 80 --life 8)")
     parser.add_argument("--device", default=None, help="torch device for the encoder (default: cuda if available)")
+    tensorboard_log.add_option(parser, "memory.png's lines (units and moving MRR per variant) and the PNG")
     args = parser.parse_args(argv)
     if args.lives < 1 or args.events < 1 or not 0 < args.capacity <= 1 or args.k < 5:
         parser.error("need --lives >= 1, --events >= 1, 0 < --capacity <= 1 and --k >= 5")
+    if why := tensorboard_log.problem(args.tensorboard):
+        parser.error(why)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -308,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         "targets": targets, "variants": results,
     }
     atomic_write_text(out / "memory.json", json.dumps(report, indent=1))
-    plot(results, out / "memory.png")
+    plot(results, out / "memory.png", tensorboard=args.tensorboard)
     print(table(results))
     print(f"\nthe store-only bank ranks {same} of {n_dec} decisions exactly as evaluate.py does")
     print("MRR change of each bank prior over the store's ranking: "

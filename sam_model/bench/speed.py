@@ -1,10 +1,11 @@
 """CPU speed: a SAM search beside a dense MiniLM search over the same memories, and the profile of one query.
 
     python -m sam_model.bench.speed [--retriever sam-general] [--data AIRLINE.json.gz] [--sizes 1000,100000,1000000]
-                                    [--batches 1,32] [--backends torch,onnx] [--out runs/speed]
+                                    [--batches 1,32] [--backends torch,onnx] [--out runs/speed] [--tensorboard LOGDIR]
 
 It writes ``OUT/speed.json``, the table ``OUT/speed.md`` and ``OUT/speed.png`` (p50 ms of one query against the
-memories searched, SAM and dense per BERT backend).
+memories searched, SAM and dense per BERT backend); ``--tensorboard LOGDIR`` logs the same lines as scalars (step:
+the memories searched) and the PNG as an image.
 
 - **SAM**: ``SAMRetriever.search`` (state text and observation through BERT, the heads, FAISS, the re-rank), the
   whole path an agent calls; at batch 32, ``encode_queries`` for 32 queries then 32 ``store.search_vector`` (what
@@ -49,6 +50,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from sam_model import tensorboard_log
 from sam_model.bench.encode import bert_flops
 from sam_model.cpus import cores
 from sam_model.data.examples import MemoryRecord
@@ -246,10 +248,10 @@ def markdown(rows: list[dict], profiles: dict[str, dict[str, float]], header: st
     return "\n".join(lines) + "\n"
 
 
-def plot(rows: list[dict], path: Path) -> dict[str, list[tuple[int, float]]]:
+def plot(rows: list[dict], path: Path, tensorboard: str | None = None) -> dict[str, list[tuple[int, float]]]:
     """speed.png: p50 ms of one query (batch 1, every cache cleared) against the memories searched, SAM and dense
-    per BERT backend; how the cost grows with the memory is a curve, not rows of a table. Returns the series drawn,
-    by label."""
+    per BERT backend; how the cost grows with the memory is a curve, not rows of a table. Also to the TensorBoard
+    log ``tensorboard`` (step: the memories searched). Returns the series drawn, by label."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -278,6 +280,7 @@ def plot(rows: list[dict], path: Path) -> dict[str, list[tuple[int, float]]]:
     ax.legend(fontsize=8)
     save_figure(fig, path)
     plt.close(fig)
+    tensorboard_log.log_figure(tensorboard, "speed", series, path)
     return series
 
 
@@ -321,11 +324,14 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic memory vectors")
     ap.add_argument("--out", type=Path, required=True,
                     help="folder for speed.json, speed.md and speed.png (latency against the memories searched)")
+    tensorboard_log.add_option(ap, "speed.png's lines (p50 ms per query by memories searched) and the PNG")
     args = ap.parse_args(argv)
     if min(args.calls, args.batch_calls, args.threads) < 1 or not args.sizes or not args.batches:
         ap.error("--calls and --threads must be >= 1, --sizes and --batches non-empty")
     if args.device != "cpu" and args.backends != ["torch"]:
         ap.error(f"--device {args.device} runs BERT on PyTorch: give --backends torch")
+    if why := tensorboard_log.problem(args.tensorboard):
+        ap.error(why)
     import faiss
 
     from sam_model.encoder import TEXT_CACHE
@@ -387,7 +393,7 @@ def main(argv: list[str] | None = None) -> dict:
     md = markdown(rows, profiles, header)
     atomic_write_text(args.out / "speed.md", md)
     if any(r["batch"] == 1 and "one_text_or_none" not in r for r in rows):
-        plot(rows, args.out / "speed.png")
+        plot(rows, args.out / "speed.png", args.tensorboard)
     print(md)
     return {"config": config, "rows": rows, "profiles": profiles}
 
