@@ -1,5 +1,6 @@
 """Benchmark results that are curves are drawn, not only tabled (house rule): the adaptation learning curve
-(bench.adapt_curve, curve.png) and latency against the memories searched (bench.speed, speed.png); and with
+(bench.adapt_curve, curve.png), latency against the memories searched (bench.speed, speed.png), the index kinds'
+latency and recall against the bank size (bench.search, search.png); and with
 ``--tensorboard LOGDIR`` (evaluate.py's option, through sam_model.tensorboard_log) each plot's lines go to
 TensorBoard as scalars and its PNG as an image, read back here from the event files."""
 
@@ -139,6 +140,7 @@ def test_janus_plots_log_each_policy_along_the_stream(tmp_path):
     ("adapt_curve", ["--data", "missing.jsonl"]),
     ("speed", ["--out", "{tmp}/out"]),
     ("memory", ["--out", "{tmp}/out"]),
+    ("search", ["--out", "{tmp}/out"]),
 ])
 def test_a_tensorboard_folder_under_a_file_is_refused_before_the_bench_runs(module, argv, tmp_path, capsys):
     """A --tensorboard path that cannot be a folder fails in one line naming the flag, before any work (the log
@@ -186,3 +188,28 @@ def test_speed_main_logs_to_the_tensorboard_folder_it_is_given(tiny_bert_dir, tm
     lines = {f"{m}, BERT on torch": [(size, out["rows"][0][k]["p50_ms"])]
              for m, k in (("SAM", "sam"), ("dense MiniLM", "dense"))}
     assert_logged(tmp_path / "tb", "speed", lines, tmp_path / "out" / "speed.png")
+
+
+def test_search_draws_latency_and_recall_by_bank_size_and_logs_them(tmp_path):
+    """bench.search printed only its table: search.png now draws batch-1 latency and recall@10 against the bank
+    size per index kind (plain and state queries), the sweep as recall against QPS, and --tensorboard logs them."""
+    from sam_model.bench import search
+
+    out = search.main(["--sizes", "200,400", "--dim", "16", "--latent-dim", "4", "--clusters", "8", "--queries", "64",
+                       "--b1-queries", "4", "--kinds", "flat,hnsw", "--sweep-ef", "8,16", "--threads", "1",
+                       "--out", str(tmp_path / "out"), "--tensorboard", str(tmp_path / "tb")])
+    rows = out["results"]
+    assert (tmp_path / "out" / "search.png").read_bytes().startswith(PNG)
+    lines = {}
+    for kind in ("flat", "hnsw"):
+        mine = [r for r in rows if r["kind"] == kind]
+        for q in ("plain", "state"):
+            lines[f"b1 p50 ms/{kind} {q}"] = [(r["size"], r[q]["b1_p50_ms"]) for r in mine]
+            lines[f"recall@10/{kind} {q}"] = [(r["size"], r[q]["recall@10"]) for r in mine]
+    assert [s for s, _ in lines["recall@10/flat plain"]] == [200, 400]
+    assert all(v == 1.0 for _, v in lines["recall@10/flat state"])  # flat is exact: what the plot must show
+    for size in (200, 400):
+        mine = [s for s in out["sweeps"] if s["size"] == size]
+        lines[f"sweep recall@10/hnsw {size} by ef_search"] = [(s["ef_search"], s["recall@10"]) for s in mine]
+        lines[f"sweep QPS b64/hnsw {size} by ef_search"] = [(s["ef_search"], s["qps_b64"]) for s in mine]
+    assert_logged(tmp_path / "tb", "search", lines, tmp_path / "out" / "search.png")

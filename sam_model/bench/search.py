@@ -16,6 +16,12 @@ worse (and every neighbour a near tie) than on real memories. The projection is 
 initialised so that W_s ≠ I (diagonal entries spread by ``--proj-spread`` around 1).
 
     python -m sam_model.bench.search --sizes 10000,100000 --out runs/bench
+
+It writes ``OUT/search.json``, the table ``OUT/search.md`` and ``OUT/search.png``: per index kind, batch-1 p50
+latency and recall@10 against the bank size, plain and state paths side by side (what the state path costs and
+how an approximate index keeps up as the bank grows), and with ``--sweep-nprobe`` / ``--sweep-ef`` recall against
+batch-64 QPS at each setting. ``--tensorboard LOGDIR`` logs the same lines as scalars (step: the bank size, or the
+swept setting) and the PNG as an image.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import faiss
 import numpy as np
 import torch
 
+from sam_model import tensorboard_log
 from sam_model.cpus import cores
 from sam_model.index import KINDS, MemoryIndex, tune_blas_threshold
 from sam_model.io import RawDefaultsHelp
@@ -220,6 +227,65 @@ def markdown(rows: list[dict], sweeps: list[dict], header: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plot(rows: list[dict], sweeps: list[dict], path: Path,
+         tensorboard: str | None = None) -> dict[str, list[tuple[int, float]]]:
+    """search.png: per index kind, batch-1 p50 ms and recall@10 against the bank size, plain (solid) and state
+    (dashed) queries; with a sweep, recall@10 against batch-64 QPS at each swept setting. Also to the TensorBoard
+    log ``tensorboard`` (steps: the bank size; a sweep's, the setting). Returns the lines drawn, by label."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sam_model.evaluation.diagnostics import save_figure
+
+    lines: dict[str, list[tuple[int, float]]] = {}
+    fig, axes = plt.subplots(1, 3 if sweeps else 2, figsize=(15 if sweeps else 10, 4.2))
+    colour = {k: f"C{i}" for i, k in enumerate(dict.fromkeys(r["kind"] for r in rows))}
+    for kind in colour:
+        mine = sorted((r for r in rows if r["kind"] == kind), key=lambda r: r["size"])
+        for q, ls in (("plain", "-"), ("state", "--")):
+            for ax, metric, label in ((axes[0], "b1_p50_ms", "b1 p50 ms"), (axes[1], "recall@10", "recall@10")):
+                points = [(r["size"], r[q][metric]) for r in mine]
+                lines[f"{label}/{kind} {q}"] = points
+                ax.plot(*zip(*points), marker="o", ls=ls, color=colour[kind], label=f"{kind}, {q}")
+    sizes = sorted({r["size"] for r in rows})
+    plain_number = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")  # 0.2, not 2 x 10^-1
+    for ax, ylabel in ((axes[0], "p50 ms per query (batch 1)"), (axes[1], "recall@10 against exact search")):
+        ax.set_xscale("log")
+        ax.set_xticks(sizes, [f"{n:,}" for n in sizes])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set(xlabel="memories in the bank", ylabel=ylabel)
+        ax.grid(alpha=0.3)
+    axes[0].set_yscale("log")
+    axes[0].yaxis.set_major_formatter(plain_number)
+    axes[0].yaxis.set_minor_formatter(plain_number)
+    axes[0].set_title("Latency against the bank size")
+    axes[1].set_title("Recall against the bank size")
+    axes[1].legend(fontsize=8)
+    if sweeps:
+        ax = axes[2]
+        by_size = {n: ("os^D"[i % 4], ("-", ":", "--", "-.")[i % 4]) for i, n in enumerate(sizes)}  # one per size
+        for kind, size in dict.fromkeys((s["kind"], s["size"]) for s in sweeps):
+            knob = {"ivf": "nprobe", "hnsw": "ef_search"}[kind]
+            mine = sorted((s for s in sweeps if (s["kind"], s["size"]) == (kind, size)), key=lambda s: s[knob])
+            lines[f"sweep recall@10/{kind} {size} by {knob}"] = [(s[knob], s["recall@10"]) for s in mine]
+            lines[f"sweep QPS b64/{kind} {size} by {knob}"] = [(s[knob], s["qps_b64"]) for s in mine]
+            ax.plot([s["qps_b64"] for s in mine], [s["recall@10"] for s in mine], marker=by_size[size][0],
+                    ls=by_size[size][1], color=colour[kind], label=f"{kind}, {size:,} ({knob})")
+            for s in mine:
+                ax.annotate(str(s[knob]), (s["qps_b64"], s["recall@10"]), fontsize=7, xytext=(3, 3),
+                            textcoords="offset points")
+        ax.set(xlabel="QPS at batch 64 (plain queries)", ylabel="recall@10", title="Recall against throughput")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, path)
+    plt.close(fig)
+    tensorboard_log.log_figure(tensorboard, "search", lines, path)
+    return lines
+
+
 def parse_ints(text: str) -> list[int]:
     try:
         return [int(float(t)) for t in text.split(",") if t.strip()]
@@ -240,7 +306,8 @@ def main(argv: list[str] | None = None) -> dict:
                                  formatter_class=RawDefaultsHelp)
     ap.add_argument("--sizes", type=parse_ints, default=[10_000, 100_000],
                     help="comma-separated bank sizes (number of memory vectors), e.g. 10000,100000,1000000")
-    ap.add_argument("--out", type=Path, required=True, help="folder for search.json and search.md")
+    ap.add_argument("--out", type=Path, required=True,
+                    help="folder for search.json, search.md and search.png (latency and recall by bank size)")
     ap.add_argument("--dim", type=int, default=384, help="vector dimension (384 = MiniLM)")
     ap.add_argument("--kinds", type=parse_kinds, default=list(KINDS), help="comma-separated MemoryIndex kinds to build: flat, ivf, hnsw")
     ap.add_argument("--queries", type=int, default=1000, help="queries per path (recall and batch-64 timing)")
@@ -268,12 +335,16 @@ def main(argv: list[str] | None = None) -> dict:
                     help="keep FAISS's BLAS threshold (nq·d ≥ 128000) instead of tune_blas_threshold(threads), "
                          "which makes batched flat search several times faster on few threads")
     ap.add_argument("--seed", type=int, default=0, help="seed for data, queries and projection")
+    tensorboard_log.add_option(ap, "search.png's lines (latency and recall by bank size, the sweeps by setting) "
+                                   "and the PNG")
     args = ap.parse_args(argv)
     for name in ("dim", "queries", "b1_queries", "threads", "clusters", "latent_dim"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be ≥ 1")
     if args.latent_dim > args.dim:
         ap.error(f"--latent-dim {args.latent_dim} exceeds --dim {args.dim}")
+    if why := tensorboard_log.problem(args.tensorboard):
+        ap.error(why)
 
     faiss.omp_set_num_threads(args.threads)
     torch.set_num_threads(args.threads)
@@ -313,6 +384,7 @@ def main(argv: list[str] | None = None) -> dict:
               f"({config['cpu']}); synthetic mixture: {args.clusters} clusters, latent dim {args.latent_dim}.")
     md = markdown(rows, sweeps, header)
     (args.out / "search.md").write_text(md)
+    plot(rows, sweeps, args.out / "search.png", args.tensorboard)
     print(md)
     return result
 
