@@ -13,6 +13,9 @@ difference (95 % bootstrap over the decisions). Variants are cumulative, so each
     python -m sam_model.bench.lodo --out runs/lodo --domains coding --variants base,fusion --reuse
 
 ``--reuse`` evaluates the checkpoints an earlier run left in ``checkpoints/`` instead of training again.
+``OUT/lodo.png`` draws the table: per left-out domain, each variant's MRR minus the best untrained baseline's with
+its 95 % interval (:func:`plot`, redrawable from a saved ``lodo.json``); ``--tensorboard LOGDIR`` logs those
+figures as scalars and the PNG as an image.
 Coding-agents data is licensed for non-commercial evaluation: models trained on it here are never shipped.
 """
 
@@ -27,6 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sam_model import tensorboard_log
 from sam_model.io import DefaultsHelp, SAMFileError, atomic_write_text, cli_name, run_cli
 
 TEXT_CACHE = "~/.cache/sam_model/text"  # the frozen-BERT vector cache training fills (evaluate.py's default)
@@ -355,12 +359,75 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+Interval = tuple[float, float, float]  # mean, low, high
+
+
+def plot_differences(groups: dict[str, dict[str, Interval]], ticks: dict[str, str], path: Path, title: str,
+                     name: str, tensorboard: str | None = None) -> dict[str, list[tuple[int, float]]]:
+    """Per group (a left-out domain, or the average), each model's MRR difference from the best untrained
+    baseline as a point with its 95 % interval bar, the baseline at 0; ``ticks``: each group's label under the
+    axis. Also to the TensorBoard log ``tensorboard`` (image ``name``; scalars ``name/GROUP/MODEL`` and its interval
+    ends, at step 0: a table, not a curve). Returns those scalars' lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sam_model.evaluation.diagnostics import save_figure
+
+    models = list(dict.fromkeys(m for g in groups.values() for m in g))
+    lines: dict[str, list[tuple[int, float]]] = {}
+    fig, ax = plt.subplots(figsize=(max(6.0, 2.5 + 1.8 * len(groups)), 4.5))
+    width = 0.7 / max(len(models), 1)
+    for j, model in enumerate(models):
+        xs, mean, err = [], [], [[], []]
+        for i, (group, got) in enumerate(groups.items()):
+            if model not in got:
+                continue
+            m, lo, hi = got[model]
+            xs.append(i + (j - (len(models) - 1) / 2) * width)
+            mean.append(m)
+            err[0].append(m - lo)
+            err[1].append(hi - m)
+            lines |= {f"{group}/{model}": [(0, m)], f"{group}/{model} 95% low": [(0, lo)],
+                      f"{group}/{model} 95% high": [(0, hi)]}
+        ax.errorbar(xs, mean, yerr=err, fmt="o", capsize=4, color=f"C{j}", label=model)
+    ax.axhline(0, color="0.4", lw=1, ls="--", label="best untrained baseline")
+    ax.set_xticks(range(len(groups)), [ticks.get(g, g) for g in groups], fontsize=8)
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_ylabel("MRR − best untrained baseline (95 % interval)")
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    save_figure(fig, path)
+    plt.close(fig)
+    tensorboard_log.log_figure(tensorboard, name, lines, path)
+    return lines
+
+
+def plot(rows: list[dict], path: Path, tensorboard: str | None = None) -> dict[str, list[tuple[int, float]]]:
+    """lodo.png from the table's rows (``lodo.json``, as saved): per left-out domain, each variant's paired MRR
+    difference from that domain's best untrained baseline with its 95 % interval. Rows without a difference yet
+    (a cross-validated row before every domain ran) are left out."""
+    groups: dict[str, dict[str, Interval]] = {}
+    ticks = {}
+    for r in rows:
+        if r.get("difference") is None:
+            continue
+        groups.setdefault(r["domain"], {})[r["variant"]] = tuple(r["difference"])
+        ticks[r["domain"]] = (f"{r['domain']} ({r['decisions']} decisions)\nbaseline: {r['best_baseline']} "
+                              f"{r['best_baseline_mrr']:.3f}")
+    return plot_differences(groups, ticks, path, "Leave one domain out: zero-shot MRR against the best untrained "
+                                                 "baseline", "lodo", tensorboard)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=cli_name("python -m sam_model.bench.lodo"),
                                 description="Leave-one-domain-out benchmark: train each model variant on every "
                                             "domain but one (train.py), evaluate it zero-shot on the one left out "
                                             "next to every untrained baseline (evaluate.py's code path), and "
-                                            "print one table (also OUT/lodo.md and OUT/lodo.json).",
+                                            "print one table (also OUT/lodo.md and OUT/lodo.json, drawn in "
+                                            "OUT/lodo.png).",
                                 formatter_class=DefaultsHelp)
     p.add_argument("--out", default="runs/lodo", help="output folder: per-domain evaluations, logs, the table")
     p.add_argument("--data-root", default=os.environ.get("SAM_SHARED_DATA", "../shared/data"),
@@ -385,6 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "e.g. sam-general on SGD dev; its figures go to lodo.json, not the table; repeatable")
     p.add_argument("--reuse", action="store_true",
                    help="evaluate the best checkpoints an earlier run left in checkpoints/lodo-* instead of training")
+    tensorboard_log.add_option(p, "lodo.png's figures (each variant's difference from the best baseline and its "
+                                  "interval, per domain) and the PNG")
     return p
 
 
@@ -397,6 +466,8 @@ def main(argv: list[str] | None = None) -> int:
         bad = [n for n in name if n not in known]
         if bad or not name:
             p.error(f"--{what}s: unknown or none {bad}; choose from {', '.join(known)}")
+    if why := tensorboard_log.problem(args.tensorboard):  # before hours of training, not after
+        p.error(why)
     root = Path(args.data_root)
     for d in domains:
         if not (root / DOMAINS[d].train).exists():
@@ -419,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
         cross_validate(rows, Path(args.out))
         atomic_write_text(Path(args.out) / "lodo.json", json.dumps(rows, indent=2))
     atomic_write_text(Path(args.out) / "lodo.md", table(rows) + "\n")
+    plot(rows, Path(args.out) / "lodo.png", args.tensorboard)
     print(table(rows))
     return 0
 

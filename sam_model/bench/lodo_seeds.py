@@ -14,7 +14,9 @@ within a seed, so it stays paired. The average over domains is the mean of the d
 over the number of domains squared), so its interval is that of the figure the target names (issue 21: SAM − the
 best untrained baseline, averaged over the left-out domains). Each seed's best baseline is the one its own run
 picked. (Until stop 50's review the interval was a two-level percentile bootstrap, whose seed part is 2.7 times too
-narrow with three seeds.)
+narrow with three seeds.) With ``--out`` the table is also drawn, ``lodo_seeds.png``: per domain and on average,
+the variant's and the reference's difference from the best baseline with its interval (:func:`plot`, redrawable
+from a saved ``lodo_seeds.json``); ``--tensorboard LOGDIR`` logs those figures and the PNG.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sam_model import tensorboard_log
 from sam_model.bench.chunk_table import per_query
 from sam_model.bench.seeds import Estimate, average, over_seeds
 from sam_model.io import atomic_write_text, cli_name, given_twice
@@ -100,19 +103,42 @@ def table(summary: dict[str, dict], variant: str, reference: str) -> str:
     return "\n".join(lines)
 
 
+def plot(summary: dict[str, dict], path: Path, variant: str = "variant", reference: str = "reference",
+         tensorboard: str | None = None) -> dict[str, list[tuple[int, float]]]:
+    """lodo_seeds.png from :func:`summarise`'s figures (``lodo_seeds.json``, as saved; it does not hold the two
+    names, given here): per left-out domain and on average, the variant's and the reference's MRR difference from
+    the best untrained baseline with its 95 % interval over seeds."""
+    from sam_model.bench.lodo import plot_differences
+
+    groups = {d: {variant: s["variant - baseline"], reference: s["reference - baseline"]} for d, s in summary.items()}
+    ticks = {d: f"{d} ({s['seeds']} seeds)\nbaseline MRR {s['baseline'][0]:.3f}" for d, s in summary.items()
+             if d != "average"}
+    ticks["average"] = "average over\nthe domains"
+    return plot_differences(groups, ticks, path, f"Leave one domain out, mean over seeds: {variant} and the "
+                                                 f"reference, {reference}",
+                            "lodo_seeds", tensorboard)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog=cli_name("python -m sam_model.bench.lodo_seeds"), description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path, help="bench.lodo --out folders, one per training seed")
     ap.add_argument("--variant", required=True, help="the variant under test (a bench.lodo --variants name)")
     ap.add_argument("--reference", required=True, help="the variant it is compared with, trained in the same runs")
-    ap.add_argument("--out", type=Path, default=None, help="also write the table and figures here (.md, .json)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="also write the table, its figures and its plot here (.md, .json, .png; default: none)")
+    tensorboard_log.add_option(ap, "lodo_seeds.png's figures (the differences from the best baseline and their "
+                                   "intervals, per domain) and the PNG, with --out")
     args = ap.parse_args(argv)
     if (twice := given_twice(args.runs)) is not None:  # one seed counted twice: an interval too narrow
         ap.error(f"{twice} is given twice; give each bench.lodo --out folder once (one per training seed)")
     for run in args.runs:
         if not (run / "lodo.json").is_file():
             ap.error(f"{run / 'lodo.json'} not found: give bench.lodo --out folders")
+    if args.tensorboard and not args.out:  # the log's image is the PNG --out writes
+        ap.error("--tensorboard needs --out (the folder lodo_seeds.png is drawn into)")
+    if why := tensorboard_log.problem(args.tensorboard):
+        ap.error(why)
     data, shared = load(args.runs, args.variant, args.reference)
     summary = summarise(data, shared)
     text = table(summary, args.variant, args.reference)
@@ -121,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(args.out / "lodo_seeds.md", text + "\n")
         atomic_write_text(args.out / "lodo_seeds.json", json.dumps(summary, indent=1))
+        plot(summary, args.out / "lodo_seeds.png", args.variant, args.reference, args.tensorboard)
     return 0
 
 
