@@ -280,6 +280,14 @@ class MemoryIndex:
             raise TypeError(f"memory ids must be str or int, got {i!r} ({type(i).__name__})")
         return int(i) if isinstance(i, np.integer) else i
 
+    @staticmethod
+    def _check_episode(ep: Any) -> str | int | None:
+        """An episode as this index keeps it: what its save writes and its load reads back (a string, an integer or
+        None). A bool was a dict key equal to 1 here but another payload value in Qdrant, and its save did not load."""
+        if isinstance(ep, (bool, np.bool_)) or not (ep is None or isinstance(ep, (str, int, np.integer))):
+            raise TypeError(f"episode ids must be str, int or None, got {str(ep)[:40]!r} ({type(ep).__name__})")
+        return int(ep) if isinstance(ep, np.integer) else ep
+
     def _internal(self, i: Any) -> int:
         key = self._check_id(i)
         if key not in self._by_ext:
@@ -302,7 +310,7 @@ class MemoryIndex:
         if episode_ids is None or isinstance(episode_ids, str):
             episodes = [episode_ids] * len(keys)
         else:
-            episodes = list(episode_ids)
+            episodes = [self._check_episode(ep) for ep in episode_ids]
             if len(episodes) != len(keys):
                 raise ValueError(f"add got {len(keys)} ids but {len(episodes)} episode_ids")
         seen: set[MemoryId] = set()
@@ -414,10 +422,10 @@ class MemoryIndex:
         q = np.asarray(queries, dtype=np.float32)
         q = self._check_vectors(q[None, :] if q.ndim == 1 else q, "queries")
         n, k = len(q), int(k)
-        if episode_id is None or isinstance(episode_id, (str, int, np.integer)):
-            groups = {episode_id: np.arange(n)}
+        if episode_id is None or isinstance(episode_id, (str, int, np.integer, np.bool_, float)):
+            groups = {self._check_episode(episode_id): np.arange(n)}
         else:
-            per_query = list(episode_id)
+            per_query = [self._check_episode(ep) for ep in episode_id]
             if len(per_query) != n:
                 raise ValueError(f"episode_id has {len(per_query)} entries but there are {n} queries")
             groups = {}

@@ -27,8 +27,8 @@ Threads: a store is safe to share between threads. Every public method holds the
 (``store.lock``, sam_model.locking), so adds, updates, deletes, searches and saves run one at a time and a
 search never sees half an add; ``save`` holds it only while it copies the store into memory, not while it
 writes. Every input is checked first (k at most sam_model.limits.MAX_K, texts non-blank and at most MAX_TEXT_CHARS,
-steps non-negative integers, scopes strings or None), with one line naming the argument; a refused call changes
-nothing.
+steps non-negative integers, scopes and episodes strings or None), with one line naming the argument; a refused call
+changes nothing.
 
     store = MemoryStore(SAMRetriever.load("checkpoints/demo/export").encoder, StoreConfig(slot_match=0.3))
     store.add(events, user_id="ana")                       # Events in step order, or MemoryRecords
@@ -389,7 +389,7 @@ class MemoryStore:
     @locked
     def next_step(self, episode_id: Any) -> int | None:
         """One past the newest memory of the episode ("now" for a query), None when it has none."""
-        return self._next_step.get(episode_id)
+        return self._next_step.get(check_episode(episode_id))
 
     @locked
     def links(self) -> dict:
@@ -442,6 +442,7 @@ class MemoryStore:
                 run_id: str | None = None) -> list[Hit]:
         """Every memory of the scope, in write order."""
         check_scopes(user_id, agent_id, run_id)
+        check_episode(episode_id)
         within = self._within(user_id, agent_id, run_id)
         return [self._hit(e, 0.0, 0.0, via="id") for i, e in self._entries.items()
                 if (episode_id is None or self.index.episode_of(i) == episode_id) and (within is None or i in within)]
@@ -759,6 +760,7 @@ class MemoryStore:
         st = as_state(state)
         check_text(observation, "observation", empty=True)
         check_step(step), check_step(task_start, "task_start")
+        check_episode(episode_id), check_scopes(user_id, agent_id, run_id)
         if self.encoder is None:
             raise ValueError("this store has no encoder: search with search_vector(query_vector, ...)")
         if step is None:
@@ -783,6 +785,7 @@ class MemoryStore:
         ``fold``: one hit per memory (its best chunk)."""
         check_k(k)
         check_scopes(user_id, agent_id, run_id)
+        check_episode(episode_id)
         if ids is not None:
             if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, Iterable):
                 raise TypeError(f"ids must be a list of memory ids, got {type(ids).__name__}")
@@ -1171,6 +1174,16 @@ def check_scopes(user_id: Any, agent_id: Any, run_id: Any) -> dict[str, str | No
     return scopes
 
 
+def check_episode(episode_id: Any, name: str = "episode_id") -> str | None:
+    """An episode id: a string, or None (no episode; a search of every episode). ``True`` and ``1`` were one FAISS
+    episode (equal dict keys) but two Qdrant payload values, and an index holding ``True`` saved a file its own load
+    refused: episode ids are strings, as in the agent log (spec/agent-log.md) and every Event."""
+    if episode_id is not None and not isinstance(episode_id, str):
+        raise ValueError(f"{name} must be a string such as 'trip-17' (or None), got {type(episode_id).__name__} "
+                         f"{str(episode_id)[:40]!r}: give the episode's id as a string")
+    return episode_id
+
+
 def _step_of(i: Any) -> int | None:
     """The step of an ``episode#step`` id (MemoryRecord.make_id), else None."""
     tail = str(i).rsplit("#", 1)[-1]
@@ -1178,7 +1191,8 @@ def _step_of(i: Any) -> int | None:
 
 
 def check_memory(m: Any, name: str) -> None:
-    """A memory to add: an id, a non-blank text within the limit, a kind, and a step that is None or an int >= 0."""
+    """A memory to add: an id, a non-blank text within the limit, a kind, a step that is None or an int >= 0, and an
+    episode that is a string (or None)."""
     for attr in ("id", "text", "kind") if not isinstance(m, Event) else ("text", "kind"):
         if not hasattr(m, attr):
             raise TypeError(f"{name} must be an Event or a MemoryRecord, got {type(m).__name__} (no '{attr}')")
@@ -1190,6 +1204,7 @@ def check_memory(m: Any, name: str) -> None:
         raise ValueError(f"{name}.step must be an integer >= 0 (or None), got {step!r}")
     if isinstance(m, Event) and (not isinstance(m.episode_id, str) or not m.episode_id):
         raise ValueError(f"{name}.episode_id must be a non-empty string, got {m.episode_id!r}")
+    check_episode(getattr(m, "episode_id", None), f"{name}.episode_id")
 
 
 
@@ -1205,4 +1220,5 @@ def store_config_of(model: Any) -> StoreConfig:
     return dataclasses.replace(store.config) if isinstance(store, MemoryStore) else StoreConfig(provenance=False)
 
 
-__all__ = ["Hit", "MemoryRecord", "MemoryStore", "StoreConfig", "check_memory", "check_scopes", "encoder_of", "store_config_of"]
+__all__ = ["Hit", "MemoryRecord", "MemoryStore", "StoreConfig", "check_episode", "check_memory", "check_scopes",
+           "encoder_of", "store_config_of"]

@@ -38,6 +38,7 @@ class PointBook:
     _episode: dict[Any, Any]
     dim: int
     _check_id = staticmethod(MemoryIndex._check_id)
+    _check_episode = staticmethod(MemoryIndex._check_episode)
     _check_vectors = MemoryIndex._check_vectors  # the same checks and messages as the FAISS index
 
     def _checked_add(self, ids: Sequence[Any], vectors: Any, episode_ids: Sequence[Any] | str | None,
@@ -48,13 +49,23 @@ class PointBook:
         x = self._check_vectors(vectors, "memory vectors")
         if len(keys) != len(x):
             raise ValueError(f"add got {len(keys)} ids but {len(x)} vectors")
-        episodes = [episode_ids] * len(keys) if episode_ids is None or isinstance(episode_ids, str) else list(episode_ids)
+        episodes = [episode_ids] * len(keys) if episode_ids is None or isinstance(episode_ids, str) else [
+            self._check_episode(ep) for ep in episode_ids]
         if len(episodes) != len(keys):
             raise ValueError(f"add got {len(keys)} ids but {len(episodes)} episode_ids")
         if len(set(keys)) != len(keys) or any(k in self._episode for k in keys):
             dup = next(k for n, k in enumerate(keys) if k in self._episode or k in keys[:n])
             raise ValueError(f"memory id {dup!r} is already in the index")
         return keys, x, episodes, {name: (scopes or {}).get(name) for name in SCOPE_FIELDS}
+
+    def _per_query(self, episode_id: Any, n: int) -> list:
+        """A search's episode per query (one for all, or a list of one per query), each checked as an add's."""
+        if episode_id is None or isinstance(episode_id, (str, int, np.integer, np.bool_, float)):
+            return [self._check_episode(episode_id)] * n
+        per_query = [self._check_episode(ep) for ep in episode_id]
+        if len(per_query) != n:
+            raise ValueError(f"episode_id has {len(per_query)} entries but there are {n} queries")
+        return per_query
 
     def _known(self, i: Any) -> str | int:
         key = self._check_id(i)

@@ -310,10 +310,7 @@ class QdrantIndex(PointBook):
         q = np.asarray(queries, dtype=np.float32)
         q = self._check_vectors(q[None, :] if q.ndim == 1 else q, "queries")
         n = len(q)
-        per_query = ([episode_id] * n if episode_id is None or isinstance(episode_id, (str, int, np.integer))
-                     else list(episode_id))
-        if len(per_query) != n:
-            raise ValueError(f"episode_id has {len(per_query)} entries but there are {n} queries")
+        per_query = self._per_query(episode_id, n)
         within = None if within is None else set(within)
         if within is not None and not within:
             return [[None] * k for _ in range(n)], np.full((n, k), -np.inf, np.float32)
