@@ -997,6 +997,26 @@ def hashed_app(tmp_path):
     return tenants, TestClient(create_app(tenants))
 
 
+def test_an_add_of_no_messages_is_refused_alike_in_process_and_over_http(tmp_path):
+    """``ScopedMemory.add([])`` answered ``{"results": []}`` where sam-serve's add of ``"messages": []`` was a 422 in
+    pydantic's words (a union's two branches, neither naming what to send). One rule now, the memory's: refused in
+    one line naming each face's field and what to send, nothing stored and nothing in the log."""
+    from sam_model.memory.scoped import NoTextError
+
+    tenants, http = hashed_app(tmp_path)
+    r = http.post("/v1/memories", headers=A, json={"user_id": "mia", "messages": []})
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"] == ("messages is an empty list: nothing to store; send at least one message (or "
+                                  "agent-log event)")
+    memory = tenants.tenants["acme"].memory
+    for empty in ([], ()):
+        with pytest.raises(NoTextError, match=r"^data is an empty list: nothing to store; send at least one message"):
+            memory.add(empty, user_id="mia")
+    assert writes(tenants.tenants["acme"]) == [] and memory.get_all(user_id="mia")["results"] == []
+    assert http.post("/v1/memories", headers=A, json={"user_id": "mia", "messages": [
+        {"role": "user", "content": "a fact"}]}).status_code == 200
+
+
 def test_a_content_length_that_is_no_number_is_a_400_not_a_413(tmp_path):
     """The app answered a Content-Length of 'abc' with 413 "request body over 1448576 bytes": a body it had not
     measured, and advice (split the memories) that does not help. uvicorn answers 400 before the app; the app

@@ -193,10 +193,13 @@ TEXT_ONLY = (f"{HOLD_TEXT}: send the message's words as its content (a string, o
              "[{\"type\": \"text\", \"text\": ...}] parts)")
 
 
+EMPTY = "{} is an empty list: nothing to store; send at least one message (or agent-log event)"
+
+
 class NoTextError(ValueError):
-    """A message that should hold text and holds none (no content, an empty or blank one): refused with its batch
-    (:func:`unstored`). Its own type, so that a write-ahead log replaying such an add, logged before these were
-    refused (it stored nothing then), passes over it instead of stopping the start."""
+    """A message that should hold text and holds none (no content, an empty or blank one), or an add of no messages
+    at all: refused with its batch (:func:`unstored`). Its own type, so that a write-ahead log replaying such an add,
+    logged before these were refused (it stored nothing then), passes over it instead of stopping the start."""
 
 
 def _is_messages(items: Sequence[Any]) -> bool:
@@ -222,13 +225,15 @@ def unstored(data: Any, name: str = "data") -> list[dict[str, Any]]:
     well formed but not text, which is all memories hold: it is skipped and said, as an image part beside text is,
     so a multimodal agent feeding every turn is never stopped by a picture (Mem0 skips such messages with a log
     line). Every text is checked against the length limit here, in content parts too. One rule for
-    ScopedMemory.add, sam-serve's HTTP add and MCP's remember, each naming its own field; agent-log events are
-    checked where they are parsed."""
+    ScopedMemory.add, sam-serve's HTTP add and MCP's remember, each naming its own field, as is an empty list (a
+    NoTextError too); agent-log events are checked where they are parsed."""
     if isinstance(data, str):
         check_text(data, name)
         return []
     one = isinstance(data, Mapping)
     items = [data] if one else list(data) if isinstance(data, Sequence) else []
+    if not items and isinstance(data, Sequence):  # was {"results": []} in-process but a 422 over HTTP
+        raise NoTextError(EMPTY.format(name))
     if not items or not _is_messages(items):
         return []
     notes: list[dict[str, Any]] = []
@@ -371,7 +376,7 @@ class ScopedMemory:
         Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE"}, ...]}``, and ``"skipped"``: what of the
         messages was not stored (a message or a part of images alone: :func:`unstored`) when something was not. A
         message that should hold text and holds none (no content, a blank one) is refused with its batch (ValueError
-        naming it)."""
+        naming it), and so is an empty list (as sam-serve's HTTP add refuses it)."""
         scopes = self._scopes(user_id, agent_id, run_id, need="write")
         episode = self.episode_of(user_id, agent_id, run_id)
         check_metadata(metadata)
@@ -383,7 +388,7 @@ class ScopedMemory:
         items = [{"role": "user", "content": data}] if isinstance(data, str) else (
             [data] if isinstance(data, (Mapping, Event)) else list(data))
         if not items:
-            return {"results": []}
+            raise NoTextError(EMPTY.format("data"))
         if _is_messages(items):
             skipped = unstored(data, "data")  # checked before the conversation's state takes any of them
             out: dict[str, list] = {"results": self._add_messages(

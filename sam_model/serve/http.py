@@ -60,7 +60,8 @@ class ListQuery(ScopeQuery):
 
 
 class AddBody(Body):
-    messages: str | Annotated[list[dict[str, Any]], Field(min_length=1, max_length=MAX_ITEMS)] = Field(
+    # an empty list is refused by the memory's own rule (unstored), in its words, not pydantic's
+    messages: str | Annotated[list[dict[str, Any]], Field(max_length=MAX_ITEMS)] = Field(
         description="a message text, OpenAI-style messages ({role, content}) or agent-log events ({kind, text})")
     user_id: Scope = None
     agent_id: Scope = None
@@ -187,8 +188,9 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
 
     @app.post("/v1/memories")
     def add(body: AddBody, tenant: T, later: BackgroundTasks) -> dict:
-        """A message with no content (or a blank one) is a 422 naming ``messages[i].content`` (ScopedMemory.add's
-        own rule, checked here to name this API's field); what was not stored (images) is the answer's ``skipped``."""
+        """A message with no content (or a blank one) is a 422 naming ``messages[i].content``, an empty list one
+        naming ``messages`` (ScopedMemory.add's own rule, checked here to name this API's field); what was not stored
+        (images) is the answer's ``skipped``."""
         unstored(body.messages, "messages")
         args = body.model_dump()
         args["data"] = args.pop("messages")
