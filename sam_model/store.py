@@ -86,6 +86,7 @@ PROBE = (("user", "I'd like to change my flight to Boston on March 3rd, booking 
          ("action", "CALL cancel_reservation(reservation_id=ABC123, reason=change of plans)"))
 PROBE_COSINE = 0.98
 SCOPES = ("user_id", "agent_id", "run_id")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -490,17 +491,46 @@ class MemoryStore:
         self._check_free(recs)
         x = self._vectors(recs, vectors, batch_size, progress)
         ids = [r.id for r in recs]
-        self.index.add(ids, x, episode_ids=[getattr(r, "episode_id", None) for r in recs], **self._payload(scope))
+        self._take_out_strays()
         seq, next_step = self._seq, dict(self._next_step)
         try:
+            self.index.add(ids, x, episode_ids=[getattr(r, "episode_id", None) for r in recs], **self._payload(scope))
             self._enter(recs, ids, scope, metadata)
-        except BaseException:  # interrupted after the index took the vectors: take the whole add back
-            self._drop_entries(ids)
-            self.index.remove(ids)
+        except BaseException:  # refused, failed after the backend wrote (its answer lost) or interrupted: all taken back
+            self._drop_entries(ids)  # the bookkeeping first (it cannot fail), then the index, which may fail again
             self.linker.forget(ids)
             self._seq, self._next_step = seq, next_step
+            self._take_out(ids)  # none of them is a stored memory (_check_free): whatever the index holds is this add's
             raise
         return ids
+
+    def _take_out(self, ids: Iterable[Any], strict: bool = False) -> bool:
+        """Take out of the index, in a rollback, the vectors of ``ids`` it holds, asking twice (a backend call that
+        failed once, a timeout, may go through the next), after the rollback put its bookkeeping back: a removal that
+        raised first had stopped the rollback there, with the store half put back. The index's second refusal is
+        raised when ``strict``, else logged and False returned; the vectors it kept are then of no memory, which a
+        search passes over and the next add or save takes out (:meth:`_take_out_strays`)."""
+        for last in (False, True):
+            held = [i for i in dict.fromkeys(ids) if i in self.index]
+            if not held:
+                return True
+            try:
+                self.index.remove(held)
+                return True
+            except Exception as err:
+                if last and strict:
+                    raise
+                if last:
+                    log.warning("the index kept %d vector(s) a rollback took back (%s: %s); they are taken out at the "
+                                "next add or save", len(held), type(err).__name__, str(err)[:200])
+        return False
+
+    def _take_out_strays(self, strict: bool = False) -> bool:
+        """Take out of the index the vectors of no memory that a rollback could not (:meth:`_take_out`); the counts
+        are compared first, so a store without any pays nothing. True when none is left."""
+        if len(self.index) == len(self._entries):
+            return True
+        return self._take_out([i for i in self.index.ids() if i not in self._entries], strict)
 
     def _check_free(self, recs: Sequence[Any], own: Collection[Any] = ()) -> None:
         """Refuse (ValueError naming it) a record whose id, or whose memory's id (a chunk's parent), is a stored
@@ -550,7 +580,8 @@ class MemoryStore:
         its scopes): a revised state (sam_model.data.transcripts.TranscriptState.feed) or a re-written summary.
         A chunked memory is replaced by its new chunks (at the end of the write order, with the old scopes).
         All or nothing: refused (a bad vector, an id taken) before anything changes, and failed later (the index
-        or backend refused the new version after the old one left it, an interrupt) the old version is put back."""
+        or backend refused the new version after the old one left it, or took it and lost its answer; an interrupt)
+        the old version is put back, the index asked twice to let the new one go (:meth:`_take_out`)."""
         if isinstance(memory, Event):
             raise TypeError("update takes a MemoryRecord, whose id names the memory it replaces (an Event has none: "
                             "sam_model.data.examples.memory_record makes one, or delete then add the event)")
@@ -609,11 +640,12 @@ class MemoryStore:
 
     def _undo_replace(self, new_ids: list, bookkeeping: tuple, versions: list, episodes: list) -> None:
         """Take back a chunked update that failed between deleting the old version and storing the new one: the
-        new chunks that reached the index leave it, the old versions' vectors return, the bookkeeping is put back.
-        The vectors return in one index call, all or none: one call per chunk, refused again midway, left some
-        chunks back and the others stored without a vector. Refused again, the old version leaves the entries too
-        (the memory is lost, the backend's error raised), so that they and the index agree."""
-        self.index.remove([i for i in dict.fromkeys(new_ids + [e.id for e, _ in versions]) if i in self.index])
+        bookkeeping is put back first (plain dicts: nothing there fails), then the new chunks that reached the index
+        leave it (:meth:`_take_out`; a removal that failed here stopped the rollback before the bookkeeping, with
+        the memory gone from the entries) and the old versions' vectors return. They return in one index call, all
+        or none: one call per chunk, refused again midway, left some chunks back and the others stored without a
+        vector. Refused again, the old version leaves the entries too (the memory is lost, the backend's error
+        raised), so that they and the index agree."""
         self._entries, self._links, self._next_step, self._seq, self.linker, memory_id, chunks, scopes = bookkeeping
         self._chunks.pop(memory_id, None)
         if chunks:
@@ -625,6 +657,7 @@ class MemoryStore:
                 self._scopes.pop(key, None)
         olds = [e.id for e, _ in versions]  # the chunks of one memory (or the memory whole): its scopes, one payload
         try:
+            self._take_out(new_ids + olds, strict=True)
             self.index.add(olds, np.stack([x for _, x in versions]), episode_ids=episodes,
                            **self._payload({name: getattr(versions[0][0], name) for name in SCOPES}))
         except BaseException:
@@ -651,17 +684,24 @@ class MemoryStore:
 
     def _put_back(self, version: tuple[Any, np.ndarray], episode: Any) -> None:
         """:meth:`restore` of a memory whose vector the index may have lost (an update that failed between
-        removing the old vector and adding the new one)."""
+        removing the old vector and adding the new one). The entry first, then the vector (:meth:`_take_out` of
+        the new one, asking twice: a removal that failed here left the new vector under the old words); refused
+        again, the memory leaves the entries too (lost, the backend's error raised), so that they and the index
+        agree (a vector the index kept is then of no memory: :meth:`_take_out`)."""
         e, x = version
-        if e.id in self.index:
-            self.index.remove([e.id])
-        self.index.add([e.id], x.reshape(1, -1), episode_ids=[episode],
-                       **self._payload({name: getattr(e, name) for name in SCOPES}))
         self._entries[e.id] = e
         self.linker.revise(e.id, MemoryRecord(e.id, episode, e.step or 0, e.kind, e.phase, e.text, e.content))
         self._links.pop(e.id, None)
         if e.links:
             self._links[e.id] = e.links
+        try:
+            self._take_out([e.id], strict=True)
+            self.index.add([e.id], x.reshape(1, -1), episode_ids=[episode],
+                           **self._payload({name: getattr(e, name) for name in SCOPES}))
+        except BaseException:
+            self.linker.forget([e.id])
+            self._drop_entries([e.id])
+            raise
 
     @locked
     def revise(self, i: Any, text: str | None = None, sets: Iterable[str] | None = None,
@@ -816,6 +856,7 @@ class MemoryStore:
                                 {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         if within is not None:  # an engine filtering by its own payloads: a point whose payload names another
             cand = [i for i in cand if i in within]  # scope than the memory's (a damaged save) is not let through
+        cand = [i for i in cand if i in self._entries]  # not a vector of no memory (one a rollback left: _take_out)
         if not cand:
             return []
         q64 = q.astype(np.float64)
@@ -857,14 +898,15 @@ class MemoryStore:
         ties the n-th, for twice as many (at most MAX_K), so the same memories give the same candidates
         whatever order the index holds them in."""
         by_payload = getattr(self.index, "filters_scopes", False)  # the engine filters scopes itself (Qdrant)
+        stray = max(0, len(self.index) - len(self))  # vectors of no memory a rollback left (_take_out): asked past
         want = n
         while True:
-            ask = min(want + 1, len(self), MAX_K)
+            ask = min(want + 1 + stray, len(self) + stray, MAX_K)
             found, got = self.index.search(q[None], ask, episode_id=episode_id,
                                            within=within if by_ids or not by_payload else None,
                                            **self._payload(scope))
             cand = [i for i in found[0] if i is not None]
-            if len(cand) <= want or ask >= min(len(self), MAX_K) or got[0][want] < got[0][n - 1]:
+            if len(cand) <= want or ask >= min(len(self) + stray, MAX_K) or got[0][want] < got[0][n - 1]:
                 return cand
             want *= 2
 
@@ -911,6 +953,7 @@ class MemoryStore:
             raise ValueError("only a store with a MemoryIndex or a backend index saves itself (the memory bank "
                              "saves its tiers)")
         with self.lock, gc_paused():
+            self._take_out_strays(strict=True)  # a save holding them would not load (the memories and vectors differ)
             return self._state(list(map(_ENTRY_ROW, self._entries.values()))), self.index.snapshot()
 
     def write_snapshot(self, folder: Path, snap: tuple[dict[str, Any], Any]) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from sam_model.backends import index_from_config
 from sam_model.data.examples import MemoryRecord
+from sam_model.data.schema import Event, State
 from sam_model.memory import MemoryBank, MemoryConfig, MemoryUnit
 from sam_model.memory.encoders import HashingEncoder
 from sam_model.store import MemoryStore, StoreConfig
@@ -81,3 +82,119 @@ def test_every_index_refuses_an_episode_its_own_save_could_not_load(tmp_path, ki
             index.search(x[:1], 2, episode_id=bad)
     assert sorted(map(str, index.ids())) == ["a", "b"]
     assert index.search(x[1:2], 2, episode_id=7)[0][0][0] == "b"
+
+
+# ---- 3. an update's rollback whose first step fails --------------------------------------------------------
+
+
+LONG_VIEW = "view_file:\n" + "\n".join(f"{i:4d}  def handler_{i}(request): pass" for i in range(60))
+
+
+def whole_state(store: MemoryStore) -> tuple:
+    """Everything a write may change: the saved state (entries in order, linker, steps), the index's ids and the
+    vectors by id, the chunk lists, links and scopes."""
+    ids = store.ids()
+    return (store.state_dict(), sorted(map(str, store.index.ids())), store.index.get_vectors(ids).tolist(),
+            {k: list(v) for k, v in store._chunks.items()}, store.links(),
+            {k: sorted(map(str, v)) for k, v in store._scopes.items()})
+
+
+class LostAnswer(ConnectionError):
+    """The backend wrote, and the answer never came back (a timeout): the client cannot tell it from a refusal."""
+
+
+def faulty(monkeypatch, index, removes_failing: int = 1) -> list:
+    """Make the index's next add write its vectors and then raise LostAnswer, and the ``removes_failing`` removals
+    after it raise too (the backend still down for a moment): the rollback's first step fails."""
+    real_add, real_remove, log = index.add, index.remove, []
+
+    def add(*args, **kwargs):
+        real_add(*args, **kwargs)
+        if "add" not in log:
+            log.append("add")
+            raise LostAnswer("the answer to the upsert was lost")
+
+    def remove(*args, **kwargs):
+        if "add" in log and log.count("remove") < removes_failing:
+            log.append("remove")
+            raise ConnectionError("backend down")
+        return real_remove(*args, **kwargs)
+
+    monkeypatch.setattr(index, "add", add)
+    monkeypatch.setattr(index, "remove", remove)
+    return log
+
+
+@pytest.mark.parametrize("shape, removes_failing", [("chunked", 1), ("whole", 1), ("whole to chunked", 1),
+                                                     ("chunked", 2), ("whole to chunked", 2)])
+def test_an_update_whose_rollback_first_fails_to_take_the_new_version_out_is_still_all_or_nothing(
+        store_backend, monkeypatch, shape, removes_failing):
+    """Found by review: when the index took the new version and then failed (its answer lost), the rollback's first
+    step, taking the new chunks back out, could fail too, and the rollback stopped there: the old version's entries,
+    chunk list and links were not put back, and the index kept vectors of no memory (every search then raised a
+    KeyError, every save failed to load). The rollback now puts the bookkeeping back first and asks the index twice
+    (a chunked update's new chunks are asked for by the add's rollback, then by the update's); the old version is then
+    exactly as it was, and the update retried goes through."""
+    chunking = None if shape == "whole" else {"size": 180, "overlap": 50}
+    store = MemoryStore(HashingEncoder(128), StoreConfig(chunking=chunking))
+    first = LONG_VIEW if shape == "chunked" else "my budget is 1400 dollars"
+    store.add([Event("e", 0, "result", first, State(phase="view_file"))], user_id="mia")
+    store.add([Event("e", 1, "user", "the handler_7 budget is fine", State(phase="plan"))], user_id="mia")
+    before = whole_state(store)
+    new_text = "[result] " + (LONG_VIEW.replace("pass", "return 1") if shape != "whole" else "budget 3500")
+    new = MemoryRecord("e#0", "e", 0, "result", "view_file", new_text, new_text)
+    log = faulty(monkeypatch, store.index, removes_failing)
+    with pytest.raises(LostAnswer):
+        store.update(new)
+    assert log == ["add"] + ["remove"] * removes_failing, "the faults were not reached"
+    assert whole_state(store) == before
+    store.update(new)
+    assert store.memory("e#0").content == new_text
+    assert [h.id for h in store.search(State(phase="plan"), "handler_7 return", k=2, user_id="mia", fold=True)]
+
+
+def test_an_add_whose_index_wrote_then_failed_leaves_no_vector_behind(store_backend, monkeypatch):
+    """Found by review: the index's add sat outside the add's rollback, so an add whose vectors the backend wrote
+    before its answer was lost left them in the index under no memory: the same add retried was refused ('already
+    in the index') and a save did not load. The add is now taken back whole, the index asked twice to let go."""
+    store = MemoryStore(HashingEncoder(64), StoreConfig())
+    store.add([Event("e", 0, "user", "my budget is 1400 dollars", State(phase="plan"))], user_id="mia")
+    before = whole_state(store)
+    batch = [Event("e", i, "user", f"note {i} about handler_{i}", State(phase="plan")) for i in (1, 2)]
+    log = faulty(monkeypatch, store.index)
+    with pytest.raises(LostAnswer):
+        store.add(batch, user_id="mia")
+    assert log == ["add", "remove"] and whole_state(store) == before
+    assert store.add(batch, user_id="mia") == ["e#1", "e#2"]
+
+
+def test_vectors_an_index_refused_twice_to_let_go_are_never_found_and_leave_at_the_next_write(
+        store_backend, monkeypatch, tmp_path):
+    """When the backend stays down through the rollback, the store keeps only what it can stand behind: the refused
+    add's memories are not stored, the vectors the index kept are never returned by a search, and the next add or
+    save takes them out (a save that cannot is refused, not written unloadable)."""
+    store = MemoryStore(HashingEncoder(64), StoreConfig())
+    store.add([Event("e", 0, "user", "my budget is 1400 dollars", State(phase="plan"))], user_id="mia")
+    log = faulty(monkeypatch, store.index, removes_failing=4)
+    with pytest.raises(LostAnswer):
+        store.add([Event("e", 1, "user", "my budget is 1400 dollars too", State(phase="plan"))], user_id="mia")
+    assert log == ["add", "remove", "remove"] and store.ids() == ["e#0"] and len(store.index) == 2
+    assert [h.id for h in store.search(State(phase="plan"), "budget 1400 dollars", k=5, user_id="mia")] == ["e#0"]
+    with pytest.raises(ConnectionError, match="^backend down$"):  # still down: no save that would not load
+        store.save(tmp_path / "s")
+    assert not (tmp_path / "s").exists() and log.count("remove") == 4
+    assert store.add([Event("e", 1, "user", "another note", State(phase="plan"))], user_id="mia") == ["e#1"]
+    assert sorted(map(str, store.index.ids())) == ["e#0", "e#1"]
+    back = MemoryStore.load(store.save(tmp_path / "s"), HashingEncoder(64))
+    assert [h.text for h in back.get_all()] == [h.text for h in store.get_all()]
+    # an update the index refuses twice to take back: the memory leaves the entries (the backend's error raised),
+    # its new vector is never found, and the next save takes it out
+    monkeypatch.undo()
+    log = faulty(monkeypatch, store.index, removes_failing=2)
+    with pytest.raises(ConnectionError, match="^backend down$"):
+        store.update(MemoryRecord("e#1", "e", 1, "user", "plan", "another note, revised", "another note, revised"))
+    assert log == ["add", "remove", "remove"] and store.ids() == ["e#0"]
+    assert [h.id for h in store.search(State(phase="plan"), "another note revised", k=5, user_id="mia")] == ["e#0"]
+    back = MemoryStore.load(store.save(tmp_path / "s"), HashingEncoder(64))
+    assert back.ids() == ["e#0"] and sorted(map(str, store.index.ids())) == ["e#0"]
+
