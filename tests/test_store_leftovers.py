@@ -198,3 +198,79 @@ def test_vectors_an_index_refused_twice_to_let_go_are_never_found_and_leave_at_t
     back = MemoryStore.load(store.save(tmp_path / "s"), HashingEncoder(64))
     assert back.ids() == ["e#0"] and sorted(map(str, store.index.ids())) == ["e#0"]
 
+
+# ---- 4. writes of more than one engine call ------------------------------------------------------------------
+
+
+class Flaky:
+    """An engine (a Qdrant client, an Edge shard) whose ``method``'s call number ``n`` raises ConnectionError: after
+    doing its work when ``wrote`` (the answer lost), before it otherwise."""
+
+    def __init__(self, engine, method: str, n: int, wrote: bool):
+        self._engine, self._method, self._n, self._wrote, self.calls = engine, method, n, wrote, 0
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._engine, name)
+        if name != self._method:
+            return attr
+
+        def call(*args, **kwargs):
+            self.calls += 1
+            if self.calls == self._n:
+                if self._wrote:
+                    attr(*args, **kwargs)
+                raise ConnectionError("the engine went away")
+            return attr(*args, **kwargs)
+
+        return call
+
+
+@pytest.mark.parametrize("wrote", [False, True], ids=["refused", "answer-lost"])
+@pytest.mark.parametrize("op", ["add", "remove"])
+@pytest.mark.parametrize("kind", ["qdrant", "qdrant-edge"])
+def test_a_write_of_more_points_than_one_engine_call_takes_is_all_or_nothing(tmp_path, monkeypatch, kind, op, wrote):
+    """Found by review: over 1,024 points an add (upsert) or a remove (delete) is several engine calls, and one
+    failing after the first left the earlier batches written while the index said nothing was: points the store
+    knew nothing of were searched, or memories the store held had lost their vectors. A failed batch now takes the
+    batches before it (and itself, whose answer may be what was lost) back: the engine holds what it held, vectors
+    and payloads, and the write retried goes through."""
+    pytest.importorskip({"qdrant": "qdrant_client", "qdrant-edge": "qdrant_edge"}[kind])
+    from sam_model.backends.qdrant import BATCH
+
+    cfg = {"kind": kind} if kind == "qdrant" else {"kind": kind, "path": str(tmp_path / "edge"), "exact": True}
+    index = index_from_config(DIM, cfg)
+    rng = np.random.default_rng(0)
+    old = [f"old#{i}" for i in range(BATCH * 2 + 500)]
+    index.add(old, rng.standard_normal((len(old), DIM)).astype(np.float32), episode_ids="old", scopes={"user_id": "u"})
+    new = [f"new#{i}" for i in range(BATCH * 2 + 10)]
+    x_new = rng.standard_normal((len(new), DIM)).astype(np.float32)
+    q = rng.standard_normal((3, DIM)).astype(np.float32)
+
+    def engine() -> tuple:
+        """What the engine holds, read past the index's own bookkeeping: every point's payload, vector and rank."""
+        found = index.search(q, 40, scopes={"user_id": "u"}), index.search(q, 40, episode_id="new")
+        held = sorted(map(str, index.ids()))
+        return (held, index.get_vectors(held).round(6).tolist(), [f[0] for f in found],
+                [np.round(f[1], 5).tolist() for f in found], engine_count())
+
+    def engine_count() -> int:
+        return index._count() if kind == "qdrant" else index.info()["points"]
+
+    before = engine()
+    method = "update" if kind == "qdrant-edge" else ("upsert" if op == "add" else "delete")
+    attr = "shard" if kind == "qdrant-edge" else "client"
+    monkeypatch.setattr(index, attr, Flaky(getattr(index, attr), method, 3, wrote))
+    with pytest.raises(ConnectionError, match="the engine went away"):
+        if op == "add":
+            index.add(new, x_new, episode_ids="new", scopes={"user_id": "u"})
+        else:
+            index.remove(old[: BATCH * 2 + 100])
+    assert getattr(index, attr).calls >= 3, "the third call was not reached"
+    monkeypatch.undo()
+    assert engine() == before
+    if op == "add":
+        index.add(new, x_new, episode_ids="new", scopes={"user_id": "u"})
+        assert len(index) == len(old) + len(new) == engine_count()
+    else:
+        index.remove(old[: BATCH * 2 + 100])
+        assert len(index) == 400 == engine_count()

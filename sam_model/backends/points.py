@@ -8,7 +8,7 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,29 @@ def point_id(i: str | int) -> str:
     """The Qdrant point id of memory id ``i`` (str and int ids never collide: the type is part of the name);
     Qdrant takes only ints and UUIDs."""
     return str(uuid.uuid5(NAMESPACE, json.dumps([type(i).__name__, str(i)])))
+
+
+def all_or_nothing(items: Sequence[Any], size: int, write: Callable[[Sequence[Any]], None],
+                   undo: Callable[[Sequence[Any]], None], what: str) -> None:
+    """``write`` ``items`` in engine calls of at most ``size``; when one fails, ``undo`` every batch tried, its own
+    too (a call whose answer was lost may have been applied), and raise its error. A write of more than one call
+    failing midway had left its first batches applied while the index said none was: points the store knew nothing
+    of were searched, or memories it held had lost their vectors. An undo that fails too is logged; the error raised
+    is still the write's."""
+    tried = 0
+    try:
+        for start in range(0, len(items), size):
+            tried = start + size
+            write(items[start:start + size])
+    except BaseException:
+        try:
+            for start in range(0, min(tried, len(items)), size):
+                undo(items[start:start + size])
+        except Exception as err:
+            log.warning("%s of %d points failed midway and could not be taken back (%s: %s): the engine and the "
+                        "index may differ; load the store's last save", what, len(items), type(err).__name__,
+                        str(err)[:200])
+        raise
 
 
 class PointBook:
@@ -124,4 +147,4 @@ class PointBook:
         return Path(path)
 
 
-__all__ = ["NAMESPACE", "SCOPE_FIELDS", "PointBook", "point_id"]
+__all__ = ["NAMESPACE", "SCOPE_FIELDS", "PointBook", "all_or_nothing", "point_id"]

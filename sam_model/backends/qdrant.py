@@ -20,7 +20,9 @@ search never reaches another's points and a small scope is not starved by a glob
 (a metadata filter's matches) becomes a ``HasIdCondition``. The store's record decides a memory's scopes: a load
 rewrites a payload that disagrees with it (``PointBook.repair_payloads``), and a search keeps only candidates the
 record puts in its scope. The store re-scores and re-ranks the candidates from
-``get_vectors`` (float64), so with exact search the ranking equals FAISS's (tests/test_backends.py).
+``get_vectors`` (float64), so with exact search the ranking equals FAISS's (tests/test_backends.py). An add or a
+remove of more than BATCH (1,024) points is several calls, all or nothing: one failing takes the others back
+(sam_model.backends.points.all_or_nothing; a remove reads each batch's points before deleting it).
 
 Save: the folder holds meta.json (the ids in write order, their episodes, the collection and ``next_wseq``); for
 the embedded engine also points.npy (the vectors, float32, read with ``allow_pickle=False``) and points.json (their
@@ -53,7 +55,7 @@ except ImportError as exc:
     raise ImportError("the Qdrant backend needs qdrant-client: pip install 'sam_model[serve]'") from exc
 
 from sam_model.backends.kinds import QDRANT, QDRANT_FORMAT
-from sam_model.backends.points import SCOPE_FIELDS, PointBook, point_id
+from sam_model.backends.points import SCOPE_FIELDS, PointBook, all_or_nothing, point_id
 from sam_model.index import META_FILE
 from sam_model.io import SAMFileError, atomic_write_text, read_format_json, reading
 from sam_model.limits import check_int, check_k
@@ -245,28 +247,45 @@ class QdrantIndex(PointBook):
     @locked
     def add(self, ids: Sequence[Any], vectors: np.ndarray, episode_ids: Sequence[Any] | str | None = None,
             scopes: Mapping[str, Any] | None = None) -> None:
-        """Add memories; ``scopes`` (user_id, agent_id, run_id) go into every point's payload for the filters."""
+        """Add memories; ``scopes`` (user_id, agent_id, run_id) go into every point's payload for the filters. All or
+        nothing: over BATCH points the upsert is several calls, and one failing takes the others back."""
         keys, x, episodes, scope = self._checked_add(ids, vectors, episode_ids, scopes)
         points = [models.PointStruct(id=point_id(k), vector=v.tolist(),
                                      payload={"sam_id": k, "episode": ep, "wseq": self._wseq + n, **scope})
                   for n, (k, v, ep) in enumerate(zip(keys, x, episodes))]
         with self._client_lock:
-            for s in range(0, len(points), BATCH):
-                self.client.upsert(self.collection, points[s:s + BATCH], wait=True)
+            all_or_nothing(points, BATCH, lambda batch: self.client.upsert(self.collection, batch, wait=True),
+                           lambda batch: self.client.delete(self.collection, models.PointIdsList(
+                               points=[p.id for p in batch]), wait=True), f"Qdrant collection {self.collection}: an add")
         self._wseq += len(points)
         for k, ep in zip(keys, episodes):
             self._episode[k] = ep
 
     @locked
     def remove(self, ids: Iterable[Any]) -> None:
-        """Remove memories by id; all-or-nothing (an unknown id raises KeyError, nothing is removed)."""
+        """Remove memories by id; all-or-nothing (an unknown id raises KeyError, nothing is removed). Over BATCH
+        points the delete is several calls: each batch's points are read first, and a call failing puts back the
+        batches deleted before it (and its own)."""
         keys = list(dict.fromkeys(self._known(i) for i in ids))
         if not keys:
             return
+        kept: dict[str, Any] = {}  # point id -> its record, read before a delete of more than one call
+
+        def delete(batch: Sequence[str]) -> None:
+            if len(keys) > BATCH:
+                kept.update((str(r.id), r) for r in self.client.retrieve(self.collection, list(batch),
+                                                                         with_vectors=True, with_payload=True))
+            self.client.delete(self.collection, models.PointIdsList(points=list(batch)), wait=True)
+
+        def put_back(batch: Sequence[str]) -> None:
+            points = [models.PointStruct(id=r.id, vector=r.vector, payload=r.payload) for p in batch
+                      if (r := kept.get(p)) is not None]
+            if points:
+                self.client.upsert(self.collection, points, wait=True)
+
         with self._client_lock:
-            for s in range(0, len(keys), BATCH):
-                self.client.delete(self.collection, models.PointIdsList(points=[point_id(k) for k in keys[s:s + BATCH]]),
-                                   wait=True)
+            all_or_nothing([point_id(k) for k in keys], BATCH, delete, put_back,
+                           f"Qdrant collection {self.collection}: a remove")
         for k in keys:
             del self._episode[k]
 

@@ -47,7 +47,7 @@ except ImportError as exc:
     raise ImportError("the Qdrant Edge backend needs qdrant-edge-py: pip install 'sam_model[qdrant-edge]'") from exc
 
 from sam_model.backends.kinds import QDRANT_EDGE, QDRANT_EDGE_FORMAT
-from sam_model.backends.points import SCOPE_FIELDS, PointBook, point_id
+from sam_model.backends.points import SCOPE_FIELDS, PointBook, all_or_nothing, point_id
 from sam_model.index import META_FILE
 from sam_model.io import SAMFileError, atomic_write_text, read_format_json, reading
 from sam_model.limits import check_int, check_k
@@ -206,13 +206,14 @@ class QdrantEdgeIndex(PointBook):
     @locked
     def add(self, ids: Sequence[Any], vectors: np.ndarray, episode_ids: Sequence[Any] | str | None = None,
             scopes: Mapping[str, Any] | None = None) -> None:
-        """Add memories; ``scopes`` (user_id, agent_id, run_id) go into every point's payload for the filters."""
+        """Add memories; ``scopes`` (user_id, agent_id, run_id) go into every point's payload for the filters. All or
+        nothing: over BATCH points the upsert is several calls, and one failing takes the others back."""
         keys, x, episodes, scope = self._checked_add(ids, vectors, episode_ids, scopes)
         rows = x.tolist()
-        for s in range(0, len(keys), BATCH):
-            self.shard.update(qe.UpdateOperation.upsert_points(
-                [qe.Point(point_id(k), rows[n], {"sam_id": k, "episode": episodes[n], **scope})
-                 for n, k in enumerate(keys[s:s + BATCH], s)]))
+        all_or_nothing(range(len(keys)), BATCH, lambda batch: self.shard.update(qe.UpdateOperation.upsert_points(
+            [qe.Point(point_id(keys[n]), rows[n], {"sam_id": keys[n], "episode": episodes[n], **scope}) for n in batch])),
+            lambda batch: self.shard.update(qe.UpdateOperation.delete_points([point_id(keys[n]) for n in batch])),
+            "the Qdrant Edge shard: an add")
         for k, ep in zip(keys, episodes):
             self._episode[k] = ep
         if self.optimize == "auto":
@@ -220,10 +221,24 @@ class QdrantEdgeIndex(PointBook):
 
     @locked
     def remove(self, ids: Iterable[Any]) -> None:
-        """Remove memories by id; all-or-nothing (an unknown id raises KeyError, nothing is removed)."""
+        """Remove memories by id; all-or-nothing (an unknown id raises KeyError, nothing is removed). Over BATCH
+        points the delete is several calls: each batch's points are read first, and a call failing puts back the
+        batches deleted before it (and its own)."""
         keys = list(dict.fromkeys(self._known(i) for i in ids))
-        for s in range(0, len(keys), BATCH):
-            self.shard.update(qe.UpdateOperation.delete_points([point_id(k) for k in keys[s:s + BATCH]]))
+        kept: dict[str, Any] = {}  # point id -> its record, read before a delete of more than one call
+
+        def delete(batch: Sequence[str]) -> None:
+            if len(keys) > BATCH:
+                kept.update((str(r.id), r) for r in self.shard.retrieve(list(batch), with_payload=True,
+                                                                        with_vector=True))
+            self.shard.update(qe.UpdateOperation.delete_points(list(batch)))
+
+        def put_back(batch: Sequence[str]) -> None:
+            points = [qe.Point(r.id, r.vector, r.payload) for p in batch if (r := kept.get(p)) is not None]
+            if points:
+                self.shard.update(qe.UpdateOperation.upsert_points(points))
+
+        all_or_nothing([point_id(k) for k in keys], BATCH, delete, put_back, "the Qdrant Edge shard: a remove")
         for k in keys:
             del self._episode[k]
 
