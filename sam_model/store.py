@@ -591,6 +591,7 @@ class MemoryStore:
             old = self._entries[self._chunks[memory.id][0]] if memory.id in self._chunks else self._entries.get(memory.id)
             if old is None:
                 raise KeyError(f"memory {memory.id!r} is not in the store; add it first")
+            self._check_episode_kept(memory, old.id)
             recs = chunk_records([memory], self.config.chunker) if self.config.chunking is not None else [memory]
             self._check_free(recs, {memory.id, *self._chunks.get(memory.id, ())})  # before its old version goes
             x = self._vectors(recs, None if vector is None or len(recs) > 1 else
@@ -609,6 +610,7 @@ class MemoryStore:
         e = self._entries.get(memory.id)
         if e is None:
             raise KeyError(f"memory {memory.id!r} is not in the store; add it first")
+        self._check_episode_kept(memory, memory.id)
         x = self._vectors([memory], None if vector is None else np.asarray(vector, np.float32).reshape(1, -1), 1, False)
         episode = self.index.episode_of(memory.id)
         saved = self.version(memory.id)
@@ -627,6 +629,16 @@ class MemoryStore:
         except BaseException:  # the index refused the new vector after the old went (a backend error), an interrupt
             self._put_back(saved, episode)
             raise
+
+    def _check_episode_kept(self, memory: Any, stored: Any) -> None:
+        """Refuse an update whose record names another episode than the memory's (``stored``: its id, or its first
+        chunk's): a whole memory's update kept the stored episode while a chunked one's moved the memory to the
+        record's, so one call did two things."""
+        episode = self.index.episode_of(stored)
+        if getattr(memory, "episode_id", episode) != episode:
+            raise ValueError(f"memory.episode_id is {memory.episode_id!r} but memory {memory.id!r} is of episode "
+                             f"{episode!r}: an update keeps its memory's episode (delete the memory and add it to "
+                             "move it)")
 
     def _bookkeeping(self, memory_id: Any, scope: dict) -> tuple:
         """A copy of what replacing memory ``memory_id`` (stored in ``scope``) by delete and add changes besides the

@@ -52,6 +52,23 @@ def test_true_and_1_were_one_faiss_episode_but_two_qdrant_ones(store_backend, tm
         episode_id="1")] == ["m#0"]
 
 
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "chunked"])
+def test_an_update_naming_another_episode_is_refused_whole_or_chunked(store_backend, chunked):
+    """Found beside the episode check: an update of a whole memory kept its stored episode whatever the record said,
+    while a chunked memory's update moved it to the record's episode (its chunks re-added with it). Now both refuse
+    a record of another episode, in one line, and change nothing."""
+    store = MemoryStore(HashingEncoder(DIM), StoreConfig(provenance=False, chunking={"size": 180, "overlap": 50}))
+    text = "view_file: " + " ".join(f"line_{i}" for i in range(80)) if chunked else "a short note on line_1"
+    store.add([record(0, "e", text)])
+    before = [(h.id, h.episode_id, h.text) for h in store.get_all()]
+    with pytest.raises(ValueError, match=r"^memory\.episode_id is 'other' but memory 'm#0' is of episode 'e': an "
+                                         r"update keeps its memory's episode"):
+        store.update(record(0, "other", text.replace("line_", "row_")))
+    assert [(h.id, h.episode_id, h.text) for h in store.get_all()] == before and not store.get_all(episode_id="other")
+    store.update(record(0, "e", text.replace("line_", "row_")))
+    assert {h.episode_id for h in store.get_all()} == {"e"} and "row_" in store.memory("m#0").text
+
+
 def test_the_memory_bank_refuses_an_episode_that_is_not_a_string():
     """The bank writes and searches through the store: a unit of episode 1 is refused with no unit left behind,
     and a search of episode 1 is refused instead of walking the graph of whatever episode equals it."""
