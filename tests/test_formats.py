@@ -522,6 +522,27 @@ def test_otlp_structured_attributes_and_trimmed_histories(tmp_path):
     assert list(iter_transcript_events(path)) == want
 
 
+def test_otlp_output_messages_with_finish_reason_join_their_repeat_in_the_next_input(tmp_path):
+    """The conventions' output messages carry ``finish_reason`` (required there); the next call's input repeats the
+    same message without it. The join compared whole messages, found no overlap and wrote the history again after
+    every model call: 20 events for 8, a user turn said three times, labels on the copies (found by review)."""
+    doc = otlp(genai_messages())
+    for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for a in span["attributes"]:
+            if a["key"] == "gen_ai.output.messages":
+                out = json.loads(a["value"]["stringValue"])
+                for m in out:
+                    m["finish_reason"] = "tool_call" if m["parts"][0]["type"] == "tool_call" else "stop"
+                a["value"]["stringValue"] = json.dumps(out)
+            elif a["key"] == "gen_ai.input.messages":  # inputs are chat messages: no finish_reason
+                a["value"]["stringValue"] = json.dumps([{k: v for k, v in m.items() if k != "finish_reason"}
+                                                        for m in json.loads(a["value"]["stringValue"])])
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc))
+    want = list(iter_transcript_events(write_all(tmp_path)["openai"]))
+    assert list(iter_transcript_events(path)) == want
+
+
 def test_tau2_multi_tool_messages_and_user_results_stay_out():
     msgs = tau2_messages()
     msgs[2] = {"role": "tool", "tool_messages": [msgs[2]]}

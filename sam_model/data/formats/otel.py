@@ -149,10 +149,22 @@ def _messages(raw: Any, where: str, key: str) -> list[Any]:
     return raw
 
 
+OUTPUT_ONLY = ("finish_reason",)  # what an output message has and its repeat in the next call's input has not
+
+
+def _same(a: Any, b: Any) -> bool:
+    """One message, as an output and as the next call's input: equal apart from the output-only fields."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return {k: v for k, v in a.items() if k not in OUTPUT_ONLY} == \
+            {k: v for k, v in b.items() if k not in OUTPUT_ONLY}
+    return a == b
+
+
 def _join(conv: list[Any], seq: list[Any]) -> list[Any]:
-    """``conv`` followed by what ``seq`` adds: ``seq`` after the longest end of ``conv`` it starts with."""
+    """``conv`` followed by what ``seq`` adds: ``seq`` after the longest end of ``conv`` it starts with (messages
+    compared by :func:`_same`: the conventions' output messages carry a ``finish_reason`` their repeat does not)."""
     for k in range(min(len(conv), len(seq)), 0, -1):
-        if conv[len(conv) - k:] == seq[:k]:
+        if all(_same(a, b) for a, b in zip(conv[len(conv) - k:], seq[:k])):
             return conv + seq[k:]
     return conv + seq
 
