@@ -250,6 +250,10 @@ def test_lodo_models_of_one_frozen_bert_share_one_text_cache():
     assert enc_a._cache is enc_b._cache and "encoded once" in enc_b._cache
     enc_b(["encoded once"])
     assert enc_b.encoded == 0  # b found a's vector
+    c = SimpleNamespace(net=make_net(seed=0))  # the same BERT run in bfloat16: its vectors are other ones
+    c.net.state_encoder.text_encoder.use_backend("bf16")
+    share_text_caches([a, c])
+    assert c.net.state_encoder.text_encoder._cache is not enc_a._cache
 
 
 def test_the_card_says_the_fusion_weights_of_a_fused_model():

@@ -227,3 +227,60 @@ def test_concurrent_cache_saves_keep_both_writers_texts(tmp_path, monkeypatch):
     for t in threads:
         t.join()
     assert text_encoder().load_cache(path) == 5
+
+
+def test_encoders_differing_only_in_precision_never_share_a_cache_file(tmp_path):
+    """The cache's key names the precision as well as the BERT: a bfloat16 encoder and a float32 one of the same
+    BERT and max_length write two files, and neither reads the other's vectors, even pointed at its file. float32
+    keeps the file name it had before (old files carry no precision: float32's), so its caches stay warm."""
+    f32, bf16 = text_encoder(), text_encoder()
+    bf16.use_backend("bf16")
+    assert f32.fingerprint() == bf16.fingerprint() and (f32.precision, bf16.precision) == ("float32", "bfloat16")
+    a, b = f32.cache_file(tmp_path), bf16.cache_file(tmp_path)
+    assert a != b and a.name == f"text-vectors-{f32.fingerprint()}.pt"
+    with torch.no_grad():
+        f32(TEXTS[:2])
+        bf16(TEXTS[2:])
+    f32.save_cache(a)
+    bf16.save_cache(b)
+    reader = text_encoder()
+    reader.use_backend("bf16")
+    assert (text_encoder().load_cache(a), text_encoder().load_cache(b)) == (2, 0)
+    assert (reader.load_cache(b), reader.load_cache(a)) == (3, 0)
+    blob = torch.load(a, weights_only=True)
+    del blob["precision"]  # a file written before the key had the precision
+    torch.save(blob, a)
+    assert (text_encoder().load_cache(a), reader.load_cache(a)) == (2, 0)
+    was = torch.get_float32_matmul_precision()
+    try:
+        torch.set_float32_matmul_precision("high")  # TF32 on a GPU, bfloat16 passes on a CPU: other vectors
+        assert f32.precision == "float32-matmul-high" and f32.cache_file(tmp_path) not in (a, b)
+        assert bf16.cache_file(tmp_path) == b  # bfloat16 alone runs no float32 product
+    finally:
+        torch.set_float32_matmul_precision(was)
+
+
+def test_training_names_its_cache_file_for_the_precision_its_frozen_pass_runs_in(tiny_bert_dir, small_demo_logs,
+                                                                                 tmp_path, monkeypatch):
+    """Backend auto on a CPU with bfloat16 units runs the frozen pass in bfloat16; the file's name was chosen
+    before the backend, so those vectors went into the float32 file that TextEmbedder and float32 readers share."""
+    from types import SimpleNamespace
+
+    from sam_model.models import bf16_text, onnx_text
+    from sam_model.models.sam import SAMConfig
+    from sam_model.training.datamodule import AgentLogDataModule
+    from sam_model.training.module import SAMLightningModule
+
+    monkeypatch.setenv(bf16_text.AUTO_ENV, "1")
+    monkeypatch.setattr(bf16_text, "native", lambda: True)  # the units, on any CPU (emulated: only slower)
+    monkeypatch.setattr(onnx_text, "available", lambda: False)
+    train, _ = small_demo_logs
+    dm = AgentLogDataModule(train=[str(train)], val_fraction=0.25, batch_episodes=8, cache_dir=str(tmp_path / "c"))
+    module = SAMLightningModule(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16),
+                                vocab=dm.vocab, text_cache_dir=str(tmp_path / "text"))
+    module._trainer = SimpleNamespace(datamodule=dm, world_size=1, global_rank=0)
+    module.on_fit_start()
+    enc = module.net.state_encoder.text_encoder
+    saved = list((tmp_path / "text").glob("*.pt"))
+    assert [p.name for p in saved] == [f"text-vectors-{enc.fingerprint()}-bfloat16.pt"]  # not the float32 name
+    assert torch.load(saved[0], weights_only=True)["precision"] == "bfloat16"

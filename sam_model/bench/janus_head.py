@@ -342,7 +342,7 @@ def text_vectors(bert, tokenizer, model: SAMConfig, texts: list[str], cache_dir:
     BERT encoded.
 
     They go through the package's text-vector cache (``TextEncoder.cache_file``: one file per BERT
-    fingerprint under ``cache_dir``, shared with training and evaluation), so only texts that no run has
+    fingerprint and precision under ``cache_dir``: float32 here, shared with float32 training and evaluation), so only texts that no run has
     encoded before cost BERT time. Those are encoded shortest first in batches of 128.
     """
     from sam_model.models.text_encoder import TextEncoder

@@ -224,16 +224,17 @@ def choose_lexical(checkpoint: Path, args) -> tuple[float, dict[float, float]]:
 
 
 def share_text_caches(retrievers) -> None:
-    """One in-memory text-vector cache for every frozen text encoder of the same BERT (fingerprint): models
-    trained on the same frozen MiniLM encode each memory text once between them, not once each."""
+    """One in-memory text-vector cache for every frozen text encoder of the same BERT (fingerprint) run at the same
+    precision (the on-disk cache's key): models trained on the same frozen MiniLM encode each memory text once
+    between them, not once each."""
     from sam_model.models.text_encoder import TextEncoder
 
-    shared: dict[str, dict] = {}
+    shared: dict[tuple[str, str], dict] = {}
     for r in retrievers:
         for module in r.net.modules() if hasattr(r, "net") else ():
             if isinstance(module, TextEncoder) and module.use_cache:
                 module.limit_cache(None)  # a batch job: every memory text once, however many
-                cache = shared.setdefault(module.fingerprint(), module._cache)
+                cache = shared.setdefault((module.fingerprint(), module.precision), module._cache)
                 cache.update(module._cache)
                 module._cache = cache
 

@@ -452,9 +452,34 @@ class TextEncoder(nn.Module):
                 h.update(f"{p.double().sum().item():.6f}".encode())
         return h.hexdigest()[:16]
 
+    @property
+    def precision(self) -> str:
+        """The numeric format this encoder computes vectors in, a part of its text cache's key (cache_file).
+
+        Why: the fingerprint names the BERT, not how it is run, and training's frozen pass (backend ``auto``) runs
+        bfloat16 on a CPU with bfloat16 units: without this a float32 reader of the same BERT and max_length read
+        (and extended) a file of bfloat16 vectors. "int8" for the int8 graph; "bfloat16" where a bfloat16 copy may
+        run calls (``bf16``, or ``auto`` with it loaded: the file may hold both kinds); else the weights' dtype
+        ("float32": PyTorch, or ONNX Runtime's float graph, the same vectors to float rounding). Where PyTorch may
+        run a float32 call and ``torch.set_float32_matmul_precision`` allows lower internal precision (TF32 on a
+        GPU, bfloat16 passes on a CPU), "-matmul-high" or "-matmul-medium" is added.
+        """
+        if self.runner is not None and self.runner.kind == "int8":
+            return "int8"
+        dtype = next(self.bert.parameters()).dtype
+        name = "bfloat16" if self.bf16 is not None else str(dtype).removeprefix("torch.")
+        matmul = torch.get_float32_matmul_precision()
+        if dtype == torch.float32 and "torch" in self._candidates() and matmul != "highest":
+            name += f"-matmul-{matmul}"
+        return name
+
     def cache_file(self, folder: str | Path) -> Path:
-        """This BERT's file in an on-disk text-vector cache folder (one file per BERT fingerprint)."""
-        return Path(folder).expanduser() / f"text-vectors-{self.fingerprint()}.pt"
+        """This BERT's file in an on-disk text-vector cache folder: one file per BERT fingerprint (architecture,
+        weights, max_length, pooling) and precision. A float32 encoder's file keeps the name it had before the
+        precision was part of the key (``text-vectors-<fingerprint>.pt``), so existing float32 caches stay warm;
+        another precision's file adds it (``text-vectors-<fingerprint>-bfloat16.pt``)."""
+        tag = "" if self.precision == "float32" else f"-{self.precision}"
+        return Path(folder).expanduser() / f"text-vectors-{self.fingerprint()}{tag}.pt"
 
     def save_cache(self, path: str | Path, max_entries: int | None = None) -> None:
         """Write the cached vectors (float16) so a later run on the same texts skips BERT entirely.
@@ -481,7 +506,8 @@ class TextEncoder(nn.Module):
             if not texts:
                 return
             with atomic_path(path) as tmp:
-                torch.save({"fingerprint": self.fingerprint(), "texts": texts, "vectors": vectors}, tmp)
+                torch.save({"fingerprint": self.fingerprint(), "precision": self.precision, "texts": texts,
+                            "vectors": vectors}, tmp)
 
     def _read(self, path: str | Path) -> dict | None:
         p = Path(path)
@@ -492,6 +518,10 @@ class TextEncoder(nn.Module):
         except Exception:  # noqa: BLE001 - a broken cache is only a lost speed-up
             return None
         if not isinstance(blob, dict) or blob.get("fingerprint") != self.fingerprint():
+            return None
+        if blob.get("precision", "float32") != self.precision:  # files from before the key had it: float32's name
+            log.warning("%s: text vectors computed in %s, not %s as this encoder's; ignored, and replaced by the "
+                        "next save", p, blob.get("precision", "float32"), self.precision)
             return None
         texts, vectors = blob.get("texts"), blob.get("vectors")
         width = getattr(getattr(self.bert, "config", None), "hidden_size", None)

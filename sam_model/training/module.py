@@ -59,7 +59,8 @@ class SAMLightningModule(pl.LightningModule):
         warmup_steps: optimiser steps of the linear learning-rate warm-up (from lr / warmup_steps up to lr).
         bert_config: recorded automatically (the BERT's config), so a checkpoint rebuilds without the folder.
         text_cache_dir: with a frozen BERT, keep its text vectors in this folder between runs (a file per
-            BERT fingerprint), so re-runs and ablations on the same data skip BERT; empty = off.
+            BERT fingerprint and precision: TextEncoder.cache_file), so re-runs and ablations on the same data
+            skip BERT; empty = off.
         training_data: recorded automatically (the data module's sources, statistics and options), for the
             model card of an export.
         task_dropout: with time features, the share of training queries whose task start is hidden, so the
@@ -227,19 +228,24 @@ class SAMLightningModule(pl.LightningModule):
         return enc.cache_file(self.text_cache_dir), enc
 
     def on_fit_start(self) -> None:
+        enc = self.net.state_encoder.text_encoder
+        # The backend first: the cache file's name carries the precision the frozen pass computes in (bfloat16 on a
+        # CPU with the units), and with it chosen after the load a float32 file took bfloat16 vectors
+        backend = enc.use_backend("auto") if enc.use_cache else None
         path, enc = self._text_cache_file()
         if path is not None:
             n = enc.load_cache(path)
             if n:
                 print(f"text cache: {n} BERT vectors loaded from {path}")
-        self._frozen_pass(path)
+        self._frozen_pass(path, backend)
 
-    def _frozen_pass(self, path) -> None:
+    def _frozen_pass(self, path, backend: str | None = None) -> None:
         """A frozen BERT's vectors of every training and validation text, made before the first epoch: the distinct
         texts of the whole data (not batch by batch), sorted by token length, each call on the backend measured cheapest
         for it (``auto``: ONNX Runtime where it is installed, the same vectors to float rounding; bfloat16 on a CPU
         with bfloat16 units, ~0.99996 cosine and about twice the texts per second: sam_model.models.bf16_text), then
-        saved to the text cache."""
+        saved to the text cache (``path``, named for the precision of ``backend``: what on_fit_start loaded; None:
+        loaded here)."""
         enc = self.net.state_encoder.text_encoder
         texts_of = getattr(getattr(self.trainer, "datamodule", None), "texts", None)
         if not (enc.use_cache and callable(texts_of)) or self.global_rank != 0 and self.trainer.world_size > 1:
@@ -251,7 +257,7 @@ class SAMLightningModule(pl.LightningModule):
         missing = enc.uncached(texts)
         if not missing:
             return
-        backend = enc.use_backend("auto")
+        backend = backend or enc.use_backend("auto")
         encoded = enc.encoded
         t = time.perf_counter()
         chunk = 16 * enc.batch_size
