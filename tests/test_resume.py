@@ -183,6 +183,42 @@ def test_a_fresh_run_into_another_runs_folder_is_refused_or_replaces_it_whole(tm
     assert (folder / "export" / "config.json").is_file() and not (folder / "export" / "old-marker").exists()
 
 
+def test_overwrite_replaces_the_earlier_runs_tensorboard_logs_once_the_new_run_saved(tmp_path, tiny_bert_dir):
+    """``--overwrite`` deleted the earlier run's checkpoints and export but left its TensorBoard ``version_N``
+    folders, so the new run's plots sat beside the old run's. They go with the checkpoints, after the new run's first
+    save (a run that fails before it leaves them); where the logger's version is fixed, the earlier event files."""
+    from sam_model.data.synthetic import write_synthetic
+    from sam_model.training.cli import run as train
+
+    log = tmp_path / "train.jsonl"
+    write_synthetic(log, 12, seed=0)
+    cfg = _config(tmp_path, "tb", log, tiny_bert_dir)
+    data = yaml.safe_load(cfg.read_text())  # the demo's TensorBoard logger, in the checkpoint folder
+    data["trainer"]["logger"] = {"class_path": "pytorch_lightning.loggers.TensorBoardLogger",
+                                 "init_args": {"save_dir": str(tmp_path / "tb"), "name": "tb"}}
+    cfg.write_text(yaml.safe_dump(data))
+    tb = tmp_path / "tb" / "tb"
+    train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1"])
+    (tb / "version_3").mkdir()  # an earlier run's own earlier logs
+    (tb / "version_3" / "events.out.tfevents.old").write_text("")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert train(["fit", "--config", str(cfg), f"--data.train=[{empty}]", "--overwrite"]) == 1  # fails before a save
+    assert sorted(p.name for p in tb.iterdir()) == ["version_0", "version_3"]
+    assert train(["fit", "--config", str(cfg), "--trainer.max_epochs=1", "--overwrite"]) == 0
+    [new] = tb.iterdir()
+    assert new.name == "version_4" and list(new.glob("events.out.tfevents.*"))
+    fixed = ["fit", "--config", str(cfg), "--trainer.max_epochs=1", "--overwrite",
+             "--trainer.logger.init_args.version=fixed"]
+    assert train(fixed) == 0
+    [folder] = tb.iterdir()  # version_4 went too
+    events = {p.name for p in folder.glob("events.out.tfevents.*")}
+    assert folder.name == "fixed" and len(events) == 1
+    assert train(fixed) == 0  # into the earlier run's own folder: its event file goes, this run's stays
+    again = {p.name for p in folder.glob("events.out.tfevents.*")}
+    assert len(again) == 1 and again != events
+
+
 def test_resuming_a_run_that_stopped_early_trains_nothing(tmp_path, tiny_bert_dir, capsys):
     """Lightning does not keep that the trainer should stop: a resume of an early-stopped run trained one more epoch
     (and stopped again)."""

@@ -5,11 +5,13 @@
 the previous file (Lightning's own write can leave a truncated file when its temp folder is on another
 filesystem), and ``--ckpt_path`` resumes through sam_model.checkpoint.load_checkpoint (weights_only,
 a crafted checkpoint is refused). SAMCLI installs it; remote paths (``s3://``...) keep Lightning's IO.
-With ``--overwrite`` it also deletes the replaced run's files after the new run's first save.
+With ``--overwrite`` it also deletes the replaced run's files (checkpoints, export, logs: ``earlier_logs``) after
+the new run's first save.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -66,6 +68,26 @@ def replace_after_first_save(trainer: pl.Trainer, old: list[Path]) -> None:
         io.replaces = list(old)
     else:
         _delete(old)
+
+
+def earlier_logs(trainer: pl.Trainer) -> list[Path]:
+    """What earlier runs logged where ``trainer``'s loggers write (``--overwrite`` replaces them with the checkpoints):
+    the ``version_N`` folders beside the one this run will write (TensorBoard's and CSV's layout), and, where a
+    logger's version is fixed so this run writes into an earlier run's folder, the TensorBoard event files already
+    there (this run's has another name). Without it the earlier run's plots sat beside the new run's.
+    Read before this run logs anything: its own folder is named (``log_dir``) but not yet made."""
+    out: list[Path] = []
+    for logger in trainer.loggers:
+        root, here = getattr(logger, "root_dir", None), getattr(logger, "log_dir", None)
+        if not (root and here and _local(root)):
+            continue
+        root, here = Path(os.path.expandvars(root)).expanduser().resolve(), Path(here).resolve()
+        if root.is_dir():
+            out += [d for d in sorted(root.glob("version_*")) if d.is_dir() and not d.is_symlink()
+                    and not here.is_relative_to(d)]
+        if here.is_dir():
+            out += sorted(here.glob("events.out.tfevents.*"))
+    return out
 
 
 def use_atomic_checkpoints(trainer: pl.Trainer) -> None:

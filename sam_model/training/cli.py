@@ -27,7 +27,7 @@ from sam_model.data.advice import spelt
 from sam_model.data.schema import LogFormatError
 from sam_model.data.transcripts import skip_would_help
 from sam_model.io import SAMFileError, run_cli
-from sam_model.training.checkpoint_io import replace_after_first_save, use_atomic_checkpoints
+from sam_model.training.checkpoint_io import earlier_logs, replace_after_first_save, use_atomic_checkpoints
 from sam_model.training.datamodule import AgentLogDataModule
 from sam_model.training.module import SAMLightningModule
 from sam_model.training.progress import LineProgress
@@ -46,8 +46,9 @@ class SAMCLI(LightningCLI):
                                  "that makes a variant names it, e.g. configs/content_only.yaml: "
                                  "${experiment}_content_only)")
         parser.add_argument("--overwrite", action=ActionYesNo, default=False,
-                            help="replace the run already in checkpoints/${run}: its checkpoints and export are "
-                                 "deleted once this run has written its first checkpoint (without it, a fresh run "
+                            help="replace the run already in checkpoints/${run}: its checkpoints, export and "
+                                 "TensorBoard version_N folders are deleted once this run has written its first "
+                                 "checkpoint (without it, a fresh run "
                                  "into a folder holding another run's checkpoints is refused); on the command line "
                                  "only, a config file's value is ignored")
         parser.link_arguments("data.vocab", "model.vocab", apply_on="instantiate")
@@ -99,7 +100,7 @@ class SAMCLI(LightningCLI):
         _check_run_names_the_folders(cfg, argv, prefix)
         if sub == "fit" and not cfg.get("ckpt_path"):
             overwrite = cli_config.where("overwrite", argv, prefix) == "command line" and bool(cfg.get("overwrite"))
-            self._replaces = _earlier_run(cfg, overwrite)
+            self._replaces, self._overwrite = _earlier_run(cfg, overwrite), overwrite
         names = [f.name for f in fields(SAMConfig)]
         whole = any(a == f"--{k}" or a.startswith(f"--{k}=") for a in argv for k in ("model.net", prefix + "model.net"))
         cfg["model"]["resumed"] = bool(cfg.get("ckpt_path"))  # the checkpoint's network, not init_from's
@@ -165,7 +166,10 @@ class SAMCLI(LightningCLI):
     def instantiate_trainer(self, **kwargs):
         trainer = super().instantiate_trainer(**kwargs)
         use_atomic_checkpoints(trainer)  # atomic last.ckpt, and --ckpt_path never runs pickled code
-        replace_after_first_save(trainer, getattr(self, "_replaces", []))  # --overwrite
+        replaces = list(getattr(self, "_replaces", []))  # --overwrite: the earlier run's checkpoints, export, logs
+        if getattr(self, "_overwrite", False):
+            replaces += earlier_logs(trainer)
+        replace_after_first_save(trainer, replaces)
         return trainer
 
 
