@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from sam_model.io import SAMFileError
+from sam_model.io import SAMFileError, json_type
 
 # Classes a checkpoint may hold besides tensors and builtins (extended by the training side with
 # Lightning's AttributeDict, which only the trainer imports).
@@ -47,8 +47,8 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict:
         raise SAMFileError(f"{p} cannot be read as a checkpoint ({type(exc).__name__}: {_first_line(exc)}); "
                            "is it a complete .ckpt file written by train.py?") from None
     if not isinstance(state, dict):
-        raise SAMFileError(f"{p} holds a {type(state).__name__}, not a checkpoint dict; give a .ckpt written by "
-                           "train.py")
+        raise SAMFileError(f"{p} holds {json_type(state)}, not a checkpoint (an object of weights, state and "
+                           "hyper-parameters); give a .ckpt written by train.py")
     return state
 
 

@@ -52,7 +52,7 @@ from transformers import PretrainedConfig
 from sam_model import card
 from sam_model.card import CARD
 from sam_model.checkpoint import load_checkpoint, recorded_folder
-from sam_model.io import SAMFileError, atomic_dir, cli_name, read_json, reading, run_cli
+from sam_model.io import SAMFileError, atomic_dir, cli_name, json_type, read_json, reading, run_cli
 from sam_model.models.bert import (
     EncoderConfigError,
     check_bert_folder,
@@ -443,7 +443,7 @@ def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int, StoreConf
     again = "export the checkpoint again (python -m sam_model.export CKPT OUT_DIR)"
     config = read_json(path, "export config (JSON)", again)
     if not isinstance(config, dict):
-        raise SAMFileError(f"{path} must hold a JSON object, got {type(config).__name__}; {again}")
+        raise SAMFileError(f"{path} must hold a JSON object, got {json_type(config)}; {again}")
     version = config.get("format_version")
     if type(version) is not int or version not in (FORMAT_VERSION, HEAD_ONLY_VERSION):  # true == 1 in Python
         raise SAMFileError(f"{path}: field 'format_version' is export format version {json.dumps(version)[:40]}, "

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from sam_model.io import json_type
+
 MAX_K = 10_000  # results of one search
 MAX_TEXT_CHARS = 100_000  # one memory's text, one query or observation (~25k tokens; BERT reads 512 at most)
 MAX_BATCH_SIZE = 65_536  # texts per encoder batch
@@ -88,7 +90,7 @@ def check_batch_size(batch_size: Any, name: str = "batch_size") -> int:
 def check_text(text: Any, name: str, empty: bool = False) -> str:
     """A text argument: a string of at most MAX_TEXT_CHARS characters (non-blank unless ``empty``)."""
     if not isinstance(text, str):
-        raise TypeError(f"{name} must be a string, got {type(text).__name__} {_show(text)}")
+        raise TypeError(f"{name} must be a string, got {json_type(text)} {_show(text)}")
     if not empty and not text.strip():
         raise ValueError(f"{name} must not be empty or only whitespace, got {_show(text)}")
     if len(text) > MAX_TEXT_CHARS:
@@ -105,7 +107,7 @@ def check_metadata(metadata: Any, name: str = "metadata") -> None:
     if metadata is None:
         return
     if not isinstance(metadata, Mapping):
-        raise TypeError(f"{name} must be an object (a dict), got {type(metadata).__name__} {_show(metadata)}")
+        raise TypeError(f"{name} must be an object, got {json_type(metadata)} {_show(metadata)}")
     metadata = dict(metadata)
     stack: list[tuple[Any, str, int]] = [(metadata, name, 1)]
     while stack:
@@ -123,7 +125,7 @@ def check_metadata(metadata: Any, name: str = "metadata") -> None:
             raise ValueError(f"{where} is {value}: JSON has no such number")
         elif not (value is None or isinstance(value, (str, bool, int, float))):
             raise TypeError(f"{where} must be a string, number, boolean, null, list or object, got "
-                            f"{type(value).__name__}")
+                            f"{json_type(value)}")
     size = len(json.dumps(metadata, ensure_ascii=False))
     if size > MAX_METADATA_CHARS:
         raise ValueError(f"{name} is {size} characters as JSON, more than the limit of {MAX_METADATA_CHARS}; keep "

@@ -255,17 +255,20 @@ def _with_second_item(d: dict) -> None:
 
 @pytest.mark.parametrize("edit, says", [
     (lambda d: d.update(kind=None), r"kind must be a memory kind \(a non-empty string\), got 'None'"),
-    (lambda d: d["items"][0].__setitem__(1, None), r"items\[0\]: the key must be a string, got NoneType"),
+    (lambda d: d["items"][0].__setitem__(1, None), r"items\[0\]: the key must be a string, got null\)"),
     (lambda d: d["items"][0].pop(), r"items\[0\] must be \[namespace, key, value, created_at, updated_at, memory"),
-    (lambda d: d["items"][0].__setitem__(3, 5), r"items\[0\] created_at must be an ISO 8601 time string, got int"),
+    (lambda d: d["items"][0].__setitem__(3, 5), r"items\[0\] created_at must be an ISO 8601 time string, got a "
+                                                r"number\)"),  # JSON's words for the file's values, not 'got int'
+    (lambda d: d["items"][0].__setitem__(2, "x"), r"items\[0\]: an item's value must be an object, got a string\)"),
     (lambda d: d["items"][0].__setitem__(4, "2026-01-01T00:00:00"), r"items\[0\] updated_at '2026-01-01T00:00:00' "
                                                                     r"has no time zone"),
-    (lambda d: d["items"][0].__setitem__(5, [1]), r"items\[0\]: the memory id must be a string or null, got list"),
+    (lambda d: d["items"][0].__setitem__(5, [1]), r"items\[0\]: the memory id must be a string or null, got a "
+                                                  r"list\)"),
     (lambda d: d["items"].append(list(d["items"][0])), r"items\[\d+\]: \('memories', 'anna'\)/k2 is given twice"),
     (_with_second_item, r"items\[\d+\]: memory '///memories.anna#\d+' is items\[0\]'s too"),
     (lambda d: d["items"][0].__setitem__(0, ["memories.anna"]), r"items\[0\]: a namespace must be a list of "
                                                                 r"non-empty strings without '.'"),
-    (lambda d: d.update(items={}), r"items must be a list, got dict"),
+    (lambda d: d.update(items={}), r"items must be a list, got an object\)"),
     (lambda d: d.update(steps=[[["memories", "anna"]]]), r"steps\[0\] must be \[namespace, next step\]"),
 ])
 def test_a_hand_edited_samstore_json_is_refused_naming_the_field(tmp_path, edit, says):

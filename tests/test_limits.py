@@ -37,7 +37,7 @@ def test_a_huge_k_is_refused_before_anything_is_allocated():
 
 
 @pytest.mark.parametrize(("text", "why"), [("", "must not be empty"), ("   \n", "must not be empty"),
-                                           (5, "must be a string, got int"),
+                                           (5, "must be a string, got a number 5"),
                                            ("x" * (MAX_TEXT_CHARS + 1), "has 100001 characters, more than the limit")])
 def test_bad_memory_texts_are_refused_and_change_nothing(text, why):
     store = _store()
@@ -130,9 +130,12 @@ def test_metadata_is_json_that_can_be_read_back():
     for _ in range(40):
         cur["a"] = {}
         cur = cur["a"]
-    for bad, err, says in [([1], TypeError, "must be an object"), ({1: "x"}, TypeError, "key that is not a string"),
+    for bad, err, says in [([1], TypeError, r"^metadata must be an object, got a list \[1\]$"),
+                           ({1: "x"}, TypeError, "key that is not a string"),
                            ({"a": float("nan")}, ValueError, "metadata.a is nan"),
-                           ({"a": {"b": object()}}, TypeError, "metadata.a.b must be a string, number"),
+                           ({"a": {"b": object()}}, TypeError, "metadata.a.b must be a string, number.* got a Python "
+                                                               "object$"),  # JSON's words, not Python's 'got list'
+                           ({"a": {1, 2}}, TypeError, "metadata.a must be .* got a Python set$"),
                            (deep, ValueError, "nested more than 32"),
                            ({"a": "x" * MAX_METADATA_CHARS}, ValueError, "characters as JSON")]:
         with pytest.raises(err, match=says):

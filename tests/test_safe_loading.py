@@ -51,6 +51,13 @@ def test_crafted_checkpoints_are_refused_and_run_nothing(tmp_path):
     assert not marker.exists(), "unpickling ran the crafted command"
 
 
+def test_a_checkpoint_that_holds_no_mapping_says_what_it_holds_in_plain_words(tmp_path):
+    ckpt = tmp_path / "number.ckpt"
+    torch.save(5, ckpt)
+    with pytest.raises(SAMFileError, match=r"number.ckpt holds a number, not a checkpoint \(an object of weights"):
+        load_checkpoint(ckpt)  # was 'holds a int, not a checkpoint dict': Python's words
+
+
 def test_crafted_checkpoint_through_the_clis_is_one_line(tmp_path, small_demo_logs, capsys):
     from sam_model.evaluation.run import run as evaluate_cli
     from sam_model.export import main as export_cli
@@ -133,7 +140,7 @@ def test_export_config_is_checked_field_by_field(tmp_path, tiny_bert_dir, edit, 
 def test_export_config_that_is_not_an_object(tmp_path, tiny_bert_dir):
     out = _export(tmp_path, tiny_bert_dir)
     (out / "config.json").write_text("[1, 2]")
-    with pytest.raises(SAMFileError, match=r"config.json must hold a JSON object, got list"):
+    with pytest.raises(SAMFileError, match=r"config.json must hold a JSON object, got a list;"):
         SAMRetriever.load(out)
 
 

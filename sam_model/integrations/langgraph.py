@@ -54,7 +54,7 @@ from langgraph.store.base import (
 )
 
 from sam_model.data.schema import Event, State, parse_event
-from sam_model.io import SAMFileError, atomic_dir, reading, refuse_links, unique_keys
+from sam_model.io import SAMFileError, atomic_dir, json_type, reading, refuse_links, unique_keys
 from sam_model.limits import MAX_K, check_int
 from sam_model.locking import locked, new_lock
 from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
@@ -298,7 +298,7 @@ def _restore(d: Any, store: MemoryStore) -> SAMStore:
             raise ValueError(f"{where} must be [namespace, key, value, created_at, updated_at, memory id]")
         ns, key, value, created, updated, memory = row
         if not isinstance(key, str):
-            raise ValueError(f"{where}: the key must be a string, got {type(key).__name__}")
+            raise ValueError(f"{where}: the key must be a string, got {json_type(key)}")
         rows = self._data.setdefault(_namespace(ns, where), {})
         if key in rows:
             raise ValueError(f"{where}: {tuple(ns)}/{key} is given twice (keep one)")
@@ -315,14 +315,14 @@ def _restore(d: Any, store: MemoryStore) -> SAMStore:
 
 def _listed(value: Any, name: str) -> list:
     if not isinstance(value, list):
-        raise ValueError(f"{name} must be a list, got {type(value).__name__}")
+        raise ValueError(f"{name} must be a list, got {json_type(value)}")
     return value
 
 
 def _time(value: Any, where: str) -> datetime:
     """An item's time as save wrote it (ISO 8601 with its zone: every put's is UTC)."""
     if not isinstance(value, str):
-        raise ValueError(f"{where} must be an ISO 8601 time string, got {type(value).__name__}")
+        raise ValueError(f"{where} must be an ISO 8601 time string, got {json_type(value)}")
     t = datetime.fromisoformat(value)
     if t.tzinfo is None:
         raise ValueError(f"{where} {value[:40]!r} has no time zone (write it as save does, e.g. +00:00)")
@@ -358,14 +358,14 @@ def _namespace(ns: Any, where: str) -> tuple[str, ...]:
 
 def _value(value: Any, where: str) -> dict:
     if not isinstance(value, dict):
-        raise ValueError(f"{where}: an item's value must be an object, got {type(value).__name__}")
+        raise ValueError(f"{where}: an item's value must be an object, got {json_type(value)}")
     return value
 
 
 def _memory(store: MemoryStore, memory: Any, where: str) -> Any:
     """An item's memory id, which must be in the saved store (else its search would name a memory not there)."""
     if memory is not None and not isinstance(memory, str):
-        raise ValueError(f"{where}: the memory id must be a string or null, got {type(memory).__name__}")
+        raise ValueError(f"{where}: the memory id must be a string or null, got {json_type(memory)}")
     if memory is not None and not store.has(memory):
         raise ValueError(f"{where}: memory {str(memory)[:60]!r} is not in store/ (the two were not saved together)")
     return memory
