@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from sam_model.backends import check_index_config, index_from_config, load_index
+from sam_model.backends.points import all_or_nothing
 from sam_model.data.chunks import Chunking, chunk_records
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.provenance import ProvenanceLinker
@@ -1031,11 +1032,14 @@ class MemoryStore:
     @locked
     def reencode(self, batch_size: int = 64, progress: bool = False) -> int:
         """Encode every memory again with this store's encoder (from the texts it keeps) and replace its vectors:
-        the memories move to another model. Returns how many were encoded."""
+        the memories move to another model. Returns how many were encoded. All or nothing: the index refusing the
+        vectors of one scope after others went in (a backend error, an interrupt) gets the old vectors back
+        (:meth:`_put_vectors`); one scope at a time, a failure left a mix of two models' vectors, and on a Qdrant
+        server, whose collection outlives a failed load, the collection stayed half re-encoded."""
         if self.encoder is None:
             raise ValueError("this store has no encoder to re-encode its memories with")
         entries = list(self._entries.values())
-        x = self._vectors(entries, None, batch_size, progress)
+        x = self._vectors(entries, None, batch_size, progress)  # refused or failed here: nothing changed
         if isinstance(self.index, MemoryIndex) and self.index.kind == "ivf" and self.index.trained:
             # its lists were the old model's k-means: the new vectors go into a new index, trained on them
             # (kept in the old lists, recall@10 fell to 0.04 where a fresh index had 0.46)
@@ -1044,22 +1048,44 @@ class MemoryStore:
             fresh.add([e.id for e in entries], x, episode_ids=eps)
             self.index = fresh
             return len(entries)
-        self._put_vectors(entries, x)
+        self._put_vectors(entries, x, old=self.index.get_vectors([e.id for e in entries]))
         return len(entries)
 
-    def _put_vectors(self, entries: Sequence[_Entry], x: np.ndarray, episodes: Sequence[Any] | None = None) -> None:
+    def _put_vectors(self, entries: Sequence[_Entry], x: np.ndarray, episodes: Sequence[Any] | None = None,
+                     old: np.ndarray | None = None) -> None:
         """Give stored memories these vectors in the index, each in ``episodes`` (default: its own) and its scopes'
-        payload."""
-        if episodes is None:
-            episodes = [self.index.episode_of(e.id) for e in entries]
+        payload: a remove and an add per combination of scopes. ``old``: the vectors they hold now; then all or
+        nothing, a scope refused after others went in (or its add's answer lost) puts them back, each in its own
+        episode, in every scope written (sam_model.backends.points.all_or_nothing), the new vectors taken out
+        asking twice (:meth:`_take_out`). Without it (memories whose points are gone: no vectors to keep) a failure
+        stops where it is."""
+        now = [self.index.episode_of(e.id) for e in entries]
         groups: dict[tuple, list[int]] = {}
         for n, e in enumerate(entries):
             groups.setdefault(tuple(getattr(e, name) for name in SCOPES), []).append(n)
-        for scope, rows in groups.items():
-            ids = [entries[n].id for n in rows]
-            self.index.remove([i for i in ids if i in self.index])
-            self.index.add(ids, x[rows], episode_ids=[episodes[n] for n in rows],
-                           **self._payload(dict(zip(SCOPES, scope))))
+
+        def put(vectors: np.ndarray, eps: Sequence[Any]) -> Callable[[Sequence[tuple]], None]:
+            def write(batch: Sequence[tuple]) -> None:
+                for scope, rows in batch:
+                    ids = [entries[n].id for n in rows]
+                    self._take_out(ids, strict=True)
+                    self.index.add(ids, vectors[rows], episode_ids=[eps[n] for n in rows],
+                                   **self._payload(dict(zip(SCOPES, scope))))
+            return write
+
+        new = put(x, now if episodes is None else episodes)
+        if old is None:
+            new(list(groups.items()))
+            return
+        try:
+            all_or_nothing(list(groups.items()), 1, new, put(old, now), f"the store's index "
+                           f"({type(self.index).__name__}): re-writing the vectors of {len(entries)} memories",
+                           unit="scopes")
+        except BaseException:  # put back, unless refused again: then a memory whose vector is gone leaves the
+            lost = [e.id for e in entries if e.id not in self.index]  # entries too (as in _put_back), so that
+            self.linker.forget(lost)  # they and the index agree
+            self._drop_entries(lost)
+            raise
 
     @locked
     def move(self, ids: Iterable[Any], episode_id: Any) -> None:
@@ -1075,12 +1101,8 @@ class MemoryStore:
         if not ids:
             return
         entries = [self._entries[i] for i in ids]
-        x, olds = self.index.get_vectors(ids), [self.index.episode_of(i) for i in ids]
-        try:
-            self._put_vectors(entries, x, [episode_id] * len(ids))
-        except BaseException:
-            self._put_vectors(entries, x, olds)
-            raise
+        x = self.index.get_vectors(ids)
+        self._put_vectors(entries, x, [episode_id] * len(ids), old=x)
         steps = [e.step for e in entries if e.step is not None]
         if steps:
             self._next_step[episode_id] = max(self._next_step.get(episode_id, 0), max(steps) + 1)

@@ -31,12 +31,12 @@ def point_id(i: str | int) -> str:
 
 
 def all_or_nothing(items: Sequence[Any], size: int, write: Callable[[Sequence[Any]], None],
-                   undo: Callable[[Sequence[Any]], None], what: str) -> None:
+                   undo: Callable[[Sequence[Any]], None], what: str, unit: str = "points") -> None:
     """``write`` ``items`` in engine calls of at most ``size``; when one fails, ``undo`` every batch tried, its own
     too (a call whose answer was lost may have been applied), and raise its error. A write of more than one call
     failing midway had left its first batches applied while the index said none was: points the store knew nothing
-    of were searched, or memories it held had lost their vectors. An undo that fails too is logged; the error raised
-    is still the write's."""
+    of were searched, or memories it held had lost their vectors. An undo that fails too is logged (``unit``: what
+    the items are, in that line); the error raised is still the write's."""
     tried = 0
     try:
         for start in range(0, len(items), size):
@@ -47,8 +47,8 @@ def all_or_nothing(items: Sequence[Any], size: int, write: Callable[[Sequence[An
             for start in range(0, min(tried, len(items)), size):
                 undo(items[start:start + size])
         except Exception as err:
-            log.warning("%s of %d points failed midway and could not be taken back (%s: %s): the engine and the "
-                        "index may differ; load the store's last save", what, len(items), type(err).__name__,
+            log.warning("%s of %d %s failed midway and could not be taken back (%s: %s): the engine and the "
+                        "index may differ; load the store's last save", what, len(items), unit, type(err).__name__,
                         str(err)[:200])
         raise
 
