@@ -3,6 +3,9 @@ once, benches that write their results atomically, and the paired table that use
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import numpy as np
 import pytest
 
@@ -10,10 +13,10 @@ from sam_model.data.examples import MemoryRecord
 from sam_model.memory.encoders import HashingEncoder
 from sam_model.store import MemoryStore, StoreConfig
 
-try:  # its fixture: a Qdrant server answered by qdrant-client's local mode
-    from test_backend_leftovers import server  # noqa: F401
-except pytest.skip.Exception:  # no qdrant-client: that test skips itself
-    pass
+try:  # a Qdrant server answered by qdrant-client's local mode (a fixture), a save of before version 2
+    from test_backend_leftovers import old_save, server  # noqa: F401
+except pytest.skip.Exception:  # no qdrant-client: the tests that use them skip themselves
+    old_save = None
 
 DIM = 16
 
@@ -137,3 +140,50 @@ def test_a_server_load_whose_reencode_fails_leaves_the_collection_as_it_was(serv
     want = back.encoder.encode_memories([back.memory(i) for i in back.ids()])
     np.testing.assert_allclose(back.index.get_vectors(back.ids()), want, atol=1e-6)
     assert back.index._count() == 6
+
+
+# ---- 2. a served tenant checkpoints a migrated save at once ----------------------------------------------------
+
+
+@SERVER_MODE
+@pytest.mark.parametrize("index", ["flat", "server"])
+def test_a_tenant_checkpoints_a_migrated_save_at_once_so_the_next_start_does_not_migrate(
+        index, tmp_path, monkeypatch, request):
+    """Found by review: a tenant whose checkpoint was a save of before version 2 (scoped.json without a version)
+    was moved to each scope's own episode when it was loaded, but not saved: every restart moved it again (on a
+    Qdrant server, re-encoding the memories it moved) until the next due checkpoint. The tenant now checkpoints at
+    once after a migration; the next start loads a version-2 save and moves nothing."""
+    if old_save is None:
+        pytest.skip("the [serve] extra is not installed (pip install -e '.[serve]')")
+    from sam_model.memory import ScopedMemory
+    from sam_model.serve.tenants import Tenant
+
+    cfg = {"kind": "flat"} if index == "flat" else {"kind": "qdrant", "url": request.getfixturevalue("server")}
+    folder = tmp_path / "acme"
+    (folder / "checkpoint").mkdir(parents=True)
+    shutil.move(old_save(tmp_path, monkeypatch, cfg), folder / "checkpoint" / "memory")
+    (folder / "checkpoint" / "seq.json").write_text(json.dumps({"seq": 0}))
+    enc = HashingEncoder(256)
+    moved, encoded = [], []
+    real_place, real_encode = ScopedMemory._place_episodes, MemoryStore._encode_stale
+    monkeypatch.setattr(ScopedMemory, "_place_episodes", lambda self: moved.append(1) or real_place(self))
+    monkeypatch.setattr(MemoryStore, "_encode_stale", lambda self, *a: encoded.append(1) or real_encode(self, *a))
+
+    def start() -> Tenant:
+        return Tenant("acme", folder, lambda: ScopedMemory(enc, StoreConfig(index=cfg)),
+                      lambda f: ScopedMemory.load(f, enc), checkpoint_every=1000)
+
+    tenant = start()
+    assert moved == [1], "the old save was not migrated"
+    scoped = json.loads((folder / "checkpoint" / "memory" / "scoped.json").read_text())
+    assert scoped["version"] == 2  # on disk before any write or shutdown
+    want = {h.id: h.episode_id for h in tenant.memory.store.get_all()}
+    tenant.release()  # a kill: no checkpoint at shutdown
+    moved.clear()
+    encoded.clear()
+    again = start()
+    assert moved == [] and encoded == []
+    assert {h.id: h.episode_id for h in again.memory.store.get_all()} == want
+    for h in again.memory.store.get_all():
+        assert h.episode_id == ScopedMemory.episode_of(h.user_id, h.agent_id, h.run_id), h.id
+    again.release()

@@ -284,6 +284,9 @@ class ScopedMemory:
         # memory id -> its scopes (user, agent, run), None when unknown, for the ids whose places do not say them
         # (ids of a save before each scope had its place in the episode's name): history's check once it is deleted
         self._owners: dict[Any, tuple | None] = {}
+        # loaded from a save of an earlier version and moved to this one (_place_episodes): a caller that keeps the
+        # memory in a checkpoint (a served tenant) saves it at once, or every start moves it again
+        self.migrated = False
 
     @property
     def lock(self) -> threading.RLock:
@@ -871,6 +874,7 @@ class ScopedMemory:
                 self._owners = {i: None if o is None else _owner(o, i) for i, o in d.get("owners", [])}
                 if version == 1:
                     self._place_episodes()
+                    self.migrated = True
             except SAMFileError:
                 raise
             except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError) as err:

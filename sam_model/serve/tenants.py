@@ -236,8 +236,8 @@ class Tenant:
 
     def _open(self, make_memory: Callable[[], ScopedMemory], load_memory: Callable[[Path], ScopedMemory],
               fsync: bool, reencode: bool) -> None:
-        """Load the checkpoint (or start empty), replay the log after it, and checkpoint a fresh or re-encoded
-        memory at once."""
+        """Load the checkpoint (or start empty), replay the log after it, and checkpoint a fresh, re-encoded or
+        migrated memory at once."""
         ckpt = self.folder / CHECKPOINT
         fresh = not exists(ckpt)
         if not fresh:
@@ -257,9 +257,11 @@ class Tenant:
         self.wal.seq = max(self.wal.seq, done)
         self._checkpointed = done  # the seq the last checkpoint holds
         self._checkpointing = threading.Lock()
-        if fresh or reencode:
+        if fresh or reencode or self.memory.migrated:
             self.checkpoint()  # from the start: a Qdrant collection is then always attached by a load; after a
-            # re-encode, the checkpoint is the new model's (a kill before it left the old one beside new-model writes)
+            # re-encode, the checkpoint is the new model's (a kill before it left the old one beside new-model writes);
+            # after a migration (ScopedMemory._place_episodes), the next start loads this version's save, not the
+            # old one to migrate (on a Qdrant server: re-encode) again until the next due checkpoint
 
     def _replayable(self, done: int, seq_file: Path | None) -> list[tuple[int, dict[str, Any]]]:
         """(line, record) of the log's records after the checkpoint's seq ``done``, once the log is seen to fit the
