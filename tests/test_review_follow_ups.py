@@ -187,3 +187,62 @@ def test_a_tenant_checkpoints_a_migrated_save_at_once_so_the_next_start_does_not
     for h in again.memory.store.get_all():
         assert h.episode_id == ScopedMemory.episode_of(h.user_id, h.agent_id, h.run_id), h.id
     again.release()
+
+
+# ---- 3. the benches write their results atomically ------------------------------------------------------------
+
+
+def torn(self, data, *args, **kwargs):
+    """A write that took part of its file and failed (a full disk): what a plain write_text left behind."""
+    with open(self, "wb") as f:
+        f.write(b"{")
+    raise OSError(28, "No space left on device")
+
+
+def test_a_search_bench_whose_write_fails_keeps_the_earlier_results(tmp_path, monkeypatch):
+    """Found by review: bench.search wrote search.json (after every index, so that partial results survive) and
+    search.md with a plain write_text, so a write that failed midway (a full disk, a kill) left a torn file where
+    the earlier run's results were. They are now written atomically (sam_model.io.atomic_write_text), as every
+    other bench's are."""
+    from pathlib import Path
+
+    from sam_model.bench import search
+
+    argv = ["--sizes", "200", "--dim", "8", "--latent-dim", "4", "--clusters", "4", "--queries", "16",
+            "--b1-queries", "2", "--kinds", "flat", "--threads", "1", "--out", str(tmp_path / "out")]
+    search.main(argv)
+    before = {f: (tmp_path / "out" / f).read_bytes() for f in ("search.json", "search.md")}
+    assert json.loads(before["search.json"])["results"]
+    monkeypatch.setattr(Path, "write_text", torn)
+    monkeypatch.setattr(Path, "write_bytes", torn)
+    with pytest.raises(OSError, match="No space left"):
+        search.main(argv)
+    monkeypatch.undo()
+    assert {f: (tmp_path / "out" / f).read_bytes() for f in before} == before
+
+
+def test_a_memory_plot_whose_save_fails_keeps_the_earlier_png(tmp_path, monkeypatch):
+    """bench.memory saved memory.png with fig.savefig to its final path (a failed save left half an image that looks
+    like a result); it now goes through the one atomic figure save (sam_model.evaluation.diagnostics.save_figure)."""
+    from matplotlib.figure import Figure
+
+    from sam_model.bench import memory
+
+    results = {"store only": {"size_curve": [(1, 1), (21, 15), (40, 30)], "rr_curve": [1.0, 0.0, 0.5, 0.5]}}
+    png = tmp_path / "memory.png"
+    memory.plot(results, png, window=2)
+    before = png.read_bytes()
+    assert before.startswith(b"\x89PNG")
+    real = Figure.savefig
+
+    def half(self, fname, *args, **kwargs):
+        real(self, fname, *args, **kwargs)
+        with open(fname, "r+b") as f:
+            f.truncate(100)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", half)
+    with pytest.raises(OSError, match="No space left"):
+        memory.plot(results, png, window=2)
+    monkeypatch.undo()
+    assert png.read_bytes() == before

@@ -31,6 +31,7 @@ from sam_model.data.lives import task_starts
 from sam_model.data.reader import Episode
 from sam_model.data.schema import parse_event
 from sam_model.data.synthetic import generate_episodes
+from sam_model.io import atomic_write_text
 from sam_model.memory import MemoryConfig, SAMMemory, ScopedMemory
 from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
 
@@ -145,8 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         c, w = report["cold"][n], report["warm"][n]
         print(f"| {n} | {c['p50_ms']:.2f} | {c['overhead_pct']:+.1f}% | {w['p50_ms']:.2f} | {w['overhead_pct']:+.1f}% |")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(report, fh, indent=1)
+        atomic_write_text(args.json, json.dumps(report, indent=1))
     return 0
 
 

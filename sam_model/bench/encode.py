@@ -43,7 +43,7 @@ import numpy as np
 import torch
 
 from sam_model.cpus import cores
-from sam_model.io import RawDefaultsHelp
+from sam_model.io import RawDefaultsHelp, atomic_write_text
 from sam_model.janus.stats import t_interval
 from sam_model.models import bf16_text, onnx_text
 from sam_model.models.bert import load_bert, pool
@@ -264,8 +264,8 @@ def main(argv: list[str] | None = None) -> dict:
               "matmul_gflop_s": rates, "matmul_library": lib, "bf16_matmul_gflop_s": rates16, "min_cosine": cos,
               "ceiling_vs_before": ceiling,
               "config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}}
-    (args.out / "encode.json").write_text(json.dumps(result, indent=2))
-    (args.out / "encode.md").write_text(md)
+    atomic_write_text(args.out / "encode.json", json.dumps(result, indent=2))
+    atomic_write_text(args.out / "encode.md", md)
     print(md)
     return result
 

@@ -44,7 +44,7 @@ from sam_model.data.transcripts import (
     policy_of,
     says,
 )
-from sam_model.io import DefaultsHelp
+from sam_model.io import DefaultsHelp, atomic_write_text
 from sam_model.janus.stats import bootstrap_ci, fmt_ci, fmt_diff, paired
 from sam_model.memory import ContentEncoder, ScopedMemory
 from sam_model.progress import progress_bar
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     report["retriever"], report["stride"] = args.retriever, args.stride
     print(table(report))
     if args.json:
-        args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
+        atomic_write_text(args.json, json.dumps(report, indent=1))
     return 0
 
 

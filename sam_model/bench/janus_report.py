@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 
 from sam_model import tensorboard_log
-from sam_model.io import atomic_path
 from sam_model.janus.stats import fmt_ci, fmt_diff
 
 
@@ -33,10 +32,11 @@ def _save(fig, ax, path: Path) -> None:
     """The legend beside the axes, then the PNG written atomically."""
     import matplotlib.pyplot as plt
 
+    from sam_model.evaluation.diagnostics import save_figure
+
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
 
 

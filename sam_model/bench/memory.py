@@ -187,6 +187,8 @@ def plot(results: dict, path: Path, window: int = 50,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from sam_model.evaluation.diagnostics import save_figure
+
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     styles = ["-", "--", ":", "-."]
     lines: dict[str, list[tuple[int, float]]] = {}
@@ -206,7 +208,7 @@ def plot(results: dict, path: Path, window: int = 50,
     ax1.legend(fontsize=7)
     ax2.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     tensorboard_log.log_figure(tensorboard, "memory", lines, path)
     return lines

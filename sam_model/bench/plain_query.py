@@ -27,7 +27,7 @@ import numpy as np
 from sam_model.bench.grounding import add_arguments, conversations, load_model, missing
 from sam_model.data.schema import parse_event
 from sam_model.data.transcripts import convert_conversation
-from sam_model.io import DefaultsHelp
+from sam_model.io import DefaultsHelp, atomic_write_text
 from sam_model.janus.stats import bootstrap_ci, fmt_ci, fmt_diff, paired
 from sam_model.memory import ContentEncoder, ScopedMemory
 from sam_model.progress import progress_bar
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
                                                         args.stride)), "stride": args.stride}
     print(tables(report))
     if args.json:
-        args.json.write_text(json.dumps(report, indent=1, default=lambda x: float(np.asarray(x))), encoding="utf-8")
+        atomic_write_text(args.json, json.dumps(report, indent=1, default=lambda x: float(np.asarray(x))))
     return 0
 
 

@@ -42,7 +42,7 @@ import torch
 from sam_model import tensorboard_log
 from sam_model.cpus import cores
 from sam_model.index import KINDS, MemoryIndex, tune_blas_threshold
-from sam_model.io import RawDefaultsHelp
+from sam_model.io import RawDefaultsHelp, atomic_write_text
 from sam_model.models.projection import PROJECTIONS, StateProjection
 from sam_model.progress import progress_bar
 
@@ -376,14 +376,14 @@ def main(argv: list[str] | None = None) -> dict:
             sweeps.extend(sw)
             bar.update()
             result = {"config": config, "results": rows, "sweeps": sweeps}
-            (args.out / "search.json").write_text(json.dumps(result, indent=2))  # partial results survive
+            atomic_write_text(args.out / "search.json", json.dumps(result, indent=2))  # partial results survive
         del base
     bar.close()
     header = (f"Search benchmark: dim {args.dim}, {args.queries} queries, projection {args.projection}, "
               f"{args.threads} threads, faiss {faiss.__version__} (BLAS threshold nq·d ≥ {blas}), {os.cpu_count()} cores "
               f"({config['cpu']}); synthetic mixture: {args.clusters} clusters, latent dim {args.latent_dim}.")
     md = markdown(rows, sweeps, header)
-    (args.out / "search.md").write_text(md)
+    atomic_write_text(args.out / "search.md", md)
     plot(rows, sweeps, args.out / "search.png", args.tensorboard)
     print(md)
     return result

@@ -61,7 +61,7 @@ import httpx
 import numpy as np
 
 from sam_model.cpus import cores
-from sam_model.io import DefaultsHelp
+from sam_model.io import DefaultsHelp, atomic_write_text
 
 KEYS = {"acme": "acme-key-0123456789abcdef", "globex": "globex-key-0123456789abcdef"}
 PHASES = ["search", "plan", "confirm", "book"]
@@ -381,7 +381,7 @@ def share_args(args) -> tuple[str, ...]:
 
 def load_bench(args, folder: Path, log) -> dict:
     keys = folder / "keys.json"
-    keys.write_text(json.dumps(KEYS))
+    atomic_write_text(keys, json.dumps(KEYS))
     data = folder / "data"
     t0 = time.perf_counter()
     preload(args.model, data, keys, args.memories, args.users, log)
@@ -417,7 +417,7 @@ def load_bench(args, folder: Path, log) -> dict:
 
 def fault_bench(args, folder: Path, log) -> dict:
     keys = folder / "keys.json"
-    keys.write_text(json.dumps(KEYS))
+    atomic_write_text(keys, json.dumps(KEYS))
     data, port = folder / "data", free_port()
     every = 50 if args.checkpoint_every is None else args.checkpoint_every
     extra = ("--checkpoint-every", str(every), "--batch-ms", str(args.batch_ms), *share_args(args))
@@ -563,7 +563,7 @@ def emit(figures: dict, path: Path | None) -> None:
     print(text)
     if path:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text + "\n")
+        atomic_write_text(path, text + "\n")
 
 
 if __name__ == "__main__":

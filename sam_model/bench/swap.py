@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"exchange {x['kind']}: {x['saves']} saves, {x['checks']} Path.exists checks, missing {x['missing']} "
               f"(atomic exchange {'on' if x['exchange'] else 'unavailable'})")
     if args.json:
-        args.json.write_text(json.dumps(report, indent=1))
+        sam_io.atomic_write_text(args.json, json.dumps(report, indent=1))
     bad = sum(g["found_nothing"] + g["left_missing"] + g["lost"] for g in report["gap"]) + \
         sum(x["missing"] + abs(x["writer_exit"]) for x in report["exchange"])
     return 1 if bad else 0

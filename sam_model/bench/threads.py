@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sam_model.io import atomic_write_text
+
 WORDS = ["flight", "Boston", "refund", "hotel", "Lisbon", "budget", "card", "window", "seat", "dinner", "train",
          "visa", "luggage", "upgrade", "cancel", "Paris", "meal", "aisle", "voucher", "gate"]
 
@@ -290,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         report["lock"] = lock_cost()
     print(render(report))
     if args.json:
-        args.json.write_text(json.dumps(report, indent=2))
+        atomic_write_text(args.json, json.dumps(report, indent=2))
     bad = sum(report.get(k, 0) for k in ("crashes", "exceptions", "leaks", "lost", "bad_saves"))
     return 1 if bad else 0
 

@@ -30,10 +30,11 @@ def phase_label(phase: str) -> str:
     return phase or "(none)"
 
 
-def save_figure(fig, path: Path) -> None:
-    """PNG written atomically, so a crash never leaves a half image that looks like a result."""
+def save_figure(fig, path: Path, dpi: int = 110) -> None:
+    """PNG written atomically, so a crash never leaves a half image that looks like a result: every plot of the
+    evaluation and the benchmarks is saved here."""
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+        fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
 
 
 def sample_indices(n: int, cap: int, seed: int = 0) -> np.ndarray:
