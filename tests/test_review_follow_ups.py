@@ -246,3 +246,31 @@ def test_a_memory_plot_whose_save_fails_keeps_the_earlier_png(tmp_path, monkeypa
         memory.plot(results, png, window=2)
     monkeypatch.undo()
     assert png.read_bytes() == before
+
+
+# ---- 4. the paired table uses the one paired difference -------------------------------------------------------
+
+
+def test_the_paired_table_gives_stats_paired_figures_and_computes_them_there(tmp_path, monkeypatch):
+    """bench.paired's table computed the paired difference inline beside sam_model.janus.stats.paired, the same
+    calculation twice (a change to one would leave the other). It now calls stats.paired: on random decisions of
+    random conversations its figures are stats.paired's, and they come from a call to it."""
+    import sam_model.bench.paired as bench
+    from sam_model.bench.chunk_table import fmt
+    from sam_model.janus import stats
+
+    rng = np.random.default_rng(7)
+    n = 60
+    groups = [f"c{int(g)}" for g in rng.integers(0, 12, n)]
+    rr = {m: rng.uniform(0, 1, n) for m in ("sam", "shipped")}
+    hit = {m: rng.integers(0, 2, n).astype(float) for m in rr}
+    (tmp_path / "per_query.jsonl").write_text("".join(
+        json.dumps({"episode_id": groups[i], "step": i, "methods": {
+            m: {"rr": float(rr[m][i]), "recall@5": float(hit[m][i])} for m in rr}}) + "\n" for i in range(n)))
+    calls = []
+    monkeypatch.setattr(bench, "paired", lambda a, b, **kw: calls.append(kw) or stats.paired(a, b, **kw))
+    rows = {line.split(" | ")[0]: line for line in bench.table(tmp_path, "sam", "shipped").splitlines()}
+    for title, values in (("| MRR", rr), ("| Recall@5", hit)):
+        want = fmt(stats.paired(values["sam"], values["shipped"], groups=groups), True)
+        assert rows[title].endswith(f"| {want} |"), (title, want)
+    assert len(calls) == 2 and all(kw == {"groups": groups} for kw in calls)

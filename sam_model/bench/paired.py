@@ -36,7 +36,7 @@ import numpy as np
 from sam_model.bench.chunk_table import METRICS, fmt, per_query
 from sam_model.bench.seeds import over_seeds
 from sam_model.io import cli_name
-from sam_model.janus.stats import bootstrap_ci
+from sam_model.janus.stats import bootstrap_ci, paired
 
 
 def table(folder: Path, a: str, b: str, b_from: Path | None = None) -> str:
@@ -61,7 +61,7 @@ def table(folder: Path, a: str, b: str, b_from: Path | None = None) -> str:
     for key, title in METRICS:
         x, y = methods[a][key], others[b][key]
         lines.append(f"| {title} | {fmt(bootstrap_ci(x, groups=groups))} | {fmt(bootstrap_ci(y, groups=groups))} | "
-                     f"{fmt(bootstrap_ci([p - q for p, q in zip(x, y)], groups=groups), True)} |")
+                     f"{fmt(paired(x, y, groups=groups), True)} |")
     return "\n".join(lines)
 
 
