@@ -271,3 +271,26 @@ def test_text_cache_file_merges_writers_and_stays_bounded(tmp_path):
     b.save_cache(path, max_entries=4)
     kept = torch.load(path, weights_only=True)["texts"]
     assert kept == ["beta one", "beta two", "beta three", "alpha one"]
+
+
+@pytest.mark.parametrize("layers", [-1, 1, 0])
+def test_adapting_a_frozen_model_trains_the_bert_layers_the_run_asks_for(tmp_path, tiny_bert_dir, layers):
+    """``--model.init_from`` a frozen model with ``--model.net.trainable_layers -1`` (the README's GPU advice for
+    adapting) reused the pretrained model's BERT with every weight still frozen: no BERT weight had a gradient or
+    an optimiser group, and BERT ran uncached every step for nothing (found by review)."""
+    from sam_model.export import save_exported
+    from sam_model.models.bert import layer_stack
+    from sam_model.training.module import SAMLightningModule
+
+    base = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16, max_length=32,
+                            phases=["a"], kinds=["user"]))
+    save_exported(base, tmp_path / "export")
+    module = SAMLightningModule(net=SAMConfig(trainable_layers=layers), net_fields=["trainable_layers"],
+                                init_from=str(tmp_path / "export"), vocab={"phases": ["a", "b"], "kinds": ["user"]})
+    bert = module.net.state_encoder.text_encoder.bert
+    top = {id(p) for p in layer_stack(bert)[-1].parameters()}
+    want = {-1: {id(p) for p in bert.parameters()}, 1: top, 0: set()}[layers]
+    assert {id(p) for p in bert.parameters() if p.requires_grad} == want
+    tuned = {id(p) for g in module.configure_optimizers()["optimizer"].param_groups for p in g["params"]
+             if g["initial_lr"] == module.hparams.bert_lr}
+    assert tuned == want and module.net.cfg.phases == ["a", "b"]

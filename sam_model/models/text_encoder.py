@@ -259,11 +259,11 @@ class TextEncoder(nn.Module):
         return self.trainable_layers == 0
 
     def _freeze(self, trainable_layers: int) -> None:
-        """-1: all layers train; 0: frozen; n: only the top n transformer layers train."""
-        if trainable_layers < 0:
-            return
+        """-1: all layers train; 0: frozen; n: only the top n transformer layers train. Every weight is set either
+        way: a BERT taken from a frozen network (a pretrained model adapted with ``trainable_layers: -1``,
+        sam_model.models.adapt) comes with every weight frozen, and left as it was it trained nothing."""
         for p in self.bert.parameters():
-            p.requires_grad_(False)
+            p.requires_grad_(trainable_layers < 0)
         if trainable_layers > 0:
             for layer in layer_stack(self.bert)[-trainable_layers:]:
                 for p in layer.parameters():
