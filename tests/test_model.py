@@ -294,3 +294,21 @@ def test_adapting_a_frozen_model_trains_the_bert_layers_the_run_asks_for(tmp_pat
     tuned = {id(p) for g in module.configure_optimizers()["optimizer"].param_groups for p in g["params"]
              if g["initial_lr"] == module.hparams.bert_lr}
     assert tuned == want and module.net.cfg.phases == ["a", "b"]
+
+
+@pytest.mark.parametrize("positives", ["any", "each"])
+def test_a_query_without_a_positive_adds_no_loss_and_no_gradient(positives):
+    """A query whose row has no positive cost the log of the float minimum (~3.4e38) with ``any``, and with both
+    modes its gradient pushed every candidate down (found by review); the other rows' losses are unchanged."""
+    torch.manual_seed(0)
+    scores = torch.randn(3, 5, requires_grad=True)
+    allowed = torch.ones(3, 5, dtype=torch.bool)
+    positive = torch.zeros(3, 5, dtype=torch.bool)
+    positive[0, 1] = positive[2, [0, 3]] = True
+    loss_fn = MultiPositiveInfoNCE(0.1, positives=positives)
+    losses = loss_fn(scores, allowed, positive)
+    losses.sum().backward()
+    assert losses[1].item() == 0.0 and not scores.grad[1].any()
+    keep = [0, 2]
+    alone = loss_fn(scores.detach()[keep], allowed[keep], positive[keep])
+    assert torch.allclose(losses.detach()[keep], alone) and (alone > 0).all()

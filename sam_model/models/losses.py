@@ -72,16 +72,19 @@ class MultiPositiveInfoNCE(nn.Module):
     def forward(self, scores: torch.Tensor, allowed: torch.Tensor, positive: torch.Tensor) -> torch.Tensor:
         """Per-query losses (n_q,). ``scores``: (n_q, n_m); ``allowed`` ⊇ ``positive``: bool (n_q, n_m).
 
-        Returned unreduced so that callers can average over the *global* number of queries.
+        Returned unreduced so that callers can average over the *global* number of queries. A query with no
+        positive gets 0 and no gradient, in both modes: it says nothing about which memory is useful (it cost
+        ~3.4e38 with ``any``, the log of the float minimum, and with both modes pushed every candidate down).
         """
         logits = scores * self.scale
         neg_inf = torch.finfo(logits.dtype).min
         denom = torch.logsumexp(logits.masked_fill(~allowed, neg_inf), dim=-1)
         if self.positives == "each":
             n_pos = positive.sum(-1).clamp(min=1)
-            return denom - (logits * positive).sum(-1) / n_pos
-        numer = torch.logsumexp(logits.masked_fill(~positive, neg_inf), dim=-1)
-        return denom - numer
+            losses = denom - (logits * positive).sum(-1) / n_pos
+        else:
+            losses = denom - torch.logsumexp(logits.masked_fill(~positive, neg_inf), dim=-1)
+        return torch.where(positive.any(-1), losses, torch.zeros_like(losses))
 
 
 class ScoreDistillation(nn.Module):
