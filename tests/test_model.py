@@ -312,3 +312,11 @@ def test_a_query_without_a_positive_adds_no_loss_and_no_gradient(positives):
     keep = [0, 2]
     alone = loss_fn(scores.detach()[keep], allowed[keep], positive[keep])
     assert torch.allclose(losses.detach()[keep], alone) and (alone > 0).all()
+
+
+def test_a_temperature_the_loss_would_clamp_is_refused():
+    """1/τ is clamped at max_scale: τ = 0.005 trained at 0.01 while its run's settings said 0.005 (found by
+    review)."""
+    with pytest.raises(ValueError, match=r"temperature must be >= 0.01"):
+        MultiPositiveInfoNCE(0.005)
+    assert MultiPositiveInfoNCE(0.01).scale.item() == pytest.approx(100.0)

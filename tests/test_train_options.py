@@ -34,12 +34,13 @@ def test_a_bad_data_option_is_named_before_the_data_is_read(tmp_path, capsys, op
 
 @pytest.mark.parametrize("option, value", [
     ("net.projection", "diagonal"), ("net.pooling", "max"), ("net.query_input", "obs"), ("net.alpha", "1.5"),
-    ("net.dropout", "1.5"), ("positives", "every"), ("warmup_steps", "-5"),
+    ("net.dropout", "1.5"), ("positives", "every"), ("warmup_steps", "-5"), ("temperature", "0.005"),
 ])
 def test_a_bad_model_option_is_named_by_its_key(tmp_path, capsys, option, value):
     """Found walking through "Train on your own logs": --model.net.projection diagonal said "projection must be
     one of ...", --model.net.dropout 1.5 torch's "dropout probability has to be between 0 and 1", --model.positives
-    a loss's message, none naming the key; a negative --model.warmup_steps trained as 1 without a word."""
+    a loss's message, none naming the key; a negative --model.warmup_steps trained as 1 without a word; a
+    --model.temperature below 0.01 trained at 0.01 (the loss clamps 1/τ at 100)."""
     from sam_model.data.synthetic import write_synthetic
     from sam_model.training.cli import run as train
 

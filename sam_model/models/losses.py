@@ -44,6 +44,7 @@ def gather_across_devices(t: torch.Tensor) -> torch.Tensor:
     return torch.cat([p[: int(s.item())] for p, s in zip(parts, sizes)])
 
 
+MAX_SCALE = 100.0  # the largest 1/τ InfoNCE uses (CLIP's): a scale above is clamped to it, with no gradient
 POSITIVES = ("any", "each")  # how a decision's several useful memories are scored (see MultiPositiveInfoNCE)
 
 
@@ -56,11 +57,13 @@ class MultiPositiveInfoNCE(nn.Module):
     recall and coverage when a decision needs several memories.
     """
 
-    def __init__(self, temperature: float = 0.05, learnable: bool = True, max_scale: float = 100.0,
+    def __init__(self, temperature: float = 0.05, learnable: bool = True, max_scale: float = MAX_SCALE,
                  positives: str = "any"):
         super().__init__()
         if positives not in POSITIVES:
             raise ValueError(f"positives must be 'any' or 'each', got {positives!r}")
+        if not temperature >= 1.0 / max_scale:  # below, the scale is clamped: it would train at another τ
+            raise ValueError(f"temperature must be >= {1.0 / max_scale:g} (1 / max_scale), got {temperature}")
         self.positives = positives
         self.log_scale = nn.Parameter(torch.tensor(math.log(1.0 / temperature)), requires_grad=learnable)
         self.max_scale = max_scale

@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 
 from sam_model.io import SAMFileError
 from sam_model.models.adapt import extend_net, extended_config
-from sam_model.models.losses import POSITIVES, MultiPositiveInfoNCE, ScoreDistillation
+from sam_model.models.losses import MAX_SCALE, POSITIVES, MultiPositiveInfoNCE, ScoreDistillation
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.store import StoreConfig
 from sam_model.training.batching import candidate_masks, encode_batch, validation_query_ids
@@ -111,6 +111,8 @@ class SAMLightningModule(pl.LightningModule):
         for key, value in (("lr", lr), ("temperature", temperature), ("distill_temperature", distill_temperature)):
             if not value > 0:  # a negative lr trained (uphill) without a word; NaN fails this too
                 raise ValueError(f"model.{key} must be > 0, got {value}")
+        if temperature < 1.0 / MAX_SCALE:  # the loss clamps 1/τ at MAX_SCALE: it trained at 0.01 without a word
+            raise ValueError(f"model.temperature must be >= {1.0 / MAX_SCALE:g}, got {temperature}")
         for key, value in (("bert_lr", bert_lr), ("weight_decay", weight_decay), ("distill_weight", distill_weight)):
             if not value >= 0:
                 raise ValueError(f"model.{key} must be >= 0, got {value}")
