@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 
@@ -320,3 +321,26 @@ def test_a_temperature_the_loss_would_clamp_is_refused():
     with pytest.raises(ValueError, match=r"temperature must be >= 0.01"):
         MultiPositiveInfoNCE(0.005)
     assert MultiPositiveInfoNCE(0.01).scale.item() == pytest.approx(100.0)
+
+
+def test_a_learned_temperature_that_reaches_its_bound_can_rise_again():
+    """1/τ was clamped where it was used, so above the bound it had no gradient: once a step took the learned scale
+    past 100, τ stayed at 0.01 for good, even where the labels then asked for a far softer one (found by review)."""
+    torch.manual_seed(0)
+    loss_fn = MultiPositiveInfoNCE(0.02)
+    opt = torch.optim.Adam(loss_fn.parameters(), lr=1e-2)
+    allowed = torch.ones(64, 32, dtype=torch.bool)
+    positive = torch.zeros(64, 32, dtype=torch.bool)
+    positive[:, 0] = True
+    for step in range(400):
+        scores = torch.randn(64, 32) * 0.005
+        if step < 200:  # positives just above the rest: the loss asks for the sharpest scale
+            scores[:, 0] += 0.05
+        elif step == 200:
+            assert loss_fn.scale.item() == pytest.approx(100.0)
+        loss = loss_fn(scores, allowed, positive).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss_fn.scale.item() < 90  # labels that no longer tell memories apart: τ rises towards a soft one
+    assert loss_fn.log_scale.item() <= math.log(100.0) + 1e-6

@@ -44,7 +44,7 @@ def gather_across_devices(t: torch.Tensor) -> torch.Tensor:
     return torch.cat([p[: int(s.item())] for p, s in zip(parts, sizes)])
 
 
-MAX_SCALE = 100.0  # the largest 1/τ InfoNCE uses (CLIP's): a scale above is clamped to it, with no gradient
+MAX_SCALE = 100.0  # the largest 1/τ InfoNCE uses (CLIP's)
 POSITIVES = ("any", "each")  # how a decision's several useful memories are scored (see MultiPositiveInfoNCE)
 
 
@@ -70,7 +70,8 @@ class MultiPositiveInfoNCE(nn.Module):
 
     @property
     def scale(self) -> torch.Tensor:
-        return self.log_scale.exp().clamp(max=self.max_scale)
+        """1/τ, at most ``max_scale``: clamped in log space, where the bound itself still passes the gradient."""
+        return self.log_scale.clamp(max=math.log(self.max_scale)).exp()
 
     def forward(self, scores: torch.Tensor, allowed: torch.Tensor, positive: torch.Tensor) -> torch.Tensor:
         """Per-query losses (n_q,). ``scores``: (n_q, n_m); ``allowed`` ⊇ ``positive``: bool (n_q, n_m).
@@ -79,6 +80,11 @@ class MultiPositiveInfoNCE(nn.Module):
         positive gets 0 and no gradient, in both modes: it says nothing about which memory is useful (it cost
         ~3.4e38 with ``any``, the log of the float minimum, and with both modes pushed every candidate down).
         """
+        if self.log_scale.requires_grad and torch.is_grad_enabled():
+            # Keep a learned τ within its bound (as CLIP does): a scale clamped only where it is used had no
+            # gradient above the bound, so once an optimiser step crossed it τ stayed at 0.01 for good.
+            with torch.no_grad():
+                self.log_scale.clamp_(max=math.log(self.max_scale))
         logits = scores * self.scale
         neg_inf = torch.finfo(logits.dtype).min
         denom = torch.logsumexp(logits.masked_fill(~allowed, neg_inf), dim=-1)
