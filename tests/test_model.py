@@ -344,3 +344,22 @@ def test_a_learned_temperature_that_reaches_its_bound_can_rise_again():
         opt.step()
     assert loss_fn.scale.item() < 90  # labels that no longer tell memories apart: τ rises towards a soft one
     assert loss_fn.log_scale.item() <= math.log(100.0) + 1e-6
+
+
+def test_a_bert_tuned_in_its_top_layer_does_not_read_the_untuned_ones_text_cache(tmp_path):
+    """The cache file was named by the fingerprint, which sums only BERT's first weights (the embeddings): a model
+    tuned with trainable_layers 1, frozen again (a run started from it), read the untuned BERT's vectors from the
+    shared cache folder (found by review)."""
+    from sam_model.models.bert import layer_stack
+
+    plain = make_net().memory_encoder.text_encoder
+    texts = ["my city is 12", "ok go ahead"]
+    plain(texts)
+    plain.save_cache(plain.cache_file(tmp_path))
+    tuned = make_net().memory_encoder.text_encoder
+    with torch.no_grad():
+        next(layer_stack(tuned.bert)[-1].parameters()).add_(0.1)
+    assert tuned.fingerprint() == plain.fingerprint()  # what a head-only export checks: unchanged
+    assert tuned.cache_file(tmp_path) != plain.cache_file(tmp_path)
+    assert tuned.load_cache(plain.cache_file(tmp_path)) == 0
+    assert make_net().memory_encoder.text_encoder.load_cache(plain.cache_file(tmp_path)) == 2

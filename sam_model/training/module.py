@@ -59,8 +59,8 @@ class SAMLightningModule(pl.LightningModule):
         warmup_steps: optimiser steps of the linear learning-rate warm-up (from lr / warmup_steps up to lr).
         bert_config: recorded automatically (the BERT's config), so a checkpoint rebuilds without the folder.
         text_cache_dir: with a frozen BERT, keep its text vectors in this folder between runs (a file per
-            BERT fingerprint and precision: TextEncoder.cache_file), so re-runs and ablations on the same data
-            skip BERT; empty = off.
+            BERT, its exact weights and precision: TextEncoder.cache_file), so re-runs and ablations on the same
+            data skip BERT; empty = off.
         training_data: recorded automatically (the data module's sources, statistics and options), for the
             model card of an export.
         task_dropout: with time features, the share of training queries whose task start is hidden, so the
