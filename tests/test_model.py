@@ -151,30 +151,35 @@ def _ddp_worker(rank: int, world: int, init_file: str, out: dict) -> None:
     local = rows[rank * 3 : (rank + 1) * 3]
     loss = batch_loss(net, loss_fn, collate_episodes(local), world_size=world)
     loss.backward()
-    grad = net.projection.g[0].weight.grad.clone()
-    dist.all_reduce(grad)  # what DDP does: sum, then divide by world size
+    grads = []
+    for p in (net.projection.g[0].weight, net.memory_encoder.fuse[0].weight):  # query side; memories: gathered
+        grad = p.grad.clone()
+        dist.all_reduce(grad)  # what DDP does: sum, then divide by world size
+        grads.append((grad / world).tolist())
     total = loss.detach().clone()
     dist.all_reduce(total)
-    out[rank] = (total.item() / world, (grad / world).tolist())
+    out[rank] = (total.item() / world, grads)
     dist.destroy_process_group()
 
 
 def test_ddp_gathered_loss_equals_single_process(tmp_path):
-    """Two gloo processes with half the episodes each give the single-process loss and gradient."""
+    """Two gloo processes with half the episodes each give the single-process loss and gradient, on the query side
+    and on the memory side, whose gradient comes back through the gather from both processes' queries."""
     net = make_net(trainable_layers=-1, cache_text=False).train(False)
     loss_fn = MultiPositiveInfoNCE(0.1)
     loss = batch_loss(net, loss_fn, collate_episodes(toy_rows(6)))
     loss.backward()
-    ref_grad = net.projection.g[0].weight.grad
+    ref_grads = [net.projection.g[0].weight.grad, net.memory_encoder.fuse[0].weight.grad]
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     with mp.Manager() as manager:
         out = manager.dict()
         mp.spawn(_ddp_worker, args=(2, str(tmp_path / "init"), out), nprocs=2, join=True)
         results = dict(out)
     for rank in (0, 1):
-        ddp_loss, ddp_grad = results[rank]
+        ddp_loss, ddp_grads = results[rank]
         assert ddp_loss == pytest.approx(loss.item(), rel=1e-5)
-        assert torch.allclose(torch.tensor(ddp_grad), ref_grad, atol=1e-6)
+        for ddp_grad, ref_grad in zip(ddp_grads, ref_grads):
+            assert torch.allclose(torch.tensor(ddp_grad), ref_grad, atol=1e-6)
 
 
 def test_real_minilm_loads_from_package():
