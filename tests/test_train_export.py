@@ -232,3 +232,58 @@ def test_weight_decay_applies_to_weight_matrices_only(tiny_bert_dir):
     assert bert and all(lr == 2e-5 for _, lr in bert.values())
     assert all(d == 0.0 for n, (d, _) in bert.items() if "LayerNorm" in n or n.endswith(".bias"))
     assert any(d == 0.1 for n, (d, _) in bert.items() if n.endswith("query.weight"))
+
+
+@pytest.mark.parametrize("projection, options", [
+    *[(p, {"time_features": 4, "state_content": True, "state_max_length": 12, "observation_max_length": 8,
+           "shared_bert": False}) for p in PROJECTIONS],
+    ("lowrank", {"query_input": "observation", "time_features": 3}),
+    ("full", {"alpha": 1.0, "learn_alpha": False}),
+])
+def test_training_scores_are_what_the_exported_store_searches(tmp_path, small_demo_logs, tiny_bert_dir, projection,
+                                                              options):
+    """The score matrix training's loss reads (episode rows collated into a batch: steps, task starts, clipped state
+    texts and observations, the α-mix, β, the time part) is, query by query, the score the exported retriever's
+    store gives each memory of the episode: W_s kind by kind, every part of the vectors on."""
+    from sam_model.data.examples import episode_row, task_starts
+    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.training.batching import collate_episodes, encode_batch
+
+    episodes = read_episodes(small_demo_logs[0])[:3]
+    torch.manual_seed(0)
+    net = _random_net(tiny_bert_dir, projection, options)
+    batch = collate_episodes([(j, episode_row(ep)) for j, ep in enumerate(episodes)])
+    with torch.no_grad():
+        q, m = encode_batch(net.eval(), batch)
+    train_scores = (q @ m.T).numpy()
+    r = SAMRetriever.load(save_exported(net, tmp_path / "export"), device="cpu")
+    row = 0
+    for j, ep in enumerate(episodes):
+        store = MemoryStore(r.encoder, StoreConfig())
+        mems = episode_memories(ep)
+        store.add(mems)
+        cols = (batch["mem_episode"] == j).nonzero().flatten().tolist()
+        for e, start in zip(ep.events, task_starts(ep.events)):
+            if not e.is_decision_point:
+                continue
+            hits = store.search(e.state, e.text, k=len(mems), episode_id=ep.episode_id, step=e.step,
+                                task_start=start, rerank=False)
+            score = {h.id: h.score for h in hits}
+            np.testing.assert_allclose([score[x.id] for x in mems], train_scores[row, cols], atol=1e-5)
+            row += 1
+    assert row == len(q) > 3
+
+
+def _random_net(bert_dir, projection: str, options: dict):
+    """A tiny SAMNet whose every head weight is random (no part at its identity or zero start)."""
+    from sam_model.models.sam import SAMNet
+
+    phases = ["search_flights", "book_flight", "collect"]
+    net = SAMNet(SAMConfig(bert_path=str(bert_dir), dim=12, rank=3, hidden=24, proj_hidden=24, phase_dim=4,
+                           kind_dim=4, max_length=48, projection=projection, dropout=0.0, phases=phases,
+                           kinds=["user", "system", "action", "result"], **options))
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            if ".bert." not in name:
+                p.add_(torch.randn_like(p) * 0.3)
+    return net
