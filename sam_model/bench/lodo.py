@@ -234,7 +234,7 @@ def share_text_caches(retrievers) -> None:
         for module in r.net.modules() if hasattr(r, "net") else ():
             if isinstance(module, TextEncoder) and module.use_cache:
                 module.limit_cache(None)  # a batch job: every memory text once, however many
-                cache = shared.setdefault((module.fingerprint(), module.precision), module._cache)
+                cache = shared.setdefault((module.cache_key(), module.precision), module._cache)
                 cache.update(module._cache)
                 module._cache = cache
 
