@@ -231,13 +231,13 @@ def test_concurrent_cache_saves_keep_both_writers_texts(tmp_path, monkeypatch):
 
 def test_encoders_differing_only_in_precision_never_share_a_cache_file(tmp_path):
     """The cache's key names the precision as well as the BERT: a bfloat16 encoder and a float32 one of the same
-    BERT and max_length write two files, and neither reads the other's vectors, even pointed at its file. float32
-    keeps the file name it had before (old files carry no precision: float32's), so its caches stay warm."""
+    BERT and max_length write two files, and neither reads the other's vectors, even pointed at its file. float32's
+    name carries no precision (a file without a recorded precision reads as float32's)."""
     f32, bf16 = text_encoder(), text_encoder()
     bf16.use_backend("bf16")
     assert f32.fingerprint() == bf16.fingerprint() and (f32.precision, bf16.precision) == ("float32", "bfloat16")
     a, b = f32.cache_file(tmp_path), bf16.cache_file(tmp_path)
-    assert a != b and a.name == f"text-vectors-{f32.fingerprint()}.pt"
+    assert a != b and a.name == f"text-vectors-{f32.cache_key()}.pt"
     with torch.no_grad():
         f32(TEXTS[:2])
         bf16(TEXTS[2:])
@@ -282,5 +282,5 @@ def test_training_names_its_cache_file_for_the_precision_its_frozen_pass_runs_in
     module.on_fit_start()
     enc = module.net.state_encoder.text_encoder
     saved = list((tmp_path / "text").glob("*.pt"))
-    assert [p.name for p in saved] == [f"text-vectors-{enc.fingerprint()}-bfloat16.pt"]  # not the float32 name
+    assert [p.name for p in saved] == [f"text-vectors-{enc.cache_key()}-bfloat16.pt"]  # not the float32 name
     assert torch.load(saved[0], weights_only=True)["precision"] == "bfloat16"
