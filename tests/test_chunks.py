@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 from test_evaluate import HashedBowRetriever
 
 from sam_model.data.chunks import Chunking, body_of, chunk_record, chunk_records, fold_positions, label_chunks
@@ -330,3 +331,89 @@ def test_the_chunk_table_pairs_the_two_runs_decision_by_decision(tmp_path):
     (tmp_path / "on" / "per_query.jsonl").write_text("")
     with pytest.raises(SystemExit, match="different decision points"):
         table(tmp_path / "off", tmp_path / "on")
+
+
+def _two_decisions_log(path) -> None:
+    """One long file view that two later decisions label, each needing a value said in another chunk of it."""
+    with open(path, "w", encoding="utf-8") as fh:
+        events = [("user", "fix the bug in the module loader", None), ("result", LONG, None),
+                  ("system", "open src/pkg/module_5.py there", "src/pkg/module_5.py"),
+                  ("system", "open src/pkg/module_52.py there", "src/pkg/module_52.py")]
+        for step, (kind, text, need) in enumerate(events):
+            ev = {"episode_id": "ep0", "step": step, "kind": kind, "text": text,
+                  "state": {"phase": "view_file", "uncertainty_flags": ["path"] if need else []}}
+            if need:
+                ev["useful_memory_steps"] = [1]
+                ev["meta"] = {"needed": {"path": [need]}}
+            fh.write(json.dumps(ev) + "\n")
+
+
+def _chunked_batch(log, chunking=Chunking(180, 50)):
+    from sam_model.data.examples import episode_row
+    from sam_model.data.reader import read_episodes
+    from sam_model.training.batching import collate_episodes
+
+    return collate_episodes([(i, episode_row(ep)) for i, ep in enumerate(read_episodes(log))], chunking)
+
+
+def test_the_positives_of_a_decision_are_the_chunks_that_say_its_own_values(tmp_path):
+    """Two decisions labelling one long event: each decision's positives were the chunks saying *either*
+    decision's value (the needed values were pooled per event), so a chunk that says module_52 was a positive of
+    the decision that needed module_5 (31 % of such pairs in the AutoCodeRover train split; found by review)."""
+    from sam_model.training.batching import candidate_masks
+
+    _two_decisions_log(tmp_path / "log.jsonl")
+    b = _chunked_batch(tmp_path / "log.jsonl")
+    _, positive = candidate_masks(b["q_episode"], b["q_step"], b["q_labels"], b["mem_episode"], b["mem_step"], True,
+                                  b["mem_label"])
+    for q, (want, other) in enumerate((("module_5.py", "module_52.py"), ("module_52.py", "module_5.py"))):
+        pos = torch.nonzero(positive[q]).flatten().tolist()
+        assert pos and all(want in b["mem_texts"][j] for j in pos), (q, pos)
+        assert not any(other in b["mem_texts"][j] and want not in b["mem_texts"][j] for j in pos)
+        said = [j for j, t in enumerate(b["mem_texts"]) if want in t and int(b["mem_step"][j]) == 1]
+        assert pos == said  # every chunk that says it, and no other
+    assert b["mem_label"].shape == (2, len(b["mem_texts"]))  # per decision
+
+
+def _chunked_ddp_worker(rank: int, world: int, init_file: str, log: str, out: dict) -> None:
+    import torch.distributed as dist
+    from test_model import make_net
+
+    from sam_model.data.examples import episode_row
+    from sam_model.data.reader import read_episodes
+    from sam_model.models.losses import MultiPositiveInfoNCE
+    from sam_model.training.batching import collate_episodes
+    from sam_model.training.objective import batch_loss
+
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    rows = [(i, episode_row(ep)) for i, ep in enumerate(read_episodes(log))]
+    net = make_net(trainable_layers=-1, cache_text=False).train(False)
+    loss = batch_loss(net, MultiPositiveInfoNCE(0.1), collate_episodes(rows[rank::world], Chunking(180, 50)),
+                      world_size=world)
+    total = loss.detach().clone()
+    dist.all_reduce(total)
+    out[rank] = total.item() / world
+    dist.destroy_process_group()
+
+
+def test_chunk_labels_of_two_processes_give_the_single_process_loss(tmp_path):
+    """Each process's chunk labels are for its own memories: among the memories gathered from every process they
+    must sit at that process's columns (the other's are never its queries' positives)."""
+    import os
+
+    import torch.multiprocessing as mp
+    from test_model import make_net
+
+    from sam_model.models.losses import MultiPositiveInfoNCE
+    from sam_model.training.objective import batch_loss
+
+    log = tmp_path / "long.jsonl"
+    _long_log(log)  # episodes 0 and 2 on one process, 1 and 3 on the other
+    net = make_net(trainable_layers=-1, cache_text=False).train(False)
+    one = batch_loss(net, MultiPositiveInfoNCE(0.1), _chunked_batch(log))
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    with mp.Manager() as manager:
+        out = manager.dict()
+        mp.spawn(_chunked_ddp_worker, args=(2, str(tmp_path / "init"), str(log), out), nprocs=2, join=True)
+        got = dict(out)
+    assert got[0] == pytest.approx(one.item(), rel=1e-5)

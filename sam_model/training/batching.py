@@ -23,16 +23,20 @@ from sam_model.data.text import content_text, drop_known
 def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunking | None = None) -> dict[str, Any]:
     """Rows are (episode index, episode row as made by sam_model.data.hf.episode_row).
 
-    With ``chunking`` each long memory is its chunks (sam_model.data.chunks), all at their event's step; of a
-    labelled event only the chunks that say a value its decisions needed are positives (``mem_label``; every
-    chunk when none says one), the event's other chunks stay candidates: the label of a value is the chunk
-    that says it."""
+    With ``chunking`` each long memory is its chunks (sam_model.data.chunks), all at their event's step; of an
+    event a decision labels only the chunks that say a value that decision needed are its positives
+    (``mem_label``, queries x memories; every chunk when none says one), the event's other chunks stay
+    candidates: the label of a value is the chunk that says it. Per decision, not per event: an event two
+    decisions label made the chunks of both decisions' values positives of each (31 % of such pairs in the
+    AutoCodeRover train split)."""
     if chunking is not None:
         rows = [(i, chunk_row(row, chunking)) for i, row in rows]
     b: dict[str, Any] = {k: [] for k in ("mem_texts", "mem_contents", "mem_kinds", "mem_phases", "q_state_texts",
                                          "q_phases", "q_obs")}
     mem_ep, mem_step, q_ep, q_step, q_labels, q_task = [], [], [], [], [], []
+    not_positive: list[list[int]] = []  # per query: the memories (batch positions) of its events it must not label
     for ep_idx, row in rows:
+        offset = len(mem_step)
         b["mem_texts"] += row["memory_texts"]
         b["mem_contents"] += [content_text(k, t) for k, t in zip(row["kinds"], row["texts"])]
         b["mem_kinds"] += row["kinds"]
@@ -40,6 +44,7 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
         mem_ep += [ep_idx] * len(row["steps"])
         mem_step += row["steps"]
         q = row.get("queries", row)  # the events (a chunked row's memory lists hold chunks)
+        unlabelled = q.get("unlabelled")
         for i, labels in enumerate(q["labels"]):
             if labels:
                 b["q_state_texts"].append(q["state_texts"][i])
@@ -49,6 +54,7 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
                 q_step.append(q["steps"][i])
                 q_task.append(q["task_starts"][i] if "task_starts" in q else q["steps"][0])
                 q_labels.append(labels)
+                not_positive.append([offset + j for j in unlabelled[i]] if unlabelled else [])
     width = max((len(x) for x in q_labels), default=1)
     b["mem_key"] = torch.tensor([memory_key(t, k, p) for t, k, p in zip(b["mem_texts"], b["mem_kinds"], b["mem_phases"])],
                                 dtype=torch.long)
@@ -59,7 +65,9 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
     b["q_task_start"] = torch.tensor(q_task, dtype=torch.long)
     b["q_labels"] = torch.tensor([x + [-1] * (width - len(x)) for x in q_labels], dtype=torch.long).view(-1, width)
     if chunking is not None:
-        b["mem_label"] = torch.tensor([x for _, row in rows for x in row["mem_label"]], dtype=torch.bool)
+        b["mem_label"] = torch.ones(len(q_step), len(mem_step), dtype=torch.bool)
+        for i, js in enumerate(not_positive):
+            b["mem_label"][i, js] = False
     return b
 
 
@@ -71,27 +79,33 @@ def memory_key(text: str, kind: str, phase: str) -> int:
 
 
 def chunk_row(row: dict[str, Any], chunking: Chunking) -> dict[str, Any]:
-    """An episode row whose memory lists (steps, kinds, texts, phases, memory texts) hold chunks, its query
-    lists (``q_*``) the events, and ``mem_label`` which memories may be positives."""
-    needed: dict[int, set[str]] = {}
-    for labels, values in zip(row["labels"], row.get("needed") or [[] for _ in row["steps"]]):
-        for s in labels:
-            needed.setdefault(s, set()).update(values)
-    out: dict[str, Any] = {k: [] for k in ("steps", "kinds", "texts", "phases", "memory_texts", "mem_label")}
+    """An episode row whose memory lists (steps, kinds, texts, phases, memory texts) hold chunks and whose query
+    lists (``queries``) hold the events, with ``unlabelled``: per event, the chunks (positions in the memory
+    lists) of the events it labels that say none of the values its decision needed, so not its positives."""
+    out: dict[str, Any] = {k: [] for k in ("steps", "kinds", "texts", "phases", "memory_texts")}
+    chunks_at: dict[int, tuple[int, list[MemoryRecord]]] = {}  # step -> (position of its first chunk, its chunks)
     for step, kind, text, phase, mtext in zip(row["steps"], row["kinds"], row["texts"], row["phases"],
                                               row["memory_texts"]):
         rec = MemoryRecord("m", row["episode_id"], step, kind, phase, mtext, content_text(kind, text))
         chunks = chunk_record(rec, chunking)
-        label = set(label_chunks(chunks, sorted(needed[step]))) if step in needed and len(chunks) > 1 else None
-        for j, c in enumerate(chunks):
+        chunks_at[step] = (len(out["steps"]), chunks)
+        for c in chunks:
             out["steps"].append(step)
             out["kinds"].append(kind)
             out["texts"].append(c.content[len(kind) + 3:])
             out["phases"].append(phase)
             out["memory_texts"].append(c.text)
-            out["mem_label"].append(label is None or j in label)
+    unlabelled = []
+    for labels, values in zip(row["labels"], row.get("needed") or [[] for _ in row["steps"]]):
+        drop: list[int] = []
+        for s in labels:
+            first, chunks = chunks_at.get(s, (0, []))
+            if len(chunks) > 1:
+                keep = set(label_chunks(chunks, values))
+                drop += [first + j for j in range(len(chunks)) if j not in keep]
+        unlabelled.append(drop)
     queries = {k: row[k] for k in ("steps", "texts", "phases", "state_texts", "labels", "task_starts") if k in row}
-    return {**row, **out, "queries": queries}
+    return {**row, **out, "queries": {**queries, "unlabelled": unlabelled}}
 
 def encode_batch(net, batch: dict[str, Any], task_dropout: float = 0.0,
                  generator: torch.Generator | None = None, phase_dropout: float = 0.0,
@@ -144,14 +158,14 @@ def candidate_masks(q_episode: torch.Tensor, q_step: torch.Tensor, q_labels: tor
     every memory of every other episode except copies of the query's positives (``mem_key``, sam_model.training.
     batching.memory_key: a repeated episode, or one inside a life, brings the same memories again; as negatives
     they asked the model to rank a memory above itself). positive: own-episode memories at a labelled step (and,
-    for chunks, ``mem_label``: the chunks that say a needed value).
+    for chunks, where ``mem_label`` (queries x memories) holds: the chunks that say a value the query needed).
     """
     same = q_episode[:, None] == mem_episode[None, :]
     earlier = mem_step[None, :] < q_step[:, None]
     own = same & earlier
     labelled = (mem_step[None, :, None] == q_labels[:, None, :]).any(-1)
     if mem_label is not None:
-        labelled = labelled & mem_label[None, :]
+        labelled = labelled & mem_label
     positive = own & labelled
     other = ~same
     if in_batch_negatives and mem_key is not None:

@@ -6,10 +6,23 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+import torch.distributed as dist
 
 from sam_model.models.losses import MultiPositiveInfoNCE, ScoreDistillation, gather_across_devices
 from sam_model.models.sam import SAMNet
 from sam_model.training.batching import candidate_masks, encode_batch
+
+
+def own_columns(label: torch.Tensor, n_all: int) -> torch.Tensor:
+    """``label`` (this process's queries x its memories) widened to the memories gathered from every process:
+    another process's memories are of other episodes, never a query's positive, so they are left True."""
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return label
+    rank = dist.get_rank()
+    mine = gather_across_devices(torch.full((label.shape[1],), rank, device=label.device)) == rank
+    out = torch.ones(label.shape[0], n_all, dtype=torch.bool, device=label.device)
+    out[:, mine] = label
+    return out
 
 
 def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any],
@@ -32,7 +45,7 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
     mem_ep = gather_across_devices(batch["mem_episode"].to(m.device))
     mem_step = gather_across_devices(batch["mem_step"].to(m.device))
     label = batch.get("mem_label")
-    label = None if label is None else gather_across_devices(label.to(m.device).long()).bool()
+    label = None if label is None else own_columns(label.to(m.device), len(m_all))
     key = batch.get("mem_key")
     key = None if key is None else gather_across_devices(key.to(m.device))
     allowed, positive = candidate_masks(batch["q_episode"].to(m.device), batch["q_step"].to(m.device),
