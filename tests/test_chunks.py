@@ -417,3 +417,22 @@ def test_chunk_labels_of_two_processes_give_the_single_process_loss(tmp_path):
         mp.spawn(_chunked_ddp_worker, args=(2, str(tmp_path / "init"), str(log), out), nprocs=2, join=True)
         got = dict(out)
     assert got[0] == pytest.approx(one.item(), rel=1e-5)
+
+
+def test_a_chunk_result_gives_the_memorys_own_words_at_its_span():
+    """A later chunk's words began with the tool name the encoder reads before its window (``start: ...line 6``,
+    from a user's own message), so a result's ``memory`` was no text the memory said and ``text[start:end]`` of
+    the memory did not give it (found by review)."""
+    from sam_model.memory.encoders import HashingEncoder
+    from sam_model.memory.scoped import ScopedMemory
+
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig(chunking={"size": 180, "overlap": 50}))
+    long = "".join(f"line {i} of a long tool output about order {55123 + i}\r\n" for i in range(10))
+    memory.add([{"role": "user", "content": long}], user_id="mia")
+    memory.add([{"role": "tool", "name": "search", "content": "é😀 " + long}], user_id="mia")
+    results = memory.search("order 55130", user_id="mia", limit=5)["results"]
+    assert len(results) == 2 and all("chunk" in r for r in results)
+    assert any(r["chunk"]["index"] > 0 for r in results)  # a later chunk: the one that had the tool name before it
+    for r in results:
+        start, end = r["chunk"]["span"]
+        assert memory.get(r["id"])["memory"][start:end] == r["memory"]

@@ -81,7 +81,12 @@ NO_SCOPE = ("give user_id, agent_id or run_id (or all_scopes=True to {} every sc
 
 
 def _said(hit: Hit) -> str:
-    """The memory's own words: its content without the ``[kind]`` prefix."""
+    """The memory's own words: its content without the ``[kind]`` prefix; of a chunk, its window of the memory's
+    text (``text[start:end]`` for its span), not the ``<tool>: ...`` the encoder reads before a later window,
+    which a result gave as the memory's words (and its span then did not point at them)."""
+    if hit.parent_id is not None and hit.span is not None:
+        n = hit.span[1] - hit.span[0]
+        return hit.content[len(hit.content) - n:] if n > 0 else ""
     prefix = f"[{hit.kind}] "
     return hit.content[len(prefix):] if hit.content.startswith(prefix) else hit.content
 
