@@ -436,3 +436,18 @@ def test_a_chunk_result_gives_the_memorys_own_words_at_its_span():
     for r in results:
         start, end = r["chunk"]["span"]
         assert memory.get(r["id"])["memory"][start:end] == r["memory"]
+
+
+def test_training_with_chunking_on_short_memories_is_training_without(tmp_path):
+    from test_evaluate import _fixture_log
+
+    from sam_model.training.batching import candidate_masks
+
+    _fixture_log(tmp_path / "short.jsonl.gz")
+    plain, on = _chunked_batch(tmp_path / "short.jsonl.gz", None), _chunked_batch(tmp_path / "short.jsonl.gz")
+    assert set(on) - set(plain) == {"mem_label"} and len(plain["q_step"]) > 5
+    for k, v in plain.items():
+        assert torch.equal(v, on[k]) if isinstance(v, torch.Tensor) else v == on[k], k
+    args = [plain[k] for k in ("q_episode", "q_step", "q_labels", "mem_episode", "mem_step")]
+    for a, b in zip(candidate_masks(*args, True), candidate_masks(*args, True, on["mem_label"])):
+        assert torch.equal(a, b)
