@@ -451,3 +451,12 @@ def test_training_with_chunking_on_short_memories_is_training_without(tmp_path):
     args = [plain[k] for k in ("q_episode", "q_step", "q_labels", "mem_episode", "mem_step")]
     for a, b in zip(candidate_masks(*args, True), candidate_masks(*args, True, on["mem_label"])):
         assert torch.equal(a, b)
+
+
+def test_a_chunk_says_the_words_of_its_window_not_the_tool_name_before_it():
+    """Later chunks read ``view_file: ...`` before their window (for the encoder); labels read it too, so a value
+    equal to the tool's name was said by every chunk, not by the one whose window says it (found by review)."""
+    chunks = chunk_record(record(LONG), Chunking(180, 50))
+    assert chunks[1].content.startswith("[result] view_file: ...") and LONG.startswith("view_file: ")
+    assert label_chunks(chunks, ["view_file"]) == [0]
+    assert label_chunks(chunks, ["view_file", "src/pkg/module_41.py"]) == [0] + label_chunks(chunks, ["module_41.py"])

@@ -112,6 +112,18 @@ def body_of(record: MemoryRecord) -> str:
     return record.content[len(prefix):] if record.content.startswith(prefix) else record.content
 
 
+def own_words(memory: Any) -> str:
+    """What a memory (a MemoryRecord or a store Hit) says of its event: the event text, or a chunk's window of it
+    (``text[start:end]`` for its ``span``), without the ``<tool>: ...`` put before a later window for the encoder:
+    the tool name is no word of that window, so a value equal to it was said by every later chunk."""
+    prefix = f"[{memory.kind}] "
+    content = memory.content
+    if getattr(memory, "span", None) is not None:
+        n = memory.span[1] - memory.span[0]
+        return content[len(content) - n:] if n > 0 else ""
+    return content[len(prefix):] if content.startswith(prefix) else content
+
+
 def chunk_record(record: MemoryRecord, chunking: Chunking | None) -> list[MemoryRecord]:
     """The chunks of one memory: ``[record]`` itself when it is short (or ``chunking`` is None), else one record
     per window with id ``<parent id>/<chunk>``, ``parent``, ``chunk`` and ``span`` set, and the text the
@@ -171,7 +183,7 @@ def label_chunks(chunks: Sequence[MemoryRecord], needed: Iterable[str]) -> list[
     from sam_model.data.text import norm
 
     values = list(needed)
-    hits = [i for i, c in enumerate(chunks) if says_any(norm(body_of(c)), values)]
+    hits = [i for i, c in enumerate(chunks) if says_any(norm(own_words(c)), values)]
     return hits or list(range(len(chunks)))
 
 

@@ -46,6 +46,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from sam_model.data.chunks import own_words
 from sam_model.data.examples import MemoryRecord, memory_record
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
@@ -82,13 +83,9 @@ NO_SCOPE = ("give user_id, agent_id or run_id (or all_scopes=True to {} every sc
 
 def _said(hit: Hit) -> str:
     """The memory's own words: its content without the ``[kind]`` prefix; of a chunk, its window of the memory's
-    text (``text[start:end]`` for its span), not the ``<tool>: ...`` the encoder reads before a later window,
-    which a result gave as the memory's words (and its span then did not point at them)."""
-    if hit.parent_id is not None and hit.span is not None:
-        n = hit.span[1] - hit.span[0]
-        return hit.content[len(hit.content) - n:] if n > 0 else ""
-    prefix = f"[{hit.kind}] "
-    return hit.content[len(prefix):] if hit.content.startswith(prefix) else hit.content
+    text (the words its span names; the tool name the encoder reads before a later window was given as the
+    memory's words, sam_model.data.chunks.own_words)."""
+    return own_words(hit)
 
 
 def result(hit: Hit, times: Sequence[str | None] = (None, None)) -> dict[str, Any]:
