@@ -71,6 +71,9 @@ def test_bad_chunking_settings_are_refused_with_the_field():
         Chunking(5)
     with pytest.raises(ValueError, match="overlap"):
         Chunking(100, 80)
+    for bad in ({"size": 180, "overlap": True}, {"size": 180, "overlap": False}):  # `overlap: yes` was 1 character
+        with pytest.raises(ValueError, match=r"store.chunking: chunking overlap must be an integer .* got (True|False)"):
+            StoreConfig.from_dict({"chunking": bad}, "store")
     with pytest.raises(ValueError, match="chunking: expected true, null or an object with 'size'"):
         StoreConfig(chunking={"size": 100, "width": 3})
     with pytest.raises(ValueError, match=r"'store': field 'store.chunking'|store.chunking"):

@@ -43,9 +43,10 @@ class Chunking:
     overlap: int = 50
 
     def __post_init__(self) -> None:
-        if not isinstance(self.size, int) or self.size < 20:
+        # a bool is an int to Python: `overlap: true` in a config was taken as 1 character
+        if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 20:
             raise ValueError(f"chunking size must be an integer of at least 20 characters, got {self.size!r}")
-        if not isinstance(self.overlap, int) or not 0 <= self.overlap <= self.size // 2:
+        if isinstance(self.overlap, bool) or not isinstance(self.overlap, int) or not 0 <= self.overlap <= self.size // 2:
             raise ValueError(f"chunking overlap must be an integer between 0 and size/2 = {self.size // 2}, "
                              f"got {self.overlap!r}")
 
