@@ -292,10 +292,18 @@ class _Entry:
             raise bad("links", "a list")
         if not isinstance(d.get("metadata", {}), dict):
             raise bad("metadata", "an object")
-        span = d.get("span")
+        parent, span = d.get("parent"), d.get("span")
+        if parent is not None and (isinstance(parent, bool) or not isinstance(parent, (str, int))):
+            raise bad("parent", "a memory id (a string or an integer) or null")
         if span is not None and not (isinstance(span, list) and len(span) == 2 and all(
                 isinstance(x, int) and not isinstance(x, bool) for x in span)):
             raise bad("span", "[start, end] or null")
+        # a chunk's words are the last end - start characters of its content (memory() joins them at start): a span
+        # out of order, longer than the content or on a whole memory loaded and read back other words
+        if (span is None) != (parent is None):
+            raise bad("span", "[start, end] on a chunk (an entry with a parent) and null on a whole memory")
+        if span is not None and not 0 <= span[0] <= span[1] <= span[0] + len(d["content"]):
+            raise bad("span", "[start, end] with 0 <= start <= end and end - start at most its content's length")
         return cls(**{**d, "sets": tuple(d.get("sets", ())), "links": tuple(d.get("links", ())),
                       "span": tuple(span) if span is not None else None})
 

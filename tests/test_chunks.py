@@ -463,3 +463,25 @@ def test_a_chunk_says_the_words_of_its_window_not_the_tool_name_before_it():
     assert chunks[1].content.startswith("[result] view_file: ...") and LONG.startswith("view_file: ")
     assert label_chunks(chunks, ["view_file"]) == [0]
     assert label_chunks(chunks, ["view_file", "src/pkg/module_41.py"]) == [0] + label_chunks(chunks, ["module_41.py"])
+
+
+def test_a_damaged_chunk_span_or_parent_in_a_saved_store_is_refused_naming_the_field(tmp_path):
+    """A span out of order or longer than the chunk's words loaded, and the memory read back other words; a parent
+    that is a list failed with "unhashable type" (found by review)."""
+    import shutil
+
+    from sam_model.io import SAMFileError
+
+    store = MemoryStore(WordEncoder(), StoreConfig(provenance=False, chunking={"size": 180, "overlap": 50}))
+    store.add([record(LONG[:500], 0), record("short", 1)])
+    saved = store.save(tmp_path / "s")
+    assert MemoryStore.load(saved, WordEncoder()).memory("e#0").content == f"[result] {LONG[:500]}"
+    cases = [(1, "span", [9, 2]), (1, "span", [0, 100_000]), (1, "span", [-5, 3]), (1, "span", None),
+             (1, "parent", ["e#0"]), (1, "parent", None), (-1, "span", [0, 5])]
+    for n, (entry, field, value) in enumerate(cases):
+        bad = shutil.copytree(saved, tmp_path / f"bad{n}")
+        d = json.loads((bad / "store.json").read_text())
+        d["entries"][entry][field] = value
+        (bad / "store.json").write_text(json.dumps(d))
+        with pytest.raises(SAMFileError, match=r"store.json: .*memory '(e#0/1|e#1)': field '(span|parent)' must be"):
+            MemoryStore.load(bad, WordEncoder())
