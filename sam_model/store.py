@@ -298,12 +298,8 @@ class _Entry:
         if span is not None and not (isinstance(span, list) and len(span) == 2 and all(
                 isinstance(x, int) and not isinstance(x, bool) for x in span)):
             raise bad("span", "[start, end] or null")
-        # a chunk's words are the last end - start characters of its content (memory() joins them at start): a span
-        # out of order, longer than the content or on a whole memory loaded and read back other words
-        if (span is None) != (parent is None):
-            raise bad("span", "[start, end] on a chunk (an entry with a parent) and null on a whole memory")
-        if span is not None and not 0 <= span[0] <= span[1] <= span[0] + len(d["content"]):
-            raise bad("span", "[start, end] with 0 <= start <= end and end - start at most its content's length")
+        if (problem := chunk_problem(parent, span, d["content"])) is not None:
+            raise bad("span", problem)
         return cls(**{**d, "sets": tuple(d.get("sets", ())), "links": tuple(d.get("links", ())),
                       "span": tuple(span) if span is not None else None})
 
@@ -1275,6 +1271,17 @@ def _step_of(i: Any) -> int | None:
     return int(tail) if tail.isdigit() else None
 
 
+def chunk_problem(parent: Any, span: Any, content: str) -> str | None:
+    """What a chunk's span must be, when it is not: a chunk's words are the last ``end - start`` characters of its
+    content (MemoryStore.memory joins them at ``start``), so a span out of order, longer than the content, missing
+    on a chunk or set on a whole memory stored fine and read back other words (or failed on read)."""
+    if (span is None) != (parent is None):
+        return "[start, end] on a chunk (one with a parent) and null on a whole memory"
+    if span is not None and not 0 <= span[0] <= span[1] <= span[0] + len(content):
+        return "[start, end] with 0 <= start <= end and end - start at most its content's length"
+    return None
+
+
 def check_memory(m: Any, name: str) -> None:
     """A memory to add: an id, a non-blank text within the limit, a kind, a step that is None or an int >= 0, and an
     episode that is a string (or None)."""
@@ -1290,6 +1297,15 @@ def check_memory(m: Any, name: str) -> None:
     if isinstance(m, Event) and (not isinstance(m.episode_id, str) or not m.episode_id):
         raise ValueError(f"{name}.episode_id must be a non-empty string, got {m.episode_id!r}")
     check_episode(getattr(m, "episode_id", None), f"{name}.episode_id")
+    parent, span = getattr(m, "parent", None), getattr(m, "span", None)
+    if parent is not None and (isinstance(parent, bool) or not isinstance(parent, (str, int))):
+        raise ValueError(f"{name}.parent must be a memory id (a string or an integer) or None, got {parent!r:.60}")
+    if span is not None and not (isinstance(span, (tuple, list)) and len(span) == 2 and all(
+            isinstance(x, int) and not isinstance(x, bool) for x in span)):
+        raise ValueError(f"{name}.span must be (start, end) or None, got {span!r:.60}")
+    if (problem := chunk_problem(parent, span, getattr(m, "content", "") or m.text)) is not None:
+        raise ValueError(f"{name}.span must be {problem}, got {span!r} (chunks come from "
+                         "sam_model.data.chunks.chunk_records)")
 
 
 

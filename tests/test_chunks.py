@@ -485,3 +485,17 @@ def test_a_damaged_chunk_span_or_parent_in_a_saved_store_is_refused_naming_the_f
         (bad / "store.json").write_text(json.dumps(d))
         with pytest.raises(SAMFileError, match=r"store.json: .*memory '(e#0/1|e#1)': field '(span|parent)' must be"):
             MemoryStore.load(bad, WordEncoder())
+
+
+def test_a_chunk_added_with_a_span_that_cannot_be_its_words_is_refused():
+    """The same rules at add: a record with a parent and no span stored fine and then ``memory`` failed on it (and
+    a save of it no longer loaded); a span longer than its words stored and read back other words."""
+    store = MemoryStore(WordEncoder(), StoreConfig(provenance=False))
+    for n, (parent, span) in enumerate([("x", None), ("x", (0, 99)), ("x", (5, 2)), (None, (0, 2)), (["x"], (0, 2))]):
+        rec = MemoryRecord(f"x/{n}", "e", 0, "user", "", "[user] hi", "[user] hi", parent=parent, chunk=0, span=span)
+        with pytest.raises(ValueError, match=r"memories\[0\]\.(span|parent) must be"):
+            store.add([rec])
+    assert store.ids() == []
+    good = chunk_record(record(LONG[:500]), Chunking(180, 50))
+    store.add(good)  # chunks made by chunk_records pass
+    assert store.memory("e#0").content == f"[result] {LONG[:500]}"
