@@ -742,15 +742,21 @@ class MemoryStore:
     def delete(self, ids: Iterable[Any]) -> None:
         """Remove memories (all or nothing: an unknown id raises KeyError); links to them are not followed. The
         id of a chunked memory removes all its chunks."""
-        ids = list(dict.fromkeys(j for i in ids for j in self._chunks.get(i, [i])))
-        missing = [i for i in ids if i not in self._entries]
-        if missing:
-            raise KeyError(f"memory {missing[0]!r} is not in the store")
+        ids = self._stored(ids)
         if not ids:
             return
         self.index.remove(ids)
         self.linker.forget(ids)
         self._drop_entries(ids)
+
+    def _stored(self, ids: Iterable[Any]) -> list:
+        """The stored ids ``ids`` name, once each, a chunked memory's id as its chunks; an unknown id raises KeyError
+        before anything changes (delete and move are all or nothing)."""
+        ids = list(dict.fromkeys(j for i in ids for j in self._chunks.get(i, [i])))
+        missing = [i for i in ids if i not in self._entries]
+        if missing:
+            raise KeyError(f"memory {missing[0]!r} is not in the store")
+        return ids
 
     def _drop_entries(self, ids: Iterable[Any]) -> None:
         """Forget these memories' entries, links, chunk lists and scopes (those that have any)."""
@@ -1098,10 +1104,7 @@ class MemoryStore:
         moves its chunks. The episode's "now" (next_step) passes their steps; the ones they leave keep theirs (the
         moved ids still name them, so a later memory there must not take one). All or nothing: refused by the index
         midway, they go back to their episodes."""
-        ids = list(dict.fromkeys(j for i in ids for j in self._chunks.get(i, [i])))
-        missing = [i for i in ids if i not in self._entries]
-        if missing:
-            raise KeyError(f"memory {missing[0]!r} is not in the store")
+        ids = self._stored(ids)
         if not ids:
             return
         entries = [self._entries[i] for i in ids]
