@@ -87,7 +87,6 @@ PROBE = (("user", "I'd like to change my flight to Boston on March 3rd, booking 
          ("action", "CALL cancel_reservation(reservation_id=ABC123, reason=change of plans)"))
 PROBE_COSINE = 0.98
 SCOPES = ("user_id", "agent_id", "run_id")
-log = logging.getLogger(__name__)
 
 
 @dataclass
