@@ -116,3 +116,19 @@ def test_distillation_pulls_a_student_that_reads_less_towards_the_teachers_ranki
         return total
 
     assert kl_after(20.0) < kl_after(0.0)
+
+
+def test_the_logged_training_loss_is_synced_across_processes(teacher_and_data, monkeypatch):
+    """Under DDP each process's loss is its share scaled by the world size (objective.batch_loss: so that gradient
+    averaging gives the single-process gradient); logged unsynced, rank 0 wrote its own share scaled up, not the
+    global batch's mean. Synced (a mean over processes), it is the global mean; with one process nothing changes."""
+    from types import SimpleNamespace
+
+    _, dm, cfg = teacher_and_data
+    module = SAMLightningModule(net=cfg, vocab=dm.vocab)
+    module._trainer = SimpleNamespace(world_size=1)
+    logged = {}
+    monkeypatch.setattr(module, "log", lambda name, value, **kw: logged.__setitem__(name, kw))
+    dm.setup("fit")
+    module.training_step(next(iter(dm.train_dataloader())), 0)
+    assert logged["train/loss"].get("sync_dist") is True

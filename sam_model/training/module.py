@@ -181,7 +181,9 @@ class SAMLightningModule(pl.LightningModule):
                           self.task_dropout, self.phase_dropout, self.teacher, self.distill,
                           self.hparams.distill_weight, self.known_dropout)
         n = max(len(batch["q_step"]), 1)
-        self.log("train/loss", loss, prog_bar=True, batch_size=n)
+        # synced: under DDP each process's loss is its share times the world size (batch_loss), the mean over
+        # processes the global batch's mean; unsynced, rank 0 logged its own share scaled up
+        self.log("train/loss", loss, prog_bar=True, batch_size=n, sync_dist=True)
         self.log("train/temperature", 1.0 / self.loss_fn.scale, batch_size=n)
         self.log("train/alpha", self.net.alpha.detach(), batch_size=n)
         return loss
