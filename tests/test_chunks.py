@@ -499,3 +499,27 @@ def test_a_chunk_added_with_a_span_that_cannot_be_its_words_is_refused():
     good = chunk_record(record(LONG[:500]), Chunking(180, 50))
     store.add(good)  # chunks made by chunk_records pass
     assert store.memory("e#0").content == f"[result] {LONG[:500]}"
+
+
+def test_the_frozen_pass_reads_the_chunk_texts_the_batches_hold(tmp_path):
+    """With data.chunking the batches hold chunks, but the frozen pass (DataModule.texts) listed the whole memory
+    texts: no chunk was in the text cache, so the first epoch ran BERT on every chunk in its steps (20 s a batch of
+    the coding mixture on 2 cores, against ~1 s cached). Every text a batch holds is now listed, with or without
+    chunking, content-only too."""
+    from sam_model.training.datamodule import AgentLogDataModule
+
+    log = tmp_path / "long.jsonl"
+    _long_log(log)
+    for chunking, content_only in ((None, False), ({"size": 180, "overlap": 50}, False),
+                                   ({"size": 180, "overlap": 50}, True)):
+        dm = AgentLogDataModule(train=[str(log)], val_fraction=0.25, batch_episodes=8, chunking=chunking,
+                                cache_dir=str(tmp_path / "cache"))
+        dm.setup("fit")
+        listed = set(dm.texts(content_only))
+        for loader in (dm.train_dataloader(), dm.val_dataloader()):
+            for batch in loader:
+                held = batch["mem_contents"] if content_only else batch["mem_texts"]
+                assert set(held) <= listed
+                assert content_only or set(batch["q_state_texts"]) <= listed
+        if chunking is not None:
+            assert len(listed) > 10

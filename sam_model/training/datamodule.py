@@ -20,7 +20,7 @@ from sam_model.data.text import content_text
 from sam_model.data.toolstate import LABELS
 from sam_model.data.transcripts import SPLITS
 from sam_model.io import SAMFileError, given_twice
-from sam_model.training.batching import EpochShuffle, collate_episodes
+from sam_model.training.batching import EpochShuffle, chunk_row, collate_episodes
 
 
 class _Episodes(Dataset):
@@ -288,18 +288,24 @@ class AgentLogDataModule(pl.LightningDataModule):
     def texts(self, content_only: bool = False, observations: Callable[[list[str]], list[str]] | None = None,
               states: Callable[[list[str]], list[str]] | None = None) -> list[str]:
         """Every distinct text the network's BERT reads over the training and validation episodes: the memory texts
-        (``content_only``: their plain contents instead, as that ablation reads them), the observations of the
-        decision points and their state texts (not for ``content_only``), as ``observations`` and ``states`` map
-        them (SAMNet.observations_read and states_read, which may clip them). What a frozen BERT encodes in the first epoch, encoded up front
-        instead (all at once, batched by token length: SAMLightningModule.on_fit_start)."""
+        (with ``data.chunking`` their chunks' texts, which the batches hold: the whole texts alone left every chunk
+        to BERT in the first epoch's steps, a few at a time; ``content_only``: their plain contents instead, as
+        that ablation reads them), the observations of the decision points and their state texts (not for
+        ``content_only``), as ``observations`` and ``states`` map them (SAMNet.observations_read and states_read,
+        which may clip them). What a frozen BERT encodes in the first epoch, encoded up front instead (all at once,
+        batched by token length: SAMLightningModule.on_fit_start)."""
         self._ensure()
         out: dict[str, None] = {}
         obs: dict[str, None] = {}
         state_texts: dict[str, None] = {}
+        columns = ["memory_texts", "texts", "kinds", "state_texts", "labels"]
+        if self.chunking is not None:  # the memories a batch holds are the chunks (collate_episodes: chunk_row)
+            columns += ["steps", "phases", "episode_id"]
         for ds in (self._train, self._val):
-            for row in ds.select_columns(["memory_texts", "texts", "kinds", "state_texts", "labels"]):
-                out.update(dict.fromkeys([content_text(k, t) for k, t in zip(row["kinds"], row["texts"])]
-                                         if content_only else row["memory_texts"]))
+            for row in ds.select_columns(columns):
+                mem = row if self.chunking is None else chunk_row(row, self.chunking)
+                out.update(dict.fromkeys([content_text(k, t) for k, t in zip(mem["kinds"], mem["texts"])]
+                                         if content_only else mem["memory_texts"]))
                 for state, text, labels in zip(row["state_texts"], row["texts"], row["labels"]):
                     if labels:
                         obs[text] = None
