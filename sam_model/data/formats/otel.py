@@ -12,13 +12,16 @@ Roles are the schema's (``system``, ``user``, ``assistant``, ``tool``), any case
 also write (``human``, ``ai``, ``model``, ``developer``).
 
 The spans of one conversation (``gen_ai.conversation.id``, else the trace) are read in start order; each call's
-input repeats the history, so the conversation is the calls' input and output messages joined where they
-overlap. The deprecated per-message events of v1.36 and earlier, and vendor attributes (``gen_ai.prompt.0.*``),
-carry no messages this reader reads: a file of them is refused with a message that says so.
+input repeats the history, perhaps with its start rewritten (a compaction summary, a window of the latest turns),
+so each call adds what :func:`_join` finds new in it. The deprecated per-message events of v1.36 and earlier, and
+vendor attributes (``gen_ai.prompt.0.*``), carry no messages this reader reads: a file of them is refused with a
+message that says so.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -36,6 +39,7 @@ from sam_model.data.formats.base import (
 )
 from sam_model.io import json_type
 
+log = logging.getLogger(__name__)
 INPUT, OUTPUT, SYSTEM = "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 CONVERSATION = "gen_ai.conversation.id"
@@ -152,21 +156,36 @@ def _messages(raw: Any, where: str, key: str) -> list[Any]:
 OUTPUT_ONLY = ("finish_reason",)  # what an output message has and its repeat in the next call's input has not
 
 
-def _same(a: Any, b: Any) -> bool:
-    """One message, as an output and as the next call's input: equal apart from the output-only fields."""
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return {k: v for k, v in a.items() if k not in OUTPUT_ONLY} == \
-            {k: v for k, v in b.items() if k not in OUTPUT_ONLY}
-    return a == b
+def _key(m: Any) -> str:
+    """One message, as an output and as a later call's input, as one string: the output-only fields aside (the
+    conventions' output messages carry a ``finish_reason`` their repeat does not). A string, so a long history is
+    looked up, not compared message by message with every earlier one."""
+    if isinstance(m, Mapping):
+        m = {k: v for k, v in m.items() if k not in OUTPUT_ONLY}
+    return json.dumps(m, sort_keys=True, default=str)
 
 
-def _join(conv: list[Any], seq: list[Any]) -> list[Any]:
-    """``conv`` followed by what ``seq`` adds: ``seq`` after the longest end of ``conv`` it starts with (messages
-    compared by :func:`_same`: the conventions' output messages carry a ``finish_reason`` their repeat does not)."""
-    for k in range(min(len(conv), len(seq)), 0, -1):
-        if all(_same(a, b) for a, b in zip(conv[len(conv) - k:], seq[:k])):
-            return conv + seq[k:]
-    return conv + seq
+def _join(conv: list[Any], at: dict[str, int], inp: list[Any], out: list[Any]) -> bool:
+    """Add to ``conv`` what one model call adds (``at``: each message's key -> its last place in ``conv``, kept up
+    to date). Its input repeats the history, possibly rewritten at the start (a summary over earlier turns, a
+    window of the latest), so the join is anchored at the latest message of ``conv`` the input repeats (the
+    previous call's output, as a rule): the call's messages after it are new, bar a leading run that repeats what
+    ``conv`` holds after it (the same call recorded twice); those before it are new only where ``conv`` does not
+    hold them. Returns False where the input repeats none of ``conv`` (its messages then start a new segment)."""
+    keys = [_key(m) for m in inp]
+    anchor, place = -1, -1  # in conv, in inp
+    for q, k in enumerate(keys):
+        if at.get(k, -1) >= max(anchor, 0):  # the latest in conv; of its repeats, the last in the input
+            anchor, place = at[k], q
+    tail = [*inp[place + 1:], *out]
+    run = 0
+    while anchor >= 0 and run < len(tail) and anchor + 1 + run < len(conv) and \
+            _key(tail[run]) == _key(conv[anchor + 1 + run]):
+        run += 1
+    for m in [*(m for m, k in zip(inp[:max(place, 0)], keys) if k not in at), *tail[run:]]:
+        at[_key(m)] = len(conv)
+        conv.append(m)
+    return anchor >= 0 or not inp
 
 
 def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
@@ -217,11 +236,15 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                                            "than read without that span")
             continue
         conv: list[Any] = []
+        at: dict[str, int] = {}
         policy: list[str] = []
         try:
             for _, _, attrs, where in sorted(spans, key=lambda s: s[:2]):
-                seq = [*_messages(attrs.get(INPUT, []), where, INPUT), *_messages(attrs.get(OUTPUT, []), where, OUTPUT)]
-                conv = _join(conv, seq)
+                inp, before = _messages(attrs.get(INPUT, []), where, INPUT), len(conv)
+                if not _join(conv, at, inp, _messages(attrs.get(OUTPUT, []), where, OUTPUT)) and before:
+                    log.warning("%s: its input repeats none of the %d messages read so far of %s (its history "
+                                "rewritten whole, or another agent's calls under one conversation id?): its messages "
+                                "are read as a new segment after them", where, before, f"conversation {key}")
                 for part in _messages(attrs.get(SYSTEM, []), where, SYSTEM):
                     text = part.get("content") if isinstance(part, Mapping) and part.get("type") == "text" else None
                     if isinstance(text, str) and text not in policy:

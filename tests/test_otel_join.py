@@ -1,0 +1,165 @@
+"""The OpenTelemetry reader joins an agent's model calls into one conversation although each call's input repeats the
+history: when the agent rewrites the start of that history between calls (a compaction summary, a sliding window
+that keeps its system prompt), every message is still read once, none is dropped, tool results keep their calls,
+and labels point at the events that first said a value, not at copies."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from sam_model.data.formats import otel
+from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+USER_ID, RES = "ann_lee_123", "QX7Z9A"
+text = lambda role, t: {"role": role, "parts": [{"type": "text", "content": t}]}  # noqa: E731
+call = lambda i, n, a: {"role": "assistant", "parts": [{"type": "tool_call", "id": i, "name": n, "arguments": a}]}  # noqa: E731
+result = lambda i, r: {"role": "tool", "parts": [{"type": "tool_call_response", "id": i, "response": r}]}  # noqa: E731
+
+SYS = text("system", "You are an airline agent.")
+U0 = text("user", f"Hi, my user id is {USER_ID}.")
+A0 = call("c1", "get_user", {"user_id": USER_ID})
+T0 = result("c1", json.dumps({"name": "Ann", "reservations": [RES]}))
+A1 = text("assistant", f"I see reservation {RES}. Cancel it?")
+U1 = text("user", "yes please")
+A2 = call("c2", "cancel", {"reservation_id": RES, "user_id": USER_ID})
+T2 = result("c2", f"Error: reservation {RES} is already cancelled")
+A3 = text("assistant", "Sorry, it was cancelled already. Anything else?")
+U2 = text("user", "yes please")  # the same words as U1, said again: a message of its own
+A4 = call("c3", "get_user", {"user_id": USER_ID})
+HISTORY = [U0, A0, T0, A1, U1, A2, T2, A3, U2, A4]
+
+
+def finished(m: dict) -> dict:
+    """An output message as the conventions write it (its repeat in the next input lacks finish_reason)."""
+    return {**m, "finish_reason": "tool_call" if m["parts"][0]["type"] == "tool_call" else "stop"}
+
+
+def doc(calls: list[tuple[list[dict], list[dict]]], trace: str = "t1", conversation: str | None = None,
+        start: int = 1000, step: int = 1) -> dict:
+    """One chat span per model call ``(input, output)``, in the file last first, as exporters write them."""
+    attr = lambda k, v: {"key": k, "value": {"stringValue": v}}  # noqa: E731
+    spans = [{"traceId": trace, "spanId": f"{trace}-s{n}", "startTimeUnixNano": str(start + step * n),
+              "attributes": [attr("gen_ai.operation.name", "chat"),
+                             *([attr("gen_ai.conversation.id", conversation)] if conversation else []),
+                             attr("gen_ai.input.messages", json.dumps(inp)),
+                             attr("gen_ai.output.messages", json.dumps([finished(m) for m in out]))]}
+             for n, (inp, out) in enumerate(calls)]
+    return {"resourceSpans": [{"scopeSpans": [{"spans": spans[::-1]}]}]}
+
+
+def full_history(history: list[dict], head: list[dict] = ()) -> list[tuple[list[dict], list[dict]]]:
+    """The calls of an agent that repeats its whole history: one per assistant message."""
+    return [([*head, *history[:i]], [m]) for i, m in enumerate(history) if m["role"] == "assistant"]
+
+
+def read(*docs: dict) -> list[otel.Conversation]:
+    out = list(otel.conversations([(d, f"t.json:{n + 1}") for n, d in enumerate(docs)], "t.json", str))
+    assert all(isinstance(c, otel.Conversation) for c in out), out
+    return out
+
+
+def plain(messages: list[dict]) -> list[dict]:
+    return [{k: v for k, v in m.items() if k != "finish_reason"} for m in messages]
+
+
+def events(path: Path) -> list[dict]:
+    return [{k: v for k, v in e.items() if k not in ("episode_id", "meta")} for e in iter_transcript_events(path)]
+
+
+def same_events(tmp_path: Path, otlp: dict, messages: list[dict]) -> list[dict]:
+    """The events of the OTLP file, checked equal to those of ``messages`` given whole as one conversation."""
+    (tmp_path / "t.json").write_text(json.dumps(otlp))
+    (tmp_path / "whole.jsonl").write_text(json.dumps({"id": "t1", "messages": messages}) + "\n")
+    got = events(tmp_path / "t.json")
+    assert got == events(tmp_path / "whole.jsonl")
+    return got
+
+
+def test_a_history_repeated_unchanged_is_read_once():
+    (conv,) = read(doc(full_history(HISTORY, [SYS])))
+    assert plain(conv.messages) == [SYS, *HISTORY]
+
+
+def test_a_compaction_summary_is_read_once_where_it_was_written_and_nothing_is_copied(tmp_path):
+    """The agent replaced its first turns by a summary before the cancel: the join found no overlap (the input no
+    longer starts with the history's end) and wrote the history again, copies of the calls and their labels."""
+    summary = text("user", f"Summary so far: user {USER_ID} asked about reservation {RES}.")
+    kept = HISTORY.index(A1)  # the turns before A1 are summarised
+    calls = [(inp if len(inp) <= kept + 1 else [SYS, summary, *inp[kept + 1:]], out)
+             for inp, out in full_history(HISTORY, [SYS])]
+    (conv,) = read(doc(calls))
+    want = [SYS, U0, A0, T0, A1, summary, U1, A2, T2, A3, U2, A4]  # the summary after the last call before it
+    assert plain(conv.messages) == want
+    got = same_events(tmp_path, doc(calls), want)
+    cancel = got[next(i for i, e in enumerate(got) if e["kind"] == "action" and "cancel" in e["text"]) - 1]
+    said = {e["step"]: e["text"] for e in got}
+    # the user id and the reservation are traced to the turns that first said them, not to the summary
+    assert all(USER_ID in said[s] or RES in said[s] for s in cancel["useful_memory_steps"])
+    assert said[cancel["useful_memory_steps"][0]] == f"Hi, my user id is {USER_ID}."
+    assert not any(said[s].startswith("Summary") for s in cancel["useful_memory_steps"])
+    assert sum(e["kind"] == "action" for e in got) == 3  # three calls made, three written
+
+
+def test_a_system_summary_and_a_sliding_window_that_keeps_the_system_prompt(tmp_path):
+    """A window of the last turns after the system prompt (the commonest trim) cut between a tool call and its
+    result, and a summary as a system message: each message once, the result still named by its call's id."""
+    summary = text("system", "Earlier: the user asked to cancel a reservation.")
+    calls = []
+    for inp, out in full_history(HISTORY, [SYS]):
+        window = inp[1:][-3:]  # the last three messages: A0's result T0 may start it without A0
+        calls.append(([SYS, *([summary] if len(inp) > 5 else []), *window], out))
+    assert calls[2][0][2] == T0  # the window starts with a result whose call it dropped
+    (conv,) = read(doc(calls))
+    want = [SYS, U0, A0, T0, A1, summary, U1, A2, T2, A3, U2, A4]
+    assert plain(conv.messages) == want
+    report = ImportReport()
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc(calls)))
+    got = list(iter_transcript_events(path, report=report))
+    assert report.unmatched_results == [] and report.calls == 3
+    assert [e["text"].split(":")[0] for e in got if e["kind"] == "result"] == ["get_user", "cancel"]
+    assert [e["text"] for e in got if e["kind"] == "user"] == [f"Hi, my user id is {USER_ID}.", "yes please",
+                                                                "yes please"]
+
+
+def test_a_summary_that_is_the_only_earlier_event_saying_a_value_is_its_label(tmp_path):
+    """The trace starts after a compaction: the summary is the one event that said the user id, so it is the
+    label (the reservation is in the turn the call answers: an observation, no label)."""
+    summary = text("user", f"Summary so far: the user's id is {USER_ID}.")
+    ask = text("user", f"Cancel {RES}.")
+    calls = [([SYS, summary, ask], [A2]), ([SYS, summary, ask, A2, T2], [A3])]
+    got = same_events(tmp_path, doc(calls), [SYS, summary, ask, A2, T2, A3])
+    cancel = next(e for e in got if e.get("useful_memory_steps"))
+    said = {e["step"]: e["text"] for e in got}
+    assert [said[s] for s in cancel["useful_memory_steps"]] == [summary["parts"][0]["content"]]
+
+
+def test_two_parallel_traces(caplog):
+    """Two agents' traces interleaved in one file: one conversation each, read as if alone. Under one conversation
+    id they are one conversation, every message once; the call that shares no message with it is warned about."""
+    other = [text("user", "Book me a flight to Oslo."), call("d1", "search", {"to": "Oslo"}),
+             result("d1", "[\"SK123\"]"), text("assistant", "SK123 it is.")]
+    a, b = full_history(HISTORY, [SYS]), full_history(other)
+    convs = read(doc(a, "ta", start=1000, step=10), doc(b, "tb", start=1005, step=10))
+    assert [plain(c.messages) for c in convs] == [[SYS, *HISTORY], other]
+    with caplog.at_level(logging.WARNING, logger=otel.__name__):
+        (conv,) = read(doc(a, "ta", "same", start=1000, step=10), doc(b, "tb", "same", start=1005, step=10))
+    got = plain(conv.messages)
+    assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, [SYS, *HISTORY, *other]))
+    assert [m for m in got if m in HISTORY + [SYS]] == [SYS, *HISTORY] and [m for m in got if m in other] == other
+    (warning,) = [r.getMessage() for r in caplog.records]
+    assert "t.json:2, span tb-s0" in warning and "conversation same" in warning and "new segment" in warning
+
+
+def test_the_same_call_recorded_twice_and_a_call_without_output():
+    """Two instrumentations record one model call (two spans, same messages); a call that failed has no output
+    and is retried: nothing is read twice."""
+    calls = full_history(HISTORY, [SYS])
+    twice = [c for c in calls for _ in (0, 1)]
+    (conv,) = read(doc(twice))
+    assert plain(conv.messages) == [SYS, *HISTORY]
+    failed = [*calls[:2], (calls[2][0], []), *calls[2:]]
+    (conv,) = read(doc(failed))
+    assert plain(conv.messages) == [SYS, *HISTORY]
