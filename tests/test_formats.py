@@ -97,6 +97,37 @@ def langchain_messages() -> list[dict]:
             msg("tool", content=ERROR, tool_call_id="c2", name="cancel", status="error"), msg("ai", content=DONE)]
 
 
+def swe_agent_history() -> list[dict]:
+    """As SWE-agent 1.x writes its history with function calling: every item names its agent and message type, a
+    demonstration (a solved example in the prompt, not this episode's memory) is marked ``is_demo``, a tool item
+    answers by ``tool_call_ids``, and an assistant's ``thought`` and ``action`` repeat its words and call."""
+    item = lambda role, content, kind, **more: {"role": role, "content": content, "agent": "main",  # noqa: E731
+                                                "message_type": kind, **more}
+    call = lambda i, n, a: {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}  # noqa: E731
+    return [item("system", POLICY, "system_prompt"),
+            item("user", "Demonstration: the user said their id is bo_ng_9; get_user bo_ng_9 found them.",
+                 "demonstration", is_demo=True),
+            item("user", HI, "observation"),
+            item("assistant", "", "action", thought="", action="get_user ann_lee_123",
+                 tool_calls=[call("c1", "get_user", ARGS1)]),
+            item("tool", json.dumps(USER), "observation", tool_call_ids=["c1"]),
+            item("assistant", SEE, "thought", thought=SEE, action=""), item("user", YES, "observation"),
+            item("assistant", "", "action", thought="", action="cancel QX7Z9A ann_lee_123",
+                 tool_calls=[call("c2", "cancel", ARGS2)]),
+            item("tool", ERROR, "observation", tool_call_ids=["c2"]),
+            item("assistant", DONE, "thought", thought=DONE, action="")]
+
+
+def swe_agent_traj(history: list[dict]) -> dict:
+    """A .traj as SWE-agent saves it: the steps, the history, what the run ended with."""
+    steps = [{"action": m["action"], "observation": nxt["content"], "response": m["content"], "thought": m["thought"],
+              "execution_time": 0.1, "state": {"working_dir": "/repo"}, "query": [], "extra_info": {}}
+             for m, nxt in zip(history, history[1:]) if m["role"] == "assistant" and m.get("tool_calls")]
+    return {"trajectory": steps, "history": history,
+            "info": {"exit_status": "submitted", "model_stats": {"api_calls": len(steps)}},
+            "replay_config": None, "environment": "main"}
+
+
 def otlp(messages: list[dict], conversation: str = "conv-1", system: str = POLICY) -> dict:
     """The spans an instrumented agent exports: one chat span per model call (in the file out of order), each
     with the history so far as input and the model's message as output."""
@@ -122,7 +153,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files = {"openai": tmp_path / "openai.jsonl", "tau1": tmp_path / "gpt-airline.json",
              "tau2": tmp_path / "tau2-results.json", "anthropic": tmp_path / "anthropic.jsonl",
              "responses": tmp_path / "responses.jsonl", "otel": tmp_path / "otel-traces.json",
-             "langchain": tmp_path / "langchain.jsonl"}
+             "langchain": tmp_path / "langchain.jsonl", "swe-agent": tmp_path / "swe-agent.traj"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -136,6 +167,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
                                               "output": items[6:]}) + "\n")
     files["otel"].write_text(json.dumps(otlp(genai_messages())))
     files["langchain"].write_text(json.dumps({"id": "conv-1", "messages": langchain_messages()}) + "\n")
+    files["swe-agent"].write_text(json.dumps(swe_agent_traj(swe_agent_history()), indent=2) + "\n")
     return files
 
 
@@ -148,6 +180,9 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
         report = ImportReport()
         events = list(iter_transcript_events(path, report=report))
         assert report.formats == {name: 1}, name
+        if name == "swe-agent":  # SWE-agent names the file by the instance, which is the episode
+            assert {e["episode_id"] for e in events} == {"swe-agent"}
+            events = [{**e, "episode_id": "conv-1"} for e in events]
         if name in ("tau1", "tau2"):  # the spec names their episodes by task and trial, and keeps the task's group
             assert events[0]["episode_id"] == f"{name}-airline-gpt-task7-trial0"
             events = [{**{k: v for k, v in e.items() if k != "meta"}, "episode_id": "conv-1",
@@ -155,6 +190,8 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
                       for e in events]
         assert events == expected, name
         assert report.user_tool_calls == (1 if name == "tau2" else 0)
+        if name == "swe-agent":  # the demonstration is no event: had it been read, every step after it would move
+            assert report.ignored == {"demonstration items": 1}
     forced = list(iter_transcript_events(files["anthropic"], format="anthropic"))
     assert forced == expected
 
@@ -171,8 +208,8 @@ def test_the_shipped_examples_are_this_conversation(tmp_path):
 
 def test_formats_are_told_from_the_messages():
     assert [detect(m) for m in (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(),
-                                genai_messages(), langchain_messages())] == ["openai", "tau2", "anthropic",
-                                                                             "responses", "otel", "langchain"]
+                                genai_messages(), langchain_messages(), swe_agent_history())] == [
+        "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent"]
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
@@ -183,7 +220,8 @@ def test_formats_are_told_from_the_messages():
 
 @pytest.mark.parametrize("name, messages, policy", [
     ("openai", openai_messages, ""), ("tau2", tau2_messages, POLICY), ("anthropic", anthropic_messages, POLICY),
-    ("responses", responses_items, POLICY), ("otel", genai_messages, POLICY), ("langchain", langchain_messages, "")])
+    ("responses", responses_items, POLICY), ("otel", genai_messages, POLICY), ("langchain", langchain_messages, ""),
+    ("swe-agent", swe_agent_history, "")])
 def test_live_state_reads_every_format(name, messages, policy):
     """The state before the second call, from the running conversation in each format, is the importer's."""
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
@@ -192,7 +230,8 @@ def test_live_state_reads_every_format(name, messages, policy):
                and m.get("type") not in ("function_call_output", "tool") and "tool_result" not in json.dumps(m))
     call = {"tau2": lambda m: m["tool_calls"][0], "anthropic": lambda m: m["content"][0],
             "responses": lambda m: m, "otel": lambda m: m["parts"][0],
-            "openai": lambda m: m["tool_calls"][0], "langchain": lambda m: m["data"]["tool_calls"][0]}[name](msgs[last])
+            "openai": lambda m: m["tool_calls"][0], "langchain": lambda m: m["data"]["tool_calls"][0],
+            "swe-agent": lambda m: m["tool_calls"][0]}[name](msgs[last])
     assert live_state(msgs[:last], call, policy=policy) == want
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
 
@@ -218,6 +257,10 @@ def test_a_conversation_without_tools_is_refused_unless_allowed(name, tmp_path, 
     elif name == "tau2":
         path.write_text(json.dumps({"info": {}, "tasks": [], "simulations": [
             {"task_id": "1", "trial": 0, "messages": NO_TOOLS["openai"]["messages"]}]}))
+    elif name == "swe-agent":  # a run whose model never gave a command (every output a format error, say)
+        path = tmp_path / "c.traj"
+        path.write_text(json.dumps({"history": [{"role": "user", "content": "hi", "message_type": "observation"},
+                                                {"role": "assistant", "content": "hello", "action": ""}]}))
     else:
         path.write_text(json.dumps(otlp([{"role": "user", "parts": [{"type": "text", "content": "hi"}]},
                                          {"role": "assistant", "parts": [{"type": "text", "content": "hello"}]}])))
@@ -408,6 +451,20 @@ def to_responses(msgs: list[dict]) -> dict:
     return {"instructions": "\n".join(m["content"] for m in msgs if m["role"] == "system"), "items": items}
 
 
+def to_swe_agent(msgs: list[dict]) -> list[dict]:
+    """Chat messages as SWE-agent's function-calling history items."""
+    kinds = {"system": "system_prompt", "assistant": "action", "user": "observation", "tool": "observation"}
+    out = []
+    for m in msgs:
+        item = {"role": m["role"], "content": m.get("content") or "", "agent": "main", "message_type": kinds[m["role"]]}
+        if m["role"] == "assistant":
+            item.update(thought=m.get("content") or "", action="", tool_calls=m.get("tool_calls"))
+        elif m["role"] == "tool":
+            item["tool_call_ids"] = [m["tool_call_id"]]
+        out.append(item)
+    return out
+
+
 def to_genai(msgs: list[dict]) -> list[dict]:
     out = []
     for m in msgs:
@@ -468,6 +525,11 @@ def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": policy}},
                                          "simulations": [{"task_id": d["task_id"], "trial": d["trial"],
                                                           "messages": to_tau2(d["traj"])} for d in data]}))
+    files["swe-agent"] = tmp_path / "trajectories"  # SWE-agent's output folder: {instance}/{instance}.traj
+    for n, d in enumerate(data):
+        (files["swe-agent"] / f"c{n:02d}").mkdir(parents=True)
+        (files["swe-agent"] / f"c{n:02d}" / f"c{n:02d}.traj").write_text(json.dumps(
+            {"history": to_swe_agent(d["traj"]), "info": {"exit_status": "submitted"}}))
     strip = lambda e: {k: v for k, v in e.items() if k not in ("episode_id", "meta")}  # noqa: E731
     by_episode: dict[str, list] = {}
     for e in expected:

@@ -338,7 +338,8 @@ def _main(argv: list[str]) -> int:
                     "A file with no conversation, or with conversations but no tool call, is an error that says what "
                     "was seen (--allow-empty writes it anyway).")
     parser.add_argument("transcripts", help="the log file: .jsonl / .jsonl.gz (one conversation, or one OTLP "
-                                            "export, per line) or .json / .json.gz (one document)")
+                                            "export, per line), .json / .json.gz (one document), or a SWE-agent "
+                                            ".traj (one run) or the folder of them")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")
     parser.add_argument("--format", choices=list(FORMATS), default=None,
                         help="read the file as this format instead of telling it from the content")

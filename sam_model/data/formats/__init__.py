@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sam_model.data.formats import anthropic, chat, langchain_messages, otel, responses, tau2
+from sam_model.data.formats import anthropic, chat, langchain_messages, otel, responses, swe_agent, tau2
 from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError
 from sam_model.io import json_type
 
@@ -51,8 +51,12 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("langchain", "LangChain / LangGraph messages (messages_to_dict, dumpd or model_dump)",
            '.jsonl of {"id", "messages"} lines (a LangGraph state\'s messages), or a .json list',
            langchain_messages.to_chat, langchain_messages.sniff),
+    Format("swe-agent", "SWE-agent trajectories (function calls, or text commands such as open src/x.py 100)",
+           '.traj {history, trajectory, info} (one run: {instance_id}.traj), or a folder of them',
+           swe_agent.to_chat, swe_agent.sniff),
 )}
-_SNIFF_ORDER = ("responses", "otel", "langchain", "anthropic", "tau2", "openai")  # langchain's ai blocks: anthropic's
+# langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks)
+_SNIFF_ORDER = ("responses", "otel", "langchain", "anthropic", "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -82,7 +86,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("parts of type tool_call", "otel"), ("parts of type tool_call_response", "otel"),
           ("tool calls with a top-level name (tau2)", "tau2"), ("'tool_calls' entries with a 'function'", "openai"),
           ("'function_call' fields (deprecated OpenAI functions)", "openai"),
-          ("LangChain messages ({\"type\": \"ai\", ...})", "langchain"))
+          ("LangChain messages ({\"type\": \"ai\", ...})", "langchain"),
+          ("SWE-agent history items (message_type, tool_call_ids, is_demo)", "swe-agent"))
 
 
 def tool_marks(messages: Any) -> list[tuple[str, str]]:
@@ -107,6 +112,8 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
             found.add(8)
         if langchain_messages.is_message(m):
             found.add(9)
+        if any(k in m for k in swe_agent.MARKS):
+            found.add(10)
     return [_MARKS[i] for i in sorted(found)]
 
 

@@ -1,10 +1,12 @@
 """Conversations out of a log file of any format: the file's documents, then its container.
 
-A ``.jsonl[.gz]`` file is one JSON document per line, a ``.json[.gz]`` file one document. Every line is decoded
+A ``.jsonl[.gz]`` file is one JSON document per line, a ``.json[.gz]`` or SWE-agent ``.traj[.gz]`` file one
+document; a folder is read as SWE-agent's output folder, every ``.traj`` under it. Every line is decoded
 and parsed on its own, so a bad one is named ``FILE:LINE`` with the reason (not UTF-8 and where, invalid JSON, a
 bare ``NaN``/``Infinity``, nested deeper than :data:`MAX_DEPTH`) and, with ``--skip-bad``, skipped alone. The
-container is told from the first document: OTLP spans, a tau2 results file, a tau-bench v1 list of trajectories,
-or conversation objects (``{"id", "messages"}``, Anthropic's with ``system``, Responses' ``input``/``output``).
+container is told from the first document: OTLP spans, a tau2 results file, a SWE-agent trajectory, a tau-bench v1
+list of trajectories, or conversation objects (``{"id", "messages"}``, Anthropic's with ``system``, Responses'
+``input``/``output``).
 Items that fail are yielded as their :class:`TranscriptFormatError`; the caller stops or skips and counts.
 """
 
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sam_model.data.advice import Advice
-from sam_model.data.formats import FORMATS, anthropic, detect, otel, responses, tau2
+from sam_model.data.formats import FORMATS, anthropic, detect, otel, responses, swe_agent, tau2
 from sam_model.data.formats.base import Conversation, TranscriptFormatError, strict_loads
 from sam_model.io import SAMFileError, check_compression, json_type, not_found
 from sam_model.limits import too_deep
@@ -35,6 +37,19 @@ def episode_id_of(raw: Any) -> str:
 
 def _stem(p: Path) -> str:
     return p.name[:-3] if p.name.endswith(".gz") else p.name
+
+
+def _whole(p: Path) -> bool:
+    """A file of one document (``.json``, SWE-agent's ``.traj``), not of one per line."""
+    return _stem(p).endswith((".json", ".traj"))
+
+
+def trajectory_files(folder: Path) -> list[Path]:
+    """The ``.traj[.gz]`` files under ``folder``, sorted; a retry agent's copy of an attempt
+    (``ID/attempt_N/ID.traj``) is left out where ``ID/ID.traj`` lists the attempts itself."""
+    found = sorted(q for q in folder.rglob("*") if q.name.endswith((".traj", ".traj.gz")) and q.is_file())
+    return [q for q in found if not (re.fullmatch(r"attempt_\d+", q.parent.name)
+                                     and (q.parent.parent / q.name).is_file())]
 
 
 def parse(raw: bytes, where: str, lines: bool = False) -> Any:
@@ -82,7 +97,7 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
     check_compression(p)
     try:
         with opener(p, "rb") as fh:
-            if _stem(p).endswith(".json"):
+            if _whole(p):
                 where = str(p)
                 raw = fh.read()
                 if not raw.removeprefix(b"\xef\xbb\xbf").strip():  # no document: no conversation, as an empty .jsonl
@@ -117,15 +132,18 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
     if format is not None and format not in FORMATS:
         raise SAMFileError(f"unknown format {format!r}; formats: {', '.join(FORMATS)} (sam-data formats)")
     check_compression(p)  # a pipe or device: refused in one line (it blocked the reader)
+    seen: dict[str, str] = {}  # episode id -> where it was first read
+    if p.is_dir() and format in (None, "swe-agent"):
+        yield from _trajectory_folder(p, seen)
+        return
     if not p.is_file():
         raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else not_found(p)}: {p} (give a .jsonl[.gz] "
-                           "of conversations, or a .json[.gz] tau-bench, tau2 or OTLP file; sam-data formats lists "
-                           "them)")
+                           "of conversations, a .json[.gz] tau-bench, tau2 or OTLP file, or SWE-agent .traj files or "
+                           "their folder; sam-data formats lists them)")
     docs = documents(p)
     first = next(docs, None)
     if first is None:
         return
-    seen: dict[str, str] = {}  # episode id -> where it was first read
     if format == "otel" or (format is None and otel.is_otlp(first[0])):
         good = []
         for doc, where in [first, *docs]:
@@ -136,6 +154,15 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
             else:
                 good.append((doc, where))
         yield from _unique(otel.conversations(good, str(p), episode_id_of), seen)
+        return
+    if format == "swe-agent" or (format is None and (_stem(p).endswith(".traj") or swe_agent.is_trajectory(first[0]))):
+        stem = _stem(p).rsplit(".", 1)[0]
+        for doc, where in [first, *docs]:  # JSON Lines of trajectories: one episode per line
+            name = stem if _whole(p) else f"{stem}-line{where.rsplit(':', 1)[-1]}"
+            if isinstance(doc, TranscriptFormatError):
+                yield doc
+            else:
+                yield from from_traj(doc, where, name, name, seen)
         return
     model = domain = ""
     if _stem(p).endswith(".json"):
@@ -152,6 +179,27 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
                 yield _item(item, f"{where}: conversation {n}", seen, format, model, domain)
         else:
             yield _item(doc, where, seen, format, model, domain)
+
+
+def _trajectory_folder(folder: Path, seen: dict[str, str]) -> Iterator[Item]:
+    """Every run under SWE-agent's output folder: episode ids are the files' paths in the folder (one instance is
+    run by several configurations), groups the instance ids (the file names), so its runs share a split."""
+    paths = trajectory_files(folder)
+    if not paths:
+        raise SAMFileError(f"{folder} is a folder without SWE-agent .traj files; give a transcript file, or the folder "
+                           "SWE-agent wrote its trajectories to")
+    for q in paths:
+        name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(".traj")
+        for doc, where in documents(q):
+            if isinstance(doc, TranscriptFormatError):
+                yield doc
+            else:
+                yield from from_traj(doc, where, name, _stem(q)[:-len(".traj")], seen)
+
+
+def from_traj(doc: Any, where: str, name: str, group: str, seen: dict[str, str]) -> Iterator[Item]:
+    """The episodes of one SWE-agent ``.traj`` document (one, or one per attempt of a retry agent's)."""
+    yield from _unique(swe_agent.conversations(doc, where, name, group, episode_id_of), seen)
 
 
 def _unique(items: Iterator[Item], seen: dict[str, str]) -> Iterator[Item]:
@@ -228,13 +276,13 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
 
 
 def is_transcript_file(path: str | Path) -> bool:
-    """A ``.json[.gz]`` file, or a ``.jsonl[.gz]`` file whose first line is a conversation or OTLP spans, or a list
-    of conversations (not an agent-log event)."""
+    """A ``.json[.gz]`` or ``.traj[.gz]`` file, or a ``.jsonl[.gz]`` file whose first line is a conversation or
+    OTLP spans, or a list of conversations (not an agent-log event)."""
     p = Path(path)
     name = _stem(p)
     if not p.is_file():
         return False
-    if name.endswith(".json"):
+    if name.endswith((".json", ".traj")):
         return True
     if not name.endswith(".jsonl"):
         return False

@@ -1,0 +1,214 @@
+"""SWE-agent trajectories: the ``{instance_id}.traj`` file SWE-agent writes per run, ``{"history", "trajectory",
+"info", ...}`` (sweagent/types.py: ``HistoryItem``, ``TrajectoryStep``).
+
+``history`` is what the model saw, in order: items ``{"role", "content", "agent", "message_type"}`` (content a
+string or text parts), the system prompt first (the policy: common knowledge). Demonstrations (``is_demo``: a
+solved example put in the prompt) are not this episode's memory: they are skipped and counted. Items of an agent
+other than the first item's (``agent``; SWE-agent's own history filter keeps its agent's items only) are skipped
+and counted too. An assistant item's words are its ``thought`` (the discussion without the command; ``content``
+when it has none).
+
+Two generations of actions:
+
+- **function calling** (SWE-agent 1.x): the assistant item's ``tool_calls`` (OpenAI's shape), answered by a
+  ``tool`` item whose ``tool_call_ids`` lists the call (SWE-agent writes one; the first is read);
+- **text commands** (0.x, and 1.x with a thought-action parser): no ``tool_calls``, the action is the command line
+  in ``action`` (``open src/x.py 100``, ``find_file "x.py" src``), and the ``user`` item right after it is its
+  output. The rule: the command's first word is the tool's name and its other shell-split words (quotes removed,
+  shell operators such as ``|`` and ``&&`` dropped) are its arguments ``arg1``, ``arg2``, ... in order; a line
+  range ``START:END`` is the list ``[START, END]``, so each line number is a value the labeller traces. A
+  multi-line command that ends in an ``end_of_edit`` line (any ``end_of_*``) takes the words of its first line and
+  the lines between as one more argument (the edit's text); any other command is shell-split whole (a quoted
+  argument may span lines, as ``edit 'old' 'new'`` writes it), or split at whitespace when its quotes do not close.
+  So a path a search printed, then opened, is a value traced back to the search's result.
+
+A ``.traj`` without ``history`` is read from its ``trajectory`` steps (``{"thought", "action", "observation"}``:
+each step a text command and its output; the steps hold no system prompt or issue). A retry agent's file lists its
+``attempts``: each is an episode of its own (``{file}-attemptN``), all in the instance's split group.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from sam_model.data.formats.base import (
+    Chat,
+    Conversation,
+    TranscriptFormatError,
+    chat_call,
+    result_text,
+    text_of,
+)
+from sam_model.io import json_type
+
+ROLES = ("system", "user", "assistant", "tool")
+MARKS = ("message_type", "tool_call_ids", "is_demo")  # fields only SWE-agent's history items carry
+_END = re.compile(r"end_of_\w+")
+_RANGE = re.compile(r"(\d+):(\d+)")
+_OPERATOR = re.compile(r"[|&;<>()]+")
+
+
+def to_chat(items: list[Any], where: str) -> Chat:
+    """History items (or ``trajectory`` steps) as chat messages."""
+    chat = Chat()
+    agent: Any = None
+    awaiting: str | None = None  # the id of the text command whose output comes next
+    for i, m in enumerate(items):
+        step = isinstance(m, Mapping) and "role" not in m and ("action" in m or "observation" in m)
+        source = f"{'trajectory step' if step else 'history item'} {i}"
+        w = f"{where}, {source}"
+        if not isinstance(m, Mapping):
+            raise TranscriptFormatError(w, f"a history item must be an object, got {json_type(m)}")
+        if step:  # a TrajectoryStep: the command, then its output
+            call = command_call(m.get("action"), f"step-{i}", w)
+            thought = m.get("thought") if isinstance(m.get("thought"), str) else m.get("response")
+            chat.add({"role": "assistant", "content": result_text(thought) or None,
+                      **({"tool_calls": [call]} if call else {})}, source)
+            if call:
+                chat.add({"role": "tool", "tool_call_id": call["id"], "content": result_text(m.get("observation"))},
+                         source)
+            continue
+        if m.get("is_demo"):
+            chat.ignored["demonstration items"] += 1
+            continue
+        role = m.get("role")
+        if role not in ROLES:
+            raise TranscriptFormatError(w, f"role {str(role)[:40]!r} is not a SWE-agent history role (expected "
+                                           f"{', '.join(ROLES)})")
+        if m.get("agent") is not None:
+            agent = m["agent"] if agent is None else agent
+            if m["agent"] != agent:
+                chat.ignored[f"items of agent {str(m['agent'])[:40]}"] += 1
+                continue
+        if role == "assistant":
+            calls = _function_calls(m.get("tool_calls"), w)
+            awaiting = None
+            if not calls and (call := command_call(m.get("action"), f"action-{i}", w)) is not None:
+                calls, awaiting = [call], call["id"]
+            words = m["thought"] if isinstance(m.get("thought"), str) else text_of(m.get("content"), w,
+                                                                                   ignored=chat.ignored)
+            chat.add({"role": "assistant", "content": words or None, **({"tool_calls": calls} if calls else {})},
+                     source)
+            continue
+        text = text_of(m.get("content"), w, ignored=chat.ignored)
+        if role == "tool":
+            chat.add({"role": "tool", "tool_call_id": _answered(m, w), "content": text}, source)
+        elif role == "user" and awaiting is not None:  # a text command's output
+            chat.add({"role": "tool", "tool_call_id": awaiting, "content": text}, source)
+        elif text:
+            chat.add({"role": role, "content": text}, source)
+        awaiting = None
+    return chat
+
+
+def _function_calls(raw: Any, where: str) -> list[dict[str, Any]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise TranscriptFormatError(where, f"'tool_calls' is {json_type(raw)}, expected a list of calls or null")
+    calls = []
+    for j, c in enumerate(raw):
+        if not isinstance(c, Mapping):
+            raise TranscriptFormatError(where, f"tool call {j} is {json_type(c)}, expected an object "
+                                               "{\"id\", \"function\": {\"name\", \"arguments\"}}")
+        fn = c.get("function") if isinstance(c.get("function"), Mapping) else c
+        calls.append(chat_call(c.get("id"), fn.get("name"), fn.get("arguments"), f"{where}, tool call {j}"))
+    return calls
+
+
+def _answered(m: Mapping[str, Any], where: str) -> str | None:
+    """The id of the call a tool item answers: the first of ``tool_call_ids`` (or an OpenAI ``tool_call_id``)."""
+    ids = m.get("tool_call_ids")
+    if ids is None:
+        single = m.get("tool_call_id")
+        return None if single is None else str(single)
+    if not isinstance(ids, list) or not ids or not all(isinstance(x, (str, int)) and not isinstance(x, bool)
+                                                       for x in ids):
+        raise TranscriptFormatError(where, f"'tool_call_ids' is {json_type(ids)} ({str(ids)[:40]}), expected a list "
+                                           "of the ids of the calls this output answers")
+    return str(ids[0])
+
+
+def command_call(action: Any, call_id: str, where: str) -> dict[str, Any] | None:
+    """A text command as a tool call, by the rule of the module's docstring; None for no command."""
+    if not isinstance(action, str) or not action.strip():
+        return None
+    lines = action.strip().split("\n")
+    body = None
+    if len(lines) > 1 and _END.fullmatch(lines[-1].strip()):
+        words, body = _words(lines[0]), "\n".join(lines[1:-1])
+    else:
+        words = _words(action.strip())
+    if not words:
+        return None
+    values: list[Any] = [_value(w) for w in words[1:]] + ([body] if body is not None else [])
+    return chat_call(call_id, words[0], {f"arg{k}": v for k, v in enumerate(values, 1)}, where)
+
+
+def _words(line: str) -> list[str]:
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # a quote that does not close
+        words = line.split()
+    return [w for w in words if not _OPERATOR.fullmatch(w)]
+
+
+def _value(word: str) -> Any:
+    m = _RANGE.fullmatch(word)
+    return [int(m.group(1)), int(m.group(2))] if m else word
+
+
+def sniff(messages: list[Any]) -> bool:
+    """History items by SWE-agent's own fields (0.x's by an assistant's ``thought`` and ``action``), or trajectory
+    steps (``action`` and ``observation``, no role)."""
+    return any(isinstance(m, Mapping) and (any(k in m for k in MARKS) or ("role" not in m and "action" in m
+                                                                          and "observation" in m)
+                                           or (m.get("role") == "assistant" and "action" in m and "thought" in m))
+               for m in messages)
+
+
+def is_trajectory(doc: Any) -> bool:
+    """A SWE-agent ``.traj`` document: an object with a ``history``, ``trajectory`` or ``attempts`` list (and none
+    of the other containers' keys)."""
+    return isinstance(doc, Mapping) and not any(k in doc for k in ("messages", "simulations", "resourceSpans")) \
+        and any(isinstance(doc.get(k), list) for k in ("history", "trajectory", "attempts"))
+
+
+def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
+    """The episode of a ``.traj`` document (``name``: its episode id, the file's path without ``.traj``), or one
+    per attempt of a retry agent's; a bad one is yielded as its error."""
+    if not is_trajectory(doc):
+        bad = [k for k in ("history", "trajectory", "attempts") if isinstance(doc, Mapping) and k in doc]
+        if bad:
+            yield TranscriptFormatError(where, f"'{bad[0]}' is {json_type(doc[bad[0]])}, expected a list")
+            return
+        what = (f"an object with the keys {', '.join(sorted(map(str, doc))[:8])}" if doc else "an empty object") \
+            if isinstance(doc, Mapping) else json_type(doc)
+        yield TranscriptFormatError(where, "not a SWE-agent trajectory: expected an object with 'history' (the "
+                                           "messages the model saw) or 'trajectory' (its steps), as SWE-agent writes "
+                                           f"{{instance_id}}.traj; got {what} (sam-data formats lists what is read)")
+        return
+    attempts = doc.get("attempts")
+    if isinstance(attempts, list) and attempts:
+        for n, attempt in enumerate(attempts):
+            yield _episode(attempt, f"{where}: attempt {n}", id_of(f"{name}-attempt{n}"), group)
+        return
+    yield _episode(doc, where, id_of(name), group)
+
+
+def _episode(doc: Any, where: str, episode_id: str, group: str) -> Conversation | TranscriptFormatError:
+    if not isinstance(doc, Mapping):
+        return TranscriptFormatError(where, f"an attempt is {json_type(doc)}, expected a trajectory object")
+    for key in ("history", "trajectory"):
+        if doc.get(key) is not None and not isinstance(doc[key], list):
+            return TranscriptFormatError(where, f"'{key}' is {json_type(doc[key])}, expected a list")
+    history, steps = doc.get("history") or [], doc.get("trajectory") or []
+    if not history and not steps:
+        return TranscriptFormatError(where, "the trajectory holds no step ('history' and 'trajectory' are empty or "
+                                            "absent: the run stopped before its first step?)")
+    return Conversation(episode_id, history or steps, where, group, "swe-agent")

@@ -1,0 +1,212 @@
+"""SWE-agent trajectories (``.traj``): both generations of actions (1.x function calls answered by
+``tool_call_ids``; text commands such as ``open src/x.py 100``, split by the reader's documented rule), labels of a
+path a search printed and a later call opened, demonstrations and other agents' items kept out, the trajectory's
+steps when it has no history, a retry agent's attempts, SWE-agent's output folder, and bad files in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sam_model.data.formats import FORMATS, detect, swe_agent
+from sam_model.data.formats import main as formats_main
+from sam_model.data.sources import source_kind
+from sam_model.data.transcripts import ImportReport, TranscriptFormatError, iter_transcript_events, main
+
+PATH = "src/tinyparse/reader.py"
+SYSTEM = "You are an autonomous programmer working in a shell with a file viewer and editor."
+ISSUE = "ISSUE: tinyparse crashes on an empty header block.\n(Open file: n/a)\n(Current directory: /repo)\nbash-$"
+
+
+def item(role: str, content: str, **more) -> dict:
+    return {"role": role, "content": content, "agent": "primary", **more}
+
+
+def text_history() -> list[dict]:
+    """SWE-agent 0.x: the command is the assistant's ``action``, its output the next user item; a demonstration
+    (``is_demo``) that mentions the same path comes before the issue."""
+    act = lambda thought, action: item("assistant", f"{thought}\n```\n{action}\n```", thought=thought,  # noqa: E731
+                                       action=action + "\n")
+    return [item("system", SYSTEM),
+            item("user", f"--- DEMONSTRATION ---\nopen {PATH} 5\n[File: /demo/{PATH}]", is_demo=True),
+            item("user", ISSUE),
+            act("Let's find where the header is parsed.", "search_dir parse_header src"),
+            item("user", f"Found 2 matches for \"parse_header\" in /repo/src:\n/repo/{PATH} (2 matches)\n"
+                         "End of matches for \"parse_header\" in /repo/src"),
+            act("Let's look at the tests first.", "ls tests | head -n 5"),
+            item("user", "test_reader.py\ntest_writer.py"),
+            act("Now open the reader at the header code.", f'open "{PATH}" 212'),
+            item("user", f"[File: /repo/{PATH} (400 lines total)]\n212:def parse_header(block):\n213:    key, value "
+                         "= block[0]\n214:    return key"),
+            act("Guard the empty block.", "edit 213:214\n    if not block:\n        return None\n    key, value = "
+                                          "block[0]\n    return key\nend_of_edit"),
+            item("user", "File updated."),
+            act("Done.", "submit")]
+
+
+def function_history() -> list[dict]:
+    """SWE-agent 1.x with function calling: ``tool_calls`` on the assistant item, ``tool_call_ids`` on its
+    output; the editor is one tool (``str_replace_editor``) whose ``command`` says what it does."""
+    def act(i: int, name: str, args: dict) -> dict:
+        call = {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        return item("assistant", f"step {i}", thought=f"step {i}", action=f"{name} ...", tool_calls=[call],
+                    message_type="action", agent="main")
+
+    out = lambda i, text: item("tool", text, tool_call_ids=[f"call_{i}"], message_type="observation",  # noqa: E731
+                               agent="main")
+    return [item("system", SYSTEM, message_type="system_prompt", agent="main"),
+            item("user", f"Demonstration: str_replace_editor view /demo/{PATH}", is_demo=True,
+                 message_type="demonstration", agent="main"),
+            item("user", ISSUE, message_type="observation", agent="main"),
+            act(1, "bash", {"command": "grep -rl parse_header /repo/src"}), out(1, f"/repo/{PATH}\n"),
+            act(2, "bash", {"command": "python -m pytest tests -q"}), out(2, "1 failed, 12 passed"),
+            act(3, "str_replace_editor", {"command": "view", "path": f"/repo/{PATH}", "view_range": [205, 220]}),
+            out(3, f"Here's the result of running `cat -n` on /repo/{PATH}:\n   212\tdef parse_header(block):"),
+            item("assistant", "a reviewer's note", agent="reviewer", message_type="thought"),
+            act(4, "submit", {}), out(4, "diff --git a/src/tinyparse/reader.py b/src/tinyparse/reader.py")]
+
+
+def write(tmp_path: Path, name: str, doc: dict) -> Path:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2))
+    return path
+
+
+def convert(path: Path, **kw) -> tuple[list[dict], ImportReport]:
+    report = ImportReport()
+    return list(iter_transcript_events(path, report=report, **kw)), report
+
+
+def step_of(events: list[dict], kind: str, starts: str) -> int:
+    return next(e["step"] for e in events if e["kind"] == kind and e["text"].startswith(starts))
+
+
+def test_text_commands_become_calls_whose_path_is_traced_to_the_search_result(tmp_path):
+    events, report = convert(write(tmp_path, "tinyparse-1.traj", {"history": text_history(), "trajectory": [],
+                                                                   "info": {"exit_status": "submitted"}}))
+    assert report.formats == {"swe-agent": 1} and report.ignored == {"demonstration items": 1}
+    assert {e["episode_id"] for e in events} == {"tinyparse-1"}
+    calls = [e["text"] for e in events if e["kind"] == "action"]
+    assert calls == ["CALL search_dir(arg1=parse_header, arg2=src)", "CALL ls(arg1=tests, arg2=head, arg3=-n, arg4=5)",
+                     f"CALL open(arg1={PATH}, arg2=212)",
+                     'CALL edit(arg1=[213, 214], arg2=    if not block:\n        return None\n    key, value = '
+                     "block[0]\n    return key)", "CALL submit()"]
+    # the words are the thought, not the command again; the output of a command is its result
+    assert [e["text"] for e in events if e["kind"] == "system"][0] == "Let's find where the header is parsed."
+    found = step_of(events, "result", "search_dir: Found 2 matches")
+    opened = next(e for e in events if e["kind"] == "result" and e["text"].startswith("ls:"))  # the decision event
+    assert opened["useful_memory_steps"] == [found]  # not the demonstration, which said the path first
+    assert opened["state"]["phase"] == "open" and opened["state"]["uncertainty_flags"] == ["arg1"]
+
+
+def test_function_calls_are_matched_by_tool_call_ids_and_the_viewed_path_is_traced(tmp_path):
+    events, report = convert(write(tmp_path, "tinyparse-1.traj", {"history": function_history()}))
+    assert report.formats == {"swe-agent": 1} and report.unmatched_results == []
+    assert report.ignored == {"demonstration items": 1, "items of agent reviewer": 1}
+    assert not any("reviewer" in e["text"] for e in events)
+    results = [e["text"].split(":")[0] for e in events if e["kind"] == "result"]
+    assert results == ["bash", "bash", "str_replace_editor", "submit"]  # each output named by the call it answers
+    decision = next(e for e in events if e.get("state", {}).get("phase") == "str_replace_editor"
+                    and "useful_memory_steps" in e)
+    assert decision["useful_memory_steps"] == [step_of(events, "result", f"bash: /repo/{PATH}")]
+    assert decision["state"]["uncertainty_flags"] == ["path"]  # 205 and 220 were never said: not labels
+    assert detect(function_history()) == detect(text_history()) == "swe-agent"
+
+
+def test_a_trajectory_without_history_is_read_from_its_steps(tmp_path):
+    steps = [{"action": "find_file reader.py\n", "observation": f"Found 1 matches:\n/repo/{PATH}",
+              "response": "x", "thought": "Find it.", "state": "{}"},
+             {"action": "scroll_down", "observation": "(nothing new)", "thought": "Look around."},
+             {"action": f"open {PATH}", "observation": "[File]", "thought": "Open it."}]
+    events, report = convert(write(tmp_path, "t.traj", {"trajectory": steps, "info": {}}))
+    assert [e["text"] for e in events if e["kind"] == "action"] == [
+        "CALL find_file(arg1=reader.py)", "CALL scroll_down()", f"CALL open(arg1={PATH})"]
+    assert events[step_of(events, "result", "scroll_down")]["useful_memory_steps"] == [
+        step_of(events, "result", "find_file")]
+
+
+def test_a_retry_agents_attempts_are_episodes_of_one_group_and_its_folder_copies_are_not_read_twice(tmp_path):
+    attempt = {"history": text_history(), "trajectory": [], "info": {}}
+    run = tmp_path / "run"
+    write(run, "tinyparse-1/tinyparse-1.traj", {"attempts": [attempt, attempt], **attempt})
+    write(run, "tinyparse-1/attempt_0/tinyparse-1.traj", attempt)  # the retry agent's own copies
+    write(run, "tinyparse-1/attempt_1/tinyparse-1.traj", attempt)
+    write(run, "other-cfg/tinyparse-1/tinyparse-1.traj", attempt)  # the same instance run by another configuration
+    events, report = convert(run)
+    assert report.conversations == 3 and report.formats == {"swe-agent": 3}
+    assert sorted({e["episode_id"] for e in events}) == ["other-cfg_tinyparse-1_tinyparse-1",
+                                                         "tinyparse-1_tinyparse-1-attempt0",
+                                                         "tinyparse-1_tinyparse-1-attempt1"]
+    assert {e["meta"]["group"] for e in events} == {"tinyparse-1"}  # one instance: one split
+    single, _ = convert(run / "tinyparse-1" / "tinyparse-1.traj")
+    assert {e["episode_id"] for e in single} == {"tinyparse-1-attempt0", "tinyparse-1-attempt1"}
+
+
+@pytest.mark.parametrize("doc, says", [
+    ({"info": {"exit_status": "submitted"}, "environment": "main"},
+     "not a SWE-agent trajectory: expected an object with 'history'"),
+    ({"history": [], "trajectory": []}, "the trajectory holds no step"),
+    ({"history": {"role": "user"}}, "'history' is an object, expected a list"),
+    ([{"history": []}], "not a SWE-agent trajectory: expected an object with 'history' (the messages the model "
+                        "saw) or 'trajectory' (its steps), as SWE-agent writes {instance_id}.traj; got a list"),
+    ({"history": [{"role": "user", "content": "hi"}, {"role": "tool", "content": "x", "tool_call_ids": "c1"}]},
+     "history item 1: 'tool_call_ids' is a string"),
+    ({"history": [{"role": "observer", "content": "hi", "message_type": "observation"}]},
+     "history item 0: role 'observer' is not a SWE-agent history role"),
+    ({"history": [{"role": "assistant", "content": "x", "tool_calls": [{"id": "1", "function": {"arguments": "{}"}}],
+                   "message_type": "action"}]}, "history item 0, tool call 0: tool call without a name"),
+])
+def test_a_bad_trajectory_is_one_line_naming_the_file_and_item(doc, says, tmp_path, capsys):
+    path = write(tmp_path, "bad.traj", doc)
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err and f"{path}" in err and says in err, err
+
+
+def test_a_folder_without_trajectories_is_refused_in_one_line(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("x")
+    assert main([str(tmp_path), str(tmp_path / "o.jsonl")]) == 1
+    assert "is a folder without SWE-agent .traj files" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("action, args", [
+    ('find_file "reader.py" src', {"arg1": "reader.py", "arg2": "src"}),
+    ("edit 'old text' 'new\ntext'", {"arg1": "old text", "arg2": "new\ntext"}),  # a quoted argument over lines
+    ("cd src && grep -n parse_header reader.py | head", {"arg1": "src", "arg2": "grep", "arg3": "-n",
+                                                          "arg4": "parse_header", "arg5": "reader.py", "arg6": "head"}),
+    ("search_file don't reader.py", {"arg1": "don't", "arg2": "reader.py"}),  # an open quote: split at whitespace
+    ("edit 5:5\nx = 1\nend_of_edit\n", {"arg1": [5, 5], "arg2": "x = 1"}),
+    ("goto 583", {"arg1": "583"}),
+])
+def test_the_text_command_rule(action, args):
+    call = swe_agent.command_call(action, "a", "t.traj")
+    assert call is not None and json.loads(json.dumps(call["function"]["arguments"])) == args
+    assert swe_agent.command_call("  \n", "a", "t.traj") is None
+
+
+def test_the_format_is_listed_and_a_traj_is_training_data(tmp_path, capsys):
+    assert "swe-agent" in FORMATS
+    assert formats_main([]) == 0 and "swe-agent" in capsys.readouterr().out
+    path = write(tmp_path, "x.traj", {"history": text_history()})
+    assert source_kind(path) == "transcripts"  # sam-train and sam-eval take it as it is
+
+
+def test_a_traj_gzipped_or_named_json_reads_and_a_bad_run_in_a_folder_is_skipped(tmp_path):
+    import gzip
+
+    doc = {"history": text_history()}
+    want, _ = convert(write(tmp_path, "a/tinyparse-1.traj", doc))
+    (tmp_path / "b").mkdir()
+    with gzip.open(tmp_path / "b" / "tinyparse-1.traj.gz", "wt") as fh:
+        fh.write(json.dumps(doc))
+    assert convert(tmp_path / "b" / "tinyparse-1.traj.gz")[0] == want
+    assert convert(write(tmp_path, "c/tinyparse-1.json", doc))[0] == want  # told from the content
+    write(tmp_path, "d/broken.traj", {"info": {}})
+    write(tmp_path, "d/tinyparse-1.traj", doc)
+    with pytest.raises(TranscriptFormatError, match="broken.traj: not a SWE-agent trajectory"):
+        convert(tmp_path / "d")
+    events, report = convert(tmp_path / "d", skip_bad=True)
+    assert report.conversations == 1 and len(report.skipped) == 1 and events == want
