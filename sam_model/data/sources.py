@@ -3,14 +3,17 @@
 Three kinds of source, told apart by looking at the path:
 
 - an **agent log** (``.jsonl[.gz]`` of events, ``../shared/spec/agent-log.md``): used as it is;
-- an **SGD split folder** (``dialogues_*.json[.gz]``): converted by :mod:`sam_model.data.sgd`;
+- an **SGD split folder** (``dialogues_*.json[.gz]`` in it): converted by :mod:`sam_model.data.sgd`;
 - a **tool-call transcript file** in any log format :mod:`sam_model.data.formats` reads (``.jsonl[.gz]`` of
-  conversations or OTLP exports, or a ``.json[.gz]`` document: tau-bench, tau2, OTLP, a list of conversations):
-  converted by :mod:`sam_model.data.transcripts`.
+  conversations or OTLP exports, or a ``.json[.gz]`` document: tau-bench, tau2, OTLP, a list of conversations),
+  or a **folder of SWE-agent trajectories** (no SGD dialogues in it, ``.traj[.gz]`` files under it, read as
+  ``sam-data transcripts`` reads it): converted by :mod:`sam_model.data.transcripts`.
 
 Converted logs are written once into the user cache (``~/.cache/sam_model``, never the repository: the
 sources' licences and the "no copies of the data" rule), keyed by the source's path, size, modification time
-and the conversion options, so training and evaluation read exactly the same events.
+and the conversion options, so training and evaluation read exactly the same events. A trajectory folder is
+keyed by every ``.traj`` it reads (path in it, size, modification time): a folder's own time does not change when
+a file inside does, so its key went stale.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class SourceOptions:
 
 def source_kind(path: str | os.PathLike) -> SourceKind:
     """What ``path`` is; raises SAMFileError naming it when it is none of the three."""
+    from sam_model.data.formats.files import trajectory_files
     from sam_model.data.sgd import is_sgd_split_dir
     from sam_model.data.toolworlds import is_spec
     from sam_model.data.transcripts import is_transcript_file
@@ -70,8 +74,11 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
     if p.is_dir():
         if is_sgd_split_dir(p):
             return "sgd"
-        raise SAMFileError(f"{p} is a folder without SGD dialogues_*.json[.gz] files; give an agent log, a "
-                           "transcript file or an SGD split folder")
+        if trajectory_files(p):
+            return "transcripts"
+        raise SAMFileError(f"{p} is a folder with neither SGD dialogues_*.json[.gz] files in it nor SWE-agent "
+                           ".traj[.gz] files under it; give an agent log, a transcript file, an SGD split folder or "
+                           "the folder SWE-agent wrote its trajectories to")
     return "transcripts" if is_transcript_file(p) else "agent-log"
 
 
@@ -104,6 +111,19 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("SAM_CACHE_DIR", Path.home() / ".cache" / "sam_model"))
 
 
+def _stamp(p: Path, kind: SourceKind) -> list[Any]:
+    """What the cache key holds of the source's files: size and modification time of a file or an SGD split folder
+    (as before, so its cached logs stay valid), or of every ``.traj`` a trajectory folder reads, with its path in it
+    (one changed, added or removed re-converts; the folder's own time misses a change inside)."""
+    if kind == "transcripts" and p.is_dir():
+        from sam_model.data.formats.files import trajectory_files
+
+        files = [(q.relative_to(p).as_posix(), q.stat()) for q in trajectory_files(p)]
+        return [[[rel, st.st_size, st.st_mtime_ns] for rel, st in files]]
+    st = p.stat()
+    return [st.st_size, st.st_mtime_ns]
+
+
 def materialise(path: str | os.PathLike, options: SourceOptions = SourceOptions(),
                 cache_dir: str | os.PathLike | None = None, skip_bad: bool = False) -> Path:
     """An agent-log file for ``path``: the file itself, or its conversion written once into the cache
@@ -118,10 +138,8 @@ def materialise(path: str | os.PathLike, options: SourceOptions = SourceOptions(
         raise ValueError(f"life must be >= 1 (episodes per agent life), got {options.life}")
     if kind == "agent-log" and options.life == 1:
         return p
-    st = p.stat()
-    key = json.dumps([CONVERSION_VERSION, kind, str(p.resolve()), st.st_size, st.st_mtime_ns,
-                      asdict(options), skip_bad])
-    name = p.name.split(".")[0] if kind != "sgd" else p.name
+    key = json.dumps([CONVERSION_VERSION, kind, str(p.resolve()), *_stamp(p, kind), asdict(options), skip_bad])
+    name = p.name if p.is_dir() else p.name.split(".")[0]
     name += f"-life{options.life}" if options.life > 1 else ""
     out = Path(cache_dir or default_cache_dir()) / f"{kind}-{name}-{hashlib.sha1(key.encode()).hexdigest()[:12]}.jsonl"
     if not out.exists():

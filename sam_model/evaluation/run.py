@@ -299,7 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", required=True, metavar="LOG",
                    help="agent log (.jsonl or .jsonl.gz) with labelled decision points, a tool-call transcript file "
                         "(.jsonl[.gz] of {\"id\", \"messages\"} lines, or a tau-bench .json[.gz]; state and labels "
-                        "derived by sam_model.data.transcripts), or an SGD split folder")
+                        "derived by sam_model.data.transcripts; or a folder of SWE-agent .traj files), or an SGD "
+                        "split folder")
     p.add_argument("--split", choices=("all", "train", "test"), default="all",
                    help="for a transcript file: evaluate only the fixed train or test split of its task groups "
                         "(the split training configs use, sam_model.data.transcripts.held_out_groups); default all")
