@@ -119,3 +119,25 @@ def test_a_folder_of_neither_trajectories_nor_sgd_dialogues_is_one_line(tmp_path
     assert evaluate_main(["--retriever", str(tmp_path), "--data", str(empty), "--out", str(tmp_path / "o")]) == 1
     out = capsys.readouterr().err.strip()
     assert "\n" not in out and message in out
+
+
+def test_an_sgd_split_edited_in_place_is_converted_again(tmp_path, shared_dir):
+    """An SGD split's conversion was keyed by the folder's own size and time, which a dialogues file edited in place
+    leaves as they were: the stale log was read on. Now every dialogues file's size and time are in the key."""
+    from sam_model.data.sgd import iter_sgd_dialogues
+
+    dev = shared_dir / "data" / "sgd" / "dev"
+    if not dev.is_dir():
+        pytest.skip(f"{dev} not present (the shared SGD data lives in ../shared/data/sgd)")
+    dialogues = list(iter_sgd_dialogues(dev, max_dialogues=2))
+    split = tmp_path / "dev"
+    split.mkdir()
+    f = split / "dialogues_001.json"
+    f.write_text(json.dumps(dialogues[:1]))
+    first = materialise(split, SourceOptions(), tmp_path / "cache")
+    folder_time = split.stat().st_mtime_ns
+    f.write_text(json.dumps(dialogues))
+    os.utime(f, ns=(f.stat().st_atime_ns, f.stat().st_mtime_ns + 10**9))
+    assert split.stat().st_mtime_ns == folder_time  # the folder itself did not change
+    second = materialise(split, SourceOptions(), tmp_path / "cache")
+    assert second != first and len(second.read_text().splitlines()) > len(first.read_text().splitlines())

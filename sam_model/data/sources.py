@@ -112,14 +112,15 @@ def default_cache_dir() -> Path:
 
 
 def _stamp(p: Path, kind: SourceKind) -> list[Any]:
-    """What the cache key holds of the source's files: size and modification time of a file or an SGD split folder
-    (as before, so its cached logs stay valid), or of every ``.traj`` a trajectory folder reads, with its path in it
-    (one changed, added or removed re-converts; the folder's own time misses a change inside)."""
-    if kind == "transcripts" and p.is_dir():
+    """What the cache key holds of the source's files: size and modification time of a file, or of every file a
+    folder's conversion reads, with its path in it: an SGD split's ``dialogues_*.json[.gz]``, a trajectory folder's
+    ``.traj`` files. One changed, added or removed re-converts; the folder's own time misses a file edited inside
+    (an SGD split was keyed by it until 2026-12-05: a dialogues file edited in place kept its stale log)."""
+    if p.is_dir():
         from sam_model.data.formats.files import trajectory_files
 
-        files = [(q.relative_to(p).as_posix(), q.stat()) for q in trajectory_files(p)]
-        return [[[rel, st.st_size, st.st_mtime_ns] for rel, st in files]]
+        files = trajectory_files(p) if kind == "transcripts" else sorted(p.glob("dialogues_*.json*"))
+        return [[[q.relative_to(p).as_posix(), q.stat().st_size, q.stat().st_mtime_ns] for q in files]]
     st = p.stat()
     return [st.st_size, st.st_mtime_ns]
 
