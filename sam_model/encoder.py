@@ -25,6 +25,7 @@ from sam_model.data.text import state_to_text
 from sam_model.encoding import Encoder  # noqa: F401 - the contract SAMEncoder meets, re-exported
 from sam_model.limits import check_batch_size
 from sam_model.models.sam import SAMNet
+from sam_model.models.text_encoder import TokenCount
 from sam_model.progress import progress_bar
 
 TEXT_CACHE = 4096  # BERT vectors of recent texts a loaded encoder keeps (~6 MB for MiniLM): repeats cost no BERT
@@ -77,6 +78,12 @@ class SAMEncoder:
         loads a whole on-disk cache). Vectors are the same either way; only BERT's work changes."""
         for enc in self._texts:
             enc.limit_cache(entries)
+
+    @property
+    def memory_tokens(self) -> TokenCount:
+        """How the memory encoder's tokenizer reads a memory's text (sam_model.models.text_encoder.TokenCount:
+        called, its token count; ``max_length``): what the store and evaluate.py cut token-sized chunks by."""
+        return self.net.memory_encoder.text_encoder.token_count()
 
     def _batched(self, n: int, batch_size: int, progress: bool, desc: str, fn) -> np.ndarray:
         check_batch_size(batch_size)

@@ -106,8 +106,9 @@ class StoreConfig:
             e.g. {"kind": "ivf", "nprobe": 32}, or a Qdrant collection, e.g. {"kind": "qdrant", "url": ...}.
         tie_seed: seed of the tie order among exactly equal scores.
         chunking: split memories longer than the encoder's window into chunks, each searched on its own
-            (sam_model.data.chunks.Chunking: ``{"size": 180, "overlap": 50}`` characters); None = off. Short
-            memories are unchanged; ``search(fold=True)`` keeps the best chunk per memory.
+            (sam_model.data.chunks.Chunking: ``{"size": 180, "overlap": 50}`` characters, or ``{"tokens": 64,
+            "overlap": 50}``: each chunk's text at most 64 of the memory encoder's tokens, by its tokenizer); None =
+            off. Short memories are unchanged; ``search(fold=True)`` keeps the best chunk per memory.
     """
 
     slot_match: float = 0.0
@@ -351,6 +352,8 @@ class MemoryStore:
         self._seq = 0
         self._chunks: dict[Any, list] = {}  # memory id -> the ids of its chunks (only chunked memories)
         self.lock = new_lock()  # every public method holds it (sam_model.locking)
+        if encoder is not None:  # chunks sized in tokens need this encoder's tokenizer: refused now, not at an add
+            self._token_count()
 
     # ---- settings ------------------------------------------------------------------------------------------
 
@@ -375,6 +378,25 @@ class MemoryStore:
     @property
     def reranks(self) -> bool:
         return bool(self.slot_match) or self.provenance or bool(self.lexical)
+
+    def _token_count(self):
+        """The memory encoder's token count (SAMEncoder.memory_tokens) when ``config.chunking`` sizes chunks in
+        tokens, else None; a one-line error when this encoder has no tokenizer or reads fewer tokens than that."""
+        chunker = self.config.chunker
+        if chunker is None or chunker.tokens is None:
+            return None
+        count = getattr(self.encoder, "memory_tokens", None)
+        if count is None:
+            raise ValueError(f"store.chunking: tokens needs the memory encoder's tokenizer, and "
+                             f"{type(self.encoder).__name__ if self.encoder is not None else 'a store without an encoder'}"
+                             " has none: give a SAMEncoder, or chunk by size in characters ({'size': 180, 'overlap': 50})")
+        chunker.check_encoder(count.max_length, "store.chunking")
+        return count
+
+    def _chunk(self, recs: Sequence[Any]) -> list:
+        """``recs`` as the store keeps them: long memories as their chunks (``config.chunking``)."""
+        whole = [r for r in recs if getattr(r, "parent", None) is None]  # chunks given as chunks need no tokenizer
+        return chunk_records(recs, self.config.chunker, self._token_count() if whole else None)
 
     # ---- container -----------------------------------------------------------------------------------------
 
@@ -485,7 +507,7 @@ class MemoryStore:
              batch_size: int, progress: bool) -> list:
         recs = [self.recorder.record(m) if isinstance(m, Event) else m for m in memories]
         if self.config.chunking is not None and all(isinstance(r, MemoryRecord) for r in recs):
-            chunked = chunk_records(recs, self.config.chunker)
+            chunked = self._chunk(recs)
             if vectors is not None and len(chunked) != len(recs):
                 raise ValueError(f"{len(recs)} memories make {len(chunked)} chunks but {len(recs)} vectors were "
                                  "given: give the chunks' vectors (sam_model.data.chunks.chunk_records) or none")
@@ -591,12 +613,12 @@ class MemoryStore:
                             "sam_model.data.examples.memory_record makes one, or delete then add the event)")
         check_memory(memory, "memory")
         if memory.id in self._chunks or (self.config.chunking is not None and vector is None
-                                         and len(chunk_records([memory], self.config.chunker)) > 1):
+                                         and len(self._chunk([memory])) > 1):
             old = self._entries[self._chunks[memory.id][0]] if memory.id in self._chunks else self._entries.get(memory.id)
             if old is None:
                 raise KeyError(f"memory {memory.id!r} is not in the store; add it first")
             self._check_episode_kept(memory, old.id)
-            recs = chunk_records([memory], self.config.chunker) if self.config.chunking is not None else [memory]
+            recs = self._chunk([memory]) if self.config.chunking is not None else [memory]
             self._check_free(recs, {memory.id, *self._chunks.get(memory.id, ())})  # before its old version goes
             x = self._vectors(recs, None if vector is None or len(recs) > 1 else
                               np.asarray(vector, np.float32).reshape(1, -1), 1, False)  # refused: nothing changed

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sam_model.data.advice import spelt, spelt_as
-from sam_model.data.chunks import Chunking, chunk_record
+from sam_model.data.chunks import Chunking, CountTokens, chunk_record
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope, episode_memories, iter_examples
 from sam_model.data.reader import Episode, ReadReport, read_episodes
 from sam_model.data.schema import LogFormatError
@@ -47,19 +47,20 @@ class ChunkedData:
     parents: list[int]
 
 
-def chunk_eval_data(data: EvalData, chunking: Chunking) -> ChunkedData:
+def chunk_eval_data(data: EvalData, chunking: Chunking, count_tokens: CountTokens | None = None) -> ChunkedData:
     """``data`` with every long memory split into its chunks (short ones stay as they are, so without long
-    memories ``search`` holds the same memories and ranges as ``data``). Relevant ids stay the events'."""
+    memories ``search`` holds the same memories and ranges as ``data``). Relevant ids stay the events'.
+    ``count_tokens``: the memory encoder's token count, for chunks sized in tokens (``chunking.tokens``)."""
     memories, parents, first = [], [], []
     for pos, rec in enumerate(data.memories):
         first.append(len(memories))
-        chunks = chunk_record(rec, chunking)
+        chunks = chunk_record(rec, chunking, count_tokens)
         memories += chunks
         parents += [pos] * len(chunks)
     first.append(len(memories))
     examples = [dataclasses.replace(ex, episode_start=first[ex.episode_start], cutoff=first[ex.cutoff])
                 for ex in data.examples]
-    source = f"{data.source} (chunks of {chunking.size} characters, overlap {chunking.overlap})"
+    source = f"{data.source} ({chunking.describe()})"
     return ChunkedData(dataclasses.replace(data, source=source, memories=memories, examples=examples), parents)
 
 

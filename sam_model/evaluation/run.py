@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from sam_model import tensorboard_log
-from sam_model.data.chunks import Chunking, describe, fold_positions
+from sam_model.data.chunks import Chunking, describe, fold_positions, visible_share
 from sam_model.data.examples import Scope, check_scope
 from sam_model.data.sources import SourceOptions
 from sam_model.evaluation.data import EvalData, chunk_eval_data, load_eval_data
@@ -102,8 +102,15 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     say(f"evaluating {len(data.examples)} decision points over {len(data.memories)} memories "
         f"(scope {scope}) from {data.source}")
     search, parents, search_depth = data, None, depth
+    tokens = getattr(getattr(retriever, "encoder", retriever), "memory_tokens", None)  # its tokenizer's count
     if chunking is not None:  # methods rank chunks; rankings are folded back to events below
-        chunked = chunk_eval_data(data, chunking)
+        if chunking.tokens is not None:
+            if tokens is None:
+                raise ValueError(f"chunking by tokens ({chunking.tokens}) sizes chunks by the retriever's memory "
+                                 "encoder's tokenizer, and no SAM retriever was given: give --retriever, or chunk "
+                                 "by SIZE:OVERLAP characters")
+            chunking.check_encoder(tokens.max_length, "--chunking")
+        chunked = chunk_eval_data(data, chunking, tokens)
         search, parents = chunked.search, chunked.parents
         search_depth = min(MAX_K, depth * CHUNK_DEPTH)
         say(f"  chunked: {describe(search.memories)}")
@@ -166,6 +173,8 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     }
     if chunking is not None:
         report["chunking"] = {**chunking.to_dict(), **describe(search.memories), "search_depth": search_depth}
+        if tokens is not None:  # the share of the events' text the retriever's encoder reads in some chunk
+            report["chunking"]["visible"] = visible_share(search.memories, tokens.read)
     write_reports(report, out)
     atomic_write_text(out / "per_query.jsonl", per_query_lines(data, rankings, per_query, chunks=chunks))
     if writer is not None:
@@ -258,11 +267,14 @@ def _parse_chunking(text: str) -> Chunking | None:
     if text == "on":
         return Chunking()
     try:
+        if text.startswith("tokens:"):  # tokens:N[:OVERLAP]: N of the retriever's memory encoder's tokens
+            tokens, _, overlap = text[len("tokens:"):].partition(":")
+            return Chunking(overlap=int(overlap) if overlap else Chunking.overlap, tokens=int(tokens))
         size, _, overlap = text.partition(":")
         return Chunking(int(size), int(overlap) if overlap else Chunking.overlap)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"--chunking {text!r}: give SIZE:OVERLAP in characters, 'on' or 'off' "
-                                         f"({exc})") from None
+        raise argparse.ArgumentTypeError(f"--chunking {text!r}: give SIZE:OVERLAP in characters, tokens:N[:OVERLAP] "
+                                         f"(N encoder tokens, OVERLAP characters), 'on' or 'off' ({exc})") from None
 
 
 def _parse_baselines(text: str) -> list[str]:
@@ -348,10 +360,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--text-cache", default="~/.cache/sam_model/text", metavar="DIR",
                    help="frozen-BERT text-vector cache shared with training: read before ranking, extended after "
                         "(default ~/.cache/sam_model/text; '' = off)")
-    p.add_argument("--chunking", type=_parse_chunking, default=None, metavar="SIZE:OVERLAP|on|off",
+    p.add_argument("--chunking", type=_parse_chunking, default=None, metavar="SIZE:OVERLAP|tokens:N[:OVERLAP]|on|off",
                    help="search the chunks of memories longer than SIZE characters (windows overlapping by OVERLAP, "
-                        "sam_model.data.chunks; 'on' = 180:50) for every method, an event found when one of its "
-                        "chunks is; default off (whole memories, the encoder reads their start)")
+                        "sam_model.data.chunks; 'on' = 180:50), or whose text is longer than N tokens of the "
+                        "retriever's memory encoder (tokens:64: each chunk's whole text read), for every method, an "
+                        "event found when one of its chunks is; default off (whole memories, the encoder reads "
+                        "their start)")
     p.add_argument("--skip-bad-lines", action="store_true",
                    help="skip malformed log lines (counted and reported) instead of stopping at the first")
     return p

@@ -155,6 +155,30 @@ class TextCache:
             self._d.popitem(last=False)
 
 
+class TokenCount:
+    """How a text encoder's tokenizer reads a text: its token count and how much of it fits in ``max_length``.
+
+    What token-sized chunks (sam_model.data.chunks, ``Chunking.tokens``) are cut by: ``count(text)`` is the number
+    of ids the encoder's tokenizer gives ``text``, special tokens included, uncut, so a chunk whose count is at
+    most ``max_length`` is read whole. It holds the tokenizer only, not BERT: a DataLoader worker gets a small copy.
+    """
+
+    def __init__(self, tokenizer, max_length: int):
+        self.tokenizer, self.max_length = tokenizer, max_length
+
+    def __call__(self, text: str) -> int:
+        return len(self.tokenizer(text, verbose=False)["input_ids"])
+
+    def read(self, text: str) -> int:
+        """How many characters of ``text`` the encoder reads: all of them when it fits, else up to the end of its
+        last token within ``max_length`` (what a chunk's search can find; needs a fast tokenizer)."""
+        if self(text) <= self.max_length:
+            return len(text)
+        offsets = self.tokenizer(text, truncation=True, max_length=self.max_length,
+                                 return_offsets_mapping=True)["offset_mapping"]
+        return max((end for _, end in offsets), default=0)
+
+
 class TextEncoder(nn.Module):
     """Pooled sentence vectors of any BERT-style encoder: the mean of its tokens (the pooling all-MiniLM-L6-v2
     was trained with) or its first token (``pooling="cls"``)."""
@@ -381,6 +405,10 @@ class TextEncoder(nn.Module):
             found.update(new)
             self._cache.update(new)
         return torch.stack([found[t] for t in texts]) if texts else self._encode([])
+
+    def token_count(self) -> TokenCount:
+        """This encoder's tokenizer and max_length as a :class:`TokenCount` (what token-sized chunks fit)."""
+        return TokenCount(self.tokenizer, self.max_length)
 
     def clip(self, texts: list[str], tokens: int) -> list[str]:
         """Each text cut, as a string, to what its first ``tokens`` BERT tokens cover ([CLS] and [SEP] counted, as in

@@ -15,12 +15,13 @@ from typing import Any
 import torch
 from torch.utils.data import Sampler
 
-from sam_model.data.chunks import Chunking, chunk_record, label_chunks
+from sam_model.data.chunks import Chunking, CountTokens, chunk_record, label_chunks
 from sam_model.data.examples import MemoryRecord
 from sam_model.data.text import content_text, drop_known
 
 
-def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunking | None = None) -> dict[str, Any]:
+def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunking | None = None,
+                     count_tokens: CountTokens | None = None) -> dict[str, Any]:
     """Rows are (episode index, episode row as made by sam_model.data.hf.episode_row).
 
     With ``chunking`` each long memory is its chunks (sam_model.data.chunks), all at their event's step; of an
@@ -28,9 +29,9 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
     (``mem_label``, queries x memories; every chunk when none says one), the event's other chunks stay
     candidates: the label of a value is the chunk that says it. Per decision, not per event: an event two
     decisions label made the chunks of both decisions' values positives of each (31 % of such pairs in the
-    AutoCodeRover train split)."""
+    AutoCodeRover train split). ``count_tokens``: the memory encoder's token count, for chunks sized in tokens."""
     if chunking is not None:
-        rows = [(i, chunk_row(row, chunking)) for i, row in rows]
+        rows = [(i, chunk_row(row, chunking, count_tokens)) for i, row in rows]
     b: dict[str, Any] = {k: [] for k in ("mem_texts", "mem_contents", "mem_kinds", "mem_phases", "q_state_texts",
                                          "q_phases", "q_obs")}
     mem_ep, mem_step, q_ep, q_step, q_labels, q_task = [], [], [], [], [], []
@@ -78,7 +79,7 @@ def memory_key(text: str, kind: str, phase: str) -> int:
     return int.from_bytes(digest, "little", signed=True)
 
 
-def chunk_row(row: dict[str, Any], chunking: Chunking) -> dict[str, Any]:
+def chunk_row(row: dict[str, Any], chunking: Chunking, count_tokens: CountTokens | None = None) -> dict[str, Any]:
     """An episode row whose memory lists (steps, kinds, texts, phases, memory texts) hold chunks and whose query
     lists (``queries``) hold the events, with ``unlabelled``: per event, the chunks (positions in the memory
     lists) of the events it labels that say none of the values its decision needed, so not its positives."""
@@ -87,7 +88,7 @@ def chunk_row(row: dict[str, Any], chunking: Chunking) -> dict[str, Any]:
     for step, kind, text, phase, mtext in zip(row["steps"], row["kinds"], row["texts"], row["phases"],
                                               row["memory_texts"]):
         rec = MemoryRecord("m", row["episode_id"], step, kind, phase, mtext, content_text(kind, text))
-        chunks = chunk_record(rec, chunking)
+        chunks = chunk_record(rec, chunking, count_tokens)
         chunks_at[step] = (len(out["steps"]), chunks)
         for c in chunks:
             out["steps"].append(step)

@@ -13,7 +13,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from sam_model.data.advice import spelt_as
-from sam_model.data.chunks import Chunking
+from sam_model.data.chunks import Chunking, CountTokens
 from sam_model.data.lives import concat_rows
 from sam_model.data.sources import SourceOptions, default_cache_dir, materialise
 from sam_model.data.text import content_text
@@ -191,8 +191,10 @@ class AgentLogDataModule(pl.LightningDataModule):
         seed: seed of the train/val split.
         cache_dir: where converted SGD logs and Arrow files go (default ~/.cache/sam_model).
         chunking: train on the chunks of long memories (sam_model.data.chunks.Chunking, e.g. ``{"size": 180,
-            "overlap": 50}``; null = whole memories): a labelled event's positives are its chunks that say a
-            value the decision needed. Set ``model.store.chunking`` alike so the export searches chunks.
+            "overlap": 50}`` characters or ``{"tokens": 64, "overlap": 50}``, each chunk's text at most 64 of the
+            model's memory tokens, counted by its tokenizer, which the model hands over at setup; null = whole
+            memories): a labelled event's positives are its chunks that say a value the decision needed. Set
+            ``model.store.chunking`` alike so the export searches chunks.
     """
 
     def __init__(self, train: list[str], val: list[str] | None = None, val_fraction: float = 0.1,
@@ -221,6 +223,9 @@ class AgentLogDataModule(pl.LightningDataModule):
         self._repeat = repeat_counts(list(train), repeat)  # a bad count, before any data is read
         self.save_hyperparameters()
         self.chunking = Chunking.from_dict(chunking, "data.chunking")
+        # the model's memory token count (sam_model.models.text_encoder.TokenCount), for chunks sized in tokens:
+        # set by SAMLightningModule.setup, as this module reads no model
+        self.count_tokens: CountTokens | None = None
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self._train = self._val = None
 
@@ -330,9 +335,14 @@ class AgentLogDataModule(pl.LightningDataModule):
         # The order depends on (seed, epoch) and the loader draws from its own generator, never the global
         # RNG: a run resumed from last.ckpt sees the batches (and dropout) of the uninterrupted run.
         hp = self.hparams
+        if self.chunking is not None and self.chunking.tokens is not None and self.count_tokens is None:
+            raise ValueError("data.chunking: tokens sizes chunks by the model's tokenizer, which the model gives this "
+                             "data module at setup (SAMLightningModule); set count_tokens to its memory encoder's "
+                             "token_count(), or chunk by size in characters")
         return DataLoader(_Episodes(ds, offset), batch_size=hp.batch_episodes,
                           sampler=EpochShuffle(len(ds), hp.seed, self._epoch) if shuffle else None,
-                          generator=torch.Generator().manual_seed(hp.seed), collate_fn=functools.partial(collate_episodes, chunking=self.chunking),
+                          generator=torch.Generator().manual_seed(hp.seed), collate_fn=functools.partial(
+                              collate_episodes, chunking=self.chunking, count_tokens=self.count_tokens),
                           num_workers=hp.num_workers, persistent_workers=hp.num_workers > 0)
 
     def train_dataloader(self) -> DataLoader:

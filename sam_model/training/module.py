@@ -15,6 +15,7 @@ from torchmetrics import MetricCollection
 from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG, RetrievalRecall
 from tqdm.auto import tqdm
 
+from sam_model.data.chunks import Chunking
 from sam_model.io import SAMFileError
 from sam_model.models.adapt import extend_net, extended_config
 from sam_model.models.losses import MAX_SCALE, POSITIVES, MultiPositiveInfoNCE, ScoreDistillation
@@ -148,6 +149,9 @@ class SAMLightningModule(pl.LightningModule):
         else:
             self.net = SAMNet(cfg)
         self.store_config = store
+        chunking = Chunking.from_dict(store.chunking, "model.store.chunking")  # tokens: what the export's encoder reads
+        if chunking is not None:
+            chunking.check_encoder(cfg.max_length, "model.store.chunking")
         self.save_hyperparameters({"net": cfg.to_dict(), "store": store.to_dict(), "lr": lr, "bert_lr": bert_lr,
                                    "weight_decay": weight_decay, "temperature": temperature,
                                    "learn_temperature": learn_temperature, "positives": positives,
@@ -224,6 +228,15 @@ class SAMLightningModule(pl.LightningModule):
     def on_validation_epoch_end(self) -> None:
         self.log_dict(self.val_metrics.compute(), prog_bar=True, sync_dist=True)
         self.val_metrics.reset()
+
+    def setup(self, stage: str) -> None:
+        """Chunks sized in tokens (``data.chunking.tokens``) are cut by this network's memory tokenizer: the data
+        module gets its count here, before any batch is made (sam_model.data imports no model)."""
+        dm = getattr(self.trainer, "datamodule", None)
+        chunking = getattr(dm, "chunking", None)
+        if chunking is not None and chunking.tokens is not None:
+            chunking.check_encoder(self.net.cfg.max_length, "data.chunking")
+            dm.count_tokens = self.net.memory_encoder.text_encoder.token_count()
 
     def _text_cache_file(self):
         enc = self.net.state_encoder.text_encoder
