@@ -510,10 +510,15 @@ def test_the_frozen_pass_reads_the_chunk_texts_the_batches_hold(tmp_path):
 
     log = tmp_path / "long.jsonl"
     _long_log(log)
+    from sam_model.models.bert import default_bert_path, load_tokenizer
+    from sam_model.models.text_encoder import TokenCount
+
     for chunking, content_only in ((None, False), ({"size": 180, "overlap": 50}, False),
-                                   ({"size": 180, "overlap": 50}, True)):
+                                   ({"size": 180, "overlap": 50}, True), ({"tokens": 64, "overlap": 50}, False)):
         dm = AgentLogDataModule(train=[str(log)], val_fraction=0.25, batch_episodes=8, chunking=chunking,
                                 cache_dir=str(tmp_path / "cache"))
+        if "tokens" in (chunking or {}):  # as SAMLightningModule.setup gives it
+            dm.count_tokens = TokenCount(load_tokenizer(default_bert_path()), 64)
         dm.setup("fit")
         listed = set(dm.texts(content_only))
         for loader in (dm.train_dataloader(), dm.val_dataloader()):

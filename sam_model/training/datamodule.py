@@ -308,7 +308,7 @@ class AgentLogDataModule(pl.LightningDataModule):
             columns += ["steps", "phases", "episode_id"]
         for ds in (self._train, self._val):
             for row in ds.select_columns(columns):
-                mem = row if self.chunking is None else chunk_row(row, self.chunking)
+                mem = row if self.chunking is None else chunk_row(row, self.chunking, self.count_tokens)
                 out.update(dict.fromkeys([content_text(k, t) for k, t in zip(mem["kinds"], mem["texts"])]
                                          if content_only else mem["memory_texts"]))
                 for state, text, labels in zip(row["state_texts"], row["texts"], row["labels"]):
