@@ -163,3 +163,41 @@ def test_the_same_call_recorded_twice_and_a_call_without_output():
     failed = [*calls[:2], (calls[2][0], []), *calls[2:]]
     (conv,) = read(doc(failed))
     assert plain(conv.messages) == [SYS, *HISTORY]
+
+
+NUDGE = text("user", "Please answer with a tool call.")
+SUMMARY = text("user", f"Summary so far: user {USER_ID} asked to cancel {RES}; it was cancelled already.")
+
+
+def test_words_said_again_after_a_compaction_that_kept_no_turn_are_read(tmp_path):
+    """The agent summarised its whole history and sent the summary with the new turn, "yes please", which U1 said
+    before: the join anchored the call at U1 (the latest message it repeated) and read the new turn as that old
+    one, so it was lost."""
+    calls = [*full_history(HISTORY[:-2], [SYS]), ([SYS, SUMMARY, U2], [A4])]
+    want = [SYS, *HISTORY[:-2], SUMMARY, U2, A4]
+    (conv,) = read(doc(calls))
+    assert plain(conv.messages) == want
+    got = same_events(tmp_path, doc(calls), want)
+    assert [e["text"] for e in got if e["kind"] == "user"][-2:] == [SUMMARY["parts"][0]["content"], "yes please"]
+
+
+def test_a_retry_whose_rejected_output_repeated_an_earlier_message_copies_no_turn():
+    """The model answered U1 with A1's words again; the agent dropped that output and asked again with a nudge.
+    The join anchored at the dropped output (the latest message the input seemed to repeat, as A1) and read U1, the
+    turn after A1 in the input, a second time."""
+    before_cancel = [SYS, U0, A0, T0, A1, U1]
+    calls = [*full_history(HISTORY[:4], [SYS]), (before_cancel, [A1]), ([*before_cancel, NUDGE], [A2]),
+             ([*before_cancel, NUDGE, A2, T2], [A3])]
+    (conv,) = read(doc(calls))
+    assert plain(conv.messages) == [*before_cancel, A1, NUDGE, A2, T2, A3]  # the model did say A1's words again
+
+
+def test_two_traces_under_one_conversation_id_that_say_the_same_words_keep_both():
+    """Both traces' users said "yes please": the second trace's turn followed the first trace's "yes please" in the
+    joined conversation, so it was taken for a call recorded twice and dropped."""
+    other = [text("user", "Book me a flight to Oslo."), text("assistant", "SK123: book it?"), U1,
+             call("d1", "book", {"flight": "SK123"}), result("d1", "booked"), text("assistant", "Booked.")]
+    a, b = full_history(HISTORY, [SYS]), full_history(other, [SYS])
+    (conv,) = read(doc(a, "ta", "same", start=1000, step=10), doc(b, "tb", "same", start=1005, step=10))
+    got = plain(conv.messages)
+    assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, [SYS, *HISTORY, *other]))

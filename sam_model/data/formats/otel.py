@@ -165,26 +165,34 @@ def _key(m: Any) -> str:
     return json.dumps(m, sort_keys=True, default=str)
 
 
-def _join(conv: list[Any], at: dict[str, int], inp: list[Any], out: list[Any]) -> bool:
-    """Add to ``conv`` what one model call adds (``at``: each message's key -> its last place in ``conv``, kept up
-    to date). Its input repeats the history, possibly rewritten at the start (a summary over earlier turns, a
-    window of the latest), so the join is anchored at the latest message of ``conv`` the input repeats (the
-    previous call's output, as a rule): the call's messages after it are new, bar a leading run that repeats what
-    ``conv`` holds after it (the same call recorded twice); those before it are new only where ``conv`` does not
-    hold them. Returns False where the input repeats none of ``conv`` (its messages then start a new segment)."""
-    keys = [_key(m) for m in inp]
+def _join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: list[Any], out: list[Any]) -> bool:
+    """Add to ``conv`` what one model call adds (``at``: each message's key -> its last place in ``conv``;
+    ``after``: per message of ``conv``, the key of the message before it in the call that added it, None for the
+    first; both kept up to date). Its input repeats the history, possibly rewritten at the start (a summary over
+    earlier turns, a window of the latest), so the join is anchored at the latest message of ``conv`` the input
+    repeats (the previous call's output, as a rule) after the message it followed when it was added, or, for the
+    latest of ``conv``, after one ``conv`` does not hold (a summary that kept only it). Words said twice ("yes")
+    thus repeat their first place only in its context: a compaction that keeps no turn before a new "yes" does not
+    drop it, a retry whose dropped output repeated an earlier one copies no turn. The call's messages after the
+    anchor are new, bar a leading run that ``conv`` holds after it in the same order (the same call recorded
+    twice); those before it are new only where ``conv`` does not hold them. Returns False where the input repeats
+    none of ``conv`` (its messages then start a new segment)."""
+    seq = [*inp, *out]
+    keys = [_key(m) for m in seq]
     anchor, place = -1, -1  # in conv, in inp
-    for q, k in enumerate(keys):
-        if at.get(k, -1) >= max(anchor, 0):  # the latest in conv; of its repeats, the last in the input
-            anchor, place = at[k], q
-    tail = [*inp[place + 1:], *out]
-    run = 0
-    while anchor >= 0 and run < len(tail) and anchor + 1 + run < len(conv) and \
-            _key(tail[run]) == _key(conv[anchor + 1 + run]):
+    for q in range(len(inp)):
+        p, before = at.get(keys[q], -1), keys[q - 1] if q else None
+        if p >= max(anchor, 0) and (after[p] == before or p == len(conv) - 1 and before not in at):
+            anchor, place = p, q  # the latest in conv; of its repeats, the last in the input
+    run = 0  # conv holds the next message after the same one: read already (not another trace's turn)
+    while anchor >= 0 and place + 1 + run < len(seq) and anchor + 1 + run < len(conv) \
+            and keys[place + 1 + run] == _key(conv[anchor + 1 + run]) \
+            and after[anchor + 1 + run] == keys[place + run]:
         run += 1
-    for m in [*(m for m, k in zip(inp[:max(place, 0)], keys) if k not in at), *tail[run:]]:
-        at[_key(m)] = len(conv)
-        conv.append(m)
+    for i in [*(i for i in range(max(place, 0)) if keys[i] not in at), *range(place + 1 + run, len(seq))]:
+        at[keys[i]] = len(conv)
+        after.append(keys[i - 1] if i else None)
+        conv.append(seq[i])
     return anchor >= 0 or not inp
 
 
@@ -237,11 +245,12 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             continue
         conv: list[Any] = []
         at: dict[str, int] = {}
+        after: list[str | None] = []
         policy: list[str] = []
         try:
             for _, _, attrs, where in sorted(spans, key=lambda s: s[:2]):
                 inp, before = _messages(attrs.get(INPUT, []), where, INPUT), len(conv)
-                if not _join(conv, at, inp, _messages(attrs.get(OUTPUT, []), where, OUTPUT)) and before:
+                if not _join(conv, at, after, inp, _messages(attrs.get(OUTPUT, []), where, OUTPUT)) and before:
                     log.warning("%s: its input repeats none of the %d messages read so far of %s (its history "
                                 "rewritten whole, or another agent's calls under one conversation id?): its messages "
                                 "are read as a new segment after them", where, before, f"conversation {key}")
