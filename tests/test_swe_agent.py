@@ -128,6 +128,16 @@ def test_a_trajectory_without_history_is_read_from_its_steps(tmp_path):
         step_of(events, "result", "find_file")]
 
 
+def test_a_step_without_a_command_keeps_its_output(tmp_path):
+    """A step with no action (SWE-agent's autosubmission after a cost limit, a forfeit) still has what the
+    environment said; it was dropped, only the thought read."""
+    steps = [{"action": "find_file reader.py", "observation": f"Found 1 matches:\n/repo/{PATH}", "thought": "Find."},
+             {"action": "", "observation": "Exited (autosubmitted)", "thought": "Exit due to cost limit"}]
+    events, _ = convert(write(tmp_path, "t.traj", {"trajectory": steps}))
+    assert [(e["kind"], e["text"]) for e in events][-2:] == [("system", "Exit due to cost limit"),
+                                                              ("user", "Exited (autosubmitted)")]
+
+
 def test_a_retry_agents_attempts_are_episodes_of_one_group_and_its_folder_copies_are_not_read_twice(tmp_path):
     attempt = {"history": text_history(), "trajectory": [], "info": {}}
     run = tmp_path / "run"

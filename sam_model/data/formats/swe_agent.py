@@ -23,7 +23,8 @@ Two generations of actions:
   So a path a search printed, then opened, is a value traced back to the search's result.
 
 A ``.traj`` without ``history`` is read from its ``trajectory`` steps (``{"thought", "action", "observation"}``:
-each step a text command and its output; the steps hold no system prompt or issue). A retry agent's file lists its
+each step a text command and its output, or an output without a command, read as a ``user`` item is; the steps
+hold no system prompt or issue). A retry agent's file lists its
 ``attempts``: each is an episode of its own (``{file}-attemptN``), all in the instance's split group.
 """
 
@@ -67,9 +68,11 @@ def to_chat(items: list[Any], where: str) -> Chat:
             thought = m.get("thought") if isinstance(m.get("thought"), str) else m.get("response")
             chat.add({"role": "assistant", "content": result_text(thought) or None,
                       **({"tool_calls": [call]} if call else {})}, source)
+            output = result_text(m.get("observation"))
             if call:
-                chat.add({"role": "tool", "tool_call_id": call["id"], "content": result_text(m.get("observation"))},
-                         source)
+                chat.add({"role": "tool", "tool_call_id": call["id"], "content": output}, source)
+            elif output:  # no command (an autosubmission, a forfeit): what the environment said, as a user item
+                chat.add({"role": "user", "content": output}, source)
             continue
         if m.get("is_demo"):
             chat.ignored["demonstration items"] += 1
