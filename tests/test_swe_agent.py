@@ -202,6 +202,11 @@ def test_the_format_is_listed_and_a_traj_is_training_data(tmp_path, capsys):
     assert formats_main([]) == 0 and "swe-agent" in capsys.readouterr().out
     path = write(tmp_path, "x.traj", {"history": text_history()})
     assert source_kind(path) == "transcripts"  # sam-train and sam-eval take it as it is
+    # JSON Lines of trajectories, one run a line, as sam-data transcripts reads them: sam-train read the file as an
+    # agent log ("missing required field 'episode_id'")
+    lines = tmp_path / "runs.jsonl"
+    lines.write_text("".join(json.dumps({"history": text_history(), "info": {}}) + "\n" for _ in range(2)))
+    assert source_kind(lines) == "transcripts" and len({e["episode_id"] for e in convert(lines)[0]}) == 2
 
 
 def test_a_traj_gzipped_or_named_json_reads_and_a_bad_run_in_a_folder_is_skipped(tmp_path):

@@ -276,8 +276,9 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
 
 
 def is_transcript_file(path: str | Path) -> bool:
-    """A ``.json[.gz]`` or ``.traj[.gz]`` file, or a ``.jsonl[.gz]`` file whose first line is a conversation or
-    OTLP spans, or a list of conversations (not an agent-log event)."""
+    """A ``.json[.gz]`` or ``.traj[.gz]`` file, or a ``.jsonl[.gz]`` file whose first line is a conversation, OTLP
+    spans, a SWE-agent trajectory (as :func:`conversations` reads it) or a list of conversations (not an agent-log
+    event)."""
     p = Path(path)
     name = _stem(p)
     if not p.is_file():
@@ -289,8 +290,9 @@ def is_transcript_file(path: str | Path) -> bool:
     try:
         for doc, _ in documents(p):
             first = doc[0] if isinstance(doc, list) and doc else doc  # a line that lists conversations is read too
-            return isinstance(first, dict) and "episode_id" not in first and any(
+            return isinstance(first, dict) and "episode_id" not in first and (any(
                 k in first for k in ("messages", "input", "output", "items", "resourceSpans"))
+                or swe_agent.is_trajectory(first))
     except SAMFileError:
         return False
     return False
