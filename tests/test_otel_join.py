@@ -201,3 +201,12 @@ def test_two_traces_under_one_conversation_id_that_say_the_same_words_keep_both(
     (conv,) = read(doc(a, "ta", "same", start=1000, step=10), doc(b, "tb", "same", start=1005, step=10))
     got = plain(conv.messages)
     assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, [SYS, *HISTORY, *other]))
+
+
+def test_a_window_of_the_latest_message_after_the_system_prompt_is_read_once():
+    """Each call sends the system prompt, the previous output and the new message only: the previous output follows
+    the system prompt, not the message it followed when it was read, and is still the call's anchor (not copied)."""
+    calls = [(inp if len(inp) <= 2 else [SYS, *inp[-2:]], out) for inp, out in full_history(HISTORY, [SYS])]
+    assert calls[1][0] == [SYS, A0, T0]
+    (conv,) = read(doc(calls))
+    assert plain(conv.messages) == [SYS, *HISTORY]

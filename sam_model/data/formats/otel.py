@@ -171,18 +171,29 @@ def _join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: lis
     first; both kept up to date). Its input repeats the history, possibly rewritten at the start (a summary over
     earlier turns, a window of the latest), so the join is anchored at the latest message of ``conv`` the input
     repeats (the previous call's output, as a rule) after the message it followed when it was added, or, for the
-    latest of ``conv``, after one ``conv`` does not hold (a summary that kept only it). Words said twice ("yes")
-    thus repeat their first place only in its context: a compaction that keeps no turn before a new "yes" does not
-    drop it, a retry whose dropped output repeated an earlier one copies no turn. The call's messages after the
+    latest of ``conv``, after one a window or summary moved up to it (one ``conv`` does not hold, or holds before
+    other words). Words said twice ("yes") thus repeat their first place only in its context: a compaction that
+    keeps no turn before a new "yes" does not drop it, a retry whose dropped output repeated an earlier one copies
+    no turn. The call's messages after the
     anchor are new, bar a leading run that ``conv`` holds after it in the same order (the same call recorded
     twice); those before it are new only where ``conv`` does not hold them. Returns False where the input repeats
     none of ``conv`` (its messages then start a new segment)."""
     seq = [*inp, *out]
     keys = [_key(m) for m in seq]
+
+    def repeats(q: int, p: int) -> bool:
+        """Input message q is conv's message p: it follows what it followed there, or p is the latest and the
+        input's message before q is one conv does not hold, or holds with other words after it (a window)."""
+        before = keys[q - 1] if q else None
+        if after[p] == before:
+            return True
+        b = at.get(before, -1) if before is not None else -1
+        return p == len(conv) - 1 and not (0 <= b < p and _key(conv[b + 1]) == keys[q])
+
     anchor, place = -1, -1  # in conv, in inp
     for q in range(len(inp)):
-        p, before = at.get(keys[q], -1), keys[q - 1] if q else None
-        if p >= max(anchor, 0) and (after[p] == before or p == len(conv) - 1 and before not in at):
+        p = at.get(keys[q], -1)
+        if p >= max(anchor, 0) and repeats(q, p):
             anchor, place = p, q  # the latest in conv; of its repeats, the last in the input
     run = 0  # conv holds the next message after the same one: read already (not another trace's turn)
     while anchor >= 0 and place + 1 + run < len(seq) and anchor + 1 + run < len(conv) \
