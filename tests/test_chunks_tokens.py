@@ -103,6 +103,25 @@ def test_no_token_window_ends_inside_a_short_word(minilm):
         assert count_ok(minilm, c.text)
 
 
+def test_chinese_without_spaces_is_cut_between_its_characters_with_overlap(minilm):
+    """A CJK ideograph is a word of its own (BERT's tokenizer reads it so): read as letters, a line of Chinese with
+    order numbers in it was one word longer than any window, so windows were cut anywhere (``HAT10|33``: the
+    fragment said HAT10) and started where the one before ended (no overlap), and a number across a cut was in no
+    chunk whole (4 of these 80)."""
+    values = [f"HAT{1000 + i}" for i in range(80)]
+    text = "".join(f"订单{v}已经发货请查收" for v in values)
+    chunks = chunk_record(record(text), Chunking(tokens=64), minilm)
+    assert len(chunks) > 10 and all(count_ok(minilm, c.text) for c in chunks)
+    assert all(any(v in own_words(c) for c in chunks) for v in values)  # every value whole in some chunk
+    for c in chunks:  # no cut inside HAT1033
+        for edge in c.span:
+            pair = text[max(edge - 1, 0):edge + 1]
+            assert not (len(pair) == 2 and pair.isascii() and pair.isalnum()), text[edge - 4:edge + 4]
+    spans = [c.span for c in chunks]
+    assert all(s1 < e0 for (_, e0), (s1, _) in zip(spans, spans[1:]))  # each repeats the end of the one before
+    assert visible_share(chunks, minilm.read) == 1.0
+
+
 def count_ok(count: TokenCount, text: str) -> bool:
     return count(text) <= count.max_length
 
