@@ -159,28 +159,31 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     diagnostics: dict = {"figures": {}, "notes": [], "memory_utilisation": {
         name: memory_utilisation(r, relevant, data, scope, UTILISATION_K) for name, r in rankings.items()}}
     writer = tensorboard_log.writer(tensorboard)
-    if retriever is not None:
-        _retriever_diagnostics(retriever, data, out, diagnostics, writer, tsne_points, seed, say)
-    else:
-        diagnostics["notes"].append("no retriever given: state diagnostics skipped")
+    try:  # closed, its events written, also when a diagnostic or a report fails
+        if retriever is not None:
+            _retriever_diagnostics(retriever, data, out, diagnostics, writer, tsne_points, seed, say)
+        else:
+            diagnostics["notes"].append("no retriever given: state diagnostics skipped")
 
-    report = {
-        "data": str(data.source), "n_queries": len(data.examples), "scope": scope,
-        "methods": results, "per_phase": per_phase(per_query, phases), "diagnostics": diagnostics,
-        "n_memories": len(data.memories), "n_decision_points_in_log": data.n_decision_points,
-        "k": list(ks), "depth": depth, "latency_queries": int(len(timed)), "seed": seed,
-        "intervals": intervals(per_query, [ex.episode_id for ex in data.examples], compared=list(compare or {})),
-    }
-    if chunking is not None:
-        report["chunking"] = {**chunking.to_dict(), **describe(search.memories), "search_depth": search_depth}
-        if tokens is not None:  # the share of the events' text the retriever's encoder reads in some chunk
-            report["chunking"]["visible"] = visible_share(search.memories, tokens.read)
-    write_reports(report, out)
-    atomic_write_text(out / "per_query.jsonl", per_query_lines(data, rankings, per_query, chunks=chunks))
-    if writer is not None:
-        _log_scalars(writer, report)
-        writer.add_text("report", to_markdown(report))
-        writer.close()
+        report = {
+            "data": str(data.source), "n_queries": len(data.examples), "scope": scope,
+            "methods": results, "per_phase": per_phase(per_query, phases), "diagnostics": diagnostics,
+            "n_memories": len(data.memories), "n_decision_points_in_log": data.n_decision_points,
+            "k": list(ks), "depth": depth, "latency_queries": int(len(timed)), "seed": seed,
+            "intervals": intervals(per_query, [ex.episode_id for ex in data.examples], compared=list(compare or {})),
+        }
+        if chunking is not None:
+            report["chunking"] = {**chunking.to_dict(), **describe(search.memories), "search_depth": search_depth}
+            if tokens is not None:  # the share of the events' text the retriever's encoder reads in some chunk
+                report["chunking"]["visible"] = visible_share(search.memories, tokens.read)
+        write_reports(report, out)
+        atomic_write_text(out / "per_query.jsonl", per_query_lines(data, rankings, per_query, chunks=chunks))
+        if writer is not None:
+            _log_scalars(writer, report)
+            writer.add_text("report", to_markdown(report))
+    finally:
+        if writer is not None:
+            writer.close()
     if not quiet:
         print_table(report)
         print(f"wrote {out / 'report.json'}, {out / 'report.md'} and {out / 'per_query.jsonl'}")
