@@ -22,7 +22,8 @@ def logged(logdir: Path) -> tuple[dict[str, list[tuple[int, float]]], dict[str, 
     import matplotlib.image
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    acc = EventAccumulator(str(logdir), size_guidance={"scalars": 0, "images": 0})
+    [run] = logdir.iterdir()  # a run logs into a folder of its own, LOGDIR/NAME_N
+    acc = EventAccumulator(str(run), size_guidance={"scalars": 0, "images": 0})
     acc.Reload()
     scalars = {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in acc.Tags()["scalars"]}
     images = {t: matplotlib.image.imread(io.BytesIO(acc.Images(t)[-1].encoded_image_string), format="png")
@@ -35,6 +36,7 @@ def assert_logged(logdir: Path, name: str, lines: dict[str, list], png: Path) ->
     import matplotlib.image
     import numpy as np
 
+    assert [p.name for p in logdir.iterdir()] == [f"{name}_0"]  # the run's own folder, named by its plot
     scalars, images = logged(logdir)
     assert lines and set(scalars) == {f"{name}/{label}" for label in lines}
     for label, points in lines.items():

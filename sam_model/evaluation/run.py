@@ -158,7 +158,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     phases = [ex.state.phase for ex in data.examples]
     diagnostics: dict = {"figures": {}, "notes": [], "memory_utilisation": {
         name: memory_utilisation(r, relevant, data, scope, UTILISATION_K) for name, r in rankings.items()}}
-    writer = tensorboard_log.writer(tensorboard)
+    writer = tensorboard_log.writer(tensorboard, out.absolute().name or "evaluate")  # LOGDIR/<out's name>_N
     try:  # closed, its events written, also when a diagnostic or a report fails
         if retriever is not None:
             _retriever_diagnostics(retriever, data, out, diagnostics, writer, tsne_points, seed, say)
