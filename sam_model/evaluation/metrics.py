@@ -17,7 +17,7 @@ import torch
 from torchmetrics.retrieval import RetrievalMRR, RetrievalPrecision, RetrievalRecall
 
 from sam_model.evaluation.data import EvalData
-from sam_model.janus.stats import bootstrap_ci, paired, verdict
+from sam_model.janus.stats import bootstrap_cis, verdict
 
 HEADLINE_KS = (1, 5, 10)
 NDCG_K = 10
@@ -157,22 +157,34 @@ def _entry(ci: tuple[float, float, float]) -> dict:
 def intervals(per_query_by_method: dict[str, dict[str, np.ndarray]], groups: Sequence[str],
               compared: Sequence[str] = (), against: str = "sam") -> dict:
     """MRR and every Recall@k of each method with its 95 % bootstrap interval over conversations, and the paired
-    difference ``name − against`` of every ``compared`` method, decision by decision (``paired``, as bench.paired).
+    difference ``name − against`` of every ``compared`` method, decision by decision (``paired``, as bench.paired),
+    all from one set of draws (``bootstrap_cis``: the intervals ``bootstrap_ci`` and ``paired`` give, paid once).
 
     ``groups``: each decision's conversation (episode or life), the unit drawn: its decisions share its memories and
     difficulty, so drawn one by one they pass for more evidence than they are (sam_model.janus.stats.bootstrap_ci).
     Only MRR and Recall@k, the figures a difference is claimed on; the rest of the report stays means."""
     first = next(iter(per_query_by_method.values()), {})
     keys = ["mrr", *sorted((k for k in first if k.startswith("recall@")), key=_metric_order)]
+    compared = list(compared) if against in per_query_by_method else []
+    columns = {(name, k): pq[k] for name, pq in per_query_by_method.items() for k in keys}
+    for name in compared:  # decision by decision: every method ranked the same decisions, in one order
+        for k in keys:
+            a, b = (np.asarray(per_query_by_method[m][k], dtype=np.float64) for m in (name, against))
+            if a.shape != b.shape:
+                raise ValueError(f"paired difference {name} − {against}: {len(a)} and {len(b)} decisions; both "
+                                 "must rank the same decisions")
+            columns[(name, against, k)] = a - b
+    # one set of draws for every column (bootstrap_cis): each interval is the one bootstrap_ci / paired gives it
     kw = {"groups": list(groups), "seed": INTERVAL_SEED, "n_boot": INTERVAL_DRAWS}
-    out = {"level": 0.95, "unit": "conversation", "n_conversations": len(set(groups)), "seed": INTERVAL_SEED,
-           "n_boot": INTERVAL_DRAWS, "metrics": keys,
-           "methods": {name: {k: _entry(bootstrap_ci(pq[k], **kw)) for k in keys}
-                       for name, pq in per_query_by_method.items()}, "paired": []}
-    if against in per_query_by_method:
-        base = per_query_by_method[against]
-        for name in compared:
-            cis = {k: paired(per_query_by_method[name][k], base[k], **kw) for k in keys}
-            out["paired"].append({"a": name, "b": against,
-                                  **{k: {**_entry(ci), "verdict": verdict(ci)} for k, ci in cis.items()}})
-    return out
+    cis = dict(zip(columns, bootstrap_cis(list(columns.values()), **kw))) if columns else {}
+    paired = []
+    for name in compared:
+        row: dict = {"a": name, "b": against}
+        for k in keys:
+            ci = cis[name, against, k]
+            row[k] = {**_entry(ci), "verdict": verdict(ci)}
+        paired.append(row)
+    return {"level": 0.95, "unit": "conversation", "n_conversations": len(set(groups)), "seed": INTERVAL_SEED,
+            "n_boot": INTERVAL_DRAWS, "metrics": keys,
+            "methods": {name: {k: _entry(cis[name, k]) for k in keys} for name in per_query_by_method},
+            "paired": paired}
