@@ -460,6 +460,8 @@ def read_config(path: Path) -> tuple[SAMConfig, PretrainedConfig, int, StoreConf
         cfg = SAMConfig.from_saved(config["sam"], "sam")
         store = (StoreConfig.from_dict(config["store"], "store") if "store" in config
                  else StoreConfig.from_legacy(config["sam"], "sam"))
+        if store.chunker is not None:  # token windows the memory encoder cannot read whole: this file's field
+            store.chunker.check_encoder(cfg.max_length, "store.chunking")
     except ValueError as exc:
         fix = again
         if "'sam.slot_match'" in str(exc):

@@ -320,3 +320,24 @@ def test_a_training_run_hands_its_tokenizer_to_the_data(tmp_path, tiny_bert_dir)
         pl.Trainer(max_steps=1, limit_val_batches=0, logger=False, enable_progress_bar=False,
                    enable_checkpointing=False, enable_model_summary=False, default_root_dir=tmp_path,
                    accelerator="cpu").fit(SAMLightningModule(net=cfg, vocab=big.vocab), big)
+
+
+def test_an_export_whose_token_windows_exceed_its_encoder_names_its_config_file(tmp_path, tiny_bert_dir):
+    """A config.json edited to store.chunking {tokens: 128} over a 32-token encoder was 'cannot load the retriever
+    DIR: ValueError: ...' followed by the advice to give an export folder, which it was; now the file, the field and
+    the fix."""
+    from sam_model import SAMRetriever
+    from sam_model.export import save_exported
+    from sam_model.io import SAMFileError
+    from sam_model.models.sam import SAMConfig, SAMNet
+
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=8, hidden=16, proj_hidden=16, max_length=32))
+    folder = save_exported(net, tmp_path / "export", StoreConfig(provenance=False, chunking={"tokens": 32}))
+    assert SAMRetriever.load(folder).store.config.chunking == {"tokens": 32}
+    config = json.loads((folder / "config.json").read_text())
+    config["store"]["chunking"] = {"tokens": 128}
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SAMFileError, match=r"config.json: store.chunking: tokens 128 is more than the memory encoder "
+                                           r"reads \(max_length 32\); give tokens 32 or less; export the checkpoint") as err:
+        SAMRetriever.load(folder)
+    assert "\n" not in str(err.value)
