@@ -148,22 +148,7 @@ class Chunking:
                 start = max(end - self.overlap, start + 1)
             pieces.append((start, stop))
             pos = stop
-        out: list[tuple[int, int]] = []
-        i = 0
-        while True:
-            j = i
-            while j + 1 < len(pieces) and pieces[j + 1][1] - pieces[i][0] <= self.size:
-                j += 1
-            out.append((pieces[i][0], pieces[j][1]))
-            if j + 1 >= len(pieces):
-                return out
-            # the next block repeats the trailing pieces that fit in the overlap, and only where the piece after
-            # this block still fits beside them: a block that could not reach past this one would lie inside it
-            k = j + 1
-            while (k - 1 > i and pieces[j][1] - pieces[k - 1][0] <= self.overlap
-                   and pieces[j + 1][1] - pieces[k - 1][0] <= self.size):
-                k -= 1
-            i = k
+        return _blocks(pieces, lambda a, b: b - a <= self.size, lambda a, b: self.overlap)
 
     def _token_spans(self, text: str, fits: Fits) -> list[tuple[int, int]]:
         """Windows ``[start, end)`` covering ``text``, each one that ``fits`` (its chunk's encoder input is at most
@@ -191,20 +176,27 @@ class Chunking:
                 start, reach = _next_start(text, start, end, self.overlap), end
             pieces.append((start, stop))
             pos = stop
-        out: list[tuple[int, int]] = []
-        i = 0
-        while True:
-            j = i
-            while j + 1 < len(pieces) and fits(pieces[i][0], pieces[j + 1][1]):
-                j += 1
-            out.append((pieces[i][0], pieces[j][1]))
-            if j + 1 >= len(pieces):
-                return out
-            k, repeat = j + 1, min(self.overlap, (pieces[j][1] - pieces[i][0]) // 2)
-            while (k - 1 > i and pieces[j][1] - pieces[k - 1][0] <= repeat
-                   and fits(pieces[k - 1][0], pieces[j + 1][1])):
-                k -= 1
-            i = k
+        return _blocks(pieces, fits, lambda a, b: min(self.overlap, (b - a) // 2))
+
+
+def _blocks(pieces: list[tuple[int, int]], fits: Fits, repeat: Callable[[int, int], int]) -> list[tuple[int, int]]:
+    """Consecutive pieces (lines, or windows of a line) joined into the longest blocks that ``fits``; each block
+    after the first starts with the trailing pieces of the one before that fit in ``repeat(start, end)`` characters
+    of it (the overlap), and only where the piece after that block still fits beside them: a block that could not
+    reach past the one before would lie inside it. One loop for character and token windows."""
+    out: list[tuple[int, int]] = []
+    i = 0
+    while True:
+        j = i
+        while j + 1 < len(pieces) and fits(pieces[i][0], pieces[j + 1][1]):
+            j += 1
+        out.append((pieces[i][0], pieces[j][1]))
+        if j + 1 >= len(pieces):
+            return out
+        k, most = j + 1, repeat(pieces[i][0], pieces[j][1])
+        while k - 1 > i and pieces[j][1] - pieces[k - 1][0] <= most and fits(pieces[k - 1][0], pieces[j + 1][1]):
+            k -= 1
+        i = k
 
 
 def _in_word(text: str, p: int) -> bool:
