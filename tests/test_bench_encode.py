@@ -70,3 +70,34 @@ def test_legacy_encode_returns_the_vectors_in_the_texts_order(bert_and_tokenizer
             one = tok([t], truncation=True, max_length=32, return_tensors="pt")
             ref = pool(bert(**one).last_hidden_state, one["attention_mask"], "mean")[0]
             assert torch.allclose(got[i], ref, atol=1e-5)
+
+
+def test_the_first_epoch_texts_of_a_config_with_token_windows_are_its_chunks(tmp_path):
+    """bench.encode read a config's data without the model, so a config chunking by tokens failed in chunk_record
+    ("needs the encoder's tokenizer"); it now gives the data module the token count of the config's BERT, as
+    training does, and the texts are the chunks the batches hold."""
+    import json
+
+    import yaml
+
+    from sam_model.bench.encode import training_texts
+
+    log = tmp_path / "long.jsonl"
+    view = "view_file: " + "\n".join(f"{i:4d}  def handler_{i}(request):  # src/app/views_{i}.py" for i in range(60))
+    with open(log, "w", encoding="utf-8") as fh:
+        for ep in range(4):
+            for step, (kind, text) in enumerate([("user", "fix the login handler"), ("result", view),
+                                                 ("system", "looking at it"), ("system", f"edit views_{ep}.py")]):
+                ev = {"episode_id": f"ep{ep}", "step": step, "kind": kind, "text": text, "state": {"phase": "edit"}}
+                if step == 3:
+                    ev["useful_memory_steps"] = [1]
+                fh.write(json.dumps(ev) + "\n")
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"data": {"train": [str(log)], "val_fraction": 0.25, "batch_episodes": 4,
+                                               "cache_dir": str(tmp_path / "cache"),
+                                               "chunking": {"tokens": 64, "overlap": 50}},
+                                      "model": {"net": {"max_length": 64}}}))
+    batches, n_all = training_texts([str(config)], 10_000, 0)
+    texts = [t for b in batches for t in b]
+    assert 0 < len(texts) <= n_all and not any(len(t) > 1000 for t in texts)  # no whole view: its chunks
+    assert sum(1 for t in texts if "views_" in t) > 5  # the long view, as its chunks

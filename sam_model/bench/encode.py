@@ -129,9 +129,19 @@ def training_texts(configs: list[str], n: int, seed: int) -> tuple[list[list[str
     from sam_model.training.datamodule import AgentLogDataModule
 
     data: dict = {}
-    for c in configs:  # stacked configs: the later one's data fields win
-        data.update((yaml.safe_load(Path(resolve_config(c)).read_text()) or {}).get("data") or {})
+    net: dict = {}
+    for c in configs:  # stacked configs: the later one's data (and model.net) fields win
+        cfg = yaml.safe_load(Path(resolve_config(c)).read_text()) or {}
+        data.update(cfg.get("data") or {})
+        net.update((cfg.get("model") or {}).get("net") or {})
     dm = AgentLogDataModule(**data)
+    if dm.chunking is not None and dm.chunking.tokens is not None:  # as SAMLightningModule.setup gives it
+        from sam_model.models.bert import default_bert_path, load_tokenizer
+        from sam_model.models.sam import SAMConfig
+        from sam_model.models.text_encoder import TokenCount
+
+        dm.count_tokens = TokenCount(load_tokenizer(net.get("bert_path") or default_bert_path()),
+                                     int(net.get("max_length", SAMConfig.max_length)))
     every = dm.texts()
     keep = set(random.Random(seed).sample(every, min(n, len(every))))
     dm.setup("fit")
