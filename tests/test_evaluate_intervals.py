@@ -133,3 +133,19 @@ def test_every_interval_comes_from_one_set_of_draws_and_is_the_one_drawn_alone(m
             assert row[k]["verdict"] == stats.verdict(alone)
     with pytest.raises(ValueError, match="paired difference a − sam: 399 and 400 decisions"):
         intervals({"sam": per_query["sam"], "a": {k: v[1:] for k, v in per_query["a"].items()}}, groups, ["a"])
+
+
+def test_the_printed_intervals_are_whole_on_a_line_and_say_what_they_are(six, capsys, monkeypatch):
+    """At 120 columns (a file, a pipe) the paired table with four metrics was one character too wide, so rich split
+    '+0.000 [+0.000, +0.000]' over two lines; and the note did not say what the brackets and the paired rows are."""
+    report, out, _ = six
+    monkeypatch.setenv("COLUMNS", "120")
+    print_table(json.loads((out / "report.json").read_text()))
+    printed = capsys.readouterr().out
+    iv = report["intervals"]
+    cells = [interval_cell(e) for m in iv["methods"].values() for e in m.values()]
+    cells += [interval_cell(p[k], signed=True) for p in iv["paired"] for k in iv["metrics"]]
+    for cell in cells:
+        assert cell in printed, cell
+    words = " ".join(printed.split())  # the note wraps at the console width
+    assert "mean [low, high]" in words and "on the same decisions" in words

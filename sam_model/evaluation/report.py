@@ -54,9 +54,10 @@ def interval_note(iv: dict) -> str:
     n = iv["n_conversations"]
     if n < 2:
         return "One conversation: no interval (a conversation is the unit an interval resamples)."
-    return (f"Means with {round(100 * iv['level'])} % bootstrap intervals over the {n} conversations (each drawn "
-            f"with all its decisions; {iv['n_boot']:,} draws, seed {iv['seed']}); a paired difference whose "
-            "interval holds or touches 0 is no difference.")
+    return (f"Each cell is mean [low, high]: the {round(100 * iv['level'])} % bootstrap interval over the {n} "
+            f"conversations (each drawn with all its decisions; {iv['n_boot']:,} draws, seed {iv['seed']}). A paired "
+            "difference A − B subtracts B's figure from A's on the same decisions; one whose interval holds or "
+            "touches 0 is no difference.")
 
 
 def interval_rows(iv: dict, keys: list[str] | None = None) -> tuple[list[str], list[list[str]], list[list[str]]]:
@@ -199,10 +200,10 @@ def print_table(report: dict) -> None:
                                    ("paired differences (decision by decision)", "difference", diffs)):
             if body:
                 t = Table(title=title)
-                for label in (first, *header):
-                    t.add_column(label, style="bold" if label == first else "",
-                                 justify="left" if label == first else "right")
+                t.add_column(first, style="bold")  # a long name wraps here, never an interval (split, unreadable)
+                for label in header:
+                    t.add_column(label, justify="right", no_wrap=True)
                 for r in body:
                     t.add_row(*r)
                 console.print(t)
-        console.print(interval_note(iv))
+        console.print(interval_note(iv), markup=False)  # "[low, high]" is text, not a rich style
