@@ -34,6 +34,21 @@ def test_sam_data_dispatches_and_explains(tmp_path, capsys):
     assert sam_data(["formats"]) == 0 and "tau2" in capsys.readouterr().out
 
 
+def test_sam_data_help_names_every_format_transcripts_reads(capsys):
+    """sam-data --help listed seven formats after SWE-agent trajectories became the eighth, so a user with .traj
+    files read that transcripts did not take them; and --split did not say what groups a trajectory."""
+    from sam_model.data.formats import FORMATS
+    from sam_model.data.transcripts import main as transcripts
+
+    assert sam_data(["--help"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("transcripts"))
+    for fmt in FORMATS.values():
+        assert fmt.title.split()[0] in line, (fmt.name, line)
+    with pytest.raises(SystemExit):
+        transcripts(["--help"])
+    assert "SWE-agent: the instance id" in " ".join(capsys.readouterr().out.split())
+
+
 def test_faiss_comes_from_exactly_one_extra_and_the_index_names_it():
     tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]

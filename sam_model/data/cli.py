@@ -1,7 +1,7 @@
 """``sam-data``: the data tools behind one command.
 
     sam-data validate LOG.jsonl[.gz] ...                      check agent logs and describe them
-    sam-data transcripts LOG.jsonl[.gz]|LOG.json[.gz] OUT    an agent's tool-call logs (any format) -> agent log
+    sam-data transcripts LOG.jsonl[.gz]|LOG.json[.gz]|RUN.traj|FOLDER OUT    an agent's tool-call logs -> agent log
     sam-data formats                                          the log formats `transcripts` reads
     sam-data sgd SPLIT_DIR OUT                                 SGD dialogues -> agent log
     sam-data synthetic OUT --episodes N --seed S               the demo data
@@ -17,7 +17,8 @@ import sys
 
 COMMANDS = {"validate": "check agent logs and print their statistics (FILE:LINE: reason on bad input)",
             "transcripts": "convert an agent's tool-call logs (OpenAI chat, tau-bench v1, tau2-bench, Anthropic, "
-                           "OpenAI Responses, OpenTelemetry GenAI, LangChain) into an agent log",
+                           "OpenAI Responses, OpenTelemetry GenAI, LangChain, SWE-agent .traj files or their folder) "
+                           "into an agent log",
             "formats": "list the log formats `transcripts` reads, with what a file of each holds",
             "sgd": "convert an SGD split folder into an agent log",
             "synthetic": "write the synthetic demo episodes"}
