@@ -45,6 +45,7 @@ import select
 import shutil
 import stat
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -57,6 +58,11 @@ except ImportError:  # pragma: no cover - Windows
 
 log = logging.getLogger(__name__)
 
+# numpy reads an .npy header (also each array of an .npz) with ast.literal_eval, and CPython 3.11's AST converter
+# keeps its recursion depth in interpreter-wide state: two threads parsing at once can fail one with "SystemError:
+# AST constructor recursion depth mismatch" (seen loading one Qdrant save from four threads; python/cpython
+# gh-106905). Every np.load of sam_model holds this lock, so its loads never parse two headers at once.
+NPY_LOCK = threading.Lock()
 OWNER = ".owner"  # inside a staging folder: locked by its writer while it lives
 PREVIOUS = ".previous"  # inside a staging folder: the version a folder swap moved out
 STAGING_RE = re.compile(r"^\.(?P<name>.+)\.(?P<token>[0-9a-f]{12})\.tmp$")

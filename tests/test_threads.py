@@ -410,3 +410,36 @@ def test_a_scoped_read_never_raises_for_a_memory_a_direct_store_write_takes_away
 
     assert run_threads((churn, 400), (read, 1)) == []
     assert got and memory.get("mia#0")["memory"] == "a seat by the window"
+
+
+def test_no_two_threads_parse_numpy_headers_at_once(tmp_path, monkeypatch, run_threads):
+    """numpy reads an .npy header with ast.literal_eval, and Python 3.11's AST converter keeps its depth in
+    interpreter-wide state: threads loading one Qdrant save at once failed, now and then, with "SystemError: AST
+    constructor recursion depth mismatch" (seen in a full run). Every np.load of the package holds one lock
+    (sam_model.io.NPY_LOCK): loads of a Qdrant save and of a bank file from eight threads never overlap in numpy."""
+    from sam_model.data.examples import MemoryRecord
+    from sam_model.store import MemoryStore, StoreConfig
+
+    enc = HashingEncoder(16)
+    store = MemoryStore(enc, StoreConfig(provenance=False, index={"kind": "qdrant", "path": str(tmp_path / "q")}))
+    store.add([MemoryRecord(f"e#{i}", "e", i, "user", "", f"note {i}", f"note {i}") for i in range(5)])
+    store.save(tmp_path / "saved")
+    bank = MemoryBank(16, MemoryConfig(capacity=0))
+    SAMMemory(enc, bank=bank, episode_id="ep").observe("a flight to Lisbon", State("plan"))
+    bank.save(tmp_path / "bank.npz")
+    inside, most, real = [0], [0], np.load
+
+    def watched(*a, **k):
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.005)
+        try:
+            return real(*a, **k)
+        finally:
+            inside[0] -= 1
+
+    monkeypatch.setattr(np, "load", watched)
+    loaded: list = []
+    assert run_threads((lambda i: loaded.append(MemoryStore.load(tmp_path / "saved", enc)), 4),
+                       (lambda i: loaded.append(MemoryBank.load(tmp_path / "bank.npz")), 4)) == []
+    assert len(loaded) == 8 and most[0] == 1

@@ -57,7 +57,7 @@ except ImportError as exc:
 from sam_model.backends.kinds import QDRANT, QDRANT_FORMAT
 from sam_model.backends.points import SCOPE_FIELDS, PointBook, all_or_nothing, point_id
 from sam_model.index import META_FILE
-from sam_model.io import SAMFileError, atomic_write_text, read_format_json, reading
+from sam_model.io import NPY_LOCK, SAMFileError, atomic_write_text, read_format_json, reading
 from sam_model.limits import check_int, check_k
 from sam_model.locking import locked, new_lock
 
@@ -377,7 +377,9 @@ class QdrantIndex(PointBook):
     def _read_raw_points(folder: Path) -> tuple[np.ndarray, object] | OSError | ValueError:
         """The embedded engine's saved points as read (never unpickled); a read error is returned, not raised."""
         try:
-            return np.load(folder / POINTS_FILE, allow_pickle=False), json.loads((folder / PAYLOADS_FILE).read_text())
+            with NPY_LOCK:  # numpy parses the header with ast (sam_model.io.NPY_LOCK)
+                points = np.load(folder / POINTS_FILE, allow_pickle=False)
+            return points, json.loads((folder / PAYLOADS_FILE).read_text())
         except (OSError, ValueError) as err:
             return err
 

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from sam_model.io import (
+    NPY_LOCK,
     STAGING_RE,
     SAMFileError,
     atomic_path,
@@ -51,6 +52,12 @@ from sam_model.janus.evalset import HybridEvalSet
 from sam_model.janus.protocols import Evaluator, Gate, Memory, MemoryFeatures, Updater
 
 STATE_VERSION = 1
+
+
+def _load_npy(path: Path) -> np.ndarray:
+    """A task-embedding file, read under NPY_LOCK (numpy parses its header with ast: sam_model.io.NPY_LOCK)."""
+    with NPY_LOCK:
+        return np.load(path, allow_pickle=False)
 
 
 @dataclass
@@ -428,7 +435,7 @@ class JanusController:
             if not path.exists():
                 raise SAMFileError(f"{path} is missing: the run in {self.workdir} started without history; "
                                    "resume it without history")
-            self._add_history(list(history), np.load(path))
+            self._add_history(list(history), _load_npy(path))
         for t in range(1, self.t + 1):
             try:
                 tasks, _ = next(stream)
@@ -438,7 +445,7 @@ class JanusController:
             path = self.workdir / "tasks" / f"t{t:06d}.npy"
             if not path.exists():
                 raise SAMFileError(f"{path} is missing; the run in {self.workdir} cannot be resumed")
-            self.evalset.add(list(tasks), np.load(path))
+            self.evalset.add(list(tasks), _load_npy(path))
         try:
             self.evalset.load_state_dict(state["evalset"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:

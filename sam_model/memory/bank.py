@@ -34,7 +34,7 @@ import numpy as np
 
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.schema import State
-from sam_model.io import SAMFileError, atomic_path, clean_stale, require_file
+from sam_model.io import NPY_LOCK, SAMFileError, atomic_path, clean_stale, require_file
 from sam_model.limits import check_k
 from sam_model.locking import locked, new_lock
 from sam_model.memory.config import MemoryConfig
@@ -327,7 +327,7 @@ class MemoryBank:
             raise SAMFileError(f"{p}: not a memory bank file (a bank is the .npz archive MemoryBank.save writes; "
                                f"this is not one, or is cut short); {fix}")
         try:
-            with np.load(p, allow_pickle=False) as z:
+            with NPY_LOCK, np.load(p, allow_pickle=False) as z:  # headers parsed with ast (sam_model.io.NPY_LOCK)
                 meta = json.loads(z["meta"].tobytes().decode("utf-8"))
                 emb = np.asarray(z["embeddings"], np.float32)
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, RecursionError) as exc:
