@@ -63,6 +63,22 @@ def anthropic_messages() -> list[dict]:
             {"role": "assistant", "content": DONE}]
 
 
+def bedrock_messages() -> list[dict]:
+    """As the Converse API (and Strands Agents' agent.messages) writes them: blocks keyed by their member, no type."""
+    text = lambda t: {"text": t}  # noqa: E731
+    return [{"role": "user", "content": [text(HI)]},
+            {"role": "assistant", "content": [{"reasoningContent": {"reasoningText": {"text": "look up",
+                                                                                      "signature": "s"}}},
+                                              {"toolUse": {"toolUseId": "c1", "name": "get_user", "input": ARGS1}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "c1", "content": [{"json": USER}],
+                                                         "status": "success"}}]},
+            {"role": "assistant", "content": [text(SEE)]}, {"role": "user", "content": [text(YES)]},
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": "c2", "name": "cancel", "input": ARGS2}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "c2", "content": [text(ERROR)],
+                                                         "status": "error"}}]},
+            {"role": "assistant", "content": [text(DONE)]}]
+
+
 def responses_items() -> list[dict]:
     fc = lambda i, n, a: {"type": "function_call", "id": f"fc_{i}", "call_id": i, "name": n,  # noqa: E731
                           "arguments": json.dumps(a)}
@@ -153,7 +169,8 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files = {"openai": tmp_path / "openai.jsonl", "tau1": tmp_path / "gpt-airline.json",
              "tau2": tmp_path / "tau2-results.json", "anthropic": tmp_path / "anthropic.jsonl",
              "responses": tmp_path / "responses.jsonl", "otel": tmp_path / "otel-traces.json",
-             "langchain": tmp_path / "langchain.jsonl", "swe-agent": tmp_path / "swe-agent.traj"}
+             "langchain": tmp_path / "langchain.jsonl", "swe-agent": tmp_path / "swe-agent.traj",
+             "bedrock": tmp_path / "bedrock.jsonl"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -168,6 +185,10 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files["otel"].write_text(json.dumps(otlp(genai_messages())))
     files["langchain"].write_text(json.dumps({"id": "conv-1", "messages": langchain_messages()}) + "\n")
     files["swe-agent"].write_text(json.dumps(swe_agent_traj(swe_agent_history()), indent=2) + "\n")
+    converse = bedrock_messages()  # the last Converse call logged: its request (with an id) and its response's output
+    files["bedrock"].write_text(json.dumps({"id": "conv-1", "modelId": "anthropic.claude-sonnet-4",
+                                            "system": [{"text": POLICY}, {"cachePoint": {"type": "default"}}],
+                                            "messages": converse[:-1], "output": {"message": converse[-1]}}) + "\n")
     return files
 
 
@@ -208,11 +229,12 @@ def test_the_shipped_examples_are_this_conversation(tmp_path):
 
 def test_formats_are_told_from_the_messages():
     assert [detect(m) for m in (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(),
-                                genai_messages(), langchain_messages(), swe_agent_history())] == [
-        "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent"]
+                                genai_messages(), langchain_messages(), swe_agent_history(), bedrock_messages())] == [
+        "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock"]
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
+    assert to_chat(bedrock_messages()).ignored == {"reasoningContent": 1}  # not words the agent said
     genai = [{"role": "Human", "parts": [{"type": "text", "content": "hi"}]},  # as LangChain instrumentations write
              {"role": "AI", "parts": [{"type": "text", "content": "hello"}], "finish_reason": "stop"}]
     assert [m["role"] for m in to_chat(genai).messages] == ["user", "assistant"]
@@ -221,17 +243,18 @@ def test_formats_are_told_from_the_messages():
 @pytest.mark.parametrize("name, messages, policy", [
     ("openai", openai_messages, ""), ("tau2", tau2_messages, POLICY), ("anthropic", anthropic_messages, POLICY),
     ("responses", responses_items, POLICY), ("otel", genai_messages, POLICY), ("langchain", langchain_messages, ""),
-    ("swe-agent", swe_agent_history, "")])
+    ("swe-agent", swe_agent_history, ""), ("bedrock", bedrock_messages, POLICY)])
 def test_live_state_reads_every_format(name, messages, policy):
     """The state before the second call, from the running conversation in each format, is the importer's."""
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
     msgs = messages()
     last = max(i for i, m in enumerate(msgs) if "c2" in json.dumps(m) and m.get("role") != "tool"
-               and m.get("type") not in ("function_call_output", "tool") and "tool_result" not in json.dumps(m))
+               and m.get("type") not in ("function_call_output", "tool")
+               and not any(k in json.dumps(m) for k in ("tool_result", "toolResult")))
     call = {"tau2": lambda m: m["tool_calls"][0], "anthropic": lambda m: m["content"][0],
             "responses": lambda m: m, "otel": lambda m: m["parts"][0],
             "openai": lambda m: m["tool_calls"][0], "langchain": lambda m: m["data"]["tool_calls"][0],
-            "swe-agent": lambda m: m["tool_calls"][0]}[name](msgs[last])
+            "swe-agent": lambda m: m["tool_calls"][0], "bedrock": lambda m: m["content"][0]}[name](msgs[last])
     assert live_state(msgs[:last], call, policy=policy) == want
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
 
@@ -244,6 +267,8 @@ NO_TOOLS = {
                                                         "content": [{"type": "output_text", "text": "hello"}]}]},
     "langchain": {"id": "a", "messages": [{"type": "human", "data": {"content": "hi"}},
                                           {"type": "ai", "data": {"content": "hello", "tool_calls": []}}]},
+    "bedrock": {"id": "a", "system": [{"text": "be kind"}], "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+                "output": {"message": {"role": "assistant", "content": [{"text": "hello"}]}}},
 }
 
 
@@ -410,7 +435,8 @@ def test_the_langchain_adapter_takes_the_graphs_messages_in_any_format():
 
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
     system = [{"role": "system", "content": POLICY}]
-    for msgs in (anthropic_messages()[:6], tau2_messages()[:8], genai_messages()[:6], responses_items()[:7]):
+    for msgs in (anthropic_messages()[:6], tau2_messages()[:8], genai_messages()[:6], responses_items()[:7],
+                 bedrock_messages()[:6]):
         state, observation = state_from_messages(system + msgs)  # the trailing call is the decision
         assert state == want and observation == YES
 
@@ -433,6 +459,17 @@ def to_anthropic(msgs: list[dict]) -> dict:
         elif m["role"] == "user":
             out.append({"role": "user", "content": m["content"]})
     return {"system": "\n".join(m["content"] for m in msgs if m["role"] == "system"), "messages": out}
+
+
+def to_bedrock(msgs: list[dict]) -> dict:
+    """Chat messages as Converse writes them, by way of their Anthropic blocks (one user turn answers a turn)."""
+    anthropic = to_anthropic(msgs)
+    block = {"text": lambda b: {"text": b["text"]},  # noqa: E731
+             "tool_use": lambda b: {"toolUse": {"toolUseId": b["id"], "name": b["name"], "input": b["input"]}},
+             "tool_result": lambda b: {"toolResult": {"toolUseId": b["tool_use_id"], "content": [{"text": b["content"]}]}}}
+    return {"system": [{"text": anthropic["system"]}],
+            "messages": [{"role": m["role"], "content": [block[b["type"]](b) for b in m["content"]]
+                          if isinstance(m["content"], list) else [{"text": m["content"]}]} for m in anthropic["messages"]]}
 
 
 def to_responses(msgs: list[dict]) -> dict:
@@ -513,7 +550,9 @@ def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
     policy = "\n".join(m["content"] for m in data[0]["traj"] if m["role"] == "system")
     assert all("\n".join(m["content"] for m in d["traj"] if m["role"] == "system") == policy for d in data)
     files = {"anthropic": tmp_path / "a.jsonl", "responses": tmp_path / "r.jsonl", "otel": tmp_path / "o.jsonl",
-             "tau2": tmp_path / "t.json", "langchain": tmp_path / "l.jsonl"}
+             "tau2": tmp_path / "t.json", "langchain": tmp_path / "l.jsonl", "bedrock": tmp_path / "b.jsonl"}
+    files["bedrock"].write_text("".join(json.dumps({"id": f"c{n}", **to_bedrock(d["traj"])}) + "\n"
+                                        for n, d in enumerate(data)))
     files["langchain"].write_text("".join(json.dumps({"id": f"c{n}", "messages": to_langchain(d["traj"])}) + "\n"
                                           for n, d in enumerate(data)))
     files["anthropic"].write_text("".join(json.dumps({"id": f"c{n}", **to_anthropic(d["traj"])}) + "\n"
@@ -873,3 +912,113 @@ def test_a_role_that_is_missing_or_no_string_is_named_as_such(role, says):
     msg = {"content": "hi"} if role is None else {"role": role, "content": "hi"}
     with pytest.raises(TranscriptFormatError, match=f"conversation, message 0: {says}"):
         to_chat([msg], format="openai")
+
+
+def test_bedrock_and_anthropic_blocks_are_told_apart_and_the_wrong_reader_names_the_right_one(tmp_path, capsys):
+    """Converse's camelCase blocks carry no type, Anthropic's always one: neither is read as the other, and a forced
+    reader of the other's file reads no call and names the reader that does."""
+    others = (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(), genai_messages(),
+              langchain_messages(), swe_agent_history())
+    assert not any(FORMATS["bedrock"].sniff(m) for m in others)
+    assert not FORMATS["anthropic"].sniff(bedrock_messages())
+    from sam_model.data.formats import main as formats_main
+    assert formats_main([]) == 0 and "bedrock    Amazon Bedrock Converse messages" in capsys.readouterr().out
+    files = write_all(tmp_path)
+    assert main([str(files["anthropic"]), str(tmp_path / "o.jsonl"), "--format", "bedrock"]) == 1
+    assert ("no tool call read by the bedrock reader, but content blocks of type tool_use found: the anthropic reader "
+            "reads these, try --format anthropic") in capsys.readouterr().err
+
+
+def test_a_converse_request_with_parallel_calls_json_and_failed_results_reads_as_its_openai_twin(tmp_path):
+    """A logged Converse request (modelId, toolConfig, inferenceConfig beside the messages, an id added) with its
+    response's output: two toolUse blocks in one turn are one assistant message with two calls, answered by two
+    toolResult blocks of one user turn in their order; a json result is its JSON; status "error" adds nothing to
+    the result's words (as Anthropic's is_error), so the state says what the words say, an error here."""
+    flights = [{"flight": "HAT170", "date": "2024-05-20"}]
+    said = "I am ann_lee_123; cancel QX7Z9A and show my flights on 2024-05-20."
+    openai = [{"role": "system", "content": POLICY}, {"role": "user", "content": said},
+              {"role": "assistant", "content": "Checking.", "tool_calls": [
+                  {"id": "a", "type": "function", "function": {"name": "cancel", "arguments": json.dumps(ARGS2)}},
+                  {"id": "b", "type": "function",
+                   "function": {"name": "flights", "arguments": json.dumps({"date": "2024-05-20"})}}]},
+              {"role": "tool", "tool_call_id": "a", "content": "Not allowed: the fare is basic economy"},
+              {"role": "tool", "tool_call_id": "b", "content": json.dumps(flights)},
+              {"role": "assistant", "content": "Done."}]
+    converse = {"id": "conv-1", "modelId": "amazon.nova-pro-v1:0", "system": [{"text": POLICY}],
+                "toolConfig": {"tools": [{"toolSpec": {"name": "cancel", "inputSchema": {"json": {}}}}]},
+                "inferenceConfig": {"maxTokens": 512},
+                "messages": [{"role": "user", "content": [{"text": said}]},
+                             {"role": "assistant", "content": [
+                                 {"text": "Checking."}, {"toolUse": {"toolUseId": "a", "name": "cancel", "input": ARGS2}},
+                                 {"toolUse": {"toolUseId": "b", "name": "flights", "input": {"date": "2024-05-20"}}}]},
+                             {"role": "user", "content": [
+                                 {"toolResult": {"toolUseId": "a", "status": "error",
+                                                 "content": [{"text": "Not allowed: the fare is basic economy"}]}},
+                                 {"toolResult": {"toolUseId": "b", "content": [{"json": flights}]}}]}],
+                "output": {"message": {"role": "assistant", "content": [{"text": "Done."}]}},
+                "stopReason": "end_turn"}
+    (tmp_path / "o.jsonl").write_text(json.dumps({"id": "conv-1", "messages": openai}) + "\n")
+    (tmp_path / "b.jsonl").write_text(json.dumps(converse) + "\n")
+    want = list(iter_transcript_events(tmp_path / "o.jsonl"))
+    assert [e["kind"] for e in want] == ["user", "system", "action", "action", "result", "result", "system"]
+    assert [e["state"]["last_action_result"] for e in want[4:6]] == ["cancel: ok", "flights: 1 results"]
+    assert list(iter_transcript_events(tmp_path / "b.jsonl")) == want
+    converse["messages"][2]["content"][0]["toolResult"]["content"] = [{"text": ERROR}]
+    (tmp_path / "b.jsonl").write_text(json.dumps(converse) + "\n")
+    failed = list(iter_transcript_events(tmp_path / "b.jsonl"))
+    assert failed[4]["state"]["last_action_result"] == "cancel: error (reservation is already cancelled)"
+
+
+@pytest.mark.parametrize("messages, says", [
+    ([{"role": "tool", "content": []}], "message 0: role 'tool' is not a Converse role"),
+    ([{"role": "user", "content": {"text": "hi"}}], "message 0: 'content' is an object, expected a list of content"),
+    ([{"role": "user", "content": ["hi"]}], "message 0: content block 0 is a string, expected an object"),
+    ([{"role": "user", "content": [{"text": 5}]}], "message 0: content block 0: 'text' is a number, expected a string"),
+    ([{"role": "assistant", "content": [{"text": "a", "toolUse": {}}]}],
+     "message 0: content block 0 holds text and toolUse; a Converse block holds one"),
+    ([{"role": "assistant", "content": [{"toolUse": "get_user"}]}],
+     "message 0: content block 0: 'toolUse' is a string, expected an object"),
+    ([{"role": "assistant", "content": [{"toolUse": {"name": "get_user", "input": {}}}]}],
+     "message 0: content block 0: toolUse without a 'toolUseId'"),
+    ([{"role": "assistant", "content": [{"toolUse": {"toolUseId": "t", "input": {}}}]}],
+     "message 0, content block 0: tool call without a name"),
+    ([{"role": "user", "content": [{"toolResult": {"content": [{"text": "ok"}]}}]}],
+     "message 0: toolResult content block 0 without a 'toolUseId'"),
+    ([{"role": "user", "content": [{"toolResult": {"toolUseId": "t", "content": {"text": "ok"}}}]}],
+     "message 0, content block 0: 'content' is an object, expected a list"),
+    ([{"role": "user", "content": [{"toolResult": {"toolUseId": "t", "content": [{"text": ["ok"]}]}}]}],
+     "message 0, content block 0: content part 0: 'text' is a list, expected a string"),
+    ([{"role": "user", "content": [{"guardContent": {"text": "hi"}}]}],
+     "message 0: content block 0: guardContent without its words"),
+])
+def test_bad_converse_messages_are_named_by_message_and_block(messages, says):
+    with pytest.raises(TranscriptFormatError) as err:
+        to_chat(messages, "logs.jsonl:3", "bedrock")
+    assert str(err.value).startswith(f"logs.jsonl:3, {says}"), str(err.value)
+
+
+def test_converse_words_beside_the_calls_and_what_is_counted_not_read(tmp_path):
+    """Guardrail-assessed words and cited text are words; server tools (run by Bedrock inside the model's turn),
+    images, documents and cache points are counted; a bad response output and system are refused by line."""
+    msgs = [{"role": "user", "content": [{"guardContent": {"text": {"text": HI, "qualifiers": ["query"]}}},
+                                         {"image": {"format": "png", "source": {"bytes": ""}}}, {"cachePoint": {}}]},
+            {"role": "assistant", "content": [
+                {"citationsContent": {"content": [{"text": SEE}], "citations": [{"title": "policy"}]}},
+                {"toolUse": {"toolUseId": "w", "name": "web", "input": {"q": "x"}, "type": "server_tool_use"}},
+                {"toolResult": {"toolUseId": "w", "content": [{"text": "found"}], "type": "web_search_result"}}]}]
+    chat = to_chat(msgs, "c", "bedrock")
+    assert chat.messages == [{"role": "user", "content": HI}, {"role": "assistant", "content": SEE}]
+    assert chat.ignored == {"image": 1, "cachePoint": 1, "server toolUse": 1, "server toolResult": 1}
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"id": "a", "messages": msgs, "output": {"message": "Done."}}) + "\n"
+                    + json.dumps({"id": "b", "system": {"text": POLICY}, "messages": msgs}) + "\n"
+                    + json.dumps({"id": "c", "system": [POLICY], "messages": msgs}) + "\n")
+    with pytest.raises(TranscriptFormatError, match=r"bad\.jsonl:1: 'output\.message' is a string, expected a message"):
+        list(iter_transcript_events(path))
+    report = ImportReport()
+    list(iter_transcript_events(path, report=report, skip_bad=True, allow_empty=True))
+    assert [str(e).split(": ", 1)[1] for e in report.skipped] == [
+        "'output.message' is a string, expected a message {\"role\": \"assistant\", \"content\": [...]}",
+        "'system' is an object, expected a list of {\"text\": ...} blocks",
+        "content block 0 is a string, expected an object such as {\"text\": ...}"]
+    assert str(report.skipped[2]).startswith(f"{path}:3, system: content block 0")

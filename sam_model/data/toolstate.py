@@ -461,8 +461,9 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     """The decision-point state of the spec for a tool call about to be made after ``messages``.
 
     ``messages``: the running conversation in any format :mod:`sam_model.data.formats` reads (OpenAI chat, tau2,
-    Anthropic, Responses items, GenAI parts, LangChain messages as dicts), told from its shape; ``policy``: system text kept apart from the
-    messages (Anthropic ``system``, Responses ``instructions``), read as a leading system message.
+    Anthropic, Bedrock Converse, Responses items, GenAI parts, LangChain messages as dicts), told from its shape;
+    ``policy``: system text kept apart from the messages (Anthropic's and Bedrock's ``system``, Responses
+    ``instructions``), read as a leading system message.
 
     Give the call itself (``{"name", "arguments"}``, an OpenAI ``tool_calls`` entry, a :class:`ToolCall`, or a
     list of them: all the calls of one assistant message):
@@ -495,15 +496,17 @@ def live_state(messages: Iterable[Mapping[str, Any]],
 
 def _as_call(call: Mapping[str, Any]) -> ToolCall:
     """A call in any format: an OpenAI ``tool_calls`` entry, ``{"name", "arguments"}`` (tau2, GenAI parts,
-    Responses ``function_call`` with ``call_id``), an Anthropic ``tool_use`` block (``input``) or a LangChain
-    ``ToolCall`` (``args``)."""
+    Responses ``function_call`` with ``call_id``), an Anthropic ``tool_use`` block (``input``), a Bedrock Converse
+    ``toolUse`` block or its content (``toolUseId``; Strands' ToolUse) or a LangChain ``ToolCall`` (``args``)."""
+    if isinstance(call.get("toolUse"), Mapping):
+        call = call["toolUse"]
     if "function" in call:
         return parse_tool_calls({"tool_calls": [call]}, "tool call")[0]
     key = next((k for k in ("arguments", "input", "args") if k in call), "arguments")
     args = call.get(key)
     fn = {"name": call.get("name"), "arguments": args}
-    return parse_tool_calls({"tool_calls": [{"function": fn, "id": call.get("call_id", call.get("id"))}]},
-                            "tool call")[0]
+    call_id = call.get("call_id", call.get("id", call.get("toolUseId")))
+    return parse_tool_calls({"tool_calls": [{"function": fn, "id": call_id}]}, "tool call")[0]
 
 
 def schema_paths(arguments: Mapping[str, Any] | Sequence[str], prefix: str = "") -> list[str]:

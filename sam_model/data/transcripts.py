@@ -138,7 +138,7 @@ class ImportReport:
         return (f"{self.conversations} conversations ({self.events} events) but no tool call was read, so nothing "
                 "can be labelled (formats read: " + ", ".join(f"{k} {v}" for k, v in sorted(self.formats.items()))
                 + "); " + (saw or "no tool-call fields at all (tool_calls, tool_use blocks, function_call items, "
-                           "tool_call parts)") + "; if these conversations really have no tools, ",
+                           "tool_call parts, toolUse blocks)") + "; if these conversations really have no tools, ",
                 Advice("allow_empty"))
 
 

@@ -15,7 +15,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sam_model.data.formats import anthropic, chat, langchain_messages, otel, responses, swe_agent, tau2
+from sam_model.data.formats import (
+    anthropic,
+    bedrock,
+    chat,
+    langchain_messages,
+    otel,
+    responses,
+    swe_agent,
+    tau2,
+)
 from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError
 from sam_model.io import json_type
 
@@ -54,9 +63,13 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("swe-agent", "SWE-agent trajectories (function calls, or text commands such as open src/x.py 100)",
            '.traj {history, trajectory, info} (one run: {instance_id}.traj), or a folder of them',
            swe_agent.to_chat, swe_agent.sniff),
+    Format("bedrock", "Amazon Bedrock Converse messages (toolUse / toolResult blocks; Strands Agents' messages)",
+           '.jsonl of {"id", "system"?, "messages"} lines (a Converse request with an "id"; its response\'s '
+           '"output" is the last message), or a .json list', bedrock.to_chat, bedrock.sniff),
 )}
-# langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks)
-_SNIFF_ORDER = ("responses", "otel", "langchain", "anthropic", "swe-agent", "tau2", "openai")
+# langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
+# bedrock's blocks have no "type", which every other format's blocks (anthropic's tool_use included) have
+_SNIFF_ORDER = ("responses", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -87,7 +100,9 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("tool calls with a top-level name (tau2)", "tau2"), ("'tool_calls' entries with a 'function'", "openai"),
           ("'function_call' fields (deprecated OpenAI functions)", "openai"),
           ("LangChain messages ({\"type\": \"ai\", ...})", "langchain"),
-          ("SWE-agent history items (message_type, tool_call_ids, is_demo)", "swe-agent"))
+          ("SWE-agent history items (message_type, tool_call_ids, is_demo)", "swe-agent"),
+          ("content blocks with a toolUse member (Converse)", "bedrock"),
+          ("content blocks with a toolResult member (Converse)", "bedrock"))
 
 
 def tool_marks(messages: Any) -> list[tuple[str, str]]:
@@ -114,6 +129,9 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
             found.add(9)
         if any(k in m for k in swe_agent.MARKS):
             found.add(10)
+        for i, key in ((11, "toolUse"), (12, "toolResult")):
+            if any(isinstance(b, Mapping) and key in b for b in blocks):
+                found.add(i)
     return [_MARKS[i] for i in sorted(found)]
 
 

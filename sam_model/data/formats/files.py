@@ -5,8 +5,8 @@ document; a folder is read as SWE-agent's output folder, every ``.traj`` under i
 and parsed on its own, so a bad one is named ``FILE:LINE`` with the reason (not UTF-8 and where, invalid JSON, a
 bare ``NaN``/``Infinity``, nested deeper than :data:`MAX_DEPTH`) and, with ``--skip-bad``, skipped alone. The
 container is told from the first document: OTLP spans, a tau2 results file, a SWE-agent trajectory, a tau-bench v1
-list of trajectories, or conversation objects (``{"id", "messages"}``, Anthropic's with ``system``, Responses'
-``input``/``output``).
+list of trajectories, or conversation objects (``{"id", "messages"}``, Anthropic's and Bedrock's with ``system``,
+a Converse request and its response's ``output``, Responses' ``input``/``output``).
 Items that fail are yielded as their :class:`TranscriptFormatError`; the caller stops or skips and counts.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sam_model.data.advice import Advice
-from sam_model.data.formats import FORMATS, anthropic, detect, otel, responses, swe_agent, tau2
+from sam_model.data.formats import FORMATS, anthropic, bedrock, detect, otel, responses, swe_agent, tau2
 from sam_model.data.formats.base import Conversation, TranscriptFormatError, strict_loads
 from sam_model.io import SAMFileError, check_compression, json_type, not_found
 from sam_model.limits import too_deep
@@ -246,15 +246,15 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
                                                "(the content tells) or give the format it is (sam-data formats)")
         elif isinstance(obj, Mapping) and any(k in obj for k in ("messages", "input", "output", "items")):
             raw_id = _id(obj, "id", where)
-            messages = obj.get("messages") if "messages" in obj else responses.items_of(obj, where)
+            messages = bedrock.with_output(obj, where) if "messages" in obj else responses.items_of(obj, where)
             fmt = format if format not in (None, "tau1") else "responses" if "messages" not in obj else None
             if fmt is None and isinstance(messages, list):  # a top-level "system" is Anthropic's, as is its shape
                 fmt = detect(messages)
                 if fmt == "openai" and "system" in obj and not _openai_tools(messages):
                     fmt = "anthropic"
             policy = ""
-            if obj.get("system") is not None:
-                policy = anthropic.policy(obj["system"], where)
+            if obj.get("system") is not None:  # Converse's system blocks have no "type": Anthropic's reader read none
+                policy = (bedrock.policy if fmt == "bedrock" else anthropic.policy)(obj["system"], where)
             if isinstance(obj.get("instructions"), str):
                 policy = obj["instructions"]
             group = obj.get("group", obj.get("task_id", raw_id))
