@@ -924,6 +924,9 @@ def test_bedrock_and_anthropic_blocks_are_told_apart_and_the_wrong_reader_names_
     from sam_model.data.formats import main as formats_main
     assert formats_main([]) == 0 and "bedrock    Amazon Bedrock Converse messages" in capsys.readouterr().out
     files = write_all(tmp_path)
+    assert main([str(files["bedrock"]), str(tmp_path / "o.jsonl"), "--format", "anthropic"]) == 1
+    assert ("empty conversation (no user, assistant or tool content); it holds content blocks with a toolUse member "
+            "(Converse), which the bedrock reader reads: try --format bedrock") in capsys.readouterr().err
     assert main([str(files["anthropic"]), str(tmp_path / "o.jsonl"), "--format", "bedrock"]) == 1
     assert ("no tool call read by the bedrock reader, but content blocks of type tool_use found: the anthropic reader "
             "reads these, try --format anthropic") in capsys.readouterr().err

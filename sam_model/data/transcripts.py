@@ -183,8 +183,10 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
                 local.labels_per_decision[len(decision.labels)] += 1
                 local.distances.update(decision.distances)
                 local.candidates += st.events[decided_at]["step"]
-    if not st.events:
-        raise TranscriptFormatError(conv.where, "empty conversation (no user, assistant or tool content)")
+    if not st.events:  # a forced reader that reads none of another format's blocks (Converse's under anthropic)
+        other = any(FORMATS[f].to_chat is not FORMATS[fmt].to_chat for _, f in tool_marks(conv.messages))
+        raise TranscriptFormatError(conv.where, "empty conversation (no user, assistant or tool content)",
+                                    *(_other_reader(conv) if other else ()))
     # another format's tool calls: none read, or (a forced reader that also takes them) every one of them another's
     marks = tool_marks(conv.messages)
     misread = [(what, f) for what, f in marks if FORMATS[f].to_chat is not FORMATS[fmt].to_chat]
