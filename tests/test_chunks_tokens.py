@@ -257,6 +257,57 @@ def test_evaluation_with_token_chunks_finds_the_event_and_reports_what_it_read(m
                  chunking=Chunking(tokens=64), **kw)
 
 
+class CharCount:
+    """Another tokenizer than MiniLM's: one token per character, with [CLS] and [SEP]. Its 64 tokens hold 62
+    characters, where MiniLM's hold some 180 of code."""
+
+    max_length = 64
+
+    def __call__(self, text: str) -> int:
+        return len(text) + 2
+
+    def read(self, text: str) -> int:
+        return min(len(text), self.max_length - 2)
+
+
+class ReadingRetriever(TokenBowRetriever):
+    """Keeps every memory text it is asked to encode: what its encoder would read."""
+
+    def __init__(self, count):
+        super().__init__(count)
+        self.read_texts: list[str] = []
+
+    def encode_memories(self, memories, batch_size=64, progress=False):
+        self.read_texts += [m.text for m in memories]
+        return super().encode_memories(memories, batch_size, progress)
+
+
+def test_each_compared_model_gets_token_windows_of_its_own_tokenizer(minilm, tmp_path):
+    """--compare models were searched on the retriever's token windows: a model with another tokenizer (or
+    max_length) got chunks sized for the retriever's, which it reads past its max_length or cuts short. Each now
+    chunks by its own count; models counting alike share one set; the paired difference is over the same decisions
+    (rankings fold to the same events)."""
+    log = tmp_path / "long.jsonl"
+    _long_log(log)
+    chars, same = ReadingRetriever(CharCount()), ReadingRetriever(TokenCount(minilm.tokenizer, 64))
+    report = evaluate(log, tmp_path / "cmp", TokenBowRetriever(minilm), compare={"chars": chars, "same": same},
+                      chunking=Chunking(tokens=64), baselines=("bm25",), latency_queries=2, tsne_points=10,
+                      quiet=True)
+    assert chars.read_texts and all(CharCount()(t) <= 64 for t in chars.read_texts)
+    own = report["chunking"]["compare"]
+    assert own["chars"]["visible"] == 1.0 and own["chars"]["chunks"] > report["chunking"]["chunks"]
+    assert own["same"]["chunks"] == report["chunking"]["chunks"] and own["same"]["visible"] == 1.0
+    assert all(minilm(t) <= 64 for t in same.read_texts)
+    assert [p["a"] for p in report["intervals"]["paired"]] == ["chars", "same"]  # over the same decisions
+    assert report["methods"]["bm25"]["mrr"] == 1.0  # the baselines search the retriever's windows
+    kw = dict(chunking=Chunking(tokens=64), baselines=(), latency_queries=2, tsne_points=10, quiet=True)
+    with pytest.raises(ValueError, match="^--chunking tokens:64: --compare bow has no memory encoder tokenizer"):
+        evaluate(log, tmp_path / "bare", TokenBowRetriever(minilm), compare={"bow": HashedBowRetriever()}, **kw)
+    with pytest.raises(ValueError, match=r"^--chunking \(--compare small\): tokens 64 is more than .*max_length 32"):
+        evaluate(log, tmp_path / "small", TokenBowRetriever(minilm),
+                 compare={"small": TokenBowRetriever(TokenCount(minilm.tokenizer, 32))}, **kw)
+
+
 def test_the_chunking_flag_reads_tokens():
     assert _parse_chunking("tokens:64") == Chunking(tokens=64)
     assert _parse_chunking("tokens:48:20") == Chunking(overlap=20, tokens=48)

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from sam_model import tensorboard_log
 from sam_model.data.chunks import Chunking, describe, fold_positions, visible_share
 from sam_model.data.examples import Scope, check_scope
 from sam_model.data.sources import SourceOptions
-from sam_model.evaluation.data import EvalData, chunk_eval_data, load_eval_data
+from sam_model.evaluation.data import ChunkedData, EvalData, chunk_eval_data, load_eval_data
 from sam_model.evaluation.diagnostics import (
     distinctiveness,
     memory_utilisation,
@@ -49,6 +50,9 @@ from sam_model.io import SAMFileError, atomic_write_text, check_replaceable, cli
 from sam_model.limits import MAX_BATCH_SIZE, MAX_K, int_option
 from sam_model.progress import progress_bar
 
+if TYPE_CHECKING:
+    from sam_model.models.text_encoder import TokenCount
+
 UTILISATION_K = 10  # memory utilisation looks at the top 10, the largest k every report has
 CHUNK_DEPTH = 8  # chunks ranked per event kept: a chunked search ranks depth * 8 chunks, then folds
 
@@ -74,6 +78,39 @@ def deepen(method: Method, search: EvalData, scope: Scope, ranked: list[np.ndarr
     return ranked
 
 
+def compare_chunks(data: EvalData, chunking: Chunking, tokens: TokenCount, main: ChunkedData, compare: dict,
+                   say) -> dict[str, tuple[ChunkedData, TokenCount]]:
+    """Each ``--compare`` model's chunks and token count when windows are sized in tokens: cut by its own memory
+    encoder's tokenizer and max_length, as its own store would cut them (the retriever's count gave a model with
+    another tokenizer windows it reads past or cuts short). Models that count alike share one set of chunks.
+    Paired differences stay sound: every ranking folds to the same events, so each decision is scored on the
+    same candidates and labels, whatever chunks ranked them. Character windows are the same for every model."""
+    if chunking.tokens is None:
+        return {}
+    sets = {_count_key(tokens): main}
+    out = {}
+    for name, other in compare.items():
+        count = getattr(getattr(other, "encoder", other), "memory_tokens", None)
+        if count is None:
+            raise ValueError(f"--chunking tokens:{chunking.tokens}: --compare {name} has no memory encoder "
+                             "tokenizer to size its chunks by; chunk by SIZE:OVERLAP characters to compare it")
+        chunking.check_encoder(count.max_length, f"--chunking (--compare {name})")
+        key = _count_key(count)
+        if key not in sets:
+            sets[key] = chunk_eval_data(data, chunking, count)
+            say(f"  chunked for {name}'s tokenizer: {describe(sets[key].search.memories)}")
+        out[name] = (sets[key], count)
+    return out
+
+
+def _count_key(count) -> tuple:
+    """What decides a token count's windows: its tokenizer (a fast one's whole definition, vocabulary and special
+    tokens; else the object itself) and max_length."""
+    tok = getattr(count, "tokenizer", None)
+    backend = getattr(tok, "backend_tokenizer", None)
+    return (backend.to_str() if backend is not None else id(tok if tok is not None else count), count.max_length)
+
+
 def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, retriever=None, *,
              scope: str = "episode", ks: Sequence[int] = (1, 5, 10), baselines: Sequence[str] = BASELINES,
              compare: dict | None = None, tensorboard: str | os.PathLike | None = None,
@@ -90,7 +127,9 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
 
     ``chunking``: every method searches the chunks of long memories (sam_model.data.chunks) and its ranking is
     folded to events (an event ranks where its best chunk does: found when one of its chunks is); the metrics
-    are the events', grounding@k reads the best chunks' texts, and per_query.jsonl says which chunk.
+    are the events', grounding@k reads the best chunks' texts, and per_query.jsonl says which chunk. Windows in
+    tokens are the retriever's memory encoder's (the baselines search those too); each ``compare`` model's are
+    its own encoder's (:func:`compare_chunks`).
     """
     scope = check_scope(scope)
     ks = metric_ks(ks)
@@ -102,6 +141,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     say(f"evaluating {len(data.examples)} decision points over {len(data.memories)} memories "
         f"(scope {scope}) from {data.source}")
     search, parents, search_depth = data, None, depth
+    own: dict[str, tuple[ChunkedData, TokenCount]] = {}  # --compare models with token windows of their own
     tokens = getattr(getattr(retriever, "encoder", retriever), "memory_tokens", None)  # its tokenizer's count
     if chunking is not None:  # methods rank chunks; rankings are folded back to events below
         if chunking.tokens is not None:
@@ -114,6 +154,8 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         search, parents = chunked.search, chunked.parents
         search_depth = min(MAX_K, depth * CHUNK_DEPTH)
         say(f"  chunked: {describe(search.memories)}")
+        own = compare_chunks(data, chunking, tokens, chunked, compare or {}, say)
+    searched = {name: (c.search, c.parents) for name, (c, _) in own.items()}  # what each of them searches
 
     methods: list[Method] = []
     if retriever is not None:  # with what the query-time re-rank adds, on the same vectors
@@ -125,24 +167,26 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         raise ValueError("nothing to evaluate: give a retriever, a baseline or a --compare retriever")
 
     caches = _text_caches([retriever, *(compare or {}).values()], text_cache)
-    jitter = tie_jitter(len(search.memories), seed)
+    jitters = {id(s): tie_jitter(len(s.memories), seed) for s, _ in [(search, parents), *searched.values()]}
     relevant = relevant_positions(data)
     timed = sample_indices(len(data.examples), latency_queries, seed)
     results, per_query, rankings, chunks = {}, {}, {}, {}
     for m in methods:  # rank every method before any timing: timing empties the text caches they share
         t0 = time.perf_counter()
-        ranked = m.rank(search, scope, search_depth, jitter)
-        if parents is not None:
-            ranked = deepen(m, search, scope, ranked, parents, depth, search_depth, jitter)
-            folded = [fold_positions(r, parents, depth) for r in ranked]
+        where, folds = searched.get(m.name, (search, parents))  # a --compare model's own token windows
+        jitter = jitters[id(where)]
+        ranked = m.rank(where, scope, search_depth, jitter)
+        if folds is not None:
+            ranked = deepen(m, where, scope, ranked, folds, depth, search_depth, jitter)
+            folded = [fold_positions(r, folds, depth) for r in ranked]
             rankings[m.name] = [np.array(e, dtype=np.int64) for e, _ in folded]
             ranked = [np.array(b, dtype=np.int64) for _, b in folded]  # the best chunk of each event hit
-            chunks[m.name] = [[search.memories[int(j)].chunk for j in b] for b in ranked]
+            chunks[m.name] = [[where.memories[int(j)].chunk for j in b] for b in ranked]
         else:
             rankings[m.name] = ranked
         per_query[m.name] = per_query_metrics(rankings[m.name], relevant, ks, depth)
         results[m.name] = mean_metrics(per_query[m.name])
-        ground = grounding(ranked, search, 5)
+        ground = grounding(ranked, where, 5)
         if ground is not None:
             results[m.name]["grounding@5"] = ground
         say(f"  {m.name}: mrr {results[m.name]['mrr']:.3f}, recall@5 {results[m.name]['recall@5']:.3f} "
@@ -150,8 +194,10 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     for enc, path in caches:
         enc.save_cache(path)
     for m in methods:
-        m.time_query(search, int(timed[0]), scope, search_depth, jitter)  # warm-up: lazy loads, caches
-        seconds = [m.time_query(search, int(i), scope, search_depth, jitter)
+        where = searched.get(m.name, (search, parents))[0]
+        jitter = jitters[id(where)]
+        m.time_query(where, int(timed[0]), scope, search_depth, jitter)  # warm-up: lazy loads, caches
+        seconds = [m.time_query(where, int(i), scope, search_depth, jitter)
                    for i in progress_bar(timed, desc=f"  timing {m.name}", unit="q", leave=False, disable=quiet)]
         results[m.name] |= latency_stats(seconds)
 
@@ -176,6 +222,10 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
             report["chunking"] = {**chunking.to_dict(), **describe(search.memories), "search_depth": search_depth}
             if tokens is not None:  # the share of the events' text the retriever's encoder reads in some chunk
                 report["chunking"]["visible"] = visible_share(search.memories, tokens.read)
+            if own:  # each --compare model's token windows, cut and read by its own encoder
+                report["chunking"]["compare"] = {
+                    name: {**describe(c.search.memories), "visible": visible_share(c.search.memories, count.read)}
+                    for name, (c, count) in own.items()}
         write_reports(report, out)
         atomic_write_text(out / "per_query.jsonl", per_query_lines(data, rankings, per_query, chunks=chunks))
         if writer is not None:
@@ -366,9 +416,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunking", type=_parse_chunking, default=None, metavar="SIZE:OVERLAP|tokens:N[:OVERLAP]|on|off",
                    help="search the chunks of memories longer than SIZE characters (windows overlapping by OVERLAP, "
                         "sam_model.data.chunks; 'on' = 180:50), or whose text is longer than N tokens of the "
-                        "retriever's memory encoder (tokens:64: each chunk's whole text read), for every method, an "
-                        "event found when one of its chunks is; default off (whole memories, the encoder reads "
-                        "their start)")
+                        "retriever's memory encoder (tokens:64: each chunk's whole text read; each --compare model's "
+                        "own encoder for it), for every method, an event found when one of its chunks is; default "
+                        "off (whole memories, the encoder reads their start)")
     p.add_argument("--skip-bad-lines", action="store_true",
                    help="skip malformed log lines (counted and reported) instead of stopping at the first")
     return p
