@@ -225,3 +225,22 @@ def test_a_traj_gzipped_or_named_json_reads_and_a_bad_run_in_a_folder_is_skipped
         convert(tmp_path / "d")
     events, report = convert(tmp_path / "d", skip_bad=True)
     assert report.conversations == 1 and len(report.skipped) == 1 and events == want
+
+
+def test_a_jsonl_of_runs_or_spans_whose_first_line_is_bad_keeps_its_good_lines(tmp_path):
+    """The first line that parses tells the container: told from the first line, a cut or non-UTF-8 first line made
+    every run (or OTLP export) a refused conversation object, so --skip-bad kept nothing and sam-train took the
+    file for an agent log."""
+    run = json.dumps({"history": text_history(), "info": {}})
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"history": [\n' + run + "\n" + run + "\n")
+    events, report = convert(runs, skip_bad=True)
+    assert report.conversations == 2 and len(report.skipped) == 1 and "runs.jsonl:1" in str(report.skipped[0])
+    assert {e["episode_id"] for e in events} == {"runs-line2", "runs-line3"}
+    assert source_kind(runs) == "transcripts"
+    spans = tmp_path / "spans.jsonl"
+    otlp = json.loads((Path(__file__).parents[1] / "examples" / "logs" / "otel-traces.json").read_text())
+    spans.write_bytes(b'{"resourceSpans": "\xff"}\n' + json.dumps(otlp).encode() + b"\n")
+    events, report = convert(spans, skip_bad=True)
+    assert report.conversations == 1 and len(report.skipped) == 1 and events
+    assert source_kind(spans) == "transcripts"

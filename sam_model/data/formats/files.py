@@ -4,9 +4,9 @@ A ``.jsonl[.gz]`` file is one JSON document per line, a ``.json[.gz]`` or SWE-ag
 document; a folder is read as SWE-agent's output folder, every ``.traj`` under it. Every line is decoded
 and parsed on its own, so a bad one is named ``FILE:LINE`` with the reason (not UTF-8 and where, invalid JSON, a
 bare ``NaN``/``Infinity``, nested deeper than :data:`MAX_DEPTH`) and, with ``--skip-bad``, skipped alone. The
-container is told from the first document: OTLP spans, a tau2 results file, a SWE-agent trajectory, a tau-bench v1
-list of trajectories, or conversation objects (``{"id", "messages"}``, Anthropic's and Bedrock's with ``system``,
-a Converse request and its response's ``output``, Responses' ``input``/``output``).
+container is told from the first document that parses: OTLP spans, a tau2 results file, a SWE-agent trajectory, a
+tau-bench v1 list of trajectories, or conversation objects (``{"id", "messages"}``, Anthropic's and Bedrock's with
+``system``, a Converse request and its response's ``output``, Responses' ``input``/``output``).
 Items that fail are yielded as their :class:`TranscriptFormatError`; the caller stops or skips and counts.
 """
 
@@ -141,12 +141,13 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
                            "of conversations, a .json[.gz] tau-bench, tau2 or OTLP file, or SWE-agent .traj files or "
                            "their folder; sam-data formats lists them)")
     docs = documents(p)
-    first = next(docs, None)
-    if first is None:
+    head = _to_first_good(docs)
+    if not head:
         return
+    first = head[-1]
     if format == "otel" or (format is None and otel.is_otlp(first[0])):
         good = []
-        for doc, where in [first, *docs]:
+        for doc, where in [*head, *docs]:
             if isinstance(doc, TranscriptFormatError):
                 yield doc
             elif not otel.is_otlp(doc):
@@ -157,7 +158,7 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
         return
     if format == "swe-agent" or (format is None and (_stem(p).endswith(".traj") or swe_agent.is_trajectory(first[0]))):
         stem = _stem(p).rsplit(".", 1)[0]
-        for doc, where in [first, *docs]:  # JSON Lines of trajectories: one episode per line
+        for doc, where in [*head, *docs]:  # JSON Lines of trajectories: one episode per line
             name = stem if _whole(p) else f"{stem}-line{where.rsplit(':', 1)[-1]}"
             if isinstance(doc, TranscriptFormatError):
                 yield doc
@@ -169,7 +170,7 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
         stem = _stem(p)[: -len(".json")]
         model, _, domain = stem.rpartition("-")
         model, domain = (model, domain) if model else (stem, "unknown")
-    for doc, where in [first, *docs]:
+    for doc, where in [*head, *docs]:
         if isinstance(doc, TranscriptFormatError):
             yield doc
         elif tau2.is_results(doc) and format in (None, "tau2"):
@@ -179,6 +180,18 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
                 yield _item(item, f"{where}: conversation {n}", seen, format, model, domain)
         else:
             yield _item(doc, where, seen, format, model, domain)
+
+
+def _to_first_good(docs: Iterator[tuple[Any, str]]) -> list[tuple[Any, str]]:
+    """The documents up to the first that parsed (all of them when none did): that one tells the container. Why:
+    told from the first line, a JSON Lines file whose first line was bad (cut, not UTF-8) read its SWE-agent runs or
+    OTLP exports as conversation objects, every line refused, so ``--skip-bad`` kept nothing of it."""
+    head = []
+    for item in docs:
+        head.append(item)
+        if not isinstance(item[0], TranscriptFormatError):
+            break
+    return head
 
 
 def _trajectory_folder(folder: Path, seen: dict[str, str]) -> Iterator[Item]:
@@ -276,9 +289,9 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
 
 
 def is_transcript_file(path: str | Path) -> bool:
-    """A ``.json[.gz]`` or ``.traj[.gz]`` file, or a ``.jsonl[.gz]`` file whose first line is a conversation, OTLP
-    spans, a SWE-agent trajectory (as :func:`conversations` reads it) or a list of conversations (not an agent-log
-    event)."""
+    """A ``.json[.gz]`` or ``.traj[.gz]`` file, or a ``.jsonl[.gz]`` file whose first good line is a conversation,
+    OTLP spans, a SWE-agent trajectory (as :func:`conversations` reads it) or a list of conversations (not an
+    agent-log event)."""
     p = Path(path)
     name = _stem(p)
     if not p.is_file():
@@ -289,6 +302,8 @@ def is_transcript_file(path: str | Path) -> bool:
         return False
     try:
         for doc, _ in documents(p):
+            if isinstance(doc, TranscriptFormatError):  # a bad line: the first good one tells, as conversations reads
+                continue
             first = doc[0] if isinstance(doc, list) and doc else doc  # a line that lists conversations is read too
             return isinstance(first, dict) and "episode_id" not in first and (any(
                 k in first for k in ("messages", "input", "output", "items", "resourceSpans"))
