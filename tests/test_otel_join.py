@@ -210,3 +210,19 @@ def test_a_window_of_the_latest_message_after_the_system_prompt_is_read_once():
     assert calls[1][0] == [SYS, A0, T0]
     (conv,) = read(doc(calls))
     assert plain(conv.messages) == [SYS, *HISTORY]
+
+
+def test_a_log_cached_before_the_join_changed_is_converted_again(tmp_path, monkeypatch):
+    """train.py and evaluate.py convert a transcript once into the cache, keyed by CONVERSION_VERSION: the join's
+    changes (finish_reason, compaction, words said twice) came without a new version, so a file converted before them
+    kept its old conversion (this history, 10 events, was 30: the history again after every call)."""
+    from sam_model.data import sources
+
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps(doc(full_history(HISTORY))))
+    monkeypatch.setattr(sources, "CONVERSION_VERSION", 4)  # the version the earlier join wrote its logs under
+    old = sources.materialise(path, cache_dir=tmp_path / "cache")
+    old.write_text("{}\n" * 30)  # what it wrote there
+    monkeypatch.undo()
+    new = sources.materialise(path, cache_dir=tmp_path / "cache")
+    assert new != old and len(new.read_text().splitlines()) == 10

@@ -30,7 +30,9 @@ from sam_model.data.lives import make_lives
 from sam_model.io import SAMFileError, atomic_path, not_found
 
 SourceKind = Literal["agent-log", "sgd", "transcripts"]
-CONVERSION_VERSION = 4  # bump when a converter's output changes, so old cached logs are not reused
+# Bump when a converter's output changes, so old cached logs are not reused. 5: the OpenTelemetry join (finish_reason,
+# compaction and windows, words said twice) and a SWE-agent step without a command, all of 2026-12-05.
+CONVERSION_VERSION = 5
 
 
 @dataclass(frozen=True)
