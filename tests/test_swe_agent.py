@@ -190,6 +190,10 @@ def test_a_folder_without_trajectories_is_refused_in_one_line(tmp_path, capsys):
     ("search_file don't reader.py", {"arg1": "don't", "arg2": "reader.py"}),  # an open quote: split at whitespace
     ("edit 5:5\nx = 1\nend_of_edit\n", {"arg1": [5, 5], "arg2": "x = 1"}),
     ("goto 583", {"arg1": "583"}),
+    # '#' starts a comment only at the start of a word outside quotes, as in bash (shlex cut 'a#b src' to 'a')
+    ("grep -n issue#12 src/reader.py", {"arg1": "-n", "arg2": "issue#12", "arg3": "src/reader.py"}),
+    ("ls src  # list it\nfind_file \"#x\" src", {"arg1": "src", "arg2": "find_file", "arg3": "#x", "arg4": "src"}),
+    ("echo 'a # b' \\# c", {"arg1": "a # b", "arg2": "#", "arg3": "c"}),
 ])
 def test_the_text_command_rule(action, args):
     call = swe_agent.command_call(action, "a", "t.traj")

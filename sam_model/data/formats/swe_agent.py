@@ -15,7 +15,7 @@ Two generations of actions:
 - **text commands** (0.x, and 1.x with a thought-action parser): no ``tool_calls``, the action is the command line
   in ``action`` (``open src/x.py 100``, ``find_file "x.py" src``), and the ``user`` item right after it is its
   output. The rule: the command's first word is the tool's name and its other shell-split words (quotes removed,
-  shell operators such as ``|`` and ``&&`` dropped) are its arguments ``arg1``, ``arg2``, ... in order; a line
+  shell operators such as ``|`` and ``&&`` and ``#`` comments dropped, as bash reads them) are its arguments ``arg1``, ``arg2``, ... in order; a line
   range ``START:END`` is the list ``[START, END]``, so each line number is a value the labeller traces. A
   multi-line command that ends in an ``end_of_edit`` line (any ``end_of_*``) takes the words of its first line and
   the lines between as one more argument (the edit's text); any other command is shell-split whole (a quoted
@@ -152,13 +152,35 @@ def command_call(action: Any, call_id: str, where: str) -> dict[str, Any] | None
 
 
 def _words(line: str) -> list[str]:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer = shlex.shlex(_uncomment(line), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
+    lexer.commenters = ""  # shlex takes any unquoted '#' for a comment: `grep -n a#b src` lost '#b' and 'src'
     try:
         words = list(lexer)
     except ValueError:  # a quote that does not close
         words = line.split()
     return [w for w in words if not _OPERATOR.fullmatch(w)]
+
+
+def _uncomment(text: str) -> str:
+    """``text`` without its shell comments, as bash reads them: from a ``#`` that starts a word outside quotes to
+    the end of its line (``a#b`` is a word, ``ls src  # list`` says ``ls src``)."""
+    out, quote, i = [], "", 0
+    while i < len(text):
+        c = text[i]
+        if not quote and c == "#" and (i == 0 or text[i - 1].isspace() or text[i - 1] in ";&|()<>"):
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        if c == "\\" and quote != "'":  # an escaped character (a quote, a '#') is no quote or comment
+            out.append(text[i:i + 2])
+            i += 2
+            continue
+        if c in "'\"" and quote in ("", c):
+            quote = "" if quote else c
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _value(word: str) -> Any:
