@@ -31,7 +31,8 @@ from sam_model.io import SAMFileError, atomic_path, not_found
 
 SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # Bump when a converter's output changes, so old cached logs are not reused. 5: the OpenTelemetry join (finish_reason,
-# compaction and windows, words said twice) and a SWE-agent step without a command, all of 2026-12-05.
+# compaction and windows, words said twice), a SWE-agent step without a command and a '#' inside a text command's
+# word, all of 2026-12-05.
 CONVERSION_VERSION = 5
 
 
