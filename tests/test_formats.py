@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,43 @@ def langchain_messages() -> list[dict]:
             msg("tool", content=ERROR, tool_call_id="c2", name="cancel", status="error"), msg("ai", content=DONE)]
 
 
+def gemini_contents() -> list[dict]:
+    """As the Gemini API's REST JSON writes the conversation (camelCase): a thought (not words said to the user) and
+    its signature on the first call, which has no id (the SDK's automatic function calling answers it by name) and
+    returns {"result": ...}; the second call has an id, answered with {"error": ...}."""
+    text = lambda t: {"text": t}  # noqa: E731
+    return [{"role": "user", "parts": [text(HI)]},
+            {"role": "model", "parts": [{"text": "look up", "thought": True},
+                                        {"functionCall": {"name": "get_user", "args": ARGS1}, "thoughtSignature": "c2ln"}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "get_user", "response": {"result": USER}}}]},
+            {"role": "model", "parts": [text(SEE)]}, {"role": "user", "parts": [text(YES)]},
+            {"role": "model", "parts": [{"functionCall": {"id": "c2", "name": "cancel", "args": ARGS2}}]},
+            {"role": "user", "parts": [{"functionResponse": {"id": "c2", "name": "cancel",
+                                                             "response": {"error": ERROR.removeprefix("Error: ")}}}]},
+            {"role": "model", "parts": [text(DONE)]}]
+
+
+GEMINI_PART = ("media_resolution", "code_execution_result", "executable_code", "file_data", "function_call",
+               "function_response", "inline_data", "text", "thought", "thought_signature", "video_metadata",
+               "tool_call", "tool_response", "part_metadata")  # google-genai's Part fields
+
+
+def snake_case(contents: list[dict]) -> list[dict]:
+    """Gemini contents as the SDK's ``model_dump()`` writes them: snake_case, every unset field null (a function's
+    arguments and response are the caller's own, kept as they are)."""
+    def part(p: dict) -> dict:
+        out = dict.fromkeys(GEMINI_PART)
+        for k, v in p.items():
+            k = re.sub(r"[A-Z]", lambda x: "_" + x.group().lower(), k)
+            if k == "function_call":
+                v = {"id": None, "partial_args": None, "will_continue": None, **v}
+            elif k == "function_response":
+                v = {"will_continue": None, "scheduling": None, "parts": None, "id": None, **v}
+            out[k] = v
+        return out
+    return [{"parts": [part(p) for p in c["parts"]], "role": c.get("role")} for c in contents]
+
+
 def swe_agent_history() -> list[dict]:
     """As SWE-agent 1.x writes its history with function calling: every item names its agent and message type, a
     demonstration (a solved example in the prompt, not this episode's memory) is marked ``is_demo``, a tool item
@@ -170,7 +208,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
              "tau2": tmp_path / "tau2-results.json", "anthropic": tmp_path / "anthropic.jsonl",
              "responses": tmp_path / "responses.jsonl", "otel": tmp_path / "otel-traces.json",
              "langchain": tmp_path / "langchain.jsonl", "swe-agent": tmp_path / "swe-agent.traj",
-             "bedrock": tmp_path / "bedrock.jsonl"}
+             "bedrock": tmp_path / "bedrock.jsonl", "gemini": tmp_path / "gemini.jsonl"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -189,6 +227,8 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files["bedrock"].write_text(json.dumps({"id": "conv-1", "modelId": "anthropic.claude-sonnet-4",
                                             "system": [{"text": POLICY}, {"cachePoint": {"type": "default"}}],
                                             "messages": converse[:-1], "output": {"message": converse[-1]}}) + "\n")
+    files["gemini"].write_text(json.dumps({"id": "conv-1", "systemInstruction": {"parts": [{"text": POLICY}]},
+                                           "contents": gemini_contents()}) + "\n")
     return files
 
 
@@ -229,8 +269,9 @@ def test_the_shipped_examples_are_this_conversation(tmp_path):
 
 def test_formats_are_told_from_the_messages():
     assert [detect(m) for m in (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(),
-                                genai_messages(), langchain_messages(), swe_agent_history(), bedrock_messages())] == [
-        "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock"]
+                                genai_messages(), langchain_messages(), swe_agent_history(), bedrock_messages(),
+                                gemini_contents(), snake_case(gemini_contents()))] == [
+        "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini", "gemini"]
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
@@ -243,18 +284,19 @@ def test_formats_are_told_from_the_messages():
 @pytest.mark.parametrize("name, messages, policy", [
     ("openai", openai_messages, ""), ("tau2", tau2_messages, POLICY), ("anthropic", anthropic_messages, POLICY),
     ("responses", responses_items, POLICY), ("otel", genai_messages, POLICY), ("langchain", langchain_messages, ""),
-    ("swe-agent", swe_agent_history, ""), ("bedrock", bedrock_messages, POLICY)])
+    ("swe-agent", swe_agent_history, ""), ("bedrock", bedrock_messages, POLICY), ("gemini", gemini_contents, POLICY)])
 def test_live_state_reads_every_format(name, messages, policy):
     """The state before the second call, from the running conversation in each format, is the importer's."""
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
     msgs = messages()
     last = max(i for i, m in enumerate(msgs) if "c2" in json.dumps(m) and m.get("role") != "tool"
                and m.get("type") not in ("function_call_output", "tool")
-               and not any(k in json.dumps(m) for k in ("tool_result", "toolResult")))
+               and not any(r in json.dumps(m) for r in ("tool_result", "toolResult", "functionResponse")))
     call = {"tau2": lambda m: m["tool_calls"][0], "anthropic": lambda m: m["content"][0],
             "responses": lambda m: m, "otel": lambda m: m["parts"][0],
             "openai": lambda m: m["tool_calls"][0], "langchain": lambda m: m["data"]["tool_calls"][0],
-            "swe-agent": lambda m: m["tool_calls"][0], "bedrock": lambda m: m["content"][0]}[name](msgs[last])
+            "swe-agent": lambda m: m["tool_calls"][0], "bedrock": lambda m: m["content"][0],
+            "gemini": lambda m: m["parts"][0]}[name](msgs[last])
     assert live_state(msgs[:last], call, policy=policy) == want
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
 
@@ -269,6 +311,8 @@ NO_TOOLS = {
                                           {"type": "ai", "data": {"content": "hello", "tool_calls": []}}]},
     "bedrock": {"id": "a", "system": [{"text": "be kind"}], "messages": [{"role": "user", "content": [{"text": "hi"}]}],
                 "output": {"message": {"role": "assistant", "content": [{"text": "hello"}]}}},
+    "gemini": {"id": "a", "contents": [{"role": "user", "parts": [{"text": "hi"}]},
+                                       {"role": "model", "parts": [{"text": "hello"}]}]},
 }
 
 
@@ -436,7 +480,7 @@ def test_the_langchain_adapter_takes_the_graphs_messages_in_any_format():
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
     system = [{"role": "system", "content": POLICY}]
     for msgs in (anthropic_messages()[:6], tau2_messages()[:8], genai_messages()[:6], responses_items()[:7],
-                 bedrock_messages()[:6]):
+                 bedrock_messages()[:6], gemini_contents()[:6]):
         state, observation = state_from_messages(system + msgs)  # the trailing call is the decision
         assert state == want and observation == YES
 
@@ -543,6 +587,31 @@ def to_langchain(msgs: list[dict]) -> list[dict]:
     return out
 
 
+def to_gemini(msgs: list[dict]) -> dict:
+    """Chat messages as the SDK's chat history, model_dump()ed: calls without ids (the Gemini API's, answered by name
+    in call order), the results of one turn's calls in one user content, each {"result": ...} as the SDK's automatic
+    function calling writes it."""
+    names: dict[str, str] = {}  # call id -> the latest call's name (tau-bench gives one id to several calls)
+    out: list[dict] = []
+    for m in msgs:
+        names.update((c["id"], c["function"]["name"]) for c in m.get("tool_calls") or [])
+        if m["role"] == "assistant":
+            parts = [{"text": m["content"]}] if m.get("content") else []
+            parts += [{"functionCall": {"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"])}}
+                      for c in m.get("tool_calls") or []]
+            out.append({"role": "model", "parts": parts})
+        elif m["role"] == "tool":
+            part = {"functionResponse": {"name": names[m["tool_call_id"]], "response": {"result": m["content"]}}}
+            if out and out[-1]["role"] == "user" and "functionResponse" in out[-1]["parts"][-1]:
+                out[-1]["parts"].append(part)
+            else:
+                out.append({"role": "user", "parts": [part]})
+        elif m["role"] == "user":
+            out.append({"role": "user", "parts": [{"text": m["content"]}]})
+    policy = "\n".join(m["content"] for m in msgs if m["role"] == "system")
+    return {"config": {"system_instruction": {"parts": [{"text": policy}]}}, "contents": snake_case(out)}
+
+
 @needs_tau
 def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
     data = json.loads(gzip.open(TAU, "rt").read())[:40]
@@ -550,9 +619,12 @@ def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
     policy = "\n".join(m["content"] for m in data[0]["traj"] if m["role"] == "system")
     assert all("\n".join(m["content"] for m in d["traj"] if m["role"] == "system") == policy for d in data)
     files = {"anthropic": tmp_path / "a.jsonl", "responses": tmp_path / "r.jsonl", "otel": tmp_path / "o.jsonl",
-             "tau2": tmp_path / "t.json", "langchain": tmp_path / "l.jsonl", "bedrock": tmp_path / "b.jsonl"}
+             "tau2": tmp_path / "t.json", "langchain": tmp_path / "l.jsonl", "bedrock": tmp_path / "b.jsonl",
+             "gemini": tmp_path / "g.jsonl"}
     files["bedrock"].write_text("".join(json.dumps({"id": f"c{n}", **to_bedrock(d["traj"])}) + "\n"
                                         for n, d in enumerate(data)))
+    files["gemini"].write_text("".join(json.dumps({"id": f"c{n}", **to_gemini(d["traj"])}) + "\n"
+                                       for n, d in enumerate(data)))
     files["langchain"].write_text("".join(json.dumps({"id": f"c{n}", "messages": to_langchain(d["traj"])}) + "\n"
                                           for n, d in enumerate(data)))
     files["anthropic"].write_text("".join(json.dumps({"id": f"c{n}", **to_anthropic(d["traj"])}) + "\n"
@@ -580,6 +652,10 @@ def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
         for e in iter_transcript_events(path, report=report):
             got.setdefault(e["episode_id"], []).append(strip(e))
         assert report.formats == {name: 40} and len(got) == 40, name
+        if name == "gemini":  # every result found its call by name, parallel calls of one tool included (the
+            # OpenAI reading counts 17 results whose id tau-bench gave to two calls)
+            assert not report.unmatched_results and report.calls == sum(
+                len(m.get("tool_calls") or []) for d in data for m in d["traj"]), report.unmatched_results[:3]
         for n, (mine, theirs) in enumerate(zip(got.values(), want)):
             if name == "otel":  # a trace records no message after the agent's last model call
                 theirs = theirs[:len(mine)]
@@ -918,7 +994,7 @@ def test_bedrock_and_anthropic_blocks_are_told_apart_and_the_wrong_reader_names_
     """Converse's camelCase blocks carry no type, Anthropic's always one: neither is read as the other, and a forced
     reader of the other's file reads no call and names the reader that does."""
     others = (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(), genai_messages(),
-              langchain_messages(), swe_agent_history())
+              langchain_messages(), swe_agent_history(), gemini_contents(), snake_case(gemini_contents()))
     assert not any(FORMATS["bedrock"].sniff(m) for m in others)
     assert not FORMATS["anthropic"].sniff(bedrock_messages())
     from sam_model.data.formats import main as formats_main
@@ -1025,3 +1101,96 @@ def test_converse_words_beside_the_calls_and_what_is_counted_not_read(tmp_path):
         "'system' is an object, expected a list of {\"text\": ...} blocks",
         "content block 0 is a string, expected an object such as {\"text\": ...}"]
     assert str(report.skipped[2]).startswith(f"{path}:3, system: content block 0")
+
+
+# ---- Gemini contents: both spellings, matching results to calls, streamed turns, bad input ----------------------
+def test_gemini_reads_the_sdks_model_dump_as_the_rest_json():
+    """The SDK's model_dump() (snake_case, every unset field null) and the API's REST JSON (camelCase) are one
+    conversation; thoughts, media and built-in tool parts are counted, not read."""
+    camel = gemini_contents()
+    camel[3]["parts"] += [{"inlineData": {"mimeType": "image/png", "data": "iVBO"}},
+                          {"executableCode": {"code": "print(1)", "language": "PYTHON"}}, {"someFuturePart": {}}]
+    a, b = to_chat(camel, "c"), to_chat(snake_case(camel), "c")
+    assert a.messages == b.messages and a.ignored == b.ignored == {
+        "thought": 1, "inlineData": 1, "executableCode": 1, "someFuturePart": 1}
+    assert [m["role"] for m in a.messages] == ["user", "assistant", "tool", "assistant", "user", "assistant", "tool",
+                                               "assistant"]
+    assert a.messages[2] == {"role": "tool", "name": "get_user", "content": json.dumps(USER),
+                             "tool_call_id": a.messages[1]["tool_calls"][0]["id"]}
+
+
+def test_gemini_results_answer_the_call_of_their_id_else_the_earliest_of_their_name():
+    """Parallel calls in one model turn: results with ids answer their call whatever their order; results without
+    answer the earliest unanswered call of their name, so two calls of one tool are told apart by order."""
+    call = lambda name, arg, i=None: {"functionCall": {"name": name, "args": {"q": arg}, **({"id": i} if i else {})}}  # noqa: E731
+    done = lambda name, out, i=None: {"functionResponse": {"name": name, "response": {"output": out},  # noqa: E731
+                                                             **({"id": i} if i else {})}}
+    user = {"role": "user", "parts": [{"text": "find AB12 and CD34, then book"}]}
+    by_name = [user, {"role": "model", "parts": [call("find", "AB12"), call("find", "CD34"), call("book", "x")]},
+               {"role": "user", "parts": [done("book", "booked"), done("find", "first"), done("find", "second")]}]
+    chat = to_chat(by_name, "c")
+    ids = [c["id"] for c in chat.messages[1]["tool_calls"]]
+    assert len(set(ids)) == 3 and len(chat.messages[1]["tool_calls"]) == 3  # parallel calls: one assistant turn
+    assert [(m["tool_call_id"], m["content"]) for m in chat.messages[2:]] == [
+        (ids[2], "booked"), (ids[0], "first"), (ids[1], "second")]
+    by_id = [user, {"role": "model", "parts": [call("find", "AB12", "f1"), call("find", "CD34", "f2")]},
+             {"role": "user", "parts": [done("find", "second", "f2"), done("find", "first", "f1"),
+                                        done("find", "late", "f9"), done("lookup", "stray")]}]
+    assert [(m.get("tool_call_id"), m["name"]) for m in to_chat(by_id, "c").messages[2:]] == [
+        ("f2", "find"), ("f1", "find"), ("f9", "find"), (None, "lookup")]  # f9 and the stray: counted unanswered
+
+
+def test_gemini_streamed_chunks_are_one_turn():
+    """The SDK's chat history records a streamed answer as one model Content per chunk: its text is one text (joined
+    as response.text joins it, so a value split between chunks is whole) and its calls are one turn's calls."""
+    chunks = [{"role": "user", "parts": [{"text": "cancel QX7Z9A and QX7Z9B"}]},
+              {"role": "model", "parts": [{"text": "Cancelling QX7"}]}, {"role": "model", "parts": [{"text": "Z9A and"}]},
+              {"role": "model", "parts": [{"text": " QX7Z9B.", "thoughtSignature": "c2ln"},
+                                          {"functionCall": {"name": "cancel", "args": {"r": "QX7Z9A"}}}]},
+              {"role": "model", "parts": [{"functionCall": {"name": "cancel", "args": {"r": "QX7Z9B"}}}]},
+              {"role": "user", "parts": [{"text": "ok"}]},
+              {"role": "model", "parts": [{"text": "", "thoughtSignature": "c2ln"}]}]  # a last chunk of no words
+    (user, turn, ok) = to_chat(chunks, "c").messages
+    assert turn["content"] == "Cancelling QX7Z9A and QX7Z9B." and len(turn["tool_calls"]) == 2
+
+
+@pytest.mark.parametrize("contents, says", [
+    ([{"role": "user", "parts": ["hi"]}], "content 0, part 0: a part must be an object such as {\"text\": ...}, got a "
+                                          "string"),
+    ([{"role": "user", "parts": [{"functionCall": {"name": "f", "args": {}}}]}],
+     "content 0, part 0: a functionCall in a user turn: the model calls functions, the user's turns answer them"),
+    ([{"role": "model", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}],
+     "content 0, part 0: a functionResponse in a model turn"),
+    ([{"role": "model", "parts": [{"text": "x", "functionCall": {"name": "f"}}]}],
+     "content 0, part 0: the part holds text and functionCall; a Gemini part holds one of them"),
+    ([{"role": "assistant", "parts": [{"text": "x"}]}], "content 0: role 'assistant' is not a Gemini role"),
+    ([{"role": "model", "parts": {"text": "x"}}], "content 0: 'parts' is an object, expected a list of parts"),
+    ([{"role": "user", "parts": [{"functionResponse": {"response": {}}}]}],
+     "content 0, part 0: functionResponse without a 'name'"),
+    ([{"role": "model", "parts": [{"functionCall": {"args": {}}}]}], "content 0, part 0: tool call without a name"),
+    ([{"role": "model", "parts": [{"text": 3}]}], "content 0, part 0: 'text' is a number, expected a string"),
+    ([{"role": "model", "parts": [{"function_call": "f(1)"}]}], "content 0, part 0: 'functionCall' is a string"),
+])
+def test_bad_gemini_contents_are_named_by_content_and_part(contents, says, tmp_path, capsys):
+    path = tmp_path / "g.jsonl"
+    path.write_text(json.dumps({"id": "a", "contents": contents}) + "\n")
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert f"g.jsonl:1, {says}" in err and err.count("\n") == 1, err
+
+
+def test_gemini_logs_read_by_another_reader_say_which_one_reads_them(tmp_path, capsys):
+    """Gemini's parts carry no type: no other sniff takes them but otel's (sniffed after gemini), and gemini's takes
+    no other format's messages, Bedrock's untyped blocks included; a forced reader that reads none of them names
+    the reader that does."""
+    others = (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(), genai_messages(),
+              langchain_messages(), swe_agent_history(), bedrock_messages())
+    assert not any(FORMATS["gemini"].sniff(m) for m in others)
+    path = write_all(tmp_path)["gemini"]
+    assert main([str(path), str(tmp_path / "o.jsonl"), "--format", "openai"]) == 1
+    assert ("empty conversation (no user, assistant or tool content); it holds parts with a functionCall (Gemini), "
+            "which the gemini reader reads: try --format gemini") in capsys.readouterr().err
+    bad = tmp_path / "b.jsonl"
+    bad.write_text(json.dumps({"id": "a", "systemInstruction": 7, "contents": gemini_contents()}) + "\n")
+    assert main([str(bad), str(tmp_path / "o.jsonl")]) == 1
+    assert "b.jsonl:1, system_instruction: is a number, expected a string or a Content" in capsys.readouterr().err

@@ -461,9 +461,9 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     """The decision-point state of the spec for a tool call about to be made after ``messages``.
 
     ``messages``: the running conversation in any format :mod:`sam_model.data.formats` reads (OpenAI chat, tau2,
-    Anthropic, Bedrock Converse, Responses items, GenAI parts, LangChain messages as dicts), told from its shape;
-    ``policy``: system text kept apart from the messages (Anthropic's and Bedrock's ``system``, Responses
-    ``instructions``), read as a leading system message.
+    Anthropic, Bedrock Converse, Responses items, GenAI parts, LangChain messages as dicts, Gemini contents), told
+    from its shape; ``policy``: system text kept apart from the messages (Anthropic's and Bedrock's ``system``,
+    Responses ``instructions``, Gemini ``system_instruction``), read as a leading system message.
 
     Give the call itself (``{"name", "arguments"}``, an OpenAI ``tool_calls`` entry, a :class:`ToolCall`, or a
     list of them: all the calls of one assistant message):
@@ -497,9 +497,10 @@ def live_state(messages: Iterable[Mapping[str, Any]],
 def _as_call(call: Mapping[str, Any]) -> ToolCall:
     """A call in any format: an OpenAI ``tool_calls`` entry, ``{"name", "arguments"}`` (tau2, GenAI parts,
     Responses ``function_call`` with ``call_id``), an Anthropic ``tool_use`` block (``input``), a Bedrock Converse
-    ``toolUse`` block or its content (``toolUseId``; Strands' ToolUse) or a LangChain ``ToolCall`` (``args``)."""
-    if isinstance(call.get("toolUse"), Mapping):
-        call = call["toolUse"]
+    ``toolUse`` block or its content (``toolUseId``; Strands' ToolUse), a LangChain ``ToolCall`` or a Gemini
+    ``functionCall`` (``args``), or the Gemini part that holds one."""
+    call = next((call[k] for k in ("toolUse", "functionCall", "function_call") if isinstance(call.get(k), Mapping)),
+                call)
     if "function" in call:
         return parse_tool_calls({"tool_calls": [call]}, "tool call")[0]
     key = next((k for k in ("arguments", "input", "args") if k in call), "arguments")

@@ -138,7 +138,8 @@ class ImportReport:
         return (f"{self.conversations} conversations ({self.events} events) but no tool call was read, so nothing "
                 "can be labelled (formats read: " + ", ".join(f"{k} {v}" for k, v in sorted(self.formats.items()))
                 + "); " + (saw or "no tool-call fields at all (tool_calls, tool_use blocks, function_call items, "
-                           "tool_call parts, toolUse blocks)") + "; if these conversations really have no tools, ",
+                           "tool_call parts, toolUse blocks, functionCall parts)")
+                + "; if these conversations really have no tools, ",
                 Advice("allow_empty"))
 
 
@@ -183,7 +184,9 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
                 local.labels_per_decision[len(decision.labels)] += 1
                 local.distances.update(decision.distances)
                 local.candidates += st.events[decided_at]["step"]
-    if not st.events:  # a forced reader that reads none of another format's blocks (Converse's under anthropic)
+    # a forced reader that reads none of another format's messages (Converse's under anthropic, Gemini's under
+    # openai) made no event: the empty conversation names the reader whose calls it holds
+    if not st.events:
         other = any(FORMATS[f].to_chat is not FORMATS[fmt].to_chat for _, f in tool_marks(conv.messages))
         raise TranscriptFormatError(conv.where, "empty conversation (no user, assistant or tool content)",
                                     *(_other_reader(conv) if other else ()))

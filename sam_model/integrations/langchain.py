@@ -82,7 +82,8 @@ def run_scope(thread_id: str | None, run_id: str | None) -> str | None:
 
 def openai_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """LangChain messages, or dicts in any log format sam_model.data.formats reads (OpenAI chat, tau2, Anthropic,
-    Responses items, GenAI parts), as OpenAI chat dicts: what sam_model.data.toolstate reads."""
+    Bedrock Converse, Responses items, GenAI parts, Gemini contents), as OpenAI chat dicts: what
+    sam_model.data.toolstate reads."""
     return to_chat([d for i, m in enumerate(messages) for d in _as_dicts(m, i)], "messages").messages
 
 

@@ -19,6 +19,7 @@ from sam_model.data.formats import (
     anthropic,
     bedrock,
     chat,
+    gemini,
     langchain_messages,
     otel,
     responses,
@@ -66,10 +67,14 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("bedrock", "Amazon Bedrock Converse messages (toolUse / toolResult blocks; Strands Agents' messages)",
            '.jsonl of {"id", "system"?, "messages"} lines (a Converse request with an "id"; its response\'s '
            '"output" is the last message), or a .json list', bedrock.to_chat, bedrock.sniff),
+    Format("gemini", "Gemini contents (google-genai SDK, Gemini API, Vertex AI: functionCall / functionResponse parts)",
+           '.jsonl of {"id", "system_instruction"?, "contents"} lines, or a .json list (camelCase or snake_case)',
+           gemini.to_chat, gemini.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
-# bedrock's blocks have no "type", which every other format's blocks (anthropic's tool_use included) have
-_SNIFF_ORDER = ("responses", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
+# gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
+# which every other format's blocks (anthropic's tool_use included) have
+_SNIFF_ORDER = ("responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -78,7 +83,7 @@ def detect(messages: list[Any]) -> str:
 
 
 def is_log_message(m: Any) -> bool:
-    """A dict one of the readers reads as a message (it has a ``role``, GenAI ``parts`` or a Responses item
+    """A dict one of the readers reads as a message (it has a ``role``, GenAI or Gemini ``parts`` or a Responses item
     ``type``), rather than a framework's own message object."""
     return isinstance(m, Mapping) and ("role" in m or isinstance(m.get("parts"), list) or m.get("type") in (
         *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m))
@@ -102,7 +107,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("LangChain messages ({\"type\": \"ai\", ...})", "langchain"),
           ("SWE-agent history items (message_type, tool_call_ids, is_demo)", "swe-agent"),
           ("content blocks with a toolUse member (Converse)", "bedrock"),
-          ("content blocks with a toolResult member (Converse)", "bedrock"))
+          ("content blocks with a toolResult member (Converse)", "bedrock"),
+          ("parts with a functionCall (Gemini)", "gemini"), ("parts with a functionResponse (Gemini)", "gemini"))
 
 
 def tool_marks(messages: Any) -> list[tuple[str, str]]:
@@ -132,6 +138,8 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
         for i, key in ((11, "toolUse"), (12, "toolResult")):
             if any(isinstance(b, Mapping) and key in b for b in blocks):
                 found.add(i)
+        held = {gemini.camel(str(k)) for b in blocks if isinstance(b, Mapping) for k, v in b.items() if v is not None}
+        found.update(i for i, kind in ((13, "functionCall"), (14, "functionResponse")) if kind in held)
     return [_MARKS[i] for i in sorted(found)]
 
 

@@ -94,8 +94,8 @@ class Conversation:
     """One episode's messages as its file writes them, and where they came from (for errors and the split).
 
     ``format``: the reader of the messages (None: told from the messages themselves); ``policy``: system text
-    the container keeps apart from the messages (Anthropic ``system``, Responses ``instructions``, the tau2
-    domain policy), read as a leading system message."""
+    the container keeps apart from the messages (Anthropic's and Bedrock's ``system``, Responses ``instructions``,
+    Gemini ``system_instruction``, the tau2 domain policy), read as a leading system message."""
 
     episode_id: str
     messages: list[Any]

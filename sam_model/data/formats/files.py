@@ -6,7 +6,8 @@ and parsed on its own, so a bad one is named ``FILE:LINE`` with the reason (not 
 bare ``NaN``/``Infinity``, nested deeper than :data:`MAX_DEPTH`) and, with ``--skip-bad``, skipped alone. The
 container is told from the first document that parses: OTLP spans, a tau2 results file, a SWE-agent trajectory, a
 tau-bench v1 list of trajectories, or conversation objects (``{"id", "messages"}``, Anthropic's and Bedrock's with
-``system``, a Converse request and its response's ``output``, Responses' ``input``/``output``).
+``system``, a Converse request and its response's ``output``, Responses' ``input``/``output``, Gemini's
+``contents``).
 Items that fail are yielded as their :class:`TranscriptFormatError`; the caller stops or skips and counts.
 """
 
@@ -20,7 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from sam_model.data.advice import Advice
-from sam_model.data.formats import FORMATS, anthropic, bedrock, detect, otel, responses, swe_agent, tau2
+from sam_model.data.formats import (
+    FORMATS,
+    anthropic,
+    bedrock,
+    detect,
+    gemini,
+    otel,
+    responses,
+    swe_agent,
+    tau2,
+)
 from sam_model.data.formats.base import Conversation, TranscriptFormatError, strict_loads
 from sam_model.io import SAMFileError, check_compression, json_type, not_found
 from sam_model.limits import too_deep
@@ -28,6 +39,7 @@ from sam_model.limits import too_deep
 MAX_DEPTH = 100  # deepest nesting of objects and lists a document may have (a conversation needs about 10)
 _EPISODE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 Item = Conversation | TranscriptFormatError
+CONVERSATION_KEYS = ("messages", "input", "output", "items", "contents")  # what a conversation object holds
 
 
 def episode_id_of(raw: Any) -> str:
@@ -257,10 +269,12 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             raise TranscriptFormatError(where, "--format tau1 reads a tau-bench v1 file named {model}-{domain}.json[.gz]"
                                                ", a list of {task_id, trial, traj}; this is not one: drop --format "
                                                "(the content tells) or give the format it is (sam-data formats)")
-        elif isinstance(obj, Mapping) and any(k in obj for k in ("messages", "input", "output", "items")):
+        elif isinstance(obj, Mapping) and any(k in obj for k in CONVERSATION_KEYS):
             raw_id = _id(obj, "id", where)
-            messages = bedrock.with_output(obj, where) if "messages" in obj else responses.items_of(obj, where)
-            fmt = format if format not in (None, "tau1") else "responses" if "messages" not in obj else None
+            key = next((k for k in ("messages", "contents") if k in obj), None)
+            messages = (bedrock.with_output(obj, where) if key == "messages" else obj[key] if key
+                        else responses.items_of(obj, where))
+            fmt = format if format not in (None, "tau1") else {"contents": "gemini", None: "responses"}.get(key)
             if fmt is None and isinstance(messages, list):  # a top-level "system" is Anthropic's, as is its shape
                 fmt = detect(messages)
                 if fmt == "openai" and "system" in obj and not _openai_tools(messages):
@@ -270,6 +284,7 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
                 policy = (bedrock.policy if fmt == "bedrock" else anthropic.policy)(obj["system"], where)
             if isinstance(obj.get("instructions"), str):
                 policy = obj["instructions"]
+            policy = gemini.policy(obj, where) or policy  # system_instruction
             group = obj.get("group", obj.get("task_id", raw_id))
             if isinstance(group, (dict, list)):
                 raise TranscriptFormatError(where, f"'group' is {json_type(group)}; expected a string")
@@ -280,8 +295,9 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
                                                "validate checks it; sam-train fit --data.train takes it as it is)")
         else:
             what = "a tau-bench trajectory {task_id, trial, traj}, " if domain else ""
-            raise TranscriptFormatError(where, f"expected {what}a conversation {{\"id\": ..., \"messages\": [...]}} "
-                                               "or Responses items {\"id\", \"input\", \"output\"} "
+            raise TranscriptFormatError(where, f"expected {what}a conversation {{\"id\": ..., \"messages\": [...]}}, "
+                                               "Responses items {\"id\", \"input\", \"output\"} or Gemini "
+                                               "{\"id\", \"contents\"} "
                                                f"(got {json_type(obj)}; sam-data formats lists what is read)")
     except TranscriptFormatError as err:
         return err
@@ -306,7 +322,7 @@ def is_transcript_file(path: str | Path) -> bool:
                 continue
             first = doc[0] if isinstance(doc, list) and doc else doc  # a line that lists conversations is read too
             return isinstance(first, dict) and "episode_id" not in first and (any(
-                k in first for k in ("messages", "input", "output", "items", "resourceSpans"))
+                k in first for k in (*CONVERSATION_KEYS, "resourceSpans"))
                 or swe_agent.is_trajectory(first))
     except SAMFileError:
         return False
