@@ -46,7 +46,8 @@ def test_sam_data_help_names_every_format_transcripts_reads(capsys):
         assert fmt.title.split()[0] in line, (fmt.name, line)
     with pytest.raises(SystemExit):
         transcripts(["--help"])
-    assert "SWE-agent: the instance id" in " ".join(capsys.readouterr().out.split())
+    usage = " ".join(capsys.readouterr().out.split())
+    assert "SWE-agent: the instance id" in usage and "OpenHands: an evaluation line's instance_id" in usage
 
 
 def test_faiss_comes_from_exactly_one_extra_and_the_index_names_it():

@@ -182,6 +182,51 @@ def swe_agent_traj(history: list[dict]) -> dict:
             "replay_config": None, "environment": "main"}
 
 
+def to_openhands(msgs: list[dict], internal: bool = False) -> list[dict]:
+    """Chat messages as the event stream OpenHands saves (openhands/events/serialization/event.py, event_to_dict;
+    the calls as openhands/agenthub/codeact_agent/function_calling.py makes them): a tool the agent was given is an
+    MCP action whose ``tool_call_metadata`` holds the model's whole response, answered by an ``mcp`` observation
+    whose ``cause`` is the action; ``internal``: a recall and an agent-state observation after the first user turn,
+    as a run writes them."""
+    events: list[dict] = []
+    add = lambda **e: events.append({"id": len(events), "timestamp": "2025-05-01T10:00:00", **e}) or events[-1]  # noqa: E731
+    for n, m in enumerate(msgs):
+        if m["role"] == "system":
+            add(source="agent", message=m["content"], action="system",
+                args={"content": m["content"], "tools": [], "openhands_version": "0.38.0", "agent_class": "CodeActAgent"})
+        elif m["role"] == "user":
+            add(source="user", message=m["content"], action="message",
+                args={"content": m["content"], "image_urls": None, "wait_for_response": False})
+            if internal and n <= 1:
+                add(source="environment", message="Added workspace context", cause=events[-1]["id"],
+                    observation="recall", content="Added workspace context", extras={"recall_type": "workspace_context"})
+                add(source="environment", message="", observation="agent_state_changed", content="",
+                    extras={"agent_state": "running", "reason": ""})
+        elif m["role"] == "assistant" and not m.get("tool_calls"):
+            add(source="agent", message=m["content"], action="message",
+                args={"content": m["content"], "image_urls": None, "wait_for_response": True})
+        elif m["role"] == "assistant":
+            response = {"id": f"chatcmpl-{n}", "model": "gpt-4o", "object": "chat.completion", "choices": [
+                {"finish_reason": "tool_calls", "index": 0, "message": {"content": m.get("content"), "role": "assistant",
+                                                                        "tool_calls": m["tool_calls"]}}]}
+            for j, c in enumerate(m["tool_calls"]):  # one action a call, each answered before the next runs
+                meta = {"function_name": c["function"]["name"], "tool_call_id": c["id"], "model_response": response,
+                        "total_calls_in_response": len(m["tool_calls"])}
+                args = json.loads(c["function"]["arguments"])
+                action = add(source="agent", message="", action="call_tool_mcp", tool_call_metadata=meta,
+                             args={"name": c["function"]["name"], "arguments": args,
+                                   "thought": m.get("content") or "" if j == 0 else ""})
+                result = next(r for r in msgs[n:] if r["role"] == "tool" and r["tool_call_id"] == c["id"])
+                add(source="agent", message=result["content"], cause=action["id"], observation="mcp",
+                    tool_call_metadata=meta, content=result["content"],
+                    extras={"name": c["function"]["name"], "arguments": args})
+    return events
+
+
+def openhands_events() -> list[dict]:
+    return to_openhands(openai_messages(), internal=True)
+
+
 def otlp(messages: list[dict], conversation: str = "conv-1", system: str = POLICY) -> dict:
     """The spans an instrumented agent exports: one chat span per model call (in the file out of order), each
     with the history so far as input and the model's message as output."""
@@ -208,7 +253,8 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
              "tau2": tmp_path / "tau2-results.json", "anthropic": tmp_path / "anthropic.jsonl",
              "responses": tmp_path / "responses.jsonl", "otel": tmp_path / "otel-traces.json",
              "langchain": tmp_path / "langchain.jsonl", "swe-agent": tmp_path / "swe-agent.traj",
-             "bedrock": tmp_path / "bedrock.jsonl", "gemini": tmp_path / "gemini.jsonl"}
+             "bedrock": tmp_path / "bedrock.jsonl", "gemini": tmp_path / "gemini.jsonl",
+             "openhands": tmp_path / "openhands.json"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -229,6 +275,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
                                             "messages": converse[:-1], "output": {"message": converse[-1]}}) + "\n")
     files["gemini"].write_text(json.dumps({"id": "conv-1", "systemInstruction": {"parts": [{"text": POLICY}]},
                                            "contents": gemini_contents()}) + "\n")
+    files["openhands"].write_text(json.dumps(openhands_events(), indent=2) + "\n")  # as --save_trajectory_path
     return files
 
 
@@ -241,8 +288,8 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
         report = ImportReport()
         events = list(iter_transcript_events(path, report=report))
         assert report.formats == {name: 1}, name
-        if name == "swe-agent":  # SWE-agent names the file by the instance, which is the episode
-            assert {e["episode_id"] for e in events} == {"swe-agent"}
+        if name in ("swe-agent", "openhands"):  # the file is named by the instance (or session): the episode
+            assert {e["episode_id"] for e in events} == {name}
             events = [{**e, "episode_id": "conv-1"} for e in events]
         if name in ("tau1", "tau2"):  # the spec names their episodes by task and trial, and keeps the task's group
             assert events[0]["episode_id"] == f"{name}-airline-gpt-task7-trial0"
@@ -253,6 +300,8 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
         assert report.user_tool_calls == (1 if name == "tau2" else 0)
         if name == "swe-agent":  # the demonstration is no event: had it been read, every step after it would move
             assert report.ignored == {"demonstration items": 1}
+        if name == "openhands":  # OpenHands' own events are no turn of the conversation
+            assert report.ignored == {"recall observations": 1, "agent_state_changed observations": 1}
     forced = list(iter_transcript_events(files["anthropic"], format="anthropic"))
     assert forced == expected
 
@@ -270,8 +319,9 @@ def test_the_shipped_examples_are_this_conversation(tmp_path):
 def test_formats_are_told_from_the_messages():
     assert [detect(m) for m in (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(),
                                 genai_messages(), langchain_messages(), swe_agent_history(), bedrock_messages(),
-                                gemini_contents(), snake_case(gemini_contents()))] == [
-        "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini", "gemini"]
+                                gemini_contents(), snake_case(gemini_contents()), openhands_events())] == [
+        "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini", "gemini",
+        "openhands"]
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
@@ -284,19 +334,22 @@ def test_formats_are_told_from_the_messages():
 @pytest.mark.parametrize("name, messages, policy", [
     ("openai", openai_messages, ""), ("tau2", tau2_messages, POLICY), ("anthropic", anthropic_messages, POLICY),
     ("responses", responses_items, POLICY), ("otel", genai_messages, POLICY), ("langchain", langchain_messages, ""),
-    ("swe-agent", swe_agent_history, ""), ("bedrock", bedrock_messages, POLICY), ("gemini", gemini_contents, POLICY)])
+    ("swe-agent", swe_agent_history, ""), ("bedrock", bedrock_messages, POLICY), ("gemini", gemini_contents, POLICY),
+    ("openhands", openhands_events, "")])
 def test_live_state_reads_every_format(name, messages, policy):
     """The state before the second call, from the running conversation in each format, is the importer's."""
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
     msgs = messages()
     last = max(i for i, m in enumerate(msgs) if "c2" in json.dumps(m) and m.get("role") != "tool"
-               and m.get("type") not in ("function_call_output", "tool")
+               and m.get("type") not in ("function_call_output", "tool") and "observation" not in m
                and not any(r in json.dumps(m) for r in ("tool_result", "toolResult", "functionResponse")))
     call = {"tau2": lambda m: m["tool_calls"][0], "anthropic": lambda m: m["content"][0],
             "responses": lambda m: m, "otel": lambda m: m["parts"][0],
             "openai": lambda m: m["tool_calls"][0], "langchain": lambda m: m["data"]["tool_calls"][0],
             "swe-agent": lambda m: m["tool_calls"][0], "bedrock": lambda m: m["content"][0],
-            "gemini": lambda m: m["parts"][0]}[name](msgs[last])
+            "gemini": lambda m: m["parts"][0],
+            "openhands": lambda m: m["tool_call_metadata"]["model_response"]["choices"][0]["message"]["tool_calls"][0],
+            }[name](msgs[last])
     assert live_state(msgs[:last], call, policy=policy) == want
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
 
@@ -330,6 +383,9 @@ def test_a_conversation_without_tools_is_refused_unless_allowed(name, tmp_path, 
         path = tmp_path / "c.traj"
         path.write_text(json.dumps({"history": [{"role": "user", "content": "hi", "message_type": "observation"},
                                                 {"role": "assistant", "content": "hello", "action": ""}]}))
+    elif name == "openhands":  # a run that only talked
+        path = tmp_path / "c.json"
+        path.write_text(json.dumps(to_openhands(NO_TOOLS["openai"]["messages"])))
     else:
         path.write_text(json.dumps(otlp([{"role": "user", "parts": [{"type": "text", "content": "hi"}]},
                                          {"role": "assistant", "parts": [{"type": "text", "content": "hello"}]}])))
@@ -641,6 +697,10 @@ def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
         (files["swe-agent"] / f"c{n:02d}").mkdir(parents=True)
         (files["swe-agent"] / f"c{n:02d}" / f"c{n:02d}.traj").write_text(json.dumps(
             {"history": to_swe_agent(d["traj"]), "info": {"exit_status": "submitted"}}))
+    files["openhands"] = tmp_path / "openhands"  # the folder --save_trajectory_path writes: {session}.json
+    files["openhands"].mkdir()
+    for n, d in enumerate(data):
+        (files["openhands"] / f"c{n:02d}.json").write_text(json.dumps(to_openhands(d["traj"])))
     strip = lambda e: {k: v for k, v in e.items() if k not in ("episode_id", "meta")}  # noqa: E731
     by_episode: dict[str, list] = {}
     for e in expected:
@@ -994,7 +1054,8 @@ def test_bedrock_and_anthropic_blocks_are_told_apart_and_the_wrong_reader_names_
     """Converse's camelCase blocks carry no type, Anthropic's always one: neither is read as the other, and a forced
     reader of the other's file reads no call and names the reader that does."""
     others = (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(), genai_messages(),
-              langchain_messages(), swe_agent_history(), gemini_contents(), snake_case(gemini_contents()))
+              langchain_messages(), swe_agent_history(), gemini_contents(), snake_case(gemini_contents()),
+              openhands_events())
     assert not any(FORMATS["bedrock"].sniff(m) for m in others)
     assert not FORMATS["anthropic"].sniff(bedrock_messages())
     from sam_model.data.formats import main as formats_main
@@ -1179,12 +1240,27 @@ def test_bad_gemini_contents_are_named_by_content_and_part(contents, says, tmp_p
     assert f"g.jsonl:1, {says}" in err and err.count("\n") == 1, err
 
 
+def test_openhands_sniffed_first_takes_no_other_formats_messages(tmp_path, capsys):
+    """OpenHands is sniffed before every other format: its sniff must take none of their messages (chat messages
+    have a role, Responses items and LangChain messages a type, SWE-agent steps both action and observation), and a
+    forced reader of an OpenHands trajectory names the reader that reads it."""
+    others = (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(), genai_messages(),
+              langchain_messages(), swe_agent_history(), bedrock_messages(), gemini_contents(),
+              snake_case(gemini_contents()))
+    assert not any(FORMATS["openhands"].sniff(m) for m in others)
+    assert not any(FORMATS[f].sniff(openhands_events()) for f in FORMATS if f not in ("openhands", "tau1"))
+    path = write_all(tmp_path)["openhands"]
+    for forced in ("bedrock", "gemini"):
+        assert main([str(path), str(tmp_path / "o.jsonl"), "--format", forced]) == 1
+        assert "which the openhands reader reads: try --format openhands" in capsys.readouterr().err
+
+
 def test_gemini_logs_read_by_another_reader_say_which_one_reads_them(tmp_path, capsys):
     """Gemini's parts carry no type: no other sniff takes them but otel's (sniffed after gemini), and gemini's takes
     no other format's messages, Bedrock's untyped blocks included; a forced reader that reads none of them names
     the reader that does."""
     others = (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(), genai_messages(),
-              langchain_messages(), swe_agent_history(), bedrock_messages())
+              langchain_messages(), swe_agent_history(), bedrock_messages(), openhands_events())
     assert not any(FORMATS["gemini"].sniff(m) for m in others)
     path = write_all(tmp_path)["gemini"]
     assert main([str(path), str(tmp_path / "o.jsonl"), "--format", "openai"]) == 1

@@ -6,13 +6,14 @@ Three kinds of source, told apart by looking at the path:
 - an **SGD split folder** (``dialogues_*.json[.gz]`` in it): converted by :mod:`sam_model.data.sgd`;
 - a **tool-call transcript file** in any log format :mod:`sam_model.data.formats` reads (``.jsonl[.gz]`` of
   conversations or OTLP exports, or a ``.json[.gz]`` document: tau-bench, tau2, OTLP, a list of conversations),
-  or a **folder of SWE-agent trajectories** (no SGD dialogues in it, ``.traj[.gz]`` files under it, read as
-  ``sam-data transcripts`` reads it): converted by :mod:`sam_model.data.transcripts`.
+  or a **folder of SWE-agent or OpenHands trajectories** (no SGD dialogues in it; ``.traj[.gz]`` files under it,
+  else ``.json[.gz]`` files in it, read as ``sam-data transcripts`` reads it): converted by
+  :mod:`sam_model.data.transcripts`.
 
 Converted logs are written once into the user cache (``~/.cache/sam_model``, never the repository: the
 sources' licences and the "no copies of the data" rule), keyed by the source's path, size, modification time
 and the conversion options, so training and evaluation read exactly the same events. A trajectory folder is
-keyed by every ``.traj`` it reads (path in it, size, modification time): a folder's own time does not change when
+keyed by every file it reads (path in it, size, modification time): a folder's own time does not change when
 a file inside does, so its key went stale.
 """
 
@@ -80,8 +81,9 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
         if trajectory_files(p):
             return "transcripts"
         raise SAMFileError(f"{p} is a folder with neither SGD dialogues_*.json[.gz] files in it nor SWE-agent "
-                           ".traj[.gz] files under it; give an agent log, a transcript file, an SGD split folder or "
-                           "the folder SWE-agent wrote its trajectories to")
+                           ".traj[.gz] files under it nor OpenHands .json trajectories in it; give an agent log, a "
+                           "transcript file, an SGD split folder or the folder SWE-agent or OpenHands wrote its "
+                           "trajectories to")
     return "transcripts" if is_transcript_file(p) else "agent-log"
 
 

@@ -344,7 +344,8 @@ def _main(argv: list[str]) -> int:
                     "was seen (--allow-empty writes it anyway).")
     parser.add_argument("transcripts", help="the log file: .jsonl / .jsonl.gz (one conversation, or one OTLP "
                                             "export, per line), .json / .json.gz (one document), or a SWE-agent "
-                                            ".traj (one run) or the folder of them")
+                                            ".traj (one run) or the folder of them, or the folder of OpenHands "
+                                            "trajectories (.json)")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")
     parser.add_argument("--format", choices=list(FORMATS), default=None,
                         help="read the file as this format instead of telling it from the content")
@@ -360,7 +361,8 @@ def _main(argv: list[str]) -> int:
     parser.add_argument("--split", choices=SPLITS, default="all",
                         help="keep the conversations of one split: train or test, fixed per task group by a hash "
                              "(tau-bench: the task, so a task's trials stay together; JSON Lines: the line's 'group' "
-                             "or 'task_id', else its id; SWE-agent: the instance id, the .traj's name); default all")
+                             "or 'task_id', else its id; SWE-agent: the instance id, the .traj's name; OpenHands: "
+                             "an evaluation line's instance_id, else the file's name); default all")
     parser.add_argument("--test-fraction", type=float, default=TEST_FRACTION, metavar="F",
                         help=f"share of groups in the test split (default {TEST_FRACTION})")
     parser.add_argument("--skip-bad", action="store_true",

@@ -21,6 +21,7 @@ from sam_model.data.formats import (
     chat,
     gemini,
     langchain_messages,
+    openhands,
     otel,
     responses,
     swe_agent,
@@ -70,11 +71,16 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("gemini", "Gemini contents (google-genai SDK, Gemini API, Vertex AI: functionCall / functionResponse parts)",
            '.jsonl of {"id", "system_instruction"?, "contents"} lines, or a .json list (camelCase or snake_case)',
            gemini.to_chat, gemini.sniff),
+    Format("openhands", "OpenHands (OpenDevin) trajectories: the event stream of actions and observations",
+           '.json list of events (--save_trajectory_path; a folder of them), or the .jsonl of an evaluation: '
+           '{"instance_id", "history"} lines', openhands.to_chat, openhands.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
-# which every other format's blocks (anthropic's tool_use included) have
-_SNIFF_ORDER = ("responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
+# which every other format's blocks (anthropic's tool_use included) have; an OpenHands event has no role and one of
+# action / observation (a SWE-agent step has both)
+_SNIFF_ORDER = ("openhands", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2",
+                "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -108,7 +114,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("SWE-agent history items (message_type, tool_call_ids, is_demo)", "swe-agent"),
           ("content blocks with a toolUse member (Converse)", "bedrock"),
           ("content blocks with a toolResult member (Converse)", "bedrock"),
-          ("parts with a functionCall (Gemini)", "gemini"), ("parts with a functionResponse (Gemini)", "gemini"))
+          ("parts with a functionCall (Gemini)", "gemini"), ("parts with a functionResponse (Gemini)", "gemini"),
+          ("OpenHands events (action or observation, no role)", "openhands"))
 
 
 def tool_marks(messages: Any) -> list[tuple[str, str]]:
@@ -140,6 +147,8 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
                 found.add(i)
         held = {gemini.camel(str(k)) for b in blocks if isinstance(b, Mapping) for k, v in b.items() if v is not None}
         found.update(i for i, kind in ((13, "functionCall"), (14, "functionResponse")) if kind in held)
+        if openhands.is_event(m):
+            found.add(15)
     return [_MARKS[i] for i in sorted(found)]
 
 

@@ -1,13 +1,14 @@
 """Conversations out of a log file of any format: the file's documents, then its container.
 
 A ``.jsonl[.gz]`` file is one JSON document per line, a ``.json[.gz]`` or SWE-agent ``.traj[.gz]`` file one
-document; a folder is read as SWE-agent's output folder, every ``.traj`` under it. Every line is decoded
+document; a folder is read as SWE-agent's output folder, every ``.traj`` under it, or (none there) as the folder
+OpenHands saves its trajectories to, every ``.json[.gz]`` in it. Every line is decoded
 and parsed on its own, so a bad one is named ``FILE:LINE`` with the reason (not UTF-8 and where, invalid JSON, a
 bare ``NaN``/``Infinity``, nested deeper than :data:`MAX_DEPTH`) and, with ``--skip-bad``, skipped alone. The
-container is told from the first document that parses: OTLP spans, a tau2 results file, a SWE-agent trajectory, a
-tau-bench v1 list of trajectories, or conversation objects (``{"id", "messages"}``, Anthropic's and Bedrock's with
-``system``, a Converse request and its response's ``output``, Responses' ``input``/``output``, Gemini's
-``contents``).
+container is told from the first document that parses: OTLP spans, a tau2 results file, an OpenHands or SWE-agent
+trajectory, a tau-bench v1 list of trajectories, or conversation objects (``{"id", "messages"}``, Anthropic's and
+Bedrock's with ``system``, a Converse request and its response's ``output``, Responses' ``input``/``output``,
+Gemini's ``contents``).
 Items that fail are yielded as their :class:`TranscriptFormatError`; the caller stops or skips and counts.
 """
 
@@ -27,6 +28,7 @@ from sam_model.data.formats import (
     bedrock,
     detect,
     gemini,
+    openhands,
     otel,
     responses,
     swe_agent,
@@ -57,11 +59,14 @@ def _whole(p: Path) -> bool:
 
 
 def trajectory_files(folder: Path) -> list[Path]:
-    """The ``.traj[.gz]`` files under ``folder``, sorted; a retry agent's copy of an attempt
-    (``ID/attempt_N/ID.traj``) is left out where ``ID/ID.traj`` lists the attempts itself."""
+    """The runs of a folder, sorted: the SWE-agent ``.traj[.gz]`` files under it (a retry agent's copy of an attempt,
+    ``ID/attempt_N/ID.traj``, left out where ``ID/ID.traj`` lists the attempts itself), or, with none, the
+    ``.json[.gz]`` files in it (OpenHands' ``--save_trajectory_path`` folder: one ``{session}.json`` a run; not
+    under it, where an evaluation keeps its ``llm_completions``)."""
     found = sorted(q for q in folder.rglob("*") if q.name.endswith((".traj", ".traj.gz")) and q.is_file())
     return [q for q in found if not (re.fullmatch(r"attempt_\d+", q.parent.name)
-                                     and (q.parent.parent / q.name).is_file())]
+                                     and (q.parent.parent / q.name).is_file())] or sorted(
+        q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q.is_file())
 
 
 def parse(raw: bytes, where: str, lines: bool = False) -> Any:
@@ -145,13 +150,13 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
         raise SAMFileError(f"unknown format {format!r}; formats: {', '.join(FORMATS)} (sam-data formats)")
     check_compression(p)  # a pipe or device: refused in one line (it blocked the reader)
     seen: dict[str, str] = {}  # episode id -> where it was first read
-    if p.is_dir() and format in (None, "swe-agent"):
+    if p.is_dir() and format in (None, "swe-agent", "openhands"):
         yield from _trajectory_folder(p, seen)
         return
     if not p.is_file():
         raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else not_found(p)}: {p} (give a .jsonl[.gz] "
-                           "of conversations, a .json[.gz] tau-bench, tau2 or OTLP file, or SWE-agent .traj files or "
-                           "their folder; sam-data formats lists them)")
+                           "of conversations, a .json[.gz] tau-bench, tau2, OTLP or OpenHands file, or SWE-agent .traj "
+                           "files or their folder; sam-data formats lists them)")
     docs = documents(p)
     head = _to_first_good(docs)
     if not head:
@@ -167,6 +172,16 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
             else:
                 good.append((doc, where))
         yield from _unique(otel.conversations(good, str(p), episode_id_of), seen)
+        return
+    if format == "openhands" or (format is None and not _stem(p).endswith(".traj")
+                                 and openhands.is_trajectory(first[0])):
+        stem = _stem(p).rsplit(".", 1)[0]
+        for doc, where in [*head, *docs]:  # an evaluation's output.jsonl: one run a line
+            name = stem if _whole(p) else f"{stem}-line{where.rsplit(':', 1)[-1]}"
+            if isinstance(doc, TranscriptFormatError):
+                yield doc
+            else:
+                yield from _unique(openhands.conversations(doc, where, name, name, episode_id_of), seen)
         return
     if format == "swe-agent" or (format is None and (_stem(p).endswith(".traj") or swe_agent.is_trajectory(first[0]))):
         stem = _stem(p).rsplit(".", 1)[0]
@@ -207,19 +222,24 @@ def _to_first_good(docs: Iterator[tuple[Any, str]]) -> list[tuple[Any, str]]:
 
 
 def _trajectory_folder(folder: Path, seen: dict[str, str]) -> Iterator[Item]:
-    """Every run under SWE-agent's output folder: episode ids are the files' paths in the folder (one instance is
-    run by several configurations), groups the instance ids (the file names), so its runs share a split."""
+    """Every run under SWE-agent's output folder or in OpenHands' trajectory folder: episode ids are the files'
+    paths in the folder (one instance is run by several configurations), groups the file names (SWE-agent's
+    instance ids), so its runs share a split."""
     paths = trajectory_files(folder)
     if not paths:
-        raise SAMFileError(f"{folder} is a folder without SWE-agent .traj files; give a transcript file, or the folder "
-                           "SWE-agent wrote its trajectories to")
+        raise SAMFileError(f"{folder} is a folder without SWE-agent .traj files or OpenHands .json trajectories; give "
+                           "a transcript file, or the folder SWE-agent or OpenHands wrote its trajectories to")
     for q in paths:
-        name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(".traj")
+        suffix = "." + _stem(q).rsplit(".", 1)[-1]
+        name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(suffix)
         for doc, where in documents(q):
             if isinstance(doc, TranscriptFormatError):
                 yield doc
+            elif suffix == ".json":
+                yield from _unique(openhands.conversations(doc, where, name, _stem(q)[:-len(suffix)], episode_id_of),
+                                   seen)
             else:
-                yield from from_traj(doc, where, name, _stem(q)[:-len(".traj")], seen)
+                yield from from_traj(doc, where, name, _stem(q)[:-len(suffix)], seen)
 
 
 def from_traj(doc: Any, where: str, name: str, group: str, seen: dict[str, str]) -> Iterator[Item]:
@@ -289,6 +309,10 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             if isinstance(group, (dict, list)):
                 raise TranscriptFormatError(where, f"'group' is {json_type(group)}; expected a string")
             conv = Conversation(episode_id_of(raw_id), messages, where, str(group), fmt, policy)
+        elif openhands.is_event(obj):  # read with another --format
+            raise TranscriptFormatError(where, "an OpenHands event, not a conversation: the file is an OpenHands "
+                                               "trajectory, which the openhands reader reads: ",
+                                        Advice("format", "openhands"))
         elif isinstance(obj, Mapping) and {"episode_id", "step", "kind"} <= obj.keys():  # the converter's own output
             raise TranscriptFormatError(where, "an agent-log event (episode_id, step, kind), not a conversation: the "
                                                "file is an agent log already and needs no conversion (sam-data "
@@ -323,7 +347,7 @@ def is_transcript_file(path: str | Path) -> bool:
             first = doc[0] if isinstance(doc, list) and doc else doc  # a line that lists conversations is read too
             return isinstance(first, dict) and "episode_id" not in first and (any(
                 k in first for k in (*CONVERSATION_KEYS, "resourceSpans"))
-                or swe_agent.is_trajectory(first))
+                or swe_agent.is_trajectory(first) or openhands.is_trajectory(doc))
     except SAMFileError:
         return False
     return False

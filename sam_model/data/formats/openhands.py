@@ -1,0 +1,213 @@
+"""OpenHands (formerly OpenDevin) trajectories: the event stream of one run, as OpenHands serialises it
+(openhands/events/serialization/event.py, ``event_to_dict``): a list of events ``{"id", "source", "message",
+"action", "args", "tool_call_metadata"}`` or ``{"id", "source", "observation", "content", "extras", "cause",
+"tool_call_metadata"}``. ``--save_trajectory_path`` writes one run as such a list (``{session}.json``, one per
+run when the path is a folder); an evaluation's ``output.jsonl`` has one run a line, ``{"instance_id",
+"instruction", "history": [events], ...}`` (older ones: ``history`` as ``[action, observation]`` pairs).
+
+Read as OpenHands' own ConversationMemory builds what the model saw:
+
+- a ``system`` action is the system prompt (the policy); a ``message`` action is the user's words (``source``
+  ``user``) or the agent's (otherwise);
+- any other agent action is a tool call. With ``tool_call_metadata`` (function calling) the call is the model's
+  own: the tool call of ``model_response`` whose id is ``tool_call_id`` (its name, such as ``execute_bash``,
+  ``str_replace_editor``, ``browser``, ``execute_ipython_cell``, and the arguments the model wrote), beside every
+  other call and the words (the thought) of that response, so one response is one assistant turn; without
+  ``model_response``, ``function_name`` and the action's ``args``. Without metadata (text-mode CodeAct, OpenDevin)
+  the call is the action (``run``, ``read``, ...) with its ``args`` less its ``thought`` (the words) and
+  OpenHands' own bookkeeping (:data:`BOOKKEEPING`);
+- an observation whose ``cause`` is a call's action (or whose ``tool_call_metadata`` names the call) is its
+  result, its ``content`` whole; ``recall``, ``agent_state_changed`` and other internal observations
+  (:data:`QUIET`) are counted, not read; any other observation (an error with no cause, what a command the user
+  ran printed) is a user turn, as OpenHands shows it to the model, and so is an action of the user's other than a
+  message (its ``message``, such as ``Running command: ls``).
+
+Bookkeeping actions (:data:`NOT_CALLS`: state changes, condensation, recall) are counted, not read; so are the
+model's reasoning fields and images.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from sam_model.data.formats.base import (
+    Chat,
+    Conversation,
+    TranscriptFormatError,
+    chat_call,
+    result_text,
+    text_of,
+)
+from sam_model.io import json_type
+
+NOT_CALLS = frozenset({"system", "message", "null", "change_agent_state", "recall", "condensation", "pause",
+                       "resume", "stop", "start", "loop_recovery"})
+QUIET = frozenset({"recall", "agent_state_changed", "null", "loop_detection", "llm_response"})
+BOOKKEEPING = frozenset({"thought", "blocking", "hidden", "is_confirmed", "confirmation_state", "security_risk",
+                         "impl_source", "translated_ipython_code", "keep_prompt", "kernel_init_code", "include_extra",
+                         "is_static", "cwd", "wait_for_response", "image_urls"})
+
+
+def is_event(m: Any) -> bool:
+    """An OpenHands event: exactly one of ``action`` and ``observation``, and no ``role`` or ``type`` (SWE-agent's
+    steps have both, chat messages a role, a Responses ``computer_call`` item a type)."""
+    return isinstance(m, Mapping) and ("action" in m) != ("observation" in m) and "role" not in m \
+        and "type" not in m and any(k in m for k in ("source", "args", "extras", "tool_call_metadata", "cause"))
+
+
+def sniff(messages: list[Any]) -> bool:
+    return any(is_event(m) for m in messages)
+
+
+def to_chat(events: list[Any], where: str) -> Chat:
+    """The events of one run as chat messages."""
+    chat = Chat()
+    by_action: dict[Any, str] = {}  # an action's event id -> the id of its call
+    turn: tuple[Any, list[str]] = (None, [])  # the latest model response read: its id, its calls' ids
+    for i, e in enumerate(events):
+        source = f"event {i}"
+        w = f"{where}, {source}" + (f" (id {e['id']})" if isinstance(e, Mapping) and "id" in e else "")
+        if not is_event(e):
+            raise TranscriptFormatError(w, "an event must be an object with 'action' or 'observation' (one of them), "
+                                           f"got {_what(e)}")
+        for key in ("id", "cause"):
+            if e.get(key) is not None and (isinstance(e[key], bool) or not isinstance(e[key], (int, str))):
+                raise TranscriptFormatError(w, f"'{key}' is {json_type(e[key])}, expected an event id (an integer)")
+        if "observation" in e:
+            _observation(chat, e, source, by_action)
+            continue
+        kind, args = e["action"], {} if e.get("args") is None else e["args"]
+        if not isinstance(kind, str) or not isinstance(args, Mapping):
+            bad = "action" if not isinstance(kind, str) else "args"
+            raise TranscriptFormatError(w, f"'{bad}' is {json_type(e[bad])}, expected "
+                                           f"{'a string' if bad == 'action' else 'an object'}")
+        if kind == "system":
+            chat.add({"role": "system", "content": _text(args.get("content", e.get("message")), "args.content", w)},
+                     source)
+        elif kind == "message":
+            text = _text(args.get("content", e.get("message")), "args.content", w)
+            if isinstance(args.get("image_urls"), list) and args["image_urls"]:
+                chat.ignored["images"] += len(args["image_urls"])
+            if text:
+                chat.add({"role": "user" if e.get("source") == "user" else "assistant", "content": text}, source)
+        elif kind in NOT_CALLS:
+            chat.ignored[f"{kind} actions"] += 1
+        elif e.get("source") == "user":  # the user ran it: shown to the model as the user's words
+            chat.add({"role": "user", "content": _text(e.get("message"), "message", w) or result_text(args)}, source)
+        elif e.get("tool_call_metadata") is None:
+            call = chat_call(f"event-{e.get('id', i)}", kind, _arguments(args), w)
+            words = _text(args.get("thought"), "args.thought", w)
+            chat.add({"role": "assistant", "content": words or None, "tool_calls": [call]}, source)
+            by_action[e.get("id")] = call["id"]
+        else:
+            call_id, response, calls, words = _model_call(e["tool_call_metadata"], args, w, chat)
+            by_action[e.get("id")] = call_id
+            if response == turn[0] and call_id in turn[1]:
+                continue  # a later call of a response already read
+            chat.add({"role": "assistant", "content": words or None, "tool_calls": calls}, source)
+            turn = (response, [c["id"] for c in calls])
+    return chat
+
+
+def _arguments(args: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in args.items() if k not in BOOKKEEPING}
+
+
+def _observation(chat: Chat, e: Mapping[str, Any], source: str, by_action: dict[Any, str]) -> None:
+    """A call's result, a user turn, or (internal) a count."""
+    meta = e.get("tool_call_metadata")
+    meta_id = meta.get("tool_call_id") if isinstance(meta, Mapping) else None
+    call_id = by_action.get(e["cause"]) if e.get("cause") is not None else None
+    call_id = call_id or (None if meta_id is None else str(meta_id))
+    content = result_text(e.get("content"))
+    if call_id is not None:  # a call id no call has is counted by the importer as an unanswered result
+        chat.add({"role": "tool", "tool_call_id": call_id, "content": content}, source)
+    elif e["observation"] in QUIET:
+        chat.ignored[f"{e['observation']} observations"] += 1
+    elif content:
+        chat.add({"role": "user", "content": content}, source)
+
+
+def _model_call(meta: Any, args: Mapping[str, Any], w: str, chat: Chat) -> tuple[str, Any, list[dict], str]:
+    """(the call's id, the model response's id, the response's calls, its words) of an action's metadata."""
+    if not isinstance(meta, Mapping) or not isinstance(meta.get("function_name"), str) \
+            or not isinstance(meta.get("tool_call_id"), (str, int)) or isinstance(meta.get("tool_call_id"), bool):
+        raise TranscriptFormatError(w, "'tool_call_metadata' needs a string 'function_name' and a 'tool_call_id' "
+                                       f"(got {_what(meta)})")
+    call_id = str(meta["tool_call_id"])
+    own = [chat_call(call_id, meta["function_name"], _arguments(args), w)]
+    response = meta.get("model_response")
+    if response is None:
+        return call_id, (call_id,), own, _text(args.get("thought"), "args.thought", w)
+    at = f"{w}, tool_call_metadata.model_response"
+    choices = response.get("choices") if isinstance(response, Mapping) else None
+    message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], Mapping) \
+        else None
+    if not isinstance(message, Mapping):
+        raise TranscriptFormatError(at, f"expected a model response {{\"id\", \"choices\": [{{\"message\": ...}}]}} "
+                                        f"(got {_what(response)})")
+    raw = message.get("tool_calls") or []
+    if not isinstance(raw, list):
+        raise TranscriptFormatError(f"{at}.choices[0].message", f"'tool_calls' is {json_type(raw)}, expected a list")
+    calls = []
+    for j, c in enumerate(raw):
+        fn = c.get("function") if isinstance(c, Mapping) else None
+        if not isinstance(fn, Mapping):
+            raise TranscriptFormatError(f"{at}.choices[0].message, tool call {j}",
+                                        f"expected {{\"id\", \"function\": {{\"name\", \"arguments\"}}}}, got {_what(c)}")
+        calls.append(chat_call(c.get("id"), fn.get("name"), fn.get("arguments"), f"{at}, tool call {j}"))
+    if call_id not in [c["id"] for c in calls]:  # the response lacks this call: the action is the call
+        calls = own
+    if message.get("reasoning_content") or message.get("thinking_blocks"):
+        chat.ignored["reasoning"] += 1
+    words = text_of(message.get("content"), f"{at}.choices[0].message", ignored=chat.ignored)
+    return call_id, response.get("id") or tuple(c["id"] for c in calls), calls, words
+
+
+def _text(value: Any, field: str, where: str) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    raise TranscriptFormatError(where, f"'{field}' is {json_type(value)}, expected a string")
+
+
+def _what(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return f"an object with the keys {', '.join(sorted(map(str, value))[:8])}" if value else "an empty object"
+    return json_type(value)
+
+
+def _events(history: list[Any]) -> list[Any]:
+    """Events of a ``history``: older evaluation outputs write ``[action, observation]`` pairs."""
+    return [e for item in history for e in (item if isinstance(item, list) else [item])]
+
+
+def is_trajectory(doc: Any) -> bool:
+    """A list of events (``--save_trajectory_path``) or an evaluation output line ``{"instance_id", "history"}``
+    (its history empty: a run that failed before its first step)."""
+    if isinstance(doc, Mapping):
+        history = doc.get("history")
+        return isinstance(history, list) and (is_trajectory(history) if history else "instance_id" in doc
+                                              and not any(k in doc for k in ("trajectory", "messages")))
+    return isinstance(doc, list) and bool(doc) and (is_event(doc[0]) or isinstance(doc[0], list) and bool(doc[0])
+                                                    and is_event(doc[0][0]))
+
+
+def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
+    """The run of one document: a list of events (episode ``name``) or an evaluation output line (episode and
+    group: its ``instance_id``); a bad one is yielded as its error."""
+    if isinstance(doc, Mapping) and isinstance(doc.get("history"), list):
+        instance = doc.get("instance_id")
+        if instance is not None:
+            if isinstance(instance, bool) or not isinstance(instance, (str, int)) or instance == "":
+                yield TranscriptFormatError(where, f"'instance_id' is {json_type(instance)}, expected a string")
+                return
+            name = group = str(instance)
+        yield Conversation(id_of(name), _events(doc["history"]), where, group, "openhands")
+    elif isinstance(doc, list):
+        yield Conversation(id_of(name), _events(doc), where, group, "openhands")
+    else:
+        yield TranscriptFormatError(where, "not an OpenHands trajectory: expected a list of events (as "
+                                           "--save_trajectory_path writes) or an evaluation output line "
+                                           f"{{\"instance_id\", \"history\": [events]}}; got {_what(doc)} (sam-data "
+                                           "formats lists what is read)")
