@@ -275,7 +275,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
                                             "messages": converse[:-1], "output": {"message": converse[-1]}}) + "\n")
     files["gemini"].write_text(json.dumps({"id": "conv-1", "systemInstruction": {"parts": [{"text": POLICY}]},
                                            "contents": gemini_contents()}) + "\n")
-    files["openhands"].write_text(json.dumps(openhands_events(), indent=2) + "\n")  # as --save_trajectory_path
+    files["openhands"].write_text(json.dumps(openhands_events(), indent=2) + "\n")  # as save_trajectory_path
     return files
 
 
@@ -697,7 +697,7 @@ def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
         (files["swe-agent"] / f"c{n:02d}").mkdir(parents=True)
         (files["swe-agent"] / f"c{n:02d}" / f"c{n:02d}.traj").write_text(json.dumps(
             {"history": to_swe_agent(d["traj"]), "info": {"exit_status": "submitted"}}))
-    files["openhands"] = tmp_path / "openhands"  # the folder --save_trajectory_path writes: {session}.json
+    files["openhands"] = tmp_path / "openhands"  # the folder save_trajectory_path writes: {session}.json
     files["openhands"].mkdir()
     for n, d in enumerate(data):
         (files["openhands"] / f"c{n:02d}.json").write_text(json.dumps(to_openhands(d["traj"])))

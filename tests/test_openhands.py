@@ -186,7 +186,7 @@ def test_text_mode_actions_and_an_evaluations_output_jsonl(tmp_path):
 
 
 def test_a_folder_of_saved_trajectories_and_a_command_the_user_ran(tmp_path):
-    """--save_trajectory_path given a folder writes {session}.json into it; a command the user ran in the UI and
+    """save_trajectory_path given a folder writes {session}.json into it; a command the user ran in the UI and
     what it printed are the user's turns (OpenHands shows them so), not the agent's calls."""
     user_run = Run()
     user_run.add(source="user", message="Running command: cat NOTES", action="run", args={"command": "cat NOTES"})

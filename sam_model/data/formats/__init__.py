@@ -72,7 +72,7 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            '.jsonl of {"id", "system_instruction"?, "contents"} lines, or a .json list (camelCase or snake_case)',
            gemini.to_chat, gemini.sniff),
     Format("openhands", "OpenHands (OpenDevin) trajectories: the event stream of actions and observations",
-           '.json list of events (--save_trajectory_path; a folder of them), or the .jsonl of an evaluation: '
+           '.json list of events (the save_trajectory_path setting; a folder of them), or the .jsonl of an evaluation: '
            '{"instance_id", "history"} lines', openhands.to_chat, openhands.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);

@@ -61,7 +61,7 @@ def _whole(p: Path) -> bool:
 def trajectory_files(folder: Path) -> list[Path]:
     """The runs of a folder, sorted: the SWE-agent ``.traj[.gz]`` files under it (a retry agent's copy of an attempt,
     ``ID/attempt_N/ID.traj``, left out where ``ID/ID.traj`` lists the attempts itself), or, with none, the
-    ``.json[.gz]`` files in it (OpenHands' ``--save_trajectory_path`` folder: one ``{session}.json`` a run; not
+    ``.json[.gz]`` files in it (OpenHands' ``save_trajectory_path`` folder: one ``{session}.json`` a run; not
     under it, where an evaluation keeps its ``llm_completions``)."""
     found = sorted(q for q in folder.rglob("*") if q.name.endswith((".traj", ".traj.gz")) and q.is_file())
     return [q for q in found if not (re.fullmatch(r"attempt_\d+", q.parent.name)

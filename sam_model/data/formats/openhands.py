@@ -1,8 +1,9 @@
 """OpenHands (formerly OpenDevin) trajectories: the event stream of one run, as OpenHands serialises it
 (openhands/events/serialization/event.py, ``event_to_dict``): a list of events ``{"id", "source", "message",
 "action", "args", "tool_call_metadata"}`` or ``{"id", "source", "observation", "content", "extras", "cause",
-"tool_call_metadata"}``. ``--save_trajectory_path`` writes one run as such a list (``{session}.json``, one per
-run when the path is a folder); an evaluation's ``output.jsonl`` has one run a line, ``{"instance_id",
+"tool_call_metadata"}``. OpenHands' ``save_trajectory_path`` setting (``[core]`` of its config.toml, or
+``SAVE_TRAJECTORY_PATH``; a setting, not a command-line option) writes one run as such a list (``{session}.json``,
+one per run when the path is a folder); an evaluation's ``output.jsonl`` has one run a line, ``{"instance_id",
 "instruction", "history": [events], ...}`` (older ones: ``history`` as ``[action, observation]`` pairs).
 
 Read as OpenHands' own ConversationMemory builds what the model saw:
@@ -183,7 +184,7 @@ def _events(history: list[Any]) -> list[Any]:
 
 
 def is_trajectory(doc: Any) -> bool:
-    """A list of events (``--save_trajectory_path``) or an evaluation output line ``{"instance_id", "history"}``
+    """A list of events (``save_trajectory_path``) or an evaluation output line ``{"instance_id", "history"}``
     (its history empty: a run that failed before its first step)."""
     if isinstance(doc, Mapping):
         history = doc.get("history")
@@ -208,6 +209,6 @@ def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterato
         yield Conversation(id_of(name), _events(doc), where, group, "openhands")
     else:
         yield TranscriptFormatError(where, "not an OpenHands trajectory: expected a list of events (as "
-                                           "--save_trajectory_path writes) or an evaluation output line "
+                                           "OpenHands' save_trajectory_path setting writes) or an evaluation output line "
                                            f"{{\"instance_id\", \"history\": [events]}}; got {_what(doc)} (sam-data "
                                            "formats lists what is read)")
