@@ -8,14 +8,15 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sam_model.index import MemoryIndex
-from sam_model.io import atomic_dir
+from sam_model.io import SAMFileError, atomic_dir
+from sam_model.limits import check_k
 from sam_model.locking import locked
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,44 @@ class PointBook:
     _check_episode = staticmethod(MemoryIndex._check_episode)
     _check_vectors = MemoryIndex._check_vectors  # the same checks and messages as the FAISS index
 
+    @staticmethod
+    def check_keys(cfg: Any, where: str, kind: str, keys: set[str], strings: Sequence[str]) -> None:
+        """The first checks of an engine's index config, alike for both: an object, no key but ``keys`` (the message
+        names the ``kind`` they are allowed for), and each of ``strings`` (url, path, collection) a non-empty string
+        where given. Raises ValueError naming ``<where>.<key>``; the engine then checks its own values."""
+        if not isinstance(cfg, dict):
+            raise ValueError(f"field '{where}' must be an object such as {{\"kind\": \"{kind}\"}}, got {cfg!r}")
+        unknown = sorted(set(cfg) - keys)
+        if unknown:
+            raise ValueError(f"field '{where}' has unknown key(s) {unknown}; allowed for kind '{kind}': {sorted(keys)}")
+        for name in strings:
+            v = cfg.get(name)
+            if v is not None and (not isinstance(v, (str, os.PathLike)) or not str(v)):
+                raise ValueError(f"field '{where}.{name}' must be a non-empty string, got {v!r}")
+
+    @staticmethod
+    def check_exact(cfg: Mapping[str, Any], where: str) -> None:
+        """An engine config's ``exact`` (Qdrant's brute force instead of its HNSW graph), where given, is a bool."""
+        if not isinstance(cfg.get("exact", False), bool):
+            raise ValueError(f"field '{where}.exact' must be true or false, got {cfg.get('exact')!r}")
+
+    @staticmethod
+    def read_meta(meta: Mapping[str, Any], meta_path: Path, expected_dim: int | None, fix: str,
+                   counters: Sequence[str] = ()) -> tuple[int, dict, list, list, list[int]]:
+        """(dim, config, ids, episodes, the ints named by ``counters``) of an engine's saved meta.json, checked as
+        both engines' loads need them: each present and of its type, the dim the model's (``expected_dim``), one
+        episode per id. A SAMFileError names ``meta_path`` and ends with ``fix``."""
+        try:
+            dim, cfg, ids, episodes = int(meta["dim"]), dict(meta["config"]), list(meta["ids"]), list(meta["episodes"])
+            counts = [int(meta[name]) for name in counters]
+        except (KeyError, TypeError, ValueError) as err:
+            raise SAMFileError(f"{meta_path}: index metadata lacks or mangles {err}; {fix}") from None
+        if expected_dim is not None and dim != expected_dim:
+            raise SAMFileError(f"{meta_path}: index has dim {dim} but the model expects dim {expected_dim}; {fix}")
+        if len(ids) != len(episodes):
+            raise SAMFileError(f"{meta_path}: ids and episodes differ in length; {fix}")
+        return dim, cfg, ids, episodes, counts
+
     def _checked_add(self, ids: Sequence[Any], vectors: Any, episode_ids: Sequence[Any] | str | None,
                      scopes: Mapping[str, Any] | None) -> tuple[list, np.ndarray, list, dict[str, Any]]:
         """(keys, vectors, episodes, scope payload) of an ``add``, checked before anything is written: one id per
@@ -89,6 +128,26 @@ class PointBook:
         if len(per_query) != n:
             raise ValueError(f"episode_id has {len(per_query)} entries but there are {n} queries")
         return per_query
+
+    def _search_args(self, queries: Any, k: Any, episode_id: Any, within: Iterable[Any] | None
+                     ) -> tuple[int, np.ndarray, list, set | None]:
+        """A search's arguments checked as the FAISS index checks them: k, the queries as float32 rows of the
+        index's dim (one vector is one query), an episode per query, and ``within`` as a set (None: no id filter)."""
+        k = check_k(k)
+        q = np.asarray(queries, dtype=np.float32)
+        q = self._check_vectors(q[None, :] if q.ndim == 1 else q, "queries")
+        return k, q, self._per_query(episode_id, len(q)), None if within is None else set(within)
+
+    @staticmethod
+    def _rows(answers: Iterable[Sequence[Any]], n: int, k: int) -> tuple[list[list[Any]], np.ndarray]:
+        """The ids and scores of ``n`` queries from the engine's answers (each its scored points, best first, with
+        payload ``sam_id``), padded with id None and score -inf as MemoryIndex's rows (no answers: all padding)."""
+        ids: list[list[Any]] = [[None] * k for _ in range(n)]
+        scores = np.full((n, k), -np.inf, np.float32)
+        for r, answer in enumerate(answers):
+            for c, p in enumerate(answer[:k]):
+                ids[r][c], scores[r, c] = p.payload["sam_id"], p.score
+        return ids, scores
 
     def _known(self, i: Any) -> str | int:
         key = self._check_id(i)

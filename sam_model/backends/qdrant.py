@@ -58,7 +58,7 @@ from sam_model.backends.kinds import QDRANT, QDRANT_FORMAT
 from sam_model.backends.points import SCOPE_FIELDS, PointBook, all_or_nothing, point_id
 from sam_model.index import META_FILE
 from sam_model.io import NPY_LOCK, SAMFileError, atomic_write_text, read_format_json, reading
-from sam_model.limits import check_int, check_k
+from sam_model.limits import check_int
 from sam_model.locking import locked, new_lock
 
 log = logging.getLogger(__name__)
@@ -176,16 +176,7 @@ class QdrantIndex(PointBook):
     @staticmethod
     def check_config(cfg: Any, where: str = "index") -> None:
         """Raise ValueError naming ``<where>.<key>`` for an unknown key or a bad value."""
-        if not isinstance(cfg, dict):
-            raise ValueError(f"field '{where}' must be an object such as {{\"kind\": \"qdrant\"}}, got {cfg!r}")
-        unknown = sorted(set(cfg) - CONFIG_KEYS)
-        if unknown:
-            raise ValueError(f"field '{where}' has unknown key(s) {unknown}; allowed for kind 'qdrant': "
-                             f"{sorted(CONFIG_KEYS)}")
-        for name in ("url", "path", "collection"):
-            v = cfg.get(name)
-            if v is not None and (not isinstance(v, (str, os.PathLike)) or not str(v)):
-                raise ValueError(f"field '{where}.{name}' must be a non-empty string, got {v!r}")
+        PointBook.check_keys(cfg, where, QDRANT, CONFIG_KEYS, ("url", "path", "collection"))
         if cfg.get("url") is not None and cfg.get("path") is not None:
             raise ValueError(f"field '{where}': give url (a Qdrant server) or path (embedded), not both")
         c = cfg.get("collection")
@@ -194,8 +185,7 @@ class QdrantIndex(PointBook):
         for name in ("hnsw_ef", "timeout"):
             if cfg.get(name) is not None:
                 check_int(cfg[name], f"field '{where}.{name}'", 1, 1 << 20)
-        if not isinstance(cfg.get("exact", False), bool):
-            raise ValueError(f"field '{where}.exact' must be true or false, got {cfg.get('exact')!r}")
+        PointBook.check_exact(cfg, where)
 
     @classmethod
     def from_config(cls, dim: int, cfg: dict | None, where: str = "index", attach: bool = False) -> QdrantIndex:
@@ -325,25 +315,15 @@ class QdrantIndex(PointBook):
                ) -> tuple[list[list[Any]], np.ndarray]:
         """Top-k memories by inner product per query, filtered inside Qdrant by episode, ``scopes`` (payload)
         and ``within`` (ids). Rows are padded with id None and score -inf, as MemoryIndex's."""
-        k = check_k(k)
-        q = np.asarray(queries, dtype=np.float32)
-        q = self._check_vectors(q[None, :] if q.ndim == 1 else q, "queries")
-        n = len(q)
-        per_query = self._per_query(episode_id, n)
-        within = None if within is None else set(within)
+        k, q, per_query, within = self._search_args(queries, k, episode_id, within)
         if within is not None and not within:
-            return [[None] * k for _ in range(n)], np.full((n, k), -np.inf, np.float32)
+            return self._rows((), len(q), k)
         params = models.SearchParams(hnsw_ef=self.hnsw_ef, exact=self.exact)
         requests = [models.QueryRequest(query=row.tolist(), filter=self._filter(ep, within, scopes), limit=k,
                                         params=params, with_payload=["sam_id"]) for row, ep in zip(q, per_query)]
         with self._client_lock:
             answers = self.client.query_batch_points(self.collection, requests, timeout=self.timeout)
-        ids = [[None] * k for _ in range(n)]
-        scores = np.full((n, k), -np.inf, np.float32)
-        for r, answer in enumerate(answers):
-            for c, p in enumerate(answer.points[:k]):
-                ids[r][c], scores[r, c] = p.payload["sam_id"], p.score
-        return ids, scores
+        return self._rows([answer.points for answer in answers], len(q), k)
 
     # ---- persistence --------------------------------------------------------------------------------------
 
@@ -406,15 +386,7 @@ class QdrantIndex(PointBook):
                                     "save the store again")
             raw = cls._read_raw_points(Path(folder)) if (Path(folder) / POINTS_FILE).exists() else None
         fix = "save the store again, or rebuild it"
-        try:
-            dim, cfg, ids, episodes, next_wseq = (int(meta["dim"]), dict(meta["config"]), list(meta["ids"]),
-                                                  list(meta["episodes"]), int(meta["next_wseq"]))
-        except (KeyError, TypeError, ValueError) as err:
-            raise SAMFileError(f"{meta_path}: index metadata lacks or mangles {err}; {fix}") from None
-        if expected_dim is not None and dim != expected_dim:
-            raise SAMFileError(f"{meta_path}: index has dim {dim} but the model expects dim {expected_dim}; {fix}")
-        if len(ids) != len(episodes):
-            raise SAMFileError(f"{meta_path}: ids and episodes differ in length; {fix}")
+        dim, cfg, ids, episodes, (next_wseq,) = cls.read_meta(meta, meta_path, expected_dim, fix, ("next_wseq",))
         embedded = cfg.get("url") is None
         if not embedded:
             check_trusted(str(cfg["url"]), str(meta_path))

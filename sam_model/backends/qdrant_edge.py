@@ -50,7 +50,7 @@ from sam_model.backends.kinds import QDRANT_EDGE, QDRANT_EDGE_FORMAT
 from sam_model.backends.points import SCOPE_FIELDS, PointBook, all_or_nothing, point_id
 from sam_model.index import META_FILE
 from sam_model.io import SAMFileError, atomic_write_text, read_format_json, reading
-from sam_model.limits import check_int, check_k
+from sam_model.limits import check_int
 from sam_model.locking import locked, new_lock
 
 FORMAT_VERSION = 1
@@ -141,20 +141,11 @@ class QdrantEdgeIndex(PointBook):
     @staticmethod
     def check_config(cfg: Any, where: str = "index") -> None:
         """Raise ValueError naming ``<where>.<key>`` for an unknown key or a bad value."""
-        if not isinstance(cfg, dict):
-            raise ValueError(f"field '{where}' must be an object such as {{\"kind\": \"qdrant-edge\"}}, got {cfg!r}")
-        unknown = sorted(set(cfg) - CONFIG_KEYS)
-        if unknown:
-            raise ValueError(f"field '{where}' has unknown key(s) {unknown}; allowed for kind 'qdrant-edge': "
-                             f"{sorted(CONFIG_KEYS)}")
-        v = cfg.get("path")
-        if v is not None and (not isinstance(v, (str, os.PathLike)) or not str(v)):
-            raise ValueError(f"field '{where}.path' must be a non-empty string, got {v!r}")
+        PointBook.check_keys(cfg, where, QDRANT_EDGE, CONFIG_KEYS, ("path",))
         for name, lo in (("m", 2), ("ef_construct", 4), ("hnsw_ef", 1)):
             if cfg.get(name) is not None:
                 check_int(cfg[name], f"field '{where}.{name}'", lo, 1 << 16)
-        if not isinstance(cfg.get("exact", False), bool):
-            raise ValueError(f"field '{where}.exact' must be true or false, got {cfg.get('exact')!r}")
+        PointBook.check_exact(cfg, where)
         if cfg.get("optimize", "auto") not in OPTIMIZE:
             raise ValueError(f"field '{where}.optimize' must be one of {OPTIMIZE}, got {cfg.get('optimize')!r}")
 
@@ -274,25 +265,16 @@ class QdrantEdgeIndex(PointBook):
                ) -> tuple[list[list[Any]], np.ndarray]:
         """Top-k memories by inner product per query, filtered inside the HNSW search by episode, ``scopes``
         (payload) and ``within`` (ids). Rows are padded with id None and score -inf, as MemoryIndex's."""
-        k = check_k(k)
-        q = np.asarray(queries, dtype=np.float32)
-        q = self._check_vectors(q[None, :] if q.ndim == 1 else q, "queries")
+        k, q, per_query, within = self._search_args(queries, k, episode_id, within)
         n = len(q)
-        per_query = self._per_query(episode_id, n)
-        within = None if within is None else set(within)
-        ids = [[None] * k for _ in range(n)]
-        scores = np.full((n, k), -np.inf, np.float32)
         if within is not None and not within:
-            return ids, scores
+            return self._rows((), n, k)
         params = qe.SearchParams(hnsw_ef=self.hnsw_ef, exact=self.exact)
         requests = [qe.QueryRequest(limit=k, query=qe.Query.Nearest(row), filter=self._filter(ep, within, scopes),
                                     params=params, with_payload=["sam_id"]) for row, ep in zip(q.tolist(), per_query)]
         answers = ([self.shard.query(requests[0])] if n == 1
                    else self.shard.query_batch(qe.QueryBatchRequest(requests)))
-        for r, answer in enumerate(answers):
-            for c, p in enumerate(answer[:k]):
-                ids[r][c], scores[r, c] = p.payload["sam_id"], p.score
-        return ids, scores
+        return self._rows(answers, n, k)
 
     # ---- persistence --------------------------------------------------------------------------------------
 
@@ -322,15 +304,7 @@ class QdrantEdgeIndex(PointBook):
         with reading(path) as folder:
             meta_path = Path(folder) / META_FILE
             meta = read_format_json(meta_path, QDRANT_EDGE_FORMAT, FORMAT_VERSION, "Qdrant Edge index metadata", fix)
-            try:
-                dim, cfg, ids, episodes = (int(meta["dim"]), dict(meta["config"]), list(meta["ids"]),
-                                           list(meta["episodes"]))
-            except (KeyError, TypeError, ValueError) as err:
-                raise SAMFileError(f"{meta_path}: index metadata lacks or mangles {err}; {fix}") from None
-            if expected_dim is not None and dim != expected_dim:
-                raise SAMFileError(f"{meta_path}: index has dim {dim} but the model expects dim {expected_dim}; {fix}")
-            if len(ids) != len(episodes):
-                raise SAMFileError(f"{meta_path}: ids and episodes differ in length; {fix}")
+            dim, cfg, ids, episodes, _ = cls.read_meta(meta, meta_path, expected_dim, fix)
             shard = Path(folder) / SHARD_DIR
             if not (shard / "segments").is_dir():
                 raise SAMFileError(f"{shard}: the Qdrant Edge shard is missing; {fix}")
