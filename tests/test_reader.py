@@ -196,6 +196,15 @@ def test_unknown_phase_and_missing_state_are_fine(write_log):
     assert state_to_text(events[0].state) == "phase: none"
 
 
+@pytest.mark.parametrize("name", ["phase", "last_action_result"])
+def test_the_states_string_fields_read_null_and_missing_as_empty_and_name_any_other_value(name):
+    assert State.from_json({name: None}) == State.from_json({}) == State()
+    assert getattr(State.from_json({name: "x"}), name) == "x"
+    for bad, words in ((0, "a number"), ([], "a list"), (True, "true")):
+        with pytest.raises(ValueError, match=f"^'st.{name}' must be a string, got {words}$"):
+            State.from_json({name: bad}, "st")
+
+
 # ---------------------------------------------------------------- hypothesis round-trip
 
 scalars = st.one_of(

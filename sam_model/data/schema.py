@@ -57,11 +57,7 @@ class State:
             return cls()
         if not isinstance(obj, dict):
             raise ValueError(f"'{where}' must be an object, got {json_type(obj)}")
-        phase = obj.get("phase", "")
-        if phase is None:
-            phase = ""
-        if not isinstance(phase, str):
-            raise ValueError(f"'{where}.phase' must be a string, got {json_type(phase)}")
+        phase = _str(obj.get("phase"), f"{where}.phase")
         stack = _str_list(obj.get("subgoal_stack"), f"{where}.subgoal_stack")
         flags = _str_list(obj.get("uncertainty_flags"), f"{where}.uncertainty_flags")
         constraints = obj.get("constraints")
@@ -75,11 +71,7 @@ class State:
                 raise ValueError(f"'{where}.constraints.{key}' must be a scalar or a list of scalars")
             if any(isinstance(v, float) and not math.isfinite(v) for v in (value if isinstance(value, list) else [value])):
                 raise ValueError(f"'{where}.constraints.{key}' must be a finite number, got {value!r}")
-        last = obj.get("last_action_result", "")
-        if last is None:
-            last = ""
-        if not isinstance(last, str):
-            raise ValueError(f"'{where}.last_action_result' must be a string, got {json_type(last)}")
+        last = _str(obj.get("last_action_result"), f"{where}.last_action_result")
         extra = {k: v for k, v in obj.items() if k not in STATE_FIELDS}
         return cls(phase, tuple(stack), dict(constraints), tuple(flags), last, extra)
 
@@ -213,6 +205,15 @@ def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
 
 def _is_scalar(v: Any) -> bool:
     return v is None or isinstance(v, (str, int, float, bool))
+
+
+def _str(value: Any, where: str) -> str:
+    """A state's string field: null or missing is empty, as the spec's missing fields are."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"'{where}' must be a string, got {json_type(value)}")
+    return value
 
 
 def _str_list(value: Any, where: str) -> list[str]:
