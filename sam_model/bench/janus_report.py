@@ -8,7 +8,9 @@ report can be redrawn from a saved ``janus.json`` without running anything. With
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,46 +30,51 @@ def _curves(ax, results: dict[str, dict]) -> dict[str, list[tuple[int, float]]]:
     return lines
 
 
-def _save(fig, ax, path: Path) -> None:
-    """The legend beside the axes, then the PNG written atomically."""
+def _plot(results: dict[str, dict], path: Path, tensorboard: str | None, marks: Callable[[Any], None],
+          xlabel: str, ylabel: str, title: str) -> dict[str, list[tuple[int, float]]]:
+    """One seed's figure, drawn alike for both streams: the policies' curves (:func:`_curves`), then ``marks(ax)``
+    (what the stream marks along t: domains, faults), the labels, the legend beside the axes, the PNG written
+    atomically, and the curves and PNG logged to TensorBoard. Returns the curves by policy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     from sam_model.evaluation.diagnostics import save_figure
 
+    fig, ax = plt.subplots(figsize=(11, 4.8))
+    lines = _curves(ax, results)
+    marks(ax)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     save_figure(fig, path, dpi=120)
     plt.close(fig)
+    tensorboard_log.log_figure(tensorboard, "janus_accuracy", lines, path)
+    return lines
 
 
 def plot_head(per_seed: dict[int, dict[str, dict]], path: Path,
               tensorboard: str | None = None) -> dict[str, list[tuple[int, float]]]:
     """The head stream's dev accuracy along the stream, one line per policy, on the first seed, domains marked;
     also to the TensorBoard log ``tensorboard``. Returns the lines drawn, by policy."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     seed = next(iter(per_seed))
     results = per_seed[seed]
-    fig, ax = plt.subplots(figsize=(11, 4.8))
-    lines = _curves(ax, results)
-    any_r = next(iter(results.values()))
-    doms = any_r["domain_at"]
-    for i in range(1, len(doms)):
-        if doms[i] != doms[i - 1]:
-            ax.axvline(i + 0.5, color="0.85", lw=0.8, zorder=0)
-    starts = [0] + [i for i in range(1, len(doms)) if doms[i] != doms[i - 1]]
-    for a, b in zip(starts, starts[1:] + [len(doms)]):
-        ax.text((a + b) / 2 + 0.5, ax.get_ylim()[0], doms[a][:6], ha="center", va="bottom", fontsize=7,
-                color="0.4", rotation=90)
-    ax.set_xlabel("update step t (stream ordered by service domain)")
-    ax.set_ylabel("dev top-1 accuracy, all domains (%)")
-    ax.set_title(f"Janus on the SGD domain stream (seed {seed})")
-    _save(fig, ax, path)
-    tensorboard_log.log_figure(tensorboard, "janus_accuracy", lines, path)
-    return lines
+    doms = next(iter(results.values()))["domain_at"]
+
+    def domains(ax) -> None:  # after the curves: a domain's name sits at the bottom of their y range
+        for i in range(1, len(doms)):
+            if doms[i] != doms[i - 1]:
+                ax.axvline(i + 0.5, color="0.85", lw=0.8, zorder=0)
+        starts = [0] + [i for i in range(1, len(doms)) if doms[i] != doms[i - 1]]
+        for a, b in zip(starts, starts[1:] + [len(doms)]):
+            ax.text((a + b) / 2 + 0.5, ax.get_ylim()[0], doms[a][:6], ha="center", va="bottom", fontsize=7,
+                    color="0.4", rotation=90)
+
+    return _plot(results, path, tensorboard, domains, "update step t (stream ordered by service domain)",
+                 "dev top-1 accuracy, all domains (%)", f"Janus on the SGD domain stream (seed {seed})")
 
 
 def print_head_table(console, summary: dict[str, dict], tg: dict, noisy: bool = False, stats: dict | None = None,
@@ -101,26 +108,17 @@ def plot_bank(report: dict, path: Path, tensorboard: str | None = None) -> dict[
     """The bank stream's held-out recall along the stream, one line per policy, on the report's first seed, with
     its fault batches marked: where a policy falls (a deleting prune it let through) is what the table's final
     figure cannot show. Also to the TensorBoard log ``tensorboard``; returns the lines drawn, by policy."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     seed = next(iter(report["per_seed"]))
-    results = report["per_seed"][seed]
-    fig, ax = plt.subplots(figsize=(11, 4.8))
-    for t, fault in sorted((int(t), f) for t, f in report.get("faults", {}).get(seed, {}).items()):
-        ax.axvline(t, color={"prune": "tab:red", "misread": "tab:orange"}.get(fault, "0.6"), lw=0.8, alpha=0.5,
-                   zorder=0)
-        ax.text(t, 1.0, fault, transform=ax.get_xaxis_transform(), rotation=90, fontsize=7, color="0.4",
-                ha="right", va="top")
-    lines = _curves(ax, results)
-    ax.set_xlabel("batch t (faults marked)")
-    ax.set_ylabel("held-out recall (%)")
-    ax.set_title(f"Janus on the memory-bank stream (seed {seed})")
-    _save(fig, ax, path)
-    tensorboard_log.log_figure(tensorboard, "janus_accuracy", lines, path)
-    return lines
+
+    def faults(ax) -> None:
+        for t, fault in sorted((int(t), f) for t, f in report.get("faults", {}).get(seed, {}).items()):
+            ax.axvline(t, color={"prune": "tab:red", "misread": "tab:orange"}.get(fault, "0.6"), lw=0.8, alpha=0.5,
+                       zorder=0)
+            ax.text(t, 1.0, fault, transform=ax.get_xaxis_transform(), rotation=90, fontsize=7, color="0.4",
+                    ha="right", va="top")
+
+    return _plot(report["per_seed"][seed], path, tensorboard, faults, "batch t (faults marked)",
+                 "held-out recall (%)", f"Janus on the memory-bank stream (seed {seed})")
 
 
 def share(v: float | None) -> str:
