@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_store_review import an_update, whole_state
 
 from sam_model.backends import index_from_config
 from sam_model.data.examples import MemoryRecord
@@ -104,18 +105,6 @@ def test_every_index_refuses_an_episode_its_own_save_could_not_load(tmp_path, ki
 # ---- 3. an update's rollback whose first step fails --------------------------------------------------------
 
 
-LONG_VIEW = "view_file:\n" + "\n".join(f"{i:4d}  def handler_{i}(request): pass" for i in range(60))
-
-
-def whole_state(store: MemoryStore) -> tuple:
-    """Everything a write may change: the saved state (entries in order, linker, steps), the index's ids and the
-    vectors by id, the chunk lists, links and scopes."""
-    ids = store.ids()
-    return (store.state_dict(), sorted(map(str, store.index.ids())), store.index.get_vectors(ids).tolist(),
-            {k: list(v) for k, v in store._chunks.items()}, store.links(),
-            {k: sorted(map(str, v)) for k, v in store._scopes.items()})
-
-
 class LostAnswer(ConnectionError):
     """The backend wrote, and the answer never came back (a timeout): the client cannot tell it from a refusal."""
 
@@ -152,21 +141,15 @@ def test_an_update_whose_rollback_first_fails_to_take_the_new_version_out_is_sti
     KeyError, every save failed to load). The rollback now puts the bookkeeping back first and asks the index twice
     (a chunked update's new chunks are asked for by the add's rollback, then by the update's); the old version is then
     exactly as it was, and the update retried goes through."""
-    chunking = None if shape == "whole" else {"size": 180, "overlap": 50}
-    store = MemoryStore(HashingEncoder(128), StoreConfig(chunking=chunking))
-    first = LONG_VIEW if shape == "chunked" else "my budget is 1400 dollars"
-    store.add([Event("e", 0, "result", first, State(phase="view_file"))], user_id="mia")
-    store.add([Event("e", 1, "user", "the handler_7 budget is fine", State(phase="plan"))], user_id="mia")
+    store, new = an_update(shape)
     before = whole_state(store)
-    new_text = "[result] " + (LONG_VIEW.replace("pass", "return 1") if shape != "whole" else "budget 3500")
-    new = MemoryRecord("e#0", "e", 0, "result", "view_file", new_text, new_text)
     log = faulty(monkeypatch, store.index, removes_failing)
     with pytest.raises(LostAnswer):
         store.update(new)
     assert log == ["add"] + ["remove"] * removes_failing, "the faults were not reached"
     assert whole_state(store) == before
     store.update(new)
-    assert store.memory("e#0").content == new_text
+    assert store.memory("e#0").content == new.content
     assert [h.id for h in store.search(State(phase="plan"), "handler_7 return", k=2, user_id="mia", fold=True)]
 
 

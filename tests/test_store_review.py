@@ -167,9 +167,9 @@ def test_an_add_interrupted_after_the_index_took_it_is_taken_back_whole(monkeypa
     assert [h.id for h in chunked.get_all()] == before and len(chunked.index) == len(before)
 
 
-def _whole_state(store: MemoryStore) -> tuple:
-    """Everything an update may change: the saved state (entries in order, linker, steps), the vectors by id, the
-    chunk lists, links and scopes."""
+def whole_state(store: MemoryStore) -> tuple:
+    """Everything a write may change: the saved state (entries in order, linker, steps), the index's ids and the
+    vectors by id, the chunk lists, links and scopes (tests/test_store_leftovers.py uses it too)."""
     ids = store.ids()
     return (store.state_dict(), sorted(map(str, store.index.ids())), store.index.get_vectors(ids).tolist(),
             {k: list(v) for k, v in store._chunks.items()}, store.links(),
@@ -177,6 +177,19 @@ def _whole_state(store: MemoryStore) -> tuple:
 
 
 LONG_VIEW = "view_file:\n" + "\n".join(f"{i:4d}  def handler_{i}(request): pass" for i in range(60))
+
+
+def an_update(shape: str) -> tuple[MemoryStore, MemoryRecord]:
+    """mia's store of two memories and a new version of the first: ``shape`` "chunked" (a long view, chunked, and
+    its new version), "whole" (a short memory, no chunking) or "whole to chunked" (a short memory in a chunking
+    store, its new version long enough to chunk)."""
+    chunking = None if shape == "whole" else {"size": 180, "overlap": 50}
+    store = MemoryStore(HashingEncoder(128), StoreConfig(chunking=chunking))
+    first = LONG_VIEW if shape == "chunked" else "my budget is 1400 dollars"
+    store.add([Event("e", 0, "result", first, State(phase="view_file"))], user_id="mia")
+    store.add([Event("e", 1, "user", "the handler_7 budget is fine", State(phase="plan"))], user_id="mia")
+    new_text = "[result] " + (LONG_VIEW.replace("pass", "return 1") if shape != "whole" else "budget 3500")
+    return store, MemoryRecord("e#0", "e", 0, "result", "view_file", new_text, new_text)
 
 
 @pytest.mark.parametrize("where", ["index", "entries"])
@@ -188,14 +201,8 @@ def test_an_update_that_fails_after_the_old_version_went_leaves_the_old_version(
     the write order, vectors, scopes and links are as they were, and the update retried goes through."""
     import sam_model.store as store_module
 
-    chunking = None if shape == "whole" else {"size": 180, "overlap": 50}
-    store = MemoryStore(HashingEncoder(128), StoreConfig(chunking=chunking))
-    first = LONG_VIEW if shape == "chunked" else "my budget is 1400 dollars"
-    store.add([Event("e", 0, "result", first, State(phase="view_file"))], user_id="mia")
-    store.add([Event("e", 1, "user", "the handler_7 budget is fine", State(phase="plan"))], user_id="mia")
-    before = _whole_state(store)
-    new_text = "[result] " + (LONG_VIEW.replace("pass", "return 1") if shape != "whole" else "budget 3500")
-    new = MemoryRecord("e#0", "e", 0, "result", "view_file", new_text, new_text)
+    store, new = an_update(shape)
+    before = whole_state(store)
     target = (store.index, "add") if where == "index" else (store_module, "_Entry")
     real, calls = getattr(*target), []
 
@@ -211,10 +218,10 @@ def test_an_update_that_fails_after_the_old_version_went_leaves_the_old_version(
     with pytest.raises((KeyboardInterrupt, ConnectionError)):
         store.update(new)
     assert calls, "the failure was not reached"
-    assert _whole_state(store) == before
+    assert whole_state(store) == before
     monkeypatch.setattr(*target, real)
     store.update(new)
-    assert store.memory("e#0").content == new_text
+    assert store.memory("e#0").content == new.content
     assert store.search(State(phase="plan"), "handler_7 return", k=1, user_id="mia", fold=True)
 
 
@@ -229,7 +236,7 @@ def test_a_failed_chunked_update_puts_its_old_chunks_back_all_or_none(monkeypatc
     store.add([Event("e", 0, "result", LONG_VIEW, State(phase="view_file"))], user_id="mia")
     store.add([Event("e", 1, "user", "the handler_7 budget is fine", State(phase="plan"))], user_id="mia")
     assert len(store._chunks["e#0"]) > 2
-    before = _whole_state(store)
+    before = whole_state(store)
     new_text = "[result] " + LONG_VIEW.replace("pass", "return 1")
     real, calls = store.index.add, []
 
@@ -246,4 +253,4 @@ def test_a_failed_chunked_update_puts_its_old_chunks_back_all_or_none(monkeypatc
     if 2 in refused:  # the put back refused: none of it
         assert not store.has("e#0") and store.ids() == ["e#1"] and "e#0" not in store._chunks
     else:
-        assert _whole_state(store) == before
+        assert whole_state(store) == before
