@@ -36,11 +36,14 @@ KILLER = textwrap.dedent("""
 """)
 
 
-def _config(tmp_path: Path, run: str, log: Path, bert: Path, kill: bool = False) -> Path:
-    """configs/demo.yaml with its checkpoint callbacks as they are, on tiny data and a tiny model."""
+def _config(tmp_path: Path, run: str, log: Path, bert: Path, kill: bool = False, tensorboard: bool = False) -> Path:
+    """configs/demo.yaml with its checkpoint callbacks as they are, on tiny data and a tiny model; with
+    ``tensorboard``, the demo's TensorBoard logger, writing into the checkpoint folder (``tmp_path/run/tb``)."""
     cfg = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())
     trainer = cfg["trainer"]
-    trainer.update(max_epochs=EPOCHS, logger=False, enable_progress_bar=False, enable_model_summary=False,
+    logger = {"class_path": "pytorch_lightning.loggers.TensorBoardLogger",
+              "init_args": {"save_dir": str(tmp_path / run), "name": "tb"}} if tensorboard else False
+    trainer.update(max_epochs=EPOCHS, logger=logger, enable_progress_bar=False, enable_model_summary=False,
                    default_root_dir=str(tmp_path / run), accelerator="cpu")
     callbacks = [c for c in trainer["callbacks"] if "LearningRateMonitor" not in c["class_path"]]
     for c in callbacks:
@@ -124,17 +127,11 @@ def test_a_fresh_run_does_not_warn_that_its_checkpoint_folder_is_not_empty(tmp_p
     """Found by a walkthrough: after ``rm -rf checkpoints`` a first run warned "Checkpoint directory ... exists and
     is not empty": the run's own TensorBoard logs and config, written there first. A re-run over checkpoints asked
     for with --overwrite does not warn either (a re-run without it is refused)."""
-    import yaml as _yaml
-
     from sam_model.data.synthetic import write_synthetic
 
     log = tmp_path / "train.jsonl"
     write_synthetic(log, 12, seed=0)
-    cfg = _config(tmp_path, "w", log, tiny_bert_dir)
-    data = _yaml.safe_load(cfg.read_text())  # the demo's TensorBoard logger, in the checkpoint folder
-    data["trainer"]["logger"] = {"class_path": "pytorch_lightning.loggers.TensorBoardLogger",
-                                 "init_args": {"save_dir": str(tmp_path / "w"), "name": "tb"}}
-    cfg.write_text(_yaml.safe_dump(data))
+    cfg = _config(tmp_path, "w", log, tiny_bert_dir, tensorboard=True)
 
     def warned() -> bool:
         found = any("exists and is not empty" in str(w.message) for w in recwarn.list)
@@ -192,11 +189,7 @@ def test_overwrite_replaces_the_earlier_runs_tensorboard_logs_once_the_new_run_s
 
     log = tmp_path / "train.jsonl"
     write_synthetic(log, 12, seed=0)
-    cfg = _config(tmp_path, "tb", log, tiny_bert_dir)
-    data = yaml.safe_load(cfg.read_text())  # the demo's TensorBoard logger, in the checkpoint folder
-    data["trainer"]["logger"] = {"class_path": "pytorch_lightning.loggers.TensorBoardLogger",
-                                 "init_args": {"save_dir": str(tmp_path / "tb"), "name": "tb"}}
-    cfg.write_text(yaml.safe_dump(data))
+    cfg = _config(tmp_path, "tb", log, tiny_bert_dir, tensorboard=True)
     tb = tmp_path / "tb" / "tb"
     train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1"])
     (tb / "version_3").mkdir()  # an earlier run's own earlier logs
