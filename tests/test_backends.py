@@ -1,5 +1,6 @@
 """The vector backends under the one store: Qdrant (embedded) ranks exactly as FAISS does through every filter,
-filters scopes inside its own search, rolls its collection back to a save, and names bad configs."""
+rolls its collection back to a save, and names bad configs (its scopes filtered inside its own search, and the
+checks it shares with Qdrant Edge: tests/test_point_engines.py)."""
 
 from __future__ import annotations
 
@@ -10,62 +11,18 @@ import pytest
 
 pytest.importorskip("qdrant_client", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
 
+from test_point_engines import assert_ranks_as_faiss, records  # noqa: E402
+
 from sam_model.backends import index_from_config  # noqa: E402
 from sam_model.backends.qdrant import QdrantIndex  # noqa: E402
-from sam_model.data.examples import MemoryRecord  # noqa: E402
 from sam_model.io import SAMFileError  # noqa: E402
 from sam_model.store import MemoryStore, StoreConfig  # noqa: E402
 
 DIM = 16
 
 
-def records(n: int, ep: str, start: int = 0) -> list[MemoryRecord]:
-    return [MemoryRecord(f"{ep}#{i}", ep, i, "user", "plan", f"memory {i} of {ep}", sets=("date",) * (i % 5 == 0))
-            for i in range(start, start + n)]
-
-
-def fill(store: MemoryStore, rng: np.random.Generator) -> None:
-    """Three users, two agents, a run; some ties; then deletes and an update."""
-    for u, n in (("ana", 40), ("bo", 25), ("cy", 3)):
-        x = rng.standard_normal((n, DIM)).astype(np.float32)
-        x[1] = x[0]  # an exact tie: the seeded tie order decides, on both backends
-        store.add(records(n, u), x, user_id=u, agent_id="a1" if u != "cy" else "a2", run_id="r" if u == "bo" else None,
-                  metadata={"u": u})
-    store.delete(["ana#3", "bo#7"])
-    store.update(records(1, "ana", 5)[0], rng.standard_normal(DIM).astype(np.float32))
-
-
 def test_qdrant_ranks_as_faiss_through_every_scope_and_filter():
-    cfg = dict(slot_match=0.3, provenance=True, rerank_depth=8)
-    faiss_store = MemoryStore(None, StoreConfig(**cfg), DIM)
-    qdrant_store = MemoryStore(None, StoreConfig(**cfg, index={"kind": "qdrant"}), DIM)
-    assert isinstance(qdrant_store.index, QdrantIndex)
-    fill(faiss_store, np.random.default_rng(0))
-    fill(qdrant_store, np.random.default_rng(0))
-    rng = np.random.default_rng(1)
-    asks = [{}, {"user_id": "ana"}, {"user_id": "cy"}, {"agent_id": "a1"}, {"user_id": "bo", "run_id": "r"},
-            {"episode_id": "bo"}, {"user_id": "ana", "ids": ["ana#0", "ana#1", "ana#9", "bo#2"]},
-            {"user_id": "ana", "agent_id": "a2"}]
-    for ask in asks:
-        for _ in range(5):
-            q = rng.standard_normal(DIM).astype(np.float32)
-            want = faiss_store.search_vector(q, 12, ["date"], **ask)
-            got = qdrant_store.search_vector(q, 12, ["date"], **ask)
-            assert [h.id for h in got] == [h.id for h in want], ask
-            assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-9)
-    assert qdrant_store.search_vector(q, 5, user_id="ana", agent_id="a2") == []
-
-
-def test_scopes_are_payload_filters_inside_qdrant_not_a_global_top_k():
-    index = QdrantIndex(DIM)
-    rng = np.random.default_rng(2)
-    big = rng.standard_normal((300, DIM)).astype(np.float32)
-    index.add([f"b#{i}" for i in range(300)], big, "b", scopes={"user_id": "bo"})
-    index.add(["a#0"], -big[:1], "a", scopes={"user_id": "ana"})  # the worst match of every query near big[0]
-    ids, scores = index.search(big[:1], 5, scopes={"user_id": "ana"})
-    assert ids == [["a#0", None, None, None, None]] and np.isneginf(scores[0, 1:]).all()
-    ids, _ = index.search(big[:1], 5, scopes={"user_id": "nobody"})
-    assert ids == [[None] * 5]
+    assert isinstance(assert_ranks_as_faiss({"kind": "qdrant"}, tie=True, repeats=5).index, QdrantIndex)
 
 
 def test_a_load_rolls_the_collection_back_to_the_save(tmp_path):

@@ -1,7 +1,8 @@
 """The embedded Qdrant Edge backend (sam_model.backends.qdrant_edge) under the one store: it ranks as FAISS does
-through every scope and filter, keeps tenants apart inside its own search, builds its HNSW graph when asked, saves
-a copy of its shard that a load opens without writing the saved folder, and names bad configs and damaged saves.
-(The whole store suite also runs over it: tests/conftest.py's store_backend.)"""
+through every scope and filter, builds its HNSW graph when asked, saves a copy of its shard that a load opens
+without writing the saved folder, and names bad configs and damaged saves (it keeps tenants apart inside its own
+search, and the checks it shares with the client's engine: tests/test_point_engines.py). The whole store suite
+also runs over it: tests/conftest.py's store_backend."""
 
 from __future__ import annotations
 
@@ -13,64 +14,29 @@ import pytest
 
 pytest.importorskip("qdrant_edge", reason="the [qdrant-edge] extra is not installed (pip install -e '.[qdrant-edge]')")
 
+from test_point_engines import assert_ranks_as_faiss, records  # noqa: E402
+
 from sam_model.backends import index_from_config  # noqa: E402
 from sam_model.backends.qdrant_edge import QdrantEdgeIndex  # noqa: E402
-from sam_model.data.examples import MemoryRecord  # noqa: E402
 from sam_model.io import SAMFileError  # noqa: E402
 from sam_model.store import MemoryStore, StoreConfig  # noqa: E402
 
 DIM = 16
 
 
-def records(n: int, ep: str, start: int = 0) -> list[MemoryRecord]:
-    return [MemoryRecord(f"{ep}#{i}", ep, i, "user", "plan", f"memory {i} of {ep}", sets=("date",) * (i % 5 == 0))
-            for i in range(start, start + n)]
-
-
-def fill(store: MemoryStore, rng: np.random.Generator, tie: bool = True) -> None:
-    """Three users, two agents, a run; an exact tie; then deletes and an update."""
-    for u, n in (("ana", 40), ("bo", 25), ("cy", 3)):
-        x = rng.standard_normal((n, DIM)).astype(np.float32)
-        if tie:  # which of two tied vectors the engine keeps at the candidate cut is its own (varying) choice
-            x[1] = x[0]
-        store.add(records(n, u), x, user_id=u, agent_id="a1" if u != "cy" else "a2", run_id="r" if u == "bo" else None)
-    store.delete(["ana#3", "bo#7"])
-    store.update(records(1, "ana", 5)[0], rng.standard_normal(DIM).astype(np.float32))
-
-
 @pytest.mark.parametrize("index", [{"kind": "qdrant-edge", "exact": True}, {"kind": "qdrant-edge", "hnsw_ef": 64}])
 def test_edge_ranks_as_faiss_through_every_scope_and_filter(index, tmp_path):
     """No exact ties here: a tie cut in two by the top-k is an engine's choice (the store suite's tie tests keep
     both of a tied pair inside the cut, and run over this engine too)."""
-    cfg = dict(slot_match=0.3, provenance=True, rerank_depth=8)
-    faiss_store = MemoryStore(None, StoreConfig(**cfg), DIM)
-    edge_store = MemoryStore(None, StoreConfig(**cfg, index={**index, "path": str(tmp_path)}), DIM)
-    assert isinstance(edge_store.index, QdrantEdgeIndex)
-    fill(faiss_store, np.random.default_rng(0), tie=False)
-    fill(edge_store, np.random.default_rng(0), tie=False)
-    rng = np.random.default_rng(1)
-    asks = [{}, {"user_id": "ana"}, {"user_id": "cy"}, {"agent_id": "a1"}, {"user_id": "bo", "run_id": "r"},
-            {"episode_id": "bo"}, {"user_id": "ana", "ids": ["ana#0", "ana#1", "ana#9", "bo#2"]}]
-    for ask in asks:
-        for _ in range(3):
-            q = rng.standard_normal(DIM).astype(np.float32)
-            want = faiss_store.search_vector(q, 12, ["date"], **ask)
-            got = edge_store.search_vector(q, 12, ["date"], **ask)
-            assert [h.id for h in got] == [h.id for h in want], ask
-            assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-9)
-    assert edge_store.search_vector(q, 5, user_id="ana", agent_id="a2") == []
+    store = assert_ranks_as_faiss({**index, "path": str(tmp_path)}, tie=False, repeats=3)
+    assert isinstance(store.index, QdrantEdgeIndex)
 
 
-def test_scopes_are_payload_filters_inside_the_search_and_hnsw_is_built_on_compact(tmp_path):
+def test_hnsw_is_built_on_compact_and_the_live_shard_goes_with_the_index(tmp_path):
+    """(Its scopes as payload filters inside the search: tests/test_point_engines.py, on both engines.)"""
     index = QdrantEdgeIndex(DIM, path=str(tmp_path), optimize="manual")
-    rng = np.random.default_rng(2)
-    big = rng.standard_normal((300, DIM)).astype(np.float32)
-    index.add([f"b#{i}" for i in range(300)], big, "b", scopes={"user_id": "bo"})
-    index.add(["a#0"], -big[:1], "a", scopes={"user_id": "ana"})  # the worst match of every query near big[0]
-    ids, scores = index.search(big[:1], 5, scopes={"user_id": "ana"})
-    assert ids == [["a#0", None, None, None, None]] and np.isneginf(scores[0, 1:]).all()
-    assert index.search(big[:1], 5, scopes={"user_id": "nobody"})[0] == [[None] * 5]
-    assert index.search(big[:2], 1, episode_id=["b", "a"])[0] == [["b#0"], ["a#0"]]  # one episode per query
+    index.add([f"b#{i}" for i in range(301)], np.random.default_rng(2).standard_normal((301, DIM)).astype(np.float32),
+              "b", scopes={"user_id": "bo"})
     index.compact()  # Qdrant's optimisers, in this thread (nothing to index at this size, and no error)
     assert index.info()["points"] == 301
     folder = index.folder

@@ -1,6 +1,8 @@
-"""What both Qdrant engines (the client's collection and the embedded Edge shard) check alike: their configs'
-keys and strings, a search's arguments and its padded rows, and a saved meta.json's fields; one code serves
-both (sam_model.backends.points), so each case runs on each engine."""
+"""What both Qdrant engines (the client's collection and the embedded Edge shard) do alike: their configs' keys
+and strings, a search's arguments and its padded rows, and a saved meta.json's fields are checked by one code
+(sam_model.backends.points), so each case runs on each engine; both filter scopes inside their own search; and a
+store over either ranks as FAISS's does (assert_ranks_as_faiss, run by tests/test_backends.py and
+test_backends_edge.py with each engine's settings)."""
 
 from __future__ import annotations
 
@@ -11,11 +13,57 @@ import re
 import numpy as np
 import pytest
 
+from sam_model.data.examples import MemoryRecord
 from sam_model.io import SAMFileError
+from sam_model.store import MemoryStore, StoreConfig
 
 DIM = 16
 ENGINES = {"qdrant": ("qdrant_client", "sam_model.backends.qdrant", "QdrantIndex"),
            "qdrant-edge": ("qdrant_edge", "sam_model.backends.qdrant_edge", "QdrantEdgeIndex")}
+
+
+ASKS = [{}, {"user_id": "ana"}, {"user_id": "cy"}, {"agent_id": "a1"}, {"user_id": "bo", "run_id": "r"},
+        {"episode_id": "bo"}, {"user_id": "ana", "ids": ["ana#0", "ana#1", "ana#9", "bo#2"]},
+        {"user_id": "ana", "agent_id": "a2"}]  # the scopes and filters a parity run searches through
+
+
+def records(n: int, ep: str, start: int = 0) -> list[MemoryRecord]:
+    return [MemoryRecord(f"{ep}#{i}", ep, i, "user", "plan", f"memory {i} of {ep}", sets=("date",) * (i % 5 == 0))
+            for i in range(start, start + n)]
+
+
+def fill(store: MemoryStore, rng: np.random.Generator, tie: bool = True) -> None:
+    """Three users, two agents, a run; with ``tie`` an exact tie (the seeded tie order decides); then deletes and
+    an update."""
+    for u, n in (("ana", 40), ("bo", 25), ("cy", 3)):
+        x = rng.standard_normal((n, DIM)).astype(np.float32)
+        if tie:
+            x[1] = x[0]
+        store.add(records(n, u), x, user_id=u, agent_id="a1" if u != "cy" else "a2", run_id="r" if u == "bo" else None,
+                  metadata={"u": u})
+    store.delete(["ana#3", "bo#7"])
+    store.update(records(1, "ana", 5)[0], rng.standard_normal(DIM).astype(np.float32))
+
+
+def assert_ranks_as_faiss(index: dict, tie: bool, repeats: int) -> MemoryStore:
+    """A store over the engine of ``index`` and one over FAISS, filled alike, give the same ids in the same order
+    (scores within 1e-9) to ``repeats`` random queries through each of ASKS, and nothing in a scope with no
+    memory. Returns the engine's store."""
+    cfg = dict(slot_match=0.3, provenance=True, rerank_depth=8)
+    faiss_store = MemoryStore(None, StoreConfig(**cfg), DIM)
+    store = MemoryStore(None, StoreConfig(**cfg, index=index), DIM)
+    fill(faiss_store, np.random.default_rng(0), tie)
+    fill(store, np.random.default_rng(0), tie)
+    rng = np.random.default_rng(1)
+    for ask in ASKS:
+        for _ in range(repeats):
+            q = rng.standard_normal(DIM).astype(np.float32)
+            want = faiss_store.search_vector(q, 12, ["date"], **ask)
+            got = store.search_vector(q, 12, ["date"], **ask)
+            assert [h.id for h in got] == [h.id for h in want], ask
+            assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-9)
+    assert store.search_vector(q, 5, user_id="ana", agent_id="a2") == []
+    return store
 
 
 @pytest.fixture(params=list(ENGINES))
@@ -57,6 +105,17 @@ def test_a_search_checks_its_arguments_and_pads_its_rows(engine):
         index.search(np.ones(DIM + 1, np.float32), 2)
     with pytest.raises(ValueError, match="episode_id has 1 entries but there are 2 queries"):
         index.search(x[:2], 2, episode_id=["e1"])
+
+
+def test_scopes_are_payload_filters_inside_the_engines_search_not_a_global_top_k(engine):
+    _, _, index = engine
+    big = np.random.default_rng(2).standard_normal((300, DIM)).astype(np.float32)
+    index.add([f"b#{i}" for i in range(300)], big, "b", scopes={"user_id": "bo"})
+    index.add(["a#0"], -big[:1], "a", scopes={"user_id": "ana"})  # the worst match of every query near big[0]
+    ids, scores = index.search(big[:1], 5, scopes={"user_id": "ana"})
+    assert ids == [["a#0", None, None, None, None]] and np.isneginf(scores[0, 1:]).all()
+    assert index.search(big[:1], 5, scopes={"user_id": "nobody"})[0] == [[None] * 5]
+    assert index.search(big[:2], 1, episode_id=["b", "a"])[0] == [["b#0"], ["a#0"]]  # one episode per query
 
 
 @pytest.mark.parametrize("edit, message", [
