@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sam_model.data.advice import Advice, spelt
-from sam_model.data.formats import FORMATS, Conversation, detect, files, to_chat, tool_marks
+from sam_model.data.formats import FORMATS, Conversation, detect, files, to_chat, tool_mark_kinds, tool_marks
 from sam_model.data.formats.files import episode_id_of, is_transcript_file  # noqa: F401  (re-exported)
 from sam_model.data.lives import make_lives
 from sam_model.data.reader import check_output
@@ -137,8 +137,8 @@ class ImportReport:
                         for (what, fmt), n in self.marks.most_common(3))
         return (f"{self.conversations} conversations ({self.events} events) but no tool call was read, so nothing "
                 "can be labelled (formats read: " + ", ".join(f"{k} {v}" for k, v in sorted(self.formats.items()))
-                + "); " + (saw or "no tool-call fields at all (tool_calls, tool_use blocks, function_call items, "
-                           "tool_call parts, toolUse blocks, functionCall parts)")
+                + "); " + (saw or "no tool-call fields of any format at all (none of: " + ", ".join(tool_mark_kinds())
+                           + ")")
                 + "; if these conversations really have no tools, ",
                 Advice("allow_empty"))
 

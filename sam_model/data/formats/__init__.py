@@ -30,7 +30,8 @@ from sam_model.data.formats import (
 from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError
 from sam_model.io import json_type
 
-__all__ = ["FORMATS", "Chat", "Conversation", "Format", "TranscriptFormatError", "detect", "is_log_message", "tool_marks", "to_chat"]
+__all__ = ["FORMATS", "Chat", "Conversation", "Format", "TranscriptFormatError", "detect", "is_log_message", "tool_mark_kinds",
+           "tool_marks", "to_chat"]
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,12 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("content blocks with a toolResult member (Converse)", "bedrock"),
           ("parts with a functionCall (Gemini)", "gemini"), ("parts with a functionResponse (Gemini)", "gemini"),
           ("OpenHands events (action or observation, no role)", "openhands"))
+
+
+def tool_mark_kinds() -> list[str]:
+    """Every sign of tool use :func:`tool_marks` looks for, each once, for the message of a file where none was
+    seen: told from the marks themselves, so a new format's are named there too (a hand-written list missed three)."""
+    return list(dict.fromkeys(what for what, _ in _MARKS))
 
 
 def tool_marks(messages: Any) -> list[tuple[str, str]]:
