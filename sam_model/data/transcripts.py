@@ -28,7 +28,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sam_model.data.advice import Advice, spelt
-from sam_model.data.formats import FORMATS, Conversation, detect, files, to_chat, tool_mark_kinds, tool_marks
+from sam_model.data.formats import (
+    FORMATS,
+    Chat,
+    Conversation,
+    detect,
+    files,
+    to_chat,
+    tool_mark_kinds,
+    tool_marks,
+)
 from sam_model.data.formats.files import episode_id_of, is_transcript_file  # noqa: F401  (re-exported)
 from sam_model.data.lives import make_lives
 from sam_model.data.reader import check_output
@@ -143,14 +152,39 @@ class ImportReport:
                 Advice("allow_empty"))
 
 
-def _other_reader(conv: Conversation) -> tuple[str | Advice, ...]:
-    """For a conversation its reader could not read: the reader whose tool calls it holds, when that is another
-    (a forced --format on another format's log crashed inside the reader, which then said only what Python did)."""
+def _another_reader(conv: Conversation) -> tuple[str, str] | None:
+    """(what was seen, the format whose reader reads it) for a conversation read by a reader not its own (a forced
+    --format on a log of another format): the format its messages' shape tells (detect, whose order settles which
+    of several formats' marks a log holds: a SWE-agent history holds OpenAI's tool_calls too), named by the tool
+    calls of it that it holds (tool_marks); else another reader's tool calls; None when its own reader is the one."""
     fmt = conv.format or detect(conv.messages)
     others = [(what, f) for what, f in tool_marks(conv.messages) if FORMATS[f].to_chat is not FORMATS[fmt].to_chat]
-    if others:
-        return f"; it holds {others[0][0]}, which the {others[0][1]} reader reads: ", Advice("format", others[0][1])
+    shape = detect(conv.messages)
+    if FORMATS[shape].sniff(conv.messages) and FORMATS[shape].to_chat is not FORMATS[fmt].to_chat:
+        return next(((what, f) for what, f in others if f == shape), (f"messages of {FORMATS[shape].title}", shape))
+    return others[0] if others else None
+
+
+def _other_reader(conv: Conversation) -> tuple[str | Advice, ...]:
+    """For a conversation its reader could not read: the reader of what it holds, when that is another (a forced
+    --format on another format's log crashed inside the reader, which then said only what Python did)."""
+    other = _another_reader(conv)
+    if other:
+        return f"; it holds {other[0]}, which the {other[1]} reader reads: ", Advice("format", other[1])
+    fmt = conv.format or detect(conv.messages)
     return (f"; the {fmt} reader expects {FORMATS[fmt].title} (sam-data formats lists the formats)",)
+
+
+def _read(conv: Conversation, fmt: str) -> Chat:
+    """``conv`` as chat messages; a reader's refusal (an unknown role, a block of a shape it does not know) names the
+    reader that would read the conversation when it is another's (a Gemini log forced through --format bedrock
+    said only "role 'model' is not a Converse role")."""
+    try:
+        return to_chat(conv.messages, conv.where, fmt)
+    except TranscriptFormatError as err:
+        if err.advice or _another_reader(conv) is None:
+            raise
+        raise TranscriptFormatError(err.where, *err.parts, *_other_reader(conv)) from None
 
 
 def convert_conversation(conv: Conversation, label: Label = "origin", masked: bool = True,
@@ -162,7 +196,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
     if not conv.messages:
         raise TranscriptFormatError(conv.where, "empty conversation (no messages)")
     fmt = conv.format or detect(conv.messages)
-    chat = to_chat(conv.messages, conv.where, fmt)
+    chat = _read(conv, fmt)
     messages = ([{"role": "system", "content": conv.policy}] if conv.policy else []) + chat.messages
     sources = (["policy"] if conv.policy else []) + chat.sources
     st = TranscriptState(conv.episode_id, policy_of(messages, conv.where), label, masked, result_limit)
@@ -187,9 +221,8 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
     # a forced reader that reads none of another format's messages (Converse's under anthropic, Gemini's under
     # openai) made no event: the empty conversation names the reader whose calls it holds
     if not st.events:
-        other = any(FORMATS[f].to_chat is not FORMATS[fmt].to_chat for _, f in tool_marks(conv.messages))
         raise TranscriptFormatError(conv.where, "empty conversation (no user, assistant or tool content)",
-                                    *(_other_reader(conv) if other else ()))
+                                    *(_other_reader(conv) if _another_reader(conv) else ()))
     # another format's tool calls: none read, or (a forced reader that also takes them) every one of them another's
     marks = tool_marks(conv.messages)
     misread = [(what, f) for what, f in marks if FORMATS[f].to_chat is not FORMATS[fmt].to_chat]

@@ -168,7 +168,7 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
             if isinstance(doc, TranscriptFormatError):
                 yield doc
             elif not otel.is_otlp(doc):
-                yield TranscriptFormatError(where, "expected OTLP JSON {\"resourceSpans\": [...]}")
+                yield TranscriptFormatError(where, "expected OTLP JSON {\"resourceSpans\": [...]}", *_read_as(doc, "otel"))
             else:
                 good.append((doc, where))
         yield from _unique(otel.conversations(good, str(p), episode_id_of), seen)
@@ -181,7 +181,8 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
             if isinstance(doc, TranscriptFormatError):
                 yield doc
             else:
-                yield from _unique(openhands.conversations(doc, where, name, name, episode_id_of), seen)
+                yield from _unique(_hinted(openhands.conversations(doc, where, name, name, episode_id_of), doc,
+                                           "openhands"), seen)
         return
     if format == "swe-agent" or (format is None and (_stem(p).endswith(".traj") or swe_agent.is_trajectory(first[0]))):
         stem = _stem(p).rsplit(".", 1)[0]
@@ -190,7 +191,7 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
             if isinstance(doc, TranscriptFormatError):
                 yield doc
             else:
-                yield from from_traj(doc, where, name, name, seen)
+                yield from _hinted(from_traj(doc, where, name, name, seen), doc, "swe-agent")
         return
     model = domain = ""
     if _stem(p).endswith(".json"):
@@ -204,9 +205,44 @@ def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]
             yield from _unique(tau2.conversations(doc, where, episode_id_of), seen)
         elif isinstance(doc, list):
             for n, item in enumerate(doc):
-                yield _item(item, f"{where}: conversation {n}", seen, format, model, domain)
+                yield _forced(_item(item, f"{where}: conversation {n}", seen, format, model, domain), item, format)
         else:
-            yield _item(doc, where, seen, format, model, domain)
+            yield _forced(_item(doc, where, seen, format, model, domain), doc, format)
+
+
+def _hinted(items: Iterator[Item], doc: Any, reader: str) -> Iterator[Item]:
+    """``items``, a refusal of ``doc`` by ``reader`` (forced on a file of another format) naming the reader that
+    reads it."""
+    for item in items:
+        yield _forced(item, doc, reader)
+
+
+def _forced(item: Item, doc: Any, reader: str | None) -> Item:
+    if reader is not None and isinstance(item, TranscriptFormatError) and not item.advice and (
+            hint := _read_as(doc, reader)):
+        return TranscriptFormatError(item.where, *item.parts, *hint)
+    return item
+
+
+def _read_as(doc: Any, reader: str) -> tuple[str | Advice, ...]:
+    """For a document ``reader`` refused: the format it is, as read without --format, when that is another's
+    (--format otel on Gemini lines said only 'expected OTLP JSON')."""
+    fmt = _format_of(doc)
+    if fmt is None or FORMATS[fmt].to_chat is FORMATS[reader].to_chat:
+        return ()
+    return f"; it is {FORMATS[fmt].title}, which the {fmt} reader reads: ", Advice("format", fmt)
+
+
+def _format_of(doc: Any) -> str | None:
+    """The format a document is read as when none is forced (None: none reads it)."""
+    for fmt, test in (("otel", otel.is_otlp), ("tau2", tau2.is_results), ("openhands", openhands.is_trajectory),
+                      ("swe-agent", swe_agent.is_trajectory)):
+        if test(doc):
+            return fmt
+    conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
+    if isinstance(conv, Conversation) and isinstance(conv.messages, list) and conv.messages:
+        return conv.format or detect(conv.messages)
+    return None
 
 
 def _to_first_good(docs: Iterator[tuple[Any, str]]) -> list[tuple[Any, str]]:
