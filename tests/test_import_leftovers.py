@@ -5,12 +5,13 @@ group, and long conversions show progress (also into a file)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from sam_model.data import formats
-from sam_model.data.transcripts import main
+from sam_model.data.transcripts import iter_transcript_events, main
 
 
 def test_a_file_without_tool_fields_names_every_formats_call_fields(tmp_path, capsys):
@@ -60,3 +61,54 @@ def test_a_bad_role_in_a_log_of_the_readers_own_format_names_no_other_reader(tmp
     assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
     err = capsys.readouterr().err
     assert "not a Gemini role" in err and "--format" not in err and "--skip-bad" in err
+
+
+def swe_run(instance: str | None, model: str) -> dict:
+    """A SWE-agent 1.x run as its .traj holds it (sweagent/agent/agents.py, get_trajectory_data): the history, and
+    the run's config as the JSON string ``replay_config`` whose problem_statement.id is the instance (None: a 0.x
+    run, which records none)."""
+    config = None if instance is None else json.dumps({
+        "env": {"deployment": {"image": "python:3.11"}, "name": instance}, "agent": {"model": {"name": model}},
+        "problem_statement": {"text": f"fix {instance}", "id": instance, "type": "text", "extra_fields": {}}})
+    history = [{"role": "system", "content": "You fix bugs.", "agent": "main", "message_type": "system_prompt"},
+               {"role": "user", "content": f"Fix the bug of {instance}.", "agent": "main",
+                "message_type": "observation"},
+               {"role": "assistant", "content": "Look.", "thought": "Look.", "action": "find_file reader.py",
+                "agent": "main", "message_type": "action"},
+               {"role": "user", "content": "src/reader.py", "agent": "main", "message_type": "observation"},
+               {"role": "assistant", "content": "Open it.", "thought": "Open it.", "action": "open src/reader.py",
+                "agent": "main", "message_type": "action"},
+               {"role": "user", "content": "[File: src/reader.py]", "agent": "main", "message_type": "observation"}]
+    return {"trajectory": [], "history": history, "info": {"exit_status": "submitted"}, "replay_config": config,
+            "environment": instance or "swe_main"}
+
+
+def test_swe_agent_runs_of_one_instance_in_a_jsonl_stay_on_one_side_of_the_split(tmp_path):
+    """A .jsonl of runs made each line its own split group: the runs of one instance by several models fell on both
+    sides, and the test split held instances trained on. The run's replay_config names its instance."""
+    instances = [f"org__repo-{i}" for i in range(10)]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(swe_run(i, m)) + "\n" for m in ("gpt", "claude", "qwen") for i in instances))
+    sides = {}
+    for split in ("train", "test"):
+        events = list(iter_transcript_events(path, split=split))
+        assert {e["meta"]["group"] for e in events} <= set(instances)
+        sides[split] = {e["meta"]["group"] for e in events}
+        per_instance = Counter(group for _, group in {(e["episode_id"], e["meta"]["group"]) for e in events})
+        assert set(per_instance.values()) == {3}, per_instance  # all three models' runs of each
+    assert sides["train"] and sides["test"] and not sides["train"] & sides["test"]
+    assert sides["train"] | sides["test"] == set(instances)
+
+
+def test_a_run_without_an_instance_is_grouped_by_its_file_and_a_bad_config_is_one_line(tmp_path, capsys):
+    old = tmp_path / "org__repo-7.traj"
+    old.write_text(json.dumps(swe_run(None, "gpt")))  # 0.x: no replay_config
+    assert {e["meta"]["group"] for e in iter_transcript_events(old) if "meta" in e} <= {"org__repo-7"}
+    renamed = tmp_path / "copy.traj"
+    renamed.write_text(json.dumps(swe_run("org__repo-7", "gpt")))
+    assert {e["meta"]["group"] for e in iter_transcript_events(renamed)} == {"org__repo-7"}
+    bad = tmp_path / "bad.traj"
+    bad.write_text(json.dumps({**swe_run("x", "gpt"), "replay_config": "{not json"}))
+    assert main([str(bad), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"{bad}: 'replay_config' is not JSON" in err, err

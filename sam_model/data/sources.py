@@ -33,8 +33,9 @@ from sam_model.io import SAMFileError, atomic_path, not_found
 SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # Bump when a converter's output changes, so old cached logs are not reused. 5: the OpenTelemetry join (finish_reason,
 # compaction and windows, words said twice), a SWE-agent step without a command and a '#' inside a text command's
-# word, all of 2026-12-05.
-CONVERSION_VERSION = 5
+# word, all of 2026-12-05. 6: a SWE-agent run's split group is the instance its replay_config names (a .jsonl of
+# runs grouped each line alone).
+CONVERSION_VERSION = 6
 
 
 @dataclass(frozen=True)

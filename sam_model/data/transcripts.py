@@ -394,8 +394,9 @@ def _main(argv: list[str]) -> int:
     parser.add_argument("--split", choices=SPLITS, default="all",
                         help="keep the conversations of one split: train or test, fixed per task group by a hash "
                              "(tau-bench: the task, so a task's trials stay together; JSON Lines: the line's 'group' "
-                             "or 'task_id', else its id; SWE-agent: the instance id, the .traj's name; OpenHands: "
-                             "an evaluation line's instance_id, else the file's name); default all")
+                             "or 'task_id', else its id; SWE-agent: the instance id of the run's replay_config, "
+                             "else the .traj's name (a .jsonl line without one: its line); OpenHands: an evaluation "
+                             "line's instance_id, else the file's name); default all")
     parser.add_argument("--test-fraction", type=float, default=TEST_FRACTION, metavar="F",
                         help=f"share of groups in the test split (default {TEST_FRACTION})")
     parser.add_argument("--skip-bad", action="store_true",

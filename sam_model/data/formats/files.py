@@ -259,8 +259,8 @@ def _to_first_good(docs: Iterator[tuple[Any, str]]) -> list[tuple[Any, str]]:
 
 def _trajectory_folder(folder: Path, seen: dict[str, str]) -> Iterator[Item]:
     """Every run under SWE-agent's output folder or in OpenHands' trajectory folder: episode ids are the files'
-    paths in the folder (one instance is run by several configurations), groups the file names (SWE-agent's
-    instance ids), so its runs share a split."""
+    paths in the folder (one instance is run by several configurations), groups the instance ids (a SWE-agent run's
+    replay_config, else the file's name, which SWE-agent names by it), so an instance's runs share a split."""
     paths = trajectory_files(folder)
     if not paths:
         raise SAMFileError(f"{folder} is a folder without SWE-agent .traj files or OpenHands .json trajectories; give "

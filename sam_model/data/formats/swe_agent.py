@@ -26,6 +26,15 @@ A ``.traj`` without ``history`` is read from its ``trajectory`` steps (``{"thoug
 each step a text command and its output, or an output without a command, read as a ``user`` item is; the steps
 hold no system prompt or issue). A retry agent's file lists its
 ``attempts``: each is an episode of its own (``{file}-attemptN``), all in the instance's split group.
+
+The split group (``--split``: a group's runs stay on one side) is the run's instance: SWE-agent 1.x writes the
+run's config into ``replay_config`` (a JSON string of its RunSingleConfig, or null), whose ``problem_statement.id``
+is the instance (the SWE-bench instance id, which also names the file ``{id}.traj``); a retry agent's file takes
+the first found on it or its attempts. A run without one (0.x, whose ``.traj`` records no instance: ``environment``
+names the environment, ``info`` the run's cost and exit) is grouped by its file's name, as SWE-agent names it by the
+instance, or, in a ``.jsonl`` of runs, by its line (so runs of one instance there can only be kept together when
+they carry their ``replay_config``). Without it the runs of one instance by several models in one ``.jsonl`` fell on
+both sides of the split: the test split held the instances trained on.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from sam_model.data.formats.base import (
     TranscriptFormatError,
     chat_call,
     result_text,
+    strict_loads,
     text_of,
 )
 from sam_model.io import json_type
@@ -219,11 +229,50 @@ def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterato
                                            f"{{instance_id}}.traj; got {what} (sam-data formats lists what is read)")
         return
     attempts = doc.get("attempts")
+    try:
+        group = next((i for run in (doc, *(attempts if isinstance(attempts, list) else ()))
+                      if isinstance(run, Mapping) and (i := instance_of(run, where)) is not None), group)
+    except TranscriptFormatError as err:
+        yield err
+        return
     if isinstance(attempts, list) and attempts:
         for n, attempt in enumerate(attempts):
             yield _episode(attempt, f"{where}: attempt {n}", id_of(f"{name}-attempt{n}"), group)
         return
     yield _episode(doc, where, id_of(name), group)
+
+
+def instance_of(run: Mapping[str, Any], where: str) -> str | None:
+    """The instance a run was of: its ``replay_config``'s ``problem_statement.id`` (None: the run records none)."""
+    config = run.get("replay_config")
+    if config in (None, ""):
+        return None
+
+    def bad(field: str, value: Any, expected: str) -> TranscriptFormatError:
+        name = f"'replay_config' {field}".strip()
+        return TranscriptFormatError(where, f"{name} is {value}, expected {expected}; SWE-agent writes the run's "
+                                            "config there, whose problem_statement.id keeps the runs of one instance "
+                                            "in one split group: fix it, or remove the field to group the run by its "
+                                            "file's name")
+
+    if isinstance(config, str):
+        try:
+            config = strict_loads(config, unique=False)
+        except (ValueError, RecursionError) as exc:
+            raise bad("", f"not JSON ({str(exc)[:80]})", "the JSON of the run's config") from None
+    if not isinstance(config, Mapping):
+        raise bad("", json_type(config), "the run's config (an object, or its JSON)")
+    statement = config.get("problem_statement")
+    if statement is None:
+        return None
+    if not isinstance(statement, Mapping):
+        raise bad("problem_statement", json_type(statement), "an object")
+    raw = statement.get("id")
+    if raw in (None, ""):
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise bad("problem_statement.id", json_type(raw), "a string")
+    return str(raw)
 
 
 def _episode(doc: Any, where: str, episode_id: str, group: str) -> Conversation | TranscriptFormatError:
