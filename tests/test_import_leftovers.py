@@ -5,12 +5,15 @@ group, and long conversions show progress (also into a file)."""
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from sam_model.data import formats
+from sam_model.data import formats, transcripts
+from sam_model.data.sgd import iter_sgd_dialogues
+from sam_model.data.sources import materialise
 from sam_model.data.transcripts import iter_transcript_events, main
 
 
@@ -112,3 +115,54 @@ def test_a_run_without_an_instance_is_grouped_by_its_file_and_a_bad_config_is_on
     assert main([str(bad), str(tmp_path / "o.jsonl")]) == 1
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and f"{bad}: 'replay_config' is not JSON" in err, err
+
+
+def test_a_conversion_into_a_file_shows_progress_lines_and_the_final_count(tmp_path, monkeypatch):
+    """`sam-data transcripts BIG OUT 2> log` converted thousands of conversations without a word; it counts them
+    now (a bar on a terminal, lines into a file), and a folder's files against their total. PROGRESS_AFTER_S is
+    set to 0 so this small input shows what a long one does (the default keeps a quick one, and its error, quiet)."""
+    monkeypatch.setattr(transcripts, "PROGRESS_AFTER_S", 0)
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(swe_run(f"org__repo-{i}", "gpt")) + "\n" for i in range(7)))
+    out = tmp_path / "o.jsonl"
+    with open(tmp_path / "log.txt", "w") as log:
+        monkeypatch.setattr(sys, "stderr", log)
+        assert main([str(path), str(out), "--split", "train"]) == 0
+    text = (tmp_path / "log.txt").read_bytes().decode()
+    assert "\r" not in text and text.endswith("\n")
+    lines = text.splitlines()
+    assert lines[0].startswith("grouping runs.jsonl (--split): 0 conversations")
+    assert any(line.startswith("grouping runs.jsonl (--split): 7 conversations") for line in lines)
+    assert lines[-1].startswith("converting runs.jsonl: 7 conversations"), lines  # every one read, out of split too
+    assert [json.loads(line) for line in out.read_text().splitlines()] == list(
+        iter_transcript_events(path, split="train"))  # the log is what it was without progress
+
+    runs = tmp_path / "runs"
+    for i in range(3):
+        (runs / f"org__repo-{i}").mkdir(parents=True)
+        (runs / f"org__repo-{i}" / f"org__repo-{i}.traj").write_text(json.dumps(swe_run(f"org__repo-{i}", "gpt")))
+    with open(tmp_path / "log2.txt", "w") as log:
+        monkeypatch.setattr(sys, "stderr", log)
+        assert main([str(runs), str(tmp_path / "o2.jsonl")]) == 0
+    last = (tmp_path / "log2.txt").read_text().splitlines()[-1]
+    assert last.startswith("converting runs: 100%") and "3/3" in last and "3 conversations" in last, last
+
+
+def test_training_and_evaluations_conversions_show_progress(tmp_path, monkeypatch, capsys, shared_dir):
+    """train.py and evaluate.py convert a transcript file or an SGD split into the cache (sources.materialise), as
+    long as sam-data does and as silent: they count what they convert now."""
+    monkeypatch.setattr(transcripts, "PROGRESS_AFTER_S", 0)
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(swe_run(f"org__repo-{i}", "gpt")) + "\n" for i in range(4)))
+    log = materialise(path, cache_dir=tmp_path / "cache")
+    err = capsys.readouterr().err
+    assert "\r" not in err and err.splitlines()[-1].startswith("converting runs.jsonl: 4 conversations"), err
+    assert [json.loads(line) for line in log.read_text().splitlines()] == list(iter_transcript_events(path))
+
+    split = tmp_path / "sgd"
+    split.mkdir()
+    (split / "dialogues_001.json").write_text(json.dumps(list(iter_sgd_dialogues(shared_dir / "data" / "sgd" / "dev",
+                                                                                 max_dialogues=3))))
+    materialise(split, cache_dir=tmp_path / "cache")
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith("converting sgd: 3 dialogues"), err

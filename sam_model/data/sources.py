@@ -89,21 +89,23 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
 
 
 def iter_source_events(path: str | os.PathLike, options: SourceOptions = SourceOptions(),
-                       skip_bad: bool = False) -> Iterator[dict[str, Any]]:
-    """Agent-log event dicts of an SGD folder or a transcript file (not of an agent log: read that directly)."""
+                       skip_bad: bool = False, progress: bool = False) -> Iterator[dict[str, Any]]:
+    """Agent-log event dicts of an SGD folder or a transcript file (not of an agent log: read that directly).
+    ``progress``: show the dialogues or conversations converted, on stderr, once it takes a moment (a file: lines)."""
     kind = source_kind(path)
     if kind == "sgd":
         from sam_model.data.sgd import iter_sgd_events
 
-        yield from iter_sgd_events(path, label=options.label, masked=options.masked,  # type: ignore[arg-type]
-                                   max_dialogues=options.max_items, every=options.every)
+        events = iter_sgd_events(path, label=options.label, masked=options.masked,  # type: ignore[arg-type]
+                                 max_dialogues=options.max_items, every=options.every)
+        yield from _dialogues_shown(events, f"converting {Path(path).name}", progress, options.max_items)
     elif kind == "transcripts":
         from sam_model.data.transcripts import ImportReport, iter_transcript_events
 
         report = ImportReport()
         yield from iter_transcript_events(path, options.label, options.masked, options.split,  # type: ignore[arg-type]
                                           skip_bad=skip_bad, report=report, max_conversations=options.max_items,
-                                          result_limit=options.result_limit)
+                                          result_limit=options.result_limit, progress=progress)
         if report.results_cut:
             print(f"{path}: {report.results_cut} tool results cut at {options.result_limit} characters")
         if report.skipped:
@@ -111,6 +113,22 @@ def iter_source_events(path: str | os.PathLike, options: SourceOptions = SourceO
                   "\n".join(f"  {e}" for e in report.skipped[:20]))
     else:
         raise ValueError(f"{path} is an agent log already; read it with sam_model.data.read_episodes")
+
+
+def _dialogues_shown(events: Iterator[dict[str, Any]], desc: str, enabled: bool,
+                     total: int | None) -> Iterator[dict[str, Any]]:
+    """``events``, counting their episodes (SGD dialogues) on a progress bar (sam_model.progress), as the
+    transcript importer counts its conversations."""
+    from sam_model.data.transcripts import PROGRESS_AFTER_S
+    from sam_model.progress import progress_bar
+
+    with progress_bar(total=total, desc=desc, unit=" dialogues", disable=not enabled, delay=PROGRESS_AFTER_S) as bar:
+        episode = None
+        for event in events:
+            if event.get("episode_id") != episode:
+                episode = event.get("episode_id")
+                bar.update()
+            yield event
 
 
 def default_cache_dir() -> Path:
@@ -155,7 +173,7 @@ def materialise(path: str | os.PathLike, options: SourceOptions = SourceOptions(
 
             events = (e.to_json() for ep in iter_episodes(p, "skip" if skip_bad else "raise") for e in ep.events)
         else:
-            events = iter_source_events(p, options, skip_bad)
+            events = iter_source_events(p, options, skip_bad, progress=True)  # train.py, evaluate.py: minutes
         with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as fh:
             for event in make_lives(events, options.life):
                 fh.write(json.dumps(event, ensure_ascii=False) + "\n")

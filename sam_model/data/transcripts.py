@@ -22,7 +22,8 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -64,10 +65,12 @@ from sam_model.data.toolstate import (  # noqa: F401  (re-exported: the rule's p
     schema_paths,
 )
 from sam_model.io import SAMFileError, atomic_path, cli_name, json_type, run_cli
+from sam_model.progress import progress_bar
 
 Split = Literal["all", "train", "test"]
 SPLITS: tuple[str, ...] = ("all", "train", "test")
 TEST_FRACTION = 0.2  # share of task groups held out as "test" (by a hash of the group: a fixed split)
+PROGRESS_AFTER_S = 1.0  # a conversion done sooner shows no progress (and a bad input's error stays one line)
 
 
 @dataclass
@@ -253,22 +256,44 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
     return st.events
 
 
-def iter_conversations(path: str | Path, report: ImportReport | None = None,
-                       format: str | None = None) -> Iterator[Conversation]:
+def iter_conversations(path: str | Path, report: ImportReport | None = None, format: str | None = None,
+                       on_file: Callable[[Path], None] | None = None) -> Iterator[Conversation]:
     """Conversations of a log file of any format (sam_model.data.formats.files): JSON Lines of conversations
     (optional ``group``: conversations that share a split), a JSON list of them or of tau-bench trajectories, a
     tau2 results file, OTLP spans. ``format`` forces a reader (None: told from the content).
 
     A container-level fault of one conversation (bad JSON line, no ``id``) raises, or with ``report`` given
-    is recorded in ``report.skipped`` and the conversation is skipped.
+    is recorded in ``report.skipped`` and the conversation is skipped. ``on_file``: called with each file of a
+    trajectory folder once it was read.
     """
-    for item in files.conversations(path, format):
+    for item in files.conversations(path, format, on_file):
         if isinstance(item, TranscriptFormatError):
             if report is None:
                 raise _skippable(item)
             report.skipped.append(item)
         else:
             yield item
+
+
+def _shown(path: str | Path, report: ImportReport | None, format: str | None, desc: str,
+           enabled: bool) -> Iterator[Conversation]:
+    """iter_conversations, with progress (sam_model.progress: a bar on a terminal, lines into a file) once reading
+    takes longer than PROGRESS_AFTER_S: conversations counted, and a folder's files against their total (a folder
+    of thousands of runs, or a big file, converted in silence)."""
+    folder = Path(path).is_dir()
+    total = len(files.trajectory_files(Path(path))) if enabled and folder else None
+    read = 0
+    with progress_bar(total=total, desc=desc, unit=" files" if folder else " conversations", disable=not enabled,
+                      delay=PROGRESS_AFTER_S) as bar:
+        def file_read(_: Path) -> None:
+            bar.set_postfix_str(f"{read} conversations", refresh=False)
+            bar.update()
+
+        for conv in iter_conversations(path, report, format, file_read if folder else None):
+            read += 1
+            if not folder:
+                bar.update()
+            yield conv
 
 
 def _skippable(err: TranscriptFormatError) -> TranscriptFormatError:
@@ -306,46 +331,50 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
                            test_fraction: float = TEST_FRACTION, skip_bad: bool = False,
                            report: ImportReport | None = None, max_conversations: int | None = None,
                            format: str | None = None, allow_empty: bool = False,
-                           result_limit: int | None = None) -> Iterator[dict[str, Any]]:
+                           result_limit: int | None = None, progress: bool = False) -> Iterator[dict[str, Any]]:
     """Agent-log event dicts of every conversation of ``path`` in the chosen split, episode after episode.
 
     Bad conversations raise TranscriptFormatError, or with ``skip_bad`` are skipped and recorded in ``report``.
     ``format``: force a reader (sam_model.data.formats.FORMATS; None: told from the content). A file that gives
     no conversation, or conversations without a single tool call, raises at its end (after its events were
     yielded: write them atomically) unless ``allow_empty``. ``result_limit``: cut tool results at this many
-    characters (counted in ``report.results_cut``); None keeps them whole.
+    characters (counted in ``report.results_cut``); None keeps them whole. ``progress``: show the conversations (and
+    a folder's files) read, on stderr, once it takes longer than PROGRESS_AFTER_S.
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     report = report if report is not None else ImportReport()
     test: frozenset[str] = frozenset()
+    name = Path(path).name
     if split != "all":  # a first pass over the groups only
-        test = held_out_groups((c.group for c in iter_conversations(path, ImportReport() if skip_bad else None,
-                                                                    format)), test_fraction)
+        with closing(_shown(path, ImportReport() if skip_bad else None, format, f"grouping {name} (--split)",
+                            progress)) as first:
+            test = held_out_groups((c.group for c in first), test_fraction)
     count = 0
-    for conv in iter_conversations(path, report if skip_bad else None, format):
-        if split != "all" and (conv.group in test) != (split == "test"):
-            report.out_of_split += 1
-            continue
-        if max_conversations is not None and count >= max_conversations:
-            break
-        try:
-            events = convert_conversation(conv, label, masked, report, result_limit)
-        except TranscriptFormatError as err:
-            if not skip_bad:
-                _skippable(err)
-                raise
-            report.skipped.append(err)
-            continue
-        except (AttributeError, KeyError, TypeError, RecursionError) as exc:  # a shape no check foresaw
-            err = TranscriptFormatError(conv.where, f"malformed conversation ({type(exc).__name__}: {exc})",
-                                        *_other_reader(conv))
-            if not skip_bad:
-                raise _skippable(err) from None
-            report.skipped.append(err)
-            continue
-        count += 1
-        yield from events
+    with closing(_shown(path, report if skip_bad else None, format, f"converting {name}", progress)) as convs:
+        for conv in convs:
+            if split != "all" and (conv.group in test) != (split == "test"):
+                report.out_of_split += 1
+                continue
+            if max_conversations is not None and count >= max_conversations:
+                break
+            try:
+                events = convert_conversation(conv, label, masked, report, result_limit)
+            except TranscriptFormatError as err:
+                if not skip_bad:
+                    _skippable(err)
+                    raise
+                report.skipped.append(err)
+                continue
+            except (AttributeError, KeyError, TypeError, RecursionError) as exc:  # a shape no check foresaw
+                err = TranscriptFormatError(conv.where, f"malformed conversation ({type(exc).__name__}: {exc})",
+                                            *_other_reader(conv))
+                if not skip_bad:
+                    raise _skippable(err) from None
+                report.skipped.append(err)
+                continue
+            count += 1
+            yield from events
     if allow_empty or (max_conversations == 0):
         return
     if not report.conversations:
@@ -438,7 +467,8 @@ def _main(argv: list[str]) -> int:
                 lives, candidates = set(), 0
                 for event in make_lives(iter_transcript_events(
                         args.transcripts, args.label, not args.unmasked, args.split, args.test_fraction, args.skip_bad,
-                        report, args.max_conversations, args.format, args.allow_empty, args.result_limit),
+                        report, args.max_conversations, args.format, args.allow_empty, args.result_limit,
+                        progress=True),
                         args.life):
                     out.write(json.dumps(event, ensure_ascii=False) + "\n")
                     lives.add(event["episode_id"])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -143,15 +143,17 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
         raise SAMFileError(f"cannot read {p}: {exc} (is it a complete .json/.jsonl, or .gz of one?)") from None
 
 
-def conversations(path: str | Path, format: str | None = None) -> Iterator[Item]:
-    """Every conversation of ``path`` in file order (``format``: force one of FORMATS; None: tell from content)."""
+def conversations(path: str | Path, format: str | None = None,
+                  on_file: Callable[[Path], None] | None = None) -> Iterator[Item]:
+    """Every conversation of ``path`` in file order (``format``: force one of FORMATS; None: tell from content).
+    ``on_file``: called with each file of a trajectory folder once its runs were yielded (for progress)."""
     p = Path(path)
     if format is not None and format not in FORMATS:
         raise SAMFileError(f"unknown format {format!r}; formats: {', '.join(FORMATS)} (sam-data formats)")
     check_compression(p)  # a pipe or device: refused in one line (it blocked the reader)
     seen: dict[str, str] = {}  # episode id -> where it was first read
     if p.is_dir() and format in (None, "swe-agent", "openhands"):
-        yield from _trajectory_folder(p, seen)
+        yield from _trajectory_folder(p, seen, on_file)
         return
     if not p.is_file():
         raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else not_found(p)}: {p} (give a .jsonl[.gz] "
@@ -257,7 +259,8 @@ def _to_first_good(docs: Iterator[tuple[Any, str]]) -> list[tuple[Any, str]]:
     return head
 
 
-def _trajectory_folder(folder: Path, seen: dict[str, str]) -> Iterator[Item]:
+def _trajectory_folder(folder: Path, seen: dict[str, str],
+                       on_file: Callable[[Path], None] | None = None) -> Iterator[Item]:
     """Every run under SWE-agent's output folder or in OpenHands' trajectory folder: episode ids are the files'
     paths in the folder (one instance is run by several configurations), groups the instance ids (a SWE-agent run's
     replay_config, else the file's name, which SWE-agent names by it), so an instance's runs share a split."""
@@ -276,6 +279,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str]) -> Iterator[Item]:
                                    seen)
             else:
                 yield from from_traj(doc, where, name, _stem(q)[:-len(suffix)], seen)
+        if on_file is not None:
+            on_file(q)
 
 
 def from_traj(doc: Any, where: str, name: str, group: str, seen: dict[str, str]) -> Iterator[Item]:
