@@ -1072,8 +1072,9 @@ def test_bedrock_and_anthropic_blocks_are_told_apart_and_the_wrong_reader_names_
 def test_a_converse_request_with_parallel_calls_json_and_failed_results_reads_as_its_openai_twin(tmp_path):
     """A logged Converse request (modelId, toolConfig, inferenceConfig beside the messages, an id added) with its
     response's output: two toolUse blocks in one turn are one assistant message with two calls, answered by two
-    toolResult blocks of one user turn in their order; a json result is its JSON; status "error" adds nothing to
-    the result's words (as Anthropic's is_error), so the state says what the words say, an error here."""
+    toolResult blocks of one user turn in their order; a json result is its JSON; status "error" flags the call as
+    failed whatever its words say (as Anthropic's is_error): the state is its OpenAI twin's with that result flagged
+    (is_error), where the unflagged twin, as the spec reads words alone, said the call went well."""
     flights = [{"flight": "HAT170", "date": "2024-05-20"}]
     said = "I am ann_lee_123; cancel QX7Z9A and show my flights on 2024-05-20."
     openai = [{"role": "system", "content": POLICY}, {"role": "user", "content": said},
@@ -1099,9 +1100,15 @@ def test_a_converse_request_with_parallel_calls_json_and_failed_results_reads_as
                 "stopReason": "end_turn"}
     (tmp_path / "o.jsonl").write_text(json.dumps({"id": "conv-1", "messages": openai}) + "\n")
     (tmp_path / "b.jsonl").write_text(json.dumps(converse) + "\n")
+    unflagged = list(iter_transcript_events(tmp_path / "o.jsonl"))
+    assert [e["state"]["last_action_result"] for e in unflagged[4:6]] == ["cancel: ok", "flights: 1 results"]
+    openai[3]["is_error"] = True
+    (tmp_path / "o.jsonl").write_text(json.dumps({"id": "conv-1", "messages": openai}) + "\n")
     want = list(iter_transcript_events(tmp_path / "o.jsonl"))
     assert [e["kind"] for e in want] == ["user", "system", "action", "action", "result", "result", "system"]
-    assert [e["state"]["last_action_result"] for e in want[4:6]] == ["cancel: ok", "flights: 1 results"]
+    assert [e["state"]["last_action_result"] for e in want[4:6]] == [
+        "cancel: error (Not allowed: the fare is basic economy)", "flights: 1 results"]
+    assert [e["text"] for e in want] == [e["text"] for e in unflagged]  # the memory holds the tool's words
     assert list(iter_transcript_events(tmp_path / "b.jsonl")) == want
     converse["messages"][2]["content"][0]["toolResult"]["content"] = [{"text": ERROR}]
     (tmp_path / "b.jsonl").write_text(json.dumps(converse) + "\n")

@@ -34,8 +34,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # Bump when a converter's output changes, so old cached logs are not reused. 5: the OpenTelemetry join (finish_reason,
 # compaction and windows, words said twice), a SWE-agent step without a command and a '#' inside a text command's
 # word, all of 2026-12-05. 6: a SWE-agent run's split group is the instance its replay_config names (a .jsonl of
-# runs grouped each line alone).
-CONVERSION_VERSION = 6
+# runs grouped each line alone). 7: a tool result its format flags as failed (Anthropic is_error, Converse status,
+# LangChain status, tau2 error, OpenHands error observations and failed commands, Gemini error responses) reads as an
+# error in last_action_result.
+CONVERSION_VERSION = 7
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,17 @@ readers of other log formats (:mod:`sam_model.data.formats`) turn their logs int
 splits and the CLI live in :mod:`sam_model.data.transcripts`; run-time modules (the scoped memory, the
 integrations, the metrics) import this module only.
 
+**An extension of the spec for formats that flag failures.** The spec reads ``last_action_result`` from a tool
+result's words alone (``error...`` → ``name: error (reason)``), all OpenAI chat allows, since it has no failure
+flag. Most other formats do flag a failed call: Anthropic's ``tool_result`` ``is_error``, Bedrock Converse's (and
+Strands') ``toolResult`` ``status: "error"``, LangChain's ``ToolMessage.status == "error"``, tau2's tool message
+``error``, OpenHands' error observations and failed commands, Gemini's ``{"error": ...}`` response and a Responses
+``mcp_call`` ``error``. A failed call whose words do not start with "error" (``Document not found: ...``, ``Not
+allowed: fare class``) read ``name: ok``: the state said the last action succeeded when it failed, and uncertainty
+after a failed action is what the memory is searched by. So each reader sets ``"is_error": true`` on the chat tool message of a flagged result, and such a result reads
+``name: error (reason)`` by the spec's own rule, the reason from its words; the event's text stays the tool's words.
+A result without the flag, and so every OpenAI chat transcript (no such field), reads exactly as the spec says.
+
 One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
 sub-goal stack = tools called, constraints = argument values already used, last action result = a
 value-free summary of the last tool result) and writes the events. The importer and a live agent use
@@ -31,7 +42,7 @@ from typing import Any, Literal
 
 from sam_model.data.advice import Advice
 from sam_model.data.formats import to_chat
-from sam_model.data.formats.base import TranscriptFormatError, strict_loads
+from sam_model.data.formats.base import FAILED, TranscriptFormatError, strict_loads
 from sam_model.data.provenance import contains_value
 from sam_model.data.text import norm
 from sam_model.io import json_type
@@ -89,11 +100,12 @@ def is_trivial(path: str, value: Any) -> bool:
     return len(s) < 2 or s in _TRIVIAL_WORDS or is_free_text(s)
 
 
-def result_shape(name: str, content: str) -> str:
+def result_shape(name: str, content: str, failed: bool = False) -> str:
     """``last_action_result`` after a tool result: its shape (error and why, n results, ok and which keys),
-    never its values, so the state cannot leak what the memory must supply."""
+    never its values, so the state cannot leak what the memory must supply. ``failed``: the result's format flagged
+    the call as failed (the extension of the module doc): an error whatever the words, its reason from the words."""
     c = content.strip()
-    if c[:5].lower() == "error":
+    if failed or c[:5].lower() == "error":
         reason = " ".join(w for w in c.split() if not any(ch.isdigit() for ch in w))[:80]
         reason = re.sub(r"^error[:\s]*", "", reason, flags=re.IGNORECASE)
         return f"{name}: error" + (f" ({reason})" if reason else "")
@@ -272,7 +284,11 @@ class TranscriptState:
             name = message.get("name")
             if not isinstance(name, str) or not name:
                 name = self._call_names.get(str(call_id), "tool") if call_id is not None else "tool"
-            self.last = result_shape(name, text)
+            failed = message.get(FAILED)
+            if failed is not None and not isinstance(failed, bool):
+                raise TranscriptFormatError(where, f"tool message's '{FAILED}' is {json_type(failed)}: give true (the "
+                                                   "call failed) or false, or leave it out")
+            self.last = result_shape(name, text, failed is True)
             shown = name + ": " + text
             if self.result_limit is not None and len(shown) > self.result_limit:
                 shown = shown[:self.result_limit] + f" ...[+{len(shown) - self.result_limit} chars]"

@@ -50,6 +50,7 @@ from langchain_core.vectorstores import VectorStore
 from pydantic import ConfigDict, Field
 
 from sam_model.data.formats import is_log_message, langchain_messages, to_chat
+from sam_model.data.formats.base import FAILED
 from sam_model.data.schema import State
 from sam_model.data.toolstate import TranscriptState, live_state, policy_of
 from sam_model.limits import MAX_K, check_int, check_metadata, check_text
@@ -93,7 +94,10 @@ def _as_dicts(m: Any, i: int) -> list[Any]:
     LangChain message': a history loaded from a file with the new turn appended), another format's dict as it is."""
     if langchain_messages.is_message(m):
         return [d for d in [langchain_messages.read(m, f"messages, message {i}", Counter())] if d is not None]
-    return [m if is_log_message(m) else convert_to_openai_messages(m)]
+    if is_log_message(m):
+        return [m]
+    d = convert_to_openai_messages(m)  # drops a ToolMessage's status: a failed call's flag, kept as the readers keep it
+    return [{**d, FAILED: True} if getattr(m, "status", None) == "error" and d.get("role") == "tool" else d]
 
 
 def _as_call(call: Mapping[str, Any]) -> dict[str, Any]:

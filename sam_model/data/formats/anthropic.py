@@ -2,9 +2,9 @@
 
 An assistant's ``tool_use`` blocks (``{"id", "name", "input": {...}}``) are its tool calls; a user's
 ``tool_result`` blocks (``{"tool_use_id", "content", "is_error"}``) answer them, one tool message each, before the
-user's own words (``is_error`` adds nothing: the spec reads an error from the result's own words, as it does for
-every format). ``text`` blocks are the words; ``thinking``, images and documents are counted, not read. The
-conversation's ``system`` (a string or text blocks) is its policy.
+user's own words; ``is_error: true`` flags the call as failed (the chat message's ``is_error``, which the state reads
+as an error whatever the words say: toolstate's extension of the spec). ``text`` blocks are the words; ``thinking``,
+images and documents are counted, not read. The conversation's ``system`` (a string or text blocks) is its policy.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from sam_model.data.formats.base import Blocks, Chat, TranscriptFormatError, eac
 ROLES = ("user", "assistant", "system")
 
 
-BLOCKS = Blocks("content block", "text", "tool_use", "input", "tool_result", "tool_use_id")
+BLOCKS = Blocks("content block", "text", "tool_use", "input", "tool_result", "tool_use_id", ("is_error", True, False))
 
 
 def to_chat(messages: list[Any], where: str) -> Chat:

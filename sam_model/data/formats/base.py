@@ -3,8 +3,9 @@
 A reader turns the messages of one conversation, as its format writes them, into **chat messages**: the OpenAI
 chat shape the labelling rule (:mod:`sam_model.data.toolstate`) reads — ``{"role": "system" | "user" |
 "assistant" | "tool", "content": str, "tool_calls": [{"id", "function": {"name", "arguments"}}],
-"tool_call_id"}``. Each chat message keeps where it came from (``sources``), so an error names the message of the
-file, not of the translation.
+"tool_call_id"}``, and on a tool message whose format flags the call as failed ``"is_error": true`` (:data:`FAILED`;
+OpenAI chat has no such flag, the other formats mostly do). Each chat message keeps where it came from
+(``sources``), so an error names the message of the file, not of the translation.
 """
 
 from __future__ import annotations
@@ -163,6 +164,23 @@ def result_text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else json.dumps(value, ensure_ascii=False)
 
 
+FAILED = "is_error"  # a chat tool message's failure flag: the call failed, whatever its words say (toolstate)
+
+
+def failure(value: Any, failed: Any, ok: Any, field: str, where: str) -> dict[str, bool]:
+    """The chat tool message's flag from a result's own: ``{"is_error": True}`` where ``value`` is ``failed``,
+    nothing where it is absent (None) or ``ok``; any other value is refused, naming ``field`` (a flag read wrong
+    would say a failed call succeeded, or the reverse). Compared with its type, so ``1`` is no ``true``."""
+    same = lambda a, b: type(a) is type(b) and a == b  # noqa: E731
+    if value is None or same(value, ok):
+        return {}
+    if same(value, failed):
+        return {FAILED: True}
+    raise TranscriptFormatError(where, f"'{field}' is {json.dumps(value, ensure_ascii=False, default=str)[:40]}, "
+                                       f"expected {json.dumps(failed)} (the call failed) or {json.dumps(ok)}, or "
+                                       "leave it out")
+
+
 def each(messages: list[Any], where: str, noun: str = "message") -> Iterator[tuple[int, Mapping[str, Any], str]]:
     """(index, message, where) for each message, refusing one that is not an object."""
     for i, m in enumerate(messages):
@@ -177,7 +195,8 @@ def each(messages: list[Any], where: str, noun: str = "message") -> Iterator[tup
 class Blocks:
     """How a format writes the blocks of one message (Anthropic content blocks, GenAI parts): the key of a text
     block's text, the type of a tool call and its id and arguments keys, the type of a tool result and the key
-    naming the call it answers."""
+    naming the call it answers; ``flag``: a result's failure flag as (key, its value when the call failed, its
+    value when it did not), None for a format without one."""
 
     noun: str
     text: str
@@ -185,6 +204,7 @@ class Blocks:
     call_args: str
     result: str
     result_id: str
+    flag: tuple[str, Any, Any] | None = None
 
 
 def read_blocks(chat: Chat, role: str, blocks: list[Any], where: str, source: str, kinds: Blocks,
@@ -207,9 +227,9 @@ def read_blocks(chat: Chat, role: str, blocks: list[Any], where: str, source: st
             if not isinstance(call_id, (str, int)) or isinstance(call_id, bool) or call_id == "":
                 raise TranscriptFormatError(where, f"{kind} {kinds.noun} {j} without a '{kinds.result_id}' (the "
                                                    "call it answers)")
-            chat.add({"role": "tool", "tool_call_id": str(call_id), "content": result_of(b, f"{where}, "
-                                                                                          f"{kinds.noun} {j}")},
-                     source)
+            at = f"{where}, {kinds.noun} {j}"
+            flag = failure(b.get(kinds.flag[0]), *kinds.flag[1:], kinds.flag[0], at) if kinds.flag else {}
+            chat.add({"role": "tool", "tool_call_id": str(call_id), "content": result_of(b, at), **flag}, source)
         else:
             chat.ignored[str(kind)] += 1
     text = "\n".join(texts)

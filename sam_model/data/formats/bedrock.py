@@ -4,10 +4,10 @@ A message is ``{"role": "user" | "assistant", "content": [block]}`` where each b
 keyed by its name (no ``type``, unlike Anthropic's): ``{"text"}`` is words, an assistant's ``{"toolUse":
 {"toolUseId", "name", "input"}}`` a tool call, a user's ``{"toolResult": {"toolUseId", "content": [{"text"} |
 {"json"} | ...], "status"}}`` its answer (text and JSON parts, the JSON written as JSON), one tool message each
-before the user's own words. ``status: "error"`` adds nothing, as Anthropic's ``is_error`` does not: the spec reads
-an error from the result's own words (Strands writes ``Error: ...``). ``guardContent`` text and
-``citationsContent`` text are words the model saw or said; ``reasoningContent`` is not words said, and it, images,
-documents, cache points and server tools (``type: server_tool_use``, their results inside the model's message)
+before the user's own words. ``status: "error"`` flags the call as failed, as Anthropic's ``is_error`` does (read as
+an error whatever the words say, ``Document not found: ...`` too: toolstate's extension of the spec). ``guardContent``
+text and ``citationsContent`` text are words the model saw or said; ``reasoningContent`` is not words said, and it,
+images, documents, cache points and server tools (``type: server_tool_use``, their results inside the model's message)
 are counted, not read. The conversation's ``system`` blocks are its policy; a logged request body reads as a
 conversation (``modelId``, ``toolConfig`` and the like are passed over), and its response's ``output.message``
 as the last message.
@@ -25,7 +25,8 @@ from sam_model.io import json_type
 ROLES = ("user", "assistant", "system")  # system: a policy given as a message, as the live path may
 READ = ("text", "toolUse", "toolResult", "guardContent", "citationsContent")
 KEYS = (*READ, "reasoningContent", "image", "document", "video", "audio", "cachePoint", "searchResult")
-BLOCKS = Blocks("content block", "text", "toolUse", "input", "toolResult", "toolUseId")
+BLOCKS = Blocks("content block", "text", "toolUse", "input", "toolResult", "toolUseId",
+                ("status", "error", "success"))
 
 
 def to_chat(messages: list[Any], where: str) -> Chat:

@@ -8,7 +8,8 @@ null). A part holds one of ``text``, ``functionCall`` ``{"name", "args", "id"?}`
 said to the user). Consecutive model contents are one turn (the SDK's chat history keeps a streamed answer as one
 content per chunk), their text joined as ``response.text`` joins it, their calls parallel calls. A response
 answers the call of its ``id``, else (the SDK's automatic function calling writes none) the earliest unanswered call
-of its ``name``; ``{"output" | "result": x}`` reads as x, ``{"error": e}`` as ``Error: e``, other objects as JSON.
+of its ``name``; ``{"output" | "result": x}`` reads as x, ``{"error": e}`` as ``Error: e``, other objects as JSON;
+a response with an ``error`` (the API's key for error details) flags the call as failed (toolstate's extension).
 ``system_instruction`` (or a request dump's ``config.system_instruction``) is the policy, and a ``system`` message
 put before a running conversation too.
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each, result_text
+from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each, result_text
 from sam_model.io import json_type
 
 ROLES = {"user": "user", "model": "assistant", "function": "user", "tool": "user", None: "user", "system": "system"}
@@ -101,8 +102,10 @@ def _result(r: Mapping[str, Any], pending: list[tuple[str, str]], where: str) ->
     if name is None:
         raise TranscriptFormatError(where, "functionResponse without a 'name' (the function whose result it is)")
     call_id = rid or (match[1] if match else None)
-    return {"role": "tool", "name": name, "content": response_text(r.get("response")),
-            **({"tool_call_id": call_id} if call_id else {})}
+    response = r.get("response")
+    failed = isinstance(response, Mapping) and response.get("error") is not None
+    return {"role": "tool", "name": name, "content": response_text(response),
+            **({"tool_call_id": call_id} if call_id else {}), **({FAILED: True} if failed else {})}
 
 
 def response_text(r: Any) -> str:

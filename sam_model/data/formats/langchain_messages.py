@@ -5,9 +5,10 @@
 A LangGraph agent's state is such a list (``state["messages"]``), so its logs are training data as they are: each
 message becomes the chat message the labelling rule reads. ``human`` is the user, ``ai`` the assistant, whose
 ``tool_calls`` (``{"name", "args", "id"}``) are its tool calls (``additional_kwargs.tool_calls`` in OpenAI's shape
-when the message has none of its own), ``tool`` a result answering ``tool_call_id``, ``system`` the policy,
-``chat`` a message of its ``role``, ``function`` (deprecated) a result named by its ``name``; ``*MessageChunk``
-types read as their message. Content is a string or blocks: ``text`` blocks and plain strings among them are the
+when the message has none of its own), ``tool`` a result answering ``tool_call_id`` (``status: "error"``: the call
+failed, the chat message's ``is_error``, read as an error whatever the words say: toolstate's extension of the
+spec), ``system`` the policy, ``chat`` a message of its ``role``, ``function`` (deprecated) a result named by its
+``name``; ``*MessageChunk`` types read as their message. Content is a string or blocks: ``text`` blocks and plain strings among them are the
 words; an ``ai`` message's ``tool_use`` / ``tool_call`` blocks repeat its ``tool_calls``, and other blocks
 (images, reasoning) are counted, not read, as are ``remove`` markers. ``invalid_tool_calls`` (the model's output
 that parsed as no call) are counted; where they are all a message has, the raw calls an OpenAI integration kept in
@@ -20,7 +21,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from sam_model.data.formats import chat
-from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each, result_text, text_of
+from sam_model.data.formats.base import (
+    Chat,
+    TranscriptFormatError,
+    chat_call,
+    each,
+    failure,
+    result_text,
+    text_of,
+)
 from sam_model.io import json_type
 
 ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function",
@@ -96,7 +105,8 @@ def _message(kind: str, data: Mapping[str, Any], where: str, ignored: Any) -> di
         if kind == "function" and name is None:
             raise TranscriptFormatError(where, "function message without a 'name'")
         return {"role": "tool", "content": text, **({"tool_call_id": str(call)} if call not in (None, "") else {}),
-                **({"name": name} if name else {})}
+                **({"name": name} if name else {}),
+                **(failure(data.get("status"), "error", "success", "status", where) if kind == "tool" else {})}
     role = ROLES[kind]
     if kind == "chat":  # a message of its own role, named as the chat reader names roles
         role = data.get("role")

@@ -18,8 +18,10 @@ Read as OpenHands' own ConversationMemory builds what the model saw:
   the call is the action (``run``, ``read``, ...) with its ``args`` less its ``thought`` (the words) and
   OpenHands' own bookkeeping (:data:`BOOKKEEPING`);
 - an observation whose ``cause`` is a call's action (or whose ``tool_call_metadata`` names the call) is its
-  result, its ``content`` whole; ``recall``, ``agent_state_changed`` and other internal observations
-  (:data:`QUIET`) are counted, not read; any other observation (an error with no cause, what a command the user
+  result, its ``content`` whole, flagged as failed (toolstate's extension of the spec) where OpenHands says so: an
+  ``error`` observation, ``success: false`` (event_to_dict writes it for a command's output), or, in trajectories
+  saved before that field, an exit code other than 0 (CmdOutputObservation.error); ``recall``,
+  ``agent_state_changed`` and other internal observations (:data:`QUIET`) are counted, not read; any other observation (an error with no cause, what a command the user
   ran printed) is a user turn, as OpenHands shows it to the model, and so is an action of the user's other than a
   message (its ``message``, such as ``Running command: ls``).
 
@@ -33,10 +35,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from sam_model.data.formats.base import (
+    FAILED,
     Chat,
     Conversation,
     TranscriptFormatError,
     chat_call,
+    failure,
     result_text,
     text_of,
 )
@@ -76,7 +80,7 @@ def to_chat(events: list[Any], where: str) -> Chat:
             if e.get(key) is not None and (isinstance(e[key], bool) or not isinstance(e[key], (int, str))):
                 raise TranscriptFormatError(w, f"'{key}' is {json_type(e[key])}, expected an event id (an integer)")
         if "observation" in e:
-            _observation(chat, e, source, by_action)
+            _observation(chat, e, source, by_action, w)
             continue
         kind, args = e["action"], {} if e.get("args") is None else e["args"]
         if not isinstance(kind, str) or not isinstance(args, Mapping):
@@ -115,7 +119,7 @@ def _arguments(args: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in args.items() if k not in BOOKKEEPING}
 
 
-def _observation(chat: Chat, e: Mapping[str, Any], source: str, by_action: dict[Any, str]) -> None:
+def _observation(chat: Chat, e: Mapping[str, Any], source: str, by_action: dict[Any, str], where: str) -> None:
     """A call's result, a user turn, or (internal) a count."""
     meta = e.get("tool_call_metadata")
     meta_id = meta.get("tool_call_id") if isinstance(meta, Mapping) else None
@@ -123,11 +127,23 @@ def _observation(chat: Chat, e: Mapping[str, Any], source: str, by_action: dict[
     call_id = call_id or (None if meta_id is None else str(meta_id))
     content = result_text(e.get("content"))
     if call_id is not None:  # a call id no call has is counted by the importer as an unanswered result
-        chat.add({"role": "tool", "tool_call_id": call_id, "content": content}, source)
+        chat.add({"role": "tool", "tool_call_id": call_id, "content": content, **_failed(e, where)}, source)
     elif e["observation"] in QUIET:
         chat.ignored[f"{e['observation']} observations"] += 1
     elif content:
         chat.add({"role": "user", "content": content}, source)
+
+
+def _failed(e: Mapping[str, Any], where: str) -> dict[str, bool]:
+    """The failure flag of a call's observation, as OpenHands sets it (see the module doc)."""
+    if failure(e.get("success"), False, True, "success", where) or e["observation"] == "error":
+        return {FAILED: True}
+    if e.get("success") is not None:
+        return {}
+    extras = e.get("extras") if isinstance(e.get("extras"), Mapping) else {}
+    meta = extras.get("metadata") if isinstance(extras.get("metadata"), Mapping) else {}
+    code = meta.get("exit_code", extras.get("exit_code"))
+    return {FAILED: True} if isinstance(code, int) and not isinstance(code, bool) and code != 0 else {}
 
 
 def _model_call(meta: Any, args: Mapping[str, Any], w: str, chat: Chat) -> tuple[str, Any, list[dict], str]:

@@ -3,7 +3,8 @@
 ``message`` items (or bare ``{"role", "content"}``) are the words, their content a string or parts
 (``input_text``/``output_text``); ``function_call`` items (``{"call_id", "name", "arguments"}``) and
 ``custom_tool_call`` (raw ``input``) are tool calls, answered by ``function_call_output`` /
-``custom_tool_call_output`` items of the same ``call_id``; an ``mcp_call`` is a call and its output in one item.
+``custom_tool_call_output`` items of the same ``call_id``; an ``mcp_call`` is a call and its output in one item
+(its ``error``, where the call failed, is its result, flagged as failed: toolstate's extension of the spec).
 An assistant message and the calls right after it are one chat turn, as Chat Completions writes them.
 ``reasoning`` and built-in tool items (web search, file search, computer use, ...) are counted, not read. The
 conversation's ``instructions`` are its policy.
@@ -14,7 +15,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each, result_text, text_of
+from sam_model.data.formats.base import (
+    FAILED,
+    Chat,
+    TranscriptFormatError,
+    chat_call,
+    each,
+    result_text,
+    text_of,
+)
 from sam_model.io import json_type
 
 TEXT_PARTS = ("input_text", "output_text", "text")
@@ -51,7 +60,8 @@ def to_chat(items: list[Any], where: str) -> Chat:
                 turn = None
                 chat.add({"role": "tool", "tool_call_id": call["id"],
                           "content": result_text(item.get("output") if item.get("error") is None
-                                                 else f"Error: {item['error']}")}, f"item {i}")
+                                                 else f"Error: {item['error']}"),
+                          **({FAILED: True} if item.get("error") is not None else {})}, f"item {i}")
         elif kind in OUTPUTS:
             call_id = item.get("call_id")
             if not isinstance(call_id, str) or not call_id:

@@ -1,7 +1,8 @@
 """tau2-bench results files: ``{info, tasks, simulations: [{id, task_id, trial, messages}]}``.
 
 tau2 messages are chat messages whose tool calls are ``{"id", "name", "arguments": {...}, "requestor"}`` and
-whose tool messages answer by ``id`` (and carry ``requestor`` and ``error``). In the dual-control domains
+whose tool messages answer by ``id`` (and carry ``requestor`` and ``error``, true where the call failed: the chat
+message's ``is_error``, read as an error whatever the words say, toolstate's extension of the spec). In the dual-control domains
 (telecom) the simulated user calls tools of its own (device actions, ``requestor: "user"``): the agent never sees
 them, so they are kept out of the conversation (its memory) and counted. The domain policy
 (``info.environment_info.policy``) is the conversation's policy: common knowledge, not an event. Episode ids read
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError, chat_call, each
+from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError, chat_call, each, failure
 from sam_model.io import json_type
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -38,7 +39,8 @@ def to_chat(messages: list[Any], where: str) -> Chat:
                 continue  # the result of a user-side call: counted with the call
             if not isinstance(call_id, (str, int)) or call_id == "":
                 raise TranscriptFormatError(w, "tool message without an 'id' (the id of the tool call it answers)")
-            chat.add({"role": "tool", "tool_call_id": str(call_id), "content": m.get("content")}, f"message {i}")
+            chat.add({"role": "tool", "tool_call_id": str(call_id), "content": m.get("content"),
+                      **failure(m.get("error"), True, False, "error", w)}, f"message {i}")
             continue
         raw = m.get("tool_calls") or []
         if not isinstance(raw, list):

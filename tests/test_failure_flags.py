@@ -1,0 +1,175 @@
+"""A tool result its format flags as failed reads ``name: error (reason)`` whatever its words say (toolstate's
+extension of the spec), in the importer and the live state; its unflagged twin, and every OpenAI chat transcript,
+read as the spec says (words alone). The memory's text is the tool's words either way; a flag of the wrong type is
+refused in one line naming it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sam_model.data.formats import to_chat
+from sam_model.data.toolstate import live_state
+from sam_model.data.transcripts import iter_transcript_events
+
+SAID = "I am ann_lee_123, cancel my trip."
+WORDS = "Not allowed: the fare class is basic economy"  # a failure whose words do not start with "error"
+FLAGGED, UNFLAGGED = "cancel: error (Not allowed: the fare class is basic economy)", "cancel: ok"
+NEXT = {"name": "get_user", "arguments": {"user_id": "ann_lee_123"}}  # the call the live state is asked for
+
+
+def openai(flag: dict) -> list[dict]:
+    return [{"role": "user", "content": SAID},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "cancel", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": WORDS, **flag}]
+
+
+def anthropic(flag: dict) -> list[dict]:
+    return [{"role": "user", "content": SAID},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "cancel", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": WORDS, **flag}]}]
+
+
+def bedrock(flag: dict) -> list[dict]:
+    return [{"role": "user", "content": [{"text": SAID}]},
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": "a", "name": "cancel", "input": {}}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "a", "content": [{"text": WORDS}], **flag}}]}]
+
+
+def langchain(flag: dict) -> list[dict]:
+    """As messages_to_dict writes them."""
+    msg = lambda t, **data: {"type": t, "data": {"type": t, "additional_kwargs": {}, **data}}  # noqa: E731
+    return [msg("human", content=SAID),
+            msg("ai", content="", tool_calls=[{"name": "cancel", "args": {}, "id": "a", "type": "tool_call"}]),
+            msg("tool", content=WORDS, tool_call_id="a", name="cancel", **flag)]
+
+
+def tau2(flag: dict) -> list[dict]:
+    return [{"role": "user", "content": SAID},
+            {"role": "assistant", "content": None,
+             "tool_calls": [{"id": "a", "name": "cancel", "arguments": {}, "requestor": "assistant"}]},
+            {"role": "tool", "id": "a", "content": WORDS, "requestor": "assistant", **flag}]
+
+
+def openhands(flag: dict, observation: str = "mcp") -> list[dict]:
+    """OpenHands events (event_to_dict): the user's message, a function call (its metadata; no model response kept,
+    so the call is the function and the action's arguments, none here) and its observation."""
+    meta = {"function_name": "cancel", "tool_call_id": "a", "model_response": None}
+    return [{"id": 0, "source": "user", "message": SAID, "action": "message", "args": {"content": SAID}},
+            {"id": 1, "source": "agent", "message": "", "action": "call_tool_mcp", "tool_call_metadata": meta,
+             "args": {"thought": ""}},
+            {"id": 2, "source": "agent", "message": WORDS, "cause": 1, "observation": observation,
+             "tool_call_metadata": meta, "content": WORDS, **flag}]
+
+
+def gemini(response: dict) -> list[dict]:
+    return [{"role": "user", "parts": [{"text": SAID}]},
+            {"role": "model", "parts": [{"functionCall": {"id": "a", "name": "cancel", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"id": "a", "name": "cancel", "response": response}}]}]
+
+
+# (format, its flagged conversation, its unflagged twin)
+CASES = [
+    ("openai", openai({"is_error": True}), openai({})),
+    ("anthropic", anthropic({"is_error": True}), anthropic({"is_error": False})),
+    ("bedrock", bedrock({"status": "error"}), bedrock({"status": "success"})),  # Strands' ToolResult.status too
+    ("langchain", langchain({"status": "error"}), langchain({"status": "success"})),
+    ("tau2", tau2({"error": True}), tau2({"error": False})),
+    ("tau2", [*tau2({})[:2], {"role": "tool", "tool_messages": tau2({"error": True})[2:]}],  # a MultiToolMessage
+     [*tau2({})[:2], {"role": "tool", "tool_messages": tau2({"error": False})[2:]}]),
+    ("openhands", openhands({}, "error"), openhands({})),  # an ErrorObservation caused by the call
+    ("openhands", openhands({"success": False}, "run"), openhands({"success": True}, "run")),  # event_to_dict's
+    ("openhands", openhands({"extras": {"metadata": {"exit_code": 2}}}, "run"),  # saved before 'success' existed
+     openhands({"extras": {"metadata": {"exit_code": 0}}}, "run")),
+]
+
+
+def events(path: Path) -> list[tuple]:
+    return [(e["step"], e["kind"], e["text"], e["state"]) for e in iter_transcript_events(path)]
+
+
+def result_state(path: Path) -> tuple[str, str]:
+    """(text, last_action_result) of the file's tool result event."""
+    event = next(e for e in iter_transcript_events(path) if e["kind"] == "result")
+    return event["text"], event["state"]["last_action_result"]
+
+
+def write(tmp_path: Path, fmt: str, messages: list[dict]) -> Path:
+    tmp_path.mkdir(exist_ok=True)
+    if fmt == "tau2":
+        path = tmp_path / "results.json"
+        path.write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline"}},
+                                    "simulations": [{"task_id": "1", "trial": 0, "messages": messages}]}))
+    elif fmt == "openhands":
+        path = tmp_path / "session.json"
+        path.write_text(json.dumps(messages))
+    else:
+        path = tmp_path / "log.jsonl"
+        path.write_text(json.dumps({"id": "c", ("contents" if fmt == "gemini" else "messages"): messages}) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("fmt, flagged, unflagged", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_a_flagged_failure_is_an_error_whatever_its_words_and_its_unflagged_twin_reads_as_the_spec(
+        fmt, flagged, unflagged, tmp_path):
+    for messages, twin, want in ((flagged, openai({"is_error": True}), FLAGGED), (unflagged, openai({}), UNFLAGGED)):
+        path = write(tmp_path, fmt, messages)
+        assert result_state(path) == (f"cancel: {WORDS}", want), fmt  # the memory holds the tool's words, unchanged
+        assert events(path) == events(write(tmp_path / "twin", "openai", twin)), fmt  # the OpenAI chat twin's
+        assert live_state(messages, NEXT)["last_action_result"] == want, fmt  # a running conversation too
+
+
+def test_gemini_error_responses_are_flagged_whatever_the_text_they_read_as(tmp_path):
+    """A response with an ``error`` (the API's key for error details) is a failed call, also where it reads as its
+    JSON (beside other keys); the same object without it is a result."""
+    flagged, twin = gemini({"error": WORDS, "code": 403}), gemini({"detail": WORDS, "code": 403})
+    text, state = result_state(write(tmp_path, "gemini", flagged))
+    assert text == "cancel: " + json.dumps({"error": WORDS, "code": 403})
+    assert state.startswith("cancel: error (") and state == live_state(flagged, NEXT)["last_action_result"]
+    assert result_state(write(tmp_path, "gemini", twin))[1] == "cancel: ok (detail, code)"
+    assert to_chat(gemini({"error": WORDS})).messages[-1]["is_error"] is True
+    assert "is_error" not in to_chat(twin).messages[-1]
+
+
+def test_a_responses_mcp_call_that_failed_is_flagged():
+    items = [{"role": "user", "content": SAID},
+             {"type": "mcp_call", "id": "m1", "name": "cancel", "arguments": "{}", "server_label": "s",
+              "output": None, "error": WORDS}]
+    assert to_chat(items).messages[-1] == {"role": "tool", "tool_call_id": "m1", "content": f"Error: {WORDS}",
+                                           "is_error": True}
+    assert "is_error" not in to_chat([*items[:1], {**items[1], "output": WORDS, "error": None}]).messages[-1]
+
+
+def test_langchain_message_objects_keep_their_status_in_the_adapter():
+    """convert_to_openai_messages drops a ToolMessage's status: the adapter keeps it, as the file reader does."""
+    lc = pytest.importorskip("langchain_core.messages", reason="the [langchain] extra is not installed")
+    from sam_model.integrations.langchain import state_from_messages
+
+    def msgs(**flag):
+        return [lc.HumanMessage(SAID), lc.AIMessage("", tool_calls=[{"name": "cancel", "args": {}, "id": "a"}]),
+                lc.ToolMessage(WORDS, tool_call_id="a", **flag),
+                lc.AIMessage("", tool_calls=[{"name": "get_user", "args": {"user_id": "ann_lee_123"}, "id": "b"}])]
+    assert state_from_messages(msgs(status="error"))[0]["last_action_result"] == FLAGGED
+    assert state_from_messages(msgs())[0]["last_action_result"] == UNFLAGGED
+    assert state_from_messages(lc.messages_to_dict(msgs(status="error")))[0]["last_action_result"] == FLAGGED
+
+
+@pytest.mark.parametrize("fmt, messages, says", [
+    ("openai", openai({"is_error": "yes"}), "message 2: tool message's 'is_error' is a string: give true"),
+    ("anthropic", anthropic({"is_error": "true"}), "content block 0: 'is_error' is \"true\", expected true (the call "
+                                                   "failed) or false, or leave it out"),
+    ("bedrock", bedrock({"status": "failed"}), "content block 0: 'status' is \"failed\", expected \"error\""),
+    ("langchain", langchain({"status": "ERROR"}), "message 2: 'status' is \"ERROR\", expected \"error\""),
+    ("tau2", tau2({"error": 1}), "message 2: 'error' is 1, expected true"),
+    ("openhands", openhands({"success": "false"}, "run"), "event 2 (id 2): 'success' is \"false\", expected false"),
+])
+def test_a_flag_of_the_wrong_type_is_refused_in_one_line(fmt, messages, says, tmp_path, capsys):
+    from sam_model.data.transcripts import main
+
+    path = write(tmp_path, fmt, messages)
+    assert main([str(path), str(tmp_path / "out.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1, err
