@@ -71,6 +71,28 @@ def gemini(response: dict) -> list[dict]:
             {"role": "user", "parts": [{"functionResponse": {"id": "a", "name": "cancel", "response": response}}]}]
 
 
+def genai() -> list[dict]:
+    return [{"role": "user", "parts": [{"type": "text", "content": SAID}]},
+            {"role": "assistant", "parts": [{"type": "tool_call", "id": "a", "name": "cancel", "arguments": {}}]},
+            {"role": "tool", "parts": [{"type": "tool_call_response", "id": "a", "response": WORDS}]},
+            {"role": "assistant", "parts": [{"type": "text", "content": "Sorry."}], "finish_reason": "stop"}]
+
+
+def otlp(tool_span: dict, trace: str = "t1", conversation: str | None = "conv-1") -> dict:
+    """The model calls' spans (the history as input, the model's message as output) and the tool's own span."""
+    attr = lambda k, v: {"key": k, "value": {"stringValue": v}}  # noqa: E731
+    conv = [attr("gen_ai.conversation.id", conversation)] if conversation else []
+    messages = genai()
+    spans = [{"traceId": trace, "spanId": f"s{i}", "startTimeUnixNano": str(1000 + i),
+              "attributes": [attr("gen_ai.operation.name", "chat"), *conv,
+                             attr("gen_ai.input.messages", json.dumps(messages[:i])),
+                             attr("gen_ai.output.messages", json.dumps(messages[i:i + 1]))]} for i in (1, 3)]
+    spans.append({"traceId": trace, "spanId": "tool", "startTimeUnixNano": "1500", **tool_span,
+                  "attributes": [attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", "cancel"),
+                                 attr("gen_ai.tool.call.id", "a"), *tool_span.get("attributes", [])]})
+    return {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+
+
 # (format, its flagged conversation, its unflagged twin)
 CASES = [
     ("openai", openai({"is_error": True}), openai({})),
@@ -132,6 +154,27 @@ def test_gemini_error_responses_are_flagged_whatever_the_text_they_read_as(tmp_p
     assert result_state(write(tmp_path, "gemini", twin))[1] == "cancel: ok (detail, code)"
     assert to_chat(gemini({"error": WORDS})).messages[-1]["is_error"] is True
     assert "is_error" not in to_chat(twin).messages[-1]
+
+
+@pytest.mark.parametrize("status", [{"attributes": [{"key": "error.type", "value": {"stringValue": "PermissionError"}}]},
+                                    {"status": {"code": 2, "message": WORDS}},
+                                    {"status": {"code": "STATUS_CODE_ERROR"}}])
+def test_an_otel_tool_span_that_ended_in_an_error_flags_its_call_result(status, tmp_path):
+    """The conventions record a failed tool call on its execute_tool span (error.type, status ERROR), named by
+    gen_ai.tool.call.id: that call's result, in a later model call's input, is an error; a span that ended well, or a
+    failed call of the same id in another trace and conversation, flags nothing."""
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps(otlp(status)))
+    assert result_state(path) == (f"cancel: {WORDS}", FLAGGED)
+    path.write_text(json.dumps(otlp({"status": {"code": 1}})))
+    assert result_state(path) == (f"cancel: {WORDS}", UNFLAGGED)
+    other = otlp(status, trace="t2", conversation="conv-2")["resourceSpans"][0]["scopeSpans"][0]["spans"][-1]
+    doc = otlp({"status": {"code": 1}})
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"].append(other)
+    path.write_text(json.dumps(doc))
+    assert result_state(path) == (f"cancel: {WORDS}", UNFLAGGED)
+    path.write_text(json.dumps(otlp(status, conversation=None)))  # one trace, no conversation id: the trace's
+    assert result_state(path) == (f"cancel: {WORDS}", FLAGGED)
 
 
 def test_a_responses_mcp_call_that_failed_is_flagged():

@@ -15,12 +15,15 @@ integrations, the metrics) import this module only.
 result's words alone (``error...`` → ``name: error (reason)``), all OpenAI chat allows, since it has no failure
 flag. Most other formats do flag a failed call: Anthropic's ``tool_result`` ``is_error``, Bedrock Converse's (and
 Strands') ``toolResult`` ``status: "error"``, LangChain's ``ToolMessage.status == "error"``, tau2's tool message
-``error``, OpenHands' error observations and failed commands, Gemini's ``{"error": ...}`` response and a Responses
-``mcp_call`` ``error``. A failed call whose words do not start with "error" (``Document not found: ...``, ``Not
-allowed: fare class``) read ``name: ok``: the state said the last action succeeded when it failed, and uncertainty
-after a failed action is what the memory is searched by. So each reader sets ``"is_error": true`` on the chat tool message of a flagged result, and such a result reads
+``error``, OpenHands' error observations and failed commands, Gemini's ``{"error": ...}`` response, a Responses
+``mcp_call`` ``error``, and an OpenTelemetry ``execute_tool`` span that ended in an error. A failed call whose words
+do not start with "error" (``Document not found: ...``, ``Not allowed: fare class``) read ``name: ok``: the state
+said the last action succeeded when it failed, and uncertainty after a failed action is what the memory is searched
+by. So each reader sets ``"is_error": true`` on the chat tool message of a flagged result, and such a result reads
 ``name: error (reason)`` by the spec's own rule, the reason from its words; the event's text stays the tool's words.
-A result without the flag, and so every OpenAI chat transcript (no such field), reads exactly as the spec says.
+A result without the flag, and so every OpenAI chat transcript (no such field), reads exactly as the spec says; a
+chat tool message that carries ``is_error`` itself (a logger's, a ScopedMemory.add caller's) is read as the readers'
+are, and one that is no boolean is refused.
 
 One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
 sub-goal stack = tools called, constraints = argument values already used, last action result = a

@@ -39,6 +39,7 @@ from sam_model.data.formats import (
     tool_mark_kinds,
     tool_marks,
 )
+from sam_model.data.formats.base import FAILED
 from sam_model.data.formats.files import episode_id_of, is_transcript_file  # noqa: F401  (re-exported)
 from sam_model.data.lives import make_lives
 from sam_model.data.reader import check_output
@@ -200,6 +201,9 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         raise TranscriptFormatError(conv.where, "empty conversation (no messages)")
     fmt = conv.format or detect(conv.messages)
     chat = _read(conv, fmt)
+    for m in chat.messages:  # results of the calls the container flags as failed (OpenTelemetry's tool spans)
+        if conv.failed_calls and m.get("role") == "tool" and m.get("tool_call_id") in conv.failed_calls:
+            m[FAILED] = True
     messages = ([{"role": "system", "content": conv.policy}] if conv.policy else []) + chat.messages
     sources = (["policy"] if conv.policy else []) + chat.sources
     st = TranscriptState(conv.episode_id, policy_of(messages, conv.where), label, masked, result_limit)

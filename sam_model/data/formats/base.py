@@ -96,7 +96,9 @@ class Conversation:
 
     ``format``: the reader of the messages (None: told from the messages themselves); ``policy``: system text
     the container keeps apart from the messages (Anthropic's and Bedrock's ``system``, Responses ``instructions``,
-    Gemini ``system_instruction``, the tau2 domain policy), read as a leading system message."""
+    Gemini ``system_instruction``, the tau2 domain policy), read as a leading system message; ``failed_calls``: the
+    ids of tool calls the container flags as failed apart from the messages (OpenTelemetry's ``execute_tool`` spans
+    that ended in an error), whose results are flagged as a message's own flag is (``is_error``)."""
 
     episode_id: str
     messages: list[Any]
@@ -104,6 +106,7 @@ class Conversation:
     group: str  # conversations of one group (a task's trials) share a split
     format: str | None = None
     policy: str = ""
+    failed_calls: frozenset[str] = frozenset()
 
 
 @dataclass

@@ -13,9 +13,11 @@ also write (``human``, ``ai``, ``model``, ``developer``).
 
 The spans of one conversation (``gen_ai.conversation.id``, else the trace) are read in start order; each call's
 input repeats the history, perhaps with its start rewritten (a compaction summary, a window of the latest turns),
-so each call adds what :func:`_join` finds new in it. The deprecated per-message events of v1.36 and earlier, and
-vendor attributes (``gen_ai.prompt.0.*``), carry no messages this reader reads: a file of them is refused with a
-message that says so.
+so each call adds what :func:`_join` finds new in it. A ``tool_call_response`` part carries no failure flag; the
+conventions record a failed tool call on its ``execute_tool`` span (``error.type`` set, status ERROR), whose
+``gen_ai.tool.call.id`` names the call: its result is flagged as failed (toolstate's extension of the spec). The
+deprecated per-message events of v1.36 and earlier, and vendor attributes (``gen_ai.prompt.0.*``), carry no
+messages this reader reads: a file of them is refused with a message that says so.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ log = logging.getLogger(__name__)
 INPUT, OUTPUT, SYSTEM = "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 CONVERSATION = "gen_ai.conversation.id"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
 ROLES = ("system", "user", "assistant", "tool")
 ALIASES = {"human": "user", "ai": "assistant", "model": "assistant", "developer": "system"}  # instrumentations' names
 
@@ -153,6 +156,14 @@ def _messages(raw: Any, where: str, key: str) -> list[Any]:
     return raw
 
 
+def _tool_failed(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> bool:
+    """An ``execute_tool`` span of a call id that ended in an error: ``error.type`` set, or the span's status ERROR
+    (OTLP JSON writes the code as 2, some exporters as its name)."""
+    status = span.get("status") if isinstance(span.get("status"), Mapping) else {}
+    return attrs.get("gen_ai.operation.name") == "execute_tool" and attrs.get(TOOL_CALL_ID) not in (None, "") and (
+        attrs.get("error.type") is not None or status.get("code") in (2, "2", "STATUS_CODE_ERROR"))
+
+
 OUTPUT_ONLY = ("finish_reason",)  # what an output message has and its repeat in the next call's input has not
 
 
@@ -215,6 +226,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     bad: dict[str, TranscriptFormatError] = {}  # trace -> the first malformed span's error
     bad_keys: dict[str, TranscriptFormatError] = {}  # conversation -> the same, where its attributes told it
     seen: Counter = Counter()
+    failed: dict[str, set[str]] = {}  # trace (or "conversation ID") -> the ids of its tool calls that failed
     for n, (span, where) in enumerate(_spans(docs)):
         if isinstance(span, TranscriptFormatError):
             yield span
@@ -237,6 +249,11 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                 yield err
             continue
         seen[str(attrs.get("gen_ai.operation.name", "without gen_ai.operation.name"))] += 1
+        if _tool_failed(span, attrs):  # a failed call: its result, in a later call's input, is flagged
+            call = str(attrs[TOOL_CALL_ID])
+            failed.setdefault(str(span.get("traceId")), set()).add(call)
+            if attrs.get(CONVERSATION):
+                failed.setdefault(f"conversation {attrs[CONVERSATION]}", set()).add(call)
         legacy = sorted({k.split(".")[1] for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))})
         seen.update(f"gen_ai.{k}.* attributes" for k in legacy)
         if INPUT not in attrs and OUTPUT not in attrs:
@@ -272,7 +289,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         except TranscriptFormatError as err:
             yield err
             continue
-        yield Conversation(id_of(key), conv, w, key, "otel", "\n".join(policy))
+        calls = set().union(failed.get(f"conversation {key}", set()), *(failed.get(t, set()) for t in traces[key]))
+        yield Conversation(id_of(key), conv, w, key, "otel", "\n".join(policy), frozenset(calls))
     yield from [*bad_keys.values(), *bad.values()]  # malformed spans no conversation took: each said once
     if not groups:
         saw = ", ".join(f"{k} {v}" for k, v in seen.most_common()) or "no spans"
