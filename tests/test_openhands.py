@@ -275,3 +275,30 @@ def test_an_output_jsonl_whose_first_line_is_bad_keeps_its_good_runs(tmp_path):
     assert "output.jsonl:1" in str(report.skipped[0])
     assert {e["episode_id"] for e in events} == {"tinyparse__tinyparse-1", "tinyparse__tinyparse-2"}
     assert source_kind(path) == "transcripts"
+
+
+@pytest.mark.parametrize("ids", [True, False])
+def test_an_opendevin_history_of_pairs_whose_observations_name_no_cause(tmp_path, ids):
+    """OpenDevin's controller paired each action with its observation (add_history) before observations named their
+    cause, so its evaluation outputs hold pairs whose observation has no 'cause' (and, before the event stream, no
+    ids): the pair says whose result it is. They were read as the user's words, no call answered, no value traced."""
+    def pair(action: dict, observation: dict, n: int) -> list[dict]:
+        return [{**({"id": 2 * n} if ids else {}), "source": "agent", **action},
+                {**({"id": 2 * n + 1} if ids else {}), "source": "agent", **observation}]
+    null = {"observation": "null", "content": "", "extras": {}, "message": "No observation"}
+    history = [
+        pair({"source": "user", "action": "message", "args": {"content": ISSUE}}, null, 0),
+        pair({"action": "run", "args": {"command": "grep -rl parse_header src", "thought": "Let me search."}},
+             {"observation": "run", "content": "src/tinyparse/reader.py\r\n", "extras": {"exit_code": 0}}, 1),
+        pair({"source": "user", "action": "message", "args": {"content": "Please continue."}}, null, 2),
+        pair({"action": "read", "args": {"path": "src/tinyparse/reader.py", "thought": "Open it."}},
+             {"observation": "read", "content": "def parse_header", "extras": {"path": "src/tinyparse/reader.py"}}, 3),
+        pair({"action": "finish", "args": {"thought": "Done."}}, null, 4)]
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps({"instance_id": "tinyparse__tinyparse-1", "history": history}) + "\n")
+    events, report = convert(path)
+    assert [e["kind"] for e in events] == ["user", "system", "action", "result", "user", "system", "action", "result",
+                                           "system", "action"]
+    assert report.unmatched_results == [] and report.ignored == {"null observations": 3}
+    decision = events[step_of(events, "user", "Please continue")]
+    assert decision["useful_memory_steps"] == [step_of(events, "result", "run: src/tinyparse")]

@@ -17,7 +17,8 @@ Read as OpenHands' own ConversationMemory builds what the model saw:
   ``model_response``, ``function_name`` and the action's ``args``. Without metadata (text-mode CodeAct, OpenDevin)
   the call is the action (``run``, ``read``, ...) with its ``args`` less its ``thought`` (the words) and
   OpenHands' own bookkeeping (:data:`BOOKKEEPING`);
-- an observation whose ``cause`` is a call's action (or whose ``tool_call_metadata`` names the call) is its
+- an observation whose ``cause`` is a call's action (or whose ``tool_call_metadata`` names the call; in an older
+  ``[action, observation]`` pair that names no cause, the pair's action) is its
   result, its ``content`` whole, flagged as failed (toolstate's extension of the spec) where OpenHands says so: an
   ``error`` observation, ``success: false`` (event_to_dict writes it for a command's output), or, in trajectories
   saved before that field, an exit code other than 0 (CmdOutputObservation.error); ``recall``,
@@ -66,11 +67,12 @@ def sniff(messages: list[Any]) -> bool:
 
 
 def to_chat(events: list[Any], where: str) -> Chat:
-    """The events of one run as chat messages."""
+    """The events of one run as chat messages (an older evaluation's ``[action, observation]`` pairs too)."""
     chat = Chat()
     by_action: dict[Any, str] = {}  # an action's event id -> the id of its call
     turn: tuple[Any, list[str]] = (None, [])  # the latest model response read: its id, its calls' ids
-    for i, e in enumerate(events):
+    made: dict[int, str] = {}  # an action event (by object) -> the id of its call, for its pair's observation
+    for i, (e, pair) in enumerate(_flat(events)):
         source = f"event {i}"
         w = f"{where}, {source}" + (f" (id {e['id']})" if isinstance(e, Mapping) and "id" in e else "")
         if not is_event(e):
@@ -80,7 +82,7 @@ def to_chat(events: list[Any], where: str) -> Chat:
             if e.get(key) is not None and (isinstance(e[key], bool) or not isinstance(e[key], (int, str))):
                 raise TranscriptFormatError(w, f"'{key}' is {json_type(e[key])}, expected an event id (an integer)")
         if "observation" in e:
-            _observation(chat, e, source, by_action, w)
+            _observation(chat, e, source, by_action, w, made.get(id(pair)) if pair is not None else None)
             continue
         kind, args = e["action"], {} if e.get("args") is None else e["args"]
         if not isinstance(kind, str) or not isinstance(args, Mapping):
@@ -104,10 +106,10 @@ def to_chat(events: list[Any], where: str) -> Chat:
             call = chat_call(f"event-{e.get('id', i)}", kind, _arguments(args), w)
             words = _text(args.get("thought"), "args.thought", w)
             chat.add({"role": "assistant", "content": words or None, "tool_calls": [call]}, source)
-            by_action[e.get("id")] = call["id"]
+            by_action[e.get("id")] = made[id(e)] = call["id"]
         else:
             call_id, response, calls, words = _model_call(e["tool_call_metadata"], args, w, chat)
-            by_action[e.get("id")] = call_id
+            by_action[e.get("id")] = made[id(e)] = call_id
             if response == turn[0] and call_id in turn[1]:
                 continue  # a later call of a response already read
             chat.add({"role": "assistant", "content": words or None, "tool_calls": calls}, source)
@@ -119,12 +121,16 @@ def _arguments(args: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in args.items() if k not in BOOKKEEPING}
 
 
-def _observation(chat: Chat, e: Mapping[str, Any], source: str, by_action: dict[Any, str], where: str) -> None:
-    """A call's result, a user turn, or (internal) a count."""
+def _observation(chat: Chat, e: Mapping[str, Any], source: str, by_action: dict[Any, str], where: str,
+                 paired: str | None = None) -> None:
+    """A call's result, a user turn, or (internal) a count; ``paired``: the call of the action this observation is
+    paired with in an older evaluation's ``[action, observation]`` history."""
     meta = e.get("tool_call_metadata")
     meta_id = meta.get("tool_call_id") if isinstance(meta, Mapping) else None
     call_id = by_action.get(e["cause"]) if e.get("cause") is not None else None
     call_id = call_id or (None if meta_id is None else str(meta_id))
+    if call_id is None and e.get("cause") is None and e["observation"] not in QUIET:
+        call_id = paired  # OpenDevin paired them before observations named their cause: the pair says whose it is
     content = result_text(e.get("content"))
     if call_id is not None:  # a call id no call has is counted by the importer as an unanswered result
         chat.add({"role": "tool", "tool_call_id": call_id, "content": content, **_failed(e, where)}, source)
@@ -194,9 +200,16 @@ def _what(value: Any) -> str:
     return json_type(value)
 
 
-def _events(history: list[Any]) -> list[Any]:
-    """Events of a ``history``: older evaluation outputs write ``[action, observation]`` pairs."""
-    return [e for item in history for e in (item if isinstance(item, list) else [item])]
+def _flat(history: list[Any]) -> Iterator[tuple[Any, Any]]:
+    """Each event of a ``history``, and for the observation of an ``[action, observation]`` pair (older evaluation
+    outputs write them) its action, None otherwise."""
+    for item in history:
+        if not isinstance(item, list):
+            yield item, None
+            continue
+        pair = len(item) == 2 and isinstance(item[0], Mapping) and "action" in item[0]
+        for j, e in enumerate(item):
+            yield e, item[0] if pair and j == 1 else None
 
 
 def is_trajectory(doc: Any) -> bool:
@@ -220,9 +233,9 @@ def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterato
                 yield TranscriptFormatError(where, f"'instance_id' is {json_type(instance)}, expected a string")
                 return
             name = group = str(instance)
-        yield Conversation(id_of(name), _events(doc["history"]), where, group, "openhands")
+        yield Conversation(id_of(name), doc["history"], where, group, "openhands")
     elif isinstance(doc, list):
-        yield Conversation(id_of(name), _events(doc), where, group, "openhands")
+        yield Conversation(id_of(name), doc, where, group, "openhands")
     else:
         yield TranscriptFormatError(where, "not an OpenHands trajectory: expected a list of events (as "
                                            "OpenHands' save_trajectory_path setting writes) or an evaluation output line "
