@@ -302,3 +302,16 @@ def test_an_opendevin_history_of_pairs_whose_observations_name_no_cause(tmp_path
     assert report.unmatched_results == [] and report.ignored == {"null observations": 3}
     decision = events[step_of(events, "user", "Please continue")]
     assert decision["useful_memory_steps"] == [step_of(events, "result", "run: src/tinyparse")]
+
+
+def test_events_one_a_line_are_refused_with_what_to_write_not_a_format_that_refuses_them_too(tmp_path, capsys):
+    """A .jsonl of single events (or a folder of one-event files, as an OpenHands session stores them) is no run: it
+    was told to 'try --format openhands', which then said it was not an OpenHands trajectory."""
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in codeact_run()))
+    write(tmp_path / "events", "0.json", codeact_run()[0])
+    for args in ([str(path)], [str(path), "--format", "openhands"], [str(tmp_path / "events")]):
+        assert main([*args[:1], str(tmp_path / "o.jsonl"), *args[1:]]) == 1
+        err = capsys.readouterr().err
+        assert "an OpenHands event alone, not a run" in err and "write the run's events as one list" in err, err
+        assert "--format openhands" not in err and err.count("\n") == 1, err

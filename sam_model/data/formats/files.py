@@ -209,7 +209,7 @@ def conversations(path: str | Path, format: str | None = None,
             for n, item in enumerate(doc):
                 yield _forced(_item(item, f"{where}: conversation {n}", seen, format, model, domain), item, format)
         else:
-            yield _forced(_item(doc, where, seen, format, model, domain), doc, format)
+            yield _forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format)
 
 
 def _hinted(items: Iterator[Item], doc: Any, reader: str) -> Iterator[Item]:
@@ -318,9 +318,11 @@ def _openai_tools(messages: list[Any]) -> bool:
                                            or "function_call" in m) for m in messages)
 
 
-def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model: str, domain: str) -> Item:
+def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model: str, domain: str,
+          alone: bool = False) -> Item:
     """One container item: a conversation object, or a tau-bench trajectory ``{task_id, trial, traj}`` (episode
-    ``tau1-{domain}-{model}-task{task_id}-trial{trial}``, the file named ``{model}-{domain}.json``)."""
+    ``tau1-{domain}-{model}-task{task_id}-trial{trial}``, the file named ``{model}-{domain}.json``); ``alone``: a
+    document of its own (a line), not an item of a list."""
     try:
         if isinstance(obj, Mapping) and "traj" in obj and domain and format in (None, "tau1"):
             task = _id(obj, "task_id", where)
@@ -350,7 +352,9 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             if isinstance(group, (dict, list)):
                 raise TranscriptFormatError(where, f"'group' is {json_type(group)}; expected a string")
             conv = Conversation(episode_id_of(raw_id), messages, where, str(group), fmt, policy)
-        elif openhands.is_event(obj):  # read with another --format
+        elif openhands.is_event(obj) and alone:  # a line of its own: no reader takes it ("try --format openhands" did
+            raise TranscriptFormatError(where, openhands.ALONE)  # not read it either)
+        elif openhands.is_event(obj):  # an OpenHands trajectory read with another --format
             raise TranscriptFormatError(where, "an OpenHands event, not a conversation: the file is an OpenHands "
                                                "trajectory, which the openhands reader reads: ",
                                         Advice("format", "openhands"))

@@ -55,6 +55,12 @@ BOOKKEEPING = frozenset({"thought", "blocking", "hidden", "is_confirmed", "confi
                          "is_static", "cwd", "wait_for_response", "image_urls"})
 
 
+# an event that is a document of its own (a line of a .jsonl, a file): OpenHands writes a run's events as one list
+ALONE = ("an OpenHands event alone, not a run: the openhands reader reads a run's events as one JSON list (a .json, "
+         "as the save_trajectory_path setting writes it) or an evaluation's output.jsonl line {\"instance_id\", "
+         "\"history\": [events]}: write the run's events as one list")
+
+
 def is_event(m: Any) -> bool:
     """An OpenHands event: exactly one of ``action`` and ``observation``, and no ``role`` or ``type`` (SWE-agent's
     steps have both, chat messages a role, a Responses ``computer_call`` item a type)."""
@@ -236,6 +242,8 @@ def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterato
         yield Conversation(id_of(name), doc["history"], where, group, "openhands")
     elif isinstance(doc, list):
         yield Conversation(id_of(name), doc, where, group, "openhands")
+    elif is_event(doc):
+        yield TranscriptFormatError(where, ALONE)
     else:
         yield TranscriptFormatError(where, "not an OpenHands trajectory: expected a list of events (as "
                                            "OpenHands' save_trajectory_path setting writes) or an evaluation output line "
