@@ -1222,6 +1222,25 @@ def test_gemini_streamed_chunks_are_one_turn():
     assert turn["content"] == "Cancelling QX7Z9A and QX7Z9B." and len(turn["tool_calls"]) == 2
 
 
+def test_gemini_media_in_a_multimodal_function_response_is_counted_not_dropped():
+    """A function response may carry media beside its JSON (FunctionResponse.parts: FunctionResponsePart's inlineData
+    or fileData, as a screenshot tool returns an image): its words are the result, its media counted as the user's
+    are, in both spellings; they were dropped without a count."""
+    shot = {"functionResponse": {"name": "screenshot", "response": {"output": "the page at /checkout"},
+                                 "parts": [{"inlineData": {"mimeType": "image/png", "data": "iVBO"}},
+                                           {"fileData": {"mimeType": "image/png", "fileUri": "gs://b/shot.png"}}]}}
+    contents = [{"role": "user", "parts": [{"text": "what is on the page?"}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "screenshot", "args": {}}}]},
+                {"role": "user", "parts": [shot]}]
+    for c in (contents, snake_case(contents)):
+        chat = to_chat(c, "c")
+        assert chat.messages[2]["content"] == "the page at /checkout"
+        assert chat.ignored == {"inlineData": 1, "fileData": 1}
+    contents[2]["parts"][0]["functionResponse"]["parts"] = {"inlineData": {}}
+    with pytest.raises(TranscriptFormatError, match="content 2, part 0: the functionResponse's 'parts' is an object"):
+        to_chat(contents, "c")
+
+
 @pytest.mark.parametrize("contents, says", [
     ([{"role": "user", "parts": ["hi"]}], "content 0, part 0: a part must be an object such as {\"text\": ...}, got a "
                                           "string"),

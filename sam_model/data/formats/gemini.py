@@ -3,9 +3,9 @@
 Contents ``{"role": "user" | "model", "parts": [...]}`` (``function``/``tool``: older Vertex logs' result turns; no
 role: ``user``, as the API reads it), in REST JSON's camelCase or the SDK's ``model_dump()`` snake_case (unset fields
 null). A part holds one of ``text``, ``functionCall`` ``{"name", "args", "id"?}``, ``functionResponse`` ``{"name",
-"response", "id"?}`` (a tool message, before the turn's words), or media and built-in tools (``inlineData``,
-``executableCode``, ...), counted, not read, as are thoughts (``text`` with ``thought: true``: reasoning, not words
-said to the user). Consecutive model contents are one turn (the SDK's chat history keeps a streamed answer as one
+"response", "id"?, "parts"?}`` (a tool message, before the turn's words; the media ``parts`` of a multimodal result
+counted), or media and built-in tools (``inlineData``, ``executableCode``, ...), counted, not read, as are thoughts
+(``text`` with ``thought: true``: reasoning, not words said to the user). Consecutive model contents are one turn (the SDK's chat history keeps a streamed answer as one
 content per chunk), their text joined as ``response.text`` joins it, their calls parallel calls. A response
 answers the call of its ``id``, else (the SDK's automatic function calling writes none) the earliest unanswered call
 of its ``name``; ``{"output" | "result": x}`` reads as x, ``{"error": e}`` as ``Error: e``, other objects as JSON;
@@ -75,6 +75,11 @@ def to_chat(contents: list[Any], where: str) -> Chat:
                 pending.append((calls[-1]["function"]["name"], calls[-1]["id"]))
             elif kind == "functionResponse":
                 chat.add(_result(v, pending, at), f"content {i}")
+                media = v.get("parts")  # a multimodal result's images and files (FunctionResponsePart): counted
+                if not isinstance(media, (list, type(None))):
+                    raise TranscriptFormatError(at, f"the functionResponse's 'parts' is {json_type(media)}, expected "
+                                                    "a list of parts such as {\"inlineData\": ...}")
+                chat.ignored.update(part(m, f"{at}, functionResponse part {k}")[0] for k, m in enumerate(media or []))
             else:
                 chat.ignored[kind] += 1
         if ROLES[role] != "assistant":
