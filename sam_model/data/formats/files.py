@@ -352,6 +352,8 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             if isinstance(group, (dict, list)):
                 raise TranscriptFormatError(where, f"'group' is {json_type(group)}; expected a string")
             conv = Conversation(episode_id_of(raw_id), messages, where, str(group), fmt, policy)
+        elif openhands.is_v1_event(obj):
+            raise TranscriptFormatError(where, openhands.V1)
         elif openhands.is_event(obj) and alone:  # a line of its own: no reader takes it ("try --format openhands" did
             raise TranscriptFormatError(where, openhands.ALONE)  # not read it either)
         elif openhands.is_event(obj):  # an OpenHands trajectory read with another --format

@@ -27,7 +27,8 @@ Read as OpenHands' own ConversationMemory builds what the model saw:
   message (its ``message``, such as ``Running command: ls``).
 
 Bookkeeping actions (:data:`NOT_CALLS`: state changes, condensation, recall) are counted, not read; so are the
-model's reasoning fields and images.
+model's reasoning fields and images. OpenHands V1's events (the software-agent-sdk's, with a ``kind``) are another
+format, refused as such (:data:`V1`).
 """
 
 from __future__ import annotations
@@ -61,6 +62,18 @@ ALONE = ("an OpenHands event alone, not a run: the openhands reader reads a run'
          "\"history\": [events]}: write the run's events as one list")
 
 
+# OpenHands V1 (the software-agent-sdk: OpenHands 1.x, its CLI and its benchmarks' output.jsonl) writes other events
+V1 = ("an OpenHands V1 event (software-agent-sdk: {\"kind\": \"ActionEvent\", \"id\", \"timestamp\", \"source\", ...}), "
+      "which no reader here reads: the openhands reader reads the event stream of OpenHands 0.x (OpenDevin), whose events "
+      "are {\"action\": \"run\", \"args\": ...} and {\"observation\": \"run\", \"content\": ...}")
+
+
+def is_v1_event(m: Any) -> bool:
+    """An event of OpenHands V1, told by its ``kind`` beside the id, timestamp and source every V1 event has."""
+    return isinstance(m, Mapping) and isinstance(m.get("kind"), str) and "role" not in m \
+        and all(k in m for k in ("id", "timestamp", "source"))
+
+
 def is_event(m: Any) -> bool:
     """An OpenHands event: exactly one of ``action`` and ``observation``, and no ``role`` or ``type`` (SWE-agent's
     steps have both, chat messages a role, a Responses ``computer_call`` item a type)."""
@@ -81,6 +94,8 @@ def to_chat(events: list[Any], where: str) -> Chat:
     for i, (e, pair) in enumerate(_flat(events)):
         source = f"event {i}"
         w = f"{where}, {source}" + (f" (id {e['id']})" if isinstance(e, Mapping) and "id" in e else "")
+        if is_v1_event(e):  # its ActionEvent has an action object: it was "'action' is an object"
+            raise TranscriptFormatError(w, V1)
         if not is_event(e):
             raise TranscriptFormatError(w, "an event must be an object with 'action' or 'observation' (one of them), "
                                            f"got {_what(e)}")
@@ -225,8 +240,8 @@ def is_trajectory(doc: Any) -> bool:
         history = doc.get("history")
         return isinstance(history, list) and (is_trajectory(history) if history else "instance_id" in doc
                                               and not any(k in doc for k in ("trajectory", "messages")))
-    return isinstance(doc, list) and bool(doc) and (is_event(doc[0]) or isinstance(doc[0], list) and bool(doc[0])
-                                                    and is_event(doc[0][0]))
+    return isinstance(doc, list) and bool(doc) and (is_event(doc[0]) or is_v1_event(doc[0]) or isinstance(doc[0], list)
+                                                    and bool(doc[0]) and is_event(doc[0][0]))
 
 
 def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
@@ -242,6 +257,8 @@ def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterato
         yield Conversation(id_of(name), doc["history"], where, group, "openhands")
     elif isinstance(doc, list):
         yield Conversation(id_of(name), doc, where, group, "openhands")
+    elif is_v1_event(doc):
+        yield TranscriptFormatError(where, V1)
     elif is_event(doc):
         yield TranscriptFormatError(where, ALONE)
     else:
