@@ -221,6 +221,8 @@ def test_a_folder_of_saved_trajectories_and_a_command_the_user_ran(tmp_path):
     ([{"id": 0, "source": "agent", "observation": "run", "content": "x", "cause": [1]}],
      "event 0 (id 0): 'cause' is a list, expected an event id"),
     ({"instance_id": {"repo": "x"}, "history": []}, "'instance_id' is an object, expected a string"),
+    ([{"id": 0, "source": "agent", "observation": {"kind": "run"}, "content": "x"}],  # was "unhashable type: 'dict'"
+     "event 0 (id 0): 'observation' is an object, expected a string"),
 ])
 def test_a_bad_trajectory_is_one_line_naming_the_file_event_and_field(doc, says, tmp_path, capsys):
     path = write(tmp_path, "bad.json", doc)

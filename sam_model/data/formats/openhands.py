@@ -103,6 +103,9 @@ def to_chat(events: list[Any], where: str) -> Chat:
             if e.get(key) is not None and (isinstance(e[key], bool) or not isinstance(e[key], (int, str))):
                 raise TranscriptFormatError(w, f"'{key}' is {json_type(e[key])}, expected an event id (an integer)")
         if "observation" in e:
+            if not isinstance(e["observation"], str):  # it was "unhashable type", a TypeError
+                raise TranscriptFormatError(w, f"'observation' is {json_type(e['observation'])}, expected a string "
+                                               "(the observation's kind, such as run)")
             _observation(chat, e, source, by_action, w, made.get(id(pair)) if pair is not None else None)
             continue
         kind, args = e["action"], {} if e.get("args") is None else e["args"]
