@@ -1266,6 +1266,18 @@ def test_bad_gemini_contents_are_named_by_content_and_part(contents, says, tmp_p
     assert f"g.jsonl:1, {says}" in err and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize("contents, what", [("What is on the page?", "a string"),
+                                            ({"role": "user", "parts": [{"text": "hi"}]}, "an object")])
+def test_gemini_contents_that_are_no_list_are_named_as_contents(contents, what, tmp_path, capsys):
+    """A request dump may hold contents as the SDK takes them (a string, one Content): refused naming 'contents', the
+    field the line has; it was "'messages' is a string", a field the line does not have."""
+    path = tmp_path / "g.jsonl"
+    path.write_text(json.dumps({"id": "a", "contents": contents}) + "\n")
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert f"g.jsonl:1: 'contents' is {what}, expected a list of Gemini contents" in err and err.count("\n") == 1, err
+
+
 def test_openhands_sniffed_first_takes_no_other_formats_messages(tmp_path, capsys):
     """OpenHands is sniffed before every other format: its sniff must take none of their messages (chat messages
     have a role, Responses items and LangChain messages a type, SWE-agent steps both action and observation), and a

@@ -337,6 +337,9 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             key = next((k for k in ("messages", "contents") if k in obj), None)
             messages = (bedrock.with_output(obj, where) if key == "messages" else obj[key] if key
                         else responses.items_of(obj, where))
+            if key == "contents" and not isinstance(messages, list):  # it was "'messages' is ...", a key not there
+                raise TranscriptFormatError(where, f"'contents' is {json_type(messages)}, expected a list of Gemini "
+                                                   "contents {\"role\", \"parts\": [...]}")
             fmt = format if format not in (None, "tau1") else {"contents": "gemini", None: "responses"}.get(key)
             if fmt is None and isinstance(messages, list):  # a top-level "system" is Anthropic's, as is its shape
                 fmt = detect(messages)
