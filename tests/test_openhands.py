@@ -351,3 +351,25 @@ def test_openhands_v1_events_are_refused_as_what_they_are(tmp_path, capsys):
         err = capsys.readouterr().err
         assert "an OpenHands V1 event (software-agent-sdk" in err and err.count("\n") == 1, err
     assert not any(openhands.is_v1_event(e) for e in codeact_run())  # 0.x events have no kind
+
+
+def test_an_output_jsonl_whose_first_run_timed_out_is_still_read_as_runs(tmp_path, capsys):
+    """An evaluation writes a run that timed out (or failed to start) as EvalOutput(instance_id, test_result={},
+    error=...), its history null: first in the file, that line made the reader take every run for a conversation
+    object and refuse it, and sam-train took the file for an agent log; later, it was 'not an OpenHands trajectory'.
+    Such a run is one bad run, named with its error; the others are read."""
+    timed_out = {"instance_id": "tinyparse__tinyparse-0", "test_result": {}, "instruction": None, "metadata": None,
+                 "history": None, "metrics": None, "error": "Timeout after 120 seconds", "instance": None}
+    good = {"instance_id": "tinyparse__tinyparse-1", "instruction": ISSUE, "history": codeact_run()}
+    path = tmp_path / "output.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in (timed_out, good, {**timed_out, "history": []})))
+    assert source_kind(path) == "transcripts"
+    events, report = convert(path, skip_bad=True)
+    assert report.formats == {"openhands": 1} and {e["episode_id"] for e in events} == {"tinyparse__tinyparse-1"}
+    assert [str(e) for e in report.skipped] == [
+        f"{path}:1: run tinyparse__tinyparse-0 has no events (its history is null: it stopped before its first step; "
+        "its error: Timeout after 120 seconds)",
+        f"{path}:3: run tinyparse__tinyparse-0 has no events (its history is empty: it stopped before its first step; "
+        "its error: Timeout after 120 seconds)"]
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    assert "output.jsonl:1: run tinyparse__tinyparse-0 has no events" in capsys.readouterr().err

@@ -238,11 +238,14 @@ def _flat(history: list[Any]) -> Iterator[tuple[Any, Any]]:
 
 def is_trajectory(doc: Any) -> bool:
     """A list of events (``save_trajectory_path``) or an evaluation output line ``{"instance_id", "history"}``
-    (its history empty: a run that failed before its first step)."""
+    (its history empty or null: a run that failed before its first step)."""
     if isinstance(doc, Mapping):
         history = doc.get("history")
-        return isinstance(history, list) and (is_trajectory(history) if history else "instance_id" in doc
-                                              and not any(k in doc for k in ("trajectory", "messages")))
+        if history:
+            return isinstance(history, list) and is_trajectory(history)
+        # no events: a run that stopped before its first step ([], or null as EvalOutput writes a timed-out run)
+        return "history" in doc and history in (None, []) and "instance_id" in doc \
+            and not any(k in doc for k in ("trajectory", "messages"))
     return isinstance(doc, list) and bool(doc) and (is_event(doc[0]) or is_v1_event(doc[0]) or isinstance(doc[0], list)
                                                     and bool(doc[0]) and is_event(doc[0][0]))
 
@@ -250,13 +253,19 @@ def is_trajectory(doc: Any) -> bool:
 def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
     """The run of one document: a list of events (episode ``name``) or an evaluation output line (episode and
     group: its ``instance_id``); a bad one is yielded as its error."""
-    if isinstance(doc, Mapping) and isinstance(doc.get("history"), list):
+    if isinstance(doc, Mapping) and (isinstance(doc.get("history"), list) or "history" in doc and doc["history"] is None):
         instance = doc.get("instance_id")
         if instance is not None:
             if isinstance(instance, bool) or not isinstance(instance, (str, int)) or instance == "":
                 yield TranscriptFormatError(where, f"'instance_id' is {json_type(instance)}, expected a string")
                 return
             name = group = str(instance)
+        if not doc["history"]:  # an evaluation writes a run that timed out or failed to start so: say why it is empty
+            error = f"; its error: {str(doc['error'])[:300]}" if doc.get("error") else ""
+            yield TranscriptFormatError(where, f"run {name} has no events (its history is "
+                                               f"{'null' if doc['history'] is None else 'empty'}: it stopped before "
+                                               f"its first step{error})")
+            return
         yield Conversation(id_of(name), doc["history"], where, group, "openhands")
     elif isinstance(doc, list):
         yield Conversation(id_of(name), doc, where, group, "openhands")
