@@ -5,8 +5,9 @@ role: ``user``, as the API reads it), in REST JSON's camelCase or the SDK's ``mo
 null). A part holds one of ``text``, ``functionCall`` ``{"name", "args", "id"?}``, ``functionResponse`` ``{"name",
 "response", "id"?, "parts"?}`` (a tool message, before the turn's words; the media ``parts`` of a multimodal result
 counted), or media and built-in tools (``inlineData``, ``executableCode``, ...), counted, not read, as are thoughts
-(``text`` with ``thought: true``: reasoning, not words said to the user). Consecutive model contents are one turn (the SDK's chat history keeps a streamed answer as one
-content per chunk), their text joined as ``response.text`` joins it, their calls parallel calls. A response
+(``text`` with ``thought: true``: reasoning, not words said to the user). Consecutive model contents are one turn
+(the SDK's chat history keeps a streamed answer as one content per chunk), their text joined as ``response.text``
+joins it, their calls parallel calls. A response
 answers the call of its ``id``, else (the SDK's automatic function calling writes none) the earliest unanswered call
 of its ``name``; ``{"output" | "result": x}`` reads as x, ``{"error": e}`` as ``Error: e``, other objects as JSON;
 a response with an ``error`` (the API's key for error details) flags the call as failed (toolstate's extension).

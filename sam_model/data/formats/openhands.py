@@ -18,13 +18,13 @@ Read as OpenHands' own ConversationMemory builds what the model saw:
   the call is the action (``run``, ``read``, ...) with its ``args`` less its ``thought`` (the words) and
   OpenHands' own bookkeeping (:data:`BOOKKEEPING`);
 - an observation whose ``cause`` is a call's action (or whose ``tool_call_metadata`` names the call; in an older
-  ``[action, observation]`` pair that names no cause, the pair's action) is its
-  result, its ``content`` whole, flagged as failed (toolstate's extension of the spec) where OpenHands says so: an
-  ``error`` observation, ``success: false`` (event_to_dict writes it for a command's output), or, in trajectories
-  saved before that field, an exit code other than 0 (CmdOutputObservation.error); ``recall``,
-  ``agent_state_changed`` and other internal observations (:data:`QUIET`) are counted, not read; any other observation (an error with no cause, what a command the user
-  ran printed) is a user turn, as OpenHands shows it to the model, and so is an action of the user's other than a
-  message (its ``message``, such as ``Running command: ls``).
+  ``[action, observation]`` pair that names no cause, the pair's action) is its result, its ``content`` whole,
+  flagged as failed (toolstate's extension of the spec) where OpenHands says so: an ``error`` observation,
+  ``success: false`` (event_to_dict writes it for a command's output), or, in trajectories saved before that field,
+  an exit code other than 0 (CmdOutputObservation.error); ``recall``, ``agent_state_changed`` and other internal
+  observations (:data:`QUIET`) are counted, not read; any other observation (an error with no cause, what a command
+  the user ran printed) is a user turn, as OpenHands shows it to the model, and so is an action of the user's other
+  than a message (its ``message``, such as ``Running command: ls``).
 
 Bookkeeping actions (:data:`NOT_CALLS`: state changes, condensation, recall) are counted, not read; so are the
 model's reasoning fields and images. OpenHands V1's events (the software-agent-sdk's, with a ``kind``) are another
@@ -63,9 +63,9 @@ ALONE = ("an OpenHands event alone, not a run: the openhands reader reads a run'
 
 
 # OpenHands V1 (the software-agent-sdk: OpenHands 1.x, its CLI and its benchmarks' output.jsonl) writes other events
-V1 = ("an OpenHands V1 event (software-agent-sdk: {\"kind\": \"ActionEvent\", \"id\", \"timestamp\", \"source\", ...}), "
-      "which no reader here reads: the openhands reader reads the event stream of OpenHands 0.x (OpenDevin), whose events "
-      "are {\"action\": \"run\", \"args\": ...} and {\"observation\": \"run\", \"content\": ...}")
+V1 = ("an OpenHands V1 event (software-agent-sdk: {\"kind\": \"ActionEvent\", \"id\", \"timestamp\", \"source\", "
+      "...}), which no reader here reads: the openhands reader reads the event stream of OpenHands 0.x (OpenDevin), "
+      "whose events are {\"action\": \"run\", \"args\": ...} and {\"observation\": \"run\", \"content\": ...}")
 
 
 def is_v1_event(m: Any) -> bool:
@@ -253,7 +253,7 @@ def is_trajectory(doc: Any) -> bool:
 def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
     """The run of one document: a list of events (episode ``name``) or an evaluation output line (episode and
     group: its ``instance_id``); a bad one is yielded as its error."""
-    if isinstance(doc, Mapping) and (isinstance(doc.get("history"), list) or "history" in doc and doc["history"] is None):
+    if isinstance(doc, Mapping) and "history" in doc and (doc["history"] is None or isinstance(doc["history"], list)):
         instance = doc.get("instance_id")
         if instance is not None:
             if isinstance(instance, bool) or not isinstance(instance, (str, int)) or instance == "":
