@@ -729,3 +729,75 @@ def test_an_image_beside_text_is_said_skipped_and_text_parts_are_checked_for_len
     with pytest.raises(ValueError, match=r"^data\[1\]\.content has \d+ characters, more than the limit"):
         memory.add([{"role": "user", "content": "ok"},
                      {"role": "user", "content": [{"type": "text", "text": "x" * (MAX_TEXT_CHARS + 1)}]}], user_id="mia")
+
+
+def _gemini(role: str, **part) -> dict:
+    """A Gemini content as the google-genai SDK's model_dump(mode="json") writes it: unset fields null."""
+    fields = dict.fromkeys(("text", "thought", "function_call", "function_response", "inline_data", "thought_signature"))
+    return {"role": role, "parts": [{**fields, **part}]}
+
+
+GEMINI_CHAT = [
+    _gemini("user", text="Hi, my email is farid@fastmail.com"),
+    _gemini("model", text="look the account up", thought=True),
+    _gemini("model", function_call={"id": None, "name": "lookup_customer", "args": {"email": "farid@fastmail.com"}}),
+    _gemini("user", function_response={"id": None, "name": "lookup_customer",
+                                       "response": {"output": {"account_id": "BL-175954", "zip": "97214"}}}),
+    _gemini("model", text="Found BL-175954. Book the technician?"),
+    _gemini("user", text="ok go ahead"),
+    _gemini("model", function_call={"id": None, "name": "schedule_technician",
+                                    "args": {"account_id": "BL-175954", "slot": "morning"}}),
+]
+BEDROCK_CHAT = [
+    {"role": "user", "content": [{"text": "Hi, my email is farid@fastmail.com"}]},
+    {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "lookup_customer",
+                                                   "input": {"email": "farid@fastmail.com"}}}]},
+    {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "status": "success",
+                                                 "content": [{"json": {"account_id": "BL-175954", "zip": "97214"}}]}}]},
+    {"role": "assistant", "content": [{"text": "Found BL-175954. Book the technician?"}]},
+    {"role": "user", "content": [{"text": "ok go ahead"}]},
+    {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t2", "name": "schedule_technician",
+                                                   "input": {"account_id": "BL-175954", "slot": "morning"}}}]},
+]
+
+
+@pytest.mark.parametrize("chat", [GEMINI_CHAT, BEDROCK_CHAT], ids=["gemini", "bedrock"])
+def test_messages_of_other_apis_become_the_memories_the_importer_makes_of_them(chat):
+    """A Gemini agent's contents (or a Bedrock / Strands agent's Converse messages) are added as they are, as
+    live_state reads them: their calls and results are memories, and the decision before a call is revised as in
+    the importer's log, whether the conversation comes in one add or one message at a time. (A Gemini content was
+    refused as a message without content; Converse's blocks were all 'skipped': nothing stored.)"""
+    from sam_model.data.formats import to_chat
+    from sam_model.data.toolstate import TranscriptState
+
+    importer = TranscriptState("x")
+    for m in to_chat(chat).messages:
+        importer.feed(m)
+    want = [(e["kind"], e["text"], e["state"]) for e in importer.events]
+    for batches in ([chat], [[m] for m in chat]):
+        memory = ScopedMemory(HashingEncoder(16))
+        for batch in batches:
+            memory.add(batch, user_id="farid")
+        got = sorted(memory.get_all(user_id="farid")["results"], key=lambda r: r["step"])
+        assert [(r["kind"], r["memory"]) for r in got] == [(k, t) for k, t, _ in want]
+        assert "CALL lookup_customer(email=farid@fastmail.com)" in [r["memory"] for r in got]
+        # the decision before the second call, revised as the importer revises it: its phase is the call's tool
+        assert [memory.store.memory(r["id"]).phase for r in got] == [state["phase"] for _, _, state in want]
+    assert want[-2][2]["phase"] == "schedule_technician" and want[-2][2]["uncertainty_flags"] == ["account_id"]
+
+
+def test_what_a_gemini_add_does_not_store_is_said_and_a_bad_part_is_named():
+    """Also sam-serve's check of an add's messages (unstored, naming its field), which refused Gemini contents."""
+    from sam_model.memory.scoped import unstored
+
+    assert unstored(GEMINI_CHAT, "messages") == [{"reason": "messages: 1 thought part(s) of the gemini messages: "
+                                                            "not stored (no memory is made of them)"}]
+    memory = ScopedMemory(HashingEncoder(16))
+    out = memory.add(GEMINI_CHAT[:2], user_id="farid")
+    assert [r["memory"] for r in out["results"]] == ["Hi, my email is farid@fastmail.com"]
+    assert [n["reason"] for n in out["skipped"]] == ["data: 1 thought part(s) of the gemini messages: not stored "
+                                                     "(no memory is made of them)"]
+    bad = _gemini("model", function_call="lookup_customer")
+    with pytest.raises(ValueError, match=r"^data, content 1, part 0: 'functionCall' is a string"):
+        memory.add([GEMINI_CHAT[0], bad], user_id="farid")
+    assert len(memory.get_all(user_id="farid")["results"]) == 1  # the batch refused whole

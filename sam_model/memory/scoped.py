@@ -48,6 +48,7 @@ from typing import Any
 
 from sam_model.data.chunks import own_words
 from sam_model.data.examples import MemoryRecord, memory_record
+from sam_model.data.formats import detect, is_log_message, to_chat
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, content_text, leaves, parse_tool_calls, policy_of
@@ -205,8 +206,33 @@ class NoTextError(ValueError):
 
 
 def _is_messages(items: Sequence[Any]) -> bool:
-    """Whether an add's items are chat messages (dicts with ``role``), not agent-log events."""
-    return all(isinstance(m, Mapping) and "role" in m for m in items)
+    """Whether an add's items are chat messages (dicts with ``role``, or another API's messages that a transcript
+    reader reads: Responses items, LangChain dicts), not agent-log events."""
+    return all(isinstance(m, Mapping) and ("role" in m or is_log_message(m)) for m in items)
+
+
+def as_chat(items: list[Any], name: str) -> tuple[list[Any], list[str], list[dict[str, Any]]]:
+    """An add's messages as the OpenAI chat messages the conversation's state reads: (messages, where each came
+    from, notes on what was not read).
+
+    Messages another API writes (Gemini contents, Bedrock Converse or Anthropic blocks, Responses items, LangChain
+    dicts: the formats of sam_model.data.formats, told from their shape as live_state tells them) go through their
+    format's reader, as the transcript importer reads a log of them, so their tool calls and results are memories,
+    and a bad part is one line naming it (``data, content 2, part 0: ...``). Before, a Gemini content was refused as
+    a message without content, and Converse's blocks were all skipped as parts that are not text: a Bedrock agent's
+    add stored nothing. Parts no event is made of (thoughts, media) are counted in the notes. A reader matches a
+    result to its call within the messages it is given, and a later one by the call's id or name, so a turn's
+    contents (a streamed answer's chunks) go in one add to be one memory, as in the importer's log."""
+    fmt = detect(items)
+    if fmt == "openai":
+        return items, [f"{name}[{i}]" for i in range(len(items))], []
+    try:
+        chat = to_chat(items, name, fmt)
+    except SAMFileError as err:
+        raise ValueError(str(err)) from None
+    notes = [{"reason": f"{name}: {n} {kind} part(s) of the {fmt} messages: not stored (no memory is made of them)"}
+             for kind, n in sorted(chat.ignored.items())]
+    return chat.messages, [f"{name}, {source}" for source in chat.sources], notes
 
 
 def _media_only(content: Any) -> list[str]:
@@ -238,9 +264,9 @@ def unstored(data: Any, name: str = "data") -> list[dict[str, Any]]:
         raise NoTextError(EMPTY.format(name))
     if not items or not _is_messages(items):
         return []
-    notes: list[dict[str, Any]] = []
+    items, wheres, notes = as_chat(items, name)
     for i, m in enumerate(items):
-        where, content, role = name if one else f"{name}[{i}]", m.get("content"), m.get("role")
+        where, content, role = name if one else wheres[i], m.get("content"), m.get("role")
         try:
             text = content_text(content, where)
         except SAMFileError as err:
@@ -376,8 +402,8 @@ class ScopedMemory:
     @locked
     def add(self, data: str | Mapping | Event | Sequence, user_id: str | None = None, agent_id: str | None = None,
             run_id: str | None = None, metadata: Mapping[str, Any] | None = None) -> dict[str, list]:
-        """Write chat messages (a string is one user message; dicts with ``role`` as OpenAI messages) or
-        agent-log events (Events, or dicts with ``kind`` and ``text``) into the scopes' episode, in order.
+        """Write chat messages (a string is one user message; dicts with ``role`` as OpenAI messages, or as the
+        format of sam_model.data.formats they are written in: :func:`as_chat`) or agent-log events (Events, or dicts with ``kind`` and ``text``) into the scopes' episode, in order.
         Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE"}, ...]}``, and ``"skipped"``: what of the
         messages was not stored (a message or a part of images alone: :func:`unstored`) when something was not. A
         message that should hold text and holds none (no content, a blank one) is refused with its batch (ValueError
@@ -397,7 +423,8 @@ class ScopedMemory:
         if _is_messages(items):
             skipped = unstored(data, "data")  # checked before the conversation's state takes any of them
             out: dict[str, list] = {"results": self._add_messages(
-                items, episode, scopes, metadata, skip={n["message"] for n in skipped if "part" not in n})}
+                as_chat(items, "data")[0], episode, scopes, metadata,
+                skip={n["message"] for n in skipped if "message" in n and "part" not in n})}
             return {**out, "skipped": skipped} if skipped else out
         events = []
         for i, m in enumerate(items):

@@ -62,7 +62,7 @@ class ListQuery(ScopeQuery):
 class AddBody(Body):
     # an empty list is refused by the memory's own rule (unstored), in its words, not pydantic's
     messages: str | Annotated[list[dict[str, Any]], Field(max_length=MAX_ITEMS)] = Field(
-        description="a message text, OpenAI-style messages ({role, content}) or agent-log events ({kind, text})")
+        description="a message text, chat messages (OpenAI {role, content}, or any format sam-data transcripts reads: Gemini contents, Converse messages, ...) or agent-log events ({kind, text})")
     user_id: Scope = None
     agent_id: Scope = None
     run_id: Scope = None
