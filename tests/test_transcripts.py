@@ -288,6 +288,20 @@ def test_live_state_from_argument_names_and_schema():
         live_state(MESSAGES)
 
 
+def test_a_gemini_function_declarations_schema_gives_the_importers_paths():
+    """Gemini's parameters name their types as the google-genai SDK's Type enum writes them (OBJECT, ARRAY), and a
+    model_dump of its Schema holds every field, null when unset: an array of objects gave 'passengers', not the
+    paths of its items that the importer flags for the call."""
+    def schema(**fields):  # a types.Schema's model_dump(mode="json")
+        return {**dict.fromkeys(("description", "enum", "format", "items", "properties", "required")), **fields}
+
+    gemini = schema(type="OBJECT", properties={
+        "reservation_id": schema(type="STRING"),
+        "passengers": schema(type="ARRAY", items=schema(type="OBJECT", properties={
+            "first_name": schema(type="STRING"), "dob": schema(type="STRING")}))})
+    assert schema_paths(gemini) == ["reservation_id", "passengers.first_name", "passengers.dob"]
+
+
 def test_sources_materialise_transcripts_once_into_the_cache(tmp_path):
     path = tmp_path / "conv.jsonl"
     path.write_text(json.dumps({"id": "c1", "messages": MESSAGES}) + "\n")

@@ -531,11 +531,11 @@ def _as_call(call: Mapping[str, Any]) -> ToolCall:
 
 def schema_paths(arguments: Mapping[str, Any] | Sequence[str], prefix: str = "") -> list[str]:
     """Leaf paths of a JSON-schema ``parameters`` object (objects add ``.key``, arrays keep the path), or
-    the given list of paths as they are."""
+    the given list of paths as they are. Types in any case: Gemini's declarations write ``OBJECT`` / ``ARRAY``."""
     if not isinstance(arguments, Mapping):
         return [str(a) for a in arguments]
     props = arguments.get("properties")
-    if props is None and arguments.get("type") == "array":
+    if props is None and _is_array(arguments):
         return schema_paths(arguments.get("items") or {}, prefix)
     if not isinstance(props, Mapping):
         return [prefix] if prefix else []
@@ -543,7 +543,11 @@ def schema_paths(arguments: Mapping[str, Any] | Sequence[str], prefix: str = "")
     for key, sub in props.items():
         path = f"{prefix}.{key}" if prefix else key
         sub = sub if isinstance(sub, Mapping) else {}
-        nested = sub.get("items") if sub.get("type") == "array" else sub
+        nested = sub.get("items") if _is_array(sub) else sub
         out += schema_paths(nested, path) if isinstance(nested, Mapping) and (
-            "properties" in nested or nested.get("type") == "array") else [path]
+            "properties" in nested or _is_array(nested)) else [path]
     return out
+
+
+def _is_array(schema: Mapping[str, Any]) -> bool:
+    return str(schema.get("type")).lower() == "array"
