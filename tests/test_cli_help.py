@@ -207,3 +207,17 @@ def test_help_shows_defaults_as_typed_and_once():
     assert "bank sizes, comma-separated (default: 10000,100000)" in text
     assert "repeatable (default" not in text
     assert text.count("default") == 2 and "(default 20)" in text
+
+
+def test_the_commands_that_read_transcripts_say_which_logs_they_take():
+    """sam-eval's --data and sam-train's --data.train take a log of any format `sam-data transcripts` reads and the
+    trajectory folders of SWE-agent and OpenHands (sam_model.data.sources), but their help named OpenAI's
+    {"id", "messages"} lines and tau-bench only: a Gemini or Bedrock user read that their log was not taken."""
+    from sam_model.evaluation.run import build_parser
+    from sam_model.training.datamodule import AgentLogDataModule
+
+    data = next(a for a in build_parser()._actions if a.dest == "data").help
+    train = AgentLogDataModule.__doc__.split("train:", 1)[1].split("val:", 1)[0]
+    for text in (data, train):
+        text = " ".join(text.split())
+        assert "sam-data formats" in text and "Gemini" in text and "OpenHands" in text, text
