@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -175,6 +176,25 @@ def test_a_transcript_given_as_an_agent_log_says_how_to_convert_it(tmp_path, cap
     """Found by review: validate on a chat transcript said only "missing required field 'episode_id'"."""
     path = tmp_path / "chats.jsonl"
     path.write_text(json.dumps({"id": "c1", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert main([str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "looks like a tool-call transcript" in captured.out + captured.err
+
+
+LOGS = Path(__file__).resolve().parents[1] / "examples" / "logs"
+
+
+@pytest.mark.parametrize("name, line", [
+    *[(p.stem, p.read_text(encoding="utf-8").splitlines()[0]) for p in sorted(LOGS.glob("*.jsonl"))],
+    ("otlp-export", json.dumps({"resourceSpans": []})),  # the OpenTelemetry collector's file exporter
+    ("openhands-output", json.dumps({"instance_id": "django-1", "history": []})),  # an OpenHands evaluation's
+])
+def test_a_transcript_of_any_format_given_as_an_agent_log_says_how_to_convert_it(name, line, tmp_path, capsys):
+    """Found walking through the README as a Gemini user: validate on the Gemini log (contents, no messages) said
+    only "missing required field 'episode_id'", as it did for Responses items, OTLP exports and OpenHands runs;
+    the hint was given to lines with messages (OpenAI, Anthropic, Bedrock, LangChain) alone."""
+    path = tmp_path / "chats.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
     assert main([str(path)]) == 1
     captured = capsys.readouterr()
     assert "looks like a tool-call transcript" in captured.out + captured.err

@@ -145,9 +145,16 @@ TRANSCRIPT_HINT = ("this looks like a tool-call transcript, not an agent log: co
                    "FILE OUT.jsonl` (train.py and evaluate.py take transcripts as they are)")
 
 
+# what holds a conversation in each log format sam-data transcripts reads: messages (OpenAI, Anthropic, Bedrock,
+# LangChain), contents (Gemini), input / items (Responses), resourceSpans (OTLP), traj (tau-bench), history /
+# trajectory (SWE-agent, an OpenHands evaluation's output.jsonl), action / observation (an OpenHands event)
+CONVERSATION_KEYS = ("messages", "role", "contents", "input", "items", "resourceSpans", "traj", "history",
+                     "trajectory", "action", "observation")
+
+
 def _chat(obj: Any) -> bool:
     """A conversation or a trajectory (a transcript given as an agent log), not an event."""
-    return isinstance(obj, dict) and ("messages" in obj or "role" in obj or "traj" in obj)
+    return isinstance(obj, dict) and any(k in obj for k in CONVERSATION_KEYS)
 
 
 def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
