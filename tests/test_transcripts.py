@@ -288,6 +288,25 @@ def test_live_state_from_argument_names_and_schema():
         live_state(MESSAGES)
 
 
+def test_live_state_takes_the_system_text_in_the_shape_its_api_keeps_it():
+    """Converse's and Anthropic's ``system`` is a list of blocks, Gemini's ``system_instruction`` a Content: given
+    as they are, live_state's ``policy=`` raised a TypeError (a string only); each now reads as its text."""
+    messages = [{"role": "user", "content": "switch me to FIBER500, account BL-1234567"},
+                {"role": "assistant", "content": "Done soon. Anything else?"}, {"role": "user", "content": "go"}]
+    call = {"name": "change_plan", "arguments": {"account_id": "BL-1234567", "plan_code": "FIBER500"}}
+    text = "Plans: FIBER100, FIBER500."
+    assert live_state(messages, call)["uncertainty_flags"] == ["account_id", "plan_code"]
+    want = live_state(messages, call, policy=text)
+    assert want["uncertainty_flags"] == ["account_id"]  # the policy says FIBER500: common knowledge
+    for shape in ([{"text": text}, {"cachePoint": {"type": "default"}}],  # Converse
+                  [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}],  # Anthropic
+                  {"role": None, "parts": [{"text": text, "thought": None}]},  # a google-genai Content's dump
+                  [text]):  # Gemini's list of strings
+        assert live_state(messages, call, policy=shape) == want, shape
+    with pytest.raises(TypeError, match=r"^live_state's policy is a number: give the system text"):
+        live_state(messages, call, policy=3)
+
+
 def test_a_gemini_function_declarations_schema_gives_the_importers_paths():
     """Gemini's parameters name their types as the google-genai SDK's Type enum writes them (OBJECT, ARRAY), and a
     model_dump of its Schema holds every field, null when unset: an array of objects gave 'passengers', not the

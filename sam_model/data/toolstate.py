@@ -476,13 +476,14 @@ def mask_constraints(constraints: Mapping[str, Any], needed: Mapping[str, Sequen
 def live_state(messages: Iterable[Mapping[str, Any]],
                call: Mapping[str, Any] | ToolCall | Sequence[Mapping[str, Any] | ToolCall] | None = None, *,
                tool: str | None = None, arguments: Mapping[str, Any] | Sequence[str] | None = None,
-               masked: bool = True, policy: str = "") -> dict[str, Any]:
+               masked: bool = True, policy: str | Sequence[Any] | Mapping[str, Any] = "") -> dict[str, Any]:
     """The decision-point state of the spec for a tool call about to be made after ``messages``.
 
     ``messages``: the running conversation in any format :mod:`sam_model.data.formats` reads (OpenAI chat, tau2,
     Anthropic, Bedrock Converse, Responses items, GenAI parts, LangChain messages as dicts, Gemini contents), told
     from its shape; ``policy``: system text kept apart from the messages (Anthropic's and Bedrock's ``system``,
-    Responses ``instructions``, Gemini ``system_instruction``), read as a leading system message.
+    Responses ``instructions``, Gemini ``system_instruction``), read as a leading system message: a string, or as
+    the API keeps it (a list of text blocks or parts, a Content with ``parts``).
 
     Give the call itself (``{"name", "arguments"}``, an OpenAI ``tool_calls`` entry, a :class:`ToolCall`, or a
     list of them: all the calls of one assistant message):
@@ -493,7 +494,8 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     lose those paths. An agent that retrieves before writing the call sees more flags than training did.
     """
     chat = to_chat(list(messages), "live_state")
-    st = TranscriptState(policy="\n".join(filter(None, (policy, policy_of(chat.messages)))), masked=masked)
+    st = TranscriptState(policy="\n".join(filter(None, (system_text(policy), policy_of(chat.messages)))),
+                         masked=masked)
     for m, source in zip(chat.messages, chat.sources):
         st.add(m, source)
     if call is not None:
@@ -511,6 +513,19 @@ def live_state(messages: Iterable[Mapping[str, Any]],
         state["constraints"] = {k: v for k, v in state["constraints"].items() if k not in paths}
         state["uncertainty_flags"] = paths
     return state
+
+
+def system_text(policy: Any, where: str = "live_state's policy") -> str:
+    """A system text kept apart from the messages, as its API keeps it: a string, a list of blocks or parts (Converse's
+    and Anthropic's ``system``; their ``text``, cache points and the like passed over) or a Gemini Content."""
+    if isinstance(policy, str):
+        return policy
+    parts = policy.get("parts", [policy]) if isinstance(policy, Mapping) else policy
+    if not isinstance(parts, list):
+        raise TypeError(f"{where} is {json_type(policy)}: give the system text, a list of text blocks or a Content "
+                        "with parts")
+    return "\n".join(p if isinstance(p, str) else p["text"] for p in parts if isinstance(p, str) or (
+        isinstance(p, Mapping) and isinstance(p.get("text"), str) and not p.get("thought")))
 
 
 def _as_call(call: Mapping[str, Any]) -> ToolCall:
