@@ -223,3 +223,18 @@ def test_a_log_given_twice_is_named_not_its_first_episode(write_log, tmp_path, c
         assert len(err) == 1 and "given twice" in err[0] and second in err[0] and "already appeared" not in err[0], err
     b = write_log(LOG_B, "b.jsonl")
     assert main([str(a), str(b)]) == 0  # two logs: read as before
+
+
+def test_a_trajectory_folder_given_as_an_agent_log_says_how_to_convert_it(tmp_path, capsys):
+    """Found walking through the README with OpenHands: validate on the folder of its trajectories said 'agent log
+    is a directory ... (give .jsonl or .jsonl.gz files)', not that the folder converts as it is."""
+    runs = tmp_path / "trajectories"
+    runs.mkdir()
+    (runs / "session-1.json").write_text((LOGS / "openhands.json").read_text(encoding="utf-8"), encoding="utf-8")
+    assert main([str(runs)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: agent log is a directory: {runs}" in err
+    assert f"a folder of agent trajectories: convert it with `sam-data transcripts {runs} OUT.jsonl`" in err
+    (runs / "session-1.json").unlink()
+    assert main([str(runs)]) == 2
+    assert "trajectories" not in capsys.readouterr().err.split(str(runs), 1)[1]  # an empty folder: no such advice

@@ -186,6 +186,16 @@ def _print_errors(errors: Sequence[LogFormatError]) -> None:
         print(err, file=sys.stderr)
 
 
+def _runs_hint(p: Path) -> str:
+    """For a folder of SWE-agent or OpenHands runs (which train.py and evaluate.py take as they are): how to convert it."""
+    from sam_model.data.formats.files import trajectory_files
+
+    if not p.is_dir() or not trajectory_files(p):
+        return ""
+    return (f"; this is a folder of agent trajectories: convert it with `sam-data transcripts {p} OUT.jsonl` (train.py "
+            "and evaluate.py take it as it is)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=cli_name("python -m sam_model.data.validate"),
@@ -223,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         p = Path(log)
         if not p.is_file():
             what = "is a directory" if p.is_dir() else not_found(p)
-            print(f"error: agent log {what}: {p} (give .jsonl or .jsonl.gz files)", file=sys.stderr)
+            print(f"error: agent log {what}: {p} (give .jsonl or .jsonl.gz files{_runs_hint(p)})", file=sys.stderr)
             return 2
 
     report = ReadReport()
