@@ -307,16 +307,18 @@ def test_an_opendevin_history_of_pairs_whose_observations_name_no_cause(tmp_path
 
 
 def test_events_one_a_line_are_refused_with_what_to_write_not_a_format_that_refuses_them_too(tmp_path, capsys):
-    """A .jsonl of single events (or a folder of one-event files, as an OpenHands session stores them) is no run: it
-    was told to 'try --format openhands', which then said it was not an OpenHands trajectory."""
+    """A .jsonl of single events (or one event file of an OpenHands session, given alone) is no run: it was told to
+    'try --format openhands', which then said it was not an OpenHands trajectory. (The session's folder is read:
+    tests/test_sessions.py.)"""
     path = tmp_path / "events.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in codeact_run()))
     write(tmp_path / "events", "0.json", codeact_run()[0])
-    for args in ([str(path)], [str(path), "--format", "openhands"], [str(tmp_path / "events")]):
+    for args in ([str(path)], [str(path), "--format", "openhands"], [str(tmp_path / "events" / "0.json")]):
         assert main([*args[:1], str(tmp_path / "o.jsonl"), *args[1:]]) == 1
         err = capsys.readouterr().err
         assert "an OpenHands event alone, not a run" in err and "write the run's events as one list" in err, err
         assert "--format openhands" not in err and err.count("\n") == 1, err
+        assert "or give the session's folder" in err, err
 
 
 def v1_events() -> list[dict]:

@@ -18,8 +18,8 @@ import sys
 COMMANDS = {"validate": "check agent logs and print their statistics (FILE:LINE: reason on bad input)",
             "transcripts": "convert an agent's tool-call logs (OpenAI chat, tau-bench v1, tau2-bench, Anthropic, "
                            "OpenAI Responses, OpenTelemetry GenAI, LangChain, SWE-agent .traj files or their folder, "
-                           "Amazon Bedrock Converse, Gemini contents, OpenHands trajectories or their folder) into an "
-                           "agent log",
+                           "Amazon Bedrock Converse and Strands Agents session folders, Gemini contents, OpenHands "
+                           "trajectories, their folder or session store) into an agent log",
             "formats": "list the log formats `transcripts` reads, with what a file of each holds",
             "sgd": "convert an SGD split folder into an agent log",
             "synthetic": "write the synthetic demo episodes"}

@@ -411,7 +411,9 @@ def _main(argv: list[str]) -> int:
     parser.add_argument("transcripts", help="the log file: .jsonl / .jsonl.gz (one conversation, or one OTLP "
                                             "export, per line), .json / .json.gz (one document), or a SWE-agent "
                                             ".traj (one run) or the folder of them, or the folder of OpenHands "
-                                            "trajectories (.json)")
+                                            "trajectories (.json), or a Strands Agents session folder (session_<id>/"
+                                            "agents/agent_<id>/messages/message_<N>.json) or OpenHands session store "
+                                            "(sessions/<sid>/events/<id>.json), or the folder of them")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")
     parser.add_argument("--format", choices=list(FORMATS), default=None,
                         help="read the file as this format instead of telling it from the content")
@@ -429,7 +431,7 @@ def _main(argv: list[str]) -> int:
                              "(tau-bench: the task, so a task's trials stay together; JSON Lines: the line's 'group' "
                              "or 'task_id', else its id; SWE-agent: the instance id of the run's replay_config, "
                              "else the .traj's name (a .jsonl line without one: its line); OpenHands: an evaluation "
-                             "line's instance_id, else the file's name); default all")
+                             "line's instance_id, else the file's name, or its session's; Strands: the session); default all")
     parser.add_argument("--test-fraction", type=float, default=TEST_FRACTION, metavar="F",
                         help=f"share of groups in the test split (default {TEST_FRACTION})")
     parser.add_argument("--skip-bad", action="store_true",

@@ -68,13 +68,15 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            swe_agent.to_chat, swe_agent.sniff),
     Format("bedrock", "Amazon Bedrock Converse messages (toolUse / toolResult blocks; Strands Agents' messages)",
            '.jsonl of {"id", "system"?, "messages"} lines (a Converse request with an "id"; its response\'s '
-           '"output" is the last message), or a .json list', bedrock.to_chat, bedrock.sniff),
+           '"output" is the last message), or a .json list; or a Strands Agents session folder: '
+           'session_<id>/agents/agent_<id>/messages/message_<N>.json', bedrock.to_chat, bedrock.sniff),
     Format("gemini", "Gemini contents (google-genai SDK, Gemini API, Vertex AI: functionCall / functionResponse parts)",
            '.jsonl of {"id", "system_instruction"?, "contents"} lines, or a .json list (camelCase or snake_case)',
            gemini.to_chat, gemini.sniff),
     Format("openhands", "OpenHands (OpenDevin) trajectories: the event stream of actions and observations",
            '.json list of events (the save_trajectory_path setting; a folder of them), or the .jsonl of an evaluation: '
-           '{"instance_id", "history"} lines', openhands.to_chat, openhands.sniff),
+           '{"instance_id", "history"} lines; or a session store: sessions/<sid>/events/<id>.json', openhands.to_chat,
+           openhands.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",

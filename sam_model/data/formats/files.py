@@ -1,8 +1,9 @@
 """Conversations out of a log file of any format: the file's documents, then its container.
 
 A ``.jsonl[.gz]`` file is one JSON document per line, a ``.json[.gz]`` or SWE-agent ``.traj[.gz]`` file one
-document; a folder is read as SWE-agent's output folder, every ``.traj`` under it, or (none there) as the folder
-OpenHands saves its trajectories to, every ``.json[.gz]`` in it. Every line is decoded
+document; a folder is read as SWE-agent's output folder, every ``.traj`` under it, or (none there) as session stores
+(:mod:`sessions`: Strands Agents' message files, OpenHands' event files), or (none) as the folder OpenHands saves
+its trajectories to, every ``.json[.gz]`` in it. Every line is decoded
 and parsed on its own, so a bad one is named ``FILE:LINE`` with the reason (not UTF-8 and where, invalid JSON, a
 bare ``NaN``/``Infinity``, nested deeper than :data:`MAX_DEPTH`) and, with ``--skip-bad``, skipped alone. The
 container is told from the first document that parses: OTLP spans, a tau2 results file, an OpenHands or SWE-agent
@@ -31,6 +32,7 @@ from sam_model.data.formats import (
     openhands,
     otel,
     responses,
+    sessions,
     swe_agent,
     tau2,
 )
@@ -60,12 +62,13 @@ def _whole(p: Path) -> bool:
 
 def trajectory_files(folder: Path) -> list[Path]:
     """The runs of a folder, sorted: the SWE-agent ``.traj[.gz]`` files under it (a retry agent's copy of an attempt,
-    ``ID/attempt_N/ID.traj``, left out where ``ID/ID.traj`` lists the attempts itself), or, with none, the
+    ``ID/attempt_N/ID.traj``, left out where ``ID/ID.traj`` lists the attempts itself), or, with none, the message
+    and event files of the session stores under it (:func:`sessions.files`), or, with none, the
     ``.json[.gz]`` files in it (OpenHands' ``save_trajectory_path`` folder: one ``{session}.json`` a run; not
     under it, where an evaluation keeps its ``llm_completions``)."""
     found = sorted(q for q in folder.rglob("*") if q.name.endswith((".traj", ".traj.gz")) and q.is_file())
     return [q for q in found if not (re.fullmatch(r"attempt_\d+", q.parent.name)
-                                     and (q.parent.parent / q.name).is_file())] or sorted(
+                                     and (q.parent.parent / q.name).is_file())] or sessions.files(folder) or sorted(
         q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q.is_file())
 
 
@@ -152,13 +155,13 @@ def conversations(path: str | Path, format: str | None = None,
         raise SAMFileError(f"unknown format {format!r}; formats: {', '.join(FORMATS)} (sam-data formats)")
     check_compression(p)  # a pipe or device: refused in one line (it blocked the reader)
     seen: dict[str, str] = {}  # episode id -> where it was first read
-    if p.is_dir() and format in (None, "swe-agent", "openhands"):
+    if p.is_dir() and format in (None, "swe-agent", "openhands", "bedrock"):
         yield from _trajectory_folder(p, seen, on_file)
         return
     if not p.is_file():
         raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else not_found(p)}: {p} (give a .jsonl[.gz] "
-                           "of conversations, a .json[.gz] tau-bench, tau2, OTLP or OpenHands file, or SWE-agent .traj "
-                           "files or their folder; sam-data formats lists them)")
+                           "of conversations, a .json[.gz] tau-bench, tau2, OTLP or OpenHands file, SWE-agent .traj "
+                           "files or their folder, or a session folder; sam-data formats lists them)")
     docs = documents(p)
     head = _to_first_good(docs)
     if not head:
@@ -266,8 +269,12 @@ def _trajectory_folder(folder: Path, seen: dict[str, str],
     replay_config, else the file's name, which SWE-agent names by it), so an instance's runs share a split."""
     paths = trajectory_files(folder)
     if not paths:
-        raise SAMFileError(f"{folder} is a folder without SWE-agent .traj files or OpenHands .json trajectories; give "
-                           "a transcript file, or the folder SWE-agent or OpenHands wrote its trajectories to")
+        raise SAMFileError(f"{folder} is a folder without SWE-agent .traj files, OpenHands .json trajectories or "
+                           "session stores (Strands Agents, OpenHands); give a transcript file, or the folder SWE-agent "
+                           "or OpenHands wrote its trajectories to, or a session folder (sam-data formats)")
+    if sessions.kind_of(paths[0]):  # a session store: a conversation's messages or events, one file each
+        yield from _unique(sessions.conversations(paths, documents, episode_id_of, on_file), seen)
+        return
     for q in paths:
         suffix = "." + _stem(q).rsplit(".", 1)[-1]
         name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(suffix)

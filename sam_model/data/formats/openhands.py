@@ -59,7 +59,8 @@ BOOKKEEPING = frozenset({"thought", "blocking", "hidden", "is_confirmed", "confi
 # an event that is a document of its own (a line of a .jsonl, a file): OpenHands writes a run's events as one list
 ALONE = ("an OpenHands event alone, not a run: the openhands reader reads a run's events as one JSON list (a .json, "
          "as the save_trajectory_path setting writes it) or an evaluation's output.jsonl line {\"instance_id\", "
-         "\"history\": [events]}: write the run's events as one list")
+         "\"history\": [events]}: write the run's events as one list, or give the session's folder (sessions/<sid>, "
+         "whose events/<id>.json files are read as one run)")
 
 
 # OpenHands V1 (the software-agent-sdk: OpenHands 1.x, its CLI and its benchmarks' output.jsonl) writes other events
