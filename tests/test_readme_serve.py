@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from test_readme_commands import BLOCK
 
+from sam_model.data.toolstate import live_state
+
 pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,16 +78,31 @@ def test_the_served_memory_blocks_run_as_written(tmp_path):
                              capture_output=True, text=True, timeout=120)
         assert ran.returncode == 0, ran.stderr
         answers = re.findall(r"(.*)\n(\d{3})\n", ran.stdout)
-        assert [int(code) for _, code in answers] == [200] * 5, ran.stdout  # add, search, get_all, update, delete
-        added, found, listed, updated, deleted = (json.loads(body) for body, _ in answers)
+        # add, search, add of a conversation, search by its next call, get_all, update, delete
+        assert [int(code) for _, code in answers] == [200] * 7, ran.stdout
+        added, found, told, for_call, listed, updated, deleted = (json.loads(body) for body, _ in answers)
         assert [m["id"] for m in added["results"]] == ["mia#0"]  # the id the PUT and DELETE lines name
         assert found["results"][0]["memory"] == "I live in Paris, my budget is $300"
+        sent = [json.loads(body) for body in re.findall(r"-d '(\{.*\})'", calls)]  # the bodies the block sends
+        conversation, search = sent[2]["messages"], sent[3]
+        assert [m["memory"] for m in told["results"]] == [m["content"] for m in conversation]
+        assert for_call["state"] == live_state(conversation, search["call"])  # the importer's state, computed served
+        assert for_call["state"]["uncertainty_flags"] == ["city", "max_price"]  # as the README says
+        assert {m["memory"] for m in for_call["results"]} == {m["content"] for m in conversation}
         assert [m["memory"] for m in listed["results"]] == ["I live in Paris, my budget is $300"]
         assert "mia#0" in updated["message"] and "mia#0" in deleted["message"]
         mcp = subprocess.run(["bash", "-c", client.replace("8420", port)], cwd=tmp_path, env=env,
                              capture_output=True, text=True, timeout=120)
         assert mcp.returncode == 0, mcp.stderr[-3000:]
-        assert [h["memory"] for h in json.loads(mcp.stdout)["results"]] == ["my budget is $300"]
+        text, printed = mcp.stdout.strip(), []
+        while text:  # the two answers the block prints
+            answer, end = json.JSONDecoder().raw_decode(text)
+            printed.append(answer)
+            text = text[end:].strip()
+        by_state, by_call = printed
+        assert [h["memory"] for h in by_state["results"]] == ["my budget is $300"]
+        assert by_call["state"]["phase"] == "book_hotel" and by_call["state"]["uncertainty_flags"] == ["max_price"]
+        assert {h["memory"] for h in by_call["results"]} == {"my budget is $300", "book me a hotel for tonight"}
     finally:
         proc.terminate()
         proc.wait(60)

@@ -356,6 +356,14 @@ class TranscriptState:
             state["uncertainty_flags"] = sorted(needed)
         return Decision(state, labels, needed, outcomes, [d_step - s for s in labels])
 
+    def call_state(self, calls: Sequence[ToolCall]) -> dict[str, Any]:
+        """The state an agent is in when it is about to make ``calls`` (one assistant message's, at least one) after
+        the messages fed so far, without feeding them: the decision state the importer writes (:meth:`decide`), or,
+        without history (no event yet), the running state with the first call's tool as its phase. live_state and a
+        scoped memory's search by call (ScopedMemory.live_state(call=...)) both read it here."""
+        decision = self.decide(calls)
+        return decision.state if decision is not None else {**self.snapshot(), "phase": calls[0].name}
+
     def feed(self, message: Mapping[str, Any], where: str = "message") -> tuple[Decision | None, int]:
         """One message as the importer writes it: before an assistant message with tool calls, the decision
         for those calls, and if it has labels the last event becomes that decision point (its state the
@@ -499,12 +507,7 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     for m, source in zip(chat.messages, chat.sources):
         st.add(m, source)
     if call is not None:
-        calls = [call] if isinstance(call, (Mapping, ToolCall)) else list(call)
-        parsed = [c if isinstance(c, ToolCall) else _as_call(c) for c in calls]
-        decision = st.decide(parsed)
-        if decision is not None:
-            return decision.state
-        return {**st.snapshot(), "phase": parsed[0].name}
+        return st.call_state(as_calls(call))
     if tool is None:
         raise ValueError("live_state needs the tool call, or tool= and arguments= (its argument names)")
     paths = sorted(set(schema_paths(arguments or [])))
@@ -528,20 +531,51 @@ def system_text(policy: Any, where: str = "live_state's policy") -> str:
         isinstance(p, Mapping) and isinstance(p.get("text"), str) and not p.get("thought")))
 
 
-def _as_call(call: Mapping[str, Any]) -> ToolCall:
+CALL_SHAPE = ('{"name": "the_tool", "arguments": {...}} (or an OpenAI tool_calls entry {"function": {"name", '
+              '"arguments"}}, an Anthropic tool_use or a Gemini functionCall)')
+
+
+def as_calls(call: Any, where: str = "call") -> list[ToolCall]:
+    """The calls of one assistant message about to be made: one call or a list of them, each a :class:`ToolCall` or
+    in any format :func:`_as_call` reads. What live_state and a scoped memory's search by ``call``
+    (ScopedMemory.live_state(call=...)) both parse, so the two compute one state. Anything else, an empty list or a
+    call with no tool name is a TranscriptFormatError naming ``where`` (``call[1]``) and what to give: a string was
+    read character by character, and a call without a name was 'tool call 0 has no function name' of no call the
+    caller sent."""
+    one = isinstance(call, (Mapping, ToolCall))
+    if not one and not isinstance(call, (list, tuple)):
+        raise TranscriptFormatError(where, f"a tool call is expected, got {json_type(call)}: give {CALL_SHAPE}, or a "
+                                           "list of them (the calls of one assistant message)")
+    if not one and not call:
+        raise TranscriptFormatError(where, f"an empty list: give the tool call about to be made, {CALL_SHAPE}")
+    calls = [call] if one else list(call)
+    out = []
+    for i, c in enumerate(calls):
+        at = where if one else f"{where}[{i}]"
+        if not isinstance(c, (Mapping, ToolCall)):
+            raise TranscriptFormatError(at, f"a tool call is expected, got {json_type(c)}: give {CALL_SHAPE}")
+        out.append(c if isinstance(c, ToolCall) else _as_call(c, at))
+    return out
+
+
+def _as_call(call: Mapping[str, Any], where: str = "tool call") -> ToolCall:
     """A call in any format: an OpenAI ``tool_calls`` entry, ``{"name", "arguments"}`` (tau2, GenAI parts,
     Responses ``function_call`` with ``call_id``), an Anthropic ``tool_use`` block (``input``), a Bedrock Converse
     ``toolUse`` block or its content (``toolUseId``; Strands' ToolUse), a LangChain ``ToolCall`` or a Gemini
     ``functionCall`` (``args``), or the Gemini part that holds one."""
     call = next((call[k] for k in ("toolUse", "functionCall", "function_call") if isinstance(call.get(k), Mapping)),
                 call)
+    fn = call.get("function")
+    name = fn.get("name") if isinstance(fn, Mapping) else call.get("name")
+    if not isinstance(name, str) or not name:
+        raise TranscriptFormatError(where, f"a tool call with no tool name: give {CALL_SHAPE}")
     if "function" in call:
-        return parse_tool_calls({"tool_calls": [call]}, "tool call")[0]
+        return parse_tool_calls({"tool_calls": [call]}, where)[0]
     key = next((k for k in ("arguments", "input", "args") if k in call), "arguments")
     args = call.get(key)
-    fn = {"name": call.get("name"), "arguments": args}
+    fn = {"name": name, "arguments": args}
     call_id = call.get("call_id", call.get("id", call.get("toolUseId")))
-    return parse_tool_calls({"tool_calls": [{"function": fn, "id": call_id}]}, "tool call")[0]
+    return parse_tool_calls({"tool_calls": [{"function": fn, "id": call_id}]}, where)[0]
 
 
 def schema_paths(arguments: Mapping[str, Any] | Sequence[str], prefix: str = "") -> list[str]:

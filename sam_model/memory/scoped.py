@@ -26,7 +26,11 @@ memories, and the ranking, are what evaluate.py measures on the same conversatio
 - text and no state: a plain query, scored by the model's content block alone (cos of the text and the memory
   text over the same memory vectors, SAMNet.encode_text_queries), so a question in words ranks as a content
   search does instead of by a state the agent is not in;
-- ``state="live"`` (or no text): the state of the scopes' newest event (ScopedMemory.live_state).
+- ``state="live"`` (or no text): the state of the scopes' newest event (ScopedMemory.live_state);
+- ``call=`` (the tool call about to be made, in any shape live_state takes, or a list): that call's decision-point
+  state, computed from the scopes' own conversation by the tracker's code (TranscriptState.call_state, what
+  live_state and the importer run), so a client that only names the call (sam-serve's HTTP and MCP) ranks as
+  evaluate.py measures. The call is not recorded.
 
 Threads: one ScopedMemory may serve every request thread of an agent server. Each method holds ``memory.lock``
 (a re-entrant lock, sam_model.locking: the store's own, ``memory.store.lock``), so concurrent adds, searches,
@@ -51,7 +55,16 @@ from sam_model.data.examples import MemoryRecord, memory_record
 from sam_model.data.formats import detect, is_log_message, to_chat
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
-from sam_model.data.toolstate import TranscriptState, content_text, leaves, parse_tool_calls, policy_of
+from sam_model.data.toolstate import (
+    ToolCall,
+    TranscriptState,
+    as_calls,
+    call_text,
+    content_text,
+    leaves,
+    parse_tool_calls,
+    policy_of,
+)
 from sam_model.io import (
     SAMFileError,
     atomic_dir,
@@ -185,10 +198,13 @@ def _check_call_size(message: Any, where: str) -> None:
     the whole conversation (one call of 2,000 values against 200 messages took 4 s of a shared server's lock)."""
     if not isinstance(message, Mapping) or message.get("role") != "assistant" or not message.get("tool_calls"):
         return
-    n = sum(len(leaves(c.arguments, c.name)) for c in parse_tool_calls(message, where) if c.valid)
+    _check_calls_size(parse_tool_calls(message, where), where, "store the call's bulk as a tool result instead")
+
+
+def _check_calls_size(calls: Sequence[ToolCall], where: str, advice: str) -> None:
+    n = sum(len(leaves(c.arguments, c.name)) for c in calls if c.valid)
     if n > MAX_CALL_ARGUMENTS:
-        raise ValueError(f"{where}: its tool calls hold {n} argument values, more than {MAX_CALL_ARGUMENTS}; store "
-                         "the call's bulk as a tool result instead")
+        raise ValueError(f"{where}: its tool calls hold {n} argument values, more than {MAX_CALL_ARGUMENTS}; {advice}")
 
 
 HOLD_TEXT = "memories hold text"
@@ -566,18 +582,23 @@ class ScopedMemory:
     @locked
     def search(self, query: str, state: State | Mapping | str | None = None, user_id: str | None = None,
                agent_id: str | None = None, run_id: str | None = None, limit: int | None = None,
-               filters: Mapping[str, Any] | None = None, threshold: float | None = None, *, top_k: int | None = None,
-               k: int | None = None, step: int | None = None, task_start: int | None = None,
-               all_scopes: bool = False, query_vector: Any = None) -> dict[str, list]:
+               filters: Mapping[str, Any] | None = None, threshold: float | None = None, *, call: Any = None,
+               top_k: int | None = None, k: int | None = None, step: int | None = None, task_start: int | None = None,
+               all_scopes: bool = False, query_vector: Any = None,
+               prepared: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
         """The ``limit`` best memories of the scopes for the query, best first (Mem0's ``search``).
 
         ``state``: what to rank by (module doc): a State or mapping (SAM's state-adaptive query), None with text
-        (a plain content query), ``"live"`` (the run's newest state); ``limit`` (Mem0's name; ``top_k`` and
-        ``k`` are the same): how many, default ``self.k``; ``filters``: Mem0-style metadata filters (``matches``),
-        applied inside the search; ``threshold``: keep scores >= it; ``step`` / ``task_start``: when the query
-        is made and where its task began (default: now, and the episode's current task), for a model with time
-        features. No scope at all is refused unless ``all_scopes=True``. ``query_vector``: the query, already
-        encoded from what :meth:`query_input` says (a server batching concurrent searches into one forward)."""
+        (a plain content query), ``"live"`` (the run's newest state); ``call``: instead of a state, the tool call
+        about to be made (``{"name", "arguments"}``, an OpenAI ``tool_calls`` entry, ..., or a list of them): ranked
+        by its decision-point state, computed from the scopes' recorded conversation (:meth:`live_state`), which the
+        answer's ``"state"`` gives; ``limit`` (Mem0's name; ``top_k`` and ``k`` are the same): how many, default
+        ``self.k``; ``filters``: Mem0-style metadata filters (``matches``), applied inside the search;
+        ``threshold``: keep scores >= it; ``step`` / ``task_start``: when the query is made and where its task began
+        (default: now, and the episode's current task), for a model with time features. No scope at all is refused
+        unless ``all_scopes=True``. ``query_vector``: the query, already encoded from ``prepared``, what
+        :meth:`query_input` answered for these arguments (a server batching concurrent searches into one forward:
+        the state is not traced again, and the results are ranked by the state the vector was encoded from)."""
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         n = self._limit(limit, top_k, k)
@@ -586,33 +607,47 @@ class ScopedMemory:
             raise TypeError(f"threshold must be a number, got {threshold!r}")
         if threshold is not None and not math.isfinite(threshold):  # NaN kept nothing, silently
             raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+        kind, inputs = prepared or self.query_input(query, state, step=step, task_start=task_start, call=call,
+                                                    **scopes)
+        out: dict[str, Any] = {"results": []}
+        if call is not None:  # the state it ranked by, which the caller did not send
+            out["state"] = inputs["state"].to_json()
         ids = None
         if rest:
             ids = [h.id for h in self.store.get_all(**scopes) if matches(self._record(h), rest)]
             if not ids:
-                return {"results": []}
-        kind, inputs = self.query_input(query, state, step=step, task_start=task_start, **scopes)
+                return out
         q = self.encode_query(kind, [inputs])[0] if query_vector is None else query_vector
         if kind == "text":  # fold: one result per memory, its best chunk (ids are the memories', see result)
             hits = self.store.search_vector(q, n, (), **scopes, ids=ids, fold=True)
         else:
-            hits = self.store.search(inputs["state"], query, n, **scopes, ids=ids, step=inputs["step"],
-                                     task_start=inputs["task_start"], query_vector=q, fold=True)
+            hits = self.store.search(inputs["state"], inputs["observation"], n, **scopes, ids=ids,
+                                     step=inputs["step"], task_start=inputs["task_start"], query_vector=q, fold=True)
         if threshold is not None:
             hits = [h for h in hits if h.score >= threshold]
-        return {"results": [self._result(h) for h in hits]}
+        out["results"] = [self._result(h) for h in hits]
+        return out
 
     @locked
     def query_input(self, query: str, state: State | Mapping | str | None = None, user_id: str | None = None,
                     agent_id: str | None = None, run_id: str | None = None, step: int | None = None,
-                    task_start: int | None = None) -> tuple[str, dict[str, Any]]:
+                    task_start: int | None = None, call: Any = None) -> tuple[str, dict[str, Any]]:
         """What :meth:`search` encodes for these arguments: ``("text", {"text"})`` (a plain query: text and no
         state) or ``("state", {"state", "observation", "step", "task_start"})`` (SAM's state-adaptive query;
-        ``"live"`` or no text: the scopes' newest state; step and task_start default to now and the current
-        task). :meth:`encode_query` turns a list of them (of one kind) into query vectors in one forward."""
+        ``"live"`` or no text: the scopes' newest state; ``call``: the decision-point state of that call, and, when
+        the query is blank, the words of the conversation's newest event as the observation, as evaluate.py reads a
+        decision point; step and task_start default to now and the current task). :meth:`encode_query` turns a
+        list of them (of one kind) into query vectors in one forward."""
         check_text(query, "query", empty=True)
         check_step(step), check_step(task_start, "task_start")
-        if state is None and query.strip() and getattr(self.store.encoder, "text_queries", False):
+        observation = query
+        if call is not None:
+            if state is not None:
+                raise ValueError("give state or call, not both: call is the tool call about to be made, whose state "
+                                 "is computed from the run's recorded conversation; state is one the agent made")
+            state, said = self._call_state(call, user_id, agent_id, run_id)
+            observation = query if query.strip() else said
+        elif state is None and query.strip() and getattr(self.store.encoder, "text_queries", False):
             return "text", {"text": query}
         if isinstance(state, str) and state != "live":
             raise ValueError(f"state must be a state mapping (phase, constraints, ...), 'live' or none, got "
@@ -620,7 +655,7 @@ class ScopedMemory:
         if state is None or state == "live":
             state = self.live_state(user_id, agent_id, run_id)
         episode = self.episode_of(user_id, agent_id, run_id)
-        return "state", {"state": as_state(state), "observation": query,
+        return "state", {"state": as_state(state), "observation": observation,
                          "step": self.store.next_step(episode) if step is None else step,
                          "task_start": self.store.recorder.task_start(episode) if task_start is None else task_start}
 
@@ -639,13 +674,47 @@ class ScopedMemory:
         return check_k(next(iter(given.values()), self.k), next(iter(given), "k"))
 
     @locked
-    def live_state(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> State:
-        """The state of the scopes' newest event (an empty State when the episode has none)."""
+    def live_state(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None, *,
+                   call: Any = None) -> State:
+        """The state of the scopes' newest event (an empty State when the episode has none); with ``call`` (a tool
+        call about to be made, or a list of them: :meth:`search`), its decision-point state instead."""
+        if call is not None:
+            return State.from_json(self._call_state(call, user_id, agent_id, run_id)[0])
         tracker = self._trackers.get(self.episode_of(user_id, agent_id, run_id))
         if tracker is not None and tracker.events:
             return State.from_json(tracker.events[-1]["state"])
         hits = self.store.get_all(episode_id=self.episode_of(user_id, agent_id, run_id))
         return State(phase=hits[-1].phase) if hits else State()
+
+    def _call_state(self, call: Any, user_id: str | None, agent_id: str | None,
+                    run_id: str | None) -> tuple[dict[str, Any], str]:
+        """(the decision-point state of ``call`` after the scopes' recorded conversation, the words of its decision
+        event): what sam_model.data.toolstate.live_state gives for the conversation's messages and the call, read
+        from the conversation's own tracker (TranscriptState.call_state: one code path), which it does not change.
+
+        Only this combination of scopes' conversation feeds it (the one its messages were added with, episode_of);
+        a scope with none (nothing added, or agent-log events alone) is the empty conversation: the phase is the
+        call's tool, the rest empty, as live_state([], call) says. A call already in the conversation as its newest
+        event (its assistant message added before the search) is refused: its state would be the one after it."""
+        try:
+            calls = as_calls(call, "call")
+        except SAMFileError as err:  # a client's mistake (a 422 over HTTP), not a damaged file
+            raise ValueError(str(err)) from None
+        _check_calls_size(calls, "call", "leave its bulk out of the call searched with")
+        episode = self.episode_of(user_id, agent_id, run_id)
+        tracker = self._trackers.get(episode) or TranscriptState(episode)
+        made = set()
+        for event in reversed(tracker.events):  # the actions of the conversation's last assistant message
+            if event["kind"] != "action":
+                break
+            made.add(event["text"])
+        for i, c in enumerate(calls):
+            if c.valid and call_text(c.name, c.arguments) in made:
+                where = "call" if isinstance(call, (Mapping, ToolCall)) else f"call[{i}]"
+                raise ValueError(f"{where}: this call to {c.name[:60]!r} is already the conversation's newest message "
+                                 "(added before the search), so its state would be the one after it: search with the "
+                                 "call before adding the message that makes it")
+        return tracker.call_state(calls), tracker.events[-1]["text"] if tracker.events else ""
 
     @staticmethod
     def _check_id(memory_id: Any) -> None:

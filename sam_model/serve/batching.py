@@ -5,10 +5,12 @@ query on a CPU, while the index search and the re-rank over 100k memories take w
 forward per request and 16 concurrent clients queue behind each other (p99 ≈ 16 forwards). A forward of 16
 queries costs far less than 16 forwards of one, so each search here
 
-1. asks its memory what it would encode (ScopedMemory.query_input: cheap, under the tenant's lock);
+1. asks its memory what it would encode (ScopedMemory.query_input, under the tenant's lock: the state, the
+   newest one or that of the tool call the search names, traced once through the run's conversation);
 2. hands that to one worker thread, which waits at most ``window`` seconds for more (or until ``max_batch``),
    then encodes every waiting query of one kind and one encoder in a single call (ScopedMemory.encode_query);
-3. searches with its vector (ScopedMemory.search(query_vector=...), under the tenant's lock again).
+3. searches with its vector and that state (ScopedMemory.search(query_vector=..., prepared=...), under the
+   tenant's lock again).
 
 Searches of every tenant batch together (the tenants share the one encoder); the encoder is not inside any
 tenant's lock while it runs, so one tenant's writes do not wait for another's forward. Latency added to a lone
@@ -55,8 +57,8 @@ class BatchedSearch:
         memory: ScopedMemory = tenant.memory
         scopes, _ = memory.search_scopes(*(kwargs.get(n) for n in ("user_id", "agent_id", "run_id")),
                                          kwargs.get("filters"), kwargs.get("all_scopes", False))  # filters' too
-        kind, inputs = memory.query_input(kwargs["query"], kwargs.get("state"), **scopes)
-        return memory.search(**kwargs, query_vector=self.encode(memory, kind, inputs))
+        kind, inputs = memory.query_input(kwargs["query"], kwargs.get("state"), **scopes, call=kwargs.get("call"))
+        return memory.search(**kwargs, query_vector=self.encode(memory, kind, inputs), prepared=(kind, inputs))
 
     def encode(self, memory: ScopedMemory, kind: str, inputs: dict[str, Any]) -> Any:
         job = _Job(memory, kind, inputs)

@@ -2,7 +2,8 @@
 
     POST   /v1/memories                 add        {"messages": "..." | [{"role", "content"}] | [events],
                                                     "user_id", "agent_id", "run_id", "metadata"}
-    POST   /v1/memories/search          search     {"query", "state", "user_id", ..., "limit", "filters", "threshold"}
+    POST   /v1/memories/search          search     {"query", "state" | "call", "user_id", ..., "limit", "filters",
+                                                    "threshold"}
     GET    /v1/memories?user_id=...     get_all    (scopes and limit as query parameters)
     GET    /v1/memories/{id}            get        (ids hold '/' and '#': URL-encode them, '#' as %23)
     PUT    /v1/memories/{id}            update     {"data": "new text"}
@@ -17,7 +18,10 @@ text, a message with no content, a scope with '/', a bad filter operator, no sco
 with the memory's one-line reason; an unknown id is a 404; a body over ``MAX_BODY_BYTES`` a 413 (a Content-Length
 that is no number a 400); a write the log could not take (a full disk) a 503, and nothing of it is applied. The
 answers are ScopedMemory's (Mem0's shapes); an add's ``skipped`` says what of its messages was not stored (a
-message or a part of images alone: memories hold text).
+message or a part of images alone: memories hold text). A search by ``call`` (the tool call about to be made, in
+the shapes live_state takes) ranks by that call's decision-point state, computed from the scope's recorded
+conversation as the transcript importer computes it for training (ScopedMemory.search), and answers it as
+``"state"`` beside the results; ``call`` with ``state`` is a 422.
 Writes go through the tenant's write-ahead log (sam_model.serve.tenants): a 2xx means it is on disk.
 """
 
@@ -72,6 +76,11 @@ class AddBody(Body):
 class SearchBody(Body):
     query: str = Field(max_length=MAX_TEXT_CHARS)
     state: dict[str, Any] | str | None = Field(default=None, description="the agent's state, 'live', or none")
+    call: dict[str, Any] | list[dict[str, Any]] | None = Field(default=None, description=(
+        "instead of state: the tool call about to be made ({\"name\", \"arguments\"}, an OpenAI tool_calls entry, an "
+        "Anthropic tool_use, a Gemini functionCall) or a list of them; ranked by its decision-point state, computed "
+        "from the scope's recorded conversation (answered as 'state'); with an empty query the observation is the "
+        "conversation's newest message"))
     user_id: Scope = None
     agent_id: Scope = None
     run_id: Scope = None

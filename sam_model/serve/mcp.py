@@ -1,8 +1,10 @@
 """The MCP face of ``sam-serve``: three memory tools for agents (the ``mcp`` SDK's MCPServer).
 
 - ``remember(text, user_id, agent_id, run_id, metadata)``: store what was said or done (one user message);
-- ``recall(query, user_id, agent_id, run_id, state, limit)``: the memories that matter now — with ``state``
-  (the agent's state: phase, constraints, uncertainty flags, ...) SAM's state-adaptive query, else a plain one;
+- ``recall(query, user_id, agent_id, run_id, state, call, limit)``: the memories that matter now — with ``state``
+  (the agent's state: phase, constraints, uncertainty flags, ...) or ``call`` (the tool call about to be made,
+  whose state the memory computes from the scope's recorded conversation) SAM's state-adaptive query, else a
+  plain one;
 - ``forget(memory_id, user_id, agent_id, run_id)``: delete a memory (the scopes given must be its own).
 
 Over HTTP (mounted at ``/mcp`` of the HTTP service) each call carries the tenant's key as the HTTP API does
@@ -16,15 +18,23 @@ type, missing or unknown, as one line naming it and what it takes.
 
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sam_model.limits import check_text
 from sam_model.serve.tenants import Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
+
+CALL = ("The tool call you are about to make, before you make it: {\"name\": \"book_flight\", \"arguments\": "
+        "{\"user_id\": \"mia_li_3668\", ...}} (or a list of the calls you are about to make together). Instead of "
+        "state: the memory works out your state for that call from this user's (run's) conversation as recorded "
+        "so far (the tool as the phase, the arguments whose values were said earlier as what you need) and ranks "
+        "the memories for that state, as the model was trained to; the answer's 'state' shows it. Give the same "
+        "user_id, agent_id and run_id the conversation was added with. With an empty query, the conversation's "
+        "newest message is the query.")
 
 
 def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
@@ -73,12 +83,15 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
 
     @server.tool()
     def recall(query: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
-               run_id: str | None = None, state: dict[str, Any] | str | None = None, limit: int = 5) -> dict:
-        """The memories that matter for the query, ranked for the agent's state when one is given
-        ({"phase": ..., "constraints": {...}, "uncertainty_flags": [...]}, or "live": the state of the scope's
-        newest memory); best first, with scores."""
-        return answer(ctx, lambda t: run_search(t, query=query, state=state, user_id=user_id, agent_id=agent_id,
-                                                run_id=run_id, limit=limit, filters=None, threshold=None))
+               run_id: str | None = None, state: dict[str, Any] | str | None = None,
+               call: Annotated[dict[str, Any] | list[dict[str, Any]] | None, Field(description=CALL)] = None,
+               limit: int = 5) -> dict:
+        """The memories that matter for the query, best first, with scores: ranked for the agent's state when one
+        is given ({"phase": ..., "constraints": {...}, "uncertainty_flags": [...]}, or "live": the state of the
+        scope's newest memory), or for the tool call you are about to make (call), else by the query's words."""
+        return answer(ctx, lambda t: run_search(t, query=query, state=state, call=call, user_id=user_id,
+                                                agent_id=agent_id, run_id=run_id, limit=limit, filters=None,
+                                                threshold=None))
 
     @server.tool()
     def forget(memory_id: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
