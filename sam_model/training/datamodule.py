@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import random
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from sam_model.data.toolstate import LABELS
 from sam_model.data.transcripts import SPLITS
 from sam_model.io import SAMFileError, given_twice
 from sam_model.training.batching import EpochShuffle, chunk_row, collate_episodes
+from sam_model.training.split_report import count, few_decisions, holdout_rule, split_lines
 
 
 class _Episodes(Dataset):
@@ -229,6 +231,7 @@ class AgentLogDataModule(pl.LightningDataModule):
         self.count_tokens: CountTokens | None = None
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self._train = self._val = None
+        self._said = False  # the split is printed once (setup runs per stage)
 
     def _load(self, paths: list[str], max_dialogues: int | None, every: int = 1):
         from sam_model.data.hf import episodes_to_dataset
@@ -266,6 +269,7 @@ class AgentLogDataModule(pl.LightningDataModule):
         sizes = list(hp.lives or [1])
         if hp.val:
             self._train, self._val = train, val
+            rule = f"validation read from data.val ({', '.join(map(str, hp.val))})"
         else:
             if len(train) < 2:
                 raise ValueError("need at least 2 episodes to hold out a validation split; pass `val` files")
@@ -274,6 +278,10 @@ class AgentLogDataModule(pl.LightningDataModule):
                 seen: set[str] = set()
                 keep = [i for i, e in enumerate(self._val["episode_id"]) if not (e in seen or seen.add(e))]
                 self._val = self._val.select(keep)
+            rule = holdout_rule(train, self._val, hp.val_fraction, hp.seed)
+        # what setup says of the split (sam_model.training.split_report), counted before lives repeat conversations
+        self._split = {"sources": [(path, count(part), r) for path, part, r in zip(hp.train, parts, repeat)],
+                       "train": count(self._train), "val": count(self._val), "rule": rule}
         # the card counts conversations, not the rows an epoch reads (a repeated source, lives of n episodes)
         self._episodes = {"train_episodes": len(set(self._train["episode_id"])),
                           "val_episodes": len(set(self._val["episode_id"]))}
@@ -328,6 +336,21 @@ class AgentLogDataModule(pl.LightningDataModule):
         require_decision_points(self._train, "training", train)
         require_decision_points(self._val, "validation", ", ".join(map(str, hp.val)) if hp.val else
                                 f"{train} (val_fraction {hp.val_fraction} held out)")
+        self._say_split()
+
+    def _say_split(self) -> None:
+        """Print what trains and what validates, once and on rank 0 (a fit said nothing of it: 48 conversations
+        split 41 / 7 silently), and warn when validation is too small to choose an epoch by."""
+        trainer = self.trainer
+        if self._said or trainer is not None and not trainer.is_global_zero:
+            return
+        self._said = True
+        s, hp = self._split, self.hparams
+        for line in split_lines(s["sources"], s["train"], s["val"], s["rule"], len(self._train), hp.batch_episodes,
+                                hp.lives, trainer.world_size if trainer is not None else 1):
+            print(line, flush=True)
+        if (warning := few_decisions(s["val"], bool(hp.val), hp.val_fraction)) is not None:
+            print(warning, file=sys.stderr, flush=True)
 
     def _epoch(self) -> int:
         return self.trainer.current_epoch if self.trainer is not None else 0
