@@ -129,6 +129,14 @@ def test_a_fit_into_files_says_the_split(fit_into_files):
     assert "warning: validation holds only" in stderr, stderr
 
 
+def test_a_fit_prints_no_lightning_tips(fit_into_files):
+    """Lightning's "💡 Tip: ... try installing litlogger" advertisement at every fit start is filtered on its
+    logger (its documented way: it has no option for it); its other lines still pass."""
+    stdout, stderr = fit_into_files
+    assert "Tip:" not in stderr + stdout and "litlogger" not in stderr + stdout, stderr
+    assert "GPU available" in stderr, stderr
+
+
 @pytest.mark.parametrize("given", [True, False])
 def test_the_warning_says_what_to_do(given):
     from sam_model.training.split_report import Counts, few_decisions

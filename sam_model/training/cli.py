@@ -13,6 +13,7 @@ into ``lightning_logs/``), and every fit ends by exporting its best checkpoint i
 
 from __future__ import annotations
 
+import logging
 import sys
 import warnings
 from collections.abc import Mapping
@@ -265,8 +266,26 @@ def _resolve(args: list[str] | None) -> list[str] | None:
     return resolved
 
 
+class _NoTips(logging.Filter):
+    """Drops Lightning's "💡 Tip: ... try installing litlogger / litmodels" lines: advertisements printed at every
+    fit start (logger and checkpoint setup), not about the run. Its other messages pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("💡 Tip:")
+
+
+def quiet_tips() -> None:
+    """Filter the tips on the loggers Lightning's ``rank_zero_info`` writes to, its documented way to shape its
+    console output (Lightning has no option or variable for them); once, however often a fit starts."""
+    for name in ("pytorch_lightning.utilities.rank_zero", "lightning_fabric.utilities.rank_zero"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _NoTips) for f in logger.filters):
+            logger.addFilter(_NoTips())
+
+
 def main(args=None) -> SAMCLI:
     cli_config.use_interpolation()
+    quiet_tips()
     args = _resolve(args)
     # Output to a file or a pipe: plain progress lines instead of a terminal bar that shows nothing there.
     defaults = {} if sys.stdout.isatty() else {"enable_progress_bar": False, "callbacks": [LineProgress()]}
