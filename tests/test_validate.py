@@ -238,3 +238,35 @@ def test_a_trajectory_folder_given_as_an_agent_log_says_how_to_convert_it(tmp_pa
     (runs / "session-1.json").unlink()
     assert main([str(runs)]) == 2
     assert "trajectories" not in capsys.readouterr().err.split(str(runs), 1)[1]  # an empty folder: no such advice
+
+
+class _Terminal:
+    """stderr as a terminal (tqdm draws its bar there), kept to read back."""
+
+    def __init__(self):
+        import io
+
+        self.text = io.StringIO()
+
+    def write(self, s: str) -> int:
+        return self.text.write(s)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+@pytest.mark.parametrize("lines", [[], ['{"bad": 1}']], ids=["empty", "bad-first-line"])
+def test_a_log_without_episodes_shows_no_progress_line(write_log, capsys, monkeypatch, terminal, lines):
+    """An empty log or a bad first line left "validating: 0 episodes [00:00, ? episodes/s]" above the error, on
+    a terminal and in a file; the bar now starts with the first episode."""
+    log = write_log(lines)
+    if terminal:
+        monkeypatch.setattr(sys, "stderr", _Terminal())
+    assert main([str(log)]) == 1
+    err = sys.stderr.text.getvalue() if terminal else capsys.readouterr().err
+    assert "validating" not in err and "error" in err, err
+

@@ -18,6 +18,7 @@ makes them errors.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -125,7 +126,12 @@ def collect_stats(
     per_file = {p: LogStats() for p in paths}
     offset = 0
     episodes = iter_episodes(paths, on_error, report)
-    for ep in progress_bar(episodes, desc="validating", unit=" episodes", disable=not progress):  # a file: lines
+    # the bar starts with the first episode: begun before it, a log without one (empty, or a bad first line) left
+    # "validating: 0 episodes" above what was wrong, on a terminal and in a file
+    first = next(episodes, None)
+    read = () if first is None else progress_bar(itertools.chain([first], episodes), desc="validating",
+                                                 unit=" episodes", disable=not progress)  # into a file: lines
+    for ep in read:
         per_file[ep.source].add(ep, offset, scope)
         offset += len(ep.events)
     total = LogStats()
