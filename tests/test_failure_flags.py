@@ -65,6 +65,21 @@ def openhands(flag: dict, observation: str = "mcp") -> list[dict]:
              "tool_call_metadata": meta, "content": WORDS, **flag}]
 
 
+def openhands_v1(result: dict) -> list[dict]:
+    """OpenHands V1 events (software-agent-sdk, openhands/sdk/event/llm_convertible/): the user's MessageEvent, the
+    model's call (ActionEvent) and ``result``, the event that answers it (an ObservationEvent's fields, or another
+    kind's with its ``kind``)."""
+    def base(n: int, kind: str, source: str) -> dict:
+        return {"kind": kind, "id": f"e{n}", "timestamp": "2026-01-05T10:00:00", "source": source}
+    answer = {"kind": "ObservationEvent", "action_id": "e1", **result} if "observation" in result else {**result}
+    return [{**base(0, "MessageEvent", "user"), "llm_message": {"role": "user", "content": [{"type": "text",
+                                                                                          "text": SAID}]}},
+            {**base(1, "ActionEvent", "agent"), "thought": [], "action": {"kind": "CancelAction"},
+             "tool_name": "cancel", "tool_call_id": "a", "llm_response_id": "r1",
+             "tool_call": {"id": "a", "name": "cancel", "arguments": "{}", "origin": "completion"}},
+            {**base(2, answer.pop("kind"), "environment"), "tool_name": "cancel", "tool_call_id": "a", **answer}]
+
+
 def gemini(response: dict) -> list[dict]:
     return [{"role": "user", "parts": [{"text": SAID}]},
             {"role": "model", "parts": [{"functionCall": {"id": "a", "name": "cancel", "args": {}}}]},
@@ -106,6 +121,13 @@ CASES = [
     ("openhands", openhands({"success": False}, "run"), openhands({"success": True}, "run")),  # event_to_dict's
     ("openhands", openhands({"extras": {"metadata": {"exit_code": 2}}}, "run"),  # saved before 'success' existed
      openhands({"extras": {"metadata": {"exit_code": 0}}}, "run")),
+    ("openhands-v1", openhands_v1({"observation": {"kind": "CancelObservation", "is_error": True,
+                                                   "content": [{"type": "text", "text": WORDS}]}}),
+     openhands_v1({"observation": {"kind": "CancelObservation", "content": WORDS, "is_error": False}})),
+    ("openhands-v1", openhands_v1({"kind": "AgentErrorEvent", "error": WORDS}),  # a call the agent could not run
+     openhands_v1({"observation": {"kind": "CancelObservation", "content": WORDS}})),
+    ("openhands-v1", openhands_v1({"observation": {"kind": "CancelObservation", "output": WORDS, "error": True}}),
+     openhands_v1({"observation": {"kind": "CancelObservation", "output": WORDS, "error": False}})),  # SDK 1.0's
 ]
 
 
@@ -125,7 +147,7 @@ def write(tmp_path: Path, fmt: str, messages: list[dict]) -> Path:
         path = tmp_path / "results.json"
         path.write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline"}},
                                     "simulations": [{"task_id": "1", "trial": 0, "messages": messages}]}))
-    elif fmt == "openhands":
+    elif fmt in ("openhands", "openhands-v1"):
         path = tmp_path / "session.json"
         path.write_text(json.dumps(messages))
     else:
@@ -208,6 +230,8 @@ def test_langchain_message_objects_keep_their_status_in_the_adapter():
     ("langchain", langchain({"status": "ERROR"}), "message 2: 'status' is \"ERROR\", expected \"error\""),
     ("tau2", tau2({"error": 1}), "message 2: 'error' is 1, expected true"),
     ("openhands", openhands({"success": "false"}, "run"), "event 2 (id 2): 'success' is \"false\", expected false"),
+    ("openhands-v1", openhands_v1({"observation": {"kind": "CancelObservation", "content": WORDS, "is_error": "true"}}),
+     "event 2 (id e2): 'observation.is_error' is \"true\", expected true"),
 ])
 def test_a_flag_of_the_wrong_type_is_refused_in_one_line(fmt, messages, says, tmp_path, capsys):
     from sam_model.data.transcripts import main

@@ -227,6 +227,64 @@ def openhands_events() -> list[dict]:
     return to_openhands(openai_messages(), internal=True)
 
 
+def to_openhands_v1(msgs: list[dict], internal: bool = False) -> list[dict]:
+    """Chat messages as the events of an OpenHands V1 conversation, as the software-agent-sdk dumps them
+    (openhands-sdk/openhands/sdk/event/llm_convertible/: SystemPromptEvent, MessageEvent, ActionEvent with the
+    model's ``tool_call`` and the ``action`` the SDK built from it, ObservationEvent answering its ``tool_call_id``;
+    event/base.py, each event's id, timestamp and source): the tools are the agent's own (an SDK ToolDefinition
+    whose observation's ``content`` is the tool's text, openhands/sdk/tool/schema.py), the calls of one response
+    share its ``llm_response_id``, its words the first call's ``thought``; ``internal``: a state update after the
+    first user turn, as a conversation writes them."""
+    events: list[dict] = []
+    text = lambda t: [{"cache_prompt": False, "type": "text", "text": t}] if t else []  # noqa: E731
+
+    def add(kind: str, source: str, **fields) -> dict:
+        events.append({"kind": kind, "id": f"00000000-0000-4000-8000-{len(events):012d}",
+                       "timestamp": "2026-01-05T10:00:00.000000", "source": source, **fields})
+        return events[-1]
+
+    def message(role: str, words: str, response: str | None) -> dict:
+        return {"llm_message": {"role": role, "content": text(words), "tool_calls": None, "tool_call_id": None,
+                                "name": None, "reasoning_content": None, "thinking_blocks": [],
+                                "responses_reasoning_item": None},
+                "llm_response_id": response, "activated_skills": [], "extended_content": [], "sender": None,
+                "critic_result": None}
+
+    kind = lambda name, suffix: "".join(w.title() for w in name.split("_")) + suffix  # noqa: E731
+    for n, m in enumerate(msgs):
+        if m["role"] == "system":
+            add("SystemPromptEvent", "agent", system_prompt=text(m["content"])[0], tools=[], dynamic_context=None)
+        elif m["role"] == "user":
+            add("MessageEvent", "user", **message("user", m["content"], None))
+            if internal and n <= 1:
+                add("ConversationStateUpdateEvent", "environment", key="execution_status", value="running")
+        elif m["role"] == "assistant" and not m.get("tool_calls"):
+            add("MessageEvent", "agent", **message("assistant", m["content"], f"chatcmpl-{n}"))
+        elif m["role"] == "assistant":
+            calls = m["tool_calls"]
+            actions = [add("ActionEvent", "agent", thought=text(m.get("content")) if j == 0 else [],
+                           reasoning_content=None, thinking_blocks=[], responses_reasoning_item=None,
+                           action={"kind": kind(c["function"]["name"], "Action"),
+                                   **json.loads(c["function"]["arguments"])},
+                           tool_name=c["function"]["name"], tool_call_id=c["id"],
+                           tool_call={"id": c["id"], "name": c["function"]["name"],
+                                      "arguments": c["function"]["arguments"], "origin": "completion"},
+                           llm_response_id=f"chatcmpl-{n}", security_risk="UNKNOWN", critic_result=None,
+                           summary=None)
+                       for j, c in enumerate(calls)]  # the SDK emits a response's actions, then runs them
+            for action in actions:
+                result = next(r for r in msgs[n:] if r["role"] == "tool" and r["tool_call_id"] == action["tool_call_id"])
+                add("ObservationEvent", "environment", tool_name=action["tool_name"],
+                    tool_call_id=action["tool_call_id"], action_id=action["id"], extended_content=[],
+                    observation={"kind": kind(action["tool_name"], "Observation"), "content": text(result["content"]),
+                                 "is_error": False})
+    return events
+
+
+def openhands_v1_events() -> list[dict]:
+    return to_openhands_v1(openai_messages(), internal=True)
+
+
 def otlp(messages: list[dict], conversation: str = "conv-1", system: str = POLICY) -> dict:
     """The spans an instrumented agent exports: one chat span per model call (in the file out of order), each
     with the history so far as input and the model's message as output."""
@@ -254,7 +312,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
              "responses": tmp_path / "responses.jsonl", "otel": tmp_path / "otel-traces.json",
              "langchain": tmp_path / "langchain.jsonl", "swe-agent": tmp_path / "swe-agent.traj",
              "bedrock": tmp_path / "bedrock.jsonl", "gemini": tmp_path / "gemini.jsonl",
-             "openhands": tmp_path / "openhands.json"}
+             "openhands": tmp_path / "openhands.json", "openhands-v1": tmp_path / "openhands-v1.jsonl"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -276,6 +334,10 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files["gemini"].write_text(json.dumps({"id": "conv-1", "systemInstruction": {"parts": [{"text": POLICY}]},
                                            "contents": gemini_contents()}) + "\n")
     files["openhands"].write_text(json.dumps(openhands_events(), indent=2) + "\n")  # as save_trajectory_path
+    files["openhands-v1"].write_text(json.dumps({  # a benchmark's output.jsonl line (benchmarks/utils/models.py)
+        "instance_id": "openhands-v1", "attempt": 1, "test_result": {}, "instruction": HI, "metadata": None,
+        "history": openhands_v1_events(), "metrics": None, "error": None, "instance": None,
+        "runtime_runs": None}) + "\n")
     return files
 
 
@@ -288,7 +350,7 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
         report = ImportReport()
         events = list(iter_transcript_events(path, report=report))
         assert report.formats == {name: 1}, name
-        if name in ("swe-agent", "openhands"):  # the file is named by the instance (or session): the episode
+        if name in ("swe-agent", "openhands", "openhands-v1"):  # named by the instance (or session): the episode
             assert {e["episode_id"] for e in events} == {name}
             events = [{**e, "episode_id": "conv-1"} for e in events]
         if name in ("tau1", "tau2"):  # the spec names their episodes by task and trial, and keeps the task's group
@@ -302,6 +364,8 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
             assert report.ignored == {"demonstration items": 1}
         if name == "openhands":  # OpenHands' own events are no turn of the conversation
             assert report.ignored == {"recall observations": 1, "agent_state_changed observations": 1}
+        if name == "openhands-v1":
+            assert report.ignored == {"ConversationStateUpdateEvent events": 1}
     forced = list(iter_transcript_events(files["anthropic"], format="anthropic"))
     assert forced == expected
 
@@ -319,9 +383,10 @@ def test_the_shipped_examples_are_this_conversation(tmp_path):
 def test_formats_are_told_from_the_messages():
     assert [detect(m) for m in (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(),
                                 genai_messages(), langchain_messages(), swe_agent_history(), bedrock_messages(),
-                                gemini_contents(), snake_case(gemini_contents()), openhands_events())] == [
+                                gemini_contents(), snake_case(gemini_contents()), openhands_events(),
+                                openhands_v1_events())] == [
         "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini", "gemini",
-        "openhands"]
+        "openhands", "openhands-v1"]
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
@@ -335,13 +400,14 @@ def test_formats_are_told_from_the_messages():
     ("openai", openai_messages, ""), ("tau2", tau2_messages, POLICY), ("anthropic", anthropic_messages, POLICY),
     ("responses", responses_items, POLICY), ("otel", genai_messages, POLICY), ("langchain", langchain_messages, ""),
     ("swe-agent", swe_agent_history, ""), ("bedrock", bedrock_messages, POLICY), ("gemini", gemini_contents, POLICY),
-    ("openhands", openhands_events, "")])
+    ("openhands", openhands_events, ""), ("openhands-v1", openhands_v1_events, "")])
 def test_live_state_reads_every_format(name, messages, policy):
     """The state before the second call, from the running conversation in each format, is the importer's."""
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
     msgs = messages()
     last = max(i for i, m in enumerate(msgs) if "c2" in json.dumps(m) and m.get("role") != "tool"
                and m.get("type") not in ("function_call_output", "tool") and "observation" not in m
+               and m.get("kind") != "ObservationEvent"
                and not any(r in json.dumps(m) for r in ("tool_result", "toolResult", "functionResponse")))
     call = {"tau2": lambda m: m["tool_calls"][0], "anthropic": lambda m: m["content"][0],
             "responses": lambda m: m, "otel": lambda m: m["parts"][0],
@@ -349,6 +415,7 @@ def test_live_state_reads_every_format(name, messages, policy):
             "swe-agent": lambda m: m["tool_calls"][0], "bedrock": lambda m: m["content"][0],
             "gemini": lambda m: m["parts"][0],
             "openhands": lambda m: m["tool_call_metadata"]["model_response"]["choices"][0]["message"]["tool_calls"][0],
+            "openhands-v1": lambda m: m["tool_call"],
             }[name](msgs[last])
     assert live_state(msgs[:last], call, policy=policy) == want
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
@@ -386,6 +453,9 @@ def test_a_conversation_without_tools_is_refused_unless_allowed(name, tmp_path, 
     elif name == "openhands":  # a run that only talked
         path = tmp_path / "c.json"
         path.write_text(json.dumps(to_openhands(NO_TOOLS["openai"]["messages"])))
+    elif name == "openhands-v1":
+        path = tmp_path / "c.json"
+        path.write_text(json.dumps(to_openhands_v1(NO_TOOLS["openai"]["messages"])))
     else:
         path.write_text(json.dumps(otlp([{"role": "user", "parts": [{"type": "text", "content": "hi"}]},
                                          {"role": "assistant", "parts": [{"type": "text", "content": "hello"}]}])))
@@ -701,6 +771,11 @@ def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
     files["openhands"].mkdir()
     for n, d in enumerate(data):
         (files["openhands"] / f"c{n:02d}.json").write_text(json.dumps(to_openhands(d["traj"])))
+    files["openhands-v1"] = tmp_path / "conversations"  # the SDK's: {conversation}/events/event-{index:05d}-{id}.json
+    for n, d in enumerate(data):
+        (files["openhands-v1"] / f"c{n:02d}" / "events").mkdir(parents=True)
+        for i, e in enumerate(to_openhands_v1(d["traj"])):
+            (files["openhands-v1"] / f"c{n:02d}" / "events" / f"event-{i:05d}-{e['id']}.json").write_text(json.dumps(e))
     strip = lambda e: {k: v for k, v in e.items() if k not in ("episode_id", "meta")}  # noqa: E731
     by_episode: dict[str, list] = {}
     for e in expected:
@@ -1055,11 +1130,11 @@ def test_bedrock_and_anthropic_blocks_are_told_apart_and_the_wrong_reader_names_
     reader of the other's file reads no call and names the reader that does."""
     others = (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(), genai_messages(),
               langchain_messages(), swe_agent_history(), gemini_contents(), snake_case(gemini_contents()),
-              openhands_events())
+              openhands_events(), openhands_v1_events())
     assert not any(FORMATS["bedrock"].sniff(m) for m in others)
     assert not FORMATS["anthropic"].sniff(bedrock_messages())
     from sam_model.data.formats import main as formats_main
-    assert formats_main([]) == 0 and "bedrock    Amazon Bedrock Converse messages" in capsys.readouterr().out
+    assert formats_main([]) == 0 and re.search(r"\nbedrock +Amazon Bedrock Converse messages", capsys.readouterr().out)
     files = write_all(tmp_path)
     assert main([str(files["bedrock"]), str(tmp_path / "o.jsonl"), "--format", "anthropic"]) == 1
     assert ("empty conversation (no user, assistant or tool content); it holds content blocks with a toolUse member "
@@ -1278,19 +1353,22 @@ def test_gemini_contents_that_are_no_list_are_named_as_contents(contents, what, 
     assert f"g.jsonl:1: 'contents' is {what}, expected a list of Gemini contents" in err and err.count("\n") == 1, err
 
 
-def test_openhands_sniffed_first_takes_no_other_formats_messages(tmp_path, capsys):
-    """OpenHands is sniffed before every other format: its sniff must take none of their messages (chat messages
-    have a role, Responses items and LangChain messages a type, SWE-agent steps both action and observation), and a
-    forced reader of an OpenHands trajectory names the reader that reads it."""
+@pytest.mark.parametrize("name, events", [("openhands", openhands_events), ("openhands-v1", openhands_v1_events)])
+def test_openhands_sniffed_first_takes_no_other_formats_messages(name, events, tmp_path, capsys):
+    """OpenHands (V1, then 0.x) is sniffed before every other format: its sniff must take none of their messages
+    (chat messages have a role, Responses items and LangChain messages a type, SWE-agent steps both action and
+    observation; a V1 ActionEvent holds an 'action' too, which the 0.x sniff took), and a forced reader of an
+    OpenHands trajectory names the reader that reads it."""
     others = (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(), genai_messages(),
               langchain_messages(), swe_agent_history(), bedrock_messages(), gemini_contents(),
-              snake_case(gemini_contents()))
-    assert not any(FORMATS["openhands"].sniff(m) for m in others)
-    assert not any(FORMATS[f].sniff(openhands_events()) for f in FORMATS if f not in ("openhands", "tau1"))
-    path = write_all(tmp_path)["openhands"]
-    for forced in ("bedrock", "gemini"):
+              snake_case(gemini_contents()), openhands_events(), openhands_v1_events())
+    assert [m for m in others if FORMATS[name].sniff(m)] == [events()]
+    assert not any(FORMATS[f].sniff(events()) for f in FORMATS if f not in (name, "tau1"))
+    path = write_all(tmp_path)[name]
+    for forced in ("bedrock", "gemini", "openai", *{"openhands", "openhands-v1"} - {name}):
         assert main([str(path), str(tmp_path / "o.jsonl"), "--format", forced]) == 1
-        assert "which the openhands reader reads: try --format openhands" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert f"which the {name} reader reads: try --format {name}" in err and err.count("\n") == 1, (forced, err)
 
 
 def test_gemini_logs_read_by_another_reader_say_which_one_reads_them(tmp_path, capsys):
@@ -1298,7 +1376,7 @@ def test_gemini_logs_read_by_another_reader_say_which_one_reads_them(tmp_path, c
     no other format's messages, Bedrock's untyped blocks included; a forced reader that reads none of them names
     the reader that does."""
     others = (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(), genai_messages(),
-              langchain_messages(), swe_agent_history(), bedrock_messages(), openhands_events())
+              langchain_messages(), swe_agent_history(), bedrock_messages(), openhands_events(), openhands_v1_events())
     assert not any(FORMATS["gemini"].sniff(m) for m in others)
     path = write_all(tmp_path)["gemini"]
     assert main([str(path), str(tmp_path / "o.jsonl"), "--format", "openai"]) == 1

@@ -321,40 +321,6 @@ def test_events_one_a_line_are_refused_with_what_to_write_not_a_format_that_refu
         assert "or give the session's folder" in err, err
 
 
-def v1_events() -> list[dict]:
-    """OpenHands V1 (software-agent-sdk) events as its model_dump writes them: a "kind" on each, the tool call and its
-    result objects (openhands/sdk/event/llm_convertible: SystemPromptEvent, MessageEvent, ActionEvent,
-    ObservationEvent)."""
-    base = lambda n, kind, source: {"kind": kind, "id": f"e{n}", "timestamp": "2026-01-05T10:00:00", "source": source}  # noqa: E731
-    call = {"id": "toolu_01", "name": "terminal", "arguments": json.dumps({"command": "ls"}), "origin": "completion"}
-    return [{**base(0, "SystemPromptEvent", "agent"), "system_prompt": {"type": "text", "text": SYSTEM}, "tools": []},
-            {**base(1, "MessageEvent", "user"), "llm_message": {"role": "user", "content": [{"type": "text",
-                                                                                          "text": ISSUE}]}},
-            {**base(2, "ActionEvent", "agent"), "thought": [], "action": {"kind": "TerminalAction", "command": "ls"},
-             "tool_name": "terminal", "tool_call_id": "toolu_01", "tool_call": call, "llm_response_id": "r1"},
-            {**base(3, "ObservationEvent", "environment"), "tool_name": "terminal", "tool_call_id": "toolu_01",
-             "action_id": "e2", "observation": {"kind": "TerminalObservation", "content": [{"type": "text",
-                                                                                          "text": "src\n"}]}}]
-
-
-def test_openhands_v1_events_are_refused_as_what_they_are(tmp_path, capsys):
-    """OpenHands V1's events (its benchmarks' output.jsonl history, a list of them, a conversation's one-event files)
-    are not read; they were refused as 'expected a conversation {"id": ..., "messages": [...]}' or, an ActionEvent
-    first, as "'action' is an object", which named no cause a user could act on."""
-    events = v1_events()
-    line = tmp_path / "output.jsonl"
-    line.write_text(json.dumps({"instance_id": "tinyparse__tinyparse-1", "attempt": 1, "test_result": {},
-                                "history": events}) + "\n")
-    folder = tmp_path / "events"
-    for n, e in enumerate(events):
-        write(folder, f"event-{n:05d}-{e['id']}.json", e)
-    for path in (line, write(tmp_path, "run.json", events), write(tmp_path, "acts.json", events[2:]), folder):
-        assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
-        err = capsys.readouterr().err
-        assert "an OpenHands V1 event (software-agent-sdk" in err and err.count("\n") == 1, err
-    assert not any(openhands.is_v1_event(e) for e in codeact_run())  # 0.x events have no kind
-
-
 def test_an_output_jsonl_whose_first_run_timed_out_is_still_read_as_runs(tmp_path, capsys):
     """An evaluation writes a run that timed out (or failed to start) as EvalOutput(instance_id, test_result={},
     error=...), its history null: first in the file, that line made the reader take every run for a conversation

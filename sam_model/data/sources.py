@@ -6,9 +6,10 @@ Three kinds of source, told apart by looking at the path:
 - an **SGD split folder** (``dialogues_*.json[.gz]`` in it): converted by :mod:`sam_model.data.sgd`;
 - a **tool-call transcript file** in any log format :mod:`sam_model.data.formats` reads (``.jsonl[.gz]`` of
   conversations or OTLP exports, or a ``.json[.gz]`` document: tau-bench, tau2, OTLP, a list of conversations),
-  or a **folder of SWE-agent or OpenHands trajectories or of session stores** (no SGD dialogues in it;
-  ``.traj[.gz]`` files under it, else Strands Agents' or OpenHands' session files under it, else ``.json[.gz]``
-  files in it, read as ``sam-data transcripts`` reads it): converted by
+  or a **folder of SWE-agent or OpenHands trajectories, of session stores or of OpenHands V1 conversations** (no
+  SGD dialogues in it; ``.traj[.gz]`` files under it, else Strands Agents' ``message_<N>.json`` or OpenHands 0.x's
+  ``events/<N>.json`` session files under it, else OpenHands V1 conversations' ``events/event-NNNNN-ID.json``,
+  else ``.json[.gz]`` files in it, read as ``sam-data transcripts`` reads it): converted by
   :mod:`sam_model.data.transcripts`.
 
 Converted logs are written once into the user cache (``~/.cache/sam_model``, never the repository: the
@@ -86,9 +87,10 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
             return "transcripts"
         raise SAMFileError(f"{p} is a folder with neither SGD dialogues_*.json[.gz] files in it nor SWE-agent "
                            ".traj[.gz] files under it nor session stores (Strands Agents' message_<N>.json, OpenHands' "
-                           "events/<id>.json) nor OpenHands .json trajectories in it; give an agent log, a transcript "
-                           "file, an SGD split folder, the folder SWE-agent or OpenHands wrote its trajectories to, or "
-                           "a session folder")
+                           "events/<N>.json) nor OpenHands V1 conversations (events/event-NNNNN-ID.json) nor OpenHands "
+                           ".json trajectories in it; give an agent log, a transcript file, an SGD split folder, the "
+                           "folder SWE-agent or OpenHands wrote its trajectories to, or a session or conversation "
+                           "folder")
     return "transcripts" if is_transcript_file(p) else "agent-log"
 
 
@@ -142,8 +144,9 @@ def default_cache_dir() -> Path:
 def _stamp(p: Path, kind: SourceKind) -> list[Any]:
     """What the cache key holds of the source's files: size and modification time of a file, or of every file a
     folder's conversion reads, with its path in it: an SGD split's ``dialogues_*.json[.gz]``, a trajectory folder's
-    ``.traj`` files, a session store's message or event files. One changed, added or removed re-converts; the folder's own time misses a file edited inside
-    (an SGD split was keyed by it until 2026-12-05: a dialogues file edited in place kept its stale log)."""
+    ``.traj`` files, a session store's message or event files, an OpenHands V1 conversation's event files. One
+    changed, added or removed re-converts; the folder's own time misses a file edited inside (an SGD split was keyed
+    by it until 2026-12-05: a dialogues file edited in place kept its stale log)."""
     if p.is_dir():
         from sam_model.data.formats.files import trajectory_files
 

@@ -399,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    formats = "\n".join(f"  {f.name:<10} {f.title}: {f.file}" for f in FORMATS.values())
+    width = max(map(len, FORMATS))
+    formats = "\n".join(f"  {f.name:<{width}} {f.title}: {f.file}" for f in FORMATS.values())
     parser = argparse.ArgumentParser(
         prog=cli_name("python -m sam_model.data.transcripts"), formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Convert the logs an agent wrote (tool-call conversations, in any of the formats below) into an "
@@ -413,7 +414,8 @@ def _main(argv: list[str]) -> int:
                                             ".traj (one run) or the folder of them, or the folder of OpenHands "
                                             "trajectories (.json), or a Strands Agents session folder (session_<id>/"
                                             "agents/agent_<id>/messages/message_<N>.json) or OpenHands session store "
-                                            "(sessions/<sid>/events/<id>.json), or the folder of them")
+                                            "(sessions/<sid>/events/<N>.json), or an OpenHands V1 conversation folder "
+                                            "(events/event-NNNNN-ID.json), or the folder of them")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")
     parser.add_argument("--format", choices=list(FORMATS), default=None,
                         help="read the file as this format instead of telling it from the content")
@@ -431,7 +433,8 @@ def _main(argv: list[str]) -> int:
                              "(tau-bench: the task, so a task's trials stay together; JSON Lines: the line's 'group' "
                              "or 'task_id', else its id; SWE-agent: the instance id of the run's replay_config, "
                              "else the .traj's name (a .jsonl line without one: its line); OpenHands: an evaluation "
-                             "line's instance_id, else the file's name, or its session's; Strands: the session); default all")
+                             "line's instance_id, else the file's name, or its session's (V1: the conversation's "
+                             "folder); Strands: the session); default all")
     parser.add_argument("--test-fraction", type=float, default=TEST_FRACTION, metavar="F",
                         help=f"share of groups in the test split (default {TEST_FRACTION})")
     parser.add_argument("--skip-bad", action="store_true",

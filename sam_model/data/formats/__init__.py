@@ -22,6 +22,7 @@ from sam_model.data.formats import (
     gemini,
     langchain_messages,
     openhands,
+    openhands_v1,
     otel,
     responses,
     swe_agent,
@@ -77,13 +78,16 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            '.json list of events (the save_trajectory_path setting; a folder of them), or the .jsonl of an evaluation: '
            '{"instance_id", "history"} lines; or a session store: sessions/<sid>/events/<id>.json', openhands.to_chat,
            openhands.sniff),
+    Format("openhands-v1", "OpenHands V1 events (software-agent-sdk, OpenHands 1.x: ActionEvent, ObservationEvent, ...)",
+           '.json list of {"kind", "id", "source", ...} events, a conversation folder (events/event-NNNNN-ID.json), or '
+           'an evaluation\'s output.jsonl: {"instance_id", "history"} lines', openhands_v1.to_chat, openhands_v1.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
 # which every other format's blocks (anthropic's tool_use included) have; an OpenHands event has no role and one of
-# action / observation (a SWE-agent step has both)
-_SNIFF_ORDER = ("openhands", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2",
-                "openai")
+# action / observation (a SWE-agent step has both), an OpenHands V1 event no role and a kind
+_SNIFF_ORDER = ("openhands-v1", "openhands", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic",
+                "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -118,7 +122,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("content blocks with a toolUse member (Converse)", "bedrock"),
           ("content blocks with a toolResult member (Converse)", "bedrock"),
           ("parts with a functionCall (Gemini)", "gemini"), ("parts with a functionResponse (Gemini)", "gemini"),
-          ("OpenHands events (action or observation, no role)", "openhands"))
+          ("OpenHands events (action or observation, no role)", "openhands"),
+          ("OpenHands V1 events (kind ActionEvent or ObservationEvent)", "openhands-v1"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -158,6 +163,8 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
         found.update(i for i, kind in ((13, "functionCall"), (14, "functionResponse")) if kind in held)
         if openhands.is_event(m):
             found.add(15)
+        if openhands.is_v1_event(m) and m["kind"] in ("ActionEvent", *openhands_v1.RESULTS):
+            found.add(16)
     return [_MARKS[i] for i in sorted(found)]
 
 

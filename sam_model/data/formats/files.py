@@ -2,8 +2,10 @@
 
 A ``.jsonl[.gz]`` file is one JSON document per line, a ``.json[.gz]`` or SWE-agent ``.traj[.gz]`` file one
 document; a folder is read as SWE-agent's output folder, every ``.traj`` under it, or (none there) as session stores
-(:mod:`sessions`: Strands Agents' message files, OpenHands' event files), or (none) as the folder OpenHands saves
-its trajectories to, every ``.json[.gz]`` in it. Every line is decoded
+(:mod:`sessions`: Strands Agents' ``message_<N>.json`` files, OpenHands 0.x's ``events/<N>.json``), or (none) as
+OpenHands V1 conversations, the ``events/event-NNNNN-ID.json`` of each (the folder of one, its ``events``, or a
+folder of them), or (none) as the folder OpenHands 0.x saves its trajectories to, every ``.json[.gz]`` in it. The
+file names tell these apart: 0.x's event files are numbers, V1's ``event-`` and an index. Every line is decoded
 and parsed on its own, so a bad one is named ``FILE:LINE`` with the reason (not UTF-8 and where, invalid JSON, a
 bare ``NaN``/``Infinity``, nested deeper than :data:`MAX_DEPTH`) and, with ``--skip-bad``, skipped alone. The
 container is told from the first document that parses: OTLP spans, a tau2 results file, an OpenHands or SWE-agent
@@ -16,6 +18,7 @@ Items that fail are yielded as their :class:`TranscriptFormatError`; the caller 
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -42,6 +45,8 @@ from sam_model.limits import too_deep
 
 MAX_DEPTH = 100  # deepest nesting of objects and lists a document may have (a conversation needs about 10)
 _EPISODE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+# an OpenHands V1 conversation's event file, event-{index:05d}-{event id}.json (software-agent-sdk, persistence_const)
+V1_EVENT_FILE = re.compile(r"event-(\d{5,})-[^/]+\.json")
 Item = Conversation | TranscriptFormatError
 CONVERSATION_KEYS = ("messages", "input", "output", "items", "contents")  # what a conversation object holds
 
@@ -63,13 +68,27 @@ def _whole(p: Path) -> bool:
 def trajectory_files(folder: Path) -> list[Path]:
     """The runs of a folder, sorted: the SWE-agent ``.traj[.gz]`` files under it (a retry agent's copy of an attempt,
     ``ID/attempt_N/ID.traj``, left out where ``ID/ID.traj`` lists the attempts itself), or, with none, the message
-    and event files of the session stores under it (:func:`sessions.files`), or, with none, the
-    ``.json[.gz]`` files in it (OpenHands' ``save_trajectory_path`` folder: one ``{session}.json`` a run; not
-    under it, where an evaluation keeps its ``llm_completions``)."""
+    and event files of the session stores under it (:func:`sessions.files`: Strands Agents', OpenHands 0.x's
+    ``events/<N>.json``), or, with none, the event files of OpenHands V1 conversations (:func:`v1_event_files`:
+    ``event-NNNNN-ID.json``, which no session store names so), or, with none, the ``.json[.gz]`` files in it
+    (OpenHands' ``save_trajectory_path`` folder: one ``{session}.json`` a run; not under it, where an evaluation
+    keeps its ``llm_completions``). A V1 conversation's ``base_state.json`` and a session's ``metadata.json`` are
+    no runs: the folders are looked for first."""
     found = sorted(q for q in folder.rglob("*") if q.name.endswith((".traj", ".traj.gz")) and q.is_file())
     return [q for q in found if not (re.fullmatch(r"attempt_\d+", q.parent.name)
-                                     and (q.parent.parent / q.name).is_file())] or sessions.files(folder) or sorted(
+                                     and (q.parent.parent / q.name).is_file())] \
+        or sessions.files(folder) or v1_event_files(folder) or sorted(
         q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q.is_file())
+
+
+def v1_event_files(folder: Path) -> list[Path]:
+    """The event files of the OpenHands V1 conversations of ``folder`` (the software-agent-sdk saves a conversation
+    as ``base_state.json`` and ``events/event-{index:05d}-{id}.json``): of the conversation's own folder, its
+    ``events`` folder, or a folder of conversations; by conversation, each in index order (not the names' order:
+    the index has five digits or more)."""
+    found = [q for pattern in ("event-*.json", "events/event-*.json", "*/events/event-*.json")
+             for q in folder.glob(pattern) if V1_EVENT_FILE.fullmatch(q.name) and q.is_file()]
+    return sorted(found, key=lambda q: (q.parent, int(V1_EVENT_FILE.fullmatch(q.name)[1])))
 
 
 def parse(raw: bytes, where: str, lines: bool = False) -> Any:
@@ -155,13 +174,14 @@ def conversations(path: str | Path, format: str | None = None,
         raise SAMFileError(f"unknown format {format!r}; formats: {', '.join(FORMATS)} (sam-data formats)")
     check_compression(p)  # a pipe or device: refused in one line (it blocked the reader)
     seen: dict[str, str] = {}  # episode id -> where it was first read
-    if p.is_dir() and format in (None, "swe-agent", "openhands", "bedrock"):
+    if p.is_dir() and format in (None, "swe-agent", "openhands", openhands.V1, "bedrock"):
         yield from _trajectory_folder(p, seen, on_file)
         return
     if not p.is_file():
         raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else not_found(p)}: {p} (give a .jsonl[.gz] "
                            "of conversations, a .json[.gz] tau-bench, tau2, OTLP or OpenHands file, SWE-agent .traj "
-                           "files or their folder, or a session folder; sam-data formats lists them)")
+                           "files or their folder, or a session or OpenHands V1 conversation folder; sam-data formats "
+                           "lists them)")
     docs = documents(p)
     head = _to_first_good(docs)
     if not head:
@@ -178,16 +198,16 @@ def conversations(path: str | Path, format: str | None = None,
                 good.append((doc, where))
         yield from _unique(otel.conversations(good, str(p), episode_id_of), seen)
         return
-    if format == "openhands" or (format is None and not _stem(p).endswith(".traj")
-                                 and openhands.is_trajectory(first[0])):
+    if format in ("openhands", openhands.V1) or (format is None and not _stem(p).endswith(".traj")
+                                                 and openhands.is_trajectory(first[0])):
         stem = _stem(p).rsplit(".", 1)[0]
         for doc, where in [*head, *docs]:  # an evaluation's output.jsonl: one run a line
             name = stem if _whole(p) else f"{stem}-line{where.rsplit(':', 1)[-1]}"
             if isinstance(doc, TranscriptFormatError):
                 yield doc
             else:
-                yield from _unique(_hinted(openhands.conversations(doc, where, name, name, episode_id_of), doc,
-                                           "openhands"), seen)
+                runs = openhands.conversations(doc, where, name, name, episode_id_of, format)
+                yield from _unique(_hinted(runs, doc, format or openhands.format_of(doc) or "openhands"), seen)
         return
     if format == "swe-agent" or (format is None and (_stem(p).endswith(".traj") or swe_agent.is_trajectory(first[0]))):
         stem = _stem(p).rsplit(".", 1)[0]
@@ -243,7 +263,7 @@ def _format_of(doc: Any) -> str | None:
     for fmt, test in (("otel", otel.is_otlp), ("tau2", tau2.is_results), ("openhands", openhands.is_trajectory),
                       ("swe-agent", swe_agent.is_trajectory)):
         if test(doc):
-            return fmt
+            return openhands.format_of(doc) if fmt == "openhands" else fmt
     conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
     if isinstance(conv, Conversation) and isinstance(conv.messages, list) and conv.messages:
         return conv.format or detect(conv.messages)
@@ -269,11 +289,15 @@ def _trajectory_folder(folder: Path, seen: dict[str, str],
     replay_config, else the file's name, which SWE-agent names by it), so an instance's runs share a split."""
     paths = trajectory_files(folder)
     if not paths:
-        raise SAMFileError(f"{folder} is a folder without SWE-agent .traj files, OpenHands .json trajectories or "
-                           "session stores (Strands Agents, OpenHands); give a transcript file, or the folder SWE-agent "
-                           "or OpenHands wrote its trajectories to, or a session folder (sam-data formats)")
+        raise SAMFileError(f"{folder} is a folder without SWE-agent .traj files, session stores (Strands Agents, "
+                           "OpenHands), OpenHands V1 conversations (events/event-NNNNN-ID.json) or OpenHands .json "
+                           "trajectories; give a transcript file, the folder SWE-agent or OpenHands wrote its "
+                           "trajectories to, or a session or conversation folder (sam-data formats)")
     if sessions.kind_of(paths[0]):  # a session store: a conversation's messages or events, one file each
         yield from _unique(sessions.conversations(paths, documents, episode_id_of, on_file), seen)
+        return
+    if V1_EVENT_FILE.fullmatch(paths[0].name):
+        yield from _v1_conversations(folder, paths, seen, on_file)
         return
     for q in paths:
         suffix = "." + _stem(q).rsplit(".", 1)[-1]
@@ -287,6 +311,27 @@ def _trajectory_folder(folder: Path, seen: dict[str, str],
             else:
                 yield from from_traj(doc, where, name, _stem(q)[:-len(suffix)], seen)
         if on_file is not None:
+            on_file(q)
+
+
+def _v1_conversations(folder: Path, paths: list[Path], seen: dict[str, str],
+                      on_file: Callable[[Path], None] | None) -> Iterator[Item]:
+    """The OpenHands V1 conversations of ``folder``, one a folder of event files: episode and group its conversation
+    folder's name (its path in ``folder`` where it is below it); a bad event file is the conversation's error."""
+    for events_dir, group in itertools.groupby(paths, key=lambda q: q.parent):
+        files = list(group)
+        conv = events_dir.parent if events_dir.name == "events" else events_dir
+        name = conv.relative_to(folder).as_posix() if conv != folder and conv.is_relative_to(folder) else conv.name
+        indexes = [int(V1_EVENT_FILE.fullmatch(q.name)[1]) for q in files]
+        docs = [doc for q in files for doc, _ in documents(q)]
+        bad = next((doc for doc in docs if isinstance(doc, TranscriptFormatError)), None)
+        if bad is None and indexes != list(range(len(files))):  # the SDK reads up to the first gap
+            n = next(i for i, at in enumerate(indexes) if at != i)
+            bad = TranscriptFormatError(str(events_dir), f"no event file numbered {n} (event-{n:05d}-ID.json) before "
+                                                         f"{files[n].name}: the conversation's events are incomplete")
+        yield bad if bad is not None else next(_unique(iter([Conversation(
+            episode_id_of(name), docs, str(events_dir), conv.name, openhands.V1)]), seen))
+        for q in files if on_file is not None else ():
             on_file(q)
 
 
@@ -362,14 +407,13 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             if isinstance(group, (dict, list)):
                 raise TranscriptFormatError(where, f"'group' is {json_type(group)}; expected a string")
             conv = Conversation(episode_id_of(raw_id), messages, where, str(group), fmt, policy)
-        elif openhands.is_v1_event(obj):
-            raise TranscriptFormatError(where, openhands.V1)
-        elif openhands.is_event(obj) and alone:  # a line of its own: no reader takes it ("try --format openhands" did
-            raise TranscriptFormatError(where, openhands.ALONE)  # not read it either)
-        elif openhands.is_event(obj):  # an OpenHands trajectory read with another --format
+        elif (openhands.is_event(obj) or openhands.is_v1_event(obj)) and alone:  # a line of its own: no reader
+            # takes it ("try --format openhands" did not read it either)
+            raise TranscriptFormatError(where, openhands.ALONE_V1 if openhands.is_v1_event(obj) else openhands.ALONE)
+        elif openhands.is_event(obj) or openhands.is_v1_event(obj):  # an OpenHands trajectory, another --format
+            reader = openhands.V1 if openhands.is_v1_event(obj) else "openhands"
             raise TranscriptFormatError(where, "an OpenHands event, not a conversation: the file is an OpenHands "
-                                               "trajectory, which the openhands reader reads: ",
-                                        Advice("format", "openhands"))
+                                               f"trajectory, which the {reader} reader reads: ", Advice("format", reader))
         elif isinstance(obj, Mapping) and {"episode_id", "step", "kind"} <= obj.keys():  # the converter's own output
             raise TranscriptFormatError(where, "an agent-log event (episode_id, step, kind), not a conversation: the "
                                                "file is an agent log already and needs no conversion (sam-data "

@@ -27,8 +27,12 @@ Read as OpenHands' own ConversationMemory builds what the model saw:
   than a message (its ``message``, such as ``Running command: ls``).
 
 Bookkeeping actions (:data:`NOT_CALLS`: state changes, condensation, recall) are counted, not read; so are the
-model's reasoning fields and images. OpenHands V1's events (the software-agent-sdk's, with a ``kind``) are another
-format, refused as such (:data:`V1`).
+model's reasoning fields and images.
+
+OpenHands V1's events (the software-agent-sdk's, each with a ``kind``) are another format, read by
+:mod:`sam_model.data.formats.openhands_v1`: the two share nothing but their containers (a list of events, an
+evaluation's ``output.jsonl`` line), which this module reads for both, each run tagged with its reader by its first
+event (:func:`version`).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from sam_model.data.advice import Advice
 from sam_model.data.formats.base import (
     FAILED,
     Chat,
@@ -64,9 +69,10 @@ ALONE = ("an OpenHands event alone, not a run: the openhands reader reads a run'
 
 
 # OpenHands V1 (the software-agent-sdk: OpenHands 1.x, its CLI and its benchmarks' output.jsonl) writes other events
-V1 = ("an OpenHands V1 event (software-agent-sdk: {\"kind\": \"ActionEvent\", \"id\", \"timestamp\", \"source\", "
-      "...}), which no reader here reads: the openhands reader reads the event stream of OpenHands 0.x (OpenDevin), "
-      "whose events are {\"action\": \"run\", \"args\": ...} and {\"observation\": \"run\", \"content\": ...}")
+V1 = "openhands-v1"
+ALONE_V1 = ("an OpenHands V1 event alone, not a run: the openhands-v1 reader reads a run's events as one JSON list, "
+            "an evaluation's output.jsonl line {\"instance_id\", \"history\": [events]}, or the conversation's "
+            "folder as the SDK saves it (events/event-NNNNN-ID.json): give the folder, or write the events as one list")
 
 
 def is_v1_event(m: Any) -> bool:
@@ -76,10 +82,25 @@ def is_v1_event(m: Any) -> bool:
 
 
 def is_event(m: Any) -> bool:
-    """An OpenHands event: exactly one of ``action`` and ``observation``, and no ``role`` or ``type`` (SWE-agent's
-    steps have both, chat messages a role, a Responses ``computer_call`` item a type)."""
+    """An OpenHands 0.x event: exactly one of ``action`` and ``observation``, and no ``role`` or ``type`` (SWE-agent's
+    steps have both, chat messages a role, a Responses ``computer_call`` item a type), nor a V1 event's ``kind``
+    (its ActionEvent has an ``action`` object)."""
     return isinstance(m, Mapping) and ("action" in m) != ("observation" in m) and "role" not in m \
-        and "type" not in m and any(k in m for k in ("source", "args", "extras", "tool_call_metadata", "cause"))
+        and "type" not in m and any(k in m for k in ("source", "args", "extras", "tool_call_metadata", "cause")) \
+        and not is_v1_event(m)
+
+
+def version(events: list[Any]) -> str:
+    """The reader of a run's events, told by its first: ``openhands-v1`` for a V1 event, else ``openhands``."""
+    first = events[0] if events else None
+    return V1 if is_v1_event(first[0] if isinstance(first, list) and first else first) else "openhands"
+
+
+def format_of(doc: Any) -> str | None:
+    """The reader of an OpenHands document (a list of events, an evaluation line), None for any other document."""
+    if not is_trajectory(doc):
+        return None
+    return version((doc.get("history") if isinstance(doc, Mapping) else doc) or [])
 
 
 def sniff(messages: list[Any]) -> bool:
@@ -96,7 +117,8 @@ def to_chat(events: list[Any], where: str) -> Chat:
         source = f"event {i}"
         w = f"{where}, {source}" + (f" (id {e['id']})" if isinstance(e, Mapping) and "id" in e else "")
         if is_v1_event(e):  # its ActionEvent has an action object: it was "'action' is an object"
-            raise TranscriptFormatError(w, V1)
+            raise TranscriptFormatError(w, "an OpenHands V1 event (software-agent-sdk: {\"kind\": ...}), not one of "
+                                           "OpenHands 0.x, which the openhands-v1 reader reads: ", Advice("format", V1))
         if not is_event(e):
             raise TranscriptFormatError(w, "an event must be an object with 'action' or 'observation' (one of them), "
                                            f"got {_what(e)}")
@@ -251,9 +273,11 @@ def is_trajectory(doc: Any) -> bool:
                                                     and bool(doc[0]) and is_event(doc[0][0]))
 
 
-def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
+def conversations(doc: Any, where: str, name: str, group: str, id_of,
+                  format: str | None = None) -> Iterator[Conversation | TranscriptFormatError]:
     """The run of one document: a list of events (episode ``name``) or an evaluation output line (episode and
-    group: its ``instance_id``); a bad one is yielded as its error."""
+    group: its ``instance_id``), read by ``format`` (None: told by its events, 0.x or V1); a bad one is yielded as
+    its error."""
     if isinstance(doc, Mapping) and "history" in doc and (doc["history"] is None or isinstance(doc["history"], list)):
         instance = doc.get("instance_id")
         if instance is not None:
@@ -267,11 +291,11 @@ def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterato
                                                f"{'null' if doc['history'] is None else 'empty'}: it stopped before "
                                                f"its first step{error})")
             return
-        yield Conversation(id_of(name), doc["history"], where, group, "openhands")
+        yield Conversation(id_of(name), doc["history"], where, group, format or version(doc["history"]))
     elif isinstance(doc, list):
-        yield Conversation(id_of(name), doc, where, group, "openhands")
+        yield Conversation(id_of(name), doc, where, group, format or version(doc))
     elif is_v1_event(doc):
-        yield TranscriptFormatError(where, V1)
+        yield TranscriptFormatError(where, ALONE_V1)
     elif is_event(doc):
         yield TranscriptFormatError(where, ALONE)
     else:
