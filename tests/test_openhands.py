@@ -13,14 +13,14 @@ OpenHands repository, a trajectory it saved."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from test_swe_agent import convert, step_of, write
 
 from sam_model.data.formats import FORMATS, detect, openhands, to_chat
 from sam_model.data.formats import main as formats_main
 from sam_model.data.sources import source_kind
-from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
+from sam_model.data.transcripts import iter_transcript_events, main
 
 PATH = "/workspace/src/tinyparse/reader.py"
 SYSTEM = "You are OpenHands agent, a helpful AI assistant that can interact with a computer to solve tasks."
@@ -101,20 +101,7 @@ def codeact_run() -> list[dict]:
     return run.events
 
 
-def write(tmp_path: Path, name: str, doc) -> Path:
-    path = tmp_path / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=2))
-    return path
 
-
-def convert(path: Path, **kw) -> tuple[list[dict], ImportReport]:
-    report = ImportReport()
-    return list(iter_transcript_events(path, report=report, **kw)), report
-
-
-def step_of(events: list[dict], kind: str, starts: str) -> int:
-    return next(e["step"] for e in events if e["kind"] == kind and e["text"].startswith(starts))
 
 
 def test_a_codeact_run_reads_as_the_model_saw_it_and_the_viewed_path_is_traced(tmp_path):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from test_sessions import openhands_session
+from test_swe_agent import convert, step_of
 
 from sam_model.data.formats import detect, openhands, sessions, to_chat
 from sam_model.data.formats.files import v1_event_files
@@ -135,13 +136,6 @@ def save(folder: Path, events: list[dict]) -> Path:
     return folder
 
 
-def convert(path: Path, **kw) -> tuple[list[dict], ImportReport]:
-    report = ImportReport()
-    return list(iter_transcript_events(path, report=report, **kw)), report
-
-
-def step_of(events: list[dict], kind: str, starts: str) -> int:
-    return next(e["step"] for e in events if e["kind"] == kind and e["text"].startswith(starts))
 
 
 def test_a_coding_run_reads_as_the_model_saw_it_and_the_viewed_path_is_traced(tmp_path):
