@@ -27,6 +27,7 @@ MAX_ENCODER_PARAMS = 2_000_000_000  # a text encoder's weights all told (8 GB in
 MAX_METADATA_DEPTH = 32  # nesting of a memory's metadata (JSON encoders stop at a few hundred levels)
 MAX_METADATA_CHARS = 65_536  # a memory's metadata as JSON
 MAX_SCOPE_CHARS = 256  # a user_id, agent_id or run_id (HTTP, MCP and in-process alike)
+MAX_ADD_ITEMS = 1000  # messages or events in one served add (HTTP's messages, MCP remember's)
 
 
 def too_deep(value: Any, limit: int) -> bool:
@@ -132,6 +133,6 @@ def check_metadata(metadata: Any, name: str = "metadata") -> None:
                          "large data elsewhere and store its key")
 
 
-__all__ = ["MAX_BATCH_SIZE", "MAX_ENCODER_PARAMS", "MAX_K", "MAX_LAYERS", "MAX_METADATA_CHARS", "MAX_METADATA_DEPTH",
+__all__ = ["MAX_ADD_ITEMS", "MAX_BATCH_SIZE", "MAX_ENCODER_PARAMS", "MAX_K", "MAX_LAYERS", "MAX_METADATA_CHARS", "MAX_METADATA_DEPTH",
            "MAX_POSITIONS", "MAX_TEXT_CHARS", "MAX_VOCAB", "MAX_WIDTH", "check_batch_size", "check_int", "check_k",
            "check_metadata", "check_text"]

@@ -6,6 +6,7 @@ exits 0 on a 404)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -34,6 +35,16 @@ def served_blocks() -> tuple[str, str, str]:
     calls = next(b for b in blocks if b.startswith("KEY=$(") and "curl" in b)
     client = next(b for b in blocks if "from mcp import Client" in b)
     return start, calls, client
+
+
+def mcp_sent(client: str) -> tuple[list[dict], dict]:
+    """(the messages the MCP block's remember sends, the call its recall sends), read from its Python as literals."""
+    code = ast.parse(client.split("<<'PY'\n", 1)[1].rsplit("PY", 1)[0])
+    messages = next(ast.literal_eval(v) for node in ast.walk(code) if isinstance(node, ast.Dict)
+                    for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and k.value == "messages")
+    call = next(ast.literal_eval(node.value) for node in ast.walk(code) if isinstance(node, ast.Assign)
+                and [getattr(t, "id", None) for t in node.targets] == ["call"])
+    return messages, call
 
 
 def wait_for(url: str, proc: subprocess.Popen, log: Path, timeout: float = 300.0) -> None:
@@ -101,8 +112,11 @@ def test_the_served_memory_blocks_run_as_written(tmp_path):
             text = text[end:].strip()
         by_state, by_call = printed
         assert [h["memory"] for h in by_state["results"]] == ["my budget is $300"]
-        assert by_call["state"]["phase"] == "book_hotel" and by_call["state"]["uncertainty_flags"] == ["max_price"]
-        assert {h["memory"] for h in by_call["results"]} == {"my budget is $300", "book me a hotel for tonight"}
+        told, call = mcp_sent(client)  # remember's messages (a tool call and its result) and the call recalled by
+        assert by_call["state"] == live_state([{"role": "user", "content": "my budget is $300"}, *told], call)
+        assert by_call["state"]["phase"] == "book_hotel"
+        assert by_call["state"]["uncertainty_flags"] == ["hotel_id", "max_price"]  # as the README says
+        assert any(h["memory"].startswith("search_hotels: ") and "H-4471" in h["memory"] for h in by_call["results"])
     finally:
         proc.terminate()
         proc.wait(60)

@@ -396,7 +396,7 @@ def test_an_mcp_tool_refuses_a_mistyped_argument_in_one_line_naming_it(retriever
             (("remember", {"text": "x", "user_id": 7, "metadata": "m"}),
              "argument 'user_id' must be a string or null, got integer; argument 'metadata' must be an object or "
              "null, got string"),
-            (("remember", {"user_id": "mia"}), "argument 'text' is missing"),
+            (("remember", {"user_id": "mia"}), "give text or messages: text for one thing said"),
             (("remember", {"text": " ", "user_id": "mia"}), "text must not be empty")]
 
     async def calls() -> list:

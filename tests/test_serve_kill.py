@@ -69,6 +69,60 @@ def test_mcp_tools_answer_a_client_with_the_tenants_key(export, tmp_path):
         proc.wait(30)
 
 
+def test_mcp_remembered_messages_survive_kill_9_and_stay_in_their_tenant(export, tmp_path):
+    """An acknowledged MCP remember of messages (a tool call and its result) is in the log like an HTTP add: after
+    kill -9 and a restart, recall by the next call gives the same state, traced to the tool's result; the other
+    tenant's messages in the same scopes never reach it. Over HTTP, /mcp has the HTTP add's body limit."""
+    import httpx
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from test_mcp_remember import CANCEL, MIA, OPENAI
+
+    from sam_model.data.toolstate import live_state
+    from sam_model.serve.http import MAX_BODY_BYTES
+
+    theirs = [{"role": "user", "content": "Cancel my trip please."}, {"role": "assistant", "content": "Which?"},
+              {"role": "user", "content": "the Boston one"}]
+    keys, data = keys_file(tmp_path), tmp_path / "data"
+
+    async def calls(port: int, *asks: tuple[str, str, dict]) -> list[dict]:
+        out = []
+        for tenant, tool, args in asks:
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {KEYS[tenant]}"})
+            async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp/", http_client=http)) as c:
+                got = await c.call_tool(tool, args)
+                assert not got.is_error, got.content[0].text
+                out.append(json.loads(got.content[0].text))
+        return out
+
+    port = free_port()
+    proc = start_server(export, keys, data, port, log=tmp_path / "server.log")
+    try:
+        asyncio.run(calls(port, ("acme", "remember", {"messages": OPENAI, **MIA}),
+                          ("globex", "remember", {"messages": theirs, **MIA})))
+        big = httpx.post(f"http://127.0.0.1:{port}/mcp/", content=b"x" * (MAX_BODY_BYTES + 1),
+                         headers={"Authorization": f"Bearer {KEYS['acme']}", "content-type": "application/json"})
+        assert big.status_code == 413, big.text
+    finally:
+        proc.kill()  # kill -9: no shutdown, no checkpoint
+        proc.wait(30)
+    port = free_port()
+    proc = start_server(export, keys, data, port, log=tmp_path / "server.log")
+    try:
+        ours, other = asyncio.run(calls(port, ("acme", "recall", {"query": "", "call": CANCEL, **MIA}),
+                                        ("globex", "recall", {"query": "QX7Z9A", "call": CANCEL, **MIA})))
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert ours["state"] == live_state(OPENAI, CANCEL)
+    assert {"reservation_id", "cabin"} <= set(ours["state"]["uncertainty_flags"])
+    assert {h["memory"] for h in ours["results"]} >= {OPENAI[0]["content"], OPENAI[-1]["content"]}
+    assert any(h["memory"].startswith("get_user: ") and "QX7Z9A" in h["memory"] for h in ours["results"])
+    assert other["state"] == live_state(theirs, CANCEL) and other["state"]["uncertainty_flags"] == []
+    assert {h["memory"] for h in other["results"]} <= {m["content"] for m in theirs}
+
+
 def test_load_bench_rows_per_think_time(export, tmp_path):
     out = tmp_path / "load.json"
     assert main(["load", "--model", str(export), "--memories", "200", "--users", "4", "--clients", "4",

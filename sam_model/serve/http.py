@@ -34,13 +34,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from sam_model.io import SAMFileError
-from sam_model.limits import MAX_K, MAX_SCOPE_CHARS, MAX_TEXT_CHARS
+from sam_model.limits import MAX_ADD_ITEMS, MAX_K, MAX_SCOPE_CHARS, MAX_TEXT_CHARS
 from sam_model.memory.scoped import unstored
 from sam_model.serve.tenants import Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
 
 MAX_BODY_BYTES = 4 * MAX_TEXT_CHARS + (1 << 20)  # one memory at the text limit in 4-byte UTF-8, plus its JSON
-MAX_ITEMS = 1000  # messages or events in one add
 Scope = Annotated[str | None, Field(default=None, min_length=1, max_length=MAX_SCOPE_CHARS, pattern=r"^[^/]+$")]
 
 
@@ -65,7 +64,7 @@ class ListQuery(ScopeQuery):
 
 class AddBody(Body):
     # an empty list is refused by the memory's own rule (unstored), in its words, not pydantic's
-    messages: str | Annotated[list[dict[str, Any]], Field(max_length=MAX_ITEMS)] = Field(
+    messages: str | Annotated[list[dict[str, Any]], Field(max_length=MAX_ADD_ITEMS)] = Field(
         description="a message text, chat messages (OpenAI {role, content}, or any format sam-data transcripts reads: Gemini contents, Converse messages, ...) or agent-log events ({kind, text})")
     user_id: Scope = None
     agent_id: Scope = None

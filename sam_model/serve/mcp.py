@@ -1,6 +1,10 @@
 """The MCP face of ``sam-serve``: three memory tools for agents (the ``mcp`` SDK's MCPServer).
 
-- ``remember(text, user_id, agent_id, run_id, metadata)``: store what was said or done (one user message);
+- ``remember(text | messages, user_id, agent_id, run_id, metadata)``: store what was said or done: one user message
+  (``text``), or the conversation's new chat messages in any format ScopedMemory.add reads (``messages``: the
+  agent's tool calls and their results too, so that a recall by ``call`` traces arguments to them), checked as
+  sam-serve's HTTP add checks its ``messages`` (ScopedMemory's ``unstored``, at most ``MAX_ADD_ITEMS``; over HTTP
+  the same body limit, the middleware being the HTTP app's);
 - ``recall(query, user_id, agent_id, run_id, state, call, limit)``: the memories that matter now — with ``state``
   (the agent's state: phase, constraints, uncertainty flags, ...) or ``call`` (the tool call about to be made,
   whose state the memory computes from the scope's recorded conversation) SAM's state-adaptive query, else a
@@ -10,10 +14,11 @@
 Over HTTP (mounted at ``/mcp`` of the HTTP service) each call carries the tenant's key as the HTTP API does
 (``Authorization: Bearer <key>`` or ``X-API-Key``); an unknown key is refused. Over stdio (``sam-serve --stdio``,
 for an agent that launches the memory as a subprocess) there are no headers: the tenant is the one the command
-names. Writes take the same write-ahead log as HTTP writes and, like them, are answered before the checkpoint
-they make due is written. What the memory refuses (an unknown key or id, an
-empty text, no scope) comes back as the tool's error with the memory's one-line reason; an argument of the wrong
-type, missing or unknown, as one line naming it and what it takes.
+names. Writes take the same write-ahead log as HTTP writes (Tenant.write: an MCP remember is logged as the HTTP
+add of the same messages is) and, like them, are answered before the checkpoint they make due is written. What the
+memory refuses (an unknown key or id, an empty text, a message with no content, no scope) comes back as the tool's
+error with the memory's one-line reason; an argument of the wrong type, missing or unknown, as one line naming it
+and what it takes.
 """
 
 
@@ -24,7 +29,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sam_model.limits import check_text
+from sam_model.limits import MAX_ADD_ITEMS
+from sam_model.memory.scoped import unstored
 from sam_model.serve.tenants import Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
 
@@ -35,13 +41,19 @@ CALL = ("The tool call you are about to make, before you make it: {\"name\": \"b
         "the memories for that state, as the model was trained to; the answer's 'state' shows it. Give the same "
         "user_id, agent_id and run_id the conversation was added with. With an empty query, the conversation's "
         "newest message is the query.")
+TEXT = "One thing the user said or you learnt, as a user message (instead of messages)."
+MESSAGES = ("Instead of text: the conversation's messages since your last remember, in order, as your API writes "
+            "them (OpenAI {\"role\", \"content\", \"tool_calls\"} and {\"role\": \"tool\", \"tool_call_id\", "
+            "\"content\"}; Anthropic tool_use / tool_result blocks; Gemini contents; Bedrock Converse): the user's "
+            f"turns, your replies, your tool calls and their results. At most {MAX_ADD_ITEMS}; send each message once.")
 
 
 def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
                stdio_tenant: str | None = None) -> MCPServer:
     """The MCP server over ``tenants``; ``stdio_tenant``: the tenant of calls that carry no HTTP headers."""
-    server = _Server("sam-memory", instructions="Long-term memory for this agent: remember facts and events, "
-                       "recall what matters for the current state, forget what is wrong.")
+    server = _Server("sam-memory", instructions="Long-term memory for this agent: remember the conversation as it "
+                       "goes (your tool calls and their results too), recall what matters before a tool call, "
+                       "forget what is wrong.")
     run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
 
     def write(ctx: Context, op: str, args: dict[str, Any]) -> dict:
@@ -71,14 +83,20 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
         return tenant
 
     @server.tool()
-    def remember(text: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
-                 run_id: str | None = None, metadata: dict[str, Any] | None = None) -> dict:
-        """Store one thing the user said or the agent learnt, in the user's (agent's, run's) memory."""
+    def remember(ctx: Context, text: Annotated[str | None, Field(description=TEXT)] = None,
+                 messages: Annotated[list[dict[str, Any]] | None,
+                                     Field(description=MESSAGES, max_length=MAX_ADD_ITEMS)] = None,
+                 user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                 metadata: dict[str, Any] | None = None) -> dict:
+        """Record what happened in the user's (agent's, run's) memory: after each user turn and each tool result,
+        the messages since your last remember (your tool calls and their results too: recall with call traces your
+        next call's arguments to them), or one fact as text."""
         try:
-            check_text(text, "text")  # the memory's own check names it 'data', HTTP's field
-        except ValueError as err:
+            data = _given(text, messages)
+            unstored(data, "text" if messages is None else "messages")  # HTTP add's check, naming this tool's field
+        except (ValueError, TypeError) as err:
             raise ToolError(str(err)) from None
-        return write(ctx, "add", {"data": text, "user_id": user_id, "agent_id": agent_id, "run_id": run_id,
+        return write(ctx, "add", {"data": data, "user_id": user_id, "agent_id": agent_id, "run_id": run_id,
                                   "metadata": metadata})
 
     @server.tool()
@@ -105,6 +123,15 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
         tool.fn_metadata.arg_model = _refusing_unknown(tool.fn_metadata.arg_model)
         tool.parameters["additionalProperties"] = False
     return server
+
+
+def _given(text: str | None, messages: list[dict[str, Any]] | None) -> str | list[dict[str, Any]]:
+    """What a remember stores: its text or its messages, exactly one of them."""
+    if (text is None) == (messages is None):
+        raise ValueError(("give text or messages, not both" if text is not None else "give text or messages") +
+                         ": text for one thing said, messages for the conversation's new messages (tool calls and "
+                         "their results included)")
+    return text if messages is None else messages
 
 
 class _Server(MCPServer):
@@ -138,6 +165,9 @@ def _arguments_error(err: ValidationError, schema: dict[str, Any]) -> str:
             out[name] = f"unknown argument {name!r} (the tool takes {', '.join(props)})"
         elif e["type"] == "missing":
             out[name] = f"argument {name!r} is missing"
+        elif e["type"] == "too_long":
+            out[name] = (f"argument {name!r} has {e['ctx']['actual_length']} items, more than the limit of "
+                         f"{e['ctx']['max_length']}: send them in several calls, in order")
         else:
             got = next((t for py, t in _JSON_TYPES if isinstance(e["input"], py)), type(e["input"]).__name__)
             out[name] = f"argument {name!r} must be {_takes(props.get(name, {}))}, got {got}"
