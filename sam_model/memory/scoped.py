@@ -442,6 +442,12 @@ class ScopedMemory:
                 as_chat(items, "data")[0], episode, scopes, metadata,
                 skip={n["message"] for n in skipped if "message" in n and "part" not in n})}
             return {**out, "skipped": skipped} if skipped else out
+        if _is_messages(items[:1]):  # a chat message first, then something else: name that, not item 0
+            j = next(j for j, m in enumerate(items) if not _is_messages([m]))
+            raise TypeError(f"add(...) item {j}: give chat messages (dicts with 'role'), Events or event dicts "
+                            f"(with 'kind' and 'text'), not a mix: item 0 is a chat message, item {j} is "
+                            + (f"{json_type(items[j])} without 'role'" if isinstance(items[j], Mapping)
+                               else json_type(items[j])))
         events = []
         for i, m in enumerate(items):
             if isinstance(m, Mapping) and "kind" in m:
