@@ -37,9 +37,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # compaction and windows, words said twice), a SWE-agent step without a command and a '#' inside a text command's
 # word, all of 2026-12-05. 6: a SWE-agent run's split group is the instance its replay_config names (a .jsonl of
 # runs grouped each line alone). 7: a tool result its format flags as failed (Anthropic is_error, Converse status,
-# LangChain status, tau2 error, OpenHands error observations and failed commands, Gemini error responses, OTel tool
-# spans) reads as an error in last_action_result.
-CONVERSION_VERSION = 7
+# LangChain status, tau2 error, OpenHands error observations and failed commands, Gemini error responses, a Responses
+# mcp_call error, OTel tool spans) reads as an error in last_action_result. 8: an older OpenHands evaluation's
+# [action, observation] pairs whose observation names no cause read as the action's result, not the user's words
+# (logs converted under 7 by the reader before it are stale: the cache is per machine, not per release).
+CONVERSION_VERSION = 8
 
 
 @dataclass(frozen=True)
