@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from sam_model.data import sources
 
 
@@ -34,3 +36,37 @@ def test_a_log_converted_before_the_openhands_pairs_were_read_is_converted_again
     new = sources.materialise(path, cache_dir=tmp_path / "cache")
     assert new != old
     assert [json.loads(line)["kind"] for line in new.read_text().splitlines()].count("result") == 2
+
+
+def test_an_openhands_event_a_line_given_as_an_agent_log_is_not_sent_to_a_reader_that_refuses_it(tmp_path, capsys):
+    """validate (and train.py, evaluate.py) told a .jsonl of OpenHands events, one a line, to 'convert it with
+    sam-data transcripts (train.py and evaluate.py take transcripts as they are)' (the container keys' hint, which
+    took action / observation in): sam-data transcripts refuses such a line as an event alone, and train.py reads
+    the file as an agent log, so the advice went round in a circle. It now says how to write the run."""
+    from sam_model.data.transcripts import iter_transcript_events
+    from sam_model.data.validate import main
+    from sam_model.io import SAMFileError
+
+    events = [{"id": 0, "source": "user", "action": "message", "args": {"content": "fix the header parser"}},
+              {"id": 1, "source": "agent", "action": "run", "args": {"command": "ls src"}},
+              {"id": 2, "source": "agent", "observation": "run", "cause": 1, "content": "reader.py", "extras": {}}]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    with pytest.raises(SAMFileError, match="OpenHands event alone"):  # where the advice sent the user
+        list(iter_transcript_events(path))
+    assert main([str(path)]) == 1
+    said = capsys.readouterr()
+    said = said.out + said.err
+    assert "events.jsonl:1: missing required field 'episode_id'" in said
+    assert "looks like a tool-call transcript" not in said
+    assert "write the run's events as one list" in said
+
+
+def test_a_conversation_line_given_as_an_agent_log_is_still_told_to_convert(tmp_path, capsys):
+    from sam_model.data.validate import main
+
+    path = tmp_path / "chats.jsonl"
+    path.write_text(json.dumps({"id": "c1", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert main([str(path)]) == 1
+    said = capsys.readouterr()
+    assert "looks like a tool-call transcript" in said.out + said.err

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sam_model.data.formats import openhands
 from sam_model.io import json_type
 
 STATE_FIELDS = ("phase", "subgoal_stack", "constraints", "uncertainty_flags", "last_action_result")
@@ -157,6 +158,15 @@ def _chat(obj: Any) -> bool:
     return isinstance(obj, dict) and any(k in obj for k in CONVERSATION_KEYS)
 
 
+def _transcript_hint(obj: Any) -> str:
+    """What to do with a transcript line given as an agent log: convert it, unless it is one OpenHands event alone,
+    which sam-data transcripts refuses as well (and train.py reads as an agent log): then how to write its run."""
+    if openhands.is_event(obj) and not openhands.is_v1_event(obj):
+        return (f"not an agent log but {openhands.ALONE}; then `sam-data transcripts` converts it (train.py and "
+                "evaluate.py take it as it is)")
+    return TRANSCRIPT_HINT
+
+
 def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
     """Validate one decoded JSON value as an Event, or raise LogFormatError(source, line, reason)."""
 
@@ -170,7 +180,7 @@ def parse_event(obj: Any, source: str = "<input>", line: int = 0) -> Event:
              " (write each event as one object on its own line, JSON Lines)") if listed else ""))
     for name in REQUIRED_FIELDS:
         if name not in obj:
-            raise fail(f"missing required field '{name}'" + ("; " + TRANSCRIPT_HINT if _chat(obj) else ""))
+            raise fail(f"missing required field '{name}'" + ("; " + _transcript_hint(obj) if _chat(obj) else ""))
     episode_id, step, kind, text = obj["episode_id"], obj["step"], obj["kind"], obj["text"]
     if not isinstance(episode_id, str) or not episode_id:
         raise fail("field 'episode_id' must be a non-empty string")
