@@ -70,3 +70,33 @@ def test_a_conversation_line_given_as_an_agent_log_is_still_told_to_convert(tmp_
     assert main([str(path)]) == 1
     said = capsys.readouterr()
     assert "looks like a tool-call transcript" in said.out + said.err
+
+
+def _strands_folder(root):
+    """A Strands Agents session store: one agent's two messages, a call and its result."""
+    messages = root / "session_s1" / "agents" / "agent_a1" / "messages"
+    messages.mkdir(parents=True)
+    said = [{"role": "user", "content": [{"text": "my order is ORD-4412"}]},
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "track",
+                                                           "input": {"order": "ORD-4412"}}}]}]
+    for n, m in enumerate(said):
+        (messages / f"message_{n}.json").write_text(json.dumps({"message": m, "message_id": n}))
+    return root
+
+
+def test_the_commands_that_take_a_folder_say_they_take_a_session_folder(tmp_path):
+    """Session folders came after sam-eval's --data and sam-train's --data.train help was brought up to date with
+    the new readers, so both (and the refusal of a path not found) still named trajectory folders and SGD splits
+    alone, while both take a Strands or OpenHands session folder (README: 'and session folders directly')."""
+    from sam_model.evaluation.run import build_parser
+    from sam_model.io import SAMFileError
+    from sam_model.training.datamodule import AgentLogDataModule
+
+    folder = _strands_folder(tmp_path / "store")
+    assert sources.source_kind(folder) == "transcripts"  # what the help is about
+    data = next(a for a in build_parser()._actions if a.dest == "data").help
+    train = AgentLogDataModule.__doc__.split("train:", 1)[1].split("val:", 1)[0]
+    with pytest.raises(SAMFileError) as missing:
+        sources.source_kind(tmp_path / "nowhere")
+    for text in (data, train, str(missing.value)):
+        assert "session folder" in " ".join(text.split()), text

@@ -81,7 +81,8 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
     p = Path(path)
     if not p.exists():
         raise SAMFileError(f"data {not_found(p)}: {p} (give an agent log .jsonl/.jsonl.gz, a tool-call transcript file "
-                           ".jsonl/.json[.gz], or an SGD split folder such as ../shared/data/sgd/train)")
+                           ".jsonl/.json[.gz], a folder of SWE-agent or OpenHands trajectories, a session folder, or "
+                           "an SGD split folder such as ../shared/data/sgd/train)")
     if p.is_dir():
         if is_sgd_split_dir(p):
             return "sgd"

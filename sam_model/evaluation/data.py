@@ -66,9 +66,9 @@ def chunk_eval_data(data: EvalData, chunking: Chunking, count_tokens: CountToken
 
 def load_episodes(path: str | os.PathLike, skip_bad_lines: bool = False,
                   options: SourceOptions = SourceOptions()) -> tuple[list[Episode], ReadReport]:
-    """Episodes of an agent log (``.jsonl[.gz]``), a tool-call transcript file (or folder of SWE-agent ``.traj``
-    files) or an SGD split folder (converted as the trainer converts them, sam_model.data.sources), and what the
-    read skipped and saw (ReadReport)."""
+    """Episodes of an agent log (``.jsonl[.gz]``), a tool-call transcript file (or folder of SWE-agent or OpenHands
+    trajectories, or a session folder) or an SGD split folder (converted as the trainer converts them,
+    sam_model.data.sources), and what the read skipped and saw (ReadReport)."""
     try:
         with spelt_as("evaluate"):  # a reader's advice in evaluate.py's flags, not sam-data's
             log = materialise(path, options, skip_bad=skip_bad_lines)

@@ -365,7 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="agent log (.jsonl or .jsonl.gz) with labelled decision points, a tool-call transcript file "
                         "in any format `sam-data formats` lists (OpenAI chat, tau-bench, Anthropic, Gemini, Bedrock "
                         "Converse, ...; state and labels derived by sam_model.data.transcripts), a folder of SWE-agent "
-                        "or OpenHands trajectories, or an SGD split folder")
+                        "or OpenHands trajectories, a session folder (Strands Agents, OpenHands), or an SGD split "
+                        "folder")
     p.add_argument("--split", choices=("all", "train", "test"), default="all",
                    help="for a transcript file: evaluate only the fixed train or test split of its task groups "
                         "(the split training configs use, sam_model.data.transcripts.held_out_groups); default all")

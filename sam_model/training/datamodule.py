@@ -166,8 +166,8 @@ class AgentLogDataModule(pl.LightningDataModule):
     Args:
         train: what to train on: agent-log files (.jsonl/.jsonl.gz), tool-call transcript files in any
             format `sam-data formats` lists (OpenAI chat, tau-bench, Anthropic, Gemini, Bedrock Converse, ...),
-            folders of SWE-agent or OpenHands trajectories, or SGD split folders (sam_model.data.sources;
-            conversions are cached in ``cache_dir``).
+            folders of SWE-agent or OpenHands trajectories, session folders (Strands Agents, OpenHands) or SGD
+            split folders (sam_model.data.sources; conversions are cached in ``cache_dir``).
         val: the same kinds of input to validate on; empty = hold out ``val_fraction`` of the training episodes
             (by group: the trials of one transcript task stay on one side).
         val_fraction: share of training episodes (groups) held out when ``val`` is empty.
