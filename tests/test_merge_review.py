@@ -100,3 +100,30 @@ def test_the_commands_that_take_a_folder_say_they_take_a_session_folder(tmp_path
         sources.source_kind(tmp_path / "nowhere")
     for text in (data, train, str(missing.value)):
         assert "session folder" in " ".join(text.split()), text
+
+
+def test_a_swe_agent_run_s_own_error_is_not_sent_to_the_openai_reader(tmp_path):
+    """The hint naming the reader of a conversation forced through another's (5a66294) was added to every reader's
+    refusal, and for a SWE-agent 1.x history, which holds OpenAI's tool_calls, it named them: a bad history item of
+    a run read by its own reader said 'which the openai reader reads: try --format openai', a reader that refuses
+    the file. Its own reader's refusal now stands alone; one forced through another's still names it."""
+    from pathlib import Path
+
+    from sam_model.data.transcripts import iter_transcript_events
+    from sam_model.io import SAMFileError
+
+    run = json.loads((Path(__file__).resolve().parents[1] / "examples" / "logs" / "swe-agent.traj").read_text())
+    item = next(i for i, m in enumerate(run["history"]) if m.get("tool_calls")) + 1
+    run["history"][item]["content"] = 5
+    path = tmp_path / "run.traj"
+    path.write_text(json.dumps(run))
+    with pytest.raises(SAMFileError) as own:
+        list(iter_transcript_events(path))
+    assert f"history item {item}: 'content' is a number" in str(own.value)
+    assert "--format" not in str(own.value) and "openai reader" not in str(own.value)
+    chats = tmp_path / "chats.jsonl"  # Gemini contents forced through the bedrock reader: named, as before
+    chats.write_text(json.dumps({"id": "c1", "contents": [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {"x": "hi"}}}]}]}) + "\n")
+    with pytest.raises(SAMFileError, match="which the gemini reader reads: try --format gemini"):
+        list(iter_transcript_events(chats, format="bedrock"))

@@ -160,11 +160,14 @@ def _another_reader(conv: Conversation) -> tuple[str, str] | None:
     """(what was seen, the format whose reader reads it) for a conversation read by a reader not its own (a forced
     --format on a log of another format): the format its messages' shape tells (detect, whose order settles which
     of several formats' marks a log holds: a SWE-agent history holds OpenAI's tool_calls too), named by the tool
-    calls of it that it holds (tool_marks); else another reader's tool calls; None when its own reader is the one."""
+    calls of it that it holds (tool_marks); else another reader's tool calls; None when its own reader is the one
+    (the shape tells it: a SWE-agent history's own error was told to try --format openai, for its tool_calls)."""
     fmt = conv.format or detect(conv.messages)
     others = [(what, f) for what, f in tool_marks(conv.messages) if FORMATS[f].to_chat is not FORMATS[fmt].to_chat]
     shape = detect(conv.messages)
-    if FORMATS[shape].sniff(conv.messages) and FORMATS[shape].to_chat is not FORMATS[fmt].to_chat:
+    if FORMATS[shape].sniff(conv.messages):
+        if FORMATS[shape].to_chat is FORMATS[fmt].to_chat:
+            return None
         return next(((what, f) for what, f in others if f == shape), (f"messages of {FORMATS[shape].title}", shape))
     return others[0] if others else None
 
