@@ -127,3 +127,22 @@ def test_a_swe_agent_run_s_own_error_is_not_sent_to_the_openai_reader(tmp_path):
         {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {"x": "hi"}}}]}]}) + "\n")
     with pytest.raises(SAMFileError, match="which the gemini reader reads: try --format gemini"):
         list(iter_transcript_events(chats, format="bedrock"))
+
+
+def test_live_state_reads_only_the_conversation_of_the_scopes_given():
+    """ScopedMemory.live_state(call=...) (README: 'gives the state alone', 'only the conversation of exactly the
+    scopes given feeds it') did not check its scopes as search does, so user_id="mia/bot" read the conversation
+    of user mia with agent bot, another combination's state."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add([{"role": "user", "content": "my booking is ABC123"}, {"role": "user", "content": "cancel it please"}],
+               user_id="mia", agent_id="bot")
+    call = {"name": "cancel", "arguments": {"booking": "ABC123"}}
+    assert memory.live_state(user_id="mia", agent_id="bot", call=call).uncertainty_flags == ("booking",)
+    for bad in ({"user_id": "mia/bot"}, {"user_id": "mia", "run_id": "/x"}):
+        with pytest.raises(ValueError, match="must be a non-empty string without '/'"):
+            memory.live_state(**bad, call=call)
+        with pytest.raises(ValueError, match="must be a non-empty string without '/'"):
+            memory.live_state(**bad)
+    assert memory.live_state(user_id="mia", call=call).uncertainty_flags == ()  # its own (empty) conversation

@@ -683,7 +683,10 @@ class ScopedMemory:
     def live_state(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None, *,
                    call: Any = None) -> State:
         """The state of the scopes' newest event (an empty State when the episode has none); with ``call`` (a tool
-        call about to be made, or a list of them: :meth:`search`), its decision-point state instead."""
+        call about to be made, or a list of them: :meth:`search`), its decision-point state instead. The scopes are
+        checked as a search's are: a value holding '/' named another combination's conversation (``user_id=
+        "mia/bot"`` read mia's with agent bot), not the one given."""
+        self._scopes(user_id, agent_id, run_id, need=False)
         if call is not None:
             return State.from_json(self._call_state(call, user_id, agent_id, run_id)[0])
         tracker = self._trackers.get(self.episode_of(user_id, agent_id, run_id))
