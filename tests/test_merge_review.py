@@ -145,4 +145,6 @@ def test_live_state_reads_only_the_conversation_of_the_scopes_given():
             memory.live_state(**bad, call=call)
         with pytest.raises(ValueError, match="must be a non-empty string without '/'"):
             memory.live_state(**bad)
+        with pytest.raises(ValueError, match="must be a non-empty string without '/'"):  # a batching server's step
+            memory.query_input("", **bad, call=call)
     assert memory.live_state(user_id="mia", call=call).uncertainty_flags == ()  # its own (empty) conversation

@@ -646,6 +646,7 @@ class ScopedMemory:
         list of them (of one kind) into query vectors in one forward."""
         check_text(query, "query", empty=True)
         check_step(step), check_step(task_start, "task_start")
+        self._scopes(user_id, agent_id, run_id, need=False)  # checked as live_state's: a '/' named another's
         observation = query
         if call is not None:
             if state is not None:
