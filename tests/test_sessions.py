@@ -20,6 +20,7 @@ from test_openhands import codeact_run
 from sam_model.data.formats import main as formats_main
 from sam_model.data.sources import materialise, source_kind
 from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
+from sam_model.io import SAMFileError
 
 CARD = "my card is 4111 1111 1111 1111, change QX7Z9A to HAT300"
 REDACTED = "[User input redacted.]"  # what Strands' guardrail redaction writes in place of the user's input
@@ -187,3 +188,25 @@ def test_a_folder_of_neither_names_the_session_stores_it_looked_for(tmp_path, ca
     assert main([str(empty), str(tmp_path / "o.jsonl")]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "session stores (Strands Agents, OpenHands)" in err
+
+
+def test_a_strands_session_of_only_multi_agent_state_says_so(tmp_path, capsys):
+    """A Graph's or Swarm's session keeps its own progress (multi_agents/multi_agent_<id>/multi_agent.json) and no
+    agent's messages: its folder was refused as 'session.json: not an OpenHands trajectory', the store as a folder
+    of nothing known. Each now says what it holds, to train.py too; beside an agent's session, the agent is read."""
+    session = tmp_path / "store" / "session_s1"
+    state = session / "multi_agents" / "multi_agent_graph1"
+    state.mkdir(parents=True)
+    (session / "session.json").write_text(json.dumps({"session_id": "s1", "session_type": "AGENT"}))
+    (state / "multi_agent.json").write_text(json.dumps({"id": "graph1", "type": "graph", "status": "completed",
+                                                        "completed_nodes": ["research"]}))
+    for given in (session, tmp_path / "store", state):
+        assert main([str(given), str(tmp_path / "o.jsonl")]) == 1
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and f"{given} holds only Strands Agents multi-agent state" in err, err
+        assert "no agent messages" in err and "agents/agent_<id>/messages/message_<N>.json" in err, err
+        assert "OpenHands trajectory" not in err, err
+        with pytest.raises(SAMFileError, match="holds only Strands Agents multi-agent state"):
+            source_kind(given)
+    write_agent(tmp_path / "store", "s2", "default", strands_messages())
+    assert {e["episode_id"] for e in iter_transcript_events(tmp_path / "store")} == {"s2_default"}

@@ -73,12 +73,14 @@ def trajectory_files(folder: Path) -> list[Path]:
     ``event-NNNNN-ID.json``, which no session store names so), or, with none, the ``.json[.gz]`` files in it
     (OpenHands' ``save_trajectory_path`` folder: one ``{session}.json`` a run; not under it, where an evaluation
     keeps its ``llm_completions``). A V1 conversation's ``base_state.json`` and a session's ``metadata.json`` are
-    no runs: the folders are looked for first."""
+    no runs: the folders are looked for first; a Strands session's ``session.json``, ``agent.json`` and
+    ``multi_agent.json`` are never runs (:func:`sessions.is_state`)."""
     found = sorted(q for q in folder.rglob("*") if q.name.endswith((".traj", ".traj.gz")) and q.is_file())
     return [q for q in found if not (re.fullmatch(r"attempt_\d+", q.parent.name)
                                      and (q.parent.parent / q.name).is_file())] \
         or sessions.files(folder) or v1_event_files(folder) or sorted(
-        q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q.is_file())
+        q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and not sessions.is_state(q)
+        and q.is_file())
 
 
 def v1_event_files(folder: Path) -> list[Path]:
@@ -289,10 +291,11 @@ def _trajectory_folder(folder: Path, seen: dict[str, str],
     replay_config, else the file's name, which SWE-agent names by it), so an instance's runs share a split."""
     paths = trajectory_files(folder)
     if not paths:
-        raise SAMFileError(f"{folder} is a folder without SWE-agent .traj files, session stores (Strands Agents, "
-                           "OpenHands), OpenHands V1 conversations (events/event-NNNNN-ID.json) or OpenHands .json "
-                           "trajectories; give a transcript file, the folder SWE-agent or OpenHands wrote its "
-                           "trajectories to, or a session or conversation folder (sam-data formats)")
+        raise SAMFileError(sessions.multi_agent_only(folder) or (
+            f"{folder} is a folder without SWE-agent .traj files, session stores (Strands Agents, OpenHands), OpenHands "
+            "V1 conversations (events/event-NNNNN-ID.json) or OpenHands .json trajectories; give a transcript file, "
+            "the folder SWE-agent or OpenHands wrote its trajectories to, or a session or conversation folder "
+            "(sam-data formats)"))
     if sessions.kind_of(paths[0]):  # a session store: a conversation's messages or events, one file each
         yield from _unique(sessions.conversations(paths, documents, episode_id_of, on_file), seen)
         return

@@ -12,7 +12,8 @@
   is not applied (earlier turns are what a memory keeps). ``SessionAgent`` stores no system prompt (its
   ``agent_id``, ``state``, ``conversation_manager_state``), so none is read; ``session.json``, ``agent.json`` and a
   multi-agent session's ``multi_agents/multi_agent_<id>/multi_agent.json`` (a Graph's or Swarm's state) are not
-  read.
+  read, nor taken for runs. A multi-agent session stores no agent's messages (the SDK gives its agents no session
+  manager of their own): a folder of nothing else is refused in one line saying so (:func:`multi_agent_only`).
 - **OpenHands 0.x** (its event store: openhands/events/stream.py writes each event as
   openhands/storage/locations.py ``get_conversation_event_filename`` names it): ``sessions/<sid>/events/<id>.json``
   (``users/<user_id>/conversations/<sid>/events/<id>.json`` for a user's), one ``event_to_dict`` event each, read
@@ -46,6 +47,28 @@ def kind_of(q: Path) -> str | None:
         return "strands" if folder.name == "messages" and folder.parent.name.startswith("agent_") \
             and folder.parent.parent.name == "agents" else None
     return "openhands" if _OPENHANDS.fullmatch(q.name) and q.absolute().parent.name == "events" else None
+
+
+def is_state(q: Path) -> bool:
+    """A Strands session's own record, no message: ``session_<id>/session.json``, ``agent_<id>/agent.json``,
+    ``multi_agent_<id>/multi_agent.json`` (never a run, though a ``.json`` in the folder given)."""
+    parent = q.absolute().parent.name
+    return any(q.name == f"{kind}.json" and parent.startswith(f"{kind}_") for kind in ("session", "agent", "multi_agent"))
+
+
+def multi_agent_only(folder: Path) -> str | None:
+    """Why ``folder``, with no message or run in it, holds a Strands multi-agent session's state and nothing to read
+    (None: it holds none). A Graph or Swarm persists its own progress, ``multi_agents/multi_agent_<id>/
+    multi_agent.json``; its agents may have no session manager of their own (the SDK refuses one), so no agent's
+    messages are stored: the session folder was refused as its ``session.json``, "not an OpenHands trajectory"."""
+    states = [q for q in folder.rglob("multi_agent.json") if is_state(q) and q.is_file()]
+    if not states:
+        return None
+    return (f"{folder} holds only Strands Agents multi-agent state ({len(states)} Graph or Swarm "
+            f"state{'s' if len(states) > 1 else ''}, multi_agents/multi_agent_<id>/multi_agent.json) and no agent "
+            "messages: a multi-agent session stores none (its agents have no session manager of their own); give "
+            "the session folder of an agent run with a session manager (agents/agent_<id>/messages/message_<N>.json), "
+            "or log each agent's messages (agent.messages, the bedrock format; sam-data formats)")
 
 
 def files(folder: Path) -> list[Path]:
