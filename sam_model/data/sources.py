@@ -147,8 +147,10 @@ def default_cache_dir() -> Path:
 
 def _stamp(p: Path, kind: SourceKind) -> list[Any]:
     """What the cache key holds of the source's files: size and modification time of a file, or of every file a
-    folder's conversion reads, with its path in it: an SGD split's ``dialogues_*.json[.gz]``, a trajectory folder's
-    ``.traj`` files, a session store's message or event files, an OpenHands V1 conversation's event files. One
+    folder's conversion reads, with its path in it: an SGD split's ``dialogues_*.json[.gz]``, or every run file of
+    every layout in a folder of agent runs (files.layouts: ``.traj`` files, session stores' message or event files,
+    OpenHands V1 conversations' event files, OpenHands ``.json`` trajectories; a layout added beside another is
+    read, so it is keyed too). One
     changed, added or removed re-converts; the folder's own time misses a file edited inside (an SGD split was keyed
     by it until 2026-12-05: a dialogues file edited in place kept its stale log)."""
     if p.is_dir():

@@ -418,7 +418,9 @@ def _main(argv: list[str]) -> int:
                                             "trajectories (.json), or a Strands Agents session folder (session_<id>/"
                                             "agents/agent_<id>/messages/message_<N>.json) or OpenHands session store "
                                             "(sessions/<sid>/events/<N>.json), or an OpenHands V1 conversation folder "
-                                            "(events/event-NNNNN-ID.json), or the folder of them")
+                                            "(events/event-NNNNN-ID.json), or the folder of them; a folder holding "
+                                            "runs of several of these is read whole, each run by its reader (a .json "
+                                            "beside the others is a run when it holds a list of events)")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")
     parser.add_argument("--format", choices=list(FORMATS), default=None,
                         help="read the file as this format instead of telling it from the content")

@@ -1,11 +1,14 @@
 """Conversations out of a log file of any format: the file's documents, then its container.
 
 A ``.jsonl[.gz]`` file is one JSON document per line, a ``.json[.gz]`` or SWE-agent ``.traj[.gz]`` file one
-document; a folder is read as SWE-agent's output folder, every ``.traj`` under it, or (none there) as session stores
-(:mod:`sessions`: Strands Agents' ``message_<N>.json`` files, OpenHands 0.x's ``events/<N>.json``), or (none) as
-OpenHands V1 conversations, the ``events/event-NNNNN-ID.json`` of each (the folder of one, its ``events``, or a
-folder of them), or (none) as the folder OpenHands 0.x saves its trajectories to, every ``.json[.gz]`` in it. The
-file names tell these apart: 0.x's event files are numbers, V1's ``event-`` and an index. Every line is decoded
+document. A folder is read whole, every run in it by its layout's reader (:func:`layouts`): SWE-agent's ``.traj``
+files under it, session stores under it (:mod:`sessions`: Strands Agents' ``message_<N>.json`` files, OpenHands
+0.x's ``events/<N>.json``), OpenHands V1 conversations under it (the ``events/event-NNNNN-ID.json`` of each), and
+the trajectories OpenHands 0.x saves to a folder (the ``.json[.gz]`` files in it). The file names tell the first
+three apart (0.x's event files are numbers, V1's ``event-`` and an index), so a folder holding several is read
+whole, their episode ids unique together, rather than refused or read by its first: a ``.json`` beside them is a
+run only when it holds a list of events, since an object there is another's record (``preds.json``,
+``base_state.json``, ``metadata.json``). Every line is decoded
 and parsed on its own, so a bad one is named ``FILE:LINE`` with the reason (not UTF-8 and where, invalid JSON, a
 bare ``NaN``/``Infinity``, nested deeper than :data:`MAX_DEPTH`) and, with ``--skip-bad``, skipped alone. The
 container is told from the first document that parses: OTLP spans, a tau2 results file, an OpenHands or SWE-agent
@@ -65,31 +68,54 @@ def _whole(p: Path) -> bool:
     return _stem(p).endswith((".json", ".traj"))
 
 
-def trajectory_files(folder: Path) -> list[Path]:
-    """The runs of a folder, sorted: the SWE-agent ``.traj[.gz]`` files under it (a retry agent's copy of an attempt,
-    ``ID/attempt_N/ID.traj``, left out where ``ID/ID.traj`` lists the attempts itself), or, with none, the message
-    and event files of the session stores under it (:func:`sessions.files`: Strands Agents', OpenHands 0.x's
-    ``events/<N>.json``), or, with none, the event files of OpenHands V1 conversations (:func:`v1_event_files`:
-    ``event-NNNNN-ID.json``, which no session store names so), or, with none, the ``.json[.gz]`` files in it
-    (OpenHands' ``save_trajectory_path`` folder: one ``{session}.json`` a run; not under it, where an evaluation
-    keeps its ``llm_completions``). A V1 conversation's ``base_state.json`` and a session's ``metadata.json`` are
-    no runs: the folders are looked for first; a Strands session's ``session.json``, ``agent.json`` and
-    ``multi_agent.json`` are never runs (:func:`sessions.is_state`)."""
+def layouts(folder: Path) -> dict[str, list[Path]]:
+    """The runs of a folder by layout, each sorted, every layout found (none left out, as when the first found was
+    read alone and the runs of the others skipped without a word): ``swe-agent``, the ``.traj[.gz]`` files under it
+    (a retry agent's copy of an attempt, ``ID/attempt_N/ID.traj``, left out where ``ID/ID.traj`` lists the attempts
+    itself); ``sessions``, the message and event files of the session stores under it (:func:`sessions.files`:
+    Strands Agents', OpenHands 0.x's ``events/<N>.json``); ``openhands-v1``, the event files of the OpenHands V1
+    conversations under it (:func:`v1_event_files`: ``event-NNNNN-ID.json``, which no session store names so);
+    ``openhands``, the other ``.json[.gz]`` files in it (OpenHands' ``save_trajectory_path`` folder: one
+    ``{session}.json`` a run; not under it, where an evaluation keeps its ``llm_completions``). Their names tell the
+    first three apart; a ``.json`` is anyone's, so beside them only one that holds a list (the events of a run, as
+    save_trajectory_path writes them) is a run, and an object is the record of another's (SWE-agent's
+    ``preds.json``, a V1 conversation's ``base_state.json``, a 0.x session's ``metadata.json``). A Strands session's
+    ``session.json``, ``agent.json`` and ``multi_agent.json`` are never runs (:func:`sessions.is_state`)."""
     found = sorted(q for q in folder.rglob("*") if q.name.endswith((".traj", ".traj.gz")) and q.is_file())
-    return [q for q in found if not (re.fullmatch(r"attempt_\d+", q.parent.name)
-                                     and (q.parent.parent / q.name).is_file())] \
-        or sessions.files(folder) or v1_event_files(folder) or sorted(
-        q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and not sessions.is_state(q)
-        and q.is_file())
+    kinds = {"swe-agent": [q for q in found if not (re.fullmatch(r"attempt_\d+", q.parent.name)
+                                                    and (q.parent.parent / q.name).is_file())],
+             "sessions": sessions.files(folder), openhands.V1: v1_event_files(folder)}
+    named = {q for files in kinds.values() for q in files}
+    loose = sorted(q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q not in named
+                   and not sessions.is_state(q) and q.is_file())
+    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named else loose
+    return {kind: files for kind, files in kinds.items() if files}
+
+
+def trajectory_files(folder: Path) -> list[Path]:
+    """Every file a folder's runs are read from (:func:`layouts`), a layout's together: what its conversion reads,
+    so what its cached conversion is keyed by."""
+    return [q for files in layouts(folder).values() for q in files]
+
+
+def _holds_list(q: Path) -> bool:
+    """Whether a ``.json[.gz]`` file holds a JSON list (its first character past a BOM and blanks is ``[``); one that
+    cannot be read is taken for one, so that reading it names the fault."""
+    try:
+        with (gzip.open if q.name.endswith(".gz") else open)(q, "rb") as fh:
+            head = fh.read(4096)
+    except (OSError, EOFError):
+        return True
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"["
 
 
 def v1_event_files(folder: Path) -> list[Path]:
     """The event files of the OpenHands V1 conversations of ``folder`` (the software-agent-sdk saves a conversation
-    as ``base_state.json`` and ``events/event-{index:05d}-{id}.json``): of the conversation's own folder, its
-    ``events`` folder, or a folder of conversations; by conversation, each in index order (not the names' order:
-    the index has five digits or more)."""
-    found = [q for pattern in ("event-*.json", "events/event-*.json", "*/events/event-*.json")
-             for q in folder.glob(pattern) if V1_EVENT_FILE.fullmatch(q.name) and q.is_file()]
+    as ``base_state.json`` and ``events/event-{index:05d}-{id}.json``): of its ``events`` folders at any depth (a
+    conversation's, a folder of them, a folder above that, as a session store's are found), or of the ``events``
+    folder given; by conversation, each in index order (not the names' order: the index has five digits or more)."""
+    found = [q for q in folder.rglob("event-*.json") if V1_EVENT_FILE.fullmatch(q.name)
+             and (q.parent.name == "events" or q.parent == folder) and q.is_file()]
     return sorted(found, key=lambda q: (q.parent, int(V1_EVENT_FILE.fullmatch(q.name)[1])))
 
 
@@ -286,22 +312,29 @@ def _to_first_good(docs: Iterator[tuple[Any, str]]) -> list[tuple[Any, str]]:
 
 def _trajectory_folder(folder: Path, seen: dict[str, str],
                        on_file: Callable[[Path], None] | None = None) -> Iterator[Item]:
-    """Every run under SWE-agent's output folder or in OpenHands' trajectory folder: episode ids are the files'
-    paths in the folder (one instance is run by several configurations), groups the instance ids (a SWE-agent run's
-    replay_config, else the file's name, which SWE-agent names by it), so an instance's runs share a split."""
-    paths = trajectory_files(folder)
-    if not paths:
+    """Every run of a folder (:func:`layouts`), each layout's by its reader, their episode ids unique together.
+    SWE-agent's output folder or OpenHands' trajectory folder: episode ids are the files' paths in the folder (one
+    instance is run by several configurations), groups the instance ids (a SWE-agent run's replay_config, else the
+    file's name, which SWE-agent names by it), so an instance's runs share a split."""
+    found = layouts(folder)
+    if not found:
         raise SAMFileError(sessions.multi_agent_only(folder) or (
             f"{folder} is a folder without SWE-agent .traj files, session stores (Strands Agents, OpenHands), OpenHands "
             "V1 conversations (events/event-NNNNN-ID.json) or OpenHands .json trajectories; give a transcript file, "
             "the folder SWE-agent or OpenHands wrote its trajectories to, or a session or conversation folder "
             "(sam-data formats)"))
-    if sessions.kind_of(paths[0]):  # a session store: a conversation's messages or events, one file each
-        yield from _unique(sessions.conversations(paths, documents, episode_id_of, on_file), seen)
-        return
-    if V1_EVENT_FILE.fullmatch(paths[0].name):
-        yield from _v1_conversations(folder, paths, seen, on_file)
-        return
+    for kind, paths in found.items():
+        if kind == "sessions":  # a session store: a conversation's messages or events, one file each
+            yield from _unique(sessions.conversations(paths, documents, episode_id_of, on_file), seen)
+        elif kind == openhands.V1:
+            yield from _v1_conversations(folder, paths, seen, on_file)
+        else:
+            yield from _run_files(folder, paths, seen, on_file)
+
+
+def _run_files(folder: Path, paths: list[Path], seen: dict[str, str],
+               on_file: Callable[[Path], None] | None) -> Iterator[Item]:
+    """The runs of SWE-agent ``.traj`` files or OpenHands ``.json`` trajectories, one file each."""
     for q in paths:
         suffix = "." + _stem(q).rsplit(".", 1)[-1]
         name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(suffix)
