@@ -148,3 +148,65 @@ def test_live_state_reads_only_the_conversation_of_the_scopes_given():
         with pytest.raises(ValueError, match="must be a non-empty string without '/'"):  # a batching server's step
             memory.query_input("", **bad, call=call)
     assert memory.live_state(user_id="mia", call=call).uncertainty_flags == ()  # its own (empty) conversation
+
+
+@pytest.mark.parametrize("forced", ["swe-agent", "openhands", "openhands-v1", "gemini", "openai"])
+def test_a_format_forced_on_a_folder_its_files_do_not_have_is_refused_in_one_line(tmp_path, capsys, forced):
+    """--format was passed over for a folder (swe-agent, openhands, openhands-v1 and bedrock read it with the
+    readers its files tell, a Strands store by the bedrock reader under --format swe-agent), or, for another
+    format, the folder was 'a transcript file that is a folder (give ... or a session folder)', the very thing
+    given. A folder's --format is now the reader of every layout it holds or refused, naming what it holds."""
+    from sam_model.data.transcripts import main
+
+    folder = _strands_folder(tmp_path / "store")
+    out = tmp_path / "o.jsonl"
+    assert main([str(folder), str(out), "--format", forced]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: --format {forced} does not read {folder}: it holds 1 Strands Agents session conversation "
+                   "(read by the bedrock reader); drop --format (a folder's files tell their reader, each run its own)"
+                   f", or give one file of the {forced} format"]
+    assert not out.exists()
+    assert main([str(folder), str(out), "--format", "bedrock"]) == 0  # its own reader, forced or told
+    assert main([str(folder), str(out), "--force"]) == 0
+
+
+def test_a_format_forced_on_a_folder_of_several_layouts_is_refused_unless_it_reads_every_one(tmp_path, capsys):
+    """A folder of SWE-agent runs and OpenHands trajectories under --format swe-agent read the OpenHands runs by
+    their own reader all the same; it is refused now, naming each layout, how many runs and its reader."""
+    from test_openhands import codeact_run
+    from test_swe_agent import text_history, write
+
+    from sam_model.data.transcripts import main
+
+    folder = tmp_path / "runs"
+    write(folder, "tinyparse-1/tinyparse-1.traj", {"history": text_history(), "info": {}})
+    for sid in ("a1b2c3", "d4e5f6"):
+        write(folder, f"{sid}.json", codeact_run())
+    out = tmp_path / "o.jsonl"
+    assert main([str(folder), str(out), "--format", "swe-agent"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: --format swe-agent does not read every run of {folder}: it holds 1 SWE-agent trajectory "
+                   "file (.traj) (read by the swe-agent reader), 2 OpenHands trajectory files (.json) (read by the "
+                   "openhands or openhands-v1 reader); drop --format (a folder's files tell their reader, each run its "
+                   "own), or give its swe-agent runs alone"]
+    assert not out.exists()
+    assert main([str(folder), str(out)]) == 0
+    assert main([str(folder / "tinyparse-1"), str(out), "--format", "swe-agent"]) == 0  # its own reader's runs alone
+
+
+def test_a_v1_conversation_folder_is_read_under_its_own_format_and_refused_under_0x(tmp_path, capsys):
+    """--format openhands on an OpenHands V1 conversation folder read it by the V1 reader all the same."""
+    from test_openhands_v1 import coding_run, save
+
+    from sam_model.data.transcripts import main
+
+    folder = save(tmp_path / "d4e5f6", coding_run())
+    out = tmp_path / "o.jsonl"
+    assert main([str(folder), str(out), "--format", "openhands"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: --format openhands does not read {folder}: it holds 1 OpenHands V1 conversation (read by "
+                   "the openhands-v1 reader); drop --format (a folder's files tell their reader, each run its own), or "
+                   "give one file of the openhands format"]
+    assert not out.exists()
+    assert main([str(folder), str(out), "--format", "openhands-v1"]) == 0
+    assert main([str(folder), str(out), "--force"]) == 0

@@ -423,7 +423,8 @@ def _main(argv: list[str]) -> int:
                                             "beside the others is a run when it holds a list of events)")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")
     parser.add_argument("--format", choices=list(FORMATS), default=None,
-                        help="read the file as this format instead of telling it from the content")
+                        help="read the file as this format instead of telling it from the content (a folder's files tell "
+                             "their reader: another is refused)")
     parser.add_argument("--allow-empty", action="store_true",
                         help="write the log even when the file holds no conversation or no tool call (default: an "
                              "error that says what was seen)")

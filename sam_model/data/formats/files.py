@@ -195,15 +195,16 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
 
 def conversations(path: str | Path, format: str | None = None,
                   on_file: Callable[[Path], None] | None = None) -> Iterator[Item]:
-    """Every conversation of ``path`` in file order (``format``: force one of FORMATS; None: tell from content).
-    ``on_file``: called with each file of a trajectory folder once its runs were yielded (for progress)."""
+    """Every conversation of ``path`` in file order (``format``: force one of FORMATS; None: tell from content; a
+    folder's files tell their reader, and another is refused). ``on_file``: called with each file of a trajectory
+    folder once its runs were yielded (for progress)."""
     p = Path(path)
     if format is not None and format not in FORMATS:
         raise SAMFileError(f"unknown format {format!r}; formats: {', '.join(FORMATS)} (sam-data formats)")
     check_compression(p)  # a pipe or device: refused in one line (it blocked the reader)
     seen: dict[str, str] = {}  # episode id -> where it was first read
-    if p.is_dir() and format in (None, "swe-agent", "openhands", openhands.V1, "bedrock"):
-        yield from _trajectory_folder(p, seen, on_file)
+    if p.is_dir():  # a folder of runs or sessions: its files tell their reader, which --format must not contradict
+        yield from _trajectory_folder(p, seen, on_file, format)
         return
     if not p.is_file():
         raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else not_found(p)}: {p} (give a .jsonl[.gz] "
@@ -310,12 +311,13 @@ def _to_first_good(docs: Iterator[tuple[Any, str]]) -> list[tuple[Any, str]]:
     return head
 
 
-def _trajectory_folder(folder: Path, seen: dict[str, str],
-                       on_file: Callable[[Path], None] | None = None) -> Iterator[Item]:
+def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Path], None] | None = None,
+                       format: str | None = None) -> Iterator[Item]:
     """Every run of a folder (:func:`layouts`), each layout's by its reader, their episode ids unique together.
     SWE-agent's output folder or OpenHands' trajectory folder: episode ids are the files' paths in the folder (one
     instance is run by several configurations), groups the instance ids (a SWE-agent run's replay_config, else the
-    file's name, which SWE-agent names by it), so an instance's runs share a split."""
+    file's name, which SWE-agent names by it), so an instance's runs share a split. ``format``: the --format given,
+    refused unless it is the reader of every layout the folder holds (:func:`_check_forced`)."""
     found = layouts(folder)
     if not found:
         raise SAMFileError(sessions.multi_agent_only(folder) or (
@@ -323,18 +325,61 @@ def _trajectory_folder(folder: Path, seen: dict[str, str],
             "V1 conversations (events/event-NNNNN-ID.json) or OpenHands .json trajectories; give a transcript file, "
             "the folder SWE-agent or OpenHands wrote its trajectories to, or a session or conversation folder "
             "(sam-data formats)"))
+    _check_forced(folder, found, format)
     for kind, paths in found.items():
         if kind == "sessions":  # a session store: a conversation's messages or events, one file each
             yield from _unique(sessions.conversations(paths, documents, episode_id_of, on_file), seen)
         elif kind == openhands.V1:
             yield from _v1_conversations(folder, paths, seen, on_file)
         else:
-            yield from _run_files(folder, paths, seen, on_file)
+            yield from _run_files(folder, paths, seen, on_file, format)
+
+
+# a folder's runs, by layout as said ({s}: the plural's ending) and the formats whose readers read them (an
+# OpenHands .json is 0.x's or V1's by its events, and a forced one of the two reads it as a file's)
+_HELD = {"swe-agent": ("SWE-agent trajectory file{s} (.traj)", ("swe-agent",)),
+         "strands": ("Strands Agents session conversation{s}", ("bedrock",)),
+         "openhands-session": ("OpenHands 0.x session{s}", ("openhands",)),
+         openhands.V1: ("OpenHands V1 conversation{s}", (openhands.V1,)),
+         "openhands": ("OpenHands trajectory file{s} (.json)", ("openhands", openhands.V1))}
+
+
+def _held(found: dict[str, list[Path]]) -> dict[str, set[Path]]:
+    """The runs of a folder's layouts (:func:`layouts`) by :data:`_HELD`'s keys: a file each, a session's or V1
+    conversation's folder each (its messages or events), as they are read."""
+    runs: dict[str, set[Path]] = {}
+    for kind, paths in found.items():
+        for q in paths:
+            if kind == "sessions":
+                runs.setdefault("strands" if sessions.kind_of(q) == "strands" else "openhands-session", set()).add(
+                    q.parent)
+            else:
+                runs.setdefault(kind, set()).add(q.parent if kind == openhands.V1 else q)
+    return runs
+
+
+def _check_forced(folder: Path, found: dict[str, list[Path]], format: str | None) -> None:
+    """Refuse a --format that is not the reader of every layout of ``folder`` (it was passed over: ``--format
+    openhands`` read SWE-agent's runs as SWE-agent's and a Strands store by the bedrock reader, and ``--format
+    gemini`` said a session folder was no folder to give), naming what the folder holds and which reader reads it."""
+    if format is None:
+        return
+    runs = _held(found)
+    reads = [format in _HELD[kind][1] for kind in runs]
+    if all(reads):
+        return
+    held = ", ".join(f"{len(r)} {_HELD[kind][0].format(s='' if len(r) == 1 else 's')} (read by the "
+                     f"{' or '.join(_HELD[kind][1])} reader)" for kind, r in runs.items())
+    part, alone = (("every run of ", f"give its {format} runs alone") if any(reads)
+                   else ("", f"give one file of the {format} format"))
+    raise SAMFileError(f"--format {format} does not read {part}{folder}: it holds {held}; drop --format (a folder's "
+                       f"files tell their reader, each run its own), or {alone}")
 
 
 def _run_files(folder: Path, paths: list[Path], seen: dict[str, str],
-               on_file: Callable[[Path], None] | None) -> Iterator[Item]:
-    """The runs of SWE-agent ``.traj`` files or OpenHands ``.json`` trajectories, one file each."""
+               on_file: Callable[[Path], None] | None, format: str | None = None) -> Iterator[Item]:
+    """The runs of SWE-agent ``.traj`` files or OpenHands ``.json`` trajectories, one file each (``format``: the
+    OpenHands reader forced, 0.x's or V1's, else told by each file's events)."""
     for q in paths:
         suffix = "." + _stem(q).rsplit(".", 1)[-1]
         name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(suffix)
@@ -342,8 +387,9 @@ def _run_files(folder: Path, paths: list[Path], seen: dict[str, str],
             if isinstance(doc, TranscriptFormatError):
                 yield doc
             elif suffix == ".json":
-                yield from _unique(openhands.conversations(doc, where, name, _stem(q)[:-len(suffix)], episode_id_of),
-                                   seen)
+                runs = openhands.conversations(doc, where, name, _stem(q)[:-len(suffix)], episode_id_of,
+                                               format if format in ("openhands", openhands.V1) else None)
+                yield from _unique(runs, seen)
             else:
                 yield from from_traj(doc, where, name, _stem(q)[:-len(suffix)], seen)
         if on_file is not None:
