@@ -136,10 +136,16 @@ BAD = [  # messages HTTP's add refuses with a 422: MCP's remember refuses them w
     [{"role": "user", "content": "x" * (MAX_TEXT_CHARS + 1)}],
     [{"role": "user", "content": 5}],
     [{"role": "user", "content": "ok"}, {"foo": 1}],
+    # one message of more calls than the limit on messages: each call is a memory (it made 1,001 of them)
+    [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"c{i}", "type": "function", "function": {"name": "ping", "arguments": "{}"}}
+        for i in range(MAX_ADD_ITEMS + 1)]}],
+    [{"role": "model", "parts": [{"functionCall": {"name": "ping", "args": {}}}] * (MAX_ADD_ITEMS + 1)}],
 ]
 
 
-@pytest.mark.parametrize("messages", BAD, ids=["empty", "no-content", "blank", "too-long", "number", "no-role"])
+@pytest.mark.parametrize("messages", BAD, ids=["empty", "no-content", "blank", "too-long", "number", "no-role",
+                                               "too-many-calls", "too-many-gemini-calls"])
 def test_mcp_remember_refuses_what_the_http_add_refuses_in_its_words_and_logs_nothing(tmp_path, messages):
     tenants = open_tenants(tmp_path)
     r = TestClient(create_app(tenants)).post("/v1/memories", headers={"X-API-Key": KEYS["acme"]},

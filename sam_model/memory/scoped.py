@@ -258,9 +258,11 @@ def _media_only(content: Any) -> list[str]:
     return sorted({str(p.get("type"))[:40] for p in content})
 
 
-def unstored(data: Any, name: str = "data") -> list[dict[str, Any]]:
+def unstored(data: Any, name: str = "data", max_calls: int | None = None) -> list[dict[str, Any]]:
     """What of an add's ``data`` is not stored, as ``[{"message": i, "reason": ...}]`` (``"part": j`` for a content
-    part), or a NoTextError naming the field (``name``).
+    part), or a NoTextError naming the field (``name``). ``max_calls``: the most tool calls the messages may hold
+    together (a served add's MAX_ADD_ITEMS: each call is a memory, and one message of 10,000 calls made 10,000
+    memories past the limit on messages, seconds of the tenant's lock); over it a ValueError.
 
     Two cases, told apart because an agent loop must survive the one and hear of the other. A message that should
     hold text and holds none (``{"role": "user"}``, ``""``, blank text parts; not a system message, a tool result
@@ -281,6 +283,10 @@ def unstored(data: Any, name: str = "data") -> list[dict[str, Any]]:
     if not items or not _is_messages(items):
         return []
     items, wheres, notes = as_chat(items, name)
+    calls = sum(len(m["tool_calls"]) for m in items if isinstance(m.get("tool_calls"), list))
+    if max_calls is not None and calls > max_calls:
+        raise ValueError(f"{name}: its messages hold {calls} tool calls, more than {max_calls} in one add (each call "
+                         "is a memory); send them in several adds")
     for i, m in enumerate(items):
         where, content, role = name if one else wheres[i], m.get("content"), m.get("role")
         try:

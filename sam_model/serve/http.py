@@ -199,7 +199,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         """A message with no content (or a blank one) is a 422 naming ``messages[i].content``, an empty list one
         naming ``messages`` (ScopedMemory.add's own rule, checked here to name this API's field); what was not stored
         (images) is the answer's ``skipped``."""
-        unstored(body.messages, "messages")
+        unstored(body.messages, "messages", MAX_ADD_ITEMS)
         args = body.model_dump()
         args["data"] = args.pop("messages")
         return write(tenant, later, "add", args)

@@ -3,8 +3,8 @@
 - ``remember(text | messages, user_id, agent_id, run_id, metadata)``: store what was said or done: one user message
   (``text``), or the conversation's new chat messages in any format ScopedMemory.add reads (``messages``: the
   agent's tool calls and their results too, so that a recall by ``call`` traces arguments to them), checked as
-  sam-serve's HTTP add checks its ``messages`` (ScopedMemory's ``unstored``, at most ``MAX_ADD_ITEMS``; over HTTP
-  the same body limit, the middleware being the HTTP app's);
+  sam-serve's HTTP add checks its ``messages`` (ScopedMemory's ``unstored``, at most ``MAX_ADD_ITEMS`` messages and
+  as many tool calls; over HTTP the same body limit, the middleware being the HTTP app's);
 - ``recall(query, user_id, agent_id, run_id, state, call, limit)``: the memories that matter now — with ``state``
   (the agent's state: phase, constraints, uncertainty flags, ...) or ``call`` (the tool call about to be made,
   whose state the memory computes from the scope's recorded conversation) SAM's state-adaptive query, else a
@@ -45,7 +45,8 @@ TEXT = "One thing the user said or you learnt, as a user message (instead of mes
 MESSAGES = ("Instead of text: the conversation's messages since your last remember, in order, as your API writes "
             "them (OpenAI {\"role\", \"content\", \"tool_calls\"} and {\"role\": \"tool\", \"tool_call_id\", "
             "\"content\"}; Anthropic tool_use / tool_result blocks; Gemini contents; Bedrock Converse): the user's "
-            f"turns, your replies, your tool calls and their results. At most {MAX_ADD_ITEMS}; send each message once.")
+            f"turns, your replies, your tool calls and their results. At most {MAX_ADD_ITEMS} messages and "
+            f"{MAX_ADD_ITEMS} tool calls; send each message once.")
 
 
 def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
@@ -93,7 +94,7 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
         next call's arguments to them), or one fact as text."""
         try:
             data = _given(text, messages)
-            unstored(data, "text" if messages is None else "messages")  # HTTP add's check, naming this tool's field
+            unstored(data, "text" if messages is None else "messages", MAX_ADD_ITEMS)  # HTTP add's check, naming this tool's field
         except (ValueError, TypeError) as err:
             raise ToolError(str(err)) from None
         return write(ctx, "add", {"data": data, "user_id": user_id, "agent_id": agent_id, "run_id": run_id,
