@@ -155,10 +155,15 @@ def test_a_hostile_tenant_reaches_nothing_of_another(served):
       "user_id": "mia"}, 422, "'tool_calls' is a string, expected"),
     ({"messages": [{"role": "user", "content": "first"}, {"role": "tool", "tool_call_id": ["c9"], "content": "ok"}],
       "user_id": "mia"}, 422, "'tool_call_id' is"),
+    # a lone surrogate (valid JSON, no Unicode): it was a 422 naming a byte position of the log record
+    ({"messages": [{"role": "user", "content": "ok"}, {"role": "user", "content": "bad \ud800 half"}],
+      "user_id": "mia"}, 422, "messages[1].content holds a lone UTF-16 surrogate"),
+    ({"messages": "x", "user_id": "mia", "metadata": {"note": ["fine", "\udfff"]}}, 422,
+     "metadata.note[1] holds a lone UTF-16 surrogate"),
 ])
 def test_bad_writes_get_a_clear_4xx_and_change_nothing(served, body, status, says):
     tenants, http = served
-    r = http.post("/v1/memories", headers=A, json=body)
+    r = http.post("/v1/memories", headers={**A, "content-type": "application/json"}, content=json.dumps(body))
     assert r.status_code == status and says in json.dumps(r.json())
     assert len(tenants.tenants["acme"].memory.store) == 0
     assert writes(tenants.tenants["acme"]) == []  # nor in the log: a refused write is taken back from it

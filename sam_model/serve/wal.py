@@ -37,8 +37,29 @@ class LogWriteError(OSError):
 
 
 def _line(record: dict[str, Any]) -> bytes:
-    body = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+    text = json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+    try:
+        body = text.encode()
+    except UnicodeEncodeError as err:  # a lone surrogate: 'can't encode ... in position 12345' named no field
+        where = _surrogate_at(record.get("args"), "") or "a value"
+        where = "messages" + where[4:] if where.startswith("data") else where  # add's data: the body's messages
+        raise ValueError(f"{where} holds a lone UTF-16 surrogate ({text[err.start]!r}), which is no Unicode text: "
+                         "send valid UTF-8 (a JSON \\ud83d must be followed by its low half, as in an emoji)") from None
     return b"%08x %s\n" % (zlib.crc32(body), body)
+
+
+def _surrogate_at(value: Any, path: str) -> str | None:
+    """The path (``messages[2].content``) of the first string or key of ``value`` holding a lone surrogate."""
+    if isinstance(value, str):
+        return path or "the text" if any("\ud800" <= ch <= "\udfff" for ch in value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        at = f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}" if path else str(k)
+        if isinstance(k, str) and _surrogate_at(k, at):
+            return at  # the key itself
+        if found := _surrogate_at(v, at):
+            return found
+    return None
 
 
 def _parse(raw: bytes) -> tuple[bool, Any]:
