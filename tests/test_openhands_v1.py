@@ -333,3 +333,24 @@ def test_events_one_a_line_are_refused_with_what_to_give(tmp_path, capsys):
         assert main([*args[:1], str(tmp_path / "o.jsonl"), *args[1:]]) == 1
         err = capsys.readouterr().err
         assert "an OpenHands V1 event alone, not a run" in err and "give the folder" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("one_at_a_time", [False, True], ids=["one add", "an add per event"])
+def test_a_running_agents_v1_events_are_added_to_scoped_memory_as_the_importer_reads_them(one_at_a_time):
+    """A coding agent on the SDK feeds ScopedMemory (so sam-serve) its events as they come: they are read by the V1
+    reader into the memories the importer makes of the run, and a search with the next call's state finds the
+    result that printed the path. (Events with a 'kind' were taken for agent-log events: 'missing required field
+    text', so no OpenHands V1 agent could add its conversation.)"""
+    from sam_model.data.toolstate import TranscriptState
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    events = coding_run()
+    importer = TranscriptState("x")
+    for m in to_chat(events).messages:
+        importer.feed(m)
+    memory = ScopedMemory(HashingEncoder(16))
+    for batch in ([[e] for e in events] if one_at_a_time else [events]):
+        memory.add(batch, user_id="dev", run_id="conv-1")
+    got = sorted(memory.get_all(user_id="dev", run_id="conv-1")["results"], key=lambda r: r["step"])
+    assert [(r["kind"], r["memory"]) for r in got] == [(e["kind"], e["text"]) for e in importer.events]
+    assert f"terminal: {PATH}" in [r["memory"] for r in got]

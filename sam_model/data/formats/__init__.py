@@ -97,9 +97,11 @@ def detect(messages: list[Any]) -> str:
 
 def is_log_message(m: Any) -> bool:
     """A dict one of the readers reads as a message (it has a ``role``, GenAI or Gemini ``parts`` or a Responses item
-    ``type``), rather than a framework's own message object."""
+    ``type``, or is an OpenHands event, 0.x or V1), rather than a framework's own message object. (A V1 event's
+    ``kind`` took it for an agent-log event in ScopedMemory.add: 'missing required field text'.)"""
     return isinstance(m, Mapping) and ("role" in m or isinstance(m.get("parts"), list) or m.get("type") in (
-        *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m))
+        *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m)
+        or openhands.is_v1_event(m) or openhands.is_event(m))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:
