@@ -227,6 +227,12 @@ def test_a_model_exported_with_chunking_is_evaluated_on_whole_memories_without_c
         plain = evaluate(log, tmp_path / f"plain-{name}", bow, chunking=chunking, **kw)
         assert got["methods"]["sam"]["mrr"] == plain["methods"]["sam"]["mrr"]
         assert ("chunking" in got) == (chunking is not None)
+        # report.md says what was searched: it read the same chunked or not, and whole memories of a chunking
+        # export without a word
+        md = (tmp_path / f"export-{name}" / "report.md").read_text()
+        assert ("chunked (chunks of 180 characters, overlap 50): " in md) == (chunking is not None)
+        assert ("whole memories: the retriever's store searches chunks of 180 characters" in md) == (chunking is None)
+        assert "whole memories: the retriever's store" not in (tmp_path / f"plain-{name}" / "report.md").read_text()
 
 
 def test_training_batches_hold_chunks_and_the_chunk_that_says_the_value_is_the_positive(tmp_path):

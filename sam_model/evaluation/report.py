@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+from sam_model.data.chunks import Chunking
 from sam_model.io import atomic_write_text
 from sam_model.janus.stats import fmt_interval
 
@@ -80,6 +81,24 @@ def _intervals_md(report: dict) -> list[str]:
     return out
 
 
+def chunking_line(ch: dict) -> str:
+    """What ``--chunking`` searched, in words: report.md and the run's own line said nothing of it (the run printed
+    a Python dict), so a chunked report read as an unchunked one."""
+    windows = Chunking.from_dict({k: ch[k] for k in ("size", "tokens", "overlap") if ch.get(k) is not None})
+    line = (f"chunked ({windows.describe()}): {ch['split_events']} of {ch['events']} memories split, "
+            f"{ch['chunks']} searched ({ch['chunks_per_event']:.1f} per memory); every method ranks chunks, folded "
+            f"to their memory (per_query.jsonl's `top_chunks`: which chunk ranked it)")
+    return line + (f"; the retriever's encoder reads {ch['visible']:.1%} of their text" if "visible" in ch else "")
+
+
+def unchunked_line(store_chunking: dict) -> str:
+    """The note for a retriever whose store chunks long memories (an export of configs/coding_chunks.yaml) measured
+    on whole memories: ``--chunking`` alone decides what is searched, which the report did not say."""
+    windows = Chunking.from_dict(store_chunking)
+    return (f"whole memories: the retriever's store searches {windows.describe()}, which this run did not "
+            f"(--chunking off); --chunking on (or its SIZE:OVERLAP) measures it as it searches")
+
+
 def to_markdown(report: dict) -> str:
     """The whole report as markdown: metrics table, per-phase table, diagnostics."""
     header, rows = methods_table_rows(report["methods"])
@@ -88,6 +107,8 @@ def to_markdown(report: dict) -> str:
         f"data: `{report['data']}` · scope: **{report['scope']}** · queries: {report['n_queries']} · "
         f"memories: {report.get('n_memories', '?')} · MRR@{report.get('depth', '?')} · "
         f"latency over {report.get('latency_queries', '?')} queries at batch 1",
+        *([chunking_line(report["chunking"])] if report.get("chunking") else []),
+        *([unchunked_line(report["retriever_chunking"])] if report.get("retriever_chunking") else []),
         "",
         _md_table(header, rows),
         *_intervals_md(report),

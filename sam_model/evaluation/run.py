@@ -45,7 +45,14 @@ from sam_model.evaluation.metrics import (
     relevant_positions,
 )
 from sam_model.evaluation.ranking import tie_jitter
-from sam_model.evaluation.report import per_query_lines, print_table, to_markdown, write_reports
+from sam_model.evaluation.report import (
+    chunking_line,
+    per_query_lines,
+    print_table,
+    to_markdown,
+    unchunked_line,
+    write_reports,
+)
 from sam_model.io import SAMFileError, atomic_write_text, check_replaceable, cli_name
 from sam_model.limits import MAX_BATCH_SIZE, MAX_K, int_option
 from sam_model.progress import progress_bar
@@ -153,7 +160,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         chunked = chunk_eval_data(data, chunking, tokens)
         search, parents = chunked.search, chunked.parents
         search_depth = min(MAX_K, depth * CHUNK_DEPTH)
-        say(f"  chunked: {describe(search.memories)}")
+        say(f"  {chunking_line({**chunking.to_dict(), **describe(search.memories)})}")
         own = compare_chunks(data, chunking, tokens, chunked, compare or {}, say)
     searched = {name: (c.search, c.parents) for name, (c, _) in own.items()}  # what each of them searches
 
@@ -226,6 +233,10 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
                 report["chunking"]["compare"] = {
                     name: {**describe(c.search.memories), "visible": visible_share(c.search.memories, count.read)}
                     for name, (c, count) in own.items()}
+        store_chunking = getattr(getattr(getattr(retriever, "store", None), "config", None), "chunking", None)
+        if chunking is None and store_chunking:
+            report["retriever_chunking"] = dict(store_chunking)
+            say(f"  {unchunked_line(store_chunking)}")
         write_reports(report, out)
         atomic_write_text(out / "per_query.jsonl", per_query_lines(data, rankings, per_query, chunks=chunks))
         if writer is not None:
