@@ -370,3 +370,23 @@ def test_data_module_trains_on_transcripts_keeps_tasks_together_and_builds_lives
     assert big[0]["labels"][5] == [3]  # the second episode's label, shifted
     data = lives.vocab["data"]  # lives of 4 are rows, not more conversations
     assert data["train_episodes"] == sum(not e.startswith("life") for e in rows["episode_id"]) < data["train_rows"]
+
+
+def test_a_log_whose_calls_need_no_earlier_value_says_it_labels_nothing(tmp_path, capsys):
+    """A coding agent's shell tool: its one argument, a whole command line, is said by no earlier event, so the
+    log had 0 decision points and the report said only that count; it now says why and what that means."""
+    from sam_model.data.transcripts import main
+
+    messages = [{"role": "user", "content": "The parser drops the last token; fix it."},
+                {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+                    "name": "terminal", "arguments": json.dumps({"command": "grep -rn 'def parse' src"})}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "src/tinyparse/core.py:12:def parse(text):"},
+                {"role": "assistant", "tool_calls": [{"id": "c2", "type": "function", "function": {
+                    "name": "terminal", "arguments": json.dumps({"command": "sed -n 1,40p src/tinyparse/core.py"})}}]},
+                {"role": "tool", "tool_call_id": "c2", "content": "def parse(text):\n    return text.split()[:-1]"}]
+    path = tmp_path / "shell.jsonl"
+    path.write_text(json.dumps({"id": "run-1", "messages": messages}) + "\n")
+    assert main([str(path), str(tmp_path / "out.jsonl")]) == 0
+    said = capsys.readouterr()
+    assert "0 decision points" in said.out + said.err
+    assert "no decision point: no argument value of the 2 tool calls is said by an earlier event" in said.out + said.err
