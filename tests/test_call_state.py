@@ -257,6 +257,9 @@ def test_a_served_search_by_call_is_the_state_live_state_gives_and_ranks_by_it(s
     ({"call": [{"function": {"name": "x", "arguments": "{}"}}, {"name": ""}]}, "call[1]: a tool call with no tool name"),
     ({"call": CHAT[2]["tool_calls"][0]}, "call: this call to 'get_user' is already the conversation's newest"),
     ({"call": "get_user"}, "call"),  # pydantic's: neither an object nor a list
+    # a name no add could store (its memory's text holds it): was echoed in a 300 KB state
+    ({"call": {"name": "x" * 300_000, "arguments": {}}}, "call.name: a tool name of 300000 characters, more than"),
+    ({"call": [CANCEL, {"name": "x" * 100_001}]}, "call[1].name: a tool name of 100001 characters"),
 ])
 def test_a_bad_served_call_is_a_422_naming_it(tmp_path, body, says):
     from serving import KEYS

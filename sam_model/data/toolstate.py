@@ -50,7 +50,7 @@ from sam_model.data.formats.base import FAILED, TranscriptFormatError, strict_lo
 from sam_model.data.provenance import contains_value
 from sam_model.data.text import norm
 from sam_model.io import json_type
-from sam_model.limits import too_deep
+from sam_model.limits import MAX_TEXT_CHARS, too_deep
 
 Label = Literal["origin", "latest", "all"]
 LABELS: tuple[str, ...] = ("origin", "latest", "all")
@@ -542,7 +542,9 @@ def as_calls(call: Any, where: str = "call") -> list[ToolCall]:
     (ScopedMemory.live_state(call=...)) both parse, so the two compute one state. Anything else, an empty list or a
     call with no tool name is a TranscriptFormatError naming ``where`` (``call[1]``) and what to give: a string was
     read character by character, and a call without a name was 'tool call 0 has no function name' of no call the
-    caller sent."""
+    caller sent. A tool name longer than MAX_TEXT_CHARS is refused as ``call.name``: no add can have stored a call
+    to it (its memory's text holds the name, and the add refuses it by that limit), and the state echoes the name, so
+    a 300,000-character one was answered with a 300 KB state."""
     one = isinstance(call, (Mapping, ToolCall))
     if not one and not isinstance(call, (list, tuple)):
         raise TranscriptFormatError(where, f"a tool call is expected, got {json_type(call)}: give {CALL_SHAPE}, or a "
@@ -556,6 +558,10 @@ def as_calls(call: Any, where: str = "call") -> list[ToolCall]:
         if not isinstance(c, (Mapping, ToolCall)):
             raise TranscriptFormatError(at, f"a tool call is expected, got {json_type(c)}: give {CALL_SHAPE}")
         out.append(c if isinstance(c, ToolCall) else _as_call(c, at))
+        if len(out[-1].name) > MAX_TEXT_CHARS:
+            raise TranscriptFormatError(f"{at}.name", f"a tool name of {len(out[-1].name)} characters, more than the "
+                                                      f"limit of {MAX_TEXT_CHARS} (a memory's text, which holds the "
+                                                      "name): give the tool's name")
     return out
 
 
