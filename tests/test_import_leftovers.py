@@ -166,3 +166,21 @@ def test_training_and_evaluations_conversions_show_progress(tmp_path, monkeypatc
     materialise(split, cache_dir=tmp_path / "cache")
     err = capsys.readouterr().err
     assert err.splitlines()[-1].startswith("converting sgd: 3 dialogues"), err
+
+
+
+def test_a_quiet_evaluation_shows_no_conversion_progress(tmp_path, monkeypatch, capsys, shared_dir):
+    """evaluate(quiet=True) printed the count of its SGD split's (or transcript file's) conversion
+    (sources.materialise) on stderr; quiet is quiet now, and without it the count is still shown."""
+    from sam_model.evaluation.run import evaluate
+
+    monkeypatch.setattr(transcripts, "PROGRESS_AFTER_S", 0)
+    split = tmp_path / "sgd"
+    split.mkdir()
+    (split / "dialogues_001.json").write_text(json.dumps(list(iter_sgd_dialogues(shared_dir / "data" / "sgd" / "dev",
+                                                                                 max_dialogues=3))))
+    for quiet, cache in ((True, "quiet"), (False, "loud")):
+        monkeypatch.setenv("SAM_CACHE_DIR", str(tmp_path / cache))  # a conversion each: a cached one shows nothing
+        evaluate(split, tmp_path / cache / "report", None, baselines=["recency"], latency_queries=1, quiet=quiet)
+        err = capsys.readouterr().err
+        assert err == "" if quiet else "converting sgd: 3 dialogues" in err, err

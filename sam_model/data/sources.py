@@ -163,9 +163,11 @@ def _stamp(p: Path, kind: SourceKind) -> list[Any]:
 
 
 def materialise(path: str | os.PathLike, options: SourceOptions = SourceOptions(),
-                cache_dir: str | os.PathLike | None = None, skip_bad: bool = False) -> Path:
+                cache_dir: str | os.PathLike | None = None, skip_bad: bool = False, progress: bool = True) -> Path:
     """An agent-log file for ``path``: the file itself, or its conversion written once into the cache
-    (``toolworlds:N[:SEED]``, sam_model.data.toolworlds, is generated into the cache first)."""
+    (``toolworlds:N[:SEED]``, sam_model.data.toolworlds, is generated into the cache first). ``progress``: count
+    what a conversion converts on stderr (train.py and evaluate.py wait minutes for a big one); False for a caller
+    asked to be quiet (``evaluate(quiet=True)``)."""
     from sam_model.data import toolworlds
 
     if toolworlds.is_spec(path):
@@ -186,7 +188,7 @@ def materialise(path: str | os.PathLike, options: SourceOptions = SourceOptions(
 
             events = (e.to_json() for ep in iter_episodes(p, "skip" if skip_bad else "raise") for e in ep.events)
         else:
-            events = iter_source_events(p, options, skip_bad, progress=True)  # train.py, evaluate.py: minutes
+            events = iter_source_events(p, options, skip_bad, progress=progress)  # train.py, evaluate.py: minutes
         with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as fh:
             for event in make_lives(events, options.life):
                 fh.write(json.dumps(event, ensure_ascii=False) + "\n")

@@ -65,13 +65,14 @@ def chunk_eval_data(data: EvalData, chunking: Chunking, count_tokens: CountToken
 
 
 def load_episodes(path: str | os.PathLike, skip_bad_lines: bool = False,
-                  options: SourceOptions = SourceOptions()) -> tuple[list[Episode], ReadReport]:
+                  options: SourceOptions = SourceOptions(), progress: bool = True) -> tuple[list[Episode], ReadReport]:
     """Episodes of an agent log (``.jsonl[.gz]``), a tool-call transcript file (or folder of SWE-agent or OpenHands
     trajectories, or a session folder) or an SGD split folder (converted as the trainer converts them,
-    sam_model.data.sources), and what the read skipped and saw (ReadReport)."""
+    sam_model.data.sources), and what the read skipped and saw (ReadReport). ``progress``: a conversion's count on
+    stderr (sources.materialise)."""
     try:
         with spelt_as("evaluate"):  # a reader's advice in evaluate.py's flags, not sam-data's
-            log = materialise(path, options, skip_bad=skip_bad_lines)
+            log = materialise(path, options, skip_bad=skip_bad_lines, progress=progress)
     except SAMFileError as exc:
         from sam_model.data.transcripts import skip_would_help  # only on an error: metrics import this module
 
@@ -127,7 +128,8 @@ def build_eval_data(source: str, episodes: Iterable[Episode], scope: Scope,
 
 
 def load_eval_data(path: str | os.PathLike, scope: Scope, max_queries: int | None = None, seed: int = 0,
-                   skip_bad_lines: bool = False, options: SourceOptions = SourceOptions()) -> EvalData:
+                   skip_bad_lines: bool = False, options: SourceOptions = SourceOptions(),
+                   progress: bool = True) -> EvalData:
     if options.split != "all":  # transcripts alone have the fixed split: elsewhere it was ignored, yet reported
         from sam_model.data import toolworlds
         from sam_model.data.sources import source_kind
@@ -136,7 +138,7 @@ def load_eval_data(path: str | os.PathLike, scope: Scope, max_queries: int | Non
             raise SAMFileError(f"--split {options.split}: {path} is not a tool-call transcript file, which alone has "
                                "the fixed split by task group; hold decisions out by file (or --max-queries), and "
                                "leave --split at all")
-    episodes, report = load_episodes(path, skip_bad_lines, options)
+    episodes, report = load_episodes(path, skip_bad_lines, options, progress)
     if scope == "global" and report.interleaved:
         raise SAMFileError(f"--scope global: {report.interleaved}; global candidates follow the episodes' order, so "
                            "a decision there would see lines written after it: sort the log by episode (each "

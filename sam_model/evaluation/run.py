@@ -143,7 +143,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     depth = max(depth, max(ks))
     out = Path(out_dir)
     if not isinstance(data, EvalData):
-        data = load_eval_data(data, scope, max_queries, seed, skip_bad_lines)
+        data = load_eval_data(data, scope, max_queries, seed, skip_bad_lines, progress=not quiet)
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, file=sys.stderr))
     say(f"evaluating {len(data.examples)} decision points over {len(data.memories)} memories "
         f"(scope {scope}) from {data.source}")
