@@ -18,6 +18,7 @@ from test_swe_agent import convert, text_history, write
 
 from sam_model.data.sources import materialise, source_kind
 from sam_model.data.transcripts import main
+from sam_model.io import SAMFileError
 
 
 def episodes(events: list[dict]) -> set[str]:
@@ -105,3 +106,26 @@ def test_the_cache_reconverts_when_a_run_of_another_layout_is_added(tmp_path):
     assert third not in (first, second) and '"d4e5f6"' in third.read_text()
     write(folder, "preds.json", {})  # a record, no run: nothing to convert again
     assert materialise(folder, cache_dir=cache) == third
+
+
+@pytest.mark.parametrize("runs, says", [
+    ({"tinyparse-1/tinyparse-1.traj": {"history": text_history(), "info": {}}}, "(swe-agent, such as tinyparse-1"),
+    ({"a1b2c3.json": codeact_run()}, "(openhands, such as a1b2c3.json)"),
+])
+def test_agent_runs_beside_an_sgd_split_are_refused_naming_both(tmp_path, runs, says):
+    """A folder of SGD dialogues_*.json files was read as an SGD split, and the agent runs beside them were skipped
+    without a word; it is refused naming both and what to do. The split's own files (its dialogues and schema.json,
+    JSON lists both) and a record beside them (an object) are no runs: such a folder is an SGD split as before."""
+    folder = tmp_path / "mixed"
+    write(folder, "dialogues_001.json", [])
+    write(folder, "schema.json", [])
+    write(folder, "notes.json", {"source": "sgd"})
+    assert source_kind(folder) == "sgd"
+    for name, run in runs.items():
+        write(folder, name, run)
+    for read in (source_kind, materialise):
+        with pytest.raises(SAMFileError) as err:
+            read(folder)
+        assert str(err.value).count("\n") == 0 and says in str(err.value), err.value
+        assert f"{folder} holds both an SGD split (dialogues_*.json files) and agent runs" in str(err.value)
+        assert "give each its own folder" in str(err.value)

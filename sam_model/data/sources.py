@@ -71,7 +71,7 @@ class SourceOptions:
 
 def source_kind(path: str | os.PathLike) -> SourceKind:
     """What ``path`` is; raises SAMFileError naming it when it is none of the three."""
-    from sam_model.data.formats.files import trajectory_files
+    from sam_model.data.formats.files import layouts, trajectory_files
     from sam_model.data.formats.sessions import multi_agent_only
     from sam_model.data.sgd import is_sgd_split_dir
     from sam_model.data.toolworlds import is_spec
@@ -85,7 +85,12 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
                            ".jsonl/.json[.gz], a folder of SWE-agent or OpenHands trajectories, a session folder, or "
                            "an SGD split folder such as ../shared/data/sgd/train)")
     if p.is_dir():
-        if is_sgd_split_dir(p):
+        if is_sgd_split_dir(p):  # agent runs beside its dialogues would be skipped, unread and unsaid: refused
+            if runs := layouts(p, claimed=[*p.glob("dialogues_*.json*"), p / "schema.json"]):
+                first = next(iter(runs.values()))[0]
+                raise SAMFileError(f"{p} holds both an SGD split (dialogues_*.json files) and agent runs "
+                                   f"({', '.join(runs)}, such as {first.relative_to(p)}); a folder is read as one "
+                                   "of them, so the other would be skipped: give each its own folder")
             return "sgd"
         if trajectory_files(p):
             return "transcripts"

@@ -24,7 +24,7 @@ import gzip
 import itertools
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +68,7 @@ def _whole(p: Path) -> bool:
     return _stem(p).endswith((".json", ".traj"))
 
 
-def layouts(folder: Path) -> dict[str, list[Path]]:
+def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path]]:
     """The runs of a folder by layout, each sorted, every layout found (none left out, as when the first found was
     read alone and the runs of the others skipped without a word): ``swe-agent``, the ``.traj[.gz]`` files under it
     (a retry agent's copy of an attempt, ``ID/attempt_N/ID.traj``, left out where ``ID/ID.traj`` lists the attempts
@@ -80,12 +80,14 @@ def layouts(folder: Path) -> dict[str, list[Path]]:
     first three apart; a ``.json`` is anyone's, so beside them only one that holds a list (the events of a run, as
     save_trajectory_path writes them) is a run, and an object is the record of another's (SWE-agent's
     ``preds.json``, a V1 conversation's ``base_state.json``, a 0.x session's ``metadata.json``). A Strands session's
-    ``session.json``, ``agent.json`` and ``multi_agent.json`` are never runs (:func:`sessions.is_state`)."""
+    ``session.json``, ``agent.json`` and ``multi_agent.json`` are never runs (:func:`sessions.is_state`).
+    ``claimed``: files another reader reads (an SGD split's, which sources.source_kind looks for runs beside), taken
+    as named by a layout and not returned."""
     found = sorted(q for q in folder.rglob("*") if q.name.endswith((".traj", ".traj.gz")) and q.is_file())
     kinds = {"swe-agent": [q for q in found if not (re.fullmatch(r"attempt_\d+", q.parent.name)
                                                     and (q.parent.parent / q.name).is_file())],
              "sessions": sessions.files(folder), openhands.V1: v1_event_files(folder)}
-    named = {q for files in kinds.values() for q in files}
+    named = {q for files in kinds.values() for q in files} | set(claimed)
     loose = sorted(q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q not in named
                    and not sessions.is_state(q) and q.is_file())
     kinds["openhands"] = [q for q in loose if _holds_list(q)] if named else loose
