@@ -24,6 +24,7 @@ from sam_model.data.formats import detect, openhands, sessions, to_chat
 from sam_model.data.formats.files import v1_event_files
 from sam_model.data.sources import source_kind
 from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
+from sam_model.io import SAMFileError
 
 PATH = "/workspace/src/tinyparse/reader.py"
 SYSTEM = "You are OpenHands agent, a helpful AI assistant that can interact with a computer to solve tasks."
@@ -354,3 +355,31 @@ def test_a_running_agents_v1_events_are_added_to_scoped_memory_as_the_importer_r
     got = sorted(memory.get_all(user_id="dev", run_id="conv-1")["results"], key=lambda r: r["step"])
     assert [(r["kind"], r["memory"]) for r in got] == [(e["kind"], e["text"]) for e in importer.events]
     assert f"terminal: {PATH}" in [r["memory"] for r in got]
+
+
+@pytest.mark.parametrize("kind", ["v1", "v1 no events folder", "0.x"])
+def test_a_conversation_or_session_folder_without_events_says_so(tmp_path, capsys, kind):
+    """A V1 conversation saved before its agent ran (base_state.json, no event files) or a 0.x session whose events
+    are gone (metadata.json, its cache pages and state) was read as an OpenHands .json trajectory and refused as "not
+    an OpenHands trajectory", naming its record; it says what the folder is and that it holds no events."""
+    if kind == "0.x":
+        folder = openhands_session(tmp_path / "store", "a1b2c3")
+        for q in (folder / "events").iterdir():
+            q.unlink()
+        says = f"{folder} is an OpenHands 0.x session folder (metadata.json) without events/<N>.json files: nothing"
+    else:
+        folder = save(tmp_path / "a1b2c3", coding_run()[:1])
+        for q in (folder / "events").glob("event-*.json"):
+            q.unlink()  # its lock and marker stay
+        if kind == "v1 no events folder":
+            for q in (folder / "events").iterdir():
+                q.unlink()
+            (folder / "events").rmdir()
+        says = (f"{folder} is an OpenHands V1 conversation folder (base_state.json) without "
+                "events/event-NNNNN-ID.json files: nothing to read")
+    with pytest.raises(SAMFileError) as err:
+        source_kind(folder)
+    assert says in str(err.value) and "\n" not in str(err.value), err.value
+    assert main([str(folder), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and "not an OpenHands trajectory" not in err, err

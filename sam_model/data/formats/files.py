@@ -51,6 +51,9 @@ _EPISODE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 # an OpenHands V1 conversation's event file, event-{index:05d}-{event id}.json (software-agent-sdk, persistence_const)
 V1_EVENT_FILE = re.compile(r"event-(\d{5,})-[^/]+\.json")
 Item = Conversation | TranscriptFormatError
+# the record an OpenHands conversation or session folder holds beside its event files (the folder, its events)
+EVENTLESS = {"base_state.json": ("an OpenHands V1 conversation folder", "events/event-NNNNN-ID.json"),
+             "metadata.json": ("an OpenHands 0.x session folder", "events/<N>.json")}
 CONVERSATION_KEYS = ("messages", "input", "output", "items", "contents")  # what a conversation object holds
 
 
@@ -81,6 +84,8 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     save_trajectory_path writes them) is a run, and an object is the record of another's (SWE-agent's
     ``preds.json``, a V1 conversation's ``base_state.json``, a 0.x session's ``metadata.json``). A Strands session's
     ``session.json``, ``agent.json`` and ``multi_agent.json`` are never runs (:func:`sessions.is_state`).
+    An object ``base_state.json`` or ``metadata.json`` in the folder given is a conversation's or session's record
+    even alone (it was read as a trajectory and refused as "not an OpenHands trajectory"): :func:`eventless`.
     ``claimed``: files another reader reads (an SGD split's, which sources.source_kind looks for runs beside), taken
     as named by a layout and not returned."""
     found = sorted(q for q in folder.rglob("*") if q.name.endswith((".traj", ".traj.gz")) and q.is_file())
@@ -89,9 +94,20 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
              "sessions": sessions.files(folder), openhands.V1: v1_event_files(folder)}
     named = {q for files in kinds.values() for q in files} | set(claimed)
     loose = sorted(q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q not in named
-                   and not sessions.is_state(q) and q.is_file())
+                   and not sessions.is_state(q) and q.is_file() and not (q.name in EVENTLESS and not _holds_list(q)))
     kinds["openhands"] = [q for q in loose if _holds_list(q)] if named else loose
     return {kind: files for kind, files in kinds.items() if files}
+
+
+def eventless(folder: Path) -> str | None:
+    """Why ``folder``, with no run in it, has nothing to read: it is an OpenHands V1 conversation folder or 0.x
+    session folder (its record, :data:`EVENTLESS`) without event files, as one is before its agent ran (None: it is
+    neither)."""
+    for name, (what, events) in EVENTLESS.items():
+        if (folder / name).is_file():
+            return (f"{folder} is {what} ({name}) without {events} files: nothing to read; give the folder once its "
+                    "agent has run and saved its events")
+    return None
 
 
 def trajectory_files(folder: Path) -> list[Path]:
@@ -322,7 +338,7 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
     refused unless it is the reader of every layout the folder holds (:func:`_check_forced`)."""
     found = layouts(folder)
     if not found:
-        raise SAMFileError(sessions.multi_agent_only(folder) or (
+        raise SAMFileError(sessions.multi_agent_only(folder) or eventless(folder) or (
             f"{folder} is a folder without SWE-agent .traj files, session stores (Strands Agents, OpenHands), OpenHands "
             "V1 conversations (events/event-NNNNN-ID.json) or OpenHands .json trajectories; give a transcript file, "
             "the folder SWE-agent or OpenHands wrote its trajectories to, or a session or conversation folder "
