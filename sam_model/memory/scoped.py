@@ -273,15 +273,22 @@ def unstored(data: Any, name: str = "data", max_calls: int | None = None) -> lis
     line). Every text is checked against the length limit here, in content parts too. One rule for
     ScopedMemory.add, sam-serve's HTTP add and MCP's remember, each naming its own field, as is an empty list (a
     NoTextError too); agent-log events are checked where they are parsed."""
+    return _read_add(data, name, max_calls)[1]
+
+
+def _read_add(data: Any, name: str, max_calls: int | None = None) -> tuple[list[Any], list[dict[str, Any]]]:
+    """(an add's messages as the chat messages its conversation reads, [] when it holds none; what of them is not
+    stored): :func:`unstored`'s check, whose messages ScopedMemory.add then writes, so each format's reader runs
+    once (it ran again after the check)."""
     if isinstance(data, str):
         check_text(data, name)
-        return []
+        return [{"role": "user", "content": data}], []
     one = isinstance(data, Mapping)
     items = [data] if one else list(data) if isinstance(data, Sequence) else []
     if not items and isinstance(data, Sequence):  # was {"results": []} in-process but a 422 over HTTP
         raise NoTextError(EMPTY.format(name))
     if not items or not _is_messages(items):
-        return []
+        return [], []
     items, wheres, notes = as_chat(items, name)
     calls = sum(len(m["tool_calls"]) for m in items if isinstance(m.get("tool_calls"), list))
     if max_calls is not None and calls > max_calls:
@@ -307,7 +314,7 @@ def unstored(data: Any, name: str = "data", max_calls: int | None = None) -> lis
             if part.get("type") != "text":
                 notes.append({"message": i, "part": j, "reason": f"{where}.content[{j}]: a "
                               f"{str(part.get('type'))[:40]!r} part: not stored ({HOLD_TEXT})"})
-    return notes
+    return items, notes
 
 
 class ScopedMemory:
@@ -443,9 +450,9 @@ class ScopedMemory:
         if not items:
             raise NoTextError(EMPTY.format("data"))
         if _is_messages(items):
-            skipped = unstored(data, "data")  # checked before the conversation's state takes any of them
+            messages, skipped = _read_add(data, "data")  # checked before the conversation's state takes any
             out: dict[str, list] = {"results": self._add_messages(
-                as_chat(items, "data")[0], episode, scopes, metadata,
+                messages, episode, scopes, metadata,
                 skip={n["message"] for n in skipped if "message" in n and "part" not in n})}
             return {**out, "skipped": skipped} if skipped else out
         if _is_messages(items[:1]):  # a chat message first, then something else: name that, not item 0
