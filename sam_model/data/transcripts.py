@@ -167,9 +167,9 @@ def _another_reader(conv: Conversation) -> tuple[str, str] | None:
     of several formats' marks a log holds: a SWE-agent history holds OpenAI's tool_calls too), named by the tool
     calls of it that it holds (tool_marks); else another reader's tool calls; None when its own reader is the one
     (the shape tells it: a SWE-agent history's own error was told to try --format openai, for its tool_calls)."""
-    fmt = conv.format or detect(conv.messages)
-    others = [(what, f) for what, f in tool_marks(conv.messages) if FORMATS[f].to_chat is not FORMATS[fmt].to_chat]
     shape = detect(conv.messages)
+    fmt = conv.format or shape
+    others = [(what, f) for what, f in tool_marks(conv.messages) if FORMATS[f].to_chat is not FORMATS[fmt].to_chat]
     if FORMATS[shape].sniff(conv.messages):
         if FORMATS[shape].to_chat is FORMATS[fmt].to_chat:
             return None
