@@ -189,3 +189,19 @@ def test_the_remember_schema_tells_an_agent_when_and_what_to_send(tmp_path):
     assert "Instead of text" in props["messages"]["description"] and "instead of messages" in props["text"]["description"]
     assert "after each user turn and each tool result" in " ".join(remember.description.split())
     tenants.close()
+
+
+@pytest.mark.parametrize("args, field", [
+    ({"text": "fly me to \ud83d Boston"}, "text"),
+    ({"messages": [{"role": "user", "content": "ok"}, {"role": "user", "content": "to \ud83d Boston"}]},
+     "messages[1].content"),
+])
+def test_a_lone_surrogate_in_a_remember_names_the_argument_it_is_in(tmp_path, args, field):
+    """The log refuses a lone UTF-16 surrogate (valid JSON, no Unicode text) naming the field: it called an add's data
+    the HTTP body's ``messages``, also when remember's ``text`` held it."""
+    tenants = open_tenants(tmp_path)
+    refused = mcp_calls(tenants, "acme", ("remember", {**args, **MIA}))[0]
+    assert refused.is_error and refused.content[0].text.startswith(
+        f"Error executing tool remember: {field} holds a lone UTF-16 surrogate ('\\ud83d')")
+    assert writes(tenants.tenants["acme"]) == [] and len(tenants.tenants["acme"].memory.store) == 0
+    tenants.close()

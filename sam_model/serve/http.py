@@ -37,7 +37,7 @@ from sam_model.io import SAMFileError
 from sam_model.limits import MAX_ADD_ITEMS, MAX_K, MAX_SCOPE_CHARS, MAX_TEXT_CHARS
 from sam_model.memory.scoped import unstored
 from sam_model.serve.tenants import Tenant, Tenants
-from sam_model.serve.wal import LogWriteError
+from sam_model.serve.wal import LogWriteError, check_unicode
 
 MAX_BODY_BYTES = 4 * MAX_TEXT_CHARS + (1 << 20)  # one memory at the text limit in 4-byte UTF-8, plus its JSON
 Scope = Annotated[str | None, Field(default=None, min_length=1, max_length=MAX_SCOPE_CHARS, pattern=r"^[^/]+$")]
@@ -200,6 +200,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         naming ``messages`` (ScopedMemory.add's own rule, checked here to name this API's field); what was not stored
         (images) is the answer's ``skipped``."""
         unstored(body.messages, "messages", MAX_ADD_ITEMS)
+        check_unicode(body.messages, "messages")  # before the log, which would name its own field, data
         args = body.model_dump()
         args["data"] = args.pop("messages")
         return write(tenant, later, "add", args)

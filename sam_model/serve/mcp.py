@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sam_model.limits import MAX_ADD_ITEMS
 from sam_model.memory.scoped import unstored
 from sam_model.serve.tenants import Tenant, Tenants
-from sam_model.serve.wal import LogWriteError
+from sam_model.serve.wal import LogWriteError, check_unicode
 
 CALL = ("The tool call you are about to make, before you make it: {\"name\": \"book_flight\", \"arguments\": "
         "{\"user_id\": \"mia_li_3668\", ...}} (or a list of the calls you are about to make together). Instead of "
@@ -93,8 +93,9 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
         the messages since your last remember (your tool calls and their results too: recall with call traces your
         next call's arguments to them), or one fact as text."""
         try:
-            data = _given(text, messages)
-            unstored(data, "text" if messages is None else "messages", MAX_ADD_ITEMS)  # HTTP add's check, naming this tool's field
+            data, field = _given(text, messages), "text" if messages is None else "messages"
+            unstored(data, field, MAX_ADD_ITEMS)  # HTTP add's checks, naming this tool's field
+            check_unicode(data, field)
         except (ValueError, TypeError) as err:
             raise ToolError(str(err)) from None
         return write(ctx, "add", {"data": data, "user_id": user_id, "agent_id": agent_id, "run_id": run_id,

@@ -41,22 +41,34 @@ def _line(record: dict[str, Any]) -> bytes:
     try:
         body = text.encode()
     except UnicodeEncodeError as err:  # a lone surrogate: 'can't encode ... in position 12345' named no field
-        where = _surrogate_at(record.get("args"), "") or "a value"
-        where = "messages" + where[4:] if where.startswith("data") else where  # add's data: the body's messages
-        raise ValueError(f"{where} holds a lone UTF-16 surrogate ({text[err.start]!r}), which is no Unicode text: "
-                         "send valid UTF-8 (a JSON \\ud83d must be followed by its low half, as in an emoji)") from None
+        raise _lone(*(_surrogate_at(record.get("args"), "") or ("a value", text[err.start]))) from None
     return b"%08x %s\n" % (zlib.crc32(body), body)
 
 
-def _surrogate_at(value: Any, path: str) -> str | None:
-    """The path (``messages[2].content``) of the first string or key of ``value`` holding a lone surrogate."""
+def check_unicode(value: Any, name: str) -> None:
+    """Refuse (ValueError) a write's argument that no log line can hold: a string or key holding a lone UTF-16
+    surrogate (valid JSON such as ``"\\ud800"``, no Unicode text), named under ``name``, the argument as its caller
+    calls it (a served add's ``messages``, MCP remember's ``text``). The log names what it cannot write by the
+    write's own arguments (``data``), which an API may call otherwise."""
+    if found := _surrogate_at(value, name):
+        raise _lone(*found)
+
+
+def _lone(where: str, ch: str) -> ValueError:
+    return ValueError(f"{where or 'the text'} holds a lone UTF-16 surrogate ({ch!r}), which is no Unicode text: "
+                      "send valid UTF-8 (a JSON \\ud83d must be followed by its low half, as in an emoji)")
+
+
+def _surrogate_at(value: Any, path: str) -> tuple[str, str] | None:
+    """(the path, ``messages[2].content``, of the first string or key of ``value`` holding a lone surrogate; that
+    surrogate)."""
     if isinstance(value, str):
-        return path or "the text" if any("\ud800" <= ch <= "\udfff" for ch in value) else None
+        return next(((path, ch) for ch in value if "\ud800" <= ch <= "\udfff"), None)
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for k, v in items:
         at = f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}" if path else str(k)
-        if isinstance(k, str) and _surrogate_at(k, at):
-            return at  # the key itself
+        if isinstance(k, str) and (found := _surrogate_at(k, at)):
+            return found  # the key itself
         if found := _surrogate_at(v, at):
             return found
     return None
