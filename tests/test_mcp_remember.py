@@ -205,3 +205,30 @@ def test_a_lone_surrogate_in_a_remember_names_the_argument_it_is_in(tmp_path, ar
         f"Error executing tool remember: {field} holds a lone UTF-16 surrogate ('\\ud83d')")
     assert writes(tenants.tenants["acme"]) == [] and len(tenants.tenants["acme"].memory.store) == 0
     tenants.close()
+
+
+GEMINI = [{"role": "user", "parts": [{"text": "Hi, I am ann_lee_123. Cancel my Boston trip please."}]},
+          {"role": "model", "parts": [{"functionCall": {"name": "get_user", "args": {"user_id": "ann_lee_123"}}}]},
+          {"role": "user", "parts": [{"functionResponse": {"name": "get_user", "response": {"output": FOUND}}}]}]
+
+
+def test_a_served_add_reads_its_messages_through_their_reader_once(tmp_path, monkeypatch):
+    """The HTTP add and MCP remember check an add's messages (naming their field) before logging it, then the memory
+    wrote them: each format's reader ran twice per served add (ScopedMemory.add alone reads them once). The check's
+    messages are now the ones written."""
+    import sam_model.memory.scoped as scoped
+
+    reads = []
+    real = scoped.to_chat
+    monkeypatch.setattr(scoped, "to_chat", lambda *a, **kw: reads.append(a[0]) or real(*a, **kw))
+    tenants = open_tenants(tmp_path)
+    r = TestClient(create_app(tenants)).post("/v1/memories", headers={"X-API-Key": KEYS["acme"]},
+                                             json={"messages": GEMINI, **MIA})
+    assert r.status_code == 200 and len(reads) == 1, r.text
+    added = answer(mcp_calls(tenants, "acme", ("remember", {"messages": GEMINI, "user_id": "bo"}))[0])
+    assert len(reads) == 2 and reads[1] == GEMINI
+    memory = tenants.tenants["acme"].memory  # what was written is what the reader read, in both
+    assert [m["memory"] for m in r.json()["results"]] == [m["memory"] for m in added["results"]] == [
+        m["memory"] for m in memory.get_all(user_id="bo")["results"]]
+    assert any("QX7Z9A" in m["memory"] for m in added["results"])
+    tenants.close()

@@ -273,13 +273,14 @@ def unstored(data: Any, name: str = "data", max_calls: int | None = None) -> lis
     line). Every text is checked against the length limit here, in content parts too. One rule for
     ScopedMemory.add, sam-serve's HTTP add and MCP's remember, each naming its own field, as is an empty list (a
     NoTextError too); agent-log events are checked where they are parsed."""
-    return _read_add(data, name, max_calls)[1]
+    return read_add(data, name, max_calls)[1]
 
 
-def _read_add(data: Any, name: str, max_calls: int | None = None) -> tuple[list[Any], list[dict[str, Any]]]:
+def read_add(data: Any, name: str, max_calls: int | None = None) -> tuple[list[Any], list[dict[str, Any]]]:
     """(an add's messages as the chat messages its conversation reads, [] when it holds none; what of them is not
-    stored): :func:`unstored`'s check, whose messages ScopedMemory.add then writes, so each format's reader runs
-    once (it ran again after the check)."""
+    stored): :func:`unstored`'s check, whose messages ScopedMemory.add then writes (given as its ``read``, a served
+    add's check naming its API's field), so each format's reader runs once per add (it ran again after the
+    check)."""
     if isinstance(data, str):
         check_text(data, name)
         return [{"role": "user", "content": data}], []
@@ -430,13 +431,16 @@ class ScopedMemory:
 
     @locked
     def add(self, data: str | Mapping | Event | Sequence, user_id: str | None = None, agent_id: str | None = None,
-            run_id: str | None = None, metadata: Mapping[str, Any] | None = None) -> dict[str, list]:
+            run_id: str | None = None, metadata: Mapping[str, Any] | None = None, *,
+            read: tuple[list[Any], list[dict[str, Any]]] | None = None) -> dict[str, list]:
         """Write chat messages (a string is one user message; dicts with ``role`` as OpenAI messages, or as the
         format of sam_model.data.formats they are written in: :func:`as_chat`) or agent-log events (Events, or dicts with ``kind`` and ``text``) into the scopes' episode, in order.
         Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE"}, ...]}``, and ``"skipped"``: what of the
         messages was not stored (a message or a part of images alone: :func:`unstored`) when something was not. A
         message that should hold text and holds none (no content, a blank one) is refused with its batch (ValueError
-        naming it), and so is an empty list (as sam-serve's HTTP add refuses it)."""
+        naming it), and so is an empty list (as sam-serve's HTTP add refuses it). ``read``: what :func:`read_add`
+        read of ``data`` when the caller checked it already (sam-serve, before logging the add): written as read,
+        not read again."""
         scopes = self._scopes(user_id, agent_id, run_id, need="write")
         episode = self.episode_of(user_id, agent_id, run_id)
         check_metadata(metadata)
@@ -450,7 +454,8 @@ class ScopedMemory:
         if not items:
             raise NoTextError(EMPTY.format("data"))
         if _is_messages(items):
-            messages, skipped = _read_add(data, "data")  # checked before the conversation's state takes any
+            # checked before the conversation's state takes any of them
+            messages, skipped = read if read is not None else read_add(data, "data")
             out: dict[str, list] = {"results": self._add_messages(
                 messages, episode, scopes, metadata,
                 skip={n["message"] for n in skipped if "message" in n and "part" not in n})}
@@ -1003,4 +1008,4 @@ class ScopedMemory:
         return self
 
 
-__all__ = ["NoTextError", "ScopedMemory", "matches", "result", "unstored"]
+__all__ = ["NoTextError", "ScopedMemory", "matches", "read_add", "result", "unstored"]

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sam_model.io import SAMFileError
 from sam_model.limits import MAX_ADD_ITEMS, MAX_K, MAX_SCOPE_CHARS, MAX_TEXT_CHARS
-from sam_model.memory.scoped import unstored
+from sam_model.memory.scoped import read_add
 from sam_model.serve.tenants import Tenant, Tenants
 from sam_model.serve.wal import LogWriteError, check_unicode
 
@@ -63,7 +63,7 @@ class ListQuery(ScopeQuery):
 
 
 class AddBody(Body):
-    # an empty list is refused by the memory's own rule (unstored), in its words, not pydantic's
+    # an empty list is refused by the memory's own rule (read_add), in its words, not pydantic's
     messages: str | Annotated[list[dict[str, Any]], Field(max_length=MAX_ADD_ITEMS)] = Field(
         description="a message text, chat messages (OpenAI {role, content}, or any format sam-data transcripts reads: Gemini contents, Converse messages, ...) or agent-log events ({kind, text})")
     user_id: Scope = None
@@ -183,10 +183,10 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         if twice := sorted({k for k in names if names.count(k) > 1}):
             raise ValueError(f"query parameter {twice[0]!r} given {names.count(twice[0])} times: give it once")
 
-    def write(tenant: Tenant, later: BackgroundTasks, op: str, args: dict[str, Any]) -> Any:
+    def write(tenant: Tenant, later: BackgroundTasks, op: str, args: dict[str, Any], read: Any = None) -> Any:
         """A logged write, answered before its checkpoint (if due) is written: Starlette runs ``later``'s tasks
         after the response is sent (at 100k memories a checkpoint takes a few seconds)."""
-        out = tenant.write(op, args, checkpoint=False)
+        out = tenant.write(op, args, checkpoint=False, read=read)
         later.add_task(tenant.checkpoint_if_due)
         return out
 
@@ -198,12 +198,13 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
     def add(body: AddBody, tenant: T, later: BackgroundTasks) -> dict:
         """A message with no content (or a blank one) is a 422 naming ``messages[i].content``, an empty list one
         naming ``messages`` (ScopedMemory.add's own rule, checked here to name this API's field); what was not stored
-        (images) is the answer's ``skipped``."""
-        unstored(body.messages, "messages", MAX_ADD_ITEMS)
+        (images) is the answer's ``skipped``. The messages the check read are the ones written: each format's
+        reader runs once."""
+        read = read_add(body.messages, "messages", MAX_ADD_ITEMS)
         check_unicode(body.messages, "messages")  # before the log, which would name its own field, data
         args = body.model_dump()
         args["data"] = args.pop("messages")
-        return write(tenant, later, "add", args)
+        return write(tenant, later, "add", args, read)
 
     @app.post("/v1/memories/search")
     def search_(body: SearchBody, tenant: T) -> dict:

@@ -3,8 +3,9 @@
 - ``remember(text | messages, user_id, agent_id, run_id, metadata)``: store what was said or done: one user message
   (``text``), or the conversation's new chat messages in any format ScopedMemory.add reads (``messages``: the
   agent's tool calls and their results too, so that a recall by ``call`` traces arguments to them), checked as
-  sam-serve's HTTP add checks its ``messages`` (ScopedMemory's ``unstored``, at most ``MAX_ADD_ITEMS`` messages and
-  as many tool calls; over HTTP the same body limit, the middleware being the HTTP app's);
+  sam-serve's HTTP add checks its ``messages`` (ScopedMemory's ``read_add``, whose messages are then written; at
+  most ``MAX_ADD_ITEMS`` messages and as many tool calls; over HTTP the same body limit, the middleware being the
+  HTTP app's);
 - ``recall(query, user_id, agent_id, run_id, state, call, limit)``: the memories that matter now — with ``state``
   (the agent's state: phase, constraints, uncertainty flags, ...) or ``call`` (the tool call about to be made,
   whose state the memory computes from the scope's recorded conversation) SAM's state-adaptive query, else a
@@ -30,7 +31,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sam_model.limits import MAX_ADD_ITEMS
-from sam_model.memory.scoped import unstored
+from sam_model.memory.scoped import read_add
 from sam_model.serve.tenants import Tenant, Tenants
 from sam_model.serve.wal import LogWriteError, check_unicode
 
@@ -57,10 +58,10 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
                        "forget what is wrong.")
     run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
 
-    def write(ctx: Context, op: str, args: dict[str, Any]) -> dict:
+    def write(ctx: Context, op: str, args: dict[str, Any], read: Any = None) -> dict:
         """A logged write, answered before its checkpoint (if due) is written, on a thread of its own."""
         def call(tenant: Tenant) -> dict:
-            out = tenant.write(op, args, checkpoint=False)
+            out = tenant.write(op, args, checkpoint=False, read=read)
             tenant.checkpoint_in_background()
             return out
         return answer(ctx, call)
@@ -94,12 +95,12 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
         next call's arguments to them), or one fact as text."""
         try:
             data, field = _given(text, messages), "text" if messages is None else "messages"
-            unstored(data, field, MAX_ADD_ITEMS)  # HTTP add's checks, naming this tool's field
+            read = read_add(data, field, MAX_ADD_ITEMS)  # HTTP add's checks, naming this tool's field
             check_unicode(data, field)
         except (ValueError, TypeError) as err:
             raise ToolError(str(err)) from None
         return write(ctx, "add", {"data": data, "user_id": user_id, "agent_id": agent_id, "run_id": run_id,
-                                  "metadata": metadata})
+                                  "metadata": metadata}, read)
 
     @server.tool()
     def recall(query: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,

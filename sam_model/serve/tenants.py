@@ -325,16 +325,18 @@ class Tenant:
     def lock(self) -> threading.RLock:
         return self.memory.lock
 
-    def write(self, op: str, args: dict[str, Any], checkpoint: bool = True) -> Any:
+    def write(self, op: str, args: dict[str, Any], checkpoint: bool = True,
+              read: tuple[list[Any], list[dict[str, Any]]] | None = None) -> Any:
         """Log (fsync), apply, then (``checkpoint``) :meth:`checkpoint_if_due`; returns the memory's answer.
         Raises what the memory raises. The HTTP service passes ``checkpoint=False`` and runs the checkpoint after
-        the answer is sent, so the write that makes one due does not wait for it."""
+        the answer is sent, so the write that makes one due does not wait for it. ``read``: an add's messages as
+        its check read them (ScopedMemory.add's ``read``); the log keeps ``args``, which a replay reads again."""
         with self.lock:
             check_write(self.memory, op, args)
             seq = self.wal.append(op, args)
             try:
                 with self._logging_vectors():
-                    out = apply(self.memory, op, args)
+                    out = apply(self.memory, op, args, read)
             except BaseException:
                 self.vectors.take()  # a refused write made no memory: nothing to log
                 self.wal.undo(seq)  # nor a record: its replay would fail again (and an unexpected error stop starts)
@@ -439,11 +441,12 @@ def _scopes(args: Mapping[str, Any]) -> dict[str, Any]:
     return {n: args.get(n) for n in ("user_id", "agent_id", "run_id")}
 
 
-def apply(memory: ScopedMemory, op: str, args: dict[str, Any]) -> Any:
-    """One logged write, as the memory's method of the same name."""
+def apply(memory: ScopedMemory, op: str, args: dict[str, Any],
+          read: tuple[list[Any], list[dict[str, Any]]] | None = None) -> Any:
+    """One logged write, as the memory's method of the same name (an add with what its check ``read``)."""
     if op == "add":
         return memory.add(args["data"], user_id=args.get("user_id"), agent_id=args.get("agent_id"),
-                          run_id=args.get("run_id"), metadata=args.get("metadata"))
+                          run_id=args.get("run_id"), metadata=args.get("metadata"), read=read)
     if op == "update":
         return memory.update(args["memory_id"], args["data"], **_scopes(args))
     if op == "delete":
