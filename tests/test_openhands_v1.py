@@ -21,6 +21,7 @@ from test_sessions import openhands_session
 from test_swe_agent import convert, step_of
 
 from sam_model.data.formats import detect, openhands, sessions, to_chat
+from sam_model.data.formats.base import TranscriptFormatError
 from sam_model.data.formats.files import v1_event_files
 from sam_model.data.sources import source_kind
 from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
@@ -96,7 +97,7 @@ def coding_run() -> list[dict]:
                    ("toolu_04", "terminal", {"command": "python -m pytest tests -q"}))
     run.observe(both[0], f"Here's the result of running `cat -n` on {PATH}:\n   212\tdef parse_header(block):",
                 command="view", path=PATH, prev_exist=True, old_content=None, new_content=None)
-    run.observe(both[1], LONG, **terminal(LONG, 1))  # a failing test run: the SDK flags no exit code
+    run.observe(both[1], LONG, **terminal(LONG, 1))  # a failing test run: no is_error, exit code 1
     (bad,) = run.act("chatcmpl-4", "", ("toolu_05", "file_editor", {"command": "str_replace", "path": PATH}))
     run.add("AgentErrorEvent", "agent", tool_name="file_editor", tool_call_id="toolu_05",
             error="Error validating args {\"command\": \"str_replace\"} for tool 'file_editor': old_str is required")
@@ -166,10 +167,10 @@ def test_a_coding_run_reads_as_the_model_saw_it_and_the_viewed_path_is_traced(tm
     assert decision["text"] == "think: Your thought has been logged."
     assert decision["useful_memory_steps"] == [step_of(events, "result", "terminal: /workspace")]
     assert decision["state"]["phase"] == "file_editor" and decision["state"]["uncertainty_flags"] == ["path"]
-    # the whole output (no hidden cut), and a failed test run is no flagged failure (the SDK sets no is_error)
+    # the whole output (no hidden cut), and a failed test run a failure by its exit code (the SDK sets no is_error)
     test_run = events[step_of(events, "result", "terminal: tests/")]
     assert test_run["text"] == f"terminal: {LONG}"
-    assert events[test_run["step"] + 1]["state"]["last_action_result"].startswith("terminal: ok")
+    assert events[test_run["step"] + 1]["state"]["last_action_result"].startswith("terminal: error")
     # the call the agent could not run and the call the user rejected are failures
     failed = [e for e in events if e["kind"] == "result" and ("Error validating" in e["text"]
                                                                or "Action rejected" in e["text"])]
@@ -179,7 +180,7 @@ def test_a_coding_run_reads_as_the_model_saw_it_and_the_viewed_path_is_traced(tm
     chat = to_chat(coding_run())
     assert chat.messages[0] == {"role": "system", "content": f"{SYSTEM}\n{CONTEXT}"}
     assert [m.get("is_error", False) for m in chat.messages if m["role"] == "tool"] == [
-        False, False, False, False, True, True, False, False]
+        False, False, False, True, True, True, False, False]
     assert detect(coding_run()) == "openhands-v1" and not any(openhands.is_event(e) for e in coding_run())
 
 
@@ -383,3 +384,29 @@ def test_a_conversation_or_session_folder_without_events_says_so(tmp_path, capsy
     assert main([str(folder), str(tmp_path / "o.jsonl")]) == 1
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1 and "not an OpenHands trajectory" not in err, err
+
+
+@pytest.mark.parametrize("code", [0, 1, 127, -1], ids=["ok", "failed", "not-found", "still-running"])
+def test_a_commands_exit_code_flags_it_in_v1_as_in_0x(code):
+    """One agent's command that ran and exited non-zero was a failed call in OpenHands 0.x (event_to_dict's
+    ``success``, CmdOutputObservation: exit code != 0; before that field its exit code) and an ok one in V1, whose
+    SDK sets ``is_error`` only for a command it could not run: its TerminalObservation's ``exit_code`` now flags it
+    as 0.x's does (-1: the soft timeout, still running, as 0.x)."""
+    from test_openhands import Run as Run0x
+    from test_openhands import response
+
+    command = {"command": "python -m pytest tests -q"}
+    old, saved_before_success = Run0x(), Run0x()
+    for run, extras in ((old, {"success": code == 0}), (saved_before_success, {})):
+        run.calls(response(1, None, ("toolu_01", "execute_bash", command)),
+                  ("run", command, "run", LONG, {"command": command["command"], "metadata": {"exit_code": code}}))
+        run.events[-1].update(extras)
+    new = Run()
+    (act,) = new.act("chatcmpl-1", "", ("toolu_01", "terminal", command))
+    new.observe(act, LONG, **terminal(LONG, code))
+    flags = [[m.get("is_error", False) for m in to_chat(run.events).messages if m["role"] == "tool"]
+             for run in (old, saved_before_success, new)]
+    assert flags == [[code != 0]] * 3
+    new.events[-1]["observation"]["exit_code"] = str(code)  # a bad one is named, as a bad is_error is
+    with pytest.raises(TranscriptFormatError, match="'observation.exit_code' is a string, expected the command's"):
+        to_chat(new.events, "run")

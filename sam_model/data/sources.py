@@ -40,8 +40,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # LangChain status, tau2 error, OpenHands error observations and failed commands, Gemini error responses, a Responses
 # mcp_call error, OTel tool spans) reads as an error in last_action_result. 8: an older OpenHands evaluation's
 # [action, observation] pairs whose observation names no cause read as the action's result, not the user's words
-# (logs converted under 7 by the reader before it are stale: the cache is per machine, not per release).
-CONVERSION_VERSION = 8
+# (logs converted under 7 by the reader before it are stale: the cache is per machine, not per release). 9: an
+# OpenHands V1 command that exited other than 0 reads as a failed call, as the same command in 0.x.
+CONVERSION_VERSION = 9
 
 
 @dataclass(frozen=True)

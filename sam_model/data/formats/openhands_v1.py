@@ -19,12 +19,13 @@ reader follows OpenHands' ConversationMemory:
   turn, as the SDK joins them;
 - an ``ObservationEvent`` is the result of the call its ``tool_call_id`` names: its ``observation``'s ``content``,
   whole (the tool's words; what a tool's code adds around them for the model, such as the terminal's exit-code line,
-  is not in the event), flagged as failed (toolstate's extension of the spec) where ``is_error`` is true. Events of
-  SDK releases before ``content`` and ``is_error`` hold ``output`` and ``error``, read the same way (an editor's
-  ``error`` text is its words). An ``AgentErrorEvent`` (a call the agent could not run: an unknown tool, arguments
-  that did not validate) answers its call with its ``error``, flagged; a ``UserRejectObservation`` with
-  ``Action rejected: REASON``, flagged (the call did not run). A command's exit code is no flag: the SDK sets
-  ``is_error`` for a command it could not run, not for one that ran and failed;
+  is not in the event), flagged as failed (toolstate's extension of the spec) where ``is_error`` is true (the SDK
+  sets it for a command it could not run) or a command's ``exit_code`` is not 0 (it ran and failed: OpenHands 0.x
+  flags the same command so, and the 0.x reader reads its flag). Events of SDK releases before ``content`` and
+  ``is_error`` hold ``output`` and ``error``, read the same way (an editor's ``error`` text is its words). An
+  ``AgentErrorEvent`` (a call the agent could not run: an unknown tool, arguments that did not validate) answers its
+  call with its ``error``, flagged; a ``UserRejectObservation`` with ``Action rejected: REASON``, flagged (the call
+  did not run);
 - every other event (``Condensation``, ``ConversationStateUpdateEvent``, ``PauseEvent``, token and log events, ...)
   is counted, not read, and so are reasoning and images. A condensation's summary stands for forgotten events in
   what the model saw later; the whole run is read here, so it is counted (the 0.x reader counts condensation
@@ -123,8 +124,23 @@ def _result(e: Mapping[str, Any], w: str, chat: Chat) -> dict[str, Any]:
                                                "the error's words")
             words = error if isinstance(error, str) and error else _string(obs.get("output"), "observation.output", w)
             flag = {FAILED: True} if error else {}
+        flag = flag or _exited(obs, w)
     more = _words(e.get("extended_content"), "extended_content", w, chat)
     return {"role": "tool", "tool_call_id": call_id, "content": "\n".join(t for t in (words, more) if t), **flag}
+
+
+def _exited(obs: Mapping[str, Any], w: str) -> dict[str, bool]:
+    """The flag of a command that ran and exited other than 0 (a terminal observation's ``exit_code``; -1: still
+    running at the soft timeout, or interrupted). The SDK's ``is_error`` is only for a command it could not run;
+    OpenHands 0.x flagged the same command by its exit code (CmdOutputObservation.success), and one agent's failed
+    command reads the same in both versions."""
+    code = obs.get("exit_code")
+    if code is None:
+        return {}
+    if not isinstance(code, int) or isinstance(code, bool):
+        raise TranscriptFormatError(w, f"'observation.exit_code' is {json_type(code)}, expected the command's exit "
+                                       "code (an integer) or null")
+    return {FAILED: True} if code != 0 else {}
 
 
 def _message(e: Mapping[str, Any], w: str, chat: Chat, source: str) -> None:
