@@ -27,9 +27,13 @@ reader follows OpenHands' ConversationMemory:
   call with its ``error``, flagged; a ``UserRejectObservation`` with ``Action rejected: REASON``, flagged (the call
   did not run);
 - every other event (``Condensation``, ``ConversationStateUpdateEvent``, ``PauseEvent``, token and log events, ...)
-  is counted, not read, and so are reasoning and images. A condensation's summary stands for forgotten events in
-  what the model saw later; the whole run is read here, so it is counted (the 0.x reader counts condensation
-  actions alike).
+  is counted, not read, and so are reasoning and images. A ``Condensation``'s summary stands for forgotten events
+  only in what the model saw later (the View): the events it forgets stay in the log (the SDK's event log and an
+  evaluation's history keep every event), and they are read here, so a later call traces to the result that said
+  its value, whatever the label. Read as an event, the summary, the condenser model's paraphrase of them, would be a
+  second memory of the same values, and under ``--label latest`` or ``all`` be credited with values it only repeats.
+  So it is counted, as the 0.x reader counts condensation actions, and so is a ``CondensationSummaryEvent`` (the
+  View's stand-in for the summary, not in the saved log).
 """
 
 from __future__ import annotations
