@@ -8,9 +8,9 @@ update or delete with them finds nothing. Inside a tenant, user/agent/run scopes
 Durability (sam_model.serve.wal): a write is logged and fsync-ed, then applied (the vectors of the memories it
 made logged after it, so that a replay does not encode them again: LoggedVectors), then answered; every
 ``checkpoint_every`` writes, and a tenth of the memories held (``checkpoint_share``), and at a clean shutdown, the
-memory is saved atomically with the log's seq, and the
-records it holds leave the log; searches and writes go on while it is written (Tenant.checkpoint). On start each
-tenant loads its checkpoint and replays the log after its seq.
+memory is saved atomically with the log's seq and the tenant's name (a checkpoint restored into another tenant's
+folder is refused at start: :func:`read_seq`), and the records it holds leave the log; searches and writes go on
+while it is written (Tenant.checkpoint). On start each tenant loads its checkpoint and replays the log after its seq.
 
 The keys file is JSON, ``{"<tenant>": "<api key>", ...}``: tenant names of ASCII letters, digits, ``_`` and
 ``-``, different also when case is ignored; keys of at least 16 characters, all different, of printable ASCII
@@ -192,10 +192,16 @@ class LoggedVectors:
             self._given = dict(zip(args["ids"], block.astype(np.float32)))
 
 
-def read_seq(path: Path, wal: Path) -> int:
-    """The seq of the last write a checkpoint holds, from its seq.json (``{"seq": n}``, n an integer >= 0), or
-    SAMFileError naming the file: a wrong n would replay writes the checkpoint holds, or skip (and at the next
-    checkpoint truncate away) writes it lacks, so it is never guessed (``1.9`` is not 1). ``wal``: the log."""
+def read_seq(path: Path, wal: Path, tenant: str | None = None) -> int:
+    """The seq of the last write a checkpoint holds, from its seq.json (``{"seq": n, "tenant": name}``, n an integer
+    >= 0), or SAMFileError naming the file: a wrong n would replay writes the checkpoint holds, or skip (and at the
+    next checkpoint truncate away) writes it lacks, so it is never guessed (``1.9`` is not 1). ``wal``: the log.
+
+    ``tenant``: the tenant whose folder holds the checkpoint; one that names another tenant is refused before the
+    memory is loaded. A checkpoint did not say whose it was, so another tenant's backup restored into this folder
+    was served to this tenant's key, its users' memories and all, and on a Qdrant server the load attached to the
+    other tenant's collection (rolling it back to the backup, then writing over its points of the same ids). One
+    without ``tenant`` (written before checkpoints named theirs) is read as this tenant's."""
     fix = (f"nothing was changed: restore the checkpoint folder from a backup, or move it away to rebuild the memory "
            f"from {wal} (if that log starts at write 1)")
     seq = read_json(path, 'checkpoint seq file ({"seq": <the last write the checkpoint holds>})', fix)
@@ -206,6 +212,15 @@ def read_seq(path: Path, wal: Path) -> int:
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise SAMFileError(f"{path}: field 'seq' must be an integer >= 0 (the last write the checkpoint holds), got "
                            f"{json.dumps(n)[:80]}; {fix}")
+    owner = seq.get("tenant", tenant)
+    if not isinstance(owner, str) and (owner is not None or "tenant" in seq):
+        raise SAMFileError(f"{path}: field 'tenant' must be the name of the tenant whose checkpoint this is, got "
+                           f"{json.dumps(owner)[:80]}; {fix}")
+    if tenant is not None and owner != tenant:
+        raise SAMFileError(f"{path}: this checkpoint is tenant {owner!r}'s, not {tenant!r}'s (another tenant's backup "
+                           f"restored here?), and nothing was loaded: serving it would give {tenant!r}'s key "
+                           f"{owner!r}'s memories; restore {tenant!r}'s own checkpoint, or, if {tenant!r} is "
+                           f"{owner!r} renamed, set \"tenant\" in this file to {json.dumps(tenant)}")
     return n
 
 
@@ -242,7 +257,7 @@ class Tenant:
         fresh = not exists(ckpt)
         if not fresh:
             with reading(ckpt) as f:
-                done = read_seq(f / SEQ_FILE, self.folder / WAL_FILE)
+                done = read_seq(f / SEQ_FILE, self.folder / WAL_FILE, self.name)
                 self.memory = load_memory(f / "memory")
         else:
             self.memory, done = make_memory(), 0
@@ -406,7 +421,7 @@ class Tenant:
                 snap, seq = self.memory.snapshot(), self.wal.seq
             with atomic_dir(self.folder / CHECKPOINT, SEQ_FILE, ("seq",)) as tmp:
                 self.memory.write_snapshot(tmp / "memory", snap)
-                atomic_write_text(tmp / SEQ_FILE, json.dumps({"seq": seq}))
+                atomic_write_text(tmp / SEQ_FILE, json.dumps({"seq": seq, "tenant": self.name}))  # read_seq
             with self.lock:
                 self.wal.drop_through(seq)
                 self._checkpointed = seq
