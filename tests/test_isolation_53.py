@@ -146,6 +146,29 @@ def test_another_scopes_conversation_never_feeds_a_search_by_call():
         assert inputs["observation"] == "" and inputs["state"].to_json() == state
 
 
+def test_a_tool_result_naming_another_scopes_call_id_is_not_that_call():
+    """eve answers mia's call id 'c1': her conversation does not know that call (its tool's name, its arguments)."""
+    m = memory()
+    m.add(PAID, user_id="mia")
+    m.add([{"role": "tool", "tool_call_id": "c1", "content": "error: no such booking"}], user_id="eve")
+    state = m.live_state(user_id="eve")
+    assert state.last_action_result.startswith("tool: error") and state.subgoal_stack == ()
+    assert m.live_state(user_id="mia").last_action_result.startswith("find_booking: ok")
+
+
+def test_events_claiming_another_scopes_episode_and_steps_are_written_to_their_own():
+    from sam_model.data.schema import Event, State
+
+    m = memory()
+    m.add(PAID, user_id="mia")
+    mias = {r["id"]: r["memory"] for r in m.get_all(user_id="mia")["results"]}
+    out = m.add([{"kind": "user", "text": "eve posing as mia", "episode_id": "mia", "step": 0},
+                 Event("mia", 1, "user", "eve again", State(phase="pay"))], user_id="eve")["results"]
+    assert [r["id"] for r in out] == ["eve#0", "eve#1"]
+    assert {r["id"]: r["memory"] for r in m.get_all(user_id="mia")["results"]} == mias
+    assert m.search("", call=PAY, user_id="eve")["state"]["constraints"] == {}
+
+
 def test_concurrent_adds_of_two_scopes_keep_two_conversations():
     m = memory()
     barrier = threading.Barrier(2)
@@ -173,7 +196,9 @@ def ranked(found: dict) -> list:
     return [(r["id"], r["memory"], round(r["score"], 9)) for r in found["results"]]
 
 
-def test_another_scopes_memories_change_no_score_of_a_search():
+@pytest.mark.parametrize("config", [{}, {"slot_match": 0.5, "lexical": 0.3, "chunking": {"size": 40, "overlap": 10}}],
+                         ids=["plain", "reranked-chunked"])
+def test_another_scopes_memories_change_no_score_of_a_search(config):
     """eve writing the very words mia searches for (and a conversation that traces them) changes neither the
     memories nor the scores of mia's search, by text, by state or by call. (Which of mia's memories of exactly equal
     scores comes first does change: ties are broken by the store's write sequence, which other scopes' writes
@@ -185,7 +210,7 @@ def test_another_scopes_memories_change_no_score_of_a_search():
             out.append(([score for _, _, score in found], sorted(found)))
         return out
 
-    alone, crowded = memory(), memory()
+    alone, crowded = memory(**config), memory(**config)
     for m in (alone, crowded):
         m.add(PAID, user_id="mia")
     crowded.add(PAID + [{"role": "user", "content": "Lisbon hotel card BK-77Q " + CARD}], user_id="eve")
