@@ -12,7 +12,7 @@ conversation's ``instructions`` are its policy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sam_model.data.formats.base import (
@@ -34,8 +34,16 @@ ROLES = ("system", "developer", "user", "assistant")
 
 def to_chat(items: list[Any], where: str) -> Chat:
     chat = Chat()
+    read(chat, ((f"item {i}", item, w) for i, item, w in each(items, where, "item")))
+    return chat
+
+
+def read(chat: Chat, entries: Iterable[tuple[str, Mapping[str, Any], str]]) -> None:
+    """Items as chat messages into ``chat``: each entry (its source, as ``chat.sources`` names it; the item; where
+    an error names it). Apart from :func:`to_chat` so a container of items (a Codex rollout's lines) reads them as
+    they are read here, its own names for them kept."""
     turn: dict[str, Any] | None = None  # the assistant turn that calls may still join
-    for i, item, w in each(items, where, "item"):
+    for source, item, w in entries:
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             role = item.get("role")
@@ -45,23 +53,23 @@ def to_chat(items: list[Any], where: str) -> Chat:
             turn = None
             if role == "assistant":
                 turn = {"role": "assistant", "content": text or None}
-                chat.add(turn, f"item {i}")
+                chat.add(turn, source)
             elif text:
-                chat.add({"role": "system" if role == "developer" else role, "content": text}, f"item {i}")
+                chat.add({"role": "system" if role == "developer" else role, "content": text}, source)
         elif kind in CALLS or kind == "mcp_call":
             call_id = item.get("call_id", item.get("id"))
             args = item.get("input") if kind == "custom_tool_call" else item.get("arguments")
             call = chat_call(call_id, item.get("name"), args, w)
             if turn is None:
                 turn = {"role": "assistant", "content": None}
-                chat.add(turn, f"item {i}")
+                chat.add(turn, source)
             turn.setdefault("tool_calls", []).append(call)
             if kind == "mcp_call":
                 turn = None
                 chat.add({"role": "tool", "tool_call_id": call["id"],
                           "content": result_text(item.get("output") if item.get("error") is None
                                                  else f"Error: {item['error']}"),
-                          **({FAILED: True} if item.get("error") is not None else {})}, f"item {i}")
+                          **({FAILED: True} if item.get("error") is not None else {})}, source)
         elif kind in OUTPUTS:
             call_id = item.get("call_id")
             if not isinstance(call_id, str) or not call_id:
@@ -70,10 +78,9 @@ def to_chat(items: list[Any], where: str) -> Chat:
             text = text_of(output, w, TEXT_PARTS, ignored=chat.ignored) if isinstance(output, list) \
                 else result_text(output)
             turn = None
-            chat.add({"role": "tool", "tool_call_id": call_id, "content": text}, f"item {i}")
+            chat.add({"role": "tool", "tool_call_id": call_id, "content": text}, source)
         else:
             chat.ignored[str(kind)] += 1
-    return chat
 
 
 def sniff(items: list[Any]) -> bool:
