@@ -312,7 +312,8 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
              "responses": tmp_path / "responses.jsonl", "otel": tmp_path / "otel-traces.json",
              "langchain": tmp_path / "langchain.jsonl", "swe-agent": tmp_path / "swe-agent.traj",
              "bedrock": tmp_path / "bedrock.jsonl", "gemini": tmp_path / "gemini.jsonl",
-             "openhands": tmp_path / "openhands.json", "openhands-v1": tmp_path / "openhands-v1.jsonl"}
+             "openhands": tmp_path / "openhands.json", "openhands-v1": tmp_path / "openhands-v1.jsonl",
+             "codex": tmp_path / "codex.jsonl"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -338,6 +339,10 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
         "instance_id": "openhands-v1", "attempt": 1, "test_result": {}, "instruction": HI, "metadata": None,
         "history": openhands_v1_events(), "metrics": None, "error": None, "instance": None,
         "runtime_runs": None}) + "\n")
+    # imported here, not above: that module imports this one's conversation
+    from test_format_codex import example_rollout
+
+    files["codex"].write_text("".join(json.dumps(line) + "\n" for line in example_rollout()))  # a session's rollout
     return files
 
 
@@ -352,6 +357,8 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
         assert report.formats == {name: 1}, name
         if name in ("swe-agent", "openhands", "openhands-v1"):  # named by the instance (or session): the episode
             assert {e["episode_id"] for e in events} == {name}
+            events = [{**e, "episode_id": "conv-1"} for e in events]
+        if name == "codex":  # named by the session's id (a UUID), as Codex names the rollout
             events = [{**e, "episode_id": "conv-1"} for e in events]
         if name in ("tau1", "tau2"):  # the spec names their episodes by task and trial, and keeps the task's group
             assert events[0]["episode_id"] == f"{name}-airline-gpt-task7-trial0"

@@ -19,6 +19,7 @@ from sam_model.data.formats import (
     anthropic,
     bedrock,
     chat,
+    codex,
     gemini,
     langchain_messages,
     openhands,
@@ -81,12 +82,16 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("openhands-v1", "OpenHands V1 events (software-agent-sdk, OpenHands 1.x: ActionEvent, ObservationEvent, ...)",
            '.json list of {"kind", "id", "source", ...} events, a conversation folder (events/event-NNNNN-ID.json), or '
            'an evaluation\'s output.jsonl: {"instance_id", "history"} lines', openhands_v1.to_chat, openhands_v1.sniff),
+    Format("codex", "Codex CLI session rollouts (OpenAI Codex: session_meta, response_item, event_msg lines)",
+           'one session a .jsonl of {"timestamp", "type", "payload"} lines (rollout-<time>-<id>.jsonl), or a folder '
+           'of them: ~/.codex/sessions (YYYY/MM/DD/rollout-*.jsonl) read whole', codex.to_chat, codex.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
 # which every other format's blocks (anthropic's tool_use included) have; an OpenHands event has no role and one of
-# action / observation (a SWE-agent step has both), an OpenHands V1 event no role and a kind
-_SNIFF_ORDER = ("openhands-v1", "openhands", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic",
+# action / observation (a SWE-agent step has both), an OpenHands V1 event no role and a kind; a Codex rollout line
+# wraps a Responses item in a payload (responses' sniff reads the type beside it, which is none of its items')
+_SNIFF_ORDER = ("openhands-v1", "openhands", "codex", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic",
                 "swe-agent", "tau2", "openai")
 
 
@@ -125,7 +130,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("content blocks with a toolResult member (Converse)", "bedrock"),
           ("parts with a functionCall (Gemini)", "gemini"), ("parts with a functionResponse (Gemini)", "gemini"),
           ("OpenHands events (action or observation, no role)", "openhands"),
-          ("OpenHands V1 events (kind ActionEvent or ObservationEvent)", "openhands-v1"))
+          ("OpenHands V1 events (kind ActionEvent or ObservationEvent)", "openhands-v1"),
+          ("Codex rollout lines with tool calls (response_item function_call, local_shell_call)", "codex"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -167,6 +173,10 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
             found.add(15)
         if openhands.is_v1_event(m) and m["kind"] in ("ActionEvent", *openhands_v1.RESULTS):
             found.add(16)
+        if codex.is_line(m) and isinstance(m["payload"], Mapping) and m["payload"].get("type") in codex.CALL_ITEMS:
+            found.add(17)
+    if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
+        found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's
     return [_MARKS[i] for i in sorted(found)]
 
 

@@ -3,18 +3,19 @@
 A ``.jsonl[.gz]`` file is one JSON document per line, a ``.json[.gz]`` or SWE-agent ``.traj[.gz]`` file one
 document. A folder is read whole, every run in it by its layout's reader (:func:`layouts`): SWE-agent's ``.traj``
 files under it, session stores under it (:mod:`sessions`: Strands Agents' ``message_<N>.json`` files, OpenHands
-0.x's ``events/<N>.json``), OpenHands V1 conversations under it (the ``events/event-NNNNN-ID.json`` of each), and
-the trajectories OpenHands 0.x saves to a folder (the ``.json[.gz]`` files in it). The file names tell the first
-three apart (0.x's event files are numbers, V1's ``event-`` and an index), so a folder holding several is read
+0.x's ``events/<N>.json``), OpenHands V1 conversations under it (the ``events/event-NNNNN-ID.json`` of each), Codex
+CLI rollouts under it (``rollout-*.jsonl``, one session each: ``~/.codex/sessions`` read whole), and the
+trajectories OpenHands 0.x saves to a folder (the ``.json[.gz]`` files in it). The file names tell the first
+four apart (0.x's event files are numbers, V1's ``event-`` and an index), so a folder holding several is read
 whole, their episode ids unique together, rather than refused or read by its first: a ``.json`` beside them is a
 run only when it holds a list of events, since an object there is another's record (``preds.json``,
 ``base_state.json``, ``metadata.json``). Every line is decoded
 and parsed on its own, so a bad one is named ``FILE:LINE`` with the reason (not UTF-8 and where, invalid JSON, a
 bare ``NaN``/``Infinity``, nested deeper than :data:`MAX_DEPTH`) and, with ``--skip-bad``, skipped alone. The
-container is told from the first document that parses: OTLP spans, a tau2 results file, an OpenHands or SWE-agent
-trajectory, a tau-bench v1 list of trajectories, or conversation objects (``{"id", "messages"}``, Anthropic's and
-Bedrock's with ``system``, a Converse request and its response's ``output``, Responses' ``input``/``output``,
-Gemini's ``contents``).
+container is told from the first document that parses: OTLP spans, a Codex rollout (its lines one session), a
+tau2 results file, an OpenHands or SWE-agent trajectory, a tau-bench v1 list of trajectories, or conversation
+objects (``{"id", "messages"}``, Anthropic's and Bedrock's with ``system``, a Converse request and its response's
+``output``, Responses' ``input``/``output``, Gemini's ``contents``).
 Items that fail are yielded as their :class:`TranscriptFormatError`; the caller stops or skips and counts.
 """
 
@@ -33,6 +34,7 @@ from sam_model.data.formats import (
     FORMATS,
     anthropic,
     bedrock,
+    codex,
     detect,
     gemini,
     openhands,
@@ -78,9 +80,10 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     itself); ``sessions``, the message and event files of the session stores under it (:func:`sessions.files`:
     Strands Agents', OpenHands 0.x's ``events/<N>.json``); ``openhands-v1``, the event files of the OpenHands V1
     conversations under it (:func:`v1_event_files`: ``event-NNNNN-ID.json``, which no session store names so);
-    ``openhands``, the other ``.json[.gz]`` files in it (OpenHands' ``save_trajectory_path`` folder: one
-    ``{session}.json`` a run; not under it, where an evaluation keeps its ``llm_completions``). Their names tell the
-    first three apart; a ``.json`` is anyone's, so beside them only one that holds a list (the events of a run, as
+    ``codex``, the Codex rollouts under it (``rollout-*.jsonl[.gz]``, as ``~/.codex/sessions/YYYY/MM/DD`` and
+    ``archived_sessions`` hold them); ``openhands``, the other ``.json[.gz]`` files in it (OpenHands'
+    ``save_trajectory_path`` folder: one ``{session}.json`` a run; not under it, where an evaluation keeps its ``llm_completions``). Their names tell the
+    first four apart; a ``.json`` is anyone's, so beside them only one that holds a list (the events of a run, as
     save_trajectory_path writes them) is a run, and an object is the record of another's (SWE-agent's
     ``preds.json``, a V1 conversation's ``base_state.json``, a 0.x session's ``metadata.json``). A Strands session's
     ``session.json``, ``agent.json`` and ``multi_agent.json`` are never runs (:func:`sessions.is_state`).
@@ -91,7 +94,9 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     found = sorted(q for q in folder.rglob("*") if q.name.endswith((".traj", ".traj.gz")) and q.is_file())
     kinds = {"swe-agent": [q for q in found if not (re.fullmatch(r"attempt_\d+", q.parent.name)
                                                     and (q.parent.parent / q.name).is_file())],
-             "sessions": sessions.files(folder), openhands.V1: v1_event_files(folder)}
+             "sessions": sessions.files(folder), openhands.V1: v1_event_files(folder),
+             "codex": sorted(q for q in folder.rglob("rollout-*") if codex.ROLLOUT_FILE.fullmatch(q.name)
+                             and q.is_file())}
     named = {q for files in kinds.values() for q in files} | set(claimed)
     loose = sorted(q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q not in named
                    and not sessions.is_state(q) and q.is_file() and not (q.name in EVENTLESS and not _holds_list(q)))
@@ -234,6 +239,9 @@ def conversations(path: str | Path, format: str | None = None,
     if not head:
         return
     first = head[-1]
+    if format == "codex" or (format is None and codex.is_rollout(first[0])):  # a session: its lines, one conversation
+        yield from _unique(iter([_rollout(p, [*head, *docs])]), seen)
+        return
     if format == "otel" or (format is None and otel.is_otlp(first[0])):
         good = []
         for doc, where in [*head, *docs]:
@@ -282,6 +290,27 @@ def conversations(path: str | Path, format: str | None = None,
             yield _forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format)
 
 
+def _rollout(p: Path, docs: list[tuple[Any, str]]) -> Item:
+    """A Codex rollout file's session (:func:`codex.conversation`), or the error of its first bad line: a line that
+    cannot be read spoils the session, as a bad event file does a V1 conversation's."""
+    bad = next((doc for doc, _ in docs if isinstance(doc, TranscriptFormatError)), None)
+    if bad is not None:
+        return bad
+    if not docs:  # in a folder (a file given alone with no line is an empty file)
+        return TranscriptFormatError(str(p), "a Codex rollout without a line: no session to read (Codex writes the "
+                                             "file once its session has its first item)")
+    lines = [doc for doc, _ in docs]
+    if not codex.is_rollout(lines[0]):  # --format codex on another format's file
+        return TranscriptFormatError(docs[0][1], "not a Codex rollout (its first line is {\"timestamp\", \"type\": "
+                                                 "\"session_meta\", \"payload\"}, or the session's {\"id\", "
+                                                 "\"timestamp\"} in rollouts before that layout)",
+                                     *_read_as(lines[0], "codex"))
+    try:
+        return codex.conversation(lines, str(p), _stem(p), episode_id_of)
+    except TranscriptFormatError as err:
+        return err
+
+
 def _hinted(items: Iterator[Item], doc: Any, reader: str) -> Iterator[Item]:
     """``items``, a refusal of ``doc`` by ``reader`` (forced on a file of another format) naming the reader that
     reads it."""
@@ -308,7 +337,7 @@ def _read_as(doc: Any, reader: str) -> tuple[str | Advice, ...]:
 def _format_of(doc: Any) -> str | None:
     """The format a document is read as when none is forced (None: none reads it)."""
     for fmt, test in (("otel", otel.is_otlp), ("tau2", tau2.is_results), ("openhands", openhands.is_trajectory),
-                      ("swe-agent", swe_agent.is_trajectory)):
+                      ("swe-agent", swe_agent.is_trajectory), ("codex", codex.is_rollout)):
         if test(doc):
             return openhands.format_of(doc) if fmt == "openhands" else fmt
     conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
@@ -340,15 +369,20 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
     if not found:
         raise SAMFileError(sessions.multi_agent_only(folder) or eventless(folder) or (
             f"{folder} is a folder without SWE-agent .traj files, session stores (Strands Agents, OpenHands), OpenHands "
-            "V1 conversations (events/event-NNNNN-ID.json) or OpenHands .json trajectories; give a transcript file, "
-            "the folder SWE-agent or OpenHands wrote its trajectories to, or a session or conversation folder "
-            "(sam-data formats)"))
+            "V1 conversations (events/event-NNNNN-ID.json), Codex rollouts (rollout-*.jsonl) or OpenHands .json "
+            "trajectories; give a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, or a "
+            "session or conversation folder (sam-data formats)"))
     _check_forced(folder, found, format)
     for kind, paths in found.items():
         if kind == "sessions":  # a session store: a conversation's messages or events, one file each
             yield from _unique(sessions.conversations(paths, documents, episode_id_of, on_file), seen)
         elif kind == openhands.V1:
             yield from _v1_conversations(folder, paths, seen, on_file)
+        elif kind == "codex":  # a rollout file each: one session, named by its id
+            for q in paths:
+                yield next(_unique(iter([_rollout(q, list(documents(q)))]), seen))
+                if on_file is not None:
+                    on_file(q)
         else:
             yield from _run_files(folder, paths, seen, on_file, format)
 
@@ -359,6 +393,7 @@ _HELD = {"swe-agent": ("SWE-agent trajectory file{s} (.traj)", ("swe-agent",)),
          "strands": ("Strands Agents session conversation{s}", ("bedrock",)),
          "openhands-session": ("OpenHands 0.x session{s}", ("openhands",)),
          openhands.V1: ("OpenHands V1 conversation{s}", (openhands.V1,)),
+         "codex": ("Codex rollout{s} (rollout-*.jsonl)", ("codex",)),
          "openhands": ("OpenHands trajectory file{s} (.json)", ("openhands", openhands.V1))}
 
 
@@ -548,7 +583,7 @@ def is_transcript_file(path: str | Path) -> bool:
             first = doc[0] if isinstance(doc, list) and doc else doc  # a line that lists conversations is read too
             return isinstance(first, dict) and "episode_id" not in first and (any(
                 k in first for k in (*CONVERSATION_KEYS, "resourceSpans"))
-                or swe_agent.is_trajectory(first) or openhands.is_trajectory(doc))
+                or swe_agent.is_trajectory(first) or openhands.is_trajectory(doc) or codex.is_rollout(doc))
     except SAMFileError:
         return False
     return False
