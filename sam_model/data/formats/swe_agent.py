@@ -19,7 +19,8 @@ Two generations of actions:
   range ``START:END`` is the list ``[START, END]``, so each line number is a value the labeller traces. A
   multi-line command that ends in an ``end_of_edit`` line (any ``end_of_*``) takes the words of its first line and
   the lines between as one more argument (the edit's text); any other command is shell-split whole (a quoted
-  argument may span lines, as ``edit 'old' 'new'`` writes it), or split at whitespace when its quotes do not close.
+  argument may span lines, as ``edit 'old' 'new'`` writes it), or split at whitespace when its quotes do not close
+  (:func:`sam_model.data.shellwords.words`).
   So a path a search printed, then opened, is a value traced back to the search's result.
 
 A ``.traj`` without ``history`` is read from its ``trajectory`` steps (``{"thought", "action", "observation"}``:
@@ -40,7 +41,6 @@ both sides of the split: the test split held the instances trained on.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -53,13 +53,13 @@ from sam_model.data.formats.base import (
     strict_loads,
     text_of,
 )
+from sam_model.data.shellwords import words as shell_words
 from sam_model.io import json_type
 
 ROLES = ("system", "user", "assistant", "tool")
 MARKS = ("message_type", "tool_call_ids", "is_demo")  # fields only SWE-agent's history items carry
 _END = re.compile(r"end_of_\w+")
 _RANGE = re.compile(r"(\d+):(\d+)")
-_OPERATOR = re.compile(r"[|&;<>()]+")
 
 
 def to_chat(items: list[Any], where: str) -> Chat:
@@ -152,45 +152,13 @@ def command_call(action: Any, call_id: str, where: str) -> dict[str, Any] | None
     lines = action.strip().split("\n")
     body = None
     if len(lines) > 1 and _END.fullmatch(lines[-1].strip()):
-        words, body = _words(lines[0]), "\n".join(lines[1:-1])
+        words, body = shell_words(lines[0]), "\n".join(lines[1:-1])
     else:
-        words = _words(action.strip())
+        words = shell_words(action.strip())
     if not words:
         return None
     values: list[Any] = [_value(w) for w in words[1:]] + ([body] if body is not None else [])
     return chat_call(call_id, words[0], {f"arg{k}": v for k, v in enumerate(values, 1)}, where)
-
-
-def _words(line: str) -> list[str]:
-    lexer = shlex.shlex(_uncomment(line), posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""  # shlex takes any unquoted '#' for a comment: `grep -n a#b src` lost '#b' and 'src'
-    try:
-        words = list(lexer)
-    except ValueError:  # a quote that does not close
-        words = line.split()
-    return [w for w in words if not _OPERATOR.fullmatch(w)]
-
-
-def _uncomment(text: str) -> str:
-    """``text`` without its shell comments, as bash reads them: from a ``#`` that starts a word outside quotes to
-    the end of its line (``a#b`` is a word, ``ls src  # list`` says ``ls src``)."""
-    out, quote, i = [], "", 0
-    while i < len(text):
-        c = text[i]
-        if not quote and c == "#" and (i == 0 or text[i - 1].isspace() or text[i - 1] in ";&|()<>"):
-            end = text.find("\n", i)
-            i = len(text) if end < 0 else end
-            continue
-        if c == "\\" and quote != "'":  # an escaped character (a quote, a '#') is no quote or comment
-            out.append(text[i:i + 2])
-            i += 2
-            continue
-        if c in "'\"" and quote in ("", c):
-            quote = "" if quote else c
-        out.append(c)
-        i += 1
-    return "".join(out)
 
 
 def _value(word: str) -> Any:
