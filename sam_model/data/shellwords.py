@@ -1,13 +1,63 @@
-"""Shell command lines read as bash reads their words: the splitting of the SWE-agent reader's text commands, kept
-apart from the reader so that other code can read a command line the same way.
+"""Shell command lines read as bash reads their words: one splitting for the SWE-agent reader's text commands and
+for the labelling rule's shell command arguments (:mod:`sam_model.data.toolstate`, "shell command lines").
+
+A coding agent whose tool is a shell writes every action as one command line (``cat src/foo/bar.py``), which no
+earlier event says whole, while the path inside it was printed by an earlier ``find``. Read as bash reads it, the line
+is words: quotes removed, ``#`` comments and operators (``|``, ``&&``, ``;``, redirections) dropped. The labelling rule
+traces the words an agent chose (paths, patterns, names, line ranges), not its syntax: the program word of each
+simple command, its sub-command (``git commit``), reserved words and flags are not traced (``--key=value`` and
+``KEY=value`` give their value), ``bash -c SCRIPT`` is the script's words, a heredoc's body is one text, and
+``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``, ``src``).
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from typing import Any
 
 OPERATOR = re.compile(r"[|&;<>()]+")  # a token of shell syntax, not a word
+_CONTROL = re.compile(r"[|&;<>()\n]+")  # an operator or line break in a command line read with newlines
+_REDIRECT = re.compile(r"[0-9]*[<>&]*[<>][<>&|]*")  # >, >>, <, >&, &>, 2> (its file is a word)
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.*)", re.DOTALL)  # KEY=value
+_SHELL_C = re.compile(r"-[A-Za-z]*c[A-Za-z]*")  # bash -c, -lc, -ec: the next word is a script
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([^\s'\"<>|&;()]+)\2")
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+# programs whose first word is a sub-command (git commit, cargo build, pip install): syntax, as the program word is
+SUBCOMMANDS = frozenset({"git", "cargo", "go", "npm", "pnpm", "yarn", "pip", "pip3", "uv", "poetry", "conda", "apt",
+                         "apt-get", "brew", "docker", "kubectl", "gh", "dotnet", "rustup", "gem", "helm", "terraform",
+                         "systemctl"})
+_PYTHON = re.compile(r"python[0-9.]*")  # python -m MODULE: the module is the program
+RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case",
+                      "esac", "select", "function", "time", "{", "}", "!", "[[", "]]"})
+MAX_WORDS = 64  # words of one command line traced; a longer line (generated data, a pasted list) is read whole
+_MAX_DEPTH = 3  # bash -c "bash -c '...'": nested scripts read as words (deeper: the script is one word)
+
+
+SHELL_TOOL_WORDS = frozenset({"bash", "sh", "zsh", "shell", "terminal", "powershell", "pwsh"})
+COMMAND_ARGUMENTS = frozenset({"command", "cmd", "script"})
+_RUN = frozenset({"run", "exec", "execute"})
+_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def is_shell_tool(name: str) -> bool:
+    """A tool whose name says it runs shell commands, read as words (``run_shell_command``, ``execute_bash``,
+    ``Bash``, ``terminal``, ``container.exec``): a word among :data:`SHELL_TOOL_WORDS`, a last word ``exec``,
+    ``run``/``exec``/``execute`` followed by ``command``/``cmd`` (``execute_command``, ``exec_command``), or the name
+    ``run`` alone (OpenHands' text-mode command action). ``execute_ipython_cell``, ``str_replace_editor`` or
+    ``send_command`` are none."""
+    found = [w.lower() for w in _NAME_WORD.findall(name)]
+    return bool(found) and (any(w in SHELL_TOOL_WORDS for w in found) or found[-1] == "exec" or found == ["run"]
+                            or any(a in _RUN and b in ("command", "cmd") for a, b in zip(found, found[1:])))
+
+
+def is_command_line(tool: str, argument: str, value: Any) -> bool:
+    """Whether ``value``, the top-level argument ``argument`` of a call to ``tool``, is a shell command: an argument
+    named ``command``, ``cmd`` or ``script`` (any case) of a shell tool (:func:`is_shell_tool`), holding a string
+    (a command line) or a list of strings (an argv). Anything else (another tool's ``command``, such as an editor's
+    ``view``; a shell tool's ``timeout``) is no command line."""
+    return argument.lower() in COMMAND_ARGUMENTS and is_shell_tool(tool) and (
+        isinstance(value, str) or isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value))
 
 
 def tokens(line: str, newlines: bool = False) -> list[str] | None:
@@ -51,3 +101,143 @@ def uncomment(text: str) -> str:
         out.append(c)
         i += 1
     return "".join(out)
+
+
+def command_words(command: Any, depth: int = 0) -> list[str] | None:
+    """The words of a shell command that the labelling rule traces, in order: a command line (a string) split as bash
+    reads it, or an argv list (``["bash", "-lc", "cat src/a.py | head"]``) taken item by item; in each simple command
+    the program word, reserved words (``if``, ``do``, ...) and flags are left out (a flag's ``=value`` stays),
+    ``bash -c SCRIPT`` gives the script's words, and a heredoc's body is one more word (a text). None where the
+    command is read whole, as the spec reads any value: a line whose quotes do not close, more than
+    :data:`MAX_WORDS` words, or anything but a string or a list of strings."""
+    if isinstance(command, str):
+        found = _line(command, depth)
+    elif isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        found = _simple(command, depth, shell=False)
+    else:
+        return None
+    return found if found is not None and len(found) <= MAX_WORDS else None
+
+
+def _line(line: str, depth: int) -> list[str] | None:
+    text, bodies = _heredocs(line.replace("\\\n", " "))  # a backslash-newline joins two lines
+    found = tokens(text, newlines=True)
+    if found is None:
+        return None
+    out: list[str] = []
+    command: list[str] = []
+    for t in [*found, "\n"]:
+        if _CONTROL.fullmatch(t) and not _REDIRECT.fullmatch(t):  # |, &&, ;, (, ), a line break: a new command
+            out += _simple(command, depth, shell=True)
+            command = []
+        else:
+            command.append(t)
+    return out + bodies
+
+
+def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
+    """The traced words of one simple command (a shell's tokens, or an argv list's items: ``shell=False``, where
+    ``>`` or ``if`` is an argument like any other)."""
+    out: list[str] = []
+    program: str | None = None
+    subcommand = False  # the program's next plain word is its sub-command (git commit), not traced
+    i = 0
+    while i < len(command):
+        t = command[i]
+        i += 1
+        if shell and _REDIRECT.fullmatch(t):
+            out += [_path(w) for w in command[i:i + 1]]  # the file it reads or writes
+            i += 1
+        elif shell and t in RESERVED:
+            continue
+        elif program is None and (m := _ASSIGNMENT.fullmatch(t)):
+            out.append(m.group(1))
+        elif program is None:
+            program = t.rsplit("/", 1)[-1]
+            if program in SHELLS:
+                return out + _shell(command[i:], depth)
+            subcommand = program in SUBCOMMANDS
+        elif t.startswith("-") and len(t) > 1:
+            out += [t.split("=", 1)[1]] if "=" in t else []
+            if t == "-m" and _PYTHON.fullmatch(program) and i < len(command):  # python -m pip install x
+                program, i = command[i], i + 1
+                subcommand = program in SUBCOMMANDS
+        elif subcommand:
+            subcommand = False
+        else:
+            m = _ASSIGNMENT.fullmatch(t)
+            out.append(m.group(1) if m else _path(t))
+    return out
+
+
+def _path(word: str) -> str:
+    """A word as the path it names: ``./src/a.py`` is ``src/a.py`` and ``src/`` is ``src``, as an earlier listing
+    prints them (a find prints ``./src/a.py``, which says ``src/a.py``; no listing says ``src/``)."""
+    word = word[2:] if word.startswith("./") and len(word) > 2 else word
+    return word.rstrip("/") or word
+
+
+def _shell(args: list[str], depth: int) -> list[str]:
+    """``bash [flags] -c SCRIPT [args]``: the script's words; a shell without ``-c`` runs a file, a word."""
+    out: list[str] = []
+    script = False
+    for j, a in enumerate(args):
+        if a.startswith("-") and len(a) > 1:
+            script = script or bool(_SHELL_C.fullmatch(a))
+            continue
+        if script:
+            inner = _line(a, depth + 1) if depth < _MAX_DEPTH else None
+            return out + (inner if inner is not None else [a]) + [_path(w) for w in args[j + 1:]]
+        return out + [_path(a) for a in args[j:]]
+    return out
+
+
+def _heredocs(text: str) -> tuple[str, list[str]]:
+    """``text`` without its heredocs' bodies (``<<EOF`` ... ``EOF``, ``<<-'X'`` ... ``X``), and the bodies: what a
+    heredoc feeds a command is one text, not words of the command line. A ``<<`` inside quotes or a comment is none."""
+    out: list[str] = []
+    bodies: list[str] = []
+    pending: list[tuple[str, bool]] = []  # delimiters whose bodies start at the next line
+    quote, i = "", 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                out.append(text[i:i + 2])
+                i += 2
+                continue
+            quote = "" if c == quote else quote
+        elif c == "\\":
+            out.append(text[i:i + 2])
+            i += 2
+            continue
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or text[i - 1].isspace() or text[i - 1] in ";&|()<>"):
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            out.append(text[i:end])
+            i = end
+            continue
+        elif text.startswith("<<", i) and not text.startswith("<<<", i) and (m := _HEREDOC.match(text, i)):
+            pending.append((m.group(3), m.group(1) == "-"))
+            i = m.end()
+            continue
+        elif c == "\n" and pending:
+            out.append(c)
+            i += 1
+            for delimiter, tabs in pending:
+                lines: list[str] = []
+                while i < len(text):
+                    end = text.find("\n", i)
+                    end = len(text) if end < 0 else end
+                    line, i = text[i:end], end + 1
+                    if (line.lstrip("\t") if tabs else line) == delimiter:
+                        break
+                    lines.append(line)
+                bodies.append("\n".join(lines))
+            pending = []
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out), bodies

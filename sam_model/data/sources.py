@@ -42,8 +42,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # mcp_call error, OTel tool spans) reads as an error in last_action_result. 8: an older OpenHands evaluation's
 # [action, observation] pairs whose observation names no cause read as the action's result, not the user's words
 # (logs converted under 7 by the reader before it are stale: the cache is per machine, not per release). 9: an
-# OpenHands V1 command that exited other than 0 reads as a failed call, as the same command in 0.x.
-CONVERSION_VERSION = 9
+# OpenHands V1 command that exited other than 0 reads as a failed call, as the same command in 0.x. 10: a shell
+# tool's command line (Bash, execute_bash, run_shell_command, Codex's argv, ...) is labelled by its words, not whole.
+CONVERSION_VERSION = 10
 
 
 @dataclass(frozen=True)

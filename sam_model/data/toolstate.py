@@ -26,6 +26,25 @@ A result without the flag, and so every OpenAI chat transcript (no such field), 
 chat tool message that carries ``is_error`` itself (a logger's, a ScopedMemory.add caller's) is read as the readers'
 are, and one that is no boolean is refused.
 
+**An extension of the spec for shell tools: a command line is traced by its words.** The spec traces each argument
+leaf whole. A coding agent whose tool is a shell (Claude Code's ``Bash``, OpenHands' ``execute_bash``/``terminal``,
+SWE-agent's ``bash``, Gemini CLI's ``run_shell_command``, Cline's ``execute_command``, Codex's ``shell`` with an argv
+``["bash", "-lc", ...]``) writes every action as one command line, ``cat src/foo/bar.py``, that no earlier event says
+whole, although the earlier ``find`` printed the path: its logs labelled almost nothing (or, for an argv, ``bash`` and
+``-lc`` to the first call). So the leaves of a shell command argument (:func:`sam_model.data.shellwords.is_command_line`:
+an argument named ``command``, ``cmd`` or ``script`` of a tool whose name says shell, bash, terminal or exec/run a
+command, holding a string or an argv list) are the words of its command line, as bash reads them
+(:func:`sam_model.data.shellwords.command_words`, the splitting the SWE-agent reader's text commands use): the program
+word of each simple command, its sub-command (``git commit``), reserved words and flags are not traced
+(``--key=value`` and ``KEY=value`` give their value), ``bash -c SCRIPT`` is the script's words, a heredoc's body is
+one text (free text by the spec, so skipped), and ``./src/a.py`` or ``src/`` names the path a listing prints
+(``src/a.py``, ``src``). Each word is judged as the spec judges a leaf, at the argument's path (``command``), so the
+uncertainty flags and the masking name ``command``. A line whose quotes do not close, or of more than
+:data:`~sam_model.data.shellwords.MAX_WORDS` words, is one leaf as the spec reads it, and every other tool's argument
+(an editor's ``command``, ``view``) reads as the spec says: tau-bench, SGD and the generated tool worlds convert as
+before. The running constraints keep the whole command line (:meth:`TranscriptState._call`): they are part of the
+state text the model reads, which this extension leaves as it was; only labels and masking read the words.
+
 One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
 sub-goal stack = tools called, constraints = argument values already used, last action result = a
 value-free summary of the last tool result) and writes the events. The importer and a live agent use
@@ -48,6 +67,7 @@ from sam_model.data.advice import Advice
 from sam_model.data.formats import to_chat
 from sam_model.data.formats.base import FAILED, TranscriptFormatError, strict_loads
 from sam_model.data.provenance import contains_value
+from sam_model.data.shellwords import command_words, is_command_line
 from sam_model.data.text import norm
 from sam_model.io import json_type
 from sam_model.limits import MAX_TEXT_CHARS, too_deep
@@ -85,6 +105,15 @@ def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in leaves(v, path)]
     return [(path, value)]
+
+
+def argument_leaves(tool: str, name: str, value: Any) -> list[tuple[str, Any]]:
+    """The leaves of argument ``name`` of a call to ``tool`` that the labelling rule judges: the spec's
+    :func:`leaves`, except a shell command's words (the extension of the module doc, "shell command lines"), each at
+    the argument's path; a command that is read whole (its quotes do not close) is one leaf, as the spec reads it."""
+    if is_command_line(tool, name, value) and (found := command_words(value)) is not None:
+        return [(name, w) for w in found]
+    return leaves(value, name)
 
 
 def is_free_text(s: str) -> bool:
@@ -302,6 +331,10 @@ class TranscriptState:
             self._emit(role, text)
 
     def _call(self, call: ToolCall, where: str) -> None:
+        """The running state after ``call``: its tool is the phase and joins the stack, and each argument's non-free-text
+        leaves (:func:`leaves`, the spec's) are its constraints. A shell command line stays whole here, not split into
+        the words the labels trace (:func:`argument_leaves`): the constraints are state text the model reads, and what
+        it read before the shell extension it reads still (masking drops the entry whose line says a needed word)."""
         self.phase = call.name
         if call.name not in self.stack:
             self.stack.append(call.name)
@@ -342,7 +375,7 @@ class TranscriptState:
             if not call.valid:
                 continue
             for name, value in call.arguments.items():
-                for path, v in leaves(value, name):
+                for path, v in argument_leaves(call.name, name, value):
                     outcome, hits = self._judge(path, v, own, earlier)
                     outcomes[outcome] += 1
                     if outcome == "needed":

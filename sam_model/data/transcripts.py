@@ -132,8 +132,8 @@ class ImportReport:
         if self.calls > self.calls_without_history and not self.decision_points:  # written, yet nothing to train on
             out.append(f"no decision point: no argument value of the {self.calls} tool calls is said by an earlier "
                        "event (the counts above), so this log labels nothing to train or evaluate on. Values are "
-                       "traced whole: a shell tool's command line (grep -n parse src/a.py) is one value no earlier "
-                       "event says (SWE-agent's text commands are split into words; other tools' strings are not)")
+                       "traced whole, a string as one value, but for a shell tool's command line (grep -n parse "
+                       "src/a.py: its words parse and src/a.py) and SWE-agent's text commands, split into words")
         if self.ignored:
             out.append("parts not read (no event is made of them): " +
                        ", ".join(f"{k} {v}" for k, v in self.ignored.most_common()))

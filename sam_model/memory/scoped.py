@@ -58,10 +58,10 @@ from sam_model.data.text import norm
 from sam_model.data.toolstate import (
     ToolCall,
     TranscriptState,
+    argument_leaves,
     as_calls,
     call_text,
     content_text,
-    leaves,
     parse_tool_calls,
     policy_of,
 )
@@ -190,19 +190,20 @@ def matches(record: Mapping[str, Any], filters: Mapping[str, Any], where: str = 
 
 
 MAX_CATCH_UP = 1_000  # steps a conversation saved behind its memories takes in (ScopedMemory._catch_up)
-MAX_CALL_ARGUMENTS = 256  # argument values (leaves) of one message's tool calls
+MAX_CALL_ARGUMENTS = 256  # argument values (leaves; a shell command line's words) of one message's tool calls
 
 
 def _check_call_size(message: Any, where: str) -> None:
     """Refuse a message whose tool calls hold more than MAX_CALL_ARGUMENTS argument values: each is traced through
-    the whole conversation (one call of 2,000 values against 200 messages took 4 s of a shared server's lock)."""
+    the whole conversation (one call of 2,000 values against 200 messages took 4 s of a shared server's lock). The
+    values are those traced (toolstate.argument_leaves): a shell command line counts its words."""
     if not isinstance(message, Mapping) or message.get("role") != "assistant" or not message.get("tool_calls"):
         return
     _check_calls_size(parse_tool_calls(message, where), where, "store the call's bulk as a tool result instead")
 
 
 def _check_calls_size(calls: Sequence[ToolCall], where: str, advice: str) -> None:
-    n = sum(len(leaves(c.arguments, c.name)) for c in calls if c.valid)
+    n = sum(len(argument_leaves(c.name, k, v)) for c in calls if c.valid for k, v in c.arguments.items())
     if n > MAX_CALL_ARGUMENTS:
         raise ValueError(f"{where}: its tool calls hold {n} argument values, more than {MAX_CALL_ARGUMENTS}; {advice}")
 

@@ -20,7 +20,7 @@ Two generations of actions:
   multi-line command that ends in an ``end_of_edit`` line (any ``end_of_*``) takes the words of its first line and
   the lines between as one more argument (the edit's text); any other command is shell-split whole (a quoted
   argument may span lines, as ``edit 'old' 'new'`` writes it), or split at whitespace when its quotes do not close
-  (:func:`sam_model.data.shellwords.words`).
+  (:func:`sam_model.data.shellwords.words`, the splitting the labelling rule reads a shell tool's command line by).
   So a path a search printed, then opened, is a value traced back to the search's result.
 
 A ``.traj`` without ``history`` is read from its ``trajectory`` steps (``{"thought", "action", "observation"}``:

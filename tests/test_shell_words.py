@@ -1,0 +1,172 @@
+"""A shell tool's command line is read as its words for labelling (toolstate's extension "shell command lines"):
+``cat src/tinyparse/tokenizer.py`` is no value an earlier event says whole, but its path is, printed by an earlier
+``find``. Claude Code's ``Bash``, OpenHands' ``execute_bash`` and Codex's argv (``["bash", "-lc", ...]``) each trace
+the path to the result that printed it; program words and flags are not traced; another tool's ``command`` argument,
+the constraints the model reads and a line whose quotes do not close are read as the spec reads them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sam_model.data.shellwords import command_words, is_command_line, words
+from sam_model.data.toolstate import TranscriptState, argument_leaves, leaves
+from sam_model.data.transcripts import iter_transcript_events
+
+ISSUE = "The tokenizer drops the last token; fix it."
+FIND = 'find . -name "*.py" | grep token'
+FOUND = "./src/tinyparse/tokenizer.py\n./tests/test_tokenizer.py"
+TESTS = "python -m pytest -q"
+RAN = "1 failed, 3 passed in 0.12s"
+CAT = "cat src/tinyparse/tokenizer.py"
+PATH = "src/tinyparse/tokenizer.py"
+
+
+def claude_code() -> dict:
+    """Claude Code's messages (Anthropic's shape): ``Bash`` with ``command`` and ``description``."""
+    def call(i: int, command: str) -> dict:
+        return {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash",
+                                                  "input": {"command": command, "description": f"Step {i}"}}]}
+
+    def result(i: int, text: str) -> dict:
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": text}]}
+    return {"id": "cc", "messages": [{"role": "user", "content": ISSUE}, call(1, FIND), result(1, FOUND),
+                                     call(2, TESTS), result(2, RAN), call(3, CAT), result(3, "def split(text):")]}
+
+
+def openhands() -> list[dict]:
+    """OpenHands events (event_to_dict): ``execute_bash`` function calls (``run`` actions) and their outputs."""
+    def run(n: int, command: str, output: str) -> list[dict]:
+        meta = {"function_name": "execute_bash", "tool_call_id": f"c{n}", "model_response": None}
+        return [{"id": 2 * n - 1, "source": "agent", "message": f"Running command: {command}", "action": "run",
+                 "tool_call_metadata": meta, "args": {"command": command, "thought": ""}},
+                {"id": 2 * n, "source": "agent", "message": output, "cause": 2 * n - 1, "observation": "run",
+                 "tool_call_metadata": meta, "content": output, "extras": {"command": command}}]
+    return [{"id": 0, "source": "user", "message": ISSUE, "action": "message", "args": {"content": ISSUE}},
+            *run(1, FIND, FOUND), *run(2, TESTS, RAN), *run(3, CAT, "def split(text):")]
+
+
+def codex() -> dict:
+    """Codex (Responses items): the ``shell`` function takes an argv, the script behind ``bash -lc``."""
+    def call(i: int, script: str) -> list[dict]:
+        args = {"command": ["bash", "-lc", script], "timeout_ms": 10000 + i}
+        return [{"type": "function_call", "call_id": f"s{i}", "name": "shell", "arguments": json.dumps(args)}]
+
+    def output(i: int, text: str) -> dict:
+        return {"type": "function_call_output", "call_id": f"s{i}", "output": text}
+    return {"id": "codex", "input": [{"role": "user", "content": ISSUE}],
+            "output": [*call(1, FIND), output(1, FOUND), *call(2, TESTS), output(2, RAN),
+                       *call(3, f"{CAT} | head -40"), output(3, "def split(text):")]}
+
+
+def decision(path: Path) -> dict:
+    """The decision event of the third call (its state rewritten: the event before the call to cat)."""
+    return [e for e in iter_transcript_events(path) if e["kind"] == "result"][1]
+
+
+@pytest.mark.parametrize("name, doc", [("claude-code.jsonl", claude_code()), ("openhands.json", openhands()),
+                                       ("codex.jsonl", codex())])
+def test_a_shell_tools_path_is_traced_to_the_result_that_printed_it(tmp_path, name, doc):
+    path = tmp_path / name
+    path.write_text(json.dumps(doc) + ("\n" if name.endswith(".jsonl") else ""))
+    found = next(e for e in iter_transcript_events(path) if e["kind"] == "result" and "tokenizer.py" in e["text"])
+    event = decision(path)
+    assert event["useful_memory_steps"] == [found["step"]]  # the find's output, not the issue or a call
+    assert event["meta"]["needed"] == {"command": [PATH]}
+    assert event["state"]["uncertainty_flags"] == ["command"]
+    assert "command" not in event["state"]["constraints"]  # masked: the state knows what it needs, not the value
+
+
+def test_program_words_flags_and_syntax_are_not_traced_and_values_are():
+    """`grep` said by every earlier grep call, `-rn`, `|` and `&&` are syntax, not values an event gave."""
+    st = TranscriptState()
+    st.add({"role": "user", "content": "grep -rn and head -5 are said here; so are cd and /repo"})
+    st.add({"role": "assistant", "content": "Searching."})
+    got = st.decide([_call("terminal", "cd /repo && grep -rn 'def split' src | head -5")])
+    assert sum(got.outcomes.values()) == 3  # /repo, 'def split', src: not cd, grep, -rn, head, -5, &&, |
+    assert got.needed == {"command": ["/repo"]}
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("cat src/a.py", ["src/a.py"]),
+    ("grep -rn 'def parse' src/ | head -20", ["def parse", "src"]),  # a pipeline: each command's program left out
+    ("cd /repo && python -m pytest tests/test_a.py::test_b -x", ["/repo", "tests/test_a.py::test_b"]),  # -m: a program
+    ("git commit -m 'fix parse' && cargo build --release", ["fix parse"]),  # sub-commands are syntax too
+    ("pip install -e ./vendor/lib/", ["vendor/lib"]),  # the path an earlier listing prints
+    ("find . -name '*.py' -path './src/*'", [".", "*.py", "src/*"]),
+    ('sed -n "10,40p" src/a.py; echo ok  # show it', ["10,40p", "src/a.py", "ok"]),  # quotes, ';', a comment
+    ("FOO=bar python run.py --config=cfg/a.yaml -v", ["bar", "run.py", "cfg/a.yaml"]),  # KEY=value, --key=value
+    ("python x.py > out.log 2>&1", ["x.py", "out.log", "2", "1"]),  # a redirection's file is a word
+    ("cat <<'EOF' > notes.md\nfix the parser\nEOF\nwc -l notes.md", ["notes.md", "notes.md", "fix the parser"]),
+    ("ls \\\n  src", ["src"]),  # a backslash-newline joins the lines
+    ("for f in a.py b.py; do wc -l $f; done", ["a.py", "b.py", "$f"]),  # reserved words are syntax
+    ('bash -c "ls src && cat src/b.py"', ["src", "src/b.py"]),  # a shell's -c script: its words
+    (["bash", "-lc", "cat src/a.py | head"], ["src/a.py"]),  # an argv: the script's words
+    (["sed", "-n", "1,40p", "src/a.py"], ["1,40p", "src/a.py"]),  # an argv's items, not split again
+    (["echo", "a|b", ">"], ["a|b", ">"]),  # an argv item is no operator
+    ("ls", []),
+])
+def test_command_words(command, expected):
+    assert command_words(command) == expected
+
+
+def test_a_line_that_does_not_shell_split_is_one_value_as_today():
+    line = "grep -n 'unclosed src/a.py"
+    assert command_words(line) is None
+    assert argument_leaves("Bash", "command", line) == [("command", line)] == leaves(line, "command")
+    assert command_words(" ".join(f"f{i}.py" for i in range(80))) is None  # too many words: read whole too
+
+
+@pytest.mark.parametrize("tool, argument, value", [
+    ("str_replace_editor", "command", "view"),  # OpenHands' and SWE-agent's editor: its command is a sub-command
+    ("send_command", "command", "cat src/tinyparse/tokenizer.py"),  # a command, but no shell's
+    ("execute_ipython_cell", "code", "print(open('src/a.py').read())"),
+    ("Bash", "description", "Show the tokenizer"),  # a shell tool's other arguments
+    ("Bash", "command", {"line": "cat a.py"}),  # neither a line nor an argv
+])
+def test_other_arguments_are_read_as_the_spec_reads_them(tool, argument, value):
+    assert not is_command_line(tool, argument, value)
+    assert argument_leaves(tool, argument, value) == leaves(value, argument)
+
+
+def test_a_non_shell_tools_command_argument_is_traced_whole():
+    st = TranscriptState()
+    st.add({"role": "user", "content": f"It is in {PATH}."})
+    st.add({"role": "assistant", "content": "Checking."})
+    assert st.decide([_call("send_command", CAT)]).needed == {}  # the whole line: no earlier event says it
+    assert st.decide([_call("run_shell_command", CAT)]).needed == {"command": [PATH]}  # Gemini CLI's shell
+
+
+def test_constraints_keep_the_command_line_the_model_reads():
+    """Only labels and masking read words: the running state's constraints keep the command as today."""
+    st = TranscriptState()
+    st.add({"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {
+        "name": "execute_command", "arguments": json.dumps({"command": "ls src"})}}]})
+    assert st.cons == {"command": "ls src"}
+
+
+def test_swe_agent_text_commands_keep_their_words():
+    """The SWE-agent reader's splitting is the same one (its own tests hold its conversions)."""
+    assert words('find_file "x.py" src | head  # where') == ["find_file", "x.py", "src", "head"]
+    assert words("grep -n a#b 'unclosed") == ["grep", "-n", "a#b", "'unclosed"]
+
+
+def _call(name: str, command: str):
+    from sam_model.data.toolstate import ToolCall
+    return ToolCall(name, {"command": command}, "x")
+
+
+def test_a_memory_counts_a_command_lines_words_against_its_limit():
+    """Each word is traced through the whole conversation as any value is: five command lines of 60 words held five
+    values by the old count, and 300 were traced under a served memory's lock."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    memory = ScopedMemory(HashingEncoder(16))
+    line = "wc -l " + " ".join(f"src/m{i}.py" for i in range(60))
+    calls = [{"id": f"c{i}", "type": "function", "function": {"name": "Bash", "arguments": json.dumps(
+        {"command": line})}} for i in range(5)]
+    with pytest.raises(ValueError, match="its tool calls hold 300 argument values, more than 256"):
+        memory.add([{"role": "user", "content": ISSUE}, {"role": "assistant", "tool_calls": calls}], user_id="mia")
+    memory.add([{"role": "user", "content": ISSUE}, {"role": "assistant", "tool_calls": calls[:4]}], user_id="mia")
