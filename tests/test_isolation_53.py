@@ -1,14 +1,15 @@
 """Stop 53's adversarial review of memory isolation: one scope (tenant, user, agent, run) never sees, changes, deletes
-or is influenced by another's memories, on any entry point. Each test is one attempt; all but the restore of a
-backup into another tenant held when written (that one was a bug, fixed with it: tests/test_isolation_53.py's
-test_a_checkpoint_restored_into_another_tenants_folder_is_refused fails before).
+or is influenced by another's memories, on any entry point. Each test is one attempt; all but two held when
+written: a backup restored into another tenant's folder and another tenant's log copied into it were bugs, fixed
+with them (test_a_checkpoint_restored_into_another_tenants_folder_is_refused and
+test_another_tenants_log_copied_into_a_tenants_folder_is_refused fail before).
 
 Attempts: scope names with separators ('/', '#'), unicode look-alikes and empty or missing scopes; a run id equal to
 another user's id; filters that try to widen; another scope's memory ids on get, update, delete and history (after
 a delete too); search by ``call``, live_state and query_input against another scope's conversation; concurrent
 adds of two scopes; another scope's memories changing a search's scores; the same over sam-serve's HTTP routes and
-MCP tools; a kill between the write-ahead log and the store; a checkpoint restored into another tenant's folder;
-the LangChain retriever and vector store bound to a scope; Qdrant's and FAISS's scope filters."""
+MCP tools; a kill between the write-ahead log and the store; a checkpoint restored, or a log copied, into another
+tenant's folder; the LangChain retriever and vector store bound to a scope; Qdrant's and FAISS's scope filters."""
 
 from __future__ import annotations
 
@@ -402,6 +403,65 @@ def test_a_checkpoint_restored_into_another_tenants_folder_is_refused(tmp_path):
     assert json.loads(seq.read_text())["tenant"] == "globex"  # and named at the next checkpoint
     seq.write_text(json.dumps({"seq": 1, "tenant": 5}))
     with pytest.raises(SAMFileError, match="field 'tenant' must be the name of the tenant"):
+        tenants_in(tmp_path)
+
+
+
+def test_another_tenants_log_copied_into_a_tenants_folder_is_refused(tmp_path):
+    """Found by this review: the write-ahead log named no tenant, so acme's wal.log copied alone into globex's folder
+    (the checkpoint's check passes: it is globex's own) was replayed into globex's memory, acme's users' words
+    served to globex's key. Every record now names its tenant, and another tenant's log is refused in one line
+    before anything is replayed (and before the file is changed: its torn last line stays)."""
+    from sam_model.io import SAMFileError
+
+    tenants = tenants_in(tmp_path)
+    acme = tenants.tenants["acme"]
+    acme.write("add", {"data": "acme's vault code is 1234", "user_id": "mia"})
+    acme.write("add", {"data": "acme's second note", "user_id": "mia"})
+    for t in tenants.tenants.values():
+        t.release()  # a kill: acme's writes are in its log alone
+    data = tmp_path / "data"
+    log = data / "acme" / "wal.log"
+    torn = log.read_bytes() + b"0badc0de {\"seq\": 9"
+    (data / "globex" / "wal.log").write_bytes(torn)
+    with pytest.raises(SAMFileError, match=r"globex.wal\.log: line 1 is a write of tenant 'acme', not 'globex' "
+                                           r".*nothing was replayed or changed"):
+        tenants_in(tmp_path)
+    assert (data / "globex" / "wal.log").read_bytes() == torn
+    assert all(json.loads(line.split(b" ", 1)[1])["tenant"] == "acme" for line in log.read_bytes().splitlines())
+    (data / "globex" / "wal.log").write_bytes(b"")
+    again = tenants_in(tmp_path)  # acme's own log in acme's folder: replayed, as ever
+    assert texts(again.tenants["acme"].memory.get_all(user_id="mia")) == {"acme's vault code is 1234",
+                                                                          "acme's second note"}
+    assert again.tenants["globex"].memory.get_all(user_id="mia")["results"] == []
+    for t in again.tenants.values():
+        t.release()
+
+
+def test_a_log_written_before_records_named_their_tenant_is_read_as_its_folders(tmp_path):
+    """A log of records without 'tenant' (written before they named theirs) is replayed into its folder's tenant,
+    as a checkpoint without one is loaded; a record whose 'tenant' is no name is damage, named with its line."""
+    import zlib
+
+    from sam_model.io import SAMFileError
+
+    tenants = tenants_in(tmp_path)
+    for t in tenants.tenants.values():
+        t.release()
+
+    def line(record: dict) -> bytes:
+        body = json.dumps(record).encode()
+        return b"%08x %s\n" % (zlib.crc32(body), body)
+
+    log = tmp_path / "data" / "globex" / "wal.log"
+    old = {"seq": 1, "op": "add", "args": {"data": "globex's old note", "user_id": "mia"}}
+    log.write_bytes(line(old))
+    again = tenants_in(tmp_path)
+    assert texts(again.tenants["globex"].memory.get_all(user_id="mia")) == {"globex's old note"}
+    for t in again.tenants.values():
+        t.release()
+    log.write_bytes(line({**old, "tenant": 5}))
+    with pytest.raises(SAMFileError, match=r"line 1 has a good checksum but its 'tenant' is 5, not a tenant's name"):
         tenants_in(tmp_path)
 
 

@@ -192,3 +192,23 @@ def test_a_checkpoint_after_a_refused_write_keeps_the_later_writes(tmp_path, mon
     wal.append("add", {"data": "fact 4"})
     wal.close()
     assert [r["args"]["data"] for r in WriteAheadLog(path).records()] == ["fact 2", "fact 3", "fact 4"]
+
+
+def test_each_record_names_its_tenant_and_another_tenants_log_is_refused_unchanged(tmp_path):
+    """A log opened for a tenant names it on every record (the write's and the attached one), through a cut; opened
+    for another tenant it is refused, naming the line, before its torn last line is cut off; opened for none (or a
+    record naming none, from before) anything is read."""
+    path = tmp_path / "wal.log"
+    wal = WriteAheadLog(path, tenant="acme")
+    for i in range(3):
+        wal.attach(wal.append("add", {"data": f"fact {i}"}), "vectors", {"ids": [f"m{i}"]})
+    wal.drop_through(1)
+    wal.close()
+    assert [r["tenant"] for r in WriteAheadLog(path, tenant="acme").records()] == ["acme"] * 4
+    with open(path, "ab") as f:
+        f.write(b"0badc0de {\"seq\": 4")
+    before = path.read_bytes()
+    with pytest.raises(SAMFileError, match=r"wal\.log: line 1 is a write of tenant 'acme', not 'globex'"):
+        WriteAheadLog(path, tenant="globex")
+    assert path.read_bytes() == before
+    assert WriteAheadLog(path).seq == 3  # no tenant asked: read as it is

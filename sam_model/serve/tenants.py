@@ -10,7 +10,8 @@ made logged after it, so that a replay does not encode them again: LoggedVectors
 ``checkpoint_every`` writes, and a tenth of the memories held (``checkpoint_share``), and at a clean shutdown, the
 memory is saved atomically with the log's seq and the tenant's name (a checkpoint restored into another tenant's
 folder is refused at start: :func:`read_seq`), and the records it holds leave the log; searches and writes go on
-while it is written (Tenant.checkpoint). On start each tenant loads its checkpoint and replays the log after its seq.
+while it is written (Tenant.checkpoint). On start each tenant loads its checkpoint and replays the log after its seq
+(each record of which names its tenant: another tenant's log copied into the folder is refused first).
 
 The keys file is JSON, ``{"<tenant>": "<api key>", ...}``: tenant names of ASCII letters, digits, ``_`` and
 ``-``, different also when case is ignored; keys of at least 16 characters, all different, of printable ASCII
@@ -255,15 +256,17 @@ class Tenant:
         migrated memory at once."""
         ckpt = self.folder / CHECKPOINT
         fresh = not exists(ckpt)
-        if not fresh:
-            with reading(ckpt) as f:
-                done = read_seq(f / SEQ_FILE, self.folder / WAL_FILE, self.name)
-                self.memory = load_memory(f / "memory")
-        else:
-            self.memory, done = make_memory(), 0
-        self.vectors = LoggedVectors(self.memory.store.encoder)
-        self.wal = WriteAheadLog(self.folder / WAL_FILE, fsync=fsync)
+        # the log first: one of another tenant is refused before this tenant's checkpoint is loaded (on a Qdrant
+        # server the load attaches to the collection)
+        self.wal = WriteAheadLog(self.folder / WAL_FILE, fsync=fsync, tenant=self.name)
         try:
+            if not fresh:
+                with reading(ckpt) as f:
+                    done = read_seq(f / SEQ_FILE, self.folder / WAL_FILE, self.name)
+                    self.memory = load_memory(f / "memory")
+            else:
+                self.memory, done = make_memory(), 0
+            self.vectors = LoggedVectors(self.memory.store.encoder)
             records = self._replayable(done, None if fresh else ckpt / SEQ_FILE)
             self._replay(records, done, reencode)
         except BaseException:

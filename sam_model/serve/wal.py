@@ -6,8 +6,12 @@ memory's atomic save, sam_model.io) and replays the lines after it, in order, so
 the last acknowledged write was answered (writes that were not yet answered may or may not be there, as with any
 database).
 
-A line is ``<crc32 hex> <json>\\n`` with json = ``{"seq": n, "op": ..., "args": {...}}``; seq numbers writes
-from 1 and never repeats. A kill can tear only the last line (it was never acknowledged: the fsync had not
+A line is ``<crc32 hex> <json>\\n`` with json = ``{"seq": n, "tenant": name, "op": ..., "args": {...}}``; seq
+numbers writes from 1 and never repeats. Each record names its tenant, so another tenant's log copied into a
+tenant's folder is refused at start, before anything is replayed (its writes had gone into this tenant's memory);
+the name is on every record, not in a header, so that no truncation (a checkpoint's, a torn line's, an undo's)
+has a header to keep, and a kill leaves every line it did not tear whole, name and all. A record without
+``tenant`` (a log written before records named theirs) is read as its folder's tenant's. A kill can tear only the last line (it was never acknowledged: the fsync had not
 returned): reading drops a torn or unterminated last line with a warning. A bad line anywhere else is damage,
 reported with its file and line, as is a line whose checksum holds but which is no record (no ``op``, ``args``
 not an object): it was written whole, so it is not torn. A write that made memories is followed by a record of
@@ -96,17 +100,21 @@ def _problem(record: Any) -> str | None:
         value = record[field]
         if isinstance(value, bool) or not isinstance(value, kind) or (field == "seq" and value < 1):
             return f"its {field!r} is {json.dumps(value)[:60]}, not {want}"
+    if "tenant" in record and not isinstance(record["tenant"], str):
+        return f"its 'tenant' is {json.dumps(record['tenant'])[:60]}, not a tenant's name"
     return None
 
 
 class WriteAheadLog:
     """Append-only, fsync-ed log of one tenant's writes (see the module doc). Callers serialise appends."""
 
-    def __init__(self, path: str | os.PathLike, fsync: bool = True):
+    def __init__(self, path: str | os.PathLike, fsync: bool = True, tenant: str | None = None):
         """``fsync=False`` only for benchmarks that measure what the fsync costs: then a kill -9 of the machine
-        (not of the process: the page cache survives that) can lose acknowledged writes."""
+        (not of the process: the page cache survives that) can lose acknowledged writes. ``tenant``: whose log this
+        is; each record appended names it, and a record naming another tenant is refused here (SAMFileError),
+        before the file is changed (None: records name no tenant, and any is read)."""
         self.path = Path(path)
-        self.fsync = fsync
+        self.fsync, self.tenant = fsync, tenant
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # seq -> the byte offset just after its last line: what a checkpoint of that seq cuts at, without parsing
         self._ends: dict[int, int] = {}
@@ -148,6 +156,8 @@ class WriteAheadLog:
                 raise SAMFileError(f"{self.path}: line {n} has a good checksum but {problem}, so it is no write this "
                                    "log took; nothing was changed: restore the file from a backup, or move it away to "
                                    "start from the checkpoint (its writes are then lost)")
+            if self.tenant is not None and record.get("tenant", self.tenant) != self.tenant:
+                raise self._foreign(n, record["tenant"])
             good += len(raw) + 1
             yield n, record, good
         if good != len(data):
@@ -157,6 +167,16 @@ class WriteAheadLog:
             with open(self.path, "r+b") as f:
                 f.truncate(good)
                 os.fsync(f.fileno())
+
+    def _foreign(self, n: int, owner: str) -> SAMFileError:
+        """The refusal of a log holding tenant ``owner``'s writes (line ``n``) in this tenant's folder: replayed, they
+        had gone into this tenant's memory, served to its key."""
+        me = self.tenant
+        return SAMFileError(
+            f"{self.path}: line {n} is a write of tenant {owner!r}, not {me!r} (another tenant's log copied here?), "
+            f"and nothing was replayed or changed: put {me!r}'s own log here (or move this one away to start from the "
+            f"checkpoint alone: its writes are then lost); if {me!r} is {owner!r} renamed, start the server once with "
+            f"the old name, whose clean shutdown checkpoints the log away")
 
     def records(self, after: int = 0) -> list[dict[str, Any]]:
         """The records with seq > ``after``, in order."""
@@ -172,7 +192,7 @@ class WriteAheadLog:
         (a full disk, a file size limit): the log is then as it was before the call, and the write must not be
         applied or answered as done."""
         seq, start = self.seq + 1, self._size
-        self._write(seq, _line({"seq": seq, "op": op, "args": args}))
+        self._write(seq, self._record(seq, op, args))
         if self.fsync:
             try:
                 os.fsync(self._fd)
@@ -228,7 +248,12 @@ class WriteAheadLog:
         """A record about the write ``seq`` (its memories' vectors), under the same seq and not fsync-ed: losing it
         costs only time (that write replays without it); the next append's fsync makes it durable too."""
         self._last = None  # the write was applied: it is no longer one to take back
-        self._write(seq, _line({"seq": seq, "op": op, "args": args}))
+        self._write(seq, self._record(seq, op, args))
+
+    def _record(self, seq: int, op: str, args: dict[str, Any]) -> bytes:
+        """The line of one record, naming this log's tenant (when it has one)."""
+        named = {"seq": seq} if self.tenant is None else {"seq": seq, "tenant": self.tenant}
+        return _line({**named, "op": op, "args": args})
 
     def drop_through(self, seq: int) -> None:
         """Drop the records with seq <= ``seq`` (a checkpoint holds them) and keep the later ones (written while
