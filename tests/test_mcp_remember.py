@@ -232,3 +232,36 @@ def test_a_served_add_reads_its_messages_through_their_reader_once(tmp_path, mon
         m["memory"] for m in memory.get_all(user_id="bo")["results"]]
     assert any("QX7Z9A" in m["memory"] for m in added["results"])
     tenants.close()
+
+
+def test_mcp_forget_all_deletes_a_scopes_memories_and_conversation_as_the_http_delete_all(tmp_path):
+    """MCP had no delete-all: a user who wanted all their memories gone was forgotten one id at a time. forget_all is
+    the HTTP DELETE /v1/memories?<scope>: the same log record, the same refusals (no scope, a '/', an unknown
+    argument; logged never), within the caller's tenant only, and the conversation goes with the memories."""
+    tenants = open_tenants(tmp_path)
+    acme = tenants.tenants["acme"]
+    answer(mcp_calls(tenants, "acme", ("remember", {"messages": OPENAI, **MIA}))[0])
+    answer(mcp_calls(tenants, "acme", ("remember", {"text": "eve's note", "user_id": "eve"}))[0])
+    answer(mcp_calls(tenants, "globex", ("remember", {"messages": OPENAI, **MIA}))[0])
+    logged = len(writes(acme))
+    refused = mcp_calls(tenants, "acme", ("forget_all", {}), ("forget_all", {"user_id": "mia/trip"}),
+                        ("forget_all", {"usr_id": "mia"}), ("forget_all", {"user_id": 7}))
+    assert [r.is_error for r in refused] == [True] * 4
+    assert "give user_id, agent_id or run_id" in refused[0].content[0].text
+    assert "without '/'" in refused[1].content[0].text and "unknown argument 'usr_id'" in refused[2].content[0].text
+    assert len(writes(acme)) == logged
+    done, found = mcp_calls(tenants, "acme", ("forget_all", MIA), ("recall", {"query": "", "call": CANCEL, **MIA}))
+    assert answer(done) == {"message": f"{len(OPENAI)} memories deleted"}
+    assert answer(found) == {"results": [], "state": live_state([], CANCEL)}  # the conversation went too
+    assert writes(acme)[-1]["op"] == "delete_all" and writes(acme)[-1]["args"] == {**MIA, "agent_id": None}
+    assert [m["memory"] for m in acme.memory.get_all(user_id="eve")["results"]] == ["eve's note"]
+    assert len(tenants.tenants["globex"].memory.get_all(**MIA)["results"]) == len(OPENAI)
+    http = TestClient(create_app(tenants)).delete("/v1/memories", headers={"X-API-Key": KEYS["globex"]}, params=MIA)
+    assert http.json() == {"message": f"{len(OPENAI)} memories deleted"}
+    assert writes(tenants.tenants["globex"])[-1]["args"] == writes(acme)[-1]["args"]  # logged alike
+    for t in tenants.tenants.values():
+        t.release()  # no checkpoint: the log replays
+    again = open_tenants(tmp_path)
+    assert again.tenants["acme"].memory.get_all(**MIA)["results"] == []
+    assert len(again.tenants["acme"].memory.get_all(user_id="eve")["results"]) == 1
+    again.close()

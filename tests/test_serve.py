@@ -374,7 +374,7 @@ def test_an_mcp_tool_refuses_an_argument_it_does_not_name(retriever, tmp_path):
 
     *schemas, typo, widen, long, ok, live, true = asyncio.run(calls())
     assert true.is_error and "limit" in true.content[0].text  # numbers strict, as over HTTP
-    assert schemas == [False, False, False]
+    assert schemas == [False] * 4  # remember, recall, forget, forget_all
     assert typo.is_error and "agnet_id" in typo.content[0].text
     assert widen.is_error and "all_scopes" in widen.content[0].text
     assert long.is_error and "at most 256 characters" in long.content[0].text

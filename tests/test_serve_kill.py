@@ -45,7 +45,7 @@ def test_mcp_tools_answer_a_client_with_the_tenants_key(export, tmp_path):
 
     async def calls():
         async with await session(KEYS["acme"]) as c:
-            assert {t.name for t in (await c.list_tools()).tools} == {"remember", "recall", "forget"}
+            assert {t.name for t in (await c.list_tools()).tools} == {"remember", "recall", "forget", "forget_all"}
             added = await c.call_tool("remember", {"text": "my budget is $300", "user_id": "mia"})
             mid = json.loads(added.content[0].text)["results"][0]["id"]
             found = await c.call_tool("recall", {"query": "budget?", "user_id": "mia", "state": {"phase": "plan"}})

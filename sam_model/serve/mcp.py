@@ -1,4 +1,4 @@
-"""The MCP face of ``sam-serve``: three memory tools for agents (the ``mcp`` SDK's MCPServer).
+"""The MCP face of ``sam-serve``: four memory tools for agents (the ``mcp`` SDK's MCPServer).
 
 - ``remember(text | messages, user_id, agent_id, run_id, metadata)``: store what was said or done: one user message
   (``text``), or the conversation's new chat messages in any format ScopedMemory.add reads (``messages``: the
@@ -11,6 +11,9 @@
   whose state the memory computes from the scope's recorded conversation) SAM's state-adaptive query, else a
   plain one;
 - ``forget(memory_id, user_id, agent_id, run_id)``: delete a memory (the scopes given must be its own).
+- ``forget_all(user_id, agent_id, run_id)``: delete every memory of the scopes, as the HTTP ``DELETE
+  /v1/memories?<scope>`` (Mem0's delete_all) does, logged alike: a user who wants all of theirs gone had to forget
+  them one id at a time, and an id missed (or a new one) kept its words.
 
 Over HTTP (mounted at ``/mcp`` of the HTTP service) each call carries the tenant's key as the HTTP API does
 (``Authorization: Bearer <key>`` or ``X-API-Key``); an unknown key is refused. Over stdio (``sam-serve --stdio``,
@@ -55,7 +58,7 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
     """The MCP server over ``tenants``; ``stdio_tenant``: the tenant of calls that carry no HTTP headers."""
     server = _Server("sam-memory", instructions="Long-term memory for this agent: remember the conversation as it "
                        "goes (your tool calls and their results too), recall what matters before a tool call, "
-                       "forget what is wrong.")
+                       "forget what is wrong (forget_all: all of a user's).")
     run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
 
     def write(ctx: Context, op: str, args: dict[str, Any], read: Any = None) -> dict:
@@ -121,6 +124,13 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
         that user's (agent's, run's) memory."""
         scopes = {n: v for n, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)) if v is not None}
         return write(ctx, "delete", {"memory_id": memory_id, **scopes})
+
+    @server.tool()
+    def forget_all(ctx: Context, user_id: str | None = None, agent_id: str | None = None,
+                   run_id: str | None = None) -> dict:
+        """Delete every memory of the user (agent, run) and its recorded conversation; give at least one of them.
+        With user_id alone, every memory of that user goes, with any agent or run."""
+        return write(ctx, "delete_all", {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
 
     for tool in server._tool_manager.list_tools():  # the SDK has no option for it (mcp 2.x): its tools' own models
         tool.fn_metadata.arg_model = _refusing_unknown(tool.fn_metadata.arg_model)

@@ -452,6 +452,8 @@ def check_write(memory: ScopedMemory, op: str, args: Mapping[str, Any]) -> None:
                                                                                           else ""))
     if op == "update" and (not isinstance(args["data"], str) or not args["data"].strip()):
         raise ValueError(f"data must be the memory's new text (a non-empty string), got {args['data']!r}")
+    if op == "delete_all":  # no scope (delete_all of every user is reset, no served write), a '/' in one
+        memory._scopes(*_scopes(args).values(), need="write")
 
 
 def _scopes(args: Mapping[str, Any]) -> dict[str, Any]:
