@@ -496,6 +496,106 @@ def test_delete_all_forgets_a_conversation_whose_memories_were_deleted_one_by_on
     assert card not in (folder / "store" / "store.json").read_text()
 
 
+
+CARD = "4111222233334444"
+
+
+def _call(i: int, name: str, arguments: dict) -> dict:
+    return {"role": "assistant", "tool_calls": [{"id": f"c{i}", "type": "function", "function": {
+        "name": name, "arguments": json.dumps(arguments)}}]}
+
+
+PAYING = [{"role": "user", "content": f"my card is {CARD}"},
+          {"role": "assistant", "content": "Which booking shall I pay?"},
+          {"role": "user", "content": "the Lisbon one, BK-77Q"},
+          _call(1, "pay", {"card": CARD, "city": "Lisbon", "booking": "BK-77Q"}),  # card needed: said at step 0
+          {"role": "tool", "tool_call_id": "c1", "content": "paid"},
+          _call(2, "hold", {"city": "Porto"}),  # sets city again
+          {"role": "tool", "tool_call_id": "c2", "content": "held"},
+          {"role": "assistant", "content": "Done."}]
+AGAIN = {"name": "pay", "arguments": {"card": CARD, "booking": "BK-77Q"}}
+
+
+def _saved_words(memory: ScopedMemory, folder) -> str:
+    """What a save holds but the deleted memories' history (Mem0's history keeps what was deleted)."""
+    folder = memory.save(folder)
+    saved = json.loads((folder / "scoped.json").read_text())
+    saved.pop("history")
+    return json.dumps(saved) + (folder / "store" / "store.json").read_text()
+
+
+def test_deleting_a_scopes_memories_one_by_one_forgets_its_conversation_as_delete_all_does(tmp_path):
+    """Found by stop 53's review: forgetting every memory one by one (MCP forget has ids only) left the values the
+    deleted tool calls set in the conversation's state: a search by call, live_state and a save still held the card
+    number. The last memory's delete now forgets the conversation as delete_all does; the ids go on, not reused."""
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig())
+    memory.add(PAYING, user_id="mia")
+    memory.add("I live in Paris", user_id="eve")
+    ids = [r["id"] for r in memory.get_all(user_id="mia")["results"]]
+    for i in reversed(ids):  # the call's memory last: up to it, its values stay (it is still remembered)
+        memory.delete(i, user_id="mia")
+    assert memory.search("", call=AGAIN, user_id="mia")["state"]["constraints"] == {}
+    assert memory.live_state(user_id="mia").constraints == {}
+    assert CARD not in _saved_words(memory, tmp_path / "m")
+    assert memory.add("hello again", user_id="mia")["results"][0]["id"] not in ids
+    assert [r["memory"] for r in memory.get_all(user_id="eve")["results"]] == ["I live in Paris"]
+
+
+def test_deleting_a_tool_calls_memory_takes_the_values_it_set_out_of_the_conversation(tmp_path):
+    """Found by stop 53's review: a deleted tool call's values stayed in the conversation's constraints (its running
+    state, its events' states, the store's last state, the needed values of the event before the call), so a search
+    by call, live_state and a save held the card it paid with after the user deleted that call and the message that
+    said the card. They leave with the call's memory, but a path a later remembered call set again (city: that
+    call's value from it on), and survive a save and a load."""
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig())
+    memory.add(PAYING, user_id="mia")
+    memory = ScopedMemory.load(memory.save(tmp_path / "before"), HashingEncoder(64))
+    memory.delete("mia#3", user_id="mia")  # the pay call
+    memory.delete("mia#0", user_id="mia")  # the message that said the card
+    assert memory.live_state(user_id="mia").constraints == {"city": "Porto"}
+    assert memory.search("", call={"name": "pay", "arguments": {"booking": "BK-77Q"}},
+                         user_id="mia")["state"]["constraints"] == {"city": "Porto"}
+    events = memory._trackers["mia"].events
+    assert [sorted(e["state"]["constraints"]) for e in events[3:]] == [[], [], ["city"], ["city"], ["city"]]
+    assert "card" not in events[2]["meta"]["needed"]
+    assert CARD not in _saved_words(memory, tmp_path / "after") and "BK-77Q" in _saved_words(memory, tmp_path / "a2")
+    memory.delete("mia#5", user_id="mia")  # the hold call: city goes, Lisbon (its earlier value) is not put back
+    assert memory.live_state(user_id="mia").constraints == {}
+    memory.add([_call(3, "pay", {"booking": "BK-77Q"})], user_id="mia")
+    assert memory.live_state(user_id="mia").constraints == {"booking": "BK-77Q"}  # the conversation goes on
+
+
+def test_a_conversation_saved_before_calls_writes_were_kept_still_forgets_a_deleted_calls_values(tmp_path):
+    """A save from before the trackers kept what each call set: a deleted call's values are those its event's state
+    set (compared with the event before it), taken out to the conversation's end."""
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig())
+    memory.add(PAYING[:5], user_id="mia")
+    folder = memory.save(tmp_path / "m")
+    saved = json.loads((folder / "scoped.json").read_text())
+    for t in saved["trackers"].values():
+        del t["writes"], t["writes_from"]
+    (folder / "scoped.json").write_text(json.dumps(saved))
+    old = ScopedMemory.load(folder, HashingEncoder(64))
+    old.delete("mia#3", user_id="mia")
+    old.delete("mia#0", user_id="mia")
+    assert old.live_state(user_id="mia").constraints == {}
+    assert CARD not in json.dumps(old._trackers["mia"].state_dict()["cons"])
+
+
+@pytest.mark.parametrize("bad", [[{"step": 99, "wrote": {}, "decided": None}], [{"step": 0, "wrote": []}], ["x"]])
+def test_a_saved_conversations_bad_writes_are_refused_naming_them(tmp_path, bad):
+    from sam_model.io import SAMFileError
+
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig())
+    memory.add(PAYING[:5], user_id="mia")
+    folder = memory.save(tmp_path / "m")
+    saved = json.loads((folder / "scoped.json").read_text())
+    saved["trackers"]["mia"]["writes"] = bad
+    (folder / "scoped.json").write_text(json.dumps(saved))
+    with pytest.raises((SAMFileError, ValueError), match=r"conversation tracker field 'writes' item 0 must be"):
+        ScopedMemory.load(folder, HashingEncoder(64))
+
+
 def test_a_memory_saved_by_one_model_is_refused_by_another_unless_reencoded(tmp_path):
     from sam_model.io import SAMFileError
 

@@ -8,7 +8,7 @@ event earlier in file order (the lifelong-agent setting).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -140,6 +140,17 @@ class MemoryRecorder:
         """Drop what the recorder keeps of an episode whose memories were all deleted (its last state holds the
         values its tool calls set): its next event starts a task, compared with no earlier state."""
         self._last.pop(episode_id, None)
+
+    def drop(self, episode_id: Any, last: Collection[str], before: Collection[str]) -> None:
+        """Take constraint paths out of the episode's last state (``last``) and the state before it (``before``): the
+        values a deleted tool call set (ScopedMemory.delete), which a save holds and the next record is compared
+        with."""
+        kept = self._last.get(episode_id)
+        for n, paths in ((0, last), (3, before)) if kept is not None else ():
+            state = kept[n]
+            if state is not None and set(paths) & state.constraints.keys():
+                kept[n] = dataclasses.replace(state, constraints={k: v for k, v in state.constraints.items()
+                                                                  if k not in paths})
 
     def task_start(self, episode_id: Any) -> int | None:
         """The step where the episode's current task began (None before its first event)."""

@@ -275,6 +275,10 @@ class TranscriptState:
         self._call_names: dict[str, str] = {}  # tool_call_id -> tool name
         self.invalid_arguments: list[str] = []  # where a call's arguments were not a JSON object (kept raw)
         self.unmatched_results: list[str] = []  # tool results that answer no earlier call (named as the spec says)
+        # what each tool call set in ``cons`` ({"step": its event, "wrote": {path: value}, "decided": the event whose
+        # meta.needed it fed, or None}), in step order, so that deleting its memory takes its values out (forget)
+        self.writes: list[dict[str, Any]] = []
+        self.writes_from = 0  # the first event whose call's writes are kept (a tracker saved before: after its events)
 
     def snapshot(self) -> dict[str, Any]:
         return {"phase": self.phase, "subgoal_stack": list(self.stack),
@@ -348,13 +352,16 @@ class TranscriptState:
                                           f"than {MAX_ARGUMENT_DEPTH} levels); kept as the raw string (no argument "
                                           "of this call is traced)")
         else:
+            wrote: dict[str, Any] = {}
             for name, value in call.arguments.items():
                 kept: dict[str, list[Any]] = {}
                 for path, v in leaves(value, name):
                     if not (isinstance(v, str) and is_free_text(norm(v))):
                         kept.setdefault(path, []).append(v)
                 for path, vs in kept.items():
-                    self.cons[path] = vs[0] if len(vs) == 1 else vs
+                    self.cons[path] = wrote[path] = vs[0] if len(vs) == 1 else vs
+            if wrote:
+                self.writes.append({"step": len(self.events), "wrote": wrote, "decided": None})
         self._emit("action", call_text(call.name, call.arguments))
 
     def decide(self, calls: Sequence[ToolCall]) -> Decision | None:
@@ -415,7 +422,12 @@ class TranscriptState:
                     event["useful_memory_steps"] = decision.labels
                     event["meta"] = {"needed": decision.needed}  # for grounding@k; the model never reads meta
                     revised = 1
+        n = len(self.events)
         self.add(message, where)
+        for w in reversed(self.writes) if revised else ():  # this message's calls fed the event before it
+            if w["step"] < n:
+                break
+            w["decided"] = n - 1
         return decision, revised
 
     def mark(self) -> dict[str, Any]:
@@ -423,7 +435,7 @@ class TranscriptState:
         the last event's fields and the small running fields are copied, not the whole conversation)."""
         return {"n": len(self.events), "last_event": dict(self.events[-1]) if self.events else None,
                 "phase": self.phase, "last": self.last, "stack": list(self.stack), "cons": dict(self.cons),
-                "calls": dict(self._call_names), "invalid": len(self.invalid_arguments),
+                "calls": dict(self._call_names), "invalid": len(self.invalid_arguments), "writes": len(self.writes),
                 "unmatched": len(self.unmatched_results), "results_cut": self.results_cut, "policy_norm": self.policy_norm}
 
     def rollback(self, mark: Mapping[str, Any]) -> None:
@@ -435,6 +447,7 @@ class TranscriptState:
         self.phase, self.last, self.stack, self.cons = mark["phase"], mark["last"], mark["stack"], mark["cons"]
         self._call_names, self.results_cut, self.policy_norm = mark["calls"], mark["results_cut"], mark["policy_norm"]
         del self.invalid_arguments[mark["invalid"]:]
+        del self.writes[mark["writes"]:]
         del self.unmatched_results[mark.get("unmatched", len(self.unmatched_results)):]
 
     def note(self, kind: str, text: str, state: Mapping[str, Any]) -> None:
@@ -451,10 +464,42 @@ class TranscriptState:
         self.events[step] = {**self.events[step], "text": text}
         self._norms[step] = norm(text)
 
-    def forget(self, step: int) -> None:
+    def forget(self, step: int) -> dict[str, int | None]:
         """Blank the text of event ``step`` (its memory was deleted): no later argument is traced to it, and a saved
-        tracker holds its words no more. Its place stays, so the steps of the events after it do not move."""
+        tracker holds its words no more. Its place stays, so the steps of the events after it do not move.
+
+        A tool call's event also takes out of the constraints the paths the call set (a card number it paid with):
+        of the running state, unless a later call that is still remembered set the path again (then the state holds
+        that call's value, as it did), and of the states of the events from the call on, up to the next such call;
+        its needed values leave the meta of the event before it. An earlier call's value of the path is not put
+        back: the conversation had replaced it (a user who changed the city and then deleted the change did not ask
+        for the old city), deleting a memory only takes away, and the earlier call's own memory still says it. Two
+        calls of one message that needed the same value at the same path lose it from that meta together. Returns
+        each path taken out with the event of the next call that set it again (None: none), for :func:`cleared`."""
         self.rewrite(step, "")
+        mine = next((w for w in self.writes if w["step"] == step), None)
+        if mine is not None:
+            self.writes.remove(mine)
+        elif self.events[step]["kind"] == "action" and step < self.writes_from:  # saved before writes were kept: the
+            # paths its state set or changed (more, where the event before is a decision's masked state)
+            before = self.events[step - 1]["state"].get("constraints", {}) if step else {}
+            mine = {"wrote": {p: v for p, v in self.events[step]["state"].get("constraints", {}).items()
+                              if before.get(p) != v}, "decided": None}
+        if not mine:
+            return {}
+        until = {p: next((w["step"] for w in self.writes if w["step"] > step and p in w["wrote"]), None)
+                 for p in mine["wrote"]}
+        for t in range(step, len(self.events)):
+            self.events[t] = _without(self.events[t], cleared(until, step, t))
+        for p, u in until.items():
+            if u is None:
+                self.cons.pop(p, None)
+        d = mine["decided"]
+        if d is not None and isinstance(meta := self.events[d].get("meta"), Mapping):
+            said = {p: {norm(v) for _, v in leaves(value, p)} for p, value in mine["wrote"].items()}
+            needed = {p: [x for x in vs if x not in said.get(p, ())] for p, vs in meta.get("needed", {}).items()}
+            self.events[d] = {**self.events[d], "meta": {**meta, "needed": {p: vs for p, vs in needed.items() if vs}}}
+        return until
 
     def state_dict(self) -> dict[str, Any]:
         """Everything the tracker knows, JSON-able (a saved memory continues a conversation where it was)."""
@@ -472,6 +517,7 @@ class TranscriptState:
             raise ValueError(f"unknown conversation tracker fields {unknown[:5]}")
         if missing := sorted({"episode_id", "events", "phase"} - set(d)):
             raise ValueError(f"a conversation tracker must have the fields {missing}")
+        kept = "writes" in d  # else saved before calls' writes were kept: forget infers its calls' (writes_from)
         d = {**fresh, **d}
         for k, v in d.items():
             want = type(fresh[k])
@@ -481,8 +527,16 @@ class TranscriptState:
                 should = "a number or null" if k == "result_limit" else "true or false" if want is bool else \
                     json_type(fresh[k])
                 raise ValueError(f"conversation tracker field {k!r} must be {should}, got {json_type(v)}")
+        n = len(d["events"])
+        for i, w in enumerate(d["writes"]):
+            if not (isinstance(w, Mapping) and _is_event(w.get("step"), n) and isinstance(w.get("wrote"), Mapping)
+                    and (w.get("decided") is None or _is_event(w.get("decided"), n))):
+                raise ValueError(f"conversation tracker field 'writes' item {i} must be {{\"step\": <event>, \"wrote\": "
+                                 f"{{<path>: <value>}}, \"decided\": <event> or null}}, got {json.dumps(w)[:80]}")
         self = cls.__new__(cls)
         self.__dict__.update({k: (dict(v) if isinstance(v, Mapping) else v) for k, v in d.items()})
+        if not kept:
+            self.writes_from = len(self.events)
         return self
 
     def _judge(self, path: str, value: Any, own: str, earlier: list[str]) -> tuple[str, list[int]]:
@@ -495,6 +549,25 @@ class TranscriptState:
             return "policy", []
         hits = [i for i, text in enumerate(earlier) if says(text, s)]
         return ("needed", hits) if hits else ("untraceable", [])
+
+
+def cleared(until: Mapping[str, int | None], step: int, t: int) -> set[str]:
+    """The paths a state at event ``t`` no longer holds after the call at event ``step`` was forgotten
+    (:meth:`TranscriptState.forget`'s ``until``): from the call on, up to the next call that set the path again."""
+    return {p for p, u in until.items() if step <= t and (u is None or t < u)}
+
+
+def _without(event: dict[str, Any], paths: set[str]) -> dict[str, Any]:
+    """``event`` with ``paths`` out of its state's constraints (a new dict: a mark may hold the old one)."""
+    cons = event["state"].get("constraints") or {}
+    if not paths & cons.keys():
+        return event
+    return {**event, "state": {**event["state"], "constraints": {k: v for k, v in cons.items() if k not in paths}}}
+
+
+def _is_event(x: Any, n: int) -> bool:
+    """Whether ``x`` is the index of one of ``n`` events."""
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < n
 
 
 def policy_of(messages: Sequence[Any], where: str = "conversation") -> str:

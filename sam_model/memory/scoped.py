@@ -61,6 +61,7 @@ from sam_model.data.toolstate import (
     argument_leaves,
     as_calls,
     call_text,
+    cleared,
     content_text,
     parse_tool_calls,
     policy_of,
@@ -849,7 +850,11 @@ class ScopedMemory:
                run_id: str | None = None) -> dict[str, str]:
         """Delete the memory ``memory_id`` (a chunked memory: all its chunks), a DELETE in its history. Scopes,
         when given, must be the memory's (else KeyError, as for an unknown id). A chunk's id is refused: the
-        search results name memories by their ids, and one chunk gone left the memory's other words stored."""
+        search results name memories by their ids, and one chunk gone left the memory's other words stored.
+
+        Its conversation forgets it too (TranscriptState.forget): its words, and a tool call's values (a card it paid
+        with), which stayed in the conversation's and the store's states, searched by call and saved, until
+        delete_all. The scope's last memory deleted, the conversation goes as delete_all's does."""
         hit = self._own(memory_id, self._scopes(user_id, agent_id, run_id, need=False))
         if hit is None:
             raise KeyError(f"memory {memory_id!r} is not in the store{_within(user_id, agent_id, run_id)} (ids come "
@@ -858,10 +863,32 @@ class ScopedMemory:
             raise ValueError(f"{memory_id!r} is chunk {self.store.get(memory_id).chunk} of memory {hit.id!r}: delete "
                              "the memory by its id")
         self.store.delete([memory_id])
-        if hit is not None and (at := self._in_conversation(hit)) is not None:
-            at[0].forget(at[1])  # no later call is traced to it, no save of the conversation holds its words
-        self._log(memory_id, "DELETE", None if hit is None else _said(hit), None)
+        episode = hit.episode_id
+        if not self._holds_memories(episode):  # its last: the conversation goes as delete_all's does
+            self._drop_conversation(episode)
+        elif (at := self._in_conversation(hit)) is not None:
+            tracker, step = at  # no later call is traced to it, no save of the conversation holds its words, nor
+            until = tracker.forget(step)  # the values its tool call set (its state's, the store's last states)
+            last = (self.store.next_step(episode) or 0) - 1 - self._base[episode]
+            self.store.recorder.drop(episode, cleared(until, step, last), cleared(until, step, last - 1))
+        self._log(memory_id, "DELETE", _said(hit), None)
         return {"message": f"memory {memory_id} deleted"}
+
+    def _holds_memories(self, episode: str) -> bool:
+        """Whether the episode still has a memory: one of its conversation's events (checked first, at the cost of
+        a look-up each), else any (the store's every memory)."""
+        tracker, base = self._trackers.get(episode), self._base.get(episode, 0)
+        if tracker is not None and any(e["text"] and self.store.has(MemoryRecord.make_id(episode, base + j))
+                                       for j, e in enumerate(tracker.events)):
+            return True
+        return bool(self.store.get_all(episode_id=episode))
+
+    def _drop_conversation(self, episode: str) -> None:
+        """Forget an episode whose memories are all deleted: its conversation (the values its tool calls set, its
+        events' states) and the store's last state of it. Its next message starts afresh, at the next step."""
+        self._trackers.pop(episode, None)
+        self._base.pop(episode, None)
+        self.store.recorder.forget(episode)
 
     def _in_conversation(self, hit: Hit) -> tuple[TranscriptState, int] | None:
         """(the conversation's tracker, the memory's event in it), None for a memory no conversation wrote. The
@@ -884,11 +911,8 @@ class ScopedMemory:
         for h in hits:
             self._log(h.id, "DELETE", _said(h), None)
         live = {h.episode_id for h in self.store.get_all()}  # once: per tracker it made delete_all quadratic
-        for ep in [ep for ep in self._trackers if ep not in live]:
-            self._trackers.pop(ep)
-            self._base.pop(ep)
-        for ep in self.store.recorder.episodes() - live:  # nor the store's last state of a conversation
-            self.store.recorder.forget(ep)
+        for ep in (set(self._trackers) | self.store.recorder.episodes()) - live:  # nor the store's last state of it
+            self._drop_conversation(ep)
         return {"message": f"{len(hits)} memories deleted"}
 
     @locked
