@@ -339,10 +339,13 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
         "instance_id": "openhands-v1", "attempt": 1, "test_result": {}, "instruction": HI, "metadata": None,
         "history": openhands_v1_events(), "metrics": None, "error": None, "instance": None,
         "runtime_runs": None}) + "\n")
-    # imported here, not above: that module imports this one's conversation
+    # imported here, not above: those modules import this one's conversation (the format's tests hold its writer)
+    from test_format_claude_code import to_claude_code
     from test_format_codex import example_rollout
 
     files["codex"].write_text("".join(json.dumps(line) + "\n" for line in example_rollout()))  # a session's rollout
+    files["claude-code"] = tmp_path / "claude-code.jsonl"  # a session file as Claude Code appends it
+    files["claude-code"].write_text("".join(json.dumps(e) + "\n" for e in to_claude_code(openai_messages())))
     return files
 
 

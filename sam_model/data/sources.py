@@ -9,7 +9,8 @@ Three kinds of source, told apart by looking at the path:
   or a **folder of SWE-agent or OpenHands trajectories, of session stores or of OpenHands V1 conversations** (no
   SGD dialogues in it; ``.traj[.gz]`` files under it, else Strands Agents' ``message_<N>.json`` or OpenHands 0.x's
   ``events/<N>.json`` session files under it, else OpenHands V1 conversations' ``events/event-NNNNN-ID.json``,
-  else Codex CLI rollouts (``rollout-*.jsonl``) under it, else ``.json[.gz]`` files in it, read as
+  else Codex CLI rollouts (``rollout-*.jsonl``) under it, else Claude Code session files (``.jsonl`` of its
+  entries) under it, else ``.json[.gz]`` files in it, read as
   ``sam-data transcripts`` reads it): converted by
   :mod:`sam_model.data.transcripts`.
 
@@ -100,9 +101,10 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
         raise SAMFileError(multi_agent_only(p) or eventless(p) or (
             f"{p} is a folder with neither SGD dialogues_*.json[.gz] files in it nor SWE-agent .traj[.gz] files under "
             "it nor session stores (Strands Agents' message_<N>.json, OpenHands' events/<N>.json) nor OpenHands V1 "
-            "conversations (events/event-NNNNN-ID.json) nor Codex rollouts (rollout-*.jsonl) nor OpenHands .json "
-            "trajectories in it; give an agent log, a transcript file, an SGD split folder, the folder SWE-agent or "
-            "OpenHands wrote its trajectories to, or a session or conversation folder"))
+            "conversations (events/event-NNNNN-ID.json) nor Codex rollouts (rollout-*.jsonl) nor Claude Code session "
+            "files (.jsonl) under it nor OpenHands .json trajectories in it; give an agent log, a transcript file, an "
+            "SGD split folder, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
+            "folder, or a Claude Code project folder"))
     return "transcripts" if is_transcript_file(p) else "agent-log"
 
 

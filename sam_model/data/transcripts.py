@@ -424,8 +424,9 @@ def _main(argv: list[str]) -> int:
                                             "agents/agent_<id>/messages/message_<N>.json) or OpenHands session store "
                                             "(sessions/<sid>/events/<N>.json), or an OpenHands V1 conversation folder "
                                             "(events/event-NNNNN-ID.json), or the folder of them, or a Codex CLI rollout "
-                                            "(rollout-*.jsonl, one session) or a folder of them (~/.codex/sessions); "
-                                            "a folder holding "
+                                            "(rollout-*.jsonl, one session) or a folder of them (~/.codex/sessions), "
+                                            "or a Claude Code session file (~/.claude/projects/<project>/<session "
+                                            "id>.jsonl) or project folder, or the folder of them; a folder holding "
                                             "runs of several of these is read whole, each run by its reader (a .json "
                                             "beside the others is a run when it holds a list of events)")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")
@@ -448,7 +449,7 @@ def _main(argv: list[str]) -> int:
                              "else the .traj's name (a .jsonl line without one: its line); OpenHands: an evaluation "
                              "line's instance_id, else the file's name, or its session's (V1: the conversation's "
                              "folder); Strands: the session; Codex: the session, a fork's the session it was forked "
-                             "from); default all")
+                             "from; Claude Code: the session, its subagents' with it); default all")
     parser.add_argument("--test-fraction", type=float, default=TEST_FRACTION, metavar="F",
                         help=f"share of groups in the test split (default {TEST_FRACTION})")
     parser.add_argument("--skip-bad", action="store_true",

@@ -19,6 +19,7 @@ from sam_model.data.formats import (
     anthropic,
     bedrock,
     chat,
+    claude_code,
     codex,
     gemini,
     langchain_messages,
@@ -85,14 +86,19 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("codex", "Codex CLI session rollouts (OpenAI Codex: session_meta, response_item, event_msg lines)",
            'one session a .jsonl of {"timestamp", "type", "payload"} lines (rollout-<time>-<id>.jsonl), or a folder '
            'of them: ~/.codex/sessions (YYYY/MM/DD/rollout-*.jsonl) read whole', codex.to_chat, codex.sniff),
+    Format("claude-code", "Claude Code session transcripts (one entry a line: user / assistant API messages, ...)",
+           '~/.claude/projects/<project>/<session id>.jsonl (a subagent\'s: <session id>/subagents/agent-<id>.jsonl), '
+           'or a project folder of them', claude_code.to_chat, claude_code.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
 # which every other format's blocks (anthropic's tool_use included) have; an OpenHands event has no role and one of
-# action / observation (a SWE-agent step has both), an OpenHands V1 event no role and a kind; a Codex rollout line
-# wraps a Responses item in a payload (responses' sniff reads the type beside it, which is none of its items')
-_SNIFF_ORDER = ("openhands-v1", "openhands", "codex", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic",
-                "swe-agent", "tau2", "openai")
+# action / observation (a SWE-agent step has both), an OpenHands V1 event no role and a kind; a Claude Code entry no
+# role and the type user or assistant of the API message it holds; a Codex rollout line wraps a Responses item in a
+# payload (responses' sniff reads the type beside it, which is none of its items'); neither takes the other's lines
+# (a Claude Code entry has no payload, a rollout line's type is neither user nor assistant)
+_SNIFF_ORDER = ("claude-code", "openhands-v1", "openhands", "codex", "responses", "gemini", "otel", "langchain",
+                "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -102,11 +108,12 @@ def detect(messages: list[Any]) -> str:
 
 def is_log_message(m: Any) -> bool:
     """A dict one of the readers reads as a message (it has a ``role``, GenAI or Gemini ``parts`` or a Responses item
-    ``type``, or is an OpenHands event, 0.x or V1), rather than a framework's own message object. (A V1 event's
-    ``kind`` took it for an agent-log event in ScopedMemory.add: 'missing required field text'.)"""
+    ``type``, or is an OpenHands event, 0.x or V1, or a Claude Code transcript entry), rather than a framework's own
+    message object. (A V1 event's ``kind`` took it for an agent-log event in ScopedMemory.add: 'missing required
+    field text'.)"""
     return isinstance(m, Mapping) and ("role" in m or isinstance(m.get("parts"), list) or m.get("type") in (
         *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m)
-        or openhands.is_v1_event(m) or openhands.is_event(m))
+        or openhands.is_v1_event(m) or openhands.is_event(m) or claude_code.is_entry(m))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:
@@ -131,7 +138,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("parts with a functionCall (Gemini)", "gemini"), ("parts with a functionResponse (Gemini)", "gemini"),
           ("OpenHands events (action or observation, no role)", "openhands"),
           ("OpenHands V1 events (kind ActionEvent or ObservationEvent)", "openhands-v1"),
-          ("Codex rollout lines with tool calls (response_item function_call, local_shell_call)", "codex"))
+          ("Codex rollout lines with tool calls (response_item function_call, local_shell_call)", "codex"),
+          ("Claude Code entries holding tool_use or tool_result blocks", "claude-code"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -175,6 +183,8 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
             found.add(16)
         if codex.is_line(m) and isinstance(m["payload"], Mapping) and m["payload"].get("type") in codex.CALL_ITEMS:
             found.add(17)
+        if claude_code.holds_tools(m):
+            found.add(18)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
         found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's
     return [_MARKS[i] for i in sorted(found)]

@@ -4,18 +4,20 @@ A ``.jsonl[.gz]`` file is one JSON document per line, a ``.json[.gz]`` or SWE-ag
 document. A folder is read whole, every run in it by its layout's reader (:func:`layouts`): SWE-agent's ``.traj``
 files under it, session stores under it (:mod:`sessions`: Strands Agents' ``message_<N>.json`` files, OpenHands
 0.x's ``events/<N>.json``), OpenHands V1 conversations under it (the ``events/event-NNNNN-ID.json`` of each), Codex
-CLI rollouts under it (``rollout-*.jsonl``, one session each: ``~/.codex/sessions`` read whole), and the
-trajectories OpenHands 0.x saves to a folder (the ``.json[.gz]`` files in it). The file names tell the first
-four apart (0.x's event files are numbers, V1's ``event-`` and an index), so a folder holding several is read
+CLI rollouts under it (``rollout-*.jsonl``, one session each: ``~/.codex/sessions`` read whole), Claude Code session
+files under it (``.jsonl`` whose first line is a Claude Code entry), and the trajectories OpenHands 0.x saves to a
+folder (the ``.json[.gz]`` files in it). The file names tell the first four apart (0.x's event files are numbers,
+V1's ``event-`` and an index; a Claude Code session's first line tells it), so a folder holding several is read
 whole, their episode ids unique together, rather than refused or read by its first: a ``.json`` beside them is a
 run only when it holds a list of events, since an object there is another's record (``preds.json``,
 ``base_state.json``, ``metadata.json``). Every line is decoded
 and parsed on its own, so a bad one is named ``FILE:LINE`` with the reason (not UTF-8 and where, invalid JSON, a
 bare ``NaN``/``Infinity``, nested deeper than :data:`MAX_DEPTH`) and, with ``--skip-bad``, skipped alone. The
 container is told from the first document that parses: OTLP spans, a Codex rollout (its lines one session), a
-tau2 results file, an OpenHands or SWE-agent trajectory, a tau-bench v1 list of trajectories, or conversation
-objects (``{"id", "messages"}``, Anthropic's and Bedrock's with ``system``, a Converse request and its response's
-``output``, Responses' ``input``/``output``, Gemini's ``contents``).
+Claude Code session (the whole file one session: one entry a line), a tau2 results file, an OpenHands or SWE-agent
+trajectory, a tau-bench v1 list of trajectories, or conversation objects (``{"id", "messages"}``, Anthropic's and
+Bedrock's with ``system``, a Converse request and its response's ``output``, Responses' ``input``/``output``,
+Gemini's ``contents``).
 Items that fail are yielded as their :class:`TranscriptFormatError`; the caller stops or skips and counts.
 """
 
@@ -26,6 +28,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,7 @@ from sam_model.data.formats import (
     FORMATS,
     anthropic,
     bedrock,
+    claude_code,
     codex,
     detect,
     gemini,
@@ -81,9 +85,11 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     Strands Agents', OpenHands 0.x's ``events/<N>.json``); ``openhands-v1``, the event files of the OpenHands V1
     conversations under it (:func:`v1_event_files`: ``event-NNNNN-ID.json``, which no session store names so);
     ``codex``, the Codex rollouts under it (``rollout-*.jsonl[.gz]``, as ``~/.codex/sessions/YYYY/MM/DD`` and
-    ``archived_sessions`` hold them); ``openhands``, the other ``.json[.gz]`` files in it (OpenHands'
-    ``save_trajectory_path`` folder: one ``{session}.json`` a run; not under it, where an evaluation keeps its ``llm_completions``). Their names tell the
-    first four apart; a ``.json`` is anyone's, so beside them only one that holds a list (the events of a run, as
+    ``archived_sessions`` hold them); ``claude-code``, the Claude Code session files under it
+    (:func:`claude_code_files`: ``.jsonl``, a rollout's name aside); ``openhands``, the other ``.json[.gz]`` files in
+    it (OpenHands' ``save_trajectory_path`` folder: one ``{session}.json`` a run; not under it, where an evaluation
+    keeps its ``llm_completions``). Their names tell the first four apart, a Claude Code session's first line the
+    fifth; a ``.json`` is anyone's, so beside them only one that holds a list (the events of a run, as
     save_trajectory_path writes them) is a run, and an object is the record of another's (SWE-agent's
     ``preds.json``, a V1 conversation's ``base_state.json``, a 0.x session's ``metadata.json``). A Strands session's
     ``session.json``, ``agent.json`` and ``multi_agent.json`` are never runs (:func:`sessions.is_state`).
@@ -97,6 +103,7 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
              "sessions": sessions.files(folder), openhands.V1: v1_event_files(folder),
              "codex": sorted(q for q in folder.rglob("rollout-*") if codex.ROLLOUT_FILE.fullmatch(q.name)
                              and q.is_file())}
+    kinds["claude-code"] = claude_code_files(folder, {*claimed, *kinds["codex"]})
     named = {q for files in kinds.values() for q in files} | set(claimed)
     loose = sorted(q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q not in named
                    and not sessions.is_state(q) and q.is_file() and not (q.name in EVENTLESS and not _holds_list(q)))
@@ -119,6 +126,25 @@ def trajectory_files(folder: Path) -> list[Path]:
     """Every file a folder's runs are read from (:func:`layouts`), a layout's together: what its conversion reads,
     so what its cached conversion is keyed by."""
     return [q for files in layouts(folder).values() for q in files]
+
+
+def claude_code_files(folder: Path, claimed: Collection[Path] = ()) -> list[Path]:
+    """The Claude Code session files under ``folder`` (a project folder ``~/.claude/projects/<project>``, the folder
+    of projects, a session's ``subagents`` folder): the ``.jsonl[.gz]`` files whose first line that parses is a
+    Claude Code entry (claude_code.is_entry), sorted; no other format writes such lines."""
+    found = sorted(q for q in folder.rglob("*") if q.name.endswith((".jsonl", ".jsonl.gz")) and q not in claimed
+                   and q.is_file())
+    return [q for q in found if _first_is(q, claude_code.is_entry)]
+
+
+def _first_is(q: Path, test: Callable[[Any], bool]) -> bool:
+    """Whether the first document of a JSON Lines file that parses passes ``test`` (one that cannot be read: no)."""
+    try:
+        with closing(documents(q)) as docs:
+            head = _to_first_good(docs)
+    except SAMFileError:
+        return False
+    return bool(head) and not isinstance(head[-1][0], TranscriptFormatError) and test(head[-1][0])
 
 
 def _holds_list(q: Path) -> bool:
@@ -232,8 +258,8 @@ def conversations(path: str | Path, format: str | None = None,
     if not p.is_file():
         raise SAMFileError(f"transcript file {'is a folder' if p.is_dir() else not_found(p)}: {p} (give a .jsonl[.gz] "
                            "of conversations, a .json[.gz] tau-bench, tau2, OTLP or OpenHands file, SWE-agent .traj "
-                           "files or their folder, or a session or OpenHands V1 conversation folder; sam-data formats "
-                           "lists them)")
+                           "files or their folder, a session or OpenHands V1 conversation folder, or a Claude Code "
+                           "project folder; sam-data formats lists them)")
     docs = documents(p)
     head = _to_first_good(docs)
     if not head:
@@ -252,6 +278,13 @@ def conversations(path: str | Path, format: str | None = None,
             else:
                 good.append((doc, where))
         yield from _unique(otel.conversations(good, str(p), episode_id_of), seen)
+        return
+    if format == "claude-code" or (format is None and claude_code.is_entry(first[0])):  # a session: one entry a line
+        if not claude_code.is_entry(first[0]):  # the first line that parses tells, as for every container
+            yield TranscriptFormatError(first[1], "not a Claude Code transcript entry {\"type\", \"sessionId\", ...}",
+                                        *_read_as(first[0], "claude-code"))
+            return
+        yield from _unique(claude_code.conversations([*head, *docs], p, episode_id_of), seen)
         return
     if format in ("openhands", openhands.V1) or (format is None and not _stem(p).endswith(".traj")
                                                  and openhands.is_trajectory(first[0])):
@@ -337,7 +370,8 @@ def _read_as(doc: Any, reader: str) -> tuple[str | Advice, ...]:
 def _format_of(doc: Any) -> str | None:
     """The format a document is read as when none is forced (None: none reads it)."""
     for fmt, test in (("otel", otel.is_otlp), ("tau2", tau2.is_results), ("openhands", openhands.is_trajectory),
-                      ("swe-agent", swe_agent.is_trajectory), ("codex", codex.is_rollout)):
+                      ("swe-agent", swe_agent.is_trajectory), ("codex", codex.is_rollout),
+                      ("claude-code", claude_code.is_entry)):
         if test(doc):
             return openhands.format_of(doc) if fmt == "openhands" else fmt
     conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
@@ -369,9 +403,10 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
     if not found:
         raise SAMFileError(sessions.multi_agent_only(folder) or eventless(folder) or (
             f"{folder} is a folder without SWE-agent .traj files, session stores (Strands Agents, OpenHands), OpenHands "
-            "V1 conversations (events/event-NNNNN-ID.json), Codex rollouts (rollout-*.jsonl) or OpenHands .json "
-            "trajectories; give a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, or a "
-            "session or conversation folder (sam-data formats)"))
+            "V1 conversations (events/event-NNNNN-ID.json), Codex rollouts (rollout-*.jsonl), Claude Code session "
+            "files (.jsonl) or OpenHands .json trajectories; give a transcript file, the folder SWE-agent or OpenHands "
+            "wrote its trajectories to, a session or conversation folder, or a Claude Code project folder (sam-data "
+            "formats)"))
     _check_forced(folder, found, format)
     for kind, paths in found.items():
         if kind == "sessions":  # a session store: a conversation's messages or events, one file each
@@ -381,6 +416,11 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
         elif kind == "codex":  # a rollout file each: one session, named by its id
             for q in paths:
                 yield next(_unique(iter([_rollout(q, list(documents(q)))]), seen))
+                if on_file is not None:
+                    on_file(q)
+        elif kind == "claude-code":  # a session file each: its main chain and its subagents' (no run where none)
+            for q in paths:
+                yield from _unique(claude_code.conversations(documents(q), q, episode_id_of, alone=False), seen)
                 if on_file is not None:
                     on_file(q)
         else:
@@ -394,6 +434,7 @@ _HELD = {"swe-agent": ("SWE-agent trajectory file{s} (.traj)", ("swe-agent",)),
          "openhands-session": ("OpenHands 0.x session{s}", ("openhands",)),
          openhands.V1: ("OpenHands V1 conversation{s}", (openhands.V1,)),
          "codex": ("Codex rollout{s} (rollout-*.jsonl)", ("codex",)),
+         "claude-code": ("Claude Code session file{s} (.jsonl)", ("claude-code",)),
          "openhands": ("OpenHands trajectory file{s} (.json)", ("openhands", openhands.V1))}
 
 
@@ -566,8 +607,8 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
 
 def is_transcript_file(path: str | Path) -> bool:
     """A ``.json[.gz]`` or ``.traj[.gz]`` file, or a ``.jsonl[.gz]`` file whose first good line is a conversation,
-    OTLP spans, a SWE-agent trajectory (as :func:`conversations` reads it) or a list of conversations (not an
-    agent-log event)."""
+    OTLP spans, a SWE-agent trajectory, a Claude Code entry (as :func:`conversations` reads it) or a list of
+    conversations (not an agent-log event)."""
     p = Path(path)
     name = _stem(p)
     if not p.is_file():
@@ -583,7 +624,8 @@ def is_transcript_file(path: str | Path) -> bool:
             first = doc[0] if isinstance(doc, list) and doc else doc  # a line that lists conversations is read too
             return isinstance(first, dict) and "episode_id" not in first and (any(
                 k in first for k in (*CONVERSATION_KEYS, "resourceSpans"))
-                or swe_agent.is_trajectory(first) or openhands.is_trajectory(doc) or codex.is_rollout(doc))
+                or swe_agent.is_trajectory(first) or openhands.is_trajectory(doc) or codex.is_rollout(doc)
+                or claude_code.is_entry(doc))
     except SAMFileError:
         return False
     return False

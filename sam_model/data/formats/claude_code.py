@@ -1,0 +1,233 @@
+"""Claude Code session transcripts: ``~/.claude/projects/<project>/<session id>.jsonl``, one entry a line.
+
+Claude Code appends every entry of a session to its file as it happens (its subagents' to
+``<session id>/subagents/agent-<id>.jsonl``, in older versions ``agent-<id>.jsonl`` beside the session or its own
+file). An entry is ``{"type", "uuid", "parentUuid", "sessionId", "isSidechain", "timestamp", "cwd", ...}``; a
+``user`` or ``assistant`` entry holds an Anthropic API message, ``{"role", "content": str | [blocks]}`` (an
+assistant's with its API ``id`` and ``model``). Checked against public readers and samples of these files:
+claude-code-log (daaain/claude-code-log: ``claude_code_log/models.py``'s entry models, ``dev-docs/dag.md`` on the
+``parentUuid`` graph, compaction, rewinds and subagent files, ``test/test_data/sidechain_integrated.jsonl``, lines of
+Claude Code 2.0.46), ccstats' token accounting notes (majiayu000/ccstats: several lines per ``message.id``), the
+"Messages as Commits" write-up of the file layout (piebald.ai), and parsers' tests of ``<synthetic>`` entries and
+``isCompactSummary``. Read as the model saw the session, through the anthropic reader's blocks:
+
+- **One API message, several lines.** Claude Code writes each content block of a streamed response as an entry of
+  its own (thinking, text, each ``tool_use``), all with the message's ``message.id``: the entries of one id are one
+  assistant turn, its words joined and its calls in order (parallel calls), though a call's result may be written
+  between them (a tool run while the response still streamed). ``thinking``, images and server tools are counted.
+- **Results come in ``user`` entries**: a ``tool_result`` block answers its ``tool_use_id``, its ``content`` the
+  words the model was given (``toolUseResult``, Claude Code's own structured copy, is not read);
+  ``is_error: true`` flags the call as failed, as the anthropic reader hands the flag to the rule (README, "Failed
+  tool calls"). A ``user`` entry's text is the user's turn: what was typed, and what Claude Code sent the model as
+  the user's (``isMeta`` entries such as a skill's instructions or the local-command caveat, a slash command's
+  ``<command-name>`` and ``<local-command-stdout>``, ``[Request interrupted by user]``).
+- **Compaction**: the ``system`` entry of subtype ``compact_boundary`` is counted; the ``isCompactSummary`` user
+  entry after it, the summary the model continued from (its memory of what came before), is a user turn. The whole
+  session is read, the turns before the summary too (as the OpenHands readers read a condensed run).
+- **Subagents** (``Task``/``Agent`` calls): their entries (``isSidechain: true``) are a conversation of their own,
+  episode ``<session>-agent-<agentId>`` (by their chain of ``parentUuid`` where an older version wrote no
+  ``agentId``: ``<session>-sidechain-N``), split group the session, whether they sit in the session's file or in
+  their own; the parent's call and its result stay in the parent's.
+- **Counted, not read**: ``summary`` entries (a title, possibly of another session), ``system`` entries (compact
+  boundaries, hook summaries, local commands, API errors), ``file-history-snapshot``, ``queue-operation``,
+  ``progress``, ``attachment`` and other bookkeeping; assistant entries of model ``<synthetic>`` (Claude Code's own
+  words: API errors, rate limits, "No response requested."); and an entry repeated with the same time, parent and
+  message (a compaction's replay of earlier entries under new uuids).
+- **The episode** is the session: its ``sessionId`` (the file's name where it is one of the ids its entries hold, as
+  a branched or forked session's file also holds the entries it copied, else the last id written), split group the
+  same. The main chain is every entry not of a subagent, in file order: a rewind's abandoned turns (Claude Code
+  keeps them, a new prompt branching off an earlier entry) are read where they were written.
+- **No policy**: Claude Code stores no system prompt in the transcript, so none is read.
+
+A line that cannot be read (invalid JSON, not an entry, a bad field of a ``user`` or ``assistant`` entry) refuses
+its file whole, named ``FILE:LINE`` with the field: a session read without one of its lines could lose a call's
+result unsaid. A file holding no ``user`` or ``assistant`` entry (Claude Code writes some of summary titles alone)
+has no conversation: given alone it is refused in one line saying so, in a folder it is no run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from sam_model.data.formats.anthropic import BLOCKS
+from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError, read_blocks, text_of
+from sam_model.io import json_type
+
+TURNS = ("user", "assistant")
+SYNTHETIC = "<synthetic>"  # the model Claude Code names on an assistant entry it wrote itself
+Chain = tuple[bool, str | None]  # (a subagent's, its agentId): the conversation of a file an entry belongs to
+
+
+def is_entry(doc: Any) -> bool:
+    """A line of a Claude Code transcript: an object with a string ``type`` and the session's bookkeeping keys
+    (``sessionId``, ``parentUuid``; a summary's ``leafUuid``; a file-history snapshot's ``snapshot``)."""
+    return isinstance(doc, Mapping) and isinstance(doc.get("type"), str) and (
+        any(k in doc for k in ("sessionId", "parentUuid", "leafUuid"))
+        or (doc["type"] == "file-history-snapshot" and "snapshot" in doc))
+
+
+def sniff(messages: list[Any]) -> bool:
+    """Entries of type user or assistant holding an API ``message`` (no other format's messages are typed so)."""
+    return any(isinstance(m, Mapping) and m.get("type") in TURNS and isinstance(m.get("message"), Mapping)
+               and "role" not in m for m in messages)
+
+
+def holds_tools(m: Any) -> bool:
+    """A user or assistant entry whose API message holds a ``tool_use`` or ``tool_result`` block (a tool mark)."""
+    content = m.get("message", {}).get("content") if sniff([m]) else None
+    return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_result")
+                                             for b in content)
+
+
+def to_chat(entries: list[Any], where: str) -> Chat:
+    """One conversation's entries as chat messages: those of the chain of its first user or assistant entry (the
+    main chain, or one subagent's); another chain's are counted, not read."""
+    chat = Chat()
+    turns: dict[str, dict[str, Any]] = {}  # message.id -> its assistant turn (the lines of one streamed response)
+    seen: set[tuple[Any, ...]] = set()  # entries read, by time, parent and message: a replay's copies are counted
+    chain: Chain | None = None
+    for i, e in enumerate(entries):
+        w = f"{where}, entry {i}" + (f" (uuid {e['uuid']})" if isinstance(e, Mapping) and isinstance(e.get("uuid"), str)
+                                     else "")
+        key = _chain(e, w)
+        if e["type"] in TURNS:
+            chain = key if chain is None else chain
+            if key != chain:
+                chat.ignored["entries of another chain (a subagent's: its own conversation)"] += 1
+                continue
+            replay = (e["type"], e.get("timestamp"), e.get("parentUuid"),
+                      hashlib.sha1(_dump(e.get("message")).encode()).digest())
+            if isinstance(e.get("timestamp"), str) and replay in seen:
+                chat.ignored["repeated entries (a replay: same time, parent and message)"] += 1
+                continue
+            seen.add(replay)
+        _entry(chat, turns, e, w, f"entry {i}")
+    return chat
+
+
+def check(entry: Any, where: str) -> None:
+    """Refuse, naming ``where`` and the field, a line of a session file the reader could not read (what
+    :func:`to_chat` would refuse of it later, named by its position in a conversation rather than by its line). Any
+    object with a string ``type`` is an entry: one of a type not read is counted, whatever it holds."""
+    _chain(entry, where)
+    for key in ("sessionId", "agentId", "uuid", "parentUuid", "timestamp"):
+        if entry.get(key) is not None and not isinstance(entry[key], str):
+            raise TranscriptFormatError(where, f"'{key}' is {json_type(entry[key])}, expected a string")
+    _entry(Chat(), {}, entry, where, "")
+
+
+def conversations(docs: Iterable[tuple[Any, str]], path: Path, id_of: Callable[[Any], str],
+                  alone: bool = True) -> Iterator[Conversation | TranscriptFormatError]:
+    """The conversations of one session file, from its ``(document or its error, where)`` pairs (files.documents):
+    the main chain, then each subagent's. A line that cannot be read is the file's one error (the file is refused
+    whole); ``alone``: the file was given itself, so one with no user or assistant entry is refused (in a folder it
+    is no run)."""
+    chains: dict[str, list[Any]] = {}  # "" (the main chain), agent-<agentId> or sidechain-N -> its entries
+    sidechain_of: dict[str, str] = {}  # uuid -> the agentless subagent chain it is on
+    sessions: list[str] = []
+    for doc, where in docs:
+        try:
+            if isinstance(doc, TranscriptFormatError):
+                raise doc
+            check(doc, where)
+        except TranscriptFormatError as err:
+            yield TranscriptFormatError(err.where, *err.parts, "; the session file is refused whole rather than read "
+                                                                  "without this line")
+            return
+        if isinstance(doc.get("sessionId"), str):
+            sessions.append(doc["sessionId"])
+        side, agent = _chain(doc, where)
+        key = "" if not side else f"agent-{agent}" if agent else None
+        if key is None:  # an older version's subagent, no agentId: its chain of parentUuid tells which
+            parent = doc.get("parentUuid")
+            key = sidechain_of.get(parent) if isinstance(parent, str) else None
+            key = key or f"sidechain-{sum(k.startswith('sidechain-') for k in chains) + 1}"
+            if isinstance(doc.get("uuid"), str):
+                sidechain_of[doc["uuid"]] = key
+        chains.setdefault(key, []).append(doc)
+    stem = path.name.removesuffix(".gz").removesuffix(".jsonl")
+    session = stem if stem in sessions else sessions[-1] if sessions else stem
+    if "" not in chains and stem.startswith("agent-"):  # a subagent's own file: its agentless chains named by it
+        agentless = [k for k in chains if k.startswith("sidechain-")]
+        chains = {(stem if len(agentless) == 1 else f"{stem}-{k}") if k in agentless else k: v
+                  for k, v in chains.items()}
+    read = [(key, entries) for key, entries in chains.items() if any(e["type"] in TURNS for e in entries)]
+    for key, entries in read:
+        yield Conversation(id_of(f"{session}-{key}" if key else session), entries, f"{path}: {key}" if key else str(path),
+                           session, "claude-code")
+    if not read and alone:
+        kinds = ", ".join(sorted({str(e["type"]) for entries in chains.values() for e in entries})) or "no entries"
+        yield TranscriptFormatError(str(path), f"a Claude Code session file without user or assistant entries ({kinds}"
+                                               "): no conversation to read")
+
+
+def _chain(e: Any, w: str) -> Chain:
+    """(whether ``e`` is a subagent's, its agentId): the conversation it belongs to."""
+    if not isinstance(e, Mapping) or not isinstance(e.get("type"), str):
+        raise TranscriptFormatError(w, "not a Claude Code transcript entry: expected an object with a string 'type' "
+                                       f"(user, assistant, system, summary, ...), got {_what(e)}")
+    side = e.get("isSidechain")
+    if side not in (None, True, False):
+        raise TranscriptFormatError(w, f"'isSidechain' is {json.dumps(side)[:40]}, expected true or false")
+    agent = e.get("agentId") if side else None
+    return bool(side), agent if isinstance(agent, str) and agent else None
+
+
+def _entry(chat: Chat, turns: dict[str, dict[str, Any]], e: Mapping[str, Any], w: str, source: str) -> None:
+    """One entry into ``chat``: a user entry's results and words, an assistant entry's blocks into its message's
+    turn; any other entry counted."""
+    kind = e["type"]
+    if kind not in TURNS:
+        subtype = e.get("subtype") if kind == "system" else None
+        chat.ignored[f"{kind} {subtype} entries" if isinstance(subtype, str) else f"{kind} entries"] += 1
+        return
+    message = e.get("message")
+    if not isinstance(message, Mapping):
+        raise TranscriptFormatError(w, f"'message' is {json_type(message)}, expected the API message of a {kind} "
+                                       "entry {\"role\", \"content\"}")
+    if message.get("role") not in (kind, None):
+        raise TranscriptFormatError(w, f"'message.role' is {json.dumps(message.get('role'))[:40]}, expected "
+                                       f"\"{kind}\" (the entry's type)")
+    content = message.get("content")
+    if not isinstance(content, (str, list)):
+        raise TranscriptFormatError(w, f"'message.content' is {json_type(content)}, expected a string or a list of "
+                                       "content blocks")
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    result = lambda b, at: text_of(b.get("content"), at, ignored=chat.ignored)  # noqa: E731
+    if kind == "user":
+        read_blocks(chat, "user", blocks, w, source, BLOCKS, result)
+        return
+    message_id = message.get("id")
+    if message_id is not None and not isinstance(message_id, str):
+        raise TranscriptFormatError(w, f"'message.id' is {json_type(message_id)}, expected a string (the API "
+                                       "message's id, which its streamed lines share)")
+    if message.get("model") == SYNTHETIC:
+        chat.ignored["synthetic assistant entries (Claude Code's own words: API errors, interruptions)"] += 1
+        return
+    part = Chat(ignored=chat.ignored)
+    read_blocks(part, "assistant", blocks, w, source, BLOCKS, result)
+    for m, at in zip(part.messages, part.sources):
+        turn = turns.get(message_id) if message_id and m["role"] == "assistant" else None
+        if turn is None:
+            chat.add(m, at)
+            if message_id and m["role"] == "assistant":
+                turns[message_id] = m
+            continue
+        if m.get("content"):  # another block of the same response: its words after the turn's, its calls after
+            turn["content"] = f"{turn['content']}\n{m['content']}" if turn.get("content") else m["content"]
+        if m.get("tool_calls"):
+            turn["tool_calls"] = [*turn.get("tool_calls", []), *m["tool_calls"]]
+
+
+def _dump(message: Any) -> str:
+    return json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _what(e: Any) -> str:
+    if isinstance(e, Mapping):
+        return f"'type' {json.dumps(e.get('type'))[:40]}" if "type" in e else "an object without 'type'"
+    return json_type(e)
