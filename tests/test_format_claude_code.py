@@ -502,6 +502,28 @@ def test_claude_code_and_codex_take_none_of_each_others_lines_and_a_folder_of_bo
         assert sum("useful_memory_steps" in e for e in alone) == 1
 
 
+def test_a_bash_command_line_is_read_by_its_words_so_cat_traces_the_path_a_find_printed(tmp_path):
+    """Claude Code's shell tool is ``Bash`` ({"command", "description"}): its command line is labelled by its words
+    (the shell command lines rule), so the path in ``cat src/tinyparse/tokenizer.py``, said whole by no event, is
+    traced to the result of the earlier ``find`` that printed it, not left untraceable."""
+    path_said = "src/tinyparse/tokenizer.py"
+    s = Session()
+    s.user("The tokenizer drops the last token; fix it.")
+    for i, (command, output) in enumerate(((r'find . -name "*.py" | grep token',
+                                            f"./{path_said}\n./tests/test_tokenizer.py"),
+                                           ("python -m pytest -q", "1 failed, 3 passed in 0.12s"),
+                                           (f"cat {path_said}", "def split(text):")), 1):
+        s.respond(*([text("Let me look.")] if i == 1 else []),
+                  tool_use(f"toolu_{i}", "Bash", {"command": command, "description": f"Step {i}"}))
+        s.result(f"toolu_{i}", output)
+    events, _ = read(write(tmp_path / f"{SESSION}.jsonl", s.entries))
+    found = next(e for e in events if e["kind"] == "result" and "tokenizer.py" in e["text"])
+    before_cat = [e for e in events if e["kind"] == "result"][1]  # the event the third call is decided at
+    assert before_cat["useful_memory_steps"] == [found["step"]]  # the find's output, not the issue or a call
+    assert before_cat["meta"]["needed"] == {"command": [path_said]}
+    assert before_cat["state"]["uncertainty_flags"] == ["command"]
+
+
 def test_a_session_without_a_tool_call_is_refused_unless_allowed(tmp_path, capsys):
     s = Session()
     s.user("hi")
