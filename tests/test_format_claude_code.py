@@ -439,6 +439,45 @@ def test_a_bad_line_refuses_its_session_in_one_line_naming_file_line_and_field(l
     assert "s.jsonl:4" in str(report.skipped[0])
 
 
+@pytest.mark.parametrize("cut", ["mid-JSON", "mid-character"])
+def test_a_running_sessions_cut_last_line_is_left_out_and_reported_its_complete_lines_read(cut, tmp_path, capsys):
+    """Claude Code appends a session's lines as it runs, so a copy of ~/.claude/projects taken meanwhile ends inside
+    its last line (no newline after it); the complete lines are read, as a file without that line, and the cut line
+    is reported by FILE:LINE, in a file given and in a project folder (it refused the session whole)."""
+    entries = to_claude_code(openai_messages())
+    entries[-1]["message"]["content"][0]["text"] = "Done: cancelled, refund to the card ending 4242 — café voucher."
+    done = "".join(json.dumps(e) + "\n" for e in entries[:-1]).encode()
+    last = json.dumps(entries[-1], ensure_ascii=False).encode()
+    at = last.index("é".encode()) + 1 if cut == "mid-character" else len(last) // 2  # inside é's two bytes
+    session = tmp_path / "project" / f"{SESSION}.jsonl"
+    session.parent.mkdir()
+    session.write_bytes(done + last[:at])
+    whole = write(tmp_path / "whole" / f"{SESSION}.jsonl", entries[:-1])
+    out = tmp_path / "o.jsonl"
+    for given in (session, session.parent):
+        assert main([str(given), str(out)]) == 0, capsys.readouterr().err
+        assert out.read_text() == "".join(json.dumps(e) + "\n" for e in read(whole)[0])
+        printed = capsys.readouterr().out
+        assert f"1 session file read without its last line, cut mid-write (still being written?): {session}:" \
+               f"{len(entries)}" in printed, printed
+        assert read(given)[1].cut_lines == [f"{session}:{len(entries)}"]
+
+
+@pytest.mark.parametrize("where", ["last, with its newline", "before the last"])
+def test_a_bad_line_that_is_not_a_cut_last_line_still_refuses_the_session(where, tmp_path, capsys):
+    """Only the last line without its newline is a write in progress: a complete bad line, last or not, is refused."""
+    entries = to_claude_code(openai_messages())
+    bad = json.dumps(entries[-1])[:40]
+    lines = [json.dumps(e) for e in entries] + [bad] if where.startswith("last") else \
+        [json.dumps(e) for e in entries[:-1]] + [bad, json.dumps(entries[-1])]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + ("\n" if where.startswith("last") else ""))
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    n = len(entries) + 1 if where.startswith("last") else len(entries)
+    assert f"{path}:{n}: invalid JSON" in err and "refused whole" in err, err
+
+
 def test_another_formats_file_forced_through_this_reader_names_its_own(tmp_path, capsys):
     path = write_all(tmp_path)["anthropic"]
     assert main([str(path), str(tmp_path / "o.jsonl"), "--format", "claude-code"]) == 1

@@ -99,6 +99,7 @@ class ImportReport:
     marks: Counter = field(default_factory=Counter)  # what tool-like content those showed, for the error
     result_limit: int | None = None  # the --result-limit the import ran with (None: whole results)
     results_cut: int = 0  # tool results cut at result_limit
+    cut_lines: list[str] = field(default_factory=list)  # session files' last lines cut mid-write, left out: FILE:LINE
 
     def lines(self) -> list[str]:
         n = max(self.decision_points, 1)
@@ -134,6 +135,11 @@ class ImportReport:
                        "event (the counts above), so this log labels nothing to train or evaluate on. Values are "
                        "traced whole, a string as one value, but for a shell tool's command line (grep -n parse "
                        "src/a.py: its words parse and src/a.py) and SWE-agent's text commands, split into words")
+        if self.cut_lines:
+            n = len(self.cut_lines)
+            out.append(f"{n} session file{'s' if n > 1 else ''} read without {'their' if n > 1 else 'its'} last line, "
+                       "cut mid-write (still being written?): " + ", ".join(self.cut_lines[:20])
+                       + (f" and {n - 20} more" if n > 20 else ""))
         if self.ignored:
             out.append("parts not read (no event is made of them): " +
                        ", ".join(f"{k} {v}" for k, v in self.ignored.most_common()))
@@ -263,6 +269,8 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         report.formats[fmt] += 1
         report.user_tool_calls += chat.user_tool_calls
         report.ignored.update(chat.ignored)
+        if conv.cut and conv.cut not in report.cut_lines:  # once a file, whichever of its conversations is read
+            report.cut_lines.append(conv.cut)
         report.without_tool_calls += not local.calls
         report.marks.update(marks)
     return st.events

@@ -90,6 +90,13 @@ class TranscriptFormatError(AdvisedError):
     skippable = False
 
 
+class CutLine(TranscriptFormatError):
+    """The last line of a JSON Lines file, with no newline after it, that does not parse: the file ends inside it.
+    An agent appends its session's file as it runs, so a copy taken meanwhile (of ``~/.claude/projects``, of
+    ``~/.codex/sessions``) ends so; a session reader reads the complete lines before it, as no line after it could
+    need it, and reports it (a bad line anywhere else is still an error)."""
+
+
 @dataclass(frozen=True)
 class Conversation:
     """One episode's messages as its file writes them, and where they came from (for errors and the split).
@@ -98,7 +105,9 @@ class Conversation:
     the container keeps apart from the messages (Anthropic's and Bedrock's ``system``, Responses ``instructions``,
     Gemini ``system_instruction``, the tau2 domain policy), read as a leading system message; ``failed_calls``: the
     ids of tool calls the container flags as failed apart from the messages (OpenTelemetry's ``execute_tool`` spans
-    that ended in an error), whose results are flagged as a message's own flag is (``is_error``)."""
+    that ended in an error), whose results are flagged as a message's own flag is (``is_error``); ``cut``: where
+    the file's last line was cut mid-write (FILE:LINE, :class:`CutLine`), left out of a session still being written,
+    for the import report."""
 
     episode_id: str
     messages: list[Any]
@@ -107,6 +116,7 @@ class Conversation:
     format: str | None = None
     policy: str = ""
     failed_calls: frozenset[str] = frozenset()
+    cut: str = ""
 
 
 @dataclass

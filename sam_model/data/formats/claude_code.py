@@ -41,7 +41,9 @@ Claude Code 2.0.46), ccstats' token accounting notes (majiayu000/ccstats: severa
 
 A line that cannot be read (invalid JSON, not an entry, a bad field of a ``user`` or ``assistant`` entry) refuses
 its file whole, named ``FILE:LINE`` with the field: a session read without one of its lines could lose a call's
-result unsaid. A file holding no ``user`` or ``assistant`` entry (Claude Code writes some of summary titles alone)
+result unsaid. The last line the file ends inside (no newline after it: a session still being written, as a copy
+of ``~/.claude/projects`` taken while Claude Code runs is) is the exception: the lines before it are read, as none
+after it could need it, and it is reported. A file holding no ``user`` or ``assistant`` entry (Claude Code writes some of summary titles alone)
 has no conversation: given alone it is refused in one line saying so, in a folder it is no run.
 """
 
@@ -54,7 +56,14 @@ from pathlib import Path
 from typing import Any
 
 from sam_model.data.formats.anthropic import BLOCKS
-from sam_model.data.formats.base import Chat, Conversation, TranscriptFormatError, read_blocks, text_of
+from sam_model.data.formats.base import (
+    Chat,
+    Conversation,
+    CutLine,
+    TranscriptFormatError,
+    read_blocks,
+    text_of,
+)
 from sam_model.io import json_type
 
 TURNS = ("user", "assistant")
@@ -124,12 +133,17 @@ def conversations(docs: Iterable[tuple[Any, str]], path: Path, id_of: Callable[[
                   alone: bool = True) -> Iterator[Conversation | TranscriptFormatError]:
     """The conversations of one session file, from its ``(document or its error, where)`` pairs (files.documents):
     the main chain, then each subagent's. A line that cannot be read is the file's one error (the file is refused
-    whole); ``alone``: the file was given itself, so one with no user or assistant entry is refused (in a folder it
-    is no run)."""
+    whole), but for a last line the file ends inside (:class:`CutLine`: a session still being written, as a copy of
+    ~/.claude/projects taken while Claude Code runs), left out and named on each conversation (``cut``); ``alone``:
+    the file was given itself, so one with no user or assistant entry is refused (in a folder it is no run)."""
     chains: dict[str, list[Any]] = {}  # "" (the main chain), agent-<agentId> or sidechain-N -> its entries
     sidechain_of: dict[str, str] = {}  # uuid -> the agentless subagent chain it is on
     sessions: list[str] = []
+    cut = ""
     for doc, where in docs:
+        if isinstance(doc, CutLine):  # the last line (none follows): what came before it is whole
+            cut = where
+            continue
         try:
             if isinstance(doc, TranscriptFormatError):
                 raise doc
@@ -158,7 +172,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: Path, id_of: Callable[[
     read = [(key, entries) for key, entries in chains.items() if any(e["type"] in TURNS for e in entries)]
     for key, entries in read:
         yield Conversation(id_of(f"{session}-{key}" if key else session), entries, f"{path}: {key}" if key else str(path),
-                           session, "claude-code")
+                           session, "claude-code", cut=cut)
     if not read and alone:
         kinds = ", ".join(sorted({str(e["type"]) for entries in chains.values() for e in entries})) or "no entries"
         yield TranscriptFormatError(str(path), f"a Claude Code session file without user or assistant entries ({kinds}"

@@ -48,7 +48,7 @@ from sam_model.data.formats import (
     swe_agent,
     tau2,
 )
-from sam_model.data.formats.base import Conversation, TranscriptFormatError, strict_loads
+from sam_model.data.formats.base import Conversation, CutLine, TranscriptFormatError, strict_loads
 from sam_model.io import SAMFileError, check_compression, json_type, not_found
 from sam_model.limits import too_deep
 
@@ -174,6 +174,9 @@ def parse(raw: bytes, where: str, lines: bool = False) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        if not lines and exc.reason == "unexpected end of data" and not raw.endswith(b"\n"):  # a character cut
+            raise CutLine(where, "the file ends inside a character of this line (not UTF-8 there): it was cut short "
+                                 "(a logger stopped mid-write?)") from None
         newline = b"\n"
         line_start = raw.rfind(newline, 0, exc.start) + 1
         at = f"line {raw.count(newline, 0, exc.start) + 1}, " if lines else ""
@@ -185,7 +188,8 @@ def parse(raw: bytes, where: str, lines: bool = False) -> Any:
         raise TranscriptFormatError(where, f"nested too deeply (more than {MAX_DEPTH} levels of objects and lists)"
                                     ) from None
     except ValueError as exc:
-        raise TranscriptFormatError(where, f"invalid JSON ({exc}){_container_hint(exc, text, lines)}") from None
+        hint = _container_hint(exc, text, lines)
+        raise (CutLine if hint == _CUT else TranscriptFormatError)(where, f"invalid JSON ({exc}){hint}") from None
     if too_deep(doc, MAX_DEPTH):
         raise TranscriptFormatError(where, f"nested too deeply (more than {MAX_DEPTH} levels of objects and lists)")
     return doc
@@ -203,8 +207,11 @@ def _container_hint(exc: ValueError, text: str, whole_file: bool) -> str:
         return ("; this line opens a JSON document written over several lines (pretty-printed), not JSON Lines (one "
                 "conversation per line): name the file .json, or write each conversation on one line")
     if not whole_file and isinstance(exc, json.JSONDecodeError) and not text.endswith("\n"):
-        return "; the file ends inside this line: it was cut short (a logger stopped mid-write?)"
+        return _CUT
     return ""
+
+
+_CUT = "; the file ends inside this line: it was cut short (a logger stopped mid-write?)"
 
 
 def documents(p: Path) -> Iterator[tuple[Any, str]]:
