@@ -361,18 +361,42 @@ def test_a_bad_session_meta_is_named_by_its_field(first, says, tmp_path, capsys)
 
 
 def test_a_line_that_cannot_be_read_refuses_its_session_alone(tmp_path, capsys):
-    """A cut line (a Codex killed mid-write) spoils its session: named FILE:LINE; --skip-bad reads the others."""
+    """A bad line (a complete one: it has its newline) spoils its session: named FILE:LINE; --skip-bad reads the
+    others."""
     home = tmp_path / "sessions" / "2025" / "10" / "29"
     write(home / rollout_name(), example_rollout())
     other = "0199a213-81c0-7800-8aa1-000000000009"
     cut = home / rollout_name(other)
-    cut.write_text("".join(json.dumps(x) + "\n" for x in to_rollout(openai_messages(), other)) + '{"timestamp": "20')
+    cut.write_text("".join(json.dumps(x) + "\n" for x in to_rollout(openai_messages(), other)) + '{"timestamp": "20\n')
     assert main([str(tmp_path / "sessions"), str(tmp_path / "o.jsonl")]) == 1
     err = capsys.readouterr().err
-    assert f"{rollout_name(other)}:10: invalid JSON" in err and "cut short" in err, err
+    assert f"{rollout_name(other)}:10: invalid JSON" in err, err
     assert main([str(tmp_path / "sessions"), str(tmp_path / "o.jsonl"), "--skip-bad"]) == 0
     assert {json.loads(x)["episode_id"] for x in (tmp_path / "o.jsonl").read_text().splitlines()} == {SESSION}
     assert f"{rollout_name(other)}:10: invalid JSON" in capsys.readouterr().out  # listed as skipped
     (home / rollout_name("0199a213-81c0-7800-8aa1-00000000000a")).write_text("")  # a session cut before its first
     assert main([str(tmp_path / "sessions"), str(tmp_path / "o2.jsonl"), "--skip-bad"]) == 0  # line: skipped too
     assert "00000000000a.jsonl: a Codex rollout without a line" in capsys.readouterr().out
+
+
+def test_a_running_sessions_cut_last_line_is_left_out_and_reported_its_complete_lines_read(tmp_path, capsys):
+    """Codex appends a rollout as its session runs, so a copy of ~/.codex/sessions taken meanwhile ends inside its
+    last line (no newline after it): the complete lines are read, as the file without that line, and the cut line
+    is reported by FILE:LINE, as the claude-code reader does (it spoiled the session)."""
+    lines = example_rollout()
+    home = tmp_path / "sessions" / "2025" / "10" / "29"
+    rollout = home / rollout_name()
+    home.mkdir(parents=True)
+    rollout.write_text("".join(json.dumps(x) + "\n" for x in lines[:-1]) + json.dumps(lines[-1])[:25])
+    whole = write(tmp_path / "whole" / rollout_name(), lines[:-1])
+    out = tmp_path / "o.jsonl"
+    for given in (rollout, tmp_path / "sessions"):
+        assert main([str(given), str(out)]) == 0, capsys.readouterr().err
+        assert out.read_text() == "".join(json.dumps(e) + "\n" for e in convert(whole)[0])
+        printed = capsys.readouterr().out
+        assert f"1 session file read without its last line, cut mid-write (still being written?): {rollout}:" \
+               f"{len(lines)}" in printed, printed
+    only = write(tmp_path / "only" / rollout_name(), [])  # cut inside its first line: nothing to read, said so
+    only.write_text(json.dumps(lines[0])[:25])
+    assert main([str(only.parent), str(out)]) == 1
+    assert f"{only}:1: invalid JSON" in capsys.readouterr().err

@@ -23,6 +23,7 @@ Items that fail are yielded as their :class:`TranscriptFormatError`; the caller 
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import itertools
 import json
@@ -332,7 +333,11 @@ def conversations(path: str | Path, format: str | None = None,
 
 def _rollout(p: Path, docs: list[tuple[Any, str]]) -> Item:
     """A Codex rollout file's session (:func:`codex.conversation`), or the error of its first bad line: a line that
-    cannot be read spoils the session, as a bad event file does a V1 conversation's."""
+    cannot be read spoils the session, as a bad event file does a V1 conversation's; but a last line the file ends
+    inside (:class:`CutLine`: Codex still writing the session when it was copied) is left out, the lines before it
+    read (none after it could need them) and the session names it (``cut``), as the claude-code reader does."""
+    cut = docs[-1][1] if len(docs) > 1 and isinstance(docs[-1][0], CutLine) else ""
+    docs = docs[:-1] if cut else docs
     bad = next((doc for doc, _ in docs if isinstance(doc, TranscriptFormatError)), None)
     if bad is not None:
         return bad
@@ -346,7 +351,7 @@ def _rollout(p: Path, docs: list[tuple[Any, str]]) -> Item:
                                                  "\"timestamp\"} in rollouts before that layout)",
                                      *_read_as(lines[0], "codex"))
     try:
-        return codex.conversation(lines, str(p), _stem(p), episode_id_of)
+        return dataclasses.replace(codex.conversation(lines, str(p), _stem(p), episode_id_of), cut=cut)
     except TranscriptFormatError as err:
         return err
 
