@@ -42,7 +42,7 @@ from test_formats import (
 from sam_model.data.formats import FORMATS, claude_code, codex, detect, to_chat, tool_marks
 from sam_model.data.formats import main as formats_main
 from sam_model.data.formats.files import is_transcript_file, trajectory_files
-from sam_model.data.sources import source_kind
+from sam_model.data.sources import iter_source_events, source_kind
 from sam_model.data.toolstate import live_state
 from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
 
@@ -461,6 +461,9 @@ def test_a_running_sessions_cut_last_line_is_left_out_and_reported_its_complete_
         assert f"1 session file read without its last line, cut mid-write (still being written?): {session}:" \
                f"{len(entries)}" in printed, printed
         assert read(given)[1].cut_lines == [f"{session}:{len(entries)}"]
+    assert list(iter_source_events(session.parent)) == read(whole)[0]  # sam-train's conversion says it too
+    assert f"{session.parent}: 1 session file read without its last line, cut mid-write (still being written?): " \
+           f"{session}:{len(entries)}" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("where", ["last, with its newline", "before the last"])

@@ -128,6 +128,8 @@ def iter_source_events(path: str | os.PathLike, options: SourceOptions = SourceO
                                           result_limit=options.result_limit, progress=progress)
         if report.results_cut:
             print(f"{path}: {report.results_cut} tool results cut at {options.result_limit} characters")
+        if report.cut_lines:
+            print(f"{path}: {report.cut_note()}")
         if report.skipped:
             print(f"{path}: skipped {len(report.skipped)} bad conversations:\n" +
                   "\n".join(f"  {e}" for e in report.skipped[:20]))

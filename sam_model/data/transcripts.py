@@ -136,10 +136,7 @@ class ImportReport:
                        "traced whole, a string as one value, but for a shell tool's command line (grep -n parse "
                        "src/a.py: its words parse and src/a.py) and SWE-agent's text commands, split into words")
         if self.cut_lines:
-            n = len(self.cut_lines)
-            out.append(f"{n} session file{'s' if n > 1 else ''} read without {'their' if n > 1 else 'its'} last line, "
-                       "cut mid-write (still being written?): " + ", ".join(self.cut_lines[:20])
-                       + (f" and {n - 20} more" if n > 20 else ""))
+            out.append(self.cut_note())
         if self.ignored:
             out.append("parts not read (no event is made of them): " +
                        ", ".join(f"{k} {v}" for k, v in self.ignored.most_common()))
@@ -151,6 +148,14 @@ class ImportReport:
             if len(self.skipped) > 20:
                 out.append(f"  ... and {len(self.skipped) - 20} more")
         return out
+
+    def cut_note(self) -> str:
+        """The session files read without their last line, cut mid-write (sam-data transcripts and sam-train say it
+        alike: the line is left out of what they train on)."""
+        n = len(self.cut_lines)
+        return (f"{n} session file{'s' if n > 1 else ''} read without {'their' if n > 1 else 'its'} last line, cut "
+                "mid-write (still being written?): " + ", ".join(self.cut_lines[:20])
+                + (f" and {n - 20} more" if n > 20 else ""))
 
     def no_tool_call_reason(self) -> tuple[str | Advice, ...]:
         """Why a file whose conversations hold no tool call is refused: what tool-like content was seen (the parts
