@@ -400,3 +400,31 @@ def test_a_running_sessions_cut_last_line_is_left_out_and_reported_its_complete_
     only.write_text(json.dumps(lines[0])[:25])
     assert main([str(only.parent), str(out)]) == 1
     assert f"{only}:1: invalid JSON" in capsys.readouterr().err
+
+
+# ---- review (fix-rev1) ----------------------------------------------------------------------------------------
+def unified_exec(code: int | None, out: str, chunk: str = "4f2a91") -> str:
+    """An exec_command / write_stdin result as Codex's unified exec formats it (core/src/tools/handlers/
+    unified_exec.rs, format_response): 'Process exited with code N' once the process exited, 'Process running with
+    session ID N' while it runs."""
+    status = f"Process exited with code {code}" if code is not None else "Process running with session ID 7"
+    return f"Chunk ID: {chunk}\nWall time: 0.0512 seconds\n{status}\nOriginal token count: 12\nOutput:\n{out}"
+
+
+def test_an_exec_command_that_exited_non_zero_is_flagged_like_a_shell_call():
+    """Codex's exec_command (unified exec, the shell tool of newer Codex) answers 'Process exited with code 1':
+    it read as an ok call, where the same failing command run by the shell tool was flagged; now flagged alike,
+    kept whole, and a process still running (no exit code yet) or exited 0 is not."""
+    r = lambda item: line("response_item", item)  # noqa: E731
+    outputs = [unified_exec(0, FOUND), unified_exec(1, FAILED_TESTS), unified_exec(None, "collecting ..."),
+               unified_exec(2, "", chunk="")[len("Chunk ID: \n"):]]  # no chunk id: no Chunk ID line
+    lines = [meta(), r(message("user", "Fix parse_header in the tinyparse repo."))]
+    for i, out in enumerate(outputs):
+        lines += [r({"type": "function_call", "name": "exec_command", "call_id": f"e{i}",
+                     "arguments": json.dumps({"cmd": "pytest -q", "yield_time_ms": 1000})}),
+                  r({"type": "function_call_output", "call_id": f"e{i}", "output": out})]
+    results = [m for m in to_chat(lines).messages if m["role"] == "tool"]
+    assert [m["content"] for m in results] == outputs
+    assert [m.get("is_error") for m in results] == [None, True, None, True]
+    state = live_state(lines[:6], tool="exec_command", arguments=["cmd"])  # the state after the failed run
+    assert state["last_action_result"].startswith("exec_command: error"), state

@@ -22,7 +22,9 @@ Checked against openai/codex (codex-rs) and a public rollout, not guessed:
   mode) echo items the file holds already;
 - ``core/src/tools`` (``format_exec_output_for_model_structured`` / ``_freeform``): a command's output reaches the
   model as the JSON string ``{"output", "metadata": {"exit_code", "duration_seconds"}}`` or as the text ``Exit code:
-  N\\nWall time: S seconds\\n...\\nOutput:\\n...``; ``core/src/instructions/user_instructions.rs`` and the
+  N\\nWall time: S seconds\\n...\\nOutput:\\n...``; unified exec's (``handlers/unified_exec.rs``,
+  ``format_response``) as ``Chunk ID: X\\nWall time: S seconds\\nProcess exited with code N\\n...\\nOutput:\\n...``
+  (``Process running with session ID N`` while the process runs); ``core/src/instructions/user_instructions.rs`` and the
   contextual-message helpers: ``# AGENTS.md instructions for DIR`` (legacy ``<user_instructions>``), ``<skill``,
   ``<environment_context>`` and ``<turn_aborted>`` user messages are Codex's, not the user's words;
 - a public rollout of codex 0.46.0 (jnarowski/agentcmd, ``.agent/research/codex/format-comparison.md``):
@@ -43,8 +45,9 @@ Read as what the model saw, once:
   words);
 - a result's **exit code**: an output in Codex's exec form ``{"output", "metadata": {"exit_code"}}`` reads as its
   ``output`` (the words; the metadata is Codex's envelope), flagged as failed when the code is not 0, and so is
-  one in the text form ``Exit code: N`` (kept whole: those are the words the model read); toolstate's extension of
-  the spec for formats that flag failed calls. No other output is flagged (Codex writes no success flag);
+  one in the text form ``Exit code: N`` or, from unified exec's ``exec_command`` / ``write_stdin``, ``Process exited
+  with code N`` (kept whole: those are the words the model read); toolstate's extension of the spec for formats
+  that flag failed calls. No other output is flagged (Codex writes no success flag);
 - ``event_msg``, ``turn_context``, ``compacted`` and later ``session_meta`` lines (a fork copies its parent's
   lines, its meta too) are counted, not read: events echo the items, turn contexts repeat the settings, and a
   compaction's summary (``message``) and ``replacement_history`` restate earlier turns that the file still holds
@@ -76,6 +79,9 @@ OLD_META = frozenset({"id", "timestamp", "instructions", "git"})  # the first li
 CONTEXT = ("# agents.md instructions for ", "<user_instructions>", "<skill", "<environment_context>")
 ABORTED = "<turn_aborted>"
 FREEFORM = re.compile(r"Exit code: (-?\d+)\nWall time: ")  # format_exec_output_for_model_freeform
+# unified exec's exec_command / write_stdin (handlers/unified_exec.rs, format_response): an optional chunk id, the
+# wall time, then the exit code once the process exited ("Process running with session ID N" while it runs)
+UNIFIED = re.compile(r"(?:Chunk ID: [^\n]*\n)?Wall time: [^\n]*\nProcess exited with code (-?\d+)\n")
 ROLLOUT_FILE = re.compile(r"rollout-.*\.jsonl(\.gz)?")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
@@ -218,8 +224,9 @@ def _typed(value: Any) -> str:
 
 def exit_code(output: str, field: str, where: str) -> tuple[str, bool]:
     """(the words of a result, whether its command failed): Codex's exec form ``{"output", "metadata":
-    {"exit_code", "duration_seconds"}}`` is its ``output``; ``Exit code: N`` text is kept whole. Any other output is
-    as it is, unflagged; an exit code that is no integer is refused, naming ``field``."""
+    {"exit_code", "duration_seconds"}}`` is its ``output``; ``Exit code: N`` and unified exec's ``Process exited
+    with code N`` text are kept whole. Any other output is as it is, unflagged; an exit code that is no integer is
+    refused, naming ``field``."""
     if output.startswith("{") and '"exit_code"' in output:
         try:
             doc = json.loads(output)
@@ -235,7 +242,7 @@ def exit_code(output: str, field: str, where: str) -> tuple[str, bool]:
                 raise TranscriptFormatError(where, f"'{field}' is Codex's exec output whose 'output' is "
                                                    f"{json_type(doc['output'])}, expected a string")
             return doc["output"], code != 0
-    match = FREEFORM.match(output)
+    match = FREEFORM.match(output) or UNIFIED.match(output)
     return output, bool(match) and int(match[1]) != 0
 
 
