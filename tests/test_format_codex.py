@@ -428,3 +428,41 @@ def test_an_exec_command_that_exited_non_zero_is_flagged_like_a_shell_call():
     assert [m.get("is_error") for m in results] == [None, True, None, True]
     state = live_state(lines[:6], tool="exec_command", arguments=["cmd"])  # the state after the failed run
     assert state["last_action_result"].startswith("exec_command: error"), state
+
+
+def spawned(session: str, parent: str, depth: int = 1) -> dict:
+    """The session_meta of a subagent's rollout: Codex's multi-agent tools run a spawned agent as a thread of its
+    own (SessionSource::SubAgent(SubAgentSource::ThreadSpawn {parent_thread_id, depth, ...}))."""
+    return meta(session, source={"subagent": {"thread_spawn": {"parent_thread_id": parent, "depth": depth,
+                                                               "agent_nickname": None, "agent_role": "explorer"}}})
+
+
+def test_a_subagents_rollout_and_a_fork_of_a_fork_share_their_first_sessions_split(tmp_path):
+    """A subagent Codex spawned writes a rollout of its own (source: subagent, thread_spawn, its parent's id), part
+    of its parent's task (it may copy its parent's history): it was its own split group, so one task's sessions fell
+    on both sides of --split; and a fork of a fork (or a subagent's subagent) was grouped with its own parent, not
+    with the session its line started from. In a folder each now shares the first session's group; a file given
+    alone, the session it came from."""
+    ids = [f"0199a213-81c0-7800-8aa1-00000000001{i}" for i in range(5)]
+    root, child, grandchild, fork, fork2 = ids
+    home = tmp_path / "sessions" / "2025" / "10" / "29"
+    body = to_rollout(openai_messages(), root)[1:]
+    write(home / rollout_name(root), to_rollout(openai_messages(), root))
+    write(home / rollout_name(child), [spawned(child, root), *body])
+    write(home / rollout_name(grandchild), [spawned(grandchild, child, depth=2), *body])
+    write(home / rollout_name(fork), [meta(fork, forked_from_id=root), *body])
+    write(home / rollout_name(fork2), [meta(fork2, forked_from_id=fork), *body])
+    events, report = convert(tmp_path / "sessions")
+    assert report.formats == {"codex": 5} and {e["episode_id"] for e in events} == set(ids)
+    assert {e.get("meta", {}).get("group", e["episode_id"]) for e in events} == {root}
+    alone, _ = convert(home / rollout_name(grandchild))
+    assert {e["meta"]["group"] for e in alone} == {child}
+    bad = write(tmp_path / "bad" / rollout_name(child), [spawned(child, 7), *body])
+    assert str(convert_error(bad)).endswith(":1: 'payload.source.subagent.thread_spawn.parent_thread_id' is a "
+                                            "number, expected a session's id (a string)")
+
+
+def convert_error(path: Path) -> Exception:
+    with pytest.raises(Exception) as err:
+        convert(path)
+    return err.value

@@ -56,8 +56,11 @@ Read as what the model saw, once:
   either: every turn written is read, as a session store's are.
 
 A file is one conversation (:func:`conversation`): its episode the session's id (``session_meta``'s ``id``, else the
-UUID in the file's name), its split group the session it was forked from (``forked_from_id``), else its own, so a
-fork and its parent, which share their first turns, stay on one side of ``--split``. A line is named ``FILE:N``,
+UUID in the file's name), its split group the session it was forked from (``forked_from_id``) or, a subagent's, the
+thread that spawned it (``source.subagent.thread_spawn.parent_thread_id``: Codex's multi-agent tools run each
+subagent as a thread of its own, in its own rollout), else its own, and in a folder the first session of that line
+(a fork of a fork, a subagent's subagent), so a fork and its parent, which share their first turns, and the
+subagents of one task stay on one side of ``--split``. A line is named ``FILE:N``,
 N its place among the file's lines (Codex writes no blank line).
 """
 
@@ -247,30 +250,51 @@ def exit_code(output: str, field: str, where: str) -> tuple[str, bool]:
 
 
 def session(lines: list[Any], where: str) -> tuple[str | None, str | None]:
-    """(the session's id, the id of the session it was forked from) from its first meta; (None, None) without one
-    (a meta that is no object is the reader's to refuse)."""
+    """(the session's id, the id of the session it came from) from its first meta: the session it was forked from
+    (``forked_from_id``), else the thread that spawned it, a subagent's (``source: {"subagent": {"thread_spawn":
+    {"parent_thread_id"}}}``, which may copy its parent's history too); (None, None) without a meta (a meta that is
+    no object is the reader's to refuse)."""
     for i, line in enumerate(lines):
         old = i == 0 and is_old_meta(line)
         if old or (is_line(line) and line["type"] == "session_meta"):
             meta = line if old else line["payload"]
             if not isinstance(meta, Mapping):
                 return None, None
-            ids = [meta.get("id"), meta.get("forked_from_id")]
-            for key, value in zip(("id", "forked_from_id"), ids):
+            spawn = meta.get("source")
+            for key in ("subagent", "thread_spawn"):
+                spawn = spawn.get(key) if isinstance(spawn, Mapping) else None
+            ids = {"id": meta.get("id"), "forked_from_id": meta.get("forked_from_id"),
+                   "source.subagent.thread_spawn.parent_thread_id":
+                       spawn.get("parent_thread_id") if isinstance(spawn, Mapping) else None}
+            for key, value in ids.items():
                 if value is not None and (not isinstance(value, str) or not value):
                     raise TranscriptFormatError(f"{where}:{i + 1}", f"'{'' if old else 'payload.'}{key}' is "
                                                                     f"{json_type(value)}, expected a session's id "
                                                                     "(a string)")
-            return ids[0], ids[1]
+            parent = ids["forked_from_id"] or ids["source.subagent.thread_spawn.parent_thread_id"]
+            return ids["id"], parent
     return None, None
 
 
-def conversation(lines: list[Any], where: str, name: str, id_of) -> Conversation:
-    """One rollout file's session (``name``: the file's name, whose UUID names a session without a meta line)."""
+def conversation(lines: list[Any], where: str, name: str, id_of, parents: Mapping[str, str] | None = None
+                 ) -> Conversation:
+    """One rollout file's session (``name``: the file's name, whose UUID names a session without a meta line). Its
+    split group is the first session of its line: the session it came from (:func:`session`), and that one's own
+    in ``parents`` (session id -> the id of the session it came from, of the other rollouts read with it), so a
+    fork of a fork or a subagent's subagent shares its root's split."""
     sid, parent = session(lines, where)
     uuid = _UUID.findall(name)
     sid = sid or (uuid[-1] if uuid else name)
-    return Conversation(id_of(sid), lines, where, id_of(parent or sid), "codex")
+    return Conversation(id_of(sid), lines, where, id_of(root(parent or sid, parents or {})), "codex")
+
+
+def root(sid: str, parents: Mapping[str, str]) -> str:
+    """The first session of ``sid``'s line in ``parents`` (a loop, as no Codex writes, stops where it closes)."""
+    seen = {sid}
+    while parents.get(sid) is not None and parents[sid] not in seen:
+        sid = parents[sid]
+        seen.add(sid)
+    return sid
 
 
 CALL_ITEMS = (*CALLS, "local_shell_call")  # the items of a rollout that are tool calls (tool_marks)

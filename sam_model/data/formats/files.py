@@ -331,11 +331,28 @@ def conversations(path: str | Path, format: str | None = None,
             yield _forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format)
 
 
-def _rollout(p: Path, docs: list[tuple[Any, str]]) -> Item:
+def _rollout_parents(paths: list[Path]) -> dict[str, str]:
+    """Of the rollouts ``paths``, each session's id -> the id of the session it came from (a fork's, a subagent's:
+    :func:`codex.session`), from their first lines only; one that cannot be read is its reading's to report."""
+    parents: dict[str, str] = {}
+    for q in paths:
+        try:
+            with closing(documents(q)) as docs:
+                head = _to_first_good(docs)
+            sid, parent = codex.session([head[-1][0]], str(q)) if head else (None, None)
+        except (SAMFileError, TranscriptFormatError):
+            continue
+        if sid is not None and parent is not None:
+            parents[sid] = parent
+    return parents
+
+
+def _rollout(p: Path, docs: list[tuple[Any, str]], parents: dict[str, str] | None = None) -> Item:
     """A Codex rollout file's session (:func:`codex.conversation`), or the error of its first bad line: a line that
     cannot be read spoils the session, as a bad event file does a V1 conversation's; but a last line the file ends
     inside (:class:`CutLine`: Codex still writing the session when it was copied) is left out, the lines before it
-    read (none after it could need them) and the session names it (``cut``), as the claude-code reader does."""
+    read (none after it could need them) and the session names it (``cut``), as the claude-code reader does.
+    ``parents``: the other rollouts' lines of sessions (:func:`_rollout_parents`), for the split group."""
     cut = docs[-1][1] if len(docs) > 1 and isinstance(docs[-1][0], CutLine) else ""
     docs = docs[:-1] if cut else docs
     bad = next((doc for doc, _ in docs if isinstance(doc, TranscriptFormatError)), None)
@@ -351,7 +368,7 @@ def _rollout(p: Path, docs: list[tuple[Any, str]]) -> Item:
                                                  "\"timestamp\"} in rollouts before that layout)",
                                      *_read_as(lines[0], "codex"))
     try:
-        return dataclasses.replace(codex.conversation(lines, str(p), _stem(p), episode_id_of), cut=cut)
+        return dataclasses.replace(codex.conversation(lines, str(p), _stem(p), episode_id_of, parents), cut=cut)
     except TranscriptFormatError as err:
         return err
 
@@ -425,9 +442,10 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             yield from _unique(sessions.conversations(paths, documents, episode_id_of, on_file), seen)
         elif kind == openhands.V1:
             yield from _v1_conversations(folder, paths, seen, on_file)
-        elif kind == "codex":  # a rollout file each: one session, named by its id
+        elif kind == "codex":  # a rollout file each: one session, named by its id, grouped by its line's first
+            parents = _rollout_parents(paths)
             for q in paths:
-                yield next(_unique(iter([_rollout(q, list(documents(q)))]), seen))
+                yield next(_unique(iter([_rollout(q, list(documents(q)), parents)]), seen))
                 if on_file is not None:
                     on_file(q)
         elif kind == "claude-code":  # a session file each: its main chain and its subagents' (no run where none)
