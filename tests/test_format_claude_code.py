@@ -616,3 +616,41 @@ def test_tau_bench_rewritten_as_claude_code_sessions_gives_the_spec_events(tmp_p
     events, report = read(project)
     assert report.formats == {"claude-code": 40} and events == list(iter_transcript_events(plain))
     assert report.decision_points > 0
+
+
+# ---- review (fix-rev1) ----------------------------------------------------------------------------------------
+def groups(events: list[dict]) -> dict[str, str]:
+    return {e["episode_id"]: e.get("meta", {}).get("group", e["episode_id"]) for e in events}
+
+
+def test_a_resumed_or_forked_session_shares_the_split_of_the_session_it_continues(tmp_path):
+    """Claude Code writes a resumed session to a file of its own, replaying the earlier entries into it (their
+    uuids, the new sessionId, the old times) or continuing from the last one (its first entry's parentUuid names
+    an entry of the earlier file), and a forked session's file holds the entries it copied: each was its own split
+    group, so one task's turns, the copied ones word for word, fell on both sides of --split. They now share the
+    group of the session their line started from; a subagent's file its session's; an unrelated session its own."""
+    msgs = openai_messages()
+    turns = lambda i, j, session, day: [  # noqa: E731
+        {**e, "timestamp": e["timestamp"].replace("-19T", f"-{day}T")}
+        for e in to_claude_code(msgs[i:j], session=session) if e["type"] != "file-history-snapshot"]
+    first = to_claude_code(msgs[:4], session="s9-first")
+    resumed = [{**e, "sessionId": "s1-resumed"} for e in first] + turns(4, 6, "s1-resumed", 20)  # the replay: the
+    resumed[len(first)]["parentUuid"] = first[-1]["uuid"]  # same uuids and times, then its own turns
+    continued = turns(6, 9, "s5-continued", 21)
+    continued[0]["parentUuid"] = resumed[-1]["uuid"]  # no replay: it continues from the resumed session's last entry
+    forked = first[:3] + turns(2, 9, "s0-fork", 22)
+    project = tmp_path / "-home-ann-airline"
+    write(project / "s9-first.jsonl", first)
+    write(project / "s1-resumed.jsonl", resumed)
+    write(project / "s5-continued.jsonl", continued)
+    write(project / "s5-continued" / "subagents" / "agent-a1b2c3d.jsonl",
+          [{**e, "timestamp": e["timestamp"].replace("-19T", "-21T")} for e in subagent(session="s5-continued")])
+    write(project / "s0-fork.jsonl", forked)
+    write(project / "s3-other.jsonl", to_claude_code(openai_messages(), session="s3-other"))
+    events, report = read(project)
+    assert report.conversations == 6
+    assert groups(events) == {"s9-first": "s9-first", "s1-resumed": "s9-first", "s5-continued": "s9-first",
+                              "s5-continued-agent-a1b2c3d": "s9-first", "s0-fork": "s9-first",
+                              "s3-other": "s3-other"}
+    alone, _ = read(project / "s0-fork.jsonl")  # given alone: the copies' sessionId names the session it forked
+    assert set(groups(alone).values()) == {"s9-first"}

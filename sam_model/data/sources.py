@@ -46,7 +46,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # OpenHands V1 command that exited other than 0 reads as a failed call, as the same command in 0.x. 10: a shell
 # tool's command line (Bash, execute_bash, run_shell_command, Codex's argv, ...) is labelled by its words, not whole.
 # 11: a Codex exec_command result 'Process exited with code N' (N not 0) reads as a failed call; a Codex subagent's
-# rollout, a fork of a fork, are grouped with the first session of their line.
+# rollout, a fork of a fork, and a resumed or forked Claude Code session, are grouped with the first session of their
+# line.
 CONVERSION_VERSION = 11
 
 

@@ -26,7 +26,7 @@ Claude Code 2.0.46), ccstats' token accounting notes (majiayu000/ccstats: severa
   session is read, the turns before the summary too (as the OpenHands readers read a condensed run).
 - **Subagents** (``Task``/``Agent`` calls): their entries (``isSidechain: true``) are a conversation of their own,
   episode ``<session>-agent-<agentId>`` (by their chain of ``parentUuid`` where an older version wrote no
-  ``agentId``: ``<session>-sidechain-N``), split group the session, whether they sit in the session's file or in
+  ``agentId``: ``<session>-sidechain-N``), split group the session's, whether they sit in the session's file or in
   their own; the parent's call and its result stay in the parent's.
 - **Counted, not read**: ``summary`` entries (a title, possibly of another session), ``system`` entries (compact
   boundaries, hook summaries, local commands, API errors), ``file-history-snapshot``, ``queue-operation``,
@@ -34,8 +34,9 @@ Claude Code 2.0.46), ccstats' token accounting notes (majiayu000/ccstats: severa
   words: API errors, rate limits, "No response requested."); and an entry repeated with the same time, parent and
   message (a compaction's replay of earlier entries under new uuids).
 - **The episode** is the session: its ``sessionId`` (the file's name where it is one of the ids its entries hold, as
-  a branched or forked session's file also holds the entries it copied, else the last id written), split group the
-  same. The main chain is every entry not of a subagent, in file order: a rewind's abandoned turns (Claude Code
+  a branched or forked session's file also holds the entries it copied, else the last id written). Its split group
+  is the first session of its line (:class:`Lineage`): a resumed or forked session's file, which Claude Code writes
+  apart, copies the earlier session's entries or continues from its last one, so they are one task. The main chain is every entry not of a subagent, in file order: a rewind's abandoned turns (Claude Code
   keeps them, a new prompt branching off an earlier entry) are read where they were written.
 - **No policy**: Claude Code stores no system prompt in the transcript, so none is read.
 
@@ -129,13 +130,91 @@ def check(entry: Any, where: str) -> None:
     _entry(Chat(), {}, entry, where, "")
 
 
+class Lineage:
+    """Which sessions are one task's: a session file that holds entries of another session (a branch's copies,
+    which keep their sessionId; a resume's replay of the earlier entries under the new one: the same uuids) or whose
+    entries continue from one (a ``parentUuid`` or compaction's ``logicalParentUuid`` naming an entry of another
+    file) is the same task as that session, as are every session id a file holds. Claude Code writes a resumed or
+    forked session to a file of its own, so without this each was its own split group and one task's turns, the
+    copied ones word for word, fell on both sides of ``--split``. A group is named by its session whose first entry
+    is the earliest, then whose last is (a resume's replay copies the earlier entries' times), then by name."""
+
+    def __init__(self) -> None:
+        self._up: dict[str, str] = {}  # session -> a session of its group (union-find)
+        self._span: dict[str, tuple[str, str]] = {}  # session -> the times of its earliest and latest entries
+        self._owner: dict[str, str] = {}  # uuid -> the session of the file that first held it
+        self._refs: list[tuple[str, str]] = []  # (session, a uuid its file's entries hold or continue from)
+        self._names: dict[str, str] | None = None  # a group's root -> its name, once asked
+
+    def add(self, session: str, entries: Iterable[Any]) -> None:
+        """The entries of one file, whose conversations are named by ``session`` (:func:`session_of`)."""
+        self._names = None
+        self._find(session)
+        for e in entries:
+            if not isinstance(e, Mapping):
+                continue
+            sid, at = e.get("sessionId"), e.get("timestamp")
+            if isinstance(sid, str) and sid:
+                self._union(session, sid)
+                if isinstance(at, str):
+                    first, last = self._span.get(sid, (at, at))
+                    self._span[sid] = (min(first, at), max(last, at))
+            uuid = e.get("uuid")
+            if isinstance(uuid, str):
+                self._refs.append((session, uuid))
+                self._owner.setdefault(uuid, session)
+            for key in ("parentUuid", "logicalParentUuid"):
+                if isinstance(e.get(key), str):
+                    self._refs.append((session, e[key]))
+
+    def group(self, session: str) -> str:
+        """The name of ``session``'s group (itself where nothing links it to another)."""
+        if self._names is None:
+            for sid, uuid in self._refs:  # links to files added after the one holding them, too
+                if uuid in self._owner:
+                    self._union(sid, self._owner[uuid])
+            self._names = {}
+            for s in sorted(self._up, key=lambda s: (*self._span.get(s, ("\uffff", "\uffff")), s)):
+                self._names.setdefault(self._find(s), s)
+        return self._names.get(self._find(session), session)
+
+    def _find(self, s: str) -> str:
+        self._up.setdefault(s, s)
+        while self._up[s] != s:
+            self._up[s] = self._up[self._up[s]]
+            s = self._up[s]
+        return s
+
+    def _union(self, a: str, b: str) -> None:
+        self._up[self._find(a)] = self._find(b)
+
+
+def session_of(path: Path, sessions: list[str]) -> str:
+    """The session a file's conversations are named by, from the ``sessionId`` of its entries in file order: its
+    file's name where that is one of them (a branched or forked session's file also holds the entries it copied),
+    else the last written; the file's name where none is."""
+    stem = path.name.removesuffix(".gz").removesuffix(".jsonl")
+    return stem if stem in sessions else sessions[-1] if sessions else stem
+
+
+def lineage(paths: Iterable[Path], read: Callable[[Path], Iterable[tuple[Any, str]]]) -> Lineage:
+    """The :class:`Lineage` of the session files ``paths`` (their lines, as files.documents gives them; a line that
+    cannot be read is its file's reading to report)."""
+    found = Lineage()
+    for q in paths:
+        entries = [doc for doc, _ in read(q) if isinstance(doc, Mapping)]
+        found.add(session_of(q, [e["sessionId"] for e in entries if isinstance(e.get("sessionId"), str)]), entries)
+    return found
+
+
 def conversations(docs: Iterable[tuple[Any, str]], path: Path, id_of: Callable[[Any], str],
-                  alone: bool = True) -> Iterator[Conversation | TranscriptFormatError]:
+                  alone: bool = True, lineage: Lineage | None = None) -> Iterator[Conversation | TranscriptFormatError]:
     """The conversations of one session file, from its ``(document or its error, where)`` pairs (files.documents):
     the main chain, then each subagent's. A line that cannot be read is the file's one error (the file is refused
     whole), but for a last line the file ends inside (:class:`CutLine`: a session still being written, as a copy of
     ~/.claude/projects taken while Claude Code runs), left out and named on each conversation (``cut``); ``alone``:
-    the file was given itself, so one with no user or assistant entry is refused (in a folder it is no run)."""
+    the file was given itself, so one with no user or assistant entry is refused (in a folder it is no run);
+    ``lineage``: the sessions read with it, for the split group (:class:`Lineage`; None: this file's own)."""
     chains: dict[str, list[Any]] = {}  # "" (the main chain), agent-<agentId> or sidechain-N -> its entries
     sidechain_of: dict[str, str] = {}  # uuid -> the agentless subagent chain it is on
     sessions: list[str] = []
@@ -164,7 +243,11 @@ def conversations(docs: Iterable[tuple[Any, str]], path: Path, id_of: Callable[[
                 sidechain_of[doc["uuid"]] = key
         chains.setdefault(key, []).append(doc)
     stem = path.name.removesuffix(".gz").removesuffix(".jsonl")
-    session = stem if stem in sessions else sessions[-1] if sessions else stem
+    session = session_of(path, sessions)
+    if lineage is None:
+        lineage = Lineage()
+        lineage.add(session, (e for entries in chains.values() for e in entries))
+    group = lineage.group(session)
     if "" not in chains and stem.startswith("agent-"):  # a subagent's own file: its agentless chains named by it
         agentless = [k for k in chains if k.startswith("sidechain-")]
         chains = {(stem if len(agentless) == 1 else f"{stem}-{k}") if k in agentless else k: v
@@ -172,7 +255,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: Path, id_of: Callable[[
     read = [(key, entries) for key, entries in chains.items() if any(e["type"] in TURNS for e in entries)]
     for key, entries in read:
         yield Conversation(id_of(f"{session}-{key}" if key else session), entries, f"{path}: {key}" if key else str(path),
-                           session, "claude-code", cut=cut)
+                           group, "claude-code", cut=cut)
     if not read and alone:
         kinds = ", ".join(sorted({str(e["type"]) for entries in chains.values() for e in entries})) or "no entries"
         yield TranscriptFormatError(str(path), f"a Claude Code session file without user or assistant entries ({kinds}"

@@ -448,9 +448,11 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                 yield next(_unique(iter([_rollout(q, list(documents(q)), parents)]), seen))
                 if on_file is not None:
                     on_file(q)
-        elif kind == "claude-code":  # a session file each: its main chain and its subagents' (no run where none)
+        elif kind == "claude-code":  # a session file each: its main chain and its subagents' (no run where none),
+            lineage = claude_code.lineage(paths, documents)  # grouped with the sessions it continues or copies
             for q in paths:
-                yield from _unique(claude_code.conversations(documents(q), q, episode_id_of, alone=False), seen)
+                yield from _unique(claude_code.conversations(documents(q), q, episode_id_of, alone=False,
+                                                             lineage=lineage), seen)
                 if on_file is not None:
                     on_file(q)
         else:
