@@ -654,3 +654,38 @@ def test_a_resumed_or_forked_session_shares_the_split_of_the_session_it_continue
                               "s3-other": "s3-other"}
     alone, _ = read(project / "s0-fork.jsonl")  # given alone: the copies' sessionId names the session it forked
     assert set(groups(alone).values()) == {"s9-first"}
+
+
+def queued(s: Session, prompt, **more) -> dict:
+    """What the user typed while Claude Code worked: no user entry, an attachment Claude Code folds into the running
+    turn, sending the model the prompt as the user's message."""
+    return s.add("attachment", attachment={"type": "queued_command", "prompt": prompt, "commandMode": "prompt",
+                                           "origin": {"kind": "human"}, **more})
+
+
+def test_words_the_user_typed_while_claude_code_worked_are_a_user_turn(tmp_path, capsys):
+    """A prompt typed while the agent runs is written as an attachment of type queued_command (never as a user
+    entry) and sent to the model mid-turn: it was counted as an attachment, the user's words lost, so the call that
+    used them traced to nothing the user said. It is now the user's turn where it was written; other attachments
+    stay counted, and a prompt that is neither words nor blocks is refused naming it."""
+    switch = "actually, cancel ZZ1234 instead"
+    s = Session()
+    s.user("Cancel my reservation QX7Z9A.")
+    s.respond(tool_use("t1", "get_reservation", {"reservation_id": "QX7Z9A"}))
+    queued(s, switch)
+    s.result("t1", "QX7Z9A: economy")
+    s.add("attachment", attachment={"type": "todo_reminder", "content": [], "itemCount": 0})
+    s.respond(tool_use("t2", "cancel", {"reservation_id": "ZZ1234"}))
+    s.result("t2", "cancelled ZZ1234")
+    queued(s, [text("thanks"), {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                            "data": "iVBORw0KGgo="}}])
+    chat = to_chat(s.entries)
+    assert [(m["role"], m.get("content")) for m in chat.messages if m["role"] == "user"] == [
+        ("user", "Cancel my reservation QX7Z9A."), ("user", switch), ("user", "thanks")]
+    assert chat.ignored == {"attachment entries": 1, "image": 1}
+    events, report = read(write(tmp_path / f"{SESSION}.jsonl", s.entries))
+    assert switch in [e["text"] for e in events if e["kind"] == "user"]
+    bad = dict(s.entries[2], attachment={"type": "queued_command", "prompt": 7})
+    path = write(tmp_path / "bad" / f"{SESSION}.jsonl", [*s.entries[:2], bad])
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    assert f"{path}:3: 'attachment.prompt' is a number, expected" in capsys.readouterr().err

@@ -20,7 +20,10 @@ Claude Code 2.0.46), ccstats' token accounting notes (majiayu000/ccstats: severa
   ``is_error: true`` flags the call as failed, as the anthropic reader hands the flag to the rule (README, "Failed
   tool calls"). A ``user`` entry's text is the user's turn: what was typed, and what Claude Code sent the model as
   the user's (``isMeta`` entries such as a skill's instructions or the local-command caveat, a slash command's
-  ``<command-name>`` and ``<local-command-stdout>``, ``[Request interrupted by user]``).
+  ``<command-name>`` and ``<local-command-stdout>``, ``[Request interrupted by user]``). So is what the user typed
+  while Claude Code worked, which no ``user`` entry holds: an ``attachment`` of type ``queued_command``, its
+  ``prompt`` sent to the model mid-turn as the user's message (claude-code-log, session monitors' notes and parsers
+  of these files read it so).
 - **Compaction**: the ``system`` entry of subtype ``compact_boundary`` is counted; the ``isCompactSummary`` user
   entry after it, the summary the model continued from (its memory of what came before), is a user turn. The whole
   session is read, the turns before the summary too (as the OpenHands readers read a condensed run).
@@ -30,7 +33,7 @@ Claude Code 2.0.46), ccstats' token accounting notes (majiayu000/ccstats: severa
   their own; the parent's call and its result stay in the parent's.
 - **Counted, not read**: ``summary`` entries (a title, possibly of another session), ``system`` entries (compact
   boundaries, hook summaries, local commands, API errors), ``file-history-snapshot``, ``queue-operation``,
-  ``progress``, ``attachment`` and other bookkeeping; assistant entries of model ``<synthetic>`` (Claude Code's own
+  ``progress``, other ``attachment`` entries and other bookkeeping; assistant entries of model ``<synthetic>`` (Claude Code's own
   words: API errors, rate limits, "No response requested."); and an entry repeated with the same time, parent and
   message (a compaction's replay of earlier entries under new uuids).
 - **The episode** is the session: its ``sessionId`` (the file's name where it is one of the ids its entries hold, as
@@ -68,6 +71,7 @@ from sam_model.data.formats.base import (
 from sam_model.io import json_type
 
 TURNS = ("user", "assistant")
+QUEUED = "queued_command"  # an attachment: words the user typed while Claude Code worked, sent the model mid-turn
 SYNTHETIC = "<synthetic>"  # the model Claude Code names on an assistant entry it wrote itself
 Chain = tuple[bool, str | None]  # (a subagent's, its agentId): the conversation of a file an entry belongs to
 
@@ -104,13 +108,13 @@ def to_chat(entries: list[Any], where: str) -> Chat:
         w = f"{where}, entry {i}" + (f" (uuid {e['uuid']})" if isinstance(e, Mapping) and isinstance(e.get("uuid"), str)
                                      else "")
         key = _chain(e, w)
-        if e["type"] in TURNS:
+        if e["type"] in TURNS or _queued(e):
             chain = key if chain is None else chain
             if key != chain:
                 chat.ignored["entries of another chain (a subagent's: its own conversation)"] += 1
                 continue
             replay = (e["type"], e.get("timestamp"), e.get("parentUuid"),
-                      hashlib.sha1(_dump(e.get("message")).encode()).digest())
+                      hashlib.sha1(_dump(e.get("message" if e["type"] in TURNS else "attachment")).encode()).digest())
             if isinstance(e.get("timestamp"), str) and replay in seen:
                 chat.ignored["repeated entries (a replay: same time, parent and message)"] += 1
                 continue
@@ -278,6 +282,15 @@ def _entry(chat: Chat, turns: dict[str, dict[str, Any]], e: Mapping[str, Any], w
     """One entry into ``chat``: a user entry's results and words, an assistant entry's blocks into its message's
     turn; any other entry counted."""
     kind = e["type"]
+    result = lambda b, at: text_of(b.get("content"), at, ignored=chat.ignored)  # noqa: E731
+    if _queued(e):  # the user's words, though no user entry holds them
+        prompt = e["attachment"].get("prompt")
+        if not isinstance(prompt, (str, list)):
+            raise TranscriptFormatError(w, f"'attachment.prompt' is {json_type(prompt)}, expected the words the user "
+                                           "typed (a string or a list of content blocks)")
+        read_blocks(chat, "user", [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt, w,
+                    source, BLOCKS, result)
+        return
     if kind not in TURNS:
         subtype = e.get("subtype") if kind == "system" else None
         chat.ignored[f"{kind} {subtype} entries" if isinstance(subtype, str) else f"{kind} entries"] += 1
@@ -294,7 +307,6 @@ def _entry(chat: Chat, turns: dict[str, dict[str, Any]], e: Mapping[str, Any], w
         raise TranscriptFormatError(w, f"'message.content' is {json_type(content)}, expected a string or a list of "
                                        "content blocks")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
-    result = lambda b, at: text_of(b.get("content"), at, ignored=chat.ignored)  # noqa: E731
     if kind == "user":
         read_blocks(chat, "user", blocks, w, source, BLOCKS, result)
         return
@@ -318,6 +330,11 @@ def _entry(chat: Chat, turns: dict[str, dict[str, Any]], e: Mapping[str, Any], w
             turn["content"] = f"{turn['content']}\n{m['content']}" if turn.get("content") else m["content"]
         if m.get("tool_calls"):
             turn["tool_calls"] = [*turn.get("tool_calls", []), *m["tool_calls"]]
+
+
+def _queued(e: Mapping[str, Any]) -> bool:
+    """An attachment of what the user typed while Claude Code worked (``queued_command``)."""
+    return e["type"] == "attachment" and isinstance(e.get("attachment"), Mapping) and e["attachment"].get("type") == QUEUED
 
 
 def _dump(message: Any) -> str:
