@@ -288,9 +288,10 @@ def test_subagents_without_an_agent_id_are_told_apart_by_their_chain(tmp_path):
     assert {e["episode_id"] for e in events} == {f"{SESSION}-agent-3a7f", f"{SESSION}-agent-9c1d"}
 
 
-def test_a_compaction_summary_is_a_user_turn_and_its_boundary_is_counted(tmp_path):
-    """After /compact the model continues from the summary (a user message): it is read as the user's turn, so a
-    value it says is said before the call that uses it; the boundary entry is counted, the earlier turns kept."""
+def test_a_compaction_summary_and_its_boundary_are_counted_the_turns_before_read(tmp_path):
+    """After /compact the model continues from the summary (a user message), but the turns it restates stay in the
+    file and are read, so the summary is counted (a second memory of their values), as is the boundary; the review
+    below (fix-rev1) says why it was a user turn before."""
     summary = ("This session is being continued from a previous conversation that ran out of context. Summary: the "
                "user is Ann (ann_lee_123) and wants reservation QX7Z9A cancelled.")
     s = Session()
@@ -303,8 +304,9 @@ def test_a_compaction_summary_is_a_user_turn_and_its_boundary_is_counted(tmp_pat
     s.respond(tool_use("t1", "cancel", {"reservation_id": "QX7Z9A", "user_id": "ann_lee_123"}))
     s.result("t1", "cancelled")
     events, report = read(write(tmp_path / "s.jsonl", s.entries))
-    assert [e["text"] for e in events[:3]] == [HI, "Noted.", summary]
-    assert report.ignored == {"system compact_boundary entries": 1}
+    assert [e["text"] for e in events[:3]] == [HI, "Noted.", "yes please"]
+    assert report.ignored == {"system compact_boundary entries": 1,
+                              "compact summaries (restating the turns read before them)": 1}
     assert report.decision_points == 1
 
 
@@ -689,3 +691,29 @@ def test_words_the_user_typed_while_claude_code_worked_are_a_user_turn(tmp_path,
     path = write(tmp_path / "bad" / f"{SESSION}.jsonl", [*s.entries[:2], bad])
     assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
     assert f"{path}:3: 'attachment.prompt' is a number, expected" in capsys.readouterr().err
+
+
+def test_a_compaction_summary_restating_turns_the_file_holds_is_no_second_memory_of_their_values(tmp_path):
+    """The isCompactSummary entry restates turns its session file still holds and the reader reads: read as the
+    user's turn it was a second, later source of their values, so under --label latest a call after the compaction
+    traced to the summary's paraphrase, not the result that said the value (the OpenHands and Codex readers count
+    their summaries for this reason). It is counted now; a file that opens with a summary (the turns it restates
+    are elsewhere) still reads it, its only statement of them."""
+    summary = "Summary: the user is Ann (ann_lee_123); her reservation is QX7Z9A."
+    s = Session()
+    s.user(HI)
+    s.respond(tool_use("t1", "get_user", {"user_id": "ann_lee_123"}))
+    s.result("t1", '{"name": "Ann", "reservations": ["QX7Z9A"]}')
+    s.add("system", parent=None, subtype="compact_boundary", content="Conversation compacted",
+          logicalParentUuid=s.entries[-1]["uuid"], compactMetadata={"trigger": "auto", "preTokens": 160000})
+    s.user(summary, isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    s.user("yes please")
+    s.respond(tool_use("t2", "cancel", {"reservation_id": "QX7Z9A"}))
+    s.result("t2", "cancelled")
+    events, _ = read(write(tmp_path / "s.jsonl", s.entries), label="latest")
+    assert summary not in [e["text"] for e in events]
+    decision = events[[e["kind"] for e in events].index("action", 2) - 1]  # the state the cancel was decided in
+    assert [events[i]["text"] for i in decision["useful_memory_steps"]] == [  # the result, not the summary
+        'get_user: {"name": "Ann", "reservations": ["QX7Z9A"]}']
+    opened = [e for e in s.entries if e["timestamp"] >= s.entries[3]["timestamp"]]  # the file starts at the boundary
+    assert summary in [e["text"] for e in read(write(tmp_path / "opened.jsonl", opened))[0]]

@@ -47,7 +47,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # tool's command line (Bash, execute_bash, run_shell_command, Codex's argv, ...) is labelled by its words, not whole.
 # 11: a Codex exec_command result 'Process exited with code N' (N not 0) reads as a failed call; a Codex subagent's
 # rollout, a fork of a fork, and a resumed or forked Claude Code session, are grouped with the first session of their
-# line; what a Claude Code user typed mid-turn (a queued_command attachment) is a user turn.
+# line; what a Claude Code user typed mid-turn (a queued_command attachment) is a user turn, and its compaction summary
+# restating turns read before it is counted, not read.
 CONVERSION_VERSION = 11
 
 

@@ -24,9 +24,13 @@ Claude Code 2.0.46), ccstats' token accounting notes (majiayu000/ccstats: severa
   while Claude Code worked, which no ``user`` entry holds: an ``attachment`` of type ``queued_command``, its
   ``prompt`` sent to the model mid-turn as the user's message (claude-code-log, session monitors' notes and parsers
   of these files read it so).
-- **Compaction**: the ``system`` entry of subtype ``compact_boundary`` is counted; the ``isCompactSummary`` user
-  entry after it, the summary the model continued from (its memory of what came before), is a user turn. The whole
-  session is read, the turns before the summary too (as the OpenHands readers read a condensed run).
+- **Compaction**: the ``system`` entry of subtype ``compact_boundary`` is counted, and so is the
+  ``isCompactSummary`` user entry after it, the summary the model continued from: the whole session is read, the
+  turns before the summary too (a session file is only appended to), so a later call traces to the turn that said
+  its value; read, the summary, a paraphrase of those turns, would be a second memory of the same values and under
+  ``--label latest`` or ``all`` be credited with values it only repeats (as the OpenHands and Codex readers count a
+  condensation's or compaction's summary). A summary that opens its conversation (the turns it restates are in
+  another file) is the only statement of them here: a user turn.
 - **Subagents** (``Task``/``Agent`` calls): their entries (``isSidechain: true``) are a conversation of their own,
   episode ``<session>-agent-<agentId>`` (by their chain of ``parentUuid`` where an older version wrote no
   ``agentId``: ``<session>-sidechain-N``), split group the session's, whether they sit in the session's file or in
@@ -308,6 +312,9 @@ def _entry(chat: Chat, turns: dict[str, dict[str, Any]], e: Mapping[str, Any], w
                                        "content blocks")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
     if kind == "user":
+        if e.get("isCompactSummary") is True and chat.messages:  # restates turns read above
+            chat.ignored["compact summaries (restating the turns read before them)"] += 1
+            return
         read_blocks(chat, "user", blocks, w, source, BLOCKS, result)
         return
     message_id = message.get("id")
