@@ -717,3 +717,19 @@ def test_a_compaction_summary_restating_turns_the_file_holds_is_no_second_memory
         'get_user: {"name": "Ann", "reservations": ["QX7Z9A"]}']
     opened = [e for e in s.entries if e["timestamp"] >= s.entries[3]["timestamp"]]  # the file starts at the boundary
     assert summary in [e["text"] for e in read(write(tmp_path / "opened.jsonl", opened))[0]]
+
+
+def test_a_qwen_code_chat_record_is_refused_as_what_it_is_not_as_a_broken_claude_code_entry(tmp_path, capsys):
+    """Qwen Code records its chats as Claude Code does (uuid, parentUuid, sessionId, type user / assistant /
+    tool_result, cwd, version), but its message is Gemini content {"role", "parts"}: a session of it was taken for a
+    Claude Code session and refused as "'message.content' is null" (an assistant's as "'message.role' is
+    \"model\""), as if the file were a broken Claude Code one. It is now refused naming what it holds."""
+    record = lambda n, kind, role, parts: {  # noqa: E731
+        "uuid": f"q{n}", "parentUuid": f"q{n - 1}" if n else None, "sessionId": "qs", "timestamp": f"2025-11-19T22:00:0{n}Z",
+        "type": kind, "cwd": "/home/ann", "version": "0.2.1", "message": {"role": role, "parts": parts}}
+    path = write(tmp_path / "chats" / "qs.jsonl", [
+        record(0, "user", "user", [{"text": HI}]),
+        record(1, "assistant", "model", [{"functionCall": {"id": "c1", "name": "get_user", "args": {"user_id": "a"}}}])])
+    assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:1: 'message' holds Gemini 'parts'" in err and "Qwen Code" in err and err.count("\n") == 1

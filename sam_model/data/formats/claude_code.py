@@ -303,6 +303,12 @@ def _entry(chat: Chat, turns: dict[str, dict[str, Any]], e: Mapping[str, Any], w
     if not isinstance(message, Mapping):
         raise TranscriptFormatError(w, f"'message' is {json_type(message)}, expected the API message of a {kind} "
                                        "entry {\"role\", \"content\"}")
+    if "parts" in message and "content" not in message:  # Gemini content: Qwen Code's records are shaped like these
+        raise TranscriptFormatError(w, "'message' holds Gemini 'parts' ({\"role\", \"parts\"}), not the Anthropic API "
+                                       "message of a Claude Code entry: a chat record of another agent shaped like "
+                                       "Claude Code's (Qwen Code's ~/.qwen/projects/<project>/chats/<session>.jsonl?), "
+                                       "which no reader here reads; give its messages as Gemini contents "
+                                       "({\"id\", \"contents\": [...]}, the gemini reader)")
     if message.get("role") not in (kind, None):
         raise TranscriptFormatError(w, f"'message.role' is {json.dumps(message.get('role'))[:40]}, expected "
                                        f"\"{kind}\" (the entry's type)")
