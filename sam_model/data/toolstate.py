@@ -474,21 +474,23 @@ class TranscriptState:
         its needed values leave the meta of the event before it. An earlier call's value of the path is not put
         back: the conversation had replaced it (a user who changed the city and then deleted the change did not ask
         for the old city), deleting a memory only takes away, and the earlier call's own memory still says it. Two
-        calls of one message that needed the same value at the same path lose it from that meta together. Returns
-        each path taken out with the event of the next call that set it again (None: none), for :func:`cleared`."""
+        calls of one message that needed the same value at the same path lose it from that meta together. A tracker saved before calls' writes were
+        kept tells them by the events' states (:meth:`_inferred`, :meth:`_decided`). Returns each path taken out
+        with the event of the next call that set it again (None: none), for :func:`cleared`."""
         self.rewrite(step, "")
         mine = next((w for w in self.writes if w["step"] == step), None)
         if mine is not None:
             self.writes.remove(mine)
-        elif self.events[step]["kind"] == "action" and step < self.writes_from:  # saved before writes were kept: the
-            # paths its state set or changed (more, where the event before is a decision's masked state)
-            before = self.events[step - 1]["state"].get("constraints", {}) if step else {}
-            mine = {"wrote": {p: v for p, v in self.events[step]["state"].get("constraints", {}).items()
-                              if before.get(p) != v}, "decided": None}
+        elif self.events[step]["kind"] == "action" and step < self.writes_from:  # saved before writes were kept
+            mine = {"wrote": self._inferred(step), "decided": self._decided(step)}
         if not mine:
             return {}
-        until = {p: next((w["step"] for w in self.writes if w["step"] > step and p in w["wrote"]), None)
-                 for p in mine["wrote"]}
+        until: dict[str, int | None] = dict.fromkeys(mine["wrote"])
+        later = [(t, self._inferred(t)) for t in range(step + 1, min(self.writes_from, len(self.events)))
+                 if self.events[t]["kind"] == "action"]  # calls of a tracker saved before writes were kept
+        for t, wrote in later + [(w["step"], w["wrote"]) for w in self.writes if w["step"] > step]:
+            for p in wrote.keys() & until.keys():
+                until[p] = t if until[p] is None else until[p]
         for t in range(step, len(self.events)):
             self.events[t] = _without(self.events[t], cleared(until, step, t))
         for p, u in until.items():
@@ -500,6 +502,25 @@ class TranscriptState:
             needed = {p: [x for x in vs if x not in said.get(p, ())] for p, vs in meta.get("needed", {}).items()}
             self.events[d] = {**self.events[d], "meta": {**meta, "needed": {p: vs for p, vs in needed.items() if vs}}}
         return until
+
+    def _inferred(self, t: int) -> dict[str, Any]:
+        """What the call of event ``t`` set, in a tracker saved before calls' writes were kept: the constraints its
+        state holds otherwise than the state before the call, the one of the last event before it that is no
+        decision point (a decision's constraints are masked: compared with them, the call seemed to set every path
+        masked there, an earlier call's too). A value a call set again unchanged is not told apart."""
+        j = t - 1
+        while j >= 0 and self.events[j]["kind"] != "action" and "meta" in self.events[j]:
+            j -= 1
+        before = self.events[j]["state"].get("constraints", {}) if j >= 0 else {}
+        return {p: v for p, v in self.events[t]["state"].get("constraints", {}).items() if before.get(p) != v}
+
+    def _decided(self, t: int) -> int | None:
+        """The decision point whose meta holds the needed values of the call of event ``t`` (a tracker saved before
+        calls' writes were kept): the event before its message's calls, when it is one."""
+        j = t - 1
+        while j >= 0 and self.events[j]["kind"] == "action" and "meta" not in self.events[j]:
+            j -= 1
+        return j if j >= 0 and "meta" in self.events[j] else None
 
     def state_dict(self) -> dict[str, Any]:
         """Everything the tracker knows, JSON-able (a saved memory continues a conversation where it was)."""

@@ -1,0 +1,92 @@
+"""Stop 53's review of three changes landed the same day: the shell command lines rule (shellwords, toolstate's
+argument_leaves), deleted memories clearing their conversation's state (TranscriptState.forget, ScopedMemory.delete)
+and the write-ahead log naming its tenant. Each test is one bug found by the review; it fails on the code before
+its fix."""
+
+from __future__ import annotations
+
+import json
+
+from sam_model.memory import HashingEncoder, ScopedMemory
+from sam_model.store import StoreConfig
+
+
+def _call(i: int, name: str, arguments: dict) -> dict:
+    return {"role": "assistant", "tool_calls": [{"id": f"c{i}", "type": "function", "function": {
+        "name": name, "arguments": json.dumps(arguments)}}]}
+
+
+def _saved(memory: ScopedMemory, folder) -> str:
+    """What a save holds but the history (Mem0's history keeps what was deleted)."""
+    folder = memory.save(folder)
+    saved = json.loads((folder / "scoped.json").read_text())
+    saved.pop("history")
+    return json.dumps(saved) + (folder / "store" / "store.json").read_text()
+
+
+def _as_saved_before_writes_were_kept(memory: ScopedMemory, folder) -> ScopedMemory:
+    """``memory`` saved and loaded as a save from before the trackers kept what each call set."""
+    folder = memory.save(folder)
+    saved = json.loads((folder / "scoped.json").read_text())
+    for t in saved["trackers"].values():
+        del t["writes"], t["writes_from"]
+    (folder / "scoped.json").write_text(json.dumps(saved))
+    return ScopedMemory.load(folder, HashingEncoder(64))
+
+
+# ---- deleted memories clearing the conversation's state ------------------------------------------------------
+
+PAYING = [{"role": "user", "content": "my card is 4111222233334444, the booking BK-77Q"},
+          {"role": "assistant", "content": "Paying it."},
+          _call(1, "pay", {"card": "4111222233334444", "city": "Lisbon", "booking": "BK-77Q"}),
+          {"role": "tool", "tool_call_id": "c1", "content": "paid"},
+          {"role": "user", "content": "and hold a room in Porto"},
+          {"role": "assistant", "content": "Holding it."},
+          _call(2, "hold", {"city": "Porto"}),  # sets city again: from here on the state says Porto
+          {"role": "tool", "tool_call_id": "c2", "content": "held"}]
+
+
+def test_an_old_saves_deleted_call_leaves_a_later_remembered_calls_value(tmp_path):
+    """A save from before calls' writes were kept inferred the deleted call's paths from its state, then took them
+    out to the conversation's end: deleting the pay call took city out, which the hold call (still remembered) had
+    set to Porto, from the running state and from the hold call's events on, where a new save keeps it."""
+    new = ScopedMemory(HashingEncoder(64), StoreConfig())
+    new.add(PAYING, user_id="mia")
+    old = _as_saved_before_writes_were_kept(new, tmp_path / "old")
+    for memory in (new, old):
+        memory.delete("mia#2", user_id="mia")  # the pay call
+        assert memory.live_state(user_id="mia").constraints == {"city": "Porto"}
+        events = memory._trackers["mia"].events
+        assert [e["state"]["constraints"].get("city") for e in events[2:]] == [None, None, None, None, "Porto", "Porto"]
+
+
+def test_an_old_saves_deleted_call_leaves_an_earlier_calls_path_it_did_not_set(tmp_path):
+    """The event before a call is its decision point, whose constraints are masked (an entry whose value says a value
+    the call needs is not in them): compared with it, an old save's call seemed to set every path masked there, and
+    deleting it took out the earlier call's value of a path the deleted call never had (city, the find call's)."""
+    new = ScopedMemory(HashingEncoder(64), StoreConfig())
+    new.add([{"role": "user", "content": "find my Lisbon booking"},
+             _call(1, "find", {"city": "Lisbon"}),
+             {"role": "tool", "tool_call_id": "c1", "content": "booking BK-77Q"},
+             {"role": "assistant", "content": "Cancelling it."},
+             _call(2, "cancel", {"booking": "BK-77Q", "place": "Lisbon"})], user_id="mia")
+    new.add([{"role": "tool", "tool_call_id": "c2", "content": "done"}], user_id="mia")
+    assert "city" not in new._trackers["mia"].events[3]["state"]["constraints"]  # masked: Lisbon is needed
+    old = _as_saved_before_writes_were_kept(new, tmp_path / "old")
+    for memory in (new, old):
+        memory.delete("mia#4", user_id="mia")  # the cancel call
+        assert memory.live_state(user_id="mia").constraints == {"city": "Lisbon"}
+
+
+def test_an_old_saves_deleted_call_takes_its_needed_values_out_of_the_decision_points_meta(tmp_path):
+    """A new save's call knows the decision point whose meta.needed its values fed; an old save's did not, so the
+    card it paid with stayed in that meta (and every save) after the call and the message that said it were deleted."""
+    new = ScopedMemory(HashingEncoder(64), StoreConfig())
+    new.add(PAYING, user_id="mia")
+    old = _as_saved_before_writes_were_kept(new, tmp_path / "old")
+    for n, memory in enumerate((new, old)):
+        assert "4111222233334444" in memory._trackers["mia"].events[1]["meta"]["needed"]["card"]
+        memory.delete("mia#2", user_id="mia")  # the pay call
+        memory.delete("mia#0", user_id="mia")  # the message that said the card
+        assert "4111222233334444" not in _saved(memory, tmp_path / f"after{n}")
+
