@@ -90,3 +90,27 @@ def test_an_old_saves_deleted_call_takes_its_needed_values_out_of_the_decision_p
         memory.delete("mia#0", user_id="mia")  # the message that said the card
         assert "4111222233334444" not in _saved(memory, tmp_path / f"after{n}")
 
+
+def test_a_deleted_shell_calls_needed_words_leave_the_decision_points_meta(tmp_path):
+    """A shell command's needed values are its words (the shell command lines rule), not the whole line the call
+    wrote, so deleting the call compared the line with each word, never equal: the token the command used stayed in
+    the decision point's meta.needed, and every save, after the call and the message that said the token went."""
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig())
+    memory.add([{"role": "user", "content": "deploy with the token sk-live-93xk2"},
+                {"role": "assistant", "content": "Deploying."},
+                _call(1, "Bash", {"command": "./deploy.sh --token sk-live-93xk2 prod"}),
+                {"role": "tool", "tool_call_id": "c1", "content": "deployed"},
+                {"role": "assistant", "content": "Done."}], user_id="mia")
+    assert memory._trackers["mia"].events[1]["meta"]["needed"] == {"command": ["sk-live-93xk2"]}
+    memory.delete("mia#2", user_id="mia")  # the call
+    memory.delete("mia#0", user_id="mia")  # the message that said the token
+    assert "sk-live-93xk2" not in _saved(memory, tmp_path / "m")
+    memory = ScopedMemory(HashingEncoder(64), StoreConfig())  # a word whose quotes and escapes the line holds
+    memory.add([{"role": "user", "content": 'the password is pa"ss-93xk2'},
+                {"role": "assistant", "content": "Logging in."},
+                _call(1, "Bash", {"command": 'login --password "pa\\"ss-93xk2"'}),
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"}], user_id="mia")
+    assert memory._trackers["mia"].events[1]["meta"]["needed"] == {"command": ['pa"ss-93xk2']}
+    memory.delete("mia#2", user_id="mia")
+    memory.delete("mia#0", user_id="mia")
+    assert "93xk2" not in _saved(memory, tmp_path / "m2")

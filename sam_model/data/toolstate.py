@@ -474,7 +474,8 @@ class TranscriptState:
         its needed values leave the meta of the event before it. An earlier call's value of the path is not put
         back: the conversation had replaced it (a user who changed the city and then deleted the change did not ask
         for the old city), deleting a memory only takes away, and the earlier call's own memory still says it. Two
-        calls of one message that needed the same value at the same path lose it from that meta together. A tracker saved before calls' writes were
+        calls of one message that needed the same value at the same path lose it from that meta together (a shell
+        command's needed values are its words: those its line says leave). A tracker saved before calls' writes were
         kept tells them by the events' states (:meth:`_inferred`, :meth:`_decided`). Returns each path taken out
         with the event of the next call that set it again (None: none), for :func:`cleared`."""
         self.rewrite(step, "")
@@ -498,7 +499,9 @@ class TranscriptState:
                 self.cons.pop(p, None)
         d = mine["decided"]
         if d is not None and isinstance(meta := self.events[d].get("meta"), Mapping):
-            said = {p: {norm(v) for _, v in leaves(value, p)} for p, value in mine["wrote"].items()}
+            # a needed value is a leaf's, or a word of a shell command line (argument_leaves)
+            said = {p: {norm(v) for _, v in leaves(value, p)} | {norm(w) for w in command_words(value) or ()}
+                    for p, value in mine["wrote"].items()}
             needed = {p: [x for x in vs if x not in said.get(p, ())] for p, vs in meta.get("needed", {}).items()}
             self.events[d] = {**self.events[d], "meta": {**meta, "needed": {p: vs for p, vs in needed.items() if vs}}}
         return until
