@@ -474,6 +474,15 @@ class MemoryStore:
         return [self._hit(e, 0.0, 0.0, via="id") for i, e in self._entries.items()
                 if (episode_id is None or self.index.episode_of(i) == episode_id) and (within is None or i in within)]
 
+    @locked
+    def has_episode(self, episode_id: Any, user_id: str | None = None, agent_id: str | None = None,
+              run_id: str | None = None) -> bool:
+        """Whether a memory of the episode is stored, looked for among the scopes' memories (every memory when none
+        is given): a scoped memory asks it at each delete, where get_all(episode_id=...) read every memory."""
+        check_scopes(user_id, agent_id, run_id)
+        within = self._within(user_id, agent_id, run_id)
+        return any(self.index.episode_of(i) == episode_id for i in (self._entries if within is None else within))
+
     # ---- writing -------------------------------------------------------------------------------------------
 
     @locked

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from sam_model.data.schema import Event, State
 from sam_model.memory import HashingEncoder, ScopedMemory
 from sam_model.store import StoreConfig
 
@@ -114,3 +115,24 @@ def test_a_deleted_shell_calls_needed_words_leave_the_decision_points_meta(tmp_p
     memory.delete("mia#2", user_id="mia")
     memory.delete("mia#0", user_id="mia")
     assert "93xk2" not in _saved(memory, tmp_path / "m2")
+
+
+def test_a_delete_reads_the_memories_of_its_scope_not_every_memory():
+    """A delete asked whether the memory's episode had any memory left (to forget its conversation with its last)
+    by get_all(episode_id=...), which reads every memory of every scope: an agent-log memory's delete (no
+    conversation to ask first) cost as many look-ups as the store held memories, under the store's lock. It now
+    looks among its scope's memories (and a conversation's events, newest first)."""
+    memory = ScopedMemory(HashingEncoder(16), StoreConfig())
+    for u in range(60):
+        memory.add([Event("x", s, "user", f"note {u} {s}", State("p")) for s in range(5)], user_id=f"u{u}")
+    memory.add([{"role": "user", "content": f"chat {s}"} for s in range(5)], user_id="chat")
+    index, looked = memory.store.index, []
+    real = index.episode_of
+    index.episode_of = lambda i: looked.append(i) or real(i)
+    for user in ("u7", "chat"):
+        for n, r in enumerate(memory.get_all(user_id=user)["results"]):
+            looked.clear()
+            memory.delete(r["id"], user_id=user)
+            assert len(looked) <= 10, (user, n, len(looked))  # the store holds 310 memories
+        assert memory.get_all(user_id=user)["results"] == []
+    assert "chat" not in memory._trackers and len(memory.get_all(user_id="u8")["results"]) == 5

@@ -864,7 +864,7 @@ class ScopedMemory:
                              "the memory by its id")
         self.store.delete([memory_id])
         episode = hit.episode_id
-        if not self._holds_memories(episode):  # its last: the conversation goes as delete_all's does
+        if not self._holds_memories(hit):  # its last: the conversation goes as delete_all's does
             self._drop_conversation(episode)
         elif (at := self._in_conversation(hit)) is not None:
             tracker, step = at  # no later call is traced to it, no save of the conversation holds its words, nor
@@ -874,14 +874,17 @@ class ScopedMemory:
         self._log(memory_id, "DELETE", _said(hit), None)
         return {"message": f"memory {memory_id} deleted"}
 
-    def _holds_memories(self, episode: str) -> bool:
-        """Whether the episode still has a memory: one of its conversation's events (checked first, at the cost of
-        a look-up each), else any (the store's every memory)."""
+    def _holds_memories(self, hit: Hit) -> bool:
+        """Whether the deleted memory ``hit``'s episode still has a memory: one of its conversation's events, newest
+        first (deletes go oldest first, as get_all lists them), else one of the memories of the hit's scopes, which
+        are its episode's (MemoryStore.has_episode; get_all(episode_id=...) read every memory of every scope at each
+        delete)."""
+        episode = hit.episode_id
         tracker, base = self._trackers.get(episode), self._base.get(episode, 0)
-        if tracker is not None and any(e["text"] and self.store.has(MemoryRecord.make_id(episode, base + j))
-                                       for j, e in enumerate(tracker.events)):
+        if tracker is not None and any(tracker.events[j]["text"] and self.store.has(MemoryRecord.make_id(episode, base + j))
+                                       for j in reversed(range(len(tracker.events)))):
             return True
-        return bool(self.store.get_all(episode_id=episode))
+        return self.store.has_episode(episode, hit.user_id, hit.agent_id, hit.run_id)
 
     def _drop_conversation(self, episode: str) -> None:
         """Forget an episode whose memories are all deleted: its conversation (the values its tool calls set, its
