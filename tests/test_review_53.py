@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 
+from sam_model.data import shellwords
 from sam_model.data.schema import Event, State
+from sam_model.data.shellwords import command_words
+from sam_model.data.toolstate import argument_leaves
 from sam_model.memory import HashingEncoder, ScopedMemory
 from sam_model.store import StoreConfig
 
@@ -136,3 +139,22 @@ def test_a_delete_reads_the_memories_of_its_scope_not_every_memory():
             assert len(looked) <= 10, (user, n, len(looked))  # the store holds 310 memories
         assert memory.get_all(user_id=user)["results"] == []
     assert "chat" not in memory._trackers and len(memory.get_all(user_id="u8")["results"]) == 5
+
+
+# ---- the shell command lines rule -----------------------------------------------------------------------------
+
+def test_a_long_command_line_is_read_whole_without_splitting_it(monkeypatch):
+    """shlex builds a word a character at a time, in time quadratic in its length: a call whose command was
+    python -c '<1 MB script>' took 18 s to split, under a served memory's lock when it was the call searched with
+    (its size is checked by counting the words). A line over MAX_LINE_CHARS (beside its heredocs' bodies) is read
+    whole, as one with too many words is; a heredoc's long body still leaves the command's words."""
+    split = []
+    real = shellwords.tokens
+    monkeypatch.setattr(shellwords, "tokens", lambda *a, **k: split.append(a) or real(*a, **k))
+    script = "python -c '" + "x = 1; " * 50_000 + "'"
+    assert command_words(script) is None and split == []
+    assert command_words(["bash", "-lc", script]) == [script] and split == []  # the script one word, not split
+    assert argument_leaves("Bash", "command", script) == [("command", script)]
+    body = "\n".join(f"line {i}" for i in range(5_000))
+    assert command_words(f"cat > src/big.py <<'EOF'\n{body}\nEOF\nwc -l src/big.py") == ["src/big.py", "src/big.py",
+                                                                                          body]

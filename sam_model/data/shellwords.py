@@ -31,6 +31,10 @@ _PYTHON = re.compile(r"python[0-9.]*")  # python -m MODULE: the module is the pr
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case",
                       "esac", "select", "function", "time", "{", "}", "!", "[[", "]]"})
 MAX_WORDS = 64  # words of one command line traced; a longer line (generated data, a pasted list) is read whole
+# characters of one command line split (beside its heredocs' bodies); a longer one is read whole: shlex builds a word
+# a character at a time, in time quadratic in its length (python -c '<1 MB>' took 18 s, under a served search's lock
+# when it was the call searched with), and a line that long holds more than MAX_WORDS words or free-text words
+MAX_LINE_CHARS = 10_000
 _MAX_DEPTH = 3  # bash -c "bash -c '...'": nested scripts read as words (deeper: the script is one word)
 
 
@@ -109,7 +113,8 @@ def command_words(command: Any, depth: int = 0) -> list[str] | None:
     the program word, reserved words (``if``, ``do``, ...) and flags are left out (a flag's ``=value`` stays),
     ``bash -c SCRIPT`` gives the script's words, and a heredoc's body is one more word (a text). None where the
     command is read whole, as the spec reads any value: a line whose quotes do not close, more than
-    :data:`MAX_WORDS` words, or anything but a string or a list of strings."""
+    :data:`MAX_WORDS` words, a line (or ``-c`` script) of more than :data:`MAX_LINE_CHARS` characters beside its
+    heredocs' bodies, or anything but a string or a list of strings."""
     if isinstance(command, str):
         found = _line(command, depth)
     elif isinstance(command, list) and command and all(isinstance(c, str) for c in command):
@@ -120,7 +125,11 @@ def command_words(command: Any, depth: int = 0) -> list[str] | None:
 
 
 def _line(line: str, depth: int) -> list[str] | None:
+    if len(line) > MAX_LINE_CHARS and "<<" not in line:  # no heredoc body to leave out: too long as it is
+        return None
     text, bodies = _heredocs(line.replace("\\\n", " "))  # a backslash-newline joins two lines
+    if len(text) > MAX_LINE_CHARS:
+        return None
     found = tokens(text, newlines=True)
     if found is None:
         return None

@@ -39,8 +39,9 @@ word of each simple command, its sub-command (``git commit``), reserved words an
 (``--key=value`` and ``KEY=value`` give their value), ``bash -c SCRIPT`` is the script's words, a heredoc's body is
 one text (free text by the spec, so skipped), and ``./src/a.py`` or ``src/`` names the path a listing prints
 (``src/a.py``, ``src``). Each word is judged as the spec judges a leaf, at the argument's path (``command``), so the
-uncertainty flags and the masking name ``command``. A line whose quotes do not close, or of more than
-:data:`~sam_model.data.shellwords.MAX_WORDS` words, is one leaf as the spec reads it, and every other tool's argument
+uncertainty flags and the masking name ``command``. A line whose quotes do not close, of more than
+:data:`~sam_model.data.shellwords.MAX_WORDS` words or of more than :data:`~sam_model.data.shellwords.MAX_LINE_CHARS`
+characters is one leaf as the spec reads it, and every other tool's argument
 (an editor's ``command``, ``view``) reads as the spec says: tau-bench, SGD and the generated tool worlds convert as
 before. The running constraints keep the whole command line (:meth:`TranscriptState._call`): they are part of the
 state text the model reads, which this extension leaves as it was; only labels and masking read the words.
