@@ -10,7 +10,7 @@ import json
 from sam_model.data import shellwords
 from sam_model.data.schema import Event, State
 from sam_model.data.shellwords import command_words
-from sam_model.data.toolstate import argument_leaves
+from sam_model.data.toolstate import ToolCall, TranscriptState, argument_leaves
 from sam_model.memory import HashingEncoder, ScopedMemory
 from sam_model.store import StoreConfig
 
@@ -158,3 +158,22 @@ def test_a_long_command_line_is_read_whole_without_splitting_it(monkeypatch):
     body = "\n".join(f"line {i}" for i in range(5_000))
     assert command_words(f"cat > src/big.py <<'EOF'\n{body}\nEOF\nwc -l src/big.py") == ["src/big.py", "src/big.py",
                                                                                           body]
+
+
+def _shell_session(commands: list[tuple[str, str]], tool: str = "Bash", key: str = "command") -> TranscriptState:
+    """A coding agent's conversation: the issue, then each command with its output."""
+    st = TranscriptState()
+    st.add({"role": "user", "content": "The tokenizer drops the last token; fix it."})
+    for i, (command, output) in enumerate(commands):
+        st.feed(_call(i, tool, {key: command}))
+        st.add({"role": "tool", "tool_call_id": f"c{i}", "content": output})
+    return st
+
+
+def test_a_redirection_to_dev_null_or_a_descriptor_is_no_value():
+    """2>/dev/null, in half a coding agent's finds and greps, was a word traced like a path: the next command with it
+    was labelled by the first command that said it (its action event), a memory it never needed."""
+    st = _shell_session([("find / -name tokenizer.py 2>/dev/null", "/repo/src/tokenizer.py")])
+    got = st.decide([ToolCall("Bash", {"command": "grep -rn split /repo/src 2>/dev/null >&2"}, "x")])
+    assert got.needed == {} and got.labels == []  # /repo/src is said by no event whole
+    assert command_words("cmd > out.log 2>&1 < /dev/stdin >& log.txt") == ["out.log", "2", "log.txt"]

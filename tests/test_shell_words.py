@@ -98,7 +98,7 @@ def test_program_words_flags_and_syntax_are_not_traced_and_values_are():
     ("find . -name '*.py' -path './src/*'", [".", "*.py", "src/*"]),
     ('sed -n "10,40p" src/a.py; echo ok  # show it', ["10,40p", "src/a.py", "ok"]),  # quotes, ';', a comment
     ("FOO=bar python run.py --config=cfg/a.yaml -v", ["bar", "run.py", "cfg/a.yaml"]),  # KEY=value, --key=value
-    ("python x.py > out.log 2>&1", ["x.py", "out.log", "2", "1"]),  # a redirection's file is a word
+    ("python x.py > out.log 2>&1", ["x.py", "out.log", "2"]),  # a redirection's file is a word, not its descriptor
     ("cat <<'EOF' > notes.md\nfix the parser\nEOF\nwc -l notes.md", ["notes.md", "notes.md", "fix the parser"]),
     ("ls \\\n  src", ["src"]),  # a backslash-newline joins the lines
     ("for f in a.py b.py; do wc -l $f; done", ["a.py", "b.py", "$f"]),  # reserved words are syntax

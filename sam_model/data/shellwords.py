@@ -3,7 +3,8 @@ for the labelling rule's shell command arguments (:mod:`sam_model.data.toolstate
 
 A coding agent whose tool is a shell writes every action as one command line (``cat src/foo/bar.py``), which no
 earlier event says whole, while the path inside it was printed by an earlier ``find``. Read as bash reads it, the line
-is words: quotes removed, ``#`` comments and operators (``|``, ``&&``, ``;``, redirections) dropped. The labelling rule
+is words: quotes removed, ``#`` comments and operators (``|``, ``&&``, ``;``, redirections) dropped, a redirection's
+file a word unless it is a descriptor (``2>&1``) or a device (``2>/dev/null``). The labelling rule
 traces the words an agent chose (paths, patterns, names, line ranges), not its syntax: the program word of each
 simple command, its sub-command (``git commit``), reserved words and flags are not traced (``--key=value`` and
 ``KEY=value`` give their value), ``bash -c SCRIPT`` is the script's words, a heredoc's body is one text, and
@@ -23,6 +24,9 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.*)", re.DOTALL)  # KEY=value
 _SHELL_C = re.compile(r"-[A-Za-z]*c[A-Za-z]*")  # bash -c, -lc, -ec: the next word is a script
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([^\s'\"<>|&;()]+)\2")
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+# a redirection's file that is syntax, as a descriptor is: 2>/dev/null, common in agents' finds and greps, traced
+# each to the first earlier command that said it
+DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 # programs whose first word is a sub-command (git commit, cargo build, pip install): syntax, as the program word is
 SUBCOMMANDS = frozenset({"git", "cargo", "go", "npm", "pnpm", "yarn", "pip", "pip3", "uv", "poetry", "conda", "apt",
                          "apt-get", "brew", "docker", "kubectl", "gh", "dotnet", "rustup", "gem", "helm", "terraform",
@@ -155,8 +159,10 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
         t = command[i]
         i += 1
         if shell and _REDIRECT.fullmatch(t):
-            out += [_path(w) for w in command[i:i + 1]]  # the file it reads or writes
+            target = command[i:i + 1]
             i += 1
+            if target and not (target[0] in DEVICES or t.endswith("&") and (target[0].isdigit() or target[0] == "-")):
+                out.append(_path(target[0]))  # the file it reads or writes, not a descriptor (2>&1) or /dev/null
         elif shell and t in RESERVED:
             continue
         elif program is None and (m := _ASSIGNMENT.fullmatch(t)):

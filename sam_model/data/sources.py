@@ -49,7 +49,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # rollout, a fork of a fork, and a resumed or forked Claude Code session, are grouped with the first session of their
 # line; what a Claude Code user typed mid-turn (a queued_command attachment) is a user turn, and its compaction summary
 # restating turns read before it is counted, not read.
-# 12: the review of 10's shell rule: a command line over 10,000 characters is read whole.
+# 12: the review of 10's shell rule: a command line over 10,000 characters is read whole, 2>/dev/null and 2>&1
+# are no words.
 CONVERSION_VERSION = 12
 
 
