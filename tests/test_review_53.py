@@ -177,3 +177,18 @@ def test_a_redirection_to_dev_null_or_a_descriptor_is_no_value():
     got = st.decide([ToolCall("Bash", {"command": "grep -rn split /repo/src 2>/dev/null >&2"}, "x")])
     assert got.needed == {} and got.labels == []  # /repo/src is said by no event whole
     assert command_words("cmd > out.log 2>&1 < /dev/stdin >& log.txt") == ["out.log", "2", "log.txt"]
+
+
+def test_the_program_a_wrapper_runs_is_syntax_and_a_flags_value_before_a_sub_command_is_a_value():
+    """The rule leaves a simple command's program word untraced, but only the first word was taken for it: sudo,
+    xargs, timeout 60, find -exec and uv run made the program they run a traced word (pytest labelled by the first
+    earlier command that ran pytest, its action event), and a flag's value before a sub-command (git -C /repo log)
+    was taken for the sub-command, untraced, and the sub-command traced."""
+    st = _shell_session([("python -m pytest tests/test_tok.py", "1 failed"), ("ls /repo", "src tests")])
+    for line in ("timeout 60 pytest -x", "sudo -u ci pytest -x", "xargs -n 1 pytest < list.txt",
+                 "find tests -name 'test_*.py' -exec pytest {} \\;", "uv run --with rich pytest"):
+        assert "pytest" not in st.decide([ToolCall("Bash", {"command": line}, "x")]).needed.get("command", []), line
+    got = st.decide([ToolCall("Bash", {"command": "git -C /repo log --oneline -5"}, "x")])
+    assert got.needed == {"command": ["/repo"]}  # said by the ls call: the value the agent chose, not log
+    assert command_words("kubectl -n prod get pods -l app=web") == ["prod", "pods", "web"]
+    assert command_words("env -u HOME FOO=1 nice -n 5 python run.py") == ["HOME", "1", "5", "run.py"]

@@ -4,11 +4,12 @@ for the labelling rule's shell command arguments (:mod:`sam_model.data.toolstate
 A coding agent whose tool is a shell writes every action as one command line (``cat src/foo/bar.py``), which no
 earlier event says whole, while the path inside it was printed by an earlier ``find``. Read as bash reads it, the line
 is words: quotes removed, ``#`` comments and operators (``|``, ``&&``, ``;``, redirections) dropped, a redirection's
-file a word unless it is a descriptor (``2>&1``) or a device (``2>/dev/null``). The labelling rule
-traces the words an agent chose (paths, patterns, names, line ranges), not its syntax: the program word of each
-simple command, its sub-command (``git commit``), reserved words and flags are not traced (``--key=value`` and
-``KEY=value`` give their value), ``bash -c SCRIPT`` is the script's words, a heredoc's body is one text, and
-``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``, ``src``).
+file a word unless it is a descriptor (``2>&1``) or a device (``2>/dev/null``). The labelling rule traces the words an
+agent chose (paths, patterns, names, line ranges), not its syntax: the program word of each simple command, its
+sub-command (``git commit``), reserved words and flags are not traced (``--key=value`` and ``KEY=value`` give their
+value, and so does a flag before a sub-command, ``git -C /repo log``), nor the program a wrapper runs (``sudo``,
+``xargs``, ``timeout 60``, ``uv run``, ``find -exec``), ``bash -c SCRIPT`` is the script's words, a heredoc's body is
+one text, and ``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``, ``src``).
 """
 
 from __future__ import annotations
@@ -30,8 +31,34 @@ DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/
 # programs whose first word is a sub-command (git commit, cargo build, pip install): syntax, as the program word is
 SUBCOMMANDS = frozenset({"git", "cargo", "go", "npm", "pnpm", "yarn", "pip", "pip3", "uv", "poetry", "conda", "apt",
                          "apt-get", "brew", "docker", "kubectl", "gh", "dotnet", "rustup", "gem", "helm", "terraform",
-                         "systemctl"})
+                         "systemctl", "pipenv", "pdm", "hatch", "pipx"})
 _PYTHON = re.compile(r"python[0-9.]*")  # python -m MODULE: the module is the program
+# programs that run the command after their own flags and arguments (the number of those before it: timeout's
+# duration): that command's program word is syntax too (sudo, xargs or timeout 60 pytest traced grep or pytest to the
+# first earlier event that said it, an earlier command's action), as is find's after -exec
+WRAPPERS = {"sudo": 0, "doas": 0, "env": 0, "nohup": 0, "nice": 0, "exec": 0, "command": 0, "builtin": 0,
+            "stdbuf": 0, "unbuffer": 0, "xargs": 0, "timeout": 1, "watch": 0, "strace": 0, "npx": 0, "bunx": 0,
+            "uvx": 0}
+FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+RUNS = {"uv": {"run"}, "poetry": {"run"}, "pipenv": {"run"}, "pdm": {"run"}, "hatch": {"run"}, "conda": {"run"},
+        "pipx": {"run"}, "npm": {"exec"}, "pnpm": {"exec", "dlx"}, "yarn": {"exec", "dlx"}}  # uv run pytest
+# flags whose value is the next word, read before the sub-command or the program a wrapper runs: git -C /repo log
+# took /repo for git's sub-command (untraced) and traced log; kubectl -n prod get pods traced get
+VALUE_FLAGS = {
+    "git": {"-C", "-c", "--git-dir", "--work-tree", "--namespace"},
+    "kubectl": {"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server"},
+    "helm": {"-n", "--namespace", "--kube-context", "--kubeconfig"},
+    "docker": {"-H", "--host", "-c", "--context", "--config", "-l", "--log-level"},
+    "cargo": {"-C", "-Z", "--config", "--color"}, "go": {"-C"}, "gh": {"-R", "--repo"},
+    "npm": {"--prefix", "-w", "--workspace"}, "pnpm": {"-C", "--dir", "-F", "--filter"}, "yarn": {"--cwd"},
+    "uv": {"--directory", "--project", "-p", "--python", "--with"}, "poetry": {"-C", "--directory", "-P", "--project"},
+    "conda": {"-n", "--name", "-p", "--prefix"}, "systemctl": {"-H", "--host", "-M", "--machine"},
+    "sudo": {"-u", "--user", "-g", "--group", "-C", "-D", "--chdir", "-p", "--prompt", "-h", "--host", "-r", "-t"},
+    "doas": {"-u", "-C"}, "env": {"-u", "--unset", "-C", "--chdir", "-S"}, "nice": {"-n", "--adjustment"},
+    "xargs": {"-n", "-I", "-P", "-L", "-s", "-d", "-E", "-a", "--max-args", "--max-procs", "--delimiter"},
+    "timeout": {"-s", "--signal", "-k", "--kill-after"}, "stdbuf": {"-i", "-o", "-e"}, "watch": {"-n", "--interval"},
+    "strace": {"-o", "-e", "-p", "-s"},
+}
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case",
                       "esac", "select", "function", "time", "{", "}", "!", "[[", "]]"})
 MAX_WORDS = 64  # words of one command line traced; a longer line (generated data, a pasted list) is read whole
@@ -153,6 +180,8 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
     ``>`` or ``if`` is an argument like any other)."""
     out: list[str] = []
     program: str | None = None
+    runner = ""  # a wrapper read (sudo, xargs, find -exec) whose flags come before the program it runs
+    before = 0  # the wrapper's own arguments before that program (timeout's duration)
     subcommand = False  # the program's next plain word is its sub-command (git commit), not traced
     i = 0
     while i < len(command):
@@ -165,20 +194,34 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
                 out.append(_path(target[0]))  # the file it reads or writes, not a descriptor (2>&1) or /dev/null
         elif shell and t in RESERVED:
             continue
-        elif program is None and (m := _ASSIGNMENT.fullmatch(t)):
-            out.append(m.group(1))
-        elif program is None:
-            program = t.rsplit("/", 1)[-1]
-            if program in SHELLS:
-                return out + _shell(command[i:], depth)
-            subcommand = program in SUBCOMMANDS
-        elif t.startswith("-") and len(t) > 1:
-            out += [t.split("=", 1)[1]] if "=" in t else []
-            if t == "-m" and _PYTHON.fullmatch(program) and i < len(command):  # python -m pip install x
+        elif t.startswith("-") and len(t) > 1 and (program or runner):
+            if "=" in t:
+                out.append(t.split("=", 1)[1])
+            elif t in VALUE_FLAGS.get(program or runner, ()) and i < len(command):  # git -C /repo log: /repo
+                out.append(_path(command[i]))
+                i += 1
+            elif t == "-m" and program and _PYTHON.fullmatch(program) and i < len(command):  # python -m pip install
                 program, i = command[i], i + 1
                 subcommand = program in SUBCOMMANDS
+            elif program == "find" and t in FIND_EXEC:  # find ... -exec grep -l x {} ;: grep is a program
+                program, runner, before, subcommand = None, "find", 0, False
+        elif program is None and (m := _ASSIGNMENT.fullmatch(t)):
+            out.append(m.group(1))
+        elif program is None and before:
+            out.append(_path(t))
+            before -= 1
+        elif program is None:
+            name = t.rsplit("/", 1)[-1]
+            if name in SHELLS:
+                return out + _shell(command[i:], depth)
+            if name in WRAPPERS:
+                runner, before = name, WRAPPERS[name]
+            else:
+                program, subcommand = name, name in SUBCOMMANDS
         elif subcommand:
             subcommand = False
+            if t in RUNS.get(program, ()):  # uv run pytest: pytest is a program
+                program, runner, before = None, program, 0
         else:
             m = _ASSIGNMENT.fullmatch(t)
             out.append(m.group(1) if m else _path(t))
