@@ -192,3 +192,21 @@ def test_the_program_a_wrapper_runs_is_syntax_and_a_flags_value_before_a_sub_com
     assert got.needed == {"command": ["/repo"]}  # said by the ls call: the value the agent chose, not log
     assert command_words("kubectl -n prod get pods -l app=web") == ["prod", "pods", "web"]
     assert command_words("env -u HOME FOO=1 nice -n 5 python run.py") == ["HOME", "1", "5", "run.py"]
+
+
+def test_a_powershell_command_keeps_its_windows_paths():
+    """A tool named PowerShell was split as bash reads a line, whose escape is a backslash: Get-Content
+    C:\\repo\\src\\tokenizer.py traced C:reposrctokenizer.py, which no listing says; and an argv running PowerShell
+    (Codex on Windows: powershell.exe -NoProfile -Command SCRIPT) was no shell, its script one word. PowerShell's
+    escape is a backtick: the path the listing printed is traced to it, in both."""
+    path = "C:\\repo\\src\\tokenizer.py"
+    listing = [("Get-ChildItem -Recurse -Filter *.py C:\\repo", f"{path}\nC:\\repo\\tests\\test_tok.py"),
+               ("python -m pytest -q", "1 failed")]
+    st = _shell_session(listing, tool="powershell")
+    got = st.decide([ToolCall("powershell", {"command": f"Get-Content {path} | Select-Object -First 40"}, "x")])
+    assert got.needed == {"command": [path.lower()]} and got.labels == [2]
+    st = _shell_session([(["powershell.exe", "-Command", c], out) for c, out in listing], tool="shell")
+    argv = ["C:\\WINDOWS\\System32\\WindowsPowerShell\\v1.0\\powershell.exe", "-NoProfile", "-ExecutionPolicy",
+            "Bypass", "-Command", f"Get-Content {path}"]
+    assert st.decide([ToolCall("shell", {"command": argv}, "x")]).needed == {"command": [path.lower()]}
+    assert command_words(["C:\\Program Files\\Git\\bin\\bash.exe", "-lc", "cat src/a.py"]) == ["src/a.py"]

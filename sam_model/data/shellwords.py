@@ -10,6 +10,8 @@ sub-command (``git commit``), reserved words and flags are not traced (``--key=v
 value, and so does a flag before a sub-command, ``git -C /repo log``), nor the program a wrapper runs (``sudo``,
 ``xargs``, ``timeout 60``, ``uv run``, ``find -exec``), ``bash -c SCRIPT`` is the script's words, a heredoc's body is
 one text, and ``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``, ``src``).
+A PowerShell tool's lines (:func:`is_powershell`), and ``pwsh -Command SCRIPT`` in an argv, are read as PowerShell
+reads them: its escape is a backtick, so a backslash stays a path's (``C:\\repo\\src\\a.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(.*)", re.DOTALL)  # KEY=value
 _SHELL_C = re.compile(r"-[A-Za-z]*c[A-Za-z]*")  # bash -c, -lc, -ec: the next word is a script
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([^\s'\"<>|&;()]+)\2")
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+POWERSHELLS = frozenset({"powershell", "pwsh"})  # Windows' shells: a backslash is a path's, the escape a backtick
+_PWSH_VALUES = frozenset({"executionpolicy", "ep", "ex", "workingdirectory", "wd", "windowstyle", "w", "outputformat",
+                          "o", "of", "inputformat", "if", "inp", "version", "v", "configurationname", "settingsfile",
+                          "encodedcommand", "e", "ec"})
 # a redirection's file that is syntax, as a descriptor is: 2>/dev/null, common in agents' finds and greps, traced
 # each to the first earlier command that said it
 DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -86,6 +92,11 @@ def is_shell_tool(name: str) -> bool:
                             or any(a in _RUN and b in ("command", "cmd") for a, b in zip(found, found[1:])))
 
 
+def is_powershell(tool: str) -> bool:
+    """A tool whose name says PowerShell (``powershell``, ``run_pwsh``): its command lines are PowerShell's."""
+    return any(w.lower() in POWERSHELLS for w in _NAME_WORD.findall(tool))
+
+
 def is_command_line(tool: str, argument: str, value: Any) -> bool:
     """Whether ``value``, the top-level argument ``argument`` of a call to ``tool``, is a shell command: an argument
     named ``command``, ``cmd`` or ``script`` (any case) of a shell tool (:func:`is_shell_tool`), holding a string
@@ -95,11 +106,13 @@ def is_command_line(tool: str, argument: str, value: Any) -> bool:
         isinstance(value, str) or isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value))
 
 
-def tokens(line: str, newlines: bool = False) -> list[str] | None:
+def tokens(line: str, newlines: bool = False, escape: str = "\\") -> list[str] | None:
     """The shell tokens of ``line`` in order: its words (quotes removed) and operators (``|``, ``&&``, ``>``, ...),
     its ``#`` comments dropped; None when a quote does not close. ``newlines``: a line break is an operator (it ends
-    a command as ``;`` does) rather than a space."""
-    lexer = shlex.shlex(uncomment(line), posix=True, punctuation_chars="();<>|&\n" if newlines else True)
+    a command as ``;`` does) rather than a space. ``escape``: the escape character, PowerShell's a backtick (its
+    backslash is a path's: ``C:\\repo\\src``, which bash's reading made ``C:reposrc``)."""
+    lexer = shlex.shlex(uncomment(line, escape), posix=True, punctuation_chars="();<>|&\n" if newlines else True)
+    lexer.escape = escape
     lexer.whitespace_split = True
     lexer.commenters = ""  # shlex takes any unquoted '#' for a comment: `grep -n a#b src` lost '#b' and 'src'
     if newlines:
@@ -117,7 +130,7 @@ def words(line: str) -> list[str]:
     return [w for w in (line.split() if found is None else found) if not OPERATOR.fullmatch(w)]
 
 
-def uncomment(text: str) -> str:
+def uncomment(text: str, escape: str = "\\") -> str:
     """``text`` without its shell comments, as bash reads them: from a ``#`` that starts a word outside quotes to
     the end of its line (``a#b`` is a word, ``ls src  # list`` says ``ls src``)."""
     out, quote, i = [], "", 0
@@ -127,7 +140,7 @@ def uncomment(text: str) -> str:
             end = text.find("\n", i)
             i = len(text) if end < 0 else end
             continue
-        if c == "\\" and quote != "'":  # an escaped character (a quote, a '#') is no quote or comment
+        if c == escape and quote != "'":  # an escaped character (a quote, a '#') is no quote or comment
             out.append(text[i:i + 2])
             i += 2
             continue
@@ -138,16 +151,17 @@ def uncomment(text: str) -> str:
     return "".join(out)
 
 
-def command_words(command: Any, depth: int = 0) -> list[str] | None:
+def command_words(command: Any, depth: int = 0, powershell: bool = False) -> list[str] | None:
     """The words of a shell command that the labelling rule traces, in order: a command line (a string) split as bash
     reads it, or an argv list (``["bash", "-lc", "cat src/a.py | head"]``) taken item by item; in each simple command
     the program word, reserved words (``if``, ``do``, ...) and flags are left out (a flag's ``=value`` stays),
     ``bash -c SCRIPT`` gives the script's words, and a heredoc's body is one more word (a text). None where the
     command is read whole, as the spec reads any value: a line whose quotes do not close, more than
     :data:`MAX_WORDS` words, a line (or ``-c`` script) of more than :data:`MAX_LINE_CHARS` characters beside its
-    heredocs' bodies, or anything but a string or a list of strings."""
+    heredocs' bodies, or anything but a string or a list of strings. ``powershell``: a command line is PowerShell's
+    (its escape a backtick, a backslash a path's); an argv's ``pwsh -Command SCRIPT`` is read so whatever the tool."""
     if isinstance(command, str):
-        found = _line(command, depth)
+        found = _line(command, depth, powershell)
     elif isinstance(command, list) and command and all(isinstance(c, str) for c in command):
         found = _simple(command, depth, shell=False)
     else:
@@ -155,13 +169,16 @@ def command_words(command: Any, depth: int = 0) -> list[str] | None:
     return found if found is not None and len(found) <= MAX_WORDS else None
 
 
-def _line(line: str, depth: int) -> list[str] | None:
-    if len(line) > MAX_LINE_CHARS and "<<" not in line:  # no heredoc body to leave out: too long as it is
+def _line(line: str, depth: int, powershell: bool = False) -> list[str] | None:
+    if len(line) > MAX_LINE_CHARS and (powershell or "<<" not in line):  # no heredoc body to leave out: too long
         return None
-    text, bodies = _heredocs(line.replace("\\\n", " "))  # a backslash-newline joins two lines
+    if powershell:  # a backtick-newline joins two lines; no heredocs (a here-string is a quoted word)
+        text, bodies = line.replace("`\n", " "), []
+    else:
+        text, bodies = _heredocs(line.replace("\\\n", " "))  # a backslash-newline joins two lines
     if len(text) > MAX_LINE_CHARS:
         return None
-    found = tokens(text, newlines=True)
+    found = tokens(text, newlines=True, escape="`" if powershell else "\\")
     if found is None:
         return None
     out: list[str] = []
@@ -211,9 +228,11 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
             out.append(_path(t))
             before -= 1
         elif program is None:
-            name = t.rsplit("/", 1)[-1]
+            name = _program(t)
             if name in SHELLS:
                 return out + _shell(command[i:], depth)
+            if name in POWERSHELLS:
+                return out + _powershell(command[i:], depth)
             if name in WRAPPERS:
                 runner, before = name, WRAPPERS[name]
             else:
@@ -228,11 +247,19 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
     return out
 
 
+def _program(word: str) -> str:
+    """A program word as the program's name: ``/usr/bin/git`` is ``git``, and a Windows program's
+    (``C:\\Program Files\\Git\\bin\\bash.exe``, ``powershell.exe``) its name without ``.exe``, in lower case."""
+    name = re.split(r"[/\\\\]", word)[-1]
+    return name[:-4].lower() if name.lower().endswith(".exe") and len(name) > 4 else name
+
+
 def _path(word: str) -> str:
     """A word as the path it names: ``./src/a.py`` is ``src/a.py`` and ``src/`` is ``src``, as an earlier listing
-    prints them (a find prints ``./src/a.py``, which says ``src/a.py``; no listing says ``src/``)."""
-    word = word[2:] if word.startswith("./") and len(word) > 2 else word
-    return word.rstrip("/") or word
+    prints them (a find prints ``./src/a.py``, which says ``src/a.py``; no listing says ``src/``); so for Windows'
+    ``.\\src\\a.py`` and ``src\\``."""
+    word = word[2:] if word.startswith(("./", ".\\")) and len(word) > 2 else word
+    return word.rstrip("/\\") or word
 
 
 def _shell(args: list[str], depth: int) -> list[str]:
@@ -247,6 +274,26 @@ def _shell(args: list[str], depth: int) -> list[str]:
             inner = _line(a, depth + 1) if depth < _MAX_DEPTH else None
             return out + (inner if inner is not None else [a]) + [_path(w) for w in args[j + 1:]]
         return out + [_path(a) for a in args[j:]]
+    return out
+
+
+def _powershell(args: list[str], depth: int) -> list[str]:
+    """``pwsh [flags] -Command SCRIPT`` (any prefix of ``-Command``: ``-c``): the script's words, read as PowerShell's
+    (the rest of the arguments join it, as PowerShell joins them); ``-File PATH [args]``: words; the values of its
+    other flags (``-ExecutionPolicy Bypass``) are syntax."""
+    out: list[str] = []
+    j = 0
+    while j < len(args):
+        low = args[j].lower()
+        j += 1
+        if low.startswith("-") and len(low) > 1 and "-command".startswith(low) or not low.startswith("-"):
+            script = " ".join(args[j:] if low.startswith("-") else args[j - 1:])
+            inner = _line(script, depth + 1, powershell=True) if depth < _MAX_DEPTH else None
+            return out + (inner if inner is not None else [script] if script else [])
+        if low in ("-file", "-f"):
+            return out + [_path(w) for w in args[j:]]
+        if low.lstrip("-") in _PWSH_VALUES:
+            j += 1
     return out
 
 

@@ -31,20 +31,22 @@ leaf whole. A coding agent whose tool is a shell (Claude Code's ``Bash``, OpenHa
 SWE-agent's ``bash``, Gemini CLI's ``run_shell_command``, Cline's ``execute_command``, Codex's ``shell`` with an argv
 ``["bash", "-lc", ...]``) writes every action as one command line, ``cat src/foo/bar.py``, that no earlier event says
 whole, although the earlier ``find`` printed the path: its logs labelled almost nothing (or, for an argv, ``bash`` and
-``-lc`` to the first call). So the leaves of a shell command argument (:func:`sam_model.data.shellwords.is_command_line`:
-an argument named ``command``, ``cmd`` or ``script`` of a tool whose name says shell, bash, terminal or exec/run a
-command, holding a string or an argv list) are the words of its command line, as bash reads them
-(:func:`sam_model.data.shellwords.command_words`, the splitting the SWE-agent reader's text commands use): the program
-word of each simple command, its sub-command (``git commit``), reserved words and flags are not traced
-(``--key=value`` and ``KEY=value`` give their value), ``bash -c SCRIPT`` is the script's words, a heredoc's body is
-one text (free text by the spec, so skipped), and ``./src/a.py`` or ``src/`` names the path a listing prints
-(``src/a.py``, ``src``). Each word is judged as the spec judges a leaf, at the argument's path (``command``), so the
-uncertainty flags and the masking name ``command``. A line whose quotes do not close, of more than
-:data:`~sam_model.data.shellwords.MAX_WORDS` words or of more than :data:`~sam_model.data.shellwords.MAX_LINE_CHARS`
-characters is one leaf as the spec reads it, and every other tool's argument
-(an editor's ``command``, ``view``) reads as the spec says: tau-bench, SGD and the generated tool worlds convert as
-before. The running constraints keep the whole command line (:meth:`TranscriptState._call`): they are part of the
-state text the model reads, which this extension leaves as it was; only labels and masking read the words.
+``-lc`` to the first call). So the leaves of a shell command argument
+(:func:`sam_model.data.shellwords.is_command_line`: an argument named ``command``, ``cmd`` or ``script`` of a tool
+whose name says shell, bash, terminal or exec/run a command, holding a string or an argv list) are the words of its
+command line, as bash reads them (:func:`sam_model.data.shellwords.command_words`, the splitting the SWE-agent
+reader's text commands use; a PowerShell tool's as PowerShell reads them, its backslashes a path's): the program word
+of each simple command, its sub-command (``git commit``), reserved words, flags and the program a wrapper runs
+(``sudo``, ``xargs``) are not traced (``--key=value``, ``KEY=value`` and a flag before a sub-command, ``git -C
+/repo``, give their value; a redirection to ``/dev/null`` or a descriptor is none), ``bash -c SCRIPT`` is the script's
+words, a heredoc's body is one text (free text by the spec, so skipped), and ``./src/a.py`` or ``src/`` names the path
+a listing prints (``src/a.py``, ``src``). Each word is judged as the spec judges a leaf, at the argument's path
+(``command``), so the uncertainty flags and the masking name ``command``. A line whose quotes do not close, of more
+than :data:`~sam_model.data.shellwords.MAX_WORDS` words or of more than
+:data:`~sam_model.data.shellwords.MAX_LINE_CHARS` characters is one leaf as the spec reads it, and every other tool's
+argument (an editor's ``command``, ``view``) reads as the spec says: tau-bench, SGD and the generated tool worlds
+convert as before. The running constraints keep the whole command line (:meth:`TranscriptState._call`): they are part
+of the state text the model reads, which this extension leaves as it was; only labels and masking read the words.
 
 One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
 sub-goal stack = tools called, constraints = argument values already used, last action result = a
@@ -68,7 +70,7 @@ from sam_model.data.advice import Advice
 from sam_model.data.formats import to_chat
 from sam_model.data.formats.base import FAILED, TranscriptFormatError, strict_loads
 from sam_model.data.provenance import contains_value
-from sam_model.data.shellwords import command_words, is_command_line
+from sam_model.data.shellwords import command_words, is_command_line, is_powershell
 from sam_model.data.text import norm
 from sam_model.io import json_type
 from sam_model.limits import MAX_TEXT_CHARS, too_deep
@@ -112,7 +114,8 @@ def argument_leaves(tool: str, name: str, value: Any) -> list[tuple[str, Any]]:
     """The leaves of argument ``name`` of a call to ``tool`` that the labelling rule judges: the spec's
     :func:`leaves`, except a shell command's words (the extension of the module doc, "shell command lines"), each at
     the argument's path; a command that is read whole (its quotes do not close) is one leaf, as the spec reads it."""
-    if is_command_line(tool, name, value) and (found := command_words(value)) is not None:
+    found = command_words(value, powershell=is_powershell(tool)) if is_command_line(tool, name, value) else None
+    if found is not None:
         return [(name, w) for w in found]
     return leaves(value, name)
 
