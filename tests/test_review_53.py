@@ -210,3 +210,19 @@ def test_a_powershell_command_keeps_its_windows_paths():
             "Bypass", "-Command", f"Get-Content {path}"]
     assert st.decide([ToolCall("shell", {"command": argv}, "x")]).needed == {"command": [path.lower()]}
     assert command_words(["C:\\Program Files\\Git\\bin\\bash.exe", "-lc", "cat src/a.py"]) == ["src/a.py"]
+
+
+def test_which_tools_command_lines_are_shell_lines():
+    """A tool whose last name word is exec was a shell whatever it ran: sql_exec's SQL and python_exec's Python were
+    split as bash reads a line (SELECT's table and column names traced as values, a variable name as a path), and so
+    was the script of a bare run or exec tool, which may be any language's; an ssh tool's command, a shell line run
+    elsewhere, was read whole. Now a name naming another language runs none, script is a shell line only for a tool
+    whose name says a shell, and ssh says one."""
+    sql = "SELECT name FROM users WHERE id = 'u_1042'"
+    for tool, argument, value in [("sql_exec", "command", sql), ("execSQL", "cmd", sql), ("python_exec", "command",
+                                  "print(df.head())"), ("python_shell", "command", "import os"),
+                                  ("run", "script", "x = load('data.csv')"), ("exec", "script", "main()")]:
+        assert argument_leaves(tool, argument, value) == [(argument, value)], tool  # read whole, as the spec reads it
+    for tool, argument in [("ssh_command", "command"), ("ssh", "cmd"), ("bash", "script"), ("kubectl_exec", "command"),
+                           ("run", "command"), ("RunTerminalCmd", "command")]:
+        assert argument_leaves(tool, argument, "cat /srv/app/config.yaml") == [(argument, "/srv/app/config.yaml")], tool

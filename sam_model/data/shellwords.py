@@ -75,34 +75,48 @@ MAX_LINE_CHARS = 10_000
 _MAX_DEPTH = 3  # bash -c "bash -c '...'": nested scripts read as words (deeper: the script is one word)
 
 
-SHELL_TOOL_WORDS = frozenset({"bash", "sh", "zsh", "shell", "terminal", "powershell", "pwsh"})
-COMMAND_ARGUMENTS = frozenset({"command", "cmd", "script"})
+SHELL_TOOL_WORDS = frozenset({"bash", "sh", "zsh", "shell", "terminal", "powershell", "pwsh", "ssh"})
+COMMAND_ARGUMENTS = frozenset({"command", "cmd"})  # and "script", of a tool whose name says a shell
+# words that name another language or engine: a tool ``sql_exec``, ``python_exec`` or ``python_shell`` runs no shell
+# command line (its SQL or Python, read as bash reads a line, gave its table and variable names as values)
+OTHER_LANGUAGES = frozenset({"sql", "mysql", "psql", "sqlite", "postgres", "db", "query", "cypher", "sparql",
+                             "graphql", "redis", "mongo", "python", "py", "ipython", "jupyter", "notebook", "cell",
+                             "js", "javascript", "node", "ruby", "php", "perl", "lua"})
 _RUN = frozenset({"run", "exec", "execute"})
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
+def _name_words(name: str) -> list[str]:
+    return [w.lower() for w in _NAME_WORD.findall(name)]
+
+
 def is_shell_tool(name: str) -> bool:
     """A tool whose name says it runs shell commands, read as words (``run_shell_command``, ``execute_bash``,
-    ``Bash``, ``terminal``, ``container.exec``): a word among :data:`SHELL_TOOL_WORDS`, a last word ``exec``,
-    ``run``/``exec``/``execute`` followed by ``command``/``cmd`` (``execute_command``, ``exec_command``), or the name
-    ``run`` alone (OpenHands' text-mode command action). ``execute_ipython_cell``, ``str_replace_editor`` or
-    ``send_command`` are none."""
-    found = [w.lower() for w in _NAME_WORD.findall(name)]
-    return bool(found) and (any(w in SHELL_TOOL_WORDS for w in found) or found[-1] == "exec" or found == ["run"]
-                            or any(a in _RUN and b in ("command", "cmd") for a, b in zip(found, found[1:])))
+    ``Bash``, ``terminal``, ``ssh_command``, ``container.exec``): a word among :data:`SHELL_TOOL_WORDS`, a last word
+    ``exec``, ``run``/``exec``/``execute`` followed by ``command``/``cmd`` (``execute_command``, ``exec_command``), or
+    the name ``run`` alone (OpenHands' text-mode command action), and no word of :data:`OTHER_LANGUAGES`
+    (``sql_exec``, ``python_shell``). ``execute_ipython_cell``, ``str_replace_editor`` or ``send_command`` are
+    none."""
+    found = _name_words(name)
+    return bool(found) and not OTHER_LANGUAGES.intersection(found) and (
+        any(w in SHELL_TOOL_WORDS for w in found) or found[-1] == "exec" or found == ["run"]
+        or any(a in _RUN and b in ("command", "cmd") for a, b in zip(found, found[1:])))
 
 
 def is_powershell(tool: str) -> bool:
     """A tool whose name says PowerShell (``powershell``, ``run_pwsh``): its command lines are PowerShell's."""
-    return any(w.lower() in POWERSHELLS for w in _NAME_WORD.findall(tool))
+    return bool(POWERSHELLS.intersection(_name_words(tool)))
 
 
 def is_command_line(tool: str, argument: str, value: Any) -> bool:
     """Whether ``value``, the top-level argument ``argument`` of a call to ``tool``, is a shell command: an argument
-    named ``command``, ``cmd`` or ``script`` (any case) of a shell tool (:func:`is_shell_tool`), holding a string
-    (a command line) or a list of strings (an argv). Anything else (another tool's ``command``, such as an editor's
-    ``view``; a shell tool's ``timeout``) is no command line."""
-    return argument.lower() in COMMAND_ARGUMENTS and is_shell_tool(tool) and (
+    named ``command`` or ``cmd`` (any case) of a shell tool (:func:`is_shell_tool`), or ``script`` of one whose name
+    says a shell (``bash``, ``shell``, ...: a ``run`` or ``exec`` tool's script may be any language's), holding a
+    string (a command line) or a list of strings (an argv). Anything else (another tool's ``command``, such as an
+    editor's ``view``; a shell tool's ``timeout``) is no command line."""
+    argument = argument.lower()
+    return (argument in COMMAND_ARGUMENTS or argument == "script" and bool(SHELL_TOOL_WORDS.intersection(
+        _name_words(tool)))) and is_shell_tool(tool) and (
         isinstance(value, str) or isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value))
 
 

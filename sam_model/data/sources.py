@@ -53,6 +53,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # are no words, the program a wrapper runs (sudo, xargs, timeout 60) is none, git -C /repo's /repo is one,
 # a PowerShell line keeps its backslashes.
 CONVERSION_VERSION = 12
+# a PowerShell line keeps its backslashes, sql_exec's or a run tool's script is read whole, ssh's split.
+CONVERSION_VERSION = 12
 
 
 @dataclass(frozen=True)

@@ -32,21 +32,22 @@ SWE-agent's ``bash``, Gemini CLI's ``run_shell_command``, Cline's ``execute_comm
 ``["bash", "-lc", ...]``) writes every action as one command line, ``cat src/foo/bar.py``, that no earlier event says
 whole, although the earlier ``find`` printed the path: its logs labelled almost nothing (or, for an argv, ``bash`` and
 ``-lc`` to the first call). So the leaves of a shell command argument
-(:func:`sam_model.data.shellwords.is_command_line`: an argument named ``command``, ``cmd`` or ``script`` of a tool
-whose name says shell, bash, terminal or exec/run a command, holding a string or an argv list) are the words of its
-command line, as bash reads them (:func:`sam_model.data.shellwords.command_words`, the splitting the SWE-agent
-reader's text commands use; a PowerShell tool's as PowerShell reads them, its backslashes a path's): the program word
-of each simple command, its sub-command (``git commit``), reserved words, flags and the program a wrapper runs
-(``sudo``, ``xargs``) are not traced (``--key=value``, ``KEY=value`` and a flag before a sub-command, ``git -C
-/repo``, give their value; a redirection to ``/dev/null`` or a descriptor is none), ``bash -c SCRIPT`` is the script's
-words, a heredoc's body is one text (free text by the spec, so skipped), and ``./src/a.py`` or ``src/`` names the path
-a listing prints (``src/a.py``, ``src``). Each word is judged as the spec judges a leaf, at the argument's path
-(``command``), so the uncertainty flags and the masking name ``command``. A line whose quotes do not close, of more
-than :data:`~sam_model.data.shellwords.MAX_WORDS` words or of more than
-:data:`~sam_model.data.shellwords.MAX_LINE_CHARS` characters is one leaf as the spec reads it, and every other tool's
-argument (an editor's ``command``, ``view``) reads as the spec says: tau-bench, SGD and the generated tool worlds
-convert as before. The running constraints keep the whole command line (:meth:`TranscriptState._call`): they are part
-of the state text the model reads, which this extension leaves as it was; only labels and masking read the words.
+(:func:`sam_model.data.shellwords.is_command_line`: an argument named ``command`` or ``cmd`` of a tool whose name says
+shell, bash, terminal, ssh or exec/run a command and no other language, or ``script`` of one that says a shell,
+holding a string or an argv list) are the words of its command line, as bash reads them
+(:func:`sam_model.data.shellwords.command_words`, the splitting the SWE-agent reader's text commands use; a PowerShell
+tool's as PowerShell reads them, its backslashes a path's): the program word of each simple command, its sub-command
+(``git commit``), reserved words, flags and the program a wrapper runs (``sudo``, ``xargs``) are not traced
+(``--key=value``, ``KEY=value`` and a flag before a sub-command, ``git -C /repo``, give their value; a redirection to
+``/dev/null`` or a descriptor is none), ``bash -c SCRIPT`` is the script's words, a heredoc's body is one text (free
+text by the spec, so skipped), and ``./src/a.py`` or ``src/`` names the path a listing prints (``src/a.py``, ``src``).
+Each word is judged as the spec judges a leaf, at the argument's path (``command``), so the uncertainty flags and the
+masking name ``command``. A line whose quotes do not close, of more than :data:`~sam_model.data.shellwords.MAX_WORDS`
+words or of more than :data:`~sam_model.data.shellwords.MAX_LINE_CHARS` characters is one leaf as the spec reads it,
+and every other tool's argument (an editor's ``command``, ``view``) reads as the spec says: tau-bench, SGD and the
+generated tool worlds convert as before. The running constraints keep the whole command line
+(:meth:`TranscriptState._call`): they are part of the state text the model reads, which this extension leaves as it
+was; only labels and masking read the words.
 
 One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
 sub-goal stack = tools called, constraints = argument values already used, last action result = a
