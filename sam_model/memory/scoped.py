@@ -881,8 +881,9 @@ class ScopedMemory:
         delete)."""
         episode = hit.episode_id
         tracker, base = self._trackers.get(episode), self._base.get(episode, 0)
-        if tracker is not None and any(tracker.events[j]["text"] and self.store.has(MemoryRecord.make_id(episode, base + j))
-                                       for j in reversed(range(len(tracker.events)))):
+        events = tracker.events if tracker is not None else []
+        if any(events[j]["text"] and self.store.has(MemoryRecord.make_id(episode, base + j))
+               for j in reversed(range(len(events)))):
             return True
         return self.store.has_episode(episode, hit.user_id, hit.agent_id, hit.run_id)
 
