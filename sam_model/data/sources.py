@@ -51,8 +51,6 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # restating turns read before it is counted, not read.
 # 12: the review of 10's shell rule: a command line over 10,000 characters is read whole, 2>/dev/null and 2>&1
 # are no words, the program a wrapper runs (sudo, xargs, timeout 60) is none, git -C /repo's /repo is one,
-# a PowerShell line keeps its backslashes.
-CONVERSION_VERSION = 12
 # a PowerShell line keeps its backslashes, sql_exec's or a run tool's script is read whole, ssh's split.
 CONVERSION_VERSION = 12
 
