@@ -129,7 +129,8 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
     def forget_all(ctx: Context, user_id: str | None = None, agent_id: str | None = None,
                    run_id: str | None = None) -> dict:
         """Delete every memory of the user (agent, run) and its recorded conversation; give at least one of them.
-        With user_id alone, every memory of that user goes, with any agent or run."""
+        With user_id alone, every memory of that user goes, with any agent or run; with agent_id alone, every memory
+        of that agent goes, whichever user's it was (to clear one user's memories with this agent, give both)."""
         return write(ctx, "delete_all", {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
 
     for tool in server._tool_manager.list_tools():  # the SDK has no option for it (mcp 2.x): its tools' own models
