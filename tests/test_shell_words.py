@@ -170,3 +170,59 @@ def test_a_memory_counts_a_command_lines_words_against_its_limit():
     with pytest.raises(ValueError, match="its tool calls hold 300 argument values, more than 256"):
         memory.add([{"role": "user", "content": ISSUE}, {"role": "assistant", "tool_calls": calls}], user_id="mia")
     memory.add([{"role": "user", "content": ISSUE}, {"role": "assistant", "tool_calls": calls[:4]}], user_id="mia")
+
+
+def codex_session(timeout_ms: int | None = 120000) -> dict:
+    """A Codex session as gpt-5-codex writes its ``shell`` calls: the same ``timeout_ms`` (120000) and working
+    directory on every call (a public 0.46 rollout: ``{"command": ["bash", "-lc", "pwd"], "workdir": ".",
+    "timeout_ms": 120000}``); the find prints the path the cat then needs."""
+    def call(i: int, script: str) -> dict:
+        args = {"command": ["bash", "-lc", script], "workdir": "/repo"}
+        if timeout_ms is not None:
+            args["timeout_ms"] = timeout_ms
+        return {"type": "function_call", "call_id": f"s{i}", "name": "shell", "arguments": json.dumps(args)}
+
+    def output(i: int, text: str) -> dict:
+        return {"type": "function_call_output", "call_id": f"s{i}", "output": text}
+    return {"id": "codex", "instructions": "The repository is /repo.", "input": [{"role": "user", "content": ISSUE}],
+            "output": [call(1, FIND), output(1, FOUND), call(2, TESTS), output(2, RAN), call(3, CAT),
+                       output(3, "def split(text):")]}
+
+
+def test_a_shell_tools_settings_label_nothing(tmp_path):
+    """Codex repeats ``timeout_ms: 120000`` on every call: traced as a value, it made each later call a decision point
+    labelled with the session's first call (a fifth of the decision points of 200 Codex-style sessions had no other
+    label). How a command runs (a timeout, an output limit, permissions, a description) is no value from memory; the
+    labels are those of the same session without the setting."""
+    events = {}
+    for name, doc in (("with.jsonl", codex_session()), ("without.jsonl", codex_session(None))):
+        path = tmp_path / name
+        path.write_text(json.dumps(doc) + "\n")
+        events[name] = [(e["step"], e.get("useful_memory_steps"), e.get("meta")) for e in iter_transcript_events(path)]
+    assert events["with.jsonl"] == events["without.jsonl"]
+    labelled = [e for e in events["with.jsonl"] if e[1]]
+    assert [m for _, _, m in labelled] == [{"needed": {"command": [PATH]}}]  # the cat's path, to the find's output
+
+
+@pytest.mark.parametrize("tool, arguments, outcome", [
+    ("shell", {"timeout_ms": 120000}, "trivial"),  # Codex
+    ("exec_command", {"yield_time_ms": 1000, "max_output_tokens": 6000, "sandbox_permissions": "require_escalated",
+                      "justification": "Run the parser tests"}, "trivial"),  # Codex's unified exec
+    ("Bash", {"timeout": 600000, "description": "Run the parser tests"}, "trivial"),  # Claude Code
+    ("execute_bash", {"timeout": 120000, "security_risk": "MEDIUM"}, "trivial"),  # OpenHands
+    ("BashOutput", {"bash_id": "bash_12"}, "needed"),  # an id of a running shell is a value: its start printed it
+    ("shell", {"workdir": "src/tinyparse"}, "needed"),  # a working directory an earlier listing printed
+    ("run_tests", {"timeout": 600000}, "needed"),  # no shell: the spec's rule
+])
+def test_which_arguments_of_a_shell_tool_are_settings(tool, arguments, outcome):
+    st = TranscriptState()
+    said = " ".join(str(v) for v in arguments.values())
+    st.add({"role": "user", "content": f"Earlier: {said} bash_12 src/tinyparse"})
+    st.add({"role": "assistant", "content": "Checking."})
+    got = st.decide([_call_with(tool, arguments)])
+    assert got.outcomes == {outcome: len(arguments)}
+
+
+def _call_with(name: str, arguments: dict):
+    from sam_model.data.toolstate import ToolCall
+    return ToolCall(name, arguments, "x")

@@ -108,6 +108,21 @@ def is_powershell(tool: str) -> bool:
     return bool(POWERSHELLS.intersection(_name_words(tool)))
 
 
+WORKDIR_ARGUMENTS = frozenset({"workdir", "cwd", "dir", "directory", "working_dir", "working_directory"})
+
+
+def is_shell_setting(tool: str, argument: str) -> bool:
+    """Whether the top-level argument ``argument`` of a call to ``tool`` says how a shell runs its command, not what
+    it acts on: any argument of a shell tool (:func:`is_shell_tool`) but the command line, a working directory and an
+    id (a running shell's: ``BashOutput``'s ``bash_id``). Codex repeats ``"timeout_ms": 120000`` on every call, Claude
+    Code a ``timeout``, OpenHands a ``security_risk``: traced as values, each later call was labelled with the first
+    call that said the same setting. Timeouts, output limits, permissions and a description for the user are the
+    harness's settings and the agent's habit, never what it needs to remember."""
+    name = argument.lower()
+    id_ = [w.lower() for w in _NAME_WORD.findall(argument)][-1:] == ["id"]
+    return is_shell_tool(tool) and name not in COMMAND_ARGUMENTS and name not in WORKDIR_ARGUMENTS and not id_
+
+
 def is_command_line(tool: str, argument: str, value: Any) -> bool:
     """Whether ``value``, the top-level argument ``argument`` of a call to ``tool``, is a shell command: an argument
     named ``command`` or ``cmd`` (any case) of a shell tool (:func:`is_shell_tool`), or ``script`` of one whose name

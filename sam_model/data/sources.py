@@ -52,7 +52,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 12: the review of 10's shell rule: a command line over 10,000 characters is read whole, 2>/dev/null and 2>&1
 # are no words, the program a wrapper runs (sudo, xargs, timeout 60) is none, git -C /repo's /repo is one,
 # a PowerShell line keeps its backslashes, sql_exec's or a run tool's script is read whole, ssh's split.
-CONVERSION_VERSION = 12
+# 13: a shell tool's settings (Codex's timeout_ms, Claude Code's timeout and description, ...) label nothing.
+CONVERSION_VERSION = 13
 
 
 @dataclass(frozen=True)

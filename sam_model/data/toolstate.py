@@ -47,7 +47,11 @@ words or of more than :data:`~sam_model.data.shellwords.MAX_LINE_CHARS` characte
 and every other tool's argument (an editor's ``command``, ``view``) reads as the spec says: tau-bench, SGD and the
 generated tool worlds convert as before. The running constraints keep the whole command line
 (:meth:`TranscriptState._call`): they are part of the state text the model reads, which this extension leaves as it
-was; only labels and masking read the words.
+was; only labels and masking read the words. A shell
+tool's other arguments but a working directory and an id (:func:`sam_model.data.shellwords.is_shell_setting`: Codex's
+``timeout_ms``, Claude Code's ``timeout`` and ``description``, OpenHands' ``security_risk``) say how the command runs,
+not what it acts on, and are judged trivial: Codex repeats ``"timeout_ms": 120000`` on every call, which traced each
+later call to the first one.
 
 One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
 sub-goal stack = tools called, constraints = argument values already used, last action result = a
@@ -71,7 +75,7 @@ from sam_model.data.advice import Advice
 from sam_model.data.formats import to_chat
 from sam_model.data.formats.base import FAILED, TranscriptFormatError, strict_loads
 from sam_model.data.provenance import contains_value
-from sam_model.data.shellwords import command_words, is_command_line, is_powershell
+from sam_model.data.shellwords import command_words, is_command_line, is_powershell, is_shell_setting
 from sam_model.data.text import norm
 from sam_model.io import json_type
 from sam_model.limits import MAX_TEXT_CHARS, too_deep
@@ -387,8 +391,9 @@ class TranscriptState:
             if not call.valid:
                 continue
             for name, value in call.arguments.items():
+                setting = is_shell_setting(call.name, name)  # a shell's timeout or description: no value to trace
                 for path, v in argument_leaves(call.name, name, value):
-                    outcome, hits = self._judge(path, v, own, earlier)
+                    outcome, hits = ("trivial", []) if setting else self._judge(path, v, own, earlier)
                     outcomes[outcome] += 1
                     if outcome == "needed":
                         needed.setdefault(path, []).append(norm(v))
