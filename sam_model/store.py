@@ -836,7 +836,7 @@ class MemoryStore:
                user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                step: int | None = None, task_start: int | None = None, rerank: bool = True,
                ids: Collection[Any] | None = None, query_vector: np.ndarray | None = None,
-               fold: bool = False) -> list[Hit]:
+               fold: bool = False, exclude: Collection[Any] = ()) -> list[Hit]:
         """The k best memories for the agent's state and observation, best first (see the module doc).
 
         ``step``: the query's step (default: one past the newest memory of ``episode_id``, i.e. now);
@@ -847,7 +847,9 @@ class MemoryStore:
         with the scopes inside the index search like them. ``query_vector``: this query already encoded (by a
         caller that batches concurrent queries into one encoder forward, sam_model.serve.batching).
         ``fold``: one hit per memory, its best chunk (max
-        score per parent), so k memories come back however many of their chunks rank high.
+        score per parent), so k memories come back however many of their chunks rank high. ``exclude``: memories
+        left out of the search (a decision point's own event, which is its observation: ScopedMemory's search by
+        call ranks what was written before it, as evaluate.py does).
         """
         check_k(k)
         st = as_state(state)
@@ -864,18 +866,18 @@ class MemoryStore:
             if query_vector is None else query_vector
         return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
                                   agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids,
-                                  query_text=state_to_text(st) if self.lexical else None, fold=fold)
+                                  query_text=state_to_text(st) if self.lexical else None, fold=fold, exclude=exclude)
 
     @locked
     def search_vector(self, query: np.ndarray, k: int, needs: Sequence[str] = (), *, episode_id: Any = None,
                       user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                       rerank: bool = True, prior: Callable[[list], np.ndarray] | None = None,
                       ids: Collection[Any] | None = None, query_text: str | None = None,
-                      fold: bool = False) -> list[Hit]:
+                      fold: bool = False, exclude: Collection[Any] = ()) -> list[Hit]:
         """:meth:`search` for a query vector the caller encoded (batched, as evaluate.py does), with the
         state's needed slots ``needs``. ``prior(ids)``: extra per-candidate scores added before the re-rank.
         ``query_text``: the state as text (sam_model.data.text.state_to_text), for the lexical match.
-        ``fold``: one hit per memory (its best chunk)."""
+        ``fold``: one hit per memory (its best chunk). ``exclude``: memories (their chunks too) never candidates."""
         check_k(k)
         check_scopes(user_id, agent_id, run_id)
         check_episode(episode_id)
@@ -888,7 +890,7 @@ class MemoryStore:
             while True:
                 hits = self.search_vector(query, min(want, len(self), MAX_K), needs, episode_id=episode_id,
                                           user_id=user_id, agent_id=agent_id, run_id=run_id, rerank=rerank,
-                                          prior=prior, ids=ids, query_text=query_text)
+                                          prior=prior, ids=ids, query_text=query_text, exclude=exclude)
                 seen: set = set()
                 folded = [h for h in hits if not (h.memory_id in seen or seen.add(h.memory_id))]
                 if len(folded) >= k or len(hits) < min(want, len(self), MAX_K) or want >= min(len(self), MAX_K):
@@ -901,11 +903,14 @@ class MemoryStore:
         if ids is not None:
             ids = {j for i in ids for j in self._chunks.get(i, (i,))}  # a chunked memory's id: its chunks
             within = {i for i in ids if i in self._entries} if within is None else within.intersection(ids)
+        gone = {j for i in exclude for j in self._chunks.get(i, (i,))} & self._entries.keys()
+        if gone:  # searched as ids are: the index asked within the rest
+            within = (set(self._entries) if within is None else within) - gone
         if len(self) == 0 or (within is not None and not within):
             return []
         depth = self.config.rerank_depth
         n = min(max(k, depth), len(self))
-        cand = self._candidates(q, n, episode_id, within, ids is not None,
+        cand = self._candidates(q, n, episode_id, within, ids is not None or bool(gone),
                                 {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         if within is not None:  # an engine filtering by its own payloads: a point whose payload names another
             cand = [i for i in cand if i in within]  # scope than the memory's (a damaged save) is not let through

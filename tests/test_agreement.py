@@ -193,3 +193,32 @@ def test_messages_become_the_importers_memories(net, shared_dir):
         links = {plain(i): tuple(map(plain, ls)) for i, ls in memory.store.links().items()}
         assert links == {m.id: ls for m, ls in zip(want, memory.store.linker.__class__(
             ["user", "system"]).add(want, [m.id for m in want])) if ls}
+
+
+def test_a_search_by_call_ranks_as_evaluate_py_ranks_its_decision_point(net, tmp_path, shared_dir):
+    """An agent that adds its conversation as it goes and searches with the call it is about to make
+    (ScopedMemory.search(call=...): sam-serve's search and MCP's recall by call) gets evaluate.py's ranking of that
+    decision point: the conversation's newest event is the decision point's observation, not a memory to rank, and
+    the query is made at its step. (It was ranked among the memories and the query made a step later: of the first
+    20 held-out decisions of an adapted Codex model, 9 had evaluate.py's top 5.)"""
+    from sam_model.data.toolstate import TranscriptState, parse_tool_calls, policy_of
+    from sam_model.data.transcripts import convert_conversation
+
+    convs = tau_conversations(shared_dir, 4)
+    log = write_events(tmp_path / "tau.jsonl", [e for conv in convs for e in convert_conversation(conv)])
+    _, want = evaluate_rankings(net, log)
+    scoped = ScopedMemory(retriever(net), k=DEPTH)
+    got = []
+    for conv in convs:
+        importer = TranscriptState(conv.episode_id, policy_of(conv.messages))
+        for message in conv.messages:
+            if message.get("role") == "assistant" and message.get("tool_calls"):
+                decision = importer.decide(parse_tool_calls(message, "message"))
+                if decision is not None and decision.labels:  # a decision point evaluate.py ranks
+                    found = scoped.search("", run_id=conv.episode_id, call=message["tool_calls"])
+                    assert found["state"] == decision.state
+                    got.append([plain(r["id"]) for r in found["results"]])
+            importer.feed(message)
+            scoped.add([message], run_id=conv.episode_id)
+    assert len(got) == len(want) > 10
+    assert got == want

@@ -106,21 +106,24 @@ def test_a_calls_state_is_the_importers_on_real_agent_transcripts():
 
 def test_a_search_by_call_ranks_by_that_state_and_records_nothing():
     """Before: a search took a ready state or "live" (the state after the last message: the last tool as the phase,
-    no flags for the new call's arguments). A search by call ranks exactly as a search with live_state of the call
-    (with a blank query the observation is the decision event's words, as evaluate.py reads a decision point), answers
-    the state, and leaves the conversation as it was: adding the call afterwards stores what it would have."""
+    no flags for the new call's arguments). A search by call ranks as evaluate.py ranks the decision point: by
+    live_state of the call, with a blank query the decision event's words as the observation, at that event's step,
+    over the memories written before it (tests/test_agreement.py holds it to evaluate.py's rankings); it answers the
+    state, and leaves the conversation as it was: adding the call afterwards stores what it would have."""
     memory, untouched = ScopedMemory(HashingEncoder(256)), ScopedMemory(HashingEncoder(256))
     for m in (memory, untouched):
         m.add(CHAT[:AT], **MIA)
     before = copy.deepcopy(memory._trackers["mia//trip"].state_dict())
     want = live_state(CHAT[:AT], CANCEL)
     assert memory.live_state(**MIA).to_json() != want  # "live" is not the call's state
+    decision = memory.store.next_step("mia//trip") - 1  # the newest event: the decision point's own
     for query, observation in (("", CHAT[AT - 1]["content"]), ("which reservation?", "which reservation?")):
         got = memory.search(query, call=CANCEL, **MIA, limit=4)
-        same = memory.search(observation, want, **MIA, limit=4)
+        same = memory.store.search(want, observation, 4, **MIA, step=decision, fold=True,
+                                   exclude=[f"mia//trip#{decision}"])
         assert got["state"] == want
-        assert [(r["id"], r["score"]) for r in got["results"]] == [(r["id"], r["score"]) for r in same["results"]]
-        assert len(got["results"]) == 4
+        assert [(r["id"], r["score"]) for r in got["results"]] == [(h.memory_id, h.score) for h in same]
+        assert len(got["results"]) == 4 and f"mia//trip#{decision}" not in [r["id"] for r in got["results"]]
     assert memory._trackers["mia//trip"].state_dict() == before and len(memory.store) == len(untouched.store)
     for m in (memory, untouched):
         m.add(CHAT[AT:], **MIA)
@@ -222,7 +225,8 @@ def sam(tiny_bert_dir, tmp_path_factory):
 def test_a_served_search_by_call_is_the_state_live_state_gives_and_ranks_by_it(sam, tmp_path, batched):
     """Over HTTP a client in any language sends the call and the scope: the state the server computes is
     live_state(messages, call) of the messages it was sent (the importer's decision state), and the ranking is
-    that of a search sent that state. Another tenant's conversation in the same scopes never feeds it."""
+    that of a search by that state at the decision event's step, over the memories before it (as evaluate.py ranks
+    a decision point). Another tenant's conversation in the same scopes never feeds it."""
     from serving import KEYS
 
     tenants, http = served(tmp_path, sam, batched)
@@ -232,16 +236,18 @@ def test_a_served_search_by_call_is_the_state_live_state_gives_and_ranks_by_it(s
             {"role": "user", "content": "The first one, please."}]
     assert http.post("/v1/memories", headers=globex, json={"messages": theirs, **MIA}).status_code == 200
     assert http.post("/v1/memories", headers=acme, json={"messages": ours, **MIA}).status_code == 200
-    for headers, messages in ((globex, theirs), (acme, ours)):
+    for tenant, headers, messages in (("globex", globex, theirs), ("acme", acme, ours)):
         for query in ("", "which reservation?"):
             r = http.post("/v1/memories/search", headers=headers, json={"query": query, "call": CANCEL, **MIA})
             assert r.status_code == 200, r.text
             want = live_state(messages, CANCEL)
             assert r.json()["state"] == want
-            same = http.post("/v1/memories/search", headers=headers,
-                             json={"query": query or messages[-1]["content"], "state": want, **MIA}).json()
+            store = tenants.tenants[tenant].memory.store
+            decision = store.next_step("mia//trip") - 1
+            same = store.search(want, query or messages[-1]["content"], len(messages), **MIA, step=decision,
+                                fold=True, exclude=[f"mia//trip#{decision}"])
             assert [(h["id"], round(h["score"], 5)) for h in r.json()["results"]] == \
-                [(h["id"], round(h["score"], 5)) for h in same["results"]]
+                [(h.memory_id, round(h.score, 5)) for h in same]
             assert r.json()["results"] and {h["user_id"] for h in r.json()["results"]} == {"mia"}
     assert live_state(theirs, CANCEL)["uncertainty_flags"] == ["reservation_id", "user_id"]
     assert live_state(ours, CANCEL)["uncertainty_flags"] == []  # globex's words never reached acme's state

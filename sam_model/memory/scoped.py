@@ -648,7 +648,8 @@ class ScopedMemory:
             hits = self.store.search_vector(q, n, (), **scopes, ids=ids, fold=True)
         else:
             hits = self.store.search(inputs["state"], inputs["observation"], n, **scopes, ids=ids,
-                                     step=inputs["step"], task_start=inputs["task_start"], query_vector=q, fold=True)
+                                     step=inputs["step"], task_start=inputs["task_start"], query_vector=q, fold=True,
+                                     exclude=[inputs["decision"]] if "decision" in inputs else ())
         if threshold is not None:
             hits = [h for h in hits if h.score >= threshold]
         out["results"] = [self._result(h) for h in hits]
@@ -662,7 +663,8 @@ class ScopedMemory:
         state) or ``("state", {"state", "observation", "step", "task_start"})`` (SAM's state-adaptive query;
         ``"live"`` or no text: the scopes' newest state; ``call``: the decision-point state of that call, and, when
         the query is blank, the words of the conversation's newest event as the observation, as evaluate.py reads a
-        decision point; step and task_start default to now and the current task). :meth:`encode_query` turns a
+        decision point, at that event's step, the event itself left out of the search as ``"decision"``; else step and
+        task_start default to now and the current task). :meth:`encode_query` turns a
         list of them (of one kind) into query vectors in one forward."""
         check_text(query, "query", empty=True)
         check_step(step), check_step(task_start, "task_start")
@@ -672,7 +674,7 @@ class ScopedMemory:
             if state is not None:
                 raise ValueError("give state or call, not both: call is the tool call about to be made, whose state "
                                  "is computed from the run's recorded conversation; state is one the agent made")
-            state, said = self._call_state(call, user_id, agent_id, run_id)
+            state, said, decision = self._call_state(call, user_id, agent_id, run_id)
             observation = query if query.strip() else said
         elif state is None and query.strip() and getattr(self.store.encoder, "text_queries", False):
             return "text", {"text": query}
@@ -682,9 +684,14 @@ class ScopedMemory:
         if state is None or state == "live":
             state = self.live_state(user_id, agent_id, run_id)
         episode = self.episode_of(user_id, agent_id, run_id)
-        return "state", {"state": as_state(state), "observation": observation,
-                         "step": self.store.next_step(episode) if step is None else step,
-                         "task_start": self.store.recorder.task_start(episode) if task_start is None else task_start}
+        out = {"state": as_state(state), "observation": observation,
+               "step": self.store.next_step(episode) if step is None else step,
+               "task_start": self.store.recorder.task_start(episode) if task_start is None else task_start}
+        if call is not None and decision is not None:  # the decision point as evaluate.py reads it: the newest
+            # event is the observation, made at its step, and the memories are those written before it
+            out["step"] = decision if step is None else step
+            out["decision"] = MemoryRecord.make_id(episode, decision)
+        return "state", out
 
     def encode_query(self, kind: str, inputs: Sequence[Mapping[str, Any]]) -> Any:
         """Query vectors (n, dim) for :meth:`query_input` answers of one ``kind``, in one encoder call."""
@@ -717,10 +724,11 @@ class ScopedMemory:
         return State(phase=hits[-1].phase) if hits else State()
 
     def _call_state(self, call: Any, user_id: str | None, agent_id: str | None,
-                    run_id: str | None) -> tuple[dict[str, Any], str]:
+                    run_id: str | None) -> tuple[dict[str, Any], str, int | None]:
         """(the decision-point state of ``call`` after the scopes' recorded conversation, the words of its decision
-        event): what sam_model.data.toolstate.live_state gives for the conversation's messages and the call, read
-        from the conversation's own tracker (TranscriptState.call_state: one code path), which it does not change.
+        event, that event's step in the store or None when the conversation has none): what
+        sam_model.data.toolstate.live_state gives for the conversation's messages and the call, read from the
+        conversation's own tracker (TranscriptState.call_state: one code path), which it does not change.
 
         Only this combination of scopes' conversation feeds it (the one its messages were added with, episode_of);
         a scope with none (nothing added, or agent-log events alone) is the empty conversation: the phase is the
@@ -744,7 +752,9 @@ class ScopedMemory:
                 raise ValueError(f"{where}: this call to {c.name[:60]!r} is already the conversation's newest message "
                                  "(added before the search), so its state would be the one after it: search with the "
                                  "call before adding the message that makes it")
-        return tracker.call_state(calls), tracker.events[-1]["text"] if tracker.events else ""
+        if not tracker.events:
+            return tracker.call_state(calls), "", None
+        return tracker.call_state(calls), tracker.events[-1]["text"], self._base[episode] + tracker.events[-1]["step"]
 
     @staticmethod
     def _check_id(memory_id: Any) -> None:
