@@ -282,6 +282,30 @@ def test_the_live_state_reads_a_running_rollout():
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
 
 
+@pytest.mark.parametrize("batches", ["one add", "an add per turn", "an add per line"])
+def test_a_running_sessions_rollout_lines_are_added_to_scoped_memory_as_the_importer_reads_them(tmp_path, batches):
+    """A sidecar that forwards a Codex session's new rollout lines to the memory (ScopedMemory.add, so sam-serve's add
+    and MCP's remember) stores the memories the importer makes of the rollout: Codex's instructions and environment
+    context are the run's policy, an exec output its words, and a call's state reads its exit code. (Rollout lines
+    were refused: "give chat messages (dicts with 'role'), Events or event dicts (with 'kind' and 'text'), not a
+    mix; got an object without 'kind'", though the importer reads them.)"""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    lines = example_rollout()
+    events, _ = convert(write(tmp_path / rollout_name(), lines))
+    memory = ScopedMemory(HashingEncoder(16))
+    turns = [i for i, x in enumerate(lines) if x["type"] == "turn_context"] + [len(lines)]
+    split = {"one add": [lines], "an add per line": [[x] for x in lines],
+             "an add per turn": [lines[:turns[0]], *(lines[a:b] for a, b in zip(turns, turns[1:]))]}[batches]
+    for batch in split:
+        memory.add(batch, user_id="dev", run_id=SESSION)
+    got = sorted(memory.get_all(user_id="dev", run_id=SESSION)["results"], key=lambda r: r["step"])
+    assert [(r["kind"], r["memory"]) for r in got] == [(e["kind"], e["text"]) for e in events]
+    assert f"cancel: {ERROR}" in [r["memory"] for r in got]  # the exec output's words, not its JSON envelope
+    state = memory.live_state(user_id="dev", run_id=SESSION, call={"name": "get_user", "arguments": {"user_id": "x"}})
+    assert state.last_action_result.startswith("cancel: error")  # exit code 1
+
+
 # ---- sniffs: codex takes none of the other formats' messages, theirs none of its lines ---------------------------
 def test_codex_sniff_and_the_others_take_none_of_each_others_messages():
     others = (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(), genai_messages(),

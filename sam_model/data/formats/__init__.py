@@ -108,12 +108,13 @@ def detect(messages: list[Any]) -> str:
 
 def is_log_message(m: Any) -> bool:
     """A dict one of the readers reads as a message (it has a ``role``, GenAI or Gemini ``parts`` or a Responses item
-    ``type``, or is an OpenHands event, 0.x or V1, or a Claude Code transcript entry), rather than a framework's own
-    message object. (A V1 event's ``kind`` took it for an agent-log event in ScopedMemory.add: 'missing required
-    field text'.)"""
+    ``type``, or is an OpenHands event, 0.x or V1, a Claude Code transcript entry or a Codex rollout line), rather than
+    a framework's own message object. (A V1 event's ``kind`` took it for an agent-log event in ScopedMemory.add:
+    'missing required field text'; a rollout line was refused as neither a message nor an event, so a Codex session
+    could not be added as written.)"""
     return isinstance(m, Mapping) and ("role" in m or isinstance(m.get("parts"), list) or m.get("type") in (
         *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m)
-        or openhands.is_v1_event(m) or openhands.is_event(m) or claude_code.is_entry(m))
+        or openhands.is_v1_event(m) or openhands.is_event(m) or claude_code.is_entry(m) or codex.is_line(m))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:
