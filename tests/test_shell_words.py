@@ -213,11 +213,14 @@ def test_a_shell_tools_settings_label_nothing(tmp_path):
     ("BashOutput", {"bash_id": "bash_12"}, "needed"),  # an id of a running shell is a value: its start printed it
     ("shell", {"workdir": "src/tinyparse"}, "needed"),  # a working directory an earlier listing printed
     ("run_tests", {"timeout": 600000}, "needed"),  # no shell: the spec's rule
+    ("docker_exec", {"container": "web_7"}, "needed"),  # a container an earlier listing printed is a value
+    ("ssh_command", {"host": "db-replica-3"}, "needed"),  # so is a host
+    ("bash", {"script": "cat src/tinyparse"}, "needed"),  # a shell's script is its command line, no setting
 ])
 def test_which_arguments_of_a_shell_tool_are_settings(tool, arguments, outcome):
     st = TranscriptState()
     said = " ".join(str(v) for v in arguments.values())
-    st.add({"role": "user", "content": f"Earlier: {said} bash_12 src/tinyparse"})
+    st.add({"role": "user", "content": f"Earlier: {said} bash_12 src/tinyparse web_7 db-replica-3"})
     st.add({"role": "assistant", "content": "Checking."})
     got = st.decide([_call_with(tool, arguments)])
     assert got.outcomes == {outcome: len(arguments)}

@@ -108,19 +108,25 @@ def is_powershell(tool: str) -> bool:
     return bool(POWERSHELLS.intersection(_name_words(tool)))
 
 
-WORKDIR_ARGUMENTS = frozenset({"workdir", "cwd", "dir", "directory", "working_dir", "working_directory"})
+
+
+# the words of a shell tool's argument names that say how its command runs, not what it acts on (a timeout, an output
+# cap, a permission and its reason, a description for the user, background or interactive running)
+SETTING_WORDS = frozenset({"timeout", "ms", "sec", "secs", "seconds", "yield", "max", "output", "tokens", "limit",
+                           "sandbox", "permissions", "escalated", "justification", "description", "security", "risk",
+                           "background", "input", "approval", "login", "tty"})
 
 
 def is_shell_setting(tool: str, argument: str) -> bool:
     """Whether the top-level argument ``argument`` of a call to ``tool`` says how a shell runs its command, not what
-    it acts on: any argument of a shell tool (:func:`is_shell_tool`) but the command line, a working directory and an
-    id (a running shell's: ``BashOutput``'s ``bash_id``). Codex repeats ``"timeout_ms": 120000`` on every call, Claude
-    Code a ``timeout``, OpenHands a ``security_risk``: traced as values, each later call was labelled with the first
-    call that said the same setting. Timeouts, output limits, permissions and a description for the user are the
-    harness's settings and the agent's habit, never what it needs to remember."""
-    name = argument.lower()
-    id_ = [w.lower() for w in _NAME_WORD.findall(argument)][-1:] == ["id"]
-    return is_shell_tool(tool) and name not in COMMAND_ARGUMENTS and name not in WORKDIR_ARGUMENTS and not id_
+    it acts on: an argument of a shell tool (:func:`is_shell_tool`) whose name says a timeout, an output limit, a
+    permission, a description for the user or background running (:data:`SETTING_WORDS`). Codex repeats
+    ``"timeout_ms": 120000`` on every call, Claude Code a ``timeout``, OpenHands a ``security_risk``: traced as values,
+    each later call was labelled with the first call that said the same setting. Those are the harness's settings and
+    the agent's habit, never what it needs to remember; a shell tool's other arguments (the command line, a working
+    directory, a running shell's id, a ``docker_exec``'s container, an ``ssh`` tool's host) are values as the spec
+    reads them, so a setting is named by its words rather than by being anything but a command."""
+    return is_shell_tool(tool) and bool(SETTING_WORDS.intersection(w.lower() for w in _NAME_WORD.findall(argument)))
 
 
 def is_command_line(tool: str, argument: str, value: Any) -> bool:
