@@ -321,13 +321,13 @@ def _entry_json(row: tuple) -> dict[str, Any]:
 class _Allowed:
     """Membership in a search's scope: what a provenance link may point to."""
 
-    def __init__(self, store: MemoryStore, episode_id, within: set | None):
-        self.store, self.episode_id, self.within = store, episode_id, within
+    def __init__(self, store: MemoryStore, episode_id, within: set | None, gone: Collection[Any] = ()):
+        self.store, self.episode_id, self.within, self.gone = store, episode_id, within, gone
 
     def __contains__(self, i: object) -> bool:
         store = self.store
         return i in store._entries and (self.episode_id is None or store.index.episode_of(i) == self.episode_id) \
-            and (self.within is None or i in self.within)
+            and (self.within is None or i in self.within) and i not in self.gone
 
 
 class MemoryStore:
@@ -903,18 +903,19 @@ class MemoryStore:
         if ids is not None:
             ids = {j for i in ids for j in self._chunks.get(i, (i,))}  # a chunked memory's id: its chunks
             within = {i for i in ids if i in self._entries} if within is None else within.intersection(ids)
+        # left out as a rollback's stray vectors are: the index asked for as many more, then dropped (an id filter of
+        # every other memory of the scope would cost a set of the scope per search, and a Qdrant server that list)
         gone = {j for i in exclude for j in self._chunks.get(i, (i,))} & self._entries.keys()
-        if gone:  # searched as ids are: the index asked within the rest
-            within = (set(self._entries) if within is None else within) - gone
-        if len(self) == 0 or (within is not None and not within):
+        if len(self) == 0 or (within is not None and (not within or len(within) <= len(gone) and within <= gone)):
             return []
         depth = self.config.rerank_depth
         n = min(max(k, depth), len(self))
-        cand = self._candidates(q, n, episode_id, within, ids is not None or bool(gone),
-                                {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+        cand = self._candidates(q, n, episode_id, within, ids is not None,
+                                {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, len(gone))
         if within is not None:  # an engine filtering by its own payloads: a point whose payload names another
             cand = [i for i in cand if i in within]  # scope than the memory's (a damaged save) is not let through
-        cand = [i for i in cand if i in self._entries]  # not a vector of no memory (one a rollback left: _take_out)
+        cand = [i for i in cand if i in self._entries and i not in gone]  # not a vector of no memory (one a rollback
+        # left: _take_out), nor one left out
         if not cand:
             return []
         q64 = q.astype(np.float64)
@@ -932,7 +933,7 @@ class MemoryStore:
             lex = lexical_bonus(query_text, [self._entries[i].text for i in top], self.lexical)
             extra = lex if extra is None else extra + lex
         placed = rerank_candidates(top, scores[:depth], ties[:depth], needs, self._sets_of, self.slot_match if use else 0.0,
-                         self._links if use and self.provenance else None, _Allowed(self, episode_id, within), extra)
+                         self._links if use and self.provenance else None, _Allowed(self, episode_id, within, gone), extra)
         seen = {c for c, _, _ in placed}
         placed += [(c, 0.0, None) for c in cand[depth:] if c not in seen]
         out = []
@@ -947,16 +948,18 @@ class MemoryStore:
         return out
 
     def _candidates(self, q: np.ndarray, n: int, episode_id: Any, within: set | None, by_ids: bool,
-                    scope: dict) -> list:
+                    scope: dict, skip: int = 0) -> list:
         """The index's top ``n`` for ``q``, and every memory whose index score ties the n-th's.
 
         Which of several equal-scored memories an index returns at its cut depends on its internal order (an
         IVF list's order changes when a bank is loaded and its lists re-trained), so the cut is made here, by
         the score and the write-order tie key: the index is asked for one more than ``n`` and, while that one
         ties the n-th, for twice as many (at most MAX_K), so the same memories give the same candidates
-        whatever order the index holds them in."""
+        whatever order the index holds them in. ``skip``: how many memories the caller leaves out of what comes back
+        (asked past, as the vectors of no memory are)."""
         by_payload = getattr(self.index, "filters_scopes", False)  # the engine filters scopes itself (Qdrant)
-        stray = max(0, len(self.index) - len(self))  # vectors of no memory a rollback left (_take_out): asked past
+        stray = max(0, len(self.index) - len(self)) + skip  # vectors of no memory a rollback left (_take_out), and
+        # the memories left out: asked past
         want = n
         while True:
             ask = min(want + 1 + stray, len(self) + stray, MAX_K)

@@ -296,3 +296,22 @@ def test_older_exports_and_saved_retrievers_search_as_before(tmp_path, tiny_bert
     config["sam"].pop("source_kinds")
     (old / "config.json").write_text(json.dumps(config))
     assert SAMRetriever.load(old).store.provenance is False
+
+
+def test_a_memory_left_out_is_no_candidate_and_the_rest_rank_as_before():
+    """``exclude`` (a search by call leaves its decision point's own event out, as evaluate.py does) was an id filter
+    of every other memory of the scope, a set of the scope built per search and, on a Qdrant server, the list of them
+    sent; now the index is asked for as many more and the left-out memories dropped: the same hits."""
+    rng = np.random.default_rng(3)
+    store = MemoryStore(None, StoreConfig(provenance=False), DIM)
+    x = rng.standard_normal((30, DIM)).astype(np.float32)
+    store.add(records(30), x, user_id="ana")
+    store.add(records(5, ep="f"), rng.standard_normal((5, DIM)).astype(np.float32), user_id="bo")
+    q = rng.standard_normal(DIM).astype(np.float32)
+    for scope in ({}, {"user_id": "ana"}):
+        full = [h.id for h in store.search_vector(q, 10, **scope)]
+        out = full[:3]
+        got = [h.id for h in store.search_vector(q, 10, **scope, exclude=out)]
+        want = [h.id for h in store.search_vector(q, 13, **scope)][3:]
+        assert got == want and not set(got) & set(out)
+    assert store.search_vector(q, 5, user_id="bo", exclude=[f"f#{i}" for i in range(5)]) == []
