@@ -48,10 +48,10 @@ and every other tool's argument (an editor's ``command``, ``view``) reads as the
 generated tool worlds convert as before. The running constraints keep the whole command line
 (:meth:`TranscriptState._call`): they are part of the state text the model reads, which this extension leaves as it
 was; only labels and masking read the words. A shell
-tool's other arguments but a working directory and an id (:func:`sam_model.data.shellwords.is_shell_setting`: Codex's
-``timeout_ms``, Claude Code's ``timeout`` and ``description``, OpenHands' ``security_risk``) say how the command runs,
-not what it acts on, and are judged trivial: Codex repeats ``"timeout_ms": 120000`` on every call, which traced each
-later call to the first one.
+tool's arguments whose names say a timeout, an output limit, a permission or a description
+(:func:`sam_model.data.shellwords.is_shell_setting`: Codex's ``timeout_ms``, Claude Code's ``timeout`` and
+``description``, OpenHands' ``security_risk``) say how the command runs, not what it acts on, and are judged trivial:
+Codex repeats ``"timeout_ms": 120000`` on every call, which traced each later call to the first one.
 
 One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
 sub-goal stack = tools called, constraints = argument values already used, last action result = a
