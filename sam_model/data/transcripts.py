@@ -439,7 +439,10 @@ def _main(argv: list[str]) -> int:
                                             "(events/event-NNNNN-ID.json), or the folder of them, or a Codex CLI rollout "
                                             "(rollout-*.jsonl, one session) or a folder of them (~/.codex/sessions), "
                                             "or a Claude Code session file (~/.claude/projects/<project>/<session "
-                                            "id>.jsonl) or project folder, or the folder of them; a folder holding "
+                                            "id>.jsonl) or project folder, or the folder of them, or the stdout of "
+                                            "claude -p --output-format stream-json --verbose (.jsonl, or Harbor's "
+                                            "agent/claude-code.txt: runs appended read one a session); a folder "
+                                            "holding "
                                             "runs of several of these is read whole, each run by its reader (a .json "
                                             "beside the others is a run when it holds a list of events)")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")

@@ -20,6 +20,7 @@ from sam_model.data.formats import (
     bedrock,
     chat,
     claude_code,
+    claude_stream,
     codex,
     gemini,
     langchain_messages,
@@ -86,9 +87,11 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("codex", "Codex CLI session rollouts (OpenAI Codex: session_meta, response_item, event_msg lines)",
            'one session a .jsonl of {"timestamp", "type", "payload"} lines (rollout-<time>-<id>.jsonl), or a folder '
            'of them: ~/.codex/sessions (YYYY/MM/DD/rollout-*.jsonl) read whole', codex.to_chat, codex.sniff),
-    Format("claude-code", "Claude Code session transcripts (one entry a line: user / assistant API messages, ...)",
-           '~/.claude/projects/<project>/<session id>.jsonl (a subagent\'s: <session id>/subagents/agent-<id>.jsonl), '
-           'or a project folder of them', claude_code.to_chat, claude_code.sniff),
+    Format("claude-code", "Claude Code session transcripts and headless output (user / assistant API messages, one "
+           "a line)", '~/.claude/projects/<project>/<session id>.jsonl (a subagent\'s: <session id>/subagents/agent-'
+           '<id>.jsonl), or a project folder of them; or the stdout of claude -p --output-format stream-json '
+           '--verbose ({"type": "system" | "assistant" | "user" | "result", "session_id", ...} lines; runs appended: '
+           'one conversation a session)', claude_code.to_chat, claude_code.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
@@ -96,7 +99,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 # action / observation (a SWE-agent step has both), an OpenHands V1 event no role and a kind; a Claude Code entry no
 # role and the type user or assistant of the API message it holds; a Codex rollout line wraps a Responses item in a
 # payload (responses' sniff reads the type beside it, which is none of its items'); neither takes the other's lines
-# (a Claude Code entry has no payload, a rollout line's type is neither user nor assistant)
+# (a Claude Code entry has no payload, a rollout line's type is neither user nor assistant); Claude Code's stream-json
+# messages are its entries' user and assistant messages (claude-code's sniff takes them: the same reader)
 _SNIFF_ORDER = ("claude-code", "openhands-v1", "openhands", "codex", "responses", "gemini", "otel", "langchain",
                 "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
@@ -108,13 +112,14 @@ def detect(messages: list[Any]) -> str:
 
 def is_log_message(m: Any) -> bool:
     """A dict one of the readers reads as a message (it has a ``role``, GenAI or Gemini ``parts`` or a Responses item
-    ``type``, or is an OpenHands event, 0.x or V1, a Claude Code transcript entry or a Codex rollout line), rather than
-    a framework's own message object. (A V1 event's ``kind`` took it for an agent-log event in ScopedMemory.add:
-    'missing required field text'; a rollout line was refused as neither a message nor an event, so a Codex session
-    could not be added as written.)"""
+    ``type``, or is an OpenHands event, 0.x or V1, a Claude Code transcript entry or stream-json message or a Codex
+    rollout line), rather than a framework's own message object. (A V1 event's ``kind`` took it for an agent-log event
+    in ScopedMemory.add: 'missing required field text'; a rollout line was refused as neither a message nor an event,
+    so a Codex session could not be added as written.)"""
     return isinstance(m, Mapping) and ("role" in m or isinstance(m.get("parts"), list) or m.get("type") in (
         *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m)
-        or openhands.is_v1_event(m) or openhands.is_event(m) or claude_code.is_entry(m) or codex.is_line(m))
+        or openhands.is_v1_event(m) or openhands.is_event(m) or claude_code.is_entry(m) or claude_stream.is_message(m)
+        or codex.is_line(m))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:

@@ -39,6 +39,7 @@ from sam_model.data.formats import (
     anthropic,
     bedrock,
     claude_code,
+    claude_stream,
     codex,
     detect,
     gemini,
@@ -287,6 +288,9 @@ def conversations(path: str | Path, format: str | None = None,
                 good.append((doc, where))
         yield from _unique(otel.conversations(good, str(p), episode_id_of), seen)
         return
+    if format in ("claude-code", None) and claude_stream.is_message(first[0]):  # claude -p's stream-json output:
+        yield from _unique(claude_stream.conversations([*head, *docs], p, episode_id_of), seen)  # one run a session
+        return
     if format == "claude-code" or (format is None and claude_code.is_entry(first[0])):  # a session: one entry a line
         if not claude_code.is_entry(first[0]):  # the first line that parses tells, as for every container
             yield TranscriptFormatError(first[1], "not a Claude Code transcript entry {\"type\", \"sessionId\", ...}",
@@ -400,7 +404,7 @@ def _format_of(doc: Any) -> str | None:
     """The format a document is read as when none is forced (None: none reads it)."""
     for fmt, test in (("otel", otel.is_otlp), ("tau2", tau2.is_results), ("openhands", openhands.is_trajectory),
                       ("swe-agent", swe_agent.is_trajectory), ("codex", codex.is_rollout),
-                      ("claude-code", claude_code.is_entry)):
+                      ("claude-code", claude_code.is_entry), ("claude-code", claude_stream.is_message)):
         if test(doc):
             return openhands.format_of(doc) if fmt == "openhands" else fmt
     conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
@@ -639,25 +643,26 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
 
 def is_transcript_file(path: str | Path) -> bool:
     """A ``.json[.gz]`` or ``.traj[.gz]`` file, or a ``.jsonl[.gz]`` file whose first good line is a conversation,
-    OTLP spans, a SWE-agent trajectory, a Claude Code entry (as :func:`conversations` reads it) or a list of
-    conversations (not an agent-log event)."""
+    OTLP spans, a SWE-agent trajectory, a Claude Code entry or stream-json message (as :func:`conversations` reads
+    it) or a list of conversations (not an agent-log event); or a ``.txt`` file of an agent's headless output
+    (Harbor keeps Claude Code's as ``agent/claude-code.txt``)."""
     p = Path(path)
     name = _stem(p)
     if not p.is_file():
         return False
     if name.endswith((".json", ".traj")):
         return True
-    if not name.endswith(".jsonl"):
+    if not name.endswith((".jsonl", ".txt")):
         return False
     try:
         for doc, _ in documents(p):
             if isinstance(doc, TranscriptFormatError):  # a bad line: the first good one tells, as conversations reads
                 continue
             first = doc[0] if isinstance(doc, list) and doc else doc  # a line that lists conversations is read too
-            return isinstance(first, dict) and "episode_id" not in first and (any(
-                k in first for k in (*CONVERSATION_KEYS, "resourceSpans"))
-                or swe_agent.is_trajectory(first) or openhands.is_trajectory(doc) or codex.is_rollout(doc)
-                or claude_code.is_entry(doc))
+            headless = claude_stream.is_message(doc)
+            return headless if name.endswith(".txt") else isinstance(first, dict) and "episode_id" not in first and (
+                any(k in first for k in (*CONVERSATION_KEYS, "resourceSpans")) or swe_agent.is_trajectory(first)
+                or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc) or headless)
     except SAMFileError:
         return False
     return False

@@ -31,6 +31,7 @@ from sam_model.data.formats.base import (
     text_of,
 )
 from sam_model.data.formats.claude_code import is_entry
+from sam_model.data.formats.claude_stream import is_message as is_stream_message
 from sam_model.io import json_type
 
 ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "function",
@@ -54,8 +55,8 @@ def unwrap(m: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | None:
         kind = _type(m["id"][-1])
         return (kind, m.get("kwargs") if isinstance(m.get("kwargs"), Mapping) else {}) if kind else None
     kind = _type(m.get("type"))
-    if kind is None or "parts" in m or is_entry(m):  # GenAI parts carry a role, never a type of these; a Claude Code
-        return None  # system entry is typed "system" with a content beside its session's keys
+    if kind is None or "parts" in m or is_entry(m) or is_stream_message(m):  # GenAI parts carry a role, never a type of
+        return None  # these; a Claude Code system entry (or stream-json message) is typed "system" beside its session
     if isinstance(m.get("data"), Mapping):
         return kind, m["data"]
     if "content" in m and ("role" not in m or kind == "chat"):  # a model_dump (only a chat message has a role)
