@@ -342,10 +342,13 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     # imported here, not above: those modules import this one's conversation (the format's tests hold its writer)
     from test_format_claude_code import to_claude_code
     from test_format_codex import example_rollout
+    from test_format_headless import example_codex_exec
 
     files["codex"].write_text("".join(json.dumps(line) + "\n" for line in example_rollout()))  # a session's rollout
     files["claude-code"] = tmp_path / "claude-code.jsonl"  # a session file as Claude Code appends it
     files["claude-code"].write_text("".join(json.dumps(e) + "\n" for e in to_claude_code(openai_messages())))
+    files["codex-exec"] = tmp_path / "codex-exec.jsonl"  # codex exec --json's stdout: two runs of one thread
+    files["codex-exec"].write_text("".join(json.dumps(e) + "\n" for e in example_codex_exec()))
     return files
 
 
@@ -363,6 +366,8 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
             events = [{**e, "episode_id": "conv-1"} for e in events]
         if name == "codex":  # named by the session's id (a UUID), as Codex names the rollout
             events = [{**e, "episode_id": "conv-1"} for e in events]
+        if name == "codex-exec":  # it prints no prompt and no user words: tests/test_format_headless.py compares it
+            continue  # with the OpenAI events of the conversation it holds
         if name in ("tau1", "tau2"):  # the spec names their episodes by task and trial, and keeps the task's group
             assert events[0]["episode_id"] == f"{name}-airline-gpt-task7-trial0"
             events = [{**{k: v for k, v in e.items() if k != "meta"}, "episode_id": "conv-1",

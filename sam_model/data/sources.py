@@ -6,7 +6,7 @@ Three kinds of source, told apart by looking at the path:
 - an **SGD split folder** (``dialogues_*.json[.gz]`` in it): converted by :mod:`sam_model.data.sgd`;
 - a **tool-call transcript file** in any log format :mod:`sam_model.data.formats` reads (``.jsonl[.gz]`` of
   conversations or OTLP exports, or a ``.json[.gz]`` document: tau-bench, tau2, OTLP, a list of conversations;
-  Claude Code's headless stream-json stdout, also as Harbor's ``.txt``),
+  an agent's headless stdout, Claude Code's stream-json or ``codex exec --json``, also as Harbor's ``.txt``),
   or a **folder of SWE-agent or OpenHands trajectories, of session stores or of OpenHands V1 conversations** (no
   SGD dialogues in it; ``.traj[.gz]`` files under it, else Strands Agents' ``message_<N>.json`` or OpenHands 0.x's
   ``events/<N>.json`` session files under it, else OpenHands V1 conversations' ``events/event-NNNNN-ID.json``,

@@ -440,9 +440,9 @@ def _main(argv: list[str]) -> int:
                                             "(rollout-*.jsonl, one session) or a folder of them (~/.codex/sessions), "
                                             "or a Claude Code session file (~/.claude/projects/<project>/<session "
                                             "id>.jsonl) or project folder, or the folder of them, or the stdout of "
-                                            "claude -p --output-format stream-json --verbose (.jsonl, or Harbor's "
-                                            "agent/claude-code.txt: runs appended read one a session); a folder "
-                                            "holding "
+                                            "claude -p --output-format stream-json --verbose or of codex exec --json "
+                                            "(.jsonl, or Harbor's agent/claude-code.txt, agent/codex.txt: runs "
+                                            "appended read one a session or thread); a folder holding "
                                             "runs of several of these is read whole, each run by its reader (a .json "
                                             "beside the others is a run when it holds a list of events)")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")

@@ -22,6 +22,7 @@ from sam_model.data.formats import (
     claude_code,
     claude_stream,
     codex,
+    codex_exec,
     gemini,
     langchain_messages,
     openhands,
@@ -92,6 +93,10 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            '<id>.jsonl), or a project folder of them; or the stdout of claude -p --output-format stream-json '
            '--verbose ({"type": "system" | "assistant" | "user" | "result", "session_id", ...} lines; runs appended: '
            'one conversation a session)', claude_code.to_chat, claude_code.sniff),
+    Format("codex-exec", "Codex CLI headless output (codex exec --json: thread.started, item.started / item.completed "
+           "events)", 'the stdout of codex exec --json: a .jsonl of {"type": "thread.started" | "item.completed" | '
+           '..., ...} events (runs appended: one conversation a thread; it holds no prompt)', codex_exec.to_chat,
+           codex_exec.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
@@ -100,9 +105,10 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 # role and the type user or assistant of the API message it holds; a Codex rollout line wraps a Responses item in a
 # payload (responses' sniff reads the type beside it, which is none of its items'); neither takes the other's lines
 # (a Claude Code entry has no payload, a rollout line's type is neither user nor assistant); Claude Code's stream-json
-# messages are its entries' user and assistant messages (claude-code's sniff takes them: the same reader)
-_SNIFF_ORDER = ("claude-code", "openhands-v1", "openhands", "codex", "responses", "gemini", "otel", "langchain",
-                "bedrock", "anthropic", "swe-agent", "tau2", "openai")
+# messages are its entries' user and assistant messages (claude-code's sniff takes them: the same reader); a codex
+# exec event's type has a dot, which no other format's messages have
+_SNIFF_ORDER = ("claude-code", "openhands-v1", "openhands", "codex", "codex-exec", "responses", "gemini", "otel",
+                "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -112,14 +118,14 @@ def detect(messages: list[Any]) -> str:
 
 def is_log_message(m: Any) -> bool:
     """A dict one of the readers reads as a message (it has a ``role``, GenAI or Gemini ``parts`` or a Responses item
-    ``type``, or is an OpenHands event, 0.x or V1, a Claude Code transcript entry or stream-json message or a Codex
-    rollout line), rather than a framework's own message object. (A V1 event's ``kind`` took it for an agent-log event
-    in ScopedMemory.add: 'missing required field text'; a rollout line was refused as neither a message nor an event,
-    so a Codex session could not be added as written.)"""
+    ``type``, or is an OpenHands event, 0.x or V1, a Claude Code transcript entry or stream-json message, a Codex
+    rollout line or a codex exec event), rather than a framework's own message object. (A V1 event's ``kind`` took it
+    for an agent-log event in ScopedMemory.add: 'missing required field text'; a rollout line was refused as neither a
+    message nor an event, so a Codex session could not be added as written.)"""
     return isinstance(m, Mapping) and ("role" in m or isinstance(m.get("parts"), list) or m.get("type") in (
         *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m)
         or openhands.is_v1_event(m) or openhands.is_event(m) or claude_code.is_entry(m) or claude_stream.is_message(m)
-        or codex.is_line(m))
+        or codex.is_line(m) or codex_exec.is_event(m))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:
@@ -145,7 +151,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("OpenHands events (action or observation, no role)", "openhands"),
           ("OpenHands V1 events (kind ActionEvent or ObservationEvent)", "openhands-v1"),
           ("Codex rollout lines with tool calls (response_item function_call, local_shell_call)", "codex"),
-          ("Claude Code entries holding tool_use or tool_result blocks", "claude-code"))
+          ("Claude Code entries holding tool_use or tool_result blocks", "claude-code"),
+          ("codex exec --json events of tool calls (item command_execution, mcp_tool_call, file_change)", "codex-exec"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -191,6 +198,9 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
             found.add(17)
         if claude_code.holds_tools(m):
             found.add(18)
+        if codex_exec.is_event(m) and isinstance(m.get("item"), Mapping) and \
+                codex_exec.item_type(m["item"]) in codex_exec.CALLS:
+            found.add(19)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
         found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's
     return [_MARKS[i] for i in sorted(found)]

@@ -41,6 +41,7 @@ from sam_model.data.formats import (
     claude_code,
     claude_stream,
     codex,
+    codex_exec,
     detect,
     gemini,
     openhands,
@@ -288,6 +289,15 @@ def conversations(path: str | Path, format: str | None = None,
                 good.append((doc, where))
         yield from _unique(otel.conversations(good, str(p), episode_id_of), seen)
         return
+    if format == "codex-exec" or (format is None and (codex_exec.is_event(first[0]) or codex_exec.is_legacy(first[0]))):
+        if not codex_exec.is_event(first[0]):  # codex exec --json's output: runs of thread events, one a thread
+            legacy = codex_exec.is_legacy(first[0])
+            yield TranscriptFormatError(first[1], codex_exec.LEGACY if legacy else "not a codex exec --json event "
+                                        "{\"type\": \"thread.started\" | \"item.completed\" | ..., ...}",
+                                        *(() if legacy else _read_as(first[0], "codex-exec")))
+            return
+        yield from _unique(codex_exec.conversations([*head, *docs], p, episode_id_of), seen)
+        return
     if format in ("claude-code", None) and claude_stream.is_message(first[0]):  # claude -p's stream-json output:
         yield from _unique(claude_stream.conversations([*head, *docs], p, episode_id_of), seen)  # one run a session
         return
@@ -404,7 +414,8 @@ def _format_of(doc: Any) -> str | None:
     """The format a document is read as when none is forced (None: none reads it)."""
     for fmt, test in (("otel", otel.is_otlp), ("tau2", tau2.is_results), ("openhands", openhands.is_trajectory),
                       ("swe-agent", swe_agent.is_trajectory), ("codex", codex.is_rollout),
-                      ("claude-code", claude_code.is_entry), ("claude-code", claude_stream.is_message)):
+                      ("claude-code", claude_code.is_entry), ("claude-code", claude_stream.is_message),
+                      ("codex-exec", codex_exec.is_event)):
         if test(doc):
             return openhands.format_of(doc) if fmt == "openhands" else fmt
     conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
@@ -643,9 +654,9 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
 
 def is_transcript_file(path: str | Path) -> bool:
     """A ``.json[.gz]`` or ``.traj[.gz]`` file, or a ``.jsonl[.gz]`` file whose first good line is a conversation,
-    OTLP spans, a SWE-agent trajectory, a Claude Code entry or stream-json message (as :func:`conversations` reads
-    it) or a list of conversations (not an agent-log event); or a ``.txt`` file of an agent's headless output
-    (Harbor keeps Claude Code's as ``agent/claude-code.txt``)."""
+    OTLP spans, a SWE-agent trajectory, a Claude Code entry or stream-json message, a codex exec event (as
+    :func:`conversations` reads it) or a list of conversations (not an agent-log event); or a ``.txt`` file of an
+    agent's headless output (Harbor keeps it as ``agent/claude-code.txt``, ``agent/codex.txt``)."""
     p = Path(path)
     name = _stem(p)
     if not p.is_file():
@@ -659,7 +670,7 @@ def is_transcript_file(path: str | Path) -> bool:
             if isinstance(doc, TranscriptFormatError):  # a bad line: the first good one tells, as conversations reads
                 continue
             first = doc[0] if isinstance(doc, list) and doc else doc  # a line that lists conversations is read too
-            headless = claude_stream.is_message(doc)
+            headless = claude_stream.is_message(doc) or codex_exec.is_event(doc) or codex_exec.is_legacy(doc)
             return headless if name.endswith(".txt") else isinstance(first, dict) and "episode_id" not in first and (
                 any(k in first for k in (*CONVERSATION_KEYS, "resourceSpans")) or swe_agent.is_trajectory(first)
                 or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc) or headless)
