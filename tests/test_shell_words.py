@@ -229,3 +229,25 @@ def test_which_arguments_of_a_shell_tool_are_settings(tool, arguments, outcome):
 def _call_with(name: str, arguments: dict):
     from sam_model.data.toolstate import ToolCall
     return ToolCall(name, arguments, "x")
+
+
+@pytest.mark.parametrize("command, expected", [
+    ('grep -A 100 "def foo" x.py', ["def foo", "x.py"]),  # -A's 100 was a value traced to any output printing 100
+    ("head -n 200 src/a.py", ["src/a.py"]),
+    ("tail -n +300 log.txt", ["log.txt"]),
+    ("rg -C 120 Matrix sympy/", ["Matrix", "sympy"]),
+    ("grep -m abc x", ["abc", "x"]),  # no number after the flag: read as before
+    ("kill -9 12345", ["12345"]),  # a pid after a flag of another program stays a value
+])
+def test_a_count_after_a_grep_or_head_flag_is_not_traced(command, expected):
+    assert command_words(command) == expected
+
+
+def test_a_grep_context_count_labels_nothing():
+    """Found in a walkthrough on Codex-style sessions: `grep -n -A 100 ...` traced 100 to the first earlier output that
+    printed the number (26 such labels)."""
+    st = TranscriptState()
+    st.add({"role": "user", "content": "The report lists 100 failures in sympy/matrices/dense.py"})
+    st.add({"role": "assistant", "content": "Looking."})
+    got = st.decide([_call_with("shell", {"command": ["bash", "-lc", "grep -n -A 100 'def det' sympy/matrices/dense.py"]})])
+    assert got.needed == {"command": ["sympy/matrices/dense.py"]}

@@ -65,6 +65,14 @@ VALUE_FLAGS = {
     "timeout": {"-s", "--signal", "-k", "--kill-after"}, "stdbuf": {"-i", "-o", "-e"}, "watch": {"-n", "--interval"},
     "strace": {"-o", "-e", "-p", "-s"},
 }
+# flags whose next word, a number, is a count of lines or matches (grep -A 100, head -n 200): how much to show, never a
+# value the agent looked up, and a count of three digits or more was traced to any earlier output that printed it
+# (a walkthrough's Codex-style greps: 26 such labels); a next word that is no number is read as before
+_GREP_COUNTS = {"-A", "-B", "-C", "-m", "--max-count", "--after-context", "--before-context", "--context"}
+COUNT_FLAGS = {"grep": _GREP_COUNTS, "egrep": _GREP_COUNTS, "fgrep": _GREP_COUNTS, "rg": _GREP_COUNTS,
+               "ag": _GREP_COUNTS, "head": {"-n", "-c", "--lines", "--bytes"}, "tail": {"-n", "-c", "--lines", "--bytes"},
+               "git": {"-n", "--max-count", "-U", "--unified"}}
+_COUNT = re.compile(r"[+-]?\d+")
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case",
                       "esac", "select", "function", "time", "{", "}", "!", "[[", "]]"})
 MAX_WORDS = 64  # words of one command line traced; a longer line (generated data, a pasted list) is read whole
@@ -252,6 +260,8 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
             elif t in VALUE_FLAGS.get(program or runner, ()) and i < len(command):  # git -C /repo log: /repo
                 out.append(_path(command[i]))
                 i += 1
+            elif t in COUNT_FLAGS.get(program or "", ()) and i < len(command) and _COUNT.fullmatch(command[i]):
+                i += 1  # grep -A 100, head -n 200: a count, not a value (COUNT_FLAGS)
             elif t == "-m" and program and _PYTHON.fullmatch(program) and i < len(command):  # python -m pip install
                 program, i = command[i], i + 1
                 subcommand = program in SUBCOMMANDS

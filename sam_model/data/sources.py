@@ -54,7 +54,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # are no words, the program a wrapper runs (sudo, xargs, timeout 60) is none, git -C /repo's /repo is one,
 # a PowerShell line keeps its backslashes, sql_exec's or a run tool's script is read whole, ssh's split.
 # 13: a shell tool's settings (Codex's timeout_ms, Claude Code's timeout and description, ...) label nothing.
-CONVERSION_VERSION = 13
+# 14: a count after a grep, head or tail flag (grep -A 100) is no traced word.
+CONVERSION_VERSION = 14
 
 
 @dataclass(frozen=True)
