@@ -55,7 +55,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # a PowerShell line keeps its backslashes, sql_exec's or a run tool's script is read whole, ssh's split.
 # 13: a shell tool's settings (Codex's timeout_ms, Claude Code's timeout and description, ...) label nothing.
 # 14: a count after a grep, head or tail flag (grep -A 100) is no traced word.
-CONVERSION_VERSION = 14
+# 15: a codex exec file change whose patch streamed (item.updated events, no item.started) is the call its
+# completed item made, not its first partial change set.
+CONVERSION_VERSION = 15
 
 
 @dataclass(frozen=True)

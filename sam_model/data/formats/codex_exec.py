@@ -33,15 +33,18 @@ Read as what the agent did, in order:
   ``codex exec`` writes too (``~/.codex/sessions``, the ``codex`` reader), holds the prompt, the instructions and
   each call as the model made it: prefer it where the harness kept it;
 - an ``agent_message`` is the assistant's words; calls right after it join its turn;
-- a **call** is read at its item's first event, its **result** at ``item.completed``, so calls started together
-  (parallel) are one turn; a call never completed (a run killed) has no result. A ``command_execution`` is the
+- a **call** is placed at its item's first event and read as its last event has it (a file change whose patch
+  streams is printed as ``item.updated`` events, the changes so far, and no ``item.started``: the call is the change
+  set it completed with), its **result** at ``item.completed``, so calls started together (parallel) are one turn;
+  a call never completed (a run killed) has no result. A ``command_execution`` is the
   call ``shell`` ``{"command": <the command line>}`` (the shell tool's name, so the shell command lines rule reads
   its words), its ``aggregated_output`` the result, flagged as failed when ``exit_code`` is not 0 (with no exit
   code, ``status`` ``failed`` or ``declined``); an ``mcp_tool_call`` the call ``<server>__<tool>`` (Codex's name
   for an MCP tool) with its ``arguments``, its result's text blocks the result (else its structured content as
   JSON), an ``error`` the result ``Error: <message>``, flagged (toolstate's extension of the spec for formats that
   flag failed calls), as is ``status`` ``failed``; a ``file_change`` the call ``apply_patch`` ``{"changes": [...]}``
-  (the paths and kinds; the patch's text is not in the stream), its ``status`` the result, flagged when ``failed``;
+  (the paths and kinds, and in later versions each file's ``diff``), its ``status`` the result, flagged when
+  ``failed``;
 - **counted, not read**: ``reasoning``, ``todo_list``, ``web_search``, ``plan``, ``collab_tool_call`` (a subagent
   runs as a thread of its own, whose events this stream does not print) and ``error`` items, and every
   ``thread.*``, ``turn.*`` and other event;
@@ -132,14 +135,14 @@ def check(line: Any, where: str) -> None:
 
 
 class _Reader:
-    """Events into chat messages: a call at its item's first event, its result when the item completes; an agent
-    message's words, the calls right after it joining its turn."""
+    """Events into chat messages: a call at its item's first event (as its latest says), its result when the item
+    completes; an agent message's words, the calls right after it joining its turn."""
 
     def __init__(self, chat: Chat) -> None:
         self.chat = chat
         self.run = 0  # thread.started events seen: item ids restart with each run
         self.turn: dict[str, Any] | None = None  # the assistant message calls may still join
-        self.open: dict[tuple[int, str], str] = {}  # (run, item id) -> its call's id, a call with no result yet
+        self.open: dict[tuple[int, str], dict[str, Any]] = {}  # (run, item id) -> its call, one with no result yet
         self.done: set[tuple[int, str]] = set()
 
     def line(self, line: Mapping[str, Any], w: str, source: str) -> None:
@@ -169,21 +172,22 @@ class _Reader:
             self.turn = {"role": "assistant", "content": item["text"] or None}
             self.chat.add(self.turn, source)
             return
-        if itype not in CALLS or key in self.done or (key in self.open and kind != "item.completed"):
+        if itype not in CALLS or key in self.done:
             self.chat.ignored[f"{itype} items" if kind == "item.completed" and itype not in CALLS
                               else f"{kind} events"] += 1
             return
-        if key not in self.open:  # its first event: the call
-            call_id = item["id"] if self.run <= 1 else f"{item['id']}@{self.run}"
-            call = chat_call(call_id, *_call(item, itype, w), w)
+        call = chat_call(item["id"] if self.run <= 1 else f"{item['id']}@{self.run}", *_call(item, itype, w), w)
+        if key in self.open:  # a later event: the item as it is now (a file change's patch streams in updates)
+            self.open[key]["function"] = call["function"]
+        else:  # its first event: the call, where it was made
             if self.turn is None:
                 self.turn = {"role": "assistant", "content": None}
                 self.chat.add(self.turn, source)
             self.turn.setdefault("tool_calls", []).append(call)
-            self.open[key] = call_id
+            self.open[key] = call
         if kind == "item.completed":
             text, failed = _result(item, itype, w, self.chat)
-            self.chat.add({"role": "tool", "tool_call_id": self.open.pop(key), "content": text,
+            self.chat.add({"role": "tool", "tool_call_id": self.open.pop(key)["id"], "content": text,
                            **({FAILED: True} if failed else {})}, source)
             self.done.add(key)
             self.turn = None
