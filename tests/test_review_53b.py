@@ -3,10 +3,15 @@ before its fix."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
 from test_format_headless import THREAD, completed, started, write
+from test_formats import EXAMPLES
 
 from sam_model.data.formats import to_chat
 from sam_model.data.formats.files import conversations as file_conversations
+from sam_model.memory import HashingEncoder, ScopedMemory
 
 
 def test_a_streamed_file_change_is_the_call_its_completed_item_made(tmp_path):
@@ -30,3 +35,25 @@ def test_a_streamed_file_change_is_the_call_its_completed_item_made(tmp_path):
     assert call["function"] == {"name": "apply_patch", "arguments": {"changes": whole}}
     assert chat[1] == {"role": "tool", "tool_call_id": "item_1", "content": "completed"}
     assert chat[2]["tool_calls"][0]["function"]["arguments"] == {"command": "pytest src/util.py"}  # never completed
+
+
+def test_codex_exec_events_split_over_adds_are_refused_not_stored_twice():
+    """ScopedMemory.add takes codex exec's events (is_log_message since the codex-exec format), but each add is read
+    alone: a sidecar adding the lines as they came stored every call twice (its item.started a call, its
+    item.completed the same call again with its result), two actions where the importer writes one. An add of them
+    that does not begin a run is now refused in one line, the memory as it was; a run a time, or the whole file,
+    stores the importer's memories."""
+    lines = [json.loads(line) for line in EXAMPLES.joinpath("codex-exec.jsonl").read_text().splitlines()]
+    whole = ScopedMemory(HashingEncoder(64))
+    whole.add(lines, user_id="u")
+    runs = [i for i, line in enumerate(lines) if line["type"] == "thread.started"] + [len(lines)]
+    by_run = ScopedMemory(HashingEncoder(64))
+    for a, b in zip(runs, runs[1:]):
+        by_run.add(lines[a:b], user_id="u")
+    assert [(h.kind, h.text) for h in by_run.store.get_all()] == [(h.kind, h.text) for h in whole.store.get_all()]
+    one = ScopedMemory(HashingEncoder(64))
+    one.add(lines[:4], user_id="u")  # thread.started through the first call's item.started
+    stored = [h.id for h in one.store.get_all()]
+    with pytest.raises(ValueError, match=r"^data\[0\]: codex exec --json events are added a run at a time"):
+        one.add(lines[4:6], user_id="u")
+    assert [h.id for h in one.store.get_all()] == stored

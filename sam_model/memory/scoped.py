@@ -52,7 +52,7 @@ from typing import Any
 
 from sam_model.data.chunks import own_words
 from sam_model.data.examples import MemoryRecord, memory_record
-from sam_model.data.formats import detect, is_log_message, to_chat
+from sam_model.data.formats import codex_exec, detect, is_log_message, to_chat
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import (
@@ -240,8 +240,14 @@ def as_chat(items: list[Any], name: str) -> tuple[list[Any], list[str], list[dic
     a message without content, and Converse's blocks were all skipped as parts that are not text: a Bedrock agent's
     add stored nothing. Parts no event is made of (thoughts, media) are counted in the notes. A reader matches a
     result to its call within the messages it is given, and a later one by the call's id or name, so a turn's
-    contents (a streamed answer's chunks) go in one add to be one memory, as in the importer's log."""
+    contents (a streamed answer's chunks) go in one add to be one memory, as in the importer's log; codex exec's
+    events a run at a time (an item's events are one call, which adds of their own made twice)."""
     fmt = detect(items)
+    if fmt == "codex-exec" and not (isinstance(items[0], Mapping) and items[0].get("type") in codex_exec.STARTS):
+        raise ValueError(f"{name}[0]: codex exec --json events are added a run at a time, from its thread.started: an "
+                         "item's call is read at its item.started and with its result at item.completed, so a run split "
+                         "over adds stored its calls twice; add each run's lines in one add once it ended (a file of "
+                         "runs in one), or the lines of the rollout it writes as they come (~/.codex/sessions)")
     if fmt == "openai":
         return items, [f"{name}[{i}]" for i in range(len(items))], []
     try:
