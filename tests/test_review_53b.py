@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_format_headless import THREAD, completed, started, write
-from test_formats import EXAMPLES
+from test_format_headless import THREAD, completed, example_codex_exec, started, to_claude_stream, write
+from test_formats import EXAMPLES, openai_messages
 
 from sam_model.data.formats import to_chat
 from sam_model.data.formats.files import conversations as file_conversations
+from sam_model.data.sources import source_kind
+from sam_model.io import SAMFileError
 from sam_model.memory import HashingEncoder, ScopedMemory
 
 
@@ -57,3 +59,21 @@ def test_codex_exec_events_split_over_adds_are_refused_not_stored_twice():
     with pytest.raises(ValueError, match=r"^data\[0\]: codex exec --json events are added a run at a time"):
         one.add(lines[4:6], user_id="u")
     assert [h.id for h in one.store.get_all()] == stored
+
+
+def test_a_folder_of_harbor_stdout_files_is_refused_saying_to_give_each_file(tmp_path):
+    """A folder of Harbor runs holding only the agents' stdout (<trial>/agent/claude-code.txt, agent/codex.txt) is not
+    read whole: beside them Harbor keeps the runs' session files and rollouts (agent/sessions), which the folder is
+    read by, and both would give each run twice. It was read as an OpenHands folder (the job's config.json and
+    result.json each refused as 'not an OpenHands trajectory'), or, without them, refused naming every other layout
+    and not these files; the refusal now names them and says to give each file (sam-data transcripts, and
+    sam-train's source_kind)."""
+    write(tmp_path / "job" / "t1__abc" / "agent" / "claude-code.txt", to_claude_stream(openai_messages()))
+    write(tmp_path / "job" / "t2__def" / "agent" / "codex.txt", example_codex_exec())
+    for record in ("config.json", "result.json"):  # a Harbor job's and trial's records: no OpenHands runs
+        (tmp_path / "job" / record).write_text('{"job_name": "job"}')
+        (tmp_path / "job" / "t2__def" / record).write_text('{"trial_name": "t2__def"}')
+    for read in (lambda p: list(file_conversations(p)), source_kind):
+        with pytest.raises(SAMFileError, match=r"holds no run a folder is read by, but 2 agent stdout files .*such as "
+                           r"t1__abc/agent/claude-code.txt\), which are read a file at a time: give each file"):
+            read(tmp_path / "job")

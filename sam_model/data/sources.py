@@ -87,7 +87,7 @@ class SourceOptions:
 
 def source_kind(path: str | os.PathLike) -> SourceKind:
     """What ``path`` is; raises SAMFileError naming it when it is none of the three."""
-    from sam_model.data.formats.files import eventless, layouts, trajectory_files
+    from sam_model.data.formats.files import eventless, headless_only, layouts, trajectory_files
     from sam_model.data.formats.sessions import multi_agent_only
     from sam_model.data.sgd import is_sgd_split_dir
     from sam_model.data.toolworlds import is_spec
@@ -110,7 +110,7 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
             return "sgd"
         if trajectory_files(p):
             return "transcripts"
-        raise SAMFileError(multi_agent_only(p) or eventless(p) or (
+        raise SAMFileError(multi_agent_only(p) or eventless(p) or headless_only(p) or (
             f"{p} is a folder with neither SGD dialogues_*.json[.gz] files in it nor SWE-agent .traj[.gz] files under "
             "it nor session stores (Strands Agents' message_<N>.json, OpenHands' events/<N>.json) nor OpenHands V1 "
             "conversations (events/event-NNNNN-ID.json) nor Codex rollouts (rollout-*.jsonl) nor Claude Code session "

@@ -94,7 +94,8 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     keeps its ``llm_completions``). Their names tell the first four apart, a Claude Code session's first line the
     fifth; a ``.json`` is anyone's, so beside them only one that holds a list (the events of a run, as
     save_trajectory_path writes them) is a run, and an object is the record of another's (SWE-agent's
-    ``preds.json``, a V1 conversation's ``base_state.json``, a 0.x session's ``metadata.json``). A Strands session's
+    ``preds.json``, a V1 conversation's ``base_state.json``, a 0.x session's ``metadata.json``; beside agent stdout
+    files, :func:`headless_files`, a Harbor job's ``config.json`` and ``result.json``). A Strands session's
     ``session.json``, ``agent.json`` and ``multi_agent.json`` are never runs (:func:`sessions.is_state`).
     An object ``base_state.json`` or ``metadata.json`` in the folder given is a conversation's or session's record
     even alone (it was read as a trajectory and refused as "not an OpenHands trajectory"): :func:`eventless`.
@@ -110,7 +111,7 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     named = {q for files in kinds.values() for q in files} | set(claimed)
     loose = sorted(q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q not in named
                    and not sessions.is_state(q) and q.is_file() and not (q.name in EVENTLESS and not _holds_list(q)))
-    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named else loose
+    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or (loose and headless_files(folder)) else loose
     return {kind: files for kind, files in kinds.items() if files}
 
 
@@ -123,6 +124,34 @@ def eventless(folder: Path) -> str | None:
             return (f"{folder} is {what} ({name}) without {events} files: nothing to read; give the folder once its "
                     "agent has run and saved its events")
     return None
+
+
+HEADLESS_NAMES = ("claude-code.txt", "codex.txt")  # the names Harbor keeps an agent's headless stdout under
+
+
+def headless_files(folder: Path) -> list[Path]:
+    """The agent stdout files under ``folder`` (:func:`headless_only`), sorted."""
+    def headless(q: Path) -> bool:
+        return q.name in HEADLESS_NAMES or _stem(q).endswith(".jsonl") and _first_is(
+            q, lambda d: claude_stream.is_message(d) or codex_exec.is_event(d))
+    return sorted(q for q in folder.rglob("*") if q.is_file() and headless(q))
+
+
+def headless_only(folder: Path) -> str | None:
+    """Why ``folder``, with no run a layout reads, has nothing to read although it holds an agent's headless stdout
+    files (Harbor's ``<trial>/agent/claude-code.txt`` and ``agent/codex.txt``, or ``.jsonl`` files of them), and what
+    to give instead (None: it holds none). Such a file is read a file at a time, not as a folder's layout: beside it
+    a harness keeps the run's session file or rollout (Harbor: ``agent/sessions``), the better record (it holds the
+    prompt), which a folder is read by, and reading both would give each run twice. (A folder of them was refused
+    naming every other layout and not these files.)"""
+    found = headless_files(folder)
+    if not found:
+        return None
+    return (f"{folder} holds no run a folder is read by, but {len(found)} agent stdout file"
+            f"{'' if len(found) == 1 else 's'} (claude -p --output-format stream-json, codex exec --json: such as "
+            f"{found[0].relative_to(folder)}), which are read a file at a time: give each file (sam-data transcripts "
+            "FILE OUT), or keep the runs' session files or rollouts beside them (Harbor: agent/sessions, from "
+            "CLAUDE_CONFIG_DIR or CODEX_HOME), which the folder is then read by")
 
 
 def trajectory_files(folder: Path) -> list[Path]:
@@ -445,7 +474,7 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
     refused unless it is the reader of every layout the folder holds (:func:`_check_forced`)."""
     found = layouts(folder)
     if not found:
-        raise SAMFileError(sessions.multi_agent_only(folder) or eventless(folder) or (
+        raise SAMFileError(sessions.multi_agent_only(folder) or eventless(folder) or headless_only(folder) or (
             f"{folder} is a folder without SWE-agent .traj files, session stores (Strands Agents, OpenHands), OpenHands "
             "V1 conversations (events/event-NNNNN-ID.json), Codex rollouts (rollout-*.jsonl), Claude Code session "
             "files (.jsonl) or OpenHands .json trajectories; give a transcript file, the folder SWE-agent or OpenHands "
