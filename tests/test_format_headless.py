@@ -522,22 +522,54 @@ def test_a_bad_line_refuses_its_session_or_thread_alone(name, tmp_path, capsys):
     assert f"{path}:4: " in capsys.readouterr().out
 
 
-def test_stderr_mixed_into_codex_execs_output_is_named_as_such(tmp_path, capsys):
-    """A harness that kept 2>&1: Codex's note before the first run spoils no thread; one inside a run spoils its."""
-    path = tmp_path / "codex.txt"
-    lines = example_codex_exec()
-    path.write_text("Reading prompt from stdin...\n" + "".join(json.dumps(x) + "\n" for x in lines))
-    err = errors(path, capsys)
-    assert f"{path}:1: invalid JSON" in err and "to stderr: keep stderr out of the file" in err
-    assert "thread" not in err.split("to stderr")[0] and err.count("\n") == 1, err
+def dumps(lines: list) -> str:
+    return "".join(json.dumps(x) + "\n" for x in lines)
+
+
+@pytest.mark.parametrize("name", ["claude", "codex"])
+def test_stderr_mixed_into_the_output_is_left_out_and_reported(name, tmp_path, capsys):
+    """A harness that kept 2>&1 | tee (Harbor): a line that is no JSON and opens no object, before the first run or
+    inside one, is the agent's stderr (Codex's notes): the run reads as without it, and sam-data transcripts and
+    sam-train's conversion say how many and where. Such a line inside a run refused the whole run (a one-run file
+    gave nothing, even with --skip-bad); this test asserted that before."""
+    lines = to_claude_stream(openai_messages()) if name == "claude" else example_codex_exec()
+    whole = read(write(tmp_path / "whole" / f"{name}.jsonl", lines))[0]
+    path = tmp_path / ("claude-code.txt" if name == "claude" else "codex.txt")
+    path.write_text("Reading prompt from stdin...\n" + dumps(lines[:3])
+                    + "  2026-01-05T10:00:00.123Z ERROR codex_core::codex: stream error: retrying 1/5\n"
+                    + "[2026-01-05 10:00:01] WARN not JSON either\n" + dumps(lines[3:]))
+    note = (f"3 lines that are no JSON read as stderr mixed into the output and left out (2>FILE keeps it apart): "
+            f"{path}:1 (and 2 more in the file)")
     out = tmp_path / "o.jsonl"
-    assert main([str(path), str(out), "--skip-bad"]) == 0 and out.read_text() == \
-        "".join(json.dumps(e) + "\n" for e in read(write(tmp_path / "x.jsonl", lines))[0])
-    capsys.readouterr()
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines[:3]) + "2026-01-05 WARN codex_core: retrying\n"
-                    + "".join(json.dumps(x) + "\n" for x in lines[3:]))
+    assert main([str(path), str(out)]) == 0, capsys.readouterr().err
+    assert out.read_text() == dumps(whole) and note in capsys.readouterr().out
+    events, report = read(path)
+    assert events == whole and report.stderr_lines == {f"{path}:1": 3}
+    assert source_kind(path) == "transcripts" and list(iter_source_events(path)) == whole  # sam-train's conversion
+    assert f"{path}: {note}" in capsys.readouterr().out
+    session = tmp_path / "session.jsonl"  # a session file is no harness's stdout: such a line there is still bad
+    entries = to_claude_code(openai_messages())
+    session.write_text(dumps(entries[:3]) + "Reading prompt from stdin...\n" + dumps(entries[3:]))
+    assert f"{session}:4: invalid JSON" in errors(session, capsys)
+
+
+@pytest.mark.parametrize("name", ["claude", "codex"])
+def test_a_broken_record_among_stderr_lines_still_refuses_its_run(name, tmp_path, capsys):
+    """A line opening { that is no JSON is a record broken, not stderr: it refuses its run (named, not said to be
+    stderr) and --skip-bad reads the other, whose file's stderr line is reported."""
+    make = to_claude_stream if name == "claude" else to_codex_exec
+    one, two = make(openai_messages(), f"{name}-a"), make(openai_messages(), f"{name}-b")
+    path = tmp_path / f"{name}.txt"
+    path.write_text(dumps(one[:3]) + '{"type": "item.comp\n' + dumps(one[3:]) + "Reading prompt from stdin...\n"
+                    + dumps(two))
     err = errors(path, capsys)
-    assert f"{path}:4: invalid JSON" in err and f"thread {THREAD} is refused" in err and "stderr" in err, err
+    assert f"{path}:4: invalid JSON" in err and f"{name}-a is refused rather than read without this line" in err
+    assert "stderr" not in err and err.count("\n") == 1, err
+    out = tmp_path / "o.jsonl"
+    assert main([str(path), str(out), "--skip-bad"]) == 0
+    assert {json.loads(x)["episode_id"] for x in out.read_text().splitlines()} == {f"{name}-b"}
+    assert f"1 line that is no JSON read as stderr mixed into the output and left out (2>FILE keeps it apart): " \
+           f"{path}:{len(one) + 2}" in capsys.readouterr().out
 
 
 def test_a_line_naming_no_session_refuses_the_sessions_on_both_sides(tmp_path, capsys):

@@ -57,7 +57,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 14: a count after a grep, head or tail flag (grep -A 100) is no traced word.
 # 15: a codex exec file change whose patch streamed (item.updated events, no item.started) is the call its
 # completed item made, not its first partial change set.
-CONVERSION_VERSION = 15
+# 16: a line of a headless run's stdout (claude -p stream-json, codex exec --json) that is no JSON and opens no
+# object is its stderr mixed in, left out: it no longer refuses its session or thread (a conversion with skip_bad of
+# a file of several runs kept the others alone).
+CONVERSION_VERSION = 16
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,8 @@ def iter_source_events(path: str | os.PathLike, options: SourceOptions = SourceO
             print(f"{path}: {report.results_cut} tool results cut at {options.result_limit} characters")
         if report.cut_lines:
             print(f"{path}: {report.cut_note()}")
+        if report.stderr_lines:
+            print(f"{path}: {report.stderr_note()}")
         if report.skipped:
             print(f"{path}: skipped {len(report.skipped)} bad conversations:\n" +
                   "\n".join(f"  {e}" for e in report.skipped[:20]))

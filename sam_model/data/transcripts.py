@@ -100,6 +100,7 @@ class ImportReport:
     result_limit: int | None = None  # the --result-limit the import ran with (None: whole results)
     results_cut: int = 0  # tool results cut at result_limit
     cut_lines: list[str] = field(default_factory=list)  # session files' last lines cut mid-write, left out: FILE:LINE
+    stderr_lines: dict[str, int] = field(default_factory=dict)  # a file's first line of stderr mixed in -> its count
 
     def lines(self) -> list[str]:
         n = max(self.decision_points, 1)
@@ -137,6 +138,8 @@ class ImportReport:
                        "src/a.py: its words parse and src/a.py) and SWE-agent's text commands, split into words")
         if self.cut_lines:
             out.append(self.cut_note())
+        if self.stderr_lines:
+            out.append(self.stderr_note())
         if self.ignored:
             out.append("parts not read (no event is made of them): " +
                        ", ".join(f"{k} {v}" for k, v in self.ignored.most_common()))
@@ -156,6 +159,15 @@ class ImportReport:
         return (f"{n} session file{'s' if n > 1 else ''} read without {'their' if n > 1 else 'its'} last line, cut "
                 "mid-write (still being written?): " + ", ".join(self.cut_lines[:20])
                 + (f" and {n - 20} more" if n > 20 else ""))
+
+    def stderr_note(self) -> str:
+        """The lines of agents' stdout files that are no JSON, left out as their stderr mixed in (``2>&1 | tee``):
+        how many, and the first of each file (sam-data transcripts and sam-train say it alike)."""
+        n, files = sum(self.stderr_lines.values()), list(self.stderr_lines.items())
+        return (f"{n} line{'s' if n > 1 else ''} that {'are' if n > 1 else 'is'} no JSON read as stderr mixed into "
+                "the output and left out (2>FILE keeps it apart): "
+                + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
+                + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
 
     def no_tool_call_reason(self) -> tuple[str | Advice, ...]:
         """Why a file whose conversations hold no tool call is refused: what tool-like content was seen (the parts
@@ -276,6 +288,8 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         report.ignored.update(chat.ignored)
         if conv.cut and conv.cut not in report.cut_lines:  # once a file, whichever of its conversations is read
             report.cut_lines.append(conv.cut)
+        if conv.stderr:  # once a file too: its conversations share its lines
+            report.stderr_lines.setdefault(conv.stderr[0], len(conv.stderr))
         report.without_tool_calls += not local.calls
         report.marks.update(marks)
     return st.events

@@ -97,6 +97,15 @@ class CutLine(TranscriptFormatError):
     need it, and reports it (a bad line anywhere else is still an error)."""
 
 
+class NotJSON(TranscriptFormatError):
+    """A line of a JSON Lines file that is no JSON and does not open an object (its first character past blanks is
+    not ``{``): no record broken or cut, but another program's text mixed into the file, as a harness keeping an
+    agent's stdout with ``2>&1 | tee`` mixes in its stderr notes (Codex's ``Reading prompt from stdin...``, its
+    timestamped log lines). The headless readers (:mod:`claude_stream`, :mod:`codex_exec`) leave such lines out and
+    report them; every other reader refuses one as any bad line (a line opening ``{`` that does not parse is a
+    broken record, and a JSON value that is no object a bad one, everywhere)."""
+
+
 @dataclass(frozen=True)
 class Conversation:
     """One episode's messages as its file writes them, and where they came from (for errors and the split).
@@ -107,7 +116,8 @@ class Conversation:
     ids of tool calls the container flags as failed apart from the messages (OpenTelemetry's ``execute_tool`` spans
     that ended in an error), whose results are flagged as a message's own flag is (``is_error``); ``cut``: where
     the file's last line was cut mid-write (FILE:LINE, :class:`CutLine`), left out of a session still being written,
-    for the import report."""
+    for the import report; ``stderr``: where the file's lines that are no JSON are (FILE:LINE, :class:`NotJSON`),
+    left out of a headless run's output as its stderr mixed in, for the import report."""
 
     episode_id: str
     messages: list[Any]
@@ -117,6 +127,7 @@ class Conversation:
     policy: str = ""
     failed_calls: frozenset[str] = frozenset()
     cut: str = ""
+    stderr: tuple[str, ...] = ()
 
 
 @dataclass

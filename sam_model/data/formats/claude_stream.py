@@ -34,13 +34,16 @@ and public logs of Claude Code 2.1 (benchflow-ai/skillsbench-trajectories, ``age
   without one goes with the line before it): a harness's file of appended runs gives each run, and a run that
   resumed a session under the same id continues its conversation. The episode and split group are the session.
 
-A line that cannot be read (invalid JSON, no string ``type``, a bad ``session_id``, ``parent_tool_use_id`` or
-message field) refuses its session, named ``FILE:LINE`` with the field, rather than read it without the line (a
-call's result could be lost unsaid); one whose session it does not name refuses the sessions of the lines on both
-sides of it. The other sessions are read (``--skip-bad``). A last line the file ends inside (no newline after it:
-a run still writing) is left out and reported, as the other session readers do. A file of no ``user`` or
-``assistant`` message (a run that ended before the model answered) is refused in one line with the result it
-ended with.
+A line that is no JSON and opens no object (its first character past blanks not ``{``) is stderr mixed in (a
+harness keeping ``2>&1 | tee``: the notes of Claude Code or of its hooks): no message of any session, it is left
+out wherever it is and counted in the import report (how many, the first's ``FILE:LINE``). A line that cannot be
+read (one opening ``{`` that is invalid JSON, a JSON value that is no object, no string ``type``, a bad ``session_id``,
+``parent_tool_use_id`` or message field) refuses its session, named ``FILE:LINE`` with the field, rather than read
+it without the line (a call's result could be lost unsaid); one whose session it does not name refuses the sessions
+of the lines on both sides of it. The other sessions are read (``--skip-bad``). A last line the file ends inside
+(no newline after it: a run still writing) is left out and reported, as the other session readers do. A file of no
+``user`` or ``assistant`` message (a run that ended before the model answered) is refused in one line with the
+result it ended with.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from sam_model.data.formats import claude_code
-from sam_model.data.formats.base import Conversation, CutLine, TranscriptFormatError
+from sam_model.data.formats.base import Conversation, CutLine, NotJSON, TranscriptFormatError
 from sam_model.io import json_type
 
 TYPES = ("system", "user", "assistant", "result")  # the SDK's messages every run prints (init, turns, its end)
@@ -87,10 +90,13 @@ def conversations(docs: Iterable[tuple[Any, str]], path: Path,
     (files.documents): each session's main conversation, then its subagents'; a session holding a line that
     cannot be read is that line's error instead."""
     rows: list[tuple[str | None, Any]] = []  # (the session a line names, the line or its error)
-    cut = ""
+    cut, stderr = "", []
     for doc, where in docs:
         if isinstance(doc, CutLine):  # the last line (none follows): the lines before it are whole
             cut = where
+            continue
+        if isinstance(doc, NotJSON):  # stderr mixed in (2>&1): no message, so no session's
+            stderr.append(where)
             continue
         sid = None
         if not isinstance(doc, TranscriptFormatError):
@@ -112,7 +118,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: Path,
         owner = sid or prev or nxt or path.name
         runs.setdefault(owner, {}).setdefault(doc.get("parent_tool_use_id") or "", []).append(doc)
     several = len(runs) > 1
-    read = 0
+    read, noted = 0, tuple(stderr)
     for sid, chains in runs.items():
         at = f"{path}: session {sid}" if several else str(path)
         if sid in bad:
@@ -124,7 +130,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: Path,
             if any(line["type"] in claude_code.TURNS for line in lines):
                 read += 1
                 yield Conversation(id_of(f"{sid}-subagent-{key}" if key else sid), lines,
-                                   f"{at}, subagent {key}" if key else at, sid, "claude-code", cut=cut)
+                                   f"{at}, subagent {key}" if key else at, sid, "claude-code", cut=cut,
+                                   stderr=noted)
     if not read and not bad:
         yield TranscriptFormatError(str(path), "Claude Code stream-json output without a user or assistant message "
                                                f"({_ended(runs)}): no conversation to read")

@@ -52,12 +52,15 @@ Read as what the agent did, in order:
   ``codex exec resume`` runs) are one conversation, in file order, and each thread is one: its episode and split
   group the thread's id (the file's name where no ``thread.started`` names one).
 
-A line that cannot be read (invalid JSON, no string ``type``, a bad field of an item it reads) refuses its
-thread, named ``FILE:LINE`` with the field, rather than read it without the line; the other threads are read
-(``--skip-bad``). A line that is no JSON is said to be stderr mixed in (Codex writes its notes there, ``Reading
-prompt from stdin...``), and one before the first run spoils no thread. A last line the file ends inside (no
-newline after it: a run still writing) is left out and reported, as the session readers do. A file of no item
-(runs that failed before the model answered) is refused in one line with the error they ended with.
+A line that is no JSON and opens no object (its first character past blanks not ``{``) is Codex's stderr mixed in
+(a harness keeping ``2>&1 | tee``; Codex writes its notes there: ``Reading prompt from stdin...``, timestamped
+``ERROR codex_core::...`` lines): no event of any thread, it is left out wherever it is and counted in the import
+report (how many, the first's ``FILE:LINE``). A line that cannot be read (one opening ``{`` that is invalid JSON,
+a JSON value that is no object, no string ``type``, a bad field of an item it reads) refuses its thread, named
+``FILE:LINE`` with the field, rather than read it without the line; the other threads are read (``--skip-bad``),
+and one before the first run spoils no thread. A last line the file ends inside (no newline after it: a run still
+writing) is left out and reported, as the session readers do. A file of no item (runs that failed before the model
+answered) is refused in one line with the error they ended with.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ from sam_model.data.formats.base import (
     Chat,
     Conversation,
     CutLine,
+    NotJSON,
     TranscriptFormatError,
     chat_call,
     each,
@@ -87,8 +91,6 @@ WORDS = ("agent_message", "assistant_message")  # the agent's words (the first v
 CALLS = ("command_execution", "mcp_tool_call", "file_change", "patch_apply")  # the items that are tool calls
 MCP_DELIMITER = "__"  # Codex names an MCP tool <server>__<tool> (mcp_connection_manager.rs)
 SUMMARY = frozenset({"workdir", "model", "provider", "approval", "sandbox"})  # the old output's config line
-STDERR = (" (codex exec writes its notes, such as 'Reading prompt from stdin...', to stderr: keep stderr out of the "
-          "file, 2>FILE)")  # what a line that is no JSON in a file of its --json output most likely is
 LEGACY = ("the output of an older codex exec --json (its config line, {\"prompt\"}, then protocol events {\"id\", "
           "\"msg\"}), which no reader here reads: give the run's rollout instead (codex exec writes one too, "
           "~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl, named by its session_configured event's rollout_path; the "
@@ -268,10 +270,13 @@ def conversations(docs: Iterable[tuple[Any, str]], path: Path,
     ``(document or its error, where)`` pairs (files.documents); a thread holding a line that cannot be read is that
     line's error instead."""
     runs: list[tuple[str | None, list[Any], list[TranscriptFormatError]]] = []  # (thread, lines, bad lines)
-    cut = ""
+    cut, stderr = "", []
     for doc, where in docs:
         if isinstance(doc, CutLine):  # the last line (none follows): the lines before it are whole
             cut = where
+            continue
+        if isinstance(doc, NotJSON):  # Codex's stderr mixed in (2>&1): no event, so no thread's
+            stderr.append(where)
             continue
         if not isinstance(doc, TranscriptFormatError):
             try:
@@ -285,21 +290,20 @@ def conversations(docs: Iterable[tuple[Any, str]], path: Path,
     threads: dict[str, tuple[list[Any], list[TranscriptFormatError]]] = {}
     for thread, lines, bad in runs:
         if thread is None and not lines:  # lines before the first run, none of them an event: no thread's
-            yield from (TranscriptFormatError(err.where, *err.parts, STDERR if "invalid JSON" in err.reason else "")
-                        for err in bad)
+            yield from bad
             continue
         held = threads.setdefault(thread or path.name.removesuffix(".gz").rsplit(".", 1)[0], ([], []))
         held[0].extend(lines)
         held[1].extend(bad)
-    read = 0
+    read, noted = 0, tuple(stderr)
     for thread, (lines, bad) in threads.items():
         if bad:
             yield TranscriptFormatError(bad[0].where, *bad[0].parts, f"; thread {thread} is refused rather than read "
-                                        "without this line", STDERR if "invalid JSON" in bad[0].reason else "")
+                                        "without this line")
         elif any(line["type"] in ITEMS for line in lines):
             read += 1
             yield Conversation(id_of(thread), lines, f"{path}: thread {thread}" if len(threads) > 1 else str(path),
-                               thread, "codex-exec", cut=cut)
+                               thread, "codex-exec", cut=cut, stderr=noted)
     if not read and not any(bad for _, bad in threads.values()) and threads:
         yield TranscriptFormatError(str(path), f"codex exec --json output without an item ({_ended(threads)}): no "
                                                "conversation to read")

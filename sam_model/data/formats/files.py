@@ -51,7 +51,7 @@ from sam_model.data.formats import (
     swe_agent,
     tau2,
 )
-from sam_model.data.formats.base import Conversation, CutLine, TranscriptFormatError, strict_loads
+from sam_model.data.formats.base import Conversation, CutLine, NotJSON, TranscriptFormatError, strict_loads
 from sam_model.io import SAMFileError, check_compression, json_type, not_found
 from sam_model.limits import too_deep
 
@@ -202,7 +202,8 @@ def v1_event_files(folder: Path) -> list[Path]:
 
 def parse(raw: bytes, where: str, lines: bool = False) -> Any:
     """One document: UTF-8 JSON with no bare NaN/Infinity, nested at most MAX_DEPTH deep (``lines``: a whole
-    file, so a bad byte is named by its line)."""
+    file, so a bad byte is named by its line). A line that is no JSON and opens no object is :class:`NotJSON`
+    (another program's text mixed in), one the file ends inside :class:`CutLine`."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -212,8 +213,9 @@ def parse(raw: bytes, where: str, lines: bool = False) -> Any:
         newline = b"\n"
         line_start = raw.rfind(newline, 0, exc.start) + 1
         at = f"line {raw.count(newline, 0, exc.start) + 1}, " if lines else ""
-        raise TranscriptFormatError(where, f"not UTF-8 ({at}byte {exc.start - line_start + 1} of the line is "
-                                           f"0x{raw[exc.start]:02x}); re-save the file as UTF-8") from None
+        kind = NotJSON if not lines and not _opens_object(raw) else TranscriptFormatError
+        raise kind(where, f"not UTF-8 ({at}byte {exc.start - line_start + 1} of the line is 0x{raw[exc.start]:02x}); "
+                          "re-save the file as UTF-8") from None
     try:
         doc = strict_loads(text.lstrip("\ufeff"), unique=False)  # a key twice: the last, as the agent's client read it
     except RecursionError:
@@ -221,10 +223,16 @@ def parse(raw: bytes, where: str, lines: bool = False) -> Any:
                                     ) from None
     except ValueError as exc:
         hint = _container_hint(exc, text, lines)
-        raise (CutLine if hint == _CUT else TranscriptFormatError)(where, f"invalid JSON ({exc}){hint}") from None
+        kind = CutLine if hint == _CUT else NotJSON if not lines and not _opens_object(raw) else TranscriptFormatError
+        raise kind(where, f"invalid JSON ({exc}){hint}") from None
     if too_deep(doc, MAX_DEPTH):
         raise TranscriptFormatError(where, f"nested too deeply (more than {MAX_DEPTH} levels of objects and lists)")
     return doc
+
+
+def _opens_object(raw: bytes) -> bool:
+    """Whether a line's first character past blanks (and a byte order mark) is ``{``: a record, broken or not."""
+    return raw.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"{"
 
 
 def _container_hint(exc: ValueError, text: str, whole_file: bool) -> str:
