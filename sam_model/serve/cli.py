@@ -3,7 +3,8 @@
     sam-serve --keys keys.json [--data sam-serve-data] [--model sam-general] [--port 8420]
               [--qdrant-path DIR | --qdrant-url URL | --qdrant-edge DIR]
               [--checkpoint-every 1000] [--checkpoint-share 0.1] [--batch-ms 2]
-    sam-serve --keys keys.json --stdio TENANT      # MCP over stdin/stdout for one tenant (no HTTP)
+    sam-serve --keys keys.json --stdio TENANT [--user-id ID] [--agent-id ID] [--run-id ID]
+                                                   # MCP over stdin/stdout for one tenant (no HTTP), one scope
 """
 
 from __future__ import annotations
@@ -62,6 +63,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-mcp", action="store_true", help="serve HTTP only (no MCP at /mcp)")
     p.add_argument("--stdio", metavar="TENANT", default=None, help="serve MCP over stdin/stdout for this tenant "
                    "instead of HTTP (an agent that starts the memory as its subprocess)")
+    p.add_argument("--user-id", metavar="ID", default=None, help="with --stdio: serve user ID's memory only. The "
+                   "tools' user_id defaults to ID and their descriptions say so, so the model need not pass it (it "
+                   "cannot see its session's id, and a forgotten or misspelt one reached another user); a call giving "
+                   "another user_id is refused, never widened or switched (forget_all deletes only ID's memories)")
+    for scope in ("agent", "run"):
+        p.add_argument(f"--{scope}-id", metavar="ID", default=None, help=f"with --stdio: serve {scope} ID's memory "
+                       f"only, as --user-id does a user's ({scope}_id defaults to ID; another {scope}_id is refused)")
     p.add_argument("--threads", type=int, default=cores(), help="threads of the encoder (torch and ONNX Runtime; "
                    "default: the cores this process may use, capped by a cgroup CPU quota). On two quiet cores "
                    "with agent-length states, 2 threads against 1 served 32 %% more searches a second at full "
@@ -157,14 +165,20 @@ def _main(argv: Sequence[str] | None) -> int:
         handlers.append(logging.FileHandler(args.log_file))
     logging.basicConfig(level=args.log_level.upper(), handlers=handlers,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    tenants, search = build(args)
-    from sam_model.serve.mcp import create_mcp
+    scopes = {"user_id": args.user_id, "agent_id": args.agent_id, "run_id": args.run_id}
+    if not args.stdio and (given := [f"--{n.replace('_', '-')}" for n, v in scopes.items() if v is not None]):
+        raise SystemExit(f"sam-serve: {' and '.join(given)} fix{'es' if len(given) == 1 else ''} the scope of a "
+                         "--stdio server only (an agent's own subprocess); over HTTP each call names its scopes: add "
+                         "--stdio TENANT or leave it out")
+    from sam_model.serve.mcp import create_mcp, fixed_scopes
 
+    fixed = fixed_scopes(scopes)  # a bad ID is refused before the model loads
+    tenants, search = build(args)
     if args.stdio:
         if args.stdio not in tenants.tenants:
             raise SystemExit(f"sam-serve: --stdio {args.stdio!r} is not a tenant of {args.keys}")
         try:
-            create_mcp(tenants, search, stdio_tenant=args.stdio).run("stdio")
+            create_mcp(tenants, search, stdio_tenant=args.stdio, scopes=fixed).run("stdio")
         finally:
             tenants.close()
         return 0

@@ -18,15 +18,18 @@
 Over HTTP (mounted at ``/mcp`` of the HTTP service) each call carries the tenant's key as the HTTP API does
 (``Authorization: Bearer <key>`` or ``X-API-Key``); an unknown key is refused. Over stdio (``sam-serve --stdio``,
 for an agent that launches the memory as a subprocess) there are no headers: the tenant is the one the command
-names. Writes take the same write-ahead log as HTTP writes (Tenant.write: an MCP remember is logged as the HTTP
-add of the same messages is) and, like them, are answered before the checkpoint they make due is written. What the
-memory refuses (an unknown key or id, an empty text, a message with no content, no scope) comes back as the tool's
-error with the memory's one-line reason; an argument of the wrong type, missing or unknown, as one line naming it
-and what it takes.
+names, and ``--user-id`` (``--agent-id``, ``--run-id``) fixes the scope the process serves: the tools' scope
+arguments default to it, their descriptions say so (the model need not pass it, and cannot see its own session's
+id), and a call giving another value for a fixed scope is refused, never widened or switched (``forget_all()`` with
+``--user-id me`` deletes only me's memories). Writes take the same write-ahead log as HTTP writes (Tenant.write: an
+MCP remember is logged as the HTTP add of the same messages is) and, like them, are answered before the checkpoint
+they make due is written. What the memory refuses (an unknown key or id, an empty text, a message with no content,
+no scope) comes back as the tool's error with the memory's one-line reason; an argument of the wrong type, missing
+or unknown, as one line naming it and what it takes.
 """
 
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -34,7 +37,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sam_model.limits import MAX_ADD_ITEMS
-from sam_model.memory.scoped import read_add
+from sam_model.memory.scoped import SCOPE_KEYS, ScopedMemory, read_add
 from sam_model.serve.tenants import Tenant, Tenants
 from sam_model.serve.wal import LogWriteError, check_unicode
 
@@ -53,9 +56,30 @@ MESSAGES = ("Instead of text: the conversation's messages since your last rememb
             f"{MAX_ADD_ITEMS} tool calls; send each message once.")
 
 
-def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
-               stdio_tenant: str | None = None) -> MCPServer:
-    """The MCP server over ``tenants``; ``stdio_tenant``: the tenant of calls that carry no HTTP headers."""
+def fixed_scopes(scopes: Mapping[str, str | None] | None) -> dict[str, str]:
+    """The scopes a server is fixed to (``{"user_id": "me"}``), the unset ones left out; a bad value (empty, holding
+    '/', too long) is refused in one line naming its option, before the model loads."""
+    fixed = {n: v for n, v in (scopes or {}).items() if v is not None}
+    for name, value in fixed.items():
+        if name not in SCOPE_KEYS:
+            raise ValueError(f"unknown scope {name!r}: fix {', '.join(SCOPE_KEYS)}")
+        try:
+            ScopedMemory._scopes(**{name: value, **{n: None for n in SCOPE_KEYS if n != name}}, need=False)
+        except ValueError as err:
+            raise ValueError(f"{_option(name)}: {err}") from None
+    return fixed
+
+
+def _option(scope: str) -> str:
+    """The sam-serve option that fixes a scope: ``user_id``'s is ``--user-id``."""
+    return "--" + scope.replace("_", "-")
+
+
+def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None, stdio_tenant: str | None = None,
+               scopes: Mapping[str, str | None] | None = None) -> MCPServer:
+    """The MCP server over ``tenants``; ``stdio_tenant``: the tenant of calls that carry no HTTP headers; ``scopes``:
+    the scopes every call is fixed to (sam-serve --stdio with --user-id, --agent-id, --run-id)."""
+    fixed = fixed_scopes(scopes)
     server = _Server("sam-memory", instructions="Long-term memory for this agent: remember the conversation as it "
                        "goes (your tool calls and their results too), recall what matters before a tool call, "
                        "forget what is wrong (forget_all: all of a user's).")
@@ -77,6 +101,22 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
         except (KeyError, ValueError, TypeError, PermissionError, LogWriteError) as err:  # a full disk: retry
             raise ToolError(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)) from None
 
+    def scoped(user_id: str | None, agent_id: str | None, run_id: str | None) -> dict[str, str | None]:
+        """A call's scopes, the fixed ones filled in; a fixed scope given another value is refused, never widened
+        or switched: the process serves that one scope (the same value is that scope, so it passes)."""
+        given = dict(zip(SCOPE_KEYS, (user_id, agent_id, run_id)))
+        for name, value in fixed.items():
+            if given[name] not in (None, value):
+                raise ToolError(f"{name} is fixed to {value!r} for this server ({_option(name)}): leave {name} out; "
+                                f"another {name.removesuffix('_id')}'s memory is not served here")
+            given[name] = value
+        return given
+
+    # a scope argument's description: what the model sees (the SDK builds the tools' schemas from these annotations)
+    User, Agent, Run = (Annotated[str | None, Field(description=None if name not in fixed else (
+        f"Leave it out: fixed to {fixed[name]!r} for this server; another value is refused."))]
+        for name in SCOPE_KEYS)
+
     def tenant_of(ctx: Context) -> Tenant:
         headers = ctx.headers
         if headers is None and stdio_tenant is not None:
@@ -91,7 +131,7 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
     def remember(ctx: Context, text: Annotated[str | None, Field(description=TEXT)] = None,
                  messages: Annotated[list[dict[str, Any]] | None,
                                      Field(description=MESSAGES, max_length=MAX_ADD_ITEMS)] = None,
-                 user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                 user_id: User = None, agent_id: Agent = None, run_id: Run = None,
                  metadata: dict[str, Any] | None = None) -> dict:
         """Record what happened in the user's (agent's, run's) memory: after each user turn and each tool result,
         the messages since your last remember (your tool calls and their results too: recall with call traces your
@@ -102,40 +142,41 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None,
             check_unicode(data, field)
         except (ValueError, TypeError) as err:
             raise ToolError(str(err)) from None
-        return write(ctx, "add", {"data": data, "user_id": user_id, "agent_id": agent_id, "run_id": run_id,
-                                  "metadata": metadata}, read)
+        return write(ctx, "add", {"data": data, **scoped(user_id, agent_id, run_id), "metadata": metadata}, read)
 
     @server.tool()
-    def recall(query: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
-               run_id: str | None = None, state: dict[str, Any] | str | None = None,
+    def recall(query: str, ctx: Context, user_id: User = None, agent_id: Agent = None, run_id: Run = None,
+               state: dict[str, Any] | str | None = None,
                call: Annotated[dict[str, Any] | list[dict[str, Any]] | None, Field(description=CALL)] = None,
                limit: int = 5) -> dict:
         """The memories that matter for the query, best first, with scores: ranked for the agent's state when one
         is given ({"phase": ..., "constraints": {...}, "uncertainty_flags": [...]}, or "live": the state of the
         scope's newest memory), or for the tool call you are about to make (call), else by the query's words."""
-        return answer(ctx, lambda t: run_search(t, query=query, state=state, call=call, user_id=user_id,
-                                                agent_id=agent_id, run_id=run_id, limit=limit, filters=None,
-                                                threshold=None))
+        where = scoped(user_id, agent_id, run_id)
+        return answer(ctx, lambda t: run_search(t, query=query, state=state, call=call, **where, limit=limit,
+                                                filters=None, threshold=None))
 
     @server.tool()
-    def forget(memory_id: str, ctx: Context, user_id: str | None = None, agent_id: str | None = None,
-               run_id: str | None = None) -> dict:
+    def forget(memory_id: str, ctx: Context, user_id: User = None, agent_id: Agent = None, run_id: Run = None) -> dict:
         """Delete one memory (its id comes from remember or recall); with user_id (agent_id, run_id) only if it is
         that user's (agent's, run's) memory."""
-        scopes = {n: v for n, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)) if v is not None}
-        return write(ctx, "delete", {"memory_id": memory_id, **scopes})
+        where = {n: v for n, v in scoped(user_id, agent_id, run_id).items() if v is not None}
+        return write(ctx, "delete", {"memory_id": memory_id, **where})
 
     @server.tool()
-    def forget_all(ctx: Context, user_id: str | None = None, agent_id: str | None = None,
-                   run_id: str | None = None) -> dict:
+    def forget_all(ctx: Context, user_id: User = None, agent_id: Agent = None, run_id: Run = None) -> dict:
         """Delete every memory of the user (agent, run) and its recorded conversation; give at least one of them.
         With user_id alone, every memory of that user goes, with any agent or run; with agent_id alone, every memory
         of that agent goes, whichever user's it was (to clear one user's memories with this agent, give both)."""
-        return write(ctx, "delete_all", {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+        return write(ctx, "delete_all", scoped(user_id, agent_id, run_id))
 
+    said = ", ".join(f"{name} {value!r}" for name, value in fixed.items())
     for tool in server._tool_manager.list_tools():  # the SDK has no option for it (mcp 2.x): its tools' own models
         tool.fn_metadata.arg_model = _refusing_unknown(tool.fn_metadata.arg_model)
         tool.parameters["additionalProperties"] = False
+        if fixed:  # what the model reads: it need not (and cannot usefully) pass these
+            tool.description = (f"{tool.description} This server serves {said} only: leave "
+                                 f"{' and '.join(fixed)} out (filled in for you; another value is refused).")
     return server
 
 
@@ -205,4 +246,4 @@ def _refusing_unknown(model: type[BaseModel]) -> type[BaseModel]:
                                            "model_config": ConfigDict(extra="forbid", strict=True)})
 
 
-__all__ = ["create_mcp"]
+__all__ = ["create_mcp", "fixed_scopes"]
