@@ -78,8 +78,9 @@ class SearchBody(Body):
     call: dict[str, Any] | list[dict[str, Any]] | None = Field(default=None, description=(
         "instead of state: the tool call about to be made ({\"name\", \"arguments\"}, an OpenAI tool_calls entry, an "
         "Anthropic tool_use, a Gemini functionCall) or a list of them; ranked by its decision-point state, computed "
-        "from the scope's recorded conversation (answered as 'state'); with an empty query the observation is the "
-        "conversation's newest message"))
+        "from the scope's recorded conversation (answered as 'state'); the conversation's newest message, the decision "
+        "point itself, is left out of the results (as evaluate.py ranks a decision point) and, with an empty query, "
+        "is the observation"))
     user_id: Scope = None
     agent_id: Scope = None
     run_id: Scope = None
