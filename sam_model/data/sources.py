@@ -60,7 +60,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 16: a line of a headless run's stdout (claude -p stream-json, codex exec --json) that is no JSON and opens no
 # object is its stderr mixed in, left out: it no longer refuses its session or thread (a conversion with skip_bad of
 # a file of several runs kept the others alone).
-CONVERSION_VERSION = 16
+# 17: a Claude Code session that branched (a rewind, an edited prompt, a retried response) is read along the chain
+# ending at its last turn, the branches it left out (they were read in file order, their calls and results spliced
+# into the conversation and later values traced to them).
+CONVERSION_VERSION = 17
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,8 @@ def iter_source_events(path: str | os.PathLike, options: SourceOptions = SourceO
             print(f"{path}: {report.cut_note()}")
         if report.stderr_lines:
             print(f"{path}: {report.stderr_note()}")
+        if report.abandoned:
+            print(f"{path}: {report.abandoned_note()}")
         if report.skipped:
             print(f"{path}: skipped {len(report.skipped)} bad conversations:\n" +
                   "\n".join(f"  {e}" for e in report.skipped[:20]))

@@ -101,6 +101,7 @@ class ImportReport:
     results_cut: int = 0  # tool results cut at result_limit
     cut_lines: list[str] = field(default_factory=list)  # session files' last lines cut mid-write, left out: FILE:LINE
     stderr_lines: dict[str, int] = field(default_factory=dict)  # a file's first line of stderr mixed in -> its count
+    abandoned: dict[str, int] = field(default_factory=dict)  # a session's first turn of a branch it left -> their count
 
     def lines(self) -> list[str]:
         n = max(self.decision_points, 1)
@@ -140,6 +141,8 @@ class ImportReport:
             out.append(self.cut_note())
         if self.stderr_lines:
             out.append(self.stderr_note())
+        if self.abandoned:
+            out.append(self.abandoned_note())
         if self.ignored:
             out.append("parts not read (no event is made of them): " +
                        ", ".join(f"{k} {v}" for k, v in self.ignored.most_common()))
@@ -166,6 +169,16 @@ class ImportReport:
         n, files = sum(self.stderr_lines.values()), list(self.stderr_lines.items())
         return (f"{n} line{'s' if n > 1 else ''} that {'are' if n > 1 else 'is'} no JSON read as stderr mixed into "
                 "the output and left out (2>FILE keeps it apart): "
+                + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
+                + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
+
+    def abandoned_note(self) -> str:
+        """The turns of branches a Claude Code session left (a rewind, an edited prompt, a retried response), which
+        it keeps in its file and the reader leaves out: how many, and the first of each session (sam-data
+        transcripts and sam-train say it alike)."""
+        n, files = sum(self.abandoned.values()), list(self.abandoned.items())
+        return (f"{n} entr{'ies' if n > 1 else 'y'} of branches the conversation left (a rewind, an edited prompt, a "
+                "retried response: Claude Code keeps them in the session file) left out: "
                 + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
                 + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
 
@@ -290,6 +303,8 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
             report.cut_lines.append(conv.cut)
         if conv.stderr:  # once a file too: its conversations share its lines
             report.stderr_lines.setdefault(conv.stderr[0], len(conv.stderr))
+        if conv.abandoned:  # the main chain's alone: one conversation a file
+            report.abandoned.setdefault(conv.abandoned[0], len(conv.abandoned))
         report.without_tool_calls += not local.calls
         report.marks.update(marks)
     return st.events

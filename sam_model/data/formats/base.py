@@ -117,7 +117,9 @@ class Conversation:
     that ended in an error), whose results are flagged as a message's own flag is (``is_error``); ``cut``: where
     the file's last line was cut mid-write (FILE:LINE, :class:`CutLine`), left out of a session still being written,
     for the import report; ``stderr``: where the file's lines that are no JSON are (FILE:LINE, :class:`NotJSON`),
-    left out of a headless run's output as its stderr mixed in, for the import report."""
+    left out of a headless run's output as its stderr mixed in, for the import report; ``abandoned``: where the
+    turns of branches the conversation left are (FILE:LINE: a Claude Code rewind's, an edited prompt's, a retried
+    response's), which its reader leaves out, for the import report."""
 
     episode_id: str
     messages: list[Any]
@@ -128,6 +130,7 @@ class Conversation:
     failed_calls: frozenset[str] = frozenset()
     cut: str = ""
     stderr: tuple[str, ...] = ()
+    abandoned: tuple[str, ...] = ()
 
 
 @dataclass

@@ -43,8 +43,23 @@ Claude Code 2.0.46), ccstats' token accounting notes (majiayu000/ccstats: severa
 - **The episode** is the session: its ``sessionId`` (the file's name where it is one of the ids its entries hold, as
   a branched or forked session's file also holds the entries it copied, else the last id written). Its split group
   is the first session of its line (:class:`Lineage`): a resumed or forked session's file, which Claude Code writes
-  apart, copies the earlier session's entries or continues from its last one, so they are one task. The main chain is every entry not of a subagent, in file order: a rewind's abandoned turns (Claude Code
-  keeps them, a new prompt branching off an earlier entry) are read where they were written.
+  apart, copies the earlier session's entries or continues from its last one, so they are one task.
+- **Branches**: the file is a tree (each entry's ``parentUuid`` the entry before it) and keeps every branch: a
+  rewind (Esc Esc, ``/rewind``) or an edited prompt writes the new prompt under an earlier entry, a retried or
+  regenerated response hangs off the entry the first try did, and the turns they replace stay in the file, left
+  with ``isSidechain: false`` (anthropics/claude-code#24471's analysis of such a file; claude-code-log's
+  ``dev-docs/dag.md``: a rewind is new prompts at different times under one parent). The main chain (every entry
+  not of a subagent) is read as Claude Code resumes it: the chain from the last turn back through ``parentUuid``,
+  with the turns one chain misses put back: the other lines of a response it passes (by ``message.id``: each
+  parallel call is a line, each result a child of its call's line) and the results of their calls (Claude Code's
+  ``buildConversationChain`` and its ``recoverOrphanedParallelToolResults`` pass, as anthropics/claude-code#31330
+  and Ruya-AI/cozempic#57 describe them). Claude Code takes the leaf of the newest timestamp; the reader takes the
+  last written, the same entry in a file only appended to, and one that needs no clock (a resume's replay copies
+  earlier times). The chain crosses a compaction by the boundary's ``logicalParentUuid`` (its ``parentUuid`` is
+  null: dag.md), and an entry whose parent the file lacks or that has none (a resumed session continuing another
+  file, a parent Claude Code never wrote, anthropics/claude-code#58554) through the entry written before it, so no
+  turn is lost for a missing link. The turns of the branches left are counted, named in the import report by the
+  first one's ``FILE:LINE`` (:func:`abandoned`); a file that never branched reads as in file order.
 - **No policy**: Claude Code stores no system prompt in the transcript, so none is read.
 
 A line that cannot be read (invalid JSON, not an entry, a bad field of a ``user`` or ``assistant`` entry) refuses
@@ -78,6 +93,7 @@ TURNS = ("user", "assistant")
 QUEUED = "queued_command"  # an attachment: words the user typed while Claude Code worked, sent the model mid-turn
 SYNTHETIC = "<synthetic>"  # the model Claude Code names on an assistant entry it wrote itself
 Chain = tuple[bool, str | None]  # (a subagent's, its agentId): the conversation of a file an entry belongs to
+ABANDONED = "entries of abandoned branches (a rewind, an edited prompt, a retried response: Claude Code keeps them)"
 
 
 def is_entry(doc: Any) -> bool:
@@ -108,18 +124,22 @@ def to_chat(entries: list[Any], where: str) -> Chat:
     turns: dict[str, dict[str, Any]] = {}  # message.id -> its assistant turn (the lines of one streamed response)
     seen: set[tuple[Any, ...]] = set()  # entries read, by time, parent and message: a replay's copies are counted
     chain: Chain | None = None
+    left = set(abandoned(entries))
     for i, e in enumerate(entries):
         w = f"{where}, entry {i}" + (f" (uuid {e['uuid']})" if isinstance(e, Mapping) and isinstance(e.get("uuid"), str)
                                      else "")
+        if i in left:  # a branch the conversation left: checked as any entry, not read
+            check(e, w)
+            chat.ignored[ABANDONED] += 1
+            continue
         key = _chain(e, w)
         if e["type"] in TURNS or _queued(e):
             chain = key if chain is None else chain
             if key != chain:
                 chat.ignored["entries of another chain (a subagent's: its own conversation)"] += 1
                 continue
-            replay = (e["type"], e.get("timestamp"), e.get("parentUuid"),
-                      hashlib.sha1(_dump(e.get("message" if e["type"] in TURNS else "attachment")).encode()).digest())
-            if isinstance(e.get("timestamp"), str) and replay in seen:
+            replay = _replay(e)
+            if replay is not None and replay in seen:
                 chat.ignored["repeated entries (a replay: same time, parent and message)"] += 1
                 continue
             seen.add(replay)
@@ -136,6 +156,58 @@ def check(entry: Any, where: str) -> None:
         if entry.get(key) is not None and not isinstance(entry[key], str):
             raise TranscriptFormatError(where, f"'{key}' is {json_type(entry[key])}, expected a string")
     _entry(Chat(), {}, entry, where, "")
+
+
+def abandoned(entries: list[Any]) -> list[int]:
+    """The positions in ``entries`` of the main chain's turns (user and assistant entries, queued prompts) that lie
+    on a branch the conversation left, in file order; [] where it never branched.
+
+    A session file is a tree: each entry names the one before it (``parentUuid``), and Claude Code keeps every
+    branch. A rewind (Esc Esc, ``/rewind``) or an edited prompt writes the new prompt under an earlier entry, and a
+    response retried or regenerated hangs off the entry the first try did; the turns after the branch point stay in
+    the file, written before the ones that replaced them. The conversation is what Claude Code itself resumes: the
+    chain from its last-written turn (a user or assistant entry or a prompt typed while Claude Code worked, not a
+    replay) back through ``parentUuid`` (that entry is a leaf: an entry's children are written after it), with the turns the single chain misses put back: the other lines of a response one of its
+    lines is on (their ``message.id``: parallel calls, each its own line) and the tool results that answer any of
+    them (a result names the line of its call as its parent), so no call loses its result. The chain crosses a
+    compaction through the boundary's ``logicalParentUuid``, and an entry whose parent this file does not hold (a
+    resumed session continuing another file, a parent Claude Code never wrote, a subagent's entry) or that has
+    none, through the entry written just before it, so nothing is lost for a link the file lacks. An entry
+    repeating one on the chain (same time, parent and message: a compaction's replay) is on it. Entries of no
+    ``uuid`` and those of a subagent are not placed and stay; other entries than turns are counted as before."""
+    main = [i for i, e in enumerate(entries) if isinstance(e, Mapping) and isinstance(e.get("type"), str)
+            and isinstance(e.get("uuid"), str) and e.get("isSidechain") is not True]
+    turns = [i for i in main if entries[i]["type"] in TURNS or _queued(entries[i])]
+    at: dict[str, int] = {}
+    for i in main:
+        at.setdefault(entries[i]["uuid"], i)
+    copies: dict[tuple[Any, ...], list[int]] = {}  # replay key -> its entries, the first the original
+    for i in turns:
+        if (key := _replay(entries[i])) is not None:
+            copies.setdefault(key, []).append(i)
+    first = {i: group[0] for group in copies.values() for i in group}
+    leaf = next((i for i in reversed(turns) if first.get(i, i) == i), None)
+    if leaf is None:
+        return []
+    before = dict(zip(main[1:], main))  # an entry -> the one written before it
+    live: set[int] = set()
+    i: int | None = leaf
+    while i is not None and i not in live:
+        live.add(i)
+        parent = next((p for p in (_str(entries[i], "parentUuid"), _str(entries[i], "logicalParentUuid"))
+                       if p in at), None)
+        i = at[parent] if parent is not None else before.get(i)
+    ids = {_message_id(entries[i]) for i in live} - {None}
+    calls = {entries[i]["uuid"] for i in main if entries[i]["type"] == "assistant"
+             and (i in live or _message_id(entries[i]) in ids)}
+    for i in turns:
+        if entries[i]["uuid"] in calls or (entries[i]["type"] == "user" and _str(entries[i], "parentUuid") in calls
+                                           and _results(entries[i])):
+            live.add(i)
+    for group in copies.values():
+        if live.intersection(group):
+            live.update(group)
+    return [i for i in turns if i not in live]
 
 
 class Lineage:
@@ -224,6 +296,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: Path, id_of: Callable[[
     the file was given itself, so one with no user or assistant entry is refused (in a folder it is no run);
     ``lineage``: the sessions read with it, for the split group (:class:`Lineage`; None: this file's own)."""
     chains: dict[str, list[Any]] = {}  # "" (the main chain), agent-<agentId> or sidechain-N -> its entries
+    lines: list[str] = []  # where the main chain's entries are (FILE:LINE)
     sidechain_of: dict[str, str] = {}  # uuid -> the agentless subagent chain it is on
     sessions: list[str] = []
     cut = ""
@@ -250,6 +323,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: Path, id_of: Callable[[
             if isinstance(doc.get("uuid"), str):
                 sidechain_of[doc["uuid"]] = key
         chains.setdefault(key, []).append(doc)
+        if not key:
+            lines.append(where)
     stem = path.name.removesuffix(".gz").removesuffix(".jsonl")
     session = session_of(path, sessions)
     if lineage is None:
@@ -261,9 +336,10 @@ def conversations(docs: Iterable[tuple[Any, str]], path: Path, id_of: Callable[[
         chains = {(stem if len(agentless) == 1 else f"{stem}-{k}") if k in agentless else k: v
                   for k, v in chains.items()}
     read = [(key, entries) for key, entries in chains.items() if any(e["type"] in TURNS for e in entries)]
+    left = tuple(lines[i] for i in abandoned(chains.get("", [])))  # read by to_chat as the conversation's messages
     for key, entries in read:
         yield Conversation(id_of(f"{session}-{key}" if key else session), entries, f"{path}: {key}" if key else str(path),
-                           group, "claude-code", cut=cut)
+                           group, "claude-code", cut=cut, abandoned=() if key else left)
     if not read and alone:
         kinds = ", ".join(sorted({str(e["type"]) for entries in chains.values() for e in entries})) or "no entries"
         yield TranscriptFormatError(str(path), f"a Claude Code session file without user or assistant entries ({kinds}"
@@ -343,6 +419,30 @@ def _entry(chat: Chat, turns: dict[str, dict[str, Any]], e: Mapping[str, Any], w
             turn["content"] = f"{turn['content']}\n{m['content']}" if turn.get("content") else m["content"]
         if m.get("tool_calls"):
             turn["tool_calls"] = [*turn.get("tool_calls", []), *m["tool_calls"]]
+
+
+def _replay(e: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """What a compaction's replay of a turn repeats under a new uuid (type, time, parent and message); None for an
+    entry without a time, never taken for a replay."""
+    if not isinstance(e.get("timestamp"), str):
+        return None
+    return (e["type"], e["timestamp"], e.get("parentUuid"),
+            hashlib.sha1(_dump(e.get("message" if e["type"] in TURNS else "attachment")).encode()).digest())
+
+
+def _str(e: Mapping[str, Any], key: str) -> str | None:
+    return e[key] if isinstance(e.get(key), str) else None
+
+
+def _message_id(e: Mapping[str, Any]) -> str | None:
+    """An assistant entry's ``message.id`` (the lines of one streamed response share it)."""
+    return _str(e["message"], "id") if e["type"] == "assistant" and isinstance(e.get("message"), Mapping) else None
+
+
+def _results(e: Mapping[str, Any]) -> bool:
+    """A user entry holding a ``tool_result`` block."""
+    content = e.get("message", {}).get("content") if isinstance(e.get("message"), Mapping) else None
+    return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
 
 
 def _queued(e: Mapping[str, Any]) -> bool:
