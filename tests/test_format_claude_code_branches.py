@@ -228,3 +228,18 @@ def test_sam_train_s_conversion_names_the_branches_it_left(tmp_path, capsys):
     assert "Show me QX7Z9A." not in texts(events)
     assert f"{path}: 1 entry of branches the conversation left (a rewind, an edited prompt, a retried response: " \
            f"Claude Code keeps them in the session file) left out: {line(path, gone)}" in capsys.readouterr().out
+
+
+def test_a_compactions_replay_written_last_is_no_branch_and_no_leaf(tmp_path):
+    """A compaction can write copies of earlier entries (same time, parent and message, new uuids) after the rest:
+    the last-written copy is not taken for the conversation's end (its chain would leave every later turn out);
+    the copies are counted as replays and the conversation reads as without them."""
+    s, _ = before_the_rewind()
+    s.user("Cancel QX7Z9A.")
+    s.respond(tool_use("t2", "cancel", {"reservation_id": "QX7Z9A"}))
+    s.result("t2", "cancelled QX7Z9A")
+    plain, _ = read(write(tmp_path / "plain" / f"{SESSION}.jsonl", s.entries))
+    s.entries += [{**e, "uuid": f"copy-{n}"} for n, e in enumerate(s.entries[:3])]
+    events, report = read(write(tmp_path / f"{SESSION}.jsonl", s.entries))
+    assert events == plain and not report.abandoned
+    assert report.ignored["repeated entries (a replay: same time, parent and message)"] == 3

@@ -181,10 +181,14 @@ def abandoned(entries: list[Any]) -> list[int]:
     at: dict[str, int] = {}
     for i in main:
         at.setdefault(entries[i]["uuid"], i)
-    copies: dict[tuple[Any, ...], list[int]] = {}  # replay key -> its entries, the first the original
+    alike: dict[tuple[Any, ...], list[int]] = {}  # turns of one type, time and parent: the only possible replays
     for i in turns:
-        if (key := _replay(entries[i])) is not None:
-            copies.setdefault(key, []).append(i)
+        if isinstance(entries[i].get("timestamp"), str):
+            alike.setdefault((entries[i]["type"], entries[i]["timestamp"], _str(entries[i], "parentUuid")), []).append(i)
+    copies: dict[Any, list[int]] = {}  # replay key -> its entries, the first the original
+    for group in alike.values():
+        for i in group if len(group) > 1 else ():
+            copies.setdefault(_replay(entries[i]), []).append(i)
     first = {i: group[0] for group in copies.values() for i in group}
     leaf = next((i for i in reversed(turns) if first.get(i, i) == i), None)
     if leaf is None:
