@@ -342,6 +342,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     # imported here, not above: those modules import this one's conversation (the format's tests hold its writer)
     from test_format_claude_code import to_claude_code
     from test_format_codex import example_rollout
+    from test_format_gemini_cli import as_jsonl, to_gemini_cli
     from test_format_headless import example_codex_exec
 
     files["codex"].write_text("".join(json.dumps(line) + "\n" for line in example_rollout()))  # a session's rollout
@@ -349,6 +350,8 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files["claude-code"].write_text("".join(json.dumps(e) + "\n" for e in to_claude_code(openai_messages())))
     files["codex-exec"] = tmp_path / "codex-exec.jsonl"  # codex exec --json's stdout: two runs of one thread
     files["codex-exec"].write_text("".join(json.dumps(e) + "\n" for e in example_codex_exec()))
+    files["gemini-cli"] = tmp_path / "gemini-cli.jsonl"  # a session file as Gemini CLI appends it (chats/session-*)
+    files["gemini-cli"].write_text("".join(json.dumps(r) + "\n" for r in as_jsonl(to_gemini_cli(openai_messages()))))
     return files
 
 

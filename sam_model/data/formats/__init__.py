@@ -24,6 +24,7 @@ from sam_model.data.formats import (
     codex,
     codex_exec,
     gemini,
+    gemini_cli,
     langchain_messages,
     openhands,
     openhands_v1,
@@ -97,6 +98,11 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            "events)", 'the stdout of codex exec --json: a .jsonl of {"type": "thread.started" | "item.completed" | '
            '..., ...} events (runs appended: one conversation a thread; it holds no prompt)', codex_exec.to_chat,
            codex_exec.sniff),
+    Format("gemini-cli", "Gemini CLI session files (google-gemini/gemini-cli's chat recording: user / gemini "
+           "messages, their toolCalls with result and status)", '~/.gemini/tmp/<project hash>/chats/session-<time>-'
+           '<id>.jsonl ({"sessionId", "projectHash", ...} then message records {"id", "type", "content", '
+           '"toolCalls"?}, one a line), or .json (one {"sessionId", "projectHash", "messages": [...]}) in versions '
+           'before 2026, or a chats folder of them', gemini_cli.to_chat, gemini_cli.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
@@ -106,8 +112,9 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 # payload (responses' sniff reads the type beside it, which is none of its items'); neither takes the other's lines
 # (a Claude Code entry has no payload, a rollout line's type is neither user nor assistant); Claude Code's stream-json
 # messages are its entries' user and assistant messages (claude-code's sniff takes them: the same reader); a codex
-# exec event's type has a dot, which no other format's messages have
-_SNIFF_ORDER = ("claude-code", "openhands-v1", "openhands", "codex", "codex-exec", "responses", "gemini", "otel",
+# exec event's type has a dot, which no other format's messages have; a Gemini CLI message record's type gemini, which
+# no other format's has (its user records have neither a role nor a Claude Code entry's message)
+_SNIFF_ORDER = ("claude-code", "gemini-cli", "openhands-v1", "openhands", "codex", "codex-exec", "responses", "gemini", "otel",
                 "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
@@ -119,13 +126,13 @@ def detect(messages: list[Any]) -> str:
 def is_log_message(m: Any) -> bool:
     """A dict one of the readers reads as a message (it has a ``role``, GenAI or Gemini ``parts`` or a Responses item
     ``type``, or is an OpenHands event, 0.x or V1, a Claude Code transcript entry or stream-json message, a Codex
-    rollout line or a codex exec event), rather than a framework's own message object. (A V1 event's ``kind`` took it
+    rollout line, a codex exec event or a Gemini CLI session record), rather than a framework's own message object. (A V1 event's ``kind`` took it
     for an agent-log event in ScopedMemory.add: 'missing required field text'; a rollout line was refused as neither a
     message nor an event, so a Codex session could not be added as written.)"""
     return isinstance(m, Mapping) and ("role" in m or isinstance(m.get("parts"), list) or m.get("type") in (
         *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m)
         or openhands.is_v1_event(m) or openhands.is_event(m) or claude_code.is_entry(m) or claude_stream.is_message(m)
-        or codex.is_line(m) or codex_exec.is_event(m))
+        or codex.is_line(m) or codex_exec.is_event(m) or gemini_cli.is_record(m))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:
@@ -152,7 +159,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("OpenHands V1 events (kind ActionEvent or ObservationEvent)", "openhands-v1"),
           ("Codex rollout lines with tool calls (response_item function_call, local_shell_call)", "codex"),
           ("Claude Code entries holding tool_use or tool_result blocks", "claude-code"),
-          ("codex exec --json events of tool calls (item command_execution, mcp_tool_call, file_change)", "codex-exec"))
+          ("codex exec --json events of tool calls (item command_execution, mcp_tool_call, file_change)", "codex-exec"),
+          ("Gemini CLI messages with toolCalls (type gemini)", "gemini-cli"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -201,6 +209,8 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
         if codex_exec.is_event(m) and isinstance(m.get("item"), Mapping) and \
                 codex_exec.item_type(m["item"]) in codex_exec.CALLS:
             found.add(19)
+        if gemini_cli.holds_tools(m):
+            found.add(20)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
         found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's
     return [_MARKS[i] for i in sorted(found)]

@@ -44,6 +44,7 @@ from sam_model.data.formats import (
     codex_exec,
     detect,
     gemini,
+    gemini_cli,
     openhands,
     otel,
     responses,
@@ -107,10 +108,11 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
              "sessions": sessions.files(folder), openhands.V1: v1_event_files(folder),
              "codex": sorted(q for q in folder.rglob("rollout-*") if codex.ROLLOUT_FILE.fullmatch(q.name)
                              and q.is_file())}
-    kinds["claude-code"] = claude_code_files(folder, {*claimed, *kinds["codex"]})
+    kinds["gemini-cli"] = gemini_cli_files(folder, {*claimed, *kinds["codex"]})
+    kinds["claude-code"] = claude_code_files(folder, {*claimed, *kinds["codex"], *kinds["gemini-cli"]})
     named = {q for files in kinds.values() for q in files} | set(claimed)
     loose = sorted(q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q not in named
-                   and not sessions.is_state(q) and q.is_file() and not (q.name in EVENTLESS and not _holds_list(q)))
+                   and not sessions.is_state(q) and not gemini_cli.is_state(q) and q.is_file() and not (q.name in EVENTLESS and not _holds_list(q)))
     kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or (loose and headless_files(folder)) else loose
     return {kind: files for kind, files in kinds.items() if files}
 
@@ -169,14 +171,30 @@ def claude_code_files(folder: Path, claimed: Collection[Path] = ()) -> list[Path
     return [q for q in found if _first_is(q, claude_code.is_entry)]
 
 
-def _first_is(q: Path, test: Callable[[Any], bool]) -> bool:
-    """Whether the first document of a JSON Lines file that parses passes ``test`` (one that cannot be read: no)."""
+def gemini_cli_files(folder: Path, claimed: Collection[Path] = ()) -> list[Path]:
+    """The Gemini CLI session files under ``folder`` (a project's ``chats`` folder, ``~/.gemini/tmp``, a subagents'
+    folder ``chats/<session id>``): the ``.jsonl[.gz]`` files whose first line that parses is a session's metadata,
+    and the ``session-*.json[.gz]`` records of earlier versions (one that does not parse too: a copy cut mid-write,
+    its reading names it); a ``.json`` whose session goes on in the ``.jsonl`` beside it (a resumed session, copied
+    whole there) is left out, so it is read once. Sorted."""
+    found = sorted(q for q in folder.rglob("*") if q.name.endswith((".jsonl", ".jsonl.gz", ".json", ".json.gz"))
+                   and q not in claimed and (not _whole(q) or gemini_cli.SESSION_FILE.fullmatch(_stem(q))) and q.is_file())
+    files = [q for q in found if _first_is(q, gemini_cli.is_header) or (_whole(q) and not _holds_list(q) and _first_is(
+        q, lambda doc: False, bad=True))]
+    return [q for q in files if not (_whole(q) and q.with_name(_stem(q) + "l") in files)]
+
+
+def _first_is(q: Path, test: Callable[[Any], bool], bad: bool = False) -> bool:
+    """Whether the first document of a JSON Lines file that parses passes ``test`` (one that cannot be read: no;
+    ``bad``: yes, when no document of it parses)."""
     try:
         with closing(documents(q)) as docs:
             head = _to_first_good(docs)
     except SAMFileError:
-        return False
-    return bool(head) and not isinstance(head[-1][0], TranscriptFormatError) and test(head[-1][0])
+        return bad
+    if head and isinstance(head[-1][0], TranscriptFormatError):
+        return bad
+    return bool(head) and test(head[-1][0])
 
 
 def _holds_list(q: Path) -> bool:
@@ -312,6 +330,19 @@ def conversations(path: str | Path, format: str | None = None,
     if not head:
         return
     first = head[-1]
+    if format in (None, "gemini-cli") and _whole(p) and (hint := gemini_cli.not_a_session(p, first[0])):
+        yield TranscriptFormatError(first[1], hint)
+        return
+    if format == "gemini-cli" or (format is None and (gemini_cli.is_header(first[0]) or gemini_cli.is_stream_json(
+            first[0]) or (_whole(p) and gemini_cli.SESSION_FILE.fullmatch(_stem(p)) and isinstance(
+            first[0], TranscriptFormatError)))):  # a session: its .json record, or its .jsonl's lines
+        if not (gemini_cli.is_header(first[0]) or isinstance(first[0], TranscriptFormatError)):
+            yield TranscriptFormatError(first[1], "not a Gemini CLI session: expected its metadata {\"sessionId\", "
+                                        "\"projectHash\", ...} first" if not gemini_cli.is_stream_json(first[0]) else
+                                        gemini_cli.STREAM_JSON, *_read_as(first[0], "gemini-cli"))
+            return
+        yield from _unique(iter([gemini_cli.conversation([*head, *docs], p, episode_id_of)]), seen)
+        return
     if format == "codex" or (format is None and codex.is_rollout(first[0])):  # a session: its lines, one conversation
         yield from _unique(iter([_rollout(p, [*head, *docs])]), seen)
         return
@@ -452,6 +483,7 @@ def _format_of(doc: Any) -> str | None:
     for fmt, test in (("otel", otel.is_otlp), ("tau2", tau2.is_results), ("openhands", openhands.is_trajectory),
                       ("swe-agent", swe_agent.is_trajectory), ("codex", codex.is_rollout),
                       ("claude-code", claude_code.is_entry), ("claude-code", claude_stream.is_message),
+                      ("gemini-cli", gemini_cli.is_header),
                       ("codex-exec", codex_exec.is_event)):
         if test(doc):
             return openhands.format_of(doc) if fmt == "openhands" else fmt
@@ -484,8 +516,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
     if not found:
         raise SAMFileError(sessions.multi_agent_only(folder) or eventless(folder) or headless_only(folder) or (
             f"{folder} is a folder without SWE-agent .traj files, session stores (Strands Agents, OpenHands), OpenHands "
-            "V1 conversations (events/event-NNNNN-ID.json), Codex rollouts (rollout-*.jsonl), Claude Code session "
-            "files (.jsonl) or OpenHands .json trajectories; give a transcript file, the folder SWE-agent or OpenHands "
+            "V1 conversations (events/event-NNNNN-ID.json), Codex rollouts (rollout-*.jsonl), Claude Code or Gemini "
+            "CLI session files (.jsonl) or OpenHands .json trajectories; give a transcript file, the folder SWE-agent or OpenHands "
             "wrote its trajectories to, a session or conversation folder, or a Claude Code project folder (sam-data "
             "formats)"))
     _check_forced(folder, found, format)
@@ -507,6 +539,11 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                                                              lineage=lineage), seen)
                 if on_file is not None:
                     on_file(q)
+        elif kind == "gemini-cli":  # a session file each
+            for q in paths:
+                yield from _unique(gemini_cli.conversations([q], documents, episode_id_of), seen)
+                if on_file is not None:
+                    on_file(q)
         else:
             yield from _run_files(folder, paths, seen, on_file, format)
 
@@ -519,6 +556,7 @@ _HELD = {"swe-agent": ("SWE-agent trajectory file{s} (.traj)", ("swe-agent",)),
          openhands.V1: ("OpenHands V1 conversation{s}", (openhands.V1,)),
          "codex": ("Codex rollout{s} (rollout-*.jsonl)", ("codex",)),
          "claude-code": ("Claude Code session file{s} (.jsonl)", ("claude-code",)),
+         "gemini-cli": ("Gemini CLI session file{s} (session-*.jsonl)", ("gemini-cli",)),
          "openhands": ("OpenHands trajectory file{s} (.json)", ("openhands", openhands.V1))}
 
 
@@ -710,7 +748,7 @@ def is_transcript_file(path: str | Path) -> bool:
             headless = claude_stream.is_message(doc) or codex_exec.is_event(doc) or codex_exec.is_legacy(doc)
             return headless if name.endswith(".txt") else isinstance(first, dict) and "episode_id" not in first and (
                 any(k in first for k in (*CONVERSATION_KEYS, "resourceSpans")) or swe_agent.is_trajectory(first)
-                or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc) or headless)
+                or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc) or gemini_cli.is_header(doc) or headless)
     except SAMFileError:
         return False
     return False

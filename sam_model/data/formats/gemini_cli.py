@@ -1,0 +1,346 @@
+"""Gemini CLI session files: ``~/.gemini/tmp/<project hash>/chats/session-<time>-<id>.json`` or ``.jsonl``.
+
+Gemini CLI (google-gemini/gemini-cli) records every session itself, interactive or headless (``-p``), through its
+``ChatRecordingService`` (packages/core/src/services/chatRecordingService.ts; the types in chatRecordingTypes.ts
+since the JSONL layout). Two layouts, both read:
+
+- **``.json``** (0.6 to early 2026): one ``ConversationRecord`` document, ``{"sessionId", "projectHash",
+  "startTime", "lastUpdated", "messages": [...], "summary"?, "directories"?, "kind"?}``, rewritten whole at each
+  change with ``fs.writeFileSync`` (not atomic: a copy taken while it writes can be cut or empty).
+- **``.jsonl``** (since gemini-cli PR #23749, "migrate chat recording to JSONL streaming", March 2026): appended
+  with ``fs.appendFileSync``, one record a line: the session's metadata first (``{"sessionId", "projectHash",
+  "startTime", "lastUpdated", "kind"?, "directories"?}``), then each message record as it is created **and again
+  each time it changes** (a ``gemini`` message when its tool calls finish, its tokens arrive: the same ``id``, the
+  last written wins at the place of the first, as ``loadConversationRecord`` reads it), ``{"$set": {...}}``
+  metadata updates and ``{"$rewindTo": id}``. A subagent's session is ``chats/<parent session id>/<id>.jsonl``
+  (``kind: "subagent"``). A ``.json`` session resumed by a JSONL version is copied whole into ``<name>.jsonl``
+  beside it, so in a folder a ``.json`` with its ``.jsonl`` beside it is left out (the same session, read once).
+
+A message record is ``{"id", "timestamp", "type": "user" | "gemini" | "info" | "error" | "warning", "content":
+PartListUnion, "displayContent"?}`` (``content``: a string, a part or a list of them; early versions wrote a
+string); a ``gemini`` message adds ``toolCalls`` (``ToolCallRecord``: ``{"id", "name", "args", "result":
+PartListUnion | null, "status", "timestamp", "displayName"?, "description"?, "resultDisplay"?}``), ``thoughts``
+(``{"subject", "description", "timestamp"}``), ``tokens`` and ``model``. Read as the model saw the session:
+
+- **user** messages are the user's turns: their ``content``, what the model was sent (an ``@file``'s text
+  included), not ``displayContent``, what the terminal showed. Tool results never come as user messages here (the
+  CLI records a function response only in its call's record).
+- **gemini** messages are the agent's turns: the ``content`` text its words, then each of its ``toolCalls`` a call
+  (in order: parallel calls), ``args`` the arguments, answered by a tool message of its ``result``, the
+  ``functionResponse`` parts the model was given (``{"output": x}`` reads as x, ``{"error": e}`` as ``Error: e``,
+  as the gemini reader reads a response; other parts' text joined, media counted). ``resultDisplay`` (the
+  terminal's rendering) is not read. ``status`` ``success`` reads as it is; ``error`` flags the call as failed (the
+  failure flag, README "Failed tool calls"); ``cancelled`` (the user declined it at the approval prompt or stopped
+  it: the model was told ``[Operation Cancelled]`` as an error) is flagged too, as codex-exec flags a declined
+  command; ``validating``, ``scheduled``, ``awaiting_approval`` or ``executing`` (a session copied while a call ran)
+  leave the call without a result, counted. ``run_shell_command``'s ``command`` is a command line, read by its
+  words (the shell command lines rule, :mod:`sam_model.data.shellwords`).
+- **thoughts** are counted, not read: reasoning summaries, not words said to the user (as the claude-code reader
+  counts thinking blocks and the gemini reader thought parts); so are ``tokens``.
+- **info**, **error** and **warning** messages are Gemini CLI's own notices in the terminal (a cancelled request, a
+  compression, an API error, a loop detected): never sent to the model, so no turn; counted.
+- **Counted, not read**: the metadata line and ``$set`` records (a title, directories, and ``$set.messages``,
+  the history rewritten after masking tool outputs or compressing: a restatement of the turns the file already
+  holds, as the claude-code reader counts a compaction's summary) and ``$rewindTo`` (a rewind's abandoned turns are
+  read where they were written, as the claude-code reader reads Claude Code's).
+- **No policy**: the session stores no system prompt.
+
+The episode is the ``sessionId`` (a resumed session goes on in the same file); the split group a subagent's parent
+session (the folder its file is in), else the session. Not read: ``/chat save`` checkpoints
+(``~/.gemini/tmp/<hash>/checkpoint-<tag>.json``, Logger.saveCheckpoint in packages/core/src/core/logger.ts: a
+copy of the session's history in Gemini API contents, ``{"history": [...]}`` or a bare list, whose turns the
+session file already holds with each call's status), nor ``gemini -p --output-format json`` (one answer and
+counts, no calls) or ``stream-json`` (packages/core/src/output/types.ts: ``init``, ``message``, ``tool_use``,
+``tool_result``, ``result`` events; a result's ``output`` is the terminal's ``resultDisplay``, not what the model
+was given, and the same run records its session file, the better record): given, either is refused in one line
+naming the session file to give instead.
+
+A record that cannot be read (invalid JSON, not a record, a bad field) refuses its file whole, named ``FILE:LINE``
+(``FILE`` for a ``.json``) with the field: a session read without one could lose a call's result unsaid. In a
+``.jsonl``, the last line the file ends inside (Gemini CLI still appending when it was copied) is the exception:
+the lines before it are read and it is reported, as the claude-code reader does. A ``.json`` cut mid-write is
+refused in one line saying so (nothing after the cut can be told from it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from sam_model.data.formats import gemini
+from sam_model.data.formats.base import (
+    FAILED,
+    Chat,
+    Conversation,
+    CutLine,
+    TranscriptFormatError,
+    chat_call,
+)
+from sam_model.io import json_type
+
+TYPES = ("user", "gemini", "info", "error", "warning")
+TURNS = ("user", "gemini")
+NOTICES = ("info", "error", "warning")
+FLAGS = {"success": {}, "error": {FAILED: True}, "cancelled": {FAILED: True}}  # a finished call's status -> flag
+PENDING = ("validating", "scheduled", "awaiting_approval", "executing")  # a call that has no result yet
+SESSION_FILE = re.compile(r"session-.+\.jsonl?")  # SESSION_FILE_PREFIX + time + id, .json or (now) .jsonl
+STREAM_TYPES = ("init", "message", "tool_use", "tool_result", "error", "result")
+STREAM_JSON = ("the output of gemini -p --output-format stream-json, which records the terminal's rendering of each "
+               "tool result (resultDisplay), not what the model was given: give the run's session file instead, "
+               "which Gemini CLI writes for headless runs too (~/.gemini/tmp/<project hash>/chats/session-*.jsonl; "
+               "the gemini-cli reader)")
+
+
+def is_header(doc: Any) -> bool:
+    """A session's metadata: the first line of a ``.jsonl`` or a whole ``.json`` record (``sessionId`` and
+    ``projectHash``; a Claude Code entry has a sessionId but no projectHash)."""
+    return isinstance(doc, Mapping) and isinstance(doc.get("sessionId"), str) and isinstance(doc.get("projectHash"), str)
+
+
+def is_message(m: Any) -> bool:
+    """A message record: a ``type`` of :data:`TYPES` beside ``content``, no ``role`` (a chat message) and no
+    ``message`` (a Claude Code entry's)."""
+    return (isinstance(m, Mapping) and m.get("type") in TYPES and "content" in m and "role" not in m
+            and "message" not in m)
+
+
+def is_record(doc: Any) -> bool:
+    """A line of a session's ``.jsonl``: its metadata, a message, or a ``$set`` / ``$rewindTo`` record."""
+    return is_header(doc) or is_message(doc) or (isinstance(doc, Mapping) and bool(doc) and set(doc) <= {"$set"}
+                                                 and isinstance(doc["$set"], Mapping)) or (
+        isinstance(doc, Mapping) and set(doc) == {"$rewindTo"})
+
+
+def is_stream_json(doc: Any) -> bool:
+    """The first line of ``gemini -p --output-format stream-json``: ``{"type": "init", "session_id", "model"}``."""
+    return isinstance(doc, Mapping) and doc.get("type") == "init" and isinstance(doc.get("session_id"), str) \
+        and "model" in doc and "subtype" not in doc
+
+
+def is_state(q: Path) -> bool:
+    """A file Gemini CLI keeps beside its sessions that is no run, though a ``.json`` of a list: the project's
+    ``logs.json`` (Logger: the prompts typed, a list of ``{"sessionId", "messageId", "type", "message"}``) beside
+    its ``chats`` folder, and ``/chat save`` checkpoints (``checkpoint-<tag>.json``)."""
+    name = q.name.removesuffix(".gz")
+    return (name == "logs.json" and (q.parent / "chats").is_dir()) or (name.startswith("checkpoint-")
+                                                                      and name.endswith(".json"))
+
+
+def not_a_session(path: Path, doc: Any) -> str | None:
+    """Why a ``.json`` named as a ``/chat save`` checkpoint (``checkpoint-<tag>.json``: Gemini API contents, a bare
+    list or ``{"history": [...]}``) is not read, and what to give instead (None: it is no checkpoint)."""
+    name = path.name.removesuffix(".gz")
+    history = doc.get("history") if isinstance(doc, Mapping) and set(doc) <= {"history", "authType"} else doc
+    if not (name.startswith("checkpoint-") and name.endswith(".json") and isinstance(history, list) and all(
+            isinstance(c, Mapping) and "parts" in c for c in history)):
+        return None
+    return ("a Gemini CLI /chat save checkpoint (Gemini API contents, with no call's status): its turns are in the "
+            "session's own file, which the gemini-cli reader reads (~/.gemini/tmp/<project hash>/chats/session-*."
+            "jsonl); or give its contents as a .jsonl line {\"id\": ..., \"contents\": [...]} (the gemini reader)")
+
+
+def sniff(messages: list[Any]) -> bool:
+    """Message records of type ``gemini`` (no other format's messages are typed so), or a session's metadata."""
+    return any(is_message(m) and m["type"] == "gemini" or is_header(m) for m in messages)
+
+
+def holds_tools(m: Any) -> bool:
+    """A ``gemini`` message record with tool calls (a tool mark)."""
+    return is_message(m) and m["type"] == "gemini" and isinstance(m.get("toolCalls"), list) and bool(m["toolCalls"])
+
+
+def messages_of(records: Iterable[Any]) -> list[Any]:
+    """The message records of a session's lines as Gemini CLI loads them: a message written again (updated) is its
+    last version at the place of its first; every other record kept in place, for :func:`to_chat` to count or
+    refuse."""
+    out: list[Any] = []
+    at: dict[str, int] = {}
+    for r in records:
+        mid = r.get("id") if is_message(r) else None
+        if isinstance(mid, str) and mid in at:
+            out[at[mid]] = r
+            continue
+        if isinstance(mid, str):
+            at[mid] = len(out)
+        out.append(r)
+    return out
+
+
+def to_chat(records: list[Any], where: str) -> Chat:
+    """One session's records (a ``.json``'s ``messages``, or a ``.jsonl``'s lines) as chat messages."""
+    chat = Chat()
+    for i, r in enumerate(messages_of(records)):
+        w = f"{where}, message {i}" + (f" (id {r['id']})" if isinstance(r, Mapping) and isinstance(r.get("id"), str)
+                                       else "")
+        _record(chat, r, w, f"message {i}")
+    return chat
+
+
+def _record(chat: Chat, r: Any, w: str, source: str) -> None:
+    if not isinstance(r, Mapping):
+        raise TranscriptFormatError(w, f"a Gemini CLI message record must be an object, got {json_type(r)}")
+    if is_header(r):
+        chat.ignored["session metadata"] += 1
+        return
+    if "$set" in r or "$rewindTo" in r:
+        if not is_record(r):
+            raise TranscriptFormatError(w, "a Gemini CLI update record is {\"$set\": {...}} or {\"$rewindTo\": "
+                                           f"message id}} alone, got the keys {', '.join(sorted(map(str, r)))[:80]}")
+        chat.ignored["$set records" if "$set" in r else "$rewindTo records"] += 1
+        return
+    kind = r.get("type")
+    if kind not in TYPES:
+        raise TranscriptFormatError(w, f"'type' is {_show(kind)}, expected one of {', '.join(TYPES)} (a Gemini CLI "
+                                       "message record {\"id\", \"timestamp\", \"type\", \"content\"})")
+    if kind in NOTICES:
+        chat.ignored[f"{kind} messages (Gemini CLI's notices, not sent to the model)"] += 1
+        return
+    if "role" in r or "message" in r:
+        raise TranscriptFormatError(w, f"a {kind} message record with a '{'role' if 'role' in r else 'message'}': not "
+                                       "Gemini CLI's {\"id\", \"type\", \"content\"}; give the format it is (sam-data "
+                                       "formats)")
+    texts = _texts(r.get("content"), f"{w}, content", chat)
+    if kind == "user":
+        if texts:
+            chat.add({"role": "user", "content": "\n".join(texts)}, source)
+        return
+    thoughts = r.get("thoughts")
+    if not isinstance(thoughts, (list, type(None))):
+        raise TranscriptFormatError(w, f"'thoughts' is {json_type(thoughts)}, expected a list")
+    if thoughts:
+        chat.ignored["thoughts"] += len(thoughts)
+    calls = r.get("toolCalls")
+    if not isinstance(calls, (list, type(None))):
+        raise TranscriptFormatError(w, f"'toolCalls' is {json_type(calls)}, expected a list of tool call records")
+    read = [_call(c, f"{w}, toolCalls {k}", k, r.get("id")) for k, c in enumerate(calls or [])]
+    text = "".join(texts)
+    if text or read:
+        chat.add({"role": "assistant", "content": text or None,
+                  **({"tool_calls": [call for call, _ in read]} if read else {})}, source)
+    for call, result in read:
+        if result is None:
+            chat.ignored["tool calls without a result (still running when the file was written)"] += 1
+        else:
+            chat.add({"role": "tool", "tool_call_id": call["id"], **result}, source)
+
+
+def _call(c: Any, at: str, k: int, message_id: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A ToolCallRecord: the chat call, and its tool message's content and flag (None: no result yet)."""
+    if not isinstance(c, Mapping):
+        raise TranscriptFormatError(at, f"a tool call record must be an object {{\"id\", \"name\", \"args\", "
+                                        f"\"result\", \"status\"}}, got {json_type(c)}")
+    cid = c.get("id")
+    if cid is not None and (not isinstance(cid, str) or not cid):
+        raise TranscriptFormatError(at, f"'id' is {_show(cid)}, expected the call's id (a string)")
+    args = c.get("args")
+    if not isinstance(args, (Mapping, type(None))):
+        raise TranscriptFormatError(at, f"'args' is {json_type(args)}, expected an object of the call's arguments")
+    call = chat_call(cid or f"{message_id}-{k}", c.get("name"), args, at)
+    status = c.get("status")
+    if status in PENDING:
+        return call, None
+    if status is not None and status not in FLAGS:
+        raise TranscriptFormatError(at, f"'status' is {_show(status)}, expected success, error or cancelled (or "
+                                        f"{', '.join(PENDING)}: no result yet)")
+    return call, {"content": _result(c.get("result"), f"{at}, result"), **FLAGS.get(status, {})}
+
+
+def _result(value: Any, at: str) -> str:
+    """A call's ``result`` (PartListUnion) as the text the model was given: a functionResponse's response as the
+    gemini reader reads it, text parts as they are, joined by newlines; media counted nowhere (no event)."""
+    if value is None:
+        return ""
+    parts = value if isinstance(value, list) else [value]
+    out = []
+    for j, p in enumerate(parts):
+        if isinstance(p, str):
+            out.append(p)
+            continue
+        kind, v = gemini.part(p, f"{at}, part {j}")
+        if kind == "functionResponse":
+            out.append(gemini.response_text(v.get("response")))
+        elif kind == "text":
+            out.append(v)
+    return "\n".join(t for t in out if t)
+
+
+def _texts(content: Any, at: str, chat: Chat) -> list[str]:
+    """The text of a message's ``content`` (PartListUnion: a string, a part or a list of them); thoughts, media and
+    other parts counted."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [content] if content else []
+    if not isinstance(content, (list, Mapping)):
+        raise TranscriptFormatError(at, f"is {json_type(content)}, expected a string, a part {{\"text\": ...}} or a "
+                                        "list of them")
+    texts = []
+    for j, p in enumerate(content if isinstance(content, list) else [content]):
+        kind, v = ("text", p) if isinstance(p, str) else gemini.part(p, f"{at}, part {j}")
+        if kind == "text":
+            texts += [v] if v else []
+        else:
+            chat.ignored[kind] += 1
+    return texts
+
+
+def _show(value: Any) -> str:
+    return repr(value)[:40] if isinstance(value, str) else json_type(value)
+
+
+def conversation(docs: list[tuple[Any, str]], path: Path, id_of: Any,
+                 alone: bool = True) -> Conversation | TranscriptFormatError | None:
+    """The session of one file, from its ``(document or its error, where)`` pairs (files.documents): a ``.json``'s
+    one record, or a ``.jsonl``'s lines (a cut last line left out and named, ``cut``); a bad line is the file's
+    error. A session with no user or gemini message yet (the CLI writes a ``.jsonl``'s metadata when it starts) is
+    refused when its file was given ``alone``, and no run (None) in a folder."""
+    cut = docs[-1][1] if len(docs) > 1 and isinstance(docs[-1][0], CutLine) else ""
+    docs = docs[:-1] if cut else docs
+    bad = next((doc for doc, _ in docs if isinstance(doc, TranscriptFormatError)), None)
+    if bad is not None:
+        if path.name.endswith((".json", ".json.gz")) and "invalid JSON" in str(bad):
+            return TranscriptFormatError(bad.where, *bad.parts, "; Gemini CLI rewrites a session's .json whole at "
+                                         "each message (not atomically), so a copy taken while it wrote is cut: copy "
+                                         "it again once the session is idle")
+        return bad
+    if not docs:
+        return TranscriptFormatError(str(path), "an empty Gemini CLI session file: no session to read (a .json is "
+                                                "written once its session has a message)")
+    head, where = docs[0]
+    if not is_header(head):
+        return TranscriptFormatError(where, "not a Gemini CLI session: expected its metadata {\"sessionId\", "
+                                            f"\"projectHash\", ...}} first, got {_what(head)}")
+    whole = path.name.removesuffix(".gz").endswith(".json")  # one ConversationRecord, not a .jsonl's lines
+    records = head.get("messages") if whole else [doc for doc, _ in docs]
+    if not isinstance(records, list):
+        return TranscriptFormatError(where, f"'messages' is {json_type(records)}, expected the session's list of "
+                                            "message records")
+    for doc, at in docs[1:]:  # a .jsonl's lines: each a record (named by its line, not its place among messages)
+        if not is_record(doc):
+            return TranscriptFormatError(at, "not a Gemini CLI session record: expected a message {\"id\", "
+                                             "\"timestamp\", \"type\", \"content\"}, or {\"$set\": {...}} or "
+                                             f"{{\"$rewindTo\": id}}; got {_what(doc)}")
+    if not any(is_message(r) and r["type"] in TURNS for r in records):  # a session started, nothing said yet
+        kinds = ", ".join(sorted({str(r.get("type")) for r in records if is_message(r)})) or "no message"
+        return None if not alone else TranscriptFormatError(str(path), f"a Gemini CLI session without user or "
+                                                                       f"gemini messages ({kinds}): no conversation "
+                                                                       "to read")
+    kind = head.get("kind")
+    parent = path.absolute().parent
+    group = parent.name if kind == "subagent" and parent.name != "chats" else head["sessionId"]
+    return Conversation(id_of(head["sessionId"]), records, str(path), group, "gemini-cli", cut=cut)
+
+
+def conversations(paths: list[Path], read: Any, id_of: Any) -> Iterator[Conversation | TranscriptFormatError]:
+    """The sessions of a folder's session files (one each)."""
+    for q in paths:
+        if (found := conversation(list(read(q)), q, id_of, alone=False)) is not None:
+            yield found
+
+
+def _what(doc: Any) -> str:
+    if isinstance(doc, Mapping):
+        return f"an object with the keys {', '.join(sorted(map(str, doc)))[:80]}" if doc else "an empty object"
+    return json_type(doc)
