@@ -9,12 +9,13 @@ the ``functionResponse`` parts the scheduler sends the model (``{"output": ...}`
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
 import pytest
 from test_format_claude_code import others, to_claude_code
-from test_formats import ARGS1, ERROR, HI, SEE, openai_messages, write_all
+from test_formats import ARGS1, ERROR, HI, SEE, TAU, needs_tau, openai_messages, write_all
 
 from sam_model.data.formats import FORMATS, detect, gemini_cli, to_chat, tool_marks
 from sam_model.data.formats import main as formats_main
@@ -60,13 +61,15 @@ def to_gemini_cli(msgs: list[dict]) -> list[dict]:
     """Chat messages as Gemini CLI records them: no system prompt; a call and its result one ToolCallRecord of the
     gemini message that made it (status error for the failed one), a thought before the first call."""
     out: list[dict] = []
-    results = {m["tool_call_id"]: m["content"] for m in msgs if m["role"] == "tool"}
     for i, m in enumerate(msgs):
         if m["role"] == "user":
             out.append(user(f"m{i}", m["content"]))
         elif m["role"] == "assistant":
-            calls = [call(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]), results[c["id"]],
-                          "error" if results[c["id"]] == ERROR else "success") for c in m.get("tool_calls") or []]
+            after = msgs[i + 1:next((j for j in range(i + 1, len(msgs)) if msgs[j]["role"] != "tool"), len(msgs))]
+            results = {r["tool_call_id"]: r["content"] for r in reversed(after)}  # (tau-bench repeats call ids)
+            calls = [call(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]), results.get(c["id"]),
+                          "error" if results.get(c["id"]) == ERROR else "success" if c["id"] in results else "executing")
+                     for c in m.get("tool_calls") or []]
             out.append(gemini(f"m{i}", m["content"] or "", calls or None, thoughts=int(i == 2)))
     return out
 
@@ -341,3 +344,19 @@ def test_the_live_state_takes_a_running_sessions_records():
     last = next(i for i, r in enumerate(records) if r.get("toolCalls") and r["toolCalls"][0]["id"] == "c2")
     pending = {**records[last]["toolCalls"][0], "status": "executing", "result": None}
     assert live_state(records[:last], {"name": pending["name"], "arguments": pending["args"]}) == want
+
+
+@needs_tau
+def test_tau_bench_rewritten_as_gemini_cli_sessions_gives_the_spec_events(tmp_path):
+    """40 tau-bench trajectories written as the .jsonl sessions of a chats folder give the spec's events of the same
+    conversations, without their system prompt (never stored in a session)."""
+    data = json.loads(gzip.open(TAU, "rt").read())[:40]
+    chats = tmp_path / "chats"
+    for n, d in enumerate(data):
+        write(chats / f"session-2025-09-30T14-11-c{n:02d}.jsonl", as_jsonl(to_gemini_cli(d["traj"]), f"c{n:02d}"))
+    plain = tmp_path / "openai.jsonl"
+    plain.write_text("".join(json.dumps({"id": f"c{n:02d}", "messages": [m for m in d["traj"] if m["role"] != "system"]})
+                             + "\n" for n, d in enumerate(data)))
+    events, report = read(chats)
+    assert report.formats == {"gemini-cli": 40} and events == list(iter_transcript_events(plain))
+    assert report.decision_points > 0

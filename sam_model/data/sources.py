@@ -11,7 +11,7 @@ Three kinds of source, told apart by looking at the path:
   SGD dialogues in it; ``.traj[.gz]`` files under it, else Strands Agents' ``message_<N>.json`` or OpenHands 0.x's
   ``events/<N>.json`` session files under it, else OpenHands V1 conversations' ``events/event-NNNNN-ID.json``,
   else Codex CLI rollouts (``rollout-*.jsonl``) under it, else Claude Code session files (``.jsonl`` of its
-  entries) under it, else ``.json[.gz]`` files in it, read as
+  entries) or Gemini CLI session files (``chats/session-*.jsonl``, ``.json``) under it, else ``.json[.gz]`` files in it, read as
   ``sam-data transcripts`` reads it): converted by
   :mod:`sam_model.data.transcripts`.
 

@@ -471,7 +471,9 @@ def _main(argv: list[str]) -> int:
                                             "id>.jsonl) or project folder, or the folder of them, or the stdout of "
                                             "claude -p --output-format stream-json --verbose or of codex exec --json "
                                             "(.jsonl, or Harbor's agent/claude-code.txt, agent/codex.txt: runs "
-                                            "appended read one a session or thread); a folder holding "
+                                            "appended read one a session or thread), or a Gemini CLI session file "
+                                            "(~/.gemini/tmp/<project hash>/chats/session-*.jsonl, or .json) or its "
+                                            "chats folder; a folder holding "
                                             "runs of several of these is read whole, each run by its reader (a .json "
                                             "beside the others is a run when it holds a list of events)")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")

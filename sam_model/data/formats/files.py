@@ -5,7 +5,8 @@ document. A folder is read whole, every run in it by its layout's reader (:func:
 files under it, session stores under it (:mod:`sessions`: Strands Agents' ``message_<N>.json`` files, OpenHands
 0.x's ``events/<N>.json``), OpenHands V1 conversations under it (the ``events/event-NNNNN-ID.json`` of each), Codex
 CLI rollouts under it (``rollout-*.jsonl``, one session each: ``~/.codex/sessions`` read whole), Claude Code session
-files under it (``.jsonl`` whose first line is a Claude Code entry), and the trajectories OpenHands 0.x saves to a
+files under it (``.jsonl`` whose first line is a Claude Code entry), Gemini CLI session files under it (``.jsonl``
+whose first line is a session's metadata, and the ``session-*.json`` of earlier versions), and the trajectories OpenHands 0.x saves to a
 folder (the ``.json[.gz]`` files in it). The file names tell the first four apart (0.x's event files are numbers,
 V1's ``event-`` and an index; a Claude Code session's first line tells it), so a folder holding several is read
 whole, their episode ids unique together, rather than refused or read by its first: a ``.json`` beside them is a
@@ -90,7 +91,8 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     conversations under it (:func:`v1_event_files`: ``event-NNNNN-ID.json``, which no session store names so);
     ``codex``, the Codex rollouts under it (``rollout-*.jsonl[.gz]``, as ``~/.codex/sessions/YYYY/MM/DD`` and
     ``archived_sessions`` hold them); ``claude-code``, the Claude Code session files under it
-    (:func:`claude_code_files`: ``.jsonl``, a rollout's name aside); ``openhands``, the other ``.json[.gz]`` files in
+    (:func:`claude_code_files`: ``.jsonl``, a rollout's name aside); ``gemini-cli``, the Gemini CLI session files
+    under it (:func:`gemini_cli_files`); ``openhands``, the other ``.json[.gz]`` files in
     it (OpenHands' ``save_trajectory_path`` folder: one ``{session}.json`` a run; not under it, where an evaluation
     keeps its ``llm_completions``). Their names tell the first four apart, a Claude Code session's first line the
     fifth; a ``.json`` is anyone's, so beside them only one that holds a list (the events of a run, as
