@@ -176,7 +176,7 @@ def test_a_redirection_to_dev_null_or_a_descriptor_is_no_value():
     st = _shell_session([("find / -name tokenizer.py 2>/dev/null", "/repo/src/tokenizer.py")])
     got = st.decide([ToolCall("Bash", {"command": "grep -rn split /repo/src 2>/dev/null >&2"}, "x")])
     assert got.needed == {} and got.labels == []  # /repo/src is said by no event whole
-    assert command_words("cmd > out.log 2>&1 < /dev/stdin >& log.txt") == ["out.log", "2", "log.txt"]
+    assert command_words("cmd > out.log 2>&1 < /dev/stdin >& log.txt") == ["out.log", "log.txt"]
 
 
 def test_the_program_a_wrapper_runs_is_syntax_and_a_flags_value_before_a_sub_command_is_a_value():

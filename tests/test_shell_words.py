@@ -98,7 +98,7 @@ def test_program_words_flags_and_syntax_are_not_traced_and_values_are():
     ("find . -name '*.py' -path './src/*'", [".", "*.py", "src/*"]),
     ('sed -n "10,40p" src/a.py; echo ok  # show it', ["10,40p", "src/a.py", "ok"]),  # quotes, ';', a comment
     ("FOO=bar python run.py --config=cfg/a.yaml -v", ["bar", "run.py", "cfg/a.yaml"]),  # KEY=value, --key=value
-    ("python x.py > out.log 2>&1", ["x.py", "out.log", "2"]),  # a redirection's file is a word, not its descriptor
+    ("python x.py > out.log 2>&1", ["x.py", "out.log"]),  # a redirection's file is a word, not its descriptor
     ("cat <<'EOF' > notes.md\nfix the parser\nEOF\nwc -l notes.md", ["notes.md", "notes.md", "fix the parser"]),
     ("ls \\\n  src", ["src"]),  # a backslash-newline joins the lines
     ("for f in a.py b.py; do wc -l $f; done", ["a.py", "b.py", "$f"]),  # reserved words are syntax
@@ -251,3 +251,22 @@ def test_a_grep_context_count_labels_nothing():
     st.add({"role": "assistant", "content": "Looking."})
     got = st.decide([_call_with("shell", {"command": ["bash", "-lc", "grep -n -A 100 'def det' sympy/matrices/dense.py"]})])
     assert got.needed == {"command": ["sympy/matrices/dense.py"]}
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("python x.py > out.log 2>&1", ["x.py", "out.log"]),
+    ("find / -name a.py 2>/dev/null", ["/", "a.py"]),
+    ("pytest -x 2>err.log", ["err.log"]),  # the file a descriptor is sent to is still a word
+    ("echo fixed >&2; ls &>all.log", ["fixed", "all.log"]),
+    ("echo 2 > f", ["2", "f"]),  # a number with a space before '>' is an argument
+    ('echo "2>x"', ["2>x"]),  # quoted: no redirection
+    (["bash", "-lc", "ls src 2>&1 | head"], ["src"]),
+])
+def test_a_redirections_descriptor_is_no_word(command, expected):
+    """2>&1 and 2>/dev/null were split as 2 and the redirection, and the 2 stayed a word of the command (judged as a
+    value: one more leaf towards the line's word limit and the import report's counts)."""
+    assert command_words(command) == expected
+
+
+def test_a_powershell_redirection_to_null_is_no_word():
+    assert command_words("Get-ChildItem C:\\repo 2>$null", powershell=True) == ["C:\\repo"]

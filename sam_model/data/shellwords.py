@@ -4,7 +4,8 @@ for the labelling rule's shell command arguments (:mod:`sam_model.data.toolstate
 A coding agent whose tool is a shell writes every action as one command line (``cat src/foo/bar.py``), which no
 earlier event says whole, while the path inside it was printed by an earlier ``find``. Read as bash reads it, the line
 is words: quotes removed, ``#`` comments and operators (``|``, ``&&``, ``;``, redirections) dropped, a redirection's
-file a word unless it is a descriptor (``2>&1``) or a device (``2>/dev/null``). The labelling rule traces the words an
+file a word unless it is a descriptor (``2>&1``) or a device (``2>/dev/null``), and the descriptor number opening a
+redirection (the ``2`` of ``2>err.log``) no word. The labelling rule traces the words an
 agent chose (paths, patterns, names, line ranges), not its syntax: the program word of each simple command, its
 sub-command (``git commit``), reserved words and flags are not traced (``--key=value`` and ``KEY=value`` give their
 value, and so does a flag before a sub-command, ``git -C /repo log``), nor the program a wrapper runs (``sudo``,
@@ -33,7 +34,7 @@ _PWSH_VALUES = frozenset({"executionpolicy", "ep", "ex", "workingdirectory", "wd
                           "encodedcommand", "e", "ec"})
 # a redirection's file that is syntax, as a descriptor is: 2>/dev/null, common in agents' finds and greps, traced
 # each to the first earlier command that said it
-DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "$null"})
 # programs whose first word is a sub-command (git commit, cargo build, pip install): syntax, as the program word is
 SUBCOMMANDS = frozenset({"git", "cargo", "go", "npm", "pnpm", "yarn", "pip", "pip3", "uv", "poetry", "conda", "apt",
                          "apt-get", "brew", "docker", "kubectl", "gh", "dotnet", "rustup", "gem", "helm", "terraform",
@@ -221,6 +222,7 @@ def _line(line: str, depth: int, powershell: bool = False) -> list[str] | None:
         text, bodies = _heredocs(line.replace("\\\n", " "))  # a backslash-newline joins two lines
     if len(text) > MAX_LINE_CHARS:
         return None
+    text = _descriptors(text, "`" if powershell else "\\")
     found = tokens(text, newlines=True, escape="`" if powershell else "\\")
     if found is None:
         return None
@@ -233,6 +235,32 @@ def _line(line: str, depth: int, powershell: bool = False) -> list[str] | None:
         else:
             command.append(t)
     return out + bodies
+
+
+_DESCRIPTOR = re.compile(r"[0-9]+(?=[<>])")  # the 2 of 2>&1, 2>/dev/null, 2>err.log
+
+
+def _descriptors(text: str, escape: str) -> str:
+    """``text`` without the descriptor numbers that open redirections outside quotes (``2>&1``, ``2>/dev/null``,
+    ``2>err.log`` read as ``>&1``, ``>/dev/null``, ``>err.log``): the tokens split ``2`` from ``>`` and left it a word,
+    traced to the first earlier output that printed a 2. A number with a space before the ``>`` (``echo 2 > f``) is
+    an argument, and stays."""
+    out, quote, i = [], "", 0
+    while i < len(text):
+        c = text[i]
+        if c == escape and quote != "'":
+            out.append(text[i:i + 2])
+            i += 2
+            continue
+        if c in "'\"" and quote in ("", c):
+            quote = "" if quote else c
+        elif not quote and (i == 0 or text[i - 1].isspace() or text[i - 1] in ";&|()") \
+                and (m := _DESCRIPTOR.match(text, i)):
+            i = m.end()
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _simple(command: list[str], depth: int, shell: bool) -> list[str]:

@@ -63,7 +63,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 17: a Claude Code session that branched (a rewind, an edited prompt, a retried response) is read along the chain
 # ending at its last turn, the branches it left out (they were read in file order, their calls and results spliced
 # into the conversation and later values traced to them).
-CONVERSION_VERSION = 17
+# 18: the descriptor number opening a shell redirection (the 2 of 2>&1, 2>/dev/null) is no word of the command line
+# (a line near the 64-word limit is now read by its words).
+CONVERSION_VERSION = 18
 
 
 @dataclass(frozen=True)
