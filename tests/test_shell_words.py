@@ -270,3 +270,24 @@ def test_a_redirections_descriptor_is_no_word(command, expected):
 
 def test_a_powershell_redirection_to_null_is_no_word():
     assert command_words("Get-ChildItem C:\\repo 2>$null", powershell=True) == ["C:\\repo"]
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("cat $(find . -name x.py)", [".", "x.py"]),  # was $, ., x.py
+    ("cat `find . -name x.py`", [".", "x.py"]),  # was `find, ., x.py`
+    ('cp a.py "$(pwd)/src"', ["a.py"]),  # the word is what pwd printed: said by no event
+    ("cd $(dirname $(which python)) && ls lib", ["lib", "python"]),  # nested: each a command
+    ("echo '$(not run)' $((1 + 2))", ["$(not run)"]),  # single quotes; arithmetic runs no command
+    ('bash -lc "grep -n split $(git ls-files src)"', ["split", "src"]),
+])
+def test_a_command_substitution_is_split_as_a_command(command, expected):
+    assert command_words(command) == expected
+
+
+def test_the_path_inside_backticks_is_traced():
+    """The backticks were glued to the words they touched (`find, tokenizer.py`), which no earlier event says."""
+    st = TranscriptState()
+    st.add({"role": "user", "content": "The tokenizer drops a token; it is in tokenizer.py"})
+    st.add({"role": "assistant", "content": "Looking."})
+    got = st.decide([_call("Bash", "grep -n split `find . -name tokenizer.py`")])
+    assert got.needed == {"command": ["tokenizer.py"]}

@@ -9,7 +9,8 @@ redirection (the ``2`` of ``2>err.log``) no word. The labelling rule traces the 
 agent chose (paths, patterns, names, line ranges), not its syntax: the program word of each simple command, its
 sub-command (``git commit``), reserved words and flags are not traced (``--key=value`` and ``KEY=value`` give their
 value, and so does a flag before a sub-command, ``git -C /repo log``), nor the program a wrapper runs (``sudo``,
-``xargs``, ``timeout 60``, ``uv run``, ``find -exec``), ``bash -c SCRIPT`` is the script's words, a heredoc's body is
+``xargs``, ``timeout 60``, ``uv run``, ``find -exec``), ``bash -c SCRIPT`` is the script's words, a command
+substitution (``$(cmd)``, ```cmd```) a command of its own (the word holding it none), a heredoc's body is
 one text, and ``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``, ``src``).
 A PowerShell tool's lines (:func:`is_powershell`), and ``pwsh -Command SCRIPT`` in an argv, are read as PowerShell
 reads them: its escape is a backtick, so a backslash stays a path's (``C:\\repo\\src\\a.py``).
@@ -222,6 +223,11 @@ def _line(line: str, depth: int, powershell: bool = False) -> list[str] | None:
         text, bodies = _heredocs(line.replace("\\\n", " "))  # a backslash-newline joins two lines
     if len(text) > MAX_LINE_CHARS:
         return None
+    inner: list[str] = []
+    if not powershell:  # PowerShell's $(...) is a subexpression and its backtick an escape
+        text, scripts = _substitutions(text)
+        for script in scripts:
+            inner += (_line(script, depth + 1) or []) if depth < _MAX_DEPTH else []
     text = _descriptors(text, "`" if powershell else "\\")
     found = tokens(text, newlines=True, escape="`" if powershell else "\\")
     if found is None:
@@ -234,7 +240,77 @@ def _line(line: str, depth: int, powershell: bool = False) -> list[str] | None:
             command = []
         else:
             command.append(t)
-    return out + bodies
+    return [w for w in out if SUBSTITUTED not in w] + inner + bodies
+
+
+SUBSTITUTED = "\x00"  # stands for a command substitution's output in its word (never a character of a command line)
+
+
+def _substitutions(text: str) -> tuple[str, list[str]]:
+    """``text`` with each command substitution outside single quotes (``$(cmd)``, ```cmd```, ``$((1 + 2))``) made
+    :data:`SUBSTITUTED`, and the commands' scripts (an arithmetic expansion's none). The word holding one is what the
+    command printed when it ran (``cat $(find . -name a.py)``, ``"$(pwd)/src"``), said by no earlier event as such, so
+    it is no traced word; the command inside is a command, its words traced as any other's (it was split with the
+    outer line: ``$``, ``find`` and ``x.py`` were words, the backticks glued to the words they touched). One that does
+    not close is left as it is."""
+    out: list[str] = []
+    scripts: list[str] = []
+    quote, i = "", 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and quote != "'":
+            out.append(text[i:i + 2])
+            i += 2
+            continue
+        if c == "'" and quote in ("", "'"):
+            quote = "" if quote else "'"
+        elif c == '"' and quote in ("", '"'):
+            quote = "" if quote else '"'
+        elif quote != "'" and (c == "`" or text.startswith("$(", i)):
+            end = _closing(text, i)
+            if end is not None:
+                script = text[i + 1:end - 1] if c == "`" else text[i + 2:end - 1]
+                if not (c == "$" and script.startswith("(") and script.endswith(")")):  # $((...)): arithmetic
+                    scripts.append(script.replace("\\`", "`") if c == "`" else script)
+                out.append(SUBSTITUTED)
+                i = end
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out), scripts
+
+
+def _closing(text: str, start: int) -> int | None:
+    """The index past the end of the substitution opening at ``start`` (a backtick, or ``$(``: its ``)``, parentheses
+    and quotes inside counted); None when it does not close."""
+    if text[start] == "`":
+        i = start + 1
+        while i < len(text):
+            if text[i] == "\\":
+                i += 2
+                continue
+            if text[i] == "`":
+                return i + 1
+            i += 1
+        return None
+    depth, quote, i = 0, "", start + 1
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
 
 
 _DESCRIPTOR = re.compile(r"[0-9]+(?=[<>])")  # the 2 of 2>&1, 2>/dev/null, 2>err.log

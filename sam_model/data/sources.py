@@ -65,7 +65,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # into the conversation and later values traced to them).
 # 18: the descriptor number opening a shell redirection (the 2 of 2>&1, 2>/dev/null) is no word of the command line
 # (a line near the 64-word limit is now read by its words).
-CONVERSION_VERSION = 18
+# 19: a shell command substitution ($(cmd), `cmd`) is a command of its own, the word holding it no word.
+CONVERSION_VERSION = 19
 
 
 @dataclass(frozen=True)
