@@ -291,3 +291,28 @@ def test_the_path_inside_backticks_is_traced():
     st.add({"role": "assistant", "content": "Looking."})
     got = st.decide([_call("Bash", "grep -n split `find . -name tokenizer.py`")])
     assert got.needed == {"command": ["tokenizer.py"]}
+
+
+@pytest.mark.parametrize("command, expected", [
+    ('docker exec -it web_7 bash -c "cat src/a.py"', ["web_7", "src/a.py"]),  # was web_7, bash, the script whole
+    ("docker exec -u root -w /app web_7 cat settings.py", ["root", "/app", "web_7", "settings.py"]),
+    (["docker", "exec", "web_7", "bash", "-lc", "cat a.py | head"], ["web_7", "a.py"]),
+    ("podman exec box ls /srv", ["box", "/srv"]),
+    ("kubectl exec -it pod-1 -c web -- cat /etc/app.yaml", ["pod-1", "web", "/etc/app.yaml"]),  # was cat traced
+    ("kubectl -n prod exec pod-1 -- ls /srv", ["prod", "pod-1", "/srv"]),
+    ("docker compose exec app python manage.py test", ["app", "manage.py", "test"]),  # was exec and python traced
+    ("docker-compose -f dev.yml exec -T db psql -U app", ["dev.yml", "db", "app"]),
+    ("docker compose up -d", []),  # compose's sub-command is syntax, as docker's is
+])
+def test_a_command_run_in_a_container_is_a_command(command, expected):
+    assert command_words(command) == expected
+
+
+def test_the_program_run_in_a_container_labels_nothing_and_the_container_is_a_value():
+    """docker exec CONTAINER bash -c SCRIPT traced bash, the program it runs, to the first earlier event that said it,
+    and the script whole, said by no event, although an earlier listing printed the path inside it."""
+    st = TranscriptState()
+    st.add({"role": "user", "content": "The web_7 container serves src/app.py; run it with bash."})
+    st.add({"role": "assistant", "content": "Looking."})
+    got = st.decide([_call("Bash", 'docker exec -it web_7 bash -c "cat src/app.py"')])
+    assert got.needed == {"command": ["web_7", "src/app.py"]}

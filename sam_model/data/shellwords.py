@@ -9,7 +9,8 @@ redirection (the ``2`` of ``2>err.log``) no word. The labelling rule traces the 
 agent chose (paths, patterns, names, line ranges), not its syntax: the program word of each simple command, its
 sub-command (``git commit``), reserved words and flags are not traced (``--key=value`` and ``KEY=value`` give their
 value, and so does a flag before a sub-command, ``git -C /repo log``), nor the program a wrapper runs (``sudo``,
-``xargs``, ``timeout 60``, ``uv run``, ``find -exec``), ``bash -c SCRIPT`` is the script's words, a command
+``xargs``, ``timeout 60``, ``uv run``, ``find -exec``, ``docker exec CONTAINER``, ``kubectl exec POD --``: the
+container a value), ``bash -c SCRIPT`` is the script's words, a command
 substitution (``$(cmd)``, ```cmd```) a command of its own (the word holding it none), a heredoc's body is
 one text, and ``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``, ``src``).
 A PowerShell tool's lines (:func:`is_powershell`), and ``pwsh -Command SCRIPT`` in an argv, are read as PowerShell
@@ -38,7 +39,7 @@ _PWSH_VALUES = frozenset({"executionpolicy", "ep", "ex", "workingdirectory", "wd
 DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "$null"})
 # programs whose first word is a sub-command (git commit, cargo build, pip install): syntax, as the program word is
 SUBCOMMANDS = frozenset({"git", "cargo", "go", "npm", "pnpm", "yarn", "pip", "pip3", "uv", "poetry", "conda", "apt",
-                         "apt-get", "brew", "docker", "kubectl", "gh", "dotnet", "rustup", "gem", "helm", "terraform",
+                         "apt-get", "brew", "docker", "podman", "oc", "kubectl", "gh", "dotnet", "rustup", "gem", "helm", "terraform",
                          "systemctl", "pipenv", "pdm", "hatch", "pipx"})
 _PYTHON = re.compile(r"python[0-9.]*")  # python -m MODULE: the module is the program
 # programs that run the command after their own flags and arguments (the number of those before it: timeout's
@@ -50,6 +51,12 @@ WRAPPERS = {"sudo": 0, "doas": 0, "env": 0, "nohup": 0, "nice": 0, "exec": 0, "c
 FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 RUNS = {"uv": {"run"}, "poetry": {"run"}, "pipenv": {"run"}, "pdm": {"run"}, "hatch": {"run"}, "conda": {"run"},
         "pipx": {"run"}, "npm": {"exec"}, "pnpm": {"exec", "dlx"}, "yarn": {"exec", "dlx"}}  # uv run pytest
+# a sub-command that runs a command inside a container or pod named first: docker exec -it web_7 bash -c "cat a.py"
+# traced bash and the script whole; the container is a value (the listing that printed it), the program syntax and
+# the script its words. The key the exec's own value flags are read by (VALUE_FLAGS), as a wrapper's are.
+EXECS = {("docker", "exec"): "docker exec", ("podman", "exec"): "docker exec", ("compose", "exec"): "compose exec",
+         ("compose", "run"): "compose run", ("kubectl", "exec"): "kubectl exec", ("oc", "exec"): "kubectl exec"}
+COMPOSES = frozenset({"docker-compose", "podman-compose"})  # docker compose's own program: its sub-commands
 # flags whose value is the next word, read before the sub-command or the program a wrapper runs: git -C /repo log
 # took /repo for git's sub-command (untraced) and traced log; kubectl -n prod get pods traced get
 VALUE_FLAGS = {
@@ -66,6 +73,13 @@ VALUE_FLAGS = {
     "xargs": {"-n", "-I", "-P", "-L", "-s", "-d", "-E", "-a", "--max-args", "--max-procs", "--delimiter"},
     "timeout": {"-s", "--signal", "-k", "--kill-after"}, "stdbuf": {"-i", "-o", "-e"}, "watch": {"-n", "--interval"},
     "strace": {"-o", "-e", "-p", "-s"},
+    "compose": {"-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory"},
+    "docker exec": {"-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys"},
+    "compose exec": {"-e", "--env", "-u", "--user", "-w", "--workdir", "--index"},
+    "compose run": {"-e", "--env", "-u", "--user", "-w", "--workdir", "-v", "--volume", "-p", "--publish", "-l",
+                    "--label", "--name", "--entrypoint"},
+    "kubectl exec": {"-c", "--container", "-n", "--namespace", "-f", "--filename", "--pod-running-timeout",
+                     "--context", "--kubeconfig"},
 }
 # flags whose next word, a number, is a count of lines or matches (grep -A 100, head -n 200): how much to show, never a
 # value the agent looked up, and a count of three digits or more was traced to any earlier output that printed it
@@ -384,12 +398,18 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
                 return out + _powershell(command[i:], depth)
             if name in WRAPPERS:
                 runner, before = name, WRAPPERS[name]
+            elif name in COMPOSES:
+                program, subcommand = "compose", True
             else:
                 program, subcommand = name, name in SUBCOMMANDS
         elif subcommand:
             subcommand = False
             if t in RUNS.get(program, ()):  # uv run pytest: pytest is a program
                 program, runner, before = None, program, 0
+            elif (program, t) in EXECS:  # docker exec CONTAINER cmd: the container a value, cmd's program syntax
+                program, runner, before = None, EXECS[program, t], 1
+            elif program in ("docker", "podman") and t == "compose":  # docker compose exec: exec is compose's
+                program, subcommand = "compose", True
         else:
             m = _ASSIGNMENT.fullmatch(t)
             out.append(m.group(1) if m else _path(t))

@@ -66,7 +66,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 18: the descriptor number opening a shell redirection (the 2 of 2>&1, 2>/dev/null) is no word of the command line
 # (a line near the 64-word limit is now read by its words).
 # 19: a shell command substitution ($(cmd), `cmd`) is a command of its own, the word holding it no word.
-CONVERSION_VERSION = 19
+# 20: docker/podman/compose/kubectl exec's command is a command (the container a value, its program syntax).
+CONVERSION_VERSION = 20
 
 
 @dataclass(frozen=True)
