@@ -91,7 +91,7 @@ def test_program_words_flags_and_syntax_are_not_traced_and_values_are():
 
 @pytest.mark.parametrize("command, expected", [
     ("cat src/a.py", ["src/a.py"]),
-    ("grep -rn 'def parse' src/ | head -20", ["def parse", "src"]),  # a pipeline: each command's program left out
+    ("grep -rn 'def parse' src/ | head -20", ["parse", "src"]),  # a pipeline: each command's program left out
     ("cd /repo && python -m pytest tests/test_a.py::test_b -x", ["/repo", "tests/test_a.py::test_b"]),  # -m: a program
     ("git commit -m 'fix parse' && cargo build --release", ["fix parse"]),  # sub-commands are syntax too
     ("pip install -e ./vendor/lib/", ["vendor/lib"]),  # the path an earlier listing prints
@@ -232,7 +232,7 @@ def _call_with(name: str, arguments: dict):
 
 
 @pytest.mark.parametrize("command, expected", [
-    ('grep -A 100 "def foo" x.py', ["def foo", "x.py"]),  # -A's 100 was a value traced to any output printing 100
+    ('grep -A 100 "def foo" x.py', ["foo", "x.py"]),  # -A's 100 was a value traced to any output printing 100
     ("head -n 200 src/a.py", ["src/a.py"]),
     ("tail -n +300 log.txt", ["log.txt"]),
     ("rg -C 120 Matrix sympy/", ["Matrix", "sympy"]),
@@ -316,3 +316,41 @@ def test_the_program_run_in_a_container_labels_nothing_and_the_container_is_a_va
     st.add({"role": "assistant", "content": "Looking."})
     got = st.decide([_call("Bash", 'docker exec -it web_7 bash -c "cat src/app.py"')])
     assert got.needed == {"command": ["web_7", "src/app.py"]}
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("grep -rn 'def foo' src/", ["foo", "src"]),  # was 'def foo', said by no event as such
+    ("grep -rn '\\bfoo\\b' .", ["foo", "."]),
+    ("rg 'foo\\(' src", ["foo", "src"]),
+    ("grep -n 'class Foo(' a.py", ["Foo", "a.py"]),
+    ("grep -rn -e 'def foo' -e bar src", ["foo", "bar", "src"]),  # -e: patterns; the plain word a file
+    ("grep -rne 'def foo' src", ["foo", "src"]),  # -e closing a cluster
+    ("grep --regexp='import numpy as np' x.py", ["numpy", "np", "x.py"]),
+    ("git grep -n 'def _display' -- sympy/", ["_display", "sympy"]),
+    ("grep -rn 'from sympy.core.basic import Basic' .", ["sympy.core.basic", "Basic", "."]),
+    ("grep -n 'self\\.assertEqual\\(' tests/a.py", ["self.assertEqual", "tests/a.py"]),
+    ("grep -rnE 'foo.*bar|baz' .", ["foo", "bar", "baz", "."]),
+    ("grep -rn '^\\s*$' f", ["f"]),  # all syntax: no name
+    ("rg -t py 'def foo'", ["py", "foo"]),  # -t's value is no pattern
+    ("grep -rn --include '*.py' 'def foo' .", ["*.py", "foo", "."]),
+    ("find . -name '*.py' -exec grep -l 'def foo' {} +", [".", "*.py", "foo", "{}", "+"]),
+    (["rg", "-n", "class Matrix", "sympy/"], ["Matrix", "sympy"]),  # an argv's pattern too
+    # a pattern that is neither code nor a regex is a value, traced whole as before
+    ("grep -rn 'not found' logs/", ["not found", "logs"]),
+    ("grep -rn TODO .", ["TODO", "."]),
+    ("grep -rn user_42@example.com logs", ["user_42@example.com", "logs"]),
+    ("grep -f pats.txt src", ["pats.txt", "src"]),  # patterns from a file: the plain words are files
+    ("git grep -n 404 src", ["404", "src"]),  # git grep's -n is no count
+])
+def test_a_search_pattern_that_is_code_or_a_regex_is_traced_by_its_names(command, expected):
+    assert command_words(command) == expected
+
+
+def test_the_name_a_grep_searches_for_is_traced_to_the_event_that_said_it():
+    """grep -rn 'def split' src was the word 'def split', which the issue (saying split) does not say: untraceable,
+    and where a file view printed 'def split(' the view was labelled, not the issue that gave the name."""
+    st = TranscriptState()
+    st.add({"role": "user", "content": "split() drops the last token."})
+    st.add({"role": "assistant", "content": "Searching."})
+    got = st.decide([_call("Bash", "grep -rn 'def split' src")])
+    assert got.needed == {"command": ["split"]} and got.labels == [0]

@@ -11,7 +11,8 @@ sub-command (``git commit``), reserved words and flags are not traced (``--key=v
 value, and so does a flag before a sub-command, ``git -C /repo log``), nor the program a wrapper runs (``sudo``,
 ``xargs``, ``timeout 60``, ``uv run``, ``find -exec``, ``docker exec CONTAINER``, ``kubectl exec POD --``: the
 container a value), ``bash -c SCRIPT`` is the script's words, a command
-substitution (``$(cmd)``, ```cmd```) a command of its own (the word holding it none), a heredoc's body is
+substitution (``$(cmd)``, ```cmd```) a command of its own (the word holding it none), a search pattern that is
+code or a regex (``grep -rn 'def foo'``, ``rg 'foo\\('``) its names (:func:`_pattern`), a heredoc's body is
 one text, and ``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``, ``src``).
 A PowerShell tool's lines (:func:`is_powershell`), and ``pwsh -Command SCRIPT`` in an argv, are read as PowerShell
 reads them: its escape is a backtick, so a backslash stays a path's (``C:\\repo\\src\\a.py``).
@@ -59,6 +60,8 @@ EXECS = {("docker", "exec"): "docker exec", ("podman", "exec"): "docker exec", (
 COMPOSES = frozenset({"docker-compose", "podman-compose"})  # docker compose's own program: its sub-commands
 # flags whose value is the next word, read before the sub-command or the program a wrapper runs: git -C /repo log
 # took /repo for git's sub-command (untraced) and traced log; kubectl -n prod get pods traced get
+_GREP_VALUES = {"--include", "--exclude", "--exclude-dir", "--exclude-from", "-d", "--directories", "-D", "--devices",
+                "--label", "--binary-files"}
 VALUE_FLAGS = {
     "git": {"-C", "-c", "--git-dir", "--work-tree", "--namespace"},
     "kubectl": {"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server"},
@@ -73,6 +76,13 @@ VALUE_FLAGS = {
     "xargs": {"-n", "-I", "-P", "-L", "-s", "-d", "-E", "-a", "--max-args", "--max-procs", "--delimiter"},
     "timeout": {"-s", "--signal", "-k", "--kill-after"}, "stdbuf": {"-i", "-o", "-e"}, "watch": {"-n", "--interval"},
     "strace": {"-o", "-e", "-p", "-s"},
+    # a search's flags whose value is no pattern (rg -t py PATTERN: py had been taken for the pattern)
+    "grep": _GREP_VALUES, "egrep": _GREP_VALUES, "fgrep": _GREP_VALUES,
+    "rg": {"-g", "--glob", "--iglob", "-t", "--type", "-T", "--type-not", "--type-add", "-M", "--max-columns", "-j",
+           "--threads", "--max-depth", "-d", "-E", "--encoding", "-r", "--replace", "--sort", "--sortr", "--pre",
+           "--pre-glob", "--max-filesize", "--ignore-file", "--engine"},
+    "ag": {"-G", "--file-search-regex", "--ignore", "--ignore-dir", "--depth", "-p", "--path-to-ignore"},
+    "ack": {"--type-set", "--ignore-dir", "--ignore-file"}, "git grep": {"--max-depth", "--threads"},
     "compose": {"-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory"},
     "docker exec": {"-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys"},
     "compose exec": {"-e", "--env", "-u", "--user", "-w", "--workdir", "--index"},
@@ -86,9 +96,30 @@ VALUE_FLAGS = {
 # (a walkthrough's Codex-style greps: 26 such labels); a next word that is no number is read as before
 _GREP_COUNTS = {"-A", "-B", "-C", "-m", "--max-count", "--after-context", "--before-context", "--context"}
 COUNT_FLAGS = {"grep": _GREP_COUNTS, "egrep": _GREP_COUNTS, "fgrep": _GREP_COUNTS, "rg": _GREP_COUNTS,
-               "ag": _GREP_COUNTS, "head": {"-n", "-c", "--lines", "--bytes"}, "tail": {"-n", "-c", "--lines", "--bytes"},
+               "ag": _GREP_COUNTS, "ack": _GREP_COUNTS, "git grep": _GREP_COUNTS,
+               "head": {"-n", "-c", "--lines", "--bytes"}, "tail": {"-n", "-c", "--lines", "--bytes"},
                "git": {"-n", "--max-count", "-U", "--unified"}}
 _COUNT = re.compile(r"[+-]?\d+")
+# programs whose first plain word (or -e PATTERN, --regexp=PATTERN) is a search pattern (git grep too)
+GREPS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep"})
+_PATTERN_FLAG = re.compile(r"-[A-Za-z]*e")  # -e PATTERN, or -e closing a cluster of grep flags (-rne PATTERN)
+_FILE_FLAGS = frozenset({"-f", "--file"})  # patterns read from a file: the first plain word is no pattern then
+# a pattern that is code or a regex is split into its names: 'def foo' or 'class Foo(' is said by no earlier event
+# as such (an issue says foo). These words open a definition or an import, so a pattern starting with one is code
+# (a phrase such as 'not found' is a value, traced whole as before)...
+DECLARATIONS = frozenset({"def", "class", "function", "fn", "func", "struct", "interface", "trait", "impl", "enum",
+                          "type", "import", "from", "export", "const", "let", "var", "pub", "async", "module",
+                          "package", "return", "raise", "throw", "new", "extends", "include", "define"})
+# ...and, with these, are the searched language's syntax, said by any file an agent viewed: dropped from a split
+# pattern as a program word is from a command
+KEYWORDS = DECLARATIONS | {"self", "this", "cls", "await", "static", "public", "private", "protected", "final",
+                           "override", "virtual", "void", "mut", "as", "in", "is", "not", "and", "or", "if", "else",
+                           "elif", "for", "while", "with", "yield", "lambda", "use", "using", "namespace", "impl"}
+_REGEX = re.compile(r"[\\^$*+?()\[\]{}|]")  # a character that makes a pattern a regex (a literal's '.' does not)
+_BRACKET = re.compile(r"\[\^?\]?[^\]]*\]")  # [A-Z], [^)]: a class of characters, no name
+_CLASS = re.compile(r"\\[bBwWsSdDAZzG<>]|\.[*+?]")  # \b, \s, .*: regex syntax
+_ESCAPED = re.compile(r"\\(.)")  # \( \. : the character itself
+_PIECE = re.compile(r"[\w.@/-]+")  # a name, a dotted name (os.path.join), a path
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case",
                       "esac", "select", "function", "time", "{", "}", "!", "[[", "]]"})
 MAX_WORDS = 64  # words of one command line traced; a longer line (generated data, a pasted list) is read whole
@@ -361,6 +392,7 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
     runner = ""  # a wrapper read (sudo, xargs, find -exec) whose flags come before the program it runs
     before = 0  # the wrapper's own arguments before that program (timeout's duration)
     subcommand = False  # the program's next plain word is its sub-command (git commit), not traced
+    pattern = False  # the program's next plain word is its search pattern (grep PATTERN FILE)
     i = 0
     while i < len(command):
         t = command[i]
@@ -372,6 +404,14 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
                 out.append(_path(target[0]))  # the file it reads or writes, not a descriptor (2>&1) or /dev/null
         elif shell and t in RESERVED:
             continue
+        elif t.startswith("-") and len(t) > 1 and program in GREPS and (
+                t.startswith("--regexp=") or _PATTERN_FLAG.fullmatch(t) or t in ("--regexp", *_FILE_FLAGS)):
+            pattern = False  # -e PATTERN: the plain words are files; -f FILE: so are they
+            if t.startswith("--regexp="):
+                out += _pattern(t.split("=", 1)[1], t.split("=", 1)[1])
+            elif i < len(command):
+                out += [_path(command[i])] if t in _FILE_FLAGS else _pattern(command[i], _path(command[i]))
+                i += 1
         elif t.startswith("-") and len(t) > 1 and (program or runner):
             if "=" in t:
                 out.append(t.split("=", 1)[1])
@@ -401,9 +441,11 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
             elif name in COMPOSES:
                 program, subcommand = "compose", True
             else:
-                program, subcommand = name, name in SUBCOMMANDS
+                program, subcommand, pattern = name, name in SUBCOMMANDS, name in GREPS
         elif subcommand:
             subcommand = False
+            if program == "git" and t == "grep":
+                program, pattern = "git grep", True
             if t in RUNS.get(program, ()):  # uv run pytest: pytest is a program
                 program, runner, before = None, program, 0
             elif (program, t) in EXECS:  # docker exec CONTAINER cmd: the container a value, cmd's program syntax
@@ -412,8 +454,27 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
                 program, subcommand = "compose", True
         else:
             m = _ASSIGNMENT.fullmatch(t)
-            out.append(m.group(1) if m else _path(t))
+            word = m.group(1) if m else _path(t)
+            out += _pattern(t, word) if pattern else [word]
+            pattern = False
     return out
+
+
+def _pattern(word: str, plain: str) -> list[str]:
+    """The traced words of a search pattern (grep's, rg's, git grep's): a pattern that is a regex (``\\bfoo\\b``,
+    ``foo\\(``, ``foo.*bar``) or code (its first name a word of :data:`DECLARATIONS`: ``def foo``, ``class Foo(``,
+    ``from a.b import c``) is its names, the names of :data:`KEYWORDS` left out (``foo``; ``Foo``; ``a.b``, ``c``):
+    the agent searched for a name an earlier event gave (the issue's ``foo``), and the pattern whole, or its syntax,
+    is no value any event said. Another pattern (``TODO``, ``not found``, ``user_42@example.com``) is ``plain``, the
+    word as it was traced before."""
+    text = _ESCAPED.sub(r"\1", _CLASS.sub(" ", _BRACKET.sub(" ", word)))
+    names = [p.strip(".-/") for p in _PIECE.findall(text)]
+    names = [n for n in names if n]
+    if not names:
+        return [] if _REGEX.search(word) else [plain]
+    if not _REGEX.search(word) and names[0].lower() not in DECLARATIONS:
+        return [plain]
+    return [n for n in names if n.lower() not in KEYWORDS]
 
 
 def _program(word: str) -> str:

@@ -67,7 +67,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (a line near the 64-word limit is now read by its words).
 # 19: a shell command substitution ($(cmd), `cmd`) is a command of its own, the word holding it no word.
 # 20: docker/podman/compose/kubectl exec's command is a command (the container a value, its program syntax).
-CONVERSION_VERSION = 20
+# 21: a grep/rg/ag/ack/git grep pattern that is code or a regex ('def foo', '\bfoo\b') is traced by its names; git
+# grep's -n is no count.
+CONVERSION_VERSION = 21
 
 
 @dataclass(frozen=True)
