@@ -96,7 +96,7 @@ def test_program_words_flags_and_syntax_are_not_traced_and_values_are():
     ("git commit -m 'fix parse' && cargo build --release", ["fix parse"]),  # sub-commands are syntax too
     ("pip install -e ./vendor/lib/", ["vendor/lib"]),  # the path an earlier listing prints
     ("find . -name '*.py' -path './src/*'", [".", "*.py", "src/*"]),
-    ('sed -n "10,40p" src/a.py; echo ok  # show it', ["10,40p", "src/a.py", "ok"]),  # quotes, ';', a comment
+    ('sed -n "10,40p" src/a.py; echo ok  # show it', ["10", "40", "src/a.py", "ok"]),  # quotes, ';', a comment
     ("FOO=bar python run.py --config=cfg/a.yaml -v", ["bar", "run.py", "cfg/a.yaml"]),  # KEY=value, --key=value
     ("python x.py > out.log 2>&1", ["x.py", "out.log"]),  # a redirection's file is a word, not its descriptor
     ("cat <<'EOF' > notes.md\nfix the parser\nEOF\nwc -l notes.md", ["notes.md", "notes.md", "fix the parser"]),
@@ -104,7 +104,7 @@ def test_program_words_flags_and_syntax_are_not_traced_and_values_are():
     ("for f in a.py b.py; do wc -l $f; done", ["a.py", "b.py", "$f"]),  # reserved words are syntax
     ('bash -c "ls src && cat src/b.py"', ["src", "src/b.py"]),  # a shell's -c script: its words
     (["bash", "-lc", "cat src/a.py | head"], ["src/a.py"]),  # an argv: the script's words
-    (["sed", "-n", "1,40p", "src/a.py"], ["1,40p", "src/a.py"]),  # an argv's items, not split again
+    (["sed", "-n", "1,40p", "src/a.py"], ["1", "40", "src/a.py"]),  # an argv's items, not split again
     (["echo", "a|b", ">"], ["a|b", ">"]),  # an argv item is no operator
     ("ls", []),
 ])
@@ -234,7 +234,7 @@ def _call_with(name: str, arguments: dict):
 @pytest.mark.parametrize("command, expected", [
     ('grep -A 100 "def foo" x.py', ["foo", "x.py"]),  # -A's 100 was a value traced to any output printing 100
     ("head -n 200 src/a.py", ["src/a.py"]),
-    ("tail -n +300 log.txt", ["log.txt"]),
+    ("tail -n 300 log.txt", ["log.txt"]),
     ("rg -C 120 Matrix sympy/", ["Matrix", "sympy"]),
     ("grep -m abc x", ["abc", "x"]),  # no number after the flag: read as before
     ("kill -9 12345", ["12345"]),  # a pid after a flag of another program stays a value
@@ -354,3 +354,32 @@ def test_the_name_a_grep_searches_for_is_traced_to_the_event_that_said_it():
     st.add({"role": "assistant", "content": "Searching."})
     got = st.decide([_call("Bash", "grep -rn 'def split' src")])
     assert got.needed == {"command": ["split"]} and got.labels == [0]
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("sed -n '120,160p' src/a.py", ["120", "160", "src/a.py"]),  # was '120,160p', said by no event
+    ("sed -n 120,160p src/a.py", ["120", "160", "src/a.py"]),
+    ("nl -ba src/a.py | sed -n '5p;120,160p'", ["src/a.py", "5", "120", "160"]),
+    ("sed -n '120,$p' a.py", ["120", "a.py"]),  # to the end: no number
+    ("sed -n '120,+40p' a.py", ["120", "a.py"]),  # +40 is a count, as head -n 40's
+    ("sed -n -e '10,20p' a.py", ["10", "20", "a.py"]),
+    ("tail -n +300 log.txt", ["300", "log.txt"]),  # from line 300: a line number, not a count
+    ("awk 'NR>=120 && NR<=160' a.py", ["120", "160", "a.py"]),
+    ("awk 'NR==120,NR==160 {print}' a.py", ["120", "160", "a.py"]),
+    ("awk '{print $1}' a.py", ["{print $1}", "a.py"]),  # any other script: one word as before
+    ("sed -i 's/foo/bar/' a.py", ["s/foo/bar", "a.py"]),
+])
+def test_a_line_range_is_traced_by_its_line_numbers(command, expected):
+    assert command_words(command) == expected
+
+
+def test_a_line_range_is_traced_to_the_grep_that_printed_its_line():
+    """sed -n '120,160p' was the word '120,160p', which no event says: the grep -n hit that printed line 120 (the
+    reason the agent looks there) was never its label."""
+    st = TranscriptState()
+    st.add({"role": "user", "content": "split() drops the last token."})
+    st.add({"role": "tool", "content": "src/tinyparse/tokenizer.py:120:def split(text):"})
+    st.add({"role": "assistant", "content": "Reading it."})
+    got = st.decide([_call("Bash", f"sed -n '120,160p' {PATH}")])
+    assert got.needed == {"command": ["120", PATH]} and got.labels == [1]
+    assert got.outcomes["untraceable"] == 1  # 160, said by no event

@@ -12,7 +12,8 @@ value, and so does a flag before a sub-command, ``git -C /repo log``), nor the p
 ``xargs``, ``timeout 60``, ``uv run``, ``find -exec``, ``docker exec CONTAINER``, ``kubectl exec POD --``: the
 container a value), ``bash -c SCRIPT`` is the script's words, a command
 substitution (``$(cmd)``, ```cmd```) a command of its own (the word holding it none), a search pattern that is
-code or a regex (``grep -rn 'def foo'``, ``rg 'foo\\('``) its names (:func:`_pattern`), a heredoc's body is
+code or a regex (``grep -rn 'def foo'``, ``rg 'foo\\('``) its names (:func:`_pattern`), a line range
+(``sed -n '120,160p'``, ``awk 'NR>=120'``, ``tail -n +120``) its line numbers (:func:`line_numbers`), a heredoc's body is
 one text, and ``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``, ``src``).
 A PowerShell tool's lines (:func:`is_powershell`), and ``pwsh -Command SCRIPT`` in an argv, are read as PowerShell
 reads them: its escape is a backtick, so a backslash stays a path's (``C:\\repo\\src\\a.py``).
@@ -100,6 +101,26 @@ COUNT_FLAGS = {"grep": _GREP_COUNTS, "egrep": _GREP_COUNTS, "fgrep": _GREP_COUNT
                "head": {"-n", "-c", "--lines", "--bytes"}, "tail": {"-n", "-c", "--lines", "--bytes"},
                "git": {"-n", "--max-count", "-U", "--unified"}}
 _COUNT = re.compile(r"[+-]?\d+")
+# a script that prints lines by number (sed -n '120,160p' FILE, awk 'NR>=120 && NR<=160'): its line numbers are
+# values an earlier event said (a grep -n hit, FILE:120:), the script whole none; an end of $ or +K (a count) is none
+_SED_LINES = re.compile(r"\s*(\d+)\s*(?:,\s*(\d+|\$|\+\d+)\s*)?p\s*")
+_AWK_LINE = r"NR\s*(?:==|>=|<=|>|<)\s*(\d+)"
+_AWK_LINES = re.compile(rf"\s*{_AWK_LINE}\s*(?:(?:&&|,)\s*{_AWK_LINE}\s*)?(?:\{{\s*print(?:\s+\$0)?\s*;?\s*\}}\s*)?")
+
+
+def line_numbers(program: str | None, script: str) -> list[str] | None:
+    """The line numbers of a ``sed`` script of line-range prints (``10,40p``, ``5p;9,12p``) or an ``awk`` program of
+    ``NR`` bounds (``NR>=10 && NR<=40``, ``NR==10,NR==40``, a ``{print}`` after them); None for any other script,
+    which stays one word as before."""
+    if program == "sed" and script.strip():
+        parts = [_SED_LINES.fullmatch(p) for p in re.split(r"[;\n]", script.strip().rstrip(";"))]
+        if all(parts):
+            return [n for m in parts for n in (m.group(1), m.group(2)) if n and n.isdigit()]  # type: ignore[union-attr]
+    if program == "awk" and (m := _AWK_LINES.fullmatch(script)):
+        return [n for n in m.groups() if n]
+    return None
+
+
 # programs whose first plain word (or -e PATTERN, --regexp=PATTERN) is a search pattern (git grep too)
 GREPS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep"})
 _PATTERN_FLAG = re.compile(r"-[A-Za-z]*e")  # -e PATTERN, or -e closing a cluster of grep flags (-rne PATTERN)
@@ -419,6 +440,8 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
                 out.append(_path(command[i]))
                 i += 1
             elif t in COUNT_FLAGS.get(program or "", ()) and i < len(command) and _COUNT.fullmatch(command[i]):
+                if program == "tail" and command[i].startswith("+"):  # tail -n +120: from line 120, a line number
+                    out.append(command[i][1:])
                 i += 1  # grep -A 100, head -n 200: a count, not a value (COUNT_FLAGS)
             elif t == "-m" and program and _PYTHON.fullmatch(program) and i < len(command):  # python -m pip install
                 program, i = command[i], i + 1
@@ -455,7 +478,8 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
         else:
             m = _ASSIGNMENT.fullmatch(t)
             word = m.group(1) if m else _path(t)
-            out += _pattern(t, word) if pattern else [word]
+            lines = line_numbers(program, t)
+            out += _pattern(t, word) if pattern else lines if lines is not None else [word]
             pattern = False
     return out
 

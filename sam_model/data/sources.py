@@ -69,7 +69,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 20: docker/podman/compose/kubectl exec's command is a command (the container a value, its program syntax).
 # 21: a grep/rg/ag/ack/git grep pattern that is code or a regex ('def foo', '\bfoo\b') is traced by its names; git
 # grep's -n is no count.
-CONVERSION_VERSION = 21
+# 22: a line range (sed -n '120,160p', awk 'NR>=120 && NR<=160', tail -n +120) is traced by its line numbers.
+CONVERSION_VERSION = 22
 
 
 @dataclass(frozen=True)
