@@ -383,3 +383,62 @@ def test_a_line_range_is_traced_to_the_grep_that_printed_its_line():
     got = st.decide([_call("Bash", f"sed -n '120,160p' {PATH}")])
     assert got.needed == {"command": ["120", PATH]} and got.labels == [1]
     assert got.outcomes["untraceable"] == 1  # 160, said by no event
+
+
+PATCH = (f"*** Begin Patch\n*** Update File: {PATH}\n@@ def split(text):\n-    return text.split()[:-1]\n"
+         "+    return text.split()\n*** End Patch")
+
+
+def patched(call: dict) -> dict:
+    """A Codex exchange (Responses items): a find prints the tokenizer's path, the tests run, then the model patches
+    the file."""
+    def shell(i: int, script: str, output: str) -> list[dict]:
+        return [{"type": "function_call", "call_id": f"s{i}", "name": "shell",
+                 "arguments": json.dumps({"command": ["bash", "-lc", script]})},
+                {"type": "function_call_output", "call_id": f"s{i}", "output": output}]
+    return {"id": "codex", "input": [{"role": "user", "content": ISSUE}],
+            "output": [*shell(1, FIND, FOUND), *shell(2, TESTS, RAN), {"call_id": "p1", **call},
+                       {"type": "custom_tool_call_output", "call_id": "p1", "output": "ok"}]}
+
+
+@pytest.mark.parametrize("call, path", [
+    ({"type": "custom_tool_call", "name": "apply_patch", "input": PATCH}, "input"),  # freeform: the input the patch
+    ({"type": "function_call", "name": "apply_patch", "arguments": json.dumps({"input": PATCH})}, "input"),
+    ({"type": "function_call", "name": "shell", "arguments": json.dumps({"command": ["apply_patch", PATCH]})},
+     "command"),
+    ({"type": "function_call", "name": "shell", "arguments": json.dumps(
+        {"command": ["bash", "-lc", f"apply_patch <<'EOF'\n{PATCH}\nEOF"]})}, "command"),
+])
+def test_a_patch_is_traced_by_the_paths_it_names(tmp_path, call, path):
+    """A Codex patch was one value, free text (or, freeform, a raw string no argument of which was traced): the file
+    it updates, printed by the find, labelled nothing. Its paths are now its traced words; its lines are not."""
+    file = tmp_path / "codex.jsonl"
+    file.write_text(json.dumps(patched(call)) + "\n")
+    results = [e for e in iter_transcript_events(file) if e["kind"] == "result"]
+    found = next(e for e in results if "tokenizer.py" in e["text"])
+    event = results[1]  # the decision of the patch: the tests' output
+    assert event["useful_memory_steps"] == [found["step"]]
+    assert event["meta"]["needed"] == {path: [PATH]}
+
+
+@pytest.mark.parametrize("command, expected", [
+    (["apply_patch", "*** Begin Patch\n*** Update File: ./src/a.py\n*** Move to: src/b.py\n@@\n-x\n+y\n"
+                     "*** Add File: docs/n.md\n+*** Update File: not/a/header\n*** Delete File: old.py\n*** End Patch"],
+     ["src/a.py", "src/b.py", "docs/n.md", "old.py"]),  # an added line that looks like a header is a line
+    ("cd /repo && apply_patch <<'EOF'\n*** Begin Patch\n*** Delete File: old.py\n*** End Patch\nEOF", ["/repo", "old.py"]),
+    ("cat <<EOF > notes.md\nhello there\nEOF", ["notes.md", "hello there"]),  # another heredoc: one text as before
+])
+def test_a_patchs_words_are_its_paths(command, expected):
+    assert command_words(command) == expected
+
+
+def test_a_freeform_patch_is_no_bad_argument_and_another_raw_string_still_is():
+    """The import report said of every freeform apply_patch call that its arguments are no JSON object and none of
+    them is traced; its paths are now traced, and a raw string of any other call is still reported."""
+    from sam_model.data.toolstate import ToolCall
+
+    st = TranscriptState()
+    for i, call in enumerate((ToolCall("apply_patch", PATCH, "p"), ToolCall("lookup", "not json", "q"))):
+        st.add({"role": "assistant", "tool_calls": [{"id": call.id, "type": "function", "function": {
+            "name": call.name, "arguments": call.arguments}}]}, f"message {i}")
+    assert [m.split(":")[0] for m in st.invalid_arguments] == ["message 1"]

@@ -13,8 +13,8 @@ value, and so does a flag before a sub-command, ``git -C /repo log``), nor the p
 container a value), ``bash -c SCRIPT`` is the script's words, a command
 substitution (``$(cmd)``, ```cmd```) a command of its own (the word holding it none), a search pattern that is
 code or a regex (``grep -rn 'def foo'``, ``rg 'foo\\('``) its names (:func:`_pattern`), a line range
-(``sed -n '120,160p'``, ``awk 'NR>=120'``, ``tail -n +120``) its line numbers (:func:`line_numbers`), a heredoc's body is
-one text, and ``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``, ``src``).
+(``sed -n '120,160p'``, ``awk 'NR>=120'``, ``tail -n +120``) its line numbers (:func:`line_numbers`), a Codex patch
+(``apply_patch``'s argument or heredoc) the paths it names (:func:`patch_paths`), another heredoc's body is one text, and ``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``, ``src``).
 A PowerShell tool's lines (:func:`is_powershell`), and ``pwsh -Command SCRIPT`` in an argv, are read as PowerShell
 reads them: its escape is a backtick, so a backslash stays a path's (``C:\\repo\\src\\a.py``).
 """
@@ -217,6 +217,29 @@ def is_command_line(tool: str, argument: str, value: Any) -> bool:
         isinstance(value, str) or isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value))
 
 
+# Codex's patch format (codex-rs apply-patch): "*** Begin Patch", then per file "*** Add File: PATH" (its lines
+# "+..."), "*** Update File: PATH" (optionally "*** Move to: PATH", then "@@" hunks of " ", "-", "+" lines) or
+# "*** Delete File: PATH", then "*** End Patch". A body line starts with one of " -+@", never "***".
+PATCH_BEGIN = "*** Begin Patch"
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): *(.*?)\s*$", re.MULTILINE)
+
+
+def patch_paths(text: str) -> list[str] | None:
+    """The paths a Codex patch names (``*** Add File:``, ``*** Update File:``, ``*** Delete File:``, ``*** Move
+    to:``), in order; None when ``text`` is no patch (it does not open with ``*** Begin Patch``). The paths are what
+    the agent acts on, values an earlier listing or view said; the hunks are its own writing (added lines) and
+    copies of a file it viewed (context and removed lines, anchors): free text, which the spec does not trace, so no
+    line of them is."""
+    if not text.lstrip().startswith(PATCH_BEGIN):
+        return None
+    return [_path(m.group(1)) for m in _PATCH_FILE.finditer(text) if m.group(1)]
+
+
+def is_patch_tool(tool: str) -> bool:
+    """A tool whose name says it applies a patch (Codex's ``apply_patch``, its JSON or freeform form)."""
+    return "patch" in _name_words(tool)
+
+
 def tokens(line: str, newlines: bool = False, escape: str = "\\") -> list[str] | None:
     """The shell tokens of ``line`` in order: its words (quotes removed) and operators (``|``, ``&&``, ``>``, ...),
     its ``#`` comments dropped; None when a quote does not close. ``newlines``: a line break is an operator (it ends
@@ -306,7 +329,8 @@ def _line(line: str, depth: int, powershell: bool = False) -> list[str] | None:
             command = []
         else:
             command.append(t)
-    return [w for w in out if SUBSTITUTED not in w] + inner + bodies
+    patched = [w for body in bodies for w in (patch_paths(body) if body.lstrip().startswith(PATCH_BEGIN) else [body])]
+    return [w for w in out if SUBSTITUTED not in w] + inner + patched
 
 
 SUBSTITUTED = "\x00"  # stands for a command substitution's output in its word (never a character of a command line)
@@ -478,7 +502,7 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
         else:
             m = _ASSIGNMENT.fullmatch(t)
             word = m.group(1) if m else _path(t)
-            lines = line_numbers(program, t)
+            lines = line_numbers(program, t) if not t.startswith(PATCH_BEGIN) else patch_paths(t)
             out += _pattern(t, word) if pattern else lines if lines is not None else [word]
             pattern = False
     return out

@@ -70,7 +70,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 21: a grep/rg/ag/ack/git grep pattern that is code or a regex ('def foo', '\bfoo\b') is traced by its names; git
 # grep's -n is no count.
 # 22: a line range (sed -n '120,160p', awk 'NR>=120 && NR<=160', tail -n +120) is traced by its line numbers.
-CONVERSION_VERSION = 22
+# 23: a Codex patch (apply_patch's argv, heredoc, JSON input or freeform call) is traced by the paths it names.
+CONVERSION_VERSION = 23
 
 
 @dataclass(frozen=True)

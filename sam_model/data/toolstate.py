@@ -40,7 +40,11 @@ tool's as PowerShell reads them, its backslashes a path's): the program word of 
 (``git commit``), reserved words, flags and the program a wrapper runs (``sudo``, ``xargs``) are not traced
 (``--key=value``, ``KEY=value`` and a flag before a sub-command, ``git -C /repo``, give their value; a redirection to
 ``/dev/null`` or a descriptor is none), ``bash -c SCRIPT`` is the script's words, a heredoc's body is one text (free
-text by the spec, so skipped), and ``./src/a.py`` or ``src/`` names the path a listing prints (``src/a.py``, ``src``).
+text by the spec, so skipped), and ``./src/a.py`` or ``src/`` names the path a listing prints (``src/a.py``, ``src``);
+the module doc of :mod:`sam_model.data.shellwords` lists the rest (search patterns, line ranges, substitutions,
+containers). A Codex patch is traced by the paths it names, its hunks free text: in a command line, in a
+patch tool's argument (:func:`argument_leaves`) and as the raw input of the freeform ``apply_patch`` call, no JSON
+object, whose paths are judged at ``input`` (:func:`call_leaves`).
 Each word is judged as the spec judges a leaf, at the argument's path (``command``), so the uncertainty flags and the
 masking name ``command``. A line whose quotes do not close, of more than :data:`~sam_model.data.shellwords.MAX_WORDS`
 words or of more than :data:`~sam_model.data.shellwords.MAX_LINE_CHARS` characters is one leaf as the spec reads it,
@@ -75,7 +79,14 @@ from sam_model.data.advice import Advice
 from sam_model.data.formats import to_chat
 from sam_model.data.formats.base import FAILED, TranscriptFormatError, strict_loads
 from sam_model.data.provenance import contains_value
-from sam_model.data.shellwords import command_words, is_command_line, is_powershell, is_shell_setting
+from sam_model.data.shellwords import (
+    command_words,
+    is_command_line,
+    is_patch_tool,
+    is_powershell,
+    is_shell_setting,
+    patch_paths,
+)
 from sam_model.data.text import norm
 from sam_model.io import json_type
 from sam_model.limits import MAX_TEXT_CHARS, too_deep
@@ -120,9 +131,31 @@ def argument_leaves(tool: str, name: str, value: Any) -> list[tuple[str, Any]]:
     :func:`leaves`, except a shell command's words (the extension of the module doc, "shell command lines"), each at
     the argument's path; a command that is read whole (its quotes do not close) is one leaf, as the spec reads it."""
     found = command_words(value, powershell=is_powershell(tool)) if is_command_line(tool, name, value) else None
+    if found is None and isinstance(value, str) and is_patch_tool(tool):
+        found = patch_paths(value)
     if found is not None:
         return [(name, w) for w in found]
     return leaves(value, name)
+
+
+RAW_PATCH = "input"  # the path a freeform patch's file paths are judged at (a Responses custom tool call's field)
+
+
+def raw_patch(call: ToolCall) -> list[str] | None:
+    """The file paths of a call whose arguments are a freeform patch, no JSON object (Codex's ``apply_patch`` custom
+    tool call, its input the patch itself: :func:`sam_model.data.shellwords.patch_paths`); None for any other call."""
+    return patch_paths(call.arguments) if isinstance(call.arguments, str) and is_patch_tool(call.name) else None
+
+
+def call_leaves(call: ToolCall) -> list[tuple[str, Any, bool]]:
+    """(path, leaf, whether it is a shell's setting) of each leaf of ``call`` the labelling rule judges: its
+    arguments' (:func:`argument_leaves`; a setting, :func:`sam_model.data.shellwords.is_shell_setting`, is judged
+    trivial), or, of arguments that are no JSON object, a freeform patch's paths at :data:`RAW_PATCH` (any other raw
+    string gives none, as the spec reads it)."""
+    if not call.valid:
+        return [(RAW_PATCH, p, False) for p in raw_patch(call) or ()]
+    return [(path, v, is_shell_setting(call.name, name)) for name, value in call.arguments.items()
+            for path, v in argument_leaves(call.name, name, value)]
 
 
 def is_free_text(s: str) -> bool:
@@ -357,9 +390,10 @@ class TranscriptState:
                                               f"{self._call_names[call.id]}); its results are named {call.name}")
             self._call_names[call.id] = call.name
         if not call.valid:
-            self.invalid_arguments.append(f"{where}: arguments of {call.name} are not a JSON object (or nest more "
-                                          f"than {MAX_ARGUMENT_DEPTH} levels); kept as the raw string (no argument "
-                                          "of this call is traced)")
+            if raw_patch(call) is None:  # a freeform patch's raw input is what its tool takes, no bad argument
+                self.invalid_arguments.append(f"{where}: arguments of {call.name} are not a JSON object (or nest "
+                                              f"more than {MAX_ARGUMENT_DEPTH} levels); kept as the raw string (no "
+                                              "argument of this call is traced)")
         else:
             wrote: dict[str, Any] = {}
             for name, value in call.arguments.items():
@@ -388,16 +422,12 @@ class TranscriptState:
         needed: dict[str, list[str]] = {}
         steps: set[int] = set()
         for call in calls:
-            if not call.valid:
-                continue
-            for name, value in call.arguments.items():
-                setting = is_shell_setting(call.name, name)  # a shell's timeout or description: no value to trace
-                for path, v in argument_leaves(call.name, name, value):
-                    outcome, hits = ("trivial", []) if setting else self._judge(path, v, own, earlier)
-                    outcomes[outcome] += 1
-                    if outcome == "needed":
-                        needed.setdefault(path, []).append(norm(v))
-                        steps.update({"origin": hits[:1], "latest": hits[-1:], "all": hits}[self.label])
+            for path, v, setting in call_leaves(call):
+                outcome, hits = ("trivial", []) if setting else self._judge(path, v, own, earlier)
+                outcomes[outcome] += 1
+                if outcome == "needed":
+                    needed.setdefault(path, []).append(norm(v))
+                    steps.update({"origin": hits[:1], "latest": hits[-1:], "all": hits}[self.label])
         labels = sorted(steps)
         state = self.events[d_step]["state"]
         state = {**state, "phase": calls[0].name if calls else state["phase"],

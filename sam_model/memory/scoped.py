@@ -58,8 +58,8 @@ from sam_model.data.text import norm
 from sam_model.data.toolstate import (
     ToolCall,
     TranscriptState,
-    argument_leaves,
     as_calls,
+    call_leaves,
     call_text,
     cleared,
     content_text,
@@ -197,14 +197,14 @@ MAX_CALL_ARGUMENTS = 256  # argument values (leaves; a shell command line's word
 def _check_call_size(message: Any, where: str) -> None:
     """Refuse a message whose tool calls hold more than MAX_CALL_ARGUMENTS argument values: each is traced through
     the whole conversation (one call of 2,000 values against 200 messages took 4 s of a shared server's lock). The
-    values are those traced (toolstate.argument_leaves): a shell command line counts its words."""
+    values are those traced (toolstate.call_leaves): a shell command line counts its words, a patch its paths."""
     if not isinstance(message, Mapping) or message.get("role") != "assistant" or not message.get("tool_calls"):
         return
     _check_calls_size(parse_tool_calls(message, where), where, "store the call's bulk as a tool result instead")
 
 
 def _check_calls_size(calls: Sequence[ToolCall], where: str, advice: str) -> None:
-    n = sum(len(argument_leaves(c.name, k, v)) for c in calls if c.valid for k, v in c.arguments.items())
+    n = sum(len(call_leaves(c)) for c in calls)
     if n > MAX_CALL_ARGUMENTS:
         raise ValueError(f"{where}: its tool calls hold {n} argument values, more than {MAX_CALL_ARGUMENTS}; {advice}")
 
