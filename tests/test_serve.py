@@ -649,7 +649,7 @@ def test_a_key_no_client_can_send_is_refused_at_start(tmp_path, key):
     with pytest.raises(SAMFileError, match=r"keys\.json: the key of tenant 'acme' holds .* printable ASCII only"):
         read_keys(path)
     spaced = {"acme": "acme key 0123456789abcdef"}  # a space inside is sent as it is: taken, and it reaches acme
-    assert read_keys(keys_file(tmp_path, spaced)) == {spaced["acme"]: "acme"}
+    assert read_keys(keys_file(tmp_path, spaced)) == {spaced["acme"]: ("acme", {})}  # no scope fixed
 
 
 def test_a_tenant_given_twice_in_the_keys_file_is_refused(tmp_path):
@@ -922,7 +922,7 @@ def test_a_keys_file_with_a_byte_order_mark_is_read(tmp_path):
     """Found by review: a keys file saved by a Windows editor (UTF-8 with a BOM) was 'unreadable'."""
     path = tmp_path / "keys.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"acme": "k" * 20}).encode())
-    assert read_keys(path) == {"k" * 20: "acme"}
+    assert read_keys(path) == {"k" * 20: ("acme", {})}
 
 
 def test_a_second_server_on_the_same_data_is_refused_while_the_first_runs(tiny_bert_dir, tmp_path):

@@ -30,7 +30,10 @@ def parser() -> argparse.ArgumentParser:
                                        "auto leaves bfloat16 out here unless SAM_TEXT_BF16=1: it served fewer "
                                        "searches a second.")
     p.add_argument("--keys", required=True, help="JSON file {tenant: api key}: who may call, and whose memory "
-                   "each key reaches (keys of >= 16 characters)")
+                   "each key reaches (keys of >= 16 characters). A tenant's value may also be an entry {\"key\": "
+                   "KEY, \"user_id\": ID} (agent_id, run_id too), or a list of keys and entries: such a key serves "
+                   "ID's memory only, over HTTP and MCP (its calls' user_id defaults to ID, another user_id is a 403, "
+                   "never widened: README 'Served memory')"),
     p.add_argument("--data", default="sam-serve-data", help="folder of the tenants' checkpoints and write-ahead "
                    "logs (one subfolder per tenant)")
     p.add_argument("--model", default="sam-general", help="the retriever: an export folder or a packaged name")
@@ -168,8 +171,8 @@ def _main(argv: Sequence[str] | None) -> int:
     scopes = {"user_id": args.user_id, "agent_id": args.agent_id, "run_id": args.run_id}
     if not args.stdio and (given := [f"--{n.replace('_', '-')}" for n, v in scopes.items() if v is not None]):
         raise SystemExit(f"sam-serve: {' and '.join(given)} fix{'es' if len(given) == 1 else ''} the scope of a "
-                         "--stdio server only (an agent's own subprocess); over HTTP each call names its scopes: add "
-                         "--stdio TENANT or leave it out")
+                         "--stdio server only (an agent's own subprocess); over HTTP a key fixes its scopes in the keys "
+                         "file ({\"key\": ..., \"user_id\": ...}): add --stdio TENANT or leave it out")
     from sam_model.serve.mcp import create_mcp, fixed_scopes
 
     fixed = fixed_scopes(scopes)  # a bad ID is refused before the model loads

@@ -13,6 +13,10 @@
     GET    /health                      liveness (no key)
 
 Every call but /health needs ``Authorization: Bearer <key>`` (or ``X-API-Key: <key>``): 401 without a known key.
+A key the keys file fixes to a scope (``{"key": ..., "user_id": "alice"}``: sam_model.serve.tenants) serves that
+scope only: every call's scope is filled in with it, a call naming another value (a scope, or a scope in a search's
+``filters``) is a 403 naming the field and the key's value, and nothing is widened (a get_all or delete_all by agent
+alone reaches only alice's memories; another user's memory id is a 404, its history ``[]``, as another tenant's).
 Bodies are pydantic models: a missing or mistyped field is a 422 naming it; what the memory refuses (an empty
 text, a message with no content, a scope with '/', a bad filter operator, no scope on a search) is a 422
 with the memory's one-line reason; an unknown id is a 404; a body over ``MAX_BODY_BYTES`` a 413 (a Content-Length
@@ -36,7 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from sam_model.io import SAMFileError
 from sam_model.limits import MAX_ADD_ITEMS, MAX_K, MAX_SCOPE_CHARS, MAX_TEXT_CHARS
 from sam_model.memory.scoped import read_add
-from sam_model.serve.tenants import Tenant, Tenants
+from sam_model.serve.scopes import FixedScopeError
+from sam_model.serve.tenants import Caller, Tenant, Tenants
 from sam_model.serve.wal import LogWriteError, check_unicode
 
 MAX_BODY_BYTES = 4 * MAX_TEXT_CHARS + (1 << 20)  # one memory at the text limit in 4-byte UTF-8, plus its JSON
@@ -162,20 +167,21 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     for exc, status in ((KeyError, 404), (ValueError, 422), (TypeError, 422)):
         app.add_exception_handler(exc, lambda _r, err, status=status: _refused(err, status))
+    app.add_exception_handler(FixedScopeError, lambda _r, err: _refused(err, 403))  # not a 422: the key's limit
     app.add_exception_handler(SAMFileError, lambda _r, err: _refused(err, 500))
     app.add_exception_handler(LogWriteError, lambda _r, err: _refused(err, 503))  # not logged, not applied: retry
 
-    def tenant_of(authorization: Annotated[str | None, Header()] = None,
-                  x_api_key: Annotated[str | None, Header()] = None) -> Tenant:
-        tenant = tenants.of_headers(authorization, x_api_key)
-        if tenant is None:
+    def caller_of(authorization: Annotated[str | None, Header()] = None,
+                  x_api_key: Annotated[str | None, Header()] = None) -> Caller:
+        caller = tenants.of_headers(authorization, x_api_key)
+        if caller is None:
             raise _Unauthorized
-        return tenant
+        return caller
 
     app.add_exception_handler(_UnauthorizedError, lambda _r, _e: JSONResponse(
         {"detail": "missing or unknown API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"},
         status_code=401, headers={"WWW-Authenticate": "Bearer"}))
-    T = Annotated[Tenant, Depends(tenant_of)]
+    C = Annotated[Caller, Depends(caller_of)]  # every route's scopes pass through caller.within: the key's fixed ones
 
     def once(request: Request) -> None:
         """A query parameter given twice is a 422: FastAPI takes the last, so ``?user_id=mia&user_id=bob`` was a
@@ -196,24 +202,24 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         return {"status": "ok", "tenants": len(tenants.tenants)}
 
     @app.post("/v1/memories")
-    def add(body: AddBody, tenant: T, later: BackgroundTasks) -> dict:
+    def add(body: AddBody, caller: C, later: BackgroundTasks) -> dict:
         """A message with no content (or a blank one) is a 422 naming ``messages[i].content``, an empty list one
         naming ``messages`` (ScopedMemory.add's own rule, checked here to name this API's field); what was not stored
         (images) is the answer's ``skipped``. The messages the check read are the ones written: each format's
         reader runs once."""
+        args = caller.within(body.model_dump())
         read = read_add(body.messages, "messages", MAX_ADD_ITEMS)
         check_unicode(body.messages, "messages")  # before the log, which would name its own field, data
-        args = body.model_dump()
         args["data"] = args.pop("messages")
-        return write(tenant, later, "add", args, read)
+        return write(caller.tenant, later, "add", args, read)
 
     @app.post("/v1/memories/search")
-    def search_(body: SearchBody, tenant: T) -> dict:
-        return run_search(tenant, **body.model_dump())
+    def search_(body: SearchBody, caller: C) -> dict:
+        return run_search(caller.tenant, **caller.within(body.model_dump()))
 
     @app.get("/v1/memories", dependencies=[Depends(once)])
-    def get_all(tenant: T, query: Annotated[ListQuery, Query()]) -> dict:
-        return tenant.memory.get_all(**query.model_dump())
+    def get_all(caller: C, query: Annotated[ListQuery, Query()]) -> dict:
+        return caller.tenant.memory.get_all(**caller.within(query.model_dump()))
 
     def given(memory_id: str) -> str:
         if not memory_id:  # "/v1/memories/?user_id=mia": the trailing slash made it a call about the id ''
@@ -221,37 +227,39 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
                            "/v1/memories?user_id=... without the '/'")
         return memory_id
 
-    def scoped(query: ScopeQuery) -> dict[str, Any]:
-        """The scopes a call by id was given (``?user_id=mia``): the memory must be theirs, else 404 as for an
-        unknown id (a server that knows whose request it is passes them; an id of another user's memory then
-        reaches nothing)."""
-        return {n: v for n, v in query.model_dump().items() if v is not None}
+    def scoped(caller: Caller, query: ScopeQuery) -> dict[str, Any]:
+        """The scopes a call by id was given (``?user_id=mia``), and those its key fixes: the memory must be theirs,
+        else 404 as for an unknown id (a server that knows whose request it is passes them; an id of another user's
+        memory then reaches nothing)."""
+        return {n: v for n, v in caller.within(query.model_dump()).items() if v is not None}
 
     Scopes = Annotated[ScopeQuery, Query()]
 
     @app.get("/v1/memories/{memory_id:path}", dependencies=[Depends(once)])
-    def get(memory_id: str, tenant: T, query: Scopes) -> dict:
-        found = tenant.memory.get(given(memory_id), **scoped(query))
+    def get(memory_id: str, caller: C, query: Scopes) -> dict:
+        where = scoped(caller, query)
+        found = caller.tenant.memory.get(given(memory_id), **where)
         if found is None:
             raise KeyError(f"memory {memory_id!r} is not in this tenant's memory" + (
-                " within " + ", ".join(f"{n}={v!r}" for n, v in scoped(query).items()) if scoped(query) else ""))
+                " within " + ", ".join(f"{n}={v!r}" for n, v in where.items()) if where else ""))
         return found
 
     @app.put("/v1/memories/{memory_id:path}", dependencies=[Depends(once)])
-    def update(memory_id: str, body: UpdateBody, tenant: T, later: BackgroundTasks, query: Scopes) -> dict:
-        return write(tenant, later, "update", {"memory_id": given(memory_id), "data": body.data, **scoped(query)})
+    def update(memory_id: str, body: UpdateBody, caller: C, later: BackgroundTasks, query: Scopes) -> dict:
+        return write(caller.tenant, later, "update", {"memory_id": given(memory_id), "data": body.data,
+                                                      **scoped(caller, query)})
 
     @app.delete("/v1/memories/{memory_id:path}", dependencies=[Depends(once)])
-    def delete(memory_id: str, tenant: T, later: BackgroundTasks, query: Scopes) -> dict:
-        return write(tenant, later, "delete", {"memory_id": given(memory_id), **scoped(query)})
+    def delete(memory_id: str, caller: C, later: BackgroundTasks, query: Scopes) -> dict:
+        return write(caller.tenant, later, "delete", {"memory_id": given(memory_id), **scoped(caller, query)})
 
     @app.delete("/v1/memories", dependencies=[Depends(once)])
-    def delete_all(later: BackgroundTasks, tenant: T, query: Annotated[ScopeQuery, Query()]) -> dict:
-        return write(tenant, later, "delete_all", query.model_dump())
+    def delete_all(later: BackgroundTasks, caller: C, query: Annotated[ScopeQuery, Query()]) -> dict:
+        return write(caller.tenant, later, "delete_all", caller.within(query.model_dump()))
 
     @app.get("/v1/history/{memory_id:path}", dependencies=[Depends(once)])
-    def history(memory_id: str, tenant: T, query: Scopes) -> list:
-        return tenant.memory.history(given(memory_id), **scoped(query))
+    def history(memory_id: str, caller: C, query: Scopes) -> list:
+        return caller.tenant.memory.history(given(memory_id), **scoped(caller, query))
 
     if mcp_app is not None:
         app.mount("/mcp", mcp_app)

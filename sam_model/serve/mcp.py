@@ -16,7 +16,9 @@
   them one id at a time, and an id missed (or a new one) kept its words.
 
 Over HTTP (mounted at ``/mcp`` of the HTTP service) each call carries the tenant's key as the HTTP API does
-(``Authorization: Bearer <key>`` or ``X-API-Key``); an unknown key is refused. Over stdio (``sam-serve --stdio``,
+(``Authorization: Bearer <key>`` or ``X-API-Key``); an unknown key is refused, and a key the keys file fixes to a
+scope (``{"key": ..., "user_id": "alice"}``) serves that scope only, by the rule of ``--user-id`` below (the tools'
+descriptions stay generic there: the key is per request, the tools one server's). Over stdio (``sam-serve --stdio``,
 for an agent that launches the memory as a subprocess) there are no headers: the tenant is the one the command
 names, and ``--user-id`` (``--agent-id``, ``--run-id``) fixes the scope the process serves: the tools' scope
 arguments default to it, their descriptions say so (the model need not pass it, and cannot see its own session's
@@ -37,8 +39,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sam_model.limits import MAX_ADD_ITEMS
-from sam_model.memory.scoped import SCOPE_KEYS, ScopedMemory, read_add
-from sam_model.serve.tenants import Tenant, Tenants
+from sam_model.memory.scoped import SCOPE_KEYS, read_add
+from sam_model.serve.scopes import check_fixed, within
+from sam_model.serve.tenants import Caller, Tenant, Tenants
 from sam_model.serve.wal import LogWriteError, check_unicode
 
 CALL = ("The tool call you are about to make, before you make it: {\"name\": \"book_flight\", \"arguments\": "
@@ -59,15 +62,7 @@ MESSAGES = ("Instead of text: the conversation's messages since your last rememb
 def fixed_scopes(scopes: Mapping[str, str | None] | None) -> dict[str, str]:
     """The scopes a server is fixed to (``{"user_id": "me"}``), the unset ones left out; a bad value (empty, holding
     '/', too long) is refused in one line naming its option, before the model loads."""
-    fixed = {n: v for n, v in (scopes or {}).items() if v is not None}
-    for name, value in fixed.items():
-        if name not in SCOPE_KEYS:
-            raise ValueError(f"unknown scope {name!r}: fix {', '.join(SCOPE_KEYS)}")
-        try:
-            ScopedMemory._scopes(**{name: value, **{n: None for n in SCOPE_KEYS if n != name}}, need=False)
-        except ValueError as err:
-            raise ValueError(f"{_option(name)}: {err}") from None
-    return fixed
+    return check_fixed(scopes, _option)
 
 
 def _option(scope: str) -> str:
@@ -87,45 +82,43 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None, stdi
 
     def write(ctx: Context, op: str, args: dict[str, Any], read: Any = None) -> dict:
         """A logged write, answered before its checkpoint (if due) is written, on a thread of its own."""
-        def call(tenant: Tenant) -> dict:
+        def call(tenant: Tenant, args: dict[str, Any]) -> dict:
+            if op == "delete":  # its log record names the scopes given (the memory must be theirs), as HTTP's does
+                args = {n: v for n, v in args.items() if v is not None}
             out = tenant.write(op, args, checkpoint=False, read=read)
             tenant.checkpoint_in_background()
             return out
-        return answer(ctx, call)
+        return answer(ctx, args, call)
 
-    def answer(ctx: Context, call: Callable[[Tenant], dict]) -> dict:
-        """``call(tenant)``, its refusals (and a write the log could not take) as ToolErrors: their text reaches the
-        agent."""
+    def answer(ctx: Context, args: dict[str, Any], call: Callable[[Tenant, dict[str, Any]], dict]) -> dict:
+        """``call(tenant, args)`` with ``args``' scopes (None: not given) inside the fixed ones, the server's
+        (stdio's --user-id) and the caller's key's: filled in, another value refused, never widened or switched
+        (sam_model.serve.scopes.within: the HTTP routes' rule). Its refusals (and a write the log could not take)
+        as ToolErrors: their text reaches the agent."""
         try:
-            return call(tenant_of(ctx))
+            caller = caller_of(ctx)
+            return call(caller.tenant, caller.within(within(args, fixed, lambda n: f"this server ({_option(n)})")))
         except (KeyError, ValueError, TypeError, PermissionError, LogWriteError) as err:  # a full disk: retry
             raise ToolError(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)) from None
 
-    def scoped(user_id: str | None, agent_id: str | None, run_id: str | None) -> dict[str, str | None]:
-        """A call's scopes, the fixed ones filled in; a fixed scope given another value is refused, never widened
-        or switched: the process serves that one scope (the same value is that scope, so it passes)."""
-        given = dict(zip(SCOPE_KEYS, (user_id, agent_id, run_id)))
-        for name, value in fixed.items():
-            if given[name] not in (None, value):
-                raise ToolError(f"{name} is fixed to {value!r} for this server ({_option(name)}): leave {name} out; "
-                                f"another {name.removesuffix('_id')}'s memory is not served here")
-            given[name] = value
-        return given
+    def named(user_id: str | None, agent_id: str | None, run_id: str | None) -> dict[str, str | None]:
+        return dict(zip(SCOPE_KEYS, (user_id, agent_id, run_id)))
 
     # a scope argument's description: what the model sees (the SDK builds the tools' schemas from these annotations)
     User, Agent, Run = (Annotated[str | None, Field(description=None if name not in fixed else (
         f"Leave it out: fixed to {fixed[name]!r} for this server; another value is refused."))]
         for name in SCOPE_KEYS)
 
-    def tenant_of(ctx: Context) -> Tenant:
+    def caller_of(ctx: Context) -> Caller:
+        """The tenant of the call's key (over HTTP) with the scopes the key fixes, or the stdio tenant."""
         headers = ctx.headers
         if headers is None and stdio_tenant is not None:
-            return tenants.tenants[stdio_tenant]
+            return Caller(tenants.tenants[stdio_tenant], {})
         headers = headers or {}
-        tenant = tenants.of_headers(headers.get("authorization"), headers.get("x-api-key"))
-        if tenant is None:
+        caller = tenants.of_headers(headers.get("authorization"), headers.get("x-api-key"))
+        if caller is None:
             raise PermissionError("missing or unknown API key: send 'Authorization: Bearer <key>' or 'X-API-Key'")
-        return tenant
+        return caller
 
     @server.tool()
     def remember(ctx: Context, text: Annotated[str | None, Field(description=TEXT)] = None,
@@ -142,7 +135,7 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None, stdi
             check_unicode(data, field)
         except (ValueError, TypeError) as err:
             raise ToolError(str(err)) from None
-        return write(ctx, "add", {"data": data, **scoped(user_id, agent_id, run_id), "metadata": metadata}, read)
+        return write(ctx, "add", {"data": data, **named(user_id, agent_id, run_id), "metadata": metadata}, read)
 
     @server.tool()
     def recall(query: str, ctx: Context, user_id: User = None, agent_id: Agent = None, run_id: Run = None,
@@ -152,23 +145,21 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None, stdi
         """The memories that matter for the query, best first, with scores: ranked for the agent's state when one
         is given ({"phase": ..., "constraints": {...}, "uncertainty_flags": [...]}, or "live": the state of the
         scope's newest memory), or for the tool call you are about to make (call), else by the query's words."""
-        where = scoped(user_id, agent_id, run_id)
-        return answer(ctx, lambda t: run_search(t, query=query, state=state, call=call, **where, limit=limit,
-                                                filters=None, threshold=None))
+        return answer(ctx, named(user_id, agent_id, run_id), lambda t, where: run_search(
+            t, query=query, state=state, call=call, **where, limit=limit, filters=None, threshold=None))
 
     @server.tool()
     def forget(memory_id: str, ctx: Context, user_id: User = None, agent_id: Agent = None, run_id: Run = None) -> dict:
         """Delete one memory (its id comes from remember or recall); with user_id (agent_id, run_id) only if it is
         that user's (agent's, run's) memory."""
-        where = {n: v for n, v in scoped(user_id, agent_id, run_id).items() if v is not None}
-        return write(ctx, "delete", {"memory_id": memory_id, **where})
+        return write(ctx, "delete", {"memory_id": memory_id, **named(user_id, agent_id, run_id)})
 
     @server.tool()
     def forget_all(ctx: Context, user_id: User = None, agent_id: Agent = None, run_id: Run = None) -> dict:
         """Delete every memory of the user (agent, run) and its recorded conversation; give at least one of them.
         With user_id alone, every memory of that user goes, with any agent or run; with agent_id alone, every memory
         of that agent goes, whichever user's it was (to clear one user's memories with this agent, give both)."""
-        return write(ctx, "delete_all", scoped(user_id, agent_id, run_id))
+        return write(ctx, "delete_all", named(user_id, agent_id, run_id))
 
     said = ", ".join(f"{name} {value!r}" for name, value in fixed.items())
     for tool in server._tool_manager.list_tools():  # the SDK has no option for it (mcp 2.x): its tools' own models

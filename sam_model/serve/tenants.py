@@ -15,8 +15,12 @@ while it is written (Tenant.checkpoint). On start each tenant loads its checkpoi
 
 The keys file is JSON, ``{"<tenant>": "<api key>", ...}``: tenant names of ASCII letters, digits, ``_`` and
 ``-``, different also when case is ignored; keys of at least 16 characters, all different, of printable ASCII
-with no spaces at the ends (what a header carries as it is). Each tenant's folder
-is readable by the server's user alone. Keys are compared in constant time.
+with no spaces at the ends (what a header carries as it is). A tenant's value may also be an entry
+``{"key": "<api key>", "user_id": "alice"}`` (``agent_id``, ``run_id``), whose key serves that scope only, or a
+list of keys and entries (a SaaS that hands one key to each of its customers' users): every request made with
+such a key gets the scope filled in, is refused when it names another, and is never widened (Caller.within,
+sam_model.serve.scopes). Each tenant's folder is readable by the server's user alone. Keys are compared in
+constant time.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ import string
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -42,7 +47,8 @@ except ImportError:  # not on Windows: one server per --data is then the operato
     fcntl = None  # type: ignore[assignment]
 
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, read_json, reading, unique_keys
-from sam_model.memory.scoped import NoTextError, ScopedMemory
+from sam_model.memory.scoped import SCOPE_KEYS, NoTextError, ScopedMemory
+from sam_model.serve.scopes import check_fixed, within
 from sam_model.serve.wal import LogWriteError, WriteAheadLog
 from sam_model.store import StoreConfig
 
@@ -66,22 +72,34 @@ def check_tenant(name: Any, where: str) -> str:
 
 
 HEADER_CHARS = frozenset(chr(c) for c in range(0x20, 0x7F))  # printable ASCII: what a header carries as it is
+NEW_KEY = "e.g. python -c 'import secrets; print(secrets.token_urlsafe(24))'"
 
 
-def check_sendable(key: str, tenant: str, path: Path) -> None:
+def check_sendable(key: str, who: str, path: Path) -> None:
     """A key a client can send: a header's value loses its leading and trailing spaces (and a newline ends it),
     and its non-ASCII bytes reach the server as Latin-1, so such a key matched no request and its tenant was
-    unreachable, with no word at start."""
+    unreachable, with no word at start. ``who``: whose key it is, in words."""
     bad = sorted(set(key) - HEADER_CHARS) or ([" "] if key != key.strip(" ") else [])
     if bad:
         at = " at an end" if bad[0] == " " else ""
-        raise SAMFileError(f"{path}: the key of tenant {tenant!r} holds {bad[0]!r}{at}, which an HTTP header cannot "
-                           "carry as it is: use printable ASCII only, no spaces at the ends (e.g. python -c 'import "
-                           "secrets; print(secrets.token_urlsafe(24))')")
+        raise SAMFileError(f"{path}: the key of {who} holds {bad[0]!r}{at}, which an HTTP header cannot carry as it "
+                           f"is: use printable ASCII only, no spaces at the ends ({NEW_KEY})")
 
 
-def read_keys(path: str | os.PathLike) -> dict[str, str]:
-    """api key -> tenant, from the keys file (every problem named with the file and the tenant)."""
+class Access(NamedTuple):
+    """What a key reaches: its tenant's memory, within the scopes the keys file fixes for it (none: the tenant's
+    every scope, each call naming its own)."""
+    tenant: str
+    scopes: Mapping[str, str] = MappingProxyType({})
+
+
+KEY_FIELDS = ("key", *SCOPE_KEYS)  # a key entry's fields: {"key": "...", "user_id": "alice"}
+
+
+def read_keys(path: str | os.PathLike) -> dict[str, Access]:
+    """api key -> what it reaches, from the keys file (every problem named with the file, the tenant, the entry
+    and the field). A tenant's value is its key, an entry ``{"key": ..., "user_id": ...}`` whose key serves that
+    user (agent, run) only (sam_model.serve.scopes), or a list of keys and entries (one key per end user)."""
     path = Path(path)
     try:
         # a tenant twice: refused; a byte-order mark (Windows editors write one) is no part of the JSON
@@ -92,22 +110,54 @@ def read_keys(path: str | os.PathLike) -> dict[str, str]:
         raise SAMFileError(f"{path}: unreadable keys file ({err}); it must be a JSON object tenant -> key") from None
     if not isinstance(raw, dict) or not raw:
         raise SAMFileError(f"{path}: the keys file must be a non-empty JSON object tenant -> key")
-    keys: dict[str, str] = {}
+    keys: dict[str, Access] = {}
+    whose: dict[str, str] = {}
     folded: dict[str, str] = {}
-    for tenant, key in raw.items():
+    for tenant, value in raw.items():
         check_tenant(tenant, str(path))
         if tenant.lower() in folded:
             raise SAMFileError(f"{path}: tenants {folded[tenant.lower()]!r} and {tenant!r} differ only in case: on a "
                                "case-insensitive file system they would share one folder; rename one")
         folded[tenant.lower()] = tenant
-        if not isinstance(key, str) or len(key) < MIN_KEY_CHARS:
-            raise SAMFileError(f"{path}: the key of tenant {tenant!r} must be a string of at least {MIN_KEY_CHARS} "
-                               "characters (e.g. python -c 'import secrets; print(secrets.token_urlsafe(24))')")
-        check_sendable(key, tenant, path)
-        if key in keys:
-            raise SAMFileError(f"{path}: tenants {keys[key]!r} and {tenant!r} have the same key; give each its own")
-        keys[key] = tenant
+        if isinstance(value, list) and not value:
+            raise SAMFileError(f"{path}: tenant {tenant!r} has an empty list of keys: give it at least one key")
+        entries = list(enumerate(value, 1)) if isinstance(value, list) else [(0, value)]
+        for n, entry in entries:
+            who = f"tenant {tenant!r}" + (f" (entry {n})" if n else "")
+            key, scopes = _key_entry(entry, who, path)
+            if key in keys:
+                raise SAMFileError(f"{path}: {whose[key]} and {who} have the same key; give each its own")
+            keys[key], whose[key] = Access(tenant, scopes), who
     return keys
+
+
+def _key_entry(entry: Any, who: str, path: Path) -> tuple[str, dict[str, str]]:
+    """(key, fixed scopes) of one entry of the keys file: a key, or ``{"key": ..., "user_id": ...}``."""
+    if isinstance(entry, dict):
+        if unknown := sorted(set(entry) - set(KEY_FIELDS)):
+            raise SAMFileError(f"{path}: {who}, field {unknown[0]!r}: unknown; a key entry takes "
+                               f"{', '.join(KEY_FIELDS)}")
+        if "key" not in entry:
+            raise SAMFileError(f"{path}: {who} has no field 'key': write {{\"key\": \"<its key>\", \"user_id\": "
+                               "\"<the user it serves>\"}}")
+        if nulls := [n for n in SCOPE_KEYS if n in entry and entry[n] is None]:  # it would fix nothing, silently
+            raise SAMFileError(f"{path}: {who}, field {nulls[0]!r}: null fixes no {nulls[0].removesuffix('_id')}; "
+                               "give one, or leave the field out")
+        key = entry["key"]
+        try:
+            scopes = check_fixed({n: entry[n] for n in SCOPE_KEYS if n in entry}, lambda n: f"{path}: {who}, field {n!r}")
+        except ValueError as err:
+            raise SAMFileError(str(err)) from None
+    elif isinstance(entry, str):
+        key, scopes = entry, {}
+    else:
+        raise SAMFileError(f"{path}: {who}: want a key (a string) or {{\"key\": ..., \"user_id\": ...}}, got "
+                           f"{json.dumps(entry)[:40]}")
+    if not isinstance(key, str) or len(key) < MIN_KEY_CHARS:
+        raise SAMFileError(f"{path}: the key of {who} must be a string of at least {MIN_KEY_CHARS} characters "
+                           f"({NEW_KEY})")
+    check_sendable(key, who, path)
+    return key, scopes
 
 
 LOCK_FILE = "serving.lock"
@@ -476,15 +526,28 @@ def apply(memory: ScopedMemory, op: str, args: dict[str, Any],
     raise ValueError(f"unknown write {op!r} in the log")
 
 
+class Caller(NamedTuple):
+    """Who a request is: its key's tenant and the scopes the key fixes (none: the call names its own)."""
+    tenant: Tenant
+    scopes: Mapping[str, str]
+
+    def within(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """A call's arguments (scopes, filters) with the key's fixed scopes filled in; FixedScopeError when they
+        name another value (sam_model.serve.scopes.within: the rule ``sam-serve --stdio --user-id`` applies)."""
+        return within(args, self.scopes, lambda _name: "this API key")
+
+
 class Tenants:
     """The tenants a server knows: keys -> tenant -> its memory, opened at start."""
 
-    def __init__(self, keys: Mapping[str, str], data: str | os.PathLike, retriever: Any,
+    def __init__(self, keys: Mapping[str, Access | str], data: str | os.PathLike, retriever: Any,
                  store_config: StoreConfig, checkpoint_every: int = 1000, fsync: bool = True,
                  checkpoint_share: float = CHECKPOINT_SHARE, reencode: bool = False):
         """``reencode``: the tenants' memories were written by another model than ``retriever``'s: encode them
         again with it on opening (else a tenant whose memories another model wrote is refused in one line)."""
-        self.keys, self.data, self.reencode = dict(keys), Path(data), reencode
+        # a bare tenant name: a key of the whole tenant (as read_keys read a keys file before keys fixed scopes)
+        self.keys = {k: v if isinstance(v, Access) else Access(v) for k, v in keys.items()}
+        self.data, self.reencode = Path(data), reencode
         self.retriever, self.store_config = retriever, store_config
         # The tenants share this encoder: a text-vector cache between them would tell one tenant, by how fast its
         # search returns, that another sent the same text. So the served encoder caches nothing.
@@ -493,7 +556,7 @@ class Tenants:
             limit(0)
         self.tenants: dict[str, Tenant] = {}
         try:
-            for name in sorted(set(self.keys.values())):
+            for name in sorted({a.tenant for a in self.keys.values()}):
                 self.tenants[name] = self._open(name, checkpoint_every, fsync, checkpoint_share)
         except BaseException:  # a tenant that cannot be opened: the others' folders are let go, not held
             for t in self.tenants.values():
@@ -512,21 +575,21 @@ class Tenants:
                       lambda f: ScopedMemory.load(f, self.retriever, reencode=self.reencode), checkpoint_every, fsync,
                       checkpoint_share, reencode=self.reencode)
 
-    def of_headers(self, authorization: str | None, x_api_key: str | None) -> Tenant | None:
-        """The tenant of a request's ``X-API-Key``, else of its ``Authorization: Bearer <key>``, whose scheme is
+    def of_headers(self, authorization: str | None, x_api_key: str | None) -> Caller | None:
+        """The caller (tenant, fixed scopes) of a request's ``X-API-Key``, else of its ``Authorization: Bearer <key>``, whose scheme is
         any case (RFC 9110: ``bearer <key>``, as some clients send it, was a 401)."""
         scheme, _, token = (authorization or "").partition(" ")
         return self.of_key(x_api_key or (token.strip(" ") if scheme.lower() == "bearer" else None))
 
-    def of_key(self, key: str | None) -> Tenant | None:
-        """The tenant whose key this is (constant-time comparisons), else None."""
+    def of_key(self, key: str | None) -> Caller | None:
+        """The tenant whose key this is, with the scopes the key fixes (constant-time comparisons), else None."""
         if not key:
             return None
         found = None
-        for k, name in self.keys.items():
+        for k, access in self.keys.items():
             if hmac.compare_digest(k.encode(), key.encode()):
-                found = name
-        return None if found is None else self.tenants[found]
+                found = access
+        return None if found is None else Caller(self.tenants[found.tenant], found.scopes)
 
     def close(self) -> None:
         """Checkpoint and close every tenant; one whose checkpoint fails (a full disk) does not keep the others'
@@ -543,4 +606,4 @@ class Tenants:
             raise first
 
 
-__all__ = ["Tenant", "Tenants", "apply", "check_checkpoint_share", "read_keys"]
+__all__ = ["Access", "Caller", "Tenant", "Tenants", "apply", "check_checkpoint_share", "read_keys"]

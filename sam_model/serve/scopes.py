@@ -1,0 +1,57 @@
+"""Fixed scopes: the one rule for a caller whose user (agent, run) is not its own to name.
+
+A ``sam-serve --stdio --user-id me`` process, and a request made with a key the keys file fixes to a user (a SaaS
+hands one key to each of its customers' users), serve that scope only: a call's scope is filled in when absent, a
+call naming another value is refused (:class:`FixedScopeError`, nothing done), and nothing is widened, since every
+call then runs inside the fixed scope (a ``delete_all`` by agent alone deletes only the fixed user's memories with
+that agent; an id of another user's memory is not there). Both paths check here, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sam_model.memory.scoped import SCOPE_KEYS, ScopedMemory
+
+
+class FixedScopeError(ValueError):
+    """A call named another value of a scope its server or key is fixed to (HTTP answers it 403)."""
+
+
+def check_fixed(scopes: Mapping[str, Any] | None, where: Callable[[str], str]) -> dict[str, str]:
+    """The fixed scopes (``{"user_id": "me"}``), the unset (None) ones left out; an unknown scope or a bad value
+    (empty, holding '/', too long: ScopedMemory's own rule) is a ValueError starting with ``where(name)``, the
+    option or the keys-file field that gave it."""
+    fixed = {n: v for n, v in (scopes or {}).items() if v is not None}
+    for name, value in fixed.items():
+        if name not in SCOPE_KEYS:
+            raise ValueError(f"{where(name)}: unknown scope {name!r}: fix {', '.join(SCOPE_KEYS)}")
+        try:
+            ScopedMemory._scopes(**{n: value if n == name else None for n in SCOPE_KEYS}, need=False)
+        except ValueError as err:
+            raise ValueError(f"{where(name)}: {err}") from None
+    return fixed
+
+
+def within(args: Mapping[str, Any], fixed: Mapping[str, str], holder: Callable[[str], str]) -> dict[str, Any]:
+    """A call's arguments with the ``fixed`` scopes filled in. A scope argument, or a plain scope value inside its
+    ``filters`` (Mem0 takes scopes there too), naming another value is a :class:`FixedScopeError` whose one line
+    names the field, the fixed value and ``holder(name)`` (what fixed it: "this API key"). An operator filter on a
+    scope (``{"user_id": {"in": [...]}}``, ``OR``) is left as it is: it applies inside the fixed scope, so it can
+    only narrow."""
+    out = dict(args)
+    filters = out.get("filters")
+    for name, value in fixed.items():
+        said = [(name, out.get(name))]
+        if isinstance(filters, Mapping) and not isinstance(filters.get(name), (Mapping, type(None))):
+            said.append((f"filters.{name}", filters[name]))
+        for field, given in said:
+            if given is not None and given != value:
+                raise FixedScopeError(f"{field} is fixed to {value!r} for {holder(name)}: leave {field} out; another "
+                                      f"{name.removesuffix('_id')}'s memory is not served here")
+        out[name] = value
+    return out
+
+
+__all__ = ["FixedScopeError", "check_fixed", "within"]
