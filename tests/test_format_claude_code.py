@@ -733,3 +733,27 @@ def test_a_qwen_code_chat_record_is_refused_as_what_it_is_not_as_a_broken_claude
     assert main([str(path), str(tmp_path / "o.jsonl")]) == 1
     err = capsys.readouterr().err
     assert f"{path}:1: 'message' holds Gemini 'parts'" in err and "Qwen Code" in err and err.count("\n") == 1
+
+
+def test_a_greps_output_mode_and_a_reads_limit_label_nothing(tmp_path):
+    """Claude Code's Grep writes ``"output_mode": "content"`` on most searches and its Read a ``limit``: traced as
+    values, a second search was a decision point labelled with the first search's call (a walkthrough's hand-written
+    sessions had two such decision points with no other label, and a third with one wrong label beside its right
+    one). They say how much output to show, as a shell's timeout says how a command runs, so they label nothing;
+    the search's pattern, from the user's words, and the file a Read reads again still do."""
+    s = Session()
+    s.user("due_date is off by one; the issue is in invoicer/dates.py")
+    s.respond(tool_use("g1", "Grep", {"pattern": "def due", "path": "/repo/invoicer", "output_mode": "content",
+                                      "-n": True, "head_limit": 200}))
+    s.result("g1", "/repo/invoicer/dates.py:58:def due_date(issued, terms):")
+    s.respond(tool_use("r1", "Read", {"file_path": "/repo/invoicer/dates.py", "offset": 50, "limit": 200}))
+    s.result("r1", "    50\u2192import calendar\n   200\u2192# end")
+    s.respond(text("Let me see the tests."))
+    s.respond(tool_use("g2", "Grep", {"pattern": "due_date", "path": "/repo/tests", "output_mode": "content",
+                                      "head_limit": 200}))
+    s.result("g2", "/repo/tests/test_dates.py:3:from invoicer.dates import due_date")
+    s.respond(tool_use("r2", "Read", {"file_path": "/repo/invoicer/dates.py", "offset": 150, "limit": 200}))
+    s.result("r2", "   150\u2192    return issued")
+    events, report = read(write(tmp_path / f"{SESSION}.jsonl", s.entries))
+    labelled = {e["step"]: e["meta"]["needed"] for e in events if e.get("useful_memory_steps")}
+    assert labelled == {5: {"pattern": ["due_date"]}, 7: {"file_path": ["/repo/invoicer/dates.py"]}}, labelled

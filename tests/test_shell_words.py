@@ -226,6 +226,22 @@ def test_which_arguments_of_a_shell_tool_are_settings(tool, arguments, outcome):
     assert got.outcomes == {outcome: len(arguments)}
 
 
+@pytest.mark.parametrize("tool, arguments, outcome", [
+    ("Grep", {"output_mode": "content", "head_limit": 250, "-A": 120}, "trivial"),  # Claude Code's search settings
+    ("Read", {"limit": 2000}, "trivial"),  # how many lines to show
+    ("read_file", {"limit": 400}, "trivial"),  # Gemini CLI's
+    ("Grep", {"pattern": "web_7", "glob": "src/tinyparse"}, "needed"),  # what it searches for and where
+    ("Read", {"file_path": "src/tinyparse", "offset": 300}, "needed"),  # what it reads and from which line
+    ("set_credit_limit", {"limit": 5000}, "needed"),  # no file tool: a limit the user gave is a value
+])
+def test_which_arguments_of_a_file_tool_are_settings(tool, arguments, outcome):
+    st = TranscriptState()
+    said = " ".join(str(v) for v in arguments.values())
+    st.add({"role": "user", "content": f"Earlier: {said} web_7 src/tinyparse"})
+    st.add({"role": "assistant", "content": "Checking."})
+    assert st.decide([_call_with(tool, arguments)]).outcomes == {outcome: len(arguments)}
+
+
 def _call_with(name: str, arguments: dict):
     from sam_model.data.toolstate import ToolCall
     return ToolCall(name, arguments, "x")

@@ -205,6 +205,24 @@ def is_shell_setting(tool: str, argument: str) -> bool:
     return is_shell_tool(tool) and bool(SETTING_WORDS.intersection(w.lower() for w in _NAME_WORD.findall(argument)))
 
 
+# a file tool's arguments that say how much of its output to show and in what form, not what it reads or searches:
+# Claude Code's Grep ``output_mode``, ``head_limit`` and grep's flags ``-A``/``-B``/``-C``/``-n``/``-i``, its Read's
+# ``limit`` (Gemini CLI's read_file too), named without their dashes, in lower case
+FILE_TOOL_WORDS = frozenset({"grep", "glob", "read"})
+FILE_SETTINGS = frozenset({"output_mode", "head_limit", "limit", "a", "b", "c", "context", "n", "i", "multiline"})
+
+
+def is_tool_setting(tool: str, argument: str) -> bool:
+    """Whether the top-level argument ``argument`` of a call to ``tool`` is a setting, judged trivial: a shell's
+    (:func:`is_shell_setting`), or an output setting of a file tool, one whose name says grep, glob or read
+    (:data:`FILE_SETTINGS`). Claude Code's Grep writes ``"output_mode": "content"`` on most searches: traced as a value,
+    each later search was a decision point labelled with the session's first one (in a walkthrough's hand-written
+    sessions, two decision points with no other label); a ``Read`` with ``"limit": 200`` traced to any earlier file
+    listing that printed line 200. ``offset``, ``path``, ``pattern`` and ``glob`` say what is read and stay values."""
+    return is_shell_setting(tool, argument) or (
+        bool(FILE_TOOL_WORDS.intersection(_name_words(tool))) and argument.lstrip("-").lower() in FILE_SETTINGS)
+
+
 def is_command_line(tool: str, argument: str, value: Any) -> bool:
     """Whether ``value``, the top-level argument ``argument`` of a call to ``tool``, is a shell command: an argument
     named ``command`` or ``cmd`` (any case) of a shell tool (:func:`is_shell_tool`), or ``script`` of one whose name

@@ -71,7 +71,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # grep's -n is no count.
 # 22: a line range (sed -n '120,160p', awk 'NR>=120 && NR<=160', tail -n +120) is traced by its line numbers.
 # 23: a Codex patch (apply_patch's argv, heredoc, JSON input or freeform call) is traced by the paths it names.
-CONVERSION_VERSION = 23
+# 24: a file tool's output settings (Claude Code's Grep output_mode, head_limit, -A/-B/-C; its Read's limit) label
+# nothing, as a shell's timeout does.
+CONVERSION_VERSION = 24
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,8 @@ tool's arguments whose names say a timeout, an output limit, a permission or a d
 (:func:`sam_model.data.shellwords.is_shell_setting`: Codex's ``timeout_ms``, Claude Code's ``timeout`` and
 ``description``, OpenHands' ``security_risk``) say how the command runs, not what it acts on, and are judged trivial:
 Codex repeats ``"timeout_ms": 120000`` on every call, which traced each later call to the first one.
+So are a file tool's output settings (:func:`sam_model.data.shellwords.is_tool_setting`: Claude Code's Grep
+``output_mode`` and ``head_limit``, its Read's ``limit``), which its Grep repeats as a shell repeats a timeout.
 
 One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
 sub-goal stack = tools called, constraints = argument values already used, last action result = a
@@ -84,7 +86,7 @@ from sam_model.data.shellwords import (
     is_command_line,
     is_patch_tool,
     is_powershell,
-    is_shell_setting,
+    is_tool_setting,
     patch_paths,
 )
 from sam_model.data.text import norm
@@ -149,12 +151,12 @@ def raw_patch(call: ToolCall) -> list[str] | None:
 
 def call_leaves(call: ToolCall) -> list[tuple[str, Any, bool]]:
     """(path, leaf, whether it is a shell's setting) of each leaf of ``call`` the labelling rule judges: its
-    arguments' (:func:`argument_leaves`; a setting, :func:`sam_model.data.shellwords.is_shell_setting`, is judged
+    arguments' (:func:`argument_leaves`; a setting, :func:`sam_model.data.shellwords.is_tool_setting`, is judged
     trivial), or, of arguments that are no JSON object, a freeform patch's paths at :data:`RAW_PATCH` (any other raw
     string gives none, as the spec reads it)."""
     if not call.valid:
         return [(RAW_PATCH, p, False) for p in raw_patch(call) or ()]
-    return [(path, v, is_shell_setting(call.name, name)) for name, value in call.arguments.items()
+    return [(path, v, is_tool_setting(call.name, name)) for name, value in call.arguments.items()
             for path, v in argument_leaves(call.name, name, value)]
 
 
