@@ -757,3 +757,30 @@ def test_a_greps_output_mode_and_a_reads_limit_label_nothing(tmp_path):
     events, report = read(write(tmp_path / f"{SESSION}.jsonl", s.entries))
     labelled = {e["step"]: e["meta"]["needed"] for e in events if e.get("useful_memory_steps")}
     assert labelled == {5: {"pattern": ["due_date"]}, 7: {"file_path": ["/repo/invoicer/dates.py"]}}, labelled
+
+
+def test_a_sessions_lines_added_one_at_a_time_are_the_memories_of_the_file(tmp_path):
+    """A sidecar (or a hook) that forwards each new line of a Claude Code session file to ScopedMemory.add (MCP's
+    remember) gives a line of bookkeeping alone: a file-history snapshot, and the queued_command attachment of what
+    the user typed while Claude Code worked. Holding no user or assistant entry, such a line was taken for an OpenAI
+    message and refused ("message without 'role'"), and the user's words were lost. Each is now read as Claude Code's:
+    the snapshot counted, the prompt the user's turn, and the memories are the importer's events of the file."""
+    from sam_model.memory import ScopedMemory
+    from sam_model.memory.encoders import HashingEncoder
+
+    s = Session()
+    s.add("file-history-snapshot", parent=None, messageId="m0", snapshot={"trackedFileBackups": {}})
+    s.user("bump the version to 0.4.2 in pyproject.toml")
+    s.respond(tool_use("r1", "Read", {"file_path": "/repo/pyproject.toml"}))
+    queued(s, "also add a CHANGELOG.md entry for 0.4.2")
+    s.result("r1", '     3\u2192version = "0.4.1"')
+    s.respond(text("Now the changelog."), tool_use("r2", "Read", {"file_path": "/repo/CHANGELOG.md"}))
+    s.result("r2", "     1\u2192# Changelog")
+    events, _ = read(write(tmp_path / f"{SESSION}.jsonl", s.entries))
+    memory = ScopedMemory(HashingEncoder())
+    for entry in s.entries:
+        memory.add([entry], user_id="me", run_id=SESSION)
+    stored = memory.get_all(user_id="me", run_id=SESSION, limit=100)["results"]
+    assert [m["memory"] for m in sorted(stored, key=lambda m: int(m["id"].rsplit("#", 1)[1]))] == [
+        e["text"] for e in events]
+    assert "also add a CHANGELOG.md entry for 0.4.2" in [e["text"] for e in events]

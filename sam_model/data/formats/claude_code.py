@@ -105,9 +105,14 @@ def is_entry(doc: Any) -> bool:
 
 
 def sniff(messages: list[Any]) -> bool:
-    """Entries of type user or assistant holding an API ``message`` (no other format's messages are typed so)."""
-    return any(isinstance(m, Mapping) and m.get("type") in TURNS and isinstance(m.get("message"), Mapping)
-               and "role" not in m for m in messages)
+    """Entries of type user or assistant holding an API ``message`` (no other format's messages are typed so), or
+    entries all of Claude Code's bookkeeping (:func:`is_entry`: a ``queued_command`` attachment, a compact boundary,
+    a file-history snapshot). A session's lines given to ScopedMemory.add (MCP's ``remember``) as Claude Code writes
+    them, a line at a time, hold such a line alone: told from no user or assistant entry, it was read as an OpenAI
+    message and refused ("message without 'role'"), and a prompt the user typed while Claude Code worked was lost."""
+    return bool(messages) and (
+        any(isinstance(m, Mapping) and m.get("type") in TURNS and isinstance(m.get("message"), Mapping)
+            and "role" not in m for m in messages) or all(is_entry(m) and "role" not in m for m in messages))
 
 
 def holds_tools(m: Any) -> bool:
