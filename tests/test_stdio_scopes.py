@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -173,3 +175,24 @@ def test_a_bad_fixed_scope_is_refused_before_the_model_loads(tmp_path, capsys, v
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert rc != 0 and err.startswith("error: --user-id: user_id must be a non-empty string without '/'"), err
     assert not (tmp_path / "data").exists()
+
+
+def test_faiss_loader_lines_stay_out_of_the_servers_log(tmp_path):
+    """At every start faiss' loader said in nine INFO lines that it could not load its AVX512 builds
+    ('ModuleNotFoundError(...)'): over --stdio the server's stderr is Codex's or Claude Code's MCP log, where they read
+    as the memory's errors (a walkthrough's first stdio session). sam-serve's logging now keeps that library to
+    warnings at the default level; its own lines stay."""
+    import subprocess
+    import sys
+
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"acme": "k" * 24}))
+    code = ("import sys\nfrom sam_model.serve import cli\n"
+            f"cli.main(['--keys', {str(keys)!r}, '--stdio', 'acme', '--model', {str(tmp_path / 'none')!r}, "
+            f"'--data', {str(tmp_path / 'data')!r}])\n"
+            "import logging\nlogging.getLogger('sam_model.serve').info('still said')\n"
+            "import faiss.loader  # noqa: F401\n")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert "still said" in got.stderr, got.stderr
+    assert "faiss.loader" not in got.stderr, got.stderr

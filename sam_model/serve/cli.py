@@ -161,6 +161,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                    if isinstance(e, unreachable()) else "")
 
 
+# libraries whose INFO lines are no news to a served memory's user: faiss' loader says at every start, in nine lines,
+# that it could not load its AVX512 builds ("ModuleNotFoundError(...)"), which in Codex's or Claude Code's MCP log
+# (--stdio: the server's stderr) read as errors of the memory
+CHATTY = ("faiss.loader",)
+
+
+def quiet_libraries(level: str) -> None:
+    """At ``--log-level info`` (the default) the :data:`CHATTY` libraries say warnings and errors only; at debug,
+    everything."""
+    for name in CHATTY:
+        logging.getLogger(name).setLevel(logging.DEBUG if level == "debug" else max(logging.WARNING,
+                                                                                    logging.getLevelName(level.upper())))
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     handlers: list[logging.Handler] = [logging.StreamHandler()]
@@ -168,6 +182,7 @@ def _main(argv: Sequence[str] | None) -> int:
         handlers.append(logging.FileHandler(args.log_file))
     logging.basicConfig(level=args.log_level.upper(), handlers=handlers,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    quiet_libraries(args.log_level)
     scopes = {"user_id": args.user_id, "agent_id": args.agent_id, "run_id": args.run_id}
     if not args.stdio and (given := [f"--{n.replace('_', '-')}" for n, v in scopes.items() if v is not None]):
         raise SystemExit(f"sam-serve: {' and '.join(given)} fix{'es' if len(given) == 1 else ''} the scope of a "
