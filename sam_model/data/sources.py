@@ -73,7 +73,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 23: a Codex patch (apply_patch's argv, heredoc, JSON input or freeform call) is traced by the paths it names.
 # 24: a file tool's output settings (Claude Code's Grep output_mode, head_limit, -A/-B/-C; its Read's limit) label
 # nothing, as a shell's timeout does.
-CONVERSION_VERSION = 24
+# 25: a Codex rollout of 0.3x to 0.77 (a turn_context line before each model request) reads the calls of one response
+# as one turn when Codex recorded each with its output (before openai/codex#6691: a later call read as made after an earlier one's
+# output, its values traced to it).
+CONVERSION_VERSION = 25
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,16 @@ Checked against openai/codex (codex-rs) and a public rollout, not guessed:
   (``Process running with session ID N`` while the process runs); ``core/src/instructions/user_instructions.rs`` and the
   contextual-message helpers: ``# AGENTS.md instructions for DIR`` (legacy ``<user_instructions>``), ``<skill``,
   ``<environment_context>`` and ``<turn_aborted>`` user messages are Codex's, not the user's words;
+- parallel calls (several calls in one response): ``core/src/response_processing.rs``' ``process_items`` (0.4x to
+  0.58) records a response's items after it, each call followed by its output (call A, A's output, call B, B's
+  output); openai/codex#4663 (``tools/parallel.rs``' ``ToolCallRuntime``, Oct 2025) sent ``parallel_tool_calls`` as
+  the model family allows, so a response could hold several calls; #6691 (2025-11-14) records "all output items
+  ... before all new input items" (the calls, then their outputs); #7310 (Dec 2025) records each item as it streams
+  and the outputs after the response (``drain_in_flight``). ``codex.rs``' ``try_run_turn`` persists a ``turn_context``
+  line before each model request (forks of 0.4x and 0.5x: Nottlespike/codex, liangsalt/codex; #3444 added the
+  line, Sep 2025), and #9583 (Jan 2026) still writes it in ``try_run_sampling_request``; 0.77.0 was out by
+  2025-12-23 (#8479). Later versions write it with a ``turn_id`` as a turn's baseline (``rollout_reconstruction.rs``),
+  not known to mark each request;
 - a public rollout of codex 0.46.0 (jnarowski/agentcmd, ``.agent/research/codex/format-comparison.md``):
   ``"instructions": null`` in session_meta, ``shell`` calls with ``{"command": ["bash", "-lc", "ls"], "workdir"}``,
   outputs (``apply_patch``'s too) in the JSON form above, ``event_msg`` echoes of each message.
@@ -38,7 +48,12 @@ Read as what the model saw, once:
   for the model, not the user: AGENTS.md / ``<user_instructions>`` instructions, ``<skill`` bodies and
   ``<environment_context>`` (cwd, sandbox, shell); a ``<turn_aborted>`` marker is counted, not read;
 - ``response_item`` lines are read by the Responses reader (:func:`responses.read`: an assistant message and the
-  calls after it one turn, ``reasoning`` and built-in tools such as ``web_search_call`` counted). A
+  calls after it one turn, ``reasoning`` and built-in tools such as ``web_search_call`` counted). In a rollout of
+  0.3x to 0.77 (:func:`marks_requests`: a ``turn_context`` line before each request), the outputs of a request's
+  calls that precede a later call of it are read after that call (:func:`_in_response_order`), so calls written in
+  one response are one turn, decided before any output, as Codex records them since #6691; other rollouts (a later
+  Codex, a dev build's 0.0.0, none of the lines, no meta line) are read in file order: there the older layout's
+  parallel calls stay sequential turns, no boundary being known. A
   ``local_shell_call`` is the call ``local_shell`` with the arguments Codex runs it with, ``{"command": [argv],
   "workdir"?}``, as a ``shell`` function call's (``ShellToolCallParams``), so a command is the same call whichever
   way the model made it; a ``shell`` call's arguments are read as the model wrote them (``command`` a list of
@@ -75,6 +90,9 @@ from sam_model.data.formats.base import FAILED, Chat, Conversation, TranscriptFo
 from sam_model.data.formats.responses import CALLS, OUTPUTS, TEXT_PARTS, read
 from sam_model.io import json_type
 
+# the last Codex release known to write a turn_context line before each model request: 0.77.0 (openai/codex#8479,
+# 2025-12-23) is before try_run_sampling_request still wrote it there (openai/codex#9583, 2026-01-21)
+REQUEST_MARKED = (0, 77)
 LINES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 OLD_META = frozenset({"id", "timestamp", "instructions", "git"})  # the first line before the wrapper
 # user messages that are Codex's, not the user's: instructions and context (the policy), compared as Codex does
@@ -115,15 +133,19 @@ def sniff(lines: list[Any]) -> bool:
 def to_chat(lines: list[Any], where: str) -> Chat:
     chat = Chat()
     failed: set[str] = set()  # the lines whose result's exit code is not 0
-    read(chat, _items(lines, where, chat, failed))
+    requests = marks_requests(lines)
+    items = _items(lines, where, chat, failed, requests)
+    read(chat, _in_response_order(items) if requests else items)
     for m, source in zip(chat.messages, chat.sources):
         if m["role"] == "tool" and source in failed:
             m[FAILED] = True
     return chat
 
 
-def _items(lines: list[Any], where: str, chat: Chat, failed: set[str]) -> Iterator[tuple[str, Mapping[str, Any], str]]:
-    """(source, Responses item, where) for each line that is one, the policy among them; the rest counted."""
+def _items(lines: list[Any], where: str, chat: Chat, failed: set[str],
+           requests: bool = False) -> Iterator[tuple[str, Mapping[str, Any], str] | None]:
+    """(source, Responses item, where) for each line that is one, the policy among them; the rest counted. With
+    ``requests`` (:func:`marks_requests`) a turn_context line also yields None: a model request begins there."""
     meta = False
     for i, line in enumerate(lines):
         source, w = f"line {i + 1}", f"{where}:{i + 1}"
@@ -147,6 +169,8 @@ def _items(lines: list[Any], where: str, chat: Chat, failed: set[str]) -> Iterat
                     yield source, item, w
             else:
                 chat.ignored[f"{kind} lines"] += 1
+                if kind == "turn_context" and requests:
+                    yield None
         elif i == 0 and is_old_meta(line):  # before the wrapper: the meta, then bare items
             meta = True
             yield from _policy(line, "", source, w)
@@ -160,6 +184,61 @@ def _items(lines: list[Any], where: str, chat: Chat, failed: set[str]) -> Iterat
             raise TranscriptFormatError(w, "neither a rollout line {\"timestamp\", \"type\", \"payload\"} nor a "
                                            "Responses item {\"type\", ...}: is this a Codex rollout "
                                            "(~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)?")
+
+
+def marks_requests(lines: list[Any]) -> bool:
+    """Whether the rollout was written by a Codex that writes a turn_context line before each model request and
+    records a response's items after it (0.3x to 0.77: ``try_run_turn``, later ``try_run_sampling_request``): its
+    session_meta's ``cli_version`` is one of those. A dev build's 0.0.0, a version not told, a meta-less file (a
+    live add of later lines) and a later Codex are read in file order, as before."""
+    for i, line in enumerate(lines):
+        if is_line(line) and line["type"] == "session_meta" and isinstance(line["payload"], Mapping):
+            version = line["payload"].get("cli_version")
+            match = re.match(r"(\d+)\.(\d+)\.", version) if isinstance(version, str) else None
+            return bool(match) and (0, 1) <= (int(match[1]), int(match[2])) <= REQUEST_MARKED
+        if i == 0 and is_old_meta(line):
+            return False
+    return False
+
+
+def _in_response_order(entries: Iterator[tuple[str, Mapping[str, Any], str] | None]
+                       ) -> Iterator[tuple[str, Mapping[str, Any], str]]:
+    """The items of each model request (from a boundary, None, to the next) with the outputs of its calls that came
+    before a later call of it moved right after that call: Codex before openai/codex#6691 recorded each call with
+    its output (call A, A's output, call B, B's output) although the model wrote A and B in one response, before
+    either output; read in that order B was a turn made after A's output. Moved, they are the layout Codex records
+    since (the calls, then their outputs), so the calls are one turn. A request with one call, or none after an
+    output, is as it was."""
+    span: list[tuple[str, Mapping[str, Any], str]] = []
+    begun = False  # the items before the first turn_context are no request's known to be one: read as they are
+    for entry in entries:
+        if entry is None:
+            yield from _calls_first(span) if begun else span
+            span, begun = [], True
+        else:
+            span.append(entry)
+    yield from _calls_first(span) if begun else span
+
+
+def _calls_first(span: list[tuple[str, Mapping[str, Any], str]]) -> list[tuple[str, Mapping[str, Any], str]]:
+    """One request's items, the outputs of its calls that precede its last call moved right after it."""
+    calls = [j for j, (_, item, _) in enumerate(span) if item.get("type") in CALLS]
+    ids: set[Any] = set()
+    moved: list[int] = []
+    for j, (_, item, _) in enumerate(span[:calls[-1]] if calls else []):
+        if item.get("type") in CALLS:
+            ids.add(item.get("call_id"))
+        elif item.get("type") in OUTPUTS and item.get("call_id") in ids:
+            moved.append(j)
+    if not moved:
+        return span
+    out = []
+    for j, entry in enumerate(span):
+        if j not in moved:
+            out.append(entry)
+        if j == calls[-1]:
+            out += [span[k] for k in moved]
+    return out
 
 
 def _policy(meta: Mapping[str, Any], at: str, source: str, w: str) -> Iterator[tuple[str, dict[str, Any], str]]:
