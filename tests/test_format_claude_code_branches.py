@@ -227,7 +227,7 @@ def test_sam_train_s_conversion_names_the_branches_it_left(tmp_path, capsys):
     events = list(iter_source_events(path, SourceOptions()))
     assert "Show me QX7Z9A." not in texts(events)
     assert f"{path}: 1 entry of branches the conversation left (a rewind, an edited prompt, a retried response: " \
-           f"Claude Code keeps them in the session file) left out: {line(path, gone)}" in capsys.readouterr().out
+           f"the agent keeps them in its session file) left out: {line(path, gone)}" in capsys.readouterr().out
 
 
 def test_a_compactions_replay_written_last_is_no_branch_and_no_leaf(tmp_path):

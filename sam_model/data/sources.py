@@ -76,7 +76,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 25: a Codex rollout of 0.3x to 0.77 (a turn_context line before each model request) reads the calls of one response
 # as one turn when Codex recorded each with its output (before openai/codex#6691: a later call read as made after an earlier one's
 # output, its values traced to it).
-CONVERSION_VERSION = 25
+# 26: a Gemini CLI session's $rewindTo records are applied as the CLI loads a session: the messages a rewind removed
+# are left out (they were read where they were written, spliced into the conversation as Claude Code's were).
+CONVERSION_VERSION = 26
 
 
 @dataclass(frozen=True)

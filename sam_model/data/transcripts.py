@@ -173,12 +173,12 @@ class ImportReport:
                 + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
 
     def abandoned_note(self) -> str:
-        """The turns of branches a Claude Code session left (a rewind, an edited prompt, a retried response), which
-        it keeps in its file and the reader leaves out: how many, and the first of each session (sam-data
-        transcripts and sam-train say it alike)."""
+        """The turns of branches a session left (a Claude Code rewind, edited prompt or retried response; a Gemini
+        CLI rewind), which the agent keeps in its file and the reader leaves out: how many, and the first of each
+        session (sam-data transcripts and sam-train say it alike)."""
         n, files = sum(self.abandoned.values()), list(self.abandoned.items())
         return (f"{n} entr{'ies' if n > 1 else 'y'} of branches the conversation left (a rewind, an edited prompt, a "
-                "retried response: Claude Code keeps them in the session file) left out: "
+                "retried response: the agent keeps them in its session file) left out: "
                 + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
                 + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
 

@@ -52,7 +52,7 @@ from typing import Any
 
 from sam_model.data.chunks import own_words
 from sam_model.data.examples import MemoryRecord, memory_record
-from sam_model.data.formats import codex_exec, detect, is_log_message, to_chat
+from sam_model.data.formats import codex_exec, detect, gemini_cli, is_log_message, to_chat
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import (
@@ -248,6 +248,8 @@ def as_chat(items: list[Any], name: str) -> tuple[list[Any], list[str], list[dic
                          "item's call is read at its item.started and with its result at item.completed, so a run split "
                          "over adds stored its calls twice; add each run's lines in one add once it ended (a file of "
                          "runs in one), or the lines of the rollout it writes as they come (~/.codex/sessions)")
+    if fmt == "gemini-cli" and (why := gemini_cli.rewind_elsewhere(items, name)):
+        raise ValueError(why)
     if fmt == "openai":
         return items, [f"{name}[{i}]" for i in range(len(items))], []
     try:

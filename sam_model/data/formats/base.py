@@ -119,7 +119,7 @@ class Conversation:
     for the import report; ``stderr``: where the file's lines that are no JSON are (FILE:LINE, :class:`NotJSON`),
     left out of a headless run's output as its stderr mixed in, for the import report; ``abandoned``: where the
     turns of branches the conversation left are (FILE:LINE: a Claude Code rewind's, an edited prompt's, a retried
-    response's), which its reader leaves out, for the import report."""
+    response's; a Gemini CLI rewind's), which its reader leaves out, for the import report."""
 
     episode_id: str
     messages: list[Any]

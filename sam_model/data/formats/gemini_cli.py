@@ -41,8 +41,20 @@ PartListUnion | null, "status", "timestamp", "displayName"?, "description"?, "re
   compression, an API error, a loop detected): never sent to the model, so no turn; counted.
 - **Counted, not read**: the metadata line and ``$set`` records (a title, directories, and ``$set.messages``,
   the history rewritten after masking tool outputs or compressing: a restatement of the turns the file already
-  holds, as the claude-code reader counts a compaction's summary) and ``$rewindTo`` (a rewind's abandoned turns are
-  read where they were written, as the claude-code reader reads Claude Code's).
+  holds, as the claude-code reader counts a compaction's summary).
+- **Rewinds** (``/rewind``, Esc Esc: packages/cli/src/ui/commands/rewindCommand.tsx) are applied as the CLI's
+  loader (``loadConversationRecord``) applies them (:func:`replay`): ``{"$rewindTo": id}`` removes the message of
+  that id (a user prompt) and every message first written after it, as ``ChatRecordingService.rewindTo`` cut its
+  history and the model's (``setHistory``); the messages written after the record are the conversation's new
+  branch. The removed messages stay in the file; read where they were written, their calls and results were turns
+  the conversation no longer had and later calls' values traced to them. They are counted (the ``$rewindTo``
+  records too) and named by sam-data transcripts' report and sam-train's conversion by the first one's
+  ``FILE:LINE`` (``Conversation.abandoned``, as the claude-code reader names a Claude Code rewind's branches). A
+  rewind of an id no message before it has removes every message before it, as the loader does (the CLI writes
+  the record only for a message of its history, so the file lacks some of it: which turns the conversation kept is
+  unknown, and none is invented); a session whose every message was rewound has no conversation. A live add
+  (ScopedMemory.add) of a session's lines refuses a rewind of a message not among its own lines in one line: an
+  earlier add stored the turns it removes, and an add cannot take them back.
 - **No policy**: the session stores no system prompt.
 
 The episode is the ``sessionId`` (a resumed session goes on in the same file); the split group a subagent's parent
@@ -65,9 +77,9 @@ refused in one line saying so (nothing after the cut can be told from it).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sam_model.data.formats import gemini
 from sam_model.data.formats.base import (
@@ -85,6 +97,7 @@ TURNS = ("user", "gemini")
 NOTICES = ("info", "error", "warning")
 FLAGS = {"success": {}, "error": {FAILED: True}, "cancelled": {FAILED: True}}  # a finished call's status -> flag
 PENDING = ("validating", "scheduled", "awaiting_approval", "executing")  # a call that has no result yet
+REWOUND = "messages of abandoned branches (a rewind: Gemini CLI keeps them)"
 SESSION_FILE = re.compile(r"session-.+\.jsonl?")  # SESSION_FILE_PREFIX + time + id, .json or (now) .jsonl
 STREAM_TYPES = ("init", "message", "tool_use", "tool_result", "error", "result")
 STREAM_JSON = ("the output of gemini -p --output-format stream-json, which records the terminal's rendering of each "
@@ -109,8 +122,12 @@ def is_message(m: Any) -> bool:
 def is_record(doc: Any) -> bool:
     """A line of a session's ``.jsonl``: its metadata, a message, or a ``$set`` / ``$rewindTo`` record."""
     return is_header(doc) or is_message(doc) or (isinstance(doc, Mapping) and bool(doc) and set(doc) <= {"$set"}
-                                                 and isinstance(doc["$set"], Mapping)) or (
-        isinstance(doc, Mapping) and set(doc) == {"$rewindTo"})
+                                                 and isinstance(doc["$set"], Mapping)) or is_rewind(doc)
+
+
+def is_rewind(doc: Any) -> bool:
+    """A rewind record, ``{"$rewindTo": message id}`` (ChatRecordingService.rewindTo)."""
+    return isinstance(doc, Mapping) and set(doc) == {"$rewindTo"} and isinstance(doc["$rewindTo"], str)
 
 
 def is_stream_json(doc: Any) -> bool:
@@ -151,27 +168,69 @@ def holds_tools(m: Any) -> bool:
     return is_message(m) and m["type"] == "gemini" and isinstance(m.get("toolCalls"), list) and bool(m["toolCalls"])
 
 
-def messages_of(records: Iterable[Any]) -> list[Any]:
-    """The message records of a session's lines as Gemini CLI loads them: a message written again (updated) is its
-    last version at the place of its first; every other record kept in place, for :func:`to_chat` to count or
-    refuse."""
-    out: list[Any] = []
-    at: dict[str, int] = {}
-    for r in records:
-        mid = r.get("id") if is_message(r) else None
-        if isinstance(mid, str) and mid in at:
-            out[at[mid]] = r
+class Replay(NamedTuple):
+    read: list[int]  # the places of the records read, in order (a message's last version at its first's place)
+    gone: list[int]  # the first places of the messages a rewind removed
+    unknown: list[int]  # the places of the rewinds of an id no message before them has
+
+
+def replay(records: list[Any]) -> Replay:
+    """A session's records as Gemini CLI's ``loadConversationRecord`` loads them: the places of the records read,
+    in order: each message's last version at the place of its first, every other record where it is, for
+    :func:`to_chat` to count or refuse; those of the messages a rewind removed; those of the rewinds of an unknown id.
+
+    A message written again (updated) keeps its place. ``{"$rewindTo": id}`` removes the message of that id and
+    every message first written after it (``rewindTo`` keeps the history before it: the rewound prompt goes back to
+    the input to be edited and sent again); the messages written after the record are the new branch, one written
+    again under a removed id placed anew at its end (the loader's Map). A rewind of an id no message before it has
+    removes every message before it, as the loader does: Gemini CLI writes the record only for a message of its
+    history, so the file lacks some of that history and which of its messages the conversation kept is unknown
+    (reading none of them invents no turn; a resume of the file shows none of them either)."""
+    order: list[Any] = []  # a record's place (not a message) or a message's key, in reading order
+    first: dict[Any, int] = {}  # a message's key (its id; an id-less one's, its place) -> its first place
+    last: dict[Any, int] = {}  # ... -> its last place (the version read)
+    gone: list[int] = []
+    unknown: list[int] = []
+    for i, r in enumerate(records):
+        if is_message(r):
+            key = ("id", r["id"]) if isinstance(r.get("id"), str) else ("at", i)
+            if key not in last:
+                order.append(key)
+                first[key] = i
+            last[key] = i
             continue
-        if isinstance(mid, str):
-            at[mid] = len(out)
-        out.append(r)
-    return out
+        if is_rewind(r):
+            keys = [k for k in order if not isinstance(k, int)]
+            target = ("id", r["$rewindTo"])
+            if target not in last:
+                unknown.append(i)
+            for k in keys[keys.index(target) if target in last else 0:]:
+                gone.append(first.pop(k))
+                del last[k]
+            order = [k for k in order if isinstance(k, int) or k in last]
+        order.append(i)
+    return Replay([k if isinstance(k, int) else last[k] for k in order], sorted(gone), unknown)
+
+
+def rewind_elsewhere(records: list[Any], name: str) -> str | None:
+    """Why a live add's session lines (ScopedMemory.add) are refused: a rewind of a message not among them, whose
+    removed turns an earlier add stored (None: none such)."""
+    unknown = replay(records).unknown
+    if not unknown:
+        return None
+    return (f"{name}[{unknown[0]}]: a Gemini CLI $rewindTo of message {records[unknown[0]]['$rewindTo'][:60]!r}, "
+            "which is not among this add's lines: an earlier add stored the turns it removes, and an add cannot take "
+            "them back (later calls would be traced to them); delete the run's memories (delete_all) and add the "
+            "session's lines again from its start in one add, or convert its session file (sam-data transcripts)")
 
 
 def to_chat(records: list[Any], where: str) -> Chat:
     """One session's records (a ``.json``'s ``messages``, or a ``.jsonl``'s lines) as chat messages."""
     chat = Chat()
-    for i, r in enumerate(messages_of(records)):
+    read, gone, _ = replay(records)
+    if gone:
+        chat.ignored[REWOUND] += len(gone)
+    for i, r in enumerate(records[j] for j in read):
         w = f"{where}, message {i}" + (f" (id {r['id']})" if isinstance(r, Mapping) and isinstance(r.get("id"), str)
                                        else "")
         _record(chat, r, w, f"message {i}")
@@ -185,6 +244,9 @@ def _record(chat: Chat, r: Any, w: str, source: str) -> None:
         chat.ignored["session metadata"] += 1
         return
     if "$set" in r or "$rewindTo" in r:
+        if set(r) == {"$rewindTo"} and not isinstance(r["$rewindTo"], str):
+            raise TranscriptFormatError(w, f"'$rewindTo' is {json_type(r['$rewindTo'])}, expected the id of the "
+                                           "message rewound to (a string)")
         if not is_record(r):
             raise TranscriptFormatError(w, "a Gemini CLI update record is {\"$set\": {...}} or {\"$rewindTo\": "
                                            f"message id}} alone, got the keys {', '.join(sorted(map(str, r)))[:80]}")
@@ -322,15 +384,19 @@ def conversation(docs: list[tuple[Any, str]], path: Path, id_of: Any,
             return TranscriptFormatError(at, "not a Gemini CLI session record: expected a message {\"id\", "
                                              "\"timestamp\", \"type\", \"content\"}, or {\"$set\": {...}} or "
                                              f"{{\"$rewindTo\": id}}; got {_what(doc)}")
-    if not any(is_message(r) and r["type"] in TURNS for r in records):  # a session started, nothing said yet
+    read, gone, _ = replay(records)
+    if not any(is_message(records[i]) and records[i]["type"] in TURNS for i in read):  # nothing said (or kept) yet
         kinds = ", ".join(sorted({str(r.get("type")) for r in records if is_message(r)})) or "no message"
-        return None if not alone else TranscriptFormatError(str(path), f"a Gemini CLI session without user or "
-                                                                       f"gemini messages ({kinds}): no conversation "
-                                                                       "to read")
+        why = (f"whose every message was rewound ({len(gone)} left out by its $rewindTo records)" if gone else
+               f"without user or gemini messages ({kinds})")
+        return None if not alone else TranscriptFormatError(str(path), f"a Gemini CLI session {why}: no "
+                                                                       "conversation to read")
+    at = [f"{path}, message {i}" for i in range(len(records))] if whole else [w for _, w in docs]
     kind = head.get("kind")
     parent = path.absolute().parent
     group = parent.name if kind == "subagent" and parent.name != "chats" else head["sessionId"]
-    return Conversation(id_of(head["sessionId"]), records, str(path), group, "gemini-cli", cut=cut)
+    return Conversation(id_of(head["sessionId"]), records, str(path), group, "gemini-cli", cut=cut,
+                        abandoned=tuple(at[i] for i in gone))
 
 
 def conversations(paths: list[Path], read: Any, id_of: Any) -> Iterator[Conversation | TranscriptFormatError]:
@@ -341,6 +407,8 @@ def conversations(paths: list[Path], read: Any, id_of: Any) -> Iterator[Conversa
 
 
 def _what(doc: Any) -> str:
+    if isinstance(doc, Mapping) and set(doc) == {"$rewindTo"}:
+        return f"a '$rewindTo' of {json_type(doc['$rewindTo'])}, not a message id"
     if isinstance(doc, Mapping):
         return f"an object with the keys {', '.join(sorted(map(str, doc)))[:80]}" if doc else "an empty object"
     return json_type(doc)
