@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -270,3 +271,83 @@ def test_a_log_without_episodes_shows_no_progress_line(write_log, capsys, monkey
     err = sys.stderr.text.getvalue() if terminal else capsys.readouterr().err
     assert "validating" not in err and "error" in err, err
 
+
+
+def _document_of(name: str, path: Path, out: Path) -> Path:
+    """The shared conversation of format ``name`` (test_formats.write_all's ``path``) as a whole .json (or .traj)
+    document, pretty-printed, as its tool saves it: a list of the conversations of a JSON Lines format."""
+    from test_format_gemini_cli import as_json, to_gemini_cli
+    from test_formats import openai_messages
+
+    if path.suffix in (".json", ".traj"):
+        doc, target = json.loads(path.read_text(encoding="utf-8")), out / path.name
+    elif name == "gemini-cli":  # before 2026 (a ConversationRecord rewritten whole)
+        doc, target = as_json(to_gemini_cli(openai_messages())), out / "session-2025-09-30T14-11-conv1.json"
+    elif name == "openhands-v1":  # a list of events (the conversation's, as the evaluation's line holds them)
+        doc, target = json.loads(path.read_text(encoding="utf-8"))["history"], out / "events.json"
+    else:
+        doc, target = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()], out / f"{name}.json"
+    target.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+WHOLE = ("openai", "tau1", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini",
+         "openhands", "openhands-v1", "gemini-cli")  # the formats whose files FORMATS describes as .json documents
+
+
+@pytest.mark.parametrize("name", WHOLE)
+def test_a_transcript_document_given_as_an_agent_log_says_what_it_is_and_how_to_convert_it(name, tmp_path, capsys):
+    """Found by review: validate on a pretty-printed .json transcript (a tau2 results file, an old Gemini CLI
+    session-*.json, a SWE-agent .traj, a list of OpenAI conversations) stopped at "invalid JSON" on line 1, before it
+    could say what the file is. It is now read whole, and the one line names its format and the conversion."""
+    from test_formats import write_all
+
+    from sam_model.data.formats import FORMATS
+    from sam_model.data.transcripts import main as transcripts
+
+    assert re.search(r"\.json\b(?!l)|\.traj", FORMATS[name].file)  # WHOLE: every format that has such files
+    assert {f for f in FORMATS if re.search(r"\.json\b(?!l)|\.traj", FORMATS[f].file)} == set(WHOLE)
+    (tmp_path / "doc").mkdir()
+    path = _document_of(name, write_all(tmp_path)[name], tmp_path / "doc")
+    assert path.read_text(encoding="utf-8").splitlines()[0] in ("{", "[")
+    assert main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: this is a {name} file ({FORMATS[name].title}), one JSON document")
+    assert f"`sam-data transcripts {path} OUT.jsonl --format {name}`" in err and err.count("\n") == 1, err
+    assert transcripts([str(path), str(tmp_path / "o.jsonl"), "--format", name]) == 0  # the advice works
+
+
+def test_a_pretty_printed_document_named_jsonl_says_to_name_it_json(tmp_path, capsys):
+    """A tau2 results file saved as .jsonl: its format and that the reader takes a document whole from a .json."""
+    from test_formats import write_all
+
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(json.loads(write_all(tmp_path)["tau2"].read_text()), indent=2), encoding="utf-8")
+    assert main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: this is a tau2 file") and "name it results.json" in err
+    assert "--format tau2" in err and err.count("\n") == 1
+
+
+def test_a_document_of_no_transcript_format_or_of_events_is_one_line_saying_what_to_do(tmp_path, capsys):
+    """A pretty-printed JSON document that no reader reads, and agent-log events written as one document (a list,
+    or one event over several lines), each get one line naming the file; a log of one event on one line named .json,
+    and a JSON Lines log named .json, are read as before."""
+    other = tmp_path / "config.json"
+    other.write_text(json.dumps({"model": "gpt", "temperature": 0}, indent=2), encoding="utf-8")
+    assert main([str(other)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {other}: a JSON document written over several lines, not an agent log") and \
+        "none of the transcript formats" in err and err.count("\n") == 1
+    listed = tmp_path / "events.json"
+    listed.write_text(json.dumps(LOG_A, indent=2), encoding="utf-8")
+    assert main([str(listed)]) == 1
+    err = capsys.readouterr().err
+    assert f"{listed}: 4 agent-log events written as one JSON document (pretty-printed), not JSON Lines" in err
+    assert f"jq -c '.[]' {listed} > LOG.jsonl" in err and err.count("\n") == 1
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(ev("a", 0)) + "\n", encoding="utf-8")
+    lines = tmp_path / "lines.json"
+    lines.write_text("".join(json.dumps(e) + "\n" for e in LOG_A), encoding="utf-8")
+    for log in (one, lines):
+        assert main([str(log)]) == 0, capsys.readouterr().err

@@ -12,7 +12,8 @@ errors (missing file, bad option). A file without events (empty or only blank li
 error unless ``--allow-empty``. What the format allows but often means a bug in the writer —
 state fields or event fields it does not define (kept, unused by the model) and episodes whose
 lines are not in step order (they are sorted) — is counted and printed as warnings; ``--strict``
-makes them errors.
+makes them errors. A transcript given as a log is named with the command that converts it: one by its lines, one
+written as a whole JSON document (a ``.json`` or ``.traj``, or a pretty-printed one) by its format, read whole.
 """
 
 from __future__ import annotations
@@ -202,6 +203,61 @@ def _runs_hint(p: Path) -> str:
             "and evaluate.py take it as it is)")
 
 
+def _is_event(doc: object) -> bool:
+    return isinstance(doc, dict) and {"episode_id", "step", "kind"} <= doc.keys()
+
+
+def _document(p: Path) -> str | None:
+    """What a file that is one JSON document, not JSON Lines, is and what to do with it, in one line; None when it
+    is read line by line as an agent log (its lines' errors, if any, say the rest).
+
+    A file is taken whole when its name says so (``.json``, ``.traj``, also gzipped) or its first line opens a
+    document written over several lines (``{`` or ``[`` alone): a transcript saved pretty-printed (a tau2 results
+    file, a Gemini CLI ``session-*.json``, a SWE-agent ``.traj``, a list of OpenAI conversations) was refused as
+    "invalid JSON" on line 1, before it could be told what it is. Its transcript format is the one ``sam-data
+    transcripts`` reads it as (for a ``.json``, its reader's own verdict); a document of events says how to write
+    them as lines."""
+    from sam_model.data.formats import FORMATS, Conversation, detect
+    from sam_model.data.formats.base import TranscriptFormatError
+    from sam_model.data.formats.files import _format_of, conversations, parse
+    from sam_model.data.reader import _open_binary
+
+    named = p.name.removesuffix(".gz").endswith((".json", ".traj"))
+    with _open_binary(p) as fh:
+        first = next((line for line in fh if line.strip(b" \t\r\n\xef\xbb\xbf")), b"")
+        pretty = first.strip(b" \t\r\n\xef\xbb\xbf") in (b"{", b"[")
+        if not (named or pretty):
+            return None
+        fh.seek(0)
+        raw = fh.read()
+    try:
+        doc = parse(raw, str(p), lines=True)
+    except TranscriptFormatError:
+        return None  # no document either (JSON Lines named .json, or one cut): its lines say what is wrong
+    events = doc if isinstance(doc, list) else [doc]
+    if events and all(_is_event(e) for e in events):
+        if not pretty and isinstance(doc, dict):
+            return None  # an agent log of one event on one line, named .json: read as it is
+        return (f"{p}: {len(events)} agent-log event{'s' if len(events) > 1 else ''} written as one JSON document"
+                f"{' (pretty-printed)' if pretty else ''}, not JSON Lines: write each event as one JSON object on "
+                f"its own line (jq -c '{'.[]' if isinstance(doc, list) else '.'}' {p} > LOG.jsonl)")
+    item = next(iter(conversations(p)), None) if named else None  # the transcript reader's own verdict on it
+    refused = f": sam-data transcripts refuses it: {item}" if isinstance(item, TranscriptFormatError) else ""
+    fmt = (item.format or detect(item.messages)) if isinstance(item, Conversation) and item.messages else (
+        "tau1" if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "traj" in doc[0] else _format_of(doc))
+    if fmt not in FORMATS:
+        return (f"{p}: a JSON document{' written over several lines' if pretty else ''}, not an agent log (JSON "
+                "Lines: each event one object on its own line), and none of the transcript formats sam-data "
+                f"transcripts converts (sam-data formats lists them){refused}")
+    what = f"{p}: this is a {fmt} file ({FORMATS[fmt].title}), one JSON document, not an agent log"
+    if refused:
+        return what + refused
+    rename = "" if named else f"; name it {p.name.removesuffix('.gz').rsplit('.', 1)[0]}.json (a document is read " \
+                                "whole from a .json or .traj file)"
+    return (f"{what}{rename}: convert it with `sam-data transcripts {p if named else 'FILE.json'} OUT.jsonl --format "
+            f"{fmt}` (train.py and evaluate.py take it as it is)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog=cli_name("python -m sam_model.data.validate"),
@@ -241,6 +297,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             what = "is a directory" if p.is_dir() else not_found(p)
             print(f"error: agent log {what}: {p} (give .jsonl or .jsonl.gz files{_runs_hint(p)})", file=sys.stderr)
             return 2
+
+    for log in args.logs:
+        try:
+            whole = _document(Path(log))
+        except (OSError, SAMFileError):
+            whole = None  # unreadable: the read below says so as it does for any log
+        if whole is not None:
+            print(f"error: {whole}", file=sys.stderr)
+            return 1
 
     report = ReadReport()
     try:
