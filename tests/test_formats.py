@@ -344,6 +344,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     from test_format_codex import example_rollout
     from test_format_gemini_cli import as_jsonl, to_gemini_cli
     from test_format_headless import example_codex_exec
+    from test_format_mini_swe_agent import example_mini_swe_agent
 
     files["codex"].write_text("".join(json.dumps(line) + "\n" for line in example_rollout()))  # a session's rollout
     files["claude-code"] = tmp_path / "claude-code.jsonl"  # a session file as Claude Code appends it
@@ -352,6 +353,8 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files["codex-exec"].write_text("".join(json.dumps(e) + "\n" for e in example_codex_exec()))
     files["gemini-cli"] = tmp_path / "gemini-cli.jsonl"  # a session file as Gemini CLI appends it (chats/session-*)
     files["gemini-cli"].write_text("".join(json.dumps(r) + "\n" for r in as_jsonl(to_gemini_cli(openai_messages()))))
+    files["mini-swe-agent"] = tmp_path / "mini-swe-agent.traj.json"  # a shell agent's run: no airline tools
+    files["mini-swe-agent"].write_text(json.dumps(example_mini_swe_agent(), indent=2) + "\n")
     return files
 
 
@@ -371,6 +374,8 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
             events = [{**e, "episode_id": "conv-1"} for e in events]
         if name == "codex-exec":  # it prints no prompt and no user words: tests/test_format_headless.py compares it
             continue  # with the OpenAI events of the conversation it holds
+        if name == "mini-swe-agent":  # its one tool is a shell: tests/test_format_mini_swe_agent.py reads its run
+            continue
         if name in ("tau1", "tau2"):  # the spec names their episodes by task and trial, and keeps the task's group
             assert events[0]["episode_id"] == f"{name}-airline-gpt-task7-trial0"
             events = [{**{k: v for k, v in e.items() if k != "meta"}, "episode_id": "conv-1",

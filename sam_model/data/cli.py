@@ -18,6 +18,7 @@ import sys
 COMMANDS = {"validate": "check agent logs and print their statistics (FILE:LINE: reason on bad input)",
             "transcripts": "convert an agent's tool-call logs (OpenAI chat, tau-bench v1, tau2-bench, Anthropic, "
                            "OpenAI Responses, OpenTelemetry GenAI, LangChain, SWE-agent .traj files or their folder, "
+                           "mini-swe-agent .traj.json files or their folder, "
                            "Amazon Bedrock Converse and Strands Agents session folders, Gemini contents, OpenHands "
                            "trajectories, their folder or session store, OpenHands V1 events or their conversation "
                            "folders, Codex CLI rollouts or ~/.codex/sessions, Claude Code session files or their "

@@ -461,7 +461,9 @@ def _main(argv: list[str]) -> int:
                     "was seen (--allow-empty writes it anyway).")
     parser.add_argument("transcripts", help="the log file: .jsonl / .jsonl.gz (one conversation, or one OTLP "
                                             "export, per line), .json / .json.gz (one document), or a SWE-agent "
-                                            ".traj (one run) or the folder of them, or the folder of OpenHands "
+                                            ".traj (one run) or the folder of them, or a mini-swe-agent "
+                                            "{instance_id}.traj.json (one run) or the folder of them, or the folder "
+                                            "of OpenHands "
                                             "trajectories (.json), or a Strands Agents session folder (session_<id>/"
                                             "agents/agent_<id>/messages/message_<N>.json) or OpenHands session store "
                                             "(sessions/<sid>/events/<N>.json), or an OpenHands V1 conversation folder "
@@ -493,7 +495,8 @@ def _main(argv: list[str]) -> int:
                         help="keep the conversations of one split: train or test, fixed per task group by a hash "
                              "(tau-bench: the task, so a task's trials stay together; JSON Lines: the line's 'group' "
                              "or 'task_id', else its id; SWE-agent: the instance id of the run's replay_config, "
-                             "else the .traj's name (a .jsonl line without one: its line); OpenHands: an evaluation "
+                             "else the .traj's name (a .jsonl line without one: its line); mini-swe-agent: the run's "
+                             "instance_id, else the file's name; OpenHands: an evaluation "
                              "line's instance_id, else the file's name, or its session's (V1: the conversation's "
                              "folder); Strands: the session; Codex: the session, a fork's the session it was forked "
                              "from; Claude Code: the session, its subagents' with it); default all")

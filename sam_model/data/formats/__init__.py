@@ -26,6 +26,7 @@ from sam_model.data.formats import (
     gemini,
     gemini_cli,
     langchain_messages,
+    mini_swe_agent,
     openhands,
     openhands_v1,
     otel,
@@ -103,6 +104,9 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            '<id>.jsonl ({"sessionId", "projectHash", ...} then message records {"id", "type", "content", '
            '"toolCalls"?}, one a line), or .json (one {"sessionId", "projectHash", "messages": [...]}) in versions '
            'before 2026, or a chats folder of them', gemini_cli.to_chat, gemini_cli.sniff),
+    Format("mini-swe-agent", "mini-swe-agent trajectories (its shell commands: ```bash blocks, or v2's bash tool calls)",
+           '.traj.json {"info", "messages", "trajectory_format"} (one run: {instance_id}/{instance_id}.traj.json), or '
+           'a folder of them', mini_swe_agent.to_chat, mini_swe_agent.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
@@ -113,9 +117,11 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 # (a Claude Code entry has no payload, a rollout line's type is neither user nor assistant); Claude Code's stream-json
 # messages are its entries' user and assistant messages (claude-code's sniff takes them: the same reader); a codex
 # exec event's type has a dot, which no other format's messages have; a Gemini CLI message record's type gemini, which
-# no other format's has (its user records have neither a role nor a Claude Code entry's message)
-_SNIFF_ORDER = ("claude-code", "gemini-cli", "openhands-v1", "openhands", "codex", "codex-exec", "responses", "gemini", "otel",
-                "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
+# no other format's has (its user records have neither a role nor a Claude Code entry's message); a mini-swe-agent
+# message's extra (the harness's parsed actions, a format error's interrupt_type, an observation's raw_output) or exit
+# role no other's has, and its v2 Responses-model runs hold function_call_output items, which responses' sniff would take
+_SNIFF_ORDER = ("claude-code", "gemini-cli", "openhands-v1", "openhands", "codex", "codex-exec", "mini-swe-agent",
+                "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -126,13 +132,14 @@ def detect(messages: list[Any]) -> str:
 def is_log_message(m: Any) -> bool:
     """A dict one of the readers reads as a message (it has a ``role``, GenAI or Gemini ``parts`` or a Responses item
     ``type``, or is an OpenHands event, 0.x or V1, a Claude Code transcript entry or stream-json message, a Codex
-    rollout line, a codex exec event or a Gemini CLI session record), rather than a framework's own message object. (A V1 event's ``kind`` took it
-    for an agent-log event in ScopedMemory.add: 'missing required field text'; a rollout line was refused as neither a
-    message nor an event, so a Codex session could not be added as written.)"""
+    rollout line, a codex exec event, a Gemini CLI session record or a mini-swe-agent v2 model's response object),
+    rather than a framework's own message object. (A V1 event's ``kind`` took it for an agent-log event in
+    ScopedMemory.add: 'missing required field text'; a rollout line was refused as neither a message nor an event, so
+    a Codex session could not be added as written.)"""
     return isinstance(m, Mapping) and ("role" in m or isinstance(m.get("parts"), list) or m.get("type") in (
         *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m)
         or openhands.is_v1_event(m) or openhands.is_event(m) or claude_code.is_entry(m) or claude_stream.is_message(m)
-        or codex.is_line(m) or codex_exec.is_event(m) or gemini_cli.is_record(m))
+        or codex.is_line(m) or codex_exec.is_event(m) or gemini_cli.is_record(m) or mini_swe_agent.is_message(m))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:
@@ -160,7 +167,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("Codex rollout lines with tool calls (response_item function_call, local_shell_call)", "codex"),
           ("Claude Code entries holding tool_use or tool_result blocks", "claude-code"),
           ("codex exec --json events of tool calls (item command_execution, mcp_tool_call, file_change)", "codex-exec"),
-          ("Gemini CLI messages with toolCalls (type gemini)", "gemini-cli"))
+          ("Gemini CLI messages with toolCalls (type gemini)", "gemini-cli"),
+          ("mini-swe-agent messages with the commands the harness ran (extra.actions)", "mini-swe-agent"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -211,6 +219,8 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
             found.add(19)
         if gemini_cli.holds_tools(m):
             found.add(20)
+        if isinstance(m.get("extra"), Mapping) and m["extra"].get("actions"):
+            found.add(21)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
         found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's
     return [_MARKS[i] for i in sorted(found)]

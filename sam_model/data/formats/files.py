@@ -2,7 +2,7 @@
 
 A ``.jsonl[.gz]`` file is one JSON document per line, a ``.json[.gz]`` or SWE-agent ``.traj[.gz]`` file one
 document. A folder is read whole, every run in it by its layout's reader (:func:`layouts`): SWE-agent's ``.traj``
-files under it, session stores under it (:mod:`sessions`: Strands Agents' ``message_<N>.json`` files, OpenHands
+files under it, mini-swe-agent's ``.traj.json`` files under it, session stores under it (:mod:`sessions`: Strands Agents' ``message_<N>.json`` files, OpenHands
 0.x's ``events/<N>.json``), OpenHands V1 conversations under it (the ``events/event-NNNNN-ID.json`` of each), Codex
 CLI rollouts under it (``rollout-*.jsonl``, one session each: ``~/.codex/sessions`` read whole), Claude Code session
 files under it (``.jsonl`` whose first line is a Claude Code entry), Gemini CLI session files under it (``.jsonl``
@@ -46,6 +46,7 @@ from sam_model.data.formats import (
     detect,
     gemini,
     gemini_cli,
+    mini_swe_agent,
     openhands,
     otel,
     responses,
@@ -86,7 +87,8 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     """The runs of a folder by layout, each sorted, every layout found (none left out, as when the first found was
     read alone and the runs of the others skipped without a word): ``swe-agent``, the ``.traj[.gz]`` files under it
     (a retry agent's copy of an attempt, ``ID/attempt_N/ID.traj``, left out where ``ID/ID.traj`` lists the attempts
-    itself); ``sessions``, the message and event files of the session stores under it (:func:`sessions.files`:
+    itself); ``mini-swe-agent``, the ``.traj.json[.gz]`` files under it (``ID/ID.traj.json``; one holding a list is
+    no run of it, as any ``.json`` of events is OpenHands'); ``sessions``, the message and event files of the session stores under it (:func:`sessions.files`:
     Strands Agents', OpenHands 0.x's ``events/<N>.json``); ``openhands-v1``, the event files of the OpenHands V1
     conversations under it (:func:`v1_event_files`: ``event-NNNNN-ID.json``, which no session store names so);
     ``codex``, the Codex rollouts under it (``rollout-*.jsonl[.gz]``, as ``~/.codex/sessions/YYYY/MM/DD`` and
@@ -107,6 +109,8 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     found = sorted(q for q in folder.rglob("*") if q.name.endswith((".traj", ".traj.gz")) and q.is_file())
     kinds = {"swe-agent": [q for q in found if not (re.fullmatch(r"attempt_\d+", q.parent.name)
                                                     and (q.parent.parent / q.name).is_file())],
+             "mini-swe-agent": sorted(q for q in folder.rglob("*") if q.name.endswith(
+                 (mini_swe_agent.SUFFIX, mini_swe_agent.SUFFIX + ".gz")) and q.is_file() and not _holds_list(q)),
              "sessions": sessions.files(folder), openhands.V1: v1_event_files(folder),
              "codex": sorted(q for q in folder.rglob("rollout-*") if codex.ROLLOUT_FILE.fullmatch(q.name)
                              and q.is_file())}
@@ -378,6 +382,10 @@ def conversations(path: str | Path, format: str | None = None,
             return
         yield from _unique(claude_code.conversations([*head, *docs], p, episode_id_of), seen)
         return
+    if format == "mini-swe-agent" or (format is None and (mini_swe_agent.is_trajectory(first[0]) or (
+            _stem(p).endswith(mini_swe_agent.SUFFIX) and _format_of(first[0]) is None))):  # named so, read by none
+        yield from _mini_runs(p, [*head, *docs], _mini_name(p.name), seen)
+        return
     if format in ("openhands", openhands.V1) or (format is None and not _stem(p).endswith(".traj")
                                                  and openhands.is_trajectory(first[0])):
         stem = _stem(p).rsplit(".", 1)[0]
@@ -483,7 +491,8 @@ def _read_as(doc: Any, reader: str) -> tuple[str | Advice, ...]:
 def _format_of(doc: Any) -> str | None:
     """The format a document is read as when none is forced (None: none reads it)."""
     for fmt, test in (("otel", otel.is_otlp), ("tau2", tau2.is_results), ("openhands", openhands.is_trajectory),
-                      ("swe-agent", swe_agent.is_trajectory), ("codex", codex.is_rollout),
+                      ("swe-agent", swe_agent.is_trajectory), ("mini-swe-agent", mini_swe_agent.is_trajectory),
+                      ("codex", codex.is_rollout),
                       ("claude-code", claude_code.is_entry), ("claude-code", claude_stream.is_message),
                       ("gemini-cli", gemini_cli.is_header),
                       ("codex-exec", codex_exec.is_event)):
@@ -517,11 +526,11 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
     found = layouts(folder)
     if not found:
         raise SAMFileError(sessions.multi_agent_only(folder) or eventless(folder) or headless_only(folder) or (
-            f"{folder} is a folder without SWE-agent .traj files, session stores (Strands Agents, OpenHands), OpenHands "
-            "V1 conversations (events/event-NNNNN-ID.json), Codex rollouts (rollout-*.jsonl), Claude Code or Gemini "
-            "CLI session files (.jsonl) or OpenHands .json trajectories; give a transcript file, the folder SWE-agent or OpenHands "
-            "wrote its trajectories to, a session or conversation folder, or a Claude Code project folder (sam-data "
-            "formats)"))
+            f"{folder} is a folder without SWE-agent .traj files, mini-swe-agent .traj.json files, session stores "
+            "(Strands Agents, OpenHands), OpenHands V1 conversations (events/event-NNNNN-ID.json), Codex rollouts "
+            "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl) or OpenHands .json trajectories; give "
+            "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
+            "folder, or a Claude Code project folder (sam-data formats)"))
     _check_forced(folder, found, format)
     for kind, paths in found.items():
         if kind == "sessions":  # a session store: a conversation's messages or events, one file each
@@ -532,6 +541,11 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             parents = _rollout_parents(paths)
             for q in paths:
                 yield next(_unique(iter([_rollout(q, list(documents(q)), parents)]), seen))
+                if on_file is not None:
+                    on_file(q)
+        elif kind == "mini-swe-agent":  # a run a file, named by its path in the folder
+            for q in paths:
+                yield from _mini_runs(q, list(documents(q)), _mini_name(q.relative_to(folder).as_posix()), seen)
                 if on_file is not None:
                     on_file(q)
         elif kind == "claude-code":  # a session file each: its main chain and its subagents' (no run where none),
@@ -553,6 +567,7 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
 # a folder's runs, by layout as said ({s}: the plural's ending) and the formats whose readers read them (an
 # OpenHands .json is 0.x's or V1's by its events, and a forced one of the two reads it as a file's)
 _HELD = {"swe-agent": ("SWE-agent trajectory file{s} (.traj)", ("swe-agent",)),
+         "mini-swe-agent": ("mini-swe-agent trajectory file{s} (.traj.json)", ("mini-swe-agent",)),
          "strands": ("Strands Agents session conversation{s}", ("bedrock",)),
          "openhands-session": ("OpenHands 0.x session{s}", ("openhands",)),
          openhands.V1: ("OpenHands V1 conversation{s}", (openhands.V1,)),
@@ -633,6 +648,25 @@ def _v1_conversations(folder: Path, paths: list[Path], seen: dict[str, str],
             episode_id_of(name), docs, str(events_dir), conv.name, openhands.V1)]), seen))
         for q in files if on_file is not None else ():
             on_file(q)
+
+
+def _mini_name(path: str) -> str:
+    """A mini-swe-agent file's path without ``.traj.json`` (or another file's without its extension) and ``.gz``."""
+    path = path.removesuffix(".gz")
+    return path.removesuffix(mini_swe_agent.SUFFIX) if path.endswith(mini_swe_agent.SUFFIX) else path.rsplit(".", 1)[0]
+
+
+def _mini_runs(p: Path, docs: list[tuple[Any, str]], name: str, seen: dict[str, str]) -> Iterator[Item]:
+    """The runs of a mini-swe-agent file: its one trajectory (episode ``name``, grouped by its instance, else the
+    file's name), or one a line in a ``.jsonl`` of them."""
+    group = _mini_name(p.name)
+    for doc, where in docs:
+        if isinstance(doc, TranscriptFormatError):
+            yield doc
+        else:
+            line = "" if _whole(p) else f"-line{where.rsplit(':', 1)[-1]}"
+            yield from _hinted(_unique(mini_swe_agent.conversations(doc, where, f"{name}{line}", f"{group}{line}",
+                                                                    episode_id_of), seen), doc, "mini-swe-agent")
 
 
 def from_traj(doc: Any, where: str, name: str, group: str, seen: dict[str, str]) -> Iterator[Item]:
@@ -750,7 +784,9 @@ def is_transcript_file(path: str | Path) -> bool:
             headless = claude_stream.is_message(doc) or codex_exec.is_event(doc) or codex_exec.is_legacy(doc)
             return headless if name.endswith(".txt") else isinstance(first, dict) and "episode_id" not in first and (
                 any(k in first for k in (*CONVERSATION_KEYS, "resourceSpans")) or swe_agent.is_trajectory(first)
-                or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc) or gemini_cli.is_header(doc) or headless)
+                or mini_swe_agent.is_trajectory(first)
+                or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc)
+                or gemini_cli.is_header(doc) or headless)
     except SAMFileError:
         return False
     return False
