@@ -240,6 +240,9 @@ def test_a_run_that_hit_its_limits_and_the_raw_messages(tmp_path):
     events, report = convert(traj(tmp_path / "v2", v2_run(v2)))
     v1, _ = convert(traj(tmp_path / "v1", v1_run([*v1_messages(steps), {"role": "user", "content": ""}])))
     assert events == v1 and report.ignored == {"exit messages (LimitsExceeded)": 1}
+    crashed = [*v2_text_messages(steps)[:-1], exit_message("docker: container gone", "RuntimeError")]
+    chat = to_chat(crashed)  # an error's exit while the command ran is no output of it: counted, not its result
+    assert chat.ignored == {"exit messages (RuntimeError)": 1} and chat.messages[-1]["role"] == "assistant"
     assert to_chat(v2).messages == to_chat(v2, format="mini-swe-agent").messages
     assert [m["role"] for m in to_chat(v2).messages] == ["system", "user", "assistant", "tool", "assistant", "tool"]
     assert to_chat(v2).messages[-1]["is_error"] is True

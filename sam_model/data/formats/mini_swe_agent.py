@@ -38,7 +38,8 @@ How it reads:
   hold, read as a user turn it would be a memory repeating it at every slip (and the submission's words traced to the
   latest slip rather than to the task). So it is counted (``format errors``) and left out; the assistant's words
   beside it stay, with no call, since nothing ran;
-- an exit that answers no command (``LimitsExceeded``, an error) is counted; reasoning items are counted.
+- an exit that is no submission (``LimitsExceeded``, an uncaught error's, even one raised while a command ran) is
+  counted; reasoning items are counted.
 
 The split group is the run's ``instance_id`` (the SWE-bench instance, which also names the file), else the file's
 name without ``.traj.json``.
@@ -125,7 +126,8 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         elif role == "exit":
             call = next((c for c in awaiting if any(s in _command(c) for s in SUBMIT)),
                         awaiting[-1] if awaiting else None)
-            if call is not None:  # a submission (v2): the rest of the submitting command's output, its result
+            if call is not None and extra.get("exit_status") in (None, "Submitted"):  # a submission (v2): the rest
+                # of the submitting command's output, its result (an error's exit is no command's output)
                 chat.add({"role": "tool", "tool_call_id": call["id"], "content": text_of(m.get("content"), w)}, source)
             else:
                 chat.ignored[f"exit messages ({str(extra.get('exit_status') or m.get('content'))[:40]})"] += 1
