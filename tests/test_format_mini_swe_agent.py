@@ -251,6 +251,19 @@ def test_a_run_that_hit_its_limits_and_the_raw_messages(tmp_path):
         tool_marks(v2)
 
 
+def test_a_v1_command_killed_at_its_timeout_is_flagged():
+    """v1 shows no return code for a command it killed (ExecutionTimeoutError's message, config/default.yaml's
+    timeout_template): that result is flagged too."""
+    msgs = [*v1_messages(STEPS[:1]),
+            {"role": "assistant", "content": words("THOUGHT: Serve it.", "python -m http.server")},
+            {"role": "user", "content": "The last command <command>python -m http.server</command> timed out and has "
+                                        "been killed.\nThe output of the command was:\n<output>\nServing HTTP\n"
+                                        "</output>\nPlease try another command and make sure to avoid those "
+                                        "requiring interactive input."}]
+    results = [m for m in to_chat(msgs, format="mini-swe-agent").messages if m["role"] == "tool"]
+    assert [m.get("is_error", False) for m in results] == [False, True]
+
+
 def test_the_runs_own_action_regex_finds_its_commands(tmp_path):
     """A v1 run configured with another action_regex (swebench_xml.yaml's <bash_code>) recorded it in its config:
     its commands are found by it, as the agent found them."""

@@ -31,7 +31,8 @@ How it reads:
   the content (the run's own regex, ``info.config.agent.action_regex``, when the file records one); the words are the
   content without that block (the THOUGHT), kept as the agent's message;
 - the observation after a command is its result, flagged as failed when its return code (``extra.returncode``, else
-  the ``<returncode>`` the observation shows) is not 0; a submission's exit message (v2) or ``Submitted`` message
+  the ``<returncode>`` the observation shows) is not 0, or when v1's timeout message (``timeout_template``: "The last
+  command <command>...</command> timed out") says the harness killed it; a submission's exit message (v2) or ``Submitted`` message
   (v1), the rest of the submitting command's output, is that command's result;
 - a format error (v2's marked message; in v1 the ``user`` message right after an assistant turn that ran nothing: no
   block, or several) is no result and no user's words: it is the harness's template, which the instructions already
@@ -69,6 +70,8 @@ TOOL = "bash"  # mini-swe-agent's tool (actions_toolcall.BASH_TOOL), {"command":
 ACTION = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)  # v1's default action_regex (agents/default.py)
 FENCE = re.compile(r"```[^\n`]*\s*\n(.*?)\n```", re.DOTALL)  # any fenced block, to take the command out of the words
 RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")  # action_observation_template's
+# v1's ExecutionTimeoutError message, as every shipped config's timeout_template opens it: the command was killed
+TIMEOUT = re.compile(r"\AThe last command <command>.*?</command> timed out", re.DOTALL)
 SUBMIT = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
 MARKS = ("actions", "interrupt_type", "raw_output")  # keys only mini-swe-agent's extra carries
 ROLES = ("system", "user", "assistant", "tool", "exit")
@@ -246,12 +249,15 @@ def _answered(awaiting: list[dict[str, Any]], call_id: Any, where: str) -> str |
 
 
 def _result(chat: Chat, call_id: str | None, content: Any, extra: Mapping[str, Any], source: str, where: str) -> None:
-    """A command's observation as its tool message, flagged when its return code is not 0."""
+    """A command's observation as its tool message, flagged when its return code is not 0 (or, in v1, which shows
+    no code for it, when the harness killed it at its timeout)."""
     text = result_text(content) if not isinstance(content, list) else text_of(content, where, TEXT_PARTS,
                                                                               ignored=chat.ignored)
     code = extra.get("returncode")
     if code is None and (shown := RETURNCODE.search(text)):
         code = int(shown.group(1))
+    elif code is None and TIMEOUT.match(text):
+        code = -1
     if code is not None and (isinstance(code, bool) or not isinstance(code, int)):
         raise TranscriptFormatError(where, f"'extra.returncode' is {json_type(code)}, expected the command's exit "
                                            "code (an integer) or null")
