@@ -7,8 +7,8 @@ Three kinds of source, told apart by looking at the path:
 - a **tool-call transcript file** in any log format :mod:`sam_model.data.formats` reads (``.jsonl[.gz]`` of
   conversations or OTLP exports, or a ``.json[.gz]`` document: tau-bench, tau2, OTLP, a list of conversations;
   an agent's headless stdout, Claude Code's stream-json or ``codex exec --json``, also as Harbor's ``.txt``),
-  or a **folder of SWE-agent or OpenHands trajectories, of session stores or of OpenHands V1 conversations** (no
-  SGD dialogues in it; ``.traj[.gz]`` files under it, else Strands Agents' ``message_<N>.json`` or OpenHands 0.x's
+  or a **folder of SWE-agent, mini-swe-agent or OpenHands trajectories, of session stores or of OpenHands V1 conversations** (no
+  SGD dialogues in it; ``.traj[.gz]`` files under it, mini-swe-agent's ``.traj.json[.gz]`` too, else Strands Agents' ``message_<N>.json`` or OpenHands 0.x's
   ``events/<N>.json`` session files under it, else OpenHands V1 conversations' ``events/event-NNNNN-ID.json``,
   else Codex CLI rollouts (``rollout-*.jsonl``) under it, else Claude Code session files (``.jsonl`` of its
   entries) or Gemini CLI session files (``chats/session-*.jsonl``, ``.json``) under it, else ``.json[.gz]`` files in it, read as
@@ -197,7 +197,7 @@ def default_cache_dir() -> Path:
 def _stamp(p: Path, kind: SourceKind) -> list[Any]:
     """What the cache key holds of the source's files: size and modification time of a file, or of every file a
     folder's conversion reads, with its path in it: an SGD split's ``dialogues_*.json[.gz]``, or every run file of
-    every layout in a folder of agent runs (files.layouts: ``.traj`` files, session stores' message or event files,
+    every layout in a folder of agent runs (files.layouts: ``.traj`` and ``.traj.json`` files, session stores' message or event files,
     OpenHands V1 conversations' event files, OpenHands ``.json`` trajectories; a layout added beside another is
     read, so it is keyed too). One
     changed, added or removed re-converts; the folder's own time misses a file edited inside (an SGD split was keyed
