@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from test_format_claude_code import to_claude_code
 from test_format_codex import example_rollout
+from test_format_gemini_cli import as_jsonl, to_gemini_cli
 from test_formats import (
     EXAMPLES,
     anthropic_messages,
@@ -362,6 +363,22 @@ def test_the_sniff_takes_only_mini_swe_agents_messages():
     for layout in (v2_text_messages, v2_toolcall_messages, v2_response_messages):
         assert detect(layout()) == "mini-swe-agent"
     assert [detect(m) for m in others[:3]] == ["openai", "tau2", "anthropic"]
+
+
+def test_gemini_clis_sniff_and_this_one_take_none_of_each_others_and_a_folder_of_both_reads_both(tmp_path):
+    """gemini-cli sniffs second, before this reader: neither takes the other's messages, one or all, and a folder
+    holding a Gemini CLI chats folder beside a run reads each by its reader."""
+    mine = [layout() for layout in (v2_text_messages, v2_toolcall_messages, v2_response_messages, v1_messages)]
+    gemini = as_jsonl(to_gemini_cli(openai_messages()))
+    assert not any(FORMATS["gemini-cli"].sniff(m) or any(FORMATS["gemini-cli"].sniff([x]) for x in m) for m in mine)
+    assert not FORMATS["mini-swe-agent"].sniff(gemini) and not any(FORMATS["mini-swe-agent"].sniff([r]) for r in gemini)
+    assert [detect(m) for m in mine[:3]] == ["mini-swe-agent"] * 3 and detect(gemini) == "gemini-cli"
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    (chats / "session-2026-01-05T10-00-abcd1234.jsonl").write_text("".join(json.dumps(r) + "\n" for r in gemini))
+    traj(tmp_path, v1_run())
+    _, report = convert(tmp_path)
+    assert report.formats == {"mini-swe-agent": 1, "gemini-cli": 1}
 
 
 def test_another_formats_file_named_traj_json_is_still_its_readers(tmp_path):
