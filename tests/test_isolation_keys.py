@@ -462,3 +462,23 @@ def test_keys_fixed_to_values_the_memory_reads_specially_reach_only_that_value(s
     assert http.get(path(bob, "history"), headers=AS["hash"]).json() == []
     assert http.delete(path(bob), headers=AS["hash"]).status_code == 404
     assert others(tenants) == before
+
+
+@pytest.mark.parametrize("value", ["al\ud800ice", "\udcff"])
+def test_a_fixed_scope_no_log_line_can_hold_is_refused_at_start(tmp_path, value):
+    """A keys-file user_id holding a lone surrogate (valid JSON "\\ud800"; an undecodable byte of --user-id reads as
+    one) started the server, and every write of its key was then a 422 blaming the caller's user_id, which it had
+    not sent: the value is now refused where it is given, in one line naming the file, the entry and the field
+    (the option, for --user-id)."""
+    from sam_model.io import SAMFileError
+    from sam_model.serve.mcp import fixed_scopes
+
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"acme": [ADMIN, {"key": ALICE, "user_id": value}]}), encoding="utf-8")
+    with pytest.raises(SAMFileError) as err:
+        read_keys(keys)
+    said = str(err.value)
+    assert said.startswith(f"{keys}: tenant 'acme' (entry 2), field 'user_id': user_id holds a lone UTF-16 surrogate")
+    assert "\n" not in said and ALICE not in said
+    with pytest.raises(ValueError, match=r"^--user-id: user_id holds a lone UTF-16 surrogate"):
+        fixed_scopes({"user_id": value})

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from sam_model.memory.scoped import SCOPE_KEYS, ScopedMemory
+from sam_model.serve.wal import check_unicode
 
 
 class FixedScopeError(ValueError):
@@ -21,14 +22,16 @@ class FixedScopeError(ValueError):
 
 def check_fixed(scopes: Mapping[str, Any] | None, where: Callable[[str], str]) -> dict[str, str]:
     """The fixed scopes (``{"user_id": "me"}``), the unset (None) ones left out; an unknown scope or a bad value
-    (empty, holding '/', too long: ScopedMemory's own rule) is a ValueError starting with ``where(name)``, the
-    option or the keys-file field that gave it."""
+    (empty, holding '/', too long: ScopedMemory's own rule; a lone surrogate, which no log line holds, so every
+    write filled in with it was refused, blaming the caller's scope) is a ValueError starting with ``where(name)``,
+    the option or the keys-file field that gave it."""
     fixed = {n: v for n, v in (scopes or {}).items() if v is not None}
     for name, value in fixed.items():
         if name not in SCOPE_KEYS:
             raise ValueError(f"{where(name)}: unknown scope {name!r}: fix {', '.join(SCOPE_KEYS)}")
         try:
             ScopedMemory._scopes(**{n: value if n == name else None for n in SCOPE_KEYS}, need=False)
+            check_unicode(value, name)
         except ValueError as err:
             raise ValueError(f"{where(name)}: {err}") from None
     return fixed
