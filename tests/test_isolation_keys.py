@@ -482,3 +482,34 @@ def test_a_fixed_scope_no_log_line_can_hold_is_refused_at_start(tmp_path, value)
     assert "\n" not in said and ALICE not in said
     with pytest.raises(ValueError, match=r"^--user-id: user_id holds a lone UTF-16 surrogate"):
         fixed_scopes({"user_id": value})
+
+
+def test_sam_serve_stdio_user_id_holds_to_the_same_rule(served):
+    """``sam-serve --stdio acme --user-id alice`` (calls without headers, in-process as tests/test_stdio_scopes.py
+    makes them): the same attempts as alice's key over /mcp reach nothing else."""
+    import asyncio
+
+    from mcp import Client
+
+    tenants, _ = served
+    named = {"{bob}": ids(tenants, user_id="bob")[0], "{support}": ids(tenants, agent_id="support")[-1]}
+    attempts = [(tool, {k: named.get(v, v) if isinstance(v, str) else v for k, v in args.items()})
+                for _, tool, args in MCP if "{globex}" not in args.values()]
+    before = others(tenants)
+
+    async def run() -> list:
+        async with Client(create_mcp(tenants, stdio_tenant="acme", scopes={"user_id": "alice"})) as mcp:
+            out = []
+            for tool, args in attempts:
+                try:
+                    out.append((tool, await mcp.call_tool(tool, args)))
+                except Exception as err:  # noqa: BLE001 - an argument the SDK refuses before the tool: refused
+                    out.append((tool, str(err)))
+            return out
+
+    for tool, got in asyncio.run(run()):
+        text = got if isinstance(got, str) else got.content[0].text
+        check_held(tenants, before, text)
+        if not isinstance(got, str) and not got.is_error and tool == "recall":
+            assert results_users(json.loads(text)) <= {"alice"}, text
+    assert all(m["user_id"] == "alice" for m in mine(tenants))
