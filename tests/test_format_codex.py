@@ -149,9 +149,10 @@ def test_the_conversation_as_a_rollout_gives_the_openai_events_in_both_layouts_a
 
 def test_the_example_is_read_with_its_exit_code_and_environment_as_codex_wrote_them():
     """examples/logs/codex.jsonl: the environment context is policy (it is no event), and the failed cancel is
-    flagged by its exit code, its words unwrapped from Codex's exec form."""
+    flagged by its exit code, its words unwrapped from Codex's exec form. The session meta's working directory comes
+    with the first message (toolstate traces a path under it by its relative part)."""
     chat = to_chat(example_rollout())
-    assert chat.messages[0] == {"role": "system", "content": POLICY}
+    assert chat.messages[0] == {"role": "system", "content": POLICY, "cwd": "/home/agent/airline"}
     assert chat.messages[1] == {"role": "system", "content": ENV}
     result = next(m for m in chat.messages if m.get("tool_call_id") == "c2")
     assert result == {"role": "tool", "tool_call_id": "c2", "content": ERROR, "is_error": True}

@@ -21,6 +21,8 @@ reads them: its escape is a backtick, so a backslash stays a path's (``C:\\repo\
 
 from __future__ import annotations
 
+import ntpath
+import posixpath
 import re
 import shlex
 from typing import Any
@@ -556,6 +558,47 @@ def _path(word: str) -> str:
     ``.\\src\\a.py`` and ``src\\``."""
     word = word[2:] if word.startswith(("./", ".\\")) and len(word) > 2 else word
     return word.rstrip("/\\") or word
+
+
+# the arguments of a search tool that hold its pattern (Claude Code's Grep and Gemini CLI's search_file_content
+# pattern, Cline's search_files regex), and the words of a tool's name that say it searches files
+PATTERN_ARGUMENTS = frozenset({"pattern", "regex"})
+SEARCH_TOOL_WORDS = frozenset({"grep", "search", "rg", "ripgrep"})
+
+
+def search_pattern(tool: str, argument: str, value: Any) -> list[str] | None:
+    """The traced words of a search tool's pattern: the argument ``pattern`` or ``regex`` (any case) of a tool whose
+    name says grep or search (:data:`SEARCH_TOOL_WORDS`: ``Grep``, ``search_file_content``, ``grep_search``), read as
+    a grep's pattern in a command line is (:func:`_pattern`: a regex or code, ``def due_date``, ``foo\\(``, is its
+    names; any other pattern one value, as the spec reads it); None for any other argument. Claude Code's Grep takes
+    ripgrep's regex as its ``pattern``, the word a shell agent's ``rg`` gets: traced whole, ``def due_date`` was said
+    by no event although the user said ``due_date``."""
+    if argument.lower() not in PATTERN_ARGUMENTS or not isinstance(value, str) \
+            or not SEARCH_TOOL_WORDS.intersection(_name_words(tool)):
+        return None
+    return _pattern(value, value)
+
+
+_DRIVE = re.compile(r"[A-Za-z]:[\\/]")  # a Windows path's start, C:\ or C:/
+
+
+def relative_paths(path: str, cwd: str) -> list[str]:
+    """``path``'s part below the agent's working directory ``cwd``, as the user, a grep or a listing run there names
+    it (``/home/me/app/src/a.py`` under ``/home/me/app``: ``src/a.py``); [] where ``path`` is no absolute path
+    strictly below an absolute ``cwd`` (``..`` read as a step up, so ``/home/me/app/../b`` is outside; ``cwd`` itself,
+    the root and a path of several lines give none). Under a Windows ``cwd`` (``C:\\me\\app``, its case aside) the
+    part is given with backslashes, then with slashes, as Windows' tools and a user write it."""
+    windows = bool(_DRIVE.match(cwd))
+    if "\n" in path or not (_DRIVE.match(path) if windows else path.startswith("/") and cwd.startswith("/")):
+        return []
+    paths = ntpath if windows else posixpath
+    sep = "\\" if windows else "/"
+    full, base = paths.normpath(path), paths.normpath(cwd).rstrip(sep)
+    if not base or base.endswith(":") or not (full.lower() if windows else full).startswith(
+            (base.lower() if windows else base) + sep):
+        return []
+    rel = full[len(base) + 1:]
+    return [rel, rel.replace("\\", "/")] if windows and "\\" in rel else [rel] if rel else []
 
 
 def _shell(args: list[str], depth: int) -> list[str]:

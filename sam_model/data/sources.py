@@ -78,7 +78,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # output, its values traced to it).
 # 26: a Gemini CLI session's $rewindTo records are applied as the CLI loads a session: the messages a rewind removed
 # are left out (they were read where they were written, spliced into the conversation as Claude Code's were).
-CONVERSION_VERSION = 26
+# 27: an absolute path under the working directory Claude Code and Codex record (cwd) that no earlier event says
+# whole is traced by its part relative to it; a Grep/search tool's pattern that is code or a regex by its names.
+CONVERSION_VERSION = 27
 
 
 @dataclass(frozen=True)

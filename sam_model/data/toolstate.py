@@ -58,6 +58,24 @@ tool's arguments whose names say a timeout, an output limit, a permission or a d
 Codex repeats ``"timeout_ms": 120000`` on every call, which traced each later call to the first one.
 So are a file tool's output settings (:func:`sam_model.data.shellwords.is_tool_setting`: Claude Code's Grep
 ``output_mode`` and ``head_limit``, its Read's ``limit``), which its Grep repeats as a shell repeats a timeout.
+A search tool's pattern (:func:`sam_model.data.shellwords.search_pattern`: the ``pattern`` or ``regex`` of a tool whose
+name says grep or search, Claude Code's Grep, Gemini CLI's ``search_file_content``) is read as a shell grep's pattern
+is: a regex or code (``def due_date``) is its names, any other pattern one value.
+
+**An extension of the spec for paths under the working directory.** Claude Code's Read, Edit and Write take an
+absolute ``file_path`` always, and Codex's commands often name one: the agent reads ``/home/me/app/app/tax.py``
+because the user said ``app/tax.py`` or a grep run in ``/home/me/app`` printed ``app/tax.py:42:``, and no earlier
+event says the absolute path. Where the log records the agent's working directory (Claude Code's entries' ``cwd``,
+Codex's ``session_meta`` and ``turn_context``; the reader tells it on the chat message after it changes,
+:data:`~sam_model.data.formats.base.CWD`, so a live memory learns it as the importer does), a string leaf that is an
+absolute path strictly below it and that the spec's rule finds untraceable is judged again by its relative part
+(:func:`sam_model.data.shellwords.relative_paths`: ``..`` read as a step up, ``./`` and a trailing slash dropped; on
+Windows with backslashes, then slashes); a hit makes it needed (or an observation, or the policy's) with that part
+as its needed value, at the argument's path as any leaf. A path said whole keeps its label; a path outside the
+directory, the directory itself, and every path of a log with no directory (OpenAI chat, tau-bench, SGD, the
+AutoCodeRover log, SWE-agent, OpenHands) are judged as the spec says. No suffix of a path is tried where the
+directory is unknown: which part of it is the project's is what only the directory tells, and a suffix such as
+``tests/__init__.py`` or ``src/index.ts`` is said of any package's file.
 
 One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
 sub-goal stack = tools called, constraints = argument values already used, last action result = a
@@ -79,7 +97,7 @@ from typing import Any, Literal
 
 from sam_model.data.advice import Advice
 from sam_model.data.formats import to_chat
-from sam_model.data.formats.base import FAILED, TranscriptFormatError, strict_loads
+from sam_model.data.formats.base import CWD, FAILED, TranscriptFormatError, strict_loads
 from sam_model.data.provenance import contains_value
 from sam_model.data.shellwords import (
     command_words,
@@ -88,6 +106,8 @@ from sam_model.data.shellwords import (
     is_powershell,
     is_tool_setting,
     patch_paths,
+    relative_paths,
+    search_pattern,
 )
 from sam_model.data.text import norm
 from sam_model.io import json_type
@@ -130,11 +150,14 @@ def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
 
 def argument_leaves(tool: str, name: str, value: Any) -> list[tuple[str, Any]]:
     """The leaves of argument ``name`` of a call to ``tool`` that the labelling rule judges: the spec's
-    :func:`leaves`, except a shell command's words (the extension of the module doc, "shell command lines"), each at
-    the argument's path; a command that is read whole (its quotes do not close) is one leaf, as the spec reads it."""
+    :func:`leaves`, except a shell command's words (the extension of the module doc, "shell command lines") and a
+    search tool's pattern's names (:func:`sam_model.data.shellwords.search_pattern`), each at the argument's path; a
+    command that is read whole (its quotes do not close) is one leaf, as the spec reads it."""
     found = command_words(value, powershell=is_powershell(tool)) if is_command_line(tool, name, value) else None
     if found is None and isinstance(value, str) and is_patch_tool(tool):
         found = patch_paths(value)
+    if found is None:
+        found = search_pattern(tool, name, value)
     if found is not None:
         return [(name, w) for w in found]
     return leaves(value, name)
@@ -301,6 +324,7 @@ class TranscriptState:
 
     result_limit: int | None = None  # class defaults: a state dict saved before these existed still loads
     results_cut: int = 0
+    cwd: str = ""
 
     def __init__(self, episode_id: str = "live", policy: str = "", label: Label = "origin", masked: bool = True,
                  result_limit: int | None = None):
@@ -323,6 +347,7 @@ class TranscriptState:
         # meta.needed it fed, or None}), in step order, so that deleting its memory takes its values out (forget)
         self.writes: list[dict[str, Any]] = []
         self.writes_from = 0  # the first event whose call's writes are kept (a tracker saved before: after its events)
+        self.cwd = ""  # the agent's working directory, as the last message that told it said (CWD); "" unknown
 
     def snapshot(self) -> dict[str, Any]:
         return {"phase": self.phase, "subgoal_stack": list(self.stack),
@@ -342,6 +367,7 @@ class TranscriptState:
         if not isinstance(role, str) or not role:
             raise TranscriptFormatError(where, "message without 'role' (expected system, user, assistant or tool)")
         text = content_text(message.get("content"), where)
+        self._take_cwd(message, where)
         if message.get("tool_calls") and role != "assistant":  # its calls would vanish (they are the labels)
             raise TranscriptFormatError(where, f"a {role[:40]!r} message carries tool_calls; only assistant messages "
                                                "call tools: give it the role assistant, or read the log as its own "
@@ -377,6 +403,17 @@ class TranscriptState:
             self._emit("result", shown)
         elif text:
             self._emit(role, text)
+
+    def _take_cwd(self, message: Mapping[str, Any], where: str) -> None:
+        """The working directory a message tells (:data:`~sam_model.data.formats.base.CWD`, set by the readers of
+        formats that record one): the agent's after this message. A message's own calls are judged in the directory
+        told before it, as a search by call made before the message was added is (the readers tell it on the first
+        message after it changed: a session's first, a command's result after a ``cd``)."""
+        cwd = message.get(CWD)
+        if cwd is not None and not isinstance(cwd, str):
+            raise TranscriptFormatError(where, f"message's '{CWD}' is {json_type(cwd)}: give the agent's working "
+                                               "directory (a string), or leave it out")
+        self.cwd = self.cwd if cwd is None else cwd
 
     def _call(self, call: ToolCall, where: str) -> None:
         """The running state after ``call``: its tool is the phase and joins the stack, and each argument's non-free-text
@@ -425,10 +462,10 @@ class TranscriptState:
         steps: set[int] = set()
         for call in calls:
             for path, v, setting in call_leaves(call):
-                outcome, hits = ("trivial", []) if setting else self._judge(path, v, own, earlier)
+                outcome, hits, traced = ("trivial", [], "") if setting else self._judge(path, v, own, earlier)
                 outcomes[outcome] += 1
                 if outcome == "needed":
-                    needed.setdefault(path, []).append(norm(v))
+                    needed.setdefault(path, []).append(traced)
                     steps.update({"origin": hits[:1], "latest": hits[-1:], "all": hits}[self.label])
         labels = sorted(steps)
         state = self.events[d_step]["state"]
@@ -478,7 +515,8 @@ class TranscriptState:
         return {"n": len(self.events), "last_event": dict(self.events[-1]) if self.events else None,
                 "phase": self.phase, "last": self.last, "stack": list(self.stack), "cons": dict(self.cons),
                 "calls": dict(self._call_names), "invalid": len(self.invalid_arguments), "writes": len(self.writes),
-                "unmatched": len(self.unmatched_results), "results_cut": self.results_cut, "policy_norm": self.policy_norm}
+                "unmatched": len(self.unmatched_results), "results_cut": self.results_cut, "policy_norm": self.policy_norm,
+                "cwd": self.cwd}
 
     def rollback(self, mark: Mapping[str, Any]) -> None:
         """The state as it was at ``mark`` (a batch of messages refused part-way is taken whole or not at all)."""
@@ -488,6 +526,7 @@ class TranscriptState:
             self.events[n - 1] = dict(mark["last_event"])  # a tool call revises the last event in place
         self.phase, self.last, self.stack, self.cons = mark["phase"], mark["last"], mark["stack"], mark["cons"]
         self._call_names, self.results_cut, self.policy_norm = mark["calls"], mark["results_cut"], mark["policy_norm"]
+        self.cwd = mark["cwd"]
         del self.invalid_arguments[mark["invalid"]:]
         del self.writes[mark["writes"]:]
         del self.unmatched_results[mark.get("unmatched", len(self.unmatched_results)):]
@@ -544,7 +583,7 @@ class TranscriptState:
             # a needed value is a leaf's, or a word of a shell command line (argument_leaves)
             said = {p: {norm(v) for _, v in leaves(value, p)} | {norm(w) for w in command_words(value) or ()}
                     for p, value in mine["wrote"].items()}
-            needed = {p: [x for x in vs if x not in said.get(p, ())] for p, vs in meta.get("needed", {}).items()}
+            needed = {p: [x for x in vs if not _wrote(said.get(p, set()), x)] for p, vs in meta.get("needed", {}).items()}
             self.events[d] = {**self.events[d], "meta": {**meta, "needed": {p: vs for p, vs in needed.items() if vs}}}
         return until
 
@@ -605,7 +644,19 @@ class TranscriptState:
             self.writes_from = len(self.events)
         return self
 
-    def _judge(self, path: str, value: Any, own: str, earlier: list[str]) -> tuple[str, list[int]]:
+    def _judge(self, path: str, value: Any, own: str, earlier: list[str]) -> tuple[str, list[int], str]:
+        """(outcome, the earlier events that say the value, the normalised value traced): the spec's rule, and for an
+        absolute path under the working directory that it finds untraceable, the same rule of its relative part
+        (the extension of the module doc, "paths under the working directory")."""
+        outcome, hits = self._judge_one(path, value, own, earlier)
+        if outcome == "untraceable" and isinstance(value, str) and self.cwd:
+            for rel in relative_paths(value, self.cwd):
+                found = self._judge_one(path, rel, own, earlier)
+                if found[0] in ("needed", "observation", "policy"):
+                    return *found, norm(rel)
+        return outcome, hits, norm(value)
+
+    def _judge_one(self, path: str, value: Any, own: str, earlier: list[str]) -> tuple[str, list[int]]:
         if is_trivial(path, value):
             return "trivial", []
         s = norm(value)
@@ -615,6 +666,13 @@ class TranscriptState:
             return "policy", []
         hits = [i for i, text in enumerate(earlier) if says(text, s)]
         return ("needed", hits) if hits else ("untraceable", [])
+
+
+def _wrote(said: set[str], value: str) -> bool:
+    """Whether a call whose values at a path are ``said`` (normalised) needed ``value`` there: one of them, or the
+    part of one below a working directory (a path traced by its relative part: :meth:`TranscriptState._judge`)."""
+    tail = "/" + value.replace("\\", "/")
+    return value in said or any(s.replace("\\", "/").endswith(tail) for s in said)
 
 
 def cleared(until: Mapping[str, int | None], step: int, t: int) -> set[str]:

@@ -596,6 +596,7 @@ class ScopedMemory:
         if end - start > MAX_CATCH_UP:  # an event saved with a far step of its own: the conversation starts afresh
             fresh = TranscriptState(episode, result_limit=tracker.result_limit)
             fresh.policy_norm, self._trackers[episode], self._base[episode] = tracker.policy_norm, fresh, end
+            fresh.cwd = tracker.cwd  # the working directory its paths are traced under (toolstate), as the policy
             return fresh
         stored = {h.step: self.store.memory(h.memory_id) for h in self.store.get_all(episode_id=episode)
                   if h.step is not None and h.step >= start}  # a chunked memory whole

@@ -138,14 +138,21 @@ class Chat:
     """A conversation translated to chat messages: ``messages[i]`` came from ``sources[i]`` (``message 3``,
     ``item 5``); ``user_tool_calls`` counts tool calls (and their results) made by the user side, which the agent
     never sees and its memory never holds; ``ignored`` counts parts of types no event is made of (reasoning,
-    images, built-in tool items), by type."""
+    images, built-in tool items), by type. ``cwd``: the agent's working directory where its format records one
+    (Claude Code's entries, Codex's session meta and turn contexts), set by the reader as it reads; the first message
+    added after it changes carries it as its :data:`CWD`, which the labelling rule reads (toolstate: an absolute path
+    under it is traced by its relative part), so a live memory fed a line at a time learns it as the importer does."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     user_tool_calls: int = 0
     ignored: Counter = field(default_factory=Counter)
+    cwd: str = ""
+    _told: str = ""  # the working directory the messages added so far carry
 
     def add(self, message: dict[str, Any], source: str) -> None:
+        if self.cwd != self._told:
+            message[CWD], self._told = self.cwd, self.cwd
         self.messages.append(message)
         self.sources.append(source)
 
@@ -192,6 +199,7 @@ def result_text(value: Any) -> str:
 
 
 FAILED = "is_error"  # a chat tool message's failure flag: the call failed, whatever its words say (toolstate)
+CWD = "cwd"  # a chat message's working directory of the agent from that message on (toolstate: paths under it)
 
 
 def failure(value: Any, failed: Any, ok: Any, field: str, where: str) -> dict[str, bool]:

@@ -61,6 +61,9 @@ Claude Code 2.0.46), ccstats' token accounting notes (majiayu000/ccstats: severa
   turn is lost for a missing link. The turns of the branches left are counted, named in the import report by the
   first one's ``FILE:LINE`` (:func:`abandoned`); a file that never branched reads as in file order.
 - **No policy**: Claude Code stores no system prompt in the transcript, so none is read.
+- **The working directory**, each entry's ``cwd``, is told on the next chat message after it changes
+  (:data:`~sam_model.data.formats.base.CWD`): toolstate traces an absolute path under it (a Read's ``file_path``) by
+  its relative part; one that is no string is refused, naming the entry.
 
 A line that cannot be read (invalid JSON, not an entry, a bad field of a ``user`` or ``assistant`` entry) refuses
 its file whole, named ``FILE:LINE`` with the field: a session read without one of its lines could lose a call's
@@ -372,6 +375,10 @@ def _entry(chat: Chat, turns: dict[str, dict[str, Any]], e: Mapping[str, Any], w
     turn; any other entry counted."""
     kind = e["type"]
     result = lambda b, at: text_of(b.get("content"), at, ignored=chat.ignored)  # noqa: E731
+    cwd = e.get("cwd")  # the session's working directory: a path under it is traced by its relative part (toolstate)
+    if cwd is not None and not isinstance(cwd, str):
+        raise TranscriptFormatError(w, f"'cwd' is {json_type(cwd)}, expected a string (the session's working directory)")
+    chat.cwd = cwd or chat.cwd
     if _queued(e):  # the user's words, though no user entry holds them
         prompt = e["attachment"].get("prompt")
         if not isinstance(prompt, (str, list)):

@@ -69,6 +69,8 @@ Read as what the model saw, once:
   whole (a rollout is only appended to: compaction rewrites the model's context, not the file), so reading them
   would make the restatement a newer source of values the turns said first. ``thread_rolled_back`` is not applied
   either: every turn written is read, as a session store's are.
+- the **working directory**, the first ``session_meta``'s ``cwd`` and each ``turn_context``'s, is told on the next chat
+  message (:data:`~sam_model.data.formats.base.CWD`): toolstate traces an absolute path under it by its relative part.
 
 A file is one conversation (:func:`conversation`): its episode the session's id (``session_meta``'s ``id``, else the
 UUID in the file's name), its split group the session it was forked from (``forked_from_id``) or, a subagent's, the
@@ -160,6 +162,8 @@ def _items(lines: list[Any], where: str, chat: Chat, failed: set[str],
                 continue
             if not isinstance(payload, Mapping):
                 raise TranscriptFormatError(w, f"'payload' of a {kind} line is {json_type(payload)}, expected an object")
+            if (kind == "turn_context" or kind == "session_meta" and not meta) and isinstance(payload.get("cwd"), str):
+                chat.cwd = payload["cwd"] or chat.cwd  # the working directory (toolstate: paths under it)
             if kind == "session_meta" and not meta:
                 meta = True
                 yield from _policy(payload, "payload.", source, w)

@@ -1,0 +1,216 @@
+"""Absolute paths under the agent's working directory are traced by their relative part, and a search tool's pattern
+by its names (toolstate's extensions of the spec, README "Labels for free").
+
+Claude Code's Read, Edit and Write take an absolute ``file_path`` always, Codex's commands often name one: the agent
+reads ``/home/me/invoicer/invoicer/tax.py`` because the user said ``invoicer/tax.py`` or a grep printed
+``invoicer/tax.py:42:``, and no earlier event says the absolute path, so the call labelled nothing. The readers of
+formats that record the working directory (Claude Code's entries' ``cwd``, Codex's session meta and turn contexts)
+tell it on the chat messages, and the rule judges such a path's relative part when the path whole is said by none."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from test_format_claude_code import Session, text, tool_use
+from test_format_codex import line, message, meta
+
+from sam_model.data.formats import to_chat
+from sam_model.data.formats.base import Conversation, TranscriptFormatError
+from sam_model.data.toolstate import ToolCall, TranscriptState, argument_leaves, live_state
+from sam_model.data.transcripts import convert_conversation
+
+CWD = "/home/me/invoicer"
+TAX = f"{CWD}/invoicer/tax.py"
+GREP_HIT = "invoicer/tax.py:42:    return round(total * rate, 2)"
+
+
+def session(*turns, cwd: str | None = CWD) -> list[dict]:
+    """A Claude Code session of ``turns`` (("user", words), ("say", the agent's words), ("call", id, tool, input),
+    ("result", id, words)), its entries in the working directory ``cwd`` (None: entries without one, as no reader
+    could tell it). A call's decision event is the event before it, which must not say the value itself."""
+    s = Session()
+    for kind, *rest in turns:
+        if kind == "user":
+            s.user(rest[0])
+        elif kind == "say":
+            s.respond(text(rest[0]))
+        elif kind == "call":
+            s.respond(tool_use(*rest))
+        else:
+            s.result(*rest)
+    for e in s.entries:
+        e.pop("cwd")
+        if cwd is not None:
+            e["cwd"] = cwd
+    return s.entries
+
+
+def decisions(entries: list[dict], fmt: str = "claude-code") -> list[dict]:
+    """The decision points of the conversation the importer writes."""
+    return [e for e in convert_conversation(Conversation("s", entries, "test", "s", fmt)) if e.get("useful_memory_steps")]
+
+
+def test_a_read_of_an_absolute_path_is_traced_to_the_user_who_said_it_relative():
+    """The user named invoicer/tax.py; Claude Code read it as /home/me/invoicer/invoicer/tax.py. Before: untraceable,
+    no decision point. Now the user's turn is its label, the needed value the relative part, the flag file_path."""
+    entries = session(("user", "Totals are off by a cent; the rounding is in invoicer/tax.py"), ("say", "I will read it."),
+                      ("call", "r1", "Read", {"file_path": TAX}), ("result", "r1", "   42\u2192    return round(x)"))
+    [d] = decisions(entries)
+    assert d["useful_memory_steps"] == [0] and d["meta"]["needed"] == {"file_path": ["invoicer/tax.py"]}
+    assert d["state"]["uncertainty_flags"] == ["file_path"] and d["state"]["phase"] == "Read"
+
+
+def test_a_path_a_grep_printed_relative_labels_the_read_of_its_absolute_path():
+    """A Grep run in the working directory prints invoicer/tax.py:42:; the Read after it, of the absolute path,
+    traces to that result, not to the user (who named no file)."""
+    entries = session(("user", "Totals are off by a cent, fix the rounding"),
+                      ("call", "g1", "Grep", {"pattern": "round\\(", "output_mode": "content", "-n": True}),
+                      ("result", "g1", GREP_HIT), ("user", "go on"),
+                      ("call", "r1", "Read", {"file_path": TAX, "offset": 30}))
+    events = convert_conversation(Conversation("s", entries, "test", "s", "claude-code"))
+    grep_result = next(e["step"] for e in events if e["kind"] == "result")
+    [d] = [e for e in events if e.get("useful_memory_steps")]
+    assert d["useful_memory_steps"] == [grep_result] and d["meta"]["needed"] == {"file_path": ["invoicer/tax.py"]}
+
+
+@pytest.mark.parametrize("path", ["/home/me/backup/invoicer/tax.py", "/home/me/invoicer2/invoicer/tax.py",
+                                  f"{CWD}/../backup/invoicer/tax.py", CWD])
+def test_a_path_outside_the_working_directory_is_traced_whole(path):
+    """A path outside the working directory (another folder, a sibling whose name starts alike, one that steps out
+    with ..) or the directory itself has no relative part: traced whole, as before, so the user's invoicer/tax.py
+    labels nothing."""
+    entries = session(("user", "the rounding is in invoicer/tax.py, compare it with the backup"), ("say", "I will read it."),
+                      ("call", "r1", "Read", {"file_path": path}))
+    assert decisions(entries) == []
+
+
+def test_without_a_known_working_directory_an_absolute_path_is_traced_whole():
+    """Entries without cwd (no reader can tell the directory): no suffix of the path is tried, since which part is
+    the project's is what only the directory says (a suffix such as tests/__init__.py matches any package's)."""
+    entries = session(("user", "the rounding is in invoicer/tax.py"), ("say", "I will read it."), ("call", "r1", "Read", {"file_path": TAX}),
+                      cwd=None)
+    assert decisions(entries) == []
+    st = TranscriptState()
+    st.add({"role": "user", "content": "the rounding is in invoicer/tax.py"})
+    st.add({"role": "assistant", "content": "I will read it."})
+    assert st.decide([ToolCall("Read", {"file_path": TAX})]).needed == {}
+
+
+def test_a_path_said_whole_is_still_traced_whole_and_dot_and_slash_are_read_as_a_listing_prints():
+    """The rule is the spec's first: an earlier event that says the absolute path is its label (the relative part
+    is judged only where nothing says the path whole); ./ and a trailing slash normalise away."""
+    from sam_model.data.shellwords import relative_paths
+
+    entries = session(("user", f"see {TAX}"), ("say", "I will read it."), ("call", "r1", "Read", {"file_path": TAX}))
+    assert decisions(entries)[0]["meta"]["needed"] == {"file_path": [TAX]}
+    entries = session(("user", "everything is in invoicer/"), ("say", "I will read it."),
+                      ("call", "l1", "LS", {"path": f"{CWD}/./invoicer/"}))
+    assert decisions(entries)[0]["meta"]["needed"] == {"path": ["invoicer"]}
+    assert relative_paths(r"C:\Users\me\app\src\a.py", r"c:\users\me\app") == [r"src\a.py", "src/a.py"]
+
+
+def test_a_codex_command_on_an_absolute_path_traces_its_relative_part():
+    """Codex: the session meta's cwd (or a turn context's) is the working directory; a shell command's word that is
+    an absolute path under it is traced by its relative part, as a Claude Code Read's path is."""
+    call = {"type": "function_call", "name": "shell", "call_id": "s0", "arguments": json.dumps(
+        {"command": ["bash", "-lc", "sed -n '1,80p' /home/me/repo/src/tinyparse/headers.py"], "workdir": "/home/me/repo"})}
+    user = line("response_item", message("user", "Headers are dropped, see src/tinyparse/headers.py"))
+    say = line("response_item", message("user", "go ahead"))  # the call's decision event, saying no path
+    for first in ([meta(cwd="/home/me/repo")], [meta(cwd=None), line("turn_context", {"cwd": "/home/me/repo"})]):
+        [d] = decisions([*first, user, say, line("response_item", call)], "codex")
+        assert d["meta"]["needed"] == {"command": ["src/tinyparse/headers.py"]} and d["useful_memory_steps"] == [0]
+        assert d["state"]["uncertainty_flags"] == ["command"]
+    assert decisions([meta(cwd=None), user, say, line("response_item", call)], "codex") == []  # the directory untold
+
+
+def test_a_grep_tools_pattern_that_is_code_is_traced_by_its_names():
+    """Claude Code's Grep took def due_date as one value, which no event said though the user said due_date: a search
+    tool's pattern is read as a shell grep's is (shellwords._pattern), a plain one (TODO) whole as before, and a
+    glob's pattern, Glob's, is no search pattern."""
+    entries = session(("user", "due_date is a day late in leap years"), ("say", "I will read it."),
+                      ("call", "g1", "Grep", {"pattern": "def due_date", "output_mode": "content"}))
+    [d] = decisions(entries)
+    assert d["meta"]["needed"] == {"pattern": ["due_date"]} and d["useful_memory_steps"] == [0]
+    assert argument_leaves("search_file_content", "pattern", r"due_date\(") == [("pattern", "due_date")]
+    assert argument_leaves("Grep", "pattern", "TODO") == [("pattern", "TODO")]
+    assert argument_leaves("Glob", "pattern", "**/*.py") == [("pattern", "**/*.py")]
+    assert argument_leaves("search_flights", "origin", "def x") == [("origin", "def x")]
+
+
+def test_a_search_by_call_of_a_live_session_sees_the_relative_path_as_the_importer_does():
+    """A sidecar adds the session a line at a time and searches with the Read about to be made: the state is the
+    importer's decision state (file_path flagged, its value masked), so the search ranks as evaluate.py ranks that
+    decision point; a saved memory keeps the directory, and one saved before it existed loads without it."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    entries = session(("user", "Totals are off by a cent, fix the rounding"),
+                      ("call", "g1", "Grep", {"pattern": "round\\(", "output_mode": "content"}),
+                      ("result", "g1", GREP_HIT), ("say", "I will read it."), ("call", "r1", "Read", {"file_path": TAX}))
+    [want] = decisions(entries)
+    memory = ScopedMemory(HashingEncoder(64))
+    read = next(i for i, e in enumerate(entries) if "r1" in json.dumps(e.get("message")))
+    for e in entries[:read]:
+        memory.add([e], run_id="s")
+    call = entries[read]["message"]["content"][0]
+    got = memory.search("", call=call, run_id="s")["state"]
+    assert got == want["state"] and got["uncertainty_flags"] == ["file_path"]
+    assert live_state(entries[:read], call) == want["state"]
+    [tracker] = memory._trackers.values()
+    assert TranscriptState.from_state_dict(tracker.state_dict()).cwd == CWD
+    old = {k: v for k, v in tracker.state_dict().items() if k != "cwd"}
+    assert TranscriptState.from_state_dict(old).cwd == ""
+
+
+def test_forgetting_the_read_takes_its_relative_value_out_of_the_decisions_needed():
+    """Deleting the call's memory takes its needed values out of the decision point's meta: the relative part the
+    absolute path was traced by is the call's too."""
+    chat = to_chat(session(("user", "the rounding is in invoicer/tax.py"), ("say", "I will read it."),
+                           ("call", "r1", "Read", {"file_path": TAX})))
+    st = TranscriptState()
+    for m in chat.messages:
+        st.feed(m)
+    assert st.events[1]["meta"]["needed"] == {"file_path": ["invoicer/tax.py"]}
+    st.forget(next(e["step"] for e in st.events if e["kind"] == "action"))
+    assert st.events[1]["meta"]["needed"] == {}
+
+
+@pytest.mark.parametrize("where, says", [("entry", r"entry 0.*'cwd' is a number, expected a string"),
+                                         ("message", r"message's 'cwd' is a number: give the agent's working")])
+def test_a_working_directory_that_is_no_string_is_named(where, says):
+    """A cwd of another type, on a Claude Code entry or a chat message, is one line naming it."""
+    if where == "entry":
+        entries = session(("user", "hi"))
+        entries[0]["cwd"] = 5
+        with pytest.raises(TranscriptFormatError, match=says):
+            to_chat(entries, "s.jsonl")
+    else:
+        with pytest.raises(TranscriptFormatError, match=says):
+            live_state([{"role": "user", "content": "hi", "cwd": 5}], {"name": "Read", "arguments": {}})
+
+
+def test_a_rollback_puts_the_working_directory_back():
+    st = TranscriptState()
+    st.add({"role": "user", "content": "hi", "cwd": CWD})
+    mark = copy.deepcopy(st.mark())
+    st.add({"role": "user", "content": "cd", "cwd": "/tmp"})
+    st.rollback(mark)
+    assert st.cwd == CWD
+
+
+def test_a_conversation_that_starts_afresh_after_a_far_step_keeps_its_working_directory():
+    """A conversation saved behind its memories past MAX_CATCH_UP steps starts afresh (ScopedMemory._catch_up) with
+    its policy kept; its working directory is kept as well, or its later paths were traced whole again."""
+    from sam_model.data.schema import Event, State
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    memory = ScopedMemory(HashingEncoder(64))
+    memory.add([{"role": "user", "content": "hello", "cwd": CWD}], user_id="fz")
+    memory.store.add([Event("fz", 200_000, "result", "far away", State())], user_id="fz")
+    memory.add("the rounding is in invoicer/tax.py", user_id="fz")
+    memory.add([{"role": "assistant", "content": "I will read it."}], user_id="fz")
+    [tracker] = memory._trackers.values()
+    assert len(tracker.events) == 2 and tracker.cwd == CWD
+    got = memory.search("", call={"name": "Read", "arguments": {"file_path": TAX}}, user_id="fz")["state"]
+    assert got["uncertainty_flags"] == ["file_path"]
