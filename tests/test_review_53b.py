@@ -42,9 +42,9 @@ def test_a_streamed_file_change_is_the_call_its_completed_item_made(tmp_path):
 def test_codex_exec_events_split_over_adds_are_refused_not_stored_twice():
     """ScopedMemory.add takes codex exec's events (is_log_message since the codex-exec format), but each add is read
     alone: a sidecar adding the lines as they came stored every call twice (its item.started a call, its
-    item.completed the same call again with its result), two actions where the importer writes one. An add of them
-    that does not begin a run is now refused in one line, the memory as it was; a run a time, or the whole file,
-    stores the importer's memories."""
+    item.completed the same call again with its result), two actions where the importer writes one. An add that
+    continues the scope's open run is read with it; one that continues none is refused in one line, the memory as it
+    was; a run a time, or the whole file, stores the importer's memories."""
     lines = [json.loads(line) for line in EXAMPLES.joinpath("codex-exec.jsonl").read_text().splitlines()]
     whole = ScopedMemory(HashingEncoder(64))
     whole.add(lines, user_id="u")
@@ -55,10 +55,12 @@ def test_codex_exec_events_split_over_adds_are_refused_not_stored_twice():
     assert [(h.kind, h.text) for h in by_run.store.get_all()] == [(h.kind, h.text) for h in whole.store.get_all()]
     one = ScopedMemory(HashingEncoder(64))
     one.add(lines[:4], user_id="u")  # thread.started through the first call's item.started
-    stored = [h.id for h in one.store.get_all()]
-    with pytest.raises(ValueError, match=r"^data\[0\]: codex exec --json events are added a run at a time"):
-        one.add(lines[4:6], user_id="u")
-    assert [h.id for h in one.store.get_all()] == stored
+    one.add(lines[4:], user_id="u")  # continues the scope's open run (sam_model.memory.live): each call once
+    assert [(h.kind, h.text) for h in one.store.get_all()] == [(h.kind, h.text) for h in whole.store.get_all()]
+    cold = ScopedMemory(HashingEncoder(64))  # a scope with no open run: its call would be stored twice
+    with pytest.raises(ValueError, match=r"^data\[0\]: codex exec --json events are added from a run's thread.started"):
+        cold.add(lines[4:6], user_id="u")
+    assert cold.store.get_all() == []
 
 
 def test_a_folder_of_harbor_stdout_files_is_refused_saying_to_give_each_file(tmp_path):

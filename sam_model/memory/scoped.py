@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from sam_model.data.chunks import own_words
-from sam_model.data.examples import MemoryRecord, memory_record
+from sam_model.data.examples import MemoryRecord, MemoryRecorder, memory_record
 from sam_model.data.formats import codex_exec, detect, gemini_cli, is_log_message, to_chat
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
@@ -85,6 +85,7 @@ from sam_model.limits import (
     check_text,
 )
 from sam_model.locking import gc_paused, locked
+from sam_model.memory import live
 from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
 
 SCOPED_FILE = "scoped.json"
@@ -240,16 +241,10 @@ def as_chat(items: list[Any], name: str) -> tuple[list[Any], list[str], list[dic
     a message without content, and Converse's blocks were all skipped as parts that are not text: a Bedrock agent's
     add stored nothing. Parts no event is made of (thoughts, media) are counted in the notes. A reader matches a
     result to its call within the messages it is given, and a later one by the call's id or name, so a turn's
-    contents (a streamed answer's chunks) go in one add to be one memory, as in the importer's log; codex exec's
-    events a run at a time (an item's events are one call, which adds of their own made twice)."""
+    contents (a streamed answer's chunks) go in one add to be one memory, as in the importer's log. An agent's session
+    lines (Claude Code, Gemini CLI, Codex, codex exec) are read here for their check alone: ScopedMemory.add reads them
+    with the scope's open turn (sam_model.memory.live)."""
     fmt = detect(items)
-    if fmt == "codex-exec" and not (isinstance(items[0], Mapping) and items[0].get("type") in codex_exec.STARTS):
-        raise ValueError(f"{name}[0]: codex exec --json events are added a run at a time, from its thread.started: an "
-                         "item's call is read at its item.started and with its result at item.completed, so a run split "
-                         "over adds stored its calls twice; add each run's lines in one add once it ended (a file of "
-                         "runs in one), or the lines of the rollout it writes as they come (~/.codex/sessions)")
-    if fmt == "gemini-cli" and (why := gemini_cli.rewind_elsewhere(items, name)):
-        raise ValueError(why)
     if fmt == "openai":
         return items, [f"{name}[{i}]" for i in range(len(items))], []
     try:
@@ -352,6 +347,7 @@ class ScopedMemory:
         # memory id -> its scopes (user, agent, run), None when unknown, for the ids whose places do not say them
         # (ids of a save before each scope had its place in the episode's name): history's check once it is deleted
         self._owners: dict[Any, tuple | None] = {}
+        self._open: dict[str, live.OpenTurn] = {}  # episode -> the open turn of an agent's session fed line by line
         # loaded from a save of an earlier version and moved to this one (_place_episodes): a caller that keeps the
         # memory in a checkpoint (a served tenant) saves it at once, or every start moves it again
         self.migrated = False
@@ -463,6 +459,11 @@ class ScopedMemory:
             [data] if isinstance(data, (Mapping, Event)) else list(data))
         if not items:
             raise NoTextError(EMPTY.format("data"))
+        fmt = live.format_of(items, self._open.get(episode)) if all(isinstance(m, Mapping) for m in items) else None
+        if fmt is not None:  # an agent's session lines: read with the scope's open turn
+            skipped = (read if read is not None else read_add(data, "data"))[1]
+            out = {"results": self._add_messages([], episode, scopes, metadata, lines=(fmt, items))}
+            return {**out, "skipped": skipped} if skipped else out
         if _is_messages(items):
             # checked before the conversation's state takes any of them
             messages, skipped = read if read is not None else read_add(data, "data")
@@ -495,6 +496,7 @@ class ScopedMemory:
         took the steps the conversation's next messages would take, whose adds were then refused as duplicates,
         and a replay of the log dropped an acknowledged message.)"""
         tracker = self._trackers.get(episode)
+        self._open.pop(episode, None)  # the events join the conversation after the open turn's lines
         if tracker is not None:
             tracker = self._catch_up(episode, tracker)
         nxt = (self.store.next_step(episode) or 0) if tracker is None else self._base[episode] + len(tracker.events)
@@ -522,67 +524,138 @@ class ScopedMemory:
         return out
 
     def _add_messages(self, messages: list[Mapping], episode: str, scopes: dict, metadata,
-                      skip: set[int] = frozenset()) -> list[dict]:
+                      skip: set[int] = frozenset(), lines: tuple[str, list[Any]] | None = None) -> list[dict]:
         """The messages through the conversation's running state first, all of them, then into the store: a batch
         with a bad message (a content that is not text, a tool answer to no call) is refused whole, with the
         conversation and the store as they were (a ValueError naming the message), never half stored. ``skip``:
         the messages that hold no text (:func:`unstored`), not fed (blank text parts would reach the store,
-        which refuses a blank memory)."""
+        which refuses a blank memory).
+
+        ``lines``: (format, an agent's session lines) instead of messages: read with the scope's open turn
+        (sam_model.memory.live) from where it began, the conversation fed again from there; each memory whose event
+        changed is updated (a response's words now joined by its calls, a state a later line of the response
+        revised), the events past the stored ones added. The fed conversation is a copy swapped in once stored."""
         tracker = self._trackers.get(episode)
         if tracker is not None:
             tracker = self._catch_up(episode, tracker)
-        before = None if tracker is None else tracker.mark()
-        n0 = 0 if before is None else before["n"]  # the conversation's events before this batch
-        revised_before = False  # whether a tool call of the batch fixed the state of the event before it
+        turn = self._open.pop(episode, None)  # any other add closes it (its lines are then read as they are)
+        opened = None
+        if lines is not None:
+            turn = turn if turn is not None and turn.format == lines[0] and tracker is not None else None
+            messages, skip, opened = self._read_live(lines[0], lines[1], turn)
+        else:
+            turn = None
         try:
-            if tracker is None:
-                tracker = TranscriptState(episode, policy_of(messages, "add(...)"))
-            elif any(m.get("role") == "system" for m in messages):
-                tracker.policy_norm = " ".join(filter(None, (tracker.policy_norm,
-                                                             norm(policy_of(messages, "add(...)")))))
+            work = TranscriptState(episode, policy_of(messages, "add(...)")) if tracker is None else live.fork(tracker)
+            if turn is not None:
+                m = turn.mark
+                lo, old = max(turn.start - 1, 0), [dict(e) for e in work.events[max(turn.start - 1, 0):]]
+                work.rollback({**m, "stack": list(m["stack"]), "cons": dict(m["cons"]), "calls": dict(m["calls"])})
+            else:
+                lo, old = max(len(work.events) - 1, 0), [dict(e) for e in work.events[-1:]]
+            start = len(work.events)
+            if tracker is not None and any(m.get("role") == "system" for m in messages):
+                work.policy_norm = " ".join(filter(None, (work.policy_norm, norm(policy_of(messages, "add(...)")))))
+            at = (None, start)
             for i, message in enumerate(messages):
+                if opened is not None and i == opened[0]:
+                    at = (work.mark(), len(work.events))
                 if i in skip:
                     continue
                 _check_call_size(message, f"add(...) message {i}")
-                n = len(tracker.events)
-                _, revised = tracker.feed(message, f"add(...) message {i}")
-                revised_before |= bool(revised) and n == n0
-        except BaseException as err:
-            if before is not None:
-                tracker.rollback(before)
-            if isinstance(err, (SAMFileError, ValueError)):
-                raise ValueError(str(err)) from None
-            raise
+                work.feed(message, f"add(...) message {i}")
+            if opened is not None and opened[0] >= len(messages):
+                at = (work.mark(), len(work.events))
+        except (SAMFileError, ValueError) as err:
+            raise ValueError(str(err)) from None
+        n_old, n_new = lo + len(old), len(work.events)
+        if n_new < n_old:
+            raise ValueError(f"data: these lines leave the conversation {n_old - n_new} turn(s) shorter than an earlier "
+                             "add stored it (a rewind of a message an earlier add stored?): an add cannot take memories "
+                             "back; delete the run's memories (delete_all) and add its session's lines again in one "
+                             "add, or convert its session file (sam-data transcripts)")
         base = self._base[episode] if episode in self._trackers else self.store.next_step(episode) or 0
-        new = [self._event(d, base) for d in tracker.events[n0:]]  # each in its last version
         marked = self.store.recorder.mark([episode])
-        updated, kept = None, None
+        if turn is not None:  # the records of the open turn again, each compared with the state before it
+            self.store.recorder.rollback({episode: live.unrow(turn.recorder)})
+        row = self.store.recorder.mark([episode])[episode]
+        kept: list = []
+        updated: list[tuple] = []
         try:
-            if revised_before:  # the state of the event before the batch, fixed: store that version
-                e = self._event(tracker.events[n0 - 1], base)
-                rec = self.store.recorder.revise(e)
-                if rec.id in self.store:  # unless that memory was deleted (or is chunked): it stays as it is
-                    old, kept = _said(self.store.get(rec.id)), self.store.version(rec.id)
+            for j in range(lo, n_old):
+                e = self._event(work.events[j], base)
+                rec = (self.store.recorder.revise(e) if j == start - 1 and row is not None
+                       else self.store.recorder.record(e))
+                changed = work.events[j] != old[j - lo] or (j > lo and work.events[j - 1]["state"] !=
+                                                            old[j - 1 - lo]["state"])
+                if changed and rec.id in self.store:  # unless that memory was deleted (or is chunked)
+                    said, version = _said(self.store.get(rec.id)), self.store.version(rec.id)
                     self.store.update(rec)
-                    updated = (rec.id, old, e.text)
+                    kept.append(version)
+                    updated.append((rec.id, said, e.text))
+            new = [self._event(d, base) for d in work.events[n_old:]]
             if new:
                 self.store.add(new, **scopes, metadata=metadata)
         except BaseException:  # the batch is stored whole or not at all, and the conversation is as it was
             try:
                 self.store.recorder.rollback(marked)
-                if before is not None:
-                    tracker.rollback(before)
             finally:
-                if updated is not None:  # as it was stored, needing no encoder (the encoder may be what failed)
-                    self.store.restore(kept)
+                for version in reversed(kept):  # as it was stored, needing no encoder (the encoder may be what failed)
+                    self.store.restore(version)
             raise
-        if episode not in self._trackers:
-            self._trackers[episode], self._base[episode] = tracker, base
+        self._trackers[episode] = work
+        self._base.setdefault(episode, base)
+        if opened is not None:
+            self._open[episode] = self._opened(episode, work, opened, at, lo, start, row, base)
         out = []
-        if updated is not None:
-            self._log(updated[0], "UPDATE", updated[1], updated[2])
-            out.append({"id": updated[0], "memory": updated[2], "event": "UPDATE"})
+        for i, said, text in updated:
+            self._log(i, "UPDATE", said, text)
+            out.append({"id": i, "memory": text, "event": "UPDATE"})
         return out + self._added(new)
+
+    def _read_live(self, fmt: str, items: list[Any], turn: live.OpenTurn | None
+                   ) -> tuple[list[Mapping], set[int], tuple]:
+        """(the messages of the open turn and the add's lines, those holding no text, (how many of them the closed
+        lines give, the lines, where the open turn's lines begin, the facts)) for :meth:`_add_messages`."""
+        if fmt == "codex-exec" and turn is None and items[0].get("type") not in codex_exec.STARTS:
+            raise ValueError("data[0]: codex exec --json events are added from a run's thread.started: an item's call is "
+                             "read at its item.started and with its result at item.completed, and this scope has no "
+                             "open run whose lines these continue (its memories were changed since, or none were "
+                             "added); add the run's lines from its thread.started, or the lines of the rollout it "
+                             "writes as they come (~/.codex/sessions)")
+        facts = dict(turn.facts) if turn is not None else {}
+        if why := live.rewritten(fmt, items, facts):
+            raise ValueError(why)
+        old = turn.lines if turn is not None else []
+        lines = [*old, *items]
+        if fmt == "gemini-cli" and gemini_cli.rewind_elsewhere(lines, "data"):
+            raise ValueError(gemini_cli.rewind_elsewhere(items, "data") or gemini_cli.rewind_elsewhere(lines, "data"))
+        live.learn(fmt, facts, lines)
+        cut = live.split(fmt, old, items, facts)
+        if len(lines) - cut > live.MAX_OPEN_LINES:
+            raise ValueError(f"data: the scope's open turn would hold {len(lines) - cut} lines, more than "
+                             f"{live.MAX_OPEN_LINES} (each add reads it again): add the session's lines a turn at a time "
+                             "from its start, or convert its session file (sam-data transcripts)")
+        messages = live.chat(fmt, lines, facts)
+        closed = live.chat(fmt, lines[:cut], facts) if cut else []
+        if messages[:len(closed)] != closed:  # the reader joined lines across the cut: the whole is the open turn
+            cut, closed = 0, []
+        skip = {i for i, m in enumerate(messages) if _media_only(m.get("content"))}
+        return messages, skip, (len(closed), lines, cut, facts, fmt)
+
+    def _opened(self, episode: str, work: TranscriptState, opened: tuple, at: tuple, lo: int, start: int,
+                row: list | None, base: int) -> live.OpenTurn:
+        """The scope's open turn after an add: its lines, and the tracker's mark and the recorder's row where they
+        begin (replayed on a scratch recorder from the row the add's records began at)."""
+        _, lines, cut, facts, fmt = opened
+        live.close(fmt, facts, lines[:cut])
+        mark, first = at
+        scratch = MemoryRecorder()
+        scratch.rollback({episode: row})
+        for j in range(lo, first):
+            e = self._event(work.events[j], base)
+            scratch.revise(e) if j == start - 1 and row is not None else scratch.record(e)
+        return live.OpenTurn(fmt, lines[cut:], first, mark, live.row(scratch.mark([episode])[episode]), facts)
 
     def _catch_up(self, episode: str, tracker: TranscriptState) -> TranscriptState:
         """A conversation saved behind its memories (until 2026-12-05 an agent-log event added between chat
@@ -593,6 +666,7 @@ class ScopedMemory:
         start, end = self._base[episode] + len(tracker.events), self.store.next_step(episode) or 0
         if end <= start:
             return tracker
+        self._open.pop(episode, None)
         if end - start > MAX_CATCH_UP:  # an event saved with a far step of its own: the conversation starts afresh
             fresh = TranscriptState(episode, result_limit=tracker.result_limit)
             fresh.policy_norm, self._trackers[episode], self._base[episode] = tracker.policy_norm, fresh, end
@@ -838,6 +912,7 @@ class ScopedMemory:
         rec = dataclasses.replace(memory_record(event, None, self.store.recorder.task_start(hit.episode_id)),
                                   id=memory_id)
         self.store.update(rec)
+        self._open.pop(hit.episode_id, None)  # its lines would be read again over the new words
         if (at := self._in_conversation(hit)) is not None:  # a later tool call that revises it keeps the new words
             at[0].rewrite(at[1], data)
         self._log(memory_id, "UPDATE", _said(hit), data)
@@ -883,6 +958,7 @@ class ScopedMemory:
                              "the memory by its id")
         self.store.delete([memory_id])
         episode = hit.episode_id
+        self._open.pop(episode, None)
         if not self._holds_memories(hit):  # its last: the conversation goes as delete_all's does
             self._drop_conversation(episode)
         elif (at := self._in_conversation(hit)) is not None:
@@ -911,6 +987,7 @@ class ScopedMemory:
         events' states) and the store's last state of it. Its next message starts afresh, at the next step."""
         self._trackers.pop(episode, None)
         self._base.pop(episode, None)
+        self._open.pop(episode, None)
         self.store.recorder.forget(episode)
 
     def _in_conversation(self, hit: Hit) -> tuple[TranscriptState, int] | None:
@@ -945,6 +1022,7 @@ class ScopedMemory:
         self.store.reset()
         self._trackers.clear()
         self._base.clear()
+        self._open.clear()
         self._times.clear()
         self._history.clear()
         self._owners.clear()
@@ -970,7 +1048,8 @@ class ScopedMemory:
                 [(i, *t) for i, t in self._times.items()], [(i, tuple(h)) for i, h in self._history.items()],
                 json.dumps({"version": VERSION, "k": self.k, "base": self._base,
                             "owners": [[i, None if s is None else list(s)] for i, s in self._owners.items()],
-                            "trackers": {ep: t.state_dict() for ep, t in self._trackers.items()}}))
+                            "trackers": {ep: t.state_dict() for ep, t in self._trackers.items()},
+                            "open": {ep: t.state_dict() for ep, t in self._open.items()}}))
 
     def write_snapshot(self, path: str | os.PathLike, snap: tuple[tuple[dict, Any], tuple[list, list, str]]) -> Path:
         """Write a :meth:`snapshot` as the folder ``path``, atomically, without the lock."""
@@ -1015,6 +1094,7 @@ class ScopedMemory:
         for new, ids in moves.items():
             self.store.move(list(dict.fromkeys(ids)), new)
         for ep in mixed:
+            self._open.pop(ep, None)
             self._trackers.pop(ep, None)
             self._base.pop(ep, None)
             self.store.recorder.forget(ep)
@@ -1040,6 +1120,8 @@ class ScopedMemory:
                 self = cls(encoder, store.config, check_k(d["k"], "k"), store=store)
                 self._base = {ep: check_int(b, f"base[{ep!r}]", 0, 2**62) for ep, b in d["base"].items()}
                 self._trackers = {ep: TranscriptState.from_state_dict(t) for ep, t in d["trackers"].items()}
+                self._open = {ep: live.OpenTurn.from_state_dict(t) for ep, t in d.get("open", {}).items()
+                              if ep in self._trackers}  # saves before open turns: none
                 self._times = {i: [c, u] for i, c, u in d.get("times", [])}  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
                 for i, h in self._history.items():

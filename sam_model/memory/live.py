@@ -1,0 +1,216 @@
+"""The open turn of an agent's session file fed to ScopedMemory.add as the agent writes it, a line or a turn an add.
+
+A sidecar that forwards each new line of Claude Code's, Codex's or Gemini CLI's session file (or codex exec's
+events) gives each add a piece of what the format's reader reads whole, and the readers need lines an add lacks: a
+Claude Code response is a line per content block sharing its ``message.id`` (a call's result may come between
+them), a Gemini CLI message is written again as its calls finish, a Codex 0.3x-0.77 request's parallel calls are
+written each with its output (the reader moves the outputs after the calls: the session_meta's version says so,
+and it comes in the first add only), a codex exec call's ``item.started`` and ``item.completed`` come apart. Read an
+add at a time, a response's calls became turns of their own (each deciding after the one before), a rewritten
+message a second turn, and so on.
+
+So each scope keeps its **open turn**: the lines since the last one that closes every earlier turn (:func:`opens`:
+a Claude Code prompt or a response of a new ``message.id``, a Gemini CLI user or gemini message of a new id, a
+Codex turn_context of a request-marked rollout or else a message or an output item, codex exec's turn and run
+events, words or a call after every call ended), with the conversation's tracker mark and the store recorder's
+row where it began, and what the format's first lines said that later ones need (:class:`OpenTurn`'s ``facts``:
+Codex's session_meta, Gemini CLI's closed message ids). Each add reads the open turn and its lines again, whole,
+with the format's reader; ScopedMemory feeds them from the mark and stores the difference (a memory whose event
+changed is updated, the rest added). Nothing here is a reader: the readers read, this says where to cut.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from sam_model.data.formats import claude_code, codex, codex_exec, detect, gemini_cli, to_chat
+from sam_model.data.formats.responses import OUTPUTS
+from sam_model.data.schema import State
+from sam_model.data.toolstate import TranscriptState
+from sam_model.io import SAMFileError
+
+LIVE = ("claude-code", "gemini-cli", "codex", "codex-exec")  # the session formats an agent appends line by line
+MAX_OPEN_LINES = 5_000  # lines an open turn holds (each add reads them again): past it, add whole turns
+
+
+@dataclasses.dataclass
+class OpenTurn:
+    """A scope's open turn: its format, its lines, the tracker's events before it and the tracker's mark and the
+    recorder's row where it began (``recorder``: [state, task, task start, state before] as JSON, None: no row),
+    and ``facts`` the format's earlier lines gave (``meta``: Codex's session_meta, its version alone; ``ids``:
+    Gemini CLI's message ids of closed turns)."""
+
+    format: str
+    lines: list[Any]
+    start: int
+    mark: dict[str, Any]
+    recorder: list[Any] | None
+    facts: dict[str, Any]
+
+    def state_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_state_dict(cls, d: Any) -> OpenTurn:
+        """An open turn from :meth:`state_dict`; a field missing or of another type is a ValueError naming it."""
+        want = {"format": str, "lines": list, "start": int, "mark": Mapping, "recorder": (list, type(None)),
+                "facts": Mapping}
+        if not isinstance(d, Mapping) or set(d) != set(want):
+            raise ValueError(f"an open turn must be an object with the fields {sorted(want)}")
+        for k, t in want.items():
+            if not isinstance(d[k], t) or isinstance(d[k], bool):
+                raise ValueError(f"open turn field {k!r} has the wrong type")
+        if d["format"] not in LIVE:
+            raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(LIVE)}")
+        return cls(d["format"], list(d["lines"]), d["start"], dict(d["mark"]), d["recorder"], dict(d["facts"]))
+
+
+def row(kept: list | None) -> list[Any] | None:
+    """A recorder row (MemoryRecorder.mark's value) as JSON."""
+    js = lambda s: s.to_json() if s is not None else None  # noqa: E731
+    return None if kept is None else [js(kept[0]), kept[1], kept[2], js(kept[3])]
+
+
+def unrow(kept: list[Any] | None) -> list | None:
+    st = lambda s: State.from_json(s) if s is not None else None  # noqa: E731
+    return None if kept is None else [st(kept[0]), kept[1], kept[2], st(kept[3])]
+
+
+def format_of(items: list[Any], turn: OpenTurn | None) -> str | None:
+    """The live format ``items`` are written in (None: none): detected, or the open turn's where every item is a
+    line of it (a Gemini CLI user record or ``$set`` alone, a Codex rollout's bare items after the meta of the
+    layout before the wrapper, tell no format)."""
+    fmt = detect(items)
+    if turn is not None and fmt != turn.format and all(_line_of(turn.format, x) for x in items):
+        return turn.format
+    return fmt if fmt in LIVE else None
+
+
+def _line_of(fmt: str, x: Any) -> bool:
+    if not isinstance(x, Mapping):
+        return False
+    return {"gemini-cli": gemini_cli.is_record, "claude-code": claude_code.is_entry, "codex-exec": codex_exec.is_event,
+            "codex": lambda x: codex.is_line(x) or "type" in x or "role" in x or "record_type" in x}[fmt](x)
+
+
+def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> bool:
+    """Whether ``line`` closes every turn before it: no line after it changes how the lines before it read."""
+    if not isinstance(line, Mapping):
+        return False
+    if fmt == "claude-code":
+        if line.get("isSidechain") is True or not isinstance(line.get("message"), Mapping):
+            return False
+        content = line["message"].get("content")
+        if line.get("type") == "user":  # a prompt, not a result (nor a compaction's summary, counted after turns)
+            return line.get("isCompactSummary") is not True and not (isinstance(content, list) and any(
+                isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content))
+        if line.get("type") == "assistant":
+            mid = line["message"].get("id")
+            return mid is None or mid not in {e["message"].get("id") for e in turn if isinstance(e, Mapping)
+                                              and e.get("type") == "assistant" and isinstance(e.get("message"), Mapping)}
+        return False
+    if fmt == "gemini-cli":
+        return gemini_cli.is_message(line) and line["type"] in gemini_cli.TURNS and line.get("id") not in {
+            r.get("id") for r in turn if gemini_cli.is_message(r)}
+    if fmt == "codex":
+        item = line.get("payload") if codex.is_line(line) else line
+        if marked(facts):
+            return line.get("type") == "turn_context"
+        return codex.is_line(line) and line["type"] == "response_item" and isinstance(item, Mapping) and (
+            item.get("type") == "message" or item.get("type") in OUTPUTS)
+    kind, item = line.get("type"), line.get("item")
+    started, ended, last = set(), set(), None
+    for e in turn:
+        it = e.get("item") if isinstance(e, Mapping) else None
+        if isinstance(it, Mapping) and codex_exec.item_type(it) in codex_exec.CALLS:
+            started.add(it.get("id"))
+            if e.get("type") == "item.completed":
+                ended.add(it.get("id"))
+        if isinstance(it, Mapping):
+            last = (e.get("type"), codex_exec.item_type(it))
+    if started - ended:  # a call still runs: what comes may join its turn
+        return False
+    if kind in codex_exec.STARTS or kind in codex_exec.TURNS:
+        return True
+    if kind in codex_exec.ITEMS and isinstance(item, Mapping):
+        itype = codex_exec.item_type(item)
+        return (itype in codex_exec.WORDS and kind == "item.completed") or (
+            itype in codex_exec.CALLS and last is not None and last[0] == "item.completed" and last[1] in codex_exec.CALLS)
+    return False
+
+
+def marked(facts: Mapping[str, Any]) -> bool:
+    """Whether the rollout's meta says its requests are marked (codex.marks_requests)."""
+    return "meta" in facts and codex.marks_requests([facts["meta"]])
+
+
+def learn(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
+    """What ``lines`` (read in a scope's open turn) say that later adds need: Codex's first session_meta (its
+    ``cli_version``, and that it came: a later one, a fork's copy, is no policy), the layout before the wrapper."""
+    if fmt == "codex" and "meta" not in facts and lines:
+        first = lines[0]
+        if codex.is_old_meta(first):
+            facts["meta"] = {"id": first["id"], "timestamp": first["timestamp"]}
+        for x in lines:
+            if codex.is_line(x) and x["type"] == "session_meta" and isinstance(x["payload"], Mapping):
+                version = x["payload"].get("cli_version")
+                facts["meta"] = {"type": "session_meta", "payload": {"cli_version": version}}
+                break
+
+
+def chat(fmt: str, lines: list[Any], facts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The chat messages of an open turn's lines, as the format's reader reads them after the lines before."""
+    if fmt == "codex" and "meta" in facts and not (lines and (codex.is_old_meta(lines[0]) or (
+            codex.is_line(lines[0]) and lines[0]["type"] == "session_meta"))):
+        lines = [facts["meta"], *lines]
+    if not lines:
+        return []
+    try:
+        return to_chat(lines, "data", fmt).messages
+    except SAMFileError as err:
+        raise ValueError(str(err)) from None
+
+
+def split(fmt: str, old: list[Any], new: list[Any], facts: Mapping[str, Any]) -> int:
+    """Where the lines ``old + new`` are cut: the index of the last line of ``new`` that opens a turn (the lines
+    before it are closed), 0 where none does."""
+    cut, turn = 0, list(old)
+    for i, line in enumerate(new):
+        if turn and opens(fmt, turn, line, facts):
+            cut, turn = len(old) + i, []
+        turn.append(line)
+    return cut
+
+
+def rewritten(fmt: str, new: list[Any], facts: Mapping[str, Any]) -> str | None:
+    """Why an add is refused for writing again a message of a closed turn (None: it is not): Gemini CLI's message
+    of an id a later message followed."""
+    closed = set(facts.get("ids", ()))
+    for i, r in enumerate(new):
+        if fmt == "gemini-cli" and gemini_cli.is_message(r) and r.get("id") in closed:
+            return (f"data[{i}]: Gemini CLI message {str(r['id'])[:60]!r} written again after a later message: an "
+                    "earlier add stored it and its turn closed, so its new version cannot replace it; add the "
+                    "session's lines as Gemini CLI appends them, or convert its session file (sam-data transcripts)")
+    return None
+
+
+def close(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
+    """Note the closed lines' Gemini CLI message ids (a later version of one is :func:`rewritten`)."""
+    if fmt == "gemini-cli":
+        facts["ids"] = [*facts.get("ids", ()), *(r["id"] for r in lines
+                                                if gemini_cli.is_message(r) and isinstance(r.get("id"), str))]
+
+
+def fork(t: TranscriptState) -> TranscriptState:
+    """A copy of a tracker to feed an add into, swapped in once the add is stored (kept apart on failure): its lists
+    and dicts copied, the events shared but the last (a tool call revises it in place)."""
+    s = TranscriptState.__new__(TranscriptState)
+    s.__dict__.update(vars(t))
+    for k in ("events", "_norms", "stack", "invalid_arguments", "unmatched_results", "writes"):
+        setattr(s, k, list(getattr(t, k)))
+    s.cons, s._call_names = dict(t.cons), dict(t._call_names)
+    if s.events:
+        s.events[-1] = dict(s.events[-1])
+    return s

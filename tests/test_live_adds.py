@@ -1,0 +1,173 @@
+"""An agent's own session file fed to ScopedMemory.add as the agent writes it (a sidecar tailing it: README "Codex CLI
+and Claude Code"), a line an add, stores what the importer makes of the file: the same memories, in the same order,
+with the same states, so a search by the next call ranks them alike. Each reader needs lines an add of one line
+lacks: a Claude Code response is a line per content block (one message.id), a Gemini CLI message is written again as
+its calls finish, a Codex rollout's session_meta (its version: parallel calls before #6691) comes in the first add
+only, a codex exec call's item.started and item.completed come apart. ScopedMemory keeps the scope's open turn (the
+lines since the last one that closes the earlier turns: sam_model.memory.live) and reads it again with each add."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_format_claude_code import Session, text, to_claude_code, tool_use
+from test_format_codex import POLICY, rollout_name, to_rollout
+from test_format_codex_parallel import rollout
+from test_format_gemini_cli import as_jsonl, to_gemini_cli
+from test_format_headless import to_codex_exec
+
+from sam_model.data.transcripts import ImportReport, iter_transcript_events
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+HI = "I'm ann_lee_123: cancel my reservation ZZ1234, and are there flights from JFK today?"
+USER = json.dumps({"name": "Ann Lee", "reservations": ["QX7Z9A", "ZZ1234"]})
+
+
+def call(i: str, name: str, args: dict) -> dict:
+    return {"id": i, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def rich() -> list[dict]:
+    """A conversation with words before two parallel calls, whose next call traces to both the user and a result."""
+    return [{"role": "system", "content": POLICY}, {"role": "user", "content": HI},
+            {"role": "assistant", "content": "Looking both up.", "tool_calls": [
+                call("c1", "get_user", {"user_id": "ann_lee_123"}), call("c2", "list_flights", {"origin": "JFK"})]},
+            {"role": "tool", "tool_call_id": "c1", "content": USER},
+            {"role": "tool", "tool_call_id": "c2", "content": "no flights today"},
+            {"role": "assistant", "content": None, "tool_calls": [call("c3", "get_reservation",
+                                                                        {"reservation_id": "QX7Z9A"})]},
+            {"role": "tool", "tool_call_id": "c3", "content": "QX7Z9A: economy, flown"},
+            {"role": "assistant", "content": None, "tool_calls": [call("c4", "cancel", {"reservation_id": "ZZ1234"})]},
+            {"role": "tool", "tool_call_id": "c4", "content": "cancelled"},
+            {"role": "assistant", "content": "ZZ1234 is cancelled; no flights from JFK today."}]
+
+
+def claude_interleaved() -> list[dict]:
+    """Claude Code runs a call while the response still streams: its result is written between the response's
+    lines (the words, call A, A's result, call B, B's result), all of one message.id."""
+    s = Session()
+    s.user(HI)
+    mid = "msg_live_001"
+
+    def block(b: dict) -> None:
+        s.add("assistant", {"model": "claude-sonnet-4-5", "id": mid, "type": "message", "role": "assistant",
+                            "content": [b]}, requestId="req_live")
+    block(text("Looking both up."))
+    block(tool_use("c1", "get_user", {"user_id": "ann_lee_123"}))
+    s.result("c1", USER)
+    block(tool_use("c2", "list_flights", {"origin": "JFK"}))
+    s.result("c2", "no flights today")
+    s.respond(tool_use("c4", "cancel", {"reservation_id": "ZZ1234"}))
+    s.result("c4", "cancelled")
+    s.respond(text("Done."))
+    return s.entries
+
+
+def claude_compacted() -> list[dict]:
+    """A /compact mid-session: its boundary, then the summary the model continued from (counted by the importer,
+    which reads the turns it restates; an add of the summary alone stored it as a user turn)."""
+    s = Session()
+    s.user(HI)
+    s.respond(tool_use("c1", "get_user", {"user_id": "ann_lee_123"}))
+    s.result("c1", USER)
+    s.respond(text("Found you."))
+    s.add("system", None, subtype="compact_boundary", content="Conversation compacted",
+          logicalParentUuid=s.entries[-1]["uuid"])
+    s.user("Summary: ann_lee_123 holds QX7Z9A and ZZ1234", isCompactSummary=True)
+    s.user("cancel ZZ1234")
+    s.respond(tool_use("c4", "cancel", {"reservation_id": "ZZ1234"}))
+    s.result("c4", "cancelled")
+    return s.entries
+
+
+SESSIONS = {
+    "claude-code compaction": lambda: ("0b6c8d5e-live.jsonl", claude_compacted()),
+    "claude-code": lambda: ("0b6c8d5e-live.jsonl", to_claude_code(rich())),
+    "claude-code interleaved": lambda: ("0b6c8d5e-live.jsonl", claude_interleaved()),
+    "gemini-cli": lambda: ("chats/session-2026-03-30T10-00-live.jsonl", as_jsonl(to_gemini_cli(rich()))),
+    "codex": lambda: (rollout_name(), to_rollout(rich())),
+    "codex 0.46 parallel calls": lambda: (rollout_name(), rollout("0.46.0", "pairs")),
+    "codex exec": lambda: ("codex-exec.jsonl", to_codex_exec(rich())),
+}
+
+
+def imported(tmp_path: Path, name: str, lines: list[dict]) -> list[dict]:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return list(iter_transcript_events(path, report=ImportReport()))
+
+
+def stored(memory: ScopedMemory) -> list[tuple]:
+    got = sorted(memory.get_all(user_id="me", run_id="s", limit=None)["results"], key=lambda r: r["step"])
+    return [(r["step"], r["kind"], r["memory"]) for r in got]
+
+
+def ranked(memory: ScopedMemory, calls: list[dict]) -> list[list[str]]:
+    return [[r["id"] for r in memory.search("", call=c, user_id="me", run_id="s", limit=50)["results"]]
+            for c in calls]
+
+
+def conversation(memory: ScopedMemory) -> list[tuple]:
+    """Each memory's state and labels as the scope's conversation holds them (what a search by call traces)."""
+    return [(e["state"], e.get("useful_memory_steps") or []) for e in memory._trackers["me//s"].events]
+
+
+def fed(lines: list[dict], batches: list[list[dict]]) -> ScopedMemory:
+    memory = ScopedMemory(HashingEncoder(16))
+    for batch in batches:
+        memory.add(batch, user_id="me", run_id="s")
+    return memory
+
+
+NEXT = [{"name": "cancel", "arguments": {"reservation_id": "QX7Z9A"}},
+        {"name": "get_user", "arguments": {"user_id": "ann_lee_123"}}]
+
+
+@pytest.mark.parametrize("session", SESSIONS)
+def test_a_session_added_line_by_line_is_the_memories_and_the_ranking_of_the_whole_file(tmp_path, session):
+    name, lines = SESSIONS[session]()
+    whole, by_line = fed(lines, [lines]), fed(lines, [[x] for x in lines])
+    events = imported(tmp_path, name, lines)
+    want = [(e["step"], e["kind"], e["text"]) for e in events]
+    assert stored(whole) == want
+    assert stored(by_line) == want
+    decided = [(e["state"], e.get("useful_memory_steps") or []) for e in events]  # the states the memories hold
+    assert conversation(whole) == decided
+    assert conversation(by_line) == decided
+    calls = NEXT if "0.46" not in session else [{"name": "cancel", "arguments": {"reservation_id": "ZZ1234"}}]
+    assert ranked(by_line, calls) == ranked(whole, calls)
+    for c in calls:
+        assert by_line.live_state(user_id="me", run_id="s", call=c) == whole.live_state(user_id="me", run_id="s",
+                                                                                        call=c)
+
+
+@pytest.mark.parametrize("session", ["claude-code interleaved", "gemini-cli", "codex 0.46 parallel calls"])
+def test_the_open_turn_is_saved_with_the_scope_and_goes_with_its_memories(tmp_path, session):
+    """A memory saved and loaded mid-turn (a server's checkpoint, then a restart) goes on with the turn's lines as
+    if it had not stopped; delete_all takes the open turn with the conversation, so the scope starts afresh."""
+    name, lines = SESSIONS[session]()
+    whole = fed(lines, [lines])
+    memory = ScopedMemory(HashingEncoder(16))
+    for x in lines:
+        memory.add([x], user_id="me", run_id="s")
+        memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    assert stored(memory) == stored(whole)
+    assert conversation(memory) == conversation(whole)
+    memory.delete_all(user_id="me", run_id="s")
+    assert memory._open == {} and memory._trackers == {}
+    for x in lines:
+        memory.add([x], user_id="me", run_id="s")
+    assert [t for _, _, t in stored(memory)] == [t for _, _, t in stored(whole)]
+
+
+def test_a_gemini_message_written_again_after_a_later_one_is_refused_in_one_line():
+    """Gemini CLI writes a message again while it is the newest; one written again after a later message began
+    cannot replace what an earlier add stored of it (its turn closed): refused, naming the line and what to do."""
+    lines = as_jsonl(to_gemini_cli(rich()))
+    memory = fed(lines, [[x] for x in lines])
+    first = next(x for x in lines if x.get("type") == "gemini" and x.get("toolCalls"))
+    with pytest.raises(ValueError, match=r"^data\[0\]: Gemini CLI message 'm2' written again after a later message"):
+        memory.add([first], user_id="me", run_id="s")
