@@ -406,7 +406,8 @@ def test_the_cli_picks_the_reader_and_a_forced_wrong_one_names_it(tmp_path, caps
     err = capsys.readouterr().err.strip()
     assert err.endswith("which the mini-swe-agent reader reads: try --format mini-swe-agent"), err
     assert validate_main([str(path)]) == 1  # sam-data validate: a transcript, not an agent log
-    assert "convert it with `sam-data transcripts FILE OUT.jsonl`" in capsys.readouterr().err
+    err = capsys.readouterr().err  # names the format and the command to run on this very file
+    assert "this is a mini-swe-agent file" in err and f"sam-data transcripts {path} OUT.jsonl --format mini-swe-agent" in err
     assert validate_main([str(tmp_path)]) == 2  # the folder: one of agent trajectories, told by its layout
     assert f"this is a folder of agent trajectories: convert it with `sam-data transcripts {tmp_path}" in \
         capsys.readouterr().err
