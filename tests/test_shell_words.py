@@ -104,7 +104,7 @@ def test_program_words_flags_and_syntax_are_not_traced_and_values_are():
     ("for f in a.py b.py; do wc -l $f; done", ["a.py", "b.py", "$f"]),  # reserved words are syntax
     ('bash -c "ls src && cat src/b.py"', ["src", "src/b.py"]),  # a shell's -c script: its words
     (["bash", "-lc", "cat src/a.py | head"], ["src/a.py"]),  # an argv: the script's words
-    (["sed", "-n", "1,40p", "src/a.py"], ["1", "40", "src/a.py"]),  # an argv's items, not split again
+    (["sed", "-n", "1,40p", "src/a.py"], ["1", "src/a.py"]),  # an argv's items (1,40p: the first 40 lines, a count)
     (["echo", "a|b", ">"], ["a|b", ">"]),  # an argv item is no operator
     ("ls", []),
 ])

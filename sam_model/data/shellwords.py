@@ -104,22 +104,29 @@ COUNT_FLAGS = {"grep": _GREP_COUNTS, "egrep": _GREP_COUNTS, "fgrep": _GREP_COUNT
                "git": {"-n", "--max-count", "-U", "--unified"}}
 _COUNT = re.compile(r"[+-]?\d+")
 # a script that prints lines by number (sed -n '120,160p' FILE, awk 'NR>=120 && NR<=160'): its line numbers are
-# values an earlier event said (a grep -n hit, FILE:120:), the script whole none; an end of $ or +K (a count) is none
+# values an earlier event said (a grep -n hit, FILE:120:), the script whole none; an end of $ or +K (a count) is none,
+# and so is the end of a range from the first line (sed -n '1,200p', awk 'NR<=200': head -n 200's count)
 _SED_LINES = re.compile(r"\s*(\d+)\s*(?:,\s*(\d+|\$|\+\d+)\s*)?p\s*")
-_AWK_LINE = r"NR\s*(?:==|>=|<=|>|<)\s*(\d+)"
-_AWK_LINES = re.compile(rf"\s*{_AWK_LINE}\s*(?:(?:&&|,)\s*{_AWK_LINE}\s*)?(?:\{{\s*print(?:\s+\$0)?\s*;?\s*\}}\s*)?")
+_AWK_LINE = r"NR\s*(==|>=|<=|>|<)\s*(\d+)"
+_AWK_LINES = re.compile(rf"\s*{_AWK_LINE}\s*(?:(&&|,)\s*{_AWK_LINE}\s*)?(?:\{{\s*print(?:\s+\$0)?\s*;?\s*\}}\s*)?")
 
 
 def line_numbers(program: str | None, script: str) -> list[str] | None:
     """The line numbers of a ``sed`` script of line-range prints (``10,40p``, ``5p;9,12p``) or an ``awk`` program of
     ``NR`` bounds (``NR>=10 && NR<=40``, ``NR==10,NR==40``, a ``{print}`` after them); None for any other script,
-    which stays one word as before."""
+    which stays one word as before. The end of a range from the first line (``1,200p``, ``NR<=200``) is none: it
+    says how many lines to show, as ``head -n 200`` does (Codex's first look at a file), no line an earlier event
+    gave, and it was traced to any earlier output that printed 200."""
     if program == "sed" and script.strip():
         parts = [_SED_LINES.fullmatch(p) for p in re.split(r"[;\n]", script.strip().rstrip(";"))]
         if all(parts):
-            return [n for m in parts for n in (m.group(1), m.group(2)) if n and n.isdigit()]  # type: ignore[union-attr]
+            return [n for m in parts for n in (m.group(1), m.group(2))  # type: ignore[union-attr]
+                    if n and n.isdigit() and (n == m.group(1) or int(m.group(1)) > 1)]  # type: ignore[union-attr]
     if program == "awk" and (m := _AWK_LINES.fullmatch(script)):
-        return [n for n in m.groups() if n]
+        op, first, _, op2, second = m.groups()
+        bounds = [(op, first), *([(op2, second)] if second else [])]
+        starts = [n for i, (o, n) in enumerate(bounds) if o in (">=", ">") or o == "==" and i == 0]
+        return [n for _, n in bounds if n in starts or starts and int(starts[0]) > 1]  # NR<=200 alone: a count
     return None
 
 

@@ -80,7 +80,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # are left out (they were read where they were written, spliced into the conversation as Claude Code's were).
 # 27: an absolute path under the working directory Claude Code and Codex record (cwd) that no earlier event says
 # whole is traced by its part relative to it; a Grep/search tool's pattern that is code or a regex by its names.
-CONVERSION_VERSION = 27
+# 28: the end of a line range from the first line (sed -n '1,200p', awk 'NR<=200': head -n 200's count) is no traced
+# word.
+CONVERSION_VERSION = 28
 
 
 @dataclass(frozen=True)
