@@ -40,3 +40,29 @@ def test_the_first_view_of_a_file_is_not_labelled_with_an_output_that_printed_it
     the 200 is how much to show, no line an earlier event gave, yet it was traced to the issue's HTTP 200."""
     got = _decide("Bash", {"command": "sed -n '1,200p' src/app.py"}, "GET /health answers 200 instead of 503.")
     assert got.needed == {} and got.labels == []
+
+
+@pytest.mark.parametrize("command, expected", [
+    ('grep -rn "Module not found" .', ["Module not found", "."]),  # an error message: a phrase, traced whole
+    ('grep -rn "Type mismatch" src', ["Type mismatch", "src"]),
+    ('grep -rn "Import failed" logs', ["Import failed", "logs"]),
+    ('grep -rn "class not found" .', ["class not found", "."]),  # no name after the declaration: prose
+    ('grep -rn "return to the main menu" docs', ["return to the main menu", "docs"]),
+    ('grep -rn "from the user" docs', ["from the user", "docs"]),
+    ('grep -rn "def foo" src', ["foo", "src"]),  # code, as before
+    ('grep -rn "from django.db import models" .', ["django.db", "models", "."]),
+    ('grep -rn "import numpy as np" .', ["numpy", "np", "."]),
+    ('grep -rn "type Config struct" .', ["Config", "."]),
+    ('rg "impl Display for" src', ["Display", "src"]),
+    ('grep -rn "export default" src', ["default", "src"]),
+])
+def test_a_phrase_opening_with_a_declaration_word_is_a_phrase(command, expected):
+    assert command_words(command) == expected
+
+
+def test_an_error_message_searched_for_is_not_split_into_common_words():
+    """grep -rn "Module not found" took Module for a declaration (Ruby's module) and traced found, a word of any
+    earlier output (here a find that found nothing), while the message is what the failing run printed."""
+    got = _decide("Bash", {"command": 'grep -rn "Module not found" src'}, "Nothing found under build/.",
+                  "Error: Module not found: tinyparse.extras")
+    assert got.needed == {"command": ["module not found"]} and got.labels == [1]

@@ -140,6 +140,10 @@ _FILE_FLAGS = frozenset({"-f", "--file"})  # patterns read from a file: the firs
 DECLARATIONS = frozenset({"def", "class", "function", "fn", "func", "struct", "interface", "trait", "impl", "enum",
                           "type", "import", "from", "export", "const", "let", "var", "pub", "async", "module",
                           "package", "return", "raise", "throw", "new", "extends", "include", "define"})
+# A declaration opens code as code writes it, in lower case and before a name: 'Module not found', 'Type mismatch'
+# or 'class not found' is an error message, a phrase (split, it traced found or mismatch to any output saying it).
+PROSE = frozenset({"not", "is", "are", "was", "were", "be", "been", "in", "and", "or", "an", "the", "to", "of", "on",
+                   "at", "by", "for", "with", "if", "that"})
 # ...and, with these, are the searched language's syntax, said by any file an agent viewed: dropped from a split
 # pattern as a program word is from a command
 KEYWORDS = DECLARATIONS | {"self", "this", "cls", "await", "static", "public", "private", "protected", "final",
@@ -537,8 +541,8 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
 
 def _pattern(word: str, plain: str) -> list[str]:
     """The traced words of a search pattern (grep's, rg's, git grep's): a pattern that is a regex (``\\bfoo\\b``,
-    ``foo\\(``, ``foo.*bar``) or code (its first name a word of :data:`DECLARATIONS`: ``def foo``, ``class Foo(``,
-    ``from a.b import c``) is its names, the names of :data:`KEYWORDS` left out (``foo``; ``Foo``; ``a.b``, ``c``):
+    ``foo\\(``, ``foo.*bar``) or code (it opens with a word of :data:`DECLARATIONS`, :func:`_is_code`: ``def foo``,
+    ``class Foo(``, ``from a.b import c``) is its names, the names of :data:`KEYWORDS` left out (``foo``; ``Foo``; ``a.b``, ``c``):
     the agent searched for a name an earlier event gave (the issue's ``foo``), and the pattern whole, or its syntax,
     is no value any event said. Another pattern (``TODO``, ``not found``, ``user_42@example.com``) is ``plain``, the
     word as it was traced before."""
@@ -547,9 +551,15 @@ def _pattern(word: str, plain: str) -> list[str]:
     names = [n for n in names if n]
     if not names:
         return [] if _REGEX.search(word) else [plain]
-    if not _REGEX.search(word) and names[0].lower() not in DECLARATIONS:
+    if not _REGEX.search(word) and not _is_code(names):
         return [plain]
     return [n for n in names if n.lower() not in KEYWORDS]
+
+
+def _is_code(names: list[str]) -> bool:
+    """Whether a pattern of these names is code: it opens with a declaration as code writes it (lower case), not
+    followed by a word of prose (:data:`PROSE`: ``class not found``, ``from the user``)."""
+    return names[0] in DECLARATIONS and (len(names) == 1 or names[1].lower() not in PROSE)
 
 
 def _program(word: str) -> str:

@@ -82,7 +82,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # whole is traced by its part relative to it; a Grep/search tool's pattern that is code or a regex by its names.
 # 28: the end of a line range from the first line (sed -n '1,200p', awk 'NR<=200': head -n 200's count) is no traced
 # word.
-CONVERSION_VERSION = 28
+# 29: a search pattern opening with a declaration word is code only in lower case and before a name ('Module not
+# found', 'class not found' are phrases, traced whole).
+CONVERSION_VERSION = 29
 
 
 @dataclass(frozen=True)
