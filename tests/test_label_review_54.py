@@ -66,3 +66,28 @@ def test_an_error_message_searched_for_is_not_split_into_common_words():
     got = _decide("Bash", {"command": 'grep -rn "Module not found" src'}, "Nothing found under build/.",
                   "Error: Module not found: tinyparse.extras")
     assert got.needed == {"command": ["module not found"]} and got.labels == [1]
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("grep -rn 'Connection refused\\|timed out' logs", ["Connection refused", "timed out", "logs"]),
+    ("grep -rnE 'Connection refused|timed out' logs", ["Connection refused", "timed out", "logs"]),
+    ("grep -rn 'user .* not found' logs", ["user", "not found", "logs"]),
+    ("grep -rn 'No module named .*tinyparse' .", ["No module named", "tinyparse", "."]),
+    ("grep -rn 'TODO\\|FIXME' src", ["TODO", "FIXME", "src"]),  # names, as before
+    ("grep -rnE 'foo.*bar|baz' .", ["foo", "bar", "baz", "."]),
+    ("grep -rn 'def foo\\s*(' .", ["foo", "."]),  # code inside a regex: its names
+    ("grep -rn 'class .*Error' .", ["Error", "."]),
+    ("grep -n 'self\\.assertEqual\\(' t.py", ["self.assertEqual", "t.py"]),
+    ("grep -E '^(def|class) ' a.py", ["a.py"]),
+    ("grep -rn 'status.*500' logs", ["status", "500", "logs"]),
+])
+def test_a_regex_keeps_its_phrases_whole(command, expected):
+    assert command_words(command) == expected
+
+
+def test_a_regex_of_error_messages_is_not_split_into_common_words():
+    """grep -rn 'Connection refused\\|timed out' traced Connection, refused, timed and out apart: out was labelled
+    with the first earlier event saying it (here the user's words), not the log line that printed the message."""
+    got = _decide("Bash", {"command": "grep -rn 'Connection refused\\|timed out' logs"},
+                  "The worker falls over and the jobs time out.", "worker.log: ERROR Connection refused by db:5432")
+    assert got.needed == {"command": ["connection refused"]} and got.labels == [1]

@@ -152,7 +152,8 @@ KEYWORDS = DECLARATIONS | {"self", "this", "cls", "await", "static", "public", "
 _REGEX = re.compile(r"[\\^$*+?()\[\]{}|]")  # a character that makes a pattern a regex (a literal's '.' does not)
 _BRACKET = re.compile(r"\[\^?\]?[^\]]*\]")  # [A-Z], [^)]: a class of characters, no name
 _CLASS = re.compile(r"\\[bBwWsSdDAZzG<>]|\.[*+?]")  # \b, \s, .*: regex syntax
-_ESCAPED = re.compile(r"\\(.)")  # \( \. : the character itself
+_SYNTAX = re.compile(r"\\(.)|[\^$*+?()\[\]{}|]")  # an escape or an operator: where a regex's literal runs end
+_NAME_CHAR = re.compile(r"[\w.@/ -]")  # an escaped character that is a literal's (\. \-), not an operator (\| \()
 _PIECE = re.compile(r"[\w.@/-]+")  # a name, a dotted name (os.path.join), a path
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case",
                       "esac", "select", "function", "time", "{", "}", "!", "[[", "]]"})
@@ -545,15 +546,27 @@ def _pattern(word: str, plain: str) -> list[str]:
     ``class Foo(``, ``from a.b import c``) is its names, the names of :data:`KEYWORDS` left out (``foo``; ``Foo``; ``a.b``, ``c``):
     the agent searched for a name an earlier event gave (the issue's ``foo``), and the pattern whole, or its syntax,
     is no value any event said. Another pattern (``TODO``, ``not found``, ``user_42@example.com``) is ``plain``, the
-    word as it was traced before."""
-    text = _ESCAPED.sub(r"\1", _CLASS.sub(" ", _BRACKET.sub(" ", word)))
-    names = [p.strip(".-/") for p in _PIECE.findall(text)]
-    names = [n for n in names if n]
-    if not names:
-        return [] if _REGEX.search(word) else [plain]
-    if not _REGEX.search(word) and not _is_code(names):
-        return [plain]
-    return [n for n in names if n.lower() not in KEYWORDS]
+    word as it was traced before, and a phrase between a regex's operators (``Connection refused\\|timed out``) is
+    that phrase: split, its common words (``out``) were traced to any earlier event saying them."""
+    if not _REGEX.search(word):
+        names = _names(word)
+        return [n for n in names if n.lower() not in KEYWORDS] if names and _is_code(names) else [plain]
+    text = _SYNTAX.sub(lambda m: m.group(1) if m.group(1) and _NAME_CHAR.fullmatch(m.group(1)) else "|",
+                       _CLASS.sub("|", _BRACKET.sub("|", word)))
+    out: list[str] = []
+    for literal in text.split("|"):  # a regex's literal runs: 'Connection refused\|timed out' is two phrases
+        names = _names(literal)
+        if len(names) > 1 and not _is_code(names):  # a phrase, traced whole ('timed out': split, out was a value)
+            found = list(_PIECE.finditer(literal))
+            out.append(" ".join(literal[found[0].start():found[-1].end()].split()).strip(".-/"))
+        else:
+            out += [n for n in names if n.lower() not in KEYWORDS]
+    return out
+
+
+def _names(text: str) -> list[str]:
+    """The names of a pattern's literal text (``os.path.join``, ``src/a.py``, ``foo``), in order."""
+    return [n for n in (p.strip(".-/") for p in _PIECE.findall(text)) if n]
 
 
 def _is_code(names: list[str]) -> bool:

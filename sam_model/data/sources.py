@@ -84,7 +84,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # word.
 # 29: a search pattern opening with a declaration word is code only in lower case and before a name ('Module not
 # found', 'class not found' are phrases, traced whole).
-CONVERSION_VERSION = 29
+# 30: a phrase between a regex pattern's operators ('Connection refused\|timed out') is traced whole, not
+# by its words.
+CONVERSION_VERSION = 30
 
 
 @dataclass(frozen=True)
