@@ -91,3 +91,25 @@ def test_a_regex_of_error_messages_is_not_split_into_common_words():
     got = _decide("Bash", {"command": "grep -rn 'Connection refused\\|timed out' logs"},
                   "The worker falls over and the jobs time out.", "worker.log: ERROR Connection refused by db:5432")
     assert got.needed == {"command": ["connection refused"]} and got.labels == [1]
+
+
+@pytest.mark.parametrize("tool, argument, setting", [
+    ("Grep", "output_mode", True), ("Grep", "-n", True), ("Read", "limit", True), ("Glob", "limit", True),
+    ("read_file", "limit", True), ("read_many_files", "limit", True), ("grep_search", "context", True),
+    ("read_text_file", "limit", True), ("mcp__filesystem__read_file", "limit", True),  # file tools' output settings
+    ("Read", "offset", False), ("Grep", "pattern", False),  # what is read or searched: values
+    ("read_customer", "context", False), ("mark_as_read", "n", False), ("read_order", "limit", False),
+    ("spreadsheet_read", "c", False), ("mcp__crm__read_contact", "context", False), ("read_thread", "a", False),
+])
+def test_only_a_file_tools_output_settings_are_settings(tool, argument, setting):
+    from sam_model.data.shellwords import is_tool_setting
+
+    assert is_tool_setting(tool, argument) is setting
+
+
+def test_a_business_tool_that_reads_keeps_its_values():
+    """read_customer's context (the support ticket it reads the customer for) was judged a file tool's output setting,
+    trivial, because the tool's name says read: the ticket the user gave labelled nothing."""
+    got = _decide("read_customer", {"customer_id": "cus_8812", "context": "ticket-58213"},
+                  "Ticket ticket-58213: customer cus_8812 was charged twice.")
+    assert got.needed == {"customer_id": ["cus_8812"], "context": ["ticket-58213"]} and got.labels == [0]

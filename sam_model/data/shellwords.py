@@ -223,6 +223,9 @@ def is_shell_setting(tool: str, argument: str) -> bool:
 # Claude Code's Grep ``output_mode``, ``head_limit`` and grep's flags ``-A``/``-B``/``-C``/``-n``/``-i``, its Read's
 # ``limit`` (Gemini CLI's read_file too), named without their dashes, in lower case
 FILE_TOOL_WORDS = frozenset({"grep", "glob", "read"})
+# the other words a file tool's name may hold (read_file, read_many_files, grep_search, read_text_file): a read tool
+# of anything else (read_customer, mark_as_read, spreadsheet_read) is a business tool, its context or limit a value
+FILE_NAME_WORDS = frozenset({"file", "files", "many", "multiple", "text", "search", "content", "tool"})
 FILE_SETTINGS = frozenset({"output_mode", "head_limit", "limit", "a", "b", "c", "context", "n", "i", "multiline"})
 
 
@@ -232,9 +235,13 @@ def is_tool_setting(tool: str, argument: str) -> bool:
     (:data:`FILE_SETTINGS`). Claude Code's Grep writes ``"output_mode": "content"`` on most searches: traced as a value,
     each later search was a decision point labelled with the session's first one (in a walkthrough's hand-written
     sessions, two decision points with no other label); a ``Read`` with ``"limit": 200`` traced to any earlier file
-    listing that printed line 200. ``offset``, ``path``, ``pattern`` and ``glob`` say what is read and stay values."""
+    listing that printed line 200. ``offset``, ``path``, ``pattern`` and ``glob`` say what is read and stay values.
+    A file tool's name says nothing else (:data:`FILE_NAME_WORDS`; an MCP server's prefix, ``mcp__filesystem__``, left
+    out): ``read_customer``'s ``context`` or ``mark_as_read``'s ``n`` were dropped as settings."""
+    found = _name_words(tool.rsplit("__", 1)[-1])
     return is_shell_setting(tool, argument) or (
-        bool(FILE_TOOL_WORDS.intersection(_name_words(tool))) and argument.lstrip("-").lower() in FILE_SETTINGS)
+        bool(FILE_TOOL_WORDS.intersection(found)) and set(found) <= FILE_TOOL_WORDS | FILE_NAME_WORDS
+        and argument.lstrip("-").lower() in FILE_SETTINGS)
 
 
 def is_command_line(tool: str, argument: str, value: Any) -> bool:

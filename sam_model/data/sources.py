@@ -86,7 +86,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # found', 'class not found' are phrases, traced whole).
 # 30: a phrase between a regex pattern's operators ('Connection refused\|timed out') is traced whole, not
 # by its words.
-CONVERSION_VERSION = 30
+# 31: a tool's output settings are a file tool's only (Read, read_file, Grep), not those of a business tool whose
+# name says read (read_customer's context, mark_as_read's n are values again).
+CONVERSION_VERSION = 31
 
 
 @dataclass(frozen=True)
