@@ -113,3 +113,22 @@ def test_a_business_tool_that_reads_keeps_its_values():
     got = _decide("read_customer", {"customer_id": "cus_8812", "context": "ticket-58213"},
                   "Ticket ticket-58213: customer cus_8812 was charged twice.")
     assert got.needed == {"customer_id": ["cus_8812"], "context": ["ticket-58213"]} and got.labels == [0]
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("docker exec -e DATABASE_URL=postgres://db:5432/app web pytest", ["postgres://db:5432/app", "web"]),
+    ("docker exec --env=DEBUG_TOKEN=tok_991 web env", ["tok_991", "web"]),
+    ("docker compose run -e API_KEY=sk_live_42 app pytest", ["sk_live_42", "app"]),
+    ("docker exec -e HOME web ls", ["HOME", "web"]),  # a variable passed on by name: its name, as before
+    ("DATABASE_URL=postgres://db:5432/app pytest", ["postgres://db:5432/app"]),  # as a shell's own assignment
+])
+def test_a_containers_environment_gives_its_value_as_a_shells_assignment_does(command, expected):
+    assert command_words(command) == expected
+
+
+def test_the_value_set_in_a_containers_environment_is_traced():
+    """docker exec -e DATABASE_URL=postgres://... traced DATABASE_URL=postgres://... whole, which no event says: the
+    address the user gave labelled nothing, while the same assignment before a command (KEY=value cmd) gave it."""
+    got = _decide("Bash", {"command": "docker exec -e DATABASE_URL=postgres://db:5432/app web_7 pytest"},
+                  "The tests need the database at postgres://db:5432/app; they run in web_7.")
+    assert got.needed == {"command": ["postgres://db:5432/app", "web_7"]} and got.labels == [0]

@@ -61,6 +61,7 @@ RUNS = {"uv": {"run"}, "poetry": {"run"}, "pipenv": {"run"}, "pdm": {"run"}, "ha
 EXECS = {("docker", "exec"): "docker exec", ("podman", "exec"): "docker exec", ("compose", "exec"): "compose exec",
          ("compose", "run"): "compose run", ("kubectl", "exec"): "kubectl exec", ("oc", "exec"): "kubectl exec"}
 COMPOSES = frozenset({"docker-compose", "podman-compose"})  # docker compose's own program: its sub-commands
+_EXEC_KEYS = frozenset(EXECS.values())  # an exec whose -e KEY=value gives its value, as KEY=value before a command does
 # flags whose value is the next word, read before the sub-command or the program a wrapper runs: git -C /repo log
 # took /repo for git's sub-command (untraced) and traced log; kubectl -n prod get pods traced get
 _GREP_VALUES = {"--include", "--exclude", "--exclude-dir", "--exclude-from", "-d", "--directories", "-D", "--devices",
@@ -497,10 +498,11 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
                 out += [_path(command[i])] if t in _FILE_FLAGS else _pattern(command[i], _path(command[i]))
                 i += 1
         elif t.startswith("-") and len(t) > 1 and (program or runner):
+            env = runner in _EXEC_KEYS and t.split("=", 1)[0] in ("-e", "--env")  # docker exec -e KEY=value
             if "=" in t:
-                out.append(t.split("=", 1)[1])
+                out.append(_value(t.split("=", 1)[1]) if env else t.split("=", 1)[1])
             elif t in VALUE_FLAGS.get(program or runner, ()) and i < len(command):  # git -C /repo log: /repo
-                out.append(_path(command[i]))
+                out.append(_value(command[i]) if env else _path(command[i]))
                 i += 1
             elif t in COUNT_FLAGS.get(program or "", ()) and i < len(command) and _COUNT.fullmatch(command[i]):
                 if program == "tail" and command[i].startswith("+"):  # tail -n +120: from line 120, a line number
@@ -539,8 +541,7 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
             elif program in ("docker", "podman") and t == "compose":  # docker compose exec: exec is compose's
                 program, subcommand = "compose", True
         else:
-            m = _ASSIGNMENT.fullmatch(t)
-            word = m.group(1) if m else _path(t)
+            word = _value(t)
             lines = line_numbers(program, t) if not t.startswith(PATCH_BEGIN) else patch_paths(t)
             out += _pattern(t, word) if pattern else lines if lines is not None else [word]
             pattern = False
@@ -587,6 +588,13 @@ def _program(word: str) -> str:
     (``C:\\Program Files\\Git\\bin\\bash.exe``, ``powershell.exe``) its name without ``.exe``, in lower case."""
     name = re.split(r"[/\\\\]", word)[-1]
     return name[:-4].lower() if name.lower().endswith(".exe") and len(name) > 4 else name
+
+
+def _value(word: str) -> str:
+    """An assignment's value (``KEY=value``: ``value``, what an earlier event said); a word that assigns nothing (a
+    variable passed on by name, ``-e HOME``) is a path as any word."""
+    m = _ASSIGNMENT.fullmatch(word)
+    return m.group(1) if m else _path(word)
 
 
 def _path(word: str) -> str:

@@ -88,7 +88,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # by its words.
 # 31: a tool's output settings are a file tool's only (Read, read_file, Grep), not those of a business tool whose
 # name says read (read_customer's context, mark_as_read's n are values again).
-CONVERSION_VERSION = 31
+# 32: docker/compose exec's -e KEY=value gives its value, as KEY=value before a command does (it was traced whole).
+CONVERSION_VERSION = 32
 
 
 @dataclass(frozen=True)
