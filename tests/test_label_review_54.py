@@ -132,3 +132,19 @@ def test_the_value_set_in_a_containers_environment_is_traced():
     got = _decide("Bash", {"command": "docker exec -e DATABASE_URL=postgres://db:5432/app web_7 pytest"},
                   "The tests need the database at postgres://db:5432/app; they run in web_7.")
     assert got.needed == {"command": ["postgres://db:5432/app", "web_7"]} and got.labels == [0]
+
+
+@pytest.mark.parametrize("tool, pattern, expected", [
+    ("Grep", "def parse_header", ["parse_header"]),  # Claude Code's Grep: as grep -rn 'def parse_header' reads
+    ("Grep", "parse_header\\(", ["parse_header"]),
+    ("Grep", "Connection refused", ["connection refused"]),  # a phrase: whole, as before
+    ("grep_search", "class TokenStream", ["TokenStream"]),
+    ("lookup_order", "def parse_header", []),  # another tool's pattern: whole, as the spec reads it
+    ("mcp__files__grep", "def parse_header", ["parse_header"]),  # an MCP server's grep tool
+    ("mcp__search__fetch", "def parse_header", []),  # a server named search makes no search tool of fetch
+])
+def test_a_grep_tools_pattern_is_read_as_a_shell_greps(tool, pattern, expected):
+    """Claude Code's Grep {"pattern": "def parse_header"} traced the pattern whole, which no event says, while the same
+    search run through Bash (grep -rn 'def parse_header') traced parse_header to the issue that named it."""
+    got = _decide(tool, {"pattern": pattern}, "parse_header() drops the last header of a TokenStream; Connection refused in CI.")
+    assert [v for vs in got.needed.values() for v in vs] == [v.lower() for v in expected]

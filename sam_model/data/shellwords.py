@@ -617,9 +617,10 @@ def search_pattern(tool: str, argument: str, value: Any) -> list[str] | None:
     a grep's pattern in a command line is (:func:`_pattern`: a regex or code, ``def due_date``, ``foo\\(``, is its
     names; any other pattern one value, as the spec reads it); None for any other argument. Claude Code's Grep takes
     ripgrep's regex as its ``pattern``, the word a shell agent's ``rg`` gets: traced whole, ``def due_date`` was said
-    by no event although the user said ``due_date``."""
+    by no event although the user said ``due_date``. An MCP server's prefix (``mcp__files__grep``) is left out of the
+    name, so a server called ``search`` makes no tool of it a search tool."""
     if argument.lower() not in PATTERN_ARGUMENTS or not isinstance(value, str) \
-            or not SEARCH_TOOL_WORDS.intersection(_name_words(tool)):
+            or not SEARCH_TOOL_WORDS.intersection(_name_words(tool.rsplit("__", 1)[-1])):
         return None
     return _pattern(value, value)
 

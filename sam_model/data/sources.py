@@ -89,7 +89,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 31: a tool's output settings are a file tool's only (Read, read_file, Grep), not those of a business tool whose
 # name says read (read_customer's context, mark_as_read's n are values again).
 # 32: docker/compose exec's -e KEY=value gives its value, as KEY=value before a command does (it was traced whole).
-CONVERSION_VERSION = 32
+# 33: a search tool's name is read without its MCP server's prefix (mcp__search__fetch's pattern is whole again).
+CONVERSION_VERSION = 33
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,8 @@ text by the spec, so skipped), and ``./src/a.py`` or ``src/`` names the path a l
 the module doc of :mod:`sam_model.data.shellwords` lists the rest (search patterns, line ranges, substitutions,
 containers). A Codex patch is traced by the paths it names, its hunks free text: in a command line, in a
 patch tool's argument (:func:`argument_leaves`) and as the raw input of the freeform ``apply_patch`` call, no JSON
-object, whose paths are judged at ``input`` (:func:`call_leaves`).
+object, whose paths are judged at ``input`` (:func:`call_leaves`). A grep tool's ``pattern`` (Claude Code's ``Grep``)
+is read as a shell grep's (:func:`sam_model.data.shellwords.search_pattern`).
 Each word is judged as the spec judges a leaf, at the argument's path (``command``), so the uncertainty flags and the
 masking name ``command``. A line whose quotes do not close, of more than :data:`~sam_model.data.shellwords.MAX_WORDS`
 words or of more than :data:`~sam_model.data.shellwords.MAX_LINE_CHARS` characters is one leaf as the spec reads it,
