@@ -214,3 +214,81 @@ def test_a_conversation_that_starts_afresh_after_a_far_step_keeps_its_working_di
     assert len(tracker.events) == 2 and tracker.cwd == CWD
     got = memory.search("", call={"name": "Read", "arguments": {"file_path": TAX}}, user_id="fz")["state"]
     assert got["uncertainty_flags"] == ["file_path"]
+
+
+# Gemini CLI stores no directory, only the project root's SHA-256 (projectHash, gemini-cli's getProjectHash): the
+# reader recovers the root from the first call naming an absolute path under it (the ancestor hashing to it).
+
+
+def gemini_session(*turns, layout: str = "jsonl", root: str = CWD, short: bool = False, **extra) -> list[dict]:
+    """A Gemini CLI session's records of ``turns`` (("user", words), ("say", words), ("call", id, tool, args,
+    output)), its
+    projectHash that of ``root`` (its first 16 digits, ``short``, as early releases wrote it); ``layout`` jsonl:
+    the lines, json: the ConversationRecord (the header with its messages)."""
+    import hashlib
+
+    from test_format_gemini_cli import call, gemini, header, user
+
+    records = [user(f"u{i}", t[1]) if t[0] == "user" else gemini(f"g{i}", t[1]) if t[0] == "say"
+               else gemini(f"g{i}", "", [call(*t[1:])]) for i, t in enumerate(turns)]
+    digest = hashlib.sha256(root.encode()).hexdigest()
+    head = {**header(), "projectHash": digest[:16] if short else digest, **extra}
+    return [head, *records] if layout == "jsonl" else [{**head, "messages": records}]
+
+
+def gemini_decisions(path, records) -> list[dict]:
+    from test_format_gemini_cli import read, write
+
+    return [e for e in read(write(path, records if path.suffix == ".jsonl" else records[0]))[0]
+            if e.get("useful_memory_steps")]
+
+
+@pytest.mark.parametrize("layout, short", [("jsonl", False), ("json", False), ("jsonl", True)])
+def test_a_gemini_cli_read_of_an_absolute_path_traces_its_part_below_the_root_its_hash_tells(tmp_path, layout, short):
+    """After a list_directory of /home/me/invoicer, read_file's absolute_path /home/me/invoicer/invoicer/tax.py, the
+    user having said invoicer/tax.py: the root is the ancestor whose SHA-256 is the session's projectHash (whole, or
+    the 16 digits of early releases; a .json's record as a .jsonl's metadata line), so the read traces to the user's
+    turn; before, untraceable."""
+    records = gemini_session(("user", "Totals are off by a cent, look at the project"),
+                             ("call", "l1", "list_directory", {"dir_path": CWD}, "[DIR] invoicer"),
+                             ("user", "the rounding is in invoicer/tax.py"), ("say", "I will read it."),
+                             ("call", "r1", "read_file", {"absolute_path": TAX}, "return round(x)"),
+                             layout=layout, short=short)
+    [d] = gemini_decisions(tmp_path / f"session-1.{layout}", records)
+    assert d["meta"]["needed"] == {"absolute_path": ["invoicer/tax.py"]} and d["useful_memory_steps"] == [3]
+    assert d["state"]["uncertainty_flags"] == ["absolute_path"]
+
+
+def test_the_gemini_cli_root_is_told_by_the_first_call_naming_it_for_the_calls_after_it():
+    """The root is known from the first absolute path under it only: told on that call's message, so that call is
+    judged whole (as a search by call before the message judges it) and the calls after it in the root. A session
+    whose hash no ancestor has (another project's, a path outside it) tells none; a command's words and a
+    subagent's directories (from its start) tell it too."""
+    from sam_model.data.formats.base import CWD as KEY
+
+    read = ("call", "r1", "read_file", {"file_path": TAX}, "x")
+    turns = [("user", "the rounding is in invoicer/tax.py"), ("say", "I will read it."), read]
+    chat = to_chat(gemini_session(("user", "hi"), ("call", "s1", "run_shell_command", {"command": "ls"}, "a"), *turns),
+                   "s.jsonl")
+    assert [m.get(KEY) for m in chat.messages] == [None, None, None, None, None, CWD, None]
+    assert chat.messages[5]["tool_calls"][0]["id"] == "r1" and chat.cwd == CWD
+    assert decisions(chat.messages, "openai") == []  # the read that tells the root is judged whole
+    assert to_chat(gemini_session(*turns, root="/home/me/other"), "s.jsonl").cwd == ""
+    outside = ("call", "r1", "read_file", {"file_path": "/etc/hosts"}, "x")
+    assert to_chat(gemini_session(("user", "hi"), outside), "s.jsonl").cwd == ""
+    shell = ("call", "s1", "run_shell_command", {"command": f"cat {TAX} | head"}, "x")
+    assert to_chat(gemini_session(("user", "hi"), shell), "s.jsonl").cwd == CWD
+    sub = to_chat(gemini_session(*turns, kind="subagent", directories=[CWD, "/tmp"]), "s.jsonl")
+    assert sub.messages[0][KEY] == CWD
+    [d] = decisions(sub.messages, "openai")
+    assert d["meta"]["needed"] == {"file_path": ["invoicer/tax.py"]}
+
+
+def test_a_gemini_cli_root_on_windows_is_hashed_as_node_resolves_it():
+    r"""On Windows the root gemini-cli hashed is path.resolve's C:\Users\me\app (backslashes, the drive letter as the
+    cwd gave it); a model writing c:/Users/me/app/src/a.py still finds it."""
+    root = r"C:\Users\me\app"
+    chat = to_chat(gemini_session(("user", "see src/a.py"), ("call", "r1", "read_file",
+                                                              {"file_path": "c:/Users/me/app/src/a.py"}, "x"),
+                                  root=root), "s.jsonl")
+    assert chat.cwd == root

@@ -90,7 +90,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # name says read (read_customer's context, mark_as_read's n are values again).
 # 32: docker/compose exec's -e KEY=value gives its value, as KEY=value before a command does (it was traced whole).
 # 33: a search tool's name is read without its MCP server's prefix (mcp__search__fetch's pattern is whole again).
-CONVERSION_VERSION = 33
+# 34: a Gemini CLI session's project root, recovered from its projectHash (the ancestor of the first absolute path a
+# call names whose SHA-256 it is), is its working directory: an absolute path under it is traced by its relative part.
+CONVERSION_VERSION = 34
 
 
 @dataclass(frozen=True)

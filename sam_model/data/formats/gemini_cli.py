@@ -56,6 +56,15 @@ PartListUnion | null, "status", "timestamp", "displayName"?, "description"?, "re
   (ScopedMemory.add) of a session's lines refuses a rewind of a message not among its own lines in one line: an
   earlier add stored the turns it removes, and an add cannot take them back.
 - **No policy**: the session stores no system prompt.
+- **The working directory** is the project root, which the session stores only as its hash (``projectHash``): the
+  first call naming an absolute path under it (a ``read_file``'s ``absolute_path`` or ``file_path``, a
+  ``list_directory``'s ``dir_path``, a ``run_shell_command``'s ``dir_path`` or its command's words) tells it, the
+  ancestor of that path whose SHA-256 is the hash (:class:`Root`); a subagent's ``directories`` (its metadata) tell
+  it from its start. It is told on that call's message (:data:`~sam_model.data.formats.base.CWD`), so toolstate
+  traces an absolute path under it by its relative part in the calls after it: that call itself and the ones before
+  it are judged without a directory (their paths whole), as a search by call made before the message was added
+  judges them (the root is known from the call only). So is every call of a session whose calls name no absolute
+  path under its root, and of a live add whose lines lack the metadata line (the hash).
 
 The episode is the ``sessionId`` (a resumed session goes on in the same file); the split group a subagent's parent
 session (the folder its file is in), else the session. Not read: ``/chat save`` checkpoints
@@ -76,6 +85,9 @@ refused in one line saying so (nothing after the cut can be told from it).
 
 from __future__ import annotations
 
+import hashlib
+import ntpath
+import posixpath
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -90,6 +102,7 @@ from sam_model.data.formats.base import (
     TranscriptFormatError,
     chat_call,
 )
+from sam_model.data.shellwords import command_words
 from sam_model.io import json_type
 
 TYPES = ("user", "gemini", "info", "error", "warning")
@@ -225,23 +238,93 @@ def rewind_elsewhere(records: list[Any], name: str) -> str | None:
 
 
 def to_chat(records: list[Any], where: str) -> Chat:
-    """One session's records (a ``.json``'s ``messages``, or a ``.jsonl``'s lines) as chat messages."""
+    """One session's records (a ``.jsonl``'s lines, or a ``.json``'s record followed by its ``messages``, as
+    :func:`conversation` gives them) as chat messages."""
     chat = Chat()
     read, gone, _ = replay(records)
     if gone:
         chat.ignored[REWOUND] += len(gone)
-    for i, r in enumerate(records[j] for j in read):
+    whole = bool(records) and is_header(records[0]) and isinstance(records[0].get("messages"), list)
+    root = Root()
+    for i, r in enumerate((records[j] for j in read), -int(whole)):  # a .json's messages numbered from 0
         w = f"{where}, message {i}" + (f" (id {r['id']})" if isinstance(r, Mapping) and isinstance(r.get("id"), str)
                                        else "")
-        _record(chat, r, w, f"message {i}")
+        _record(chat, r, w, f"message {i}", root)
     return chat
 
 
-def _record(chat: Chat, r: Any, w: str, source: str) -> None:
+class Root:
+    """The session's project root, recovered from its ``projectHash`` (gemini-cli's ``getProjectHash``,
+    packages/core/src/utils/paths.ts: the SHA-256 of ``Config.getProjectRoot()``, the directory it was started in as
+    ``path.resolve`` writes it, in hex; in early releases its first 16 digits). The session stores no directory, but an
+    absolute path a call names (``file_path``, ``absolute_path``, ``dir_path``, a shell command's words) is the root's
+    or below it: the ancestor whose hash is the project's is the root, exactly (:meth:`find`). Told as the
+    working directory (``Chat.cwd``), an absolute path under it is traced by its relative part (toolstate), as Claude
+    Code's and Codex's are."""
+
+    def __init__(self) -> None:
+        self.hash = ""  # the header's projectHash, lower case; "" before the header (a live add without it)
+        self.tried: set[str] = set()
+
+    def find(self, paths: list[str]) -> str:
+        """The project root among the ancestors of ``paths`` (and the paths themselves), "" where none hashes to it."""
+        if len(self.hash) not in (16, 64):
+            return ""
+        for path in paths:
+            for d in _ancestors(path):
+                if d not in self.tried:
+                    self.tried.add(d)
+                    if hashlib.sha256(d.encode("utf-8", "surrogatepass")).hexdigest()[:len(self.hash)] == self.hash:
+                        return d
+        return ""
+
+
+_DRIVE = re.compile(r"[A-Za-z]:[\\/]")  # a Windows path's start
+
+
+def _ancestors(path: str) -> list[str]:
+    """An absolute path and its folders, as Node's ``path.resolve`` would write each as a working directory (no
+    trailing separator, ``..`` and ``.`` resolved; on Windows backslashes, the drive letter in either case); the
+    filesystem root left out (no project's). [] for anything else."""
+    if "\n" in path or len(path) > 4096:
+        return []
+    if _DRIVE.match(path):
+        d = ntpath.normpath(path)
+        out = []
+        while len(d) > 3:
+            out += [d[0].upper() + d[1:], d[0].lower() + d[1:]]
+            d = ntpath.dirname(d)
+        return out
+    if not path.startswith("/"):
+        return []
+    d = posixpath.normpath(path)
+    out = []
+    while d not in ("/", "//"):
+        out.append(d)
+        d = posixpath.dirname(d)
+    return out
+
+
+def _paths(value: Any, key: str = "") -> list[str]:
+    """The strings of a call's arguments that may be absolute paths: every string, and a ``command``'s words."""
+    if isinstance(value, str):
+        return [value, *((command_words(value) or []) if key == "command" else [])]
+    if isinstance(value, Mapping):
+        return [p for k, v in value.items() for p in _paths(v, str(k))]
+    if isinstance(value, list):
+        return [p for v in value for p in _paths(v, key)]
+    return []
+
+
+def _record(chat: Chat, r: Any, w: str, source: str, root: Root) -> None:
     if not isinstance(r, Mapping):
         raise TranscriptFormatError(w, f"a Gemini CLI message record must be an object, got {json_type(r)}")
     if is_header(r):
         chat.ignored["session metadata"] += 1
+        root.hash = r["projectHash"].lower()
+        dirs = r.get("directories")  # a subagent's workspace directories, the root among them
+        if not chat.cwd and isinstance(dirs, list):
+            chat.cwd = root.find([d for d in dirs if isinstance(d, str)])
         return
     if "$set" in r or "$rewindTo" in r:
         if set(r) == {"$rewindTo"} and not isinstance(r["$rewindTo"], str):
@@ -277,6 +360,8 @@ def _record(chat: Chat, r: Any, w: str, source: str) -> None:
     if not isinstance(calls, (list, type(None))):
         raise TranscriptFormatError(w, f"'toolCalls' is {json_type(calls)}, expected a list of tool call records")
     read = [_call(c, f"{w}, toolCalls {k}", k, r.get("id")) for k, c in enumerate(calls or [])]
+    if read and not chat.cwd:  # told on this message: the calls after it are judged in it (toolstate)
+        chat.cwd = root.find(_paths([c.get("args") for c in calls or []]))
     text = "".join(texts)
     if text or read:
         chat.add({"role": "assistant", "content": text or None,
@@ -375,10 +460,11 @@ def conversation(docs: list[tuple[Any, str]], path: Path, id_of: Any,
         return TranscriptFormatError(where, "not a Gemini CLI session: expected its metadata {\"sessionId\", "
                                             f"\"projectHash\", ...}} first, got {_what(head)}")
     whole = path.name.removesuffix(".gz").endswith(".json")  # one ConversationRecord, not a .jsonl's lines
-    records = head.get("messages") if whole else [doc for doc, _ in docs]
-    if not isinstance(records, list):
-        return TranscriptFormatError(where, f"'messages' is {json_type(records)}, expected the session's list of "
-                                            "message records")
+    if whole and not isinstance(head.get("messages"), list):
+        return TranscriptFormatError(where, f"'messages' is {json_type(head.get('messages'))}, expected the session's "
+                                            "list of message records")
+    # a .json's record (its projectHash) before its messages, as a .jsonl's metadata line is
+    records = [head, *head["messages"]] if whole else [doc for doc, _ in docs]
     for doc, at in docs[1:]:  # a .jsonl's lines: each a record (named by its line, not its place among messages)
         if not is_record(doc):
             return TranscriptFormatError(at, "not a Gemini CLI session record: expected a message {\"id\", "
@@ -391,7 +477,7 @@ def conversation(docs: list[tuple[Any, str]], path: Path, id_of: Any,
                f"without user or gemini messages ({kinds})")
         return None if not alone else TranscriptFormatError(str(path), f"a Gemini CLI session {why}: no "
                                                                        "conversation to read")
-    at = [f"{path}, message {i}" for i in range(len(records))] if whole else [w for _, w in docs]
+    at = [str(path)] + [f"{path}, message {i}" for i in range(len(records) - 1)] if whole else [w for _, w in docs]
     kind = head.get("kind")
     parent = path.absolute().parent
     group = parent.name if kind == "subagent" and parent.name != "chats" else head["sessionId"]
