@@ -292,3 +292,60 @@ def test_a_gemini_cli_root_on_windows_is_hashed_as_node_resolves_it():
                                                               {"file_path": "c:/Users/me/app/src/a.py"}, "x"),
                                   root=root), "s.jsonl")
     assert chat.cwd == root
+
+
+# OpenHands records the shell's working directory on each command's observation (CmdOutputMetadata.working_dir, the
+# PS1's $(pwd)): 0.x in extras.metadata, V1 in the observation's metadata. Its str_replace_editor takes absolute paths.
+REPO = "/workspace/invoicer"
+EDIT = {"command": "view", "path": f"{REPO}/invoicer/tax.py"}
+
+
+def openhands_run(v1: bool, working_dir="/workspace/invoicer", command_first: bool = True) -> list[dict]:
+    """An OpenHands run (0.x events, or V1's): the user names invoicer/tax.py, the agent runs ls (its observation
+    recording ``working_dir``; ``command_first`` False: after the read), says it will read, and views the file."""
+    if not v1:
+        ls = [{"id": 1, "source": "agent", "action": "run", "args": {"command": "cd /workspace/invoicer && ls"}},
+              {"id": 2, "source": "agent", "observation": "run", "cause": 1, "content": "invoicer setup.py",
+               "extras": {"command": "ls", "metadata": {"exit_code": 0, "working_dir": working_dir}}}]
+        rest = [{"id": 3, "source": "agent", "action": "message", "args": {"content": "I will read it."}},
+                {"id": 4, "source": "agent", "action": "str_replace_editor", "args": EDIT}]
+        user = {"id": 0, "source": "user", "action": "message", "args": {"content": "the rounding is in invoicer/tax.py"}}
+        return [user, *ls, *rest] if command_first else [user, *rest, *ls]
+
+    def event(i, kind, **kw):
+        return {"kind": kind, "id": f"e{i}", "timestamp": "2026-01-05T10:00:00", "source": "agent", **kw}
+
+    def said(i, role, words):
+        return event(i, "MessageEvent", llm_message={"role": role, "content": [{"type": "text", "text": words}]})
+
+    def act(i, name, args):
+        return event(i, "ActionEvent", thought=[], tool_call={"id": f"c{i}", "name": name, "arguments": json.dumps(args)},
+                     llm_response_id=f"r{i}")
+
+    ls = [act(1, "terminal", {"command": "cd /workspace/invoicer && ls"}),
+          event(2, "ObservationEvent", tool_call_id="c1", observation={
+              "kind": "TerminalObservation", "content": [{"type": "text", "text": "invoicer setup.py"}],
+              "is_error": False, "command": "ls", "exit_code": 0, "metadata": {"working_dir": working_dir}})]
+    rest = [said(3, "assistant", "I will read it."), act(4, "str_replace_editor", EDIT)]
+    user = said(0, "user", "the rounding is in invoicer/tax.py")
+    return [user, *ls, *rest] if command_first else [user, *rest, *ls]
+
+
+@pytest.mark.parametrize("v1", [False, True])
+def test_an_openhands_view_of_an_absolute_path_traces_its_part_below_the_commands_working_directory(v1):
+    """str_replace_editor views /workspace/invoicer/invoicer/tax.py after a command whose observation says the shell
+    is in /workspace/invoicer: traced to the user's invoicer/tax.py (before: untraceable). A view before any
+    command's result has no directory (traced whole, no decision point), as one whose working_dir is null."""
+    fmt = "openhands-v1" if v1 else "openhands"
+    [d] = decisions(openhands_run(v1), fmt)
+    assert d["meta"]["needed"] == {"path": ["invoicer/tax.py"]} and d["useful_memory_steps"] == [0]
+    assert d["state"]["uncertainty_flags"] == ["path"]
+    assert decisions(openhands_run(v1, command_first=False), fmt) == []
+    assert decisions(openhands_run(v1, working_dir=None), fmt) == []
+
+
+@pytest.mark.parametrize("v1", [False, True])
+def test_an_openhands_working_dir_that_is_no_string_is_named(v1):
+    field = "observation" if v1 else "extras"
+    with pytest.raises(TranscriptFormatError, match=rf"event 2.*'{field}.metadata.working_dir' is a number"):
+        to_chat(openhands_run(v1, working_dir=5), "run.json")

@@ -92,7 +92,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 33: a search tool's name is read without its MCP server's prefix (mcp__search__fetch's pattern is whole again).
 # 34: a Gemini CLI session's project root, recovered from its projectHash (the ancestor of the first absolute path a
 # call names whose SHA-256 it is), is its working directory: an absolute path under it is traced by its relative part.
-CONVERSION_VERSION = 34
+# 35: an OpenHands run's working directory, each command observation's metadata.working_dir (0.x and V1), is told:
+# an absolute path under it (str_replace_editor's /workspace/<repo>/...) is traced by its relative part.
+CONVERSION_VERSION = 35
 
 
 @dataclass(frozen=True)

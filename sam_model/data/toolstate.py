@@ -67,16 +67,17 @@ is: a regex or code (``def due_date``) is its names, any other pattern one value
 absolute ``file_path`` always, and Codex's commands often name one: the agent reads ``/home/me/app/app/tax.py``
 because the user said ``app/tax.py`` or a grep run in ``/home/me/app`` printed ``app/tax.py:42:``, and no earlier
 event says the absolute path. Where the log records the agent's working directory (Claude Code's entries' ``cwd``,
-Codex's ``session_meta`` and ``turn_context``; Gemini CLI's project root, recovered from its hash; the reader tells
-it on the chat message after it changes, :data:`~sam_model.data.formats.base.CWD`, so a live memory learns it as the
-importer does), a string leaf that is an absolute path strictly below it and that the spec's rule finds untraceable
-is judged again by its relative part (:func:`sam_model.data.shellwords.relative_paths`: ``..`` read as a step up,
-``./`` and a trailing slash dropped; on Windows with backslashes, then slashes); a hit makes it needed (or an
-observation, or the policy's) with that part as its needed value, at the argument's path as any leaf. A path said
-whole keeps its label; a path outside the directory, the directory itself, and every path of a log with no directory
-(OpenAI chat, tau-bench, SGD, the AutoCodeRover log, SWE-agent, OpenHands) are judged as the spec says. No suffix of
-a path is tried where the directory is unknown: which part of it is the project's is what only the directory tells,
-and a suffix such as ``tests/__init__.py`` or ``src/index.ts`` is said of any package's file.
+Codex's ``session_meta`` and ``turn_context``; OpenHands' command observations; Gemini CLI's project root, recovered
+from its hash; the reader tells it on the chat message after it changes, :data:`~sam_model.data.formats.base.CWD`,
+so a live memory learns it as the importer does), a string leaf that is an absolute path strictly below it and that
+the spec's rule finds untraceable is judged again by its relative part
+(:func:`sam_model.data.shellwords.relative_paths`: ``..`` read as a step up, ``./`` and a trailing slash dropped; on
+Windows with backslashes, then slashes); a hit makes it needed (or an observation, or the policy's) with that part
+as its needed value, at the argument's path as any leaf. A path said whole keeps its label; a path outside the
+directory, the directory itself, and every path of a log with no directory (OpenAI chat, tau-bench, SGD, the
+AutoCodeRover log, SWE-agent) are judged as the spec says. No suffix of a path is tried where the directory is
+unknown: which part of it is the project's is what only the directory tells, and a suffix such as
+``tests/__init__.py`` or ``src/index.ts`` is said of any package's file.
 
 One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
 sub-goal stack = tools called, constraints = argument values already used, last action result = a

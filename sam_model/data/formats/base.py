@@ -139,7 +139,8 @@ class Chat:
     ``item 5``); ``user_tool_calls`` counts tool calls (and their results) made by the user side, which the agent
     never sees and its memory never holds; ``ignored`` counts parts of types no event is made of (reasoning,
     images, built-in tool items), by type. ``cwd``: the agent's working directory where its format records one
-    (Claude Code's entries, Codex's session meta and turn contexts), set by the reader as it reads; the first message
+    (Claude Code's entries, Codex's session meta and turn contexts, OpenHands' command observations; Gemini CLI's
+    project root, recovered from its hash), set by the reader as it reads; the first message
     added after it changes carries it as its :data:`CWD`, which the labelling rule reads (toolstate: an absolute path
     under it is traced by its relative part), so a live memory fed a line at a time learns it as the importer does."""
 

@@ -17,6 +17,10 @@ Read as OpenHands' own ConversationMemory builds what the model saw:
   ``model_response``, ``function_name`` and the action's ``args``. Without metadata (text-mode CodeAct, OpenDevin)
   the call is the action (``run``, ``read``, ...) with its ``args`` less its ``thought`` (the words) and
   OpenHands' own bookkeeping (:data:`BOOKKEEPING`);
+- the **working directory**, a command observation's ``extras.metadata.working_dir`` (the shell's ``pwd`` after it),
+  is told on the chat message after it changes (:data:`~sam_model.data.formats.base.CWD`): toolstate traces an
+  absolute path under it (``str_replace_editor``'s ``/workspace/<repo>/...``) by its relative part. A call before
+  the first command's result has no directory (its paths traced whole);
 - an observation whose ``cause`` is a call's action (or whose ``tool_call_metadata`` names the call; in an older
   ``[action, observation]`` pair that names no cause, the pair's action) is its result, its ``content`` whole,
   flagged as failed (toolstate's extension of the spec) where OpenHands says so: an ``error`` observation,
@@ -179,12 +183,26 @@ def _observation(chat: Chat, e: Mapping[str, Any], source: str, by_action: dict[
     if call_id is None and e.get("cause") is None and e["observation"] not in QUIET:
         call_id = paired  # OpenDevin paired them before observations named their cause: the pair says whose it is
     content = result_text(e.get("content"))
+    chat.cwd = working_dir(e.get("extras"), "extras", where) or chat.cwd
     if call_id is not None:  # a call id no call has is counted by the importer as an unanswered result
         chat.add({"role": "tool", "tool_call_id": call_id, "content": content, **_failed(e, where)}, source)
     elif e["observation"] in QUIET:
         chat.ignored[f"{e['observation']} observations"] += 1
     elif content:
         chat.add({"role": "user", "content": content}, source)
+
+
+def working_dir(holder: Any, field: str, where: str) -> str:
+    """The shell's working directory after a command, as its observation records it (``metadata.working_dir``:
+    CmdOutputMetadata, the ``$(pwd)`` of OpenHands' PS1 prompt; 0.x's ``extras``, V1's ``observation``); "" where
+    none is recorded. Told on the chat message after it (Chat.cwd): toolstate traces an absolute path under it by
+    its relative part."""
+    meta = holder.get("metadata") if isinstance(holder, Mapping) else None
+    found = meta.get("working_dir") if isinstance(meta, Mapping) else None
+    if found is not None and not isinstance(found, str):
+        raise TranscriptFormatError(where, f"'{field}.metadata.working_dir' is {json_type(found)}, expected the "
+                                           "shell's working directory (a string) or null")
+    return found or ""
 
 
 def _failed(e: Mapping[str, Any], where: str) -> dict[str, bool]:

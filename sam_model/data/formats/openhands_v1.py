@@ -26,6 +26,9 @@ reader follows OpenHands' ConversationMemory:
   ``AgentErrorEvent`` (a call the agent could not run: an unknown tool, arguments that did not validate) answers its
   call with its ``error``, flagged; a ``UserRejectObservation`` with ``Action rejected: REASON``, flagged (the call
   did not run);
+- a terminal observation's ``metadata.working_dir`` (the shell's ``pwd`` after the command) is the working
+  directory, told on the chat message after it changes (:data:`~sam_model.data.formats.base.CWD`): toolstate traces
+  an absolute path under it by its relative part; a call before the first command's result has none;
 - every other event (``Condensation``, ``ConversationStateUpdateEvent``, ``PauseEvent``, token and log events, ...)
   is counted, not read, and so are reasoning and images. A ``Condensation``'s summary stands for forgotten events
   only in what the model saw later (the View): the events it forgets stay in the log (the SDK's event log and an
@@ -43,7 +46,7 @@ from typing import Any
 
 from sam_model.data.advice import Advice
 from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, failure, text_of
-from sam_model.data.formats.openhands import _what, is_event, is_v1_event
+from sam_model.data.formats.openhands import _what, is_event, is_v1_event, working_dir
 from sam_model.io import json_type
 
 RESULTS = frozenset({"ObservationEvent", "AgentErrorEvent", "UserRejectObservation"})
@@ -79,7 +82,9 @@ def to_chat(events: list[Any], where: str) -> Chat:
                                "tool_calls": [call]})
             chat.add(turn[1], source)
         elif kind in RESULTS:
-            chat.add(_result(e, w, chat), source)
+            result = _result(e, w, chat)
+            chat.cwd = working_dir(e.get("observation"), "observation", w) or chat.cwd  # told on this result
+            chat.add(result, source)
         elif kind == "SystemPromptEvent":
             prompt = [_text_content(e.get(k), k, w) for k in ("system_prompt", "dynamic_context")]
             chat.add({"role": "system", "content": "\n".join(t for t in prompt if t)}, source)
