@@ -3,6 +3,8 @@ and values lost, with command lines and tool calls coding agents write."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sam_model.data.shellwords import command_words
@@ -148,3 +150,58 @@ def test_a_grep_tools_pattern_is_read_as_a_shell_greps(tool, pattern, expected):
     search run through Bash (grep -rn 'def parse_header') traced parse_header to the issue that named it."""
     got = _decide(tool, {"pattern": pattern}, "parse_header() drops the last header of a TokenStream; Connection refused in CI.")
     assert [v for vs in got.needed.values() for v in vs] == [v.lower() for v in expected]
+
+
+_PATCH = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-x = 1\n+x = 2\n*** End Patch"
+
+
+def _forgotten(calls: list[tuple[str, dict | str]], said: str, cwd: str | None = None, forget: int = 0,
+               reload: bool = False) -> tuple[dict, dict]:
+    """The decision point's meta.needed of one message's ``calls`` after a user turn saying ``said`` (in ``cwd``),
+    before and after the memory of call ``forget`` is deleted (``reload``: from a saved tracker)."""
+    st = TranscriptState()
+    user = {"role": "user", "content": said, **({"cwd": cwd} if cwd else {})}
+    calls_message = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": a if isinstance(a, str)
+                                                          else json.dumps(a)}} for i, (name, a) in enumerate(calls)]}
+    for m in (user, {"role": "assistant", "content": "Looking."}, calls_message):
+        st.feed(m)
+    before = st.events[1]["meta"]["needed"]
+    if reload:
+        st = TranscriptState.from_state_dict(json.loads(json.dumps(st.state_dict())))
+    st.forget([e["step"] for e in st.events if e["kind"] == "action"][forget])
+    return before, st.events[1]["meta"]["needed"]
+
+
+@pytest.mark.parametrize("tool, arguments, said, cwd, needed", [
+    ("apply_patch", _PATCH, "the bug is in src/app.py", None, {"input": ["src/app.py"]}),  # Codex's freeform patch
+    ("apply_patch", {"input": _PATCH}, "the bug is in src/app.py", None, {"input": ["src/app.py"]}),
+    ("Grep", {"pattern": "Connection refused\\|timed out"}, "it said Connection refused, or timed out", None,
+     {"pattern": ["connection refused", "timed out"]}),
+    ("Glob", {"pattern": "*.py", "path": "/home/me/inv/invoicer/"}, "look in invoicer", "/home/me/inv",
+     {"path": ["invoicer"]}),  # the relative part of a path under the working directory
+])
+def test_forgetting_a_call_takes_out_the_needed_values_its_leaves_were_judged_by(tool, arguments, said, cwd, needed):
+    """forget took a call's needed values out of the decision's meta by the values it wrote in the constraints and
+    their shell words only: a patch's paths (the patch is free text, no constraint), a search pattern's phrases and a
+    path's relative part stayed in the meta, and in every save, after the call's memory was deleted."""
+    for reload in (False, True):
+        assert _forgotten([(tool, arguments)], said, cwd, reload=reload) == (needed, {})
+
+
+def test_forgetting_one_call_keeps_the_needed_values_of_the_other_calls_of_its_message():
+    before, after = _forgotten([("apply_patch", _PATCH), ("Read", {"file_path": "docs/notes.md"})],
+                               "the bug is in src/app.py, see docs/notes.md")
+    assert before == {"input": ["src/app.py"], "file_path": ["docs/notes.md"]}
+    assert after == {"file_path": ["docs/notes.md"]}
+
+
+def test_a_saved_calls_needed_values_that_are_no_lists_of_strings_are_refused():
+    st = TranscriptState()
+    for m in ({"role": "user", "content": "the bug is in src/app.py"}, {"role": "assistant", "content": "Looking."},
+              {"role": "assistant", "tool_calls": [{"id": "c0", "function": {"name": "apply_patch", "arguments": _PATCH}}]}):
+        st.feed(m)
+    saved = st.state_dict()
+    saved["writes"][0]["needed"] = {"input": "src/app.py"}
+    with pytest.raises(ValueError, match=r"'writes' item 0 must be .*\"needed\""):
+        TranscriptState.from_state_dict(saved)

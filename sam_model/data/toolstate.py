@@ -310,6 +310,9 @@ class Decision:
     needed: dict[str, list[str]]  # path -> normalised needed values
     outcomes: Counter = field(default_factory=Counter)  # OUTCOMES -> number of leaves
     distances: list[int] = field(default_factory=list)  # decision step - label step, per label
+    # each call's own needed values (path -> normalised values), in call order: what forgetting the call takes out of
+    # the decision's meta, the values its leaves were judged needed by, whichever reading gave them (call_leaves)
+    per_call: list[dict[str, list[str]]] = field(default_factory=list)
 
 
 class TranscriptState:
@@ -346,7 +349,8 @@ class TranscriptState:
         self.invalid_arguments: list[str] = []  # where a call's arguments were not a JSON object (kept raw)
         self.unmatched_results: list[str] = []  # tool results that answer no earlier call (named as the spec says)
         # what each tool call set in ``cons`` ({"step": its event, "wrote": {path: value}, "decided": the event whose
-        # meta.needed it fed, or None}), in step order, so that deleting its memory takes its values out (forget)
+        # meta.needed it fed, or None, "needed": {path: [the values it fed there]}}), in step order, so that deleting
+        # its memory takes its values out (forget); a call that set none but fed needed values has one too
         self.writes: list[dict[str, Any]] = []
         self.writes_from = 0  # the first event whose call's writes are kept (a tracker saved before: after its events)
         self.cwd = ""  # the agent's working directory, as the last message that told it said (CWD); "" unknown
@@ -461,13 +465,16 @@ class TranscriptState:
         own, earlier = self._norms[d_step], self._norms[:d_step]
         outcomes: Counter = Counter()
         needed: dict[str, list[str]] = {}
+        per_call: list[dict[str, list[str]]] = []
         steps: set[int] = set()
         for call in calls:
+            per_call.append({})
             for path, v, setting in call_leaves(call):
                 outcome, hits, traced = ("trivial", [], "") if setting else self._judge(path, v, own, earlier)
                 outcomes[outcome] += 1
                 if outcome == "needed":
                     needed.setdefault(path, []).append(traced)
+                    per_call[-1].setdefault(path, []).append(traced)
                     steps.update({"origin": hits[:1], "latest": hits[-1:], "all": hits}[self.label])
         labels = sorted(steps)
         state = self.events[d_step]["state"]
@@ -476,7 +483,7 @@ class TranscriptState:
         if needed and self.masked:
             state["constraints"] = mask_constraints(state["constraints"], needed)
             state["uncertainty_flags"] = sorted(needed)
-        return Decision(state, labels, needed, outcomes, [d_step - s for s in labels])
+        return Decision(state, labels, needed, outcomes, [d_step - s for s in labels], per_call)
 
     def call_state(self, calls: Sequence[ToolCall]) -> dict[str, Any]:
         """The state an agent is in when it is about to make ``calls`` (one assistant message's, at least one) after
@@ -505,10 +512,15 @@ class TranscriptState:
                     revised = 1
         n = len(self.events)
         self.add(message, where)
-        for w in reversed(self.writes) if revised else ():  # this message's calls fed the event before it
-            if w["step"] < n:
-                break
-            w["decided"] = n - 1
+        if revised and decision is not None:  # this message's calls fed the event before it: each keeps its needed
+            mine = {w["step"]: w for w in self.writes if w["step"] >= n}
+            steps = [t for t in range(n, len(self.events)) if self.events[t]["kind"] == "action"]  # one per call
+            for t, needed in zip(steps, decision.per_call):
+                if t not in mine and needed:  # a call that set no constraint (a patch's paths) still needed values
+                    mine[t] = {"step": t, "wrote": {}}
+                if t in mine:
+                    mine[t].update(decided=n - 1, needed=needed)
+            self.writes = [w for w in self.writes if w["step"] < n] + [mine[t] for t in sorted(mine)]
         return decision, revised
 
     def mark(self) -> dict[str, Any]:
@@ -556,11 +568,14 @@ class TranscriptState:
         that call's value, as it did), and of the states of the events from the call on, up to the next such call;
         its needed values leave the meta of the event before it. An earlier call's value of the path is not put
         back: the conversation had replaced it (a user who changed the city and then deleted the change did not ask
-        for the old city), deleting a memory only takes away, and the earlier call's own memory still says it. Two
-        calls of one message that needed the same value at the same path lose it from that meta together (a shell
-        command's needed values are its words: those its line says leave). A tracker saved before calls' writes were
-        kept tells them by the events' states (:meth:`_inferred`, :meth:`_decided`). Returns each path taken out
-        with the event of the next call that set it again (None: none), for :func:`cleared`."""
+        for the old city), deleting a memory only takes away, and the earlier call's own memory still says it. The
+        needed values taken out are those the call's leaves were judged needed by (:attr:`Decision.per_call`, kept
+        with its writes: a shell command's words, a patch's paths, a search pattern's names or phrases, the relative
+        part of a path under the working directory); two calls of one message that needed the same value at the same
+        path lose it from that meta together. A tracker saved before those were kept compares the meta with the
+        values the call wrote and their command words (:func:`_wrote`), and one saved before calls' writes were kept
+        tells them by the events' states (:meth:`_inferred`, :meth:`_decided`). Returns each path taken out with the
+        event of the next call that set it again (None: none), for :func:`cleared`."""
         self.rewrite(step, "")
         mine = next((w for w in self.writes if w["step"] == step), None)
         if mine is not None:
@@ -582,10 +597,13 @@ class TranscriptState:
                 self.cons.pop(p, None)
         d = mine["decided"]
         if d is not None and isinstance(meta := self.events[d].get("meta"), Mapping):
-            # a needed value is a leaf's, or a word of a shell command line (argument_leaves)
-            said = {p: {norm(v) for _, v in leaves(value, p)} | {norm(w) for w in command_words(value) or ()}
-                    for p, value in mine["wrote"].items()}
-            needed = {p: [x for x in vs if not _wrote(said.get(p, set()), x)] for p, vs in meta.get("needed", {}).items()}
+            if isinstance(gave := mine.get("needed"), Mapping):  # what the call's leaves were judged needed by
+                needed = {p: [x for x in vs if x not in gave.get(p, ())] for p, vs in meta.get("needed", {}).items()}
+            else:  # saved before: a needed value is a leaf's, or a word of a shell command line (argument_leaves)
+                said = {p: {norm(v) for _, v in leaves(value, p)} | {norm(w) for w in command_words(value) or ()}
+                        for p, value in mine["wrote"].items()}
+                needed = {p: [x for x in vs if not _wrote(said.get(p, set()), x)]
+                          for p, vs in meta.get("needed", {}).items()}
             self.events[d] = {**self.events[d], "meta": {**meta, "needed": {p: vs for p, vs in needed.items() if vs}}}
         return until
 
@@ -637,9 +655,11 @@ class TranscriptState:
         n = len(d["events"])
         for i, w in enumerate(d["writes"]):
             if not (isinstance(w, Mapping) and _is_event(w.get("step"), n) and isinstance(w.get("wrote"), Mapping)
-                    and (w.get("decided") is None or _is_event(w.get("decided"), n))):
+                    and (w.get("decided") is None or _is_event(w.get("decided"), n))
+                    and (w.get("needed") is None or _is_needed(w["needed"]))):
                 raise ValueError(f"conversation tracker field 'writes' item {i} must be {{\"step\": <event>, \"wrote\": "
-                                 f"{{<path>: <value>}}, \"decided\": <event> or null}}, got {json.dumps(w)[:80]}")
+                                 f"{{<path>: <value>}}, \"decided\": <event> or null, \"needed\": {{<path>: [<value>, "
+                                 f"...]}} or left out}}, got {json.dumps(w)[:80]}")
         self = cls.__new__(cls)
         self.__dict__.update({k: (dict(v) if isinstance(v, Mapping) else v) for k, v in d.items()})
         if not kept:
@@ -689,6 +709,11 @@ def _without(event: dict[str, Any], paths: set[str]) -> dict[str, Any]:
     if not paths & cons.keys():
         return event
     return {**event, "state": {**event["state"], "constraints": {k: v for k, v in cons.items() if k not in paths}}}
+
+
+def _is_needed(x: Any) -> bool:
+    """Whether ``x`` is a call's needed values as :meth:`TranscriptState.feed` keeps them: {path: [strings]}."""
+    return isinstance(x, Mapping) and all(isinstance(v, list) and all(isinstance(s, str) for s in v) for v in x.values())
 
 
 def _is_event(x: Any, n: int) -> bool:
