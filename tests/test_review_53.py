@@ -190,8 +190,8 @@ def test_the_program_a_wrapper_runs_is_syntax_and_a_flags_value_before_a_sub_com
         assert "pytest" not in st.decide([ToolCall("Bash", {"command": line}, "x")]).needed.get("command", []), line
     got = st.decide([ToolCall("Bash", {"command": "git -C /repo log --oneline -5"}, "x")])
     assert got.needed == {"command": ["/repo"]}  # said by the ls call: the value the agent chose, not log
-    assert command_words("kubectl -n prod get pods -l app=web") == ["prod", "pods", "web"]
-    assert command_words("env -u HOME FOO=1 nice -n 5 python run.py") == ["HOME", "1", "5", "run.py"]
+    assert command_words("kubectl -n prod get pods -l app=web") == ["prod", "web"]  # pods: a resource type (54)
+    assert command_words("env -u HOME FOO=1 nice -n 5 python run.py") == ["HOME", "1", "run.py"]  # nice -n: a setting (54)
 
 
 def test_a_powershell_command_keeps_its_windows_paths():

@@ -7,13 +7,17 @@ is words: quotes removed, ``#`` comments and operators (``|``, ``&&``, ``;``, re
 file a word unless it is a descriptor (``2>&1``) or a device (``2>/dev/null``), and the descriptor number opening a
 redirection (the ``2`` of ``2>err.log``) no word. The labelling rule traces the words an
 agent chose (paths, patterns, names, line ranges), not its syntax: the program word of each simple command, its
-sub-command (``git commit``), reserved words and flags are not traced (``--key=value`` and ``KEY=value`` give their
-value, and so does a flag before a sub-command, ``git -C /repo log``), nor the program a wrapper runs (``sudo``,
-``xargs``, ``timeout 60``, ``uv run``, ``find -exec``, ``docker exec CONTAINER``, ``kubectl exec POD --``: the
-container a value), ``bash -c SCRIPT`` is the script's words, a command
+sub-command (``git commit``; a group's too, ``gh pr view``: :data:`GROUPS`), a kubectl resource type (``get pods``:
+:data:`KINDS`), reserved words and flags are not traced (``--key=value`` and ``KEY=value`` give their value, and so
+does a flag before a sub-command, ``git -C /repo log``; a count after a flag of :data:`COUNT_FLAGS` is none,
+``head -n 200``, ``docker logs --tail=200``), nor the program a wrapper runs (``sudo``, ``xargs``, ``timeout 60``,
+``uv run``, ``find -exec``, ``docker exec CONTAINER``, ``kubectl exec POD --``: the container a value) or a setting
+wrapper's own arguments (``timeout 300``, ``-k 5``: :data:`SETTING_RUNNERS`), ``bash -c SCRIPT`` is the script's
+words, a command
 substitution (``$(cmd)``, ```cmd```) a command of its own (the word holding it none), a search pattern that is
 code or a regex (``grep -rn 'def foo'``, ``rg 'foo\\('``) its names (:func:`_pattern`), a line range
-(``sed -n '120,160p'``, ``awk 'NR>=120'``, ``tail -n +120``) its line numbers (:func:`line_numbers`), a Codex patch
+(``sed -n '120,160p'``, ``awk 'NR>=120'``, ``tail -n +120``, ``git blame -L 120,160``) its line numbers
+(:func:`line_numbers`, :func:`git_lines`), a Codex patch
 (``apply_patch``'s argument or heredoc) the paths it names (:func:`patch_paths`), another heredoc's body is one text, and ``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``, ``src``).
 A PowerShell tool's lines (:func:`is_powershell`), and ``pwsh -Command SCRIPT`` in an argv, are read as PowerShell
 reads them: its escape is a backtick, so a backslash stays a path's (``C:\\repo\\src\\a.py``).
@@ -52,7 +56,22 @@ _PYTHON = re.compile(r"python[0-9.]*")  # python -m MODULE: the module is the pr
 WRAPPERS = {"sudo": 0, "doas": 0, "env": 0, "nohup": 0, "nice": 0, "exec": 0, "command": 0, "builtin": 0,
             "stdbuf": 0, "unbuffer": 0, "xargs": 0, "timeout": 1, "watch": 0, "strace": 0, "npx": 0, "bunx": 0,
             "uvx": 0}
+# wrappers whose own arguments (timeout's duration, -k 5, -s KILL; nice's -n 10; watch's -n 2) say how the command
+# runs, as a shell tool's timeout setting does, not what it acts on: none is traced (timeout 300 pytest traced 300 to
+# any earlier output that printed it)
+SETTING_RUNNERS = frozenset({"timeout", "nice", "watch"})
 FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+# programs whose sub-command may be a group of sub-commands (gh pr view 1234, kubectl rollout status): the group's
+# sub-command is syntax too (view had been traced, to the agent's "let me view the PR")
+GROUPS = {"gh": frozenset({"pr", "issue", "run", "repo", "release", "workflow", "gist", "label", "secret", "variable",
+                           "cache", "codespace", "project", "ruleset", "ssh-key", "gpg-key", "auth", "config",
+                           "extension", "alias", "search", "org", "attestation"}),
+          "kubectl": frozenset({"rollout"}), "oc": frozenset({"rollout"})}
+# kubectl sub-commands whose first plain word is a resource type (kubectl get pods, describe pod web-7): syntax, as a
+# sub-command is; a TYPE/NAME word (deployment/web) names the resource, a value as before
+_KUBE_TYPED = frozenset({"get", "describe", "delete", "edit", "top", "restart", "status", "history", "undo", "pause",
+                         "resume"})
+KINDS = {"kubectl": _KUBE_TYPED, "oc": _KUBE_TYPED}
 RUNS = {"uv": {"run"}, "poetry": {"run"}, "pipenv": {"run"}, "pdm": {"run"}, "hatch": {"run"}, "conda": {"run"},
         "pipx": {"run"}, "npm": {"exec"}, "pnpm": {"exec", "dlx"}, "yarn": {"exec", "dlx"}}  # uv run pytest
 # a sub-command that runs a command inside a container or pod named first: docker exec -it web_7 bash -c "cat a.py"
@@ -61,6 +80,7 @@ RUNS = {"uv": {"run"}, "poetry": {"run"}, "pipenv": {"run"}, "pdm": {"run"}, "ha
 EXECS = {("docker", "exec"): "docker exec", ("podman", "exec"): "docker exec", ("compose", "exec"): "compose exec",
          ("compose", "run"): "compose run", ("kubectl", "exec"): "kubectl exec", ("oc", "exec"): "kubectl exec"}
 COMPOSES = frozenset({"docker-compose", "podman-compose"})  # docker compose's own program: its sub-commands
+_SELECTORS = frozenset({"-l", "--selector"})  # kubectl's label selector, KEY=value: its value
 _EXEC_KEYS = frozenset(EXECS.values())  # an exec whose -e KEY=value gives its value, as KEY=value before a command does
 # flags whose value is the next word, read before the sub-command or the program a wrapper runs: git -C /repo log
 # took /repo for git's sub-command (untraced) and traced log; kubectl -n prod get pods traced get
@@ -68,7 +88,8 @@ _GREP_VALUES = {"--include", "--exclude", "--exclude-dir", "--exclude-from", "-d
                 "--label", "--binary-files"}
 VALUE_FLAGS = {
     "git": {"-C", "-c", "--git-dir", "--work-tree", "--namespace"},
-    "kubectl": {"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server"},
+    "kubectl": {"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server", "-o",
+                "--output", "-l", "--selector", "--field-selector", "-c", "--container"},  # -o yaml: no resource type
     "helm": {"-n", "--namespace", "--kube-context", "--kubeconfig"},
     "docker": {"-H", "--host", "-c", "--context", "--config", "-l", "--log-level"},
     "cargo": {"-C", "-Z", "--config", "--color"}, "go": {"-C"}, "gh": {"-R", "--repo"},
@@ -102,7 +123,11 @@ _GREP_COUNTS = {"-A", "-B", "-C", "-m", "--max-count", "--after-context", "--bef
 COUNT_FLAGS = {"grep": _GREP_COUNTS, "egrep": _GREP_COUNTS, "fgrep": _GREP_COUNTS, "rg": _GREP_COUNTS,
                "ag": _GREP_COUNTS, "ack": _GREP_COUNTS, "git grep": _GREP_COUNTS,
                "head": {"-n", "-c", "--lines", "--bytes"}, "tail": {"-n", "-c", "--lines", "--bytes"},
-               "git": {"-n", "--max-count", "-U", "--unified"}}
+               "git": {"-n", "--max-count", "-U", "--unified"}, "journalctl": {"-n", "--lines"},
+               "gh": {"-L", "--limit"},  # gh pr list --limit 100: how many to list
+               # a container's or pod's last lines: docker logs --tail 200 web (a sub-command's: "PROGRAM SUB")
+               "docker logs": {"-n", "--tail"}, "podman logs": {"-n", "--tail"}, "compose logs": {"-n", "--tail"},
+               "kubectl logs": {"--tail"}, "oc logs": {"--tail"}}
 _COUNT = re.compile(r"[+-]?\d+")
 # a script that prints lines by number (sed -n '120,160p' FILE, awk 'NR>=120 && NR<=160'): its line numbers are
 # values an earlier event said (a grep -n hit, FILE:120:), the script whole none; an end of $ or +K (a count) is none,
@@ -110,6 +135,22 @@ _COUNT = re.compile(r"[+-]?\d+")
 _SED_LINES = re.compile(r"\s*(\d+)\s*(?:,\s*(\d+|\$|\+\d+)\s*)?p\s*")
 _AWK_LINE = r"NR\s*(==|>=|<=|>|<)\s*(\d+)"
 _AWK_LINES = re.compile(rf"\s*{_AWK_LINE}\s*(?:(&&|,)\s*{_AWK_LINE}\s*)?(?:\{{\s*print(?:\s+\$0)?\s*;?\s*\}}\s*)?")
+
+
+def git_lines(value: str) -> list[str]:
+    """The traced words of ``git blame -L`` / ``git log -L``'s value: a range ``120,160`` (``120,+40``, ``120``; in
+    ``git log`` followed by ``:FILE``) its line numbers as a sed range's (:func:`line_numbers`: an end of ``+40`` or of
+    a range from the first line is a count, none), its file a path; ``:NAME[:FILE]`` the function's name and the file;
+    anything else (a ``/regex/`` bound) one word, as before. ``120,160`` whole was said by no event, while a grep -n
+    hit said 120."""
+    m = re.fullmatch(r"(\d+)(?:,(\d+|[+-]\d+))?(?::(.+))?", value, re.DOTALL)
+    if m:
+        first, end, file = m.groups()
+        lines = line_numbers("sed", f"{first},{end}p" if end and not end.startswith("-") else f"{first}p") or []
+        return lines + ([_path(file)] if file else [])
+    if value.startswith(":") and len(value) > 1:
+        return [w for w in value[1:].split(":", 1) if w]
+    return [_path(value)]
 
 
 def line_numbers(program: str | None, script: str) -> list[str] | None:
@@ -477,6 +518,8 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
     runner = ""  # a wrapper read (sudo, xargs, find -exec) whose flags come before the program it runs
     before = 0  # the wrapper's own arguments before that program (timeout's duration)
     subcommand = False  # the program's next plain word is its sub-command (git commit), not traced
+    sub = ""  # the sub-command read (git blame's blame): COUNT_FLAGS and -L are read by it
+    kind = False  # the program's next plain word is a resource type (kubectl get pods: KINDS), not traced
     pattern = False  # the program's next plain word is its search pattern (grep PATTERN FILE)
     i = 0
     while i < len(command):
@@ -497,14 +540,23 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
             elif i < len(command):
                 out += [_path(command[i])] if t in _FILE_FLAGS else _pattern(command[i], _path(command[i]))
                 i += 1
+        elif program == "git" and sub in ("blame", "log") and t.startswith("-L") and not t.startswith("--"):
+            if len(t) > 2 or i < len(command):  # git blame -L 120,160 FILE, -L120,160: the range's line numbers
+                out += git_lines(t[2:] if len(t) > 2 else command[i])
+                i += 0 if len(t) > 2 else 1
         elif t.startswith("-") and len(t) > 1 and (program or runner):
             env = runner in _EXEC_KEYS and t.split("=", 1)[0] in ("-e", "--env")  # docker exec -e KEY=value
+            setting = program is None and runner in SETTING_RUNNERS  # timeout -k 5, --signal=KILL: no value
+            counts = COUNT_FLAGS.get(program or "", set()) | COUNT_FLAGS.get(f"{program} {sub}", set())
             if "=" in t:
-                out.append(_value(t.split("=", 1)[1]) if env else t.split("=", 1)[1])
+                flag, value = t.split("=", 1)
+                if not (setting or flag in counts and _COUNT.fullmatch(value)):  # --tail=200: a count
+                    out.append(_value(value) if env else value)
             elif t in VALUE_FLAGS.get(program or runner, ()) and i < len(command):  # git -C /repo log: /repo
-                out.append(_value(command[i]) if env else _path(command[i]))
+                if not setting:  # kubectl -l app=web: the label's value, as a plain app=web word gave
+                    out.append(_value(command[i]) if env or t in _SELECTORS else _path(command[i]))
                 i += 1
-            elif t in COUNT_FLAGS.get(program or "", ()) and i < len(command) and _COUNT.fullmatch(command[i]):
+            elif t in counts and i < len(command) and _COUNT.fullmatch(command[i]):
                 if program == "tail" and command[i].startswith("+"):  # tail -n +120: from line 120, a line number
                     out.append(command[i][1:])
                 i += 1  # grep -A 100, head -n 200: a count, not a value (COUNT_FLAGS)
@@ -516,7 +568,8 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
         elif program is None and (m := _ASSIGNMENT.fullmatch(t)):
             out.append(m.group(1))
         elif program is None and before:
-            out.append(_path(t))
+            if runner not in SETTING_RUNNERS:  # timeout 300: a setting; docker exec's container: a value
+                out.append(_path(t))
             before -= 1
         elif program is None:
             name = _program(t)
@@ -531,7 +584,9 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
             else:
                 program, subcommand, pattern = name, name in SUBCOMMANDS, name in GREPS
         elif subcommand:
-            subcommand = False
+            subcommand = t in GROUPS.get(program or "", ())  # gh pr view: view is pr's sub-command
+            sub = t if not sub else f"{sub} {t}"
+            kind = t in KINDS.get(program or "", ())
             if program == "git" and t == "grep":
                 program, pattern = "git grep", True
             if t in RUNS.get(program, ()):  # uv run pytest: pytest is a program
@@ -539,7 +594,11 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
             elif (program, t) in EXECS:  # docker exec CONTAINER cmd: the container a value, cmd's program syntax
                 program, runner, before = None, EXECS[program, t], 1
             elif program in ("docker", "podman") and t == "compose":  # docker compose exec: exec is compose's
-                program, subcommand = "compose", True
+                program, subcommand, sub = "compose", True, ""
+        elif kind:
+            kind = False
+            if "/" in t:  # kubectl describe deployment/web: the resource's name, a value
+                out.append(_path(t))
         else:
             word = _value(t)
             lines = line_numbers(program, t) if not t.startswith(PATCH_BEGIN) else patch_paths(t)

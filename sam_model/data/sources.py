@@ -94,7 +94,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # call names whose SHA-256 it is), is its working directory: an absolute path under it is traced by its relative part.
 # 35: an OpenHands run's working directory, each command observation's metadata.working_dir (0.x and V1), is told:
 # an absolute path under it (str_replace_editor's /workspace/<repo>/...) is traced by its relative part.
-CONVERSION_VERSION = 35
+# 36: shell rules of review 54: timeout/nice/watch's own arguments (timeout 300, -k 5) are settings, not traced;
+#     a count after journalctl -n, gh --limit, docker/podman/compose logs -n/--tail, kubectl logs --tail, and any
+#     count flag's --flag=N (grep --max-count=500), is none; gh's and kubectl rollout's sub-command groups (gh pr
+#     view) and kubectl's resource types (get pods) are syntax; git blame/log -L 120,160 traces 120 and 160.
+CONVERSION_VERSION = 36
 
 
 @dataclass(frozen=True)
