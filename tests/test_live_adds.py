@@ -8,12 +8,13 @@ lines since the last one that closes the earlier turns: sam_model.memory.live) a
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 from test_format_claude_code import Session, text, to_claude_code, tool_use
-from test_format_codex import POLICY, rollout_name, to_rollout
+from test_format_codex import ENV, POLICY, line, message, meta, rollout_name, to_rollout
 from test_format_codex_parallel import rollout
 from test_format_gemini_cli import as_jsonl, to_gemini_cli
 from test_format_headless import to_codex_exec
@@ -171,3 +172,95 @@ def test_a_gemini_message_written_again_after_a_later_one_is_refused_in_one_line
     first = next(x for x in lines if x.get("type") == "gemini" and x.get("toolCalls"))
     with pytest.raises(ValueError, match=r"^data\[0\]: Gemini CLI message 'm2' written again after a later message"):
         memory.add([first], user_id="me", run_id="s")
+
+
+# The working directory a format tells on its first line only: Gemini CLI's project root, recovered from the
+# metadata line's projectHash by the first call naming an absolute path under it, and Codex's session_meta cwd (a
+# rollout without turn_context lines tells it nowhere else). Fed a line at a time, the later adds lack that line.
+ROOT = "/home/me/invoicer"
+TAX = f"{ROOT}/invoicer/tax.py"
+
+
+def paths_chat(read: dict) -> list[dict]:
+    """The user names invoicer/tax.py after a listing of the root, then says go ahead (the read's decision event,
+    which says no path), and the agent reads it by its absolute path (``read``: the call's name and arguments),
+    which the importer traces to the user's turn."""
+    return [{"role": "user", "content": "Totals are off by a cent; look at the project"},
+            {"role": "assistant", "content": None, "tool_calls": [call("l1", "list_directory", {"dir_path": ROOT})]},
+            {"role": "tool", "tool_call_id": "l1", "content": "[DIR] invoicer"},
+            {"role": "user", "content": "the rounding is in invoicer/tax.py"},
+            {"role": "user", "content": "go ahead"},
+            {"role": "assistant", "content": None, "tool_calls": [call("r1", read["name"], read["arguments"])]},
+            {"role": "tool", "tool_call_id": "r1", "content": "return round(x)"},
+            {"role": "assistant", "content": "Found it."}]
+
+
+GEMINI_READ = {"name": "read_file", "arguments": {"absolute_path": TAX}}
+CODEX_READ = {"name": "shell", "arguments": {"command": ["bash", "-lc", f"sed -n '1,80p' {TAX}"]}}
+
+
+def codex_paths(contexts: str, policy: str | None = None, cwd: str = ROOT) -> list[dict]:
+    """The session as a Codex rollout whose session_meta's cwd is ``cwd``, with no instructions (``policy``: the
+    meta's, whose system message the importer tells the directory on), then the environment context Codex writes
+    as a user message (read as policy); ``contexts``: "none" (no turn_context line), "after" (one, whose cwd is the
+    root, after the user's first words, as a Codex after 0.77 writes one a turn) or "marked" (0.46: one before each
+    model request)."""
+    _, *items = to_rollout(paths_chat(CODEX_READ))
+    items.insert(0, line("response_item", message("user", ENV.replace("/home/agent/airline", cwd))))
+    head = meta(cwd=cwd, cli_version="0.46.0" if contexts == "marked" else "0.90.0", policy=policy)
+    turn = line("turn_context", {"cwd": ROOT, "approval_policy": "on-request", "model": "gpt-5-codex"})
+    if contexts == "after":
+        items.insert(2, turn)
+    elif contexts == "marked":
+        items = [x for it in items for x in ([turn] if it["payload"].get("role") != "user" and it["payload"]["type"]
+                                             in ("message", "function_call") else []) + [it]]
+    return [head, *items]
+
+
+PATH_SESSIONS = {
+    "gemini-cli": lambda: ("chats/session-2026-03-30T10-00-root.jsonl", as_jsonl(
+        to_gemini_cli(paths_chat(GEMINI_READ)), projectHash=hashlib.sha256(ROOT.encode()).hexdigest()), GEMINI_READ),
+    "codex, session_meta's cwd alone": lambda: (rollout_name(), codex_paths("none"), CODEX_READ),
+    "codex with instructions": lambda: (rollout_name(), codex_paths("none", POLICY), CODEX_READ),
+    "codex with turn_context lines": lambda: (rollout_name(), codex_paths("after"), CODEX_READ),
+    "codex, a turn_context moving the directory": lambda: (rollout_name(), codex_paths("after", cwd="/home/me"),
+                                                           CODEX_READ),
+    "codex 0.46, turn_context before each request": lambda: (rollout_name(), codex_paths("marked"), CODEX_READ),
+}
+
+
+@pytest.mark.parametrize("session", PATH_SESSIONS)
+def test_a_working_directory_told_on_the_first_line_holds_for_the_lines_added_after_it(tmp_path, session):
+    """The importer traces the read of /home/me/invoicer/invoicer/tax.py to the user's invoicer/tax.py (the root
+    known from the first line); added a line at a time, the adds after the first lacked that line, so the read
+    labelled nothing and a search by the next read ranked as no decision point. The scope's open turn now carries
+    what the first line says (sam_model.memory.live: the facts), saved and loaded with it between lines."""
+    name, lines, read = PATH_SESSIONS[session]()
+    events = imported(tmp_path, name, lines)
+    assert any(e.get("meta", {}).get("needed") == {next(iter(read["arguments"])): ["invoicer/tax.py"]}
+               for e in events)  # the importer traces the relative part: the case this test is about
+    whole, by_line = fed(lines, [lines]), fed(lines, [[x] for x in lines])
+    saved = ScopedMemory(HashingEncoder(16))
+    for x in lines:
+        saved.add([x], user_id="me", run_id="s")
+        saved = ScopedMemory.load(saved.save(tmp_path / "m"), HashingEncoder(16))
+    decided = [(e["state"], e.get("useful_memory_steps") or []) for e in events]
+    for memory in (whole, by_line, saved):
+        assert stored(memory) == [(e["step"], e["kind"], e["text"]) for e in events]
+        assert conversation(memory) == decided
+        assert ranked(memory, [read]) == ranked(whole, [read])
+        state = memory.live_state(user_id="me", run_id="s", call=read)
+        assert state == whole.live_state(user_id="me", run_id="s", call=read)
+        assert state.to_json()["uncertainty_flags"] == [next(iter(read["arguments"]))]
+
+
+def test_a_saved_open_turns_facts_of_another_type_are_named():
+    """A saved open turn whose carried directory or first line is of another type (a hand-edited checkpoint) is
+    refused naming the field, not read as the session's own line."""
+    from sam_model.memory.live import OpenTurn
+
+    good = {"format": "codex", "lines": [], "start": 0, "mark": {}, "recorder": None, "facts": {"cwd": ROOT}}
+    assert OpenTurn.from_state_dict(good).facts == {"cwd": ROOT}
+    for k, bad in (("cwd", 5), ("meta", "session_meta"), ("ids", "m1")):
+        with pytest.raises(ValueError, match=rf"^open turn field 'facts\.{k}' has the wrong type$"):
+            OpenTurn.from_state_dict({**good, "facts": {k: bad}})

@@ -5,18 +5,22 @@ events) gives each add a piece of what the format's reader reads whole, and the 
 Claude Code response is a line per content block sharing its ``message.id`` (a call's result may come between
 them), a Gemini CLI message is written again as its calls finish, a Codex 0.3x-0.77 request's parallel calls are
 written each with its output (the reader moves the outputs after the calls: the session_meta's version says so,
-and it comes in the first add only), a codex exec call's ``item.started`` and ``item.completed`` come apart. Read an
-add at a time, a response's calls became turns of their own (each deciding after the one before), a rewritten
-message a second turn, and so on.
+and it comes in the first add only), Gemini CLI's project root is found by the metadata line's hash (the first
+line only) and Codex's working directory may be told by its session_meta alone, a codex exec call's
+``item.started`` and ``item.completed`` come apart. Read an add at a time, a response's calls became turns of
+their own (each deciding after the one before), a rewritten message a second turn, a path under the working
+directory was traced whole, and so on.
 
 So each scope keeps its **open turn**: the lines since the last one that closes every earlier turn (:func:`opens`:
 a Claude Code prompt or a response of a new ``message.id``, a Gemini CLI user or gemini message of a new id, a
 Codex turn_context of a request-marked rollout or else a message or an output item, codex exec's turn and run
 events, words or a call after every call ended), with the conversation's tracker mark and the store recorder's
-row where it began, and what the format's first lines said that later ones need (:class:`OpenTurn`'s ``facts``:
-Codex's session_meta, Gemini CLI's closed message ids). Each add reads the open turn and its lines again, whole,
-with the format's reader; ScopedMemory feeds them from the mark and stores the difference (a memory whose event
-changed is updated, the rest added). Nothing here is a reader: the readers read, this says where to cut.
+row where it began, and what the format's earlier lines said that later ones need (:class:`OpenTurn`'s ``facts``:
+the first line as the reader needs it again, put back in front of the open turn's lines; the working directory the
+lines before the open turn told, told on its first message; Gemini CLI's closed message ids). Each add reads the
+open turn and its lines again, whole, with the format's reader; ScopedMemory feeds them from the mark and stores
+the difference (a memory whose event changed is updated, the rest added). Nothing here is a reader: the readers
+read, this says where to cut.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sam_model.data.formats import claude_code, codex, codex_exec, detect, gemini_cli, to_chat
+from sam_model.data.formats.base import CWD, Chat
 from sam_model.data.formats.responses import OUTPUTS
 from sam_model.data.schema import State
 from sam_model.data.toolstate import TranscriptState
@@ -39,8 +44,9 @@ MAX_OPEN_LINES = 5_000  # lines an open turn holds (each add reads them again): 
 class OpenTurn:
     """A scope's open turn: its format, its lines, the tracker's events before it and the tracker's mark and the
     recorder's row where it began (``recorder``: [state, task, task start, state before] as JSON, None: no row),
-    and ``facts`` the format's earlier lines gave (``meta``: Codex's session_meta, its version alone; ``ids``:
-    Gemini CLI's message ids of closed turns)."""
+    and ``facts`` the format's earlier lines gave (``meta``: the session's first line as the reader needs it again,
+    :func:`head`; ``cwd``: the working directory the lines before the open turn told, ``Chat.cwd``; ``ids``: Gemini
+    CLI's message ids of closed turns)."""
 
     format: str
     lines: list[Any]
@@ -64,6 +70,10 @@ class OpenTurn:
                 raise ValueError(f"open turn field {k!r} has the wrong type")
         if d["format"] not in LIVE:
             raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(LIVE)}")
+        facts = {"meta": Mapping, "cwd": str, "ids": list}  # a wrong one would be read as the session's own line
+        for k, t in facts.items():
+            if k in d["facts"] and not isinstance(d["facts"][k], t):
+                raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
         return cls(d["format"], list(d["lines"]), d["start"], dict(d["mark"]), d["recorder"], dict(d["facts"]))
 
 
@@ -146,31 +156,49 @@ def marked(facts: Mapping[str, Any]) -> bool:
     return "meta" in facts and codex.marks_requests([facts["meta"]])
 
 
+def head(fmt: str, line: Any, first: bool) -> dict[str, Any] | None:
+    """What of a session's first line (``first``: the add's first line) its reader needs when it reads later lines
+    (None: ``line`` is no such line): Codex's session_meta as its version (the instructions are read once, as the
+    policy) or the meta of the layout before the wrapper, Gemini CLI's metadata line (its ``projectHash``, which the
+    project root is found by) without a ``.json``'s messages."""
+    if fmt == "codex":
+        if first and codex.is_old_meta(line):
+            return {"id": line["id"], "timestamp": line["timestamp"]}
+        if codex.is_line(line) and line["type"] == "session_meta" and isinstance(line["payload"], Mapping):
+            return {"type": "session_meta", "payload": {"cli_version": line["payload"].get("cli_version")}}
+    if fmt == "gemini-cli" and gemini_cli.is_header(line):
+        return {k: v for k, v in line.items() if k != "messages"}
+    return None
+
+
 def learn(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
-    """What ``lines`` (read in a scope's open turn) say that later adds need: Codex's first session_meta (its
-    ``cli_version``, and that it came: a later one, a fork's copy, is no policy), the layout before the wrapper."""
-    if fmt == "codex" and "meta" not in facts and lines:
-        first = lines[0]
-        if codex.is_old_meta(first):
-            facts["meta"] = {"id": first["id"], "timestamp": first["timestamp"]}
-        for x in lines:
-            if codex.is_line(x) and x["type"] == "session_meta" and isinstance(x["payload"], Mapping):
-                version = x["payload"].get("cli_version")
-                facts["meta"] = {"type": "session_meta", "payload": {"cli_version": version}}
-                break
+    """What ``lines`` (read in a scope's open turn) say that later adds need: the first line's :func:`head` (a later
+    session_meta, a fork's copy, is no policy), kept as ``meta`` once."""
+    if "meta" in facts:
+        return
+    for i, x in enumerate(lines):
+        if (found := head(fmt, x, i == 0)) is not None:
+            facts["meta"] = found
+            return
 
 
-def chat(fmt: str, lines: list[Any], facts: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The chat messages of an open turn's lines, as the format's reader reads them after the lines before."""
-    if fmt == "codex" and "meta" in facts and not (lines and (codex.is_old_meta(lines[0]) or (
-            codex.is_line(lines[0]) and lines[0]["type"] == "session_meta"))):
+def chat(fmt: str, lines: list[Any], facts: Mapping[str, Any]) -> Chat:
+    """The chat of an open turn's lines, as the format's reader reads them after the lines before: the first line's
+    facts (``meta``) put back in front, and the working directory the lines before told (``cwd``) on its first
+    message, as the reader tells it on the message after it changes (``Chat.cwd``: the directory after the lines)."""
+    if "meta" in facts and not (lines and head(fmt, lines[0], True) is not None):
         lines = [facts["meta"], *lines]
     if not lines:
-        return []
+        return Chat()
     try:
-        return to_chat(lines, "data", fmt).messages
+        read = to_chat(lines, "data", fmt)
     except SAMFileError as err:
         raise ValueError(str(err)) from None
+    cwd = facts.get("cwd", "")
+    if cwd and read.messages and CWD not in read.messages[0]:
+        read.messages[0][CWD] = cwd
+    read.cwd = read.cwd or cwd  # a reader never tells "" after a directory
+    return read
 
 
 def split(fmt: str, old: list[Any], new: list[Any], facts: Mapping[str, Any]) -> int:

@@ -636,10 +636,13 @@ class ScopedMemory:
             raise ValueError(f"data: the scope's open turn would hold {len(lines) - cut} lines, more than "
                              f"{live.MAX_OPEN_LINES} (each add reads it again): add the session's lines a turn at a time "
                              "from its start, or convert its session file (sam-data transcripts)")
-        messages = live.chat(fmt, lines, facts)
-        closed = live.chat(fmt, lines[:cut], facts) if cut else []
+        messages = live.chat(fmt, lines, facts).messages
+        before = live.chat(fmt, lines[:cut], facts) if cut else None
+        closed = before.messages if before is not None else []
         if messages[:len(closed)] != closed:  # the reader joined lines across the cut: the whole is the open turn
             cut, closed = 0, []
+        elif before is not None and before.cwd:  # the directory the next open turn's lines are read in
+            facts["cwd"] = before.cwd
         skip = {i for i, m in enumerate(messages) if _media_only(m.get("content"))}
         return messages, skip, (len(closed), lines, cut, facts, fmt)
 

@@ -64,7 +64,8 @@ PartListUnion | null, "status", "timestamp", "displayName"?, "description"?, "re
   traces an absolute path under it by its relative part in the calls after it: that call itself and the ones before
   it are judged without a directory (their paths whole), as a search by call made before the message was added
   judges them (the root is known from the call only). So is every call of a session whose calls name no absolute
-  path under its root, and of a live add whose lines lack the metadata line (the hash).
+  path under its root. A live add (ScopedMemory.add) of later lines is read with the metadata line an earlier add
+  of its scope gave (sam_model.memory.live keeps it).
 
 The episode is the ``sessionId`` (a resumed session goes on in the same file); the split group a subagent's parent
 session (the folder its file is in), else the session. Not read: ``/chat save`` checkpoints
