@@ -496,7 +496,6 @@ class ScopedMemory:
         took the steps the conversation's next messages would take, whose adds were then refused as duplicates,
         and a replay of the log dropped an acknowledged message.)"""
         tracker = self._trackers.get(episode)
-        self._open.pop(episode, None)  # the events join the conversation after the open turn's lines
         if tracker is not None:
             tracker = self._catch_up(episode, tracker)
         nxt = (self.store.next_step(episode) or 0) if tracker is None else self._base[episode] + len(tracker.events)
@@ -511,6 +510,7 @@ class ScopedMemory:
             if before is not None:
                 tracker.rollback(before)
             raise
+        self._open.pop(episode, None)  # the events joined the conversation after the open turn's lines
         return self._added(out)
 
     def _added(self, events: list[Event]) -> list[dict]:
@@ -538,7 +538,8 @@ class ScopedMemory:
         tracker = self._trackers.get(episode)
         if tracker is not None:
             tracker = self._catch_up(episode, tracker)
-        turn = self._open.pop(episode, None)  # any other add closes it (its lines are then read as they are)
+        # any other add closes it (its lines are then read as they are), once stored: a refused add leaves it
+        turn = self._open.get(episode)
         opened = None
         if lines is not None:
             turn = turn if turn is not None and turn.format == lines[0] and tracker is not None else None
@@ -605,6 +606,7 @@ class ScopedMemory:
             raise
         self._trackers[episode] = work
         self._base.setdefault(episode, base)
+        self._open.pop(episode, None)
         if opened is not None:
             self._open[episode] = self._opened(episode, work, opened, at, lo, start, row, base)
         out = []

@@ -1,0 +1,80 @@
+"""Review of the open turn (sam_model.memory.live) that ScopedMemory keeps for an agent's session added line by
+line: an add refused or failing midway leaves the memories and the open turn as they were; threads, scopes and the
+write-ahead log never mix or lose an open turn."""
+
+from __future__ import annotations
+
+import pytest
+from test_format_gemini_cli import as_jsonl, to_gemini_cli
+from test_live_adds import SESSIONS, conversation, fed, rich, stored
+
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+LIVE = ["claude-code interleaved", "gemini-cli", "codex 0.46 parallel calls", "codex exec"]
+
+
+def failing(memory: ScopedMemory, monkeypatch, add) -> bool:
+    """``add`` run while the store's encoder raises: whether it failed (an add that encodes nothing is stored), and
+    then the memory is as it was."""
+    def boom(*a, **k):
+        raise RuntimeError("the encoder failed")
+
+    before = (stored(memory), dict(memory._open), conversation(memory) if memory._trackers else None)
+    with monkeypatch.context() as m:
+        m.setattr(memory.store.encoder, "encode_memories", boom)
+        try:
+            add()
+        except RuntimeError as err:
+            assert str(err) == "the encoder failed"
+        else:
+            return False
+    assert (stored(memory), dict(memory._open), conversation(memory) if memory._trackers else None) == before
+    return True
+
+
+@pytest.mark.parametrize("session", LIVE)
+def test_an_add_whose_encoder_fails_keeps_the_open_turn(monkeypatch, session):
+    """Found by review: the add took the scope's open turn before storing, so an add that failed (the encoder, the
+    store) lost it: the same line sent again read without it stored other memories than the file's (a Claude Code
+    response's block as a turn of its own), and codex exec's next event was refused for continuing no open run."""
+    _, lines = SESSIONS[session]()
+    whole = fed(lines, [lines])
+    memory = ScopedMemory(HashingEncoder(16))
+    failed = 0
+    for x in lines:
+        if failing(memory, monkeypatch, lambda x=x: memory.add([x], user_id="me", run_id="s")):
+            failed += 1
+            memory.add([x], user_id="me", run_id="s")
+    assert failed >= 3
+    assert stored(memory) == stored(whole)
+    assert conversation(memory) == conversation(whole)
+
+
+def test_an_event_add_that_fails_keeps_the_open_turn(monkeypatch):
+    """An add of events closes the open turn once they are stored; one that failed stored nothing and closes
+    nothing (it took the open turn before the store refused)."""
+    _, lines = SESSIONS["claude-code interleaved"]()
+    memory = fed(lines, [lines[:3]])
+    assert memory._open
+    assert failing(memory, monkeypatch, lambda: memory.add([{"kind": "note", "text": "a fact"}], user_id="me",
+                                                           run_id="s"))
+
+
+def test_a_refused_gemini_line_keeps_the_open_turn():
+    """A batch refused for a Gemini CLI message written again after a later one (one line naming it) took the open
+    turn with it: the next message's rewrites were then stored again."""
+    lines = as_jsonl(to_gemini_cli(rich()))
+    whole = fed(lines, [lines])
+    memory = ScopedMemory(HashingEncoder(16))
+    first = next(x for x in lines if x.get("type") == "gemini" and x.get("toolCalls"))
+    refused = 0
+    for x in lines:
+        if memory._open and first["id"] in memory._open["me//s"].facts.get("ids", ()):  # its turn closed
+            before = dict(memory._open)
+            with pytest.raises(ValueError, match=r"^data\[0\]: Gemini CLI message .* written again after a later"):
+                memory.add([first], user_id="me", run_id="s")
+            assert memory._open == before
+            refused += 1
+        memory.add([x], user_id="me", run_id="s")
+    assert refused >= 2
+    assert stored(memory) == stored(whole)
