@@ -78,3 +78,48 @@ def test_a_refused_gemini_line_keeps_the_open_turn():
         memory.add([x], user_id="me", run_id="s")
     assert refused >= 2
     assert stored(memory) == stored(whole)
+
+
+@pytest.mark.parametrize("session", ["claude-code interleaved", "gemini-cli"])
+def test_an_update_of_a_memory_before_the_open_turn_keeps_its_lines_read_as_the_file(session):
+    """Found by review: an update of any memory of the scope dropped its open turn, the session's facts with it,
+    though the memory was turns before it: the open message's next lines were read alone (a Gemini CLI message's
+    rewrite stored its calls twice, its user record alone was refused as 'message without role'). An update of a
+    memory before the open turn (and before the event its calls revise) now leaves it."""
+    _, lines = SESSIONS[session]()
+    whole = stored(fed(lines, [lines]))
+    tried = 0
+    for k in range(1, len(lines)):
+        memory = fed(lines, [[x] for x in lines[:k]])
+        turn = memory._open.get("me//s")
+        first = min(memory.get_all(user_id="me", run_id="s", limit=None)["results"], key=lambda r: r["step"],
+                    default=None)
+        if turn is None or first is None or first["step"] >= turn.start - 1:
+            continue
+        tried += 1
+        memory.update(first["id"], "edited words", user_id="me", run_id="s")
+        for x in lines[k:]:
+            memory.add([x], user_id="me", run_id="s")
+        assert stored(memory) == [(s, kind, "edited words" if s == first["step"] else t) for s, kind, t in whole], k
+    assert tried >= 2
+
+
+def test_a_delete_in_the_open_turn_keeps_the_sessions_facts():
+    """A delete of a memory of the open Gemini CLI message closes its turn (its lines would be read again over the
+    deleted memory): the message written again is then refused in one line, not stored again beside its memories,
+    and the next message's user record alone is read as Gemini CLI's (it was refused as a message without role)."""
+    lines = as_jsonl(to_gemini_cli(rich()))
+    memory = ScopedMemory(HashingEncoder(16))
+    calls = [i for i, x in enumerate(lines) if x.get("type") == "gemini" and x.get("toolCalls")]
+    for x in lines[:calls[0] + 1]:
+        memory.add([x], user_id="me", run_id="s")
+    got = memory.get_all(user_id="me", run_id="s", limit=None)["results"]
+    memory.delete(max(got, key=lambda r: r["step"])["id"], user_id="me", run_id="s")
+    n = len(memory.get_all(user_id="me", run_id="s", limit=None)["results"])
+    again = next(x for x in lines[calls[0] + 1:] if x.get("id") == lines[calls[0]]["id"])
+    with pytest.raises(ValueError, match=r"^data\[0\]: Gemini CLI message 'm2' written again after a later message, "
+                                         r"an update or a delete closed its turn"):
+        memory.add([again], user_id="me", run_id="s")
+    assert len(memory.get_all(user_id="me", run_id="s", limit=None)["results"]) == n
+    record = next(x for x in lines[calls[0] + 1:] if x.get("type") == "user" or "$set" in x)
+    memory.add([record], user_id="me", run_id="s")

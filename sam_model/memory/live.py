@@ -218,8 +218,8 @@ def rewritten(fmt: str, new: list[Any], facts: Mapping[str, Any]) -> str | None:
     closed = set(facts.get("ids", ()))
     for i, r in enumerate(new):
         if fmt == "gemini-cli" and gemini_cli.is_message(r) and r.get("id") in closed:
-            return (f"data[{i}]: Gemini CLI message {str(r['id'])[:60]!r} written again after a later message: an "
-                    "earlier add stored it and its turn closed, so its new version cannot replace it; add the "
+            return (f"data[{i}]: Gemini CLI message {str(r['id'])[:60]!r} written again after a later message, an "
+                    "update or a delete closed its turn: an earlier add stored it, so its new version cannot replace it; add the "
                     "session's lines as Gemini CLI appends them, or convert its session file (sam-data transcripts)")
     return None
 

@@ -510,7 +510,7 @@ class ScopedMemory:
             if before is not None:
                 tracker.rollback(before)
             raise
-        self._open.pop(episode, None)  # the events joined the conversation after the open turn's lines
+        self._close(episode)  # the events joined the conversation after the open turn's lines
         return self._added(out)
 
     def _added(self, events: list[Event]) -> list[dict]:
@@ -606,9 +606,10 @@ class ScopedMemory:
             raise
         self._trackers[episode] = work
         self._base.setdefault(episode, base)
-        self._open.pop(episode, None)
         if opened is not None:
             self._open[episode] = self._opened(episode, work, opened, at, lo, start, row, base)
+        else:
+            self._close(episode)
         out = []
         for i, said, text in updated:
             self._log(i, "UPDATE", said, text)
@@ -661,6 +662,21 @@ class ScopedMemory:
             e = self._event(work.events[j], base)
             scratch.revise(e) if j == start - 1 and row is not None else scratch.record(e)
         return live.OpenTurn(fmt, lines[cut:], first, mark, live.row(scratch.mark([episode])[episode]), facts)
+
+    def _close(self, episode: str) -> None:
+        """Close the scope's open turn where its conversation now ends (another add, an update or a delete of one of
+        its memories), keeping what the session's earlier lines said (live.OpenTurn's ``facts``: Codex's version,
+        Gemini CLI's closed message ids, now with the turn's own): its next lines are read as they come, as after a
+        turn that closed (dropped whole, a Codex rollout's later parallel calls were read in file order, a Gemini
+        CLI message written again was stored twice and its user or ``$set`` record alone refused). A codex exec
+        run's lines continuing it are refused in one line (:meth:`_read_live`), so its turn goes whole."""
+        turn, tracker = self._open.pop(episode, None), self._trackers.get(episode)
+        if turn is None or tracker is None or turn.format == "codex-exec":
+            return
+        facts = dict(turn.facts)
+        live.close(turn.format, facts, turn.lines)
+        self._open[episode] = live.OpenTurn(turn.format, [], len(tracker.events), tracker.mark(),
+                                            live.row(self.store.recorder.mark([episode])[episode]), facts)
 
     def _catch_up(self, episode: str, tracker: TranscriptState) -> TranscriptState:
         """A conversation saved behind its memories (until 2026-12-05 an agent-log event added between chat
@@ -917,9 +933,11 @@ class ScopedMemory:
         rec = dataclasses.replace(memory_record(event, None, self.store.recorder.task_start(hit.episode_id)),
                                   id=memory_id)
         self.store.update(rec)
-        self._open.pop(hit.episode_id, None)  # its lines would be read again over the new words
         if (at := self._in_conversation(hit)) is not None:  # a later tool call that revises it keeps the new words
             at[0].rewrite(at[1], data)
+        turn = self._open.get(hit.episode_id)
+        if turn is not None and (at is None or at[1] >= turn.start - 1):  # its lines would be read again over it
+            self._close(hit.episode_id)
         self._log(memory_id, "UPDATE", _said(hit), data)
         return {"message": f"memory {memory_id} updated"}
 
@@ -963,7 +981,6 @@ class ScopedMemory:
                              "the memory by its id")
         self.store.delete([memory_id])
         episode = hit.episode_id
-        self._open.pop(episode, None)
         if not self._holds_memories(hit):  # its last: the conversation goes as delete_all's does
             self._drop_conversation(episode)
         elif (at := self._in_conversation(hit)) is not None:
@@ -971,6 +988,7 @@ class ScopedMemory:
             until = tracker.forget(step)  # the values its tool call set (its state's, the store's last states)
             last = (self.store.next_step(episode) or 0) - 1 - self._base[episode]
             self.store.recorder.drop(episode, cleared(until, step, last), cleared(until, step, last - 1))
+        self._close(episode)  # the values it set are gone from the conversation: the open turn's mark held them
         self._log(memory_id, "DELETE", _said(hit), None)
         return {"message": f"memory {memory_id} deleted"}
 
