@@ -264,3 +264,18 @@ def test_a_saved_open_turns_facts_of_another_type_are_named():
     for k, bad in (("cwd", 5), ("meta", "session_meta"), ("ids", "m1")):
         with pytest.raises(ValueError, match=rf"^open turn field 'facts\.{k}' has the wrong type$"):
             OpenTurn.from_state_dict({**good, "facts": {k: bad}})
+
+
+@pytest.mark.parametrize("session", ["claude-code interleaved", "gemini-cli", "codex 0.46 parallel calls"])
+def test_a_line_the_caller_changes_after_adding_it_does_not_change_the_open_turn(tmp_path, session):
+    """Found by review: the open turn held the caller's own line dicts, so a sidecar that reuses (clears and refills)
+    its dict for the next line rewrote the lines the scope reads again at every add. The scope keeps its own copy."""
+    import copy
+
+    name, lines = SESSIONS[session]()
+    memory = ScopedMemory(HashingEncoder(16))
+    for x in map(copy.deepcopy, lines):  # one copy a line (a fixture may hold one dict at two lines)
+        memory.add([x], user_id="me", run_id="s")
+        x.clear()  # the caller reuses its dict
+        x.update({"garbage": True})
+    assert stored(memory) == stored(fed(lines, [lines]))

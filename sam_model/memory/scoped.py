@@ -40,6 +40,7 @@ whatever else shares the store (a SAMStore, a direct call, a save of the store) 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -630,7 +631,7 @@ class ScopedMemory:
         if why := live.rewritten(fmt, items, facts):
             raise ValueError(why)
         old = turn.lines if turn is not None else []
-        lines = [*old, *items]
+        lines = [*old, *copy.deepcopy(items)]  # the scope's own copy: a caller may reuse its line dicts
         if fmt == "gemini-cli" and gemini_cli.rewind_elsewhere(lines, "data"):
             raise ValueError(gemini_cli.rewind_elsewhere(items, "data") or gemini_cli.rewind_elsewhere(lines, "data"))
         live.learn(fmt, facts, lines)
