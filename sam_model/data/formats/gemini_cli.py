@@ -173,8 +173,12 @@ def not_a_session(path: Path, doc: Any) -> str | None:
 
 
 def sniff(messages: list[Any]) -> bool:
-    """Message records of type ``gemini`` (no other format's messages are typed so), or a session's metadata."""
-    return any(is_message(m) and m["type"] == "gemini" or is_header(m) for m in messages)
+    """Message records of type ``gemini`` (no other format's messages are typed so), a session's metadata, or lines
+    that are all session records with a message among them: a user record alone, as a sidecar adds the prompt it
+    just read, whose content is parts (``[{"text": ...}]``) with no ``role`` (Bedrock's sniff took that block of one
+    member for Converse's, and its reader refused the record for having no role)."""
+    return any(is_message(m) and m["type"] == "gemini" or is_header(m) for m in messages) or (
+        any(is_message(m) for m in messages) and all(is_record(m) for m in messages))
 
 
 def holds_tools(m: Any) -> bool:
