@@ -6,6 +6,8 @@ Every method turns a query (state + observation) into a ranking of its candidate
   each decision point searches what was written before it, with the store's re-rank (``sam-index-only`` shows
   the index order alone);
 - ``recency``: newest first, what a plain sliding window gives;
+- ``task-first``: the task as the user gave it first, then newest first: a sliding window that pins the
+  conversation's opening request, as many agents keep it in their prompt (:class:`TaskFirstMethod`);
 - ``bm25`` / ``bm25-state``: lexical search (bm25s) with the observation / the state as text;
 - ``dense`` / ``dense-state``: untrained MiniLM sentence vectors of the observation / the state as
   text against the memory texts, i.e. content-only vector search as most agent memories do it.
@@ -29,10 +31,10 @@ import torch
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
 from sam_model.encoding import Encoder
 from sam_model.evaluation.data import EvalData
-from sam_model.evaluation.ranking import rank_range, rank_recency, rank_scores, rank_vectors
+from sam_model.evaluation.ranking import rank_range, rank_recency, rank_scores, rank_task_first, rank_vectors
 from sam_model.store import MemoryStore, StoreConfig
 
-BASELINES = ("recency", "bm25", "bm25-state", "dense", "dense-state")
+BASELINES = ("recency", "task-first", "bm25", "bm25-state", "dense", "dense-state")
 
 
 class Method(Protocol):
@@ -217,6 +219,39 @@ class RecencyMethod:
         return time.perf_counter() - t0
 
 
+class TaskFirstMethod:
+    """The task statement first, then every other memory newest first: a rule with no model.
+
+    The task statement is the decision's first earlier event of kind ``user`` (the agent-log spec's kind for what
+    the user said) in its own episode, from its task's start on (a life's later task has its own); a chunked event
+    is all its chunks, in text order. The ranking is recency's with that event moved to the top: a memory newer
+    than it moves down one place (one per chunk of it), an older one (an earlier task's, in a life) stays. So a
+    decision's reciprocal rank is 1 when the statement is useful, else 1 / (r + 1) with r recency's rank of its
+    first useful memory (r when that memory is older than the statement). A decision with no earlier user event
+    is ranked as recency ranks it.
+
+    Why: a tool agent's values come from two places, what it just saw and what it was asked. The opening request
+    (the issue, the booking wish) holds many of the names and ids later calls need, and no lexical or vector
+    search ranks it first for a query that does not repeat its words. An agent that keeps the task in its prompt
+    and a window of recent turns gets this ranking for free, so a learned retriever must beat it to earn its cost.
+
+    Where the first ``user`` event is not the task: a Claude Code session that opens with a slash command or its
+    local-command caveat (user entries Claude Code writes), where that event is pinned instead; a dialogue whose
+    user changes the task without a new episode (SGD's second intent), where the statement is the first request.
+    Codex's AGENTS.md and environment messages are policy, no event, so its first user event is the request.
+    """
+
+    name = "task-first"
+
+    def rank(self, data, scope, depth, jitter):
+        return rank_task_first(data.memories, data.examples, scope, depth)
+
+    def time_query(self, data, i, scope, depth, jitter):
+        t0 = time.perf_counter()
+        rank_task_first(data.memories, data.examples[i : i + 1], scope, depth)
+        return time.perf_counter() - t0
+
+
 class BM25Index:
     """One bm25s index over all memory texts, shared by both BM25 baselines (IDF over the whole log)."""
 
@@ -307,6 +342,7 @@ def make_baselines(names: Sequence[str], data: EvalData, bert_path: str | None =
 
     makers: dict[str, Callable[[], Method]] = {
         "recency": RecencyMethod,
+        "task-first": TaskFirstMethod,
         "bm25": lambda: BM25Method("bm25", observation, bm25_content),
         "bm25-state": lambda: BM25Method("bm25-state", state_text, bm25_state),
         "dense": lambda: dense("dense", observation, content_vectors),

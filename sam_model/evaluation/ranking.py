@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from sam_model.data.examples import RetrievalExample, Scope
+from sam_model.data.chunks import parent_id
+from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
 from sam_model.progress import progress_bar
 
 TIE_EPS = 1e-9
@@ -105,4 +106,35 @@ def rank_recency(examples: Sequence[RetrievalExample], scope: Scope, depth: int)
     for ex in examples:
         r = ex.candidate_range(scope)
         out.append(np.arange(r.stop - 1, max(r.start, r.stop - depth) - 1, -1, dtype=np.int64))
+    return out
+
+
+TASK_KIND = "user"  # what the user said, in the agent-log spec's kinds (../shared/spec/agent-log.md)
+
+
+def task_statement(memories: Sequence[MemoryRecord], ex: RetrievalExample) -> list[int]:
+    """Positions of the decision's task statement: the first memory of kind ``user`` in its own episode before it,
+    from its task's start on (``ex.task_start``: a life's later task has a statement of its own), with the rest of
+    that event's chunks; [] when no user event comes before the decision (then ``task-first`` is recency)."""
+    start = ex.task_start if ex.task_start is not None else -1
+    for p in range(ex.episode_start, ex.cutoff):
+        if memories[p].kind == TASK_KIND and memories[p].step >= start:
+            event, end = parent_id(memories[p]), p + 1
+            while end < ex.cutoff and parent_id(memories[end]) == event:
+                end += 1
+            return list(range(p, end))
+    return []
+
+
+def rank_task_first(memories: Sequence[MemoryRecord], examples: Sequence[RetrievalExample], scope: Scope,
+                    depth: int) -> list[np.ndarray]:
+    """The task statement first (its chunks in text order), then every other candidate newest first."""
+    out = []
+    for ex in examples:
+        first = task_statement(memories, ex)
+        ranked = rank_recency([ex], scope, depth + len(first))[0]
+        if first:
+            rest = ranked[(ranked < first[0]) | (ranked > first[-1])]
+            ranked = np.concatenate([np.array(first, dtype=np.int64), rest])
+        out.append(ranked[:depth])
     return out

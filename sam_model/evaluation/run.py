@@ -364,11 +364,11 @@ def _parse_compare(items: Sequence[str], parser: argparse.ArgumentParser) -> dic
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=cli_name("python evaluate.py"),
-        description="Benchmark a trained SAM retriever against recency, BM25 and untrained MiniLM baselines on "
-                    "the decision points of an agent log, and run the tuning diagnostics (t-SNE of state "
-                    "embeddings, state distinctiveness, projection heatmap, memory utilisation, per-phase "
-                    "metrics). Writes OUT_DIR/report.json, OUT_DIR/report.md, OUT_DIR/per_query.jsonl "
-                    "(every decision point: each method's reciprocal rank, recall@5 and top ids) and PNG figures.")
+        description="Benchmark a trained SAM retriever against recency, the task first then recency, BM25 and "
+                    "untrained MiniLM baselines on the decision points of an agent log, and run the tuning "
+                    "diagnostics (t-SNE of state embeddings, state distinctiveness, projection heatmap, memory "
+                    "utilisation, per-phase metrics). Writes OUT_DIR/report.json, OUT_DIR/report.md, "
+                    "OUT_DIR/per_query.jsonl (every decision point: each method's reciprocal rank, recall@5 and top ids) and PNG figures.")
     p.add_argument("--retriever", required=True, metavar="DIR|CKPT",
                    help="the retriever under test (reported as 'sam'): an exported folder, a packaged one's name "
                         "(sam-general, the default model) or a Lightning .ckpt")
