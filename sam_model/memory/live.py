@@ -1,26 +1,28 @@
 """The open turn of an agent's session file fed to ScopedMemory.add as the agent writes it, a line or a turn an add.
 
 A sidecar that forwards each new line of Claude Code's, Codex's or Gemini CLI's session file (or codex exec's
-events) gives each add a piece of what the format's reader reads whole, and the readers need lines an add lacks: a
-Claude Code response is a line per content block sharing its ``message.id`` (a call's result may come between
-them), a Gemini CLI message is written again as its calls finish, a Codex 0.3x-0.77 request's parallel calls are
-written each with its output (the reader moves the outputs after the calls: the session_meta's version says so,
-and it comes in the first add only), Gemini CLI's project root is found by the metadata line's hash (the first
-line only) and Codex's working directory may be told by its session_meta alone, a codex exec call's
-``item.started`` and ``item.completed`` come apart. Read an add at a time, a response's calls became turns of
+events, or an OpenHands agent's events from its event stream's callback) gives each add a piece of what the format's
+reader reads whole, and the readers need lines an add lacks: a Claude Code response is a line per content block
+sharing its ``message.id`` (a call's result may come between them), a Gemini CLI message is written again as its
+calls finish, a Codex 0.3x-0.77 request's parallel calls are written each with its output (the reader moves the
+outputs after the calls: the session_meta's version says so, and it comes in the first add only), Gemini CLI's
+project root is found by the metadata line's hash (the first line only) and Codex's working directory may be told by
+its session_meta alone, a codex exec call's ``item.started`` and ``item.completed`` come apart, OpenHands 0.x reads
+a response's parallel calls all at its first action and answers a text-mode call by its observation's ``cause``
+alone, V1 joins a response's consecutive ActionEvents. Read an add at a time, a response's calls became turns of
 their own (each deciding after the one before), a rewritten message a second turn, a path under the working
 directory was traced whole, and so on.
 
-So each scope keeps its **open turn**: the lines since the last one that closes every earlier turn (:func:`opens`:
-a Claude Code prompt or a response of a new ``message.id``, a Gemini CLI user or gemini message of a new id, a
-Codex turn_context of a request-marked rollout or else a message or an output item, codex exec's turn and run
-events, words or a call after every call ended), with the conversation's tracker mark and the store recorder's
-row where it began, and what the format's earlier lines said that later ones need (:class:`OpenTurn`'s ``facts``:
-the first line as the reader needs it again, put back in front of the open turn's lines; the working directory the
-lines before the open turn told, told on its first message; Gemini CLI's closed message ids). Each add reads the
-open turn and its lines again, whole, with the format's reader; ScopedMemory feeds them from the mark and stores
-the difference (a memory whose event changed is updated, the rest added). Nothing here is a reader: the readers
-read, this says where to cut.
+So each scope keeps its **open turn**: the lines since the last one that closes every earlier turn (:func:`opens`: a
+Claude Code prompt or a response of a new ``message.id``, a Gemini CLI user or gemini message of a new id, a Codex
+turn_context of a request-marked rollout or else a message or an output item, codex exec's turn and run events,
+words or a call after every call ended, OpenHands 0.x's next action once every call has its observation, V1's next
+event read as a message), with the conversation's tracker mark and the store recorder's row where it began, and what
+the format's earlier lines said that later ones need (:class:`OpenTurn`'s ``facts``: the first line as the reader
+needs it again, put back in front of the open turn's lines; the working directory the lines before the open turn
+told, told on its first message; Gemini CLI's closed message ids). Each add reads the open turn and its lines again,
+whole, with the format's reader; ScopedMemory feeds them from the mark and stores the difference (a memory whose
+event changed is updated, the rest added). Nothing here is a reader: the readers read, this says where to cut.
 """
 
 from __future__ import annotations
@@ -29,14 +31,24 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from sam_model.data.formats import claude_code, codex, codex_exec, detect, gemini_cli, to_chat
+from sam_model.data.formats import (
+    claude_code,
+    codex,
+    codex_exec,
+    detect,
+    gemini_cli,
+    openhands,
+    openhands_v1,
+    to_chat,
+)
 from sam_model.data.formats.base import CWD, Chat
 from sam_model.data.formats.responses import OUTPUTS
 from sam_model.data.schema import State
 from sam_model.data.toolstate import TranscriptState
 from sam_model.io import SAMFileError
 
-LIVE = ("claude-code", "gemini-cli", "codex", "codex-exec")  # the session formats an agent appends line by line
+# the session formats an agent appends line by line (OpenHands: an event an add, from its event stream's callback)
+LIVE = ("claude-code", "gemini-cli", "codex", "codex-exec", "openhands", "openhands-v1")
 MAX_OPEN_LINES = 5_000  # lines an open turn holds (each add reads them again): past it, add whole turns
 
 
@@ -102,7 +114,8 @@ def _line_of(fmt: str, x: Any) -> bool:
     if not isinstance(x, Mapping):
         return False
     return {"gemini-cli": gemini_cli.is_record, "claude-code": claude_code.is_entry, "codex-exec": codex_exec.is_event,
-            "codex": lambda x: codex.is_line(x) or "type" in x or "role" in x or "record_type" in x}[fmt](x)
+            "codex": lambda x: codex.is_line(x) or "type" in x or "role" in x or "record_type" in x,
+            "openhands": openhands.is_event, "openhands-v1": openhands.is_v1_event}[fmt](x)
 
 
 def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> bool:
@@ -130,6 +143,10 @@ def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> boo
             return line.get("type") == "turn_context"
         return codex.is_line(line) and line["type"] == "response_item" and isinstance(item, Mapping) and (
             item.get("type") == "message" or item.get("type") in OUTPUTS)
+    if fmt == "openhands":
+        return _openhands_opens(turn, line)
+    if fmt == "openhands-v1":
+        return _v1_opens(turn, line)
     kind, item = line.get("type"), line.get("item")
     started, ended, last = set(), set(), None
     for e in turn:
@@ -149,6 +166,76 @@ def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> boo
         return (itype in codex_exec.WORDS and kind == "item.completed") or (
             itype in codex_exec.CALLS and last is not None and last[0] == "item.completed" and last[1] in codex_exec.CALLS)
     return False
+
+
+def _openhands_opens(turn: list[Any], line: Mapping[str, Any]) -> bool:
+    """OpenHands 0.x: the reader reads a response's calls all at its first action (a later action of it adds
+    nothing) and answers a text-mode call by its observation's ``cause`` alone (the action's event id). The agent
+    acts again only once its last action's observation came (OpenHands' controller waits for it; a response's queued
+    calls come one a step), so its next action closes the turn unless it is a later call of a response read in it.
+    A user's event (a message, a command run in the UI) may come while a call runs, or between a response's calls
+    (OpenHands runs the queued ones after it): it closes the turn only once every call acted in it has its observation
+    and every call its responses listed has come. Observations and bookkeeping actions (NOT_CALLS) never do: they add
+    no message of their own before a later call (and an agent's finish gets no observation: the next action closes)."""
+    if not isinstance(line.get("action"), str) or line["action"] in openhands.NOT_CALLS - {"message", "system"}:
+        return False
+    listed: set[str] = set()  # the call ids of the responses read in the turn
+    acted: list[tuple[Any, str | None]] = []  # a call action's (event id, tool call id)
+    causes, answered = set(), set()  # what the observations answer: by cause (an event id), by tool call id
+    for e in turn:
+        if isinstance(e, Mapping) and "observation" in e:
+            causes.add(_event_id(e.get("cause")))
+            answered.add(_tool_call_id(e))
+        elif isinstance(e, Mapping) and _is_call(e):
+            acted.append((_event_id(e.get("id")), _tool_call_id(e)))
+            listed |= {_tool_call_id(e)} | _response_calls(e)
+    for found in (causes, answered, listed):
+        found.discard(None)
+    if line.get("source") != "user":
+        return _tool_call_id(line) not in listed if _is_call(line) else True
+    return all(i in causes or c in answered for i, c in acted if i is not None or c is not None) \
+        and listed <= answered | {c for _, c in acted}
+
+
+def _is_call(e: Mapping[str, Any]) -> bool:
+    """An OpenHands 0.x agent action the reader reads as a tool call."""
+    return isinstance(e.get("action"), str) and e["action"] not in openhands.NOT_CALLS and e.get("source") != "user"
+
+
+def _event_id(v: Any) -> int | str | None:
+    return v if isinstance(v, (int, str)) and not isinstance(v, bool) else None
+
+
+def _tool_call_id(e: Mapping[str, Any]) -> str | None:
+    meta = e.get("tool_call_metadata")
+    found = meta.get("tool_call_id") if isinstance(meta, Mapping) else None
+    return None if found is None else str(found)
+
+
+def _response_calls(e: Mapping[str, Any]) -> set[str]:
+    """The call ids of the model response an action's metadata holds (the reader reads them all at its first)."""
+    meta = e.get("tool_call_metadata")
+    response = meta.get("model_response") if isinstance(meta, Mapping) else None
+    choices = response.get("choices") if isinstance(response, Mapping) else None
+    message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], Mapping) \
+        else None
+    calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+    return {str(c["id"]) for c in calls if isinstance(c, Mapping) and c.get("id") is not None} \
+        if isinstance(calls, list) else set()
+
+
+def _v1_opens(turn: list[Any], line: Mapping[str, Any]) -> bool:
+    """OpenHands V1: results name their call (``tool_call_id``), and consecutive ActionEvents of one
+    ``llm_response_id`` are one message: so an event that reads as a message of its own closes the turn, unless it
+    is an ActionEvent of a response read in it (a parallel call). An event read as none (a state update, a
+    condensation) may sit between a response's ActionEvents, which still join across it."""
+    if line.get("kind") == "ActionEvent" and line.get("llm_response_id") is not None and line["llm_response_id"] in {
+            e.get("llm_response_id") for e in turn if isinstance(e, Mapping) and e.get("kind") == "ActionEvent"}:
+        return False
+    try:
+        return bool(openhands_v1.to_chat([line], "data").messages)
+    except SAMFileError:
+        return False  # a bad event: the read of the turn names it
 
 
 def marked(facts: Mapping[str, Any]) -> bool:

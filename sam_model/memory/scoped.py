@@ -243,8 +243,8 @@ def as_chat(items: list[Any], name: str) -> tuple[list[Any], list[str], list[dic
     add stored nothing. Parts no event is made of (thoughts, media) are counted in the notes. A reader matches a
     result to its call within the messages it is given, and a later one by the call's id or name, so a turn's
     contents (a streamed answer's chunks) go in one add to be one memory, as in the importer's log. An agent's session
-    lines (Claude Code, Gemini CLI, Codex, codex exec) are read here for their check alone: ScopedMemory.add reads them
-    with the scope's open turn (sam_model.memory.live)."""
+    lines (Claude Code, Gemini CLI, Codex, codex exec, OpenHands events) are read here for their check alone:
+    ScopedMemory.add reads them with the scope's open turn (sam_model.memory.live)."""
     fmt = detect(items)
     if fmt == "openai":
         return items, [f"{name}[{i}]" for i in range(len(items))], []
