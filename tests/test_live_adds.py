@@ -279,3 +279,29 @@ def test_a_line_the_caller_changes_after_adding_it_does_not_change_the_open_turn
         x.clear()  # the caller reuses its dict
         x.update({"garbage": True})
     assert stored(memory) == stored(fed(lines, [lines]))
+
+
+@pytest.mark.parametrize("session", ["claude-code interleaved", "gemini-cli", "codex 0.46 parallel calls", "codex exec"])
+@pytest.mark.parametrize("cap", ["lines", "bytes"])
+def test_an_open_turn_past_its_cap_closes_where_it_is_and_no_line_is_refused(tmp_path, monkeypatch, session, cap):
+    """One turn may hold more lines than the open turn's cap (a Codex request of ~2,500 parallel calls) or more bytes
+    (large results, a Gemini CLI message's versions); the add past it was refused, telling the sidecar to add a turn
+    at a time, which it cannot, and a sidecar that drops a refused line loses it. The open turn now closes where it
+    is: every line is stored (each call and result of the importer's is a memory), the open turn stays within the
+    cap, the add that closed it says so in its notes, and a save and load go on from there."""
+    from sam_model.memory import live
+
+    name, lines = SESSIONS[session]()
+    monkeypatch.setattr(live, "MAX_OPEN_LINES" if cap == "lines" else "MAX_OPEN_BYTES",
+                        2 if cap == "lines" else max(len(json.dumps(x)) for x in lines) + 1)
+    memory, notes = ScopedMemory(HashingEncoder(16)), []
+    for x in lines:
+        notes += memory.add([x], user_id="me", run_id="s").get("notes", [])
+        turn = memory._open["me//s"]
+        assert len(turn.lines) <= live.MAX_OPEN_LINES and len(json.dumps(turn.lines)) <= live.MAX_OPEN_BYTES + 2
+        memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    assert notes and all(n["reason"].startswith("data: the scope's open turn would hold ") for n in notes)
+    got = [(kind, text) for _, kind, text in stored(memory)]
+    for e in imported(tmp_path, name, lines):
+        if e["kind"] in ("action", "result"):
+            assert (e["kind"], e["text"]) in got

@@ -28,6 +28,7 @@ event changed is updated, the rest added). Nothing here is a reader: the readers
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,7 +50,10 @@ from sam_model.io import SAMFileError
 
 # the session formats an agent appends line by line (OpenHands: an event an add, from its event stream's callback)
 LIVE = ("claude-code", "gemini-cli", "codex", "codex-exec", "openhands", "openhands-v1")
-MAX_OPEN_LINES = 5_000  # lines an open turn holds (each add reads them again): past it, add whole turns
+# what an open turn holds: each add reads its lines again (and revises its memories: their UPDATEs are logged with
+# their texts), and each checkpoint saves them; past either, the open turn closes where it is (:func:`over`)
+MAX_OPEN_LINES = 5_000
+MAX_OPEN_BYTES = 4_000_000  # its lines as JSON: 40 results of MAX_TEXT_CHARS, a Gemini CLI message's versions
 
 
 @dataclasses.dataclass
@@ -297,6 +301,28 @@ def split(fmt: str, old: list[Any], new: list[Any], facts: Mapping[str, Any]) ->
             cut, turn = len(old) + i, []
         turn.append(line)
     return cut
+
+
+def over(turn: OpenTurn, new: list[Any]) -> str | None:
+    """Why the open turn closes where it is before ``new`` is read (None: it does not): with ``new`` it would hold
+    more than MAX_OPEN_LINES lines or MAX_OPEN_BYTES of them as JSON (a Codex request of ~2,500 parallel calls, a
+    Claude Code response of large results). One turn longer than that cannot be read again at every add, and a
+    refusal would lose the lines of a sidecar that goes on: so the lines before stay as read so far, and the add's
+    are read after them as if the turn had ended."""
+    if not turn.lines:
+        return None
+    facts = dict(turn.facts)
+    learn(turn.format, facts, [*turn.lines, *new])
+    held = [*turn.lines, *new][split(turn.format, turn.lines, new, facts):]
+    size = sum(len(json.dumps(x, default=str)) for x in held) if len(held) <= MAX_OPEN_LINES else 0
+    if len(held) <= MAX_OPEN_LINES and size <= MAX_OPEN_BYTES:
+        return None
+    what = f"{len(held)} lines" if len(held) > MAX_OPEN_LINES else f"{size:,} bytes of lines"
+    return (f"data: the scope's open turn would hold {what}, more than {MAX_OPEN_LINES} lines or {MAX_OPEN_BYTES:,} "
+            "bytes (each add reads it again): it closed where it was, before these lines, which were read as a new "
+            "turn's; its memories stay as read so far, and where these lines continue it they read apart from it "
+            "(a response's later call as a turn of its own, a Gemini CLI message's new version stored again): "
+            "sam-data transcripts reads the session file whole")
 
 
 def rewritten(fmt: str, new: list[Any], facts: Mapping[str, Any]) -> str | None:

@@ -443,7 +443,9 @@ class ScopedMemory:
         """Write chat messages (a string is one user message; dicts with ``role`` as OpenAI messages, or as the
         format of sam_model.data.formats they are written in: :func:`as_chat`) or agent-log events (Events, or dicts with ``kind`` and ``text``) into the scopes' episode, in order.
         Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE"}, ...]}``, and ``"skipped"``: what of the
-        messages was not stored (a message or a part of images alone: :func:`unstored`) when something was not. A
+        messages was not stored (a message or a part of images alone: :func:`unstored`) when something was not, and
+        ``"notes"`` (``[{"reason"}]``) when an agent's session lines closed the scope's open turn at its cap
+        (sam_model.memory.live.over: stored, but apart from the turn they continue). A
         message that should hold text and holds none (no content, a blank one) is refused with its batch (ValueError
         naming it), and so is an empty list (as sam-serve's HTTP add refuses it). ``read``: what :func:`read_add`
         read of ``data`` when the caller checked it already (sam-serve, before logging the add): written as read,
@@ -462,9 +464,9 @@ class ScopedMemory:
             raise NoTextError(EMPTY.format("data"))
         fmt = live.format_of(items, self._open.get(episode)) if all(isinstance(m, Mapping) for m in items) else None
         if fmt is not None:  # an agent's session lines: read with the scope's open turn
-            skipped = (read if read is not None else read_add(data, "data"))[1]
-            out = {"results": self._add_messages([], episode, scopes, metadata, lines=(fmt, items))}
-            return {**out, "skipped": skipped} if skipped else out
+            skipped, notes = (read if read is not None else read_add(data, "data"))[1], []
+            out = {"results": self._add_messages([], episode, scopes, metadata, lines=(fmt, items, notes))}
+            return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items):
             # checked before the conversation's state takes any of them
             messages, skipped = read if read is not None else read_add(data, "data")
@@ -525,14 +527,15 @@ class ScopedMemory:
         return out
 
     def _add_messages(self, messages: list[Mapping], episode: str, scopes: dict, metadata,
-                      skip: set[int] = frozenset(), lines: tuple[str, list[Any]] | None = None) -> list[dict]:
+                      skip: set[int] = frozenset(), lines: tuple[str, list[Any], list] | None = None) -> list[dict]:
         """The messages through the conversation's running state first, all of them, then into the store: a batch
         with a bad message (a content that is not text, a tool answer to no call) is refused whole, with the
         conversation and the store as they were (a ValueError naming the message), never half stored. ``skip``:
         the messages that hold no text (:func:`unstored`), not fed (blank text parts would reach the store,
         which refuses a blank memory).
 
-        ``lines``: (format, an agent's session lines) instead of messages: read with the scope's open turn
+        ``lines``: (format, an agent's session lines, the add's notes) instead of messages: read with the scope's open
+        turn, closed where it is first when it would grow past its cap (a note says so: live.over),
         (sam_model.memory.live) from where it began, the conversation fed again from there; each memory whose event
         changed is updated (a response's words now joined by its calls, a state a later line of the response
         revised), the events past the stored ones added. The fed conversation is a copy swapped in once stored."""
@@ -544,6 +547,9 @@ class ScopedMemory:
         opened = None
         if lines is not None:
             turn = turn if turn is not None and turn.format == lines[0] and tracker is not None else None
+            if turn is not None and (why := live.over(turn, lines[1])):
+                turn = self._ended(episode, turn, tracker)  # kept only once the add is stored
+                lines[2].append({"reason": why})
             messages, skip, opened = self._read_live(lines[0], lines[1], turn)
         else:
             turn = None
@@ -636,10 +642,6 @@ class ScopedMemory:
             raise ValueError(gemini_cli.rewind_elsewhere(items, "data") or gemini_cli.rewind_elsewhere(lines, "data"))
         live.learn(fmt, facts, lines)
         cut = live.split(fmt, old, items, facts)
-        if len(lines) - cut > live.MAX_OPEN_LINES:
-            raise ValueError(f"data: the scope's open turn would hold {len(lines) - cut} lines, more than "
-                             f"{live.MAX_OPEN_LINES} (each add reads it again): add the session's lines a turn at a time "
-                             "from its start, or convert its session file (sam-data transcripts)")
         messages = live.chat(fmt, lines, facts).messages
         before = live.chat(fmt, lines[:cut], facts) if cut else None
         closed = before.messages if before is not None else []
@@ -678,6 +680,15 @@ class ScopedMemory:
         live.close(turn.format, facts, turn.lines)
         self._open[episode] = live.OpenTurn(turn.format, [], len(tracker.events), tracker.mark(),
                                             live.row(self.store.recorder.mark([episode])[episode]), facts)
+
+    def _ended(self, episode: str, turn: live.OpenTurn, tracker: TranscriptState) -> live.OpenTurn:
+        """An open turn closed where the conversation ends, at its cap (live.over): none of its lines, the facts the
+        session's lines said kept and the directory they told last (the conversation's), and, unlike
+        :meth:`_close`, a codex exec run's or a Gemini CLI message's next lines read, not refused: a sidecar goes on
+        past the cap, and a line refused would be lost to it."""
+        facts = {**turn.facts, **({"cwd": tracker.cwd} if tracker.cwd else {})}
+        return live.OpenTurn(turn.format, [], len(tracker.events), tracker.mark(),
+                             live.row(self.store.recorder.mark([episode])[episode]), facts)
 
     def _catch_up(self, episode: str, tracker: TranscriptState) -> TranscriptState:
         """A conversation saved behind its memories (until 2026-12-05 an agent-log event added between chat
