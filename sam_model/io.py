@@ -585,6 +585,15 @@ def json_type(value: Any) -> str:
     return f"a Python {type(value).__name__}"
 
 
+def json_shape(value: Any) -> str:
+    """What ``value`` is, for a message refusing a document that is not the one a reader expects: an object by its
+    first eight keys (sorted: which file was given is told by its keys, "an object with the keys history, info"),
+    ``an empty object``, or :func:`json_type`'s words for anything else."""
+    if isinstance(value, Mapping):
+        return f"an object with the keys {', '.join(sorted(map(str, value))[:8])}" if value else "an empty object"
+    return json_type(value)
+
+
 def read_json(path: Path, what: str, fix: str) -> Any:
     """The JSON value in ``path``, or SAMFileError naming the file, ``what`` it should be and ``fix``, for anything
     that stops a parse: bad bytes or JSON, a key given twice in one object, a number past Python's 4,300 digits,

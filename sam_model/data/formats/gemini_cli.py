@@ -104,7 +104,7 @@ from sam_model.data.formats.base import (
     chat_call,
 )
 from sam_model.data.shellwords import command_words
-from sam_model.io import json_type
+from sam_model.io import json_shape, json_type
 
 TYPES = ("user", "gemini", "info", "error", "warning")
 TURNS = ("user", "gemini")
@@ -500,6 +500,4 @@ def conversations(paths: list[Path], read: Any, id_of: Any) -> Iterator[Conversa
 def _what(doc: Any) -> str:
     if isinstance(doc, Mapping) and set(doc) == {"$rewindTo"}:
         return f"a '$rewindTo' of {json_type(doc['$rewindTo'])}, not a message id"
-    if isinstance(doc, Mapping):
-        return f"an object with the keys {', '.join(sorted(map(str, doc)))[:80]}" if doc else "an empty object"
-    return json_type(doc)
+    return json_shape(doc)

@@ -62,7 +62,7 @@ from sam_model.data.formats.base import (
     result_text,
     text_of,
 )
-from sam_model.io import json_type
+from sam_model.io import json_shape, json_type
 
 PREFIX = "mini-swe-agent"  # trajectory_format: "mini-swe-agent-1" (v1), "mini-swe-agent-1.1" (v2)
 SUFFIX = ".traj.json"  # {instance_id}/{instance_id}.traj.json, as run/extra/swebench.py names it
@@ -308,8 +308,7 @@ def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterato
     """The episode of one trajectory document (``name``: its episode id, the file's path without ``.traj.json``);
     a bad one is yielded as its error."""
     if not is_trajectory(doc):
-        what = (f"an object with the keys {', '.join(sorted(map(str, doc))[:8])}" if doc else "an empty object") \
-            if isinstance(doc, Mapping) else json_type(doc)
+        what = json_shape(doc)
         yield TranscriptFormatError(where, "not a mini-swe-agent trajectory: expected an object with 'messages' and "
                                            "'trajectory_format' (\"mini-swe-agent-1\", ...), as mini-swe-agent writes "
                                            f"{{instance_id}}{SUFFIX}; got {what} (sam-data formats lists what is read)")

@@ -55,7 +55,7 @@ from sam_model.data.formats.base import (
     result_text,
     text_of,
 )
-from sam_model.io import json_type
+from sam_model.io import json_shape, json_type
 
 NOT_CALLS = frozenset({"system", "message", "null", "change_agent_state", "recall", "condensation", "pause",
                        "resume", "stop", "start", "loop_recovery"})
@@ -125,7 +125,7 @@ def to_chat(events: list[Any], where: str) -> Chat:
                                            "OpenHands 0.x, which the openhands-v1 reader reads: ", Advice("format", V1))
         if not is_event(e):
             raise TranscriptFormatError(w, "an event must be an object with 'action' or 'observation' (one of them), "
-                                           f"got {_what(e)}")
+                                           f"got {json_shape(e)}")
         for key in ("id", "cause"):
             if e.get(key) is not None and (isinstance(e[key], bool) or not isinstance(e[key], (int, str))):
                 raise TranscriptFormatError(w, f"'{key}' is {json_type(e[key])}, expected an event id (an integer)")
@@ -222,7 +222,7 @@ def _model_call(meta: Any, args: Mapping[str, Any], w: str, chat: Chat) -> tuple
     if not isinstance(meta, Mapping) or not isinstance(meta.get("function_name"), str) \
             or not isinstance(meta.get("tool_call_id"), (str, int)) or isinstance(meta.get("tool_call_id"), bool):
         raise TranscriptFormatError(w, "'tool_call_metadata' needs a string 'function_name' and a 'tool_call_id' "
-                                       f"(got {_what(meta)})")
+                                       f"(got {json_shape(meta)})")
     call_id = str(meta["tool_call_id"])
     own = [chat_call(call_id, meta["function_name"], _arguments(args), w)]
     response = meta.get("model_response")
@@ -234,7 +234,7 @@ def _model_call(meta: Any, args: Mapping[str, Any], w: str, chat: Chat) -> tuple
         else None
     if not isinstance(message, Mapping):
         raise TranscriptFormatError(at, f"expected a model response {{\"id\", \"choices\": [{{\"message\": ...}}]}} "
-                                        f"(got {_what(response)})")
+                                        f"(got {json_shape(response)})")
     raw = message.get("tool_calls") or []
     if not isinstance(raw, list):
         raise TranscriptFormatError(f"{at}.choices[0].message", f"'tool_calls' is {json_type(raw)}, expected a list")
@@ -243,7 +243,7 @@ def _model_call(meta: Any, args: Mapping[str, Any], w: str, chat: Chat) -> tuple
         fn = c.get("function") if isinstance(c, Mapping) else None
         if not isinstance(fn, Mapping):
             raise TranscriptFormatError(f"{at}.choices[0].message, tool call {j}",
-                                        f"expected {{\"id\", \"function\": {{\"name\", \"arguments\"}}}}, got {_what(c)}")
+                                        f"expected {{\"id\", \"function\": {{\"name\", \"arguments\"}}}}, got {json_shape(c)}")
         calls.append(chat_call(c.get("id"), fn.get("name"), fn.get("arguments"), f"{at}, tool call {j}"))
     if call_id not in [c["id"] for c in calls]:  # the response lacks this call: the action is the call
         calls = own
@@ -257,12 +257,6 @@ def _text(value: Any, field: str, where: str) -> str:
     if value is None or isinstance(value, str):
         return value or ""
     raise TranscriptFormatError(where, f"'{field}' is {json_type(value)}, expected a string")
-
-
-def _what(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return f"an object with the keys {', '.join(sorted(map(str, value))[:8])}" if value else "an empty object"
-    return json_type(value)
 
 
 def _flat(history: list[Any]) -> Iterator[tuple[Any, Any]]:
@@ -319,5 +313,5 @@ def conversations(doc: Any, where: str, name: str, group: str, id_of,
     else:
         yield TranscriptFormatError(where, "not an OpenHands trajectory: expected a list of events (as "
                                            "OpenHands' save_trajectory_path setting writes) or an evaluation output line "
-                                           f"{{\"instance_id\", \"history\": [events]}}; got {_what(doc)} (sam-data "
+                                           f"{{\"instance_id\", \"history\": [events]}}; got {json_shape(doc)} (sam-data "
                                            "formats lists what is read)")

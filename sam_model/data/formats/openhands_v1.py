@@ -46,8 +46,8 @@ from typing import Any
 
 from sam_model.data.advice import Advice
 from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, failure, text_of
-from sam_model.data.formats.openhands import _what, is_event, is_v1_event, working_dir
-from sam_model.io import json_type
+from sam_model.data.formats.openhands import is_event, is_v1_event, working_dir
+from sam_model.io import json_shape, json_type
 
 RESULTS = frozenset({"ObservationEvent", "AgentErrorEvent", "UserRejectObservation"})
 REASONING = ("reasoning_content", "thinking_blocks", "responses_reasoning_item", "reasoning_details")
@@ -69,7 +69,7 @@ def to_chat(events: list[Any], where: str) -> Chat:
                                            "a V1 one, which the openhands reader reads: ", Advice("format", "openhands"))
         if not isinstance(e, Mapping) or not isinstance(e.get("kind"), str):
             raise TranscriptFormatError(w, "an OpenHands V1 event must be an object with a string 'kind' (ActionEvent, "
-                                           f"ObservationEvent, MessageEvent, ...), got {_what(e)}")
+                                           f"ObservationEvent, MessageEvent, ...), got {json_shape(e)}")
         kind = e["kind"]
         if kind == "ActionEvent":
             call = _call(e, w)
@@ -185,7 +185,7 @@ def _words(value: Any, field: str, w: str, chat: Chat) -> str:
 def _text_content(value: Any, field: str, w: str) -> str:
     """A TextContent's text (a SystemPromptEvent's prompt and dynamic context), or null."""
     if value is not None and not (isinstance(value, Mapping) and isinstance(value.get("text"), str)):
-        raise TranscriptFormatError(w, f"'{field}' is {_what(value)}, expected {{\"type\": \"text\", \"text\": ...}}")
+        raise TranscriptFormatError(w, f"'{field}' is {json_shape(value)}, expected {{\"type\": \"text\", \"text\": ...}}")
     return value["text"] if value is not None else ""
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from sam_model.data.formats.base import Conversation, TranscriptFormatError
-from sam_model.io import json_type
+from sam_model.io import json_shape, json_type
 
 _STRANDS = re.compile(r"message_(\d+)\.json")  # strands FileSessionManager: MESSAGE_PREFIX + message_id + ".json"
 _OPENHANDS = re.compile(r"(\d+)\.json")  # OpenHands 0.x: events/{id}.json (V1's are event-00000-<uuid>.json)
@@ -129,8 +129,7 @@ def _item(q: Path, read: Read, strands: bool) -> Any:
                                                f"\"observation\", ...}}, got {json_type(doc)}")
         return doc
     if not isinstance(doc, Mapping) or not isinstance(doc.get("message"), Mapping):
-        got = f"an object with the keys {', '.join(sorted(map(str, doc))[:8])}" if isinstance(doc, Mapping) \
-            and doc else json_type(doc)
+        got = json_shape(doc)
         raise TranscriptFormatError(where, "not a Strands session message: expected {\"message\": {\"role\", "
                                            f"\"content\": [...]}}, \"message_id\": N, ...}} (SessionMessage); got {got}")
     redacted = doc.get("redact_message")

@@ -54,7 +54,7 @@ from sam_model.data.formats.base import (
     text_of,
 )
 from sam_model.data.shellwords import words as shell_words
-from sam_model.io import json_type
+from sam_model.io import json_shape, json_type
 
 ROLES = ("system", "user", "assistant", "tool")
 MARKS = ("message_type", "tool_call_ids", "is_demo")  # fields only SWE-agent's history items carry
@@ -190,8 +190,7 @@ def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterato
         if bad:
             yield TranscriptFormatError(where, f"'{bad[0]}' is {json_type(doc[bad[0]])}, expected a list")
             return
-        what = (f"an object with the keys {', '.join(sorted(map(str, doc))[:8])}" if doc else "an empty object") \
-            if isinstance(doc, Mapping) else json_type(doc)
+        what = json_shape(doc)
         yield TranscriptFormatError(where, "not a SWE-agent trajectory: expected an object with 'history' (the "
                                            "messages the model saw) or 'trajectory' (its steps), as SWE-agent writes "
                                            f"{{instance_id}}.traj; got {what} (sam-data formats lists what is read)")
