@@ -222,3 +222,35 @@ def test_a_search_by_call_ranks_as_evaluate_py_ranks_its_decision_point(net, tmp
             scoped.add([message], run_id=conv.episode_id)
     assert len(got) == len(want) > 10
     assert got == want
+
+
+def test_a_search_by_a_gemini_cli_call_that_reveals_the_root_ranks_as_evaluate_py(net, tmp_path):
+    """A Gemini CLI session fed a line at a time, searched with each read before its line is added: the session's
+    first absolute path (/home/me/pricebook/pricebook/tax.py, the user having said pricebook/tax.py) is judged in
+    the root its own arguments reveal (the metadata line's projectHash kept by the scope), as the importer judges
+    it, so its search ranks as evaluate.py ranks that decision point, and so does the next read's (before, the
+    first read was no decision point for the importer and for the search)."""
+    import hashlib
+
+    from test_format_gemini_cli import call, gemini, header, user, write
+
+    from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+    root = "/home/me/pricebook"
+    reads = [{"name": "read_file", "arguments": {"absolute_path": f"{root}/pricebook/{f}.py"}} for f in ("tax", "cart")]
+    records = [{**header(), "projectHash": hashlib.sha256(root.encode()).hexdigest()},
+               user("u0", "Totals are off by a cent; the rounding is in pricebook/tax.py"), gemini("g1", "I will read it."),
+               gemini("g2", "", [call("r1", "read_file", reads[0]["arguments"], "return round(total * rate, 2)")]),
+               user("u3", "the cart sums in pricebook/cart.py first"), gemini("g4", "Reading the cart."),
+               gemini("g5", "", [call("r2", "read_file", reads[1]["arguments"], "return sum(lines)")])]
+    path = write(tmp_path / "session-1.jsonl", records)
+    _, want = evaluate_rankings(net, write_events(tmp_path / "log.jsonl", iter_transcript_events(
+        path, report=ImportReport())))
+    scoped = ScopedMemory(retriever(net), k=DEPTH)
+    got = []
+    for r in records:
+        if r.get("toolCalls"):
+            got.append([plain(h["id"]) for h in scoped.search("", run_id="s", call=reads[len(got)])["results"]])
+        scoped.add([r], run_id="s")
+    assert len(want) == 2
+    assert [[i.split("#")[1] for i in g] for g in got] == [[i.split("#")[1] for i in w] for w in want]

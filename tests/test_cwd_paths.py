@@ -190,6 +190,19 @@ def test_a_working_directory_that_is_no_string_is_named(where, says):
             live_state([{"role": "user", "content": "hi", "cwd": 5}], {"name": "Read", "arguments": {}})
 
 
+@pytest.mark.parametrize("mark", [{"cwd_by_calls": "yes", "cwd": CWD}, {"cwd_by_calls": True}])
+def test_a_mark_of_calls_that_revealed_the_directory_that_is_no_boolean_or_lacks_it_is_named(mark):
+    """An assistant message marked as revealing its directory by its own calls (CWD_BY_CALLS) needs true beside a
+    cwd string: anything else is one line naming the message and the fields."""
+    st = TranscriptState()
+    st.add({"role": "user", "content": "read invoicer/tax.py"})
+    message = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "r1", "type": "function", "function": {"name": "Read", "arguments": json.dumps({"file_path": TAX})}}],
+        **mark}
+    with pytest.raises(TranscriptFormatError, match=r"^message 1: message's 'cwd_by_calls' is .* beside a 'cwd' of"):
+        st.feed(message, "message 1")
+
+
 def test_a_rollback_puts_the_working_directory_back():
     st = TranscriptState()
     st.add({"role": "user", "content": "hi", "cwd": CWD})
@@ -259,29 +272,109 @@ def test_a_gemini_cli_read_of_an_absolute_path_traces_its_part_below_the_root_it
     assert d["state"]["uncertainty_flags"] == ["absolute_path"]
 
 
-def test_the_gemini_cli_root_is_told_by_the_first_call_naming_it_for_the_calls_after_it():
-    """The root is known from the first absolute path under it only: told on that call's message, so that call is
-    judged whole (as a search by call before the message judges it) and the calls after it in the root. A session
-    whose hash no ancestor has (another project's, a path outside it) tells none; a command's words and a
-    subagent's directories (from its start) tell it too."""
+def test_the_gemini_cli_root_is_told_by_the_first_call_naming_it_for_that_call_and_those_after_it():
+    """The root is known from the first absolute path under it only: told on that call's message, marked as found by
+    its own calls (CWD_BY_CALLS), so that call is judged in it too (a search by call finds it from the call in hand),
+    and the calls after it. A session whose hash no ancestor has (another project's, a path outside it) tells none; a
+    command's words and a subagent's directories (from its start, no mark) tell it too."""
     from sam_model.data.formats.base import CWD as KEY
+    from sam_model.data.formats.base import CWD_BY_CALLS
 
     read = ("call", "r1", "read_file", {"file_path": TAX}, "x")
     turns = [("user", "the rounding is in invoicer/tax.py"), ("say", "I will read it."), read]
     chat = to_chat(gemini_session(("user", "hi"), ("call", "s1", "run_shell_command", {"command": "ls"}, "a"), *turns),
                    "s.jsonl")
     assert [m.get(KEY) for m in chat.messages] == [None, None, None, None, None, CWD, None]
+    assert [m.get(CWD_BY_CALLS) for m in chat.messages] == [None, None, None, None, None, True, None]
     assert chat.messages[5]["tool_calls"][0]["id"] == "r1" and chat.cwd == CWD
-    assert decisions(chat.messages, "openai") == []  # the read that tells the root is judged whole
+    [d] = decisions(chat.messages, "openai")  # the read that tells the root is judged in it
+    assert d["meta"]["needed"] == {"file_path": ["invoicer/tax.py"]}
     assert to_chat(gemini_session(*turns, root="/home/me/other"), "s.jsonl").cwd == ""
     outside = ("call", "r1", "read_file", {"file_path": "/etc/hosts"}, "x")
     assert to_chat(gemini_session(("user", "hi"), outside), "s.jsonl").cwd == ""
     shell = ("call", "s1", "run_shell_command", {"command": f"cat {TAX} | head"}, "x")
     assert to_chat(gemini_session(("user", "hi"), shell), "s.jsonl").cwd == CWD
     sub = to_chat(gemini_session(*turns, kind="subagent", directories=[CWD, "/tmp"]), "s.jsonl")
-    assert sub.messages[0][KEY] == CWD
+    assert sub.messages[0][KEY] == CWD and not any(CWD_BY_CALLS in m for m in sub.messages)
     [d] = decisions(sub.messages, "openai")
     assert d["meta"]["needed"] == {"file_path": ["invoicer/tax.py"]}
+
+
+# The walkthrough's shape: the user names pricebook/tax.py and the session's first absolute path is the read of it.
+PRICEBOOK = "/home/me/pricebook"
+PRICE_TAX = f"{PRICEBOOK}/pricebook/tax.py"
+FIRST_READ = {"name": "read_file", "arguments": {"absolute_path": PRICE_TAX}}
+
+
+def first_read_session(layout: str = "jsonl") -> list[dict]:
+    return gemini_session(("user", "Totals are off by a cent; the rounding is in pricebook/tax.py"),
+                          ("say", "I will read it."),
+                          ("call", "r1", "read_file", FIRST_READ["arguments"], "return round(x)"),
+                          ("say", "Found it."), layout=layout, root=PRICEBOOK)
+
+
+@pytest.mark.parametrize("layout", ["jsonl", "json"])
+def test_a_gemini_cli_sessions_first_absolute_path_is_traced_by_its_part_below_the_root_it_reveals(tmp_path, layout):
+    """The read of /home/me/pricebook/pricebook/tax.py is the first call naming a path under the root: before, the
+    root was told only for the calls after it, so the read was judged whole and labelled nothing (5 of a
+    walkthrough's 9 decision points). Now the root its own arguments reveal holds for it: the user's turn is its
+    label and pricebook/tax.py its needed value."""
+    [d] = gemini_decisions(tmp_path / f"session-1.{layout}", first_read_session(layout))
+    assert d["meta"]["needed"] == {"absolute_path": ["pricebook/tax.py"]} and d["useful_memory_steps"] == [0]
+    assert d["state"]["uncertainty_flags"] == ["absolute_path"]
+
+
+def test_a_gemini_cli_sessions_first_absolute_path_is_traced_alike_live_and_by_a_search_with_it(tmp_path):
+    """Fed to ScopedMemory.add a line at a time (saved and loaded between lines) the session is the importer's
+    memories, states and labels; a search with the read made before its line is added (the root known from the call
+    in hand and the metadata line's hash the scope keeps) has the importer's decision state and ranks as evaluate.py
+    ranks that decision point (the decision event its observation, at its step, left out); the conversation is as it
+    was after the search."""
+    from test_format_gemini_cli import write
+
+    from sam_model.data.transcripts import ImportReport, iter_transcript_events
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    records = first_read_session()
+    lines = [records[0], *(x for r in records[1:] for x in (r, {"$set": {"lastUpdated": "now"}}))]
+    events = list(iter_transcript_events(write(tmp_path / "session-1.jsonl", lines), report=ImportReport()))
+    [want] = [e for e in events if e.get("useful_memory_steps")]
+    whole = ScopedMemory(HashingEncoder(64))
+    whole.add(lines, run_id="s")
+    memory = ScopedMemory(HashingEncoder(64))
+    for x in lines:
+        if x.get("toolCalls"):
+            before = copy.deepcopy(memory._trackers["//s"].state_dict())
+            got = memory.search("", call=FIRST_READ, run_id="s", limit=10)
+            assert got["state"] == want["state"] and got["state"]["uncertainty_flags"] == ["absolute_path"]
+            same = memory.store.search(want["state"], want["text"], 10, run_id="s", step=want["step"], fold=True,
+                                       exclude=[f"//s#{want['step']}"])
+            assert [r["id"] for r in got["results"]] == [h.memory_id for h in same]
+            assert memory._trackers["//s"].state_dict() == before
+        memory.add([x], run_id="s")
+        memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(64))
+    for m in (whole, memory):
+        assert [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or [])
+                for e in m._trackers["//s"].events] == \
+            [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or []) for e in events]
+    assert memory._trackers["//s"].cwd == PRICEBOOK
+
+
+def test_a_search_by_call_without_the_metadata_lines_hash_or_under_another_root_finds_no_directory():
+    """A search by call finds the root only as the importer would: a scope fed plain chat messages (no metadata line)
+    or whose session hashes another root judges the read whole (no flag: the path is said by no event)."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    chat = ScopedMemory(HashingEncoder(16))
+    chat.add([{"role": "user", "content": "the rounding is in pricebook/tax.py"},
+              {"role": "assistant", "content": "I will read it."}], run_id="s")
+    other = ScopedMemory(HashingEncoder(16))
+    records = gemini_session(("user", "the rounding is in pricebook/tax.py"), ("say", "I will read it."),
+                             root="/home/me/invoicer")
+    for x in records:
+        other.add([x], run_id="s")
+    for m in (chat, other):
+        assert m.live_state(run_id="s", call=FIRST_READ).uncertainty_flags == ()
 
 
 def test_a_gemini_cli_root_on_windows_is_hashed_as_node_resolves_it():

@@ -98,7 +98,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 #     a count after journalctl -n, gh --limit, docker/podman/compose logs -n/--tail, kubectl logs --tail, and any
 #     count flag's --flag=N (grep --max-count=500), is none; gh's and kubectl rollout's sub-command groups (gh pr
 #     view) and kubectl's resource types (get pods) are syntax; git blame/log -L 120,160 traces 120 and 160.
-CONVERSION_VERSION = 36
+# 37: a Gemini CLI call whose own arguments reveal the project root (the session's first absolute path under it) is
+# judged in it too: its path under the root is traced by its relative part (it was traced whole).
+CONVERSION_VERSION = 37
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,8 @@ because the user said ``app/tax.py`` or a grep run in ``/home/me/app`` printed `
 event says the absolute path. Where the log records the agent's working directory (Claude Code's entries' ``cwd``,
 Codex's ``session_meta`` and ``turn_context``; OpenHands' command observations; Gemini CLI's project root, recovered
 from its hash; the reader tells it on the chat message after it changes, :data:`~sam_model.data.formats.base.CWD`,
-so a live memory learns it as the importer does), a string leaf that is an absolute path strictly below it and that
+so a live memory learns it as the importer does; Gemini CLI's on the message whose calls revealed it, which are
+judged in it too, :data:`~sam_model.data.formats.base.CWD_BY_CALLS`), a string leaf that is an absolute path strictly below it and that
 the spec's rule finds untraceable is judged again by its relative part
 (:func:`sam_model.data.shellwords.relative_paths`: ``..`` read as a step up, ``./`` and a trailing slash dropped; on
 Windows with backslashes, then slashes); a hit makes it needed (or an observation, or the policy's) with that part
@@ -99,7 +100,7 @@ from typing import Any, Literal
 
 from sam_model.data.advice import Advice
 from sam_model.data.formats import to_chat
-from sam_model.data.formats.base import CWD, FAILED, TranscriptFormatError, strict_loads
+from sam_model.data.formats.base import CWD, CWD_BY_CALLS, FAILED, TranscriptFormatError, strict_loads
 from sam_model.data.provenance import contains_value
 from sam_model.data.shellwords import (
     command_words,
@@ -414,12 +415,27 @@ class TranscriptState:
         """The working directory a message tells (:data:`~sam_model.data.formats.base.CWD`, set by the readers of
         formats that record one): the agent's after this message. A message's own calls are judged in the directory
         told before it, as a search by call made before the message was added is (the readers tell it on the first
-        message after it changed: a session's first, a command's result after a ``cd``)."""
+        message after it changed: a session's first, a command's result after a ``cd``), unless their message is
+        marked :data:`~sam_model.data.formats.base.CWD_BY_CALLS` (:meth:`_calls_cwd`)."""
         cwd = message.get(CWD)
         if cwd is not None and not isinstance(cwd, str):
             raise TranscriptFormatError(where, f"message's '{CWD}' is {json_type(cwd)}: give the agent's working "
                                                "directory (a string), or leave it out")
         self.cwd = self.cwd if cwd is None else cwd
+
+    def _calls_cwd(self, message: Mapping[str, Any], where: str) -> str | None:
+        """The directory an assistant message's own calls are judged in where they revealed it themselves
+        (:data:`~sam_model.data.formats.base.CWD_BY_CALLS`: Gemini CLI's project root, found from the paths they
+        name, which a search by call finds from the call in hand too); None: the one told before the message."""
+        by = message.get(CWD_BY_CALLS)
+        if by is None or by is False:
+            return None
+        cwd = message.get(CWD)
+        if by is not True or not isinstance(cwd, str):
+            raise TranscriptFormatError(where, f"message's '{CWD_BY_CALLS}' is {json_type(by)} beside a '{CWD}' of "
+                                               f"{json_type(cwd)}: give true with the directory its calls revealed "
+                                               "(a string), or leave it out")
+        return cwd
 
     def _call(self, call: ToolCall, where: str) -> None:
         """The running state after ``call``: its tool is the phase and joins the stack, and each argument's non-free-text
@@ -452,8 +468,10 @@ class TranscriptState:
                 self.writes.append({"step": len(self.events), "wrote": wrote, "decided": None})
         self._emit("action", call_text(call.name, call.arguments))
 
-    def decide(self, calls: Sequence[ToolCall]) -> Decision | None:
-        """The decision for ``calls`` made right after the messages fed so far; None without history.
+    def decide(self, calls: Sequence[ToolCall], cwd: str | None = None) -> Decision | None:
+        """The decision for ``calls`` made right after the messages fed so far; None without history. ``cwd``: the
+        working directory the calls are judged in where they revealed it themselves (:meth:`_calls_cwd`); None: the
+        one the messages told.
 
         Its event is the last one written. Leaves that are trivial, said by that event, said by the policy or
         said by no earlier event are skipped; the rest are needed, labelled by the first (``origin``), last
@@ -463,6 +481,7 @@ class TranscriptState:
             return None
         d_step = len(self.events) - 1
         own, earlier = self._norms[d_step], self._norms[:d_step]
+        cwd = self.cwd if cwd is None else cwd
         outcomes: Counter = Counter()
         needed: dict[str, list[str]] = {}
         per_call: list[dict[str, list[str]]] = []
@@ -470,7 +489,7 @@ class TranscriptState:
         for call in calls:
             per_call.append({})
             for path, v, setting in call_leaves(call):
-                outcome, hits, traced = ("trivial", [], "") if setting else self._judge(path, v, own, earlier)
+                outcome, hits, traced = ("trivial", [], "") if setting else self._judge(path, v, own, earlier, cwd)
                 outcomes[outcome] += 1
                 if outcome == "needed":
                     needed.setdefault(path, []).append(traced)
@@ -485,12 +504,12 @@ class TranscriptState:
             state["uncertainty_flags"] = sorted(needed)
         return Decision(state, labels, needed, outcomes, [d_step - s for s in labels], per_call)
 
-    def call_state(self, calls: Sequence[ToolCall]) -> dict[str, Any]:
+    def call_state(self, calls: Sequence[ToolCall], cwd: str | None = None) -> dict[str, Any]:
         """The state an agent is in when it is about to make ``calls`` (one assistant message's, at least one) after
-        the messages fed so far, without feeding them: the decision state the importer writes (:meth:`decide`), or,
-        without history (no event yet), the running state with the first call's tool as its phase. live_state and a
-        scoped memory's search by call (ScopedMemory.live_state(call=...)) both read it here."""
-        decision = self.decide(calls)
+        the messages fed so far, without feeding them: the decision state the importer writes (:meth:`decide`; ``cwd``
+        as there), or, without history (no event yet), the running state with the first call's tool as its phase.
+        live_state and a scoped memory's search by call (ScopedMemory.live_state(call=...)) both read it here."""
+        decision = self.decide(calls, cwd)
         return decision.state if decision is not None else {**self.snapshot(), "phase": calls[0].name}
 
     def feed(self, message: Mapping[str, Any], where: str = "message") -> tuple[Decision | None, int]:
@@ -503,7 +522,7 @@ class TranscriptState:
         if isinstance(message, Mapping) and message.get("role") == "assistant":
             calls = parse_tool_calls(message, where)
             if calls:
-                decision = self.decide(calls)
+                decision = self.decide(calls, self._calls_cwd(message, where))
                 if decision is not None and decision.labels:
                     event = self.events[-1]
                     event["state"] = decision.state
@@ -666,13 +685,13 @@ class TranscriptState:
             self.writes_from = len(self.events)
         return self
 
-    def _judge(self, path: str, value: Any, own: str, earlier: list[str]) -> tuple[str, list[int], str]:
+    def _judge(self, path: str, value: Any, own: str, earlier: list[str], cwd: str) -> tuple[str, list[int], str]:
         """(outcome, the earlier events that say the value, the normalised value traced): the spec's rule, and for an
-        absolute path under the working directory that it finds untraceable, the same rule of its relative part
-        (the extension of the module doc, "paths under the working directory")."""
+        absolute path under the working directory ``cwd`` that it finds untraceable, the same rule of its relative
+        part (the extension of the module doc, "paths under the working directory")."""
         outcome, hits = self._judge_one(path, value, own, earlier)
-        if outcome == "untraceable" and isinstance(value, str) and self.cwd:
-            for rel in relative_paths(value, self.cwd):
+        if outcome == "untraceable" and isinstance(value, str) and cwd:
+            for rel in relative_paths(value, cwd):
                 found = self._judge_one(path, rel, own, earlier)
                 if found[0] in ("needed", "observation", "policy"):
                     return *found, norm(rel)

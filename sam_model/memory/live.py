@@ -45,7 +45,7 @@ from sam_model.data.formats import (
 from sam_model.data.formats.base import CWD, Chat
 from sam_model.data.formats.responses import OUTPUTS
 from sam_model.data.schema import State
-from sam_model.data.toolstate import TranscriptState
+from sam_model.data.toolstate import ToolCall, TranscriptState
 from sam_model.io import SAMFileError
 
 # the session formats an agent appends line by line (OpenHands: an event an add, from its event stream's callback)
@@ -290,6 +290,16 @@ def chat(fmt: str, lines: list[Any], facts: Mapping[str, Any]) -> Chat:
         read.messages[0][CWD] = cwd
     read.cwd = read.cwd or cwd  # a reader never tells "" after a directory
     return read
+
+
+def calls_cwd(turn: OpenTurn | None, cwd: str, calls: list[ToolCall]) -> str | None:
+    """The working directory ``calls`` about to be made are judged in where they reveal it themselves, as the reader
+    finds it on their message (CWD_BY_CALLS): a Gemini CLI session's project root, found from their arguments by the
+    hash of the metadata line the scope keeps, while the conversation has no directory (``cwd``). None: the one the
+    lines told (TranscriptState.call_state)."""
+    if cwd or turn is None or turn.format != "gemini-cli" or not isinstance(turn.facts.get("meta"), Mapping):
+        return None
+    return gemini_cli.calls_root(turn.facts["meta"], [c.arguments for c in calls if c.valid]) or None
 
 
 def split(fmt: str, old: list[Any], new: list[Any], facts: Mapping[str, Any]) -> int:

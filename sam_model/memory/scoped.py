@@ -868,9 +868,11 @@ class ScopedMemory:
                 raise ValueError(f"{where}: this call to {c.name[:60]!r} is already the conversation's newest message "
                                  "(added before the search), so its state would be the one after it: search with the "
                                  "call before adding the message that makes it")
+        cwd = live.calls_cwd(self._open.get(episode), tracker.cwd, calls)
         if not tracker.events:
-            return tracker.call_state(calls), "", None
-        return tracker.call_state(calls), tracker.events[-1]["text"], self._base[episode] + tracker.events[-1]["step"]
+            return tracker.call_state(calls, cwd), "", None
+        return (tracker.call_state(calls, cwd), tracker.events[-1]["text"],
+                self._base[episode] + tracker.events[-1]["step"])
 
     @staticmethod
     def _check_id(memory_id: Any) -> None:

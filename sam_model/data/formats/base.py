@@ -142,7 +142,8 @@ class Chat:
     (Claude Code's entries, Codex's session meta and turn contexts, OpenHands' command observations; Gemini CLI's
     project root, recovered from its hash), set by the reader as it reads; the first message
     added after it changes carries it as its :data:`CWD`, which the labelling rule reads (toolstate: an absolute path
-    under it is traced by its relative part), so a live memory fed a line at a time learns it as the importer does."""
+    under it is traced by its relative part), so a live memory fed a line at a time learns it as the importer does;
+    a directory an assistant message's own calls revealed is marked :data:`CWD_BY_CALLS` on it by its reader."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
@@ -201,6 +202,9 @@ def result_text(value: Any) -> str:
 
 FAILED = "is_error"  # a chat tool message's failure flag: the call failed, whatever its words say (toolstate)
 CWD = "cwd"  # a chat message's working directory of the agent from that message on (toolstate: paths under it)
+# true on an assistant message whose own calls revealed the CWD it tells (Gemini CLI's project root, found from the
+# paths they name): its calls are judged in it too, as a search by call finds it from the call in hand
+CWD_BY_CALLS = "cwd_by_calls"
 
 
 def failure(value: Any, failed: Any, ok: Any, field: str, where: str) -> dict[str, bool]:

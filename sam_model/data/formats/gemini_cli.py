@@ -60,12 +60,14 @@ PartListUnion | null, "status", "timestamp", "displayName"?, "description"?, "re
   first call naming an absolute path under it (a ``read_file``'s ``absolute_path`` or ``file_path``, a
   ``list_directory``'s ``dir_path``, a ``run_shell_command``'s ``dir_path`` or its command's words) tells it, the
   ancestor of that path whose SHA-256 is the hash (:class:`Root`); a subagent's ``directories`` (its metadata) tell
-  it from its start. It is told on that call's message (:data:`~sam_model.data.formats.base.CWD`), so toolstate
-  traces an absolute path under it by its relative part in the calls after it: that call itself and the ones before
-  it are judged without a directory (their paths whole), as a search by call made before the message was added
-  judges them (the root is known from the call only). So is every call of a session whose calls name no absolute
-  path under its root. A live add (ScopedMemory.add) of later lines is read with the metadata line an earlier add
-  of its scope gave (sam_model.memory.live keeps it).
+  it from its start. It is told on that call's message (:data:`~sam_model.data.formats.base.CWD`), marked as found
+  by its own calls (:data:`~sam_model.data.formats.base.CWD_BY_CALLS`), so toolstate traces an absolute path under
+  it by its relative part in that message's calls (the session's first absolute path is often the file the user
+  named) and the calls after it; a search by call made before the message was added finds the root from the call
+  in hand (:func:`calls_root`, by the hash its scope keeps). The calls before it are judged without a directory
+  (their paths whole), and so is every call of a session whose calls name no absolute path under its root. A live
+  add (ScopedMemory.add) of later lines is read with the metadata line an earlier add of its scope gave
+  (sam_model.memory.live keeps it).
 
 The episode is the ``sessionId`` (a resumed session goes on in the same file); the split group a subagent's parent
 session (the folder its file is in), else the session. Not read: ``/chat save`` checkpoints
@@ -96,6 +98,7 @@ from typing import Any, NamedTuple
 
 from sam_model.data.formats import gemini
 from sam_model.data.formats.base import (
+    CWD_BY_CALLS,
     FAILED,
     Chat,
     Conversation,
@@ -267,8 +270,8 @@ class Root:
     working directory (``Chat.cwd``), an absolute path under it is traced by its relative part (toolstate), as Claude
     Code's and Codex's are."""
 
-    def __init__(self) -> None:
-        self.hash = ""  # the header's projectHash, lower case; "" before the header (a live add without it)
+    def __init__(self, project_hash: str = "") -> None:
+        self.hash = project_hash.lower()  # the header's projectHash; "" before the header (a live add without it)
         self.tried: set[str] = set()
 
     def find(self, paths: list[str]) -> str:
@@ -282,6 +285,13 @@ class Root:
                     if hashlib.sha256(d.encode("utf-8", "surrogatepass")).hexdigest()[:len(self.hash)] == self.hash:
                         return d
         return ""
+
+
+def calls_root(meta: Mapping[str, Any], arguments: list[Any]) -> str:
+    """The project root that calls about to be made reveal (their arguments, as :func:`to_chat` finds it on their
+    message), by the session's metadata line ``meta``'s projectHash; "" where none does. A search by call
+    (ScopedMemory) judges them in it, as the importer judges their message's calls."""
+    return Root(meta["projectHash"]).find(_paths(arguments)) if is_header(meta) else ""
 
 
 _DRIVE = re.compile(r"[A-Za-z]:[\\/]")  # a Windows path's start
@@ -365,12 +375,14 @@ def _record(chat: Chat, r: Any, w: str, source: str, root: Root) -> None:
     if not isinstance(calls, (list, type(None))):
         raise TranscriptFormatError(w, f"'toolCalls' is {json_type(calls)}, expected a list of tool call records")
     read = [_call(c, f"{w}, toolCalls {k}", k, r.get("id")) for k, c in enumerate(calls or [])]
-    if read and not chat.cwd:  # told on this message: the calls after it are judged in it (toolstate)
-        chat.cwd = root.find(_paths([c.get("args") for c in calls or []]))
+    found = ""
+    if read and not chat.cwd:  # told on this message, its own calls judged in it too (CWD_BY_CALLS: toolstate)
+        chat.cwd = found = root.find(_paths([c.get("args") for c in calls or []]))
     text = "".join(texts)
     if text or read:
         chat.add({"role": "assistant", "content": text or None,
-                  **({"tool_calls": [call for call, _ in read]} if read else {})}, source)
+                  **({"tool_calls": [call for call, _ in read]} if read else {}),
+                  **({CWD_BY_CALLS: True} if found else {})}, source)
     for call, result in read:
         if result is None:
             chat.ignored["tool calls without a result (still running when the file was written)"] += 1
