@@ -233,6 +233,26 @@ def test_v2s_layouts_read_as_the_v1_run(layout, tmp_path):
     assert detect(layout()) == detect(v2_text_messages()) == "mini-swe-agent"
 
 
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_a_command_on_an_absolute_path_under_the_runs_working_directory_traces_its_relative_part(version, tmp_path):
+    """The task names src/tinyparse/reader.py; the agent lists the repo, then cats /testbed/src/tinyparse/reader.py.
+    The run records its environment's cwd (/testbed, the SWE-bench config's: save_traj's info.config.environment):
+    the cat's path is traced to the task by its part below it (before: traced whole, no decision point). A local
+    environment's "" records none: traced whole."""
+    task = {"role": "user", "content": f"{TASK}\nThe crash is in {PATH}."}
+    steps = [("THOUGHT: List the repo.", "ls", 0, "src tests setup.py\n"),
+             ("THOUGHT: Read it.", f"cat /testbed/{PATH}", 0, "def parse_header(block):\n")]
+    messages = (v1_messages if version == "v1" else v2_text_messages)(steps)
+    messages[1] = task
+    doc = v1_run(messages) if version == "v1" else v2_run(messages)
+    for cwd, needed in (("/testbed", {"command": [PATH]}), ("", None)):
+        doc["info"]["config"]["environment"] = {"image": "swebench/sweb.eval.x86_64.tinyparse", "cwd": cwd}
+        events, _ = convert(traj(tmp_path / (cwd.strip("/") or "local"), doc))
+        labelled = [e for e in events if e.get("useful_memory_steps")]
+        assert [e["meta"]["needed"] for e in labelled] == ([needed] if needed else [])
+        assert all(e["useful_memory_steps"] == [step_of(events, "user", TASK[:20])] for e in labelled)
+
+
 def test_a_run_that_hit_its_limits_and_the_raw_messages(tmp_path):
     """LimitsExceeded: v2 ends with an exit message answering no command, v1 with an empty user message; both are
     no event, and v2's is counted. The messages alone (live_state, ScopedMemory.add) read as the file does."""
@@ -337,6 +357,8 @@ def test_a_run_without_an_instance_is_grouped_by_its_files_name_and_a_jsonl_of_r
      "message 3: 'extra.returncode' is a string, expected the command's exit code"),
     ({**v1_run(), "info": {"mini_version": "1", "config": {"agent": {"action_regex": "(```"}}}},
      "'info.config.agent.action_regex' is no regex"),
+    ({**v1_run(), "info": {"mini_version": "1", "config": {"environment": {"cwd": ["/testbed"]}}}},
+     "'info.config.environment.cwd' is a list, expected the directory the run's commands ran in"),
 ])
 def test_a_bad_trajectory_is_one_line_naming_the_file_and_field(doc, says, tmp_path, capsys):
     path = traj(tmp_path, doc)

@@ -100,7 +100,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 #     view) and kubectl's resource types (get pods) are syntax; git blame/log -L 120,160 traces 120 and 160.
 # 37: a Gemini CLI call whose own arguments reveal the project root (the session's first absolute path under it) is
 # judged in it too: its path under the root is traced by its relative part (it was traced whole).
-CONVERSION_VERSION = 37
+# 38: a mini-swe-agent run's working directory, its info.config.environment.cwd (/testbed), is told: an absolute path
+# under it (cat /testbed/src/x.py) is traced by its relative part.
+CONVERSION_VERSION = 38
 
 
 @dataclass(frozen=True)

@@ -67,11 +67,12 @@ is: a regex or code (``def due_date``) is its names, any other pattern one value
 absolute ``file_path`` always, and Codex's commands often name one: the agent reads ``/home/me/app/app/tax.py``
 because the user said ``app/tax.py`` or a grep run in ``/home/me/app`` printed ``app/tax.py:42:``, and no earlier
 event says the absolute path. Where the log records the agent's working directory (Claude Code's entries' ``cwd``,
-Codex's ``session_meta`` and ``turn_context``; OpenHands' command observations; Gemini CLI's project root, recovered
-from its hash; the reader tells it on the chat message after it changes, :data:`~sam_model.data.formats.base.CWD`,
-so a live memory learns it as the importer does; Gemini CLI's on the message whose calls revealed it, which are
-judged in it too, :data:`~sam_model.data.formats.base.CWD_BY_CALLS`), a string leaf that is an absolute path strictly below it and that
-the spec's rule finds untraceable is judged again by its relative part
+Codex's ``session_meta`` and ``turn_context``; OpenHands' command observations; mini-swe-agent's run config; Gemini
+CLI's project root, recovered from its hash; the reader tells it on the chat message after it changes,
+:data:`~sam_model.data.formats.base.CWD`, so a live memory learns it as the importer does; Gemini CLI's on the
+message whose calls revealed it, which are judged in it too, :data:`~sam_model.data.formats.base.CWD_BY_CALLS`), a
+string leaf that is an absolute path strictly below it and that the spec's rule finds untraceable is judged again by
+its relative part
 (:func:`sam_model.data.shellwords.relative_paths`: ``..`` read as a step up, ``./`` and a trailing slash dropped; on
 Windows with backslashes, then slashes); a hit makes it needed (or an observation, or the policy's) with that part
 as its needed value, at the argument's path as any leaf. A path said whole keeps its label; a path outside the

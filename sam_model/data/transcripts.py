@@ -228,11 +228,13 @@ def _read(conv: Conversation, fmt: str) -> Chat:
     reader that would read the conversation when it is another's (a Gemini log forced through --format bedrock
     said only "role 'model' is not a Converse role")."""
     try:
-        return to_chat(conv.messages, conv.where, fmt)
+        chat = to_chat(conv.messages, conv.where, fmt)
     except TranscriptFormatError as err:
         if err.advice or _another_reader(conv) is None:
             raise
         raise TranscriptFormatError(err.where, *err.parts, *_other_reader(conv)) from None
+    chat.known_before(conv.cwd)  # a directory the container records apart from the messages (mini-swe-agent's)
+    return chat
 
 
 def convert_conversation(conv: Conversation, label: Label = "origin", masked: bool = True,

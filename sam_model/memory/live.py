@@ -42,7 +42,7 @@ from sam_model.data.formats import (
     openhands_v1,
     to_chat,
 )
-from sam_model.data.formats.base import CWD, Chat
+from sam_model.data.formats.base import Chat
 from sam_model.data.formats.responses import OUTPUTS
 from sam_model.data.schema import State
 from sam_model.data.toolstate import ToolCall, TranscriptState
@@ -285,10 +285,7 @@ def chat(fmt: str, lines: list[Any], facts: Mapping[str, Any]) -> Chat:
         read = to_chat(lines, "data", fmt)
     except SAMFileError as err:
         raise ValueError(str(err)) from None
-    cwd = facts.get("cwd", "")
-    if cwd and read.messages and CWD not in read.messages[0]:
-        read.messages[0][CWD] = cwd
-    read.cwd = read.cwd or cwd  # a reader never tells "" after a directory
+    read.known_before(facts.get("cwd", ""))
     return read
 
 

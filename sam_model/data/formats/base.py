@@ -119,7 +119,9 @@ class Conversation:
     for the import report; ``stderr``: where the file's lines that are no JSON are (FILE:LINE, :class:`NotJSON`),
     left out of a headless run's output as its stderr mixed in, for the import report; ``abandoned``: where the
     turns of branches the conversation left are (FILE:LINE: a Claude Code rewind's, an edited prompt's, a retried
-    response's; a Gemini CLI rewind's), which its reader leaves out, for the import report."""
+    response's; a Gemini CLI rewind's), which its reader leaves out, for the import report; ``cwd``: the agent's
+    working directory the container records apart from the messages, for the whole run (mini-swe-agent's
+    ``info.config.environment.cwd``), told from the first message on (:meth:`Chat.known_before`)."""
 
     episode_id: str
     messages: list[Any]
@@ -131,6 +133,7 @@ class Conversation:
     cut: str = ""
     stderr: tuple[str, ...] = ()
     abandoned: tuple[str, ...] = ()
+    cwd: str = ""
 
 
 @dataclass
@@ -140,7 +143,8 @@ class Chat:
     never sees and its memory never holds; ``ignored`` counts parts of types no event is made of (reasoning,
     images, built-in tool items), by type. ``cwd``: the agent's working directory where its format records one
     (Claude Code's entries, Codex's session meta and turn contexts, OpenHands' command observations; Gemini CLI's
-    project root, recovered from its hash), set by the reader as it reads; the first message
+    project root, recovered from its hash), set by the reader as it reads (mini-swe-agent's run config, kept apart
+    from the messages: :attr:`Conversation.cwd`); the first message
     added after it changes carries it as its :data:`CWD`, which the labelling rule reads (toolstate: an absolute path
     under it is traced by its relative part), so a live memory fed a line at a time learns it as the importer does;
     a directory an assistant message's own calls revealed is marked :data:`CWD_BY_CALLS` on it by its reader."""
@@ -157,6 +161,14 @@ class Chat:
             message[CWD], self._told = self.cwd, self.cwd
         self.messages.append(message)
         self.sources.append(source)
+
+    def known_before(self, cwd: str) -> None:
+        """The working directory known before these messages, told apart from them (a run's recorded config, a live
+        scope's earlier lines): told on the first message unless it tells its own, and the directory after them
+        unless they moved it (a reader never tells "" after a directory)."""
+        if cwd and self.messages and CWD not in self.messages[0]:
+            self.messages[0][CWD] = cwd
+        self.cwd = self.cwd or cwd
 
 
 def text_of(content: Any, where: str, text_types: tuple[str, ...] = ("text",), key: str = "text",

@@ -40,7 +40,12 @@ How it reads:
   latest slip rather than to the task). So it is counted (``format errors``) and left out; the assistant's words
   beside it stay, with no call, since nothing ran;
 - an exit that is no submission (``LimitsExceeded``, an uncaught error's, even one raised while a command ran) is
-  counted; reasoning items are counted.
+  counted; reasoning items are counted;
+- the working directory is the run's ``info.config.environment.cwd`` (save_traj's ``_asdict(agent.env.config)``,
+  v2's ``serialize``: the Docker environment's ``cwd``, ``/testbed`` in its SWE-bench config; every command runs
+  in it, a ``cd`` lasting one command), told from the run's first message on
+  (:attr:`~sam_model.data.formats.base.Conversation.cwd`), so toolstate traces ``/testbed/src/x.py`` by
+  ``src/x.py``; a local environment's ``""`` (the harness's own directory, not recorded) tells none.
 
 The split group is the run's ``instance_id`` (the SWE-bench instance, which also names the file), else the file's
 name without ``.traj.json``.
@@ -326,9 +331,22 @@ def conversations(doc: Any, where: str, name: str, group: str, id_of) -> Iterato
         return
     instance = doc.get("instance_id")
     try:
-        messages = _parsed(messages, action_regex(doc, where))
+        messages, cwd = _parsed(messages, action_regex(doc, where)), working_dir(doc, where)
     except TranscriptFormatError as err:
         yield err
         return
     yield Conversation(id_of(name), messages, where, str(instance) if isinstance(instance, (str, int)) and not
-                       isinstance(instance, bool) and instance != "" else group, "mini-swe-agent")
+                       isinstance(instance, bool) and instance != "" else group, "mini-swe-agent", cwd=cwd)
+
+
+def working_dir(doc: Mapping[str, Any], where: str) -> str:
+    """The directory the run's commands ran in, its environment config's ``cwd`` ("" where none is recorded)."""
+    info = doc.get("info")
+    config = info.get("config") if isinstance(info, Mapping) else None
+    env = config.get("environment") if isinstance(config, Mapping) else None
+    cwd = env.get("cwd") if isinstance(env, Mapping) else None
+    if cwd is not None and not isinstance(cwd, str):
+        raise TranscriptFormatError(where, f"'info.config.environment.cwd' is {json_type(cwd)}, expected the "
+                                           "directory the run's commands ran in (a string) or null; fix it, or "
+                                           "remove it (its absolute paths are then traced whole)")
+    return cwd or ""
