@@ -201,6 +201,42 @@ def test_a_transcript_of_any_format_given_as_an_agent_log_says_how_to_convert_it
     assert "looks like a tool-call transcript" in captured.out + captured.err
 
 
+@pytest.mark.parametrize("path", sorted(LOGS.glob("*.jsonl")), ids=lambda p: p.stem)
+def test_a_transcripts_lines_are_named_with_their_format_and_the_command_that_converts_them(path, tmp_path, capsys):
+    """Found by a walkthrough: validate on a transcript's lines (OpenAI {"id", "messages"} lines, a Claude Code
+    session, a Codex rollout, ...) said `sam-data transcripts FILE OUT.jsonl`, the file unnamed and its format not
+    given, then "rerun with --on-error skip", which cannot help (no line of a transcript is an event). Now one line
+    names the file, its format (the transcript reader's verdict) and the command, which converts it."""
+    from sam_model.data.formats import FORMATS
+    from sam_model.data.transcripts import main as transcripts
+
+    log = tmp_path / path.name
+    log.write_bytes(path.read_bytes())
+    assert main([str(log)]) == 1
+    err = capsys.readouterr().err
+    fmt = re.search(r"--format ([\w-]+)`", err)
+    assert fmt is not None and fmt[1] in FORMATS, err
+    assert err == (f"error: {log}: this looks like a tool-call transcript ({fmt[1]}: {FORMATS[fmt[1]].title}), not an "
+                   f"agent log: convert it with `sam-data transcripts {log} OUT.jsonl --format {fmt[1]}` (train.py and "
+                   "evaluate.py take it as it is)\n")
+    assert "FILE" not in err and "--on-error skip" not in err
+    assert main([str(log), "--on-error", "skip"]) == 1 and capsys.readouterr().err == err
+    assert transcripts([str(log), str(tmp_path / "o.jsonl"), "--format", fmt[1]]) == 0  # the advice works
+
+
+def test_a_transcripts_lines_its_reader_refuses_say_why_in_the_same_line(tmp_path, capsys):
+    """A Gemini CLI session of its metadata line alone (the CLI writes it first): named, and why sam-data transcripts
+    refuses it, no command that would fail and no skip advice."""
+    path = tmp_path / "session-1.jsonl"
+    path.write_text(json.dumps({"sessionId": "s1", "projectHash": "ab" * 32, "startTime": "t", "lastUpdated": "t"})
+                    + "\n")
+    assert main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: this looks like a tool-call transcript (gemini-cli: ") and \
+        "sam-data transcripts refuses it: " in err and "without user or gemini messages" in err
+    assert err.count("\n") == 1 and "--on-error skip" not in err and "FILE" not in err
+
+
 def test_undefined_fields_are_counted_by_event_whatever_their_values(write_log, capsys):
     """Found walking through "Train on your own logs": the count of an undefined field added up its values, so a
     misspelt label field printed its step lists ("useful_steps ([0, 24, 3, ...])") and a field holding a number on

@@ -164,6 +164,14 @@ def _chat(obj: Any) -> bool:
                                       or codex_exec.is_event(obj) or gemini_cli.is_record(obj))
 
 
+def is_transcript(obj: Any) -> bool:
+    """A line parse_event tells to convert with sam-data transcripts: a conversation or a session's line
+    (:func:`_chat`), or a list holding them; not an OpenHands event alone, which it tells how to write the run."""
+    if isinstance(obj, list):
+        return any(_chat(x) for x in obj[:3])
+    return _chat(obj) and _transcript_hint(obj) is TRANSCRIPT_HINT
+
+
 def _transcript_hint(obj: Any) -> str:
     """What to do with a transcript line given as an agent log: convert it, unless it is one OpenHands event alone,
     which sam-data transcripts refuses as well (and train.py reads as an agent log): then how to write its run."""

@@ -12,8 +12,9 @@ errors (missing file, bad option). A file without events (empty or only blank li
 error unless ``--allow-empty``. What the format allows but often means a bug in the writer —
 state fields or event fields it does not define (kept, unused by the model) and episodes whose
 lines are not in step order (they are sorted) — is counted and printed as warnings; ``--strict``
-makes them errors. A transcript given as a log is named with the command that converts it: one by its lines, one
-written as a whole JSON document (a ``.json`` or ``.traj``, or a pretty-printed one) by its format, read whole.
+makes them errors. A transcript given as a log is named with its format and the command that converts it, in one
+line: its lines (a conversation or a session's line first: what the transcript reader makes of the file), or one
+written as a whole JSON document (a ``.json`` or ``.traj``, or a pretty-printed one), read whole.
 """
 
 from __future__ import annotations
@@ -217,7 +218,6 @@ def _document(p: Path) -> str | None:
     "invalid JSON" on line 1, before it could be told what it is. Its transcript format is the one ``sam-data
     transcripts`` reads it as (for a ``.json``, its reader's own verdict); a document of events says how to write
     them as lines."""
-    from sam_model.data.formats import FORMATS, Conversation, detect
     from sam_model.data.formats.base import TranscriptFormatError
     from sam_model.data.formats.files import _format_of, conversations, parse
     from sam_model.data.reader import _open_binary
@@ -242,20 +242,64 @@ def _document(p: Path) -> str | None:
                 f"{' (pretty-printed)' if pretty else ''}, not JSON Lines: write each event as one JSON object on "
                 f"its own line (jq -c '{'.[]' if isinstance(doc, list) else '.'}' {p} > LOG.jsonl)")
     item = next(iter(conversations(p)), None) if named else None  # the transcript reader's own verdict on it
-    refused = f": sam-data transcripts refuses it: {item}" if isinstance(item, TranscriptFormatError) else ""
-    fmt = (item.format or detect(item.messages)) if isinstance(item, Conversation) and item.messages else (
-        "tau1" if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "traj" in doc[0] else _format_of(doc))
-    if fmt not in FORMATS:
-        return (f"{p}: a JSON document{' written over several lines' if pretty else ''}, not an agent log (JSON "
-                "Lines: each event one object on its own line), and none of the transcript formats sam-data "
-                f"transcripts converts (sam-data formats lists them){refused}")
-    what = f"{p}: this is a {fmt} file ({FORMATS[fmt].title}), one JSON document, not an agent log"
-    if refused:
-        return what + refused
+    guess = "tau1" if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "traj" in doc[0] else (
+        _format_of(doc))
     rename = "" if named else f"; name it {p.name.removesuffix('.gz').rsplit('.', 1)[0]}.json (a document is read " \
                                 "whole from a .json or .traj file)"
-    return (f"{what}{rename}: convert it with `sam-data transcripts {p if named else 'FILE.json'} OUT.jsonl --format "
-            f"{fmt}` (train.py and evaluate.py take it as it is)")
+    return _transcript(p, item, guess, "this is a {fmt} file ({title}), one JSON document, not an agent log", rename,
+                       p if named else "FILE.json") or (
+        f"{p}: a JSON document{' written over several lines' if pretty else ''}, not an agent log (JSON Lines: each "
+        "event one object on its own line), and none of the transcript formats sam-data transcripts converts "
+        f"(sam-data formats lists them){_refused(item)}")
+
+
+def _lines(p: Path) -> str | None:
+    """What a JSON Lines file whose first line is a transcript's (a conversation, a session's line: what the agent-log
+    reader calls a tool-call transcript) is and the command that converts it, in one line; None when it is read as
+    an agent log. Read line by line, the first line's error named the command with a literal FILE and no format, and
+    the advice after it (--on-error skip) cannot help: every line of a transcript is no event. Its format is the
+    transcript reader's own verdict on the file, as sam-data transcripts reads it."""
+    from sam_model.data.formats.base import TranscriptFormatError
+    from sam_model.data.formats.files import _format_of, conversations, parse
+    from sam_model.data.reader import _open_binary
+    from sam_model.data.schema import is_transcript
+
+    with _open_binary(p) as fh:
+        first = next((line for line in fh if line.strip(b" \t\r\n\xef\xbb\xbf")), b"")
+    try:
+        doc = parse(first, str(p))
+    except TranscriptFormatError:
+        return None  # its line's error says what is wrong
+    if _is_event(doc) or not is_transcript(doc):
+        return None
+    item = next(iter(conversations(p)), None)
+    return _transcript(p, item, _format_of(doc), "this looks like a tool-call transcript ({fmt}: {title}), not an "
+                                                 "agent log") or (
+        f"{p}: this looks like a tool-call transcript, not an agent log, of none of the formats sam-data transcripts "
+        f"converts (sam-data formats lists them){_refused(item)}")
+
+
+def _refused(item: object) -> str:
+    from sam_model.data.formats.base import TranscriptFormatError
+
+    return f": sam-data transcripts refuses it: {item}" if isinstance(item, TranscriptFormatError) else ""
+
+
+def _transcript(p: Path, item: object, guess: str | None, what: str, rename: str = "",
+                target: object = None) -> str | None:
+    """``p`` named with its transcript format (``item``'s: the transcript reader's first conversation of it, else
+    ``guess``, the format its first document is read as) and the command that converts it (or why the reader refuses
+    it), ``what`` it is said to be; None where no transcript format reads it."""
+    from sam_model.data.formats import FORMATS, Conversation, detect
+
+    fmt = (item.format or detect(item.messages)) if isinstance(item, Conversation) and item.messages else guess
+    if fmt not in FORMATS:
+        return None
+    said = f"{p}: " + what.format(fmt=fmt, title=FORMATS[fmt].title)
+    if refused := _refused(item):
+        return said + refused
+    return (f"{said}{rename}: convert it with `sam-data transcripts {p if target is None else target} OUT.jsonl "
+            f"--format {fmt}` (train.py and evaluate.py take it as it is)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -301,6 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for log in args.logs:
         try:
             whole = _document(Path(log))
+            whole = whole or _lines(Path(log))
         except (OSError, SAMFileError):
             whole = None  # unreadable: the read below says so as it does for any log
         if whole is not None:
