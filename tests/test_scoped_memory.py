@@ -237,14 +237,16 @@ def test_a_deleted_memory_leaves_the_conversation_and_stays_deleted(tmp_path):
 
 
 def test_a_revised_event_history_keeps_the_words_not_the_memory_text():
+    """The call revises the state of the words before it, its decision point, not their text: Mem0's NONE, so the
+    add lists the call alone and the words' history is their ADD, in words (not the memory's "[system] ..." text)."""
     memory = ScopedMemory(HashingEncoder(2048))
     memory.add([{"role": "user", "content": "I am mia_li_3668"}, {"role": "assistant", "content": "Let me look."}],
                user_id="mia")
     out = memory.add([{"role": "assistant", "tool_calls": [{"function": {"name": "get_user", "arguments":
                                                                          {"user_id": "mia_li_3668"}}}]}],
                      user_id="mia")["results"]
-    update = [r for r in out if r["event"] == "UPDATE"]
-    assert update and memory.history(update[0]["id"])[-1]["old_memory"] == "Let me look."
+    assert [r["event"] for r in out] == ["ADD"] and memory._trackers["mia"].events[1]["useful_memory_steps"]
+    assert [(h["event"], h["new_memory"]) for h in memory.history("mia#1")] == [("ADD", "Let me look.")]
 
 
 def test_a_wildcard_scope_in_filters_is_refused_not_read_as_a_name():
@@ -306,7 +308,7 @@ def test_events_added_between_chat_messages_join_the_conversation(tmp_path):
         "hello", "order O-5513 shipped", "my zip is 90210"]
     out = memory.add([{"role": "assistant", "tool_calls": [{"function": {"name": "track", "arguments":
                                                                          {"order_id": "O-5513"}}}]}], user_id="mia")
-    assert [r["event"] for r in out["results"]] == ["UPDATE", "ADD"]  # the event before it is its decision point
+    assert [r["event"] for r in out["results"]] == ["ADD"]  # the event before it, its decision point, kept its text
     assert memory.store.get("mia#2").step == 2 and memory._trackers["mia"].decide([]) is not None
     back = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(2048))
     assert back.add("and my city is Lyon", user_id="mia")["results"][0]["id"] == "mia#4"

@@ -50,8 +50,8 @@ from sam_model.io import SAMFileError
 
 # the session formats an agent appends line by line (OpenHands: an event an add, from its event stream's callback)
 LIVE = ("claude-code", "gemini-cli", "codex", "codex-exec", "openhands", "openhands-v1")
-# what an open turn holds: each add reads its lines again (and revises its memories: their UPDATEs are logged with
-# their texts), and each checkpoint saves them; past either, the open turn closes where it is (:func:`over`)
+# what an open turn holds: each add reads its lines again (and revises its memories: those whose text changed are
+# logged with their texts), and each checkpoint saves them; past either, the open turn closes where it is (:func:`over`)
 MAX_OPEN_LINES = 5_000
 MAX_OPEN_BYTES = 4_000_000  # its lines as JSON: 40 results of MAX_TEXT_CHARS, a Gemini CLI message's versions
 

@@ -1,0 +1,71 @@
+"""Reviews of ScopedMemory's line-by-line adds of an agent's session (sam_model.memory.live), found after 54.
+
+History: a response whose results sit between its calls (Claude Code's interleaved blocks, Codex 0.46's pairs,
+OpenHands' parallel calls) is read again at each add, and each new call moves the turn's later memories a step and
+revises the state and labels of others: each was logged as an UPDATE holding its old and new text even where the text
+stayed (a Claude Code response of 100 reads of 90 KB alike, a line an add: scoped.json 215 MB, nearly all of it
+history). Mem0's history records changes of a memory's text; an update that changes none is its NONE: no entry, no
+result."""
+
+from __future__ import annotations
+
+import pytest
+from test_format_claude_code import Session, text, tool_use
+from test_live_adds import SESSIONS, stored
+from test_live_openhands import RUNS
+
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+
+def alike_reads(n: int) -> list[dict]:
+    """A Claude Code response of ``n`` Reads, each result written after its call and before the next call, the
+    results alike (a file read again): every later call moves the results after it to a step whose text is alike."""
+    s = Session()
+    s.user("read the config again")
+    for i in range(n):
+        s.add("assistant", {"model": "claude-sonnet-4-5", "id": "msg_reads", "type": "message", "role": "assistant",
+                            "content": [tool_use(f"c{i}", "Read", {"file_path": "/work/app/config.py"})]},
+              requestId="req_reads")
+        s.result(f"c{i}", "DEBUG = False\n" * 20)
+    s.respond(text("Read it."))
+    return s.entries
+
+
+LINES = {**{k: (lambda f=f: f()[1]) for k, f in SESSIONS.items()}, **{k: f for k, (f, _) in RUNS.items()},
+         "claude-code, 12 alike reads": lambda: alike_reads(12)}
+
+
+@pytest.mark.parametrize("session", LINES)
+def test_a_line_by_line_add_logs_each_change_of_a_memorys_text_and_nothing_else(session):
+    """Each add's results and the history list exactly the memories whose text the add changed (ADD: a new one,
+    UPDATE: other words), each UPDATE with other old and new words; memories whose state alone moved are stored
+    revised (the memories equal the whole file's) but not listed."""
+    lines = LINES[session]()
+    memory, before, changes, updates = ScopedMemory(HashingEncoder(16)), {}, 0, 0
+    for x in lines:
+        out = memory.add([x], user_id="me", run_id="s")["results"]
+        now = {r["id"]: (r["memory"], r["kind"]) for r in memory.get_all(user_id="me", run_id="s", limit=None)["results"]}
+        changed = {i for i, m in now.items() if before.get(i) != m}
+        assert {r["id"] for r in out} == changed and all(r["memory"] == now[r["id"]][0] for r in out)
+        assert [r["event"] for r in out] == ["ADD" if r["id"] not in before else "UPDATE" for r in out]
+        changes, updates, before = changes + len(changed), updates + sum(i in before for i in changed), now
+    entries = [h for i in before for h in memory.history(i)]
+    assert len(entries) == changes and sum(h["event"] == "UPDATE" for h in entries) == updates
+    assert all(h["old_memory"] != h["new_memory"] for h in entries)
+    assert all(memory.history(i)[-1]["new_memory"] == words for i, (words, _) in before.items())  # words, no [kind]
+    whole = ScopedMemory(HashingEncoder(16))
+    whole.add(lines, user_id="me", run_id="s")
+    assert stored(memory) == stored(whole)
+    assert memory._trackers["me//s"].events == whole._trackers["me//s"].events
+
+
+def test_a_response_of_alike_results_logs_one_update_a_call():
+    """The reported case: results alike, so each call's move of them changes one memory's text (the first result's
+    step now holds the call); the history holds an ADD a memory and an UPDATE a later call, where it held a turn's
+    square of UPDATEs."""
+    memory = ScopedMemory(HashingEncoder(16))
+    for x in alike_reads(12):
+        memory.add([x], user_id="me", run_id="s")
+    entries = [h["event"] for r in memory.get_all(user_id="me", run_id="s", limit=None)["results"]
+               for h in memory.history(r["id"])]
+    assert entries.count("ADD") == 26 and entries.count("UPDATE") == 11
