@@ -291,9 +291,9 @@ def test_an_open_turn_past_its_cap_closes_where_it_is_and_no_line_is_refused(tmp
     cap, the add that closed it says so in its notes, and a save and load go on from there."""
     from sam_model.memory import live
 
-    name, lines = SESSIONS[session]()
+    name, lines = SESSIONS[session]()  # a cap of 1 line: a Gemini CLI turn, its latest version held, fits 2
     monkeypatch.setattr(live, "MAX_OPEN_LINES" if cap == "lines" else "MAX_OPEN_BYTES",
-                        2 if cap == "lines" else max(len(json.dumps(x)) for x in lines) + 1)
+                        1 if cap == "lines" else max(len(json.dumps(x)) for x in lines) + 1)
     memory, notes = ScopedMemory(HashingEncoder(16)), []
     for x in lines:
         notes += memory.add([x], user_id="me", run_id="s").get("notes", [])

@@ -5,13 +5,19 @@ OpenHands' parallel calls) is read again at each add, and each new call moves th
 revises the state and labels of others: each was logged as an UPDATE holding its old and new text even where the text
 stayed (a Claude Code response of 100 reads of 90 KB alike, a line an add: scoped.json 215 MB, nearly all of it
 history). Mem0's history records changes of a memory's text; an update that changes none is its NONE: no entry, no
-result."""
+result.
+
+A Gemini CLI message written again as its calls finish: the open turn kept every version, its bytes the square of
+the message's results; it keeps the latest, where the reader reads it."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_format_claude_code import Session, text, tool_use
-from test_live_adds import SESSIONS, stored
+from test_format_gemini_cli import AT, call, gemini, header, user
+from test_live_adds import SESSIONS, conversation, imported, stored
 from test_live_openhands import RUNS
 
 from sam_model.memory import HashingEncoder, ScopedMemory
@@ -69,3 +75,55 @@ def test_a_response_of_alike_results_logs_one_update_a_call():
     entries = [h["event"] for r in memory.get_all(user_id="me", run_id="s", limit=None)["results"]
                for h in memory.history(r["id"])]
     assert entries.count("ADD") == 26 and entries.count("UPDATE") == 11
+
+
+def gemini_versions(n: int) -> list[dict]:
+    """A Gemini CLI message of ``n`` calls written again as each finishes (each version holding every result so
+    far), then its words, as Gemini CLI appends them: the metadata, each record followed by a $set."""
+    calls = [call(f"c{i}", "read_file", {"absolute_path": f"/home/me/app/f{i}.py"}, f"contents of f{i}: " + "x" * 300)
+             for i in range(n)]
+    lines = [header(), user("u1", "Read my app's files."), {"$set": {"lastUpdated": AT}}]
+    for done in range(n + 1):
+        lines += [gemini("g1", "", [c if i < done else {**c, "status": "executing", "result": None}
+                                    for i, c in enumerate(calls)]), {"$set": {"lastUpdated": AT}}]
+    return [*lines, gemini("g2", "They all read."), {"$set": {"lastUpdated": AT}}]
+
+
+def test_a_gemini_message_written_again_is_held_once_in_the_open_turn(tmp_path):
+    """Gemini CLI writes a message again as each of its calls finishes; the open turn kept every version, so its
+    bytes (read again at each add, saved at each checkpoint) grew with the square of the message's results. It holds
+    the latest version of each message now, at the place of the first (as the reader reads them): one line an id,
+    within the size of the message's last version, and the memories are the importer's."""
+    lines = gemini_versions(8)
+    last = len(json.dumps(lines[-4]))  # the message's last version, all its results
+    memory = ScopedMemory(HashingEncoder(16))
+    for x in lines:
+        memory.add([x], user_id="me", run_id="s")
+        turn = memory._open["me//s"].lines
+        ids = [r["id"] for r in turn if "id" in r]
+        assert len(ids) == len(set(ids))
+        assert len(json.dumps(turn)) < 2 * last
+        memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    whole = ScopedMemory(HashingEncoder(16))
+    whole.add(lines, user_id="me", run_id="s")
+    want = imported(tmp_path, "chats/session-2026-03-30T10-00-live.jsonl", lines)
+    assert stored(memory) == stored(whole) == [(e["step"], e["kind"], e["text"]) for e in want]
+    assert conversation(memory) == conversation(whole)
+
+
+def test_a_gemini_message_written_again_after_its_rewind_keeps_its_place_in_the_open_turn():
+    """A rewind removes the message and places its next version anew (gemini_cli.replay): a version after a
+    ``$rewindTo`` replaces the versions after the record only, not the removed one before it (which would then be
+    read as rewound: the message gone, the add refused as taking memories back)."""
+    read = call("c0", "read_file", {"absolute_path": "/home/me/app/f0.py"}, "zero")
+    lines = [header(), user("u1", "Read f0."), gemini("g1", "first try"), {"$rewindTo": "g1"},
+             gemini("g1", "", [{**read, "status": "executing", "result": None}]), gemini("g1", "", [read]),
+             gemini("g2", "Done.")]
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(lines[:5], user_id="me", run_id="s")
+    memory.add([lines[5]], user_id="me", run_id="s")
+    assert memory._open["me//s"].lines == lines[2:4] + [lines[5]]
+    memory.add([lines[6]], user_id="me", run_id="s")
+    whole = ScopedMemory(HashingEncoder(16))
+    whole.add(lines, user_id="me", run_id="s")
+    assert stored(memory) == stored(whole) and "CALL read_file(absolute_path=/home/me/app/f0.py)" in str(stored(whole))

@@ -20,7 +20,8 @@ words or a call after every call ended, OpenHands 0.x's next action once every c
 event read as a message), with the conversation's tracker mark and the store recorder's row where it began, and what
 the format's earlier lines said that later ones need (:class:`OpenTurn`'s ``facts``: the first line as the reader
 needs it again, put back in front of the open turn's lines; the working directory the lines before the open turn
-told, told on its first message; Gemini CLI's closed message ids). Each add reads the open turn and its lines again,
+told, told on its first message; Gemini CLI's closed message ids), a Gemini CLI message written again held in its
+latest version only (:func:`latest`). Each add reads the open turn and its lines again,
 whole, with the format's reader; ScopedMemory feeds them from the mark and stores the difference (a memory whose
 event changed is updated, the rest added). Nothing here is a reader: the readers read, this says where to cut.
 """
@@ -53,7 +54,7 @@ LIVE = ("claude-code", "gemini-cli", "codex", "codex-exec", "openhands", "openha
 # what an open turn holds: each add reads its lines again (and revises its memories: those whose text changed are
 # logged with their texts), and each checkpoint saves them; past either, the open turn closes where it is (:func:`over`)
 MAX_OPEN_LINES = 5_000
-MAX_OPEN_BYTES = 4_000_000  # its lines as JSON: 40 results of MAX_TEXT_CHARS, a Gemini CLI message's versions
+MAX_OPEN_BYTES = 4_000_000  # its lines as JSON: 40 results of MAX_TEXT_CHARS (a Gemini CLI message: its latest version)
 
 
 @dataclasses.dataclass
@@ -310,6 +311,28 @@ def split(fmt: str, old: list[Any], new: list[Any], facts: Mapping[str, Any]) ->
     return cut
 
 
+def latest(fmt: str, lines: list[Any]) -> list[Any]:
+    """An open turn's lines as it keeps them: a Gemini CLI message written again (as its calls finish, each version
+    holding every result so far) kept once, its latest version at the place of its first, which is how the reader
+    reads it (gemini_cli.replay): kept whole, the open turn's bytes grew with the square of a message's results.
+    A version after a ``$rewindTo`` record stays where it is (the rewind may have removed the message: then it is
+    read anew, at its own place)."""
+    if fmt != "gemini-cli":
+        return lines
+    out: list[Any] = []
+    at: dict[str, int] = {}  # a message id -> its place in ``out``, since the last rewind
+    for x in lines:
+        if isinstance(x, Mapping) and "$rewindTo" in x:
+            at = {}
+        elif gemini_cli.is_message(x) and isinstance(x.get("id"), str):
+            if x["id"] in at:
+                out[at[x["id"]]] = x
+                continue
+            at[x["id"]] = len(out)
+        out.append(x)
+    return out
+
+
 def over(turn: OpenTurn, new: list[Any]) -> str | None:
     """Why the open turn closes where it is before ``new`` is read (None: it does not): with ``new`` it would hold
     more than MAX_OPEN_LINES lines or MAX_OPEN_BYTES of them as JSON (a Codex request of ~2,500 parallel calls, a
@@ -320,7 +343,7 @@ def over(turn: OpenTurn, new: list[Any]) -> str | None:
         return None
     facts = dict(turn.facts)
     learn(turn.format, facts, [*turn.lines, *new])
-    held = [*turn.lines, *new][split(turn.format, turn.lines, new, facts):]
+    held = latest(turn.format, [*turn.lines, *new][split(turn.format, turn.lines, new, facts):])
     size = sum(len(json.dumps(x, default=str)) for x in held) if len(held) <= MAX_OPEN_LINES else 0
     if len(held) <= MAX_OPEN_LINES and size <= MAX_OPEN_BYTES:
         return None

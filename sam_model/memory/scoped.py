@@ -672,7 +672,8 @@ class ScopedMemory:
         for j in range(lo, first):
             e = self._event(work.events[j], base)
             scratch.revise(e) if j == start - 1 and row is not None else scratch.record(e)
-        return live.OpenTurn(fmt, lines[cut:], first, mark, live.row(scratch.mark([episode])[episode]), facts)
+        return live.OpenTurn(fmt, live.latest(fmt, lines[cut:]), first, mark, live.row(scratch.mark([episode])[episode]),
+                             facts)
 
     def _close(self, episode: str) -> None:
         """Close the scope's open turn where its conversation now ends (another add, an update or a delete of one of
