@@ -8,7 +8,10 @@ history). Mem0's history records changes of a memory's text; an update that chan
 result.
 
 A Gemini CLI message written again as its calls finish: the open turn kept every version, its bytes the square of
-the message's results; it keeps the latest, where the reader reads it."""
+the message's results; it keeps the latest, where the reader reads it.
+
+The directory after a closed turn: an update, a delete or another add closed the open turn keeping the directory from
+before it, though the turn's lines may have moved it; the next lines are read in the conversation's."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import json
 import pytest
 from test_format_claude_code import Session, text, tool_use
 from test_format_gemini_cli import AT, call, gemini, header, user
-from test_live_adds import SESSIONS, conversation, imported, stored
+from test_live_adds import PATH_SESSIONS, ROOT, SESSIONS, conversation, fed, imported, stored
 from test_live_openhands import RUNS
 
 from sam_model.memory import HashingEncoder, ScopedMemory
@@ -127,3 +130,29 @@ def test_a_gemini_message_written_again_after_its_rewind_keeps_its_place_in_the_
     whole = ScopedMemory(HashingEncoder(16))
     whole.add(lines, user_id="me", run_id="s")
     assert stored(memory) == stored(whole) and "CALL read_file(absolute_path=/home/me/app/f0.py)" in str(stored(whole))
+
+
+@pytest.mark.parametrize("closer", ["update", "event add"])
+def test_a_turn_closed_after_it_moved_the_directory_leaves_its_next_lines_in_the_new_one(closer):
+    """A Codex rollout's turn_context moves the directory from the session_meta's /home/me to the project inside
+    the open turn, then an update of the turn's memory (its own words again) or an add of an event closes it. The
+    closed turn kept the directory from before it, so the next lines were read back in /home/me: the read of
+    /home/me/invoicer/invoicer/tax.py was no longer traced to the user's invoicer/tax.py (its decision unlabelled).
+    The next lines now read in the directory the closed turn left, the conversation's."""
+    _, lines, _ = PATH_SESSIONS["codex, a turn_context moving the directory"]()
+    moved = next(i for i, x in enumerate(lines) if x["type"] == "turn_context")
+    memory = ScopedMemory(HashingEncoder(16))
+    for x in lines[:moved + 2]:  # the turn_context and the call after it: the open turn
+        memory.add([x], user_id="me", run_id="s")
+    first = memory.get_all(user_id="me", run_id="s", limit=None)["results"][0]
+    if closer == "update":
+        memory.update(first["id"], first["memory"])
+    else:
+        memory.add([{"kind": "system", "text": "a checkpoint of the sidecar's own"}], user_id="me", run_id="s")
+    assert memory._open["me//s"].lines == [] and memory._open["me//s"].facts["cwd"] == ROOT
+    for x in lines[moved + 2:]:
+        memory.add([x], user_id="me", run_id="s")
+    decision = next(e for e in memory._trackers["me//s"].events if e["text"] == "go ahead")
+    assert decision.get("meta", {}).get("needed") == {"command": ["invoicer/tax.py"]} and decision["useful_memory_steps"]
+    if closer == "update":
+        assert conversation(memory) == conversation(fed(lines, [lines]))

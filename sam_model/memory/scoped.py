@@ -678,14 +678,16 @@ class ScopedMemory:
     def _close(self, episode: str) -> None:
         """Close the scope's open turn where its conversation now ends (another add, an update or a delete of one of
         its memories), keeping what the session's earlier lines said (live.OpenTurn's ``facts``: Codex's version,
-        Gemini CLI's closed message ids, now with the turn's own): its next lines are read as they come, as after a
+        Gemini CLI's closed message ids, now with the turn's own, and the conversation's directory, which the turn's
+        lines may have moved: the one before it, kept, read a Codex turn_context's new cwd back to the old for the
+        next lines, and their paths under it untraced): its next lines are read as they come, as after a
         turn that closed (dropped whole, a Codex rollout's later parallel calls were read in file order, a Gemini
         CLI message written again was stored twice and its user or ``$set`` record alone refused). A codex exec
         run's lines continuing it are refused in one line (:meth:`_read_live`), so its turn goes whole."""
         turn, tracker = self._open.pop(episode, None), self._trackers.get(episode)
         if turn is None or tracker is None or turn.format == "codex-exec":
             return
-        facts = dict(turn.facts)
+        facts = {**turn.facts, **({"cwd": tracker.cwd} if tracker.cwd else {})}  # the directory the turn left
         live.close(turn.format, facts, turn.lines)
         self._open[episode] = live.OpenTurn(turn.format, [], len(tracker.events), tracker.mark(),
                                             live.row(self.store.recorder.mark([episode])[episode]), facts)
