@@ -132,10 +132,13 @@ def to_chat(entries: list[Any], where: str) -> Chat:
     turns: dict[str, dict[str, Any]] = {}  # message.id -> its assistant turn (the lines of one streamed response)
     seen: set[tuple[Any, ...]] = set()  # entries read, by time, parent and message: a replay's copies are counted
     chain: Chain | None = None
+    at = [f"{where}, entry {i}" + (f" (uuid {e['uuid']})" if isinstance(e, Mapping) and isinstance(e.get("uuid"), str)
+                                   else "") for i, e in enumerate(entries)]
+    for e, w in zip(entries, at):  # before the branches are found: a link of another type there was a TypeError
+        if isinstance(e, Mapping):
+            _ids(e, w)
     left = set(abandoned(entries))
-    for i, e in enumerate(entries):
-        w = f"{where}, entry {i}" + (f" (uuid {e['uuid']})" if isinstance(e, Mapping) and isinstance(e.get("uuid"), str)
-                                     else "")
+    for i, (e, w) in enumerate(zip(entries, at)):
         if i in left:  # a branch the conversation left: checked as any entry, not read
             check(e, w)
             chat.ignored[ABANDONED] += 1
@@ -160,10 +163,15 @@ def check(entry: Any, where: str) -> None:
     :func:`to_chat` would refuse of it later, named by its position in a conversation rather than by its line). Any
     object with a string ``type`` is an entry: one of a type not read is counted, whatever it holds."""
     _chain(entry, where)
+    _ids(entry, where)
+    _entry(Chat(), {}, entry, where, "")
+
+
+def _ids(entry: Mapping[str, Any], where: str) -> None:
+    """Refuse an entry whose session bookkeeping (its ids, its parent, its time) is no string."""
     for key in ("sessionId", "agentId", "uuid", "parentUuid", "timestamp"):
         if entry.get(key) is not None and not isinstance(entry[key], str):
             raise TranscriptFormatError(where, f"'{key}' is {json_type(entry[key])}, expected a string")
-    _entry(Chat(), {}, entry, where, "")
 
 
 def abandoned(entries: list[Any]) -> list[int]:

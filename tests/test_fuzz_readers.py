@@ -1,0 +1,69 @@
+"""The session readers changed or added lately (mini-swe-agent, Gemini CLI, Claude Code, Codex, OpenHands 0.x and V1)
+and the live add path (ScopedMemory.add of an agent's session lines) on bad input: each refuses it in one line
+naming where (a TranscriptFormatError or ValueError), or reads it; never another exception, and a refused add leaves
+the scope's memories and its open turn as they were. Each crash the fuzzing found is a deterministic test here."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sam_model.data.formats import to_chat
+from sam_model.data.transcripts import TranscriptFormatError
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "logs"
+
+
+def example(name: str) -> list[Any]:
+    """An example session's lines (an OpenHands V1 evaluation output: its events)."""
+    text = (EXAMPLES / name).read_text()
+    if name.endswith(".json"):
+        return json.loads(text)
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return lines[0]["history"] if len(lines) == 1 and "history" in lines[0] else lines
+
+
+def snapshot(memory: ScopedMemory, run: str = "r") -> tuple[str, str]:
+    """The scope's memories and its open turn, as JSON."""
+    turn = memory._open.get(memory.episode_of(None, None, run))
+    return (json.dumps(memory.get_all(run_id=run), sort_keys=True, default=str),
+            json.dumps(turn.state_dict() if turn is not None else None, sort_keys=True, default=str))
+
+
+def refused(memory: ScopedMemory, line: Any, says: str, run: str = "r") -> str:
+    """Add ``line`` to the scope: a one-line ValueError matching ``says``, the scope as it was."""
+    before = snapshot(memory, run)
+    with pytest.raises(ValueError, match=says) as info:
+        memory.add([line], run_id=run)
+    assert "\n" not in str(info.value) and snapshot(memory, run) == before
+    return str(info.value)
+
+
+def fed(name: str, upto: int) -> tuple[ScopedMemory, list[Any]]:
+    """A scope fed the example's first ``upto`` lines a line an add, and the example's lines."""
+    lines = example(name)
+    memory = ScopedMemory(HashingEncoder(16))
+    for line in lines[:upto]:
+        memory.add([line], run_id="r")
+    return memory, lines
+
+
+def test_a_claude_code_link_of_another_type_is_named_not_a_type_error():
+    """Found by fuzzing the live add: a Claude Code entry whose parentUuid is a list (or an object) given to the
+    reader whole (ScopedMemory.add of a session's lines, to_chat) was "TypeError: unhashable type: 'list'", from the
+    search for a compaction's replays; the file reader refused it in one line. Now every reader of the entries
+    does, naming the entry."""
+    memory, lines = fed("claude-code.jsonl", 4)
+    bad = copy.deepcopy(lines[4])
+    bad["parentUuid"] = []
+    refused(memory, bad, r"^data, entry \d+ \(uuid [^)]+\): 'parentUuid' is a list, expected a string$")
+    memory.add([lines[4]], run_id="r")  # the line as written is read after the refusal
+    twice = [lines[1], {**lines[1], "uuid": "u2", "parentUuid": {"a": 1}}, {**lines[1], "uuid": "u3",
+                                                                            "parentUuid": {"a": 1}}]
+    with pytest.raises(TranscriptFormatError, match=r"^conv, entry 1 \(uuid u2\): 'parentUuid' is an object"):
+        to_chat(twice, "conv", "claude-code")
