@@ -67,3 +67,15 @@ def test_a_claude_code_link_of_another_type_is_named_not_a_type_error():
                                                                             "parentUuid": {"a": 1}}]
     with pytest.raises(TranscriptFormatError, match=r"^conv, entry 1 \(uuid u2\): 'parentUuid' is an object"):
         to_chat(twice, "conv", "claude-code")
+
+
+def test_half_a_character_in_a_claude_code_line_is_read_not_an_encode_error():
+    """Found by fuzzing the live add: a Claude Code line holding a lone surrogate (valid JSON "\\udfff", half an
+    emoji) given to the reader whole was "'utf-8' codec can't encode character '\\udfff' in position 95" (a
+    ValueError naming no line), from hashing the message to find a compaction's replays. It is read as a chat
+    message holding one is (the file reader refuses it, as no UTF-8 file holds it)."""
+    memory, lines = fed("claude-code.jsonl", 1)
+    line = copy.deepcopy(lines[1])
+    line["message"]["content"] = "Hi, my user id is ann_lee_123 \udfff"
+    assert [r["memory"] for r in memory.add([line], run_id="r")["results"]] == [line["message"]["content"]]
+    assert to_chat([line], "conv", "claude-code").messages[0]["content"] == line["message"]["content"]

@@ -450,8 +450,9 @@ def _replay(e: Mapping[str, Any]) -> tuple[Any, ...] | None:
     entry without a time, never taken for a replay."""
     if not isinstance(e.get("timestamp"), str):
         return None
-    return (e["type"], e["timestamp"], e.get("parentUuid"),
-            hashlib.sha1(_dump(e.get("message" if e["type"] in TURNS else "attachment")).encode()).digest())
+    said = _dump(e.get("message" if e["type"] in TURNS else "attachment"))
+    # half a character (a lone surrogate) in an add's line is hashed too: no file holds it, a live add's line may
+    return (e["type"], e["timestamp"], e.get("parentUuid"), hashlib.sha1(said.encode("utf-8", "surrogatepass")).digest())
 
 
 def _str(e: Mapping[str, Any], key: str) -> str | None:
