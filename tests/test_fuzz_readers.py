@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from sam_model.data.formats import to_chat
-from sam_model.data.transcripts import TranscriptFormatError
+from sam_model.data.transcripts import TranscriptFormatError, iter_transcript_events
 from sam_model.memory import HashingEncoder, ScopedMemory
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "logs"
@@ -79,3 +79,22 @@ def test_half_a_character_in_a_claude_code_line_is_read_not_an_encode_error():
     line["message"]["content"] = "Hi, my user id is ann_lee_123 \udfff"
     assert [r["memory"] for r in memory.add([line], run_id="r")["results"]] == [line["message"]["content"]]
     assert to_chat([line], "conv", "claude-code").messages[0]["content"] == line["message"]["content"]
+
+
+@pytest.mark.parametrize("status", [{}, ["success"]])
+def test_a_gemini_cli_call_status_of_another_type_is_named(tmp_path, status):
+    """Found by fuzzing the readers: a Gemini CLI tool call whose status is an object or a list was "malformed
+    conversation (TypeError: unhashable type: 'dict')" from the file reader, naming no field, and a TypeError from
+    the live add. Each names the call's status and what it may be."""
+    lines = example("gemini-cli.jsonl")
+    at = max(i for i, r in enumerate(lines) if r.get("toolCalls"))  # a version the file keeps
+    bad = copy.deepcopy(lines[at])
+    bad["toolCalls"][0]["status"] = status
+    src = tmp_path / "session.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in [*lines[:at], bad, *lines[at + 1:]]))
+    says = r"toolCalls 0: 'status' is an? (object|list), expected success, error or cancelled"
+    with pytest.raises(TranscriptFormatError, match=rf"^{src}, message \d+ \(id \w+\), {says}") as info:
+        list(iter_transcript_events(src))
+    assert "malformed" not in str(info.value)
+    memory, _ = fed("gemini-cli.jsonl", at)
+    refused(memory, bad, rf"^data, message \d+ \(id \w+\), {says}")

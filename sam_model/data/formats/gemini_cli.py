@@ -405,7 +405,7 @@ def _call(c: Any, at: str, k: int, message_id: Any) -> tuple[dict[str, Any], dic
     status = c.get("status")
     if status in PENDING:
         return call, None
-    if status is not None and status not in FLAGS:
+    if status is not None and (not isinstance(status, str) or status not in FLAGS):  # a list or object: unhashable
         raise TranscriptFormatError(at, f"'status' is {_show(status)}, expected success, error or cancelled (or "
                                         f"{', '.join(PENDING)}: no result yet)")
     return call, {"content": _result(c.get("result"), f"{at}, result"), **FLAGS.get(status, {})}
