@@ -98,3 +98,28 @@ def test_a_gemini_cli_call_status_of_another_type_is_named(tmp_path, status):
     assert "malformed" not in str(info.value)
     memory, _ = fed("gemini-cli.jsonl", at)
     refused(memory, bad, rf"^data, message \d+ \(id \w+\), {says}")
+
+
+def altered(name: str, at: int, path: tuple, value: Any) -> tuple[ScopedMemory, dict]:
+    """A scope fed the example's lines before ``at``, and line ``at`` with the field at ``path`` set to ``value``."""
+    memory, lines = fed(name, at)
+    line = copy.deepcopy(lines[at])
+    *up, key = path
+    target = line
+    for k in up:
+        target = target[k]
+    target[key] = value
+    return memory, line
+
+
+@pytest.mark.parametrize("value", [[1], {"a": 1}])
+def test_a_session_line_id_of_another_type_is_no_type_error_in_the_live_add(value):
+    """Found by fuzzing the live add: where a session's line closes the scope's open turn (sam_model.memory.live),
+    an id that is a list or an object (a Gemini CLI message's id, an OpenHands V1 ActionEvent's llm_response_id) was
+    looked up in a set: "TypeError: unhashable type: 'list'", though the readers take it (Gemini CLI's message of
+    such an id is one of none; V1 joins a response's events by ==). Each is now read as its reader reads it."""
+    for at in (4, 10):  # a message of the open turn's; one after a turn closed (an earlier message written again?)
+        memory, line = altered("gemini-cli.jsonl", at, ("id",), value)
+        assert memory.add([line], run_id="r")["results"]
+    memory, line = altered("openhands-v1.jsonl", 3, ("llm_response_id",), value)
+    assert [r["event"] for r in memory.add([line], run_id="r")["results"]] == ["ADD"]

@@ -140,8 +140,8 @@ def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> boo
                                               and e.get("type") == "assistant" and isinstance(e.get("message"), Mapping)}
         return False
     if fmt == "gemini-cli":
-        return gemini_cli.is_message(line) and line["type"] in gemini_cli.TURNS and line.get("id") not in {
-            r.get("id") for r in turn if gemini_cli.is_message(r)}
+        return gemini_cli.is_message(line) and line["type"] in gemini_cli.TURNS and _key(line.get("id")) not in {
+            _key(r.get("id")) for r in turn if gemini_cli.is_message(r)}
     if fmt == "codex":
         item = line.get("payload") if codex.is_line(line) else line
         if marked(facts):
@@ -202,6 +202,12 @@ def _openhands_opens(turn: list[Any], line: Mapping[str, Any]) -> bool:
         and listed <= answered | {c for _, c in acted}
 
 
+def _key(v: Any) -> Any:
+    """An id as a set member, equal where it is (==): a list or an object as its JSON (a line's id of another type
+    was "TypeError: unhashable type" here, before the reader, which takes it, read the line)."""
+    return ("json", json.dumps(v, sort_keys=True, default=str)) if isinstance(v, (list, dict, Mapping)) else v
+
+
 def _is_call(e: Mapping[str, Any]) -> bool:
     """An OpenHands 0.x agent action the reader reads as a tool call."""
     return isinstance(e.get("action"), str) and e["action"] not in openhands.NOT_CALLS and e.get("source") != "user"
@@ -234,8 +240,8 @@ def _v1_opens(turn: list[Any], line: Mapping[str, Any]) -> bool:
     ``llm_response_id`` are one message: so an event that reads as a message of its own closes the turn, unless it
     is an ActionEvent of a response read in it (a parallel call). An event read as none (a state update, a
     condensation) may sit between a response's ActionEvents, which still join across it."""
-    if line.get("kind") == "ActionEvent" and line.get("llm_response_id") is not None and line["llm_response_id"] in {
-            e.get("llm_response_id") for e in turn if isinstance(e, Mapping) and e.get("kind") == "ActionEvent"}:
+    if line.get("kind") == "ActionEvent" and line.get("llm_response_id") is not None and _key(line["llm_response_id"]) in {
+            _key(e.get("llm_response_id")) for e in turn if isinstance(e, Mapping) and e.get("kind") == "ActionEvent"}:
         return False
     try:
         return bool(openhands_v1.to_chat([line], "data").messages)
@@ -360,7 +366,7 @@ def rewritten(fmt: str, new: list[Any], facts: Mapping[str, Any]) -> str | None:
     of an id a later message followed."""
     closed = set(facts.get("ids", ()))
     for i, r in enumerate(new):
-        if fmt == "gemini-cli" and gemini_cli.is_message(r) and r.get("id") in closed:
+        if fmt == "gemini-cli" and gemini_cli.is_message(r) and isinstance(r.get("id"), str) and r["id"] in closed:
             return (f"data[{i}]: Gemini CLI message {str(r['id'])[:60]!r} written again after a later message, an "
                     "update or a delete closed its turn: an earlier add stored it, so its new version cannot replace it; add the "
                     "session's lines as Gemini CLI appends them, or convert its session file (sam-data transcripts)")
