@@ -123,3 +123,26 @@ def test_a_session_line_id_of_another_type_is_no_type_error_in_the_live_add(valu
         assert memory.add([line], run_id="r")["results"]
     memory, line = altered("openhands-v1.jsonl", 3, ("llm_response_id",), value)
     assert [r["event"] for r in memory.add([line], run_id="r")["results"]] == ["ADD"]
+
+
+def nested(depth: int) -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("name", "at", "path"), [
+    ("gemini-cli.jsonl", 4, ("toolCalls", 0, "args", "user_id")), ("codex.jsonl", 5, ("payload", "type")),
+    ("openhands.json", 3, ("id",)), ("claude-code.jsonl", 3, ("userType",))])
+def test_a_session_line_nested_hundreds_deep_is_refused_as_in_a_file(name, at, path):
+    """Found by fuzzing the live add: a session line nesting lists 600 deep (a tool call's argument, an id) given
+    to ScopedMemory.add was a RecursionError from the reader or the JSON encoder (a chat message's arguments as deep
+    are read), where the file reader refuses a line past 100 levels. The add refuses it so, naming the line."""
+    memory, line = altered(name, at, path, nested(600))
+    refused(memory, line, r"^data\[0\]: nested too deeply \(more than 100 levels")
+    memory, line = altered(name, at, path, nested(50))  # deep, not too deep: the reader's to say
+    try:
+        memory.add([line], run_id="r")
+    except ValueError as err:
+        assert "\n" not in str(err) and str(err).startswith("data")

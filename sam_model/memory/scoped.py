@@ -54,6 +54,7 @@ from typing import Any
 from sam_model.data.chunks import own_words
 from sam_model.data.examples import MemoryRecord, MemoryRecorder, memory_record
 from sam_model.data.formats import codex_exec, detect, gemini_cli, is_log_message, to_chat
+from sam_model.data.formats.files import MAX_DEPTH
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import (
@@ -84,6 +85,7 @@ from sam_model.limits import (
     check_metadata,
     check_step,
     check_text,
+    too_deep,
 )
 from sam_model.locking import gc_paused, locked
 from sam_model.memory import live
@@ -248,6 +250,10 @@ def as_chat(items: list[Any], name: str) -> tuple[list[Any], list[str], list[dic
     fmt = detect(items)
     if fmt == "openai":
         return items, [f"{name}[{i}]" for i in range(len(items))], []
+    for i, m in enumerate(items):  # as a file's line is (the readers walk them recursively: a RecursionError)
+        if too_deep(m, MAX_DEPTH):
+            raise ValueError(f"{name}[{i}]: nested too deeply (more than {MAX_DEPTH} levels of objects and lists, "
+                             "where a message needs about 10); flatten it")
     try:
         chat = to_chat(items, name, fmt)
     except SAMFileError as err:
