@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,7 @@ def nested(depth: int) -> Any:
 
 @pytest.mark.parametrize(("name", "at", "path"), [
     ("gemini-cli.jsonl", 4, ("toolCalls", 0, "args", "user_id")), ("codex.jsonl", 5, ("payload", "type")),
-    ("openhands.json", 3, ("id",)), ("claude-code.jsonl", 3, ("userType",))])
+    ("openhands.json", 3, ("id",)), ("claude-code.jsonl", 3, ("userType",)), ("codex.jsonl", 11, ("type",))])
 def test_a_session_line_nested_hundreds_deep_is_refused_as_in_a_file(name, at, path):
     """Found by fuzzing the live add: a session line nesting lists 600 deep (a tool call's argument, an id) given
     to ScopedMemory.add was a RecursionError from the reader or the JSON encoder (a chat message's arguments as deep
@@ -146,3 +147,139 @@ def test_a_session_line_nested_hundreds_deep_is_refused_as_in_a_file(name, at, p
         memory.add([line], run_id="r")
     except ValueError as err:
         assert "\n" not in str(err) and str(err).startswith("data")
+
+
+# ---------------------------------------------------------------- the fuzzing itself: seeded, bounded
+
+SEEDS = {"claude-code": "claude-code.jsonl", "gemini-cli": "gemini-cli.jsonl", "codex": "codex.jsonl",
+         "mini-swe-agent": "mini-swe-agent.traj.json", "openhands": "openhands.json", "openhands-v1": "openhands-v1.jsonl"}
+DEEP_TEXT = "__DEEP__"  # a value written as 50,000 nested lists in the file
+BAD = [None, 0, -1, 1.5, 2**70, True, [], {}, "", [1, [2]], {"a": {}}, "a" * 200_000, "\x00", "\ud800", "a\x00b\udfffc",
+       "/" + "/".join(["d"] * 10_000), "0.x", 77, "999999999999999999999.1", "9" * 5000 + ".1", "zz", "g" * 64,
+       nested(60)]
+KEYS = {"parentUuid", "logicalParentUuid", "uuid", "id", "type", "cwd", "sessionId", "timestamp", "isSidechain",
+        "llm_response_id", "tool_call_id", "cause", "tool_call_metadata", "kind", "source", "action", "payload",
+        "cli_version", "projectHash", "directories", "$rewindTo", "toolCalls", "args", "content", "message", "role",
+        "call_id", "arguments", "name", "status", "result", "extra", "actions", "working_dir", "messages", "history"}
+
+
+def _nodes(x: Any, path: tuple = ()):
+    yield path, x
+    for k, v in (x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) else ()):
+        yield from _nodes(v, (*path, k))
+
+
+def _at(x: Any, path: tuple) -> Any:
+    for k in path:
+        x = x[k]
+    return x
+
+
+def mutate(rng, doc: Any, deep: Any = DEEP_TEXT) -> Any:
+    """``doc`` with one random structural change: a key dropped, a value (a known key's, or any) of another type, a
+    huge, NUL, half-character or 10,000-folder string, deep nesting, ids made equal, parentUuid cycles and
+    self-parents, $rewindTo of any id or none, a bad cli_version or projectHash, lines swapped or repeated."""
+    doc = copy.deepcopy(doc)
+    found = [(p, v) for p, v in _nodes(doc) if p]
+    lines = doc if isinstance(doc, list) else [doc]
+    objs = [x for x in lines if isinstance(x, dict)]
+    op = rng.choice(["drop", "value", "key", "key", "ids", "cycle", "self", "rewind", "version", "hash", "swap",
+                     "repeat"])
+    if op in ("drop", "value", "key") and found:
+        keyed = [(p, v) for p, v in found if p[-1] in KEYS] if op == "key" else found
+        path, _ = rng.choice(keyed or found)
+        if op == "drop":
+            del _at(doc, path[:-1])[path[-1]]
+        else:
+            value = rng.choice([*BAD, deep])
+            _at(doc, path[:-1])[path[-1]] = value if value is deep else copy.deepcopy(value)  # deep: no copy recurses
+    elif op == "ids" and objs:
+        a, b = rng.choice(objs), rng.choice(objs)
+        for k in ("uuid", "id", "llm_response_id"):
+            if k in a and k in b:
+                b[k] = a[k]
+    elif op in ("cycle", "self") and len(with_id := [x for x in objs if "uuid" in x]) >= 2:
+        a, b = rng.sample(with_id, 2)
+        a["parentUuid"], b["parentUuid"] = (b["uuid"], a["uuid"]) if op == "cycle" else (a["uuid"], b["parentUuid"])
+        a["logicalParentUuid"] = a["uuid"] if op == "self" else b["uuid"]
+    elif op == "rewind" and isinstance(doc, list):
+        ids = [x["id"] for x in objs if isinstance(x.get("id"), str)] + ["nope"]
+        at = rng.randrange(len(doc) + 1)
+        doc.insert(at, {"$rewindTo": rng.choice(ids)})
+    elif op == "version":
+        for x in objs:
+            if isinstance(x.get("payload"), dict) and "cli_version" in x["payload"]:
+                x["payload"]["cli_version"] = rng.choice(["0.x", "", 77, "999999999999999999999.1", "9" * 5000 + ".1"])
+    elif op == "hash":
+        for x in objs:
+            if "projectHash" in x:
+                x["projectHash"] = rng.choice(["", "abc", "g" * 64, "A" * 64, "5eb97e" * 20, 5])
+    elif op in ("swap", "repeat") and isinstance(doc, list) and doc:
+        i, j = rng.randrange(len(doc)), rng.randrange(len(doc))
+        if op == "swap":
+            doc[i], doc[j] = doc[j], doc[i]
+        else:
+            doc.insert(i, copy.deepcopy(doc[j]))
+    return doc
+
+
+def house(err: BaseException, place: str) -> bool:
+    """A refusal as the house writes one: a ValueError (TranscriptFormatError is one) of one line naming ``place``
+    first, no encoder's or reader's own words."""
+    text = str(err)
+    return (isinstance(err, ValueError) and not isinstance(err, UnicodeError) and "\n" not in text
+            and text.startswith(place) and "malformed conversation (" not in text)
+
+
+def test_mutated_sessions_are_read_or_refused_in_one_line(tmp_path):
+    """Each reader's example, mutated 1-3 times (and its file cut mid-line or given a NUL now and then), is read or
+    refused in one line naming the file (sam-data transcripts' reader) or the conversation (to_chat): never another
+    exception, never a hang (a parentUuid cycle, a $rewindTo of itself or of a later message)."""
+    rng = random.Random(20261207)
+    for case in range(480):
+        fmt = list(SEEDS)[case % len(SEEDS)]
+        doc: Any = example(SEEDS[fmt])
+        for _ in range(rng.randint(1, 3)):
+            doc = mutate(rng, doc)
+        text = ("".join(json.dumps(x) + "\n" for x in doc) if SEEDS[fmt].endswith(".jsonl") else json.dumps(doc))
+        text = text.replace(json.dumps(DEEP_TEXT), "[" * 50_000 + "]" * 50_000)
+        if rng.random() < 0.1:
+            text = text[:rng.randrange(len(text))]
+        elif rng.random() < 0.05:
+            at = rng.randrange(len(text))
+            text = text[:at] + "\x00" + text[at:]
+        src = tmp_path / SEEDS[fmt]
+        src.write_text(text)
+        try:
+            list(iter_transcript_events(src, allow_empty=True))
+        except Exception as err:  # noqa: BLE001 (what it is, is the test)
+            assert house(err, str(src)), f"case {case} ({fmt}): {type(err).__name__}: {str(err)[:300]}"
+        docs = doc if isinstance(doc, list) else [doc]
+        try:
+            to_chat([d for d in docs if d != DEEP_TEXT], "conv", fmt)
+        except Exception as err:  # noqa: BLE001
+            assert house(err, "conv"), f"case {case} ({fmt}) to_chat: {type(err).__name__}: {str(err)[:300]}"
+
+
+def test_mutated_session_lines_added_one_at_a_time_are_read_or_refused_leaving_the_scope():
+    """A session's lines fed to ScopedMemory.add a line an add, a third of them mutated: each add is read or refused
+    in one line naming the add's data (a ValueError, or the API's TypeError for a line no format reads: a chat
+    message or event is asked for), and a refused add leaves the scope's memories and open turn as they were."""
+    rng = random.Random(7)
+    live = [f for f in SEEDS if f != "mini-swe-agent"]
+    for case in range(60):
+        fmt = live[case % len(live)]
+        memory = ScopedMemory(HashingEncoder(16))
+        for k, line in enumerate(example(SEEDS[fmt])):
+            if rng.random() < 0.3:
+                line = mutate(rng, line, deep=nested(600))
+            before = snapshot(memory)
+            try:
+                memory.add([line], run_id="r")
+            except TypeError as err:
+                assert str(err).startswith("add(...) item 0: give chat messages"), f"case {case} line {k}: {err}"
+                assert snapshot(memory) == before
+            except Exception as err:  # noqa: BLE001
+                ok = house(err, "data") or (house(err, "memor") and "characters, more than the limit" in str(err))
+                assert ok, f"case {case} ({fmt}) line {k}: {type(err).__name__}: {str(err)[:300]}"
+                assert snapshot(memory) == before, f"case {case} ({fmt}) line {k}: refused, yet the scope changed"

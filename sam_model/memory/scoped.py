@@ -233,6 +233,15 @@ def _is_messages(items: Sequence[Any]) -> bool:
     return all(isinstance(m, Mapping) and ("role" in m or is_log_message(m)) for m in items)
 
 
+def _check_depth(items: list[Any], name: str) -> None:
+    """Refuse an add's message or session line nested past files.MAX_DEPTH, as a file's line is: the readers and the
+    JSON encoder walk them recursively (a RecursionError)."""
+    for i, m in enumerate(items):
+        if too_deep(m, MAX_DEPTH):
+            raise ValueError(f"{name}[{i}]: nested too deeply (more than {MAX_DEPTH} levels of objects and lists, "
+                             "where a message needs about 10); flatten it")
+
+
 def as_chat(items: list[Any], name: str) -> tuple[list[Any], list[str], list[dict[str, Any]]]:
     """An add's messages as the OpenAI chat messages the conversation's state reads: (messages, where each came
     from, notes on what was not read).
@@ -250,10 +259,7 @@ def as_chat(items: list[Any], name: str) -> tuple[list[Any], list[str], list[dic
     fmt = detect(items)
     if fmt == "openai":
         return items, [f"{name}[{i}]" for i in range(len(items))], []
-    for i, m in enumerate(items):  # as a file's line is (the readers walk them recursively: a RecursionError)
-        if too_deep(m, MAX_DEPTH):
-            raise ValueError(f"{name}[{i}]: nested too deeply (more than {MAX_DEPTH} levels of objects and lists, "
-                             "where a message needs about 10); flatten it")
+    _check_depth(items, name)
     try:
         chat = to_chat(items, name, fmt)
     except SAMFileError as err:
@@ -647,6 +653,7 @@ class ScopedMemory:
                              "open run whose lines these continue (its memories were changed since, or none were "
                              "added); add the run's lines from its thread.started, or the lines of the rollout it "
                              "writes as they come (~/.codex/sessions)")
+        _check_depth(items, "data")  # a line no check read (a Codex rollout's is no message)
         facts = dict(turn.facts) if turn is not None else {}
         if why := live.rewritten(fmt, items, facts):
             raise ValueError(why)
