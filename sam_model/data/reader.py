@@ -75,10 +75,12 @@ class ReadReport:
 def open_log(path: str | os.PathLike) -> io.TextIOBase:
     """Open a ``.jsonl`` or ``.jsonl.gz`` log for text reading, with a clear error if it is missing."""
     # utf-8-sig: a byte-order mark (some Windows tools write one) is not part of the first line
-    return io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig")
+    return io.TextIOWrapper(open_log_binary(path), encoding="utf-8-sig")
 
 
-def _open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
+def open_log_binary(path: str | os.PathLike) -> io.BufferedIOBase:
+    """The bytes of a ``.jsonl``/``.jsonl.gz`` log or transcript (gunzipped), refusing in one line a missing path,
+    a folder or a compression it cannot read: the one opener for readers that sniff a file before parsing it."""
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"agent log {not_found(p)}: {p} (give the path of a .jsonl or .jsonl.gz file)")
@@ -133,7 +135,7 @@ def _raw_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes]]:
     is not UTF-8 is reported at its own line number and skip mode can go past it.
     """
     source = str(path)
-    with _open_binary(path) as fh:
+    with open_log_binary(path) as fh:
         lineno = 0
         while True:
             try:

@@ -219,11 +219,11 @@ def _document(p: Path) -> str | None:
     transcripts`` reads it as (for a ``.json``, its reader's own verdict); a document of events says how to write
     them as lines."""
     from sam_model.data.formats.base import TranscriptFormatError
-    from sam_model.data.formats.files import _format_of, conversations, parse
-    from sam_model.data.reader import _open_binary
+    from sam_model.data.formats.files import conversations, document_format, parse
+    from sam_model.data.reader import open_log_binary
 
     named = p.name.removesuffix(".gz").endswith((".json", ".traj"))
-    with _open_binary(p) as fh:
+    with open_log_binary(p) as fh:
         first = next((line for line in fh if line.strip(b" \t\r\n\xef\xbb\xbf")), b"")
         pretty = first.strip(b" \t\r\n\xef\xbb\xbf") in (b"{", b"[")
         if not (named or pretty):
@@ -243,7 +243,7 @@ def _document(p: Path) -> str | None:
                 f"its own line (jq -c '{'.[]' if isinstance(doc, list) else '.'}' {p} > LOG.jsonl)")
     item = next(iter(conversations(p)), None) if named else None  # the transcript reader's own verdict on it
     guess = "tau1" if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "traj" in doc[0] else (
-        _format_of(doc))
+        document_format(doc))
     rename = "" if named else f"; name it {p.name.removesuffix('.gz').rsplit('.', 1)[0]}.json (a document is read " \
                                 "whole from a .json or .traj file)"
     return _transcript(p, item, guess, "this is a {fmt} file ({title}), one JSON document, not an agent log", rename,
@@ -260,11 +260,11 @@ def _lines(p: Path) -> str | None:
     the advice after it (--on-error skip) cannot help: every line of a transcript is no event. Its format is the
     transcript reader's own verdict on the file, as sam-data transcripts reads it."""
     from sam_model.data.formats.base import TranscriptFormatError
-    from sam_model.data.formats.files import _format_of, conversations, parse
-    from sam_model.data.reader import _open_binary
+    from sam_model.data.formats.files import conversations, document_format, parse
+    from sam_model.data.reader import open_log_binary
     from sam_model.data.schema import is_transcript
 
-    with _open_binary(p) as fh:
+    with open_log_binary(p) as fh:
         first = next((line for line in fh if line.strip(b" \t\r\n\xef\xbb\xbf")), b"")
     try:
         doc = parse(first, str(p))
@@ -273,7 +273,7 @@ def _lines(p: Path) -> str | None:
     if _is_event(doc) or not is_transcript(doc):
         return None
     item = next(iter(conversations(p)), None)
-    return _transcript(p, item, _format_of(doc), "this looks like a tool-call transcript ({fmt}: {title}), not an "
+    return _transcript(p, item, document_format(doc), "this looks like a tool-call transcript ({fmt}: {title}), not an "
                                                  "agent log") or (
         f"{p}: this looks like a tool-call transcript, not an agent log, of none of the formats sam-data transcripts "
         f"converts (sam-data formats lists them){_refused(item)}")

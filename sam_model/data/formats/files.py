@@ -383,7 +383,7 @@ def conversations(path: str | Path, format: str | None = None,
         yield from _unique(claude_code.conversations([*head, *docs], p, episode_id_of), seen)
         return
     if format == "mini-swe-agent" or (format is None and (mini_swe_agent.is_trajectory(first[0]) or (
-            _stem(p).endswith(mini_swe_agent.SUFFIX) and _format_of(first[0]) is None))):  # named so, read by none
+            _stem(p).endswith(mini_swe_agent.SUFFIX) and document_format(first[0]) is None))):  # named so, read by none
         yield from _mini_runs(p, [*head, *docs], _mini_name(p.name), seen)
         return
     if format in ("openhands", openhands.V1) or (format is None and not _stem(p).endswith(".traj")
@@ -482,13 +482,13 @@ def _forced(item: Item, doc: Any, reader: str | None) -> Item:
 def _read_as(doc: Any, reader: str) -> tuple[str | Advice, ...]:
     """For a document ``reader`` refused: the format it is, as read without --format, when that is another's
     (--format otel on Gemini lines said only 'expected OTLP JSON')."""
-    fmt = _format_of(doc)
+    fmt = document_format(doc)
     if fmt is None or FORMATS[fmt].to_chat is FORMATS[reader].to_chat:
         return ()
     return f"; it is {FORMATS[fmt].title}, which the {fmt} reader reads: ", Advice("format", fmt)
 
 
-def _format_of(doc: Any) -> str | None:
+def document_format(doc: Any) -> str | None:
     """The format a document is read as when none is forced (None: none reads it)."""
     for fmt, test in (("otel", otel.is_otlp), ("tau2", tau2.is_results), ("openhands", openhands.is_trajectory),
                       ("swe-agent", swe_agent.is_trajectory), ("mini-swe-agent", mini_swe_agent.is_trajectory),
