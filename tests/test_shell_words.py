@@ -383,7 +383,7 @@ def test_the_name_a_grep_searches_for_is_traced_to_the_event_that_said_it():
     ("awk 'NR>=120 && NR<=160' a.py", ["120", "160", "a.py"]),
     ("awk 'NR==120,NR==160 {print}' a.py", ["120", "160", "a.py"]),
     ("awk '{print $1}' a.py", ["{print $1}", "a.py"]),  # any other script: one word as before
-    ("sed -i 's/foo/bar/' a.py", ["s/foo/bar", "a.py"]),
+    ("sed -i 's/foo/bar/' a.py", ["foo", "bar", "a.py"]),  # an edit: its parts (tests/test_shell_leftovers_54.py)
 ])
 def test_a_line_range_is_traced_by_its_line_numbers(command, expected):
     assert command_words(command) == expected

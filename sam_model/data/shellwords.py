@@ -17,8 +17,10 @@ words, a command
 substitution (``$(cmd)``, ```cmd```) a command of its own (the word holding it none), a search pattern that is
 code or a regex (``grep -rn 'def foo'``, ``rg 'foo\\('``) its names (:func:`_pattern`), a line range
 (``sed -n '120,160p'``, ``awk 'NR>=120'``, ``tail -n +120``, ``git blame -L 120,160``) its line numbers
-(:func:`line_numbers`, :func:`git_lines`), a Codex patch
-(``apply_patch``'s argument or heredoc) the paths it names (:func:`patch_paths`), another heredoc's body is one text, and ``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``, ``src``).
+(:func:`line_numbers`, :func:`git_lines`), a sed edit (``sed -i 's/old/new/g'``) its old and new parts
+(:func:`sed_words`), a Codex patch (``apply_patch``'s argument or heredoc) the paths it names (:func:`patch_paths`),
+another heredoc's body is one text, and ``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``,
+``src``).
 A PowerShell tool's lines (:func:`is_powershell`), and ``pwsh -Command SCRIPT`` in an argv, are read as PowerShell
 reads them: its escape is a backtick, so a backslash stays a path's (``C:\\repo\\src\\a.py``).
 """
@@ -170,6 +172,92 @@ def line_numbers(program: str | None, script: str) -> list[str] | None:
         starts = [n for i, (o, n) in enumerate(bounds) if o in (">=", ">") or o == "==" and i == 0]
         return [n for _, n in bounds if n in starts or starts and int(starts[0]) > 1]  # NR<=200 alone: a count
     return None
+
+
+_SED_NUMBER = re.compile(r"\d+|\$")  # a sed address that is a line (or the last line)
+_SED_S_FLAGS = re.compile(r"[gpiImMe0-9]*")  # s///'s flags (w FILE, rare, is none: the script is read whole then)
+_SED_REFERENCE = re.compile(r"\\[0-9&]|(?<!\\)&")  # a replacement's \1 or &: the matched text, no letters of it
+_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def sed_words(script: str) -> list[str] | None:
+    """The traced words of a ``sed`` script that edits or finds lines by a regex (``s/old/new/g``, ``/DEBUG/d``,
+    ``120,130d``, ``/def foo/,/def bar/p``, several joined by ``;`` or lines): a substitution's old part read as a
+    grep's pattern (:func:`_pattern`: a regex or code its names, another pattern whole) and its new part as one (its
+    ``\\1`` and ``&``, the matched text, split it), a ``/regex/`` address read so, a line address by its line numbers
+    as a print's (:func:`line_numbers`); None for a script of line prints only (:func:`line_numbers` reads those) or
+    one this does not parse (``a``/``i``/``c`` text, ``w FILE``), read whole as before. ``sed -i
+    's/old_name/new_name/g' FILE`` was traced by ``s/old_name/new_name/g``, which no event said, while the issue had
+    said ``old_name``."""
+    out: list[str] = []
+    edits, i, n = False, 0, len(script)
+    while i < n:
+        if script[i] in " \t\n;":
+            i += 1
+            continue
+        lines: list[str] = []
+        for bound in range(2):
+            if m := _SED_NUMBER.match(script, i):
+                lines.append(m.group())
+                i = m.end()
+            elif script[i:i + 1] == "/" or script[i:i + 1] == "\\" and i + 2 < n:
+                delimiter = script[i + 1] if script[i] == "\\" else "/"
+                end, regex = _sed_part(script, i + (2 if script[i] == "\\" else 1), delimiter)
+                if end is None:
+                    return None
+                out += _pattern(regex, regex) if regex else []
+                edits, i = True, end  # /def foo/,/def bar/p: a grep's pattern
+            elif bound:
+                return None  # a ',' with no second address
+            if bound or script[i:i + 1] != ",":
+                break
+            i += 1
+        while i < n and script[i] in " \t!":
+            i += 1
+        command = script[i:i + 1]
+        if command == "s" and i + 1 < n and script[i + 1] not in "\\\n ":
+            delimiter = script[i + 1]
+            end, old = _sed_part(script, i + 2, delimiter)
+            end, new = _sed_part(script, end, delimiter) if end is not None else (None, "")
+            if end is None:
+                return None
+            i = _SED_S_FLAGS.match(script, end).end()  # type: ignore[union-attr]
+            out += _pattern(old, old) if old else []
+            for literal in _SED_REFERENCE.split(new):  # s/foo(\(.*\))/bar\1/: bar, not bar1
+                found = list(_PIECE.finditer(literal := _UNESCAPE.sub(r"\1", literal)))  # '\1 = 30': 30
+                literal = literal[found[0].start():found[-1].end()] if found else ""
+                out += _pattern(literal, literal) if literal else []
+            edits = True
+        elif command and command in "pdDPq=":
+            edits = edits or command != "p"
+            i += 1
+        else:
+            return None
+        if len(lines) == 2 and lines[1] != "$":
+            out += line_numbers("sed", f"{lines[0]},{lines[1]}p") or []
+        elif lines and lines[0] != "$":
+            out.append(lines[0])
+        if i < n and script[i] not in " \t\n;}":
+            return None
+    return out if edits else None
+
+
+def _sed_part(script: str, start: int, delimiter: str) -> tuple[int | None, str]:
+    """The end of a sed regex or replacement opening at ``start`` (past its closing ``delimiter``) and its text, an
+    escaped delimiter read as the character (``s|/usr/lib|/opt/lib|``, ``s/a\\/b/c/``); None where it does not
+    close."""
+    i, text = start, []
+    while i < len(script):
+        c = script[i]
+        if c == "\\" and i + 1 < len(script):
+            text.append(script[i + 1] if script[i + 1] == delimiter else script[i:i + 2])
+            i += 2
+            continue
+        if c == delimiter:
+            return i + 1, "".join(text)
+        text.append(c)
+        i += 1
+    return None, ""
 
 
 # programs whose first plain word (or -e PATTERN, --regexp=PATTERN) is a search pattern (git grep too)
@@ -602,6 +690,8 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
         else:
             word = _value(t)
             lines = line_numbers(program, t) if not t.startswith(PATCH_BEGIN) else patch_paths(t)
+            if lines is None and program == "sed":  # sed -i 's/old/new/' FILE: the old and new parts
+                lines = sed_words(t)
             out += _pattern(t, word) if pattern else lines if lines is not None else [word]
             pattern = False
     return out

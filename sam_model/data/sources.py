@@ -102,7 +102,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # judged in it too: its path under the root is traced by its relative part (it was traced whole).
 # 38: a mini-swe-agent run's working directory, its info.config.environment.cwd (/testbed), is told: an absolute path
 # under it (cat /testbed/src/x.py) is traced by its relative part.
-CONVERSION_VERSION = 38
+# 39: a sed script that edits (sed -i 's/old/new/g' FILE, /regex/d) is traced by its old and new parts and regex
+# addresses (read as a grep's pattern), not whole.
+CONVERSION_VERSION = 39
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,51 @@
+"""Leftovers of review 54's shell rules (shellwords): values inside a command that a later command needs, left
+untraced, or numbers traced to events that merely print them: sed's substitutions, a command a container or a
+remote host runs, paging windows, and the scripts a command line carries."""
+
+from __future__ import annotations
+
+import pytest
+
+from sam_model.data.shellwords import command_words, sed_words
+from sam_model.data.toolstate import ToolCall, TranscriptState
+
+
+def _needed(command: str, *earlier: str) -> tuple[dict, list[int]]:
+    """The needed values and labels of one shell call after a user turn for each of ``earlier``."""
+    st = TranscriptState()
+    for text in earlier:
+        st.add({"role": "user", "content": text})
+    st.add({"role": "assistant", "content": "Looking."})
+    d = st.decide([ToolCall("Bash", {"command": command}, "x")])
+    return d.needed, d.labels
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("sed -i 's/old_name/new_name/g' src/a.py", ["old_name", "new_name", "src/a.py"]),
+    ("sed -i.bak 's|/usr/lib|/opt/lib|' conf/app.ini", ["/usr/lib", "/opt/lib", "conf/app.ini"]),
+    ("sed -i 's/def parse_date(/def parse_iso_date(/' src/util.py", ["parse_date", "parse_iso_date", "src/util.py"]),
+    (r"sed -i 's/^\(timeout\) = .*/\1 = 300/' conf.ini", ["timeout", "300", "conf.ini"]),  # \1: the matched text
+    (r"sed -i 's/a\/b/c\/d/;s/x_y/z_w/' f.txt", ["a/b", "c/d", "x_y", "z_w", "f.txt"]),  # escaped delimiters, two
+    ("sed -i 's/v1.2.3/v1.2.4/' setup.cfg", ["v1.2.3", "v1.2.4", "setup.cfg"]),
+    ("sed -i 's/debug_mode//' app.cfg", ["debug_mode", "app.cfg"]),  # deleted: no new part
+    ("sed -i '/DEBUG = True/d' settings.py", ["DEBUG = True", "settings.py"]),
+    ("sed -i '120,130d' a.py", ["120", "130", "a.py"]),  # a deletion's lines, as a print's
+    ("sed -n '/def foo/,/def bar/p' a.py", ["foo", "bar", "a.py"]),
+    ("sed -n '120,160p' a.py", ["120", "160", "a.py"]),  # line prints: as before
+    ("sed -i '/^import os$/a import sys' a.py", ["/^import os$/a import sys", "a.py"]),  # appended text: whole
+    ("sed 's/x/y' f.txt", ["s/x/y", "f.txt"]),  # does not close: whole, as before
+])
+def test_a_sed_substitution_is_traced_by_its_parts(command, expected):
+    assert command_words(command) == expected
+
+
+def test_sed_words_reads_only_scripts():
+    """A file name is no script: src/util.py, sub/dir/x.txt and s.txt parse as none."""
+    assert [sed_words(w) for w in ("src/util.py", "sub/dir/x.txt", "s.txt", "10,20p")] == [None] * 4
+
+
+def test_a_renamed_function_is_traced_to_the_issue_that_named_it():
+    """sed -i 's/def parse_date(/def parse_iso_date(/' FILE was traced by the script whole, which no event said."""
+    assert _needed("sed -i 's/def parse_date(/def parse_iso_date(/' src/util.py",
+                   "Rename parse_date to parse_iso_date.", "src/util.py:12:def parse_date(s):") == (
+        {"command": ["parse_date", "parse_iso_date", "src/util.py"]}, [0, 1])
