@@ -49,3 +49,27 @@ def test_a_renamed_function_is_traced_to_the_issue_that_named_it():
     assert _needed("sed -i 's/def parse_date(/def parse_iso_date(/' src/util.py",
                    "Rename parse_date to parse_iso_date.", "src/util.py:12:def parse_date(s):") == (
         {"command": ["parse_date", "parse_iso_date", "src/util.py"]}, [0, 1])
+
+
+@pytest.mark.parametrize("command, expected", [
+    # docker run [options] IMAGE cmd: options' values and the image are values, cmd a command (its program syntax)
+    ("docker run --rm -it -v /repo:/app -w /app python:3.11 pytest tests/test_a.py",
+     ["/repo:/app", "/app", "python:3.11", "tests/test_a.py"]),
+    ("docker run -d --name web -p 8080:80 nginx:1.25", ["web", "8080:80", "nginx:1.25"]),
+    ('docker run --rm -e DB_HOST=db-7 --network backend acme/api:2.3 bash -c "cat /etc/app/config.yaml"',
+     ["db-7", "backend", "acme/api:2.3", "/etc/app/config.yaml"]),
+    ("podman run --rm -u 1000 img python -m pytest -k test_login", ["1000", "img", "test_login"]),
+    ("docker run -it --rm --entrypoint /bin/sh alpine:3.19", ["/bin/sh", "alpine:3.19"]),
+    ("docker exec -it web_7 pytest", ["web_7"]),  # as before
+])
+def test_docker_run_is_a_wrapper_as_docker_exec_is(command, expected):
+    assert command_words(command) == expected
+
+
+def test_a_command_run_in_a_new_container_is_traced_by_its_words():
+    """docker run IMAGE bash -c "cat FILE" traced bash to the user's "a bash script" and the script whole, which no
+    event said, while the listing had printed FILE."""
+    assert _needed('docker run --rm acme/api:2.3 bash -c "cat /etc/app/config.yaml"',
+                   "The acme/api:2.3 image fails at start; a bash script reads its config.",
+                   "/etc/app/config.yaml\n/etc/app/logging.yaml") == (
+        {"command": ["acme/api:2.3", "/etc/app/config.yaml"]}, [0, 1])

@@ -11,7 +11,8 @@ sub-command (``git commit``; a group's too, ``gh pr view``: :data:`GROUPS`), a k
 :data:`KINDS`), reserved words and flags are not traced (``--key=value`` and ``KEY=value`` give their value, and so
 does a flag before a sub-command, ``git -C /repo log``; a count after a flag of :data:`COUNT_FLAGS` is none,
 ``head -n 200``, ``docker logs --tail=200``), nor the program a wrapper runs (``sudo``, ``xargs``, ``timeout 60``,
-``uv run``, ``find -exec``, ``docker exec CONTAINER``, ``kubectl exec POD --``: the container a value) or a setting
+``uv run``, ``find -exec``, ``docker exec CONTAINER``, ``docker run IMAGE``, ``kubectl exec POD --``: the container
+a value) or a setting
 wrapper's own arguments (``timeout 300``, ``-k 5``: :data:`SETTING_RUNNERS`), ``bash -c SCRIPT`` is the script's
 words, a command
 substitution (``$(cmd)``, ```cmd```) a command of its own (the word holding it none), a search pattern that is
@@ -79,7 +80,10 @@ RUNS = {"uv": {"run"}, "poetry": {"run"}, "pipenv": {"run"}, "pdm": {"run"}, "ha
 # a sub-command that runs a command inside a container or pod named first: docker exec -it web_7 bash -c "cat a.py"
 # traced bash and the script whole; the container is a value (the listing that printed it), the program syntax and
 # the script its words. The key the exec's own value flags are read by (VALUE_FLAGS), as a wrapper's are.
+# docker run IMAGE cmd is read so too (the image a value, past run's own options with their values; the image's
+# command had been traced, its program and a bash -c script whole, and a flag's value taken for the image)
 EXECS = {("docker", "exec"): "docker exec", ("podman", "exec"): "docker exec", ("compose", "exec"): "compose exec",
+         ("docker", "run"): "docker run", ("podman", "run"): "docker run",
          ("compose", "run"): "compose run", ("kubectl", "exec"): "kubectl exec", ("oc", "exec"): "kubectl exec"}
 COMPOSES = frozenset({"docker-compose", "podman-compose"})  # docker compose's own program: its sub-commands
 _SELECTORS = frozenset({"-l", "--selector"})  # kubectl's label selector, KEY=value: its value
@@ -113,6 +117,21 @@ VALUE_FLAGS = {
     "compose": {"-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory"},
     "docker exec": {"-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys"},
     "compose exec": {"-e", "--env", "-u", "--user", "-w", "--workdir", "--index"},
+    "docker run": {  # docker run's (and create's) options whose value is the next word: the rest take none (-it, --rm)
+        "-a", "--attach", "--add-host", "--annotation", "--blkio-weight", "--blkio-weight-device", "--cap-add",
+        "--cap-drop", "--cgroup-parent", "--cgroupns", "--cidfile", "--cpu-period", "--cpu-quota", "--cpu-rt-period",
+        "--cpu-rt-runtime", "-c", "--cpu-shares", "--cpus", "--cpuset-cpus", "--cpuset-mems", "--detach-keys",
+        "--device", "--device-cgroup-rule", "--device-read-bps", "--device-read-iops", "--device-write-bps",
+        "--device-write-iops", "--dns", "--dns-option", "--dns-search", "--domainname", "--entrypoint", "-e", "--env",
+        "--env-file", "--expose", "--gpus", "--group-add", "--health-cmd", "--health-interval", "--health-retries",
+        "--health-start-interval", "--health-start-period", "--health-timeout", "-h", "--hostname", "--ip", "--ip6",
+        "--ipc", "--isolation", "--kernel-memory", "-l", "--label", "--label-file", "--link", "--link-local-ip",
+        "--log-driver", "--log-opt", "--mac-address", "-m", "--memory", "--memory-reservation", "--memory-swap",
+        "--memory-swappiness", "--mount", "--name", "--network", "--net", "--network-alias", "--oom-score-adj",
+        "--pid", "--pids-limit", "--platform", "-p", "--publish", "--pull", "--restart", "--runtime",
+        "--security-opt", "--shm-size", "--stop-signal", "--stop-timeout", "--storage-opt", "--sysctl", "--tmpfs",
+        "-u", "--user", "--ulimit", "--userns", "--uts", "-v", "--volume", "--volume-driver", "--volumes-from", "-w",
+        "--workdir"},
     "compose run": {"-e", "--env", "-u", "--user", "-w", "--workdir", "-v", "--volume", "-p", "--publish", "-l",
                     "--label", "--name", "--entrypoint"},
     "kubectl exec": {"-c", "--container", "-n", "--namespace", "-f", "--filename", "--pod-running-timeout",

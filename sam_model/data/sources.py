@@ -104,7 +104,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # under it (cat /testbed/src/x.py) is traced by its relative part.
 # 39: a sed script that edits (sed -i 's/old/new/g' FILE, /regex/d) is traced by its old and new parts and regex
 # addresses (read as a grep's pattern), not whole.
-CONVERSION_VERSION = 39
+# 40: docker/podman run [options] IMAGE cmd is a wrapper as docker exec is: options' values and the image are values,
+# the command a command (its program syntax, bash -c's script its words).
+CONVERSION_VERSION = 40
 
 
 @dataclass(frozen=True)
