@@ -73,3 +73,27 @@ def test_a_command_run_in_a_new_container_is_traced_by_its_words():
                    "The acme/api:2.3 image fails at start; a bash script reads its config.",
                    "/etc/app/config.yaml\n/etc/app/logging.yaml") == (
         {"command": ["acme/api:2.3", "/etc/app/config.yaml"]}, [0, 1])
+
+
+@pytest.mark.parametrize("command, expected", [
+    # ssh [options] HOST COMMAND: the options' values and the host, then the command read as a command line
+    ("ssh -p 2222 deploy@10.0.0.7 'cd /srv/app && tail -n 50 logs/error.log'",
+     ["2222", "deploy@10.0.0.7", "/srv/app", "logs/error.log"]),
+    ("ssh prod-db-1 systemctl status postgresql", ["prod-db-1", "postgresql"]),
+    ("ssh -i ~/.ssh/id_ed25519 -o User=ci build-3", ["~/.ssh/id_ed25519", "ci", "build-3"]),
+    ("""ssh build-3 -t "grep -rn 'def handle_upload' /srv/app\"""", ["build-3", "handle_upload", "/srv/app"]),
+    ("ssh -- web-2 ls /tmp", ["web-2", "/tmp"]),
+    ("ssh web-2 -- ls -la /tmp", ["web-2", "/tmp"]),
+    ("sudo ssh -J bastion.acme.io web-2 uptime", ["bastion.acme.io", "web-2"]),
+    (["ssh", "web-2", "cat /etc/nginx/sites-enabled/api.conf"], ["web-2", "/etc/nginx/sites-enabled/api.conf"]),
+    ("""ssh web-2 'echo "unclosed'""", ["web-2", 'echo "unclosed']),  # a quote that does not close: whole
+])
+def test_ssh_runs_a_command_line_on_its_host(command, expected):
+    assert command_words(command) == expected
+
+
+def test_a_command_run_over_ssh_is_traced_by_its_words():
+    """ssh HOST 'tail -n 100 FILE' traced the remote line whole, said by no event, while the log had named FILE."""
+    assert _needed("ssh web-2 'tail -n 100 /var/log/app/error.log'", "The upload API on web-2 answers 502.",
+                   "nginx: upstream error, see /var/log/app/error.log") == (
+        {"command": ["web-2", "/var/log/app/error.log"]}, [0, 1])

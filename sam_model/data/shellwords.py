@@ -14,7 +14,7 @@ does a flag before a sub-command, ``git -C /repo log``; a count after a flag of 
 ``uv run``, ``find -exec``, ``docker exec CONTAINER``, ``docker run IMAGE``, ``kubectl exec POD --``: the container
 a value) or a setting
 wrapper's own arguments (``timeout 300``, ``-k 5``: :data:`SETTING_RUNNERS`), ``bash -c SCRIPT`` is the script's
-words, a command
+words, ``ssh HOST COMMAND`` the host and the command's words (:func:`_ssh`), a command
 substitution (``$(cmd)``, ```cmd```) a command of its own (the word holding it none), a search pattern that is
 code or a regex (``grep -rn 'def foo'``, ``rg 'foo\\('``) its names (:func:`_pattern`), a line range
 (``sed -n '120,160p'``, ``awk 'NR>=120'``, ``tail -n +120``, ``git blame -L 120,160``) its line numbers
@@ -684,6 +684,8 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
                 return out + _shell(command[i:], depth)
             if name in POWERSHELLS:
                 return out + _powershell(command[i:], depth)
+            if name == "ssh":
+                return out + _ssh(command[i:], depth)
             if name in WRAPPERS:
                 runner, before = name, WRAPPERS[name]
             elif name in COMPOSES:
@@ -828,6 +830,45 @@ def _shell(args: list[str], depth: int) -> list[str]:
             return out + (inner if inner is not None else [a]) + [_path(w) for w in args[j + 1:]]
         return out + [_path(a) for a in args[j:]]
     return out
+
+
+# ssh's options whose value is the next word (-p 2222, -i KEY, -o KEY=value: its value, -J jump, -L forward)
+_SSH_VALUES = frozenset({"-B", "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o",
+                         "-p", "-Q", "-R", "-S", "-W", "-w"})
+
+
+def _ssh(args: list[str], depth: int) -> list[str]:
+    """``ssh [options] HOST [options] [COMMAND ...]``: the options' values and the host, then the command the host
+    runs, its arguments joined as ssh joins them and read as a command line (its program syntax, its words traced;
+    ``ssh host 'cd /srv/app && tail logs/error.log'`` had been traced by the line whole, said by no event, and
+    ``ssh host systemctl status nginx`` by ``systemctl`` and ``status``). A line that cannot be read so (a quote
+    that does not close, nested too deep) is one word, as before."""
+    out: list[str] = []
+    host = ended = False  # the host read; a -- read (no options after it)
+    j = 0
+    while j < len(args):
+        a = args[j]
+        j += 1
+        if a == "--" and not ended:
+            ended = True
+            if host:
+                break
+            continue
+        if a.startswith("-") and len(a) > 1 and not ended:
+            if a in _SSH_VALUES and j < len(args):
+                out.append(_value(args[j]))
+                j += 1
+            continue
+        if host:
+            j -= 1
+            break
+        out.append(a)
+        host = True
+    script = " ".join(args[j:])
+    if not script.strip():
+        return out
+    inner = _line(script, depth + 1) if depth < _MAX_DEPTH else None
+    return out + (inner if inner is not None else [script])
 
 
 def _powershell(args: list[str], depth: int) -> list[str]:

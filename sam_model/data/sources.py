@@ -106,7 +106,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # addresses (read as a grep's pattern), not whole.
 # 40: docker/podman run [options] IMAGE cmd is a wrapper as docker exec is: options' values and the image are values,
 # the command a command (its program syntax, bash -c's script its words).
-CONVERSION_VERSION = 40
+# 41: ssh [options] HOST COMMAND's command is read as a command line (its program syntax, its words traced), not
+# traced whole or by its program word.
+CONVERSION_VERSION = 41
 
 
 @dataclass(frozen=True)
