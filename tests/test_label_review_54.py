@@ -22,15 +22,17 @@ def _decide(tool: str, arguments: dict, *earlier: str):
 
 @pytest.mark.parametrize("command, expected", [
     ("sed -n '1,200p' src/app.py", ["1", "src/app.py"]),  # the first 200 lines: head -n 200
-    ("sed -n '1,240p;240,480p' src/app.py", ["1", "240", "480", "src/app.py"]),  # a later range keeps its end
+    ("sed -n '1,240p;250,270p' src/app.py", ["1", "250", "270", "src/app.py"]),  # a later range keeps its end
+    ("sed -n '1,240p;240,480p' src/app.py", ["1", "src/app.py"]),  # ... unless a page (test_shell_leftovers_54)
     ("awk 'NR<=200' src/app.py", ["src/app.py"]),
     ("awk 'NR<200' src/app.py", ["src/app.py"]),
     ("awk 'NR>=1 && NR<=200' src/app.py", ["1", "src/app.py"]),
     ("awk 'NR==1,NR==200' src/app.py", ["1", "src/app.py"]),
     ("sed -n '120,160p' src/app.py", ["120", "160", "src/app.py"]),  # a range a grep -n hit opened: as before
     ("awk 'NR>=120 && NR<=160' src/app.py", ["120", "160", "src/app.py"]),
-    ("awk 'NR>300' src/app.py", ["300", "src/app.py"]),
-    ("awk 'NR<=200 && NR>=100' src/app.py", ["200", "100", "src/app.py"]),  # a bound above the first line: as before  # from line 300 on: a line number, as tail -n +300's
+    ("awk 'NR>300' src/app.py", ["300", "src/app.py"]),  # from line 300 on: a line number, as tail -n +300's
+    ("awk 'NR<=160 && NR>=120' src/app.py", ["160", "120", "src/app.py"]),  # a bound above the first line: as before
+    ("awk 'NR<=200 && NR>=100' src/app.py", ["src/app.py"]),  # a page (test_shell_leftovers_54)
     ("sed -n '2024p' log.txt", ["2024", "log.txt"]),  # one line: a line number
 ])
 def test_a_range_from_the_first_line_is_a_count(command, expected):

@@ -97,3 +97,32 @@ def test_a_command_run_over_ssh_is_traced_by_its_words():
     assert _needed("ssh web-2 'tail -n 100 /var/log/app/error.log'", "The upload API on web-2 answers 502.",
                    "nginx: upstream error, see /var/log/app/error.log") == (
         {"command": ["web-2", "/var/log/app/error.log"]}, [0, 1])
+
+
+@pytest.mark.parametrize("command, expected", [
+    # a page of a file read page by page: its bounds are how far the agent has read, none traced
+    ("sed -n '200,400p' src/app.py", ["src/app.py"]),
+    ("sed -n '201,400p' src/app.py", ["src/app.py"]),
+    ("sed -n '250,500p' src/app.py", ["src/app.py"]),
+    ("sed -n '300,350p' src/app.py", ["src/app.py"]),
+    ("awk 'NR>=200 && NR<=400' src/app.py", ["src/app.py"]),
+    ("awk 'NR>200 && NR<=400' src/app.py", ["src/app.py"]),
+    ("git blame -L 200,400 src/app.py", ["src/app.py"]),
+    # a window around a grep hit, a line, a tail: as before
+    ("sed -n '120,160p' src/app.py", ["120", "160", "src/app.py"]),
+    ("sed -n '150,250p' src/app.py", ["150", "250", "src/app.py"]),  # no page of 100 starts at 150
+    ("sed -n '230,250p' src/app.py", ["230", "250", "src/app.py"]),  # 20 lines: no page
+    ("sed -n '400p' src/app.py", ["400", "src/app.py"]),
+    ("sed -n '400,$p' src/app.py", ["400", "src/app.py"]),
+    ("sed -i '200,300d' src/app.py", ["200", "300", "src/app.py"]),  # a deletion's lines: no page
+])
+def test_a_pages_bounds_are_no_values(command, expected):
+    assert command_words(command) == expected
+
+
+def test_the_next_page_of_a_file_is_not_labelled_with_an_output_that_printed_its_end():
+    """sed -n '200,400p' FILE after '1,200p' traced 400 to the page before, which printed the constant 400 (and
+    would have to any output printing it: an HTTP status), though the agent only read on."""
+    got = _needed("sed -n '200,400p' src/app.py", "src/app.py drops large uploads.",
+                  "    MAX_UPLOAD_MB = 400\n    def upload(self, body):")
+    assert got == ({"command": ["src/app.py"]}, [0])

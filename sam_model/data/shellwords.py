@@ -179,18 +179,40 @@ def line_numbers(program: str | None, script: str) -> list[str] | None:
     ``NR`` bounds (``NR>=10 && NR<=40``, ``NR==10,NR==40``, a ``{print}`` after them); None for any other script,
     which stays one word as before. The end of a range from the first line (``1,200p``, ``NR<=200``) is none: it
     says how many lines to show, as ``head -n 200`` does (Codex's first look at a file), no line an earlier event
-    gave, and it was traced to any earlier output that printed 200."""
+    gave, and it was traced to any earlier output that printed 200. Nor are a page's bounds (:func:`is_page`:
+    ``200,400p`` after ``1,200p``)."""
     if program == "sed" and script.strip():
         parts = [_SED_LINES.fullmatch(p) for p in re.split(r"[;\n]", script.strip().rstrip(";"))]
         if all(parts):
-            return [n for m in parts for n in (m.group(1), m.group(2))  # type: ignore[union-attr]
-                    if n and n.isdigit() and (n == m.group(1) or int(m.group(1)) > 1)]  # type: ignore[union-attr]
+            out: list[str] = []
+            for m in parts:
+                first, end = m.groups()  # type: ignore[union-attr]
+                if not (end and end.isdigit() and is_page(int(first), int(end))):
+                    out += [n for n in (first, end) if n and n.isdigit() and (n == first or int(first) > 1)]
+            return out
     if program == "awk" and (m := _AWK_LINES.fullmatch(script)):
         op, first, _, op2, second = m.groups()
         bounds = [(op, first), *([(op2, second)] if second else [])]
         starts = [n for i, (o, n) in enumerate(bounds) if o in (">=", ">") or o == "==" and i == 0]
+        ends = [n for n in (first, second) if n and n not in starts]
+        if starts and ends and is_page(int(starts[0]), int(ends[0])):
+            return []
         return [n for _, n in bounds if n in starts or starts and int(starts[0]) > 1]  # NR<=200 alone: a count
     return None
+
+
+PAGE_LINES = 50  # the fewest lines a page of a file holds: a window around a grep hit is smaller (120,160p)
+
+
+def is_page(first: int, end: int) -> bool:
+    """Whether the line range ``first``-``end`` is a page of a file read page by page: its k-th window of n lines,
+    n at least :data:`PAGE_LINES` and a multiple of 10 (``200,400p`` or ``201,400p`` after ``1,200p``, ``250,500p``,
+    ``300,350p``). Its bounds are the agent's paging, how far it has read, no line an earlier event gave: ``400`` was
+    traced to any earlier output that printed 400 (an HTTP status, a constant of the page before). The first page
+    (``1,200p``) has its own rule; a range of another start (``120,160p``, ``150,250p``: around a grep hit) keeps
+    its numbers."""
+    return first > 1 and any(n >= PAGE_LINES and n % 10 == 0 and start % n == 0
+                             for n, start in ((end - first, first), (end - first + 1, first - 1)))
 
 
 _SED_NUMBER = re.compile(r"\d+|\$")  # a sed address that is a line (or the last line)
@@ -252,8 +274,8 @@ def sed_words(script: str) -> list[str] | None:
             i += 1
         else:
             return None
-        if len(lines) == 2 and lines[1] != "$":
-            out += line_numbers("sed", f"{lines[0]},{lines[1]}p") or []
+        if len(lines) == 2 and lines[1] != "$":  # 120,130d: lines a view showed (no page: is_page is a print's)
+            out += lines[:1] + lines[1:] * (int(lines[0]) > 1)
         elif lines and lines[0] != "$":
             out.append(lines[0])
         if i < n and script[i] not in " \t\n;}":

@@ -108,7 +108,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # the command a command (its program syntax, bash -c's script its words).
 # 41: ssh [options] HOST COMMAND's command is read as a command line (its program syntax, its words traced), not
 # traced whole or by its program word.
-CONVERSION_VERSION = 41
+# 42: a page's bounds in a line range (sed -n '200,400p', awk 'NR>=200 && NR<=400', git blame -L 200,400: the k-th
+# window of n >= 50 lines) are no traced words.
+CONVERSION_VERSION = 42
 
 
 @dataclass(frozen=True)
