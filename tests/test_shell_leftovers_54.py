@@ -126,3 +126,45 @@ def test_the_next_page_of_a_file_is_not_labelled_with_an_output_that_printed_its
     got = _needed("sed -n '200,400p' src/app.py", "src/app.py drops large uploads.",
                   "    MAX_UPLOAD_MB = 400\n    def upload(self, body):")
     assert got == ({"command": ["src/app.py"]}, [0])
+
+
+@pytest.mark.parametrize("command, expected", [
+    # python -c SCRIPT: its string literals and the modules and names it imports from outside the standard library
+    ("""python -c 'import json; print(json.load(open("config/settings.json"))["db_host"])'""",
+     ["config/settings.json", "db_host"]),
+    ('python3 -c "from app.billing.tax import compute_vat; print(compute_vat(100))"', ["app.billing.tax", "compute_vat"]),
+    ("""python -c 'x = open("a.py", "rb").read(); print(f"{x!r} done")'""", ["a.py"]),  # a mode, an f-string: none
+    ('python -c "import sys; print(sys.argv)" data/in.csv', ["data/in.csv"]),  # its arguments: words as before
+    ('python -c "print(1"', ["print(1"]),  # no Python: one word
+    ("""uv run python -c "import pandas as pd; df = pd.read_csv('data/sales.csv', sep=';'); print(df['region'])\"""",
+     ["pandas", "data/sales.csv", "region"]),
+    # a heredoc fed to Python or a shell: read as Python or as command lines; any other body one text, as before
+    ("python3 - <<'EOF'\nimport pandas as pd\ndf = pd.read_csv('data/sales_2023.csv')\nprint(df.head())\nEOF",
+     ["-", "pandas", "data/sales_2023.csv"]),
+    ("cd /repo && sudo -u app python3 - <<'PY'\nfrom app.billing.tax import compute_vat\nPY",
+     ["/repo", "app", "-", "app.billing.tax", "compute_vat"]),
+    ("bash <<EOF\ncd /srv && make deploy\nEOF", ["/srv", "deploy"]),
+    ("ssh web-2 <<'EOF'\ntail -n 100 /var/log/app/error.log\nEOF", ["web-2", "/var/log/app/error.log"]),
+    ('docker exec -i web bash <<EOF\ngrep -rn "def handle_upload" /srv/app\nEOF', ["web", "handle_upload", "/srv/app"]),
+    ("cat <<EOF > notes.txt\nhello world\nEOF", ["notes.txt", "hello world"]),
+    ("bash run.sh <<EOF\nyes\nEOF", ["run.sh", "yes"]),  # data for a script file
+    ('python -m json.tool <<EOF\n{"a": 1}\nEOF', ['{"a": 1}']),  # data for a module
+    ("git commit -F - <<EOF\nFix the upload limit\nEOF", ["-", "Fix the upload limit"]),
+])
+def test_a_script_a_command_carries_is_traced_by_its_values(command, expected):
+    assert command_words(command) == expected
+
+
+def test_a_key_read_by_a_python_one_liner_is_traced_to_the_output_that_printed_it():
+    """python -c '...open("config/settings.json")...["db_host"]' was one word, said by no event (or free text), while
+    the listing had printed the file and the user had named the key."""
+    got = _needed("""python -c 'import json; print(json.load(open("config/settings.json"))["db_host"])'""",
+                  "Which db_host does staging use?", "config/settings.json\nconfig/logging.json")
+    assert got == ({"command": ["config/settings.json", "db_host"]}, [0, 1])
+
+
+def test_a_heredoc_script_is_traced_by_the_file_it_reads():
+    """python3 - <<'EOF' ... EOF: the body was one text, free text by the spec, the CSV the user named untraced."""
+    got = _needed("python3 - <<'EOF'\nimport pandas as pd\ndf = pd.read_csv('data/sales_2023.csv')\n"
+                  "print(df.groupby('region').revenue.sum())\nEOF", "Sum revenue by region in data/sales_2023.csv.")
+    assert got == ({"command": ["data/sales_2023.csv", "region"]}, [0])

@@ -20,8 +20,10 @@ code or a regex (``grep -rn 'def foo'``, ``rg 'foo\\('``) its names (:func:`_pat
 (``sed -n '120,160p'``, ``awk 'NR>=120'``, ``tail -n +120``, ``git blame -L 120,160``) its line numbers
 (:func:`line_numbers`, :func:`git_lines`), a sed edit (``sed -i 's/old/new/g'``) its old and new parts
 (:func:`sed_words`), a Codex patch (``apply_patch``'s argument or heredoc) the paths it names (:func:`patch_paths`),
-another heredoc's body is one text, and ``./src/a.py`` or ``src/`` is the path a listing prints (``src/a.py``,
-``src``).
+a Python script (``python -c SCRIPT``, ``python - <<'EOF'``) its literals and imports
+(:func:`sam_model.data.pywords.python_words`), a heredoc fed to a shell (``bash <<EOF``, ``ssh HOST <<EOF``) its
+command lines' words (:func:`_heredoc_words`), another heredoc's body is one text, and ``./src/a.py`` or ``src/`` is
+the path a listing prints (``src/a.py``, ``src``).
 A PowerShell tool's lines (:func:`is_powershell`), and ``pwsh -Command SCRIPT`` in an argv, are read as PowerShell
 reads them: its escape is a backtick, so a backslash stays a path's (``C:\\repo\\src\\a.py``).
 """
@@ -33,6 +35,8 @@ import posixpath
 import re
 import shlex
 from typing import Any
+
+from sam_model.data.pywords import python_words
 
 OPERATOR = re.compile(r"[|&;<>()]+")  # a token of shell syntax, not a word
 _CONTROL = re.compile(r"[|&;<>()\n]+")  # an operator or line break in a command line read with newlines
@@ -539,8 +543,45 @@ def _line(line: str, depth: int, powershell: bool = False) -> list[str] | None:
             command = []
         else:
             command.append(t)
-    patched = [w for body in bodies for w in (patch_paths(body) if body.lstrip().startswith(PATCH_BEGIN) else [body])]
-    return [w for w in out if SUBSTITUTED not in w] + inner + patched
+    fed = [w for command, body in bodies for w in _heredoc_words(command, body, depth)]
+    return [w for w in out if SUBSTITUTED not in w] + inner + fed
+
+
+def _heredoc_words(command: str, body: str, depth: int) -> list[str]:
+    """The traced words of a heredoc's ``body``, fed to ``command`` (the text before its ``<<``): a Codex patch's
+    paths (:func:`patch_paths`); a script a shell reads (``bash <<EOF``, ``sh -s``, ``ssh HOST <<EOF``, ``docker exec
+    -i web bash``) its command lines' words; a script Python reads (``python - <<'EOF'``, ``python3 <<EOF``) its
+    values (:func:`sam_model.data.pywords.python_words`); any other body (a file ``cat > f <<EOF`` writes, a commit
+    message) one text, free text by the spec when long, and so is a script that cannot be read."""
+    if body.lstrip().startswith(PATCH_BEGIN):
+        return patch_paths(body) or []
+    reader = _heredoc_reader(command)
+    found = None
+    if reader == "shell" and depth < _MAX_DEPTH:
+        found = _line(body, depth + 1)
+    elif reader == "python":
+        found = python_words(body, MAX_LINE_CHARS)
+    return found if found is not None else [body]
+
+
+def _heredoc_reader(command: str) -> str | None:
+    """Which language reads a heredoc fed to ``command``: ``shell`` or ``python`` where its last program word is a
+    shell's or Python's followed by flags or ``-`` alone (stdin is the script; ``bash run.sh <<EOF`` feeds data to a
+    file's script), or it is ``ssh HOST`` with no command (the host's shell reads it); None otherwise."""
+    found = tokens(command)
+    if not found:
+        return None
+    plain = [j for j, w in enumerate(found) if not w.startswith("-") and not OPERATOR.fullmatch(w)]
+    for j in reversed(plain):
+        name = _program(found[j])
+        if name in SHELLS or _PYTHON.fullmatch(name):
+            if all(w.startswith("-") and (w == "-" or "c" not in w[1:] or w.startswith("--")) for w in found[j + 1:]):
+                return "shell" if name in SHELLS else "python"
+            return None
+    if _program(found[0]) == "ssh" and len(plain) == 2 and plain[0] == 0 \
+            and not any(w in _SSH_VALUES for w in found[1:]):
+        return "shell"
+    return None
 
 
 SUBSTITUTED = "\x00"  # stands for a command substitution's output in its word (never a character of a command line)
@@ -689,6 +730,10 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
                 if program == "tail" and command[i].startswith("+"):  # tail -n +120: from line 120, a line number
                     out.append(command[i][1:])
                 i += 1  # grep -A 100, head -n 200: a count, not a value (COUNT_FLAGS)
+            elif t == "-c" and program and _PYTHON.fullmatch(program) and i < len(command):  # python -c SCRIPT
+                found = python_words(command[i], MAX_LINE_CHARS)
+                out += found if found is not None else [command[i]]
+                i += 1
             elif t == "-m" and program and _PYTHON.fullmatch(program) and i < len(command):  # python -m pip install
                 program, i = command[i], i + 1
                 subcommand = program in SUBCOMMANDS
@@ -913,13 +958,14 @@ def _powershell(args: list[str], depth: int) -> list[str]:
     return out
 
 
-def _heredocs(text: str) -> tuple[str, list[str]]:
-    """``text`` without its heredocs' bodies (``<<EOF`` ... ``EOF``, ``<<-'X'`` ... ``X``), and the bodies: what a
-    heredoc feeds a command is one text, not words of the command line. A ``<<`` inside quotes or a comment is none."""
+def _heredocs(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` without its heredocs' bodies (``<<EOF`` ... ``EOF``, ``<<-'X'`` ... ``X``), and each body with the
+    command it feeds (the text of its simple command before the ``<<``): what a heredoc feeds a command is no word of
+    the command line (:func:`_heredoc_words` reads it). A ``<<`` inside quotes or a comment is none."""
     out: list[str] = []
-    bodies: list[str] = []
-    pending: list[tuple[str, bool]] = []  # delimiters whose bodies start at the next line
-    quote, i = "", 0
+    bodies: list[tuple[str, str]] = []
+    pending: list[tuple[str, bool, str]] = []  # delimiters whose bodies start at the next line, and their commands
+    quote, i, start = "", 0, 0  # start: where the simple command read opens in out
     while i < len(text):
         c = text[i]
         if quote:
@@ -941,13 +987,13 @@ def _heredocs(text: str) -> tuple[str, list[str]]:
             i = end
             continue
         elif text.startswith("<<", i) and not text.startswith("<<<", i) and (m := _HEREDOC.match(text, i)):
-            pending.append((m.group(3), m.group(1) == "-"))
+            pending.append((m.group(3), m.group(1) == "-", "".join(out[start:])))
             i = m.end()
             continue
         elif c == "\n" and pending:
             out.append(c)
             i += 1
-            for delimiter, tabs in pending:
+            for delimiter, tabs, command in pending:
                 lines: list[str] = []
                 while i < len(text):
                     end = text.find("\n", i)
@@ -956,9 +1002,11 @@ def _heredocs(text: str) -> tuple[str, list[str]]:
                     if (line.lstrip("\t") if tabs else line) == delimiter:
                         break
                     lines.append(line)
-                bodies.append("\n".join(lines))
-            pending = []
+                bodies.append((command, "\n".join(lines)))
+            pending, start = [], len(out)
             continue
+        elif c in ";|&(\n":
+            start = len(out) + 1
         out.append(c)
         i += 1
     return "".join(out), bodies

@@ -110,7 +110,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # traced whole or by its program word.
 # 42: a page's bounds in a line range (sed -n '200,400p', awk 'NR>=200 && NR<=400', git blame -L 200,400: the k-th
 # window of n >= 50 lines) are no traced words.
-CONVERSION_VERSION = 42
+# 43: a Python script in a shell command (python -c SCRIPT, python - <<'EOF') is traced by its string literals and its
+# non-standard imports, and a heredoc fed to a shell (bash <<EOF, ssh HOST <<EOF) by its command lines' words.
+CONVERSION_VERSION = 43
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,9 @@ tool's as PowerShell reads them, its backslashes a path's): the program word of 
 (``git commit``), reserved words, flags and the program a wrapper runs (``sudo``, ``xargs``) are not traced
 (``--key=value``, ``KEY=value`` and a flag before a sub-command, ``git -C /repo``, give their value; a redirection to
 ``/dev/null`` or a descriptor is none), ``bash -c SCRIPT`` is the script's words, a heredoc's body is one text (free
-text by the spec, so skipped), and ``./src/a.py`` or ``src/`` names the path a listing prints (``src/a.py``, ``src``);
-the module doc of :mod:`sam_model.data.shellwords` lists the rest (search patterns, line ranges, substitutions,
-containers). A Codex patch is traced by the paths it names, its hunks free text: in a command line, in a
+text by the spec, so skipped) unless a shell or Python reads it, and ``./src/a.py`` or ``src/`` names the path a
+listing prints (``src/a.py``, ``src``); the module doc of :mod:`sam_model.data.shellwords` lists the rest (search
+patterns, line ranges, sed edits, substitutions, containers, ssh, Python scripts). A Codex patch is traced by the paths it names, its hunks free text: in a command line, in a
 patch tool's argument (:func:`argument_leaves`) and as the raw input of the freeform ``apply_patch`` call, no JSON
 object, whose paths are judged at ``input`` (:func:`call_leaves`). A grep tool's ``pattern`` (Claude Code's ``Grep``)
 is read as a shell grep's (:func:`sam_model.data.shellwords.search_pattern`).
