@@ -63,7 +63,9 @@ class OpenTurn:
     recorder's row where it began (``recorder``: [state, task, task start, state before] as JSON, None: no row),
     and ``facts`` the format's earlier lines gave (``meta``: the session's first line as the reader needs it again,
     :func:`head`; ``cwd``: the working directory the lines before the open turn told, ``Chat.cwd``; ``ids``: Gemini
-    CLI's message ids of closed turns)."""
+    CLI's message ids of closed turns). ``logged``: the memories (ids) the next add may revise whose last history
+    entry is an UPDATE an add of this open turn logged; a later change in the turn revises that entry rather than
+    logging another (ScopedMemory._log)."""
 
     format: str
     lines: list[Any]
@@ -71,6 +73,7 @@ class OpenTurn:
     mark: dict[str, Any]
     recorder: list[Any] | None
     facts: dict[str, Any]
+    logged: list[str] = dataclasses.field(default_factory=list)
 
     def state_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -79,7 +82,9 @@ class OpenTurn:
     def from_state_dict(cls, d: Any) -> OpenTurn:
         """An open turn from :meth:`state_dict`; a field missing or of another type is a ValueError naming it."""
         want = {"format": str, "lines": list, "start": int, "mark": Mapping, "recorder": (list, type(None)),
-                "facts": Mapping}
+                "facts": Mapping, "logged": list}
+        if isinstance(d, Mapping) and "logged" not in d:  # saved before it: no entry to revise
+            d = {**d, "logged": []}
         if not isinstance(d, Mapping) or set(d) != set(want):
             raise ValueError(f"an open turn must be an object with the fields {sorted(want)}")
         for k, t in want.items():
@@ -91,7 +96,10 @@ class OpenTurn:
         for k, t in facts.items():
             if k in d["facts"] and not isinstance(d["facts"][k], t):
                 raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
-        return cls(d["format"], list(d["lines"]), d["start"], dict(d["mark"]), d["recorder"], dict(d["facts"]))
+        if not all(isinstance(i, str) for i in d["logged"]):
+            raise ValueError("open turn field 'logged' must be a list of memory ids")
+        return cls(d["format"], list(d["lines"]), d["start"], dict(d["mark"]), d["recorder"], dict(d["facts"]),
+                   list(d["logged"]))
 
 
 def row(kept: list | None) -> list[Any] | None:

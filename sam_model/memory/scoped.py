@@ -437,12 +437,22 @@ class ScopedMemory:
     def _result(self, hit: Hit) -> dict[str, Any]:
         return result(hit, self._times.get(hit.memory_id, (None, None)))
 
-    def _log(self, i: Any, event: str, old: str | None, new: str | None) -> None:
-        """One history entry (Mem0's shape) and the memory's times."""
+    def _log(self, i: Any, event: str, old: str | None, new: str | None, again: bool = False) -> None:
+        """One history entry (Mem0's shape) and the memory's times. ``again``: the memory's last entry is an UPDATE
+        an add of the scope's open turn logged (live.OpenTurn's ``logged``), revised in its place, from its old text
+        to ``new`` (dropped where ``new`` is that old text): each add reads the open turn again, and a response whose
+        results sit between its calls moves every later result of it to another memory at each call, so an entry an
+        add grew the history with the square of the turn (a Claude Code response of 100 reads of 90 KB that differ,
+        a line an add: scoped.json 215 MB). A memory's history holds each change of its text, in an open turn
+        from where the turn began to where it is now."""
         now = _now()
         times = self._times.setdefault(i, [now, now])
         times[1] = now
         entries = self._history.setdefault(i, [])
+        if again and entries and entries[-1]["event"] == "UPDATE":
+            old = entries.pop()["old_memory"]  # a new dict replaces it: a snapshot's copy keeps the one it took
+            if old == new:
+                return
         entries.append({"id": f"{i}@{len(entries)}", "memory_id": i, "old_memory": old, "new_memory": new,
                         "event": event, "created_at": times[0], "updated_at": now, "is_deleted": event == "DELETE"})
 
@@ -556,8 +566,7 @@ class ScopedMemory:
         A memory updated whose words and kind stay (its state or labels revised, a response's later call moving it
         to a step whose event reads alike) is Mem0's NONE: no UPDATE in the results, no history entry. Each entry
         holds the old and new text, and a response whose results sit between its calls moves every later memory of
-        the turn at each call: logged, its history grew with the square of the turn (scoped.json 215 MB for 100
-        reads of 90 KB alike, a line an add; 44 MB now)."""
+        the turn at each call: an open turn's memory holds one UPDATE, revised at each later change (:meth:`_log`)."""
         tracker = self._trackers.get(episode)
         if tracker is not None:
             tracker = self._catch_up(episode, tracker)
@@ -633,14 +642,16 @@ class ScopedMemory:
             raise
         self._trackers[episode] = work
         self._base.setdefault(episode, base)
-        if opened is not None:
-            self._open[episode] = self._opened(episode, work, opened, at, lo, start, row, base)
-        else:
-            self._close(episode)
+        logged = set(turn.logged) if turn is not None else set()
         out = []
         for i, said, text in updated:
-            self._log(i, "UPDATE", said, text)
+            self._log(i, "UPDATE", said, text, again=i in logged)
+            logged.add(i)
             out.append({"id": i, "memory": text, "event": "UPDATE"})
+        if opened is not None:
+            self._open[episode] = self._opened(episode, work, opened, at, lo, start, row, base, logged)
+        else:
+            self._close(episode)
         return out + self._added(new)
 
     def _read_live(self, fmt: str, items: list[Any], turn: live.OpenTurn | None
@@ -674,9 +685,10 @@ class ScopedMemory:
         return messages, skip, (len(closed), lines, cut, facts, fmt)
 
     def _opened(self, episode: str, work: TranscriptState, opened: tuple, at: tuple, lo: int, start: int,
-                row: list | None, base: int) -> live.OpenTurn:
-        """The scope's open turn after an add: its lines, and the tracker's mark and the recorder's row where they
-        begin (replayed on a scratch recorder from the row the add's records began at)."""
+                row: list | None, base: int, logged: set[str]) -> live.OpenTurn:
+        """The scope's open turn after an add: its lines, the tracker's mark and the recorder's row where they
+        begin (replayed on a scratch recorder from the row the add's records began at), and of the memories whose
+        UPDATE an add of the turn ``logged``, those the next add reads again (from the event before the turn's)."""
         _, lines, cut, facts, fmt = opened
         live.close(fmt, facts, lines[:cut])
         mark, first = at
@@ -685,8 +697,9 @@ class ScopedMemory:
         for j in range(lo, first):
             e = self._event(work.events[j], base)
             scratch.revise(e) if j == start - 1 and row is not None else scratch.record(e)
+        again = {MemoryRecord.make_id(episode, base + j) for j in range(max(first - 1, 0), len(work.events))}
         return live.OpenTurn(fmt, live.latest(fmt, lines[cut:]), first, mark, live.row(scratch.mark([episode])[episode]),
-                             facts)
+                             facts, sorted(logged & again))
 
     def _close(self, episode: str) -> None:
         """Close the scope's open turn where its conversation now ends (another add, an update or a delete of one of
@@ -1101,7 +1114,8 @@ class ScopedMemory:
         """The store's snapshot and the running states of one moment, for :meth:`write_snapshot`.
 
         The per-memory states are copied, not encoded: a memory's times are a list changed in place and its
-        history a list appended to (its events, dicts, never change once logged), so each is copied as a tuple here
+        history a list appended to (its events, dicts, never change once logged; an open turn's UPDATE is replaced by
+        a new one), so each is copied as a tuple here
         and turned into JSON by write_snapshot, without the lock (at 100k memories, encoding them here held it for
         0.5-0.9 s). The conversations' trackers (one per episode, dicts they change in place) are encoded here."""
         with gc_paused():
