@@ -5,16 +5,29 @@ History of an open turn: a response whose results sit between its calls (Claude 
 turn to the next memory, whose text so changes at every call: an UPDATE each, holding both texts, so where the results
 differ the history grew with the square of the turn (a Claude Code response of 100 reads of 90 KB, a line an add:
 scoped.json 215 MB). An open turn's memory now holds one UPDATE for the turn, from its text before the turn to its
-latest, revised in place at each later change."""
+latest, revised in place at each later change.
+
+Text past a memory's limit: a session line holding a tool result (or a call's arguments) of more than MAX_TEXT_CHARS
+made the whole add fail ("data, entry 0.content has 150000 characters ... split it"), which a sidecar forwarding the
+agent's lines cannot do, where the importer keeps the result whole; a chat add's result of 99,999 characters, over
+it with its tool's name, failed naming "memories[2].text". Such a memory is stored cut, in the importer's
+--result-limit form, and the add's notes count what was cut."""
 
 from __future__ import annotations
 
-import pytest
-from test_format_claude_code import Session, text, tool_use
-from test_live_adds import conversation, stored
+import json
 
+import pytest
+from test_format_claude_code import Session, text, to_claude_code, tool_use
+from test_format_codex import rollout_name, to_rollout
+from test_format_gemini_cli import as_jsonl, to_gemini_cli
+from test_format_headless import to_codex_exec
+from test_live_adds import USER, conversation, imported, rich, stored
+
+from sam_model.limits import MAX_ADD_ITEMS, MAX_TEXT_CHARS
 from sam_model.memory import HashingEncoder, ScopedMemory
 from sam_model.memory.live import OpenTurn
+from sam_model.memory.scoped import read_add
 
 
 def reads(n: int, size: int = 400) -> list[dict]:
@@ -102,3 +115,70 @@ def test_a_saved_open_turns_logged_ids_are_checked_and_a_save_before_them_loads(
     for bad in ("me//s#2", [2], [None]):
         with pytest.raises(ValueError, match=r"^open turn field 'logged' "):
             OpenTurn.from_state_dict({**saved, "logged": bad})
+
+
+def huge() -> list[dict]:
+    """rich()'s conversation with a tool result of 150,000 characters and a call whose arguments hold 120,000."""
+    msgs = rich()
+    msgs[3] = {**msgs[3], "content": USER + "\n" + "log line\n" * 16_667}
+    c3 = msgs[5]["tool_calls"][0]
+    msgs[5] = {**msgs[5], "tool_calls": [{**c3, "function": {**c3["function"], "arguments": json.dumps(
+        {"reservation_id": "QX7Z9A", "note": "n" * 120_000})}}]}
+    return msgs
+
+
+HUGE = {"claude-code": lambda: ("0b6c8d5e-live.jsonl", to_claude_code(huge())),
+        "gemini-cli": lambda: ("chats/session-2026-03-30T10-00-live.jsonl", as_jsonl(to_gemini_cli(huge()))),
+        "codex": lambda: (rollout_name(), to_rollout(huge())),
+        "codex exec": lambda: ("codex-exec.jsonl", to_codex_exec(huge()))}
+
+
+@pytest.mark.parametrize("session", HUGE)
+def test_a_session_line_past_a_memorys_text_limit_is_stored_cut_and_counted(tmp_path, session):
+    """Fed a line at a time (and whole), every line is stored: the memories are the importer's events, a text past
+    the limit cut to it as --result-limit cuts (its count of what was cut at its end), each such memory named once in
+    the notes, with its length; the conversation's states and labels are the importer's (traced on whole texts)."""
+    name, lines = HUGE[session]()
+    events = imported(tmp_path, name, lines)
+    long = {f"me//s#{e['step']}": len(e["text"]) for e in events if len(e["text"]) > MAX_TEXT_CHARS}
+    assert len(long) == 2
+    for batches in ([[x] for x in lines], [lines]):
+        memory, notes = ScopedMemory(HashingEncoder(16)), []
+        for batch in batches:
+            notes += memory.add(batch, user_id="me", run_id="s").get("notes", [])
+        got = stored(memory)
+        assert [(s, k) for s, k, _ in got] == [(e["step"], e["kind"]) for e in events]
+        assert [t for _, _, t in got] == [e["text"] if len(e["text"]) <= MAX_TEXT_CHARS else cut(e["text"], t)
+                                          for e, (_, _, t) in zip(events, got)]
+        assert conversation(memory) == [(e["state"], e.get("useful_memory_steps") or []) for e in events]
+        assert sorted(n["reason"].split("'")[1] for n in notes) == sorted(long)
+        for i, n in long.items():
+            assert f"its text has {n:,} characters" in next(x["reason"] for x in notes if f"'{i}'" in x["reason"])
+
+
+def cut(whole: str, stored: str) -> str:
+    """``stored`` where it is ``whole`` cut as the importer's --result-limit cuts, within the limit (else
+    ``whole``): its first N characters, then ' ...[+M chars]' counting the rest."""
+    head, _, tail = stored.rpartition(" ...[+")
+    ok = len(stored) <= MAX_TEXT_CHARS and whole.startswith(head) and tail == f"{len(whole) - len(head)} chars]"
+    return stored if ok and len(head) > MAX_TEXT_CHARS - 40 else whole
+
+
+def test_a_served_adds_check_takes_a_long_session_line_and_refuses_a_long_chat_message():
+    """sam-serve checks an add with read_add before it logs it: a session line past the limit is taken (the add
+    cuts it), a chat message's own content past it is still refused (its caller can split it)."""
+    assert read_add(to_claude_code(huge()), "messages", MAX_ADD_ITEMS)[0]
+    with pytest.raises(ValueError, match=r"^messages\[0\]\.content has 150001 characters, more than the limit"):
+        read_add([{"role": "user", "content": "x" * 150_001}], "messages", MAX_ADD_ITEMS)
+
+
+def test_a_chat_adds_result_over_the_limit_with_its_tools_name_is_stored_cut_and_noted():
+    """A tool result of 99,999 characters is within the limit, its memory (the tool's name, then the result) not:
+    the store refused the add naming 'memories[2].text', which the add has no field of."""
+    memory = ScopedMemory(HashingEncoder(16))
+    out = memory.add([{"role": "user", "content": "read the log"},
+                      {"role": "assistant", "content": None, "tool_calls": [
+                          {"id": "c", "type": "function", "function": {"name": "read_log", "arguments": "{}"}}]},
+                      {"role": "tool", "tool_call_id": "c", "content": "y" * 99_999}], user_id="me")
+    assert len(out["results"][2]["memory"]) <= MAX_TEXT_CHARS and out["results"][2]["memory"].endswith(" chars]")
+    assert [n["reason"].split("'")[1] for n in out["notes"]] == [out["results"][2]["id"]]

@@ -80,6 +80,7 @@ from sam_model.io import (
 from sam_model.limits import (
     MAX_METADATA_DEPTH,
     MAX_SCOPE_CHARS,
+    MAX_TEXT_CHARS,
     check_int,
     check_k,
     check_metadata,
@@ -269,6 +270,18 @@ def as_chat(items: list[Any], name: str) -> tuple[list[Any], list[str], list[dic
     return chat.messages, [f"{name}, {source}" for source in chat.sources], notes
 
 
+def fit(text: str) -> str:
+    """A memory's text within MAX_TEXT_CHARS: a longer one cut as the importer's ``--result-limit`` cuts a result
+    (``text[:N] + " ...[+M chars]"``, toolstate), N (:func:`fitted`) such that the whole fits."""
+    n = len(text)
+    return text if n <= MAX_TEXT_CHARS else text[:fitted(n)] + f" ...[+{n - fitted(n)} chars]"
+
+
+def fitted(n: int) -> int:
+    """How many characters of a text of ``n`` :func:`fit` keeps."""
+    return n if n <= MAX_TEXT_CHARS else MAX_TEXT_CHARS - len(f" ...[+{n} chars]")
+
+
 def _media_only(content: Any) -> list[str]:
     """The part types of a content made only of non-text parts (an image, an audio clip), else ``[]``."""
     if not isinstance(content, list) or not content or any(p.get("type") == "text" for p in content):
@@ -294,11 +307,14 @@ def unstored(data: Any, name: str = "data", max_calls: int | None = None) -> lis
     return read_add(data, name, max_calls)[1]
 
 
-def read_add(data: Any, name: str, max_calls: int | None = None) -> tuple[list[Any], list[dict[str, Any]]]:
+def read_add(data: Any, name: str, max_calls: int | None = None, session: bool = False
+             ) -> tuple[list[Any], list[dict[str, Any]]]:
     """(an add's messages as the chat messages its conversation reads, [] when it holds none; what of them is not
     stored): :func:`unstored`'s check, whose messages ScopedMemory.add then writes (given as its ``read``, a served
     add's check naming its API's field), so each format's reader runs once per add (it ran again after the
-    check)."""
+    check). An agent's session lines (``session``, or lines of a format sam_model.memory.live reads) are not held
+    to the length limit: what the agent wrote cannot be cut or split by the sidecar forwarding it, so the add stores
+    a longer memory's text cut (:func:`fit`) and says so in its notes."""
     if isinstance(data, str):
         check_text(data, name)
         return [{"role": "user", "content": data}], []
@@ -308,6 +324,7 @@ def read_add(data: Any, name: str, max_calls: int | None = None) -> tuple[list[A
         raise NoTextError(EMPTY.format(name))
     if not items or not _is_messages(items):
         return [], []
+    session = session or detect(items) in live.LIVE
     items, wheres, notes = as_chat(items, name)
     calls = sum(len(m["tool_calls"]) for m in items if isinstance(m.get("tool_calls"), list))
     if max_calls is not None and calls > max_calls:
@@ -320,7 +337,8 @@ def read_add(data: Any, name: str, max_calls: int | None = None) -> tuple[list[A
         except SAMFileError as err:
             raise ValueError(str(err)) from None
         if text.strip():
-            check_text(text, f"{where}.content")
+            if not session:
+                check_text(text, f"{where}.content")
         elif media := _media_only(content):
             notes.append({"message": i, "reason": f"{where}.content holds only {', '.join(map(repr, media))} "
                                                   f"part(s): not stored ({HOLD_TEXT})"})
@@ -468,7 +486,9 @@ class ScopedMemory:
         changed; one whose state alone a later message revised is not listed, Mem0's NONE), and ``"skipped"``: what of the
         messages was not stored (a message or a part of images alone: :func:`unstored`) when something was not, and
         ``"notes"`` (``[{"reason"}]``) when an agent's session lines closed the scope's open turn at its cap
-        (sam_model.memory.live.over: stored, but apart from the turn they continue). A
+        (sam_model.memory.live.over: stored, but apart from the turn they continue) or a memory's text was stored cut
+        to MAX_TEXT_CHARS (:func:`fit`: a session line's tool result, a call's arguments; a chat message's own
+        content past it is refused, as its caller can split it, a sidecar forwarding an agent's lines cannot). A
         message that should hold text and holds none (no content, a blank one) is refused with its batch (ValueError
         naming it), and so is an empty list (as sam-serve's HTTP add refuses it). ``read``: what :func:`read_add`
         read of ``data`` when the caller checked it already (sam-serve, before logging the add): written as read,
@@ -487,16 +507,16 @@ class ScopedMemory:
             raise NoTextError(EMPTY.format("data"))
         fmt = live.format_of(items, self._open.get(episode)) if all(isinstance(m, Mapping) for m in items) else None
         if fmt is not None:  # an agent's session lines: read with the scope's open turn
-            skipped, notes = (read if read is not None else read_add(data, "data"))[1], []
-            out = {"results": self._add_messages([], episode, scopes, metadata, lines=(fmt, items, notes))}
+            skipped, notes = (read if read is not None else read_add(data, "data", session=True))[1], []
+            out = {"results": self._add_messages([], episode, scopes, metadata, notes, lines=(fmt, items))}
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items):
             # checked before the conversation's state takes any of them
             messages, skipped = read if read is not None else read_add(data, "data")
             out: dict[str, list] = {"results": self._add_messages(
-                messages, episode, scopes, metadata,
+                messages, episode, scopes, metadata, notes := [],
                 skip={n["message"] for n in skipped if "message" in n and "part" not in n})}
-            return {**out, "skipped": skipped} if skipped else out
+            return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items[:1]):  # a chat message first, then something else: name that, not item 0
             j = next(j for j, m in enumerate(items) if not _is_messages([m]))
             raise TypeError(f"add(...) item {j}: give chat messages (dicts with 'role'), Events or event dicts "
@@ -549,16 +569,16 @@ class ScopedMemory:
             out.append({"id": i, "memory": e.text, "event": "ADD"})
         return out
 
-    def _add_messages(self, messages: list[Mapping], episode: str, scopes: dict, metadata,
-                      skip: set[int] = frozenset(), lines: tuple[str, list[Any], list] | None = None) -> list[dict]:
+    def _add_messages(self, messages: list[Mapping], episode: str, scopes: dict, metadata, notes: list,
+                      skip: set[int] = frozenset(), lines: tuple[str, list[Any]] | None = None) -> list[dict]:
         """The messages through the conversation's running state first, all of them, then into the store: a batch
         with a bad message (a content that is not text, a tool answer to no call) is refused whole, with the
         conversation and the store as they were (a ValueError naming the message), never half stored. ``skip``:
         the messages that hold no text (:func:`unstored`), not fed (blank text parts would reach the store,
         which refuses a blank memory).
 
-        ``lines``: (format, an agent's session lines, the add's notes) instead of messages: read with the scope's open
-        turn, closed where it is first when it would grow past its cap (a note says so: live.over),
+        ``lines``: (format, an agent's session lines) instead of messages: read with the scope's open
+        turn, closed where it is first when it would grow past its cap (a note in ``notes`` says so: live.over),
         (sam_model.memory.live) from where it began, the conversation fed again from there; each memory whose event
         changed is updated (a response's words now joined by its calls, a state a later line of the response
         revised), the events past the stored ones added. The fed conversation is a copy swapped in once stored.
@@ -577,7 +597,7 @@ class ScopedMemory:
             turn = turn if turn is not None and turn.format == lines[0] and tracker is not None else None
             if turn is not None and (why := live.over(turn, lines[1])):
                 turn = self._ended(episode, turn, tracker)  # kept only once the add is stored
-                lines[2].append({"reason": why})
+                notes.append({"reason": why})
             messages, skip, opened = self._read_live(lines[0], lines[1], turn)
         else:
             turn = None
@@ -652,7 +672,15 @@ class ScopedMemory:
             self._open[episode] = self._opened(episode, work, opened, at, lo, start, row, base, logged)
         else:
             self._close(episode)
-        return out + self._added(new)
+        out += self._added(new)
+        listed = {r["id"] for r in out}
+        for j in range(lo, n_new):
+            d, i = work.events[j], MemoryRecord.make_id(episode, base + j)
+            if (n := len(d["text"])) > MAX_TEXT_CHARS and i in listed:
+                notes.append({"reason": f"memory {i!r} (a {d['kind']}): its text has {n:,} characters, more than a "
+                              f"memory holds ({MAX_TEXT_CHARS:,}): stored as its first {fitted(n):,} and "
+                              f"' ...[+{n - fitted(n)} chars]' (sam-data transcripts keeps it whole)"})
+        return out
 
     def _read_live(self, fmt: str, items: list[Any], turn: live.OpenTurn | None
                    ) -> tuple[list[Mapping], set[int], tuple]:
@@ -753,8 +781,8 @@ class ScopedMemory:
     @staticmethod
     def _event(d: Mapping[str, Any], base: int) -> Event:
         """A tracker's event dict as a memory event (its labels are training data, not memory)."""
-        return parse_event({**{k: v for k, v in d.items() if k != "useful_memory_steps"}, "step": d["step"] + base},
-                           "add(...)")
+        return parse_event({**{k: v for k, v in d.items() if k != "useful_memory_steps"}, "step": d["step"] + base,
+                            "text": fit(d["text"])}, "add(...)")
 
     # ---- reading -------------------------------------------------------------------------------------------
 
