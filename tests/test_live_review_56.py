@@ -20,6 +20,7 @@ import json
 import pytest
 from test_format_claude_code import Session, text, to_claude_code, tool_use
 from test_format_codex import rollout_name, to_rollout
+from test_format_codex_parallel import rollout
 from test_format_gemini_cli import as_jsonl, to_gemini_cli
 from test_format_headless import to_codex_exec
 from test_live_adds import USER, conversation, imported, rich, stored
@@ -182,3 +183,50 @@ def test_a_chat_adds_result_over_the_limit_with_its_tools_name_is_stored_cut_and
                       {"role": "tool", "tool_call_id": "c", "content": "y" * 99_999}], user_id="me")
     assert len(out["results"][2]["memory"]) <= MAX_TEXT_CHARS and out["results"][2]["memory"].endswith(" chars]")
     assert [n["reason"].split("'")[1] for n in out["notes"]] == [out["results"][2]["id"]]
+
+
+def codex_no_contexts(version: str) -> list[dict]:
+    """Ann's session as a Codex of ``version`` writes it without turn_context lines (before openai/codex#3444 added
+    them): each call with its output, the version's meta marking its requests."""
+    return rollout(version, "pairs", contexts=False)
+
+
+@pytest.mark.parametrize("lines", [lambda: codex_no_contexts("0.39.0"), lambda: codex_no_contexts("0.46.0"),
+                                   lambda: to_rollout(rich())], ids=["0.39", "0.46", "0.58 chat"])
+def test_a_codex_rollout_of_marked_requests_without_turn_contexts_closes_its_turns_where_the_importer_does(
+        tmp_path, lines):
+    """A rollout of 0.3x-0.77 is read by requests from its first turn_context line, in file order before it: one
+    without any is read as a later Codex's, a turn ending at each message or output. Its open turn closed only at a
+    turn_context, so it never closed: each add read every line again (up to the cap). It is now the lines since the
+    last message or output, as in a later Codex's rollout, and the memories, states and labels are the importer's."""
+    lines = lines()
+    memory = ScopedMemory(HashingEncoder(16))
+    ends = [j for j, x in enumerate(lines) if j and x["type"] == "response_item"
+            and (x["payload"]["type"] == "message" or x["payload"]["type"].endswith("_output"))]
+    for i, x in enumerate(lines):
+        memory.add([x], user_id="me", run_id="s")
+        memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+        assert memory._open["me//s"].lines == lines[max([0, *(j for j in ends if j <= i)]):i + 1]
+    events = imported(tmp_path, rollout_name(), lines)
+    assert stored(memory) == [(e["step"], e["kind"], e["text"]) for e in events]
+    assert conversation(memory) == [(e["state"], e.get("useful_memory_steps") or []) for e in events]
+
+
+def test_a_codex_rollouts_turn_context_after_items_in_file_order_begins_reading_by_requests():
+    """Items before the first turn_context close turns as a later Codex's do; from it on only a turn_context does
+    (a request's parallel calls one turn, its outputs read after its last call), which the open turn's saved facts
+    keep (``begun``, checked on load): the memories are the whole rollout's."""
+    lines = rollout("0.46.0", "pairs")
+    first = next(j for j, x in enumerate(lines) if x["type"] == "turn_context")
+    memory = ScopedMemory(HashingEncoder(16))
+    for i, x in enumerate(lines):
+        memory.add([x], user_id="me", run_id="s")
+        if i < first:
+            assert len(memory._open["me//s"].lines) <= 2  # cut at each message
+    saved = memory._open["me//s"].state_dict()
+    assert saved["facts"]["begun"] is True
+    with pytest.raises(ValueError, match=r"^open turn field 'facts\.begun' has the wrong type$"):
+        OpenTurn.from_state_dict({**saved, "facts": {**saved["facts"], "begun": "yes"}})
+    whole = ScopedMemory(HashingEncoder(16))
+    whole.add(lines, user_id="me", run_id="s")
+    assert stored(memory) == stored(whole) and conversation(memory) == conversation(whole)

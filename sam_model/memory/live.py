@@ -15,12 +15,14 @@ directory was traced whole, and so on.
 
 So each scope keeps its **open turn**: the lines since the last one that closes every earlier turn (:func:`opens`: a
 Claude Code prompt or a response of a new ``message.id``, a Gemini CLI user or gemini message of a new id, a Codex
-turn_context of a request-marked rollout or else a message or an output item, codex exec's turn and run events,
+turn_context of a request-marked rollout once one came (the reader reads the items before it in file order) or else
+a message or an output item, codex exec's turn and run events,
 words or a call after every call ended, OpenHands 0.x's next action once every call has its observation, V1's next
 event read as a message), with the conversation's tracker mark and the store recorder's row where it began, and what
 the format's earlier lines said that later ones need (:class:`OpenTurn`'s ``facts``: the first line as the reader
 needs it again, put back in front of the open turn's lines; the working directory the lines before the open turn
-told, told on its first message; Gemini CLI's closed message ids), a Gemini CLI message written again held in its
+told, told on its first message; Gemini CLI's closed message ids; ``begun``: a request-marked Codex rollout's lines held a
+turn_context), a Gemini CLI message written again held in its
 latest version only (:func:`latest`). Each add reads the open turn and its lines again,
 whole, with the format's reader; ScopedMemory feeds them from the mark and stores the difference (a memory whose
 event changed is updated, the rest added). Nothing here is a reader: the readers read, this says where to cut.
@@ -63,7 +65,7 @@ class OpenTurn:
     recorder's row where it began (``recorder``: [state, task, task start, state before] as JSON, None: no row),
     and ``facts`` the format's earlier lines gave (``meta``: the session's first line as the reader needs it again,
     :func:`head`; ``cwd``: the working directory the lines before the open turn told, ``Chat.cwd``; ``ids``: Gemini
-    CLI's message ids of closed turns). ``logged``: the memories (ids) the next add may revise whose last history
+    CLI's message ids of closed turns; ``begun``: a Codex rollout's lines held a turn_context, :func:`learn`). ``logged``: the memories (ids) the next add may revise whose last history
     entry is an UPDATE an add of this open turn logged; a later change in the turn revises that entry rather than
     logging another (ScopedMemory._log)."""
 
@@ -92,7 +94,7 @@ class OpenTurn:
                 raise ValueError(f"open turn field {k!r} has the wrong type")
         if d["format"] not in LIVE:
             raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(LIVE)}")
-        facts = {"meta": Mapping, "cwd": str, "ids": list}  # a wrong one would be read as the session's own line
+        facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool}  # a wrong one is read as the session's
         for k, t in facts.items():
             if k in d["facts"] and not isinstance(d["facts"][k], t):
                 raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
@@ -152,8 +154,11 @@ def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> boo
             _key(r.get("id")) for r in turn if gemini_cli.is_message(r)}
     if fmt == "codex":
         item = line.get("payload") if codex.is_line(line) else line
-        if marked(facts):
-            return line.get("type") == "turn_context"
+        if marked(facts) and line.get("type") == "turn_context":
+            return True
+        if marked(facts) and (facts.get("begun") or any(isinstance(e, Mapping) and e.get("type") == "turn_context"
+                                                        for e in turn)):
+            return False  # a request's outputs may move after its later call (codex._in_response_order)
         return codex.is_line(line) and line["type"] == "response_item" and isinstance(item, Mapping) and (
             item.get("type") == "message" or item.get("type") in OUTPUTS)
     if fmt == "openhands":
@@ -279,7 +284,13 @@ def head(fmt: str, line: Any, first: bool) -> dict[str, Any] | None:
 
 def learn(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
     """What ``lines`` (read in a scope's open turn) say that later adds need: the first line's :func:`head` (a later
-    session_meta, a fork's copy, is no policy), kept as ``meta`` once."""
+    session_meta, a fork's copy, is no policy), kept as ``meta`` once; whether a Codex rollout's lines held a
+    turn_context (``begun``): a rollout of 0.3x-0.77 is read in file order up to its first one, as a later Codex's
+    (a message or an output closes a turn), and by requests from there (only a turn_context does; one without
+    any, an early 0.3x's, closed no turn, its open turn read again whole at each add up to the cap)."""
+    if fmt == "codex" and not facts.get("begun") and any(codex.is_line(x) and x["type"] == "turn_context"
+                                                         for x in lines):
+        facts["begun"] = True
     if "meta" in facts:
         return
     for i, x in enumerate(lines):
