@@ -230,3 +230,35 @@ def test_a_codex_rollouts_turn_context_after_items_in_file_order_begins_reading_
     whole = ScopedMemory(HashingEncoder(16))
     whole.add(lines, user_id="me", run_id="s")
     assert stored(memory) == stored(whole) and conversation(memory) == conversation(whole)
+
+
+@pytest.mark.parametrize("capped", [False, True])
+def test_an_add_learns_and_cuts_the_open_turns_lines_once(monkeypatch, capped):
+    """live.over worked out the facts and the cut of the open turn and the add's lines to measure the turn, then the
+    read worked them out again: each add now does so once (twice where the cap closes the turn: then over the add's
+    lines alone), the memories as before."""
+    from sam_model.memory import live
+
+    lines = rollout("0.46.0", "pairs")
+    if capped:
+        monkeypatch.setattr(live, "MAX_OPEN_LINES", 3)
+    calls = {"learn": 0, "split": 0}
+
+    def counted(name: str, f):
+        def run(*args):
+            calls[name] += 1
+            return f(*args)
+        return run
+    for name in calls:
+        monkeypatch.setattr(live, name, counted(name, getattr(live, name)))
+    memory, closed = ScopedMemory(HashingEncoder(16)), 0
+    for x in lines:
+        before = dict(calls)
+        out = memory.add([x], user_id="me", run_id="s")
+        capped_here = any("open turn would hold" in n["reason"] for n in out.get("notes", []))
+        closed += capped_here
+        assert {k: calls[k] - before[k] for k in calls} == dict.fromkeys(calls, 1 + capped_here)
+    assert (closed > 0) == capped
+    whole = ScopedMemory(HashingEncoder(16))
+    whole.add(lines, user_id="me", run_id="s")
+    assert capped or stored(memory) == stored(whole)

@@ -358,17 +358,23 @@ def latest(fmt: str, lines: list[Any]) -> list[Any]:
     return out
 
 
-def over(turn: OpenTurn, new: list[Any]) -> str | None:
+def read_cut(fmt: str, old: list[Any], new: list[Any], facts: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """(``facts`` with what the open turn's lines ``old`` and an add's ``new`` say (:func:`learn`), where ``old +
+    new`` are cut (:func:`split`)): worked out once an add, for :func:`over` and the read (each worked them out)."""
+    learned = dict(facts)
+    learn(fmt, learned, [*old, *new])
+    return learned, split(fmt, old, new, learned)
+
+
+def over(turn: OpenTurn, new: list[Any], cut: int) -> str | None:
     """Why the open turn closes where it is before ``new`` is read (None: it does not): with ``new`` it would hold
     more than MAX_OPEN_LINES lines or MAX_OPEN_BYTES of them as JSON (a Codex request of ~2,500 parallel calls, a
     Claude Code response of large results). One turn longer than that cannot be read again at every add, and a
     refusal would lose the lines of a sidecar that goes on: so the lines before stay as read so far, and the add's
-    are read after them as if the turn had ended."""
+    are read after them as if the turn had ended. ``cut``: where the lines are cut (:func:`read_cut`)."""
     if not turn.lines:
         return None
-    facts = dict(turn.facts)
-    learn(turn.format, facts, [*turn.lines, *new])
-    held = latest(turn.format, [*turn.lines, *new][split(turn.format, turn.lines, new, facts):])
+    held = latest(turn.format, [*turn.lines, *new][cut:])
     size = sum(len(json.dumps(x, default=str)) for x in held) if len(held) <= MAX_OPEN_LINES else 0
     if len(held) <= MAX_OPEN_LINES and size <= MAX_OPEN_BYTES:
         return None

@@ -595,10 +595,7 @@ class ScopedMemory:
         opened = None
         if lines is not None:
             turn = turn if turn is not None and turn.format == lines[0] and tracker is not None else None
-            if turn is not None and (why := live.over(turn, lines[1])):
-                turn = self._ended(episode, turn, tracker)  # kept only once the add is stored
-                notes.append({"reason": why})
-            messages, skip, opened = self._read_live(lines[0], lines[1], turn)
+            messages, skip, opened, turn = self._read_live(episode, lines[0], lines[1], turn, tracker, notes)
         else:
             turn = None
         try:
@@ -682,10 +679,12 @@ class ScopedMemory:
                               f"' ...[+{n - fitted(n)} chars]' (sam-data transcripts keeps it whole)"})
         return out
 
-    def _read_live(self, fmt: str, items: list[Any], turn: live.OpenTurn | None
-                   ) -> tuple[list[Mapping], set[int], tuple]:
+    def _read_live(self, episode: str, fmt: str, items: list[Any], turn: live.OpenTurn | None,
+                   tracker: TranscriptState | None, notes: list) -> tuple[list[Mapping], set[int], tuple, Any]:
         """(the messages of the open turn and the add's lines, those holding no text, (how many of them the closed
-        lines give, the lines, where the open turn's lines begin, the facts)) for :meth:`_add_messages`."""
+        lines give, the lines, where the open turn's lines begin, the facts), the open turn they were read with)
+        for :meth:`_add_messages`: ``turn``, or where it would grow past its cap (live.over, a note in ``notes``)
+        the turn closed where it is."""
         if fmt == "codex-exec" and turn is None and items[0].get("type") not in codex_exec.STARTS:
             raise ValueError("data[0]: codex exec --json events are added from a run's thread.started: an item's call is "
                              "read at its item.started and with its result at item.completed, and this scope has no "
@@ -693,15 +692,18 @@ class ScopedMemory:
                              "added); add the run's lines from its thread.started, or the lines of the rollout it "
                              "writes as they come (~/.codex/sessions)")
         _check_depth(items, "data")  # a line no check read (a Codex rollout's is no message)
-        facts = dict(turn.facts) if turn is not None else {}
+        old, facts = (turn.lines, turn.facts) if turn is not None else ([], {})
+        facts, cut = live.read_cut(fmt, old, items, facts)
+        if turn is not None and tracker is not None and (why := live.over(turn, items, cut)):
+            turn = self._ended(episode, turn, tracker)  # kept only once the add is stored
+            notes.append({"reason": why})
+            facts, cut = live.read_cut(fmt, [], items, turn.facts)
         if why := live.rewritten(fmt, items, facts):
             raise ValueError(why)
         old = turn.lines if turn is not None else []
         lines = [*old, *copy.deepcopy(items)]  # the scope's own copy: a caller may reuse its line dicts
         if fmt == "gemini-cli" and gemini_cli.rewind_elsewhere(lines, "data"):
             raise ValueError(gemini_cli.rewind_elsewhere(items, "data") or gemini_cli.rewind_elsewhere(lines, "data"))
-        live.learn(fmt, facts, lines)
-        cut = live.split(fmt, old, items, facts)
         messages = live.chat(fmt, lines, facts).messages
         before = live.chat(fmt, lines[:cut], facts) if cut else None
         closed = before.messages if before is not None else []
@@ -710,7 +712,7 @@ class ScopedMemory:
         elif before is not None and before.cwd:  # the directory the next open turn's lines are read in
             facts["cwd"] = before.cwd
         skip = {i for i, m in enumerate(messages) if _media_only(m.get("content"))}
-        return messages, skip, (len(closed), lines, cut, facts, fmt)
+        return messages, skip, (len(closed), lines, cut, facts, fmt), turn
 
     def _opened(self, episode: str, work: TranscriptState, opened: tuple, at: tuple, lo: int, start: int,
                 row: list | None, base: int, logged: set[str]) -> live.OpenTurn:
