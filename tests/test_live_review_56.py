@@ -262,3 +262,17 @@ def test_an_add_learns_and_cuts_the_open_turns_lines_once(monkeypatch, capped):
     whole = ScopedMemory(HashingEncoder(16))
     whole.add(lines, user_id="me", run_id="s")
     assert capped or stored(memory) == stored(whole)
+
+
+def test_an_open_turns_entry_dropped_where_the_text_came_back_leaves_the_entries_before_it_alone():
+    """A memory's text back where the turn found it drops the turn's UPDATE; a later change of the turn logs a new
+    one rather than revising the memory's entry from before the turn (an update by its user)."""
+    memory = ScopedMemory(HashingEncoder(16))
+    i = "me//s#0"
+    memory._log(i, "ADD", None, "a")
+    memory._log(i, "UPDATE", "a", "b")  # the user's update, before the turn
+    logged = {memory._log(i, "UPDATE", "b", "c", again=set())}
+    assert memory._log(i, "UPDATE", "c", "b", again=logged) is None  # back to b: the turn's entry dropped
+    assert [h["id"] for h in memory._history[i]] == [f"{i}@0", f"{i}@1"]
+    memory._log(i, "UPDATE", "b", "d", again=logged)  # the dropped entry's id still among them
+    assert [(h["old_memory"], h["new_memory"]) for h in memory._history[i]] == [(None, "a"), ("a", "b"), ("b", "d")]

@@ -65,9 +65,10 @@ class OpenTurn:
     recorder's row where it began (``recorder``: [state, task, task start, state before] as JSON, None: no row),
     and ``facts`` the format's earlier lines gave (``meta``: the session's first line as the reader needs it again,
     :func:`head`; ``cwd``: the working directory the lines before the open turn told, ``Chat.cwd``; ``ids``: Gemini
-    CLI's message ids of closed turns; ``begun``: a Codex rollout's lines held a turn_context, :func:`learn`). ``logged``: the memories (ids) the next add may revise whose last history
-    entry is an UPDATE an add of this open turn logged; a later change in the turn revises that entry rather than
-    logging another (ScopedMemory._log)."""
+    CLI's message ids of closed turns; ``begun``: a Codex rollout's lines held a turn_context, :func:`learn`).
+    ``logged``: the history entries (ids) adds of this open turn logged for memories the next add may revise; a
+    later change in the turn revises such an entry, where it is still its memory's last, rather than logging
+    another (ScopedMemory._log)."""
 
     format: str
     lines: list[Any]
@@ -99,7 +100,7 @@ class OpenTurn:
             if k in d["facts"] and not isinstance(d["facts"][k], t):
                 raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
         if not all(isinstance(i, str) for i in d["logged"]):
-            raise ValueError("open turn field 'logged' must be a list of memory ids")
+            raise ValueError("open turn field 'logged' must be a list of history entry ids")
         return cls(d["format"], list(d["lines"]), d["start"], dict(d["mark"]), d["recorder"], dict(d["facts"]),
                    list(d["logged"]))
 

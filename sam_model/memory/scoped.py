@@ -46,7 +46,7 @@ import json
 import math
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -455,24 +455,26 @@ class ScopedMemory:
     def _result(self, hit: Hit) -> dict[str, Any]:
         return result(hit, self._times.get(hit.memory_id, (None, None)))
 
-    def _log(self, i: Any, event: str, old: str | None, new: str | None, again: bool = False) -> None:
-        """One history entry (Mem0's shape) and the memory's times. ``again``: the memory's last entry is an UPDATE
-        an add of the scope's open turn logged (live.OpenTurn's ``logged``), revised in its place, from its old text
-        to ``new`` (dropped where ``new`` is that old text): each add reads the open turn again, and a response whose
-        results sit between its calls moves every later result of it to another memory at each call, so an entry an
-        add grew the history with the square of the turn (a Claude Code response of 100 reads of 90 KB that differ,
-        a line an add: scoped.json 215 MB). A memory's history holds each change of its text, in an open turn
-        from where the turn began to where it is now."""
+    def _log(self, i: Any, event: str, old: str | None, new: str | None, again: Collection[str] = ()) -> str | None:
+        """One history entry (Mem0's shape) and the memory's times; the entry's id (None: none stands). ``again``:
+        the entries adds of the scope's open turn logged (live.OpenTurn's ``logged``): the memory's last entry, if
+        one of them, is revised in its place, from its old text to ``new`` (dropped where ``new`` is that old text):
+        each add reads the open turn again, and a response whose results sit between its calls moves every later
+        result of it to another memory at each call, so an entry an add grew the history with the square of the
+        turn (a Claude Code response of 100 reads of 90 KB that differ, a line an add: scoped.json 215 MB). A
+        memory's history holds each change of its text, in an open turn from where the turn began to where it is
+        now."""
         now = _now()
         times = self._times.setdefault(i, [now, now])
         times[1] = now
         entries = self._history.setdefault(i, [])
-        if again and entries and entries[-1]["event"] == "UPDATE":
+        if entries and entries[-1]["id"] in again and entries[-1]["event"] == "UPDATE":
             old = entries.pop()["old_memory"]  # a new dict replaces it: a snapshot's copy keeps the one it took
             if old == new:
-                return
+                return None
         entries.append({"id": f"{i}@{len(entries)}", "memory_id": i, "old_memory": old, "new_memory": new,
                         "event": event, "created_at": times[0], "updated_at": now, "is_deleted": event == "DELETE"})
+        return entries[-1]["id"]
 
     # ---- writing -------------------------------------------------------------------------------------------
 
@@ -662,8 +664,8 @@ class ScopedMemory:
         logged = set(turn.logged) if turn is not None else set()
         out = []
         for i, said, text in updated:
-            self._log(i, "UPDATE", said, text, again=i in logged)
-            logged.add(i)
+            if entry := self._log(i, "UPDATE", said, text, again=logged):
+                logged.add(entry)
             out.append({"id": i, "memory": text, "event": "UPDATE"})
         if opened is not None:
             self._open[episode] = self._opened(episode, work, opened, at, lo, start, row, base, logged)
@@ -717,8 +719,8 @@ class ScopedMemory:
     def _opened(self, episode: str, work: TranscriptState, opened: tuple, at: tuple, lo: int, start: int,
                 row: list | None, base: int, logged: set[str]) -> live.OpenTurn:
         """The scope's open turn after an add: its lines, the tracker's mark and the recorder's row where they
-        begin (replayed on a scratch recorder from the row the add's records began at), and of the memories whose
-        UPDATE an add of the turn ``logged``, those the next add reads again (from the event before the turn's)."""
+        begin (replayed on a scratch recorder from the row the add's records began at), and of the history entries
+        adds of the turn ``logged``, those of memories the next add reads again (from the event before the turn's)."""
         _, lines, cut, facts, fmt = opened
         live.close(fmt, facts, lines[:cut])
         mark, first = at
@@ -729,7 +731,7 @@ class ScopedMemory:
             scratch.revise(e) if j == start - 1 and row is not None else scratch.record(e)
         again = {MemoryRecord.make_id(episode, base + j) for j in range(max(first - 1, 0), len(work.events))}
         return live.OpenTurn(fmt, live.latest(fmt, lines[cut:]), first, mark, live.row(scratch.mark([episode])[episode]),
-                             facts, sorted(logged & again))
+                             facts, sorted(e for e in logged if e.rpartition("@")[0] in again))
 
     def _close(self, episode: str) -> None:
         """Close the scope's open turn where its conversation now ends (another add, an update or a delete of one of
