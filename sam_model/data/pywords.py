@@ -11,28 +11,40 @@ as a patch's hunks are: the names it binds (``df``, ``row``), calls and attribut
 keywords are syntax or its own, and traced they would be any earlier output that says ``data`` or ``print``. Nor are
 the literals Python reads as settings (``open``'s mode, an ``encoding=`` or ``sep=``, ``"__main__"``), nor an
 f-string's or bytes' (what an f-string prints is composed, as a command substitution's word is). The script is parsed
-(:func:`ast.parse`: nothing in it runs); one that does not parse is read as before, one text.
+(:func:`ast.parse`: nothing in it runs); one that does not parse, or nests deeper than the parser can build without
+recursing past a thread's stack (:func:`_shallow`), is read as before, one text.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import sys
+import tokenize
+import warnings
 
 # keyword arguments whose string value is how Python reads or writes, not a value the agent looked up
 SETTING_KEYWORDS = frozenset({"mode", "encoding", "errors", "newline", "sep", "end", "delimiter", "dtype", "how",
                               "orient", "format", "level", "indent"})
 STANDARD = frozenset(sys.stdlib_module_names) | {"__future__"}
+# operators one statement holds (and elifs one script), past which its tree may nest too deep to build: ast.parse
+# recurses in C a level for each (x = ------1, 1+1+...+1, a.b.b...b, elif chains), which CPython 3.11 refuses as a
+# RecursionError on the main thread but a smaller thread's stack (a served add) or an older parser need not
+MAX_NESTING = 500
+_FLAT = frozenset({",", ":", ";", "=", ")", "]", "}", "->"})  # operators that open no deeper node
+_NESTING_WORDS = frozenset({"not", "lambda", "if", "else", "await", "yield", "and", "or", "in", "is"})
 
 
 def python_words(script: str, limit: int) -> list[str] | None:
     """The traced words of a Python script, in source order: its plain string literals and the modules and names it
-    imports from outside the standard library (the module doc); None where it does not parse or is longer than
-    ``limit`` characters (read whole, as before)."""
-    if len(script) > limit:
+    imports from outside the standard library (the module doc); None where it does not parse, is longer than
+    ``limit`` characters or holds a statement of more than :data:`MAX_NESTING` operators (read whole, as before)."""
+    if len(script) > limit or not _shallow(script):
         return None
     try:
-        tree = ast.parse(script)
+        with warnings.catch_warnings():  # "invalid escape sequence '\d'": the agent's script, no warning of ours
+            warnings.simplefilter("ignore")
+            tree = ast.parse(script)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, a NUL, nested past the parser
         return None
     skipped: set[int] = set()  # literals that are settings or parts of an f-string
@@ -54,3 +66,27 @@ def python_words(script: str, limit: int) -> list[str] | None:
                 and not (node.value.startswith("__") and node.value.endswith("__")):
             found.append((node.lineno, node.col_offset, node.value))
     return [word for _, _, word in sorted(found, key=lambda f: (f[0], f[1])) if word]
+
+
+def _shallow(script: str) -> bool:
+    """Whether no statement of ``script`` holds more than :data:`MAX_NESTING` operators (nor the script as many
+    ``elif``), so its tree nests no deeper than that and :func:`ast.parse` builds it in a bounded stack; read by
+    :mod:`tokenize`, which recurses on nothing. A script that does not tokenize is no Python: False."""
+    count = elifs = brackets = 0
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for token in tokenize.generate_tokens(io.StringIO(script).readline):
+                if token.type == tokenize.NEWLINE or token.string == ";" and not brackets:
+                    count = 0
+                elif token.type == tokenize.OP:
+                    brackets += (token.string in "([{") - (token.string in ")]}")
+                    count += token.string not in _FLAT
+                elif token.type == tokenize.NAME:
+                    count += token.string in _NESTING_WORDS
+                    elifs += token.string == "elif"
+                if count > MAX_NESTING or elifs > MAX_NESTING:
+                    return False
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return False
+    return True

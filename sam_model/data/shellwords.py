@@ -157,8 +157,11 @@ _COUNT = re.compile(r"[+-]?\d+")
 # a script that prints lines by number (sed -n '120,160p' FILE, awk 'NR>=120 && NR<=160'): its line numbers are
 # values an earlier event said (a grep -n hit, FILE:120:), the script whole none; an end of $ or +K (a count) is none,
 # and so is the end of a range from the first line (sed -n '1,200p', awk 'NR<=200': head -n 200's count)
-_SED_LINES = re.compile(r"\s*(\d+)\s*(?:,\s*(\d+|\$|\+\d+)\s*)?p\s*")
-_AWK_LINE = r"NR\s*(==|>=|<=|>|<)\s*(\d+)"
+# a line number: no file has more lines than 12 digits count, and int() of more than 4,300 digits is a ValueError
+# (sed -n '9999...,9999...p' stopped the conversion with a traceback); a longer number makes the script no line range
+_LINE = r"\d{1,12}"
+_SED_LINES = re.compile(rf"\s*({_LINE})\s*(?:,\s*({_LINE}|\$|\+\d+)\s*)?p\s*")
+_AWK_LINE = rf"NR\s*(==|>=|<=|>|<)\s*({_LINE})"
 _AWK_LINES = re.compile(rf"\s*{_AWK_LINE}\s*(?:(&&|,)\s*{_AWK_LINE}\s*)?(?:\{{\s*print(?:\s+\$0)?\s*;?\s*\}}\s*)?")
 
 
@@ -168,7 +171,7 @@ def git_lines(value: str) -> list[str]:
     a range from the first line is a count, none), its file a path; ``:NAME[:FILE]`` the function's name and the file;
     anything else (a ``/regex/`` bound) one word, as before. ``120,160`` whole was said by no event, while a grep -n
     hit said 120."""
-    m = re.fullmatch(r"(\d+)(?:,(\d+|[+-]\d+))?(?::(.+))?", value, re.DOTALL)
+    m = re.fullmatch(rf"({_LINE})(?:,({_LINE}|[+-]\d+))?(?::(.+))?", value, re.DOTALL)
     if m:
         first, end, file = m.groups()
         lines = line_numbers("sed", f"{first},{end}p" if end and not end.startswith("-") else f"{first}p") or []
@@ -219,7 +222,7 @@ def is_page(first: int, end: int) -> bool:
                              for n, start in ((end - first, first), (end - first + 1, first - 1)))
 
 
-_SED_NUMBER = re.compile(r"\d+|\$")  # a sed address that is a line (or the last line)
+_SED_NUMBER = re.compile(rf"{_LINE}(?!\d)|\$")  # a sed address that is a line (or the last line)
 _SED_S_FLAGS = re.compile(r"[gpiImMe0-9]*")  # s///'s flags (w FILE, rare, is none: the script is read whole then)
 _SED_REFERENCE = re.compile(r"\\[0-9&]|(?<!\\)&")  # a replacement's \1 or &: the matched text, no letters of it
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
@@ -524,7 +527,7 @@ def _line(line: str, depth: int, powershell: bool = False) -> list[str] | None:
         text, bodies = line.replace("`\n", " "), []
     else:
         text, bodies = _heredocs(line.replace("\\\n", " "))  # a backslash-newline joins two lines
-    if len(text) > MAX_LINE_CHARS:
+    if len(text) > MAX_LINE_CHARS or len(bodies) > MAX_WORDS:  # heredocs past MAX_WORDS: read whole, as many words
         return None
     inner: list[str] = []
     if not powershell:  # PowerShell's $(...) is a subexpression and its backtick an escape
@@ -987,7 +990,8 @@ def _heredocs(text: str) -> tuple[str, list[tuple[str, str]]]:
             i = end
             continue
         elif text.startswith("<<", i) and not text.startswith("<<<", i) and (m := _HEREDOC.match(text, i)):
-            pending.append((m.group(3), m.group(1) == "-", "".join(out[start:])))
+            command = "".join(out[start:]) if len(bodies) + len(pending) < MAX_WORDS else ""  # more: read whole
+            pending.append((m.group(3), m.group(1) == "-", command))
             i = m.end()
             continue
         elif c == "\n" and pending:

@@ -112,7 +112,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # window of n >= 50 lines) are no traced words.
 # 43: a Python script in a shell command (python -c SCRIPT, python - <<'EOF') is traced by its string literals and its
 # non-standard imports, and a heredoc fed to a shell (bash <<EOF, ssh HOST <<EOF) by its command lines' words.
-CONVERSION_VERSION = 43
+# 44: a Python script holding a statement of more than 500 operators (pywords.MAX_NESTING), a command line of more than
+# 64 heredocs and a line range of a number of more than 12 digits are read whole (they stopped or stalled conversion).
+CONVERSION_VERSION = 44
 
 
 @dataclass(frozen=True)

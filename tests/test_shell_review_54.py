@@ -1,0 +1,76 @@
+"""A non-author review of the shell rules added after review 54 (sed edits, docker run, ssh, paging windows, Python
+scripts and heredocs): what a transcript may hold that stopped or slowed the conversion, and Python literals that
+were traced though they are the script's settings or syntax."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from types import SimpleNamespace
+
+import pytest
+
+from sam_model.data import pywords, shellwords
+from sam_model.data.pywords import python_words
+from sam_model.data.shellwords import MAX_WORDS, command_words
+
+HUGE = "9" * 4400  # past int()'s 4,300 digits
+
+
+@pytest.mark.parametrize("command, script", [
+    (f"sed -n '{HUGE},{HUGE}9p' a.py", f"{HUGE},{HUGE}9p"),
+    (f"sed -i '{HUGE},{HUGE}9d' a.py", f"{HUGE},{HUGE}9d"),
+    (f"sed -i '{HUGE}s/a_b/c_d/g' a.py", f"{HUGE}s/a_b/c_d/g"),
+    (f"awk 'NR>={HUGE} && NR<={HUGE}9' a.py", f"NR>={HUGE} && NR<={HUGE}9"),
+    (f"git blame -L {HUGE},{HUGE}9 a.py", f"{HUGE},{HUGE}9"),
+])
+def test_a_line_number_of_thousands_of_digits_is_read_whole(command, script):
+    """A number no file has as a line stopped the conversion with int()'s ValueError (sed -n 'N,Mp', a deletion's
+    lines, git blame -L): the script is now one word, as any script that is no line range."""
+    assert command_words(command) == [script, "a.py"]
+
+
+def test_a_line_of_many_heredocs_is_read_whole_without_reading_each(monkeypatch):
+    """Each heredoc's command was joined and split again (its reader), in time quadratic in their number (4,000 on
+    one line: 5 s); past MAX_WORDS of them the line is read whole, as a line of that many words is."""
+    calls = []
+    reader = shellwords._heredoc_reader
+    monkeypatch.setattr(shellwords, "_heredoc_reader", lambda command: calls.append(command) or reader(command))
+    line = "cat " + "<<A " * 1000 + "\n" + "x\nA\n" * 1000
+    assert command_words(line) is None
+    assert len(calls) <= MAX_WORDS
+    assert command_words("cat <<A <<B\nx_1\nA\ny_2\nB") == ["x_1", "y_2"]  # a few: each body, as before
+
+
+def test_a_script_is_parsed_without_a_warning():
+    """ast.parse warns of an invalid escape ('\\d': a DeprecationWarning, shown by Python 3.12 as a SyntaxWarning on
+    every conversion of such a call): the agent's script is no code of ours, so its warnings are not shown."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert python_words(r"import re; print(re.findall('\d+', open('log/app.log').read()))", 10_000) == [
+            r"\d+", "log/app.log"]
+    assert [str(w.message) for w in caught] == []
+
+
+@pytest.mark.parametrize("script", [
+    "x = " + "-" * 600 + "1",
+    "x = " + "1 + " * 600 + "1",
+    "x = a" + ".b" * 600,
+    "x = " + "not " * 600 + "y",
+    "if a: pass\n" + "elif a: pass\n" * 600,
+    "x = (" + "1 +\n" * 600 + "1)",  # over lines inside brackets: one statement
+])
+def test_a_script_nested_past_the_bound_is_not_parsed(script, monkeypatch):
+    """ast.parse recurses in C a level for each operator of a chain: CPython 3.11 refuses thousands as a
+    RecursionError on the main thread, a smaller thread's stack (a served add) or another version need not. A
+    statement of more than MAX_NESTING operators is read whole, unparsed."""
+    parsed: list[str] = []
+    monkeypatch.setattr(pywords, "ast", SimpleNamespace(**{**vars(ast), "parse": parsed.append}))
+    assert python_words(script, 10_000) is None
+    assert parsed == []
+
+
+def test_a_long_realistic_script_is_still_parsed():
+    script = "\n".join(f"print(d['key_{i}'].get('x', 0) + len(rows[{i}]) * 2)" for i in range(150))
+    assert python_words("import json\nd = json.load(open('a.json'))\n" + script, 10_000)[:3] == [
+        "a.json", "key_0", "x"]
