@@ -13,6 +13,7 @@ import pytest
 from sam_model.data import pywords, shellwords
 from sam_model.data.pywords import python_words
 from sam_model.data.shellwords import MAX_WORDS, command_words
+from sam_model.data.toolstate import ToolCall, TranscriptState
 
 HUGE = "9" * 4400  # past int()'s 4,300 digits
 
@@ -74,3 +75,30 @@ def test_a_long_realistic_script_is_still_parsed():
     script = "\n".join(f"print(d['key_{i}'].get('x', 0) + len(rows[{i}]) * 2)" for i in range(150))
     assert python_words("import json\nd = json.load(open('a.json'))\n" + script, 10_000)[:3] == [
         "a.json", "key_0", "x"]
+
+
+@pytest.mark.parametrize("script, expected", [
+    ("print(open('a.json').read().encode('utf-8'))", ["a.json"]),
+    ("print(b.decode('latin-1'), Path('notes.md').read_text('utf-8'))", ["notes.md"]),
+    ("print(now.strftime('%Y-%m-%d'), datetime.strptime('2024-05-01', '%Y-%m-%d'))", ["2024-05-01"]),
+    ("print('---'); print(' | '.join(['db_host', 'port'])); print('==>', '')", ["db_host", "port"]),
+    ("print('{}: {}'.format('db_host', 1), '%s=%d' % ('port', 2))", ["db_host", "port"]),
+])
+def test_a_script_s_settings_and_separators_are_no_words(script, expected):
+    """A codec, a time format, a template and a literal of no letter or digit are how the script prints, no value an
+    earlier event gave: '---' was traced to any diff's '--- a/x.py', 'utf-8' to the first script that said it."""
+    assert python_words(script, 10_000) == expected
+
+
+def test_a_codec_is_not_traced_to_the_script_before():
+    """The script before said encoding='utf-8' (a setting, untraced); .encode('utf-8') traced utf-8 to it."""
+    st = TranscriptState()
+    st.add({"role": "user", "content": "Check config/settings.json."})
+    st.add({"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "Bash", "arguments": '{"command": "python3 -c \\"import json; print(json.load(open('
+                                     "'config/settings.json', encoding='utf-8')))\\\"\"}"}}]})
+    st.add({"role": "tool", "tool_call_id": "c1", "content": "{'port': 5432}"})
+    st.add({"role": "assistant", "content": "Again."})
+    d = st.decide([ToolCall("Bash", {"command": "python3 -c \"print(open('config/settings.json').read()"
+                                                ".encode('utf-8'))\""}, "c2")])
+    assert d.needed == {"command": ["config/settings.json"]} and d.labels == [0]

@@ -10,7 +10,10 @@ and ``compute_vat``, as a grep for ``def compute_vat`` traces ``compute_vat``). 
 as a patch's hunks are: the names it binds (``df``, ``row``), calls and attributes (``print``, ``pd.read_csv``) and
 keywords are syntax or its own, and traced they would be any earlier output that says ``data`` or ``print``. Nor are
 the literals Python reads as settings (``open``'s mode, an ``encoding=`` or ``sep=``, ``"__main__"``), nor an
-f-string's or bytes' (what an f-string prints is composed, as a command substitution's word is). The script is parsed
+f-string's, a ``.format`` or ``%`` template's or bytes' (what an f-string prints is composed, as a command
+substitution's word is), nor a codec or a time format a call takes first (``s.encode('utf-8')``,
+``strftime('%Y-%m-%d')``), nor a literal of no letter or digit (``print('---')``, ``' | '.join``: a separator, traced
+to any diff's ``--- a/x.py``). The script is parsed
 (:func:`ast.parse`: nothing in it runs); one that does not parse, or nests deeper than the parser can build without
 recursing past a thread's stack (:func:`_shallow`), is read as before, one text.
 """
@@ -26,6 +29,9 @@ import warnings
 # keyword arguments whose string value is how Python reads or writes, not a value the agent looked up
 SETTING_KEYWORDS = frozenset({"mode", "encoding", "errors", "newline", "sep", "end", "delimiter", "dtype", "how",
                               "orient", "format", "level", "indent"})
+# methods whose first argument is a setting, not a value: a codec (s.encode('utf-8') traced utf-8 to the first
+# earlier script that said encoding='utf-8') or a time format (strftime('%Y-%m-%d'); strptime's is its second)
+SETTING_METHODS = {"encode": 0, "decode": 0, "read_text": 0, "strftime": 0, "strptime": 1}
 STANDARD = frozenset(sys.stdlib_module_names) | {"__future__"}
 # operators one statement holds (and elifs one script), past which its tree may nest too deep to build: ast.parse
 # recurses in C a level for each (x = ------1, 1+1+...+1, a.b.b...b, elif chains), which CPython 3.11 refuses as a
@@ -47,7 +53,7 @@ def python_words(script: str, limit: int) -> list[str] | None:
             tree = ast.parse(script)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, a NUL, nested past the parser
         return None
-    skipped: set[int] = set()  # literals that are settings or parts of an f-string
+    skipped: set[int] = set()  # literals that are settings, templates or parts of an f-string
     found: list[tuple[int, int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
@@ -56,6 +62,13 @@ def python_words(script: str, limit: int) -> list[str] | None:
             skipped.update(id(k.value) for k in node.keywords if k.arg in SETTING_KEYWORDS)
             if isinstance(node.func, ast.Name) and node.func.id == "open":
                 skipped.update(id(a) for a in node.args[1:2])
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in SETTING_METHODS:
+                at = SETTING_METHODS[node.func.attr]
+                skipped.update(id(a) for a in node.args[at:at + 1])
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == "format":  # '{}: {}'.format(k, v)
+                skipped.add(id(node.func.value))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant):
+            skipped.add(id(node.left))  # '%s=%s' % (k, v): a template, composed as an f-string is
         elif isinstance(node, ast.Import):
             found += [(node.lineno, node.col_offset, a.name) for a in node.names
                       if a.name.split(".")[0] not in STANDARD]
@@ -65,7 +78,7 @@ def python_words(script: str, limit: int) -> list[str] | None:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped \
                 and not (node.value.startswith("__") and node.value.endswith("__")):
             found.append((node.lineno, node.col_offset, node.value))
-    return [word for _, _, word in sorted(found, key=lambda f: (f[0], f[1])) if word]
+    return [word for _, _, word in sorted(found, key=lambda f: (f[0], f[1])) if any(c.isalnum() for c in word)]
 
 
 def _shallow(script: str) -> bool:

@@ -114,7 +114,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # non-standard imports, and a heredoc fed to a shell (bash <<EOF, ssh HOST <<EOF) by its command lines' words.
 # 44: a Python script holding a statement of more than 500 operators (pywords.MAX_NESTING), a command line of more than
 # 64 heredocs and a line range of a number of more than 12 digits are read whole (they stopped or stalled conversion).
-CONVERSION_VERSION = 44
+# 45: a Python script's codec or time format a call takes (s.encode('utf-8'), strftime('%Y-%m-%d')), its .format and
+# % templates and its literals of no letter or digit ('---', ' | ') are no traced words.
+CONVERSION_VERSION = 45
 
 
 @dataclass(frozen=True)
