@@ -54,9 +54,13 @@ default-model: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
+# One pytest worker per core (pytest-xdist), each test file whole on one worker (its module fixtures built once):
+# the suite's time is mostly subprocesses, servers and small trainings that each use about one core.
+TEST_WORKERS ?= auto
+
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 clean-demo:
 	rm -rf $(RUN) data/demo
