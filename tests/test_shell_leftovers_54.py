@@ -5,19 +5,9 @@ remote host runs, paging windows, and the scripts a command line carries."""
 from __future__ import annotations
 
 import pytest
+from shell_calls import needed
 
 from sam_model.data.shellwords import command_words, sed_words
-from sam_model.data.toolstate import ToolCall, TranscriptState
-
-
-def _needed(command: str, *earlier: str) -> tuple[dict, list[int]]:
-    """The needed values and labels of one shell call after a user turn for each of ``earlier``."""
-    st = TranscriptState()
-    for text in earlier:
-        st.add({"role": "user", "content": text})
-    st.add({"role": "assistant", "content": "Looking."})
-    d = st.decide([ToolCall("Bash", {"command": command}, "x")])
-    return d.needed, d.labels
 
 
 @pytest.mark.parametrize("command, expected", [
@@ -46,7 +36,7 @@ def test_sed_words_reads_only_scripts():
 
 def test_a_renamed_function_is_traced_to_the_issue_that_named_it():
     """sed -i 's/def parse_date(/def parse_iso_date(/' FILE was traced by the script whole, which no event said."""
-    assert _needed("sed -i 's/def parse_date(/def parse_iso_date(/' src/util.py",
+    assert needed("sed -i 's/def parse_date(/def parse_iso_date(/' src/util.py",
                    "Rename parse_date to parse_iso_date.", "src/util.py:12:def parse_date(s):") == (
         {"command": ["parse_date", "parse_iso_date", "src/util.py"]}, [0, 1])
 
@@ -69,7 +59,7 @@ def test_docker_run_is_a_wrapper_as_docker_exec_is(command, expected):
 def test_a_command_run_in_a_new_container_is_traced_by_its_words():
     """docker run IMAGE bash -c "cat FILE" traced bash to the user's "a bash script" and the script whole, which no
     event said, while the listing had printed FILE."""
-    assert _needed('docker run --rm acme/api:2.3 bash -c "cat /etc/app/config.yaml"',
+    assert needed('docker run --rm acme/api:2.3 bash -c "cat /etc/app/config.yaml"',
                    "The acme/api:2.3 image fails at start; a bash script reads its config.",
                    "/etc/app/config.yaml\n/etc/app/logging.yaml") == (
         {"command": ["acme/api:2.3", "/etc/app/config.yaml"]}, [0, 1])
@@ -94,7 +84,7 @@ def test_ssh_runs_a_command_line_on_its_host(command, expected):
 
 def test_a_command_run_over_ssh_is_traced_by_its_words():
     """ssh HOST 'tail -n 100 FILE' traced the remote line whole, said by no event, while the log had named FILE."""
-    assert _needed("ssh web-2 'tail -n 100 /var/log/app/error.log'", "The upload API on web-2 answers 502.",
+    assert needed("ssh web-2 'tail -n 100 /var/log/app/error.log'", "The upload API on web-2 answers 502.",
                    "nginx: upstream error, see /var/log/app/error.log") == (
         {"command": ["web-2", "/var/log/app/error.log"]}, [0, 1])
 
@@ -123,7 +113,7 @@ def test_a_pages_bounds_are_no_values(command, expected):
 def test_the_next_page_of_a_file_is_not_labelled_with_an_output_that_printed_its_end():
     """sed -n '200,400p' FILE after '1,200p' traced 400 to the page before, which printed the constant 400 (and
     would have to any output printing it: an HTTP status), though the agent only read on."""
-    got = _needed("sed -n '200,400p' src/app.py", "src/app.py drops large uploads.",
+    got = needed("sed -n '200,400p' src/app.py", "src/app.py drops large uploads.",
                   "    MAX_UPLOAD_MB = 400\n    def upload(self, body):")
     assert got == ({"command": ["src/app.py"]}, [0])
 
@@ -158,13 +148,13 @@ def test_a_script_a_command_carries_is_traced_by_its_values(command, expected):
 def test_a_key_read_by_a_python_one_liner_is_traced_to_the_output_that_printed_it():
     """python -c '...open("config/settings.json")...["db_host"]' was one word, said by no event (or free text), while
     the listing had printed the file and the user had named the key."""
-    got = _needed("""python -c 'import json; print(json.load(open("config/settings.json"))["db_host"])'""",
+    got = needed("""python -c 'import json; print(json.load(open("config/settings.json"))["db_host"])'""",
                   "Which db_host does staging use?", "config/settings.json\nconfig/logging.json")
     assert got == ({"command": ["config/settings.json", "db_host"]}, [0, 1])
 
 
 def test_a_heredoc_script_is_traced_by_the_file_it_reads():
     """python3 - <<'EOF' ... EOF: the body was one text, free text by the spec, the CSV the user named untraced."""
-    got = _needed("python3 - <<'EOF'\nimport pandas as pd\ndf = pd.read_csv('data/sales_2023.csv')\n"
+    got = needed("python3 - <<'EOF'\nimport pandas as pd\ndf = pd.read_csv('data/sales_2023.csv')\n"
                   "print(df.groupby('region').revenue.sum())\nEOF", "Sum revenue by region in data/sales_2023.csv.")
     assert got == ({"command": ["data/sales_2023.csv", "region"]}, [0])

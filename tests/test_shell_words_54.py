@@ -4,9 +4,9 @@ resource types, and git's line ranges, read as what they are rather than as valu
 from __future__ import annotations
 
 import pytest
+from shell_calls import needed
 
 from sam_model.data.shellwords import command_words, git_lines
-from sam_model.data.toolstate import ToolCall, TranscriptState
 
 
 @pytest.mark.parametrize("command, expected", [
@@ -60,27 +60,20 @@ def test_git_lines_reads_a_range_as_seds():
     assert git_lines("120,160") == ["120", "160"] and git_lines("120") == ["120"] and git_lines("120,-5") == ["120"]
 
 
-def _needed(command: str, *earlier: str) -> tuple[dict, list[int]]:
-    st = TranscriptState()
-    for text in earlier:
-        st.add({"role": "user", "content": text})
-    st.add({"role": "assistant", "content": "Looking."})
-    d = st.decide([ToolCall("Bash", {"command": command}, "x")])
-    return d.needed, d.labels
 
 
 def test_a_timeouts_duration_labels_nothing():
     """timeout 300 pytest traced 300 to the first earlier output that printed it (a log's HTTP status, a count)."""
-    assert _needed("timeout 300 pytest tests/test_api.py", "the server answered 300 redirects",
+    assert needed("timeout 300 pytest tests/test_api.py", "the server answered 300 redirects",
                    "tests/test_api.py fails") == ({"command": ["tests/test_api.py"]}, [1])
 
 
 def test_a_gh_sub_command_is_no_value():
     """gh pr view 1234 traced view to the agent's own "let me view the PR" as well as 1234 to the user."""
-    assert _needed("gh pr view 1234", "please review PR 1234", "I will view it now") == ({"command": ["1234"]}, [0])
+    assert needed("gh pr view 1234", "please review PR 1234", "I will view it now") == ({"command": ["1234"]}, [0])
 
 
 def test_a_blamed_line_range_is_traced_by_its_line_numbers():
     """git blame -L 120,160 FILE: 120,160 whole was said by no event; the grep hit said line 120."""
-    assert _needed("git blame -L 120,160 src/app.py", "src/app.py:120:    total = round(x)") == (
+    assert needed("git blame -L 120,160 src/app.py", "src/app.py:120:    total = round(x)") == (
         {"command": ["120", "src/app.py"]}, [0])
