@@ -434,6 +434,45 @@ def is_command_line(tool: str, argument: str, value: Any) -> bool:
         isinstance(value, str) or isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value))
 
 
+# the argument an editor tool names its operation by (OpenHands' and SWE-agent's str_replace_editor, Anthropic's
+# text editor tool, OpenHands V1's file_editor, the memory tool: view, create, str_replace, insert, undo_edit)
+OPERATION_ARGUMENTS = frozenset({"command"})
+_OPERATION = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def is_operation(tool: str, argument: str, value: Any) -> bool:
+    """Whether ``value``, the top-level argument ``argument`` of a call to ``tool``, names the operation the tool runs:
+    a ``command`` of one word (``view``, ``str_replace``, ``insert``) of a tool that is no shell
+    (:func:`is_command_line`; a shell's ``command`` is a command line, read by its words). It is syntax, as a shell's
+    sub-command is (``git commit``), and judged trivial: traced as a value, an editor's every ``view`` after the first
+    was labelled with the first call that said ``view`` (a hand-written OpenHands session of 13 calls: 6 of its 10
+    decision points were such, no other value needed there). A ``command`` that is more than a word (a path, a line)
+    is a value as the spec reads it."""
+    return argument.lower() in OPERATION_ARGUMENTS and isinstance(value, str) and bool(_OPERATION.fullmatch(value)) \
+        and not is_command_line(tool, argument, value)
+
+
+# the argument an editor tool takes a line range by, [START, END] (END -1: the file's end): OpenHands' and SWE-agent's
+# str_replace_editor, Anthropic's text editor tool, OpenHands V1's file_editor
+LINE_RANGE_ARGUMENTS = frozenset({"view_range"})
+
+
+def view_lines(argument: str, value: Any) -> list[str] | None:
+    """The traced words of an editor's line range (:data:`LINE_RANGE_ARGUMENTS`, ``[START, END]``): its line numbers
+    as the same range's in ``sed -n 'START,ENDp'`` (:func:`line_numbers`: the end of ``[1, 200]`` says how much to
+    show, a page's bounds, ``[201, 400]`` after ``[1, 200]``, how far the agent has read, :func:`is_page`, and
+    neither is a line an earlier event gave; ``[240, 260]`` around a grep hit keeps both, ``[401, -1]`` its start);
+    None for any other argument or value, read as the spec reads it. Traced as values, a page's end ``400`` went to an
+    earlier view that printed ``status >= 400``."""
+    if argument.lower() not in LINE_RANGE_ARGUMENTS or not isinstance(value, list) or len(value) != 2 \
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return None
+    first, end = value
+    if not 0 < first < 10 ** 12 or not (end == -1 or first <= end < 10 ** 12):
+        return None
+    return line_numbers("sed", f"{first},{'$' if end == -1 else end}p")
+
+
 # Codex's patch format (codex-rs apply-patch): "*** Begin Patch", then per file "*** Add File: PATH" (its lines
 # "+..."), "*** Update File: PATH" (optionally "*** Move to: PATH", then "@@" hunks of " ", "-", "+" lines) or
 # "*** Delete File: PATH", then "*** End Patch". A body line starts with one of " -+@", never "***".

@@ -116,7 +116,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 64 heredocs and a line range of a number of more than 12 digits are read whole (they stopped or stalled conversion).
 # 45: a Python script's codec or time format a call takes (s.encode('utf-8'), strftime('%Y-%m-%d')), its .format and
 # % templates and its literals of no letter or digit ('---', ' | ') are no traced words.
-CONVERSION_VERSION = 45
+# 46: a file editor's one-word command (str_replace_editor's view, str_replace, insert) is no value, and its
+# view_range is read as sed -n's line range (a page's bounds, [201, 400] after [1, 200], are no traced words).
+CONVERSION_VERSION = 46
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,10 @@ is read as a shell grep's (:func:`sam_model.data.shellwords.search_pattern`).
 Each word is judged as the spec judges a leaf, at the argument's path (``command``), so the uncertainty flags and the
 masking name ``command``. A line whose quotes do not close, of more than :data:`~sam_model.data.shellwords.MAX_WORDS`
 words or of more than :data:`~sam_model.data.shellwords.MAX_LINE_CHARS` characters is one leaf as the spec reads it,
-and every other tool's argument (an editor's ``command``, ``view``) reads as the spec says: tau-bench, SGD and the
+and every other tool's argument reads as the spec says, but for a file editor's (OpenHands' ``str_replace_editor``,
+Anthropic's text editor tool): its operation, a one-word ``command`` (``view``, ``str_replace``), is syntax, judged
+trivial (:func:`sam_model.data.shellwords.is_operation`), and its ``view_range`` is read as the same line range of
+``sed -n`` (:func:`sam_model.data.shellwords.view_lines`: a page's bounds are none). tau-bench, SGD and the
 generated tool worlds convert as before. The running constraints keep the whole command line
 (:meth:`TranscriptState._call`): they are part of the state text the model reads, which this extension leaves as it
 was; only labels and masking read the words. A shell
@@ -106,12 +109,14 @@ from sam_model.data.provenance import contains_value
 from sam_model.data.shellwords import (
     command_words,
     is_command_line,
+    is_operation,
     is_patch_tool,
     is_powershell,
     is_tool_setting,
     patch_paths,
     relative_paths,
     search_pattern,
+    view_lines,
 )
 from sam_model.data.text import norm
 from sam_model.io import json_type
@@ -162,6 +167,8 @@ def argument_leaves(tool: str, name: str, value: Any) -> list[tuple[str, Any]]:
         found = patch_paths(value)
     if found is None:
         found = search_pattern(tool, name, value)
+    if found is None:
+        found = view_lines(name, value)
     if found is not None:
         return [(name, w) for w in found]
     return leaves(value, name)
@@ -183,8 +190,8 @@ def call_leaves(call: ToolCall) -> list[tuple[str, Any, bool]]:
     string gives none, as the spec reads it)."""
     if not call.valid:
         return [(RAW_PATCH, p, False) for p in raw_patch(call) or ()]
-    return [(path, v, is_tool_setting(call.name, name)) for name, value in call.arguments.items()
-            for path, v in argument_leaves(call.name, name, value)]
+    return [(path, v, is_tool_setting(call.name, name) or is_operation(call.name, name, value))
+            for name, value in call.arguments.items() for path, v in argument_leaves(call.name, name, value)]
 
 
 def is_free_text(s: str) -> bool:
