@@ -160,7 +160,8 @@ def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
 def argument_leaves(tool: str, name: str, value: Any) -> list[tuple[str, Any]]:
     """The leaves of argument ``name`` of a call to ``tool`` that the labelling rule judges: the spec's
     :func:`leaves`, except a shell command's words (the extension of the module doc, "shell command lines") and a
-    search tool's pattern's names (:func:`sam_model.data.shellwords.search_pattern`), each at the argument's path; a
+    search tool's pattern's names (:func:`sam_model.data.shellwords.search_pattern`) and an editor's ``view_range``
+    line numbers (:func:`sam_model.data.shellwords.view_lines`), each at the argument's path; a
     command that is read whole (its quotes do not close) is one leaf, as the spec reads it."""
     found = command_words(value, powershell=is_powershell(tool)) if is_command_line(tool, name, value) else None
     if found is None and isinstance(value, str) and is_patch_tool(tool):
