@@ -90,14 +90,14 @@ def test_text_commands_become_calls_whose_path_is_traced_to_the_search_result(tm
     assert report.formats == {"swe-agent": 1} and report.ignored == {"demonstration items": 1}
     assert {e["episode_id"] for e in events} == {"tinyparse-1"}
     calls = [e["text"] for e in events if e["kind"] == "action"]
-    assert calls == ["CALL search_dir(arg1=parse_header, arg2=src)", "CALL ls(arg1=tests, arg2=head, arg3=-n, arg4=5)",
+    assert calls == ["CALL search_dir(arg1=parse_header, arg2=src)", "CALL bash(command=ls tests | head -n 5)",
                      f"CALL open(arg1={PATH}, arg2=212)",
                      'CALL edit(arg1=[213, 214], arg2=    if not block:\n        return None\n    key, value = '
                      "block[0]\n    return key)", "CALL submit()"]
     # the words are the thought, not the command again; the output of a command is its result
     assert [e["text"] for e in events if e["kind"] == "system"][0] == "Let's find where the header is parsed."
     found = step_of(events, "result", "search_dir: Found 2 matches")
-    opened = next(e for e in events if e["kind"] == "result" and e["text"].startswith("ls:"))  # the decision event
+    opened = next(e for e in events if e["kind"] == "result" and e["text"].startswith("bash:"))  # the decision event
     assert opened["useful_memory_steps"] == [found]  # not the demonstration, which said the path first
     assert opened["state"]["phase"] == "open" and opened["state"]["uncertainty_flags"] == ["arg1"]
 
@@ -168,6 +168,10 @@ def test_a_retry_agents_attempts_are_episodes_of_one_group_and_its_folder_copies
      "history item 0: role 'observer' is not a SWE-agent history role"),
     ({"history": [{"role": "assistant", "content": "x", "tool_calls": [{"id": "1", "function": {"arguments": "{}"}}],
                    "message_type": "action"}]}, "history item 0, tool call 0: tool call without a name"),
+    ({"trajectory": [{"action": "ls", "observation": "", "state": {"working_dir": 5}}]},
+     "trajectory step 0: 'state' has working_dir a number"),
+    ({"history": [{"role": "user", "content": "hi"}], "trajectory": [{"action": "ls", "state": "{open_file"}]},
+     "trajectory step 0: 'state' is a string that is no JSON"),
 ])
 def test_a_bad_trajectory_is_one_line_naming_the_file_and_item(doc, says, tmp_path, capsys):
     path = write(tmp_path, "bad.traj", doc)
@@ -185,20 +189,28 @@ def test_a_folder_without_trajectories_is_refused_in_one_line(tmp_path, capsys):
 @pytest.mark.parametrize("action, args", [
     ('find_file "reader.py" src', {"arg1": "reader.py", "arg2": "src"}),
     ("edit 'old text' 'new\ntext'", {"arg1": "old text", "arg2": "new\ntext"}),  # a quoted argument over lines
-    ("cd src && grep -n parse_header reader.py | head", {"arg1": "src", "arg2": "grep", "arg3": "-n",
-                                                          "arg4": "parse_header", "arg5": "reader.py", "arg6": "head"}),
+    # a command that is not SWE-agent's own, or holds shell syntax, is the shell's: its whole line
+    ("cd src && grep -n parse_header reader.py | head", {"command": "cd src && grep -n parse_header reader.py | head"}),
+    ("find_file x.py | head -n 3", {"command": "find_file x.py | head -n 3"}),
     ("search_file don't reader.py", {"arg1": "don't", "arg2": "reader.py"}),  # an open quote: split at whitespace
     ("edit 5:5\nx = 1\nend_of_edit\n", {"arg1": [5, 5], "arg2": "x = 1"}),
     ("goto 583", {"arg1": "583"}),
     # '#' starts a comment only at the start of a word outside quotes, as in bash (shlex cut 'a#b src' to 'a')
-    ("grep -n issue#12 src/reader.py", {"arg1": "-n", "arg2": "issue#12", "arg3": "src/reader.py"}),
-    ("ls src  # list it\nfind_file \"#x\" src", {"arg1": "src", "arg2": "find_file", "arg3": "#x", "arg4": "src"}),
-    ("echo 'a # b' \\# c", {"arg1": "a # b", "arg2": "#", "arg3": "c"}),
+    ("search_dir issue#12 src", {"arg1": "issue#12", "arg2": "src"}),
+    ("find_file \"#x\" src  # find it", {"arg1": "#x", "arg2": "src"}),
+    ("ls src  # list it\nfind_file \"#x\" src", {"command": "ls src  # list it\nfind_file \"#x\" src"}),
+    ("python -m pytest tests/x.py -q", {"command": "python -m pytest tests/x.py -q"}),
+    # 1.x's text form of a function call: --NAME takes the words after it
+    ("str_replace_editor view /testbed/x.py --view_range 240 260",
+     {"command": "view", "path": "/testbed/x.py", "view_range": [240, 260]}),
+    ("str_replace_editor insert /testbed/x.py --insert_line 5 --new_str '    pass'",
+     {"command": "insert", "path": "/testbed/x.py", "insert_line": 5, "new_str": "    pass"}),
 ])
 def test_the_text_command_rule(action, args):
     call = swe_agent.command_call(action, "a", "t.traj")
     assert call is not None and json.loads(json.dumps(call["function"]["arguments"])) == args
-    assert swe_agent.command_call("  \n", "a", "t.traj") is None
+    assert (call["function"]["name"] == "bash") == (set(args) == {"command"})
+    assert swe_agent.command_call("  \n", "a", "t.traj") is swe_agent.command_call("# a note", "a", "t.traj") is None
 
 
 def test_the_format_is_listed_and_a_traj_is_training_data(tmp_path, capsys):
@@ -248,3 +260,109 @@ def test_a_jsonl_of_runs_or_spans_whose_first_line_is_bad_keeps_its_good_lines(t
     events, report = convert(spans, skip_bad=True)
     assert report.conversations == 1 and len(report.skipped) == 1 and events
     assert source_kind(spans) == "transcripts"
+
+
+def needed(events: list[dict], call: str) -> tuple[list[int] | None, dict]:
+    """The labels and needed values of the decision point of the first call whose text starts with ``call``."""
+    at = next(k for k, e in enumerate(events) if e["kind"] == "action" and e["text"].startswith(call))
+    decision = next(e for e in reversed(events[:at]) if e["kind"] in ("result", "user"))  # before the turn
+    return decision.get("useful_memory_steps"), decision.get("meta", {}).get("needed", {})
+
+
+def obs(text: str, open_file: str = "n/a") -> dict:
+    """An observation as SWE-agent 0.x's next_step_template writes it."""
+    return item("user", f"{text}\n(Open file: {open_file})\n(Current directory: /testbed)\nbash-$")
+
+
+def test_a_0x_shell_command_is_a_bash_call_and_a_path_under_the_directory_is_traced(tmp_path):
+    """Every text command was a call of its first word: the second `ls -F` was labelled by the first (its flag a
+    value), `python -m pytest ...` traced -m and pytest; a command the system prompt documents is SWE-agent's own;
+    the directory each observation ends with traces /testbed/src/... to the grep that printed src/..."""
+    system = ("SETTING: You are an autonomous programmer.\n\nCOMMANDS:\nopen <path> [<line_number>] - opens the file"
+              "\nsummarize <path> - prints a summary of a file\nsubmit - submits your current code\n\nRESPONSE FORMAT:\n"
+              "Your shell prompt is formatted as follows:\n(Open file: <path>) <cwd> $")
+    act = lambda action: item("assistant", f"x\n```\n{action}\n```", thought="Next.", action=action + "\n")  # noqa: E731
+    history = [item("system", system), obs("ISSUE: tinyparse crashes on an empty header block."),
+               act("ls -F"), obs("src/\ntests/"),
+               act("grep -rn parse_header src"), obs(f"{PATH}:212:def parse_header(block):"),
+               act("ls -F"), obs("src/\ntests/"),
+               act("python -m pytest tests/test_reader.py -q -k header"), obs("1 failed"),
+               act(f"open /testbed/{PATH} 212"), obs(f"[File: /testbed/{PATH} (400 lines total)]", f"/testbed/{PATH}"),
+               act(f"summarize {PATH}"), obs("a summary"), act("submit"), obs("diff")]
+    events, _ = convert(write(tmp_path, "t0.traj", {"environment": "swe_main", "history": history, "info": {}}))
+    assert [e["text"] for e in events if e["kind"] == "action"] == [
+        "CALL bash(command=ls -F)", "CALL bash(command=grep -rn parse_header src)", "CALL bash(command=ls -F)",
+        "CALL bash(command=python -m pytest tests/test_reader.py -q -k header)",
+        f"CALL open(arg1=/testbed/{PATH}, arg2=212)", f"CALL summarize(arg1={PATH})", "CALL submit()"]
+    assert needed(events, "CALL bash(command=ls -F)")[0] is None  # the first of two
+    steps = [k for k, e in enumerate(events) if e["text"] == "CALL bash(command=ls -F)"]
+    assert events[steps[1] - 2].get("useful_memory_steps") is None  # the second: no value, no label
+    _, pytest_needs = needed(events, "CALL bash(command=python")
+    assert not {"-m", "pytest", "-q", "-k"} & {v for vs in pytest_needs.values() for v in vs}
+    grep = step_of(events, "result", "bash: src/tinyparse")
+    assert needed(events, "CALL open(") == ([grep], {"arg1": [PATH], "arg2": ["212"]})
+
+
+def editor_history() -> list[dict]:
+    """SWE-agent 1.x with a thought-action parser: text commands, its editor's optional arguments as --NAME words,
+    observations without the directory (its default next_step_template)."""
+    system = ("You are a helpful assistant that can interact with a computer to solve tasks.\n\nCOMMANDS:\n"
+              "bash:\n  docstring: runs the given command directly in bash\n  signature: <command>\n\n"
+              "str_replace_editor:\n  docstring: Custom editing tool for viewing, creating and editing files\n"
+              "  signature: str_replace_editor <command> <path> [<file_text>] [<view_range>] [<old_str>] [<new_str>] "
+              "[<insert_line>]\n\nsubmit:\n  docstring: submits the current file\n  signature: submit\n")
+    act = lambda action: item("assistant", f"x\n```\n{action}\n```", thought="Next.", action=action,  # noqa: E731
+                              message_type="action", agent="main")
+    out = lambda text: item("user", f"OBSERVATION:\n{text}", message_type="observation", agent="main")  # noqa: E731
+    return [item("system", system, message_type="system_prompt", agent="main"),
+            item("user", f"<uploaded_files>\n/testbed\n</uploaded_files>\nThe crash is in {PATH}: an empty header "
+                         "block.", message_type="observation", agent="main"),
+            act(f"grep -n 'def parse_header' {PATH}"), out("240:def parse_header(block):"),
+            act("ls tests"), out("test_reader.py"),
+            act(f"str_replace_editor view /testbed/{PATH} --view_range 240 260"), out("   240\tdef parse_header(block):"),
+            act(f"str_replace_editor view /testbed/{PATH} --view_range 261 281"), out("   261\t    return key"),
+            act("submit"), out("diff")]
+
+
+def test_a_1x_editor_command_in_text_has_named_arguments_and_the_steps_directory(tmp_path):
+    """`str_replace_editor view PATH --view_range 240 260` was arg1=view, arg3=--view_range, ...: each view's `view`
+    was a value labelled by the first, and the absolute path untraceable (the run's directory unread)."""
+    steps = [{"action": "x", "observation": "", "state": {"open_file": "n/a", "working_dir": "/testbed"}}] * 4 + [
+        {"action": "submit", "observation": "diff"}]  # a step that states nothing says no move
+    events, _ = convert(write(tmp_path, "t1.traj", {"history": editor_history(), "trajectory": steps, "info": {}}))
+    assert [e["text"] for e in events if e["kind"] == "action"][2:] == [
+        f"CALL str_replace_editor(command=view, path=/testbed/{PATH}, view_range=[240, 260])",
+        f"CALL str_replace_editor(command=view, path=/testbed/{PATH}, view_range=[261, 281])", "CALL submit()"]
+    issue, grep = 0, step_of(events, "result", "bash: OBSERVATION:\n240")
+    assert needed(events, "CALL str_replace_editor(command=view") == ([issue, grep], {"path": [PATH],
+                                                                                     "view_range": ["240"]})
+    # the next page: its bounds and its `view` are no values, only the path the first view said
+    assert needed(events, f"CALL str_replace_editor(command=view, path=/testbed/{PATH}, view_range=[261") == (
+        [step_of(events, "action", "CALL str_replace_editor")], {"path": [f"/testbed/{PATH}"]})
+    no_steps, _ = convert(write(tmp_path, "t2.traj", {"history": editor_history(), "info": {}}))
+    assert needed(no_steps, "CALL str_replace_editor(command=view")[1] == {"view_range": ["240"]}  # no directory
+
+
+def test_each_steps_directory_is_told_on_its_commands_output(tmp_path):
+    """A run that moved (cd src): the k-th step's state.working_dir on the output of the history's k-th call."""
+    def act(i: int, name: str, args: dict) -> dict:
+        call = {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        return item("assistant", f"step {i}", thought=f"step {i}", action="...", tool_calls=[call],
+                    message_type="action", agent="main")
+
+    out = lambda i, text: item("tool", text, tool_call_ids=[f"call_{i}"], agent="main")  # noqa: E731
+    history = [item("system", SYSTEM, agent="main"), item("user", "ISSUE: an empty header block crashes.", agent="main"),
+               act(1, "bash", {"command": "cd src"}), out(1, ""),
+               act(2, "bash", {"command": "grep -rl parse_header ."}), out(2, "./tinyparse/reader.py"),
+               act(3, "bash", {"command": "ls ../tests"}), out(3, "test_reader.py"),
+               act(4, "str_replace_editor", {"command": "view", "path": "/repo/src/tinyparse/reader.py"}),
+               out(4, "def parse_header(block):")]
+    steps = [{"action": a, "observation": "", "state": {"working_dir": d}}
+             for a, d in (("cd src", "/repo/src"), ("grep", "/repo/src"), ("ls", "/repo/src"), ("view", "/repo/src"))]
+    steps[0]["state"] = json.dumps(steps[0]["state"])  # as 0.x writes it
+    events, _ = convert(write(tmp_path, "moved.traj", {"history": history, "trajectory": steps}))
+    grep = step_of(events, "result", "bash: ./tinyparse")
+    assert needed(events, "CALL str_replace_editor") == ([grep], {"path": ["tinyparse/reader.py"]})
+    steps[1]["state"] = {"working_dir": "/repo"}  # the steps disagree and the history holds another count: none
+    events, _ = convert(write(tmp_path, "moved.traj", {"history": history, "trajectory": steps[:2]}))
+    assert needed(events, "CALL str_replace_editor")[0] is None

@@ -118,7 +118,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # % templates and its literals of no letter or digit ('---', ' | ') are no traced words.
 # 46: a file editor's one-word command (str_replace_editor's view, str_replace, insert) is no value, and its
 # view_range is read as sed -n's line range (a page's bounds, [201, 400] after [1, 200], are no traced words).
-CONVERSION_VERSION = 46
+# 47: a SWE-agent text command that is not its own (ls -F, python -m pytest ...) is a bash call of the whole line, its
+# own take --NAME values as named arguments (str_replace_editor's view_range), and its working directory is told.
+CONVERSION_VERSION = 47
 
 
 @dataclass(frozen=True)

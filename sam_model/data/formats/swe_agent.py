@@ -14,14 +14,30 @@ Two generations of actions:
   ``tool`` item whose ``tool_call_ids`` lists the call (SWE-agent writes one; the first is read);
 - **text commands** (0.x, and 1.x with a thought-action parser): no ``tool_calls``, the action is the command line
   in ``action`` (``open src/x.py 100``, ``find_file "x.py" src``), and the ``user`` item right after it is its
-  output. The rule: the command's first word is the tool's name and its other shell-split words (quotes removed,
-  shell operators such as ``|`` and ``&&`` and ``#`` comments dropped, as bash reads them) are its arguments ``arg1``, ``arg2``, ... in order; a line
-  range ``START:END`` is the list ``[START, END]``, so each line number is a value the labeller traces. A
-  multi-line command that ends in an ``end_of_edit`` line (any ``end_of_*``) takes the words of its first line and
-  the lines between as one more argument (the edit's text); any other command is shell-split whole (a quoted
-  argument may span lines, as ``edit 'old' 'new'`` writes it), or split at whitespace when its quotes do not close
-  (:func:`sam_model.data.shellwords.words`, the splitting the labelling rule reads a shell tool's command line by).
-  So a path a search printed, then opened, is a value traced back to the search's result.
+  output. SWE-agent runs its own commands (:data:`TOOLS`: its editor and search tools, ``submit``; and any other the
+  run's system prompt documents, whose ``COMMANDS`` section lists each by its signature, ``summarize <path> - ...``
+  in 0.x, ``summarize:`` then ``signature: ...`` in 1.x) and hands every other line to bash. So a command whose first
+  word is none of them, or whose first line holds shell syntax (``|``, ``&&``, ``;``, a redirection), is a call of
+  the shell tool ``bash`` with the whole line as its ``command`` (1.x function calling's own ``bash`` tool), read by
+  the labelling rule's shell reading: ``ls -F`` or ``python -m pytest tests/x.py -q`` by their values, not their
+  flags. One of SWE-agent's own commands is a call of that name: its shell-split words (quotes removed, ``#``
+  comments dropped, as bash reads them) are its arguments ``arg1``, ``arg2``, ... in order (``str_replace_editor``'s
+  first two its schema's ``command`` and ``path``), and a word ``--NAME`` takes the words after it as the named
+  argument ``NAME`` (``--view_range 240 260`` is ``view_range: [240, 260]``, one word is itself, an integer a
+  number, none ``true``), as 1.x writes a function call's optional arguments in text; a line range ``START:END``
+  is the list ``[START, END]``, so each line number is a value the labeller traces. A multi-line command that ends
+  in an ``end_of_edit`` line (any ``end_of_*``) takes the words of its first line and the lines between as one more
+  argument (the edit's text); any other command is shell-split whole (a quoted argument may span lines, as
+  ``edit 'old' 'new'`` writes it), or split at whitespace when its quotes do not close
+  (:func:`sam_model.data.shellwords.words`). So a path a search printed, then opened, is a value traced back to the
+  search's result.
+
+The **working directory** (toolstate traces an absolute path under it by its relative part: ``open
+/testbed/src/x.py`` to the search that printed ``src/x.py``) is told on the output that records it: the
+``(Current directory: DIR)`` line SWE-agent's 0.x templates end each observation with (the issue's too), and a
+step's ``state.working_dir`` (1.x writes an object, 0.x its JSON): the one directory the steps state, if one, is
+told from the first message on (the run never left it), else each step's on its output. The history's items carry no state, so
+there the k-th step's is told on the output of the history's k-th command where the two hold as many commands.
 
 A ``.traj`` without ``history`` is read from its ``trajectory`` steps (``{"thought", "action", "observation"}``:
 each step a text command and its output, or an output without a command, read as a ``user`` item is; the steps
@@ -53,20 +69,40 @@ from sam_model.data.formats.base import (
     strict_loads,
     text_of,
 )
+from sam_model.data.shellwords import OPERATOR, is_shell_tool, tokens
 from sam_model.data.shellwords import words as shell_words
 from sam_model.io import json_shape, json_type
 
 ROLES = ("system", "user", "assistant", "tool")
 MARKS = ("message_type", "tool_call_ids", "is_demo")  # fields only SWE-agent's history items carry
+# SWE-agent's own commands, 0.x (config/commands: defaults.sh, cursors_defaults.sh, search.sh, edit_linting.sh,
+# forfeit.sh, filemap.py, submit.sh) and 1.x (tools/: defaults, windowed, search, edit_anthropic, windowed_edit_*,
+# filemap, forfeit, submit, image_tools), and the exits its autosubmission records as a step's action; any other
+# command line runs in bash
+TOOLS = frozenset({"open", "goto", "scroll_up", "scroll_down", "create", "edit", "insert", "set_cursors", "search_dir",
+                   "search_file", "find_file", "submit", "str_replace_editor", "filemap", "view_image", "exit_forfeit",
+                   "exit_cost", "exit_context", "exit_error", "exit_format", "exit_api"})
+SHELL = "bash"  # the tool a shell command line is a call of (1.x function calling's own, {"command": LINE})
+POSITIONAL = {"str_replace_editor": ("command", "path")}  # the names of a command's leading words, its schema's
 _END = re.compile(r"end_of_\w+")
 _RANGE = re.compile(r"(\d+):(\d+)")
+_INT = re.compile(r"-?\d{1,12}")
+_FLAG = re.compile(r"--([A-Za-z_]\w*)")
+# a command the system prompt documents: 1.x's (and 0.x's detailed docs) "NAME:" then "  docstring:"/"  signature:",
+# 0.x's default "NAME <arg> [<arg>] - docstring" line inside its COMMANDS section (up to its first blank line)
+_DOC_BLOCK = re.compile(r"^([A-Za-z_]\w*):\n  (?:docstring|signature): ", re.MULTILINE)
+_DOC_LINE = re.compile(r"^([A-Za-z_]\w*)(?: +\[?<[^\n]*?)? - \S", re.MULTILINE)
+_COMMANDS = re.compile(r"^COMMANDS:\n(.*?)(?:\n[ \t]*\n|\Z)", re.MULTILINE | re.DOTALL)
+_CWD = re.compile(r"^\(Current directory: (.+)\)[ \t]*$", re.MULTILINE)  # 0.x's templates' last lines
 
 
 def to_chat(items: list[Any], where: str) -> Chat:
     """History items (or ``trajectory`` steps) as chat messages."""
     chat = Chat()
     agent: Any = None
+    own = TOOLS  # SWE-agent's own commands, and those the system prompt documents
     awaiting: str | None = None  # the id of the text command whose output comes next
+    state = ""  # the working directory the step of the last command states, told on its output
     for i, m in enumerate(items):
         step = isinstance(m, Mapping) and "role" not in m and ("action" in m or "observation" in m)
         source = f"{'trajectory step' if step else 'history item'} {i}"
@@ -74,11 +110,12 @@ def to_chat(items: list[Any], where: str) -> Chat:
         if not isinstance(m, Mapping):
             raise TranscriptFormatError(w, f"a history item must be an object, got {json_type(m)}")
         if step:  # a TrajectoryStep: the command, then its output
-            call = command_call(m.get("action"), f"step-{i}", w)
+            call = command_call(m.get("action"), f"step-{i}", w, own)
             thought = m.get("thought") if isinstance(m.get("thought"), str) else m.get("response")
             chat.add({"role": "assistant", "content": result_text(thought) or None,
                       **({"tool_calls": [call]} if call else {})}, source)
             output = result_text(m.get("observation"))
+            chat.cwd = working_dir(m, w) or told_dir(output) or chat.cwd
             if call:
                 chat.add({"role": "tool", "tool_call_id": call["id"], "content": output}, source)
             elif output:  # no command (an autosubmission, a forfeit): what the environment said, as a user item
@@ -98,8 +135,8 @@ def to_chat(items: list[Any], where: str) -> Chat:
                 continue
         if role == "assistant":
             calls = _function_calls(m.get("tool_calls"), w)
-            awaiting = None
-            if not calls and (call := command_call(m.get("action"), f"action-{i}", w)) is not None:
+            awaiting, state = None, working_dir(m, w)  # a step's state the episode joined to its command's item
+            if not calls and (call := command_call(m.get("action"), f"action-{i}", w, own)) is not None:
                 calls, awaiting = [call], call["id"]
             words = m["thought"] if isinstance(m.get("thought"), str) else text_of(m.get("content"), w,
                                                                                    ignored=chat.ignored)
@@ -107,6 +144,10 @@ def to_chat(items: list[Any], where: str) -> Chat:
                      source)
             continue
         text = text_of(m.get("content"), w, ignored=chat.ignored)
+        if role == "system":
+            own = own | documented(text)
+        elif role in ("tool", "user"):  # an output (or the issue): the directory it ends with, else its step's
+            chat.cwd = told_dir(text) or (state if role == "tool" or awaiting else "") or chat.cwd
         if role == "tool":
             chat.add({"role": "tool", "tool_call_id": _answered(m, w), "content": text}, source)
         elif role == "user" and awaiting is not None:  # a text command's output
@@ -115,6 +156,41 @@ def to_chat(items: list[Any], where: str) -> Chat:
             chat.add({"role": role, "content": text}, source)
         awaiting = None
     return chat
+
+
+def documented(system: str) -> frozenset[str]:
+    """The commands a SWE-agent system prompt documents (the module doc), less any shell (1.x lists ``bash`` when
+    it is a tool: its lines are shell commands all the same)."""
+    names = set(_DOC_BLOCK.findall(system))
+    for section in _COMMANDS.findall(system):
+        names.update(_DOC_LINE.findall(section))
+    return frozenset(n for n in names if not is_shell_tool(n))
+
+
+def told_dir(text: str) -> str:
+    """The working directory an observation ends with, ``(Current directory: DIR)`` ("" where it says none)."""
+    found = _CWD.findall(text[-2000:])
+    return found[-1].strip() if found else ""
+
+
+def working_dir(m: Mapping[str, Any], where: str) -> str:
+    """A step's ``state.working_dir`` ("" where it records none); its ``state`` an object or, as 0.x writes it, the
+    JSON of one."""
+    state = m.get("state")
+    if isinstance(state, str) and state.strip():
+        try:
+            state = strict_loads(state, unique=False)
+        except (ValueError, RecursionError):
+            raise TranscriptFormatError(where, f"'state' is a string that is no JSON ({state[:40]!r}), expected the "
+                                               "environment's state (an object, or its JSON as SWE-agent 0.x "
+                                               "writes it)") from None
+    if state in (None, "") or isinstance(state, Mapping) and state.get("working_dir") in (None, ""):
+        return ""
+    if not isinstance(state, Mapping) or not isinstance(state["working_dir"], str):
+        bad = json_type(state) if not isinstance(state, Mapping) else f"working_dir {json_type(state['working_dir'])}"
+        raise TranscriptFormatError(where, f"'state' has {bad}, expected an object whose working_dir is the "
+                                           "directory the command ran in (a string)")
+    return state["working_dir"]
 
 
 def _function_calls(raw: Any, where: str) -> list[dict[str, Any]]:
@@ -145,20 +221,48 @@ def _answered(m: Mapping[str, Any], where: str) -> str | None:
     return str(ids[0])
 
 
-def command_call(action: Any, call_id: str, where: str) -> dict[str, Any] | None:
-    """A text command as a tool call, by the rule of the module's docstring; None for no command."""
+def command_call(action: Any, call_id: str, where: str, own: frozenset[str] = TOOLS) -> dict[str, Any] | None:
+    """A text command as a tool call, by the rule of the module's docstring (``own``: the commands SWE-agent runs
+    itself, any other a ``bash`` call of the whole line); None for no command."""
     if not isinstance(action, str) or not action.strip():
         return None
-    lines = action.strip().split("\n")
+    text = action.strip()
+    if not shell_words(text):  # a comment alone: no command
+        return None
+    lines = text.split("\n")
+    first = tokens(lines[0])
+    name = (first or lines[0].split() or [""])[0]
+    if name not in own or is_shell_tool(name) or any(OPERATOR.fullmatch(t) for t in first or ()):
+        return chat_call(call_id, SHELL, {"command": text}, where)
     body = None
     if len(lines) > 1 and _END.fullmatch(lines[-1].strip()):
         words, body = shell_words(lines[0]), "\n".join(lines[1:-1])
     else:
-        words = shell_words(action.strip())
-    if not words:
-        return None
-    values: list[Any] = [_value(w) for w in words[1:]] + ([body] if body is not None else [])
-    return chat_call(call_id, words[0], {f"arg{k}": v for k, v in enumerate(values, 1)}, where)
+        words = shell_words(text)
+    return chat_call(call_id, words[0], _arguments(words[0], words[1:], body), where)
+
+
+def _arguments(name: str, words: list[str], body: str | None) -> dict[str, Any]:
+    """A command's arguments: its leading words by position (:data:`POSITIONAL`'s names, else ``argN``), then each
+    ``--NAME`` with the words after it, then an edit's text."""
+    positional: list[Any] = []
+    named: dict[str, list[str]] = {}
+    key = None
+    for w in words:
+        if flag := _FLAG.fullmatch(w):
+            key = flag.group(1)
+            named[key] = []
+        elif key is None:
+            positional.append(_value(w))
+        else:
+            named[key].append(w)
+    positional += [body] if body is not None else []
+    names = POSITIONAL.get(name, ())
+    args = {(names[k] if k < len(names) else f"arg{k + 1}"): v for k, v in enumerate(positional)}
+    for key, ws in named.items():
+        values = [int(w) if _INT.fullmatch(w) else w for w in ws]
+        args[key] = True if not values else values[0] if len(values) == 1 else values
+    return args
 
 
 def _value(word: str) -> Any:
@@ -252,4 +356,22 @@ def _episode(doc: Any, where: str, episode_id: str, group: str) -> Conversation 
     if not history and not steps:
         return TranscriptFormatError(where, "the trajectory holds no step ('history' and 'trajectory' are empty or "
                                             "absent: the run stopped before its first step?)")
-    return Conversation(episode_id, history or steps, where, group, "swe-agent")
+    try:
+        dirs = [working_dir(st, f"{where}, trajectory step {k}") if isinstance(st, Mapping) else ""
+                for k, st in enumerate(steps)]
+    except TranscriptFormatError as err:
+        return err
+    if len(stated := {d for d in dirs if d}) == 1:  # the run never left it: known from the first message on
+        return Conversation(episode_id, history or steps, where, group, "swe-agent", cwd=stated.pop())
+    if not history:  # each step's state told on its output
+        return Conversation(episode_id, steps, where, group, "swe-agent")
+    acting = [k for k, m in enumerate(history) if isinstance(m, Mapping) and m.get("role") == "assistant"
+              and not m.get("is_demo") and (m.get("tool_calls") or isinstance(m.get("action"), str)
+                                            and m["action"].strip())]
+    acted = [d for st, d in zip(steps, dirs) if isinstance(st, Mapping) and isinstance(st.get("action"), str)
+             and st["action"].strip()]
+    if any(dirs) and len(acting) == len(acted):  # the k-th step's state on the history's k-th command
+        history = list(history)
+        for k, d in zip(acting, acted):
+            history[k] = {**history[k], "state": {"working_dir": d}}
+    return Conversation(episode_id, history, where, group, "swe-agent")
