@@ -170,8 +170,6 @@ def test_a_retry_agents_attempts_are_episodes_of_one_group_and_its_folder_copies
                    "message_type": "action"}]}, "history item 0, tool call 0: tool call without a name"),
     ({"trajectory": [{"action": "ls", "observation": "", "state": {"working_dir": 5}}]},
      "trajectory step 0: 'state' has working_dir a number"),
-    ({"history": [{"role": "user", "content": "hi"}], "trajectory": [{"action": "ls", "state": "{open_file"}]},
-     "trajectory step 0: 'state' is a string that is no JSON"),
 ])
 def test_a_bad_trajectory_is_one_line_naming_the_file_and_item(doc, says, tmp_path, capsys):
     path = write(tmp_path, "bad.traj", doc)
@@ -366,3 +364,12 @@ def test_each_steps_directory_is_told_on_its_commands_output(tmp_path):
     steps[1]["state"] = {"working_dir": "/repo"}  # the steps disagree and the history holds another count: none
     events, _ = convert(write(tmp_path, "moved.traj", {"history": history, "trajectory": steps[:2]}))
     assert needed(events, "CALL str_replace_editor")[0] is None
+
+
+def test_a_state_string_that_is_no_json_tells_no_directory_and_loses_no_run(tmp_path):
+    """0.x writes a step's state as its state command printed it; one that is no JSON (a warning before it) was a
+    refusal of the whole run, though the directory is only a hint for tracing paths."""
+    steps = [{"action": "x", "observation": "", "state": "bash: warning\n{open_file"}] * 4 + [
+        {"action": "submit", "observation": "diff"}]
+    events, _ = convert(write(tmp_path, "warn.traj", {"history": editor_history(), "trajectory": steps, "info": {}}))
+    assert needed(events, "CALL str_replace_editor(command=view")[1] == {"view_range": ["240"]}  # no directory

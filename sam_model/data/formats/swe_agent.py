@@ -175,15 +175,15 @@ def told_dir(text: str) -> str:
 
 def working_dir(m: Mapping[str, Any], where: str) -> str:
     """A step's ``state.working_dir`` ("" where it records none); its ``state`` an object or, as 0.x writes it, the
-    JSON of one."""
+    JSON of one. 0.x's string is what its state command printed in the container, so a string that is no JSON (a
+    shell's warning before it, a command that failed) tells no directory: the run is read without one there, not
+    refused, since the directory is only a hint for tracing paths and the run's messages are whole."""
     state = m.get("state")
     if isinstance(state, str) and state.strip():
         try:
             state = strict_loads(state, unique=False)
         except (ValueError, RecursionError):
-            raise TranscriptFormatError(where, f"'state' is a string that is no JSON ({state[:40]!r}), expected the "
-                                               "environment's state (an object, or its JSON as SWE-agent 0.x "
-                                               "writes it)") from None
+            return ""
     if state in (None, "") or isinstance(state, Mapping) and state.get("working_dir") in (None, ""):
         return ""
     if not isinstance(state, Mapping) or not isinstance(state["working_dir"], str):
