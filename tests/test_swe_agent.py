@@ -90,16 +90,16 @@ def test_text_commands_become_calls_whose_path_is_traced_to_the_search_result(tm
     assert report.formats == {"swe-agent": 1} and report.ignored == {"demonstration items": 1}
     assert {e["episode_id"] for e in events} == {"tinyparse-1"}
     calls = [e["text"] for e in events if e["kind"] == "action"]
-    assert calls == ["CALL search_dir(arg1=parse_header, arg2=src)", "CALL bash(command=ls tests | head -n 5)",
-                     f"CALL open(arg1={PATH}, arg2=212)",
-                     'CALL edit(arg1=[213, 214], arg2=    if not block:\n        return None\n    key, value = '
-                     "block[0]\n    return key)", "CALL submit()"]
+    assert calls == ["CALL search_dir(search_term=parse_header, dir=src)", "CALL bash(command=ls tests | head -n 5)",
+                     f"CALL open(path={PATH}, line_number=212)",
+                     'CALL edit(start_line=213, end_line=214, replacement_text=    if not block:\n        return None\n'
+                     '    key, value = block[0]\n    return key)', "CALL submit()"]
     # the words are the thought, not the command again; the output of a command is its result
     assert [e["text"] for e in events if e["kind"] == "system"][0] == "Let's find where the header is parsed."
     found = step_of(events, "result", "search_dir: Found 2 matches")
     opened = next(e for e in events if e["kind"] == "result" and e["text"].startswith("bash:"))  # the decision event
     assert opened["useful_memory_steps"] == [found]  # not the demonstration, which said the path first
-    assert opened["state"]["phase"] == "open" and opened["state"]["uncertainty_flags"] == ["arg1"]
+    assert opened["state"]["phase"] == "open" and opened["state"]["uncertainty_flags"] == ["path"]
 
 
 def test_function_calls_are_matched_by_tool_call_ids_and_the_viewed_path_is_traced(tmp_path):
@@ -123,7 +123,7 @@ def test_a_trajectory_without_history_is_read_from_its_steps(tmp_path):
              {"action": f"open {PATH}", "observation": "[File]", "thought": "Open it."}]
     events, report = convert(write(tmp_path, "t.traj", {"trajectory": steps, "info": {}}))
     assert [e["text"] for e in events if e["kind"] == "action"] == [
-        "CALL find_file(arg1=reader.py)", "CALL scroll_down()", f"CALL open(arg1={PATH})"]
+        "CALL find_file(file_name=reader.py)", "CALL scroll_down()", f"CALL open(path={PATH})"]
     assert events[step_of(events, "result", "scroll_down")]["useful_memory_steps"] == [
         step_of(events, "result", "find_file")]
 
@@ -185,17 +185,19 @@ def test_a_folder_without_trajectories_is_refused_in_one_line(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("action, args", [
-    ('find_file "reader.py" src', {"arg1": "reader.py", "arg2": "src"}),
-    ("edit 'old text' 'new\ntext'", {"arg1": "old text", "arg2": "new\ntext"}),  # a quoted argument over lines
+    ('find_file "reader.py" src', {"file_name": "reader.py", "dir": "src"}),
+    # a quoted argument over lines; two words and no text: windowed_edit_replace's edit <search> <replace>
+    ("edit 'old text' 'new\ntext'", {"search": "old text", "replace": "new\ntext"}),
     # a command that is not SWE-agent's own, or holds shell syntax, is the shell's: its whole line
     ("cd src && grep -n parse_header reader.py | head", {"command": "cd src && grep -n parse_header reader.py | head"}),
     ("find_file x.py | head -n 3", {"command": "find_file x.py | head -n 3"}),
-    ("search_file don't reader.py", {"arg1": "don't", "arg2": "reader.py"}),  # an open quote: split at whitespace
-    ("edit 5:5\nx = 1\nend_of_edit\n", {"arg1": [5, 5], "arg2": "x = 1"}),
-    ("goto 583", {"arg1": "583"}),
+    # an open quote: split at whitespace
+    ("search_file don't reader.py", {"search_term": "don't", "file": "reader.py"}),
+    ("edit 5:5\nx = 1\nend_of_edit\n", {"start_line": 5, "end_line": 5, "replacement_text": "x = 1"}),
+    ("goto 583", {"line_number": "583"}),
     # '#' starts a comment only at the start of a word outside quotes, as in bash (shlex cut 'a#b src' to 'a')
-    ("search_dir issue#12 src", {"arg1": "issue#12", "arg2": "src"}),
-    ("find_file \"#x\" src  # find it", {"arg1": "#x", "arg2": "src"}),
+    ("search_dir issue#12 src", {"search_term": "issue#12", "dir": "src"}),
+    ("find_file \"#x\" src  # find it", {"file_name": "#x", "dir": "src"}),
     ("ls src  # list it\nfind_file \"#x\" src", {"command": "ls src  # list it\nfind_file \"#x\" src"}),
     ("python -m pytest tests/x.py -q", {"command": "python -m pytest tests/x.py -q"}),
     # 1.x's text form of a function call: --NAME takes the words after it
@@ -203,6 +205,16 @@ def test_a_folder_without_trajectories_is_refused_in_one_line(tmp_path, capsys):
      {"command": "view", "path": "/testbed/x.py", "view_range": [240, 260]}),
     ("str_replace_editor insert /testbed/x.py --insert_line 5 --new_str '    pass'",
      {"command": "insert", "path": "/testbed/x.py", "insert_line": 5, "new_str": "    pass"}),
+    # SWE-agent's signatures name an own command's words (a bundle's edit by the form its words fit), a word past
+    # them keeps its position's argN
+    ("goto 583 600", {"line_number": "583", "arg2": "600"}),
+    ("str_replace_editor view /testbed/x.py 12", {"command": "view", "path": "/testbed/x.py", "arg3": "12"}),
+    ("edit 5 7\nx = 1\nend_of_edit", {"start_line": "5", "end_line": "7", "replacement_text": "x = 1"}),
+    ("edit\nx = 1\nend_of_edit", {"replacement_text": "x = 1"}),  # cursors_edit_linting: between the cursors
+    ("edit 'x = 1'", {"text": "x = 1"}),  # windowed_edit_rewrite
+    ("insert '    pass' 212", {"text": "    pass", "line": "212"}),
+    ("create tests/test_x.py", {"filename": "tests/test_x.py"}),
+    ("filemap src/x.py", {"file_path": "src/x.py"}),
 ])
 def test_the_text_command_rule(action, args):
     call = swe_agent.command_call(action, "a", "t.traj")
@@ -291,14 +303,14 @@ def test_a_0x_shell_command_is_a_bash_call_and_a_path_under_the_directory_is_tra
     assert [e["text"] for e in events if e["kind"] == "action"] == [
         "CALL bash(command=ls -F)", "CALL bash(command=grep -rn parse_header src)", "CALL bash(command=ls -F)",
         "CALL bash(command=python -m pytest tests/test_reader.py -q -k header)",
-        f"CALL open(arg1=/testbed/{PATH}, arg2=212)", f"CALL summarize(arg1={PATH})", "CALL submit()"]
+        f"CALL open(path=/testbed/{PATH}, line_number=212)", f"CALL summarize(path={PATH})", "CALL submit()"]
     assert needed(events, "CALL bash(command=ls -F)")[0] is None  # the first of two
     steps = [k for k, e in enumerate(events) if e["text"] == "CALL bash(command=ls -F)"]
     assert events[steps[1] - 2].get("useful_memory_steps") is None  # the second: no value, no label
     _, pytest_needs = needed(events, "CALL bash(command=python")
     assert not {"-m", "pytest", "-q", "-k"} & {v for vs in pytest_needs.values() for v in vs}
     grep = step_of(events, "result", "bash: src/tinyparse")
-    assert needed(events, "CALL open(") == ([grep], {"arg1": [PATH], "arg2": ["212"]})
+    assert needed(events, "CALL open(") == ([grep], {"path": [PATH], "line_number": ["212"]})
 
 
 def editor_history() -> list[dict]:
@@ -373,3 +385,95 @@ def test_a_state_string_that_is_no_json_tells_no_directory_and_loses_no_run(tmp_
         {"action": "submit", "observation": "diff"}]
     events, _ = convert(write(tmp_path, "warn.traj", {"history": editor_history(), "trajectory": steps, "info": {}}))
     assert needed(events, "CALL str_replace_editor(command=view")[1] == {"view_range": ["240"]}  # no directory
+
+
+DOCUMENTED = """SETTING: You are an autonomous programmer.
+
+COMMANDS:
+open:
+  docstring: opens the file at the given path in the editor
+  signature: open "<path>" [<line_number>]
+  arguments:
+    - path (string) [required]: the path to the file to open
+    - line_number (integer) [optional]: the line number to move the window to
+
+edit:
+  docstring: replaces *all* of the text between the START CURSOR and the END CURSOR with the replacement_text
+  signature: edit
+<replacement_text>
+end_of_edit
+  arguments:
+    - replacement_text (string) [required]: the text to replace the current selection with
+
+str_replace_editor:
+  docstring: Custom editing tool for viewing, creating and editing files
+  * State is persistent across command calls
+  signature: str_replace_editor <command> <path> [<file_text>] [<view_range>] [<old_str>] [<new_str>] [<insert_line>]
+
+  arguments:
+    - command (string) [required]: The commands to run.
+
+lint:
+  docstring: lints a file
+  signature: lint
+  arguments:
+    - file_path (string) [required]: the file to lint
+    - strict (boolean) [optional]: fail on warnings
+
+RESPONSE FORMAT:
+Your shell prompt is formatted as follows:
+(Open file: <path>) <cwd> $
+"""
+
+
+def test_the_signatures_a_system_prompt_documents_name_the_words():
+    """0.x's COMMANDS lines (edit's form over three lines) and 1.x's blocks (a signature over lines, the arguments
+    list where the signature names none, str_replace_editor's options --NAME words, no positions)."""
+    compact = ("COMMANDS:\nopen <path> [<line_number>] - opens the file\nsummarize <file> [<depth>] - sums it up\n"
+               "edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit - replaces lines <start_line> through "
+               "<end_line>\nsubmit - submits\n\nRESPONSE FORMAT:\nshow - a word, no command here")
+    found = swe_agent.signatures(compact)
+    assert set(found) == {"open", "summarize", "edit", "submit"} == set(swe_agent.documented(compact))
+    assert found["summarize"] == swe_agent.Signature(((("file",), False), (("depth",), True)), None)
+    assert found["edit"] == swe_agent.Signature(((("start_line", "end_line"), False),), "replacement_text")
+    found = swe_agent.signatures(DOCUMENTED)
+    assert found["edit"] == swe_agent.Signature((), "replacement_text")
+    assert found["str_replace_editor"].words == ((("command",), False), (("path",), False))
+    assert found["lint"].words == ((("file_path",), False), (("strict",), True))
+
+
+def test_a_documented_signature_names_the_words_before_swe_agents_own(tmp_path):
+    """The run's system prompt says what each word is: its cursor edit takes no line range (edit_linting's would
+    name 5:5 start_line and end_line), and a command SWE-agent ships no form of is named by its documentation."""
+    act = lambda action: item("assistant", "x", thought="Next.", action=action)  # noqa: E731
+    history = [item("system", DOCUMENTED), obs("ISSUE: tinyparse crashes on an empty header block."),
+               act(f"open {PATH} 212"), obs("212:def parse_header(block):"),
+               act("edit\n    return None\nend_of_edit"), obs("File updated."),
+               act(f"lint {PATH} yes extra"), obs("ok"),
+               act("str_replace_editor create /testbed/x.py 'x = 1'"), obs("created")]
+    events, _ = convert(write(tmp_path, "d.traj", {"history": history}))
+    assert [e["text"] for e in events if e["kind"] == "action"] == [
+        f"CALL open(path={PATH}, line_number=212)", "CALL edit(replacement_text=    return None)",
+        f"CALL lint(file_path={PATH}, strict=yes, arg3=extra)",
+        "CALL str_replace_editor(command=create, path=/testbed/x.py, arg3=x = 1)"]
+
+
+def test_an_edits_text_is_free_text_and_its_lines_are_traced_as_before(tmp_path):
+    """The names change what the state shows, not what is traced: an edit's long replacement_text is free text (no
+    value), its line range's numbers values as arg1's were, the opened path traced to the search that printed it."""
+    code = "\n".join(f"    value_{k} = block[{k}]  # keep the header's key {k}" for k in range(6))
+    act = lambda action: item("assistant", "x", thought="Next.", action=action)  # noqa: E731
+    history = [item("system", SYSTEM), obs("ISSUE: tinyparse crashes on an empty header block."),
+               act("search_dir parse_header src"),
+               obs(f"Found 1 matches for \"parse_header\" in /testbed/src:\n/testbed/{PATH} (1 matches)"),
+               act("ls tests"), obs("test_reader.py"),
+               act(f"open {PATH} 212"), obs("[File]\n212:def parse_header(block):\n213:    key = block[0]"),
+               act("ls tests"), obs("test_reader.py"),
+               act(f"edit 213:213\n{code}\nend_of_edit"), obs("File updated.")]
+    events, _ = convert(write(tmp_path, "e.traj", {"history": history}))
+    search = step_of(events, "result", "search_dir: Found")
+    assert needed(events, "CALL open(") == ([search], {"path": [PATH]})
+    opened = step_of(events, "result", "open: [File]")
+    assert needed(events, "CALL edit(") == ([opened], {"start_line": ["213"], "end_line": ["213"]})
+    decision = events[step_of(events, "action", "CALL edit(") - 2]
+    assert decision["state"]["uncertainty_flags"] == ["end_line", "start_line"]

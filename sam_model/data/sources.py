@@ -120,7 +120,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # view_range is read as sed -n's line range (a page's bounds, [201, 400] after [1, 200], are no traced words).
 # 47: a SWE-agent text command that is not its own (ls -F, python -m pytest ...) is a bash call of the whole line, its
 # own take --NAME values as named arguments (str_replace_editor's view_range), and its working directory is told.
-CONVERSION_VERSION = 47
+# 48: a SWE-agent own command's words are named by its signature, the run's system prompt's or SWE-agent's (open's
+# path and line_number, edit's start_line, end_line and replacement_text), no longer arg1, arg2, ...
+CONVERSION_VERSION = 48
 
 
 @dataclass(frozen=True)

@@ -21,14 +21,23 @@ Two generations of actions:
   the shell tool ``bash`` with the whole line as its ``command`` (1.x function calling's own ``bash`` tool), read by
   the labelling rule's shell reading: ``ls -F`` or ``python -m pytest tests/x.py -q`` by their values, not their
   flags. One of SWE-agent's own commands is a call of that name: its shell-split words (quotes removed, ``#``
-  comments dropped, as bash reads them) are its arguments ``arg1``, ``arg2``, ... in order (``str_replace_editor``'s
-  first two its schema's ``command`` and ``path``), and a word ``--NAME`` takes the words after it as the named
-  argument ``NAME`` (``--view_range 240 260`` is ``view_range: [240, 260]``, one word is itself, an integer a
-  number, none ``true``), as 1.x writes a function call's optional arguments in text; a line range ``START:END``
-  is the list ``[START, END]``, so each line number is a value the labeller traces. A multi-line command that ends
-  in an ``end_of_edit`` line (any ``end_of_*``) takes the words of its first line and the lines between as one more
-  argument (the edit's text); any other command is shell-split whole (a quoted argument may span lines, as
-  ``edit 'old' 'new'`` writes it), or split at whitespace when its quotes do not close
+  comments dropped, as bash reads them) are its arguments, named by the command's **signature** (:class:`Signature`):
+  the one the run's system prompt documents (0.x's ``open <path> [<line_number>] - ...`` line, edit's over three
+  lines; a block's ``signature: open "<path>" [<line_number>]``, or its ``arguments:`` list where the signature
+  names none), else SWE-agent's own (:data:`SIGNATURES`, cited there; of a command several tool bundles define, the
+  first its words fit: ``edit 5:7`` with a text is edit_linting's, ``edit 'old' 'new'`` windowed_edit_replace's).
+  So ``open src/x.py 212`` is ``path`` and ``line_number``, ``search_dir parse_header src`` ``search_term`` and
+  ``dir``, as a function call names them (the state shows each name beside its value; ``arg1``, ``arg2`` hid what
+  each was); a word past the signature, or of a command with none, is ``argN`` by its position.
+  ``str_replace_editor``'s signature names ``command`` and ``path`` only: its other arguments are options. A word
+  ``--NAME`` takes the words after it as the named argument ``NAME`` (``--view_range 240 260`` is ``view_range:
+  [240, 260]``, one word is itself, an integer a number, none ``true``), as 1.x writes a function call's optional
+  arguments in text; a line range ``START:END`` is the list ``[START, END]``, or, for a signature's
+  ``<start_line>:<end_line>``, the two numbers under their names, so each line number is a value the labeller
+  traces. A multi-line command that ends in an ``end_of_edit`` line (any ``end_of_*``) takes the words of its first
+  line and the lines between as one more argument (the edit's text: its signature's ``replacement_text``, long code
+  being free text to the labeller, as ``arg2`` was); any other command is shell-split whole (a quoted argument may
+  span lines, as ``edit 'old' 'new'`` writes it), or split at whitespace when its quotes do not close
   (:func:`sam_model.data.shellwords.words`). So a path a search printed, then opened, is a value traced back to the
   search's result.
 
@@ -58,7 +67,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from sam_model.data.formats.base import (
     Chat,
@@ -83,15 +92,41 @@ TOOLS = frozenset({"open", "goto", "scroll_up", "scroll_down", "create", "edit",
                    "search_file", "find_file", "submit", "str_replace_editor", "filemap", "view_image", "exit_forfeit",
                    "exit_cost", "exit_context", "exit_error", "exit_format", "exit_api"})
 SHELL = "bash"  # the tool a shell command line is a call of (1.x function calling's own, {"command": LINE})
-POSITIONAL = {"str_replace_editor": ("command", "path")}  # the names of a command's leading words, its schema's
+# SWE-agent's own signatures, read where the run's system prompt documents none: 0.x's config/commands (defaults.sh,
+# cursors_defaults.sh, search.sh, edit_linting.sh in both its forms, cursors_edit_linting.sh, filemap.py) and 1.x's
+# tools/*/config.yaml (windowed, search, windowed_edit_linting, windowed_edit_replace, windowed_edit_rewrite, filemap,
+# image_tools, edit_anthropic); a command several bundles define (edit) takes the first whose form its words fit
+SIGNATURES: dict[str, tuple[str, ...]] = {
+    "open": ('open "<path>" [<line_number>]',),
+    "goto": ("goto <line_number>",),
+    "create": ("create <filename>",),
+    "edit": ("edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit",
+             "edit <start_line> <end_line>\n<replacement_text>\nend_of_edit", "edit\n<replacement_text>\nend_of_edit",
+             "edit <search> <replace> [<replace-all>]", "edit <text>"),
+    "insert": ("insert <text> [<line>]",),
+    "set_cursors": ("set_cursors <start_line> <end_line>",),
+    "search_dir": ("search_dir <search_term> [<dir>]",),
+    "search_file": ("search_file <search_term> [<file>]",),
+    "find_file": ("find_file <file_name> [<dir>]",),
+    "filemap": ("filemap <file_path>",),
+    "view_image": ("view_image <image_file>",),
+    "str_replace_editor": ("str_replace_editor <command> <path>",),
+}
+# commands whose signature's optional arguments are --NAME options (edit_anthropic's argument_format), no positions
+FLAGGED = frozenset({"str_replace_editor"})
 _END = re.compile(r"end_of_\w+")
 _RANGE = re.compile(r"(\d+):(\d+)")
 _INT = re.compile(r"-?\d{1,12}")
 _FLAG = re.compile(r"--([A-Za-z_]\w*)")
+_PLACEHOLDER = re.compile(r"<([A-Za-z_][\w-]*)>")
 # a command the system prompt documents: 1.x's (and 0.x's detailed docs) "NAME:" then "  docstring:"/"  signature:",
-# 0.x's default "NAME <arg> [<arg>] - docstring" line inside its COMMANDS section (up to its first blank line)
+# its signature's lines (a form over lines, edit's, goes on unindented) and its "    - NAME (type) [required]: ..."
+# arguments; 0.x's default "NAME <arg> [<arg>] - docstring" entry inside its COMMANDS section (up to its first blank
+# line; edit's over three lines, "end_of_edit - docstring" its last)
 _DOC_BLOCK = re.compile(r"^([A-Za-z_]\w*):\n  (?:docstring|signature): ", re.MULTILINE)
-_DOC_LINE = re.compile(r"^([A-Za-z_]\w*)(?: +\[?<[^\n]*?)? - \S", re.MULTILINE)
+_DOC_SIGNATURE = re.compile(r"^  signature: (.*(?:\n(?![A-Za-z_]\w*:$)\S.*)*)", re.MULTILINE)
+_DOC_ARGUMENT = re.compile(r"^    - ([A-Za-z_][\w-]*) \([^)\n]*\) \[(required|optional)\]", re.MULTILINE)
+_DOC_LINE = re.compile(r"^([A-Za-z_]\w*)((?: +[\"']?\[?<[^\n]*?)?(?:\n<[\w-]+>)*(?:\nend_of_\w+)?) - \S", re.MULTILINE)
 _COMMANDS = re.compile(r"^COMMANDS:\n(.*?)(?:\n[ \t]*\n|\Z)", re.MULTILINE | re.DOTALL)
 _CWD = re.compile(r"^\(Current directory: (.+)\)[ \t]*$", re.MULTILINE)  # 0.x's templates' last lines
 
@@ -101,6 +136,7 @@ def to_chat(items: list[Any], where: str) -> Chat:
     chat = Chat()
     agent: Any = None
     own = TOOLS  # SWE-agent's own commands, and those the system prompt documents
+    forms: dict[str, Signature] = {}  # the signatures the system prompt documents
     awaiting: str | None = None  # the id of the text command whose output comes next
     state = ""  # the working directory the step of the last command states, told on its output
     for i, m in enumerate(items):
@@ -110,7 +146,7 @@ def to_chat(items: list[Any], where: str) -> Chat:
         if not isinstance(m, Mapping):
             raise TranscriptFormatError(w, f"a history item must be an object, got {json_type(m)}")
         if step:  # a TrajectoryStep: the command, then its output
-            call = command_call(m.get("action"), f"step-{i}", w, own)
+            call = command_call(m.get("action"), f"step-{i}", w, own, forms)
             thought = m.get("thought") if isinstance(m.get("thought"), str) else m.get("response")
             chat.add({"role": "assistant", "content": result_text(thought) or None,
                       **({"tool_calls": [call]} if call else {})}, source)
@@ -136,7 +172,7 @@ def to_chat(items: list[Any], where: str) -> Chat:
         if role == "assistant":
             calls = _function_calls(m.get("tool_calls"), w)
             awaiting, state = None, working_dir(m, w)  # a step's state the episode joined to its command's item
-            if not calls and (call := command_call(m.get("action"), f"action-{i}", w, own)) is not None:
+            if not calls and (call := command_call(m.get("action"), f"action-{i}", w, own, forms)) is not None:
                 calls, awaiting = [call], call["id"]
             words = m["thought"] if isinstance(m.get("thought"), str) else text_of(m.get("content"), w,
                                                                                    ignored=chat.ignored)
@@ -145,6 +181,7 @@ def to_chat(items: list[Any], where: str) -> Chat:
             continue
         text = text_of(m.get("content"), w, ignored=chat.ignored)
         if role == "system":
+            forms.update(signatures(text))
             own = own | documented(text)
         elif role in ("tool", "user"):  # an output (or the issue): the directory it ends with, else its step's
             chat.cwd = told_dir(text) or (state if role == "tool" or awaiting else "") or chat.cwd
@@ -158,12 +195,59 @@ def to_chat(items: list[Any], where: str) -> Chat:
     return chat
 
 
+class Signature(NamedTuple):
+    """A command's documented form, as SWE-agent writes it (``open "<path>" [<line_number>]``): the argument names
+    of each word after the name (two for a line range ``<start_line>:<end_line>``) and whether the word is optional
+    (bracketed), and the name of the text between its first line and its ``end_of_edit`` line (None: it takes
+    none). Its names are what the model read, so the state shows ``path`` and ``line_number`` beside their values, as
+    a function call's, where ``arg1`` hid what each was."""
+
+    words: tuple[tuple[tuple[str, ...], bool], ...]
+    body: str | None
+
+
+def signature(text: str, flagged: bool = False) -> Signature:
+    """The :class:`Signature` a signature line reads (``flagged``: its optional arguments are ``--NAME`` options, no
+    positions, :data:`FLAGGED`); a word ``--NAME <value>`` is a named argument, no position, and a word naming no
+    argument (a literal) is none."""
+    lines = [line.strip() for line in text.replace("\\n", "\n").strip().split("\n")]
+    words: list[tuple[tuple[str, ...], bool]] = []
+    option = False
+    for word in lines[0].split()[1:]:
+        names, optional = tuple(_PLACEHOLDER.findall(word)), word.lstrip("\"'").startswith("[")
+        if names and not option and not (flagged and optional):
+            words.append((names, optional))
+        option = bool(_FLAG.fullmatch(word.lstrip("[")))
+    body = None
+    if len(lines) > 1 and _END.fullmatch(lines[-1]):
+        body = next((n for line in lines[1:-1] for n in _PLACEHOLDER.findall(line)), None)
+    return Signature(tuple(words), body)
+
+
+def signatures(system: str) -> dict[str, Signature]:
+    """The signature of each command a SWE-agent system prompt documents (the module doc): a block's ``signature:``
+    (its ``arguments:`` list, in order, where the signature names none), or a ``COMMANDS`` entry's words before its
+    `` - docstring``."""
+    found = {name: signature(name + form, name in FLAGGED) for section in _COMMANDS.findall(system)
+             for name, form in _DOC_LINE.findall(section)}
+    starts = list(_DOC_BLOCK.finditer(system))
+    for m, after in zip(starts, [*starts[1:], None]):
+        block = system[m.start():after.start() if after else len(system)]
+        if (line := _DOC_SIGNATURE.search(block)) is None:
+            continue
+        form = signature(line.group(1), m.group(1) in FLAGGED)
+        if not form.words and form.body is None and (listed := _DOC_ARGUMENT.findall(block)):
+            form = Signature(tuple(((n,), req == "optional") for n, req in listed), None)
+        found[m.group(1)] = form
+    return found
+
+
 def documented(system: str) -> frozenset[str]:
     """The commands a SWE-agent system prompt documents (the module doc), less any shell (1.x lists ``bash`` when
     it is a tool: its lines are shell commands all the same)."""
     names = set(_DOC_BLOCK.findall(system))
     for section in _COMMANDS.findall(system):
-        names.update(_DOC_LINE.findall(section))
+        names.update(name for name, _ in _DOC_LINE.findall(section))
     return frozenset(n for n in names if not is_shell_tool(n))
 
 
@@ -221,9 +305,11 @@ def _answered(m: Mapping[str, Any], where: str) -> str | None:
     return str(ids[0])
 
 
-def command_call(action: Any, call_id: str, where: str, own: frozenset[str] = TOOLS) -> dict[str, Any] | None:
+def command_call(action: Any, call_id: str, where: str, own: frozenset[str] = TOOLS,
+                 forms: Mapping[str, Signature] | None = None) -> dict[str, Any] | None:
     """A text command as a tool call, by the rule of the module's docstring (``own``: the commands SWE-agent runs
-    itself, any other a ``bash`` call of the whole line); None for no command."""
+    itself, any other a ``bash`` call of the whole line; ``forms``: the signatures the run's system prompt
+    documents, :func:`signatures`); None for no command."""
     if not isinstance(action, str) or not action.strip():
         return None
     text = action.strip()
@@ -239,12 +325,13 @@ def command_call(action: Any, call_id: str, where: str, own: frozenset[str] = TO
         words, body = shell_words(lines[0]), "\n".join(lines[1:-1])
     else:
         words = shell_words(text)
-    return chat_call(call_id, words[0], _arguments(words[0], words[1:], body), where)
+    return chat_call(call_id, words[0], _arguments(words[0], words[1:], body, (forms or {}).get(words[0])), where)
 
 
-def _arguments(name: str, words: list[str], body: str | None) -> dict[str, Any]:
-    """A command's arguments: its leading words by position (:data:`POSITIONAL`'s names, else ``argN``), then each
-    ``--NAME`` with the words after it, then an edit's text."""
+def _arguments(name: str, words: list[str], body: str | None, documented: Signature | None) -> dict[str, Any]:
+    """A command's arguments: its words before any ``--NAME`` and an edit's text, named by its signature (the one
+    the system prompt documents, else the first of :data:`SIGNATURES`' that they fit: :func:`_by_position`), then
+    each ``--NAME`` with the words after it."""
     positional: list[Any] = []
     named: dict[str, list[str]] = {}
     key = None
@@ -256,12 +343,43 @@ def _arguments(name: str, words: list[str], body: str | None) -> dict[str, Any]:
             positional.append(_value(w))
         else:
             named[key].append(w)
-    positional += [body] if body is not None else []
-    names = POSITIONAL.get(name, ())
-    args = {(names[k] if k < len(names) else f"arg{k + 1}"): v for k, v in enumerate(positional)}
+    form = documented or next((f for text in SIGNATURES.get(name, ())
+                               if _fits(f := signature(text, name in FLAGGED), positional, body)), None)
+    args = _by_position(positional, body, form)
     for key, ws in named.items():
         values = [int(w) if _INT.fullmatch(w) else w for w in ws]
         args[key] = True if not values else values[0] if len(values) == 1 else values
+    return args
+
+
+def _fits(form: Signature, values: list[Any], body: str | None) -> bool:
+    """Whether a command's words fit a signature: its text where the form takes one, its required words, and a line
+    range ``START:END`` where the form writes one (``edit 5:7`` and an edit's text are edit_linting's form, ``edit
+    'old' 'new'`` windowed_edit_replace's); words past the form's are allowed (named ``argN``)."""
+    return (form.body is None) == (body is None) and sum(not opt for _, opt in form.words) <= len(values) \
+        and all(len(names) != 2 or isinstance(v, list) for (names, _), v in zip(form.words, values))
+
+
+def _by_position(values: list[Any], body: str | None, form: Signature | None) -> dict[str, Any]:
+    """The words by position: each the next name of the form's (a line range ``START:END`` both names of a word
+    ``<start_line>:<end_line>``, one number each), a word past them (or of a command of no form) ``argN`` by its
+    position; the edit's text its name in the form, else the next position's."""
+    slots = [(n, len(names) == 2 and k == 0) for names, _ in (form.words if form else ()) for k, n in enumerate(names)]
+    if body is not None and (form is None or form.body is None):
+        values, body = [*values, body], None
+    args: dict[str, Any] = {}
+    k = 0
+    for position, value in enumerate(values):
+        if k + 1 < len(slots) and slots[k][1] and isinstance(value, list):
+            args[slots[k][0]], args[slots[k + 1][0]] = value
+            k += 2
+        elif k < len(slots):
+            args[slots[k][0]] = value
+            k += 1
+        else:
+            args[f"arg{position + 1}"] = value
+    if body is not None and form is not None and form.body is not None:
+        args[form.body] = body
     return args
 
 
