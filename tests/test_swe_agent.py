@@ -477,3 +477,15 @@ def test_an_edits_text_is_free_text_and_its_lines_are_traced_as_before(tmp_path)
     assert needed(events, "CALL edit(") == ([opened], {"start_line": ["213"], "end_line": ["213"]})
     decision = events[step_of(events, "action", "CALL edit(") - 2]
     assert decision["state"]["uncertainty_flags"] == ["end_line", "start_line"]
+
+
+def test_a_search_term_is_read_as_the_grep_pattern_swe_agent_hands_it_to():
+    """SWE-agent's search_dir/search_file pass their search_term to grep: a code-like term, `def parse_header(`, was
+    traced whole, said by no event, though the issue had said parse_header."""
+    from sam_model.data.toolstate import ToolCall, TranscriptState
+
+    st = TranscriptState()
+    st.add({"role": "user", "content": "parse_header drops the last key"})
+    st.add({"role": "assistant", "content": "Searching."})
+    d = st.decide([ToolCall("search_dir", {"search_term": "def parse_header(", "dir": "src"}, "x")])
+    assert d.needed == {"search_term": ["parse_header"]} and d.labels == [0]

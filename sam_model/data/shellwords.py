@@ -885,13 +885,15 @@ def _path(word: str) -> str:
 
 
 # the arguments of a search tool that hold its pattern (Claude Code's Grep and Gemini CLI's search_file_content
-# pattern, Cline's search_files regex), and the words of a tool's name that say it searches files
-PATTERN_ARGUMENTS = frozenset({"pattern", "regex"})
+# pattern, Cline's search_files regex, SWE-agent's search_dir/search_file search_term, which it hands to grep), and
+# the words of a tool's name that say it searches files
+PATTERN_ARGUMENTS = frozenset({"pattern", "regex", "search_term"})
 SEARCH_TOOL_WORDS = frozenset({"grep", "search", "rg", "ripgrep"})
 
 
 def search_pattern(tool: str, argument: str, value: Any) -> list[str] | None:
-    """The traced words of a search tool's pattern: the argument ``pattern`` or ``regex`` (any case) of a tool whose
+    """The traced words of a search tool's pattern: the argument ``pattern``, ``regex`` or ``search_term`` (any case;
+    :data:`PATTERN_ARGUMENTS`) of a tool whose
     name says grep or search (:data:`SEARCH_TOOL_WORDS`: ``Grep``, ``search_file_content``, ``grep_search``), read as
     a grep's pattern in a command line is (:func:`_pattern`: a regex or code, ``def due_date``, ``foo\\(``, is its
     names; any other pattern one value, as the spec reads it); None for any other argument. Claude Code's Grep takes

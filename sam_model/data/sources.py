@@ -122,7 +122,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # own take --NAME values as named arguments (str_replace_editor's view_range), and its working directory is told.
 # 48: a SWE-agent own command's words are named by its signature, the run's system prompt's or SWE-agent's (open's
 # path and line_number, edit's start_line, end_line and replacement_text), no longer arg1, arg2, ...
-CONVERSION_VERSION = 48
+# 49: a search tool's search_term (SWE-agent's search_dir/search_file) is read as a grep's pattern, as pattern is.
+CONVERSION_VERSION = 49
 
 
 @dataclass(frozen=True)
