@@ -769,7 +769,8 @@ def mask_constraints(constraints: Mapping[str, Any], needed: Mapping[str, Sequen
 
 def live_state(messages: Iterable[Mapping[str, Any]],
                call: Mapping[str, Any] | ToolCall | Sequence[Mapping[str, Any] | ToolCall] | None = None, *,
-               tool: str | None = None, arguments: Mapping[str, Any] | Sequence[str] | None = None,
+               tool: str | Mapping[str, Any] | None = None,
+               arguments: Mapping[str, Any] | Sequence[str] | None = None,
                masked: bool = True, policy: str | Sequence[Any] | Mapping[str, Any] = "") -> dict[str, Any]:
     """The decision-point state of the spec for a tool call about to be made after ``messages``.
 
@@ -783,9 +784,11 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     list of them: all the calls of one assistant message):
     the state is then exactly what the importer writes on the decision event (phase = the tool, uncertainty
     flags = the argument paths whose values lie in earlier events, constraints = what earlier calls used,
-    minus those values). Or give ``tool`` and its argument names (a list of paths, or a JSON-schema
-    ``parameters`` object) before the values exist: the flags are then every argument path, and constraints
-    lose those paths. An agent that retrieves before writing the call sees more flags than training did.
+    minus those values). Or give ``tool`` and its argument names (a list of paths, a JSON-schema
+    ``parameters`` object, or the tool's definition as the agent declares it to its model: :func:`tool_definition`)
+    before the values exist: the flags are then every argument path, and constraints lose those paths. ``tool`` may
+    be that definition itself (its name and parameters). An agent that retrieves before writing the call sees more
+    flags than training did.
     """
     chat = to_chat(list(messages), "live_state")
     st = TranscriptState(policy="\n".join(filter(None, (system_text(policy), policy_of(chat.messages)))),
@@ -796,7 +799,13 @@ def live_state(messages: Iterable[Mapping[str, Any]],
         return st.call_state(as_calls(call))
     if tool is None:
         raise ValueError("live_state needs the tool call, or tool= and arguments= (its argument names)")
-    paths = sorted(set(schema_paths(arguments or [])))
+    if isinstance(tool, Mapping):
+        tool, declared = tool_definition(tool, "tool")
+        arguments = declared if arguments is None else arguments
+    if not isinstance(tool, str) or not tool:
+        raise ValueError(f"live_state's tool is {json_type(tool)}: give the tool's name or its definition "
+                         f"({TOOL_SHAPE})")
+    paths = sorted(set(schema_paths(argument_schema(arguments))))
     state = {**(st.events[-1]["state"] if st.events else st.snapshot()), "phase": tool}
     if masked:
         state["constraints"] = {k: v for k, v in state["constraints"].items() if k not in paths}
@@ -868,6 +877,54 @@ def _as_call(call: Mapping[str, Any], where: str = "tool call") -> ToolCall:
     fn = {"name": name, "arguments": args}
     call_id = call.get("call_id", call.get("id", call.get("toolUseId")))
     return parse_tool_calls({"tool_calls": [{"function": fn, "id": call_id}]}, where)[0]
+
+
+TOOL_SHAPE = ('OpenAI\'s {"type": "function", "function": {"name", "parameters"}}, a function declaration {"name", '
+              '"parameters"}, Anthropic\'s {"name", "input_schema"} or Bedrock\'s {"toolSpec": {"name", "inputSchema"}}')
+_SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema", "parametersJsonSchema")
+
+
+def tool_definition(tool: Mapping[str, Any], where: str = "tool") -> tuple[str, Mapping[str, Any]]:
+    """The name and parameters schema of a tool as an agent declares it to its model (``TOOL_SHAPE``; Responses'
+    flat ``{"type": "function", "name", "parameters"}`` and a Gemini FunctionDeclaration are the function shape).
+    An agent holds these, not a bare schema: given as ``arguments`` they were read as a schema without
+    ``properties``, so the state flagged no argument and nothing said why. A mapping of none of these shapes is a
+    ValueError naming ``where``."""
+    spec = tool.get("function", tool.get("toolSpec", tool))
+    name = spec.get("name") if isinstance(spec, Mapping) else None
+    key = next((k for k in _SCHEMA_KEYS if isinstance(spec, Mapping) and k in spec), None)
+    if not isinstance(name, str) or not name or (key is None and spec is tool and tool.get("type") != "function"):
+        raise ValueError(f"live_state's {where} is a mapping but not a tool definition (keys "
+                         f"{sorted(map(str, tool))[:6]}): give {TOOL_SHAPE}")
+    schema = spec.get(key) if key else {}
+    if isinstance(schema, Mapping) and isinstance(schema.get("json"), Mapping):  # Bedrock's inputSchema
+        schema = schema["json"]
+    if not isinstance(schema, Mapping):
+        raise ValueError(f"live_state's {where}.{key} is {json_type(schema)}: a JSON-schema object is expected")
+    return name, schema
+
+
+def argument_schema(arguments: Any) -> Mapping[str, Any] | Sequence[str]:
+    """``live_state``'s ``arguments`` as schema_paths reads them: a list of paths, a JSON-schema parameters object, or a
+    tool definition (its parameters). A string was read character by character (``"account_id"`` flagged ``a``,
+    ``c``, ...) and a mapping of neither (the ``properties`` without their wrapper) flagged nothing; both are a
+    ValueError saying what to give."""
+    if arguments is None:
+        return []
+    if isinstance(arguments, str) or not isinstance(arguments, (Mapping, list, tuple)):
+        raise ValueError(f"live_state's arguments is {json_type(arguments)}: give a list of argument names, the "
+                         f"parameters' JSON schema or the tool's definition ({TOOL_SHAPE})")
+    if not isinstance(arguments, Mapping):
+        if not all(isinstance(a, str) and a for a in arguments):
+            raise ValueError("live_state's arguments: a list of argument names (strings) is expected")
+        return arguments
+    if any(k in arguments for k in ("function", "toolSpec", *_SCHEMA_KEYS)):
+        return tool_definition(arguments, "arguments")[1]
+    if arguments and "properties" not in arguments and "type" not in arguments:
+        raise ValueError(f"live_state's arguments is a mapping with neither 'properties' nor 'type' (keys "
+                         f"{sorted(map(str, arguments))[:6]}): give the parameters' JSON schema "
+                         '{"type": "object", "properties": {...}}, a list of argument names or the tool\'s definition')
+    return arguments
 
 
 def schema_paths(arguments: Mapping[str, Any] | Sequence[str], prefix: str = "") -> list[str]:
