@@ -42,6 +42,7 @@ import functools
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 
 import torch
@@ -151,6 +152,9 @@ def write_export(net: SAMNet, folder: Path, store: StoreConfig | None = None, he
     else:
         save_model(net, str(folder / "model.safetensors"), metadata={VOCAB_META: json.dumps(vocab)})
         net.tokenizer.save_pretrained(str(folder / "tokenizer"))
+    # safetensors writes a temporary file of mode 0600 and renames it: the weights were readable by their owner alone
+    # while the rest of the folder followed the umask, so a service run as another user could not load the export
+    (folder / "model.safetensors").chmod(stat.S_IMODE((folder / "vocab.json").stat().st_mode))
     training = getattr(net, "training_info", None)
     if training:
         (folder / TRAINING_FILE).write_text(json.dumps(training, indent=2, default=str))
