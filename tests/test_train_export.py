@@ -174,6 +174,12 @@ def test_line_progress_prints_plain_lines_for_files():
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("epoch 00 (1/3)  train 5/10 (50%)") and "ETA" in lines[0] and "loss 1.5000" in lines[0]
     assert "done in" in lines[1] and "mrr 0.7500" in lines[1]
+    # the epoch's line holds the validation metrics, val/loss among them: said so, not a bare "loss" that read as the
+    # training loss of the line above it
+    trainer.callback_metrics["val/loss"] = 0.9
+    bar.on_validation_end(trainer, None)
+    done = out.getvalue().splitlines()[-1]
+    assert "  validation: loss 0.9000  mrr 0.7500" in done, done
     # `train.py validate` trains no epoch: its line says validation and its own time, not the time since boot
     trainer.state = SimpleNamespace(fn="validate")
     bar = LineProgress(every_s=0.0, stream=out)

@@ -26,7 +26,9 @@ def _epoch(trainer) -> str:
 
 
 class LineProgress(Callback):
-    """``epoch 02 (3/25)  train 120/450 (27%)  2.1 batch/s  ETA 2m37s  loss 1.234``, then the validation metrics.
+    """``epoch 02 (3/25)  train 120/450 (27%)  2.1 batch/s  ETA 2m37s  loss 1.234`` (the training loss), then
+    ``epoch 02 (3/25) done in 1m02s  validation: loss 0.912  mrr 0.910 ...``: the validation metrics, said so, since
+    the two losses differ in scale and a bare ``loss`` after the epoch read as the training loss rising.
     The epoch is numbered as the checkpoint files name it (``best-epoch=02.ckpt``), with its place in the run."""
 
     def __init__(self, every_s: float = 30.0, stream=None):
@@ -69,8 +71,8 @@ class LineProgress(Callback):
         loop = getattr(getattr(trainer, "fit_loop", None), "epoch_loop", None)
         seen = getattr(getattr(getattr(loop, "batch_progress", None), "current", None), "completed", None)
         if isinstance(total, int) and isinstance(seen, int) and 0 < seen < total:  # val_check_interval < 1
-            self._say(f"{_epoch(trainer)}  validation at train {seen}/{total}"
+            self._say(f"{_epoch(trainer)}  validation at train {seen}/{total}:"
                       f"  {shown}")
             return
-        self._say(f"{_epoch(trainer)} done in "
-                  f"{_clock(time.monotonic() - self._t0)}  {shown}")
+        self._say(f"{_epoch(trainer)} done in "  # 'validation:': a bare 'loss' read as the training loss above
+                  f"{_clock(time.monotonic() - self._t0)}  validation: {shown}")
