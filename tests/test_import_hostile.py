@@ -179,6 +179,19 @@ def test_an_agent_log_given_to_the_transcript_importer_is_named_so(tmp_path, cap
            "already and needs no conversion" in err and "--skip-bad" not in err
 
 
+def test_a_conversation_under_another_key_names_the_keys_it_has(tmp_path, capsys):
+    """Found by a new user's walk: a line whose messages sat under "msgs" was "expected a conversation ... (got an
+    object; ...)", which did not say which field the reader missed. It now names the object's keys."""
+    src = tmp_path / "chats.jsonl"
+    src.write_text(CONVERSATION + "\n" + json.dumps({"id": "e2", "msgs": MESSAGES}) + "\n")
+    err = _error([str(src)], capsys, tmp_path / "out.jsonl")
+    assert f"{src}:2: expected a conversation" in err and "(got an object with keys 'id', 'msgs';" in err, err
+    many = {f"k{i}": i for i in range(12)}
+    src.write_text(json.dumps(many) + "\n")
+    assert "with keys 'k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', ...;" in _error([str(src)], capsys,
+                                                                                       tmp_path / "out.jsonl")
+
+
 def test_a_transcript_document_given_as_an_agent_log_says_how_to_convert_it(tmp_path):
     """Found by review: a tau-bench style .json (pretty-printed) given to the agent-log reader was only "line 1:
     invalid JSON (Expecting value at column 1)", and a .jsonl line listing conversations "got list"; both are

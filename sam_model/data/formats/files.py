@@ -754,10 +754,14 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
                                                "validate checks it; sam-train fit --data.train takes it as it is)")
         else:
             what = "a tau-bench trajectory {task_id, trial, traj}, " if domain else ""
+            got = json_type(obj)  # an object's keys: a misnamed field ("msgs", "conversation") is then seen at once
+            if isinstance(obj, Mapping) and obj:
+                keys = [str(k)[:40] for k in list(obj)[:8]]
+                got += " with keys " + ", ".join(map(repr, keys)) + (", ..." if len(obj) > 8 else "")
             raise TranscriptFormatError(where, f"expected {what}a conversation {{\"id\": ..., \"messages\": [...]}}, "
                                                "Responses items {\"id\", \"input\", \"output\"} or Gemini "
                                                "{\"id\", \"contents\"} "
-                                               f"(got {json_type(obj)}; sam-data formats lists what is read)")
+                                               f"(got {got}; sam-data formats lists what is read)")
     except TranscriptFormatError as err:
         return err
     return next(_unique(iter([conv]), seen))
