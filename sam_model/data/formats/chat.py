@@ -4,7 +4,10 @@ A role outside the API's (``observation``, Llama's ``ipython``) is an event of t
 other role with non-empty content → kind=role"); a role that is no short name is refused with its message named.
 A ``tool`` message that names no call is a result named ``tool``; a bad call id, and tool calls on a role other
 than assistant, are refused by the labelling rule, which every reader's messages go through. ``developer`` (the newer name of ``system``) is read as ``system``; the deprecated ``function_call`` /
-``function`` messages as one tool call and its result.
+``function`` messages as one tool call and its result. That API has no call ids: a ``function`` message answers
+the ``function_call`` right before it, so the two are given one id here (``function_call-N``, N the call's message),
+as a tool call and its result carry one; without it every legacy result was reported as answering no call ("a
+truncated or merged transcript?") in a log that was whole.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ ROLE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
 
 def to_chat(messages: list[Any], where: str) -> Chat:
     chat = Chat()
+    pending: tuple[int, dict[str, Any]] | None = None  # a legacy function_call and its message, awaiting its result
     for i, m, w in each(messages, where):
         role = m.get("role")
         if role in (None, ""):
@@ -44,10 +48,13 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             if not isinstance(m.get("name"), str) or not m["name"]:
                 raise TranscriptFormatError(w, "function message without a 'name'")
             out = {"role": "tool", "name": m["name"], "content": m.get("content")}
-        elif role == "assistant" and isinstance(m.get("function_call"), Mapping) and not m.get("tool_calls"):
+            if pending is not None and pending[1]["function"]["name"] == m["name"]:
+                pending[1]["id"] = out["tool_call_id"] = f"function_call-{pending[0]}"
+        pending = None
+        if role == "assistant" and isinstance(m.get("function_call"), Mapping) and not m.get("tool_calls"):
             fc = m["function_call"]
-            out = {"role": "assistant", "content": m.get("content"),
-                   "tool_calls": [chat_call(None, fc.get("name"), fc.get("arguments"), w)]}
+            call = chat_call(None, fc.get("name"), fc.get("arguments"), w)
+            out, pending = {"role": "assistant", "content": m.get("content"), "tool_calls": [call]}, (i, call)
         chat.add(out, f"message {i}")
     return chat
 
