@@ -32,6 +32,25 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+METRIC_NOTES = {  # a column's family (its key up to '@') -> what it is, README 'What the figures are'
+    "mrr": "MRR: 1 / the rank of the first useful memory (0 below the depth)",
+    "recall": "recall@k (R@k): the share of the useful memories in the top k",
+    "precision": "precision@k (P@k): the share of the top k that is useful",
+    "ndcg": "nDCG@10: binary gains over the ideal ranking",
+    "coverage": "coverage@k (Cov@k): 1 when every useful memory is in the top k",
+    "grounding": "grounding@5 (Ground@5): the share of the needed argument values, over all decisions, that some "
+                 "top-5 memory says word for word",
+    "latency_ms_p50": "latency (p50 / p99 ms): one query at a time, encoded and searched",
+}
+
+
+def metric_legend(keys: list[str]) -> str:
+    """What each metric of ``keys`` is, in one line: the console and report.md named Cov@5 and Ground@5 and nothing
+    said what they were (grounding@5 was defined only in the README's tau-bench benchmark)."""
+    notes = dict.fromkeys(METRIC_NOTES[k.split("@")[0]] for k in keys if k.split("@")[0] in METRIC_NOTES)
+    return "; ".join(notes) + "." if notes else ""
+
+
 def methods_table_rows(methods: dict[str, dict[str, float]]) -> tuple[list[str], list[list[str]]]:
     cols = metric_columns(methods)
     return ["method", *cols], [[m, *(_fmt(c, v.get(c)) for c in cols)] for m, v in methods.items()]
@@ -111,6 +130,7 @@ def to_markdown(report: dict) -> str:
         *([unchunked_line(report["retriever_chunking"])] if report.get("retriever_chunking") else []),
         "",
         _md_table(header, rows),
+        *(["", legend] if (legend := metric_legend(metric_columns(report["methods"]))) else []),
         *_intervals_md(report),
     ]
     if report.get("per_phase"):
@@ -214,6 +234,9 @@ def print_table(report: dict) -> None:
         table.add_row(name, *(_fmt(key, values.get(key)) for key in CONSOLE_COLUMNS))
     console = Console(width=max(shutil.get_terminal_size((120, 24)).columns, 120))
     console.print(table)
+    legend = metric_legend([k for k in CONSOLE_COLUMNS if any(k in v for v in report["methods"].values())])
+    if legend:
+        console.print(legend, markup=False)
     iv = report.get("intervals")
     if iv:
         header, rows, diffs = interval_rows(iv, list(CONSOLE_COLUMNS))
