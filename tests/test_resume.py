@@ -140,6 +140,8 @@ def test_a_fresh_run_does_not_warn_that_its_checkpoint_folder_is_not_empty(tmp_p
 
     train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1"])
     assert (tmp_path / "w" / "tb").is_dir() and (tmp_path / "w" / "last.ckpt").is_file()
+    # nor that the frozen BERT is in eval mode ("may lead to unexpected behavior"): it is so on purpose
+    assert not any("in eval mode at the start of training" in str(w.message) for w in recwarn.list)
     assert not warned()
     train_main(["fit", "--config", str(cfg), "--trainer.max_epochs=1", "--overwrite"])  # replaced on purpose
     assert not warned()

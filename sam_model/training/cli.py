@@ -141,13 +141,16 @@ class SAMCLI(LightningCLI):
         """``trainer.fit``, without Lightning's warning that a checkpoint folder "exists and is not empty": a fresh
         run's folder holds its own TensorBoard logs and config (the configs put them there, written before the
         check), and a folder with another run's checkpoints was refused or replaced on purpose (``--overwrite``,
-        :func:`_earlier_run`), or is resumed."""
+        :func:`_earlier_run`), or is resumed. Nor its "Found N module(s) in eval mode at the start of training. This
+        may lead to unexpected behavior": the frozen BERT is kept in eval mode on purpose (no dropout in a frozen
+        encoder; its vectors are cached), and every fit of the README's recipe printed it."""
         if (stopped := _stopped_early(kwargs.get("ckpt_path"))) is not None:
             print(f"{kwargs['ckpt_path']}: this run stopped early after epoch {stopped} (no better validation for "
                   "EarlyStopping's patience): nothing to resume; start a new run (--run NAME) to train on")
             return
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty\.")
+            warnings.filterwarnings("ignore", message=r"Found \d+ module\(s\) in eval mode at the start of training")
             self.trainer.fit(**kwargs)
 
     def after_fit(self) -> None:
