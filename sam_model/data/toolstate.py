@@ -104,7 +104,14 @@ from typing import Any, Literal
 
 from sam_model.data.advice import Advice
 from sam_model.data.formats import to_chat
-from sam_model.data.formats.base import CWD, CWD_BY_CALLS, FAILED, TranscriptFormatError, strict_loads
+from sam_model.data.formats.base import (
+    CWD,
+    CWD_BY_CALLS,
+    FAILED,
+    TranscriptFormatError,
+    json_result,
+    strict_loads,
+)
 from sam_model.data.provenance import contains_value
 from sam_model.data.shellwords import (
     command_words,
@@ -256,8 +263,13 @@ class ToolCall:
         return isinstance(self.arguments, dict)
 
 
-def content_text(content: Any, where: str) -> str:
-    """A message's content as text: a string, null, or a list of parts whose text parts are joined by newlines."""
+def content_text(content: Any, where: str, result: bool = False) -> str:
+    """A message's content as text: a string, null, or a list of parts whose text parts are joined by newlines.
+    ``result`` (a tool message): JSON data, an object or a list of no content part, is its JSON text
+    (formats.base.json_result), as many loggers write a tool's result; the spec names string, null and parts, and
+    a result's summary already reads its text as JSON, so the values in it are traced as in a text result."""
+    if result and (data := json_result(content)) is not None:
+        return data
     if content is None:
         return ""
     if isinstance(content, str):
@@ -274,7 +286,7 @@ def content_text(content: Any, where: str) -> str:
                 texts.append(part["text"])
         return "\n".join(texts)
     raise TranscriptFormatError(where, f"'content' is {json_type(content)}; expected a string, null or a "
-                                       "list of parts")
+                                       "list of parts" + (" (or, in a tool message, JSON data)" if result else ""))
 
 
 def parse_tool_calls(message: Mapping[str, Any], where: str) -> list[ToolCall]:
@@ -382,7 +394,7 @@ class TranscriptState:
         role = message.get("role")
         if not isinstance(role, str) or not role:
             raise TranscriptFormatError(where, "message without 'role' (expected system, user, assistant or tool)")
-        text = content_text(message.get("content"), where)
+        text = content_text(message.get("content"), where, result=role == "tool")
         self._take_cwd(message, where)
         if message.get("tool_calls") and role != "assistant":  # its calls would vanish (they are the labels)
             raise TranscriptFormatError(where, f"a {role[:40]!r} message carries tool_calls; only assistant messages "

@@ -212,6 +212,24 @@ def result_text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else json.dumps(value, ensure_ascii=False)
 
 
+def is_part(item: Any) -> bool:
+    """A content part as OpenAI (and Anthropic, for text) writes one: ``{"type": T, T: ...}``, its payload under the
+    key its type names (``{"type": "text", "text": ...}``, ``{"type": "image_url", "image_url": ...}``); a record
+    of a tool's result with a ``type`` field (``{"type": "flight", "number": ...}``) is none."""
+    return isinstance(item, Mapping) and isinstance(item.get("type"), str) and item["type"] in item
+
+
+def json_result(content: Any) -> str | None:
+    """A tool result its logger wrote as JSON data rather than text (``"content": {"status": "ok", "id": "A-17"}``,
+    a list of records, a number): its JSON text, keys in the order written (what the agent was shown), so that its
+    values are traced as a text result's are; None for content that is text (a string, null, or a list holding a
+    content part, which is read as parts). An empty list stays the empty content it is in the API."""
+    if content is None or isinstance(content, str) or (isinstance(content, list)
+                                                       and (not content or any(map(is_part, content)))):
+        return None
+    return json.dumps(content, ensure_ascii=False)
+
+
 FAILED = "is_error"  # a chat tool message's failure flag: the call failed, whatever its words say (toolstate)
 CWD = "cwd"  # a chat message's working directory of the agent from that message on (toolstate: paths under it)
 # true on an assistant message whose own calls revealed the CWD it tells (Gemini CLI's project root, found from the

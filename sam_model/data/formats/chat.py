@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each
+from sam_model.data.formats.base import Chat, TranscriptFormatError, chat_call, each, json_result
 from sam_model.io import json_type
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")  # the API's; any other is its own kind
@@ -38,7 +38,8 @@ def to_chat(messages: list[Any], where: str) -> Chat:
                                            f"'_', '.' or '-'); the API's roles are {', '.join(ROLES)}")
         if role.lower() in ROLES:
             role = role.lower()  # "Assistant": the API's role, as a careless exporter spelled it
-        if isinstance(m.get("content"), list):  # the spec reads text parts only: the others are counted, not lost
+        if isinstance(m.get("content"), list) and not (role in ("tool", "function") and json_result(m["content"])):
+            # the spec reads text parts only: the others are counted, not lost (a tool's list of records is its text)
             chat.ignored.update(f"{p.get('type') or 'untyped'} parts" for p in m["content"]
                                 if isinstance(p, Mapping) and p.get("type") != "text")
         out = {**m, "role": role}

@@ -1,0 +1,63 @@
+"""Many loggers write a tool's result as the JSON data it returned (``"content": {"status": "ok", "id": "A-17"}``),
+not as a string: such a log was refused in one line ("'content' is an object"), and a list of records was read as
+content parts of no type, an empty result. A tool message's JSON data is now its JSON text, keys as written, so its
+values are traced as a string result's are; OpenAI content parts keep their reading."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sam_model.data.transcripts import ImportReport, TranscriptFormatError, iter_transcript_events
+
+RESULT = {"status": "ok", "order_id": "A-17", "email": "ann@example.com"}  # not in sorted order: kept as written
+
+
+def chat(content) -> dict:
+    return {"id": "c", "messages": [
+        {"role": "system", "content": "You are support."},
+        {"role": "user", "content": "where is my order? I'm ann@example.com"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "find_order",
+                                                          "arguments": json.dumps({"email": "ann@example.com"})}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": content},
+        {"role": "user", "content": "ok, cancel it"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c2", "type": "function", "function": {"name": "cancel_order",
+                                                          "arguments": json.dumps({"order_id": "A-17"})}}]},
+        {"role": "tool", "tool_call_id": "c2", "content": "cancelled"}]}
+
+
+def convert(tmp_path, conv: dict) -> tuple[list[dict], ImportReport]:
+    src = tmp_path / "chats.jsonl"
+    src.write_text(json.dumps(conv) + "\n")
+    report = ImportReport()
+    return list(iter_transcript_events(src, report=report)), report
+
+
+@pytest.mark.parametrize("data", [RESULT, [RESULT, {"status": "late", "order_id": "B-2"}], [{"type": "order", **RESULT}]],
+                         ids=["object", "records", "records with a type field"])
+def test_a_tool_result_written_as_json_data_reads_as_its_json_text(tmp_path, data):
+    events, report = convert(tmp_path, chat(data))
+    as_text, _ = convert(tmp_path, chat(json.dumps(data)))
+    assert events == as_text  # the same events, states and labels as the result logged as a string
+    result = events[2]
+    assert result["kind"] == "result" and result["text"] == "find_order: " + json.dumps(data)
+    decision = events[3]  # "ok, cancel it": the order id it needs was said by the result alone
+    assert decision["useful_memory_steps"] == [2]
+    assert not report.ignored  # no part of it left unread
+
+
+def test_openai_content_parts_of_a_tool_message_keep_their_reading(tmp_path):
+    parts = [{"type": "text", "text": "order A-17"}, {"type": "image_url", "image_url": {"url": "x"}}]
+    events, report = convert(tmp_path, chat(parts))
+    assert events[2]["text"] == "find_order: order A-17"
+    assert report.ignored == {"image_url parts": 1}
+
+
+def test_a_user_message_of_json_data_is_still_refused(tmp_path):
+    conv = chat("ok")
+    conv["messages"][1]["content"] = {"text": "hi"}
+    with pytest.raises(TranscriptFormatError, match=r"chats.jsonl:1, message 1: 'content' is an object; expected"):
+        convert(tmp_path, conv)
