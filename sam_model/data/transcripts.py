@@ -16,6 +16,7 @@ CLI::
 from __future__ import annotations
 
 import argparse
+import difflib
 import gzip
 import hashlib
 import json
@@ -40,6 +41,7 @@ from sam_model.data.formats import (
     tool_marks,
 )
 from sam_model.data.formats.base import FAILED
+from sam_model.data.formats.chat import ROLES
 from sam_model.data.formats.files import episode_id_of, is_transcript_file  # noqa: F401  (re-exported)
 from sam_model.data.lives import make_lives
 from sam_model.data.reader import check_output
@@ -102,6 +104,8 @@ class ImportReport:
     cut_lines: list[str] = field(default_factory=list)  # session files' last lines cut mid-write, left out: FILE:LINE
     stderr_lines: dict[str, int] = field(default_factory=dict)  # a file's first line of stderr mixed in -> its count
     abandoned: dict[str, int] = field(default_factory=dict)  # a session's first turn of a branch it left -> their count
+    other_roles: Counter = field(default_factory=Counter)  # messages of a role outside OpenAI's (events of its kind)
+    other_role_at: dict[str, str] = field(default_factory=dict)  # each such role -> where it was first met
 
     def lines(self) -> list[str]:
         n = max(self.decision_points, 1)
@@ -143,6 +147,8 @@ class ImportReport:
             out.append(self.stderr_note())
         if self.abandoned:
             out.append(self.abandoned_note())
+        if self.other_roles:
+            out.append(self.roles_note())
         if self.ignored:
             out.append("parts not read (no event is made of them): " +
                        ", ".join(f"{k} {v}" for k, v in self.ignored.most_common()))
@@ -181,6 +187,19 @@ class ImportReport:
                 "retried response: the agent keeps them in its session file) left out: "
                 + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
                 + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
+
+    def roles_note(self) -> str:
+        """The roles outside OpenAI's, which the spec keeps as events of their own kind: each with its count and where
+        it was first met, and the API role it is close to (a misspelt ``asistant`` made events no model reads as the
+        agent's words). sam-data transcripts and sam-train say it alike."""
+        roles = "; ".join(
+            f"{role!r} in {n} message{'s' if n > 1 else ''}, first at {self.other_role_at[role]}"
+            + (f" (did you mean {close[0]!r}? then fix the log)"
+               if (close := difflib.get_close_matches(role.lower(), ROLES, n=1)) else "")
+            for role, n in self.other_roles.most_common(10))
+        more = f"; and {len(self.other_roles) - 10} more roles" if len(self.other_roles) > 10 else ""
+        return (f"roles outside OpenAI's ({', '.join(ROLES)}), read as events of their own kind as the spec says: "
+                f"{roles}{more}")
 
     def no_tool_call_reason(self) -> tuple[str | Advice, ...]:
         """Why a file whose conversations hold no tool call is refused: what tool-like content was seen (the parts
@@ -301,6 +320,9 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         report.formats[fmt] += 1
         report.user_tool_calls += chat.user_tool_calls
         report.ignored.update(chat.ignored)
+        report.other_roles.update(chat.other_roles)
+        for role, at in chat.other_role_at.items():
+            report.other_role_at.setdefault(role, at)
         if conv.cut and conv.cut not in report.cut_lines:  # once a file, whichever of its conversations is read
             report.cut_lines.append(conv.cut)
         if conv.stderr:  # once a file too: its conversations share its lines

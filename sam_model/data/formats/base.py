@@ -147,12 +147,17 @@ class Chat:
     from the messages: :attr:`Conversation.cwd`); the first message
     added after it changes carries it as its :data:`CWD`, which the labelling rule reads (toolstate: an absolute path
     under it is traced by its relative part), so a live memory fed a line at a time learns it as the importer does;
-    a directory an assistant message's own calls revealed is marked :data:`CWD_BY_CALLS` on it by its reader."""
+    a directory an assistant message's own calls revealed is marked :data:`CWD_BY_CALLS` on it by its reader.
+    ``other_roles`` counts the messages of a role outside OpenAI's, which the spec keeps as events of that kind (Llama's
+    ``ipython``, or a misspelt ``asistant``), and ``other_role_at`` says where each was first met, for the import
+    report."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     user_tool_calls: int = 0
     ignored: Counter = field(default_factory=Counter)
+    other_roles: Counter = field(default_factory=Counter)
+    other_role_at: dict[str, str] = field(default_factory=dict)
     cwd: str = ""
     _told: str = ""  # the working directory the messages added so far carry
 
@@ -161,6 +166,11 @@ class Chat:
             message[CWD], self._told = self.cwd, self.cwd
         self.messages.append(message)
         self.sources.append(source)
+
+    def other_role(self, role: str, where: str) -> None:
+        """Count a message of a role outside OpenAI's (kept as its own kind of event), ``where`` it was met first."""
+        self.other_roles[role] += 1
+        self.other_role_at.setdefault(role, where)
 
     def known_before(self, cwd: str) -> None:
         """The working directory known before these messages, told apart from them (a run's recorded config, a live

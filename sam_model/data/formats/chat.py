@@ -1,7 +1,8 @@
 """OpenAI chat messages (Chat Completions), the shape the labelling rule reads; tau-bench v1 writes them too.
 
 A role outside the API's (``observation``, Llama's ``ipython``) is an event of that kind, as the spec says ("any
-other role with non-empty content → kind=role"); a role that is no short name is refused with its message named.
+other role with non-empty content → kind=role"), and is counted for the import report, which asks of one close to
+an API role ("asistant") whether that was meant; a role that is no short name is refused with its message named.
 A ``tool`` message that names no call is a result named ``tool``; a bad call id, and tool calls on a role other
 than assistant, are refused by the labelling rule, which every reader's messages go through. ``developer`` (the newer name of ``system``) is read as ``system``; the deprecated ``function_call`` /
 ``function`` messages as one tool call and its result. That API has no call ids: a ``function`` message answers
@@ -38,6 +39,8 @@ def to_chat(messages: list[Any], where: str) -> Chat:
                                            f"'_', '.' or '-'); the API's roles are {', '.join(ROLES)}")
         if role.lower() in ROLES:
             role = role.lower()  # "Assistant": the API's role, as a careless exporter spelled it
+        else:  # its own kind of event, as the spec says; counted, so that a misspelt "asistant" is seen
+            chat.other_role(role, w)
         if isinstance(m.get("content"), list) and not (role in ("tool", "function") and json_result(m["content"])):
             # the spec reads text parts only: the others are counted, not lost (a tool's list of records is its text)
             chat.ignored.update(f"{p.get('type') or 'untyped'} parts" for p in m["content"]

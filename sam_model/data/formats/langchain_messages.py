@@ -138,6 +138,8 @@ def to_chat(messages: list[Any], where: str) -> Chat:
     out = Chat()
     for i, m, w in each(messages, where):
         if (message := read(m, w, out.ignored)) is not None:
+            if message["role"] not in chat.ROLES:  # a ChatMessage of its own role: counted as the chat reader does
+                out.other_role(message["role"], w)
             out.add(message, f"message {i}")
     return out
 
