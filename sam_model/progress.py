@@ -55,3 +55,10 @@ def progress_bar(iterable: Iterable | None = None, *, file: TextIO | None = None
     kwargs.setdefault("ascii", True)
     kwargs["leave"] = True  # a file keeps the last line (where the bar ended), not an erased one
     return plain_tqdm(iterable, file=_Lines(stream), **kwargs)
+
+
+def say(text: str, file: TextIO | None = None) -> None:
+    """One progress line (what a long step is about to do, or what it found) into ``file`` (default stdout, where a
+    run's status lines go), flushed at once: into a file or a pipe stdout is block-buffered, so a line said before
+    a quiet step appeared, if at all, only after it."""
+    print(text, file=file if file is not None else sys.stdout, flush=True)

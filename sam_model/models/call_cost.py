@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 SHAPES = ((1, 8), (1, 32), (1, 96), (2, 64), (4, 128), (8, 24))  # (rows, width) of the timed calls
+REPEATS = 3  # times each shape is timed (the fastest counts)
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def fit(shapes: list[tuple[int, int]], ms: list[float]) -> CallCost:
 
 
 def measure(run: Callable[[int, int], object], shapes: list[tuple[int, int]] | None = None,
-            repeats: int = 3) -> CallCost:
+            repeats: int = REPEATS) -> CallCost:
     """Time ``run(rows, width)`` (one BERT call of that shape) at ``shapes`` (default SHAPES), the fastest of
     ``repeats`` after a warm-up call, and fit (``fit``)."""
     shapes = list(shapes or SHAPES)

@@ -179,6 +179,9 @@ class TokenCount:
         return max((end for _, end in offsets), default=0)
 
 
+ENGINES = {"onnx": "ONNX Runtime", "int8": "ONNX Runtime int8", "bf16": "PyTorch bfloat16", "torch": "PyTorch"}
+
+
 class TextEncoder(nn.Module):
     """Pooled sentence vectors of any BERT-style encoder: the mean of its tokens (the pooling all-MiniLM-L6-v2
     was trained with) or its first token (``pooling="cls"``)."""
@@ -236,6 +239,33 @@ class TextEncoder(nn.Module):
         for name, runner in self._candidates().items():
             self.costs[name] = cached((name, *key), lambda r, w, x=runner: self._time_call(r, w, x), self._shapes())
         return self.backend
+
+    def auto_engines(self) -> list[str]:
+        """What backend ``auto`` loads and times here, named for a person, before use_backend runs: the wait is then
+        said before it (a training run was silent for 23 s of 27 on 2 busy cores while it timed them)."""
+        from sam_model.models import bf16_text, onnx_text
+
+        on_cpu = self.device.type == "cpu"
+        return [ENGINES[name] for name, ok in (("onnx", on_cpu and onnx_text.available()),
+                                               ("bf16", on_cpu and bf16_text.in_auto()), ("torch", True)) if ok]
+
+    def engine_verdict(self) -> str:
+        """What use_backend chose, in words: the engine cheapest for a short call and for a long one, and what such a
+        call was measured to cost on each engine loaded (under ``auto`` each call runs on the cheapest for its
+        shape)."""
+        if not self.costs:
+            return ENGINES.get(self.backend, self.backend)
+        long = self.pack_width if self.packed else self._longest()
+        shown, best = [], []
+        for rows, width in ((1, min(32, self._longest())), (4, min(128, long))):
+            costs = sorted((cost.ms(rows, width), ENGINES.get(name, name)) for name, cost in self.costs.items())
+            best += [costs[0][1]] if costs[0][1] not in best else []
+            shown.append(f"{rows} row{'s' if rows > 1 else ''} of {width} tokens "
+                         + ", ".join(f"{who} {ms:.0f} ms" for ms, who in costs))
+        if len(self.costs) == 1:
+            return f"{best[0]}, the only one loaded (a call of {'; '.join(shown)})"
+        return (f"{' and '.join(best)} (measured per call: {'; '.join(shown)}; each call runs on the cheapest for its "
+                "shape)")
 
     def _candidates(self) -> dict[str, object]:
         """What may run a call, by backend name: the runners loaded, and PyTorch (None) under auto or alone."""

@@ -18,8 +18,10 @@ from tqdm.auto import tqdm
 from sam_model.data.chunks import Chunking
 from sam_model.io import SAMFileError
 from sam_model.models.adapt import extend_net, extended_config
+from sam_model.models.call_cost import REPEATS, SHAPES
 from sam_model.models.losses import MAX_SCALE, POSITIVES, MultiPositiveInfoNCE, ScoreDistillation
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
+from sam_model.progress import say
 from sam_model.store import StoreConfig
 from sam_model.training.batching import candidate_masks, encode_batch, validation_query_ids
 from sam_model.training.objective import batch_loss
@@ -248,13 +250,28 @@ class SAMLightningModule(pl.LightningModule):
         enc = self.net.state_encoder.text_encoder
         # The backend first: the cache file's name carries the precision the frozen pass computes in (bfloat16 on a
         # CPU with the units), and with it chosen after the load a float32 file took bfloat16 vectors
-        backend = enc.use_backend("auto") if enc.use_cache else None
+        backend = self._choose_backend() if enc.use_cache else None
         path, enc = self._text_cache_file()
         if path is not None:
             n = enc.load_cache(path)
             if n:
                 print(f"text cache: {n} BERT vectors loaded from {path}")
         self._frozen_pass(path, backend)
+
+    def _choose_backend(self) -> str:
+        """The frozen text encoder's ``auto`` backend, said before and after (sam_model.progress.say, so a log file
+        has it too): loading ONNX Runtime and timing each engine took 23 s on 2 busy cores, in which a fit printed
+        nothing after Lightning's "Seed set to 0"."""
+        enc = self.net.state_encoder.text_encoder
+        engines = enc.auto_engines()
+        say(f"choosing the text encoder's engine (timing {', '.join(engines[:-1])} against {engines[-1]} on "
+            f"{len(SHAPES)} call shapes, {REPEATS} times each) ..." if len(engines) > 1 else
+            f"timing the text encoder's BERT calls on {engines[0]} ({len(SHAPES)} call shapes, {REPEATS} times "
+            "each: how texts are cut into calls) ...")
+        t = time.perf_counter()
+        backend = enc.use_backend("auto")
+        say(f"text encoder's engine: {enc.engine_verdict()}; chosen in {time.perf_counter() - t:.0f} s")
+        return backend
 
     def _frozen_pass(self, path, backend: str | None = None) -> None:
         """A frozen BERT's vectors of every training and validation text, made before the first epoch: the distinct
@@ -274,7 +291,7 @@ class SAMLightningModule(pl.LightningModule):
         missing = enc.uncached(texts)
         if not missing:
             return
-        backend = backend or enc.use_backend("auto")
+        backend = backend or self._choose_backend()
         encoded = enc.encoded
         t = time.perf_counter()
         chunk = 16 * enc.batch_size
