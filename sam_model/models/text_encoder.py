@@ -23,6 +23,7 @@ from torch import nn
 from sam_model.models.bert import layer_stack, load_bert, pool
 from sam_model.models.call_cost import DEFAULT, SHAPES, CallCost, cached
 from sam_model.models.packing import PACK_WIDTH, pack_rows, packable, packed_forward, packed_inputs
+from sam_model.models.runner import FrozenRunner
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +183,16 @@ class TokenCount:
 ENGINES = {"onnx": "ONNX Runtime", "int8": "ONNX Runtime int8", "bf16": "PyTorch bfloat16", "torch": "PyTorch"}
 
 
+class DeferredAuto(FrozenRunner):
+    """Backend ``auto`` still to load and time (TextEncoder.defer_auto): a FrozenRunner for what it remembers, the
+    weights it was asked for (``stale`` once trained in place: then PyTorch, as a loaded runner goes) and that a copy
+    of the network does not carry it."""
+
+    def __init__(self, bert: nn.Module, cache_dir: str | os.PathLike | None):
+        super().__init__(bert)
+        self.cache_dir = cache_dir
+
+
 class TextEncoder(nn.Module):
     """Pooled sentence vectors of any BERT-style encoder: the mean of its tokens (the pooling all-MiniLM-L6-v2
     was trained with) or its first token (``pooling="cls"``)."""
@@ -205,6 +216,7 @@ class TextEncoder(nn.Module):
         self.pack_width = max(PACK_WIDTH, 2 * max_length)
         self.costs: dict[str, CallCost] = {}  # what a call costs per backend here, measured by use_backend
         self.auto = False  # backend "auto" with a runner loaded: each call runs where it costs least
+        self.deferred: DeferredAuto | None = None  # backend "auto" to load and time at the first BERT call (defer_auto)
 
     def use_backend(self, backend: str | None = "auto", cache_dir: str | os.PathLike | None = None) -> str:
         """Run BERT on PyTorch (``torch``), ONNX Runtime (``onnx``), PyTorch in bfloat16 (``bf16``) or ONNX Runtime
@@ -225,11 +237,11 @@ class TextEncoder(nn.Module):
         if backend in ("onnx", "bf16", "int8") and not on_cpu:
             raise ValueError(f"text backend {backend!r} runs on the CPU only; use 'torch' (or 'auto') on a GPU "
                              "(training there takes trainer.precision: bf16-mixed)")
-        self.runner = self.bf16 = None
+        self.runner = self.bf16 = self.deferred = None
         if backend in ("auto", "onnx", "int8") and on_cpu and onnx_text.available():
             self.runner = onnx_text.onnx_text(self.bert, self.tokenizer, self.pooling, self.max_length, cache_dir,
                                               self.packed, int8=backend == "int8")
-        if backend == "bf16" or backend == "auto" and on_cpu and bf16_text.in_auto():
+        if backend == "bf16" or backend == "auto" and self._auto_bf16():
             self.bf16 = bf16_text.Bf16Text(self.bert, self.pooling, self.packed)
         self.auto = backend == "auto" and (self.runner is not None or self.bf16 is not None)
         self.costs = {}
@@ -240,14 +252,35 @@ class TextEncoder(nn.Module):
             self.costs[name] = cached((name, *key), lambda r, w, x=runner: self._time_call(r, w, x), self._shapes())
         return self.backend
 
+    def defer_auto(self, cache_dir: str | os.PathLike | None = None) -> str:
+        """Backend ``auto`` with only what names its vectors' precision made now (the bfloat16 copy auto loads on a
+        CPU with bfloat16 units: ``precision``, and with it the text cache's file name, are then what
+        ``use_backend("auto")`` gives), while loading ONNX Runtime and timing each engine wait for the first call
+        that runs BERT, or for ``use_backend``. Why: a fit timed the engines (~20 s on 2 busy cores) before it knew
+        whether any text was missing from its cache, and when none was the timings went unused. Returns what is
+        loaded so far ("bf16" or "torch")."""
+        from sam_model.models import bf16_text
+
+        self.runner = None
+        self.bf16 = bf16_text.Bf16Text(self.bert, self.pooling, self.packed) if self._auto_bf16() else None
+        self.auto, self.costs = self.bf16 is not None, {}
+        self.deferred = DeferredAuto(self.bert, cache_dir)
+        return self.backend
+
+    def _auto_bf16(self) -> bool:
+        """Whether backend ``auto`` loads a bfloat16 copy here: on a CPU with the units (bf16_text.in_auto)."""
+        from sam_model.models import bf16_text
+
+        return self.device.type == "cpu" and bf16_text.in_auto()
+
     def auto_engines(self) -> list[str]:
         """What backend ``auto`` loads and times here, named for a person, before use_backend runs: the wait is then
         said before it (a training run was silent for 23 s of 27 on 2 busy cores while it timed them)."""
-        from sam_model.models import bf16_text, onnx_text
+        from sam_model.models import onnx_text
 
         on_cpu = self.device.type == "cpu"
         return [ENGINES[name] for name, ok in (("onnx", on_cpu and onnx_text.available()),
-                                               ("bf16", on_cpu and bf16_text.in_auto()), ("torch", True)) if ok]
+                                               ("bf16", self._auto_bf16()), ("torch", True)) if ok]
 
     def engine_verdict(self) -> str:
         """What use_backend chose, in words: the engine cheapest for a short call and for a long one, and what such a
@@ -343,6 +376,10 @@ class TextEncoder(nn.Module):
         if loaded is not None and loaded.stale:  # trained in place since: back to PyTorch for good
             self.runner = self.bf16 = None
             self.auto = False
+        if self.deferred is not None:  # defer_auto: loaded and timed now, unless the weights changed since
+            deferred, self.deferred = self.deferred, None
+            if not deferred.stale:
+                self.use_backend("auto", deferred.cache_dir)
         return self._candidates()
 
     def _plan(self, lengths: list[int], cost: CallCost, pack: bool = True) -> tuple[list[list[list[int]]], float]:

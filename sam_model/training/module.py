@@ -248,15 +248,18 @@ class SAMLightningModule(pl.LightningModule):
 
     def on_fit_start(self) -> None:
         enc = self.net.state_encoder.text_encoder
-        # The backend first: the cache file's name carries the precision the frozen pass computes in (bfloat16 on a
-        # CPU with the units), and with it chosen after the load a float32 file took bfloat16 vectors
-        backend = self._choose_backend() if enc.use_cache else None
+        # The precision first: the cache file's name carries the one the frozen pass computes in (bfloat16 on a CPU
+        # with the units), and with it chosen after the load a float32 file took bfloat16 vectors. Only that: the
+        # engines are timed (~20 s on 2 busy cores) when the frozen pass has texts to encode, which a run whose
+        # texts are all cached has not (it timed them for nothing)
+        if enc.use_cache:
+            enc.defer_auto()
         path, enc = self._text_cache_file()
         if path is not None:
             n = enc.load_cache(path)
             if n:
                 print(f"text cache: {n} BERT vectors loaded from {path}")
-        self._frozen_pass(path, backend)
+        self._frozen_pass(path)
 
     def _choose_backend(self) -> str:
         """The frozen text encoder's ``auto`` backend, said before and after (sam_model.progress.say, so a log file
@@ -273,13 +276,13 @@ class SAMLightningModule(pl.LightningModule):
         say(f"text encoder's engine: {enc.engine_verdict()}; chosen in {time.perf_counter() - t:.0f} s")
         return backend
 
-    def _frozen_pass(self, path, backend: str | None = None) -> None:
+    def _frozen_pass(self, path) -> None:
         """A frozen BERT's vectors of every training and validation text, made before the first epoch: the distinct
         texts of the whole data (not batch by batch), sorted by token length, each call on the backend measured cheapest
         for it (``auto``: ONNX Runtime where it is installed, the same vectors to float rounding; bfloat16 on a CPU
         with bfloat16 units, ~0.99996 cosine and about twice the texts per second: sam_model.models.bf16_text), then
-        saved to the text cache (``path``, named for the precision of ``backend``: what on_fit_start loaded; None:
-        loaded here)."""
+        saved to the text cache (``path``, named for the precision of backend auto, which on_fit_start settled). The
+        engines are chosen (_choose_backend) only when some text is missing from the cache."""
         enc = self.net.state_encoder.text_encoder
         texts_of = getattr(getattr(self.trainer, "datamodule", None), "texts", None)
         if not (enc.use_cache and callable(texts_of)) or self.global_rank != 0 and self.trainer.world_size > 1:
@@ -291,7 +294,7 @@ class SAMLightningModule(pl.LightningModule):
         missing = enc.uncached(texts)
         if not missing:
             return
-        backend = backend or self._choose_backend()
+        backend = self._choose_backend()
         encoded = enc.encoded
         t = time.perf_counter()
         chunk = 16 * enc.batch_size
