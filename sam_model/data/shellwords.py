@@ -413,13 +413,42 @@ def is_tool_setting(tool: str, argument: str) -> bool:
     (:data:`FILE_SETTINGS`). Claude Code's Grep writes ``"output_mode": "content"`` on most searches: traced as a value,
     each later search was a decision point labelled with the session's first one (in a walkthrough's hand-written
     sessions, two decision points with no other label); a ``Read`` with ``"limit": 200`` traced to any earlier file
-    listing that printed line 200. ``offset``, ``path``, ``pattern`` and ``glob`` say what is read and stay values.
-    A file tool's name says nothing else (:data:`FILE_NAME_WORDS`; an MCP server's prefix, ``mcp__filesystem__``, left
-    out): ``read_customer``'s ``context`` or ``mark_as_read``'s ``n`` were dropped as settings."""
+    listing that printed line 200. ``path``, ``pattern`` and ``glob`` say what is read and stay values, and so does
+    ``offset`` unless it starts a page (:func:`is_page_offset`, which sees the call's ``limit``)."""
+    return is_shell_setting(tool, argument) or (is_file_tool(tool) and argument.lstrip("-").lower() in FILE_SETTINGS)
+
+
+def is_file_tool(tool: str) -> bool:
+    """Whether ``tool``'s name says grep, glob or read and nothing but file words (:data:`FILE_NAME_WORDS`; an MCP
+    server's prefix, ``mcp__filesystem__``, left out): ``Read``, ``read_file``, ``grep_search``. A business tool that
+    reads is none: ``read_customer``'s ``context`` or ``mark_as_read``'s ``n`` were dropped as settings."""
     found = _name_words(tool.rsplit("__", 1)[-1])
-    return is_shell_setting(tool, argument) or (
-        bool(FILE_TOOL_WORDS.intersection(found)) and set(found) <= FILE_TOOL_WORDS | FILE_NAME_WORDS
-        and argument.lstrip("-").lower() in FILE_SETTINGS)
+    return bool(FILE_TOOL_WORDS.intersection(found)) and set(found) <= FILE_TOOL_WORDS | FILE_NAME_WORDS
+
+
+PAGE_START, PAGE_SIZE = "offset", "limit"  # a file read's first line and its number of lines (Read, read_file)
+
+
+def is_page_offset(tool: str, argument: str, arguments: dict[str, Any]) -> bool:
+    """Whether ``argument`` is the ``offset`` of a file tool (:func:`is_file_tool`) that, with the call's ``limit``
+    n, starts a page of the file as :func:`is_page` judges the lines read: Claude Code's Read counts from 1
+    (``offset`` 201, ``limit`` 200: lines 201-400, ``offset`` k*n+1), Gemini CLI's read_file from 0 (``offset`` 200:
+    the same lines, k*n); either base is taken. Such an offset is how far the agent has read, as ``[201, 400]`` after
+    ``[1, 200]`` is an editor's (:func:`view_lines`), no line an earlier event gave: traced as a value, ``Read``'s
+    201 went to any earlier event that printed 201 (an HTTP status). An offset that starts no page (245, from a grep
+    hit at line 245; no ``limit``) stays a value."""
+    if argument.lower() != PAGE_START or not is_file_tool(tool):
+        return False
+    sizes = [v for k, v in arguments.items() if k.lower() == PAGE_SIZE]
+    first, n = _count(arguments[argument]), _count(sizes[0]) if len(sizes) == 1 else None
+    return first is not None and bool(n) and (is_page(first + 1, first + n) or is_page(first, first + n - 1))
+
+
+def _count(value: Any) -> int | None:
+    """A line number or count a tool was given: an int (no bool) or a string of digits, of at most 12 digits."""
+    if isinstance(value, str) and value.isdigit() and len(value) <= 12:
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10 ** 12 else None
 
 
 def is_command_line(tool: str, argument: str, value: Any) -> bool:

@@ -123,7 +123,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 48: a SWE-agent own command's words are named by its signature, the run's system prompt's or SWE-agent's (open's
 # path and line_number, edit's start_line, end_line and replacement_text), no longer arg1, arg2, ...
 # 49: a search tool's search_term (SWE-agent's search_dir/search_file) is read as a grep's pattern, as pattern is.
-CONVERSION_VERSION = 49
+# 50: a file read's offset that starts a page with its limit (Read(offset=201, limit=200), read_file(offset=200,
+# limit=200)) is no traced value.
+CONVERSION_VERSION = 50
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,9 @@ tool's arguments whose names say a timeout, an output limit, a permission or a d
 ``description``, OpenHands' ``security_risk``) say how the command runs, not what it acts on, and are judged trivial:
 Codex repeats ``"timeout_ms": 120000`` on every call, which traced each later call to the first one.
 So are a file tool's output settings (:func:`sam_model.data.shellwords.is_tool_setting`: Claude Code's Grep
-``output_mode`` and ``head_limit``, its Read's ``limit``), which its Grep repeats as a shell repeats a timeout.
+``output_mode`` and ``head_limit``, its Read's ``limit``), which its Grep repeats as a shell repeats a timeout, and
+a file read's ``offset`` that starts a page with its ``limit`` (:func:`sam_model.data.shellwords.is_page_offset`:
+``Read(offset=201, limit=200)``, how far the agent has read, as an editor's ``view_range`` page is).
 A search tool's pattern (:func:`sam_model.data.shellwords.search_pattern`: the ``pattern`` or ``regex`` of a tool whose
 name says grep or search, Claude Code's Grep, Gemini CLI's ``search_file_content``) is read as a shell grep's pattern
 is: a regex or code (``def due_date``) is its names, any other pattern one value.
@@ -117,6 +119,7 @@ from sam_model.data.shellwords import (
     command_words,
     is_command_line,
     is_operation,
+    is_page_offset,
     is_patch_tool,
     is_powershell,
     is_tool_setting,
@@ -193,12 +196,13 @@ def raw_patch(call: ToolCall) -> list[str] | None:
 
 def call_leaves(call: ToolCall) -> list[tuple[str, Any, bool]]:
     """(path, leaf, whether it is a shell's setting) of each leaf of ``call`` the labelling rule judges: its
-    arguments' (:func:`argument_leaves`; a setting, :func:`sam_model.data.shellwords.is_tool_setting`, is judged
-    trivial), or, of arguments that are no JSON object, a freeform patch's paths at :data:`RAW_PATCH` (any other raw
+    arguments' (:func:`argument_leaves`; a setting, :func:`sam_model.data.shellwords.is_tool_setting`, an operation
+    and a page's offset, :func:`sam_model.data.shellwords.is_page_offset`, are judged trivial), or, of arguments that are no JSON object, a freeform patch's paths at :data:`RAW_PATCH` (any other raw
     string gives none, as the spec reads it)."""
     if not call.valid:
         return [(RAW_PATCH, p, False) for p in raw_patch(call) or ()]
-    return [(path, v, is_tool_setting(call.name, name) or is_operation(call.name, name, value))
+    return [(path, v, is_tool_setting(call.name, name) or is_operation(call.name, name, value)
+             or is_page_offset(call.name, name, call.arguments))
             for name, value in call.arguments.items() for path, v in argument_leaves(call.name, name, value)]
 
 
