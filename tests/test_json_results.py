@@ -61,3 +61,36 @@ def test_a_user_message_of_json_data_is_still_refused(tmp_path):
     conv["messages"][1]["content"] = {"text": "hi"}
     with pytest.raises(TranscriptFormatError, match=r"chats.jsonl:1, message 1: 'content' is an object; expected"):
         convert(tmp_path, conv)
+
+
+def langchain(content) -> dict:
+    """The same conversation as LangChain's messages_to_dict writes a LangGraph state's messages."""
+    msg = lambda t, **data: {"type": t, "data": {"type": t, **data}}  # noqa: E731
+    call = lambda i, n, a: {"name": n, "args": a, "id": i, "type": "tool_call"}  # noqa: E731
+    return {"id": "c", "messages": [
+        msg("system", content="You are support."), msg("human", content="where is my order? I'm ann@example.com"),
+        msg("ai", content="", tool_calls=[call("c1", "find_order", {"email": "ann@example.com"})]),
+        msg("tool", content=content, tool_call_id="c1", name="find_order"), msg("human", content="ok, cancel it"),
+        msg("ai", content="", tool_calls=[call("c2", "cancel_order", {"order_id": "A-17"})]),
+        msg("tool", content="cancelled", tool_call_id="c2", name="cancel_order")]}
+
+
+@pytest.mark.parametrize("data", [[RESULT, {"status": "late", "order_id": "B-2"}], [{"type": "order", **RESULT}]],
+                         ids=["records", "records with a type field"])
+def test_a_langchain_tool_result_of_records_reads_as_its_json_text(tmp_path, data):
+    """LangChain's reader read an object result as its JSON text but a list of records as blocks of no type: an empty
+    result, its values lost (counted as 'None' blocks), and the order id it held labelled nothing."""
+    events, report = convert(tmp_path, langchain(data))
+    as_text, _ = convert(tmp_path, langchain(json.dumps(data)))
+    assert events == as_text
+    assert events[2]["text"] == "find_order: " + json.dumps(data)
+    assert events[3]["useful_memory_steps"] == [2]
+    assert not report.ignored
+
+
+def test_langchain_blocks_of_a_tool_message_keep_their_reading(tmp_path):
+    """Text blocks, and plain strings among them (LangChain's content is str | list[str | dict]), are words."""
+    blocks = ["order A-17", {"type": "text", "text": "shipped"}, {"type": "image_url", "image_url": {"url": "x"}}]
+    events, report = convert(tmp_path, langchain(blocks))
+    assert events[2]["text"] == "find_order: order A-17\nshipped"
+    assert report.ignored == {"image_url": 1}

@@ -124,7 +124,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # path and line_number, edit's start_line, end_line and replacement_text), no longer arg1, arg2, ...
 # 49: a search tool's search_term (SWE-agent's search_dir/search_file) is read as a grep's pattern, as pattern is.
 # 50: a file read's offset that starts a page with its limit (Read(offset=201, limit=200), read_file(offset=200,
-# limit=200)) is no traced value.
+# limit=200)) is no traced value; a LangChain (and, since 49's ca302ea, OpenAI) tool message's list of records is its
+# JSON text, no blocks of no type.
 CONVERSION_VERSION = 50
 
 

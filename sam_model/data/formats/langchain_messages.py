@@ -5,9 +5,10 @@
 A LangGraph agent's state is such a list (``state["messages"]``), so its logs are training data as they are: each
 message becomes the chat message the labelling rule reads. ``human`` is the user, ``ai`` the assistant, whose
 ``tool_calls`` (``{"name", "args", "id"}``) are its tool calls (``additional_kwargs.tool_calls`` in OpenAI's shape
-when the message has none of its own), ``tool`` a result answering ``tool_call_id`` (``status: "error"``: the call
-failed, the chat message's ``is_error``, read as an error whatever the words say: toolstate's extension of the
-spec), ``system`` the policy, ``chat`` a message of its ``role``, ``function`` (deprecated) a result named by its
+when the message has none of its own), ``tool`` a result answering ``tool_call_id`` (its content JSON data, an
+object or a list of records holding no ``{"type": T, T: ...}`` block, is its JSON text as the OpenAI reader's is,
+:func:`sam_model.data.formats.base.json_result`; ``status: "error"``: the call failed, the chat message's
+``is_error``, read as an error whatever the words say: toolstate's extension of the spec), ``system`` the policy, ``chat`` a message of its ``role``, ``function`` (deprecated) a result named by its
 ``name``; ``*MessageChunk`` types read as their message. Content is a string or blocks: ``text`` blocks and plain strings among them are the
 words; an ``ai`` message's ``tool_use`` / ``tool_call`` blocks repeat its ``tool_calls``, and other blocks
 (images, reasoning) are counted, not read, as are ``remove`` markers. ``invalid_tool_calls`` (the model's output
@@ -27,6 +28,7 @@ from sam_model.data.formats.base import (
     chat_call,
     each,
     failure,
+    json_result,
     result_text,
     text_of,
 )
@@ -100,8 +102,10 @@ def _message(kind: str, data: Mapping[str, Any], where: str, ignored: Any) -> di
         out: dict[str, Any] = {"role": "assistant", "content": text_of(parts, where, ignored=ignored) or None}
         return {**out, "tool_calls": calls} if calls else out
     if kind in ("tool", "function"):
-        text = text_of(content, where, ignored=ignored) if isinstance(content, (list, type(None))) \
-            else result_text(content)
+        text = json_result(content)  # JSON data, a list of records too, is its JSON text, as the OpenAI reader's
+        if text is None:  # text, null, or blocks (a list holding a {"type": T, T: ...} part)
+            text = text_of(content, where, ignored=ignored) if isinstance(content, (list, type(None))) \
+                else result_text(content)
         call = data.get("tool_call_id") if kind == "tool" else None
         name = data.get("name") if isinstance(data.get("name"), str) and data["name"] else None
         if kind == "function" and name is None:
