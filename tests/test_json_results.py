@@ -94,3 +94,16 @@ def test_langchain_blocks_of_a_tool_message_keep_their_reading(tmp_path):
     events, report = convert(tmp_path, langchain(blocks))
     assert events[2]["text"] == "find_order: order A-17\nshipped"
     assert report.ignored == {"image_url": 1}
+
+
+def test_a_media_block_is_a_part_not_data():
+    """A LangChain 1.x image block ({"type": "image", "base64": ...}) or Anthropic's ({"type": "image", "source":
+    ...}) keeps its payload under a key its type does not name: read as data, a screenshot tool's result became its
+    base64 as text. A record whose type is a media word but holds no payload stays data."""
+    from sam_model.data.formats.base import is_part, json_result
+
+    assert is_part({"type": "image", "base64": "iVBOR", "mime_type": "image/png"})
+    assert is_part({"type": "image", "source": {"type": "base64", "data": "iVBOR"}})
+    assert json_result([{"type": "image", "base64": "iVBOR"}]) is None
+    assert not is_part({"type": "file", "name": "report.pdf", "size": 3})
+    assert json_result([{"type": "file", "name": "report.pdf"}]) == '[{"type": "file", "name": "report.pdf"}]'

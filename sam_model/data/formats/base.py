@@ -222,11 +222,21 @@ def result_text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else json.dumps(value, ensure_ascii=False)
 
 
+# media blocks that keep their payload under a key of its own, not their type's: Anthropic's image/document
+# {"type": "image", "source": {...}}, LangChain 1.x's {"type": "image", "base64": ..., "mime_type": ...} (url, file_id)
+MEDIA_TYPES = frozenset({"image", "audio", "video", "file", "document"})
+MEDIA_PAYLOADS = ("source", "base64", "url", "file_id", "data")
+
+
 def is_part(item: Any) -> bool:
     """A content part as OpenAI (and Anthropic, for text) writes one: ``{"type": T, T: ...}``, its payload under the
-    key its type names (``{"type": "text", "text": ...}``, ``{"type": "image_url", "image_url": ...}``); a record
-    of a tool's result with a ``type`` field (``{"type": "flight", "number": ...}``) is none."""
-    return isinstance(item, Mapping) and isinstance(item.get("type"), str) and item["type"] in item
+    key its type names (``{"type": "text", "text": ...}``, ``{"type": "image_url", "image_url": ...}``), or a media
+    block (:data:`MEDIA_TYPES`) holding one of :data:`MEDIA_PAYLOADS`; a record of a tool's result with a ``type``
+    field (``{"type": "flight", "number": ...}``, ``{"type": "file", "name": ...}``) is none. Read as data, a
+    screenshot tool's image block became its base64 as the result's text."""
+    if not isinstance(item, Mapping) or not isinstance(item.get("type"), str):
+        return False
+    return item["type"] in item or item["type"] in MEDIA_TYPES and any(k in item for k in MEDIA_PAYLOADS)
 
 
 def json_result(content: Any) -> str | None:
