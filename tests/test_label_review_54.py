@@ -6,18 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from shell_calls import decide
 
 from sam_model.data.shellwords import command_words
-from sam_model.data.toolstate import ToolCall, TranscriptState
-
-
-def _decide(tool: str, arguments: dict, *earlier: str):
-    """The decision of one call to ``tool`` after a user turn for each of ``earlier`` and the agent's words."""
-    st = TranscriptState()
-    for text in earlier:
-        st.add({"role": "user", "content": text})
-    st.add({"role": "assistant", "content": "Looking."})
-    return st.decide([ToolCall(tool, arguments, "x")])
+from sam_model.data.toolstate import TranscriptState
 
 
 @pytest.mark.parametrize("command, expected", [
@@ -42,7 +34,7 @@ def test_a_range_from_the_first_line_is_a_count(command, expected):
 def test_the_first_view_of_a_file_is_not_labelled_with_an_output_that_printed_its_length():
     """sed -n '1,200p' FILE, the first look at a file (Codex's habit), shows its first 200 lines as head -n 200 does:
     the 200 is how much to show, no line an earlier event gave, yet it was traced to the issue's HTTP 200."""
-    got = _decide("Bash", {"command": "sed -n '1,200p' src/app.py"}, "GET /health answers 200 instead of 503.")
+    got = decide("Bash", {"command": "sed -n '1,200p' src/app.py"}, "GET /health answers 200 instead of 503.")
     assert got.needed == {} and got.labels == []
 
 
@@ -67,7 +59,7 @@ def test_a_phrase_opening_with_a_declaration_word_is_a_phrase(command, expected)
 def test_an_error_message_searched_for_is_not_split_into_common_words():
     """grep -rn "Module not found" took Module for a declaration (Ruby's module) and traced found, a word of any
     earlier output (here a find that found nothing), while the message is what the failing run printed."""
-    got = _decide("Bash", {"command": 'grep -rn "Module not found" src'}, "Nothing found under build/.",
+    got = decide("Bash", {"command": 'grep -rn "Module not found" src'}, "Nothing found under build/.",
                   "Error: Module not found: tinyparse.extras")
     assert got.needed == {"command": ["module not found"]} and got.labels == [1]
 
@@ -92,7 +84,7 @@ def test_a_regex_keeps_its_phrases_whole(command, expected):
 def test_a_regex_of_error_messages_is_not_split_into_common_words():
     """grep -rn 'Connection refused\\|timed out' traced Connection, refused, timed and out apart: out was labelled
     with the first earlier event saying it (here the user's words), not the log line that printed the message."""
-    got = _decide("Bash", {"command": "grep -rn 'Connection refused\\|timed out' logs"},
+    got = decide("Bash", {"command": "grep -rn 'Connection refused\\|timed out' logs"},
                   "The worker falls over and the jobs time out.", "worker.log: ERROR Connection refused by db:5432")
     assert got.needed == {"command": ["connection refused"]} and got.labels == [1]
 
@@ -114,7 +106,7 @@ def test_only_a_file_tools_output_settings_are_settings(tool, argument, setting)
 def test_a_business_tool_that_reads_keeps_its_values():
     """read_customer's context (the support ticket it reads the customer for) was judged a file tool's output setting,
     trivial, because the tool's name says read: the ticket the user gave labelled nothing."""
-    got = _decide("read_customer", {"customer_id": "cus_8812", "context": "ticket-58213"},
+    got = decide("read_customer", {"customer_id": "cus_8812", "context": "ticket-58213"},
                   "Ticket ticket-58213: customer cus_8812 was charged twice.")
     assert got.needed == {"customer_id": ["cus_8812"], "context": ["ticket-58213"]} and got.labels == [0]
 
@@ -133,7 +125,7 @@ def test_a_containers_environment_gives_its_value_as_a_shells_assignment_does(co
 def test_the_value_set_in_a_containers_environment_is_traced():
     """docker exec -e DATABASE_URL=postgres://... traced DATABASE_URL=postgres://... whole, which no event says: the
     address the user gave labelled nothing, while the same assignment before a command (KEY=value cmd) gave it."""
-    got = _decide("Bash", {"command": "docker exec -e DATABASE_URL=postgres://db:5432/app web_7 pytest"},
+    got = decide("Bash", {"command": "docker exec -e DATABASE_URL=postgres://db:5432/app web_7 pytest"},
                   "The tests need the database at postgres://db:5432/app; they run in web_7.")
     assert got.needed == {"command": ["postgres://db:5432/app", "web_7"]} and got.labels == [0]
 
@@ -150,7 +142,7 @@ def test_the_value_set_in_a_containers_environment_is_traced():
 def test_a_grep_tools_pattern_is_read_as_a_shell_greps(tool, pattern, expected):
     """Claude Code's Grep {"pattern": "def parse_header"} traced the pattern whole, which no event says, while the same
     search run through Bash (grep -rn 'def parse_header') traced parse_header to the issue that named it."""
-    got = _decide(tool, {"pattern": pattern}, "parse_header() drops the last header of a TokenStream; Connection refused in CI.")
+    got = decide(tool, {"pattern": pattern}, "parse_header() drops the last header of a TokenStream; Connection refused in CI.")
     assert [v for vs in got.needed.values() for v in vs] == [v.lower() for v in expected]
 
 

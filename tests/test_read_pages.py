@@ -4,19 +4,10 @@ a page is how far the agent has read, no value an earlier event gave, as an edit
 from __future__ import annotations
 
 import pytest
-
-from sam_model.data.toolstate import ToolCall, TranscriptState
+from shell_calls import decide
 
 PATH = "/home/me/shop/src/shop/cart.py"
 
-
-def _decide(tool: str, arguments: dict, *earlier: str):
-    """The decision on one call to ``tool`` made after a user turn for each of ``earlier``."""
-    st = TranscriptState()
-    for text in earlier:
-        st.add({"role": "user", "content": text})
-    st.add({"role": "assistant", "content": "Reading on."})
-    return st.decide([ToolCall(tool, arguments, "x")])
 
 
 @pytest.mark.parametrize("tool, arguments", [
@@ -27,14 +18,14 @@ def _decide(tool: str, arguments: dict, *earlier: str):
 def test_an_offset_that_starts_a_page_is_no_value(tool, arguments):
     """201 (or 200) was traced to the earlier event that printed it, the user's 'HTTP 201'/'HTTP 200': each page after
     the first was a decision point labelled with that turn."""
-    got = _decide(tool, arguments, f"Checkout answers HTTP 201 or 200 or 400 in {PATH}; it should not.")
+    got = decide(tool, arguments, f"Checkout answers HTTP 201 or 200 or 400 in {PATH}; it should not.")
     path = next(k for k in arguments if k.endswith("path"))
     assert got.needed == {path: [PATH.lower()]} and got.labels == [0]
 
 
 def test_an_offset_from_a_grep_hit_is_a_value():
     """offset 245 comes from a grep hit at line 245, no page of 40 (nor of 200): it is traced to the grep."""
-    got = _decide("Read", {"file_path": PATH, "offset": 245, "limit": 40}, f"Checkout fails in {PATH}.",
+    got = decide("Read", {"file_path": PATH, "offset": 245, "limit": 40}, f"Checkout fails in {PATH}.",
                   "grep said: 245:    def checkout(self):")
     assert got.needed == {"file_path": [PATH.lower()], "offset": ["245"]} and got.labels == [0, 1]
 
