@@ -104,6 +104,72 @@ def test_free_plots_vary_the_plot_the_origins_and_restate_values(tmp_path):
         list(toolworlds.generate(3, plots="free", user_first=0.5))
 
 
+# sha256 of toolworlds.generate(60, 5, plots="free") as JSON lines, before the briefed conversations were added:
+# brief 0 must keep the worlds the shipped model and every earlier table were trained on byte for byte
+FREE_60_5 = "97d425498506d0402c80a3619123d87406cde7ca038de4476f8f8d38c6471bcf"
+
+
+def _digest(conversations) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for c in conversations:
+        h.update((json.dumps(c) + "\n").encode())
+    return h.hexdigest()
+
+
+def _call_values(message) -> set[str]:
+    args = json.loads(message["tool_calls"][0]["function"]["arguments"])
+    return {str(v) for v in args.values()}
+
+
+def test_briefed_conversations_open_with_the_values_later_calls_use_and_zero_changes_nothing(tmp_path):
+    from sam_model.bench import lodo
+    from sam_model.data.sources import SourceOptions, materialise
+
+    assert _digest(toolworlds.generate(60, 5, plots="free", brief=0.0)) == FREE_60_5
+    assert _digest(toolworlds.generate(60, 5, plots="free")) == FREE_60_5
+    briefed = list(toolworlds.generate(60, 5, plots="free", brief=1.0))
+    for conv in briefed:
+        msgs = conv["messages"]
+        assert msgs[0]["role"] == "system" and msgs[1]["role"] == "user"  # the opening message is the statement
+        opening = msgs[1]["content"]
+        calls = [(i, v) for i, m in enumerate(msgs) if m.get("tool_calls") for v in _call_values(m)]
+        stated = {v for _, v in calls if v in opening}
+        assert len(stated) >= 2, (opening, calls)  # several values, not one id
+        # used far from it: some stated value is first called after at least two tool results
+        results_before = [sum(m["role"] == "tool" for m in msgs[:i]) for i, v in calls if v in stated]
+        assert max(results_before) >= 2
+    # not one domain's values: file paths, methods, names, amounts and ids are stated across the set
+    kinds = Counter()
+    for conv in briefed:
+        opening = conv["messages"][1]["content"]
+        kinds["path"] += "/" in opening
+        kinds["amount"] += "Move " in opening
+        kinds["person"] += " for " in opening
+    assert min(kinds.values()) > 5, kinds
+    # the transcript rule makes the opening message a label far more often than before, and not of every decision
+    mixed = toolworlds.write(tmp_path / "b.jsonl.gz", 90, seed=5, plots="free", brief=0.5)
+    plain = toolworlds.write(tmp_path / "p.jsonl.gz", 90, seed=5, plots="free")
+    shares = []
+    for path in (plain, mixed):
+        events = list(iter_transcript_events(path))
+        first = {}
+        for e in events:
+            if e["kind"] == "user":
+                first.setdefault(e["episode_id"], e["step"])
+        decisions = [e for e in events if e.get("useful_memory_steps")]
+        shares.append(sum(first.get(d["episode_id"]) in d["useful_memory_steps"] for d in decisions) / len(decisions))
+    assert shares[1] > 2 * shares[0] and shares[1] < 0.8, shares
+    materialise("toolworlds:12:1:0:free:0.5", SourceOptions(), tmp_path)
+    assert (tmp_path / "toolworlds-n12-s1-free-b0.5.jsonl.gz").exists()  # its own file: free's stays as it was
+    for bad in ("toolworlds:12:1:0:free:1.5", "toolworlds:12:1:0:fixed:0.5", "toolworlds:12:1:0:free:0.5:1"):
+        with pytest.raises(ValueError, match="BRIEF"):
+            materialise(bad, SourceOptions(), tmp_path)
+    assert lodo.train_sources("coding", Path("/d"), lodo.VARIANTS["brief"], 300)[0][-1] == "toolworlds:300:0:0:free:0.5"
+    assert lodo.train_sources("coding", Path("/d"), lodo.VARIANTS["plots"], 300)[0][-1] == "toolworlds:300:0:0:free"
+
+
 def test_phase_dropout_trains_the_unknown_phase():
     assert drop_phases(["a", "b"], 0.0) == ["a", "b"] and drop_phases(["a", "b"], 1.0) == [UNK, UNK]
     batch = collate_episodes(toy_rows(4))

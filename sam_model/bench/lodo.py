@@ -67,12 +67,13 @@ class Variant:
     same_training_as: str | None = None  # a search-time change: the checkpoint of that variant
     user_first: float = 0.0  # the generated worlds' origin mix (sam_model.data.toolworlds: toolworlds:N:0:U)
     plots: str = "fixed"  # fixed: the first generator's one plot; free: random plots (sam_model.data.toolplots)
+    brief: float = 0.0  # free plots: the share of conversations opening with the task statement (toolplots.briefed)
     sgd_mix: float = 0.0  # > 0: then adapted to SGD alone (configs/adapt.yaml) and mixed back at this weight
     explicit: str = ""  # a demo family (sam_model.data.synthetic): its logs with explicit agent states trained on too
     on: str | None = None  # the variant this one is one change to, when it is not the one listed before it
 
 
-VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix: each one to plots
+VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix, brief: each one to plots
     "base": Variant("tools.yaml recipe"),
     "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
     "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
@@ -92,6 +93,9 @@ VARIANTS = {  # cumulative up to plots, each one change to the one before; known
     "explicit": Variant("+ 150 synthetic trip-planning logs with explicit agent states",
                         ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free",
                         explicit="trip", on="plots"),
+    "brief": Variant("+ half the worlds' conversations open with the task statement holding the values calls need",
+                     ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free", brief=0.5,
+                     on="plots"),
     "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25", same_training_as="plots",
                       sgd_mix=0.25),  # a second pass on the plots variant's checkpoint (sgd_mixed)
 }
@@ -108,6 +112,7 @@ def train_sources(held_out: str, root: Path, variant: Variant, worlds: int) -> t
         spec = f"toolworlds:{worlds}"
         if variant.user_first or variant.plots != "fixed":
             spec += f":0:{variant.user_first:g}" + ("" if variant.plots == "fixed" else f":{variant.plots}")
+            spec += f":{variant.brief:g}" if variant.brief else ""
         train.append((spec, 1))
     return [t for t, _ in train], [r for _, r in train]
 

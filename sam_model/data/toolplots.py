@@ -290,11 +290,143 @@ class _Story:
                   {"result": "done", "balance": _amount(rng)})
 
 
+    # A briefed conversation (:func:`briefed`): each ``brief_*`` draws a task's values and returns the sentence of
+    # the opening message that states them and the work that uses them later.
+
+    def brief_fix(self) -> tuple[str, Any]:
+        """A bug to fix: a class, a method and (mostly) its file, said in the brief; found again by searches."""
+        w, rng = self.w, self.rng
+        path, method, others = _path(rng), _method(rng), [_method(rng) for _ in range(3)]
+        cls = rng.choice(WORDS).title() + rng.choice(WORDS).title()
+        err = rng.choice(["KeyError", "TypeError", "a wrong result", "an AttributeError", "a crash"])
+        where = f" in {path}" if rng.random() < 0.7 else ""  # else the file is first said by the search
+        text = (f"{cls}.{method}{where} gives {err} when called on an empty {w.item.noun}; {others[0]} works, "
+                f"and {others[1]} may be related.")
+        if rng.random() < 0.5:
+            text += f"\n```\n>>> {cls}().{method}({rng.choice(WORDS)}=None)\n{err}\n```"
+
+        def work() -> None:
+            hits = [_path(rng) for _ in range(rng.randint(2, 5))] + [path]
+            rng.shuffle(hits)
+            self.call(w.find_code, {rng.choice(["name", "symbol", "query"]): method}, f"Found {len(hits)} matches:\n"
+                      + "\n".join(f"{h}:{rng.randint(10, 999)}: def {rng.choice(others + [method])}(self):"
+                                   for h in hits))
+            if rng.random() < 0.5:
+                self.call(w.find_code, {"query": cls}, f"class {cls} in {path}; subclasses in "
+                          + ", ".join(h for h in hits if h != path))
+            line = str(rng.randint(100, 999))
+            for view in ([rng.choice(hits)] if rng.random() < 0.4 else []) + [path]:
+                body = "\n".join(f"{int(line) + k}    {rng.choice(['x = ', 'return ', 'if '])}{rng.choice(WORDS)}"
+                                 for k in range(rng.randint(8, 20)))
+                self.call(w.view, {"path": view}, f"[{view}, lines {line}-]\n{body}\n(Open file: {view})")
+            if rng.random() < 0.6:
+                self.agent(f"{method} in {path} does not handle the empty case; {others[0]} does.")
+            self.call(w.edit, {"path": path, "method": method, "line": line},
+                      {"result": "applied", "lines_changed": rng.randint(1, 9)})
+        return text, work
+
+    def brief_change(self) -> tuple[str, Any]:
+        """Change an item of the owner: the item, the new value and the option said in the brief."""
+        w, rng = self.w, self.rng
+        item, new, tier = rng.choice(self.items), w.new_attr(rng), rng.choice(w.tier)
+        text = rng.choice([f"Please set the {w.attr} of {w.item.noun} {item} to {new} and put it on {tier}.",
+                           f"{w.item.noun.title()} {item} needs its {w.attr} changed to {new} ({tier} from now on)."])
+
+        def work() -> None:
+            self.lookup_owner()
+            self.call(w.get_item, {w.item.arg: item}, {w.item.key: item, w.attr: w.new_attr(rng),
+                                                        "status": rng.choice(["active", "pending"]),
+                                                        f"{w.other.noun}s": [w.other.new_id(rng) for _ in range(2)]})
+            if rng.random() < 0.5:
+                self.agent(f"Changing {w.item.noun} {item}: {w.attr} to {new}, {tier}.")
+            self.call(w.change, {w.item.arg: item, w.attr: new, w.tier_arg: tier}, {"result": "ok", w.item.key: item})
+        return text, work
+
+    def brief_book(self) -> tuple[str, Any]:
+        """Book for someone: the city, the date, the time, the name, the option and the payment in the brief; the
+        booked option's id comes from the search result, a city code or an ISO date from the agent."""
+        w, rng = self.w, self.rng
+        city, (date, said), tier, when = _city(rng), _date(rng), rng.choice(w.tier), _time(rng)
+        person, pay = _person(rng), rng.choice(self.pays)
+        text = (f"Book a {w.item.noun} in {city} on {rng.choice([said, date])} around {when} for {person}, {tier}, "
+                f"paid with {pay}.")
+
+        def work() -> None:
+            options = [{"id": w.item.new_id(rng), w.code_arg: _code(city), "date": date, "time": t,
+                        "price": _amount(rng)} for t in [when] + [_time(rng) for _ in range(rng.randint(1, 4))]]
+            rng.shuffle(options)
+            where = {w.code_arg: _code(city)} if rng.random() < 0.3 else {w.city_arg: city}
+            self.lookup_owner()
+            if rng.random() < 0.4:  # a failed search, then the same again
+                self.call(w.search, {**where, "date": date}, "Error: upstream timeout, retry later")
+            self.call(w.search, {**where, "date": date}, options)
+            pick = next(o for o in options if o["time"] == when)
+            if rng.random() < 0.5:
+                self.agent(f"{pick['id']} at {when} fits; booking it for {person}.")
+            self.call(w.book, {w.item.arg: pick["id"], "date": date, w.tier_arg: tier, "name": person, w.pay.arg: pay},
+                      {"result": "booked", "reference": w.other.new_id(rng)})
+        return text, work
+
+    def brief_move(self) -> tuple[str, Any]:
+        """A transfer between two of the owner's items, both and the amount said in the brief."""
+        w, rng = self.w, self.rng
+        a, b = rng.sample(self.items, 2) if len(self.items) > 1 else (self.items[0], w.item.new_id(rng))
+        amount = _amount(rng)
+        text = f"Move {amount} from {a} to {b}."
+
+        def work() -> None:
+            self.lookup_owner()
+            self.call(w.get_item, {w.item.arg: a}, {w.item.key: a, "balance": _amount(rng), "city": self.item_city[a]})
+            self.call(w.move, {"source": a, "target": b, "amount": amount, w.owner.arg: self.owner},
+                      {"result": "done", "balance": _amount(rng)})
+        return text, work
+
+    def lookup_owner(self) -> None:
+        """The owner's record, once: the owner id from the brief, the items listed again (restatements)."""
+        if not self.known_owner:
+            w = self.w
+            self.call(w.get_owner, {w.owner.arg: self.owner}, {w.owner.key: self.owner, "name": _person(self.rng),
+                                                               f"{w.item.noun}s": self.items})
+            self.known_owner = True
+
+
 PLOTS = ("change", "book", "issue", "move")
+BRIEFS = ("fix", "change", "book", "move")
 
 
-def conversation(world: _FreeWorld, rng: random.Random) -> list[dict[str, Any]]:
-    """One conversation: 1-3 tasks of random plots, sharing the owner (said once, reused many steps later)."""
+def briefed(world: _FreeWorld, rng: random.Random) -> list[dict[str, Any]]:
+    """A conversation that opens with the task statement: a ticket, an issue or a delegated request whose one
+    message says most values the calls will need (ids, names, file paths, methods, dates, amounts), then the
+    agent's searches, look-ups and restatements, many steps before the calls that use them. That is how an agent
+    is given work when it is not chatting: the statement is the origin of values needed long after it."""
+    story = _Story(world, rng)
+    w = world
+    jobs = [getattr(story, f"brief_{j}")() for j in rng.sample(BRIEFS, rng.choice((1, 2, 2, 3)))]
+    head = rng.choice(["", "Hi, ", "Task: ", f"Ticket {rng.randint(100, 9999)}: ", "Request from support: "])
+    who = f"My {w.owner.arg.replace('_', ' ')} is {story.owner}. " if rng.random() < 0.8 else ""
+    notify = f"{rng.choice(FIRST)}.{rng.choice(LAST)}@{rng.choice(WORDS)}.com" if rng.random() < 0.4 else ""
+    story.user(head + who + " ".join(text for text, _ in jobs) + (f" Send a note to {notify} when done." if notify
+                                                                    else ""))
+    if not who:  # the owner's id is asked for: the one value a later user message says
+        story.agent(f"Which {w.owner.noun} is this for? I need the {w.owner.arg.replace('_', ' ')}.")
+        story.user(f"{story.owner}.")
+    story.agent(rng.choice(["On it.", "Let me gather some context first.", "I'll start with a few look-ups."]))
+    for _, work in jobs:
+        work()
+        if rng.random() < 0.3:
+            story.user(rng.choice(["Any progress?", "Please continue.", "ok"]))
+    if notify:
+        story.call(tool_name(w.style, rng.choice(["send", "notify"]), rng.choice(["email", "message", "note"])),
+                   {"to": notify, "body": "Done."}, {"result": "sent"})
+    story.agent("All done.")
+    return story.chat.messages
+
+
+def conversation(world: _FreeWorld, rng: random.Random, brief: float = 0.0) -> list[dict[str, Any]]:
+    """One conversation: 1-3 tasks of random plots, sharing the owner (said once, reused many steps later); with
+    probability ``brief``, a :func:`briefed` one instead (0 draws nothing more: the conversations of before)."""
+    if brief and rng.random() < brief:
+        return briefed(world, rng)
     story = _Story(world, rng)
     if rng.random() < 0.5:
         story.user(rng.choice(["Hello.", "Hi there, I need some help.", "Good morning."]))
