@@ -28,7 +28,7 @@ from test_live_adds import USER, conversation, imported, rich, stored
 from sam_model.limits import MAX_ADD_ITEMS, MAX_TEXT_CHARS
 from sam_model.memory import HashingEncoder, ScopedMemory
 from sam_model.memory.live import OpenTurn
-from sam_model.memory.scoped import read_add
+from sam_model.memory.scoped import FIT_CHARS, read_add
 
 
 def reads(n: int, size: int = 400) -> list[dict]:
@@ -141,7 +141,7 @@ def test_a_session_line_past_a_memorys_text_limit_is_stored_cut_and_counted(tmp_
     the notes, with its length; the conversation's states and labels are the importer's (traced on whole texts)."""
     name, lines = HUGE[session]()
     events = imported(tmp_path, name, lines)
-    long = {f"me//s#{e['step']}": len(e["text"]) for e in events if len(e["text"]) > MAX_TEXT_CHARS}
+    long = {f"me//s#{e['step']}": len(e["text"]) for e in events if len(e["text"]) > FIT_CHARS}
     assert len(long) == 2
     for batches in ([[x] for x in lines], [lines]):
         memory, notes = ScopedMemory(HashingEncoder(16)), []
@@ -149,7 +149,7 @@ def test_a_session_line_past_a_memorys_text_limit_is_stored_cut_and_counted(tmp_
             notes += memory.add(batch, user_id="me", run_id="s").get("notes", [])
         got = stored(memory)
         assert [(s, k) for s, k, _ in got] == [(e["step"], e["kind"]) for e in events]
-        assert [t for _, _, t in got] == [e["text"] if len(e["text"]) <= MAX_TEXT_CHARS else cut(e["text"], t)
+        assert [t for _, _, t in got] == [e["text"] if len(e["text"]) <= FIT_CHARS else cut(e["text"], t)
                                           for e, (_, _, t) in zip(events, got)]
         assert conversation(memory) == [(e["state"], e.get("useful_memory_steps") or []) for e in events]
         assert sorted(n["reason"].split("'")[1] for n in notes) == sorted(long)
@@ -158,11 +158,24 @@ def test_a_session_line_past_a_memorys_text_limit_is_stored_cut_and_counted(tmp_
 
 
 def cut(whole: str, stored: str) -> str:
-    """``stored`` where it is ``whole`` cut as the importer's --result-limit cuts, within the limit (else
-    ``whole``): its first N characters, then ' ...[+M chars]' counting the rest."""
+    """``stored`` where it is ``whole`` cut as the importer's --result-limit cuts, within the limit less the
+    record's heading room (else ``whole``): its first N characters, then ' ...[+M chars]' counting the rest."""
     head, _, tail = stored.rpartition(" ...[+")
-    ok = len(stored) <= MAX_TEXT_CHARS and whole.startswith(head) and tail == f"{len(whole) - len(head)} chars]"
-    return stored if ok and len(head) > MAX_TEXT_CHARS - 40 else whole
+    ok = len(stored) <= FIT_CHARS and whole.startswith(head) and tail == f"{len(whole) - len(head)} chars]"
+    return stored if ok and len(head) > FIT_CHARS - 40 else whole
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_a_cut_memory_a_later_call_moves_is_updated_not_refused(n):
+    """Claude Code's results sit between its calls, so each later call of the response moves the results after it to
+    the next memory: a result cut to exactly the limit was taken by its add, but the update of the add that moved it
+    was refused ('memory.text has 100008 characters'), the record's '[kind] ' heading putting it over, and the
+    sidecar's line was lost (found by review). Every line is taken, and every stored record is within the limit."""
+    memory = ScopedMemory(HashingEncoder(16))
+    for x in reads(n, 150_000):
+        memory.add([x], user_id="me", run_id="s")
+    texts = [memory.store.get(i).text for i in memory.store.ids()]  # the records, heading and all
+    assert sum(len(t) > FIT_CHARS - 40 for t in texts) == n and all(len(t) <= MAX_TEXT_CHARS for t in texts)
 
 
 def test_a_served_adds_check_takes_a_long_session_line_and_refuses_a_long_chat_message():

@@ -270,16 +270,24 @@ def as_chat(items: list[Any], name: str) -> tuple[list[Any], list[str], list[dic
     return chat.messages, [f"{name}, {source}" for source in chat.sources], notes
 
 
+# room a memory's record keeps for its heading ("[kind] sets a, b: ", sam_model.data.text.memory_to_text) within
+# MAX_TEXT_CHARS: a re-read of an open turn updates the record, and the store checks the record's whole text
+HEAD_ROOM = 1_000
+FIT_CHARS = MAX_TEXT_CHARS - HEAD_ROOM
+
+
 def fit(text: str) -> str:
-    """A memory's text within MAX_TEXT_CHARS: a longer one cut as the importer's ``--result-limit`` cuts a result
-    (``text[:N] + " ...[+M chars]"``, toolstate), N (:func:`fitted`) such that the whole fits."""
+    """A memory's text within FIT_CHARS, so that its record, heading and all, is within MAX_TEXT_CHARS: a longer
+    one cut as the importer's ``--result-limit`` cuts a result (``text[:N] + " ...[+M chars]"``, toolstate), N
+    (:func:`fitted`) such that the whole fits. Cut to MAX_TEXT_CHARS itself, the add took it (the store checks an
+    event's text) but the update of a later add that moved it was refused (the record's heading put it over)."""
     n = len(text)
-    return text if n <= MAX_TEXT_CHARS else text[:fitted(n)] + f" ...[+{n - fitted(n)} chars]"
+    return text if n <= FIT_CHARS else text[:fitted(n)] + f" ...[+{n - fitted(n)} chars]"
 
 
 def fitted(n: int) -> int:
     """How many characters of a text of ``n`` :func:`fit` keeps."""
-    return n if n <= MAX_TEXT_CHARS else MAX_TEXT_CHARS - len(f" ...[+{n} chars]")
+    return n if n <= FIT_CHARS else FIT_CHARS - len(f" ...[+{n} chars]")
 
 
 def _media_only(content: Any) -> list[str]:
@@ -675,9 +683,9 @@ class ScopedMemory:
         listed = {r["id"] for r in out}
         for j in range(lo, n_new):
             d, i = work.events[j], MemoryRecord.make_id(episode, base + j)
-            if (n := len(d["text"])) > MAX_TEXT_CHARS and i in listed:
+            if (n := len(d["text"])) > FIT_CHARS and i in listed:
                 notes.append({"reason": f"memory {i!r} (a {d['kind']}): its text has {n:,} characters, more than a "
-                              f"memory holds ({MAX_TEXT_CHARS:,}): stored as its first {fitted(n):,} and "
+                              f"memory holds with its heading ({FIT_CHARS:,}): stored as its first {fitted(n):,} and "
                               f"' ...[+{n - fitted(n)} chars]' (sam-data transcripts keeps it whole)"})
         return out
 
