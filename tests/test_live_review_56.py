@@ -289,3 +289,13 @@ def test_an_open_turns_entry_dropped_where_the_text_came_back_leaves_the_entries
     assert [h["id"] for h in memory._history[i]] == [f"{i}@0", f"{i}@1"]
     memory._log(i, "UPDATE", "b", "d", again=logged)  # the dropped entry's id still among them
     assert [(h["old_memory"], h["new_memory"]) for h in memory._history[i]] == [(None, "a"), ("a", "b"), ("b", "d")]
+
+
+def test_a_history_entry_without_an_id_does_not_break_the_next_change():
+    """Since the open turn revises the entries it logged, each change read the memory's last entry's "id": an entry
+    a hand-edited save holds without one was a bare KeyError on the next update of that memory."""
+    memory = ScopedMemory(HashingEncoder(16))
+    i = memory.add("my order is A-17", user_id="me")["results"][0]["id"]
+    memory._history[i][-1].pop("id")
+    memory.update(i, "my order is A-18")
+    assert [h["event"] for h in memory.history(i)] == ["ADD", "UPDATE"]

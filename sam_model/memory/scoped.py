@@ -476,7 +476,8 @@ class ScopedMemory:
         times = self._times.setdefault(i, [now, now])
         times[1] = now
         entries = self._history.setdefault(i, [])
-        if entries and entries[-1]["id"] in again and entries[-1]["event"] == "UPDATE":
+        last = entries[-1] if entries else {}  # .get: a hand-edited save's entry may lack a key no check asked for
+        if last.get("id") in again and last.get("event") == "UPDATE" and "old_memory" in last:
             old = entries.pop()["old_memory"]  # a new dict replaces it: a snapshot's copy keeps the one it took
             if old == new:
                 return None
