@@ -55,12 +55,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 # One pytest worker per core (pytest-xdist), each test file whole on one worker (its module fixtures built once):
-# the suite's time is mostly subprocesses, servers and small trainings that each use about one core.
+# the suite's time is mostly subprocesses, servers and small trainings that each use about one core. At most four
+# with auto: each worker holds torch and a BERT (~1.5 GB), so a many-core machine with little memory is not filled.
 TEST_WORKERS ?= auto
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) --maxprocesses 4 --dist loadfile
 
 clean-demo:
 	rm -rf $(RUN) data/demo
