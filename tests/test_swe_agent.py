@@ -215,6 +215,8 @@ def test_a_folder_without_trajectories_is_refused_in_one_line(tmp_path, capsys):
     ("insert '    pass' 212", {"text": "    pass", "line": "212"}),
     ("create tests/test_x.py", {"filename": "tests/test_x.py"}),
     ("filemap src/x.py", {"file_path": "src/x.py"}),
+    # a line range of no plausible line numbers is a word (int() refused its 5000 digits: the import died)
+    ("edit " + "9" * 5000 + ":2\nx\nend_of_edit", {"arg1": "9" * 5000 + ":2", "replacement_text": "x"}),
 ])
 def test_the_text_command_rule(action, args):
     call = swe_agent.command_call(action, "a", "t.traj")

@@ -115,7 +115,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
 # commands whose signature's optional arguments are --NAME options (edit_anthropic's argument_format), no positions
 FLAGGED = frozenset({"str_replace_editor"})
 _END = re.compile(r"end_of_\w+")
-_RANGE = re.compile(r"(\d+):(\d+)")
+_RANGE = re.compile(r"(\d{1,12}):(\d{1,12})")  # as _INT: int() refuses a word of over 4300 digits
 _INT = re.compile(r"-?\d{1,12}")
 _FLAG = re.compile(r"--([A-Za-z_]\w*)")
 _PLACEHOLDER = re.compile(r"<([A-Za-z_][\w-]*)>")
