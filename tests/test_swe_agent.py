@@ -491,3 +491,14 @@ def test_a_search_term_is_read_as_the_grep_pattern_swe_agent_hands_it_to():
     st.add({"role": "assistant", "content": "Searching."})
     d = st.decide([ToolCall("search_dir", {"search_term": "def parse_header(", "dir": "src"}, "x")])
     assert d.needed == {"search_term": ["parse_header"]} and d.labels == [0]
+
+
+def test_a_signature_naming_an_argument_twice_keeps_every_word():
+    """A documented form `foo <a> <a> <b>` read `foo 1 2 3` as a=2, b=3: the first word was dropped without a word
+    (found by review). A name an earlier word took leaves the next word its position's name."""
+    from sam_model.data.formats.swe_agent import _arguments, signature
+
+    form = signature("foo <a> <a> <b>")
+    assert _arguments("foo", ["1", "2", "3"], None, form) == {"a": "1", "arg2": "2", "b": "3"}
+    assert _arguments("open", ["x.py", "12"], None, signature("open <path> [<line_number>]")) == {
+        "path": "x.py", "line_number": "12"}

@@ -126,7 +126,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 50: a file read's offset that starts a page with its limit (Read(offset=201, limit=200), read_file(offset=200,
 # limit=200)) is no traced value; a LangChain (and, since 49's ca302ea, OpenAI) tool message's list of records is its
 # JSON text, no blocks of no type.
-CONVERSION_VERSION = 50
+# 51: a SWE-agent signature naming an argument twice no longer drops a word (the later one is named by position).
+CONVERSION_VERSION = 51
 
 
 @dataclass(frozen=True)

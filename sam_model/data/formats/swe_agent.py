@@ -362,22 +362,25 @@ def _fits(form: Signature, values: list[Any], body: str | None) -> bool:
 
 def _by_position(values: list[Any], body: str | None, form: Signature | None) -> dict[str, Any]:
     """The words by position: each the next name of the form's (a line range ``START:END`` both names of a word
-    ``<start_line>:<end_line>``, one number each), a word past them (or of a command of no form) ``argN`` by its
-    position; the edit's text its name in the form, else the next position's."""
+    ``<start_line>:<end_line>``, one number each), a word past them (or of a command of no form, or whose name an
+    earlier word took: a form naming one argument twice dropped a word) ``argN`` by its position; the edit's text
+    its name in the form, else the next position's."""
     slots = [(n, len(names) == 2 and k == 0) for names, _ in (form.words if form else ()) for k, n in enumerate(names)]
     if body is not None and (form is None or form.body is None):
         values, body = [*values, body], None
     args: dict[str, Any] = {}
     k = 0
     for position, value in enumerate(values):
-        if k + 1 < len(slots) and slots[k][1] and isinstance(value, list):
+        if k + 1 < len(slots) and slots[k][1] and isinstance(value, list) \
+                and not {slots[k][0], slots[k + 1][0]} & args.keys():
             args[slots[k][0]], args[slots[k + 1][0]] = value
             k += 2
-        elif k < len(slots):
+        elif k < len(slots) and slots[k][0] not in args:
             args[slots[k][0]] = value
             k += 1
-        else:
+        else:  # past the form, or a name the form gave an earlier word (foo <a> <a>): kept by its position
             args[f"arg{position + 1}"] = value
+            k += k < len(slots)
     if body is not None and form is not None and form.body is not None:
         args[form.body] = body
     return args
