@@ -341,6 +341,13 @@ class Decision:
     per_call: list[dict[str, list[str]]] = field(default_factory=list)
 
 
+def cut_text(text: str, keep: int) -> str:
+    """``text`` cut to its first ``keep`` characters and a count of the rest, ``text[:keep] + " ...[+M chars]"``: how
+    the importer's ``--result-limit`` cuts a tool result, and ScopedMemory a live memory past its limit (one form, so
+    a cut memory reads alike from either)."""
+    return text if len(text) <= keep else text[:keep] + f" ...[+{len(text) - keep} chars]"
+
+
 class TranscriptState:
     """The spec's running state over one conversation, and the events it writes.
 
@@ -430,7 +437,7 @@ class TranscriptState:
             self.last = result_shape(name, text, failed is True)
             shown = name + ": " + text
             if self.result_limit is not None and len(shown) > self.result_limit:
-                shown = shown[:self.result_limit] + f" ...[+{len(shown) - self.result_limit} chars]"
+                shown = cut_text(shown, self.result_limit)
                 self.results_cut += 1
             self._emit("result", shown)
         elif text:

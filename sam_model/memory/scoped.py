@@ -65,6 +65,7 @@ from sam_model.data.toolstate import (
     call_text,
     cleared,
     content_text,
+    cut_text,
     parse_tool_calls,
     policy_of,
 )
@@ -281,8 +282,7 @@ def fit(text: str) -> str:
     one cut as the importer's ``--result-limit`` cuts a result (``text[:N] + " ...[+M chars]"``, toolstate), N
     (:func:`fitted`) such that the whole fits. Cut to MAX_TEXT_CHARS itself, the add took it (the store checks an
     event's text) but the update of a later add that moved it was refused (the record's heading put it over)."""
-    n = len(text)
-    return text if n <= FIT_CHARS else text[:fitted(n)] + f" ...[+{n - fitted(n)} chars]"
+    return cut_text(text, fitted(len(text)))
 
 
 def fitted(n: int) -> int:
