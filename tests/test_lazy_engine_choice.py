@@ -57,3 +57,26 @@ def test_a_fit_whose_texts_are_all_cached_times_no_engine_and_keeps_its_cache_fi
         assert timed == []
         again(["a text no run has seen"])  # the first BERT call loads and times auto's engines, as use_backend
     assert sorted(timed) == ["bf16", "torch"] and again.backend == first.backend == "bf16" and again.auto
+
+
+def test_the_deferred_bfloat16_copy_is_the_one_the_engines_are_timed_on(tiny_bert_dir, monkeypatch):
+    """defer_auto makes the bfloat16 copy that names the cache file; loading and timing the engines then made it
+    again (a deep copy of the BERT). The copy is kept, unless the weights changed since (then a new one)."""
+    from sam_model.models import bf16_text, onnx_text
+    from sam_model.models.bert import load_bert
+    from sam_model.models.text_encoder import TextEncoder
+
+    monkeypatch.setenv(bf16_text.AUTO_ENV, "1")
+    monkeypatch.setattr(bf16_text, "native", lambda: True)
+    monkeypatch.setattr(onnx_text, "available", lambda: False)
+    bert, tok = load_bert(tiny_bert_dir)
+    enc = TextEncoder(bert.eval(), tok, max_length=32, trainable_layers=0, cache=False)
+    enc.defer_auto()
+    copy = enc.bf16
+    assert copy is not None and enc.use_backend("auto") == "bf16" and enc.bf16 is copy
+    enc.defer_auto()
+    copy = enc.bf16
+    with torch.no_grad():
+        next(enc.bert.parameters()).add_(0.0)  # an in-place change: the copy is of other weights now
+    enc.use_backend("auto")
+    assert enc.bf16 is not copy and enc.bf16 is not None

@@ -237,12 +237,15 @@ class TextEncoder(nn.Module):
         if backend in ("onnx", "bf16", "int8") and not on_cpu:
             raise ValueError(f"text backend {backend!r} runs on the CPU only; use 'torch' (or 'auto') on a GPU "
                              "(training there takes trainer.precision: bf16-mixed)")
+        # defer_auto's bfloat16 copy, of these very weights: kept, not made again (a deep copy of the BERT)
+        kept = self.bf16 if backend == "auto" and self.deferred is not None and self.bf16 is not None \
+            and not self.bf16.stale else None
         self.runner = self.bf16 = self.deferred = None
         if backend in ("auto", "onnx", "int8") and on_cpu and onnx_text.available():
             self.runner = onnx_text.onnx_text(self.bert, self.tokenizer, self.pooling, self.max_length, cache_dir,
                                               self.packed, int8=backend == "int8")
         if backend == "bf16" or backend == "auto" and self._auto_bf16():
-            self.bf16 = bf16_text.Bf16Text(self.bert, self.pooling, self.packed)
+            self.bf16 = kept or bf16_text.Bf16Text(self.bert, self.pooling, self.packed)
         self.auto = backend == "auto" and (self.runner is not None or self.bf16 is not None)
         self.costs = {}
         device = self.device
@@ -377,9 +380,10 @@ class TextEncoder(nn.Module):
             self.runner = self.bf16 = None
             self.auto = False
         if self.deferred is not None:  # defer_auto: loaded and timed now, unless the weights changed since
-            deferred, self.deferred = self.deferred, None
-            if not deferred.stale:
-                self.use_backend("auto", deferred.cache_dir)
+            if self.deferred.stale:
+                self.deferred = None
+            else:
+                self.use_backend("auto", self.deferred.cache_dir)
         return self._candidates()
 
     def _plan(self, lengths: list[int], cost: CallCost, pack: bool = True) -> tuple[list[list[list[int]]], float]:
