@@ -501,9 +501,9 @@ class ScopedMemory:
         to MAX_TEXT_CHARS (:func:`fit`: a session line's tool result, a call's arguments; a chat message's own
         content past it is refused, as its caller can split it, a sidecar forwarding an agent's lines cannot). A
         message that should hold text and holds none (no content, a blank one) is refused with its batch (ValueError
-        naming it), and so is an empty list (as sam-serve's HTTP add refuses it). ``read``: what :func:`read_add`
-        read of ``data`` when the caller checked it already (sam-serve, before logging the add): written as read,
-        not read again."""
+        naming it), and so is an empty list (as sam-serve's HTTP add refuses it). ``read``: what :meth:`check_add`
+        read of ``data`` when the caller checked it already (sam-serve, before logging the add, in the same hold of
+        the lock): written as read, not read again."""
         scopes = self._scopes(user_id, agent_id, run_id, need="write")
         episode = self.episode_of(user_id, agent_id, run_id)
         check_metadata(metadata)
@@ -516,7 +516,7 @@ class ScopedMemory:
             [data] if isinstance(data, (Mapping, Event)) else list(data))
         if not items:
             raise NoTextError(EMPTY.format("data"))
-        fmt = live.format_of(items, self._open.get(episode)) if all(isinstance(m, Mapping) for m in items) else None
+        fmt = self._live_format(items, episode)
         if fmt is not None:  # an agent's session lines: read with the scope's open turn
             skipped, notes = (read if read is not None else read_add(data, "data", session=True))[1], []
             out = {"results": self._add_messages([], episode, scopes, metadata, notes, lines=(fmt, items))}
@@ -544,6 +544,26 @@ class ScopedMemory:
                                 + (" without 'kind'" if isinstance(m, Mapping) else ""))
             events.append(m)
         return {"results": self._add_events(events, episode, scopes, metadata)}
+
+    @locked
+    def check_add(self, data: Any, name: str, max_calls: int | None = None, user_id: str | None = None,
+                  agent_id: str | None = None, run_id: str | None = None) -> tuple[list[Any], list[dict[str, Any]]]:
+        """:func:`read_add` of an add of ``data`` to these scopes, naming the caller's field (``name``), read as
+        :meth:`add` reads it: items the scopes' open turn takes as an agent's session lines (a Codex rollout's bare
+        items after the meta line of the layout before the wrapper, which tell no format alone) are not held to the
+        length limit, their add stores a longer text cut. Checked without the turn (sam-serve's check before it
+        logged the add), such a line past the limit was refused over HTTP and MCP, and taken in-process. Hold
+        ``memory.lock`` from this check through the add (sam_model.serve.tenants.Tenant.write), so that the turn
+        it reads is the add's."""
+        items = [data] if isinstance(data, Mapping) else [] if isinstance(data, str) else (
+            list(data) if isinstance(data, Sequence) else [])
+        session = bool(items) and self._live_format(items, self.episode_of(user_id, agent_id, run_id)) is not None
+        return read_add(data, name, max_calls, session=session)
+
+    def _live_format(self, items: list[Any], episode: str) -> str | None:
+        """The live format an add's items are written in, told with the episode's open turn (live.format_of), or
+        None: not an agent's session lines."""
+        return live.format_of(items, self._open.get(episode)) if all(isinstance(m, Mapping) for m in items) else None
 
     def _add_events(self, events: list[Event], episode: str, scopes: dict, metadata) -> list[dict]:
         """Events keep their steps when they have them in order after the episode's; else they are numbered on.

@@ -39,10 +39,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sam_model.io import SAMFileError
 from sam_model.limits import MAX_ADD_ITEMS, MAX_K, MAX_SCOPE_CHARS, MAX_TEXT_CHARS
-from sam_model.memory.scoped import read_add
 from sam_model.serve.scopes import FixedScopeError
 from sam_model.serve.tenants import Caller, Tenant, Tenants
-from sam_model.serve.wal import LogWriteError, check_unicode
+from sam_model.serve.wal import LogWriteError
 
 MAX_BODY_BYTES = 4 * MAX_TEXT_CHARS + (1 << 20)  # one memory at the text limit in 4-byte UTF-8, plus its JSON
 Scope = Annotated[str | None, Field(default=None, min_length=1, max_length=MAX_SCOPE_CHARS, pattern=r"^[^/]+$")]
@@ -68,7 +67,7 @@ class ListQuery(ScopeQuery):
 
 
 class AddBody(Body):
-    # an empty list is refused by the memory's own rule (read_add), in its words, not pydantic's
+    # an empty list is refused by the memory's own rule (ScopedMemory.check_add), in its words, not pydantic's
     messages: str | Annotated[list[dict[str, Any]], Field(max_length=MAX_ADD_ITEMS)] = Field(
         description="a message text, chat messages (OpenAI {role, content}, or any format sam-data transcripts reads: Gemini contents, Converse messages, ...) or agent-log events ({kind, text})")
     user_id: Scope = None
@@ -190,10 +189,10 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
         if twice := sorted({k for k in names if names.count(k) > 1}):
             raise ValueError(f"query parameter {twice[0]!r} given {names.count(twice[0])} times: give it once")
 
-    def write(tenant: Tenant, later: BackgroundTasks, op: str, args: dict[str, Any], read: Any = None) -> Any:
+    def write(tenant: Tenant, later: BackgroundTasks, op: str, args: dict[str, Any], field: str | None = None) -> Any:
         """A logged write, answered before its checkpoint (if due) is written: Starlette runs ``later``'s tasks
         after the response is sent (at 100k memories a checkpoint takes a few seconds)."""
-        out = tenant.write(op, args, checkpoint=False, read=read)
+        out = tenant.write(op, args, checkpoint=False, field=field)
         later.add_task(tenant.checkpoint_if_due)
         return out
 
@@ -204,14 +203,13 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
     @app.post("/v1/memories")
     def add(body: AddBody, caller: C, later: BackgroundTasks) -> dict:
         """A message with no content (or a blank one) is a 422 naming ``messages[i].content``, an empty list one
-        naming ``messages`` (ScopedMemory.add's own rule, checked here to name this API's field); what was not stored
-        (images) is the answer's ``skipped``. The messages the check read are the ones written: each format's
-        reader runs once."""
+        naming ``messages`` (ScopedMemory.add's own rule, checked before the add is logged to name this API's field,
+        with the scope's open turn: an agent's session line past the length limit is stored cut, as in-process,
+        Tenant.write); what was not stored (images) is the answer's ``skipped``. The messages the check read are the
+        ones written: each format's reader runs once."""
         args = caller.within(body.model_dump())
-        read = read_add(body.messages, "messages", MAX_ADD_ITEMS)
-        check_unicode(body.messages, "messages")  # before the log, which would name its own field, data
         args["data"] = args.pop("messages")
-        return write(caller.tenant, later, "add", args, read)
+        return write(caller.tenant, later, "add", args, "messages")
 
     @app.post("/v1/memories/search")
     def search_(body: SearchBody, caller: C) -> dict:

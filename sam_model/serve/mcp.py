@@ -3,9 +3,9 @@
 - ``remember(text | messages, user_id, agent_id, run_id, metadata)``: store what was said or done: one user message
   (``text``), or the conversation's new chat messages in any format ScopedMemory.add reads (``messages``: the
   agent's tool calls and their results too, so that a recall by ``call`` traces arguments to them), checked as
-  sam-serve's HTTP add checks its ``messages`` (ScopedMemory's ``read_add``, whose messages are then written; at
-  most ``MAX_ADD_ITEMS`` messages and as many tool calls; over HTTP the same body limit, the middleware being the
-  HTTP app's);
+  sam-serve's HTTP add checks its ``messages`` (ScopedMemory's ``check_add``, with the scope's open turn, whose
+  messages are then written; at most ``MAX_ADD_ITEMS`` messages and as many tool calls; over HTTP the same body
+  limit, the middleware being the HTTP app's);
 - ``recall(query, user_id, agent_id, run_id, state, call, limit)``: the memories that matter now — with ``state``
   (the agent's state: phase, constraints, uncertainty flags, ...) or ``call`` (the tool call about to be made,
   whose state the memory computes from the scope's recorded conversation) SAM's state-adaptive query, else a
@@ -39,10 +39,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sam_model.limits import MAX_ADD_ITEMS
-from sam_model.memory.scoped import SCOPE_KEYS, read_add
+from sam_model.memory.scoped import SCOPE_KEYS
 from sam_model.serve.scopes import check_fixed, within
 from sam_model.serve.tenants import Caller, Tenant, Tenants
-from sam_model.serve.wal import LogWriteError, check_unicode
+from sam_model.serve.wal import LogWriteError
 
 CALL = ("The tool call you are about to make, before you make it: {\"name\": \"book_flight\", \"arguments\": "
         "{\"user_id\": \"mia_li_3668\", ...}} (or a list of the calls you are about to make together). Instead of "
@@ -80,12 +80,12 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None, stdi
                        "forget what is wrong (forget_all: all of a user's).")
     run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
 
-    def write(ctx: Context, op: str, args: dict[str, Any], read: Any = None) -> dict:
+    def write(ctx: Context, op: str, args: dict[str, Any], field: str | None = None) -> dict:
         """A logged write, answered before its checkpoint (if due) is written, on a thread of its own."""
         def call(tenant: Tenant, args: dict[str, Any]) -> dict:
             if op == "delete":  # its log record names the scopes given (the memory must be theirs), as HTTP's does
                 args = {n: v for n, v in args.items() if v is not None}
-            out = tenant.write(op, args, checkpoint=False, read=read)
+            out = tenant.write(op, args, checkpoint=False, field=field)
             tenant.checkpoint_in_background()
             return out
         return answer(ctx, args, call)
@@ -131,11 +131,10 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None, stdi
         next call's arguments to them), or one fact as text."""
         try:
             data, field = _given(text, messages), "text" if messages is None else "messages"
-            read = read_add(data, field, MAX_ADD_ITEMS)  # HTTP add's checks, naming this tool's field
-            check_unicode(data, field)
         except (ValueError, TypeError) as err:
             raise ToolError(str(err)) from None
-        return write(ctx, "add", {"data": data, **named(user_id, agent_id, run_id), "metadata": metadata}, read)
+        # HTTP add's checks (Tenant.write, with the scope's open turn), naming this tool's field
+        return write(ctx, "add", {"data": data, **named(user_id, agent_id, run_id), "metadata": metadata}, field)
 
     @server.tool()
     def recall(query: str, ctx: Context, user_id: User = None, agent_id: Agent = None, run_id: Run = None,

@@ -47,9 +47,10 @@ except ImportError:  # not on Windows: one server per --data is then the operato
     fcntl = None  # type: ignore[assignment]
 
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, read_json, reading, unique_keys
+from sam_model.limits import MAX_ADD_ITEMS
 from sam_model.memory.scoped import SCOPE_KEYS, NoTextError, ScopedMemory
 from sam_model.serve.scopes import check_fixed, within
-from sam_model.serve.wal import LogWriteError, WriteAheadLog
+from sam_model.serve.wal import LogWriteError, WriteAheadLog, check_unicode
 from sam_model.store import StoreConfig
 
 log = logging.getLogger(__name__)
@@ -393,13 +394,19 @@ class Tenant:
     def lock(self) -> threading.RLock:
         return self.memory.lock
 
-    def write(self, op: str, args: dict[str, Any], checkpoint: bool = True,
-              read: tuple[list[Any], list[dict[str, Any]]] | None = None) -> Any:
+    def write(self, op: str, args: dict[str, Any], checkpoint: bool = True, field: str | None = None) -> Any:
         """Log (fsync), apply, then (``checkpoint``) :meth:`checkpoint_if_due`; returns the memory's answer.
         Raises what the memory raises. The HTTP service passes ``checkpoint=False`` and runs the checkpoint after
-        the answer is sent, so the write that makes one due does not wait for it. ``read``: an add's messages as
-        its check read them (ScopedMemory.add's ``read``); the log keeps ``args``, which a replay reads again."""
+        the answer is sent, so the write that makes one due does not wait for it. ``field``: an add's data is
+        checked before it is logged, in the lock the add then holds (ScopedMemory.check_add: with the scope's open
+        turn, which another write could change between them), its errors naming the API's field (HTTP's
+        ``messages``, MCP's ``text``); its messages as read are written (ScopedMemory.add's ``read``); the log keeps
+        ``args``, which a replay reads again."""
         with self.lock:
+            read = None
+            if op == "add" and field is not None:
+                read = self.memory.check_add(args["data"], field, MAX_ADD_ITEMS, **_scopes(args))
+                check_unicode(args["data"], field)  # before the log, which would name its own field, data
             check_write(self.memory, op, args)
             seq = self.wal.append(op, args)
             try:
