@@ -514,3 +514,21 @@ def test_a_text_command_is_split_into_words_once(monkeypatch):
     monkeypatch.setattr(swe_agent, "shell_words", lambda text: calls.append(text) or real(text))
     call = swe_agent.command_call("open src/x.py 12", "c1", "t.traj")
     assert calls == ["open src/x.py 12"] and call is not None
+
+
+def test_an_option_whose_name_a_word_took_keeps_both_values(tmp_path):
+    """`edit 5:7 --start_line 9` read start_line=9: the option overwrote the word's 5, and the word was gone from the
+    call. SWE-agent's tools never read such an option (windowed's open reads its first two words; the edit and
+    str_replace_editor parse with argparse, which refuses an option they do not define and keeps a repeated option's
+    last value): the word keeps its name, the option its position."""
+    act = lambda action: item("assistant", "x", thought="Next.", action=action)  # noqa: E731
+    history = [item("system", SYSTEM), obs("ISSUE: tinyparse crashes on an empty header block."),
+               act(f"open {PATH} 212 --line_number 400"), obs("[File]\n212:def parse_header(block):"),
+               act("edit 213:214 --start_line 9\n    return None\nend_of_edit"), obs("File updated."),
+               act(f"str_replace_editor view /testbed/{PATH} --view_range 1 9 --view_range 200 240 --path /x"),
+               obs("ok")]
+    events, _ = convert(write(tmp_path, "o.traj", {"history": history}))
+    assert [e["text"] for e in events if e["kind"] == "action"] == [
+        f"CALL open(path={PATH}, line_number=212, arg3=400)",
+        "CALL edit(start_line=213, end_line=214, replacement_text=    return None, arg2=9)",
+        f"CALL str_replace_editor(command=view, path=/testbed/{PATH}, arg3=[1, 9], view_range=[200, 240], arg9=/x)"]

@@ -127,7 +127,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # limit=200)) is no traced value; a LangChain (and, since 49's ca302ea, OpenAI) tool message's list of records is its
 # JSON text, no blocks of no type.
 # 51: a SWE-agent signature naming an argument twice no longer drops a word (the later one is named by position).
-CONVERSION_VERSION = 51
+# 52: a SWE-agent --NAME option whose NAME a word took (or given again before its last) is named by its position,
+# no longer overwriting the word's value.
+CONVERSION_VERSION = 52
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,12 @@ Two generations of actions:
   ``str_replace_editor``'s signature names ``command`` and ``path`` only: its other arguments are options. A word
   ``--NAME`` takes the words after it as the named argument ``NAME`` (``--view_range 240 260`` is ``view_range:
   [240, 260]``, one word is itself, an integer a number, none ``true``), as 1.x writes a function call's optional
-  arguments in text; a line range ``START:END`` is the list ``[START, END]``, or, for a signature's
-  ``<start_line>:<end_line>``, the two numbers under their names, so each line number is a value the labeller
-  traces. A multi-line command that ends in an ``end_of_edit`` line (any ``end_of_*``) takes the words of its first
+  arguments in text (an option whose ``NAME`` a word before it took, ``edit 5:7 --start_line 9``, or given again
+  before its last, is ``argN`` by its position: SWE-agent's tools never read it, windowed's ``open`` reading its
+  first two words and the tools that parse options, ``str_replace_editor`` and windowed_edit_linting's ``edit``,
+  refusing with argparse an option they do not define and keeping a repeated one's last value); a line range
+  ``START:END`` is the list ``[START, END]``, or, for a signature's ``<start_line>:<end_line>``, the two numbers
+  under their names, so each line number is a value the labeller traces. A multi-line command that ends in an ``end_of_edit`` line (any ``end_of_*``) takes the words of its first
   line and the lines between as one more argument (the edit's text: its signature's ``replacement_text``, long code
   being free text to the labeller, as ``arg2`` was); any other command is shell-split whole (a quoted argument may
   span lines, as ``edit 'old' 'new'`` writes it), or split at whitespace when its quotes do not close
@@ -332,24 +335,31 @@ def command_call(action: Any, call_id: str, where: str, own: frozenset[str] = TO
 def _arguments(name: str, words: list[str], body: str | None, documented: Signature | None) -> dict[str, Any]:
     """A command's arguments: its words before any ``--NAME`` and an edit's text, named by its signature (the one
     the system prompt documents, else the first of :data:`SIGNATURES`' that they fit: :func:`_by_position`), then
-    each ``--NAME`` with the words after it."""
+    each ``--NAME`` with the words after it. An option whose name a word took, or that is given again later, is
+    named by its ``--NAME`` word's position (``argN``), as SWE-agent's tools never read its value (the module doc):
+    it overwrote the word's value, so the call showed a value the command never used and lost the one it did."""
     positional: list[Any] = []
-    named: dict[str, list[str]] = {}
-    key = None
-    for w in words:
+    options: list[tuple[int, str, list[str]]] = []  # (the --NAME word's position, NAME, the words after it)
+    for j, w in enumerate(words):
         if flag := _FLAG.fullmatch(w):
-            key = flag.group(1)
-            named[key] = []
-        elif key is None:
+            options.append((j, flag.group(1), []))
+        elif not options:
             positional.append(_value(w))
         else:
-            named[key].append(w)
+            options[-1][2].append(w)
     form = documented or next((f for text in SIGNATURES.get(name, ())
                                if _fits(f := signature(text, name in FLAGGED), positional, body)), None)
     args = _by_position(positional, body, form)
-    for key, ws in named.items():
+    last = {key: j for j, key, _ in options}  # a repeated option: argparse keeps its last value
+    for j, key, ws in options:
         values = [int(w) if _INT.fullmatch(w) else w for w in ws]
-        args[key] = True if not values else values[0] if len(values) == 1 else values
+        value = True if not values else values[0] if len(values) == 1 else values
+        if key in args or last[key] != j:  # a name a word took, or given again later: kept by its position
+            n = j + 1
+            while f"arg{n}" in args:
+                n += 1
+            key = f"arg{n}"
+        args[key] = value
     return args
 
 
