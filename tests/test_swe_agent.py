@@ -532,3 +532,20 @@ def test_an_option_whose_name_a_word_took_keeps_both_values(tmp_path):
         f"CALL open(path={PATH}, line_number=212, arg3=400)",
         "CALL edit(start_line=213, end_line=214, replacement_text=    return None, arg2=9)",
         f"CALL str_replace_editor(command=view, path=/testbed/{PATH}, arg3=[1, 9], view_range=[200, 240], arg9=/x)"]
+
+
+def test_commands_the_instance_template_documents_are_named_by_their_signatures(tmp_path):
+    """SWE-agent 1.x renders {{command_docs}} into every template (agents.py _get_format_dict), so a config may put
+    the docs in its instance template, the first user item: only the system prompt's were read, and `summarize
+    src/x.py 2` became a bash call of the whole line, its words no arguments of the command the model was told of.
+    A command's own output that prints docs documents nothing (it is what a file said, not the run's interface)."""
+    docs = ("We're solving this issue: tinyparse crashes on an empty header block.\n\nCOMMANDS:\n"
+            "summarize <file> [<depth>] - sums a file up\n\nRESPONSE FORMAT: one command")
+    printed = "COMMANDS:\nlint <file_path> - lints a file"
+    act = lambda action: item("assistant", "x", thought="Next.", action=action)  # noqa: E731
+    history = [item("system", SYSTEM), item("user", docs), act(f"summarize {PATH} 2"), obs("a summary"),
+               act("cat docs/commands.txt"), obs(printed), act(f"lint {PATH}"), obs("ok")]
+    events, _ = convert(write(tmp_path, "i.traj", {"history": history}))
+    assert [e["text"] for e in events if e["kind"] == "action"] == [
+        f"CALL summarize(file={PATH}, depth=2)", "CALL bash(command=cat docs/commands.txt)",
+        f"CALL bash(command=lint {PATH})"]

@@ -129,7 +129,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 51: a SWE-agent signature naming an argument twice no longer drops a word (the later one is named by position).
 # 52: a SWE-agent --NAME option whose NAME a word took (or given again before its last) is named by its position,
 # no longer overwriting the word's value.
-CONVERSION_VERSION = 52
+# 53: the commands a SWE-agent run's instance template (a user item that is no command's output) documents are its own
+# and named by their signatures, as the system prompt's are (no longer bash calls of the whole line).
+CONVERSION_VERSION = 53
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,9 @@ Two generations of actions:
   in ``action`` (``open src/x.py 100``, ``find_file "x.py" src``), and the ``user`` item right after it is its
   output. SWE-agent runs its own commands (:data:`TOOLS`: its editor and search tools, ``submit``; and any other the
   run's system prompt documents, whose ``COMMANDS`` section lists each by its signature, ``summarize <path> - ...``
-  in 0.x, ``summarize:`` then ``signature: ...`` in 1.x) and hands every other line to bash. So a command whose first
+  in 0.x, ``summarize:`` then ``signature: ...`` in 1.x; or a user item that is no command's output, as 1.x renders
+  ``{{command_docs}}`` into every template, the instance template's too: agents.py ``_get_format_dict``) and hands
+  every other line to bash. So a command whose first
   word is none of them, or whose first line holds shell syntax (``|``, ``&&``, ``;``, a redirection), is a call of
   the shell tool ``bash`` with the whole line as its ``command`` (1.x function calling's own ``bash`` tool), read by
   the labelling rule's shell reading: ``ls -F`` or ``python -m pytest tests/x.py -q`` by their values, not their
@@ -138,8 +140,8 @@ def to_chat(items: list[Any], where: str) -> Chat:
     """History items (or ``trajectory`` steps) as chat messages."""
     chat = Chat()
     agent: Any = None
-    own = TOOLS  # SWE-agent's own commands, and those the system prompt documents
-    forms: dict[str, Signature] = {}  # the signatures the system prompt documents
+    own = TOOLS  # SWE-agent's own commands, and those the system prompt (or a template) documents
+    forms: dict[str, Signature] = {}  # the signatures the system prompt (or a template) documents
     awaiting: str | None = None  # the id of the text command whose output comes next
     state = ""  # the working directory the step of the last command states, told on its output
     for i, m in enumerate(items):
@@ -183,10 +185,10 @@ def to_chat(items: list[Any], where: str) -> Chat:
                      source)
             continue
         text = text_of(m.get("content"), w, ignored=chat.ignored)
-        if role == "system":
+        if role == "system" or role == "user" and awaiting is None:  # the system prompt or a template (the issue's)
             forms.update(signatures(text))
             own = own | documented(text)
-        elif role in ("tool", "user"):  # an output (or the issue): the directory it ends with, else its step's
+        if role in ("tool", "user"):  # an output (or the issue): the directory it ends with, else its step's
             chat.cwd = told_dir(text) or (state if role == "tool" or awaiting else "") or chat.cwd
         if role == "tool":
             chat.add({"role": "tool", "tool_call_id": _answered(m, w), "content": text}, source)
