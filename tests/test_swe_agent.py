@@ -549,3 +549,106 @@ def test_commands_the_instance_template_documents_are_named_by_their_signatures(
     assert [e["text"] for e in events if e["kind"] == "action"] == [
         f"CALL summarize(file={PATH}, depth=2)", "CALL bash(command=cat docs/commands.txt)",
         f"CALL bash(command=lint {PATH})"]
+
+
+def view(path: str, first: int, code: list[str], total: int = 400) -> str:
+    """A windowed view as SWE-agent prints it (WindowedFile.get_window_text): header, numbered lines."""
+    return "\n".join([f"[File: {path} ({total} lines total)]", f"({first - 1} more lines above)",
+                      *(f"{first + k}:{c}" for k, c in enumerate(code)), f"({total - first - len(code) + 1} more "
+                                                                          "lines below)"])
+
+
+def test_a_line_number_is_labelled_by_the_latest_output_that_showed_that_line_of_that_file(tmp_path):
+    """A line number was labelled by the first event that said the number anywhere: the issue's `#212`, though the
+    agent read line 212 in the search that printed it. Now the latest earlier output that showed that line of the file
+    the command acts on labels it (a search's `Line 213:` after the view that showed 213 and 214; a search of another
+    file showing a line 213 is none of it); a number no output showed as a line of that file is labelled as before."""
+    full = f"/testbed/{PATH}"
+    act = lambda action: item("assistant", "x", thought="Next.", action=action)  # noqa: E731
+    history = [item("system", SYSTEM),
+               obs("ISSUE: tinyparse crashes on an empty header block (#212; duplicates #213, #214; seen at 300 "
+                   "rows)."),
+               act(f"search_file parse_header {PATH}"),
+               obs(f'Found 1 matches for "parse_header" in {full}:\nLine 212:def parse_header(block):\n'
+                   f'End of matches for "parse_header" in {full}'),
+               act("ls tests"), obs("test_reader.py"),
+               act(f"open {PATH} 212"),
+               obs(view(full, 212, ["def parse_header(block):", "    key, value = block[0]", "    return key"]), full),
+               act("search_file 'key, value'"),
+               obs(f'Found 1 matches for "key, value" in {full}:\nLine 213:    key, value = block[0]\n'
+                   f'End of matches for "key, value" in {full}', full),
+               act("search_file 'key, value' tests/test_reader.py"),
+               obs('Found 1 matches for "key, value" in /testbed/tests/test_reader.py:\nLine 213:    key, value = x\n'
+                   'End of matches for "key, value" in /testbed/tests/test_reader.py', full),
+               act("ls tests"), obs("test_reader.py", full),
+               act("edit 213:214\n    if not block:\n        return None\nend_of_edit"), obs("File updated.", full),
+               act("goto 300"), obs(view(full, 280, ["pass"]), full)]
+    events, _ = convert(write(tmp_path, "l.traj", {"history": history, "trajectory": []}))
+    issue = step_of(events, "user", "ISSUE")
+    search = step_of(events, "result", "search_file: Found 1 matches for \"parse_header\"")
+    opened = step_of(events, "result", "open: [File")
+    again = step_of(events, "result", f"search_file: Found 1 matches for \"key, value\" in {full}")
+    searched = step_of(events, "action", "CALL search_file(search_term=parse_header")  # said the path first
+    assert needed(events, "CALL open(") == ([searched, search], {"path": [PATH], "line_number": ["212"]})
+    labels, values = needed(events, "CALL edit(")
+    assert labels == [opened, again] and values == {"start_line": ["213"], "end_line": ["214"]}
+    assert needed(events, "CALL goto(") == ([issue], {"line_number": ["300"]})  # shown by no output: as before
+    assert issue < search < opened < again
+
+
+def test_the_line_number_rule_is_the_tracers_own_read_from_marks_any_reader_may_set():
+    """toolstate honours SHOWN_LINES and LINE_ARGUMENTS on any chat message (SWE-agent's reader sets them): `all` labels
+    every output that showed the line, a saved tracker keeps what each output showed (a forgotten one shows nothing,
+    a rolled-back message's marks go with it), and a mark of another shape is one line naming the message."""
+    from sam_model.data.formats.base import LINE_ARGUMENTS, SHOWN_LINES
+    from sam_model.data.toolstate import TranscriptState
+
+    def run(label: str = "origin") -> TranscriptState:
+        st = TranscriptState(label=label)
+        st.feed({"role": "user", "content": "crash at row 212"})  # 0: says 212, shows no line
+        for k, (shown, text) in enumerate([({"/t/x.py": [212]}, "212:def f():"), ({}, "no line"),
+                                           ({"/t/x.py": [211, 212]}, "211:\n212:def f():")]):
+            st.feed({"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"c{k}", "type": "function", "function": {"name": "look", "arguments": "{}"}}]})
+            st.feed({"role": "tool", "tool_call_id": f"c{k}", "content": text, SHOWN_LINES: shown})
+        st.feed({"role": "user", "content": "go on"})
+        return st
+
+    goto = {"role": "assistant", "content": None, LINE_ARGUMENTS: {"g": {"file": "x.py", "arguments": ["line"]}},
+            "tool_calls": [{"id": "g", "type": "function", "function": {"name": "goto", "arguments": '{"line": 212}'}}]}
+    st = run()
+    shown = [e["step"] for e in st.events if e["kind"] == "result" and "212" in e["text"]]
+    assert st.decide(*_calls(goto), lines={"g": ("x.py", frozenset({"line"}))}).labels == shown[-1:]
+    assert st.decide(*_calls(goto)).labels == [0]  # no mark: the first event that says it, as the spec says
+    assert run("all").decide(*_calls(goto), lines={"g": ("/t/x.py", frozenset({"line"}))}).labels == shown
+    loaded = TranscriptState.from_state_dict(json.loads(json.dumps(st.state_dict())))
+    loaded.forget(shown[-1])
+    assert loaded.feed(goto)[0].labels == shown[:1]
+    mark = st.mark()
+    st.feed({"role": "tool", "tool_call_id": "c0", "content": "212:x", SHOWN_LINES: {"x.py": [212]}})
+    st.rollback(mark)
+    assert st.shown == run().shown
+    with pytest.raises(TranscriptFormatError, match="shown_lines"):
+        run().feed({"role": "tool", "tool_call_id": "c0", "content": "x", SHOWN_LINES: {"x.py": ["212"]}}, "m 9")
+    with pytest.raises(TranscriptFormatError, match="line_arguments"):
+        run().feed({**goto, LINE_ARGUMENTS: {"g": {"file": "x.py"}}}, "m 9")
+    with pytest.raises(ValueError, match="'shown' item 0"):
+        TranscriptState.from_state_dict({**st.state_dict(), "shown": [[99, "x.py", [1]]]})
+
+
+def _calls(message: dict) -> tuple[list, None]:
+    from sam_model.data.toolstate import parse_tool_calls
+
+    return parse_tool_calls(message, "m"), None
+
+
+def test_an_editors_listing_after_its_own_words_shows_lines_of_its_file():
+    """str_replace_editor prints an edit's listing on the line of its words ('The file X has been edited. Here's the
+    result of running `cat -n` on a snippet of X:'), an insert's of 'the edited file': the listing header was read
+    only alone on its line, so an edit's output showed no line of the file."""
+    p = "/testbed/src/x.py"
+    edited = f"The file {p} has been edited. Here's the result of running `cat -n` on a snippet of {p}:\n   212\tx\n"
+    inserted = "The file has been edited. Here's the result of running `cat -n` on a snippet of the edited file:\n   9\ty"
+    assert swe_agent.numbered_lines(edited) == {p: [212]}
+    assert swe_agent.numbered_lines(inserted, p) == {p: [9]}
+    assert swe_agent.numbered_lines(f"[File: {p} (400 lines total)]\n(9 more lines above)\n10:a\n11:\n") == {p: [10, 11]}

@@ -131,7 +131,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # no longer overwriting the word's value.
 # 53: the commands a SWE-agent run's instance template (a user item that is no command's output) documents are its own
 # and named by their signatures, as the system prompt's are (no longer bash calls of the whole line).
-CONVERSION_VERSION = 53
+# 54: a line number a reader marks (SWE-agent's goto, edit, open, view_range) is labelled by the latest result that
+# showed that line of its file (shown_lines), no longer by the first event that says the number anywhere.
+CONVERSION_VERSION = 54
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,16 @@ AutoCodeRover log, SWE-agent) are judged as the spec says. No suffix of a path i
 unknown: which part of it is the project's is what only the directory tells, and a suffix such as
 ``tests/__init__.py`` or ``src/index.ts`` is said of any package's file.
 
+**An extension of the spec for line numbers.** A coding agent's editor takes line numbers (SWE-agent's ``goto 583``,
+``edit 213:214``, ``open x.py 212``), and the spec traces each to the first event that says the number anywhere: the
+issue's ``#212`` or a test count, where the line came from the view or search that printed it as a line of the file.
+Where a reader knows its tools' outputs and calls (:data:`~sam_model.data.formats.base.SHOWN_LINES` on a result: the
+lines of each file it printed with their numbers; :data:`~sam_model.data.formats.base.LINE_ARGUMENTS` on a call's
+message: which of its arguments are line numbers of which file; SWE-agent's reader sets both), a needed line number
+of a file is labelled by the most recent earlier event that showed that line of that file (every such event for
+``all``), the one whose text the agent read the line in; a number no such event showed is labelled as the spec
+says. A log without the marks (every other reader's, OpenAI chat, tau-bench, SGD) is labelled as before.
+
 One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
 sub-goal stack = tools called, constraints = argument values already used, last action result = a
 value-free summary of the last tool result) and writes the events. The importer and a live agent use
@@ -110,6 +120,8 @@ from sam_model.data.formats.base import (
     CWD,
     CWD_BY_CALLS,
     FAILED,
+    LINE_ARGUMENTS,
+    SHOWN_LINES,
     TranscriptFormatError,
     json_result,
     strict_loads,
@@ -326,6 +338,47 @@ def parse_tool_calls(message: Mapping[str, Any], where: str) -> list[ToolCall]:
     return calls
 
 
+_LINE = re.compile(r"\d{1,12}")  # a line number (int() refuses a word of over 4300 digits)
+
+
+def shown_lines(message: Mapping[str, Any], where: str) -> dict[str, list[int]]:
+    """A result message's :data:`~sam_model.data.formats.base.SHOWN_LINES` (``{}`` where it has none); one that is no
+    ``{FILE: [N, ...]}`` is refused, naming the message."""
+    raw = message.get(SHOWN_LINES)
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping) or not all(
+            isinstance(f, str) and isinstance(ns, list) and all(isinstance(n, int) and not isinstance(n, bool)
+                                                                for n in ns) for f, ns in raw.items()):
+        raise TranscriptFormatError(where, f"message's '{SHOWN_LINES}' is {json.dumps(raw, default=str)[:80]}: give "
+                                           "{FILE: [LINE NUMBER, ...]}, the lines of each file its text printed, or "
+                                           "leave it out")
+    return {f: sorted(set(ns)) for f, ns in raw.items() if ns}
+
+
+def line_arguments(message: Mapping[str, Any], where: str) -> dict[str, tuple[str, frozenset[str]]]:
+    """An assistant message's :data:`~sam_model.data.formats.base.LINE_ARGUMENTS` as ``{call id: (file, argument
+    names)}`` (``{}`` where it has none); one of another shape is refused, naming the message."""
+    raw = message.get(LINE_ARGUMENTS)
+    if raw is None:
+        return {}
+    ok = isinstance(raw, Mapping) and all(
+        isinstance(m, Mapping) and isinstance(m.get("file"), str) and isinstance(m.get("arguments"), list)
+        and all(isinstance(a, str) for a in m["arguments"]) for m in raw.values())
+    if not ok:
+        raise TranscriptFormatError(where, f"message's '{LINE_ARGUMENTS}' is {json.dumps(raw, default=str)[:80]}: "
+                                           "give {TOOL CALL ID: {\"file\": FILE, \"arguments\": [NAME, ...]}}, the "
+                                           "arguments of each call that are line numbers of FILE, or leave it out")
+    return {str(k): (m["file"], frozenset(m["arguments"])) for k, m in raw.items()}
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file as a reader wrote them: equal, or one is the other's part below a directory
+    (``src/x.py`` of ``/testbed/src/x.py``, where the working directory was unknown)."""
+    a, b = a.removeprefix("./"), b.removeprefix("./")
+    return bool(a and b) and (a == b or a.endswith("/" + b) or b.endswith("/" + a))
+
+
 # --------------------------------------------------------------------------------------------- the state
 @dataclass
 class Decision:
@@ -387,6 +440,7 @@ class TranscriptState:
         self.writes: list[dict[str, Any]] = []
         self.writes_from = 0  # the first event whose call's writes are kept (a tracker saved before: after its events)
         self.cwd = ""  # the agent's working directory, as the last message that told it said (CWD); "" unknown
+        self.shown: list[list[Any]] = []  # [event, file, [line numbers]] of each result's SHOWN_LINES, in step order
 
     def snapshot(self) -> dict[str, Any]:
         return {"phase": self.phase, "subgoal_stack": list(self.stack),
@@ -434,12 +488,14 @@ class TranscriptState:
             if failed is not None and not isinstance(failed, bool):
                 raise TranscriptFormatError(where, f"tool message's '{FAILED}' is {json_type(failed)}: give true (the "
                                                    "call failed) or false, or leave it out")
+            lines = shown_lines(message, where)  # refused before any event is written
             self.last = result_shape(name, text, failed is True)
             shown = name + ": " + text
             if self.result_limit is not None and len(shown) > self.result_limit:
                 shown = cut_text(shown, self.result_limit)
                 self.results_cut += 1
             self._emit("result", shown)
+            self.shown += [[len(self.events) - 1, f, ns] for f, ns in lines.items()]
         elif text:
             self._emit(role, text)
 
@@ -500,10 +556,12 @@ class TranscriptState:
                 self.writes.append({"step": len(self.events), "wrote": wrote, "decided": None})
         self._emit("action", call_text(call.name, call.arguments))
 
-    def decide(self, calls: Sequence[ToolCall], cwd: str | None = None) -> Decision | None:
+    def decide(self, calls: Sequence[ToolCall], cwd: str | None = None,
+               lines: Mapping[str, tuple[str, frozenset[str]]] | None = None) -> Decision | None:
         """The decision for ``calls`` made right after the messages fed so far; None without history. ``cwd``: the
         working directory the calls are judged in where they revealed it themselves (:meth:`_calls_cwd`); None: the
-        one the messages told.
+        one the messages told. ``lines``: per call id, the file and the arguments that are its line numbers
+        (:func:`line_arguments`, the extension of the module doc, "line numbers").
 
         Its event is the last one written. Leaves that are trivial, said by that event, said by the policy or
         said by no earlier event are skipped; the rest are needed, labelled by the first (``origin``), last
@@ -520,8 +578,12 @@ class TranscriptState:
         steps: set[int] = set()
         for call in calls:
             per_call.append({})
+            of = (lines or {}).get(call.id) if call.id is not None else None
             for path, v, setting in call_leaves(call):
                 outcome, hits, traced = ("trivial", [], "") if setting else self._judge(path, v, own, earlier, cwd)
+                if outcome == "needed" and of is not None and path.split(".")[0] in of[1] \
+                        and (showed := self._showed(of[0], v, hits)):
+                    hits = showed if self.label == "all" else showed[-1:]
                 outcomes[outcome] += 1
                 if outcome == "needed":
                     needed.setdefault(path, []).append(traced)
@@ -554,7 +616,7 @@ class TranscriptState:
         if isinstance(message, Mapping) and message.get("role") == "assistant":
             calls = parse_tool_calls(message, where)
             if calls:
-                decision = self.decide(calls, self._calls_cwd(message, where))
+                decision = self.decide(calls, self._calls_cwd(message, where), line_arguments(message, where))
                 if decision is not None and decision.labels:
                     event = self.events[-1]
                     event["state"] = decision.state
@@ -581,7 +643,7 @@ class TranscriptState:
                 "phase": self.phase, "last": self.last, "stack": list(self.stack), "cons": dict(self.cons),
                 "calls": dict(self._call_names), "invalid": len(self.invalid_arguments), "writes": len(self.writes),
                 "unmatched": len(self.unmatched_results), "results_cut": self.results_cut, "policy_norm": self.policy_norm,
-                "cwd": self.cwd}
+                "cwd": self.cwd, "shown": len(self.shown)}
 
     def rollback(self, mark: Mapping[str, Any]) -> None:
         """The state as it was at ``mark`` (a batch of messages refused part-way is taken whole or not at all)."""
@@ -592,6 +654,7 @@ class TranscriptState:
         self.phase, self.last, self.stack, self.cons = mark["phase"], mark["last"], mark["stack"], mark["cons"]
         self._call_names, self.results_cut, self.policy_norm = mark["calls"], mark["results_cut"], mark["policy_norm"]
         self.cwd = mark["cwd"]
+        del self.shown[mark.get("shown", len(self.shown)):]
         del self.invalid_arguments[mark["invalid"]:]
         del self.writes[mark["writes"]:]
         del self.unmatched_results[mark.get("unmatched", len(self.unmatched_results)):]
@@ -628,6 +691,7 @@ class TranscriptState:
         tells them by the events' states (:meth:`_inferred`, :meth:`_decided`). Returns each path taken out with the
         event of the next call that set it again (None: none), for :func:`cleared`."""
         self.rewrite(step, "")
+        self.shown = [x for x in self.shown if x[0] != step]  # the file it named and the lines it showed
         mine = next((w for w in self.writes if w["step"] == step), None)
         if mine is not None:
             self.writes.remove(mine)
@@ -711,6 +775,11 @@ class TranscriptState:
                 raise ValueError(f"conversation tracker field 'writes' item {i} must be {{\"step\": <event>, \"wrote\": "
                                  f"{{<path>: <value>}}, \"decided\": <event> or null, \"needed\": {{<path>: [<value>, "
                                  f"...]}} or left out}}, got {json.dumps(w)[:80]}")
+        for i, x in enumerate(d["shown"]):
+            if not (isinstance(x, list) and len(x) == 3 and _is_event(x[0], n) and isinstance(x[1], str)
+                    and isinstance(x[2], list) and all(isinstance(k, int) and not isinstance(k, bool) for k in x[2])):
+                raise ValueError(f"conversation tracker field 'shown' item {i} must be [<event>, <file>, [<line number>, "
+                                 f"...]], got {json.dumps(x)[:80]}")
         self = cls.__new__(cls)
         self.__dict__.update({k: (dict(v) if isinstance(v, Mapping) else v) for k, v in d.items()})
         if not kept:
@@ -739,6 +808,14 @@ class TranscriptState:
             return "policy", []
         hits = [i for i, text in enumerate(earlier) if says(text, s)]
         return ("needed", hits) if hits else ("untraceable", [])
+
+    def _showed(self, file: str, value: Any, hits: list[int]) -> list[int]:
+        """The events among ``hits`` (those that say ``value``) that showed line ``value`` of ``file`` (SHOWN_LINES),
+        in step order; none where ``value`` is no line number."""
+        if isinstance(value, bool) or not _LINE.fullmatch(str(value)):
+            return []
+        n, said = int(value), set(hits)
+        return [step for step, f, ns in self.shown if step in said and same_file(f, file) and n in ns]
 
 
 def _wrote(said: set[str], value: str) -> bool:

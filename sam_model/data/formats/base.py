@@ -255,6 +255,12 @@ CWD = "cwd"  # a chat message's working directory of the agent from that message
 # true on an assistant message whose own calls revealed the CWD it tells (Gemini CLI's project root, found from the
 # paths they name): its calls are judged in it too, as a search by call finds it from the call in hand
 CWD_BY_CALLS = "cwd_by_calls"
+# a chat tool message's {FILE: [N, ...]}: the lines of each file its text printed with their numbers (a file view's
+# "212:def f():", a search's "Line 212:"), set by readers that know their tools' outputs (toolstate: line numbers)
+SHOWN_LINES = "shown_lines"
+# an assistant message's {tool_call_id: {"file": FILE, "arguments": [NAME, ...]}}: the arguments of a call that are
+# line numbers of FILE (an editor's goto, an edit's line range), set by the same readers (toolstate: line numbers)
+LINE_ARGUMENTS = "line_arguments"
 
 
 def failure(value: Any, failed: Any, ok: Any, field: str, where: str) -> dict[str, bool]:

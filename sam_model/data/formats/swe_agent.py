@@ -53,6 +53,15 @@ step's ``state.working_dir`` (1.x writes an object, 0.x its JSON): the one direc
 told from the first message on (the run never left it), else each step's on its output. The history's items carry no state, so
 there the k-th step's is told on the output of the history's k-th command where the two hold as many commands.
 
+**Line numbers** (:class:`Lines`): a command's line number (``goto 583``, ``edit 213:214``, ``open x.py 212``,
+``str_replace_editor``'s ``view_range`` and ``insert_line``: :data:`LINE_NUMBERS`) is of the file the command acts on,
+its ``path`` (under the working directory where relative) or else the open file (the ``(Open file: PATH)`` line the
+templates end an output with, else the file of the output's last windowed view); an output's view (``[File: PATH (N
+lines total)]`` then ``212:code``), ``cat -n`` listing and ``search_file`` result (``Line 212:code``) show lines of a
+file. The reader marks both on the chat messages (``line_arguments``, ``shown_lines``), and toolstate labels such a
+number by the latest output that showed that line of that file, not by the first event that said the number
+anywhere (the issue's ``#212``).
+
 A ``.traj`` without ``history`` is read from its ``trajectory`` steps (``{"thought", "action", "observation"}``:
 each step a text command and its output, or an output without a command, read as a ``user`` item is; the steps
 hold no system prompt or issue). A retry agent's file lists its
@@ -70,11 +79,15 @@ both sides of the split: the test split held the instances trained on.
 
 from __future__ import annotations
 
+import json
+import posixpath
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from sam_model.data.formats.base import (
+    LINE_ARGUMENTS,
+    SHOWN_LINES,
     Chat,
     Conversation,
     TranscriptFormatError,
@@ -134,6 +147,23 @@ _DOC_ARGUMENT = re.compile(r"^    - ([A-Za-z_][\w-]*) \([^)\n]*\) \[(required|op
 _DOC_LINE = re.compile(r"^([A-Za-z_]\w*)((?: +[\"']?\[?<[^\n]*?)?(?:\n<[\w-]+>)*(?:\nend_of_\w+)?) - \S", re.MULTILINE)
 _COMMANDS = re.compile(r"^COMMANDS:\n(.*?)(?:\n[ \t]*\n|\Z)", re.MULTILINE | re.DOTALL)
 _CWD = re.compile(r"^\(Current directory: (.+)\)[ \t]*$", re.MULTILINE)  # 0.x's templates' last lines
+_OPEN_FILE = re.compile(r"^\(Open file: (.+)\)[ \t]*$", re.MULTILINE)  # the line before it (1.x's templates too)
+# the arguments of SWE-agent's commands that are line numbers of the file they act on (their path, else the open
+# file): windowed's open and goto, edit_linting's and the cursors' line ranges, windowed_edit_replace's insert line,
+# str_replace_editor's view_range and insert_line (the bundles :data:`SIGNATURES` cites)
+LINE_NUMBERS: dict[str, tuple[str, ...]] = {
+    "open": ("line_number",), "goto": ("line_number",), "edit": ("start_line", "end_line"), "insert": ("line",),
+    "set_cursors": ("start_line", "end_line"), "str_replace_editor": ("view_range", "insert_line")}
+# the outputs that print lines of a file with their numbers: windowed's view (WindowedFile.get_window_text:
+# "[File: PATH (N lines total)]", then "212:code"), str_replace_editor's (_make_output: "... `cat -n` on PATH:", then
+# "   212\tcode"; an edit's "The file PATH has been edited. Here's ... on a snippet of PATH:", an insert's "... on a
+# snippet of the edited file:") and search_file's
+# ('Found N matches for "TERM" in PATH:', then "Line 212:code")
+_VIEW = re.compile(r"\[File: (.+) \(\d+ lines total\)\]")
+_CAT_N = re.compile(r".*?Here's the result of running `cat -n` on (?:a snippet of )?(.+):")  # after an edit's words
+_FOUND = re.compile(r'Found \d+ matches for ".*" in (.+):')
+_NUMBERED = re.compile(r" *(\d{1,12})(?::|\t| )")
+_SEARCHED = re.compile(r"Line (\d{1,12}):")
 
 
 def to_chat(items: list[Any], where: str) -> Chat:
@@ -144,6 +174,7 @@ def to_chat(items: list[Any], where: str) -> Chat:
     forms: dict[str, Signature] = {}  # the signatures the system prompt (or a template) documents
     awaiting: str | None = None  # the id of the text command whose output comes next
     state = ""  # the working directory the step of the last command states, told on its output
+    lines = Lines()  # the open file, and the file each call acts on: the line numbers of both (toolstate)
     for i, m in enumerate(items):
         step = isinstance(m, Mapping) and "role" not in m and ("action" in m or "observation" in m)
         source = f"{'trajectory step' if step else 'history item'} {i}"
@@ -154,11 +185,13 @@ def to_chat(items: list[Any], where: str) -> Chat:
             call = command_call(m.get("action"), f"step-{i}", w, own, forms)
             thought = m.get("thought") if isinstance(m.get("thought"), str) else m.get("response")
             chat.add({"role": "assistant", "content": result_text(thought) or None,
-                      **({"tool_calls": [call]} if call else {})}, source)
+                      **({"tool_calls": [call], **lines.calls([call], chat.cwd)} if call else {})}, source)
             output = result_text(m.get("observation"))
             chat.cwd = working_dir(m, w) or told_dir(output) or chat.cwd
+            lines.opened(output)
             if call:
-                chat.add({"role": "tool", "tool_call_id": call["id"], "content": output}, source)
+                chat.add({"role": "tool", "tool_call_id": call["id"], "content": output,
+                          **lines.output(output, call["id"])}, source)
             elif output:  # no command (an autosubmission, a forfeit): what the environment said, as a user item
                 chat.add({"role": "user", "content": output}, source)
             continue
@@ -181,8 +214,8 @@ def to_chat(items: list[Any], where: str) -> Chat:
                 calls, awaiting = [call], call["id"]
             words = m["thought"] if isinstance(m.get("thought"), str) else text_of(m.get("content"), w,
                                                                                    ignored=chat.ignored)
-            chat.add({"role": "assistant", "content": words or None, **({"tool_calls": calls} if calls else {})},
-                     source)
+            chat.add({"role": "assistant", "content": words or None,
+                      **({"tool_calls": calls, **lines.calls(calls, chat.cwd)} if calls else {})}, source)
             continue
         text = text_of(m.get("content"), w, ignored=chat.ignored)
         if role == "system" or role == "user" and awaiting is None:  # the system prompt or a template (the issue's)
@@ -190,14 +223,86 @@ def to_chat(items: list[Any], where: str) -> Chat:
             own = own | documented(text)
         if role in ("tool", "user"):  # an output (or the issue): the directory it ends with, else its step's
             chat.cwd = told_dir(text) or (state if role == "tool" or awaiting else "") or chat.cwd
+            lines.opened(text)
         if role == "tool":
-            chat.add({"role": "tool", "tool_call_id": _answered(m, w), "content": text}, source)
+            answered = _answered(m, w)
+            chat.add({"role": "tool", "tool_call_id": answered, "content": text, **lines.output(text, answered)},
+                     source)
         elif role == "user" and awaiting is not None:  # a text command's output
-            chat.add({"role": "tool", "tool_call_id": awaiting, "content": text}, source)
+            chat.add({"role": "tool", "tool_call_id": awaiting, "content": text, **lines.output(text, awaiting)},
+                     source)
         elif text:
             chat.add({"role": role, "content": text}, source)
         awaiting = None
     return chat
+
+
+class Lines:
+    """The files whose line numbers SWE-agent's commands take, as a run's outputs tell them, for the labelling rule's
+    extension for line numbers (toolstate: a line number labelled by the latest output that showed that line of that
+    file): the open file (the ``(Open file: PATH)`` line 0.x's and 1.x's templates end an output with, else the file
+    of the output's last windowed view) and the file each call acts on (its ``path``, under the working directory
+    where relative, else the open file). It marks a call's line-number arguments (:data:`LINE_NUMBERS`) on its
+    message (``LINE_ARGUMENTS``) and the numbered lines an output printed on it (``SHOWN_LINES``)."""
+
+    def __init__(self) -> None:
+        self.open = ""  # the open file ("": none, or unknown)
+        self.acts: dict[str, str] = {}  # call id -> the file its line numbers are of
+
+    def calls(self, calls: list[dict[str, Any]], cwd: str) -> dict[str, Any]:
+        """The ``LINE_ARGUMENTS`` mark of a message of ``calls`` made in ``cwd`` (none: ``{}``)."""
+        marks = {}
+        for call in calls:
+            name, args = call["function"]["name"], call["function"]["arguments"]
+            if isinstance(args, str):  # a function call's JSON
+                try:
+                    args = json.loads(args)
+                except (ValueError, RecursionError):
+                    continue
+            if not isinstance(args, Mapping) or call["id"] is None:
+                continue
+            numbers = [a for a in LINE_NUMBERS.get(name, ()) if a in args]
+            path = args.get("path")
+            file = (posixpath.normpath(posixpath.join(cwd, path)) if cwd else path) \
+                if isinstance(path, str) and path.strip() else self.open
+            if numbers and file:
+                marks[call["id"]] = {"file": file, "arguments": numbers}
+                self.acts[call["id"]] = file
+        return {LINE_ARGUMENTS: marks} if marks else {}
+
+    def output(self, text: str, call_id: str | None) -> dict[str, Any]:
+        """The ``SHOWN_LINES`` mark of the output of call ``call_id`` (none: ``{}``)."""
+        shown = numbered_lines(text, self.acts.get(call_id or "", ""))
+        return {SHOWN_LINES: shown} if shown else {}
+
+    def opened(self, text: str) -> None:
+        """The open file after an output (or the issue, whose ``(Open file: n/a)`` says none is)."""
+        if found := _OPEN_FILE.findall(text[-2000:]):
+            self.open = "" if found[-1].strip() == "n/a" else found[-1].strip()
+        elif "[File: " in text and (views := [f for line in text.split("\n") if (f := _view(line))]):
+            self.open = views[-1]
+
+
+def _view(line: str) -> str:
+    m = _VIEW.fullmatch(line)
+    return m.group(1) if m else ""
+
+
+def numbered_lines(text: str, file: str = "") -> dict[str, list[int]]:
+    """The lines of each file an output printed with their numbers: a windowed view's, str_replace_editor's (``file``:
+    the one an insert's "snippet of the edited file" is of) and search_file's (the formats above :data:`_VIEW`)."""
+    if not any(h in text for h in ("[File: ", "`cat -n` on ", " matches for \"")):
+        return {}
+    found: dict[str, list[int]] = {}
+    at, number = "", _NUMBERED
+    for line in text.split("\n"):
+        if m := _VIEW.fullmatch(line) or _CAT_N.fullmatch(line):
+            at, number = (file if m.group(1) == "the edited file" else m.group(1)), _NUMBERED
+        elif m := _FOUND.fullmatch(line):
+            at, number = m.group(1), _SEARCHED
+        elif at and (m := number.match(line)):
+            found.setdefault(at, []).append(int(m.group(1)))
+    return found
 
 
 class Signature(NamedTuple):
