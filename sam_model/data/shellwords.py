@@ -21,7 +21,8 @@ code or a regex (``grep -rn 'def foo'``, ``rg 'foo\\('``) its names (:func:`_pat
 (:func:`line_numbers`, :func:`git_lines`), a sed edit (``sed -i 's/old/new/g'``) its old and new parts
 (:func:`sed_words`), a Codex patch (``apply_patch``'s argument or heredoc) the paths it names (:func:`patch_paths`),
 a Python script (``python -c SCRIPT``, ``python - <<'EOF'``) its literals and imports
-(:func:`sam_model.data.pywords.python_words`), a heredoc fed to a shell (``bash <<EOF``, ``ssh HOST <<EOF``) its
+(:func:`sam_model.data.pywords.python_words`), a node, Ruby or Perl one-liner (``node -e``, ``ruby -e``, ``perl -ne``)
+its string literals (:func:`sam_model.data.scriptwords.script_words`; a Perl sed edit as sed's), a heredoc fed to a shell (``bash <<EOF``, ``ssh HOST <<EOF``) its
 command lines' words (:func:`_heredoc_words`), another heredoc's body is one text, and ``./src/a.py`` or ``src/`` is
 the path a listing prints (``src/a.py``, ``src``).
 A PowerShell tool's lines (:func:`is_powershell`), and ``pwsh -Command SCRIPT`` in an argv, are read as PowerShell
@@ -37,6 +38,7 @@ import shlex
 from typing import Any
 
 from sam_model.data.pywords import python_words
+from sam_model.data.scriptwords import is_eval_flag, language, script_words
 
 OPERATOR = re.compile(r"[|&;<>()]+")  # a token of shell syntax, not a word
 _CONTROL = re.compile(r"[|&;<>()\n]+")  # an operator or line break in a command line read with newlines
@@ -762,6 +764,7 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
     sub = ""  # the sub-command read (git blame's blame): COUNT_FLAGS and -L are read by it
     kind = False  # the program's next plain word is a resource type (kubectl get pods: KINDS), not traced
     pattern = False  # the program's next plain word is its search pattern (grep PATTERN FILE)
+    operands = False  # a plain word read after the program: later flags are a script file's (node app.js -e x)
     i = 0
     while i < len(command):
         t = command[i]
@@ -789,7 +792,12 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
             env = runner in _EXEC_KEYS and t.split("=", 1)[0] in ("-e", "--env")  # docker exec -e KEY=value
             setting = program is None and runner in SETTING_RUNNERS  # timeout -k 5, --signal=KILL: no value
             counts = COUNT_FLAGS.get(program or "", set()) | COUNT_FLAGS.get(f"{program} {sub}", set())
-            if "=" in t:
+            lang = language(program) if not operands else None
+            if lang and (is_eval_flag(lang, t) and i < len(command) or "=" in t and is_eval_flag(lang, t.split("=")[0])):
+                script = t.split("=", 1)[1] if "=" in t else command[i]  # node -e SCRIPT, perl -ne, --eval=SCRIPT
+                i += "=" not in t
+                out += _script_words(lang, script)
+            elif "=" in t:
                 flag, value = t.split("=", 1)
                 if not (setting or flag in counts and _COUNT.fullmatch(value)):  # --tail=200: a count
                     out.append(_value(value) if env else value)
@@ -847,13 +855,23 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
             if "/" in t:  # kubectl describe deployment/web: the resource's name, a value
                 out.append(_path(t))
         else:
-            word = _value(t)
+            word, operands = _value(t), True
             lines = line_numbers(program, t) if not t.startswith(PATCH_BEGIN) else patch_paths(t)
             if lines is None and program == "sed":  # sed -i 's/old/new/' FILE: the old and new parts
                 lines = sed_words(t)
             out += _pattern(t, word) if pattern else lines if lines is not None else [word]
             pattern = False
     return out
+
+
+def _script_words(lang: str, script: str) -> list[str]:
+    """The traced words of a node, Ruby or Perl one-line script (:func:`sam_model.data.scriptwords.script_words`:
+    its plain string literals); a Perl script that is a sed script (``perl -pi -e 's/old/new/g'``, the in-place edit
+    sed -i makes) by its parts as sed's (:func:`sed_words`); one that cannot be read, one word as before."""
+    found = sed_words(script) if lang == "perl" else None
+    if found is None and (found := script_words(lang, script, MAX_LINE_CHARS)) is not None:
+        found = [_path(w) for w in found]  # require('./lib/db.js'): lib/db.js, as a listing prints it
+    return found if found is not None else [script]
 
 
 def _pattern(word: str, plain: str) -> list[str]:

@@ -133,7 +133,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # and named by their signatures, as the system prompt's are (no longer bash calls of the whole line).
 # 54: a line number a reader marks (SWE-agent's goto, edit, open, view_range) is labelled by the latest result that
 # showed that line of its file (shown_lines), no longer by the first event that says the number anywhere.
-CONVERSION_VERSION = 54
+# 55: a node, Ruby or Perl one-line script (node -e SCRIPT, ruby -e, perl -ne) is traced by its plain string literals
+# (a Perl sed edit, perl -pi -e 's/old/new/', by its parts as sed's), not whole.
+CONVERSION_VERSION = 55
 
 
 @dataclass(frozen=True)

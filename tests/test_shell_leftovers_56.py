@@ -1,0 +1,44 @@
+"""Leftovers of the shell rules (shellwords) after stop 55: scripts of other languages a command carries, sed's
+text commands, a heredoc piped into an interpreter, a window opening at a grep hit, and a search's paging."""
+
+from __future__ import annotations
+
+import pytest
+from shell_calls import needed
+
+from sam_model.data.scriptwords import script_words
+from sam_model.data.shellwords import command_words
+
+
+@pytest.mark.parametrize("command, expected", [
+    # node -e / -p, ruby -e / -ne, perl -e / -ne / -pi -e: the script's plain string literals, its code none
+    ("""node -e "console.log(require('./package.json').version)\"""", ["package.json"]),
+    ("""node -pe "require('fs').readFileSync('config/app.json', 'utf8')\"""", ["config/app.json"]),  # core, codec
+    ("""node --eval="console.log(process.env.API_URL, 'order_42')\"""", ["order_42"]),
+    ("""node -e 'console.log(`id-${y}`, "order_42") // the order'""", ["order_42"]),  # a template, a comment
+    ("""ruby -e 'require "json"; puts JSON.parse(File.read("config/app.json"))["db_host"]'""",
+     ["config/app.json", "db_host"]),
+    ("""ruby -ne 'puts $_ if $_.include?("ERROR_42")' log/app.log""", ["ERROR_42", "log/app.log"]),
+    ("""perl -e 'print "Total: $x\\n"; print "done_ok\\n"'""", ["done_ok"]),  # "$x" interpolates: composed
+    ("perl -pi -e 's/old_name/new_name/g' src/a.pl", ["old_name", "new_name", "src/a.pl"]),  # sed's edit
+    ("perl -i.bak -pe 's|/usr/lib|/opt/lib|' conf/app.ini", ["/usr/lib", "/opt/lib", "conf/app.ini"]),
+    ("""perl -e 'print "unclosed'""", ['print "unclosed']),  # a quote that does not close: whole, as before
+    ("node app.js -e staging", ["app.js", "staging"]),  # -e after the script file: the script's own flag
+])
+def test_a_script_of_another_language_is_traced_by_its_literals(command, expected):
+    assert command_words(command) == expected
+
+
+def test_script_words_reads_no_code():
+    """Names, calls and regex literals are the agent's own writing; a /* comment that does not close is no script."""
+    assert script_words("ruby", "x = items.map { |i| i.name }; p x.size", 10_000) == []
+    assert script_words("node", "/* open", 10_000) is None
+    assert script_words("perl", "print 'a' x 3" * 10, 20) is None  # past the limit: whole
+
+
+def test_a_key_read_by_a_node_one_liner_is_traced_to_the_output_that_printed_it():
+    """node -e "...require('./config/default.json').db_host..." was one word, said by no event, while the listing
+    had printed the file and the user had named the key."""
+    got = needed("""node -e "console.log(require('./config/default.json')['db_host'])\"""",
+                 "Which db_host does staging use?", "config/default.json\nconfig/test.json")
+    assert got == ({"command": ["config/default.json", "db_host"]}, [0, 1])
