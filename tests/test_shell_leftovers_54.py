@@ -22,7 +22,6 @@ from sam_model.data.shellwords import command_words, sed_words
     ("sed -i '120,130d' a.py", ["120", "130", "a.py"]),  # a deletion's lines, as a print's
     ("sed -n '/def foo/,/def bar/p' a.py", ["foo", "bar", "a.py"]),
     ("sed -n '120,160p' a.py", ["120", "160", "a.py"]),  # line prints: as before
-    ("sed -i '/^import os$/a import sys' a.py", ["/^import os$/a import sys", "a.py"]),  # appended text: whole
     ("sed 's/x/y' f.txt", ["s/x/y", "f.txt"]),  # does not close: whole, as before
 ])
 def test_a_sed_substitution_is_traced_by_its_parts(command, expected):

@@ -7,7 +7,7 @@ import pytest
 from shell_calls import needed
 
 from sam_model.data.scriptwords import script_words
-from sam_model.data.shellwords import command_words
+from sam_model.data.shellwords import command_words, sed_words
 
 
 @pytest.mark.parametrize("command, expected", [
@@ -42,3 +42,31 @@ def test_a_key_read_by_a_node_one_liner_is_traced_to_the_output_that_printed_it(
     got = needed("""node -e "console.log(require('./config/default.json')['db_host'])\"""",
                  "Which db_host does staging use?", "config/default.json\nconfig/test.json")
     assert got == ({"command": ["config/default.json", "db_host"]}, [0, 1])
+
+
+@pytest.mark.parametrize("command, expected", [
+    # sed's a/i/c text, read as a substitution's new part (code its names, other text whole), and w/r FILE a path
+    ("sed -i '/^import os$/a import sys' a.py", ["os", "sys", "a.py"]),  # was the script whole
+    ("sed -i '3a\\\nTIMEOUT_SECONDS = 300' conf/app.py", ["TIMEOUT_SECONDS = 300", "3", "conf/app.py"]),
+    ("sed -i '/^\\[server\\]$/i host = db-7.internal' conf/app.ini", ["host = db-7.internal", "conf/app.ini"]),
+    ("sed -i '120c\\    return parse_iso_date(value)' src/util.py", ["parse_iso_date", "value", "120", "src/util.py"]),
+    ("sed -i '1i #!/usr/bin/env python3' run.py", ["/usr/bin/env python3", "1", "run.py"]),
+    ("sed -n '/ERROR/w errors_2024.log' app.log", ["ERROR", "errors_2024.log", "app.log"]),
+    ("sed -i 's/old_name/new_name/gw changed.txt' src/a.py", ["old_name", "new_name", "changed.txt", "src/a.py"]),
+    ("sed '/<body>/r header.html' page.html", ["<body>", "header.html", "page.html"]),
+    ("sed -i 's/a/b/' app.py", ["a", "b", "app.py"]),  # app.py: a file, no 'a' command
+])
+def test_sed_text_and_file_commands_are_traced_by_their_parts(command, expected):
+    assert command_words(command) == expected
+
+
+def test_a_file_name_is_no_sed_text_command():
+    """A file a sed edits that opens with a command letter (app.py, a.txt, w.log, i18n.json) is no script."""
+    assert [sed_words(w) for w in ("app.py", "a.txt", "c.cfg", "w.log", "r.md", "i18n.json")] == [None] * 6
+
+
+def test_a_line_inserted_by_sed_is_traced_to_the_issue_that_gave_it():
+    """sed -i '3a\\ TEXT' FILE was one word with the script, said by no event, while the issue gave the line."""
+    got = needed("sed -i '/^DEBUG/a TIMEOUT_SECONDS = 300' conf/settings.py",
+                 "Add TIMEOUT_SECONDS = 300 after DEBUG in conf/settings.py.")
+    assert got == ({"command": ["debug", "timeout_seconds = 300", "conf/settings.py"]}, [0])

@@ -225,7 +225,7 @@ def is_page(first: int, end: int) -> bool:
 
 
 _SED_NUMBER = re.compile(rf"{_LINE}(?!\d)|\$")  # a sed address that is a line (or the last line)
-_SED_S_FLAGS = re.compile(r"[gpiImMe0-9]*")  # s///'s flags (w FILE, rare, is none: the script is read whole then)
+_SED_S_FLAGS = re.compile(r"[gpiImMe0-9]*")  # s///'s flags (w FILE, the last, is read on its own)
 _SED_REFERENCE = re.compile(r"\\[0-9&]|(?<!\\)&")  # a replacement's \1 or &: the matched text, no letters of it
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
@@ -235,10 +235,12 @@ def sed_words(script: str) -> list[str] | None:
     ``120,130d``, ``/def foo/,/def bar/p``, several joined by ``;`` or lines): a substitution's old part read as a
     grep's pattern (:func:`_pattern`: a regex or code its names, another pattern whole) and its new part as one (its
     ``\\1`` and ``&``, the matched text, split it), a ``/regex/`` address read so, a line address by its line numbers
-    as a print's (:func:`line_numbers`); None for a script of line prints only (:func:`line_numbers` reads those) or
-    one this does not parse (``a``/``i``/``c`` text, ``w FILE``), read whole as before. ``sed -i
-    's/old_name/new_name/g' FILE`` was traced by ``s/old_name/new_name/g``, which no event said, while the issue had
-    said ``old_name``."""
+    as a print's (:func:`line_numbers`), an ``a``/``i``/``c`` command's text (``/^import os$/a import sys``, ``3a\\``
+    and its lines) read as a substitution's new part, and the file of ``w FILE``, ``r FILE`` or ``s///w FILE`` a path;
+    None for a script of line prints only (:func:`line_numbers` reads those) or one this does not parse (``y///``,
+    braces), read whole as before. ``sed -i 's/old_name/new_name/g' FILE`` was traced by ``s/old_name/new_name/g``,
+    which no event said, while the issue had said ``old_name``; an added line's text and a written file were one
+    word with the script until CONVERSION_VERSION 53."""
     out: list[str] = []
     edits, i, n = False, 0, len(script)
     while i < n:
@@ -272,15 +274,28 @@ def sed_words(script: str) -> list[str] | None:
             if end is None:
                 return None
             i = _SED_S_FLAGS.match(script, end).end()  # type: ignore[union-attr]
+            file = ""
+            if script[i:i + 1] == "w":  # s/a/b/w FILE: the file the changed lines are written to
+                i, file = _sed_text(script, i + 1)
             out += _pattern(old, old) if old else []
             for literal in _SED_REFERENCE.split(new):  # s/foo(\(.*\))/bar\1/: bar, not bar1
                 found = list(_PIECE.finditer(literal := _UNESCAPE.sub(r"\1", literal)))  # '\1 = 30': 30
                 literal = literal[found[0].start():found[-1].end()] if found else ""
                 out += _pattern(literal, literal) if literal else []
+            out += [_path(file)] if file else []
             edits = True
         elif command and command in "pdDPq=":
             edits = edits or command != "p"
             i += 1
+        elif command and command in "aicwWrR" and script[i + 1:i + 2] in (" ", "\t", "\\"):  # a TEXT, w FILE
+            # (a blank or backslash after the letter: app.py, a file the script edits, is no 'a' command)
+            i, text = _sed_text(script, i + 1)
+            if command in "aic":  # the text added, read as a substitution's new part is
+                found = list(_PIECE.finditer(text))
+                out += _pattern(text, text[found[0].start():found[-1].end()]) if found else []
+            elif text:
+                out.append(_path(text))
+            edits = True
         else:
             return None
         if len(lines) == 2 and lines[1] != "$":  # 120,130d: lines a view showed (no page: is_page is a print's)
@@ -290,6 +305,31 @@ def sed_words(script: str) -> list[str] | None:
         if i < n and script[i] not in " \t\n;}":
             return None
     return out if edits else None
+
+
+def _sed_text(script: str, start: int) -> tuple[int, str]:
+    """The end of a sed command's text or file name opening at ``start`` (``a TEXT``, ``a\\`` and its lines, each
+    but the last ending in a backslash; ``w FILE``: the line break closing it) and the text, its leading blanks and the backslash GNU sed takes
+    before it left out, its escapes read: it runs to the end of its line, a ``;`` included, as sed reads it."""
+    i, n = start, len(script)
+    while i < n and script[i] in " \t":
+        i += 1
+    if script.startswith("\\\n", i):  # a\ then the text on the next lines
+        i += 2
+    elif script[i:i + 1] == "\\":  # a\text (GNU sed's one-line form)
+        i += 1
+    lines: list[str] = []
+    while True:
+        end = script.find("\n", i)
+        end = n if end < 0 else end
+        line = script[i:end]
+        if line.endswith("\\") and end < n:
+            lines.append(line[:-1])
+            i = end + 1
+            continue
+        lines.append(line)
+        break
+    return end, _UNESCAPE.sub(r"\1", "\n".join(lines)).strip()
 
 
 def _sed_part(script: str, start: int, delimiter: str) -> tuple[int | None, str]:

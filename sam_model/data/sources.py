@@ -135,7 +135,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # showed that line of its file (shown_lines), no longer by the first event that says the number anywhere.
 # 55: a node, Ruby or Perl one-line script (node -e SCRIPT, ruby -e, perl -ne) is traced by its plain string literals
 # (a Perl sed edit, perl -pi -e 's/old/new/', by its parts as sed's), not whole.
-CONVERSION_VERSION = 55
+# 56: a sed script's a/i/c text (sed -i '/^import os$/a import sys') is traced as a substitution's new part, and its
+# w FILE, r FILE and s///w FILE by the file (they were one word with the script).
+CONVERSION_VERSION = 56
 
 
 @dataclass(frozen=True)
