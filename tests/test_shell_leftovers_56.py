@@ -70,3 +70,27 @@ def test_a_line_inserted_by_sed_is_traced_to_the_issue_that_gave_it():
     got = needed("sed -i '/^DEBUG/a TIMEOUT_SECONDS = 300' conf/settings.py",
                  "Add TIMEOUT_SECONDS = 300 after DEBUG in conf/settings.py.")
     assert got == ({"command": ["debug", "timeout_seconds = 300", "conf/settings.py"]}, [0])
+
+
+@pytest.mark.parametrize("command, expected", [
+    # a heredoc cat pipes into an interpreter is its script, as python - <<EOF's is; into anything else, data
+    ("cat <<'EOF' | python3\nimport pandas as pd\ndf = pd.read_csv('data/sales_2023.csv')\nEOF",
+     ["pandas", "data/sales_2023.csv"]),
+    ("cat <<EOF | sudo python3 -\nprint(open('config/app.json').read())\nEOF", ["-", "config/app.json"]),
+    ("cat << 'EOF' | bash\ncd /srv && make deploy\nEOF", ["/srv", "deploy"]),
+    ("cat <<EOF | sh -s\ngrep -rn 'def handle_upload' src/\nEOF", ["handle_upload", "src"]),
+    ("cat <<A | python3; cat <<B | bash\nprint('order_42')\nA\nls /srv/app\nB", ["order_42", "/srv/app"]),
+    ("cat <<EOF | grep foo\nhello world\nEOF", ["foo", "hello world"]),  # data: one text, as before
+    ("cat <<EOF | python3 run.py\nhello world\nEOF", ["run.py", "hello world"]),  # data for a script file
+    ("cat <<EOF || python3\nhello world\nEOF", ["hello world"]),  # no pipe
+    ("cat <<EOF > job.py\nprint('order_42')\nEOF", ["job.py", "print('order_42')"]),  # a file written: one text
+])
+def test_a_heredoc_piped_into_an_interpreter_is_its_script(command, expected):
+    assert command_words(command) == expected
+
+
+def test_a_script_piped_into_python_is_traced_by_the_file_it_reads():
+    """cat <<'EOF' | python3 ... EOF: the body was one text, free text by the spec, the CSV the user named untraced."""
+    got = needed("cat <<'EOF' | python3\nimport pandas as pd\ndf = pd.read_csv('data/sales_2023.csv')\n"
+                 "print(df.groupby('region').revenue.sum())\nEOF", "Sum revenue by region in data/sales_2023.csv.")
+    assert got == ({"command": ["data/sales_2023.csv", "region"]}, [0])

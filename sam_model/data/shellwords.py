@@ -664,7 +664,8 @@ def _heredoc_words(command: str, body: str, depth: int) -> list[str]:
     """The traced words of a heredoc's ``body``, fed to ``command`` (the text before its ``<<``): a Codex patch's
     paths (:func:`patch_paths`); a script a shell reads (``bash <<EOF``, ``sh -s``, ``ssh HOST <<EOF``, ``docker exec
     -i web bash``) its command lines' words; a script Python reads (``python - <<'EOF'``, ``python3 <<EOF``) its
-    values (:func:`sam_model.data.pywords.python_words`); any other body (a file ``cat > f <<EOF`` writes, a commit
+    values (:func:`sam_model.data.pywords.python_words`); so too where ``cat`` pipes it into one (``cat <<'EOF' |
+    python3``: :func:`_piped` names the reader); any other body (a file ``cat > f <<EOF`` writes, a commit
     message) one text, free text by the spec when long, and so is a script that cannot be read."""
     if body.lstrip().startswith(PATCH_BEGIN):
         return patch_paths(body) or []
@@ -1089,13 +1090,26 @@ def _powershell(args: list[str], depth: int) -> list[str]:
     return out
 
 
+_PIPE = re.compile(r"\s*\|(?![|&])\s*([^;&|\n]*)")  # | CMD after a heredoc, up to the next operator
+_CATS = frozenset({"cat", "cat -"})
+
+
+def _piped(command: str, after: str) -> str:
+    """The command that reads a heredoc fed to ``command``: ``command`` itself, or where it is ``cat`` passing the
+    body on (``cat <<EOF | python3``, ``cat <<'EOF' | bash``) the command ``after`` it pipes into, which reads it as
+    ``python3 <<EOF`` would (:func:`_heredoc_reader`: a shell's or Python's script, anything else's data)."""
+    m = _PIPE.match(after)
+    return m.group(1) if m and " ".join(tokens(command) or ()) in _CATS else command
+
+
 def _heredocs(text: str) -> tuple[str, list[tuple[str, str]]]:
     """``text`` without its heredocs' bodies (``<<EOF`` ... ``EOF``, ``<<-'X'`` ... ``X``), and each body with the
     command it feeds (the text of its simple command before the ``<<``): what a heredoc feeds a command is no word of
     the command line (:func:`_heredoc_words` reads it). A ``<<`` inside quotes or a comment is none."""
     out: list[str] = []
     bodies: list[tuple[str, str]] = []
-    pending: list[tuple[str, bool, str]] = []  # delimiters whose bodies start at the next line, and their commands
+    pending: list[tuple[str, bool, str, int]] = []  # delimiters whose bodies start at the next line, their commands
+    # and where in out the line after each goes on
     quote, i, start = "", 0, 0  # start: where the simple command read opens in out
     while i < len(text):
         c = text[i]
@@ -1119,13 +1133,14 @@ def _heredocs(text: str) -> tuple[str, list[tuple[str, str]]]:
             continue
         elif text.startswith("<<", i) and not text.startswith("<<<", i) and (m := _HEREDOC.match(text, i)):
             command = "".join(out[start:]) if len(bodies) + len(pending) < MAX_WORDS else ""  # more: read whole
-            pending.append((m.group(3), m.group(1) == "-", command))
+            pending.append((m.group(3), m.group(1) == "-", command, len(out)))
             i = m.end()
             continue
         elif c == "\n" and pending:
             out.append(c)
             i += 1
-            for delimiter, tabs, command in pending:
+            for delimiter, tabs, command, at in pending:
+                command = _piped(command, "".join(out[at:-1]))  # the line after it: cat <<EOF | python3
                 lines: list[str] = []
                 while i < len(text):
                     end = text.find("\n", i)

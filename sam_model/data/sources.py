@@ -137,7 +137,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (a Perl sed edit, perl -pi -e 's/old/new/', by its parts as sed's), not whole.
 # 56: a sed script's a/i/c text (sed -i '/^import os$/a import sys') is traced as a substitution's new part, and its
 # w FILE, r FILE and s///w FILE by the file (they were one word with the script).
-CONVERSION_VERSION = 56
+# 57: a heredoc cat pipes into an interpreter (cat <<'EOF' | python3, | bash) is read as its script, as python3 <<EOF's
+# is (it was one text).
+CONVERSION_VERSION = 57
 
 
 @dataclass(frozen=True)
