@@ -4,7 +4,7 @@ text commands, a heredoc piped into an interpreter, a window opening at a grep h
 from __future__ import annotations
 
 import pytest
-from shell_calls import needed
+from shell_calls import decide, needed
 
 from sam_model.data.scriptwords import script_words
 from sam_model.data.shellwords import command_words, sed_words
@@ -94,3 +94,26 @@ def test_a_script_piped_into_python_is_traced_by_the_file_it_reads():
     got = needed("cat <<'EOF' | python3\nimport pandas as pd\ndf = pd.read_csv('data/sales_2023.csv')\n"
                  "print(df.groupby('region').revenue.sum())\nEOF", "Sum revenue by region in data/sales_2023.csv.")
     assert got == ({"command": ["data/sales_2023.csv", "region"]}, [0])
+
+
+@pytest.mark.parametrize("arguments, page", [
+    ({"pattern": "TODO", "offset": 100, "head_limit": 100}, True),  # the second page of 100 results
+    ({"pattern": "TODO", "offset": 120, "head_limit": 20}, True),  # the seventh of 20: no file's page, results'
+    ({"pattern": "TODO", "offset": "300", "head_limit": "100"}, True),
+    ({"pattern": "TODO", "offset": 150, "head_limit": 100}, False),  # skips no whole page: a value
+    ({"pattern": "TODO", "offset": 100, "head_limit": 0}, False),
+    ({"pattern": "TODO", "offset": 100}, False),  # no head_limit: no page to judge
+])
+def test_a_search_offset_that_pages_its_results_is_no_value(arguments, page):
+    from sam_model.data.shellwords import is_page_offset
+
+    assert is_page_offset("Grep", "offset", arguments) is page
+    assert is_page_offset("mcp__search__grep", "offset", arguments) is page
+    assert not is_page_offset("search_customers", "offset", arguments)  # a business tool's offset is a value
+
+
+def test_the_next_page_of_grep_results_is_not_labelled_with_an_output_that_printed_its_offset():
+    """Grep(offset=100, head_limit=100) traced 100 to the earlier output that printed 100 (a limit in a config)."""
+    got = decide("Grep", {"pattern": "TODO", "path": "src", "offset": 100, "head_limit": 100},
+                 "List the TODO comments under src.", "config.py:3:MAX_ITEMS = 100")
+    assert got.needed == {"path": ["src"], "pattern": ["todo"]} and got.labels == [0]

@@ -469,6 +469,7 @@ def is_file_tool(tool: str) -> bool:
 
 
 PAGE_START, PAGE_SIZE = "offset", "limit"  # a file read's first line and its number of lines (Read, read_file)
+RESULTS_SIZE = "head_limit"  # a search's number of results shown (Claude Code's Grep), its offset the results skipped
 
 
 def is_page_offset(tool: str, argument: str, arguments: dict[str, Any]) -> bool:
@@ -478,11 +479,18 @@ def is_page_offset(tool: str, argument: str, arguments: dict[str, Any]) -> bool:
     the same lines, k*n); either base is taken. Such an offset is how far the agent has read, as ``[201, 400]`` after
     ``[1, 200]`` is an editor's (:func:`view_lines`), no line an earlier event gave: traced as a value, ``Read``'s
     201 went to any earlier event that printed 201 (an HTTP status). An offset that starts no page (245, from a grep
-    hit at line 245; no ``limit``) stays a value."""
+    hit at line 245; no ``limit``) stays a value. A search's ``offset`` beside its ``head_limit`` n (Claude Code's
+    Grep: the first results skipped, then n shown) pages through its results at any multiple k*n: no line of a
+    file (a page of 20 results is one, where is_page's fewest lines judge a file's), and traced, ``offset`` 100
+    went to any earlier output that printed 100."""
     if argument.lower() != PAGE_START or not is_file_tool(tool):
         return False
+    first = _count(arguments[argument])
+    results = [v for k, v in arguments.items() if k.lower() == RESULTS_SIZE]
+    if first is not None and len(results) == 1 and (n := _count(results[0])):
+        return first > 0 and first % n == 0
     sizes = [v for k, v in arguments.items() if k.lower() == PAGE_SIZE]
-    first, n = _count(arguments[argument]), _count(sizes[0]) if len(sizes) == 1 else None
+    n = _count(sizes[0]) if len(sizes) == 1 else None
     return first is not None and bool(n) and (is_page(first + 1, first + n) or is_page(first, first + n - 1))
 
 

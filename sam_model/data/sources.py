@@ -139,7 +139,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # w FILE, r FILE and s///w FILE by the file (they were one word with the script).
 # 57: a heredoc cat pipes into an interpreter (cat <<'EOF' | python3, | bash) is read as its script, as python3 <<EOF's
 # is (it was one text).
-CONVERSION_VERSION = 57
+# 58: a search's offset that pages through its results with its head_limit (Grep(offset=100, head_limit=100)) is no
+# traced value, as a file read's page offset is (50).
+CONVERSION_VERSION = 58
 
 
 @dataclass(frozen=True)

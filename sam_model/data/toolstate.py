@@ -63,7 +63,8 @@ Codex repeats ``"timeout_ms": 120000`` on every call, which traced each later ca
 So are a file tool's output settings (:func:`sam_model.data.shellwords.is_tool_setting`: Claude Code's Grep
 ``output_mode`` and ``head_limit``, its Read's ``limit``), which its Grep repeats as a shell repeats a timeout, and
 a file read's ``offset`` that starts a page with its ``limit`` (:func:`sam_model.data.shellwords.is_page_offset`:
-``Read(offset=201, limit=200)``, how far the agent has read, as an editor's ``view_range`` page is).
+``Read(offset=201, limit=200)``, how far the agent has read, as an editor's ``view_range`` page is; a search's
+``offset`` at a multiple of its ``head_limit``, Grep's page of results).
 A search tool's pattern (:func:`sam_model.data.shellwords.search_pattern`: the ``pattern`` or ``regex`` of a tool whose
 name says grep or search, Claude Code's Grep, Gemini CLI's ``search_file_content``) is read as a shell grep's pattern
 is: a regex or code (``def due_date``) is its names, any other pattern one value.
