@@ -3,11 +3,14 @@ text commands, a heredoc piped into an interpreter, a window opening at a grep h
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from shell_calls import decide, needed
 
 from sam_model.data.scriptwords import script_words
-from sam_model.data.shellwords import command_words, sed_words
+from sam_model.data.shellwords import PageBound, command_words, grep_hit, sed_words
+from sam_model.data.toolstate import ToolCall, TranscriptState
 
 
 @pytest.mark.parametrize("command, expected", [
@@ -117,3 +120,66 @@ def test_the_next_page_of_grep_results_is_not_labelled_with_an_output_that_print
     got = decide("Grep", {"pattern": "TODO", "path": "src", "offset": 100, "head_limit": 100},
                  "List the TODO comments under src.", "config.py:3:MAX_ITEMS = 100")
     assert got.needed == {"path": ["src"], "pattern": ["todo"]} and got.labels == [0]
+
+
+def _after_grep(call: ToolCall, output: str = "src/shop/cart.py:200:def set_total(self):"):
+    """The decision on ``call`` after a user turn saying 'HTTP 200' and a grep whose result is ``output``."""
+    st = TranscriptState()
+    st.add({"role": "user", "content": "Checkout answers HTTP 200 with an empty body; find where the total is set."})
+    st.add({"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "Bash", "arguments": json.dumps({"command": "grep -rn 'def set_total' src/"})}}]})
+    st.add({"role": "tool", "tool_call_id": "c1", "content": output})
+    st.add({"role": "assistant", "content": "Reading it."})
+    return st.decide([call])
+
+
+@pytest.mark.parametrize("call, needed", [
+    # a window that is a page by its numbers but opens (or closes) at a grep hit: its numbers are values, the hit's
+    # traced to the grep (event 2), not to the user's 'HTTP 200'
+    (ToolCall("Bash", {"command": "sed -n '200,250p' src/shop/cart.py"}), ["200", "src/shop/cart.py"]),
+    (ToolCall("Bash", {"command": "sed -n '150,200p' src/shop/cart.py"}), ["200", "src/shop/cart.py"]),
+    (ToolCall("Bash", {"command": "awk 'NR>=200 && NR<=300' src/shop/cart.py"}), ["200", "src/shop/cart.py"]),
+    (ToolCall("Bash", {"command": "git blame -L 200,250 src/shop/cart.py"}), ["200", "src/shop/cart.py"]),
+    (ToolCall("str_replace_editor", {"command": "view", "path": "src/shop/cart.py", "view_range": [200, 250]}),
+     {"path": ["src/shop/cart.py"], "view_range": ["200"]}),
+    (ToolCall("Read", {"file_path": "src/shop/cart.py", "offset": 200, "limit": 50}),
+     {"file_path": ["src/shop/cart.py"], "offset": ["200"]}),
+])
+def test_a_window_opening_at_a_grep_hit_is_no_page(call, needed):
+    d = _after_grep(call)
+    assert d.needed == (needed if isinstance(needed, dict) else {"command": needed}) and d.labels == [2]
+
+
+@pytest.mark.parametrize("output", [
+    "src/shop/cart.py-200-    total = 0",  # a context line, no hit
+    "   200\t    def set_total(self):",  # a numbered view
+    "HTTP/1.1 200 OK",
+    "src/shop/cart.py:1200:def set_total(self):",
+])
+def test_a_page_whose_start_no_grep_printed_as_a_hit_is_still_a_page(output):
+    """The paging rule holds where no earlier result printed the bound as a hit: 200 and 250 are no words."""
+    d = _after_grep(ToolCall("Bash", {"command": "sed -n '200,250p' src/shop/cart.py"}), output)
+    assert not {"200", "250"} & set(d.needed.get("command", [])) and d.outcomes["trivial"] == 0
+
+
+@pytest.mark.parametrize("text, line, hit", [
+    ("src/a.py:200:def f():", 200, True),
+    ("Bash: src/a.py:200:def f():", 200, True),  # a result as the importer writes it
+    ("x\nsrc/a.py:200:12:def f():", 200, True),  # rg --column
+    ("200:def f():", 200, True),  # one file's hits
+    ("Line 200:def f():", 200, True),  # SWE-agent's search_file
+    ("src/a.py:1200:def f():", 200, False),
+    ("src/a.py:2000:def f():", 200, False),
+    ("src/a.py-200-def f():", 200, False),
+    ("status 200: ok", 200, False),
+])
+def test_grep_hit(text, line, hit):
+    assert grep_hit(text, line) is hit
+
+
+def test_command_words_keeps_page_bounds_only_when_asked():
+    """The readers that see no earlier outputs (the SWE-agent reader, forget) read a page's bounds as before."""
+    assert command_words("sed -n '200,400p' a.py") == ["a.py"]
+    got = command_words("sed -n '200,400p' a.py", pages=True)
+    assert got == ["200", "400", "a.py"] and [type(w) for w in got[:2]] == [PageBound, PageBound]
+    assert got[0].window == (200, 400)

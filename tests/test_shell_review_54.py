@@ -106,10 +106,10 @@ def test_a_codec_is_not_traced_to_the_script_before():
 
 
 def test_a_window_from_a_grep_hit_on_a_page_bound_is_labelled_by_its_file():
-    """The decision kept for is_page: sed -n '200,250p' after a grep hit at line 200 is a page by its arithmetic (no
-    rule of one command can tell it from paging on), so 200 is no word; the grep that printed the hit is still the
-    label, through the file it named first. Traced by its number, 200 would go to the first event printing 200 (the
-    user's 'HTTP 200' here), not to the hit."""
+    """sed -n '200,250p' after a grep hit at line 200 is a page by its arithmetic, which no rule of one command can
+    tell from paging on; the labelling rule sees the earlier results, and a window opening at a hit is no page
+    (stop 56): 200 is a word, traced to the grep that printed the hit, not to the first event printing 200 (the
+    user's 'HTTP 200' here). 250 no event said."""
     st = TranscriptState()
     st.add({"role": "user", "content": "Checkout answers HTTP 200 with an empty body; find where the total is set."})
     for i, (command, output) in enumerate([("grep -rn 'def set_total' src/", "src/shop/cart.py:200:def set_total(self):"),
@@ -119,4 +119,4 @@ def test_a_window_from_a_grep_hit_on_a_page_bound_is_labelled_by_its_file():
         st.add({"role": "tool", "tool_call_id": f"c{i}", "content": output})
     st.add({"role": "assistant", "content": "Reading it."})
     d = st.decide([ToolCall("Bash", {"command": "sed -n '200,250p' src/shop/cart.py"}, "c9")])
-    assert d.needed == {"command": ["src/shop/cart.py"]} and d.labels == [2]
+    assert d.needed == {"command": ["200", "src/shop/cart.py"]} and d.labels == [2]

@@ -18,7 +18,8 @@ words, ``ssh HOST COMMAND`` the host and the command's words (:func:`_ssh`), a c
 substitution (``$(cmd)``, ```cmd```) a command of its own (the word holding it none), a search pattern that is
 code or a regex (``grep -rn 'def foo'``, ``rg 'foo\\('``) its names (:func:`_pattern`), a line range
 (``sed -n '120,160p'``, ``awk 'NR>=120'``, ``tail -n +120``, ``git blame -L 120,160``) its line numbers
-(:func:`line_numbers`, :func:`git_lines`), a sed edit (``sed -i 's/old/new/g'``) its old and new parts
+(:func:`line_numbers`, :func:`git_lines`; a page's bounds none, unless it opens at a grep hit: :class:`PageBound`),
+a sed edit (``sed -i 's/old/new/g'``) its old and new parts
 (:func:`sed_words`), a Codex patch (``apply_patch``'s argument or heredoc) the paths it names (:func:`patch_paths`),
 a Python script (``python -c SCRIPT``, ``python - <<'EOF'``) its literals and imports
 (:func:`sam_model.data.pywords.python_words`), a node, Ruby or Perl one-liner (``node -e``, ``ruby -e``, ``perl -ne``)
@@ -167,29 +168,31 @@ _AWK_LINE = rf"NR\s*(==|>=|<=|>|<)\s*({_LINE})"
 _AWK_LINES = re.compile(rf"\s*{_AWK_LINE}\s*(?:(&&|,)\s*{_AWK_LINE}\s*)?(?:\{{\s*print(?:\s+\$0)?\s*;?\s*\}}\s*)?")
 
 
-def git_lines(value: str) -> list[str]:
+def git_lines(value: str, pages: bool = False) -> list[str]:
     """The traced words of ``git blame -L`` / ``git log -L``'s value: a range ``120,160`` (``120,+40``, ``120``; in
     ``git log`` followed by ``:FILE``) its line numbers as a sed range's (:func:`line_numbers`: an end of ``+40`` or of
     a range from the first line is a count, none), its file a path; ``:NAME[:FILE]`` the function's name and the file;
     anything else (a ``/regex/`` bound) one word, as before. ``120,160`` whole was said by no event, while a grep -n
-    hit said 120."""
+    hit said 120. ``pages``: a page's bounds are kept, as :class:`PageBound` words (:func:`line_numbers`)."""
     m = re.fullmatch(rf"({_LINE})(?:,({_LINE}|[+-]\d+))?(?::(.+))?", value, re.DOTALL)
     if m:
         first, end, file = m.groups()
-        lines = line_numbers("sed", f"{first},{end}p" if end and not end.startswith("-") else f"{first}p") or []
+        lines = line_numbers("sed", f"{first},{end}p" if end and not end.startswith("-") else f"{first}p",
+                             pages) or []
         return lines + ([_path(file)] if file else [])
     if value.startswith(":") and len(value) > 1:
         return [w for w in value[1:].split(":", 1) if w]
     return [_path(value)]
 
 
-def line_numbers(program: str | None, script: str) -> list[str] | None:
+def line_numbers(program: str | None, script: str, pages: bool = False) -> list[str] | None:
     """The line numbers of a ``sed`` script of line-range prints (``10,40p``, ``5p;9,12p``) or an ``awk`` program of
     ``NR`` bounds (``NR>=10 && NR<=40``, ``NR==10,NR==40``, a ``{print}`` after them); None for any other script,
     which stays one word as before. The end of a range from the first line (``1,200p``, ``NR<=200``) is none: it
     says how many lines to show, as ``head -n 200`` does (Codex's first look at a file), no line an earlier event
     gave, and it was traced to any earlier output that printed 200. Nor are a page's bounds (:func:`is_page`:
-    ``200,400p`` after ``1,200p``)."""
+    ``200,400p`` after ``1,200p``), unless ``pages``: then they are :class:`PageBound` words, for a reader who sees
+    the earlier outputs to judge (a window opening at a grep hit is no page)."""
     if program == "sed" and script.strip():
         parts = [_SED_LINES.fullmatch(p) for p in re.split(r"[;\n]", script.strip().rstrip(";"))]
         if all(parts):
@@ -198,6 +201,8 @@ def line_numbers(program: str | None, script: str) -> list[str] | None:
                 first, end = m.groups()  # type: ignore[union-attr]
                 if not (end and end.isdigit() and is_page(int(first), int(end))):
                     out += [n for n in (first, end) if n and n.isdigit() and (n == first or int(first) > 1)]
+                elif pages:
+                    out += [PageBound(n, (int(first), int(end))) for n in (first, end)]
             return out
     if program == "awk" and (m := _AWK_LINES.fullmatch(script)):
         op, first, _, op2, second = m.groups()
@@ -205,12 +210,36 @@ def line_numbers(program: str | None, script: str) -> list[str] | None:
         starts = [n for i, (o, n) in enumerate(bounds) if o in (">=", ">") or o == "==" and i == 0]
         ends = [n for n in (first, second) if n and n not in starts]
         if starts and ends and is_page(int(starts[0]), int(ends[0])):
-            return []
+            window = (int(starts[0]), int(ends[0]))
+            return [PageBound(n, window) for _, n in bounds] if pages else []
         return [n for _, n in bounds if n in starts or starts and int(starts[0]) > 1]  # NR<=200 alone: a count
     return None
 
 
 PAGE_LINES = 50  # the fewest lines a page of a file holds: a window around a grep hit is smaller (120,160p)
+
+
+class PageBound(str):
+    """A bound of a page of a file (:func:`is_page`: ``200`` and ``400`` of ``sed -n '200,400p'``), which the
+    labelling rule does not trace unless the window opens or closes at a line an earlier output printed as a search
+    hit (:func:`grep_hit`): then it is a window around that hit, whose numbers are values, as ``120,160p``'s are.
+    Only a reader that sees the earlier outputs can tell (:func:`sam_model.data.toolstate.call_leaves`), so the
+    readers of a command (``pages``) give the bounds as these words. ``window``: the range's first and last line."""
+
+    window: tuple[int, int]
+
+    def __new__(cls, word: str, window: tuple[int, int]) -> PageBound:
+        bound = super().__new__(cls, word)
+        bound.window = window
+        return bound
+
+
+def grep_hit(text: str, line: int) -> bool:
+    """Whether ``text``, an earlier event's, prints line ``line`` as a search hit: a line of ``grep -n``'s, ``rg``'s
+    or a search tool's output opening ``FILE:LINE:`` (``FILE:LINE:COL:``), ``LINE:`` (one file's hits) or ``Line
+    LINE:`` (SWE-agent's search_file), after the tool's name a result is written with (``Bash: src/a.py:200:``). A
+    context line (``FILE-200-``), a numbered view (``   200\t``) or a number elsewhere is none."""
+    return re.search(rf"(?m)^(?:[\w.-]+: )?(?:[^\s:]+:|Line )?{line}:", text) is not None
 
 
 def is_page(first: int, end: int) -> bool:
@@ -219,7 +248,8 @@ def is_page(first: int, end: int) -> bool:
     ``300,350p``). Its bounds are the agent's paging, how far it has read, no line an earlier event gave: ``400`` was
     traced to any earlier output that printed 400 (an HTTP status, a constant of the page before). The first page
     (``1,200p``) has its own rule; a range of another start (``120,160p``, ``150,250p``: around a grep hit) keeps
-    its numbers."""
+    its numbers, and so does a page by these numbers that opens or closes at a line an earlier result printed as a
+    hit (:class:`PageBound`: the labelling rule sees the results, this judges the numbers alone)."""
     return first > 1 and any(n >= PAGE_LINES and n % 10 == 0 and start % n == 0
                              for n, start in ((end - first, first), (end - first + 1, first - 1)))
 
@@ -494,6 +524,15 @@ def is_page_offset(tool: str, argument: str, arguments: dict[str, Any]) -> bool:
     return first is not None and bool(n) and (is_page(first + 1, first + n) or is_page(first, first + n - 1))
 
 
+def page_offset_line(tool: str, argument: str, arguments: dict[str, Any]) -> int | None:
+    """The line a file read's page offset names (:func:`is_page_offset` with its ``limit``): the offset itself, for
+    the labelling rule to ask whether an earlier search printed it as a hit (:func:`grep_hit`: then it opens a window
+    around the hit, a value); None for any other argument, and for a search's offset, a count of results."""
+    if not is_page_offset(tool, argument, arguments) or any(k.lower() == RESULTS_SIZE for k in arguments):
+        return None
+    return _count(arguments[argument])
+
+
 def _count(value: Any) -> int | None:
     """A line number or count a tool was given: an int (no bool) or a string of digits, of at most 12 digits."""
     if isinstance(value, str) and value.isdigit() and len(value) <= 12:
@@ -536,20 +575,20 @@ def is_operation(tool: str, argument: str, value: Any) -> bool:
 LINE_RANGE_ARGUMENTS = frozenset({"view_range"})
 
 
-def view_lines(argument: str, value: Any) -> list[str] | None:
+def view_lines(argument: str, value: Any, pages: bool = False) -> list[str] | None:
     """The traced words of an editor's line range (:data:`LINE_RANGE_ARGUMENTS`, ``[START, END]``): its line numbers
     as the same range's in ``sed -n 'START,ENDp'`` (:func:`line_numbers`: the end of ``[1, 200]`` says how much to
     show, a page's bounds, ``[201, 400]`` after ``[1, 200]``, how far the agent has read, :func:`is_page`, and
     neither is a line an earlier event gave; ``[240, 260]`` around a grep hit keeps both, ``[401, -1]`` its start);
     None for any other argument or value, read as the spec reads it. Traced as values, a page's end ``400`` went to an
-    earlier view that printed ``status >= 400``."""
+    earlier view that printed ``status >= 400``. ``pages``: a page's bounds are kept, as :class:`PageBound` words."""
     if argument.lower() not in LINE_RANGE_ARGUMENTS or not isinstance(value, list) or len(value) != 2 \
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         return None
     first, end = value
     if not 0 < first < 10 ** 12 or not (end == -1 or first <= end < 10 ** 12):
         return None
-    return line_numbers("sed", f"{first},{'$' if end == -1 else end}p")
+    return line_numbers("sed", f"{first},{'$' if end == -1 else end}p", pages)
 
 
 # Codex's patch format (codex-rs apply-patch): "*** Begin Patch", then per file "*** Add File: PATH" (its lines
@@ -620,7 +659,7 @@ def uncomment(text: str, escape: str = "\\") -> str:
     return "".join(out)
 
 
-def command_words(command: Any, depth: int = 0, powershell: bool = False) -> list[str] | None:
+def command_words(command: Any, depth: int = 0, powershell: bool = False, pages: bool = False) -> list[str] | None:
     """The words of a shell command that the labelling rule traces, in order: a command line (a string) split as bash
     reads it, or an argv list (``["bash", "-lc", "cat src/a.py | head"]``) taken item by item; in each simple command
     the program word, reserved words (``if``, ``do``, ...) and flags are left out (a flag's ``=value`` stays),
@@ -628,14 +667,16 @@ def command_words(command: Any, depth: int = 0, powershell: bool = False) -> lis
     command is read whole, as the spec reads any value: a line whose quotes do not close, more than
     :data:`MAX_WORDS` words, a line (or ``-c`` script) of more than :data:`MAX_LINE_CHARS` characters beside its
     heredocs' bodies, or anything but a string or a list of strings. ``powershell``: a command line is PowerShell's
-    (its escape a backtick, a backslash a path's); an argv's ``pwsh -Command SCRIPT`` is read so whatever the tool."""
+    (its escape a backtick, a backslash a path's); an argv's ``pwsh -Command SCRIPT`` is read so whatever the tool.
+    ``pages``: a page's bounds in a line range are kept, as :class:`PageBound` words (not counted in the words)."""
     if isinstance(command, str):
         found = _line(command, depth, powershell)
     elif isinstance(command, list) and command and all(isinstance(c, str) for c in command):
         found = _simple(command, depth, shell=False)
     else:
         return None
-    return found if found is not None and len(found) <= MAX_WORDS else None
+    kept = None if found is None else [w for w in found if not isinstance(w, PageBound)]
+    return None if kept is None or len(kept) > MAX_WORDS else found if pages else kept
 
 
 def _line(line: str, depth: int, powershell: bool = False) -> list[str] | None:
@@ -835,7 +876,7 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
                 i += 1
         elif program == "git" and sub in ("blame", "log") and t.startswith("-L") and not t.startswith("--"):
             if len(t) > 2 or i < len(command):  # git blame -L 120,160 FILE, -L120,160: the range's line numbers
-                out += git_lines(t[2:] if len(t) > 2 else command[i])
+                out += git_lines(t[2:] if len(t) > 2 else command[i], pages=True)
                 i += 0 if len(t) > 2 else 1
         elif t.startswith("-") and len(t) > 1 and (program or runner):
             env = runner in _EXEC_KEYS and t.split("=", 1)[0] in ("-e", "--env")  # docker exec -e KEY=value
@@ -905,7 +946,7 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
                 out.append(_path(t))
         else:
             word, operands = _value(t), True
-            lines = line_numbers(program, t) if not t.startswith(PATCH_BEGIN) else patch_paths(t)
+            lines = line_numbers(program, t, pages=True) if not t.startswith(PATCH_BEGIN) else patch_paths(t)
             if lines is None and program == "sed":  # sed -i 's/old/new/' FILE: the old and new parts
                 lines = sed_words(t)
             out += _pattern(t, word) if pattern else lines if lines is not None else [word]

@@ -141,7 +141,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # is (it was one text).
 # 58: a search's offset that pages through its results with its head_limit (Grep(offset=100, head_limit=100)) is no
 # traced value, as a file read's page offset is (50).
-CONVERSION_VERSION = 58
+# 59: a line range that is a page by its numbers (sed -n '200,250p', view_range [200, 250], Read's offset 200) but
+# opens or closes at a line an earlier result printed as a search hit (FILE:200:) is no page: the hit's number is
+# traced to the results that printed it as a hit, the other bound as a window's.
+CONVERSION_VERSION = 59
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -129,13 +129,16 @@ from sam_model.data.formats.base import (
 )
 from sam_model.data.provenance import contains_value
 from sam_model.data.shellwords import (
+    PageBound,
     command_words,
+    grep_hit,
     is_command_line,
     is_operation,
     is_page_offset,
     is_patch_tool,
     is_powershell,
     is_tool_setting,
+    page_offset_line,
     patch_paths,
     relative_paths,
     search_pattern,
@@ -180,19 +183,21 @@ def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
     return [(path, value)]
 
 
-def argument_leaves(tool: str, name: str, value: Any) -> list[tuple[str, Any]]:
+def argument_leaves(tool: str, name: str, value: Any, pages: bool = False) -> list[tuple[str, Any]]:
     """The leaves of argument ``name`` of a call to ``tool`` that the labelling rule judges: the spec's
     :func:`leaves`, except a shell command's words (the extension of the module doc, "shell command lines") and a
     search tool's pattern's names (:func:`sam_model.data.shellwords.search_pattern`) and an editor's ``view_range``
     line numbers (:func:`sam_model.data.shellwords.view_lines`), each at the argument's path; a
-    command that is read whole (its quotes do not close) is one leaf, as the spec reads it."""
-    found = command_words(value, powershell=is_powershell(tool)) if is_command_line(tool, name, value) else None
+    command that is read whole (its quotes do not close) is one leaf, as the spec reads it. ``pages``: a page's
+    bounds in a line range are leaves too, as :class:`~sam_model.data.shellwords.PageBound` words."""
+    found = command_words(value, powershell=is_powershell(tool), pages=pages) \
+        if is_command_line(tool, name, value) else None
     if found is None and isinstance(value, str) and is_patch_tool(tool):
         found = patch_paths(value)
     if found is None:
         found = search_pattern(tool, name, value)
     if found is None:
-        found = view_lines(name, value)
+        found = view_lines(name, value, pages)
     if found is not None:
         return [(name, w) for w in found]
     return leaves(value, name)
@@ -207,16 +212,27 @@ def raw_patch(call: ToolCall) -> list[str] | None:
     return patch_paths(call.arguments) if isinstance(call.arguments, str) and is_patch_tool(call.name) else None
 
 
-def call_leaves(call: ToolCall) -> list[tuple[str, Any, bool]]:
+def call_leaves(call: ToolCall, hit: Callable[[int], bool] | None = None) -> list[tuple[str, Any, bool]]:
     """(path, leaf, whether it is a shell's setting) of each leaf of ``call`` the labelling rule judges: its
     arguments' (:func:`argument_leaves`; a setting, :func:`sam_model.data.shellwords.is_tool_setting`, an operation
     and a page's offset, :func:`sam_model.data.shellwords.is_page_offset`, are judged trivial), or, of arguments that are no JSON object, a freeform patch's paths at :data:`RAW_PATCH` (any other raw
-    string gives none, as the spec reads it)."""
+    string gives none, as the spec reads it). ``hit``: whether an earlier output printed a line as a search hit;
+    given, a line range that is a page by its numbers (``sed -n '200,250p'``, a Read's ``offset`` 200) but opens or
+    closes at a hit is a window around it, its numbers leaves as :class:`~sam_model.data.shellwords.PageBound`
+    words (its paging rule took them for a page and traced nothing)."""
     if not call.valid:
         return [(RAW_PATCH, p, False) for p in raw_patch(call) or ()]
-    return [(path, v, is_tool_setting(call.name, name) or is_operation(call.name, name, value)
-             or is_page_offset(call.name, name, call.arguments))
-            for name, value in call.arguments.items() for path, v in argument_leaves(call.name, name, value)]
+    out: list[tuple[str, Any, bool]] = []
+    for name, value in call.arguments.items():
+        page = is_page_offset(call.name, name, call.arguments)
+        line = page_offset_line(call.name, name, call.arguments) if page and hit else None
+        for path, v in argument_leaves(call.name, name, value, pages=hit is not None):
+            if isinstance(v, PageBound) and not any(map(hit, v.window)):  # type: ignore[arg-type]
+                continue  # a page's bound: no leaf, as without hit
+            if line is not None and hit(line):  # type: ignore[misc]
+                v, page = PageBound(str(line), (line, line)), False
+            out.append((path, v, is_tool_setting(call.name, name) or is_operation(call.name, name, value) or page))
+    return out
 
 
 def is_free_text(s: str) -> bool:
@@ -573,6 +589,14 @@ class TranscriptState:
         d_step = len(self.events) - 1
         own, earlier = self._norms[d_step], self._norms[:d_step]
         cwd = self.cwd if cwd is None else cwd
+        printed: dict[int, set[int]] = {}  # a line -> the earlier results that print it as a search hit
+
+        def hit(line: int) -> bool:  # grep -n's FILE:LINE: (read only for a page's bounds, which are rare)
+            if line not in printed:
+                printed[line] = {i for i, e in enumerate(self.events[:d_step])
+                                 if e["kind"] == "result" and grep_hit(e["text"], line)}
+            return bool(printed[line])
+
         outcomes: Counter = Counter()
         needed: dict[str, list[str]] = {}
         per_call: list[dict[str, list[str]]] = []
@@ -580,8 +604,11 @@ class TranscriptState:
         for call in calls:
             per_call.append({})
             of = (lines or {}).get(call.id) if call.id is not None else None
-            for path, v, setting in call_leaves(call):
-                outcome, hits, traced = ("trivial", [], "") if setting else self._judge(path, v, own, earlier, cwd)
+            for path, v, setting in call_leaves(call, hit):
+                said = earlier  # a window's bound a hit printed: traced to the results that printed it as a hit
+                if isinstance(v, PageBound) and hit(int(v)):
+                    said = [t if i in printed[int(v)] else "" for i, t in enumerate(earlier)]
+                outcome, hits, traced = ("trivial", [], "") if setting else self._judge(path, v, own, said, cwd)
                 if outcome == "needed" and of is not None and path.split(".")[0] in of[1] \
                         and (showed := self._showed(of[0], v, hits)):
                     hits = showed if self.label == "all" else showed[-1:]
