@@ -183,3 +183,15 @@ def test_command_words_keeps_page_bounds_only_when_asked():
     got = command_words("sed -n '200,400p' a.py", pages=True)
     assert got == ["200", "400", "a.py"] and [type(w) for w in got[:2]] == [PageBound, PageBound]
     assert got[0].window == (200, 400)
+
+
+@pytest.mark.parametrize("command, expected", [
+    # switches of no value clustered before -e (-wle, -lane, -wne) still open a script; -0777 and -i stand alone
+    ("""perl -wle 'print "order_42"'""", ["order_42"]),
+    ("""perl -lane 'print $F[0] if $F[1] eq "order_42"' data.txt""", ["order_42", "data.txt"]),
+    ("""ruby -wne 'puts $_ if $_.include?("ERROR_42")' log/app.log""", ["ERROR_42", "log/app.log"]),
+    ("perl -0777 -pe 's/old_name/new_name/g' f.pl", ["old_name", "new_name", "f.pl"]),
+    ("perl -i -wpe 's/old_name/new_name/' f.pl", ["old_name", "new_name", "f.pl"]),
+])
+def test_a_cluster_of_switches_before_e_opens_a_script(command, expected):
+    assert command_words(command) == expected

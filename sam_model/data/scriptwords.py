@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 
 # the programs whose flag runs its next word as a script: node -e/-p (-pe), --eval/--print; ruby and perl -e with
-# their line-loop flags clustered before it (-ne, -pe, -lne, -lane; Perl's -E too). -i (in-place, its suffix glued)
-# is a flag of its own: perl -pi -e SCRIPT
+# the switches of no value clustered before it (-ne, -pe, -lne, -lane, -wle; Perl's -E too). -i (in-place, its
+# suffix glued), -r/-M (a library) and -0 (a separator, its digits glued) end a cluster: perl -pi -e SCRIPT
 LANGUAGES = {"node": "node", "nodejs": "node", "ruby": "ruby", "perl": "perl"}
-_EVAL = {"node": re.compile(r"-p?e|-p|--eval|--print"), "ruby": re.compile(r"-[nlpas]*e"),
-         "perl": re.compile(r"-[nlpas0]*[eE]")}
+_EVAL = {"node": re.compile(r"-p?e|-p|--eval|--print"), "ruby": re.compile(r"-[acdlnpsvwWy]*e"),
+         "perl": re.compile(r"-[acdlnpstTuUvwWX]*[eE]")}
 _QUOTES = {"node": "'\"`", "ruby": "'\"", "perl": "'\""}
 # what makes a literal composed: node's template ${...}, Ruby's "#{...}", Perl's "$x", "${x}", "@a"
 _INTERPOLATES = {"node": re.compile(r"\$\{"), "ruby": re.compile(r"#\{"), "perl": re.compile(r"[$@][{\w]")}

@@ -144,7 +144,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 59: a line range that is a page by its numbers (sed -n '200,250p', view_range [200, 250], Read's offset 200) but
 # opens or closes at a line an earlier result printed as a search hit (FILE:200:) is no page: the hit's number is
 # traced to the results that printed it as a hit, the other bound as a window's.
-CONVERSION_VERSION = 59
+# 60: a Perl or Ruby script after a cluster of switches of no value (perl -wle, -lane; ruby -wne) is read by its
+# literals too (52 read -e after -n, -l, -p, -a, -s only).
+CONVERSION_VERSION = 60
 
 
 @dataclass(frozen=True)
