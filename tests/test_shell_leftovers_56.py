@@ -168,6 +168,8 @@ def test_a_page_whose_start_no_grep_printed_as_a_hit_is_still_a_page(output):
     ("x\nsrc/a.py:200:12:def f():", 200, True),  # rg --column
     ("200:def f():", 200, True),  # one file's hits
     ("Line 200:def f():", 200, True),  # SWE-agent's search_file
+    ("C:\\repo\\src\\a.py:200:def f():", 200, True),  # a Windows path, as Claude Code's Grep prints it
+    ("C:\\repo\\src\\a.py:1200:def f():", 200, False),
     ("src/a.py:1200:def f():", 200, False),
     ("src/a.py:2000:def f():", 200, False),
     ("src/a.py-200-def f():", 200, False),

@@ -236,10 +236,11 @@ class PageBound(str):
 
 def grep_hit(text: str, line: int) -> bool:
     """Whether ``text``, an earlier event's, prints line ``line`` as a search hit: a line of ``grep -n``'s, ``rg``'s
-    or a search tool's output opening ``FILE:LINE:`` (``FILE:LINE:COL:``), ``LINE:`` (one file's hits) or ``Line
-    LINE:`` (SWE-agent's search_file), after the tool's name a result is written with (``Bash: src/a.py:200:``). A
-    context line (``FILE-200-``), a numbered view (``   200\t``) or a number elsewhere is none."""
-    return re.search(rf"(?m)^(?:[\w.-]+: )?(?:[^\s:]+:|Line )?{line}:", text) is not None
+    or a search tool's output opening ``FILE:LINE:`` (``FILE:LINE:COL:``; a Windows ``C:\\...`` FILE too, as
+    Claude Code's Grep prints it), ``LINE:`` (one file's hits) or ``Line LINE:`` (SWE-agent's search_file), after
+    the tool's name a result is written with (``Bash: src/a.py:200:``). A context line (``FILE-200-``), a numbered
+    view (``   200\t``) or a number elsewhere is none."""
+    return re.search(rf"(?m)^(?:[\w.-]+: )?(?:(?:[A-Za-z]:)?[^\s:]+:|Line )?{line}:", text) is not None
 
 
 def is_page(first: int, end: int) -> bool:
