@@ -32,6 +32,7 @@ reads them: its escape is a backtick, so a backslash stays a path's (``C:\\repo\
 
 from __future__ import annotations
 
+import functools
 import ntpath
 import posixpath
 import re
@@ -240,7 +241,15 @@ def grep_hit(text: str, line: int) -> bool:
     Claude Code's Grep prints it), ``LINE:`` (one file's hits) or ``Line LINE:`` (SWE-agent's search_file), after
     the tool's name a result is written with (``Bash: src/a.py:200:``). A context line (``FILE-200-``), a numbered
     view (``   200\t``) or a number elsewhere is none."""
-    return re.search(rf"(?m)^(?:[\w.-]+: )?(?:(?:[A-Za-z]:)?[^\s:]+:|Line )?{line}:", text) is not None
+    # the substring first: the pattern took 3 ms over a 100 KB result, read for each page bound over every earlier
+    # result of a long session, the substring 0.1 ms
+    return f"{line}:" in text and _hit_line(line).search(text) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _hit_line(line: int) -> re.Pattern[str]:
+    """The pattern of a search hit at ``line`` (:func:`grep_hit`), compiled once for each line a session pages at."""
+    return re.compile(rf"(?m)^(?:[\w.-]+: )?(?:(?:[A-Za-z]:)?[^\s:]+:|Line )?{line}:")
 
 
 def is_page(first: int, end: int) -> bool:
