@@ -227,9 +227,9 @@ def call_leaves(call: ToolCall, hit: Callable[[int], bool] | None = None) -> lis
         page = is_page_offset(call.name, name, call.arguments)
         line = page_offset_line(call.name, name, call.arguments) if page and hit else None
         for path, v in argument_leaves(call.name, name, value, pages=hit is not None):
-            if isinstance(v, PageBound) and not any(map(hit, v.window)):  # type: ignore[arg-type]
+            if isinstance(v, PageBound) and not (hit and any(map(hit, v.window))):
                 continue  # a page's bound: no leaf, as without hit
-            if line is not None and hit(line):  # type: ignore[misc]
+            if line is not None and hit and hit(line):
                 v, page = PageBound(str(line), (line, line)), False
             out.append((path, v, is_tool_setting(call.name, name) or is_operation(call.name, name, value) or page))
     return out
