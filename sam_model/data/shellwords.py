@@ -239,8 +239,10 @@ def grep_hit(text: str, line: int) -> bool:
     """Whether ``text``, an earlier event's, prints line ``line`` as a search hit: a line of ``grep -n``'s, ``rg``'s
     or a search tool's output opening ``FILE:LINE:`` (``FILE:LINE:COL:``; a Windows ``C:\\...`` FILE too, as
     Claude Code's Grep prints it), ``LINE:`` (one file's hits) or ``Line LINE:`` (SWE-agent's search_file), after
-    the tool's name a result is written with (``Bash: src/a.py:200:``). A context line (``FILE-200-``), a numbered
-    view (``   200\t``) or a number elsewhere is none."""
+    the tool's name a result is written with (``Bash: src/a.py:200:``). A compiler's or pytest's location
+    (``src/a.c:200:5: error``, ``tests/test_a.py:200: AssertionError``) reads the same and is taken alike: a window
+    opening there came from it as much. A context line (``FILE-200-``), a numbered view (``   200\t``) or a number
+    elsewhere is none."""
     # the substring first: the pattern took 3 ms over a 100 KB result, read for each page bound over every earlier
     # result of a long session, the substring 0.1 ms
     return f"{line}:" in text and _hit_line(line).search(text) is not None
