@@ -145,8 +145,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # opens or closes at a line an earlier result printed as a search hit (FILE:200:) is no page: the hit's number is
 # traced to the results that printed it as a hit, the other bound as a window's.
 # 60: a Perl or Ruby script after a cluster of switches of no value (perl -wle, -lane; ruby -wne) is read by its
-# literals too (52 read -e after -n, -l, -p, -a, -s only).
-# 61: a search hit on a Windows path (C:\repo\src\a.py:200:) opens a window as FILE:200: does (56).
+# literals too (55 read -e after -n, -l, -p, -a, -s only).
+# 61: a search hit on a Windows path (C:\repo\src\a.py:200:) opens a window as FILE:200: does (59).
 CONVERSION_VERSION = 61
 
 
