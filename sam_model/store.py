@@ -10,7 +10,9 @@ One search, whatever the caller:
 
 1. candidates: the exact top ``max(k, D)`` of the index by q·m, filtered *inside* the index search by episode,
    user, agent and run (a user never sees another user's memories, and a small scope is never starved by a
-   global top-k); D = ``StoreConfig.rerank_depth``. Memories tied with the last of them are fetched too and the
+   global top-k), and never a memory of the query's episode at or after the query's step (the agent's current
+   event, added before the search: evaluate.py ranks a decision point's earlier events; a query made now, the
+   default, leaves none out); D = ``StoreConfig.rerank_depth``. Memories tied with the last of them are fetched too and the
    cut is made by score and tie key (step 2), not by the order the index holds ties in (an IVF re-trained on
    load holds them in another);
 2. scores are recomputed in float64 from the stored float32 vectors and sorted, exact ties broken by a seeded
@@ -321,13 +323,15 @@ def _entry_json(row: tuple) -> dict[str, Any]:
 class _Allowed:
     """Membership in a search's scope: what a provenance link may point to."""
 
-    def __init__(self, store: MemoryStore, episode_id, within: set | None, gone: Collection[Any] = ()):
-        self.store, self.episode_id, self.within, self.gone = store, episode_id, within, gone
+    def __init__(self, store: MemoryStore, episode_id, within: set | None, gone: Collection[Any] = (),
+                 late: Callable[[Any], bool] | None = None):
+        self.store, self.episode_id, self.within, self.gone, self.late = store, episode_id, within, gone, late
 
     def __contains__(self, i: object) -> bool:
         store = self.store
         return i in store._entries and (self.episode_id is None or store.index.episode_of(i) == self.episode_id) \
-            and (self.within is None or i in self.within) and i not in self.gone
+            and (self.within is None or i in self.within) and i not in self.gone \
+            and (self.late is None or not self.late(i))
 
 
 class MemoryStore:
@@ -836,13 +840,19 @@ class MemoryStore:
                user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                step: int | None = None, task_start: int | None = None, rerank: bool = True,
                ids: Collection[Any] | None = None, query_vector: np.ndarray | None = None,
-               fold: bool = False, exclude: Collection[Any] = ()) -> list[Hit]:
+               fold: bool = False, exclude: Collection[Any] = (), query_episode: Any = None) -> list[Hit]:
         """The k best memories for the agent's state and observation, best first (see the module doc).
 
-        ``step``: the query's step (default: one past the newest memory of ``episode_id``, i.e. now);
-        ``task_start``: the step where the current task began (default: where the episode's current task began
-        as far as the events written so far tell, sam_model.data.examples.MemoryRecorder; None when unknown).
-        Both matter only to a model with time features. ``rerank=False``: the index order alone (what the
+        ``step``: the query's step in its episode (``query_episode``, default ``episode_id``); default: one past the
+        episode's newest memory, i.e. now. The memories of that episode at or after the step are no candidates (the
+        agent's current event, already written, and anything after it: evaluate.py ranks a decision point's earlier
+        events, sam_model.data.examples.RetrievalExample.candidate_range); a search made now leaves none out, so an
+        event written before a search that gives no step is among its candidates. ``query_episode``: the episode the
+        query is made in, where the search is not filtered to it (a scoped search spans the scope's episodes); with
+        neither, the query's episode is unknown and no step leaves a memory out. ``task_start``: the step where the
+        current task began (default: where the episode's current task began as far as the events written so far
+        tell, sam_model.data.examples.MemoryRecorder; None when unknown). Step and task start feed a model with time
+        features. ``rerank=False``: the index order alone (what the
         re-rank adds, measured). ``ids``: search only these memories (a metadata filter's matches), intersected
         with the scopes inside the index search like them. ``query_vector``: this query already encoded (by a
         caller that batches concurrent queries into one encoder forward, sam_model.serve.batching).
@@ -855,32 +865,38 @@ class MemoryStore:
         st = as_state(state)
         check_text(observation, "observation", empty=True)
         check_step(step), check_step(task_start, "task_start")
-        check_episode(episode_id), check_scopes(user_id, agent_id, run_id)
+        check_episode(episode_id), check_episode(query_episode, "query_episode"), check_scopes(user_id, agent_id, run_id)
         if self.encoder is None:
             raise ValueError("this store has no encoder: search with search_vector(query_vector, ...)")
+        episode = episode_id if query_episode is None else query_episode
         if step is None:
-            step = self._next_step.get(episode_id)
+            step = self._next_step.get(episode)
         if task_start is None:
-            task_start = self.recorder.task_start(episode_id)
+            task_start = self.recorder.task_start(episode)
         q = self.encoder.encode_queries([st], [observation], steps=[step], task_starts=[task_start])[0] \
             if query_vector is None else query_vector
         return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
                                   agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids,
-                                  query_text=state_to_text(st) if self.lexical else None, fold=fold, exclude=exclude)
+                                  query_text=state_to_text(st) if self.lexical else None, fold=fold, exclude=exclude,
+                                  before=None if episode is None or step is None else (episode, step))
 
     @locked
     def search_vector(self, query: np.ndarray, k: int, needs: Sequence[str] = (), *, episode_id: Any = None,
                       user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                       rerank: bool = True, prior: Callable[[list], np.ndarray] | None = None,
                       ids: Collection[Any] | None = None, query_text: str | None = None,
-                      fold: bool = False, exclude: Collection[Any] = ()) -> list[Hit]:
+                      fold: bool = False, exclude: Collection[Any] = (),
+                      before: tuple[Any, int] | None = None) -> list[Hit]:
         """:meth:`search` for a query vector the caller encoded (batched, as evaluate.py does), with the
         state's needed slots ``needs``. ``prior(ids)``: extra per-candidate scores added before the re-rank.
         ``query_text``: the state as text (sam_model.data.text.state_to_text), for the lexical match.
-        ``fold``: one hit per memory (its best chunk). ``exclude``: memories (their chunks too) never candidates."""
+        ``fold``: one hit per memory (its best chunk). ``exclude``: memories (their chunks too) never candidates.
+        ``before``: the query's place, (its episode, its step): that episode's memories at or after the step are no
+        candidates (:meth:`search`'s rule, the one place every search applies it); None: no memory left out."""
         check_k(k)
         check_scopes(user_id, agent_id, run_id)
         check_episode(episode_id)
+        late = self.late(before)
         if ids is not None:
             if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, Iterable):
                 raise TypeError(f"ids must be a list of memory ids, got {type(ids).__name__}")
@@ -890,7 +906,8 @@ class MemoryStore:
             while True:
                 hits = self.search_vector(query, min(want, len(self), MAX_K), needs, episode_id=episode_id,
                                           user_id=user_id, agent_id=agent_id, run_id=run_id, rerank=rerank,
-                                          prior=prior, ids=ids, query_text=query_text, exclude=exclude)
+                                          prior=prior, ids=ids, query_text=query_text, exclude=exclude,
+                                          before=before)
                 seen: set = set()
                 folded = [h for h in hits if not (h.memory_id in seen or seen.add(h.memory_id))]
                 if len(folded) >= k or len(hits) < min(want, len(self), MAX_K) or want >= min(len(self), MAX_K):
@@ -911,11 +928,11 @@ class MemoryStore:
         depth = self.config.rerank_depth
         n = min(max(k, depth), len(self))
         cand = self._candidates(q, n, episode_id, within, ids is not None,
-                                {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, len(gone))
+                                {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, len(gone), late)
         if within is not None:  # an engine filtering by its own payloads: a point whose payload names another
             cand = [i for i in cand if i in within]  # scope than the memory's (a damaged save) is not let through
-        cand = [i for i in cand if i in self._entries and i not in gone]  # not a vector of no memory (one a rollback
-        # left: _take_out), nor one left out
+        cand = [i for i in cand if i in self._entries and i not in gone and not (late and late(i))]  # not a vector
+        # of no memory (one a rollback left: _take_out), nor one left out, nor one at or after the query's step
         if not cand:
             return []
         q64 = q.astype(np.float64)
@@ -933,7 +950,7 @@ class MemoryStore:
             lex = lexical_bonus(query_text, [self._entries[i].text for i in top], self.lexical)
             extra = lex if extra is None else extra + lex
         placed = rerank_candidates(top, scores[:depth], ties[:depth], needs, self._sets_of, self.slot_match if use else 0.0,
-                         self._links if use and self.provenance else None, _Allowed(self, episode_id, within, gone), extra)
+                         self._links if use and self.provenance else None, _Allowed(self, episode_id, within, gone, late), extra)
         seen = {c for c, _, _ in placed}
         placed += [(c, 0.0, None) for c in cand[depth:] if c not in seen]
         out = []
@@ -948,7 +965,7 @@ class MemoryStore:
         return out
 
     def _candidates(self, q: np.ndarray, n: int, episode_id: Any, within: set | None, by_ids: bool,
-                    scope: dict, skip: int = 0) -> list:
+                    scope: dict, skip: int = 0, late: Callable[[Any], bool] | None = None) -> list:
         """The index's top ``n`` for ``q``, and every memory whose index score ties the n-th's.
 
         Which of several equal-scored memories an index returns at its cut depends on its internal order (an
@@ -956,20 +973,48 @@ class MemoryStore:
         the score and the write-order tie key: the index is asked for one more than ``n`` and, while that one
         ties the n-th, for twice as many (at most MAX_K), so the same memories give the same candidates
         whatever order the index holds them in. ``skip``: how many memories the caller leaves out of what comes back
-        (asked past, as the vectors of no memory are)."""
+        (asked past, as the vectors of no memory are); ``late``: the test of a memory at or after the query's step
+        (:meth:`late`), which the caller drops too: as many as came back are asked past, again while more come."""
         by_payload = getattr(self.index, "filters_scopes", False)  # the engine filters scopes itself (Qdrant)
         stray = max(0, len(self.index) - len(self)) + skip  # vectors of no memory a rollback left (_take_out), and
         # the memories left out: asked past
-        want = n
+        want, dropped = n, 0
         while True:
-            ask = min(want + 1 + stray, len(self) + stray, MAX_K)
+            ask = min(want + 1 + stray + dropped, len(self) + stray, MAX_K)
             found, got = self.index.search(q[None], ask, episode_id=episode_id,
                                            within=within if by_ids or not by_payload else None,
                                            **self._payload(scope))
             cand = [i for i in found[0] if i is not None]
-            if len(cand) <= want or ask >= min(len(self) + stray, MAX_K) or got[0][want] < got[0][n - 1]:
+            more = sum(1 for i in cand if late(i)) if late is not None else 0
+            if more > dropped and ask < min(len(self) + stray, MAX_K):  # the late ones took places: ask past them
+                dropped = more
+                continue
+            if len(cand) <= want + dropped or ask >= min(len(self) + stray, MAX_K) or \
+                    got[0][want + dropped] < got[0][n - 1 + dropped]:
                 return cand
             want *= 2
+
+    @locked
+    def late(self, before: tuple[Any, int] | None) -> Callable[[Any], bool] | None:
+        """The test "memory i is of the query's episode, at or after its step" for ``before`` = (episode, step), or
+        None when no memory can be (no place given, or a step past the episode's newest memory: a query made now,
+        the default, costs nothing). What evaluate.py's candidates leave out of a decision point's search: its own
+        event and the later ones (RetrievalExample.candidate_range); a memory without a step never is. The search
+        drops these memories; the memory bank's expansion does not reach them."""
+        if before is None:
+            return None
+        if not isinstance(before, tuple) or len(before) != 2:
+            raise TypeError(f"before must be (episode_id, step), got {before!r}")
+        episode, step = before
+        check_episode(episode, "before's episode_id"), check_step(step, "before's step")
+        if step is None or step >= self._next_step.get(episode, 0):
+            return None
+
+        def late(i: Any) -> bool:
+            e = self._entries.get(i)
+            return e is not None and e.step is not None and e.step >= step and self.index.episode_of(i) == episode
+
+        return late
 
     def _payload(self, scope: dict) -> dict:
         """``{"scopes": scope}`` for an index that filters scopes as payload inside its own search, else nothing

@@ -91,7 +91,8 @@ class StoreReplay:
     the index-only rankings of one retriever (the vectors are encoded once, in batches).
 
     Memories are added in the log's order; each decision point searches, before its own event is written,
-    the store filtered to its episode (scope ``episode``) or all of it (``global``). Queries carry their step
+    the store filtered to its episode (scope ``episode``) or all of it (``global``), at its place (its episode and
+    step: the deployed search's rule, which leaves out what is at or after it, here nothing yet written). Queries carry their step
     and task start (the learned time features). The store's settings are the retriever's, with an exact flat
     index (the benchmark must not depend on index tuning) and no chunking of its own: the evaluation's
     ``chunking`` decides what every method searches (the memories given are whole events, or already chunks),
@@ -140,7 +141,7 @@ class StoreReplay:
             episode = ex.episode_id if scope == "episode" else None
             for rerank in ((True, False) if store.reranks else (False,)):
                 hits = store.search_vector(q[i], depth, ex.state.uncertainty_flags, episode_id=episode, rerank=rerank,
-                                           query_text=ex.state_text)
+                                           query_text=ex.state_text, before=(ex.episode_id, ex.step))
                 out[rerank].append(np.array([pos[h.id] for h in hits], dtype=np.int64))
         if not store.reranks:
             out[True] = out[False]
@@ -173,7 +174,7 @@ class StoreMethod:
         q = self.replay.encode_queries([ex])[0]
         self.replay.store.search_vector(q, depth, ex.state.uncertainty_flags,
                                         episode_id=ex.episode_id if scope == "episode" else None, rerank=self.rerank,
-                                        query_text=ex.state_text)
+                                        query_text=ex.state_text, before=(ex.episode_id, ex.step))
         return time.perf_counter() - t0
 
 

@@ -142,7 +142,9 @@ class SAMMemory:
     def retrieve(self, state: State, observation: str, k: int | None = None, step: int | None = None,
                  task_start: int | None = None) -> list[Hit]:
         """The memories for this state and observation, best first: the store's search (with the query's
-        ``step``, default the next step, and the current task's start) and the bank's priors and expansion."""
+        ``step``, default the next step, and the current task's start) and the bank's priors and expansion. A
+        ``step`` given leaves the episode's memories at or after it out (the agent's current event, observed before
+        the search: evaluate.py ranks the events before a decision point); the default, now, leaves none out."""
         if not isinstance(state, State):
             raise TypeError(f"state must be a sam_model.data.schema.State, got {type(state).__name__}")
         check_text(observation, "observation", empty=True)
@@ -151,11 +153,12 @@ class SAMMemory:
         if len(self.bank) == 0:
             self.last_hits = []
             return []
+        before = None if step is None else (self.episode_id, step)  # now (another agent's newer memories too)
         step = self.next_step if step is None else step
         task_start = self.task_start if task_start is None else task_start
         q = self.encoder.encode_queries([state], [observation], steps=[step], task_starts=[task_start])[0]
         hits = self.bank.search(q, self.k if k is None else k, needs=state.uncertainty_flags,
-                                episode_id=self.episode_id if self.scope == "episode" else None)
+                                episode_id=self.episode_id if self.scope == "episode" else None, before=before)
         self.bank.touch([h.id for h in hits])
         self.last_hits = hits
         return hits

@@ -198,9 +198,11 @@ class MemoryBank:
     # -- search
     @locked
     def search(self, query: np.ndarray, k: int = 5, expand: bool | None = None,
-               needs: Sequence[str] = (), episode_id: str | None = None) -> list[Hit]:
+               needs: Sequence[str] = (), episode_id: str | None = None,
+               before: tuple[str, int] | None = None) -> list[Hit]:
         """The top-k units for a query vector (of ``episode_id`` only, when given): the store's search with the
-        bank's priors, then expansion.
+        bank's priors, then expansion. ``before``: the query's (episode, step); that episode's units at or after the
+        step are neither hits nor reached by expansion (MemoryStore.search_vector's rule).
 
         Priors are a re-rank score in the store's units (inner product): with ``temperature`` T, a unit gains
         T·(``importance_weight``·log(importance relative to the best candidate's) + log(``superseded_factor``)
@@ -226,7 +228,8 @@ class MemoryBank:
             return values
 
         has_prior = self._has_prior()
-        hits = self.store.search_vector(q, k, needs, episode_id=episode_id, prior=prior if has_prior else None)
+        hits = self.store.search_vector(q, k, needs, episode_id=episode_id, prior=prior if has_prior else None,
+                                        before=before)
         if not hits:
             return []
         out = list(hits)
@@ -242,7 +245,9 @@ class MemoryBank:
         if wanted:  # the bank's slot table knows which unit holds a slot's current value (after corrections)
             def node_weight(uid: str) -> float:
                 return 1.0 if any(self.holds(uid, s) for s in wanted) else cfg.off_need_factor
-        allowed = None if episode_id is None else (lambda uid: self.units[uid].episode_id == episode_id)
+        late = self.store.late(before)
+        allowed = None if episode_id is None and late is None else (
+            lambda uid: (episode_id is None or self.units[uid].episode_id == episode_id) and not (late and late(uid)))
         reached = self.graph.expand(seeds, cfg.edge_weights, cfg.hop_decay, cfg.max_hops, cfg.max_expanded, node_weight,
                                     allowed)  # an episode's search walks its own units only (shared values link across)
         if not reached:

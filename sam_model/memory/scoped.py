@@ -32,6 +32,12 @@ memories, and the ranking, are what evaluate.py measures on the same conversatio
   live_state and the importer run), so a client that only names the call (sam-serve's HTTP and MCP) ranks as
   evaluate.py measures. The call is not recorded.
 
+Whatever it ranks by, a search is made at a step of the scopes' own episode: ``step=`` (for a call, the step of its
+decision point, the conversation's newest message), else now, after every memory. The episode's memories at or after
+that step are no candidates (MemoryStore.search's rule, as evaluate.py ranks a decision point's earlier events): the
+message the agent is answering, added before a search at its step, does not come back; a search made now leaves
+nothing out, so search before adding it, or give its step.
+
 Threads: one ScopedMemory may serve every request thread of an agent server. Each method holds ``memory.lock``
 (a re-entrant lock, sam_model.locking: the store's own, ``memory.store.lock``), so concurrent adds, searches,
 deletes and saves of any users run one at a time, every search sees only its scopes, every save loads back, and
@@ -835,7 +841,8 @@ class ScopedMemory:
         answer's ``"state"`` gives; ``limit`` (Mem0's name; ``top_k`` and ``k`` are the same): how many, default
         ``self.k``; ``filters``: Mem0-style metadata filters (``matches``), applied inside the search;
         ``threshold``: keep scores >= it; ``step`` / ``task_start``: when the query is made and where its task began
-        (default: now, and the episode's current task), for a model with time features. No scope at all is refused
+        (default: now, and the episode's current task), for a model with time features; the scopes' memories at or
+        after ``step`` in their own episode are left out (the module doc), none when it is now. No scope at all is refused
         unless ``all_scopes=True``. ``query_vector``: the query, already encoded from ``prepared``, what
         :meth:`query_input` answered for these arguments (a server batching concurrent searches into one forward:
         the state is not traced again, and the results are ranked by the state the vector was encoded from)."""
@@ -859,11 +866,13 @@ class ScopedMemory:
                 return out
         q = self.encode_query(kind, [inputs])[0] if query_vector is None else query_vector
         if kind == "text":  # fold: one result per memory, its best chunk (ids are the memories', see result)
-            hits = self.store.search_vector(q, n, (), **scopes, ids=ids, fold=True)
-        else:
+            step = inputs.get("step")  # a plain query made at a given step leaves that step and later out too
+            hits = self.store.search_vector(q, n, (), **scopes, ids=ids, fold=True,
+                                            before=None if step is None else (inputs["episode"], step))
+        else:  # made at its step in the scopes' own episode: the memories written before it are the candidates
             hits = self.store.search(inputs["state"], inputs["observation"], n, **scopes, ids=ids,
                                      step=inputs["step"], task_start=inputs["task_start"], query_vector=q, fold=True,
-                                     exclude=[inputs["decision"]] if "decision" in inputs else ())
+                                     query_episode=inputs["episode"])
         if threshold is not None:
             hits = [h for h in hits if h.score >= threshold]
         out["results"] = [self._result(h) for h in hits]
@@ -873,16 +882,19 @@ class ScopedMemory:
     def query_input(self, query: str, state: State | Mapping | str | None = None, user_id: str | None = None,
                     agent_id: str | None = None, run_id: str | None = None, step: int | None = None,
                     task_start: int | None = None, call: Any = None) -> tuple[str, dict[str, Any]]:
-        """What :meth:`search` encodes for these arguments: ``("text", {"text"})`` (a plain query: text and no
-        state) or ``("state", {"state", "observation", "step", "task_start"})`` (SAM's state-adaptive query;
-        ``"live"`` or no text: the scopes' newest state; ``call``: the decision-point state of that call, and, when
-        the query is blank, the words of the conversation's newest event as the observation, as evaluate.py reads a
-        decision point, at that event's step, the event itself left out of the search as ``"decision"``; else step and
-        task_start default to now and the current task). :meth:`encode_query` turns a
-        list of them (of one kind) into query vectors in one forward."""
+        """What :meth:`search` encodes for these arguments: ``("text", {"text", "episode", "step"})`` (a plain query:
+        text and no state; step None unless given) or ``("state", {"state", "observation", "episode", "step",
+        "task_start"})`` (SAM's state-adaptive query; ``"live"`` or no text: the scopes' newest state; ``call``: the
+        decision-point state of that call, and, when the query is blank, the words of the conversation's newest event
+        as the observation, as evaluate.py reads a decision point, at that event's step; else step and task_start
+        default to now and the current task). ``episode`` is the scopes' own (:meth:`episode_of`): its memories at or
+        after ``step`` are no candidates (MemoryStore.search), so a search by call ranks the events before its
+        decision point and a search at a given step those before it. :meth:`encode_query` turns a list of them (of
+        one kind) into query vectors in one forward."""
         check_text(query, "query", empty=True)
         check_step(step), check_step(task_start, "task_start")
         self._scopes(user_id, agent_id, run_id, need=False)  # checked as live_state's: a '/' named another's
+        episode = self.episode_of(user_id, agent_id, run_id)
         observation = query
         if call is not None:
             if state is not None:
@@ -891,20 +903,18 @@ class ScopedMemory:
             state, said, decision = self._call_state(call, user_id, agent_id, run_id)
             observation = query if query.strip() else said
         elif state is None and query.strip() and getattr(self.store.encoder, "text_queries", False):
-            return "text", {"text": query}
+            return "text", {"text": query, "episode": episode, "step": step}
         if isinstance(state, str) and state != "live":
             raise ValueError(f"state must be a state mapping (phase, constraints, ...), 'live' or none, got "
                              f"{state[:40]!r}")
         if state is None or state == "live":
             state = self.live_state(user_id, agent_id, run_id)
-        episode = self.episode_of(user_id, agent_id, run_id)
-        out = {"state": as_state(state), "observation": observation,
+        out = {"state": as_state(state), "observation": observation, "episode": episode,
                "step": self.store.next_step(episode) if step is None else step,
                "task_start": self.store.recorder.task_start(episode) if task_start is None else task_start}
-        if call is not None and decision is not None:  # the decision point as evaluate.py reads it: the newest
-            # event is the observation, made at its step, and the memories are those written before it
-            out["step"] = decision if step is None else step
-            out["decision"] = MemoryRecord.make_id(episode, decision)
+        if call is not None and decision is not None and step is None:  # the decision point as evaluate.py reads
+            # it: the newest event is the observation, made at its step, and the memories are those written before it
+            out["step"] = decision
         return "state", out
 
     def encode_query(self, kind: str, inputs: Sequence[Mapping[str, Any]]) -> Any:
