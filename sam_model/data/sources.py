@@ -147,7 +147,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 60: a Perl or Ruby script after a cluster of switches of no value (perl -wle, -lane; ruby -wne) is read by its
 # literals too (55 read -e after -n, -l, -p, -a, -s only).
 # 61: a search hit on a Windows path (C:\repo\src\a.py:200:) opens a window as FILE:200: does (59).
-CONVERSION_VERSION = 61
+# 62: Claude Code, OpenHands, Codex, codex exec, Gemini CLI and mini-swe-agent mark their line numbers too (Read's offset,
+# view_range, insert_line, sed -n ranges; Read's and the editors' listings, grep -n, cat -n, nl -ba).
+CONVERSION_VERSION = 62
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,8 @@ unknown: which part of it is the project's is what only the directory tells, and
 issue's ``#212`` or a test count, where the line came from the view or search that printed it as a line of the file.
 Where a reader knows its tools' outputs and calls (:data:`~sam_model.data.formats.base.SHOWN_LINES` on a result: the
 lines of each file it printed with their numbers; :data:`~sam_model.data.formats.base.LINE_ARGUMENTS` on a call's
-message: which of its arguments are line numbers of which file; SWE-agent's reader sets both), a needed line number
+message: which of its arguments are line numbers of which file; SWE-agent's reader sets both, and
+:func:`sam_model.data.formats.numbered.mark` for the other coding agents' readers), a needed line number
 of a file is labelled by the most recent earlier event that showed that line of that file (every such event for
 ``all``), the one whose text the agent read the line in; a number no such event showed is labelled as the spec
 says. A log without the marks (every other reader's, OpenAI chat, tau-bench, SGD) is labelled as before.

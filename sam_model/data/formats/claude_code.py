@@ -90,6 +90,7 @@ from sam_model.data.formats.base import (
     read_blocks,
     text_of,
 )
+from sam_model.data.formats.numbered import mark
 from sam_model.io import json_type
 
 TURNS = ("user", "assistant")
@@ -155,7 +156,7 @@ def to_chat(entries: list[Any], where: str) -> Chat:
                 continue
             seen.add(replay)
         _entry(chat, turns, e, w, f"entry {i}")
-    return chat
+    return mark(chat)
 
 
 def check(entry: Any, where: str) -> None:

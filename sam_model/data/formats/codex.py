@@ -89,6 +89,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from sam_model.data.formats.base import FAILED, Chat, Conversation, TranscriptFormatError, text_of
+from sam_model.data.formats.numbered import mark
 from sam_model.data.formats.responses import CALLS, OUTPUTS, TEXT_PARTS, read
 from sam_model.io import json_type
 
@@ -141,7 +142,7 @@ def to_chat(lines: list[Any], where: str) -> Chat:
     for m, source in zip(chat.messages, chat.sources):
         if m["role"] == "tool" and source in failed:
             m[FAILED] = True
-    return chat
+    return mark(chat)
 
 
 def _items(lines: list[Any], where: str, chat: Chat, failed: set[str],

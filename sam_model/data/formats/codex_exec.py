@@ -81,6 +81,7 @@ from sam_model.data.formats.base import (
     result_text,
     text_of,
 )
+from sam_model.data.formats.numbered import mark
 from sam_model.io import json_type
 
 STARTS = {"thread.started": "thread_id", "session.created": "session_id"}  # a run's first event, naming its thread
@@ -125,7 +126,7 @@ def to_chat(lines: list[Any], where: str) -> Chat:
     reader = _Reader(chat)
     for i, line, w in each(lines, where, "event"):
         reader.line(line, w, f"event {i}")
-    return chat
+    return mark(chat)
 
 
 def check(line: Any, where: str) -> None:

@@ -106,6 +106,7 @@ from sam_model.data.formats.base import (
     TranscriptFormatError,
     chat_call,
 )
+from sam_model.data.formats.numbered import mark
 from sam_model.data.shellwords import command_words
 from sam_model.io import json_shape, json_type
 
@@ -258,7 +259,7 @@ def to_chat(records: list[Any], where: str) -> Chat:
         w = f"{where}, message {i}" + (f" (id {r['id']})" if isinstance(r, Mapping) and isinstance(r.get("id"), str)
                                        else "")
         _record(chat, r, w, f"message {i}", root)
-    return chat
+    return mark(chat)
 
 
 class Root:

@@ -67,6 +67,7 @@ from sam_model.data.formats.base import (
     result_text,
     text_of,
 )
+from sam_model.data.formats.numbered import mark
 from sam_model.io import json_shape, json_type
 
 PREFIX = "mini-swe-agent"  # trajectory_format: "mini-swe-agent-1" (v1), "mini-swe-agent-1.1" (v2)
@@ -150,7 +151,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             _result(chat, awaiting.pop(0)["id"], m.get("content"), extra, source, w)
         elif text := text_of(m.get("content"), w, TEXT_PARTS, ignored=chat.ignored):
             chat.add({"role": role, "content": text}, source)
-    return chat
+    return mark(chat)
 
 
 def _extra(m: Mapping[str, Any], where: str) -> Mapping[str, Any]:

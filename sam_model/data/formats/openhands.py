@@ -55,6 +55,7 @@ from sam_model.data.formats.base import (
     result_text,
     text_of,
 )
+from sam_model.data.formats.numbered import mark
 from sam_model.io import json_shape, json_type
 
 NOT_CALLS = frozenset({"system", "message", "null", "change_agent_state", "recall", "condensation", "pause",
@@ -165,7 +166,7 @@ def to_chat(events: list[Any], where: str) -> Chat:
                 continue  # a later call of a response already read
             chat.add({"role": "assistant", "content": words or None, "tool_calls": calls}, source)
             turn = (response, [c["id"] for c in calls])
-    return chat
+    return mark(chat)
 
 
 def _arguments(args: Mapping[str, Any]) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from typing import Any
 
 from sam_model.data.advice import Advice
 from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, failure, text_of
+from sam_model.data.formats.numbered import mark
 from sam_model.data.formats.openhands import is_event, is_v1_event, working_dir
 from sam_model.io import json_shape, json_type
 
@@ -92,7 +93,7 @@ def to_chat(events: list[Any], where: str) -> Chat:
             _message(e, w, chat, source)
         else:
             chat.ignored[f"{kind} events"] += 1
-    return chat
+    return mark(chat)
 
 
 def _call(e: Mapping[str, Any], w: str) -> dict[str, Any]:

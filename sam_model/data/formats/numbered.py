@@ -1,0 +1,365 @@
+"""Which lines of which file a coding agent's outputs printed with their numbers, and which of its calls' arguments are
+line numbers of a file: the marks toolstate's rule for line numbers reads (formats/base.py ``SHOWN_LINES`` on a result,
+``LINE_ARGUMENTS`` on a call's message), set by the readers of Claude Code, OpenHands (0.x and V1), Codex, codex exec
+and Gemini CLI over the chat messages they read (:func:`mark`). SWE-agent's reader marks its own commands
+(:class:`sam_model.data.formats.swe_agent.Lines`).
+
+A number an agent passes as a line of a file (``Read``'s ``offset``, an editor's ``view_range``, ``sed -n '212,240p'
+src/x.py``) is one it read as a line of that file in an output that printed it so, not the issue's ``#212``. Read
+from the producers' outputs:
+
+- **Claude Code**: ``Read`` prints each line as ``cat -n`` does but with an arrow, its number right-aligned in six
+  columns (``  3130→code``; Claude Code 2.0.46 in daaain/claude-code-log ``test/test_data/sidechain_integrated.jsonl``,
+  whose ``toolUseResult`` says ``startLine: 3130``), and ``Edit``/``Write`` print a snippet of the edited file so
+  (``The file X has been updated. Here's the result of running `cat -n` on a snippet of the edited file:`` then
+  ``   12→code``); both show lines of the call's ``file_path``, and ``Read``'s ``offset`` is a line number of it (a
+  page's offset stays trivial: shellwords.is_page_offset, so it is never labelled);
+- **OpenHands**: ``str_replace_editor`` (0.x) and ``file_editor`` (V1) print ``Here's the result of running `cat -n`
+  on PATH:`` then ``   212\\tcode`` (an edit's and an insert's snippet after their own words), read as SWE-agent's
+  copy of the same editor is (:func:`~sam_model.data.formats.swe_agent.numbered_lines`); ``view_range`` and
+  ``insert_line`` are line numbers of the call's ``path``;
+- **a shell command** (any of these agents' shell tool, shellwords.is_command_line), one pipeline after any ``cd``:
+  ``grep -n`` / ``rg -n`` / ``git grep -n`` print ``PATH:212:code`` (``212:code`` for one file searched by name, no
+  ``-r`` or ``-H``), ``cat -n FILE`` and ``nl -ba FILE`` print ``   212\\tcode``, and a filter after them that keeps
+  whole lines (``| sed -n '200,260p'``, ``| head``, ``| grep x``) keeps their numbers. Plain ``nl`` numbers only the
+  lines that are not blank, and ``cat -b`` likewise: a count, no line number, so they show nothing. ``sed -n
+  '200,260p' FILE`` prints lines 200-260 without their numbers: it shows no number, so no line (the rule labels an
+  output that printed the number as a line of the file; any other 212 in that code would be a constant, no line).
+  Its range is line numbers of FILE, as ``awk 'NR>=200 && NR<=260' FILE``'s, ``tail -n +200 FILE``'s and a range
+  after ``cat -n FILE |``, ``nl FILE |`` or ``head FILE |``; the call is marked so only where every number its words
+  give (shellwords.command_words) is such a line of that one file (``grep -n 212 x.py``'s pattern is none).
+- **Gemini CLI**'s ``read_file`` prints no line numbers and counts its ``offset`` from 0 (line 212 is ``offset``
+  211): no line of an output is its offset, which is not marked; its shell commands are.
+
+A result is marked with the files it showed lines of as its call named them, under the working directory where
+relative (``cd DIR &&``, Codex's ``workdir``, the reader's CWD); toolstate compares the files as paths under one
+directory (toolstate.same_file).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sam_model.data.formats.base import CWD, LINE_ARGUMENTS, SHOWN_LINES, Chat
+from sam_model.data.formats.swe_agent import numbered_lines
+from sam_model.data.shellwords import (
+    SHELLS,
+    command_words,
+    is_command_line,
+    is_powershell,
+    line_numbers,
+    tokens,
+)
+
+Shown = dict[str, list[int]]
+Reader = Callable[[str], Shown]  # an output's text -> the lines of each file it printed with their numbers
+
+EDITORS = frozenset({"str_replace_editor", "file_editor"})  # OpenHands 0.x's and V1's file editor
+EDITOR_LINES = ("view_range", "insert_line")
+CLAUDE_FILES = frozenset({"Read", "Edit", "MultiEdit", "Write"})  # Claude Code's tools that print lines of file_path
+_ARROW = re.compile(r" *(\d{1,12})(?:→|\t)")  # Claude Code's "  3130→code" (older releases: cat -n's tab)
+_CAT_N = re.compile(r" *(\d{1,12})\t")  # cat -n's and nl's "   212\tcode"
+_NAMED = re.compile(r"(.+?):(\d{1,12}):")  # grep -n's "PATH:212:code"
+_BARE = re.compile(r"(\d{1,12}):")  # grep -n's "212:code", one file searched
+_CONTEXT = re.compile(r"(\d{1,12})[:-]")  # the same with -A/-B/-C's context lines, "211-code"
+_SHELL_C = re.compile(r"-[a-z]*c")  # bash -c, -lc: the next word is the script
+_FD = re.compile(r"(?<=\s)\d+(?=[<>])")  # the 2 of 2>&1, 2>/dev/null: a descriptor, no word
+_REDIRECT = re.compile(r"[<>&]*[<>][<>&|]*")
+_SEPARATORS = frozenset({"&&", "||", ";", "\n", "&", ";;"})
+GREPS = frozenset({"grep", "egrep", "fgrep"})
+_GREP_VALUE = "efABCmdD"  # grep's short flags that take a value (attached or the next word)
+_RG_VALUE = "efABCmgtTMjdEr"  # rg's
+_NOT_LINES = "clLqZbz"  # grep flags whose output is no numbered line of a file (-c counts, -l names, -b offsets)
+FILTERS = frozenset({"head", "tail", "sed", "grep", "egrep", "fgrep", "rg", "sort", "uniq", "cat", "less", "more"})
+
+
+def mark(chat: Chat) -> Chat:
+    """``chat`` with each call's line-number arguments marked on its message and the numbered lines each result
+    printed on the result (the module doc), in place; a call or result none of them fits is left as it was."""
+    cwd = ""
+    readers: dict[str, Reader] = {}
+    for m in chat.messages:
+        if isinstance(m.get(CWD), str) and m[CWD]:
+            cwd = m[CWD]
+        if m.get("role") == "assistant" and isinstance(m.get("tool_calls"), list):
+            marks = {}
+            for call in m["tool_calls"]:
+                fn = call.get("function") if isinstance(call, Mapping) else None
+                args = _arguments(fn.get("arguments")) if isinstance(fn, Mapping) else None
+                if args is None or call.get("id") is None or not isinstance(fn.get("name"), str):
+                    continue
+                numbers, reader = call_lines(fn["name"], args, cwd)
+                if numbers:
+                    marks[str(call["id"])] = numbers
+                if reader:
+                    readers[str(call["id"])] = reader
+            if marks:
+                m[LINE_ARGUMENTS] = marks
+        elif m.get("role") == "tool" and (reader := readers.get(str(m.get("tool_call_id")))) is not None:
+            if shown := reader(_text(m.get("content"))):
+                m[SHOWN_LINES] = shown
+    return chat
+
+
+def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, Any] | None, Reader | None]:
+    """A call's ``LINE_ARGUMENTS`` entry (``{"file", "arguments"}``; None: no argument is a line number of a file) and
+    the reader of its output's numbered lines (None: it prints none), the module doc's tools."""
+    if tool in CLAUDE_FILES and isinstance(path := args.get("file_path"), str) and path:
+        numbers = {"file": path, "arguments": ["offset"]} if tool == "Read" and "offset" in args else None
+        return numbers, lambda text: _numbered(text, path, _ARROW)
+    if tool in EDITORS and isinstance(path := args.get("path"), str) and path:
+        file = _under(cwd, path)
+        named = [a for a in EDITOR_LINES if a in args]
+        return ({"file": file, "arguments": named} if named else None), lambda text: numbered_lines(text, file)
+    for name, value in args.items():
+        if is_command_line(tool, name, value) and not is_powershell(tool):
+            workdir = args.get("workdir")
+            return shell_lines(name, value, _under(cwd, workdir) if isinstance(workdir, str) else cwd)
+    return None, None
+
+
+def shell_lines(argument: str, command: Any, cwd: str) -> tuple[dict[str, Any] | None, Reader | None]:
+    """:func:`call_lines` of a shell command (a line, or an argv) given as ``argument``, run in ``cwd``."""
+    found = _pipeline(command, cwd)
+    if found is None:
+        return None, None
+    where, pipeline = found
+    ranges: list[tuple[str, list[str]]] = []  # (file, line numbers) of each part that takes lines of a file
+    source, kept = "", False  # the file whose lines flow down the pipe, and whether each still has its place
+    reader: Reader | None = None
+    for k, words in enumerate(pipeline):
+        program, rest = posixpath.basename(words[0]), words[1:]
+        if k and program not in FILTERS:
+            reader = None
+            break
+        flags = [w for w in rest if w.startswith("-") and len(w) > 1]
+        plain = [w for w in rest if not (w.startswith("-") and len(w) > 1)]
+        if program == "cat" and (k or len(plain) == 1):
+            numbered = any("n" in f and not f.startswith("--") for f in flags) or "--number" in flags
+            if k == 0:
+                source, kept = _under(where, plain[0]), True
+                blank = any("b" in f and not f.startswith("--") for f in flags) or "--number-nonblank" in flags
+                reader = _lines_of(source, _CAT_N) if numbered and not blank else None
+            elif numbered or flags:  # cat -n of a pipe numbers the pipe's lines
+                reader = None
+        elif program == "nl" and k == 0 and len(plain) - _values(rest, "wnsvilbdhf") == 1:
+            source, kept = _under(where, plain[-1]), True
+            reader = _lines_of(source, _CAT_N) if _all_lines(rest) else None
+        elif program == "head" and (k or plain):
+            if k == 0:
+                if len(plain) - _values(rest, "nc") != 1:
+                    return None, None
+                source, kept = _under(where, plain[-1]), True
+        elif program == "tail":
+            start = _tail_start(rest)
+            files = plain[-1:] if len(plain) - _values(rest, "nc") == 1 else []
+            if start and (files or (k and kept)):
+                ranges.append((_under(where, files[0]) if files else source, [start]))
+            kept = False
+            if k == 0:
+                reader = None
+        elif program in ("sed", "awk") and plain:
+            script, files = (plain[0], plain[1:]) if program == "awk" or "-n" in flags else (None, [])
+            numbers = line_numbers(program, script) if script is not None and not (set(flags) - {"-n"}) else None
+            if numbers is not None and (len(files) == 1 or not files and k and kept):
+                ranges.append((_under(where, files[0]) if files else source, numbers))
+            elif k:
+                reader = None
+            kept = False
+        elif program in GREPS or program == "rg" or program == "git" and rest[:1] == ["grep"]:
+            searched = _search(program, rest, where)
+            if searched is None:
+                return None, None
+            given, files, numbers_read = searched
+            if k == 0:
+                reader = numbers_read
+            elif given & set(_NOT_LINES + "no") or files:  # -n, -o or a file of its own: the lines it prints differ
+                reader = None
+            kept = False
+        elif program in ("sort", "uniq", "less", "more") and k and not plain:
+            kept = False
+        else:
+            return None, None
+    files = {f for f, _ in ranges}
+    numbers = Counter(n for _, ns in ranges for n in ns)
+    said = Counter(w for w in command_words(command) or [] if w.isdigit())
+    marked = {"file": files.pop(), "arguments": [argument]} if len(files) == 1 and numbers and not said - numbers \
+        else None
+    return marked, reader
+
+
+def _pipeline(command: Any, cwd: str, depth: int = 0) -> tuple[str, list[list[str]]] | None:
+    """(the directory it runs in, its simple commands' words) of a command that is one pipeline after any ``cd DIR``
+    (an argv, or ``bash -lc SCRIPT``'s script, as an argv or a line); None for any other (two commands' outputs are
+    not told apart)."""
+    if isinstance(command, list):
+        if len(command) == 3 and posixpath.basename(command[0]) in SHELLS and _SHELL_C.fullmatch(command[1]):
+            command = command[2]
+        else:
+            return cwd, [list(command)]
+    if not isinstance(command, str) or any(s in command for s in ("<<", "$(", "`", "<(", ">(")):
+        return None
+    found = tokens(_FD.sub("", command), newlines=True)
+    if found is None:
+        return None
+    pipelines: list[list[list[str]]] = [[[]]]
+    i = 0
+    while i < len(found):
+        t = found[i]
+        if t in _SEPARATORS:
+            pipelines.append([[]])
+        elif t in ("|", "|&"):
+            pipelines[-1].append([])
+        elif _REDIRECT.fullmatch(t):
+            i += 1  # its file or descriptor: no part of the pipeline's output
+        elif t in ("(", ")", "{", "}") or t.startswith(("(", ")")):
+            return None
+        else:
+            pipelines[-1][-1].append(t)
+        i += 1
+    where, left = cwd, []
+    for p in pipelines:
+        if p == [[]]:
+            continue
+        if any(not c for c in p):
+            return None
+        if len(p) == 1 and p[0][0] == "cd" and len(p[0]) == 2 and not left:
+            where = _under(where, p[0][1])
+        else:
+            left.append(p)
+    if len(left) != 1:
+        return None
+    if len(left[0]) == 1 and len(words := left[0][0]) == 3 and posixpath.basename(words[0]) in SHELLS \
+            and _SHELL_C.fullmatch(words[1]):
+        return _pipeline(words[2], where, depth + 1) if depth < 2 else None  # codex exec's "bash -lc '...'"
+    return where, left[0]
+
+
+def _search(program: str, rest: list[str], where: str) -> tuple[set[str], list[str], Reader | None] | None:
+    """(its flags, the files it searches, the reader of its numbered matches: None where it prints no line number or
+    reads its input) of a grep, rg or git grep; None where its words are not read (an option this reading does not
+    know, which may take a value)."""
+    if program == "git":
+        rest = rest[1:]
+    values = _RG_VALUE if program == "rg" else _GREP_VALUE
+    flags: set[str] = set()
+    plain: list[str] = []
+    pattern_given, i = False, 0
+    while i < len(rest):
+        w = rest[i]
+        i += 1
+        if w == "--":
+            plain += rest[i:]
+            break
+        if w.startswith("--"):
+            name = w.split("=", 1)[0]
+            if name not in _LONG:
+                return None
+            flag, takes = _LONG[name]
+            pattern_given = pattern_given or name in ("--regexp", "--file")
+            i += takes and "=" not in w
+            flags.add(flag)
+        elif w.startswith("-") and len(w) > 1:
+            for j, c in enumerate(w[1:]):
+                flags.add(c)
+                if c in values:
+                    pattern_given = pattern_given or c in "ef"
+                    i += j == len(w) - 2  # its value: the rest of the word, else the next word
+                    break
+        else:
+            plain.append(w)
+    files = plain if pattern_given else plain[1:]
+    recursive = bool({"r", "R"} & flags) or program != "grep" and program not in GREPS  # rg and git grep: a tree
+    if "n" not in flags or flags & set(_NOT_LINES) or program == "rg" and "N" in flags or not (files or recursive):
+        return flags, files, None
+    if "H" in flags or "h" not in flags and (len(files) > 1 or program == "git" or not files):
+        return flags, files, lambda text: _grep_named(text, where)
+    bare = _lines_of(_under(where, files[0]), _CONTEXT if {"A", "B", "C"} & flags else _BARE)
+    if "h" in flags or not recursive:
+        return flags, files, bare
+    return flags, files, lambda text: _grep_named(text, where) or bare(text)  # a tree or a file: as it printed
+
+
+# the long options of grep, rg and git grep read: (the flag it stands for, whether it takes a value)
+_LONG = {"--line-number": ("n", False), "--recursive": ("r", False), "--with-filename": ("H", False),
+         "--no-filename": ("h", False), "--context": ("C", True), "--after-context": ("A", True),
+         "--before-context": ("B", True), **{k: (k, False) for k in ("--ignore-case", "--fixed-strings", "--word-regexp",
+                                                                      "--no-heading", "--hidden", "--no-ignore",
+                                                                      "--color", "--colour")},
+         **{k: (k, True) for k in ("--regexp", "--file", "--include", "--exclude", "--exclude-dir", "--glob", "--type",
+                                   "--max-count")}}
+
+
+def _grep_named(text: str, where: str) -> Shown:
+    found: Shown = {}
+    for line in text.split("\n"):
+        if (m := _NAMED.match(line)) and not re.match(r"\d+[:-]", m.group(1)):
+            found.setdefault(_under(where, m.group(1)), []).append(int(m.group(2)))
+    return found
+
+
+def _lines_of(file: str, number: re.Pattern[str]) -> Reader:
+    return lambda text: _numbered(text, file, number)
+
+
+def _numbered(text: str, file: str, number: re.Pattern[str]) -> Shown:
+    """The lines of ``file`` an output printed, each output line that opens with ``number``'s."""
+    found = [int(m.group(1)) for line in text.split("\n") if (m := number.match(line))]
+    return {file: found} if found else {}
+
+
+def _all_lines(args: list[str]) -> bool:
+    """Whether nl's options number every line of the file from 1 by 1 (``-ba``: its numbers are line numbers)."""
+    every, i = False, 0
+    while i < len(args):
+        w = args[i]
+        i += 1
+        if w in ("-ba", "--body-numbering=a") or w == "-b" and args[i:i + 1] == ["a"]:
+            every, i = True, i + (w == "-b")
+        elif re.fullmatch(r"-w\d*|-n(?:ln|rn|rz)?|--number-width=\d+|--number-format=(?:ln|rn|rz)", w):
+            i += w in ("-w", "-n")
+        elif w.startswith("-"):
+            return False  # a start (-v), an increment (-i), a separator (-s), pages (-p): not the file's numbers
+    return every
+
+
+def _values(args: list[str], letters: str) -> int:
+    """How many of ``args`` are the values of short options among ``letters`` given apart (``-n 200``: one)."""
+    return sum(1 for k, w in enumerate(args[:-1]) if re.fullmatch(rf"-[{letters}]", w))
+
+
+def _tail_start(args: list[str]) -> str:
+    """The line ``tail -n +N`` (or ``-n+N``, ``+N``) starts from; "" for any other tail."""
+    for k, w in enumerate(args):
+        m = re.fullmatch(r"(?:-n|--lines=)?\+(\d{1,12})", w) or (
+            w in ("-n", "--lines") and k + 1 < len(args) and re.fullmatch(r"\+(\d{1,12})", args[k + 1]))
+        if m:
+            return m.group(1)
+    return ""
+
+
+def _under(cwd: str, path: str) -> str:
+    """``path`` as the file it names, run in ``cwd`` (a relative one where the directory is unknown)."""
+    return posixpath.normpath(posixpath.join(cwd, path)) if cwd and not path.startswith("~") else path
+
+
+def _arguments(raw: Any) -> Mapping[str, Any] | None:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+    return raw if isinstance(raw, Mapping) else None
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+    return ""
