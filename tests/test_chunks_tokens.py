@@ -27,7 +27,8 @@ from sam_model.data.chunks import (
     own_words,
     visible_share,
 )
-from sam_model.evaluation.run import _parse_chunking, evaluate
+from sam_model.evaluation.options import parse_chunking as _parse_chunking
+from sam_model.evaluation.run import evaluate
 from sam_model.models.bert import default_bert_path, load_tokenizer
 from sam_model.models.text_encoder import TokenCount
 from sam_model.store import MemoryStore, StoreConfig

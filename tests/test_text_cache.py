@@ -96,11 +96,11 @@ def test_a_loaded_retriever_keeps_only_recent_texts_and_ranks_as_without_a_cache
 def test_an_evaluation_with_an_on_disk_cache_holds_all_of_it(tiny_bert_dir, tmp_path):
     from serving import tiny_export
 
-    from sam_model.evaluation.run import _text_caches
+    from sam_model.evaluation.run import text_caches
     from sam_model.retriever import SAMRetriever
 
     r = SAMRetriever.load(tiny_export(tiny_bert_dir, tmp_path / "export"), device="cpu")
-    (enc, path), = _text_caches([r], tmp_path / "cache")
+    (enc, path), = text_caches([r], tmp_path / "cache")
     assert enc.cache_entries is None
 
 

@@ -22,7 +22,6 @@ import numpy as np
 from sam_model import tensorboard_log
 from sam_model.data.chunks import Chunking, describe, fold_positions, visible_share
 from sam_model.data.examples import Scope, check_scope
-from sam_model.data.sources import SourceOptions
 from sam_model.evaluation.data import ChunkedData, EvalData, chunk_eval_data, load_eval_data
 from sam_model.evaluation.diagnostics import (
     distinctiveness,
@@ -44,6 +43,7 @@ from sam_model.evaluation.metrics import (
     per_query_metrics,
     relevant_positions,
 )
+from sam_model.evaluation.options import add_log_options, add_search_options, read_log
 from sam_model.evaluation.ranking import tie_jitter
 from sam_model.evaluation.report import (
     chunking_line,
@@ -54,7 +54,7 @@ from sam_model.evaluation.report import (
     write_reports,
 )
 from sam_model.io import SAMFileError, atomic_write_text, check_replaceable, cli_name
-from sam_model.limits import MAX_BATCH_SIZE, MAX_K, int_option
+from sam_model.limits import MAX_K, int_option
 from sam_model.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -118,6 +118,55 @@ def _count_key(count) -> tuple:
     return (backend.to_str() if backend is not None else id(tok if tok is not None else count), count.max_length)
 
 
+def chunk_search(data: EvalData, chunking: Chunking | None, tokens: TokenCount | None,
+                 depth: int) -> tuple[ChunkedData | None, int]:
+    """The chunks every method searches (None: whole memories, ``chunking`` None) and how deep a search ranks
+    them (chunks of one event crowd a ranking: CHUNK_DEPTH times ``depth``); ``tokens``: the retriever's memory
+    encoder's count, which sizes windows given in tokens."""
+    if chunking is None:
+        return None, depth
+    if chunking.tokens is not None:
+        if tokens is None:
+            raise ValueError(f"chunking by tokens ({chunking.tokens}) sizes chunks by the retriever's memory "
+                             "encoder's tokenizer, and no SAM retriever was given: give --retriever, or chunk "
+                             "by SIZE:OVERLAP characters")
+        chunking.check_encoder(tokens.max_length, "--chunking")
+    return chunk_eval_data(data, chunking, tokens), min(MAX_K, depth * CHUNK_DEPTH)
+
+
+def rank_events(method: Method, where: EvalData, folds: Sequence[int] | None, scope: Scope, depth: int,
+                search_depth: int, jitter: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Every query of ``where`` ranked by ``method``: the events' rankings (what the metrics score) and what was
+    ranked (chunk positions, the best chunk of each event, where ``folds`` maps chunks to events; else the
+    same rankings)."""
+    ranked = method.rank(where, scope, search_depth, jitter)
+    if folds is None:
+        return ranked, ranked
+    ranked = deepen(method, where, scope, ranked, folds, depth, search_depth, jitter)
+    folded = [fold_positions(r, folds, depth) for r in ranked]
+    return ([np.array(e, dtype=np.int64) for e, _ in folded],
+            [np.array(b, dtype=np.int64) for _, b in folded])  # the best chunk of each event hit
+
+
+def score_retriever(retriever, data: EvalData, *, scope: str = "episode", ks: Sequence[int] = (1, 5, 10),
+                    depth: int = 100, seed: int = 0, batch_size: int = 64,
+                    chunking: Chunking | None = None) -> dict[str, float]:
+    """The mean metrics (mrr, recall@k, ...) of ``retriever`` on ``data``, as :func:`evaluate` reports them for
+    ``sam`` with the same arguments: the same search through its store, chunks, folding, depth and tie-break
+    jitter, and nothing else (no baselines, timing, diagnostics or files). A choice made with it (a WiSE-FT weight,
+    sam_model.interpolate --choose-on) is made on the number the benchmark prints."""
+    scope = check_scope(scope)
+    ks = metric_ks(ks)
+    depth = max(depth, max(ks))
+    tokens = getattr(getattr(retriever, "encoder", retriever), "memory_tokens", None)
+    chunked, search_depth = chunk_search(data, chunking, tokens, depth)
+    search, parents = (chunked.search, chunked.parents) if chunked is not None else (data, None)
+    method = retriever_methods("sam", retriever, batch_size)[0]
+    events, _ = rank_events(method, search, parents, scope, depth, search_depth,
+                            tie_jitter(len(search.memories), seed))
+    return mean_metrics(per_query_metrics(events, relevant_positions(data), ks, depth))
+
+
 def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, retriever=None, *,
              scope: str = "episode", ks: Sequence[int] = (1, 5, 10), baselines: Sequence[str] = BASELINES,
              compare: dict | None = None, tensorboard: str | os.PathLike | None = None,
@@ -147,19 +196,12 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, file=sys.stderr))
     say(f"evaluating {len(data.examples)} decision points over {len(data.memories)} memories "
         f"(scope {scope}) from {data.source}")
-    search, parents, search_depth = data, None, depth
+    search, parents = data, None
     own: dict[str, tuple[ChunkedData, TokenCount]] = {}  # --compare models with token windows of their own
     tokens = getattr(getattr(retriever, "encoder", retriever), "memory_tokens", None)  # its tokenizer's count
-    if chunking is not None:  # methods rank chunks; rankings are folded back to events below
-        if chunking.tokens is not None:
-            if tokens is None:
-                raise ValueError(f"chunking by tokens ({chunking.tokens}) sizes chunks by the retriever's memory "
-                                 "encoder's tokenizer, and no SAM retriever was given: give --retriever, or chunk "
-                                 "by SIZE:OVERLAP characters")
-            chunking.check_encoder(tokens.max_length, "--chunking")
-        chunked = chunk_eval_data(data, chunking, tokens)
+    chunked, search_depth = chunk_search(data, chunking, tokens, depth)
+    if chunked is not None:  # methods rank chunks; rankings are folded back to events below
         search, parents = chunked.search, chunked.parents
-        search_depth = min(MAX_K, depth * CHUNK_DEPTH)
         say(f"  {chunking_line({**chunking.to_dict(), **describe(search.memories)})}")
         own = compare_chunks(data, chunking, tokens, chunked, compare or {}, say)
     searched = {name: (c.search, c.parents) for name, (c, _) in own.items()}  # what each of them searches
@@ -173,7 +215,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     if not methods:
         raise ValueError("nothing to evaluate: give a retriever, a baseline or a --compare retriever")
 
-    caches = _text_caches([retriever, *(compare or {}).values()], text_cache)
+    caches = text_caches([retriever, *(compare or {}).values()], text_cache)
     jitters = {id(s): tie_jitter(len(s.memories), seed) for s, _ in [(search, parents), *searched.values()]}
     relevant = relevant_positions(data)
     timed = sample_indices(len(data.examples), latency_queries, seed)
@@ -181,16 +223,9 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     for m in methods:  # rank every method before any timing: timing empties the text caches they share
         t0 = time.perf_counter()
         where, folds = searched.get(m.name, (search, parents))  # a --compare model's own token windows
-        jitter = jitters[id(where)]
-        ranked = m.rank(where, scope, search_depth, jitter)
+        rankings[m.name], ranked = rank_events(m, where, folds, scope, depth, search_depth, jitters[id(where)])
         if folds is not None:
-            ranked = deepen(m, where, scope, ranked, folds, depth, search_depth, jitter)
-            folded = [fold_positions(r, folds, depth) for r in ranked]
-            rankings[m.name] = [np.array(e, dtype=np.int64) for e, _ in folded]
-            ranked = [np.array(b, dtype=np.int64) for _, b in folded]  # the best chunk of each event hit
             chunks[m.name] = [[where.memories[int(j)].chunk for j in b] for b in ranked]
-        else:
-            rankings[m.name] = ranked
         per_query[m.name] = per_query_metrics(rankings[m.name], relevant, ks, depth)
         results[m.name] = mean_metrics(per_query[m.name])
         ground = grounding(ranked, where, 5)
@@ -251,7 +286,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     return report
 
 
-def _text_caches(retrievers, folder) -> list:
+def text_caches(retrievers, folder) -> list:
     """(text encoder, cache file) of every frozen, caching BERT of the retrievers, loaded from ``folder``."""
     if not folder:
         return []
@@ -325,22 +360,6 @@ def _parse_ks(text: str) -> list[int]:
     return ks
 
 
-def _parse_chunking(text: str) -> Chunking | None:
-    if text in ("off", "none", ""):
-        return None
-    if text == "on":
-        return Chunking()
-    try:
-        if text.startswith("tokens:"):  # tokens:N[:OVERLAP]: N of the retriever's memory encoder's tokens
-            tokens, _, overlap = text[len("tokens:"):].partition(":")
-            return Chunking(overlap=int(overlap) if overlap else Chunking.overlap, tokens=int(tokens))
-        size, _, overlap = text.partition(":")
-        return Chunking(int(size), int(overlap) if overlap else Chunking.overlap)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"--chunking {text!r}: give SIZE:OVERLAP in characters, tokens:N[:OVERLAP] "
-                                         f"(N encoder tokens, OVERLAP characters), 'on' or 'off' ({exc})") from None
-
-
 def _parse_baselines(text: str) -> list[str]:
     names = [t.strip() for t in text.split(",") if t.strip() and t.strip() != "none"]
     bad = [n for n in names if n not in BASELINES]
@@ -378,21 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "Converse, ...; state and labels derived by sam_model.data.transcripts), a folder of SWE-agent "
                         "or OpenHands trajectories, a session folder (Strands Agents, OpenHands), or an SGD split "
                         "folder")
-    p.add_argument("--split", choices=("all", "train", "test"), default="all",
-                   help="for a transcript file: evaluate only the fixed train or test split of its task groups "
-                        "(the split training configs use, sam_model.data.transcripts.held_out_groups); default all")
-    p.add_argument("--task-start", choices=("known", "unknown"), default="known",
-                   help="whether queries say where their task began (the first event of the current source episode "
-                        "of a life); 'unknown' measures an agent that does not say it: neither its queries nor its "
-                        "memories' provenance links know where a task began (default known)")
-    p.add_argument("--life", type=int_option(1, 2**31), default=1, metavar="N",
-                   help="concatenate every N consecutive episodes into one agent life (sam_model.data.lives): a "
-                        "decision's candidates then include the events of earlier tasks; default 1")
+    add_log_options(p)
     p.add_argument("--out", required=True, metavar="OUT_DIR",
                    help="folder for report.json, report.md, per_query.jsonl and PNGs")
-    p.add_argument("--scope", choices=("episode", "global"), default="episode",
-                   help="candidates: earlier events of the same episode (default) or every earlier event of the "
-                        "log (global, the lifelong-agent setting)")
     p.add_argument("--k", type=_parse_ks, default=[1, 5, 10], metavar="K1,K2",
                    help="cut-offs for recall@k, precision@k and coverage@k (default 1,5,10; 1, 5 and 10 are "
                         "always reported)")
@@ -404,35 +411,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "NAME - sam with a 95%% interval over conversations")
     tensorboard_log.add_option(p, "the metrics, the t-SNE figure, the state embeddings (projector) and the "
                                   "projection heatmap")
-    # Numbers are checked as they are parsed (int_option): a --depth above what a search ranks, or a negative seed,
-    # failed after the model loaded and the memories were encoded, in a line that named no flag.
-    p.add_argument("--max-queries", type=int_option(1, 2**62), default=None, metavar="N",
-                   help="evaluate a seeded random sample of N decision points (default: all)")
-    p.add_argument("--depth", type=int_option(1), default=100, metavar="D",
-                   help="ranking depth kept per query; MRR is MRR@D (default 100)")
     p.add_argument("--latency-queries", type=int_option(1, 2**31), default=200, metavar="N",
                    help="queries timed one at a time (encode + score) for latency p50/p99 (default 200)")
     p.add_argument("--tsne-points", type=int_option(1, 2**31), default=2000, metavar="N",
                    help="at most N decision-point states in the t-SNE and distinctiveness (default 2000)")
     p.add_argument("--bert", default=None, metavar="DIR",
                    help="BERT folder for the dense baselines (default: the packaged all-MiniLM-L6-v2)")
-    p.add_argument("--device", default=None, help="torch device for encoders (default: cuda if available, else cpu)")
-    p.add_argument("--batch-size", type=int_option(1, MAX_BATCH_SIZE), default=64, help="encoding batch size (default 64)")
-    p.add_argument("--seed", type=int_option(0, 2**32 - 1), default=0, help="seed for sampling and tie-breaking (default 0)")
+    add_search_options(p)
     p.add_argument("--card", default=None, metavar="DIR",
                    help="an export folder whose model card (README.md) gets this evaluation's table (replacing an "
                         "earlier one); usually the --retriever folder")
-    p.add_argument("--text-cache", default="~/.cache/sam_model/text", metavar="DIR",
-                   help="frozen-BERT text-vector cache shared with training: read before ranking, extended after "
-                        "(default ~/.cache/sam_model/text; '' = off)")
-    p.add_argument("--chunking", type=_parse_chunking, default=None, metavar="SIZE:OVERLAP|tokens:N[:OVERLAP]|on|off",
-                   help="search the chunks of memories longer than SIZE characters (windows overlapping by OVERLAP, "
-                        "sam_model.data.chunks; 'on' = 180:50), or whose text is longer than N tokens of the "
-                        "retriever's memory encoder (tokens:64: each chunk's whole text read; each --compare model's "
-                        "own encoder for it), for every method, an event found when one of its chunks is; default "
-                        "off (whole memories, the encoder reads their start)")
-    p.add_argument("--skip-bad-lines", action="store_true",
-                   help="skip malformed log lines (counted and reported) instead of stopping at the first")
     return p
 
 
@@ -457,12 +445,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{flag} {folder}: {problem}; give a folder to write into")
     try:
         # Check the log before the (slow) model loads, so a typo fails in a second.
-        data = load_eval_data(args.data, args.scope, args.max_queries, args.seed, args.skip_bad_lines,
-                              SourceOptions(split=args.split, life=args.life))
-        if args.task_start == "unknown":
-            data = dataclasses.replace(data, source=f"{data.source} (task start unknown)",
-                                       examples=[dataclasses.replace(e, task_start=None) for e in data.examples],
-                                       memories=[dataclasses.replace(m, task_start=None) for m in data.memories])
+        data = read_log(args.data, args)
         from sam_model.retriever import SAMRetriever
 
         retriever = SAMRetriever.load(args.retriever, args.device)
