@@ -89,8 +89,18 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
     else:
         lines += ["Not recorded (exported from a network built outside train.py).", ""]
     settings = {k: v for k, v in training.items() if k not in ("data", "selected")}
+    chosen = mixed.get("chosen") if isinstance(mixed, dict) else None
+    if chosen:  # its table is the section below, not a line of JSON
+        settings["interpolated"] = {k: v for k, v in mixed.items() if k != "chosen"}
     if settings:
         lines += ["## Training", "", f"Settings{second}: `{json.dumps(settings)}`", ""]
+    if chosen:
+        lines += ["## Weight chosen on validation", "",
+                  f"w = {chosen.get('weight', 0):g} in (1 − w) · {mixed.get('first')} + w · {mixed.get('second')}, "
+                  f"chosen by {chosen.get('rule')}, on " + ", ".join(
+                      f"{name} ({v.get('decision_points')} decision points, split {v.get('split')})"
+                      for name, v in (chosen.get("logs") or {}).items())
+                  + f"; options {json.dumps(chosen.get('options'))}:", "", *weight_table(chosen), ""]
     if training.get("selected"):
         lines += [f"Selected checkpoint: {json.dumps(training['selected'])}", ""]
     lines += ["## Evaluation", "", EVAL_START, "Not evaluated yet: `python evaluate.py --retriever THIS_FOLDER --data LOG "
@@ -100,6 +110,23 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
               "path (an unknown phase id), which ranks less well. Labels were derived automatically (the first earlier "
               "event that said a needed value), not by hand.", ""]
     return "\n".join(lines)
+
+
+def weight_table(chosen: dict[str, Any]) -> list[str]:
+    """A WiSE-FT weight choice (sam_model.interpolate.choose_weight's record) as markdown lines: a row per weight,
+    MRR and Recall@5 on each validation log (and their mean MRR, which chose, where there are several), the
+    chosen row marked. Printed by the CLI and written in the mix's card alike."""
+    logs = list(chosen.get("logs") or {})
+    several = len(logs) > 1
+    cells = [f"MRR {n} | R@5 {n}" if several else "MRR | R@5" for n in logs]
+    lines = ["| w | " + " | ".join(cells) + (" | mean MRR |" if several else " |"),
+             "|" + "---|" * (1 + 2 * len(logs) + several)]
+    for row in chosen.get("table") or []:
+        mark = " (chosen)" if row["weight"] == chosen.get("weight") else ""
+        values = [f"{row['logs'][n]['mrr']:.3f} | {row['logs'][n]['recall@5']:.3f}" for n in logs]
+        lines.append(f"| {row['weight']:g}{mark} | " + " | ".join(values)
+                     + (f" | {row['mrr']:.3f} |" if several else " |"))
+    return lines
 
 
 def evaluation_section(report: dict[str, Any]) -> str:

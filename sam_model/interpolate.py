@@ -14,10 +14,20 @@ before. The two must share the architecture and the frozen text encoder (same fi
 the first model's (new tools' phases appended, sam_model.models.adapt); the first is extended the same way
 before mixing (each new row the unknown row 0, which is how it ranked those phases), so ``w = 0`` still ranks as
 the first model. The second must be trained from the first (its training record's ``init_from`` names it), or
-both from one start (a soup); two unrelated models that happen to line up are refused. Which ``w`` to ship is
-chosen on validation data, never a test set.
+both from one start (a soup); two unrelated models that happen to line up are refused.
+
+Which ``w`` to ship is chosen on validation data, never a test set: ``--choose-on LOG`` mixes at each of
+``--weights`` (default 0, 0.25, 0.5, 0.75, 1) in memory, scores each mix on the log's decision points by the code
+``sam-eval`` measures with (sam_model.evaluation.run.score_retriever, with sam-eval's options for the log), and
+writes the mix of the highest validation MRR, its table and choice in the record and the card. Several
+``--choose-on`` logs are averaged, each the same weight: the adapted domain's holdout alone mostly rises with
+``w`` (the fine-tune was selected on it); a holdout of what the first model did well says what the mix keeps. A
+tie goes to the smaller ``w``: the closer to the first model, which is the point of mixing back (what the
+validation logs do not hold, the first model is the better guess for), so ``w`` moves off it only for a gain
+measured.
 
     python -m sam_model.interpolate sam-general checkpoints/ft64-s0/export checkpoints/wise-0.5 --weight 0.5
+    python -m sam_model.interpolate sam-general checkpoints/adapt/export checkpoints/adapt/mixed --choose-on held.jsonl
 """
 
 from __future__ import annotations
@@ -26,11 +36,15 @@ import argparse
 import copy
 import math
 import os
+import sys
+import time
 from pathlib import Path
 
 import torch
 
-from sam_model.io import SAMFileError, cli_name, run_cli
+from sam_model.card import weight_table
+from sam_model.evaluation.options import add_log_options, add_search_options
+from sam_model.io import SAMFileError, check_replaceable, cli_name, run_cli
 from sam_model.models.adapt import FREE_FIELDS, extend_net, extended_config
 
 
@@ -98,7 +112,7 @@ def interpolate_nets(a, b, weight: float):
     for k, va in out.state_dict().items():
         vb = sb[k].to(va.device)
         if va.is_floating_point():
-            mixed[k] = torch.lerp(va.float(), vb.float(), float(weight)).to(va.dtype)
+            mixed[k] = mix_tensor(va, vb, weight)
         elif not torch.equal(va, vb):
             raise SAMFileError(f"weight {k} is not a floating tensor and differs between the two models; they cannot "
                                "be interpolated")
@@ -108,16 +122,16 @@ def interpolate_nets(a, b, weight: float):
     return out.eval()
 
 
-def interpolate(first: str | os.PathLike, second: str | os.PathLike, weight: float, out_dir: str | os.PathLike,
-                head_only: bool | None = None) -> Path:
-    """Write the interpolation of two retrievers (export folders, checkpoints or packaged names) as an export
-    folder, atomically. The first model's store settings and read lengths are kept; the training record says what
-    was mixed, and keeps both models' training sources (a packaged model must say what it was trained on).
-    ``head_only``: leave the packaged MiniLM out (default: when the first model is head-only)."""
-    from sam_model.export import save_exported
+def mix_tensor(va: torch.Tensor, vb: torch.Tensor, weight: float) -> torch.Tensor:
+    """``(1 - weight) * va + weight * vb`` in float32, in ``va``'s dtype: the one rule, so the mixes the sweep
+    scores are the very weights the written export holds."""
+    return torch.lerp(va.float(), vb.float(), float(weight)).to(va.dtype)
+
+
+def check_output(first: str | os.PathLike, second: str | os.PathLike, out_dir: str | os.PathLike) -> None:
+    """Refuse an output that is a packaged name, an input or inside one, or holds one: before any work."""
     from sam_model.pretrained import names as packaged
     from sam_model.pretrained import resolve
-    from sam_model.retriever import SAMRetriever
 
     if len(Path(out_dir).parts) == 1 and Path(out_dir).name in packaged():
         raise SAMFileError(f"{out_dir}: the name of a packaged retriever; a folder of that name here would be loaded "
@@ -128,6 +142,19 @@ def interpolate(first: str | os.PathLike, second: str | os.PathLike, weight: flo
         if target == src or target in src.parents or src in target.parents:
             raise SAMFileError(f"{out_dir}: the output is {given} or inside it, or holds it; write the mix to a new "
                                "folder (the inputs must stay as they are)")
+
+
+def interpolate(first: str | os.PathLike, second: str | os.PathLike, weight: float, out_dir: str | os.PathLike,
+                head_only: bool | None = None, chosen: dict | None = None) -> Path:
+    """Write the interpolation of two retrievers (export folders, checkpoints or packaged names) as an export
+    folder, atomically. The first model's store settings and read lengths are kept; the training record says what
+    was mixed, and keeps both models' training sources (a packaged model must say what it was trained on).
+    ``head_only``: leave the packaged MiniLM out (default: when the first model is head-only). ``chosen``: how
+    ``weight`` was chosen (:func:`choose_weight`'s record), kept as ``interpolated.chosen``."""
+    from sam_model.export import save_exported
+    from sam_model.retriever import SAMRetriever
+
+    check_output(first, second, out_dir)
     ra, rb = SAMRetriever.load(first, device="cpu"), SAMRetriever.load(second, device="cpu")
     names = (str(first), str(second))
     check_compatible(ra.net, rb.net, names)
@@ -143,7 +170,8 @@ def interpolate(first: str | os.PathLike, second: str | os.PathLike, weight: flo
     info["interpolated"] = {"first": names[0], "second": names[1], "weight": float(weight),
                             "rule": "(1 - weight) * first + weight * second (WiSE-FT)",
                             "settings": "the first model's store settings and read lengths",
-                            **({"second_selected": selected} if selected is not None else {})}
+                            **({"second_selected": selected} if selected is not None else {}),
+                            **({"chosen": chosen} if chosen is not None else {})}
     net.training_info = info
     if head_only is None:
         from sam_model.export import text_encoder_reference
@@ -156,20 +184,151 @@ def interpolate(first: str | os.PathLike, second: str | os.PathLike, weight: flo
     return save_exported(net, out_dir, ra.store.config, head_only=head_only)
 
 
+DEFAULT_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+CHOICE_RULE = "the highest mean validation MRR over the --choose-on logs; a tie: the smaller weight"
+
+
+def parse_weights(text: str) -> list[float]:
+    """``--weights``: comma-separated numbers from 0 to 1, each once, returned in ascending order."""
+    parts = [t.strip() for t in str(text).split(",")]
+    try:
+        weights = [float(t) for t in parts]
+    except ValueError:
+        weights = []
+    if not weights or any(not (math.isfinite(w) and 0.0 <= w <= 1.0) for w in weights):
+        raise SAMFileError(f"--weights must be comma-separated numbers from 0 (the first model) to 1 (the second), "
+                           f"e.g. 0,0.25,0.5,0.75,1; got {text!r}")
+    return sorted(set(weights))
+
+
+def few_decisions_warning(label: str, decisions: int, conversations: int) -> str | None:
+    """One warning line when a --choose-on log holds fewer decision points than fit wants of its validation
+    (sam_model.training.split_report.MIN_VAL_DECISIONS): one decision ranked 2nd instead of 1st moves its MRR by
+    0.5 / n, about what a weight step changes, so the weight kept is partly chance. A warning, as fit's is."""
+    from sam_model.training.split_report import MIN_VAL_DECISIONS
+
+    if decisions >= MIN_VAL_DECISIONS:
+        return None
+    return (f"warning: --choose-on {label} holds only {decisions} decision points ({conversations} conversations): "
+            f"its MRR, which picks the weight, moves by {0.5 / max(decisions, 1):.3f} when one of them ranks 2nd "
+            f"instead of 1st, so the weight kept is partly chance; give a larger validation log "
+            f"({MIN_VAL_DECISIONS} or more decision points)")
+
+
+def choose_weight(first: str | os.PathLike, second: str | os.PathLike, weights: list[float], logs: dict,
+                  args: argparse.Namespace, say=print) -> tuple[float, dict]:
+    """Score ``(1 - w) * first + w * second`` at every weight on every validation log (``logs``: name ->
+    EvalData) and return the weight :data:`CHOICE_RULE` picks with its record (the table, the rule, the logs
+    and the options they were read and searched with). Each mix is the one :func:`interpolate_nets` writes
+    (:func:`mix_tensor`), loaded in place into one network, so the frozen BERT and its text-vector cache are
+    shared by every weight; it is scored by sam_model.evaluation.run.score_retriever, what sam-eval reports."""
+    from sam_model.evaluation.run import score_retriever, text_caches
+    from sam_model.retriever import SAMRetriever
+
+    ra, rb = SAMRetriever.load(first, device=args.device), SAMRetriever.load(second, device=args.device)
+    names = (str(first), str(second))
+    check_compatible(ra.net, rb.net, names)
+    check_lineage(first, ra.net, rb.net, names)
+    work = interpolate_nets(ra.net, rb.net, 0.0)  # the first model, extended to the second's vocabularies
+    sa, sb = {k: v.clone() for k, v in work.state_dict().items()}, rb.net.state_dict()
+    moving = [k for k, v in sa.items() if v.is_floating_point() and not torch.equal(v, sb[k].to(v.device))]
+    retriever = SAMRetriever(work, ra.store.config)  # as SAMRetriever.load builds it from the export written
+    caches = text_caches([retriever], args.text_cache)
+    rows = []
+    for w in weights:
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            current = work.state_dict()
+            for k in moving:
+                current[k].copy_(mix_tensor(sa[k], sb[k].to(sa[k].device), w))
+        scores = {}
+        for name, data in logs.items():
+            m = score_retriever(retriever, data, scope=args.scope, depth=args.depth, seed=args.seed,
+                                batch_size=args.batch_size, chunking=args.chunking)
+            scores[name] = {"mrr": m["mrr"], "recall@5": m["recall@5"]}
+        mean = sum(v["mrr"] for v in scores.values()) / len(scores)
+        rows.append({"weight": w, "mrr": mean, "logs": scores})
+        say(f"  w = {w:g}: " + ", ".join(f"mrr {v['mrr']:.3f}, recall@5 {v['recall@5']:.3f}"
+                                        + (f" on {n}" if len(scores) > 1 else "") for n, v in scores.items())
+            + f" ({time.perf_counter() - t0:.1f} s)")
+    for enc, path in caches:
+        enc.save_cache(path)
+    best = max(rows, key=lambda r: (round(r["mrr"], 9), -r["weight"]))["weight"]  # a float tie is a tie
+    record = {"weight": best, "rule": CHOICE_RULE, "table": rows,
+              "logs": {name: {"split": args.split, "decision_points": len(d.examples),
+                              "conversations": len({e.episode_id for e in d.examples})} for name, d in logs.items()},
+              "options": {"scope": args.scope, "life": args.life, "task_start": args.task_start,
+                          "max_queries": args.max_queries, "seed": args.seed, "depth": args.depth,
+                          "chunking": args.chunking.to_dict() if args.chunking is not None else None}}
+    return best, record
+
+
 def _main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog=cli_name("python -m sam_model.interpolate"), description=__doc__.split("\n")[0])
     ap.add_argument("first", help="the model fine-tuned from (an export folder, .ckpt or packaged name: sam-general)")
     ap.add_argument("second", help="the fine-tune (trained from FIRST with model.init_from), or another fine-tune of "
                                    "FIRST's own start (a soup); anything else is refused")
     ap.add_argument("out_dir", help="the export folder to write (replaced atomically if it exists)")
-    ap.add_argument("--weight", type=float, required=True,
+    ap.add_argument("--weight", type=float, default=None,
                     help="w in (1 - w) * FIRST + w * SECOND: 0 gives FIRST's weights, 1 SECOND's (the store "
-                         "settings and read lengths stay FIRST's); choose it on validation")
+                         "settings and read lengths stay FIRST's); or --choose-on to choose it on validation")
     ap.add_argument("--whole", action="store_true",
                     help="write the frozen MiniLM's weights too (default: head-only when the encoder is the package's)")
+    choose = ap.add_argument_group(
+        "choosing w on validation logs",
+        "each weight mixed in memory and scored as sam-eval scores a retriever (the options below are sam-eval's); "
+        "the mix of the highest validation MRR (mean over the logs; a tie: the smaller w) is written, the table "
+        "and the choice in its training.json (interpolated.chosen) and card")
+    choose.add_argument("--choose-on", action="append", default=[], metavar="LOG",
+                        help="VALIDATION data: a log of conversations neither model was trained on and that you will "
+                             "not report the mix's score on (the fit's --data.val file, or its holdout written by "
+                             "python -m sam_model.training.val_log; never a test set); repeat for several (e.g. your "
+                             "holdout and one of what FIRST did well: on the adapted domain alone MRR mostly rises "
+                             "with w); any log sam-eval --data reads")
+    choose.add_argument("--weights", default=None, metavar="W1,W2,...",
+                        help="the weights to try, from 0 to 1 (default " + ",".join(f"{w:g}" for w in DEFAULT_WEIGHTS)
+                             + ")")
+    add_log_options(choose, split_help="for a transcript file: read only its fixed train split of task groups, or "
+                                       "all (default); either is validation data only where neither model trained "
+                                       "on it; 'test' is refused (the split sam-eval --split test measures on)")
+    add_search_options(choose)
     args = ap.parse_args(argv)
-    out = interpolate(args.first, args.second, args.weight, args.out_dir, head_only=False if args.whole else None)
-    print(f"wrote {out}: (1 - {args.weight}) * {args.first} + {args.weight} * {args.second}")
+    head_only = False if args.whole else None
+    if not args.choose_on:
+        if args.weights is not None:
+            raise SAMFileError("--weights needs --choose-on LOG: the validation log the weights are scored on")
+        if args.weight is None:
+            raise SAMFileError("give --weight W (0 to 1), or --choose-on LOG to choose it on validation data")
+        out = interpolate(args.first, args.second, args.weight, args.out_dir, head_only=head_only)
+        print(f"wrote {out}: (1 - {args.weight}) * {args.first} + {args.weight} * {args.second}")
+        return 0
+    if args.weight is not None:
+        raise SAMFileError("--weight and --choose-on: give one weight, or let --choose-on choose it among --weights")
+    if args.split == "test":
+        raise SAMFileError("--choose-on with --split test: a weight chosen on the test split makes its test score "
+                           "no measure; choose on validation data (a log kept out of training, the fit's --data.val "
+                           "file, or its holdout: python -m sam_model.training.val_log)")
+    weights = parse_weights(args.weights if args.weights is not None else ",".join(map(str, DEFAULT_WEIGHTS)))
+    check_output(args.first, args.second, args.out_dir)  # before the slow part: a wrong output fails in a second
+    check_replaceable(Path(args.out_dir), "config.json", ("format_version",))  # sam_model.export's marker
+    from sam_model.evaluation.options import read_log
+
+    if len(set(args.choose_on)) < len(args.choose_on):
+        raise SAMFileError(f"--choose-on names a log twice ({args.choose_on}): give each validation log once")
+    logs = {}
+    for path in args.choose_on:  # read before the models load: a typo fails in a second
+        logs[path] = read_log(path, args, progress=False)
+        ex = logs[path].examples
+        if warning := few_decisions_warning(path, len(ex), len({e.episode_id for e in ex})):
+            print(warning, file=sys.stderr, flush=True)
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731 - progress apart from the table
+    say(f"choosing w among {', '.join(f'{w:g}' for w in weights)} on "
+        + "; ".join(f"{p} ({len(d.examples)} decision points)" for p, d in logs.items()))
+    best, record = choose_weight(args.first, args.second, weights, logs, args, say)
+    print("\n".join(weight_table(record)))
+    print(f"chose w = {best:g}: {CHOICE_RULE}")
+    out = interpolate(args.first, args.second, best, args.out_dir, head_only=head_only, chosen=record)
+    print(f"wrote {out}: (1 - {best:g}) * {args.first} + {best:g} * {args.second}")
     return 0
 
 

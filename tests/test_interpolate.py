@@ -207,3 +207,81 @@ def test_models_that_line_up_but_are_not_a_fine_tune_are_refused(pair, tiny_bert
     sibling.training_info = {"init_from": "base"}
     sib_dir = save_exported(sibling, tmp_path / "sibling")
     assert interpolate(tuned_dir, sib_dir, 0.5, tmp_path / "soup").is_dir()  # two fine-tunes of one start
+
+
+def choose(pair, log, out, *extra):
+    """``interpolate --choose-on LOG``, its BERT vector cache off (tests write nothing under ~)."""
+    base_dir, tuned_dir, _ = pair
+    return main([str(base_dir), str(tuned_dir), str(out), "--choose-on", str(log), "--text-cache", "", *extra])
+
+
+def test_choose_on_writes_the_argmax_of_its_table_as_sam_eval_measures_it(pair, small_demo_logs, tmp_path, capsys):
+    """The walkthrough found nothing to choose --weight with. --choose-on mixes at each weight, prints the table,
+    writes the mix of the highest validation MRR (the one --weight writes at that w) and records the table; the
+    MRR that chose is the one sam-eval reports for the written export on the same log."""
+    from sam_model.evaluation.run import run as sam_eval
+
+    base_dir, tuned_dir, _ = pair
+    _, log = small_demo_logs
+    assert choose(pair, log, tmp_path / "mixed", "--weights", "1,0.5,0.25") == 0
+    out, err = capsys.readouterr()
+    chosen = json.loads((tmp_path / "mixed" / "training.json").read_text())["interpolated"]["chosen"]
+    rows = chosen["table"]
+    assert [r["weight"] for r in rows] == [0.25, 0.5, 1.0]  # sorted, each scored
+    assert len({round(r["mrr"], 6) for r in rows}) > 1  # the weights rank differently: the choice means something
+    best = max(rows, key=lambda r: (r["mrr"], -r["weight"]))
+    assert chosen["weight"] == best["weight"] != 0.25  # not merely the first row
+    printed = [line for line in out.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert len(printed) == 3 and len([line for line in err.splitlines() if line.startswith("  w = ")]) == 3, err
+    for line, r in zip(printed, rows, strict=True):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[0].split()[0] == f"{r['weight']:g}" and float(cells[1]) == round(r["mrr"], 3)
+        assert float(cells[2]) == round(r["logs"][str(log)]["recall@5"], 3)
+        assert ("(chosen)" in cells[0]) == (r["weight"] == chosen["weight"])
+    mixed = SAMRetriever.load(tmp_path / "mixed", device="cpu")
+    same = SAMRetriever.load(interpolate(base_dir, tuned_dir, chosen["weight"], tmp_path / "by-weight"), device="cpu")
+    assert all(torch.equal(v, heads(same)[k]) for k, v in heads(mixed).items())  # what --weight w writes
+    assert sam_eval(["--retriever", str(tmp_path / "mixed"), "--data", str(log), "--out", str(tmp_path / "eval"),
+                     "--baselines", "none", "--latency-queries", "1", "--tsne-points", "1", "--text-cache", ""]) == 0
+    report = json.loads((tmp_path / "eval" / "report.json").read_text())
+    assert report["methods"]["sam"]["mrr"] == pytest.approx(best["mrr"], abs=1e-6)
+    card = (tmp_path / "mixed" / "README.md").read_text()
+    assert "## Weight chosen on validation" in card and printed[0] in card
+
+
+def test_choose_on_bad_weights_and_test_split_are_refused_in_one_line(pair, small_demo_logs, tmp_path, capsys):
+    _, log = small_demo_logs
+    base_dir, tuned_dir, _ = pair
+    cases = [(("--weights", "0,1.5"), "--weights must be comma-separated numbers from 0"),
+             (("--weights", ""), "--weights must be comma-separated numbers from 0"),
+             (("--weights", "0,,1"), "--weights must be comma-separated numbers from 0"),
+             (("--weights=-0.1,0.5",), "--weights must be comma-separated numbers from 0"),
+             (("--weights", "nan"), "--weights must be comma-separated numbers from 0"),
+             (("--split", "test"), "--choose-on with --split test"),
+             (("--weight", "0.5"), "--weight and --choose-on")]
+    for extra, message in cases:
+        assert choose(pair, log, tmp_path / "out", *extra) != 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], (extra, err)
+    for argv, message in (([], "give --weight W"), (["--weights", "0,1"], "--weights needs --choose-on")):
+        assert main([str(base_dir), str(tuned_dir), str(tmp_path / "out"), *argv]) != 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_choose_on_a_small_log_warns_and_a_tie_keeps_the_smaller_weight(pair, tiny_bert_dir, small_demo_logs,
+                                                                       tmp_path, capsys):
+    """Fewer decisions than fit wants of validation: the same one-line warning (not a refusal, as fit's). Two
+    models with the same weights tie at every w: the smallest, the first model's side, is kept."""
+    base_dir, _, _ = pair
+    _, log = small_demo_logs
+    twin = SAMRetriever.load(base_dir, device="cpu").net
+    twin.training_info = {"init_from": "base"}
+    twin_dir = save_exported(twin, tmp_path / "twin")
+    assert main([str(base_dir), str(twin_dir), str(tmp_path / "mixed"), "--choose-on", str(log), "--text-cache", "",
+                 "--weights", "1,0.5,0.25", "--max-queries", "10"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: --choose-on" in err and "holds only 10 decision points" in err and "moves by 0.050" in err
+    chosen = json.loads((tmp_path / "mixed" / "training.json").read_text())["interpolated"]["chosen"]
+    assert len({r["mrr"] for r in chosen["table"]}) == 1 and chosen["weight"] == 0.25
