@@ -311,6 +311,11 @@ def _main(argv: list[str]) -> int:
     weights = parse_weights(args.weights if args.weights is not None else ",".join(map(str, DEFAULT_WEIGHTS)))
     check_output(args.first, args.second, args.out_dir)  # before the slow part: a wrong output fails in a second
     check_replaceable(Path(args.out_dir), "config.json", ("format_version",))  # sam_model.export's marker
+    try:  # --weight runs on the core install; scoring as sam-eval does needs what sam-eval needs
+        import sam_model.evaluation.run  # noqa: F401
+    except ImportError as exc:
+        raise SAMFileError(f"--choose-on scores each mix as sam-eval does, which needs the [eval] extra ({exc.name} "
+                           "is not installed): pip install 'sam_model[eval]', or give --weight W") from None
     from sam_model.evaluation.options import read_log
 
     if len(set(args.choose_on)) < len(args.choose_on):

@@ -270,6 +270,22 @@ def test_choose_on_bad_weights_and_test_split_are_refused_in_one_line(pair, smal
     assert not (tmp_path / "out").exists()
 
 
+def test_choose_on_without_the_eval_extra_is_one_line(pair, small_demo_logs, tmp_path):
+    """--weight runs on the core install; --choose-on needs sam-eval's packages, and says so in one line (in a
+    fresh interpreter where matplotlib, of the [eval] extra, is absent)."""
+    import subprocess
+    import sys
+
+    base_dir, tuned_dir, _ = pair
+    argv = [str(base_dir), str(tuned_dir), str(tmp_path / "out"), "--choose-on", str(small_demo_logs[1])]
+    code = f"import sys\nsys.modules['matplotlib'] = None\nfrom sam_model.interpolate import main\nsys.exit(main({argv!r}))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    err = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(err) == 1, done.stderr[-2000:]
+    assert "needs the [eval] extra (matplotlib is not installed)" in err[0]
+    assert not (tmp_path / "out").exists()
+
+
 def test_choose_on_a_small_log_warns_and_a_tie_keeps_the_smaller_weight(pair, tiny_bert_dir, small_demo_logs,
                                                                        tmp_path, capsys):
     """Fewer decisions than fit wants of validation: the same one-line warning (not a refusal, as fit's). Two
