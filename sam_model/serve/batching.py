@@ -6,7 +6,9 @@ forward per request and 16 concurrent clients queue behind each other (p99 ≈ 1
 queries costs far less than 16 forwards of one, so each search here
 
 1. asks its memory what it would encode (ScopedMemory.query_input, under the tenant's lock: the state, the
-   newest one or that of the tool call the search names, traced once through the run's conversation);
+   newest one or that of the tool call the search names, traced once through the run's conversation, with the
+   search's ``step`` and ``task_start``: the vector reads them, and the memories at or after the step are left out
+   by the prepared query's, so a batched search is the in-process one);
 2. hands that to one worker thread, which waits at most ``window`` seconds for more (or until ``max_batch``),
    then encodes every waiting query of one kind and one encoder in a single call (ScopedMemory.encode_query);
 3. searches with its vector and that state (ScopedMemory.search(query_vector=..., prepared=...), under the
@@ -57,7 +59,8 @@ class BatchedSearch:
         memory: ScopedMemory = tenant.memory
         scopes, _ = memory.search_scopes(*(kwargs.get(n) for n in ("user_id", "agent_id", "run_id")),
                                          kwargs.get("filters"), kwargs.get("all_scopes", False))  # filters' too
-        kind, inputs = memory.query_input(kwargs["query"], kwargs.get("state"), **scopes, call=kwargs.get("call"))
+        kind, inputs = memory.query_input(kwargs["query"], kwargs.get("state"), **scopes, call=kwargs.get("call"),
+                                          step=kwargs.get("step"), task_start=kwargs.get("task_start"))
         return memory.search(**kwargs, query_vector=self.encode(memory, kind, inputs), prepared=(kind, inputs))
 
     def encode(self, memory: ScopedMemory, kind: str, inputs: dict[str, Any]) -> Any:

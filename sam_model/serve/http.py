@@ -3,7 +3,7 @@
     POST   /v1/memories                 add        {"messages": "..." | [{"role", "content"}] | [events],
                                                     "user_id", "agent_id", "run_id", "metadata"}
     POST   /v1/memories/search          search     {"query", "state" | "call", "user_id", ..., "limit", "filters",
-                                                    "threshold"}
+                                                    "threshold", "step", "task_start"}
     GET    /v1/memories?user_id=...     get_all    (scopes and limit as query parameters)
     GET    /v1/memories/{id}            get        (ids hold '/' and '#': URL-encode them, '#' as %23)
     PUT    /v1/memories/{id}            update     {"data": "new text"}
@@ -25,7 +25,10 @@ answers are ScopedMemory's (Mem0's shapes); an add's ``skipped`` says what of it
 message or a part of images alone: memories hold text). A search by ``call`` (the tool call about to be made, in
 the shapes live_state takes) ranks by that call's decision-point state, computed from the scope's recorded
 conversation as the transcript importer computes it for training (ScopedMemory.search), and answers it as
-``"state"`` beside the results; ``call`` with ``state`` is a 422.
+``"state"`` beside the results; ``call`` with ``state`` is a 422. ``step`` (and ``task_start``), as ScopedMemory.search
+takes them: a search at the step of the message the agent is answering leaves that message and the later ones of the
+scopes' conversation out (a search with none is made now, and a message added before it is among its results); a
+step only narrows what the scopes hold, never widens them.
 Writes go through the tenant's write-ahead log (sam_model.serve.tenants): a 2xx means it is on disk.
 """
 
@@ -44,6 +47,12 @@ from sam_model.serve.tenants import Caller, Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
 
 MAX_BODY_BYTES = 4 * MAX_TEXT_CHARS + (1 << 20)  # one memory at the text limit in 4-byte UTF-8, plus its JSON
+STEP = ("the step of the message the agent is answering, already added (a result's or GET /v1/memories/{id}'s "
+        "'step': the number after its id's last '#'): it and the later memories of the scopes' conversation are left out, as "
+        "evaluate.py ranks a decision point over the events before it; an integer >= 0. Leave it out to search now, "
+        "over every memory of the scopes (the newest included); it never widens the scopes searched")
+TASK_START = ("the step where the agent's current task began (default: where the scopes' conversation says it did); "
+              "read by a model with time features only; an integer >= 0, or leave it out")
 Scope = Annotated[str | None, Field(default=None, min_length=1, max_length=MAX_SCOPE_CHARS, pattern=r"^[^/]+$")]
 
 
@@ -91,6 +100,10 @@ class SearchBody(Body):
     limit: int = Field(default=5, ge=1, le=MAX_K)
     filters: dict[str, Any] | None = None
     threshold: float | None = None
+    # checked by the memory (sam_model.limits.check_step: a 422 "step must be an integer from 0 to ...", as
+    # in-process and over MCP); strict: "3", 1.5 and true are a 422 naming the field
+    step: int | None = Field(default=None, description=STEP)
+    task_start: int | None = Field(default=None, description=TASK_START)
 
 
 class UpdateBody(Body):

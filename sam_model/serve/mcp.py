@@ -6,10 +6,11 @@
   sam-serve's HTTP add checks its ``messages`` (ScopedMemory's ``check_add``, with the scope's open turn, whose
   messages are then written; at most ``MAX_ADD_ITEMS`` messages and as many tool calls; over HTTP the same body
   limit, the middleware being the HTTP app's);
-- ``recall(query, user_id, agent_id, run_id, state, call, limit)``: the memories that matter now — with ``state``
-  (the agent's state: phase, constraints, uncertainty flags, ...) or ``call`` (the tool call about to be made,
-  whose state the memory computes from the scope's recorded conversation) SAM's state-adaptive query, else a
-  plain one;
+- ``recall(query, user_id, agent_id, run_id, state, call, limit, step, task_start)``: the memories that matter now
+  — with ``state`` (the agent's state: phase, constraints, uncertainty flags, ...) or ``call`` (the tool call about
+  to be made, whose state the memory computes from the scope's recorded conversation) SAM's state-adaptive query,
+  else a plain one; ``step`` (optional: the step of the message being answered, already remembered) leaves that
+  message and later ones out, as ScopedMemory.search does;
 - ``forget(memory_id, user_id, agent_id, run_id)``: delete a memory (the scopes given must be its own).
 - ``forget_all(user_id, agent_id, run_id)``: delete every memory of the scopes, as the HTTP ``DELETE
   /v1/memories?<scope>`` (Mem0's delete_all) does, logged alike: a user who wants all of theirs gone had to forget
@@ -51,6 +52,13 @@ CALL = ("The tool call you are about to make, before you make it: {\"name\": \"b
         "the memories for that state, as the model was trained to; the answer's 'state' shows it. Give the same "
         "user_id, agent_id and run_id the conversation was added with. With an empty query, the conversation's "
         "newest message is the query.")
+STEP = ("Optional: leave it out to search over every memory of this user (run), the newest message included. The step "
+        "of the message you are answering, already remembered: the number after the last '#' of its memory id (a "
+        "recall result's 'step'; \"mia#7\": 7). That message and any later one of the conversation are then left "
+        "out of the results (you have them in your context), as the model was evaluated. An integer >= 0; it never "
+        "widens whose memories are searched.")
+TASK_START = ("Optional, rarely needed: leave it out. The step where your current task began (default: where the "
+              "recorded conversation says it did); only a model with time features reads it. An integer >= 0.")
 TEXT = "One thing the user said or you learnt, as a user message (instead of messages)."
 MESSAGES = ("Instead of text: the conversation's messages since your last remember, in order, as your API writes "
             "them (OpenAI {\"role\", \"content\", \"tool_calls\"} and {\"role\": \"tool\", \"tool_call_id\", "
@@ -140,12 +148,15 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None, stdi
     def recall(query: str, ctx: Context, user_id: User = None, agent_id: Agent = None, run_id: Run = None,
                state: dict[str, Any] | str | None = None,
                call: Annotated[dict[str, Any] | list[dict[str, Any]] | None, Field(description=CALL)] = None,
-               limit: int = 5) -> dict:
+               limit: int = 5, step: Annotated[int | None, Field(description=STEP)] = None,
+               task_start: Annotated[int | None, Field(description=TASK_START)] = None) -> dict:
         """The memories that matter for the query, best first, with scores: ranked for the agent's state when one
         is given ({"phase": ..., "constraints": {...}, "uncertainty_flags": [...]}, or "live": the state of the
         scope's newest memory), or for the tool call you are about to make (call), else by the query's words."""
+        # step and task_start are checked by the memory (a negative one refused in its words, as over HTTP)
         return answer(ctx, named(user_id, agent_id, run_id), lambda t, where: run_search(
-            t, query=query, state=state, call=call, **where, limit=limit, filters=None, threshold=None))
+            t, query=query, state=state, call=call, **where, limit=limit, filters=None, threshold=None, step=step,
+            task_start=task_start))
 
     @server.tool()
     def forget(memory_id: str, ctx: Context, user_id: User = None, agent_id: Agent = None, run_id: Run = None) -> dict:
