@@ -28,6 +28,11 @@ MAX_METADATA_DEPTH = 32  # nesting of a memory's metadata (JSON encoders stop at
 MAX_METADATA_CHARS = 65_536  # a memory's metadata as JSON
 MAX_SCOPE_CHARS = 256  # a user_id, agent_id or run_id (HTTP, MCP and in-process alike)
 MAX_ADD_ITEMS = 1000  # messages or events in one served add (HTTP's messages, MCP remember's)
+# a served request's body, by default (sam-serve --max-body-mb): an agent's session line as long as the live add's open
+# turn holds whole (memory.live.MAX_OPEN_BYTES, 4 MB as JSON: a Claude Code response of large tool results) with the
+# rest of its add. A sidecar forwards a session line as it is written and cannot split it; the live add stores its long
+# texts cut, with a note, so a lower limit lost over HTTP what the in-process add and MCP over stdio keep
+MAX_BODY_BYTES = 5_000_000
 
 
 def too_deep(value: Any, limit: int) -> bool:

@@ -42,6 +42,15 @@ SCOPE = {"user_id": "me", "run_id": "s"}
 PROMPT = [{"role": "user", "content": "hello " * 30_000}]  # a prompt of 180,000 characters
 
 LOG = "\nlog line" * 16_667  # a command's output of 150,000 characters
+OLD_BODY_LIMIT = 4 * 100_000 + (1 << 20)  # sam-serve's body limit before --max-body-mb (1,448,576 bytes)
+
+
+def claude_code_long() -> list[dict]:
+    """Claude Code lines whose tool result line is 2.25 MB as JSON (its output of 1 MB is in the line twice: the
+    tool_result block and toolUseResult), past the 1.4 MB a served add's body could hold before."""
+    msgs = rich()
+    msgs[3] = {**msgs[3], "content": msgs[3]["content"] + "\n" + "log line\n" * 112_500}
+    return to_claude_code(msgs)
 
 
 def openhands() -> list[dict]:
@@ -65,6 +74,7 @@ LINES = {"codex old layout": lambda: to_rollout(huge(), old=True),
          "codex": lambda: to_rollout(huge()),
          "claude-code": lambda: to_claude_code(huge()),
          "claude-code, long prompt": lambda: to_claude_code(PROMPT + rich()[1:]),
+         "claude-code, 2.25 MB line": claude_code_long,
          "gemini-cli": lambda: as_jsonl(to_gemini_cli(huge())),
          "gemini-cli, long prompt": lambda: as_jsonl(to_gemini_cli(PROMPT + rich()[1:])),
          "codex exec": lambda: to_codex_exec(huge()),
@@ -155,3 +165,11 @@ def test_an_open_turn_reads_only_its_own_scopes_and_tenants_lines(tmp_path):
         assert refused.startswith("FIELD, item 0.content has 180000 characters, more than the limit"), refused
     assert len(kept(tenants.tenants["acme"].memory)) == 1
     assert tenants.tenants["globex"].memory.get_all(user_id="me", limit=None)["results"] == []
+
+
+def test_the_long_claude_code_line_is_past_the_old_body_limit_and_within_the_new():
+    """What the "2.25 MB line" case above sends: one line of 2.25 MB as JSON, which the 1.4 MB limit refused."""
+    from sam_model.limits import MAX_BODY_BYTES
+
+    sizes = [len(json.dumps({"messages": [x], **SCOPE})) for x in claude_code_long()]
+    assert 2_200_000 < max(sizes) < MAX_BODY_BYTES and max(sizes) > OLD_BODY_LIMIT

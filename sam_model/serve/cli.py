@@ -2,7 +2,7 @@
 
     sam-serve --keys keys.json [--data sam-serve-data] [--model sam-general] [--port 8420]
               [--qdrant-path DIR | --qdrant-url URL | --qdrant-edge DIR]
-              [--checkpoint-every 1000] [--checkpoint-share 0.1] [--batch-ms 2]
+              [--checkpoint-every 1000] [--checkpoint-share 0.1] [--batch-ms 2] [--max-body-mb 5]
     sam-serve --keys keys.json --stdio TENANT [--user-id ID] [--agent-id ID] [--run-id ID]
                                                    # MCP over stdin/stdout for one tenant (no HTTP), one scope
 """
@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from sam_model.cpus import cores
 from sam_model.io import DefaultsHelp, run_cli
+from sam_model.limits import MAX_BODY_BYTES
 
 log = logging.getLogger("sam_model.serve")
 
@@ -58,6 +59,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-ms", type=float, default=2.0, help="micro-batching window: concurrent searches "
                    "arriving within it share one encoder forward (0: each encodes alone; at most 1000)")
     p.add_argument("--batch-max", type=int, default=32, help="most queries in one encoder forward")
+    p.add_argument("--max-body-mb", type=body_mb, default=MAX_BODY_BYTES / 1e6, help="largest request body over "
+                   "HTTP (and MCP at /mcp; stdio has none) in MB of 10^6 bytes, from "
+                   f"{MIN_BODY_MB:g} to {MAX_BODY_MB:g}: a larger one is refused with a 413 before it is read whole. "
+                   "The default takes an agent's session line as long as the live add holds whole (4 MB as JSON: a "
+                   "Claude Code response of large tool results; its long texts stored cut, with a note), which a "
+                   "sidecar cannot split; raise it for longer lines (each request's body is held in memory while "
+                   "read)")
     p.add_argument("--no-fsync", action="store_true", help="do not fsync the log (benchmarks only: a machine "
                    "crash may then lose acknowledged writes; a process kill does not)")
     p.add_argument("--reencode", action="store_true", help="the tenants' memories were written with another --model "
@@ -146,6 +154,22 @@ def port(text: str) -> int:
     return n
 
 
+MIN_BODY_MB = 1.5  # one memory at the text limit in 4-byte UTF-8 (an update, a message), with its JSON
+MAX_BODY_MB = 1000.0
+
+
+def body_mb(text: str) -> float:
+    """``--max-body-mb``: a number of MB from MIN_BODY_MB to MAX_BODY_MB (0, a negative or NaN refused every body,
+    or none, with no word at start)."""
+    try:
+        mb = float(text)
+    except ValueError:
+        mb = None
+    if mb is None or not MIN_BODY_MB <= mb <= MAX_BODY_MB:
+        raise argparse.ArgumentTypeError(f"want a number of MB from {MIN_BODY_MB:g} to {MAX_BODY_MB:g}, got {text!r}")
+    return mb
+
+
 def unreachable() -> tuple[type[BaseException], ...]:
     """What a vector database that does not answer raises (one line, not a trace of the client's internals)."""
     try:
@@ -216,7 +240,7 @@ def _main(argv: Sequence[str] | None) -> int:
             yield
         tenants.close()  # a clean shutdown checkpoints every tenant
 
-    app = create_app(tenants, search, mcp_app, lifespan)
+    app = create_app(tenants, search, mcp_app, lifespan, max_body=round(args.max_body_mb * 1e6))
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
     return 0
 

@@ -19,7 +19,8 @@ scope only: every call's scope is filled in with it, a call naming another value
 alone reaches only alice's memories; another user's memory id is a 404, its history ``[]``, as another tenant's).
 Bodies are pydantic models: a missing or mistyped field is a 422 naming it; what the memory refuses (an empty
 text, a message with no content, a scope with '/', a bad filter operator, no scope on a search) is a 422
-with the memory's one-line reason; an unknown id is a 404; a body over ``MAX_BODY_BYTES`` a 413 (a Content-Length
+with the memory's one-line reason; an unknown id is a 404; a body over the limit (``sam-serve --max-body-mb``, 5 MB by
+default: sam_model.limits.MAX_BODY_BYTES) a 413 saying what to do, refused before it is read whole (a Content-Length
 that is no number a 400); a write the log could not take (a full disk) a 503, and nothing of it is applied. The
 answers are ScopedMemory's (Mem0's shapes); an add's ``skipped`` says what of its messages was not stored (a
 message or a part of images alone: memories hold text). A search by ``call`` (the tool call about to be made, in
@@ -41,16 +42,16 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from sam_model.io import SAMFileError
-from sam_model.limits import MAX_ADD_ITEMS, MAX_K, MAX_SCOPE_CHARS, MAX_TEXT_CHARS
+from sam_model.limits import MAX_ADD_ITEMS, MAX_BODY_BYTES, MAX_K, MAX_SCOPE_CHARS, MAX_TEXT_CHARS
+from sam_model.memory.scoped import FIT_CHARS
 from sam_model.serve.scopes import FixedScopeError
 from sam_model.serve.tenants import Caller, Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
 
-MAX_BODY_BYTES = 4 * MAX_TEXT_CHARS + (1 << 20)  # one memory at the text limit in 4-byte UTF-8, plus its JSON
 STEP = ("the step of the message the agent is answering, already added (a result's or GET /v1/memories/{id}'s "
-        "'step': the number after its id's last '#'): it and the later memories of the scopes' conversation are left out, as "
-        "evaluate.py ranks a decision point over the events before it; an integer >= 0. Leave it out to search now, "
-        "over every memory of the scopes (the newest included); it never widens the scopes searched")
+        "'step': the number after its id's last '#'): it and the later memories of the scopes' conversation are "
+        "left out, as evaluate.py ranks a decision point over the events before it; an integer >= 0. Leave it out "
+        "to search now, over every memory of the scopes (the newest included); it never widens the scopes searched")
 TASK_START = ("the step where the agent's current task began (default: where the scopes' conversation says it did); "
               "read by a model with time features only; an integer >= 0, or leave it out")
 Scope = Annotated[str | None, Field(default=None, min_length=1, max_length=MAX_SCOPE_CHARS, pattern=r"^[^/]+$")]
@@ -115,12 +116,19 @@ class BodyLimit:
     without one (chunked), once the bytes read pass the limit. A Content-Length that is no number is a 400 (uvicorn
     answers one before the app; the app answers the same when served otherwise or called in-process).
 
+    The limit (``sam-serve --max-body-mb``) bounds the memory one request holds, not what an add may store: its
+    default takes an agent's session line as long as the live add's open turn holds whole (MAX_BODY_BYTES), which
+    the add stores cut, with a note, as in-process and over MCP's stdio. It was 1.4 MB (one memory at the text limit
+    in 4-byte UTF-8): a Claude Code line of a 2.25 MB tool result was refused ("split the memories"), and a sidecar,
+    which forwards lines as they are written, cannot split one: the line was lost over HTTP alone. The 413 says what
+    can be done: fewer messages an add, or, for one line past the limit, a larger --max-body-mb or its long text cut.
+
     A plain ASGI middleware: Starlette's ``@app.middleware("http")`` (BaseHTTPMiddleware) runs every request in a
     task group and streams every response through a memory channel, work the service need not do where its own
     Python is what bounds it (README "Served memory", "With the encoder on a GPU"); measured against it with a
     next-to-free encoder, six alternating pairs: +15.5 searches/s [-11.8, +42.8], no difference shown."""
 
-    def __init__(self, app: Any, limit: int):
+    def __init__(self, app: Any, limit: int = MAX_BODY_BYTES):
         self.app, self.limit = app, limit
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
@@ -133,7 +141,7 @@ class BodyLimit:
                                            "a number of bytes: send the body's size in bytes, or no Content-Length "
                                            "(chunked)"}, status_code=400)(scope, receive, send)
             if int(size) > self.limit:
-                return await self._refuse(scope, receive, send)
+                return await self._refuse(scope, receive, send, f"of {int(size):,} bytes ")
             return await self.app(scope, receive, send)
         if scope["method"] not in ("POST", "PUT"):
             return await self.app(scope, receive, send)
@@ -157,9 +165,16 @@ class BodyLimit:
 
         return await self.app(scope, replay, send)
 
-    async def _refuse(self, scope: dict, receive: Callable, send: Callable) -> None:
-        await JSONResponse({"detail": f"request body over {self.limit} bytes; split the memories"},
-                           status_code=413)(scope, receive, send)
+    async def _refuse(self, scope: dict, receive: Callable, send: Callable, size: str = "") -> None:
+        await JSONResponse({"detail": too_large(self.limit, size)}, status_code=413)(scope, receive, send)
+
+
+def too_large(limit: int, size: str = "") -> str:
+    """The 413's line: what the limit is, where it is set and what a client can do (``size``: the body's, if said)."""
+    return (f"request body {size}over this server's limit of {limit:,} bytes (sam-serve --max-body-mb "
+            f"{limit / 1e6:g}): send fewer messages an add (in order, each once); one message or session line this "
+            f"long needs the server started with a larger --max-body-mb, or its long text cut (a memory stores its "
+            f"first {FIT_CHARS:,} characters at most)")
 
 
 def _refused(err: Exception, status: int) -> JSONResponse:
@@ -168,15 +183,15 @@ def _refused(err: Exception, status: int) -> JSONResponse:
 
 
 def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_app: Any = None,
-               lifespan: Any = None) -> FastAPI:
+               lifespan: Any = None, max_body: int = MAX_BODY_BYTES) -> FastAPI:
     """The FastAPI app over ``tenants``. ``search(tenant, **body)``: how a search runs (default: the tenant's
     ScopedMemory.search; sam_model.serve.batching batches concurrent ones). ``mcp_app``: an ASGI app mounted at
-    /mcp (sam_model.serve.mcp)."""
+    /mcp (sam_model.serve.mcp). ``max_body``: the largest request body in bytes (BodyLimit; MCP's at /mcp too)."""
     app = FastAPI(title="sam-serve", summary="SAM memory, served: Mem0's API per user/agent/run, one tenant per key",
                   lifespan=lifespan)
     run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
 
-    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
+    app.add_middleware(BodyLimit, limit=max_body)
     for exc, status in ((KeyError, 404), (ValueError, 422), (TypeError, 422)):
         app.add_exception_handler(exc, lambda _r, err, status=status: _refused(err, status))
     app.add_exception_handler(FixedScopeError, lambda _r, err: _refused(err, 403))  # not a 422: the key's limit

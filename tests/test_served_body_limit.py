@@ -1,0 +1,121 @@
+"""sam-serve's body limit (sam_model.serve.http.BodyLimit, ``--max-body-mb``): it takes an agent's session line as long
+as the live add holds whole, refuses a longer body before reading it whole (by its Content-Length, or as a chunked
+body is read), and its 413 says what to do: fewer messages an add, a larger --max-body-mb, or the long text cut.
+
+It was 1.4 MB with a 413 'split the memories': a sidecar's session line cannot be split, so a Claude Code line of a
+2.25 MB tool result (tests/test_served_session_lines.py) was lost over HTTP, where the in-process add and MCP over
+stdio store it cut with a note."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+
+from fastapi.testclient import TestClient  # noqa: E402
+from serving import KEYS, keys_file  # noqa: E402
+
+from sam_model.limits import MAX_BODY_BYTES  # noqa: E402
+from sam_model.memory import HashingEncoder  # noqa: E402
+from sam_model.memory.live import MAX_OPEN_BYTES  # noqa: E402
+from sam_model.serve.cli import parser  # noqa: E402
+from sam_model.serve.http import BodyLimit, create_app  # noqa: E402
+from sam_model.serve.tenants import Tenants, read_keys  # noqa: E402
+from sam_model.store import StoreConfig  # noqa: E402
+
+A = {"X-API-Key": KEYS["acme"], "content-type": "application/json"}
+SCOPE = {"user_id": "me", "run_id": "s"}
+
+
+def open_tenants(folder) -> Tenants:
+    return Tenants(read_keys(keys_file(folder)), folder / "data", HashingEncoder(32), StoreConfig())
+
+
+def line_of(size: int) -> dict:
+    """A Claude Code-shaped session line (a user message of a tool result) of ``size`` bytes as JSON."""
+    head = {"type": "user", "sessionId": "s1", "uuid": "u1", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": ""}]}}
+    head["message"]["content"][0]["content"] = "x" * (size - len(json.dumps(head)))
+    return head
+
+
+def test_the_default_takes_a_line_as_long_as_an_open_turn_holds_whole(tmp_path):
+    """A body holding one line of MAX_OPEN_BYTES as JSON, with its add's fields, is within the default limit and
+    stored (cut, noted); the 1.4 MB limit before refused it with a 413."""
+    assert MAX_BODY_BYTES > MAX_OPEN_BYTES
+    tenants = open_tenants(tmp_path)
+    body = json.dumps({"messages": [line_of(MAX_OPEN_BYTES)], **SCOPE, "metadata": {"from": "sidecar"}})
+    r = TestClient(create_app(tenants)).post("/v1/memories", headers=A, content=body)
+    assert r.status_code == 200, r.text[:300]
+    assert any("more than a memory holds" in n["reason"] for n in r.json()["notes"])
+    tenants.close()
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_a_body_past_a_configured_limit_is_a_413_saying_what_to_do(tmp_path, chunked):
+    """``create_app(max_body=...)`` (sam-serve --max-body-mb) moves the limit: a body past it is a 413 naming the
+    limit, the option and what a client can cut; nothing is stored; a body within it is taken."""
+    tenants = open_tenants(tmp_path)
+    http = TestClient(create_app(tenants, max_body=2_000_000))
+    body = json.dumps({"messages": [line_of(2_100_000)], **SCOPE}).encode()
+    r = http.post("/v1/memories", headers=A, content=iter([body[:1_000_000], body[1_000_000:]]) if chunked else body)
+    assert r.status_code == 413, r.text[:300]
+    said = r.json()["detail"]
+    assert said.startswith("request body " + ("" if chunked else f"of {len(body):,} bytes ") +
+                           "over this server's limit of 2,000,000 bytes (sam-serve --max-body-mb 2)"), said
+    assert "send fewer messages an add" in said and "larger --max-body-mb" in said and "long text cut" in said
+    assert tenants.tenants["acme"].memory.get_all(**SCOPE)["results"] == []
+    ok = json.dumps({"messages": [line_of(1_900_000)], **SCOPE}).encode()
+    assert http.post("/v1/memories", headers=A, content=iter([ok]) if chunked else ok).status_code == 200
+    tenants.close()
+
+
+def asgi(limit: int, headers: list, chunks: list[bytes]) -> tuple[int, int, bool]:
+    """BodyLimit run over an app that reads its body: (status, chunks the client had read from it, whether the app
+    was reached)."""
+    read, reached, sent = 0, [], []
+
+    async def app(scope, receive, send) -> None:
+        reached.append(True)
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def receive() -> dict:
+        nonlocal read
+        read += 1
+        return {"type": "http.request", "body": chunks[read - 1], "more_body": read < len(chunks)}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/memories", "headers": headers, "query_string": b""}
+    asyncio.run(BodyLimit(app, limit)(scope, receive, send))
+    return sent[0]["status"], read, bool(reached)
+
+
+def test_a_body_past_the_limit_is_refused_before_it_is_read_whole():
+    """By its Content-Length, before a byte of it is read; sent chunked, as soon as the bytes read pass the limit
+    (3 of 10 chunks of 1 MB past a 2.5 MB limit); a body within the limit reaches the app whole."""
+    chunks = [b"x" * 1_000_000] * 10
+    assert asgi(2_500_000, [(b"content-length", b"10000000")], chunks) == (413, 0, False)
+    assert asgi(2_500_000, [], chunks) == (413, 3, False)
+    assert asgi(MAX_BODY_BYTES, [], chunks[:4]) == (200, 4, True)
+    assert asgi(MAX_BODY_BYTES, [(b"content-length", b"4000000")], chunks[:4]) == (200, 4, True)
+
+
+@pytest.mark.parametrize("given, want", [([], MAX_BODY_BYTES / 1e6), (["--max-body-mb", "12.5"], 12.5)])
+def test_sam_serve_takes_max_body_mb(given, want):
+    assert parser().parse_args(["--keys", "k.json", *given]).max_body_mb == want
+    assert "--max-body-mb" in parser().format_help()
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "nan", "inf", "five", "1001"])
+def test_a_bad_max_body_mb_is_refused_in_one_line(bad, capsys):
+    with pytest.raises(SystemExit):
+        parser().parse_args(["--keys", "k.json", "--max-body-mb", bad])
+    assert f"argument --max-body-mb: want a number of MB from 1.5 to 1000, got {bad!r}" in capsys.readouterr().err
