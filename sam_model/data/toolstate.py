@@ -170,6 +170,55 @@ def says(text_norm: str, s: str) -> bool:
     return "_" in s and contains_value(text_norm, s.replace("_", " "))
 
 
+class Sayings:
+    """Which events say each value (:func:`says` of the value over each event's normalised text), kept across
+    decisions: a decision traces its values through every earlier event, so each call searched every text before
+    it again, and a live add that reads its scope's open turn again decided the turn's calls anew
+    at every add (a Claude Code response of 100 reads of 90 KB, a line an add: 9 minutes, most of it these
+    searches). An event's text is searched once per value; the texts it was searched in are kept (the tracker's own
+    strings), and where an event's text is no longer the one searched (a rollback, a re-read of the open turn, a
+    rewrite) the events from there are searched again, so a hit is always what :func:`says` gives now. Not saved:
+    a loaded tracker searches afresh."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []  # the texts searched, event by event
+        self.found: dict[str, tuple[int, list[int]]] = {}  # value -> (events searched, those that say it)
+        self.policy_text, self.policy_found = "", {}  # the policy searched, value -> whether it says it
+
+    def sync(self, texts: list[str]) -> None:
+        """Keep what was found in the events whose text is still ``texts``' (equal texts are the same object from
+        here, so the next check is one comparison); forget the rest."""
+        kept, n = self.texts, 0
+        for a, b in zip(kept, texts):
+            if a is not b:
+                if a != b:
+                    break
+                kept[n] = b
+            n += 1
+        if n < len(kept):
+            del kept[n:]
+            self.found = {s: (min(upto, n), [i for i in hits if i < n]) for s, (upto, hits) in self.found.items()}
+
+    def hits(self, texts: list[str], s: str) -> list[int]:
+        """The events among ``texts`` (synced first: :meth:`sync`) that say ``s``, in order."""
+        upto, hits = self.found.get(s, (0, []))
+        if upto > len(texts):
+            return [i for i in hits if i < len(texts)]
+        if upto < len(texts):
+            hits = hits + [i for i in range(upto, len(texts)) if says(texts[i], s)]
+            self.texts.extend(texts[len(self.texts):])
+            self.found[s] = (len(texts), hits)
+        return hits
+
+    def policy(self, text: str, s: str) -> bool:
+        """:func:`says` of ``s`` in the policy ``text`` (a long one, Codex's instructions, searched once a value)."""
+        if text is not self.policy_text and text != self.policy_text:
+            self.policy_text, self.policy_found = text, {}
+        if s not in self.policy_found:
+            self.policy_found[s] = says(text, s)
+        return self.policy_found[s]
+
+
 MAX_ARGUMENT_DEPTH = 32  # levels of objects and lists in one call's arguments that are traced (deeper: kept raw;
 # walking them leaf by leaf recursed past Python's limit, and a served add answered 500 with its batch half taken)
 
@@ -459,6 +508,7 @@ class TranscriptState:
         self.writes_from = 0  # the first event whose call's writes are kept (a tracker saved before: after its events)
         self.cwd = ""  # the agent's working directory, as the last message that told it said (CWD); "" unknown
         self.shown: list[list[Any]] = []  # [event, file, [line numbers]] of each result's SHOWN_LINES, in step order
+        self._sayings = Sayings()  # which events say each value judged so far (not saved: state_dict)
 
     def snapshot(self) -> dict[str, Any]:
         return {"phase": self.phase, "subgoal_stack": list(self.stack),
@@ -588,7 +638,7 @@ class TranscriptState:
         if not self.events:
             return None
         d_step = len(self.events) - 1
-        own, earlier = self._norms[d_step], self._norms[:d_step]
+        self._sayings.sync(self._norms)  # the events' texts: the decision point's own last
         cwd = self.cwd if cwd is None else cwd
         printed: dict[int, set[int]] = {}  # a line -> the earlier results that print it as a search hit
 
@@ -606,10 +656,11 @@ class TranscriptState:
             per_call.append({})
             of = (lines or {}).get(call.id) if call.id is not None else None
             for path, v, setting in call_leaves(call, hit):
-                said = earlier  # a window's bound a hit printed: traced to the results that printed it as a hit
-                if isinstance(v, PageBound) and hit(int(v)):
-                    said = [t if i in printed[int(v)] else "" for i, t in enumerate(earlier)]
-                outcome, hits, traced = ("trivial", [], "") if setting else self._judge(path, v, own, said, cwd)
+                outcome, hits, traced = ("trivial", [], "") if setting else self._judge(path, v, self._norms, cwd)
+                if outcome == "needed" and isinstance(v, PageBound) and hit(int(v)):
+                    # a window's bound a hit printed: traced to the results that printed it as a hit
+                    hits = [i for i in hits if i in printed[int(v)]]
+                    outcome = outcome if hits else "untraceable"
                 if outcome == "needed" and of is not None and path.split(".")[0] in of[1] \
                         and (showed := self._showed(of[0], v, hits)):
                     hits = showed if self.label == "all" else showed[-1:]
@@ -772,7 +823,7 @@ class TranscriptState:
 
     def state_dict(self) -> dict[str, Any]:
         """Everything the tracker knows, JSON-able (a saved memory continues a conversation where it was)."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(self).items()}
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(self).items() if k != "_sayings"}
 
     @classmethod
     def from_state_dict(cls, d: Mapping[str, Any]) -> TranscriptState:
@@ -815,27 +866,29 @@ class TranscriptState:
             self.writes_from = len(self.events)
         return self
 
-    def _judge(self, path: str, value: Any, own: str, earlier: list[str], cwd: str) -> tuple[str, list[int], str]:
+    def _judge(self, path: str, value: Any, texts: list[str], cwd: str) -> tuple[str, list[int], str]:
         """(outcome, the earlier events that say the value, the normalised value traced): the spec's rule, and for an
         absolute path under the working directory ``cwd`` that it finds untraceable, the same rule of its relative
         part (the extension of the module doc, "paths under the working directory")."""
-        outcome, hits = self._judge_one(path, value, own, earlier)
+        outcome, hits = self._judge_one(path, value, texts)
         if outcome == "untraceable" and isinstance(value, str) and cwd:
             for rel in relative_paths(value, cwd):
-                found = self._judge_one(path, rel, own, earlier)
+                found = self._judge_one(path, rel, texts)
                 if found[0] in ("needed", "observation", "policy"):
                     return *found, norm(rel)
         return outcome, hits, norm(value)
 
-    def _judge_one(self, path: str, value: Any, own: str, earlier: list[str]) -> tuple[str, list[int]]:
+    def _judge_one(self, path: str, value: Any, texts: list[str]) -> tuple[str, list[int]]:
+        """The spec's rule for one leaf: ``texts`` the events' normalised texts, the decision point's own last (its
+        observation), the earlier ones before it."""
         if is_trivial(path, value):
             return "trivial", []
         s = norm(value)
-        if says(own, s):
+        hits = self._sayings.hits(texts, s)
+        if hits[-1:] == [len(texts) - 1]:
             return "observation", []
-        if says(self.policy_norm, s):
+        if self._sayings.policy(self.policy_norm, s):
             return "policy", []
-        hits = [i for i, text in enumerate(earlier) if says(text, s)]
         return ("needed", hits) if hits else ("untraceable", [])
 
     def _showed(self, file: str, value: Any, hits: list[int]) -> list[int]:

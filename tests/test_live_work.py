@@ -1,0 +1,108 @@
+"""What a line-by-line add of an agent's session works through, counted (no timings: sam_model.bench.live_adds
+times it).
+
+Each add reads the scope's open turn again and feeds it to the conversation's tracker from where the turn began, so
+each of the turn's tool calls was decided again at every add, its argument values searched through every event
+before it (toolstate.says): a Claude Code response of reads after earlier results, a line an add, searched each
+earlier result once a call an add (100 reads of 90 KB: 9 minutes, most of it these searches). The tracker now keeps
+which events say each value (toolstate.Sayings): an event's text is searched once a value, and again only where its
+text changed; the labels are the ones a fresh search gives."""
+
+from __future__ import annotations
+
+import pytest
+from test_format_claude_code import Session, text, tool_use
+from test_live_adds import conversation, stored
+
+from sam_model.data import toolstate
+from sam_model.data.toolstate import TranscriptState
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+
+def session(n: int) -> list[dict]:
+    """A prompt answered by two reads (a closed turn), then a prompt answered by one response of ``n`` reads of
+    the same files, each result written between its calls (one message.id), then its words."""
+    s = Session()
+    s.user("read the app's config")
+    s.respond(tool_use("a0", "Read", {"file_path": "/work/app/m0.py"}))
+    s.result("a0", "".join(f"VALUE_{i} = {i}\n" for i in range(50)))
+    s.respond(tool_use("a1", "Read", {"file_path": "/work/app/m1.py"}))
+    s.result("a1", "".join(f"NAME_{i} = '/work/app/m{i}.py'\n" for i in range(50)))
+    s.respond(text("Read them."))
+    s.user("now read every module again")
+    for i in range(n):
+        s.add("assistant", {"model": "claude-sonnet-4-5", "id": "msg_again", "type": "message", "role": "assistant",
+                            "content": [tool_use(f"c{i}", "Read", {"file_path": f"/work/app/m{i}.py"})]},
+              requestId="req_again")
+        s.result(f"c{i}", f"VALUE_{i} = {i}\n" * 20)
+    s.respond(text("Read them again."))
+    return s.entries
+
+
+def counting(monkeypatch) -> list[int]:
+    """The number of toolstate.says calls, counted."""
+    calls, says = [0], toolstate.says
+
+    def counted(text_norm: str, s: str) -> bool:
+        calls[0] += 1
+        return says(text_norm, s)
+    monkeypatch.setattr(toolstate, "says", counted)
+    return calls
+
+
+def test_a_line_by_line_add_searches_no_more_than_the_whole_files(monkeypatch):
+    """Fed a line an add, the session's calls search the events' texts no more than its whole file read in one
+    add (before: each add decided every call of the open turn again, each searching every event before it: 13
+    times the whole file's searches for 12 reads, growing with the turn); the memories, states and labels are the whole
+    file's."""
+    lines = session(12)
+    calls = counting(monkeypatch)
+    whole = ScopedMemory(HashingEncoder(16))
+    whole.add(lines, user_id="me", run_id="s")
+    once, calls[0] = calls[0], 0
+    by_line = ScopedMemory(HashingEncoder(16))
+    for x in lines:
+        by_line.add([x], user_id="me", run_id="s")
+    assert once > 0 and calls[0] <= once
+    assert stored(by_line) == stored(whole) and conversation(by_line) == conversation(whole)
+    assert any(labels for _, labels in conversation(whole))  # the calls are traced to the earlier results
+
+
+def feed(t: TranscriptState, messages: list[dict]) -> list:
+    return [t.feed(m)[0] for m in messages]
+
+
+CALL = {"role": "assistant", "content": None, "tool_calls": [
+    {"id": "c1", "type": "function", "function": {"name": "cancel", "arguments": '{"order_id": "A-17"}'}}]}
+
+
+@pytest.mark.parametrize("change", ["rollback", "rewrite", "forget"])
+def test_a_value_is_traced_to_the_texts_the_events_hold_now(change):
+    """The kept searches follow the events' texts: after a rollback fed other words, a rewrite or a forget, a call
+    is traced as a tracker searching afresh traces it (a kept hit of the old text would label the wrong memory)."""
+    said = [{"role": "user", "content": "cancel order A-17"}, {"role": "assistant", "content": "Which order?"},
+            {"role": "user", "content": "the one I said"}]
+    call = toolstate.parse_tool_calls(CALL, "m")
+    t = TranscriptState()
+    mark = t.mark()
+    feed(t, said)
+    assert t.decide(call).labels == [0]  # searched and kept
+    if change == "rollback":
+        t.rollback(mark)
+        feed(t, [{"role": "user", "content": "cancel my order"}, *said[1:]])
+    else:
+        t.rewrite(0, "cancel my order") if change == "rewrite" else t.forget(0)
+    fresh = TranscriptState.from_state_dict(t.state_dict())  # the same events, nothing searched
+    assert t.decide(call) == fresh.decide(call) and t.decide(call).labels == []
+
+
+def test_the_kept_searches_are_not_saved():
+    """A tracker's save holds no searches; a loaded one searches afresh and traces alike."""
+    t = TranscriptState()
+    feed(t, [{"role": "user", "content": "cancel order A-17"}, CALL])
+    d = t.state_dict()
+    assert "_sayings" not in d
+    u = TranscriptState.from_state_dict(d)
+    assert u._sayings is not t._sayings and u._sayings.found == {}
+    call = toolstate.parse_tool_calls(CALL, "m")
+    assert u.decide(call) == t.decide(call)
