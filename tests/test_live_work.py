@@ -106,3 +106,65 @@ def test_the_kept_searches_are_not_saved():
     assert u._sayings is not t._sayings and u._sayings.found == {}
     call = toolstate.parse_tool_calls(CALL, "m")
     assert u.decide(call) == t.decide(call)
+
+
+def records(memory: ScopedMemory) -> list[tuple]:
+    """Each stored memory's record as the store holds it: heading, kind, phase, the slots it sets, its links."""
+    return sorted((i, e.text, e.kind, e.phase, e.step, e.sets, e.links) for i, e in memory.store._entries.items())
+
+
+def history(memory: ScopedMemory) -> list[tuple]:
+    return [(e["id"], e["event"], e["old_memory"], e["new_memory"]) for i in sorted(memory._history)
+            for e in memory._history[i]]
+
+
+def test_an_add_appending_a_message_feeds_that_message_alone(monkeypatch, tmp_path):
+    """A line whose message follows the open turn's (a call's result after the calls) feeds the conversation's
+    tracker that message alone, and records its event alone (before: every message of the turn again, each result
+    recorded again); the records, memories, states, labels, history and each add's results are what adds reading
+    the whole turn again give (a memory saved and loaded at each line, whose open turn is then read whole)."""
+    lines = session(8)
+    n, feed = [0], TranscriptState.feed
+
+    def counted(self, message, where="message"):
+        n[0] += 1
+        return feed(self, message, where)
+    monkeypatch.setattr(TranscriptState, "feed", counted)
+    memory, again, fed = ScopedMemory(HashingEncoder(16)), ScopedMemory(HashingEncoder(16)), []
+    for x in lines:
+        before = n[0]
+        out = memory.add([x], user_id="me", run_id="s")
+        fed.append(n[0] - before)
+        assert again.add([x], user_id="me", run_id="s") == out
+        assert conversation(memory) == conversation(again) and records(memory) == records(again)
+        again = ScopedMemory.load(again.save(tmp_path / "m"), HashingEncoder(16))
+    results = [k for k, x in zip(fed, lines) if x["type"] == "user" and isinstance(x["message"]["content"], list)]
+    # the 8-read response's results after its first (whose read also tells its calls' message the directory the
+    # lines told, so that message is fed again): one message each; before, the turn's every message again
+    assert len(results) == 10 and results[3:] == [1] * 7
+    assert records(memory) == records(again) and history(memory) == history(again)
+    assert conversation(memory) == conversation(again)
+    whole = ScopedMemory(HashingEncoder(16))
+    whole.add(lines, user_id="me", run_id="s")
+    assert stored(memory) == stored(whole) and conversation(memory) == conversation(whole)
+
+
+def test_an_update_of_an_earlier_memory_has_the_turns_calls_traced_again(tmp_path):
+    """An update of a memory before the open turn (the earlier result that names the files) leaves the turn open,
+    and its next add traces the turn's calls over the new words, as a read of the whole turn does: its messages
+    are all fed again, not only the one the line appends."""
+    lines = session(6)
+    memory, again = ScopedMemory(HashingEncoder(16)), ScopedMemory(HashingEncoder(16))
+    for x in lines[:12]:
+        memory.add([x], user_id="me", run_id="s")
+        again.add([x], user_id="me", run_id="s")
+    named = next(r["id"] for r in memory.get_all(user_id="me", run_id="s", limit=None)["results"]
+                 if "NAME_3" in r["memory"])
+    traced = [labels for _, labels in conversation(memory)]
+    for m in (memory, again):
+        m.update(named, "nothing here", user_id="me", run_id="s")
+    again = ScopedMemory.load(again.save(tmp_path / "m"), HashingEncoder(16))  # its open turn read whole
+    for x in lines[12:]:  # the first a result, which appends a message
+        assert memory.add([x], user_id="me", run_id="s") == again.add([x], user_id="me", run_id="s")
+        assert conversation(memory) == conversation(again) and records(memory) == records(again)
+    assert [labels for _, labels in conversation(memory)][:len(traced)] != traced  # the update moved a label

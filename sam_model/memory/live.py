@@ -25,7 +25,9 @@ told, told on its first message; Gemini CLI's closed message ids; ``begun``: a r
 turn_context), a Gemini CLI message written again held in its
 latest version only (:func:`latest`). Each add reads the open turn and its lines again,
 whole, with the format's reader; ScopedMemory feeds them from the mark and stores the difference (a memory whose
-event changed is updated, the rest added). Nothing here is a reader: the readers read, this says where to cut.
+event changed is updated, the rest added), the messages the turn's last read fed alike passed over (:class:`Read`:
+a line appending a message feeds that message alone). Nothing here is a reader: the readers read, this says where
+to cut.
 """
 
 from __future__ import annotations
@@ -60,6 +62,37 @@ MAX_OPEN_BYTES = 4_000_000  # its lines as JSON: 40 results of MAX_TEXT_CHARS (a
 
 
 @dataclasses.dataclass
+class Read:
+    """What an add's read of the open turn leaves the next add (not saved: a loaded turn is read again whole):
+    the turn's messages, those not fed (``skip``) and the policy they were fed with; the tracker's marks before
+    its last messages and after them (``marks``: message index -> mark, KEEP_MARKS); the recorder's row after each event of the
+    turn (``rows``: event index -> MemoryRecorder row). The next add's messages that equal these, up to a kept
+    mark, are not fed again, nor their events recorded again: an add appending a message (a call's result) feeds
+    that message alone, where each add fed the whole turn again."""
+
+    messages: list[Any]
+    skip: set[int]
+    policy: str
+    marks: dict[int, dict[str, Any]]
+    rows: dict[int, list | None]
+
+    def reused(self, messages: list[Any], skip: set[int], policy: str) -> int:
+        """How many of ``messages`` (fed with ``skip`` and ``policy``) need not be fed again: the last kept mark at
+        or before the first message that differs from this read's (0: none)."""
+        if policy != self.policy:
+            return 0
+        same = 0
+        for a, b in zip(self.messages, messages):
+            if a != b or ((same in self.skip) != (same in skip)):
+                break
+            same += 1
+        return max((i for i in self.marks if 0 < i <= same), default=0)
+
+
+KEEP_MARKS = 2  # a Read keeps the marks before the turn's last 2 messages and after them (each copies the calls so far)
+
+
+@dataclasses.dataclass
 class OpenTurn:
     """A scope's open turn: its format, its lines, the tracker's events before it and the tracker's mark and the
     recorder's row where it began (``recorder``: [state, task, task start, state before] as JSON, None: no row),
@@ -77,9 +110,12 @@ class OpenTurn:
     recorder: list[Any] | None
     facts: dict[str, Any]
     logged: list[str] = dataclasses.field(default_factory=list)
+    read: Read | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def state_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(dataclasses.replace(self, read=None))
+        del d["read"]
+        return d
 
     @classmethod
     def from_state_dict(cls, d: Any) -> OpenTurn:

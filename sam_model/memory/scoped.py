@@ -108,6 +108,12 @@ NO_SCOPE = ("give user_id, agent_id or run_id (or all_scopes=True to {} every sc
             "scope is refused, never widened to every user")
 
 
+def _unshared(mark: Mapping[str, Any]) -> dict[str, Any]:
+    """A tracker's mark to roll back to, its lists and dicts copied: the tracker goes on changing them in place, and
+    the mark is kept (the open turn's, its read's)."""
+    return {**mark, "stack": list(mark["stack"]), "cons": dict(mark["cons"]), "calls": dict(mark["calls"])}
+
+
 def _said(hit: Hit) -> str:
     """The memory's own words: its content without the ``[kind]`` prefix; of a chunk, its window of the memory's
     text (the words its span names; the tool name the encoder reads before a later window was given as the
@@ -616,8 +622,9 @@ class ScopedMemory:
 
         ``lines``: (format, an agent's session lines) instead of messages: read with the scope's open
         turn, closed where it is first when it would grow past its cap (a note in ``notes`` says so: live.over),
-        (sam_model.memory.live) from where it began, the conversation fed again from there; each memory whose event
-        changed is updated (a response's words now joined by its calls, a state a later line of the response
+        (sam_model.memory.live) from where it began, the conversation fed again from there (from the first message
+        that differs from the turn's last read, where that read kept the tracker's mark before it: live.Read); each
+        memory whose event changed is updated (a response's words now joined by its calls, a state a later line of the response
         revised), the events past the stored ones added. The fed conversation is a copy swapped in once stored.
 
         A memory updated whose words and kind stay (its state or labels revised, a response's later call moving it
@@ -638,24 +645,41 @@ class ScopedMemory:
         try:
             work = TranscriptState(episode, policy_of(messages, "add(...)")) if tracker is None else live.fork(tracker)
             if turn is not None:
-                m = turn.mark
                 lo, old = max(turn.start - 1, 0), [dict(e) for e in work.events[max(turn.start - 1, 0):]]
-                work.rollback({**m, "stack": list(m["stack"]), "cons": dict(m["cons"]), "calls": dict(m["calls"])})
+                start, policy = turn.start, turn.mark["policy_norm"]
             else:
                 lo, old = max(len(work.events) - 1, 0), [dict(e) for e in work.events[-1:]]
-            start = len(work.events)
+                start, policy = len(work.events), work.policy_norm
             if tracker is not None and any(m.get("role") == "system" for m in messages):
-                work.policy_norm = " ".join(filter(None, (work.policy_norm, norm(policy_of(messages, "add(...)")))))
+                policy = " ".join(filter(None, (policy, norm(policy_of(messages, "add(...)")))))
+            # the messages the turn's last read fed alike, up to a mark it kept, are not fed again (live.Read)
+            read = turn.read if turn is not None and opened is not None else None
+            fed = read.reused(messages, skip, policy) if read is not None else 0
+            if fed and not (read.marks[fed]["n"] - 1 <= lo or read.marks[fed]["n"] - 2 in read.rows) or (
+                    fed and 0 < opened[0] < fed and opened[0] not in read.marks):
+                fed = 0  # not kept: fed whole
+            marks = {i: m for i, m in read.marks.items() if i <= fed} if fed else {}
+            if fed:
+                work.rollback(_unshared(marks[fed]))
+            elif turn is not None:
+                work.rollback(_unshared(turn.mark))
+            work.policy_norm = policy
             at = (None, start)
-            for i, message in enumerate(messages):
+            if opened is not None and opened[0] < fed:  # where the turn begins, passed over
+                at = (read.marks[opened[0]], read.marks[opened[0]]["n"]) if opened[0] else (
+                    {**turn.mark, "policy_norm": policy}, start)
+            for i in range(fed, len(messages)):
+                if i >= len(messages) - live.KEEP_MARKS or (opened is not None and i == opened[0]):
+                    marks[i] = work.mark()
                 if opened is not None and i == opened[0]:
-                    at = (work.mark(), len(work.events))
+                    at = (marks[i], len(work.events))
                 if i in skip:
                     continue
-                _check_call_size(message, f"add(...) message {i}")
+                _check_call_size(message := messages[i], f"add(...) message {i}")
                 work.feed(message, f"add(...) message {i}")
+            marks[len(messages)] = work.mark()
             if opened is not None and opened[0] >= len(messages):
-                at = (work.mark(), len(work.events))
+                at = (marks[len(messages)], len(work.events))
         except (SAMFileError, ValueError) as err:
             raise ValueError(str(err)) from None
         n_old, n_new = lo + len(old), len(work.events)
@@ -666,16 +690,24 @@ class ScopedMemory:
                              "add, or convert its session file (sam-data transcripts)")
         base = self._base[episode] if episode in self._trackers else self.store.next_step(episode) or 0
         marked = self.store.recorder.mark([episode])
-        if turn is not None:  # the records of the open turn again, each compared with the state before it
+        # the records of the open turn again, each compared with the state before it: from the first event the
+        # messages fed may have changed (the one before their first, whose state a call revises), the recorder's row
+        # before it the last read's
+        first = max(marks[fed]["n"] - 1, lo) if fed else lo
+        if first > lo:
+            self.store.recorder.rollback({episode: read.rows[first - 1]})
+        elif turn is not None:
             self.store.recorder.rollback({episode: live.unrow(turn.recorder)})
         row = self.store.recorder.mark([episode])[episode]
+        rows = {j: r for j, r in read.rows.items() if j < first} if first > lo else {}
         kept: list = []
         updated: list[tuple] = []
         try:
-            for j in range(lo, n_old):
+            for j in range(first, n_old):
                 e = self._event(work.events[j], base)
-                rec = (self.store.recorder.revise(e) if j == start - 1 and row is not None
+                rec = (self.store.recorder.revise(e) if j == start - 1 and row is not None and first == lo
                        else self.store.recorder.record(e))
+                rows[j] = self.store.recorder.mark([episode])[episode]
                 changed = work.events[j] != old[j - lo] or (j > lo and work.events[j - 1]["state"] !=
                                                             old[j - 1 - lo]["state"])
                 if changed and rec.id in self.store:  # unless that memory was deleted (or is chunked)
@@ -686,6 +718,7 @@ class ScopedMemory:
                         updated.append((rec.id, _said(hit), e.text))
             new = [self._event(d, base) for d in work.events[n_old:]]
             if new:
+                rows.update(self._rows(episode, new, n_old) if opened is not None else {})
                 self.store.add(new, **scopes, metadata=metadata)
         except BaseException:  # the batch is stored whole or not at all, and the conversation is as it was
             try:
@@ -703,7 +736,8 @@ class ScopedMemory:
                 logged.add(entry)
             out.append({"id": i, "memory": text, "event": "UPDATE"})
         if opened is not None:
-            self._open[episode] = self._opened(episode, work, opened, at, lo, start, row, base, logged)
+            self._open[episode] = self._opened(episode, work, opened, at, lo, start, row, base, logged,
+                                               live.Read(messages, skip, work.policy_norm, marks, rows))
         else:
             self._close(episode)
         out += self._added(new)
@@ -752,21 +786,41 @@ class ScopedMemory:
         return messages, skip, (len(closed), lines, cut, facts, fmt), turn
 
     def _opened(self, episode: str, work: TranscriptState, opened: tuple, at: tuple, lo: int, start: int,
-                row: list | None, base: int, logged: set[str]) -> live.OpenTurn:
+                row: list | None, base: int, logged: set[str], read: live.Read) -> live.OpenTurn:
         """The scope's open turn after an add: its lines, the tracker's mark and the recorder's row where they
-        begin (replayed on a scratch recorder from the row the add's records began at), and of the history entries
-        adds of the turn ``logged``, those of memories the next add reads again (from the event before the turn's)."""
-        _, lines, cut, facts, fmt = opened
+        begin (the add's row after the event before them, or replayed on a scratch recorder from the row the add's
+        records began at), of the history entries adds of the turn ``logged``, those of memories the next add reads
+        again (from the event before the turn's), and the add's ``read`` of them (live.Read), from where they begin."""
+        closed, lines, cut, facts, fmt = opened
         live.close(fmt, facts, lines[:cut])
         mark, first = at
-        scratch = MemoryRecorder()
-        scratch.rollback({episode: row})
-        for j in range(lo, first):
-            e = self._event(work.events[j], base)
-            scratch.revise(e) if j == start - 1 and row is not None else scratch.record(e)
+        if first - 1 in read.rows:
+            begun = read.rows[first - 1]
+        else:
+            scratch = MemoryRecorder()
+            scratch.rollback({episode: row})
+            for j in range(lo, first):
+                e = self._event(work.events[j], base)
+                scratch.revise(e) if j == start - 1 and row is not None else scratch.record(e)
+            begun = scratch.mark([episode])[episode]
         again = {MemoryRecord.make_id(episode, base + j) for j in range(max(first - 1, 0), len(work.events))}
-        return live.OpenTurn(fmt, live.latest(fmt, lines[cut:]), first, mark, live.row(scratch.mark([episode])[episode]),
-                             facts, sorted(e for e in logged if e.rpartition("@")[0] in again))
+        kept = None if mark is None else live.Read(
+            read.messages[closed:], {i - closed for i in read.skip if i >= closed}, read.policy,
+            {i - closed: m for i, m in read.marks.items() if i >= closed and i >= len(read.messages) - live.KEEP_MARKS},
+            {j: r for j, r in read.rows.items() if j >= first - 1})
+        return live.OpenTurn(fmt, live.latest(fmt, lines[cut:]), first, mark, live.row(begun),
+                             facts, sorted(e for e in logged if e.rpartition("@")[0] in again), kept)
+
+    def _rows(self, episode: str, new: list[Event], at: int) -> dict[int, list | None]:
+        """The recorder's row after each of the ``new`` events (the first at event ``at``), for the open turn's
+        next add (live.Read): replayed on a scratch recorder from the store's row before them."""
+        scratch = MemoryRecorder()
+        scratch.rollback(self.store.recorder.mark([episode]))
+        out = {}
+        for j, e in enumerate(new, at):
+            scratch.record(e)
+            out[j] = scratch.mark([episode])[episode]
+        return out
 
     def _close(self, episode: str) -> None:
         """Close the scope's open turn where its conversation now ends (another add, an update or a delete of one of
@@ -1060,6 +1114,8 @@ class ScopedMemory:
         turn = self._open.get(hit.episode_id)
         if turn is not None and (at is None or at[1] >= turn.start - 1):  # its lines would be read again over it
             self._close(hit.episode_id)
+        elif turn is not None:  # the turn's calls are traced again over the new words: all its messages fed again
+            turn.read = None
         self._log(memory_id, "UPDATE", _said(hit), data)
         return {"message": f"memory {memory_id} updated"}
 
