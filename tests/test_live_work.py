@@ -168,3 +168,27 @@ def test_an_update_of_an_earlier_memory_has_the_turns_calls_traced_again(tmp_pat
         assert memory.add([x], user_id="me", run_id="s") == again.add([x], user_id="me", run_id="s")
         assert conversation(memory) == conversation(again) and records(memory) == records(again)
     assert [labels for _, labels in conversation(memory)][:len(traced)] != traced  # the update moved a label
+
+
+def test_the_open_turns_size_is_measured_a_line_once(monkeypatch):
+    """live.over measures the open turn against its cap at each add: it wrote every line of the turn as JSON again
+    (each add the whole turn's bytes); each line is now measured once as the add's and once as the turn's."""
+    import json
+    import types
+
+    from sam_model.memory import live
+
+    lines, written = session(12), [0]
+
+    def dumps(x, **kw):
+        out = json.dumps(x, **kw)
+        written[0] += len(out)
+        return out
+    monkeypatch.setattr(live, "json", types.SimpleNamespace(dumps=dumps))
+    memory = ScopedMemory(HashingEncoder(16))
+    for x in lines:
+        memory.add([x], user_id="me", run_id="s")
+    assert 0 < written[0] <= 2 * sum(len(json.dumps(x)) for x in lines)
+    whole = ScopedMemory(HashingEncoder(16))
+    whole.add(lines, user_id="me", run_id="s")
+    assert records(memory) == records(whole)

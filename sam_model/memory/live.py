@@ -111,11 +111,32 @@ class OpenTurn:
     facts: dict[str, Any]
     logged: list[str] = dataclasses.field(default_factory=list)
     read: Read | None = dataclasses.field(default=None, repr=False, compare=False)
+    # id(line) -> (the line, its size as JSON): each of its lines measured once for over (not saved)
+    sizes: dict[int, tuple[Any, int]] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def state_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(dataclasses.replace(self, read=None))
-        del d["read"]
+        d = dataclasses.asdict(dataclasses.replace(self, read=None, sizes={}))
+        del d["read"], d["sizes"]
         return d
+
+    def size(self, lines: list[Any]) -> int:
+        """The size of ``lines`` as JSON, those of the turn's own measured once (kept in ``sizes``, carried to the
+        turn after an add by :meth:`carry`): each add measured the whole turn again."""
+        own, total = {id(x) for x in self.lines}, 0
+        for x in lines:
+            got = self.sizes.get(id(x))
+            if got is None or got[0] is not x:
+                got = (x, len(json.dumps(x, default=str)))
+                if id(x) in own:
+                    self.sizes[id(x)] = got
+            total += got[1]
+        return total
+
+    def carry(self, turn: OpenTurn | None) -> OpenTurn:
+        """This turn with the sizes ``turn`` measured of the lines it holds still."""
+        if turn is not None:
+            self.sizes = {id(x): got for x in self.lines if (got := turn.sizes.get(id(x))) is not None and got[0] is x}
+        return self
 
     @classmethod
     def from_state_dict(cls, d: Any) -> OpenTurn:
@@ -412,7 +433,7 @@ def over(turn: OpenTurn, new: list[Any], cut: int) -> str | None:
     if not turn.lines:
         return None
     held = latest(turn.format, [*turn.lines, *new][cut:])
-    size = sum(len(json.dumps(x, default=str)) for x in held) if len(held) <= MAX_OPEN_LINES else 0
+    size = turn.size(held) if len(held) <= MAX_OPEN_LINES else 0
     if len(held) <= MAX_OPEN_LINES and size <= MAX_OPEN_BYTES:
         return None
     what = f"{len(held)} lines" if len(held) > MAX_OPEN_LINES else f"{size:,} bytes of lines"

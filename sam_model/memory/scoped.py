@@ -809,7 +809,8 @@ class ScopedMemory:
             {i - closed: m for i, m in read.marks.items() if i >= closed and i >= len(read.messages) - live.KEEP_MARKS},
             {j: r for j, r in read.rows.items() if j >= first - 1})
         return live.OpenTurn(fmt, live.latest(fmt, lines[cut:]), first, mark, live.row(begun),
-                             facts, sorted(e for e in logged if e.rpartition("@")[0] in again), kept)
+                             facts, sorted(e for e in logged if e.rpartition("@")[0] in again), kept
+                             ).carry(self._open.get(episode))
 
     def _rows(self, episode: str, new: list[Event], at: int) -> dict[int, list | None]:
         """The recorder's row after each of the ``new`` events (the first at event ``at``), for the open turn's
