@@ -5,9 +5,10 @@
 A Claude Code response of N Reads (one ``message.id``), each result of ``--size`` characters written after its call
 and before the next call, then the response's words, fed to ``ScopedMemory.add`` a line an add (a sidecar
 forwarding the session file), with the stand-in HashingEncoder (no model: what is timed is the memory's own work).
-For each N it prints the total time, the slowest add, and per add the results listed (count and characters),
-the messages fed to the conversation's tracker and the memory texts encoded, and how many adds the open turn's
-cap closed it at (``notes``). Timings are this machine's; the counts are the work.
+For each N it prints the total time (wall and this process's CPU), the slowest add, and per add the results listed
+(count and characters), the messages fed to the conversation's tracker, the memory texts encoded and the texts
+searched for a call's argument values (toolstate.says), and how many adds the open turn's cap closed it at
+(``notes``). Timings are this machine's; the counts are the work.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import argparse
 import time
 from typing import Any
 
+from sam_model.data import toolstate
 from sam_model.data.toolstate import TranscriptState
 from sam_model.memory import HashingEncoder, ScopedMemory
 
@@ -54,35 +56,41 @@ class Counting(HashingEncoder):
 
 
 def run(n: int, size: int) -> dict[str, Any]:
-    fed = [0]
-    feed = TranscriptState.feed
+    fed, searched = [0], [0]
+    feed, says = TranscriptState.feed, toolstate.says
 
     def counted(self, message, where="message"):
         fed[0] += 1
         return feed(self, message, where)
 
-    TranscriptState.feed = counted
+    def search(text_norm: str, s: str) -> bool:
+        searched[0] += 1
+        return says(text_norm, s)
+
+    TranscriptState.feed, toolstate.says = counted, search
     try:
         encoder, lines = Counting(16), reads(n, size)
         memory = ScopedMemory(encoder)
-        per_add, listed, chars, notes, feeds, encodes = [], [], [], 0, [], []
-        t0 = time.perf_counter()
+        per_add, listed, chars, notes, feeds, encodes, searches = [], [], [], 0, [], [], []
+        t0, c0 = time.perf_counter(), time.process_time()
         for x in lines:
-            f, e, t = fed[0], encoder.encoded, time.perf_counter()
+            f, e, s, t = fed[0], encoder.encoded, searched[0], time.perf_counter()
             out = memory.add([x], user_id="me", run_id="s")
             per_add.append(time.perf_counter() - t)
             feeds.append(fed[0] - f)
             encodes.append(encoder.encoded - e)
+            searches.append(searched[0] - s)
             listed.append(len(out["results"]))
             chars.append(sum(len(r["memory"]) for r in out["results"]))
             notes += any("open turn would hold" in r["reason"] for r in out.get("notes", []))
-        total = time.perf_counter() - t0
+        total, cpu = time.perf_counter() - t0, time.process_time() - c0
     finally:
-        TranscriptState.feed = feed
-    return {"reads": n, "adds": len(lines), "total_s": total, "slowest_s": max(per_add), "capped": notes,
-            "results_mean": sum(listed) / len(listed), "results_max": max(listed),
-            "result_chars_mean": sum(chars) / len(chars), "fed_mean": sum(feeds) / len(feeds),
-            "fed_max": max(feeds), "encoded_mean": sum(encodes) / len(encodes), "encoded_max": max(encodes)}
+        TranscriptState.feed, toolstate.says = feed, says
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    return {"reads": n, "adds": len(lines), "total_s": total, "cpu_s": cpu, "slowest_s": max(per_add), "capped": notes,
+            "results_mean": mean(listed), "results_max": max(listed), "result_chars_mean": mean(chars),
+            "fed_mean": mean(feeds), "fed_max": max(feeds), "encoded_mean": mean(encodes), "encoded_max": max(encodes),
+            "searched_mean": mean(searches), "searched_max": max(searches)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reads", default="25,50,100", help="the response's reads, comma-separated (default 25,50,100)")
     p.add_argument("--size", type=int, default=90_000, help="characters of each result (default 90000)")
     args = p.parse_args(argv)
-    cols = ("reads", "adds", "total_s", "slowest_s", "capped", "results_mean", "results_max", "result_chars_mean",
-            "fed_mean", "fed_max", "encoded_mean", "encoded_max")
+    cols = ("reads", "adds", "total_s", "cpu_s", "slowest_s", "capped", "results_mean", "results_max",
+            "result_chars_mean", "fed_mean", "fed_max", "encoded_mean", "encoded_max", "searched_mean", "searched_max")
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for n in (int(x) for x in args.reads.split(",")):
