@@ -211,11 +211,14 @@ def test_a_codex_rollout_of_marked_requests_without_turn_contexts_closes_its_tur
     """A rollout of 0.3x-0.77 is read by requests from its first turn_context line, in file order before it: one
     without any is read as a later Codex's, a turn ending at each message or output. Its open turn closed only at a
     turn_context, so it never closed: each add read every line again (up to the cap). It is now the lines since the
-    last message or output, as in a later Codex's rollout, and the memories, states and labels are the importer's."""
+    last message or call after an output (an output stays with its call, which its shown lines are read by), as in
+    a later Codex's rollout, and the memories, states and labels are the importer's."""
     lines = lines()
     memory = ScopedMemory(HashingEncoder(16))
-    ends = [j for j, x in enumerate(lines) if j and x["type"] == "response_item"
-            and (x["payload"]["type"] == "message" or x["payload"]["type"].endswith("_output"))]
+    kinds = [x["payload"]["type"] if x["type"] == "response_item" else "" for x in lines]
+    items = [j for j, k in enumerate(kinds) if k == "message" or k.endswith(("_call", "_output"))]
+    ends = [j for j in items if j and (kinds[j] == "message" or kinds[j].endswith("_call")
+                                       and kinds[max([0, *(i for i in items if i < j)])].endswith("_output"))]
     for i, x in enumerate(lines):
         memory.add([x], user_id="me", run_id="s")
         memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))

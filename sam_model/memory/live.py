@@ -16,9 +16,10 @@ directory was traced whole, and so on.
 So each scope keeps its **open turn**: the lines since the last one that closes every earlier turn (:func:`opens`: a
 Claude Code prompt or a response of a new ``message.id``, a Gemini CLI user or gemini message of a new id, a Codex
 turn_context of a request-marked rollout once one came (the reader reads the items before it in file order) or else
-a message or an output item, codex exec's turn and run events,
+a message or a call after an output (an output stays in its call's turn: the reader reads the lines an output shows
+by its call, numbered.mark), codex exec's turn and run events,
 words or a call after every call ended, OpenHands 0.x's next action once every call has its observation, V1's next
-event read as a message), with the conversation's tracker mark and the store recorder's row where it began, and what
+event read as a message other than a result), with the conversation's tracker mark and the store recorder's row where it began, and what
 the format's earlier lines said that later ones need (:class:`OpenTurn`'s ``facts``: the first line as the reader
 needs it again, put back in front of the open turn's lines; the working directory the lines before the open turn
 told, told on its first message; Gemini CLI's closed message ids; ``begun``: a request-marked Codex rollout's lines held a
@@ -48,7 +49,7 @@ from sam_model.data.formats import (
     to_chat,
 )
 from sam_model.data.formats.base import Chat
-from sam_model.data.formats.responses import OUTPUTS
+from sam_model.data.formats.responses import CALLS, OUTPUTS
 from sam_model.data.schema import State
 from sam_model.data.toolstate import ToolCall, TranscriptState
 from sam_model.io import SAMFileError
@@ -217,8 +218,11 @@ def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> boo
         if marked(facts) and (facts.get("begun") or any(isinstance(e, Mapping) and e.get("type") == "turn_context"
                                                         for e in turn)):
             return False  # a request's outputs may move after its later call (codex._in_response_order)
-        return codex.is_line(line) and line["type"] == "response_item" and isinstance(item, Mapping) and (
-            item.get("type") == "message" or item.get("type") in OUTPUTS)
+        if not (codex.is_line(line) and line["type"] == "response_item" and isinstance(item, Mapping)):
+            return False
+        # an output closed the turn before it until its call's line was needed to read it (numbered.mark: the lines
+        # of a file it printed), so a call after the outputs opens the turn now, as a message does
+        return item.get("type") == "message" or item.get("type") in CALLS and _last_item(turn) in OUTPUTS
     if fmt == "openhands":
         return _openhands_opens(turn, line)
     if fmt == "openhands-v1":
@@ -242,6 +246,15 @@ def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> boo
         return (itype in codex_exec.WORDS and kind == "item.completed") or (
             itype in codex_exec.CALLS and last is not None and last[0] == "item.completed" and last[1] in codex_exec.CALLS)
     return False
+
+
+def _last_item(turn: list[Any]) -> str | None:
+    """The type of the last message, call or output among a Codex open turn's lines (None: none)."""
+    for x in reversed(turn):
+        item = x.get("payload") if codex.is_line(x) and x["type"] == "response_item" else None
+        if isinstance(item, Mapping) and (item.get("type") == "message" or item.get("type") in (*CALLS, *OUTPUTS)):
+            return item["type"]
+    return None
 
 
 def _openhands_opens(turn: list[Any], line: Mapping[str, Any]) -> bool:
@@ -309,15 +322,18 @@ def _response_calls(e: Mapping[str, Any]) -> set[str]:
 def _v1_opens(turn: list[Any], line: Mapping[str, Any]) -> bool:
     """OpenHands V1: results name their call (``tool_call_id``), and consecutive ActionEvents of one
     ``llm_response_id`` are one message: so an event that reads as a message of its own closes the turn, unless it
-    is an ActionEvent of a response read in it (a parallel call). An event read as none (a state update, a
+    is an ActionEvent of a response read in it (a parallel call) or a result (read with its call, whose arguments
+    say which file's lines it printed: numbered.mark). An event read as none (a state update, a
     condensation) may sit between a response's ActionEvents, which still join across it."""
     if line.get("kind") == "ActionEvent" and line.get("llm_response_id") is not None and _key(line["llm_response_id"]) in {
             _key(e.get("llm_response_id")) for e in turn if isinstance(e, Mapping) and e.get("kind") == "ActionEvent"}:
         return False
     try:
-        return bool(openhands_v1.to_chat([line], "data").messages)
+        messages = openhands_v1.to_chat([line], "data").messages
     except SAMFileError:
         return False  # a bad event: the read of the turn names it
+    # a result stays in its call's turn: the reader reads the lines it shows by its call (numbered.mark)
+    return any(m.get("role") != "tool" for m in messages)
 
 
 def marked(facts: Mapping[str, Any]) -> bool:
@@ -344,7 +360,7 @@ def learn(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
     """What ``lines`` (read in a scope's open turn) say that later adds need: the first line's :func:`head` (a later
     session_meta, a fork's copy, is no policy), kept as ``meta`` once; whether a Codex rollout's lines held a
     turn_context (``begun``): a rollout of 0.3x-0.77 is read in file order up to its first one, as a later Codex's
-    (a message or an output closes a turn), and by requests from there (only a turn_context does; one without
+    (a message or a call after an output closes a turn), and by requests from there (only a turn_context does; one without
     any, an early 0.3x's, closed no turn, its open turn read again whole at each add up to the cap)."""
     if fmt == "codex" and not facts.get("begun") and any(codex.is_line(x) and x["type"] == "turn_context"
                                                          for x in lines):

@@ -1,0 +1,59 @@
+"""Review of the line-number marks (sam_model.data.formats.numbered, toolstate's rule) against live adds, Claude
+Code's own search tool and hostile outputs: each case here was labelled otherwise before its fix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import test_shown_lines as shown
+from test_live_adds import conversation, fed, imported
+from test_openhands_v1 import Run as RunV1
+from test_openhands_v1 import terminal
+
+from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+ROLLOUT = "rollout-2025-10-29T00-59-38-0199a213-81c0-7800-8aa1-bbab2a035a53.jsonl"
+LS = ("ls tests", "test_reader.py\n")  # a result between: the one right before a call is no memory
+
+
+def codex() -> tuple[str, list]:
+    """A current Codex rollout (read in file order): rg -n prints line 212, nl -ba lines 212-214, then ranges."""
+    return ROLLOUT, shown.rollout([("rg -n 'def parse_header' src", f"{shown.REL}:212:def parse_header(block):\n"),
+                                   LS, (f"nl -ba {shown.REL} | sed -n '212,240p'", shown.listing(212)), LS,
+                                   (f"sed -n '213,214p' {shown.REL}", "\n".join(shown.CODE[1:]))])
+
+
+def openhands_v1() -> tuple[str, list]:
+    path = f"/workspace/{shown.REL}"
+    run = RunV1()
+    run.add("MessageEvent", "user", llm_message={"role": "user", "content": [{"type": "text", "text": shown.ISSUE}],
+                                                 "tool_calls": None}, llm_response_id=None, activated_skills=[],
+            extended_content=[], sender=None)
+    (search,) = run.act("r1", "Find it.", ("c1", "terminal", {"command": f"grep -n 'def parse_header' {path}"}))
+    run.observe(search, "212:def parse_header(block):", **terminal("", 0))
+    (ls,) = run.act("r1b", "", ("c1b", "terminal", {"command": "ls tests"}))
+    run.observe(ls, "test_reader.py", **terminal("", 0))
+    (view,) = run.act("r2", "", ("c2", "file_editor", {"command": "view", "path": path, "view_range": [212, 230]}))
+    run.observe(view, f"Here's the result of running `cat -n` on {path}:\n" + shown.listing(212), command="view",
+                path=path)
+    return "v1.json", run.events
+
+
+@pytest.mark.parametrize("session", [codex, openhands_v1])
+def test_a_session_added_line_by_line_labels_line_numbers_by_the_outputs_the_importer_does(tmp_path, session):
+    """A current Codex rollout fed a line an add read each function_call_output as the first line of a new open turn,
+    without the function_call its reader reads the output's numbered lines by (numbered.mark): the shown lines were
+    lost when the next add read the turn again, and `nl -ba FILE | sed -n '212,240p'` took 212 from the issue's #212
+    as well as from rg's FILE:212: (the importer: rg's alone). An output now stays in its call's turn."""
+    name, lines = session()
+    if name == "v1.json":
+        (tmp_path / "v1.json").write_text(json.dumps(lines))
+        events = list(iter_transcript_events(tmp_path / "v1.json", report=ImportReport()))
+    else:
+        events = imported(tmp_path, name, lines)
+    want = [e.get("useful_memory_steps") or [] for e in events]
+    assert any(want) and not any(0 in w for w in want)  # the issue (#212, #213) labels no line number
+    assert [labels for _, labels in conversation(fed(lines, [lines]))] == want
+    assert [labels for _, labels in conversation(fed(lines, [[x] for x in lines]))] == want
+
