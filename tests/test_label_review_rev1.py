@@ -57,3 +57,35 @@ def test_a_session_added_line_by_line_labels_line_numbers_by_the_outputs_the_imp
     assert [labels for _, labels in conversation(fed(lines, [lines]))] == want
     assert [labels for _, labels in conversation(fed(lines, [[x] for x in lines]))] == want
 
+
+def test_claude_codes_grep_shows_the_lines_a_read_offset_takes(tmp_path):
+    """Claude Code's Grep in content mode prints ripgrep's PATH:212:code (212:code for one file), but only Read, Edit,
+    MultiEdit and Write were read for shown lines: Read(offset=212) after the Grep that printed line 212 took 212 from
+    the issue's #212 (CONVERSION_VERSION 62). Now it is labelled by the Grep that showed it, for a tree and
+    for one file."""
+    from test_format_claude_code import SESSION, Session, text, tool_use
+    from test_format_claude_code import write as write_session
+
+    from sam_model.data.formats.numbered import call_lines
+
+    file = "/repo/invoicer/dates.py"
+    s = Session()
+    s.user("due_date is off by one since #212 was merged: fix it")
+    s.respond(tool_use("g1", "Grep", {"pattern": "def due", "path": "/repo/invoicer", "output_mode": "content",
+                                      "-n": True}))
+    s.result("g1", f"{file}:212:def due_date(issued, terms):")
+    s.respond(tool_use("l1", "Bash", {"command": "ls tests", "description": "List the tests"}))
+    s.result("l1", "test_dates.py")  # a result between: the one right before a call is no memory
+    s.respond(tool_use("r1", "Read", {"file_path": file, "offset": 212, "limit": 30}))
+    s.result("r1", "   212\u2192def due_date(issued, terms):")
+    s.respond(text("Found it."))
+    events = list(iter_transcript_events(write_session(tmp_path / f"{SESSION}.jsonl", s.entries),
+                                         report=ImportReport()))
+    grep = next(e["step"] for e in events if e["kind"] == "result" and e["text"].startswith("Grep:"))
+    labelled = [e for e in events if e.get("meta", {}).get("needed", {}).get("offset")]
+    assert [e["useful_memory_steps"] for e in labelled] == [[grep]]  # was [[0]]: the issue's #212
+    _, one = call_lines("Grep", {"pattern": "def due", "path": "invoicer/dates.py", "output_mode": "content",
+                                 "-C": 1}, "/repo")
+    assert one is not None and one("57-import x\n58:def due_date():\n59-    pass") == {file: [57, 58, 59]}
+    _, listed = call_lines("Grep", {"pattern": "def due", "output_mode": "files_with_matches"}, "/repo")
+    assert listed is None  # file names, no lines

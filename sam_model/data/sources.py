@@ -149,7 +149,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 61: a search hit on a Windows path (C:\repo\src\a.py:200:) opens a window as FILE:200: does (59).
 # 62: Claude Code, OpenHands, Codex, codex exec, Gemini CLI and mini-swe-agent mark their line numbers too (Read's offset,
 # view_range, insert_line, sed -n ranges; Read's and the editors' listings, grep -n, cat -n, nl -ba).
-CONVERSION_VERSION = 62
+# 63: Claude Code's Grep in content mode shows the lines it prints (PATH:212:code, 212:code for one file), as grep -n
+# does (62): a Read offset, view range or sed range it showed is labelled by it.
+CONVERSION_VERSION = 63
 
 
 @dataclass(frozen=True)

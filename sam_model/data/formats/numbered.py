@@ -14,6 +14,8 @@ from the producers' outputs:
   (``The file X has been updated. Here's the result of running `cat -n` on a snippet of the edited file:`` then
   ``   12→code``); both show lines of the call's ``file_path``, and ``Read``'s ``offset`` is a line number of it (a
   page's offset stays trivial: shellwords.is_page_offset, so it is never labelled);
+- **Claude Code's Grep** in content mode prints ripgrep's ``PATH:58:code`` (``58:code`` for the one file its
+  ``path`` names), read as ``grep -rn``'s below;
 - **OpenHands**: ``str_replace_editor`` (0.x) and ``file_editor`` (V1) print ``Here's the result of running `cat -n`
   on PATH:`` then ``   212\\tcode`` (an edit's and an insert's snippet after their own words), read as SWE-agent's
   copy of the same editor is (:func:`~sam_model.data.formats.swe_agent.numbered_lines`); ``view_range`` and
@@ -112,6 +114,8 @@ def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, 
     if tool in CLAUDE_FILES and isinstance(path := args.get("file_path"), str) and path:
         numbers = {"file": path, "arguments": ["offset"]} if tool == "Read" and "offset" in args else None
         return numbers, lambda text: _numbered(text, path, _ARROW)
+    if tool == "Grep" and args.get("output_mode") == "content" and args.get("-n") is not False:
+        return None, _claude_grep(args, cwd)
     if tool in EDITORS and isinstance(path := args.get("path"), str) and path:
         file = _under(cwd, path)
         named = [a for a in EDITOR_LINES if a in args]
@@ -121,6 +125,16 @@ def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, 
             workdir = args.get("workdir")
             return shell_lines(name, value, _under(cwd, workdir) if isinstance(workdir, str) else cwd)
     return None, None
+
+
+def _claude_grep(args: Mapping[str, Any], cwd: str) -> Reader:
+    """The reader of Claude Code's Grep in content mode, which runs ripgrep with ``-n`` (its default since 2.0):
+    ``PATH:58:code`` for a tree, ``58:code`` for the one file its ``path`` names (rg names no file it was given
+    alone); ``PATH-57-code`` and ``57-code`` are ``-A``/``-B``/``-C`` context lines, the bare ones read as grep's."""
+    path = args.get("path")
+    context = any(args.get(k) for k in ("-A", "-B", "-C"))
+    bare = _lines_of(_under(cwd, path), _CONTEXT if context else _BARE) if isinstance(path, str) and path else None
+    return lambda text: _grep_named(text, cwd) or (bare(text) if bare else {})
 
 
 def shell_lines(argument: str, command: Any, cwd: str) -> tuple[dict[str, Any] | None, Reader | None]:
