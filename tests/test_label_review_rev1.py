@@ -89,3 +89,33 @@ def test_claude_codes_grep_shows_the_lines_a_read_offset_takes(tmp_path):
     assert one is not None and one("57-import x\n58:def due_date():\n59-    pass") == {file: [57, 58, 59]}
     _, listed = call_lines("Grep", {"pattern": "def due", "output_mode": "files_with_matches"}, "/repo")
     assert listed is None  # file names, no lines
+
+
+def test_a_page_bound_reads_each_earlier_result_for_hits_once_a_session(monkeypatch):
+    """Each decision with a page bound (sed -n '200,250p') read every earlier result for a hit at that line again
+    (grep_hit): a 2,000-event session of 100 KB results paging through files read a million results (0.1 ms to 3 ms
+    each). A result's hits are now read once (shellwords.hit_lines, kept by the tracker): as many reads as results,
+    and the same labels (a page at a hit traced to the searches that printed it)."""
+    from sam_model.data import shellwords, toolstate
+
+    reads: list[int] = []
+    pattern, lines = shellwords._hit_line, toolstate.hit_lines
+    monkeypatch.setattr(shellwords, "_hit_line", lambda line: reads.append(line) or pattern(line))
+    monkeypatch.setattr(toolstate, "hit_lines", lambda text: reads.append(0) or lines(text))
+    state = toolstate.TranscriptState("e")
+    state.feed({"role": "user", "content": "the parser fails on the header"})
+    results = 0
+    for k in range(45):  # a search printing a hit at line 200, a listing (the result right before the page), a page
+        command, output = [("grep -rn parse_header src", f"src/m{k}.py:200:def parse_header():"), ("ls", "README"),
+                           (f"sed -n '200,250p' src/m{k - 2}.py", "    return key")][k % 3]
+        state.feed({"role": "assistant", "content": None, "tool_calls": [{"id": f"c{k}", "type": "function", "function": {
+            "name": "bash", "arguments": json.dumps({"command": command})}}]})
+        state.feed({"role": "tool", "tool_call_id": f"c{k}", "content": output})
+        results += 1
+    pages = [e for e in state.events if "200" in e.get("meta", {}).get("needed", {}).get("command", [])]
+    assert len(pages) == 15  # each page at 200 traced to the searches that printed src/...:200:
+    assert all(state.events[s]["text"].startswith("bash: src/") for e in pages for s in e["useful_memory_steps"])
+    assert 0 < len(reads) <= results  # was the results before each page bound: 15 pages, ~340 reads
+    state.forget(2)  # a forgotten result's text is no longer kept for its hits
+    assert all(t == e["text"] for k, (t, _) in state._hits.items() for e in [state.events[k]])
+    assert "_hits" not in state.state_dict()

@@ -254,6 +254,19 @@ def _hit_line(line: int) -> re.Pattern[str]:
     return re.compile(rf"(?m)^(?:[\w.-]+: )?(?:(?:[A-Za-z]:)?[^\s:]+:|Line )?{line}:")
 
 
+# each way a line may open with a hit (grep_hit's pattern, its optional parts given or not): one number each
+_HIT_FORMS = [re.compile(rf"(?m)^{prefix}{where}(\d{{1,12}}):")
+              for prefix in ("", r"[\w.-]+: ") for where in ("", r"[A-Za-z]:[^\s:]+:", r"[^\s:]+:", "Line ")]
+
+
+def hit_lines(text: str) -> frozenset[int]:
+    """Every line :func:`grep_hit` finds ``text`` printing as a search hit, read once (a line's number with a
+    leading zero is none: ``0200:`` is not ``200:``), for a reader asking of many lines (toolstate's page bounds)."""
+    if ":" not in text:
+        return frozenset()
+    return frozenset(int(n) for form in _HIT_FORMS for n in form.findall(text) if n == str(int(n)))
+
+
 def is_page(first: int, end: int) -> bool:
     """Whether the line range ``first``-``end`` is a page of a file read page by page: its k-th window of n lines,
     n at least :data:`PAGE_LINES` and a multiple of 10 (``200,400p`` or ``201,400p`` after ``1,200p``, ``250,500p``,

@@ -132,7 +132,7 @@ from sam_model.data.provenance import contains_value
 from sam_model.data.shellwords import (
     PageBound,
     command_words,
-    grep_hit,
+    hit_lines,
     is_command_line,
     is_operation,
     is_page_offset,
@@ -509,6 +509,9 @@ class TranscriptState:
         self.cwd = ""  # the agent's working directory, as the last message that told it said (CWD); "" unknown
         self.shown: list[list[Any]] = []  # [event, file, [line numbers]] of each result's SHOWN_LINES, in step order
         self._sayings = Sayings()  # which events say each value judged so far (not saved: state_dict)
+        # a result's search hits (shellwords.hit_lines), by event, with the text they were read from: read once, not at
+        # every page bound of every later decision; never saved (state_dict), dropped with a forgotten text
+        self._hits: dict[int, tuple[str, frozenset[int]]] = {}
 
     def snapshot(self) -> dict[str, Any]:
         return {"phase": self.phase, "subgoal_stack": list(self.stack),
@@ -645,7 +648,7 @@ class TranscriptState:
         def hit(line: int) -> bool:  # grep -n's FILE:LINE: (read only for a page's bounds, which are rare)
             if line not in printed:
                 printed[line] = {i for i, e in enumerate(self.events[:d_step])
-                                 if e["kind"] == "result" and grep_hit(e["text"], line)}
+                                 if e["kind"] == "result" and line in self._hit_lines(i)}
             return bool(printed[line])
 
         outcomes: Counter = Counter()
@@ -677,6 +680,16 @@ class TranscriptState:
             state["constraints"] = mask_constraints(state["constraints"], needed)
             state["uncertainty_flags"] = sorted(needed)
         return Decision(state, labels, needed, outcomes, [d_step - s for s in labels], per_call)
+
+    def _hit_lines(self, step: int) -> frozenset[int]:
+        """The lines result ``step`` printed as search hits (shellwords.hit_lines), read once for its text: a long
+        session paging through files read every earlier result again at each page bound (2,000 events, 100 KB
+        results: a decision read 1,000 results, the session a million)."""
+        text = self.events[step]["text"]
+        kept = self._hits.get(step)
+        if kept is None or kept[0] is not text:  # a text rewritten, or another event at the step after a rollback
+            kept = self._hits[step] = (text, hit_lines(text))
+        return kept[1]
 
     def call_state(self, calls: Sequence[ToolCall], cwd: str | None = None) -> dict[str, Any]:
         """The state an agent is in when it is about to make ``calls`` (one assistant message's, at least one) after
@@ -729,6 +742,7 @@ class TranscriptState:
         """The state as it was at ``mark`` (a batch of messages refused part-way is taken whole or not at all)."""
         n = mark["n"]
         del self.events[n:], self._norms[n:]
+        self._hits = {k: v for k, v in self._hits.items() if k < n}  # the texts of the events cut are held nowhere
         if mark["last_event"] is not None:
             self.events[n - 1] = dict(mark["last_event"])  # a tool call revises the last event in place
         self.phase, self.last, self.stack, self.cons = mark["phase"], mark["last"], mark["stack"], mark["cons"]
@@ -752,6 +766,7 @@ class TranscriptState:
         and a later tool call that revises the event's state keeps them."""
         self.events[step] = {**self.events[step], "text": text}
         self._norms[step] = norm(text)
+        self._hits.pop(step, None)  # a forgotten text is held nowhere
 
     def forget(self, step: int) -> dict[str, int | None]:
         """Blank the text of event ``step`` (its memory was deleted): no later argument is traced to it, and a saved
@@ -823,7 +838,8 @@ class TranscriptState:
 
     def state_dict(self) -> dict[str, Any]:
         """Everything the tracker knows, JSON-able (a saved memory continues a conversation where it was)."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(self).items() if k != "_sayings"}
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(self).items()
+                if k not in ("_sayings", "_hits")}
 
     @classmethod
     def from_state_dict(cls, d: Mapping[str, Any]) -> TranscriptState:
