@@ -119,3 +119,21 @@ def test_a_page_bound_reads_each_earlier_result_for_hits_once_a_session(monkeypa
     state.forget(2)  # a forgotten result's text is no longer kept for its hits
     assert all(t == e["text"] for k, (t, _) in state._hits.items() for e in [state.events[k]])
     assert "_hits" not in state.state_dict()
+
+
+def test_a_grep_outputs_files_are_resolved_once_each(monkeypatch):
+    """numbered's grep -rn reader resolved each output line's path under the working directory (posixpath.join and
+    normpath: 27 ms a 100 KB output, twice a conversion, more than the rest of a grep-heavy session's conversion).
+    A file is now resolved once an output, and the lines each file showed are as before."""
+    from sam_model.data.formats import numbered
+
+    resolved: list[str] = []
+    under = numbered._under
+    monkeypatch.setattr(numbered, "_under", lambda cwd, path: resolved.append(path) or under(cwd, path))
+    _, reader = numbered.shell_lines("command", "grep -rn compute src", "/repo")
+    output = "".join(f"src/m{k % 3}.py:{k}:    value = compute({k})\n" for k in range(1, 1000))
+    shown = reader(output) if reader else {}
+    assert {f: len(ns) for f, ns in shown.items()} == {"/repo/src/m0.py": 333, "/repo/src/m1.py": 333,
+                                                       "/repo/src/m2.py": 333}
+    assert shown["/repo/src/m1.py"][:2] == [1, 4]
+    assert resolved.count("src/m1.py") == 1  # was 333: once a line

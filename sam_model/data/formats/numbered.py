@@ -68,6 +68,8 @@ _ARROW = re.compile(r" *(\d{1,12})(?:→|\t)")  # Claude Code's "  3130→code" 
 _CAT_N = re.compile(r" *(\d{1,12})\t")  # cat -n's and nl's "   212\tcode"
 _NAMED = re.compile(r"(.+?):(\d{1,12}):")  # grep -n's "PATH:212:code"
 _BARE = re.compile(r"(\d{1,12}):")  # grep -n's "212:code", one file searched
+_NAMED_LINES = re.compile(r"(?m)^([^\n]+?):(\d{1,12}):")  # _NAMED at each line of a text
+_BARE_START = re.compile(r"\d+[:-]")  # a bare line ("212:code") or context line that _NAMED took for a path
 _CONTEXT = re.compile(r"(\d{1,12})[:-]")  # the same with -A/-B/-C's context lines, "211-code"
 _SHELL_C = re.compile(r"-[a-z]*c")  # bash -c, -lc: the next word is the script
 _FD = re.compile(r"(?<=\s)\d+(?=[<>])")  # the 2 of 2>&1, 2>/dev/null: a descriptor, no word
@@ -310,11 +312,16 @@ _LONG = {"--line-number": ("n", False), "--recursive": ("r", False), "--with-fil
 
 
 def _grep_named(text: str, where: str) -> Shown:
+    """Each ``PATH:212:`` line's number under its file (a file named once per output: a 100 KB grep -rn output names
+    a few files in thousands of lines)."""
     found: Shown = {}
-    for line in text.split("\n"):
-        if (m := _NAMED.match(line)) and not re.match(r"\d+[:-]", m.group(1)):
-            found.setdefault(_under(where, m.group(1)), []).append(int(m.group(2)))
-    return found
+    for name, number in _NAMED_LINES.findall(text):
+        if not _BARE_START.match(name):
+            found.setdefault(name, []).append(int(number))
+    files: Shown = {}
+    for name, numbers in found.items():
+        files.setdefault(_under(where, name), []).extend(numbers)
+    return files
 
 
 def _lines_of(file: str, number: re.Pattern[str]) -> Reader:
