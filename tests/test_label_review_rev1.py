@@ -137,3 +137,29 @@ def test_a_grep_outputs_files_are_resolved_once_each(monkeypatch):
                                                        "/repo/src/m2.py": 333}
     assert shown["/repo/src/m1.py"][:2] == [1, 4]
     assert resolved.count("src/m1.py") == 1  # was 333: once a line
+
+
+@pytest.mark.parametrize(("hit_file", "labelled"), [("/repo/src/b.py", False), ("/repo/src/a.py", True)])
+def test_a_page_of_one_file_is_no_window_around_a_hit_in_another(tmp_path, hit_file, labelled):
+    """A page's bound is kept as a value where an earlier result printed that line as a search hit (59): but the
+    hit was of any file, so Read(src/a.py, offset=200, limit=50), a page, was traced to a Grep that printed
+    src/b.py:200: (a grep -rn of a few hundred hits holds most page bounds of some file). Where the reader marked
+    which file's lines the search showed and which file the call reads, a hit of another file opens no window."""
+    from test_format_claude_code import SESSION, Session, text, tool_use
+    from test_format_claude_code import write as write_session
+
+    s = Session()
+    s.user("the importer skips rows; look at the parser")
+    s.respond(tool_use("g1", "Grep", {"pattern": "def parse", "path": "/repo/src", "output_mode": "content",
+                                      "-n": True}))
+    s.result("g1", f"{hit_file}:200:def parse(rows):")
+    s.respond(tool_use("l1", "Bash", {"command": "ls tests", "description": "List the tests"}))
+    s.result("l1", "test_a.py")  # a result between: the one right before a call is no memory
+    s.respond(tool_use("r1", "Read", {"file_path": "/repo/src/a.py", "offset": 200, "limit": 50}))
+    s.result("r1", "   200\u2192def parse(rows):")
+    s.respond(text("Found it."))
+    events = list(iter_transcript_events(write_session(tmp_path / f"{SESSION}.jsonl", s.entries),
+                                         report=ImportReport()))
+    offsets = [e["useful_memory_steps"] for e in events if "offset" in e.get("meta", {}).get("needed", {})]
+    grep = next(e["step"] for e in events if e["kind"] == "result" and e["text"].startswith("Grep:"))
+    assert offsets == ([[grep]] if labelled else [])  # b.py's hit: [[grep]] before

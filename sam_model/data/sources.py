@@ -151,7 +151,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # view_range, insert_line, sed -n ranges; Read's and the editors' listings, grep -n, cat -n, nl -ba).
 # 63: Claude Code's Grep in content mode shows the lines it prints (PATH:212:code, 212:code for one file), as grep -n
 # does (62): a Read offset, view range or sed range it showed is labelled by it.
-CONVERSION_VERSION = 63
+# 64: a page of a file is a window around a search hit (59) only where the hit is of that file, where the reader
+# marked both (62): Read(a.py, offset=200, limit=50) after a Grep that printed b.py:200: is a page again.
+CONVERSION_VERSION = 64
 
 
 @dataclass(frozen=True)

@@ -643,13 +643,20 @@ class TranscriptState:
         d_step = len(self.events) - 1
         self._sayings.sync(self._norms)  # the events' texts: the decision point's own last
         cwd = self.cwd if cwd is None else cwd
-        printed: dict[int, set[int]] = {}  # a line -> the earlier results that print it as a search hit
+        printed: dict[tuple[int, str], set[int]] = {}  # (line, file) -> the earlier results that print it as a hit
+        marked: dict[int, list[tuple[str, list[int]]]] = {}  # a result -> the lines of each file it showed (shown)
+        file = ""  # the file the call being judged takes line numbers of (LINE_ARGUMENTS), "" unknown
 
         def hit(line: int) -> bool:  # grep -n's FILE:LINE: (read only for a page's bounds, which are rare)
-            if line not in printed:
-                printed[line] = {i for i, e in enumerate(self.events[:d_step])
-                                 if e["kind"] == "result" and line in self._hit_lines(i)}
-            return bool(printed[line])
+            if file and not marked:
+                for step, f, ns in self.shown:
+                    marked.setdefault(step, []).append((f, ns))
+            if (line, file) not in printed:  # a result a reader marked is a hit only where it showed the call's file's
+                printed[line, file] = {i for i, e in enumerate(self.events[:d_step])
+                                       if e["kind"] == "result" and line in self._hit_lines(i)
+                                       and (not file or i not in marked
+                                            or any(same_file(f, file) and line in ns for f, ns in marked[i]))}
+            return bool(printed[line, file])
 
         outcomes: Counter = Counter()
         needed: dict[str, list[str]] = {}
@@ -658,11 +665,12 @@ class TranscriptState:
         for call in calls:
             per_call.append({})
             of = (lines or {}).get(call.id) if call.id is not None else None
+            file = of[0] if of is not None else ""
             for path, v, setting in call_leaves(call, hit):
                 outcome, hits, traced = ("trivial", [], "") if setting else self._judge(path, v, self._norms, cwd)
                 if outcome == "needed" and isinstance(v, PageBound) and hit(int(v)):
                     # a window's bound a hit printed: traced to the results that printed it as a hit
-                    hits = [i for i in hits if i in printed[int(v)]]
+                    hits = [i for i in hits if i in printed[int(v), file]]
                     outcome = outcome if hits else "untraceable"
                 if outcome == "needed" and of is not None and path.split(".")[0] in of[1] \
                         and (showed := self._showed(of[0], v, hits)):
