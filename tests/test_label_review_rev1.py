@@ -163,3 +163,18 @@ def test_a_page_of_one_file_is_no_window_around_a_hit_in_another(tmp_path, hit_f
     offsets = [e["useful_memory_steps"] for e in events if "offset" in e.get("meta", {}).get("needed", {})]
     grep = next(e["step"] for e in events if e["kind"] == "result" and e["text"].startswith("Grep:"))
     assert offsets == ([[grep]] if labelled else [])  # b.py's hit: [[grep]] before
+
+
+def test_a_file_named_relative_to_the_directory_an_earlier_add_told_is_the_importers(tmp_path):
+    """A live add reads its open turn after the lines that told the working directory (a rollout's session_meta):
+    the reader marked the lines an output showed before the scope's directory was put on the first message, so
+    `grep -n ... ../lib/reader.py`'s line 212 was of ../lib/reader.py, no file `sed -n '212,214p'
+    /home/agent/lib/reader.py` takes lines of: the sed was labelled by the issue's #212, the importer's by the grep.
+    The open turn is marked again once its directory is told."""
+    lines = shown.rollout([("grep -n 'def parse_header' ../lib/reader.py", "212:def parse_header(block):\n"), LS,
+                           ("sed -n '212,214p' /home/agent/lib/reader.py", "    key, value = block[0]\n")])
+    events = imported(tmp_path, ROLLOUT, lines)
+    want = [e.get("useful_memory_steps") or [] for e in events]
+    grep = next(e["step"] for e in events if e["kind"] == "result" and e["text"].startswith("shell: 212:"))
+    assert [grep] in want  # the importer: the sed's 212 is the grep's
+    assert [labels for _, labels in conversation(fed(lines, [[x] for x in lines]))] == want  # was the issue's

@@ -48,7 +48,8 @@ from sam_model.data.formats import (
     openhands_v1,
     to_chat,
 )
-from sam_model.data.formats.base import Chat
+from sam_model.data.formats.base import CWD, Chat
+from sam_model.data.formats.numbered import mark
 from sam_model.data.formats.responses import CALLS, OUTPUTS
 from sam_model.data.schema import State
 from sam_model.data.toolstate import ToolCall, TranscriptState
@@ -376,7 +377,8 @@ def learn(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
 def chat(fmt: str, lines: list[Any], facts: Mapping[str, Any]) -> Chat:
     """The chat of an open turn's lines, as the format's reader reads them after the lines before: the first line's
     facts (``meta``) put back in front, and the working directory the lines before told (``cwd``) on its first
-    message, as the reader tells it on the message after it changes (``Chat.cwd``: the directory after the lines)."""
+    message, as the reader tells it on the message after it changes (``Chat.cwd``: the directory after the lines),
+    the lines its outputs showed marked again in it (numbered.mark)."""
     if "meta" in facts and not (lines and head(fmt, lines[0], True) is not None):
         lines = [facts["meta"], *lines]
     if not lines:
@@ -385,8 +387,12 @@ def chat(fmt: str, lines: list[Any], facts: Mapping[str, Any]) -> Chat:
         read = to_chat(lines, "data", fmt)
     except SAMFileError as err:
         raise ValueError(str(err)) from None
-    read.known_before(facts.get("cwd", ""))
-    return read
+    cwd = facts.get("cwd", "")
+    told = bool(cwd and read.messages) and CWD not in read.messages[0]
+    read.known_before(cwd)
+    # the reader marked the lines its outputs showed before it knew the directory (numbered.mark): a file named
+    # relative to it (../lib/x.py) was no file a call naming it whole took lines of, as the importer finds it is
+    return mark(read) if told else read
 
 
 def calls_cwd(turn: OpenTurn | None, cwd: str, calls: list[ToolCall]) -> str | None:
