@@ -178,3 +178,27 @@ def test_a_file_named_relative_to_the_directory_an_earlier_add_told_is_the_impor
     grep = next(e["step"] for e in events if e["kind"] == "result" and e["text"].startswith("shell: 212:"))
     assert [grep] in want  # the importer: the sed's 212 is the grep's
     assert [labels for _, labels in conversation(fed(lines, [[x] for x in lines]))] == want  # was the issue's
+
+
+def test_a_local_shell_rollouts_open_turn_closes_at_each_call_after_an_output(tmp_path):
+    """Codex's local_shell_call is a call as a function_call is: an open turn that opens only at a function_call
+    after an output never closed in a run of local shell calls (each add read the run's lines again, up to the
+    cap). It closes at each call after an output, and the memories and labels are the importer's."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    r = lambda item: shown.line("response_item", item)  # noqa: E731
+    lines = [shown.meta(), r(shown.message("user", shown.ISSUE))]
+    for n, (command, output) in enumerate([("grep -n 'def parse_header' src/tinyparse/reader.py", "212:def f():\n"),
+                                           LS, ("sed -n '212,214p' src/tinyparse/reader.py", "x\n"), LS, LS]):
+        lines += [r({"type": "local_shell_call", "call_id": f"s{n}", "status": "completed",
+                     "action": {"type": "exec", "command": ["bash", "-lc", command]}}),
+                  r({"type": "function_call_output", "call_id": f"s{n}",
+                     "output": json.dumps({"output": output, "metadata": {"exit_code": 0}})})]
+    memory = ScopedMemory(HashingEncoder(16))
+    held = []
+    for x in lines:
+        memory.add([x], user_id="me", run_id="s")
+        held.append(len(memory._open["me//s"].lines))
+    assert max(held) <= 3  # a call and its output (the first after the prompt: with it)
+    events = imported(tmp_path, ROLLOUT, lines)
+    assert [labels for _, labels in conversation(memory)] == [e.get("useful_memory_steps") or [] for e in events]

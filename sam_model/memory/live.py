@@ -50,7 +50,7 @@ from sam_model.data.formats import (
 )
 from sam_model.data.formats.base import CWD, Chat
 from sam_model.data.formats.numbered import mark
-from sam_model.data.formats.responses import CALLS, OUTPUTS
+from sam_model.data.formats.responses import OUTPUTS
 from sam_model.data.schema import State
 from sam_model.data.toolstate import ToolCall, TranscriptState
 from sam_model.io import SAMFileError
@@ -223,7 +223,7 @@ def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> boo
             return False
         # an output closed the turn before it until its call's line was needed to read it (numbered.mark: the lines
         # of a file it printed), so a call after the outputs opens the turn now, as a message does
-        return item.get("type") == "message" or item.get("type") in CALLS and _last_item(turn) in OUTPUTS
+        return item.get("type") == "message" or item.get("type") in codex.CALL_ITEMS and _last_item(turn) in OUTPUTS
     if fmt == "openhands":
         return _openhands_opens(turn, line)
     if fmt == "openhands-v1":
@@ -253,7 +253,8 @@ def _last_item(turn: list[Any]) -> str | None:
     """The type of the last message, call or output among a Codex open turn's lines (None: none)."""
     for x in reversed(turn):
         item = x.get("payload") if codex.is_line(x) and x["type"] == "response_item" else None
-        if isinstance(item, Mapping) and (item.get("type") == "message" or item.get("type") in (*CALLS, *OUTPUTS)):
+        if isinstance(item, Mapping) and (item.get("type") == "message" or item.get("type") in (*codex.CALL_ITEMS,
+                                                                                                  *OUTPUTS)):
             return item["type"]
     return None
 
