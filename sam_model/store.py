@@ -974,25 +974,43 @@ class MemoryStore:
         ties the n-th, for twice as many (at most MAX_K), so the same memories give the same candidates
         whatever order the index holds them in. ``skip``: how many memories the caller leaves out of what comes back
         (asked past, as the vectors of no memory are); ``late``: the test of a memory at or after the query's step
-        (:meth:`late`), which the caller drops too: as many as came back are asked past, again while more come."""
+        (:meth:`late`), which the caller drops too: the index is asked past them, twice as many as came back each
+        time more come (a search at an early step of a long episode, whose top is all late, asks a few times, not
+        once per ``n`` of them), and where MAX_K places hold too few others (more late memories than one search may
+        ask past), once more among the memories that are not late (:meth:`_not_late`), the cut made by their
+        scores alone."""
         by_payload = getattr(self.index, "filters_scopes", False)  # the engine filters scopes itself (Qdrant)
         stray = max(0, len(self.index) - len(self)) + skip  # vectors of no memory a rollback left (_take_out), and
         # the memories left out: asked past
+        cap = min(len(self) + stray, MAX_K)
         want, dropped = n, 0
         while True:
-            ask = min(want + 1 + stray + dropped, len(self) + stray, MAX_K)
+            ask = min(want + 1 + stray + dropped, cap)
             found, got = self.index.search(q[None], ask, episode_id=episode_id,
                                            within=within if by_ids or not by_payload else None,
                                            **self._payload(scope))
             cand = [i for i in found[0] if i is not None]
-            more = sum(1 for i in cand if late(i)) if late is not None else 0
-            if more > dropped and ask < min(len(self) + stray, MAX_K):  # the late ones took places: ask past them
-                dropped = more
-                continue
-            if len(cand) <= want + dropped or ask >= min(len(self) + stray, MAX_K) or \
-                    got[0][want + dropped] < got[0][n - 1 + dropped]:
+            if late is None:
+                scores = got[0][:len(cand)]
+            else:
+                keep = [j for j, i in enumerate(found[0]) if i is not None and not late(i)]
+                more = len(cand) - len(keep)
+                if more > dropped and ask < cap:  # the late ones took places: ask past twice as many
+                    dropped = 2 * more
+                    continue
+                if len(keep) <= want and ask >= cap and cap < len(self) + stray:  # MAX_K deep, still short
+                    return self._candidates(q, n, episode_id, self._not_late(late, within), True, scope,
+                                            skip)
+                scores = got[0][keep]
+            if len(scores) <= want or ask >= cap or scores[want] < scores[n - 1]:
                 return cand
             want *= 2
+
+    def _not_late(self, late: Callable[[Any], bool], within: set | None) -> set:
+        """The memories of the search's scopes (``within``; every memory when None: the index applies the episode
+        and a payload's scopes itself) that are not late: what a search whose late memories outnumber MAX_K searches
+        among (one pass over them, then one index search filtered to them)."""
+        return {i for i in (self._entries if within is None else within) if i in self._entries and not late(i)}
 
     @locked
     def late(self, before: tuple[Any, int] | None) -> Callable[[Any], bool] | None:

@@ -120,3 +120,40 @@ def test_the_memories_left_out_do_not_starve_a_shallow_search():
     assert full.search_vector(q, 5, before=("e", 0)) == []  # nothing before step 0
     with pytest.raises(TypeError, match="before must be"):
         full.search_vector(q, 5, before=at)
+
+
+@pytest.mark.usefixtures("store_backend")
+def test_more_late_memories_than_one_search_may_ask_past_still_give_k_hits(monkeypatch):
+    """A search at an early step of a long episode whose top is all late: the index was asked past them n at a time
+    (a search per n of them: 197 searches and 23 s at 20,000 memories) and, at MAX_K deep, none of the memories
+    before the step was in what came back, so it gave no hit at all. It now asks past twice as many each time and,
+    at MAX_K, among the memories before the step: the top k of a store written up to it, in a few index searches."""
+    import sam_model.store
+
+    rng = np.random.default_rng(7)
+    dim, n, at = 8, 400, 40
+    x = rng.standard_normal((n, dim)).astype(np.float32)
+    q = rng.standard_normal(dim).astype(np.float32)
+    x[at:] = 3 * q + 0.1 * x[at:]  # the late memories score highest
+    recs = [Event("e", i, "user", f"memory {i}", State("plan")) for i in range(n)]
+    other = [Event("f", i, "user", f"other {i}", State("plan")) for i in range(20)]
+    y = rng.standard_normal((20, dim)).astype(np.float32)
+    config = StoreConfig(provenance=False, rerank_depth=1)
+    full, before = MemoryStore(None, config, dim), MemoryStore(None, config, dim)
+    for store, written, vectors in ((full, recs, x), (before, recs[:at], x[:at])):
+        store.add(other, y)
+        store.add(written, vectors)
+    calls = []
+    search = full.index.search
+    monkeypatch.setattr(full.index, "search", lambda *a, **kw: calls.append(1) or search(*a, **kw))
+    for k in (1, 5, 30):
+        for scope in ({"episode_id": "e"}, {}):
+            calls.clear()
+            got = ids(full.search_vector(q, k, before=("e", at), **scope))
+            assert got == ids(before.search_vector(q, k, **scope)) and len(got) == k, (k, scope)
+            assert len(calls) <= 12, (k, scope, len(calls))  # asked past twice as many each time, not k+1 at a time
+    monkeypatch.setattr(sam_model.store, "MAX_K", 64)  # more late memories (360) than a search may ask past
+    for k in (1, 5, 30):
+        for scope in ({"episode_id": "e"}, {}):
+            got = ids(full.search_vector(q, k, before=("e", at), **scope))
+            assert got == ids(before.search_vector(q, k, **scope)) and len(got) == k, (k, scope)
