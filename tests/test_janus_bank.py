@@ -134,7 +134,9 @@ def test_janus_keeps_the_old_bank_when_an_update_prunes_what_is_needed(tmp_path)
     eps = episodes(5, seed=7)
     stream = [(bank_tasks([ep]), None) for ep in eps]
     assert isinstance(MemoryBank(R.dim), Memory)
-    ctrl = JanusController(SwitchingUpdater(bad=4), BankEvaluator(R, k=5), BankFeatures(), make_gate("always"),
+    # k=10: graded at the decision, the bank's expansion fills a top 5 with the temporal neighbours of
+    # the best hits and episode 2's labels fall below it in either bank (a tie, kept old); a top 10 holds them
+    ctrl = JanusController(SwitchingUpdater(bad=4), BankEvaluator(R, k=10), BankFeatures(), make_gate("always"),
                            HybridEvalSet(BankTaskFeatures(R), coverage=6, boundary=8, fresh=6), tmp_path)
     final = ctrl.run(stream, MemoryBank(R.dim))
     decisions = [json.loads(line) for line in (tmp_path / "manifest.jsonl").read_text().splitlines()]
@@ -148,3 +150,22 @@ def test_janus_keeps_the_old_bank_when_an_update_prunes_what_is_needed(tmp_path)
     assert episodes_in == {ep[0].episode_id for i, ep in enumerate(eps) if i != 3}
     loaded = MemoryBank.load(tmp_path / decisions[-1]["deployed"])
     assert ids(loaded) == ids(final) and np.array_equal(BankFeatures()(loaded), BankFeatures()(final))
+
+
+def test_the_evaluator_grades_the_search_made_at_the_decision():
+    """The evaluator asked the bank for k plus the episode's later units and dropped the later ones afterwards; but
+    the bank's expansion walks from its hits, and the decision's own unit (its words are the query's) reached its
+    temporal neighbours, which took the places: the labelled unit e#0, the bank's top-1 at the decision, was not in
+    the top 3, and the task was graded unsolved. The search is now made at the decision (MemoryBank.search's
+    before): neither the decision's unit nor later ones are hits or expansion seeds."""
+    from sam_model.data.schema import Event, State
+
+    st = State("book")
+    texts = ["booking reference ZX9 for the Lisbon hotel", "the weather is sunny and warm today",
+             "which booking reference for the Lisbon hotel", "booking reference ZX9 for the Lisbon hotel confirmed"]
+    evs = [Event("e", i, "user", t, st, useful_memory_steps=(0,) if i == 2 else None) for i, t in enumerate(texts)]
+    task = BankTask(tuple(evs))
+    bank = BankUpdater(R).propose(MemoryBank(R.dim), [task])
+    q = R.encode_queries([evs[2].state], [evs[2].text])[0]
+    assert [h.id for h in bank.search(q, 1, before=("e", 2))] == ["e#0"]  # the bank's answer at the decision
+    assert BankEvaluator(R, k=1).correct(bank, [task]).tolist() == [True]

@@ -181,7 +181,8 @@ class BankEvaluator:
     of its labelled memories? Queries are encoded in one batch; the bank is only read.
 
     The bank has usually observed the decision point itself (and what followed in its episode), so
-    those units are left out of the ranking: retrieval is graded as it was *at* the decision. With
+    those units are left out of the ranking, as candidates and as the units the bank's expansion walks from
+    (MemoryBank.search's ``before``): retrieval is graded as it was *at* the decision. With
     ``all_points`` a task is solved only if every decision point in it is (for whole-episode tasks);
     a task without a decision point is never solved.
     """
@@ -200,17 +201,10 @@ class BankEvaluator:
             return out
         q = self.retriever.encode_queries([e.state for _, e in points], [e.text for _, e in points],
                                           self.batch_size)
-        later: dict[str, list[int]] = {}  # episode -> sorted steps of its units, to skip the "future"
-        for u in memory:
-            later.setdefault(u.episode_id, []).append(u.step)
-        for steps in later.values():
-            steps.sort()
         ok = np.zeros(len(points), bool)
-        for j, (_, e) in enumerate(points):
-            steps = later.get(e.episode_id, [])
-            n_future = len(steps) - int(np.searchsorted(steps, e.step))
-            hits = memory.search(q[j], self.k + n_future, needs=e.state.uncertainty_flags)
-            hits = [h for h in hits if not (h.episode_id == e.episode_id and h.step >= e.step)][: self.k]
+        for j, (_, e) in enumerate(points):  # the bank's search at the decision: its own unit and later ones are
+            # neither hits nor reached by expansion (MemoryBank.search's before)
+            hits = memory.search(q[j], self.k, needs=e.state.uncertainty_flags, before=(e.episode_id, e.step))
             labels = {f"{e.episode_id}#{s}" for s in e.useful_memory_steps}
             ok[j] = any(memory.unit(h.id).sources() & labels for h in hits)
         idx = np.array([i for i, _ in points])
