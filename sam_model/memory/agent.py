@@ -4,15 +4,18 @@ Works with any ``llm(prompt) -> str``. One turn of an agent::
 
     mem = SAMMemory(SAMRetriever.load(export))    # or SAMMemory(encoder, MemoryBank.load(path))
     mem.begin()                                   # a new task (in the same life); begin("ep-2"): a new episode
+    thought, action = mem.step(llm, state, user_message)   # searched before the message is written
     mem.observe(user_message, state)              # everything the agent sees goes in
-    thought, action = mem.step(llm, state, user_message)
     result = environment(action)
     mem.record(thought, action, result)           # what it did goes in; used memories are reinforced
 
 ``step`` is ``retrieve`` + ``build_prompt`` + ``llm`` + ``parse_reply``; call them yourself
 to change any part. ``retrieve`` searches the bank's memory store (sam_model.store) with the query's step and
 the current task's start, as evaluate.py does, so over an agent life it ranks what evaluate.py measures (with
-the bank's priors off, its default for a model with learned time features: see sam_model.memory.config).
+the bank's priors off, its default for a model with learned time features: see sam_model.memory.config): the
+events before the decision, its own not yet written (as examples/agent_loop.py runs it). A message observed
+first is found by a retrieve made now, the default (its words are the query's: rank 1); give
+``retrieve(..., step=)`` its step to leave it out.
 """
 
 from __future__ import annotations
