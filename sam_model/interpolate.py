@@ -104,9 +104,8 @@ def interpolate_nets(a, b, weight: float):
     if not (isinstance(weight, (int, float)) and not isinstance(weight, bool) and math.isfinite(weight)
             and 0.0 <= weight <= 1.0):
         raise SAMFileError(f"--weight must be a number from 0 (the first model) to 1 (the second), got {weight!r}")
-    ca, cb = a.cfg, b.cfg
-    out = copy.deepcopy(a) if (ca.phases, ca.kinds) == (cb.phases, cb.kinds) else \
-        extend_net(a, extended_config(ca, list(cb.phases), list(cb.kinds)))
+    out = extended_first(a, b)
+    out = copy.deepcopy(a) if out is a else out
     sb = b.state_dict()
     mixed = {}
     for k, va in out.state_dict().items():
@@ -120,6 +119,15 @@ def interpolate_nets(a, b, weight: float):
             mixed[k] = va
     out.load_state_dict(mixed)
     return out.eval()
+
+
+def extended_first(a, b):
+    """``a`` itself where it has ``b``'s vocabularies, else ``a`` extended to them (sam_model.models.adapt.extend_net:
+    new head weights, the same BERT): what the mix starts from at ``w = 0``."""
+    ca, cb = a.cfg, b.cfg
+    if (ca.phases, ca.kinds) == (cb.phases, cb.kinds):
+        return a
+    return extend_net(a, extended_config(ca, list(cb.phases), list(cb.kinds)))
 
 
 def mix_tensor(va: torch.Tensor, vb: torch.Tensor, weight: float) -> torch.Tensor:
@@ -219,19 +227,27 @@ def choose_weight(first: str | os.PathLike, second: str | os.PathLike, weights: 
                   args: argparse.Namespace, say=print) -> tuple[float, dict]:
     """Score ``(1 - w) * first + w * second`` at every weight on every validation log (``logs``: name ->
     EvalData) and return the weight :data:`CHOICE_RULE` picks with its record (the table, the rule, the logs
-    and the options they were read and searched with). Each mix is the one :func:`interpolate_nets` writes
-    (:func:`mix_tensor`), loaded in place into one network, so the frozen BERT and its text-vector cache are
-    shared by every weight; it is scored by sam_model.evaluation.run.score_retriever, what sam-eval reports."""
+    and the options they were read and searched with). Each mix is computed as :func:`interpolate` writes it:
+    on the CPU, by :func:`mix_tensor`, from both models loaded on the CPU; then copied (exactly) into one network
+    on ``--device``, so the weights scored at ``w`` are the export's bit for bit (``lerp`` on a GPU may round
+    otherwise). Only the weights the two models differ in are copied and mixed: the frozen BERT and its
+    text-vector cache are the first model's, shared by every weight. Each mix is scored by
+    sam_model.evaluation.run.score_retriever, what sam-eval reports."""
     from sam_model.evaluation.run import score_retriever, text_caches
+    from sam_model.export import _device
     from sam_model.retriever import SAMRetriever
 
-    ra, rb = SAMRetriever.load(first, device=args.device), SAMRetriever.load(second, device=args.device)
+    ra, rb = SAMRetriever.load(first, device="cpu"), SAMRetriever.load(second, device="cpu")  # as interpolate
     names = (str(first), str(second))
     check_compatible(ra.net, rb.net, names)
     check_lineage(first, ra.net, rb.net, names)
-    work = interpolate_nets(ra.net, rb.net, 0.0)  # the first model, extended to the second's vocabularies
-    sa, sb = {k: v.clone() for k, v in work.state_dict().items()}, rb.net.state_dict()
-    moving = [k for k, v in sa.items() if v.is_floating_point() and not torch.equal(v, sb[k].to(v.device))]
+    work = extended_first(ra.net, rb.net)  # shares the first model's BERT: no copy of it
+    sb = rb.net.state_dict()
+    moving = [k for k, v in work.state_dict().items() if v.is_floating_point() and not torch.equal(v, sb[k])]
+    sa = {k: work.state_dict()[k].clone() for k in moving}  # w = 0's heads; work's own are overwritten below
+    sb = {k: sb[k] for k in moving}
+    del rb  # its BERT is the first's (check_compatible): not kept
+    work = work.to(_device(args.device)).eval()
     retriever = SAMRetriever(work, ra.store.config)  # as SAMRetriever.load builds it from the export written
     caches = text_caches([retriever], args.text_cache)
     rows = []
@@ -240,7 +256,7 @@ def choose_weight(first: str | os.PathLike, second: str | os.PathLike, weights: 
         with torch.no_grad():
             current = work.state_dict()
             for k in moving:
-                current[k].copy_(mix_tensor(sa[k], sb[k].to(sa[k].device), w))
+                current[k].copy_(mix_tensor(sa[k], sb[k], w))  # on the CPU, as the export: then copied
         scores = {}
         for name, data in logs.items():
             m = score_retriever(retriever, data, scope=args.scope, depth=args.depth, seed=args.seed,

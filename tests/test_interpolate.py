@@ -301,3 +301,35 @@ def test_choose_on_a_small_log_warns_and_a_tie_keeps_the_smaller_weight(pair, ti
     assert "warning: --choose-on" in err and "holds only 10 decision points" in err and "moves by 0.050" in err
     chosen = json.loads((tmp_path / "mixed" / "training.json").read_text())["interpolated"]["chosen"]
     assert len({r["mrr"] for r in chosen["table"]}) == 1 and chosen["weight"] == 0.25
+
+
+def test_choose_on_scores_the_exports_weights_bit_for_bit_without_copying_the_frozen_encoder(
+        pair, small_demo_logs, tmp_path, monkeypatch):
+    """Review: --choose-on mixed on --device (lerp on a GPU may round otherwise than on the CPU the export is mixed
+    on) and copied the whole first network, BERT included. Each network scored is now the export --weight w writes,
+    every tensor equal, and its BERT is the loaded first model's own (not a copy)."""
+    import sam_model.evaluation.run as run_mod
+
+    base_dir, tuned_dir, _ = pair
+    _, log = small_demo_logs
+    scored, loaded, real_score, real_load = [], [], run_mod.score_retriever, SAMRetriever.load
+
+    def spy(retriever, *a, **kw):
+        scored.append({k: v.detach().clone() for k, v in retriever.net.state_dict().items()})
+        bert = dict(retriever.net.named_parameters())
+        first = dict(loaded[0].net.named_parameters())
+        assert all(bert[k].data_ptr() == first[k].data_ptr() for k in first if ".bert." in k)  # shared, no copy
+        return real_score(retriever, *a, **kw)
+
+    monkeypatch.setattr(run_mod, "score_retriever", spy)
+    monkeypatch.setattr(SAMRetriever, "load", classmethod(
+        lambda cls, *a, **kw: loaded.append(real_load(*a, **kw)) or loaded[-1]))
+    assert choose(pair, log, tmp_path / "mixed", "--weights", "0.3,0.7", "--max-queries", "10", "--device", "cpu") == 0
+    monkeypatch.setattr(SAMRetriever, "load", real_load)
+    chosen = json.loads((tmp_path / "mixed" / "training.json").read_text())["interpolated"]["chosen"]["weight"]
+    assert len(scored) == 2
+    for w, state in zip((0.3, 0.7), scored, strict=True):
+        out = tmp_path / "mixed" if w == chosen else interpolate(base_dir, tuned_dir, w, tmp_path / f"w{w}")
+        written = SAMRetriever.load(out, device="cpu").net.state_dict()
+        assert state.keys() == written.keys()
+        assert all(torch.equal(state[k], written[k]) for k in state), w
