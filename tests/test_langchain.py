@@ -114,3 +114,58 @@ def test_example_counts_out_of_range_are_refused_in_one_line(script, argv, capsy
     flag = argv[-2]
     assert stop.value.code == 2
     assert f"error: argument {flag}: want an integer from 1 to" in capsys.readouterr().err
+
+
+def test_a_search_at_a_step_leaves_the_runs_later_memories_out_on_every_langchain_path():
+    """Review of ac50241: ScopedMemory.search takes step= (the run's memories at or after it are no candidates, as
+    evaluate.py ranks), but the retriever and the VectorStore refused it and searched now: an agent that wrote its
+    current message before searching got it back first. Both pass step and task_start through, as keywords, the
+    run's config (sam_step, sam_task_start) and as_retriever's search_kwargs."""
+    from sam_model.integrations.langchain import SAMVectorStore
+
+    memory = ScopedMemory(HashingEncoder(512))
+    msgs = [{"role": "user", "content": text} for text in (
+        "I'm mia_li_3668 and want to cancel reservation NO6JO3.", "My seat on NO6JO3 is 14C.",
+        "Please cancel reservation NO6JO3 now.")]
+    memory.add(msgs, user_id="mia", run_id="t1")
+    steps = sorted(r["step"] for r in memory.get_all(user_id="mia", run_id="t1")["results"])
+    query, last = "cancel reservation NO6JO3", steps[-1]
+    now = memory.search(query, None, user_id="mia", run_id="t1", k=5)["results"]
+    want = memory.search(query, None, user_id="mia", run_id="t1", k=5, step=last, task_start=steps[0])["results"]
+    assert last in [r["step"] for r in now] and want and all(r["step"] < last for r in want)
+    retriever = SAMLangChainRetriever(memory=memory, k=5, user_id="mia")
+    store = SAMVectorStore(memory, user_id="mia", run_id="t1", k=5)
+    got = [retriever.invoke(query, thread_id="t1", step=last, task_start=steps[0]),
+           retriever.invoke(query, {"configurable": {"thread_id": "t1", "sam_step": last, "sam_task_start": steps[0]}}),
+           store.similarity_search(query, step=last, task_start=steps[0]),
+           store.as_retriever(search_kwargs={"step": last, "task_start": steps[0]}).invoke(query)]
+    for docs in got:
+        assert [d.metadata["id"] for d in docs] == [r["id"] for r in want]
+
+
+def test_the_adapter_bench_paths_search_the_same_candidates():
+    """sam_model.bench.adapters times every path over 'the same memories', each searching at the query's step,
+    but the LangChain path searched now, over the query's own event and the rest of its episode: each path now
+    returns the same memories (episode, step) for the same decision point."""
+    from sam_model.bench.adapters import demo_episodes, paths
+    from sam_model.data.lives import task_starts
+
+    fns = paths(HashingEncoder(512), demo_episodes(3, seed=1), k=4)
+    assert any(name.startswith("SAMLangChainRetriever") for name in fns)
+    asked = 0
+    for ep in demo_episodes(3, seed=1):
+        for e, start in zip(ep.events, task_starts(ep.events)):
+            if not e.is_decision_point:
+                continue
+            asked += 1
+            found = {}
+            for name, fn in fns.items():
+                hits = fn(e, start)
+                hits = hits["results"] if isinstance(hits, dict) else hits
+                found[name] = [(h.metadata["episode_id"], h.metadata["step"]) if hasattr(h, "page_content") else
+                               (h["episode_id"], h["step"]) if isinstance(h, dict) else (h.episode_id, h.step)
+                               for h in hits]
+                found[name] = [(str(ep_id).split("/")[-1], s) for ep_id, s in found[name]]  # a scope's: "//run"
+            assert all(s < e.step for _, s in found["ScopedMemory.search"]), found
+            assert len({tuple(v) for v in found.values()}) == 1, (e.episode_id, e.step, found)
+    assert asked

@@ -94,7 +94,8 @@ def paths(model, episodes: list[Episode], k: int) -> dict[str, Callable]:
         return out
     lc = SAMLangChainRetriever(memory=scoped, k=k)
     out["SAMLangChainRetriever.invoke (state in config)"] = lambda e, t: lc.invoke(
-        e.text, {"configurable": {"sam_state": e.state, "thread_id": e.episode_id}})
+        e.text, {"configurable": {"sam_state": e.state, "thread_id": e.episode_id, "sam_step": e.step,
+                                  "sam_task_start": t}})  # at the query's step, as every path: the same candidates
     return out
 
 

@@ -28,6 +28,11 @@ in the config is refused too.
   calls and no ``sam_tool_call`` is given, those calls are the decision;
 - otherwise the query text alone, a content search (ScopedMemory.search with no state).
 
+**When it is made.** A search is made now (after every memory of the run) unless it gives ``step`` (and
+``task_start``), ``configurable.sam_step`` / ``sam_task_start`` or keywords, as ScopedMemory.search takes them:
+the run's memories at or after ``step`` are then no candidates, as evaluate.py ranks a decision point (an agent
+that wrote its current event before searching gives that event's step, or it comes back first).
+
 Documents carry the memory's own words, and as metadata its id, kind, step, episode, scopes, times, score and why
 it ranked (sam_model.store.Hit). :class:`SAMVectorStore` is the same memory as a LangChain ``VectorStore``
 (``add_texts``, ``add_documents``, ``similarity_search``, ``delete``, ``get_by_ids``, ``as_retriever``). This module
@@ -58,9 +63,9 @@ from sam_model.memory.scoped import ScopedMemory, result
 
 # configurable.run_id is not read: LangGraph servers put the run's own UUID there, beside thread_id
 CONFIG_KEYS = ("sam_state", "sam_messages", "sam_tool_call", "sam_all_scopes", "user_id", "agent_id", "thread_id",
-               "sam_run_id")
+               "sam_run_id", "sam_step", "sam_task_start")
 SEARCH_KEYS = ("state", "messages", "tool_call", "all_scopes", "user_id", "agent_id", "thread_id", "run_id", "k",
-               "filters", "threshold")
+               "filters", "threshold", "step", "task_start")
 
 
 def run_arguments(config: RunnableConfig | None, kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -167,7 +172,7 @@ class SAMLangChainRetriever(BaseRetriever):
                user_id: str | None = None, agent_id: str | None = None, thread_id: str | None = None,
                run_id: str | None = None, all_scopes: bool | None = None, k: int | None = None,
                filters: Mapping[str, Any] | None = None, threshold: float | None = None,
-               **unknown: Any) -> list[Document]:
+               step: int | None = None, task_start: int | None = None, **unknown: Any) -> list[Document]:
         """The Documents of one search (what every entry point ends in); keywords as in the module doc. The run
         scope is ``thread_id`` (LangGraph's) or ``run_id``; both, naming two runs, are refused."""
         if unknown:
@@ -183,7 +188,7 @@ class SAMLangChainRetriever(BaseRetriever):
         found = self.memory.search(observation, state, self._bound("user_id", user_id),
                                    self._bound("agent_id", agent_id), self._bound("run_id", run_scope(thread_id, run_id)),
                                    limit=check_int(self.k if k is None else k, "k", 1, MAX_K), filters=filters,
-                                   threshold=threshold,
+                                   threshold=threshold, step=step, task_start=task_start,
                                    all_scopes=self.all_scopes if all_scopes is None else all_scopes)  # a bool
         return [document(r) for r in found["results"]]
 
@@ -255,10 +260,11 @@ class SAMVectorStore(VectorStore):
 
     Scopes (``user_id``, ``agent_id``, ``run_id``) are the store's fields or keyword arguments of each call
     (``as_retriever(search_kwargs={"user_id": "mia"})``); ``similarity_search`` takes ``filter`` (Mem0-style
-    metadata filters, sam_model.memory.scoped.matches) and ``state`` (SAM's state-adaptive query; without it the
-    text alone is a content search). Ids are the memories' own (``"mia#3"``), or the ones ``add_texts`` was given,
-    kept in each memory's metadata (``langchain_id``): every store over the memory, and the memory saved and
-    loaded, knows them.
+    metadata filters, sam_model.memory.scoped.matches), ``state`` (SAM's state-adaptive query; without it the
+    text alone is a content search) and ``step`` / ``task_start`` (when the query is made: the run's memories at or
+    after ``step`` are no candidates; default now, ScopedMemory.search). Ids are the memories' own (``"mia#3"``),
+    or the ones ``add_texts`` was given, kept in each memory's metadata (``langchain_id``): every store over the
+    memory, and the memory saved and loaded, knows them.
     """
 
     def __init__(self, memory: ScopedMemory, *, user_id: str | None = None, agent_id: str | None = None,
@@ -396,10 +402,12 @@ class SAMVectorStore(VectorStore):
         scopes = self._scopes(kwargs)
         state, threshold = kwargs.pop("state", None), kwargs.pop("score_threshold", None)
         all_scopes = kwargs.pop("all_scopes", self.all_scopes)
+        step, task_start = kwargs.pop("step", None), kwargs.pop("task_start", None)
         if kwargs:
             raise TypeError(f"similarity_search got unknown argument(s) {sorted(kwargs)}")
         found = self.memory.search(query, state, **scopes, limit=self.k if k is None else k, filters=filter,
-                                   threshold=threshold, all_scopes=all_scopes)["results"]
+                                   threshold=threshold, all_scopes=all_scopes, step=step,
+                                   task_start=task_start)["results"]
         return [(document(r), r["score"]) for r in found]
 
     def similarity_search(self, query: str, k: int | None = None, **kwargs: Any) -> list[Document]:
