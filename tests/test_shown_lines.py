@@ -240,3 +240,40 @@ def test_the_other_shell_agents_readers_mark_their_messages(fmt):
     assert [list(m.values())[0]["arguments"] for m in marks] == [["command"]]
     assert all(f.endswith("src/x.py") for r in results for f in r[SHOWN_LINES]) and \
         list(marks[0].values())[0]["file"].endswith("src/x.py")
+
+
+def test_a_long_listing_is_saved_as_runs_of_lines_and_labels_as_before():
+    """A tracker kept every line number each output showed: a 100 KB cat -n listing's 2,000 ints, saved with every
+    tracker save (MBs a long session). It keeps runs ([[first, last], ...]) now: a listing of lines 1-2000 and
+    2101-2200 is two pairs, labels as before (a line shown by the listing, one in its gap, one after), and a save
+    of before (each line an int) loads and labels alike."""
+    from sam_model.data.toolstate import TranscriptState
+
+    def goto(n: int) -> dict:
+        return {"role": "assistant", "content": None, LINE_ARGUMENTS: {"g": {"file": "x.py", "arguments": ["line"]}},
+                "tool_calls": [{"id": "g", "type": "function",
+                                "function": {"name": "goto", "arguments": json.dumps({"line": n})}}]}
+
+    shown = [*range(1, 2001), *range(2101, 2201)]
+    text = "\n".join(f"{n:6}\tline {n}" for n in shown)  # says every number, as cat -n prints it
+    st = TranscriptState()
+    st.feed({"role": "user", "content": "rows 1500, 2050 and 2150 of x.py are wrong; see also 3000"})
+    st.feed({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "view", "arguments": '{"path": "/t/x.py"}'}}]})
+    st.feed({"role": "tool", "tool_call_id": "c", "content": text, SHOWN_LINES: {"/t/x.py": shown}})
+    st.feed({"role": "user", "content": "go on"})
+    saved = json.loads(json.dumps(st.state_dict()))
+    assert saved["shown"] == [[2, "/t/x.py", [[1, 2000], [2101, 2200]]]]
+    assert len(json.dumps(saved["shown"])) < 100  # was 2,100 numbers: 10 KB
+    old = {**saved, "shown": [[2, "/t/x.py", shown]]}  # a save of before
+
+    def load(d: dict) -> TranscriptState:  # a fresh copy: the tracker keeps the lists it is given
+        return TranscriptState.from_state_dict(json.loads(json.dumps(d)))
+
+    for n in (1500, 2050, 2150, 3000):
+        want = load(saved).feed(goto(n))[0].labels
+        assert load(old).feed(goto(n))[0].labels == want
+        assert (want == [2]) == (n in shown), (n, want)  # a shown line: the listing's; else the user's words
+    assert load(old).shown == st.shown
+    with pytest.raises(ValueError, match="'shown' item 0"):
+        TranscriptState.from_state_dict({**saved, "shown": [[2, "/t/x.py", [[5, 3]]]]})

@@ -111,6 +111,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -423,6 +424,45 @@ def shown_lines(message: Mapping[str, Any], where: str) -> dict[str, list[int]]:
     return {f: sorted(set(ns)) for f, ns in raw.items() if ns}
 
 
+def line_runs(numbers: Iterable[int]) -> list[list[int]]:
+    """Line numbers as runs ``[[first, last], ...]`` (ascending, apart): how a tracker keeps the lines a result
+    showed (``shown``), since a long ``cat -n`` listing shows thousands of consecutive lines, each an int saved
+    with the tracker (MBs a long session); the same lines, one pair a run."""
+    runs: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return runs
+
+
+def in_runs(n: int, runs: Sequence[Sequence[int]]) -> bool:
+    """Whether line ``n`` is in ``runs`` (:func:`line_runs`)."""
+    i = bisect_right(runs, n, key=lambda r: r[0]) - 1
+    return i >= 0 and runs[i][0] <= n <= runs[i][1]
+
+
+def _saved_runs(lines: Any) -> list[list[int]] | None:
+    """A saved ``shown`` item's lines as runs: ``[[first, last], ...]``, or a save's from before runs, ``[N, ...]``;
+    None where it is neither."""
+    if not isinstance(lines, list):
+        return None
+    if all(isinstance(n, int) and not isinstance(n, bool) for n in lines):
+        return line_runs(lines)
+    pairs = [r for r in lines if isinstance(r, list) and len(r) == 2
+             and all(isinstance(n, int) and not isinstance(n, bool) for n in r) and r[0] <= r[1]]
+    if len(pairs) < len(lines):
+        return None
+    runs: list[list[int]] = []
+    for a, b in sorted(pairs):  # as line_runs would give them: sorted, touching runs joined
+        if runs and a <= runs[-1][1] + 1:
+            runs[-1][1] = max(runs[-1][1], b)
+        else:
+            runs.append([a, b])
+    return runs
+
+
 def line_arguments(message: Mapping[str, Any], where: str) -> dict[str, tuple[str, frozenset[str]]]:
     """An assistant message's :data:`~sam_model.data.formats.base.LINE_ARGUMENTS` as ``{call id: (file, argument
     names)}`` (``{}`` where it has none); one of another shape is refused, naming the message."""
@@ -507,7 +547,8 @@ class TranscriptState:
         self.writes: list[dict[str, Any]] = []
         self.writes_from = 0  # the first event whose call's writes are kept (a tracker saved before: after its events)
         self.cwd = ""  # the agent's working directory, as the last message that told it said (CWD); "" unknown
-        self.shown: list[list[Any]] = []  # [event, file, [line numbers]] of each result's SHOWN_LINES, in step order
+        # [event, file, [[first, last], ...]] of each result's SHOWN_LINES (its lines as runs: line_runs), in step order
+        self.shown: list[list[Any]] = []
         self._sayings = Sayings()  # which events say each value judged so far (not saved: state_dict)
         # a result's search hits (shellwords.hit_lines), by event, with the text they were read from: read once, not at
         # every page bound of every later decision; never saved (state_dict), dropped with a forgotten text
@@ -566,7 +607,7 @@ class TranscriptState:
                 shown = cut_text(shown, self.result_limit)
                 self.results_cut += 1
             self._emit("result", shown)
-            self.shown += [[len(self.events) - 1, f, ns] for f, ns in lines.items()]
+            self.shown += [[len(self.events) - 1, f, line_runs(ns)] for f, ns in lines.items()]
         elif text:
             self._emit(role, text)
 
@@ -655,7 +696,7 @@ class TranscriptState:
                 printed[line, file] = {i for i, e in enumerate(self.events[:d_step])
                                        if e["kind"] == "result" and line in self._hit_lines(i)
                                        and (not file or i not in marked
-                                            or any(same_file(f, file) and line in ns for f, ns in marked[i]))}
+                                            or any(same_file(f, file) and in_runs(line, ns) for f, ns in marked[i]))}
             return bool(printed[line, file])
 
         outcomes: Counter = Counter()
@@ -879,11 +920,15 @@ class TranscriptState:
                 raise ValueError(f"conversation tracker field 'writes' item {i} must be {{\"step\": <event>, \"wrote\": "
                                  f"{{<path>: <value>}}, \"decided\": <event> or null, \"needed\": {{<path>: [<value>, "
                                  f"...]}} or left out}}, got {json.dumps(w)[:80]}")
+        shown = []
         for i, x in enumerate(d["shown"]):
-            if not (isinstance(x, list) and len(x) == 3 and _is_event(x[0], n) and isinstance(x[1], str)
-                    and isinstance(x[2], list) and all(isinstance(k, int) and not isinstance(k, bool) for k in x[2])):
-                raise ValueError(f"conversation tracker field 'shown' item {i} must be [<event>, <file>, [<line number>, "
-                                 f"...]], got {json.dumps(x)[:80]}")
+            runs = _saved_runs(x[2]) if isinstance(x, list) and len(x) == 3 else None
+            if runs is None or not (_is_event(x[0], n) and isinstance(x[1], str)):
+                raise ValueError(f"conversation tracker field 'shown' item {i} must be [<event>, <file>, [[<first line>, "
+                                 f"<last line>], ...]] (or a save's from before runs: [<line number>, ...]), got "
+                                 f"{json.dumps(x)[:80]}")
+            shown.append([x[0], x[1], runs])
+        d["shown"] = shown
         self = cls.__new__(cls)
         self.__dict__.update({k: (dict(v) if isinstance(v, Mapping) else v) for k, v in d.items()})
         if not kept:
@@ -921,7 +966,7 @@ class TranscriptState:
         if isinstance(value, bool) or not _LINE.fullmatch(str(value)):
             return []
         n, said = int(value), set(hits)
-        return [step for step, f, ns in self.shown if step in said and same_file(f, file) and n in ns]
+        return [step for step, f, ns in self.shown if step in said and same_file(f, file) and in_runs(n, ns)]
 
 
 def _wrote(said: set[str], value: str) -> bool:
