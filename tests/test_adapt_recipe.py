@@ -70,6 +70,7 @@ def test_readme_adaptation_recipe_outside_the_checkout(tmp_path, monkeypatch):
 
     general = SAMRetriever.from_pretrained("sam-general")  # ships with the package: no training, no checkout
     toolworlds.write(tmp_path / "my_agent" / "chats.jsonl.gz", 12, seed=3)
+    toolworlds.write(tmp_path / "my_agent" / "held.jsonl.gz", 6, seed=4)  # the conversations kept out of the fits
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", ["sam-train"])  # the in-process fits read their args, not pytest's
     recipe = readme_recipe()
@@ -111,11 +112,15 @@ def test_readme_adaptation_recipe_outside_the_checkout(tmp_path, monkeypatch):
     adapted.add_memories([e for e in episode.events if e.step < decision.step])
     hits = adapted.search(decision.state, decision.text, k=3, episode_id=episode.episode_id)
     assert hits and all(h.step < decision.step for h in hits)
-    # the recipe's last step: mixed halfway back with sam-general (WiSE-FT), the vocabularies as adapted
+    # the recipe's last step: mixed back with sam-general (WiSE-FT) at the weight chosen on the held-out
+    # conversations, the vocabularies as adapted
     mixed = SAMRetriever.load(run / "mixed")
     assert mixed.net.cfg.phases == phases and mixed.net.cfg.kinds == kinds
+    record = json.loads((run / "mixed" / "training.json").read_text())["interpolated"]
+    w = record["weight"]
+    assert "chosen" in record and w in (0, 0.25, 0.5, 0.75, 1)
     key = "state_encoder.fuse.0.weight"
-    want = 0.5 * general.net.state_dict()[key] + 0.5 * adapted.net.state_dict()[key]
+    want = (1 - w) * general.net.state_dict()[key] + w * adapted.net.state_dict()[key]
     assert torch.allclose(mixed.net.state_dict()[key], want, atol=1e-6)
     mixed.add_memories([e for e in episode.events if e.step < decision.step])
     assert mixed.search(decision.state, decision.text, k=3, episode_id=episode.episode_id)
