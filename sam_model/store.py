@@ -825,6 +825,10 @@ class MemoryStore:
         if vectors is None:
             if self.encoder is None:
                 raise ValueError("this store has no encoder: give the memory vectors (vectors=...)")
+            if getattr(getattr(getattr(self.encoder, "inner", self.encoder), "net", None), "opening", None) is not None:
+                raise ValueError("this model scores whether a memory opened its task (model.net.task_opening), which "
+                                 "the memory store does not keep yet: give the vectors (as evaluate.py does) or "
+                                 "serve a model trained without it")
             vectors = self.encoder.encode_memories(recs, batch_size, progress)
         x = np.asarray(vectors, dtype=np.float32)
         if x.ndim != 2 or x.shape != (len(recs), self.dim):

@@ -41,7 +41,8 @@ JANUS = {
 # log folders, and those folders are compared.
 NEW_NAMES = ("experiment", "run")
 # Options added after the split, at values that train and search exactly as before (off): issue 21's phase
-# dropout, dense-state fusion, lexical re-rank, start from a pretrained model and known-value dropout; issue 24's chunked memories;
+# dropout, dense-state fusion, lexical re-rank, start from a pretrained model, known-value dropout and the task-opening
+# flag; issue 24's chunked memories;
 # issue 28's clipped query texts (0: the encoder reads up to max_length tokens of each, as before).
 ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"): False,
              ("model", "store", "lexical"): 0.0, ("model", "init_from"): "",
@@ -50,6 +51,8 @@ ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"):
              # no teacher: the distillation's weight and temperature are read only with one
              ("model", "distill_from"): "", ("model", "distill_weight"): 1.0, ("model", "distill_temperature"): 0.05,
              ("model", "known_dropout"): 0.0,
+             # issue 21's task-opening flag (sam_model.models.opening)
+             ("model", "net", "task_opening"): False,
              # filled by sam-train before the model is made (which model.net fields the run set, whether it resumes),
              # never by a config
              ("model", "net_fields"): None, ("model", "resumed"): False,
@@ -143,6 +146,7 @@ def resolved_janus(files: list[str]) -> dict:
     if cls is bench.BenchCfg:
         out["model"] = dataclasses.asdict(bench.net_config(cfg.model, [], []))
         assert out["model"].pop("state_content") is False  # issue 21's dense-state fusion, off
+        assert out["model"].pop("task_opening") is False  # issue 21's task-opening flag, off
         for clip in ("state_max_length", "observation_max_length"):  # issue 28's clipped query texts, off
             assert out["model"].pop(clip) == 0
         assert out.pop("stream") == "head"  # new: which benchmark runs (the loader before had one class each)

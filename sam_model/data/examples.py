@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sam_model.data.lives import SOURCE_KEY, task_starts
+from sam_model.data.lives import SOURCE_KEY, USER_KIND, task_starts
 from sam_model.data.provenance import adopted_values
 from sam_model.data.reader import Episode
 from sam_model.data.schema import Event, State
@@ -38,6 +38,7 @@ class MemoryRecord:
     parent: str | None = None  # a chunk's event id (sam_model.data.chunks); None: the record is the whole event
     chunk: int = 0  # the chunk's index among its event's chunks
     span: tuple[int, int] | None = None  # the chunk's [start, end) character offsets in the event text
+    opens_task: bool = False  # the first user event of its task (MemoryRecorder; sam_model.models.opening)
 
     @staticmethod
     def make_id(episode_id: str, step: int) -> str:
@@ -86,11 +87,14 @@ class MemoryRecorder:
     (what :func:`sam_model.data.lives.task_starts` says of a whole episode). A task changes where
     ``meta.source_episode`` changes (agent lives) or where :meth:`new_task` says so (an agent that starts a new
     task in the same episode). One class for the store, the memory bank and the evaluation, so all of them
-    write the same memory texts and know the same task starts.
+    write the same memory texts and know the same task starts, and the same task openings: a record's
+    ``opens_task`` says it is the first event of kind ``user`` of its task (sam_model.data.lives.task_openings
+    says the same of a whole episode).
     """
 
     def __init__(self) -> None:
         self._last: dict[Any, list] = {}  # episode -> [state before, task key, task start step]
+        self._opener: dict[Any, int] = {}  # episode -> the step of its current task's first user event
 
     def record(self, event: Event, state: State | None = None, commit: bool = True) -> MemoryRecord:
         """The record of ``event`` (with ``state`` in place of event.state when given), and remember it (not with
@@ -99,38 +103,49 @@ class MemoryRecorder:
             event = dataclasses.replace(event, state=state)
         source = event.meta.get(SOURCE_KEY) if event.meta else None
         last = self._last.get(event.episode_id)
-        if last is None or last[1] != source:  # the first event of the episode, or of a task of a life
+        new = last is None or last[1] != source  # the first event of the episode, or of a task of a life
+        if new:
             prev, start = None, event.step
         else:
             prev, start = last[0], last[2] if last[2] is not None else event.step
+        opens = event.kind == USER_KIND and (new or event.episode_id not in self._opener)
         if commit:
             self._last[event.episode_id] = [event.state, source, start, prev]
-        return memory_record(event, prev, start)
+            if new:
+                self._opener.pop(event.episode_id, None)
+            if opens:
+                self._opener[event.episode_id] = event.step
+        return memory_record(event, prev, start, opens)
 
     def mark(self, episode_ids: Iterable[Any]) -> dict[Any, list | None]:
         """What :meth:`rollback` needs to forget the records made after it for these episodes (a write that failed
         after its events were recorded: the retry must compare each event with the same state as the first try)."""
-        return {ep: (list(self._last[ep]) if ep in self._last else None) for ep in set(episode_ids)}
+        return {ep: ((list(self._last[ep]), self._opener.get(ep)) if ep in self._last else None)
+                for ep in set(episode_ids)}
 
-    def rollback(self, mark: dict[Any, list | None]) -> None:
-        for ep, last in mark.items():
-            if last is None:
+    def rollback(self, mark: dict[Any, tuple | None]) -> None:
+        for ep, kept in mark.items():
+            self._opener.pop(ep, None)
+            if kept is None:
                 self._last.pop(ep, None)
             else:
-                self._last[ep] = last
+                self._last[ep] = kept[0]
+                if kept[1] is not None:
+                    self._opener[ep] = kept[1]
 
     def revise(self, event: Event) -> MemoryRecord:
         """The record of the episode's last event again, with its revised state (a transcript's decision point,
         sam_model.data.transcripts.TranscriptState.feed); the next event is compared with the revised state."""
         last = self._last[event.episode_id]
         last[0] = event.state
-        return memory_record(event, last[3], last[2])
+        return memory_record(event, last[3], last[2], self._opener.get(event.episode_id) == event.step)
 
     def new_task(self, episode_id: Any, start: int | None = None) -> None:
         """The next event of ``episode_id`` starts a task (at step ``start``, default: that event's step): it is
         compared with no earlier state."""
         last = self._last.get(episode_id)
         self._last[episode_id] = [None, None if last is None else last[1], start, None]
+        self._opener.pop(episode_id, None)
 
     def episodes(self) -> set:
         """The episodes the recorder keeps a last state of."""
@@ -140,6 +155,7 @@ class MemoryRecorder:
         """Drop what the recorder keeps of an episode whose memories were all deleted (its last state holds the
         values its tool calls set): its next event starts a task, compared with no earlier state."""
         self._last.pop(episode_id, None)
+        self._opener.pop(episode_id, None)
 
     def drop(self, episode_id: Any, last: Collection[str], before: Collection[str]) -> None:
         """Take constraint paths out of the episode's last state (``last``) and the state before it (``before``): the
@@ -199,7 +215,8 @@ def needed_values(event: Event) -> list[str]:
     return sorted({str(v) for vs in needed.values() if isinstance(vs, list) for v in vs})
 
 
-def memory_record(event: Event, previous_state: State | None, task_start: int | None = None) -> MemoryRecord:
+def memory_record(event: Event, previous_state: State | None, task_start: int | None = None,
+                  opens_task: bool = False) -> MemoryRecord:
     sets = constraints_delta(previous_state, event.state)
     return MemoryRecord(
         MemoryRecord.make_id(event.episode_id, event.step),
@@ -212,6 +229,7 @@ def memory_record(event: Event, previous_state: State | None, task_start: int | 
         adopted_values(previous_state, event.state, event.text),
         tuple(sets),
         task_start,
+        opens_task=opens_task,
     )
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 SOURCE_KEY = "source_episode"
+USER_KIND = "user"  # the event kind whose first event of a task states it (task_openings)
 
 
 def life_id(n: int, index: int) -> str:
@@ -86,4 +87,18 @@ def task_starts(events) -> list[int | None]:
         if start is None or src != source:
             start, source = e.step, src
         out.append(start)
+    return out
+
+
+def task_openings(kinds: Sequence[str], starts: Sequence[int | None]) -> list[bool]:
+    """For each event of an episode (in step order; ``kinds`` and :func:`task_starts`), whether it is the first
+    event of kind ``user`` of its task: the memory-side flag of sam_model.models.opening, as MemoryRecorder sets
+    MemoryRecord.opens_task event by event. A task is a run of events with one start."""
+    out, opened, current = [], False, object()
+    for kind, start in zip(kinds, starts, strict=True):
+        if start != current:
+            current, opened = start, False
+        opens = kind == USER_KIND and not opened
+        opened = opened or opens
+        out.append(opens)
     return out

@@ -1,10 +1,12 @@
 """SAMNet: the whole state-adaptive retriever as one plain ``nn.Module``.
 
 score(q, m) = α·v_sᵀ W_s v_m + (1−α)·cos(obs, memory text) [+ β·cos(state text, memory text)] + ψ(v_s, t_q, t_0)·φ(t_m)
+              [+ w(v_s)·o_m]
 
 is served as one inner product by concatenation: the query vector is
 [α·W_sᵀ v_s, (1−α)·c_obs, ψ] and the memory vector is [v_m, c_m, φ(t_m)] (the last part, the
-learned time and task context of sam_model.models.time, only with ``time_features`` > 0). With
+learned time and task context of sam_model.models.time, only with ``time_features`` > 0), then, only with
+``task_opening``, [.., w(v_s)] and [.., o_m]: whether the memory opened its task (sam_model.models.opening). With
 ``state_content`` the content part also carries β times the untrained pooled state text (β learned): the
 dense-state baseline's own signal, fused into the model, so that where the trained state head knows
 nothing (a domain never seen) the score still has what BERT alone knows about the state. Memory
@@ -26,6 +28,7 @@ from torch import nn
 from sam_model.limits import MAX_LAYERS, MAX_POSITIONS, MAX_WIDTH, check_int
 from sam_model.models.bert import POOLINGS, load_bert
 from sam_model.models.memory_item_encoder import MemoryItemEncoder
+from sam_model.models.opening import TaskOpening
 from sam_model.models.projection import PROJECTIONS, StateProjection
 from sam_model.models.state_encoder import StateEncoder
 from sam_model.models.text_encoder import TextEncoder
@@ -77,6 +80,10 @@ class SAMConfig:
         state_content: add β times the cosine of the untrained pooled state text with the memory text to the content
             score (β learned, from 0.1): what BERT alone knows about the state, for domains the state head never
             saw (needs query_input "state").
+        task_opening: the score gains w(v_s)·o_m, o_m = 1 for the memory that opened its task (its first user
+            event; sam_model.models.opening), w a learned linear function of the state, zero at start; off = the
+            vectors then are exactly those of a model without it. Memories must come with the flag
+            (MemoryRecord.opens_task): a model with it refuses memories that do not say.
     """
 
     bert_path: str = ""
@@ -102,6 +109,7 @@ class SAMConfig:
     kinds: list[str] = field(default_factory=list)
     time_features: int = 0
     state_content: bool = False
+    task_opening: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -177,7 +185,7 @@ def split_search_fields(d: dict) -> tuple[dict, dict]:
 # Fields added after the first checkpoints, with the value that gives a config saved before them its old
 # behaviour (a missing field is an error for every other field: nothing falls back silently).
 ADDED_LATER = {"time_features": 0, "pooling": "mean", "state_content": False, "observation_max_length": 0,
-               "state_max_length": 0}
+               "state_max_length": 0, "task_opening": False}
 STATE_CONTENT_INIT = 0.1  # β at the start of training: about the weight (1−α) of the observation's content
 
 
@@ -231,6 +239,7 @@ class SAMNet(nn.Module):
                                             cfg.kind_dim, cfg.phase_dim, cfg.hidden, cfg.dropout)
         self.projection = StateProjection(cfg.projection, cfg.dim, cfg.proj_hidden, cfg.rank)
         self.time = TimeEncoding(cfg.dim, cfg.time_features) if cfg.time_features else None
+        self.opening = TaskOpening(cfg.dim) if cfg.task_opening else None
         a = min(max(cfg.alpha, 1e-4), 1 - 1e-4)
         self.alpha_logit = nn.Parameter(torch.tensor(math.log(a / (1 - a))), requires_grad=cfg.learn_alpha)
         if cfg.state_content and cfg.query_input != "state":
@@ -248,7 +257,8 @@ class SAMNet(nn.Module):
     @property
     def out_dim(self) -> int:
         return (self.cfg.dim + (self.state_encoder.text_encoder.hidden_size if self.uses_content else 0)
-                + (self.time.out_dim if self.time is not None else 0))
+                + (self.time.out_dim if self.time is not None else 0)
+                + (self.opening.out_dim if self.opening is not None else 0))
 
     def read_observation(self, tokens: int) -> None:
         """From now on read the first ``tokens`` tokens of a query's observation (SAMConfig.observation_max_length,
@@ -299,6 +309,8 @@ class SAMNet(nn.Module):
                 parts[1] = parts[1] + self.state_content * nn.functional.normalize(h_state, dim=-1)
         if self.time is not None:
             parts.append(self.time.query(v_s, steps, task_starts))
+        if self.opening is not None:
+            parts.append(self.opening.query(v_s))
         return torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]
 
     def observations_read(self, observations: Sequence[str]) -> list[str]:
@@ -324,6 +336,8 @@ class SAMNet(nn.Module):
         parts = [c.new_zeros(len(c), self.cfg.dim), c]
         if self.time is not None:
             parts.append(c.new_zeros(len(c), self.time.out_dim))
+        if self.opening is not None:
+            parts.append(c.new_zeros(len(c), self.opening.out_dim))
         return torch.cat(parts, dim=-1)
 
     @property
@@ -332,13 +346,18 @@ class SAMNet(nn.Module):
 
     def encode_memories(self, texts: Sequence[str], kinds: Sequence[str], phases: Sequence[str],
                         contents: Sequence[str] | None = None,
-                        steps: Sequence[int | None] | None = None) -> torch.Tensor:
-        """[v_m, c_m, φ(t_m)]: state-independent, so it can live in an index.
+                        steps: Sequence[int | None] | None = None,
+                        opens: Sequence[bool] | None = None) -> torch.Tensor:
+        """[v_m, c_m, φ(t_m), o_m]: state-independent, so it can live in an index.
 
         ``texts`` are MemoryRecord.text (with the state-derived prefix), ``contents`` the plain
         MemoryRecord.content; only the content-only ablation reads ``contents``. ``steps``: each memory's
-        step, for the time part (None: no time part for it).
+        step, for the time part (None: no time part for it). ``opens``: whether each memory opened its task
+        (MemoryRecord.opens_task), needed by a model with ``task_opening`` and read by no other.
         """
+        if self.opening is not None and (opens is None or len(opens) != len(texts)):
+            raise ValueError("this model scores whether a memory opened its task (task_opening): give one "
+                             "opens_task flag per memory (MemoryRecord.opens_task, made by MemoryRecorder)")
         phase_ids = self._ids(self.phases, phases)
         if self.content_only:
             texts = list(contents) if contents is not None else list(texts)
@@ -350,6 +369,8 @@ class SAMNet(nn.Module):
             parts.append(nn.functional.normalize(pooled, dim=-1))
         if self.time is not None:
             parts.append(self.time.memory(steps, len(v), v.dtype))
+        if self.opening is not None:
+            parts.append(self.opening.memory(opens, v.dtype))
         return torch.cat(parts, dim=-1) if len(parts) > 1 else v
 
     def projection_diagonal(self, state_texts, phases, observations) -> torch.Tensor:

@@ -17,6 +17,7 @@ from torch.utils.data import Sampler
 
 from sam_model.data.chunks import Chunking, CountTokens, chunk_record, label_chunks
 from sam_model.data.examples import MemoryRecord
+from sam_model.data.lives import task_openings
 from sam_model.data.text import content_text, drop_known
 
 
@@ -29,11 +30,14 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
     (``mem_label``, queries x memories; every chunk when none says one), the event's other chunks stay
     candidates: the label of a value is the chunk that says it. Per decision, not per event: an event two
     decisions label made the chunks of both decisions' values positives of each (31 % of such pairs in the
-    AutoCodeRover train split). ``count_tokens``: the memory encoder's token count, for chunks sized in tokens."""
+    AutoCodeRover train split). ``count_tokens``: the memory encoder's token count, for chunks sized in tokens.
+    ``mem_opens``: whether each memory opened its task (sam_model.data.lives.task_openings; every chunk of
+    that event), for a model with ``task_opening``."""
+    rows = [(i, {**row, "opens": opens_of(row)}) for i, row in rows]
     if chunking is not None:
         rows = [(i, chunk_row(row, chunking, count_tokens)) for i, row in rows]
     b: dict[str, Any] = {k: [] for k in ("mem_texts", "mem_contents", "mem_kinds", "mem_phases", "q_state_texts",
-                                         "q_phases", "q_obs")}
+                                         "q_phases", "q_obs", "mem_opens")}
     mem_ep, mem_step, q_ep, q_step, q_labels, q_task = [], [], [], [], [], []
     not_positive: list[list[int]] = []  # per query: the memories (batch positions) of its events it must not label
     for ep_idx, row in rows:
@@ -42,6 +46,7 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
         b["mem_contents"] += [content_text(k, t) for k, t in zip(row["kinds"], row["texts"])]
         b["mem_kinds"] += row["kinds"]
         b["mem_phases"] += row["phases"]
+        b["mem_opens"] += row["opens"]
         mem_ep += [ep_idx] * len(row["steps"])
         mem_step += row["steps"]
         q = row.get("queries", row)  # the events (a chunked row's memory lists hold chunks)
@@ -72,6 +77,13 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
     return b
 
 
+def opens_of(row: dict[str, Any]) -> list[bool]:
+    """Per event of an episode row, whether it opened its task (its first user event): the rule MemoryRecorder
+    applies as it records. A row without task starts is one task from its first step."""
+    starts = row.get("task_starts") or [row["steps"][0] if row["steps"] else None] * len(row["steps"])
+    return task_openings(row["kinds"], starts)
+
+
 def memory_key(text: str, kind: str, phase: str) -> int:
     """A memory's identity as the encoder reads it (64-bit, the same in every process, unlike ``hash``): copies of
     one event (``data.repeat``, an episode alone and inside a life) share it."""
@@ -83,10 +95,10 @@ def chunk_row(row: dict[str, Any], chunking: Chunking, count_tokens: CountTokens
     """An episode row whose memory lists (steps, kinds, texts, phases, memory texts) hold chunks and whose query
     lists (``queries``) hold the events, with ``unlabelled``: per event, the chunks (positions in the memory
     lists) of the events it labels that say none of the values its decision needed, so not its positives."""
-    out: dict[str, Any] = {k: [] for k in ("steps", "kinds", "texts", "phases", "memory_texts")}
+    out: dict[str, Any] = {k: [] for k in ("steps", "kinds", "texts", "phases", "memory_texts", "opens")}
     chunks_at: dict[int, tuple[int, list[MemoryRecord]]] = {}  # step -> (position of its first chunk, its chunks)
-    for step, kind, text, phase, mtext in zip(row["steps"], row["kinds"], row["texts"], row["phases"],
-                                              row["memory_texts"]):
+    for step, kind, text, phase, mtext, opens in zip(row["steps"], row["kinds"], row["texts"], row["phases"],
+                                                     row["memory_texts"], row.get("opens") or opens_of(row)):
         rec = MemoryRecord("m", row["episode_id"], step, kind, phase, mtext, content_text(kind, text))
         chunks = chunk_record(rec, chunking, count_tokens)
         chunks_at[step] = (len(out["steps"]), chunks)
@@ -96,6 +108,7 @@ def chunk_row(row: dict[str, Any], chunking: Chunking, count_tokens: CountTokens
             out["texts"].append(c.content[len(kind) + 3:])
             out["phases"].append(phase)
             out["memory_texts"].append(c.text)
+            out["opens"].append(opens)
     unlabelled = []
     for labels, values in zip(row["labels"], row.get("needed") or [[] for _ in row["steps"]]):
         drop: list[int] = []
@@ -135,7 +148,7 @@ def encode_batch(net, batch: dict[str, Any], task_dropout: float = 0.0,
     q = net.encode_queries(states, q_phases, batch["q_obs"],
                            steps=batch["q_step"].tolist(), task_starts=task)
     m = net.encode_memories(batch["mem_texts"], batch["mem_kinds"], mem_phases, batch.get("mem_contents"),
-                            steps=batch["mem_step"].tolist())
+                            steps=batch["mem_step"].tolist(), opens=batch.get("mem_opens"))
     return q, m
 
 

@@ -1,0 +1,117 @@
+"""The task-opening flag and its state-dependent weight (sam_model.models.opening)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from sam_model.data.examples import MemoryRecorder, episode_memories
+from sam_model.data.lives import make_lives, task_openings, task_starts
+from sam_model.data.reader import Episode
+from sam_model.data.schema import parse_event
+from sam_model.encoder import SAMEncoder
+from sam_model.models.losses import MultiPositiveInfoNCE
+from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.store import MemoryStore, StoreConfig
+from sam_model.training.batching import collate_episodes, opens_of
+from sam_model.training.objective import batch_loss
+
+KINDS = ["system", "agent", "user", "tool", "user", "agent"]  # the user's first event is the task's second
+
+
+def make_net(bert_dir, **kw) -> SAMNet:
+    torch.manual_seed(0)
+    return SAMNet(SAMConfig(bert_path=str(bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32, dropout=0.0,
+                            phases=["collect"], kinds=["user", "tool", "system", "agent"], **kw))
+
+
+def _task(eid: str) -> list[dict]:
+    return [{"episode_id": eid, "step": s, "kind": k, "text": f"{eid} {k} {s}"} for s, k in enumerate(KINDS)]
+
+
+def test_the_first_user_event_of_each_task_is_flagged():
+    life = [parse_event(e) for e in make_lives(_task("a") + _task("b"), 2)]
+    starts = task_starts(life)
+    want = [False, False, True, False, False, False] * 2  # the second task's first user event too
+    assert task_openings([e.kind for e in life], starts) == want
+    assert [m.opens_task for m in episode_memories(Episode(life[0].episode_id, tuple(life)))] == want
+    single = [parse_event(e) for e in _task("c")]
+    assert task_openings(KINDS, task_starts(single)) == want[:6]
+    rec = MemoryRecorder()  # an agent that starts a new task in the same episode: its next user event opens it
+    flags = [rec.record(e).opens_task for e in single[:4]]
+    rec.new_task("c")
+    flags += [rec.record(e).opens_task for e in single[4:]]
+    assert flags == [False, False, True, False, True, False]
+
+
+def test_a_rolled_back_record_leaves_the_opening_to_the_retry():
+    rec, events = MemoryRecorder(), [parse_event(e) for e in _task("a")]
+    for e in events[:2]:
+        rec.record(e)
+    mark = rec.mark(["a"])
+    assert rec.record(events[2]).opens_task
+    rec.rollback(mark)
+    assert rec.record(events[2]).opens_task and not rec.record(events[4]).opens_task
+
+
+def test_training_rows_flag_what_the_recorder_flags():
+    life = [parse_event(e) for e in make_lives(_task("a") + _task("b"), 2)]
+    row = {"steps": [e.step for e in life], "kinds": [e.kind for e in life], "task_starts": task_starts(life)}
+    assert opens_of(row) == [m.opens_task for m in episode_memories(Episode(life[0].episode_id, tuple(life)))]
+
+
+def test_off_the_vectors_are_those_of_a_model_without_it_and_on_the_weight_starts_at_zero(tiny_bert_dir):
+    off = make_net(tiny_bert_dir, time_features=4).eval()
+    on = make_net(tiny_bert_dir, time_features=4, task_opening=True).eval()
+    assert not any(k.startswith("opening.") for k in off.state_dict())
+    assert on.out_dim == off.out_dim + 1
+    texts, kinds, phases = ["fix foo in bar.py", "ok"], ["user", "tool"], ["collect"] * 2
+    with torch.no_grad():
+        m_off = off.encode_memories(texts, kinds, phases, steps=[1, 2])
+        m_on = on.encode_memories(texts, kinds, phases, steps=[1, 2], opens=[True, False])
+        q_off = off.encode_queries(["phase: collect"], ["collect"], ["go"], steps=[3], task_starts=[0])
+        q_on = on.encode_queries(["phase: collect"], ["collect"], ["go"], steps=[3], task_starts=[0])
+    assert torch.equal(m_off, off.encode_memories(texts, kinds, phases, steps=[1, 2], opens=[True, False]))
+    assert torch.equal(m_on[:, :-1], m_off) and m_on[:, -1].tolist() == [1.0, 0.0]
+    assert torch.equal(q_on[:, :-1], q_off) and q_on[:, -1].tolist() == [0.0]
+    assert torch.count_nonzero(on.opening.head.weight) == 0
+    with pytest.raises(ValueError, match="opens_task"):
+        on.encode_memories(texts, kinds, phases, steps=[1, 2])
+
+
+def test_a_model_with_it_refuses_memories_that_cannot_say(tiny_bert_dir):
+    enc = SAMEncoder(make_net(tiny_bert_dir, task_opening=True))
+    events = [parse_event(e) for e in _task("a")]
+    records = episode_memories(Episode("a", tuple(events)))
+    assert enc.encode_memories(records)[:, -1].tolist() == [0, 0, 1, 0, 0, 0]
+    with pytest.raises(ValueError, match="MemoryRecords"):
+        enc.encode_memories(events)
+    store = MemoryStore(enc, StoreConfig())
+    with pytest.raises(ValueError, match="task_opening"):
+        store.add(events)
+    store.add(records, enc.encode_memories(records))  # as evaluate.py replays a log: the vectors given
+    assert len(store) == 6
+
+
+def _same_words_rows(n: int) -> list[tuple[int, dict]]:
+    """The user states the task, then says the same words again: only the opening flag tells them apart."""
+    texts = ["fix foo in bar.py", "searching", "fix foo in bar.py", "result", "call"]
+    kinds = ["user", "tool", "user", "tool", "agent"]
+    return [(ep, {"steps": list(range(5)), "texts": texts, "memory_texts": texts, "kinds": kinds,
+                  "phases": ["collect"] * 5, "labels": [[]] * 4 + [[0]], "state_texts": ["phase: collect"] * 5,
+                  "task_starts": [0] * 5}) for ep in range(8)]
+
+
+def test_the_weight_learns_to_rank_the_opening_first(tiny_bert_dir):
+    net = make_net(tiny_bert_dir, alpha=1.0, learn_alpha=False, task_opening=True)
+    batch = collate_episodes(_same_words_rows(8))
+    assert batch["mem_opens"][:5] == [True, False, False, False, False]
+    loss_fn, opt = MultiPositiveInfoNCE(0.1, learnable=False), torch.optim.Adam(net.opening.parameters(), lr=0.05)
+    first = None
+    for _ in range(40):
+        loss = batch_loss(net, loss_fn, batch, in_batch_negatives=False)
+        first = loss.item() if first is None else first
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.5 * first
