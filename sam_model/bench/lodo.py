@@ -73,7 +73,8 @@ class Variant:
     on: str | None = None  # the variant this one is one change to, when it is not the one listed before it
 
 
-VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix, brief: each one to plots
+VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix, brief: each one to plots;
+    # opening: one to brief
     "base": Variant("tools.yaml recipe"),
     "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
     "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
@@ -96,6 +97,9 @@ VARIANTS = {  # cumulative up to plots, each one change to the one before; known
     "brief": Variant("+ half the worlds' conversations open with the task statement holding the values calls need",
                      ("configs/phase_dropout.yaml", "configs/state_fusion.yaml"), True, plots="free", brief=0.5,
                      on="plots"),
+    "opening": Variant("+ the scorer told which memory opened its task (its first user event), weighted by the state",
+                       ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml"), True,
+                       plots="free", brief=0.5, on="brief"),
     "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25", same_training_as="plots",
                       sgd_mix=0.25),  # a second pass on the plots variant's checkpoint (sgd_mixed)
 }
