@@ -108,7 +108,8 @@ class MemoryRecorder:
             prev, start = None, event.step
         else:
             prev, start = last[0], last[2] if last[2] is not None else event.step
-        opens = event.kind == USER_KIND and (new or event.episode_id not in self._opener)
+        opener = None if new else self._opener.get(event.episode_id)
+        opens = event.kind == USER_KIND and opener in (None, event.step)  # the same step: a retry after a rollback
         if commit:
             self._last[event.episode_id] = [event.state, source, start, prev]
             if new:
@@ -120,18 +121,14 @@ class MemoryRecorder:
     def mark(self, episode_ids: Iterable[Any]) -> dict[Any, list | None]:
         """What :meth:`rollback` needs to forget the records made after it for these episodes (a write that failed
         after its events were recorded: the retry must compare each event with the same state as the first try)."""
-        return {ep: ((list(self._last[ep]), self._opener.get(ep)) if ep in self._last else None)
-                for ep in set(episode_ids)}
+        return {ep: (list(self._last[ep]) if ep in self._last else None) for ep in set(episode_ids)}
 
-    def rollback(self, mark: dict[Any, tuple | None]) -> None:
-        for ep, kept in mark.items():
-            self._opener.pop(ep, None)
-            if kept is None:
+    def rollback(self, mark: dict[Any, list | None]) -> None:
+        for ep, last in mark.items():
+            if last is None:
                 self._last.pop(ep, None)
             else:
-                self._last[ep] = kept[0]
-                if kept[1] is not None:
-                    self._opener[ep] = kept[1]
+                self._last[ep] = last
 
     def revise(self, event: Event) -> MemoryRecord:
         """The record of the episode's last event again, with its revised state (a transcript's decision point,
