@@ -64,15 +64,24 @@ def int_option(lo: int, hi: int = MAX_K):
     """An argparse ``type``: an integer from ``lo`` to ``hi`` (the examples' ``--k``, ``--episodes``): ``--k 0``
     retrieved nothing, silently, and a negative count sliced from the end (``--conversations -1`` dropped the last
     conversation)."""
+    return number_option(lo, hi, int)
+
+
+def number_option(lo: float, hi: float, cast: type = float, what: str = ""):
+    """An argparse ``type``: a number (``cast`` of the word) from ``lo`` to ``hi``, else one line saying the range
+    (NaN fails both bounds). ``what``: what the number counts (``"of MB"``), said in that line."""
     import argparse
 
-    def parse(text: str) -> int:
+    a = "an integer" if cast is int else "a number"
+    span = f"{lo} to {hi}" if cast is int else f"{lo:g} to {hi:g}"
+
+    def parse(text: str):
         try:
-            n = int(text)
+            n = cast(text)
         except ValueError:
             n = None
         if n is None or not lo <= n <= hi:
-            raise argparse.ArgumentTypeError(f"want an integer from {lo} to {hi}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"want {a}{' ' + what if what else ''} from {span}, got {text!r}")
         return n
 
     return parse

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from sam_model.cpus import cores
 from sam_model.io import DefaultsHelp, run_cli
-from sam_model.limits import MAX_BODY_BYTES
+from sam_model.limits import MAX_BODY_BYTES, number_option
 
 log = logging.getLogger("sam_model.serve")
 
@@ -158,16 +158,8 @@ MIN_BODY_MB = 1.5  # one memory at the text limit in 4-byte UTF-8 (an update, a 
 MAX_BODY_MB = 1000.0
 
 
-def body_mb(text: str) -> float:
-    """``--max-body-mb``: a number of MB from MIN_BODY_MB to MAX_BODY_MB (0, a negative or NaN refused every body,
-    or none, with no word at start)."""
-    try:
-        mb = float(text)
-    except ValueError:
-        mb = None
-    if mb is None or not MIN_BODY_MB <= mb <= MAX_BODY_MB:
-        raise argparse.ArgumentTypeError(f"want a number of MB from {MIN_BODY_MB:g} to {MAX_BODY_MB:g}, got {text!r}")
-    return mb
+# --max-body-mb: 0, a negative or NaN refused every body, or none, with no word at start
+body_mb = number_option(MIN_BODY_MB, MAX_BODY_MB, float, "of MB")
 
 
 def unreachable() -> tuple[type[BaseException], ...]:
