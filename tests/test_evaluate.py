@@ -531,3 +531,21 @@ def test_out_of_range_numbers_fail_before_the_evaluation(demo_log, tmp_path, mon
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert says in err and option[1] in err
     assert not (tmp_path / "out").exists()
+
+
+def test_data_given_twice_is_refused(demo_log, tmp_path, monkeypatch, capsys):
+    """``sam-eval --data CLAUDE_FOLDER --data CODEX_FOLDER`` (a user with two agents' sessions, as data.train and
+    --choose-on take several) measured the second alone and printed its table as the run's: argparse keeps the
+    last of a repeated option. It is refused in one line naming both, before anything loads."""
+    import sam_model.evaluation.run as run_mod
+
+    def no_evaluation(*args, **kwargs):
+        raise AssertionError("the evaluation ran with one of two logs")
+
+    monkeypatch.setattr(run_mod, "read_log", no_evaluation)
+    other = tmp_path / "other.jsonl"
+    with pytest.raises(SystemExit):
+        main(["--retriever", "x", "--data", str(demo_log), "--data", str(other), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--data given twice" in err and str(demo_log) in err and str(other) in err
+    assert not (tmp_path / "out").exists()

@@ -23,6 +23,20 @@ SPLIT_HELP = ("for a transcript file: evaluate only the fixed train or test spli
               "training configs use, sam_model.data.transcripts.held_out_groups); default all")
 
 
+class Once(argparse.Action):
+    """An option that names one thing, given once: argparse keeps the last of a repeated option silently, so
+    ``sam-eval --data A --data B`` measured B alone and reported it as if both were (sam-train's ``data.train``
+    and interpolate's ``--choose-on`` take several, so a user may well repeat it). A second one is refused."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values, option_string=None):
+        seen = getattr(namespace, f"_{self.dest}_given", None)
+        if seen is not None:
+            parser.error(f"{option_string} given twice ({seen}, then {values}): it names one log: run once per log, or "
+                         "concatenate their agent logs into one (sam-data transcripts converts each)")
+        setattr(namespace, f"_{self.dest}_given", values)
+        setattr(namespace, self.dest, values)
+
+
 def parse_chunking(text: str) -> Chunking | None:
     if text in ("off", "none", ""):
         return None

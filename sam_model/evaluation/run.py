@@ -43,7 +43,7 @@ from sam_model.evaluation.metrics import (
     per_query_metrics,
     relevant_positions,
 )
-from sam_model.evaluation.options import add_log_options, add_search_options, read_log
+from sam_model.evaluation.options import Once, add_log_options, add_search_options, read_log
 from sam_model.evaluation.ranking import tie_jitter
 from sam_model.evaluation.report import (
     chunking_line,
@@ -391,7 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retriever", required=True, metavar="DIR|CKPT",
                    help="the retriever under test (reported as 'sam'): an exported folder, a packaged one's name "
                         "(sam-general, the default model) or a Lightning .ckpt")
-    p.add_argument("--data", required=True, metavar="LOG",
+    p.add_argument("--data", required=True, metavar="LOG", action=Once,
                    help="agent log (.jsonl or .jsonl.gz) with labelled decision points, a tool-call transcript file "
                         "in any format `sam-data formats` lists (OpenAI chat, tau-bench, Anthropic, Gemini, Bedrock "
                         "Converse, ...; state and labels derived by sam_model.data.transcripts), a folder of SWE-agent "
