@@ -173,3 +173,27 @@ def test_the_long_claude_code_line_is_past_the_old_body_limit_and_within_the_new
 
     sizes = [len(json.dumps({"messages": [x], **SCOPE})) for x in claude_code_long()]
     assert 2_200_000 < max(sizes) < MAX_BODY_BYTES and max(sizes) > OLD_BODY_LIMIT
+
+
+@pytest.mark.parametrize("served", ["http", "mcp"])
+def test_a_bad_session_line_is_refused_naming_the_callers_field(tmp_path, served):
+    """A sidecar's Claude Code line (its entry's fields trimmed to type and message) whose tool_use has no name was
+    refused as ``data, entry 0, content block 0: tool call without a name``: ScopedMemory.add's argument, as the
+    line is read by the add, after the served check; no HTTP or MCP caller sends a ``data``. The refusal names
+    ``messages``, the field it sent, and stores nothing."""
+    line = {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "input": {}}]}}
+    tenants = open_tenants(tmp_path)
+    if served == "http":
+        r = TestClient(create_app(tenants)).post("/v1/memories", headers={"X-API-Key": KEYS["acme"]},
+                                                 json={"messages": [line], **SCOPE})
+        assert r.status_code == 422, r.text
+        said = r.json()["detail"]
+    else:
+        async def run():
+            async with Client(create_mcp(tenants, stdio_tenant="acme")) as client:
+                return await client.call_tool("remember", {"messages": [line], **SCOPE})
+        answer = asyncio.run(run())
+        assert answer.is_error
+        said = answer.content[0].text.removeprefix("Error executing tool remember: ")
+    assert said.startswith("messages, entry 0") and "without a name" in said, said
+    assert kept(tenants.tenants["acme"].memory) == []

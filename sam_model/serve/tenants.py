@@ -412,9 +412,11 @@ class Tenant:
             try:
                 with self._logging_vectors():
                     out = apply(self.memory, op, args, read)
-            except BaseException:
+            except BaseException as exc:
                 self.vectors.take()  # a refused write made no memory: nothing to log
                 self.wal.undo(seq)  # nor a record: its replay would fail again (and an unexpected error stop starts)
+                if field is not None and isinstance(exc, ValueError):
+                    _name_field(exc, field)
                 raise
             made = self.vectors.take()
             if made is not None:
@@ -614,3 +616,13 @@ class Tenants:
 
 
 __all__ = ["Access", "Caller", "Tenant", "Tenants", "apply", "check_checkpoint_share", "read_keys"]
+
+
+def _name_field(exc: ValueError, field: str) -> None:
+    """An agent's session lines are read when they are added (with the scope's open turn, ScopedMemory.add), not by
+    the check that names the API's field, so a bad line's error named ScopedMemory.add's argument, ``data, entry 0,
+    content block 0: tool call without a name``, a field no HTTP or MCP caller sends. It names theirs
+    (``messages, entry 0, ...``), in place: the exception keeps its type, which says what status it answers."""
+    text = str(exc)
+    if len(exc.args) == 1 and text.startswith("data") and text[4:5] in (",", "[", ":", "."):
+        exc.args = (field + text[4:],)
