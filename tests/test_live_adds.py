@@ -305,3 +305,16 @@ def test_an_open_turn_past_its_cap_closes_where_it_is_and_no_line_is_refused(tmp
     for e in imported(tmp_path, name, lines):
         if e["kind"] in ("action", "result"):
             assert (e["kind"], e["text"]) in got
+
+
+def test_a_claude_code_line_added_again_stores_nothing_more(tmp_path):
+    """A sidecar retries an add whose answer it lost: each Claude Code line came twice. A prompt line added again was
+    taken for a new prompt (a user entry opens a turn), so it closed the turn holding itself and was stored again,
+    its words a second memory, at the next line's add; the importer reads a file holding the entry twice once. An
+    entry whose uuid the open turn holds now joins it: the memories, and the conversation's states and labels, are
+    those of the session added once and of the file."""
+    name, lines = "s.jsonl", to_claude_code(rich())
+    twice = fed(lines, [[x] for x in lines for _ in range(2)])
+    events = imported(tmp_path, name, lines)
+    assert stored(twice) == [(e["step"], e["kind"], e["text"]) for e in events]
+    assert conversation(twice) == [(e["state"], e.get("useful_memory_steps") or []) for e in events]

@@ -200,6 +200,9 @@ def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> boo
     if fmt == "claude-code":
         if line.get("isSidechain") is True or not isinstance(line.get("message"), Mapping):
             return False
+        if isinstance(line.get("uuid"), str) and any(isinstance(e, Mapping) and e.get("uuid") == line["uuid"]
+                                                     for e in turn):
+            return False  # the entry again (a sidecar's add retried): read with it, once, as the importer reads it
         content = line["message"].get("content")
         if line.get("type") == "user":  # a prompt, not a result (nor a compaction's summary, counted after turns)
             return line.get("isCompactSummary") is not True and not (isinstance(content, list) and any(
