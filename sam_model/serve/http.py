@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sam_model.io import SAMFileError
 from sam_model.limits import MAX_ADD_ITEMS, MAX_BODY_BYTES, MAX_K, MAX_SCOPE_CHARS, MAX_TEXT_CHARS
 from sam_model.memory.scoped import FIT_CHARS
-from sam_model.serve.scopes import FixedScopeError
+from sam_model.serve.scopes import FixedScopeError, refusal
 from sam_model.serve.tenants import Caller, Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
 
@@ -178,8 +178,7 @@ def too_large(limit: int, size: str = "") -> str:
 
 
 def _refused(err: Exception, status: int) -> JSONResponse:
-    text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
-    return JSONResponse({"detail": text}, status_code=status)
+    return JSONResponse({"detail": refusal(err)}, status_code=status)
 
 
 def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_app: Any = None,

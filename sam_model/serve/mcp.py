@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sam_model.limits import MAX_ADD_ITEMS
 from sam_model.memory.scoped import SCOPE_KEYS
-from sam_model.serve.scopes import check_fixed, within
+from sam_model.serve.scopes import check_fixed, refusal, within
 from sam_model.serve.tenants import Caller, Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
 
@@ -107,7 +107,7 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None, stdi
             caller = caller_of(ctx)
             return call(caller.tenant, caller.within(within(args, fixed, lambda n: f"this server ({_option(n)})")))
         except (KeyError, ValueError, TypeError, PermissionError, LogWriteError) as err:  # a full disk: retry
-            raise ToolError(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)) from None
+            raise ToolError(refusal(err)) from None
 
     def named(user_id: str | None, agent_id: str | None, run_id: str | None) -> dict[str, str | None]:
         return dict(zip(SCOPE_KEYS, (user_id, agent_id, run_id)))

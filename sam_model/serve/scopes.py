@@ -9,11 +9,24 @@ that agent; an id of another user's memory is not there). Both paths check here,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from sam_model.memory.scoped import SCOPE_KEYS, ScopedMemory
 from sam_model.serve.wal import check_unicode
+
+# ScopedMemory's advice for a call of no scope names its all_scopes argument, which no served call takes (HTTP refuses
+# the field, MCP the argument): a served refusal leaves it out
+_ALL_SCOPES = re.compile(r" \(or all_scopes=True to \w+ every scope on purpose\)")
+
+
+def refusal(err: BaseException) -> str:
+    """The line a served call answers for a refused one (HTTP's ``detail``, MCP's tool error): the error's text, a
+    KeyError's without its quotes, and a missing scope's without ``(or all_scopes=True to search every scope on
+    purpose)``, which sent a caller to an argument sam-serve refuses."""
+    text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+    return _ALL_SCOPES.sub("", text)
 
 
 class FixedScopeError(ValueError):
