@@ -31,8 +31,8 @@ class Once(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values, option_string=None):
         seen = getattr(namespace, f"_{self.dest}_given", None)
         if seen is not None:
-            parser.error(f"{option_string} given twice ({seen}, then {values}): it names one log: run once per log, or "
-                         "concatenate their agent logs into one (sam-data transcripts converts each)")
+            parser.error(f"{option_string} given twice ({seen}, then {values}): it names one log: give a folder holding both (a "
+                         "folder's sessions are read in each one's format) or run once per log")
         setattr(namespace, f"_{self.dest}_given", values)
         setattr(namespace, self.dest, values)
 
