@@ -1092,3 +1092,18 @@ def test_a_logged_add_that_stores_nothing_is_passed_over_on_replay(tmp_path):
     again, _ = hashed_app(tmp_path)
     assert [m["memory"] for m in again.tenants["acme"].memory.get_all(user_id="mia")["results"]] == ["my PIN is 4242"]
     again.close()
+
+
+def test_the_service_says_which_model_it_loaded(tiny_bert_dir, tmp_path, caplog):
+    """A user who adapted a model and serves it must be able to see which one answers (a walkthrough found the
+    start-up log silent on it)."""
+    import logging
+
+    from sam_model.serve.cli import build, parser
+
+    export = tiny_export(tiny_bert_dir, tmp_path / "export")
+    with caplog.at_level(logging.INFO, logger="sam_model.serve"):
+        tenants, _ = build(parser().parse_args(["--keys", str(keys_file(tmp_path)), "--data", str(tmp_path / "d"),
+                                                "--model", str(export), "--device", "cpu"]))
+    tenants.close()
+    assert f"sam-serve: model {export.resolve()}" in caplog.text

@@ -126,6 +126,10 @@ def build(args: argparse.Namespace):
     # interpreter with HTTP, where ONNX Runtime makes one call (a likely cause, not measured apart).
     os.environ.setdefault(bf16_text.AUTO_ENV, "0")
     retriever = SAMRetriever.load(args.model, device=args.device)
+    # which model answers: a user who adapted one and serves it sees it named (a folder is loaded before a packaged
+    # name, as SAMRetriever.load does)
+    log.info("sam-serve: model %s", os.path.abspath(args.model) if os.path.isdir(args.model) else
+             f"{args.model} (packaged)")
     cfg = store_config_of(retriever)
     if args.qdrant_url:
         from sam_model.backends.qdrant import trust_url
