@@ -119,3 +119,12 @@ def test_a_bad_max_body_mb_is_refused_in_one_line(bad, capsys):
     with pytest.raises(SystemExit):
         parser().parse_args(["--keys", "k.json", "--max-body-mb", bad])
     assert f"argument --max-body-mb: want a number of MB from 1.5 to 1000, got {bad!r}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("size, want", [(b"9" * 5000, 413), (b"0" * 5000 + b"5", 200), (b"0" * 20 + b"3000000", 413)],
+                         ids=["5000 digits", "leading zeros", "zeros then past"])
+def test_a_content_length_of_thousands_of_digits_is_judged_not_raised(size, want):
+    """A Content-Length longer than Python converts (4,300 digits) raised ValueError out of the middleware, a 500 (a
+    server that does not refuse it first, or the app called in-process): a number of more digits than the limit's is
+    past it, leading zeros are no digits of it."""
+    assert asgi(2_500_000, [(b"content-length", size)], [b"x" * 5])[0] == want
