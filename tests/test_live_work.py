@@ -192,3 +192,25 @@ def test_the_open_turns_size_is_measured_a_line_once(monkeypatch):
     whole = ScopedMemory(HashingEncoder(16))
     whole.add(lines, user_id="me", run_id="s")
     assert records(memory) == records(whole)
+
+
+def test_a_refused_add_leaves_the_lines_its_results_showed_out_of_the_conversation(tmp_path):
+    """An add is fed into a copy of the scope's conversation (live.fork), kept apart when the add is refused; the lines
+    each result showed (SHOWN_LINES, the tracker's ``shown``) were the scope's own list, so a refused add left its
+    result's lines there, of an event the conversation does not hold: its save did not load, and the next event at
+    that step would have been read as showing them."""
+    def view(i: str) -> dict:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": "view", "arguments": '{"path": "src/a.py"}'}}]}
+
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add([{"role": "user", "content": "look at src/a.py"}, view("c1"),
+                {"role": "tool", "tool_call_id": "c1", "content": "212: def f():", "shown_lines": {"src/a.py": [212]}}],
+               user_id="me", run_id="s")
+    before = [list(x) for x in memory._trackers["me//s"].shown]
+    with pytest.raises(ValueError, match="carries tool_calls"):
+        memory.add([view("c2"), {"role": "tool", "tool_call_id": "c2", "content": "300: x", "shown_lines": {"src/a.py": [300]}},
+                    {"role": "user", "content": "y", "tool_calls": view("c3")["tool_calls"]}], user_id="me", run_id="s")
+    assert memory._trackers["me//s"].shown == before
+    memory.save(tmp_path / "m")
+    assert ScopedMemory.load(tmp_path / "m", HashingEncoder(16))._trackers["me//s"].shown == before

@@ -494,9 +494,9 @@ def fork(t: TranscriptState) -> TranscriptState:
     and dicts copied, the events shared but the last (a tool call revises it in place)."""
     s = TranscriptState.__new__(TranscriptState)
     s.__dict__.update(vars(t))
-    for k in ("events", "_norms", "stack", "invalid_arguments", "unmatched_results", "writes"):
-        setattr(s, k, list(getattr(t, k)))
-    s.cons, s._call_names = dict(t.cons), dict(t._call_names)
+    for k in ("events", "_norms", "stack", "invalid_arguments", "unmatched_results", "writes", "shown"):
+        setattr(s, k, list(getattr(t, k)))  # shown too: a refused add's lines were left in the scope's (unloadable)
+    s.cons, s._call_names, s._hits = dict(t.cons), dict(t._call_names), dict(t._hits)
     if s.events:
         s.events[-1] = dict(s.events[-1])
     return s
