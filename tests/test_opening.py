@@ -54,6 +54,24 @@ def test_a_rolled_back_record_leaves_the_opening_to_the_retry():
     assert rec.record(events[2]).opens_task and not rec.record(events[4]).opens_task
 
 
+def test_a_rollback_whose_retry_writes_another_kind_at_the_openers_step_leaves_the_opening_to_a_later_user_event():
+    """The opener's step was kept through a rollback (MemoryRecorder.mark's rows do not hold it), so where the retry
+    wrote an event of another kind at that step, the task's first user event after it was not flagged: a fresh
+    recorder of the retry's events flags it."""
+    events = [parse_event(e) for e in _task("a")]
+    other = parse_event({**_task("a")[2], "kind": "agent"})
+    rec = MemoryRecorder()
+    for e in events[:2]:
+        rec.record(e)
+    mark = rec.mark(["a"])
+    assert rec.record(events[2]).opens_task
+    rec.rollback(mark)
+    retried = [rec.record(e).opens_task for e in (other, events[3], events[4])]
+    fresh = MemoryRecorder()
+    want = [fresh.record(e).opens_task for e in (*events[:2], other, events[3], events[4])][2:]
+    assert retried == want and any(want)
+
+
 def test_training_rows_flag_what_the_recorder_flags():
     life = [parse_event(e) for e in make_lives(_task("a") + _task("b"), 2)]
     row = {"steps": [e.step for e in life], "kinds": [e.kind for e in life], "task_starts": task_starts(life)}

@@ -109,10 +109,11 @@ class MemoryRecorder:
         else:
             prev, start = last[0], last[2] if last[2] is not None else event.step
         opener = None if new else self._opener.get(event.episode_id)
-        opens = event.kind == USER_KIND and opener in (None, event.step)  # the same step: a retry after a rollback
+        stale = opener is not None and opener >= event.step  # set by a try rolled back since (steps only grow)
+        opens = event.kind == USER_KIND and (opener is None or stale)
         if commit:
             self._last[event.episode_id] = [event.state, source, start, prev]
-            if new:
+            if new or stale:
                 self._opener.pop(event.episode_id, None)
             if opens:
                 self._opener[event.episode_id] = event.step
