@@ -128,3 +128,29 @@ def test_a_content_length_of_thousands_of_digits_is_judged_not_raised(size, want
     server that does not refuse it first, or the app called in-process): a number of more digits than the limit's is
     past it, leading zeros are no digits of it."""
     assert asgi(2_500_000, [(b"content-length", size)], [b"x" * 5])[0] == want
+
+
+def test_a_chunked_body_of_many_small_chunks_reaches_the_app_whole_as_bytes():
+    """The middleware collects a body sent without a length in place (a bytearray; ``bytes +=`` copied the whole
+    body at each chunk): 20,000 small chunks reach the app as the one bytes object they make, in order."""
+    chunks = [bytes([65 + i % 26]) * (1 + i % 7) for i in range(20_000)]
+    got, read = [], 0
+
+    async def app(scope, receive, send) -> None:
+        message = await receive()
+        got.append(message["body"])
+        assert not message["more_body"]
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def receive() -> dict:
+        nonlocal read
+        read += 1
+        return {"type": "http.request", "body": chunks[read - 1], "more_body": read < len(chunks)}
+
+    async def send(message: dict) -> None:
+        pass
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/memories", "headers": [], "query_string": b""}
+    asyncio.run(BodyLimit(app, MAX_BODY_BYTES)(scope, receive, send))
+    assert got == [b"".join(chunks)] and type(got[0]) is bytes and read == len(chunks)

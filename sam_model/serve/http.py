@@ -148,15 +148,16 @@ class BodyLimit:
             return await self.app(scope, receive, send)
         if scope["method"] not in ("POST", "PUT"):
             return await self.app(scope, receive, send)
-        body, more = b"", True
-        while more:  # no length said: read it all here, counting
-            message = await receive()
+        body, more = bytearray(), True  # extended in place: bytes += chunk copied the whole body at each chunk, so
+        while more:  # a client sending a 5 MB body in small chunks made the server copy it a chunk's times over
+            message = await receive()  # no length said: read it all here, counting
             if message["type"] == "http.disconnect":
                 return None
             body += message.get("body", b"")
             more = message.get("more_body", False)
             if len(body) > self.limit:
                 return await self._refuse(scope, receive, send)
+        body = bytes(body)
         replayed = False
 
         async def replay() -> dict:
