@@ -73,15 +73,18 @@ def test_a_body_past_a_configured_limit_is_a_413_saying_what_to_do(tmp_path, chu
     tenants.close()
 
 
-def asgi(limit: int, headers: list, chunks: list[bytes]) -> tuple[int, int, bool]:
+def asgi(limit: int, headers: list, chunks: list[bytes], got: list | None = None) -> tuple[int, int, bool]:
     """BodyLimit run over an app that reads its body: (status, chunks the client had read from it, whether the app
-    was reached)."""
+    was reached); ``got`` gathers the messages' bodies the app read."""
     read, reached, sent = 0, [], []
 
     async def app(scope, receive, send) -> None:
         reached.append(True)
-        while (await receive()).get("more_body"):
-            pass
+        while True:
+            message = await receive()
+            (got if got is not None else []).append(message.get("body"))
+            if not message.get("more_body"):
+                break
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
 
@@ -133,24 +136,6 @@ def test_a_content_length_of_thousands_of_digits_is_judged_not_raised(size, want
 def test_a_chunked_body_of_many_small_chunks_reaches_the_app_whole_as_bytes():
     """The middleware collects a body sent without a length in place (a bytearray; ``bytes +=`` copied the whole
     body at each chunk): 20,000 small chunks reach the app as the one bytes object they make, in order."""
-    chunks = [bytes([65 + i % 26]) * (1 + i % 7) for i in range(20_000)]
-    got, read = [], 0
-
-    async def app(scope, receive, send) -> None:
-        message = await receive()
-        got.append(message["body"])
-        assert not message["more_body"]
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b"{}"})
-
-    async def receive() -> dict:
-        nonlocal read
-        read += 1
-        return {"type": "http.request", "body": chunks[read - 1], "more_body": read < len(chunks)}
-
-    async def send(message: dict) -> None:
-        pass
-
-    scope = {"type": "http", "method": "POST", "path": "/v1/memories", "headers": [], "query_string": b""}
-    asyncio.run(BodyLimit(app, MAX_BODY_BYTES)(scope, receive, send))
-    assert got == [b"".join(chunks)] and type(got[0]) is bytes and read == len(chunks)
+    chunks, got = [bytes([65 + i % 26]) * (1 + i % 7) for i in range(20_000)], []
+    assert asgi(MAX_BODY_BYTES, [], chunks, got) == (200, len(chunks), True)
+    assert got == [b"".join(chunks)] and type(got[0]) is bytes
