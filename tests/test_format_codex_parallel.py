@@ -14,6 +14,7 @@ import pytest
 from test_format_codex import ENV, convert, line, message, meta, rollout_name, write
 
 from sam_model.data.formats import to_chat
+from sam_model.data.sources import SourceOptions, iter_source_events
 
 HI = "Hi, I'm Ann (ann_lee_123). Cancel my other reservation."
 USER = '{"name": "Ann Lee", "reservations": ["QX7Z9A", "ZZ1234"]}'
@@ -93,7 +94,7 @@ def test_parallel_calls_are_one_turn_and_trace_nothing_to_each_others_outputs(tm
     assert traced(events, CANCEL) == [f"get_user: {USER}"]
     for text in (GET_USER, FLIGHTS_CALL, GET_RES):  # the state before the response: no output read
         assert events[[e["text"] for e in events].index(text) - 1]["state"]["last_action_result"] == "none"
-    assert not report.unmatched_results and report.calls == 4
+    assert not report.unmatched_results and report.calls == 4 and not report.misplaced
     chat = to_chat(rollout(version, layout))
     turn = next(m for m in chat.messages if m.get("tool_calls"))
     assert [c["id"] for c in turn["tool_calls"]] == ["a", "b", "c"]
@@ -134,3 +135,28 @@ def test_sequential_calls_of_a_marked_rollout_are_read_as_they_were(tmp_path):
     chat = to_chat(words)
     assert [(m["role"], m.get("tool_call_id")) for m in chat.messages[3:]] == [
         ("assistant", None), ("tool", "a"), ("assistant", None)]
+
+
+def test_a_marked_version_whose_requests_lack_their_turn_context_lines_is_reported(tmp_path, capsys):
+    """0.46 writes a turn_context line before each model request; a file of it with one line for the whole session
+    (edited, merged) is read as one request, each output moved past the calls of later responses. The import
+    report and sam-train's conversion say so, counted, at the first such output (what is read is as before: the
+    four calls one turn); a file that marks every request gets no note."""
+    lines = rollout("0.46.0", "pairs")
+    turn = lines[4]
+    once = [x for i, x in enumerate(lines) if x is not turn or i == 4]
+    session = "0199a213-81c0-7800-8aa1-000000000003"
+    events, report = read(tmp_path, once, session)
+    path = tmp_path / rollout_name(session)
+    first = next(n for n, x in enumerate(once, 1) if x["payload"] == output("a", USER))
+    assert report.misplaced == {f"{path}:{first}": 3}  # get_user's, list_flights' and get_reservation's outputs
+    note = (f"3 tool results read after calls of a later model response (those calls read as made before them): a "
+            f"rollout of Codex 0.3x-0.77 without the turn_context line those versions write before each model request "
+            f"(edited or merged?): {path}:{first} (and 2 more in the file)")
+    assert note in report.lines()
+    assert [e["text"] for e in iter_source_events(path, SourceOptions())] == [e["text"] for e in events]
+    assert f"{path}: {note}" in capsys.readouterr().out
+    chat = to_chat(once)
+    assert [c["id"] for c in next(m for m in chat.messages if m.get("tool_calls"))["tool_calls"]] == ["a", "b", "c", "d"]
+    _, marked = read(tmp_path, rollout("0.46.0", "pairs"), "0199a213-81c0-7800-8aa1-000000000004")
+    assert not marked.misplaced and not any("later model response" in x for x in marked.lines())

@@ -104,6 +104,7 @@ class ImportReport:
     cut_lines: list[str] = field(default_factory=list)  # session files' last lines cut mid-write, left out: FILE:LINE
     stderr_lines: dict[str, int] = field(default_factory=dict)  # a file's first line of stderr mixed in -> its count
     abandoned: dict[str, int] = field(default_factory=dict)  # a session's first turn of a branch it left -> their count
+    misplaced: dict[str, int] = field(default_factory=dict)  # a session's first result read past later calls -> count
     other_roles: Counter = field(default_factory=Counter)  # messages of a role outside OpenAI's (events of its kind)
     other_role_at: dict[str, str] = field(default_factory=dict)  # each such role -> where it was first met
 
@@ -147,6 +148,8 @@ class ImportReport:
             out.append(self.stderr_note())
         if self.abandoned:
             out.append(self.abandoned_note())
+        if self.misplaced:
+            out.append(self.misplaced_note())
         if self.other_roles:
             out.append(self.roles_note())
         if self.ignored:
@@ -185,6 +188,18 @@ class ImportReport:
         n, files = sum(self.abandoned.values()), list(self.abandoned.items())
         return (f"{n} entr{'ies' if n > 1 else 'y'} of branches the conversation left (a rewind, an edited prompt, a "
                 "retried response: the agent keeps them in its session file) left out: "
+                + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
+                + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
+
+    def misplaced_note(self) -> str:
+        """The tool results a reader read after calls of a later response, the file lacking the marks its producer
+        writes between responses (a Codex 0.3x-0.77 rollout without a turn_context line before each model
+        request: the request read as one, all its calls one turn before their results): how many, and the first of
+        each session (sam-data transcripts and sam-train say it alike). Kept as read: the note says where to look."""
+        n, files = sum(self.misplaced.values()), list(self.misplaced.items())
+        return (f"{n} tool result{'s' if n > 1 else ''} read after calls of a later model response (those calls "
+                "read as made before them): a rollout of Codex 0.3x-0.77 without the turn_context line those "
+                "versions write before each model request (edited or merged?): "
                 + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
                 + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
 
@@ -329,6 +344,8 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
             report.stderr_lines.setdefault(conv.stderr[0], len(conv.stderr))
         if conv.abandoned:  # the main chain's alone: one conversation a file
             report.abandoned.setdefault(conv.abandoned[0], len(conv.abandoned))
+        if chat.misplaced:
+            report.misplaced.setdefault(chat.misplaced[0], len(chat.misplaced))
         report.without_tool_calls += not local.calls
         report.marks.update(marks)
     return st.events

@@ -150,7 +150,9 @@ class Chat:
     a directory an assistant message's own calls revealed is marked :data:`CWD_BY_CALLS` on it by its reader.
     ``other_roles`` counts the messages of a role outside OpenAI's, which the spec keeps as events of that kind (Llama's
     ``ipython``, or a misspelt ``asistant``), and ``other_role_at`` says where each was first met, for the import
-    report."""
+    report. ``misplaced``: where a reader read tool results after calls the file says came after them, the file
+    not holding the marks its producer writes to tell them apart (FILE:LINE of each result: a Codex rollout of
+    0.3x-0.77 without a turn_context line before each model request), for the import report."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
@@ -158,6 +160,7 @@ class Chat:
     ignored: Counter = field(default_factory=Counter)
     other_roles: Counter = field(default_factory=Counter)
     other_role_at: dict[str, str] = field(default_factory=dict)
+    misplaced: list[str] = field(default_factory=list)
     cwd: str = ""
     _told: str = ""  # the working directory the messages added so far carry
 

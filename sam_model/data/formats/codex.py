@@ -138,7 +138,7 @@ def to_chat(lines: list[Any], where: str) -> Chat:
     failed: set[str] = set()  # the lines whose result's exit code is not 0
     requests = marks_requests(lines)
     items = _items(lines, where, chat, failed, requests)
-    read(chat, _in_response_order(items) if requests else items)
+    read(chat, _in_response_order(items, chat.misplaced) if requests else items)
     for m, source in zip(chat.messages, chat.sources):
         if m["role"] == "tool" and source in failed:
             m[FAILED] = True
@@ -206,27 +206,33 @@ def marks_requests(lines: list[Any]) -> bool:
     return False
 
 
-def _in_response_order(entries: Iterator[tuple[str, Mapping[str, Any], str] | None]
-                       ) -> Iterator[tuple[str, Mapping[str, Any], str]]:
+def _in_response_order(entries: Iterator[tuple[str, Mapping[str, Any], str] | None],
+                       misplaced: list[str]) -> Iterator[tuple[str, Mapping[str, Any], str]]:
     """The items of each model request (from a boundary, None, to the next) with the outputs of its calls that came
     before a later call of it moved right after that call: Codex before openai/codex#6691 recorded each call with
     its output (call A, A's output, call B, B's output) although the model wrote A and B in one response, before
     either output; read in that order B was a turn made after A's output. Moved, they are the layout Codex records
     since (the calls, then their outputs), so the calls are one turn. A request with one call, or none after an
-    output, is as it was."""
+    output, is as it was. ``misplaced`` gets where each output moved past another response's items is (FILE:LINE,
+    :func:`_calls_first`): the file did not mark that request as its version does."""
     span: list[tuple[str, Mapping[str, Any], str]] = []
     begun = False  # the items before the first turn_context are no request's known to be one: read as they are
     for entry in entries:
         if entry is None:
-            yield from _calls_first(span) if begun else span
+            yield from _calls_first(span, misplaced) if begun else span
             span, begun = [], True
         else:
             span.append(entry)
-    yield from _calls_first(span) if begun else span
+    yield from _calls_first(span, misplaced) if begun else span
 
 
-def _calls_first(span: list[tuple[str, Mapping[str, Any], str]]) -> list[tuple[str, Mapping[str, Any], str]]:
-    """One request's items, the outputs of its calls that precede its last call moved right after it."""
+def _calls_first(span: list[tuple[str, Mapping[str, Any], str]],
+                 misplaced: list[str]) -> list[tuple[str, Mapping[str, Any], str]]:
+    """One request's items, the outputs of its calls that precede its last call moved right after it. Between a
+    response's first call and its last these versions record only its calls and their outputs (process_items): an
+    output moved past anything else (a message, reasoning: a later response's) is added to ``misplaced``, its
+    request holding more than one response because a turn_context line is missing before a request. The order is
+    that of a whole span all the same (the report says it; labels do not change with it)."""
     calls = [j for j, (_, item, _) in enumerate(span) if item.get("type") in CALLS]
     ids: set[Any] = set()
     moved: list[int] = []
@@ -237,6 +243,8 @@ def _calls_first(span: list[tuple[str, Mapping[str, Any], str]]) -> list[tuple[s
             moved.append(j)
     if not moved:
         return span
+    misplaced += [span[j][2] for j in moved if any(item.get("type") not in (*CALLS, *OUTPUTS)
+                                                   for _, item, _ in span[j + 1:calls[-1]])]
     out = []
     for j, entry in enumerate(span):
         if j not in moved:
