@@ -235,14 +235,24 @@ class PageBound(str):
         return bound
 
 
+# the FILE of a search hit FILE:LINE: (grep_hit, hit_lines; numbered.py's grep -n readers), as grep -rn, rg -n, git
+# grep -n and Claude Code's Grep print it: the path as given or found, unquoted, so a folder with a space stays in it
+# (C:\Users\Ann Lee\repo\a.py:200:, /Users/ann/My Project/a.py:200:; grep_hit stopped at the space, numbered.py
+# took anything up to the first :N:). It holds no colon but a drive's (C: before a separator), so a URL
+# (http://host:8080:) is none; a space only before a path's last separator, the file's own name none, so prose
+# (Error at line 200: foo) and a Go log's time (2024/01/01 12:30:45) are none; and it opens with no number before a
+# dash or colon: a one-file grep's context line (211-code) or hit (211:code), or a time (12:30:45)
+HIT_FILE = r"(?!\d+[-:])(?:[A-Za-z]:(?=[/\\]))?(?:[^\s:]+|[^\s:][^:\n]*[/\\][^\s:/\\]+)"
+
+
 def grep_hit(text: str, line: int) -> bool:
     """Whether ``text``, an earlier event's, prints line ``line`` as a search hit: a line of ``grep -n``'s, ``rg``'s
-    or a search tool's output opening ``FILE:LINE:`` (``FILE:LINE:COL:``; a Windows ``C:\\...`` FILE too, as
-    Claude Code's Grep prints it), ``LINE:`` (one file's hits) or ``Line LINE:`` (SWE-agent's search_file), after
-    the tool's name a result is written with (``Bash: src/a.py:200:``). A compiler's or pytest's location
-    (``src/a.c:200:5: error``, ``tests/test_a.py:200: AssertionError``) reads the same and is taken alike: a window
-    opening there came from it as much. A context line (``FILE-200-``), a numbered view (``   200\t``) or a number
-    elsewhere is none."""
+    or a search tool's output opening ``FILE:LINE:`` (``FILE:LINE:COL:``; FILE as :data:`HIT_FILE` reads it, a
+    Windows ``C:\\...`` or a folder with a space too), ``LINE:`` (one file's hits) or ``Line LINE:`` (SWE-agent's
+    search_file), after the tool's name a result is written with (``Bash: src/a.py:200:``). A compiler's or pytest's
+    location (``src/a.c:200:5: error``, ``tests/test_a.py:200: AssertionError``) reads the same and is taken alike: a
+    window opening there came from it as much. A context line (``FILE-200-``), a numbered view (``   200\t``) or a
+    number elsewhere is none."""
     # the substring first: the pattern took 3 ms over a 100 KB result, read for each page bound over every earlier
     # result of a long session, the substring 0.1 ms
     return f"{line}:" in text and _hit_line(line).search(text) is not None
@@ -251,12 +261,13 @@ def grep_hit(text: str, line: int) -> bool:
 @functools.lru_cache(maxsize=256)
 def _hit_line(line: int) -> re.Pattern[str]:
     """The pattern of a search hit at ``line`` (:func:`grep_hit`), compiled once for each line a session pages at."""
-    return re.compile(rf"(?m)^(?:[\w.-]+: )?(?:(?:[A-Za-z]:)?[^\s:]+:|Line )?{line}:")
+    return re.compile(rf"(?m)^(?:[\w.-]+: )?(?:{HIT_FILE}:|Line )?{line}:")
 
 
-# each way a line may open with a hit (grep_hit's pattern, its optional parts given or not): one number each
+# each way a line may open with a hit (grep_hit's pattern, its optional parts given or not): one number each (a
+# FILE ends at its first colon, or at the one after a drive's, which a separator follows: one place a line)
 _HIT_FORMS = [re.compile(rf"(?m)^{prefix}{where}(\d{{1,12}}):")
-              for prefix in ("", r"[\w.-]+: ") for where in ("", r"[A-Za-z]:[^\s:]+:", r"[^\s:]+:", "Line ")]
+              for prefix in ("", r"[\w.-]+: ") for where in ("", rf"{HIT_FILE}:", "Line ")]
 
 
 def hit_lines(text: str) -> frozenset[int]:

@@ -153,7 +153,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # does (62): a Read offset, view range or sed range it showed is labelled by it.
 # 64: a page of a file is a window around a search hit (59) only where the hit is of that file, where the reader
 # marked both (62): Read(a.py, offset=200, limit=50) after a Grep that printed b.py:200: is a page again.
-CONVERSION_VERSION = 64
+# 65: a search hit's FILE is one pattern for the page-bound rule (59) and the readers of shown lines (62, 63)
+# (shellwords.HIT_FILE): a path with a space in a folder (C:\Users\Ann Lee\..., /Users/ann/My Project/a.py:200:)
+# is a hit, as grep and rg print it (59 stopped at the space), and a line whose FILE holds a colon but a drive's, a
+# space in its own name or opens with a number before a dash or colon (12:30:45) shows no lines of a file.
+CONVERSION_VERSION = 65
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from typing import Any
 from sam_model.data.formats.base import CWD, LINE_ARGUMENTS, SHOWN_LINES, Chat
 from sam_model.data.formats.swe_agent import numbered_lines
 from sam_model.data.shellwords import (
+    HIT_FILE,
     SHELLS,
     command_words,
     is_command_line,
@@ -66,10 +67,8 @@ EDITOR_LINES = ("view_range", "insert_line")
 CLAUDE_FILES = frozenset({"Read", "Edit", "MultiEdit", "Write"})  # Claude Code's tools that print lines of file_path
 _ARROW = re.compile(r" *(\d{1,12})(?:→|\t)")  # Claude Code's "  3130→code" (older releases: cat -n's tab)
 _CAT_N = re.compile(r" *(\d{1,12})\t")  # cat -n's and nl's "   212\tcode"
-_NAMED = re.compile(r"(.+?):(\d{1,12}):")  # grep -n's "PATH:212:code"
 _BARE = re.compile(r"(\d{1,12}):")  # grep -n's "212:code", one file searched
-_NAMED_LINES = re.compile(r"(?m)^([^\n]+?):(\d{1,12}):")  # _NAMED at each line of a text
-_BARE_START = re.compile(r"\d+[:-]")  # a bare line ("212:code") or context line that _NAMED took for a path
+_NAMED_LINES = re.compile(rf"(?m)^({HIT_FILE}):(\d{{1,12}}):")  # grep -n's "PATH:212:code" at each line of a text
 _CONTEXT = re.compile(r"(\d{1,12})[:-]")  # the same with -A/-B/-C's context lines, "211-code"
 _SHELL_C = re.compile(r"-[a-z]*c")  # bash -c, -lc: the next word is the script
 _FD = re.compile(r"(?<=\s)\d+(?=[<>])")  # the 2 of 2>&1, 2>/dev/null: a descriptor, no word
@@ -316,8 +315,7 @@ def _grep_named(text: str, where: str) -> Shown:
     a few files in thousands of lines)."""
     found: Shown = {}
     for name, number in _NAMED_LINES.findall(text):
-        if not _BARE_START.match(name):
-            found.setdefault(name, []).append(int(number))
+        found.setdefault(name, []).append(int(number))
     files: Shown = {}
     for name, numbers in found.items():
         files.setdefault(_under(where, name), []).extend(numbers)

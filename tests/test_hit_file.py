@@ -1,0 +1,71 @@
+"""A search hit's FILE (shellwords.HIT_FILE), read alike by the page-bound rule (grep_hit, hit_lines) and by the
+grep -n readers of numbered.py: a path with a space, as grep, rg and Claude Code's Grep print it, is a FILE; prose,
+a URL and a time are none."""
+
+from __future__ import annotations
+
+import pytest
+
+from sam_model.data.formats.numbered import _grep_named
+from sam_model.data.shellwords import grep_hit, hit_lines
+from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+MAC = "/Users/ann/My Project/src/a.py"
+WINDOWS = "C:\\Users\\Ann Lee\\repo\\src\\a.py"
+
+
+# (a result's line, the FILE a grep -n reader reads it naming (None: no hit), its line)
+LINES = [
+    (f"{MAC}:200:def parse(rows):", MAC, 200),
+    (f"{WINDOWS}:200:def parse(rows):", WINDOWS, 200),
+    ("./My Project/a.py:200:x = 1", "./My Project/a.py", 200),
+    ("src/a.py:200:12:def parse(rows):", "src/a.py", 200),  # rg --column
+    ("C:\\repo\\a.py:200:x", "C:\\repo\\a.py", 200),
+    ("a:200:300:", "a", 200),  # a one-letter file: no drive before a number
+    ("Error at line 200: foo", None, 0),
+    ("Error: bad value at line 200: foo", None, 0),
+    ("http://host:8080: refused", None, 0),
+    ("see http://host:8080:200: x", None, 0),
+    ("2024/01/01 12:30:45 started", None, 0),  # a Go log's time
+    ("2024-01-01 12:30:45 started", None, 0),
+    ("12:30:45 started", None, 0),  # a time: a bare hit of line 12 at most, no FILE
+    ("src/a.py-211-    x = a / b[1:10:2]", None, 0),  # a context line holding a slice
+    ("    at Object.<anonymous> (/home/x/a.js:200:10)", None, 0),
+    ("My Project/notes draft.md:200:x", None, 0),  # a space in the file's own name: read as prose
+]
+
+
+@pytest.mark.parametrize("line, file, number", LINES)
+def test_the_grep_readers_and_the_page_bound_rule_read_one_file_name(line, file, number):
+    named = _grep_named(line, "")
+    assert named == ({file: [number]} if file else {})
+    bare = {int(line.split(":")[0])} if line.split(":")[0].isdigit() else set()  # "12:": a one-file hit
+    assert hit_lines(line) == ({number} if file else set()) | bare
+    assert hit_lines(f"Bash: {line}") == hit_lines(line)  # as the importer writes a result
+    for n in (200, 300, 8080, 10, 30, 12):
+        assert grep_hit(line, n) is (n in hit_lines(line))
+
+
+@pytest.mark.parametrize("path", [MAC, WINDOWS])
+def test_a_page_at_a_hit_on_a_path_with_a_space_is_a_window_traced_to_the_hit(tmp_path, path):
+    """Read(offset=200, limit=50) after a Grep that printed PATH:200: of that file opens a window at the hit, traced to
+    the Grep (59, 64); a path with a space (a macOS or Windows home) was no hit to grep_hit, so it was a page and
+    not labelled."""
+    from test_format_claude_code import SESSION, Session, text, tool_use
+    from test_format_claude_code import write as write_session
+
+    folder = path.rsplit("/" if "/" in path else "\\", 2)[0]
+    s = Session()
+    s.user("the importer skips rows; look at the parser")
+    s.respond(tool_use("g1", "Grep", {"pattern": "def parse", "path": folder, "output_mode": "content", "-n": True}))
+    s.result("g1", f"{path}:200:def parse(rows):")
+    s.respond(tool_use("l1", "Bash", {"command": "ls tests", "description": "List the tests"}))
+    s.result("l1", "test_a.py")  # a result between: the one right before a call is no memory
+    s.respond(tool_use("r1", "Read", {"file_path": path, "offset": 200, "limit": 50}))
+    s.result("r1", "   200\u2192def parse(rows):")
+    s.respond(text("Found it."))
+    events = list(iter_transcript_events(write_session(tmp_path / f"{SESSION}.jsonl", s.entries),
+                                         report=ImportReport()))
+    offsets = [e["useful_memory_steps"] for e in events if "offset" in e.get("meta", {}).get("needed", {})]
+    grep = next(e["step"] for e in events if e["kind"] == "result" and e["text"].startswith("Grep:"))
+    assert offsets == [[grep]]
