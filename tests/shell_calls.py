@@ -1,4 +1,5 @@
-"""A call's decision after some user turns: the one helper the labelling-rule tests share."""
+"""The helpers the labelling-rule tests share: a call's decision after some user turns, and a Claude Code session
+that greps, then reads at the hit."""
 
 from __future__ import annotations
 
@@ -20,3 +21,29 @@ def needed(command: str, *earlier: str) -> tuple[dict, list[int]]:
     """The needed values and labels of one ``Bash`` call made after a user turn for each of ``earlier``."""
     d = decide("Bash", {"command": command}, *earlier)
     return d.needed, d.labels
+
+
+def grep_then_read(tmp, user: str, grep_path: str, hit: str, read_path: str, line: int,
+                   limit: int) -> tuple[list[list[int]], int]:
+    """A Claude Code session (written as the CLI writes it, then imported): the user's ``user`` turn, a Grep of
+    ``grep_path`` in content mode printing ``hit`` (``FILE:LINE:code``), a Bash call between, then
+    ``Read(read_path, offset=line, limit=limit)``. Returns (the labels of each decision whose needed values hold an
+    offset, the Grep result's step)."""
+    from test_format_claude_code import SESSION, Session, text, tool_use
+    from test_format_claude_code import write as write_session
+
+    from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+    s = Session()
+    s.user(user)
+    s.respond(tool_use("g1", "Grep", {"pattern": "def ", "path": grep_path, "output_mode": "content", "-n": True}))
+    s.result("g1", hit)
+    s.respond(tool_use("l1", "Bash", {"command": "ls tests", "description": "List the tests"}))
+    s.result("l1", "test_a.py")  # a result between: the one right before a call is no memory
+    s.respond(tool_use("r1", "Read", {"file_path": read_path, "offset": line, "limit": limit}))
+    s.result("r1", f"   {line}\u2192" + hit.rsplit(":", 1)[-1])
+    s.respond(text("Found it."))
+    events = list(iter_transcript_events(write_session(tmp / f"{SESSION}.jsonl", s.entries), report=ImportReport()))
+    offsets = [e["useful_memory_steps"] for e in events if "offset" in e.get("meta", {}).get("needed", {})]
+    grep = next(e["step"] for e in events if e["kind"] == "result" and e["text"].startswith("Grep:"))
+    return offsets, grep

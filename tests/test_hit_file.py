@@ -5,10 +5,10 @@ a URL and a time are none."""
 from __future__ import annotations
 
 import pytest
+from shell_calls import grep_then_read
 
 from sam_model.data.formats.numbered import _grep_named
 from sam_model.data.shellwords import grep_hit, hit_lines
-from sam_model.data.transcripts import ImportReport, iter_transcript_events
 
 MAC = "/Users/ann/My Project/src/a.py"
 WINDOWS = "C:\\Users\\Ann Lee\\repo\\src\\a.py"
@@ -51,21 +51,7 @@ def test_a_page_at_a_hit_on_a_path_with_a_space_is_a_window_traced_to_the_hit(tm
     """Read(offset=200, limit=50) after a Grep that printed PATH:200: of that file opens a window at the hit, traced to
     the Grep (59, 64); a path with a space (a macOS or Windows home) was no hit to grep_hit, so it was a page and
     not labelled."""
-    from test_format_claude_code import SESSION, Session, text, tool_use
-    from test_format_claude_code import write as write_session
-
     folder = path.rsplit("/" if "/" in path else "\\", 2)[0]
-    s = Session()
-    s.user("the importer skips rows; look at the parser")
-    s.respond(tool_use("g1", "Grep", {"pattern": "def parse", "path": folder, "output_mode": "content", "-n": True}))
-    s.result("g1", f"{path}:200:def parse(rows):")
-    s.respond(tool_use("l1", "Bash", {"command": "ls tests", "description": "List the tests"}))
-    s.result("l1", "test_a.py")  # a result between: the one right before a call is no memory
-    s.respond(tool_use("r1", "Read", {"file_path": path, "offset": 200, "limit": 50}))
-    s.result("r1", "   200\u2192def parse(rows):")
-    s.respond(text("Found it."))
-    events = list(iter_transcript_events(write_session(tmp_path / f"{SESSION}.jsonl", s.entries),
-                                         report=ImportReport()))
-    offsets = [e["useful_memory_steps"] for e in events if "offset" in e.get("meta", {}).get("needed", {})]
-    grep = next(e["step"] for e in events if e["kind"] == "result" and e["text"].startswith("Grep:"))
+    offsets, grep = grep_then_read(tmp_path, "the importer skips rows; look at the parser", folder,
+                                   f"{path}:200:def parse(rows):", path, 200, 50)
     assert offsets == [[grep]]

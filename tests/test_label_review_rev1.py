@@ -7,6 +7,7 @@ import json
 
 import pytest
 import test_shown_lines as shown
+from shell_calls import grep_then_read
 from test_live_adds import conversation, fed, imported
 from test_openhands_v1 import Run as RunV1
 from test_openhands_v1 import terminal
@@ -63,27 +64,12 @@ def test_claude_codes_grep_shows_the_lines_a_read_offset_takes(tmp_path):
     MultiEdit and Write were read for shown lines: Read(offset=212) after the Grep that printed line 212 took 212 from
     the issue's #212 (CONVERSION_VERSION 62). Now it is labelled by the Grep that showed it, for a tree and
     for one file."""
-    from test_format_claude_code import SESSION, Session, text, tool_use
-    from test_format_claude_code import write as write_session
-
     from sam_model.data.formats.numbered import call_lines
 
     file = "/repo/invoicer/dates.py"
-    s = Session()
-    s.user("due_date is off by one since #212 was merged: fix it")
-    s.respond(tool_use("g1", "Grep", {"pattern": "def due", "path": "/repo/invoicer", "output_mode": "content",
-                                      "-n": True}))
-    s.result("g1", f"{file}:212:def due_date(issued, terms):")
-    s.respond(tool_use("l1", "Bash", {"command": "ls tests", "description": "List the tests"}))
-    s.result("l1", "test_dates.py")  # a result between: the one right before a call is no memory
-    s.respond(tool_use("r1", "Read", {"file_path": file, "offset": 212, "limit": 30}))
-    s.result("r1", "   212\u2192def due_date(issued, terms):")
-    s.respond(text("Found it."))
-    events = list(iter_transcript_events(write_session(tmp_path / f"{SESSION}.jsonl", s.entries),
-                                         report=ImportReport()))
-    grep = next(e["step"] for e in events if e["kind"] == "result" and e["text"].startswith("Grep:"))
-    labelled = [e for e in events if e.get("meta", {}).get("needed", {}).get("offset")]
-    assert [e["useful_memory_steps"] for e in labelled] == [[grep]]  # was [[0]]: the issue's #212
+    offsets, grep = grep_then_read(tmp_path, "due_date is off by one since #212 was merged: fix it", "/repo/invoicer",
+                                   f"{file}:212:def due_date(issued, terms):", file, 212, 30)
+    assert offsets == [[grep]]  # was [[0]]: the issue's #212
     _, one = call_lines("Grep", {"pattern": "def due", "path": "invoicer/dates.py", "output_mode": "content",
                                  "-C": 1}, "/repo")
     assert one is not None and one("57-import x\n58:def due_date():\n59-    pass") == {file: [57, 58, 59]}
@@ -145,23 +131,8 @@ def test_a_page_of_one_file_is_no_window_around_a_hit_in_another(tmp_path, hit_f
     hit was of any file, so Read(src/a.py, offset=200, limit=50), a page, was traced to a Grep that printed
     src/b.py:200: (a grep -rn of a few hundred hits holds most page bounds of some file). Where the reader marked
     which file's lines the search showed and which file the call reads, a hit of another file opens no window."""
-    from test_format_claude_code import SESSION, Session, text, tool_use
-    from test_format_claude_code import write as write_session
-
-    s = Session()
-    s.user("the importer skips rows; look at the parser")
-    s.respond(tool_use("g1", "Grep", {"pattern": "def parse", "path": "/repo/src", "output_mode": "content",
-                                      "-n": True}))
-    s.result("g1", f"{hit_file}:200:def parse(rows):")
-    s.respond(tool_use("l1", "Bash", {"command": "ls tests", "description": "List the tests"}))
-    s.result("l1", "test_a.py")  # a result between: the one right before a call is no memory
-    s.respond(tool_use("r1", "Read", {"file_path": "/repo/src/a.py", "offset": 200, "limit": 50}))
-    s.result("r1", "   200\u2192def parse(rows):")
-    s.respond(text("Found it."))
-    events = list(iter_transcript_events(write_session(tmp_path / f"{SESSION}.jsonl", s.entries),
-                                         report=ImportReport()))
-    offsets = [e["useful_memory_steps"] for e in events if "offset" in e.get("meta", {}).get("needed", {})]
-    grep = next(e["step"] for e in events if e["kind"] == "result" and e["text"].startswith("Grep:"))
+    offsets, grep = grep_then_read(tmp_path, "the importer skips rows; look at the parser", "/repo/src",
+                                   f"{hit_file}:200:def parse(rows):", "/repo/src/a.py", 200, 50)
     assert offsets == ([[grep]] if labelled else [])  # b.py's hit: [[grep]] before
 
 
