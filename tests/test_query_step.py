@@ -98,16 +98,20 @@ def test_an_agent_memory_retrieve_at_a_step_leaves_that_step_and_later_out():
     assert 12 in {h.step for h in mem.retrieve(e.state, e.text)}  # now is after it too, whoever wrote it
 
 
+def late_on_top(rng, dim: int, n: int, at: int):
+    """(vectors, query, events) of episode "e"'s n memories, those at and after step ``at`` scoring highest."""
+    x = rng.standard_normal((n, dim)).astype(np.float32)
+    q = rng.standard_normal(dim).astype(np.float32)
+    x[at:] = 3 * q + 0.1 * x[at:]
+    return x, q, [Event("e", i, "user", f"memory {i}", State("plan")) for i in range(n)]
+
+
 @pytest.mark.usefixtures("store_backend")
 def test_the_memories_left_out_do_not_starve_a_shallow_search():
     """The index is asked past the memories at or after the step (however many of its top they take), so a search
     of k below the store's size still gives k hits, the top k of the memories before the step."""
-    rng = np.random.default_rng(5)
-    dim, n, at = 8, 40, 25
-    x = rng.standard_normal((n, dim)).astype(np.float32)
-    q = rng.standard_normal(dim).astype(np.float32)
-    x[at:] = 3 * q + 0.1 * x[at:]  # the late memories score highest
-    recs = [Event("e", i, "user", f"memory {i}", State("plan")) for i in range(n)]
+    rng, dim, n, at = np.random.default_rng(5), 8, 40, 25
+    x, q, recs = late_on_top(rng, dim, n, at)
     config = StoreConfig(provenance=False, rerank_depth=1)
     full, before = MemoryStore(None, config, dim), MemoryStore(None, config, dim)
     full.add(recs, x)
@@ -130,12 +134,8 @@ def test_more_late_memories_than_one_search_may_ask_past_still_give_k_hits(monke
     at MAX_K, among the memories before the step: the top k of a store written up to it, in a few index searches."""
     import sam_model.store
 
-    rng = np.random.default_rng(7)
-    dim, n, at = 8, 400, 40
-    x = rng.standard_normal((n, dim)).astype(np.float32)
-    q = rng.standard_normal(dim).astype(np.float32)
-    x[at:] = 3 * q + 0.1 * x[at:]  # the late memories score highest
-    recs = [Event("e", i, "user", f"memory {i}", State("plan")) for i in range(n)]
+    rng, dim, n, at = np.random.default_rng(7), 8, 400, 40
+    x, q, recs = late_on_top(rng, dim, n, at)
     other = [Event("f", i, "user", f"other {i}", State("plan")) for i in range(20)]
     y = rng.standard_normal((20, dim)).astype(np.float32)
     config = StoreConfig(provenance=False, rerank_depth=1)
