@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from shell_calls import grep_then_read
 
-from sam_model.data.formats.numbered import _grep_named
+from sam_model.data.formats.numbered import _ARROW, _BARE, _CAT_N, _CONTEXT, _grep_named, _numbered
 from sam_model.data.shellwords import grep_hit, hit_lines
 
 MAC = "/Users/ann/My Project/src/a.py"
@@ -44,6 +44,27 @@ def test_the_grep_readers_and_the_page_bound_rule_read_one_file_name(line, file,
     assert hit_lines(f"Bash: {line}") == hit_lines(line)  # as the importer writes a result
     for n in (200, 300, 8080, 10, 30, 12):
         assert grep_hit(line, n) is (n in hit_lines(line))
+
+
+# (a line no grep, cat -n, nl or Read prints: a number with a leading zero or of more than 12 digits, as
+# shellwords.LINE_NUMBER reads one; the line as they print it; its number): numbered.py read 0200: as line 200 where
+# hit_lines read none, and grep_hit took a 13-digit line no reader of lines takes
+NOT_PRINTED = [("a.py:0200:x", "a.py:200:x", 200), ("0200:x", "200:x", 200), ("a.py:0:x", "a.py:7:x", 7),
+               ("a.py:0200:5:x", "a.py:200:5:x", 200), ("Line 0200:x", "Line 200:x", 200),
+               ("a.py:1234567890123:x", "a.py:123456789012:x", 123456789012),
+               ("1234567890123:x", "123456789012:x", 123456789012),
+               ("   0200\tx", "   200\tx", 200), ("  0200\u2192x", "  200\u2192x", 200), ("0200-x", "200-x", 200)]
+READERS = (_ARROW, _BARE, _CAT_N, _CONTEXT)
+
+
+@pytest.mark.parametrize("line, printed, number", NOT_PRINTED)
+def test_every_reader_of_lines_reads_one_rule_for_a_line_number(line, printed, number):
+    assert _grep_named(line, "") == {} and hit_lines(line) == frozenset()
+    assert all(_numbered(line, "a.py", form) == {} for form in READERS)
+    assert not any(grep_hit(line, n) for n in (0, 200, 1234567890123))
+    shown = [sorted(hit_lines(printed)), _grep_named(printed, "").get("a.py"),
+             *(_numbered(printed, "a.py", f).get("a.py") for f in READERS)]
+    assert [number] in shown and grep_hit(printed, number) is (number in hit_lines(printed))
 
 
 @pytest.mark.parametrize("path", [MAC, WINDOWS])

@@ -243,19 +243,26 @@ class PageBound(str):
 # (Error at line 200: foo) and a Go log's time (2024/01/01 12:30:45) are none; and it opens with no number before a
 # dash or colon: a one-file grep's context line (211-code) or hit (211:code), or a time (12:30:45)
 HIT_FILE = r"(?!\d+[-:])(?:[A-Za-z]:(?=[/\\]))?(?:[^\s:]+|[^\s:][^:\n]*[/\\][^\s:/\\]+)"
+# the LINE of a search hit or a numbered listing (grep_hit, hit_lines; numbered.py's readers of grep -n, cat -n, nl
+# and Read), as those print it: no leading zero (0200: is no line 200, 0: no line) and at most 12 digits, as _LINE
+# reads a range's (no file has more lines; int() of 4,300 digits is a ValueError). The readers had disagreed: numbered
+# took 0200: for line 200 where hit_lines took none, and grep_hit a 13-digit line no reader of lines reads
+LINE_NUMBER = r"[1-9]\d{0,11}(?!\d)"
+_LINE_NUMBER = re.compile(LINE_NUMBER)
 
 
 def grep_hit(text: str, line: int) -> bool:
     """Whether ``text``, an earlier event's, prints line ``line`` as a search hit: a line of ``grep -n``'s, ``rg``'s
     or a search tool's output opening ``FILE:LINE:`` (``FILE:LINE:COL:``; FILE as :data:`HIT_FILE` reads it, a
     Windows ``C:\\...`` or a folder with a space too), ``LINE:`` (one file's hits) or ``Line LINE:`` (SWE-agent's
-    search_file), after the tool's name a result is written with (``Bash: src/a.py:200:``). A compiler's or pytest's
+    search_file; LINE as :data:`LINE_NUMBER` reads it), after the tool's name a result is written with (``Bash: src/a.py:200:``). A compiler's or pytest's
     location (``src/a.c:200:5: error``, ``tests/test_a.py:200: AssertionError``) reads the same and is taken alike: a
     window opening there came from it as much. A context line (``FILE-200-``), a numbered view (``   200\t``) or a
     number elsewhere is none."""
     # the substring first: the pattern took 3 ms over a 100 KB result, read for each page bound over every earlier
     # result of a long session, the substring 0.1 ms
-    return f"{line}:" in text and _hit_line(line).search(text) is not None
+    return _LINE_NUMBER.fullmatch(str(line)) is not None and f"{line}:" in text \
+        and _hit_line(line).search(text) is not None
 
 
 @functools.lru_cache(maxsize=256)
@@ -266,16 +273,17 @@ def _hit_line(line: int) -> re.Pattern[str]:
 
 # each way a line may open with a hit (grep_hit's pattern, its optional parts given or not): one number each (a
 # FILE ends at its first colon, or at the one after a drive's, which a separator follows: one place a line)
-_HIT_FORMS = [re.compile(rf"(?m)^{prefix}{where}(\d{{1,12}}):")
+_HIT_FORMS = [re.compile(rf"(?m)^{prefix}{where}({LINE_NUMBER}):")
               for prefix in ("", r"[\w.-]+: ") for where in ("", rf"{HIT_FILE}:", "Line ")]
 
 
 def hit_lines(text: str) -> frozenset[int]:
-    """Every line :func:`grep_hit` finds ``text`` printing as a search hit, read once (a line's number with a
-    leading zero is none: ``0200:`` is not ``200:``), for a reader asking of many lines (toolstate's page bounds)."""
+    """Every line :func:`grep_hit` finds ``text`` printing as a search hit, read once (a line's number as
+    :data:`LINE_NUMBER` reads it: ``0200:`` is not ``200:``), for a reader asking of many lines (toolstate's page
+    bounds)."""
     if ":" not in text:
         return frozenset()
-    return frozenset(int(n) for form in _HIT_FORMS for n in form.findall(text) if n == str(int(n)))
+    return frozenset(int(n) for form in _HIT_FORMS for n in form.findall(text))
 
 
 def is_page(first: int, end: int) -> bool:

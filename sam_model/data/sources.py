@@ -157,7 +157,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (shellwords.HIT_FILE): a path with a space in a folder (C:\Users\Ann Lee\..., /Users/ann/My Project/a.py:200:)
 # is a hit, as grep and rg print it (59 stopped at the space), and a line whose FILE holds a colon but a drive's, a
 # space in its own name or opens with a number before a dash or colon (12:30:45) shows no lines of a file.
-CONVERSION_VERSION = 65
+# 66: a line number of a leading zero or of more than 12 digits (a.py:0200:, 0200:, a 13-digit line) shows no line
+# and is no search hit, for every reader of lines alike (shellwords.LINE_NUMBER; numbered.py had read 0200: as 200).
+CONVERSION_VERSION = 66
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ from sam_model.data.formats.base import CWD, LINE_ARGUMENTS, SHOWN_LINES, Chat
 from sam_model.data.formats.swe_agent import numbered_lines
 from sam_model.data.shellwords import (
     HIT_FILE,
+    LINE_NUMBER,
     SHELLS,
     command_words,
     is_command_line,
@@ -65,11 +66,12 @@ Reader = Callable[[str], Shown]  # an output's text -> the lines of each file it
 EDITORS = frozenset({"str_replace_editor", "file_editor"})  # OpenHands 0.x's and V1's file editor
 EDITOR_LINES = ("view_range", "insert_line")
 CLAUDE_FILES = frozenset({"Read", "Edit", "MultiEdit", "Write"})  # Claude Code's tools that print lines of file_path
-_ARROW = re.compile(r" *(\d{1,12})(?:→|\t)")  # Claude Code's "  3130→code" (older releases: cat -n's tab)
-_CAT_N = re.compile(r" *(\d{1,12})\t")  # cat -n's and nl's "   212\tcode"
-_BARE = re.compile(r"(\d{1,12}):")  # grep -n's "212:code", one file searched
-_NAMED_LINES = re.compile(rf"(?m)^({HIT_FILE}):(\d{{1,12}}):")  # grep -n's "PATH:212:code" at each line of a text
-_CONTEXT = re.compile(r"(\d{1,12})[:-]")  # the same with -A/-B/-C's context lines, "211-code"
+# each reader's LINE as shellwords.LINE_NUMBER reads it (no leading zero, at most 12 digits), as the page-bound rule's
+_ARROW = re.compile(rf" *({LINE_NUMBER})(?:→|\t)")  # Claude Code's "  3130→code" (older releases: cat -n's tab)
+_CAT_N = re.compile(rf" *({LINE_NUMBER})\t")  # cat -n's and nl's "   212\tcode"
+_BARE = re.compile(rf"({LINE_NUMBER}):")  # grep -n's "212:code", one file searched
+_NAMED_LINES = re.compile(rf"(?m)^({HIT_FILE}):({LINE_NUMBER}):")  # grep -n's "PATH:212:code" at each line of a text
+_CONTEXT = re.compile(rf"({LINE_NUMBER})[:-]")  # the same with -A/-B/-C's context lines, "211-code"
 _SHELL_C = re.compile(r"-[a-z]*c")  # bash -c, -lc: the next word is the script
 _FD = re.compile(r"(?<=\s)\d+(?=[<>])")  # the 2 of 2>&1, 2>/dev/null: a descriptor, no word
 _REDIRECT = re.compile(r"[<>&]*[<>][<>&|]*")
