@@ -51,7 +51,8 @@ def test_a_key_read_by_a_node_one_liner_is_traced_to_the_output_that_printed_it(
     # sed's a/i/c text, read as a substitution's new part (code its names, other text whole), and w/r FILE a path
     ("sed -i '/^import os$/a import sys' a.py", ["os", "sys", "a.py"]),  # was the script whole
     ("sed -i '3a\\\nTIMEOUT_SECONDS = 300' conf/app.py", ["TIMEOUT_SECONDS = 300", "3", "conf/app.py"]),
-    ("sed -i '/^\\[server\\]$/i host = db-7.internal' conf/app.ini", ["host = db-7.internal", "conf/app.ini"]),
+    ("sed -i '/^\\[server\\]$/i host = db-7.internal' conf/app.ini",  # an escaped bracket: a literal's (67)
+     ["server", "host = db-7.internal", "conf/app.ini"]),
     ("sed -i '120c\\    return parse_iso_date(value)' src/util.py", ["parse_iso_date", "value", "120", "src/util.py"]),
     ("sed -i '1i #!/usr/bin/env python3' run.py", ["/usr/bin/env python3", "1", "run.py"]),
     ("sed -n '/ERROR/w errors_2024.log' app.log", ["ERROR", "errors_2024.log", "app.log"]),

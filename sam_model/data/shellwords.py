@@ -444,7 +444,9 @@ KEYWORDS = DECLARATIONS | {"self", "this", "cls", "await", "static", "public", "
                            "override", "virtual", "void", "mut", "as", "in", "is", "not", "and", "or", "if", "else",
                            "elif", "for", "while", "with", "yield", "lambda", "use", "using", "namespace", "impl"}
 _REGEX = re.compile(r"[\\^$*+?()\[\]{}|]")  # a character that makes a pattern a regex (a literal's '.' does not)
-_BRACKET = re.compile(r"\[\^?\]?[^\]]*\]")  # [A-Z], [^)]: a class of characters, no name
+# [A-Z], [^)]: a class of characters, no name; an escape first (\[server\], \\[: read as it is, so an escaped
+# bracket is a literal's, \[server\] the name server: it was read as a class [server\], and the pattern traced nothing)
+_BRACKET = re.compile(r"\\.|\[\^?\]?[^\]]*\]", re.DOTALL)
 _CLASS = re.compile(r"\\[bBwWsSdDAZzG<>]|\.[*+?]")  # \b, \s, .*: regex syntax
 _SYNTAX = re.compile(r"\\(.)|[\^$*+?()\[\]{}|]")  # an escape or an operator: where a regex's literal runs end
 _NAME_CHAR = re.compile(r"[\w.@/ -]")  # an escaped character that is a literal's (\. \-), not an operator (\| \()
@@ -1020,7 +1022,7 @@ def _pattern(word: str, plain: str) -> list[str]:
         names = _names(word)
         return [n for n in names if n.lower() not in KEYWORDS] if names and _is_code(names) else [plain]
     text = _SYNTAX.sub(lambda m: m.group(1) if m.group(1) and _NAME_CHAR.fullmatch(m.group(1)) else "|",
-                       _CLASS.sub("|", _BRACKET.sub("|", word)))
+                       _CLASS.sub("|", _BRACKET.sub(_class, word)))
     out: list[str] = []
     for literal in text.split("|"):  # a regex's literal runs: 'Connection refused\|timed out' is two phrases
         names = _names(literal)
@@ -1030,6 +1032,12 @@ def _pattern(word: str, plain: str) -> list[str]:
         else:
             out += [n for n in names if n.lower() not in KEYWORDS]
     return out
+
+
+def _class(m: re.Match[str]) -> str:
+    """A :data:`_BRACKET` match as :func:`_pattern` reads it: a class of characters ends a literal run, an escape
+    (``\\[``, a literal bracket) is kept for the run's reading."""
+    return m.group() if m.group().startswith("\\") else "|"
 
 
 def _names(text: str) -> list[str]:

@@ -159,7 +159,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # space in its own name or opens with a number before a dash or colon (12:30:45) shows no lines of a file.
 # 66: a line number of a leading zero or of more than 12 digits (a.py:0200:, 0200:, a 13-digit line) shows no line
 # and is no search hit, for every reader of lines alike (shellwords.LINE_NUMBER; numbered.py had read 0200: as 200).
-CONVERSION_VERSION = 66
+# 67: a search pattern's escaped bracket is a literal's (grep '\[database\]' traces database), no class of
+# characters (the pattern traced nothing).
+CONVERSION_VERSION = 67
 
 
 @dataclass(frozen=True)
