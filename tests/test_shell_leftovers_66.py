@@ -1,11 +1,12 @@
-"""Leftovers of the shell rules (shellwords) after CONVERSION_VERSION 65: an escaped bracket in a search pattern."""
+"""Leftovers of the shell rules (shellwords) after CONVERSION_VERSION 65: an escaped bracket in a search pattern, and
+the text sed's a, i and c append in a single-quoted script."""
 
 from __future__ import annotations
 
 import pytest
 from shell_calls import needed
 
-from sam_model.data.shellwords import command_words, search_pattern
+from sam_model.data.shellwords import command_words, search_pattern, sed_words
 
 
 @pytest.mark.parametrize("command, expected", [
@@ -28,3 +29,30 @@ def test_a_section_searched_by_its_escaped_brackets_is_traced_to_who_named_it():
     values, labels = needed(r"grep -n '\[database\]' config.ini", "The [database] section of config.ini is wrong.")
     assert values == {"command": ["database", "config.ini"]} and labels == [0]
     assert search_pattern("Grep", "pattern", r"^\[database\]$") == ["database"]
+
+
+@pytest.mark.parametrize("script, expected", [
+    ("3a\\\nline one\\\nline two", ["line one\nline two", "3"]),  # a\ then two lines: sed appends two lines
+    ("/^def main/i\\\n    # TODO: remove\\\n    import pdb", ["main", "TODO: remove\n    import pdb"]),
+    ("/^import os$/a\\\nimport sys", ["os", "sys"]),  # code: its names, as before
+])
+def test_a_single_quoted_sed_text_is_the_lines_sed_appends(script, expected):
+    """In single quotes a backslash-newline is the script's own text, which sed reads as its text's line breaks; the
+    whole command line's had been joined first (``'3a\\<newline>one\\<newline>two'`` read ``one two``)."""
+    assert command_words(f"sed -i '{script}' src/app.py") == [*expected, "src/app.py"] == [*sed_words(script),
+                                                                                           "src/app.py"]
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("grep -rn parse_rows \\\n  src/ | head", ["parse_rows", "src"]),  # unquoted: bash joins the lines
+    ('sed -i "3a\\\nimport sys" src/app.py', ["sys", "3", "src/app.py"]),  # in double quotes too
+    ("bash <<EOF\ngrep -rn parse_rows \\\n  src/\nEOF", ["parse_rows", "src"]),  # a heredoc's body, as before
+])
+def test_a_backslash_newline_outside_single_quotes_still_joins_two_lines(command, expected):
+    assert command_words(command) == expected
+
+
+def test_a_comment_ends_at_its_line_break_whatever_it_ends_with():
+    """bash reads no escape in a comment: a backslash ending one does not join the next line to it (the whole line's
+    backslash-newlines had been joined first, so the command after it was read as the comment's)."""
+    assert command_words("ls src  # list \\\ncat src/app.py") == ["src", "src/app.py"]

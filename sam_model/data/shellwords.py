@@ -731,7 +731,7 @@ def _line(line: str, depth: int, powershell: bool = False) -> list[str] | None:
     if powershell:  # a backtick-newline joins two lines; no heredocs (a here-string is a quoted word)
         text, bodies = line.replace("`\n", " "), []
     else:
-        text, bodies = _heredocs(line.replace("\\\n", " "))  # a backslash-newline joins two lines
+        text, bodies = _heredocs(line)  # a backslash-newline joins two lines (outside single quotes)
     if len(text) > MAX_LINE_CHARS or len(bodies) > MAX_WORDS:  # heredocs past MAX_WORDS: read whole, as many words
         return None
     inner: list[str] = []
@@ -1206,7 +1206,11 @@ def _piped(command: str, after: str) -> str:
 def _heredocs(text: str) -> tuple[str, list[tuple[str, str]]]:
     """``text`` without its heredocs' bodies (``<<EOF`` ... ``EOF``, ``<<-'X'`` ... ``X``), and each body with the
     command it feeds (the text of its simple command before the ``<<``): what a heredoc feeds a command is no word of
-    the command line (:func:`_heredoc_words` reads it). A ``<<`` inside quotes or a comment is none."""
+    the command line (:func:`_heredoc_words` reads it). A ``<<`` inside quotes or a comment is none. A backslash-newline
+    joins two lines (a space), as bash joins them, but inside single quotes, where it is the word's own text: sed's
+    ``'3a\\<newline>TEXT'`` appends TEXT on its own line, and ``'a\\<newline>one\\<newline>two'`` two lines (the
+    whole line's backslash-newlines had been joined first, so the text read ``one two``); a body's are joined as
+    before."""
     out: list[str] = []
     bodies: list[tuple[str, str]] = []
     pending: list[tuple[str, bool, str, int]] = []  # delimiters whose bodies start at the next line, their commands
@@ -1216,12 +1220,12 @@ def _heredocs(text: str) -> tuple[str, list[tuple[str, str]]]:
         c = text[i]
         if quote:
             if c == "\\" and quote == '"':
-                out.append(text[i:i + 2])
+                out.append(" " if text.startswith("\n", i + 1) else text[i:i + 2])
                 i += 2
                 continue
             quote = "" if c == quote else quote
         elif c == "\\":
-            out.append(text[i:i + 2])
+            out.append(" " if text.startswith("\n", i + 1) else text[i:i + 2])
             i += 2
             continue
         elif c in "'\"":
@@ -1247,6 +1251,10 @@ def _heredocs(text: str) -> tuple[str, list[tuple[str, str]]]:
                     end = text.find("\n", i)
                     end = len(text) if end < 0 else end
                     line, i = text[i:end], end + 1
+                    while line.endswith("\\") and end < len(text):  # a backslash-newline: joined, as before
+                        end = text.find("\n", i)
+                        end = len(text) if end < 0 else end
+                        line, i = line[:-1] + " " + text[i:end], end + 1
                     if (line.lstrip("\t") if tabs else line) == delimiter:
                         break
                     lines.append(line)

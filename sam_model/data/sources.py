@@ -161,7 +161,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # and is no search hit, for every reader of lines alike (shellwords.LINE_NUMBER; numbered.py had read 0200: as 200).
 # 67: a search pattern's escaped bracket is a literal's (grep '\[database\]' traces database), no class of
 # characters (the pattern traced nothing).
-CONVERSION_VERSION = 67
+# 68: a backslash-newline inside single quotes is the word's own text (sed -i '3a\<newline>one\<newline>two' appends
+# two lines, read as one), and a comment ends at its line break though a backslash ends it (the next command was the
+# comment's).
+CONVERSION_VERSION = 68
 
 
 @dataclass(frozen=True)
