@@ -1,5 +1,5 @@
-"""The helpers the labelling-rule tests share: a call's decision after some user turns, and a Claude Code session
-that greps, then reads at the hit."""
+"""The helpers the labelling-rule tests share: a call's decision after some user turns, a Claude Code session of
+given calls, and one that greps, then reads at the hit."""
 
 from __future__ import annotations
 
@@ -23,12 +23,9 @@ def needed(command: str, *earlier: str) -> tuple[dict, list[int]]:
     return d.needed, d.labels
 
 
-def grep_then_read(tmp, user: str, grep_path: str, hit: str, read_path: str, line: int,
-                   limit: int) -> tuple[list[list[int]], int]:
-    """A Claude Code session (written as the CLI writes it, then imported): the user's ``user`` turn, a Grep of
-    ``grep_path`` in content mode printing ``hit`` (``FILE:LINE:code``), a Bash call between, then
-    ``Read(read_path, offset=line, limit=limit)``. Returns (the labels of each decision whose needed values hold an
-    offset, the Grep result's step)."""
+def claude_session(tmp, user: str, *calls: tuple[str, dict[str, Any], str]) -> list[dict]:
+    """The events of a Claude Code session (written as the CLI writes it, then imported): the user's ``user`` turn,
+    then each (tool, arguments, result) call in turn, then the agent's closing words."""
     from test_format_claude_code import SESSION, Session, text, tool_use
     from test_format_claude_code import write as write_session
 
@@ -36,14 +33,25 @@ def grep_then_read(tmp, user: str, grep_path: str, hit: str, read_path: str, lin
 
     s = Session()
     s.user(user)
-    s.respond(tool_use("g1", "Grep", {"pattern": "def ", "path": grep_path, "output_mode": "content", "-n": True}))
-    s.result("g1", hit)
-    s.respond(tool_use("l1", "Bash", {"command": "ls tests", "description": "List the tests"}))
-    s.result("l1", "test_a.py")  # a result between: the one right before a call is no memory
-    s.respond(tool_use("r1", "Read", {"file_path": read_path, "offset": line, "limit": limit}))
-    s.result("r1", f"   {line}\u2192" + hit.rsplit(":", 1)[-1])
+    for n, (tool, arguments, result) in enumerate(calls):
+        s.respond(tool_use(f"c{n}", tool, arguments))
+        s.result(f"c{n}", result)
     s.respond(text("Found it."))
-    events = list(iter_transcript_events(write_session(tmp / f"{SESSION}.jsonl", s.entries), report=ImportReport()))
+    return list(iter_transcript_events(write_session(tmp / f"{SESSION}.jsonl", s.entries), report=ImportReport()))
+
+
+def grep_then_read(tmp, user: str, grep_path: str, hit: str, read_path: str, line: int, limit: int,
+                   first: tuple[str, dict[str, Any]] | None = None) -> tuple[list[list[int]], int]:
+    """A Claude Code session (:func:`claude_session`): the user's ``user`` turn, a Grep of ``grep_path`` in content
+    mode printing ``hit`` (``FILE:LINE:code``; ``first``: another call, (tool, arguments), printing it), a Bash call
+    between, then ``Read(read_path, offset=line, limit=limit)``. Returns (the labels of each decision whose needed
+    values hold an offset, the step of the result printing ``hit``)."""
+    tool, arguments = first or ("Grep", {"pattern": "def ", "path": grep_path, "output_mode": "content", "-n": True})
+    events = claude_session(tmp, user, (tool, arguments, hit),
+                            ("Bash", {"command": "ls tests", "description": "List the tests"}, "test_a.py"),
+                            # a result between: the one right before a call is no memory
+                            ("Read", {"file_path": read_path, "offset": line, "limit": limit},
+                             f"   {line}\u2192" + hit.rsplit(":", 1)[-1]))
     offsets = [e["useful_memory_steps"] for e in events if "offset" in e.get("meta", {}).get("needed", {})]
-    grep = next(e["step"] for e in events if e["kind"] == "result" and e["text"].startswith("Grep:"))
+    grep = next(e["step"] for e in events if e["kind"] == "result" and e["text"].startswith(f"{tool}:"))
     return offsets, grep

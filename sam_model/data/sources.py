@@ -164,7 +164,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 68: a backslash-newline inside single quotes is the word's own text (sed -i '3a\<newline>one\<newline>two' appends
 # two lines, read as one), and a comment ends at its line break though a backslash ends it (the next command was the
 # comment's).
-CONVERSION_VERSION = 68
+# 69: a location a shell command's output names (pytest's tests/test_a.py:212: AssertionError, gcc's src/a.c:212:5:,
+# mypy's a.py:212:, a traceback's File "a.py", line 212) shows that line of that file (62): a line number of it is
+# labelled by that output, and a page opens a window there only in that file; a traceback's is a hit (59) too.
+CONVERSION_VERSION = 69
 
 
 @dataclass(frozen=True)

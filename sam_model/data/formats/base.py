@@ -259,7 +259,9 @@ CWD = "cwd"  # a chat message's working directory of the agent from that message
 # paths they name): its calls are judged in it too, as a search by call finds it from the call in hand
 CWD_BY_CALLS = "cwd_by_calls"
 # a chat tool message's {FILE: [N, ...]}: the lines of each file its text printed with their numbers (a file view's
-# "212:def f():", a search's "Line 212:"), set by readers that know their tools' outputs (toolstate: line numbers)
+# "212:def f():", a search's "Line 212:") or named by a location (a test run's "tests/test_a.py:212: AssertionError", a
+# traceback's 'File "a.py", line 212': said as a line of that file), set by readers that know their tools' outputs
+# (toolstate: line numbers)
 SHOWN_LINES = "shown_lines"
 # an assistant message's {tool_call_id: {"file": FILE, "arguments": [NAME, ...]}}: the arguments of a call that are
 # line numbers of FILE (an editor's goto, an edit's line range), set by the same readers (toolstate: line numbers)

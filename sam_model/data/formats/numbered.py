@@ -30,6 +30,12 @@ from the producers' outputs:
   Its range is line numbers of FILE, as ``awk 'NR>=200 && NR<=260' FILE``'s, ``tail -n +200 FILE``'s and a range
   after ``cat -n FILE |``, ``nl FILE |`` or ``head FILE |``; the call is marked so only where every number its words
   give (shellwords.command_words) is such a line of that one file (``grep -n 212 x.py``'s pattern is none).
+- **a location** in the output of any other shell command that runs no search (a test run's, a compiler's, a
+  linter's, a script's: :func:`_located`): a line opening ``FILE:212:`` (pytest's ``tests/test_a.py:212:
+  AssertionError``, gcc's ``src/a.c:212:5: error``, mypy's ``a.py:212: error``) or a Python traceback's ``File
+  "FILE", line 212`` names line 212 of FILE. It prints no text of the line, as ``grep -n`` does, but the number was
+  said there as a line of that file, which the rule for line numbers traces (the issue's ``#212`` had been the label
+  of ``sed -n '212,240p' FILE`` after a failing test named it), and a page of another file opens no window there.
 - **Gemini CLI**'s ``read_file`` prints no line numbers and counts its ``offset`` from 0 (line 212 is ``offset``
   211): no line of an output is its offset, which is not marked; its shell commands are.
 
@@ -53,6 +59,7 @@ from sam_model.data.shellwords import (
     HIT_FILE,
     LINE_NUMBER,
     SHELLS,
+    TRACEBACK_LINE,
     command_words,
     is_command_line,
     is_powershell,
@@ -72,11 +79,13 @@ _CAT_N = re.compile(rf" *({LINE_NUMBER})\t")  # cat -n's and nl's "   212\tcode"
 _BARE = re.compile(rf"({LINE_NUMBER}):")  # grep -n's "212:code", one file searched
 _NAMED_LINES = re.compile(rf"(?m)^({HIT_FILE}):({LINE_NUMBER}):")  # grep -n's "PATH:212:code" at each line of a text
 _CONTEXT = re.compile(rf"({LINE_NUMBER})[:-]")  # the same with -A/-B/-C's context lines, "211-code"
+_TRACEBACK = re.compile(rf"(?m)^{TRACEBACK_LINE}")  # a Python traceback's 'File "a.py", line 212, in f'
 _SHELL_C = re.compile(r"-[a-z]*c")  # bash -c, -lc: the next word is the script
 _FD = re.compile(r"(?<=\s)\d+(?=[<>])")  # the 2 of 2>&1, 2>/dev/null: a descriptor, no word
 _REDIRECT = re.compile(r"[<>&]*[<>][<>&|]*")
 _SEPARATORS = frozenset({"&&", "||", ";", "\n", "&", ";;"})
 GREPS = frozenset({"grep", "egrep", "fgrep"})
+SEARCHES = GREPS | {"rg", "ag", "ack"}  # programs whose output a search's rules read (and git grep), no location's
 _GREP_VALUE = "efABCmdD"  # grep's short flags that take a value (attached or the next word)
 _RG_VALUE = "efABCmgtTMjdEr"  # rg's
 _NOT_LINES = "clLqZbz"  # grep flags whose output is no numbered line of a file (-c counts, -l names, -b offsets)
@@ -141,7 +150,48 @@ def _claude_grep(args: Mapping[str, Any], cwd: str) -> Reader:
 
 
 def shell_lines(argument: str, command: Any, cwd: str) -> tuple[dict[str, Any] | None, Reader | None]:
-    """:func:`call_lines` of a shell command (a line, or an argv) given as ``argument``, run in ``cwd``."""
+    """:func:`call_lines` of a shell command (a line, or an argv) given as ``argument``, run in ``cwd``: a command
+    whose output no reader of numbered lines reads, and that runs no search (a search's rules read its output, a
+    grep without ``-n`` prints no number however its lines open), is read for the locations it names
+    (:func:`_located`)."""
+    marked, reader = _shell_lines(argument, command, cwd)
+    if reader is None and not _searches(command):
+        found = _pipeline(command, cwd)
+        reader = _located(found[0] if found else "" if _moves(command) else cwd)
+    return marked, reader
+
+
+def _located(where: str) -> Reader:
+    """The reader of the locations an output names, run in ``where`` ("": its paths as printed): a line opening
+    ``FILE:LINE:`` (pytest's ``tests/test_a.py:212: AssertionError``, gcc's ``src/a.c:212:5: error``, mypy's
+    ``a.py:212: error``; grep -n's form, FILE as shellwords.HIT_FILE reads it) or a traceback's ``File "FILE", line
+    212`` (shellwords.TRACEBACK_LINE) names line 212 of FILE. It prints no text of the line as grep -n does, but the
+    number was said there as a line of that file, which is what the line-number rule traces (the most recent output
+    that said that line of that file) and the page-bound rule asks (a window opening at a line named there, in that
+    file: toolstate's hit); a test run's, a compiler's or a script's location had been a hit of any file's page."""
+    def read(text: str) -> Shown:
+        found = _grep_named(text, where)
+        for name, number in _TRACEBACK.findall(text):
+            found.setdefault(_under(where, name), []).append(int(number))
+        return found
+    return read
+
+
+def _searches(command: Any) -> bool:
+    """Whether a word of ``command`` names a search program (:data:`SEARCHES`, git grep's grep): its output is no
+    location's (a word that only looks so, a path's part, makes none read: no line is marked where unsure)."""
+    text = command if isinstance(command, str) else " ".join(c for c in command if isinstance(c, str))
+    return bool(SEARCHES.intersection(re.findall(r"[\w-]+", text)))
+
+
+def _moves(command: Any) -> bool:
+    """Whether ``command`` (one that is no pipeline after any ``cd``) may change its directory on the way."""
+    text = command if isinstance(command, str) else " ".join(c for c in command if isinstance(c, str))
+    return bool({"cd", "pushd", "popd"}.intersection(re.findall(r"[\w-]+", text)))
+
+
+def _shell_lines(argument: str, command: Any, cwd: str) -> tuple[dict[str, Any] | None, Reader | None]:
+    """:func:`shell_lines` as the readers of numbered lines read it: the pipelines of the module doc."""
     found = _pipeline(command, cwd)
     if found is None:
         return None, None
