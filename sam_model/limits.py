@@ -87,10 +87,23 @@ def number_option(lo: float, hi: float, cast: type = float, what: str = ""):
     return parse
 
 
+MAX_STEP = 2**62  # past any step a conversation reaches, and within int64 where the index and time features read it
+STEP_IS = "a step of the conversation: the number after the last '#' of a memory's id"
+
+
 def check_step(step: Any, name: str = "step") -> int | None:
     """A query's ``step`` or ``task_start``: None (now, the current task) or an integer >= 0. Why checked: the time
-    features read any number, so -5, 3.7 or "3" ranked silently by another time than the caller's."""
-    return None if step is None else check_int(step, name, 0, 2**62)
+    features read any number, so -5, 3.7 or "3" ranked silently by another time than the caller's. The refusal says
+    what a step is and that it is >= 0, not check_int's "from 0 to 4611686018427387904": a served search's caller
+    (HTTP, MCP) read that bound as the range it should pick from; MAX_STEP is only named for a value past it."""
+    if step is None:
+        return None
+    if isinstance(step, (bool, np.bool_)) or not isinstance(step, (int, np.integer)) or step < 0:
+        raise ValueError(f"{name} must be a non-negative integer ({STEP_IS}), got {_show(step)}")
+    if step > MAX_STEP:
+        raise ValueError(f"{name} must be a non-negative integer ({STEP_IS}) no larger than 2**62, past any step a "
+                         f"memory can have, got {_show(step)}")
+    return int(step)
 
 
 def check_k(k: Any, name: str = "k") -> int:

@@ -106,14 +106,21 @@ def test_a_served_search_at_a_step_leaves_the_message_added_before_it_out_and_st
     tenants.close()
 
 
-@pytest.mark.parametrize("body, says", [({"step": -1}, "step must be an integer from 0"),
-                                        ({"task_start": -3}, "task_start must be an integer from 0"),
-                                        ({"step": 2**62 + 1}, "step must be an integer from 0")])
+WHAT = "(a step of the conversation: the number after the last '#' of a memory's id)"
+
+
+@pytest.mark.parametrize("body, says", [({"step": -1}, f"step must be a non-negative integer {WHAT}, got -1"),
+                                        ({"task_start": -3}, f"task_start must be a non-negative integer {WHAT}"),
+                                        ({"step": 2**62 + 1},
+                                         f"step must be a non-negative integer {WHAT} no larger than 2**62")])
 def test_a_bad_step_is_a_422_naming_it(tmp_path, body, says):
+    """The 422 says what a step is and that it is >= 0; it said "an integer from 0 to 4611686018427387904", a bound
+    no caller should pick from and no statement of what the field holds."""
     tenants = open_tenants(tmp_path)
     http = TestClient(create_app(tenants, BatchedSearch(window=0.0)))
     r = http.post("/v1/memories/search", headers=ACME, json={"query": NOW, "user_id": "mia", **body})
     assert r.status_code == 422 and r.json()["detail"].startswith(says), r.text
+    assert "4611686018427387904" not in r.json()["detail"]
     tenants.close()
 
 
@@ -147,5 +154,6 @@ def test_mcp_recall_takes_a_step_described_for_the_model(tmp_path):
     assert "leave it out" in props["step"]["description"] and "task_start" in props
     assert json.loads(now.content[0].text)["results"][0]["memory"] == NOW
     assert {r["memory"] for r in json.loads(at.content[0].text)["results"]} == set(SAID)
-    assert bad.is_error and "step must be an integer from 0" in bad.content[0].text
+    assert bad.is_error and f"step must be a non-negative integer {WHAT}, got -1" in bad.content[0].text
+    assert "4611686018427387904" not in bad.content[0].text
     tenants.close()

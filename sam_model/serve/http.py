@@ -101,7 +101,7 @@ class SearchBody(Body):
     limit: int = Field(default=5, ge=1, le=MAX_K)
     filters: dict[str, Any] | None = None
     threshold: float | None = None
-    # checked by the memory (sam_model.limits.check_step: a 422 "step must be an integer from 0 to ...", as
+    # checked by the memory (sam_model.limits.check_step: a 422 "step must be a non-negative integer (...)", as
     # in-process and over MCP); strict: "3", 1.5 and true are a 422 naming the field
     step: int | None = Field(default=None, description=STEP)
     task_start: int | None = Field(default=None, description=TASK_START)
