@@ -214,3 +214,28 @@ def test_a_refused_add_leaves_the_lines_its_results_showed_out_of_the_conversati
     assert memory._trackers["me//s"].shown == before
     memory.save(tmp_path / "m")
     assert ScopedMemory.load(tmp_path / "m", HashingEncoder(16))._trackers["me//s"].shown == before
+
+
+@pytest.mark.parametrize("was, now", [(1, True), (1, 1.0), (0, False), ({"n": 1}, {"n": 1.0}), ([1], [True])])
+def test_a_message_written_again_with_a_value_of_another_type_is_fed_again(was, now):
+    """Gemini CLI writes a message again as its calls finish; written again with a call's argument changed from 1 to
+    true (or 1.0), the line-by-line add stores it as the whole file's read does. The open turn's last read took the
+    new message as the one it had fed (live.Read compared with ==, and 1 == 1.0 == True), so its memory kept
+    ``limit=1`` where the whole file stores ``limit=true``."""
+    from test_format_gemini_cli import call, gemini, header, user
+
+    asked = call("c1", "read_file", {"absolute_path": "/work/app/m0.py", "limit": was}, None, "executing")
+    done = call("c1", "read_file", {"absolute_path": "/work/app/m0.py", "limit": now}, "VALUE = 1")
+    lines = [header(), user("m0", "read the first line of /work/app/m0.py"), gemini("m1", "", [asked]),
+             gemini("m1", "", [done]), gemini("m2", "It says VALUE = 1.")]
+    whole = ScopedMemory(HashingEncoder(16))
+    whole.add(lines, user_id="me", run_id="s")
+    by_line = ScopedMemory(HashingEncoder(16))
+    for x in lines:
+        by_line.add([x], user_id="me", run_id="s")
+    assert stored(by_line) == stored(whole) and conversation(by_line) == conversation(whole)
+    from sam_model.memory.live import alike
+
+    assert not alike(asked["args"], done["args"]) and asked["args"] == done["args"]  # == alone took them as one
+    assert alike(done, {**done}) and alike([{"a": [1.5, None]}], [{"a": [1.5, None]}])
+    assert not alike({"a": 0.0}, {"a": -0.0}) and alike({"a": float("nan")}, {"a": float("nan")})

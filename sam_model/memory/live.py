@@ -68,7 +68,7 @@ class Read:
     """What an add's read of the open turn leaves the next add (not saved: a loaded turn is read again whole):
     the turn's messages, those not fed (``skip``) and the policy they were fed with; the tracker's marks before
     its last messages and after them (``marks``: message index -> mark, KEEP_MARKS); the recorder's row after each event of the
-    turn (``rows``: event index -> MemoryRecorder row). The next add's messages that equal these, up to a kept
+    turn (``rows``: event index -> MemoryRecorder row). The next add's messages that are these (:func:`alike`), up to a kept
     mark, are not fed again, nor their events recorded again: an add appending a message (a call's result) feeds
     that message alone, where each add fed the whole turn again."""
 
@@ -85,10 +85,38 @@ class Read:
             return 0
         same = 0
         for a, b in zip(self.messages, messages):
-            if a != b or ((same in self.skip) != (same in skip)):
+            if not alike(a, b) or ((same in self.skip) != (same in skip)):
                 break
             same += 1
         return max((i for i in self.marks if 0 < i <= same), default=0)
+
+
+def alike(a: Any, b: Any) -> bool:
+    """Whether two messages are the same JSON: of one type at every place, not only equal. Python's ``==`` takes
+    1 == 1.0 == True, so a message rewritten with a call's argument changed from 1 to true (a Gemini CLI message
+    written again as its calls finish) was taken as the one already fed, and its memory kept ``limit=1`` where the
+    whole file's read stores ``limit=true``. Without recursion: a line may nest deeper than Python's stack."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is y:
+            continue
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            if x.keys() != y.keys():
+                return False
+            stack += [(v, y[k]) for k, v in x.items()]
+        elif isinstance(x, (list, tuple)):
+            if len(x) != len(y):
+                return False
+            stack += zip(x, y)
+        elif isinstance(x, float):
+            if repr(x) != repr(y):  # -0.0 and 0.0 are two JSON texts; NaN is itself
+                return False
+        elif x != y:
+            return False
+    return True
 
 
 KEEP_MARKS = 2  # a Read keeps the marks before the turn's last 2 messages and after them (each copies the calls so far)
