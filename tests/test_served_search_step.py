@@ -157,3 +157,40 @@ def test_mcp_recall_takes_a_step_described_for_the_model(tmp_path):
     assert bad.is_error and f"step must be a non-negative integer {WHAT}, got -1" in bad.content[0].text
     assert "4611686018427387904" not in bad.content[0].text
     tenants.close()
+
+
+def test_remember_answers_the_step_recall_takes_not_the_agents_own_count(tmp_path):
+    """A turn remembered with its tool call and result: the memory numbers every message, so the user's second message
+    is step 3, not turn 2 (what an agent counting its own messages or turns would give). remember answers each
+    memory's 'step' (it answered ids alone, and an agent had to parse the id's '#N' or count), the HTTP add alike;
+    recall given that step leaves the message out; recall's schema says where the step comes from and that it is
+    not the agent's count."""
+    tenants = open_tenants(tmp_path)
+    turn = [{"role": "user", "content": SAID[0]},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+                "name": "find_hotels", "arguments": '{"city": "Lisbon"}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "Hotel Lumiere, $240 a night"},
+            {"role": "user", "content": NOW}]
+
+    async def run() -> tuple:
+        async with Client(create_mcp(tenants, stdio_tenant="acme")) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            said = json.loads((await client.call_tool("remember", {"messages": turn, "user_id": "mia"})).content[0].text)
+            step = said["results"][-1]["step"]
+            args = {"query": NOW, "user_id": "mia", "state": STATE, "limit": 10}
+            found = [json.loads((await client.call_tool("recall", {**args, **more})).content[0].text)
+                     for more in ({}, {"step": step})]
+            return tools, said, found
+
+    tools, said, (now, at) = asyncio.run(run())
+    assert [r["step"] for r in said["results"]] == [int(r["id"].rsplit("#", 1)[1]) for r in said["results"]]
+    assert said["results"][-1]["memory"] == NOW and said["results"][-1]["step"] == 3
+    assert now["results"][0]["memory"] == NOW and NOW not in [r["memory"] for r in at["results"]]
+    assert {r["step"] for r in at["results"]} == {0, 1, 2}
+    described = tools["recall"].input_schema["properties"]["step"]["description"]
+    assert "remember answered" in described and "not your count" in described
+    assert "'step'" in tools["remember"].description
+    added = TestClient(create_app(tenants)).post("/v1/memories", headers=ACME, json={
+        "messages": "I fly back on Sunday", "user_id": "mia"}).json()["results"]
+    assert [r["step"] for r in added] == [tenants.tenants["acme"].memory.get(r["id"])["step"] for r in added] == [4]
+    tenants.close()

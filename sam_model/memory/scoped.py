@@ -505,7 +505,9 @@ class ScopedMemory:
             read: tuple[list[Any], list[dict[str, Any]]] | None = None) -> dict[str, list]:
         """Write chat messages (a string is one user message; dicts with ``role`` as OpenAI messages, or as the
         format of sam_model.data.formats they are written in: :func:`as_chat`) or agent-log events (Events, or dicts with ``kind`` and ``text``) into the scopes' episode, in order.
-        Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE"}, ...]}`` (an UPDATE: a memory's text
+        Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE", "step"}, ...]}`` (``step``: the memory's
+        step, the number after its id's last '#', which a search of the message being answered takes as its
+        ``step``: an agent need not parse ids or count messages itself; an UPDATE: a memory's text
         changed; one whose state alone a later message revised is not listed, Mem0's NONE), and ``"skipped"``: what of the
         messages was not stored (a message or a part of images alone: :func:`unstored`) when something was not, and
         ``"notes"`` (``[{"reason"}]``) when an agent's session lines closed the scope's open turn at its cap
@@ -609,7 +611,7 @@ class ScopedMemory:
         for e in events:
             i = MemoryRecord.make_id(e.episode_id, e.step)
             self._log(i, "ADD", None, e.text)
-            out.append({"id": i, "memory": e.text, "event": "ADD"})
+            out.append({"id": i, "memory": e.text, "event": "ADD", "step": e.step})
         return out
 
     def _add_messages(self, messages: list[Mapping], episode: str, scopes: dict, metadata, notes: list,
@@ -715,7 +717,7 @@ class ScopedMemory:
                     self.store.update(rec)
                     kept.append(version)
                     if (_said(hit), hit.kind) != (e.text, e.kind):  # else Mem0's NONE: its state alone moved
-                        updated.append((rec.id, _said(hit), e.text))
+                        updated.append((rec.id, _said(hit), e.text, e.step))
             new = [self._event(d, base) for d in work.events[n_old:]]
             if new:
                 rows.update(self._rows(episode, new, n_old) if opened is not None else {})
@@ -731,10 +733,10 @@ class ScopedMemory:
         self._base.setdefault(episode, base)
         logged = set(turn.logged) if turn is not None else set()
         out = []
-        for i, said, text in updated:
+        for i, said, text, step in updated:
             if entry := self._log(i, "UPDATE", said, text, again=logged):
                 logged.add(entry)
-            out.append({"id": i, "memory": text, "event": "UPDATE"})
+            out.append({"id": i, "memory": text, "event": "UPDATE", "step": step})
         if opened is not None:
             self._open[episode] = self._opened(episode, work, opened, at, lo, start, row, base, logged,
                                                live.Read(messages, skip, work.policy_norm, marks, rows))

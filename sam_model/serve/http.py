@@ -48,8 +48,9 @@ from sam_model.serve.scopes import FixedScopeError, refusal
 from sam_model.serve.tenants import Caller, Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
 
-STEP = ("the step of the message the agent is answering, already added (a result's or GET /v1/memories/{id}'s "
-        "'step': the number after its id's last '#'): it and the later memories of the scopes' conversation are "
+STEP = ("the step of the message the agent is answering, already added (its add's result's 'step', as a search "
+        "result's or GET /v1/memories/{id}'s: the number after its id's last '#', not the agent's own count of "
+        "messages): it and the later memories of the scopes' conversation are "
         "left out, as evaluate.py ranks a decision point over the events before it; an integer >= 0. Leave it out "
         "to search now, over every memory of the scopes (the newest included); it never widens the scopes searched")
 TASK_START = ("the step where the agent's current task began (default: where the scopes' conversation says it did); "

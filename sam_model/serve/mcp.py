@@ -10,7 +10,14 @@
   — with ``state`` (the agent's state: phase, constraints, uncertainty flags, ...) or ``call`` (the tool call about
   to be made, whose state the memory computes from the scope's recorded conversation) SAM's state-adaptive query,
   else a plain one; ``step`` (optional: the step of the message being answered, already remembered) leaves that
-  message and later ones out, as ScopedMemory.search does;
+  message and later ones out, as ScopedMemory.search does. The step is the memory's numbering (every message, call
+  and result of the scope's conversation takes one), which a model cannot count for itself: it counts turns, or
+  misses the tool results it remembered. So remember answers each memory's ``step`` beside its id, as recall's
+  results carry theirs, and the tool's schema says to copy it from there. A recall without a step is made now,
+  the newest memory included, rather than at the scope's newest message: an agent that remembers a fact and
+  recalls it later (README's example: "my budget is $300", then "budget?") must find it, and a default that hid
+  the newest memory would hide that fact without a word; a recall by ``call`` leaves the decision point's own
+  message out already;
 - ``forget(memory_id, user_id, agent_id, run_id)``: delete a memory (the scopes given must be its own).
 - ``forget_all(user_id, agent_id, run_id)``: delete every memory of the scopes, as the HTTP ``DELETE
   /v1/memories?<scope>`` (Mem0's delete_all) does, logged alike: a user who wants all of theirs gone had to forget
@@ -52,11 +59,13 @@ CALL = ("The tool call you are about to make, before you make it: {\"name\": \"b
         "the memories for that state, as the model was trained to; the answer's 'state' shows it. Give the same "
         "user_id, agent_id and run_id the conversation was added with. With an empty query, the conversation's "
         "newest message is the query.")
-STEP = ("Optional: leave it out to search over every memory of this user (run), the newest message included. The step "
-        "of the message you are answering, already remembered: the number after the last '#' of its memory id (a "
-        "recall result's 'step'; \"mia#7\": 7). That message and any later one of the conversation are then left "
-        "out of the results (you have them in your context), as the model was evaluated. An integer >= 0; it never "
-        "widens whose memories are searched.")
+STEP = ("Optional: leave it out to search over every memory of this user (run), the newest message included. Give "
+        "the 'step' remember answered for the message you are answering (each result of remember and of recall has "
+        "one; it is also the number after the last '#' of the memory's id: \"mia#7\" is 7) to leave that message "
+        "and any later one out of the results (you have them in your context), as the model was evaluated. It is "
+        "the memory's own numbering, not your count of turns or messages: every message, tool call and tool result "
+        "remembered for this user (run) takes a step, from 0. An integer >= 0; it never widens whose memories are "
+        "searched.")
 TASK_START = ("Optional, rarely needed: leave it out. The step where your current task began (default: where the "
               "recorded conversation says it did); only a model with time features reads it. An integer >= 0.")
 TEXT = "One thing the user said or you learnt, as a user message (instead of messages)."
@@ -136,7 +145,8 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None, stdi
                  metadata: dict[str, Any] | None = None) -> dict:
         """Record what happened in the user's (agent's, run's) memory: after each user turn and each tool result,
         the messages since your last remember (your tool calls and their results too: recall with call traces your
-        next call's arguments to them), or one fact as text."""
+        next call's arguments to them), or one fact as text. Answers each memory stored or changed with its id and
+        'step' (what recall's step takes for the message you are answering)."""
         try:
             data, field = _given(text, messages), "text" if messages is None else "messages"
         except (ValueError, TypeError) as err:
