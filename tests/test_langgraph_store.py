@@ -306,3 +306,40 @@ def test_a_value_that_is_not_json_is_refused_at_put_naming_it(tmp_path, bad, say
     assert [i.key for i in s.search(("memories",))] == ["ok"]  # nothing of the batch
     s.save(tmp_path / "st")
     assert [i.key for i in SAMStore.load(tmp_path / "st", HashingEncoder(64)).search(("memories",))] == ["ok"]
+
+
+LOG = [{"kind": "user", "text": "my budget for the hotel is $300", "step": 0},
+       {"kind": "action", "text": "CALL search_hotels(city=Lyon)", "step": 1},
+       {"kind": "result", "text": "Hotel Lumiere, $240 a night, hotel_id H-4471", "step": 2},
+       {"kind": "user", "text": "book the hotel within my budget", "step": 3},
+       {"kind": "user", "text": "and a late checkout please", "step": 4}]
+
+
+@pytest.mark.parametrize("how", ["state", "text"])
+def test_a_search_at_a_decisions_step_leaves_its_event_and_later_ones_out(how):
+    """A graph writing its log into the store (its decision's event included) searches at the decision's step, as
+    ScopedMemory.search, the LangChain retriever and sam-serve take it: that event and later ones are no candidates,
+    the earlier ones rank as the store ranks them with the same step (MemoryStore.search's ``before``), and an other
+    namespace under the prefix is untouched; with no step, now (the decision's event first, as before). SAMStore took
+    no step: every search was made now, the event the agent had just written came back first."""
+    store = SAMStore(HashingEncoder(512))
+    ns = ("log", "mia")
+    for n, event in enumerate(LOG):
+        store.put(ns, f"e{n}", event)
+    store.put(ns + ("notes",), "n", {"content": "book the hotel within my budget, said last week"})
+    kw = {"state": {"phase": "book_hotel", "uncertainty_flags": ["max_price"]}} if how == "state" else {}
+    query = LOG[3]["text"]
+    now = store.search(ns, query=query, limit=10, **kw)
+    assert now[0].key == "e3"
+    at = store.search(ns, query=query, limit=10, step=3, **kw)
+    assert {i.key for i in at} == {"e0", "e1", "e2", "n"}
+    memory = {store._data[i.namespace][i.key].memory: i for i in at}
+    mine = [r.memory for space, rows in store._data.items() for r in rows.values() if space[:2] == ns]
+    want = store.store.search(kw.get("state", {}), query, 10, ids=mine, fold=True, query_episode="///log.mia", step=3)
+    if how == "text":  # the encoder's content query (a plain query), as the store's text search
+        q = store.store.encoder.encode_text_queries([query])[0]
+        want = store.store.search_vector(q, 10, (), ids=mine, fold=True, before=("///log.mia", 3))
+    assert list(memory) == [h.id for h in want] and [i.score for i in at] == pytest.approx([h.score for h in want])
+    assert asyncio.run(store.asearch(ns, query=query, limit=10, step=3, **kw)) == at
+    with pytest.raises(ValueError, match="step must be a non-negative integer"):
+        store.search(ns, query=query, step=-1, **kw)

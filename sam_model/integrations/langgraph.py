@@ -19,7 +19,9 @@ own (langgraph.store.base, checked against its InMemoryStore in tests/test_langg
   fields whose text is the memory;
 - ``get``; ``search(prefix, query=None, filter=None, limit, offset)``: without a query, the matching items in
   write order; with one, ranked by SAM (text alone: the model's content block, as ScopedMemory.search with no
-  state; ``state=``: the state-adaptive query evaluate.py runs), ``score`` the store's;
+  state; ``state=``: the state-adaptive query evaluate.py runs), ``score`` the store's; ``step=`` (and
+  ``task_start=``): made at a decision's step in the prefix's own namespace, its items at or after it no candidates
+  (default: now), as every other entry point searches;
 - ``list_namespaces(prefix, suffix, max_depth, limit, offset)`` with ``"*"`` wildcards;
 - ``batch`` / ``abatch``: reads see the store as it was before the batch's writes, the last write to a key wins.
 
@@ -55,7 +57,7 @@ from langgraph.store.base import (
 
 from sam_model.data.schema import Event, State, parse_event
 from sam_model.io import SAMFileError, atomic_dir, json_type, reading, refuse_links, unique_keys
-from sam_model.limits import MAX_K, check_int
+from sam_model.limits import MAX_K, check_int, check_step
 from sam_model.locking import locked, new_lock
 from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
 
@@ -132,17 +134,34 @@ class SAMStore(BaseStore):
 
     def search(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
                filter: dict[str, Any] | None = None, limit: int = 10, offset: int = 0, refresh_ttl: bool | None = None,
-               state: State | Mapping | None = None) -> list[SearchItem]:
+               state: State | Mapping | None = None, step: int | None = None,
+               task_start: int | None = None) -> list[SearchItem]:
         """BaseStore.search, and ``state``: rank by SAM's state-adaptive query for this agent state (the query
-        text is then the observation)."""
-        if state is None:
+        text is then the observation); ``step`` (and ``task_start``): when the query is made, as every other entry
+        point takes them (ScopedMemory.search, the LangChain retriever, sam-serve): the step of the decision in
+        ``namespace_prefix``'s own namespace (its items' steps: an agent-log event value's ``step``, else the item's
+        place among the namespace's indexed puts, from 0), whose items at or after it are then no candidates (MemoryStore.search_vector's
+        ``before``), as evaluate.py ranks a decision point; default: now, after every item. A graph that writes its
+        log into the store, the decision's event included, before searching gave no step and got that event back
+        first."""
+        if state is None and step is None and task_start is None:
             return super().search(namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
                                   refresh_ttl=refresh_ttl)
-        op = SearchOp(tuple(namespace_prefix), filter, limit, offset, query or "")
+        op = SearchOp(tuple(namespace_prefix), filter, limit, offset, query if state is None else query or "")
         validate_op_namespace(op)
         _check_page(op)
+        check_step(step), check_step(task_start, "task_start")
         with self.lock:
-            return self._search(op, state)
+            return self._search(op, state, (step, task_start))
+
+    async def asearch(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
+                      filter: dict[str, Any] | None = None, limit: int = 10, offset: int = 0,
+                      refresh_ttl: bool | None = None, state: State | Mapping | None = None, step: int | None = None,
+                      task_start: int | None = None) -> list[SearchItem]:
+        """:meth:`search` from async code (an async node): ``state``, ``step`` and ``task_start`` too."""
+        return await asyncio.get_running_loop().run_in_executor(None, lambda: self.search(
+            namespace_prefix, query=query, filter=filter, limit=limit, offset=offset, refresh_ttl=refresh_ttl,
+            state=state, step=step, task_start=task_start))
 
     # ---- persistence ---------------------------------------------------------------------------------------
 
@@ -251,7 +270,9 @@ class SAMStore(BaseStore):
         return [(ns, key, row) for ns, rows in self._data.items() if ns[:n] == tuple(prefix)
                 for key, row in rows.items() if not filt or all(_compare(row.value.get(k), v) for k, v in filt.items())]
 
-    def _search(self, op: SearchOp, state: State | Mapping | None = None) -> list[SearchItem]:
+    def _search(self, op: SearchOp, state: State | Mapping | None = None,
+                at: tuple[int | None, int | None] = (None, None)) -> list[SearchItem]:
+        """``at``: the query's (step, task_start) in the prefix's own namespace (:meth:`search`); (None, None): now."""
         rows = self._rows(op.namespace_prefix, op.filter)
         if op.query is None and state is None or not rows:
             return [_item(ns, key, row) for ns, key, row in rows[op.offset:op.offset + op.limit]]
@@ -259,17 +280,23 @@ class SAMStore(BaseStore):
         want = op.offset + op.limit
         hits = []
         spaces = {ns for ns, _, _ in by_memory.values()}
-        episode = _episode(next(iter(spaces))) if len(spaces) == 1 else None  # now, and its task's start
+        step, task_start = at
+        # the query's episode: the prefix's own namespace when a step is given; else the one namespace searched (now,
+        # and its task's start)
+        episode = _episode(tuple(op.namespace_prefix)) if at != (None, None) else (
+            _episode(next(iter(spaces))) if len(spaces) == 1 else None)
         if by_memory and want > 0:
             if state is not None:
                 hits = self.store.search(state, op.query or "", want, ids=list(by_memory), fold=True,
-                                         step=self.store.next_step(episode) if episode else None,
-                                         task_start=self.store.recorder.task_start(episode) if episode else None)
+                                         query_episode=episode, step=step, task_start=task_start)
             elif op.query.strip() and getattr(self.store.encoder, "text_queries", False):
                 q = self.store.encoder.encode_text_queries([op.query])[0]
-                hits = self.store.search_vector(q, want, (), ids=list(by_memory), fold=True)
-            else:
-                hits = self.store.search(State(), op.query, want, ids=list(by_memory), fold=True)
+                before = None if step is None else (episode, step)
+                hits = self.store.search_vector(q, want, (), ids=list(by_memory), fold=True, before=before)
+            else:  # a plain query: made at no step unless one is given (as ScopedMemory's)
+                hits = self.store.search(State(), op.query, want, ids=list(by_memory), fold=True,
+                                         query_episode=None if at == (None, None) else episode, step=step,
+                                         task_start=task_start)
         out = [_item(*by_memory[h.memory_id], score=h.score) for h in hits][op.offset:]
         if len(out) < op.limit:  # as InMemoryStore: items without a vector fill the page, unscored
             out += [_item(ns, key, row) for ns, key, row in rows if row.memory is None][:op.limit - len(out)]
