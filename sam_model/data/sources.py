@@ -167,7 +167,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 69: a location a shell command's output names (pytest's tests/test_a.py:212: AssertionError, gcc's src/a.c:212:5:,
 # mypy's a.py:212:, a traceback's File "a.py", line 212) shows that line of that file (62): a line number of it is
 # labelled by that output, and a page opens a window there only in that file; a traceback's is a hit (59) too.
-CONVERSION_VERSION = 69
+# 70: OpenHands 0.x's read and edit actions without function calling mark their lines as str_replace_editor's do
+# (62), and a shell command of several pipelines (&&, ||, ;) shows the lines whose file is certain and marks its
+# ranges (62 read one pipeline only).
+CONVERSION_VERSION = 70
 
 
 @dataclass(frozen=True)

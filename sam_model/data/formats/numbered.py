@@ -19,8 +19,11 @@ from the producers' outputs:
 - **OpenHands**: ``str_replace_editor`` (0.x) and ``file_editor`` (V1) print ``Here's the result of running `cat -n`
   on PATH:`` then ``   212\\tcode`` (an edit's and an insert's snippet after their own words), read as SWE-agent's
   copy of the same editor is (:func:`~sam_model.data.formats.swe_agent.numbered_lines`); ``view_range`` and
-  ``insert_line`` are line numbers of the call's ``path``;
-- **a shell command** (any of these agents' shell tool, shellwords.is_command_line), one pipeline after any ``cd``:
+  ``insert_line`` are line numbers of the call's ``path``. A 0.x run without function calling records the editor's
+  calls as ``read`` and ``edit`` actions (the action is the call: ``path``, ``view_range``, ``insert_line``), their
+  observations the same editor's text (``impl_source`` ``oh_aci``), read alike; OpenHands' own read (``impl_source``
+  ``default``) prints the file's bare text from its 0-based ``start``, which shows and marks nothing;
+- **a shell command** (any of these agents' shell tool, shellwords.is_command_line), each pipeline after any ``cd``:
   ``grep -n`` / ``rg -n`` / ``git grep -n`` print ``PATH:212:code`` (``212:code`` for one file searched by name, no
   ``-r`` or ``-H``), ``cat -n FILE`` and ``nl -ba FILE`` print ``   212\\tcode``, and a filter after them that keeps
   whole lines (``| sed -n '200,260p'``, ``| head``, ``| grep x``) keeps their numbers. Plain ``nl`` numbers only the
@@ -30,6 +33,8 @@ from the producers' outputs:
   Its range is line numbers of FILE, as ``awk 'NR>=200 && NR<=260' FILE``'s, ``tail -n +200 FILE``'s and a range
   after ``cat -n FILE |``, ``nl FILE |`` or ``head FILE |``; the call is marked so only where every number its words
   give (shellwords.command_words) is such a line of that one file (``grep -n 212 x.py``'s pattern is none).
+  Several pipelines (``&&``, ``||``, ``;``, lines) print one text: a line is read only where its file is certain
+  (:func:`_joined`).
 - **a location** in the output of any other shell command that runs no search (a test run's, a compiler's, a
   linter's, a script's: :func:`_located`): a line opening ``FILE:212:`` (pytest's ``tests/test_a.py:212:
   AssertionError``, gcc's ``src/a.c:212:5: error``, mypy's ``a.py:212: error``) or a Python traceback's ``File
@@ -70,7 +75,10 @@ from sam_model.data.shellwords import (
 Shown = dict[str, list[int]]
 Reader = Callable[[str], Shown]  # an output's text -> the lines of each file it printed with their numbers
 
-EDITORS = frozenset({"str_replace_editor", "file_editor"})  # OpenHands 0.x's and V1's file editor
+# OpenHands 0.x's and V1's file editor, and 0.x's read and edit actions as a run without function calling records
+# them (the action is the call: FileReadAction's path and view_range, FileEditAction's path and insert_line), whose
+# observations print the same editor's output where it ran them (impl_source oh_aci) and the file's bare text else
+EDITORS = frozenset({"str_replace_editor", "file_editor", "read", "edit"})
 EDITOR_LINES = ("view_range", "insert_line")
 CLAUDE_FILES = frozenset({"Read", "Edit", "MultiEdit", "Write"})  # Claude Code's tools that print lines of file_path
 # each reader's LINE as shellwords.LINE_NUMBER reads it (no leading zero, at most 12 digits), as the page-bound rule's
@@ -130,7 +138,7 @@ def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, 
         return None, _claude_grep(args, cwd)
     if tool in EDITORS and isinstance(path := args.get("path"), str) and path:
         file = _under(cwd, path)
-        named = [a for a in EDITOR_LINES if a in args]
+        named = [a for a in EDITOR_LINES if args.get(a) is not None]  # an action's unset ones: null
         return ({"file": file, "arguments": named} if named else None), lambda text: numbered_lines(text, file)
     for name, value in args.items():
         if is_command_line(tool, name, value) and not is_powershell(tool):
@@ -156,8 +164,9 @@ def shell_lines(argument: str, command: Any, cwd: str) -> tuple[dict[str, Any] |
     (:func:`_located`)."""
     marked, reader = _shell_lines(argument, command, cwd)
     if reader is None and not _searches(command):
-        found = _pipeline(command, cwd)
-        reader = _located(found[0] if found else "" if _moves(command) else cwd)
+        found = _pipelines(command, cwd)
+        dirs = {where for where, _ in found or ()}
+        reader = _located(dirs.pop() if len(dirs) == 1 else "" if found is None and _moves(command) or dirs else cwd)
     return marked, reader
 
 
@@ -191,14 +200,102 @@ def _moves(command: Any) -> bool:
 
 
 def _shell_lines(argument: str, command: Any, cwd: str) -> tuple[dict[str, Any] | None, Reader | None]:
-    """:func:`shell_lines` as the readers of numbered lines read it: the pipelines of the module doc."""
-    found = _pipeline(command, cwd)
+    """:func:`shell_lines` as the readers of numbered lines read it: one pipeline (:func:`_part`), or several joined
+    by ``&&``, ``||``, ``;`` or line breaks, whose outputs are printed one after another (:func:`_joined`)."""
+    found = _pipelines(command, cwd)
     if found is None:
         return None, None
-    where, pipeline = found
+    if len(found) == 1:
+        part = _part(*found[0])
+        return (None, None) if part is None else (_marked(argument, command, part[0]), _reader(part[1]))
+    return _joined(argument, command, found)
+
+
+def _joined(argument: str, command: Any, found: list[tuple[str, list[list[str]]]]
+            ) -> tuple[dict[str, Any] | None, Reader | None]:
+    """:func:`shell_lines` of several pipelines. Their outputs are one text, so a line printed with its number is read
+    only where which file it is of is certain: every pipeline but those that print no such line (:func:`_quiet`: echo
+    of no digit, mkdir, wc, ...) prints numbered lines, all of one file read alike (``cat -n a.py | sed -n '1,9p';
+    cat -n a.py | sed -n '200,210p'``) or each line naming its file (``grep -rn``'s ``PATH:212:``, read under one
+    directory). Two pipelines printing bare numbers of two files (``grep -n x a.py; grep -n y b.py``), or any pipeline
+    whose output is not read (a sed printing lines without numbers, a test run), show none. The call's line numbers
+    are marked as one pipeline's are, its ranges taken from every pipeline, where every pipeline that is not quiet is
+    read."""
+    ranges: list[tuple[str, list[str]]] = []
+    keys: list[Key | None] = []
+    read = True
+    for where, pipeline in found:
+        if _quiet(pipeline):
+            continue
+        part = _part(where, pipeline)
+        if part is None:
+            read = False
+            keys.append(None)
+        else:
+            ranges += part[0]
+            keys.append(part[1])
+    marked = _marked(argument, command, ranges) if read else None
+    if not keys or None in keys:
+        return marked, None
+    if len(set(keys)) == 1:
+        return marked, _reader(keys[0])
+    named = {k[1] for k in keys if k is not None and k[0] in ("named", "either")}
+    if len(named) == 1 and all(k is not None and k[0] in ("named", "either") for k in keys):
+        return marked, _reader(("named", named.pop()))  # each line names its file: the bare reading is dropped
+    return marked, None
+
+
+# a pipeline's reader of the numbered lines it prints: ("named", DIR) grep -rn's PATH:212: under DIR; ("bare", FILE,
+# PATTERN) lines of FILE numbered as PATTERN reads them; ("either", DIR, FILE, PATTERN) the first, else the second
+Key = tuple[Any, ...]
+
+
+def _reader(key: Key | None) -> Reader | None:
+    """The reader a :data:`Key` names (None: none)."""
+    if key is None:
+        return None
+    if key[0] == "named":
+        return lambda text: _grep_named(text, key[1])
+    if key[0] == "bare":
+        return _lines_of(key[1], key[2])
+    bare = _lines_of(key[2], key[3])
+    return lambda text: _grep_named(text, key[1]) or bare(text)  # a tree or a file: as it printed
+
+
+def _marked(argument: str, command: Any, ranges: list[tuple[str, list[str]]]) -> dict[str, Any] | None:
+    """The ``LINE_ARGUMENTS`` entry of a command whose parts take the line numbers ``ranges`` (file, numbers): where
+    they are of one file and every number the command's words say is one of them."""
+    files = {f for f, _ in ranges}
+    numbers = Counter(n for _, ns in ranges for n in ns)
+    said = Counter(w for w in command_words(command) or [] if w.isdigit())
+    return {"file": files.pop(), "arguments": [argument]} if len(files) == 1 and numbers and not said - numbers \
+        else None
+
+
+# commands whose output is never a line opening with a number or FILE:N: (what the readers read), beside a
+# pipeline that prints numbered lines: echo and printf of words without a digit, wc's counts (N FILE, spaces apart)
+QUIET = frozenset({"true", ":", "mkdir", "touch", "export", "set", "unset", "clear", "wc"})
+
+
+def _quiet(pipeline: list[list[str]]) -> bool:
+    """Whether a pipeline (one command) prints nothing the readers could take for a numbered line (:data:`QUIET`)."""
+    if len(pipeline) != 1:
+        return False
+    program, rest = posixpath.basename(pipeline[0][0]), pipeline[0][1:]
+    if program in ("echo", "printf"):
+        return not any(c.isdigit() for w in rest for c in w)
+    if program == "wc":
+        return all(w in ("-l", "-c", "-w", "-m") or not w.startswith("-") and ":" not in w for w in rest)
+    return program in QUIET and not any("v" in w for w in rest if w.startswith("-"))  # mkdir -v names what it made
+
+
+def _part(where: str, pipeline: list[list[str]]) -> tuple[list[tuple[str, list[str]]], Key | None] | None:
+    """(the (file, line numbers) of each command that takes lines of a file, the :data:`Key` of the reader of its
+    output's numbered lines: None where it prints none) of one pipeline run in ``where``; None where its words are not
+    read (a program this reading does not know)."""
     ranges: list[tuple[str, list[str]]] = []  # (file, line numbers) of each part that takes lines of a file
     source, kept = "", False  # the file whose lines flow down the pipe, and whether each still has its place
-    reader: Reader | None = None
+    reader: Key | None = None
     for k, words in enumerate(pipeline):
         program, rest = posixpath.basename(words[0]), words[1:]
         if k and program not in FILTERS:
@@ -211,16 +308,16 @@ def _shell_lines(argument: str, command: Any, cwd: str) -> tuple[dict[str, Any] 
             if k == 0:
                 source, kept = _under(where, plain[0]), True
                 blank = any("b" in f and not f.startswith("--") for f in flags) or "--number-nonblank" in flags
-                reader = _lines_of(source, _CAT_N) if numbered and not blank else None
+                reader = ("bare", source, _CAT_N) if numbered and not blank else None
             elif numbered or flags:  # cat -n of a pipe numbers the pipe's lines
                 reader = None
         elif program == "nl" and k == 0 and len(plain) - _values(rest, "wnsvilbdhf") == 1:
             source, kept = _under(where, plain[-1]), True
-            reader = _lines_of(source, _CAT_N) if _all_lines(rest) else None
+            reader = ("bare", source, _CAT_N) if _all_lines(rest) else None
         elif program == "head" and (k or plain):
             if k == 0:
                 if len(plain) - _values(rest, "nc") != 1:
-                    return None, None
+                    return None
                 source, kept = _under(where, plain[-1]), True
         elif program == "tail":
             start = _tail_start(rest)
@@ -241,7 +338,7 @@ def _shell_lines(argument: str, command: Any, cwd: str) -> tuple[dict[str, Any] 
         elif program in GREPS or program == "rg" or program == "git" and rest[:1] == ["grep"]:
             searched = _search(program, rest, where)
             if searched is None:
-                return None, None
+                return None
             given, files, numbers_read = searched
             if k == 0:
                 reader = numbers_read
@@ -251,34 +348,32 @@ def _shell_lines(argument: str, command: Any, cwd: str) -> tuple[dict[str, Any] 
         elif program in ("sort", "uniq", "less", "more") and k and not plain:
             kept = False
         else:
-            return None, None
-    files = {f for f, _ in ranges}
-    numbers = Counter(n for _, ns in ranges for n in ns)
-    said = Counter(w for w in command_words(command) or [] if w.isdigit())
-    marked = {"file": files.pop(), "arguments": [argument]} if len(files) == 1 and numbers and not said - numbers \
-        else None
-    return marked, reader
+            return None
+    return ranges, reader
 
 
-def _pipeline(command: Any, cwd: str, depth: int = 0) -> tuple[str, list[list[str]]] | None:
-    """(the directory it runs in, its simple commands' words) of a command that is one pipeline after any ``cd DIR``
-    (an argv, or ``bash -lc SCRIPT``'s script, as an argv or a line); None for any other (two commands' outputs are
-    not told apart)."""
+def _pipelines(command: Any, cwd: str, depth: int = 0) -> list[tuple[str, list[list[str]]]] | None:
+    """(the directory it runs in, its simple commands' words) of each pipeline of a command, after any ``cd DIR``
+    (an argv, or ``bash -lc SCRIPT``'s script, as an argv or a line); a ``cd`` after another pipeline counts only where
+    ``&&`` follows it (else what follows may run where it was). None for a command whose words are not read
+    (a subshell, a substitution, a heredoc)."""
     if isinstance(command, list):
         if len(command) == 3 and posixpath.basename(command[0]) in SHELLS and _SHELL_C.fullmatch(command[1]):
             command = command[2]
         else:
-            return cwd, [list(command)]
+            return [(cwd, [list(command)])] if command else None
     if not isinstance(command, str) or any(s in command for s in ("<<", "$(", "`", "<(", ">(")):
         return None
     found = tokens(_FD.sub("", command), newlines=True)
     if found is None:
         return None
     pipelines: list[list[list[str]]] = [[[]]]
+    ends: list[str] = []  # the separator after each pipeline
     i = 0
     while i < len(found):
         t = found[i]
         if t in _SEPARATORS:
+            ends.append(t)
             pipelines.append([[]])
         elif t in ("|", "|&"):
             pipelines[-1].append([])
@@ -289,27 +384,30 @@ def _pipeline(command: Any, cwd: str, depth: int = 0) -> tuple[str, list[list[st
         else:
             pipelines[-1][-1].append(t)
         i += 1
+    ends.append("")
     where, left = cwd, []
-    for p in pipelines:
+    for p, end in zip(pipelines, ends):
         if p == [[]]:
             continue
         if any(not c for c in p):
             return None
-        if len(p) == 1 and p[0][0] == "cd" and len(p[0]) == 2 and not left:
+        if len(p) == 1 and p[0][0] == "cd":
+            if len(p[0]) != 2 or left and end not in ("&&", ""):
+                return None
             where = _under(where, p[0][1])
         else:
-            left.append(p)
-    if len(left) != 1:
+            left.append((where, p))
+    if not left:
         return None
-    if len(left[0]) == 1 and len(words := left[0][0]) == 3 and posixpath.basename(words[0]) in SHELLS \
-            and _SHELL_C.fullmatch(words[1]):
-        return _pipeline(words[2], where, depth + 1) if depth < 2 else None  # codex exec's "bash -lc '...'"
-    return where, left[0]
+    if len(left) == 1 and len(left[0][1]) == 1 and len(words := left[0][1][0]) == 3 \
+            and posixpath.basename(words[0]) in SHELLS and _SHELL_C.fullmatch(words[1]):
+        return _pipelines(words[2], left[0][0], depth + 1) if depth < 2 else None  # codex exec's "bash -lc '...'"
+    return left
 
 
-def _search(program: str, rest: list[str], where: str) -> tuple[set[str], list[str], Reader | None] | None:
-    """(its flags, the files it searches, the reader of its numbered matches: None where it prints no line number or
-    reads its input) of a grep, rg or git grep; None where its words are not read (an option this reading does not
+def _search(program: str, rest: list[str], where: str) -> tuple[set[str], list[str], Key | None] | None:
+    """(its flags, the files it searches, the :data:`Key` of the reader of its numbered matches: None where it prints no
+    line number or reads its input) of a grep, rg or git grep; None where its words are not read (an option this reading does not
     know, which may take a value)."""
     if program == "git":
         rest = rest[1:]
@@ -345,11 +443,11 @@ def _search(program: str, rest: list[str], where: str) -> tuple[set[str], list[s
     if "n" not in flags or flags & set(_NOT_LINES) or program == "rg" and "N" in flags or not (files or recursive):
         return flags, files, None
     if "H" in flags or "h" not in flags and (len(files) > 1 or program == "git" or not files):
-        return flags, files, lambda text: _grep_named(text, where)
-    bare = _lines_of(_under(where, files[0]), _CONTEXT if {"A", "B", "C"} & flags else _BARE)
+        return flags, files, ("named", where)
+    bare = (_under(where, files[0]), _CONTEXT if {"A", "B", "C"} & flags else _BARE)
     if "h" in flags or not recursive:
-        return flags, files, bare
-    return flags, files, lambda text: _grep_named(text, where) or bare(text)  # a tree or a file: as it printed
+        return flags, files, ("bare", *bare)
+    return flags, files, ("either", where, *bare)  # a tree or a file: as it printed
 
 
 # the long options of grep, rg and git grep read: (the flag it stands for, whether it takes a value)
