@@ -80,6 +80,8 @@ def test_a_text_mode_read_of_the_files_bare_text_shows_no_line():
     ("sed -n '200,210p' data.tsv && cat -n a.py", "   12\tfrom data\n     1\tx", {}),
     ("python run.py && grep -rn x src", "src/b.py:3:log\nsrc/a.py:12:x", {}),
     ("echo 12: && grep -n x a.py", "12:\n5:x", {}),
+    ("echo $HIT && grep -n x a.py", "12:y\n5:x", {}),  # a variable's text is not the command's
+    ("echo -e '\\x31\\x32:' && grep -n x a.py", "12:\n5:x", {}),
     ("cat -n a.py; cd sub; cat -n b.py", "     1\tx", {}),
     ("grep -rn x src && grep -n y a.py", "src/a.py:12:x\n3:y", {}),
 ])

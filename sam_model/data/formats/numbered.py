@@ -282,8 +282,8 @@ def _quiet(pipeline: list[list[str]]) -> bool:
     if len(pipeline) != 1:
         return False
     program, rest = posixpath.basename(pipeline[0][0]), pipeline[0][1:]
-    if program in ("echo", "printf"):
-        return not any(c.isdigit() for w in rest for c in w)
+    if program in ("echo", "printf"):  # its words as they are: no digit, variable, escape (echo -e '\\x31') or glob
+        return not any(c.isdigit() or c in "$\\*?[" for w in rest for c in w)
     if program == "wc":
         return all(w in ("-l", "-c", "-w", "-m") or not w.startswith("-") and ":" not in w for w in rest)
     return program in QUIET and not any("v" in w for w in rest if w.startswith("-"))  # mkdir -v names what it made
