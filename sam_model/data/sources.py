@@ -170,7 +170,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 70: OpenHands 0.x's read and edit actions without function calling mark their lines as str_replace_editor's do
 # (62), and a shell command of several pipelines (&&, ||, ;) shows the lines whose file is certain and marks its
 # ranges (62 read one pipeline only).
-CONVERSION_VERSION = 70
+# 71: Gemini CLI's read_file shows the lines its header names where it shows part of a file (Showing lines 212-230,
+# use start_line: 231), and its start_line and end_line are line numbers of its file_path (62).
+CONVERSION_VERSION = 71
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,12 @@ from the producers' outputs:
   "FILE", line 212`` names line 212 of FILE. It prints no text of the line, as ``grep -n`` does, but the number was
   said there as a line of that file, which the rule for line numbers traces (the issue's ``#212`` had been the label
   of ``sed -n '212,240p' FILE`` after a failing test named it), and a page of another file opens no window there.
-- **Gemini CLI**'s ``read_file`` prints no line numbers and counts its ``offset`` from 0 (line 212 is ``offset``
-  211): no line of an output is its offset, which is not marked; its shell commands are.
+- **Gemini CLI**'s ``read_file`` prints the file's lines without their numbers; where it shows part of the file a
+  header before them names the first and last (``Showing lines 212-230 of 300 total lines``, and since its
+  ``start_line``/``end_line`` the line to read next, ``use start_line: 231``): those are the lines it shows
+  (:func:`_read_file`; the lines between are printed without a number, as ``sed -n``'s are). Its ``start_line`` and
+  ``end_line`` (1-based) are line numbers of its ``file_path``; its older ``offset`` counts from 0 (line 212 is
+  ``offset`` 211) and is not marked. Its shell commands are read as any shell's.
 
 A result is marked with the files it showed lines of as its call named them, under the working directory where
 relative (``cd DIR &&``, Codex's ``workdir``, the reader's CWD); toolstate compares the files as paths under one
@@ -136,6 +140,10 @@ def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, 
         return numbers, lambda text: _numbered(text, path, _ARROW)
     if tool == "Grep" and args.get("output_mode") == "content" and args.get("-n") is not False:
         return None, _claude_grep(args, cwd)
+    if tool == "read_file" and isinstance(path := args.get("file_path", args.get("absolute_path")), str) and path:
+        file = _under(cwd, path)
+        named = [a for a in ("start_line", "end_line") if _count(args.get(a))]  # 1-based: lines (offset counts from 0)
+        return ({"file": file, "arguments": named} if named else None), lambda text: _read_file(text, file)
     if tool in EDITORS and isinstance(path := args.get("path"), str) and path:
         file = _under(cwd, path)
         named = [a for a in EDITOR_LINES if args.get(a) is not None]  # an action's unset ones: null
@@ -470,6 +478,30 @@ def _grep_named(text: str, where: str) -> Shown:
     for name, numbers in found.items():
         files.setdefault(_under(where, name), []).extend(numbers)
     return files
+
+
+# Gemini CLI's read_file before the file's lines where it shows part of them: "[File content truncated: showing lines
+# 212-230 of 300 total lines. Use offset/limit parameters to view more.]" (2025, fileUtils.processSingleFileContent),
+# later "IMPORTANT: The file content has been truncated.\nStatus: Showing lines 212-230 of 300 total lines.\nAction:
+# ... use offset: 230." (read-file.ts; since start_line and end_line replaced offset and limit: "use start_line: 231.")
+_READ_FILE = re.compile(r"\s*(?:\[File content truncated: showing|IMPORTANT: The file content has been truncated\.\n"
+                        r"Status: Showing) lines (\d{1,12})-(\d{1,12}) of \d{1,12} total lines"
+                        r"(?:\.\nAction: [^\n]*?use start_line: (\d{1,12})\.)?")
+
+
+def _read_file(text: str, file: str) -> Shown:
+    """The lines of ``file`` Gemini CLI's read_file printed with their numbers: none in its text (the file's lines
+    bare), so only the first and last line its header names where it shows part of the file, and the line it says to
+    start the next read at (``start_line: 231``); the lines between are printed without a number (a 215 among them is
+    code, no line number the agent read, as ``sed -n``'s are), and a whole file has no header."""
+    m = _READ_FILE.match(text)
+    return {file: [int(n) for n in m.groups() if n]} if m else {}
+
+
+def _count(value: Any) -> bool:
+    """Whether ``value`` is a line number as a tool's JSON argument gives it: a positive integer (or its digits)."""
+    return not isinstance(value, bool) and (isinstance(value, int) and value > 0
+                                            or isinstance(value, str) and value.isdigit() and int(value) > 0)
 
 
 def _lines_of(file: str, number: re.Pattern[str]) -> Reader:
