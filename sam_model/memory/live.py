@@ -27,13 +27,16 @@ turn_context), a Gemini CLI message written again held in its
 latest version only (:func:`latest`). Each add reads the open turn and its lines again,
 whole, with the format's reader; ScopedMemory feeds them from the mark and stores the difference (a memory whose
 event changed is updated, the rest added), the messages the turn's last read fed alike passed over (:class:`Read`:
-a line appending a message feeds that message alone). Nothing here is a reader: the readers read, this says where
+a line appending a message feeds that message alone). An add sent again (a sidecar retrying one whose answer it
+lost) is read once where its lines say so: Claude Code's by their uuids (:func:`opens`), Codex's and codex exec's by
+their times, call ids and item ids (:func:`retried`). Nothing here is a reader: the readers read, this says where
 to cut.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -128,7 +131,8 @@ class OpenTurn:
     recorder's row where it began (``recorder``: [state, task, task start, state before] as JSON, None: no row),
     and ``facts`` the format's earlier lines gave (``meta``: the session's first line as the reader needs it again,
     :func:`head`; ``cwd``: the working directory the lines before the open turn told, ``Chat.cwd``; ``ids``: Gemini
-    CLI's message ids of closed turns; ``begun``: a Codex rollout's lines held a turn_context, :func:`learn`).
+    CLI's message ids of closed turns; ``begun``: a Codex rollout's lines held a turn_context, :func:`learn`; ``added``:
+    the digest of the scope's last add of Codex or codex exec lines, :func:`retried`).
     ``logged``: the history entries (ids) adds of this open turn logged for memories the next add may revise; a
     later change in the turn revises such an entry, where it is still its memory's last, rather than logging
     another (ScopedMemory._log)."""
@@ -182,7 +186,7 @@ class OpenTurn:
                 raise ValueError(f"open turn field {k!r} has the wrong type")
         if d["format"] not in LIVE:
             raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(LIVE)}")
-        facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool}  # a wrong one is read as the session's
+        facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool, "added": str}  # a wrong one: refused
         for k, t in facts.items():
             if k in d["facts"] and not isinstance(d["facts"][k], t):
                 raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
@@ -446,6 +450,58 @@ def split(fmt: str, old: list[Any], new: list[Any], facts: Mapping[str, Any]) ->
             cut, turn = len(old) + i, []
         turn.append(line)
     return cut
+
+
+def retried(fmt: str, turn: list[Any], facts: Mapping[str, Any], new: list[Any]) -> list[Any]:
+    """``new`` without the lines an add sent again (a sidecar retrying an add whose answer it lost), where the lines
+    say they were written once (the importer reads the file, which holds each once): an add of the lines the last
+    add of the scope gave (``facts["added"]``: :func:`digest`), one of them at least a line Codex writes once
+    (:func:`_once`: a rollout line with its time to the millisecond, a call or its output by its call_id, codex
+    exec's item.started or item.completed of an item id in a run the add does not start), is dropped whole; and a
+    call, an output or a codex exec item event equal to one the open turn ``turn`` holds (since its run's
+    thread.started) is dropped wherever it comes. A repeated command is a new call (a new call_id, a new time), so it
+    is read. Lines that do not say so (a bare message of the layout before the wrapper, a turn event, a run's
+    thread.started, which a resumed run prints again with its events from item_0) are read as they come: the agent
+    may write them twice."""
+    if fmt not in ("codex", "codex-exec"):
+        return new
+    run = fmt == "codex-exec" and any(isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS for x in new)
+    if facts.get("added") == digest(new) and not run and any(_once(fmt, x) for x in new):
+        return []
+    held, out = list(turn), []
+    for x in new:
+        if _once(fmt, x, called=True) and x in (held[_run_start(held):] if fmt == "codex-exec" else held):
+            continue
+        held.append(x)
+        out.append(x)
+    return out
+
+
+def digest(lines: list[Any]) -> str:
+    """An add's lines as one string to tell them again by (:func:`retried`), kept with the open turn's facts."""
+    return hashlib.sha1(json.dumps(lines, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _once(fmt: str, x: Any, called: bool = False) -> bool:
+    """Whether ``x`` is a line the agent writes once (:func:`retried`); ``called``: by its call or item id alone (a
+    rollout line's time alone is taken only where the add repeats the last add's lines)."""
+    if not isinstance(x, Mapping):
+        return False
+    if fmt == "codex-exec":
+        item = x.get("item")
+        return x.get("type") in ("item.started", "item.completed") and isinstance(item, Mapping) \
+            and isinstance(item.get("id"), str) and bool(item["id"])
+    if codex.is_line(x) and not called and isinstance(x.get("timestamp"), str) and x["timestamp"]:
+        return True
+    item = x.get("payload") if codex.is_line(x) and x.get("type") == "response_item" else x
+    return isinstance(item, Mapping) and item.get("type") in (*codex.CALL_ITEMS, *OUTPUTS) \
+        and isinstance(item.get("call_id"), str) and bool(item["call_id"])
+
+
+def _run_start(lines: list[Any]) -> int:
+    """Where the last codex exec run among ``lines`` begins (its thread.started; 0: none)."""
+    return next((i for i in range(len(lines) - 1, -1, -1)
+                 if isinstance(lines[i], Mapping) and lines[i].get("type") in codex_exec.STARTS), 0)
 
 
 def latest(fmt: str, lines: list[Any]) -> list[Any]:

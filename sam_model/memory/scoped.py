@@ -766,6 +766,8 @@ class ScopedMemory:
                              "writes as they come (~/.codex/sessions)")
         _check_depth(items, "data")  # a line no check read (a Codex rollout's is no message)
         old, facts = (turn.lines, turn.facts) if turn is not None else ([], {})
+        added = live.digest(items) if fmt in ("codex", "codex-exec") else None
+        items = live.retried(fmt, old, facts, items)  # Codex lines sent again: read once (Claude Code's: live.opens)
         facts, cut = live.read_cut(fmt, old, items, facts)
         if turn is not None and tracker is not None and (why := live.over(turn, items, cut)):
             turn = self._ended(episode, turn, tracker)  # kept only once the add is stored
@@ -784,6 +786,8 @@ class ScopedMemory:
             cut, closed = 0, []
         elif before is not None and before.cwd:  # the directory the next open turn's lines are read in
             facts["cwd"] = before.cwd
+        if added is not None:
+            facts["added"] = added
         skip = {i for i, m in enumerate(messages) if _media_only(m.get("content"))}
         return messages, skip, (len(closed), lines, cut, facts, fmt), turn
 

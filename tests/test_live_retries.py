@@ -1,0 +1,133 @@
+"""A sidecar that forwards an agent's session lines to ScopedMemory.add retries an add whose answer it lost: the same
+lines come twice. Claude Code's carry a uuid (tests/test_live_adds.py); Codex's and codex exec's carry none, and were
+stored twice. A line that says it was written once (a rollout line's time to the millisecond, a call's or an
+output's call_id, codex exec's item id in its run) is now read once where the open turn holds it, as the importer
+reads the file; a genuine repeat (the same command run again: a new call_id, a new time; a resumed run's events from
+item_0 again; a bare message of the layout before the wrapper, which says nothing) is read as the agent wrote it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_format_codex import line, message, meta, rollout_name, to_rollout
+from test_format_headless import to_codex_exec
+from test_live_adds import conversation, fed, imported, rich, stored
+
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+
+def timed(lines: list[dict]) -> list[dict]:
+    """Rollout lines with the times Codex writes, a millisecond apart (the tests' lines share one)."""
+    return [{**x, "timestamp": f"2025-10-29T00:59:{38 + k // 1000:02d}.{k % 1000:03d}Z"} if "timestamp" in x else x
+            for k, x in enumerate(lines)]
+
+
+def twice(lines: list[dict], size: int) -> list[list[dict]]:
+    """The adds of ``lines`` ``size`` at a time, each sent twice; a codex exec run's thread.started alone (an add
+    holding it is read again: a resumed run prints the same, test_a_genuine_repeat_is_stored_as_the_importer_reads_it)."""
+    batches: list[list[dict]] = []
+    for x in lines:
+        if x.get("type") == "thread.started" or not batches or batches[-1][0].get("type") == "thread.started" \
+                or len(batches[-1]) == size:
+            batches.append([x])
+        else:
+            batches[-1].append(x)
+    return [b for b in batches for _ in range(2)]
+
+
+SESSIONS = {
+    "codex": lambda: (rollout_name(), timed(to_rollout(rich()))),
+    "codex exec": lambda: ("codex-exec.jsonl", to_codex_exec(rich())),
+}
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("session", SESSIONS)
+def test_an_add_sent_again_stores_nothing_more(tmp_path, session, size):
+    """Each add (a line, or up to five) sent twice: before, every memory of the session was stored twice."""
+    name, lines = SESSIONS[session]()
+    events = imported(tmp_path, name, lines)
+    memory = fed(lines, twice(lines, size))
+    assert stored(memory) == [(e["step"], e["kind"], e["text"]) for e in events]
+    assert conversation(memory) == [(e["state"], e.get("useful_memory_steps") or []) for e in events]
+
+
+def test_a_call_and_its_output_sent_again_later_are_read_once():
+    """A call's line and its output's, sent again after the next line (a retry that came late): told by the call_id
+    the open turn holds."""
+    name, lines = SESSIONS["codex"]()
+    calls = [k for k, x in enumerate(lines) if x["payload"].get("type") == "function_call"]
+    k = calls[0]
+    once = fed(lines, [[x] for x in lines])
+    late = fed(lines, [[x] for x in lines[:k + 3]] + [[lines[k], lines[k + 1]]] + [[x] for x in lines[k + 3:]])
+    assert stored(late) == stored(once) and conversation(late) == conversation(once)
+
+
+def repeated_rollout() -> list[dict]:
+    """The agent runs the same command twice (a new call_id each time, the same output) and the user says "yes"
+    twice: genuine repeats, each its own line."""
+    r = lambda item: line("response_item", item)  # noqa: E731
+    out = json.dumps({"output": "booked", "metadata": {"exit_code": 0}})
+    lines = [meta(), r(message("user", "Is ZZ1234 still booked? Check it twice."))]
+    for n, said in enumerate(["yes", "yes"]):
+        lines += [r({"type": "function_call", "name": "shell", "call_id": f"call_{n}",
+                     "arguments": json.dumps({"command": ["bash", "-lc", "cat bookings/ZZ1234"]})}),
+                  r({"type": "function_call_output", "call_id": f"call_{n}", "output": out}),
+                  r(message("assistant", "It is booked. Check again?")), r(message("user", said))]
+    return timed(lines)
+
+
+def resumed_exec() -> list[dict]:
+    """codex exec killed while its first command ran, then codex exec resume of the same thread: the second run's
+    item ids start from item_0 again, its first command the same as the first's."""
+    cmd = {"id": "item_0", "type": "command_execution", "command": "bash -lc 'cat bookings/ZZ1234'",
+           "aggregated_output": "", "exit_code": None, "status": "in_progress"}
+    start = [{"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"},
+             {"type": "turn.started"}, {"type": "item.started", "item": cmd}]
+    return [*start, *start,
+            {"type": "item.completed", "item": {**cmd, "aggregated_output": "booked\n", "exit_code": 0,
+                                                "status": "completed"}},
+            {"type": "item.completed", "item": {"id": "item_1", "type": "agent_message", "text": "Still booked."}},
+            {"type": "turn.completed", "usage": {"input_tokens": 900, "cached_input_tokens": 0, "output_tokens": 9}}]
+
+
+@pytest.mark.parametrize(("name", "lines", "cut"), [(rollout_name(), repeated_rollout(), 6),
+                                                   ("exec.jsonl", resumed_exec(), 3)])
+def test_a_genuine_repeat_is_stored_as_the_importer_reads_it(tmp_path, name, lines, cut):
+    """Added a line at a time, or in two adds (the resumed run's first three events an add equal to the one before),
+    the repeats are stored as the file holds them."""
+    events = imported(tmp_path, name, lines)
+    calls = [e["text"] for e in events if e["kind"] == "action"]
+    assert len(calls) == 2 and calls[0] == calls[1]  # the same command, run twice
+    for batches in ([[x] for x in lines], [b for b in (lines[:cut], lines[cut:2 * cut], lines[2 * cut:]) if b]):
+        memory = fed(lines, batches)
+        assert stored(memory) == [(e["step"], e["kind"], e["text"]) for e in events]
+
+
+def test_a_bare_message_of_the_old_layout_says_nothing_and_is_read_again():
+    """The layout before the wrapper writes items without a time: a message sent again may be the user's words
+    said again, so it is read again, as the importer reads a file holding it twice; a call sent again is read once."""
+    lines = to_rollout(rich(), old=True)[:-1]
+    call = next(k for k, x in enumerate(lines) if x.get("type") == "function_call")
+    user = next(k for k, x in enumerate(lines) if x.get("role") == "user")
+    memory = ScopedMemory(HashingEncoder(16))
+    for k, x in enumerate(lines):
+        for _ in range(2 if k in (call, user) else 1):
+            memory.add([x], user_id="me", run_id="s")
+    once = fed(lines, [[x] for x in lines])
+    texts, once_texts = [t for _, _, t in stored(memory)], [t for _, _, t in stored(once)]
+    assert texts.count(once_texts[0]) == 1 + once_texts.count(once_texts[0])  # the user's words: twice
+    assert [t for t in texts if t.startswith("CALL")] == [t for t in once_texts if t.startswith("CALL")]
+
+
+def test_the_last_adds_lines_are_told_again_after_a_save_and_load(tmp_path):
+    """A server checkpointed between an add and its retry (ScopedMemory.save, load): the open turn's facts keep the
+    last add's digest, so the retry stores nothing more."""
+    name, lines = SESSIONS["codex"]()
+    once = fed(lines, [lines[:4], lines[4:]])
+    memory = fed(lines, [lines[:4]])
+    memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    for batch in (lines[:4], lines[4:]):
+        memory.add(batch, user_id="me", run_id="s")
+    assert stored(memory) == stored(once)
