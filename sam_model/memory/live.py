@@ -452,12 +452,13 @@ def split(fmt: str, old: list[Any], new: list[Any], facts: Mapping[str, Any]) ->
     return cut
 
 
-def retried(fmt: str, turn: list[Any], facts: Mapping[str, Any], new: list[Any]) -> list[Any]:
+def retried(fmt: str, turn: list[Any], facts: Mapping[str, Any], new: list[Any], added: str) -> list[Any]:
     """``new`` without the lines an add sent again (a sidecar retrying an add whose answer it lost), where the lines
     say they were written once (the importer reads the file, which holds each once): an add of the lines the last
-    add of the scope gave (``facts["added"]``: :func:`digest`), one of them at least a line Codex writes once
-    (:func:`_once`: a rollout line with its time to the millisecond, a call or its output by its call_id, codex
-    exec's item.started or item.completed of an item id in a run the add does not start), is dropped whole; and a
+    add of the scope gave (``facts["added"]`` is ``added``, this add's :func:`digest`), one of them at least a line
+    Codex writes once (:func:`_once`: a rollout line with its time to the millisecond, a call or its output by its
+    call_id, codex exec's item.started or item.completed of an item id in a run the add does not start), is dropped
+    whole; and a
     call, an output or a codex exec item event equal to one the open turn ``turn`` holds (since its run's
     thread.started) is dropped wherever it comes. A repeated command is a new call (a new call_id, a new time), so it
     is read. Lines that do not say so (a bare message of the layout before the wrapper, a turn event, a run's
@@ -466,7 +467,7 @@ def retried(fmt: str, turn: list[Any], facts: Mapping[str, Any], new: list[Any])
     if fmt not in ("codex", "codex-exec"):
         return new
     run = fmt == "codex-exec" and any(isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS for x in new)
-    if facts.get("added") == digest(new) and not run and any(_once(fmt, x) for x in new):
+    if facts.get("added") == added and not run and any(_once(fmt, x) for x in new):
         return []
     held, out = list(turn), []
     for x in new:

@@ -767,7 +767,8 @@ class ScopedMemory:
         _check_depth(items, "data")  # a line no check read (a Codex rollout's is no message)
         old, facts = (turn.lines, turn.facts) if turn is not None else ([], {})
         added = live.digest(items) if fmt in ("codex", "codex-exec") else None
-        items = live.retried(fmt, old, facts, items)  # Codex lines sent again: read once (Claude Code's: live.opens)
+        if added is not None:  # Codex lines sent again: read once (Claude Code's: live.opens)
+            items = live.retried(fmt, old, facts, items, added)
         facts, cut = live.read_cut(fmt, old, items, facts)
         if turn is not None and tracker is not None and (why := live.over(turn, items, cut)):
             turn = self._ended(episode, turn, tracker)  # kept only once the add is stored
