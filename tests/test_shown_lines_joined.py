@@ -59,6 +59,8 @@ def test_a_text_mode_read_of_the_files_bare_text_shows_no_line():
     no line is shown, and start is no line number."""
     numbers, reader = call_lines("read", {"path": PATH, "start": 211, "end": 230}, "/workspace")
     assert numbers is None and reader is not None and reader("    key, value = block[0]\n   212\tx\n") == {}
+    saved = "# a saved session\nHere's the result of running `cat -n` on /workspace/b.py:\n   212\tx\n"
+    assert reader(saved) == {}  # the file's own text holds an editor's output: no line of this read
     numbers, _ = call_lines("edit", {"path": PATH, "command": "str_replace", "insert_line": None}, "/workspace")
     assert numbers is None  # an action's unset insert_line (null) is no line argument
 

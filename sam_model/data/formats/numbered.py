@@ -83,6 +83,8 @@ Reader = Callable[[str], Shown]  # an output's text -> the lines of each file it
 # them (the action is the call: FileReadAction's path and view_range, FileEditAction's path and insert_line), whose
 # observations print the same editor's output where it ran them (impl_source oh_aci) and the file's bare text else
 EDITORS = frozenset({"str_replace_editor", "file_editor", "read", "edit"})
+ACTIONS = frozenset({"read", "edit"})
+_EDITOR_FIRST = re.compile(r"\s*[^\n]*?Here's the result of running `cat -n` on ")  # the editor's output, its 1st line
 EDITOR_LINES = ("view_range", "insert_line")
 CLAUDE_FILES = frozenset({"Read", "Edit", "MultiEdit", "Write"})  # Claude Code's tools that print lines of file_path
 # each reader's LINE as shellwords.LINE_NUMBER reads it (no leading zero, at most 12 digits), as the page-bound rule's
@@ -147,6 +149,9 @@ def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, 
     if tool in EDITORS and isinstance(path := args.get("path"), str) and path:
         file = _under(cwd, path)
         named = [a for a in EDITOR_LINES if args.get(a) is not None]  # an action's unset ones: null
+        if tool in ACTIONS:  # OpenHands' own read prints the file's text, which may hold an editor's output
+            return ({"file": file, "arguments": named} if named else None), \
+                lambda text: numbered_lines(text, file) if _EDITOR_FIRST.match(text) else {}
         return ({"file": file, "arguments": named} if named else None), lambda text: numbered_lines(text, file)
     for name, value in args.items():
         if is_command_line(tool, name, value) and not is_powershell(tool):
