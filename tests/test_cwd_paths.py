@@ -101,7 +101,7 @@ def test_without_a_known_working_directory_an_absolute_path_is_traced_whole():
 def test_a_path_said_whole_is_still_traced_whole_and_dot_and_slash_are_read_as_a_listing_prints():
     """The rule is the spec's first: an earlier event that says the absolute path is its label (the relative part
     is judged only where nothing says the path whole); ./ and a trailing slash normalise away."""
-    from sam_model.data.shellwords import relative_paths
+    from sam_model.data.shellpaths import relative_paths
 
     entries = session(("user", f"see {TAX}"), ("say", "I will read it."), ("call", "r1", "Read", {"file_path": TAX}))
     assert decisions(entries)[0]["meta"]["needed"] == {"file_path": [TAX]}
@@ -127,7 +127,7 @@ def test_a_codex_command_on_an_absolute_path_traces_its_relative_part():
 
 def test_a_grep_tools_pattern_that_is_code_is_traced_by_its_names():
     """Claude Code's Grep took def due_date as one value, which no event said though the user said due_date: a search
-    tool's pattern is read as a shell grep's is (shellwords._pattern), a plain one (TODO) whole as before, and a
+    tool's pattern is read as a shell grep's is (patternwords.pattern_words), a plain one (TODO) whole as before, and a
     glob's pattern, Glob's, is no search pattern."""
     entries = session(("user", "due_date is a day late in leap years"), ("say", "I will read it."),
                       ("call", "g1", "Grep", {"pattern": "def due_date", "output_mode": "content"}))

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from sam_model.data.shellwords import is_operation, view_lines
+from sam_model.data.toolarguments import is_operation, view_lines
 from sam_model.data.toolstate import ToolCall, TranscriptState
 
 EDITOR = "str_replace_editor"
@@ -60,7 +60,7 @@ def test_which_arguments_are_operations(tool, argument, value, expected):
 def test_a_page_of_a_file_view_is_no_value():
     """view_range [201, 400] after [1, 200]: 400 is how far the agent has read, no line an earlier event gave; it was
     traced to the first event that printed 400 (the user's 'HTTP 400'), as sed -n '201,400p' no longer is
-    (shellwords.is_page)."""
+    (lineranges.is_page)."""
     st = _session((EDITOR, {"command": "view", "path": PATH, "view_range": [1, 200]}, _numbered(1, 200)),
                   ("execute_bash", {"command": "git status"}, "On branch main"))
     d = st.decide([ToolCall(EDITOR, {"command": "view", "path": PATH, "view_range": [201, 400]}, "c9")])

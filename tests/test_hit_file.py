@@ -1,4 +1,4 @@
-"""A search hit's FILE (shellwords.HIT_FILE), read alike by the page-bound rule (grep_hit, hit_lines) and by the
+"""A search hit's FILE (searchhits.HIT_FILE), read alike by the page-bound rule (grep_hit, hit_lines) and by the
 grep -n readers of numbered.py: a path with a space, as grep, rg and Claude Code's Grep print it, is a FILE; prose,
 a URL and a time are none."""
 
@@ -8,7 +8,7 @@ import pytest
 from shell_calls import grep_then_read
 
 from sam_model.data.formats.numbered import _ARROW, _BARE, _CAT_N, _CONTEXT, _grep_named, _numbered
-from sam_model.data.shellwords import grep_hit, hit_lines
+from sam_model.data.searchhits import grep_hit, hit_lines
 
 MAC = "/Users/ann/My Project/src/a.py"
 WINDOWS = "C:\\Users\\Ann Lee\\repo\\src\\a.py"
@@ -47,7 +47,7 @@ def test_the_grep_readers_and_the_page_bound_rule_read_one_file_name(line, file,
 
 
 # (a line no grep, cat -n, nl or Read prints: a number with a leading zero or of more than 12 digits, as
-# shellwords.LINE_NUMBER reads one; the line as they print it; its number): numbered.py read 0200: as line 200 where
+# searchhits.LINE_NUMBER reads one; the line as they print it; its number): numbered.py read 0200: as line 200 where
 # hit_lines read none, and grep_hit took a 13-digit line no reader of lines takes
 NOT_PRINTED = [("a.py:0200:x", "a.py:200:x", 200), ("0200:x", "200:x", 200), ("a.py:0:x", "a.py:7:x", 7),
                ("a.py:0200:5:x", "a.py:200:5:x", 200), ("Line 0200:x", "Line 200:x", 200),

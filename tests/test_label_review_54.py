@@ -98,7 +98,7 @@ def test_a_regex_of_error_messages_is_not_split_into_common_words():
     ("spreadsheet_read", "c", False), ("mcp__crm__read_contact", "context", False), ("read_thread", "a", False),
 ])
 def test_only_a_file_tools_output_settings_are_settings(tool, argument, setting):
-    from sam_model.data.shellwords import is_tool_setting
+    from sam_model.data.toolarguments import is_tool_setting
 
     assert is_tool_setting(tool, argument) is setting
 

@@ -80,13 +80,13 @@ def test_claude_codes_grep_shows_the_lines_a_read_offset_takes(tmp_path):
 def test_a_page_bound_reads_each_earlier_result_for_hits_once_a_session(monkeypatch):
     """Each decision with a page bound (sed -n '200,250p') read every earlier result for a hit at that line again
     (grep_hit): a 2,000-event session of 100 KB results paging through files read a million results (0.1 ms to 3 ms
-    each). A result's hits are now read once (shellwords.hit_lines, kept by the tracker): as many reads as results,
+    each). A result's hits are now read once (searchhits.hit_lines, kept by the tracker): as many reads as results,
     and the same labels (a page at a hit traced to the searches that printed it)."""
-    from sam_model.data import shellwords, toolstate
+    from sam_model.data import searchhits, toolstate
 
     reads: list[int] = []
-    pattern, lines = shellwords._hit_line, toolstate.hit_lines
-    monkeypatch.setattr(shellwords, "_hit_line", lambda line: reads.append(line) or pattern(line))
+    pattern, lines = searchhits._hit_line, toolstate.hit_lines
+    monkeypatch.setattr(searchhits, "_hit_line", lambda line: reads.append(line) or pattern(line))
     monkeypatch.setattr(toolstate, "hit_lines", lambda text: reads.append(0) or lines(text))
     state = toolstate.TranscriptState("e")
     state.feed({"role": "user", "content": "the parser fails on the header"})

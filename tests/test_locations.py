@@ -9,7 +9,7 @@ import pytest
 from shell_calls import claude_session, grep_then_read
 
 from sam_model.data.formats.numbered import call_lines
-from sam_model.data.shellwords import grep_hit, hit_lines
+from sam_model.data.searchhits import grep_hit, hit_lines
 
 ROOT = "/home/ann/airline"  # the session's working directory (tests/test_format_claude_code.Session)
 TESTS = "tests/test_cart.py"

@@ -43,7 +43,7 @@ def test_an_offset_from_a_grep_hit_is_a_value():
     ("Read", {"limit": 200, "offset": 201}, True),
 ])
 def test_which_offsets_start_a_page(tool, arguments, page):
-    from sam_model.data.shellwords import is_page_offset
+    from sam_model.data.toolarguments import is_page_offset
 
     assert is_page_offset(tool, "offset", arguments) is page
     assert not is_page_offset(tool, "limit", arguments | {"offset": 200, "limit": 200})

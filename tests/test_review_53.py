@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from sam_model.data import shellwords
+from sam_model.data import shelltokens, shellwords
 from sam_model.data.schema import Event, State
 from sam_model.data.shellwords import command_words
 from sam_model.data.toolstate import ToolCall, TranscriptState, argument_leaves
@@ -149,8 +149,9 @@ def test_a_long_command_line_is_read_whole_without_splitting_it(monkeypatch):
     (its size is checked by counting the words). A line over MAX_LINE_CHARS (beside its heredocs' bodies) is read
     whole, as one with too many words is; a heredoc's long body still leaves the command's words."""
     split = []
-    real = shellwords.tokens
-    monkeypatch.setattr(shellwords, "tokens", lambda *a, **k: split.append(a) or real(*a, **k))
+    real = shelltokens.tokens
+    for module in (shellwords, shelltokens):  # the line's reader and the tokeniser's own callers (heredocs)
+        monkeypatch.setattr(module, "tokens", lambda *a, **k: split.append(a) or real(*a, **k))
     script = "python -c '" + "x = 1; " * 50_000 + "'"
     assert command_words(script) is None and split == []
     assert command_words(["bash", "-lc", script]) == [script] and split == []  # the script one word, not split

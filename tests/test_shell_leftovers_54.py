@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from shell_calls import needed
 
-from sam_model.data.shellwords import command_words, sed_words
+from sam_model.data.sedwords import sed_words
+from sam_model.data.shellwords import command_words
 
 
 @pytest.mark.parametrize("command, expected", [

@@ -8,8 +8,11 @@ import json
 import pytest
 from shell_calls import decide, needed
 
+from sam_model.data.lineranges import PageBound
 from sam_model.data.scriptwords import script_words
-from sam_model.data.shellwords import PageBound, command_words, grep_hit, sed_words
+from sam_model.data.searchhits import grep_hit
+from sam_model.data.sedwords import sed_words
+from sam_model.data.shellwords import command_words
 from sam_model.data.toolstate import ToolCall, TranscriptState
 
 
@@ -109,7 +112,7 @@ def test_a_script_piped_into_python_is_traced_by_the_file_it_reads():
     ({"pattern": "TODO", "offset": 100}, False),  # no head_limit: no page to judge
 ])
 def test_a_search_offset_that_pages_its_results_is_no_value(arguments, page):
-    from sam_model.data.shellwords import is_page_offset
+    from sam_model.data.toolarguments import is_page_offset
 
     assert is_page_offset("Grep", "offset", arguments) is page
     assert is_page_offset("mcp__search__grep", "offset", arguments) is page
@@ -203,10 +206,10 @@ def test_a_cluster_of_switches_before_e_opens_a_script(command, expected):
 def test_grep_hit_scans_only_a_text_that_holds_the_line(monkeypatch):
     """grep_hit ran its line-anchored pattern over every earlier result for each page bound (3 ms a 100 KB result):
     a result that does not hold 'LINE:' is now passed over by a substring test, the pattern read only on the rest."""
-    from sam_model.data import shellwords
+    from sam_model.data import searchhits
 
     read: list[int] = []
-    pattern = shellwords._hit_line
-    monkeypatch.setattr(shellwords, "_hit_line", lambda line: read.append(line) or pattern(line))
+    pattern = searchhits._hit_line
+    monkeypatch.setattr(searchhits, "_hit_line", lambda line: read.append(line) or pattern(line))
     assert not grep_hit("x" * 100_000, 200) and read == []
     assert grep_hit("src/a.py:200:def f():", 200) and read == [200]

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from shell_calls import needed
 
-from sam_model.data.shellwords import command_words, search_pattern, sed_words
+from sam_model.data.sedwords import sed_words
+from sam_model.data.shellwords import command_words
+from sam_model.data.toolarguments import search_pattern
 
 
 @pytest.mark.parametrize("command, expected", [

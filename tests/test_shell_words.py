@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sam_model.data.shellwords import command_words, is_command_line, words
+from sam_model.data.shelltokens import words
+from sam_model.data.shellwords import command_words
+from sam_model.data.toolarguments import is_command_line
 from sam_model.data.toolstate import TranscriptState, argument_leaves, leaves
 from sam_model.data.transcripts import iter_transcript_events
 

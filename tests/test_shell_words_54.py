@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from shell_calls import needed
 
-from sam_model.data.shellwords import command_words, git_lines
+from sam_model.data.lineranges import git_lines
+from sam_model.data.shellwords import command_words
 
 
 @pytest.mark.parametrize("command, expected", [

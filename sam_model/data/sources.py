@@ -154,11 +154,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 64: a page of a file is a window around a search hit (59) only where the hit is of that file, where the reader
 # marked both (62): Read(a.py, offset=200, limit=50) after a Grep that printed b.py:200: is a page again.
 # 65: a search hit's FILE is one pattern for the page-bound rule (59) and the readers of shown lines (62, 63)
-# (shellwords.HIT_FILE): a path with a space in a folder (C:\Users\Ann Lee\..., /Users/ann/My Project/a.py:200:)
+# (searchhits.HIT_FILE): a path with a space in a folder (C:\Users\Ann Lee\..., /Users/ann/My Project/a.py:200:)
 # is a hit, as grep and rg print it (59 stopped at the space), and a line whose FILE holds a colon but a drive's, a
 # space in its own name or opens with a number before a dash or colon (12:30:45) shows no lines of a file.
 # 66: a line number of a leading zero or of more than 12 digits (a.py:0200:, 0200:, a 13-digit line) shows no line
-# and is no search hit, for every reader of lines alike (shellwords.LINE_NUMBER; numbered.py had read 0200: as 200).
+# and is no search hit, for every reader of lines alike (searchhits.LINE_NUMBER; numbered.py had read 0200: as 200).
 # 67: a search pattern's escaped bracket is a literal's (grep '\[database\]' traces database), no class of
 # characters (the pattern traced nothing).
 # 68: a backslash-newline inside single quotes is the word's own text (sed -i '3a\<newline>one\<newline>two' appends

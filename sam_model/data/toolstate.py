@@ -32,7 +32,7 @@ SWE-agent's ``bash``, Gemini CLI's ``run_shell_command``, Cline's ``execute_comm
 ``["bash", "-lc", ...]``) writes every action as one command line, ``cat src/foo/bar.py``, that no earlier event says
 whole, although the earlier ``find`` printed the path: its logs labelled almost nothing (or, for an argv, ``bash`` and
 ``-lc`` to the first call). So the leaves of a shell command argument
-(:func:`sam_model.data.shellwords.is_command_line`: an argument named ``command`` or ``cmd`` of a tool whose name says
+(:func:`sam_model.data.toolarguments.is_command_line`: an argument named ``command`` or ``cmd`` of a tool whose name says
 shell, bash, terminal, ssh or exec/run a command and no other language, or ``script`` of one that says a shell,
 holding a string or an argv list) are the words of its command line, as bash reads them
 (:func:`sam_model.data.shellwords.command_words`, the splitting the SWE-agent reader's text commands use; a PowerShell
@@ -45,27 +45,27 @@ listing prints (``src/a.py``, ``src``); the module doc of :mod:`sam_model.data.s
 patterns, line ranges, sed edits, substitutions, containers, ssh, Python scripts). A Codex patch is traced by the paths it names, its hunks free text: in a command line, in a
 patch tool's argument (:func:`argument_leaves`) and as the raw input of the freeform ``apply_patch`` call, no JSON
 object, whose paths are judged at ``input`` (:func:`call_leaves`). A grep tool's ``pattern`` (Claude Code's ``Grep``)
-is read as a shell grep's (:func:`sam_model.data.shellwords.search_pattern`).
+is read as a shell grep's (:func:`sam_model.data.toolarguments.search_pattern`).
 Each word is judged as the spec judges a leaf, at the argument's path (``command``), so the uncertainty flags and the
-masking name ``command``. A line whose quotes do not close, of more than :data:`~sam_model.data.shellwords.MAX_WORDS`
-words or of more than :data:`~sam_model.data.shellwords.MAX_LINE_CHARS` characters is one leaf as the spec reads it,
+masking name ``command``. A line whose quotes do not close, of more than :data:`~sam_model.data.shelltokens.MAX_WORDS`
+words or of more than :data:`~sam_model.data.shelltokens.MAX_LINE_CHARS` characters is one leaf as the spec reads it,
 and every other tool's argument reads as the spec says, but for a file editor's (OpenHands' ``str_replace_editor``,
 Anthropic's text editor tool): its operation, a one-word ``command`` (``view``, ``str_replace``), is syntax, judged
-trivial (:func:`sam_model.data.shellwords.is_operation`), and its ``view_range`` is read as the same line range of
-``sed -n`` (:func:`sam_model.data.shellwords.view_lines`: a page's bounds are none). tau-bench, SGD and the
+trivial (:func:`sam_model.data.toolarguments.is_operation`), and its ``view_range`` is read as the same line range of
+``sed -n`` (:func:`sam_model.data.toolarguments.view_lines`: a page's bounds are none). tau-bench, SGD and the
 generated tool worlds convert as before. The running constraints keep the whole command line
 (:meth:`TranscriptState._call`): they are part of the state text the model reads, which this extension leaves as it
 was; only labels and masking read the words. A shell
 tool's arguments whose names say a timeout, an output limit, a permission or a description
-(:func:`sam_model.data.shellwords.is_shell_setting`: Codex's ``timeout_ms``, Claude Code's ``timeout`` and
+(:func:`sam_model.data.toolarguments.is_shell_setting`: Codex's ``timeout_ms``, Claude Code's ``timeout`` and
 ``description``, OpenHands' ``security_risk``) say how the command runs, not what it acts on, and are judged trivial:
 Codex repeats ``"timeout_ms": 120000`` on every call, which traced each later call to the first one.
-So are a file tool's output settings (:func:`sam_model.data.shellwords.is_tool_setting`: Claude Code's Grep
+So are a file tool's output settings (:func:`sam_model.data.toolarguments.is_tool_setting`: Claude Code's Grep
 ``output_mode`` and ``head_limit``, its Read's ``limit``), which its Grep repeats as a shell repeats a timeout, and
-a file read's ``offset`` that starts a page with its ``limit`` (:func:`sam_model.data.shellwords.is_page_offset`:
+a file read's ``offset`` that starts a page with its ``limit`` (:func:`sam_model.data.toolarguments.is_page_offset`:
 ``Read(offset=201, limit=200)``, how far the agent has read, as an editor's ``view_range`` page is; a search's
 ``offset`` at a multiple of its ``head_limit``, Grep's page of results).
-A search tool's pattern (:func:`sam_model.data.shellwords.search_pattern`: the ``pattern`` or ``regex`` of a tool whose
+A search tool's pattern (:func:`sam_model.data.toolarguments.search_pattern`: the ``pattern`` or ``regex`` of a tool whose
 name says grep or search, Claude Code's Grep, Gemini CLI's ``search_file_content``) is read as a shell grep's pattern
 is: a regex or code (``def due_date``) is its names, any other pattern one value.
 
@@ -79,7 +79,7 @@ CLI's project root, recovered from its hash; the reader tells it on the chat mes
 message whose calls revealed it, which are judged in it too, :data:`~sam_model.data.formats.base.CWD_BY_CALLS`), a
 string leaf that is an absolute path strictly below it and that the spec's rule finds untraceable is judged again by
 its relative part
-(:func:`sam_model.data.shellwords.relative_paths`: ``..`` read as a step up, ``./`` and a trailing slash dropped; on
+(:func:`sam_model.data.shellpaths.relative_paths`: ``..`` read as a step up, ``./`` and a trailing slash dropped; on
 Windows with backslashes, then slashes); a hit makes it needed (or an observation, or the policy's) with that part
 as its needed value, at the argument's path as any leaf. A path said whole keeps its label; a path outside the
 directory, the directory itself, and every path of a log with no directory (OpenAI chat, tau-bench, SGD, the
@@ -129,11 +129,13 @@ from sam_model.data.formats.base import (
     json_result,
     strict_loads,
 )
+from sam_model.data.lineranges import PageBound
 from sam_model.data.provenance import contains_value
-from sam_model.data.shellwords import (
-    PageBound,
-    command_words,
-    hit_lines,
+from sam_model.data.searchhits import hit_lines
+from sam_model.data.shellpaths import patch_paths, relative_paths
+from sam_model.data.shellwords import command_words
+from sam_model.data.text import norm
+from sam_model.data.toolarguments import (
     is_command_line,
     is_operation,
     is_page_offset,
@@ -141,12 +143,9 @@ from sam_model.data.shellwords import (
     is_powershell,
     is_tool_setting,
     page_offset_line,
-    patch_paths,
-    relative_paths,
     search_pattern,
     view_lines,
 )
-from sam_model.data.text import norm
 from sam_model.io import json_type
 from sam_model.limits import MAX_TEXT_CHARS, too_deep
 
@@ -237,10 +236,10 @@ def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
 def argument_leaves(tool: str, name: str, value: Any, pages: bool = False) -> list[tuple[str, Any]]:
     """The leaves of argument ``name`` of a call to ``tool`` that the labelling rule judges: the spec's
     :func:`leaves`, except a shell command's words (the extension of the module doc, "shell command lines") and a
-    search tool's pattern's names (:func:`sam_model.data.shellwords.search_pattern`) and an editor's ``view_range``
-    line numbers (:func:`sam_model.data.shellwords.view_lines`), each at the argument's path; a
+    search tool's pattern's names (:func:`sam_model.data.toolarguments.search_pattern`) and an editor's ``view_range``
+    line numbers (:func:`sam_model.data.toolarguments.view_lines`), each at the argument's path; a
     command that is read whole (its quotes do not close) is one leaf, as the spec reads it. ``pages``: a page's
-    bounds in a line range are leaves too, as :class:`~sam_model.data.shellwords.PageBound` words."""
+    bounds in a line range are leaves too, as :class:`~sam_model.data.lineranges.PageBound` words."""
     found = command_words(value, powershell=is_powershell(tool), pages=pages) \
         if is_command_line(tool, name, value) else None
     if found is None and isinstance(value, str) and is_patch_tool(tool):
@@ -259,17 +258,17 @@ RAW_PATCH = "input"  # the path a freeform patch's file paths are judged at (a R
 
 def raw_patch(call: ToolCall) -> list[str] | None:
     """The file paths of a call whose arguments are a freeform patch, no JSON object (Codex's ``apply_patch`` custom
-    tool call, its input the patch itself: :func:`sam_model.data.shellwords.patch_paths`); None for any other call."""
+    tool call, its input the patch itself: :func:`sam_model.data.shellpaths.patch_paths`); None for any other call."""
     return patch_paths(call.arguments) if isinstance(call.arguments, str) and is_patch_tool(call.name) else None
 
 
 def call_leaves(call: ToolCall, hit: Callable[[int], bool] | None = None) -> list[tuple[str, Any, bool]]:
     """(path, leaf, whether it is a shell's setting) of each leaf of ``call`` the labelling rule judges: its
-    arguments' (:func:`argument_leaves`; a setting, :func:`sam_model.data.shellwords.is_tool_setting`, an operation
-    and a page's offset, :func:`sam_model.data.shellwords.is_page_offset`, are judged trivial), or, of arguments that are no JSON object, a freeform patch's paths at :data:`RAW_PATCH` (any other raw
+    arguments' (:func:`argument_leaves`; a setting, :func:`sam_model.data.toolarguments.is_tool_setting`, an operation
+    and a page's offset, :func:`sam_model.data.toolarguments.is_page_offset`, are judged trivial), or, of arguments that are no JSON object, a freeform patch's paths at :data:`RAW_PATCH` (any other raw
     string gives none, as the spec reads it). ``hit``: whether an earlier output printed a line as a search hit;
     given, a line range that is a page by its numbers (``sed -n '200,250p'``, a Read's ``offset`` 200) but opens or
-    closes at a hit is a window around it, its numbers leaves as :class:`~sam_model.data.shellwords.PageBound`
+    closes at a hit is a window around it, its numbers leaves as :class:`~sam_model.data.lineranges.PageBound`
     words (its paging rule took them for a page and traced nothing)."""
     if not call.valid:
         return [(RAW_PATCH, p, False) for p in raw_patch(call) or ()]
@@ -550,7 +549,7 @@ class TranscriptState:
         # [event, file, [[first, last], ...]] of each result's SHOWN_LINES (its lines as runs: line_runs), in step order
         self.shown: list[list[Any]] = []
         self._sayings = Sayings()  # which events say each value judged so far (not saved: state_dict)
-        # a result's search hits (shellwords.hit_lines), by event, with the text they were read from: read once, not at
+        # a result's search hits (searchhits.hit_lines), by event, with the text they were read from: read once, not at
         # every page bound of every later decision; never saved (state_dict), dropped with a forgotten text
         self._hits: dict[int, tuple[str, frozenset[int]]] = {}
 
@@ -731,7 +730,7 @@ class TranscriptState:
         return Decision(state, labels, needed, outcomes, [d_step - s for s in labels], per_call)
 
     def _hit_lines(self, step: int) -> frozenset[int]:
-        """The lines result ``step`` printed as search hits (shellwords.hit_lines), read once for its text: a long
+        """The lines result ``step`` printed as search hits (searchhits.hit_lines), read once for its text: a long
         session paging through files read every earlier result again at each page bound (2,000 events, 100 KB
         results: a decision read 1,000 results, the session a million)."""
         text = self.events[step]["text"]

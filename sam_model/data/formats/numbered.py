@@ -64,17 +64,12 @@ from typing import Any
 
 from sam_model.data.formats.base import CWD, LINE_ARGUMENTS, SHOWN_LINES, Chat
 from sam_model.data.formats.swe_agent import numbered_lines
-from sam_model.data.shellwords import (
-    HIT_FILE,
-    LINE_NUMBER,
-    SHELLS,
-    TRACEBACK_LINE,
-    command_words,
-    is_command_line,
-    is_powershell,
-    line_numbers,
-    tokens,
-)
+from sam_model.data.lineranges import line_numbers
+from sam_model.data.searchhits import HIT_FILE, LINE_NUMBER, TRACEBACK_LINE
+from sam_model.data.shellprograms import SHELLS
+from sam_model.data.shelltokens import tokens
+from sam_model.data.shellwords import command_words
+from sam_model.data.toolarguments import is_command_line, is_powershell
 
 Shown = dict[str, list[int]]
 Reader = Callable[[str], Shown]  # an output's text -> the lines of each file it printed with their numbers

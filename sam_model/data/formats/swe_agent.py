@@ -43,7 +43,7 @@ Two generations of actions:
   line and the lines between as one more argument (the edit's text: its signature's ``replacement_text``, long code
   being free text to the labeller, as ``arg2`` was); any other command is shell-split whole (a quoted argument may
   span lines, as ``edit 'old' 'new'`` writes it), or split at whitespace when its quotes do not close
-  (:func:`sam_model.data.shellwords.words`). So a path a search printed, then opened, is a value traced back to the
+  (:func:`sam_model.data.shelltokens.words`). So a path a search printed, then opened, is a value traced back to the
   search's result.
 
 The **working directory** (toolstate traces an absolute path under it by its relative part: ``open
@@ -96,8 +96,9 @@ from sam_model.data.formats.base import (
     strict_loads,
     text_of,
 )
-from sam_model.data.shellwords import OPERATOR, is_shell_tool, tokens
-from sam_model.data.shellwords import words as shell_words
+from sam_model.data.shelltokens import OPERATOR, tokens
+from sam_model.data.shelltokens import words as shell_words
+from sam_model.data.toolarguments import is_shell_tool
 from sam_model.io import json_shape, json_type
 
 ROLES = ("system", "user", "assistant", "tool")
