@@ -13,7 +13,7 @@ from the producers' outputs:
   whose ``toolUseResult`` says ``startLine: 3130``), and ``Edit``/``Write`` print a snippet of the edited file so
   (``The file X has been updated. Here's the result of running `cat -n` on a snippet of the edited file:`` then
   ``   12→code``); both show lines of the call's ``file_path``, and ``Read``'s ``offset`` is a line number of it (a
-  page's offset stays trivial: shellwords.is_page_offset, so it is never labelled);
+  page's offset stays trivial: toolarguments.is_page_offset, so it is never labelled);
 - **Claude Code's Grep** in content mode prints ripgrep's ``PATH:58:code`` (``58:code`` for the one file its
   ``path`` names), read as ``grep -rn``'s below;
 - **OpenHands**: ``str_replace_editor`` (0.x) and ``file_editor`` (V1) print ``Here's the result of running `cat -n`
@@ -23,7 +23,7 @@ from the producers' outputs:
   calls as ``read`` and ``edit`` actions (the action is the call: ``path``, ``view_range``, ``insert_line``), their
   observations the same editor's text (``impl_source`` ``oh_aci``), read alike; OpenHands' own read (``impl_source``
   ``default``) prints the file's bare text from its 0-based ``start``, which shows and marks nothing;
-- **a shell command** (any of these agents' shell tool, shellwords.is_command_line), each pipeline after any ``cd``:
+- **a shell command** (any of these agents' shell tool, toolarguments.is_command_line), each pipeline after any ``cd``:
   ``grep -n`` / ``rg -n`` / ``git grep -n`` print ``PATH:212:code`` (``212:code`` for one file searched by name, no
   ``-r`` or ``-H``), ``cat -n FILE`` and ``nl -ba FILE`` print ``   212\\tcode``, and a filter after them that keeps
   whole lines (``| sed -n '200,260p'``, ``| head``, ``| grep x``) keeps their numbers. Plain ``nl`` numbers only the
@@ -82,7 +82,7 @@ ACTIONS = frozenset({"read", "edit"})
 _EDITOR_FIRST = re.compile(r"\s*[^\n]*?Here's the result of running `cat -n` on ")  # the editor's output, its 1st line
 EDITOR_LINES = ("view_range", "insert_line")
 CLAUDE_FILES = frozenset({"Read", "Edit", "MultiEdit", "Write"})  # Claude Code's tools that print lines of file_path
-# each reader's LINE as shellwords.LINE_NUMBER reads it (no leading zero, at most 12 digits), as the page-bound rule's
+# each reader's LINE as searchhits.LINE_NUMBER reads it (no leading zero, at most 12 digits), as the page-bound rule's
 _ARROW = re.compile(rf" *({LINE_NUMBER})(?:→|\t)")  # Claude Code's "  3130→code" (older releases: cat -n's tab)
 _CAT_N = re.compile(rf" *({LINE_NUMBER})\t")  # cat -n's and nl's "   212\tcode"
 _BARE = re.compile(rf"({LINE_NUMBER}):")  # grep -n's "212:code", one file searched
@@ -181,8 +181,8 @@ def shell_lines(argument: str, command: Any, cwd: str) -> tuple[dict[str, Any] |
 def _located(where: str) -> Reader:
     """The reader of the locations an output names, run in ``where`` ("": its paths as printed): a line opening
     ``FILE:LINE:`` (pytest's ``tests/test_a.py:212: AssertionError``, gcc's ``src/a.c:212:5: error``, mypy's
-    ``a.py:212: error``; grep -n's form, FILE as shellwords.HIT_FILE reads it) or a traceback's ``File "FILE", line
-    212`` (shellwords.TRACEBACK_LINE) names line 212 of FILE. It prints no text of the line as grep -n does, but the
+    ``a.py:212: error``; grep -n's form, FILE as searchhits.HIT_FILE reads it) or a traceback's ``File "FILE", line
+    212`` (searchhits.TRACEBACK_LINE) names line 212 of FILE. It prints no text of the line as grep -n does, but the
     number was said there as a line of that file, which is what the line-number rule traces (the most recent output
     that said that line of that file) and the page-bound rule asks (a window opening at a line named there, in that
     file: toolstate's hit); a test run's, a compiler's or a script's location had been a hit of any file's page."""
@@ -485,8 +485,8 @@ def _grep_named(text: str, where: str) -> Shown:
 # later "IMPORTANT: The file content has been truncated.\nStatus: Showing lines 212-230 of 300 total lines.\nAction:
 # ... use offset: 230." (read-file.ts; since start_line and end_line replaced offset and limit: "use start_line: 231.")
 _READ_FILE = re.compile(r"\s*(?:\[File content truncated: showing|IMPORTANT: The file content has been truncated\.\n"
-                        r"Status: Showing) lines (\d{1,12})-(\d{1,12}) of \d{1,12} total lines"
-                        r"(?:\.\nAction: [^\n]*?use start_line: (\d{1,12})\.)?")
+                        rf"Status: Showing) lines ({LINE_NUMBER})-({LINE_NUMBER}) of \d{{1,12}} total lines"
+                        rf"(?:\.\nAction: [^\n]*?use start_line: ({LINE_NUMBER})\.)?")
 
 
 def _read_file(text: str, file: str) -> Shown:
