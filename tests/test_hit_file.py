@@ -7,7 +7,15 @@ from __future__ import annotations
 import pytest
 from shell_calls import grep_then_read
 
-from sam_model.data.formats.numbered import _ARROW, _BARE, _CAT_N, _CONTEXT, _grep_named, _numbered
+from sam_model.data.formats.numbered import (
+    _ARROW,
+    _BARE,
+    _CAT_N,
+    _CONTEXT,
+    _grep_named,
+    _numbered,
+    call_lines,
+)
 from sam_model.data.searchhits import grep_hit, hit_lines
 
 MAC = "/Users/ann/My Project/src/a.py"
@@ -76,3 +84,17 @@ def test_a_page_at_a_hit_on_a_path_with_a_space_is_a_window_traced_to_the_hit(tm
     offsets, grep = grep_then_read(tmp_path, "the importer skips rows; look at the parser", folder,
                                    f"{path}:200:def parse(rows):", path, 200, 50)
     assert offsets == [[grep]]
+
+
+@pytest.mark.parametrize("command, printed", [
+    ("nl -ba -nrz src/a.py", "000212\tx = 1\n000213\ty = 2"),  # -n rz: right-aligned, zero-padded
+    ("nl -ba -n rz src/a.py", "000212\tx = 1\n000213\ty = 2"),
+    ("nl -ba -nln src/a.py", "212   \tx = 1\n213   \ty = 2"),  # -n ln: left-aligned, padded after it
+    ("nl -ba src/a.py", "   212\tx = 1\n   213\ty = 2"),  # -n rn, the default
+])
+def test_nl_shows_its_lines_in_each_number_format_it_reads_as_lines(command, printed):
+    """numbered.py reads nl -ba -n rz and -n ln as numbering every line of the file, but read no line of their
+    output: rz's leading zeros are no line number of grep -n's or cat -n's (shellwords.LINE_NUMBER), yet they are how
+    nl prints one, and ln pads the number before its tab."""
+    _, reader = call_lines("Bash", {"command": command}, "/repo")
+    assert reader is not None and reader(printed) == {"/repo/src/a.py": [212, 213]}

@@ -172,7 +172,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # ranges (62 read one pipeline only).
 # 71: Gemini CLI's read_file shows the lines its header names where it shows part of a file (Showing lines 212-230,
 # use start_line: 231), and its start_line and end_line are line numbers of its file_path (62).
-CONVERSION_VERSION = 71
+# 72: nl -ba -n rz (000212<tab>) and -n ln (212   <tab>) show their lines, as nl -ba does (62): 66 read rz's zeros
+# as no line number, and ln's padding before the tab was never read.
+CONVERSION_VERSION = 72
 
 
 @dataclass(frozen=True)

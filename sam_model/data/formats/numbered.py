@@ -84,7 +84,10 @@ EDITOR_LINES = ("view_range", "insert_line")
 CLAUDE_FILES = frozenset({"Read", "Edit", "MultiEdit", "Write"})  # Claude Code's tools that print lines of file_path
 # each reader's LINE as searchhits.LINE_NUMBER reads it (no leading zero, at most 12 digits), as the page-bound rule's
 _ARROW = re.compile(rf" *({LINE_NUMBER})(?:→|\t)")  # Claude Code's "  3130→code" (older releases: cat -n's tab)
-_CAT_N = re.compile(rf" *({LINE_NUMBER})\t")  # cat -n's and nl's "   212\tcode"
+_CAT_N = re.compile(rf" *({LINE_NUMBER})\t")  # cat -n's "   212\tcode"
+# nl -ba's in each format _all_lines takes: "   212\tcode", -n rz's "000212\tcode" (its zeros are how nl pads a line's
+# number, which no grep -n or cat -n prints) and -n ln's "212   \tcode" (read as no line, each of them, before)
+_NL = re.compile(rf" *0*({LINE_NUMBER}) *\t")
 _BARE = re.compile(rf"({LINE_NUMBER}):")  # grep -n's "212:code", one file searched
 _NAMED_LINES = re.compile(rf"(?m)^({HIT_FILE}):({LINE_NUMBER}):")  # grep -n's "PATH:212:code" at each line of a text
 _CONTEXT = re.compile(rf"({LINE_NUMBER})[:-]")  # the same with -A/-B/-C's context lines, "211-code"
@@ -321,7 +324,7 @@ def _part(where: str, pipeline: list[list[str]]) -> tuple[list[tuple[str, list[s
                 reader = None
         elif program == "nl" and k == 0 and len(plain) - _values(rest, "wnsvilbdhf") == 1:
             source, kept = _under(where, plain[-1]), True
-            reader = ("bare", source, _CAT_N) if _all_lines(rest) else None
+            reader = ("bare", source, _NL) if _all_lines(rest) else None
         elif program == "head" and (k or plain):
             if k == 0:
                 if len(plain) - _values(rest, "nc") != 1:
