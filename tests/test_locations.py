@@ -86,3 +86,55 @@ def test_a_search_output_is_read_by_the_search_rules_as_before(tmp_path):
     offsets, grep = grep_then_read(tmp_path, "the total is wrong", "src", "src/cart.py:200:def total(rows):",
                                    "src/cart.py", 200, 50)
     assert offsets == [[grep]]
+
+
+# (a run's command, its output naming line 200 of FILE after words of prose, FILE): the prose is no folder of FILE
+PROSE = [
+    ("cargo run", "thread 'main' panicked at src/main.rs:200:5:\nexplicit panic", "src/main.rs"),  # Rust since 1.73
+    ("make", "In file included from src/cart.c:200:\nsrc/cart.h:12:5: error: unknown type name 'row'", "src/cart.c"),
+    ("python run.py", "Error in src/cart.py:200: bad total", "src/cart.py"),
+]
+
+
+@pytest.mark.parametrize("command, output, file", PROSE)
+def test_a_location_after_words_of_prose_names_its_file(tmp_path, command, output, file):
+    """A line opening with words before the path (Rust's panic, gcc's include chain) was read as a file named with
+    the words ('thread 'main' panicked at src/main.rs'): a page of the file the location named opened no window
+    there, where before locations were read it had (a hit of any file's page)."""
+    _, reader = call_lines("Bash", {"command": f"cd {ROOT} && {command}"}, "")
+    assert reader is not None and reader(output)[f"{ROOT}/{file}"] == [200]
+    ran = ("Bash", {"command": command})
+    offsets, step = grep_then_read(tmp_path, "The cart total is wrong.", "", output, f"{ROOT}/{file}", 200, 50, ran)
+    assert offsets == [[step]]
+
+
+def test_a_path_with_a_space_in_its_folders_is_still_read_whole():
+    _, reader = call_lines("Bash", {"command": "pytest"}, "/Users/ann")
+    assert reader is not None and reader("/Users/ann/My Project/tests/test_a.py:200: AssertionError") == {
+        "/Users/ann/My Project/tests/test_a.py": [200]}
+
+
+ENTERED = "make: Entering directory '/home/ann/airline/build'\n{}\nmake: Leaving directory '/home/ann/airline/build'"
+
+
+@pytest.mark.parametrize("command, output, marked", [
+    # make -C DIR: a compiler's names are relative to the directory make entered, not to the one it ran in
+    ("make -C build", ENTERED.format("../src/cart.c:200:5: error: 'n' undeclared"), {f"{ROOT}/src/cart.c": [200]}),
+    ("make -C build", ENTERED.format("cart.c:200:5: error: 'n' undeclared"), {f"{ROOT}/build/cart.c": [200]}),
+    # a recursive make entering two directories: which one a name is under is unsure, so none is marked
+    ("make", "make[1]: Entering directory '/home/ann/airline/lib'\nutil.c:200:5: error: x\nmake[1]: Leaving directory "
+             "'/home/ann/airline/lib'\nmake[1]: Entering directory '/home/ann/airline/src'\nmake[1]: Leaving directory "
+             "'/home/ann/airline/src'", {}),
+])
+def test_a_location_make_printed_is_under_the_directory_it_entered(command, output, marked):
+    _, reader = call_lines("Bash", {"command": command}, ROOT)
+    assert reader is not None and reader(output) == marked
+
+
+def test_a_page_at_a_location_make_printed_in_a_directory_it_entered_is_traced_to_it(tmp_path):
+    """A page of src/cart.c at the line make -C build named as ../src/cart.c: the window is traced to the run (it was
+    read as ROOT/../src/cart.c, another file, and the page opened no window)."""
+    output = ENTERED.format("../src/cart.c:200:5: error: 'n' undeclared")
+    ran = ("Bash", {"command": "make -C build"})
+    offsets, step = grep_then_read(tmp_path, "The cart total is wrong.", "", output, f"{ROOT}/src/cart.c", 200, 50, ran)
+    assert offsets == [[step]]

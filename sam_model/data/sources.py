@@ -174,7 +174,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # use start_line: 231), and its start_line and end_line are line numbers of its file_path (62).
 # 72: nl -ba -n rz (000212<tab>) and -n ln (212   <tab>) show their lines, as nl -ba does (62): 66 read rz's zeros
 # as no line number, and ln's padding before the tab was never read.
-CONVERSION_VERSION = 72
+# 73: a location after words of prose (Rust's thread 'main' panicked at src/main.rs:212:5:) shows that line of its
+# last word's file too, and one make printed after entering DIR is under DIR (make -C build's ../src/a.c;
+# several entered: none): 69 read them as other files, and a page there opened no window.
+CONVERSION_VERSION = 73
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,8 @@ from the producers' outputs:
   "FILE", line 212`` names line 212 of FILE. It prints no text of the line, as ``grep -n`` does, but the number was
   said there as a line of that file, which the rule for line numbers traces (the issue's ``#212`` had been the label
   of ``sed -n '212,240p' FILE`` after a failing test named it), and a page of another file opens no window there.
+  Words before the path name its last word's file too (Rust's ``thread 'main' panicked at src/main.rs:212:5:``),
+  and a relative FILE is under the directory make says it entered (``make -C build``); several entered: none.
 - **Gemini CLI**'s ``read_file`` prints the file's lines without their numbers; where it shows part of the file a
   header before them names the first and last (``Showing lines 212-230 of 300 total lines``, and since its
   ``start_line``/``end_line`` the line to read next, ``use start_line: 231``): those are the lines it shows
@@ -92,6 +94,9 @@ _BARE = re.compile(rf"({LINE_NUMBER}):")  # grep -n's "212:code", one file searc
 _NAMED_LINES = re.compile(rf"(?m)^({HIT_FILE}):({LINE_NUMBER}):")  # grep -n's "PATH:212:code" at each line of a text
 _CONTEXT = re.compile(rf"({LINE_NUMBER})[:-]")  # the same with -A/-B/-C's context lines, "211-code"
 _TRACEBACK = re.compile(rf"(?m)^{TRACEBACK_LINE}")  # a Python traceback's 'File "a.py", line 212, in f'
+# make's line on entering DIR (make -C DIR, a recursive make; GNU make quotes it `DIR' in older releases)
+_MAKE_ENTERED = re.compile(r"(?m)^\S*make(?:\[\d+\])?: Entering directory [`'](.+)'$")
+_ROOTED = re.compile(r"[/~]|\.\.?/|[A-Za-z]:[/\\]")  # a path opening at a root, a home, ./ or ../, a drive
 _SHELL_C = re.compile(r"-[a-z]*c")  # bash -c, -lc: the next word is the script
 _FD = re.compile(r"(?<=\s)\d+(?=[<>])")  # the 2 of 2>&1, 2>/dev/null: a descriptor, no word
 _REDIRECT = re.compile(r"[<>&]*[<>][<>&|]*")
@@ -190,11 +195,29 @@ def _located(where: str) -> Reader:
     that said that line of that file) and the page-bound rule asks (a window opening at a line named there, in that
     file: toolstate's hit); a test run's, a compiler's or a script's location had been a hit of any file's page."""
     def read(text: str) -> Shown:
-        found = _grep_named(text, where)
-        for name, number in _TRACEBACK.findall(text):
-            found.setdefault(_under(where, name), []).append(int(number))
+        entered = set(_MAKE_ENTERED.findall(text))
+        if len(entered) > 1:  # a recursive make: which directory a name is relative to is unsure, so none is marked
+            return {}
+        at = _under(where, entered.pop()) if entered else where  # make -C DIR: its names are relative to DIR
+        named: Shown = {}  # each name's lines: a name read once (a 5 MB test run names a few files many times)
+        quoted: Shown = {}  # a traceback's names, quoted: whole
+        for pattern, names in ((_NAMED_LINES, named), (_TRACEBACK, quoted)):
+            for name, number in pattern.findall(text):
+                names.setdefault(name, []).append(int(number))
+        found: Shown = {}
+        for file, numbers in [(f, ns) for name, ns in named.items() for f in _named_files(name)] + [*quoted.items()]:
+            found.setdefault(_under(at, file), []).extend(numbers)
         return found
     return read
+
+
+def _named_files(name: str) -> list[str]:
+    """The files a location's ``FILE:`` may name: FILE, and where FILE holds a space and opens at no root (``/``,
+    ``~``, ``./``, a drive) its last word too, since words of prose may open the line before the path (Rust's
+    ``thread 'main' panicked at src/main.rs:212:5:``, gcc's ``In file included from src/a.c:212:``), which HIT_FILE
+    takes for folders; a relative path with a space in a folder (``My Project/a.py``) keeps its whole name."""
+    last = name.split()[-1]
+    return [name] if last == name or _ROOTED.match(name) else [name, last]
 
 
 def _searches(command: Any) -> bool:
