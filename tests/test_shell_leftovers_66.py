@@ -58,3 +58,21 @@ def test_a_comment_ends_at_its_line_break_whatever_it_ends_with():
     """bash reads no escape in a comment: a backslash ending one does not join the next line to it (the whole line's
     backslash-newlines had been joined first, so the command after it was read as the comment's)."""
     assert command_words("ls src  # list \\\ncat src/app.py") == ["src", "src/app.py"]
+
+
+@pytest.mark.parametrize("command, expected", [
+    # a quoted delimiter: the body is bash's as written, no backslash-newline joined (bash runs two commands here)
+    ("bash <<'EOF'\nls src # list \\\ncat src/app.py\nEOF", ["src", "src/app.py"]),
+    ("python3 <<'EOF'\nimport os  # paths \\\nprint(open('src/app.py').read())\nEOF", ["src/app.py"]),
+    # a body's last line ending with a backslash: the delimiter after it still ends the body
+    ("cat > run.sh <<'EOF'\npython train.py \\\nEOF\ncat src/app.py", ["run.sh", "src/app.py", "python train.py \\"]),
+    # <<\EOF quotes the delimiter as <<'EOF' does: its word is EOF (the body had run to the end of the command)
+    ("cat <<\\EOF > notes.txt\nhello\nEOF\ncat src/app.py", ["notes.txt", "src/app.py", "hello"]),
+    # an unquoted delimiter: bash joins the body's lines, a comment ending in a backslash takes the next line
+    ("bash <<EOF\nls src # list \\\ncat src/app.py\nEOF", ["src"]),
+])
+def test_a_quoted_heredoc_body_is_read_as_written(command, expected):
+    """A heredoc whose delimiter is quoted ('EOF', "EOF", \\EOF) is fed to its command as written: bash joins no
+    backslash-newline of it, where b578e5a (like the join of the whole line before it) joined every body's, so a
+    comment ending in a backslash took the next command, and a last line ending in one took the delimiter."""
+    assert command_words(command) == expected

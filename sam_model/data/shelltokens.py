@@ -88,12 +88,14 @@ def heredocs(text: str) -> tuple[str, list[tuple[str, str]]]:
     comment is none. A backslash-newline joins two lines (a space), as bash joins them, but inside single quotes,
     where it is the word's own text: sed's
     ``'3a\\<newline>TEXT'`` appends TEXT on its own line, and ``'a\\<newline>one\\<newline>two'`` two lines (the
-    whole line's backslash-newlines had been joined first, so the text read ``one two``); a body's are joined as
-    before."""
+    whole line's backslash-newlines had been joined first, so the text read ``one two``); a body's are joined where
+    its delimiter is unquoted, as bash joins them, and kept where it is quoted (``<<'EOF'``, ``<<\\EOF``: fed as
+    written)."""
     out: list[str] = []
     bodies: list[tuple[str, str]] = []
-    pending: list[tuple[str, bool, str, int]] = []  # delimiters whose bodies start at the next line, their commands
-    # and where in out the line after each goes on
+    # delimiters whose bodies start at the next line: each one's word, whether <<- (tabs), whether quoted, its command
+    # and where in out the line after it goes on
+    pending: list[tuple[str, bool, bool, str, int]] = []
     quote, i, start = "", 0, 0  # start: where the simple command read opens in out
     while i < len(text):
         c = text[i]
@@ -117,20 +119,24 @@ def heredocs(text: str) -> tuple[str, list[tuple[str, str]]]:
             continue
         elif text.startswith("<<", i) and not text.startswith("<<<", i) and (m := _HEREDOC.match(text, i)):
             command = "".join(out[start:]) if len(bodies) + len(pending) < MAX_WORDS else ""  # more: read whole
-            pending.append((m.group(3), m.group(1) == "-", command, len(out)))
+            word = m.group(3)  # <<\EOF quotes it as <<'EOF' does: its word is EOF
+            pending.append((word.replace("\\", ""), m.group(1) == "-", bool(m.group(2)) or "\\" in word, command,
+                            len(out)))
             i = m.end()
             continue
         elif c == "\n" and pending:
             out.append(c)
             i += 1
-            for delimiter, tabs, command, at in pending:
+            for delimiter, tabs, quoted, command, at in pending:
                 command = _piped(command, "".join(out[at:-1]))  # the line after it: cat <<EOF | python3
                 lines: list[str] = []
                 while i < len(text):
                     end = text.find("\n", i)
                     end = len(text) if end < 0 else end
                     line, i = text[i:end], end + 1
-                    while line.endswith("\\") and end < len(text):  # a backslash-newline: joined, as before
+                    # a backslash-newline: joined, as bash joins an unquoted delimiter's body (a quoted one's is
+                    # fed as written: a comment ending in a backslash ends at its line, the delimiter after it ends)
+                    while not quoted and line.endswith("\\") and end < len(text):
                         end = text.find("\n", i)
                         end = len(text) if end < 0 else end
                         line, i = line[:-1] + " " + text[i:end], end + 1

@@ -177,7 +177,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 73: a location after words of prose (Rust's thread 'main' panicked at src/main.rs:212:5:) shows that line of its
 # last word's file too, and one make printed after entering DIR is under DIR (make -C build's ../src/a.c;
 # several entered: none): 69 read them as other files, and a page there opened no window.
-CONVERSION_VERSION = 73
+# 74: a quoted heredoc's body (<<'EOF', <<"EOF", <<\EOF) is read as written, no backslash-newline of it joined
+# (a comment ending in a backslash took the next command, a last line ending so the delimiter), and <<\EOF's
+# delimiter is EOF (the body ran to the end of the command).
+CONVERSION_VERSION = 74
 
 
 @dataclass(frozen=True)
