@@ -138,3 +138,18 @@ def test_a_page_at_a_location_make_printed_in_a_directory_it_entered_is_traced_t
     ran = ("Bash", {"command": "make -C build"})
     offsets, step = grep_then_read(tmp_path, "The cart total is wrong.", "", output, f"{ROOT}/src/cart.c", 200, 50, ran)
     assert offsets == [[step]]
+
+
+@pytest.mark.parametrize("command", ["docker compose exec web make", "docker exec -w /app web pytest",
+                                     "ssh build-host 'cd /app && make'", "kubectl exec deploy/web -- pytest"])
+def test_a_location_printed_in_a_container_or_on_another_host_is_no_file_here(tmp_path, command):
+    """A command run in a container or on another host prints its own machine's paths (/app/src/cart.c for the
+    session's ROOT/src/cart.c): which file here a location names is unsure, so its output is read as before
+    locations were (a hit of any file's page: the page at the line it named is a window traced to the run); read as
+    /app/src/cart.c, the page of ROOT/src/cart.c had opened none."""
+    _, reader = call_lines("Bash", {"command": command}, ROOT)
+    assert reader is None
+    output = "/app/src/cart.c:200:5: error: 'n' undeclared"
+    ran = ("Bash", {"command": command})
+    offsets, step = grep_then_read(tmp_path, "The cart total is wrong.", "", output, f"{ROOT}/src/cart.c", 200, 50, ran)
+    assert offsets == [[step]]

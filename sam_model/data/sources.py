@@ -180,7 +180,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 74: a quoted heredoc's body (<<'EOF', <<"EOF", <<\EOF) is read as written, no backslash-newline of it joined
 # (a comment ending in a backslash took the next command, a last line ending so the delimiter), and <<\EOF's
 # delimiter is EOF (the body ran to the end of the command).
-CONVERSION_VERSION = 74
+# 75: the output of a command run in a container or on another host (docker, podman, kubectl, ssh, vagrant) names
+# no file here for certain (/app/src/a.c): read as before 69 (a hit of any file's page), not as /app's lines.
+CONVERSION_VERSION = 75
 
 
 @dataclass(frozen=True)

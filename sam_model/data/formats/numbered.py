@@ -42,7 +42,9 @@ from the producers' outputs:
   said there as a line of that file, which the rule for line numbers traces (the issue's ``#212`` had been the label
   of ``sed -n '212,240p' FILE`` after a failing test named it), and a page of another file opens no window there.
   Words before the path name its last word's file too (Rust's ``thread 'main' panicked at src/main.rs:212:5:``),
-  and a relative FILE is under the directory make says it entered (``make -C build``); several entered: none.
+  and a relative FILE is under the directory make says it entered (``make -C build``); several entered: none. A command
+  run in a container or on another host (``docker compose exec``, ``ssh``: :func:`_elsewhere`) prints that machine's
+  paths, so its output is read as before (a hit of any file's page).
 - **Gemini CLI**'s ``read_file`` prints the file's lines without their numbers; where it shows part of the file a
   header before them names the first and last (``Showing lines 212-230 of 300 total lines``, and since its
   ``start_line``/``end_line`` the line to read next, ``use start_line: 231``): those are the lines it shows
@@ -103,6 +105,7 @@ _REDIRECT = re.compile(r"[<>&]*[<>][<>&|]*")
 _SEPARATORS = frozenset({"&&", "||", ";", "\n", "&", ";;"})
 GREPS = frozenset({"grep", "egrep", "fgrep"})
 SEARCHES = GREPS | {"rg", "ag", "ack"}  # programs whose output a search's rules read (and git grep), no location's
+ELSEWHERE = frozenset({"docker", "docker-compose", "podman", "kubectl", "ssh", "vagrant"})  # another machine's paths
 _GREP_VALUE = "efABCmdD"  # grep's short flags that take a value (attached or the next word)
 _RG_VALUE = "efABCmgtTMjdEr"  # rg's
 _NOT_LINES = "clLqZbz"  # grep flags whose output is no numbered line of a file (-c counts, -l names, -b offsets)
@@ -176,10 +179,10 @@ def _claude_grep(args: Mapping[str, Any], cwd: str) -> Reader:
 def shell_lines(argument: str, command: Any, cwd: str) -> tuple[dict[str, Any] | None, Reader | None]:
     """:func:`call_lines` of a shell command (a line, or an argv) given as ``argument``, run in ``cwd``: a command
     whose output no reader of numbered lines reads, and that runs no search (a search's rules read its output, a
-    grep without ``-n`` prints no number however its lines open), is read for the locations it names
-    (:func:`_located`)."""
+    grep without ``-n`` prints no number however its lines open) and runs here (:func:`_elsewhere`), is read for the
+    locations it names (:func:`_located`)."""
     marked, reader = _shell_lines(argument, command, cwd)
-    if reader is None and not _searches(command):
+    if reader is None and not _searches(command) and not _elsewhere(command):
         found = _pipelines(command, cwd)
         dirs = {where for where, _ in found or ()}
         reader = _located(dirs.pop() if len(dirs) == 1 else "" if found is None and _moves(command) or dirs else cwd)
@@ -225,6 +228,14 @@ def _searches(command: Any) -> bool:
     location's (a word that only looks so, a path's part, makes none read: no line is marked where unsure)."""
     text = command if isinstance(command, str) else " ".join(c for c in command if isinstance(c, str))
     return bool(SEARCHES.intersection(re.findall(r"[\w-]+", text)))
+
+
+def _elsewhere(command: Any) -> bool:
+    """Whether a word of ``command`` names a program that runs it in a container or on another host
+    (:data:`ELSEWHERE`): its locations are that machine's paths (``/app/src/a.c`` for the session's ``src/a.c``),
+    which name no file here for certain, so its output is read as before locations were (a hit of any file's page)."""
+    text = command if isinstance(command, str) else " ".join(c for c in command if isinstance(c, str))
+    return bool(ELSEWHERE.intersection(re.findall(r"[\w-]+", text)))
 
 
 def _moves(command: Any) -> bool:
