@@ -121,6 +121,9 @@ ENTERED = "make: Entering directory '/home/ann/airline/build'\n{}\nmake: Leaving
     # make -C DIR: a compiler's names are relative to the directory make entered, not to the one it ran in
     ("make -C build", ENTERED.format("../src/cart.c:200:5: error: 'n' undeclared"), {f"{ROOT}/src/cart.c": [200]}),
     ("make -C build", ENTERED.format("cart.c:200:5: error: 'n' undeclared"), {f"{ROOT}/build/cart.c": [200]}),
+    # ninja -C build (meson's) says so in make's words, its DIR relative to where it ran
+    ("ninja -C build", "ninja: Entering directory `build'\n[1/2] Compiling C object cart.p/src_cart.c.o\n"
+                       "../src/cart.c:200:5: error: 'n' undeclared", {f"{ROOT}/src/cart.c": [200]}),
     # a recursive make entering two directories: which one a name is under is unsure, so none is marked
     ("make", "make[1]: Entering directory '/home/ann/airline/lib'\nutil.c:200:5: error: x\nmake[1]: Leaving directory "
              "'/home/ann/airline/lib'\nmake[1]: Entering directory '/home/ann/airline/src'\nmake[1]: Leaving directory "

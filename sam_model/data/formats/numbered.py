@@ -96,8 +96,9 @@ _BARE = re.compile(rf"({LINE_NUMBER}):")  # grep -n's "212:code", one file searc
 _NAMED_LINES = re.compile(rf"(?m)^({HIT_FILE}):({LINE_NUMBER}):")  # grep -n's "PATH:212:code" at each line of a text
 _CONTEXT = re.compile(rf"({LINE_NUMBER})[:-]")  # the same with -A/-B/-C's context lines, "211-code"
 _TRACEBACK = re.compile(rf"(?m)^{TRACEBACK_LINE}")  # a Python traceback's 'File "a.py", line 212, in f'
-# make's line on entering DIR (make -C DIR, a recursive make; GNU make quotes it `DIR' in older releases)
-_MAKE_ENTERED = re.compile(r"(?m)^\S*make(?:\[\d+\])?: Entering directory [`'](.+)'$")
+# make's line on entering DIR (make -C DIR, a recursive make; GNU make quotes it `DIR' in older releases), and
+# ninja's, in the same words (ninja -C build, as meson runs it)
+_MAKE_ENTERED = re.compile(r"(?m)^\S*(?:make|ninja)(?:\[\d+\])?: Entering directory [`'](.+)'$")
 _ROOTED = re.compile(r"[/~]|\.\.?/|[A-Za-z]:[/\\]")  # a path opening at a root, a home, ./ or ../, a drive
 _SHELL_C = re.compile(r"-[a-z]*c")  # bash -c, -lc: the next word is the script
 _FD = re.compile(r"(?<=\s)\d+(?=[<>])")  # the 2 of 2>&1, 2>/dev/null: a descriptor, no word
