@@ -183,7 +183,7 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 75: the output of a command run in a container or on another host (docker, podman, kubectl, ssh, vagrant) names
 # no file here for certain (/app/src/a.c): read as before 69 (a hit of any file's page), not as /app's lines.
 # 76: a location ninja printed after 'Entering directory DIR' (ninja -C build, as meson runs it) is under DIR, as
-# make's is (71).
+# make's is (73).
 CONVERSION_VERSION = 76
 
 
