@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -133,3 +135,18 @@ def test_the_weight_learns_to_rank_the_opening_first(tiny_bert_dir):
         loss.backward()
         opt.step()
     assert loss.item() < 0.5 * first
+
+
+def test_a_model_without_the_flag_exports_as_before(tiny_bert_dir, tmp_path):
+    """Off (the default), an export's config.json leaves task_opening out: the file written before the flag existed,
+    which older sam_model versions load (they refuse an unknown field), and it loads as off. On, it says so."""
+    from serving import tiny_export
+
+    from sam_model.export import read_config
+
+    tiny_export(tiny_bert_dir, tmp_path / "off")
+    assert "task_opening" not in json.loads((tmp_path / "off" / "config.json").read_text())["sam"]
+    assert read_config(tmp_path / "off" / "config.json")[0].task_opening is False
+    tiny_export(tiny_bert_dir, tmp_path / "on", task_opening=True)
+    assert json.loads((tmp_path / "on" / "config.json").read_text())["sam"]["task_opening"] is True
+    assert read_config(tmp_path / "on" / "config.json")[0].task_opening is True

@@ -112,7 +112,13 @@ class SAMConfig:
     task_opening: bool = False
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The config as checkpoints and exports save it. ``task_opening`` only when on: a model without it saves
+        the config written before the field existed, which older sam_model versions load (they refuse an unknown
+        field), and a config saved without it loads as off (ADDED_LATER)."""
+        d = asdict(self)
+        if not d["task_opening"]:
+            del d["task_opening"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> SAMConfig:
