@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sam_model.data.examples import MemoryRecord, memory_record
+from sam_model.data.examples import memory_record
 from sam_model.data.schema import Event, State, as_state
 from sam_model.data.text import state_to_text
 from sam_model.encoding import Encoder  # noqa: F401 - the contract SAMEncoder meets, re-exported
@@ -125,10 +125,11 @@ class SAMEncoder:
         contents = [getattr(m, "content", "") or m.text for m in ms]
         steps = [getattr(m, "step", None) for m in ms]
         opens = None
-        if self.net.opening is not None:  # only a model that reads it: a unit or a bare event cannot say
-            if not all(isinstance(m, MemoryRecord) for m in memories):
+        if self.net.opening is not None:  # only a model that reads it: a bare event cannot say
+            if not all(isinstance(getattr(m, "opens_task", None), bool) for m in memories):
                 raise ValueError("this model scores whether a memory opened its task (task_opening): give "
-                                 "MemoryRecords made by MemoryRecorder (their opens_task), not events or units")
+                                 "memories that say it (opens_task: MemoryRecords made by MemoryRecorder, the "
+                                 "store's memories, the bank's units), not bare events")
             opens = [m.opens_task for m in ms]
         return self._batched(len(ms), batch_size, progress, "memories", lambda sl: self.net.encode_memories(
             texts[sl], kinds[sl], phases[sl], contents[sl], steps[sl], None if opens is None else opens[sl]))

@@ -259,9 +259,10 @@ class _Entry:
     parent: str | int | None = None  # a chunk's memory id (StoreConfig.chunking)
     chunk: int = 0
     span: tuple[int, int] | None = None
+    opens_task: bool = False  # the first user event of its task (MemoryRecord.opens_task): a task_opening model reads it
 
-    def to_json(self) -> dict[str, Any]:
-        return _entry_json(_ENTRY_ROW(self))
+    def to_json(self, openings: bool = True) -> dict[str, Any]:
+        return _entry_json(_ENTRY_ROW(self), openings)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> _Entry:
@@ -302,6 +303,8 @@ class _Entry:
             raise bad("span", "[start, end] or null")
         if (problem := chunk_problem(parent, span, d["content"])) is not None:
             raise bad("span", problem)
+        if not isinstance(d.get("opens_task", False), bool):
+            raise bad("opens_task", "true or false")
         return cls(**{**d, "sets": tuple(d.get("sets", ())), "links": tuple(d.get("links", ())),
                       "span": tuple(span) if span is not None else None})
 
@@ -313,11 +316,31 @@ _ENTRY_NAMES = tuple(f.name for f in dataclasses.fields(_Entry))
 _ENTRY_ROW = operator.attrgetter(*_ENTRY_NAMES)
 
 
-def _entry_json(row: tuple) -> dict[str, Any]:
-    """An entry's row (``_ENTRY_ROW``) as its store.json object."""
+def _entry_json(row: tuple, openings: bool = True) -> dict[str, Any]:
+    """An entry's row (``_ENTRY_ROW``) as its store.json object. ``opens_task`` is written only where it is true and
+    ``openings`` (the store keeps the flag, MemoryStore.keeps_openings): an entry of a store whose model does not
+    read it is the object written before the flag existed, which older sam_model versions load."""
     d = dict(zip(_ENTRY_NAMES, row))
     d["sets"], d["links"] = list(d["sets"]), list(d["links"])
+    if not (openings and d["opens_task"]):
+        del d["opens_task"]
     return d
+
+
+def _entry_json_with_openings(row: tuple) -> dict[str, Any]:
+    return _entry_json(row, True)
+
+
+def _entry_json_without_openings(row: tuple) -> dict[str, Any]:
+    return _entry_json(row, False)
+
+
+def reads_openings(encoder: Any) -> bool:
+    """Whether ``encoder`` (a SAMEncoder, or one seen through a served tenant's log, ``inner``) scores whether a memory
+    opened its task (SAMConfig.task_opening, sam_model.models.opening): then every memory it encodes must say so
+    (``opens_task``), and a store keeps the flag in its saves."""
+    inner = getattr(encoder, "inner", encoder)
+    return getattr(getattr(inner, "net", None), "opening", None) is not None
 
 
 class _Allowed:
@@ -349,6 +372,14 @@ class MemoryStore:
         self.index = index if index is not None else index_from_config(self.dim, self.config.index)
         self.linker = ProvenanceLinker(self.config.source_kinds)
         self.recorder = MemoryRecorder()
+        # keep each memory's opens_task (and save the recorder's task openers) though the encoder does not read them:
+        # a memory bank's store, encoded by the bank's model (SAMMemory sets it), or a store loaded from a save that
+        # kept them (:attr:`keeps_openings`)
+        self.keep_openings = False
+        # whether every memory's opens_task is known: false once memories were added to a store that does not keep
+        # the flag, or loaded from a save that did not (older, or of a model that does not read it), which a
+        # task_opening model refuses (:meth:`check_openings`)
+        self.openings_known = True
         self._entries: dict[Any, _Entry] = {}
         self._scopes: dict[tuple[str, Any], set] = {}  # (scope field, value) -> ids
         self._links: dict[Any, tuple] = {}  # id -> ids its provenance links point to (only non-empty)
@@ -378,6 +409,24 @@ class MemoryStore:
     def lexical(self) -> float:
         """Weight of the lexical re-rank (0 for a content-only model, whose queries read no state)."""
         return 0.0 if self.content_only else float(self.config.lexical)
+
+    @property
+    def keeps_openings(self) -> bool:
+        """Whether the store keeps each memory's opens_task (the memories it adds, and its saves with the recorder's
+        task openers: store.json ``openings``): where the model reads them (sam_model.models.opening) or
+        :attr:`keep_openings` says so. A store of a model that does not read them keeps none and saves what it saved
+        before the flag existed, byte for byte."""
+        return self.keep_openings or reads_openings(self.encoder)
+
+    def check_openings(self, where: str, encoder: Any = None) -> None:
+        """Refuse (SAMFileError naming ``where``) a task_opening model (``encoder``, default: this store's) over memories
+        whose opens_task the save did not keep: it would score each as opening no task, and flag the next user event
+        of a task already opened."""
+        if reads_openings(encoder if encoder is not None else self.encoder) and not self.openings_known:
+            raise SAMFileError(f"{where}: this save does not say which memory opened its task (saved before memory "
+                               "stores kept opens_task, or with a model that does not read it), and this model "
+                               "(task_opening) scores it: add the memories' events again to a new store with this "
+                               "model, or load the save with a model trained without task_opening")
 
     @property
     def reranks(self) -> bool:
@@ -434,6 +483,16 @@ class MemoryStore:
     def _sets_of(self, i: Any) -> tuple[str, ...]:
         e = self._entries.get(i)
         return e.sets if e is not None else ()
+
+    @locked
+    def opens_task(self, i: Any) -> bool:
+        """Whether memory ``i`` opened its task (MemoryRecord.opens_task; a chunked memory's id: its chunks say it
+        alike); KeyError if it is not stored. An update that rewrites its words keeps it (ScopedMemory.update)."""
+        chunks = self._chunks.get(i)
+        e = self._entries.get(chunks[0] if chunks else i)
+        if e is None:
+            raise KeyError(f"memory {i!r} is not in the store")
+        return e.opens_task
 
     @locked
     def has(self, i: object) -> bool:
@@ -594,12 +653,16 @@ class MemoryStore:
     def _enter(self, recs: list, ids: list, scope: dict, metadata: Mapping[str, Any] | None) -> None:
         """The bookkeeping of an add whose vectors the index holds: links, entries, chunks, scopes, steps."""
         links = self.linker.add(recs, ids)
+        keep = self.keeps_openings  # else no flag is kept: a save and its load are then one store
+        if recs and not keep:
+            self.openings_known = False
         for r, ls in zip(recs, links):
             step = getattr(r, "step", None)
             e = _Entry(r.id, r.text, getattr(r, "content", "") or r.text, r.kind, getattr(r, "phase", ""), step,
                        self._seq, tuple(getattr(r, "sets", ()) or ()), tuple(ls),
                        **scope, metadata=dict(metadata or {}), parent=getattr(r, "parent", None),
-                       chunk=getattr(r, "chunk", 0), span=getattr(r, "span", None))
+                       chunk=getattr(r, "chunk", 0), span=getattr(r, "span", None),
+                       opens_task=keep and bool(getattr(r, "opens_task", False)))
             if e.parent is not None:
                 self._chunks.setdefault(e.parent, []).append(r.id)
             self._seq += 1
@@ -660,6 +723,7 @@ class MemoryStore:
             e.text, e.content = memory.text, getattr(memory, "content", "") or memory.text
             e.kind, e.phase = memory.kind, getattr(memory, "phase", e.phase)
             e.sets = tuple(getattr(memory, "sets", ()) or ())
+            e.opens_task = self.keeps_openings and bool(getattr(memory, "opens_task", e.opens_task))
             self.linker.revise(memory.id, memory)  # later memories link by what it says now
             e.links = self.linker.links_of(memory)
             self._links.pop(e.id, None)
@@ -819,16 +883,13 @@ class MemoryStore:
             self.index.remove(list(self._entries))
         self.linker, self.recorder = ProvenanceLinker(self.config.source_kinds), MemoryRecorder()
         self._entries, self._scopes, self._links, self._next_step, self._seq = {}, {}, {}, {}, 0
+        self.openings_known = True  # none is left whose flag a save did not keep
         self._chunks = {}
 
     def _vectors(self, recs: Sequence[Any], vectors, batch_size: int, progress: bool) -> np.ndarray:
         if vectors is None:
             if self.encoder is None:
                 raise ValueError("this store has no encoder: give the memory vectors (vectors=...)")
-            if getattr(getattr(getattr(self.encoder, "inner", self.encoder), "net", None), "opening", None) is not None:
-                raise ValueError("this model scores whether a memory opened its task (model.net.task_opening), which "
-                                 "the memory store does not keep yet: give the vectors (as evaluate.py does) or "
-                                 "serve a model trained without it")
             vectors = self.encoder.encode_memories(recs, batch_size, progress)
         x = np.asarray(vectors, dtype=np.float32)
         if x.ndim != 2 or x.shape != (len(recs), self.dim):
@@ -1082,27 +1143,33 @@ class MemoryStore:
                              "saves its tiers)")
         with self.lock, gc_paused():
             self._take_out_strays(strict=True)  # a save holding them would not load (the memories and vectors differ)
-            return self._state(list(map(_ENTRY_ROW, self._entries.values()))), self.index.snapshot()
+            return self._state(list(map(_ENTRY_ROW, self._entries.values())), self.keeps_openings), \
+                self.index.snapshot()
 
     def write_snapshot(self, folder: Path, snap: tuple[dict[str, Any], Any]) -> None:
         """Write a :meth:`snapshot` into the (empty, staging) folder ``folder``, without the lock."""
         state, index_snap = snap
         (folder / "index").mkdir()
         self.index.write_snapshot(folder / "index", index_snap)
-        write_json_lists(folder / STORE_FILE, {"entries": (state["entries"], _entry_json)},
+        rows = _entry_json_with_openings if state.get("openings") else _entry_json_without_openings
+        write_json_lists(folder / STORE_FILE, {"entries": (state["entries"], rows)},
                          json.dumps({k: v for k, v in state.items() if k != "entries"}))
 
     @locked
     def state_dict(self) -> dict[str, Any]:
         """Everything but the vectors (which the index holds), JSON-able."""
-        return self._state([e.to_json() for e in self._entries.values()])
+        keep = self.keeps_openings
+        return self._state([e.to_json(keep) for e in self._entries.values()], keep)
 
-    def _state(self, entries: list) -> dict[str, Any]:
+    def _state(self, entries: list, openings: bool) -> dict[str, Any]:
+        """``openings``: the save keeps each memory's opens_task and the recorder's openers, said by ``"openings":
+        true`` (:attr:`keeps_openings`; without it the state is the one written before the flag existed)."""
         probe = self.encoder_probe()
         return {"format": FORMAT, "version": VERSION, "dim": self.dim, "config": self.config.to_dict(),
                 "entries": entries, "seq": self._seq,
-                "linker": self.linker.state_dict(), "recorder": self.recorder.state_dict(),
+                "linker": self.linker.state_dict(), "recorder": self.recorder.state_dict(openers=openings),
                 "next_step": [[ep, s] for ep, s in self._next_step.items()],
+                **({"openings": True} if openings else {}),
                 **({} if probe is None else {"encoder_probe": probe.tolist()})}
 
     def encoder_probe(self, encoder: Encoder | None = None) -> np.ndarray | None:
@@ -1259,6 +1326,11 @@ class MemoryStore:
         self._seq = int(d["seq"])
         self.linker = ProvenanceLinker.from_state_dict(d["linker"])
         self.recorder = MemoryRecorder.from_state_dict(d["recorder"])
+        kept = d.get("openings", False)
+        if not isinstance(kept, bool):
+            raise ValueError(f"'openings' must be true or false, got {kept!r:.40}")
+        self.keep_openings = self.keep_openings or kept  # saved again as it was loaded, whatever the encoder
+        self.openings_known = kept or not self._entries  # an older save's memories: each flag unknown
         self._next_step = {ep: int(s) for ep, s in d["next_step"]}
         if sorted(map(str, self.index.ids())) != sorted(map(str, self._entries)):
             raise ValueError("the memories and the vectors of the index differ")
@@ -1299,12 +1371,12 @@ class MemoryStore:
                 raise SAMFileError(f"{path}: reencode=True needs the model to encode the memories with")
             saved = d.get("encoder_probe")
             stale = [i for i in index.take_stale() if i in self._entries] if hasattr(index, "take_stale") else []
-            if reencode:
-                if saved is None or not self.same_encoder(saved):  # memories this model wrote are not encoded again
-                    self.reencode()
-                    stale = []
-            elif saved is not None:
+            if not reencode and saved is not None:
                 self.check_encoder(saved, str(path))
+            self.check_openings(str(path))  # before re-encoding: each memory's flag is what the model encodes
+            if reencode and (saved is None or not self.same_encoder(saved)):  # memories this model wrote are not
+                self.reencode()  # encoded again
+                stale = []
             if stale:  # after the model check: encoded again by the model that wrote the others
                 self._encode_stale(stale, str(folder))
             if hasattr(index, "repair_payloads"):  # an engine that filters by its points' payloads (Qdrant); last,
@@ -1345,6 +1417,8 @@ class MemoryStore:
             if step is not None:
                 self._next_step[ep] = max(self._next_step.get(ep, 0), step + 1)
         self._seq = len(self._entries)
+        self.openings_known = not self._entries  # saved long before the flag: refused by a task_opening model
+        self.check_openings(str(folder))
         return self
 
     def __repr__(self) -> str:
@@ -1430,4 +1504,4 @@ def store_config_of(model: Any) -> StoreConfig:
 
 
 __all__ = ["Hit", "MemoryRecord", "MemoryStore", "StoreConfig", "check_episode", "check_memory", "check_scopes",
-           "encoder_of", "store_config_of"]
+           "encoder_of", "reads_openings", "store_config_of"]

@@ -171,18 +171,32 @@ class MemoryRecorder:
         last = self._last.get(episode_id)
         return None if last is None else last[2]
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self, openers: bool = True) -> dict[str, Any]:
+        """What the recorder keeps, JSON-able. ``openers``: with each episode's task opener (the step of its current
+        task's first user event), without which a reloaded recorder flags the next user event of a task that was
+        already opened (``opens_task``); a store whose model does not read the flag leaves it out, so that its save
+        is the one written before the flag existed (MemoryStore.keeps_openings)."""
         def js(s: State | None):
             return s.to_json() if s is not None else None
 
-        return {"last": [[ep, js(s), task, start, js(before)] for ep, (s, task, start, before) in self._last.items()]}
+        out: dict[str, Any] = {"last": [[ep, js(s), task, start, js(before)]
+                                        for ep, (s, task, start, before) in self._last.items()]}
+        if openers:
+            out["opener"] = [[ep, step] for ep, step in self._opener.items()]
+        return out
 
     @classmethod
     def from_state_dict(cls, d: dict[str, Any]) -> MemoryRecorder:
+        """A recorder from :meth:`state_dict` (one saved without openers knows none: a task's next user event opens
+        it)."""
         self = cls()
         for ep, s, task, start, before in d.get("last", []):
             self._last[ep] = [State.from_json(s) if s is not None else None, task, start,
                               State.from_json(before) if before is not None else None]
+        for ep, step in d.get("opener", []):
+            if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+                raise ValueError(f"recorder opener of episode {ep!r} must be a step (an integer >= 0), got {step!r}")
+            self._opener[ep] = step
         return self
 
 

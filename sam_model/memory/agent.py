@@ -31,7 +31,7 @@ from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.rules import BankRules
 from sam_model.memory.unit import MemoryUnit, values_in
-from sam_model.store import Hit, StoreConfig, encoder_of, store_config_of
+from sam_model.store import Hit, StoreConfig, encoder_of, reads_openings, store_config_of
 
 _CITE = re.compile(r"\[(\d+)\]|\bmemor(?:y|ies)\s*#?(\d+)", re.IGNORECASE)
 _THOUGHT = re.compile(r"^\s*thought\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
@@ -62,6 +62,9 @@ class SAMMemory:
         if self.bank.saved_probe is not None:  # a bank file: written by this model? (another's vectors rank badly)
             self.bank.store.check_encoder(self.bank.saved_probe, "memory bank", self.encoder,
                                           fix="rebuild the bank with this one from the agent log")
+        if reads_openings(self.encoder):  # each unit says whether it opened its task, and the bank's saves keep it
+            self.bank.store.check_openings("memory bank", self.encoder)
+            self.bank.store.keep_openings = True
         self.bank.encoder = self.encoder
         self.rules = BankRules(self.bank, encode=lambda units: self.encoder.encode_memories(units))
         self.k = check_k(k)

@@ -107,6 +107,7 @@ class MemoryBank:
         if unit.id in self.units:
             raise ValueError(f"memory {unit.id!r} is already in the bank (ids are episode#step and must be unique)")
         v = self.check_vector(vector, unit.id)
+        unit.opens_task = unit.opens_task and self.store.keeps_openings  # kept where the model reads it, as the store
         self.units[unit.id] = unit  # record_of reads it
         try:  # the store checks the record (text size, step, kind): one it refuses must leave no unit behind,
             self.store.add([record if record is not None else self.record_of(unit)], v[None])
@@ -128,7 +129,7 @@ class MemoryBank:
         """The unit as the store sees it (a summary, or a unit loaded from an older bank)."""
         sets = self.store.sets_of(unit.id) if unit.id in self.store else tuple(sorted(unit.facts))
         return MemoryRecord(unit.id, unit.episode_id, unit.step, unit.kind, unit.phase, unit.text, unit.content,
-                            (), tuple(sets))
+                            (), tuple(sets), opens_task=unit.opens_task)
 
     @locked
     def set_embedding(self, uid: str, vector: np.ndarray) -> None:
@@ -298,9 +299,10 @@ class MemoryBank:
                                "replaces only a bank file)")
         units = list(self.units.values())
         emb = self.vectors([u.id for u in units])
+        openings = self.store.keeps_openings  # each unit's opens_task, where the bank's model reads it (SAMMemory)
         meta = {
             "format": FORMAT, "version": VERSION, "dim": self.dim, "config": self.config.to_json(),
-            "clock": self.clock, "units": [u.to_json() for u in units],
+            "clock": self.clock, "units": [u.to_json(openings) for u in units],
             "longterm": [u.id for u in units if self.tiers.tier_of(u.id) == LONGTERM],
             "slots": self.slots, "last_unit": self.last_unit,
             "last_state": {ep: s.to_json() for ep, s in self.last_state.items()},

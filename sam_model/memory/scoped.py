@@ -1114,8 +1114,9 @@ class ScopedMemory:
             raise ValueError(f"{memory_id!r} is chunk {hit.chunk} of memory {hit.memory_id!r}: update the memory by "
                              "its id, with its whole new text")
         event = Event(hit.episode_id, hit.step, hit.kind, data, State(phase=hit.phase))
-        rec = dataclasses.replace(memory_record(event, None, self.store.recorder.task_start(hit.episode_id)),
-                                  id=memory_id)
+        # new words in the same place of its task: the memory that opened it still does (a task_opening model's flag)
+        rec = dataclasses.replace(memory_record(event, None, self.store.recorder.task_start(hit.episode_id),
+                                                self.store.opens_task(memory_id)), id=memory_id)
         self.store.update(rec)
         if (at := self._in_conversation(hit)) is not None:  # a later tool call that revises it keeps the new words
             at[0].rewrite(at[1], data)

@@ -85,6 +85,7 @@ class MemoryUnit:
     covers: list[str] = field(default_factory=list)
     superseded_by: str | None = None
     content: str = ""  # content_text: the memory without state-derived parts (read by content-only retrievers)
+    opens_task: bool = False  # its event was its task's first user event (MemoryRecord.opens_task); a summary never
 
     def importance_at(self, tick: int, decay: float) -> float:
         """Importance now: exponential decay since it was last set."""
@@ -129,11 +130,14 @@ class MemoryUnit:
         when = event.meta.get("time") if isinstance(event.meta.get("time"), (int, float)) else _time.time()
         return cls(id=record.id, text=record.text, content=record.content, kind=event.kind, phase=state.phase,
                    episode_id=event.episode_id, step=event.step, time=float(when), tick=tick, stamp=tick,
-                   facts={s: norm(state.constraints[s]) for s in record.sets})
+                   facts={s: norm(state.constraints[s]) for s in record.sets},
+                   opens_task=bool(getattr(record, "opens_task", False)))
 
     # -- persistence (the unit's vector lives in the bank's index only, and is saved as one matrix per bank)
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, openings: bool = True) -> dict[str, Any]:
+        """The unit as a bank file holds it. ``opens_task`` only where true and ``openings`` (a bank whose model reads
+        it, MemoryBank.save): a unit of a bank without it is the object written before the flag existed."""
+        d = {
             "id": self.id, "text": self.text, "kind": self.kind, "phase": self.phase,
             "episode_id": self.episode_id, "step": self.step, "time": self.time, "tick": self.tick,
             "importance": self.importance, "stamp": self.stamp, "access_count": self.access_count,
@@ -141,6 +145,9 @@ class MemoryUnit:
             "relations": self.relations, "covers": self.covers, "superseded_by": self.superseded_by,
             "content": self.content,
         }
+        if openings and self.opens_task:
+            d["opens_task"] = True
+        return d
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> MemoryUnit:
