@@ -390,3 +390,25 @@ def test_a_log_whose_calls_need_no_earlier_value_says_it_labels_nothing(tmp_path
     said = capsys.readouterr()
     assert "0 decision points" in said.out + said.err
     assert "no decision point: no argument value of the 2 tool calls is said by an earlier event" in said.out + said.err
+
+
+def test_an_amount_whose_cents_end_in_0_is_traced_to_who_said_it():
+    """A model writes the price the customer said, ``"amount": 45.60``; JSON keeps 45.6, which no text saying
+    $45.60 says as a whole token: the refund's amount was untraceable whenever its cents ended in 0 (a walkthrough's
+    telecom billing logs). A JSON number of one decimal digit is said by its two-digit form too; a string is not."""
+    def refund(arguments: str, said: str) -> list[dict]:
+        return convert([
+            {"role": "user", "content": f"I was charged {said} for roaming I never used."},
+            {"role": "assistant", "content": "Sorry about that. I can refund it, shall I?"},
+            {"role": "user", "content": "ok, go ahead"},
+            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+                "name": "refund_charge", "arguments": arguments}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"refund_id": "RF-12"}'}])
+
+    events = refund('{"amount": 45.60}', "$45.60")
+    assert events[2]["useful_memory_steps"] == [0] and events[2]["meta"]["needed"] == {"amount": ["45.6"]}
+    assert events[2]["state"]["uncertainty_flags"] == ["amount"]
+    assert refund('{"amount": 45.6}', "$45.6")[2]["useful_memory_steps"] == [0]  # its own form, as before
+    assert refund('{"amount": 120.00}', "$120.00")[2]["useful_memory_steps"] == [0]  # an integral one, as before
+    for arguments, said in (('{"version": "3.1"}', "version 3.10"), ('{"amount": 45.6}', "$45.61")):
+        assert "useful_memory_steps" not in refund(arguments, said)[2]  # a string, another number: untraceable

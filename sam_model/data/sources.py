@@ -184,7 +184,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # no file here for certain (/app/src/a.c): read as before 69 (a hit of any file's page), not as /app's lines.
 # 76: a location ninja printed after 'Entering directory DIR' (ninja -C build, as meson runs it) is under DIR, as
 # make's is (73).
-CONVERSION_VERSION = 76
+# 77: a JSON number of one decimal digit (an amount, 45.6) is also said by its two-digit form (45.60), as a price
+# is written (toolstate.number_forms): a refund's amount whose cents end in 0 had been untraceable.
+CONVERSION_VERSION = 77
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,12 @@ A result without the flag, and so every OpenAI chat transcript (no such field), 
 chat tool message that carries ``is_error`` itself (a logger's, a ScopedMemory.add caller's) is read as the readers'
 are, and one that is no boolean is refused.
 
+**An extension of the spec for amounts: a JSON number of one decimal digit is also said by its two-digit form.**
+A model writes a price as the bill showed it, ``"amount": 45.60``, and JSON keeps the number 45.6, whose ``norm``
+no text saying ``$45.60`` says as a whole token: a credit's or refund's amount was untraceable whenever its cents
+ended in 0 (one price in ten). Such a number is said by ``45.6`` or ``45.60`` (:func:`number_forms`); a string
+value keeps its one form (a version ``"3.1"`` is not ``"3.10"``), and the needed value recorded is ``norm``'s.
+
 **An extension of the spec for shell tools: a command line is traced by its words.** The spec traces each argument
 leaf whole. A coding agent whose tool is a shell (Claude Code's ``Bash``, OpenHands' ``execute_bash``/``terminal``,
 SWE-agent's ``bash``, Gemini CLI's ``run_shell_command``, Cline's ``execute_command``, Codex's ``shell`` with an argv
@@ -156,6 +162,7 @@ OUTCOMES = ("needed", "observation", "policy", "untraceable", "trivial")  # what
 _TRIVIAL_WORDS = frozenset({"yes", "no", "true", "false", "none", "null", "n/a"})
 _NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
 _KEY = re.compile(r"[a-z][a-z_]*")
+_ONE_DECIMAL = re.compile(r"[+-]?\d+\.\d")  # 45.6: a JSON number that may have been written 45.60
 
 
 # --------------------------------------------------------------------------------------------- definitions
@@ -300,6 +307,17 @@ def is_trivial(path: str, value: Any) -> bool:
             and not path.rsplit(".", 1)[-1].lower().endswith("id"):
         return True
     return len(s) < 2 or s in _TRIVIAL_WORDS or is_free_text(s)
+
+
+def number_forms(value: Any) -> list[str]:
+    """The normalised forms a text may say ``value`` in: ``norm(value)``, and for a JSON number of one decimal digit its
+    two-digit form too (the extension of the module doc, "amounts"). A model writes a price as it read it,
+    ``"amount": 45.60``, and JSON keeps 45.6, which no text saying $45.60 said as a whole token: a refund's amount
+    was untraceable whenever its cents ended in 0. A string keeps its one form (``"3.1"`` is no ``"3.10"``)."""
+    s = norm(value)
+    if isinstance(value, float) and not isinstance(value, bool) and _ONE_DECIMAL.fullmatch(s):
+        return [s, s + "0"]
+    return [s]
 
 
 def result_shape(name: str, content: str, failed: bool = False) -> str:
@@ -951,11 +969,11 @@ class TranscriptState:
         observation), the earlier ones before it."""
         if is_trivial(path, value):
             return "trivial", []
-        s = norm(value)
-        hits = self._sayings.hits(texts, s)
+        forms = number_forms(value)
+        hits = sorted({i for s in forms for i in self._sayings.hits(texts, s)})
         if hits[-1:] == [len(texts) - 1]:
             return "observation", []
-        if self._sayings.policy(self.policy_norm, s):
+        if any(self._sayings.policy(self.policy_norm, s) for s in forms):
             return "policy", []
         return ("needed", hits) if hits else ("untraceable", [])
 
