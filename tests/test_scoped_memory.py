@@ -907,3 +907,18 @@ def test_what_a_gemini_add_does_not_store_is_said_and_a_bad_part_is_named():
     with pytest.raises(ValueError, match=r"^data, content 1, part 0: 'functionCall' is a string"):
         memory.add([GEMINI_CHAT[0], bad], user_id="farid")
     assert len(memory.get_all(user_id="farid")["results"]) == 1  # the batch refused whole
+
+
+def test_an_add_names_a_role_that_is_no_string_and_what_to_do_with_langchain_messages():
+    """Found by a walkthrough: a served add of {"role": 3} answered "message without 'role'" (it had one), and a
+    LangGraph agent's state["messages"] given as they are got "got a Python SystemMessage" with no way forward."""
+    memory = ScopedMemory(HashingEncoder(16))
+    with pytest.raises(ValueError, match=r"message 0: 'role' is a number \(3\), expected a string"):
+        memory.add([{"role": 3, "content": "x"}], user_id="a")
+    with pytest.raises(ValueError, match="message 0: message without 'role'"):
+        memory.add([{"role": None, "content": "x"}], user_id="a")
+    messages = pytest.importorskip("langchain_core.messages")
+    chat = [messages.SystemMessage("You are NorthWave's agent."), messages.HumanMessage("My zip is 60614")]
+    with pytest.raises(TypeError, match=r"messages_to_dict\(messages\) \(langchain_core.messages\)"):
+        memory.add(chat, user_id="a")
+    assert memory.add(messages.messages_to_dict(chat), user_id="a")["results"][0]["memory"] == "My zip is 60614"

@@ -586,8 +586,11 @@ class TranscriptState:
         if not isinstance(message, Mapping):
             raise TranscriptFormatError(where, f"a message must be an object, got {json_type(message)}")
         role = message.get("role")
-        if not isinstance(role, str) or not role:
+        if role in (None, ""):
             raise TranscriptFormatError(where, "message without 'role' (expected system, user, assistant or tool)")
+        if not isinstance(role, str):  # it was called missing (a served add of role 3 said "without 'role'")
+            raise TranscriptFormatError(where, f"'role' is {json_type(role)} ({str(role)[:40]}), expected a string "
+                                               "such as user, assistant or tool")
         text = content_text(message.get("content"), where, result=role == "tool")
         self._take_cwd(message, where)
         if message.get("tool_calls") and role != "assistant":  # its calls would vanish (they are the labels)

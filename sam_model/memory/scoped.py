@@ -555,7 +555,10 @@ class ScopedMemory:
             if not isinstance(m, Event):
                 raise TypeError(f"add(...) item {i}: give chat messages (dicts with 'role'), Events or event dicts "
                                 f"(with 'kind' and 'text'), not a mix; got {json_type(m)}"
-                                + (" without 'kind'" if isinstance(m, Mapping) else ""))
+                                + (" without 'kind'" if isinstance(m, Mapping) else "")
+                                + (": give a LangGraph state's messages as messages_to_dict(messages) "
+                                   "(langchain_core.messages), which the langchain reader reads"
+                                   if type(m).__module__.startswith("langchain") else ""))
             events.append(m)
         return {"results": self._add_events(events, episode, scopes, metadata)}
 
