@@ -31,7 +31,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict:
     unreadable, or asks for code or classes outside the allow-list."""
     p = Path(path)
     if not p.is_file():
-        raise SAMFileError(f"checkpoint not found: {p} (training writes them to checkpoints/<run>/)")
+        raise SAMFileError(f"checkpoint not found: {p} ({held_beside(p) or 'training writes them to checkpoints/<run>/'})")
     try:
         with torch.serialization.safe_globals(SAFE_GLOBALS), warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Detected pickle protocol")  # refused below anyway
@@ -50,6 +50,20 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict:
         raise SAMFileError(f"{p} holds {json_type(state)}, not a checkpoint (an object of weights, state and "
                            "hyper-parameters); give a .ckpt written by train.py")
     return state
+
+
+def held_beside(p: Path) -> str | None:
+    """For a missing ``.ckpt``, the checkpoints its folder holds and what to give (the README's
+    ``best-epoch=NN.ckpt`` copied as written named no file, and the error did not say which epoch the run kept);
+    None where the folder holds none."""
+    try:
+        held = sorted(c.name for c in p.parent.glob("*.ckpt") if c.is_file())
+    except OSError:
+        held = []
+    if not held:
+        return None
+    return (f"{p.parent} holds {', '.join(held[:8])}{', ...' if len(held) > 8 else ''}: give one of them "
+            "(best-epoch=NN.ckpt: NN is the epoch the run kept)")
 
 
 def recorded_folder(value: str, ckpt: str | os.PathLike, field: str) -> str:

@@ -52,7 +52,7 @@ from transformers import PretrainedConfig
 
 from sam_model import card
 from sam_model.card import CARD
-from sam_model.checkpoint import load_checkpoint, recorded_folder
+from sam_model.checkpoint import held_beside, load_checkpoint, recorded_folder
 from sam_model.io import SAMFileError, atomic_dir, cli_name, json_type, read_json, reading, run_cli
 from sam_model.models.bert import (
     EncoderConfigError,
@@ -191,7 +191,7 @@ def kind_of(path: Path) -> str:
     error saying what it is and what to give instead (a saved store alone holds vectors, not the network)."""
     if not path.exists():
         what = "checkpoint" if path.suffix == ".ckpt" else "retriever"
-        raise SAMFileError(f"{what} not found: {path} ({HINT})")
+        raise SAMFileError(f"{what} not found: {path} ({path.suffix == '.ckpt' and held_beside(path) or HINT})")
     if path.is_file():
         if path.suffix == ".ckpt":
             return "checkpoint"

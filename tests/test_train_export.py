@@ -93,6 +93,12 @@ def test_export_errors_name_the_problem(tmp_path, tiny_bert_dir):
         SAMRetriever.load(tmp_path / "missing")
     with pytest.raises(SAMFileError, match="checkpoint not found"):
         SAMRetriever.load(tmp_path / "missing.ckpt")
+    run = tmp_path / "checkpoints" / "adapt"  # the README's best-epoch=NN.ckpt copied as written (a walkthrough)
+    run.mkdir(parents=True)
+    for name in ("best-epoch=03.ckpt", "last.ckpt"):
+        (run / name).write_bytes(b"x")
+    with pytest.raises(SAMFileError, match=r"best-epoch=NN.ckpt \(.*adapt holds best-epoch=03.ckpt, last.ckpt: give "):
+        SAMRetriever.load(run / "best-epoch=NN.ckpt")
     bad = tmp_path / "bad.ckpt"
     bad.write_bytes(b"not a checkpoint")
     with pytest.raises(SAMFileError, match="cannot be read as a checkpoint"):
