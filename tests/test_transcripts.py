@@ -412,3 +412,30 @@ def test_an_amount_whose_cents_end_in_0_is_traced_to_who_said_it():
     assert refund('{"amount": 120.00}', "$120.00")[2]["useful_memory_steps"] == [0]  # an integral one, as before
     for arguments, said in (('{"version": "3.1"}', "version 3.10"), ('{"amount": 45.6}', "$45.61")):
         assert "useful_memory_steps" not in refund(arguments, said)[2]  # a string, another number: untraceable
+
+
+def test_a_log_of_every_model_request_is_named_as_such(tmp_path, capsys):
+    """A logging proxy (or LangSmith's LLM runs) writes every request with the conversation so far: each line a
+    conversation of its own, the opening of the next. Converted silently (a walkthrough's telecom agent), their
+    decisions were trained on again and the split drew the copies apart, so validation scored what training saw.
+    The import report and sam-train's conversion name them; a log of distinct conversations gets no such note."""
+    from sam_model.data.sources import iter_source_events
+
+    log = tmp_path / "requests.jsonl"
+    ends = [i + 1 for i, m in enumerate(MESSAGES) if m["role"] == "assistant"] + [len(MESSAGES)]
+    log.write_text("".join(json.dumps({"id": f"req-{n}", "messages": MESSAGES[:end]}) + "\n"
+                           for n, end in enumerate(ends)))
+    assert main([str(log), str(tmp_path / "out.jsonl")]) == 0
+    said = capsys.readouterr().out
+    assert ("3 conversations repeat the opening of a longer one or another whole, event for event (a log of every "
+            "model request") in said
+    assert f"{log}:1 (of {log}:2)" in said and "keep each conversation's last request" in said
+    list(iter_source_events(log))
+    assert f"{log}: 3 conversations repeat the opening" in capsys.readouterr().out
+    distinct = tmp_path / "distinct.jsonl"
+    other = [dict(m, content=m["content"].replace("ann_lee_123", "bo_chan_7")) if isinstance(m.get("content"), str)
+             else m for m in MESSAGES]
+    distinct.write_text(json.dumps({"id": "a", "messages": MESSAGES}) + "\n"
+                        + json.dumps({"id": "b", "messages": other}) + "\n")
+    assert main([str(distinct), str(tmp_path / "out2.jsonl")]) == 0
+    assert "repeat" not in capsys.readouterr().out

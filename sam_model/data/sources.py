@@ -279,6 +279,8 @@ def iter_source_events(path: str | os.PathLike, options: SourceOptions = SourceO
             print(f"{path}: {report.misplaced_note()}")
         if report.other_roles:
             print(f"{path}: {report.roles_note()}")
+        if report.repeats():
+            print(f"{path}: {report.repeats_note()}")
         if report.skipped:
             print(f"{path}: skipped {len(report.skipped)} bad conversations:\n" +
                   "\n".join(f"  {e}" for e in report.skipped[:20]))

@@ -74,6 +74,7 @@ Split = Literal["all", "train", "test"]
 SPLITS: tuple[str, ...] = ("all", "train", "test")
 TEST_FRACTION = 0.2  # share of task groups held out as "test" (by a hash of the group: a fixed split)
 PROGRESS_AFTER_S = 1.0  # a conversion done sooner shows no progress (and a bad input's error stays one line)
+MIN_REPEAT_EVENTS = 2  # a conversation of fewer events (a greeting alone) repeats another by chance
 
 
 @dataclass
@@ -107,6 +108,43 @@ class ImportReport:
     misplaced: dict[str, int] = field(default_factory=dict)  # a session's first result read past later calls -> count
     other_roles: Counter = field(default_factory=Counter)  # messages of a role outside OpenAI's (events of its kind)
     other_role_at: dict[str, str] = field(default_factory=dict)  # each such role -> where it was first met
+    openings: dict[int, str] = field(default_factory=dict, repr=False)  # a proper opening's events -> whose it is
+    wholes: dict[int, str] = field(default_factory=dict, repr=False)  # a conversation's events -> where it is
+    copies: list[tuple[str, str]] = field(default_factory=list)  # a conversation repeating another whole -> both
+
+    def seen(self, where: str, events: list[dict[str, Any]]) -> None:
+        """Keep what a converted conversation's events say (kind and text, a chained hash of each opening) to tell
+        the conversations that repeat another's opening or all of it (:meth:`repeats`)."""
+        h, chain = 0, []
+        for e in events:
+            h = hash((h, e["kind"], e["text"]))
+            chain.append(h)
+        if len(chain) < MIN_REPEAT_EVENTS:
+            return
+        for c in chain[MIN_REPEAT_EVENTS - 1:-1]:
+            self.openings.setdefault(c, where)
+        if chain[-1] in self.wholes:
+            self.copies.append((where, self.wholes[chain[-1]]))
+        else:
+            self.wholes[chain[-1]] = where
+
+    def repeats(self) -> list[tuple[str, str]]:
+        """(where, where the longer or first one is) of each conversation whose events are the opening of a longer
+        one or another's whole, event for event: a log of every model request, each holding the conversation so
+        far (a proxy's, LangSmith's LLM runs). Their decisions are trained on again and the split draws each copy
+        apart from the rest, so validation scores conversations training saw."""
+        return self.copies + [(where, self.openings[h]) for h, where in self.wholes.items() if h in self.openings]
+
+    def repeats_note(self) -> str:
+        """The repeated conversations (:meth:`repeats`): how many, and the first (sam-data transcripts and
+        sam-train say it alike)."""
+        found = self.repeats()
+        n = len(found)
+        return (f"{n} conversation{'s' if n > 1 else ''} repeat{'' if n > 1 else 's'} the opening of a longer one or "
+                "another whole, event for event (a log of every model request, each with the conversation so far?): "
+                "trained on again, and split apart from it so that validation scores what training saw; keep each "
+                "conversation's last request, or give the copies one 'group': "
+                + ", ".join(f"{a} (of {b})" for a, b in found[:5]) + (f" and {n - 5} more" if n > 5 else ""))
 
     def lines(self) -> list[str]:
         n = max(self.decision_points, 1)
@@ -152,6 +190,8 @@ class ImportReport:
             out.append(self.misplaced_note())
         if self.other_roles:
             out.append(self.roles_note())
+        if self.repeats():
+            out.append(self.repeats_note())
         if self.ignored:
             out.append("parts not read (no event is made of them): " +
                        ", ".join(f"{k} {v}" for k, v in self.ignored.most_common()))
@@ -469,6 +509,7 @@ def iter_transcript_events(path: str | Path, label: Label = "origin", masked: bo
                 report.skipped.append(err)
                 continue
             count += 1
+            report.seen(conv.where, events)
             yield from events
     if allow_empty or (max_conversations == 0):
         return
