@@ -240,3 +240,15 @@ def test_a_block_type_that_is_no_string_is_no_traceback(tmp_path, capsys, kind):
     assert transcripts.main([str(src), str(out)]) == 0, capsys.readouterr().err
     assert f"parts not read (no event is made of them): {kind} 1" in capsys.readouterr().out
     assert [json.loads(line)["kind"] for line in out.read_text().splitlines()] == ["user", "action", "result"]
+
+
+def test_a_file_in_openais_fine_tuning_format_is_told_how_to_get_ids(tmp_path, capsys):
+    """Found by a walkthrough: a telecom agent's logs kept in OpenAI's fine-tuning format ({"messages", "tools"} a
+    line, no id) were refused as "conversation without 'id' ...; fix it", which did not say how."""
+    src = tmp_path / "ft.jsonl"
+    src.write_text(json.dumps({"messages": MESSAGES, "tools": [], "parallel_tool_calls": False}) + "\n")
+    err = _error([str(src)], capsys, tmp_path / "out.jsonl")
+    assert f"{src}:1: conversation without 'id'" in err and "(OpenAI's fine-tuning format) gets them by jq -c" in err
+    fixed = tmp_path / "with_ids.jsonl"
+    fixed.write_text(json.dumps({"id": "1", "messages": MESSAGES, "tools": []}) + "\n")  # what that jq line writes
+    assert transcripts.main([str(fixed), str(tmp_path / "out.jsonl")]) == 0
