@@ -392,10 +392,12 @@ def test_a_log_whose_calls_need_no_earlier_value_says_it_labels_nothing(tmp_path
     assert "no decision point: no argument value of the 2 tool calls is said by an earlier event" in said.out + said.err
 
 
-def test_an_amount_whose_cents_end_in_0_is_traced_to_who_said_it():
-    """A model writes the price the customer said, ``"amount": 45.60``; JSON keeps 45.6, which no text saying
-    $45.60 says as a whole token: the refund's amount was untraceable whenever its cents ended in 0 (a walkthrough's
-    telecom billing logs). A JSON number of one decimal digit is said by its two-digit form too; a string is not."""
+def test_an_amount_is_traced_to_who_said_it_as_people_write_it():
+    """A model writes the price the customer said, ``"amount": 45.60`` or 3500 for $3,500; JSON keeps 45.6 and 3500,
+    which no text saying $45.60 or $3,500 says as a whole token: the refund's amount was untraceable whenever its
+    cents ended in 0 or it was 1,000 or more (a walkthrough's telecom billing logs; the README's opening example, a
+    budget corrected to $3,500, labelled nothing). A JSON number is also said by its two-digit form and with
+    thousands separators; a string is not."""
     def refund(arguments: str, said: str) -> list[dict]:
         return convert([
             {"role": "user", "content": f"I was charged {said} for roaming I never used."},
@@ -410,7 +412,11 @@ def test_an_amount_whose_cents_end_in_0_is_traced_to_who_said_it():
     assert events[2]["state"]["uncertainty_flags"] == ["amount"]
     assert refund('{"amount": 45.6}', "$45.6")[2]["useful_memory_steps"] == [0]  # its own form, as before
     assert refund('{"amount": 120.00}', "$120.00")[2]["useful_memory_steps"] == [0]  # an integral one, as before
-    for arguments, said in (('{"version": "3.1"}', "version 3.10"), ('{"amount": 45.6}', "$45.61")):
+    for arguments, said in (('{"amount": 3500}', "$3,500"), ('{"amount": 3500.0}', "$3,500.00"),
+                            ('{"amount": 1234.5}', "$1,234.50"), ('{"amount": 1234.5}', "1,234.5 dollars")):
+        assert refund(arguments, said)[2]["useful_memory_steps"] == [0], said  # the README's own budget of $3,500
+    for arguments, said in (('{"version": "3.1"}', "version 3.10"), ('{"amount": 45.6}', "$45.61"),
+                            ('{"amount": "3500"}', "$3,500"), ('{"amount": 3500}', "$3,5000")):
         assert "useful_memory_steps" not in refund(arguments, said)[2]  # a string, another number: untraceable
 
 

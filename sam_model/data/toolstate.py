@@ -26,11 +26,13 @@ A result without the flag, and so every OpenAI chat transcript (no such field), 
 chat tool message that carries ``is_error`` itself (a logger's, a ScopedMemory.add caller's) is read as the readers'
 are, and one that is no boolean is refused.
 
-**An extension of the spec for amounts: a JSON number of one decimal digit is also said by its two-digit form.**
-A model writes a price as the bill showed it, ``"amount": 45.60``, and JSON keeps the number 45.6, whose ``norm``
-no text saying ``$45.60`` says as a whole token: a credit's or refund's amount was untraceable whenever its cents
-ended in 0 (one price in ten). Such a number is said by ``45.6`` or ``45.60`` (:func:`number_forms`); a string
-value keeps its one form (a version ``"3.1"`` is not ``"3.10"``), and the needed value recorded is ``norm``'s.
+**An extension of the spec for amounts: a JSON number is also said as people write it.** A model writes a price
+as the bill showed it, ``"amount": 45.60``, or the customer's budget of $3,500 as ``3500``, and JSON keeps the numbers
+45.6 and 3500, whose ``norm`` no text saying ``$45.60`` or ``$3,500`` says as a whole token: a credit's or refund's
+amount was untraceable whenever its cents ended in 0 (one price in ten), and any amount from 1,000 on written with a
+separator. Such a number is also said by its two-digit form (45.60) and its forms with thousands separators (3,500;
+1,234.5 and 1,234.50) (:func:`number_forms`); a string value keeps its one form (a version ``"3.1"`` is not
+``"3.10"``), and the needed value recorded is ``norm``'s.
 
 **An extension of the spec for shell tools: a command line is traced by its words.** The spec traces each argument
 leaf whole. A coding agent whose tool is a shell (Claude Code's ``Bash``, OpenHands' ``execute_bash``/``terminal``,
@@ -310,14 +312,21 @@ def is_trivial(path: str, value: Any) -> bool:
 
 
 def number_forms(value: Any) -> list[str]:
-    """The normalised forms a text may say ``value`` in: ``norm(value)``, and for a JSON number of one decimal digit its
-    two-digit form too (the extension of the module doc, "amounts"). A model writes a price as it read it,
-    ``"amount": 45.60``, and JSON keeps 45.6, which no text saying $45.60 said as a whole token: a refund's amount
-    was untraceable whenever its cents ended in 0. A string keeps its one form (``"3.1"`` is no ``"3.10"``)."""
+    """The normalised forms a text may say ``value`` in: ``norm(value)``, and for a JSON number (the extension of the
+    module doc, "amounts") its two-digit form where it has one decimal digit (45.6: 45.60) and, from 1,000 on, its
+    forms with thousands separators (3500: 3,500; 1234.5: 1,234.5 and 1,234.50). A model writes a price as it read
+    it, ``"amount": 45.60``, or a budget of $3,500 as 3500, and no text saying $45.60 or $3,500 said JSON's 45.6 or
+    3500 as a whole token: the amount was untraceable. A string keeps its one form (``"3.1"`` is no ``"3.10"``)."""
     s = norm(value)
-    if isinstance(value, float) and not isinstance(value, bool) and _ONE_DECIMAL.fullmatch(s):
-        return [s, s + "0"]
-    return [s]
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not _NUMBER.fullmatch(s):
+        return [s]
+    forms = [s]
+    if _ONE_DECIMAL.fullmatch(s):
+        forms.append(s + "0")
+    if abs(float(value)) >= 1000:
+        whole = float(value).is_integer()
+        forms += [f"{int(value):,}"] if whole else [f"{value:,}", f"{value:,.2f}"]
+    return list(dict.fromkeys(forms))
 
 
 def result_shape(name: str, content: str, failed: bool = False) -> str:
