@@ -252,3 +252,24 @@ def test_a_file_in_openais_fine_tuning_format_is_told_how_to_get_ids(tmp_path, c
     fixed = tmp_path / "with_ids.jsonl"
     fixed.write_text(json.dumps({"id": "1", "messages": MESSAGES, "tools": []}) + "\n")  # what that jq line writes
     assert transcripts.main([str(fixed), str(tmp_path / "out.jsonl")]) == 0
+
+
+def test_a_conversation_logged_at_every_turn_is_named_as_such(tmp_path, capsys):
+    """Found by a walkthrough: a LangGraph agent that logs {"id": thread_id, "messages": ...} after every turn writes
+    one thread's conversation so far on each line, and the second was refused as a duplicate id whose ids "must be
+    unique", with --skip-bad offered, which keeps the first line, the shortest. It now says what the lines are and
+    to keep each id's last; two conversations that merely share an id are refused as before."""
+    src = tmp_path / "turns.jsonl"
+    src.write_text(json.dumps({"id": "thread-1", "messages": MESSAGES[:1]}) + "\n"
+                   + json.dumps({"id": "thread-1", "messages": MESSAGES}) + "\n")
+    err = _error([str(src)], capsys, tmp_path / "out.jsonl")
+    assert (f"{src}:2: duplicate conversation id 'thread-1', first at {src}:1 (the same conversation logged again, 2 "
+            "messages longer: a log written at every turn") in err and "keep each id's last line" in err, err
+    src.write_text(json.dumps({"id": "thread-1", "messages": MESSAGES}) + "\n"
+                   + json.dumps({"id": "thread-1", "messages": MESSAGES}) + "\n")
+    assert "(the same conversation logged again: a log written" in _error([str(src)], capsys, tmp_path / "out.jsonl")
+    other = [{"role": "user", "content": "My user id is bo_chan_7."}, *MESSAGES[1:]]
+    src.write_text(json.dumps({"id": "thread-1", "messages": MESSAGES}) + "\n"
+                   + json.dumps({"id": "thread-1", "messages": other}) + "\n")
+    err = _error([str(src)], capsys, tmp_path / "out.jsonl")
+    assert "(episode ids must be unique" in err and "logged again" not in err

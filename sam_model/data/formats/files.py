@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import hashlib
 import itertools
 import json
 import re
@@ -675,16 +676,49 @@ def from_traj(doc: Any, where: str, name: str, group: str, seen: dict[str, str])
 
 
 def _unique(items: Iterator[Item], seen: dict[str, str]) -> Iterator[Item]:
+    """Each conversation whose episode id was not read before; a repeated id is an error naming the first, and
+    saying so where the repeat is the same conversation logged again (:func:`_logged_again`)."""
     for item in items:
         if isinstance(item, Conversation):
             if item.episode_id in seen:
+                again = _logged_again(item, seen.get(_PRINT + item.episode_id, ""))
                 item = TranscriptFormatError(item.where, f"duplicate conversation id {item.episode_id!r}, first at "
-                                                         f"{seen[item.episode_id]} (episode ids must be unique; ids "
-                                                         "differing only in characters outside [A-Za-z0-9._-] are one, "
-                                                         "as the spec writes them)")
+                                                         f"{seen[item.episode_id]} " + (again or (
+                                                             "(episode ids must be unique; ids differing only in "
+                                                             "characters outside [A-Za-z0-9._-] are one, as the spec "
+                                                             "writes them)")))
             else:
                 seen[item.episode_id] = item.where
+                seen[_PRINT + item.episode_id] = _fingerprint(item.messages)
         yield item
+
+
+_PRINT = "\0"  # seen's key of an episode's fingerprint: no episode id holds it (episode_id_of writes [A-Za-z0-9._-])
+
+
+def _fingerprint(messages: Any) -> str:
+    """How many messages a conversation has and a digest of them, to tell it again from a longer copy."""
+    if not isinstance(messages, list):
+        return ""
+    return f"{len(messages)}:{_digest(messages)}"
+
+
+def _digest(messages: list[Any]) -> str:
+    return hashlib.sha1(json.dumps(messages, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _logged_again(item: Conversation, first: str) -> str:
+    """Why a repeated id is no mistake of naming: the conversation logged again, as long or longer, its first
+    messages the earlier line's (a log written at every turn: a LangGraph thread's state, a chat's messages so far).
+    Found by a walkthrough: the error said only that ids must be unique, and --skip-bad kept the shortest line."""
+    n, _, digest = first.partition(":")
+    if not digest or not isinstance(item.messages, list) or len(item.messages) < int(n) \
+            or _digest(item.messages[:int(n)]) != digest:
+        return ""
+    more = len(item.messages) - int(n)
+    return (f"(the same conversation logged again{f', {more} messages longer' if more else ''}: a log written at "
+            "every turn, each line the conversation so far? keep each id's last line; --skip-bad would keep the "
+            "first, the shortest)")
 
 
 def _id(obj: Mapping[str, Any], key: str, where: str) -> str:
