@@ -1,8 +1,8 @@
 """What a tool call's arguments are, judged from the tool's and the argument's names: which tool is a
 shell (:func:`is_shell_tool`) and which of its arguments a command line (:func:`is_command_line`), a setting
 (:func:`is_shell_setting`, :func:`is_tool_setting`), an editor's operation (:func:`is_operation`) or line range
-(:func:`view_lines`), a read's page offset (:func:`is_page_offset`), a search tool's pattern
-(:func:`search_pattern`), a patch (:func:`is_patch_tool`).
+(:func:`view_lines`), the directory a shell command runs in (:func:`shell_directory`), a read's page offset
+(:func:`is_page_offset`), a search tool's pattern (:func:`search_pattern`), a patch (:func:`is_patch_tool`).
 
 The labelling rule (:mod:`sam_model.data.toolstate`) traces every argument as a value unless told otherwise; agents'
 harnesses name the same things differently (``Bash``, ``execute_bash``, ``run_shell_command``; ``timeout``,
@@ -154,6 +154,21 @@ def is_command_line(tool: str, argument: str, value: Any) -> bool:
     return (argument in COMMAND_ARGUMENTS or argument == "script" and bool(SHELL_TOOL_WORDS.intersection(
         _name_words(tool)))) and is_shell_tool(tool) and (
         isinstance(value, str) or isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value))
+
+
+# a shell tool's argument naming the directory its command runs in, relative to the agent's working directory where
+# it is relative: Codex's ``workdir``, Gemini CLI's run_shell_command ``dir_path`` (its older ``directory``)
+SHELL_DIRECTORIES = ("workdir", "dir_path", "directory")
+
+
+def shell_directory(arguments: Any) -> str | None:
+    """The directory a shell call's command runs in as its arguments name it (:data:`SHELL_DIRECTORIES`, the first
+    that is a non-empty string), None where they name none (it runs in the agent's working directory). Why one rule:
+    a grep -n run in ``dir_path`` printed lines of that directory's files, which the line marks read under the
+    project root (only Codex's ``workdir`` was read)."""
+    if not hasattr(arguments, "get"):
+        return None
+    return next((d for a in SHELL_DIRECTORIES if isinstance(d := arguments.get(a), str) and d), None)
 
 
 # the argument an editor tool names its operation by (OpenHands' and SWE-agent's str_replace_editor, Anthropic's

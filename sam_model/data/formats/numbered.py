@@ -53,7 +53,8 @@ from the producers' outputs:
   ``offset`` 211) and is not marked. Its shell commands are read as any shell's.
 
 A result is marked with the files it showed lines of as its call named them, under the working directory where
-relative (``cd DIR &&``, Codex's ``workdir``, the reader's CWD); toolstate compares the files as paths under one
+relative (``cd DIR &&``, the directory a shell call names: Codex's ``workdir``, Gemini CLI's ``dir_path`` or older
+``directory``, toolarguments.shell_directory; the reader's CWD); toolstate compares the files as paths under one
 directory (toolstate.same_file).
 """
 
@@ -73,7 +74,7 @@ from sam_model.data.searchhits import HIT_FILE, LINE_NUMBER, TRACEBACK_LINE
 from sam_model.data.shellprograms import SHELLS
 from sam_model.data.shelltokens import tokens
 from sam_model.data.shellwords import command_words
-from sam_model.data.toolarguments import is_command_line, is_powershell
+from sam_model.data.toolarguments import is_command_line, is_powershell, shell_directory
 
 Shown = dict[str, list[int]]
 Reader = Callable[[str], Shown]  # an output's text -> the lines of each file it printed with their numbers
@@ -162,8 +163,8 @@ def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, 
         return ({"file": file, "arguments": named} if named else None), lambda text: numbered_lines(text, file)
     for name, value in args.items():
         if is_command_line(tool, name, value) and not is_powershell(tool):
-            workdir = args.get("workdir")
-            return shell_lines(name, value, _under(cwd, workdir) if isinstance(workdir, str) else cwd)
+            workdir = shell_directory(args)
+            return shell_lines(name, value, _under(cwd, workdir) if workdir else cwd)
     return None, None
 
 
