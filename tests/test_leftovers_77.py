@@ -5,11 +5,13 @@ step that named 2**62 in digits as the range to pick from."""
 from __future__ import annotations
 
 import pytest
+from shell_calls import needed
 from test_cwd_paths import CWD, TAX, gemini_session
 from test_format_gemini_cli import read, write
 from test_swe_agent import step_of
 
 from sam_model.data.formats.numbered import call_lines
+from sam_model.data.shellwords import command_words
 
 CODE = "    return round(total * rate, 2)"
 
@@ -42,3 +44,35 @@ def test_a_read_at_a_line_a_grep_in_dir_path_printed_is_traced_to_that_grep(tmp_
     got = next((e["useful_memory_steps"] for e in events if "start_line" in e.get("meta", {}).get("needed", {})), [])
     assert grep in got and issue not in got
 
+
+@pytest.mark.parametrize("command, expected", [
+    ("grep -F '[database]' config.ini", ["database", "config.ini"]),
+    ("fgrep -n '[database]' config.ini", ["database", "config.ini"]),
+    ("rg -F '[database]' config.ini", ["database", "config.ini"]),
+    ("rg --fixed-strings '[database]' config.ini", ["database", "config.ini"]),
+    ("grep -n '[database]' -F config.ini", ["database", "config.ini"]),  # a flag after the pattern counts too
+    ("grep -rnF -e '[database]' conf/", ["database", "conf"]),
+    ("ag -Q '[database]' conf/", ["database", "conf"]),  # ag's and ack's --literal
+    ("git grep -F 'settings[db]'", ["settings[db]"]),  # a phrase of names: whole, as a pattern with no regex's
+    ("grep -F 'Connection refused|timed out' app.log", ["Connection refused|timed out", "app.log"]),  # no operator
+])
+def test_a_fixed_strings_pattern_is_literal_text(command, expected):
+    """grep -F, fgrep, rg -F / --fixed-strings search for the pattern's characters as written: '[database]' was read
+    as a regex's class of characters, so the pattern traced nothing."""
+    assert command_words(command) == expected
+
+
+@pytest.mark.parametrize("command", ["grep -n '[database]' config.ini", "grep -FE '[database]' config.ini",
+                                     "rg -e '[database]' config.ini"])
+def test_a_regex_pattern_is_read_as_before(command):
+    """Without fixed strings (or with -E after -F, the last one counting) the brackets are a class of characters."""
+    assert command_words(command) == ["config.ini"]
+
+
+def test_the_section_a_user_named_is_traced_to_that_user_by_a_fixed_strings_grep():
+    got = needed("grep -F -A3 '[database]' config.ini", "Raise the timeout in the database section of config.ini")
+    assert got == ({"command": ["database", "config.ini"]}, [0])
+
+
+def test_fixed_strings_code_is_its_names():
+    assert command_words("grep -rnF 'def parse(' src/") == ["parse", "src"]

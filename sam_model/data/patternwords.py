@@ -37,14 +37,20 @@ _NAME_CHAR = re.compile(r"[\w.@/ -]")  # an escaped character that is a literal'
 PIECE = re.compile(r"[\w.@/-]+")  # a name, a dotted name (os.path.join), a path
 
 
-def pattern_words(word: str, plain: str) -> list[str]:
+def pattern_words(word: str, plain: str, fixed: bool = False) -> list[str]:
     """The traced words of a search pattern (grep's, rg's, git grep's): a pattern that is a regex (``\\bfoo\\b``,
     ``foo\\(``, ``foo.*bar``) or code (it opens with a word of :data:`DECLARATIONS`, :func:`_is_code`: ``def foo``,
     ``class Foo(``, ``from a.b import c``) is its names, the names of :data:`KEYWORDS` left out (``foo``; ``Foo``; ``a.b``, ``c``):
     the agent searched for a name an earlier event gave (the issue's ``foo``), and the pattern whole, or its syntax,
     is no value any event said. Another pattern (``TODO``, ``not found``, ``user_42@example.com``) is ``plain``, the
     word as it was traced before, and a phrase between a regex's operators (``Connection refused\\|timed out``) is
-    that phrase: split, its common words (``out``) were traced to any earlier event saying them."""
+    that phrase: split, its common words (``out``) were traced to any earlier event saying them. ``fixed``: the
+    search takes the pattern as fixed strings (``grep -F``, ``fgrep``, ``rg -F``), every character of it literal, so
+    its regex characters end no name: ``[database]`` is the name ``database`` (read as a regex, a class of
+    characters that traced nothing), a phrase is ``plain`` whole (``a|b`` is no two runs), code its names."""
+    if fixed and _REGEX.search(word):
+        names = _names(word)
+        return [plain] if len(names) > 1 and not _is_code(names) else [n for n in names if n.lower() not in KEYWORDS]
     if not _REGEX.search(word):
         names = _names(word)
         return [n for n in names if n.lower() not in KEYWORDS] if names and _is_code(names) else [plain]

@@ -126,6 +126,40 @@ COUNT_FLAGS = {"grep": _GREP_COUNTS, "egrep": _GREP_COUNTS, "fgrep": _GREP_COUNT
 COUNT = re.compile(r"[+-]?\d+")  # the word after a flag of COUNT_FLAGS that is a count (tail -n +120 too)
 # programs whose first plain word (or -e PATTERN, --regexp=PATTERN) is a search pattern (git grep too)
 GREPS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep"})
+GREP_SHORT_VALUES = "efABCmdD"  # grep's short flags that take a value (attached or the next word)
+RG_SHORT_VALUES = "efABCmgtTMjdEr"  # rg's
+# the flags that make a search's pattern fixed strings, every character literal (True), or a regex again (False):
+# grep -F, fgrep, rg -F, git grep -F; ag's and ack's -Q; grep's -E/-G/-P after -F (the last one counts)
+FIXED_FLAGS = {"--fixed-strings": True, "--literal": True, "--no-fixed-strings": False, "--extended-regexp": False,
+               "--basic-regexp": False, "--perl-regexp": False}
+
+
+def fixed_strings(program: str, words: list[str]) -> bool:
+    """Whether search ``program`` (a word of :data:`GREPS`) with the words after it takes its pattern as fixed strings
+    (:data:`FIXED_FLAGS`, ``fgrep`` always unless told otherwise): a flag anywhere before ``--`` counts, as GNU grep
+    and rg read flags after the pattern too. Why: ``grep -F '[database]'`` searches for the brackets, and the pattern
+    read as a regex was a class of characters that traced nothing."""
+    fixed = program == "fgrep"
+    letter = "Q" if program in ("ag", "ack") else "F"
+    regex = "" if program in ("rg", "ag", "ack") else "EGP"
+    values = RG_SHORT_VALUES if program == "rg" else GREP_SHORT_VALUES
+    i = 0
+    while i < len(words):
+        w, i = words[i], i + 1
+        if w == "--":
+            break
+        if w.startswith("--"):
+            fixed = FIXED_FLAGS.get(w, fixed)
+            i += w in ("--regexp", "--file")  # its value is the next word
+        elif w.startswith("-") and len(w) > 1:
+            for n, c in enumerate(w[1:], 1):
+                if c in values:  # -e PATTERN, -A 3, -m1: the rest of the word, or the next one, is its value
+                    i += n == len(w) - 1
+                    break
+                fixed = True if c == letter else False if c in regex else fixed
+    return fixed
+
+
 PATTERN_FLAG = re.compile(r"-[A-Za-z]*e")  # -e PATTERN, or -e closing a cluster of grep flags (-rne PATTERN)
 FILE_FLAGS = frozenset({"-f", "--file"})  # patterns read from a file: the first plain word is no pattern then
 # the shell's reserved words: syntax, never traced

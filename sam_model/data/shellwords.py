@@ -77,6 +77,7 @@ from sam_model.data.shellprograms import (
     SUBCOMMANDS,
     VALUE_FLAGS,
     WRAPPERS,
+    fixed_strings,
 )
 from sam_model.data.shelltokens import (
     MAX_LINE_CHARS,
@@ -198,6 +199,7 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
     sub = ""  # the sub-command read (git blame's blame): COUNT_FLAGS and -L are read by it
     kind = False  # the program's next plain word is a resource type (kubectl get pods: KINDS), not traced
     pattern = False  # the program's next plain word is its search pattern (grep PATTERN FILE)
+    fixed = False  # the search takes its patterns as fixed strings (grep -F, fgrep, rg -F: shellprograms.fixed_strings)
     operands = False  # a plain word read after the program: later flags are a script file's (node app.js -e x)
     i = 0
     while i < len(command):
@@ -214,10 +216,10 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
                 t.startswith("--regexp=") or PATTERN_FLAG.fullmatch(t) or t in ("--regexp", *FILE_FLAGS)):
             pattern = False  # -e PATTERN: the plain words are files; -f FILE: so are they
             if t.startswith("--regexp="):
-                out += pattern_words(t.split("=", 1)[1], t.split("=", 1)[1])
+                out += pattern_words(t.split("=", 1)[1], t.split("=", 1)[1], fixed)
             elif i < len(command):
                 out += ([listed_path(command[i])] if t in FILE_FLAGS
-                        else pattern_words(command[i], listed_path(command[i])))
+                        else pattern_words(command[i], listed_path(command[i]), fixed))
                 i += 1
         elif program == "git" and sub in ("blame", "log") and t.startswith("-L") and not t.startswith("--"):
             if len(t) > 2 or i < len(command):  # git blame -L 120,160 FILE, -L120,160: the range's line numbers
@@ -273,12 +275,13 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
                 program, subcommand = "compose", True
             else:
                 program, subcommand, pattern = name, name in SUBCOMMANDS, name in GREPS
+                fixed = pattern and fixed_strings(name, command[i:])
         elif subcommand:
             subcommand = t in GROUPS.get(program or "", ())  # gh pr view: view is pr's sub-command
             sub = t if not sub else f"{sub} {t}"
             kind = t in KINDS.get(program or "", ())
             if program == "git" and t == "grep":
-                program, pattern = "git grep", True
+                program, pattern, fixed = "git grep", True, fixed_strings("git grep", command[i:])
             if t in RUNS.get(program, ()):  # uv run pytest: pytest is a program
                 program, runner, before = None, program, 0
             elif (program, t) in EXECS:  # docker exec CONTAINER cmd: the container a value, cmd's program syntax
@@ -294,7 +297,7 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
             lines = line_numbers(program, t, pages=True) if not t.startswith(PATCH_BEGIN) else patch_paths(t)
             if lines is None and program == "sed":  # sed -i 's/old/new/' FILE: the old and new parts
                 lines = sed_words(t)
-            out += pattern_words(t, word) if pattern else lines if lines is not None else [word]
+            out += pattern_words(t, word, fixed) if pattern else lines if lines is not None else [word]
             pattern = False
     return out
 

@@ -71,7 +71,7 @@ from sam_model.data.formats.base import CWD, LINE_ARGUMENTS, SHOWN_LINES, Chat
 from sam_model.data.formats.swe_agent import numbered_lines
 from sam_model.data.lineranges import line_numbers
 from sam_model.data.searchhits import HIT_FILE, LINE_NUMBER, TRACEBACK_LINE
-from sam_model.data.shellprograms import SHELLS
+from sam_model.data.shellprograms import GREP_SHORT_VALUES, RG_SHORT_VALUES, SHELLS
 from sam_model.data.shelltokens import tokens
 from sam_model.data.shellwords import command_words
 from sam_model.data.toolarguments import is_command_line, is_powershell, shell_directory
@@ -108,8 +108,6 @@ _SEPARATORS = frozenset({"&&", "||", ";", "\n", "&", ";;"})
 GREPS = frozenset({"grep", "egrep", "fgrep"})
 SEARCHES = GREPS | {"rg", "ag", "ack"}  # programs whose output a search's rules read (and git grep), no location's
 ELSEWHERE = frozenset({"docker", "docker-compose", "podman", "kubectl", "ssh", "vagrant"})  # another machine's paths
-_GREP_VALUE = "efABCmdD"  # grep's short flags that take a value (attached or the next word)
-_RG_VALUE = "efABCmgtTMjdEr"  # rg's
 _NOT_LINES = "clLqZbz"  # grep flags whose output is no numbered line of a file (-c counts, -l names, -b offsets)
 FILTERS = frozenset({"head", "tail", "sed", "grep", "egrep", "fgrep", "rg", "sort", "uniq", "cat", "less", "more"})
 
@@ -458,7 +456,7 @@ def _search(program: str, rest: list[str], where: str) -> tuple[set[str], list[s
     know, which may take a value)."""
     if program == "git":
         rest = rest[1:]
-    values = _RG_VALUE if program == "rg" else _GREP_VALUE
+    values = RG_SHORT_VALUES if program == "rg" else GREP_SHORT_VALUES
     flags: set[str] = set()
     plain: list[str] = []
     pattern_given, i = False, 0
