@@ -91,19 +91,26 @@ MAX_STEP = 2**62  # past any step a conversation reaches, and within int64 where
 STEP_IS = "a step of the conversation: the number after the last '#' of a memory's id"
 
 
+def check_count(value: Any, name: str, what: str, past: str, hi: int = MAX_STEP) -> int:
+    """An integer >= 0 that counts or places (a step, an offset, a limit), else one line saying ``what`` it is and
+    that it is >= 0; ``hi`` (written 2**62, 2**63 - 1) is named only for a value past it, ``past`` saying why none
+    reaches it. Why not check_int: its "from 0 to 4611686018427387904" is a bound no caller picks from, and a served
+    search's caller (HTTP, MCP) read it as the range it should pick from."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer ({what}), got {_show(value)}")
+    if value > hi:
+        n = hi.bit_length()
+        bound = f"2**{n - 1}" if hi == 1 << (n - 1) else f"2**{n} - 1" if hi == (1 << n) - 1 else str(hi)
+        raise ValueError(f"{name} must be a non-negative integer ({what}) no larger than {bound}, {past}, got "
+                         f"{_show(value)}")
+    return int(value)
+
+
 def check_step(step: Any, name: str = "step") -> int | None:
-    """A query's ``step`` or ``task_start``: None (now, the current task) or an integer >= 0. Why checked: the time
-    features read any number, so -5, 3.7 or "3" ranked silently by another time than the caller's. The refusal says
-    what a step is and that it is >= 0, not check_int's "from 0 to 4611686018427387904": a served search's caller
-    (HTTP, MCP) read that bound as the range it should pick from; MAX_STEP is only named for a value past it."""
-    if step is None:
-        return None
-    if isinstance(step, (bool, np.bool_)) or not isinstance(step, (int, np.integer)) or step < 0:
-        raise ValueError(f"{name} must be a non-negative integer ({STEP_IS}), got {_show(step)}")
-    if step > MAX_STEP:
-        raise ValueError(f"{name} must be a non-negative integer ({STEP_IS}) no larger than 2**62, past any step a "
-                         f"memory can have, got {_show(step)}")
-    return int(step)
+    """A query's ``step`` or ``task_start``: None (now, the current task) or an integer >= 0 (:func:`check_count`).
+    Why checked: the time features read any number, so -5, 3.7 or "3" ranked silently by another time than the
+    caller's."""
+    return None if step is None else check_count(step, name, STEP_IS, "past any step a memory can have")
 
 
 def check_k(k: Any, name: str = "k") -> int:
@@ -161,5 +168,5 @@ def check_metadata(metadata: Any, name: str = "metadata") -> None:
 
 
 __all__ = ["MAX_ADD_ITEMS", "MAX_BATCH_SIZE", "MAX_ENCODER_PARAMS", "MAX_K", "MAX_LAYERS", "MAX_METADATA_CHARS", "MAX_METADATA_DEPTH",
-           "MAX_POSITIONS", "MAX_TEXT_CHARS", "MAX_VOCAB", "MAX_WIDTH", "check_batch_size", "check_int", "check_k",
-           "check_metadata", "check_text"]
+           "MAX_POSITIONS", "MAX_TEXT_CHARS", "MAX_VOCAB", "MAX_WIDTH", "check_batch_size", "check_count", "check_int",
+           "check_k", "check_metadata", "check_text"]

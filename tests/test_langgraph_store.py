@@ -180,7 +180,7 @@ def test_a_long_item_on_a_chunking_store_is_one_memory_and_puts_from_threads_do_
 
 
 @pytest.mark.parametrize("page, says", [(dict(limit=-1), "limit must be an integer from 0"),
-                                        (dict(offset=-2), "offset must be an integer from 0"),
+                                        (dict(offset=-2), "offset must be a non-negative integer"),
                                         (dict(limit=20000), "limit must be an integer from 0 to 10000")])
 def test_a_negative_or_huge_page_is_refused_naming_it(page, says):
     """A negative limit or offset sliced the items from their end (the last ones, silently); a huge limit was
@@ -270,6 +270,8 @@ def _with_second_item(d: dict) -> None:
                                                                 r"non-empty strings without '.'"),
     (lambda d: d.update(items={}), r"items must be a list, got an object\)"),
     (lambda d: d.update(steps=[[["memories", "anna"]]]), r"steps\[0\] must be \[namespace, next step\]"),
+    (lambda d: d.update(steps=[[["memories", "anna"], -1]]), r"steps\[0\] must be a non-negative integer \(the "
+                                                              r"namespace's next step\), got -1\)"),
 ])
 def test_a_hand_edited_samstore_json_is_refused_naming_the_field(tmp_path, edit, says):
     """Each field of samstore.json is checked and named (found by review): a null kind or key loaded as the string

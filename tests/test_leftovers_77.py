@@ -12,6 +12,7 @@ from test_swe_agent import step_of
 
 from sam_model.data.formats.numbered import call_lines
 from sam_model.data.shellwords import command_words
+from sam_model.memory import HashingEncoder, ScopedMemory
 
 CODE = "    return round(total * rate, 2)"
 
@@ -76,3 +77,32 @@ def test_the_section_a_user_named_is_traced_to_that_user_by_a_fixed_strings_grep
 
 def test_fixed_strings_code_is_its_names():
     assert command_words("grep -rnF 'def parse(' src/") == ["parse", "src"]
+
+
+def _store():
+    pytest.importorskip("langgraph", reason="the [langchain] extra is not installed")
+    from sam_model.integrations.langgraph import SAMStore
+
+    return SAMStore(HashingEncoder(64))
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda: _store().search(("memories",), offset=-2),
+     "offset must be a non-negative integer (how many results to skip), got -2"),
+    (lambda: _store().list_namespaces(offset=2**62 + 1),
+     "offset must be a non-negative integer (how many results to skip) no larger than 2**62, past any number of "
+     "results, got 4611686018427387905"),
+    (lambda: ScopedMemory(HashingEncoder(64)).get_all(user_id="mia", limit=-1),
+     "limit must be a non-negative integer (how many memories to list; None lists them all), got -1"),
+    (lambda: ScopedMemory(HashingEncoder(64)).get_all(user_id="mia", limit=2**63),
+     "limit must be a non-negative integer (how many memories to list; None lists them all) no larger than "
+     "2**63 - 1, past any number of memories, got 9223372036854775808"),
+])
+def test_a_bad_offset_or_limit_says_what_it_is_not_a_bound_to_pick_from(call, says):
+    """They said "must be an integer from 0 to 4611686018427387904" (or 9223372036854775807): a bound no caller
+    picks from, read as the range to pick from. They say what the field is and that it is >= 0, as a step's refusal
+    does (limits.check_count, which check_step uses), naming the bound only for a value past it."""
+    with pytest.raises(ValueError) as err:
+        call()
+    assert str(err.value) == says
+    assert "4611686018427387904" not in says and "9223372036854775807" not in says

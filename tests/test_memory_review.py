@@ -195,7 +195,7 @@ def test_a_querys_step_must_be_an_integer_from_0(bad):
 
 @pytest.mark.parametrize("edit, says", [
     ('"k": 5', "k must be an integer from 1"),  # replaced by 1e400 below
-    (None, "base['mia'] must be an integer from 0"),
+    (None, "base['mia'] must be a non-negative integer (the step of the scope's first tracked event), got -7"),
     ({"mia": {}}, "a conversation tracker must have the fields"),
     ({"mia": {"episode_id": "mia", "events": [], "phase": "start", "run_code": "x"}}, "unknown conversation tracker"),
     ({"mia": {"episode_id": 5, "events": [], "phase": "start"}}, "conversation tracker field 'episode_id' must be a string, got a number"),

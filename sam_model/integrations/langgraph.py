@@ -57,7 +57,7 @@ from langgraph.store.base import (
 
 from sam_model.data.schema import Event, State, parse_event
 from sam_model.io import SAMFileError, atomic_dir, json_type, reading, refuse_links, unique_keys
-from sam_model.limits import MAX_K, check_int, check_step
+from sam_model.limits import MAX_K, check_count, check_int, check_step
 from sam_model.locking import locked, new_lock
 from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
 
@@ -336,7 +336,8 @@ def _restore(d: Any, store: MemoryStore) -> SAMStore:
     for n, pair in enumerate(_listed(d.get("steps"), "steps")):
         if not isinstance(pair, list) or len(pair) != 2:
             raise ValueError(f"steps[{n}] must be [namespace, next step]")
-        self._steps[_namespace(pair[0], f"steps[{n}]")] = check_int(pair[1], f"steps[{n}]", 0, 2**62)
+        self._steps[_namespace(pair[0], f"steps[{n}]")] = check_count(
+            pair[1], f"steps[{n}]", "the namespace's next step", "past any step a memory can have")
     return self
 
 
@@ -373,7 +374,7 @@ def _check_page(op: Op) -> None:
     by the store naming its own ``k``."""
     if isinstance(op, (SearchOp, ListNamespacesOp)):
         check_int(op.limit, "limit", 0, MAX_K)
-        check_int(op.offset, "offset", 0, 2**62)
+        check_count(op.offset, "offset", "how many results to skip", "past any number of results")
 
 
 def _namespace(ns: Any, where: str) -> tuple[str, ...]:

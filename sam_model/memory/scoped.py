@@ -88,7 +88,7 @@ from sam_model.limits import (
     MAX_METADATA_DEPTH,
     MAX_SCOPE_CHARS,
     MAX_TEXT_CHARS,
-    check_int,
+    check_count,
     check_k,
     check_metadata,
     check_step,
@@ -1084,7 +1084,8 @@ class ScopedMemory:
         """The first ``limit`` memories of the scopes in write order (None: all), those that pass ``filters``.
         No scope at all is refused unless ``all_scopes=True``."""
         if limit is not None:
-            check_int(limit, "limit", 0, 2**63 - 1)
+            check_count(limit, "limit", "how many memories to list; None lists them all",
+                        "past any number of memories", 2**63 - 1)
         scopes, rest = self._scoped_filters({"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, filters,
                                             all_scopes, "list")
         hits = [h for h in self._whole(self.store.get_all(**scopes)) if not rest or matches(self._record(h), rest)]
@@ -1332,7 +1333,8 @@ class ScopedMemory:
                                        f"does not read (it reads 1 and {VERSION}): load it with the sam_model that "
                                        "saved it, or upgrade sam_model")
                 self = cls(encoder, store.config, check_k(d["k"], "k"), store=store)
-                self._base = {ep: check_int(b, f"base[{ep!r}]", 0, 2**62) for ep, b in d["base"].items()}
+                self._base = {ep: check_count(b, f"base[{ep!r}]", "the step of the scope's first tracked event",
+                                            "past any step a memory can have") for ep, b in d["base"].items()}
                 self._trackers = {ep: TranscriptState.from_state_dict(t) for ep, t in d["trackers"].items()}
                 self._open = {ep: live.OpenTurn.from_state_dict(t) for ep, t in d.get("open", {}).items()
                               if ep in self._trackers}  # saves before open turns: none
