@@ -86,6 +86,14 @@ def test_a_text_mode_read_of_the_files_bare_text_shows_no_line():
     ("echo -e '\\x31\\x32:' && grep -n x a.py", "12:\n5:x", {}),
     ("cat -n a.py; cd sub; cat -n b.py", "     1\tx", {}),
     ("grep -rn x src && grep -n y a.py", "src/a.py:12:x\n3:y", {}),
+    # a cd that may not run or runs apart: cat runs where cd failed (./a.py), the second cd is skipped (/x), cd runs
+    # in the background; a directory the shell works out (cd -: the one before, a variable's)
+    ("cd sub || cat -n a.py", "     1\tx", {}),
+    ("cd /x || cd /y && cat -n a.py", "     1\tx", {}),
+    ("cd sub & cat -n a.py", "     1\tx", {}),
+    ("cd sub && cd - && cat -n a.py", "     1\tx", {}),
+    ("cd $SRC && cat -n a.py", "     1\tx", {}),
+    ("cd sub; cat -n a.py", "     1\tx", {"/r/sub/a.py": [1]}),  # as before: the cd's first
 ])
 def test_a_command_of_several_pipelines_shows_the_lines_whose_file_is_certain(command, output, shown):
     _, reader = shell_lines("command", command, "/r")
@@ -99,6 +107,7 @@ def test_a_command_of_several_pipelines_shows_the_lines_whose_file_is_certain(co
     ("cd sub && sed -n '212,240p' a.py && cd .. && ls", None),  # ls is not read
     ("sed -n '212,240p' a.py && sed -n '5,9p' b.py", None),  # two files
     ("sed -n '212,240p' a.py && sleep 212", None),  # a number of a command not read
+    ("cd sub || sed -n '212,240p' a.py", None),  # ./a.py's lines, where cd failed: unsure
 ])
 def test_a_command_of_several_pipelines_marks_its_numbers_where_each_is_a_line_of_one_file(command, file):
     marked, _ = shell_lines("command", command, "/r")

@@ -187,7 +187,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 77: a JSON number is also said as people write amounts (toolstate.number_forms): one of one decimal digit (45.6)
 # by its two-digit form (45.60), one from 1,000 on with thousands separators (3,500; 1,234.50): such amounts had
 # been untraceable.
-CONVERSION_VERSION = 77
+# 78: a cd next to || or & (cd sub || cat -n a.py: the cat runs where cd failed; cd /x || cd /y && ...: in /x),
+# or of a directory the shell works out (cd -, cd $DIR), puts no pipeline under it: none shows a line (70 read them
+# under the cd's directory).
+CONVERSION_VERSION = 78
 
 
 @dataclass(frozen=True)

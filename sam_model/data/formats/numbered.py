@@ -400,8 +400,10 @@ def _part(where: str, pipeline: list[list[str]]) -> tuple[list[tuple[str, list[s
 def _pipelines(command: Any, cwd: str, depth: int = 0) -> list[tuple[str, list[list[str]]]] | None:
     """(the directory it runs in, its simple commands' words) of each pipeline of a command, after any ``cd DIR``
     (an argv, or ``bash -lc SCRIPT``'s script, as an argv or a line); a ``cd`` after another pipeline counts only where
-    ``&&`` follows it (else what follows may run where it was). None for a command whose words are not read
-    (a subshell, a substitution, a heredoc)."""
+    ``&&`` follows it (else what follows may run where it was), and none next to ``||`` or ``&`` (``cd sub || cat -n
+    a.py`` reads ./a.py: the cat runs where cd failed; ``cd /x || cd /y && ...`` runs in /x) or naming a directory the
+    shell works out (``cd -``, ``cd $DIR``). None for a command whose words are not read (a subshell, a substitution,
+    a heredoc)."""
     if isinstance(command, list):
         if len(command) == 3 and posixpath.basename(command[0]) in SHELLS and _SHELL_C.fullmatch(command[1]):
             command = command[2]
@@ -431,13 +433,16 @@ def _pipelines(command: Any, cwd: str, depth: int = 0) -> list[tuple[str, list[l
         i += 1
     ends.append("")
     where, left = cwd, []
-    for p, end in zip(pipelines, ends):
+    for p, after, end in zip(pipelines, ["", *ends], ends):
         if p == [[]]:
             continue
         if any(not c for c in p):
             return None
         if len(p) == 1 and p[0][0] == "cd":
-            if len(p[0]) != 2 or left and end not in ("&&", ""):
+            # where it may not run (after ||), runs in the background (&), or what follows runs where it failed
+            # (before ||): unsure; as is a directory of the shell's (cd -, a variable, a glob: not its words)
+            if len(p[0]) != 2 or left and end not in ("&&", "") or {after, end} & {"||", "&"} \
+                    or p[0][1] == "-" or any(c in p[0][1] for c in "$*?["):
                 return None
             where = _under(where, p[0][1])
         else:
