@@ -55,6 +55,13 @@ def test_read_files_header_and_start_line_trace_a_later_line_to_the_read_that_na
     ({"absolute_path": "/r/a.py", "offset": 299, "limit": 10}, OLD, None, [300, 309]),  # offset: 0-based, no line
     ({"file_path": "a.py"}, CODE, None, None),  # the whole file: no header, no number
     ({"file_path": "a.py", "start_line": 0}, f"{CODE}\n{PAGED}", None, None),  # a header inside the file's text
+    # a file whose own text opens with a header (a saved tool output, a fixture), read whole or from another line:
+    # the header names no first line this read starts at
+    ({"file_path": "a.py"}, PAGED, None, None),
+    ({"absolute_path": "/r/a.py"}, OLD, None, None),
+    ({"file_path": "a.py", "start_line": 1, "end_line": 50}, PAGED, ["start_line", "end_line"], None),
+    ({"absolute_path": "/r/a.py", "offset": 0, "limit": 10}, OLD, None, None),
+    ({"absolute_path": "/r/a.py", "offset": "299", "limit": 10}, OLD, None, [300, 309]),  # its digits, as a number
 ])
 def test_read_file_shows_the_lines_its_header_names(args, output, numbers, shown):
     marked, reader = call_lines("read_file", args, "/r")

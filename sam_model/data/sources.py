@@ -190,7 +190,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 78: a cd next to || or & (cd sub || cat -n a.py: the cat runs where cd failed; cd /x || cd /y && ...: in /x),
 # or of a directory the shell works out (cd -, cd $DIR), puts no pipeline under it: none shows a line (70 read them
 # under the cd's directory).
-CONVERSION_VERSION = 78
+# 79: Gemini CLI's read_file header shows its lines only where its first is the line the read starts at
+# (start_line, offset + 1, else 1): a file whose own text opens with one, read whole, showed the lines it named (71).
+CONVERSION_VERSION = 79
 
 
 @dataclass(frozen=True)

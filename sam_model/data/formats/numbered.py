@@ -151,7 +151,10 @@ def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, 
     if tool == "read_file" and isinstance(path := args.get("file_path", args.get("absolute_path")), str) and path:
         file = _under(cwd, path)
         named = [a for a in ("start_line", "end_line") if _count(args.get(a))]  # 1-based: lines (offset counts from 0)
-        return ({"file": file, "arguments": named} if named else None), lambda text: _read_file(text, file)
+        start, offset = args.get("start_line"), args.get("offset")  # the first line a header may name
+        whole = isinstance(offset, (int, str)) and not isinstance(offset, bool) and str(offset).isdigit()
+        first = int(start) if _count(start) else int(offset) + 1 if whole else 1
+        return ({"file": file, "arguments": named} if named else None), lambda text: _read_file(text, file, first)
     if tool in EDITORS and isinstance(path := args.get("path"), str) and path:
         file = _under(cwd, path)
         named = [a for a in EDITOR_LINES if args.get(a) is not None]  # an action's unset ones: null
@@ -531,13 +534,15 @@ _READ_FILE = re.compile(r"\s*(?:\[File content truncated: showing|IMPORTANT: The
                         rf"(?:\.\nAction: [^\n]*?use start_line: ({LINE_NUMBER})\.)?")
 
 
-def _read_file(text: str, file: str) -> Shown:
+def _read_file(text: str, file: str, first: int) -> Shown:
     """The lines of ``file`` Gemini CLI's read_file printed with their numbers: none in its text (the file's lines
     bare), so only the first and last line its header names where it shows part of the file, and the line it says to
     start the next read at (``start_line: 231``); the lines between are printed without a number (a 215 among them is
-    code, no line number the agent read, as ``sed -n``'s are), and a whole file has no header."""
+    code, no line number the agent read, as ``sed -n``'s are), and a whole file has no header. ``first``: the line
+    the read starts at (its start_line, its 0-based offset + 1, else 1), which Gemini CLI's header names first: a
+    header naming another is the file's own text (a read of a saved tool output, a test's fixture), no line shown."""
     m = _READ_FILE.match(text)
-    return {file: [int(n) for n in m.groups() if n]} if m else {}
+    return {file: [int(n) for n in m.groups() if n]} if m and int(m.group(1)) == first else {}
 
 
 def _count(value: Any) -> bool:
