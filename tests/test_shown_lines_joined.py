@@ -65,6 +65,18 @@ def test_a_text_mode_read_of_the_files_bare_text_shows_no_line():
     assert numbers is None  # an action's unset insert_line (null) is no line argument
 
 
+def test_openhands_own_read_of_a_file_opening_with_the_editors_header_shows_no_line():
+    """OpenHands' own read (impl_source default) prints the file's text: a file that opens with the editor's header
+    (a saved session, a fixture of OpenHands' tests) showed line 212 of the file that header names, which this read
+    never printed; the oh_aci editor's own output is read as before."""
+    saved = "Here's the result of running `cat -n` on /workspace/b.py:\n   212\tx\n"
+    for action in ("read", "edit"):
+        _, reader = call_lines(action, {"path": PATH, "start": 0, "end": -1, "impl_source": "default"}, "/workspace")
+        assert (reader(saved) if reader else {}) == {}
+    _, reader = call_lines("read", {"path": "/workspace/b.py", "impl_source": "oh_aci"}, "/workspace")
+    assert reader is not None and reader(saved) == {"/workspace/b.py": [212]}
+
+
 @pytest.mark.parametrize(("command", "output", "shown"), [
     # one pipeline printing numbered lines beside others that print none such
     ("cat -n a.py | sed -n '200,202p' && echo '---' && wc -l a.py", "   200\tx\n   201\ty\n---\n300 a.py",

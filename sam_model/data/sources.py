@@ -192,7 +192,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # under the cd's directory).
 # 79: Gemini CLI's read_file header shows its lines only where its first is the line the read starts at
 # (start_line, offset + 1, else 1): a file whose own text opens with one, read whole, showed the lines it named (71).
-CONVERSION_VERSION = 79
+# 80: OpenHands 0.x's own read and edit (impl_source default) print the file's text: one opening with the
+# editor's header (a saved session) shows no line (70 read it as the editor's, of the file the header named).
+CONVERSION_VERSION = 80
 
 
 @dataclass(frozen=True)

@@ -159,6 +159,8 @@ def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, 
         file = _under(cwd, path)
         named = [a for a in EDITOR_LINES if args.get(a) is not None]  # an action's unset ones: null
         if tool in ACTIONS:  # OpenHands' own read prints the file's text, which may hold an editor's output
+            if args.get("impl_source") == "default":  # its own read or edit: never the editor's, whatever it opens with
+                return ({"file": file, "arguments": named} if named else None), None
             return ({"file": file, "arguments": named} if named else None), \
                 lambda text: numbered_lines(text, file) if _EDITOR_FIRST.match(text) else {}
         return ({"file": file, "arguments": named} if named else None), lambda text: numbered_lines(text, file)
