@@ -345,3 +345,19 @@ def test_a_search_at_a_decisions_step_leaves_its_event_and_later_ones_out(how):
     assert asyncio.run(store.asearch(ns, query=query, limit=10, step=3, **kw)) == at
     with pytest.raises(ValueError, match="step must be a non-negative integer"):
         store.search(ns, query=query, step=-1, **kw)
+
+
+def test_a_listing_at_a_decisions_step_leaves_its_item_and_later_ones_out():
+    """A search without a query lists the items in write order; given a step it listed the items at or after it too
+    (a graph reading its log as of a decision got the decision's own event and later ones), where a query of "" at
+    the same step left them out. An item not indexed has no step and is listed as before."""
+    store = SAMStore(HashingEncoder(64))
+    ns = ("log", "mia")
+    for n, event in enumerate(LOG):
+        store.put(ns, f"e{n}", event)
+    store.put(ns, "raw", {"content": "not indexed"}, index=False)
+    store.put(("log", "bob"), "b", {"content": "another user's"})
+    assert [i.key for i in store.search(ns, step=3)] == ["e0", "e1", "e2", "raw"]
+    assert {i.key for i in store.search(ns, query="", step=3)} == {"e0", "e1", "e2", "raw"}
+    assert [i.key for i in store.search(ns)] == ["e0", "e1", "e2", "e3", "e4", "raw"]  # now: every item
+    assert [i.key for i in store.search(ns, step=3, limit=2, offset=1)] == ["e1", "e2"]

@@ -274,7 +274,9 @@ class SAMStore(BaseStore):
                 at: tuple[int | None, int | None] = (None, None)) -> list[SearchItem]:
         """``at``: the query's (step, task_start) in the prefix's own namespace (:meth:`search`); (None, None): now."""
         rows = self._rows(op.namespace_prefix, op.filter)
-        if op.query is None and state is None or not rows:
+        if op.query is None and state is None or not rows:  # a listing: at a step, without the items at or after it
+            late = self.store.late((_episode(tuple(op.namespace_prefix)), at[0])) if at[0] is not None else None
+            rows = [r for r in rows if late is None or r[2].memory is None or not late(r[2].memory)]
             return [_item(ns, key, row) for ns, key, row in rows[op.offset:op.offset + op.limit]]
         by_memory = {row.memory: (ns, key, row) for ns, key, row in rows if row.memory is not None}
         want = op.offset + op.limit
