@@ -53,6 +53,25 @@ def test_an_add_sent_again_stores_nothing_more(tmp_path, session, size):
     assert conversation(memory) == [(e["state"], e.get("useful_memory_steps") or []) for e in events]
 
 
+def lost_every_other(lines: list[dict], size: int) -> list[list[dict]]:
+    """The adds of a sidecar that sends every line not yet answered: ``size`` at a time (as :func:`twice` cuts them),
+    every other answer lost, so the next add is the last one's lines and those written since."""
+    batches = twice(lines, size)[::2]
+    return [b if k % 2 == 0 else batches[k - 1] + b for k, b in enumerate(batches)]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+@pytest.mark.parametrize("session", SESSIONS)
+def test_an_add_sent_again_with_the_lines_written_since_stores_them_once(tmp_path, session, size):
+    """An add whose answer was lost, sent again opening the next add: only its calls and outputs were told by their
+    ids, so its messages (the user's words, the agent's) were stored twice."""
+    name, lines = SESSIONS[session]()
+    events = imported(tmp_path, name, lines)
+    memory = fed(lines, lost_every_other(lines, size))
+    assert stored(memory) == [(e["step"], e["kind"], e["text"]) for e in events]
+    assert conversation(memory) == [(e["state"], e.get("useful_memory_steps") or []) for e in events]
+
+
 def test_a_call_and_its_output_sent_again_later_are_read_once():
     """A call's line and its output's, sent again after the next line (a retry that came late): told by the call_id
     the open turn holds."""

@@ -132,7 +132,7 @@ class OpenTurn:
     and ``facts`` the format's earlier lines gave (``meta``: the session's first line as the reader needs it again,
     :func:`head`; ``cwd``: the working directory the lines before the open turn told, ``Chat.cwd``; ``ids``: Gemini
     CLI's message ids of closed turns; ``begun``: a Codex rollout's lines held a turn_context, :func:`learn`; ``added``:
-    the digest of the scope's last add of Codex or codex exec lines, :func:`retried`).
+    the digest of the scope's last add of Codex or codex exec lines, ``added_lines`` how many it held, :func:`retried`).
     ``logged``: the history entries (ids) adds of this open turn logged for memories the next add may revise; a
     later change in the turn revises such an entry, where it is still its memory's last, rather than logging
     another (ScopedMemory._log)."""
@@ -186,7 +186,7 @@ class OpenTurn:
                 raise ValueError(f"open turn field {k!r} has the wrong type")
         if d["format"] not in LIVE:
             raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(LIVE)}")
-        facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool, "added": str}  # a wrong one: refused
+        facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool, "added": str, "added_lines": int}  # else refused
         for k, t in facts.items():
             if k in d["facts"] and not isinstance(d["facts"][k], t):
                 raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
@@ -458,7 +458,8 @@ def retried(fmt: str, turn: list[Any], facts: Mapping[str, Any], new: list[Any],
     add of the scope gave (``facts["added"]`` is ``added``, this add's :func:`digest`), one of them at least a line
     Codex writes once (:func:`_once`: a rollout line with its time to the millisecond, a call or its output by its
     call_id, codex exec's item.started or item.completed of an item id in a run the add does not start), is dropped
-    whole; and a
+    whole, and an add opening with them (``facts["added_lines"]`` of them: a sidecar sending every line not yet
+    answered, those written since its lost answer too) drops them; and a
     call, an output or a codex exec item event equal to one the open turn ``turn`` holds (since its run's
     thread.started) is dropped wherever it comes. A repeated command is a new call (a new call_id, a new time), so it
     is read. Lines that do not say so (a bare message of the layout before the wrapper, a turn event, a run's
@@ -466,9 +467,12 @@ def retried(fmt: str, turn: list[Any], facts: Mapping[str, Any], new: list[Any],
     may write them twice."""
     if fmt not in ("codex", "codex-exec"):
         return new
-    run = fmt == "codex-exec" and any(isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS for x in new)
-    if facts.get("added") == added and not run and any(_once(fmt, x) for x in new):
-        return []
+    n = facts.get("added_lines")  # the last add's: a sidecar may send them again with lines written since
+    n = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else len(new)
+    last = new[:n] if n < len(new) else new
+    run = fmt == "codex-exec" and any(isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS for x in last)
+    if facts.get("added") == (added if last is new else digest(last)) and not run and any(_once(fmt, x) for x in last):
+        new = new[len(last):]
     held, out = list(turn), []
     for x in new:
         if _once(fmt, x, called=True) and x in (held[_run_start(held):] if fmt == "codex-exec" else held):

@@ -770,6 +770,7 @@ class ScopedMemory:
         _check_depth(items, "data")  # a line no check read (a Codex rollout's is no message)
         old, facts = (turn.lines, turn.facts) if turn is not None else ([], {})
         added = live.digest(items) if fmt in ("codex", "codex-exec") else None
+        sent = len(items)
         if added is not None:  # Codex lines sent again: read once (Claude Code's: live.opens)
             items = live.retried(fmt, old, facts, items, added)
         facts, cut = live.read_cut(fmt, old, items, facts)
@@ -791,7 +792,7 @@ class ScopedMemory:
         elif before is not None and before.cwd:  # the directory the next open turn's lines are read in
             facts["cwd"] = before.cwd
         if added is not None:
-            facts["added"] = added
+            facts["added"], facts["added_lines"] = added, sent
         skip = {i for i, m in enumerate(messages) if _media_only(m.get("content"))}
         return messages, skip, (len(closed), lines, cut, facts, fmt), turn
 
