@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sam_model.data.toolstate import ToolCall, TranscriptState
+from sam_model.data.chatmessages import ToolCall
+from sam_model.data.toolstate import TranscriptState
 
 
 def decide(tool: str, arguments: dict[str, Any], *earlier: str):

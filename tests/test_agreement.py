@@ -201,7 +201,8 @@ def test_a_search_by_call_ranks_as_evaluate_py_ranks_its_decision_point(net, tmp
     decision point: the conversation's newest event is the decision point's observation, not a memory to rank, and
     the query is made at its step. (It was ranked among the memories and the query made a step later: of the first
     20 held-out decisions of an adapted Codex model, 9 had evaluate.py's top 5.)"""
-    from sam_model.data.toolstate import TranscriptState, parse_tool_calls, policy_of
+    from sam_model.data.chatmessages import parse_tool_calls, policy_of
+    from sam_model.data.toolstate import TranscriptState
     from sam_model.data.transcripts import convert_conversation
 
     convs = tau_conversations(shared_dir, 4)

@@ -16,9 +16,11 @@ import pytest
 from test_format_claude_code import Session, text, tool_use
 from test_format_codex import line, message, meta
 
+from sam_model.data.argumentleaves import argument_leaves
+from sam_model.data.chatmessages import ToolCall
 from sam_model.data.formats import to_chat
 from sam_model.data.formats.base import Conversation, TranscriptFormatError
-from sam_model.data.toolstate import ToolCall, TranscriptState, argument_leaves, live_state
+from sam_model.data.toolstate import TranscriptState, live_state
 from sam_model.data.transcripts import convert_conversation
 
 CWD = "/home/me/invoicer"

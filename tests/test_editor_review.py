@@ -8,8 +8,9 @@ import json
 
 import pytest
 
+from sam_model.data.chatmessages import ToolCall
 from sam_model.data.toolarguments import is_operation, view_lines
-from sam_model.data.toolstate import ToolCall, TranscriptState
+from sam_model.data.toolstate import TranscriptState
 
 EDITOR = "str_replace_editor"
 PATH = "/workspace/shop/src/shop/cart.py"

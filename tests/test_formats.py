@@ -534,7 +534,7 @@ def test_the_wrong_reader_says_which_one_reads_the_file(tmp_path, capsys):
 def test_a_tool_calls_arguments_with_a_key_twice_read_as_the_tool_did():
     """Arguments are a model's text that the agent's framework parsed the usual way (the last value wins): the
     call is kept with that value, not refused, as the whole-file readers refuse a key given twice."""
-    from sam_model.data.toolstate import parse_tool_calls
+    from sam_model.data.chatmessages import parse_tool_calls
 
     msg = {"role": "assistant", "tool_calls": [{"id": "1", "function": {
         "name": "book", "arguments": '{"date": "May 1", "date": "May 2"}'}}]}

@@ -3,9 +3,9 @@ times it).
 
 Each add reads the scope's open turn again and feeds it to the conversation's tracker from where the turn began, so
 each of the turn's tool calls was decided again at every add, its argument values searched through every event
-before it (toolstate.says): a Claude Code response of reads after earlier results, a line an add, searched each
+before it (sayings.says): a Claude Code response of reads after earlier results, a line an add, searched each
 earlier result once a call an add (100 reads of 90 KB: 9 minutes, most of it these searches). The tracker now keeps
-which events say each value (toolstate.Sayings): an event's text is searched once a value, and again only where its
+which events say each value (sayings.Sayings): an event's text is searched once a value, and again only where its
 text changed; the labels are the ones a fresh search gives."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from test_format_claude_code import Session, text, tool_use
 from test_live_adds import conversation, stored
 
-from sam_model.data import toolstate
+from sam_model.data import chatmessages, sayings
 from sam_model.data.toolstate import TranscriptState
 from sam_model.memory import HashingEncoder, ScopedMemory
 
@@ -40,13 +40,13 @@ def session(n: int) -> list[dict]:
 
 
 def counting(monkeypatch) -> list[int]:
-    """The number of toolstate.says calls, counted."""
-    calls, says = [0], toolstate.says
+    """The number of sayings.says calls, counted."""
+    calls, says = [0], sayings.says
 
     def counted(text_norm: str, s: str) -> bool:
         calls[0] += 1
         return says(text_norm, s)
-    monkeypatch.setattr(toolstate, "says", counted)
+    monkeypatch.setattr(sayings, "says", counted)
     return calls
 
 
@@ -82,7 +82,7 @@ def test_a_value_is_traced_to_the_texts_the_events_hold_now(change):
     is traced as a tracker searching afresh traces it (a kept hit of the old text would label the wrong memory)."""
     said = [{"role": "user", "content": "cancel order A-17"}, {"role": "assistant", "content": "Which order?"},
             {"role": "user", "content": "the one I said"}]
-    call = toolstate.parse_tool_calls(CALL, "m")
+    call = chatmessages.parse_tool_calls(CALL, "m")
     t = TranscriptState()
     mark = t.mark()
     feed(t, said)
@@ -104,7 +104,7 @@ def test_the_kept_searches_are_not_saved():
     assert "_sayings" not in d
     u = TranscriptState.from_state_dict(d)
     assert u._sayings is not t._sayings and u._sayings.found == {}
-    call = toolstate.parse_tool_calls(CALL, "m")
+    call = chatmessages.parse_tool_calls(CALL, "m")
     assert u.decide(call) == t.decide(call)
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 
 from sam_model.data import shelltokens, shellwords
+from sam_model.data.argumentleaves import argument_leaves
+from sam_model.data.chatmessages import ToolCall
 from sam_model.data.schema import Event, State
 from sam_model.data.shellwords import command_words
-from sam_model.data.toolstate import ToolCall, TranscriptState, argument_leaves
+from sam_model.data.toolstate import TranscriptState
 from sam_model.memory import HashingEncoder, ScopedMemory
 from sam_model.store import StoreConfig
 

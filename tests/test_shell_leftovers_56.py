@@ -8,12 +8,13 @@ import json
 import pytest
 from shell_calls import decide, needed
 
+from sam_model.data.chatmessages import ToolCall
 from sam_model.data.lineranges import PageBound
 from sam_model.data.scriptwords import script_words
 from sam_model.data.searchhits import grep_hit
 from sam_model.data.sedwords import sed_words
 from sam_model.data.shellwords import command_words
-from sam_model.data.toolstate import ToolCall, TranscriptState
+from sam_model.data.toolstate import TranscriptState
 
 
 @pytest.mark.parametrize("command, expected", [

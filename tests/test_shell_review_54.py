@@ -12,10 +12,11 @@ from types import SimpleNamespace
 import pytest
 
 from sam_model.data import pywords, shellwords
+from sam_model.data.chatmessages import ToolCall
 from sam_model.data.pywords import python_words
 from sam_model.data.shelltokens import MAX_WORDS
 from sam_model.data.shellwords import command_words
-from sam_model.data.toolstate import ToolCall, TranscriptState
+from sam_model.data.toolstate import TranscriptState
 
 HUGE = "9" * 4400  # past int()'s 4,300 digits
 

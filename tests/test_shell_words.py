@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from sam_model.data.argumentleaves import argument_leaves, leaves
 from sam_model.data.shelltokens import words
 from sam_model.data.shellwords import command_words
 from sam_model.data.toolarguments import is_command_line
-from sam_model.data.toolstate import TranscriptState, argument_leaves, leaves
+from sam_model.data.toolstate import TranscriptState
 from sam_model.data.transcripts import iter_transcript_events
 
 ISSUE = "The tokenizer drops the last token; fix it."
@@ -156,7 +157,7 @@ def test_swe_agent_text_commands_keep_their_words():
 
 
 def _call(name: str, command: str):
-    from sam_model.data.toolstate import ToolCall
+    from sam_model.data.chatmessages import ToolCall
     return ToolCall(name, {"command": command}, "x")
 
 
@@ -245,7 +246,7 @@ def test_which_arguments_of_a_file_tool_are_settings(tool, arguments, outcome):
 
 
 def _call_with(name: str, arguments: dict):
-    from sam_model.data.toolstate import ToolCall
+    from sam_model.data.chatmessages import ToolCall
     return ToolCall(name, arguments, "x")
 
 
@@ -453,7 +454,7 @@ def test_a_patchs_words_are_its_paths(command, expected):
 def test_a_freeform_patch_is_no_bad_argument_and_another_raw_string_still_is():
     """The import report said of every freeform apply_patch call that its arguments are no JSON object and none of
     them is traced; its paths are now traced, and a raw string of any other call is still reported."""
-    from sam_model.data.toolstate import ToolCall
+    from sam_model.data.chatmessages import ToolCall
 
     st = TranscriptState()
     for i, call in enumerate((ToolCall("apply_patch", PATCH, "p"), ToolCall("lookup", "not json", "q"))):

@@ -484,7 +484,8 @@ def test_an_edits_text_is_free_text_and_its_lines_are_traced_as_before(tmp_path)
 def test_a_search_term_is_read_as_the_grep_pattern_swe_agent_hands_it_to():
     """SWE-agent's search_dir/search_file pass their search_term to grep: a code-like term, `def parse_header(`, was
     traced whole, said by no event, though the issue had said parse_header."""
-    from sam_model.data.toolstate import ToolCall, TranscriptState
+    from sam_model.data.chatmessages import ToolCall
+    from sam_model.data.toolstate import TranscriptState
 
     st = TranscriptState()
     st.add({"role": "user", "content": "parse_header drops the last key"})
@@ -637,7 +638,7 @@ def test_the_line_number_rule_is_the_tracers_own_read_from_marks_any_reader_may_
 
 
 def _calls(message: dict) -> tuple[list, None]:
-    from sam_model.data.toolstate import parse_tool_calls
+    from sam_model.data.chatmessages import parse_tool_calls
 
     return parse_tool_calls(message, "m"), None
 

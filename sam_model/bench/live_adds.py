@@ -7,7 +7,7 @@ and before the next call, then the response's words, fed to ``ScopedMemory.add``
 forwarding the session file), with the stand-in HashingEncoder (no model: what is timed is the memory's own work).
 For each N it prints the total time (wall and this process's CPU), the slowest add, and per add the results listed
 (count and characters), the messages fed to the conversation's tracker, the memory texts encoded and the texts
-searched for a call's argument values (toolstate.says), and how many adds the open turn's cap closed it at
+searched for a call's argument values (sayings.says), and how many adds the open turn's cap closed it at
 (``notes``). Timings are this machine's; the counts are the work.
 """
 
@@ -17,7 +17,7 @@ import argparse
 import time
 from typing import Any
 
-from sam_model.data import toolstate
+from sam_model.data import sayings
 from sam_model.data.toolstate import TranscriptState
 from sam_model.memory import HashingEncoder, ScopedMemory
 
@@ -57,7 +57,7 @@ class Counting(HashingEncoder):
 
 def run(n: int, size: int) -> dict[str, Any]:
     fed, searched = [0], [0]
-    feed, says = TranscriptState.feed, toolstate.says
+    feed, says = TranscriptState.feed, sayings.says
 
     def counted(self, message, where="message"):
         fed[0] += 1
@@ -67,7 +67,7 @@ def run(n: int, size: int) -> dict[str, Any]:
         searched[0] += 1
         return says(text_norm, s)
 
-    TranscriptState.feed, toolstate.says = counted, search
+    TranscriptState.feed, sayings.says = counted, search
     try:
         encoder, lines = Counting(16), reads(n, size)
         memory = ScopedMemory(encoder)
@@ -85,7 +85,7 @@ def run(n: int, size: int) -> dict[str, Any]:
             notes += any("open turn would hold" in r["reason"] for r in out.get("notes", []))
         total, cpu = time.perf_counter() - t0, time.process_time() - c0
     finally:
-        TranscriptState.feed, toolstate.says = feed, says
+        TranscriptState.feed, sayings.says = feed, says
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
     return {"reads": n, "adds": len(lines), "total_s": total, "cpu_s": cpu, "slowest_s": max(per_add), "capped": notes,
             "results_mean": mean(listed), "results_max": max(listed), "result_chars_mean": mean(chars),

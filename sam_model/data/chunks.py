@@ -340,7 +340,7 @@ def fold_positions(ranking: Sequence[int], parents: Sequence[int], depth: int) -
 
 def says_any(chunk_text_norm: str, values: Iterable[str]) -> bool:
     """Whether a chunk (normalised text) says one of ``values`` (the labelling rule's says)."""
-    from sam_model.data.toolstate import says
+    from sam_model.data.sayings import says
 
     return any(says(chunk_text_norm, v) for v in values)
 

@@ -81,7 +81,7 @@ class PageBound(str):
     labelling rule does not trace unless the window opens or closes at a line an earlier output printed as a search
     hit (:func:`~sam_model.data.searchhits.grep_hit`): then it is a window around that hit, whose numbers are
     values, as ``120,160p``'s are.
-    Only a reader that sees the earlier outputs can tell (:func:`sam_model.data.toolstate.call_leaves`), so the
+    Only a reader that sees the earlier outputs can tell (:func:`sam_model.data.argumentleaves.call_leaves`), so the
     readers of a command (``pages``) give the bounds as these words. ``window``: the range's first and last line."""
 
     window: tuple[int, int]

@@ -184,7 +184,7 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # no file here for certain (/app/src/a.c): read as before 69 (a hit of any file's page), not as /app's lines.
 # 76: a location ninja printed after 'Entering directory DIR' (ninja -C build, as meson runs it) is under DIR, as
 # make's is (73).
-# 77: a JSON number is also said as people write amounts (toolstate.number_forms): one of one decimal digit (45.6)
+# 77: a JSON number is also said as people write amounts (sayings.number_forms): one of one decimal digit (45.6)
 # by its two-digit form (45.60), one from 1,000 on with thousands separators (3,500; 1,234.50): such amounts had
 # been untraceable.
 # 78: a cd next to || or & (cd sub || cat -n a.py: the cat runs where cd failed; cd /x || cd /y && ...: in /x),

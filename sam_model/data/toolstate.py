@@ -31,8 +31,8 @@ as the bill showed it, ``"amount": 45.60``, or the customer's budget of $3,500 a
 45.6 and 3500, whose ``norm`` no text saying ``$45.60`` or ``$3,500`` says as a whole token: a credit's or refund's
 amount was untraceable whenever its cents ended in 0 (one price in ten), and any amount from 1,000 on written with a
 separator. Such a number is also said by its two-digit form (45.60) and its forms with thousands separators (3,500;
-1,234.5 and 1,234.50) (:func:`number_forms`); a string value keeps its one form (a version ``"3.1"`` is not
-``"3.10"``), and the needed value recorded is ``norm``'s.
+1,234.5 and 1,234.50) (:func:`~sam_model.data.sayings.number_forms`); a string value keeps its one form (a version
+``"3.1"`` is not ``"3.10"``), and the needed value recorded is ``norm``'s.
 
 **An extension of the spec for shell tools: a command line is traced by its words.** The spec traces each argument
 leaf whole. A coding agent whose tool is a shell (Claude Code's ``Bash``, OpenHands' ``execute_bash``/``terminal``,
@@ -50,10 +50,12 @@ tool's as PowerShell reads them, its backslashes a path's): the program word of 
 ``/dev/null`` or a descriptor is none), ``bash -c SCRIPT`` is the script's words, a heredoc's body is one text (free
 text by the spec, so skipped) unless a shell or Python reads it, and ``./src/a.py`` or ``src/`` names the path a
 listing prints (``src/a.py``, ``src``); the module doc of :mod:`sam_model.data.shellwords` lists the rest (search
-patterns, line ranges, sed edits, substitutions, containers, ssh, Python scripts). A Codex patch is traced by the paths it names, its hunks free text: in a command line, in a
-patch tool's argument (:func:`argument_leaves`) and as the raw input of the freeform ``apply_patch`` call, no JSON
-object, whose paths are judged at ``input`` (:func:`call_leaves`). A grep tool's ``pattern`` (Claude Code's ``Grep``)
-is read as a shell grep's (:func:`sam_model.data.toolarguments.search_pattern`).
+patterns, line ranges, sed edits, substitutions, containers, ssh, Python scripts). A Codex patch is traced by the
+paths it names, its hunks free text: in a command line, in a patch tool's argument
+(:func:`~sam_model.data.argumentleaves.argument_leaves`) and as the raw input of the freeform ``apply_patch`` call,
+no JSON object, whose paths are judged at ``input`` (:func:`~sam_model.data.argumentleaves.call_leaves`). A grep
+tool's ``pattern`` (Claude Code's ``Grep``) is read as a shell grep's
+(:func:`sam_model.data.toolarguments.search_pattern`).
 Each word is judged as the spec judges a leaf, at the argument's path (``command``), so the uncertainty flags and the
 masking name ``command``. A line whose quotes do not close, of more than :data:`~sam_model.data.shelltokens.MAX_WORDS`
 words or of more than :data:`~sam_model.data.shelltokens.MAX_LINE_CHARS` characters is one leaf as the spec reads it,
@@ -106,6 +108,13 @@ of a file is labelled by the most recent earlier event that showed that line of 
 ``all``), the one whose text the agent read the line in; a number no such event showed is labelled as the spec
 says. A log without the marks (every other reader's, OpenAI chat, tau-bench, SGD) is labelled as before.
 
+The rule's parts are modules of their own, each read top to bottom: :mod:`~sam_model.data.chatmessages` (the
+messages' content, tool calls and policy), :mod:`~sam_model.data.trivialvalues` (values never traced),
+:mod:`~sam_model.data.sayings` (which events say a value, and the masking of constraints),
+:mod:`~sam_model.data.argumentleaves` (which leaves of a call are judged), :mod:`~sam_model.data.shownlines` (the
+line-number marks), :mod:`~sam_model.data.eventtexts` (the words the events and ``last_action_result`` say) and
+:mod:`~sam_model.data.callshapes` (what a live agent hands :func:`live_state`); this module ties them.
+
 One :class:`TranscriptState` walks the messages, keeps the spec's running state (phase = last tool,
 sub-goal stack = tools called, constraints = argument values already used, last action result = a
 value-free summary of the last tool result) and writes the events. The importer and a live agent use
@@ -119,400 +128,47 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sam_model.data.advice import Advice
+from sam_model.data.argumentleaves import call_leaves, leaves, raw_patch
+from sam_model.data.callshapes import (
+    TOOL_SHAPE,
+    argument_schema,
+    as_calls,
+    schema_paths,
+    system_text,
+    tool_definition,
+)
+from sam_model.data.chatmessages import (
+    MAX_ARGUMENT_DEPTH,
+    ToolCall,
+    content_text,
+    parse_tool_calls,
+    policy_of,
+)
+from sam_model.data.eventtexts import call_text, cut_text, result_shape
 from sam_model.data.formats import to_chat
-from sam_model.data.formats.base import (
-    CWD,
-    CWD_BY_CALLS,
-    FAILED,
-    LINE_ARGUMENTS,
-    SHOWN_LINES,
-    TranscriptFormatError,
-    json_result,
-    strict_loads,
-)
+from sam_model.data.formats.base import CWD, CWD_BY_CALLS, FAILED, TranscriptFormatError
 from sam_model.data.lineranges import PageBound
-from sam_model.data.provenance import contains_value
+from sam_model.data.sayings import Sayings, mask_constraints, number_forms
 from sam_model.data.searchhits import hit_lines
-from sam_model.data.shellpaths import patch_paths, relative_paths
+from sam_model.data.shellpaths import relative_paths
 from sam_model.data.shellwords import command_words
+from sam_model.data.shownlines import in_runs, line_arguments, line_runs, same_file, saved_runs, shown_lines
 from sam_model.data.text import norm
-from sam_model.data.toolarguments import (
-    is_command_line,
-    is_operation,
-    is_page_offset,
-    is_patch_tool,
-    is_powershell,
-    is_tool_setting,
-    page_offset_line,
-    search_pattern,
-    view_lines,
-)
+from sam_model.data.trivialvalues import is_free_text, is_trivial
 from sam_model.io import json_type
-from sam_model.limits import MAX_TEXT_CHARS, too_deep
 
 Label = Literal["origin", "latest", "all"]
 LABELS: tuple[str, ...] = ("origin", "latest", "all")
-RESULT_CUT = 2000  # the spec's cut of a tool result's text; the importer keeps whole results unless given a limit
 OUTCOMES = ("needed", "observation", "policy", "untraceable", "trivial")  # what happens to an argument leaf
-_TRIVIAL_WORDS = frozenset({"yes", "no", "true", "false", "none", "null", "n/a"})
-_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
-_KEY = re.compile(r"[a-z][a-z_]*")
-_ONE_DECIMAL = re.compile(r"[+-]?\d+\.\d")  # 45.6: a JSON number that may have been written 45.60
-
-
-# --------------------------------------------------------------------------------------------- definitions
-def says(text_norm: str, s: str) -> bool:
-    """The spec's says(text, s): ``text_norm`` (already normalised) contains ``s`` as a whole token, or ``s``
-    without a leading ``#`` (when ``s`` starts with ``#`` and is longer than 2), or ``s`` with ``_`` read as a
-    space."""
-    if contains_value(text_norm, s):
-        return True
-    if s.startswith("#") and len(s) > 2 and contains_value(text_norm, s[1:]):
-        return True
-    return "_" in s and contains_value(text_norm, s.replace("_", " "))
-
-
-class Sayings:
-    """Which events say each value (:func:`says` of the value over each event's normalised text), kept across
-    decisions: a decision traces its values through every earlier event, so each call searched every text before
-    it again, and a live add that reads its scope's open turn again decided the turn's calls anew
-    at every add (a Claude Code response of 100 reads of 90 KB, a line an add: 9 minutes, most of it these
-    searches). An event's text is searched once per value; the texts it was searched in are kept (the tracker's own
-    strings), and where an event's text is no longer the one searched (a rollback, a re-read of the open turn, a
-    rewrite) the events from there are searched again, so a hit is always what :func:`says` gives now. Not saved:
-    a loaded tracker searches afresh."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []  # the texts searched, event by event
-        self.found: dict[str, tuple[int, list[int]]] = {}  # value -> (events searched, those that say it)
-        self.policy_text, self.policy_found = "", {}  # the policy searched, value -> whether it says it
-
-    def sync(self, texts: list[str]) -> None:
-        """Keep what was found in the events whose text is still ``texts``' (equal texts are the same object from
-        here, so the next check is one comparison); forget the rest."""
-        kept, n = self.texts, 0
-        for a, b in zip(kept, texts):
-            if a is not b:
-                if a != b:
-                    break
-                kept[n] = b
-            n += 1
-        if n < len(kept):
-            del kept[n:]
-            self.found = {s: (min(upto, n), [i for i in hits if i < n]) for s, (upto, hits) in self.found.items()}
-
-    def hits(self, texts: list[str], s: str) -> list[int]:
-        """The events among ``texts`` (synced first: :meth:`sync`) that say ``s``, in order."""
-        upto, hits = self.found.get(s, (0, []))
-        if upto > len(texts):
-            return [i for i in hits if i < len(texts)]
-        if upto < len(texts):
-            hits = hits + [i for i in range(upto, len(texts)) if says(texts[i], s)]
-            self.texts.extend(texts[len(self.texts):])
-            self.found[s] = (len(texts), hits)
-        return hits
-
-    def policy(self, text: str, s: str) -> bool:
-        """:func:`says` of ``s`` in the policy ``text`` (a long one, Codex's instructions, searched once a value)."""
-        if text is not self.policy_text and text != self.policy_text:
-            self.policy_text, self.policy_found = text, {}
-        if s not in self.policy_found:
-            self.policy_found[s] = says(text, s)
-        return self.policy_found[s]
-
-
-MAX_ARGUMENT_DEPTH = 32  # levels of objects and lists in one call's arguments that are traced (deeper: kept raw;
-# walking them leaf by leaf recursed past Python's limit, and a served add answered 500 with its batch half taken)
-
-
-def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
-    """(path, scalar) pairs: a dict gives the leaves of each value at ``path.key``, a list those of each item
-    at ``path`` (no index), a scalar is one leaf."""
-    if isinstance(value, Mapping):
-        return [leaf for k, v in value.items() for leaf in leaves(v, f"{path}.{k}")]
-    if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in leaves(v, path)]
-    return [(path, value)]
-
-
-def argument_leaves(tool: str, name: str, value: Any, pages: bool = False) -> list[tuple[str, Any]]:
-    """The leaves of argument ``name`` of a call to ``tool`` that the labelling rule judges: the spec's
-    :func:`leaves`, except a shell command's words (the extension of the module doc, "shell command lines") and a
-    search tool's pattern's names (:func:`sam_model.data.toolarguments.search_pattern`) and an editor's ``view_range``
-    line numbers (:func:`sam_model.data.toolarguments.view_lines`), each at the argument's path; a
-    command that is read whole (its quotes do not close) is one leaf, as the spec reads it. ``pages``: a page's
-    bounds in a line range are leaves too, as :class:`~sam_model.data.lineranges.PageBound` words."""
-    found = command_words(value, powershell=is_powershell(tool), pages=pages) \
-        if is_command_line(tool, name, value) else None
-    if found is None and isinstance(value, str) and is_patch_tool(tool):
-        found = patch_paths(value)
-    if found is None:
-        found = search_pattern(tool, name, value)
-    if found is None:
-        found = view_lines(name, value, pages)
-    if found is not None:
-        return [(name, w) for w in found]
-    return leaves(value, name)
-
-
-RAW_PATCH = "input"  # the path a freeform patch's file paths are judged at (a Responses custom tool call's field)
-
-
-def raw_patch(call: ToolCall) -> list[str] | None:
-    """The file paths of a call whose arguments are a freeform patch, no JSON object (Codex's ``apply_patch`` custom
-    tool call, its input the patch itself: :func:`sam_model.data.shellpaths.patch_paths`); None for any other call."""
-    return patch_paths(call.arguments) if isinstance(call.arguments, str) and is_patch_tool(call.name) else None
-
-
-def call_leaves(call: ToolCall, hit: Callable[[int], bool] | None = None) -> list[tuple[str, Any, bool]]:
-    """(path, leaf, whether it is a shell's setting) of each leaf of ``call`` the labelling rule judges: its
-    arguments' (:func:`argument_leaves`; a setting, :func:`sam_model.data.toolarguments.is_tool_setting`, an operation
-    and a page's offset, :func:`sam_model.data.toolarguments.is_page_offset`, are judged trivial), or, of arguments that are no JSON object, a freeform patch's paths at :data:`RAW_PATCH` (any other raw
-    string gives none, as the spec reads it). ``hit``: whether an earlier output printed a line as a search hit;
-    given, a line range that is a page by its numbers (``sed -n '200,250p'``, a Read's ``offset`` 200) but opens or
-    closes at a hit is a window around it, its numbers leaves as :class:`~sam_model.data.lineranges.PageBound`
-    words (its paging rule took them for a page and traced nothing)."""
-    if not call.valid:
-        return [(RAW_PATCH, p, False) for p in raw_patch(call) or ()]
-    out: list[tuple[str, Any, bool]] = []
-    for name, value in call.arguments.items():
-        page = is_page_offset(call.name, name, call.arguments)
-        line = page_offset_line(call.name, name, call.arguments) if page and hit else None
-        for path, v in argument_leaves(call.name, name, value, pages=hit is not None):
-            if isinstance(v, PageBound) and not (hit and any(map(hit, v.window))):
-                continue  # a page's bound: no leaf, as without hit
-            if line is not None and hit and hit(line):
-                v, page = PageBound(str(line), (line, line)), False
-            out.append((path, v, is_tool_setting(call.name, name) or is_operation(call.name, name, value) or page))
-    return out
-
-
-def is_free_text(s: str) -> bool:
-    """A normalised string longer than 100 characters or of more than 8 words: prose, not a value."""
-    return len(s) > 100 or len(s.split()) > 8
-
-
-def is_trivial(path: str, value: Any) -> bool:
-    """Values too common or too vague to trace: None, booleans, numbers (and all-digit strings) of fewer than 3
-    digits unless the path's last part ends in ``id``, strings shorter than 2 characters, yes/no words, free text."""
-    if value is None or isinstance(value, bool):
-        return True
-    s = norm(value)
-    if (isinstance(value, (int, float)) or _NUMBER.fullmatch(s)) and sum(c.isdigit() for c in s) < 3 \
-            and not path.rsplit(".", 1)[-1].lower().endswith("id"):
-        return True
-    return len(s) < 2 or s in _TRIVIAL_WORDS or is_free_text(s)
-
-
-def number_forms(value: Any) -> list[str]:
-    """The normalised forms a text may say ``value`` in: ``norm(value)``, and for a JSON number (the extension of the
-    module doc, "amounts") its two-digit form where it has one decimal digit (45.6: 45.60) and, from 1,000 on, its
-    forms with thousands separators (3500: 3,500; 1234.5: 1,234.5 and 1,234.50). A model writes a price as it read
-    it, ``"amount": 45.60``, or a budget of $3,500 as 3500, and no text saying $45.60 or $3,500 said JSON's 45.6 or
-    3500 as a whole token: the amount was untraceable. A string keeps its one form (``"3.1"`` is no ``"3.10"``)."""
-    s = norm(value)
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not _NUMBER.fullmatch(s):
-        return [s]
-    forms = [s]
-    if _ONE_DECIMAL.fullmatch(s):
-        forms.append(s + "0")
-    if abs(float(value)) >= 1000:
-        whole = float(value).is_integer()
-        forms += [f"{int(value):,}"] if whole else [f"{value:,}", f"{value:,.2f}"]
-    return list(dict.fromkeys(forms))
-
-
-def result_shape(name: str, content: str, failed: bool = False) -> str:
-    """``last_action_result`` after a tool result: its shape (error and why, n results, ok and which keys),
-    never its values, so the state cannot leak what the memory must supply. ``failed``: the result's format flagged
-    the call as failed (the extension of the module doc): an error whatever the words, its reason from the words."""
-    c = content.strip()
-    if failed or c[:5].lower() == "error":
-        reason = " ".join(w for w in c.split() if not any(ch.isdigit() for ch in w))[:80]
-        reason = re.sub(r"^error[:\s]*", "", reason, flags=re.IGNORECASE)
-        return f"{name}: error" + (f" ({reason})" if reason else "")
-    try:
-        parsed = json.loads(c)
-    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: a text result
-        parsed = None
-    if isinstance(parsed, list):
-        return f"{name}: {len(parsed)} results"
-    if isinstance(parsed, dict):
-        keys = [k for k in parsed if _KEY.fullmatch(k)][:6]
-        return f"{name}: ok ({', '.join(keys)})" if keys else f"{name}: ok ({len(parsed)} entries)"
-    return f"{name}: empty" if not c else f"{name}: ok"
-
-
-def call_text(name: str, arguments: Mapping[str, Any] | str) -> str:
-    """``CALL name(k=v, ...)``: strings raw, everything else as JSON; unparsable arguments as their raw string."""
-    if isinstance(arguments, str):
-        return f"CALL {name}({arguments})"
-    parts = [f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items()]
-    return f"CALL {name}({', '.join(parts)})"
-
-
-
-# --------------------------------------------------------------------------------------------- messages
-@dataclass(frozen=True)
-class ToolCall:
-    """One parsed tool call. ``arguments`` is the decoded object, or the raw string when it is not JSON."""
-
-    name: str
-    arguments: dict[str, Any] | str
-    id: str | None = None
-
-    @property
-    def valid(self) -> bool:
-        return isinstance(self.arguments, dict)
-
-
-def content_text(content: Any, where: str, result: bool = False) -> str:
-    """A message's content as text: a string, null, or a list of parts whose text parts are joined by newlines.
-    ``result`` (a tool message): JSON data, an object or a list of no content part, is its JSON text
-    (formats.base.json_result), as many loggers write a tool's result; the spec names string, null and parts, and
-    a result's summary already reads its text as JSON, so the values in it are traced as in a text result."""
-    if result and (data := json_result(content)) is not None:
-        return data
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for j, part in enumerate(content):
-            if not isinstance(part, Mapping):
-                raise TranscriptFormatError(where, f"content part {j} is {json_type(part)}, expected an "
-                                                   "object such as {\"type\": \"text\", \"text\": ...}")
-            if part.get("type") == "text":
-                if not isinstance(part.get("text"), str):
-                    raise TranscriptFormatError(where, f"content part {j} has type 'text' but no string 'text'")
-                texts.append(part["text"])
-        return "\n".join(texts)
-    raise TranscriptFormatError(where, f"'content' is {json_type(content)}; expected a string, null or a "
-                                       "list of parts" + (" (or, in a tool message, JSON data)" if result else ""))
-
-
-def parse_tool_calls(message: Mapping[str, Any], where: str) -> list[ToolCall]:
-    """The message's tool calls; arguments that are not a JSON object are kept as their raw string."""
-    raw = message.get("tool_calls")
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise TranscriptFormatError(where, f"'tool_calls' is {json_type(raw)}, expected a list of calls")
-    calls = []
-    for j, call in enumerate(raw):
-        fn = call.get("function") if isinstance(call, Mapping) else None
-        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str) or not fn["name"]:
-            raise TranscriptFormatError(where, f"tool call {j} has no function name (expected "
-                                               "{\"function\": {\"name\": ..., \"arguments\": ...}})")
-        args = fn.get("arguments")
-        if isinstance(args, str):
-            try:
-                decoded = strict_loads(args, unique=False) if args.strip() else {}  # a key twice: the tool got the last
-            except (ValueError, RecursionError):  # not JSON (NaN, 1e400 included): kept as the raw string
-                decoded = args
-            args = decoded if isinstance(decoded, dict) and not too_deep(decoded, MAX_ARGUMENT_DEPTH) else args
-        elif args is None:
-            args = {}
-        elif not isinstance(args, dict) or too_deep(args, MAX_ARGUMENT_DEPTH):
-            try:
-                args = json.dumps(args, ensure_ascii=False)
-            except (ValueError, RecursionError):
-                raise TranscriptFormatError(where, f"tool call {j}'s arguments are nested too deep to write down; "
-                                                   f"give at most {MAX_ARGUMENT_DEPTH} levels") from None
-        call_id = call.get("id")
-        calls.append(ToolCall(fn["name"], args, None if call_id is None else str(call_id)))
-    return calls
-
-
 _LINE = re.compile(r"\d{1,12}")  # a line number (int() refuses a word of over 4300 digits)
 
 
-def shown_lines(message: Mapping[str, Any], where: str) -> dict[str, list[int]]:
-    """A result message's :data:`~sam_model.data.formats.base.SHOWN_LINES` (``{}`` where it has none); one that is no
-    ``{FILE: [N, ...]}`` is refused, naming the message."""
-    raw = message.get(SHOWN_LINES)
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping) or not all(
-            isinstance(f, str) and isinstance(ns, list) and all(isinstance(n, int) and not isinstance(n, bool)
-                                                                for n in ns) for f, ns in raw.items()):
-        raise TranscriptFormatError(where, f"message's '{SHOWN_LINES}' is {json.dumps(raw, default=str)[:80]}: give "
-                                           "{FILE: [LINE NUMBER, ...]}, the lines of each file its text printed, or "
-                                           "leave it out")
-    return {f: sorted(set(ns)) for f, ns in raw.items() if ns}
-
-
-def line_runs(numbers: Iterable[int]) -> list[list[int]]:
-    """Line numbers as runs ``[[first, last], ...]`` (ascending, apart): how a tracker keeps the lines a result
-    showed (``shown``), since a long ``cat -n`` listing shows thousands of consecutive lines, each an int saved
-    with the tracker (MBs a long session); the same lines, one pair a run."""
-    runs: list[list[int]] = []
-    for n in sorted(set(numbers)):
-        if runs and n == runs[-1][1] + 1:
-            runs[-1][1] = n
-        else:
-            runs.append([n, n])
-    return runs
-
-
-def in_runs(n: int, runs: Sequence[Sequence[int]]) -> bool:
-    """Whether line ``n`` is in ``runs`` (:func:`line_runs`)."""
-    i = bisect_right(runs, n, key=lambda r: r[0]) - 1
-    return i >= 0 and runs[i][0] <= n <= runs[i][1]
-
-
-def _saved_runs(lines: Any) -> list[list[int]] | None:
-    """A saved ``shown`` item's lines as runs: ``[[first, last], ...]``, or a save's from before runs, ``[N, ...]``;
-    None where it is neither."""
-    if not isinstance(lines, list):
-        return None
-    if all(isinstance(n, int) and not isinstance(n, bool) for n in lines):
-        return line_runs(lines)
-    pairs = [r for r in lines if isinstance(r, list) and len(r) == 2
-             and all(isinstance(n, int) and not isinstance(n, bool) for n in r) and r[0] <= r[1]]
-    if len(pairs) < len(lines):
-        return None
-    runs: list[list[int]] = []
-    for a, b in sorted(pairs):  # as line_runs would give them: sorted, touching runs joined
-        if runs and a <= runs[-1][1] + 1:
-            runs[-1][1] = max(runs[-1][1], b)
-        else:
-            runs.append([a, b])
-    return runs
-
-
-def line_arguments(message: Mapping[str, Any], where: str) -> dict[str, tuple[str, frozenset[str]]]:
-    """An assistant message's :data:`~sam_model.data.formats.base.LINE_ARGUMENTS` as ``{call id: (file, argument
-    names)}`` (``{}`` where it has none); one of another shape is refused, naming the message."""
-    raw = message.get(LINE_ARGUMENTS)
-    if raw is None:
-        return {}
-    ok = isinstance(raw, Mapping) and all(
-        isinstance(m, Mapping) and isinstance(m.get("file"), str) and isinstance(m.get("arguments"), list)
-        and all(isinstance(a, str) for a in m["arguments"]) for m in raw.values())
-    if not ok:
-        raise TranscriptFormatError(where, f"message's '{LINE_ARGUMENTS}' is {json.dumps(raw, default=str)[:80]}: "
-                                           "give {TOOL CALL ID: {\"file\": FILE, \"arguments\": [NAME, ...]}}, the "
-                                           "arguments of each call that are line numbers of FILE, or leave it out")
-    return {str(k): (m["file"], frozenset(m["arguments"])) for k, m in raw.items()}
-
-
-def same_file(a: str, b: str) -> bool:
-    """Whether two paths name one file as a reader wrote them: equal, or one is the other's part below a directory
-    (``src/x.py`` of ``/testbed/src/x.py``, where the working directory was unknown)."""
-    a, b = a.removeprefix("./"), b.removeprefix("./")
-    return bool(a and b) and (a == b or a.endswith("/" + b) or b.endswith("/" + a))
-
-
-# --------------------------------------------------------------------------------------------- the state
 @dataclass
 class Decision:
     """What a tool call needs: its decision-point state, the labels and how each argument leaf was judged."""
@@ -527,13 +183,6 @@ class Decision:
     per_call: list[dict[str, list[str]]] = field(default_factory=list)
 
 
-def cut_text(text: str, keep: int) -> str:
-    """``text`` cut to its first ``keep`` characters and a count of the rest, ``text[:keep] + " ...[+M chars]"``: how
-    the importer's ``--result-limit`` cuts a tool result, and ScopedMemory a live memory past its limit (one form, so
-    a cut memory reads alike from either)."""
-    return text if len(text) <= keep else text[:keep] + f" ...[+{len(text) - keep} chars]"
-
-
 class TranscriptState:
     """The spec's running state over one conversation, and the events it writes.
 
@@ -542,8 +191,8 @@ class TranscriptState:
     assistant message with tool calls before adding it; a live agent calls it before running a call.
 
     ``result_limit``: cut a tool result's event text at this many characters (``text[:N] + " ...[+M chars]"``, the
-    spec's 2,000 is :data:`RESULT_CUT`); None (the default) keeps whole results, so a value deep inside a long
-    file view is still traced to it. ``results_cut`` counts the results cut.
+    spec's 2,000 is :data:`~sam_model.data.eventtexts.RESULT_CUT`); None (the default) keeps whole results, so a
+    value deep inside a long file view is still traced to it. ``results_cut`` counts the results cut.
     """
 
     result_limit: int | None = None  # class defaults: a state dict saved before these existed still loads
@@ -667,10 +316,12 @@ class TranscriptState:
         return cwd
 
     def _call(self, call: ToolCall, where: str) -> None:
-        """The running state after ``call``: its tool is the phase and joins the stack, and each argument's non-free-text
-        leaves (:func:`leaves`, the spec's) are its constraints. A shell command line stays whole here, not split into
-        the words the labels trace (:func:`argument_leaves`): the constraints are state text the model reads, and what
-        it read before the shell extension it reads still (masking drops the entry whose line says a needed word)."""
+        """The running state after ``call``: its tool is the phase and joins the stack, and each argument's
+        non-free-text leaves (:func:`~sam_model.data.argumentleaves.leaves`, the spec's) are its constraints. A
+        shell command line stays whole here, not split into the words the labels trace
+        (:func:`~sam_model.data.argumentleaves.argument_leaves`): the constraints are state text the model reads,
+        and what it read before the shell extension it reads still (masking drops the entry whose line says a needed
+        word)."""
         self.phase = call.name
         if call.name not in self.stack:
             self.stack.append(call.name)
@@ -951,7 +602,7 @@ class TranscriptState:
                                  f"...]}} or left out}}, got {json.dumps(w)[:80]}")
         shown = []
         for i, x in enumerate(d["shown"]):
-            runs = _saved_runs(x[2]) if isinstance(x, list) and len(x) == 3 else None
+            runs = saved_runs(x[2]) if isinstance(x, list) and len(x) == 3 else None
             if runs is None or not (_is_event(x[0], n) and isinstance(x[1], str)):
                 raise ValueError(f"conversation tracker field 'shown' item {i} must be [<event>, <file>, [[<first line>, "
                                  f"<last line>], ...]] (or a save's from before runs: [<line number>, ...]), got "
@@ -1029,24 +680,6 @@ def _is_event(x: Any, n: int) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < n
 
 
-def policy_of(messages: Sequence[Any], where: str = "conversation") -> str:
-    """The policy: the concatenated content of the ``system`` messages (common knowledge, not an event)."""
-    return "\n".join(content_text(m.get("content"), f"{where}, message {i}")
-                     for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "system")
-
-
-def mask_constraints(constraints: Mapping[str, Any], needed: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    """Constraints without the needed paths and without every entry whose value (or an item of it) says a
-    needed value: the state knows what it needs, not the values."""
-    values = [s for vs in needed.values() for s in vs]
-
-    def leaks(v: Any) -> bool:
-        items = v if isinstance(v, list) else [v]
-        return any(says(norm(x), s) for x in items for s in values)
-
-    return {k: v for k, v in constraints.items() if k not in needed and not leaks(v)}
-
-
 def live_state(messages: Iterable[Mapping[str, Any]],
                call: Mapping[str, Any] | ToolCall | Sequence[Mapping[str, Any] | ToolCall] | None = None, *,
                tool: str | Mapping[str, Any] | None = None,
@@ -1060,15 +693,15 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     Responses ``instructions``, Gemini ``system_instruction``), read as a leading system message: a string, or as
     the API keeps it (a list of text blocks or parts, a Content with ``parts``).
 
-    Give the call itself (``{"name", "arguments"}``, an OpenAI ``tool_calls`` entry, a :class:`ToolCall`, or a
-    list of them: all the calls of one assistant message):
-    the state is then exactly what the importer writes on the decision event (phase = the tool, uncertainty
-    flags = the argument paths whose values lie in earlier events, constraints = what earlier calls used,
-    minus those values). Or give ``tool`` and its argument names (a list of paths, a JSON-schema
-    ``parameters`` object, or the tool's definition as the agent declares it to its model: :func:`tool_definition`)
-    before the values exist: the flags are then every argument path, and constraints lose those paths. ``tool`` may
-    be that definition itself (its name and parameters). An agent that retrieves before writing the call sees more
-    flags than training did.
+    Give the call itself (``{"name", "arguments"}``, an OpenAI ``tool_calls`` entry, a
+    :class:`~sam_model.data.chatmessages.ToolCall`, or a list of them: all the calls of one assistant message): the
+    state is then exactly what the importer writes on the decision event (phase = the tool, uncertainty flags = the
+    argument paths whose values lie in earlier events, constraints = what earlier calls used, minus those values).
+    Or give ``tool`` and its argument names (a list of paths, a JSON-schema ``parameters`` object, or the tool's
+    definition as the agent declares it to its model: :func:`~sam_model.data.callshapes.tool_definition`) before the
+    values exist: the flags are then every argument path, and constraints lose those paths. ``tool`` may be that
+    definition itself (its name and parameters). An agent that retrieves before writing the call sees more flags
+    than training did.
     """
     chat = to_chat(list(messages), "live_state")
     st = TranscriptState(policy="\n".join(filter(None, (system_text(policy), policy_of(chat.messages)))),
@@ -1091,141 +724,3 @@ def live_state(messages: Iterable[Mapping[str, Any]],
         state["constraints"] = {k: v for k, v in state["constraints"].items() if k not in paths}
         state["uncertainty_flags"] = paths
     return state
-
-
-def system_text(policy: Any, where: str = "live_state's policy") -> str:
-    """A system text kept apart from the messages, as its API keeps it: a string, a list of blocks or parts (Converse's
-    and Anthropic's ``system``; their ``text``, cache points and the like passed over) or a Gemini Content."""
-    if isinstance(policy, str):
-        return policy
-    parts = policy.get("parts", [policy]) if isinstance(policy, Mapping) else policy
-    if not isinstance(parts, list):
-        raise TypeError(f"{where} is {json_type(policy)}: give the system text, a list of text blocks or a Content "
-                        "with parts")
-    return "\n".join(p if isinstance(p, str) else p["text"] for p in parts if isinstance(p, str) or (
-        isinstance(p, Mapping) and isinstance(p.get("text"), str) and not p.get("thought")))
-
-
-CALL_SHAPE = ('{"name": "the_tool", "arguments": {...}} (or an OpenAI tool_calls entry {"function": {"name", '
-              '"arguments"}}, an Anthropic tool_use or a Gemini functionCall)')
-
-
-def as_calls(call: Any, where: str = "call") -> list[ToolCall]:
-    """The calls of one assistant message about to be made: one call or a list of them, each a :class:`ToolCall` or
-    in any format :func:`_as_call` reads. What live_state and a scoped memory's search by ``call``
-    (ScopedMemory.live_state(call=...)) both parse, so the two compute one state. Anything else, an empty list or a
-    call with no tool name is a TranscriptFormatError naming ``where`` (``call[1]``) and what to give: a string was
-    read character by character, and a call without a name was 'tool call 0 has no function name' of no call the
-    caller sent. A tool name longer than MAX_TEXT_CHARS is refused as ``call.name``: no add can have stored a call
-    to it (its memory's text holds the name, and the add refuses it by that limit), and the state echoes the name, so
-    a 300,000-character one was answered with a 300 KB state."""
-    one = isinstance(call, (Mapping, ToolCall))
-    if not one and not isinstance(call, (list, tuple)):
-        raise TranscriptFormatError(where, f"a tool call is expected, got {json_type(call)}: give {CALL_SHAPE}, or a "
-                                           "list of them (the calls of one assistant message)")
-    if not one and not call:
-        raise TranscriptFormatError(where, f"an empty list: give the tool call about to be made, {CALL_SHAPE}")
-    calls = [call] if one else list(call)
-    out = []
-    for i, c in enumerate(calls):
-        at = where if one else f"{where}[{i}]"
-        if not isinstance(c, (Mapping, ToolCall)):
-            raise TranscriptFormatError(at, f"a tool call is expected, got {json_type(c)}: give {CALL_SHAPE}")
-        out.append(c if isinstance(c, ToolCall) else _as_call(c, at))
-        if len(out[-1].name) > MAX_TEXT_CHARS:
-            raise TranscriptFormatError(f"{at}.name", f"a tool name of {len(out[-1].name)} characters, more than the "
-                                                      f"limit of {MAX_TEXT_CHARS} (a memory's text, which holds the "
-                                                      "name): give the tool's name")
-    return out
-
-
-def _as_call(call: Mapping[str, Any], where: str = "tool call") -> ToolCall:
-    """A call in any format: an OpenAI ``tool_calls`` entry, ``{"name", "arguments"}`` (tau2, GenAI parts,
-    Responses ``function_call`` with ``call_id``), an Anthropic ``tool_use`` block (``input``), a Bedrock Converse
-    ``toolUse`` block or its content (``toolUseId``; Strands' ToolUse), a LangChain ``ToolCall`` or a Gemini
-    ``functionCall`` (``args``), or the Gemini part that holds one."""
-    call = next((call[k] for k in ("toolUse", "functionCall", "function_call") if isinstance(call.get(k), Mapping)),
-                call)
-    fn = call.get("function")
-    name = fn.get("name") if isinstance(fn, Mapping) else call.get("name")
-    if not isinstance(name, str) or not name:
-        raise TranscriptFormatError(where, f"a tool call with no tool name: give {CALL_SHAPE}")
-    if "function" in call:
-        return parse_tool_calls({"tool_calls": [call]}, where)[0]
-    key = next((k for k in ("arguments", "input", "args") if k in call), "arguments")
-    args = call.get(key)
-    fn = {"name": name, "arguments": args}
-    call_id = call.get("call_id", call.get("id", call.get("toolUseId")))
-    return parse_tool_calls({"tool_calls": [{"function": fn, "id": call_id}]}, where)[0]
-
-
-TOOL_SHAPE = ('OpenAI\'s {"type": "function", "function": {"name", "parameters"}}, a function declaration {"name", '
-              '"parameters"}, Anthropic\'s {"name", "input_schema"} or Bedrock\'s {"toolSpec": {"name", "inputSchema"}}')
-_SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema", "parametersJsonSchema")
-
-
-def tool_definition(tool: Mapping[str, Any], where: str = "tool") -> tuple[str, Mapping[str, Any]]:
-    """The name and parameters schema of a tool as an agent declares it to its model (``TOOL_SHAPE``; Responses'
-    flat ``{"type": "function", "name", "parameters"}`` and a Gemini FunctionDeclaration are the function shape).
-    An agent holds these, not a bare schema: given as ``arguments`` they were read as a schema without
-    ``properties``, so the state flagged no argument and nothing said why. A mapping of none of these shapes is a
-    ValueError naming ``where``."""
-    spec = tool.get("function", tool.get("toolSpec", tool))
-    name = spec.get("name") if isinstance(spec, Mapping) else None
-    key = next((k for k in _SCHEMA_KEYS if isinstance(spec, Mapping) and k in spec), None)
-    if not isinstance(name, str) or not name or (key is None and spec is tool and tool.get("type") != "function"):
-        raise ValueError(f"live_state's {where} is a mapping but not a tool definition (keys "
-                         f"{sorted(map(str, tool))[:6]}): give {TOOL_SHAPE}")
-    schema = spec.get(key) if key else {}
-    if isinstance(schema, Mapping) and isinstance(schema.get("json"), Mapping):  # Bedrock's inputSchema
-        schema = schema["json"]
-    if not isinstance(schema, Mapping):
-        raise ValueError(f"live_state's {where}.{key} is {json_type(schema)}: a JSON-schema object is expected")
-    return name, schema
-
-
-def argument_schema(arguments: Any) -> Mapping[str, Any] | Sequence[str]:
-    """``live_state``'s ``arguments`` as schema_paths reads them: a list of paths, a JSON-schema parameters object, or a
-    tool definition (its parameters). A string was read character by character (``"account_id"`` flagged ``a``,
-    ``c``, ...) and a mapping of neither (the ``properties`` without their wrapper) flagged nothing; both are a
-    ValueError saying what to give."""
-    if arguments is None:
-        return []
-    if isinstance(arguments, str) or not isinstance(arguments, (Mapping, list, tuple)):
-        raise ValueError(f"live_state's arguments is {json_type(arguments)}: give a list of argument names, the "
-                         f"parameters' JSON schema or the tool's definition ({TOOL_SHAPE})")
-    if not isinstance(arguments, Mapping):
-        if not all(isinstance(a, str) and a for a in arguments):
-            raise ValueError("live_state's arguments: a list of argument names (strings) is expected")
-        return arguments
-    if any(k in arguments for k in ("function", "toolSpec", *_SCHEMA_KEYS)):
-        return tool_definition(arguments, "arguments")[1]
-    if arguments and "properties" not in arguments and "type" not in arguments:
-        raise ValueError(f"live_state's arguments is a mapping with neither 'properties' nor 'type' (keys "
-                         f"{sorted(map(str, arguments))[:6]}): give the parameters' JSON schema "
-                         '{"type": "object", "properties": {...}}, a list of argument names or the tool\'s definition')
-    return arguments
-
-
-def schema_paths(arguments: Mapping[str, Any] | Sequence[str], prefix: str = "") -> list[str]:
-    """Leaf paths of a JSON-schema ``parameters`` object (objects add ``.key``, arrays keep the path), or
-    the given list of paths as they are. Types in any case: Gemini's declarations write ``OBJECT`` / ``ARRAY``."""
-    if not isinstance(arguments, Mapping):
-        return [str(a) for a in arguments]
-    props = arguments.get("properties")
-    if props is None and _is_array(arguments):
-        return schema_paths(arguments.get("items") or {}, prefix)
-    if not isinstance(props, Mapping):
-        return [prefix] if prefix else []
-    out: list[str] = []
-    for key, sub in props.items():
-        path = f"{prefix}.{key}" if prefix else key
-        sub = sub if isinstance(sub, Mapping) else {}
-        nested = sub.get("items") if _is_array(sub) else sub
-        out += schema_paths(nested, path) if isinstance(nested, Mapping) and (
-            "properties" in nested or _is_array(nested)) else [path]
-    return out
-
-
-def _is_array(schema: Mapping[str, Any]) -> bool:
-    return str(schema.get("type")).lower() == "array"

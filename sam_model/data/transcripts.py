@@ -30,6 +30,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sam_model.data.advice import Advice, spelt
+from sam_model.data.argumentleaves import leaves  # noqa: F401  (re-exported: the rule's public names)
+from sam_model.data.callshapes import schema_paths  # noqa: F401
+from sam_model.data.chatmessages import ToolCall, content_text, parse_tool_calls, policy_of  # noqa: F401
+from sam_model.data.eventtexts import RESULT_CUT, call_text, result_shape  # noqa: F401
 from sam_model.data.formats import (
     FORMATS,
     Chat,
@@ -40,33 +44,24 @@ from sam_model.data.formats import (
     tool_mark_kinds,
     tool_marks,
 )
-from sam_model.data.formats.base import FAILED
+from sam_model.data.formats.base import (
+    FAILED,
+    TranscriptFormatError,  # noqa: F401
+)
 from sam_model.data.formats.chat import ROLES
 from sam_model.data.formats.files import episode_id_of, is_transcript_file  # noqa: F401  (re-exported)
 from sam_model.data.lives import make_lives
 from sam_model.data.reader import check_output
-from sam_model.data.toolstate import (  # noqa: F401  (re-exported: the rule's public names)
+from sam_model.data.sayings import mask_constraints, says  # noqa: F401
+from sam_model.data.toolstate import (  # noqa: F401
     LABELS,
     OUTCOMES,
-    RESULT_CUT,
     Decision,
     Label,
-    ToolCall,
-    TranscriptFormatError,
     TranscriptState,
-    call_text,
-    content_text,
-    is_free_text,
-    is_trivial,
-    leaves,
     live_state,
-    mask_constraints,
-    parse_tool_calls,
-    policy_of,
-    result_shape,
-    says,
-    schema_paths,
 )
+from sam_model.data.trivialvalues import is_free_text, is_trivial  # noqa: F401
 from sam_model.io import SAMFileError, atomic_path, cli_name, json_type, run_cli
 from sam_model.progress import progress_bar
 

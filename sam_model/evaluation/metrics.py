@@ -93,12 +93,12 @@ def ndcg(top: np.ndarray, relevant: np.ndarray, k: int) -> float:
 
 def grounding(rankings: Sequence[np.ndarray], data: EvalData, k: int = 5) -> float | None:
     """Share of the needed argument values (over all decisions) that some top-k memory says verbatim
-    (sam_model.data.toolstate.says): what an agent that checks a tool call's arguments against retrieved
+    (sam_model.data.sayings.says): what an agent that checks a tool call's arguments against retrieved
     memory finds. None when the log does not record the needed values (only transcripts do)."""
     if data.needed is None:
         return None
+    from sam_model.data.sayings import says
     from sam_model.data.text import norm
-    from sam_model.data.toolstate import says
 
     texts: dict[int, str] = {}
     found = total = 0

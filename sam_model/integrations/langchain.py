@@ -54,10 +54,11 @@ from langchain_core.runnables.config import run_in_executor
 from langchain_core.vectorstores import VectorStore
 from pydantic import ConfigDict, Field
 
+from sam_model.data.chatmessages import policy_of
 from sam_model.data.formats import is_log_message, langchain_messages, to_chat
 from sam_model.data.formats.base import FAILED
 from sam_model.data.schema import State
-from sam_model.data.toolstate import TranscriptState, live_state, policy_of
+from sam_model.data.toolstate import TranscriptState, live_state
 from sam_model.limits import MAX_K, check_int, check_metadata, check_text
 from sam_model.memory.scoped import ScopedMemory, result
 

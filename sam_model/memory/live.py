@@ -41,6 +41,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from sam_model.data.chatmessages import ToolCall
 from sam_model.data.formats import (
     claude_code,
     codex,
@@ -55,7 +56,7 @@ from sam_model.data.formats.base import CWD, Chat
 from sam_model.data.formats.numbered import mark
 from sam_model.data.formats.responses import OUTPUTS
 from sam_model.data.schema import State
-from sam_model.data.toolstate import ToolCall, TranscriptState
+from sam_model.data.toolstate import TranscriptState
 from sam_model.io import SAMFileError
 
 # the session formats an agent appends line by line (OpenHands: an event an add, from its event stream's callback)

@@ -57,24 +57,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from sam_model.data.argumentleaves import call_leaves
+from sam_model.data.callshapes import as_calls
+from sam_model.data.chatmessages import ToolCall, content_text, parse_tool_calls, policy_of
 from sam_model.data.chunks import own_words
+from sam_model.data.eventtexts import call_text, cut_text
 from sam_model.data.examples import MemoryRecord, MemoryRecorder, memory_record
 from sam_model.data.formats import codex_exec, detect, gemini_cli, is_log_message, to_chat
 from sam_model.data.formats.files import MAX_DEPTH
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
-from sam_model.data.toolstate import (
-    ToolCall,
-    TranscriptState,
-    as_calls,
-    call_leaves,
-    call_text,
-    cleared,
-    content_text,
-    cut_text,
-    parse_tool_calls,
-    policy_of,
-)
+from sam_model.data.toolstate import TranscriptState, cleared
 from sam_model.io import (
     SAMFileError,
     atomic_dir,
@@ -215,7 +208,7 @@ MAX_CALL_ARGUMENTS = 256  # argument values (leaves; a shell command line's word
 def _check_call_size(message: Any, where: str) -> None:
     """Refuse a message whose tool calls hold more than MAX_CALL_ARGUMENTS argument values: each is traced through
     the whole conversation (one call of 2,000 values against 200 messages took 4 s of a shared server's lock). The
-    values are those traced (toolstate.call_leaves): a shell command line counts its words, a patch its paths."""
+    values are those traced (argumentleaves.call_leaves): a shell command line counts its words, a patch its paths."""
     if not isinstance(message, Mapping) or message.get("role") != "assistant" or not message.get("tool_calls"):
         return
     _check_calls_size(parse_tool_calls(message, where), where, "store the call's bulk as a tool result instead")
@@ -291,7 +284,7 @@ FIT_CHARS = MAX_TEXT_CHARS - HEAD_ROOM
 
 def fit(text: str) -> str:
     """A memory's text within FIT_CHARS, so that its record, heading and all, is within MAX_TEXT_CHARS: a longer
-    one cut as the importer's ``--result-limit`` cuts a result (``text[:N] + " ...[+M chars]"``, toolstate), N
+    one cut as the importer's ``--result-limit`` cuts a result (``text[:N] + " ...[+M chars]"``, eventtexts), N
     (:func:`fitted`) such that the whole fits. Cut to MAX_TEXT_CHARS itself, the add took it (the store checks an
     event's text) but the update of a later add that moved it was refused (the record's heading put it over)."""
     return cut_text(text, fitted(len(text)))

@@ -55,7 +55,7 @@ from the producers' outputs:
 A result is marked with the files it showed lines of as its call named them, under the working directory where
 relative (``cd DIR &&``, the directory a shell call names: Codex's ``workdir``, Gemini CLI's ``dir_path`` or older
 ``directory``, toolarguments.shell_directory; the reader's CWD); toolstate compares the files as paths under one
-directory (toolstate.same_file).
+directory (shownlines.same_file).
 """
 
 from __future__ import annotations

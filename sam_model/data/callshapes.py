@@ -1,0 +1,158 @@
+"""What a live agent hands :func:`~sam_model.data.toolstate.live_state`, in its own API's shapes: the calls about to
+be made, a tool's definition or its argument names, a system text kept apart from the messages.
+
+An agent holds an OpenAI ``tool_calls`` entry, an Anthropic ``tool_use``, a Gemini ``functionCall`` or a Bedrock
+``toolUse``, and declares its tools as its API wants them; the labelling rule reads a
+:class:`~sam_model.data.chatmessages.ToolCall` and a list of argument paths. This module turns the one into the
+other, and refuses what is neither with an error that says what to give (a string had been read character by
+character, a bare ``properties`` mapping flagged nothing). live_state and a scoped memory's search by call
+(ScopedMemory.live_state(call=...)) both parse here, so the two compute one state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sam_model.data.chatmessages import ToolCall, parse_tool_calls
+from sam_model.data.formats.base import TranscriptFormatError
+from sam_model.io import json_type
+from sam_model.limits import MAX_TEXT_CHARS
+
+
+def system_text(policy: Any, where: str = "live_state's policy") -> str:
+    """A system text kept apart from the messages, as its API keeps it: a string, a list of blocks or parts (Converse's
+    and Anthropic's ``system``; their ``text``, cache points and the like passed over) or a Gemini Content."""
+    if isinstance(policy, str):
+        return policy
+    parts = policy.get("parts", [policy]) if isinstance(policy, Mapping) else policy
+    if not isinstance(parts, list):
+        raise TypeError(f"{where} is {json_type(policy)}: give the system text, a list of text blocks or a Content "
+                        "with parts")
+    return "\n".join(p if isinstance(p, str) else p["text"] for p in parts if isinstance(p, str) or (
+        isinstance(p, Mapping) and isinstance(p.get("text"), str) and not p.get("thought")))
+
+
+CALL_SHAPE = ('{"name": "the_tool", "arguments": {...}} (or an OpenAI tool_calls entry {"function": {"name", '
+              '"arguments"}}, an Anthropic tool_use or a Gemini functionCall)')
+
+
+def as_calls(call: Any, where: str = "call") -> list[ToolCall]:
+    """The calls of one assistant message about to be made: one call or a list of them, each a
+    :class:`~sam_model.data.chatmessages.ToolCall` or in any format :func:`_as_call` reads. What live_state and a
+    scoped memory's search by ``call`` (ScopedMemory.live_state(call=...)) both parse, so the two compute one state.
+    Anything else, an empty list or a call with no tool name is a TranscriptFormatError naming ``where``
+    (``call[1]``) and what to give: a string was read character by character, and a call without a name was 'tool
+    call 0 has no function name' of no call the caller sent. A tool name longer than MAX_TEXT_CHARS is refused as
+    ``call.name``: no add can have stored a call to it (its memory's text holds the name, and the add refuses it by
+    that limit), and the state echoes the name, so a 300,000-character one was answered with a 300 KB state."""
+    one = isinstance(call, (Mapping, ToolCall))
+    if not one and not isinstance(call, (list, tuple)):
+        raise TranscriptFormatError(where, f"a tool call is expected, got {json_type(call)}: give {CALL_SHAPE}, or a "
+                                           "list of them (the calls of one assistant message)")
+    if not one and not call:
+        raise TranscriptFormatError(where, f"an empty list: give the tool call about to be made, {CALL_SHAPE}")
+    calls = [call] if one else list(call)
+    out = []
+    for i, c in enumerate(calls):
+        at = where if one else f"{where}[{i}]"
+        if not isinstance(c, (Mapping, ToolCall)):
+            raise TranscriptFormatError(at, f"a tool call is expected, got {json_type(c)}: give {CALL_SHAPE}")
+        out.append(c if isinstance(c, ToolCall) else _as_call(c, at))
+        if len(out[-1].name) > MAX_TEXT_CHARS:
+            raise TranscriptFormatError(f"{at}.name", f"a tool name of {len(out[-1].name)} characters, more than the "
+                                                      f"limit of {MAX_TEXT_CHARS} (a memory's text, which holds the "
+                                                      "name): give the tool's name")
+    return out
+
+
+def _as_call(call: Mapping[str, Any], where: str = "tool call") -> ToolCall:
+    """A call in any format: an OpenAI ``tool_calls`` entry, ``{"name", "arguments"}`` (tau2, GenAI parts,
+    Responses ``function_call`` with ``call_id``), an Anthropic ``tool_use`` block (``input``), a Bedrock Converse
+    ``toolUse`` block or its content (``toolUseId``; Strands' ToolUse), a LangChain ``ToolCall`` or a Gemini
+    ``functionCall`` (``args``), or the Gemini part that holds one."""
+    call = next((call[k] for k in ("toolUse", "functionCall", "function_call") if isinstance(call.get(k), Mapping)),
+                call)
+    fn = call.get("function")
+    name = fn.get("name") if isinstance(fn, Mapping) else call.get("name")
+    if not isinstance(name, str) or not name:
+        raise TranscriptFormatError(where, f"a tool call with no tool name: give {CALL_SHAPE}")
+    if "function" in call:
+        return parse_tool_calls({"tool_calls": [call]}, where)[0]
+    key = next((k for k in ("arguments", "input", "args") if k in call), "arguments")
+    args = call.get(key)
+    fn = {"name": name, "arguments": args}
+    call_id = call.get("call_id", call.get("id", call.get("toolUseId")))
+    return parse_tool_calls({"tool_calls": [{"function": fn, "id": call_id}]}, where)[0]
+
+
+TOOL_SHAPE = ('OpenAI\'s {"type": "function", "function": {"name", "parameters"}}, a function declaration {"name", '
+              '"parameters"}, Anthropic\'s {"name", "input_schema"} or Bedrock\'s {"toolSpec": {"name", "inputSchema"}}')
+_SCHEMA_KEYS = ("parameters", "input_schema", "inputSchema", "parametersJsonSchema")
+
+
+def tool_definition(tool: Mapping[str, Any], where: str = "tool") -> tuple[str, Mapping[str, Any]]:
+    """The name and parameters schema of a tool as an agent declares it to its model (``TOOL_SHAPE``; Responses'
+    flat ``{"type": "function", "name", "parameters"}`` and a Gemini FunctionDeclaration are the function shape).
+    An agent holds these, not a bare schema: given as ``arguments`` they were read as a schema without
+    ``properties``, so the state flagged no argument and nothing said why. A mapping of none of these shapes is a
+    ValueError naming ``where``."""
+    spec = tool.get("function", tool.get("toolSpec", tool))
+    name = spec.get("name") if isinstance(spec, Mapping) else None
+    key = next((k for k in _SCHEMA_KEYS if isinstance(spec, Mapping) and k in spec), None)
+    if not isinstance(name, str) or not name or (key is None and spec is tool and tool.get("type") != "function"):
+        raise ValueError(f"live_state's {where} is a mapping but not a tool definition (keys "
+                         f"{sorted(map(str, tool))[:6]}): give {TOOL_SHAPE}")
+    schema = spec.get(key) if key else {}
+    if isinstance(schema, Mapping) and isinstance(schema.get("json"), Mapping):  # Bedrock's inputSchema
+        schema = schema["json"]
+    if not isinstance(schema, Mapping):
+        raise ValueError(f"live_state's {where}.{key} is {json_type(schema)}: a JSON-schema object is expected")
+    return name, schema
+
+
+def argument_schema(arguments: Any) -> Mapping[str, Any] | Sequence[str]:
+    """``live_state``'s ``arguments`` as schema_paths reads them: a list of paths, a JSON-schema parameters object, or a
+    tool definition (its parameters). A string was read character by character (``"account_id"`` flagged ``a``,
+    ``c``, ...) and a mapping of neither (the ``properties`` without their wrapper) flagged nothing; both are a
+    ValueError saying what to give."""
+    if arguments is None:
+        return []
+    if isinstance(arguments, str) or not isinstance(arguments, (Mapping, list, tuple)):
+        raise ValueError(f"live_state's arguments is {json_type(arguments)}: give a list of argument names, the "
+                         f"parameters' JSON schema or the tool's definition ({TOOL_SHAPE})")
+    if not isinstance(arguments, Mapping):
+        if not all(isinstance(a, str) and a for a in arguments):
+            raise ValueError("live_state's arguments: a list of argument names (strings) is expected")
+        return arguments
+    if any(k in arguments for k in ("function", "toolSpec", *_SCHEMA_KEYS)):
+        return tool_definition(arguments, "arguments")[1]
+    if arguments and "properties" not in arguments and "type" not in arguments:
+        raise ValueError(f"live_state's arguments is a mapping with neither 'properties' nor 'type' (keys "
+                         f"{sorted(map(str, arguments))[:6]}): give the parameters' JSON schema "
+                         '{"type": "object", "properties": {...}}, a list of argument names or the tool\'s definition')
+    return arguments
+
+
+def schema_paths(arguments: Mapping[str, Any] | Sequence[str], prefix: str = "") -> list[str]:
+    """Leaf paths of a JSON-schema ``parameters`` object (objects add ``.key``, arrays keep the path), or
+    the given list of paths as they are. Types in any case: Gemini's declarations write ``OBJECT`` / ``ARRAY``."""
+    if not isinstance(arguments, Mapping):
+        return [str(a) for a in arguments]
+    props = arguments.get("properties")
+    if props is None and _is_array(arguments):
+        return schema_paths(arguments.get("items") or {}, prefix)
+    if not isinstance(props, Mapping):
+        return [prefix] if prefix else []
+    out: list[str] = []
+    for key, sub in props.items():
+        path = f"{prefix}.{key}" if prefix else key
+        sub = sub if isinstance(sub, Mapping) else {}
+        nested = sub.get("items") if _is_array(sub) else sub
+        out += schema_paths(nested, path) if isinstance(nested, Mapping) and (
+            "properties" in nested or _is_array(nested)) else [path]
+    return out
+
+
+def _is_array(schema: Mapping[str, Any]) -> bool:
+    return str(schema.get("type")).lower() == "array"

@@ -1,0 +1,112 @@
+"""Which events say a value: the spec's says(text, s), each event's text searched once per value, and the masking
+of the constraints that say a needed value.
+
+The labelling rule (:mod:`sam_model.data.toolstate`) traces a needed argument value to the earlier events whose
+text says it, and hides from a decision point's constraints every entry that says a needed value; both ask
+:func:`says`. A decision asks it of every event before it, and a live memory decides its open turn's calls again at
+each add, so :class:`Sayings` keeps what it found. The search is its own module so that what it costs can be read
+and counted apart from the state (tests/test_live_work.py, sam_model.bench.live_adds count :func:`says` calls here).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sam_model.data.provenance import contains_value
+from sam_model.data.text import norm
+from sam_model.data.trivialvalues import NUMBER
+
+_ONE_DECIMAL = re.compile(r"[+-]?\d+\.\d")  # 45.6: a JSON number that may have been written 45.60
+
+
+def says(text_norm: str, s: str) -> bool:
+    """The spec's says(text, s): ``text_norm`` (already normalised) contains ``s`` as a whole token, or ``s``
+    without a leading ``#`` (when ``s`` starts with ``#`` and is longer than 2), or ``s`` with ``_`` read as a
+    space."""
+    if contains_value(text_norm, s):
+        return True
+    if s.startswith("#") and len(s) > 2 and contains_value(text_norm, s[1:]):
+        return True
+    return "_" in s and contains_value(text_norm, s.replace("_", " "))
+
+
+def number_forms(value: Any) -> list[str]:
+    """The normalised forms a text may say ``value`` in: ``norm(value)``, and for a JSON number (the extension of
+    :mod:`sam_model.data.toolstate`'s doc, "amounts") its two-digit form where it has one decimal digit (45.6: 45.60)
+    and, from 1,000 on, its forms with thousands separators (3500: 3,500; 1234.5: 1,234.5 and 1,234.50). A model writes
+    a price as it read it, ``"amount": 45.60``, or a budget of $3,500 as 3500, and no text saying $45.60 or $3,500 said
+    JSON's 45.6 or 3500 as a whole token: the amount was untraceable. A string keeps its one form (``"3.1"`` is no
+    ``"3.10"``)."""
+    s = norm(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not NUMBER.fullmatch(s):
+        return [s]
+    forms = [s]
+    if _ONE_DECIMAL.fullmatch(s):
+        forms.append(s + "0")
+    if abs(float(value)) >= 1000:
+        whole = float(value).is_integer()
+        forms += [f"{int(value):,}"] if whole else [f"{value:,}", f"{value:,.2f}"]
+    return list(dict.fromkeys(forms))
+
+
+class Sayings:
+    """Which events say each value (:func:`says` of the value over each event's normalised text), kept across
+    decisions: a decision traces its values through every earlier event, so each call searched every text before
+    it again, and a live add that reads its scope's open turn again decided the turn's calls anew
+    at every add (a Claude Code response of 100 reads of 90 KB, a line an add: 9 minutes, most of it these
+    searches). An event's text is searched once per value; the texts it was searched in are kept (the tracker's own
+    strings), and where an event's text is no longer the one searched (a rollback, a re-read of the open turn, a
+    rewrite) the events from there are searched again, so a hit is always what :func:`says` gives now. Not saved:
+    a loaded tracker searches afresh."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []  # the texts searched, event by event
+        self.found: dict[str, tuple[int, list[int]]] = {}  # value -> (events searched, those that say it)
+        self.policy_text, self.policy_found = "", {}  # the policy searched, value -> whether it says it
+
+    def sync(self, texts: list[str]) -> None:
+        """Keep what was found in the events whose text is still ``texts``' (equal texts are the same object from
+        here, so the next check is one comparison); forget the rest."""
+        kept, n = self.texts, 0
+        for a, b in zip(kept, texts):
+            if a is not b:
+                if a != b:
+                    break
+                kept[n] = b
+            n += 1
+        if n < len(kept):
+            del kept[n:]
+            self.found = {s: (min(upto, n), [i for i in hits if i < n]) for s, (upto, hits) in self.found.items()}
+
+    def hits(self, texts: list[str], s: str) -> list[int]:
+        """The events among ``texts`` (synced first: :meth:`sync`) that say ``s``, in order."""
+        upto, hits = self.found.get(s, (0, []))
+        if upto > len(texts):
+            return [i for i in hits if i < len(texts)]
+        if upto < len(texts):
+            hits = hits + [i for i in range(upto, len(texts)) if says(texts[i], s)]
+            self.texts.extend(texts[len(self.texts):])
+            self.found[s] = (len(texts), hits)
+        return hits
+
+    def policy(self, text: str, s: str) -> bool:
+        """:func:`says` of ``s`` in the policy ``text`` (a long one, Codex's instructions, searched once a value)."""
+        if text is not self.policy_text and text != self.policy_text:
+            self.policy_text, self.policy_found = text, {}
+        if s not in self.policy_found:
+            self.policy_found[s] = says(text, s)
+        return self.policy_found[s]
+
+
+def mask_constraints(constraints: Mapping[str, Any], needed: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """Constraints without the needed paths and without every entry whose value (or an item of it) says a
+    needed value: the state knows what it needs, not the values."""
+    values = [s for vs in needed.values() for s in vs]
+
+    def leaks(v: Any) -> bool:
+        items = v if isinstance(v, list) else [v]
+        return any(says(norm(x), s) for x in items for s in values)
+
+    return {k: v for k, v in constraints.items() if k not in needed and not leaks(v)}
