@@ -265,3 +265,37 @@ def test_mcp_remember_records_the_flag_and_recall_ranks_by_it(opening, tmp_path)
         "mia#0": True, "mia#1": False, "mia#2": False, "bo#0": True, "bo#1": False, "bo#2": False}
     assert found["results"][0]["id"] == "mia#0"
     tenants.close()
+
+
+def _event(step: int, kind: str, text: str) -> object:
+    return parse_event({"episode_id": "ep", "step": step, "kind": kind, "text": text})
+
+
+def test_a_refused_add_neither_loses_nor_keeps_an_opener(opening):
+    """The recorder's rollback after a refused add restores the task opener with the last state: an add of an id
+    already stored (a client sending its add again) at step 0 dropped the opener of the task step 0 opened,
+    so the next user event opened it a second time; an add refused after recording a first user event kept that
+    opener (vectors of the wrong size), so a user event at a later step opened nothing."""
+    store = MemoryStore(opening.encoder, store_config_of(opening))
+    store.add([_event(0, "user", "fix foo in bar.py")])
+    with pytest.raises(ValueError, match="already"):
+        store.add([_event(0, "agent", "searching for foo")])
+    store.add([_event(1, "user", "and baz")])
+    assert [store.opens_task("ep#0"), store.opens_task("ep#1")] == [True, False]
+
+    other = MemoryStore(opening.encoder, store_config_of(opening))
+    other.add([_event(0, "system", "You are a coding agent.")])
+    with pytest.raises(ValueError, match="vectors"):
+        other.add([_event(2, "user", "fix foo in bar.py")], vectors=np.zeros((1, 3)))
+    other.add([_event(5, "user", "fix foo in bar.py")])
+    assert other.opens_task("ep#5")
+
+
+def test_an_event_written_at_an_earlier_step_opens_no_second_task(opening):
+    """An add whose explicit step is below the task's opener (an event written late) is no try rolled back: the
+    opener stays, and the next user event opens nothing (it had been flagged as a second opener)."""
+    store = MemoryStore(opening.encoder, store_config_of(opening))
+    store.add([_event(5, "user", "fix foo in bar.py")])
+    store.add([_event(3, "agent", "searching for foo")])
+    store.add([_event(6, "user", "and baz")])
+    assert [store.opens_task(f"ep#{s}") for s in (3, 5, 6)] == [False, True, False]

@@ -95,6 +95,9 @@ class MemoryRecorder:
     def __init__(self) -> None:
         self._last: dict[Any, list] = {}  # episode -> [state before, task key, task start step]
         self._opener: dict[Any, int] = {}  # episode -> the step of its current task's first user event
+        # episodes rolled back to a row that does not say the opener (a live turn's saved row, live.row): the next
+        # record takes an opener at or after its step for one of a try rolled back since (steps only grow there)
+        self._unsure: set = set()
 
     def record(self, event: Event, state: State | None = None, commit: bool = True) -> MemoryRecord:
         """The record of ``event`` (with ``state`` in place of event.state when given), and remember it (not with
@@ -109,9 +112,10 @@ class MemoryRecorder:
         else:
             prev, start = last[0], last[2] if last[2] is not None else event.step
         opener = None if new else self._opener.get(event.episode_id)
-        stale = opener is not None and opener >= event.step  # set by a try rolled back since (steps only grow)
+        stale = event.episode_id in self._unsure and opener is not None and opener >= event.step
         opens = event.kind == USER_KIND and (opener is None or stale)
         if commit:
+            self._unsure.discard(event.episode_id)
             self._last[event.episode_id] = [event.state, source, start, prev]
             if new or stale:
                 self._opener.pop(event.episode_id, None)
@@ -121,15 +125,29 @@ class MemoryRecorder:
 
     def mark(self, episode_ids: Iterable[Any]) -> dict[Any, list | None]:
         """What :meth:`rollback` needs to forget the records made after it for these episodes (a write that failed
-        after its events were recorded: the retry must compare each event with the same state as the first try)."""
-        return {ep: (list(self._last[ep]) if ep in self._last else None) for ep in set(episode_ids)}
+        after its events were recorded: the retry must compare each event with the same state as the first try).
+        Each row is the episode's last state, task, task start and state before, then its task opener, which the
+        rollback restores too: a refused add must neither keep an opener it recorded nor lose one it dropped."""
+        return {ep: ([*self._last[ep], self._opener.get(ep)] if ep in self._last else None) for ep in set(episode_ids)}
 
     def rollback(self, mark: dict[Any, list | None]) -> None:
+        """Back to ``mark``'s rows. A row of four (saved without its opener, live.row) keeps the opener, which the
+        next record drops where it is at or after that record's step (set by the try rolled back)."""
         for ep, last in mark.items():
             if last is None:
                 self._last.pop(ep, None)
+                self._opener.pop(ep, None)
+                self._unsure.discard(ep)
+                continue
+            self._last[ep] = list(last[:4])
+            if len(last) < 5:
+                self._unsure.add(ep)
+                continue
+            self._unsure.discard(ep)
+            if last[4] is None:
+                self._opener.pop(ep, None)
             else:
-                self._last[ep] = last
+                self._opener[ep] = last[4]
 
     def revise(self, event: Event) -> MemoryRecord:
         """The record of the episode's last event again, with its revised state (a transcript's decision point,
