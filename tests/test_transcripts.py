@@ -420,6 +420,28 @@ def test_an_amount_is_traced_to_who_said_it_as_people_write_it():
         assert "useful_memory_steps" not in refund(arguments, said)[2]  # a string, another number: untraceable
 
 
+def test_an_amount_is_not_said_by_a_larger_number_or_by_its_cents_rounded():
+    """The thousands-separator forms of an amount (3500: 3,500) were matched as whole tokens, and a comma is no word
+    character: a text saying $3,500,000 (or a list 1,500,3,500 with no spaces) said 3500, and 1234.5678 was also said
+    as 1,234.57, another amount, so each call was traced to an event that never said its value. A form with
+    separators is said only as a whole number, and two decimals only where they are the value's."""
+    def refund(arguments: str, said: str) -> dict:
+        return convert([
+            {"role": "user", "content": f"The claim says {said}."},
+            {"role": "assistant", "content": "I can refund it, shall I?"},
+            {"role": "user", "content": "ok, go ahead"},
+            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+                "name": "refund_charge", "arguments": arguments}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"refund_id": "RF-12"}'}])[2]
+
+    for arguments, said in (('{"amount": 3500}', "$3,500,000"), ('{"amount": 3500}', "ids 1,500,3,500,7"),
+                            ('{"amount": 1234.5678}', "$1,234.57"), ('{"amount": 1500}', "1,500,000.00 in total")):
+        assert "useful_memory_steps" not in refund(arguments, said), said
+    for arguments, said in (('{"amount": 3500}', "$3,500, not $3,500,000"), ('{"amount": 3500}', "$3,500."),
+                            ('{"amount": 1234.56}', "$1,234.56"), ('{"amount": 3500}', "$3,500.00")):
+        assert refund(arguments, said)["useful_memory_steps"] == [0], said
+
+
 def test_a_log_of_every_model_request_is_named_as_such(tmp_path, capsys):
     """A logging proxy (or LangSmith's LLM runs) writes every request with the conversation so far: each line a
     conversation of its own, the opening of the next. Converted silently (a walkthrough's telecom agent), their

@@ -46,9 +46,20 @@ def number_forms(value: Any) -> list[str]:
     if _ONE_DECIMAL.fullmatch(s):
         forms.append(s + "0")
     if abs(float(value)) >= 1000:
-        whole = float(value).is_integer()
-        forms += [f"{int(value):,}"] if whole else [f"{value:,}", f"{value:,.2f}"]
+        if float(value).is_integer():
+            forms.append(f"{int(value):,}")
+        else:  # two decimals only where that is the same number (1234.5678 is no 1,234.57)
+            forms += [f"{value:,}"] + ([f"{value:,.2f}"] if float(f"{value:.2f}") == value else [])
     return list(dict.fromkeys(forms))
+
+
+def whole_amount(text_norm: str, form: str) -> bool:
+    """Whether ``text_norm``, which :func:`says` ``form`` (one of :func:`number_forms`' added forms of a number, not its
+    ``norm``, which says alone judges), says it as a whole number. says reads 3,500 in 3,500,000 (or in
+    1,500,3,500) as a whole token, commas being no word characters, where it is the first (or last) groups of
+    another number: a form with thousands separators counts only where no group follows or comes before it (3,500
+    followed by a word, a space, a full stop or its cents is said)."""
+    return "," not in form or re.search(r"(?<!\d,)(?<!\w)" + re.escape(form) + r"(?!\w)(?!,\d)", text_norm) is not None
 
 
 class Sayings:

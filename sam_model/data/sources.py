@@ -194,7 +194,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (start_line, offset + 1, else 1): a file whose own text opens with one, read whole, showed the lines it named (71).
 # 80: OpenHands 0.x's own read and edit (impl_source default) print the file's text: one opening with the
 # editor's header (a saved session) shows no line (70 read it as the editor's, of the file the header named).
-CONVERSION_VERSION = 80
+# 81: an amount's forms with thousands separators (77) are said only as whole numbers (3,500 is not said by
+# 3,500,000 or 1,500,3,500: sayings.whole_amount), and its two-decimal form only where it is the value (1234.5678 had
+# been said as 1,234.57).
+CONVERSION_VERSION = 81
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ as the bill showed it, ``"amount": 45.60``, or the customer's budget of $3,500 a
 45.6 and 3500, whose ``norm`` no text saying ``$45.60`` or ``$3,500`` says as a whole token: a credit's or refund's
 amount was untraceable whenever its cents ended in 0 (one price in ten), and any amount from 1,000 on written with a
 separator. Such a number is also said by its two-digit form (45.60) and its forms with thousands separators (3,500;
-1,234.5 and 1,234.50) (:func:`~sam_model.data.sayings.number_forms`); a string value keeps its one form (a version
+1,234.5 and 1,234.50) (:func:`~sam_model.data.sayings.number_forms`), one with separators only as a whole number
+(:func:`~sam_model.data.sayings.whole_amount`: 3,500 is not said by 3,500,000); a string value keeps its one form (a version
 ``"3.1"`` is not ``"3.10"``), and the needed value recorded is ``norm``'s.
 
 **An extension of the spec for shell tools: a command line is traced by its words.** The spec traces each argument
@@ -154,7 +155,7 @@ from sam_model.data.eventtexts import call_text, cut_text, result_shape
 from sam_model.data.formats import to_chat
 from sam_model.data.formats.base import CWD, CWD_BY_CALLS, FAILED, TranscriptFormatError
 from sam_model.data.lineranges import PageBound
-from sam_model.data.sayings import Sayings, mask_constraints, number_forms
+from sam_model.data.sayings import Sayings, mask_constraints, number_forms, whole_amount
 from sam_model.data.searchhits import hit_lines
 from sam_model.data.shellpaths import relative_paths
 from sam_model.data.shellwords import command_words
@@ -632,11 +633,13 @@ class TranscriptState:
         observation), the earlier ones before it."""
         if is_trivial(path, value):
             return "trivial", []
-        forms = number_forms(value)
-        hits = sorted({i for s in forms for i in self._sayings.hits(texts, s)})
+        forms = number_forms(value)  # its norm first, which the spec's says judges; an amount's other forms after it
+        hits = sorted({i for n, s in enumerate(forms) for i in self._sayings.hits(texts, s)
+                       if n == 0 or whole_amount(texts[i], s)})
         if hits[-1:] == [len(texts) - 1]:
             return "observation", []
-        if any(self._sayings.policy(self.policy_norm, s) for s in forms):
+        if any(self._sayings.policy(self.policy_norm, s) and (n == 0 or whole_amount(self.policy_norm, s))
+               for n, s in enumerate(forms)):
             return "policy", []
         return ("needed", hits) if hits else ("untraceable", [])
 
