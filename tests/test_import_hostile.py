@@ -254,6 +254,30 @@ def test_a_file_in_openais_fine_tuning_format_is_told_how_to_get_ids(tmp_path, c
     assert transcripts.main([str(fixed), str(tmp_path / "out.jsonl")]) == 0
 
 
+def test_the_jq_line_given_for_missing_ids_gives_each_conversation_its_own(tmp_path, capsys):
+    """The jq line the error gives, run as written: jq's input_line_number counts the newlines read, so a file whose
+    last line has no newline (as many writers leave it) gave its last two conversations one id, which the import
+    then refused as a duplicate; a CRLF or a blank line shifted the rest. Counting the values jq reads gives each
+    conversation the number of its place in the file."""
+    import re
+    import shlex
+    import shutil
+    import subprocess
+
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed")
+    src = tmp_path / "ft.jsonl"
+    lines = [json.dumps({"messages": MESSAGES[:n], "tools": []}) for n in (2, 3, len(MESSAGES))]
+    src.write_text(lines[0] + "\r\n\n" + "\n".join(lines[1:]))  # a CRLF, a blank line, no newline at the end
+    err = _error([str(src)], capsys, tmp_path / "out.jsonl")
+    command = re.search(r"gets them by (jq .*?) FILE > WITH_IDS\.jsonl", err)
+    assert command, err
+    fixed = subprocess.run([*shlex.split(command.group(1)), str(src)], capture_output=True, text=True, check=True)
+    assert [json.loads(line)["id"] for line in fixed.stdout.splitlines()] == ["1", "2", "3"]
+    (tmp_path / "with_ids.jsonl").write_text(fixed.stdout)
+    assert transcripts.main([str(tmp_path / "with_ids.jsonl"), str(tmp_path / "out.jsonl")]) == 0
+
+
 def test_a_conversation_logged_at_every_turn_is_named_as_such(tmp_path, capsys):
     """Found by a walkthrough: a LangGraph agent that logs {"id": thread_id, "messages": ...} after every turn writes
     one thread's conversation so far on each line, and the second was refused as a duplicate id whose ids "must be

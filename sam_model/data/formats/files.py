@@ -725,9 +725,11 @@ def _id(obj: Mapping[str, Any], key: str, where: str) -> str:
     raw = obj.get(key)
     if raw in (None, ""):
         # OpenAI's fine-tuning and evals files ({"messages", "tools"} a line) have none: say how to give them one
-        add = ("; a file of {\"messages\"} lines without ids (OpenAI's fine-tuning format) gets them by jq -c "
-               "'{id: (input_line_number|tostring)} + .' FILE > WITH_IDS.jsonl (an id kept when lines are added, "
-               "for a fixed split, is better: the conversation's own id)" if key == "id" and "messages" in obj else "")
+        # (counting the values read: input_line_number counts newlines, and a last line without one repeated an id)
+        add = ("; a file of {\"messages\"} lines without ids (OpenAI's fine-tuning format) gets them by jq -c -n "
+               "'foreach inputs as $c (0; .+1; {id: tostring} + $c)' FILE > WITH_IDS.jsonl (an id kept when lines "
+               "are added, for a fixed split, is better: the conversation's own id)"
+               if key == "id" and "messages" in obj else "")
         raise TranscriptFormatError(where, f"conversation without '{key}' (each needs a unique id: the episode id{add})")
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
         raise TranscriptFormatError(where, f"'{key}' is {json_type(raw)}; expected a string or an integer")
