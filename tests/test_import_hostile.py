@@ -6,6 +6,10 @@ written."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -259,11 +263,6 @@ def test_the_jq_line_given_for_missing_ids_gives_each_conversation_its_own(tmp_p
     last line has no newline (as many writers leave it) gave its last two conversations one id, which the import
     then refused as a duplicate; a CRLF or a blank line shifted the rest. Counting the values jq reads gives each
     conversation the number of its place in the file."""
-    import re
-    import shlex
-    import shutil
-    import subprocess
-
     if shutil.which("jq") is None:
         pytest.skip("jq is not installed")
     src = tmp_path / "ft.jsonl"
