@@ -62,13 +62,17 @@ def test_documents_come_from_the_store_with_state_from_config_or_messages():
                                                                 "user_id": "mia"}})
     by_messages = retriever.invoke("", {"configurable": {"sam_messages": msgs, "thread_id": "t1", "user_id": "mia"}})
     by_kwargs = retriever.invoke(observation, state=state, user_id="mia", thread_id="t1")
-    for docs in (by_config, by_messages, by_kwargs):
+    for docs in (by_config, by_kwargs):
         assert [d.id for d in docs] == [str(r["id"]) for r in want]
         assert [d.page_content for d in docs] == [r["memory"] for r in want]
         assert [d.metadata["score"] for d in docs] == [r["score"] for r in want]
         assert all(d.metadata["user_id"] == "mia" and "why" in d.metadata for d in docs)
+    # the trailing AI message's call, its messages recorded: searched as ScopedMemory.search(call=) searches it
+    at_call = memory.search("", call=msgs[-1].tool_calls[0], user_id="mia", run_id="t1", k=4)["results"]
     per_call = tool_call_memories(retriever, msgs, {"configurable": {"thread_id": "t1", "user_id": "mia"}})
-    assert [d.id for d in per_call["c2"]] == [str(r["id"]) for r in want]
+    for docs in (by_messages, per_call["c2"]):
+        assert [d.id for d in docs] == [str(r["id"]) for r in at_call]
+        assert [d.metadata["score"] for d in docs] == [r["score"] for r in at_call]
     # bo's memory says NO6JO3 too, but mia's search never sees it
     everyone = retriever.invoke(observation, {"configurable": {"sam_state": state, "sam_all_scopes": True}}, k=20)
     assert any(d.metadata["user_id"] == "bo" for d in everyone)

@@ -28,10 +28,13 @@ in the config is refused too.
   calls and no ``sam_tool_call`` is given, those calls are the decision;
 - otherwise the query text alone, a content search (ScopedMemory.search with no state).
 
-**When it is made.** A search is made now (after every memory of the run) unless it gives ``step`` (and
-``task_start``), ``configurable.sam_step`` / ``sam_task_start`` or keywords, as ScopedMemory.search takes them:
-the run's memories at or after ``step`` are then no candidates, as evaluate.py ranks a decision point (an agent
-that wrote its current event before searching gives that event's step, or it comes back first).
+**When it is made.** A search for a tool call rebuilt from the messages (``tool_call_memories`` too) whose
+newest event is the newest of the run's recorded conversation (the messages were added before the search) is made
+where ScopedMemory.search(call=) makes it, at that event (ScopedMemory.decision_point), so it is no candidate;
+another search is made now (after every memory of the run). Either gives way to ``step`` (and ``task_start``), ``configurable.sam_step`` / ``sam_task_start`` or
+keywords, as ScopedMemory.search takes them: the run's memories at or after ``step`` are then no candidates, as
+evaluate.py ranks a decision point (an agent that wrote its current event before searching gives that event's
+step, or it comes back first).
 
 Documents carry the memory's own words, and as metadata its id, kind, step, episode, scopes, times, score and why
 it ranked (sam_model.store.Hit). :class:`SAMVectorStore` is the same memory as a LangChain ``VectorStore``
@@ -119,6 +122,13 @@ def state_from_messages(messages: Sequence[Any], tool_call: Any = None) -> tuple
     ``tool_call``: one call or a list (LangChain or OpenAI shape); None: the tool calls of a trailing AI message
     (which is then not part of the history), else the state of the last event without a decision.
     """
+    state, observation, _ = _decision(messages, tool_call)
+    return state, observation
+
+
+def _decision(messages: Sequence[Any], tool_call: Any) -> tuple[dict[str, Any], str, bool]:
+    """:func:`state_from_messages`, and whether the state is a tool call's (given, or the trailing AI message's):
+    a search for a call is made at its decision point (SAMLangChainRetriever.search)."""
     msgs = openai_messages(messages)
     if tool_call is None and msgs and msgs[-1].get("role") == "assistant" and msgs[-1].get("tool_calls"):
         tool_call, msgs = msgs[-1]["tool_calls"], msgs[:-1]
@@ -127,9 +137,9 @@ def state_from_messages(messages: Sequence[Any], tool_call: Any = None) -> tuple
         tracker.feed(m, f"message {i}")
     observation = tracker.events[-1]["text"] if tracker.events else ""
     if tool_call is None:
-        return (tracker.events[-1]["state"] if tracker.events else State().to_json()), observation
+        return (tracker.events[-1]["state"] if tracker.events else State().to_json()), observation, False
     calls = [tool_call] if isinstance(tool_call, Mapping) else list(tool_call)
-    return live_state(msgs, [_as_call(c) for c in calls]), observation
+    return live_state(msgs, [_as_call(c) for c in calls]), observation, True
 
 
 class SAMLangChainRetriever(BaseRetriever):
@@ -183,11 +193,15 @@ class SAMLangChainRetriever(BaseRetriever):
             raise TypeError(f"SAMLangChainRetriever.memory must be a sam_model.memory.ScopedMemory, got "
                             f"{type(self.memory).__name__}")
         observation = query
+        scopes = (self._bound("user_id", user_id), self._bound("agent_id", agent_id),
+                  self._bound("run_id", run_scope(thread_id, run_id)))
         if state is None and messages is not None:
-            state, last = state_from_messages(messages, tool_call)
+            state, last, is_call = _decision(messages, tool_call)
             observation = query or last
-        found = self.memory.search(observation, state, self._bound("user_id", user_id),
-                                   self._bound("agent_id", agent_id), self._bound("run_id", run_scope(thread_id, run_id)),
+            point = self.memory.decision_point(*scopes) if is_call and step is None else None
+            if point is not None and point[1] == last:  # the messages' current event is the run's newest recorded
+                step = point[0]  # one: made where ScopedMemory.search(call=) makes it, that event no candidate
+        found = self.memory.search(observation, state, *scopes,
                                    limit=check_int(self.k if k is None else k, "k", 1, MAX_K), filters=filters,
                                    threshold=threshold, step=step, task_start=task_start,
                                    all_scopes=self.all_scopes if all_scopes is None else all_scopes)  # a bool
@@ -215,7 +229,8 @@ def document(r: Mapping[str, Any], doc_id: str | None = None) -> Document:
 def tool_call_memories(retriever: SAMLangChainRetriever, messages: Sequence[Any],
                        config: RunnableConfig | None = None) -> dict[str, list[Document]]:
     """For each tool call of the last (AI) message, the memories the call's arguments need: one search per call
-    with its decision-point state (what a LangGraph node runs before its tools). Keys are the calls' ids."""
+    with its decision-point state (what a LangGraph node runs before its tools), made as ScopedMemory.search(call=)
+    makes it (the run's current message, recorded before the search, is no candidate). Keys are the calls' ids."""
     msgs = list(messages)
     calls = getattr(msgs[-1], "tool_calls", None) if msgs else None
     if calls is None and msgs and isinstance(msgs[-1], Mapping):

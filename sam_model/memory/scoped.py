@@ -1036,10 +1036,26 @@ class ScopedMemory:
                                  "(added before the search), so its state would be the one after it: search with the "
                                  "call before adding the message that makes it")
         cwd = live.calls_cwd(self._open.get(episode), tracker.cwd, calls)
-        if not tracker.events:
-            return tracker.call_state(calls, cwd), "", None
-        return (tracker.call_state(calls, cwd), tracker.events[-1]["text"],
-                self._base[episode] + tracker.events[-1]["step"])
+        point = self._decision_point(episode)
+        return tracker.call_state(calls, cwd), "" if point is None else point[1], None if point is None else point[0]
+
+    def _decision_point(self, episode: str) -> tuple[int, str] | None:
+        """(the store's step of ``episode``'s newest recorded event, its words), None when it has none."""
+        tracker = self._trackers.get(episode)
+        if tracker is None or not tracker.events:
+            return None
+        return self._base[episode] + tracker.events[-1]["step"], tracker.events[-1]["text"]
+
+    @locked
+    def decision_point(self, user_id: str | None = None, agent_id: str | None = None,
+                       run_id: str | None = None) -> tuple[int, str] | None:
+        """Where a search for a tool call about to be made is made: (the step, the words) of the newest event of
+        the scopes' recorded conversation (its decision point, as evaluate.py reads one: the memories at or after
+        that step are no candidates), None when the scopes have none (the search is made now). What
+        :meth:`search` with ``call`` uses, and the LangChain adapter for a call rebuilt from the graph's messages:
+        one rule for both."""
+        self._scopes(user_id, agent_id, run_id, need=False)
+        return self._decision_point(self.episode_of(user_id, agent_id, run_id))
 
     @staticmethod
     def _check_id(memory_id: Any) -> None:
