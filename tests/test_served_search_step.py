@@ -124,13 +124,13 @@ def test_a_bad_step_is_a_422_naming_it(tmp_path, body, says):
     tenants.close()
 
 
-@pytest.mark.parametrize("value", ["3", 1.5, True])
+@pytest.mark.parametrize("value, got", [("3", "a string"), (1.5, "a number"), (True, "true or false")])
 @pytest.mark.parametrize("field", ["step", "task_start"])
-def test_a_step_of_another_type_is_a_422_naming_the_field(tmp_path, field, value):
+def test_a_step_of_another_type_is_a_422_naming_the_field(tmp_path, field, value, got):
     tenants = open_tenants(tmp_path)
     r = TestClient(create_app(tenants)).post("/v1/memories/search", headers=ACME,
                                              json={"query": NOW, "user_id": "mia", field: value})
-    assert r.status_code == 422 and [e["loc"] for e in r.json()["detail"]] == [["body", field]], r.text
+    assert r.status_code == 422 and r.json()["detail"] == f"{field} must be an integer, got {got}", r.text
     tenants.close()
 
 

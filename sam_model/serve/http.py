@@ -17,7 +17,8 @@ A key the keys file fixes to a scope (``{"key": ..., "user_id": "alice"}``: sam_
 scope only: every call's scope is filled in with it, a call naming another value (a scope, or a scope in a search's
 ``filters``) is a 403 naming the field and the key's value, and nothing is widened (a get_all or delete_all by agent
 alone reaches only alice's memories; another user's memory id is a 404, its history ``[]``, as another tenant's).
-Bodies are pydantic models: a missing or mistyped field is a 422 naming it; what the memory refuses (an empty
+Bodies are pydantic models: a missing or mistyped field is a 422 naming it, one line a problem and no input echoed
+(sam_model.serve.invalid); what the memory refuses (an empty
 text, a message with no content, a scope with '/', a bad filter operator, no scope on a search) is a 422
 with the memory's one-line reason; an unknown id is a 404; a body over the limit (``sam-serve --max-body-mb``, 5 MB by
 default: sam_model.limits.MAX_BODY_BYTES) a 413 saying what to do, refused before it is read whole (a Content-Length
@@ -38,12 +39,14 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import BackgroundTasks, Depends, FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from sam_model.io import SAMFileError
 from sam_model.limits import MAX_ADD_ITEMS, MAX_BODY_BYTES, MAX_K, MAX_SCOPE_CHARS, MAX_TEXT_CHARS
 from sam_model.memory.scoped import FIT_CHARS
+from sam_model.serve import invalid
 from sam_model.serve.scopes import FixedScopeError, refusal
 from sam_model.serve.tenants import Caller, Tenant, Tenants
 from sam_model.serve.wal import LogWriteError
@@ -192,6 +195,25 @@ def _refused(err: Exception, status: int) -> JSONResponse:
     return JSONResponse({"detail": refusal(err)}, status_code=status)
 
 
+def _fields(request: Request) -> dict[str, list[str]]:
+    """The fields the request's route takes, by where they go ("body", "query"): what a misspelt one is told."""
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    out: dict[str, list[str]] = {}
+    for where, params in (("body", getattr(dependant, "body_params", [])),
+                          ("query", getattr(dependant, "query_params", []))):
+        for p in params:
+            model = getattr(p.field_info, "annotation", None)
+            names = list(model.model_fields) if isinstance(model, type) and issubclass(model, BaseModel) else [p.name]
+            out.setdefault(where, []).extend(names)
+    return out
+
+
+def _invalid(request: Request, err: RequestValidationError) -> JSONResponse:
+    """A body or query pydantic refuses: a 422 of one line a problem naming the field (sam_model.serve.invalid),
+    never echoing the input, as every other refusal here."""
+    return JSONResponse({"detail": invalid.refusal(err.errors(), _fields(request))}, status_code=422)
+
+
 def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_app: Any = None,
                lifespan: Any = None, max_body: int = MAX_BODY_BYTES) -> FastAPI:
     """The FastAPI app over ``tenants``. ``search(tenant, **body)``: how a search runs (default: the tenant's
@@ -202,6 +224,7 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
     run_search = search or (lambda tenant, **kw: tenant.memory.search(**kw))
 
     app.add_middleware(BodyLimit, limit=max_body)
+    app.add_exception_handler(RequestValidationError, _invalid)
     for exc, status in ((KeyError, 404), (ValueError, 422), (TypeError, 422)):
         app.add_exception_handler(exc, lambda _r, err, status=status: _refused(err, status))
     app.add_exception_handler(FixedScopeError, lambda _r, err: _refused(err, 403))  # not a 422: the key's limit

@@ -1,0 +1,82 @@
+"""A body or query parameter pydantic refuses is a 422 of one line a problem, naming the field and what to do, and
+never echoing the input (sam_model.serve.invalid).
+
+Found by a walkthrough as a telecom support agent: an add of 1,001 messages (838 KB) was answered with FastAPI's own
+422, 1.67 MB, the messages echoed twice (once for each of ``messages``' types), and its first line was "Input should
+be a valid string", the branch of the type the body never took."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+
+from fastapi.testclient import TestClient  # noqa: E402
+from serving import KEYS  # noqa: E402
+from test_served_session_lines import open_tenants  # noqa: E402
+
+from sam_model.limits import MAX_ADD_ITEMS  # noqa: E402
+from sam_model.serve.http import create_app  # noqa: E402
+
+ACME = {"X-API-Key": KEYS["acme"]}
+MARK = "Farid's router serial RX-55017"  # in every bad body: no answer may hold it
+
+
+@pytest.fixture
+def http(tmp_path):
+    tenants = open_tenants(tmp_path)
+    yield TestClient(create_app(tenants))
+    tenants.close()
+
+
+def test_an_add_of_too_many_messages_is_one_line_naming_the_limit(http):
+    messages = [{"role": "user", "content": f"{MARK} " + "x" * 800}] * (MAX_ADD_ITEMS + 1)
+    r = http.post("/v1/memories", headers=ACME, json={"messages": messages, "user_id": "farid"})
+    assert r.status_code == 422
+    assert r.json() == {"detail": f"messages holds {MAX_ADD_ITEMS + 1} items, more than the {MAX_ADD_ITEMS} one "
+                                  "request takes: send them in several requests, in order"}
+    assert len(r.content) < 300 and MARK not in r.text
+
+
+@pytest.mark.parametrize("url, body, says", [
+    ("/v1/memories", {"messages": 5, "user_id": "farid"}, ["messages must be a string or a list, got an integer"]),
+    ("/v1/memories", {"messages": [MARK, {"role": "user", "content": MARK}], "user_id": "farid"},
+     ["messages[0] must be an object, got a string"]),
+    ("/v1/memories", {"messages": MARK, "user_id": "farid/bot", "agnet_id": MARK},
+     ["user_id must not hold '/' (it joins scopes into one conversation's name): use another character",
+      "agnet_id is not a field of this call: leave it out or correct its name (agent_id, messages, metadata, run_id, "
+      "user_id)"]),
+    ("/v1/memories", {"user_id": "farid"}, ["messages is missing: give it"]),
+    ("/v1/memories/search", {"query": MARK, "user_id": "farid", "call": MARK},
+     ["call must be an object or a list, got a string"]),
+    ("/v1/memories/search", {"query": MARK, "user_id": "", "limit": 0, "threshold": MARK},
+     ["user_id is empty: give a value of at least 1 character(s), or leave it out",
+      "limit must be at least 1, got a smaller one", "threshold must be a number, got a string"]),
+    ("/v1/memories/search", {"query": MARK * 4000, "user_id": "farid"},
+     ["query is longer than 100000 characters: shorten it"]),
+    ("/v1/memories/search", [MARK], ["the request body must be a JSON object, got a list"]),
+])
+def test_each_problem_is_one_line_naming_its_field(http, url, body, says):
+    r = http.post(url, headers=ACME, json=body)
+    assert r.status_code == 422 and r.json()["detail"].split("\n") == says, r.text
+    assert MARK not in r.text
+
+
+def test_broken_json_and_bad_query_parameters_are_named(http):
+    r = http.post("/v1/memories/search", headers={**ACME, "Content-Type": "application/json"},
+                  content=f'{{"query": "{MARK}", '.encode())
+    assert r.status_code == 422 and r.json()["detail"].startswith("the request body is not valid JSON at character")
+    assert MARK not in r.text
+    r = http.get("/v1/memories", headers=ACME, params={"user_id": "farid", "limit": MARK, "runId": MARK})
+    assert r.status_code == 422 and r.json()["detail"].split("\n") == [
+        "query parameter limit must be an integer, got text that is not one",
+        "runId is not a query parameter of this call: leave it out or correct its name (agent_id, limit, run_id, "
+        "user_id)"], r.text
+    assert MARK not in r.text
+
+
+def test_many_problems_are_cut_to_a_few_lines(http):
+    r = http.post("/v1/memories", headers=ACME, json={"messages": [7] * 50, "user_id": "farid"})
+    lines = r.json()["detail"].split("\n")
+    assert r.status_code == 422 and len(lines) == 6 and lines[-1] == "(and 45 more)", r.text
+    assert lines[0] == "messages[0] must be an object, got an integer"
