@@ -59,7 +59,13 @@ from typing import Any
 
 from sam_model.data.argumentleaves import call_leaves
 from sam_model.data.callshapes import as_calls
-from sam_model.data.chatmessages import ToolCall, content_text, parse_tool_calls, policy_of
+from sam_model.data.chatmessages import (
+    MAX_ARGUMENT_DEPTH,
+    ToolCall,
+    content_text,
+    parse_tool_calls,
+    policy_of,
+)
 from sam_model.data.chunks import own_words
 from sam_model.data.eventtexts import call_text, cut_text
 from sam_model.data.examples import MemoryRecord, MemoryRecorder, memory_record
@@ -218,6 +224,26 @@ def _check_calls_size(calls: Sequence[ToolCall], where: str, advice: str) -> Non
     n = sum(len(call_leaves(c)) for c in calls)
     if n > MAX_CALL_ARGUMENTS:
         raise ValueError(f"{where}: its tool calls hold {n} argument values, more than {MAX_CALL_ARGUMENTS}; {advice}")
+
+
+def _check_arguments(calls: Sequence[ToolCall], one: bool) -> None:
+    """A call searched with whose arguments are not a JSON object (JSON text that does not parse, a list, a number,
+    an object nested past MAX_ARGUMENT_DEPTH: the readers keep such arguments as their raw text, which a recorded
+    call may hold) is a ValueError naming ``call.arguments`` (``call[i].arguments``): its state then flagged no
+    argument, and the search answered as if the call needed nothing, silently. A call about to be made is the
+    agent's own, so it can send the arguments it will call the tool with."""
+    for i, c in enumerate(calls):
+        if c.valid:
+            continue
+        try:
+            decoded = json.loads(c.arguments)
+            what = (f"an object nested more than {MAX_ARGUMENT_DEPTH} levels deep" if isinstance(decoded, dict)
+                    else f"{json_type(decoded)} in JSON, not an object")
+        except (ValueError, RecursionError) as err:
+            what = f"not valid JSON ({str(err)[:80]})" if isinstance(err, ValueError) else "nested too deep to read"
+        raise ValueError(f"{'call' if one else f'call[{i}]'}.arguments: {what}: give the arguments the tool will be "
+                         "called with, a JSON object (or its JSON text), so that the call's state says which of them "
+                         "the memories must fill")
 
 
 HOLD_TEXT = "memories hold text"
@@ -1022,6 +1048,7 @@ class ScopedMemory:
         except SAMFileError as err:  # a client's mistake (a 422 over HTTP), not a damaged file
             raise ValueError(str(err)) from None
         _check_calls_size(calls, "call", "leave its bulk out of the call searched with")
+        _check_arguments(calls, isinstance(call, (Mapping, ToolCall)))
         episode = self.episode_of(user_id, agent_id, run_id)
         tracker = self._trackers.get(episode) or TranscriptState(episode)
         made = set()
