@@ -9,6 +9,7 @@ handful of memories; evaluate.py ranks 100) and cheap to check.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -120,6 +121,25 @@ def check_k(k: Any, name: str = "k") -> int:
 
 def check_batch_size(batch_size: Any, name: str = "batch_size") -> int:
     return check_int(batch_size, name, 1, MAX_BATCH_SIZE)
+
+
+def check_scope(value: Any, name: str) -> str | None:
+    """A ``user_id``, ``agent_id`` or ``run_id`` (None: not given), else a ValueError naming ``name``: a non-empty
+    string of at most MAX_SCOPE_CHARS characters, without '/' (ScopedMemory.episode_of joins the scopes by it into
+    one conversation's name) and without a control character or line break (a newline or NUL was taken, and the
+    memories' ids were ``a\nb#0``: a log line, a CSV row or a terminal showing one of them is broken, and two ids can
+    look alike). The one rule of every entry point: ScopedMemory, sam-serve's HTTP bodies and query parameters,
+    MCP's tools and the scopes a key or ``--user-id`` fixes."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or "/" in value or len(value) > MAX_SCOPE_CHARS:
+        raise ValueError(f"{name} must be a non-empty string without '/' of at most {MAX_SCOPE_CHARS} characters, "
+                         f"got {_show(value)}")
+    bad = next((i for i, ch in enumerate(value) if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
+    if bad is not None:
+        raise ValueError(f"{name} holds the control character {value[bad]!r} at position {bad}: give an id of "
+                         "printable characters (a newline, tab or NUL would be written into its memories' ids)")
+    return value
 
 
 def check_text(text: Any, name: str, empty: bool = False) -> str:

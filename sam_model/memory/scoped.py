@@ -85,11 +85,11 @@ from sam_model.io import (
 )
 from sam_model.limits import (
     MAX_METADATA_DEPTH,
-    MAX_SCOPE_CHARS,
     MAX_TEXT_CHARS,
     check_count,
     check_k,
     check_metadata,
+    check_scope,
     check_step,
     check_text,
     too_deep,
@@ -445,9 +445,7 @@ class ScopedMemory:
     def _scopes(user_id, agent_id, run_id, need: bool = True, all_scopes: bool = False,
                 verb: str = "search") -> dict[str, Any]:
         for name, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
-            if v is not None and (not isinstance(v, str) or not v or "/" in v or len(v) > MAX_SCOPE_CHARS):
-                raise ValueError(f"{name} must be a non-empty string without '/' of at most {MAX_SCOPE_CHARS} "
-                                 f"characters, got {v[:60] + '...' if isinstance(v, str) and len(v) > 60 else v!r}")
+            check_scope(v, name)
         if not isinstance(all_scopes, bool):  # "false" is truthy: a string must not widen a search to every user
             raise TypeError(f"all_scopes must be true or false, got {all_scopes!r}")
         if user_id is None and agent_id is None and run_id is None:

@@ -41,10 +41,10 @@ from typing import Annotated, Any
 from fastapi import BackgroundTasks, Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from sam_model.io import SAMFileError
-from sam_model.limits import MAX_ADD_ITEMS, MAX_BODY_BYTES, MAX_K, MAX_SCOPE_CHARS, MAX_TEXT_CHARS
+from sam_model.limits import MAX_ADD_ITEMS, MAX_BODY_BYTES, MAX_K, MAX_TEXT_CHARS, check_scope
 from sam_model.memory.scoped import FIT_CHARS
 from sam_model.serve import invalid
 from sam_model.serve.scopes import FixedScopeError, refusal
@@ -58,7 +58,9 @@ STEP = ("the step of the message the agent is answering, already added (its add'
         "to search now, over every memory of the scopes (the newest included); it never widens the scopes searched")
 TASK_START = ("the step where the agent's current task began (default: where the scopes' conversation says it did); "
               "read by a model with time features only; an integer >= 0, or leave it out")
-Scope = Annotated[str | None, Field(default=None, min_length=1, max_length=MAX_SCOPE_CHARS, pattern=r"^[^/]+$")]
+# a scope field: sam_model.limits.check_scope, the memory's own rule (no '/', no control character, at most
+# MAX_SCOPE_CHARS), refused by the field's name before the call reaches the memory
+Scope = Annotated[str | None, Field(default=None), AfterValidator(lambda v, info: check_scope(v, info.field_name))]
 
 
 class Body(BaseModel):

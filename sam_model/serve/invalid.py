@@ -129,8 +129,8 @@ def line(err: Mapping[str, Any], known: Iterable[str] = ()) -> str:
         return f"{name} is longer than {ctx.get('max_length')} characters: shorten it"
     if kind == "string_too_short":
         return f"{name} is empty: give a value of at least {ctx.get('min_length')} character(s), or leave it out"
-    if kind == "string_pattern_mismatch" and ctx.get("pattern") == "^[^/]+$":
-        return f"{name} must not hold '/' (it joins scopes into one conversation's name): use another character"
+    if kind == "value_error" and isinstance(ctx.get("error"), ValueError):  # a check of ours: its own line, which
+        return str(ctx["error"])[:300]  # names the field (sam_model.limits.check_scope)
     bounds = {"greater_than_equal": ("at least", "ge"), "less_than_equal": ("at most", "le"),
               "greater_than": ("more than", "gt"), "less_than": ("less than", "lt")}
     if kind in bounds:
