@@ -10,7 +10,7 @@
     DELETE /v1/memories/{id}            delete
     DELETE /v1/memories?user_id=...     delete_all
     GET    /v1/history/{id}             history
-    GET    /health                      liveness (no key)
+    GET    /health                      liveness (no key): {"status": "ok"}, nothing else
 
 Every call but /health needs ``Authorization: Bearer <key>`` (or ``X-API-Key: <key>``): 401 without a known key.
 A key the keys file fixes to a scope (``{"key": ..., "user_id": "alice"}``: sam_model.serve.tenants) serves that
@@ -261,7 +261,9 @@ def create_app(tenants: Tenants, search: Callable[..., dict] | None = None, mcp_
 
     @app.get("/health")
     def health() -> dict:
-        return {"status": "ok", "tenants": len(tenants.tenants)}
+        """Liveness, for a load balancer or a start script, without a key: that the service is up and nothing else
+        (it told anyone the number of tenants, what a keyless caller has no business knowing)."""
+        return {"status": "ok"}
 
     @app.post("/v1/memories")
     def add(body: AddBody, caller: C, later: BackgroundTasks) -> dict:
