@@ -80,3 +80,9 @@ def test_many_problems_are_cut_to_a_few_lines(http):
     lines = r.json()["detail"].split("\n")
     assert r.status_code == 422 and len(lines) == 6 and lines[-1] == "(and 45 more)", r.text
     assert lines[0] == "messages[0] must be an object, got an integer"
+
+
+def test_an_unknown_field_of_any_length_is_named_in_a_short_line(http):
+    r = http.post("/v1/memories/search", headers=ACME, json={"query": "plan", "user_id": "farid", MARK * 3000: 1})
+    assert r.status_code == 422 and len(r.content) < 400, r.text
+    assert r.json()["detail"].startswith(f"{(MARK * 3000)[:57]}... is not a field of this call: leave it out"), r.text

@@ -1,5 +1,6 @@
 """A request pydantic refuses, answered as sam-serve answers every refusal: one line a problem, naming the field and
-what to do, and never the input.
+what to do, and never the input (a refused scope's value aside, cut to 60 characters, in the memory's own line:
+sam_model.limits.check_scope).
 
 FastAPI's own 422 lists pydantic's errors with each one's input: a body of 1,001 messages (838 KB) came back as
 1.67 MB, the messages twice over (once for each branch of ``messages``' type, a string or a list), and its first
@@ -99,6 +100,7 @@ def line(err: Mapping[str, Any], known: Iterable[str] = ()) -> str:
     """One error's line: the field, what is wrong with it, what to do (``known``: the fields of the call)."""
     where, loc = (err["loc"][0], err["loc"][1:]) if err["loc"] and err["loc"][0] in WHERE else ("body", err["loc"])
     name, kind, ctx, got = field_name(loc), err["type"], err.get("ctx") or {}, err.get("input")
+    name = name if len(name) <= 60 else name[:57] + "..."  # an unknown key is the client's own: 1 MB long, maybe
     part = "query parameter" if where == "query" else "field"
     if kind == "json_invalid":  # loc: the character where the JSON broke
         at = f" at character {loc[0]}" if loc and isinstance(loc[0], int) else ""
