@@ -532,6 +532,8 @@ def training_info(state: dict, path: Path) -> dict:
     info = {k: hp[k] for k in ("lr", "bert_lr", "weight_decay", "temperature", "positives", "in_batch_negatives",
                                "warmup_steps", "task_dropout", "phase_dropout", "known_dropout", "init_from", "distill_from")
             if hp.get(k) not in (None, "")}
+    if hp.get("opening_lr"):  # the task-opening head's own rate: a card says it only where one was set
+        info["opening_lr"] = hp["opening_lr"]
     if info.get("distill_from"):  # the teacher's pull: only meaningful with a teacher
         info.update({k: hp[k] for k in ("distill_weight", "distill_temperature") if k in hp})
     if hp.get("training_data"):

@@ -53,6 +53,8 @@ ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"):
              ("model", "known_dropout"): 0.0,
              # issue 21's task-opening flag (sam_model.models.opening)
              ("model", "net", "task_opening"): False,
+             # ... and its head's own learning rate (0: the heads' lr, as before)
+             ("model", "opening_lr"): 0.0,
              # filled by sam-train before the model is made (which model.net fields the run set, whether it resumes),
              # never by a config
              ("model", "net_fields"): None, ("model", "resumed"): False,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -153,3 +154,61 @@ def test_a_model_without_the_flag_exports_as_before(tiny_bert_dir, tmp_path):
     tiny_export(tiny_bert_dir, tmp_path / "on", task_opening=True)
     assert json.loads((tmp_path / "on" / "config.json").read_text())["sam"]["task_opening"] is True
     assert read_config(tmp_path / "on" / "config.json")[0].task_opening is True
+
+
+def _module(bert_dir, task_opening: bool = True, **kw):
+    from sam_model.training.module import SAMLightningModule
+
+    torch.manual_seed(0)
+    cfg = SAMConfig(bert_path=str(bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32, dropout=0.0,
+                    phases=["collect"], kinds=["user", "tool"], task_opening=task_opening)
+    return SAMLightningModule(cfg, lr=1e-3, warmup_steps=0, **kw)
+
+
+def test_the_opening_head_steps_at_its_own_rate_only_when_asked(tiny_bert_dir):
+    """Adam moves a parameter by about its learning rate a step, whatever the gradient's size: at the heads' rate the
+    weight's bias moves 1e-3 a step (0.1 in a fold training's ~100 full steps, README), with ``opening_lr`` at that
+    rate. Every other parameter keeps the heads' rate, and without it the groups are those from before."""
+    def rates(module) -> dict[int, float]:
+        return {id(p): g["initial_lr"] for g in module.configure_optimizers()["optimizer"].param_groups
+                for p in g["params"]}
+
+    plain, fast = _module(tiny_bert_dir), _module(tiny_bert_dir, opening_lr=0.01)
+    own = {id(p) for p in fast.net.opening.parameters()}
+    assert set(rates(plain).values()) == {1e-3} and len(rates(fast)) == len(rates(plain))
+    assert {lr for i, lr in rates(fast).items() if i in own} == {0.01}
+    assert {lr for i, lr in rates(fast).items() if i not in own} == {1e-3}
+    for module, moved in ((plain, 0.01), (fast, 0.1)):  # ten steps of a loss that wants w up, however little
+        opt = module.configure_optimizers()["optimizer"]
+        for _ in range(10):
+            loss = -1e-4 * module.net.opening.head.bias.sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        assert module.net.opening.head.bias.item() == pytest.approx(moved, rel=0.01)
+
+
+def test_an_opening_rate_without_the_head_or_below_zero_is_refused(tiny_bert_dir):
+    with pytest.raises(ValueError, match="model.opening_lr is 0.01 but model.net.task_opening is off"):
+        _module(tiny_bert_dir, task_opening=False, opening_lr=0.01)
+    with pytest.raises(ValueError, match="model.opening_lr must be >= 0"):
+        _module(tiny_bert_dir, opening_lr=-0.01)
+
+
+def test_a_model_card_names_the_opening_rate_only_where_one_was_set(tmp_path):
+    """Off (0), an export's card is as before: no new key."""
+    from sam_model.export import training_info
+
+    assert "opening_lr" not in training_info({"hyper_parameters": {"lr": 1e-3, "opening_lr": 0.0}}, tmp_path / "a")
+    assert training_info({"hyper_parameters": {"lr": 1e-3, "opening_lr": 0.01}}, tmp_path / "a")["opening_lr"] == 0.01
+
+
+def test_the_lodo_variant_is_opening_with_the_head_at_its_own_rate():
+    import yaml
+
+    from sam_model.bench import lodo
+
+    fast, opening = lodo.VARIANTS["opening-lr"], lodo.VARIANTS["opening"]
+    assert fast.configs == (*opening.configs, "configs/opening_lr.yaml") and fast.on == "opening"
+    assert (fast.worlds, fast.plots, fast.brief) == (opening.worlds, opening.plots, opening.brief)
+    assert yaml.safe_load((Path(__file__).resolve().parents[1] / "configs" / "opening_lr.yaml").read_text())["model"] == {"opening_lr": 0.01}

@@ -90,6 +90,11 @@ class SAMLightningModule(pl.LightningModule):
             ``distill_from``).
         distill_temperature: the temperature of the teacher's and the student's score distributions in the
             distillation term (> 0; used only with ``distill_from``).
+        opening_lr: the learning rate of the task-opening head (``net.task_opening``, sam_model.models.opening) in an
+            optimiser group of its own; 0 (the default) trains it with the heads at ``lr``, as before. Adam moves a
+            parameter by about its learning rate per step whatever the gradient's size, so at ``lr`` = 1e-3 the
+            flag's weight w(v_s) can move by ~0.1 in a fold training's ~130 steps, while the score it adds to
+            spans ~1 (README, "The flag's step fixed before it ran"). Needs ``net.task_opening``.
         net_fields: the ``model.net`` fields a config file or the command line set (sam-train fills it; not an
             option to give): with ``init_from`` those are the run's, every other field the pretrained model's.
         resumed: a resume (sam-train sets it with ``--ckpt_path``; not an option to give): ``net`` is then the
@@ -105,7 +110,8 @@ class SAMLightningModule(pl.LightningModule):
                  text_cache_dir: str = "", task_dropout: float = 0.3, training_data: dict | None = None,
                  store: StoreConfig | None = None, init_from: str = "", phase_dropout: float = 0.0,
                  distill_from: str = "", distill_weight: float = 1.0, distill_temperature: float = 0.05,
-                 known_dropout: float = 0.0, net_fields: list[str] | None = None, resumed: bool = False):
+                 known_dropout: float = 0.0, net_fields: list[str] | None = None, resumed: bool = False,
+                 opening_lr: float = 0.0):
         super().__init__()
         for key, share in (("task_dropout", task_dropout), ("phase_dropout", phase_dropout),
                            ("known_dropout", known_dropout)):
@@ -116,7 +122,8 @@ class SAMLightningModule(pl.LightningModule):
                 raise ValueError(f"model.{key} must be > 0, got {value}")
         if temperature < 1.0 / MAX_SCALE:  # the loss clamps 1/τ at MAX_SCALE: it trained at 0.01 without a word
             raise ValueError(f"model.temperature must be >= {1.0 / MAX_SCALE:g}, got {temperature}")
-        for key, value in (("bert_lr", bert_lr), ("weight_decay", weight_decay), ("distill_weight", distill_weight)):
+        for key, value in (("bert_lr", bert_lr), ("weight_decay", weight_decay), ("distill_weight", distill_weight),
+                           ("opening_lr", opening_lr)):
             if not value >= 0:
                 raise ValueError(f"model.{key} must be >= 0, got {value}")
         if positives not in POSITIVES:  # named no key: "positives must be 'any' or 'each'"
@@ -150,6 +157,10 @@ class SAMLightningModule(pl.LightningModule):
             self.net = extend_net(base, cfg)
         else:
             self.net = SAMNet(cfg)
+        if opening_lr and self.net.opening is None:
+            raise ValueError(f"model.opening_lr is {opening_lr:g} but model.net.task_opening is off: there is no "
+                             "task-opening head to train at that rate; set model.net.task_opening: true or "
+                             "model.opening_lr: 0")
         self.store_config = store
         chunking = Chunking.from_dict(store.chunking, "model.store.chunking")  # tokens: what the export's encoder reads
         if chunking is not None:
@@ -163,7 +174,7 @@ class SAMLightningModule(pl.LightningModule):
                                    "phase_dropout": phase_dropout, "known_dropout": known_dropout,
                                    "distill_from": distill_from,
                                    "distill_weight": distill_weight, "distill_temperature": distill_temperature,
-                                   "training_data": (vocab or {}).get("data") or training_data})
+                                   "opening_lr": opening_lr, "training_data": (vocab or {}).get("data") or training_data})
         self.loss_fn = MultiPositiveInfoNCE(temperature, learn_temperature, positives=positives)
         if distill_from and distill_weight < 0:
             raise ValueError(f"model.distill_weight must be >= 0 (0: the teacher is loaded but not used), "
@@ -349,11 +360,17 @@ class SAMLightningModule(pl.LightningModule):
 
     def configure_optimizers(self):
         decay = matrix_weights(self)
-        groups = []
-        for part, lr in (("head", self.hparams.lr), ("bert", self.hparams.bert_lr)):
+        opening_lr = self.hparams.get("opening_lr", 0.0)
+        own = {id(p) for p in self.net.opening.parameters()} if opening_lr and self.net.opening is not None else set()
+
+        def part_of(name: str, p: nn.Parameter) -> str:
+            return "bert" if ".bert." in name else "opening" if id(p) in own else "head"
+
+        groups = []  # with opening_lr 0 the groups are those before it existed, in the same order
+        for part, lr in (("head", self.hparams.lr), ("bert", self.hparams.bert_lr), ("opening", opening_lr)):
             for decayed in (True, False):
                 params = [p for name, p in self.named_parameters() if p.requires_grad
-                          and (".bert." in name) == (part == "bert") and (id(p) in decay) == decayed]
+                          and part_of(name, p) == part and (id(p) in decay) == decayed]
                 if params:
                     groups.append({"params": params, "lr": lr,
                                    "weight_decay": self.hparams.weight_decay if decayed else 0.0})
