@@ -212,3 +212,31 @@ def test_the_lodo_variant_is_opening_with_the_head_at_its_own_rate():
     assert fast.configs == (*opening.configs, "configs/opening_lr.yaml") and fast.on == "opening"
     assert (fast.worlds, fast.plots, fast.brief) == (opening.worlds, opening.plots, opening.brief)
     assert yaml.safe_load((Path(__file__).resolve().parents[1] / "configs" / "opening_lr.yaml").read_text())["model"] == {"opening_lr": 0.01}
+
+
+def test_the_weight_is_weighed_against_the_gaps_it_has_to_close(tiny_bert_dir, tmp_path):
+    """bench.opening_weight reads w off the query vectors: zero, it changes no decision's best memory; large, every
+    decision's best is the memory that opened its task, here the label of each."""
+    import json
+
+    from serving import tiny_export
+
+    from sam_model.bench.opening_weight import weigh
+    from sam_model.evaluation.data import load_eval_data
+    from sam_model.retriever import SAMRetriever
+
+    log = tmp_path / "log.jsonl"
+    events = [dict(e, state={"phase": "collect"}, **({"useful_memory_steps": [2]} if e["step"] == 5 else {}))
+              for eid in ("a", "b", "c") for e in _task(eid)]
+    log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    data = load_eval_data(log, "episode", progress=False)
+    retriever = SAMRetriever.load(tiny_export(tiny_bert_dir, tmp_path / "export", task_opening=True,
+                                              phases=["collect"], kinds=["user", "tool", "system", "agent"]))
+    off = weigh(retriever, data)
+    assert (off["decisions"], off["label_is_opening"], off["w_mean"], off["top1_changed_by_w"]) == (3, 3, 0.0, 0)
+    assert off["median_top2_gap"] >= 0
+    with torch.no_grad():
+        retriever.net.opening.head.bias.fill_(100.0)
+    on = weigh(retriever, data)
+    assert on["w_min"] == pytest.approx(100.0) and on["w_positive"] == 3 and on["bias"] == 100.0
+    assert on["opening_scores_best"] == 3 and on["top1_changed_by_w"] == 3 - off["opening_scores_best"]
