@@ -80,18 +80,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-root", type=Path, default=Path("../shared/data"), help="as bench.lodo's")
     ap.add_argument("--domains", default="coding", help="comma-separated left-out domains to weigh (default coding)")
     ap.add_argument("--sgd-queries", type=int, default=600, help="as bench.lodo's (SGD's seeded sample)")
+    ap.add_argument("--seed", type=int, default=0, help="the runs' bench.lodo --seed (it draws SGD's sample)")
     args = ap.parse_args(argv)
     wanted = [d for d in args.domains.split(",") if d]
     for run in args.runs:
         rows = json.loads((run / "lodo.json").read_text(encoding="utf-8"))
-        seed = int(run.name.rsplit("-s", 1)[-1]) if run.name.rsplit("-s", 1)[-1].isdigit() else 0
         out = {}
         for r in rows:
             if r["domain"] not in wanted:
                 continue
             d = DOMAINS[r["domain"]]
             data = load_eval_data(args.data_root / (d.eval_path or d.train), "episode",
-                                  args.sgd_queries if r["domain"] == "sgd" else None, seed, False,
+                                  args.sgd_queries if r["domain"] == "sgd" else None, args.seed, False,
                                   SourceOptions(split=d.eval_split), progress=False)
             ckpt = Path(r["checkpoint"])
             got = weigh(SAMRetriever.load(ckpt), data, TEXT_CACHE) | {"temperature": temperature(ckpt),
