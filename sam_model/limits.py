@@ -75,6 +75,9 @@ def number_option(lo: float, hi: float, cast: type = float, what: str = ""):
 
     a = "an integer" if cast is int else "a number"
     span = f"{lo} to {hi}" if cast is int else f"{lo:g} to {hi:g}"
+    # a bound of 2**31 or more is a guard no caller picks from ("from 1 to 4611686018427387904" for --max-queries 0):
+    # said only to a value past it
+    unbounded = cast is int and hi >= 2**31
 
     def parse(text: str):
         try:
@@ -82,7 +85,8 @@ def number_option(lo: float, hi: float, cast: type = float, what: str = ""):
         except ValueError:
             n = None
         if n is None or not lo <= n <= hi:
-            raise argparse.ArgumentTypeError(f"want {a}{' ' + what if what else ''} from {span}, got {text!r}")
+            said = f"{lo} on" if unbounded and (n is None or n <= hi) else span
+            raise argparse.ArgumentTypeError(f"want {a}{' ' + what if what else ''} from {said}, got {text!r}")
         return n
 
     return parse

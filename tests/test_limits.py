@@ -153,3 +153,20 @@ def test_too_deep_counts_levels_of_objects_and_lists_without_recursing():
 
     assert not too_deep(nest(32), 32) and too_deep(nest(33), 32)
     assert too_deep(nest(5000), 32) and not too_deep("x" * 10, 0)  # deep beyond Python's recursion limit
+
+
+@pytest.mark.parametrize("hi, text, said", [
+    (2**62, "0", "want an integer from 1 on, got '0'"),  # was: from 1 to 4611686018427387904
+    (2**62, "x", "want an integer from 1 on, got 'x'"),
+    (2**62, str(2**62 + 1), f"want an integer from 1 to {2**62}, got '{2**62 + 1}'"),  # past the guard: named
+    (100, "0", "want an integer from 1 to 100, got '0'"),  # a bound a caller picks from: said as before
+])
+def test_an_option_names_its_guard_bound_only_past_it(hi, text, said):
+    """sam-eval --max-queries 0 said 'want an integer from 1 to 4611686018427387904': a guard no caller picks from."""
+    import argparse
+
+    from sam_model.limits import int_option
+
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        int_option(1, hi)(text)
+    assert str(refused.value) == said
