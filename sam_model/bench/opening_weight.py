@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from sam_model.io import atomic_write_text, cli_name
+from sam_model.io import DefaultsHelp, atomic_write_text, cli_name
 
 
 def weigh(retriever, data, text_cache: str | None = None) -> dict:
@@ -75,11 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     from sam_model.retriever import SAMRetriever
 
     ap = argparse.ArgumentParser(prog=cli_name("python -m sam_model.bench.opening_weight"), description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 formatter_class=DefaultsHelp)
     ap.add_argument("runs", nargs="+", type=Path, help="bench.lodo --out folders (their lodo.json names the models)")
-    ap.add_argument("--data-root", type=Path, default=Path("../shared/data"), help="as bench.lodo's")
-    ap.add_argument("--domains", default="coding", help="comma-separated left-out domains to weigh (default coding)")
-    ap.add_argument("--sgd-queries", type=int, default=600, help="as bench.lodo's (SGD's seeded sample)")
+    ap.add_argument("--data-root", type=Path, default=Path("../shared/data"), help="the folder holding sgd/, tau-bench/ and coding-agents/ (as bench.lodo's)")
+    ap.add_argument("--domains", default="coding", help="comma-separated left-out domains to weigh")
+    ap.add_argument("--sgd-queries", type=int, default=600, help="SGD decisions in the seeded sample, as bench.lodo's")
     ap.add_argument("--seed", type=int, default=0, help="the runs' bench.lodo --seed (it draws SGD's sample)")
     args = ap.parse_args(argv)
     wanted = [d for d in args.domains.split(",") if d]
