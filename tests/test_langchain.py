@@ -117,7 +117,7 @@ def test_example_counts_out_of_range_are_refused_in_one_line(script, argv, capsy
         module.main(argv)
     flag = argv[-2]
     assert stop.value.code == 2
-    assert f"error: argument {flag}: want an integer from 1 to" in capsys.readouterr().err
+    assert f"error: argument {flag}: want an integer from 1 " in capsys.readouterr().err
 
 
 def test_a_search_at_a_step_leaves_the_runs_later_memories_out_on_every_langchain_path():
