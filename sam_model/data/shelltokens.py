@@ -5,7 +5,8 @@ heredocs, command substitutions and redirections' descriptor numbers.
 what bash itself does to the text before any word means anything: :func:`tokens` (shlex, with a comment read as bash
 reads one, :func:`uncomment`), :func:`heredocs` (a heredoc's body taken out of the line, with the command it feeds),
 :func:`substitutions` (``$(cmd)`` and backticks taken out as commands of their own) and :func:`descriptors` (the
-``2`` of ``2>&1``). SWE-agent's reader splits its text commands by :func:`words`. :data:`MAX_WORDS` and
+``2`` of ``2>&1``). A token written quoted or escaped is a :class:`Quoted` word, which no operator's text makes
+syntax (:func:`bare`). SWE-agent's reader splits its text commands by :func:`words`. :data:`MAX_WORDS` and
 :data:`MAX_LINE_CHARS` bound what is split: shlex's time grows with the square of a word's length.
 """
 
@@ -22,28 +23,67 @@ MAX_WORDS = 64  # words of one command line traced; a longer line (generated dat
 MAX_LINE_CHARS = 10_000
 
 
+class Quoted(str):
+    """A token written quoted or escaped (``';'``, ``"|"``, ``\\;``, ``'done'``): a word whatever its text, as bash
+    reads it. shlex removes the quotes, so its ``;`` read as an operator: ``grep -n '|' src/a.py`` was two commands,
+    ``grep -n`` and ``src/a.py``, the file traced by nothing."""
+
+
+_QUOTING = "\U000F0000"  # marks a quoted or escaped stretch for tokens (a private-use character no command line holds)
+
+
+def bare(token: str) -> bool:
+    """Whether ``token`` was written unquoted and unescaped: only such a token is shell syntax (an operator, a
+    redirection, a reserved word)."""
+    return not isinstance(token, Quoted)
+
+
 def tokens(line: str, newlines: bool = False, escape: str = "\\") -> list[str] | None:
     """The shell tokens of ``line`` in order: its words (quotes removed) and operators (``|``, ``&&``, ``>``, ...),
-    its ``#`` comments dropped; None when a quote does not close. ``newlines``: a line break is an operator (it ends
-    a command as ``;`` does) rather than a space. ``escape``: the escape character, PowerShell's a backtick (its
-    backslash is a path's: ``C:\\repo\\src``, which bash's reading made ``C:reposrc``)."""
-    lexer = shlex.shlex(uncomment(line, escape), posix=True, punctuation_chars="();<>|&\n" if newlines else True)
+    its ``#`` comments dropped; None when a quote does not close. A token any part of which was quoted or escaped is
+    :class:`Quoted`. ``newlines``: a line break is an operator (it ends a command as ``;`` does) rather than a space.
+    ``escape``: the escape character, PowerShell's a backtick (its backslash is a path's: ``C:\\repo\\src``, which
+    bash's reading made ``C:reposrc``)."""
+    text = uncomment(line, escape)
+    marked = _QUOTING not in text
+    lexer = shlex.shlex(_mark_quoting(text, escape) if marked else text, posix=True,
+                        punctuation_chars="();<>|&\n" if newlines else True)
     lexer.escape = escape
     lexer.whitespace_split = True
     lexer.commenters = ""  # shlex takes any unquoted '#' for a comment: `grep -n a#b src` lost '#b' and 'src'
     if newlines:
         lexer.whitespace = " \t\r"
     try:
-        return list(lexer)
+        found = list(lexer)
     except ValueError:  # a quote that does not close
         return None
+    return [Quoted(t.replace(_QUOTING, "")) if marked and _QUOTING in t else t for t in found]
+
+
+def _mark_quoting(text: str, escape: str) -> str:
+    """``text`` with :data:`_QUOTING` inside each quote it opens and before each escaped character (a
+    backslash-newline aside: it joins lines, no character of a word), so that shlex's tokens say which were quoted."""
+    out, quote, i = [], "", 0
+    while i < len(text):
+        c = text[i]
+        if c == escape and quote != "'":
+            out.append(text[i:i + 2] if quote or text.startswith("\n", i + 1) else _QUOTING + text[i:i + 2])
+            i += 2
+            continue
+        out.append(c)
+        if c in "'\"" and quote in ("", c):
+            quote = "" if quote else c
+            if quote:
+                out.append(_QUOTING)
+        i += 1
+    return "".join(out)
 
 
 def words(line: str) -> list[str]:
     """A text command's words (SWE-agent's ``action``): its tokens without the operators, or its whitespace-split
     words when a quote does not close."""
     found = tokens(line)
-    return [w for w in (line.split() if found is None else found) if not OPERATOR.fullmatch(w)]
+    return [w for w in (line.split() if found is None else found) if not (bare(w) and OPERATOR.fullmatch(w))]
 
 
 def uncomment(text: str, escape: str = "\\") -> str:

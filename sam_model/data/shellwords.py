@@ -84,6 +84,7 @@ from sam_model.data.shelltokens import (
     MAX_WORDS,
     OPERATOR,
     SUBSTITUTED,
+    bare,
     descriptors,
     heredocs,
     substitutions,
@@ -140,7 +141,8 @@ def _line(line: str, depth: int, powershell: bool = False) -> list[str] | None:
     out: list[str] = []
     command: list[str] = []
     for t in [*found, "\n"]:
-        if _CONTROL.fullmatch(t) and not _REDIRECT.fullmatch(t):  # |, &&, ;, (, ), a line break: a new command
+        if bare(t) and _CONTROL.fullmatch(t) and not _REDIRECT.fullmatch(t):  # |, &&, ;, (, ), a line break: a new
+            # command (a quoted one, grep -n '|' a.py, is a word)
             out += _simple(command, depth, shell=True)
             command = []
         else:
@@ -175,7 +177,7 @@ def _heredoc_reader(command: str) -> str | None:
     found = tokens(command)
     if not found:
         return None
-    plain = [j for j, w in enumerate(found) if not w.startswith("-") and not OPERATOR.fullmatch(w)]
+    plain = [j for j, w in enumerate(found) if not w.startswith("-") and not (bare(w) and OPERATOR.fullmatch(w))]
     for j in reversed(plain):
         name = _program(found[j])
         if name in SHELLS or PYTHON.fullmatch(name):
@@ -205,12 +207,12 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
     while i < len(command):
         t = command[i]
         i += 1
-        if shell and _REDIRECT.fullmatch(t):
+        if shell and bare(t) and _REDIRECT.fullmatch(t):
             target = command[i:i + 1]
             i += 1
             if target and not (target[0] in DEVICES or t.endswith("&") and (target[0].isdigit() or target[0] == "-")):
                 out.append(listed_path(target[0]))  # the file it reads or writes, not a descriptor (2>&1) or /dev/null
-        elif shell and t in RESERVED:
+        elif shell and bare(t) and t in RESERVED:
             continue
         elif t.startswith("-") and len(t) > 1 and program in GREPS and (
                 t.startswith("--regexp=") or PATTERN_FLAG.fullmatch(t) or t in ("--regexp", *FILE_FLAGS)):

@@ -197,7 +197,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 81: an amount's forms with thousands separators (77) are said only as whole numbers (3,500 is not said by
 # 3,500,000 or 1,500,3,500: sayings.whole_amount), and its two-decimal form only where it is the value (1234.5678 had
 # been said as 1,234.57).
-CONVERSION_VERSION = 81
+# 82: a quoted or escaped shell token is a word whatever its text (shelltokens.Quoted): grep -n '|' src/a.py is one
+# command (its file had been read as a second command's program word, traced by nothing), a quoted 'done' a pattern,
+# no reserved word, and numbered.py reads such a grep's hits.
+CONVERSION_VERSION = 82
 
 
 @dataclass(frozen=True)

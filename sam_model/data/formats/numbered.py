@@ -72,7 +72,7 @@ from sam_model.data.formats.swe_agent import numbered_lines
 from sam_model.data.lineranges import line_numbers
 from sam_model.data.searchhits import HIT_FILE, LINE_NUMBER, TRACEBACK_LINE
 from sam_model.data.shellprograms import GREP_SHORT_VALUES, RG_SHORT_VALUES, SHELLS
-from sam_model.data.shelltokens import tokens
+from sam_model.data.shelltokens import bare, tokens
 from sam_model.data.shellwords import command_words
 from sam_model.data.toolarguments import is_command_line, is_powershell, shell_directory
 
@@ -424,7 +424,9 @@ def _pipelines(command: Any, cwd: str, depth: int = 0) -> list[tuple[str, list[l
     i = 0
     while i < len(found):
         t = found[i]
-        if t in _SEPARATORS:
+        if not bare(t):  # quoted: a word, whatever its text (grep -n '|' a.py)
+            pipelines[-1][-1].append(t)
+        elif t in _SEPARATORS:
             ends.append(t)
             pipelines.append([[]])
         elif t in ("|", "|&"):

@@ -96,7 +96,7 @@ from sam_model.data.formats.base import (
     strict_loads,
     text_of,
 )
-from sam_model.data.shelltokens import OPERATOR, tokens
+from sam_model.data.shelltokens import OPERATOR, bare, tokens
 from sam_model.data.shelltokens import words as shell_words
 from sam_model.data.toolarguments import is_shell_tool
 from sam_model.io import json_shape, json_type
@@ -430,7 +430,7 @@ def command_call(action: Any, call_id: str, where: str, own: frozenset[str] = TO
     lines = text.split("\n")
     first = tokens(lines[0])
     name = (first or lines[0].split() or [""])[0]
-    if name not in own or is_shell_tool(name) or any(OPERATOR.fullmatch(t) for t in first or ()):
+    if name not in own or is_shell_tool(name) or any(bare(t) and OPERATOR.fullmatch(t) for t in first or ()):
         return chat_call(call_id, SHELL, {"command": text}, where)
     body = None
     if len(lines) > 1 and _END.fullmatch(lines[-1].strip()):
