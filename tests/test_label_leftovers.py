@@ -8,6 +8,7 @@ import pytest
 from shell_calls import needed
 
 from sam_model.data.formats.numbered import call_lines
+from sam_model.data.sedwords import sed_words
 from sam_model.data.shellwords import command_words
 
 
@@ -46,3 +47,24 @@ def test_an_escaped_semicolon_still_ends_find_exec_and_a_bare_one_splits():
                                                                                       "{}", ";"]
     assert command_words("cd src; cat reader.py") == ["src", "reader.py"]
 
+
+def test_a_backslash_newline_inside_double_quotes_is_removed():
+    """bash removes a backslash-newline inside double quotes (and outside them), both characters: the path an agent
+    wrapped, "config/environments/\\<newline>production.yaml", is config/environments/production.yaml, which had been
+    read as 'config/environments/ production.yaml', said by no event."""
+    got = needed('python scripts/migrate.py --config "config/environments/\\\nproduction.yaml"',
+                 "Run the migration with config/environments/production.yaml")
+    assert got == ({"command": ["config/environments/production.yaml"]}, [0])
+    assert command_words('grep -rn "pool_\\\nsize" src') == ["pool_size", "src"]
+    assert command_words("cat src/pool_\\\nsize.py") == ["src/pool_size.py"]  # unquoted: the same
+    assert command_words("cat src/a.py \\\n  src/b.py") == ["src/a.py", "src/b.py"]  # the spaces around it stay
+    assert command_words("bash <<EOF\ncat src/pool_\\\nsize.py\nEOF") == ["src/pool_size.py"]  # a body's
+
+
+def test_sed_text_right_after_an_addressed_a_is_the_text_added():
+    """bash leaves "3a\\<newline>import sys" as 3aimport sys, which GNU sed reads as appending import sys after line
+    3 (its text right after the letter, where an address comes before): it was read as no sed script at all."""
+    assert sed_words("3aimport sys") == ["sys", "3"]
+    assert sed_words("/^import os$/iimport sys") == ["os", "sys"]
+    assert command_words('sed -i "3a\\\nimport sys" src/app.py') == ["sys", "3", "src/app.py"]
+    assert sed_words("app.py") is None  # no address: no a command, a file name

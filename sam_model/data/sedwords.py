@@ -40,6 +40,7 @@ def sed_words(script: str) -> list[str] | None:
             i += 1
             continue
         lines: list[str] = []
+        addressed = False  # a regex address read (a line address is in lines)
         for bound in range(2):
             if m := _SED_NUMBER.match(script, i):
                 lines.append(m.group())
@@ -50,7 +51,7 @@ def sed_words(script: str) -> list[str] | None:
                 if end is None:
                     return None
                 out += pattern_words(regex, regex) if regex else []
-                edits, i = True, end  # /def foo/,/def bar/p: a grep's pattern
+                edits, i, addressed = True, end, True  # /def foo/,/def bar/p: a grep's pattern
             elif bound:
                 return None  # a ',' with no second address
             if bound or script[i:i + 1] != ",":
@@ -79,8 +80,10 @@ def sed_words(script: str) -> list[str] | None:
         elif command and command in "pdDPq=":
             edits = edits or command != "p"
             i += 1
-        elif command and command in "aicwWrR" and script[i + 1:i + 2] in (" ", "\t", "\\"):  # a TEXT, w FILE
-            # (a blank or backslash after the letter: app.py, a file the script edits, is no 'a' command)
+        elif command and command in "aicwWrR" and (script[i + 1:i + 2] in (" ", "\t", "\\") or command in "aic"
+                                                   and (lines or addressed) and i + 1 < n):  # a TEXT, w FILE
+            # (a blank or backslash after the letter: app.py, a file the script edits, is no 'a' command; after an
+            # address GNU sed takes the text right after it, 3aimport sys, as bash leaves "3a\<newline>import sys")
             i, text = _sed_text(script, i + 1)
             if command in "aic":  # the text added, read as a substitution's new part is
                 found = list(PIECE.finditer(text))

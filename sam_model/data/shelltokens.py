@@ -125,8 +125,9 @@ def heredocs(text: str) -> tuple[str, list[tuple[str, str]]]:
     """``text`` without its heredocs' bodies (``<<EOF`` ... ``EOF``, ``<<-'X'`` ... ``X``), and each body with the
     command it feeds (the text of its simple command before the ``<<``): what a heredoc feeds a command is no word of
     the command line (:func:`~sam_model.data.shellwords._heredoc_words` reads it). A ``<<`` inside quotes or a
-    comment is none. A backslash-newline joins two lines (a space), as bash joins them, but inside single quotes,
-    where it is the word's own text: sed's
+    comment is none. A backslash-newline joins two lines, both characters removed as bash removes them (inside double
+    quotes too: ``"abc\\<newline>def"`` is ``abcdef``, which had been ``abc def``), but inside single quotes, where it
+    is the word's own text: sed's
     ``'3a\\<newline>TEXT'`` appends TEXT on its own line, and ``'a\\<newline>one\\<newline>two'`` two lines (the
     whole line's backslash-newlines had been joined first, so the text read ``one two``); a body's are joined where
     its delimiter is unquoted, as bash joins them, and kept where it is quoted (``<<'EOF'``, ``<<\\EOF``: fed as
@@ -141,12 +142,12 @@ def heredocs(text: str) -> tuple[str, list[tuple[str, str]]]:
         c = text[i]
         if quote:
             if c == "\\" and quote == '"':
-                out.append(" " if text.startswith("\n", i + 1) else text[i:i + 2])
+                out.append("" if text.startswith("\n", i + 1) else text[i:i + 2])
                 i += 2
                 continue
             quote = "" if c == quote else quote
         elif c == "\\":
-            out.append(" " if text.startswith("\n", i + 1) else text[i:i + 2])
+            out.append("" if text.startswith("\n", i + 1) else text[i:i + 2])
             i += 2
             continue
         elif c in "'\"":
@@ -179,7 +180,7 @@ def heredocs(text: str) -> tuple[str, list[tuple[str, str]]]:
                     while not quoted and line.endswith("\\") and end < len(text):
                         end = text.find("\n", i)
                         end = len(text) if end < 0 else end
-                        line, i = line[:-1] + " " + text[i:end], end + 1
+                        line, i = line[:-1] + text[i:end], end + 1
                     if (line.lstrip("\t") if tabs else line) == delimiter:
                         break
                     lines.append(line)

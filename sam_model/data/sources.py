@@ -200,7 +200,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 82: a quoted or escaped shell token is a word whatever its text (shelltokens.Quoted): grep -n '|' src/a.py is one
 # command (its file had been read as a second command's program word, traced by nothing), a quoted 'done' a pattern,
 # no reserved word, and numbered.py reads such a grep's hits.
-CONVERSION_VERSION = 82
+# 83: a backslash-newline is removed, both characters, as bash removes it, inside double quotes too ("a/\<newline>b.py"
+# is a/b.py, which had been 'a/ b.py') and in an unquoted heredoc's body (it had been a space); a sed a/i/c after an
+# address takes the text right after its letter, as GNU sed does (3aimport sys appends import sys).
+CONVERSION_VERSION = 83
 
 
 @dataclass(frozen=True)
