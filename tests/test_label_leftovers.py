@@ -68,3 +68,22 @@ def test_sed_text_right_after_an_addressed_a_is_the_text_added():
     assert sed_words("/^import os$/iimport sys") == ["os", "sys"]
     assert command_words('sed -i "3a\\\nimport sys" src/app.py') == ["sys", "3", "src/app.py"]
     assert sed_words("app.py") is None  # no address: no a command, a file name
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("grep -e'[database]' -F config.ini", ["database", "config.ini"]),  # fixed strings given with -e, attached
+    ("grep -F -rne'[database]' conf/", ["database", "conf"]),
+    ("grep -eparse_rows src/", ["parse_rows", "src"]),
+    ("rg -eparse_rows src/", ["parse_rows", "src"]),
+    ("grep -fpatterns.txt src/", ["patterns.txt", "src"]),
+])
+def test_a_pattern_attached_to_its_e_is_the_pattern(command, expected):
+    """grep -e'[database]' -F (the -e's value in its word, as grep reads it) was taken for flags alone: the pattern
+    was traced by nothing and the file read as the pattern. The -e forms with the value apart were read already,
+    as fixed strings where -F is given anywhere (35667cc)."""
+    assert command_words(command) == expected
+
+
+def test_the_section_a_user_named_is_traced_through_an_attached_fixed_pattern():
+    got = needed("grep -n -e'[database]' -F config.ini", "Raise the timeout in the database section")
+    assert got == ({"command": ["database"]}, [0])

@@ -161,6 +161,22 @@ def fixed_strings(program: str, words: list[str]) -> bool:
 
 
 PATTERN_FLAG = re.compile(r"-[A-Za-z]*e")  # -e PATTERN, or -e closing a cluster of grep flags (-rne PATTERN)
+
+
+def attached_pattern(program: str, flag: str) -> tuple[str, str] | None:
+    """(``e`` or ``f``, its value) of a search's short flag cluster whose ``-e`` (a pattern) or ``-f`` (a file of
+    patterns) has its value in the same word (``-e'[database]'``, ``-rneparse_rows``, ``-fpatterns.txt``), as grep
+    and rg read a value letter's rest; None for any other flag. Such a word was taken for flags alone, so the pattern
+    was traced by nothing (and the first plain word after it read as the pattern)."""
+    if flag.startswith("--") or not flag.startswith("-"):
+        return None
+    values = RG_SHORT_VALUES if program == "rg" else GREP_SHORT_VALUES
+    for n, c in enumerate(flag[1:], 1):
+        if c in values:
+            return (c, flag[n + 1:]) if c in "ef" and flag[n + 1:] else None
+    return None
+
+
 FILE_FLAGS = frozenset({"-f", "--file"})  # patterns read from a file: the first plain word is no pattern then
 # the shell's reserved words: syntax, never traced
 RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case",

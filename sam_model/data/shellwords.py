@@ -77,6 +77,7 @@ from sam_model.data.shellprograms import (
     SUBCOMMANDS,
     VALUE_FLAGS,
     WRAPPERS,
+    attached_pattern,
     fixed_strings,
 )
 from sam_model.data.shelltokens import (
@@ -215,10 +216,14 @@ def _simple(command: list[str], depth: int, shell: bool) -> list[str]:
         elif shell and bare(t) and t in RESERVED:
             continue
         elif t.startswith("-") and len(t) > 1 and program in GREPS and (
-                t.startswith("--regexp=") or PATTERN_FLAG.fullmatch(t) or t in ("--regexp", *FILE_FLAGS)):
+                t.startswith("--regexp=") or PATTERN_FLAG.fullmatch(t) or t in ("--regexp", *FILE_FLAGS)
+                or attached_pattern(program, t)):
             pattern = False  # -e PATTERN: the plain words are files; -f FILE: so are they
             if t.startswith("--regexp="):
                 out += pattern_words(t.split("=", 1)[1], t.split("=", 1)[1], fixed)
+            elif attached := attached_pattern(program, t):  # -ePATTERN, -fFILE: the value in the flag's word
+                out += [listed_path(attached[1])] if attached[0] == "f" \
+                    else pattern_words(attached[1], listed_path(attached[1]), fixed)
             elif i < len(command):
                 out += ([listed_path(command[i])] if t in FILE_FLAGS
                         else pattern_words(command[i], listed_path(command[i]), fixed))

@@ -203,7 +203,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 83: a backslash-newline is removed, both characters, as bash removes it, inside double quotes too ("a/\<newline>b.py"
 # is a/b.py, which had been 'a/ b.py') and in an unquoted heredoc's body (it had been a space); a sed a/i/c after an
 # address takes the text right after its letter, as GNU sed does (3aimport sys appends import sys).
-CONVERSION_VERSION = 83
+# 84: a search's -e or -f with its value in the same word (grep -e'[database]' -F, -rneparse_rows, -fpatterns.txt)
+# is read as -e PATTERN is: the word had been taken for flags alone (the pattern traced by nothing, the file read as it).
+CONVERSION_VERSION = 84
 
 
 @dataclass(frozen=True)
