@@ -5,9 +5,10 @@ separators. Each test writes the smallest call or transcript that showed the wro
 from __future__ import annotations
 
 import pytest
-from shell_calls import needed
+from shell_calls import claude_session, needed
 
-from sam_model.data.formats.numbered import call_lines
+from sam_model.data.formats.numbered import _grep_named, call_lines
+from sam_model.data.searchhits import grep_hit, hit_lines
 from sam_model.data.sedwords import sed_words
 from sam_model.data.shellwords import command_words
 
@@ -87,3 +88,53 @@ def test_a_pattern_attached_to_its_e_is_the_pattern(command, expected):
 def test_the_section_a_user_named_is_traced_through_an_attached_fixed_pattern():
     got = needed("grep -n -e'[database]' -F config.ini", "Raise the timeout in the database section")
     assert got == ({"command": ["database"]}, [0])
+
+
+ROOT = "/home/ann/airline"  # the session's working directory (tests/test_format_claude_code.Session)
+# (a run's command, its output naming line 212 of FILE, FILE as the output prints it)
+OTHER_TOOLS = [
+    ("cargo build", "error[E0308]: mismatched types\n  --> src/cart.rs:212:5\n    |\n212 |     total(rows)\n    |"
+                    "     ^^^^^ expected `u32`, found `i64`", "src/cart.rs"),
+    ("node src/index.js", "TypeError: Cannot read properties of undefined (reading 'id')\n"
+                          f"    at total ({ROOT}/src/cart.js:212:15)\n    at {ROOT}/src/index.js:30:1\n"
+                          "    at node:internal/main/run_main_module:28:49", f"{ROOT}/src/cart.js"),
+    ("npx tsc --noEmit", "src/cart.ts(212,5): error TS2345: Argument of type 'string' is not assignable to parameter"
+                         " of type 'number'.", "src/cart.ts"),
+]
+
+
+@pytest.mark.parametrize("command, output, file", OTHER_TOOLS)
+def test_another_tools_location_names_its_line_of_its_file(command, output, file):
+    """Rust's --> FILE:LINE:COL, a Node stack frame's (FILE:LINE:COL) and tsc's FILE(LINE,COL): error name a line of
+    a file as gcc's FILE:LINE: does: they were read as no location, so no line was shown and no page opened there."""
+    _, reader = call_lines("Bash", {"command": f"cd {ROOT} && {command}"}, "")
+    shown = reader(output) if reader is not None else {}
+    assert shown.get(file if file.startswith("/") else f"{ROOT}/{file}") == [212]
+    assert 212 in hit_lines(output) and grep_hit(output, 212) and grep_hit(f"Bash: {output}", 212)
+    assert not grep_hit(output, 21)
+
+
+@pytest.mark.parametrize("command, output, file", OTHER_TOOLS)
+def test_a_line_another_tools_location_named_is_traced_to_it(tmp_path, command, output, file):
+    """sed -n '212,240p' FILE after a build or run that named FILE's line 212 is labelled by that output, not by the
+    user's 'issue #212' (the first event that says 212)."""
+    events = claude_session(tmp_path, "The cart total is wrong, see issue #212.",
+                            ("Bash", {"command": command}, output),
+                            ("Bash", {"command": "ls"}, "README.md"),
+                            ("Bash", {"command": f"sed -n '212,240p' {file}"}, "    total(rows)"))
+    run = next(e["step"] for e in events if e["kind"] == "result")
+    decision = [e for e in events if "212" in e.get("meta", {}).get("needed", {}).get("command", [])]
+    assert len(decision) == 1 and decision[0]["useful_memory_steps"] == [run]
+
+
+@pytest.mark.parametrize("line", ["    at async Promise.all (index 0)", "    at node:internal/main:12:5",
+                                  "    at file:///app/x.mjs:212:5", "see src/a.ts(212,5) for details"])
+def test_lines_that_only_look_like_locations_name_none(line):
+    _, reader = call_lines("Bash", {"command": "node x.js"}, "/r")
+    assert reader is not None and reader(line) == {} and not grep_hit(line, 212)
+
+
+def test_a_node_frame_is_no_grep_hit_but_a_location():
+    """A grep -n reader reads no FILE in a stack frame (its words before the path), the page-bound rule a hit."""
+    line = "    at Object.<anonymous> (/home/x/a.js:200:10)"
+    assert _grep_named(line, "") == {} and hit_lines(line) == {200} and grep_hit(line, 200)

@@ -1,7 +1,8 @@
 """Search hits and locations an output prints: ``FILE:LINE:`` of ``grep -n``, ``rg``, a Grep tool, a
-compiler or pytest, ``LINE:`` of a one-file grep, SWE-agent's ``Line LINE:`` and a Python traceback's ``File "FILE",
-line LINE`` (:func:`grep_hit`, :func:`hit_lines`), with the FILE and LINE they are read by (:data:`HIT_FILE`,
-:data:`LINE_NUMBER`, :data:`TRACEBACK_LINE`).
+compiler or pytest, ``LINE:`` of a one-file grep, SWE-agent's ``Line LINE:``, a Python traceback's ``File "FILE",
+line LINE`` and other tools' locations (Rust's ``--> FILE:LINE:COL``, a Node stack frame's, tsc's ``FILE(LINE,COL):
+error``: :data:`LOCATIONS`) (:func:`grep_hit`, :func:`hit_lines`), with the FILE and LINE they are read by
+(:data:`HIT_FILE`, :data:`LINE_NUMBER`, :data:`TRACEBACK_LINE`).
 
 A page of a file whose bounds open or close at such a line is a window around the hit, its numbers values, where
 any other page's bounds are none (:class:`sam_model.data.lineranges.PageBound`); and the readers of shown lines
@@ -34,6 +35,16 @@ _LINE_NUMBER = re.compile(LINE_NUMBER)
 # numbered.py's reader of an output's locations), its groups FILE and LINE
 TRACEBACK_FILE = r'[ \t]*File "([^"\n]+)", line '  # the location before its LINE
 TRACEBACK_LINE = rf"{TRACEBACK_FILE}({LINE_NUMBER})"
+# other tools' locations (numbered.py's reader of an output's locations; grep_hit, hit_lines), each opening a line,
+# each naming line LINE of FILE as a compiler's FILE:LINE: does, their groups FILE and LINE: Rust's (rustc, cargo,
+# clippy) "  --> src/main.rs:12:5" under its message; a Node (V8) stack frame "    at getUser (/app/src/users.js:12:5)"
+# or "    at /app/src/users.js:12:5" (its FILE no space or parenthesis: node:internal/... and file:// URLs none); and
+# TypeScript's tsc (MSBuild's, C#'s alike) "src/a.ts(12,5): error TS2345" (or warning). They were read as no
+# location, so a line number the agent took from one was traced to the first event saying the number anywhere
+RUST_LINE = rf"[ \t]*--> ({HIT_FILE}):({LINE_NUMBER}):\d"
+NODE_LINE = rf"[ \t]+at (?:[^\n()]* \()?((?:[A-Za-z]:(?=[/\\]))?[^\s:()]+):({LINE_NUMBER}):\d+\)?[ \t]*$"
+TSC_LINE = rf"({HIT_FILE})\(({LINE_NUMBER}),\d+\): (?:error|warning)\b"
+LOCATIONS = [re.compile(rf"(?m)^{form}") for form in (RUST_LINE, NODE_LINE, TSC_LINE)]
 
 
 def grep_hit(text: str, line: int) -> bool:
@@ -50,8 +61,21 @@ def grep_hit(text: str, line: int) -> bool:
     (``FILE-200-``), a numbered view (``   200\t``), prose (``Error at line 200:``) or a number elsewhere is none."""
     # the substrings first: the pattern took 3 ms over a 100 KB result, read for each page bound over every earlier
     # result of a long session, the substrings 0.1 ms
-    return _LINE_NUMBER.fullmatch(str(line)) is not None and (f"{line}:" in text or f"line {line}" in text) \
-        and _hit_line(line).search(text) is not None
+    if _LINE_NUMBER.fullmatch(str(line)) is None:
+        return False
+    if (f"{line}:" in text or f"line {line}" in text) and _hit_line(line).search(text) is not None:
+        return True
+    return (f":{line}:" in text or f"({line}," in text) and line in _located(text)
+
+
+def _located(text: str) -> frozenset[int]:
+    """The lines other tools' locations in ``text`` name (:data:`LOCATIONS`; a result's first line after the tool's
+    name it is written with, ``Bash: src/a.ts(12,5): error``)."""
+    text = _TOOL_NAME.sub("", text, count=1)
+    return frozenset(int(m.group(2)) for form in LOCATIONS for m in form.finditer(text))
+
+
+_TOOL_NAME = re.compile(r"^[\w.-]+: (?=\S)")  # the tool's name a result's text opens with
 
 
 @functools.lru_cache(maxsize=256)
@@ -73,4 +97,5 @@ def hit_lines(text: str) -> frozenset[int]:
     bounds)."""
     if ":" not in text and "line " not in text:
         return frozenset()
-    return frozenset(int(m.group(m.lastindex or 0)) for form in _HIT_FORMS for m in form.finditer(text))
+    return frozenset(int(m.group(m.lastindex or 0)) for form in _HIT_FORMS for m in form.finditer(text)) \
+        | _located(text)

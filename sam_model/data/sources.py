@@ -205,7 +205,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # address takes the text right after its letter, as GNU sed does (3aimport sys appends import sys).
 # 84: a search's -e or -f with its value in the same word (grep -e'[database]' -F, -rneparse_rows, -fpatterns.txt)
 # is read as -e PATTERN is: the word had been taken for flags alone (the pattern traced by nothing, the file read as it).
-CONVERSION_VERSION = 84
+# 85: Rust's --> FILE:LINE:COL, a Node stack frame's (FILE:LINE:COL) and tsc's FILE(LINE,COL): error are
+# locations (69): they show that line of that file and are hits (59), as gcc's FILE:LINE: is (they were none).
+CONVERSION_VERSION = 85
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,9 @@ from the producers' outputs:
   (:func:`_joined`).
 - **a location** in the output of any other shell command that runs no search (a test run's, a compiler's, a
   linter's, a script's: :func:`_located`): a line opening ``FILE:212:`` (pytest's ``tests/test_a.py:212:
-  AssertionError``, gcc's ``src/a.c:212:5: error``, mypy's ``a.py:212: error``) or a Python traceback's ``File
-  "FILE", line 212`` names line 212 of FILE. It prints no text of the line, as ``grep -n`` does, but the number was
+  AssertionError``, gcc's ``src/a.c:212:5: error``, mypy's ``a.py:212: error``), a Python traceback's ``File
+  "FILE", line 212``, Rust's ``  --> src/main.rs:212:5``, a Node stack frame's ``    at f (/app/src/x.js:212:5)`` or
+  tsc's ``src/a.ts(212,5): error TS2345`` names line 212 of FILE. It prints no text of the line, as ``grep -n`` does, but the number was
   said there as a line of that file, which the rule for line numbers traces (the issue's ``#212`` had been the label
   of ``sed -n '212,240p' FILE`` after a failing test named it), and a page of another file opens no window there.
   Words before the path name its last word's file too (Rust's ``thread 'main' panicked at src/main.rs:212:5:``),
@@ -70,7 +71,7 @@ from typing import Any
 from sam_model.data.formats.base import CWD, LINE_ARGUMENTS, SHOWN_LINES, Chat
 from sam_model.data.formats.swe_agent import numbered_lines
 from sam_model.data.lineranges import line_numbers
-from sam_model.data.searchhits import HIT_FILE, LINE_NUMBER, TRACEBACK_LINE
+from sam_model.data.searchhits import HIT_FILE, LINE_NUMBER, LOCATIONS, TRACEBACK_LINE
 from sam_model.data.shellprograms import GREP_SHORT_VALUES, RG_SHORT_VALUES, SHELLS
 from sam_model.data.shelltokens import bare, tokens
 from sam_model.data.shellwords import command_words
@@ -197,8 +198,10 @@ def shell_lines(argument: str, command: Any, cwd: str) -> tuple[dict[str, Any] |
 def _located(where: str) -> Reader:
     """The reader of the locations an output names, run in ``where`` ("": its paths as printed): a line opening
     ``FILE:LINE:`` (pytest's ``tests/test_a.py:212: AssertionError``, gcc's ``src/a.c:212:5: error``, mypy's
-    ``a.py:212: error``; grep -n's form, FILE as searchhits.HIT_FILE reads it) or a traceback's ``File "FILE", line
-    212`` (searchhits.TRACEBACK_LINE) names line 212 of FILE. It prints no text of the line as grep -n does, but the
+    ``a.py:212: error``; grep -n's form, FILE as searchhits.HIT_FILE reads it), a traceback's ``File "FILE", line
+    212`` (searchhits.TRACEBACK_LINE) or another tool's location (Rust's ``  --> src/main.rs:212:5``, a Node stack
+    frame's ``    at f (/app/src/x.js:212:5)``, tsc's ``src/a.ts(212,5): error``: searchhits.LOCATIONS) names line
+    212 of FILE. It prints no text of the line as grep -n does, but the
     number was said there as a line of that file, which is what the line-number rule traces (the most recent output
     that said that line of that file) and the page-bound rule asks (a window opening at a line named there, in that
     file: toolstate's hit); a test run's, a compiler's or a script's location had been a hit of any file's page."""
@@ -208,8 +211,8 @@ def _located(where: str) -> Reader:
             return {}
         at = _under(where, entered.pop()) if entered else where  # make -C DIR: its names are relative to DIR
         named: Shown = {}  # each name's lines: a name read once (a 5 MB test run names a few files many times)
-        quoted: Shown = {}  # a traceback's names, quoted: whole
-        for pattern, names in ((_NAMED_LINES, named), (_TRACEBACK, quoted)):
+        quoted: Shown = {}  # a traceback's names, quoted, and other tools' locations' (Rust's -->): whole
+        for pattern, names in ((_NAMED_LINES, named), (_TRACEBACK, quoted), *((form, quoted) for form in LOCATIONS)):
             for name, number in pattern.findall(text):
                 names.setdefault(name, []).append(int(number))
         found: Shown = {}
