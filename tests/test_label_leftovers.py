@@ -138,3 +138,59 @@ def test_a_node_frame_is_no_grep_hit_but_a_location():
     """A grep -n reader reads no FILE in a stack frame (its words before the path), the page-bound rule a hit."""
     line = "    at Object.<anonymous> (/home/x/a.js:200:10)"
     assert _grep_named(line, "") == {} and hit_lines(line) == {200} and grep_hit(line, 200)
+
+
+GEMINI_HITS = ('Found 2 matches for pattern "round(" in path "invoicer":\n---\nFile: tax.py\nL212: return round(total *'
+               ' rate, 2)\nL230: return round(x, 2)\n---\nFile: lines.py\nL12: round(y)\n---')
+
+
+def test_gemini_search_file_content_shows_its_hit_lines():
+    """Gemini CLI's search_file_content prints each file's hits as 'L212: code' under 'File: PATH' (PATH relative
+    to the directory searched): they were read as no line of any file."""
+    from test_cwd_paths import CWD
+
+    _, reader = call_lines("search_file_content", {"pattern": "round(", "dir_path": "invoicer"}, CWD)
+    assert reader is not None and reader(GEMINI_HITS) == {f"{CWD}/invoicer/tax.py": [212, 230],
+                                                          f"{CWD}/invoicer/lines.py": [12]}
+    _, reader = call_lines("search_file_content", {"pattern": "round(", "path": f"{CWD}/invoicer/tax.py"}, CWD)
+    one = 'Found 1 match for pattern "round(" in file "invoicer/tax.py":\n---\nFile: tax.py\nL212: return 1\n---'
+    assert reader is not None and reader(one) == {f"{CWD}/invoicer/tax.py": [212]}  # a file searched: itself
+    assert grep_hit(f"search_file_content: {GEMINI_HITS}", 212) and 230 in hit_lines(GEMINI_HITS)
+
+
+def test_a_read_at_a_gemini_search_hit_is_traced_to_the_search(tmp_path):
+    """read_file(start_line=212) of the file whose line 212 search_file_content printed: labelled by the search, not
+    by the user's 'line 212' (the first event saying 212)."""
+    from test_cwd_paths import CWD, TAX, gemini_session
+    from test_format_gemini_cli import read, write
+    from test_swe_agent import step_of
+
+    records = gemini_session(("user", "Totals are off by a cent, the rounding at line 212 looks wrong"),
+                             ("call", "l1", "list_directory", {"dir_path": CWD}, "[DIR] invoicer"),
+                             ("call", "s1", "search_file_content", {"pattern": "round(", "dir_path": "invoicer"},
+                              GEMINI_HITS),
+                             ("call", "l2", "run_shell_command", {"command": "ls tests"}, "test_tax.py"),
+                             ("call", "r1", "read_file", {"absolute_path": TAX, "start_line": 212, "end_line": 230},
+                              "return round(total * rate, 2)"))
+    events, _ = read(write(tmp_path / "session-1.jsonl", records))
+    issue, search = step_of(events, "user", "Totals"), step_of(events, "result", "search_file_content: Found")
+    got = next((e["useful_memory_steps"] for e in events if "start_line" in e.get("meta", {}).get("needed", {})), [])
+    assert search in got and issue not in got
+
+
+def test_a_read_right_after_the_gemini_search_is_its_observation(tmp_path):
+    """The search that printed L212: is the decision point's own event: the line is in the observation, no memory
+    (it had been labelled by the user's 'line 212', the search's text saying no 212 as a whole token)."""
+    from test_cwd_paths import CWD, TAX, gemini_session
+    from test_format_gemini_cli import read, write
+
+    records = gemini_session(("user", "Totals are off by a cent, the rounding at line 212 looks wrong"),
+                             ("call", "l1", "list_directory", {"dir_path": CWD}, "[DIR] invoicer"),
+                             ("call", "s1", "search_file_content", {"pattern": "round(", "dir_path": "invoicer"},
+                              GEMINI_HITS),
+                             ("call", "r1", "read_file", {"absolute_path": TAX, "start_line": 212, "end_line": 230},
+                              "return round(total * rate, 2)"))
+    events, _ = read(write(tmp_path / "session-1.jsonl", records))
+    read_call = next(e for e in events if e["kind"] == "action" and "read_file" in e["text"])
+    decision = events[read_call["step"] - 1]
+    assert "start_line" not in decision.get("meta", {}).get("needed", {}) and decision["kind"] == "result"

@@ -1,5 +1,5 @@
 """Search hits and locations an output prints: ``FILE:LINE:`` of ``grep -n``, ``rg``, a Grep tool, a
-compiler or pytest, ``LINE:`` of a one-file grep, SWE-agent's ``Line LINE:``, a Python traceback's ``File "FILE",
+compiler or pytest, ``LINE:`` of a one-file grep, SWE-agent's ``Line LINE:``, Gemini CLI's ``LLINE:``, a Python traceback's ``File "FILE",
 line LINE`` and other tools' locations (Rust's ``--> FILE:LINE:COL``, a Node stack frame's, tsc's ``FILE(LINE,COL):
 error``: :data:`LOCATIONS`) (:func:`grep_hit`, :func:`hit_lines`), with the FILE and LINE they are read by
 (:data:`HIT_FILE`, :data:`LINE_NUMBER`, :data:`TRACEBACK_LINE`).
@@ -50,7 +50,8 @@ LOCATIONS = [re.compile(rf"(?m)^{form}") for form in (RUST_LINE, NODE_LINE, TSC_
 def grep_hit(text: str, line: int) -> bool:
     """Whether ``text``, an earlier event's, prints line ``line`` as a search hit: a line of ``grep -n``'s, ``rg``'s
     or a search tool's output opening ``FILE:LINE:`` (``FILE:LINE:COL:``; FILE as :data:`HIT_FILE` reads it, a
-    Windows ``C:\\...`` or a folder with a space too), ``LINE:`` (one file's hits) or ``Line LINE:`` (SWE-agent's
+    Windows ``C:\\...`` or a folder with a space too), ``LINE:`` (one file's hits), ``LLINE:`` (Gemini CLI's
+    search_file_content, under its ``File: PATH``) or ``Line LINE:`` (SWE-agent's
     search_file; LINE as :data:`LINE_NUMBER` reads it), after the tool's name a result is written with (``Bash:
     src/a.py:200:``). A location is one too: a compiler's, a linter's or pytest's ``FILE:LINE:`` (gcc's
     ``src/a.c:200:5: error``, mypy's ``a.py:200: error``, pytest's ``tests/test_a.py:200: AssertionError``) and a
@@ -81,13 +82,13 @@ _TOOL_NAME = re.compile(r"^[\w.-]+: (?=\S)")  # the tool's name a result's text 
 @functools.lru_cache(maxsize=256)
 def _hit_line(line: int) -> re.Pattern[str]:
     """The pattern of a search hit at ``line`` (:func:`grep_hit`), compiled once for each line a session pages at."""
-    return re.compile(rf"(?m)^(?:[\w.-]+: )?(?:(?:{HIT_FILE}:|Line )?{line}:|{TRACEBACK_FILE}{line}(?!\d))")
+    return re.compile(rf"(?m)^(?:[\w.-]+: )?(?:(?:{HIT_FILE}:|Line |L)?{line}:|{TRACEBACK_FILE}{line}(?!\d))")
 
 
 # each way a line may open with a hit (grep_hit's pattern, its optional parts given or not): one number each (a
 # FILE ends at its first colon, or at the one after a drive's, which a separator follows: one place a line)
 _HIT_FORMS = [re.compile(rf"(?m)^{prefix}{where}({LINE_NUMBER}):")
-              for prefix in ("", r"[\w.-]+: ") for where in ("", rf"{HIT_FILE}:", "Line ")] + [
+              for prefix in ("", r"[\w.-]+: ") for where in ("", rf"{HIT_FILE}:", "Line ", "L")] + [
     re.compile(rf"(?m)^(?:[\w.-]+: )?{TRACEBACK_LINE}")]  # a traceback's location: its LINE the last group
 
 

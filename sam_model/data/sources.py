@@ -207,7 +207,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # is read as -e PATTERN is: the word had been taken for flags alone (the pattern traced by nothing, the file read as it).
 # 85: Rust's --> FILE:LINE:COL, a Node stack frame's (FILE:LINE:COL) and tsc's FILE(LINE,COL): error are
 # locations (69): they show that line of that file and are hits (59), as gcc's FILE:LINE: is (they were none).
-CONVERSION_VERSION = 85
+# 86: Gemini CLI's search_file_content shows its hits' lines (L212: under File: PATH), and an event that showed a
+# line of the file a line argument names says that line though its text says no whole 212 (L212:, nl -n rz's
+# 000212): needed where only it showed it (untraceable or another event's before), observation at the decision point.
+CONVERSION_VERSION = 86
 
 
 @dataclass(frozen=True)

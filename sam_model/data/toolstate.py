@@ -107,7 +107,9 @@ message: which of its arguments are line numbers of which file; SWE-agent's read
 :func:`sam_model.data.formats.numbered.mark` for the other coding agents' readers), a needed line number
 of a file is labelled by the most recent earlier event that showed that line of that file (every such event for
 ``all``), the one whose text the agent read the line in; a number no such event showed is labelled as the spec
-says. A log without the marks (every other reader's, OpenAI chat, tau-bench, SGD) is labelled as before.
+says. An event that showed the line says it though its text may not say the number as a whole token (Gemini CLI's
+search hits, ``L212: code``; ``nl -n rz``'s ``000212``): a line shown only there is needed, not untraceable, and one
+the decision point showed is in its observation. A log without the marks (every other reader's, OpenAI chat, tau-bench, SGD) is labelled as before.
 
 The rule's parts are modules of their own, each read top to bottom: :mod:`~sam_model.data.chatmessages` (the
 messages' content, tool calls and policy), :mod:`~sam_model.data.trivialvalues` (values never traced),
@@ -130,7 +132,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -394,9 +396,11 @@ class TranscriptState:
                     # a window's bound a hit printed: traced to the results that printed it as a hit
                     hits = [i for i in hits if i in printed[int(v), file]]
                     outcome = outcome if hits else "untraceable"
-                if outcome == "needed" and of is not None and path.split(".")[0] in of[1] \
-                        and (showed := self._showed(of[0], v, hits)):
-                    hits = showed if self.label == "all" else showed[-1:]
+                if outcome in ("needed", "untraceable") and of is not None and path.split(".")[0] in of[1] \
+                        and (showed := self._showed(of[0], v, range(d_step + 1))):
+                    # a line shown is said there, whether or not the text says the number whole (L212:)
+                    outcome, hits = ("observation", []) if showed[-1] == d_step \
+                        else ("needed", showed if self.label == "all" else showed[-1:])
                 outcomes[outcome] += 1
                 if outcome == "needed":
                     needed.setdefault(path, []).append(traced)
@@ -643,9 +647,9 @@ class TranscriptState:
             return "policy", []
         return ("needed", hits) if hits else ("untraceable", [])
 
-    def _showed(self, file: str, value: Any, hits: list[int]) -> list[int]:
-        """The events among ``hits`` (those that say ``value``) that showed line ``value`` of ``file`` (SHOWN_LINES),
-        in step order; none where ``value`` is no line number."""
+    def _showed(self, file: str, value: Any, hits: Collection[int]) -> list[int]:
+        """The events among ``hits`` that showed line ``value`` of ``file`` (SHOWN_LINES), in step order; none where
+        ``value`` is no line number."""
         if isinstance(value, bool) or not _LINE.fullmatch(str(value)):
             return []
         n, said = int(value), set(hits)

@@ -149,6 +149,8 @@ def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, 
         return numbers, lambda text: _numbered(text, path, _ARROW)
     if tool == "Grep" and args.get("output_mode") == "content" and args.get("-n") is not False:
         return None, _claude_grep(args, cwd)
+    if tool == "search_file_content":
+        return None, _gemini_search(args, cwd)
     if tool == "read_file" and isinstance(path := args.get("file_path", args.get("absolute_path")), str) and path:
         file = _under(cwd, path)
         named = [a for a in ("start_line", "end_line") if _count(args.get(a))]  # 1-based: lines (offset counts from 0)
@@ -530,6 +532,36 @@ def _grep_named(text: str, where: str) -> Shown:
     for name, numbers in found.items():
         files.setdefault(_under(where, name), []).extend(numbers)
     return files
+
+
+# Gemini CLI's search_file_content (grep.ts): 'Found 2 matches for pattern "P" in path "DIR":' (or 'in file "F"',
+# one file searched; older releases: match(es), no path), then each file's hits, 'File: PATH' (relative to the
+# directory searched; a file searched: its name) and 'L212: code' a hit, '---' between
+_GEMINI_FOUND = re.compile(r"Found \d+ match")
+_GEMINI_HIT = re.compile(rf"L({LINE_NUMBER}):")
+
+
+def _gemini_search(args: Mapping[str, Any], cwd: str) -> Reader:
+    """The reader of Gemini CLI's search_file_content (:data:`_GEMINI_FOUND`): each ``L212:`` a line of the file
+    the ``File:`` line above it names, under the directory its ``dir_path`` (older: ``path``) names, else the project
+    root; where one file was searched (``in file "F"``), that file. Its hits had been read as no line."""
+    where = args.get("dir_path", args.get("path"))
+    base = _under(cwd, where) if isinstance(where, str) and where else cwd
+
+    def read(text: str) -> Shown:
+        lines = text.split("\n")
+        if not _GEMINI_FOUND.match(lines[0]):
+            return {}
+        one = ' in file "' in lines[0]
+        found: Shown = {}
+        file = ""
+        for line in lines[1:]:
+            if line.startswith("File: "):
+                file = base if one else _under(base, line[len("File: "):])
+            elif file and (m := _GEMINI_HIT.match(line)):
+                found.setdefault(file, []).append(int(m.group(1)))
+        return found
+    return read
 
 
 # Gemini CLI's read_file before the file's lines where it shows part of them: "[File content truncated: showing lines
