@@ -5,9 +5,10 @@ separators. Each test writes the smallest call or transcript that showed the wro
 from __future__ import annotations
 
 import pytest
-from shell_calls import claude_session, needed
+from shell_calls import claude_session, decide, needed
 
 from sam_model.data.formats.numbered import _grep_named, call_lines
+from sam_model.data.sayings import says
 from sam_model.data.searchhits import grep_hit, hit_lines
 from sam_model.data.sedwords import sed_words
 from sam_model.data.shellwords import command_words
@@ -194,3 +195,15 @@ def test_a_read_right_after_the_gemini_search_is_its_observation(tmp_path):
     read_call = next(e for e in events if e["kind"] == "action" and "read_file" in e["text"])
     decision = events[read_call["step"] - 1]
     assert "start_line" not in decision.get("meta", {}).get("needed", {}) and decision["kind"] == "result"
+
+
+def test_a_number_inside_an_amount_with_thousands_separators_is_not_said():
+    """An amount written 3,500 is one number: its 500 is no whole token of it, as 350 is none of 3500. The
+    whole-token rule read 500 in '3,500' (a comma is no word character), so an invented 500 was traced to it."""
+    d = decide("add_payment", {"reservation_id": "ZFA04Y", "amount": 500}, "My budget for the trip is $3,500.")
+    assert d.labels == [] and d.needed == {}
+    d = decide("add_payment", {"amount": 500}, "My budget for the trip is $3,500.", "Put 500 on the gift card.")
+    assert d.labels == [1]
+    assert not says("budget 3,500 total", "500") and not says("1,500,000", "500") and not says("3,500.00", "500.00")
+    assert says("3,500 or 500", "500") and says("pay 500, then 300", "500") and says("500,000", "500,000")
+    assert says("ids 12, 500", "500")  # a list with spaces: its items

@@ -19,17 +19,31 @@ from sam_model.data.text import norm
 from sam_model.data.trivialvalues import NUMBER
 
 _ONE_DECIMAL = re.compile(r"[+-]?\d+\.\d")  # 45.6: a JSON number that may have been written 45.60
+# a number written with thousands separators (3,500; 1,234.50), one token: its groups are no numbers of their own
+_GROUPED = re.compile(r"(?<![\w,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w]|,\d)")
 
 
 def says(text_norm: str, s: str) -> bool:
     """The spec's says(text, s): ``text_norm`` (already normalised) contains ``s`` as a whole token, or ``s``
     without a leading ``#`` (when ``s`` starts with ``#`` and is longer than 2), or ``s`` with ``_`` read as a
-    space."""
-    if contains_value(text_norm, s):
+    space. A number is no whole token inside an amount written with thousands separators (:func:`_whole_number`)."""
+    if contains_value(text_norm, s) and _whole_number(text_norm, s):
         return True
     if s.startswith("#") and len(s) > 2 and contains_value(text_norm, s[1:]):
         return True
     return "_" in s and contains_value(text_norm, s.replace("_", " "))
+
+
+def _whole_number(text_norm: str, s: str) -> bool:
+    """Whether ``text_norm``, which contains ``s`` as a whole token, says it outside every number written with
+    thousands separators (:data:`_GROUPED`) where ``s`` is a number: 500 is in 3,500 as a whole token, commas being no
+    word characters, but 3,500 is one number, which says no 500 (an invented amount of 500 was traced to a budget
+    of $3,500). A list of numbers written with no space after the commas (ids 123,456) reads as one number too."""
+    if "," not in text_norm or not NUMBER.fullmatch(s):
+        return True
+    grouped = [m.span() for m in _GROUPED.finditer(text_norm)]
+    return any(not any(a <= m.start() and m.end() <= b and (a, b) != m.span() for a, b in grouped)
+               for m in re.finditer(r"(?<!\w)" + re.escape(s) + r"(?!\w)", text_norm))
 
 
 def number_forms(value: Any) -> list[str]:

@@ -210,7 +210,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 86: Gemini CLI's search_file_content shows its hits' lines (L212: under File: PATH), and an event that showed a
 # line of the file a line argument names says that line though its text says no whole 212 (L212:, nl -n rz's
 # 000212): needed where only it showed it (untraceable or another event's before), observation at the decision point.
-CONVERSION_VERSION = 86
+# 87: a number is not said inside one written with thousands separators (500 by $3,500, 500.00 by 3,500.00):
+# the whole-token rule read it there, a comma being no word character, so an invented 500 was traced to a budget.
+CONVERSION_VERSION = 87
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ as the bill showed it, ``"amount": 45.60``, or the customer's budget of $3,500 a
 amount was untraceable whenever its cents ended in 0 (one price in ten), and any amount from 1,000 on written with a
 separator. Such a number is also said by its two-digit form (45.60) and its forms with thousands separators (3,500;
 1,234.5 and 1,234.50) (:func:`~sam_model.data.sayings.number_forms`), one with separators only as a whole number
-(:func:`~sam_model.data.sayings.whole_amount`: 3,500 is not said by 3,500,000); a string value keeps its one form (a version
+(:func:`~sam_model.data.sayings.whole_amount`: 3,500 is not said by 3,500,000), and no number is said inside one written
+with separators (500 is not said by $3,500: :func:`~sam_model.data.sayings.says`); a string value keeps its one form (a version
 ``"3.1"`` is not ``"3.10"``), and the needed value recorded is ``norm``'s.
 
 **An extension of the spec for shell tools: a command line is traced by its words.** The spec traces each argument
