@@ -207,3 +207,63 @@ def test_a_number_inside_an_amount_with_thousands_separators_is_not_said():
     assert not says("budget 3,500 total", "500") and not says("1,500,000", "500") and not says("3,500.00", "500.00")
     assert says("3,500 or 500", "500") and says("pay 500, then 300", "500") and says("500,000", "500,000")
     assert says("ids 12, 500", "500")  # a list with spaces: its items
+
+
+READER = "/workspace/src/tinyparse/reader.py"
+FOUND = (f'[Found 1 matches for "def parse_header" in {READER}]\nLine 212: def parse_header(block):\n'
+         f'[End of matches for "def parse_header" in {READER}]')
+WINDOW = (f"[File: {READER} (300 lines total)]\n(161 more lines above)\n"
+          + "".join(f"{n}|    pass\n" for n in range(162, 212)) + "212|def parse_header(block):\n(88 more lines below)")
+
+
+def codeact_skills_run() -> list[dict]:
+    """An OpenHands CodeAct run (function calling) that searches a file with search_file, thinks, then opens it at
+    the hit with open_file, each an IPython cell."""
+    from test_openhands import ISSUE, SYSTEM, Run, response
+
+    run = Run()
+    run.add(source="agent", message=SYSTEM, action="system",
+            args={"content": SYSTEM, "tools": [], "openhands_version": "0.39.0", "agent_class": "CodeActAgent"})
+    issue = ISSUE + " Reported in issue #212."
+    run.add(source="user", message=issue, action="message",
+            args={"content": issue, "file_urls": None, "image_urls": [], "wait_for_response": False})
+    for n, (code, out) in enumerate([(f"search_file('def parse_header', '{READER}')", FOUND), (None, None),
+                                     (f"open_file('{READER}', 212)", WINDOW)], 1):
+        if code is None:
+            note = "The header parser is where it crashes."
+            run.calls(response(n, None, (f"toolu_0{n}", "think", {"thought": note})),
+                      ("think", {"thought": note}, "think", "Your thought has been logged.", {}))
+            continue
+        run.calls(response(n, None, (f"toolu_0{n}", "execute_ipython_cell", {"code": code})),
+                  ("run_ipython", {"code": code, "include_extra": True}, "run_ipython", out, {"code": code}))
+    return run.events
+
+
+def test_an_open_file_cell_is_a_view_at_the_line_a_search_printed(tmp_path):
+    """open_file(PATH, 212) in an IPython cell was one value, said by no event: neither the path search_file printed
+    nor the line it printed was traced. The cell is read by its arguments, and 212 is a line of PATH, labelled by the
+    search that showed it (not by the issue's #212)."""
+    from test_swe_agent import convert, step_of, write
+
+    events, _ = convert(write(tmp_path, "session-1.json", codeact_skills_run()))
+    search = step_of(events, "result", "execute_ipython_cell: [Found")
+    decision = next(e for e in events if "code" in e.get("meta", {}).get("needed", {})
+                    and "212" in e["meta"]["needed"]["code"])
+    issue, searched = step_of(events, "user", "tinyparse"), step_of(events, "action", "CALL execute_ipython_cell")
+    assert decision["meta"]["needed"]["code"] == [READER, "212"]
+    assert decision["useful_memory_steps"] == [searched, search] and issue not in decision["useful_memory_steps"]
+
+
+@pytest.mark.parametrize("code, words", [
+    ("open_file('/workspace/a.py', 212, context_lines=50)", ["/workspace/a.py", "212"]),  # a window's size: none
+    ("goto_line(212)", ["212"]),
+    ("search_dir('parse_header', dir_path='./src')", ["parse_header", "src"]),
+    ("open_file('/workspace/a.py')\nscroll_down()", ["/workspace/a.py"]),
+    ("print(open('/workspace/a.py').read())", None),  # other code: read whole, as before
+    ("open_file(path)", None),  # no literal
+])
+def test_an_ipython_cell_of_agent_skills_is_its_arguments(code, words):
+    from sam_model.data.agentskills import skill_words
+
+    assert skill_words("execute_ipython_cell", "code", code) == words
+    assert skill_words("execute_bash", "code", code) is None

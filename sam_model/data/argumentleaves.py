@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sam_model.data.agentskills import skill_words
 from sam_model.data.chatmessages import ToolCall
 from sam_model.data.lineranges import PageBound
 from sam_model.data.shellpaths import patch_paths
@@ -43,7 +44,8 @@ def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
 
 def argument_leaves(tool: str, name: str, value: Any, pages: bool = False) -> list[tuple[str, Any]]:
     """The leaves of argument ``name`` of a call to ``tool`` that the labelling rule judges: the spec's
-    :func:`leaves`, except a shell command's words (the extension of toolstate's doc, "shell command lines") and a
+    :func:`leaves`, except a shell command's words (the extension of toolstate's doc, "shell command lines"), an
+    OpenHands IPython cell of agent skills' arguments (:func:`sam_model.data.agentskills.skill_words`) and a
     search tool's pattern's names (:func:`sam_model.data.toolarguments.search_pattern`) and an editor's ``view_range``
     line numbers (:func:`sam_model.data.toolarguments.view_lines`), each at the argument's path; a
     command that is read whole (its quotes do not close) is one leaf, as the spec reads it. ``pages``: a page's
@@ -52,6 +54,8 @@ def argument_leaves(tool: str, name: str, value: Any, pages: bool = False) -> li
         if is_command_line(tool, name, value) else None
     if found is None and isinstance(value, str) and is_patch_tool(tool):
         found = patch_paths(value)
+    if found is None:
+        found = skill_words(tool, name, value)
     if found is None:
         found = search_pattern(tool, name, value)
     if found is None:

@@ -212,7 +212,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 000212): needed where only it showed it (untraceable or another event's before), observation at the decision point.
 # 87: a number is not said inside one written with thousands separators (500 by $3,500, 500.00 by 3,500.00):
 # the whole-token rule read it there, a comma being no word character, so an invented 500 was traced to a budget.
-CONVERSION_VERSION = 87
+# 88: an OpenHands IPython cell of agent skills (open_file('/workspace/a.py', 212), search_file, goto_line) is
+# traced by its arguments, not whole; its windows (212|code) and search_file's hits show their lines, and
+# open_file(PATH, 212)'s 212 is a line of PATH (62).
+CONVERSION_VERSION = 88
 
 
 @dataclass(frozen=True)

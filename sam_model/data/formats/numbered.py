@@ -22,7 +22,11 @@ from the producers' outputs:
   ``insert_line`` are line numbers of the call's ``path``. A 0.x run without function calling records the editor's
   calls as ``read`` and ``edit`` actions (the action is the call: ``path``, ``view_range``, ``insert_line``), their
   observations the same editor's text (``impl_source`` ``oh_aci``), read alike; OpenHands' own read (``impl_source``
-  ``default``) prints the file's bare text from its 0-based ``start``, which shows and marks nothing;
+  ``default``) prints the file's bare text from its 0-based ``start``, which shows and marks nothing. A CodeAct
+  agent's IPython cell (``execute_ipython_cell``, text-mode ``run_ipython``) of agent skills prints the same
+  windows as SWE-agent's (``[File: PATH (300 lines total)]`` then ``212|code``) and search_file's hits (``[Found 1
+  matches for "X" in PATH]`` then ``Line 212: code``), and ``open_file(PATH, 212)``'s 212 is a line of PATH
+  (sam_model.data.agentskills);
 - **a shell command** (any of these agents' shell tool, toolarguments.is_command_line), each pipeline after any ``cd``:
   ``grep -n`` / ``rg -n`` / ``git grep -n`` print ``PATH:212:code`` (``212:code`` for one file searched by name, no
   ``-r`` or ``-H``), ``cat -n FILE`` and ``nl -ba FILE`` print ``   212\\tcode``, and a filter after them that keeps
@@ -68,6 +72,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sam_model.data.agentskills import IPYTHON_TOOLS, opened_line
 from sam_model.data.formats.base import CWD, LINE_ARGUMENTS, SHOWN_LINES, Chat
 from sam_model.data.formats.swe_agent import numbered_lines
 from sam_model.data.lineranges import line_numbers
@@ -151,6 +156,9 @@ def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, 
         return None, _claude_grep(args, cwd)
     if tool == "search_file_content":
         return None, _gemini_search(args, cwd)
+    if tool in IPYTHON_TOOLS:  # OpenHands' agent skills: open_file(PATH, 212), its window and search_file's hits
+        opened = opened_line(tool, args)
+        return ({"file": _under(cwd, opened), "arguments": ["code"]} if opened else None), numbered_lines
     if tool == "read_file" and isinstance(path := args.get("file_path", args.get("absolute_path")), str) and path:
         file = _under(cwd, path)
         named = [a for a in ("start_line", "end_line") if _count(args.get(a))]  # 1-based: lines (offset counts from 0)

@@ -159,11 +159,12 @@ LINE_NUMBERS: dict[str, tuple[str, ...]] = {
 # "[File: PATH (N lines total)]", then "212:code"), str_replace_editor's (_make_output: "... `cat -n` on PATH:", then
 # "   212\tcode"; an edit's "The file PATH has been edited. Here's ... on a snippet of PATH:", an insert's "... on a
 # snippet of the edited file:") and search_file's
-# ('Found N matches for "TERM" in PATH:', then "Line 212:code")
+# ('Found N matches for "TERM" in PATH:', then "Line 212:code"); OpenHands' agent skills print the same windows with
+# "212|code" and search_file's hits under '[Found N matches for "TERM" in PATH]'
 _VIEW = re.compile(r"\[File: (.+) \(\d+ lines total\)\]")
 _CAT_N = re.compile(r".*?Here's the result of running `cat -n` on (?:a snippet of )?(.+):")  # after an edit's words
-_FOUND = re.compile(r'Found \d+ matches for ".*" in (.+):')
-_NUMBERED = re.compile(r" *(\d{1,12})(?::|\t| )")
+_FOUND = re.compile(r'Found \d+ matches for ".*" in (.+):|\[Found \d+ matches for ".*" in (.+)\]')
+_NUMBERED = re.compile(r" *(\d{1,12})(?::|\t| |\|)")
 _SEARCHED = re.compile(r"Line (\d{1,12}):")
 
 
@@ -300,7 +301,7 @@ def numbered_lines(text: str, file: str = "") -> dict[str, list[int]]:
         if m := _VIEW.fullmatch(line) or _CAT_N.fullmatch(line):
             at, number = (file if m.group(1) == "the edited file" else m.group(1)), _NUMBERED
         elif m := _FOUND.fullmatch(line):
-            at, number = m.group(1), _SEARCHED
+            at, number = m.group(1) or m.group(2), _SEARCHED
         elif at and (m := number.match(line)):
             found.setdefault(at, []).append(int(m.group(1)))
     return found
