@@ -75,6 +75,7 @@ from sam_model.limits import MAX_K, check_batch_size, check_k, check_metadata, c
 from sam_model.locking import gc_paused, locked, new_lock
 from sam_model.rerank import RERANK_DEPTH, best_first, lexical_bonus, slot_bonus, tie_keys
 from sam_model.rerank import rerank as rerank_candidates
+from sam_model.storechecks import SCOPES, check_episode, check_memory, check_scopes, chunk_problem
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +89,6 @@ PROBE = (("user", "I'd like to change my flight to Boston on March 3rd, booking 
          ("result", "get_reservation: {\"status\": \"confirmed\", \"flights\": [\"HAT017\"], \"total\": 412}"),
          ("action", "CALL cancel_reservation(reservation_id=ABC123, reason=change of plans)"))
 PROBE_COSINE = 0.98
-SCOPES = ("user_id", "agent_id", "run_id")
 
 
 @dataclass
@@ -1426,69 +1426,10 @@ class MemoryStore:
                 f"provenance={self.provenance}, rerank_depth={self.config.rerank_depth})")
 
 
-def check_scopes(user_id: Any, agent_id: Any, run_id: Any) -> dict[str, str | None]:
-    """The scopes of an add, search or listing, each a string or None (ValueError naming it otherwise): ``user_id=1``
-    and ``user_id=True`` were one FAISS scope (equal keys) but two Qdrant payloads, and a store holding either saved
-    a store.json its own load refused."""
-    scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
-    for name, v in scopes.items():
-        if v is not None and not isinstance(v, str):
-            raise ValueError(f"{name} must be a string (or None), got {type(v).__name__} {str(v)[:40]!r}")
-    return scopes
-
-
-def check_episode(episode_id: Any, name: str = "episode_id") -> str | None:
-    """An episode id: a string, or None (no episode; a search of every episode). ``True`` and ``1`` were one FAISS
-    episode (equal dict keys) but two Qdrant payload values, and an index holding ``True`` saved a file its own load
-    refused: episode ids are strings, as in the agent log (spec/agent-log.md) and every Event."""
-    if episode_id is not None and not isinstance(episode_id, str):
-        raise ValueError(f"{name} must be a string such as 'trip-17' (or None), got {type(episode_id).__name__} "
-                         f"{str(episode_id)[:40]!r}: give the episode's id as a string")
-    return episode_id
-
-
 def _step_of(i: Any) -> int | None:
     """The step of an ``episode#step`` id (MemoryRecord.make_id), else None."""
     tail = str(i).rsplit("#", 1)[-1]
     return int(tail) if tail.isdigit() else None
-
-
-def chunk_problem(parent: Any, span: Any, content: str) -> str | None:
-    """What a chunk's span must be, when it is not: a chunk's words are the last ``end - start`` characters of its
-    content (MemoryStore.memory joins them at ``start``), so a span out of order, longer than the content, missing
-    on a chunk or set on a whole memory stored fine and read back other words (or failed on read)."""
-    if (span is None) != (parent is None):
-        return "[start, end] on a chunk (one with a parent) and null on a whole memory"
-    if span is not None and not 0 <= span[0] <= span[1] <= span[0] + len(content):
-        return "[start, end] with 0 <= start <= end and end - start at most its content's length"
-    return None
-
-
-def check_memory(m: Any, name: str) -> None:
-    """A memory to add: an id, a non-blank text within the limit, a kind, a step that is None or an int >= 0, and an
-    episode that is a string (or None)."""
-    for attr in ("id", "text", "kind") if not isinstance(m, Event) else ("text", "kind"):
-        if not hasattr(m, attr):
-            raise TypeError(f"{name} must be an Event or a MemoryRecord, got {type(m).__name__} (no '{attr}')")
-    check_text(m.text, f"{name}.text")
-    if not isinstance(m.kind, str) or not m.kind.strip():
-        raise ValueError(f"{name}.kind must be a non-empty string, got {m.kind!r}")
-    step = getattr(m, "step", None)
-    if step is not None and (isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0):
-        raise ValueError(f"{name}.step must be an integer >= 0 (or None), got {step!r}")
-    if isinstance(m, Event) and (not isinstance(m.episode_id, str) or not m.episode_id):
-        raise ValueError(f"{name}.episode_id must be a non-empty string, got {m.episode_id!r}")
-    check_episode(getattr(m, "episode_id", None), f"{name}.episode_id")
-    parent, span = getattr(m, "parent", None), getattr(m, "span", None)
-    if parent is not None and (isinstance(parent, bool) or not isinstance(parent, (str, int))):
-        raise ValueError(f"{name}.parent must be a memory id (a string or an integer) or None, got {parent!r:.60}")
-    if span is not None and not (isinstance(span, (tuple, list)) and len(span) == 2 and all(
-            isinstance(x, int) and not isinstance(x, bool) for x in span)):
-        raise ValueError(f"{name}.span must be (start, end) or None, got {span!r:.60}")
-    if (problem := chunk_problem(parent, span, getattr(m, "content", "") or m.text)) is not None:
-        raise ValueError(f"{name}.span must be {problem}, got {span!r} (chunks come from "
-                         "sam_model.data.chunks.chunk_records)")
-
 
 
 def encoder_of(model: Any) -> Any:
@@ -1503,5 +1444,4 @@ def store_config_of(model: Any) -> StoreConfig:
     return dataclasses.replace(store.config) if isinstance(store, MemoryStore) else StoreConfig(provenance=False)
 
 
-__all__ = ["Hit", "MemoryRecord", "MemoryStore", "StoreConfig", "check_episode", "check_memory", "check_scopes",
-           "encoder_of", "reads_openings", "store_config_of"]
+__all__ = ["Hit", "MemoryRecord", "MemoryStore", "StoreConfig", "encoder_of", "reads_openings", "store_config_of"]

@@ -51,7 +51,7 @@ from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.tiers import LONGTERM, WORKING
 from sam_model.memory.unit import MemoryUnit, key_values, same_value, values_in
-from sam_model.store import check_memory
+from sam_model.storechecks import check_memory
 
 Encode = Callable[[list[MemoryUnit]], np.ndarray]
 
