@@ -25,7 +25,7 @@ _LAZY = {  # name -> the module that defines it
     "Encoder": "sam_model.encoding",
     "MemoryStore": "sam_model.store",
     "StoreConfig": "sam_model.store",
-    "Hit": "sam_model.store",
+    "Hit": "sam_model.hit",
     "MemoryIndex": "sam_model.index",
     "SAMMemory": "sam_model.memory.agent",
     "ScopedMemory": "sam_model.memory.scoped",

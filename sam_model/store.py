@@ -60,6 +60,7 @@ from sam_model.data.provenance import ProvenanceLinker
 from sam_model.data.schema import Event, State, as_state
 from sam_model.data.text import state_to_text
 from sam_model.encoding import Encoder
+from sam_model.hit import Hit
 from sam_model.index import MemoryIndex
 from sam_model.io import (
     SAMFileError,
@@ -187,55 +188,6 @@ def _legacy_slot_match(sam: Mapping[str, Any], where: str) -> float:
     if "slot_match" not in sam:
         raise ValueError(f"field '{where}.slot_match' is missing")
     return sam["slot_match"]
-
-
-@dataclass(frozen=True)
-class Hit:
-    """A search result: the memory and why it ranked where it did.
-
-    ``score`` is what the ranking used, ``index_score + rerank_bonus``; ``index_score`` the inner product q·m
-    (float64 over the stored vectors); ``rerank_bonus`` the needed-slot match (plus a caller's prior, e.g. the
-    bank's importance); ``linked_from`` the hit whose provenance link placed this memory right after it (then
-    its score may exceed the hit above it). ``via`` says how it was reached: ``"index"`` (the vector search),
-    ``"link"`` (a provenance link from ``linked_from``), ``"graph"`` (the memory bank's expansion along ``edge``:
-    edge type and the id it was reached from; then ``score`` is the path's score, see MemoryBank.search) or
-    ``"id"`` (looked up, not searched: ``get``/``get_all``, scores 0). Every search returns Hits: the memory
-    bank's too (its unit is ``bank.unit(hit.id)``); Mem0-style dicts (sam_model.memory.scoped.result) and
-    LangChain Documents (sam_model.integrations.langchain) are views of one.
-
-    A chunk of a long memory (``StoreConfig.chunking``) says which: ``parent_id`` is the memory (event) it
-    belongs to, ``chunk`` its index and ``span`` its [start, end) characters in the event text; ``text`` is
-    the chunk's text. A whole memory has ``parent_id`` None.
-    """
-
-    id: str | int
-    text: str
-    content: str
-    kind: str
-    phase: str
-    step: int | None
-    episode_id: str | None
-    score: float
-    index_score: float
-    rerank_bonus: float = 0.0
-    linked_from: str | int | None = None
-    user_id: str | None = None
-    agent_id: str | None = None
-    run_id: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    via: str = "index"
-    edge: tuple[str, str | int] | None = None
-    parent_id: str | int | None = None
-    chunk: int = 0
-    span: tuple[int, int] | None = None
-
-    @property
-    def memory_id(self) -> str | int:
-        """The memory (event) this hit is of: its parent for a chunk, else its own id."""
-        return self.id if self.parent_id is None else self.parent_id
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def reads_openings(encoder: Any) -> bool:
@@ -1347,4 +1299,4 @@ def store_config_of(model: Any) -> StoreConfig:
     return dataclasses.replace(store.config) if isinstance(store, MemoryStore) else StoreConfig(provenance=False)
 
 
-__all__ = ["Hit", "MemoryRecord", "MemoryStore", "StoreConfig", "encoder_of", "reads_openings", "store_config_of"]
+__all__ = ["MemoryRecord", "MemoryStore", "StoreConfig", "encoder_of", "reads_openings", "store_config_of"]

@@ -37,7 +37,7 @@ evaluate.py ranks a decision point (an agent that wrote its current event before
 step, or it comes back first).
 
 Documents carry the memory's own words, and as metadata its id, kind, step, episode, scopes, times, score and why
-it ranked (sam_model.store.Hit). :class:`SAMVectorStore` is the same memory as a LangChain ``VectorStore``
+it ranked (sam_model.hit.Hit). :class:`SAMVectorStore` is the same memory as a LangChain ``VectorStore``
 (``add_texts``, ``add_documents``, ``similarity_search``, ``delete``, ``get_by_ids``, ``as_retriever``). This module
 and sam_model.integrations.langgraph are the only ones of sam_model that import ``langchain_core``.
 """

@@ -25,13 +25,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sam_model.data.schema import Event, State
+from sam_model.hit import Hit
 from sam_model.limits import check_k, check_step, check_text
 from sam_model.locking import locked
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.rules import BankRules
 from sam_model.memory.unit import MemoryUnit, values_in
-from sam_model.store import Hit, StoreConfig, encoder_of, reads_openings, store_config_of
+from sam_model.store import StoreConfig, encoder_of, reads_openings, store_config_of
 
 _CITE = re.compile(r"\[(\d+)\]|\bmemor(?:y|ies)\s*#?(\d+)", re.IGNORECASE)
 _THOUGHT = re.compile(r"^\s*thought\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)

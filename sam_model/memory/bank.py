@@ -34,6 +34,7 @@ import numpy as np
 
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.schema import State
+from sam_model.hit import Hit
 from sam_model.io import NPY_LOCK, SAMFileError, atomic_path, clean_stale, require_file
 from sam_model.limits import check_k
 from sam_model.locking import locked, new_lock
@@ -41,7 +42,7 @@ from sam_model.memory.config import MemoryConfig
 from sam_model.memory.graph import MemoryGraph
 from sam_model.memory.tiers import LONGTERM, WORKING, Tiers
 from sam_model.memory.unit import MemoryUnit
-from sam_model.store import Hit, MemoryStore, StoreConfig
+from sam_model.store import MemoryStore, StoreConfig
 
 FORMAT = "sam_model.MemoryBank"
 VERSION = 3  # 3: the recorder inside the store's state (one owner); 2: the store's state and a recorder of the

@@ -74,6 +74,7 @@ from sam_model.data.formats.files import MAX_DEPTH
 from sam_model.data.schema import Event, State, as_state, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, cleared
+from sam_model.hit import Hit
 from sam_model.io import (
     SAMFileError,
     atomic_dir,
@@ -96,7 +97,7 @@ from sam_model.limits import (
 )
 from sam_model.locking import gc_paused, locked
 from sam_model.memory import live
-from sam_model.store import Hit, MemoryStore, StoreConfig, encoder_of, store_config_of
+from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
 
 SCOPED_FILE = "scoped.json"
 # scoped.json's version: 2 since each combination of scopes has an episode of its own (ScopedMemory.episode_of); a
