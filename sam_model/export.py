@@ -3,7 +3,7 @@
     python -m sam_model.export CKPT|EXPORT_DIR OUT_DIR [--head-only]
 
 The folder holds ``config.json`` (format version, SAMConfig, BERT config, and the search settings the
-store uses with this model: ``store``, a sam_model.store.StoreConfig), ``model.safetensors``, the tokenizer
+store uses with this model: ``store``, a sam_model.storeconfig.StoreConfig), ``model.safetensors``, the tokenizer
 files and ``vocab.json`` (phases, kinds). Loading needs torch, transformers and safetensors only. Exports
 written before the store had its config kept those settings in ``sam`` (SAMConfig): they are read from
 there and search as they did.
@@ -64,7 +64,8 @@ from sam_model.models.bert import (
     load_tokenizer,
 )
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
-from sam_model.store import STORE_FILE, StoreConfig
+from sam_model.store import STORE_FILE
+from sam_model.storeconfig import StoreConfig
 
 FORMAT_VERSION = 1      # self-contained: the text encoder's weights and its tokenizer are in the folder
 HEAD_ONLY_VERSION = 2   # the trained head only: the text encoder loads from the package config.json names

@@ -28,7 +28,8 @@ from sam_model.encoder import TEXT_CACHE, SAMEncoder
 from sam_model.hit import Hit
 from sam_model.io import SAMFileError, atomic_dir, reading
 from sam_model.models.sam import SAMNet
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 STORE_DIR = "store"  # inside a saved retriever folder: the memory store (store.json + index/)
 LEGACY_INDEX_DIR = "index"  # where retrievers saved before the store kept their index and rerank.json

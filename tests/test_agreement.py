@@ -20,7 +20,7 @@ from sam_model.evaluation.ranking import tie_jitter
 from sam_model.memory import MemoryConfig, SAMMemory, ScopedMemory
 from sam_model.models.sam import SAMConfig, SAMNet
 from sam_model.retriever import SAMRetriever
-from sam_model.store import StoreConfig
+from sam_model.storeconfig import StoreConfig
 
 DEPTH = 20
 

@@ -13,7 +13,8 @@ import pytest
 pytest.importorskip("qdrant_client", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
 
 from sam_model.data.examples import MemoryRecord  # noqa: E402
-from sam_model.store import MemoryStore, StoreConfig  # noqa: E402
+from sam_model.store import MemoryStore  # noqa: E402
+from sam_model.storeconfig import StoreConfig  # noqa: E402
 
 DIM = 16
 

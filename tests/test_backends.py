@@ -16,7 +16,8 @@ from test_point_engines import assert_ranks_as_faiss, records  # noqa: E402
 from sam_model.backends import index_from_config  # noqa: E402
 from sam_model.backends.qdrant import QdrantIndex  # noqa: E402
 from sam_model.io import SAMFileError  # noqa: E402
-from sam_model.store import MemoryStore, StoreConfig  # noqa: E402
+from sam_model.store import MemoryStore  # noqa: E402
+from sam_model.storeconfig import StoreConfig  # noqa: E402
 
 DIM = 16
 
@@ -145,7 +146,8 @@ def test_loading_a_save_never_pulls_a_live_stores_embedded_collection(tmp_path):
     not save). The loaded copy now gets a collection of its own."""
     from test_store import records
 
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
 
     rng = np.random.default_rng(0)
     cfg = StoreConfig(provenance=False, index={"kind": "qdrant", "path": str(tmp_path / "qd")})

@@ -19,7 +19,8 @@ from test_point_engines import assert_ranks_as_faiss, records  # noqa: E402
 from sam_model.backends import index_from_config  # noqa: E402
 from sam_model.backends.qdrant_edge import QdrantEdgeIndex  # noqa: E402
 from sam_model.io import SAMFileError  # noqa: E402
-from sam_model.store import MemoryStore, StoreConfig  # noqa: E402
+from sam_model.store import MemoryStore  # noqa: E402
+from sam_model.storeconfig import StoreConfig  # noqa: E402
 
 DIM = 16
 

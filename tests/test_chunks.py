@@ -15,7 +15,8 @@ from sam_model.data.chunks import Chunking, body_of, chunk_record, chunk_records
 from sam_model.data.examples import MemoryRecord
 from sam_model.evaluation.data import chunk_eval_data, load_eval_data
 from sam_model.evaluation.run import evaluate
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 LINES = [f"    {i:4d}  def method_{i}(self, arg_{i}):  # file src/pkg/module_{i}.py" for i in range(60)]
 LONG = "view_file: " + "\n".join(LINES)

@@ -31,7 +31,8 @@ from sam_model.evaluation.options import parse_chunking as _parse_chunking
 from sam_model.evaluation.run import evaluate
 from sam_model.models.bert import default_bert_path, load_tokenizer
 from sam_model.models.text_encoder import TokenCount
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 
 @pytest.fixture(scope="module")

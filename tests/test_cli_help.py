@@ -183,7 +183,7 @@ def test_the_network_and_store_settings_behind_sam_train_explain_themselves():
     dataclasses' docstrings (shown by --model.net.help, and in the Janus benchmarks' --help)."""
     jsonargparse = pytest.importorskip("jsonargparse")
     from sam_model.models.sam import SAMConfig
-    from sam_model.store import StoreConfig
+    from sam_model.storeconfig import StoreConfig
 
     parser = jsonargparse.ArgumentParser()
     parser.add_class_arguments(SAMConfig, "net")

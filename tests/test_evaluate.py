@@ -357,7 +357,8 @@ def test_benchmark_searches_the_retrievers_store(demo_log):
     """With slot match / provenance on, every SAM ranking is the store's search over the memories written before
     the decision (as a deployment runs it), and the index-only ranking the same search without the re-rank."""
     from sam_model.evaluation.methods import retriever_methods
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
 
     class Reranking(HashedBowRetriever):
         def __init__(self):
@@ -437,7 +438,7 @@ def test_the_store_replay_keys_its_rankings_by_the_decisions_and_encodes_memorie
 
     from sam_model.evaluation.methods import StoreReplay
     from sam_model.memory import HashingEncoder
-    from sam_model.store import StoreConfig
+    from sam_model.storeconfig import StoreConfig
 
     data = build_eval_data(str(demo_log), read_episodes(demo_log), "episode")
     enc = HashingEncoder(32)

@@ -290,7 +290,8 @@ def test_the_store_fuses_the_lexical_match_only_when_asked():
     import numpy as np
 
     from sam_model.data.examples import MemoryRecord
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
 
     with pytest.raises(ValueError, match="store config.lexical"):
         StoreConfig(lexical=-1.0)

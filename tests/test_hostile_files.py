@@ -22,7 +22,8 @@ from sam_model.io import SAMFileError
 from sam_model.models.bert import SAFE_LOAD, default_bert_path, load_bert, load_tokenizer
 from sam_model.models.sam import SAMConfig, SAMNet
 from sam_model.retriever import SAMRetriever
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 REPO = Path(__file__).resolve().parents[1]
 EVIL = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\nfrom transformers import BertTokenizerFast as EvilTokenizer\n"
@@ -145,7 +146,8 @@ def test_folder_swaps_exchange_atomically(tmp_path):
 
 WRITER = """
 import sys, numpy as np
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 from sam_model.data.examples import MemoryRecord
 s = MemoryStore(None, StoreConfig(provenance=False), dim=4)
 s.add([MemoryRecord("new#0", "new", 0, "user", "", "the new version")], np.ones((1, 4), np.float32))

@@ -30,7 +30,7 @@ from sam_model.serve.cli import parser  # noqa: E402
 from sam_model.serve.http import create_app  # noqa: E402
 from sam_model.serve.mcp import create_mcp  # noqa: E402
 from sam_model.serve.tenants import Tenants, read_keys  # noqa: E402
-from sam_model.store import StoreConfig  # noqa: E402
+from sam_model.storeconfig import StoreConfig  # noqa: E402
 
 ADMIN, ALICE, BOB, OTHER = ("acme-admin-key-0123456789", "acme-alice-key-0123456789", "acme-bob-key-0123456789ab",
                             "globex-key-0123456789abcd")

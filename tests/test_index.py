@@ -11,7 +11,7 @@ import pytest
 import sam_model.index as index_mod
 from sam_model.index import MemoryIndex
 from sam_model.io import SAMFileError
-from sam_model.store import StoreConfig
+from sam_model.storeconfig import StoreConfig
 
 DIM = 24
 KINDS = ("flat", "ivf", "hnsw")

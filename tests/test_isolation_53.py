@@ -21,7 +21,7 @@ from urllib.parse import quote
 import pytest
 
 from sam_model.memory import HashingEncoder, ScopedMemory
-from sam_model.store import StoreConfig
+from sam_model.storeconfig import StoreConfig
 
 CARD = "4111111111111111"
 PAID = [{"role": "user", "content": "pay for the Lisbon hotel please"},

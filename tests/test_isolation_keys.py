@@ -24,7 +24,7 @@ from sam_model.serve.batching import BatchedSearch  # noqa: E402
 from sam_model.serve.http import create_app  # noqa: E402
 from sam_model.serve.mcp import create_mcp  # noqa: E402
 from sam_model.serve.tenants import Tenants, read_keys  # noqa: E402
-from sam_model.store import StoreConfig  # noqa: E402
+from sam_model.storeconfig import StoreConfig  # noqa: E402
 
 ADMIN, ALICE, STAR, HASH = ("acme-admin-key-0123456789", "acme-alice-key-0123456789", "acme-star-key-01234567890",
                             "acme-hash-key-01234567890")

@@ -256,7 +256,7 @@ def test_the_run_scope_is_read_from_run_id_too_and_k_zero_is_refused():
 def test_vector_store_deletes_and_replaces_a_chunked_memory_by_its_id():
     """Found by review: on a chunking store delete(["doc1"]) answered True and deleted nothing (the memory's id is
     none of the store's entries, only its chunks are), and an id given again left the old memory searchable."""
-    from sam_model.store import StoreConfig
+    from sam_model.storeconfig import StoreConfig
 
     memory = ScopedMemory(HashingEncoder(64), StoreConfig(chunking={"size": 40, "overlap": 10}), k=10)
     store = SAMVectorStore(memory, user_id="alice")
@@ -447,7 +447,7 @@ def test_a_searched_document_added_back_leaves_sams_fields_out_of_its_metadata()
     fields the store itself sets (DOCUMENT_FIELDS, the one list document() writes) are left out, the Document's own
     metadata kept."""
     from sam_model.integrations.langchain import DOCUMENT_FIELDS
-    from sam_model.store import StoreConfig
+    from sam_model.storeconfig import StoreConfig
 
     memory = ScopedMemory(HashingEncoder(64), k=10)
     mia = SAMVectorStore(memory, user_id="mia")

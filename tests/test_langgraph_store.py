@@ -157,7 +157,8 @@ def test_a_long_item_on_a_chunking_store_is_one_memory_and_puts_from_threads_do_
     """On a store with chunking an item kept only its first chunk's id: its search saw chunk 0 alone, and a
     replace or delete left the other chunks behind. Puts from threads (parallel branches, abatch) read and bumped
     a namespace's step unlocked: two took one memory id (found by review)."""
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
 
     store = SAMStore(store=MemoryStore(HashingEncoder(128), StoreConfig(chunking={"size": 120, "overlap": 30})))
     view = "\n".join(f"line {i}: filler words here" for i in range(40)) + "\nline 40: the_answer_is_fortytwo"

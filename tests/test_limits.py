@@ -17,7 +17,8 @@ from sam_model.limits import MAX_TEXT_CHARS
 from sam_model.memory import HashingEncoder, ScopedMemory
 from sam_model.models.sam import SAMConfig, SAMNet
 from sam_model.retriever import SAMRetriever
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 
 def _store() -> MemoryStore:

@@ -23,7 +23,7 @@ from sam_model.memory import HashingEncoder  # noqa: E402
 from sam_model.serve.http import create_app  # noqa: E402
 from sam_model.serve.mcp import create_mcp  # noqa: E402
 from sam_model.serve.tenants import Tenants, read_keys  # noqa: E402
-from sam_model.store import StoreConfig  # noqa: E402
+from sam_model.storeconfig import StoreConfig  # noqa: E402
 
 MIA = {"user_id": "mia", "run_id": "trip"}
 FOUND = {"name": "Ann", "reservations": [{"id": "QX7Z9A", "destination": "BOS", "cabin": "economy"}]}

@@ -15,7 +15,8 @@ from sam_model.data.schema import parse_event
 from sam_model.encoder import SAMEncoder
 from sam_model.models.losses import MultiPositiveInfoNCE
 from sam_model.models.sam import SAMConfig, SAMNet
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 from sam_model.training.batching import collate_episodes, opens_of
 from sam_model.training.objective import batch_loss
 

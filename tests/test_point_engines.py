@@ -15,7 +15,8 @@ import pytest
 
 from sam_model.data.examples import MemoryRecord
 from sam_model.io import SAMFileError
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 DIM = 16
 ENGINES = {"qdrant": ("qdrant_client", "sam_model.backends.qdrant", "QdrantIndex"),

@@ -22,7 +22,7 @@ from sam_model.io import SAMFileError
 from sam_model.models.sam import SAMConfig, SAMNet
 from sam_model.rerank import rerank, slot_bonus, tie_keys
 from sam_model.retriever import SAMRetriever
-from sam_model.store import StoreConfig
+from sam_model.storeconfig import StoreConfig
 
 
 def ev(step: int, kind: str, text: str, constraints: dict | None = None, ep: str = "e1", **state) -> Event:

@@ -11,7 +11,8 @@ import pytest
 
 from sam_model.data.schema import Event, State
 from sam_model.memory import HashingEncoder, SAMMemory, ScopedMemory
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 WORDS = ["flight", "Boston", "refund", "hotel", "Lisbon", "budget", "card", "window", "seat", "dinner"]
 CONFIG = StoreConfig(slot_match=0.3, provenance=True, source_kinds=["user", "system"])

@@ -50,7 +50,7 @@ def packaged_default() -> bool:
 def tiny_default(folder: Path, bert: Path) -> None:
     from sam_model.models.sam import SAMConfig, SAMNet
     from sam_model.retriever import SAMRetriever
-    from sam_model.store import StoreConfig
+    from sam_model.storeconfig import StoreConfig
 
     torch.manual_seed(0)
     net = SAMNet(SAMConfig(bert_path=str(bert), dim=16, hidden=32, proj_hidden=32, max_length=48, time_features=8,

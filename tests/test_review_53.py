@@ -14,7 +14,7 @@ from sam_model.data.schema import Event, State
 from sam_model.data.shellwords import command_words
 from sam_model.data.toolstate import TranscriptState
 from sam_model.memory import HashingEncoder, ScopedMemory
-from sam_model.store import StoreConfig
+from sam_model.storeconfig import StoreConfig
 
 
 def _call(i: int, name: str, arguments: dict) -> dict:

@@ -11,7 +11,8 @@ import pytest
 
 from sam_model.data.examples import MemoryRecord
 from sam_model.memory.encoders import HashingEncoder
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 try:  # a Qdrant server answered by qdrant-client's local mode (a fixture), a save of before version 2
     from test_backend_leftovers import old_save, server  # noqa: F401

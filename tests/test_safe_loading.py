@@ -19,7 +19,7 @@ from sam_model.io import SAMFileError
 from sam_model.models.bert import load_bert
 from sam_model.models.sam import SAMConfig, SAMNet
 from sam_model.retriever import SAMRetriever
-from sam_model.store import StoreConfig
+from sam_model.storeconfig import StoreConfig
 
 
 class _Shell:

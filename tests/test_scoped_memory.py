@@ -10,7 +10,7 @@ import pytest
 
 from sam_model.data.schema import Event, State
 from sam_model.memory import HashingEncoder, ScopedMemory
-from sam_model.store import StoreConfig
+from sam_model.storeconfig import StoreConfig
 
 WORDS = ["flight", "Boston", "refund", "hotel", "Lisbon", "budget", "card", "window", "seat", "dinner"]
 

@@ -996,7 +996,7 @@ def test_closing_goes_on_past_a_tenant_whose_checkpoint_fails(retriever, tmp_pat
 def hashed_app(tmp_path):
     """(tenants, client) of a service over a hashing encoder: for tests of the HTTP layer, not of the model."""
     from sam_model.memory import HashingEncoder
-    from sam_model.store import StoreConfig
+    from sam_model.storeconfig import StoreConfig
 
     tenants = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", HashingEncoder(32), StoreConfig())
     return tenants, TestClient(create_app(tenants))

@@ -24,7 +24,7 @@ from sam_model.memory.live import MAX_OPEN_BYTES  # noqa: E402
 from sam_model.serve.cli import parser  # noqa: E402
 from sam_model.serve.http import BodyLimit, create_app  # noqa: E402
 from sam_model.serve.tenants import Tenants, read_keys  # noqa: E402
-from sam_model.store import StoreConfig  # noqa: E402
+from sam_model.storeconfig import StoreConfig  # noqa: E402
 
 A = {"X-API-Key": KEYS["acme"], "content-type": "application/json"}
 SCOPE = {"user_id": "me", "run_id": "s"}

@@ -27,7 +27,8 @@ from sam_model.serve.batching import BatchedSearch  # noqa: E402
 from sam_model.serve.http import create_app  # noqa: E402
 from sam_model.serve.mcp import create_mcp  # noqa: E402
 from sam_model.serve.tenants import Tenants, read_keys  # noqa: E402
-from sam_model.store import StoreConfig, store_config_of  # noqa: E402
+from sam_model.store import store_config_of  # noqa: E402
+from sam_model.storeconfig import StoreConfig  # noqa: E402
 
 SAID = ["My budget for the trip is $1,400", "I live in Lisbon and fly from there"]
 NOW = "book me a hotel in Lisbon within my budget"

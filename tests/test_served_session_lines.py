@@ -36,7 +36,7 @@ from sam_model.memory.scoped import FIT_CHARS  # noqa: E402
 from sam_model.serve.http import create_app  # noqa: E402
 from sam_model.serve.mcp import create_mcp  # noqa: E402
 from sam_model.serve.tenants import Tenants, read_keys  # noqa: E402
-from sam_model.store import StoreConfig  # noqa: E402
+from sam_model.storeconfig import StoreConfig  # noqa: E402
 
 SCOPE = {"user_id": "me", "run_id": "s"}
 PROMPT = [{"role": "user", "content": "hello " * 30_000}]  # a prompt of 180,000 characters

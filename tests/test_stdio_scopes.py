@@ -23,7 +23,7 @@ from sam_model.memory import HashingEncoder  # noqa: E402
 from sam_model.serve.cli import main as sam_serve  # noqa: E402
 from sam_model.serve.mcp import create_mcp  # noqa: E402
 from sam_model.serve.tenants import Tenants, read_keys  # noqa: E402
-from sam_model.store import StoreConfig  # noqa: E402
+from sam_model.storeconfig import StoreConfig  # noqa: E402
 
 ME = {"user_id": "me"}
 CALL = {"name": "book_flight", "arguments": {"user_id": "me", "cabin": "economy"}}

@@ -13,7 +13,8 @@ from sam_model.io import SAMFileError
 from sam_model.models.sam import SAMConfig, SAMNet
 from sam_model.rerank import tie_keys
 from sam_model.retriever import SAMRetriever
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 DIM = 8
 pytestmark = pytest.mark.usefixtures("store_backend")  # every test on FAISS and on Qdrant (tests/conftest.py)

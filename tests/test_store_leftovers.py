@@ -13,7 +13,8 @@ from sam_model.data.examples import MemoryRecord
 from sam_model.data.schema import Event, State
 from sam_model.memory import MemoryBank, MemoryConfig, MemoryUnit
 from sam_model.memory.encoders import HashingEncoder
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 DIM = 8
 NOT_STRINGS = (True, 1, 1.0, ["e"], np.int64(1))

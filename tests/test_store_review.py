@@ -10,7 +10,8 @@ import pytest
 from sam_model.data.examples import MemoryRecord
 from sam_model.data.schema import Event, State
 from sam_model.memory.encoders import HashingEncoder
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 
 def events(n: int, ep: str = "trip") -> list[Event]:

@@ -137,7 +137,8 @@ def test_langgraph_stores_sharing_one_memory_store_put_into_one_namespace_from_t
     from langgraph.store.base import PutOp
 
     from sam_model.integrations.langgraph import SAMStore
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
 
     store = MemoryStore(HashingEncoder(16), StoreConfig(provenance=False))
     graphs = [SAMStore(store=store), SAMStore(store=store)]
@@ -161,7 +162,8 @@ def test_a_scoped_delete_all_never_forgets_a_conversation_another_entry_point_wr
     from sam_model.data.examples import MemoryRecord
     from sam_model.integrations.langgraph import SAMStore
     from sam_model.memory.scoped import ScopedMemory
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
 
     enc = HashingEncoder(16)
     store = MemoryStore(enc, StoreConfig(provenance=False))
@@ -196,7 +198,8 @@ def test_a_chunked_memory_being_updated_is_never_seen_missing(run_threads):
     memory stored all along, and ``len`` counted a store that never was."""
     from sam_model.data.chunks import chunk_records
     from sam_model.data.examples import MemoryRecord
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
 
     store = MemoryStore(HashingEncoder(16), StoreConfig(provenance=False, chunking={"size": 40, "overlap": 5}))
 
@@ -237,7 +240,8 @@ def test_threads_loading_one_qdrant_save_each_get_a_collection_of_their_own(tmp_
 
     import sam_model.backends.qdrant as qdrant
     from sam_model.data.examples import MemoryRecord
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
 
     enc = HashingEncoder(16)
     store = MemoryStore(enc, StoreConfig(provenance=False, index={"kind": "qdrant", "path": str(tmp_path / "q")}))
@@ -289,7 +293,8 @@ def test_threads_adding_updating_deleting_searching_and_saving_one_store(store_b
     or twice, no search or listing outside its scope, and every save taken meanwhile loads whole, each memory in a
     version that was written."""
     from sam_model.data.examples import MemoryRecord
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
 
     enc = HashingEncoder(32)
     store = MemoryStore(enc, StoreConfig(chunking={"size": 60, "overlap": 10}))
@@ -358,7 +363,7 @@ def test_a_vector_store_replacement_is_one_step_for_every_save_of_the_store(run_
     pytest.importorskip("langchain_core", reason="the [langchain] extra is not installed: pip install -e '.[langchain]'")
     from sam_model.integrations.langchain import SAMVectorStore
     from sam_model.memory.scoped import ScopedMemory
-    from sam_model.store import StoreConfig
+    from sam_model.storeconfig import StoreConfig
 
     memory = ScopedMemory(HashingEncoder(16), StoreConfig(provenance=False))
     pins = SAMVectorStore(memory, user_id="mia")
@@ -387,7 +392,7 @@ def test_a_scoped_read_never_raises_for_a_memory_a_direct_store_write_takes_away
     between them raised a bare KeyError from get, which answers None for a memory that is not there."""
     from sam_model.data.examples import MemoryRecord
     from sam_model.memory.scoped import ScopedMemory
-    from sam_model.store import StoreConfig
+    from sam_model.storeconfig import StoreConfig
 
     memory = ScopedMemory(HashingEncoder(16), StoreConfig(provenance=False))
     memory.add("a seat by the window", user_id="mia")
@@ -418,7 +423,8 @@ def test_no_two_threads_parse_numpy_headers_at_once(tmp_path, monkeypatch, run_t
     constructor recursion depth mismatch" (seen in a full run). Every np.load of the package holds one lock
     (sam_model.io.NPY_LOCK): loads of a Qdrant save and of a bank file from eight threads never overlap in numpy."""
     from sam_model.data.examples import MemoryRecord
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
 
     enc = HashingEncoder(16)
     store = MemoryStore(enc, StoreConfig(provenance=False, index={"kind": "qdrant", "path": str(tmp_path / "q")}))

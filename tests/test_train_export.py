@@ -258,7 +258,8 @@ def test_training_scores_are_what_the_exported_store_searches(tmp_path, small_de
     texts and observations, the α-mix, β, the time part) is, query by query, the score the exported retriever's
     store gives each memory of the episode: W_s kind by kind, every part of the vectors on."""
     from sam_model.data.examples import episode_row, task_starts
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
     from sam_model.training.batching import collate_episodes, encode_batch
 
     episodes = read_episodes(small_demo_logs[0])[:3]

@@ -33,7 +33,8 @@ from sam_model.data.schema import parse_event
 from sam_model.data.synthetic import generate_episodes
 from sam_model.io import atomic_write_text
 from sam_model.memory import MemoryConfig, SAMMemory, ScopedMemory
-from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
+from sam_model.store import MemoryStore, encoder_of, store_config_of
+from sam_model.storeconfig import StoreConfig
 
 
 def load(retriever: str | None):

@@ -33,7 +33,8 @@ from sam_model.evaluation.data import load_eval_data
 from sam_model.evaluation.methods import clear_text_caches
 from sam_model.io import atomic_write_text
 from sam_model.retriever import SAMRetriever
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 CODING = "../shared/data/coding-agents/autocoderover-gpt4-swebench-lite-train.chat.jsonl.gz"
 

@@ -205,7 +205,8 @@ class StoreSubject(Subject):
 
     def __init__(self, n: int = 1_500):
         from sam_model.memory import HashingEncoder
-        from sam_model.store import MemoryStore, StoreConfig
+        from sam_model.store import MemoryStore
+        from sam_model.storeconfig import StoreConfig
 
         self.enc, self.n = HashingEncoder(32), n
         self.store = MemoryStore(self.enc, StoreConfig(chunking={"size": 60, "overlap": 10}))
@@ -239,7 +240,7 @@ class ScopedSubject(Subject):
 
     def __init__(self, n: int = 600):
         from sam_model.memory import HashingEncoder, ScopedMemory
-        from sam_model.store import StoreConfig
+        from sam_model.storeconfig import StoreConfig
 
         try:
             import qdrant_client  # noqa: F401

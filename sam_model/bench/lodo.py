@@ -212,7 +212,7 @@ def paired_difference(per_query: Path, a: str, b: str) -> tuple[float, float, fl
 
 
 def with_lexical(retriever, weight: float):
-    """The retriever with the store's lexical re-rank at ``weight`` (sam_model.store.StoreConfig.lexical)."""
+    """The retriever with the store's lexical re-rank at ``weight`` (sam_model.storeconfig.StoreConfig.lexical)."""
     import dataclasses
 
     retriever.store.config = dataclasses.replace(retriever.store.config, lexical=weight)

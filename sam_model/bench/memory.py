@@ -52,7 +52,8 @@ from sam_model.memory.rules import BankRules
 from sam_model.memory.unit import values_in
 from sam_model.progress import progress_bar
 from sam_model.retriever import SAMRetriever
-from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
+from sam_model.store import MemoryStore, encoder_of, store_config_of
+from sam_model.storeconfig import StoreConfig
 
 SEED_OFFSET = 10_000  # synthetic seeds of the lives start here: never the demo's training data (seed 0)
 

@@ -51,7 +51,8 @@ def one_run(seed: int, threads: int = 8, ops: int = 150) -> dict:
     """One stress run in this process (see the module doc); returns its tallies."""
     from sam_model.data.schema import Event, State
     from sam_model.memory import HashingEncoder, ScopedMemory
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
 
     enc = HashingEncoder(64)
     memory = ScopedMemory(enc, StoreConfig(provenance=True), k=5)
@@ -203,7 +204,8 @@ def lock_cost(n: int = 5_000, dim: int = 64, seconds: float = 1.0, repeats: int 
     """Searches per second: locked vs lock bypassed (one thread), and 1/2/4/8 threads sharing one store."""
     import faiss
 
-    from sam_model.store import MemoryStore, StoreConfig
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
 
     faiss.omp_set_num_threads(1)  # one FAISS thread per search: what is measured is the Python side and the lock
     rng = np.random.default_rng(0)

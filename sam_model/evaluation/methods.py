@@ -32,7 +32,8 @@ from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
 from sam_model.encoding import Encoder
 from sam_model.evaluation.data import EvalData
 from sam_model.evaluation.ranking import rank_range, rank_recency, rank_scores, rank_task_first, rank_vectors
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 BASELINES = ("recency", "task-first", "bm25", "bm25-state", "dense", "dense-state")
 

@@ -59,7 +59,8 @@ from sam_model.data.schema import Event, State, parse_event
 from sam_model.io import SAMFileError, atomic_dir, json_type, reading, refuse_links, unique_keys
 from sam_model.limits import MAX_K, check_count, check_int, check_step
 from sam_model.locking import locked, new_lock
-from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
+from sam_model.store import MemoryStore, encoder_of, store_config_of
+from sam_model.storeconfig import StoreConfig
 
 TEXT_FIELDS = ("content", "memory", "text")
 ITEMS_FILE = "samstore.json"  # a saved SAMStore: its items (values, times, memory ids) beside store/ (the memories)

@@ -32,7 +32,8 @@ from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.rules import BankRules
 from sam_model.memory.unit import MemoryUnit, values_in
-from sam_model.store import StoreConfig, encoder_of, reads_openings, store_config_of
+from sam_model.store import encoder_of, reads_openings, store_config_of
+from sam_model.storeconfig import StoreConfig
 
 _CITE = re.compile(r"\[(\d+)\]|\bmemor(?:y|ies)\s*#?(\d+)", re.IGNORECASE)
 _THOUGHT = re.compile(r"^\s*thought\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)

@@ -42,7 +42,8 @@ from sam_model.memory.config import MemoryConfig
 from sam_model.memory.graph import MemoryGraph
 from sam_model.memory.tiers import LONGTERM, WORKING, Tiers
 from sam_model.memory.unit import MemoryUnit
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 
 FORMAT = "sam_model.MemoryBank"
 VERSION = 3  # 3: the recorder inside the store's state (one owner); 2: the store's state and a recorder of the

@@ -97,7 +97,8 @@ from sam_model.limits import (
 )
 from sam_model.locking import gc_paused, locked
 from sam_model.memory import live
-from sam_model.store import MemoryStore, StoreConfig, encoder_of, store_config_of
+from sam_model.store import MemoryStore, encoder_of, store_config_of
+from sam_model.storeconfig import StoreConfig
 
 SCOPED_FILE = "scoped.json"
 # scoped.json's version: 2 since each combination of scopes has an episode of its own (ScopedMemory.episode_of); a

@@ -123,7 +123,7 @@ class SAMConfig:
     @classmethod
     def from_dict(cls, d: dict) -> SAMConfig:
         """From a dict; the search settings older configs kept here (SEARCH_FIELDS) are left out: they are the
-        store's (sam_model.store.StoreConfig.from_legacy reads them)."""
+        store's (sam_model.storeconfig.StoreConfig.from_legacy reads them)."""
         d = split_search_fields(d)[0]
         known = {f.name for f in fields(cls)}
         unknown = set(d) - known
@@ -136,7 +136,7 @@ class SAMConfig:
         """A config read back from a checkpoint or export, checked field by field: a missing field or a
         value of the wrong type raises ValueError naming ``<where>.<field>`` (nothing falls back to a
         default silently). Search settings an older one kept here (SEARCH_FIELDS) are not the network's
-        and are left out (the store reads them: sam_model.store.StoreConfig.from_legacy)."""
+        and are left out (the store reads them: sam_model.storeconfig.StoreConfig.from_legacy)."""
         if not isinstance(d, dict):
             raise ValueError(f"'{where}' must be an object, got {type(d).__name__}")
         d = split_search_fields(d)[0]

@@ -51,7 +51,7 @@ from sam_model.limits import MAX_ADD_ITEMS
 from sam_model.memory.scoped import SCOPE_KEYS, NoTextError, ScopedMemory
 from sam_model.serve.scopes import check_fixed, within
 from sam_model.serve.wal import LogWriteError, WriteAheadLog, check_unicode
-from sam_model.store import StoreConfig
+from sam_model.storeconfig import StoreConfig
 
 log = logging.getLogger(__name__)
 

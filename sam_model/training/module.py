@@ -22,7 +22,7 @@ from sam_model.models.call_cost import REPEATS, SHAPES
 from sam_model.models.losses import MAX_SCALE, POSITIVES, MultiPositiveInfoNCE, ScoreDistillation
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.progress import say
-from sam_model.store import StoreConfig
+from sam_model.storeconfig import StoreConfig
 from sam_model.training.batching import candidate_masks, encode_batch, validation_query_ids
 from sam_model.training.objective import batch_loss
 
@@ -73,7 +73,7 @@ class SAMLightningModule(pl.LightningModule):
         known_dropout: the share of training queries whose state text loses its known values (the ``known:``
             field; sam_model.data.text.drop_known), so the model does not lean on how one domain lists
             what is known.
-        store: the search settings exported with the model (sam_model.store.StoreConfig: slot_match,
+        store: the search settings exported with the model (sam_model.storeconfig.StoreConfig: slot_match,
             provenance, rerank_depth, index); training ignores them. ``source_kinds`` is set from ``vocab``.
         init_from: start from a trained retriever: an export folder or a packaged name (``sam-general``, the
             default model; sam_model.pretrained). Its architecture and weights are the start, its vocabularies
