@@ -64,8 +64,8 @@ from sam_model.models.bert import (
     load_tokenizer,
 )
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
-from sam_model.store import STORE_FILE
 from sam_model.storeconfig import StoreConfig
+from sam_model.storefile import STORE_FILE
 
 FORMAT_VERSION = 1      # self-contained: the text encoder's weights and its tokenizer are in the folder
 HEAD_ONLY_VERSION = 2   # the trained head only: the text encoder loads from the package config.json names
