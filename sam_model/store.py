@@ -6,21 +6,9 @@ a figure in the README is what a deployment gets. The store owns the index, each
 episode and scopes (user, agent, run) with free metadata, the provenance links and the re-rank data; the
 encoder (sam_model.encoder) is stateless and only turns states and memories into vectors.
 
-One search, whatever the caller:
-
-1. candidates: the exact top ``max(k, D)`` of the index by q·m, filtered *inside* the index search by episode,
-   user, agent and run (a user never sees another user's memories, and a small scope is never starved by a
-   global top-k), and never a memory of the query's episode at or after the query's step (the agent's current
-   event, added before the search: evaluate.py ranks a decision point's earlier events; a query made now, the
-   default, leaves none out); D = ``StoreConfig.rerank_depth``. Memories tied with the last of them are fetched too and the
-   cut is made by score and tie key (step 2), not by the order the index holds ties in (an IVF re-trained on
-   load holds them in another);
-2. scores are recomputed in float64 from the stored float32 vectors and sorted, exact ties broken by a seeded
-   hash of the write order (sam_model.rerank.tie_keys): the same ranking from every path that wrote the same
-   memories in the same order, whatever batch sizes the encoder saw;
-3. the top D are re-ranked (needed-slot match, a caller's prior such as the bank's importance, then provenance
-   links: sam_model.rerank); the rest follow in score order. So the top k of a deeper search starts with the
-   k of a shallower one: evaluate.py's depth-100 rankings begin with what ``search(k=5)`` returns.
+The one search (sam_model.storesearch, its steps in that module's doc): the exact top candidates of the index,
+filtered inside the index search by episode and scopes and never a memory at or after the query's step, scored
+again in float64 with a seeded tie order, the top re-ranked (sam_model.rerank).
 
 Each :class:`Hit` says why it ranked: its inner product, the re-rank bonus and, when a provenance link placed
 it, the hit that linked to it (sam_model.hit). ``save``/``load`` write one folder atomically (sam_model.storefile).
@@ -52,22 +40,20 @@ from sam_model.backends.points import all_or_nothing
 from sam_model.data.chunks import chunk_records
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.provenance import ProvenanceLinker
-from sam_model.data.schema import Event, State, as_state
-from sam_model.data.text import state_to_text
+from sam_model.data.schema import Event
 from sam_model.encoding import Encoder
 from sam_model.hit import Hit
 from sam_model.index import MemoryIndex
 from sam_model.io import (
     SAMFileError,
 )
-from sam_model.limits import MAX_K, check_batch_size, check_k, check_metadata, check_step, check_text
+from sam_model.limits import check_batch_size, check_metadata, check_step, check_text
 from sam_model.locking import locked, new_lock
-from sam_model.rerank import best_first, lexical_bonus, slot_bonus, tie_keys
-from sam_model.rerank import rerank as rerank_candidates
 from sam_model.storechecks import SCOPES, check_episode, check_memory, check_scopes
 from sam_model.storeconfig import StoreConfig
 from sam_model.storeentry import _Entry
 from sam_model.storefile import StoreFiles
+from sam_model.storesearch import StoreSearch
 
 log = logging.getLogger(__name__)
 
@@ -80,21 +66,7 @@ def reads_openings(encoder: Any) -> bool:
     return getattr(getattr(inner, "net", None), "opening", None) is not None
 
 
-class _Allowed:
-    """Membership in a search's scope: what a provenance link may point to."""
-
-    def __init__(self, store: MemoryStore, episode_id, within: set | None, gone: Collection[Any] = (),
-                 late: Callable[[Any], bool] | None = None):
-        self.store, self.episode_id, self.within, self.gone, self.late = store, episode_id, within, gone, late
-
-    def __contains__(self, i: object) -> bool:
-        store = self.store
-        return i in store._entries and (self.episode_id is None or store.index.episode_of(i) == self.episode_id) \
-            and (self.within is None or i in self.within) and i not in self.gone \
-            and (self.late is None or not self.late(i))
-
-
-class MemoryStore(StoreFiles):
+class MemoryStore(StoreSearch, StoreFiles):
     """Memories (text, metadata, scopes, links, vectors) and the one search over them (see the module doc)."""
 
     def __init__(self, encoder: Encoder | None = None, config: StoreConfig | None = None, dim: int | None = None, index=None):
@@ -635,206 +607,7 @@ class MemoryStore(StoreFiles):
             raise ValueError("memory vectors hold NaN or infinity: give finite vectors")
         return x
 
-    # ---- searching -----------------------------------------------------------------------------------------
-
-    @locked
-    def search(self, state: State | Mapping, observation: str, k: int = 5, *, episode_id: Any = None,
-               user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-               step: int | None = None, task_start: int | None = None, rerank: bool = True,
-               ids: Collection[Any] | None = None, query_vector: np.ndarray | None = None,
-               fold: bool = False, exclude: Collection[Any] = (), query_episode: Any = None) -> list[Hit]:
-        """The k best memories for the agent's state and observation, best first (see the module doc).
-
-        ``step``: the query's step in its episode (``query_episode``, default ``episode_id``); default: one past the
-        episode's newest memory, i.e. now. The memories of that episode at or after the step are no candidates (the
-        agent's current event, already written, and anything after it: evaluate.py ranks a decision point's earlier
-        events, sam_model.data.examples.RetrievalExample.candidate_range); a search made now leaves none out, so an
-        event written before a search that gives no step is among its candidates. ``query_episode``: the episode the
-        query is made in, where the search is not filtered to it (a scoped search spans the scope's episodes); with
-        neither, the query's episode is unknown and no step leaves a memory out. ``task_start``: the step where the
-        current task began (default: where the episode's current task began as far as the events written so far
-        tell, sam_model.data.examples.MemoryRecorder; None when unknown). Step and task start feed a model with time
-        features. ``rerank=False``: the index order alone (what the
-        re-rank adds, measured). ``ids``: search only these memories (a metadata filter's matches), intersected
-        with the scopes inside the index search like them. ``query_vector``: this query already encoded (by a
-        caller that batches concurrent queries into one encoder forward, sam_model.serve.batching).
-        ``fold``: one hit per memory, its best chunk (max
-        score per parent), so k memories come back however many of their chunks rank high. ``exclude``: memories
-        left out of the search (a decision point's own event, which is its observation: ScopedMemory's search by
-        call ranks what was written before it, as evaluate.py does).
-        """
-        check_k(k)
-        st = as_state(state)
-        check_text(observation, "observation", empty=True)
-        check_step(step), check_step(task_start, "task_start")
-        check_episode(episode_id), check_episode(query_episode, "query_episode"), check_scopes(user_id, agent_id, run_id)
-        if self.encoder is None:
-            raise ValueError("this store has no encoder: search with search_vector(query_vector, ...)")
-        episode = episode_id if query_episode is None else query_episode
-        if step is None:
-            step = self._next_step.get(episode)
-        if task_start is None:
-            task_start = self.recorder.task_start(episode)
-        q = self.encoder.encode_queries([st], [observation], steps=[step], task_starts=[task_start])[0] \
-            if query_vector is None else query_vector
-        return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
-                                  agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids,
-                                  query_text=state_to_text(st) if self.lexical else None, fold=fold, exclude=exclude,
-                                  before=None if episode is None or step is None else (episode, step))
-
-    @locked
-    def search_vector(self, query: np.ndarray, k: int, needs: Sequence[str] = (), *, episode_id: Any = None,
-                      user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-                      rerank: bool = True, prior: Callable[[list], np.ndarray] | None = None,
-                      ids: Collection[Any] | None = None, query_text: str | None = None,
-                      fold: bool = False, exclude: Collection[Any] = (),
-                      before: tuple[Any, int] | None = None) -> list[Hit]:
-        """:meth:`search` for a query vector the caller encoded (batched, as evaluate.py does), with the
-        state's needed slots ``needs``. ``prior(ids)``: extra per-candidate scores added before the re-rank.
-        ``query_text``: the state as text (sam_model.data.text.state_to_text), for the lexical match.
-        ``fold``: one hit per memory (its best chunk). ``exclude``: memories (their chunks too) never candidates.
-        ``before``: the query's place, (its episode, its step): that episode's memories at or after the step are no
-        candidates (:meth:`search`'s rule, the one place every search applies it); None: no memory left out."""
-        check_k(k)
-        check_scopes(user_id, agent_id, run_id)
-        check_episode(episode_id)
-        late = self.late(before)
-        if ids is not None:
-            if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, Iterable):
-                raise TypeError(f"ids must be a list of memory ids, got {type(ids).__name__}")
-            ids = list(ids)  # a generator is read once; the fold below may search again
-        if fold and self._chunks:  # deepen until k distinct memories (or every candidate) are in
-            want = k
-            while True:
-                hits = self.search_vector(query, min(want, len(self), MAX_K), needs, episode_id=episode_id,
-                                          user_id=user_id, agent_id=agent_id, run_id=run_id, rerank=rerank,
-                                          prior=prior, ids=ids, query_text=query_text, exclude=exclude,
-                                          before=before)
-                seen: set = set()
-                folded = [h for h in hits if not (h.memory_id in seen or seen.add(h.memory_id))]
-                if len(folded) >= k or len(hits) < min(want, len(self), MAX_K) or want >= min(len(self), MAX_K):
-                    return folded[:k]  # at MAX_K chunks deep, the memories found so far
-                want *= 4
-        q = np.asarray(query, dtype=np.float32).reshape(-1)
-        if q.shape[0] != self.dim:
-            raise ValueError(f"query vector has dim {q.shape[0]} but the store holds dim {self.dim}")
-        within = self._within(user_id, agent_id, run_id)
-        if ids is not None:
-            ids = {j for i in ids for j in self._chunks.get(i, (i,))}  # a chunked memory's id: its chunks
-            within = {i for i in ids if i in self._entries} if within is None else within.intersection(ids)
-        # left out as a rollback's stray vectors are: the index asked for as many more, then dropped (an id filter of
-        # every other memory of the scope would cost a set of the scope per search, and a Qdrant server that list)
-        gone = {j for i in exclude for j in self._chunks.get(i, (i,))} & self._entries.keys()
-        if len(self) == 0 or (within is not None and (not within or len(within) <= len(gone) and within <= gone)):
-            return []
-        depth = self.config.rerank_depth
-        n = min(max(k, depth), len(self))
-        cand = self._candidates(q, n, episode_id, within, ids is not None,
-                                {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, len(gone), late)
-        if within is not None:  # an engine filtering by its own payloads: a point whose payload names another
-            cand = [i for i in cand if i in within]  # scope than the memory's (a damaged save) is not let through
-        cand = [i for i in cand if i in self._entries and i not in gone and not (late and late(i))]  # not a vector
-        # of no memory (one a rollback left: _take_out), nor one left out, nor one at or after the query's step
-        if not cand:
-            return []
-        q64 = q.astype(np.float64)
-        scores = self.index.get_vectors(cand).astype(np.float64) @ q64
-        ties = tie_keys([self._entries[i].seq for i in cand], self.config.tie_seed)
-        order = best_first(scores, ties)[:n]
-        cand, scores, ties = [cand[j] for j in order], scores[order], ties[order]
-        score_of = dict(zip(cand, scores.tolist()))
-        if not ((rerank and self.reranks) or prior is not None):
-            return [self._hit(self._entries[i], score_of[i], 0.0) for i in cand[:k]]
-        top = cand[:depth]
-        use = rerank and self.reranks
-        extra = None if prior is None else np.asarray(prior(top), dtype=np.float64)
-        if use and self.lexical and query_text is not None:
-            lex = lexical_bonus(query_text, [self._entries[i].text for i in top], self.lexical)
-            extra = lex if extra is None else extra + lex
-        placed = rerank_candidates(top, scores[:depth], ties[:depth], needs, self._sets_of, self.slot_match if use else 0.0,
-                         self._links if use and self.provenance else None, _Allowed(self, episode_id, within, gone, late), extra)
-        seen = {c for c, _, _ in placed}
-        placed += [(c, 0.0, None) for c in cand[depth:] if c not in seen]
-        out = []
-        for i, bonus, src in placed[:k]:
-            if bonus is None:  # a linked source outside the re-ranked top: its own score and bonus
-                if i not in score_of:
-                    score_of[i] = float(self.index.get_vectors([i]).astype(np.float64)[0] @ q64)
-                bonus = float(slot_bonus(needs, [self._sets_of(i)], self.slot_match if use else 0.0)[0])
-                if prior is not None:
-                    bonus += float(prior([i])[0])
-            out.append(self._hit(self._entries[i], score_of[i], bonus, src))
-        return out
-
-    def _candidates(self, q: np.ndarray, n: int, episode_id: Any, within: set | None, by_ids: bool,
-                    scope: dict, skip: int = 0, late: Callable[[Any], bool] | None = None) -> list:
-        """The index's top ``n`` for ``q``, and every memory whose index score ties the n-th's.
-
-        Which of several equal-scored memories an index returns at its cut depends on its internal order (an
-        IVF list's order changes when a bank is loaded and its lists re-trained), so the cut is made here, by
-        the score and the write-order tie key: the index is asked for one more than ``n`` and, while that one
-        ties the n-th, for twice as many (at most MAX_K), so the same memories give the same candidates
-        whatever order the index holds them in. ``skip``: how many memories the caller leaves out of what comes back
-        (asked past, as the vectors of no memory are); ``late``: the test of a memory at or after the query's step
-        (:meth:`late`), which the caller drops too: the index is asked past them, twice as many as came back each
-        time more come (a search at an early step of a long episode, whose top is all late, asks a few times, not
-        once per ``n`` of them), and where MAX_K places hold too few others (more late memories than one search may
-        ask past), once more among the memories that are not late (:meth:`_not_late`), the cut made by their
-        scores alone."""
-        by_payload = getattr(self.index, "filters_scopes", False)  # the engine filters scopes itself (Qdrant)
-        stray = max(0, len(self.index) - len(self)) + skip  # vectors of no memory a rollback left (_take_out), and
-        # the memories left out: asked past
-        cap = min(len(self) + stray, MAX_K)
-        want, dropped = n, 0
-        while True:
-            ask = min(want + 1 + stray + dropped, cap)
-            found, got = self.index.search(q[None], ask, episode_id=episode_id,
-                                           within=within if by_ids or not by_payload else None,
-                                           **self._payload(scope))
-            cand = [i for i in found[0] if i is not None]
-            if late is None:
-                scores = got[0][:len(cand)]
-            else:
-                keep = [j for j, i in enumerate(found[0]) if i is not None and not late(i)]
-                more = len(cand) - len(keep)
-                if more > dropped and ask < cap:  # the late ones took places: ask past twice as many
-                    dropped = 2 * more
-                    continue
-                if len(keep) <= want and ask >= cap and cap < len(self) + stray:  # MAX_K deep, still short
-                    return self._candidates(q, n, episode_id, self._not_late(late, within), True, scope,
-                                            skip)
-                scores = got[0][keep]
-            if len(scores) <= want or ask >= cap or scores[want] < scores[n - 1]:
-                return cand
-            want *= 2
-
-    def _not_late(self, late: Callable[[Any], bool], within: set | None) -> set:
-        """The memories of the search's scopes (``within``; every memory when None: the index applies the episode
-        and a payload's scopes itself) that are not late: what a search whose late memories outnumber MAX_K searches
-        among (one pass over them, then one index search filtered to them)."""
-        return {i for i in (self._entries if within is None else within) if i in self._entries and not late(i)}
-
-    @locked
-    def late(self, before: tuple[Any, int] | None) -> Callable[[Any], bool] | None:
-        """The test "memory i is of the query's episode, at or after its step" for ``before`` = (episode, step), or
-        None when no memory can be (no place given, or a step past the episode's newest memory: a query made now,
-        the default, costs nothing). What evaluate.py's candidates leave out of a decision point's search: its own
-        event and the later ones (RetrievalExample.candidate_range); a memory without a step never is. The search
-        drops these memories; the memory bank's expansion does not reach them."""
-        if before is None:
-            return None
-        if not isinstance(before, tuple) or len(before) != 2:
-            raise TypeError(f"before must be (episode_id, step), got {before!r}")
-        episode, step = before
-        check_episode(episode, "before's episode_id"), check_step(step, "before's step")
-        if step is None or step >= self._next_step.get(episode, 0):
-            return None
-
-        def late(i: Any) -> bool:
-            e = self._entries.get(i)
-            return e is not None and e.step is not None and e.step >= step and self.index.episode_of(i) == episode
-
-        return late
+    # ---- what every search and listing shares (the search: sam_model.storesearch) --------------------------
 
     def _payload(self, scope: dict) -> dict:
         """``{"scopes": scope}`` for an index that filters scopes as payload inside its own search, else nothing

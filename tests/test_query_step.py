@@ -133,7 +133,7 @@ def test_more_late_memories_than_one_search_may_ask_past_still_give_k_hits(monke
     (a search per n of them: 197 searches and 23 s at 20,000 memories) and, at MAX_K deep, none of the memories
     before the step was in what came back, so it gave no hit at all. It now asks past twice as many each time and,
     at MAX_K, among the memories before the step: the top k of a store written up to it, in a few index searches."""
-    import sam_model.store
+    import sam_model.storesearch
 
     rng, dim, n, at = np.random.default_rng(7), 8, 400, 40
     x, q, recs = late_on_top(rng, dim, n, at)
@@ -153,7 +153,7 @@ def test_more_late_memories_than_one_search_may_ask_past_still_give_k_hits(monke
             got = ids(full.search_vector(q, k, before=("e", at), **scope))
             assert got == ids(before.search_vector(q, k, **scope)) and len(got) == k, (k, scope)
             assert len(calls) <= 12, (k, scope, len(calls))  # asked past twice as many each time, not k+1 at a time
-    monkeypatch.setattr(sam_model.store, "MAX_K", 64)  # more late memories (360) than a search may ask past
+    monkeypatch.setattr(sam_model.storesearch, "MAX_K", 64)  # more late memories (360) than a search may ask past
     for k in (1, 5, 30):
         for scope in ({"episode_id": "e"}, {}):
             got = ids(full.search_vector(q, k, before=("e", at), **scope))

@@ -76,7 +76,7 @@ def test_an_update_teaches_the_linker_the_new_words():
 def test_a_chunked_memory_is_found_by_its_own_id_and_a_deep_fold_stops_at_max_k(monkeypatch):
     """``search(ids=[memory id])`` of a chunked memory found nothing, ``get`` said only "not in the store", ids given as
     a string were read as a set of characters; fold over more chunks than MAX_K asked the index for k > MAX_K."""
-    import sam_model.store as store_module
+    import sam_model.storesearch as search_module
 
     long = "view_file:\n" + "\n".join(f"{i:4d}  def handler_{i}(request): pass" for i in range(60))
     store = MemoryStore(HashingEncoder(128), StoreConfig(chunking={"size": 180, "overlap": 50}))
@@ -91,7 +91,7 @@ def test_a_chunked_memory_is_found_by_its_own_id_and_a_deep_fold_stops_at_max_k(
         store.get(parent)
     with pytest.raises(TypeError, match="ids must be a list"):
         store.search(State(phase="edit"), "x", ids="e#1")
-    monkeypatch.setattr(store_module, "MAX_K", 4)  # fewer than the chunks: the fold returns what 4 found
+    monkeypatch.setattr(search_module, "MAX_K", 4)  # fewer than the chunks: the fold returns what 4 found
     folded = store.search(State(phase="edit"), "handler_57", k=5, fold=True)
     assert 1 <= len(folded) <= 2 and len({h.memory_id for h in folded}) == len(folded)
 
