@@ -22,7 +22,7 @@ class Hit:
     ``"link"`` (a provenance link from ``linked_from``), ``"graph"`` (the memory bank's expansion along ``edge``:
     edge type and the id it was reached from; then ``score`` is the path's score, see MemoryBank.search) or
     ``"id"`` (looked up, not searched: ``get``/``get_all``, scores 0). Every search returns Hits: the memory
-    bank's too (its unit is ``bank.unit(hit.id)``); Mem0-style dicts (sam_model.memory.scoped.result) and
+    bank's too (its unit is ``bank.unit(hit.id)``); Mem0-style dicts (sam_model.memory.scopedresult.result) and
     LangChain Documents (sam_model.integrations.langchain) are views of one.
 
     A chunk of a long memory (``StoreConfig.chunking``) says which: ``parent_id`` is the memory (event) it

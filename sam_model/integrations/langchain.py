@@ -63,7 +63,8 @@ from sam_model.data.formats.base import FAILED
 from sam_model.data.schema import State
 from sam_model.data.toolstate import TranscriptState, live_state
 from sam_model.limits import MAX_K, check_int, check_metadata, check_text
-from sam_model.memory.scoped import ScopedMemory, result
+from sam_model.memory.scoped import ScopedMemory
+from sam_model.memory.scopedresult import result
 
 # configurable.run_id is not read: LangGraph servers put the run's own UUID there, beside thread_id
 CONFIG_KEYS = ("sam_state", "sam_messages", "sam_tool_call", "sam_all_scopes", "user_id", "agent_id", "thread_id",
@@ -209,14 +210,14 @@ class SAMLangChainRetriever(BaseRetriever):
 
 
 ID_KEY = "langchain_id"  # the metadata key under which a memory keeps the id add_texts was given for it
-# SAM's own fields of a Document's metadata (a result's, sam_model.memory.scoped.result): what document() sets and
+# SAM's own fields of a Document's metadata (a result's, sam_model.memory.scopedresult.result): what document() sets and
 # add_documents leaves out (a searched Document added back stored them as its memory's metadata, stale)
 DOCUMENT_FIELDS = ("id", "score", "created_at", "updated_at", "user_id", "agent_id", "run_id", "kind", "step",
                    "episode_id", "why", "chunk")
 
 
 def document(r: Mapping[str, Any], doc_id: str | None = None) -> Document:
-    """A ScopedMemory result (sam_model.memory.scoped.result) as a Document: the memory's words, its
+    """A ScopedMemory result (sam_model.memory.scopedresult.result) as a Document: the memory's words, its
     DOCUMENT_FIELDS as metadata over the memory's own (a metadata key cannot pose as the memory's scope, id or
     score); ``doc_id``: the id to show (default: the id add_texts was given, else the memory's)."""
     meta = {key: r[key] for key in DOCUMENT_FIELDS if key in r}

@@ -66,7 +66,6 @@ from sam_model.data.chatmessages import (
     parse_tool_calls,
     policy_of,
 )
-from sam_model.data.chunks import own_words
 from sam_model.data.eventtexts import call_text, cut_text
 from sam_model.data.examples import MemoryRecord, MemoryRecorder, memory_record
 from sam_model.data.formats import codex_exec, detect, gemini_cli, is_log_message, to_chat
@@ -97,6 +96,7 @@ from sam_model.limits import (
 )
 from sam_model.locking import gc_paused, locked
 from sam_model.memory import live
+from sam_model.memory.scopedresult import _said, result
 from sam_model.store import MemoryStore, encoder_of, store_config_of
 from sam_model.storeconfig import StoreConfig
 
@@ -113,32 +113,6 @@ def _unshared(mark: Mapping[str, Any]) -> dict[str, Any]:
     """A tracker's mark to roll back to, its lists and dicts copied: the tracker goes on changing them in place, and
     the mark is kept (the open turn's, its read's)."""
     return {**mark, "stack": list(mark["stack"]), "cons": dict(mark["cons"]), "calls": dict(mark["calls"])}
-
-
-def _said(hit: Hit) -> str:
-    """The memory's own words: its content without the ``[kind]`` prefix; of a chunk, its window of the memory's
-    text (the words its span names; the tool name the encoder reads before a later window was given as the
-    memory's words, sam_model.data.chunks.own_words)."""
-    return own_words(hit)
-
-
-def result(hit: Hit, times: Sequence[str | None] = (None, None)) -> dict[str, Any]:
-    """A hit in Mem0's result shape (with ``created_at``/``updated_at``), plus what SAM knows: kind, step,
-    episode and why it ranked (``why``: the Hit's scores and how it was reached). A view of the one result
-    type; the LangChain Document (sam_model.integrations.langchain.document) is this view as a Document.
-
-    The id is always the memory's, the one get/update/delete/history take: for a chunk of a long memory (a store
-    with chunking) the words are the chunk's (what matched, not the whole file view) and ``chunk`` says which
-    (``{"index", "span"}``: its place in the memory's text)."""
-    out = {"id": hit.memory_id, "memory": _said(hit), "score": hit.score, "metadata": dict(hit.metadata),
-           "created_at": times[0], "updated_at": times[1],
-           "user_id": hit.user_id, "agent_id": hit.agent_id, "run_id": hit.run_id, "kind": hit.kind,
-           "step": hit.step, "episode_id": hit.episode_id,
-           "why": {"index_score": hit.index_score, "rerank_bonus": hit.rerank_bonus, "linked_from": hit.linked_from,
-                   "via": hit.via}}
-    if hit.parent_id is not None:
-        out["chunk"] = {"index": hit.chunk, "span": None if hit.span is None else list(hit.span)}
-    return out
 
 
 def _shareable(episode: Any) -> bool:
@@ -1391,4 +1365,4 @@ class ScopedMemory:
         return self
 
 
-__all__ = ["NoTextError", "ScopedMemory", "matches", "read_add", "result", "unstored"]
+__all__ = ["NoTextError", "ScopedMemory", "matches", "read_add", "unstored"]
