@@ -277,7 +277,7 @@ class SAMVectorStore(VectorStore):
 
     Scopes (``user_id``, ``agent_id``, ``run_id``) are the store's fields or keyword arguments of each call
     (``as_retriever(search_kwargs={"user_id": "mia"})``); ``similarity_search`` takes ``filter`` (Mem0-style
-    metadata filters, sam_model.memory.scoped.matches), ``state`` (SAM's state-adaptive query; without it the
+    metadata filters, sam_model.memory.scopedfilters.matches), ``state`` (SAM's state-adaptive query; without it the
     text alone is a content search) and ``step`` / ``task_start`` (when the query is made: the run's memories at or
     after ``step`` are no candidates; default now, ScopedMemory.search). Ids are the memories' own (``"mia#3"``),
     or the ones ``add_texts`` was given, kept in each memory's metadata (``langchain_id``): every store over the
