@@ -28,7 +28,7 @@ from test_live_adds import USER, conversation, imported, rich, stored
 from sam_model.limits import MAX_ADD_ITEMS, MAX_TEXT_CHARS
 from sam_model.memory import HashingEncoder, ScopedMemory
 from sam_model.memory.live import OpenTurn
-from sam_model.memory.scoped import FIT_CHARS, read_add
+from sam_model.memory.scopedinput import FIT_CHARS, read_add
 
 
 def reads(n: int, size: int = 400) -> list[dict]:

@@ -216,11 +216,11 @@ def test_a_served_add_reads_its_messages_through_their_reader_once(tmp_path, mon
     """The HTTP add and MCP remember check an add's messages (naming their field) before logging it, then the memory
     wrote them: each format's reader ran twice per served add (ScopedMemory.add alone reads them once). The check's
     messages are now the ones written."""
-    import sam_model.memory.scoped as scoped
+    import sam_model.memory.scopedinput as scopedinput
 
     reads = []
-    real = scoped.to_chat
-    monkeypatch.setattr(scoped, "to_chat", lambda *a, **kw: reads.append(a[0]) or real(*a, **kw))
+    real = scopedinput.to_chat
+    monkeypatch.setattr(scopedinput, "to_chat", lambda *a, **kw: reads.append(a[0]) or real(*a, **kw))
     tenants = open_tenants(tmp_path)
     r = TestClient(create_app(tenants)).post("/v1/memories", headers={"X-API-Key": KEYS["acme"]},
                                              json={"messages": GEMINI, **MIA})

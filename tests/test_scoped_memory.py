@@ -894,7 +894,7 @@ def test_messages_of_other_apis_become_the_memories_the_importer_makes_of_them(c
 
 def test_what_a_gemini_add_does_not_store_is_said_and_a_bad_part_is_named():
     """Also sam-serve's check of an add's messages (unstored, naming its field), which refused Gemini contents."""
-    from sam_model.memory.scoped import unstored
+    from sam_model.memory.scopedinput import unstored
 
     assert unstored(GEMINI_CHAT, "messages") == [{"reason": "messages: 1 thought part(s) of the gemini messages: "
                                                             "not stored (no memory is made of them)"}]

@@ -1006,7 +1006,7 @@ def test_an_add_of_no_messages_is_refused_alike_in_process_and_over_http(tmp_pat
     """``ScopedMemory.add([])`` answered ``{"results": []}`` where sam-serve's add of ``"messages": []`` was a 422 in
     pydantic's words (a union's two branches, neither naming what to send). One rule now, the memory's: refused in
     one line naming each face's field and what to send, nothing stored and nothing in the log."""
-    from sam_model.memory.scoped import NoTextError
+    from sam_model.memory.scopedinput import NoTextError
 
     tenants, http = hashed_app(tmp_path)
     r = http.post("/v1/memories", headers=A, json={"user_id": "mia", "messages": []})

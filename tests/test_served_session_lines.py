@@ -32,7 +32,7 @@ from test_live_review_56 import huge  # noqa: E402
 from test_openhands import codeact_run  # noqa: E402
 
 from sam_model.memory import HashingEncoder, ScopedMemory  # noqa: E402
-from sam_model.memory.scoped import FIT_CHARS  # noqa: E402
+from sam_model.memory.scopedinput import FIT_CHARS  # noqa: E402
 from sam_model.serve.http import create_app  # noqa: E402
 from sam_model.serve.mcp import create_mcp  # noqa: E402
 from sam_model.serve.tenants import Tenants, read_keys  # noqa: E402

@@ -45,7 +45,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from sam_model.io import SAMFileError
 from sam_model.limits import MAX_ADD_ITEMS, MAX_BODY_BYTES, MAX_K, MAX_TEXT_CHARS, check_scope
-from sam_model.memory.scoped import FIT_CHARS
+from sam_model.memory.scopedinput import FIT_CHARS
 from sam_model.serve import invalid
 from sam_model.serve.scopes import FixedScopeError, refusal
 from sam_model.serve.tenants import Caller, Tenant, Tenants

@@ -48,7 +48,8 @@ except ImportError:  # not on Windows: one server per --data is then the operato
 
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, read_json, reading, unique_keys
 from sam_model.limits import MAX_ADD_ITEMS
-from sam_model.memory.scoped import SCOPE_KEYS, NoTextError, ScopedMemory
+from sam_model.memory.scoped import SCOPE_KEYS, ScopedMemory
+from sam_model.memory.scopedinput import NoTextError
 from sam_model.serve.scopes import check_fixed, within
 from sam_model.serve.wal import LogWriteError, WriteAheadLog, check_unicode
 from sam_model.storeconfig import StoreConfig
