@@ -49,7 +49,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import math
 import os
 import threading
 from collections.abc import Collection, Mapping, Sequence
@@ -57,16 +56,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sam_model.data.callshapes import as_calls
 from sam_model.data.chatmessages import (
-    MAX_ARGUMENT_DEPTH,
-    ToolCall,
     policy_of,
 )
-from sam_model.data.eventtexts import call_text
 from sam_model.data.examples import MemoryRecord, MemoryRecorder, memory_record
 from sam_model.data.formats import codex_exec, gemini_cli
-from sam_model.data.schema import Event, State, as_state, parse_event
+from sam_model.data.schema import Event, State, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState, cleared
 from sam_model.hit import Hit
@@ -84,7 +79,6 @@ from sam_model.limits import (
     check_k,
     check_metadata,
     check_scope,
-    check_step,
     check_text,
 )
 from sam_model.locking import gc_paused, locked
@@ -95,7 +89,6 @@ from sam_model.memory.scopedinput import (
     FIT_CHARS,
     NoTextError,
     _check_call_size,
-    _check_calls_size,
     _check_depth,
     _is_messages,
     _media_only,
@@ -105,6 +98,7 @@ from sam_model.memory.scopedinput import (
     unstored,
 )
 from sam_model.memory.scopedresult import _said, result
+from sam_model.memory.scopedsearch import ScopedSearch
 from sam_model.store import MemoryStore, encoder_of, store_config_of
 from sam_model.storeconfig import StoreConfig
 
@@ -148,27 +142,7 @@ def _now() -> str:
 MAX_CATCH_UP = 1_000  # steps a conversation saved behind its memories takes in (ScopedMemory._catch_up)
 
 
-def _check_arguments(calls: Sequence[ToolCall], one: bool) -> None:
-    """A call searched with whose arguments are not a JSON object (JSON text that does not parse, a list, a number,
-    an object nested past MAX_ARGUMENT_DEPTH: the readers keep such arguments as their raw text, which a recorded
-    call may hold) is a ValueError naming ``call.arguments`` (``call[i].arguments``): its state then flagged no
-    argument, and the search answered as if the call needed nothing, silently. A call about to be made is the
-    agent's own, so it can send the arguments it will call the tool with."""
-    for i, c in enumerate(calls):
-        if c.valid:
-            continue
-        try:
-            decoded = json.loads(c.arguments)
-            what = (f"an object nested more than {MAX_ARGUMENT_DEPTH} levels deep" if isinstance(decoded, dict)
-                    else f"{json_type(decoded)} in JSON, not an object")
-        except (ValueError, RecursionError) as err:
-            what = f"not valid JSON ({str(err)[:80]})" if isinstance(err, ValueError) else "nested too deep to read"
-        raise ValueError(f"{'call' if one else f'call[{i}]'}.arguments: {what}: give the arguments the tool will be "
-                         "called with, a JSON object (or its JSON text), so that the call's state says which of them "
-                         "the memories must fill")
-
-
-class ScopedMemory:
+class ScopedMemory(ScopedSearch):
     """Memories of many users, agents and runs in one store, every call scoped (see the module doc)."""
 
     def __init__(self, encoder: Any = None, store_config: StoreConfig | None = None, k: int = 5, *,
@@ -681,181 +655,7 @@ class ScopedMemory:
         return parse_event({**{k: v for k, v in d.items() if k != "useful_memory_steps"}, "step": d["step"] + base,
                             "text": fit(d["text"])}, "add(...)")
 
-    # ---- reading -------------------------------------------------------------------------------------------
-
-    @locked
-    def search(self, query: str, state: State | Mapping | str | None = None, user_id: str | None = None,
-               agent_id: str | None = None, run_id: str | None = None, limit: int | None = None,
-               filters: Mapping[str, Any] | None = None, threshold: float | None = None, *, call: Any = None,
-               top_k: int | None = None, k: int | None = None, step: int | None = None, task_start: int | None = None,
-               all_scopes: bool = False, query_vector: Any = None,
-               prepared: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-        """The ``limit`` best memories of the scopes for the query, best first (Mem0's ``search``).
-
-        ``state``: what to rank by (module doc): a State or mapping (SAM's state-adaptive query), None with text
-        (a plain content query), ``"live"`` (the run's newest state); ``call``: instead of a state, the tool call
-        about to be made (``{"name", "arguments"}``, an OpenAI ``tool_calls`` entry, ..., or a list of them): ranked
-        by its decision-point state, computed from the scopes' recorded conversation (:meth:`live_state`), which the
-        answer's ``"state"`` gives; ``limit`` (Mem0's name; ``top_k`` and ``k`` are the same): how many, default
-        ``self.k``; ``filters``: Mem0-style metadata filters (``matches``), applied inside the search;
-        ``threshold``: keep scores >= it; ``step`` / ``task_start``: when the query is made and where its task began
-        (default: now, and the episode's current task), for a model with time features; the scopes' memories at or
-        after ``step`` in their own episode are left out (the module doc), none when it is now. No scope at all is refused
-        unless ``all_scopes=True``. ``query_vector``: the query, already encoded from ``prepared``, what
-        :meth:`query_input` answered for these arguments (a server batching concurrent searches into one forward:
-        the state is not traced again, and the results are ranked by the state the vector was encoded from)."""
-        if not isinstance(query, str):
-            raise TypeError(f"query must be a string, got {type(query).__name__}")
-        n = self._limit(limit, top_k, k)
-        scopes, rest = self.search_scopes(user_id, agent_id, run_id, filters, all_scopes)
-        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
-            raise TypeError(f"threshold must be a number, got {threshold!r}")
-        if threshold is not None and not math.isfinite(threshold):  # NaN kept nothing, silently
-            raise ValueError(f"threshold must be a finite number, got {threshold!r}")
-        kind, inputs = prepared or self.query_input(query, state, step=step, task_start=task_start, call=call,
-                                                    **scopes)
-        out: dict[str, Any] = {"results": []}
-        if call is not None:  # the state it ranked by, which the caller did not send
-            out["state"] = inputs["state"].to_json()
-        ids = None
-        if rest:
-            ids = [h.id for h in self.store.get_all(**scopes) if matches(self._record(h), rest)]
-            if not ids:
-                return out
-        q = self.encode_query(kind, [inputs])[0] if query_vector is None else query_vector
-        if kind == "text":  # fold: one result per memory, its best chunk (ids are the memories', see result)
-            step = inputs.get("step")  # a plain query made at a given step leaves that step and later out too
-            hits = self.store.search_vector(q, n, (), **scopes, ids=ids, fold=True,
-                                            before=None if step is None else (inputs["episode"], step))
-        else:  # made at its step in the scopes' own episode: the memories written before it are the candidates
-            hits = self.store.search(inputs["state"], inputs["observation"], n, **scopes, ids=ids,
-                                     step=inputs["step"], task_start=inputs["task_start"], query_vector=q, fold=True,
-                                     query_episode=inputs["episode"])
-        if threshold is not None:
-            hits = [h for h in hits if h.score >= threshold]
-        out["results"] = [self._result(h) for h in hits]
-        return out
-
-    @locked
-    def query_input(self, query: str, state: State | Mapping | str | None = None, user_id: str | None = None,
-                    agent_id: str | None = None, run_id: str | None = None, step: int | None = None,
-                    task_start: int | None = None, call: Any = None) -> tuple[str, dict[str, Any]]:
-        """What :meth:`search` encodes for these arguments: ``("text", {"text", "episode", "step"})`` (a plain query:
-        text and no state; step None unless given) or ``("state", {"state", "observation", "episode", "step",
-        "task_start"})`` (SAM's state-adaptive query; ``"live"`` or no text: the scopes' newest state; ``call``: the
-        decision-point state of that call, and, when the query is blank, the words of the conversation's newest event
-        as the observation, as evaluate.py reads a decision point, at that event's step; else step and task_start
-        default to now and the current task). ``episode`` is the scopes' own (:meth:`episode_of`): its memories at or
-        after ``step`` are no candidates (MemoryStore.search), so a search by call ranks the events before its
-        decision point and a search at a given step those before it. :meth:`encode_query` turns a list of them (of
-        one kind) into query vectors in one forward."""
-        check_text(query, "query", empty=True)
-        check_step(step), check_step(task_start, "task_start")
-        self._scopes(user_id, agent_id, run_id, need=False)  # checked as live_state's: a '/' named another's
-        episode = self.episode_of(user_id, agent_id, run_id)
-        observation = query
-        if call is not None:
-            if state is not None:
-                raise ValueError("give state or call, not both: call is the tool call about to be made, whose state "
-                                 "is computed from the run's recorded conversation; state is one the agent made")
-            state, said, decision = self._call_state(call, user_id, agent_id, run_id)
-            observation = query if query.strip() else said
-        elif state is None and query.strip() and getattr(self.store.encoder, "text_queries", False):
-            return "text", {"text": query, "episode": episode, "step": step}
-        if isinstance(state, str) and state != "live":
-            raise ValueError(f"state must be a state mapping (phase, constraints, ...), 'live' or none, got "
-                             f"{state[:40]!r}")
-        if state is None or state == "live":
-            state = self.live_state(user_id, agent_id, run_id)
-        out = {"state": as_state(state), "observation": observation, "episode": episode,
-               "step": self.store.next_step(episode) if step is None else step,
-               "task_start": self.store.recorder.task_start(episode) if task_start is None else task_start}
-        if call is not None and decision is not None and step is None:  # the decision point as evaluate.py reads
-            # it: the newest event is the observation, made at its step, and the memories are those written before it
-            out["step"] = decision
-        return "state", out
-
-    def encode_query(self, kind: str, inputs: Sequence[Mapping[str, Any]]) -> Any:
-        """Query vectors (n, dim) for :meth:`query_input` answers of one ``kind``, in one encoder call."""
-        enc = self.store.encoder
-        if kind == "text":
-            return enc.encode_text_queries([i["text"] for i in inputs])
-        return enc.encode_queries([i["state"] for i in inputs], [i["observation"] for i in inputs],
-                                  steps=[i["step"] for i in inputs], task_starts=[i["task_start"] for i in inputs])
-
-    def _limit(self, limit, top_k, k) -> int:
-        given = {name: v for name, v in (("limit", limit), ("top_k", top_k), ("k", k)) if v is not None}
-        if len(set(given.values())) > 1:
-            raise ValueError(f"give one of limit, top_k, k (they are the same), got {given}")
-        return check_k(next(iter(given.values()), self.k), next(iter(given), "k"))
-
-    @locked
-    def live_state(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None, *,
-                   call: Any = None) -> State:
-        """The state of the scopes' newest event (an empty State when the episode has none); with ``call`` (a tool
-        call about to be made, or a list of them: :meth:`search`), its decision-point state instead. The scopes are
-        checked as a search's are: a value holding '/' named another combination's conversation (``user_id=
-        "mia/bot"`` read mia's with agent bot), not the one given."""
-        self._scopes(user_id, agent_id, run_id, need=False)
-        if call is not None:
-            return State.from_json(self._call_state(call, user_id, agent_id, run_id)[0])
-        tracker = self._trackers.get(self.episode_of(user_id, agent_id, run_id))
-        if tracker is not None and tracker.events:
-            return State.from_json(tracker.events[-1]["state"])
-        hits = self.store.get_all(episode_id=self.episode_of(user_id, agent_id, run_id))
-        return State(phase=hits[-1].phase) if hits else State()
-
-    def _call_state(self, call: Any, user_id: str | None, agent_id: str | None,
-                    run_id: str | None) -> tuple[dict[str, Any], str, int | None]:
-        """(the decision-point state of ``call`` after the scopes' recorded conversation, the words of its decision
-        event, that event's step in the store or None when the conversation has none): what
-        sam_model.data.toolstate.live_state gives for the conversation's messages and the call, read from the
-        conversation's own tracker (TranscriptState.call_state: one code path), which it does not change.
-
-        Only this combination of scopes' conversation feeds it (the one its messages were added with, episode_of);
-        a scope with none (nothing added, or agent-log events alone) is the empty conversation: the phase is the
-        call's tool, the rest empty, as live_state([], call) says. A call already in the conversation as its newest
-        event (its assistant message added before the search) is refused: its state would be the one after it."""
-        try:
-            calls = as_calls(call, "call")
-        except SAMFileError as err:  # a client's mistake (a 422 over HTTP), not a damaged file
-            raise ValueError(str(err)) from None
-        _check_calls_size(calls, "call", "leave its bulk out of the call searched with")
-        _check_arguments(calls, isinstance(call, (Mapping, ToolCall)))
-        episode = self.episode_of(user_id, agent_id, run_id)
-        tracker = self._trackers.get(episode) or TranscriptState(episode)
-        made = set()
-        for event in reversed(tracker.events):  # the actions of the conversation's last assistant message
-            if event["kind"] != "action":
-                break
-            made.add(event["text"])
-        for i, c in enumerate(calls):
-            if c.valid and call_text(c.name, c.arguments) in made:
-                where = "call" if isinstance(call, (Mapping, ToolCall)) else f"call[{i}]"
-                raise ValueError(f"{where}: this call to {c.name[:60]!r} is already the conversation's newest message "
-                                 "(added before the search), so its state would be the one after it: search with the "
-                                 "call before adding the message that makes it")
-        cwd = live.calls_cwd(self._open.get(episode), tracker.cwd, calls)
-        point = self._decision_point(episode)
-        return tracker.call_state(calls, cwd), "" if point is None else point[1], None if point is None else point[0]
-
-    def _decision_point(self, episode: str) -> tuple[int, str] | None:
-        """(the store's step of ``episode``'s newest recorded event, its words), None when it has none."""
-        tracker = self._trackers.get(episode)
-        if tracker is None or not tracker.events:
-            return None
-        return self._base[episode] + tracker.events[-1]["step"], tracker.events[-1]["text"]
-
-    @locked
-    def decision_point(self, user_id: str | None = None, agent_id: str | None = None,
-                       run_id: str | None = None) -> tuple[int, str] | None:
-        """Where a search for a tool call about to be made is made: (the step, the words) of the newest event of
-        the scopes' recorded conversation (its decision point, as evaluate.py reads one: the memories at or after
-        that step are no candidates), None when the scopes have none (the search is made now). What
-        :meth:`search` with ``call`` uses, and the LangChain adapter for a call rebuilt from the graph's messages:
-        one rule for both."""
-        self._scopes(user_id, agent_id, run_id, need=False)
-        return self._decision_point(self.episode_of(user_id, agent_id, run_id))
+    # ---- reading by id (the search: sam_model.memory.scopedsearch) -----------------------------------------
 
     @staticmethod
     def _check_id(memory_id: Any) -> None:
