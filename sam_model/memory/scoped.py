@@ -42,68 +42,40 @@ Threads: one ScopedMemory may serve every request thread of an agent server. Eac
 (a re-entrant lock, sam_model.locking: the store's own, ``memory.store.lock``), so concurrent adds, searches,
 deletes and saves of any users run one at a time, every search sees only its scopes, every save loads back, and
 whatever else shares the store (a SAMStore, a direct call, a save of the store) sees each call whole.
+
+One idea a module: this one keeps the scopes and their episodes, each memory's times and history, and the lookups,
+updates and deletes; ScopedMemory inherits its adds (sam_model.memory.scopedwrite), its search
+(sam_model.memory.scopedsearch) and its save and load (sam_model.memory.scopedfile); what an add is given is checked
+in sam_model.memory.scopedinput, filters are sam_model.memory.scopedfilters, results sam_model.memory.scopedresult.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from sam_model.data.chatmessages import (
-    policy_of,
-)
-from sam_model.data.examples import MemoryRecord, MemoryRecorder, memory_record
-from sam_model.data.formats import codex_exec, gemini_cli
-from sam_model.data.schema import Event, State, parse_event
-from sam_model.data.text import norm
+from sam_model.data.examples import MemoryRecord, memory_record
+from sam_model.data.schema import Event, State
 from sam_model.data.toolstate import TranscriptState, cleared
 from sam_model.hit import Hit
-from sam_model.io import (
-    SAMFileError,
-    json_type,
-)
-from sam_model.limits import (
-    check_count,
-    check_k,
-    check_metadata,
-    check_scope,
-    check_text,
-)
+from sam_model.limits import check_count, check_k, check_scope
 from sam_model.locking import locked
 from sam_model.memory import live
 from sam_model.memory.scopedfile import ScopedFiles
 from sam_model.memory.scopedfilters import matches
-from sam_model.memory.scopedinput import (
-    EMPTY,
-    FIT_CHARS,
-    NoTextError,
-    _check_call_size,
-    _check_depth,
-    _is_messages,
-    _media_only,
-    fit,
-    fitted,
-    read_add,
-    unstored,
-)
+from sam_model.memory.scopedinput import unstored
 from sam_model.memory.scopedresult import _said, result
 from sam_model.memory.scopedsearch import ScopedSearch
+from sam_model.memory.scopedwrite import ScopedWrites
 from sam_model.store import MemoryStore, encoder_of, store_config_of
 from sam_model.storeconfig import StoreConfig
 
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 NO_SCOPE = ("give user_id, agent_id or run_id (or all_scopes=True to {} every scope on purpose): a missing "
             "scope is refused, never widened to every user")
-
-
-def _unshared(mark: Mapping[str, Any]) -> dict[str, Any]:
-    """A tracker's mark to roll back to, its lists and dicts copied: the tracker goes on changing them in place, and
-    the mark is kept (the open turn's, its read's)."""
-    return {**mark, "stack": list(mark["stack"]), "cons": dict(mark["cons"]), "calls": dict(mark["calls"])}
 
 
 def _within(user_id: str | None, agent_id: str | None, run_id: str | None) -> str:
@@ -115,10 +87,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
-MAX_CATCH_UP = 1_000  # steps a conversation saved behind its memories takes in (ScopedMemory._catch_up)
-
-
-class ScopedMemory(ScopedSearch, ScopedFiles):
+class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
     """Memories of many users, agents and runs in one store, every call scoped (see the module doc)."""
 
     def __init__(self, encoder: Any = None, store_config: StoreConfig | None = None, k: int = 5, *,
@@ -238,398 +207,6 @@ class ScopedMemory(ScopedSearch, ScopedFiles):
         entries.append({"id": f"{i}@{len(entries)}", "memory_id": i, "old_memory": old, "new_memory": new,
                         "event": event, "created_at": times[0], "updated_at": now, "is_deleted": event == "DELETE"})
         return entries[-1]["id"]
-
-    # ---- writing -------------------------------------------------------------------------------------------
-
-    @locked
-    def add(self, data: str | Mapping | Event | Sequence, user_id: str | None = None, agent_id: str | None = None,
-            run_id: str | None = None, metadata: Mapping[str, Any] | None = None, *,
-            read: tuple[list[Any], list[dict[str, Any]]] | None = None) -> dict[str, list]:
-        """Write chat messages (a string is one user message; dicts with ``role`` as OpenAI messages, or as the
-        format of sam_model.data.formats they are written in: :func:`as_chat`) or agent-log events (Events, or dicts with ``kind`` and ``text``) into the scopes' episode, in order.
-        Returns ``{"results": [{"id", "memory", "event": "ADD" | "UPDATE", "step"}, ...]}`` (``step``: the memory's
-        step, the number after its id's last '#', which a search of the message being answered takes as its
-        ``step``: an agent need not parse ids or count messages itself; an UPDATE: a memory's text
-        changed; one whose state alone a later message revised is not listed, Mem0's NONE), and ``"skipped"``: what of the
-        messages was not stored (a message or a part of images alone: :func:`unstored`) when something was not, and
-        ``"notes"`` (``[{"reason"}]``) when an agent's session lines closed the scope's open turn at its cap
-        (sam_model.memory.live.over: stored, but apart from the turn they continue) or a memory's text was stored cut
-        to MAX_TEXT_CHARS (:func:`fit`: a session line's tool result, a call's arguments; a chat message's own
-        content past it is refused, as its caller can split it, a sidecar forwarding an agent's lines cannot). A
-        message that should hold text and holds none (no content, a blank one) is refused with its batch (ValueError
-        naming it), and so is an empty list (as sam-serve's HTTP add refuses it). ``read``: what :meth:`check_add`
-        read of ``data`` when the caller checked it already (sam-serve, before logging the add, in the same hold of
-        the lock): written as read, not read again."""
-        scopes = self._scopes(user_id, agent_id, run_id, need="write")
-        episode = self.episode_of(user_id, agent_id, run_id)
-        check_metadata(metadata)
-        if isinstance(data, str):
-            check_text(data, "data")
-        elif not isinstance(data, (Mapping, Event, Sequence)):
-            raise TypeError(f"data must be a message text, a message or event dict, an Event or a list of them, got "
-                            f"{type(data).__name__}")
-        items = [{"role": "user", "content": data}] if isinstance(data, str) else (
-            [data] if isinstance(data, (Mapping, Event)) else list(data))
-        if not items:
-            raise NoTextError(EMPTY.format("data"))
-        fmt = self._live_format(items, episode)
-        if fmt is not None:  # an agent's session lines: read with the scope's open turn
-            skipped, notes = (read if read is not None else read_add(data, "data", session=True))[1], []
-            out = {"results": self._add_messages([], episode, scopes, metadata, notes, lines=(fmt, items))}
-            return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
-        if _is_messages(items):
-            # checked before the conversation's state takes any of them
-            messages, skipped = read if read is not None else read_add(data, "data")
-            out: dict[str, list] = {"results": self._add_messages(
-                messages, episode, scopes, metadata, notes := [],
-                skip={n["message"] for n in skipped if "message" in n and "part" not in n})}
-            return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
-        if _is_messages(items[:1]):  # a chat message first, then something else: name that, not item 0
-            j = next(j for j, m in enumerate(items) if not _is_messages([m]))
-            raise TypeError(f"add(...) item {j}: give chat messages (dicts with 'role'), Events or event dicts "
-                            f"(with 'kind' and 'text'), not a mix: item 0 is a chat message, item {j} is "
-                            + (f"{json_type(items[j])} without 'role'" if isinstance(items[j], Mapping)
-                               else json_type(items[j])))
-        events = []
-        for i, m in enumerate(items):
-            if isinstance(m, Mapping) and "kind" in m:
-                m = parse_event({"episode_id": episode, "step": 0, **m}, "add(...)", i + 1)
-            if not isinstance(m, Event):
-                raise TypeError(f"add(...) item {i}: give chat messages (dicts with 'role'), Events or event dicts "
-                                f"(with 'kind' and 'text'), not a mix; got {json_type(m)}"
-                                + (" without 'kind'" if isinstance(m, Mapping) else "")
-                                + (": give a LangGraph state's messages as messages_to_dict(messages) "
-                                   "(langchain_core.messages), which the langchain reader reads"
-                                   if type(m).__module__.startswith("langchain") else ""))
-            events.append(m)
-        return {"results": self._add_events(events, episode, scopes, metadata)}
-
-    @locked
-    def check_add(self, data: Any, name: str, max_calls: int | None = None, user_id: str | None = None,
-                  agent_id: str | None = None, run_id: str | None = None) -> tuple[list[Any], list[dict[str, Any]]]:
-        """:func:`read_add` of an add of ``data`` to these scopes, naming the caller's field (``name``), read as
-        :meth:`add` reads it: items the scopes' open turn takes as an agent's session lines (a Codex rollout's bare
-        items after the meta line of the layout before the wrapper, which tell no format alone) are not held to the
-        length limit, their add stores a longer text cut. Checked without the turn (sam-serve's check before it
-        logged the add), such a line past the limit was refused over HTTP and MCP, and taken in-process. Hold
-        ``memory.lock`` from this check through the add (sam_model.serve.tenants.Tenant.write), so that the turn
-        it reads is the add's."""
-        items = [data] if isinstance(data, Mapping) else [] if isinstance(data, str) else (
-            list(data) if isinstance(data, Sequence) else [])
-        session = bool(items) and self._live_format(items, self.episode_of(user_id, agent_id, run_id)) is not None
-        return read_add(data, name, max_calls, session=session)
-
-    def _live_format(self, items: list[Any], episode: str) -> str | None:
-        """The live format an add's items are written in, told with the episode's open turn (live.format_of), or
-        None: not an agent's session lines."""
-        return live.format_of(items, self._open.get(episode)) if all(isinstance(m, Mapping) for m in items) else None
-
-    def _add_events(self, events: list[Event], episode: str, scopes: dict, metadata) -> list[dict]:
-        """Events keep their steps when they have them in order after the episode's; else they are numbered on.
-
-        In a scope written by chat messages too, the events join its conversation (TranscriptState.note), numbered
-        on: later tool calls are traced to them, and the next message's memory takes the step after them. (They
-        took the steps the conversation's next messages would take, whose adds were then refused as duplicates,
-        and a replay of the log dropped an acknowledged message.)"""
-        tracker = self._trackers.get(episode)
-        if tracker is not None:
-            tracker = self._catch_up(episode, tracker)
-        nxt = (self.store.next_step(episode) or 0) if tracker is None else self._base[episode] + len(tracker.events)
-        keep = tracker is None and [e.step for e in events] == sorted({e.step for e in events}) and events[0].step >= nxt
-        out = [dataclasses.replace(e, episode_id=episode, step=e.step if keep else nxt + j) for j, e in enumerate(events)]
-        before = None if tracker is None else tracker.mark()
-        try:
-            for e in out if tracker is not None else ():
-                tracker.note(e.kind, e.text, e.state.to_json())
-            self.store.add(out, **scopes, metadata=metadata)
-        except BaseException:
-            if before is not None:
-                tracker.rollback(before)
-            raise
-        self._close(episode)  # the events joined the conversation after the open turn's lines
-        return self._added(out)
-
-    def _added(self, events: list[Event]) -> list[dict]:
-        """The ADD results (and history) of stored events: one per memory, by its id (a chunked memory's chunks
-        are its parts, not results of their own)."""
-        out = []
-        for e in events:
-            i = MemoryRecord.make_id(e.episode_id, e.step)
-            self._log(i, "ADD", None, e.text)
-            out.append({"id": i, "memory": e.text, "event": "ADD", "step": e.step})
-        return out
-
-    def _add_messages(self, messages: list[Mapping], episode: str, scopes: dict, metadata, notes: list,
-                      skip: set[int] = frozenset(), lines: tuple[str, list[Any]] | None = None) -> list[dict]:
-        """The messages through the conversation's running state first, all of them, then into the store: a batch
-        with a bad message (a content that is not text, a tool answer to no call) is refused whole, with the
-        conversation and the store as they were (a ValueError naming the message), never half stored. ``skip``:
-        the messages that hold no text (:func:`unstored`), not fed (blank text parts would reach the store,
-        which refuses a blank memory).
-
-        ``lines``: (format, an agent's session lines) instead of messages: read with the scope's open
-        turn, closed where it is first when it would grow past its cap (a note in ``notes`` says so: live.over),
-        (sam_model.memory.live) from where it began, the conversation fed again from there (from the first message
-        that differs from the turn's last read, where that read kept the tracker's mark before it: live.Read); each
-        memory whose event changed is updated (a response's words now joined by its calls, a state a later line of the response
-        revised), the events past the stored ones added. The fed conversation is a copy swapped in once stored.
-
-        A memory updated whose words and kind stay (its state or labels revised, a response's later call moving it
-        to a step whose event reads alike) is Mem0's NONE: no UPDATE in the results, no history entry. Each entry
-        holds the old and new text, and a response whose results sit between its calls moves every later memory of
-        the turn at each call: an open turn's memory holds one UPDATE, revised at each later change (:meth:`_log`)."""
-        tracker = self._trackers.get(episode)
-        if tracker is not None:
-            tracker = self._catch_up(episode, tracker)
-        # any other add closes it (its lines are then read as they are), once stored: a refused add leaves it
-        turn = self._open.get(episode)
-        opened = None
-        if lines is not None:
-            turn = turn if turn is not None and turn.format == lines[0] and tracker is not None else None
-            messages, skip, opened, turn = self._read_live(episode, lines[0], lines[1], turn, tracker, notes)
-        else:
-            turn = None
-        try:
-            work = TranscriptState(episode, policy_of(messages, "add(...)")) if tracker is None else live.fork(tracker)
-            if turn is not None:
-                lo, old = max(turn.start - 1, 0), [dict(e) for e in work.events[max(turn.start - 1, 0):]]
-                start, policy = turn.start, turn.mark["policy_norm"]
-            else:
-                lo, old = max(len(work.events) - 1, 0), [dict(e) for e in work.events[-1:]]
-                start, policy = len(work.events), work.policy_norm
-            if tracker is not None and any(m.get("role") == "system" for m in messages):
-                policy = " ".join(filter(None, (policy, norm(policy_of(messages, "add(...)")))))
-            # the messages the turn's last read fed alike, up to a mark it kept, are not fed again (live.Read)
-            read = turn.read if turn is not None and opened is not None else None
-            fed = read.reused(messages, skip, policy) if read is not None else 0
-            if fed and not (read.marks[fed]["n"] - 1 <= lo or read.marks[fed]["n"] - 2 in read.rows) or (
-                    fed and 0 < opened[0] < fed and opened[0] not in read.marks):
-                fed = 0  # not kept: fed whole
-            marks = {i: m for i, m in read.marks.items() if i <= fed} if fed else {}
-            if fed:
-                work.rollback(_unshared(marks[fed]))
-            elif turn is not None:
-                work.rollback(_unshared(turn.mark))
-            work.policy_norm = policy
-            at = (None, start)
-            if opened is not None and opened[0] < fed:  # where the turn begins, passed over
-                at = (read.marks[opened[0]], read.marks[opened[0]]["n"]) if opened[0] else (
-                    {**turn.mark, "policy_norm": policy}, start)
-            for i in range(fed, len(messages)):
-                if i >= len(messages) - live.KEEP_MARKS or (opened is not None and i == opened[0]):
-                    marks[i] = work.mark()
-                if opened is not None and i == opened[0]:
-                    at = (marks[i], len(work.events))
-                if i in skip:
-                    continue
-                _check_call_size(message := messages[i], f"add(...) message {i}")
-                work.feed(message, f"add(...) message {i}")
-            marks[len(messages)] = work.mark()
-            if opened is not None and opened[0] >= len(messages):
-                at = (marks[len(messages)], len(work.events))
-        except (SAMFileError, ValueError) as err:
-            raise ValueError(str(err)) from None
-        n_old, n_new = lo + len(old), len(work.events)
-        if n_new < n_old:
-            raise ValueError(f"data: these lines leave the conversation {n_old - n_new} turn(s) shorter than an earlier "
-                             "add stored it (a rewind of a message an earlier add stored?): an add cannot take memories "
-                             "back; delete the run's memories (delete_all) and add its session's lines again in one "
-                             "add, or convert its session file (sam-data transcripts)")
-        base = self._base[episode] if episode in self._trackers else self.store.next_step(episode) or 0
-        marked = self.store.recorder.mark([episode])
-        # the records of the open turn again, each compared with the state before it: from the first event the
-        # messages fed may have changed (the one before their first, whose state a call revises), the recorder's row
-        # before it the last read's
-        first = max(marks[fed]["n"] - 1, lo) if fed else lo
-        if first > lo:
-            self.store.recorder.rollback({episode: read.rows[first - 1]})
-        elif turn is not None:
-            self.store.recorder.rollback({episode: live.unrow(turn.recorder)})
-        row = self.store.recorder.mark([episode])[episode]
-        rows = {j: r for j, r in read.rows.items() if j < first} if first > lo else {}
-        kept: list = []
-        updated: list[tuple] = []
-        try:
-            for j in range(first, n_old):
-                e = self._event(work.events[j], base)
-                rec = (self.store.recorder.revise(e) if j == start - 1 and row is not None and first == lo
-                       else self.store.recorder.record(e))
-                rows[j] = self.store.recorder.mark([episode])[episode]
-                changed = work.events[j] != old[j - lo] or (j > lo and work.events[j - 1]["state"] !=
-                                                            old[j - 1 - lo]["state"])
-                if changed and rec.id in self.store:  # unless that memory was deleted (or is chunked)
-                    hit, version = self.store.get(rec.id), self.store.version(rec.id)
-                    self.store.update(rec)
-                    kept.append(version)
-                    if (_said(hit), hit.kind) != (e.text, e.kind):  # else Mem0's NONE: its state alone moved
-                        updated.append((rec.id, _said(hit), e.text, e.step))
-            new = [self._event(d, base) for d in work.events[n_old:]]
-            if new:
-                rows.update(self._rows(episode, new, n_old) if opened is not None else {})
-                self.store.add(new, **scopes, metadata=metadata)
-        except BaseException:  # the batch is stored whole or not at all, and the conversation is as it was
-            try:
-                self.store.recorder.rollback(marked)
-            finally:
-                for version in reversed(kept):  # as it was stored, needing no encoder (the encoder may be what failed)
-                    self.store.restore(version)
-            raise
-        self._trackers[episode] = work
-        self._base.setdefault(episode, base)
-        logged = set(turn.logged) if turn is not None else set()
-        out = []
-        for i, said, text, step in updated:
-            if entry := self._log(i, "UPDATE", said, text, again=logged):
-                logged.add(entry)
-            out.append({"id": i, "memory": text, "event": "UPDATE", "step": step})
-        if opened is not None:
-            self._open[episode] = self._opened(episode, work, opened, at, lo, start, row, base, logged,
-                                               live.Read(messages, skip, work.policy_norm, marks, rows))
-        else:
-            self._close(episode)
-        out += self._added(new)
-        listed = {r["id"] for r in out}
-        for j in range(lo, n_new):
-            d, i = work.events[j], MemoryRecord.make_id(episode, base + j)
-            if (n := len(d["text"])) > FIT_CHARS and i in listed:
-                notes.append({"reason": f"memory {i!r} (a {d['kind']}): its text has {n:,} characters, more than a "
-                              f"memory holds with its heading ({FIT_CHARS:,}): stored as its first {fitted(n):,} and "
-                              f"' ...[+{n - fitted(n)} chars]' (sam-data transcripts keeps it whole)"})
-        return out
-
-    def _read_live(self, episode: str, fmt: str, items: list[Any], turn: live.OpenTurn | None,
-                   tracker: TranscriptState | None, notes: list) -> tuple[list[Mapping], set[int], tuple, Any]:
-        """(the messages of the open turn and the add's lines, those holding no text, (how many of them the closed
-        lines give, the lines, where the open turn's lines begin, the facts), the open turn they were read with)
-        for :meth:`_add_messages`: ``turn``, or where it would grow past its cap (live.over, a note in ``notes``)
-        the turn closed where it is."""
-        if fmt == "codex-exec" and turn is None and items[0].get("type") not in codex_exec.STARTS:
-            raise ValueError("data[0]: codex exec --json events are added from a run's thread.started: an item's call is "
-                             "read at its item.started and with its result at item.completed, and this scope has no "
-                             "open run whose lines these continue (its memories were changed since, or none were "
-                             "added); add the run's lines from its thread.started, or the lines of the rollout it "
-                             "writes as they come (~/.codex/sessions)")
-        _check_depth(items, "data")  # a line no check read (a Codex rollout's is no message)
-        old, facts = (turn.lines, turn.facts) if turn is not None else ([], {})
-        added = live.digest(items) if fmt in ("codex", "codex-exec") else None
-        sent = len(items)
-        if added is not None:  # Codex lines sent again: read once (Claude Code's: live.opens)
-            items = live.retried(fmt, old, facts, items, added)
-        facts, cut = live.read_cut(fmt, old, items, facts)
-        if turn is not None and tracker is not None and (why := live.over(turn, items, cut)):
-            turn = self._ended(episode, turn, tracker)  # kept only once the add is stored
-            notes.append({"reason": why})
-            facts, cut = live.read_cut(fmt, [], items, turn.facts)
-        if why := live.rewritten(fmt, items, facts):
-            raise ValueError(why)
-        old = turn.lines if turn is not None else []
-        lines = [*old, *copy.deepcopy(items)]  # the scope's own copy: a caller may reuse its line dicts
-        if fmt == "gemini-cli" and gemini_cli.rewind_elsewhere(lines, "data"):
-            raise ValueError(gemini_cli.rewind_elsewhere(items, "data") or gemini_cli.rewind_elsewhere(lines, "data"))
-        messages = live.chat(fmt, lines, facts).messages
-        before = live.chat(fmt, lines[:cut], facts) if cut else None
-        closed = before.messages if before is not None else []
-        if messages[:len(closed)] != closed:  # the reader joined lines across the cut: the whole is the open turn
-            cut, closed = 0, []
-        elif before is not None and before.cwd:  # the directory the next open turn's lines are read in
-            facts["cwd"] = before.cwd
-        if added is not None:
-            facts["added"], facts["added_lines"] = added, sent
-        skip = {i for i, m in enumerate(messages) if _media_only(m.get("content"))}
-        return messages, skip, (len(closed), lines, cut, facts, fmt), turn
-
-    def _opened(self, episode: str, work: TranscriptState, opened: tuple, at: tuple, lo: int, start: int,
-                row: list | None, base: int, logged: set[str], read: live.Read) -> live.OpenTurn:
-        """The scope's open turn after an add: its lines, the tracker's mark and the recorder's row where they
-        begin (the add's row after the event before them, or replayed on a scratch recorder from the row the add's
-        records began at), of the history entries adds of the turn ``logged``, those of memories the next add reads
-        again (from the event before the turn's), and the add's ``read`` of them (live.Read), from where they begin."""
-        closed, lines, cut, facts, fmt = opened
-        live.close(fmt, facts, lines[:cut])
-        mark, first = at
-        if first - 1 in read.rows:
-            begun = read.rows[first - 1]
-        else:
-            scratch = MemoryRecorder()
-            scratch.rollback({episode: row})
-            for j in range(lo, first):
-                e = self._event(work.events[j], base)
-                scratch.revise(e) if j == start - 1 and row is not None else scratch.record(e)
-            begun = scratch.mark([episode])[episode]
-        again = {MemoryRecord.make_id(episode, base + j) for j in range(max(first - 1, 0), len(work.events))}
-        kept = None if mark is None else live.Read(
-            read.messages[closed:], {i - closed for i in read.skip if i >= closed}, read.policy,
-            {i - closed: m for i, m in read.marks.items() if i >= closed and i >= len(read.messages) - live.KEEP_MARKS},
-            {j: r for j, r in read.rows.items() if j >= first - 1})
-        return live.OpenTurn(fmt, live.latest(fmt, lines[cut:]), first, mark, live.row(begun),
-                             facts, sorted(e for e in logged if e.rpartition("@")[0] in again), kept
-                             ).carry(self._open.get(episode))
-
-    def _rows(self, episode: str, new: list[Event], at: int) -> dict[int, list | None]:
-        """The recorder's row after each of the ``new`` events (the first at event ``at``), for the open turn's
-        next add (live.Read): replayed on a scratch recorder from the store's row before them."""
-        scratch = MemoryRecorder()
-        scratch.rollback(self.store.recorder.mark([episode]))
-        out = {}
-        for j, e in enumerate(new, at):
-            scratch.record(e)
-            out[j] = scratch.mark([episode])[episode]
-        return out
-
-    def _close(self, episode: str) -> None:
-        """Close the scope's open turn where its conversation now ends (another add, an update or a delete of one of
-        its memories), keeping what the session's earlier lines said (live.OpenTurn's ``facts``: Codex's version,
-        Gemini CLI's closed message ids, now with the turn's own, and the conversation's directory, which the turn's
-        lines may have moved: the one before it, kept, read a Codex turn_context's new cwd back to the old for the
-        next lines, and their paths under it untraced): its next lines are read as they come, as after a
-        turn that closed (dropped whole, a Codex rollout's later parallel calls were read in file order, a Gemini
-        CLI message written again was stored twice and its user or ``$set`` record alone refused). A codex exec
-        run's lines continuing it are refused in one line (:meth:`_read_live`), so its turn goes whole."""
-        turn, tracker = self._open.pop(episode, None), self._trackers.get(episode)
-        if turn is None or tracker is None or turn.format == "codex-exec":
-            return
-        facts = {**turn.facts, **({"cwd": tracker.cwd} if tracker.cwd else {})}  # the directory the turn left
-        live.close(turn.format, facts, turn.lines)
-        self._open[episode] = live.OpenTurn(turn.format, [], len(tracker.events), tracker.mark(),
-                                            live.row(self.store.recorder.mark([episode])[episode]), facts)
-
-    def _ended(self, episode: str, turn: live.OpenTurn, tracker: TranscriptState) -> live.OpenTurn:
-        """An open turn closed where the conversation ends, at its cap (live.over): none of its lines, the facts the
-        session's lines said kept and the directory they told last (the conversation's), and, unlike
-        :meth:`_close`, a codex exec run's or a Gemini CLI message's next lines read, not refused: a sidecar goes on
-        past the cap, and a line refused would be lost to it."""
-        facts = {**turn.facts, **({"cwd": tracker.cwd} if tracker.cwd else {})}
-        return live.OpenTurn(turn.format, [], len(tracker.events), tracker.mark(),
-                             live.row(self.store.recorder.mark([episode])[episode]), facts)
-
-    def _catch_up(self, episode: str, tracker: TranscriptState) -> TranscriptState:
-        """A conversation saved behind its memories (until 2026-12-05 an agent-log event added between chat
-        messages took the steps the conversation's next messages would take, and was not in it) takes in the
-        memories it missed, so that its next message gets the next free step, not a stored one's. Past MAX_CATCH_UP
-        missing steps (an event kept a far step of its own) the conversation starts afresh after them instead (its
-        earlier words are no longer traced); a missing step's place would cost a tracker event each."""
-        start, end = self._base[episode] + len(tracker.events), self.store.next_step(episode) or 0
-        if end <= start:
-            return tracker
-        self._open.pop(episode, None)
-        if end - start > MAX_CATCH_UP:  # an event saved with a far step of its own: the conversation starts afresh
-            fresh = TranscriptState(episode, result_limit=tracker.result_limit)
-            fresh.policy_norm, self._trackers[episode], self._base[episode] = tracker.policy_norm, fresh, end
-            fresh.cwd = tracker.cwd  # the working directory its paths are traced under (toolstate), as the policy
-            return fresh
-        stored = {h.step: self.store.memory(h.memory_id) for h in self.store.get_all(episode_id=episode)
-                  if h.step is not None and h.step >= start}  # a chunked memory whole
-        for step in range(start, end):
-            h = stored.get(step)  # none: deleted since, a blank place (as a deleted memory's)
-            tracker.note(h.kind if h else "system", _said(h) if h else "",
-                         State(phase=h.phase).to_json() if h else tracker.snapshot())
-        return tracker
-
-    @staticmethod
-    def _event(d: Mapping[str, Any], base: int) -> Event:
-        """A tracker's event dict as a memory event (its labels are training data, not memory)."""
-        return parse_event({**{k: v for k, v in d.items() if k != "useful_memory_steps"}, "step": d["step"] + base,
-                            "text": fit(d["text"])}, "add(...)")
 
     # ---- reading by id (the search: sam_model.memory.scopedsearch) -----------------------------------------
 
