@@ -20,6 +20,10 @@ writes. Every input is checked first (k at most sam_model.limits.MAX_K, texts no
 steps non-negative integers, scopes and episodes strings or None), with one line naming the argument; a refused call
 changes nothing.
 
+One idea a module: this one keeps the memories (settings, container, adds, updates, deletes, vectors); MemoryStore
+inherits its search (sam_model.storesearch) and its save and load (sam_model.storefile); a stored memory's record is
+sam_model.storeentry, the input checks sam_model.storechecks, the settings sam_model.storeconfig.StoreConfig.
+
     store = MemoryStore(SAMRetriever.load("checkpoints/demo/export").encoder, StoreConfig(slot_match=0.3))
     store.add(events, user_id="ana")                       # Events in step order, or MemoryRecords
     for hit in store.search(state, "ok, go ahead", k=5, episode_id="trip-17", user_id="ana"):
