@@ -7,26 +7,23 @@ from pathlib import Path
 
 import pytest
 import torch
+import training
 
 from sam_model.data.examples import MemoryRecorder, episode_memories
 from sam_model.data.lives import make_lives, task_openings, task_starts
 from sam_model.data.reader import Episode
 from sam_model.data.schema import parse_event
 from sam_model.encoder import SAMEncoder
-from sam_model.models.losses import MultiPositiveInfoNCE
 from sam_model.models.sam import SAMConfig, SAMNet
 from sam_model.store import MemoryStore
 from sam_model.storeconfig import StoreConfig
 from sam_model.training.batching import collate_episodes, opens_of
-from sam_model.training.objective import batch_loss
 
 KINDS = ["system", "agent", "user", "tool", "user", "agent"]  # the user's first event is the task's second
 
 
 def make_net(bert_dir, **kw) -> SAMNet:
-    torch.manual_seed(0)
-    return SAMNet(SAMConfig(bert_path=str(bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32, dropout=0.0,
-                            phases=["collect"], kinds=["user", "tool", "system", "agent"], **kw))
+    return training.make_net(bert_dir, ["collect"], ["user", "tool", "system", "agent"], **kw)
 
 
 def _task(eid: str) -> list[dict]:
@@ -131,15 +128,8 @@ def test_the_weight_learns_to_rank_the_opening_first(tiny_bert_dir):
     net = make_net(tiny_bert_dir, alpha=1.0, learn_alpha=False, task_opening=True)
     batch = collate_episodes(_same_words_rows(8))
     assert batch["mem_opens"][:5] == [True, False, False, False, False]
-    loss_fn, opt = MultiPositiveInfoNCE(0.1, learnable=False), torch.optim.Adam(net.opening.parameters(), lr=0.05)
-    first = None
-    for _ in range(40):
-        loss = batch_loss(net, loss_fn, batch, in_batch_negatives=False)
-        first = loss.item() if first is None else first
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    assert loss.item() < 0.5 * first
+    first, last = training.train_part(net, net.opening.parameters(), batch, 40)
+    assert last < 0.5 * first
 
 
 def test_a_model_without_the_flag_exports_as_before(tiny_bert_dir, tmp_path):

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import datasets
 import torch
+import training
 
 from sam_model.data.lives import make_lives, task_starts
 from sam_model.data.schema import parse_event
-from sam_model.models.losses import MultiPositiveInfoNCE
-from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.models.sam import SAMNet
 from sam_model.models.time import TimeEncoding
 from sam_model.training.batching import collate_episodes
 from sam_model.training.datamodule import concat_lives
-from sam_model.training.objective import batch_loss
 
 
 def make_net(bert_dir, **kw) -> SAMNet:
-    torch.manual_seed(0)
-    return SAMNet(SAMConfig(bert_path=str(bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=32, dropout=0.0,
-                            phases=["collect", "ask_city"], kinds=["user"], **kw))
+    return training.make_net(bert_dir, ["collect", "ask_city"], ["user"], **kw)
 
 
 def _episode(eid: str, n: int, label_at: int | None = None) -> list[dict]:
@@ -102,17 +99,8 @@ def _duplicate_rows(n: int) -> list[tuple[int, dict]]:
 
 def test_time_features_learn_what_content_cannot_tell_apart(tiny_bert_dir):
     net = make_net(tiny_bert_dir, alpha=1.0, learn_alpha=False, time_features=4)
-    loss_fn = MultiPositiveInfoNCE(0.1, learnable=False)
-    batch = collate_episodes(_duplicate_rows(8))
-    opt = torch.optim.Adam(net.time.parameters(), lr=0.05)
-    first = None
-    for _ in range(60):
-        loss = batch_loss(net, loss_fn, batch, in_batch_negatives=False)
-        first = loss.item() if first is None else first
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    assert loss.item() < 0.5 * first
+    first, last = training.train_part(net, net.time.parameters(), collate_episodes(_duplicate_rows(8)), 60)
+    assert last < 0.5 * first
     net.eval()
     with torch.no_grad():
         q = net.encode_queries(["phase: ask_city"], ["ask_city"], ["ok go"], steps=[5], task_starts=[0])
