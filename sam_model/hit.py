@@ -50,6 +50,9 @@ class Hit:
     parent_id: str | int | None = None
     chunk: int = 0
     span: tuple[int, int] | None = None
+    # whether the memory opened its task (MemoryRecord.opens_task), where the store keeps the flag
+    # (MemoryStore.keeps_openings, every memory's known); None where it does not say
+    opens_task: bool | None = None
 
     @property
     def memory_id(self) -> str | int:

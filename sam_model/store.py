@@ -631,7 +631,7 @@ class MemoryStore(StoreSearch, StoreFiles):
         return Hit(e.id, e.text, e.content, e.kind, e.phase, e.step, self.index.episode_of(e.id), score + bonus,
                    score, bonus, src, e.user_id, e.agent_id, e.run_id, dict(e.metadata),
                    via or ("link" if src is not None else "index"), parent_id=e.parent, chunk=e.chunk,
-                   span=e.span)
+                   span=e.span, opens_task=e.opens_task if self.keeps_openings and self.openings_known else None)
 
     # ---- vectors: re-encoded, moved (saving and loading: sam_model.storefile) ------------------------------
 

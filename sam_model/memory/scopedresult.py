@@ -28,7 +28,8 @@ def result(hit: Hit, times: Sequence[str | None] = (None, None)) -> dict[str, An
 
     The id is always the memory's, the one get/update/delete/history take: for a chunk of a long memory (a store
     with chunking) the words are the chunk's (what matched, not the whole file view) and ``chunk`` says which
-    (``{"index", "span"}``: its place in the memory's text)."""
+    (``{"index", "span"}``: its place in the memory's text). ``opens_task`` says whether the memory opened its
+    task, where the store keeps the flag (Hit.opens_task: a task_opening model ranks by it)."""
     out = {"id": hit.memory_id, "memory": _said(hit), "score": hit.score, "metadata": dict(hit.metadata),
            "created_at": times[0], "updated_at": times[1],
            "user_id": hit.user_id, "agent_id": hit.agent_id, "run_id": hit.run_id, "kind": hit.kind,
@@ -37,6 +38,8 @@ def result(hit: Hit, times: Sequence[str | None] = (None, None)) -> dict[str, An
                    "via": hit.via}}
     if hit.parent_id is not None:
         out["chunk"] = {"index": hit.chunk, "span": None if hit.span is None else list(hit.span)}
+    if hit.opens_task is not None:  # a store that keeps the flag (a task_opening model's): else the result as before
+        out["opens_task"] = hit.opens_task
     return out
 
 
