@@ -13,6 +13,7 @@ import json
 import pytest
 from test_call_state import served
 
+from sam_model.data.toolstate import live_state
 from sam_model.memory import HashingEncoder, ScopedMemory
 
 FARID = {"user_id": "farid", "run_id": "chat-1"}
@@ -26,7 +27,7 @@ GOOD = {"name": "schedule_technician", "arguments": json.dumps({"account_id": "B
 CUT = '{"account_id": "BL-175954", "day": "Mon'
 
 
-@pytest.mark.parametrize("call, says", [
+REFUSED = [
     ({"name": "schedule_technician", "arguments": CUT}, "call.arguments: not valid JSON (Unterminated string"),
     ([GOOD, {"type": "function", "function": {"name": "schedule_technician", "arguments": CUT}}],
      "call[1].arguments: not valid JSON"),
@@ -34,7 +35,10 @@ CUT = '{"account_id": "BL-175954", "day": "Mon'
     ({"name": "schedule_technician", "args": [1, 2]}, "call.arguments: a list in JSON, not an object"),
     ({"name": "schedule_technician", "arguments": '{"a": ' * 40 + "1" + "}" * 40},
      "call.arguments: an object nested more than 32 levels deep"),
-])
+]
+
+
+@pytest.mark.parametrize("call, says", REFUSED)
 def test_a_call_whose_arguments_are_no_object_is_refused_naming_them(call, says):
     memory = ScopedMemory(HashingEncoder(64))
     memory.add(CHAT, **FARID)
@@ -79,3 +83,47 @@ def test_served_searches_refuse_it_alike(tmp_path):
     answer = asyncio.run(recall())
     assert answer.is_error and "call.arguments: not valid JSON" in answer.content[0].text
     tenants.close()
+
+
+@pytest.mark.parametrize("call, says", REFUSED)
+def test_the_library_functions_refuse_it_by_the_same_rule(call, says):
+    """sam_model.data.toolstate.live_state and the LangChain state_from_messages kept such arguments raw and gave a
+    state flagging no argument, where ScopedMemory refused the same call: one rule, one line naming the argument."""
+    with pytest.raises(ValueError) as refused:
+        live_state(CHAT, call)
+    assert str(refused.value).startswith(says) and "\n" not in str(refused.value)
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    from sam_model.integrations.langchain import state_from_messages
+
+    with pytest.raises(ValueError) as refused:
+        state_from_messages(CHAT, call)
+    assert str(refused.value).startswith(says.replace("call", "tool_call", 1)) and "\n" not in str(refused.value)
+
+
+def test_state_from_messages_names_the_trailing_messages_call():
+    """Without ``tool_call``, the calls are the trailing assistant message's: the error names that message."""
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    from sam_model.integrations.langchain import state_from_messages
+
+    trailing = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c2", "type": "function", "function": {"name": "schedule_technician", "arguments": GOOD["arguments"]}},
+        {"id": "c3", "type": "function", "function": {"name": "schedule_technician", "arguments": CUT}}]}
+    with pytest.raises(ValueError) as refused:
+        state_from_messages([*CHAT, trailing])
+    assert str(refused.value).startswith("messages[5].tool_calls[1].arguments: not valid JSON")
+    assert state_from_messages([*CHAT, {**trailing, "tool_calls": trailing["tool_calls"][:1]}])[0][
+        "uncertainty_flags"] == ["account_id"]
+
+
+PATCH = "*** Begin Patch\n*** Update File: src/router.py\n@@\n-reboot()\n+reboot(force=True)\n*** End Patch\n"
+
+
+def test_a_freeform_patch_is_a_call_and_is_searched():
+    """Codex's apply_patch custom tool call takes the patch itself, no JSON object: its paths are its argument values
+    (argumentleaves.raw_patch), so it is searched, in process and by the library alike, not refused as cut JSON."""
+    call = {"type": "custom_tool_call", "name": "apply_patch", "input": PATCH, "call_id": "c9"}
+    memory = ScopedMemory(HashingEncoder(64))
+    memory.add(CHAT, **FARID)
+    assert memory.search("", call=call, **FARID)["state"]["phase"] == "apply_patch"
+    assert memory.live_state(**FARID, call=call).phase == "apply_patch"
+    assert live_state(CHAT, call)["phase"] == "apply_patch"

@@ -11,10 +11,12 @@ character, a bare ``properties`` mapping flagged nothing). live_state and a scop
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sam_model.data.chatmessages import ToolCall, parse_tool_calls
+from sam_model.data.argumentleaves import raw_patch
+from sam_model.data.chatmessages import MAX_ARGUMENT_DEPTH, ToolCall, parse_tool_calls
 from sam_model.data.formats.base import TranscriptFormatError
 from sam_model.io import json_type
 from sam_model.limits import MAX_TEXT_CHARS
@@ -64,6 +66,36 @@ def as_calls(call: Any, where: str = "call") -> list[ToolCall]:
                                                       f"limit of {MAX_TEXT_CHARS} (a memory's text, which holds the "
                                                       "name): give the tool's name")
     return out
+
+
+def call_names(call: Any, where: str = "call") -> list[str]:
+    """What each call of ``call`` (as :func:`as_calls` reads it) is named in an error: ``where`` for one call,
+    ``where[i]`` for a list's."""
+    one = isinstance(call, (Mapping, ToolCall))
+    return [where] if one else [f"{where}[{i}]" for i in range(len(call))]
+
+
+def check_arguments(calls: Sequence[ToolCall], names: Sequence[str]) -> None:
+    """Refuse a call about to be made whose arguments are not a JSON object (JSON text that does not parse, a list, a
+    number, an object nested past MAX_ARGUMENT_DEPTH): a ValueError naming its ``arguments`` (``names[i]``, e.g.
+    ``call[1]`` or ``messages[5].tool_calls[0]``), what they are and what to send. The readers keep such arguments as
+    their raw text, which a recorded call may hold (training data), but a raw text has no argument to flag: the
+    state of the call flagged none, and the search answered as if the call needed nothing, silently. A call about to
+    be made is the agent's own, so it can send the arguments it will call the tool with. A freeform patch (Codex's
+    ``apply_patch`` custom tool call, its input the patch itself) is no JSON and is read: its paths are its argument
+    values (argumentleaves.raw_patch). One rule for every entry point: live_state, ScopedMemory's search and
+    live_state by call, the LangChain state_from_messages."""
+    for c, name in zip(calls, names, strict=True):
+        if c.valid or raw_patch(c) is not None:
+            continue
+        try:
+            decoded = json.loads(c.arguments)
+            what = (f"an object nested more than {MAX_ARGUMENT_DEPTH} levels deep" if isinstance(decoded, dict)
+                    else f"{json_type(decoded)} in JSON, not an object")
+        except (ValueError, RecursionError) as err:
+            what = f"not valid JSON ({str(err)[:80]})" if isinstance(err, ValueError) else "nested too deep to read"
+        raise ValueError(f"{name}.arguments: {what}: give the arguments the tool will be called with, a JSON object "
+                         "(or its JSON text), so that the call's state says which of them the memories must fill")
 
 
 def _as_call(call: Mapping[str, Any], where: str = "tool call") -> ToolCall:

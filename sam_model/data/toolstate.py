@@ -143,6 +143,8 @@ from sam_model.data.callshapes import (
     TOOL_SHAPE,
     argument_schema,
     as_calls,
+    call_names,
+    check_arguments,
     schema_paths,
     system_text,
     tool_definition,
@@ -717,7 +719,9 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     for m, source in zip(chat.messages, chat.sources):
         st.add(m, source)
     if call is not None:
-        return st.call_state(as_calls(call))
+        calls = as_calls(call)
+        check_arguments(calls, call_names(call))  # no JSON object: no argument to flag, refused (one rule)
+        return st.call_state(calls)
     if tool is None:
         raise ValueError("live_state needs the tool call, or tool= and arguments= (its argument names)")
     if isinstance(tool, Mapping):

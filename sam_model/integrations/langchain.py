@@ -57,6 +57,7 @@ from langchain_core.runnables.config import run_in_executor
 from langchain_core.vectorstores import VectorStore
 from pydantic import ConfigDict, Field
 
+from sam_model.data.callshapes import as_calls, call_names, check_arguments
 from sam_model.data.chatmessages import policy_of
 from sam_model.data.formats import is_log_message, langchain_messages, to_chat
 from sam_model.data.formats.base import FAILED
@@ -113,7 +114,9 @@ def _as_dicts(m: Any, i: int) -> list[Any]:
 def _as_call(call: Mapping[str, Any]) -> dict[str, Any]:
     """A LangChain ToolCall ({"name", "args", "id"}) or an OpenAI tool call as {"name", "arguments", "id"}."""
     if "args" in call:
-        return {"name": call.get("name"), "arguments": dict(call.get("args") or {}), "id": call.get("id")}
+        args = call.get("args")  # not a mapping (a list): kept, and refused naming it (callshapes.check_arguments)
+        return {"name": call.get("name"), "arguments": dict(args or {}) if args is None or isinstance(args, Mapping)
+                else args, "id": call.get("id")}
     return dict(call)
 
 
@@ -131,8 +134,11 @@ def _decision(messages: Sequence[Any], tool_call: Any) -> tuple[dict[str, Any], 
     """:func:`state_from_messages`, and whether the state is a tool call's (given, or the trailing AI message's):
     a search for a call is made at its decision point (SAMLangChainRetriever.search)."""
     msgs = openai_messages(messages)
+    where, names = "tool_call", None
     if tool_call is None and msgs and msgs[-1].get("role") == "assistant" and msgs[-1].get("tool_calls"):
         tool_call, msgs = msgs[-1]["tool_calls"], msgs[:-1]
+        where = f"messages[{len(messages) - 1}].tool_calls"  # the trailing message's: named as the caller sent it
+        names = [f"{where}[{i}]" for i in range(len(tool_call))]
     tracker = TranscriptState(policy=policy_of(msgs))
     for i, m in enumerate(msgs):
         tracker.feed(m, f"message {i}")
@@ -140,7 +146,9 @@ def _decision(messages: Sequence[Any], tool_call: Any) -> tuple[dict[str, Any], 
     if tool_call is None:
         return (tracker.events[-1]["state"] if tracker.events else State().to_json()), observation, False
     calls = [tool_call] if isinstance(tool_call, Mapping) else list(tool_call)
-    return live_state(msgs, [_as_call(c) for c in calls]), observation, True
+    parsed = as_calls([_as_call(c) for c in calls], where)
+    check_arguments(parsed, names if names is not None else call_names(tool_call, where))  # live_state's rule
+    return live_state(msgs, parsed), observation, True
 
 
 class SAMLangChainRetriever(BaseRetriever):

@@ -5,48 +5,27 @@ the Mem0 answer it gives (module doc of sam_model.memory.scoped).
 Apart from ScopedMemory because the search is its own idea, read top to bottom here: ScopedSearch is a mixin of
 sam_model.memory.scoped.ScopedMemory (its only user), reading the memory's store, its conversations' trackers and
 open turns, and the scope checks and result views every call shares (``_scopes``, ``search_scopes``, ``_record``,
-``_result``), which stay with the memory. A search by call refuses arguments that are no JSON object here
-(_check_arguments): their state would flag no argument, silently.
+``_result``), which stay with the memory. A search by call refuses arguments that are no JSON object
+(sam_model.data.callshapes.check_arguments, the one rule of every path): their state would flag no argument, silently.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sam_model.data.callshapes import as_calls
-from sam_model.data.chatmessages import MAX_ARGUMENT_DEPTH, ToolCall
+from sam_model.data.callshapes import as_calls, call_names, check_arguments
+from sam_model.data.chatmessages import ToolCall
 from sam_model.data.eventtexts import call_text
 from sam_model.data.schema import State, as_state
 from sam_model.data.toolstate import TranscriptState
-from sam_model.io import SAMFileError, json_type
+from sam_model.io import SAMFileError
 from sam_model.limits import check_k, check_step, check_text
 from sam_model.locking import locked
 from sam_model.memory import live
 from sam_model.memory.scopedfilters import matches
 from sam_model.memory.scopedinput import _check_calls_size
-
-
-def _check_arguments(calls: Sequence[ToolCall], one: bool) -> None:
-    """A call searched with whose arguments are not a JSON object (JSON text that does not parse, a list, a number,
-    an object nested past MAX_ARGUMENT_DEPTH: the readers keep such arguments as their raw text, which a recorded
-    call may hold) is a ValueError naming ``call.arguments`` (``call[i].arguments``): its state then flagged no
-    argument, and the search answered as if the call needed nothing, silently. A call about to be made is the
-    agent's own, so it can send the arguments it will call the tool with."""
-    for i, c in enumerate(calls):
-        if c.valid:
-            continue
-        try:
-            decoded = json.loads(c.arguments)
-            what = (f"an object nested more than {MAX_ARGUMENT_DEPTH} levels deep" if isinstance(decoded, dict)
-                    else f"{json_type(decoded)} in JSON, not an object")
-        except (ValueError, RecursionError) as err:
-            what = f"not valid JSON ({str(err)[:80]})" if isinstance(err, ValueError) else "nested too deep to read"
-        raise ValueError(f"{'call' if one else f'call[{i}]'}.arguments: {what}: give the arguments the tool will be "
-                         "called with, a JSON object (or its JSON text), so that the call's state says which of them "
-                         "the memories must fill")
 
 
 class ScopedSearch:
@@ -190,7 +169,7 @@ class ScopedSearch:
         except SAMFileError as err:  # a client's mistake (a 422 over HTTP), not a damaged file
             raise ValueError(str(err)) from None
         _check_calls_size(calls, "call", "leave its bulk out of the call searched with")
-        _check_arguments(calls, isinstance(call, (Mapping, ToolCall)))
+        check_arguments(calls, call_names(call))
         episode = self.episode_of(user_id, agent_id, run_id)
         tracker = self._trackers.get(episode) or TranscriptState(episode)
         made = set()
