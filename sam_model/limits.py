@@ -8,9 +8,11 @@ handful of memories; evaluate.py ranks 100) and cheap to check.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -139,8 +141,39 @@ def check_scope(value: Any, name: str) -> str | None:
     if not isinstance(value, str) or not value or "/" in value or len(value) > MAX_SCOPE_CHARS:
         raise ValueError(f"{name} must be a non-empty string without '/' of at most {MAX_SCOPE_CHARS} characters, "
                          f"got {_show(value)}")
-    bad = next((i for i, ch in enumerate(value) if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
-    if bad is not None:
+    return check_scope_characters(value, name)
+
+
+def control_at(value: str) -> int | None:
+    """Where ``value``'s first control character or line break is (Unicode category Cc, Zl or Zp), None if none."""
+    return next((i for i, ch in enumerate(value) if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
+
+
+# set while a write-ahead log's writes are replayed (:func:`as_logged`): their scopes are taken as they were logged
+_AS_LOGGED: contextvars.ContextVar[bool] = contextvars.ContextVar("sam_model_scopes_as_logged", default=False)
+
+
+@contextlib.contextmanager
+def as_logged() -> Iterator[None]:
+    """Within it (in this thread), :func:`check_scope_characters` takes a scope holding a control character: a
+    write-ahead log's writes are replayed as they were acknowledged (sam_model.serve.tenants), and one logged before
+    2026-12-06 may hold such a scope. Refused on replay, it stopped the server's start, and the one way on was to move
+    the log away, losing the writes; every new write is still refused."""
+    token = _AS_LOGGED.set(True)
+    try:
+        yield
+    finally:
+        _AS_LOGGED.reset(token)
+
+
+def check_scope_characters(value: Any, name: str) -> Any:
+    """A scope without a control character or line break (:func:`check_scope`'s last rule, alone), else a ValueError
+    naming ``name``. MemoryStore.add takes scopes by this rule, not the whole of check_scope: a bare store names no
+    conversation by its scopes, so '/' is its caller's to allow, but a scope holding a newline or NUL was written into
+    every log line, CSV row and save that shows it, and a ScopedMemory loading that save was left a scope no call
+    may name."""
+    bad = control_at(value) if isinstance(value, str) else None
+    if bad is not None and not _AS_LOGGED.get():
         raise ValueError(f"{name} holds the control character {value[bad]!r} at position {bad}: give an id of "
                          "printable characters (a newline, tab or NUL would be written into its memories' ids)")
     return value

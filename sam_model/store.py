@@ -51,7 +51,7 @@ from sam_model.index import MemoryIndex
 from sam_model.io import (
     SAMFileError,
 )
-from sam_model.limits import check_batch_size, check_metadata, check_step, check_text
+from sam_model.limits import check_batch_size, check_metadata, check_scope_characters, check_step, check_text
 from sam_model.locking import locked, new_lock
 from sam_model.storechecks import SCOPES, check_episode, check_memory, check_scopes
 from sam_model.storeconfig import StoreConfig
@@ -275,6 +275,8 @@ class MemoryStore(StoreSearch, StoreFiles):
         """
         check_batch_size(batch_size)
         scope = check_scopes(user_id, agent_id, run_id)
+        for name, value in scope.items():  # no control character: what no scoped call may name (check_scope)
+            check_scope_characters(value, name)
         if isinstance(memories, (str, bytes, Mapping)) or not isinstance(memories, Iterable):
             raise TypeError(f"memories must be a list of Events or MemoryRecords, got {type(memories).__name__}")
         memories = list(memories)

@@ -4,20 +4,24 @@ episode id, a memory to add and a chunk's span.
 Apart from the store because they are rules of the input, not of the search: the memory bank's rules
 (sam_model.memory.rules) check a memory as the store does, and a stored entry read back from store.json
 (sam_model.storeentry) checks its chunk's span by the same rule as an add. Each raises ValueError (TypeError for
-what is no memory at all) in one line naming the argument, so a refused call changes nothing.
+what is no memory at all) in one line naming the argument, so a refused call changes nothing; a loaded save's
+scopes that no call may name any more are warned of (unprintable_scopes), not refused, so no memory is lost.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from sam_model.data.schema import Event
-from sam_model.limits import check_text
+from sam_model.limits import check_text, control_at
 
 # The scope fields of every memory (an add's, a search's, each stored entry's and each Qdrant point's payload).
 SCOPES = ("user_id", "agent_id", "run_id")
+log = logging.getLogger(__name__)
 
 
 def check_scopes(user_id: Any, agent_id: Any, run_id: Any) -> dict[str, str | None]:
@@ -29,6 +33,25 @@ def check_scopes(user_id: Any, agent_id: Any, run_id: Any) -> dict[str, str | No
         if v is not None and not isinstance(v, str):
             raise ValueError(f"{name} must be a string (or None), got {type(v).__name__} {str(v)[:40]!r}")
     return scopes
+
+
+def unprintable_scopes(entries: Iterable[Any], where: str, what: str = "memories") -> None:
+    """Log one warning line per scope value holding a control character (check_scope_characters; taken until
+    2026-12-06) of a loaded save's memories (``entries``: their ids and scopes; or a replayed log's writes, ``what``),
+    naming the file, the field and the value, and how to keep the memories. Not refused: that would lose them, and
+    they stay listed (ScopedMemory.get_all(all_scopes=True), MemoryStore.get_all)."""
+    found: dict[tuple[str, str], list] = {}
+    for e in entries:
+        for name in SCOPES:
+            value = getattr(e, name)
+            if isinstance(value, str) and control_at(value) is not None:
+                found.setdefault((name, value), []).append(e.id)
+    for (name, value), ids in found.items():
+        at = control_at(value)
+        log.warning("%s: %s %r of %d %s (the first %r) holds the control character %r at position %d, which no scope "
+                    "takes since 2026-12-06 (a scoped call naming it is refused): its memories are loaded and listed "
+                    "by get_all(all_scopes=True); to keep them, add each again under a %s of printable characters "
+                    "and delete it by its id", where, name, value, len(ids), what, ids[0], value[at], at, name)
 
 
 def check_episode(episode_id: Any, name: str = "episode_id") -> str | None:

@@ -32,7 +32,7 @@ from sam_model.encoding import Encoder
 from sam_model.index import MemoryIndex
 from sam_model.io import SAMFileError, atomic_dir, read_format_json, reading, refuse_links, write_json_lists
 from sam_model.locking import gc_paused, locked
-from sam_model.storechecks import SCOPES
+from sam_model.storechecks import SCOPES, unprintable_scopes
 from sam_model.storeconfig import StoreConfig
 from sam_model.storeentry import _ENTRY_ROW, _Entry, _entry_json_with_openings, _entry_json_without_openings
 
@@ -230,6 +230,7 @@ class StoreFiles:
             index = load_index(folder / "index", expected_dim=dim, device=device)
             self = cls(encoder, cfg, dim, index)
             self.load_state_dict(d)
+            unprintable_scopes(self._entries.values(), str(path))
             if reencode and encoder is None:
                 raise SAMFileError(f"{path}: reencode=True needs the model to encode the memories with")
             saved = d.get("encoder_probe")

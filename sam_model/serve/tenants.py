@@ -36,7 +36,7 @@ import string
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from types import MappingProxyType
+from types import MappingProxyType, SimpleNamespace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -47,11 +47,12 @@ except ImportError:  # not on Windows: one server per --data is then the operato
     fcntl = None  # type: ignore[assignment]
 
 from sam_model.io import SAMFileError, atomic_dir, atomic_write_text, exists, read_json, reading, unique_keys
-from sam_model.limits import MAX_ADD_ITEMS
+from sam_model.limits import MAX_ADD_ITEMS, as_logged
 from sam_model.memory.scoped import SCOPE_KEYS, ScopedMemory
 from sam_model.memory.scopedinput import NoTextError
 from sam_model.serve.scopes import check_fixed, within
 from sam_model.serve.wal import LogWriteError, WriteAheadLog, check_unicode
+from sam_model.storechecks import unprintable_scopes
 from sam_model.storeconfig import StoreConfig
 
 log = logging.getLogger(__name__)
@@ -365,7 +366,7 @@ class Tenant:
         acknowledged write, and the next checkpoint would truncate it away."""
         logged = {} if reencode else {r["seq"]: (n, r["args"]) for n, r in records if r["op"] == VECTORS}
         replay = [(n, r) for n, r in records if r["op"] != VECTORS]
-        with self._logging_vectors():
+        with self._logging_vectors(), as_logged():  # scopes as they were logged (a control character, before 12-06)
             for n, r in replay:
                 line, vectors = logged.get(r["seq"], (0, None))
                 try:
@@ -388,6 +389,9 @@ class Tenant:
                         "or move the log away to start from the checkpoint alone (its writes are then lost)") from None
             self.vectors.give(None)
             encoded = self.vectors.take()  # writes logged without their vectors: encoded again, not logged again
+        unprintable_scopes([SimpleNamespace(**{n: r["args"].get(n) for n in SCOPE_KEYS}, id=f"write {r['seq']}")
+                            for _, r in replay],
+                           f"tenant {self.name}: {self.wal.path}", "writes")
         log.info("tenant %s: %d memories (checkpoint seq %d, %d writes replayed, %d memories of them encoded again)",
                  self.name, len(self.memory.store), done, len(replay), len(encoded["ids"]) if encoded else 0)
 
