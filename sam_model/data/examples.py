@@ -173,6 +173,14 @@ class MemoryRecorder:
         self._last.pop(episode_id, None)
         self._opener.pop(episode_id, None)
 
+    def reopen(self, episode_id: Any, step: int | None) -> None:
+        """The memory at ``step`` is being rewritten as a new event (LangGraph's put of its key): where it opened the
+        episode's current task, that event, if a user event, opens the task again (``opens_task``), as a rewrite in
+        place keeps the flag (ScopedMemory.update), else the task's next user event does; where it did not, nothing
+        changes."""
+        if step is not None and self._opener.get(episode_id) == step:
+            del self._opener[episode_id]
+
     def drop(self, episode_id: Any, last: Collection[str], before: Collection[str]) -> None:
         """Take constraint paths out of the episode's last state (``last``) and the state before it (``before``): the
         values a deleted tool call set (ScopedMemory.delete), which a save holds and the next record is compared

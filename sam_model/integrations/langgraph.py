@@ -229,17 +229,38 @@ class SAMStore(BaseStore):
                 if old.memory is not None:
                     self.store.delete([old.memory])
                 del rows[op.key]
+                if old.memory is not None:
+                    self._forget_if_empty(ns, rows)
             if not rows:
                 self._data.pop(ns, None)
             return
         value, now = dict(op.value), datetime.now(timezone.utc)
         memory = None
         if event is not None:  # the memory's own id: a long item stored as chunks is deleted and searched whole
-            first = self.store.add([event])[0]
+            mark = self.store.recorder.mark([event.episode_id])
+            if old is not None and old.memory is not None:  # the opening item rewritten: its new memory opens
+                self.store.recorder.reopen(event.episode_id, self.store.memory(old.memory).step)
+            try:
+                first = self.store.add([event])[0]
+            except BaseException:
+                self.store.recorder.rollback(mark)  # the opener as it was, with the item
+                raise
             memory = self.store.get(first).parent_id or first
         if old is not None and old.memory is not None:
             self.store.delete([old.memory])
+            if memory is None:
+                self._forget_if_empty(ns, {k: r for k, r in rows.items() if k != op.key})
         rows[op.key] = _Row(value, old.created if old is not None else now, now, memory)
+
+    def _forget_if_empty(self, ns: tuple[str, ...], rows: Mapping[str, _Row]) -> None:
+        """Forget what the store's recorder keeps of a namespace none of whose items (``rows``, the one deleted aside)
+        has a memory left (nor any other writer of its episode: a SAMStore sharing the store): its opener and the last
+        state its gone items set, as ScopedMemory forgets a scope whose memories are all deleted. Its next item then
+        opens a task, compared with no earlier state; kept, it opened none (the gone item had) and the save kept the
+        gone items' state."""
+        episode = _episode(ns)
+        if not any(r.memory is not None for r in rows.values()) and not self.store.has_episode(episode):
+            self.store.recorder.forget(episode)
 
     def _event(self, ns: tuple[str, ...], value: dict, fields: list[str] | None) -> Event | None:
         """The item as a memory event (None when it has no text to index)."""
