@@ -150,3 +150,48 @@ def test_the_last_adds_lines_are_told_again_after_a_save_and_load(tmp_path):
     for batch in (lines[:4], lines[4:]):
         memory.add(batch, user_id="me", run_id="s")
     assert stored(memory) == stored(once)
+
+
+def late_and_partial(lines: list[dict], k: int) -> list[list[dict]]:
+    """A line at a time, but for: lines k-2 and k-1 one add, line k the next, then the add before sent again (a retry
+    that came late, after a later add); then lines k+1 to k+3 one add and its first line sent again alone (a sidecar
+    that resent part of an add)."""
+    one = lambda xs: [[x] for x in xs]  # noqa: E731
+    return [*one(lines[:k - 2]), lines[k - 2:k], [lines[k]], lines[k - 2:k], lines[k + 1:k + 4], [lines[k + 1]],
+            *one(lines[k + 4:])]
+
+
+@pytest.mark.parametrize("session", SESSIONS)
+def test_a_late_or_partial_resend_stores_nothing_more(tmp_path, session):
+    """A resend of an add that is not the scope's last one, or of part of the last one: only an add equal to the last
+    (or opening with all of it) was told, so the messages it held (and, past the open turn, its calls and outputs)
+    were stored twice."""
+    name, lines = SESSIONS[session]()
+    events = imported(tmp_path, name, lines)
+    for k in range(2, len(lines) - 4):
+        memory = fed(lines, late_and_partial(lines, k))
+        assert stored(memory) == [(e["step"], e["kind"], e["text"]) for e in events], k
+        assert conversation(memory) == [(e["state"], e.get("useful_memory_steps") or []) for e in events], k
+
+
+def test_the_lines_read_are_told_again_after_a_save_and_load(tmp_path):
+    """The lines a scope read are kept with its open turn's facts, so a late resend after a checkpoint is told too."""
+    name, lines = SESSIONS["codex"]()
+    once = fed(lines, [lines[:4], lines[4:8], lines[8:]])
+    memory = fed(lines, [lines[:4], lines[4:8]])
+    memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    for batch in (lines[:4], lines[8:]):
+        memory.add(batch, user_id="me", run_id="s")
+    assert stored(memory) == stored(once)
+
+
+def test_a_resumed_runs_lines_are_read_and_its_resends_are_not():
+    """codex exec resume prints a second thread.started and numbers its items from item_0 again: the second run's
+    events are read as the file holds them (test_a_genuine_repeat_is_stored_as_the_importer_reads_it), and an add of
+    its own lines sent again late is told within that run."""
+    lines = resumed_exec()
+    once = fed(lines, [[x] for x in lines])
+    second = [k for k, x in enumerate(lines) if x["type"] == "thread.started"][1]
+    late = fed(lines, [[x] for x in lines[:second + 3]] + [[lines[second + 3]], lines[second + 1:second + 3]]
+               + [[x] for x in lines[second + 4:]])
+    assert stored(late) == stored(once)

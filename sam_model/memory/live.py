@@ -133,7 +133,8 @@ class OpenTurn:
     and ``facts`` the format's earlier lines gave (``meta``: the session's first line as the reader needs it again,
     :func:`head`; ``cwd``: the working directory the lines before the open turn told, ``Chat.cwd``; ``ids``: Gemini
     CLI's message ids of closed turns; ``begun``: a Codex rollout's lines held a turn_context, :func:`learn`; ``added``:
-    the digest of the scope's last add of Codex or codex exec lines, ``added_lines`` how many it held, :func:`retried`).
+    the digest of the scope's last add of Codex or codex exec lines, ``added_lines`` how many it held, :func:`retried`;
+    ``seen``: the keys of the last lines read that Codex writes once, :func:`remember`).
     ``logged``: the history entries (ids) adds of this open turn logged for memories the next add may revise; a
     later change in the turn revises such an entry, where it is still its memory's last, rather than logging
     another (ScopedMemory._log)."""
@@ -187,10 +188,13 @@ class OpenTurn:
                 raise ValueError(f"open turn field {k!r} has the wrong type")
         if d["format"] not in LIVE:
             raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(LIVE)}")
-        facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool, "added": str, "added_lines": int}  # else refused
+        facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool, "added": str, "added_lines": int,
+                 "seen": list}  # else refused
         for k, t in facts.items():
             if k in d["facts"] and not isinstance(d["facts"][k], t):
                 raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
+        if not all(isinstance(k, str) for k in d["facts"].get("seen", ())):
+            raise ValueError("open turn field 'facts.seen' must be a list of line keys")
         if not all(isinstance(i, str) for i in d["logged"]):
             raise ValueError("open turn field 'logged' must be a list of history entry ids")
         return cls(d["format"], list(d["lines"]), d["start"], dict(d["mark"]), d["recorder"], dict(d["facts"]),
@@ -462,7 +466,9 @@ def retried(fmt: str, turn: list[Any], facts: Mapping[str, Any], new: list[Any],
     whole, and an add opening with them (``facts["added_lines"]`` of them: a sidecar sending every line not yet
     answered, those written since its lost answer too) drops them; and a
     call, an output or a codex exec item event equal to one the open turn ``turn`` holds (since its run's
-    thread.started) is dropped wherever it comes. A repeated command is a new call (a new call_id, a new time), so it
+    thread.started) is dropped wherever it comes, and so is any line Codex writes once among the scope's last
+    SEEN_LINES read (``facts["seen"]``, :func:`remember`; codex exec's since its run's thread.started): a resend of an
+    add that is not the last, or of part of the last, was read again. A repeated command is a new call (a new call_id, a new time), so it
     is read. Lines that do not say so (a bare message of the layout before the wrapper, a turn event, a run's
     thread.started, which a resumed run prints again with its events from item_0) are read as they come: the agent
     may write them twice."""
@@ -474,13 +480,52 @@ def retried(fmt: str, turn: list[Any], facts: Mapping[str, Any], new: list[Any],
     run = fmt == "codex-exec" and any(isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS for x in last)
     if facts.get("added") == (added if last is new else digest(last)) and not run and any(_once(fmt, x) for x in last):
         new = new[len(last):]
-    held, out = list(turn), []
+    held, out, seen = list(turn), [], set(facts.get("seen", ()))
     for x in new:
-        if _once(fmt, x, called=True) and x in (held[_run_start(held):] if fmt == "codex-exec" else held):
+        if fmt == "codex-exec" and isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS:
+            seen = set()  # a run begins (a resumed one numbers its items from item_0 again)
+        if _once(fmt, x, called=True) and x in (held[_run_start(held):] if fmt == "codex-exec" else held) or (
+                _kept(fmt, x) and line_key(x) in seen):
             continue
         held.append(x)
         out.append(x)
     return out
+
+
+SEEN_LINES = 256  # lines written once a scope's facts keep the keys of (:func:`remember`): a resend comes soon after
+
+
+def line_key(x: Any) -> str:
+    """A line as a short key to tell it again by (64 bits of its digest): :func:`remember` keeps many."""
+    return digest([x])[:16]
+
+
+def remember(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
+    """Keep in ``facts["seen"]`` the keys of the last SEEN_LINES lines an add read that Codex writes once
+    (:func:`_kept`; codex exec's since its run's thread.started), so that a resend of them is dropped by
+    :func:`retried` wherever it comes: a retry that came after a later add, or one of part of an add (the last add's
+    digest told only the whole add, or an add opening with it), past the open turn too (which told calls and outputs
+    alone)."""
+    if fmt not in ("codex", "codex-exec"):
+        return
+    seen = list(facts.get("seen", ()))
+    for x in lines:
+        if fmt == "codex-exec" and isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS:
+            seen = []
+        if _kept(fmt, x):
+            seen.append(line_key(x))
+    facts["seen"] = seen[-SEEN_LINES:]
+
+
+def _kept(fmt: str, x: Any) -> bool:
+    """Whether :func:`remember` keeps ``x``'s key: a line that is a memory's and that Codex writes once, told by its
+    content: a call or an output by its call_id, codex exec's item event by its item id, a rollout message by its time
+    (to the millisecond, with its words). A rollout's bookkeeping lines (a turn_context, a token count, a reasoning
+    item) are not kept: Codex may write one alike again, and a turn_context read again closes the turn it opens."""
+    if fmt == "codex" and codex.is_line(x) and x.get("type") == "response_item" and isinstance(x.get("payload"), Mapping) \
+            and x["payload"].get("type") == "message":
+        return _once(fmt, x)
+    return _once(fmt, x, called=True)
 
 
 def digest(lines: list[Any]) -> str:
@@ -490,7 +535,8 @@ def digest(lines: list[Any]) -> str:
 
 def _once(fmt: str, x: Any, called: bool = False) -> bool:
     """Whether ``x`` is a line the agent writes once (:func:`retried`); ``called``: by its call or item id alone (a
-    rollout line's time alone is taken only where the add repeats the last add's lines)."""
+    rollout line's time is taken where the add repeats the last add's lines, or the whole line, time and all, is
+    one the scope read, :func:`remember`)."""
     if not isinstance(x, Mapping):
         return False
     if fmt == "codex-exec":

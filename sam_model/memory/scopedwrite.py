@@ -346,6 +346,7 @@ class ScopedWrites:
             facts["cwd"] = before.cwd
         if added is not None:
             facts["added"], facts["added_lines"] = added, sent
+            live.remember(fmt, facts, items)  # the lines read (a late or partial resend of them: live.retried)
         skip = {i for i, m in enumerate(messages) if _media_only(m.get("content"))}
         return messages, skip, (len(closed), lines, cut, facts, fmt), turn
 
