@@ -2,7 +2,8 @@
 
 The spec judges each scalar leaf of the arguments, whole (:func:`leaves`). The extensions of
 :mod:`sam_model.data.toolstate` read some arguments by their parts instead: a shell command line by its words, a
-patch by the paths it names, a search tool's pattern by its names, an editor's ``view_range`` as a line range; and a
+patch by the paths it names, a search tool's pattern by its names, a SQL query by its literals, an editor's
+``view_range`` as a line range; and a
 setting, an editor's operation and a page's offset are judged trivial. :func:`call_leaves` is that reading for one
 call, the one the state's decisions and a scoped memory's count of a call's values both take, so they count alike.
 What the words of each kind of argument are is the shell and tool modules' (shellwords, toolarguments, shellpaths);
@@ -19,12 +20,14 @@ from sam_model.data.chatmessages import ToolCall
 from sam_model.data.lineranges import PageBound
 from sam_model.data.shellpaths import patch_paths
 from sam_model.data.shellwords import command_words
+from sam_model.data.sqlwords import sql_literals
 from sam_model.data.toolarguments import (
     is_command_line,
     is_operation,
     is_page_offset,
     is_patch_tool,
     is_powershell,
+    is_sql_query,
     is_tool_setting,
     page_offset_line,
     search_pattern,
@@ -45,8 +48,10 @@ def leaves(value: Any, path: str) -> list[tuple[str, Any]]:
 def argument_leaves(tool: str, name: str, value: Any, pages: bool = False) -> list[tuple[str, Any]]:
     """The leaves of argument ``name`` of a call to ``tool`` that the labelling rule judges: the spec's
     :func:`leaves`, except a shell command's words (the extension of toolstate's doc, "shell command lines"), an
-    OpenHands IPython cell of agent skills' arguments (:func:`sam_model.data.agentskills.skill_words`) and a
-    search tool's pattern's names (:func:`sam_model.data.toolarguments.search_pattern`) and an editor's ``view_range``
+    OpenHands IPython cell of agent skills' arguments (:func:`sam_model.data.agentskills.skill_words`), a
+    search tool's pattern's names (:func:`sam_model.data.toolarguments.search_pattern`), a SQL query's literals
+    (:func:`sam_model.data.sqlwords.sql_literals`, of :func:`sam_model.data.toolarguments.is_sql_query`) and an
+    editor's ``view_range``
     line numbers (:func:`sam_model.data.toolarguments.view_lines`), each at the argument's path; a
     command that is read whole (its quotes do not close) is one leaf, as the spec reads it. ``pages``: a page's
     bounds in a line range are leaves too, as :class:`~sam_model.data.lineranges.PageBound` words."""
@@ -54,6 +59,8 @@ def argument_leaves(tool: str, name: str, value: Any, pages: bool = False) -> li
         if is_command_line(tool, name, value) else None
     if found is None and isinstance(value, str) and is_patch_tool(tool):
         found = patch_paths(value)
+    if found is None and is_sql_query(tool, name, value):
+        found = sql_literals(value)
     if found is None:
         found = skill_words(tool, name, value)
     if found is None:

@@ -215,7 +215,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 88: an OpenHands IPython cell of agent skills (open_file('/workspace/a.py', 212), search_file, goto_line) is
 # traced by its arguments, not whole; its windows (212|code) and search_file's hits show their lines, and
 # open_file(PATH, 212)'s 212 is a line of PATH (62).
-CONVERSION_VERSION = 88
+# 89: a SQL tool's query (run_sql(query=...), an argument named sql) is traced by its string and number literals
+# (sqlwords.sql_literals): a query of more than 8 words was free text and traced nothing, a shorter one was traced
+# whole, said by no event.
+CONVERSION_VERSION = 89
 
 
 @dataclass(frozen=True)

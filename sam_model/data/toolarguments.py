@@ -2,7 +2,8 @@
 shell (:func:`is_shell_tool`) and which of its arguments a command line (:func:`is_command_line`), a setting
 (:func:`is_shell_setting`, :func:`is_tool_setting`), an editor's operation (:func:`is_operation`) or line range
 (:func:`view_lines`), the directory a shell command runs in (:func:`shell_directory`), a read's page offset
-(:func:`is_page_offset`), a search tool's pattern (:func:`search_pattern`), a patch (:func:`is_patch_tool`).
+(:func:`is_page_offset`), a search tool's pattern (:func:`search_pattern`), a patch (:func:`is_patch_tool`), a SQL
+query (:func:`is_sql_query`).
 
 The labelling rule (:mod:`sam_model.data.toolstate`) traces every argument as a value unless told otherwise; agents'
 harnesses name the same things differently (``Bash``, ``execute_bash``, ``run_shell_command``; ``timeout``,
@@ -237,3 +238,23 @@ def search_pattern(tool: str, argument: str, value: Any) -> list[str] | None:
             or not SEARCH_TOOL_WORDS.intersection(_name_words(tool.rsplit("__", 1)[-1])):
         return None
     return pattern_words(value, value)
+
+
+# the words of a tool's name that say it runs SQL (run_sql, query_db, execute_query, mcp__postgres__query,
+# bigquery_run), and those of an argument's name that hold the statement (query, sql, sql_query, statement)
+SQL_TOOL_WORDS = frozenset({"sql", "mysql", "psql", "sqlite", "postgres", "postgresql", "pg", "db", "database",
+                            "duckdb", "bigquery", "bq", "snowflake", "clickhouse", "redshift", "athena", "trino",
+                            "presto", "warehouse", "hive", "query"})
+SQL_ARGUMENT_WORDS = frozenset({"query", "statement", "stmt"})
+
+
+def is_sql_query(tool: str, argument: str, value: Any) -> bool:
+    """Whether ``value``, the top-level argument ``argument`` of a call to ``tool``, is a SQL statement to read by
+    its literals (:func:`~sam_model.data.sqlwords.sql_literals`): a string argument whose name says ``sql`` (any
+    tool's), or says query or statement (:data:`SQL_ARGUMENT_WORDS`) of a tool whose name says SQL or a database
+    (:data:`SQL_TOOL_WORDS`). A search tool's ``query`` (``search_docs``) is words, read as the spec reads them;
+    whether the string opens as a statement is sql_literals' to judge."""
+    if not isinstance(value, str):
+        return False
+    words = set(_name_words(argument))
+    return "sql" in words or bool(SQL_ARGUMENT_WORDS & words) and bool(SQL_TOOL_WORDS.intersection(_name_words(tool)))

@@ -1,0 +1,106 @@
+"""The values a SQL query names: its string and number literals (``WHERE tenant = 'acme-eu' AND total > 2500``).
+
+A data agent writes the tenant, merchant, id or day it was given into a query (``run_sql(query=..., database=...)``).
+The spec traces an argument whole: a query of more than 8 words is free text and was never traced, a shorter one was
+said whole by no event, so the value the user gave three turns earlier labelled nothing. As the shell rule reads a
+command line by its words (:mod:`sam_model.data.shellwords`) and :mod:`sam_model.data.scriptwords` a one-line script
+by its string literals, a query is read by its literals: its table and column names are the schema, the same in every
+conversation (``OTHER_LANGUAGES`` in :mod:`sam_model.data.toolarguments` keeps a SQL tool out of the shell rule for
+that reason), its literals what this conversation asked about.
+
+Nothing is parsed as SQL: a small scanner reads past comments (``--``, ``/* */``), quoted identifiers (``"Tenant
+Id"``, MySQL's backticks) and dollar-quoted bodies (``$$...$$``, code), and reads single-quoted strings (``''`` an
+escaped quote) and unsigned numbers standing alone (not a digit of ``t2`` or ``$1``). A ``LIKE`` / ``ILIKE``
+pattern's leading and trailing ``%`` are dropped (``'%acme%'`` names ``acme``); the count after ``LIMIT``,
+``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
+setting). A text that does not open as a statement (``SELECT``, ``WITH``, ``INSERT``, ``UPDATE``, ``DELETE``,
+``MERGE``, ``EXPLAIN``, ``VALUES``, after any opening parentheses), one whose quotes or comments do not close, and
+one with no literal are None: read whole, as the spec reads them.
+"""
+
+from __future__ import annotations
+
+import re
+
+STATEMENT = re.compile(r"\s*(?:\(\s*)*(?:select|with|insert|update|delete|merge|explain|values)\b", re.IGNORECASE)
+# the keywords whose number is how many rows to show or skip, no value the conversation gave
+COUNT_KEYWORDS = frozenset({"limit", "offset", "top", "first", "next"})
+PATTERN_KEYWORDS = frozenset({"like", "ilike"})
+_WORD = re.compile(r"[^\W\d][\w$]*")  # a name or keyword (Unicode letters too), or ``$1``'s placeholder below
+_PLACEHOLDER = re.compile(r"\$\w*")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+_CLOSING = {'"': '"', "`": "`"}  # quoted identifiers (MySQL's backticks): names, no values
+
+
+def sql_literals(text: str) -> list[str | int | float] | None:
+    """The literals of the SQL statement ``text`` in order (strings as written, their ``''`` read as one quote;
+    numbers as int or float), without a count after ``LIMIT``/``OFFSET`` and a pattern's outer ``%``; None where
+    ``text`` opens no statement, does not scan (a quote or comment left open) or names no literal."""
+    if not STATEMENT.match(text):
+        return None
+    out: list[str | int | float] = []
+    previous = ""  # the last keyword-like word, lower case: what a literal follows
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("--", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end + 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                return None
+            i = end + 2
+        elif c == "'":
+            value, i = _string(text, i)
+            if value is None:
+                return None
+            value = value.strip("%") if previous in PATTERN_KEYWORDS else value
+            if any(ch.isalnum() for ch in value):
+                out.append(value)
+            previous = ""
+        elif c in _CLOSING:
+            end = text.find(_CLOSING[c], i + 1)
+            if end < 0:
+                return None
+            i, previous = end + 1, ""
+        elif c == "$" and (m := _DOLLAR.match(text, i)):
+            end = text.find(m.group(0), m.end())
+            if end < 0:
+                return None
+            i, previous = end + len(m.group(0)), ""
+        elif (m := _WORD.match(text, i) or _PLACEHOLDER.match(text, i)) is not None:
+            previous, i = m.group(0).lower(), m.end()
+        elif c.isdecimal():
+            m = _NUMBER.match(text, i)
+            word, i = m.group(0), m.end()
+            if i < n and (text[i].isalnum() or text[i] == "_"):  # 3rd, 2x: part of a word, no number
+                rest = _WORD.match(text, i)
+                previous, i = "", rest.end() if rest else i + 1
+            elif previous in COUNT_KEYWORDS:  # LIMIT 100 (and MySQL's LIMIT 10, 20): how much to show
+                continue
+            else:
+                out.append(float(word) if any(ch in word for ch in ".eE") else int(word))
+                previous = ""
+        else:
+            if not c.isspace() and c not in "(":
+                previous = previous if c == "," and previous in COUNT_KEYWORDS else ""
+            i += 1
+    return out or None
+
+
+def _string(text: str, start: int) -> tuple[str | None, int]:
+    """The single-quoted string opening at ``start`` (``''`` one quote) and the index past it; None where it does
+    not close."""
+    parts, i = [], start + 1
+    while True:
+        end = text.find("'", i)
+        if end < 0:
+            return None, len(text)
+        parts.append(text[i:end])
+        if text.startswith("''", end):
+            parts.append("'")
+            i = end + 2
+        else:
+            return "".join(parts), end + 1
