@@ -146,3 +146,21 @@ def test_the_warning_says_what_to_do(given):
     assert ("data.val" in line) and (("val_fraction" in line) != given), line
     assert "0.042" in line  # 0.5 / 12: one decision from 2nd to 1st
     assert few_decisions(Counts(30, 500, 4000), given, 0.15) is None
+
+
+def test_sources_of_one_file_name_are_told_apart_by_their_folders(tmp_path, capsys):
+    """A walkthrough kept its agent's logs one folder per format, ``openai/chats.jsonl``, ``anthropic/chats.jsonl``:
+    the fit printed three lines ``data: chats.jsonl: ...``, and which counts were whose was anyone's guess. A name
+    two sources share is shown with as many of its folders as tell them apart."""
+    from sam_model.data.synthetic import write_synthetic
+
+    paths = [tmp_path / "logs" / "openai" / "chats.jsonl", tmp_path / "logs" / "anthropic" / "chats.jsonl",
+             tmp_path / "old" / "openai" / "chats.jsonl", tmp_path / "other.jsonl"]
+    for i, path in enumerate(paths):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_synthetic(path, 10 + i, seed=i)
+    _module(tmp_path, train=[str(p) for p in paths], val_fraction=0.2).setup("fit")
+    out = capsys.readouterr().out.splitlines()
+    sources = [ln.split(": ")[1] for ln in out if ln.startswith("data: ") and "training" not in ln]
+    assert sources == ["logs/openai/chats.jsonl", "anthropic/chats.jsonl", "old/openai/chats.jsonl",
+                       "other.jsonl"], out

@@ -58,13 +58,32 @@ def name(path: str) -> str:
     return Path(str(path).rstrip("/")).name or str(path)
 
 
+def names(paths: list[str]) -> list[str]:
+    """Each source's :func:`name`, with as many of its folders as tell it apart from the others' (``openai/chats.jsonl``
+    beside ``anthropic/chats.jsonl``): the same name on several lines left which counts were whose to guess."""
+    parts = [Path(str(p).rstrip("/")).resolve().parts for p in paths]
+
+    def tail(i: int, k: int) -> str:
+        return "/".join(parts[i][-k:])
+
+    out = []
+    for i, path in enumerate(paths):
+        k = 1
+        while k < len(parts[i]) and any(tail(j, k) == tail(i, k) for j in range(len(paths)) if j != i):
+            k += 1
+        out.append(name(path) if k == 1 else tail(i, k))
+    return out
+
+
 def split_lines(sources: list[tuple[str, Counts, int]], train: Counts, val: Counts, rule: str, rows: int,
                 batch_episodes: int, lives: list[int] | None = None, processes: int = 1) -> list[str]:
     """The lines printed at setup: one per source where there are several, then the split and an epoch's
     batches. ``sources``: (path, counts, reads an epoch); ``rows``: the training rows an epoch reads (repeated
     sources and ``lives`` of n conversations included), over ``processes``."""
+    shown = dict(zip([path for path, *_ in sources], names([path for path, *_ in sources])))
+
     def source(path: str, counts: Counts, reads: int) -> str:
-        return f"{name(path)}: {counts}" + (f" (read {reads} times an epoch)" if reads > 1 else "")
+        return f"{shown[path]}: {counts}" + (f" (read {reads} times an epoch)" if reads > 1 else "")
 
     batches = math.ceil(rows / (batch_episodes * max(processes, 1)))
     extra = [f"lives of {', '.join(str(n) for n in lives if n > 1)}"] if any(n > 1 for n in lives or []) else []
