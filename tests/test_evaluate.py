@@ -550,3 +550,23 @@ def test_data_given_twice_is_refused(demo_log, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "--data given twice" in err and str(demo_log) in err and str(other) in err
     assert not (tmp_path / "out").exists()
+
+
+def test_data_given_twice_advises_what_works_for_files(tmp_path, capsys):
+    """Two transcript files (a walkthrough's ``--data openai.jsonl --data anthropic.jsonl``) were told to "give a
+    folder holding both", and that folder was then refused: a folder of transcript files is no layout. Two files
+    are told to run once per log or join the logs of one format; two folders keep the folder advice."""
+    files = [tmp_path / "openai.jsonl", tmp_path / "anthropic.jsonl"]
+    for f in files:
+        f.write_text("{}\n")
+    with pytest.raises(SystemExit):
+        main(["--retriever", "x", "--data", str(files[0]), "--data", str(files[1]), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--data given twice" in err and "folder" not in err, err
+    assert "run once per log" in err and f"cat {files[0]} {files[1]} >" in err, err
+    folders = [tmp_path / "claude", tmp_path / "codex"]
+    for f in folders:
+        f.mkdir()
+    with pytest.raises(SystemExit):
+        main(["--retriever", "x", "--data", str(folders[0]), "--data", str(folders[1]), "--out", str(tmp_path / "o")])
+    assert "give a folder holding both" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from typing import TYPE_CHECKING
 
 from sam_model.data.chunks import Chunking
@@ -31,10 +32,22 @@ class Once(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values, option_string=None):
         seen = getattr(namespace, f"_{self.dest}_given", None)
         if seen is not None:
-            parser.error(f"{option_string} given twice ({seen}, then {values}): it names one log: give a folder holding both (a "
-                         "folder's sessions are read in each one's format) or run once per log")
+            parser.error(f"{option_string} given twice ({seen}, then {values}): it names one log: {_advice(seen, values)}")
         setattr(namespace, f"_{self.dest}_given", values)
         setattr(namespace, self.dest, values)
+
+
+def _advice(first: str, second: str) -> str:
+    """What to do with two logs given to an option that reads one. Two folders of sessions or trajectories are read
+    as one folder holding both; files are not (a folder of transcript ``.jsonl`` files is no layout, and the advice
+    to make one was refused when followed): run once per log, or join JSON Lines logs of one format into one file."""
+    if os.path.isdir(first) and os.path.isdir(second):
+        return "give a folder holding both (a folder's sessions are read in each one's format) or run once per log"
+    for suffix in (".jsonl", ".jsonl.gz"):  # JSON Lines join by cat (gzip streams too); a .json document does not
+        if str(first).endswith(suffix) and str(second).endswith(suffix):
+            return (f"run once per log, or join logs of one format into one file (cat {first} {second} > "
+                    f"both{suffix})")
+    return "run once per log"
 
 
 def parse_chunking(text: str) -> Chunking | None:
