@@ -570,3 +570,26 @@ def test_data_given_twice_advises_what_works_for_files(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["--retriever", "x", "--data", str(folders[0]), "--data", str(folders[1]), "--out", str(tmp_path / "o")])
     assert "give a folder holding both" in capsys.readouterr().err
+
+
+def test_few_decisions_are_warned_of(demo_log, tmp_path, monkeypatch, capsys):
+    """A walkthrough's held-out split of 24 hand-written conversations measured 2 decisions and printed every MRR
+    as '1.000 [1.000, 1.000]' with 'no difference' between models, in a table that looked as certain as one over
+    the airline tasks. sam-eval now says in one line how little so few decisions measure, as fit and --choose-on do
+    (sam_model.training.split_report.MIN_VAL_DECISIONS)."""
+    from sam_model.retriever import SAMRetriever
+    from sam_model.training import split_report
+
+    monkeypatch.setattr(SAMRetriever, "load", classmethod(lambda cls, path, device=None: HashedBowRetriever()))
+    base = ["--retriever", "x", "--data", str(demo_log), "--baselines", "recency", "--latency-queries", "1",
+            "--max-queries", "15"]
+    assert main([*base, "--out", str(tmp_path / "few")]) == 0
+    warned = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning:")]
+    assert len(warned) == 1, warned
+    conversations = len({json.loads(x)["episode_id"]
+                         for x in (tmp_path / "few" / "per_query.jsonl").read_text().splitlines()})
+    assert f"only 15 decision points ({conversations} conversations)" in warned[0], warned
+    assert "moves by 0.033" in warned[0] and "50 or more decision points" in warned[0], warned
+    monkeypatch.setattr(split_report, "MIN_VAL_DECISIONS", 15)
+    assert main([*base, "--out", str(tmp_path / "enough")]) == 0
+    assert "warning:" not in capsys.readouterr().err

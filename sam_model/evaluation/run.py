@@ -167,6 +167,23 @@ def score_retriever(retriever, data: EvalData, *, scope: str = "episode", ks: Se
     return mean_metrics(per_query_metrics(events, relevant_positions(data), ks, depth))
 
 
+def few_decisions_warning(data: EvalData) -> str | None:
+    """One warning line when ``data`` measures fewer decision points than fit wants of its validation
+    (:data:`sam_model.training.split_report.MIN_VAL_DECISIONS`), else None: one decision ranked 2nd instead of 1st
+    moves an MRR by 0.5 / n, and an interval over a few conversations says little (two conversations that both
+    rank first give 1.000 [1.000, 1.000]), yet the table looks as certain as one over hundreds."""
+    from sam_model.training import split_report
+
+    n = len(data.examples)
+    if n >= split_report.MIN_VAL_DECISIONS:
+        return None
+    conversations = len({ex.episode_id for ex in data.examples})
+    return (f"warning: only {n} decision points ({conversations} conversations) are measured: an MRR moves by "
+            f"{0.5 / max(n, 1):.3f} when one of them ranks 2nd instead of 1st, and an interval over {conversations} "
+            f"conversations says little; measure more conversations (or fewer left out by --max-queries) "
+            f"({split_report.MIN_VAL_DECISIONS} or more decision points)")
+
+
 def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, retriever=None, *,
              scope: str = "episode", ks: Sequence[int] = (1, 5, 10), baselines: Sequence[str] = BASELINES,
              compare: dict | None = None, tensorboard: str | os.PathLike | None = None,
@@ -196,6 +213,8 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, file=sys.stderr))
     say(f"evaluating {len(data.examples)} decision points over {len(data.memories)} memories "
         f"(scope {scope}) from {data.source}")
+    if (few := few_decisions_warning(data)) is not None:
+        say(few)
     search, parents = data, None
     own: dict[str, tuple[ChunkedData, TokenCount]] = {}  # --compare models with token windows of their own
     tokens = getattr(getattr(retriever, "encoder", retriever), "memory_tokens", None)  # its tokenizer's count
