@@ -49,8 +49,8 @@ def test_an_id_a_result_printed_is_traced_to_that_result_three_calls_later():
     events = convert([
         {"role": "user", "content": "merchant M-20931 says their payouts are missing. can you look?"},
         sql("s1", "SELECT payout_id, status FROM payouts WHERE merchant_id = 'M-20931'", "billing_prod"),
-        {"role": "tool", "tool_call_id": "s1", "content": " payout_id | status\n-----------+--------\n PO-883120 | failed"
-                                                         "\n PO-884002 | pending\n(2 rows)"},
+        {"role": "tool", "tool_call_id": "s1",
+         "content": " payout_id | status\n-----------+--------\n PO-883120 | failed\n PO-884002 | pending\n(2 rows)"},
         {"role": "assistant", "content": None, "tool_calls": [{"id": "k1", "type": "function", "function": {
             "name": "get_pods", "arguments": '{"namespace": "billing", "selector": "app=payout-worker"}'}}]},
         {"role": "tool", "tool_call_id": "k1", "content": "NAME  READY  STATUS\npayout-worker-6c9d4  1/1  Running"},
@@ -79,7 +79,8 @@ def test_only_a_query_argument_of_a_sql_tool_is_read_so():
     query = "SELECT count(*) FROM job_queue WHERE queue_name = 'checkout-settle' AND state = 'ready'"
     said = {"role": "user", "content": "check the checkout-settle queue in orders_prod"}
     for tool, argument, traced in (("run_sql", "query", True), ("query_db", "sql", True),
-                                   ("execute_query", "statement", True), ("search_docs", "query", False),
+                                   ("execute_query", "statement", True), ("sql_exec", "command", True),
+                                   ("search_docs", "query", False), ("deploy", "command", False),
                                    ("run_sql", "title", False)):
         events = convert([said, {"role": "assistant", "content": "ok"},
                           {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",

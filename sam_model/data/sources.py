@@ -218,7 +218,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 89: a SQL tool's query (run_sql(query=...), an argument named sql) is traced by its string and number literals
 # (sqlwords.sql_literals): a query of more than 8 words was free text and traced nothing, a shorter one was traced
 # whole, said by no event.
-CONVERSION_VERSION = 89
+# 90: a SQL tool's command (sql_exec(command=...)) is read by its literals too, as its query is (82).
+CONVERSION_VERSION = 90
 
 
 @dataclass(frozen=True)

@@ -241,19 +241,20 @@ def search_pattern(tool: str, argument: str, value: Any) -> list[str] | None:
 
 
 # the words of a tool's name that say it runs SQL (run_sql, query_db, execute_query, mcp__postgres__query,
-# bigquery_run), and those of an argument's name that hold the statement (query, sql, sql_query, statement)
+# bigquery_run), and those of an argument's name that hold the statement (query, sql, sql_query, statement; a SQL
+# tool's command, sql_exec(command=...), which the shell rule leaves to it: OTHER_LANGUAGES)
 SQL_TOOL_WORDS = frozenset({"sql", "mysql", "psql", "sqlite", "postgres", "postgresql", "pg", "db", "database",
                             "duckdb", "bigquery", "bq", "snowflake", "clickhouse", "redshift", "athena", "trino",
                             "presto", "warehouse", "hive", "query"})
-SQL_ARGUMENT_WORDS = frozenset({"query", "statement", "stmt"})
+SQL_ARGUMENT_WORDS = frozenset({"query", "statement", "stmt", "command", "cmd"})
 
 
 def is_sql_query(tool: str, argument: str, value: Any) -> bool:
     """Whether ``value``, the top-level argument ``argument`` of a call to ``tool``, is a SQL statement to read by
     its literals (:func:`~sam_model.data.sqlwords.sql_literals`): a string argument whose name says ``sql`` (any
-    tool's), or says query or statement (:data:`SQL_ARGUMENT_WORDS`) of a tool whose name says SQL or a database
-    (:data:`SQL_TOOL_WORDS`). A search tool's ``query`` (``search_docs``) is words, read as the spec reads them;
-    whether the string opens as a statement is sql_literals' to judge."""
+    tool's), or says query, statement or command (:data:`SQL_ARGUMENT_WORDS`) of a tool whose name says SQL or a
+    database (:data:`SQL_TOOL_WORDS`). A search tool's ``query`` (``search_docs``) is words, read as the spec reads
+    them; whether the string opens as a statement is sql_literals' to judge."""
     if not isinstance(value, str):
         return False
     words = set(_name_words(argument))

@@ -32,7 +32,8 @@ class Once(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values, option_string=None):
         seen = getattr(namespace, f"_{self.dest}_given", None)
         if seen is not None:
-            parser.error(f"{option_string} given twice ({seen}, then {values}): it names one log: {_advice(seen, values)}")
+            parser.error(f"{option_string} given twice ({seen}, then {values}): it names one log: "
+                         f"{_advice(seen, values)}")
         setattr(namespace, f"_{self.dest}_given", values)
         setattr(namespace, self.dest, values)
 
