@@ -46,6 +46,19 @@ def _whole_number(text_norm: str, s: str) -> bool:
                for m in re.finditer(r"(?<!\w)" + re.escape(s) + r"(?!\w)", text_norm))
 
 
+def says_alone(text_norm: str, s: str) -> bool:
+    """Whether ``text_norm`` :func:`says` ``s`` at least once outside a longer hyphenated name: not right after a word
+    and a hyphen, nor right before a hyphen and a word (``ledger`` in ``namespace ledger``, not in ``ledger-api``).
+    The spec's whole token ends at a hyphen, so a DevOps log's names say every name they start with: a question about
+    ``ledger-api`` said namespace ``ledger``, and became the label of every call in it, while the service
+    catalog's row that gave it never was. Read by the labelling rule to prefer the events that say a value alone
+    (:meth:`~sam_model.data.toolstate.TranscriptState._judge_one`), never to drop the only ones that say it."""
+    variants = [s] + ([s[1:]] if s.startswith("#") and len(s) > 2 else []) + (
+        [s.replace("_", " ")] if "_" in s else [])
+    return any(v and re.search(r"(?<!\w)(?<!\w-)" + re.escape(v) + r"(?!\w)(?!-\w)", text_norm) is not None
+               for v in variants)
+
+
 def number_forms(value: Any) -> list[str]:
     """The normalised forms a text may say ``value`` in: ``norm(value)``, and for a JSON number (the extension of
     :mod:`sam_model.data.toolstate`'s doc, "amounts") its two-digit form where it has one decimal digit (45.6: 45.60)
@@ -89,6 +102,7 @@ class Sayings:
     def __init__(self) -> None:
         self.texts: list[str] = []  # the texts searched, event by event
         self.found: dict[str, tuple[int, list[int]]] = {}  # value -> (events searched, those that say it)
+        self.alone_found: dict[tuple[int, str], bool] = {}  # (event, value) -> whether it says the value alone
         self.policy_text, self.policy_found = "", {}  # the policy searched, value -> whether it says it
 
     def sync(self, texts: list[str]) -> None:
@@ -104,6 +118,7 @@ class Sayings:
         if n < len(kept):
             del kept[n:]
             self.found = {s: (min(upto, n), [i for i in hits if i < n]) for s, (upto, hits) in self.found.items()}
+            self.alone_found = {k: v for k, v in self.alone_found.items() if k[0] < n}
 
     def hits(self, texts: list[str], s: str) -> list[int]:
         """The events among ``texts`` (synced first: :meth:`sync`) that say ``s``, in order."""
@@ -115,6 +130,14 @@ class Sayings:
             self.texts.extend(texts[len(self.texts):])
             self.found[s] = (len(texts), hits)
         return hits
+
+    def alone(self, texts: list[str], i: int, s: str) -> bool:
+        """:func:`says_alone` of ``s`` in event ``i`` of ``texts`` (synced first, as for :meth:`hits`), kept as the
+        hits are: a live add judges its open turn's calls again at every add."""
+        key = (i, s)
+        if key not in self.alone_found:
+            self.alone_found[key] = says_alone(texts[i], s)
+        return self.alone_found[key]
 
     def policy(self, text: str, s: str) -> bool:
         """:func:`says` of ``s`` in the policy ``text`` (a long one, Codex's instructions, searched once a value)."""

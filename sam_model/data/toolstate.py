@@ -36,6 +36,18 @@ separator. Such a number is also said by its two-digit form (45.60) and its form
 with separators (500 is not said by $3,500: :func:`~sam_model.data.sayings.says`); a string value keeps its one form (a version
 ``"3.1"`` is not ``"3.10"``), and the needed value recorded is ``norm``'s.
 
+**An extension of the spec for names: a value said alone is labelled before one said inside a longer name.** The
+spec's whole token ends at a hyphen, so ``ledger-api`` says ``ledger``: where an event says a needed value alone
+(the service catalog's ``"namespace": "ledger"``), the label is chosen among those events, not among the earlier
+ones that say it only inside a hyphenated name (the user's question about ``ledger-api``)
+(:func:`~sam_model.data.sayings.says_alone`). Where none says it alone (a deployment named only by its pods,
+``payments-api-7f9c6d8b5-2xkqp``), those that say it inside a name are its label as before; whether the decision
+event (its observation) or the policy says it is the spec's reading as before.
+
+**An extension of the spec for SQL tools: a query is traced by its literals** (:mod:`sam_model.data.sqlwords`, of
+:func:`sam_model.data.toolarguments.is_sql_query`): its string and number literals, not its schema names, so
+``WHERE tenant = 'acme-eu'`` traces the tenant the user gave (a query of more than 8 words was free text).
+
 **An extension of the spec for shell tools: a command line is traced by its words.** The spec traces each argument
 leaf whole. A coding agent whose tool is a shell (Claude Code's ``Bash``, OpenHands' ``execute_bash``/``terminal``,
 SWE-agent's ``bash``, Gemini CLI's ``run_shell_command``, Cline's ``execute_command``, Codex's ``shell`` with an argv
@@ -648,7 +660,11 @@ class TranscriptState:
         if any(self._sayings.policy(self.policy_norm, s) and (n == 0 or whole_amount(self.policy_norm, s))
                for n, s in enumerate(forms)):
             return "policy", []
-        return ("needed", hits) if hits else ("untraceable", [])
+        # the events that say it alone where there are any, not those that say it inside a longer hyphenated name
+        # (says_alone: ledger-api said namespace ledger, the catalog's row gave it)
+        alone = [i for i in hits if any(self._sayings.alone(texts, i, s) and (n == 0 or whole_amount(texts[i], s))
+                                        for n, s in enumerate(forms))]
+        return ("needed", alone or hits) if hits else ("untraceable", [])
 
     def _showed(self, file: str, value: Any, hits: Collection[int]) -> list[int]:
         """The events among ``hits`` that showed line ``value`` of ``file`` (SHOWN_LINES), in step order; none where
