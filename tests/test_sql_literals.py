@@ -92,3 +92,21 @@ def test_the_live_state_before_a_query_reads_it_alike():
     call = {"name": "run_sql", "arguments": json.loads(TENANT[4]["tool_calls"][0]["function"]["arguments"])}
     state = live_state(TENANT[:4], call)
     assert state["uncertainty_flags"] == ["database", "query"]
+
+
+def test_a_status_a_query_filters_by_is_the_schemas_word():
+    """``state = 'ready'`` is a word of the schema, as its column is: traced, the walkthrough's four checkout
+    conversations each got a decision point labelled with a get_pods listing whose header says READY."""
+    assert sql_literals("SELECT count(*) FROM job_queue WHERE queue_name = 'checkout-settle' AND state = 'ready'") \
+        == ["checkout-settle"]
+    assert sql_literals("SELECT * FROM p WHERE p.order_status IN ('failed', 'pending') AND lower(name) = 'acme' "
+                        "AND kind <> 'test' AND type = 'T-800' AND status_code = 502") == ["acme", "T-800", 502]
+    events = convert([
+        {"role": "user", "content": "check pods for cart-worker in shop-eu"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "p1", "type": "function", "function": {
+            "name": "get_pods", "arguments": '{"namespace": "shop-eu", "selector": "app=cart-worker"}'}}]},
+        {"role": "tool", "tool_call_id": "p1", "content": "NAME   READY   STATUS\ncart-worker-66f8c   0/1   Pending"},
+        {"role": "user", "content": "check the queue depth in orders_eu, table job_queue, queue 'cart-expire'"},
+        sql("p2", "SELECT count(*) FROM job_queue WHERE queue_name = 'cart-expire' AND state = 'ready'", "orders_eu"),
+    ])
+    assert "useful_memory_steps" not in events[3], events[3]

@@ -222,7 +222,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 91: a needed value is labelled by the events that say it alone where there are any (sayings.says_alone), not by
 # those that say it only inside a longer hyphenated name (ledger in ledger-api); tau-bench airline and the coding-agents
 # file convert byte for byte as before, the generated worlds (600 free, seed 0) move one label.
-CONVERSION_VERSION = 91
+# 92: a word a SQL query compares a status-like column to (state = 'ready', order_status IN ('failed')) is the
+# schema's, no traced literal (82 traced ready to a kubectl listing's READY header).
+CONVERSION_VERSION = 92
 
 
 @dataclass(frozen=True)

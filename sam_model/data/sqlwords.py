@@ -13,7 +13,8 @@ Id"``, MySQL's backticks) and dollar-quoted bodies (``$$...$$``, code), and read
 escaped quote) and unsigned numbers standing alone (not a digit of ``t2`` or ``$1``). A ``LIKE`` / ``ILIKE``
 pattern's leading and trailing ``%`` are dropped (``'%acme%'`` names ``acme``); the count after ``LIMIT``,
 ``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
-setting). A text that does not open as a statement (``SELECT``, ``WITH``, ``INSERT``, ``UPDATE``, ``DELETE``,
+setting); a word a status-like column is compared to (``state = 'ready'``, ``order_status IN ('failed')``) is the
+schema's vocabulary, as the column is (traced, ``ready`` went to a ``get_pods`` listing whose header says READY). A text that does not open as a statement (``SELECT``, ``WITH``, ``INSERT``, ``UPDATE``, ``DELETE``,
 ``MERGE``, ``EXPLAIN``, ``VALUES``, after any opening parentheses), one whose quotes or comments do not close, and
 one with no literal are None: read whole, as the spec reads them.
 """
@@ -31,6 +32,13 @@ _PLACEHOLDER = re.compile(r"\$\w*")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
 _CLOSING = {'"': '"', "`": "`"}  # quoted identifiers (MySQL's backticks): names, no values
+# the words of a column whose values are the schema's own vocabulary (status, order_state, type, kind): a word it is
+# compared to, state = 'ready', is what the agent knows of the schema, as it knows the column, no value it was given
+ENUM_COLUMN_WORDS = frozenset({"status", "state", "type", "kind", "mode", "level", "phase", "stage"})
+# the words between a column and what it is compared to (status NOT IN (...), name ILIKE '...'): no column
+OPERATOR_WORDS = frozenset({"in", "not", "like", "ilike", "any", "all", "some", "array", "is", "similar", "to"})
+_ENUM_VALUE = re.compile(r"[A-Za-z][A-Za-z_]*")
+_NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
 def sql_literals(text: str) -> list[str | int | float] | None:
@@ -41,6 +49,7 @@ def sql_literals(text: str) -> list[str | int | float] | None:
         return None
     out: list[str | int | float] = []
     previous = ""  # the last keyword-like word, lower case: what a literal follows
+    column = ""  # the last name that is no operator's word: what a literal is compared to
     i, n = 0, len(text)
     while i < n:
         c = text[i]
@@ -57,7 +66,7 @@ def sql_literals(text: str) -> list[str | int | float] | None:
             if value is None:
                 return None
             value = value.strip("%") if previous in PATTERN_KEYWORDS else value
-            if any(ch.isalnum() for ch in value):
+            if any(ch.isalnum() for ch in value) and not _is_enum(column, value):
                 out.append(value)
             previous = ""
         elif c in _CLOSING:
@@ -72,6 +81,7 @@ def sql_literals(text: str) -> list[str | int | float] | None:
             i, previous = end + len(m.group(0)), ""
         elif (m := _WORD.match(text, i) or _PLACEHOLDER.match(text, i)) is not None:
             previous, i = m.group(0).lower(), m.end()
+            column = column if previous in OPERATOR_WORDS else m.group(0)
         elif c.isdecimal():
             m = _NUMBER.match(text, i)
             word, i = m.group(0), m.end()
@@ -88,6 +98,13 @@ def sql_literals(text: str) -> list[str | int | float] | None:
                 previous = previous if c == "," and previous in COUNT_KEYWORDS else ""
             i += 1
     return out or None
+
+
+def _is_enum(column: str, value: str) -> bool:
+    """Whether ``value``, compared to ``column``, is a word of the schema's vocabulary: one word of letters (``ready``,
+    ``in_progress``) and a column whose name says status, state, type, kind, ... (:data:`ENUM_COLUMN_WORDS`)."""
+    return bool(_ENUM_VALUE.fullmatch(value)) and bool(
+        ENUM_COLUMN_WORDS.intersection(w.lower() for w in _NAME_PART.findall(column)))
 
 
 def _string(text: str, start: int) -> tuple[str | None, int]:
