@@ -14,9 +14,10 @@ escaped quote) and unsigned numbers standing alone (not a digit of ``t2`` or ``$
 pattern's leading and trailing ``%`` are dropped (``'%acme%'`` names ``acme``); the count after ``LIMIT``,
 ``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
 setting); a word a status-like column is compared to (``state = 'ready'``, ``order_status IN ('failed')``) is the
-schema's vocabulary, as the column is (traced, ``ready`` went to a ``get_pods`` listing whose header says READY). A text that does not open as a statement (``SELECT``, ``WITH``, ``INSERT``, ``UPDATE``, ``DELETE``,
-``MERGE``, ``EXPLAIN``, ``VALUES``, after any opening parentheses), one whose quotes or comments do not close, and
-one with no literal are None: read whole, as the spec reads them.
+schema's vocabulary, as the column is (traced, ``ready`` went to a ``get_pods`` listing whose header says READY).
+A text that does not open as a statement (``SELECT``, ``WITH``, ``INSERT``, ``UPDATE``, ``DELETE``, ``MERGE``,
+``EXPLAIN``, ``VALUES``, after any opening parentheses), one whose quotes or comments do not close, and one with no
+literal are None: read whole, as the spec reads them.
 """
 
 from __future__ import annotations
