@@ -467,3 +467,24 @@ def test_a_log_of_every_model_request_is_named_as_such(tmp_path, capsys):
                         + json.dumps({"id": "b", "messages": other}) + "\n")
     assert main([str(distinct), str(tmp_path / "out2.jsonl")]) == 0
     assert "repeat" not in capsys.readouterr().out
+
+
+def test_the_report_counts_free_text_apart_from_trivial_values(tmp_path, capsys):
+    """A walkthrough's data agent wrote its SQL as one argument of more than 8 words: free text, never traced, and
+    the import report counted its 24 queries as 'trivial 24 (9%)' beside yes/no and two-digit numbers, so nothing
+    said that whole arguments were left out. The report says how many of the trivial values were free text."""
+    from sam_model.data.transcripts import main
+
+    title = "Payout PO-883120 failed with BANK_R04 after four retries over the weekend"  # 11 words
+    messages = [{"role": "user", "content": "payout PO-883120 failed, open a sev3 ticket for priya.n please"},
+                {"role": "assistant", "content": "Opening it."},
+                {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+                    "name": "open_ticket", "arguments": json.dumps({"title": title, "severity": "sev3",
+                                                                    "assignee": "priya.n", "notify": True})}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": '{"ticket_id": "FIN-2291"}'}]
+    path = tmp_path / "ops.jsonl"
+    path.write_text(json.dumps({"id": "ops-1", "messages": messages}) + "\n")
+    assert main([str(path), str(tmp_path / "out.jsonl")]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("argument values:"))
+    assert line.endswith("trivial 2 (50%: 1 free text, more than 8 words or 100 characters, never traced)"), line
+    assert "needed 2 (50%)" in line, line  # severity and assignee: percentages over the 4 values, not 5

@@ -199,6 +199,7 @@ class Decision:
     # each call's own needed values (path -> normalised values), in call order: what forgetting the call takes out of
     # the decision's meta, the values its leaves were judged needed by, whichever reading gave them (call_leaves)
     per_call: list[dict[str, list[str]]] = field(default_factory=list)
+    free_text: int = 0  # of the trivial leaves, those that are free text: whole arguments never traced (the report)
 
 
 class TranscriptState:
@@ -398,6 +399,7 @@ class TranscriptState:
             return bool(printed[line, file])
 
         outcomes: Counter = Counter()
+        free = 0
         needed: dict[str, list[str]] = {}
         per_call: list[dict[str, list[str]]] = []
         steps: set[int] = set()
@@ -417,6 +419,7 @@ class TranscriptState:
                     outcome, hits = ("observation", []) if showed[-1] == d_step \
                         else ("needed", showed if self.label == "all" else showed[-1:])
                 outcomes[outcome] += 1
+                free += outcome == "trivial" and isinstance(v, str) and is_free_text(norm(v))
                 if outcome == "needed":
                     needed.setdefault(path, []).append(traced)
                     per_call[-1].setdefault(path, []).append(traced)
@@ -428,7 +431,7 @@ class TranscriptState:
         if needed and self.masked:
             state["constraints"] = mask_constraints(state["constraints"], needed)
             state["uncertainty_flags"] = sorted(needed)
-        return Decision(state, labels, needed, outcomes, [d_step - s for s in labels], per_call)
+        return Decision(state, labels, needed, outcomes, [d_step - s for s in labels], per_call, free)
 
     def _hit_lines(self, step: int) -> frozenset[int]:
         """The lines result ``step`` printed as search hits (searchhits.hit_lines), read once for its text: a long

@@ -85,6 +85,7 @@ class ImportReport:
     invalid_arguments: list[str] = field(default_factory=list)  # where, and why
     unmatched_results: list[str] = field(default_factory=list)  # tool results that answer no earlier call
     outcomes: Counter = field(default_factory=Counter)
+    free_text: int = 0  # of the trivial outcomes, whole arguments of free text (never traced)
     distances: Counter = field(default_factory=Counter)  # step distance to a label -> count
     labels_per_decision: Counter = field(default_factory=Counter)
     candidates: int = 0  # summed over decision points
@@ -144,6 +145,7 @@ class ImportReport:
     def lines(self) -> list[str]:
         n = max(self.decision_points, 1)
         leaves_total = sum(self.outcomes.values()) or 1
+        free = self.free_text  # of the trivial ones: whole arguments never traced, said apart
         dist = sorted(self.distances.elements())
         out = [f"{self.conversations} conversations, {self.events} events, {self.decision_points} decision points, "
                f"{self.labels} labels ({self.labels / n:.2f} per decision, {self.candidates / n:.1f} candidates)",
@@ -151,7 +153,9 @@ class ImportReport:
                "labels per decision: " + ", ".join(f"{k}: {v}" for k, v in sorted(self.labels_per_decision.items())),
                f"tool calls: {self.calls} ({self.calls_without_history} without history, skipped; "
                f"{len(self.invalid_arguments)} with arguments that are not a JSON object, kept as raw text)",
-               "argument values: " + ", ".join(f"{o} {self.outcomes[o]} ({self.outcomes[o] / leaves_total:.0%})"
+               "argument values: " + ", ".join(f"{o} {self.outcomes[o]} ({self.outcomes[o] / leaves_total:.0%}"
+                                               + (f": {free} free text, more than 8 words or 100 characters, never "
+                                                  "traced" if o == "trivial" and free else "") + ")"
                                                for o in OUTCOMES)]
         if dist:
             q = [dist[min(len(dist) - 1, int(p * len(dist)))] for p in (0.5, 0.9)]
@@ -334,6 +338,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
             local.calls_without_history += n_calls
         elif decision is not None:
             local.outcomes.update(decision.outcomes)
+            local.free_text += decision.free_text
             if decision.labels:
                 local.decision_points += 1
                 local.labels += len(decision.labels)
@@ -365,6 +370,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         for name in ("decision_points", "labels", "calls", "calls_without_history", "candidates"):
             setattr(report, name, getattr(report, name) + getattr(local, name))
         report.outcomes.update(local.outcomes)
+        report.free_text += local.free_text
         report.distances.update(local.distances)
         report.labels_per_decision.update(local.labels_per_decision)
         report.formats[fmt] += 1
