@@ -223,7 +223,7 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # those that say it only inside a longer hyphenated name (ledger in ledger-api); tau-bench airline and the coding-agents
 # file convert byte for byte as before, the generated worlds (600 free, seed 0) move one label.
 # 92: a word a SQL query compares a status-like column to (state = 'ready', order_status IN ('failed')) is the
-# schema's, no traced literal (82 traced ready to a kubectl listing's READY header).
+# schema's, no traced literal (89 traced ready to a kubectl listing's READY header).
 CONVERSION_VERSION = 92
 
 
