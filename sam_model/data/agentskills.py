@@ -6,9 +6,10 @@ A CodeAct agent opens, scrolls and searches files by calling the Python function
 parse', '/workspace/src/a.py')``. Read whole, as the spec reads any value, such a cell is said by no earlier event,
 so the path a search printed and the line it printed were traced by nothing. A cell that is only such calls, each
 argument a literal, is read by its arguments (:func:`skill_words`): a path as a listing prints it, a line number as
-a number, a search term or a text whole, a window's size (``context_lines``) no value; and a cell that opens one file
-at a line names that line of that file (:func:`opened_line`), as SWE-agent's ``open PATH 212`` does, which the
-readers of shown lines mark (:mod:`sam_model.data.formats.numbered`). Any other cell is read whole, as before.
+a number, a search term or a text whole, a window's size (``context_lines``) no value; and its line numbers are
+lines of the file it opens, inserts into or has open (:func:`line_file`), as SWE-agent's ``open PATH 212`` and
+``goto 212`` are, which the readers of shown lines mark (:mod:`sam_model.data.formats.numbered`). Any other cell is
+read whole, as before.
 """
 
 from __future__ import annotations
@@ -87,13 +88,26 @@ def skill_words(tool: str, argument: str, value: Any) -> list[str] | None:
     return words
 
 
-def opened_line(tool: str, args: Any) -> str | None:
-    """The file a cell that is one ``open_file(path, line_number)`` opens at a line (its only number: the line); None
-    for any other call or cell."""
+def line_file(tool: str, args: Any, opened: str = "") -> str | None:
+    """The file whose lines a cell of skill calls names (every ``line_number`` of its calls, each a line of one file):
+    ``open_file(PATH, 212)``'s PATH, ``insert_content_at_line(PATH, 212, TEXT)``'s, and ``goto_line(212)``'s the file
+    open then (the cell's own ``open_file`` or ``create_file`` before it, else ``opened``: the file an earlier
+    cell's window showed, :func:`sam_model.data.formats.swe_agent.viewed_file`), as SWE-agent's ``goto 212`` is a line
+    of its open file. None for any other call or cell: one naming no line, lines of two files or of a file unknown,
+    or another number (a search term ``'212'``, which would be read as a line). Read by its arguments, such a cell's
+    212 had been labelled by the first event saying 212 (the issue's #212), where a lone ``open_file`` was marked."""
     code = args.get("code") if isinstance(args, Mapping) else None
     calls = skill_calls(code) if tool in IPYTHON_TOOLS and isinstance(code, str) else None
-    if not calls or len(calls) != 1 or calls[0][0] != "open_file":
-        return None
-    path, line = calls[0][1].get("path"), calls[0][1].get("line_number")
-    ok = isinstance(path, str) and path and isinstance(line, int) and not isinstance(line, bool) and line > 0
-    return path if ok else None
+    files: set[str] = set()
+    for name, bound in calls or ():
+        if name in ("open_file", "create_file"):
+            opened = bound.get("path", bound.get("filename"))
+        file = bound.get("file_name") if name == "insert_content_at_line" else opened
+        for parameter, v in bound.items():
+            if parameter in LINES:
+                if not (isinstance(v, int) and not isinstance(v, bool) and v > 0 and isinstance(file, str) and file):
+                    return None
+                files.add(file)
+            elif isinstance(v, str) and v.strip().isdigit():
+                return None
+    return files.pop() if len(files) == 1 else None

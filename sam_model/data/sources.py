@@ -224,7 +224,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # file convert byte for byte as before, the generated worlds (600 free, seed 0) move one label.
 # 92: a word a SQL query compares a status-like column to (state = 'ready', order_status IN ('failed')) is the
 # schema's, no traced literal (89 traced ready to a kubectl listing's READY header).
-CONVERSION_VERSION = 92
+# 93: an agent-skill cell's other line numbers are lines of their file too: goto_line(212)'s of the file the last
+# window showed, insert_content_at_line(PATH, 212, ...)'s and those of open_file(PATH, 212) with more skills after it
+# of PATH (read by its arguments since 88, their 212 had been labelled by the first event saying 212, the issue's #212).
+CONVERSION_VERSION = 93
 
 
 @dataclass(frozen=True)

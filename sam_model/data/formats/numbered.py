@@ -25,8 +25,9 @@ from the producers' outputs:
   ``default``) prints the file's bare text from its 0-based ``start``, which shows and marks nothing. A CodeAct
   agent's IPython cell (``execute_ipython_cell``, text-mode ``run_ipython``) of agent skills prints the same
   windows as SWE-agent's (``[File: PATH (300 lines total)]`` then ``212|code``) and search_file's hits (``[Found 1
-  matches for "X" in PATH]`` then ``Line 212: code``), and ``open_file(PATH, 212)``'s 212 is a line of PATH
-  (sam_model.data.agentskills);
+  matches for "X" in PATH]`` then ``Line 212: code``), and ``open_file(PATH, 212)``'s and
+  ``insert_content_at_line(PATH, 212, TEXT)``'s 212 are lines of PATH, ``goto_line(212)``'s of the file the last
+  window showed (sam_model.data.agentskills.line_file);
 - **a shell command** (any of these agents' shell tool, toolarguments.is_command_line), each pipeline after any ``cd``:
   ``grep -n`` / ``rg -n`` / ``git grep -n`` print ``PATH:212:code`` (``212:code`` for one file searched by name, no
   ``-r`` or ``-H``), ``cat -n FILE`` and ``nl -ba FILE`` print ``   212\\tcode``, and a filter after them that keeps
@@ -72,9 +73,9 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sam_model.data.agentskills import IPYTHON_TOOLS, opened_line
+from sam_model.data.agentskills import IPYTHON_TOOLS, line_file
 from sam_model.data.formats.base import CWD, LINE_ARGUMENTS, SHOWN_LINES, Chat
-from sam_model.data.formats.swe_agent import numbered_lines
+from sam_model.data.formats.swe_agent import numbered_lines, viewed_file
 from sam_model.data.lineranges import line_numbers
 from sam_model.data.searchhits import HIT_FILE, LINE_NUMBER, LOCATIONS, TRACEBACK_LINE
 from sam_model.data.shellprograms import GREP_SHORT_VALUES, RG_SHORT_VALUES, SHELLS
@@ -123,6 +124,7 @@ def mark(chat: Chat) -> Chat:
     printed on the result (the module doc), in place; a call or result none of them fits is left as it was."""
     cwd = ""
     readers: dict[str, Reader] = {}
+    opened, cells = "", set()  # the file agent skills have open (the last window a cell printed); IPython calls' ids
     for m in chat.messages:
         if isinstance(m.get(CWD), str) and m[CWD]:
             cwd = m[CWD]
@@ -133,7 +135,9 @@ def mark(chat: Chat) -> Chat:
                 args = _arguments(fn.get("arguments")) if isinstance(fn, Mapping) else None
                 if args is None or call.get("id") is None or not isinstance(fn.get("name"), str):
                     continue
-                numbers, reader = call_lines(fn["name"], args, cwd)
+                numbers, reader = call_lines(fn["name"], args, cwd, opened)
+                if fn["name"] in IPYTHON_TOOLS:
+                    cells.add(str(call["id"]))
                 if numbers:
                     marks[str(call["id"])] = numbers
                 if reader:
@@ -143,12 +147,16 @@ def mark(chat: Chat) -> Chat:
         elif m.get("role") == "tool" and (reader := readers.get(str(m.get("tool_call_id")))) is not None:
             if shown := reader(_text(m.get("content"))):
                 m[SHOWN_LINES] = shown
+            if str(m.get("tool_call_id")) in cells:
+                opened = viewed_file(_text(m.get("content"))) or opened
     return chat
 
 
-def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, Any] | None, Reader | None]:
+def call_lines(tool: str, args: Mapping[str, Any], cwd: str,
+               opened: str = "") -> tuple[dict[str, Any] | None, Reader | None]:
     """A call's ``LINE_ARGUMENTS`` entry (``{"file", "arguments"}``; None: no argument is a line number of a file) and
-    the reader of its output's numbered lines (None: it prints none), the module doc's tools."""
+    the reader of its output's numbered lines (None: it prints none), the module doc's tools. ``opened``: the file an
+    IPython cell's agent skills have open (:func:`mark` tells it), whose line ``goto_line(212)`` names."""
     if tool in CLAUDE_FILES and isinstance(path := args.get("file_path"), str) and path:
         numbers = {"file": path, "arguments": ["offset"]} if tool == "Read" and "offset" in args else None
         return numbers, lambda text: _numbered(text, path, _ARROW)
@@ -157,8 +165,8 @@ def call_lines(tool: str, args: Mapping[str, Any], cwd: str) -> tuple[dict[str, 
     if tool == "search_file_content":
         return None, _gemini_search(args, cwd)
     if tool in IPYTHON_TOOLS:  # OpenHands' agent skills: open_file(PATH, 212), its window and search_file's hits
-        opened = opened_line(tool, args)
-        return ({"file": _under(cwd, opened), "arguments": ["code"]} if opened else None), numbered_lines
+        file = line_file(tool, args, opened)
+        return ({"file": _under(cwd, file), "arguments": ["code"]} if file else None), numbered_lines
     if tool == "read_file" and isinstance(path := args.get("file_path", args.get("absolute_path")), str) and path:
         file = _under(cwd, path)
         named = [a for a in ("start_line", "end_line") if _count(args.get(a))]  # 1-based: lines (offset counts from 0)

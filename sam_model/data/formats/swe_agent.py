@@ -281,13 +281,17 @@ class Lines:
         """The open file after an output (or the issue, whose ``(Open file: n/a)`` says none is)."""
         if found := _OPEN_FILE.findall(text[-2000:]):
             self.open = "" if found[-1].strip() == "n/a" else found[-1].strip()
-        elif "[File: " in text and (views := [f for line in text.split("\n") if (f := _view(line))]):
-            self.open = views[-1]
+        elif view := viewed_file(text):
+            self.open = view
 
 
-def _view(line: str) -> str:
-    m = _VIEW.fullmatch(line)
-    return m.group(1) if m else ""
+def viewed_file(text: str) -> str:
+    """The file of an output's last windowed view (``[File: PATH (N lines total)]``; "": none): the file open after
+    it, SWE-agent's and OpenHands' agent skills' alike (goto 212 is a line of it)."""
+    if "[File: " not in text:
+        return ""
+    views = [m.group(1) for line in text.split("\n") if (m := _VIEW.fullmatch(line))]
+    return views[-1] if views else ""
 
 
 def numbered_lines(text: str, file: str = "") -> dict[str, list[int]]:

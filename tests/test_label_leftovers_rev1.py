@@ -1,0 +1,69 @@
+"""A review of the labelling leftovers (833854a..851e24e, tests/test_label_leftovers.py): OpenHands agent-skill
+cells whose line numbers no mark tied to a file, and compact JSON lists read as amounts with thousands separators.
+Each test writes the smallest transcript an agent writes that got a wrong label or none."""
+
+from __future__ import annotations
+
+import pytest
+from test_label_leftovers import FOUND, READER, WINDOW
+
+# the first page of READER, as open_file(READER) prints it (no line asked for: no line number in the cell)
+FIRST_PAGE = (f"[File: {READER} (300 lines total)]\n" + "".join(f"{n}|    pass\n" for n in range(1, 101))
+              + "(200 more lines below)")
+
+
+def codeact_cells(tmp_path, *cells: tuple[str, str]) -> list[dict]:
+    """The events of an OpenHands CodeAct run (function calling) whose issue says '#212', then each (cell, output)
+    an execute_ipython_cell call and its result."""
+    from test_openhands import ISSUE, SYSTEM, Run, response
+    from test_swe_agent import convert, write
+
+    run = Run()
+    run.add(source="agent", message=SYSTEM, action="system",
+            args={"content": SYSTEM, "tools": [], "openhands_version": "0.39.0", "agent_class": "CodeActAgent"})
+    issue = ISSUE + " Reported in issue #212."
+    run.add(source="user", message=issue, action="message",
+            args={"content": issue, "file_urls": None, "image_urls": [], "wait_for_response": False})
+    for n, (code, out) in enumerate(cells, 1):
+        run.calls(response(n, None, (f"toolu_0{n}", "execute_ipython_cell", {"code": code})),
+                  ("run_ipython", {"code": code, "include_extra": True}, "run_ipython", out, {"code": code}))
+    events, _ = convert(write(tmp_path, "session-1.json", run.events))
+    return events
+
+
+def labels_of(events: list[dict], code: str) -> list[int]:
+    """The labels of the decision point before the call whose cell is ``code``."""
+    call = next(e for e in events if e["kind"] == "action" and e["text"] == f"CALL execute_ipython_cell(code={code})")
+    return events[call["step"] - 1].get("useful_memory_steps", [])
+
+
+SEARCH = f"search_file('def parse_header', '{READER}')"
+
+
+@pytest.mark.parametrize("opening, code", [
+    ([(f"open_file('{READER}')", FIRST_PAGE)], "goto_line(212)"),  # the file open: the one an earlier cell opened
+    ([], f"insert_content_at_line('{READER}', 212, 'import logging')"),  # its file named
+    ([], f"open_file('{READER}', 212)\nscroll_down()"),  # an open_file at a line, then more skills
+])
+def test_a_skill_line_number_is_traced_to_the_search_that_showed_it(tmp_path, opening, code):
+    """goto_line(212), insert_content_at_line(PATH, 212, ...) and open_file(PATH, 212) with another skill after it
+    take a line of a file as a lone open_file(PATH, 212) does: since the cell is read by its arguments, their 212 was
+    labelled by the first event saying 212 (the issue's #212), not by the search that showed line 212 of PATH (read
+    whole before, the cell had been traced by nothing)."""
+    events = codeact_cells(tmp_path, *opening, (SEARCH, FOUND), ("print('thinking')", "thinking"), (code, WINDOW))
+    search = next(e["step"] for e in events if e["kind"] == "result" and "[Found 1 matches" in e["text"])
+    issue = next(e["step"] for e in events if e["kind"] == "user")
+    got = labels_of(events, code)
+    assert search in got and issue not in got
+
+
+def test_a_cell_naming_lines_of_two_files_is_no_line_of_either():
+    """open_file(A, 212) then open_file(B, 30): no one file the cell's numbers are of, so none is marked."""
+    from sam_model.data.agentskills import line_file
+
+    assert line_file("execute_ipython_cell", {"code": f"open_file('{READER}', 212)\nopen_file('/w/b.py', 300)"}) \
+        is None
+    assert line_file("execute_ipython_cell", {"code": "goto_line(212)"}) is None  # no file open known
+    assert line_file("execute_ipython_cell", {"code": "goto_line(212)"}, READER) == READER
+    assert line_file("execute_ipython_cell", {"code": f"search_file('212', '{READER}')\ngoto_line(212)"},
+                     READER) is None  # a search term 212 would be read as a line
