@@ -7,6 +7,10 @@ from __future__ import annotations
 import pytest
 from test_label_leftovers import FOUND, READER, WINDOW
 
+from sam_model.data.chatmessages import ToolCall
+from sam_model.data.sayings import says
+from sam_model.data.toolstate import TranscriptState
+
 # the first page of READER, as open_file(READER) prints it (no line asked for: no line number in the cell)
 FIRST_PAGE = (f"[File: {READER} (300 lines total)]\n" + "".join(f"{n}|    pass\n" for n in range(1, 101))
               + "(200 more lines below)")
@@ -67,3 +71,30 @@ def test_a_cell_naming_lines_of_two_files_is_no_line_of_either():
     assert line_file("execute_ipython_cell", {"code": "goto_line(212)"}, READER) == READER
     assert line_file("execute_ipython_cell", {"code": f"search_file('212', '{READER}')\ngoto_line(212)"},
                      READER) is None  # a search term 212 would be read as a line
+
+
+def decide_after(result: str, tool: str, arguments: dict) -> tuple[dict, list[int]]:
+    """The needed values and labels of a call to ``tool`` made after a user turn (event 0), a list_rooms call
+    (event 1) and its ``result`` (event 2), then the agent's words."""
+    st = TranscriptState()
+    st.add({"role": "user", "content": "Book me a room at HX-4 for two nights."})
+    st.add({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "list_rooms", "arguments": '{"hotel": "HX-4"}'}}]})
+    st.add({"role": "tool", "tool_call_id": "c1", "content": result})
+    st.add({"role": "assistant", "content": "Booking the room."})
+    d = st.decide([ToolCall(tool, arguments, "x")])
+    return d.needed, d.labels
+
+
+@pytest.mark.parametrize("result", ['{"available_rooms":[204,305,412]}',  # JSON.stringify's, jq -c's: no spaces
+                                    '[{"id":7,"rooms":[101,305]}]'])
+def test_a_compact_json_list_of_numbers_says_its_items(result):
+    """JSON writes no number with thousands separators, so [204,305,412] is a list of three numbers: since a number
+    written with separators is one token (ced315a), 305 was said by no event and the room's number untraceable."""
+    assert decide_after(result, "book_room", {"room_number": 305}) == ({"room_number": ["305"]}, [2])
+    assert says(result, "305")
+
+
+def test_an_amount_with_separators_is_still_one_number():
+    assert not says("the budget is $3,500.", "500") and not says('{"note":"pay 3,500"}', "500")
+    assert not says("(total 3,500)", "500") and says("[3,500]", "500")  # between brackets: JSON's items 3 and 500

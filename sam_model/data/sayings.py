@@ -19,8 +19,9 @@ from sam_model.data.text import norm
 from sam_model.data.trivialvalues import NUMBER
 
 _ONE_DECIMAL = re.compile(r"[+-]?\d+\.\d")  # 45.6: a JSON number that may have been written 45.60
-# a number written with thousands separators (3,500; 1,234.50), one token: its groups are no numbers of their own
-_GROUPED = re.compile(r"(?<![\w,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w]|,\d)")
+# a number written with thousands separators (3,500; 1,234.50), one token: its groups are no numbers of their own;
+# next to a bracket it is a JSON list's items ([204,305,412]: JSON writes no number with separators)
+_GROUPED = re.compile(r"(?<![\w,\[])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w\]]|,\d)")
 
 
 def says(text_norm: str, s: str) -> bool:
@@ -38,7 +39,9 @@ def _whole_number(text_norm: str, s: str) -> bool:
     """Whether ``text_norm``, which contains ``s`` as a whole token, says it outside every number written with
     thousands separators (:data:`_GROUPED`) where ``s`` is a number: 500 is in 3,500 as a whole token, commas being no
     word characters, but 3,500 is one number, which says no 500 (an invented amount of 500 was traced to a budget
-    of $3,500). A list of numbers written with no space after the commas (ids 123,456) reads as one number too."""
+    of $3,500). A list of numbers written with no space after the commas (ids 123,456) reads as one number too, but
+    for a JSON list's (``[204,305,412]``, JSON.stringify's and ``jq -c``'s: JSON writes no separators in a number),
+    whose items had been said by no event."""
     if "," not in text_norm or not NUMBER.fullmatch(s):
         return True
     grouped = [m.span() for m in _GROUPED.finditer(text_norm)]

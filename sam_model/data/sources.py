@@ -227,7 +227,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 93: an agent-skill cell's other line numbers are lines of their file too: goto_line(212)'s of the file the last
 # window showed, insert_content_at_line(PATH, 212, ...)'s and those of open_file(PATH, 212) with more skills after it
 # of PATH (read by its arguments since 88, their 212 had been labelled by the first event saying 212, the issue's #212).
-CONVERSION_VERSION = 93
+# 94: a compact JSON list ([204,305,412], JSON.stringify's, jq -c's) says its items: since 87 it read as one number
+# with thousands separators, so a room 305 a tool listed was said by no event (JSON writes no number with separators).
+CONVERSION_VERSION = 94
 
 
 @dataclass(frozen=True)
