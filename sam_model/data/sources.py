@@ -229,7 +229,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # of PATH (read by its arguments since 88, their 212 had been labelled by the first event saying 212, the issue's #212).
 # 94: a compact JSON list ([204,305,412], JSON.stringify's, jq -c's) says its items: since 87 it read as one number
 # with thousands separators, so a room 305 a tool listed was said by no event (JSON writes no number with separators).
-CONVERSION_VERSION = 94
+# 95: Gemini CLI's grep_search (its search tool's name since the rename; 86 read only search_file_content) shows its
+# L212: hits' lines too, and both show their context lines (L211-), as grep -C's are read.
+CONVERSION_VERSION = 95
 
 
 @dataclass(frozen=True)

@@ -162,7 +162,7 @@ def call_lines(tool: str, args: Mapping[str, Any], cwd: str,
         return numbers, lambda text: _numbered(text, path, _ARROW)
     if tool == "Grep" and args.get("output_mode") == "content" and args.get("-n") is not False:
         return None, _claude_grep(args, cwd)
-    if tool == "search_file_content":
+    if tool in GEMINI_SEARCHES:
         return None, _gemini_search(args, cwd)
     if tool in IPYTHON_TOOLS:  # OpenHands' agent skills: open_file(PATH, 212), its window and search_file's hits
         file = line_file(tool, args, opened)
@@ -550,17 +550,20 @@ def _grep_named(text: str, where: str) -> Shown:
     return files
 
 
-# Gemini CLI's search_file_content (grep.ts): 'Found 2 matches for pattern "P" in path "DIR":' (or 'in file "F"',
-# one file searched; older releases: match(es), no path), then each file's hits, 'File: PATH' (relative to the
-# directory searched; a file searched: its name) and 'L212: code' a hit, '---' between
+# Gemini CLI's search tool (grep.ts; GREP_TOOL_NAME, grep_search since its rename, search_file_content before):
+# 'Found 2 matches for pattern "P" in path "DIR":' (or 'in file "F"', one file searched; older releases: match(es),
+# no path), then each file's hits, 'File: PATH' (relative to the directory searched; a file searched: its name) and
+# 'L212: code' a hit ('L211- code' a context line, grep_search's context arguments), '---' between
+GEMINI_SEARCHES = frozenset({"grep_search", "search_file_content"})
 _GEMINI_FOUND = re.compile(r"Found \d+ match")
-_GEMINI_HIT = re.compile(rf"L({LINE_NUMBER}):")
+_GEMINI_HIT = re.compile(rf"L({LINE_NUMBER})[:-]")
 
 
 def _gemini_search(args: Mapping[str, Any], cwd: str) -> Reader:
-    """The reader of Gemini CLI's search_file_content (:data:`_GEMINI_FOUND`): each ``L212:`` a line of the file
-    the ``File:`` line above it names, under the directory its ``dir_path`` (older: ``path``) names, else the project
-    root; where one file was searched (``in file "F"``), that file. Its hits had been read as no line."""
+    """The reader of Gemini CLI's grep_search, older search_file_content (:data:`_GEMINI_FOUND`): each ``L212:`` (a
+    context line's ``L211-``) a line of the file the ``File:`` line above it names, under the directory its
+    ``dir_path`` (older: ``path``) names, else the project root; where one file was searched (``in file "F"``), that
+    file. Its hits had been read as no line (grep_search's until a review of 86: only the older name was read)."""
     where = args.get("dir_path", args.get("path"))
     base = _under(cwd, where) if isinstance(where, str) and where else cwd
 
