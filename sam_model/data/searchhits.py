@@ -1,8 +1,8 @@
 """Search hits and locations an output prints: ``FILE:LINE:`` of ``grep -n``, ``rg``, a Grep tool, a
-compiler or pytest, ``LINE:`` of a one-file grep, SWE-agent's ``Line LINE:``, Gemini CLI's ``LLINE:``, a Python traceback's ``File "FILE",
-line LINE`` and other tools' locations (Rust's ``--> FILE:LINE:COL``, a Node stack frame's, tsc's ``FILE(LINE,COL):
-error``: :data:`LOCATIONS`) (:func:`grep_hit`, :func:`hit_lines`), with the FILE and LINE they are read by
-(:data:`HIT_FILE`, :data:`LINE_NUMBER`, :data:`TRACEBACK_LINE`).
+compiler or pytest, ``LINE:`` of a one-file grep, SWE-agent's ``Line LINE:``, Gemini CLI's ``LLINE:``, a Python
+traceback's ``File "FILE", line LINE`` and other tools' locations (Rust's ``--> FILE:LINE:COL``, a Node stack
+frame's, tsc's ``FILE(LINE,COL): error``: :data:`LOCATIONS`) (:func:`grep_hit`, :func:`hit_lines`), with the FILE
+and LINE they are read by (:data:`HIT_FILE`, :data:`LINE_NUMBER`, :data:`TRACEBACK_LINE`).
 
 A page of a file whose bounds open or close at such a line is a window around the hit, its numbers values, where
 any other page's bounds are none (:class:`sam_model.data.lineranges.PageBound`); and the readers of shown lines
@@ -66,17 +66,17 @@ def grep_hit(text: str, line: int) -> bool:
         return False
     if (f"{line}:" in text or f"line {line}" in text) and _hit_line(line).search(text) is not None:
         return True
-    return (f":{line}:" in text or f"({line}," in text) and line in _located(text)
+    return (f":{line}:" in text or f"({line}," in text) and line in _location_lines(text)
 
 
-def _located(text: str) -> frozenset[int]:
+_TOOL_NAME = re.compile(r"^[\w.-]+: (?=\S)")  # the tool's name a result's text opens with
+
+
+def _location_lines(text: str) -> frozenset[int]:
     """The lines other tools' locations in ``text`` name (:data:`LOCATIONS`; a result's first line after the tool's
     name it is written with, ``Bash: src/a.ts(12,5): error``)."""
     text = _TOOL_NAME.sub("", text, count=1)
     return frozenset(int(m.group(2)) for form in LOCATIONS for m in form.finditer(text))
-
-
-_TOOL_NAME = re.compile(r"^[\w.-]+: (?=\S)")  # the tool's name a result's text opens with
 
 
 @functools.lru_cache(maxsize=256)
@@ -99,4 +99,4 @@ def hit_lines(text: str) -> frozenset[int]:
     if ":" not in text and "line " not in text:
         return frozenset()
     return frozenset(int(m.group(m.lastindex or 0)) for form in _HIT_FORMS for m in form.finditer(text)) \
-        | _located(text)
+        | _location_lines(text)

@@ -122,7 +122,8 @@ of a file is labelled by the most recent earlier event that showed that line of 
 ``all``), the one whose text the agent read the line in; a number no such event showed is labelled as the spec
 says. An event that showed the line says it though its text may not say the number as a whole token (Gemini CLI's
 search hits, ``L212: code``; ``nl -n rz``'s ``000212``): a line shown only there is needed, not untraceable, and one
-the decision point showed is in its observation. A log without the marks (every other reader's, OpenAI chat, tau-bench, SGD) is labelled as before.
+the decision point showed is in its observation. A log without the marks (every other reader's, OpenAI chat,
+tau-bench, SGD) is labelled as before.
 
 The rule's parts are modules of their own, each read top to bottom: :mod:`~sam_model.data.chatmessages` (the
 messages' content, tool calls and policy), :mod:`~sam_model.data.trivialvalues` (values never traced),

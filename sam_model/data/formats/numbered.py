@@ -44,8 +44,8 @@ from the producers' outputs:
   linter's, a script's: :func:`_located`): a line opening ``FILE:212:`` (pytest's ``tests/test_a.py:212:
   AssertionError``, gcc's ``src/a.c:212:5: error``, mypy's ``a.py:212: error``), a Python traceback's ``File
   "FILE", line 212``, Rust's ``  --> src/main.rs:212:5``, a Node stack frame's ``    at f (/app/src/x.js:212:5)`` or
-  tsc's ``src/a.ts(212,5): error TS2345`` names line 212 of FILE. It prints no text of the line, as ``grep -n`` does, but the number was
-  said there as a line of that file, which the rule for line numbers traces (the issue's ``#212`` had been the label
+  tsc's ``src/a.ts(212,5): error TS2345`` names line 212 of FILE. It prints no text of the line, as ``grep -n``
+  does, but the number was said there as a line of that file, which the rule for line numbers traces (the issue's ``#212`` had been the label
   of ``sed -n '212,240p' FILE`` after a failing test named it), and a page of another file opens no window there.
   Words before the path name its last word's file too (Rust's ``thread 'main' panicked at src/main.rs:212:5:``),
   and a relative FILE is under the directory make says it entered (``make -C build``); several entered: none. A command
