@@ -127,3 +127,28 @@ def test_gemini_cli_grep_search_shows_its_hit_lines(tmp_path):
     issue, search = step_of(events, "user", "Totals"), step_of(events, "result", "grep_search: Found")
     got = next((e["useful_memory_steps"] for e in events if "start_line" in e.get("meta", {}).get("needed", {})), [])
     assert search in got and issue not in got
+
+
+def test_a_cell_output_with_jupyter_line_ends_shows_its_lines(tmp_path):
+    """An IPython cell's output comes from Jupyter with CRLF line ends (OpenHands' runtime tests compare
+    obs.content.replace('\\r\\n', '\\n')): no '[File: ...]' or '[Found ...]' header fullmatched a line ending in \\r,
+    so a real run's windows and search hits showed no line and open_file(PATH, 212) went to the issue's #212."""
+    crlf = FOUND.replace("\n", "\r\n")
+    events = codeact_cells(tmp_path, (SEARCH, crlf), ("print('thinking')", "thinking"),
+                           (f"open_file('{READER}', 212)", WINDOW.replace("\n", "\r\n")))
+    search = next(e["step"] for e in events if e["kind"] == "result" and "[Found 1 matches" in e["text"])
+    issue = next(e["step"] for e in events if e["kind"] == "user")
+    got = labels_of(events, f"open_file('{READER}', 212)")
+    assert search in got and issue not in got
+
+
+def test_the_window_after_an_edit_shows_its_lines_and_opens_its_file(tmp_path):
+    """An edit skill prints its window as '[File: PATH (301 lines total after edit)]' then '212|code': read as no
+    view, its lines were shown by nothing and its file not open, so goto_line(212) after it was labelled by the issue."""
+    edit = (f"edit_file_by_replace('{READER}', to_replace='    pass', new_content='    return None')",
+            f"[File: {READER} (301 lines total after edit)]\r\n(161 more lines above)\r\n"
+            + "".join(f"{n}|    x = {n}\r\n" for n in range(162, 212))
+            + "212|    return None\r\n(89 more lines below)\r\n[File updated (edited at line 212). Please review.]")
+    events = codeact_cells(tmp_path, edit, ("print('thinking')", "thinking"), ("goto_line(212)", WINDOW))
+    edited = next(e["step"] for e in events if e["kind"] == "result" and "after edit" in e["text"])
+    assert labels_of(events, "goto_line(212)") == [edited]

@@ -231,7 +231,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # with thousands separators, so a room 305 a tool listed was said by no event (JSON writes no number with separators).
 # 95: Gemini CLI's grep_search (its search tool's name since the rename; 86 read only search_file_content) shows its
 # L212: hits' lines too, and both show their context lines (L211-), as grep -C's are read.
-CONVERSION_VERSION = 95
+# 96: an agent-skill cell's output is read with Jupyter's CRLF line ends as newlines (a header ending in \r was
+# read as none, so a real CodeAct run's windows and search hits showed no line), and an edit's window, "[File: PATH
+# (N lines total after edit)]", shows its lines and leaves its file open, as a view does (SWE-agent's output alike).
+CONVERSION_VERSION = 96
 
 
 @dataclass(frozen=True)

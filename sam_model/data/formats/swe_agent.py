@@ -160,8 +160,9 @@ LINE_NUMBERS: dict[str, tuple[str, ...]] = {
 # "   212\tcode"; an edit's "The file PATH has been edited. Here's ... on a snippet of PATH:", an insert's "... on a
 # snippet of the edited file:") and search_file's
 # ('Found N matches for "TERM" in PATH:', then "Line 212:code"); OpenHands' agent skills print the same windows with
-# "212|code" and search_file's hits under '[Found N matches for "TERM" in PATH]'
-_VIEW = re.compile(r"\[File: (.+) \(\d+ lines total\)\]")
+# "212|code" ("[File: PATH (N lines total after edit)]" after an edit, insert or append) and search_file's hits under
+# '[Found N matches for "TERM" in PATH]', their lines ending in CRLF (Jupyter's: :func:`_lines`)
+_VIEW = re.compile(r"\[File: (.+) \(\d+ lines total(?: after edit)?\)\]")
 _CAT_N = re.compile(r".*?Here's the result of running `cat -n` on (?:a snippet of )?(.+):")  # after an edit's words
 _FOUND = re.compile(r'Found \d+ matches for ".*" in (.+):|\[Found \d+ matches for ".*" in (.+)\]')
 _NUMBERED = re.compile(r" *(\d{1,12})(?::|\t| |\|)")
@@ -290,7 +291,7 @@ def viewed_file(text: str) -> str:
     it, SWE-agent's and OpenHands' agent skills' alike (goto 212 is a line of it)."""
     if "[File: " not in text:
         return ""
-    views = [m.group(1) for line in text.split("\n") if (m := _VIEW.fullmatch(line))]
+    views = [m.group(1) for line in _lines(text) if (m := _VIEW.fullmatch(line))]
     return views[-1] if views else ""
 
 
@@ -301,7 +302,7 @@ def numbered_lines(text: str, file: str = "") -> dict[str, list[int]]:
         return {}
     found: dict[str, list[int]] = {}
     at, number = "", _NUMBERED
-    for line in text.split("\n"):
+    for line in _lines(text):
         if m := _VIEW.fullmatch(line) or _CAT_N.fullmatch(line):
             at, number = (file if m.group(1) == "the edited file" else m.group(1)), _NUMBERED
         elif m := _FOUND.fullmatch(line):
@@ -309,6 +310,13 @@ def numbered_lines(text: str, file: str = "") -> dict[str, list[int]]:
         elif at and (m := number.match(line)):
             found.setdefault(at, []).append(int(m.group(1)))
     return found
+
+
+def _lines(text: str) -> list[str]:
+    """An output's lines without their line ends, ``\r\n`` as ``\n``: an IPython cell's output comes from Jupyter
+    with CRLF line ends (OpenHands' runtime tests compare ``obs.content.replace('\r\n', '\n')``), and a header
+    ending in ``\r`` fullmatched no view, so a real CodeAct run's windows and search hits showed no line."""
+    return text.replace("\r\n", "\n").split("\n")
 
 
 class Signature(NamedTuple):
