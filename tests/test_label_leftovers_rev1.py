@@ -152,3 +152,19 @@ def test_the_window_after_an_edit_shows_its_lines_and_opens_its_file(tmp_path):
     events = codeact_cells(tmp_path, edit, ("print('thinking')", "thinking"), ("goto_line(212)", WINDOW))
     edited = next(e["step"] for e in events if e["kind"] == "result" and "after edit" in e["text"])
     assert labels_of(events, "goto_line(212)") == [edited]
+
+
+def test_a_skill_search_term_that_is_code_is_traced_by_its_names():
+    """search_file('def parse_header', PATH) searches for the name the issue gave, as grep -F 'def parse_header' and
+    SWE-agent's search_file 'def parse_header' do, which are traced by their names (parse_header): the cell's term was
+    traced whole, 'def parse_header', said by no event, so the search's decision got no label."""
+    from shell_calls import decide
+
+    from sam_model.data.agentskills import skill_words
+
+    assert skill_words("execute_ipython_cell", "code", f"search_file('def parse_header', '{READER}')") \
+        == ["parse_header", READER]
+    assert skill_words("execute_ipython_cell", "code", "search_dir('connection refused')") == ["connection refused"]
+    d = decide("execute_ipython_cell", {"code": "search_dir('def parse_header')"},
+               "tinyparse crashes in parse_header on an empty header block.")
+    assert d.needed == {"code": ["parse_header"]} and d.labels == [0]

@@ -6,10 +6,11 @@ A CodeAct agent opens, scrolls and searches files by calling the Python function
 parse', '/workspace/src/a.py')``. Read whole, as the spec reads any value, such a cell is said by no earlier event,
 so the path a search printed and the line it printed were traced by nothing. A cell that is only such calls, each
 argument a literal, is read by its arguments (:func:`skill_words`): a path as a listing prints it, a line number as
-a number, a search term or a text whole, a window's size (``context_lines``) no value; and its line numbers are
-lines of the file it opens, inserts into or has open (:func:`line_file`), as SWE-agent's ``open PATH 212`` and
-``goto 212`` are, which the readers of shown lines mark (:mod:`sam_model.data.formats.numbered`). Any other cell is
-read whole, as before.
+a number, a search term as grep -F's pattern (code its names: ``def parse_header`` is ``parse_header``, as
+SWE-agent's search_file term is; a phrase whole), a text whole, a window's size (``context_lines``) no value; and its
+line numbers are lines of the file it opens, inserts into or has open (:func:`line_file`), as SWE-agent's ``open PATH
+212`` and ``goto 212`` are, which the readers of shown lines mark (:mod:`sam_model.data.formats.numbered`). Any other
+cell is read whole, as before.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
+from sam_model.data.patternwords import pattern_words
 from sam_model.data.shellpaths import listed_path
 
 IPYTHON_TOOLS = frozenset({"execute_ipython_cell", "run_ipython"})  # a call's tool and a text-mode run's action
@@ -36,6 +38,7 @@ SKILLS: dict[str, tuple[str, ...]] = {
     "append_file": ("file_name", "content"),
 }
 PATHS = frozenset({"path", "dir_path", "file_path", "file_name", "filename"})
+TERMS = frozenset({"search_term"})  # searched for as written (``search_term in line``): grep -F's pattern
 LINES = frozenset({"line_number"})
 COUNTS = frozenset({"context_lines"})  # how many lines a window shows: no value the agent looked up
 MAX_CELL_CHARS = 10_000  # a longer cell is no call of skills alone: read whole, unparsed
@@ -81,8 +84,10 @@ def skill_words(tool: str, argument: str, value: Any) -> list[str] | None:
                 words.append(str(v))
             elif name in PATHS and isinstance(v, str):
                 words.append(listed_path(v))
+            elif name in TERMS and isinstance(v, str):
+                words += pattern_words(v, v, fixed=True)  # code its names (def parse_header: parse_header)
             elif isinstance(v, str):
-                words.append(v)  # a search term (file_ops searches for it as written) or a text: whole
+                words.append(v)  # a text: whole
             else:
                 return None
     return words

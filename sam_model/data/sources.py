@@ -234,7 +234,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 96: an agent-skill cell's output is read with Jupyter's CRLF line ends as newlines (a header ending in \r was
 # read as none, so a real CodeAct run's windows and search hits showed no line), and an edit's window, "[File: PATH
 # (N lines total after edit)]", shows its lines and leaves its file open, as a view does (SWE-agent's output alike).
-CONVERSION_VERSION = 96
+# 97: an agent-skill cell's search term is read as grep -F's pattern (search_file('def parse_header', ...) traces
+# parse_header, as SWE-agent's search_file term does; whole, it was said by no event).
+CONVERSION_VERSION = 97
 
 
 @dataclass(frozen=True)
