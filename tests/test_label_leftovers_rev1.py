@@ -168,3 +168,14 @@ def test_a_skill_search_term_that_is_code_is_traced_by_its_names():
     d = decide("execute_ipython_cell", {"code": "search_dir('def parse_header')"},
                "tinyparse crashes in parse_header on an empty header block.")
     assert d.needed == {"code": ["parse_header"]} and d.labels == [0]
+
+
+def test_a_node_frame_in_crlf_output_names_its_line():
+    """A Node frame was read only where its line ended in a newline: output from a terminal (docker exec -t, a
+    pty, Windows) ends its lines with CRLF, and the frame's pattern ended at a blank or the line's end, not a \\r."""
+    from sam_model.data.formats.numbered import call_lines
+    from sam_model.data.searchhits import hit_lines
+
+    out = "TypeError: x is undefined\r\n    at total (/app/src/cart.js:212:15)\r\n    at /app/src/index.js:30:1\r\n"
+    _, reader = call_lines("Bash", {"command": "node src/index.js"}, "/app")
+    assert reader is not None and reader(out).get("/app/src/cart.js") == [212] and 212 in hit_lines(out)

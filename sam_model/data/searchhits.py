@@ -40,9 +40,10 @@ TRACEBACK_LINE = rf"{TRACEBACK_FILE}({LINE_NUMBER})"
 # clippy) "  --> src/main.rs:12:5" under its message; a Node (V8) stack frame "    at getUser (/app/src/users.js:12:5)"
 # or "    at /app/src/users.js:12:5" (its FILE no space or parenthesis: node:internal/... and file:// URLs none); and
 # TypeScript's tsc (MSBuild's, C#'s alike) "src/a.ts(12,5): error TS2345" (or warning). They were read as no
-# location, so a line number the agent took from one was traced to the first event saying the number anywhere
+# location, so a line number the agent took from one was traced to the first event saying the number anywhere. A
+# frame's line may end in CRLF (a terminal's output: docker exec -t, a pty), which its end had not taken
 RUST_LINE = rf"[ \t]*--> ({HIT_FILE}):({LINE_NUMBER}):\d"
-NODE_LINE = rf"[ \t]+at (?:[^\n()]* \()?((?:[A-Za-z]:(?=[/\\]))?[^\s:()]+):({LINE_NUMBER}):\d+\)?[ \t]*$"
+NODE_LINE = rf"[ \t]+at (?:[^\n()]* \()?((?:[A-Za-z]:(?=[/\\]))?[^\s:()]+):({LINE_NUMBER}):\d+\)?[ \t\r]*$"
 TSC_LINE = rf"({HIT_FILE})\(({LINE_NUMBER}),\d+\): (?:error|warning)\b"
 LOCATIONS = [re.compile(rf"(?m)^{form}") for form in (RUST_LINE, NODE_LINE, TSC_LINE)]
 

@@ -236,7 +236,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (N lines total after edit)]", shows its lines and leaves its file open, as a view does (SWE-agent's output alike).
 # 97: an agent-skill cell's search term is read as grep -F's pattern (search_file('def parse_header', ...) traces
 # parse_header, as SWE-agent's search_file term does; whole, it was said by no event).
-CONVERSION_VERSION = 97
+# 98: a Node stack frame whose line ends in CRLF (a terminal's output) is a location too (85 read it only before a
+# newline).
+CONVERSION_VERSION = 98
 
 
 @dataclass(frozen=True)
