@@ -277,6 +277,13 @@ class MemoryStore(StoreSearch, StoreFiles):
         scope = check_scopes(user_id, agent_id, run_id)
         for name, value in scope.items():  # no control character: what no scoped call may name (check_scope)
             check_scope_characters(value, name)
+        return self._add_in(memories, vectors, scope, metadata, batch_size, progress)
+
+    def _add_in(self, memories: Any, vectors: np.ndarray | None, scope: dict, metadata: Mapping[str, Any] | None,
+                batch_size: int, progress: bool) -> list:
+        """:meth:`add` in ``scope``, checked by its caller: a chunked memory's update stores its new chunks in the
+        memory's own scopes, which a save from before 2026-12-06 may give a control character that add refuses (its
+        update was then refused, naming a scope the caller never gave)."""
         if isinstance(memories, (str, bytes, Mapping)) or not isinstance(memories, Iterable):
             raise TypeError(f"memories must be a list of Events or MemoryRecords, got {type(memories).__name__}")
         memories = list(memories)
@@ -418,8 +425,7 @@ class MemoryStore(StoreSearch, StoreFiles):
                     [self.version(i) for i in olds], [self.index.episode_of(i) for i in olds])
             try:  # its new chunks may take the old ones' ids: the old go first, and come back if the new fail
                 self.delete([memory.id])
-                self.add(recs, x, user_id=old.user_id, agent_id=old.agent_id, run_id=old.run_id,
-                         metadata=old.metadata)
+                self._add_in(recs, x, {name: getattr(old, name) for name in SCOPES}, old.metadata, 64, False)
             except BaseException:  # the index refused the new chunks (a backend error), or an interrupt
                 self._undo_replace([r.id for r in recs], *undo)
                 raise

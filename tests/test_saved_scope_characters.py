@@ -94,3 +94,26 @@ def test_a_logged_write_holding_one_is_replayed_not_refused(tmp_path, monkeypatc
     with pytest.raises(ValueError, match="user_id holds the control character"):  # a new write is refused still
         tenants.tenants["acme"].write("add", {"data": "hello", "user_id": "mia\tbo"})
     tenants.close()
+
+
+def test_a_chunked_memory_of_an_old_scope_can_be_updated(tmp_path, monkeypatch):
+    """A chunked memory's update stores its new chunks in the memory's own scopes through the store's add, which
+    refused the old scope's control character: ScopedMemory.update(id, data), given no scope at all, was refused
+    as 'user_id holds the control character', where a memory stored whole was updated."""
+    from sam_model.storeconfig import StoreConfig
+
+    def memory() -> ScopedMemory:
+        return ScopedMemory(HashingEncoder(16), StoreConfig(provenance=False, chunking={"size": 180}))
+
+    with monkeypatch.context() as before:
+        before.setattr(scoped_module, "check_scope", lambda value, name: value)
+        before.setattr(store_module, "check_scope_characters", lambda value, name: value, raising=False)
+        old = memory()
+        old.add("my card ends 4242 and " + "the rest of a long note " * 20, user_id="mia\tbo")
+        old.save(tmp_path / "m")
+    loaded = ScopedMemory.load(tmp_path / "m", HashingEncoder(16))
+    [kept] = loaded.get_all(all_scopes=True)["results"]
+    assert len(loaded.store) > 1  # stored as chunks
+    loaded.update(kept["id"], "my card ends 9999 and " + "the rest of a long note " * 20)
+    [now] = loaded.get_all(all_scopes=True)["results"]
+    assert now["memory"].startswith("my card ends 9999") and now["user_id"] == "mia\tbo"
