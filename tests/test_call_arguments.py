@@ -127,3 +127,21 @@ def test_a_freeform_patch_is_a_call_and_is_searched():
     assert memory.search("", call=call, **FARID)["state"]["phase"] == "apply_patch"
     assert memory.live_state(**FARID, call=call).phase == "apply_patch"
     assert live_state(CHAT, call)["phase"] == "apply_patch"
+
+
+def test_state_from_messages_names_the_item_a_responses_call_came_from():
+    """A Responses log's calls are items of their own, joined into one trailing assistant message: the error named
+    that message by the last item's place (messages[2].tool_calls[0], the good call's item, which holds no
+    tool_calls), not the item holding the cut arguments."""
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    from sam_model.integrations.langchain import state_from_messages
+
+    items = [{"type": "message", "role": "user", "content": CHAT[0]["content"]},
+             {"type": "function_call", "name": "schedule_technician", "arguments": CUT, "call_id": "c1"},
+             {"type": "function_call", "name": "schedule_technician", "arguments": GOOD["arguments"], "call_id": "c2"}]
+    with pytest.raises(ValueError) as refused:
+        state_from_messages(items)
+    assert str(refused.value).startswith("messages[1].arguments: not valid JSON"), str(refused.value)
+    with pytest.raises(ValueError) as refused:
+        state_from_messages([items[0], items[2], items[1]])
+    assert str(refused.value).startswith("messages[2].arguments: not valid JSON"), str(refused.value)

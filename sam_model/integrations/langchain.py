@@ -138,7 +138,7 @@ def _decision(messages: Sequence[Any], tool_call: Any) -> tuple[dict[str, Any], 
     if tool_call is None and msgs and msgs[-1].get("role") == "assistant" and msgs[-1].get("tool_calls"):
         tool_call, msgs = msgs[-1]["tool_calls"], msgs[:-1]
         where = f"messages[{len(messages) - 1}].tool_calls"  # the trailing message's: named as the caller sent it
-        names = [f"{where}[{i}]" for i in range(len(tool_call))]
+        names = _trailing_names(messages, len(tool_call), where)
     tracker = TranscriptState(policy=policy_of(msgs))
     for i, m in enumerate(msgs):
         tracker.feed(m, f"message {i}")
@@ -149,6 +149,33 @@ def _decision(messages: Sequence[Any], tool_call: Any) -> tuple[dict[str, Any], 
     parsed = as_calls([_as_call(c) for c in calls], where)
     check_arguments(parsed, names if names is not None else call_names(tool_call, where))  # live_state's rule
     return live_state(msgs, parsed), observation, True
+
+
+def _trailing_names(messages: Sequence[Any], n: int, where: str) -> list[str]:
+    """What the trailing assistant message's ``n`` calls are named in an error, by the caller's messages that hold
+    them: ``messages[i].tool_calls[j]``, or ``messages[i]`` for a message that is one call (a Responses
+    ``function_call`` item: the log's calls are items of their own, joined into one assistant message, and naming them
+    all by the last item's place named a good call's item, which holds no tool_calls). Where the messages do not
+    tell (a message read alone is no assistant message of calls), ``where[j]`` as before."""
+    counts: list[tuple[int, int, bool]] = []  # (message, its calls, whether it is one call item)
+    total, i = 0, len(messages) - 1
+    while total < n and i >= 0:
+        try:
+            alone = openai_messages([messages[i]])
+        except (ValueError, TypeError, KeyError):  # a reader's error (TranscriptFormatError is one)
+            alone = []
+        held = len(alone[-1].get("tool_calls") or ()) if alone and alone[-1].get("role") == "assistant" else 0
+        if held:
+            item = isinstance(messages[i], Mapping) and messages[i].get("type") == "function_call"
+            counts.append((i, held, item and held == 1))
+            total += held
+        elif not alone or alone[-1].get("role") != "assistant":
+            break
+        i -= 1
+    if total != n:
+        return [f"{where}[{j}]" for j in range(n)]
+    return [f"messages[{m}]" if one else f"messages[{m}].tool_calls[{j}]"
+            for m, held, one in reversed(counts) for j in range(held)]
 
 
 class SAMLangChainRetriever(BaseRetriever):
