@@ -40,14 +40,14 @@ def unprintable_scopes(entries: Iterable[Any], where: str, what: str = "memories
     2026-12-06) of a loaded save's memories (``entries``: their ids and scopes; or a replayed log's writes, ``what``),
     naming the file, the field and the value, and how to keep the memories. Not refused: that would lose them, and
     they stay listed (ScopedMemory.get_all(all_scopes=True), MemoryStore.get_all)."""
-    found: dict[tuple[str, str], list] = {}
+    found: dict[tuple[str, str], dict] = {}
     for e in entries:
         for name in SCOPES:
             value = getattr(e, name)
-            if isinstance(value, str) and control_at(value) is not None:
-                found.setdefault((name, value), []).append(e.id)
-    for (name, value), ids in found.items():
-        at = control_at(value)
+            if isinstance(value, str) and control_at(value) is not None:  # a chunk counted as its memory, by its id
+                found.setdefault((name, value), {})[getattr(e, "parent", None) or e.id] = None
+    for (name, value), held in found.items():
+        at, ids = control_at(value), list(held)
         log.warning("%s: %s %r of %d %s (the first %r) holds the control character %r at position %d, which no scope "
                     "takes since 2026-12-06 (a scoped call naming it is refused): its memories are loaded and listed "
                     "by get_all(all_scopes=True); to keep them, add each again under a %s of printable characters "

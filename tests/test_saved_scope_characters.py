@@ -96,10 +96,11 @@ def test_a_logged_write_holding_one_is_replayed_not_refused(tmp_path, monkeypatc
     tenants.close()
 
 
-def test_a_chunked_memory_of_an_old_scope_can_be_updated(tmp_path, monkeypatch):
+def test_a_chunked_memory_of_an_old_scope_can_be_updated(tmp_path, monkeypatch, caplog):
     """A chunked memory's update stores its new chunks in the memory's own scopes through the store's add, which
     refused the old scope's control character: ScopedMemory.update(id, data), given no scope at all, was refused
-    as 'user_id holds the control character', where a memory stored whole was updated."""
+    as 'user_id holds the control character', where a memory stored whole was updated. The load's warning counted
+    the memory's chunks as memories and named a chunk's id, which delete refuses, to delete it by."""
     from sam_model.storeconfig import StoreConfig
 
     def memory() -> ScopedMemory:
@@ -111,9 +112,12 @@ def test_a_chunked_memory_of_an_old_scope_can_be_updated(tmp_path, monkeypatch):
         old = memory()
         old.add("my card ends 4242 and " + "the rest of a long note " * 20, user_id="mia\tbo")
         old.save(tmp_path / "m")
-    loaded = ScopedMemory.load(tmp_path / "m", HashingEncoder(16))
+    with caplog.at_level(logging.WARNING):
+        loaded = ScopedMemory.load(tmp_path / "m", HashingEncoder(16))
     [kept] = loaded.get_all(all_scopes=True)["results"]
     assert len(loaded.store) > 1  # stored as chunks
+    said = [r.getMessage() for r in caplog.records if "control character" in r.getMessage()]
+    assert len(said) == 1 and f"of 1 memories (the first {kept['id']!r})" in said[0], said  # not its chunks
     loaded.update(kept["id"], "my card ends 9999 and " + "the rest of a long note " * 20)
     [now] = loaded.get_all(all_scopes=True)["results"]
     assert now["memory"].startswith("my card ends 9999") and now["user_id"] == "mia\tbo"
