@@ -121,3 +121,31 @@ def test_a_chunked_memory_of_an_old_scope_can_be_updated(tmp_path, monkeypatch, 
     loaded.update(kept["id"], "my card ends 9999 and " + "the rest of a long note " * 20)
     [now] = loaded.get_all(all_scopes=True)["results"]
     assert now["memory"].startswith("my card ends 9999") and now["user_id"] == "mia\tbo"
+
+
+def test_a_write_refused_for_its_scope_is_never_logged(tmp_path, monkeypatch):
+    """An MCP remember's scope is checked by the add, after the write is logged (HTTP's by its body, before): a
+    refused one was taken back from the log, but a server that died between the two (its record fsynced, not yet
+    taken back) replayed it as logged (limits.as_logged) and stored the refused memories in the scope no call may
+    name. The scopes of an add are checked before it is logged, as an update's, a delete's and a delete_all's are."""
+    from serving import keys_file
+
+    from sam_model.serve.tenants import Tenants, read_keys
+    from sam_model.serve.wal import WriteAheadLog
+    from sam_model.store import store_config_of
+
+    def serve() -> Tenants:
+        return Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", HashingEncoder(16),
+                       store_config_of(HashingEncoder(16)))
+
+    tenants = serve()
+    with monkeypatch.context() as died:  # the server dies once the add is refused, before its record is taken back
+        died.setattr(WriteAheadLog, "undo", lambda self, seq: None)
+        with pytest.raises(ValueError, match="user_id holds the control character"):
+            tenants.tenants["acme"].write("add", {"data": "my card ends 4242", "user_id": "mia\tbo"}, checkpoint=False,
+                                          field="text")
+    for tenant in tenants.tenants.values():
+        tenant.release()
+    tenants = serve()
+    assert tenants.tenants["acme"].memory.get_all(all_scopes=True)["results"] == []
+    tenants.close()
