@@ -75,3 +75,16 @@ def test_a_put_replacing_the_opening_item_keeps_its_flag(samstore):
     assert _flags(samstore.store)["///mia.tasks#3"] is False
     samstore.put(NS, "b", {"kind": "user", "text": "and foo in baz.py, twice"})  # not the opener: no flag
     assert sum(_flags(samstore.store).values()) == 1
+
+
+def test_a_put_replacing_the_opening_item_by_no_user_item_gives_the_flag_to_no_later_item(samstore):
+    """The opening item rewritten as a tool's or an agent's item (no task statement any more) is, for the task's
+    opening, the opener deleted (other items are left): its place keeps the flag, so no later item takes it, as
+    when the item is deleted and put again. Before, the next user item after it opened the task, though an earlier
+    user item of the task (b) was left."""
+    samstore.put(NS, "a", {"kind": "user", "text": "fix foo in bar.py"})
+    samstore.put(NS, "b", {"kind": "user", "text": "and foo in baz.py"})
+    samstore.put(NS, "a", {"kind": "tool", "text": "bar.py: 12 lines"})
+    samstore.put(NS, "d", {"kind": "user", "text": "thanks"})
+    deleted = _flags(samstore.store)
+    assert deleted == {"///mia.tasks#1": False, "///mia.tasks#2": False, "///mia.tasks#3": False}, deleted

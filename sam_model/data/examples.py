@@ -174,10 +174,11 @@ class MemoryRecorder:
         self._opener.pop(episode_id, None)
 
     def reopen(self, episode_id: Any, step: int | None) -> None:
-        """The memory at ``step`` is being rewritten as a new event (LangGraph's put of its key): where it opened the
-        episode's current task, that event, if a user event, opens the task again (``opens_task``), as a rewrite in
-        place keeps the flag (ScopedMemory.update), else the task's next user event does; where it did not, nothing
-        changes."""
+        """The memory at ``step`` is being rewritten as a new user event (LangGraph's put of its key): where it
+        opened the episode's current task, that event opens the task again (``opens_task``), as a rewrite in place
+        keeps the flag (ScopedMemory.update); where it did not, nothing changes. Not for an event of another kind: the
+        opener is then as if deleted, its place keeping the flag (the task's next user event took it, though an
+        earlier user event of the task was left)."""
         if step is not None and self._opener.get(episode_id) == step:
             del self._opener[episode_id]
 

@@ -55,6 +55,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from sam_model.data.lives import USER_KIND
 from sam_model.data.schema import Event, State, parse_event
 from sam_model.io import SAMFileError, atomic_dir, json_type, reading, refuse_links, unique_keys
 from sam_model.limits import MAX_K, check_count, check_int, check_step
@@ -238,7 +239,9 @@ class SAMStore(BaseStore):
         memory = None
         if event is not None:  # the memory's own id: a long item stored as chunks is deleted and searched whole
             mark = self.store.recorder.mark([event.episode_id])
-            if old is not None and old.memory is not None:  # the opening item rewritten: its new memory opens
+            if old is not None and old.memory is not None and event.kind == USER_KIND:
+                # the opening item rewritten, a statement still: its new memory opens. Rewritten as a tool's or an
+                # agent's item, it is the opener deleted: its place keeps the flag (no later item takes it)
                 self.store.recorder.reopen(event.episode_id, self.store.memory(old.memory).step)
             try:
                 first = self.store.add([event])[0]
