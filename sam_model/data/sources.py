@@ -238,7 +238,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # parse_header, as SWE-agent's search_file term does; whole, it was said by no event).
 # 98: a Node stack frame whose line ends in CRLF (a terminal's output) is a location too (85 read it only before a
 # newline).
-CONVERSION_VERSION = 98
+# 99: a SQL tool's query is read by its literals (89) only where it opens as a statement with its clause (SELECT
+# ... FROM with an operator or list, WITH name AS (, UPDATE t SET, ...): a search engine's tool named query read
+# "select the best laptop under 1000" as SQL; a capitalised word or two-letter code a state column is compared to
+# (state = 'Texas', state IN ('NY')) is a value, no schema word (92 dropped it); .125 is 0.125, not 125.
+CONVERSION_VERSION = 99
 
 
 @dataclass(frozen=True)

@@ -14,23 +14,35 @@ escaped quote) and unsigned numbers standing alone (not a digit of ``t2`` or ``$
 pattern's leading and trailing ``%`` are dropped (``'%acme%'`` names ``acme``); the count after ``LIMIT``,
 ``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
 setting); a word a status-like column is compared to (``state = 'ready'``, ``order_status IN ('failed')``) is the
-schema's vocabulary, as the column is (traced, ``ready`` went to a ``get_pods`` listing whose header says READY).
-A text that does not open as a statement (``SELECT``, ``WITH``, ``INSERT``, ``UPDATE``, ``DELETE``, ``MERGE``,
-``EXPLAIN``, ``VALUES``, after any opening parentheses), one whose quotes or comments do not close, and one with no
-literal are None: read whole, as the spec reads them.
+schema's vocabulary, as the column is (traced, ``ready`` went to a ``get_pods`` listing whose header says READY),
+where it is written as the schema writes its words, in lower case or as a constant (``PENDING``): a capitalised
+word or a two-letter code is a place or name the conversation gave (``state = 'Texas'``, ``state IN ('NY')``).
+A text that does not open as a statement with its clause (``SELECT ... FROM`` with an operator or list,
+``WITH name AS (``, ``INSERT INTO``, ``UPDATE t SET``, ``DELETE FROM``, ``MERGE INTO``, ``VALUES (``, any of them
+after ``EXPLAIN`` or opening parentheses: English opens with select, with, explain, update and delete too, and a
+search engine's tool named ``query`` is a SQL tool by its name), one whose quotes or comments do not close, and one
+with no literal are None: read whole, as the spec reads them.
 """
 
 from __future__ import annotations
 
 import re
 
-STATEMENT = re.compile(r"\s*(?:\(\s*)*(?:select|with|insert|update|delete|merge|explain|values)\b", re.IGNORECASE)
+# a statement's opening with the clause that makes it one: English opens with select, with, explain, update, delete
+# and values too (a search engine's query "select the best laptop under 1000", a tool named query), so the keyword
+# alone is no SQL; a SELECT names FROM and an operator or a list (* ( = < > , ;), a WITH a name AS (, an UPDATE SET
+STATEMENT = re.compile(
+    r"\s*(?:\(\s*)*(?:explain\b(?:\s*\([^)]*\))?(?:\s+(?:analyze|verbose|query\s+plan|format\s+\w+))*\s+)?(?:"
+    r"select\b(?=.*[*(=<>,;]).*?\bfrom\b"
+    r"|with\s+(?:recursive\s+)?[\w\"`]+(?:\s*\([^)]*\))?\s+as\s+(?:not\s+)?(?:materialized\s+)?\("
+    r"|insert\s+(?:ignore\s+)?into\b|update\s+[\w.\"`]+(?:\s+(?:as\s+)?\w+)?\s+set\b|delete\s+from\b"
+    r"|merge\s+into\b|values\s*\()", re.IGNORECASE | re.DOTALL)
 # the keywords whose number is how many rows to show or skip, no value the conversation gave
 COUNT_KEYWORDS = frozenset({"limit", "offset", "top", "first", "next"})
 PATTERN_KEYWORDS = frozenset({"like", "ilike"})
 _WORD = re.compile(r"[^\W\d][\w$]*")  # a name or keyword (Unicode letters too), or ``$1``'s placeholder below
 _PLACEHOLDER = re.compile(r"\$\w*")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_NUMBER = re.compile(r"(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?")  # .125 too
 _DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
 _CLOSING = {'"': '"', "`": "`"}  # quoted identifiers (MySQL's backticks): names, no values
 # the words of a column whose values are the schema's own vocabulary (status, order_state, type, kind): a word it is
@@ -38,7 +50,9 @@ _CLOSING = {'"': '"', "`": "`"}  # quoted identifiers (MySQL's backticks): names
 ENUM_COLUMN_WORDS = frozenset({"status", "state", "type", "kind", "mode", "level", "phase", "stage"})
 # the words between a column and what it is compared to (status NOT IN (...), name ILIKE '...'): no column
 OPERATOR_WORDS = frozenset({"in", "not", "like", "ilike", "any", "all", "some", "array", "is", "similar", "to"})
-_ENUM_VALUE = re.compile(r"[A-Za-z][A-Za-z_]*")
+# the schema's words are written in lower case (ready, in_progress) or as a constant (PENDING); a capitalised word or
+# a two-letter code is a place or a name the conversation gave (state = 'Texas', state IN ('NY', 'NJ'))
+_ENUM_VALUE = re.compile(r"[a-z][a-z_]*|[A-Z][A-Z_]{2,}")
 _NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -83,7 +97,7 @@ def sql_literals(text: str) -> list[str | int | float] | None:
         elif (m := _WORD.match(text, i) or _PLACEHOLDER.match(text, i)) is not None:
             previous, i = m.group(0).lower(), m.end()
             column = column if previous in OPERATOR_WORDS else m.group(0)
-        elif c.isdecimal():
+        elif c.isdecimal() or c == "." and text[i + 1:i + 2].isdecimal() and not _joined(text, i):
             m = _NUMBER.match(text, i)
             word, i = m.group(0), m.end()
             if i < n and (text[i].isalnum() or text[i] == "_"):  # 3rd, 2x: part of a word, no number
@@ -106,6 +120,11 @@ def _is_enum(column: str, value: str) -> bool:
     ``in_progress``) and a column whose name says status, state, type, kind, ... (:data:`ENUM_COLUMN_WORDS`)."""
     return bool(_ENUM_VALUE.fullmatch(value)) and bool(
         ENUM_COLUMN_WORDS.intersection(w.lower() for w in _NAME_PART.findall(column)))
+
+
+def _joined(text: str, i: int) -> bool:
+    """Whether the ``.`` at ``i`` joins a name to what follows (``t.5``, ``"t".col``), so no fraction opens there."""
+    return i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_$\"`]")
 
 
 def _string(text: str, start: int) -> tuple[str | None, int]:
