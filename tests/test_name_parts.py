@@ -74,3 +74,25 @@ def test_says_alone():
     assert says_alone("it's prod-eu-west, not prod-eu", "prod-eu") and not says_alone("prod-eu-west", "prod-eu")
     assert says_alone("deploy -ledger", "ledger") and says_alone("ledger- ", "ledger")  # a dash of no name
     assert says_alone("ledger api", "ledger_api")  # the spec's variants, as says reads them
+
+
+def test_a_number_or_code_inside_a_range_or_route_keeps_the_spec_first_event():
+    """A hyphen between numbers is a range (a budget of 800-1200), between capitals a route or key (JFK-LAX): the
+    hyphenated mention is what gave the value, and a later event that says it alone by chance (a loyalty balance
+    of 1200, the user's home airport) is no better label; the spec's first event stays the label."""
+    events = convert([
+        {"role": "user", "content": "I need a laptop for video editing, budget is 800-1200 dollars. Also JFK-LAX "
+                                    "flight on 2026-05-03 for the trip. user id u_4411"},
+        call("u1", "get_user", user_id="u_4411"),
+        {"role": "tool", "tool_call_id": "u1",
+         "content": json.dumps({"user_id": "u_4411", "loyalty_points": 1200, "home_airport": "JFK"})},
+        {"role": "assistant", "content": "Thanks, looking now."},
+        call("s1", "search_products", category="laptops", max_price=1200),
+        {"role": "tool", "tool_call_id": "s1", "content": "[]"},
+        {"role": "assistant", "content": "No laptops found; now the flight."},
+        call("f1", "search_flights", origin="JFK", destination="LAX", date="2026-05-03"),
+    ])
+    assert events[3]["meta"]["needed"] == {"max_price": ["1200"]}
+    assert events[3]["useful_memory_steps"] == [0]  # the user's budget, not the loyalty balance
+    assert events[6]["meta"]["needed"] == {"origin": ["jfk"], "destination": ["lax"], "date": ["2026-05-03"]}
+    assert events[6]["useful_memory_steps"] == [0]  # the user's route, not the profile's home airport

@@ -62,6 +62,15 @@ def says_alone(text_norm: str, s: str) -> bool:
                for v in variants)
 
 
+def is_name_part(value: Any) -> bool:
+    """Whether a hyphenated name that holds ``value`` is a longer name built of it, so that an event saying it alone
+    is its better label (:func:`says_alone`): a string with a letter and no capital, as the names a hyphen joins are
+    written (Kubernetes objects, services, regions: ``ledger`` of ``ledger-api``). A hyphen between numbers is a
+    range, a date or a phone number (a budget of ``800-1200``), between capitals a route or a key (``JFK-LAX``,
+    ``PAY-4521``): there the hyphenated mention is what gave the value, and the spec's first event stays its label."""
+    return isinstance(value, str) and any(c.isalpha() for c in value) and value == value.lower()
+
+
 def number_forms(value: Any) -> list[str]:
     """The normalised forms a text may say ``value`` in: ``norm(value)``, and for a JSON number (the extension of
     :mod:`sam_model.data.toolstate`'s doc, "amounts") its two-digit form where it has one decimal digit (45.6: 45.60)

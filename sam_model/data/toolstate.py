@@ -42,7 +42,10 @@ spec's whole token ends at a hyphen, so ``ledger-api`` says ``ledger``: where an
 ones that say it only inside a hyphenated name (the user's question about ``ledger-api``)
 (:func:`~sam_model.data.sayings.says_alone`). Where none says it alone (a deployment named only by its pods,
 ``payments-api-7f9c6d8b5-2xkqp``), those that say it inside a name are its label as before; whether the decision
-event (its observation) or the policy says it is the spec's reading as before.
+event (its observation) or the policy says it is the spec's reading as before. The preference is a name's
+(:func:`~sam_model.data.sayings.is_name_part`: a string with a letter and no capital, as hyphen-joined names are
+written): a number inside a range (a budget of ``800-1200``) or a code inside a route (``JFK-LAX``) was given by that
+mention, and a later event that says it alone by chance (a loyalty balance of 1200) is no better label.
 
 **An extension of the spec for SQL tools: a query is traced by its literals** (:mod:`sam_model.data.sqlwords`, of
 :func:`sam_model.data.toolarguments.is_sql_query`): its string and number literals, not its schema names, so
@@ -173,7 +176,7 @@ from sam_model.data.eventtexts import call_text, cut_text, result_shape
 from sam_model.data.formats import to_chat
 from sam_model.data.formats.base import CWD, CWD_BY_CALLS, FAILED, TranscriptFormatError
 from sam_model.data.lineranges import PageBound
-from sam_model.data.sayings import Sayings, mask_constraints, number_forms, whole_amount
+from sam_model.data.sayings import Sayings, is_name_part, mask_constraints, number_forms, whole_amount
 from sam_model.data.searchhits import hit_lines
 from sam_model.data.shellpaths import relative_paths
 from sam_model.data.shellwords import command_words
@@ -665,9 +668,10 @@ class TranscriptState:
                for n, s in enumerate(forms)):
             return "policy", []
         # the events that say it alone where there are any, not those that say it inside a longer hyphenated name
-        # (says_alone: ledger-api said namespace ledger, the catalog's row gave it)
+        # (says_alone: ledger-api said namespace ledger, the catalog's row gave it); a name's part alone, not a
+        # number of a range (800-1200) or a code of a route (JFK-LAX): is_name_part
         alone = [i for i in hits if any(self._sayings.alone(texts, i, s) and (n == 0 or whole_amount(texts[i], s))
-                                        for n, s in enumerate(forms))]
+                                        for n, s in enumerate(forms))] if is_name_part(value) else []
         return ("needed", alone or hits) if hits else ("untraceable", [])
 
     def _showed(self, file: str, value: Any, hits: Collection[int]) -> list[int]:
