@@ -56,3 +56,11 @@ def test_a_place_or_code_a_state_column_holds_is_a_value():
 def test_a_fraction_written_without_its_zero():
     assert sql_literals("SELECT * FROM loans WHERE rate > .125") == [0.125]
     assert sql_literals("SELECT t.x FROM t WHERE t.id = 4521") == [4521]
+
+
+def test_a_backslash_escaped_quote_is_read_as_mysql_and_postgres_e_strings_read_it():
+    """MySQL's strings and PostgreSQL's E'' strings escape a quote with a backslash: O\\'Brien's quote was read as
+    the string's end, the rest of the query did not scan, and the whole query (free text) traced nothing."""
+    assert sql_literals("SELECT * FROM t WHERE name = E'O\\'Brien' AND id = 4521") == ["O'Brien", 4521]
+    assert sql_literals("SELECT * FROM t WHERE name = 'O\\'Brien' AND city = 'Cork'") == ["O'Brien", "Cork"]
+    assert sql_literals("SELECT * FROM t WHERE path = 'C:\\' AND id = 4521") == ["C:\\", 4521]  # standard SQL's

@@ -246,7 +246,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # letter and no capital): a number inside a range (a budget of 800-1200) or a code inside a route (JFK-LAX) keeps
 # the spec's first event as its label, not a later event that says it alone by chance (a loyalty balance of 1200);
 # the 600 generated worlds (free, seed 0) convert byte for byte as before 91 again.
-CONVERSION_VERSION = 100
+# 101: a SQL query that does not scan for a backslash-escaped quote (MySQL's 'O\'Brien', PostgreSQL's E'O\'Brien')
+# is read with the backslash escaping the next character, by its literals (89), not whole as free text.
+CONVERSION_VERSION = 101
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ that reason), its literals what this conversation asked about.
 
 Nothing is parsed as SQL: a small scanner reads past comments (``--``, ``/* */``), quoted identifiers (``"Tenant
 Id"``, MySQL's backticks) and dollar-quoted bodies (``$$...$$``, code), and reads single-quoted strings (``''`` an
-escaped quote) and unsigned numbers standing alone (not a digit of ``t2`` or ``$1``). A ``LIKE`` / ``ILIKE``
-pattern's leading and trailing ``%`` are dropped (``'%acme%'`` names ``acme``); the count after ``LIMIT``,
+escaped quote; a backslash escapes one too where the query does not scan without, as MySQL's strings and
+PostgreSQL's ``E''`` read it) and unsigned numbers standing alone (not a digit of ``t2`` or ``$1``). A ``LIKE`` /
+``ILIKE`` pattern's leading and trailing ``%`` are dropped (``'%acme%'`` names ``acme``); the count after ``LIMIT``,
 ``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
 setting); a word a status-like column is compared to (``state = 'ready'``, ``order_status IN ('failed')``) is the
 schema's vocabulary, as the column is (traced, ``ready`` went to a ``get_pods`` listing whose header says READY),
@@ -62,6 +63,15 @@ def sql_literals(text: str) -> list[str | int | float] | None:
     ``text`` opens no statement, does not scan (a quote or comment left open) or names no literal."""
     if not STATEMENT.match(text):
         return None
+    found = _scan(text, backslash=False)
+    if found is None and "\\" in text:  # MySQL's strings, PostgreSQL's E'': O\'Brien's quote ended its string
+        found = _scan(text, backslash=True)
+    return found or None
+
+
+def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
+    """The literals of ``text`` (:func:`sql_literals`), a backslash escaping the next character of a string where
+    ``backslash``; None where a quote or comment does not close."""
     out: list[str | int | float] = []
     previous = ""  # the last keyword-like word, lower case: what a literal follows
     column = ""  # the last name that is no operator's word: what a literal is compared to
@@ -77,7 +87,7 @@ def sql_literals(text: str) -> list[str | int | float] | None:
                 return None
             i = end + 2
         elif c == "'":
-            value, i = _string(text, i)
+            value, i = _string(text, i, backslash)
             if value is None:
                 return None
             value = value.strip("%") if previous in PATTERN_KEYWORDS else value
@@ -112,7 +122,7 @@ def sql_literals(text: str) -> list[str | int | float] | None:
             if not c.isspace() and c not in "(":
                 previous = previous if c == "," and previous in COUNT_KEYWORDS else ""
             i += 1
-    return out or None
+    return out
 
 
 def _is_enum(column: str, value: str) -> bool:
@@ -127,14 +137,19 @@ def _joined(text: str, i: int) -> bool:
     return i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_$\"`]")
 
 
-def _string(text: str, start: int) -> tuple[str | None, int]:
-    """The single-quoted string opening at ``start`` (``''`` one quote) and the index past it; None where it does
-    not close."""
-    parts, i = [], start + 1
+def _string(text: str, start: int, backslash: bool = False) -> tuple[str | None, int]:
+    """The single-quoted string opening at ``start`` (``''`` one quote; ``\\'`` too where ``backslash``) and the
+    index past it; None where it does not close."""
+    parts, i, end = [], start + 1, start
     while True:
-        end = text.find("'", i)
+        end = text.find("'", i) if end < i else end  # kept past an escape before it: linear in the string
         if end < 0:
             return None, len(text)
+        escape = text.find("\\", i, end) if backslash else -1
+        if escape >= 0:  # the character after a backslash is itself, a quote too
+            parts.append(text[i:escape] + text[escape + 1:escape + 2])
+            i = escape + 2
+            continue
         parts.append(text[i:end])
         if text.startswith("''", end):
             parts.append("'")
