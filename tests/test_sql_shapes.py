@@ -31,7 +31,11 @@ def test_english_that_opens_with_a_keyword_is_no_statement():
                             ("UPDATE t SET note = 'late' WHERE order_id = 88123", ["late", 88123]),
                             ("DELETE FROM t WHERE id = 4521", [4521]),
                             ("INSERT INTO t VALUES ('acme', 4521)", ["acme", 4521]),
-                            ("(SELECT id FROM t WHERE x = 'a') UNION (SELECT id FROM u WHERE x = 'b')", ["a", "b"])):
+                            ("(SELECT id FROM t WHERE x = 'a') UNION (SELECT id FROM u WHERE x = 'b')", ["a", "b"]),
+                            # a filter of no sign: LIKE, BETWEEN
+                            ("SELECT id FROM orders WHERE tenant LIKE 'acme%'", ["acme"]),
+                            ("SELECT name FROM users WHERE email ILIKE '%acme.com'", ["acme.com"]),
+                            ("SELECT id FROM orders WHERE total BETWEEN 1000 AND 5000", [1000, 5000])):
         assert sql_literals(query) == literals, query
 
 

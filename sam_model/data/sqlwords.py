@@ -18,7 +18,7 @@ setting); a word a status-like column is compared to (``state = 'ready'``, ``ord
 schema's vocabulary, as the column is (traced, ``ready`` went to a ``get_pods`` listing whose header says READY),
 where it is written as the schema writes its words, in lower case or as a constant (``PENDING``): a capitalised
 word or a two-letter code is a place or name the conversation gave (``state = 'Texas'``, ``state IN ('NY')``).
-A text that does not open as a statement with its clause (``SELECT ... FROM`` with an operator or list,
+A text that does not open as a statement with its clause (``SELECT ... FROM`` with an operator, list or clause,
 ``WITH name AS (``, ``INSERT INTO``, ``UPDATE t SET``, ``DELETE FROM``, ``MERGE INTO``, ``VALUES (``, any of them
 after ``EXPLAIN`` or opening parentheses: English opens with select, with, explain, update and delete too, and a
 search engine's tool named ``query`` is a SQL tool by its name), one whose quotes or comments do not close, and one
@@ -31,10 +31,11 @@ import re
 
 # a statement's opening with the clause that makes it one: English opens with select, with, explain, update, delete
 # and values too (a search engine's query "select the best laptop under 1000", a tool named query), so the keyword
-# alone is no SQL; a SELECT names FROM and an operator or a list (* ( = < > , ;), a WITH a name AS (, an UPDATE SET
+# alone is no SQL; a SELECT names FROM and an operator, a list (* ( = < > , ;) or a clause's keyword (WHERE, LIKE,
+# BETWEEN, JOIN, LIMIT, GROUP BY, ORDER BY), a WITH a name AS (, an UPDATE SET
 STATEMENT = re.compile(
     r"\s*(?:\(\s*)*(?:explain\b(?:\s*\([^)]*\))?(?:\s+(?:analyze|verbose|query\s+plan|format\s+\w+))*\s+)?(?:"
-    r"select\b(?=.*[*(=<>,;]).*?\bfrom\b"
+    r"select\b(?=.*(?:[*(=<>,;]|\b(?:where|like|ilike|between|join|limit|group\s+by|order\s+by)\b)).*?\bfrom\b"
     r"|with\s+(?:recursive\s+)?[\w\"`]+(?:\s*\([^)]*\))?\s+as\s+(?:not\s+)?(?:materialized\s+)?\("
     r"|insert\s+(?:ignore\s+)?into\b|update\s+[\w.\"`]+(?:\s+(?:as\s+)?\w+)?\s+set\b|delete\s+from\b"
     r"|merge\s+into\b|values\s*\()", re.IGNORECASE | re.DOTALL)
