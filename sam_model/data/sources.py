@@ -240,6 +240,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # newline).
 # 99: a SQL tool's query is read by its literals (89) only where it opens as a statement with its clause (SELECT
 # ... FROM with an operator or list, WITH name AS (, UPDATE t SET, ...): a search engine's tool named query read
+# 100: a SQL tool's query is read by its literals (89) only where it opens as a statement with its clause (SELECT
+# ... FROM with an operator, list or clause keyword, WITH name AS (, UPDATE t SET, ...): a search tool named query read
 # "select the best laptop under 1000" as SQL; a capitalised word or two-letter code a state column is compared to
 # (state = 'Texas', state IN ('NY')) is a value, no schema word (92 dropped it); .125 is 0.125, not 125.
 # 100: the preference of 91 for the events that say a value alone is a name's (sayings.is_name_part: a string with a
