@@ -564,6 +564,7 @@ def test_data_given_twice_advises_what_works_for_files(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "--data given twice" in err and "folder" not in err, err
     assert "run once per log" in err and f"cat {files[0]} {files[1]} >" in err, err
+    assert "conversation id the two logs share is refused" in err, err  # the joined file's one way to fail
     folders = [tmp_path / "claude", tmp_path / "codex"]
     for f in folders:
         f.mkdir()

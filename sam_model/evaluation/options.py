@@ -41,13 +41,15 @@ class Once(argparse.Action):
 def _advice(first: str, second: str) -> str:
     """What to do with two logs given to an option that reads one. Two folders of sessions or trajectories are read
     as one folder holding both; files are not (a folder of transcript ``.jsonl`` files is no layout, and the advice
-    to make one was refused when followed): run once per log, or join JSON Lines logs of one format into one file."""
+    to make one was refused when followed): run once per log, or join JSON Lines logs of one format into one file,
+    whose conversation ids must differ (two exports of the same conversations, or two logs numbered from 1, join into
+    a file the reader refuses for its repeated id)."""
     if os.path.isdir(first) and os.path.isdir(second):
         return "give a folder holding both (a folder's sessions are read in each one's format) or run once per log"
     for suffix in (".jsonl", ".jsonl.gz"):  # JSON Lines join by cat (gzip streams too); a .json document does not
         if str(first).endswith(suffix) and str(second).endswith(suffix):
             return (f"run once per log, or join logs of one format into one file (cat {first} {second} > "
-                    f"both{suffix})")
+                    f"both{suffix}; a conversation id the two logs share is refused there, as one logged twice)")
     return "run once per log"
 
 
