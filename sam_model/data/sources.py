@@ -239,8 +239,6 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 98: a Node stack frame whose line ends in CRLF (a terminal's output) is a location too (85 read it only before a
 # newline).
 # 99: a SQL tool's query is read by its literals (89) only where it opens as a statement with its clause (SELECT
-# ... FROM with an operator or list, WITH name AS (, UPDATE t SET, ...): a search engine's tool named query read
-# 100: a SQL tool's query is read by its literals (89) only where it opens as a statement with its clause (SELECT
 # ... FROM with an operator, list or clause keyword, WITH name AS (, UPDATE t SET, ...): a search tool named query read
 # "select the best laptop under 1000" as SQL; a capitalised word or two-letter code a state column is compared to
 # (state = 'Texas', state IN ('NY')) is a value, no schema word (92 dropped it); .125 is 0.125, not 125.
