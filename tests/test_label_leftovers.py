@@ -5,7 +5,7 @@ separators. Each test writes the smallest call or transcript that showed the wro
 from __future__ import annotations
 
 import pytest
-from shell_calls import claude_session, decide, needed
+from shell_calls import decide, needed
 
 from sam_model.data.formats.numbered import _grep_named, call_lines
 from sam_model.data.sayings import says
@@ -119,13 +119,9 @@ def test_another_tools_location_names_its_line_of_its_file(command, output, file
 def test_a_line_another_tools_location_named_is_traced_to_it(tmp_path, command, output, file):
     """sed -n '212,240p' FILE after a build or run that named FILE's line 212 is labelled by that output, not by the
     user's 'issue #212' (the first event that says 212)."""
-    events = claude_session(tmp_path, "The cart total is wrong, see issue #212.",
-                            ("Bash", {"command": command}, output),
-                            ("Bash", {"command": "ls"}, "README.md"),
-                            ("Bash", {"command": f"sed -n '212,240p' {file}"}, "    total(rows)"))
-    run = next(e["step"] for e in events if e["kind"] == "result")
-    decision = [e for e in events if "212" in e.get("meta", {}).get("needed", {}).get("command", [])]
-    assert len(decision) == 1 and decision[0]["useful_memory_steps"] == [run]
+    from test_locations import assert_traced_to_the_run
+
+    assert_traced_to_the_run(tmp_path, command, output, file)
 
 
 @pytest.mark.parametrize("line", ["    at async Promise.all (index 0)", "    at node:internal/main:12:5",
@@ -162,19 +158,25 @@ def test_gemini_search_file_content_shows_its_hit_lines():
 def test_a_read_at_a_gemini_search_hit_is_traced_to_the_search(tmp_path):
     """read_file(start_line=212) of the file whose line 212 search_file_content printed: labelled by the search, not
     by the user's 'line 212' (the first event saying 212)."""
+
+    assert_read_traced_to_the_search(tmp_path, "search_file_content")
+
+
+def assert_read_traced_to_the_search(tmp_path, tool: str) -> None:
+    """The user's 'line 212', Gemini CLI's search ``tool`` printing L212: of tax.py, a listing, then
+    read_file(start_line=212): the start line is labelled by the search, not by the user."""
     from test_cwd_paths import CWD, TAX, gemini_session
     from test_format_gemini_cli import read, write
     from test_swe_agent import step_of
 
     records = gemini_session(("user", "Totals are off by a cent, the rounding at line 212 looks wrong"),
                              ("call", "l1", "list_directory", {"dir_path": CWD}, "[DIR] invoicer"),
-                             ("call", "s1", "search_file_content", {"pattern": "round(", "dir_path": "invoicer"},
-                              GEMINI_HITS),
+                             ("call", "s1", tool, {"pattern": "round(", "dir_path": "invoicer"}, GEMINI_HITS),
                              ("call", "l2", "run_shell_command", {"command": "ls tests"}, "test_tax.py"),
                              ("call", "r1", "read_file", {"absolute_path": TAX, "start_line": 212, "end_line": 230},
                               "return round(total * rate, 2)"))
     events, _ = read(write(tmp_path / "session-1.jsonl", records))
-    issue, search = step_of(events, "user", "Totals"), step_of(events, "result", "search_file_content: Found")
+    issue, search = step_of(events, "user", "Totals"), step_of(events, "result", f"{tool}: Found")
     got = next((e["useful_memory_steps"] for e in events if "start_line" in e.get("meta", {}).get("needed", {})), [])
     assert search in got and issue not in got
 

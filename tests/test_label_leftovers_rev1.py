@@ -5,7 +5,7 @@ Each test writes the smallest transcript an agent writes that got a wrong label 
 from __future__ import annotations
 
 import pytest
-from test_label_leftovers import FOUND, READER, WINDOW
+from test_label_leftovers import FOUND, READER, WINDOW, assert_read_traced_to_the_search
 
 from sam_model.data.chatmessages import ToolCall
 from sam_model.data.sayings import says
@@ -100,33 +100,18 @@ def test_an_amount_with_separators_is_still_one_number():
     assert not says("(total 3,500)", "500") and says("[3,500]", "500")  # between brackets: JSON's items 3 and 500
 
 
-GEMINI_HITS = ('Found 2 matches for pattern "round(" in path "invoicer":\n---\nFile: tax.py\nL212: return round(total *'
-               ' rate, 2)\nL230: return round(x, 2)\n---')
-
-
 def test_gemini_cli_grep_search_shows_its_hit_lines(tmp_path):
     """Gemini CLI's search tool is grep_search since its rename (GREP_TOOL_NAME; search_file_content before), its
     output the same: its L212: hits were read as no line, so read_file(start_line=212) after it was labelled by the
     user's 'line 212'. Context lines (L211-, its context arguments) are shown lines too, as grep -C's 211-code."""
-    from test_cwd_paths import CWD, TAX, gemini_session
-    from test_format_gemini_cli import read, write
-    from test_swe_agent import step_of
+    from test_cwd_paths import CWD
 
     from sam_model.data.formats.numbered import call_lines
 
     _, reader = call_lines("grep_search", {"pattern": "round(", "dir_path": "invoicer", "context": 1}, CWD)
     context = 'Found 1 match for pattern "round(" in path "invoicer":\n---\nFile: tax.py\nL211- x\nL212: round(y)\n---'
     assert reader is not None and reader(context) == {f"{CWD}/invoicer/tax.py": [211, 212]}
-    records = gemini_session(("user", "Totals are off by a cent, the rounding at line 212 looks wrong"),
-                             ("call", "l1", "list_directory", {"dir_path": CWD}, "[DIR] invoicer"),
-                             ("call", "s1", "grep_search", {"pattern": "round(", "dir_path": "invoicer"}, GEMINI_HITS),
-                             ("call", "l2", "run_shell_command", {"command": "ls tests"}, "test_tax.py"),
-                             ("call", "r1", "read_file", {"absolute_path": TAX, "start_line": 212, "end_line": 230},
-                              "return round(total * rate, 2)"))
-    events, _ = read(write(tmp_path / "session-1.jsonl", records))
-    issue, search = step_of(events, "user", "Totals"), step_of(events, "result", "grep_search: Found")
-    got = next((e["useful_memory_steps"] for e in events if "start_line" in e.get("meta", {}).get("needed", {})), [])
-    assert search in got and issue not in got
+    assert_read_traced_to_the_search(tmp_path, "grep_search")
 
 
 def test_a_cell_output_with_jupyter_line_ends_shows_its_lines(tmp_path):

@@ -53,6 +53,12 @@ def test_a_line_a_location_named_is_traced_to_it(tmp_path, command, output, file
     """sed -n '212,240p' FILE after a run that named FILE's line 212: the rule for line numbers labels 212 with the
     run's output, which said that line of that file; the user's 'issue #212' (the first event saying 212) had been its
     label."""
+    assert_traced_to_the_run(tmp_path, command, output, file)
+
+
+def assert_traced_to_the_run(tmp_path, command: str, output: str, file: str) -> None:
+    """The user's 'issue #212', then ``command`` printing ``output`` (a location of ``file``'s line 212), then
+    sed -n '212,240p' FILE: its 212 is labelled by the run's output alone."""
     events = claude_session(tmp_path, "The cart total is wrong, see issue #212.",
                             ("Bash", {"command": command}, output),
                             ("Bash", {"command": "ls"}, "README.md"),
