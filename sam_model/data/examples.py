@@ -15,6 +15,7 @@ from typing import Any, Literal
 from sam_model.data.lives import SOURCE_KEY, USER_KIND, task_starts
 from sam_model.data.provenance import adopted_values
 from sam_model.data.reader import Episode
+from sam_model.data.reuse import Uses, earlier_uses
 from sam_model.data.schema import Event, State
 from sam_model.data.text import constraints_delta, content_text, memory_to_text, state_to_text
 
@@ -63,6 +64,7 @@ class RetrievalExample:
     cutoff: int
     relevant_ids: frozenset[str]
     task_start: int | None = None  # step where the decision's task began (sam_model.data.lives.task_starts)
+    used: Uses = ()  # memories earlier decisions of its task labelled, with their latest use (sam_model.data.reuse)
 
     @property
     def state_text(self) -> str:
@@ -277,11 +279,13 @@ def iter_examples(episodes: Iterable[Episode]) -> Iterator[RetrievalExample]:
     offset = 0
     for ep in episodes:
         starts = task_starts(ep.events)
+        used = earlier_uses([e.step for e in ep.events],
+                            [e.useful_memory_steps or () for e in ep.events], starts)
         for i, e in enumerate(ep.events):
             if e.is_decision_point:
                 relevant = frozenset(MemoryRecord.make_id(ep.episode_id, s) for s in e.useful_memory_steps)
                 yield RetrievalExample(ep.episode_id, e.step, e.state, e.text, offset, offset + i, relevant,
-                                       starts[i])
+                                       starts[i], used[i])
         offset += len(ep.events)
 
 

@@ -8,6 +8,8 @@ Every method turns a query (state + observation) into a ranking of its candidate
 - ``recency``: newest first, what a plain sliding window gives;
 - ``task-first``: the task as the user gave it first, then newest first: a sliding window that pins the
   conversation's opening request, as many agents keep it in their prompt (:class:`TaskFirstMethod`);
+- ``used-first``: the memories the task's earlier tool calls took values from (their labels), latest use first,
+  then newest first (:class:`UsedFirstMethod`);
 - ``bm25`` / ``bm25-state``: lexical search (bm25s) with the observation / the state as text;
 - ``dense`` / ``dense-state``: untrained MiniLM sentence vectors of the observation / the state as
   text against the memory texts, i.e. content-only vector search as most agent memories do it.
@@ -31,11 +33,18 @@ import torch
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
 from sam_model.encoding import Encoder
 from sam_model.evaluation.data import EvalData
-from sam_model.evaluation.ranking import rank_range, rank_recency, rank_scores, rank_task_first, rank_vectors
+from sam_model.evaluation.ranking import (
+    rank_range,
+    rank_recency,
+    rank_scores,
+    rank_task_first,
+    rank_used_first,
+    rank_vectors,
+)
 from sam_model.store import MemoryStore
 from sam_model.storeconfig import StoreConfig
 
-BASELINES = ("recency", "task-first", "bm25", "bm25-state", "dense", "dense-state")
+BASELINES = ("recency", "task-first", "used-first", "bm25", "bm25-state", "dense", "dense-state")
 
 
 class Method(Protocol):
@@ -254,6 +263,29 @@ class TaskFirstMethod:
         return time.perf_counter() - t0
 
 
+class UsedFirstMethod:
+    """The memories earlier decisions of the task took values from first, the latest used first, then every other
+    memory newest first: a rule with no model.
+
+    A decision point's labels trace its call's argument values back to the events that first said them, so once
+    a call is made its labels are known (sam_model.data.reuse); a memory that supplied a value is likely to supply
+    again (an issue statement many calls, a user id message one). The used memories go first, ordered by their
+    latest use (then newest), and the rest keep recency's order, as ``task-first`` pins its statement. A decision
+    with no earlier labelled decision in its task is ranked as recency ranks it. Only earlier decisions count:
+    never the decision's own labels (what it is scored on) or a later one's.
+    """
+
+    name = "used-first"
+
+    def rank(self, data, scope, depth, jitter):
+        return rank_used_first(data.memories, data.examples, scope, depth)
+
+    def time_query(self, data, i, scope, depth, jitter):
+        t0 = time.perf_counter()
+        rank_used_first(data.memories, data.examples[i : i + 1], scope, depth)
+        return time.perf_counter() - t0
+
+
 class BM25Index:
     """One bm25s index over all memory texts, shared by both BM25 baselines (IDF over the whole log)."""
 
@@ -345,6 +377,7 @@ def make_baselines(names: Sequence[str], data: EvalData, bert_path: str | None =
     makers: dict[str, Callable[[], Method]] = {
         "recency": RecencyMethod,
         "task-first": TaskFirstMethod,
+        "used-first": UsedFirstMethod,
         "bm25": lambda: BM25Method("bm25", observation, bm25_content),
         "bm25-state": lambda: BM25Method("bm25-state", state_text, bm25_state),
         "dense": lambda: dense("dense", observation, content_vectors),

@@ -138,3 +138,27 @@ def rank_task_first(memories: Sequence[MemoryRecord], examples: Sequence[Retriev
             ranked = np.concatenate([np.array(first, dtype=np.int64), rest])
         out.append(ranked[:depth])
     return out
+
+
+def used_memories(memories: Sequence[MemoryRecord], ex: RetrievalExample) -> list[int]:
+    """Positions of the decision's memories that earlier decisions of its task labelled (``ex.used``,
+    sam_model.data.reuse), the latest used first, then the newest; a chunked event's chunks in text order."""
+    last = dict(ex.used)
+    if not last:
+        return []
+    own = [p for p in range(ex.episode_start, ex.cutoff) if memories[p].step in last]
+    return sorted(own, key=lambda p: (-last[memories[p].step], -memories[p].step, p))
+
+
+def rank_used_first(memories: Sequence[MemoryRecord], examples: Sequence[RetrievalExample], scope: Scope,
+                    depth: int) -> list[np.ndarray]:
+    """The memories the task's earlier decisions used first (:func:`used_memories`), then every other candidate
+    newest first, as :func:`rank_task_first` puts its statement first."""
+    out = []
+    for ex in examples:
+        first = used_memories(memories, ex)
+        ranked = rank_recency([ex], scope, depth + len(first))[0]
+        if first:
+            ranked = np.concatenate([np.array(first, dtype=np.int64), ranked[~np.isin(ranked, first)]])
+        out.append(ranked[:depth])
+    return out

@@ -1,0 +1,34 @@
+"""Which memories the task's earlier decisions already used: a causal signal the episode itself gives.
+
+A decision point's labels (``useful_memory_steps``) trace each argument value of its tool call back to the event
+that first said it. Once that call is made, its labels are known: at a later decision of the same task, a memory
+that already supplied a value is likely to supply again (an issue statement supplies many calls, a message giving
+a user id one). So at decision t, u_m = 1 for a memory that was a label of an earlier decision point of t's task
+(an event before t's own, with t's task start), else 0: never from t's own labels or a later decision's. In a log
+the earlier labels are read off the events; live they are the calls the agent already made. Used by the
+``used-first`` baseline (sam_model.evaluation.ranking.rank_used_first) and the ``reuse`` part of the model
+(sam_model.models.reuse).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+Uses = tuple[tuple[int, int], ...]  # (memory step, step of the latest earlier decision it was a label of)
+
+
+def earlier_uses(steps: Sequence[int], labels: Sequence[Sequence[int]],
+                 starts: Sequence[int | None]) -> list[Uses]:
+    """Per event of an episode (in step order, ``labels`` [] off decision points, ``starts`` as
+    sam_model.data.lives.task_starts): the memories the earlier decision points of its task labelled, each with
+    the step of its latest use, sorted by memory step. An event's own labels and later ones never count."""
+    out: list[Uses] = []
+    last: dict[int, int] = {}
+    current: object = object()
+    for step, labs, start in zip(steps, labels, starts, strict=True):
+        if start != current:  # a new task: what the earlier task used says nothing here
+            current, last = start, {}
+        out.append(tuple(sorted(last.items())))
+        for m in labs:  # after this event's own entry: it counts from the next decision on
+            last[int(m)] = step
+    return out
