@@ -70,6 +70,13 @@ def reads_openings(encoder: Any) -> bool:
     return getattr(getattr(inner, "net", None), "opening", None) is not None
 
 
+def reads_reuse(encoder: Any) -> bool:
+    """Whether ``encoder`` scores reuse within a task (SAMConfig.task_reuse, sam_model.models.reuse): its memory
+    vectors end in u_m, which an index must set when a call of the task uses the memory."""
+    inner = getattr(encoder, "inner", encoder)
+    return getattr(getattr(inner, "net", None), "reuse", None) is not None
+
+
 class MemoryStore(StoreSearch, StoreFiles):
     """Memories (text, metadata, scopes, links, vectors) and the one search over them (see the module doc)."""
 
@@ -611,6 +618,10 @@ class MemoryStore(StoreSearch, StoreFiles):
         if vectors is None:
             if self.encoder is None:
                 raise ValueError("this store has no encoder: give the memory vectors (vectors=...)")
+            if reads_reuse(self.encoder):
+                raise ValueError("this model scores whether an earlier call of the task used a memory "
+                                 "(model.net.task_reuse), which the memory store does not set yet: give the vectors "
+                                 "(as evaluate.py does) or serve a model trained without it")
             vectors = self.encoder.encode_memories(recs, batch_size, progress)
         x = np.asarray(vectors, dtype=np.float32)
         if x.ndim != 2 or x.shape != (len(recs), self.dim):

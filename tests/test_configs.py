@@ -53,6 +53,8 @@ ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"):
              ("model", "known_dropout"): 0.0,
              # issue 21's task-opening flag (sam_model.models.opening)
              ("model", "net", "task_opening"): False,
+             # ... and the reuse-within-a-task part stacked on it (sam_model.models.reuse)
+             ("model", "net", "task_reuse"): False,
              # ... and its head's own learning rate (0: the heads' lr, as before)
              ("model", "opening_lr"): 0.0,
              # filled by sam-train before the model is made (which model.net fields the run set, whether it resumes),
@@ -149,6 +151,7 @@ def resolved_janus(files: list[str]) -> dict:
         out["model"] = dataclasses.asdict(bench.net_config(cfg.model, [], []))
         assert out["model"].pop("state_content") is False  # issue 21's dense-state fusion, off
         assert out["model"].pop("task_opening") is False  # issue 21's task-opening flag, off
+        assert out["model"].pop("task_reuse") is False  # and its reuse-within-a-task part, off
         for clip in ("state_max_length", "observation_max_length"):  # issue 28's clipped query texts, off
             assert out["model"].pop(clip) == 0
         assert out.pop("stream") == "head"  # new: which benchmark runs (the loader before had one class each)

@@ -74,7 +74,7 @@ class Variant:
 
 
 VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix, brief: each one to plots;
-    # opening: one to brief; opening-lr: one to opening
+    # opening: one to brief; opening-lr, reuse: each one to opening
     "base": Variant("tools.yaml recipe"),
     "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
     "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
@@ -103,6 +103,9 @@ VARIANTS = {  # cumulative up to plots, each one change to the one before; known
     "opening-lr": Variant("+ the opening head at 10x the heads' learning rate (its own optimiser group)",
                           ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
                            "configs/opening_lr.yaml"), True, plots="free", brief=0.5, on="opening"),
+    "reuse": Variant("+ the scorer told which memories earlier calls of the task took values from, weighted by the state",
+                     ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
+                      "configs/task_reuse.yaml"), True, plots="free", brief=0.5, on="opening"),
     "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25", same_training_as="plots",
                       sgd_mix=0.25),  # a second pass on the plots variant's checkpoint (sgd_mixed)
 }

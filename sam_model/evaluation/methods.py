@@ -40,8 +40,9 @@ from sam_model.evaluation.ranking import (
     rank_task_first,
     rank_used_first,
     rank_vectors,
+    used_memories,
 )
-from sam_model.store import MemoryStore
+from sam_model.store import MemoryStore, reads_reuse
 from sam_model.storeconfig import StoreConfig
 
 BASELINES = ("recency", "task-first", "used-first", "bm25", "bm25-state", "dense", "dense-state")
@@ -125,6 +126,22 @@ class StoreReplay:
                                            batch_size=self.batch_size, progress=len(exs) > 1,
                                            steps=[e.step for e in exs], task_starts=[e.task_start for e in exs])
 
+    def reuses(self) -> bool:
+        """Whether the model scores reuse within a task (``task_reuse``, sam_model.models.reuse): its memory
+        vectors end in u_m, 0 as encoded, which the replay sets before each decision's search."""
+        return reads_reuse(self.encoder)
+
+    @staticmethod
+    def _mark_used(store: MemoryStore, data: EvalData, m: np.ndarray, used: set[int], marked: set[int]) -> set[int]:
+        """The index update a deployment makes when a call uses a memory: u_m (the vectors' last part) is 1 for
+        the positions in ``used`` and 0 again for those ``marked`` before that are not (another task's, another
+        episode's). Returns the positions now marked."""
+        for p in sorted(used ^ marked):
+            x = m[p].copy()
+            x[-1] = 1.0 if p in used else 0.0
+            store.update(data.memories[p], x)
+        return used
+
     def rankings(self, data: EvalData, scope: Scope, depth: int) -> dict[bool, list[np.ndarray]]:
         """Both rankings (with and without the re-rank) of ``data``'s decisions, replayed once per decision set:
         the key names the decisions, not the EvalData object (a subset built and freed for a deeper search,
@@ -144,10 +161,13 @@ class StoreReplay:
         pos = {mem.id: i for i, mem in enumerate(data.memories)}
         out: dict[bool, list[np.ndarray]] = {True: [], False: []}
         written = 0
+        reuse, marked = self.reuses(), set()
         for i, ex in enumerate(data.examples):  # in log order (iter_examples)
             if ex.cutoff > written:
                 store.add(data.memories[written : ex.cutoff], m[written : ex.cutoff])
                 written = ex.cutoff
+            if reuse:  # u_m(t) set in the index where the task's earlier calls used the memory, unset elsewhere
+                marked = self._mark_used(store, data, m, set(used_memories(data.memories, ex)), marked)
             episode = ex.episode_id if scope == "episode" else None
             for rerank in ((True, False) if store.reranks else (False,)):
                 hits = store.search_vector(q[i], depth, ex.state.uncertainty_flags, episode_id=episode, rerank=rerank,

@@ -6,7 +6,9 @@ score(q, m) = α·v_sᵀ W_s v_m + (1−α)·cos(obs, memory text) [+ β·cos(st
 is served as one inner product by concatenation: the query vector is
 [α·W_sᵀ v_s, (1−α)·c_obs, ψ] and the memory vector is [v_m, c_m, φ(t_m)] (the last part, the
 learned time and task context of sam_model.models.time, only with ``time_features`` > 0), then, only with
-``task_opening``, [.., w(v_s)] and [.., o_m]: whether the memory opened its task (sam_model.models.opening). With
+``task_opening``, [.., w(v_s)] and [.., o_m]: whether the memory opened its task (sam_model.models.opening), then,
+only with ``task_reuse``, [.., w_u(v_s)] and [.., u_m]: whether an earlier call of the task used the memory
+(sam_model.models.reuse; u_m is 0 as written, set where it is used). With
 ``state_content`` the content part also carries β times the untrained pooled state text (β learned): the
 dense-state baseline's own signal, fused into the model, so that where the trained state head knows
 nothing (a domain never seen) the score still has what BERT alone knows about the state. Memory
@@ -30,6 +32,7 @@ from sam_model.models.bert import POOLINGS, load_bert
 from sam_model.models.memory_item_encoder import MemoryItemEncoder
 from sam_model.models.opening import TaskOpening
 from sam_model.models.projection import PROJECTIONS, StateProjection
+from sam_model.models.reuse import TaskReuse
 from sam_model.models.state_encoder import StateEncoder
 from sam_model.models.text_encoder import TextEncoder
 from sam_model.models.time import TimeEncoding
@@ -84,6 +87,10 @@ class SAMConfig:
             event; sam_model.models.opening), w a learned linear function of the state, zero at start; off = the
             vectors then are exactly those of a model without it. Memories must come with the flag
             (MemoryRecord.opens_task): a model with it refuses memories that do not say.
+        task_reuse: the score gains w_u(v_s)·u_m, u_m = 1 for a memory an earlier call of its task took a value
+            from (sam_model.models.reuse), w_u a learned linear function of the state, zero at start; the memory
+            vector's last part is 0 as written, set where the memory is used (needs task_opening: it is the part
+            after it); off = the vectors then are exactly those of a model without it.
     """
 
     bert_path: str = ""
@@ -110,14 +117,16 @@ class SAMConfig:
     time_features: int = 0
     state_content: bool = False
     task_opening: bool = False
+    task_reuse: bool = False
 
     def to_dict(self) -> dict:
-        """The config as checkpoints and exports save it. ``task_opening`` only when on: a model without it saves
+        """The config as checkpoints and exports save it. ``task_opening`` (and ``task_reuse``) only when on: a model without it saves
         the config written before the field existed, which older sam_model versions load (they refuse an unknown
         field), and a config saved without it loads as off (ADDED_LATER)."""
         d = asdict(self)
-        if not d["task_opening"]:
-            del d["task_opening"]
+        for name in ("task_opening", "task_reuse"):
+            if not d[name]:
+                del d[name]
         return d
 
     @classmethod
@@ -191,7 +200,7 @@ def split_search_fields(d: dict) -> tuple[dict, dict]:
 # Fields added after the first checkpoints, with the value that gives a config saved before them its old
 # behaviour (a missing field is an error for every other field: nothing falls back silently).
 ADDED_LATER = {"time_features": 0, "pooling": "mean", "state_content": False, "observation_max_length": 0,
-               "state_max_length": 0, "task_opening": False}
+               "state_max_length": 0, "task_opening": False, "task_reuse": False}
 STATE_CONTENT_INIT = 0.1  # β at the start of training: about the weight (1−α) of the observation's content
 
 
@@ -246,6 +255,10 @@ class SAMNet(nn.Module):
         self.projection = StateProjection(cfg.projection, cfg.dim, cfg.proj_hidden, cfg.rank)
         self.time = TimeEncoding(cfg.dim, cfg.time_features) if cfg.time_features else None
         self.opening = TaskOpening(cfg.dim) if cfg.task_opening else None
+        if cfg.task_reuse and not cfg.task_opening:
+            raise ValueError("model.net.task_reuse needs model.net.task_opening (its part comes after the opening "
+                             "flag's): set model.net.task_opening: true, or task_reuse: false")
+        self.reuse = TaskReuse(cfg.dim) if cfg.task_reuse else None
         a = min(max(cfg.alpha, 1e-4), 1 - 1e-4)
         self.alpha_logit = nn.Parameter(torch.tensor(math.log(a / (1 - a))), requires_grad=cfg.learn_alpha)
         if cfg.state_content and cfg.query_input != "state":
@@ -264,7 +277,8 @@ class SAMNet(nn.Module):
     def out_dim(self) -> int:
         return (self.cfg.dim + (self.state_encoder.text_encoder.hidden_size if self.uses_content else 0)
                 + (self.time.out_dim if self.time is not None else 0)
-                + (self.opening.out_dim if self.opening is not None else 0))
+                + (self.opening.out_dim if self.opening is not None else 0)
+                + (self.reuse.out_dim if self.reuse is not None else 0))
 
     def read_observation(self, tokens: int) -> None:
         """From now on read the first ``tokens`` tokens of a query's observation (SAMConfig.observation_max_length,
@@ -317,6 +331,8 @@ class SAMNet(nn.Module):
             parts.append(self.time.query(v_s, steps, task_starts))
         if self.opening is not None:
             parts.append(self.opening.query(v_s))
+        if self.reuse is not None:
+            parts.append(self.reuse.query(v_s))
         return torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]
 
     def observations_read(self, observations: Sequence[str]) -> list[str]:
@@ -344,6 +360,8 @@ class SAMNet(nn.Module):
             parts.append(c.new_zeros(len(c), self.time.out_dim))
         if self.opening is not None:
             parts.append(c.new_zeros(len(c), self.opening.out_dim))
+        if self.reuse is not None:
+            parts.append(c.new_zeros(len(c), self.reuse.out_dim))
         return torch.cat(parts, dim=-1)
 
     @property
@@ -377,6 +395,8 @@ class SAMNet(nn.Module):
             parts.append(self.time.memory(steps, len(v), v.dtype))
         if self.opening is not None:
             parts.append(self.opening.memory(opens, v.dtype))
+        if self.reuse is not None:
+            parts.append(self.reuse.memory(len(v), v.dtype))
         return torch.cat(parts, dim=-1) if len(parts) > 1 else v
 
     def projection_diagonal(self, state_texts, phases, observations) -> torch.Tensor:

@@ -18,6 +18,7 @@ from torch.utils.data import Sampler
 from sam_model.data.chunks import Chunking, CountTokens, chunk_record, label_chunks
 from sam_model.data.examples import MemoryRecord
 from sam_model.data.lives import task_openings
+from sam_model.data.reuse import earlier_uses
 from sam_model.data.text import content_text, drop_known
 
 
@@ -32,13 +33,15 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
     decisions label made the chunks of both decisions' values positives of each (31 % of such pairs in the
     AutoCodeRover train split). ``count_tokens``: the memory encoder's token count, for chunks sized in tokens.
     ``mem_opens``: whether each memory opened its task (sam_model.data.lives.task_openings; every chunk of
-    that event), for a model with ``task_opening``."""
+    that event), for a model with ``task_opening``. ``q_used``: per query, the steps of the memories earlier
+    decision points of its task labelled (sam_model.data.reuse.earlier_uses; -1 pads), for a model with
+    ``task_reuse`` (:func:`reuse_matrix`)."""
     rows = [(i, {**row, "opens": opens_of(row)}) for i, row in rows]
     if chunking is not None:
         rows = [(i, chunk_row(row, chunking, count_tokens)) for i, row in rows]
     b: dict[str, Any] = {k: [] for k in ("mem_texts", "mem_contents", "mem_kinds", "mem_phases", "q_state_texts",
                                          "q_phases", "q_obs", "mem_opens")}
-    mem_ep, mem_step, q_ep, q_step, q_labels, q_task = [], [], [], [], [], []
+    mem_ep, mem_step, q_ep, q_step, q_labels, q_task, q_used = [], [], [], [], [], [], []
     not_positive: list[list[int]] = []  # per query: the memories (batch positions) of its events it must not label
     for ep_idx, row in rows:
         offset = len(mem_step)
@@ -51,6 +54,8 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
         mem_step += row["steps"]
         q = row.get("queries", row)  # the events (a chunked row's memory lists hold chunks)
         unlabelled = q.get("unlabelled")
+        starts = q["task_starts"] if "task_starts" in q else [q["steps"][0] if q["steps"] else None] * len(q["steps"])
+        used = earlier_uses(q["steps"], q["labels"], starts)
         for i, labels in enumerate(q["labels"]):
             if labels:
                 b["q_state_texts"].append(q["state_texts"][i])
@@ -60,6 +65,7 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
                 q_step.append(q["steps"][i])
                 q_task.append(q["task_starts"][i] if "task_starts" in q else q["steps"][0])
                 q_labels.append(labels)
+                q_used.append([m for m, _ in used[i]])
                 not_positive.append([offset + j for j in unlabelled[i]] if unlabelled else [])
     width = max((len(x) for x in q_labels), default=1)
     b["mem_key"] = torch.tensor([memory_key(t, k, p) for t, k, p in zip(b["mem_texts"], b["mem_kinds"], b["mem_phases"])],
@@ -70,6 +76,8 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
     b["q_step"] = torch.tensor(q_step, dtype=torch.long)
     b["q_task_start"] = torch.tensor(q_task, dtype=torch.long)
     b["q_labels"] = torch.tensor([x + [-1] * (width - len(x)) for x in q_labels], dtype=torch.long).view(-1, width)
+    width = max((len(x) for x in q_used), default=1) or 1
+    b["q_used"] = torch.tensor([x + [-1] * (width - len(x)) for x in q_used], dtype=torch.long).view(-1, width)
     if chunking is not None:
         b["mem_label"] = torch.ones(len(q_step), len(mem_step), dtype=torch.bool)
         for i, js in enumerate(not_positive):
@@ -190,6 +198,15 @@ def candidate_masks(q_episode: torch.Tensor, q_step: torch.Tensor, q_labels: tor
         other = other & ~pos_keys[:, inv]
     allowed = own | other if in_batch_negatives else own
     return allowed, positive
+
+
+def reuse_matrix(q_episode: torch.Tensor, q_used: torch.Tensor, mem_episode: torch.Tensor,
+                 mem_step: torch.Tensor) -> torch.Tensor:
+    """U (queries x memories, bool): the memory is of the query's episode at a step an earlier decision point of
+    the query's task labelled (``q_used``, collate_episodes; every chunk of that event), the u_m(t) of
+    sam_model.models.reuse. Another episode's memories (in-batch negatives) are never used by the query."""
+    same = q_episode[:, None] == mem_episode[None, :]
+    return same & (mem_step[None, :, None] == q_used[:, None, :]).any(-1)
 
 
 QUERY_STRIDE = 100_000  # more decision points than one validation batch holds

@@ -9,8 +9,9 @@ import torch
 import torch.distributed as dist
 
 from sam_model.models.losses import MultiPositiveInfoNCE, ScoreDistillation, gather_across_devices
+from sam_model.models.reuse import with_uses
 from sam_model.models.sam import SAMNet
-from sam_model.training.batching import candidate_masks, encode_batch
+from sam_model.training.batching import candidate_masks, encode_batch, reuse_matrix
 
 
 def own_columns(label: torch.Tensor, n_all: int) -> torch.Tensor:
@@ -52,6 +53,9 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
                                         batch["q_labels"].to(m.device), mem_ep, mem_step, in_batch_negatives, label,
                                         key)
     scores = q @ m_all.T
+    if net.reuse is not None:  # u_m(t): which memories earlier calls of each query's task used
+        scores = with_uses(scores, q, reuse_matrix(batch["q_episode"].to(m.device), batch["q_used"].to(m.device),
+                                                   mem_ep, mem_step))
     losses = loss_fn(scores, allowed, positive)
     if teacher is not None and distill is not None and distill_weight:
         with torch.no_grad():

@@ -1,0 +1,52 @@
+"""Reuse within a task: a memory that already supplied an argument value of an earlier call, weighed by the state.
+
+A decision point's labels trace its call's values back to the events that first said them (sam_model.data.reuse);
+once a call is made they are known, so at decision t the memories the task's earlier decisions used are known
+causally. An issue statement supplies many calls, a message giving a user id one: a memory used before is likely
+to be used again, whichever domain, and the state can say when (a call that needs the task's values against one
+that needs the last result). So, as the task-opening flag (sam_model.models.opening) but changing over time:
+
+    memory:  u_m(t) = 1 if m was a label of an earlier decision point of t's task (before t's event), else 0
+    query:   w_u(v_s) = a·v_s + b                                               (a linear head, zero at init)
+
+    score += w_u(v_s)·u_m(t)
+
+served as one more dimension on each side, after the opening flag's: the query vector ends in [.., w_u(v_s)],
+the memory vector in [.., u_m]. A memory is written with u_m = 0 (nothing used it yet); an index sets it to 1 when
+a call of the memory's task takes a value from it (an index update, and back to 0 when a new task starts), so
+the inner product stays one lookup. evaluate.py's replay of a log does exactly that before each decision's search
+(sam_model.evaluation.methods.StoreReplay); training adds w_u(v_s)·U to the scores, U the (decision, memory) matrix
+of the same rule (sam_model.training.batching.reuse_matrix). The live store does not set u_m yet, so it refuses
+to encode for such a model (MemoryStore). w starts at zero, so an untrained part scores nothing.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class TaskReuse(nn.Module):
+    """u_m's slot for memories (0: unused when written) and w_u(v_s) for queries (formulas above)."""
+
+    out_dim = 1
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.head = nn.Linear(dim, 1)
+        nn.init.zeros_(self.head.weight)
+        nn.init.zeros_(self.head.bias)
+
+    def memory(self, n: int, dtype: torch.dtype) -> torch.Tensor:
+        """u_m as a memory is written, (n, 1): 0, until a call of its task uses it (:func:`with_uses`)."""
+        return torch.zeros(n, 1, dtype=dtype, device=self.head.weight.device)
+
+    def query(self, v_s: torch.Tensor) -> torch.Tensor:
+        """w_u(v_s), (n, 1)."""
+        return self.head(v_s)
+
+
+def with_uses(scores: torch.Tensor, queries: torch.Tensor, used: torch.Tensor) -> torch.Tensor:
+    """``scores`` (queries x memories, written with u_m = 0) with each used memory's u_m = 1: + w_u(v_s)·U.
+    ``queries`` end in w_u (the last column); ``used`` is U (queries x memories, bool)."""
+    return scores + queries[:, -1:] * used.to(scores.dtype)

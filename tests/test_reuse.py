@@ -1,0 +1,146 @@
+"""Reuse within a task as a scored part (sam_model.models.reuse): u_m(t) = 1 for a memory an earlier decision
+point of t's task labelled, weighted by w_u(v_s), a linear head of the state starting at zero.
+
+u_m changes over time, so it is per (decision, memory): in training the U matrix of collate_episodes /
+reuse_matrix, in evaluate.py's replay the index update before each decision's search. Both must be causal (a
+label of the current or a later decision never sets it), and off the model must be the one before, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from test_opening import make_net
+from test_task_first import data_of, write
+from test_used_first import ISSUE
+
+from sam_model.encoder import SAMEncoder
+from sam_model.evaluation.methods import retriever_methods
+from sam_model.evaluation.ranking import used_memories
+from sam_model.models.losses import MultiPositiveInfoNCE
+from sam_model.models.sam import SAMConfig
+from sam_model.store import MemoryStore, StoreConfig
+from sam_model.training.batching import collate_episodes, reuse_matrix
+from sam_model.training.objective import batch_loss
+
+
+def test_off_the_vectors_are_those_of_a_model_without_it_and_on_the_weight_starts_at_zero(tiny_bert_dir):
+    off = make_net(tiny_bert_dir, time_features=4, task_opening=True).eval()
+    on = make_net(tiny_bert_dir, time_features=4, task_opening=True, task_reuse=True).eval()
+    assert not any(k.startswith("reuse.") for k in off.state_dict())
+    assert on.out_dim == off.out_dim + 1
+    texts, kinds, phases = ["fix foo in bar.py", "ok"], ["user", "tool"], ["collect"] * 2
+    with torch.no_grad():
+        m_off = off.encode_memories(texts, kinds, phases, steps=[1, 2], opens=[True, False])
+        m_on = on.encode_memories(texts, kinds, phases, steps=[1, 2], opens=[True, False])
+        q_off = off.encode_queries(["phase: collect"], ["collect"], ["go"], steps=[3], task_starts=[0])
+        q_on = on.encode_queries(["phase: collect"], ["collect"], ["go"], steps=[3], task_starts=[0])
+    assert torch.equal(m_on[:, :-1], m_off) and m_on[:, -1].tolist() == [0.0, 0.0]  # unused as written
+    assert torch.equal(q_on[:, :-1], q_off) and q_on[:, -1].tolist() == [0.0]
+    assert "task_reuse" not in SAMConfig().to_dict() and SAMConfig(task_reuse=True).to_dict()["task_reuse"] is True
+    with pytest.raises(ValueError, match="task_opening"):
+        make_net(tiny_bert_dir, task_reuse=True)
+
+
+def test_an_export_without_it_is_as_before(tiny_bert_dir, tmp_path):
+    from serving import tiny_export
+
+    from sam_model.export import read_config
+
+    tiny_export(tiny_bert_dir, tmp_path / "off", task_opening=True)
+    assert "task_reuse" not in json.loads((tmp_path / "off" / "config.json").read_text())["sam"]
+    assert read_config(tmp_path / "off" / "config.json")[0].task_reuse is False
+    tiny_export(tiny_bert_dir, tmp_path / "on", task_opening=True, task_reuse=True)
+    assert read_config(tmp_path / "on" / "config.json")[0].task_reuse is True
+
+
+def _row(labels: list[list[int]], starts: list[int] | None = None) -> dict:
+    n = len(labels)
+    texts = [f"event {s}" for s in range(n)]
+    return {"steps": list(range(n)), "texts": texts, "memory_texts": texts, "kinds": ["tool"] * n,
+            "phases": ["collect"] * n, "labels": labels, "state_texts": ["phase: collect"] * n,
+            "task_starts": starts or [0] * n}
+
+
+def test_training_uses_only_earlier_decisions_of_the_task():
+    # decisions at 2 (label 0), 4 (labels 0, 1), 5 (label 3); a second episode's memories are never used
+    batch = collate_episodes([(0, _row([[], [], [0], [], [0, 1], [3]])), (1, _row([[], [0]]))])
+    u = reuse_matrix(batch["q_episode"], batch["q_used"], batch["mem_episode"], batch["mem_step"])
+    assert u.shape == (4, 8)
+    assert u[0].nonzero().flatten().tolist() == []  # its own label 0 is not known yet
+    assert u[1].nonzero().flatten().tolist() == [0]  # not its own label 1
+    assert u[2].nonzero().flatten().tolist() == [0, 1]  # not its own label 3
+    assert u[3].nonzero().flatten().tolist() == []  # the other episode: 0 is its own label
+    # a new task forgets the earlier task's uses
+    batch = collate_episodes([(0, _row([[], [0], [], [0, 2], [0]], starts=[0, 0, 2, 2, 2]))])
+    u = reuse_matrix(batch["q_episode"], batch["q_used"], batch["mem_episode"], batch["mem_step"])
+    assert [r.nonzero().flatten().tolist() for r in u] == [[], [], [0, 2]]
+
+
+def _reuse_rows(n: int) -> list[tuple[int, dict]]:
+    """Two copies of one text; the label of the last decision is the copy an earlier decision used."""
+    texts = ["order 17", "searching", "order 17", "call", "call"]
+    return [(ep, {"steps": list(range(5)), "texts": texts, "memory_texts": texts, "kinds": ["tool"] * 5,
+                  "phases": ["collect"] * 5, "labels": [[], [], [], [2], [2]], "state_texts": ["phase: collect"] * 5,
+                  "task_starts": [0] * 5}) for ep in range(n)]
+
+
+def test_the_weight_learns_to_rank_the_used_memory_first(tiny_bert_dir):
+    net = make_net(tiny_bert_dir, alpha=1.0, learn_alpha=False, task_opening=True, task_reuse=True)
+    batch = collate_episodes(_reuse_rows(8))
+    loss_fn, opt = MultiPositiveInfoNCE(0.1, learnable=False), torch.optim.Adam(net.reuse.parameters(), lr=0.05)
+    first = None
+    for _ in range(40):
+        loss = batch_loss(net, loss_fn, batch, in_batch_negatives=False)
+        first = loss.item() if first is None else first
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.75 * first and net.reuse.head.bias.item() > 0
+
+
+def test_evaluate_replay_sets_u_where_earlier_calls_used_the_memory_and_nowhere_else(tiny_bert_dir, tmp_path):
+    """The replay's rankings are the inner products plus w_u on the memories earlier decisions of the task used,
+    per decision (the index updated as calls are made): a large w_u ranks exactly those first."""
+    net = make_net(tiny_bert_dir, task_opening=True, task_reuse=True).eval()
+    with torch.no_grad():
+        net.reuse.head.bias.fill_(10.0)
+    enc = SAMEncoder(net)
+    data = data_of(write(tmp_path / "issue.jsonl", ISSUE))
+    (method,) = retriever_methods("sam", enc)
+    got = method.rank(data, "episode", 10, np.zeros(len(data.memories)))
+    m = enc.encode_memories(data.memories)
+    q = method.replay.encode_queries(data.examples)
+    for i, ex in enumerate(data.examples):
+        used = set(used_memories(data.memories, ex))
+        r = range(ex.episode_start, ex.cutoff)
+        score = {p: float(m[p] @ q[i]) + (10.0 if p in used else 0.0) for p in r}
+        assert list(got[i]) == sorted(r, key=lambda p: -score[p])
+        assert set(got[i][: len(used)]) == used
+    assert [len(used_memories(data.memories, ex)) for ex in data.examples] == [0, 1, 2]
+
+
+def test_the_store_refuses_to_encode_for_it(tiny_bert_dir, tmp_path):
+    """The live store does not set u_m yet (serving it is not built): it must not serve such a model silently."""
+    enc = SAMEncoder(make_net(tiny_bert_dir, task_opening=True, task_reuse=True))
+    data = data_of(write(tmp_path / "issue.jsonl", ISSUE))
+    with pytest.raises(ValueError, match="task_reuse"):
+        MemoryStore(enc, StoreConfig()).add(data.memories)
+    MemoryStore(enc, StoreConfig()).add(data.memories, enc.encode_memories(data.memories))  # as evaluate.py does
+
+
+def test_the_lodo_variant_is_opening_with_reuse():
+    import yaml
+
+    from sam_model.bench import lodo
+
+    reuse, opening = lodo.VARIANTS["reuse"], lodo.VARIANTS["opening"]
+    assert reuse.configs == (*opening.configs, "configs/task_reuse.yaml") and reuse.on == "opening"
+    assert (reuse.worlds, reuse.plots, reuse.brief) == (opening.worlds, opening.plots, opening.brief)
+    from pathlib import Path
+
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "configs" / "task_reuse.yaml").read_text())
+    assert cfg["model"] == {"net": {"task_reuse": True}}
