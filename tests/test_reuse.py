@@ -22,7 +22,8 @@ from sam_model.evaluation.methods import retriever_methods
 from sam_model.evaluation.ranking import used_memories
 from sam_model.models.losses import MultiPositiveInfoNCE
 from sam_model.models.sam import SAMConfig
-from sam_model.store import MemoryStore, StoreConfig
+from sam_model.store import MemoryStore
+from sam_model.storeconfig import StoreConfig
 from sam_model.training.batching import collate_episodes, reuse_matrix
 from sam_model.training.objective import batch_loss
 

@@ -16,7 +16,7 @@ from sam_model.data.chunks import Chunking
 from sam_model.data.reuse import earlier_uses
 from sam_model.evaluation.data import chunk_eval_data
 from sam_model.evaluation.methods import BASELINES
-from sam_model.evaluation.ranking import rank_recency, rank_used_first
+from sam_model.evaluation.ranking import rank_recency, rank_used_first, used_memories
 
 # the issue supplies two calls, a result supplies the third; the user's later message supplies nothing
 ISSUE = [event("A", 0, "system", "You are a coding agent."),
@@ -62,7 +62,9 @@ def test_a_lifes_later_task_does_not_inherit_the_earlier_tasks_uses(tmp_path):
             event("L", 3, "action", "CALL cancel(order=18)", useful=[2], source="t2"),
             event("L", 4, "action", "CALL notify(order=18)", useful=[2], source="t2")]
     data = data_of(write(tmp_path / "life.jsonl", life))
-    assert [dict(ex.used) for ex in data.examples] == [{}, {}, {2: 3}]
+    # the examples keep the episode's uses; the ranking keeps the task's (a use at or after its task start)
+    assert [dict(ex.used) for ex in data.examples] == [{}, {0: 1}, {0: 1, 2: 3}]
+    assert [[data.memories[p].step for p in used_memories(data.memories, ex)] for ex in data.examples] == [[], [], [2]]
 
 
 def test_a_used_chunked_event_comes_first_whole_in_text_order(tmp_path):
@@ -94,3 +96,23 @@ def test_used_first_is_a_baseline_of_evaluate_py_with_the_reciprocal_ranks_it_sh
     assert [r["methods"]["recency"]["rr"] for r in rows] == pytest.approx([1.0, 1 / 2, 1.0])
     assert report["methods"]["used-first"]["mrr"] == pytest.approx(1.0)
     assert "| used-first |" in (out / "report.md").read_text()
+
+
+def test_with_the_task_start_unknown_the_earlier_tasks_uses_count_too(tmp_path):
+    """--task-start unknown measures an agent that does not say where its task began: task-first then pins the
+    life's first statement, so used-first must not know the boundary either; task one's use ranks first in task
+    two then (a decision of task two, first in its task: recency with the start known)."""
+    from sam_model.evaluation.options import read_log
+    from sam_model.evaluation.run import build_parser
+
+    life = [event("L", 0, "user", "task one: refund order 17", source="t1"),
+            event("L", 1, "action", "CALL refund(order=17)", useful=[0], source="t1"),
+            event("L", 2, "user", "task two: cancel order 18", source="t2"),
+            event("L", 3, "system", "Checking.", source="t2"),
+            event("L", 4, "action", "CALL cancel(order=18)", useful=[2], source="t2")]
+    log = write(tmp_path / "life.jsonl", life)
+    base = ["--retriever", "x", "--data", str(log), "--out", str(tmp_path / "o")]
+    for start, want in (("known", [3, 2, 1, 0]), ("unknown", [0, 3, 2, 1])):
+        data = read_log(str(log), build_parser().parse_args([*base, "--task-start", start]), progress=False)
+        ranking = rank_used_first(data.memories, data.examples, "episode", depth=10)[1]
+        assert [s for _, s in steps(data, ranking)] == want, start

@@ -64,7 +64,9 @@ class RetrievalExample:
     cutoff: int
     relevant_ids: frozenset[str]
     task_start: int | None = None  # step where the decision's task began (sam_model.data.lives.task_starts)
-    used: Uses = ()  # memories earlier decisions of its task labelled, with their latest use (sam_model.data.reuse)
+    # memories earlier decisions of its episode labelled, with their latest use (sam_model.data.reuse); those of its
+    # task: a latest use at or after task_start (sam_model.evaluation.ranking.used_memories), all with it unknown
+    used: Uses = ()
 
     @property
     def state_text(self) -> str:
@@ -279,8 +281,7 @@ def iter_examples(episodes: Iterable[Episode]) -> Iterator[RetrievalExample]:
     offset = 0
     for ep in episodes:
         starts = task_starts(ep.events)
-        used = earlier_uses([e.step for e in ep.events],
-                            [e.useful_memory_steps or () for e in ep.events], starts)
+        used = earlier_uses([e.step for e in ep.events], [e.useful_memory_steps or () for e in ep.events])
         for i, e in enumerate(ep.events):
             if e.is_decision_point:
                 relevant = frozenset(MemoryRecord.make_id(ep.episode_id, s) for s in e.useful_memory_steps)

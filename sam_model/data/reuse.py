@@ -5,7 +5,10 @@ that first said it. Once that call is made, its labels are known: at a later dec
 that already supplied a value is likely to supply again (an issue statement supplies many calls, a message giving
 a user id one). So at decision t, u_m = 1 for a memory that was a label of an earlier decision point of t's task
 (an event before t's own, with t's task start), else 0: never from t's own labels or a later decision's. In a log
-the earlier labels are read off the events; live they are the calls the agent already made. Used by the
+the earlier labels are read off the events; live they are the calls the agent already made. The task start is what
+bounds them: an agent that does not say where its task began (evaluate.py --task-start unknown) has the uses of
+its whole episode, so the examples keep those (``starts`` None) and the ranking keeps the task's
+(sam_model.evaluation.ranking.used_memories: a latest use at or after the task start). Used by the
 ``used-first`` baseline (sam_model.evaluation.ranking.rank_used_first) and the ``reuse`` part of the model
 (sam_model.models.reuse).
 """
@@ -18,10 +21,13 @@ Uses = tuple[tuple[int, int], ...]  # (memory step, step of the latest earlier d
 
 
 def earlier_uses(steps: Sequence[int], labels: Sequence[Sequence[int]],
-                 starts: Sequence[int | None]) -> list[Uses]:
+                 starts: Sequence[int | None] | None = None) -> list[Uses]:
     """Per event of an episode (in step order, ``labels`` [] off decision points, ``starts`` as
-    sam_model.data.lives.task_starts): the memories the earlier decision points of its task labelled, each with
-    the step of its latest use, sorted by memory step. An event's own labels and later ones never count."""
+    sam_model.data.lives.task_starts, None: the episode is one task): the memories the earlier decision points of
+    its task labelled, each with the step of its latest use, sorted by memory step. An event's own labels and later
+    ones never count."""
+    if starts is None:
+        starts = [None] * len(steps)
     out: list[Uses] = []
     last: dict[int, int] = {}
     current: object = object()

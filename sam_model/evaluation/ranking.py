@@ -142,8 +142,12 @@ def rank_task_first(memories: Sequence[MemoryRecord], examples: Sequence[Retriev
 
 def used_memories(memories: Sequence[MemoryRecord], ex: RetrievalExample) -> list[int]:
     """Positions of the decision's memories that earlier decisions of its task labelled (``ex.used``,
-    sam_model.data.reuse), the latest used first, then the newest; a chunked event's chunks in text order."""
-    last = dict(ex.used)
+    sam_model.data.reuse), the latest used first, then the newest; a chunked event's chunks in text order. Its
+    task's: a latest use at or after ``ex.task_start`` (a memory an earlier task used again here counts); with the
+    task start unknown (None) every earlier decision of the episode's, as task-first then pins the episode's
+    first statement: the baseline must not know a boundary the queries are not told."""
+    start = ex.task_start
+    last = {m: s for m, s in ex.used if start is None or s >= start}
     if not last:
         return []
     own = [p for p in range(ex.episode_start, ex.cutoff) if memories[p].step in last]
