@@ -27,6 +27,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from sam_model.models.time import zero_head
+
 
 class TaskOpening(nn.Module):
     """o_m for memories and w(v_s) for queries (formulas above)."""
@@ -35,9 +37,7 @@ class TaskOpening(nn.Module):
 
     def __init__(self, dim: int):
         super().__init__()
-        self.head = nn.Linear(dim, 1)
-        nn.init.zeros_(self.head.weight)
-        nn.init.zeros_(self.head.bias)
+        self.head = zero_head(dim, 1)
 
     def memory(self, opens: Sequence[bool], dtype: torch.dtype) -> torch.Tensor:
         """o_m, (n, 1): 1 where the memory opened its task."""

@@ -25,6 +25,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from sam_model.models.time import zero_head
+
 
 class TaskReuse(nn.Module):
     """u_m's slot for memories (0: unused when written) and w_u(v_s) for queries (formulas above)."""
@@ -33,9 +35,7 @@ class TaskReuse(nn.Module):
 
     def __init__(self, dim: int):
         super().__init__()
-        self.head = nn.Linear(dim, 1)
-        nn.init.zeros_(self.head.weight)
-        nn.init.zeros_(self.head.bias)
+        self.head = zero_head(dim, 1)
 
     def memory(self, n: int, dtype: torch.dtype) -> torch.Tensor:
         """u_m as a memory is written, (n, 1): 0, until a call of its task uses it (:func:`with_uses`)."""

@@ -37,6 +37,15 @@ def _steps(values: Sequence[int | None] | None, n: int, device) -> tuple[torch.T
     return t, known
 
 
+def zero_head(dim: int, out: int) -> nn.Linear:
+    """A linear head of the state whose weight and bias start at zero: a part added to the score (this one, the
+    task-opening flag's, the reuse flag's) scores nothing until training moves it, so adding it changes no ranking."""
+    head = nn.Linear(dim, out)
+    nn.init.zeros_(head.weight)
+    nn.init.zeros_(head.bias)
+    return head
+
+
 class TimeEncoding(nn.Module):
     """φ(t_m) for memories and the state-dependent ψ(v_s, t_q, t_0) for queries (formulas above)."""
 
@@ -47,9 +56,7 @@ class TimeEncoding(nn.Module):
         self.k = n_frequencies
         self.register_buffer("omega", 2 * math.pi / 2.0 ** torch.arange(1, n_frequencies + 1, dtype=torch.float64),
                              persistent=False)
-        self.head = nn.Linear(dim, 4 * n_frequencies)
-        nn.init.zeros_(self.head.weight)
-        nn.init.zeros_(self.head.bias)
+        self.head = zero_head(dim, 4 * n_frequencies)
 
     @property
     def out_dim(self) -> int:
