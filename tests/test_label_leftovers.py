@@ -221,6 +221,13 @@ WINDOW = (f"[File: {READER} (300 lines total)]\n(161 more lines above)\n"
 def codeact_skills_run() -> list[dict]:
     """An OpenHands CodeAct run (function calling) that searches a file with search_file, thinks, then opens it at
     the hit with open_file, each an IPython cell."""
+    return codeact_run([(f"search_file('def parse_header', '{READER}')", FOUND), (None, None),
+                        (f"open_file('{READER}', 212)", WINDOW)])
+
+
+def codeact_run(cells: list[tuple[str | None, str | None]]) -> list[dict]:
+    """The raw events of an OpenHands CodeAct run (function calling) whose issue says '#212', then each (cell,
+    output) an execute_ipython_cell call and its result; a cell None is a think step."""
     from test_openhands import ISSUE, SYSTEM, Run, response
 
     run = Run()
@@ -229,8 +236,7 @@ def codeact_skills_run() -> list[dict]:
     issue = ISSUE + " Reported in issue #212."
     run.add(source="user", message=issue, action="message",
             args={"content": issue, "file_urls": None, "image_urls": [], "wait_for_response": False})
-    for n, (code, out) in enumerate([(f"search_file('def parse_header', '{READER}')", FOUND), (None, None),
-                                     (f"open_file('{READER}', 212)", WINDOW)], 1):
+    for n, (code, out) in enumerate(cells, 1):
         if code is None:
             note = "The header parser is where it crashes."
             run.calls(response(n, None, (f"toolu_0{n}", "think", {"thought": note})),

@@ -5,7 +5,7 @@ Each test writes the smallest transcript an agent writes that got a wrong label 
 from __future__ import annotations
 
 import pytest
-from test_label_leftovers import FOUND, READER, WINDOW, assert_read_traced_to_the_search
+from test_label_leftovers import FOUND, READER, WINDOW, assert_read_traced_to_the_search, codeact_run
 
 from sam_model.data.chatmessages import ToolCall
 from sam_model.data.sayings import says
@@ -19,19 +19,9 @@ FIRST_PAGE = (f"[File: {READER} (300 lines total)]\n" + "".join(f"{n}|    pass\n
 def codeact_cells(tmp_path, *cells: tuple[str, str]) -> list[dict]:
     """The events of an OpenHands CodeAct run (function calling) whose issue says '#212', then each (cell, output)
     an execute_ipython_cell call and its result."""
-    from test_openhands import ISSUE, SYSTEM, Run, response
     from test_swe_agent import convert, write
 
-    run = Run()
-    run.add(source="agent", message=SYSTEM, action="system",
-            args={"content": SYSTEM, "tools": [], "openhands_version": "0.39.0", "agent_class": "CodeActAgent"})
-    issue = ISSUE + " Reported in issue #212."
-    run.add(source="user", message=issue, action="message",
-            args={"content": issue, "file_urls": None, "image_urls": [], "wait_for_response": False})
-    for n, (code, out) in enumerate(cells, 1):
-        run.calls(response(n, None, (f"toolu_0{n}", "execute_ipython_cell", {"code": code})),
-                  ("run_ipython", {"code": code, "include_extra": True}, "run_ipython", out, {"code": code}))
-    events, _ = convert(write(tmp_path, "session-1.json", run.events))
+    events, _ = convert(write(tmp_path, "session-1.json", codeact_run(list(cells))))
     return events
 
 
