@@ -1,5 +1,6 @@
-"""A search by ``call`` whose arguments are not a JSON object is refused in one line naming ``call.arguments``, in
-process, over HTTP and over MCP alike.
+"""A search by ``call`` whose arguments are not a JSON object is refused in one line naming its arguments field as
+the call has it (``call.arguments``, ``call.input``, ``call.functionCall.args``, ...), in process, over HTTP and over
+MCP alike.
 
 Found by a walkthrough as a telecom support agent: a call whose ``arguments`` was JSON text cut short (as a model
 writes it when its output is cut) was searched with a 200, its state flagging no argument, silently: the readers
@@ -30,9 +31,19 @@ CUT = '{"account_id": "BL-175954", "day": "Mon'
 REFUSED = [
     ({"name": "schedule_technician", "arguments": CUT}, "call.arguments: not valid JSON (Unterminated string"),
     ([GOOD, {"type": "function", "function": {"name": "schedule_technician", "arguments": CUT}}],
-     "call[1].arguments: not valid JSON"),
+     "call[1].function.arguments: not valid JSON"),
     ({"name": "schedule_technician", "arguments": "[1, 2]"}, "call.arguments: a list in JSON, not an object"),
-    ({"name": "schedule_technician", "args": [1, 2]}, "call.arguments: a list in JSON, not an object"),
+    # each shape's own field: the error named call.arguments, a field none of these calls has
+    ({"name": "schedule_technician", "args": [1, 2]}, "call.args: a list in JSON, not an object"),
+    ({"type": "tool_use", "id": "t1", "name": "schedule_technician", "input": CUT}, "call.input: not valid JSON"),
+    ([GOOD, {"type": "tool_use", "id": "t2", "name": "schedule_technician", "input": [1, 2]}],
+     "call[1].input: a list in JSON, not an object"),
+    ({"functionCall": {"name": "schedule_technician", "args": [1, 2]}},
+     "call.functionCall.args: a list in JSON, not an object"),
+    ({"toolUse": {"toolUseId": "t3", "name": "schedule_technician", "input": [1, 2]}},
+     "call.toolUse.input: a list in JSON, not an object"),
+    ({"type": "function_call", "name": "schedule_technician", "arguments": CUT, "call_id": "c4"},
+     "call.arguments: not valid JSON"),
     ({"name": "schedule_technician", "arguments": '{"a": ' * 40 + "1" + "}" * 40},
      "call.arguments: an object nested more than 32 levels deep"),
 ]
@@ -110,9 +121,37 @@ def test_state_from_messages_names_the_trailing_messages_call():
         {"id": "c3", "type": "function", "function": {"name": "schedule_technician", "arguments": CUT}}]}
     with pytest.raises(ValueError) as refused:
         state_from_messages([*CHAT, trailing])
-    assert str(refused.value).startswith("messages[5].tool_calls[1].arguments: not valid JSON")
+    assert str(refused.value).startswith("messages[5].tool_calls[1].function.arguments: not valid JSON")
     assert state_from_messages([*CHAT, {**trailing, "tool_calls": trailing["tool_calls"][:1]}])[0][
         "uncertainty_flags"] == ["account_id"]
+
+
+TRAILING = [  # (a conversation whose trailing message's second call holds a list, the field as that message has it)
+    ([{"role": "user", "content": "Monday"}, {"role": "assistant", "content": [
+        {"type": "text", "text": "Booking it."}, {"type": "tool_use", "id": "t1", "name": "book", "input": {"d": 1}},
+        {"type": "tool_use", "id": "t2", "name": "book", "input": [1, 2]}]}], "messages[1].content[2].input"),
+    ([{"role": "user", "parts": [{"text": "Monday"}]}, {"role": "model", "parts": [
+        {"functionCall": {"name": "book", "args": {"d": 1}}}, {"functionCall": {"name": "book", "args": [1, 2]}}]}],
+     "messages[1].parts[1].functionCall.args"),
+    ([{"role": "user", "content": [{"text": "Monday"}]}, {"role": "assistant", "content": [
+        {"toolUse": {"toolUseId": "t1", "name": "book", "input": {"d": 1}}},
+        {"toolUse": {"toolUseId": "t2", "name": "book", "input": [1, 2]}}]}], "messages[1].content[1].toolUse.input"),
+    ([{"type": "human", "content": "Monday"}, {"type": "ai", "content": "", "tool_calls": [
+        {"name": "book", "args": {"d": 1}, "id": "t1"}, {"name": "book", "args": [1, 2], "id": "t2"}]}],
+     "messages[1].tool_calls[1].args"),
+]
+
+
+@pytest.mark.parametrize("messages, field", TRAILING)
+def test_state_from_messages_names_the_trailing_calls_field_as_its_format_has_it(messages, field):
+    """Anthropic's, Gemini's, Bedrock's and LangChain's messages hold a call's arguments in their own fields: the error
+    named ``messages[1].tool_calls[1].arguments``, a field none of them has."""
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    from sam_model.integrations.langchain import state_from_messages
+
+    with pytest.raises(ValueError) as refused:
+        state_from_messages(messages)
+    assert str(refused.value).startswith(f"{field}: a list in JSON, not an object"), str(refused.value)
 
 
 PATCH = "*** Begin Patch\n*** Update File: src/router.py\n@@\n-reboot()\n+reboot(force=True)\n*** End Patch\n"

@@ -75,17 +75,41 @@ def call_names(call: Any, where: str = "call") -> list[str]:
     return [where] if one else [f"{where}[{i}]" for i in range(len(call))]
 
 
-def check_arguments(calls: Sequence[ToolCall], names: Sequence[str]) -> None:
+def arguments_field(call: Any) -> str:
+    """Where one call of any shape :func:`_as_call` reads holds its arguments, as a path from the call: ``input``
+    (Anthropic's tool_use, Codex's custom tool call), ``args`` (a Gemini FunctionCall, a LangChain ToolCall),
+    ``function.arguments`` (an OpenAI tool_calls entry), ``functionCall.args`` (a Gemini part),
+    ``toolUse.input`` (Bedrock), else ``arguments``. An error about the arguments names the field the caller's own
+    call has: ``call.arguments`` sent a user of Anthropic's or Gemini's shapes looking for a field they do not have."""
+    if not isinstance(call, Mapping):
+        return "arguments"  # a ToolCall
+    wrapper = next((k for k in ("toolUse", "functionCall", "function_call") if isinstance(call.get(k), Mapping)), None)
+    if wrapper is not None:
+        return f"{wrapper}.{arguments_field(call[wrapper])}"
+    if "function" in call:
+        return "function.arguments"
+    return next((k for k in ("arguments", "input", "args") if k in call), "arguments")
+
+
+def argument_names(call: Any, where: str = "call") -> list[str]:
+    """The arguments field of each call of ``call`` as an error names it (:func:`check_arguments`): the call's name
+    (:func:`call_names`) and its own field (:func:`arguments_field`), e.g. ``call.input``, ``call[1].function.arguments``."""
+    calls = [call] if isinstance(call, (Mapping, ToolCall)) else list(call)
+    return [f"{name}.{arguments_field(c)}" for c, name in zip(calls, call_names(call, where), strict=True)]
+
+
+def check_arguments(calls: Sequence[ToolCall], fields: Sequence[str]) -> None:
     """Refuse a call about to be made whose arguments are not a JSON object (JSON text that does not parse, a list, a
-    number, an object nested past MAX_ARGUMENT_DEPTH): a ValueError naming its ``arguments`` (``names[i]``, e.g.
-    ``call[1]`` or ``messages[5].tool_calls[0]``), what they are and what to send. The readers keep such arguments as
-    their raw text, which a recorded call may hold (training data), but a raw text has no argument to flag: the
-    state of the call flagged none, and the search answered as if the call needed nothing, silently. A call about to
-    be made is the agent's own, so it can send the arguments it will call the tool with. A freeform patch (Codex's
-    ``apply_patch`` custom tool call, its input the patch itself) is no JSON and is read: its paths are its argument
-    values (argumentleaves.raw_patch). One rule for every entry point: live_state, ScopedMemory's search and
-    live_state by call, the LangChain state_from_messages."""
-    for c, name in zip(calls, names, strict=True):
+    number, an object nested past MAX_ARGUMENT_DEPTH): a ValueError naming its arguments field (``fields[i]``, as
+    the caller's own call has it: :func:`argument_names`, e.g. ``call[1].input`` or
+    ``messages[5].tool_calls[0].function.arguments``), what they are and what to send. The readers keep such
+    arguments as their raw text, which a recorded call may hold (training data), but a raw text has no argument to
+    flag: the state of the call flagged none, and the search answered as if the call needed nothing, silently. A call
+    about to be made is the agent's own, so it can send the arguments it will call the tool with. A freeform patch
+    (Codex's ``apply_patch`` custom tool call, its input the patch itself) is no JSON and is read: its paths are its
+    argument values (argumentleaves.raw_patch). One rule for every entry point: live_state, ScopedMemory's search
+    and live_state by call, the LangChain state_from_messages."""
+    for c, field in zip(calls, fields, strict=True):
         if c.valid or raw_patch(c) is not None:
             continue
         try:
@@ -94,7 +118,7 @@ def check_arguments(calls: Sequence[ToolCall], names: Sequence[str]) -> None:
                     else f"{json_type(decoded)} in JSON, not an object")
         except (ValueError, RecursionError) as err:
             what = f"not valid JSON ({str(err)[:80]})" if isinstance(err, ValueError) else "nested too deep to read"
-        raise ValueError(f"{name}.arguments: {what}: give the arguments the tool will be called with, a JSON object "
+        raise ValueError(f"{field}: {what}: give the arguments the tool will be called with, a JSON object "
                          "(or its JSON text), so that the call's state says which of them the memories must fill")
 
 

@@ -157,9 +157,9 @@ from sam_model.data.advice import Advice
 from sam_model.data.argumentleaves import call_leaves, leaves, raw_patch
 from sam_model.data.callshapes import (
     TOOL_SHAPE,
+    argument_names,
     argument_schema,
     as_calls,
-    call_names,
     check_arguments,
     schema_paths,
     system_text,
@@ -744,7 +744,7 @@ def live_state(messages: Iterable[Mapping[str, Any]],
         st.add(m, source)
     if call is not None:
         calls = as_calls(call)
-        check_arguments(calls, call_names(call))  # no JSON object: no argument to flag, refused (one rule)
+        check_arguments(calls, argument_names(call))  # no JSON object: no argument to flag, refused (one rule)
         return st.call_state(calls)
     if tool is None:
         raise ValueError("live_state needs the tool call, or tool= and arguments= (its argument names)")

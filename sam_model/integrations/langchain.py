@@ -57,7 +57,7 @@ from langchain_core.runnables.config import run_in_executor
 from langchain_core.vectorstores import VectorStore
 from pydantic import ConfigDict, Field
 
-from sam_model.data.callshapes import as_calls, call_names, check_arguments
+from sam_model.data.callshapes import argument_names, arguments_field, as_calls, check_arguments
 from sam_model.data.chatmessages import policy_of
 from sam_model.data.formats import is_log_message, langchain_messages, to_chat
 from sam_model.data.formats.base import FAILED
@@ -138,7 +138,7 @@ def _decision(messages: Sequence[Any], tool_call: Any) -> tuple[dict[str, Any], 
     if tool_call is None and msgs and msgs[-1].get("role") == "assistant" and msgs[-1].get("tool_calls"):
         tool_call, msgs = msgs[-1]["tool_calls"], msgs[:-1]
         where = f"messages[{len(messages) - 1}].tool_calls"  # the trailing message's: named as the caller sent it
-        names = _trailing_names(messages, len(tool_call), where)
+        names = _trailing_fields(messages, len(tool_call), where)
     tracker = TranscriptState(policy=policy_of(msgs))
     for i, m in enumerate(msgs):
         tracker.feed(m, f"message {i}")
@@ -147,17 +147,18 @@ def _decision(messages: Sequence[Any], tool_call: Any) -> tuple[dict[str, Any], 
         return (tracker.events[-1]["state"] if tracker.events else State().to_json()), observation, False
     calls = [tool_call] if isinstance(tool_call, Mapping) else list(tool_call)
     parsed = as_calls([_as_call(c) for c in calls], where)
-    check_arguments(parsed, names if names is not None else call_names(tool_call, where))  # live_state's rule
+    check_arguments(parsed, names if names is not None else argument_names(tool_call, where))  # live_state's rule
     return live_state(msgs, parsed), observation, True
 
 
-def _trailing_names(messages: Sequence[Any], n: int, where: str) -> list[str]:
-    """What the trailing assistant message's ``n`` calls are named in an error, by the caller's messages that hold
-    them: ``messages[i].tool_calls[j]``, or ``messages[i]`` for a message that is one call (a Responses
+def _trailing_fields(messages: Sequence[Any], n: int, where: str) -> list[str]:
+    """Where the trailing assistant message's ``n`` calls hold their arguments, named in an error by the caller's
+    messages that hold them and in their own shape (:func:`_argument_places`): ``messages[i].tool_calls[j].args``,
+    ``messages[i].content[k].input``, or ``messages[i].arguments`` for a message that is one call (a Responses
     ``function_call`` item: the log's calls are items of their own, joined into one assistant message, and naming them
     all by the last item's place named a good call's item, which holds no tool_calls). Where the messages do not
-    tell (a message read alone is no assistant message of calls), ``where[j]`` as before."""
-    counts: list[tuple[int, int, bool]] = []  # (message, its calls, whether it is one call item)
+    tell (a message read alone is no assistant message of calls), ``where[j].arguments`` as before."""
+    counts: list[tuple[int, int]] = []  # (message, its calls)
     total, i = 0, len(messages) - 1
     while total < n and i >= 0:
         try:
@@ -166,16 +167,39 @@ def _trailing_names(messages: Sequence[Any], n: int, where: str) -> list[str]:
             alone = []
         held = len(alone[-1].get("tool_calls") or ()) if alone and alone[-1].get("role") == "assistant" else 0
         if held:
-            item = isinstance(messages[i], Mapping) and messages[i].get("type") == "function_call"
-            counts.append((i, held, item and held == 1))
+            counts.append((i, held))
             total += held
         elif not alone or alone[-1].get("role") != "assistant":
             break
         i -= 1
     if total != n:
-        return [f"{where}[{j}]" for j in range(n)]
-    return [f"messages[{m}]" if one else f"messages[{m}].tool_calls[{j}]"
-            for m, held, one in reversed(counts) for j in range(held)]
+        return [f"{where}[{j}].arguments" for j in range(n)]
+    out = []
+    for m, held in reversed(counts):
+        places = _argument_places(messages[m])
+        out += [f"messages[{m}].{p}" for p in (places if len(places) == held else
+                                                 [f"tool_calls[{j}].arguments" for j in range(held)])]
+    return out
+
+
+def _argument_places(message: Any) -> list[str]:
+    """Where each call of one message, as the caller sent it, holds its arguments (a path from the message): its
+    ``tool_calls`` (OpenAI's, a LangChain message's), a call item of its own (Responses), or its content blocks or
+    parts (Anthropic's tool_use, Bedrock's toolUse, Gemini's functionCall); each call's field as
+    callshapes.arguments_field names it. Empty where none of these tells."""
+    calls = message.get("tool_calls") if isinstance(message, Mapping) else getattr(message, "tool_calls", None)
+    if isinstance(calls, list):
+        return [f"tool_calls[{j}].{arguments_field(c)}" for j, c in enumerate(calls)]
+    if not isinstance(message, Mapping):
+        return []
+    if message.get("type") in ("function_call", "custom_tool_call"):
+        return [arguments_field(message)]
+    for key in ("content", "parts"):
+        blocks = message.get(key)
+        if isinstance(blocks, list):
+            return [f"{key}[{k}].{arguments_field(b)}" for k, b in enumerate(blocks) if isinstance(b, Mapping) and (
+                b.get("type") == "tool_use" or any(isinstance(b.get(w), Mapping) for w in ("toolUse", "functionCall")))]
+    return []
 
 
 class SAMLangChainRetriever(BaseRetriever):

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sam_model.data.callshapes import as_calls, call_names, check_arguments
+from sam_model.data.callshapes import argument_names, as_calls, check_arguments
 from sam_model.data.chatmessages import ToolCall
 from sam_model.data.eventtexts import call_text
 from sam_model.data.schema import State, as_state
@@ -169,7 +169,7 @@ class ScopedSearch:
         except SAMFileError as err:  # a client's mistake (a 422 over HTTP), not a damaged file
             raise ValueError(str(err)) from None
         _check_calls_size(calls, "call", "leave its bulk out of the call searched with")
-        check_arguments(calls, call_names(call))
+        check_arguments(calls, argument_names(call))
         episode = self.episode_of(user_id, agent_id, run_id)
         tracker = self._trackers.get(episode) or TranscriptState(episode)
         made = set()
