@@ -362,3 +362,51 @@ def test_a_listing_at_a_decisions_step_leaves_its_item_and_later_ones_out():
     assert {i.key for i in store.search(ns, query="", step=3)} == {"e0", "e1", "e2", "raw"}
     assert [i.key for i in store.search(ns)] == ["e0", "e1", "e2", "e3", "e4", "raw"]  # now: every item
     assert [i.key for i in store.search(ns, step=3, limit=2, offset=1)] == ["e1", "e2"]
+
+
+@pytest.mark.parametrize("label", ["a\nb", "a\tb", "a\rb", "a\x1bb", "a\u2028b"])
+def test_a_namespace_label_with_a_control_character_is_refused_as_every_scope_is(label):
+    """A put under ("u", "a\\nb") was stored under the episode ``///u.a\\nb`` (LangGraph refuses NUL alone), where
+    every other entry point refuses a scope holding a control character (sam_model.limits.check_scope_characters):
+    its ids and any log line or save showing them were broken. Now each op naming such a namespace is refused in one
+    line naming it, and nothing is stored; a delete is taken (it stores nothing)."""
+    s = SAMStore(HashingEncoder(64))
+    s.put(("u", "anna"), "home", {"content": "anna lives in Lisbon"})
+    ns = ("u", label)
+    for op in (lambda: s.put(ns, "k", {"content": "a note"}), lambda: s.put(ns, "k", {"content": "x"}, index=False),
+               lambda: s.batch([PutOp(("u", "bob"), "a", {"content": "bob note"}), PutOp(ns, "k", {"content": "x"})]),
+               lambda: s.get(ns, "k"), lambda: s.search(ns, query="note"),
+               lambda: s.search(ns, query="", state={"phase": "x"})):
+        with pytest.raises(ValueError) as refused:
+            op()
+        said = str(refused.value)
+        assert said.startswith(f"namespace {ns!r}, label 1 holds the control character {label[1]!r}"), said
+        assert "give an id of printable characters" in said and "\n" not in said
+    assert s.list_namespaces() == [("u", "anna")] and len(s.store) == 1
+    assert {h.episode_id for h in s.store.get_all()} == {"///u.anna"}
+    s.delete(ns, "k")  # nothing there: a delete stores nothing, and is taken
+
+
+def test_a_saved_namespace_with_a_control_character_loads_with_a_warning_and_can_be_moved(tmp_path, caplog):
+    """A save from before the rule may hold such a namespace: it loads (refusing it would lose the items), one
+    warning line names it and says how to keep its items, and the way it says works."""
+    import json
+
+    model = HashingEncoder(64)
+    s = SAMStore(model)
+    s.put(("u", "anna"), "home", {"content": "anna lives in Lisbon"})
+    s.save(tmp_path / "st")
+    saved = tmp_path / "st" / "samstore.json"
+    d = json.loads(saved.read_text())
+    d["items"][0][0] = ["u", "an\nna"]
+    saved.write_text(json.dumps(d))
+    with caplog.at_level("WARNING", logger="sam_model.integrations.langgraph"):
+        back = SAMStore.load(tmp_path / "st", model)
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and "namespace ('u', 'an\\nna') holds the control character '\\n'" in said[0]
+    assert "put each again under a namespace of printable labels and delete the old one" in said[0]
+    (old,) = back.search(("u",))
+    back.put(("u", "anna"), old.key, old.value)
+    back.delete(tuple(old.namespace), old.key)
+    assert view(back.search(("u",))) == [(("u", "anna"), "home", {"content": "anna lives in Lisbon"})]
+    assert back.list_namespaces() == [("u", "anna")]

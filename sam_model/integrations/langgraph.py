@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
@@ -58,13 +59,14 @@ from langgraph.store.base import (
 from sam_model.data.lives import USER_KIND
 from sam_model.data.schema import Event, State, parse_event
 from sam_model.io import SAMFileError, atomic_dir, json_type, reading, refuse_links, unique_keys
-from sam_model.limits import MAX_K, check_count, check_int, check_step
+from sam_model.limits import MAX_K, check_count, check_int, check_scope_characters, check_step, control_at
 from sam_model.locking import locked, new_lock
 from sam_model.store import MemoryStore, encoder_of, store_config_of
 from sam_model.storeconfig import StoreConfig
 
 TEXT_FIELDS = ("content", "memory", "text")
 ITEMS_FILE = "samstore.json"  # a saved SAMStore: its items (values, times, memory ids) beside store/ (the memories)
+log = logging.getLogger(__name__)
 
 
 class _Row:
@@ -100,11 +102,13 @@ class SAMStore(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """LangGraph's batch. Every op's namespace is checked first (LangGraph's own rule: a label such as
         "users.alice" must not address ("users", "alice")), and every put is made ready (its event built) before
-        any is applied: a batch with a bad op changes nothing."""
+        any is applied: a batch with a bad op changes nothing. A namespace label with a control character is
+        refused as every scope is (:func:`_check_labels`)."""
         ops = list(ops)
         for op in ops:
             validate_op_namespace(op)
             _check_page(op)
+            _check_labels(op)
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
@@ -152,6 +156,7 @@ class SAMStore(BaseStore):
         op = SearchOp(tuple(namespace_prefix), filter, limit, offset, query if state is None else query or "")
         validate_op_namespace(op)
         _check_page(op)
+        _check_labels(op)
         check_step(step), check_step(task_start, "task_start")
         with self.lock:
             return self._search(op, state, (step, task_start))
@@ -197,6 +202,7 @@ class SAMStore(BaseStore):
             try:
                 d = json.loads(f.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
                 self = _restore(d, store)
+                _unprintable(self._data, f)
             except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
                 raise SAMFileError(f"{f}: unreadable LangGraph store ({str(err)[:160]}); save the store again") \
                     from None
@@ -404,11 +410,40 @@ def _check_page(op: Op) -> None:
         check_count(op.offset, "offset", "how many results to skip", "past any number of results")
 
 
+def _check_labels(op: Op) -> None:
+    """The namespace a get, search or put names holds no control character or line break in a label (LangGraph
+    refuses NUL alone): its memories' episode is its labels joined (:func:`_episode`), and a scope holding a newline
+    is refused by every other entry point (sam_model.limits.check_scope_characters, the same rule and words), so a
+    put stored ``///users.a\nb`` in the shared store, its ids and every log line or save showing them broken. A
+    delete (a put of None) is taken: it stores nothing, and is how an item that a save from before 2026-12-06 holds
+    under such a namespace is removed once put again under a printable one (the load warns of it). A listing names
+    no namespace to store under."""
+    if isinstance(op, PutOp) and op.value is None:
+        return
+    ns = op.namespace_prefix if isinstance(op, SearchOp) else getattr(op, "namespace", ())
+    for i, label in enumerate(ns):
+        check_scope_characters(label, f"namespace {tuple(ns)!r}, label {i}")
+
+
 def _namespace(ns: Any, where: str) -> tuple[str, ...]:
     if not isinstance(ns, list) or not ns or not all(isinstance(p, str) and p and "." not in p for p in ns):
         raise ValueError(f"{where}: a namespace must be a list of non-empty strings without '.' (LangGraph's rule: "
                          f"its memories' episode joins them by '.'), got {str(ns)[:60]}")
     return tuple(ns)
+
+
+def _unprintable(namespaces: Iterable[tuple[str, ...]], where: Any) -> None:
+    """One warning line per loaded namespace with a control character in a label (taken by put until 2026-12-06,
+    refused since: :func:`_check_labels`), naming it and how to keep its items. Not refused: that would lose them;
+    a search or listing over a shorter prefix still reaches them, and a delete of one is taken."""
+    for ns in namespaces:
+        bad = [(i, control_at(p)) for i, p in enumerate(ns) if control_at(p) is not None]
+        if bad:
+            i, at = bad[0]
+            log.warning("%s: namespace %r holds the control character %r at position %d of label %d, which no put "
+                        "takes since 2026-12-06: its items are loaded and found by a search over a shorter prefix; to "
+                        "keep them, put each again under a namespace of printable labels and delete the old one",
+                        where, ns, ns[i][at], at, i)
 
 
 def _value(value: Any, where: str) -> dict:
