@@ -195,3 +195,48 @@ def test_a_resumed_runs_lines_are_read_and_its_resends_are_not():
     late = fed(lines, [[x] for x in lines[:second + 3]] + [[lines[second + 3]], lines[second + 1:second + 3]]
                + [[x] for x in lines[second + 4:]])
     assert stored(late) == stored(once)
+
+
+def two_turn_run() -> list[dict]:
+    """A codex exec run of two turns (each ending in its turn.completed, its token counts growing)."""
+    lines = to_codex_exec(rich())
+    return [*lines, {"type": "turn.started"},
+            {"type": "item.completed", "item": {"id": "item_7", "type": "agent_message", "text": "Anything else?"}},
+            {"type": "turn.completed", "usage": {"input_tokens": 6310, "cached_input_tokens": 6016, "output_tokens": 7}}]
+
+
+def exec_resends(lines: list[dict]) -> dict[str, list[list[dict]]]:
+    """A sidecar's adds of a codex exec run a turn at a time (the first add its thread.started with its first turn),
+    each answer lost once: sent again alone, sent again with the next turn, or sent again late (after the next)."""
+    end = [k for k, x in enumerate(lines) if x["type"] == "turn.completed"][0] + 1
+    first, second = lines[:end], lines[end:]
+    return {"again": [first, first, second, second], "with the next": [first, first + second],
+            "late": [first, second, first], "first five, then late": [first[:5], first[5:], second, first]}
+
+
+@pytest.mark.parametrize("how", ["again", "with the next", "late", "first five, then late"])
+def test_a_resend_opening_with_thread_started_is_read_once(tmp_path, how):
+    """An add that opens with the run's thread.started, sent again (its answer lost), was read again whole: a
+    thread.started began a run (the item ids told nothing more), because codex exec resume prints the same thread and
+    item ids from item_0. A resend that reaches a turn.completed the scope read in its run is told (a resumed run's
+    turn reads the thread before it: its token counts differ), so it stores nothing more; the resumed run is still read
+    as the file holds it (test_a_genuine_repeat_is_stored_as_the_importer_reads_it)."""
+    lines = two_turn_run()
+    events = imported(tmp_path, "exec.jsonl", lines)
+    memory = fed(lines, exec_resends(lines)[how])
+    assert stored(memory) == [(e["step"], e["kind"], e["text"]) for e in events]
+    assert conversation(memory) == [(e["state"], e.get("useful_memory_steps") or []) for e in events]
+
+
+def test_a_resumed_run_printing_the_first_runs_opening_is_read():
+    """codex exec resume after a run that finished: its thread.started and first items the same as the first run's
+    (an add of them equal to the one before), its turn.completed of other counts. It is read as the file holds it, in
+    adds a line or a turn at a time, where the first run's own start sent again is not (the test above)."""
+    first = to_codex_exec(rich())
+    again = [*first[:4], {"type": "turn.completed", "usage": {"input_tokens": 6400, "cached_input_tokens": 6016,
+                                                               "output_tokens": 20}}]
+    lines = [*first, *again]
+    once = fed(lines, [[x] for x in lines])
+    assert [t for _, _, t in stored(once)].count("Looking both up.") == 2
+    for batches in ([first[:4], first[4:], again[:4], again[4:]], [first, again]):
+        assert stored(fed(lines, batches)) == stored(once)

@@ -462,27 +462,39 @@ def retried(fmt: str, turn: list[Any], facts: Mapping[str, Any], new: list[Any],
     say they were written once (the importer reads the file, which holds each once): an add of the lines the last
     add of the scope gave (``facts["added"]`` is ``added``, this add's :func:`digest`), one of them at least a line
     Codex writes once (:func:`_once`: a rollout line with its time to the millisecond, a call or its output by its
-    call_id, codex exec's item.started or item.completed of an item id in a run the add does not start), is dropped
-    whole, and an add opening with them (``facts["added_lines"]`` of them: a sidecar sending every line not yet
+    call_id, codex exec's item.started or item.completed of an item id, its turn.completed with its token counts; an
+    add that starts a run holding such a turn.completed, :func:`_turn_end`), is dropped whole, and an add opening
+    with them (``facts["added_lines"]`` of them: a sidecar sending every line not yet
     answered, those written since its lost answer too) drops them; and a
     call, an output or a codex exec item event equal to one the open turn ``turn`` holds (since its run's
     thread.started) is dropped wherever it comes, and so is any line Codex writes once among the scope's last
     SEEN_LINES read (``facts["seen"]``, :func:`remember`; codex exec's since its run's thread.started): a resend of an
     add that is not the last, or of part of the last, was read again. A repeated command is a new call (a new call_id, a new time), so it
-    is read. Lines that do not say so (a bare message of the layout before the wrapper, a turn event, a run's
-    thread.started, which a resumed run prints again with its events from item_0) are read as they come: the agent
-    may write them twice."""
+    is read. A codex exec run's start sent again (its thread.started up to a turn.completed the scope read in that
+    run, :func:`_resent_run`) is dropped wherever it comes: until 2026-12-06 a thread.started began a run again, and
+    the lines after it were read again whole. Lines that do not say so (a bare message of the layout before the
+    wrapper, a turn event, a run's thread.started with first items but no turn.completed read, which a resumed run
+    prints again with its events from item_0) are read as they come: the agent may write them twice."""
     if fmt not in ("codex", "codex-exec"):
         return new
     n = facts.get("added_lines")  # the last add's: a sidecar may send them again with lines written since
     n = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else len(new)
     last = new[:n] if n < len(new) else new
     run = fmt == "codex-exec" and any(isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS for x in last)
-    if facts.get("added") == (added if last is new else digest(last)) and not run and any(_once(fmt, x) for x in last):
+    if facts.get("added") == (added if last is new else digest(last)) and (
+            not run or any(_turn_end(x) for x in last)) and any(_once(fmt, x) for x in last):
         new = new[len(last):]
     held, out, seen = list(turn), [], set(facts.get("seen", ()))
-    for x in new:
+    skip = 0
+    for i, x in enumerate(new):
+        if skip:
+            skip -= 1
+            continue
         if fmt == "codex-exec" and isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS:
+            skip = _resent_run(new, i, seen)
+            if skip:  # the run's start sent again: told by its turn.completed, read (and so its lines before it)
+                skip -= 1
+                continue
             seen = set()  # a run begins (a resumed one numbers its items from item_0 again)
         if _once(fmt, x, called=True) and x in (held[_run_start(held):] if fmt == "codex-exec" else held) or (
                 _kept(fmt, x) and line_key(x) in seen):
@@ -490,6 +502,28 @@ def retried(fmt: str, turn: list[Any], facts: Mapping[str, Any], new: list[Any],
         held.append(x)
         out.append(x)
     return out
+
+
+def _turn_end(x: Any) -> bool:
+    """Whether ``x`` is codex exec's turn.completed with its token counts: a line no resumed run prints alike (its
+    turn reads the thread before it, so its counts differ), where its thread.started and first items are the same
+    (:func:`retried`)."""
+    return isinstance(x, Mapping) and x.get("type") == "turn.completed" and isinstance(x.get("usage"), Mapping) \
+        and bool(x["usage"])
+
+
+def _resent_run(new: list[Any], i: int, seen: set[str]) -> int:
+    """How many lines of ``new`` from its thread.started at ``i`` are that run's start sent again: up to its first
+    turn.completed (before another run's start) when the scope read that very line in its run (``seen``,
+    :func:`remember`), so every line before it in the file too (a sidecar sends them in order); 0 when none is (a
+    resumed run: the same thread and first items, a turn.completed of other counts), which is read."""
+    for j in range(i + 1, len(new)):
+        x = new[j]
+        if isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS:
+            return 0
+        if _turn_end(x):
+            return j - i + 1 if line_key(x) in seen else 0
+    return 0
 
 
 SEEN_LINES = 256  # lines written once a scope's facts keep the keys of (:func:`remember`): a resend comes soon after
@@ -541,7 +575,7 @@ def _once(fmt: str, x: Any, called: bool = False) -> bool:
         return False
     if fmt == "codex-exec":
         item = x.get("item")
-        return x.get("type") in ("item.started", "item.completed") and isinstance(item, Mapping) \
+        return _turn_end(x) or x.get("type") in ("item.started", "item.completed") and isinstance(item, Mapping) \
             and isinstance(item.get("id"), str) and bool(item["id"])
     if codex.is_line(x) and not called and isinstance(x.get("timestamp"), str) and x["timestamp"]:
         return True
