@@ -250,7 +250,24 @@ class RecencyMethod:
         return time.perf_counter() - t0
 
 
-class TaskFirstMethod:
+class RuleMethod:
+    """A ranking rule over the log's memories and examples, no model: ``rule(memories, examples, scope, depth)`` ranks
+    every decision, and a query's time is the rule over that decision alone. task-first and used-first are such
+    rules (one ranking function each in sam_model.evaluation.ranking), so they share this shape, written once."""
+
+    name: str
+    rule: Callable[[Sequence[MemoryRecord], Sequence[RetrievalExample], Scope, int], list[np.ndarray]]
+
+    def rank(self, data, scope, depth, jitter):
+        return self.rule(data.memories, data.examples, scope, depth)
+
+    def time_query(self, data, i, scope, depth, jitter):
+        t0 = time.perf_counter()
+        self.rule(data.memories, data.examples[i : i + 1], scope, depth)
+        return time.perf_counter() - t0
+
+
+class TaskFirstMethod(RuleMethod):
     """The task statement first, then every other memory newest first: a rule with no model.
 
     The task statement is the decision's first earlier event of kind ``user`` (the agent-log spec's kind for what
@@ -273,17 +290,10 @@ class TaskFirstMethod:
     """
 
     name = "task-first"
-
-    def rank(self, data, scope, depth, jitter):
-        return rank_task_first(data.memories, data.examples, scope, depth)
-
-    def time_query(self, data, i, scope, depth, jitter):
-        t0 = time.perf_counter()
-        rank_task_first(data.memories, data.examples[i : i + 1], scope, depth)
-        return time.perf_counter() - t0
+    rule = staticmethod(rank_task_first)
 
 
-class UsedFirstMethod:
+class UsedFirstMethod(RuleMethod):
     """The memories earlier decisions of the task took values from first, the latest used first, then every other
     memory newest first: a rule with no model.
 
@@ -296,14 +306,7 @@ class UsedFirstMethod:
     """
 
     name = "used-first"
-
-    def rank(self, data, scope, depth, jitter):
-        return rank_used_first(data.memories, data.examples, scope, depth)
-
-    def time_query(self, data, i, scope, depth, jitter):
-        t0 = time.perf_counter()
-        rank_used_first(data.memories, data.examples[i : i + 1], scope, depth)
-        return time.perf_counter() - t0
+    rule = staticmethod(rank_used_first)
 
 
 class BM25Index:
