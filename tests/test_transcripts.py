@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from transcript_logs import chat_log, import_report, tau_log
 
 from sam_model.data.reader import read_episodes
 from sam_model.data.schema import parse_event
@@ -57,6 +58,18 @@ MESSAGES = [
 
 def convert(messages, **kw) -> list[dict]:
     return convert_conversation(Conversation("ep-1", messages, "test.jsonl:1", "ep-1"), **kw)
+
+
+def refund(arguments: str, user: str, agent: str = "I can refund it, shall I?") -> list[dict]:
+    """The events of a refund whose amount the user said in ``user``: the agent asks, the user agrees, the call
+    (``arguments`` as the model wrote them, JSON text) is made."""
+    return convert([
+        {"role": "user", "content": user},
+        {"role": "assistant", "content": agent},
+        {"role": "user", "content": "ok, go ahead"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "refund_charge", "arguments": arguments}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"refund_id": "RF-12"}'}])
 
 
 @needs_tau
@@ -226,9 +239,7 @@ def test_jsonl_container_skip_bad_and_cli(tmp_path, capsys):
 
 
 def test_json_list_of_tau_trajectories(tmp_path):
-    trajectories = [{"task_id": t, "trial": k, "traj": MESSAGES} for t in range(10) for k in range(2)]
-    path = tmp_path / "some-model-retail.json"
-    path.write_text(json.dumps(trajectories))
+    path = tau_log(tmp_path / "some-model-retail.json", MESSAGES, tasks=10, trials=2)
     assert source_kind(path) == "transcripts"
     ids = {e["episode_id"] for e in iter_transcript_events(path)}
     assert "tau1-retail-some-model-task3-trial1" in ids and len(ids) == 20
@@ -322,8 +333,7 @@ def test_a_gemini_function_declarations_schema_gives_the_importers_paths():
 
 
 def test_sources_materialise_transcripts_once_into_the_cache(tmp_path):
-    path = tmp_path / "conv.jsonl"
-    path.write_text(json.dumps({"id": "c1", "messages": MESSAGES}) + "\n")
+    path = chat_log(tmp_path / "conv.jsonl", {"c1": MESSAGES})
     assert source_kind(path) == "transcripts"
     out = materialise(path, SourceOptions(), tmp_path / "cache")
     assert out.parent == tmp_path / "cache" and out == materialise(path, SourceOptions(), tmp_path / "cache")
@@ -338,9 +348,7 @@ def test_sources_materialise_transcripts_once_into_the_cache(tmp_path):
 def test_data_module_trains_on_transcripts_keeps_tasks_together_and_builds_lives(tmp_path):
     from sam_model.training.datamodule import AgentLogDataModule
 
-    trajectories = [{"task_id": t, "trial": k, "traj": MESSAGES} for t in range(10) for k in range(4)]
-    tau = tmp_path / "agent-shop.json"
-    tau.write_text(json.dumps(trajectories))
+    tau = tau_log(tmp_path / "agent-shop.json", MESSAGES, tasks=10, trials=4)
     log = tmp_path / "log.jsonl"
     log.write_text("".join(json.dumps({"episode_id": f"d{i}", "step": s, "kind": "user", "text": f"x{i} {s}",
                                        **({"useful_memory_steps": [0]} if s == 2 else {})}) + "\n"
@@ -375,19 +383,12 @@ def test_data_module_trains_on_transcripts_keeps_tasks_together_and_builds_lives
 def test_a_log_whose_calls_need_no_earlier_value_says_it_labels_nothing(tmp_path, capsys):
     """A coding agent's shell tool: its one argument, a whole command line, is said by no earlier event, so the
     log had 0 decision points and the report said only that count; it now says why and what that means."""
-    from sam_model.data.transcripts import main
-
     messages = [{"role": "user", "content": "The parser drops the last token; fix it."},
-                {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
-                    "name": "terminal", "arguments": json.dumps({"command": "grep -rn 'def parse' src"})}}]},
+                {"role": "assistant", "tool_calls": [call("terminal", "c1", command="grep -rn 'def parse' src")]},
                 {"role": "tool", "tool_call_id": "c1", "content": "src/tinyparse/core.py:12:def parse(text):"},
-                {"role": "assistant", "tool_calls": [{"id": "c2", "type": "function", "function": {
-                    "name": "terminal", "arguments": json.dumps({"command": "sed -n 1,40p src/tinyparse/core.py"})}}]},
+                {"role": "assistant", "tool_calls": [call("terminal", "c2", command="sed -n 1,40p src/tinyparse/core.py")]},
                 {"role": "tool", "tool_call_id": "c2", "content": "def parse(text):\n    return text.split()[:-1]"}]
-    path = tmp_path / "shell.jsonl"
-    path.write_text(json.dumps({"id": "run-1", "messages": messages}) + "\n")
-    assert main([str(path), str(tmp_path / "out.jsonl")]) == 0
-    said = capsys.readouterr()
+    said = import_report(chat_log(tmp_path / "shell.jsonl", {"run-1": messages}), tmp_path / "out.jsonl", capsys)
     assert "0 decision points" in said.out + said.err
     assert "no decision point: no argument value of the 2 tool calls is said by an earlier event" in said.out + said.err
 
@@ -398,26 +399,21 @@ def test_an_amount_is_traced_to_who_said_it_as_people_write_it():
     cents ended in 0 or it was 1,000 or more (a walkthrough's telecom billing logs; the README's opening example, a
     budget corrected to $3,500, labelled nothing). A JSON number is also said by its two-digit form and with
     thousands separators; a string is not."""
-    def refund(arguments: str, said: str) -> list[dict]:
-        return convert([
-            {"role": "user", "content": f"I was charged {said} for roaming I never used."},
-            {"role": "assistant", "content": "Sorry about that. I can refund it, shall I?"},
-            {"role": "user", "content": "ok, go ahead"},
-            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
-                "name": "refund_charge", "arguments": arguments}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": '{"refund_id": "RF-12"}'}])
+    def charged(arguments: str, said: str) -> list[dict]:
+        return refund(arguments, f"I was charged {said} for roaming I never used.",
+                      "Sorry about that. I can refund it, shall I?")
 
-    events = refund('{"amount": 45.60}', "$45.60")
+    events = charged('{"amount": 45.60}', "$45.60")
     assert events[2]["useful_memory_steps"] == [0] and events[2]["meta"]["needed"] == {"amount": ["45.6"]}
     assert events[2]["state"]["uncertainty_flags"] == ["amount"]
-    assert refund('{"amount": 45.6}', "$45.6")[2]["useful_memory_steps"] == [0]  # its own form, as before
-    assert refund('{"amount": 120.00}', "$120.00")[2]["useful_memory_steps"] == [0]  # an integral one, as before
+    assert charged('{"amount": 45.6}', "$45.6")[2]["useful_memory_steps"] == [0]  # its own form, as before
+    assert charged('{"amount": 120.00}', "$120.00")[2]["useful_memory_steps"] == [0]  # an integral one, as before
     for arguments, said in (('{"amount": 3500}', "$3,500"), ('{"amount": 3500.0}', "$3,500.00"),
                             ('{"amount": 1234.5}', "$1,234.50"), ('{"amount": 1234.5}', "1,234.5 dollars")):
-        assert refund(arguments, said)[2]["useful_memory_steps"] == [0], said  # the README's own budget of $3,500
+        assert charged(arguments, said)[2]["useful_memory_steps"] == [0], said  # the README's own budget of $3,500
     for arguments, said in (('{"version": "3.1"}', "version 3.10"), ('{"amount": 45.6}', "$45.61"),
                             ('{"amount": "3500"}', "$3,500"), ('{"amount": 3500}', "$3,5000")):
-        assert "useful_memory_steps" not in refund(arguments, said)[2]  # a string, another number: untraceable
+        assert "useful_memory_steps" not in charged(arguments, said)[2]  # a string, another number: untraceable
 
 
 def test_an_amount_is_not_said_by_a_larger_number_or_by_its_cents_rounded():
@@ -425,21 +421,15 @@ def test_an_amount_is_not_said_by_a_larger_number_or_by_its_cents_rounded():
     character: a text saying $3,500,000 (or a list 1,500,3,500 with no spaces) said 3500, and 1234.5678 was also said
     as 1,234.57, another amount, so each call was traced to an event that never said its value. A form with
     separators is said only as a whole number, and two decimals only where they are the value's."""
-    def refund(arguments: str, said: str) -> dict:
-        return convert([
-            {"role": "user", "content": f"The claim says {said}."},
-            {"role": "assistant", "content": "I can refund it, shall I?"},
-            {"role": "user", "content": "ok, go ahead"},
-            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
-                "name": "refund_charge", "arguments": arguments}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": '{"refund_id": "RF-12"}'}])[2]
+    def claimed(arguments: str, said: str) -> dict:
+        return refund(arguments, f"The claim says {said}.")[2]
 
     for arguments, said in (('{"amount": 3500}', "$3,500,000"), ('{"amount": 3500}', "ids 1,500,3,500,7"),
                             ('{"amount": 1234.5678}', "$1,234.57"), ('{"amount": 1500}', "1,500,000.00 in total")):
-        assert "useful_memory_steps" not in refund(arguments, said), said
+        assert "useful_memory_steps" not in claimed(arguments, said), said
     for arguments, said in (('{"amount": 3500}', "$3,500, not $3,500,000"), ('{"amount": 3500}', "$3,500."),
                             ('{"amount": 1234.56}', "$1,234.56"), ('{"amount": 3500}', "$3,500.00")):
-        assert refund(arguments, said)["useful_memory_steps"] == [0], said
+        assert claimed(arguments, said)["useful_memory_steps"] == [0], said
 
 
 def test_a_log_of_every_model_request_is_named_as_such(tmp_path, capsys):
@@ -449,42 +439,31 @@ def test_a_log_of_every_model_request_is_named_as_such(tmp_path, capsys):
     The import report and sam-train's conversion name them; a log of distinct conversations gets no such note."""
     from sam_model.data.sources import iter_source_events
 
-    log = tmp_path / "requests.jsonl"
     ends = [i + 1 for i, m in enumerate(MESSAGES) if m["role"] == "assistant"] + [len(MESSAGES)]
-    log.write_text("".join(json.dumps({"id": f"req-{n}", "messages": MESSAGES[:end]}) + "\n"
-                           for n, end in enumerate(ends)))
-    assert main([str(log), str(tmp_path / "out.jsonl")]) == 0
-    said = capsys.readouterr().out
+    log = chat_log(tmp_path / "requests.jsonl", {f"req-{n}": MESSAGES[:end] for n, end in enumerate(ends)})
+    said = import_report(log, tmp_path / "out.jsonl", capsys).out
     assert ("3 conversations repeat the opening of a longer one or another whole, event for event (a log of every "
             "model request") in said
     assert f"{log}:1 (of {log}:2)" in said and "keep each conversation's last request" in said
     list(iter_source_events(log))
     assert f"{log}: 3 conversations repeat the opening" in capsys.readouterr().out
-    distinct = tmp_path / "distinct.jsonl"
     other = [dict(m, content=m["content"].replace("ann_lee_123", "bo_chan_7")) if isinstance(m.get("content"), str)
              else m for m in MESSAGES]
-    distinct.write_text(json.dumps({"id": "a", "messages": MESSAGES}) + "\n"
-                        + json.dumps({"id": "b", "messages": other}) + "\n")
-    assert main([str(distinct), str(tmp_path / "out2.jsonl")]) == 0
-    assert "repeat" not in capsys.readouterr().out
+    distinct = chat_log(tmp_path / "distinct.jsonl", {"a": MESSAGES, "b": other})
+    assert "repeat" not in import_report(distinct, tmp_path / "out2.jsonl", capsys).out
 
 
 def test_the_report_counts_free_text_apart_from_trivial_values(tmp_path, capsys):
     """A walkthrough's data agent wrote its SQL as one argument of more than 8 words: free text, never traced, and
     the import report counted its 24 queries as 'trivial 24 (9%)' beside yes/no and two-digit numbers, so nothing
     said that whole arguments were left out. The report says how many of the trivial values were free text."""
-    from sam_model.data.transcripts import main
-
     title = "Payout PO-883120 failed with BANK_R04 after four retries over the weekend"  # 11 words
     messages = [{"role": "user", "content": "payout PO-883120 failed, open a sev3 ticket for priya.n please"},
                 {"role": "assistant", "content": "Opening it."},
-                {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
-                    "name": "open_ticket", "arguments": json.dumps({"title": title, "severity": "sev3",
-                                                                    "assignee": "priya.n", "notify": True})}}]},
+                {"role": "assistant", "tool_calls": [call("open_ticket", "c1", title=title, severity="sev3",
+                                                          assignee="priya.n", notify=True)]},
                 {"role": "tool", "tool_call_id": "c1", "content": '{"ticket_id": "FIN-2291"}'}]
-    path = tmp_path / "ops.jsonl"
-    path.write_text(json.dumps({"id": "ops-1", "messages": messages}) + "\n")
-    assert main([str(path), str(tmp_path / "out.jsonl")]) == 0
-    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("argument values:"))
+    said = import_report(chat_log(tmp_path / "ops.jsonl", {"ops-1": messages}), tmp_path / "out.jsonl", capsys)
+    line = next(ln for ln in said.out.splitlines() if ln.startswith("argument values:"))
     assert line.endswith("trivial 2 (50%: 1 free text, more than 8 words or 100 characters, never traced)"), line
     assert "needed 2 (50%)" in line, line  # severity and assignee: percentages over the 4 values, not 5
