@@ -24,9 +24,10 @@ def needed(command: str, *earlier: str) -> tuple[dict, list[int]]:
     return d.needed, d.labels
 
 
-def claude_session(tmp, user: str, *calls: tuple[str, dict[str, Any], str]) -> list[dict]:
+def claude_session(tmp, user: str, *calls: tuple[str, dict[str, Any], str], cwd: str | None = None) -> list[dict]:
     """The events of a Claude Code session (written as the CLI writes it, then imported): the user's ``user`` turn,
-    then each (tool, arguments, result) call in turn, then the agent's closing words."""
+    then each (tool, arguments, result) call in turn, then the agent's closing words; ``cwd``: the working directory
+    each entry records (else Session's, /home/ann/airline)."""
     from test_format_claude_code import SESSION, Session, text, tool_use
     from test_format_claude_code import write as write_session
 
@@ -38,6 +39,8 @@ def claude_session(tmp, user: str, *calls: tuple[str, dict[str, Any], str]) -> l
         s.respond(tool_use(f"c{n}", tool, arguments))
         s.result(f"c{n}", result)
     s.respond(text("Found it."))
+    for entry in s.entries if cwd is not None else ():
+        entry["cwd"] = cwd
     return list(iter_transcript_events(write_session(tmp / f"{SESSION}.jsonl", s.entries), report=ImportReport()))
 
 

@@ -1,6 +1,8 @@
 """The path a word names, as a listing or the user names it: ``./src/a.py`` is ``src/a.py``
 (:func:`listed_path`), an absolute path is also its part below the agent's working directory
-(:func:`relative_paths`), and a Codex patch names the paths it adds, updates, moves or deletes (:func:`patch_paths`).
+(:func:`relative_paths`), a path an output prints is a file under the directory it ran in (:func:`file_under`; a
+Windows path read as Windows reads it), and a Codex patch names the paths it adds, updates, moves or deletes
+(:func:`patch_paths`).
 
 A value is traced to the earlier event that said it, so a path must be read the way that event printed it: a
 ``find`` prints ``./src/a.py``, the user writes ``src/a.py``, a cwd-relative grep prints neither absolute path.
@@ -23,6 +25,38 @@ def listed_path(word: str) -> str:
 
 
 _DRIVE = re.compile(r"[A-Za-z]:[\\/]")  # a Windows path's start, C:\ or C:/
+_WINDOWS_ROOT = re.compile(r"[A-Za-z]:[\\/]|\\\\[^\\/]")  # an absolute Windows path: a drive's or UNC's (\\server\share)
+
+
+def is_windows_path(path: str) -> bool:
+    """Whether ``path`` is written as Windows writes one: an absolute path (``C:\\repo``, ``C:/repo``, a UNC
+    ``\\\\server\\share``) or one holding a backslash (MSBuild's ``src\\app.cs``)."""
+    return bool(_WINDOWS_ROOT.match(path)) or "\\" in path
+
+
+def file_under(cwd: str, path: str) -> str:
+    """``path``, as an output or a call prints it, as the file it names when run in ``cwd`` ("" where the directory is
+    unknown: ``path`` as it is; so is a path under a home, ``~/x``). A POSIX path is joined and normalised as
+    before; a Windows one is read as Windows reads it, not glued onto ``cwd`` as a relative POSIX path (a test run's
+    ``C:\\repo\\src\\app.py:12:`` under ``C:\\repo`` had been the file ``C:\\repo/C:\\repo\\src\\app.py``, an
+    MSBuild ``src\\app.cs(12,5): error`` ``C:\\repo/src\\app.cs``, so a line it named was of no file the agent
+    read): an absolute one (a drive's, a UNC's) is itself, a relative one under a Windows ``cwd`` is joined by
+    Windows' rules (backslashes), and a relative one with backslashes under a POSIX ``cwd`` (a Windows tool's output
+    in a POSIX shell) is joined with its backslashes read as separators. :func:`windows_key` compares them."""
+    if not cwd or path.startswith("~"):
+        return path
+    if _WINDOWS_ROOT.match(path):
+        return ntpath.normpath(path)
+    if _WINDOWS_ROOT.match(cwd):
+        return ntpath.normpath(ntpath.join(cwd, path))
+    return posixpath.normpath(posixpath.join(cwd, path.replace("\\", "/") if "\\" in path else path))
+
+
+def windows_key(path: str) -> str:
+    """``path`` as two marks of one file compare where either is a Windows path (:func:`is_windows_path`;
+    shownlines.same_file): with slashes for its backslashes and in lower case, since Windows reads
+    ``C:\\Repo\\App.py`` and ``c:/repo/app.py`` as one file (a call may name it one way, a tool's output another)."""
+    return path.replace("\\", "/").lower()
 
 
 def relative_paths(path: str, cwd: str) -> list[str]:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sam_model.data.formats.base import LINE_ARGUMENTS, SHOWN_LINES, TranscriptFormatError
+from sam_model.data.shellpaths import is_windows_path, windows_key
 
 
 def shown_lines(message: Mapping[str, Any], where: str) -> dict[str, list[int]]:
@@ -92,6 +93,9 @@ def line_arguments(message: Mapping[str, Any], where: str) -> dict[str, tuple[st
 
 def same_file(a: str, b: str) -> bool:
     """Whether two paths name one file as a reader wrote them: equal, or one is the other's part below a directory
-    (``src/x.py`` of ``/testbed/src/x.py``, where the working directory was unknown)."""
+    (``src/x.py`` of ``/testbed/src/x.py``, where the working directory was unknown); a Windows path with either
+    separator and in any case (shellpaths.windows_key: ``C:\\repo\\src\\app.py`` is ``src/App.py``'s)."""
+    if is_windows_path(a) or is_windows_path(b):
+        a, b = windows_key(a), windows_key(b)
     a, b = a.removeprefix("./"), b.removeprefix("./")
     return bool(a and b) and (a == b or a.endswith("/" + b) or b.endswith("/" + a))

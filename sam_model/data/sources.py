@@ -248,7 +248,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # the 600 generated worlds (free, seed 0) convert byte for byte as before 91 again.
 # 101: a SQL query that does not scan for a backslash-escaped quote (MySQL's 'O\'Brien', PostgreSQL's E'O\'Brien')
 # is read with the backslash escaping the next character, by its literals (89), not whole as free text.
-CONVERSION_VERSION = 101
+# 102: a location a Windows tool's output names (C:\repo\src\app.py:12:, \\server\share\..., MSBuild's or tsc's
+# src\app.cs(12,5): error) is the file Windows reads (shellpaths.file_under): absolute as printed, relative under the
+# working directory by Windows' rules; it had been glued onto the directory as a relative POSIX path, a line of no
+# file the agent read. tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 102
 
 
 @dataclass(frozen=True)

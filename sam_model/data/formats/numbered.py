@@ -78,6 +78,7 @@ from sam_model.data.formats.base import CWD, LINE_ARGUMENTS, SHOWN_LINES, Chat
 from sam_model.data.formats.swe_agent import numbered_lines, viewed_file
 from sam_model.data.lineranges import line_numbers
 from sam_model.data.searchhits import HIT_FILE, LINE_NUMBER, LOCATIONS, TRACEBACK_LINE
+from sam_model.data.shellpaths import file_under
 from sam_model.data.shellprograms import GREP_SHORT_VALUES, RG_SHORT_VALUES, SHELLS
 from sam_model.data.shelltokens import bare, tokens
 from sam_model.data.shellwords import command_words
@@ -650,8 +651,9 @@ def _tail_start(args: list[str]) -> str:
 
 
 def _under(cwd: str, path: str) -> str:
-    """``path`` as the file it names, run in ``cwd`` (a relative one where the directory is unknown)."""
-    return posixpath.normpath(posixpath.join(cwd, path)) if cwd and not path.startswith("~") else path
+    """``path`` as the file it names, run in ``cwd`` (a relative one where the directory is unknown; a Windows path
+    read as Windows reads it: shellpaths.file_under)."""
+    return file_under(cwd, path)
 
 
 def _arguments(raw: Any) -> Mapping[str, Any] | None:
