@@ -22,6 +22,34 @@ _ONE_DECIMAL = re.compile(r"[+-]?\d+\.\d")  # 45.6: a JSON number that may have 
 # a number written with thousands separators (3,500; 1,234.50), one token: its groups are no numbers of their own;
 # next to a bracket it is a JSON list's items ([204,305,412]: JSON writes no number with separators)
 _GROUPED = re.compile(r"(?<![\w,\[])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w\]]|,\d)")
+# the plural noun a list of numbers follows (ids 123,456; orders 123,456 and 789; room ids: 204,305), right before
+# it, a colon between at most: a word of letters ending in s (not ss, us or is: less, plus, this)
+_PLURAL_BEFORE = re.compile(r"(?<![\w'-])([a-z]{2,}(?<![sui])s)[ \t]*:?[ \t]+$")
+# words ending so that are no list's noun: verbs and words of an amount, before which a number is one amount
+# (costs 3,500; totals 3,500; was 3,500; miles 3,500; sales 3,500)
+_NOT_LISTS = frozenset("""was has does goes costs pays totals equals gets earns owes weighs charges makes takes needs
+says shows reads reaches exceeds adds amounts comes sits stands remains becomes seems its yes hers ours yours
+theirs dollars euros pounds cents points miles credits fees sales expenses payments prices rates sums savings
+earnings taxes revenues balances funds units kms lbs hours minutes seconds days weeks months years times
+""".split())
+
+
+def listed_numbers(text_norm: str) -> list[tuple[int, int]]:
+    """The spans of the lists of numbers ``text_norm`` writes with no space after their commas that have the shape
+    of a number with thousands separators (:data:`_GROUPED`: every group after a comma of exactly three digits, the
+    thousands a number reads in), so the shape alone cannot tell them apart; what comes before tells. A list is read
+    where a plural noun comes right before it (``ids 123,456``, ``orders 123,456 and 789``, ``room ids: 204,305``: a
+    word of letters ending in s, not a verb or a word of an amount, :data:`_NOT_LISTS`: ``costs 3,500``, ``miles
+    3,500``) and it has no decimals (1,234.50 is an amount): its items are said, the whole number not (an order 456
+    the user listed had been said by no event, and 123456 by the list). Anywhere else (``$3,500``, ``a budget of
+    3,500``, ``123,456 and 789`` with no noun) it is one number, as before; a JSON list (``[204,305,412]``) is read
+    by its bracket (:data:`_GROUPED` never takes it)."""
+    spans = []
+    for m in _GROUPED.finditer(text_norm):
+        before = _PLURAL_BEFORE.search(text_norm, max(0, m.start() - 40), m.start())
+        if "." not in m.group() and before is not None and before.group(1) not in _NOT_LISTS:
+            spans.append(m.span())
+    return spans
 
 
 def says(text_norm: str, s: str) -> bool:
@@ -39,12 +67,14 @@ def _whole_number(text_norm: str, s: str) -> bool:
     """Whether ``text_norm``, which contains ``s`` as a whole token, says it outside every number written with
     thousands separators (:data:`_GROUPED`) where ``s`` is a number: 500 is in 3,500 as a whole token, commas being no
     word characters, but 3,500 is one number, which says no 500 (an invented amount of 500 was traced to a budget
-    of $3,500). A list of numbers written with no space after the commas (ids 123,456) reads as one number too, but
+    of $3,500). A list of numbers written with no space after the commas (123,456) reads as one number too, but
     for a JSON list's (``[204,305,412]``, JSON.stringify's and ``jq -c``'s: JSON writes no separators in a number),
-    whose items had been said by no event."""
+    whose items had been said by no event; and but for a list a plural noun names (``ids 123,456``:
+    :func:`listed_numbers`)."""
     if "," not in text_norm or not NUMBER.fullmatch(s):
         return True
-    grouped = [m.span() for m in _GROUPED.finditer(text_norm)]
+    listed = listed_numbers(text_norm)
+    grouped = [m.span() for m in _GROUPED.finditer(text_norm) if m.span() not in listed]
     return any(not any(a <= m.start() and m.end() <= b and (a, b) != m.span() for a, b in grouped)
                for m in re.finditer(r"(?<!\w)" + re.escape(s) + r"(?!\w)", text_norm))
 
@@ -97,8 +127,13 @@ def whole_amount(text_norm: str, form: str) -> bool:
     ``norm``, which says alone judges), says it as a whole number. says reads 3,500 in 3,500,000 (or in
     1,500,3,500) as a whole token, commas being no word characters, where it is the first (or last) groups of
     another number: a form with thousands separators counts only where no group follows or comes before it (3,500
-    followed by a word, a space, a full stop or its cents is said)."""
-    return "," not in form or re.search(r"(?<!\d,)(?<!\w)" + re.escape(form) + r"(?!\w)(?!,\d)", text_norm) is not None
+    followed by a word, a space, a full stop or its cents is said), and none inside a list a plural noun names (ids
+    123,456 says no 123456: :func:`listed_numbers`)."""
+    if "," not in form:
+        return True
+    found = [m.span() for m in re.finditer(r"(?<!\d,)(?<!\w)" + re.escape(form) + r"(?!\w)(?!,\d)", text_norm)]
+    listed = listed_numbers(text_norm) if found else []
+    return any(not any(a <= start and end <= b for a, b in listed) for start, end in found)
 
 
 class Sayings:

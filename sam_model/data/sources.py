@@ -252,7 +252,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # src\app.cs(12,5): error) is the file Windows reads (shellpaths.file_under): absolute as printed, relative under the
 # working directory by Windows' rules; it had been glued onto the directory as a relative POSIX path, a line of no
 # file the agent read. tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
-CONVERSION_VERSION = 102
+# 103: a list of numbers with no space after its commas that a plural noun comes right before (ids 123,456; orders
+# 123,456 and 789) says its items, not the thousands number its shape reads as (sayings.listed_numbers): an order 456
+# a user listed had been said by no event. An amount (costs 3,500, $3,500, 1,234.50) is one number as before.
+# tau-bench airline, the AutoCodeRover file, examples/logs and 600 generated worlds (free, seed 0) convert byte for
+# byte.
+CONVERSION_VERSION = 103
 
 
 @dataclass(frozen=True)
