@@ -16,8 +16,12 @@ PostgreSQL's ``E''`` read it) and unsigned numbers standing alone (not a digit o
 ``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
 setting); a word a status-like column is compared to (``state = 'ready'``, ``order_status IN ('failed')``) is the
 schema's vocabulary, as the column is (traced, ``ready`` went to a ``get_pods`` listing whose header says READY),
-where it is written as the schema writes its words, in lower case or as a constant (``PENDING``): a capitalised
-word or a two-letter code is a place or name the conversation gave (``state = 'Texas'``, ``state IN ('NY')``).
+where it is written as the schema writes its words, in lower case (a state of up to three words too, ``'on
+hold'``, ``'in-progress'``) or as a constant (``PENDING``): a capitalised word or a two-letter code is a place or
+name the conversation gave (``state = 'Texas'``, ``state IN ('NY')``). The column is read as written: quoted
+(``"status"``, MySQL's backticks), cast (``status::text``, ``CAST(status AS text)``), after the literal (``'open' =
+status``), or an INSERT's column that a VALUES row fills by its position (these had been missed, the state traced
+to the first event saying it, a listing of the states).
 A text that does not open as a statement with its clause (``SELECT ... FROM`` with an operator, list or clause,
 ``WITH name AS (``, ``INSERT INTO``, ``UPDATE t SET``, ``DELETE FROM``, ``MERGE INTO``, ``VALUES (``, any of them
 after ``EXPLAIN`` or opening parentheses: English opens with select, with, explain, update and delete too, and a
@@ -52,9 +56,16 @@ _CLOSING = {'"': '"', "`": "`"}  # quoted identifiers (MySQL's backticks): names
 ENUM_COLUMN_WORDS = frozenset({"status", "state", "type", "kind", "mode", "level", "phase", "stage"})
 # the words between a column and what it is compared to (status NOT IN (...), name ILIKE '...'): no column
 OPERATOR_WORDS = frozenset({"in", "not", "like", "ilike", "any", "all", "some", "array", "is", "similar", "to"})
-# the schema's words are written in lower case (ready, in_progress) or as a constant (PENDING); a capitalised word or
-# a two-letter code is a place or a name the conversation gave (state = 'Texas', state IN ('NY', 'NJ'))
-_ENUM_VALUE = re.compile(r"[a-z][a-z_]*|[A-Z][A-Z_]{2,}")
+# the schema's words are written in lower case (ready, in_progress; a state of a few words too, on hold, in-progress,
+# not started) or as a constant (PENDING); a capitalised word or a two-letter code is a place or a name the
+# conversation gave (state = 'Texas', state IN ('NY', 'NJ'))
+_ENUM_VALUE = re.compile(r"[a-z][a-z_]*(?:[ -][a-z][a-z_]*){0,2}|[A-Z][A-Z_]{2,}")
+# a literal compared to a column written after it ('open' = status, 'open' <> t."status"): the column's name
+_COLUMN_AFTER = re.compile(r"\s*(?:=|<>|!=)\s*(?:[\w$]+\s*\.\s*)?([\"`]?)([^\W\d][\w$]*)\1(?![\w$(.])")
+# an INSERT's column list before its VALUES (INSERT INTO t (title, status) VALUES ('Printer jam', 'open')): each
+# row's k-th literal is compared to the k-th column as a WHERE's is to its column
+_INSERT_COLUMNS = re.compile(r"\s*insert\s+(?:ignore\s+)?into\s+[\w.\"`]+\s*\(([^()']*)\)\s*values\s*(?=\()",
+                             re.IGNORECASE)
 _NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -77,6 +88,10 @@ def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
     previous = ""  # the last keyword-like word, lower case: what a literal follows
     column = ""  # the last name that is no operator's word: what a literal is compared to
     i, n = 0, len(text)
+    insert = _INSERT_COLUMNS.match(text)
+    columns = [c.strip().strip('"`') for c in insert.group(1).split(",")] if insert else []
+    rows = insert.end() if insert else -1  # where the VALUES rows open: each literal of a row is its column's
+    depth, position = 0, 0  # within the rows: how deep in parentheses, which column a row's literal is at
     while i < n:
         c = text[i]
         if text.startswith("--", i):
@@ -92,22 +107,29 @@ def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
             if value is None:
                 return None
             value = value.strip("%") if previous in PATTERN_KEYWORDS else value
-            if any(ch.isalnum() for ch in value) and not _is_enum(column, value):
+            compared = columns[position] if rows >= 0 and depth == 1 and position < len(columns) else column
+            after = _COLUMN_AFTER.match(text, i)
+            if any(ch.isalnum() for ch in value) and not _is_enum(compared, value) \
+                    and not (after and _is_enum(after.group(2), value)):
                 out.append(value)
             previous = ""
         elif c in _CLOSING:
             end = text.find(_CLOSING[c], i + 1)
             if end < 0:
                 return None
-            i, previous = end + 1, ""
+            # a quoted identifier is a name as a bare one is: what a literal after it is compared to ("status")
+            i, previous, column = end + 1, "", text[i + 1:end]
         elif c == "$" and (m := _DOLLAR.match(text, i)):
             end = text.find(m.group(0), m.end())
             if end < 0:
                 return None
             i, previous = end + len(m.group(0)), ""
         elif (m := _WORD.match(text, i) or _PLACEHOLDER.match(text, i)) is not None:
+            typed = text.endswith("::", 0, i) or previous == "as"  # a cast's type (status::text, AS text): no column
             previous, i = m.group(0).lower(), m.end()
-            column = column if previous in OPERATOR_WORDS else m.group(0)
+            column = column if previous in OPERATOR_WORDS or previous == "as" or typed else m.group(0)
+            if rows >= 0 and i > rows and depth == 0:  # a word after the rows (ON CONFLICT, RETURNING): rows end
+                rows = -1
         elif c.isdecimal() or c == "." and text[i + 1:i + 2].isdecimal() and not _joined(text, i):
             m = _NUMBER.match(text, i)
             word, i = m.group(0), m.end()
@@ -120,6 +142,9 @@ def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
                 out.append(float(word) if any(ch in word for ch in ".eE") else int(word))
                 previous = ""
         else:
+            if rows >= 0 and i >= rows:  # the VALUES rows: ( opens one, each , at its level the next column
+                depth += (c == "(") - (c == ")")
+                position = 0 if c == "(" and depth == 1 else position + (c == "," and depth == 1)
             if not c.isspace() and c not in "(":
                 previous = previous if c == "," and previous in COUNT_KEYWORDS else ""
             i += 1
