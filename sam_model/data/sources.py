@@ -262,7 +262,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # CAST(status AS text)), written after it ('open' = status) or an INSERT's column its VALUES row fills by position:
 # each had been traced to the first event saying it. No trained domain has a SQL tool: tau-bench airline, the
 # AutoCodeRover file, examples/logs and 600 generated worlds (free, seed 0) convert byte for byte.
-CONVERSION_VERSION = 104
+# 105: a SQL query's double-quoted token where only a value may stand (after =, <>, LIKE, BETWEEN and its AND, in an
+# IN list or a VALUES row; no part of a qualified name) is a string, as MySQL reads WHERE name = "Alice" (it was read
+# as a quoted identifier, so the value was no literal); after FROM/JOIN, before an operator or in t."col" it is a name
+# as before. No trained domain has a SQL tool: tau-bench airline, the AutoCodeRover file, examples/logs and 600
+# generated worlds (free, seed 0) convert byte for byte.
+CONVERSION_VERSION = 105
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,11 @@ that reason), its literals what this conversation asked about.
 Nothing is parsed as SQL: a small scanner reads past comments (``--``, ``/* */``), quoted identifiers (``"Tenant
 Id"``, MySQL's backticks) and dollar-quoted bodies (``$$...$$``, code), and reads single-quoted strings (``''`` an
 escaped quote; a backslash escapes one too where the query does not scan without, as MySQL's strings and
-PostgreSQL's ``E''`` read it) and unsigned numbers standing alone (not a digit of ``t2`` or ``$1``). A ``LIKE`` /
+PostgreSQL's ``E''`` read it) and unsigned numbers standing alone (not a digit of ``t2`` or ``$1``). A double-quoted
+token is a string where only a value may stand, as MySQL reads ``WHERE name = "Alice"`` (after a comparison's
+operator, LIKE, a BETWEEN or its AND, in an IN list or a VALUES row, no part of a qualified name), and a quoted
+identifier anywhere else (after FROM, JOIN or INTO, in a SELECT's columns, before an operator, ``t."status"``), as
+ANSI SQL and PostgreSQL read it (:func:`_double_quoted_string`). A ``LIKE`` /
 ``ILIKE`` pattern's leading and trailing ``%`` are dropped (``'%acme%'`` names ``acme``); the count after ``LIMIT``,
 ``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
 setting); a word a status-like column is compared to (``state = 'ready'``, ``order_status IN ('failed')``) is the
@@ -92,6 +96,18 @@ def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
     columns = [c.strip().strip('"`') for c in insert.group(1).split(",")] if insert else []
     rows = insert.end() if insert else -1  # where the VALUES rows open: each literal of a row is its column's
     depth, position = 0, 0  # within the rows: how deep in parentheses, which column a row's literal is at
+    last = ""  # the last token: a keyword-like word (lower case), an operator's or a parenthesis' character
+    level, lists = 0, set()  # how deep in parentheses; the levels of IN (...) lists
+    between = False  # a BETWEEN's AND is to come: the literal after it is a value
+
+    def take(value: str, at: int) -> None:  # a string literal ending before ``at``, unless a pattern's or the schema's
+        value = value.strip("%") if previous in PATTERN_KEYWORDS else value
+        compared = columns[position] if rows >= 0 and depth == 1 and position < len(columns) else column
+        after = _COLUMN_AFTER.match(text, at)
+        if any(ch.isalnum() for ch in value) and not _is_enum(compared, value) \
+                and not (after and _is_enum(after.group(2), value)):
+            out.append(value)
+
     while i < n:
         c = text[i]
         if text.startswith("--", i):
@@ -102,23 +118,20 @@ def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
             if end < 0:
                 return None
             i = end + 2
-        elif c == "'":
-            value, i = _string(text, i, backslash)
+        elif c == "'" or c == '"' and _double_quoted_string(text, i, last, between, level in lists
+                                                             or rows >= 0 and depth >= 1):
+            value, i = _string(text, i, backslash, c)
             if value is None:
                 return None
-            value = value.strip("%") if previous in PATTERN_KEYWORDS else value
-            compared = columns[position] if rows >= 0 and depth == 1 and position < len(columns) else column
-            after = _COLUMN_AFTER.match(text, i)
-            if any(ch.isalnum() for ch in value) and not _is_enum(compared, value) \
-                    and not (after and _is_enum(after.group(2), value)):
-                out.append(value)
-            previous = ""
+            take(value, i)
+            between = between and last != "and"
+            previous, last = "", "'"
         elif c in _CLOSING:
             end = text.find(_CLOSING[c], i + 1)
             if end < 0:
                 return None
             # a quoted identifier is a name as a bare one is: what a literal after it is compared to ("status")
-            i, previous, column = end + 1, "", text[i + 1:end]
+            i, previous, column, last = end + 1, "", text[i + 1:end], c
         elif c == "$" and (m := _DOLLAR.match(text, i)):
             end = text.find(m.group(0), m.end())
             if end < 0:
@@ -128,6 +141,8 @@ def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
             typed = text.endswith("::", 0, i) or previous == "as"  # a cast's type (status::text, AS text): no column
             previous, i = m.group(0).lower(), m.end()
             column = column if previous in OPERATOR_WORDS or previous == "as" or typed else m.group(0)
+            between = previous == "between" or between and (previous == "and" or last != "and")
+            last = previous
             if rows >= 0 and i > rows and depth == 0:  # a word after the rows (ON CONFLICT, RETURNING): rows end
                 rows = -1
         elif c.isdecimal() or c == "." and text[i + 1:i + 2].isdecimal() and not _joined(text, i):
@@ -141,14 +156,44 @@ def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
             else:
                 out.append(float(word) if any(ch in word for ch in ".eE") else int(word))
                 previous = ""
+            between, last = between and last != "and", "0"
         else:
             if rows >= 0 and i >= rows:  # the VALUES rows: ( opens one, each , at its level the next column
                 depth += (c == "(") - (c == ")")
                 position = 0 if c == "(" and depth == 1 else position + (c == "," and depth == 1)
+            if c == "(":
+                level += 1
+                lists |= {level} if last == "in" else set()
+            elif c == ")":
+                lists.discard(level)
+                level -= 1
             if not c.isspace() and c not in "(":
                 previous = previous if c == "," and previous in COUNT_KEYWORDS else ""
+            last = last if c.isspace() else c
             i += 1
     return out
+
+
+# what a value follows: a comparison's operator (=, <>, !=, <, >=, ...), a pattern's keyword, a BETWEEN
+_VALUE_AFTER = frozenset({"=", "<", ">", "like", "ilike", "regexp", "rlike", "between"})
+
+
+def _double_quoted_string(text: str, i: int, last: str, between: bool, listed: bool) -> bool:
+    """Whether the ``"`` at ``i`` opens a string, as MySQL reads ``WHERE name = "Alice"`` (without ANSI_QUOTES), not a
+    quoted identifier, as ANSI SQL and PostgreSQL read it: where it stands where only a value may, after a
+    comparison's operator or a pattern's keyword (:data:`_VALUE_AFTER`; ``>= "2024-01-01"``, ``LIKE "%acme%"``),
+    after a BETWEEN's AND, or as an item of an IN list or a VALUES row (``listed``, after its ``(`` or a ``,``), and
+    is no part of a qualified name (``t."status"``, ``"t"."col"``, a join's ``= c."id"``). Anywhere else, after
+    FROM, JOIN or INTO, in a SELECT's columns, before an operator (``"status" = 'open'``), it is a name, as before;
+    a name compared to a name (PostgreSQL's ``WHERE "a" = "b"``) is read as a string, the price of MySQL's reading."""
+    if i > 0 and text[i - 1] == ".":
+        return False
+    end = text.find('"', i + 1)
+    while end >= 0 and text.startswith('""', end):  # "" is one quote inside a MySQL string
+        end = text.find('"', end + 2)
+    if end >= 0 and text.startswith(".", end + 1):
+        return False
+    return last in _VALUE_AFTER or last == "and" and between or last in ("(", ",") and listed
 
 
 def _is_enum(column: str, value: str) -> bool:
@@ -163,12 +208,12 @@ def _joined(text: str, i: int) -> bool:
     return i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_$\"`]")
 
 
-def _string(text: str, start: int, backslash: bool = False) -> tuple[str | None, int]:
-    """The single-quoted string opening at ``start`` (``''`` one quote; ``\\'`` too where ``backslash``) and the
-    index past it; None where it does not close."""
+def _string(text: str, start: int, backslash: bool = False, quote: str = "'") -> tuple[str | None, int]:
+    """The string ``quote`` opens at ``start`` (single-quoted, or MySQL's double-quoted; the quote doubled is one
+    quote, ``\\'`` too where ``backslash``) and the index past it; None where it does not close."""
     parts, i, end = [], start + 1, start
     while True:
-        end = text.find("'", i) if end < i else end  # kept past an escape before it: linear in the string
+        end = text.find(quote, i) if end < i else end  # kept past an escape before it: linear in the string
         if end < 0:
             return None, len(text)
         escape = text.find("\\", i, end) if backslash else -1
@@ -177,8 +222,8 @@ def _string(text: str, start: int, backslash: bool = False) -> tuple[str | None,
             i = escape + 2
             continue
         parts.append(text[i:end])
-        if text.startswith("''", end):
-            parts.append("'")
+        if text.startswith(quote * 2, end):
+            parts.append(quote)
             i = end + 2
         else:
             return "".join(parts), end + 1
