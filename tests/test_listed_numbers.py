@@ -30,6 +30,7 @@ def test_an_item_of_a_list_a_plural_noun_names_is_traced_to_it(said, value):
     ("I have loyalty miles 3,500 left.", "500"),
     ("ids 1,234.50", "234"),  # decimals: an amount
     ("123,456 and 789", "456"),  # no noun: one number, as before
+    ("Results: 1,234 rows", "234"),  # a count after a colon
     ("this 123,456", "456"),
     ("see [204,305,412]", "999"),  # a JSON list: its items only
 ])

@@ -23,8 +23,11 @@ _ONE_DECIMAL = re.compile(r"[+-]?\d+\.\d")  # 45.6: a JSON number that may have 
 # next to a bracket it is a JSON list's items ([204,305,412]: JSON writes no number with separators)
 _GROUPED = re.compile(r"(?<![\w,\[])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w\]]|,\d)")
 # the plural noun a list of numbers follows (ids 123,456; orders 123,456 and 789; room ids: 204,305), right before
-# it, a colon between at most: a word of letters ending in s (not ss, us or is: less, plus, this)
-_PLURAL_BEFORE = re.compile(r"(?<![\w'-])([a-z]{2,}(?<![sui])s)[ \t]*:?[ \t]+$")
+# it, a space between (the text is normalised: one) or a colon (group 2): a word of letters ending in s (not ss, us or
+# is: less, plus, this)
+_PLURAL_BEFORE = re.compile(r"(?<![\w'-])([a-z]{2,}(?<![sui])s)(?: |(:) ?)$")
+# the nouns a list still follows after a colon, which a count follows too (results: 1,234; users: 12,345)
+_ID_NOUNS = frozenset({"ids", "numbers", "nos"})
 # words ending so that are no list's noun: verbs and words of an amount, before which a number is one amount
 # (costs 3,500; totals 3,500; was 3,500; miles 3,500; sales 3,500)
 _NOT_LISTS = frozenset("""was has does goes costs pays totals equals gets earns owes weighs charges makes takes needs
@@ -38,16 +41,19 @@ def listed_numbers(text_norm: str) -> list[tuple[int, int]]:
     """The spans of the lists of numbers ``text_norm`` writes with no space after their commas that have the shape
     of a number with thousands separators (:data:`_GROUPED`: every group after a comma of exactly three digits, the
     thousands a number reads in), so the shape alone cannot tell them apart; what comes before tells. A list is read
-    where a plural noun comes right before it (``ids 123,456``, ``orders 123,456 and 789``, ``room ids: 204,305``: a
-    word of letters ending in s, not a verb or a word of an amount, :data:`_NOT_LISTS`: ``costs 3,500``, ``miles
-    3,500``) and it has no decimals (1,234.50 is an amount): its items are said, the whole number not (an order 456
+    where a plural noun comes right before it, a space between (``ids 123,456``, ``orders 123,456 and 789``: a word of
+    letters ending in s, not a verb or a word of an amount, :data:`_NOT_LISTS`: ``costs 3,500``, ``miles 3,500``),
+    or a colon after ids, numbers or nos (``room ids: 204,305``; a count follows other nouns so, ``results:
+    1,234``), and it has no decimals (1,234.50 is an amount): its items are said, the whole number not (an order 456
     the user listed had been said by no event, and 123456 by the list). Anywhere else (``$3,500``, ``a budget of
     3,500``, ``123,456 and 789`` with no noun) it is one number, as before; a JSON list (``[204,305,412]``) is read
-    by its bracket (:data:`_GROUPED` never takes it)."""
+    by its bracket (:data:`_GROUPED` never takes it). The price: a count a table prints after its noun with no colon
+    (``users 12,345``: the text is normalised, its columns' spaces one) reads as a list."""
     spans = []
     for m in _GROUPED.finditer(text_norm):
         before = _PLURAL_BEFORE.search(text_norm, max(0, m.start() - 40), m.start())
-        if "." not in m.group() and before is not None and before.group(1) not in _NOT_LISTS:
+        if "." not in m.group() and before is not None and before.group(1) not in _NOT_LISTS \
+                and (before.group(2) is None or before.group(1) in _ID_NOUNS):
             spans.append(m.span())
     return spans
 

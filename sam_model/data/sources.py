@@ -267,7 +267,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # as a quoted identifier, so the value was no literal); after FROM/JOIN, before an operator or in t."col" it is a name
 # as before. No trained domain has a SQL tool: tau-bench airline, the AutoCodeRover file, examples/logs and 600
 # generated worlds (free, seed 0) convert byte for byte.
-CONVERSION_VERSION = 105
+# 106: the list of 103 follows its plural noun after a colon only where the noun is ids, numbers or nos (room ids:
+# 204,305): a count follows other nouns so (results: 1,234), which 103 read as a list. The data convert byte for byte.
+CONVERSION_VERSION = 106
 
 
 @dataclass(frozen=True)
