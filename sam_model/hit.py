@@ -53,6 +53,11 @@ class Hit:
     # whether the memory opened its task (MemoryRecord.opens_task), where the store keeps the flag
     # (MemoryStore.keeps_openings, every memory's known); None where it does not say
     opens_task: bool | None = None
+    # whether an earlier tool call of the query's task took a value from the memory (sam_model.data.reuse: its
+    # conversation's labels, as evaluate.py reads a log's), where the search was told (ScopedMemory always; a
+    # MemoryStore search given ``used``); None where it was not. What a reuse model scores as u_m = 1, and what an
+    # agent or a used-first ordering can read whatever the model
+    used: bool | None = None
 
     @property
     def memory_id(self) -> str | int:

@@ -11,7 +11,8 @@ filtered inside the index search by episode and scopes and never a memory at or 
 again in float64 with a seeded tie order, the top re-ranked (sam_model.rerank).
 
 Each :class:`Hit` says why it ranked: its inner product, the re-rank bonus and, when a provenance link placed
-it, the hit that linked to it (sam_model.hit). ``save``/``load`` write one folder atomically (sam_model.storefile).
+it, the hit that linked to it (sam_model.hit); where the search was told which memories earlier tool calls of the
+query's task used (``used``), whether it is one, which a reuse model scores (sam_model.models.reuse). ``save``/``load`` write one folder atomically (sam_model.storefile).
 
 Threads: a store is safe to share between threads. Every public method holds the store's re-entrant lock
 (``store.lock``, sam_model.locking), so adds, updates, deletes, searches and saves run one at a time and a
@@ -72,7 +73,8 @@ def reads_openings(encoder: Any) -> bool:
 
 def reads_reuse(encoder: Any) -> bool:
     """Whether ``encoder`` scores reuse within a task (SAMConfig.task_reuse, sam_model.models.reuse): its memory
-    vectors end in u_m, which an index must set when a call of the task uses the memory."""
+    vectors end in u_m, 0 as encoded, which a search scores as 1 for the memories it is told earlier calls of the
+    query's task used (MemoryStore.search_vector's ``used``)."""
     inner = getattr(encoder, "inner", encoder)
     return getattr(getattr(inner, "net", None), "reuse", None) is not None
 
@@ -151,6 +153,12 @@ class MemoryStore(StoreSearch, StoreFiles):
     @property
     def reranks(self) -> bool:
         return bool(self.slot_match) or self.provenance or bool(self.lexical)
+
+    @property
+    def scores_uses(self) -> bool:
+        """Whether this store's encoder scores reuse within a task (:func:`reads_reuse`): a search must then be told
+        which memories earlier calls of the query's task used (``used``), and scores them with u_m = 1."""
+        return reads_reuse(self.encoder)
 
     def _token_count(self):
         """The memory encoder's token count (SAMEncoder.memory_tokens) when ``config.chunking`` sizes chunks in
@@ -618,10 +626,6 @@ class MemoryStore(StoreSearch, StoreFiles):
         if vectors is None:
             if self.encoder is None:
                 raise ValueError("this store has no encoder: give the memory vectors (vectors=...)")
-            if reads_reuse(self.encoder):
-                raise ValueError("this model scores whether an earlier call of the task used a memory "
-                                 "(model.net.task_reuse), which the memory store does not set yet: give the vectors "
-                                 "(as evaluate.py does) or serve a model trained without it")
             vectors = self.encoder.encode_memories(recs, batch_size, progress)
         x = np.asarray(vectors, dtype=np.float32)
         if x.ndim != 2 or x.shape != (len(recs), self.dim):
@@ -646,11 +650,13 @@ class MemoryStore(StoreSearch, StoreFiles):
         sets.sort(key=len)
         return set.intersection(*map(set, sets)) if len(sets) > 1 else set(sets[0])
 
-    def _hit(self, e: _Entry, score: float, bonus: float, src: Any = None, via: str | None = None) -> Hit:
+    def _hit(self, e: _Entry, score: float, bonus: float, src: Any = None, via: str | None = None,
+             used: Collection[Any] | None = None) -> Hit:
         return Hit(e.id, e.text, e.content, e.kind, e.phase, e.step, self.index.episode_of(e.id), score + bonus,
                    score, bonus, src, e.user_id, e.agent_id, e.run_id, dict(e.metadata),
                    via or ("link" if src is not None else "index"), parent_id=e.parent, chunk=e.chunk,
-                   span=e.span, opens_task=e.opens_task if self.keeps_openings and self.openings_known else None)
+                   span=e.span, opens_task=e.opens_task if self.keeps_openings and self.openings_known else None,
+                   used=None if used is None else e.id in used)
 
     # ---- vectors: re-encoded, moved (saving and loading: sam_model.storefile) ------------------------------
 
@@ -746,4 +752,5 @@ def store_config_of(model: Any) -> StoreConfig:
     return dataclasses.replace(store.config) if isinstance(store, MemoryStore) else StoreConfig(provenance=False)
 
 
-__all__ = ["MemoryRecord", "MemoryStore", "StoreConfig", "encoder_of", "reads_openings", "store_config_of"]
+__all__ = ["MemoryRecord", "MemoryStore", "StoreConfig", "encoder_of", "reads_openings", "reads_reuse",
+           "store_config_of"]

@@ -60,7 +60,8 @@ class StoreSearch:
                user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                step: int | None = None, task_start: int | None = None, rerank: bool = True,
                ids: Collection[Any] | None = None, query_vector: np.ndarray | None = None,
-               fold: bool = False, exclude: Collection[Any] = (), query_episode: Any = None) -> list[Hit]:
+               fold: bool = False, exclude: Collection[Any] = (), query_episode: Any = None,
+               used: Collection[Any] | None = None) -> list[Hit]:
         """The k best memories for the agent's state and observation, best first (see the module doc).
 
         ``step``: the query's step in its episode (``query_episode``, default ``episode_id``); default: one past the
@@ -79,7 +80,8 @@ class StoreSearch:
         ``fold``: one hit per memory, its best chunk (max
         score per parent), so k memories come back however many of their chunks rank high. ``exclude``: memories
         left out of the search (a decision point's own event, which is its observation: ScopedMemory's search by
-        call ranks what was written before it, as evaluate.py does).
+        call ranks what was written before it, as evaluate.py does). ``used``: the memories earlier tool calls of the
+        query's task took values from (:meth:`search_vector`).
         """
         check_k(k)
         st = as_state(state)
@@ -98,7 +100,7 @@ class StoreSearch:
         return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
                                   agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids,
                                   query_text=state_to_text(st) if self.lexical else None, fold=fold, exclude=exclude,
-                                  before=None if episode is None or step is None else (episode, step))
+                                  before=None if episode is None or step is None else (episode, step), used=used)
 
     @locked
     def search_vector(self, query: np.ndarray, k: int, needs: Sequence[str] = (), *, episode_id: Any = None,
@@ -106,17 +108,22 @@ class StoreSearch:
                       rerank: bool = True, prior: Callable[[list], np.ndarray] | None = None,
                       ids: Collection[Any] | None = None, query_text: str | None = None,
                       fold: bool = False, exclude: Collection[Any] = (),
-                      before: tuple[Any, int] | None = None) -> list[Hit]:
+                      before: tuple[Any, int] | None = None, used: Collection[Any] | None = None) -> list[Hit]:
         """:meth:`search` for a query vector the caller encoded (batched, as evaluate.py does), with the
         state's needed slots ``needs``. ``prior(ids)``: extra per-candidate scores added before the re-rank.
         ``query_text``: the state as text (sam_model.data.text.state_to_text), for the lexical match.
         ``fold``: one hit per memory (its best chunk). ``exclude``: memories (their chunks too) never candidates.
         ``before``: the query's place, (its episode, its step): that episode's memories at or after the step are no
-        candidates (:meth:`search`'s rule, the one place every search applies it); None: no memory left out."""
+        candidates (:meth:`search`'s rule, the one place every search applies it); None: no memory left out.
+        ``used``: the ids of the memories earlier tool calls of the query's task took values from (a chunked memory's
+        id: its chunks; ids not stored are passed over), None when the caller does not know them: each hit says
+        whether it is one (Hit.used), and a model that scores reuse (SAMConfig.task_reuse) scores them with u_m = 1,
+        as evaluate.py's replay does (:meth:`_used_scores`); such a model is refused a search without them."""
         check_k(k)
         check_scopes(user_id, agent_id, run_id)
         check_episode(episode_id)
         late = self.late(before)
+        marked = self._used_ids(used)
         if ids is not None:
             if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, Iterable):
                 raise TypeError(f"ids must be a list of memory ids, got {type(ids).__name__}")
@@ -127,7 +134,7 @@ class StoreSearch:
                 hits = self.search_vector(query, min(want, len(self), MAX_K), needs, episode_id=episode_id,
                                           user_id=user_id, agent_id=agent_id, run_id=run_id, rerank=rerank,
                                           prior=prior, ids=ids, query_text=query_text, exclude=exclude,
-                                          before=before)
+                                          before=before, used=used)
                 seen: set = set()
                 folded = [h for h in hits if not (h.memory_id in seen or seen.add(h.memory_id))]
                 if len(folded) >= k or len(hits) < min(want, len(self), MAX_K) or want >= min(len(self), MAX_K):
@@ -147,8 +154,11 @@ class StoreSearch:
             return []
         depth = self.config.rerank_depth
         n = min(max(k, depth), len(self))
-        cand = self._candidates(q, n, episode_id, within, ids is not None,
+        scoring = marked if self.scores_uses else frozenset()
+        cand = self._candidates(q, n + len(scoring), episode_id, within, ids is not None,
                                 {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, len(gone), late)
+        cand += [i for i in sorted(scoring - set(cand), key=lambda i: self._entries[i].seq)  # u_m = 1 may lift them
+                 if (episode_id is None or self.index.episode_of(i) == episode_id)]
         if within is not None:  # an engine filtering by its own payloads: a point whose payload names another
             cand = [i for i in cand if i in within]  # scope than the memory's (a damaged save) is not let through
         cand = [i for i in cand if i in self._entries and i not in gone and not (late and late(i))]  # not a vector
@@ -156,13 +166,13 @@ class StoreSearch:
         if not cand:
             return []
         q64 = q.astype(np.float64)
-        scores = self.index.get_vectors(cand).astype(np.float64) @ q64
+        scores = self._used_scores(cand, q64, scoring)
         ties = tie_keys([self._entries[i].seq for i in cand], self.config.tie_seed)
         order = best_first(scores, ties)[:n]
         cand, scores, ties = [cand[j] for j in order], scores[order], ties[order]
         score_of = dict(zip(cand, scores.tolist()))
         if not ((rerank and self.reranks) or prior is not None):
-            return [self._hit(self._entries[i], score_of[i], 0.0) for i in cand[:k]]
+            return [self._hit(self._entries[i], score_of[i], 0.0, used=marked) for i in cand[:k]]
         top = cand[:depth]
         use = rerank and self.reranks
         extra = None if prior is None else np.asarray(prior(top), dtype=np.float64)
@@ -177,12 +187,37 @@ class StoreSearch:
         for i, bonus, src in placed[:k]:
             if bonus is None:  # a linked source outside the re-ranked top: its own score and bonus
                 if i not in score_of:
-                    score_of[i] = float(self.index.get_vectors([i]).astype(np.float64)[0] @ q64)
+                    score_of[i] = float(self._used_scores([i], q64, scoring)[0])
                 bonus = float(slot_bonus(needs, [self._sets_of(i)], self.slot_match if use else 0.0)[0])
                 if prior is not None:
                     bonus += float(prior([i])[0])
-            out.append(self._hit(self._entries[i], score_of[i], bonus, src))
+            out.append(self._hit(self._entries[i], score_of[i], bonus, src, used=marked))
         return out
+
+    def _used_ids(self, used: Collection[Any] | None) -> frozenset | None:
+        """The stored ids (chunks for a chunked memory's id) of ``used``, None when not given; a one-line refusal
+        for a model that scores reuse when not given (its score would miss w_u on every used memory)."""
+        if used is None:
+            if self.scores_uses:
+                raise ValueError("this model scores whether an earlier tool call of the task used a memory "
+                                 "(model.net.task_reuse): search with used= (the ids of those memories; ScopedMemory "
+                                 "traces them from its conversation), or serve a model trained without it")
+            return None
+        if isinstance(used, (str, bytes, Mapping)) or not isinstance(used, Iterable):
+            raise TypeError(f"used must be a list of memory ids, got {type(used).__name__}")
+        return frozenset(j for i in used for j in self._chunks.get(i, (i,)) if j in self._entries)
+
+    def _used_scores(self, ids: Sequence[Any], q64: np.ndarray, scoring: Collection[Any]) -> np.ndarray:
+        """q·m in float64 over the stored vectors, u_m (their last part) 1 for the memories in ``scoring``: the scores
+        of an index that held u_m = 1 where the task's calls used the memory (sam_model.models.reuse; what
+        evaluate.py's replay did by updating the index until 2026-12-06), while the index keeps u_m = 0 as written
+        and no search writes (nor a save holds one search's marks). The caller makes them candidates, with as many
+        more of the index's top as there are of them (a negative w_u lowers them, letting others up)."""
+        m = self.index.get_vectors(list(ids)).astype(np.float64)
+        if scoring:
+            rows = [n for n, i in enumerate(ids) if i in scoring]
+            m[rows, -1] = 1.0
+        return m @ q64
 
     def _candidates(self, q: np.ndarray, n: int, episode_id: Any, within: set | None, by_ids: bool,
                     scope: dict, skip: int = 0, late: Callable[[Any], bool] | None = None) -> list:

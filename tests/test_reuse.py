@@ -124,13 +124,53 @@ def test_evaluate_replay_sets_u_where_earlier_calls_used_the_memory_and_nowhere_
     assert [len(used_memories(data.memories, ex)) for ex in data.examples] == [0, 1, 2]
 
 
-def test_the_store_refuses_to_encode_for_it(tiny_bert_dir, tmp_path):
-    """The live store does not set u_m yet (serving it is not built): it must not serve such a model silently."""
+def test_the_store_encodes_for_it_and_refuses_a_search_not_told_the_uses(tiny_bert_dir, tmp_path):
+    """Memories are written with u_m = 0, so the store encodes them; a search must be told which memories earlier
+    calls of the task used (``used``, as evaluate.py's replay and ScopedMemory tell it), else it is refused: it must
+    not serve such a model silently (tests/test_live_reuse.py: the live path)."""
     enc = SAMEncoder(make_net(tiny_bert_dir, task_opening=True, task_reuse=True))
     data = data_of(write(tmp_path / "issue.jsonl", ISSUE))
+    store = MemoryStore(enc, StoreConfig())
+    store.add(data.memories)
+    np.testing.assert_array_equal(store.index.get_vectors([m.id for m in data.memories]),
+                                  enc.encode_memories(data.memories))
+    ex = data.examples[-1]
     with pytest.raises(ValueError, match="task_reuse"):
-        MemoryStore(enc, StoreConfig()).add(data.memories)
-    MemoryStore(enc, StoreConfig()).add(data.memories, enc.encode_memories(data.memories))  # as evaluate.py does
+        store.search(ex.state, ex.observation, 3, episode_id=ex.episode_id, step=ex.step)
+    assert len(store.search(ex.state, ex.observation, 3, episode_id=ex.episode_id, step=ex.step, used=[])) == 3
+
+
+def test_scoring_used_equals_the_index_holding_u_m_1():
+    """The store scores the memories it is told are used as if their vectors' last part were 1 in the index (what
+    evaluate.py's replay did by updating the index), a negative w_u too (which lets memories below the index's
+    top up): the same ids, order and scores."""
+    rng = np.random.default_rng(0)
+    n, dim = 60, 9
+    x = rng.normal(size=(n, dim)).astype(np.float32)
+    x[:, -1] = 0.0
+    used = [f"e#{s}" for s in (3, 7, 20, 41, 55)]
+
+    class Reuse:  # what reads_reuse reads: an encoder whose net has a reuse part
+        dim, net = 9, type("Net", (), {"reuse": object()})()
+
+    from sam_model.data.examples import MemoryRecord
+
+    recs = [MemoryRecord(f"e#{s}", "e", s, "tool", "collect", f"memory {s}") for s in range(n)]
+    told = MemoryStore(Reuse(), StoreConfig(provenance=False, rerank_depth=8))
+    told.add(recs, x)
+    marked = MemoryStore(None, StoreConfig(provenance=False, rerank_depth=8), dim)
+    y = x.copy()
+    y[[int(i.split("#")[1]) for i in used], -1] = 1.0
+    marked.add(recs, y)
+    for w in (-3.0, -0.5, 0.4, 3.0):
+        q = rng.normal(size=dim).astype(np.float32)
+        q[-1] = w
+        a = told.search_vector(q, 10, used=used)
+        b = marked.search_vector(q, 10)
+        assert [h.id for h in a] == [h.id for h in b]
+        np.testing.assert_allclose([h.score for h in a], [h.score for h in b], rtol=0, atol=1e-9)
+        assert [h.used for h in a] == [h.id in used for h in a] and all(h.used is None for h in b)
+    assert any(h.id in used for h in told.search_vector(q, 10, used=used)[:5])
 
 
 def test_the_lodo_variant_is_opening_with_reuse():

@@ -8,9 +8,10 @@ a user id one). So at decision t, u_m = 1 for a memory that was a label of an ea
 the earlier labels are read off the events; live they are the calls the agent already made. The task start is what
 bounds them: an agent that does not say where its task began (evaluate.py --task-start unknown) has the uses of
 its whole episode, so the examples keep those (``starts`` None) and the ranking keeps the task's
-(sam_model.evaluation.ranking.used_memories: a latest use at or after the task start). Used by the
-``used-first`` baseline (sam_model.evaluation.ranking.rank_used_first) and the ``reuse`` part of the model
-(sam_model.models.reuse).
+(sam_model.evaluation.ranking.used_memories: a latest use at or after the task start, :func:`task_uses`). Used by
+the ``used-first`` baseline (sam_model.evaluation.ranking.rank_used_first), the ``reuse`` part of the model
+(sam_model.models.reuse) and the live path, which reads a scope's own conversation's labels with the same two
+functions (sam_model.memory.scopeduses: one rule for what is benchmarked and what is deployed).
 """
 
 from __future__ import annotations
@@ -38,3 +39,10 @@ def earlier_uses(steps: Sequence[int], labels: Sequence[Sequence[int]],
         for m in labs:  # after this event's own entry: it counts from the next decision on
             last[int(m)] = step
     return out
+
+
+def task_uses(uses: Uses, task_start: int | None) -> dict[int, int]:
+    """``uses`` (one event's, :func:`earlier_uses`) of its task: memory step -> latest use, the uses at or after
+    ``task_start`` (a memory an earlier task used and this one used again counts); None, the task start unknown
+    (evaluate.py --task-start unknown): every use, as the episode's."""
+    return {m: s for m, s in uses if task_start is None or s >= task_start}

@@ -128,19 +128,14 @@ class StoreReplay:
 
     def reuses(self) -> bool:
         """Whether the model scores reuse within a task (``task_reuse``, sam_model.models.reuse): its memory
-        vectors end in u_m, 0 as encoded, which the replay sets before each decision's search."""
+        vectors end in u_m, 0 as encoded, which each decision's search scores as 1 for the memories it is told."""
         return reads_reuse(self.encoder)
 
-    @staticmethod
-    def _mark_used(store: MemoryStore, data: EvalData, m: np.ndarray, used: set[int], marked: set[int]) -> set[int]:
-        """The index update a deployment makes when a call uses a memory: u_m (the vectors' last part) is 1 for
-        the positions in ``used`` and 0 again for those ``marked`` before that are not (another task's, another
-        episode's). Returns the positions now marked."""
-        for p in sorted(used ^ marked):
-            x = m[p].copy()
-            x[-1] = 1.0 if p in used else 0.0
-            store.update(data.memories[p], x)
-        return used
+    def used(self, data: EvalData, ex: RetrievalExample) -> list | None:
+        """The ids of the memories the decision's task's earlier calls took values from (ranking.used_memories),
+        which its search is told (MemoryStore.search_vector's ``used``), as a deployment's ScopedMemory tells its
+        own (sam_model.memory.scopeduses); None for a model that does not score them."""
+        return [data.memories[p].id for p in used_memories(data.memories, ex)] if self.reuses() else None
 
     def rankings(self, data: EvalData, scope: Scope, depth: int) -> dict[bool, list[np.ndarray]]:
         """Both rankings (with and without the re-rank) of ``data``'s decisions, replayed once per decision set:
@@ -161,17 +156,15 @@ class StoreReplay:
         pos = {mem.id: i for i, mem in enumerate(data.memories)}
         out: dict[bool, list[np.ndarray]] = {True: [], False: []}
         written = 0
-        reuse, marked = self.reuses(), set()
         for i, ex in enumerate(data.examples):  # in log order (iter_examples)
             if ex.cutoff > written:
                 store.add(data.memories[written : ex.cutoff], m[written : ex.cutoff])
                 written = ex.cutoff
-            if reuse:  # u_m(t) set in the index where the task's earlier calls used the memory, unset elsewhere
-                marked = self._mark_used(store, data, m, set(used_memories(data.memories, ex)), marked)
+            used = self.used(data, ex)  # u_m(t) = 1 where the task's earlier calls used the memory
             episode = ex.episode_id if scope == "episode" else None
             for rerank in ((True, False) if store.reranks else (False,)):
                 hits = store.search_vector(q[i], depth, ex.state.uncertainty_flags, episode_id=episode, rerank=rerank,
-                                           query_text=ex.state_text, before=(ex.episode_id, ex.step))
+                                           query_text=ex.state_text, before=(ex.episode_id, ex.step), used=used)
                 out[rerank].append(np.array([pos[h.id] for h in hits], dtype=np.int64))
         if not store.reranks:
             out[True] = out[False]
@@ -204,7 +197,8 @@ class StoreMethod:
         q = self.replay.encode_queries([ex])[0]
         self.replay.store.search_vector(q, depth, ex.state.uncertainty_flags,
                                         episode_id=ex.episode_id if scope == "episode" else None, rerank=self.rerank,
-                                        query_text=ex.state_text, before=(ex.episode_id, ex.step))
+                                        query_text=ex.state_text, before=(ex.episode_id, ex.step),
+                                        used=self.replay.used(data, ex))
         return time.perf_counter() - t0
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from sam_model.data.chunks import parent_id
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
+from sam_model.data.reuse import task_uses
 from sam_model.progress import progress_bar
 
 TIE_EPS = 1e-9
@@ -146,8 +147,7 @@ def used_memories(memories: Sequence[MemoryRecord], ex: RetrievalExample) -> lis
     task's: a latest use at or after ``ex.task_start`` (a memory an earlier task used again here counts); with the
     task start unknown (None) every earlier decision of the episode's, as task-first then pins the episode's
     first statement: the baseline must not know a boundary the queries are not told."""
-    start = ex.task_start
-    last = {m: s for m, s in ex.used if start is None or s >= start}
+    last = task_uses(ex.used, ex.task_start)
     if not last:
         return []
     own = [p for p in range(ex.episode_start, ex.cutoff) if memories[p].step in last]
