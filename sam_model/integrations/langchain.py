@@ -272,7 +272,7 @@ ID_KEY = "langchain_id"  # the metadata key under which a memory keeps the id ad
 # SAM's own fields of a Document's metadata (a result's, sam_model.memory.scopedresult.result): what document() sets and
 # add_documents leaves out (a searched Document added back stored them as its memory's metadata, stale)
 DOCUMENT_FIELDS = ("id", "score", "created_at", "updated_at", "user_id", "agent_id", "run_id", "kind", "step",
-                   "episode_id", "why", "chunk", "opens_task")
+                   "episode_id", "why", "chunk", "opens_task", "used")
 
 
 def document(r: Mapping[str, Any], doc_id: str | None = None) -> Document:

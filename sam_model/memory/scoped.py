@@ -38,6 +38,11 @@ that step are no candidates (MemoryStore.search's rule, as evaluate.py ranks a d
 message the agent is answering, added before a search at its step, does not come back; a search made now leaves
 nothing out, so search before adding it, or give its step.
 
+And whatever it ranks by, a search is told which of the episode's memories the earlier tool calls of its task took
+values from (before its step, from its task start on), read off the scopes' own conversation's labels as evaluate.py
+reads a log's (sam_model.memory.scopeduses): each result says so (``used``), and a model that scores it
+(``task_reuse``) ranks by it as evaluate.py's replay does.
+
 Threads: one ScopedMemory may serve every request thread of an agent server. Each method holds ``memory.lock``
 (a re-entrant lock, sam_model.locking: the store's own, ``memory.store.lock``), so concurrent adds, searches,
 deletes and saves of any users run one at a time, every search sees only its scopes, every save loads back, and
@@ -46,7 +51,8 @@ whatever else shares the store (a SAMStore, a direct call, a save of the store) 
 One idea a module: this one keeps the scopes and their episodes, each memory's times and history, and the lookups,
 updates and deletes; ScopedMemory inherits its adds (sam_model.memory.scopedwrite), its search
 (sam_model.memory.scopedsearch) and its save and load (sam_model.memory.scopedfile); what an add is given is checked
-in sam_model.memory.scopedinput, filters are sam_model.memory.scopedfilters, results sam_model.memory.scopedresult.
+in sam_model.memory.scopedinput, filters are sam_model.memory.scopedfilters, results sam_model.memory.scopedresult,
+the memories earlier calls used sam_model.memory.scopeduses.
 """
 
 from __future__ import annotations
@@ -112,6 +118,9 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         # (ids of a save before each scope had its place in the episode's name): history's check once it is deleted
         self._owners: dict[Any, tuple | None] = {}
         self._open: dict[str, live.OpenTurn] = {}  # episode -> the open turn of an agent's session fed line by line
+        # episode -> step -> the labels of an agent-log event added with its own step (a decision point of a log
+        # replayed): what its call took values from, read as the conversation's are (sam_model.memory.scopeduses)
+        self._labels: dict[str, dict[int, tuple[int, ...]]] = {}
         # loaded from a save of an earlier version and moved to this one (_place_episodes): a caller that keeps the
         # memory in a checkpoint (a served tenant) saves it at once, or every start moves it again
         self.migrated = False
@@ -365,6 +374,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._trackers.pop(episode, None)
         self._base.pop(episode, None)
         self._open.pop(episode, None)
+        self._labels.pop(episode, None)
         self.store.recorder.forget(episode)
 
     def _in_conversation(self, hit: Hit) -> tuple[TranscriptState, int] | None:
@@ -388,7 +398,8 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         for h in hits:
             self._log(h.id, "DELETE", _said(h), None)
         live = {h.episode_id for h in self.store.get_all()}  # once: per tracker it made delete_all quadratic
-        for ep in (set(self._trackers) | self.store.recorder.episodes()) - live:  # nor the store's last state of it
+        for ep in (set(self._trackers) | set(self._labels) | self.store.recorder.episodes()) - live:  # nor the store's
+            # last state of it
             self._drop_conversation(ep)
         return {"message": f"{len(hits)} memories deleted"}
 
@@ -400,6 +411,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._trackers.clear()
         self._base.clear()
         self._open.clear()
+        self._labels.clear()
         self._times.clear()
         self._history.clear()
         self._owners.clear()

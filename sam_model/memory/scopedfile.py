@@ -1,6 +1,7 @@
 """How a ScopedMemory is saved and loaded: one folder, ``store/`` (the memory store, sam_model.storefile) and
 ``scoped.json`` (each memory's times and history, the owners of moved memories, and the conversations' running
-states: each episode's tracker, its first step, an agent's open turn), written atomically as a whole
+states: each episode's tracker, its first step, an agent's open turn, the labels of agent-log events added with
+their steps, ``labels``, which a save before them lacks: none), written atomically as a whole
 (sam_model.io.atomic_dir) with the lock held only while the memory is copied, and read held still.
 
 A save of version 1 (before each combination of scopes had an episode of its own) is moved to this version's
@@ -47,6 +48,15 @@ def _owner(o: Any, i: Any) -> tuple:
     return tuple(o)
 
 
+def _labels(kept: Any, episode: str) -> dict[int, tuple[int, ...]]:
+    """A ``labels`` entry of scoped.json: [[step, [label steps]], ...] of an episode's agent-log decision points."""
+    ok = lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 0  # noqa: E731
+    if not isinstance(kept, list) or not all(isinstance(p, list) and len(p) == 2 and ok(p[0]) and isinstance(p[1], list)
+                                             and all(map(ok, p[1])) for p in kept):
+        raise ValueError(f"labels of {episode!r} must be [[step, [label steps]], ...], steps non-negative integers")
+    return {p[0]: tuple(p[1]) for p in kept}
+
+
 class ScopedFiles:
     """A ScopedMemory's save and load (mixin of sam_model.memory.scoped.ScopedMemory; see the module doc)."""
 
@@ -71,7 +81,9 @@ class ScopedFiles:
                 json.dumps({"version": VERSION, "k": self.k, "base": self._base,
                             "owners": [[i, None if s is None else list(s)] for i, s in self._owners.items()],
                             "trackers": {ep: t.state_dict() for ep, t in self._trackers.items()},
-                            "open": {ep: t.state_dict() for ep, t in self._open.items()}}))
+                            "open": {ep: t.state_dict() for ep, t in self._open.items()},
+                            **({"labels": {ep: [[st, list(ls)] for st, ls in kept.items()]
+                                           for ep, kept in self._labels.items()}} if self._labels else {})}))
 
     def write_snapshot(self, path: str | os.PathLike, snap: tuple[tuple[dict, Any], tuple[list, list, str]]) -> Path:
         """Write a :meth:`snapshot` as the folder ``path``, atomically, without the lock."""
@@ -145,6 +157,7 @@ class ScopedFiles:
                 self._trackers = {ep: TranscriptState.from_state_dict(t) for ep, t in d["trackers"].items()}
                 self._open = {ep: live.OpenTurn.from_state_dict(t) for ep, t in d.get("open", {}).items()
                               if ep in self._trackers}  # saves before open turns: none
+                self._labels = {ep: _labels(kept, ep) for ep, kept in d.get("labels", {}).items()}  # before: none
                 self._times = {i: [c, u] for i, c, u in d.get("times", [])}  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
                 for i, h in self._history.items():

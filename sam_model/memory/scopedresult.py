@@ -29,7 +29,9 @@ def result(hit: Hit, times: Sequence[str | None] = (None, None)) -> dict[str, An
     The id is always the memory's, the one get/update/delete/history take: for a chunk of a long memory (a store
     with chunking) the words are the chunk's (what matched, not the whole file view) and ``chunk`` says which
     (``{"index", "span"}``: its place in the memory's text). ``opens_task`` says whether the memory opened its
-    task, where the store keeps the flag (Hit.opens_task: a task_opening model ranks by it)."""
+    task, where the store keeps the flag (Hit.opens_task: a task_opening model ranks by it); ``used`` whether an
+    earlier tool call of the query's task took a value from it, where the search was told (Hit.used: a search's
+    results; a reuse model ranks by it)."""
     out = {"id": hit.memory_id, "memory": _said(hit), "score": hit.score, "metadata": dict(hit.metadata),
            "created_at": times[0], "updated_at": times[1],
            "user_id": hit.user_id, "agent_id": hit.agent_id, "run_id": hit.run_id, "kind": hit.kind,
@@ -40,6 +42,8 @@ def result(hit: Hit, times: Sequence[str | None] = (None, None)) -> dict[str, An
         out["chunk"] = {"index": hit.chunk, "span": None if hit.span is None else list(hit.span)}
     if hit.opens_task is not None:  # a store that keeps the flag (a task_opening model's): else the result as before
         out["opens_task"] = hit.opens_task
+    if hit.used is not None:  # a search's (get and get_all are no search): else the result as before
+        out["used"] = hit.used
     return out
 
 

@@ -26,6 +26,7 @@ from sam_model.locking import locked
 from sam_model.memory import live
 from sam_model.memory.scopedfilters import matches
 from sam_model.memory.scopedinput import _check_calls_size
+from sam_model.memory.scopeduses import used_ids, used_steps
 
 
 class ScopedSearch:
@@ -71,14 +72,15 @@ class ScopedSearch:
             if not ids:
                 return out
         q = self.encode_query(kind, [inputs])[0] if query_vector is None else query_vector
+        used = self.used(inputs)
         if kind == "text":  # fold: one result per memory, its best chunk (ids are the memories', see result)
             step = inputs.get("step")  # a plain query made at a given step leaves that step and later out too
             hits = self.store.search_vector(q, n, (), **scopes, ids=ids, fold=True,
-                                            before=None if step is None else (inputs["episode"], step))
+                                            before=None if step is None else (inputs["episode"], step), used=used)
         else:  # made at its step in the scopes' own episode: the memories written before it are the candidates
             hits = self.store.search(inputs["state"], inputs["observation"], n, **scopes, ids=ids,
                                      step=inputs["step"], task_start=inputs["task_start"], query_vector=q, fold=True,
-                                     query_episode=inputs["episode"])
+                                     query_episode=inputs["episode"], used=used)
         if threshold is not None:
             hits = [h for h in hits if h.score >= threshold]
         out["results"] = [self._result(h) for h in hits]
@@ -122,6 +124,18 @@ class ScopedSearch:
             # it: the newest event is the observation, made at its step, and the memories are those written before it
             out["step"] = decision
         return "state", out
+
+    def used(self, inputs: Mapping[str, Any]) -> list[str]:
+        """The ids of the memories the earlier tool calls of the query's task took values from, for a
+        :meth:`query_input` answer: read from the scopes' own conversation's labels before the query's step (now
+        when none), from its task start on (the episode's current task when none is given: a text query's too)
+        (sam_model.memory.scopeduses). The search tells the store (u_m for a reuse model; Hit.used, ``used`` in
+        each result)."""
+        episode = inputs["episode"]
+        start = inputs["task_start"] if "task_start" in inputs else self.store.recorder.task_start(episode)
+        steps = used_steps(self._trackers.get(episode), self._base.get(episode, 0), self._labels.get(episode, {}),
+                           inputs.get("step"), start)
+        return used_ids(episode, steps)
 
     def encode_query(self, kind: str, inputs: Sequence[Mapping[str, Any]]) -> Any:
         """Query vectors (n, dim) for :meth:`query_input` answers of one ``kind``, in one encoder call."""

@@ -157,6 +157,9 @@ class ScopedWrites:
             if before is not None:
                 tracker.rollback(before)
             raise
+        if keep:  # their labels name the episode's own steps: the uses of a log replayed (sam_model.memory.scopeduses)
+            self._labels.setdefault(episode, {}).update({e.step: tuple(e.useful_memory_steps) for e in out
+                                                         if e.useful_memory_steps})
         self._close(episode)  # the events joined the conversation after the open turn's lines
         return self._added(out)
 

@@ -12,12 +12,14 @@ that needs the last result). So, as the task-opening flag (sam_model.models.open
     score += w_u(v_s)·u_m(t)
 
 served as one more dimension on each side, after the opening flag's: the query vector ends in [.., w_u(v_s)],
-the memory vector in [.., u_m]. A memory is written with u_m = 0 (nothing used it yet); an index sets it to 1 when
-a call of the memory's task takes a value from it (an index update, and back to 0 when a new task starts), so
-the inner product stays one lookup. evaluate.py's replay of a log does exactly that before each decision's search
-(sam_model.evaluation.methods.StoreReplay); training adds w_u(v_s)·U to the scores, U the (decision, memory) matrix
-of the same rule (sam_model.training.batching.reuse_matrix). The live store does not set u_m yet, so it refuses
-to encode for such a model (MemoryStore). w starts at zero, so an untrained part scores nothing.
+the memory vector in [.., u_m]. A memory is written with u_m = 0 (nothing used it yet) and the index keeps it so;
+a search told which memories earlier calls of the query's task took values from (MemoryStore.search_vector's
+``used``) scores those with u_m = 1, exactly the inner product of an index that held 1 there, the same whoever
+searches: evaluate.py's replay of a log tells each decision's search (sam_model.evaluation.methods.StoreReplay),
+and ScopedMemory tells its own from the scope's conversation (sam_model.memory.scopeduses). Training adds
+w_u(v_s)·U to the scores, U the (decision, memory) matrix of the same rule
+(sam_model.training.batching.reuse_matrix). A search not told the uses (a store searched directly without
+``used``, the memory bank) is refused for such a model. w starts at zero, so an untrained part scores nothing.
 """
 
 from __future__ import annotations

@@ -1,0 +1,46 @@
+"""Which stored memories a scope's earlier tool calls took values from: what a search tells the store (``used``).
+
+A scope's conversation (sam_model.data.toolstate.TranscriptState, fed by ScopedMemory's adds of chat messages or an
+agent's session lines) labels each tool call as the transcript importer does: the event before the call becomes its
+decision point, with ``useful_memory_steps`` the events that first said its argument values. Those are the labels
+evaluate.py reads off the converted log, and the uses are computed from them by the same functions
+(sam_model.data.reuse: ``earlier_uses`` over the decisions before the search's step, ``task_uses`` from its task
+start on; None, the start unknown: the episode's every use). So a search at a decision point is told the memories
+evaluate.py's replay scores with u_m = 1 (sam_model.models.reuse), and each hit says whether it is one (Hit.used).
+
+Per scope: only the scopes' own episode's conversation is read (ScopedMemory.episode_of), so one scope never
+sees another's uses, even where their texts are the same. Nothing is kept beside the conversation, which a save
+holds already (sam_model.memory.scopedfile): the uses come back with it. Agent-log events added to a scope with
+their own steps (a log replayed, as evaluate.py reads it) keep their labels (``useful_memory_steps``) beside the
+conversation, saved with it (ScopedMemory._labels); events numbered on after a conversation's keep none, as their
+labels name steps of another numbering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sam_model.data.examples import MemoryRecord
+from sam_model.data.reuse import earlier_uses, task_uses
+from sam_model.data.toolstate import TranscriptState
+
+
+def used_steps(tracker: TranscriptState | None, base: int, logged: Mapping[int, Sequence[int]], step: int | None,
+               task_start: int | None) -> dict[int, int]:
+    """Memory step -> its latest use, of the scope's decisions before ``step`` (None: now, after every one) from
+    ``task_start`` on: the conversation's (the tracker's event j is step ``base + j``) and those of agent-log events
+    added with their own steps (``logged``: step -> labels, ScopedMemory._labels)."""
+    labels: dict[int, list[int]] = {s: [int(x) for x in ls] for s, ls in logged.items()}
+    for j, e in enumerate(tracker.events if tracker is not None else ()):
+        labels[base + j] = [base + int(x) for x in e.get("useful_memory_steps") or ()]
+    end = max(labels, default=-1) + 1 if step is None else step
+    steps = sorted(s for s in labels if s < end)
+    return task_uses(earlier_uses([*steps, end], [*(labels[s] for s in steps), []])[-1], task_start)
+
+
+def used_ids(episode: str, steps: Mapping[int, int]) -> list[str]:
+    """The ids of :func:`used_steps`' memories in ``episode`` (those deleted since are passed over by the store)."""
+    return [MemoryRecord.make_id(episode, s) for s in steps]
+
+
+__all__ = ["used_ids", "used_steps"]

@@ -1,0 +1,188 @@
+"""What is benchmarked is what is deployed (issue 21): the live path knows, per scope and per task, which memories
+the task's earlier tool calls took values from, from the labels its own conversation gives them (the importer's),
+by evaluate.py's functions (sam_model.data.reuse), and a reuse model served there scores u_m as evaluate.py's
+replay does (sam_model.memory.scopeduses, MemoryStore.search_vector's ``used``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from test_agreement import DEPTH, evaluate_rankings, plain, retriever, write_events
+
+from sam_model.data.chatmessages import parse_tool_calls, policy_of
+from sam_model.data.formats.base import Conversation
+from sam_model.data.reader import read_episodes
+from sam_model.data.schema import parse_event
+from sam_model.data.toolstate import TranscriptState
+from sam_model.data.transcripts import convert_conversation
+from sam_model.evaluation.data import build_eval_data
+from sam_model.evaluation.ranking import used_memories
+from sam_model.memory import SAMMemory, ScopedMemory
+from sam_model.models.sam import SAMConfig, SAMNet
+
+
+def call(i: str, name: str, **args) -> dict:
+    return {"role": "assistant", "content": "",
+            "tool_calls": [{"id": i, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+
+
+def res(i: str, value) -> dict:
+    return {"role": "tool", "tool_call_id": i, "content": value if isinstance(value, str) else json.dumps(value)}
+
+
+# the user's first message supplies the ids of several calls, results supply later ones: decisions at events 6
+# (label 0), 8 (0, 2), 10 (2) and 12 (0, 4, 8), so the uses grow from none to two memories
+CHAT = [{"role": "system", "content": "You are an airline agent. Follow the policy."},
+        {"role": "user", "content": "Hi, I am mia_li_3668 and I want to cancel reservation ZFA04Y."},
+        call("c1", "get_user_details", user_id="mia_li_3668"),
+        res("c1", {"name": "Mia Li", "reservations": ["ZFA04Y", "K1NW8N"], "payment_methods": ["credit_card_4421"]}),
+        call("c2", "get_reservation_details", reservation_id="ZFA04Y"),
+        res("c2", {"reservation_id": "ZFA04Y", "flight": "HAT045", "status": "active"}),
+        {"role": "assistant", "content": "Your reservation is on flight HAT045. Shall I cancel it?"},
+        {"role": "user", "content": "Yes please, and refund it to my card."},
+        call("c3", "cancel_reservation", reservation_id="ZFA04Y", user_id="mia_li_3668"),
+        res("c3", {"status": "cancelled", "refund_id": "RF7781"}),
+        call("c4", "refund", user_id="mia_li_3668", payment_id="credit_card_4421", reservation_id="ZFA04Y"),
+        res("c4", "ok"),
+        call("c5", "get_reservation_details", reservation_id="K1NW8N"),
+        res("c5", {"reservation_id": "K1NW8N", "flight": "HAT112"}),
+        call("c6", "send_receipt", refund_id="RF7781", flight="HAT045", user_id="mia_li_3668")]
+
+
+@pytest.fixture(scope="module")
+def reuse_net(tiny_bert_dir):
+    """A tiny network with the reuse part (and time features), w_u a random function of the state: what u_m adds
+    differs by decision, and is large enough to move memories."""
+    torch.manual_seed(1)
+    net = SAMNet(SAMConfig(bert_path=str(tiny_bert_dir), dim=16, hidden=32, proj_hidden=32, max_length=48,
+                           time_features=8, task_opening=True, task_reuse=True,
+                           kinds=["user", "system", "action", "result", "thought", "observation"]))
+    with torch.no_grad():
+        net.time.head.weight.normal_(0, 0.5)
+        net.reuse.head.weight.normal_(0, 2.0)
+        net.reuse.head.bias.fill_(0.2)
+    return net.eval()
+
+
+def _log(tmp_path, episode: str = "trip"):
+    return write_events(tmp_path / "chat.jsonl", convert_conversation(Conversation(episode, CHAT, "test", episode)))
+
+
+def _live(memory: ScopedMemory, run: str, messages=CHAT) -> list[tuple[list[str], dict]]:
+    """The conversation fed to ``memory`` message by message, searched by each call at a decision point (as
+    evaluate.py has one) before its message is added: (the ids the search was told are used, its answer)."""
+    importer, out = TranscriptState(run, policy_of(messages)), []
+    for message in messages:
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            decision = importer.decide(parse_tool_calls(message, "message"))
+            if decision is not None and decision.labels:
+                _, inputs = memory.query_input("", run_id=run, call=message["tool_calls"])
+                found = memory.search("", run_id=run, call=message["tool_calls"], limit=DEPTH)
+                out.append(([plain(i) for i in memory.used(inputs)], found))
+        importer.feed(message)
+        memory.add([message], run_id=run)
+    return out
+
+
+def test_a_conversation_fed_live_gives_evaluates_uses_and_ranking(reuse_net, tmp_path):
+    """The key test: the transcript replayed through ScopedMemory (a search by call at each decision point) is told
+    the same used memories per decision as evaluate.py's replay of the converted log (ranking.used_memories), ranks
+    as it does with a reuse model (u_m scored, not refused), and each result says whether it is one."""
+    log = _log(tmp_path)
+    data = build_eval_data(str(log), read_episodes(log), "episode")
+    want_used = [sorted(data.memories[p].id for p in used_memories(data.memories, ex)) for ex in data.examples]
+    assert [len(u) for u in want_used] == [0, 1, 2, 2]  # the uses grow: the test can fail
+    _, want = evaluate_rankings(reuse_net, log)
+    got = _live(ScopedMemory(retriever(reuse_net), k=DEPTH), "trip")
+    assert [sorted(u) for u, _ in got] == want_used
+    assert [[plain(r["id"]) for r in found["results"]] for _, found in got] == want
+    for used, found in got:
+        assert [r["used"] for r in found["results"]] == [plain(r["id"]) in used for r in found["results"]]
+    # u_m moved the ranking: the same searches told no uses (u_m = 0) rank otherwise somewhere
+    store = retriever(reuse_net).store
+    data_vectors = store.encoder.encode_memories(data.memories)
+    store.add(data.memories, data_vectors)
+    q = store.encoder.encode_queries([e.state for e in data.examples], [e.observation for e in data.examples],
+                                     steps=[e.step for e in data.examples],
+                                     task_starts=[e.task_start for e in data.examples])
+    unused = [[h.id for h in store.search_vector(q[i], DEPTH, ex.state.uncertainty_flags, episode_id=ex.episode_id,
+                                                 before=(ex.episode_id, ex.step), used=[],
+                                                 query_text=ex.state_text)] for i, ex in enumerate(data.examples)]
+    assert unused != want
+
+
+def test_one_scope_never_sees_anothers_uses(reuse_net):
+    """Two scopes, the same texts: the one whose calls used memories is told so, the other (only its first call
+    made) is told none."""
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    _live(memory, "a", CHAT[:-1])
+    first_call = next(i for i, m in enumerate(CHAT) if m.get("tool_calls"))
+    _live(memory, "b", CHAT[:first_call + 2])
+    later = CHAT[-1]["tool_calls"]
+    in_a = memory.search("", run_id="a", call=later)["results"]
+    in_b = memory.search("", run_id="b", call=later)["results"]
+    assert any(r["used"] for r in in_a) and {r["memory"] for r in in_b} <= {r["memory"] for r in in_a}
+    assert not any(r["used"] for r in in_b)
+    assert memory.used(memory.query_input("", run_id="b")[1]) == []
+    assert memory.used(memory.query_input("", run_id="a")[1]) == ["//a#0", "//a#2"]  # every call's so far
+
+
+def test_the_task_start_bounds_the_uses(reuse_net):
+    """From the task start on (a task_start given to the search); before the conversation's first decision, none."""
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    _live(memory, "a")
+    now = memory.query_input("", run_id="a")[1]
+    assert memory.used(now) == ["//a#0", "//a#2", "//a#4", "//a#8"]
+    assert memory.used({**now, "task_start": 11}) == ["//a#0", "//a#4", "//a#8"]  # 2 was last used at 10
+    assert memory.used({**now, "step": 8}) == ["//a#0"]  # before the decision at 8: the one at 6's label
+    assert memory.used({**now, "task_start": None}) == memory.used(now)  # unknown: the episode's every use
+
+
+def test_the_uses_survive_a_save(reuse_net, tmp_path):
+    """They are read from the conversation, which a save keeps: a loaded memory is told the same."""
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    _live(memory, "a", CHAT[:-1])
+    later = CHAT[-1]["tool_calls"]
+    before = memory.search("", run_id="a", call=later)
+    memory.save(tmp_path / "saved")
+    loaded = ScopedMemory.load(tmp_path / "saved", retriever(reuse_net))
+    assert loaded.search("", run_id="a", call=later) == before and any(r["used"] for r in before["results"])
+
+
+def test_unknown_uses_are_refused_in_one_line(reuse_net):
+    """Where the uses are not known (a store search not told them, the memory bank) a reuse model is refused, in
+    one line; adding memories is not (they are written with u_m = 0)."""
+    r = retriever(reuse_net)
+    r.add_memories([parse_event({"episode_id": "e", "step": 0, "kind": "user", "text": "cancel ZFA04Y"})])
+    with pytest.raises(ValueError, match="task_reuse") as err:
+        r.search({"phase": "collect"}, "which one?", k=3, episode_id="e")
+    assert "\n" not in str(err.value) and "used=" in str(err.value)
+    assert [h.used for h in r.store.search({"phase": "collect"}, "which one?", k=3, episode_id="e", used=["e#0"])] \
+        == [True]
+    with pytest.raises(ValueError, match="task_reuse"):
+        SAMMemory(retriever(reuse_net))
+
+
+def test_a_log_replayed_as_events_gives_evaluates_uses_and_ranking_across_a_save(reuse_net, tmp_path):
+    """The converted log's events added one by one (with their steps and labels, as test_agreement replays logs),
+    searched at each decision point before its event is written: evaluate.py's uses and ranking, the labels kept
+    in the memory's save (a save without them, one before this, loads with none: test_scoped_memory's saves)."""
+    log = _log(tmp_path)
+    episodes, want = evaluate_rankings(reuse_net, log)
+    data = build_eval_data(str(log), read_episodes(log), "episode")
+    want_used = [sorted(data.memories[p].id for p in used_memories(data.memories, ex)) for ex in data.examples]
+    memory, got, told = ScopedMemory(retriever(reuse_net), k=DEPTH), [], []
+    for n, e in enumerate(episodes[0].events):
+        if n == 9:  # halfway, after two decisions: saved and loaded
+            memory.save(tmp_path / "saved")
+            assert "labels" in json.loads((tmp_path / "saved" / "scoped.json").read_text())
+            memory = ScopedMemory.load(tmp_path / "saved", retriever(reuse_net))
+        if e.is_decision_point:
+            told.append(sorted(memory.used(memory.query_input(e.text, e.state, user_id="trip")[1])))
+            got.append([r["id"] for r in memory.search(e.text, e.state, user_id="trip")["results"]])
+        memory.add(e, user_id="trip")
+    assert told == want_used and got == want
+    memory.delete_all(user_id="trip")  # the scope's labels go with its memories
+    assert memory.used(memory.query_input("", user_id="trip")[1]) == []
