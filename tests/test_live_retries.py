@@ -12,7 +12,7 @@ import json
 import pytest
 from test_format_codex import line, message, meta, rollout_name, to_rollout
 from test_format_headless import to_codex_exec
-from test_live_adds import conversation, fed, imported, rich, stored
+from test_live_adds import call, conversation, fed, imported, rich, stored
 
 from sam_model.memory import HashingEncoder, ScopedMemory
 
@@ -240,3 +240,22 @@ def test_a_resumed_run_printing_the_first_runs_opening_is_read():
     assert [t for _, _, t in stored(once)].count("Looking both up.") == 2
     for batches in ([first[:4], first[4:], again[:4], again[4:]], [first, again]):
         assert stored(fed(lines, batches)) == stored(once)
+
+
+def test_a_new_run_whose_token_counts_match_the_last_runs_is_read():
+    """A new codex exec run (a thread of its own, other words) whose turn.completed holds the same token counts as the
+    scope's last run's (the line holds no id, only the counts): it was taken for the last run's start sent again and
+    dropped whole. Only a thread.started that began the scope's last run can be sent again."""
+    first = to_codex_exec(rich(), thread="019a0000-0000-7000-8000-00000000000a")
+    new = to_codex_exec([{"role": "user", "content": "Cancel QX7Z9A please."},
+                         {"role": "assistant", "content": "Cancelling QX7Z9A now.",
+                          "tool_calls": [call("d1", "cancel", {"reservation_id": "QX7Z9A"})]},
+                         {"role": "tool", "tool_call_id": "d1", "content": "cancelled"},
+                         {"role": "assistant", "content": "QX7Z9A is cancelled."}],
+                        thread="019b0000-0000-7000-8000-00000000000b")
+    assert first[-1] == new[-1]  # the same counts, as two short runs may print
+    lines = [*first, *new]
+    once = fed(lines, [[x] for x in lines])
+    assert "QX7Z9A is cancelled." in [t for _, _, t in stored(once)]
+    assert stored(fed(lines, [first, new])) == stored(once)
+    assert stored(fed(lines, [first, new, new])) == stored(once)  # the new run's own resend is still told

@@ -189,7 +189,7 @@ class OpenTurn:
         if d["format"] not in LIVE:
             raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(LIVE)}")
         facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool, "added": str, "added_lines": int,
-                 "seen": list}  # else refused
+                 "seen": list, "run": str}  # else refused
         for k, t in facts.items():
             if k in d["facts"] and not isinstance(d["facts"][k], t):
                 raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
@@ -470,8 +470,8 @@ def retried(fmt: str, turn: list[Any], facts: Mapping[str, Any], new: list[Any],
     thread.started) is dropped wherever it comes, and so is any line Codex writes once among the scope's last
     SEEN_LINES read (``facts["seen"]``, :func:`remember`; codex exec's since its run's thread.started): a resend of an
     add that is not the last, or of part of the last, was read again. A repeated command is a new call (a new call_id, a new time), so it
-    is read. A codex exec run's start sent again (its thread.started up to a turn.completed the scope read in that
-    run, :func:`_resent_run`) is dropped wherever it comes: until 2026-12-06 a thread.started began a run again, and
+    is read. A codex exec run's start sent again (the thread.started of the scope's last run up to a turn.completed
+    the scope read in that run, :func:`_resent_run`) is dropped wherever it comes: until 2026-12-06 a thread.started began a run again, and
     the lines after it were read again whole. Lines that do not say so (a bare message of the layout before the
     wrapper, a turn event, a run's thread.started with first items but no turn.completed read, which a resumed run
     prints again with its events from item_0) are read as they come: the agent may write them twice."""
@@ -491,7 +491,7 @@ def retried(fmt: str, turn: list[Any], facts: Mapping[str, Any], new: list[Any],
             skip -= 1
             continue
         if fmt == "codex-exec" and isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS:
-            skip = _resent_run(new, i, seen)
+            skip = _resent_run(new, i, seen, facts.get("run"))
             if skip:  # the run's start sent again: told by its turn.completed, read (and so its lines before it)
                 skip -= 1
                 continue
@@ -512,11 +512,16 @@ def _turn_end(x: Any) -> bool:
         and bool(x["usage"])
 
 
-def _resent_run(new: list[Any], i: int, seen: set[str]) -> int:
+def _resent_run(new: list[Any], i: int, seen: set[str], run: Any) -> int:
     """How many lines of ``new`` from its thread.started at ``i`` are that run's start sent again: up to its first
     turn.completed (before another run's start) when the scope read that very line in its run (``seen``,
     :func:`remember`), so every line before it in the file too (a sidecar sends them in order); 0 when none is (a
-    resumed run: the same thread and first items, a turn.completed of other counts), which is read."""
+    resumed run: the same thread and first items, a turn.completed of other counts), which is read. The
+    thread.started must be the one that began the scope's last run (``run``, its :func:`line_key`): a turn.completed
+    holds no id, only token counts, and a new run of another thread whose counts came out the same was dropped whole
+    (a scope whose facts predate ``run`` reads it, as before 2026-12-06)."""
+    if run is None or line_key(new[i]) != run:
+        return 0
     for j in range(i + 1, len(new)):
         x = new[j]
         if isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS:
@@ -539,13 +544,14 @@ def remember(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
     (:func:`_kept`; codex exec's since its run's thread.started), so that a resend of them is dropped by
     :func:`retried` wherever it comes: a retry that came after a later add, or one of part of an add (the last add's
     digest told only the whole add, or an add opening with it), past the open turn too (which told calls and outputs
-    alone)."""
+    alone); and in ``facts["run"]`` the key of the last run's thread.started (the run a resend of its start
+    belongs to)."""
     if fmt not in ("codex", "codex-exec"):
         return
     seen = list(facts.get("seen", ()))
     for x in lines:
         if fmt == "codex-exec" and isinstance(x, Mapping) and x.get("type") in codex_exec.STARTS:
-            seen = []
+            seen, facts["run"] = [], line_key(x)  # the run a resend of its start belongs to (:func:`_resent_run`)
         if _kept(fmt, x):
             seen.append(line_key(x))
     facts["seen"] = seen[-SEEN_LINES:]
