@@ -139,6 +139,27 @@ TRAILING = [  # (a conversation whose trailing message's second call holds a lis
     ([{"type": "human", "content": "Monday"}, {"type": "ai", "content": "", "tool_calls": [
         {"name": "book", "args": {"d": 1}, "id": "t1"}, {"name": "book", "args": [1, 2], "id": "t2"}]}],
      "messages[1].tool_calls[1].args"),
+    # where the readers find the calls elsewhere: each was named messages[1].tool_calls[0].arguments, a path none has
+    ([{"type": "human", "content": "Monday"}, {"type": "ai", "content": "", "tool_calls": [], "invalid_tool_calls": [
+        {"type": "invalid_tool_call", "name": "book", "args": "[1, 2]", "id": "t1", "error": None}],
+        "additional_kwargs": {"tool_calls": [{"id": "t1", "type": "function", "function": {
+            "name": "book", "arguments": "[1, 2]"}}]}}],  # ChatOpenAI's output that parsed as no call, dumped
+     "messages[1].additional_kwargs.tool_calls[0].function.arguments"),
+    ([{"type": "human", "data": {"content": "Monday"}},
+      {"type": "ai", "data": {"content": "", "tool_calls": [{"name": "book", "args": [1, 2], "id": "t1"}]}}],
+     "messages[1].data.tool_calls[0].args"),  # messages_to_dict
+    ([{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "HumanMessage"],
+       "kwargs": {"content": "Monday"}},
+      {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "AIMessage"], "kwargs": {
+          "content": "", "additional_kwargs": {"function_call": {"name": "book", "arguments": "[1, 2]"}}}}],
+     "messages[1].kwargs.additional_kwargs.function_call.arguments"),  # dumpd, the deprecated functions API
+    ([{"role": "user", "content": "Monday"},
+      {"role": "assistant", "content": None, "function_call": {"name": "book", "arguments": "[1, 2]"}}],
+     "messages[1].function_call.arguments"),
+    ([{"type": "user", "uuid": "u1", "sessionId": "s", "message": {"role": "user", "content": "Monday"}},
+      {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s", "message": {
+          "id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "book", "input": [1, 2]}]}}],
+     "messages[1].message.content[0].input"),  # a Claude Code entry
 ]
 
 

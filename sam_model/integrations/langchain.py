@@ -184,14 +184,24 @@ def _trailing_fields(messages: Sequence[Any], n: int, where: str) -> list[str]:
 
 def _argument_places(message: Any) -> list[str]:
     """Where each call of one message, as the caller sent it, holds its arguments (a path from the message): its
-    ``tool_calls`` (OpenAI's, a LangChain message's), a call item of its own (Responses), or its content blocks or
-    parts (Anthropic's tool_use, Bedrock's toolUse, Gemini's functionCall); each call's field as
-    callshapes.arguments_field names it. Empty where none of these tells."""
-    calls = message.get("tool_calls") if isinstance(message, Mapping) else getattr(message, "tool_calls", None)
-    if isinstance(calls, list):
-        return [f"tool_calls[{j}].{arguments_field(c)}" for j, c in enumerate(calls)]
+    ``tool_calls`` (OpenAI's, a LangChain message's), a call item of its own (Responses), OpenAI's deprecated
+    ``function_call``, its content blocks or parts (Anthropic's tool_use, Bedrock's toolUse, Gemini's functionCall),
+    a Claude Code entry's ``message``, or where the LangChain reader finds a saved message's calls (``data.`` or
+    ``kwargs.`` before them; ``additional_kwargs.tool_calls`` where it has no ``tool_calls``, as a model's output
+    that parsed as no call is kept); each call's field as callshapes.arguments_field names it. Empty where none of
+    these tells. Until 2026-12-06 these last shapes were named ``tool_calls[j].arguments``, which they have not."""
     if not isinstance(message, Mapping):
-        return []
+        calls = getattr(message, "tool_calls", None)
+        return [f"tool_calls[{j}].{arguments_field(c)}" for j, c in enumerate(calls)] if isinstance(calls, list) else []
+    saved = langchain_messages.unwrap(message)
+    if saved is not None:
+        at = "kwargs." if message.get("lc") == 1 else "data." if isinstance(message.get("data"), Mapping) else ""
+        return [at + p for p in _langchain_places(saved[1])] if saved[0] == "ai" else []
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        return [f"tool_calls[{j}].{arguments_field(c)}" for j, c in enumerate(calls)]
+    if isinstance(message.get("function_call"), Mapping) and message.get("role") == "assistant":
+        return ["function_call.arguments"]
     if message.get("type") in ("function_call", "custom_tool_call"):
         return [arguments_field(message)]
     for key in ("content", "parts"):
@@ -199,7 +209,21 @@ def _argument_places(message: Any) -> list[str]:
         if isinstance(blocks, list):
             return [f"{key}[{k}].{arguments_field(b)}" for k, b in enumerate(blocks) if isinstance(b, Mapping) and (
                 b.get("type") == "tool_use" or any(isinstance(b.get(w), Mapping) for w in ("toolUse", "functionCall")))]
-    return []
+    inner = message.get("message")  # a Claude Code (or stream-json) entry: the API message it holds
+    return [f"message.{p}" for p in _argument_places(inner)] if isinstance(inner, Mapping) else []
+
+
+def _langchain_places(data: Mapping[str, Any]) -> list[str]:
+    """Where a saved LangChain ai message's calls hold their arguments, from its fields, as the LangChain reader
+    takes them (langchain_messages._calls): its ``tool_calls``' ``args``, else the OpenAI calls an integration kept
+    in ``additional_kwargs`` (``tool_calls``, or the deprecated ``function_call``)."""
+    calls, extra = data.get("tool_calls"), data.get("additional_kwargs")
+    extra = extra if isinstance(extra, Mapping) else {}
+    if isinstance(calls, list) and calls:
+        return [f"tool_calls[{j}].{arguments_field(c)}" for j, c in enumerate(calls)]
+    if isinstance(extra.get("tool_calls"), list) and extra["tool_calls"]:
+        return [f"additional_kwargs.tool_calls[{j}].{arguments_field(c)}" for j, c in enumerate(extra["tool_calls"])]
+    return ["additional_kwargs.function_call.arguments"] if isinstance(extra.get("function_call"), Mapping) else []
 
 
 class SAMLangChainRetriever(BaseRetriever):
