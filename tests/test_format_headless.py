@@ -121,7 +121,8 @@ def to_codex_exec(msgs: list[dict], thread: str = THREAD, server: str = SERVER) 
     thread), turn.started and turn.completed, its item ids from item_0; no prompt and no system message (neither is
     printed); a reasoning item before the first call; words an agent_message; each call an mcp_tool_call of
     ``server``, the calls of one response started together, then each completed with its result (one in Error:
-    words the MCP error)."""
+    words the MCP error). Each run's turn.completed counts more tokens than the one before (a resumed run reads the
+    thread before it): alike, a run sent as one add was taken for the last one's start sent again (live.retried)."""
     lines: list[dict] = []
     n, running, reasoned = 0, False, False
 
@@ -133,7 +134,8 @@ def to_codex_exec(msgs: list[dict], thread: str = THREAD, server: str = SERVER) 
     def run() -> None:
         nonlocal n, running
         if running:
-            lines.append({"type": "turn.completed", "usage": {"input_tokens": 2940, "cached_input_tokens": 2048,
+            k = sum(x["type"] == "turn.completed" for x in lines) + 1  # the runs so far, this one's read them all
+            lines.append({"type": "turn.completed", "usage": {"input_tokens": 2940 * k, "cached_input_tokens": 2048 * k,
                                                               "output_tokens": 13}})
         lines.extend([{"type": "thread.started", "thread_id": thread}, {"type": "turn.started"}])
         n, running = 0, True

@@ -259,3 +259,16 @@ def test_a_new_run_whose_token_counts_match_the_last_runs_is_read():
     assert "QX7Z9A is cancelled." in [t for _, _, t in stored(once)]
     assert stored(fed(lines, [first, new])) == stored(once)
     assert stored(fed(lines, [first, new, new])) == stored(once)  # the new run's own resend is still told
+
+
+def test_resumed_runs_sent_a_run_at_a_time_are_read_as_the_file_holds_them():
+    """codex exec, then resumed twice, each run an add: its thread.started the same as the last run's, its
+    turn.completed of other counts (tests/test_format_headless.to_codex_exec printed the same counts for every
+    resumed run, and the second run was taken for the first's start sent again)."""
+    lines = to_codex_exec([*rich(), {"role": "user", "content": "And QX7Z9A?"},
+                           {"role": "assistant", "content": "QX7Z9A was flown."}, {"role": "user", "content": "Thanks."},
+                           {"role": "assistant", "content": "You're welcome."}])
+    starts = [k for k, x in enumerate(lines) if x["type"] == "thread.started"]
+    runs = [lines[a:b] for a, b in zip(starts, [*starts[1:], len(lines)])]
+    assert len(runs) == 3
+    assert stored(fed(lines, runs)) == stored(fed(lines, [[x] for x in lines]))
