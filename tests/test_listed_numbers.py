@@ -47,3 +47,17 @@ def test_a_listed_pair_says_no_thousands_number_but_an_amount_does():
     d = decide("add_payment", {"amount": 3500}, "My budget is $3,500.")
     assert d.labels == [0]
     assert says(norm("see [204,305,412]"), "305")
+
+
+@pytest.mark.parametrize("said, value", [
+    ("The dashboard shows active users 12,345 this week; log that figure.", 12345),
+    ("My daily steps 10,000 is the goal, please set it.", 10000),
+    ("The warehouse holds items 1,000,000 in stock, reorder that many.", 1000000),
+    ("Weekly report: sessions 45,678 and pageviews 120,000.", 120000),
+])
+def test_a_count_after_its_noun_is_one_number(said, value):
+    """A count after a plural noun is one number where its groups are no list's items (a first group shorter than
+    three digits, a group 000): it had been read as a list, so a call passing the count traced to no event."""
+    d = decide("record_metric", {"value": value}, said)
+    assert d.labels == [0] and d.needed
+    assert not says(norm(said), "345" if value == 12345 else "000")

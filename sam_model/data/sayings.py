@@ -47,15 +47,28 @@ def listed_numbers(text_norm: str) -> list[tuple[int, int]]:
     1,234``), and it has no decimals (1,234.50 is an amount): its items are said, the whole number not (an order 456
     the user listed had been said by no event, and 123456 by the list). Anywhere else (``$3,500``, ``a budget of
     3,500``, ``123,456 and 789`` with no noun) it is one number, as before; a JSON list (``[204,305,412]``) is read
-    by its bracket (:data:`_GROUPED` never takes it). The price: a count a table prints after its noun with no colon
-    (``users 12,345``: the text is normalised, its columns' spaces one) reads as a list."""
+    by its bracket (:data:`_GROUPED` never takes it). Its items must look like one list's (:func:`_list_shaped`):
+    each of three digits, none 000, where a count after its noun is written so rarely (``active users 12,345``,
+    ``steps 10,000``, ``items 1,000,000`` are counts, whose number a later call may pass). The price: a count of
+    that shape a table prints after its noun with no colon (``users 123,456``: the text is normalised, its columns'
+    spaces one) reads as a list."""
     spans = []
     for m in _GROUPED.finditer(text_norm):
         before = _PLURAL_BEFORE.search(text_norm, max(0, m.start() - 40), m.start())
-        if "." not in m.group() and before is not None and before.group(1) not in _NOT_LISTS \
+        if _list_shaped(m.group()) and before is not None and before.group(1) not in _NOT_LISTS \
                 and (before.group(2) is None or before.group(1) in _ID_NOUNS):
             spans.append(m.span())
     return spans
+
+
+def _list_shaped(number: str) -> bool:
+    """Whether a number written with thousands separators may be a list of items written with no space
+    (:func:`listed_numbers`): no decimals (1,234.50 is an amount), a first group of three digits as every later one
+    has (a list's items alike, 123,456; a count's first group is any: 12,345) and no group 000 (a round count,
+    10,000 or 1,000,000: no list's item). A count after a plural noun (``active users 12,345``, ``steps 10,000``)
+    had been read as a list, so the number it gave was said by no event."""
+    groups = number.split(",")
+    return "." not in number and len(groups[0]) == 3 and "000" not in groups[1:]
 
 
 def says(text_norm: str, s: str) -> bool:
