@@ -50,3 +50,42 @@ def test_a_name_a_mysql_query_compares_to_is_traced_to_the_user():
     decision = next(e for e in events if "query" in e.get("meta", {}).get("needed", {}))
     assert decision["meta"]["needed"] == {"query": ["alice moreau"], "database": ["shop_mysql"]}
     assert decision["useful_memory_steps"] == [0]
+
+
+@pytest.mark.parametrize("query, literals", [
+    ('SELECT * FROM "User" WHERE "createdAt" > "updatedAt" AND "email" = \'ann@x.com\'', ["ann@x.com"]),
+    ('SELECT p."title" FROM "Post" p JOIN "User" u ON "authorId" = "id" WHERE u."name" = \'ann\'', ["ann"]),
+    ('UPDATE "Order" SET "total" = "subtotal" + 5 WHERE "id" = 42', [5, 42]),
+    ('SELECT * FROM orders WHERE "shippedAt" = "deliveredAt" AND customer_id = 42', [42]),
+])
+def test_a_query_that_quotes_its_names_compares_names_to_names(query, literals):
+    """A query that double-quotes a name where no string may stand (FROM "User", "createdAt" >) reads every
+    double-quoted token as a name, as PostgreSQL does: the name compared to a name had been a MySQL string."""
+    assert sql_literals(query) == literals
+
+
+def test_a_mysql_query_keeps_its_strings_beside_a_json_path_or_a_fulltext_search():
+    """A MySQL JSON path compared (doc->>"$.city" = ...), AGAINST ("..." IN BOOLEAN MODE) and a date a BETWEEN
+    follows quote no name."""
+    assert "Bob" in sql_literals('SELECT * FROM t WHERE doc->>"$.city" = "Paris" AND name = "Bob"')
+    assert sql_literals('SELECT * FROM p WHERE MATCH(title) AGAINST ("usb hub" IN BOOLEAN MODE) AND brand = "Anker"') \
+        == ["Anker"]
+    assert sql_literals('SELECT * FROM rates WHERE "2024-01-15" BETWEEN valid_from AND valid_to AND plan = "pro"') \
+        == ["pro"]
+
+
+def test_a_name_a_postgresql_query_compares_to_labels_no_schema_listing():
+    """The name "publishedAt" compared to a name, read as a MySQL string, was a needed value traced to the listing of
+    the table's columns, which became the query's label beside the user's turn."""
+    events = convert([
+        {"role": "user", "content": "which of ann's posts were edited after publishing? db is blog_pg"},
+        sql("p0", "SELECT column_name FROM information_schema.columns WHERE table_name = 'Post'", "blog_pg"),
+        {"role": "tool", "tool_call_id": "p0", "content": "column_name\nid\ntitle\nauthorId\npublishedAt\nupdatedAt"},
+        {"role": "user", "content": "ok, now the query"},
+        sql("p1", 'SELECT p."title" FROM "Post" p JOIN "User" u ON u."id" = p."authorId" WHERE u."name" = \'ann\' '
+                  'AND "updatedAt" > "publishedAt"', "blog_pg"),
+        {"role": "tool", "tool_call_id": "p1", "content": "title\nHello"},
+    ])
+    decision = events[3]
+    assert decision["meta"]["needed"] == {"query": ["ann"], "database": ["blog_pg"]}
+    assert decision["useful_memory_steps"] == [0]

@@ -273,7 +273,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (sayings._list_shaped): a count after its noun (active users 12,345; steps 10,000; items 1,000,000) had been read as
 # a list, its number said by no event. tau-bench airline, the AutoCodeRover file, examples/logs and 600 generated
 # worlds (free, seed 0) convert byte for byte.
-CONVERSION_VERSION = 107
+# 108: every double-quoted token of a SQL query that double-quotes a name where no string may stand (FROM "User",
+# "createdAt" >, t."id", "status"::text) is a name, as PostgreSQL reads it (sqlwords._quotes_names): 105 read the
+# second of two names compared (WHERE "createdAt" > "updatedAt", ON "authorId" = "id") as a MySQL string, a literal
+# traced to a listing of the columns. No trained domain has a SQL tool: tau-bench airline, the AutoCodeRover file,
+# examples/logs and 600 generated worlds (free, seed 0) convert byte for byte.
+CONVERSION_VERSION = 108
 
 
 @dataclass(frozen=True)

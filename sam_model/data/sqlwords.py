@@ -15,7 +15,8 @@ PostgreSQL's ``E''`` read it) and unsigned numbers standing alone (not a digit o
 token is a string where only a value may stand, as MySQL reads ``WHERE name = "Alice"`` (after a comparison's
 operator, LIKE, a BETWEEN or its AND, in an IN list or a VALUES row, no part of a qualified name), and a quoted
 identifier anywhere else (after FROM, JOIN or INTO, in a SELECT's columns, before an operator, ``t."status"``), as
-ANSI SQL and PostgreSQL read it (:func:`_double_quoted_string`). A ``LIKE`` /
+ANSI SQL and PostgreSQL read it (:func:`_double_quoted_string`), as is every double-quoted token of a query that
+quotes a name so in such a place (:func:`_quotes_names`: ``WHERE "createdAt" > "updatedAt"``). A ``LIKE`` /
 ``ILIKE`` pattern's leading and trailing ``%`` are dropped (``'%acme%'`` names ``acme``); the count after ``LIMIT``,
 ``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
 setting); a word a status-like column is compared to (``state = 'ready'``, ``order_status IN ('failed')``) is the
@@ -99,6 +100,7 @@ def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
     last = ""  # the last token: a keyword-like word (lower case), an operator's or a parenthesis' character
     level, lists = 0, set()  # how deep in parentheses; the levels of IN (...) lists
     between = False  # a BETWEEN's AND is to come: the literal after it is a value
+    ansi = '"' in text and _quotes_names(text)  # its double quotes are names wherever they stand
 
     def take(value: str, at: int) -> None:  # a string literal ending before ``at``, unless a pattern's or the schema's
         value = value.strip("%") if previous in PATTERN_KEYWORDS else value
@@ -118,8 +120,8 @@ def _scan(text: str, backslash: bool) -> list[str | int | float] | None:
             if end < 0:
                 return None
             i = end + 2
-        elif c == "'" or c == '"' and _double_quoted_string(text, i, last, between, level in lists
-                                                             or rows >= 0 and depth >= 1):
+        elif c == "'" or c == '"' and not ansi and _double_quoted_string(text, i, last, between, level in lists
+                                                                          or rows >= 0 and depth >= 1):
             value, i = _string(text, i, backslash, c)
             if value is None:
                 return None
@@ -185,7 +187,9 @@ def _double_quoted_string(text: str, i: int, last: str, between: bool, listed: b
     after a BETWEEN's AND, or as an item of an IN list or a VALUES row (``listed``, after its ``(`` or a ``,``), and
     is no part of a qualified name (``t."status"``, ``"t"."col"``, a join's ``= c."id"``). Anywhere else, after
     FROM, JOIN or INTO, in a SELECT's columns, before an operator (``"status" = 'open'``), it is a name, as before;
-    a name compared to a name (PostgreSQL's ``WHERE "a" = "b"``) is read as a string, the price of MySQL's reading."""
+    and so is every double-quoted token of a query that quotes a name so elsewhere (:func:`_quotes_names`: PostgreSQL's
+    ``WHERE "a" = "b"``, its ``"a"`` a name before an operator). The price: a MySQL string written before its
+    column (``"Alice" = name``) makes the query's strings names, as they were before MySQL's were read."""
     if i > 0 and text[i - 1] == ".":
         return False
     end = text.find('"', i + 1)
@@ -194,6 +198,33 @@ def _double_quoted_string(text: str, i: int, last: str, between: bool, listed: b
     if end >= 0 and text.startswith(".", end + 1):
         return False
     return last in _VALUE_AFTER or last == "and" and between or last in ("(", ",") and listed
+
+
+# a token a query scans past: a single-quoted string (its '' and \' inside), a comment; or a double-quoted token
+_SKIPPED_OR_DOUBLE = re.compile(r"'(?:[^'\\]|''|\\.)*'?|--[^\n]*|/\*.*?(?:\*/|$)|\"((?:[^\"\\]|\"\"|\\.)*)\"",
+                                re.DOTALL)
+# where only a name stands, so that a double-quoted token there is a quoted identifier: after a keyword that a table
+# follows, right before a comparison, a pattern's keyword, IS, IN or a cast, or a part of a qualified name
+_NAME_BEFORE = re.compile(r"(?:\b(?:from|join|into|update|table)|\.)\s*$", re.IGNORECASE)
+# (not MySQL's AGAINST ("words" IN BOOLEAN MODE), nor a JSON path after -> or ->>, data->>"$.status" = "active", nor a
+# BETWEEN's, which a MySQL date may open: "2024-01-15" BETWEEN valid_from AND valid_to)
+_NAME_AFTER = re.compile(r"\s*(?:\.|::|=|<|>|!=|(?:is|not|like|ilike)\b|in\b(?!\s+(?:boolean|natural)\b))",
+                         re.IGNORECASE)
+_JSON_PATH_BEFORE = re.compile(r"->>?\s*$")
+
+
+def _quotes_names(text: str) -> bool:
+    """Whether ``text`` double-quotes a name where no string may stand (``FROM "orders"``, ``"createdAt" >``,
+    ``t."id"``, ``"status"::text``): a query written so reads ``"..."`` as ANSI SQL and PostgreSQL do, as names, even
+    where a value may stand (``WHERE "createdAt" > "updatedAt"``, ``ON "authorId" = "id"``, ``SET "total" =
+    "subtotal"``: the second name had been read as a MySQL string, a literal ``id`` traced to any output saying id).
+    A MySQL query whose double quotes are strings quotes its names bare or with backticks."""
+    for m in _SKIPPED_OR_DOUBLE.finditer(text):
+        before = text[max(0, m.start() - 24):m.start()]  # a few characters: linear in a long INSERT's strings
+        if m.group(1) is not None and (_NAME_BEFORE.search(before) or _NAME_AFTER.match(text, m.end())) \
+                and not _JSON_PATH_BEFORE.search(before):
+            return True
+    return False
 
 
 def _is_enum(column: str, value: str) -> bool:
