@@ -44,6 +44,7 @@ def test_a_windows_location_is_the_file_the_agent_then_reads(tmp_path, cwd, comm
     (WIN, "..\\lib\\x.py", "C:\\Users\\ann\\lib\\x.py"),
     (WIN, "D:\\other\\cart.py", "D:\\other\\cart.py"),
     (WIN, "\\\\build01\\share\\src\\cart.py", "\\\\build01\\share\\src\\cart.py"),
+    (WIN, "/tmp/scratch/cart.py", "/tmp/scratch/cart.py"),  # a POSIX shell's (Git Bash) absolute path: itself
     (POSIX, "C:\\repo\\src\\cart.py", "C:\\repo\\src\\cart.py"),
     (POSIX, "src\\cart.py", f"{POSIX}/src/cart.py"),
     (POSIX, "src/cart.py", f"{POSIX}/src/cart.py"),  # POSIX as before
@@ -66,3 +67,19 @@ def test_a_location_elsewhere_on_windows_is_no_line_of_the_file_here():
     assert same_file(f"{WIN}\\src\\cart.py", "c:/users/ann/airline/src/Cart.py") and same_file(
         f"{WIN}\\src\\cart.py", "src/cart.py")
     assert not same_file("/home/ann/a/App.py", "/home/ann/a/app.py")  # POSIX names keep their case
+
+
+def test_a_posix_path_a_windows_session_prints_is_the_file_a_call_names_so(tmp_path):
+    """Git Bash in a Windows session runs pytest on /tmp/scratch/test_cart.py; the Read of its line 212 names the
+    file so: the location had been joined onto the directory's drive (C:\\tmp\\scratch\\test_cart.py), no line of
+    the file read, so the offset was labelled by the user's 'issue #212' alone."""
+    events = claude_session(tmp_path, "The cart total is wrong, see issue #212.",
+                            ("Bash", {"command": "python -m pytest /tmp/scratch/test_cart.py"},
+                             "/tmp/scratch/test_cart.py:212: AssertionError"),
+                            ("Bash", {"command": "ls"}, "README.md"),
+                            ("Read", {"file_path": "/tmp/scratch/test_cart.py", "offset": 212, "limit": 20},
+                             "   212\t    assert total(rows) == 3"), cwd=WIN)
+    run = next(e["step"] for e in events if e["kind"] == "result")
+    decision = [e for e in events if e.get("meta", {}).get("needed", {}).get("offset") == ["212"]]
+    assert len(decision) == 1 and run in decision[0]["useful_memory_steps"]
+    assert events[0]["step"] not in decision[0]["useful_memory_steps"]

@@ -42,12 +42,15 @@ def file_under(cwd: str, path: str) -> str:
     MSBuild ``src\\app.cs(12,5): error`` ``C:\\repo/src\\app.cs``, so a line it named was of no file the agent
     read): an absolute one (a drive's, a UNC's) is itself, a relative one under a Windows ``cwd`` is joined by
     Windows' rules (backslashes), and a relative one with backslashes under a POSIX ``cwd`` (a Windows tool's output
-    in a POSIX shell) is joined with its backslashes read as separators. :func:`windows_key` compares them."""
+    in a POSIX shell) is joined with its backslashes read as separators. :func:`windows_key` compares them. A POSIX
+    absolute path (``/tmp/x.py``) is itself under a Windows directory too, as a POSIX shell there (Git Bash, WSL)
+    and a call naming it (a Read's ``/tmp/x.py``) write it: Windows' rules had joined it onto the directory's drive,
+    ``C:\\tmp\\x.py``, no file of the call that read its line."""
     if not cwd or path.startswith("~"):
         return path
     if _WINDOWS_ROOT.match(path):
         return ntpath.normpath(path)
-    if _WINDOWS_ROOT.match(cwd):
+    if _WINDOWS_ROOT.match(cwd) and not path.startswith("/"):
         return ntpath.normpath(ntpath.join(cwd, path))
     return posixpath.normpath(posixpath.join(cwd, path.replace("\\", "/") if "\\" in path else path))
 

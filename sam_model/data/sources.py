@@ -278,7 +278,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # second of two names compared (WHERE "createdAt" > "updatedAt", ON "authorId" = "id") as a MySQL string, a literal
 # traced to a listing of the columns. No trained domain has a SQL tool: tau-bench airline, the AutoCodeRover file,
 # examples/logs and 600 generated worlds (free, seed 0) convert byte for byte.
-CONVERSION_VERSION = 108
+# 109: a POSIX absolute path (/tmp/x.py:212:) a Windows session's POSIX shell prints is itself, as a call naming the
+# file writes it (shellpaths.file_under): 102 joined it onto the working directory's drive (C:\tmp\x.py), no line of
+# the file a Read of /tmp/x.py read. tau-bench airline, the AutoCodeRover file, examples/logs and 600 generated
+# worlds (free, seed 0) convert byte for byte.
+CONVERSION_VERSION = 109
 
 
 @dataclass(frozen=True)
