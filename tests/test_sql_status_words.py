@@ -57,3 +57,16 @@ def test_a_state_a_result_listed_labels_no_query_that_filters_by_it():
     decision = events[3]
     assert decision["meta"]["needed"] == {"query": ["acme"], "database": ["support_prod"]}
     assert decision["useful_memory_steps"] == [0]
+
+
+@pytest.mark.parametrize("query, literals", [
+    ("SELECT * FROM customers WHERE LOWER(state) = 'new york' AND city = 'albany'", ["new york", "albany"]),
+    ("SELECT count(*) FROM stores WHERE state ILIKE '%new mexico%' AND open = true", ["new mexico"]),
+    ("SELECT * FROM products WHERE type = 'red wine' AND price < 30", ["red wine", 30]),
+    ("SELECT * FROM rooms WHERE room_type = 'double room' AND hotel_id = 7", ["double room", 7]),
+    ("SELECT * FROM tickets WHERE order_status = 'not started' AND stage = 'in review'", None),
+])
+def test_a_phrase_is_a_state_only_of_a_progress_column(query, literals):
+    """A few lower-case words are the schema's state where the column says status, phase or stage; compared to a
+    state (a place), a type or a level they are what the user asked for, and had been no literal."""
+    assert sql_literals(query) == literals

@@ -282,7 +282,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # file writes it (shellpaths.file_under): 102 joined it onto the working directory's drive (C:\tmp\x.py), no line of
 # the file a Read of /tmp/x.py read. tau-bench airline, the AutoCodeRover file, examples/logs and 600 generated
 # worlds (free, seed 0) convert byte for byte.
-CONVERSION_VERSION = 109
+# 110: a few lower-case words (104) are the schema's state only where the column says status, phase or stage
+# (sqlwords.PROGRESS_COLUMN_WORDS: status = 'on hold'); compared to a state, type, kind, level or mode column they are
+# a place or thing the user gave, traced as before 104 (LOWER(state) = 'new york', state ILIKE '%new mexico%', type =
+# 'red wine', room_type = 'double room'). No trained domain has a SQL tool: tau-bench airline, the AutoCodeRover
+# file, examples/logs and 600 generated worlds (free, seed 0) convert byte for byte.
+CONVERSION_VERSION = 110
 
 
 @dataclass(frozen=True)

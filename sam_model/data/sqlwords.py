@@ -21,8 +21,9 @@ quotes a name so in such a place (:func:`_quotes_names`: ``WHERE "createdAt" > "
 ``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
 setting); a word a status-like column is compared to (``state = 'ready'``, ``order_status IN ('failed')``) is the
 schema's vocabulary, as the column is (traced, ``ready`` went to a ``get_pods`` listing whose header says READY),
-where it is written as the schema writes its words, in lower case (a state of up to three words too, ``'on
-hold'``, ``'in-progress'``) or as a constant (``PENDING``): a capitalised word or a two-letter code is a place or
+where it is written as the schema writes its words, in lower case (a state of up to three words too where its
+column says status, phase or stage, ``status = 'on hold'``, ``'in-progress'``; a state's or type's such words are a
+place or a thing, ``LOWER(state) = 'new york'``, ``type = 'red wine'``) or as a constant (``PENDING``): a capitalised word or a two-letter code is a place or
 name the conversation gave (``state = 'Texas'``, ``state IN ('NY')``). The column is read as written: quoted
 (``"status"``, MySQL's backticks), cast (``status::text``, ``CAST(status AS text)``), after the literal (``'open' =
 status``), or an INSERT's column that a VALUES row fills by its position (these had been missed, the state traced
@@ -61,10 +62,14 @@ _CLOSING = {'"': '"', "`": "`"}  # quoted identifiers (MySQL's backticks): names
 ENUM_COLUMN_WORDS = frozenset({"status", "state", "type", "kind", "mode", "level", "phase", "stage"})
 # the words between a column and what it is compared to (status NOT IN (...), name ILIKE '...'): no column
 OPERATOR_WORDS = frozenset({"in", "not", "like", "ilike", "any", "all", "some", "array", "is", "similar", "to"})
-# the schema's words are written in lower case (ready, in_progress; a state of a few words too, on hold, in-progress,
-# not started) or as a constant (PENDING); a capitalised word or a two-letter code is a place or a name the
-# conversation gave (state = 'Texas', state IN ('NY', 'NJ'))
-_ENUM_VALUE = re.compile(r"[a-z][a-z_]*(?:[ -][a-z][a-z_]*){0,2}|[A-Z][A-Z_]{2,}")
+# the schema's words are written in lower case (ready, in_progress) or as a constant (PENDING); a capitalised word or
+# a two-letter code is a place or a name the conversation gave (state = 'Texas', state IN ('NY', 'NJ'))
+_ENUM_VALUE = re.compile(r"[a-z][a-z_]*|[A-Z][A-Z_]{2,}")
+# a progress column's state of a few lower-case words is the schema's too (status = 'on hold', 'in-progress', 'not
+# started'); a state's, type's, level's or mode's such words are a place or a thing the conversation gave
+# (LOWER(state) = 'new york', state ILIKE '%new mexico%', type = 'red wine', room_type = 'double room')
+_ENUM_PHRASE = re.compile(r"[a-z][a-z_]*(?:[ -][a-z][a-z_]*){1,2}")
+PROGRESS_COLUMN_WORDS = frozenset({"status", "phase", "stage"})
 # a literal compared to a column written after it ('open' = status, 'open' <> t."status"): the column's name
 _COLUMN_AFTER = re.compile(r"\s*(?:=|<>|!=)\s*(?:[\w$]+\s*\.\s*)?([\"`]?)([^\W\d][\w$]*)\1(?![\w$(.])")
 # an INSERT's column list before its VALUES (INSERT INTO t (title, status) VALUES ('Printer jam', 'open')): each
@@ -229,9 +234,15 @@ def _quotes_names(text: str) -> bool:
 
 def _is_enum(column: str, value: str) -> bool:
     """Whether ``value``, compared to ``column``, is a word of the schema's vocabulary: one word of letters (``ready``,
-    ``in_progress``) and a column whose name says status, state, type, kind, ... (:data:`ENUM_COLUMN_WORDS`)."""
-    return bool(_ENUM_VALUE.fullmatch(value)) and bool(
-        ENUM_COLUMN_WORDS.intersection(w.lower() for w in _NAME_PART.findall(column)))
+    ``in_progress``) and a column whose name says status, state, type, kind, ... (:data:`ENUM_COLUMN_WORDS`), or a
+    few lower-case words (``'on hold'``, ``'in-progress'``) and a column whose name says status, phase or stage
+    (:data:`PROGRESS_COLUMN_WORDS`): compared to a state, type, level or mode column such words had been the
+    schema's too, and a place or thing the user gave, ``LOWER(state) = 'new york'``, ``type = 'red wine'``, was
+    no literal."""
+    words = {w.lower() for w in _NAME_PART.findall(column)}
+    if _ENUM_VALUE.fullmatch(value):
+        return bool(ENUM_COLUMN_WORDS & words)
+    return bool(_ENUM_PHRASE.fullmatch(value)) and bool(PROGRESS_COLUMN_WORDS & words)
 
 
 def _joined(text: str, i: int) -> bool:
