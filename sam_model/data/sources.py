@@ -287,7 +287,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # a place or thing the user gave, traced as before 104 (LOWER(state) = 'new york', state ILIKE '%new mexico%', type =
 # 'red wine', room_type = 'double room'). No trained domain has a SQL tool: tau-bench airline, the AutoCodeRover
 # file, examples/logs and 600 generated worlds (free, seed 0) convert byte for byte.
-CONVERSION_VERSION = 110
+# 111: Responses API lines chained by previous_response_id (a request a line) are one conversation, not one each
+# (formats.response_chains); files without such a chain convert byte for byte as before.
+CONVERSION_VERSION = 111
 
 
 @dataclass(frozen=True)

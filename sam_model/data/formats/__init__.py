@@ -62,7 +62,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("anthropic", "Anthropic Messages (tool_use / tool_result blocks)",
            '.jsonl of {"id", "system"?, "messages"} lines, or a .json list', anthropic.to_chat, anthropic.sniff),
     Format("responses", "OpenAI Responses API items (function_call / function_call_output)",
-           '.jsonl of {"id", "instructions"?, "input", "output"} (or "items") lines, or a .json list',
+           '.jsonl of {"id", "instructions"?, "input", "output"} (or "items") lines, or a .json list; lines '
+           'chained by "previous_response_id" (a request a line) are one conversation',
            responses.to_chat, responses.sniff),
     Format("otel", "OpenTelemetry GenAI spans, OTLP JSON (semantic conventions v1.37+)",
            '.json {"resourceSpans": [...]}, or a .jsonl of them (the collector file exporter)',

@@ -50,6 +50,7 @@ from sam_model.data.formats import (
     mini_swe_agent,
     openhands,
     otel,
+    response_chains,
     responses,
     sessions,
     swe_agent,
@@ -412,9 +413,14 @@ def conversations(path: str | Path, format: str | None = None,
         stem = _stem(p)[: -len(".json")]
         model, _, domain = stem.rpartition("-")
         model, domain = (model, domain) if model else (stem, "unknown")
-    for doc, where in [*head, *docs]:
+    lines = [*head, *docs]
+    chains = response_chains.join(lines) if format in (None, "responses") else [(d, w, ()) for d, w in lines]
+    for doc, where, left in chains:
         if isinstance(doc, TranscriptFormatError):
             yield doc
+        elif left:  # a chain of requests (previous_response_id) that branched: the lines of the branches it left
+            conv = _forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format)
+            yield dataclasses.replace(conv, abandoned=left) if isinstance(conv, Conversation) else conv
         elif tau2.is_results(doc) and format in (None, "tau2"):
             yield from _unique(tau2.conversations(doc, where, episode_id_of), seen)
         elif isinstance(doc, list):

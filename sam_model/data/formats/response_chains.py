@@ -1,0 +1,88 @@
+"""Responses API requests chained by ``previous_response_id``, logged one a line, joined into their conversation.
+
+An app on the stateful Responses API sends each request with ``previous_response_id`` and only the new items (the
+user's next message, the outputs of the calls the last response made); OpenAI keeps the rest. Logged as it is
+sent, ``{"id": response.id, "previous_response_id": ..., "instructions", "input", "output"}`` a line, each line
+holds a turn alone: read one conversation a line, every value said in an earlier request traced to nothing (a
+walkthrough's property-management agent, 224 requests of 20 conversations: 224 conversations, 0 decision points,
+and 116 "tool results answer no earlier tool call"). A line whose ``previous_response_id`` names another line's
+``id`` continues that line's conversation: its items follow the earlier line's input and output, as the API
+reads them. The chain is one conversation, named by its first request's id (and its ``group``), its policy the
+last request's ``instructions`` (the API does not carry them over: each request states its own). A request sent
+again with the same ``previous_response_id`` (a retry, a regenerated answer) branches the chain: the one written
+last is followed, and the lines of the branches left are reported (``Conversation.abandoned``), as a Claude Code
+rewind's are. A line whose ``previous_response_id`` names no line of the file (its start logged elsewhere) starts
+a conversation of its own, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+PREVIOUS = "previous_response_id"
+
+
+def _link(doc: Any) -> str | None:
+    """The response a line continues: a Responses line's ``previous_response_id``, when it is a string."""
+    if not isinstance(doc, Mapping) or "messages" in doc or "contents" in doc or "items" in doc:
+        return None
+    prev = doc.get(PREVIOUS)
+    return prev if isinstance(prev, str) and prev else None
+
+
+def _items(doc: Mapping[str, Any]) -> list[Any] | None:
+    """A line's items, input then output, as the reader reads them; None where they are not lists (the reader
+    then refuses the line, naming the field)."""
+    raw, out = doc.get("input"), doc.get("output") or []
+    items = [{"role": "user", "content": raw}] if isinstance(raw, str) else raw if raw is not None else []
+    return [*items, *out] if isinstance(items, list) and isinstance(out, list) else None
+
+
+def join(docs: list[tuple[Any, str]]) -> list[tuple[Any, str, tuple[str, ...]]]:
+    """Each chain of lines as one document, at its first line's place: ``(doc, where, abandoned)``, ``abandoned``
+    the places of the lines of branches the chain left. A file with no line continuing another comes back as it
+    is (every ``abandoned`` empty)."""
+    ids: dict[str, int] = {}
+    for i, (doc, _) in enumerate(docs):
+        if isinstance(doc, Mapping) and isinstance(doc.get("id"), (str, int)) and not isinstance(doc.get("id"), bool):
+            ids.setdefault(str(doc["id"]), i)
+    children: dict[int, list[int]] = {}
+    for i, (doc, _) in enumerate(docs):
+        prev = _link(doc)
+        if prev is not None and ids.get(prev, i) != i and _items(doc) is not None:
+            children.setdefault(ids[prev], []).append(i)
+    if not children:
+        return [(doc, where, ()) for doc, where in docs]
+    linked = {c for kids in children.values() for c in kids}
+    joined: dict[int, tuple[Any, str, tuple[str, ...]]] = {}
+    taken: set[int] = set()
+    for root in range(len(docs)):
+        if root in linked or root not in children or _items(docs[root][0]) is None:
+            continue
+        chain, node = [root], root
+        while node in children and (nxt := [c for c in children[node] if c not in chain]):
+            node = nxt[-1]  # a request sent again: the one written last is the conversation's
+            chain.append(node)
+        taken.update(chain)
+        left = sorted(_subtree(children, root) - set(chain))
+        taken.update(left)
+        first = docs[root][0]
+        items = [item for i in chain for item in _items(docs[i][0]) or []]
+        policy = next((docs[i][0]["instructions"] for i in reversed(chain)
+                       if isinstance(docs[i][0].get("instructions"), str)), None)
+        doc = {k: v for k, v in first.items() if k not in ("input", "output", PREVIOUS)}
+        doc.update({"input": items, "output": []}, **({"instructions": policy} if policy is not None else {}))
+        joined[root] = (doc, docs[root][1], tuple(docs[i][1] for i in left))
+    return [joined[i] if i in joined else (doc, where, ()) for i, (doc, where) in enumerate(docs)
+            if i in joined or i not in taken]
+
+
+def _subtree(children: dict[int, list[int]], root: int) -> set[int]:
+    seen, todo = set(), [root]
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo += children.get(node, [])
+    return seen

@@ -1,0 +1,111 @@
+"""Responses API requests logged one a line and chained by ``previous_response_id`` (the stateful API: each request
+sends only its new items) are one conversation. Read one a line, a property-management agent's 224 requests of
+20 conversations gave 224 conversations and no decision point: the tenant's phone, said in the first request,
+traced to nothing when the fourth request's call used it (a walkthrough)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+POLICY = "You are HarborKeys' maintenance assistant. Verify the tenant first."
+
+
+def user(text: str) -> dict:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def said(text: str) -> dict:
+    return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
+
+
+def call(cid: str, name: str, args: dict) -> dict:
+    return {"type": "function_call", "call_id": cid, "name": name, "arguments": json.dumps(args)}
+
+
+def output(cid: str, value: dict) -> dict:
+    return {"type": "function_call_output", "call_id": cid, "output": json.dumps(value)}
+
+
+def conversation() -> list[list[dict]]:
+    """Each request's new items then its response's output: a tenant reports a leak, gives her phone, the agent
+    looks her up, and four requests later opens a work order on the unit the lookup returned."""
+    return [
+        [user("Hi, the sink in 4B is leaking. My phone is (415) 555-0142."),
+         call("c1", "lookup_tenant", {"phone": "(415) 555-0142"})],
+        [output("c1", {"tenant_id": "TN-48213", "unit_id": "U-17-4B"}), said("Found you. Can we enter if you're out?")],
+        [user("yes, that's fine"),
+         call("c2", "create_work_order", {"unit_id": "U-17-4B", "category": "plumbing"})],
+        [output("c2", {"work_order_id": "WO-88412"}), said("Work order WO-88412 is open. Book FlowRight Thursday?")],
+        [user("ok, go ahead"),
+         call("c3", "schedule_vendor", {"work_order_id": "WO-88412", "tenant_phone": "(415) 555-0142"})],
+        [output("c3", {"appointment_id": "APT-1"}), said("Booked.")],
+    ]
+
+
+def requests(turns: list[list[dict]], prefix: str) -> list[dict]:
+    """One line a request, as an app logs the stateful API: its new input items, the response's output items."""
+    lines, prev = [], None
+    for n, items in enumerate(turns):
+        k = next(i for i, it in enumerate(items) if it.get("role") == "assistant" or it["type"] == "function_call")
+        rid = f"resp_{prefix}{n}"
+        lines.append({"id": rid, "object": "response", "previous_response_id": prev, "instructions": POLICY,
+                      "input": items[:k], "output": items[k:]})
+        prev = rid
+    return lines
+
+
+def write(path: Path, lines: list[dict]) -> Path:
+    with gzip.open(path, "wt") as f:
+        f.writelines(json.dumps(x) + "\n" for x in lines)
+    return path
+
+
+def convert(path: Path) -> tuple[list[dict], ImportReport]:
+    report = ImportReport()
+    return list(iter_transcript_events(path, report=report)), report
+
+
+def test_a_chain_of_requests_is_one_conversation_with_the_events_of_the_whole_log(tmp_path):
+    whole = [{"id": "conv-1", "instructions": POLICY, "input": [i for t in conversation() for i in t]}]
+    chained, report = convert(write(tmp_path / "chained.jsonl.gz", requests(conversation(), "a")))
+    expected, _ = convert(write(tmp_path / "whole.jsonl.gz", whole))
+    assert report.conversations == 1
+    assert {e["episode_id"] for e in chained} == {"resp_a0"}  # the chain is named by its first request
+    strip = [{k: v for k, v in e.items() if k != "episode_id"} for e in chained]
+    assert strip == [{k: v for k, v in e.items() if k != "episode_id"} for e in expected]
+    texts = [e["text"] for e in chained]
+    before = chained[texts.index(next(t for t in texts if t.startswith("CALL schedule_vendor"))) - 1]
+    assert [chained[s]["text"] for s in before["useful_memory_steps"]] == [
+        "Hi, the sink in 4B is leaking. My phone is (415) 555-0142.",
+        'create_work_order: {"work_order_id": "WO-88412"}']
+
+
+def test_a_request_sent_again_branches_the_chain_and_the_last_written_branch_is_read(tmp_path):
+    """The second request timed out and was sent again (the same previous_response_id): the retry's line is the
+    conversation's, the first attempt's is reported as a branch left, and the line after it follows the retry."""
+    lines = requests(conversation(), "b")
+    retry = {**lines[1], "id": "resp_b1-retry", "output": [said("Sorry, one moment: can we enter if you're out?")]}
+    lines.insert(2, retry)
+    lines[3]["previous_response_id"] = "resp_b1-retry"
+    events, report = convert(write(tmp_path / "retry.jsonl.gz", lines))
+    texts = [e["text"] for e in events]
+    assert report.conversations == 1
+    assert "Sorry, one moment: can we enter if you're out?" in texts
+    assert "Found you. Can we enter if you're out?" not in texts
+    assert report.abandoned == {f"{tmp_path / 'retry.jsonl.gz'}:2": 1}
+    assert "1 entry of branches the conversation left" in "\n".join(report.lines())
+
+
+def test_lines_without_a_chain_read_as_before_and_a_missing_start_begins_its_own(tmp_path):
+    """Conversations a line (no previous_response_id, or null) read one a line; a request continuing a response
+    the file does not hold (logging began mid-conversation) is a conversation of its own."""
+    lines = requests(conversation(), "c")
+    lines[0]["id"], lines[1]["previous_response_id"] = "resp_c0", None
+    lines[3]["previous_response_id"] = "resp_not_logged"
+    events, report = convert(write(tmp_path / "loose.jsonl.gz", lines))
+    assert report.conversations == 3  # c0 | c1 -> c2 | c3 -> c4 -> c5
+    assert sorted({e["episode_id"] for e in events}) == ["resp_c0", "resp_c1", "resp_c3"]
