@@ -204,6 +204,9 @@ class Decision:
     # the decision's meta, the values its leaves were judged needed by, whichever reading gave them (call_leaves)
     per_call: list[dict[str, list[str]]] = field(default_factory=list)
     free_text: int = 0  # of the trivial leaves, those that are free text: whole arguments never traced (the report)
+    # the leaves judged untraceable, as TOOL.PATH: which arguments the import report names (a share alone said
+    # nothing a user could act on: a walkthrough's 23 % were a date said as a weekday and the agent's own words)
+    untraceable: list[str] = field(default_factory=list)
 
 
 class TranscriptState:
@@ -404,6 +407,7 @@ class TranscriptState:
 
         outcomes: Counter = Counter()
         free = 0
+        untraceable: list[str] = []
         needed: dict[str, list[str]] = {}
         per_call: list[dict[str, list[str]]] = []
         steps: set[int] = set()
@@ -424,6 +428,8 @@ class TranscriptState:
                         else ("needed", showed if self.label == "all" else showed[-1:])
                 outcomes[outcome] += 1
                 free += outcome == "trivial" and isinstance(v, str) and is_free_text(norm(v))
+                if outcome == "untraceable":
+                    untraceable.append(f"{call.name}.{path}")
                 if outcome == "needed":
                     needed.setdefault(path, []).append(traced)
                     per_call[-1].setdefault(path, []).append(traced)
@@ -435,7 +441,7 @@ class TranscriptState:
         if needed and self.masked:
             state["constraints"] = mask_constraints(state["constraints"], needed)
             state["uncertainty_flags"] = sorted(needed)
-        return Decision(state, labels, needed, outcomes, [d_step - s for s in labels], per_call, free)
+        return Decision(state, labels, needed, outcomes, [d_step - s for s in labels], per_call, free, untraceable)
 
     def _hit_lines(self, step: int) -> frozenset[int]:
         """The lines result ``step`` printed as search hits (searchhits.hit_lines), read once for its text: a long

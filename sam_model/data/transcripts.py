@@ -86,6 +86,7 @@ class ImportReport:
     unmatched_results: list[str] = field(default_factory=list)  # tool results that answer no earlier call
     outcomes: Counter = field(default_factory=Counter)
     free_text: int = 0  # of the trivial outcomes, whole arguments of free text (never traced)
+    untraceable: Counter = field(default_factory=Counter)  # TOOL.PATH -> untraceable values of that argument
     distances: Counter = field(default_factory=Counter)  # step distance to a label -> count
     labels_per_decision: Counter = field(default_factory=Counter)
     candidates: int = 0  # summed over decision points
@@ -157,6 +158,8 @@ class ImportReport:
                                                + (f": {free} free text, more than 8 words or 100 characters, never "
                                                   "traced" if o == "trivial" and free else "") + ")"
                                                for o in OUTCOMES)]
+        if self.untraceable:
+            out.append(self.untraceable_note())
         if dist:
             q = [dist[min(len(dist) - 1, int(p * len(dist)))] for p in (0.5, 0.9)]
             out.append(f"step distance to the labels: mean {sum(dist) / len(dist):.1f}, median {q[0]}, "
@@ -219,6 +222,16 @@ class ImportReport:
                 "the output and left out (2>FILE keeps it apart): "
                 + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
                 + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
+
+    def untraceable_note(self) -> str:
+        """Which arguments the untraceable values were, the most frequent first: a value no earlier event says as
+        written (the agent's own choice, or said in another form: a weekday the call writes as a date) labels
+        nothing, and an argument that is always so is one to check in the logs."""
+        top = self.untraceable.most_common(6)
+        more = len(self.untraceable) - len(top)
+        return ("untraceable by argument (no earlier event says the value as written: the agent's own, or said in "
+                "another form): " + ", ".join(f"{arg} {n}" for arg, n in top)
+                + (f" and {more} more argument{'s' if more > 1 else ''}" if more > 0 else ""))
 
     def abandoned_note(self) -> str:
         """The turns of branches a session left (a Claude Code rewind, edited prompt or retried response; a Gemini
@@ -339,6 +352,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
         elif decision is not None:
             local.outcomes.update(decision.outcomes)
             local.free_text += decision.free_text
+            local.untraceable.update(decision.untraceable)
             if decision.labels:
                 local.decision_points += 1
                 local.labels += len(decision.labels)
@@ -371,6 +385,7 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
             setattr(report, name, getattr(report, name) + getattr(local, name))
         report.outcomes.update(local.outcomes)
         report.free_text += local.free_text
+        report.untraceable.update(local.untraceable)
         report.distances.update(local.distances)
         report.labels_per_decision.update(local.labels_per_decision)
         report.formats[fmt] += 1
