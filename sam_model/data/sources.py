@@ -378,6 +378,8 @@ def iter_source_events(path: str | os.PathLike, options: SourceOptions = SourceO
             print(f"{path}: {report.stderr_note()}")
         if report.abandoned:
             print(f"{path}: {report.abandoned_note()}")
+        if report.unanswered:
+            print(f"{path}: {report.unanswered_note()}")
         if report.misplaced:
             print(f"{path}: {report.misplaced_note()}")
         if report.other_roles:

@@ -87,6 +87,9 @@ class ImportReport:
     outcomes: Counter = field(default_factory=Counter)
     free_text: int = 0  # of the trivial outcomes, whole arguments of free text (never traced)
     untraceable: Counter = field(default_factory=Counter)  # TOOL.PATH -> untraceable values of that argument
+    unanswered: int = 0  # tool calls (with an id) that no tool result answers
+    unanswered_in: int = 0  # conversations holding one
+    unanswered_at: str = ""  # where the first was made
     distances: Counter = field(default_factory=Counter)  # step distance to a label -> count
     labels_per_decision: Counter = field(default_factory=Counter)
     candidates: int = 0  # summed over decision points
@@ -175,6 +178,8 @@ class ImportReport:
         if self.user_tool_calls:
             out.append(f"user-side tool calls kept out of the agent's memory (tau2 device actions): "
                        f"{self.user_tool_calls}")
+        if self.unanswered:
+            out.append(self.unanswered_note())
         if self.without_tool_calls:
             out.append(f"{self.without_tool_calls} conversations without a tool call (their events are kept)")
         if self.calls > self.calls_without_history and not self.decision_points:  # written, yet nothing to train on
@@ -222,6 +227,17 @@ class ImportReport:
                 "the output and left out (2>FILE keeps it apart): "
                 + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
                 + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
+
+    def unanswered_note(self) -> str:
+        """The tool calls no result answers. A conversation's last call may be cut off by its end, but a log of
+        the model's outputs alone (a Responses API response object holds no input: neither the user's words nor the
+        function_call_output items the next request sends) answers none, and the values most calls take, ids a
+        result returned, then trace to nothing: found by a walkthrough, whose report said nothing of it."""
+        n, k = self.unanswered, self.unanswered_in
+        return (f"{n} tool call{'s' if n > 1 else ''} with no result answering {'them' if n > 1 else 'it'}, in {k} "
+                f"conversation{'s' if k > 1 else ''} (the first at {self.unanswered_at}): a conversation cut off after "
+                "its last call, or a log of the model's outputs without the inputs that carried the results back (a "
+                "Responses API response object alone holds no input: log each request's 'input' beside its 'output')")
 
     def untraceable_note(self) -> str:
         """Which arguments the untraceable values were, the most frequent first: a value no earlier event says as
@@ -340,10 +356,15 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
     sources = (["policy"] if conv.policy else []) + chat.sources
     st = TranscriptState(conv.episode_id, policy_of(messages, conv.where), label, masked, result_limit)
     local = ImportReport()
+    asked: dict[str, str] = {}  # each call's id -> where it was made; answered ones are dropped (unanswered_note)
     for message, source in zip(messages, sources):
         where = f"{conv.where}, {source}"
-        n_calls = (len(parse_tool_calls(message, where)) if isinstance(message, Mapping)
-                   and message.get("role") == "assistant" else 0)
+        made = (parse_tool_calls(message, where) if isinstance(message, Mapping)
+                and message.get("role") == "assistant" else [])
+        n_calls = len(made)
+        if isinstance(message, Mapping) and message.get("role") == "tool":
+            asked.pop(str(message.get("tool_call_id")), None)
+        asked.update({str(c.id): where for c in made if c.id is not None})
         decided_at = len(st.events) - 1
         decision, _ = st.feed(message, where)
         local.calls += n_calls
@@ -385,6 +406,10 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
             setattr(report, name, getattr(report, name) + getattr(local, name))
         report.outcomes.update(local.outcomes)
         report.free_text += local.free_text
+        if asked:
+            report.unanswered += len(asked)
+            report.unanswered_in += 1
+            report.unanswered_at = report.unanswered_at or next(iter(asked.values()))
         report.untraceable.update(local.untraceable)
         report.distances.update(local.distances)
         report.labels_per_decision.update(local.labels_per_decision)
