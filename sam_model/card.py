@@ -103,8 +103,8 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
                   + f"; options {json.dumps(chosen.get('options'))}:", "", *weight_table(chosen), ""]
     if training.get("selected"):
         lines += [f"Selected checkpoint: {json.dumps(training['selected'])}", ""]
-    lines += ["## Evaluation", "", EVAL_START, "Not evaluated yet: `python evaluate.py --retriever THIS_FOLDER --data LOG "
-              "--out OUT --card THIS_FOLDER` writes the table here.", EVAL_END, "",
+    lines += ["## Evaluation", "", EVAL_START, "Not evaluated yet: `sam-eval --retriever THIS_FOLDER --data LOG "
+              "--out OUT --card THIS_FOLDER` (`python evaluate.py` in a checkout) writes the table here.", EVAL_END, "",
               "## Limitations", "",
               "Trained on the sources above; tool names, slots and phases unseen in training fall back to the text "
               "path (an unknown phase id), which ranks less well. Labels were derived automatically (the first earlier "
