@@ -109,3 +109,12 @@ def test_lines_without_a_chain_read_as_before_and_a_missing_start_begins_its_own
     events, report = convert(write(tmp_path / "loose.jsonl.gz", lines))
     assert report.conversations == 3  # c0 | c1 -> c2 | c3 -> c4 -> c5
     assert sorted({e["episode_id"] for e in events}) == ["resp_c0", "resp_c1", "resp_c3"]
+
+
+def test_a_json_list_of_chained_requests_is_read_alike(tmp_path):
+    """The README's other layout, a .json list: its chained requests are one conversation too."""
+    path = tmp_path / "requests.json"
+    path.write_text(json.dumps(requests(conversation(), "d")))
+    events, report = convert(path)
+    assert report.conversations == 1 and report.decision_points == 2
+    assert {e["episode_id"] for e in events} == {"resp_d0"}

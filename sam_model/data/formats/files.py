@@ -413,21 +413,28 @@ def conversations(path: str | Path, format: str | None = None,
         stem = _stem(p)[: -len(".json")]
         model, _, domain = stem.rpartition("-")
         model, domain = (model, domain) if model else (stem, "unknown")
-    lines = [*head, *docs]
-    chains = response_chains.join(lines) if format in (None, "responses") else [(d, w, ()) for d, w in lines]
-    for doc, where, left in chains:
+    for doc, where, left in _chained([*head, *docs], format):  # Responses requests chained: one conversation
         if isinstance(doc, TranscriptFormatError):
             yield doc
-        elif left:  # a chain of requests (previous_response_id) that branched: the lines of the branches it left
-            conv = _forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format)
-            yield dataclasses.replace(conv, abandoned=left) if isinstance(conv, Conversation) else conv
         elif tau2.is_results(doc) and format in (None, "tau2"):
             yield from _unique(tau2.conversations(doc, where, episode_id_of), seen)
         elif isinstance(doc, list):
-            for n, item in enumerate(doc):
-                yield _forced(_item(item, f"{where}: conversation {n}", seen, format, model, domain), item, format)
+            listed = [(item, f"{where}: conversation {n}") for n, item in enumerate(doc)]
+            for item, at, gone in _chained(listed, format):
+                yield _left(_forced(_item(item, at, seen, format, model, domain), item, format), gone)
         else:
-            yield _forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format)
+            yield _left(_forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format), left)
+
+
+def _chained(docs: list[tuple[Any, str]], format: str | None) -> list[tuple[Any, str, tuple[str, ...]]]:
+    """Responses requests chained by previous_response_id joined into their conversations (response_chains), with
+    where the branches a chain left were; under another forced format, the documents as they are."""
+    return response_chains.join(docs) if format in (None, "responses") else [(d, w, ()) for d, w in docs]
+
+
+def _left(conv: Item, left: tuple[str, ...]) -> Item:
+    """``conv`` with the places of the branches its chain of requests left (for the import report)."""
+    return dataclasses.replace(conv, abandoned=left) if left and isinstance(conv, Conversation) else conv
 
 
 def _rollout_parents(paths: list[Path]) -> dict[str, str]:
