@@ -173,7 +173,7 @@ from sam_model.data.chatmessages import (
     policy_of,
 )
 from sam_model.data.eventtexts import call_text, cut_text, result_shape
-from sam_model.data.formats import to_chat
+from sam_model.data.formats import detect, responses, to_chat
 from sam_model.data.formats.base import CWD, CWD_BY_CALLS, FAILED, TranscriptFormatError
 from sam_model.data.lineranges import PageBound
 from sam_model.data.sayings import Sayings, is_name_part, mask_constraints, number_forms, whole_amount
@@ -743,10 +743,14 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     definition itself (its name and parameters). An agent that retrieves before writing the call sees more flags
     than training did.
     """
-    chat = to_chat(list(messages), "live_state")
+    items = list(messages)
+    chat = to_chat(items, "live_state")
     st = TranscriptState(policy="\n".join(filter(None, (system_text(policy), policy_of(chat.messages)))),
                          masked=masked)
-    for m, source in zip(chat.messages, chat.sources):
+    fed = list(zip(chat.messages, chat.sources))
+    if call is not None and fed and detect(items) == "responses" and responses.preamble(chat):
+        fed = fed[:-1]  # the assistant's words right before the call are its turn's: decided before them
+    for m, source in fed:
         st.add(m, source)
     if call is not None:
         calls = as_calls(call)
