@@ -205,3 +205,75 @@ def test_state_from_messages_names_the_item_a_responses_call_came_from():
     with pytest.raises(ValueError) as refused:
         state_from_messages([items[0], items[2], items[1]])
     assert str(refused.value).startswith("messages[2].arguments: not valid JSON"), str(refused.value)
+
+
+def _kept_call(arguments: str, deprecated: bool = False):
+    """ChatOpenAI's AI message whose call parsed as no call: tool_calls empty, the raw call in additional_kwargs
+    (and, for tool_calls, an invalid_tool_call), as the integration keeps a call cut short."""
+    from langchain_core.messages import AIMessage
+
+    if deprecated:
+        return AIMessage(content="", additional_kwargs={"function_call": {"name": "book", "arguments": arguments}})
+    return AIMessage(content="", additional_kwargs={"tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "book", "arguments": arguments}}]}, invalid_tool_calls=[
+        {"type": "invalid_tool_call", "name": "book", "args": arguments, "id": "c1", "error": None}])
+
+
+@pytest.mark.parametrize("deprecated, field", [(False, "messages[1].additional_kwargs.tool_calls[0].function.arguments"),
+                                               (True, "messages[1].additional_kwargs.function_call.arguments")])
+def test_a_message_object_and_its_dump_refuse_a_cut_call_alike(deprecated, field):
+    """An AIMessage object whose only call was cut short was read as a turn without a call (langchain_core's
+    converter drops additional_kwargs), the last event's state returned without an error, where its model_dump()
+    was refused naming the cut arguments: both are refused now, in one line naming the same field."""
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    from langchain_core.messages import HumanMessage
+
+    from sam_model.integrations.langchain import state_from_messages
+
+    ai = _kept_call(CUT, deprecated)
+    assert ai.tool_calls == []
+    for messages in ([HumanMessage("Monday"), ai], [HumanMessage("Monday").model_dump(), ai.model_dump()]):
+        with pytest.raises(ValueError) as refused:
+            state_from_messages(messages)
+        assert str(refused.value).startswith(f"{field}: not valid JSON"), str(refused.value)
+        assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("deprecated", [False, True])
+def test_a_kept_call_that_parses_reads_as_its_dump(deprecated):
+    """A call kept only in additional_kwargs whose arguments parse (an older integration's, the deprecated
+    function_call) is the decision of the object as of its dump: the object had read as no call."""
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    from langchain_core.messages import HumanMessage
+
+    from sam_model.integrations.langchain import state_from_messages
+
+    human = HumanMessage(CHAT[0]["content"])
+    ai = _kept_call('{"email": "farid@fastmail.com", "day": ""}', deprecated)
+    got = state_from_messages([human, ai])
+    assert got == state_from_messages([human.model_dump(), ai.model_dump()])
+    assert got[0]["phase"] == "book"
+
+
+def test_ordinary_message_objects_read_as_langchain_converts_them():
+    """The fix reads only AI objects whose calls are all in additional_kwargs by their dump: every other object is
+    read as langchain_core's converter gives it, as before."""
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    from langchain_core.messages import (
+        AIMessage,
+        AIMessageChunk,
+        HumanMessage,
+        ToolMessage,
+        convert_to_openai_messages,
+    )
+
+    from sam_model.integrations.langchain import openai_messages
+
+    kept = {"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "book", "arguments": '{"d": 1}'}}]}
+    objects = [HumanMessage("Monday"), AIMessage("Booked."), AIMessage("", additional_kwargs={"refusal": None}),
+               AIMessage("", tool_calls=[{"name": "book", "args": {"d": 1}, "id": "c1"}], additional_kwargs=kept),
+               AIMessageChunk(content="", tool_call_chunks=[{"name": "book", "args": '{"d": 1}', "id": "c1",
+                                                             "index": 0}]),
+               ToolMessage("booked", tool_call_id="c1")]
+    for m in objects:
+        assert openai_messages([m]) == [convert_to_openai_messages(m)], m

@@ -103,12 +103,27 @@ def _as_dicts(m: Any, i: int) -> list[Any]:
     """One message as the dicts a reader takes: a LangChain dict read here on its own (beside message objects, which
     become OpenAI dicts, a list holding both was read whole as LangChain's and refused the objects as 'not a
     LangChain message': a history loaded from a file with the new turn appended), another format's dict as it is."""
-    if langchain_messages.is_message(m):
-        return [d for d in [langchain_messages.read(m, f"messages, message {i}", Counter())] if d is not None]
+    saved = _kept_calls_dump(m)
+    if langchain_messages.is_message(m) or saved is not None:
+        return [d for d in [langchain_messages.read(saved or m, f"messages, message {i}", Counter())] if d is not None]
     if is_log_message(m):
         return [m]
     d = convert_to_openai_messages(m)  # drops a ToolMessage's status: a failed call's flag, kept as the readers keep it
     return [{**d, FAILED: True} if getattr(m, "status", None) == "error" and d.get("role") == "tool" else d]
+
+
+def _kept_calls_dump(m: Any) -> dict[str, Any] | None:
+    """An AI message object's ``model_dump()`` where its calls are only the OpenAI ones an integration kept in
+    ``additional_kwargs`` (``tool_calls``, or the deprecated ``function_call``): ChatOpenAI's call cut short parses as
+    no call (``tool_calls`` empty, the call an ``invalid_tool_call``), and langchain_core's converter drops what it
+    kept, so the object read as a turn without a call, silently, where its dump is read (and the cut call refused)
+    by the LangChain reader. Such an object is read as its dump; None for every other message (read as before)."""
+    if isinstance(m, Mapping) or getattr(m, "type", None) not in ("ai", "AIMessageChunk") or getattr(m, "tool_calls", None):
+        return None
+    extra = getattr(m, "additional_kwargs", None)
+    if not isinstance(extra, Mapping) or not (extra.get("tool_calls") or isinstance(extra.get("function_call"), Mapping)):
+        return None
+    return m.model_dump()
 
 
 def _as_call(call: Mapping[str, Any]) -> dict[str, Any]:
@@ -191,6 +206,9 @@ def _argument_places(message: Any) -> list[str]:
     that parsed as no call is kept); each call's field as callshapes.arguments_field names it. Empty where none of
     these tells. Until 2026-12-06 these last shapes were named ``tool_calls[j].arguments``, which they have not."""
     if not isinstance(message, Mapping):
+        saved = _kept_calls_dump(message)
+        if saved is not None:  # read as its dump: named as the dump's error names it
+            return _langchain_places(saved)
         calls = getattr(message, "tool_calls", None)
         return [f"tool_calls[{j}].{arguments_field(c)}" for j, c in enumerate(calls)] if isinstance(calls, list) else []
     saved = langchain_messages.unwrap(message)
