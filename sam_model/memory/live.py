@@ -189,7 +189,7 @@ class OpenTurn:
         if d["format"] not in LIVE:
             raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(LIVE)}")
         facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool, "added": str, "added_lines": int,
-                 "seen": list, "run": str}  # else refused
+                 "seen": list, "run": str, "links": list}  # else refused
         for k, t in facts.items():
             if k in d["facts"] and not isinstance(d["facts"][k], t):
                 raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
@@ -659,10 +659,67 @@ def rewritten(fmt: str, new: list[Any], facts: Mapping[str, Any]) -> str | None:
 
 
 def close(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
-    """Note the closed lines' Gemini CLI message ids (a later version of one is :func:`rewritten`)."""
+    """Note the closed lines' Gemini CLI message ids (a later version of one is :func:`rewritten`), or the links of
+    Claude Code's (:func:`keep_links`)."""
     if fmt == "gemini-cli":
         facts["ids"] = [*facts.get("ids", ()), *(r["id"] for r in lines
                                                 if gemini_cli.is_message(r) and isinstance(r.get("id"), str))]
+    keep_links(fmt, facts, lines)
+
+
+def keep_links(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
+    """Keep in ``facts["links"]`` what of a Claude Code session's stored lines tells its branches (claude_code.link:
+    ids, parents, message ids; not the words), for :func:`left_behind`: an add reads the open turn's lines alone."""
+    if fmt == "claude-code":
+        facts["links"] = [*facts.get("links", ()), *(x for e in lines if (x := claude_code.link(e)) is not None)]
+
+
+def _branches(facts: Mapping[str, Any], turn: list[Any], new: list[Any]) -> bool:
+    """Whether a main-chain line of ``new`` names a parent other than the entry stored last or a line of ``new``
+    before it (a parent no add gave too): only then can it leave a stored turn (:func:`left_behind` reads them all)."""
+    last = next((e["uuid"] for e in reversed(turn) if claude_code.placed(e)), None)
+    if last is None and facts.get("links"):
+        last = facts["links"][-1]["uuid"]
+    known = {last, None}
+    for e in new:
+        if claude_code.placed(e):
+            if e.get("parentUuid") not in known or e.get("logicalParentUuid") not in known:
+                return True
+            known.add(e["uuid"])
+    return False
+
+
+def left_behind(fmt: str, facts: Mapping[str, Any], turn: list[Any], new: list[Any]) -> str | None:
+    """Why an add of Claude Code lines is refused (None: it is not): a line of ``new`` goes on from an entry an
+    earlier add stored (a rewind, an edited prompt, a retried response) so that turns those adds stored lie on the
+    branch the conversation left, which the importer leaves out of the file (claude_code.abandoned), and an add
+    cannot take their memories back. Read on the links of the stored lines (``facts["links"]``), the open turn's
+    ``turn`` and ``new``; only where a line's parent is a stored entry other than the one written last (else no
+    stored turn can be left)."""
+    if fmt != "claude-code" or not new or not _branches(facts, turn, new):
+        return None
+    stored = [*facts.get("links", ()), *(x for e in turn if (x := claude_code.link(e)) is not None)]
+    added = [(i, x) for i, e in enumerate(new) if (x := claude_code.link(e)) is not None]
+    uuids = {x["uuid"] for x in stored}
+    last = stored[-1]["uuid"] if stored else None
+    if not any(p in uuids and p != last for _, x in added for p in (x.get("parentUuid"), x.get("logicalParentUuid"))):
+        return None
+    before = set(claude_code.abandoned(stored))
+    left = [j for j in claude_code.abandoned([*stored, *(x for _, x in added)]) if j < len(stored) and j not in before]
+    if not left:
+        return None
+    i, point = next((i, p) for i, x in added for p in (x.get("parentUuid"), x.get("logicalParentUuid"))
+                    if p in uuids and p != last)
+    first = stored[left[0]]
+    said = "a response line" if first["type"] == "assistant" else "a result" if claude_code.holds_results(first) \
+        else "a prompt"
+    return (f"data[{i}]: this Claude Code entry goes on from entry {point[:60]!r}, which an "
+            f"earlier add stored, leaving {len(left)} later stored entr{'y' if len(left) == 1 else 'ies'} (the first "
+            f"{said} {first['uuid'][:60]!r}) on a branch "
+            "the conversation left (a rewind, an edited prompt, a retried response: the importer leaves them out): "
+            "an add cannot take their memories back (later calls would be traced to them); delete the run's "
+            "memories (delete_all) and add the session's lines again from its start in one add, or convert its "
+            "session file (sam-data transcripts)")
 
 
 def fork(t: TranscriptState) -> TranscriptState:

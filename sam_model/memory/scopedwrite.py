@@ -340,6 +340,8 @@ class ScopedWrites:
         lines = [*old, *copy.deepcopy(items)]  # the scope's own copy: a caller may reuse its line dicts
         if fmt == "gemini-cli" and gemini_cli.rewind_elsewhere(lines, "data"):
             raise ValueError(gemini_cli.rewind_elsewhere(items, "data") or gemini_cli.rewind_elsewhere(lines, "data"))
+        if why := live.left_behind(fmt, facts, old, items):  # a Claude Code branch point an earlier add stored
+            raise ValueError(why)
         messages = live.chat(fmt, lines, facts).messages
         before = live.chat(fmt, lines[:cut], facts) if cut else None
         closed = before.messages if before is not None else []
@@ -412,8 +414,10 @@ class ScopedWrites:
         """An open turn closed where the conversation ends, at its cap (live.over): none of its lines, the facts the
         session's lines said kept and the directory they told last (the conversation's), and, unlike
         :meth:`_close`, a codex exec run's or a Gemini CLI message's next lines read, not refused: a sidecar goes on
-        past the cap, and a line refused would be lost to it."""
+        past the cap, and a line refused would be lost to it. A Claude Code turn's links are kept (live.keep_links):
+        a later rewind to before its stored turns is told."""
         facts = {**turn.facts, **({"cwd": tracker.cwd} if tracker.cwd else {})}
+        live.keep_links(turn.format, facts, turn.lines)
         return live.OpenTurn(turn.format, [], len(tracker.events), tracker.mark(),
                              live.row(self.store.recorder.mark([episode])[episode]), facts)
 

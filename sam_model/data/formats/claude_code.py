@@ -223,12 +223,35 @@ def abandoned(entries: list[Any]) -> list[int]:
              and (i in live or _message_id(entries[i]) in ids)}
     for i in turns:
         if entries[i]["uuid"] in calls or (entries[i]["type"] == "user" and _str(entries[i], "parentUuid") in calls
-                                           and _results(entries[i])):
+                                           and holds_results(entries[i])):
             live.add(i)
     for group in copies.values():
         if live.intersection(group):
             live.update(group)
     return [i for i in turns if i not in live]
+
+
+def placed(e: Any) -> bool:
+    """Whether :func:`abandoned` places ``e`` on the main chain's tree (an entry of a uuid, no subagent's)."""
+    return isinstance(e, Mapping) and isinstance(e.get("type"), str) and isinstance(e.get("uuid"), str) \
+        and e.get("isSidechain") is not True
+
+
+def link(e: Any) -> dict[str, Any] | None:
+    """What :func:`abandoned` reads of a main-chain entry, as a small entry of its own (None: an entry it does not
+    place): its type, ids, parents and time, its ``message.id``, whether it holds results (or is a queued prompt),
+    and a digest of its message for a replay's. :func:`abandoned` reads such entries as it reads the whole ones, so a
+    live add (sam_model.memory.live) can keep them for the lines earlier adds stored and tell a branch it left."""
+    if not placed(e):
+        return None
+    out = {k: e[k] for k in ("type", "uuid", "parentUuid", "logicalParentUuid", "timestamp") if isinstance(e.get(k), str)}
+    said = hashlib.sha1(_dump(e.get("message" if e["type"] in TURNS else "attachment")).encode(
+        "utf-8", "surrogatepass")).hexdigest()
+    inner = {"said": said, **({"id": _message_id(e)} if _message_id(e) is not None else {}),
+             **({"content": [{"type": "tool_result"}]} if e["type"] == "user" and holds_results(e) else {})}
+    if _queued(e):
+        return {**out, "attachment": {**inner, "type": QUEUED}}
+    return {**out, "message": inner} if e["type"] in TURNS else out
 
 
 class Lineage:
@@ -465,8 +488,8 @@ def _message_id(e: Mapping[str, Any]) -> str | None:
     return _str(e["message"], "id") if e["type"] == "assistant" and isinstance(e.get("message"), Mapping) else None
 
 
-def _results(e: Mapping[str, Any]) -> bool:
-    """A user entry holding a ``tool_result`` block."""
+def holds_results(e: Mapping[str, Any]) -> bool:
+    """A user entry holding a ``tool_result`` block (a result, not a prompt)."""
     content = e.get("message", {}).get("content") if isinstance(e.get("message"), Mapping) else None
     return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
 
