@@ -18,6 +18,7 @@ from typing import Any
 from sam_model.data.argumentleaves import raw_patch
 from sam_model.data.chatmessages import MAX_ARGUMENT_DEPTH, ToolCall, parse_tool_calls
 from sam_model.data.formats.base import TranscriptFormatError
+from sam_model.data.formats.gemini_stream import assembled, camel_keys, streamed
 from sam_model.io import json_type
 from sam_model.limits import MAX_TEXT_CHARS
 
@@ -136,7 +137,7 @@ def _as_call(call: Mapping[str, Any], where: str = "tool call") -> ToolCall:
     if "function" in call:
         return parse_tool_calls({"tool_calls": [call]}, where)[0]
     key = next((k for k in ("arguments", "input", "args") if k in call), "arguments")
-    args = call.get(key)
+    args = assembled(call, where) if streamed(camel_keys(call)) else call.get(key)  # Vertex's streamed arguments
     fn = {"name": name, "arguments": args}
     call_id = call.get("call_id", call.get("id", call.get("toolUseId")))
     return parse_tool_calls({"tool_calls": [{"function": fn, "id": call_id}]}, where)[0]

@@ -289,7 +289,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # file, examples/logs and 600 generated worlds (free, seed 0) convert byte for byte.
 # 111: Responses API lines chained by previous_response_id (a request a line) are one conversation, not one each
 # (formats.response_chains); files without such a chain convert byte for byte as before.
-CONVERSION_VERSION = 111
+# 112: a Gemini/Vertex AI call whose arguments were streamed (functionCall pieces with partialArgs and willContinue,
+# a content a chunk) is assembled into its args by their JSON paths (gemini_stream): its first piece had read as a
+# call of no arguments, the next as calls of no name (refused), a call of one piece with partialArgs as one of no
+# arguments; a stream the log cuts is refused. Only logs holding partialArgs or willContinue read otherwise:
+# tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 112
 
 
 @dataclass(frozen=True)

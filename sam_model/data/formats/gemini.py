@@ -11,6 +11,8 @@ joins it, their calls parallel calls. A response
 answers the call of its ``id``, else (the SDK's automatic function calling writes none) the earliest unanswered call
 of its ``name``; ``{"output" | "result": x}`` reads as x, ``{"error": e}`` as ``Error: e``, other objects as JSON;
 a response with an ``error`` (the API's key for error details) flags the call as failed (toolstate's extension).
+A call whose arguments Vertex AI streamed (``partialArgs`` pieces, a content a chunk) is assembled
+(:mod:`sam_model.data.formats.gemini_stream`), a stream the log cuts refused.
 ``system_instruction`` (or a request dump's ``config.system_instruction``) is the policy, and a ``system`` message
 put before a running conversation too.
 """
@@ -21,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each, result_text
+from sam_model.data.formats.gemini_stream import CUT, Stream, camel_keys, streamed
 from sam_model.io import json_type
 
 ROLES = {"user": "user", "model": "assistant", "function": "user", "tool": "user", None: "user", "system": "system"}
@@ -55,6 +58,7 @@ def to_chat(contents: list[Any], where: str) -> Chat:
     chat = Chat()
     pending: list[tuple[str, str]] = []  # (name, id) of the calls not yet answered, in call order
     turn: dict[str, Any] | None = None  # the model turn that the next model content continues
+    stream: tuple[Stream, str] | None = None  # the turn's streamed call (gemini_stream) and its name
     for i, c, w in each(contents, where, "content"):
         role = c.get("role")
         if not isinstance(role, (str, type(None))) or role not in ROLES:
@@ -72,8 +76,10 @@ def to_chat(contents: list[Any], where: str) -> Chat:
             if kind == "text":
                 texts += [v] if v else []
             elif kind == "functionCall":
-                calls.append(chat_call(v.get("id") or f"gemini-{i}-{j}", v.get("name"), v.get("args"), at))
-                pending.append((calls[-1]["function"]["name"], calls[-1]["id"]))
+                call, stream = _call(chat, v, stream, f"gemini-{i}-{j}", at)
+                if call is not None:
+                    calls.append(call)
+                    pending.append((call["function"]["name"], call["id"]))
             elif kind == "functionResponse":
                 chat.add(_result(v, pending, at), f"content {i}")
                 media = v.get("parts")  # a multimodal result's images and files (FunctionResponsePart): counted
@@ -84,7 +90,9 @@ def to_chat(contents: list[Any], where: str) -> Chat:
             else:
                 chat.ignored[kind] += 1
         if ROLES[role] != "assistant":
-            turn = None
+            if stream is not None and stream[0].going:
+                raise stream[0].cut(stream[1])
+            turn, stream = None, None
             if texts:
                 chat.add({"role": ROLES[role], "content": "\n".join(texts)}, f"content {i}")
         elif texts or calls:
@@ -94,7 +102,35 @@ def to_chat(contents: list[Any], where: str) -> Chat:
             turn["content"] = (turn["content"] or "") + "".join(texts) or None
             if calls:
                 turn["tool_calls"] = [*turn.get("tool_calls", []), *calls]
+    if stream is not None and stream[0].going:
+        raise stream[0].cut(stream[1])
     return chat
+
+
+def _call(chat: Chat, v: Mapping[str, Any], stream: tuple[Stream, str] | None, default_id: str,
+          where: str) -> tuple[dict[str, Any] | None, tuple[Stream, str] | None]:
+    """(the call a functionCall part makes, None for a later piece of a streamed call; the model turn's streamed call
+    after it): a piece with no name continues the stream that will continue, and the empty piece after its last
+    ends it (counted); a named piece while a stream will continue cuts that stream (refused); a named piece with
+    partialArgs or willContinue begins one (gemini_stream.Stream fills the call's args in place)."""
+    fc = camel_keys(v)
+    if stream is not None and stream[0].going:
+        if not fc.get("name"):
+            stream[0].feed(fc, where)
+            return None, stream
+        raise stream[0].cut(stream[1])
+    if not fc.get("name") and (streamed(fc) or all(x is None for x in fc.values())):
+        if stream is not None and not fc.get("partialArgs"):
+            chat.ignored["ends of streamed function calls"] += 1  # the empty piece after a stream's last
+            return None, stream
+        raise TranscriptFormatError(where, "a functionCall piece with no name: a streamed call's first piece, which "
+                                           f"names it, is not in the log before it; {CUT}")
+    call = chat_call(v.get("id") or default_id, v.get("name"), {} if streamed(fc) else v.get("args"), where)
+    if not streamed(fc):
+        return call, stream
+    started = Stream(call["function"]["arguments"], where)
+    started.feed(fc, where)
+    return call, (started, call["function"]["name"])
 
 
 def _result(r: Mapping[str, Any], pending: list[tuple[str, str]], where: str) -> dict[str, Any]:
