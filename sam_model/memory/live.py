@@ -29,8 +29,10 @@ whole, with the format's reader; ScopedMemory feeds them from the mark and store
 event changed is updated, the rest added), the messages the turn's last read fed alike passed over (:class:`Read`:
 a line appending a message feeds that message alone). An add sent again (a sidecar retrying one whose answer it
 lost) is read once where its lines say so: Claude Code's by their uuids (:func:`opens`), Codex's and codex exec's by
-their times, call ids and item ids (:func:`retried`). Nothing here is a reader: the readers read, this says where
-to cut.
+their times, call ids and item ids (:func:`retried`). OpenAI Responses items an agent adds as it gets them (a
+response's preamble message, then its function_call, which the reader joins into one turn) keep an open turn alike,
+cut where sam_model.memory.live_responses says; a search by a call the open preamble will join decides before it
+(:func:`deciding`). Nothing here is a reader: the readers read, this says where to cut.
 """
 
 from __future__ import annotations
@@ -54,13 +56,18 @@ from sam_model.data.formats import (
 )
 from sam_model.data.formats.base import CWD, Chat
 from sam_model.data.formats.numbered import mark
-from sam_model.data.formats.responses import OUTPUTS
+from sam_model.data.formats.responses import OUTPUTS, preamble
 from sam_model.data.schema import State
 from sam_model.data.toolstate import TranscriptState
 from sam_model.io import SAMFileError
+from sam_model.memory import live_responses
 
 # the session formats an agent appends line by line (OpenHands: an event an add, from its event stream's callback)
 LIVE = ("claude-code", "gemini-cli", "codex", "codex-exec", "openhands", "openhands-v1")
+# the formats a scope keeps an open turn of: the session formats and an API's items an agent adds as it gets them
+# (Responses: a response's preamble message, then its function_call; sam_model.memory.live_responses), whose texts
+# are held to the length limit as a chat message's are (the agent's own, which it can split)
+TURNS = (*LIVE, live_responses.FORMAT)
 # what an open turn holds: each add reads its lines again (and revises its memories: those whose text changed are
 # logged with their texts), and each checkpoint saves them; past either, the open turn closes where it is (:func:`over`)
 MAX_OPEN_LINES = 5_000
@@ -186,8 +193,8 @@ class OpenTurn:
         for k, t in want.items():
             if not isinstance(d[k], t) or isinstance(d[k], bool):
                 raise ValueError(f"open turn field {k!r} has the wrong type")
-        if d["format"] not in LIVE:
-            raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(LIVE)}")
+        if d["format"] not in TURNS:
+            raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(TURNS)}")
         facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool, "added": str, "added_lines": int,
                  "seen": list, "run": str, "links": list}  # else refused
         for k, t in facts.items():
@@ -219,7 +226,7 @@ def format_of(items: list[Any], turn: OpenTurn | None) -> str | None:
     fmt = detect(items)
     if turn is not None and fmt != turn.format and all(_line_of(turn.format, x) for x in items):
         return turn.format
-    return fmt if fmt in LIVE else None
+    return fmt if fmt in TURNS else None
 
 
 def _line_of(fmt: str, x: Any) -> bool:
@@ -227,13 +234,16 @@ def _line_of(fmt: str, x: Any) -> bool:
         return False
     return {"gemini-cli": gemini_cli.is_record, "claude-code": claude_code.is_entry, "codex-exec": codex_exec.is_event,
             "codex": lambda x: codex.is_line(x) or "type" in x or "role" in x or "record_type" in x,
-            "openhands": openhands.is_event, "openhands-v1": openhands.is_v1_event}[fmt](x)
+            "openhands": openhands.is_event, "openhands-v1": openhands.is_v1_event,
+            live_responses.FORMAT: live_responses.is_item}[fmt](x)
 
 
 def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> bool:
     """Whether ``line`` closes every turn before it: no line after it changes how the lines before it read."""
     if not isinstance(line, Mapping):
         return False
+    if fmt == live_responses.FORMAT:
+        return live_responses.opens(turn, line)
     if fmt == "claude-code":
         if line.get("isSidechain") is True or not isinstance(line.get("message"), Mapping):
             return False
@@ -720,6 +730,23 @@ def left_behind(fmt: str, facts: Mapping[str, Any], turn: list[Any], new: list[A
             "an add cannot take their memories back (later calls would be traced to them); delete the run's "
             "memories (delete_all) and add the session's lines again from its start in one add, or convert its "
             "session file (sam-data transcripts)")
+
+
+def deciding(turn: OpenTurn | None, tracker: TranscriptState) -> TranscriptState:
+    """The conversation a call about to be made is decided after: ``tracker``, or, where the scope's open turn of
+    Responses items ends in the assistant's words (a preamble the call will join, live_responses), a copy of it
+    without them: the importer reads the words and the call after them as one turn and decides before the words
+    (responses.preamble; toolstate.live_state alike), where the tracker fed the words alone decided at them."""
+    if turn is None or turn.format != live_responses.FORMAT or not turn.lines:
+        return tracker
+    read = chat(turn.format, turn.lines, turn.facts)
+    if not preamble(read):
+        return tracker
+    work, m = fork(tracker), turn.mark
+    work.rollback({**m, "stack": list(m["stack"]), "cons": dict(m["cons"]), "calls": dict(m["calls"])})
+    for i, message in enumerate(read.messages[:-1]):
+        work.feed(message, f"the open turn's message {i}")
+    return work
 
 
 def fork(t: TranscriptState) -> TranscriptState:

@@ -197,13 +197,16 @@ class ScopedSearch:
                 raise ValueError(f"{where}: this call to {c.name[:60]!r} is already the conversation's newest message "
                                  "(added before the search), so its state would be the one after it: search with the "
                                  "call before adding the message that makes it")
+        tracker = live.deciding(self._open.get(episode), tracker)  # before a Responses preamble the call joins
         cwd = live.calls_cwd(self._open.get(episode), tracker.cwd, calls)
-        point = self._decision_point(episode)
+        point = self._decision_point(episode, tracker)
         return tracker.call_state(calls, cwd), "" if point is None else point[1], None if point is None else point[0]
 
-    def _decision_point(self, episode: str) -> tuple[int, str] | None:
-        """(the store's step of ``episode``'s newest recorded event, its words), None when it has none."""
-        tracker = self._trackers.get(episode)
+    def _decision_point(self, episode: str, tracker: TranscriptState | None = None) -> tuple[int, str] | None:
+        """(the store's step of ``episode``'s newest recorded event before a call's decision, its words), None when
+        it has none: before a Responses preamble the call joins (live.deciding; ``tracker``: that conversation)."""
+        if tracker is None and (tracker := self._trackers.get(episode)) is not None:
+            tracker = live.deciding(self._open.get(episode), tracker)
         if tracker is None or not tracker.events:
             return None
         return self._base[episode] + tracker.events[-1]["step"], tracker.events[-1]["text"]

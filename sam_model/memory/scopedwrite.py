@@ -25,7 +25,7 @@ from sam_model.data.toolstate import TranscriptState
 from sam_model.io import SAMFileError, json_type
 from sam_model.limits import check_metadata, check_text
 from sam_model.locking import locked
-from sam_model.memory import live
+from sam_model.memory import live, live_responses
 from sam_model.memory.scopedinput import (
     EMPTY,
     FIT_CHARS,
@@ -85,7 +85,8 @@ class ScopedWrites:
             raise NoTextError(EMPTY.format("data"))
         fmt = self._live_format(items, episode)
         if fmt is not None:  # an agent's session lines: read with the scope's open turn
-            skipped, notes = (read if read is not None else read_add(data, "data", session=True))[1], []
+            # a session's lines are not held to the length limit (the agent wrote them), Responses items are
+            skipped, notes = (read if read is not None else read_add(data, "data", session=fmt in live.LIVE))[1], []
             out = {"results": self._add_messages([], episode, scopes, metadata, notes, lines=(fmt, items))}
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items):
@@ -127,7 +128,7 @@ class ScopedWrites:
         it reads is the add's."""
         items = [data] if isinstance(data, Mapping) else [] if isinstance(data, str) else (
             list(data) if isinstance(data, Sequence) else [])
-        session = bool(items) and self._live_format(items, self.episode_of(user_id, agent_id, run_id)) is not None
+        session = bool(items) and self._live_format(items, self.episode_of(user_id, agent_id, run_id)) in live.LIVE
         return read_add(data, name, max_calls, session=session)
 
     def _live_format(self, items: list[Any], episode: str) -> str | None:
@@ -329,6 +330,8 @@ class ScopedWrites:
         sent = len(items)
         if added is not None:  # Codex lines sent again: read once (Claude Code's: live.opens)
             items = live.retried(fmt, old, facts, items, added)
+        elif fmt == live_responses.FORMAT:  # Responses items a closed turn read, equal: read once
+            items = live_responses.retried(old, facts, items)
         facts, cut = live.read_cut(fmt, old, items, facts)
         if turn is not None and tracker is not None and (why := live.over(turn, items, cut)):
             turn = self._ended(episode, turn, tracker)  # kept only once the add is stored
@@ -337,7 +340,11 @@ class ScopedWrites:
         if why := live.rewritten(fmt, items, facts):
             raise ValueError(why)
         old = turn.lines if turn is not None else []
-        lines = [*old, *copy.deepcopy(items)]  # the scope's own copy: a caller may reuse its line dicts
+        items = given = copy.deepcopy(items)  # the scope's own copy: a caller may reuse its line dicts
+        if fmt == live_responses.FORMAT:  # an item of the open turn given again: its last version in its place
+            old, items = live_responses.revised(old, items)
+            facts, cut = live.read_cut(fmt, old, items, facts)
+        lines = [*old, *items]
         if fmt == "gemini-cli" and gemini_cli.rewind_elsewhere(lines, "data"):
             raise ValueError(gemini_cli.rewind_elsewhere(items, "data") or gemini_cli.rewind_elsewhere(lines, "data"))
         if why := live.left_behind(fmt, facts, old, items):  # a Claude Code branch point an earlier add stored
@@ -352,6 +359,8 @@ class ScopedWrites:
         if added is not None:
             facts["added"], facts["added_lines"] = added, sent
             live.remember(fmt, facts, items)  # the lines read (a late or partial resend of them: live.retried)
+        elif fmt == live_responses.FORMAT:
+            live_responses.remember(facts, given)  # the versions too: one in its place is no new line
         skip = {i for i, m in enumerate(messages) if _media_only(m.get("content"))}
         return messages, skip, (len(closed), lines, cut, facts, fmt), turn
 

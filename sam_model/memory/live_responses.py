@@ -1,0 +1,122 @@
+"""Where a scope's open turn of OpenAI Responses items is cut, and an item given again (sam_model.memory.live).
+
+A Responses agent adds its items as it gets them: the user's message, then a response's output items one add each
+(a preamble ``message``, "Let me look you up.", then its ``function_call``), the calls' outputs, the next request's
+items. The reader (responses.read) joins an assistant message and the calls right after it into one turn, deciding
+before the words; read an add at a time, the preamble was a turn of its own and the call decided at it, flagging a
+value the user's last message gave (an observation to training). Items in an input list carry no response id, so
+what closes every earlier turn is what the reader starts afresh at: a message item (of any role: a user's message,
+the next response's words), or a call after an output (an ``mcp_call`` holds its output). An output stays in its
+call's turn, as a Codex rollout's does (its items are Responses items, live.opens): the reader reads the lines it
+shows by its call (numbered.mark). Reasoning and built-in tool items, which the reader counts, close nothing.
+
+An item is told by its ``call_id`` (a call, an output) or its ``id`` (an output item: ``msg_...``, ``rs_...``): a
+streaming agent adds it at ``response.output_item.added`` and again at ``.done``, and a sidecar may send an add
+again or a response's output list after its items. A version of an item the open turn holds replaces it in its
+place (:func:`revised`; its memory is updated, the read is the importer's of the last version); one equal to an item
+a closed turn read (``facts["seen"]``, :func:`remember`) is dropped (:func:`retried`). Another version of an item of a
+closed turn is read as it comes, a new item: a stream writes an item's versions before its next item, so it is
+rather a later item of a reused id (an agent numbering its calls ``call_1`` in each response), which a refusal
+would lose (Gemini CLI's message ids, unique, are refused so: live.rewritten). A message without an id (a user's bare
+``{"role", "content"}``) cannot be told from the same words said again: it is read as it comes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from sam_model.data.formats import responses
+
+FORMAT = "responses"
+SEEN_ITEMS = 256  # items a scope's facts keep the key and digest of (:func:`remember`): a resend comes soon after
+BARE_KEYS = {"role", "content", "type", "id", "status"}  # a bare message's fields (anything more: OpenAI chat's)
+
+
+def kind(x: Mapping[str, Any]) -> Any:
+    return x.get("type", "message" if "role" in x else None)
+
+
+def is_item(x: Any) -> bool:
+    """Whether ``x`` is a Responses item, read as one where a scope's open turn is Responses items: a typed item, or
+    a bare message of a Responses role and nothing of OpenAI chat's (``tool_calls``, a ``name``), which alone tells
+    no format (detect: OpenAI chat)."""
+    if not isinstance(x, Mapping):
+        return False
+    if responses.sniff([x]):
+        return True
+    return x.get("role") in responses.ROLES and set(x) <= BARE_KEYS and x.get("type", "message") == "message"
+
+
+def key(x: Any) -> str | None:
+    """What an item is told by (None: nothing): a call's or an output's ``call_id``, else its ``id``."""
+    if not isinstance(x, Mapping):
+        return None
+    k = kind(x)
+    if k in (*responses.CALLS, *responses.OUTPUTS) and isinstance(x.get("call_id"), str) and x["call_id"]:
+        return f"{'output' if k in responses.OUTPUTS else 'call'}:{x['call_id']}"
+    return f"id:{x['id']}" if isinstance(x.get("id"), str) and x["id"] else None
+
+
+def opens(turn: list[Any], line: Mapping[str, Any]) -> bool:
+    """Whether ``line`` closes every turn before it: a message item, or a call after an output (or after an
+    ``mcp_call``, which holds its output); a version of an item the turn holds never does (:func:`revised` puts it
+    in its place)."""
+    if (k := key(line)) is not None and any(key(x) == k for x in turn):
+        return False
+    if kind(line) == "message":
+        return True
+    if kind(line) in (*responses.CALLS, "mcp_call"):
+        last = next((kind(x) for x in reversed(turn) if isinstance(x, Mapping) and kind(x) in (
+            "message", "mcp_call", *responses.CALLS, *responses.OUTPUTS)), None)
+        return last in (*responses.OUTPUTS, "mcp_call")
+    return False
+
+
+def revised(old: list[Any], new: list[Any]) -> tuple[list[Any], list[Any]]:
+    """(``old``, the open turn's items, and ``new``, an add's) with each item given again in place of its earlier
+    version (the last version at the place of the first, as the importer reads the file that holds it once), the
+    open turn's own list left as it is (a refused add leaves the turn)."""
+    old, out, at = list(old), [], {}
+    for i, x in enumerate(old):
+        if (k := key(x)) is not None:
+            at[k] = (old, i)
+    for x in new:
+        k = key(x)
+        if k is not None and k in at:
+            where, i = at[k]
+            where[i] = x
+            continue
+        if k is not None:
+            at[k] = (out, len(out))
+        out.append(x)
+    return old, out
+
+
+def _digest(x: Any) -> str:
+    return hashlib.sha1(json.dumps(x, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _entry(x: Any) -> str | None:
+    """An item as ``facts["seen"]`` keeps it: its key's digest, then its own (None: an item of no key)."""
+    k = key(x)
+    return None if k is None else _digest(k) + _digest(x)
+
+
+def _held(turn: list[Any]) -> set[str]:
+    return {k for x in turn if (k := key(x)) is not None}
+
+
+def retried(turn: list[Any], facts: Mapping[str, Any], new: list[Any]) -> list[Any]:
+    """``new`` without the items a closed turn read already, equal (``facts["seen"]``): an add sent again, a
+    response's output list sent after its items. Those of the open turn ``turn`` are :func:`revised`."""
+    seen, held = set(facts.get("seen", ())), _held(turn)
+    return [x for x in new if key(x) in held or _entry(x) not in seen]
+
+
+def remember(facts: dict[str, Any], items: list[Any]) -> None:
+    """Keep in ``facts["seen"]`` the key and digest of the last SEEN_ITEMS items read that have a key."""
+    seen = [*facts.get("seen", ()), *(e for x in items if (e := _entry(x)) is not None)]
+    facts["seen"] = seen[-SEEN_ITEMS:]
