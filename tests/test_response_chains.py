@@ -118,3 +118,20 @@ def test_a_json_list_of_chained_requests_is_read_alike(tmp_path):
     events, report = convert(path)
     assert report.conversations == 1 and report.decision_points == 2
     assert {e["episode_id"] for e in events} == {"resp_d0"}
+
+
+def test_a_line_logged_twice_or_a_try_not_taken_leaves_the_conversation_whole(tmp_path):
+    """The branch followed is the one whose last request was written last (a Claude Code session's rule): a line
+    logged twice (at-least-once logging) and a best-of-2 request whose first try the app went on from are branches
+    left, not the conversation. Following the try written last at each fork cut both after their second request,
+    the five requests after it reported as 'branches the conversation left'."""
+    whole, _ = convert(write(tmp_path / "whole.jsonl.gz", requests(conversation(), "w")))
+    twice = requests(conversation(), "w")
+    twice.insert(2, dict(twice[1]))
+    other = requests(conversation(), "w")
+    other.insert(2, {**other[1], "id": "resp_w1-second-try", "output": [said("Let me check that first.")]})
+    for name, lines in (("twice", twice), ("best-of-2", other)):
+        events, report = convert(write(tmp_path / f"{name}.jsonl.gz", lines))
+        assert report.conversations == 1
+        assert events == whole, name
+        assert report.abandoned == {f"{tmp_path / f'{name}.jsonl.gz'}:3": 1}, name

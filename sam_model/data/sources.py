@@ -294,7 +294,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # call of no arguments, the next as calls of no name (refused), a call of one piece with partialArgs as one of no
 # arguments; a stream the log cuts is refused. Only logs holding partialArgs or willContinue read otherwise:
 # tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
-CONVERSION_VERSION = 112
+# 113: a Responses chain that forks follows the branch whose last request was written last, not the try written last
+# at each fork: a line logged twice or a best-of-n try the app did not go on from cut the conversation there, the
+# rest reported as branches left. Files without a fork convert byte for byte as in 111.
+CONVERSION_VERSION = 113
 
 
 @dataclass(frozen=True)

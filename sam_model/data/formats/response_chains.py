@@ -9,9 +9,12 @@ and 116 "tool results answer no earlier tool call"). A line whose ``previous_res
 ``id`` continues that line's conversation: its items follow the earlier line's input and output, as the API
 reads them. The chain is one conversation, named by its first request's id (and its ``group``), its policy the
 last request's ``instructions`` (the API does not carry them over: each request states its own). A request sent
-again with the same ``previous_response_id`` (a retry, a regenerated answer) branches the chain: the one written
-last is followed, and the lines of the branches left are reported (``Conversation.abandoned``), as a Claude Code
-rewind's are. A line whose ``previous_response_id`` names no line of the file (its start logged elsewhere) starts
+again with the same ``previous_response_id`` (a retry, a regenerated answer, best-of-n, a line logged twice)
+branches the chain: the branch followed is the one whose last request was written last, the chain from the last
+leaf back (as a Claude Code session's is read, claude_code.abandoned), and the lines of the branches left are
+reported (``Conversation.abandoned``), as a Claude Code rewind's are. (Following the try written last at each fork
+instead cut a conversation at a line logged twice, or at a best-of-n request whose first try the app went on
+from: every later request was reported as a branch left.) A line whose ``previous_response_id`` names no line of the file (its start logged elsewhere) starts
 a conversation of its own, as before.
 """
 
@@ -48,25 +51,28 @@ def join(docs: list[tuple[Any, str]]) -> list[tuple[Any, str, tuple[str, ...]]]:
         if isinstance(doc, Mapping) and isinstance(doc.get("id"), (str, int)) and not isinstance(doc.get("id"), bool):
             ids.setdefault(str(doc["id"]), i)
     children: dict[int, list[int]] = {}
+    parent: dict[int, int] = {}
     for i, (doc, _) in enumerate(docs):
         prev = _link(doc)
         if prev is not None and ids.get(prev, i) != i and _items(doc) is not None:
             children.setdefault(ids[prev], []).append(i)
+            parent[i] = ids[prev]
     if not children:
         return [(doc, where, ()) for doc, where in docs]
-    linked = {c for kids in children.values() for c in kids}
     joined: dict[int, tuple[Any, str, tuple[str, ...]]] = {}
     taken: set[int] = set()
     for root in range(len(docs)):
-        if root in linked or root not in children or _items(docs[root][0]) is None:
+        if root in parent or root not in children or _items(docs[root][0]) is None:
             continue
-        chain, node = [root], root
-        while node in children and (nxt := [c for c in children[node] if c not in chain]):
-            node = nxt[-1]  # a request sent again: the one written last is the conversation's
+        tree = _subtree(children, root)
+        node = max(i for i in tree if i not in children)  # the last request written that none continues
+        chain = [node]
+        while node != root:  # back to the first request: one parent each, so no cycle is reached from a root
+            node = parent[node]
             chain.append(node)
-        taken.update(chain)
-        left = sorted(_subtree(children, root) - set(chain))
-        taken.update(left)
+        chain.reverse()
+        taken.update(tree)
+        left = sorted(tree - set(chain))
         first = docs[root][0]
         items = [item for i in chain for item in _items(docs[i][0]) or []]
         policy = next((docs[i][0]["instructions"] for i in reversed(chain)
