@@ -9,6 +9,9 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+
+from sam_model.data.formats.base import TranscriptFormatError
 from sam_model.data.transcripts import ImportReport, iter_transcript_events
 
 POLICY = "You are HarborKeys' maintenance assistant. Verify the tenant first."
@@ -135,3 +138,20 @@ def test_a_line_logged_twice_or_a_try_not_taken_leaves_the_conversation_whole(tm
         assert report.conversations == 1
         assert events == whole, name
         assert report.abandoned == {f"{tmp_path / f'{name}.jsonl.gz'}:3": 1}, name
+
+
+def test_an_item_of_a_later_request_is_named_by_its_own_line(tmp_path):
+    """A joined chain's items were named by their place in the joined list: a bad item of the sixth request was
+    'FILE:1, item 10' (line 1 holds two items), a result answering no call of the fourth 'FILE:1, item 6'. Each
+    is now named by its line and its place there."""
+    bad = requests(conversation(), "n")
+    del bad[5]["input"][0]["call_id"]
+    path = write(tmp_path / "bad.jsonl.gz", bad)
+    with pytest.raises(TranscriptFormatError, match=r"bad\.jsonl\.gz:1, line 6, item 0: function_call_output item "
+                                                    r"without a 'call_id'"):
+        convert(path)
+    stray = requests(conversation(), "s")
+    stray[3]["input"][0]["call_id"] = "c9"  # the fourth request's output answers a call no response made
+    _, report = convert(write(tmp_path / "stray.jsonl.gz", stray))
+    assert any(u.startswith(f"{tmp_path / 'stray.jsonl.gz'}:1, line 4, item 0: tool_call_id 'c9' answers no")
+               for u in report.unmatched_results), report.unmatched_results

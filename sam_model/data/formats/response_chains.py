@@ -14,14 +14,18 @@ branches the chain: the branch followed is the one whose last request was writte
 leaf back (as a Claude Code session's is read, claude_code.abandoned), and the lines of the branches left are
 reported (``Conversation.abandoned``), as a Claude Code rewind's are. (Following the try written last at each fork
 instead cut a conversation at a line logged twice, or at a best-of-n request whose first try the app went on
-from: every later request was reported as a branch left.) A line whose ``previous_response_id`` names no line of the file (its start logged elsewhere) starts
-a conversation of its own, as before.
+from: every later request was reported as a branch left.) A line whose ``previous_response_id`` names no line of
+the file (its start logged elsewhere) starts a conversation of its own, as before. Each later request's items follow
+a :data:`responses.REQUEST` item naming its line, so an error or a report names an item by its own line
+(``FILE:1, line 6, item 0``), not by its place in the joined list (``FILE:1, item 57``), which no line holds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from sam_model.data.formats.responses import REQUEST
 
 PREVIOUS = "previous_response_id"
 
@@ -74,7 +78,9 @@ def join(docs: list[tuple[Any, str]]) -> list[tuple[Any, str, tuple[str, ...]]]:
         taken.update(tree)
         left = sorted(tree - set(chain))
         first = docs[root][0]
-        items = [item for i in chain for item in _items(docs[i][0]) or []]
+        items = [*(_items(first) or [])]
+        for i in chain[1:]:  # each later request's items after a mark naming its line (responses.REQUEST)
+            items += [{"type": REQUEST, "at": _at(docs[i][1])}, *(_items(docs[i][0]) or [])]
         policy = next((docs[i][0]["instructions"] for i in reversed(chain)
                        if isinstance(docs[i][0].get("instructions"), str)), None)
         doc = {k: v for k, v in first.items() if k not in ("input", "output", PREVIOUS)}
@@ -82,6 +88,13 @@ def join(docs: list[tuple[Any, str]]) -> list[tuple[Any, str, tuple[str, ...]]]:
         joined[root] = (doc, docs[root][1], tuple(docs[i][1] for i in left))
     return [joined[i] if i in joined else (doc, where, ()) for i, (doc, where) in enumerate(docs)
             if i in joined or i not in taken]
+
+
+def _at(where: str) -> str:
+    """A request's place within its file, as its items are named: ``line 6`` (FILE:6), ``conversation 5`` (FILE:
+    conversation 5, an item of a .json list)."""
+    tail = where.rsplit(":", 1)[-1].strip()
+    return f"line {tail}" if tail.isdigit() else tail
 
 
 def _subtree(children: dict[int, list[int]], root: int) -> set[int]:

@@ -12,7 +12,7 @@ conversation's ``instructions`` are its policy.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from sam_model.data.formats.base import (
@@ -32,10 +32,27 @@ OUTPUTS = ("function_call_output", "custom_tool_call_output")
 ROLES = ("system", "developer", "user", "assistant")
 
 
+# the item response_chains puts before each later request of a chain it joins: ``{"type": REQUEST, "at": "line 6"}``
+# (no API writes this type), so an item is named by its own request's line ("FILE:1, line 6, item 0"), not by its
+# place in the joined list ("FILE:1, item 57"), which no line of the file holds
+REQUEST = "sam.chained_request"
+
+
 def to_chat(items: list[Any], where: str) -> Chat:
     chat = Chat()
-    read(chat, ((f"item {i}", item, w) for i, item, w in each(items, where, "item")))
+    read(chat, _named(each(items, where, "item"), where))
     return chat
+
+
+def _named(entries: Iterable[tuple[int, Mapping[str, Any], str]], where: str) -> Iterator[tuple[str, Mapping[str, Any], str]]:
+    """(source, item, where) for each item, numbered within its request where a chain's requests are marked."""
+    at, first = "", 0
+    for i, item, w in entries:
+        if item.get("type") == REQUEST:
+            at, first = f"{item.get('at')}, ", i + 1
+            continue
+        name = f"{at}item {i - first}"
+        yield name, item, f"{where}, {name}" if at else w
 
 
 def read(chat: Chat, entries: Iterable[tuple[str, Mapping[str, Any], str]]) -> None:
