@@ -155,3 +155,22 @@ def test_an_item_of_a_later_request_is_named_by_its_own_line(tmp_path):
     _, report = convert(write(tmp_path / "stray.jsonl.gz", stray))
     assert any(u.startswith(f"{tmp_path / 'stray.jsonl.gz'}:1, line 4, item 0: tool_call_id 'c9' answers no")
                for u in report.unmatched_results), report.unmatched_results
+
+
+def test_a_request_continuing_a_response_the_file_lacks_is_reported(tmp_path):
+    """A log rotated by day, or a line lost: the request after the gap starts a conversation of its own, whatever
+    was said before it unread (the tenant's phone traced to nothing). The report said nothing of it; it now says
+    how many conversations begin so, and where the first is."""
+    lines = requests(conversation(), "g")
+    day1, day2 = write(tmp_path / "day1.jsonl.gz", lines[:3]), write(tmp_path / "day2.jsonl.gz", lines[3:])
+    _, whole = convert(write(tmp_path / "whole.jsonl.gz", lines))
+    _, first = convert(day1)
+    _, second = convert(day2)
+    assert not whole.continuing and not first.continuing
+    assert second.continuing == [f"{day2}:1, continuing resp_g2"]
+    note = next(n for n in second.lines() if "previous_response_id" in n)
+    assert f"1 conversation begins at a request whose previous_response_id names a response no line of the file " \
+           f"holds (the first at {day2}:1, continuing resp_g2)" in note and "\n" not in note
+    del lines[2]  # a line lost mid-file: two conversations, the second begun at the line after the gap
+    _, gap = convert(write(tmp_path / "gap.jsonl.gz", lines))
+    assert gap.conversations == 2 and gap.continuing == [f"{tmp_path / 'gap.jsonl.gz'}:3, continuing resp_g2"]

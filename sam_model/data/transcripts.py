@@ -105,6 +105,7 @@ class ImportReport:
     cut_lines: list[str] = field(default_factory=list)  # session files' last lines cut mid-write, left out: FILE:LINE
     stderr_lines: dict[str, int] = field(default_factory=dict)  # a file's first line of stderr mixed in -> its count
     abandoned: dict[str, int] = field(default_factory=dict)  # a session's first turn of a branch it left -> their count
+    continuing: list[str] = field(default_factory=list)  # conversations begun at a request continuing a lacked response
     misplaced: dict[str, int] = field(default_factory=dict)  # a session's first result read past later calls -> count
     other_roles: Counter = field(default_factory=Counter)  # messages of a role outside OpenAI's (events of its kind)
     other_role_at: dict[str, str] = field(default_factory=dict)  # each such role -> where it was first met
@@ -193,6 +194,8 @@ class ImportReport:
             out.append(self.stderr_note())
         if self.abandoned:
             out.append(self.abandoned_note())
+        if self.continuing:
+            out.append(self.continuing_note())
         if self.misplaced:
             out.append(self.misplaced_note())
         if self.other_roles:
@@ -258,6 +261,16 @@ class ImportReport:
                 "retried response: the agent keeps them in its session file) left out: "
                 + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
                 + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
+
+    def continuing_note(self) -> str:
+        """The conversations that begin at a Responses request continuing a response the file lacks: what was said
+        before that request is not read, so the values it said trace to nothing (a log rotated by day, a line lost),
+        which nothing else in the report said."""
+        n, at = len(self.continuing), self.continuing[0]
+        return (f"{n} conversation{'s' if n > 1 else ''} begin{'' if n > 1 else 's'} at a request whose "
+                f"previous_response_id names a response no line of the file holds (the first at {at}): what was said "
+                "before it is not read; give each conversation's requests in one file (cat the days' files in order) "
+                "and log every request")
 
     def misplaced_note(self) -> str:
         """The tool results a reader read after calls of a later response, the file lacking the marks its producer
@@ -425,6 +438,8 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
             report.stderr_lines.setdefault(conv.stderr[0], len(conv.stderr))
         if conv.abandoned:  # the main chain's alone: one conversation a file
             report.abandoned.setdefault(conv.abandoned[0], len(conv.abandoned))
+        if conv.continues:
+            report.continuing.append(f"{conv.where}, continuing {conv.continues}")
         if chat.misplaced:
             report.misplaced.setdefault(chat.misplaced[0], len(chat.misplaced))
         report.without_tool_calls += not local.calls

@@ -121,7 +121,9 @@ class Conversation:
     turns of branches the conversation left are (FILE:LINE: a Claude Code rewind's, an edited prompt's, a retried
     response's; a Gemini CLI rewind's), which its reader leaves out, for the import report; ``cwd``: the agent's
     working directory the container records apart from the messages, for the whole run (mini-swe-agent's
-    ``info.config.environment.cwd``), told from the first message on (:meth:`Chat.known_before`)."""
+    ``info.config.environment.cwd``), told from the first message on (:meth:`Chat.known_before`); ``continues``: the
+    ``previous_response_id`` of a Responses request that begins the conversation although no line of its file is
+    that response (logged in another file, or lost), for the import report."""
 
     episode_id: str
     messages: list[Any]
@@ -134,6 +136,7 @@ class Conversation:
     stderr: tuple[str, ...] = ()
     abandoned: tuple[str, ...] = ()
     cwd: str = ""
+    continues: str = ""  # the response id a Responses request continues that its file lacks (response_chains)
 
 
 @dataclass

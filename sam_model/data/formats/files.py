@@ -413,17 +413,20 @@ def conversations(path: str | Path, format: str | None = None,
         stem = _stem(p)[: -len(".json")]
         model, _, domain = stem.rpartition("-")
         model, domain = (model, domain) if model else (stem, "unknown")
-    for doc, where, left in _chained([*head, *docs], format):  # Responses requests chained: one conversation
+    lines = [*head, *docs]
+    lacks = response_chains.lacking(lines) if format in (None, "responses") else {}
+    for doc, where, left in _chained(lines, format):  # Responses requests chained: one conversation
         if isinstance(doc, TranscriptFormatError):
             yield doc
         elif tau2.is_results(doc) and format in (None, "tau2"):
             yield from _unique(tau2.conversations(doc, where, episode_id_of), seen)
         elif isinstance(doc, list):
             listed = [(item, f"{where}: conversation {n}") for n, item in enumerate(doc)]
+            lacked = response_chains.lacking(listed) if format in (None, "responses") else {}
             for item, at, gone in _chained(listed, format):
-                yield _left(_forced(_item(item, at, seen, format, model, domain), item, format), gone)
+                yield _left(_forced(_item(item, at, seen, format, model, domain), item, format), gone, lacked)
         else:
-            yield _left(_forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format), left)
+            yield _left(_forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format), left, lacks)
 
 
 def _chained(docs: list[tuple[Any, str]], format: str | None) -> list[tuple[Any, str, tuple[str, ...]]]:
@@ -432,9 +435,12 @@ def _chained(docs: list[tuple[Any, str]], format: str | None) -> list[tuple[Any,
     return response_chains.join(docs) if format in (None, "responses") else [(d, w, ()) for d, w in docs]
 
 
-def _left(conv: Item, left: tuple[str, ...]) -> Item:
-    """``conv`` with the places of the branches its chain of requests left (for the import report)."""
-    return dataclasses.replace(conv, abandoned=left) if left and isinstance(conv, Conversation) else conv
+def _left(conv: Item, left: tuple[str, ...], lacks: Mapping[str, str]) -> Item:
+    """``conv`` with the places of the branches its chain of requests left, and the response it continues that the
+    file lacks (response_chains.lacking), for the import report."""
+    if not isinstance(conv, Conversation) or not (left or conv.where in lacks):
+        return conv
+    return dataclasses.replace(conv, abandoned=left or conv.abandoned, continues=lacks.get(conv.where, ""))
 
 
 def _rollout_parents(paths: list[Path]) -> dict[str, str]:

@@ -90,6 +90,15 @@ def join(docs: list[tuple[Any, str]]) -> list[tuple[Any, str, tuple[str, ...]]]:
             if i in joined or i not in taken]
 
 
+def lacking(docs: list[tuple[Any, str]]) -> dict[str, str]:
+    """The places of the requests that continue a response no line holds -> that response's id: each starts a
+    conversation, whatever was said before it unread (its values then trace to nothing). The import report says
+    so: a log rotated by day, or a line lost, otherwise looked like conversations that begin mid-way."""
+    ids = {str(doc["id"]) for doc, _ in docs if isinstance(doc, Mapping) and isinstance(doc.get("id"), (str, int))
+           and not isinstance(doc.get("id"), bool)}
+    return {where: prev for doc, where in docs if (prev := _link(doc)) is not None and prev not in ids}
+
+
 def _at(where: str) -> str:
     """A request's place within its file, as its items are named: ``line 6`` (FILE:6), ``conversation 5`` (FILE:
     conversation 5, an item of a .json list)."""
