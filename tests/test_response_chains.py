@@ -174,3 +174,24 @@ def test_a_request_continuing_a_response_the_file_lacks_is_reported(tmp_path):
     del lines[2]  # a line lost mid-file: two conversations, the second begun at the line after the gap
     _, gap = convert(write(tmp_path / "gap.jsonl.gz", lines))
     assert gap.conversations == 2 and gap.continuing == [f"{tmp_path / 'gap.jsonl.gz'}:3, continuing resp_g2"]
+
+
+def test_ids_two_conversations_share_are_not_followed(tmp_path):
+    """An app that logs its own turn counter for the id (0, 1, 2 in each conversation) writes ids that name two
+    lines: following the first line of an id mixed the second conversation's requests into the first (read with
+    --skip-bad: its fourth request after the first's third, the rest 'branches left'). No request is continued
+    through such an id; its repeats are refused as duplicate ids, as before chains were read."""
+    first, second = requests(conversation(), ""), requests(conversation(), "")
+    second[0]["input"][0]["content"][0]["text"] = "Hello, the fridge in 7C is broken. My phone is (212) 555-0199."
+    for lines in (first, second):
+        for n, line in enumerate(lines):
+            line["id"], line["previous_response_id"] = str(n), str(n - 1) if n else None
+    for line in second:
+        line["model"] = "gpt-4.1"  # another conversation's lines: not the first's logged again
+    path = write(tmp_path / "counter.jsonl.gz", first + second[:5])
+    report = ImportReport()
+    events = list(iter_transcript_events(path, report=report, skip_bad=True))
+    assert [f"{path}:{n + 7}: duplicate conversation id '{n}', first at {path}:{n + 1}" for n in range(5)] == [
+        str(e).split(" (")[0] for e in report.skipped]
+    assert not report.abandoned
+    assert not any("fridge" in e["text"] for e in events)  # the second conversation's lines: all refused

@@ -297,7 +297,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 113: a Responses chain that forks follows the branch whose last request was written last, not the try written last
 # at each fork: a line logged twice or a best-of-n try the app did not go on from cut the conversation there, the
 # rest reported as branches left. Files without a fork convert byte for byte as in 111.
-CONVERSION_VERSION = 113
+# 114: no Responses request is continued through an id two lines of different content hold (an app's own counter
+# logged for response.id): those lines are read alone, the repeats refused as duplicate ids, as before 111, where
+# the first line of the id was followed and two conversations mixed (read with --skip-bad). Files whose ids are
+# unique convert byte for byte as in 112.
+CONVERSION_VERSION = 114
 
 
 @dataclass(frozen=True)

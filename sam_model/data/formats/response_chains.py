@@ -50,15 +50,12 @@ def join(docs: list[tuple[Any, str]]) -> list[tuple[Any, str, tuple[str, ...]]]:
     """Each chain of lines as one document, at its first line's place: ``(doc, where, abandoned)``, ``abandoned``
     the places of the lines of branches the chain left. A file with no line continuing another comes back as it
     is (every ``abandoned`` empty)."""
-    ids: dict[str, int] = {}
-    for i, (doc, _) in enumerate(docs):
-        if isinstance(doc, Mapping) and isinstance(doc.get("id"), (str, int)) and not isinstance(doc.get("id"), bool):
-            ids.setdefault(str(doc["id"]), i)
+    ids, twice = _ids(docs)
     children: dict[int, list[int]] = {}
     parent: dict[int, int] = {}
     for i, (doc, _) in enumerate(docs):
         prev = _link(doc)
-        if prev is not None and ids.get(prev, i) != i and _items(doc) is not None:
+        if prev is not None and prev not in twice and ids.get(prev, i) != i and _items(doc) is not None:
             children.setdefault(ids[prev], []).append(i)
             parent[i] = ids[prev]
     if not children:
@@ -90,12 +87,27 @@ def join(docs: list[tuple[Any, str]]) -> list[tuple[Any, str, tuple[str, ...]]]:
             if i in joined or i not in taken]
 
 
+def _ids(docs: list[tuple[Any, str]]) -> tuple[dict[str, int], set[str]]:
+    """Each line's id -> the first line of it; and the ids two lines of different content hold. Such an id (an
+    app's own counter, restarting in each conversation, logged for ``response.id``) cannot tell which line a
+    request continues: none is continued through it, so its lines are read alone, the repeats refused as
+    duplicate ids (as before chains were read), where following the first line of the id mixed two
+    conversations into one. The same line logged twice is one response: its copy is a branch left."""
+    ids: dict[str, int] = {}
+    twice: set[str] = set()
+    for i, (doc, _) in enumerate(docs):
+        if isinstance(doc, Mapping) and isinstance(doc.get("id"), (str, int)) and not isinstance(doc.get("id"), bool):
+            rid = str(doc["id"])
+            if ids.setdefault(rid, i) != i and docs[ids[rid]][0] != doc:
+                twice.add(rid)
+    return ids, twice
+
+
 def lacking(docs: list[tuple[Any, str]]) -> dict[str, str]:
     """The places of the requests that continue a response no line holds -> that response's id: each starts a
     conversation, whatever was said before it unread (its values then trace to nothing). The import report says
     so: a log rotated by day, or a line lost, otherwise looked like conversations that begin mid-way."""
-    ids = {str(doc["id"]) for doc, _ in docs if isinstance(doc, Mapping) and isinstance(doc.get("id"), (str, int))
-           and not isinstance(doc.get("id"), bool)}
+    ids, _ = _ids(docs)
     return {where: prev for doc, where in docs if (prev := _link(doc)) is not None and prev not in ids}
 
 
