@@ -195,3 +195,15 @@ def test_ids_two_conversations_share_are_not_followed(tmp_path):
         str(e).split(" (")[0] for e in report.skipped]
     assert not report.abandoned
     assert not any("fridge" in e["text"] for e in events)  # the second conversation's lines: all refused
+
+
+def test_the_branches_of_many_conversations_of_one_file_are_not_called_files(tmp_path):
+    """25 conversations of one file each sent a request again: the note named 20 and said '5 more files'."""
+    lines = []
+    for k in range(25):
+        chain = requests(conversation(), f"m{k}-")
+        lines += [*chain[:2], {**chain[1], "id": f"resp_m{k}-again", "output": [said("One moment.")]}, *chain[2:]]
+    _, report = convert(write(tmp_path / "many.jsonl.gz", lines))
+    note = next(n for n in report.lines() if "branches the conversation left" in n)
+    assert report.conversations == 25 and note.startswith("25 entries of branches")
+    assert note.endswith(f"{tmp_path / 'many.jsonl.gz'}:136 and 5 more conversations")

@@ -254,13 +254,15 @@ class ImportReport:
 
     def abandoned_note(self) -> str:
         """The turns of branches a session left (a Claude Code rewind, edited prompt or retried response; a Gemini
-        CLI rewind), which the agent keeps in its file and the reader leaves out: how many, and the first of each
-        session (sam-data transcripts and sam-train say it alike)."""
-        n, files = sum(self.abandoned.values()), list(self.abandoned.items())
+        CLI rewind; a Responses request sent again), which the agent keeps in its file and the reader leaves out:
+        how many, and the first of each conversation (sam-data transcripts and sam-train say it alike). Those past
+        the twentieth are counted as conversations: a file of Responses requests holds many (they were 'more
+        files', of one file)."""
+        n, convs = sum(self.abandoned.values()), list(self.abandoned.items())
         return (f"{n} entr{'ies' if n > 1 else 'y'} of branches the conversation left (a rewind, an edited prompt, a "
                 "retried response: the agent keeps them in its session file) left out: "
-                + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in files[:20])
-                + (f" and {len(files) - 20} more files" if len(files) > 20 else ""))
+                + ", ".join(f"{at}" + (f" (and {k - 1} more in the file)" if k > 1 else "") for at, k in convs[:20])
+                + (f" and {len(convs) - 20} more conversations" if len(convs) > 20 else ""))
 
     def continuing_note(self) -> str:
         """The conversations that begin at a Responses request continuing a response the file lacks: what was said
