@@ -212,12 +212,14 @@ class StoreSearch:
         of an index that held u_m = 1 where the task's calls used the memory (sam_model.models.reuse; what
         evaluate.py's replay did by updating the index until 2026-12-06), while the index keeps u_m = 0 as written
         and no search writes (nor a save holds one search's marks). The caller makes them candidates, with as many
-        more of the index's top as there are of them (a negative w_u lowers them, letting others up)."""
+        more of the index's top as there are of them (a negative w_u lowers them, letting others up). Each row is
+        summed on its own (not a matrix product, whose BLAS kernel sums a block's last rows otherwise): equal vectors
+        score equal wherever they stand among the candidates, so the tie key alone orders them (step 2)."""
         m = self.index.get_vectors(list(ids)).astype(np.float64)
         if scoring:
             rows = [n for n, i in enumerate(ids) if i in scoring]
             m[rows, -1] = 1.0
-        return m @ q64
+        return (m * q64).sum(axis=1)
 
     def _candidates(self, q: np.ndarray, n: int, episode_id: Any, within: set | None, by_ids: bool,
                     scope: dict, skip: int = 0, late: Callable[[Any], bool] | None = None) -> list:

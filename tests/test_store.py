@@ -96,6 +96,27 @@ def test_the_cut_at_the_rerank_depth_does_not_depend_on_the_order_an_index_retur
     assert [h.id for h in stores[0].search_vector(v, 5, rerank=False)] == first
 
 
+def test_equal_memories_score_equal_wherever_they_stand_among_the_candidates():
+    """Memories with one vector have one score, so the write-order tie key alone orders them, however many
+    candidates a search re-scores: a matrix product's float64 sums depend on a row's place in the block (the BLAS
+    kernel sums the last rows of a block otherwise), which gave equal vectors scores a last bit apart and ranked
+    them by their place among the candidates: by how deep the search asked, how many used memories a reuse search
+    added (evaluate.py's rankings of a reuse model moved when its replay stopped updating the index), the order an
+    index holds them in."""
+    dim = 66  # a reuse model's width in tests/test_live_reuse.py: long enough sums to round
+    rng = np.random.default_rng(0)
+    v, q = rng.standard_normal(dim).astype(np.float32), rng.standard_normal(dim).astype(np.float32)
+    other = rng.standard_normal((100, dim)).astype(np.float32)
+    store = MemoryStore(None, StoreConfig(provenance=False, rerank_depth=1), dim)
+    store.add(records(130), np.concatenate([other[:50], np.tile(v, (30, 1)), other[50:]]))
+    same = [f"e#{i}" for i in range(50, 80)]
+    by_key = sorted(same, key=lambda i: int(tie_keys([store._entries[i].seq])[0]))
+    for k in range(1, 131):
+        hits = [h for h in store.search_vector(q, k, rerank=False) if h.id in same]
+        assert len({h.score for h in hits}) <= 1
+        assert [h.id for h in hits] == by_key[:len(hits)]
+
+
 def test_a_shallow_search_is_a_prefix_of_a_deep_one_with_one_rerank_depth():
     rng = np.random.default_rng(1)
     cfg = StoreConfig(slot_match=0.3, provenance=True, rerank_depth=10)
