@@ -155,8 +155,13 @@ class StoreSearch:
         depth = self.config.rerank_depth
         n = min(max(k, depth), len(self))
         scoring = marked if self.scores_uses else frozenset()
-        cand = self._candidates(q, n + len(scoring), episode_id, within, ids is not None,
-                                {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}, len(gone), late)
+        scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        if not scoring or n + len(scoring) < MAX_K:
+            cand = self._candidates(q, n + len(scoring), episode_id, within, ids is not None, scope, len(gone), late)
+        else:  # the index is asked at most MAX_K deep, which the used ones' places may fill (a negative w_u sinks
+            # them, and the others they held out are missed): the top n of the others, among them alone
+            others = {i for i in (self._entries if within is None else within) if i not in scoring}
+            cand = self._candidates(q, n, episode_id, others, True, scope, len(gone), late)
         cand += [i for i in sorted(scoring - set(cand), key=lambda i: self._entries[i].seq)  # u_m = 1 may lift them
                  if (episode_id is None or self.index.episode_of(i) == episode_id)]
         if within is not None:  # an engine filtering by its own payloads: a point whose payload names another

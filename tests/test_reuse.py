@@ -140,37 +140,65 @@ def test_the_store_encodes_for_it_and_refuses_a_search_not_told_the_uses(tiny_be
     assert len(store.search(ex.state, ex.observation, 3, episode_id=ex.episode_id, step=ex.step, used=[])) == 3
 
 
+class _Reuse:  # what reads_reuse reads: an encoder whose net has a reuse part
+    dim, net = 9, type("Net", (), {"reuse": object()})()
+
+
+def _told_and_marked(n: int, used: list[str], depth: int = 8) -> tuple[MemoryStore, MemoryStore]:
+    """Two stores of ``n`` random memories of episode "e": one of a reuse model, told the uses at search time, and
+    one whose index holds u_m = 1 for ``used`` (what evaluate.py's replay wrote before 2026-12-06)."""
+    from sam_model.data.examples import MemoryRecord
+
+    x = np.random.default_rng(0).normal(size=(n, _Reuse.dim)).astype(np.float32)
+    x[:, -1] = 0.0
+    recs = [MemoryRecord(f"e#{s}", "e", s, "tool", "collect", f"memory {s}") for s in range(n)]
+    told = MemoryStore(_Reuse(), StoreConfig(provenance=False, rerank_depth=depth))
+    told.add(recs, x)
+    marked = MemoryStore(None, StoreConfig(provenance=False, rerank_depth=depth), _Reuse.dim)
+    y = x.copy()
+    y[[int(i.split("#")[1]) for i in used], -1] = 1.0
+    marked.add(recs, y)
+    return told, marked
+
+
+def _assert_same(told: MemoryStore, marked: MemoryStore, q: np.ndarray, k: int, used: list[str]) -> None:
+    a = told.search_vector(q, k, used=used)
+    b = marked.search_vector(q, k)
+    assert [h.id for h in a] == [h.id for h in b]
+    np.testing.assert_allclose([h.score for h in a], [h.score for h in b], rtol=0, atol=1e-9)
+    assert [h.used for h in a] == [h.id in used for h in a] and all(h.used is None for h in b)
+
+
 def test_scoring_used_equals_the_index_holding_u_m_1():
     """The store scores the memories it is told are used as if their vectors' last part were 1 in the index (what
     evaluate.py's replay did by updating the index), a negative w_u too (which lets memories below the index's
     top up): the same ids, order and scores."""
     rng = np.random.default_rng(0)
-    n, dim = 60, 9
-    x = rng.normal(size=(n, dim)).astype(np.float32)
-    x[:, -1] = 0.0
     used = [f"e#{s}" for s in (3, 7, 20, 41, 55)]
-
-    class Reuse:  # what reads_reuse reads: an encoder whose net has a reuse part
-        dim, net = 9, type("Net", (), {"reuse": object()})()
-
-    from sam_model.data.examples import MemoryRecord
-
-    recs = [MemoryRecord(f"e#{s}", "e", s, "tool", "collect", f"memory {s}") for s in range(n)]
-    told = MemoryStore(Reuse(), StoreConfig(provenance=False, rerank_depth=8))
-    told.add(recs, x)
-    marked = MemoryStore(None, StoreConfig(provenance=False, rerank_depth=8), dim)
-    y = x.copy()
-    y[[int(i.split("#")[1]) for i in used], -1] = 1.0
-    marked.add(recs, y)
+    told, marked = _told_and_marked(60, used)
     for w in (-3.0, -0.5, 0.4, 3.0):
-        q = rng.normal(size=dim).astype(np.float32)
+        q = rng.normal(size=_Reuse.dim).astype(np.float32)
         q[-1] = w
-        a = told.search_vector(q, 10, used=used)
-        b = marked.search_vector(q, 10)
-        assert [h.id for h in a] == [h.id for h in b]
-        np.testing.assert_allclose([h.score for h in a], [h.score for h in b], rtol=0, atol=1e-9)
-        assert [h.used for h in a] == [h.id in used for h in a] and all(h.used is None for h in b)
+        _assert_same(told, marked, q, 10, used)
     assert any(h.id in used for h in told.search_vector(q, 10, used=used)[:5])
+
+
+def test_a_search_as_deep_as_the_index_may_be_asked_misses_no_memory_the_used_ones_sink_below(monkeypatch):
+    """The used memories are made candidates with as many more of the index's top; where that is deeper than an
+    index search may go (MAX_K: k or the re-rank depth near it, more memories than it), the used ones took places of
+    the index's top that a negative w_u then sank, and the memories below them were missed: the last of the k were
+    used memories an index holding u_m = 1 ranks below others. The top of the others is searched among them alone."""
+    import sam_model.storesearch
+
+    monkeypatch.setattr(sam_model.storesearch, "MAX_K", 40)  # 60 memories, more than a search may ask
+    rng = np.random.default_rng(1)
+    used = [f"e#{s}" for s in (2, 11, 23, 37, 50)]
+    told, marked = _told_and_marked(60, used)
+    for w in (-50.0, -1.0, 1.0, 50.0):
+        q = rng.normal(size=_Reuse.dim).astype(np.float32)
+        q[-1] = w
+        for k in (38, 40):
+            _assert_same(told, marked, q, k, used)
 
 
 def test_the_lodo_variant_is_opening_with_reuse():
