@@ -186,3 +186,16 @@ def test_a_log_replayed_as_events_gives_evaluates_uses_and_ranking_across_a_save
     assert told == want_used and got == want
     memory.delete_all(user_id="trip")  # the scope's labels go with its memories
     assert memory.used(memory.query_input("", user_id="trip")[1]) == []
+
+
+def test_the_langgraph_store_refuses_the_model_at_once(reuse_net, tmp_path):
+    """The LangGraph store, which holds items and no conversation, does not know the uses either: refused when made
+    (as SAMMemory is), in one line, not after its puts were taken, at each query search, with advice (used=) its
+    caller cannot follow."""
+    from sam_model.integrations.langgraph import SAMStore
+
+    with pytest.raises(ValueError, match="task_reuse") as err:
+        SAMStore(retriever(reuse_net))
+    assert "\n" not in str(err.value) and "SAMStore" in str(err.value)
+    with pytest.raises(ValueError, match="task_reuse"):
+        SAMStore(store=retriever(reuse_net).store)

@@ -91,6 +91,9 @@ class SAMStore(BaseStore):
             if model is None:
                 raise ValueError("SAMStore needs a model (SAMRetriever.from_pretrained(...)) or store=MemoryStore")
             store = MemoryStore(encoder_of(model), store_config or store_config_of(model))
+        if store.scores_uses:  # its puts were taken and every query search refused, naming a used= it cannot pass
+            raise ValueError("SAMStore does not track which memories earlier tool calls used, which this model "
+                             "scores (model.net.task_reuse): serve it through ScopedMemory, or a model without it")
         self.store, self.kind = store, kind
         self.lock = new_lock()  # batches one at a time (sam_model.locking): a put reads then bumps its namespace's step
         self._data: dict[tuple[str, ...], dict[str, _Row]] = {}
