@@ -21,6 +21,7 @@ from sam_model.evaluation.data import build_eval_data
 from sam_model.evaluation.ranking import used_memories
 from sam_model.memory import SAMMemory, ScopedMemory
 from sam_model.models.sam import SAMConfig, SAMNet
+from sam_model.storeconfig import StoreConfig
 
 
 def call(i: str, name: str, **args) -> dict:
@@ -199,3 +200,7 @@ def test_the_langgraph_store_refuses_the_model_at_once(reuse_net, tmp_path):
     assert "\n" not in str(err.value) and "SAMStore" in str(err.value)
     with pytest.raises(ValueError, match="task_reuse"):
         SAMStore(store=retriever(reuse_net).store)
+    saved = SAMStore(store=retriever(reuse_net).store.__class__(None, StoreConfig(), reuse_net.out_dim))
+    saved.save(tmp_path / "graph")  # a store saved without a model (its vectors given), loaded with this one
+    with pytest.raises(ValueError, match="^SAMStore does not track"):
+        SAMStore.load(tmp_path / "graph", retriever(reuse_net), reencode=True)

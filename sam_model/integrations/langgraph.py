@@ -91,9 +91,7 @@ class SAMStore(BaseStore):
             if model is None:
                 raise ValueError("SAMStore needs a model (SAMRetriever.from_pretrained(...)) or store=MemoryStore")
             store = MemoryStore(encoder_of(model), store_config or store_config_of(model))
-        if store.scores_uses:  # its puts were taken and every query search refused, naming a used= it cannot pass
-            raise ValueError("SAMStore does not track which memories earlier tool calls used, which this model "
-                             "scores (model.net.task_reuse): serve it through ScopedMemory, or a model without it")
+        _refuse_reuse(store)
         self.store, self.kind = store, kind
         self.lock = new_lock()  # batches one at a time (sam_model.locking): a put reads then bumps its namespace's step
         self._data: dict[tuple[str, ...], dict[str, _Row]] = {}
@@ -201,6 +199,7 @@ class SAMStore(BaseStore):
         with reading(path) as folder:
             refuse_links(folder, "LangGraph store", "save the store again")
             store = MemoryStore.read(folder / "store", encoder_of(model), reencode=reencode)
+            _refuse_reuse(store)  # the model's refusal, not the file's "unreadable" below
             f = folder / ITEMS_FILE
             try:
                 d = json.loads(f.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
@@ -342,6 +341,15 @@ class SAMStore(BaseStore):
         names = [ns for ns in self._data if all(_matches(c.match_type, c.path, ns) for c in op.match_conditions or ())]
         names = sorted({ns[:op.max_depth] for ns in names} if op.max_depth is not None else names)
         return names[op.offset:op.offset + op.limit]
+
+
+def _refuse_reuse(store: MemoryStore) -> None:
+    """Refuse a model that scores reuse within a task (sam_model.models.reuse): a SAMStore holds items and no
+    conversation, so it cannot tell a search which memories earlier tool calls used; taken, its puts were kept and
+    every query search refused, advising a used= its caller cannot pass."""
+    if store.scores_uses:
+        raise ValueError("SAMStore does not track which memories earlier tool calls used, which this model "
+                         "scores (model.net.task_reuse): serve it through ScopedMemory, or a model without it")
 
 
 def _restore(d: Any, store: MemoryStore) -> SAMStore:
