@@ -235,7 +235,8 @@ class StoreSearch:
         the score and the write-order tie key: the index is asked for one more than ``n`` and, while that one
         ties the n-th, for twice as many (at most MAX_K), so the same memories give the same candidates
         whatever order the index holds them in. ``skip``: how many memories the caller leaves out of what comes back
-        (asked past, as the vectors of no memory are); ``late``: the test of a memory at or after the query's step
+        (asked past, as the vectors of no memory are; the tie check looks as far past the n-th place as they may stand
+        above it, since the n-th memory kept may stand that far down); ``late``: the test of a memory at or after the query's step
         (:meth:`late`), which the caller drops too: the index is asked past them, twice as many as came back each
         time more come (a search at an early step of a long episode, whose top is all late, asks a few times, not
         once per ``n`` of them), and where MAX_K places hold too few others (more late memories than one search may
@@ -264,7 +265,7 @@ class StoreSearch:
                     return self._candidates(q, n, episode_id, self._not_late(late, within), True, scope,
                                             skip)
                 scores = got[0][keep]
-            if len(scores) <= want or ask >= cap or scores[want] < scores[n - 1]:
+            if len(scores) <= want or ask >= cap or scores[-1] < scores[min(n - 1 + stray, len(scores) - 1)]:
                 return cand
             want *= 2
 

@@ -117,6 +117,25 @@ def test_equal_memories_score_equal_wherever_they_stand_among_the_candidates():
         assert [h.id for h in hits] == by_key[:len(hits)]
 
 
+def test_the_cut_counts_past_the_memories_a_search_leaves_out():
+    """Memories a search leaves out (``exclude``, or the query's episode at or after its step) still come back from
+    the index, asked past; the tie check at the cut looked at the n-th place counting them, so where they stood
+    above it the memories tied with the n-th of the others were not all fetched, and the index's order of ties, not
+    the tie key, chose among them. Three left out at 10, two at 8, twenty tied at 5: k = 5 is the two and the tie
+    key's first three of the twenty."""
+    scores = [10.0] * 3 + [8.0] * 2 + [5.0] * 20 + [1.0] * 10
+    x = np.zeros((len(scores), DIM), np.float32)
+    x[:, 0] = scores
+    q = np.zeros(DIM, np.float32)
+    q[0] = 1.0
+    store = MemoryStore(None, StoreConfig(provenance=False, rerank_depth=1), DIM)
+    store.add(records(len(scores)), x)
+    tied = [f"e#{i}" for i in range(5, 25)]
+    first = sorted(tied, key=lambda i: int(tie_keys([store._entries[i].seq])[0]))[:3]
+    for place in ({"exclude": ["e#0", "e#1", "e#2"]}, {"exclude": ["e#0", "e#1", "e#2"], "before": ("e", 30)}):
+        assert [h.id for h in store.search_vector(q, 5, rerank=False, **place)] == ["e#3", "e#4", *first]
+
+
 def test_a_shallow_search_is_a_prefix_of_a_deep_one_with_one_rerank_depth():
     rng = np.random.default_rng(1)
     cfg = StoreConfig(slot_match=0.3, provenance=True, rerank_depth=10)
