@@ -160,3 +160,28 @@ def test_the_stored_links_are_saved_with_the_scope(tmp_path):
     memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
     with pytest.raises(ValueError, match=r"^data\[0\]: this Claude Code entry goes on from entry "):
         memory.add(entries[at:], **ANN)
+
+
+@pytest.mark.parametrize("session", [rewound, parallel_calls, retried, compacted])
+def test_a_sidecar_going_on_after_the_refusal_stores_nothing_of_the_new_branch(session, tmp_path):
+    """A sidecar adds the session's next lines after a refusal (a hook a line an add, its errors logged): their
+    parent is the refused entry, which the scope never stored, and the reader took it for a link the file lacks,
+    reading them as going on from the entry stored last: the new branch's calls were stored after the abandoned
+    turns, the rewound prompt lost. Each of them is refused alike (saved and loaded between them too), the store
+    holds the lines before the rewind as they were, and the refusal's remedy gives the importer's memories."""
+    entries, at = session()
+    memory, refused = ScopedMemory(HashingEncoder(16)), []
+    for n, e in enumerate(entries):
+        if n == at + 1:
+            memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+        before = said(memory)
+        try:
+            memory.add([e], **ANN)
+        except ValueError as err:
+            assert said(memory) == before and "\n" not in str(err) and "delete_all" in str(err)
+            refused.append(n)
+    assert refused == [n for n in range(at, len(entries)) if claude_code.placed(entries[n])]
+    assert said(memory) == said(added([[e] for e in entries[:at]])[0])
+    memory.delete_all(**ANN)
+    memory.add(entries, **ANN)
+    assert said(memory) == said(added([entries])[0])

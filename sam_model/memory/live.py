@@ -196,7 +196,7 @@ class OpenTurn:
         if d["format"] not in TURNS:
             raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(TURNS)}")
         facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool, "added": str, "added_lines": int,
-                 "seen": list, "run": str, "links": list}  # else refused
+                 "seen": list, "run": str, "links": list, "refused": list}  # else refused
         for k, t in facts.items():
             if k in d["facts"] and not isinstance(d["facts"][k], t):
                 raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
@@ -747,6 +747,32 @@ def deciding(turn: OpenTurn | None, tracker: TranscriptState) -> TranscriptState
     for i, message in enumerate(read.messages[:-1]):
         work.feed(message, f"the open turn's message {i}")
     return work
+
+
+def off_refused(fmt: str, facts: Mapping[str, Any], new: list[Any]) -> str | None:
+    """Why an add of Claude Code lines is refused (None: it is not) because a line goes on from an entry an earlier
+    add gave and :func:`left_behind` refused (``facts["refused"]``: the uuids of such entries and of those after
+    them). A sidecar goes on adding the session's next lines after a refusal; their parent is then an entry the scope
+    never stored, which the reader takes for a link the file lacks (a resumed session's) and reads as going on from
+    the entry stored last: the branch the rewind began was stored on the one it left, the rewound prompt lost."""
+    gone = set(facts.get("refused", ())) if fmt == "claude-code" else set()
+    for i, e in enumerate(new):
+        if gone and claude_code.placed(e):
+            point = next((p for p in (e.get("parentUuid"), e.get("logicalParentUuid")) if p in gone), None)
+            if point is not None:
+                return (f"data[{i}]: this Claude Code entry goes on from entry {str(point)[:60]!r}, which an earlier "
+                        "add was refused for (it went on from an entry stored before turns an add had stored: a "
+                        "rewind, an edited prompt, a retried response), so it would be read on the branch the "
+                        "conversation left; delete the run's memories (delete_all) and add the session's lines "
+                        "again from its start in one add, or convert its session file (sam-data transcripts)")
+    return None
+
+
+def refuse(fmt: str, facts: dict[str, Any], new: list[Any]) -> None:
+    """Note in ``facts["refused"]`` the entries of a refused add (:func:`left_behind`, :func:`off_refused`), so that
+    the lines a sidecar adds after them are refused alike, not read on the stored branch."""
+    if fmt == "claude-code":
+        facts["refused"] = [*facts.get("refused", ()), *(e["uuid"] for e in new if claude_code.placed(e))]
 
 
 def fork(t: TranscriptState) -> TranscriptState:

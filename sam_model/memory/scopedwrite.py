@@ -347,8 +347,10 @@ class ScopedWrites:
         lines = [*old, *items]
         if fmt == "gemini-cli" and gemini_cli.rewind_elsewhere(lines, "data"):
             raise ValueError(gemini_cli.rewind_elsewhere(items, "data") or gemini_cli.rewind_elsewhere(lines, "data"))
-        if why := live.left_behind(fmt, facts, old, items):  # a Claude Code branch point an earlier add stored
-            raise ValueError(why)
+        if why := live.off_refused(fmt, facts, items) or live.left_behind(fmt, facts, old, items):
+            if (held := self._open.get(episode)) is not None and held.format == fmt:  # its next lines refused alike
+                live.refuse(fmt, held.facts, items)
+            raise ValueError(why)  # a Claude Code branch point an earlier add stored, or the branch it began
         messages = live.chat(fmt, lines, facts).messages
         before = live.chat(fmt, lines[:cut], facts) if cut else None
         closed = before.messages if before is not None else []
