@@ -98,10 +98,24 @@ def test_a_call_about_to_be_made_given_as_one_streamed_piece_is_assembled():
     every partialArg read as a call of no arguments; one that says more will come is refused."""
     (call,) = as_calls({"functionCall": {"name": "cancel", "partialArgs": [
         {"jsonPath": "$.reservation_id", "stringValue": "QX7"}, {"json_path": "$.reservation_id", "string_value": "Z9A"}]}})
-    assert call.arguments == {"reservation_id": "Z9A"}  # no willContinue: the second piece replaces the first
+    assert call.arguments == {"reservation_id": "QX7Z9A"}  # appended, as google-adk and the Vercel AI SDK do
     (call,) = as_calls({"functionCall": {"name": "cancel", "partialArgs": [
         {"jsonPath": "$.reservation_id", "stringValue": "QX7", "willContinue": True},
         {"jsonPath": "$.reservation_id", "stringValue": "Z9A"}]}})
     assert call.arguments == {"reservation_id": "QX7Z9A"}
     with pytest.raises(TranscriptFormatError, match="streamed functionCall piece that says willContinue"):
         as_calls({"functionCall": {"name": "cancel", "willContinue": True}})
+
+
+@pytest.mark.parametrize("second", ["$.reason", "$['reason']", '$["reason"]'])
+@pytest.mark.parametrize("more", [True, False])
+def test_a_string_given_again_at_its_path_is_appended_however_the_path_is_spelled(second, more):
+    """A string's pieces were joined only where the one before spelled its path alike and said willContinue: the
+    same path spelled $['reason'] after $.reason, or a piece after one without willContinue, replaced the text
+    before it, silently (the reason read 'plans'). google-adk's StreamingResponseAggregator and the Vercel AI SDK's
+    GoogleJSONAccumulator append every string piece of a path to what it holds: so does the reader."""
+    first = {"jsonPath": "$.reason", "stringValue": "change of ", **({"willContinue": True} if more else {})}
+    contents = [{"role": "user", "parts": [{"text": "Cancel it."}]}, piece(name="cancel"), piece([first]),
+                piece([{"jsonPath": second, "stringValue": "plans"}], more=False)]
+    (call,) = to_chat(contents, "x").messages[-1]["tool_calls"]
+    assert call["function"]["arguments"] == {"reason": "change of plans"}

@@ -301,7 +301,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # logged for response.id): those lines are read alone, the repeats refused as duplicate ids, as before 111, where
 # the first line of the id was followed and two conversations mixed (read with --skip-bad). Files whose ids are
 # unique convert byte for byte as in 112.
-CONVERSION_VERSION = 114
+# 115: a streamed string argument's pieces are joined by the path's keys ($.a and $['a'] are one) and whatever
+# willContinue said before (as google-adk and the Vercel AI SDK join them): a piece after one without willContinue,
+# or spelling the path otherwise, replaced the text before it. Only logs of such streams read otherwise.
+CONVERSION_VERSION = 115
 
 
 @dataclass(frozen=True)

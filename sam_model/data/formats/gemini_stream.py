@@ -3,7 +3,9 @@
 With streamed arguments a call comes in pieces, a ``functionCall`` part a chunk: the first holds the ``name`` (and
 ``id``) with ``willContinue: true``, the next ones no name and ``partialArgs``, each ``{"jsonPath": "$.room",
 "stringValue": "living", "willContinue": true}`` (or ``numberValue``, ``boolValue``, ``nullValue``): the value at that
-RFC 9535 path, a string continued by the next piece of the same path while ``willContinue`` says so; an empty
+RFC 9535 path, a string continued by the next pieces of the same path (``willContinue`` says more will come; a
+string given again at a path is appended to it, as google-adk's StreamingResponseAggregator and the Vercel AI SDK's
+GoogleJSONAccumulator append it, the path read by its keys: ``$.a`` and ``$['a']`` are one); an empty
 ``functionCall`` (or one without ``willContinue``) ends the call (googleapis' aiplatform ``FunctionCall`` and
 ``PartialArg``; the Vercel AI SDK's Vertex provider assembles them so). The SDK's chat history keeps one content per
 chunk, so a log holds the pieces: read a part at a time they were a call of no arguments, then calls of no name
@@ -75,11 +77,10 @@ def path_of(path: Any, where: str) -> list[str | int]:
 
 class Stream:
     """The call a run of streamed ``functionCall`` pieces assembles: its arguments (the call's own dict, filled in
-    place), the paths whose string the next piece continues, and whether the last piece said more will come."""
+    place), and whether the last piece said more will come."""
 
     def __init__(self, args: dict[str, Any], where: str) -> None:
         self.args, self.where = args, where
-        self.continued: set[str] = set()
         self.going = False
 
     def feed(self, fc: Mapping[str, Any], where: str) -> None:
@@ -110,17 +111,15 @@ class Stream:
                                                "numberValue, boolValue, nullValue")
         if isinstance(value, float) and value.is_integer():
             value = int(value)  # a double on the wire; 50 as the call's args say it
-        path = p["jsonPath"]
         holder, last = self._holder(keys, where)
         old = holder[last] if isinstance(holder, dict) and last in holder or (
             isinstance(holder, list) and isinstance(last, int) and last < len(holder)) else None
-        if isinstance(value, str) and path in self.continued and isinstance(old, str):
+        if isinstance(value, str) and isinstance(old, str):  # the string's next piece, whatever spells its path
             value = old + value
         if isinstance(holder, list):
             holder.append(value) if last == len(holder) else holder.__setitem__(last, value)
         else:
             holder[last] = value
-        (self.continued.add if p.get("willContinue") is True else self.continued.discard)(path)
 
     def _holder(self, keys: list[str | int], where: str) -> tuple[Any, str | int]:
         """The object or list that holds the value at ``keys`` (made on the way), and its key there."""
