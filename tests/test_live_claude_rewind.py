@@ -185,3 +185,24 @@ def test_a_sidecar_going_on_after_the_refusal_stores_nothing_of_the_new_branch(s
     memory.delete_all(**ANN)
     memory.add(entries, **ANN)
     assert said(memory) == said(added([entries])[0])
+
+
+def test_parallel_calls_results_added_a_line_at_a_time_read_no_whole_session_for_a_branch(monkeypatch):
+    """Each result of parallel calls goes on from its own call's line, not the entry written last, so at each such
+    line the add ran claude_code.abandoned twice over the links of the whole session: a line-by-line session of
+    parallel calls was quadratic (1,601 lines of three calls a turn: 2-3 s of CPU before the links, 7-9 s with
+    them). Results under the lines of the response stored last leave no stored turn and are told so from the lines
+    after their call; a rewind beside them is still refused (the parallel_calls session above)."""
+    s = Session()
+    s.user(HI)
+    for t in range(4):
+        parallel(s, (f"a{t}", "get", {"x": t}, "A"), (f"b{t}", "get", {"y": t}, "B"), (f"c{t}", "get", {"z": t}, "C"))
+        s.respond(text(f"Done {t}."))
+        s.user(f"Next {t}.")
+    read = claude_code.abandoned
+    on_links = []
+    monkeypatch.setattr(claude_code, "abandoned", lambda entries: on_links.append(len(entries)) or read(entries)
+                        if any("said" in (e.get("message") or {}) for e in entries) else read(entries))
+    memory, refused = added([[e] for e in s.entries])
+    assert refused is None and on_links == []
+    assert said(memory) == said(added([s.entries])[0])
