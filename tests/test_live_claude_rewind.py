@@ -206,3 +206,20 @@ def test_parallel_calls_results_added_a_line_at_a_time_read_no_whole_session_for
     memory, refused = added([[e] for e in s.entries])
     assert refused is None and on_links == []
     assert said(memory) == said(added([s.entries])[0])
+
+
+def test_a_compactions_replay_of_stored_turns_is_not_stored_again():
+    """A compaction can write copies of earlier entries (same time, parent and message, new uuids) after the rest;
+    the importer reads each once (tests/test_format_claude_code_branches.py), but an add reads the open turn's lines
+    alone, so copies of lines an earlier add closed were stored again (a line an add: 13 memories for the file's
+    10). Told on the stored lines' links, they are not; every split in two adds stores the file's memories too."""
+    s, _ = before_the_rewind()
+    s.user("Cancel QX7Z9A.")
+    s.respond(tool_use("t2", "cancel", {"reservation_id": "QX7Z9A"}))
+    s.result("t2", "cancelled QX7Z9A")
+    entries = [*s.entries, *({**e, "uuid": f"copy-{n}"} for n, e in enumerate(s.entries[:3]))]
+    whole = said(added([entries])[0])
+    assert len(whole) == len(set(whole)) == 7
+    for adds in [[[e] for e in entries], *([entries[:k], entries[k:]] for k in range(1, len(entries)))]:
+        memory, refused = added(adds)
+        assert refused is None and said(memory) == whole, [len(a) for a in adds]

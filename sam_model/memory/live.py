@@ -784,6 +784,42 @@ def _one_response_after(stored: list[Mapping[str, Any]], k: int) -> bool:
     return True
 
 
+def replays(fmt: str, facts: Mapping[str, Any], turn: list[Any], new: list[Any]) -> list[Any]:
+    """``new`` without the Claude Code turns that repeat one written before them (claude_code's replay: same type,
+    time, parent and message under a new uuid, a compaction's copies of earlier entries, or the same entry again, a
+    resumed session's): the importer reads each once (claude_code.to_chat counts the repeats), but an add reads the
+    open turn's lines alone, so a copy of a line an earlier add closed was stored again, and one kept in the open
+    turn was read again apart from its original at the next add. Read on the stored lines' links
+    (``facts["links"]``), the open turn's ``turn`` and ``new``, only for a line no later than one before it (a copy
+    repeats an earlier time)."""
+    if fmt != "claude-code":
+        return new
+    last = next((e for e in reversed(turn) if claude_code.placed(e)), None) or (facts.get("links") or [{}])[-1]
+    latest = last.get("timestamp") if isinstance(last.get("timestamp"), str) else ""
+    mine = []
+    for k, e in enumerate(new):
+        x = claude_code.link(e)
+        stamp = x.get("timestamp") if x is not None else None
+        if isinstance(stamp, str):
+            if stamp <= latest and claude_code.replay(x) is not None:
+                mine.append((k, x))
+            latest = max(latest, stamp)
+    if not mine:
+        return new
+    near = {(x["type"], x["timestamp"], x.get("parentUuid")) for _, x in mine}
+    before = [*facts.get("links", ()), *(x for e in turn if (x := claude_code.link(e)) is not None)]
+    seen = {claude_code.replay(x) for x in before if (x["type"], x.get("timestamp"), x.get("parentUuid")) in near}
+    drop = set()
+    for k, e in enumerate(new):
+        x = claude_code.link(e)
+        if x is None or (x["type"], x.get("timestamp"), x.get("parentUuid")) not in near:
+            continue
+        if (key := claude_code.replay(x)) in seen:
+            drop.add(k)
+        seen.add(key)
+    return [e for k, e in enumerate(new) if k not in drop]
+
+
 def off_refused(fmt: str, facts: Mapping[str, Any], new: list[Any]) -> str | None:
     """Why an add of Claude Code lines is refused (None: it is not) because a line goes on from an entry an earlier
     add gave and :func:`left_behind` refused (``facts["refused"]``: the uuids of such entries and of those after

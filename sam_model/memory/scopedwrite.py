@@ -332,6 +332,7 @@ class ScopedWrites:
             items = live.retried(fmt, old, facts, items, added)
         elif fmt == live_responses.FORMAT:  # Responses items a closed turn read, equal: read once
             items = live_responses.retried(old, facts, items)
+        as_sent, items = items, live.replays(fmt, facts, old, items)  # a Claude Code turn an earlier add stored, again
         facts, cut = live.read_cut(fmt, old, items, facts)
         if turn is not None and tracker is not None and (why := live.over(turn, items, cut)):
             turn = self._ended(episode, turn, tracker)  # kept only once the add is stored
@@ -347,9 +348,9 @@ class ScopedWrites:
         lines = [*old, *items]
         if fmt == "gemini-cli" and gemini_cli.rewind_elsewhere(lines, "data"):
             raise ValueError(gemini_cli.rewind_elsewhere(items, "data") or gemini_cli.rewind_elsewhere(lines, "data"))
-        if why := live.off_refused(fmt, facts, items) or live.left_behind(fmt, facts, old, items):
+        if why := live.off_refused(fmt, facts, as_sent) or live.left_behind(fmt, facts, old, as_sent):  # data[i] as sent
             if (held := self._open.get(episode)) is not None and held.format == fmt:  # its next lines refused alike
-                live.refuse(fmt, held.facts, items)
+                live.refuse(fmt, held.facts, as_sent)
             raise ValueError(why)  # a Claude Code branch point an earlier add stored, or the branch it began
         messages = live.chat(fmt, lines, facts).messages
         before = live.chat(fmt, lines[:cut], facts) if cut else None

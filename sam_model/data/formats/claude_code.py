@@ -469,6 +469,11 @@ def _entry(chat: Chat, turns: dict[str, dict[str, Any]], e: Mapping[str, Any], w
             turn["tool_calls"] = [*turn.get("tool_calls", []), *m["tool_calls"]]
 
 
+def replay(e: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """:func:`_replay` of a main-chain turn or its :func:`link` (links compared with links: a live add's check)."""
+    return _replay(e) if e["type"] in TURNS or _queued(e) else None
+
+
 def _replay(e: Mapping[str, Any]) -> tuple[Any, ...] | None:
     """What a compaction's replay of a turn repeats under a new uuid (type, time, parent and message); None for an
     entry without a time, never taken for a replay."""
