@@ -147,3 +147,25 @@ def test_a_live_add_of_session_lines_applies_its_rewinds_and_refuses_one_of_an_e
         later.add([{"$rewindTo": "u2"}, *new_branch()], user_id="ann")
     assert str(err.value).startswith("data[0]: a Gemini CLI $rewindTo of message 'u2', which is not among this add's")
     assert "\n" not in str(err.value) and len(later.get_all(user_id="ann")["results"]) == n
+
+
+def test_a_sidecar_going_on_after_a_refused_rewind_stores_nothing_of_the_new_branch(tmp_path):
+    """A sidecar adds the session's next records after the refusal of its $rewindTo (a hook a line an add, its
+    errors logged): the new branch's messages name no parent, so they were read after the turns the rewind removed
+    (the cancel stored after 'It is an economy seat.'), as if no rewind had been written. Each later add is refused
+    alike (saved and loaded between them too), the store as before the rewind, until the session is added again."""
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add([header(), *before_the_rewind(), *abandoned()], user_id="ann")
+    stored = [r["memory"] for r in memory.get_all(user_id="ann")["results"]]
+    with pytest.raises(ValueError, match=r"^data\[0\]: a Gemini CLI \$rewindTo of message 'u2'"):
+        memory.add([{"$rewindTo": "u2"}], user_id="ann")
+    memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    for record in new_branch():
+        with pytest.raises(ValueError) as err:
+            memory.add([record], user_id="ann")
+        assert str(err.value).startswith("data: an earlier add of this session's lines was refused for its $rewindTo "
+                                         "of message 'u2'") and "delete_all" in str(err.value)
+    assert [r["memory"] for r in memory.get_all(user_id="ann")["results"]] == stored
+    memory.delete_all(user_id="ann")
+    memory.add([header(), *before_the_rewind(), *abandoned(), {"$rewindTo": "u2"}, *new_branch()], user_id="ann")
+    assert "CALL cancel(reservation_id=QX7Z9A)" in [r["memory"] for r in memory.get_all(user_id="ann")["results"]]

@@ -196,7 +196,8 @@ class OpenTurn:
         if d["format"] not in TURNS:
             raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(TURNS)}")
         facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool, "added": str, "added_lines": int,
-                 "seen": list, "run": str, "links": list, "refused": list}  # else refused
+                 "seen": list, "run": str, "links": list, "refused": list,
+                 "rewound": str}  # else refused
         for k, t in facts.items():
             if k in d["facts"] and not isinstance(d["facts"][k], t):
                 raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
@@ -841,9 +842,24 @@ def off_refused(fmt: str, facts: Mapping[str, Any], new: list[Any]) -> str | Non
 
 def refuse(fmt: str, facts: dict[str, Any], new: list[Any]) -> None:
     """Note in ``facts["refused"]`` the entries of a refused add (:func:`left_behind`, :func:`off_refused`), so that
-    the lines a sidecar adds after them are refused alike, not read on the stored branch."""
+    the lines a sidecar adds after them are refused alike, not read on the stored branch; for Gemini CLI, whose
+    messages name no parent, the refused rewind itself (:func:`after_rewind`)."""
     if fmt == "claude-code":
         facts["refused"] = [*facts.get("refused", ()), *(e["uuid"] for e in new if claude_code.placed(e))]
+    elif fmt == "gemini-cli" and "rewound" not in facts:
+        facts["rewound"] = next((str(r["$rewindTo"]) for r in new if isinstance(r, Mapping) and "$rewindTo" in r), "")
+
+
+def after_rewind(fmt: str, facts: Mapping[str, Any]) -> str | None:
+    """Why an add of Gemini CLI lines is refused (None: it is not) because an earlier add's $rewindTo of a stored
+    message was (gemini_cli.rewind_elsewhere): the lines a sidecar adds after it are the new branch, and their
+    messages name no parent, so they were read after the turns the rewind removed, as if it had not been written."""
+    if fmt != "gemini-cli" or "rewound" not in facts:
+        return None
+    return (f"data: an earlier add of this session's lines was refused for its $rewindTo of message "
+            f"{facts['rewound'][:60]!r}, which an earlier add stored: these lines go on from the rewound conversation "
+            "and would be read after the turns it removed; delete the run's memories (delete_all) and add the "
+            "session's lines again from its start in one add, or convert its session file (sam-data transcripts)")
 
 
 def fork(t: TranscriptState) -> TranscriptState:

@@ -346,12 +346,12 @@ class ScopedWrites:
             old, items = live_responses.revised(old, items)
             facts, cut = live.read_cut(fmt, old, items, facts)
         lines = [*old, *items]
-        if fmt == "gemini-cli" and gemini_cli.rewind_elsewhere(lines, "data"):
-            raise ValueError(gemini_cli.rewind_elsewhere(items, "data") or gemini_cli.rewind_elsewhere(lines, "data"))
-        if why := live.off_refused(fmt, facts, as_sent) or live.left_behind(fmt, facts, old, as_sent):  # data[i] as sent
+        if why := live.after_rewind(fmt, facts) or (fmt == "gemini-cli" and gemini_cli.rewind_elsewhere(
+                lines, "data") and (gemini_cli.rewind_elsewhere(items, "data") or gemini_cli.rewind_elsewhere(
+                lines, "data"))) or live.off_refused(fmt, facts, as_sent) or live.left_behind(fmt, facts, old, as_sent):
             if (held := self._open.get(episode)) is not None and held.format == fmt:  # its next lines refused alike
                 live.refuse(fmt, held.facts, as_sent)
-            raise ValueError(why)  # a Claude Code branch point an earlier add stored, or the branch it began
+            raise ValueError(why)  # a rewind of what an earlier add stored, or the branch it began (data[i] as sent)
         messages = live.chat(fmt, lines, facts).messages
         before = live.chat(fmt, lines[:cut], facts) if cut else None
         closed = before.messages if before is not None else []
