@@ -55,7 +55,8 @@ class Hit:
     opens_task: bool | None = None
     # whether an earlier tool call of the query's task took a value from the memory (sam_model.data.reuse: its
     # conversation's labels, as evaluate.py reads a log's), where the search was told (ScopedMemory always; a
-    # MemoryStore search given ``used``); None where it was not. What a reuse model scores as u_m = 1, and what an
+    # MemoryStore search given ``used``); None where it was not, and in ScopedMemory where the uses are not known
+    # (a memory of another episode than the query's, a task with labels dropped: sam_model.memory.scopeduses). What a reuse model scores as u_m = 1, and what an
     # agent or a used-first ordering can read whatever the model
     used: bool | None = None
 

@@ -204,3 +204,96 @@ def test_the_langgraph_store_refuses_the_model_at_once(reuse_net, tmp_path):
     saved.save(tmp_path / "graph")  # a store saved without a model (its vectors given), loaded with this one
     with pytest.raises(ValueError, match="^SAMStore does not track"):
         SAMStore.load(tmp_path / "graph", retriever(reuse_net), reencode=True)
+
+
+def _life(tmp_path, episodes: list[list[dict]], name: str = "life"):
+    """evaluate.py's life of ``episodes`` (their events as dicts, steps from 0 each): its log, the used memories'
+    steps of each decision (ranking.used_memories) and the decisions' (step, task start)."""
+    from sam_model.data.lives import make_lives
+
+    log = write_events(tmp_path / f"{name}.jsonl", make_lives([d for ep in episodes for d in ep], len(episodes)))
+    data = build_eval_data(str(log), read_episodes(log), "episode")
+    used = [sorted(data.memories[p].step for p in used_memories(data.memories, ex)) for ex in data.examples]
+    return log, used, [(ex.step, ex.task_start) for ex in data.examples]
+
+
+def _synthetic(n: int) -> list[list[dict]]:
+    from sam_model.data.synthetic import generate_episodes
+
+    return generate_episodes(n, seed=1)
+
+
+def _steps(ids) -> list[int]:
+    return sorted(int(str(i).rpartition("#")[2]) for i in ids)
+
+
+def test_episodes_added_to_one_scope_give_the_lifes_uses_and_ranking_across_a_save(reuse_net, tmp_path):
+    """One memory serving task after task: episodes whose steps each start at 0, their events added one by one to
+    one scope (saved and loaded in the middle of the second), searched at each decision point before its event is
+    written: evaluate.py's uses and ranking on the life of them (each episode a task of its own, its labels naming
+    its own events). Before, a later episode was numbered on with its labels dropped: its uses were the first
+    episode's, carried on."""
+    episodes = _synthetic(3)
+    log, want_used, _ = _life(tmp_path, episodes)
+    assert any(u for u in want_used[8:]) and want_used[8] == []  # the second task starts with no uses: can fail
+    _, want = evaluate_rankings(reuse_net, log)
+    memory, told, got, n = ScopedMemory(retriever(reuse_net), k=DEPTH), [], [], 0
+    for ep in episodes:
+        for d in ep:
+            n += 1
+            if n == len(episodes[0]) + 20:
+                memory.save(tmp_path / "saved")
+                assert "numbering" in json.loads((tmp_path / "saved" / "scoped.json").read_text())
+                memory = ScopedMemory.load(tmp_path / "saved", retriever(reuse_net))
+            e = parse_event(d, "test")
+            if e.is_decision_point:
+                told.append(_steps(memory.used(memory.query_input(e.text, e.state, user_id="u")[1])))
+                got.append(_steps(r["id"] for r in memory.search(e.text, e.state, user_id="u")["results"]))
+            memory.add(d, user_id="u")
+    assert told == want_used
+    assert got == [_steps(w) for w in want]
+
+
+def test_an_event_file_of_several_episodes_added_at_once_keeps_each_ones_labels(reuse_net, tmp_path):
+    """The same episodes as one add (an agent's event file) into each of two scopes, the second's episodes in
+    another order: each scope's uses at each decision (its step and task start in the scope's life) are evaluate.py's
+    on that life, and one scope's never the other's."""
+    episodes = _synthetic(3)
+    other = [episodes[2], episodes[0], episodes[1]]
+    _, want_a, points_a = _life(tmp_path, episodes, "a")
+    _, want_b, points_b = _life(tmp_path, other, "b")
+    assert want_a != want_b
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    memory.add([d for ep in episodes for d in ep], user_id="a")
+    memory.add([d for ep in other for d in ep], user_id="b")
+    for user, want, points in (("a", want_a, points_a), ("b", want_b, points_b)):
+        assert [_steps(memory.used({"episode": user, "step": s, "task_start": t})) for s, t in points] == want
+        # the task start a search reads is the life's: the last episode's first step
+        assert memory.query_input("", user_id=user)[1]["task_start"] == points[-1][1]
+
+
+def test_a_hit_whose_uses_are_not_known_says_none(reuse_net, tmp_path):
+    """Hit.used is None where the uses are not known, not False: a user's search reaching the memories of its runs'
+    scopes (only the scope's own episode's uses are read), and a conversation given an agent-log decision point,
+    numbered on with its labels dropped (a used one still says True); a save keeps which those are."""
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    events = _synthetic(1)[0]
+    memory.add(events[:40], user_id="u")
+    memory.add(events[:10], user_id="u", run_id="r")
+    found = memory.search("", user_id="u", limit=50)["results"]
+    assert {r["episode_id"] for r in found} == {"u", "u//r"}
+    assert all("used" not in r for r in found if r["episode_id"] == "u//r")
+    assert {r["used"] for r in found if r["episode_id"] == "u"} == {True, False}
+
+    _live(memory, "a", CHAT[:-1])
+    known = memory.search("", run_id="a", limit=50)["results"]
+    assert {r.get("used") for r in known} == {True, False}
+    memory.add({"kind": "result", "text": "logged elsewhere", "step": 3, "useful_memory_steps": [1]}, run_id="a")
+    for m in (memory, None):
+        if m is None:
+            memory.save(tmp_path / "saved")
+            m = ScopedMemory.load(tmp_path / "saved", retriever(reuse_net))
+        found = m.search("", run_id="a", limit=50)["results"]
+        assert [r.get("used") for r in found if r.get("used") is not None] == [True] * 2
+        assert sorted(r["id"] for r in found if r.get("used")) == m.used(m.query_input("", run_id="a")[1])
+        assert any("used" not in r for r in found)

@@ -40,8 +40,10 @@ nothing out, so search before adding it, or give its step.
 
 And whatever it ranks by, a search is told which of the episode's memories the earlier tool calls of its task took
 values from (before its step, from its task start on), read off the scopes' own conversation's labels as evaluate.py
-reads a log's (sam_model.memory.scopeduses): each result says so (``used``), and a model that scores it
-(``task_reuse``) ranks by it as evaluate.py's replay does.
+reads a log's (sam_model.memory.scopeduses): each result says so (``used``; left out where it is not known: a
+memory of another episode than the scopes' own, a task whose labels were dropped), and a model that scores it
+(``task_reuse``) ranks by it as evaluate.py's replay does. Agent-log episodes added to one scope, each with steps
+from 0, are stored as evaluate.py's life of them: each a task, its labels its own (sam_model.memory.scopedsteps).
 
 Threads: one ScopedMemory may serve every request thread of an agent server. Each method holds ``memory.lock``
 (a re-entrant lock, sam_model.locking: the store's own, ``memory.store.lock``), so concurrent adds, searches,
@@ -75,6 +77,7 @@ from sam_model.memory.scopedfilters import matches
 from sam_model.memory.scopedinput import unstored
 from sam_model.memory.scopedresult import _said, result
 from sam_model.memory.scopedsearch import ScopedSearch
+from sam_model.memory.scopedsteps import Numbering
 from sam_model.memory.scopedwrite import ScopedWrites
 from sam_model.store import MemoryStore, encoder_of, store_config_of
 from sam_model.storeconfig import StoreConfig
@@ -121,6 +124,12 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         # episode -> step -> the labels of an agent-log event added with its own step (a decision point of a log
         # replayed): what its call took values from, read as the conversation's are (sam_model.memory.scopeduses)
         self._labels: dict[str, dict[int, tuple[int, ...]]] = {}
+        # episode -> the agent-log episode its events with steps of their own now continue (where the next ones go:
+        # sam_model.memory.scopedsteps)
+        self._numbering: dict[str, Numbering] = {}
+        # episode -> the steps of decision points whose labels are not known (agent-log events numbered on): the
+        # uses of a task holding one are not known whole (a search's Hit.used says None but where it is known used)
+        self._unknown: dict[str, set[int]] = {}
         # loaded from a save of an earlier version and moved to this one (_place_episodes): a caller that keeps the
         # memory in a checkpoint (a served tenant) saves it at once, or every start moves it again
         self.migrated = False
@@ -375,6 +384,8 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._base.pop(episode, None)
         self._open.pop(episode, None)
         self._labels.pop(episode, None)
+        self._numbering.pop(episode, None)
+        self._unknown.pop(episode, None)
         self.store.recorder.forget(episode)
 
     def _in_conversation(self, hit: Hit) -> tuple[TranscriptState, int] | None:
@@ -398,7 +409,8 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         for h in hits:
             self._log(h.id, "DELETE", _said(h), None)
         live = {h.episode_id for h in self.store.get_all()}  # once: per tracker it made delete_all quadratic
-        for ep in (set(self._trackers) | set(self._labels) | self.store.recorder.episodes()) - live:  # nor the store's
+        for ep in (set(self._trackers) | set(self._labels) | set(self._numbering) | set(self._unknown)
+                   | self.store.recorder.episodes()) - live:  # nor the store's
             # last state of it
             self._drop_conversation(ep)
         return {"message": f"{len(hits)} memories deleted"}
@@ -412,6 +424,8 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._base.clear()
         self._open.clear()
         self._labels.clear()
+        self._numbering.clear()
+        self._unknown.clear()
         self._times.clear()
         self._history.clear()
         self._owners.clear()

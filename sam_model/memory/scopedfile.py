@@ -27,6 +27,7 @@ from sam_model.io import SAMFileError, atomic_dir, reading, refuse_links, unique
 from sam_model.limits import check_count, check_k
 from sam_model.locking import gc_paused, locked
 from sam_model.memory import live
+from sam_model.memory.scopedsteps import Numbering
 from sam_model.store import MemoryStore, encoder_of
 
 SCOPED_FILE = "scoped.json"
@@ -57,6 +58,13 @@ def _labels(kept: Any, episode: str) -> dict[int, tuple[int, ...]]:
     return {p[0]: tuple(p[1]) for p in kept}
 
 
+def _steps(kept: Any, where: str) -> list[int]:
+    """A list of steps of scoped.json (``unknown``: an episode's decision points whose labels are not known)."""
+    if not isinstance(kept, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in kept):
+        raise ValueError(f"{where} must be a list of steps, non-negative integers")
+    return kept
+
+
 class ScopedFiles:
     """A ScopedMemory's save and load (mixin of sam_model.memory.scoped.ScopedMemory; see the module doc)."""
 
@@ -83,7 +91,11 @@ class ScopedFiles:
                             "trackers": {ep: t.state_dict() for ep, t in self._trackers.items()},
                             "open": {ep: t.state_dict() for ep, t in self._open.items()},
                             **({"labels": {ep: [[st, list(ls)] for st, ls in kept.items()]
-                                           for ep, kept in self._labels.items()}} if self._labels else {})}))
+                                           for ep, kept in self._labels.items()}} if self._labels else {}),
+                            **({"numbering": {ep: n.to_json() for ep, n in self._numbering.items()}}
+                               if self._numbering else {}),
+                            **({"unknown": {ep: sorted(st) for ep, st in self._unknown.items()}}
+                               if self._unknown else {})}))
 
     def write_snapshot(self, path: str | os.PathLike, snap: tuple[tuple[dict, Any], tuple[list, list, str]]) -> Path:
         """Write a :meth:`snapshot` as the folder ``path``, atomically, without the lock."""
@@ -158,6 +170,9 @@ class ScopedFiles:
                 self._open = {ep: live.OpenTurn.from_state_dict(t) for ep, t in d.get("open", {}).items()
                               if ep in self._trackers}  # saves before open turns: none
                 self._labels = {ep: _labels(kept, ep) for ep, kept in d.get("labels", {}).items()}  # before: none
+                self._numbering = {ep: Numbering.from_json(n, f"numbering of {ep!r}")  # saves before 2026-12-06: none
+                                   for ep, n in d.get("numbering", {}).items()}
+                self._unknown = {ep: set(_steps(st, f"unknown of {ep!r}")) for ep, st in d.get("unknown", {}).items()}
                 self._times = {i: [c, u] for i, c, u in d.get("times", [])}  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
                 for i, h in self._history.items():

@@ -11,6 +11,7 @@ open turns, and the scope checks and result views every call shares (``_scopes``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -26,7 +27,7 @@ from sam_model.locking import locked
 from sam_model.memory import live
 from sam_model.memory.scopedfilters import matches
 from sam_model.memory.scopedinput import _check_calls_size
-from sam_model.memory.scopeduses import used_ids, used_steps
+from sam_model.memory.scopeduses import used_ids, used_steps, uses_known
 
 
 class ScopedSearch:
@@ -81,6 +82,9 @@ class ScopedSearch:
             hits = self.store.search(inputs["state"], inputs["observation"], n, **scopes, ids=ids,
                                      step=inputs["step"], task_start=inputs["task_start"], query_vector=q, fold=True,
                                      query_episode=inputs["episode"], used=used)
+        known = self.uses_known(inputs)  # else (and of other episodes) a hit not among them says None, not False
+        hits = [h if h.episode_id == inputs["episode"] and (known or h.used) else dataclasses.replace(h, used=None)
+                for h in hits]
         if threshold is not None:
             hits = [h for h in hits if h.score >= threshold]
         out["results"] = [self._result(h) for h in hits]
@@ -132,10 +136,20 @@ class ScopedSearch:
         (sam_model.memory.scopeduses). The search tells the store (u_m for a reuse model; Hit.used, ``used`` in
         each result)."""
         episode = inputs["episode"]
-        start = inputs["task_start"] if "task_start" in inputs else self.store.recorder.task_start(episode)
         steps = used_steps(self._trackers.get(episode), self._base.get(episode, 0), self._labels.get(episode, {}),
-                           inputs.get("step"), start)
+                           inputs.get("step"), self._task_start(inputs))
         return used_ids(episode, steps)
+
+    def uses_known(self, inputs: Mapping[str, Any]) -> bool:
+        """Whether :meth:`used` is every memory the query's task used: no decision point of it before the query's
+        step had its labels dropped (agent-log events numbered on, ScopedMemory._unknown). Only the query's own
+        episode's uses are ever read: a hit of another episode (a user's search reaching its runs' scopes) says
+        None too."""
+        return uses_known(self._unknown.get(inputs["episode"], ()), inputs.get("step"), self._task_start(inputs))
+
+    def _task_start(self, inputs: Mapping[str, Any]) -> int | None:
+        """The query's task start: given (None: unknown), else the episode's current task's (a text query's)."""
+        return inputs["task_start"] if "task_start" in inputs else self.store.recorder.task_start(inputs["episode"])
 
     def encode_query(self, kind: str, inputs: Sequence[Mapping[str, Any]]) -> Any:
         """Query vectors (n, dim) for :meth:`query_input` answers of one ``kind``, in one encoder call."""

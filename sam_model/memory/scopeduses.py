@@ -12,13 +12,18 @@ Per scope: only the scopes' own episode's conversation is read (ScopedMemory.epi
 sees another's uses, even where their texts are the same. Nothing is kept beside the conversation, which a save
 holds already (sam_model.memory.scopedfile): the uses come back with it. Agent-log events added to a scope with
 their own steps (a log replayed, as evaluate.py reads it) keep their labels (``useful_memory_steps``) beside the
-conversation, saved with it (ScopedMemory._labels); events numbered on after a conversation's keep none, as their
-labels name steps of another numbering.
+conversation, saved with it (ScopedMemory._labels), in the stored numbering: an episode whose steps restart (one
+memory serving task after task) is stored as evaluate.py's life of the episodes, a task of its own, its labels
+shifted with its steps (sam_model.memory.scopedsteps), so its uses are its own and the earlier task's stop.
+Events numbered on (after a conversation's, or given without steps) keep none: their decision points' uses are
+not known (ScopedMemory._unknown), and a search of a task holding one says so (:func:`uses_known`: Hit.used None
+but where a memory is known used). Only the scopes' own episode's uses are read: a hit of another episode (a
+user's search reaching its runs' scopes) says None.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from sam_model.data.examples import MemoryRecord
 from sam_model.data.reuse import earlier_uses, task_uses
@@ -38,9 +43,15 @@ def used_steps(tracker: TranscriptState | None, base: int, logged: Mapping[int, 
     return task_uses(earlier_uses([*steps, end], [*(labels[s] for s in steps), []])[-1], task_start)
 
 
+def uses_known(unknown: Collection[int], step: int | None, task_start: int | None) -> bool:
+    """Whether none of the ``unknown`` decision points (whose labels were dropped: ScopedMemory._unknown) lies
+    before ``step`` (None: now) and at or after ``task_start`` (None: the episode's every one counts)."""
+    return not any((task_start is None or d >= task_start) and (step is None or d < step) for d in unknown)
+
+
 def used_ids(episode: str, steps: Mapping[int, int]) -> list[str]:
     """The ids of :func:`used_steps`' memories in ``episode`` (those deleted since are passed over by the store)."""
     return [MemoryRecord.make_id(episode, s) for s in steps]
 
 
-__all__ = ["used_ids", "used_steps"]
+__all__ = ["used_ids", "used_steps", "uses_known"]

@@ -1,8 +1,9 @@
 """How an add to a ScopedMemory becomes memories: chat messages fed through the scopes' conversation's running state
 (sam_model.data.toolstate.TranscriptState, as the transcript importer writes them: a tool call fixes the state of
 the event before it), an agent's session lines read with the scope's open turn (sam_model.memory.live), agent-log
-events numbered on after the conversation's, a conversation saved behind its memories caught up, all or nothing:
-a refused batch leaves the conversation and the store as they were.
+events placed as evaluate.py's life of them (sam_model.memory.scopedsteps) or numbered on after the conversation's,
+a conversation saved behind its memories caught up, all or nothing: a refused batch leaves the conversation and the
+store as they were.
 
 Apart from ScopedMemory because the write path is its own idea, read top to bottom here: ScopedWrites is a mixin of
 sam_model.memory.scoped.ScopedMemory (its only user), writing to the memory's store, conversations, open turns and
@@ -39,6 +40,7 @@ from sam_model.memory.scopedinput import (
     read_add,
 )
 from sam_model.memory.scopedresult import _said
+from sam_model.memory.scopedsteps import place
 
 MAX_CATCH_UP = 1_000  # steps a conversation saved behind its memories takes in (ScopedMemory._catch_up)
 
@@ -102,8 +104,9 @@ class ScopedWrites:
                             f"(with 'kind' and 'text'), not a mix: item 0 is a chat message, item {j} is "
                             + (f"{json_type(items[j])} without 'role'" if isinstance(items[j], Mapping)
                                else json_type(items[j])))
-        events = []
+        events, own = [], []
         for i, m in enumerate(items):
+            own.append(not isinstance(m, Mapping) or "step" in m)  # a dict without a step has none of its own
             if isinstance(m, Mapping) and "kind" in m:
                 m = parse_event({"episode_id": episode, "step": 0, **m}, "add(...)", i + 1)
             if not isinstance(m, Event):
@@ -114,7 +117,7 @@ class ScopedWrites:
                                    "(langchain_core.messages), which the langchain reader reads"
                                    if type(m).__module__.startswith("langchain") else ""))
             events.append(m)
-        return {"results": self._add_events(events, episode, scopes, metadata)}
+        return {"results": self._add_events(events, episode, scopes, metadata, all(own))}
 
     @locked
     def check_add(self, data: Any, name: str, max_calls: int | None = None, user_id: str | None = None,
@@ -136,8 +139,11 @@ class ScopedWrites:
         None: not an agent's session lines."""
         return live.format_of(items, self._open.get(episode)) if all(isinstance(m, Mapping) for m in items) else None
 
-    def _add_events(self, events: list[Event], episode: str, scopes: dict, metadata) -> list[dict]:
-        """Events keep their steps when they have them in order after the episode's; else they are numbered on.
+    def _add_events(self, events: list[Event], episode: str, scopes: dict, metadata, own: bool = True) -> list[dict]:
+        """Events with steps of their own (``own``) in a scope with no conversation are placed as evaluate.py's life
+        of them places them (sam_model.memory.scopedsteps: an episode whose steps restart is numbered on after the
+        scope's last step, its labels shifted with it, a task of its own); else they are numbered on, and the labels
+        of their decision points are not known (ScopedMemory._unknown: a search's Hit.used says None).
 
         In a scope written by chat messages too, the events join its conversation (TranscriptState.note), numbered
         on: later tool calls are traced to them, and the next message's memory takes the step after them. (They
@@ -147,8 +153,11 @@ class ScopedWrites:
         if tracker is not None:
             tracker = self._catch_up(episode, tracker)
         nxt = (self.store.next_step(episode) or 0) if tracker is None else self._base[episode] + len(tracker.events)
-        keep = tracker is None and [e.step for e in events] == sorted({e.step for e in events}) and events[0].step >= nxt
-        out = [dataclasses.replace(e, episode_id=episode, step=e.step if keep else nxt + j) for j, e in enumerate(events)]
+        if tracker is None and own:
+            out, labels, numbering = place(events, episode, nxt, self._numbering.get(episode))
+        else:  # their steps (none, or another numbering than the conversation's): numbered on, the labels unknown
+            out = [dataclasses.replace(e, episode_id=episode, step=nxt + j) for j, e in enumerate(events)]
+            labels, numbering = {}, None
         before = None if tracker is None else tracker.mark()
         try:
             for e in out if tracker is not None else ():
@@ -158,9 +167,14 @@ class ScopedWrites:
             if before is not None:
                 tracker.rollback(before)
             raise
-        if keep:  # their labels name the episode's own steps: the uses of a log replayed (sam_model.memory.scopeduses)
-            self._labels.setdefault(episode, {}).update({e.step: tuple(e.useful_memory_steps) for e in out
-                                                         if e.useful_memory_steps})
+        if labels:  # what the decisions' calls took values from (sam_model.memory.scopeduses)
+            self._labels.setdefault(episode, {}).update(labels)
+        if unknown := {e.step for e in out if e.is_decision_point and e.step not in labels}:
+            self._unknown.setdefault(episode, set()).update(unknown)
+        if numbering is None:
+            self._numbering.pop(episode, None)
+        else:
+            self._numbering[episode] = numbering
         self._close(episode)  # the events joined the conversation after the open turn's lines
         return self._added(out)
 

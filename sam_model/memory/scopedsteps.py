@@ -1,0 +1,76 @@
+"""Where agent-log events added to a scope with steps of their own are stored, and what their labels then name.
+
+One memory serving task after task (an agent's event file of several episodes, or add after add of new episodes)
+gets episodes whose steps each start again at 0. They are stored as evaluate.py's life of them is
+(sam_model.data.lives.make_lives): each episode after the scope's last step (its own step + the offset, the
+scope's next step where it began), its labels shifted with it, so each still names the event it named, and each
+episode a task of its own (``meta.source_episode`` set to a key of the episode, what MemoryRecorder and
+sam_model.data.lives.task_starts read as a new task; an event that carries one keeps its own). An event continues
+the scope's current episode (:class:`Numbering`) when it has that episode's id and a later step that still lies
+past the scope's newest memory; anything else begins a new one. The first events of a scope (or of one saved
+before numberings were kept) keep their steps where they lie past its newest memory, as before.
+
+Until 2026-12-06 an episode whose steps restarted was numbered on with its labels dropped, so its decisions' uses
+(sam_model.memory.scopeduses) were missing while the earlier episode's carried on, and its task never began.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from sam_model.data.lives import SOURCE_KEY
+from sam_model.data.schema import Event
+
+
+@dataclasses.dataclass(frozen=True)
+class Numbering:
+    """The agent-log episode a scope is being given: its own id, its last step given, the offset its steps are
+    stored at, and the task key set on its events (None: the events' own meta kept, the scope's first episode)."""
+
+    episode: str
+    last: int
+    offset: int
+    task: str | None
+
+    def to_json(self) -> list:
+        return [self.episode, self.last, self.offset, self.task]
+
+    @classmethod
+    def from_json(cls, d: Any, where: str) -> Numbering:
+        """A :meth:`to_json` list (scoped.json's ``numbering``), checked: ValueError naming ``where``."""
+        ok = lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 0  # noqa: E731
+        if not (isinstance(d, list) and len(d) == 4 and isinstance(d[0], str) and ok(d[1]) and ok(d[2])
+                and (d[3] is None or isinstance(d[3], str))):
+            raise ValueError(f"{where} must be [episode, last step, offset, task key or null], steps non-negative "
+                             "integers")
+        return cls(*d)
+
+
+def place(events: Sequence[Event], episode: str, nxt: int, numbering: Numbering | None
+          ) -> tuple[list[Event], dict[int, tuple[int, ...]], Numbering | None]:
+    """(``events`` as stored in the scope's ``episode``, the labels of its decision points by stored step in the
+    stored numbering, the numbering after them). ``nxt``: the scope's next free step; ``numbering``: its current
+    episode's (None: none known)."""
+    out, labels = [], {}
+    for e in events:
+        cur = numbering
+        if cur is not None and e.episode_id == cur.episode and e.step > cur.last and e.step + cur.offset >= nxt:
+            numbering = dataclasses.replace(cur, last=e.step)
+        elif cur is None and e.step >= nxt:  # the scope's first events: their own steps, as before
+            numbering = Numbering(e.episode_id, e.step, 0, None)
+        else:  # a new episode (its steps restarted, or another id): after the scope's last step, a task of its own
+            numbering = Numbering(e.episode_id, e.step, nxt, f"{e.episode_id}@{nxt}")
+        step = e.step + numbering.offset
+        meta = e.meta
+        if numbering.task is not None and SOURCE_KEY not in (meta or {}):
+            meta = {**(meta or {}), SOURCE_KEY: numbering.task}
+        out.append(dataclasses.replace(e, episode_id=episode, step=step, meta=meta))
+        if e.useful_memory_steps:
+            labels[step] = tuple(int(x) + numbering.offset for x in e.useful_memory_steps)
+        nxt = step + 1
+    return out, labels, numbering
+
+
+__all__ = ["Numbering", "place"]
