@@ -297,3 +297,22 @@ def test_a_hit_whose_uses_are_not_known_says_none(reuse_net, tmp_path):
         assert [r.get("used") for r in found if r.get("used") is not None] == [True] * 2
         assert sorted(r["id"] for r in found if r.get("used")) == m.used(m.query_input("", run_id="a")[1])
         assert any("used" not in r for r in found)
+
+
+def test_the_janus_bank_adapters_refuse_the_model(reuse_net):
+    """Janus's memory-bank adapters score the bank's units, which a bank never marks used (it keeps no conversation):
+    a reuse model is refused when they are made, in one line naming the adapter, as SAMMemory is, not scored with
+    u_m = 0 silently; a model without it is taken."""
+    from sam_model.janus.adapters.bank_recall import RecallEvaluator, StreamUpdater
+    from sam_model.janus.adapters.memory_bank import BankEvaluator, BankUpdater
+
+    for name, make in (("BankUpdater", BankUpdater), ("BankEvaluator", BankEvaluator),
+                       ("RecallEvaluator", RecallEvaluator), ("StreamUpdater", lambda r: StreamUpdater(r, []))):
+        with pytest.raises(ValueError, match="task_reuse") as err:
+            make(retriever(reuse_net))
+        assert "\n" not in str(err.value) and str(err.value).startswith(name)
+        reuse_net.reuse, kept = None, reuse_net.reuse
+        try:
+            make(retriever(reuse_net))
+        finally:
+            reuse_net.reuse = kept

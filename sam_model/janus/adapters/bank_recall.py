@@ -27,7 +27,7 @@ import numpy as np
 
 from sam_model.data.schema import Event, State
 from sam_model.encoding import Encoder
-from sam_model.janus.adapters.memory_bank import BankTask, BankUpdater, copy_bank
+from sam_model.janus.adapters.memory_bank import BankTask, BankUpdater, copy_bank, refuse_reuse
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.rules import BankRules
 
@@ -162,6 +162,7 @@ class RecallEvaluator:
     def __init__(self, retriever: Encoder, k: int = 5, batch_size: int = 64):
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
+        refuse_reuse(retriever, "RecallEvaluator")
         self.retriever, self.k, self.batch_size = retriever, k, batch_size
 
     def correct(self, memory: MemoryBank, tasks: Sequence[RecallTask]) -> np.ndarray:

@@ -40,6 +40,7 @@ from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.rules import BankRules as Updater
 from sam_model.memory.unit import MemoryUnit
+from sam_model.store import encoder_of, reads_reuse
 
 # kinds that get their own bin in φ's histogram; anything else falls in "other"
 PHI_KINDS = ("user", "system", "observation", "thought", "action", "result", "summary")
@@ -119,6 +120,16 @@ def _as_tasks(tasks: Sequence[Any]) -> list[BankTask]:
     return out
 
 
+def refuse_reuse(retriever: Any, who: str) -> None:
+    """A retriever whose model scores reuse within a task (model.net.task_reuse) refused in one line: a bank
+    keeps no conversation, so it is never told which memories earlier tool calls used, and every unit would score
+    u_m = 0, silently (SAMMemory refuses it alike)."""
+    if reads_reuse(encoder_of(retriever)):
+        raise ValueError(f"{who}: the memory bank does not track which memories earlier tool calls used, which this "
+                         "model scores (model.net.task_reuse), so every unit would score as unused: use a model "
+                         "without it")
+
+
 class BankUpdater:
     """The base updater: a copy of the bank observes every event of the tasks, in order.
 
@@ -130,6 +141,7 @@ class BankUpdater:
     """
 
     def __init__(self, retriever: Retriever, config: MemoryConfig | None = None, batch_size: int = 64):
+        refuse_reuse(retriever, type(self).__name__)
         self.retriever, self.config, self.batch_size = retriever, config, batch_size
 
     def propose(self, memory: MemoryBank, tasks: Sequence[BankTask], feedback: Any = None) -> MemoryBank:
@@ -190,6 +202,7 @@ class BankEvaluator:
     def __init__(self, retriever: Retriever, k: int = 1, all_points: bool = False, batch_size: int = 64):
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
+        refuse_reuse(retriever, "BankEvaluator")
         self.retriever, self.k, self.all_points, self.batch_size = retriever, k, all_points, batch_size
 
     def correct(self, memory: MemoryBank, tasks: Sequence[BankTask]) -> np.ndarray:
