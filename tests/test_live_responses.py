@@ -202,3 +202,38 @@ def test_items_added_one_at_a_time_over_http_are_the_importers_and_a_restart_rep
     again = open_tenants()
     assert (stored(again.tenants["acme"].memory), labelled(again.tenants["acme"].memory)) == events
     again.close()
+
+
+def reused_ids() -> list[dict]:
+    """An agent numbering its calls call_1 in each response (some do): the next response's call, made right after
+    the output (no words between), and a later one asking what the first did, with fc ids of their own, the same
+    output as the first's."""
+    def get_time(fc: str, city: str) -> dict:
+        return {**called("call_1", "get_time", {"city": city}), "id": fc}
+    return [
+        {"role": "user", "content": "What time is it in Paris and in Rome?"},
+        get_time("fc_a", "Paris"),
+        answered("call_1", "12:00"),
+        get_time("fc_b", "Rome"),
+        answered("call_1", "13:00"),
+        said("12:00 in Paris, 13:00 in Rome.", "msg_1"),
+        {"role": "user", "content": "And in Paris now?"},
+        get_time("fc_c", "Paris"),
+        answered("call_1", "12:00"),
+        said("Still 12:00.", "msg_2"),
+    ]
+
+
+@pytest.mark.parametrize("split", [*range(0, 2 ** 9, 17), 2 ** 9 - 1])  # 0: one add; 511: an item an add
+def test_calls_of_a_reused_call_id_are_each_read_in_every_split_of_the_adds(tmp_path, split):
+    """A call of a call_id the open turn's output answered was taken as a version of that call (read in its place:
+    the Paris call and its output lost to Rome's), a call_id a turn before held was put in that turn's place within
+    one add (the whole conversation added at once lost the Rome call), and an output equal to an earlier call's
+    was dropped as sent again though its call was new: every split of the adds stores what the importer reads."""
+    items = reused_ids()
+    cuts = [i for i in range(1, len(items)) if split >> (i - 1) & 1]
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add([{"role": "system", "content": INSTRUCTIONS}], user_id="t", run_id="r")
+    for a, b in zip([0, *cuts], [*cuts, len(items)]):
+        memory.add(items[a:b], user_id="t", run_id="r")
+    assert (stored(memory), labelled(memory)) == want(imported(tmp_path, items))

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any
 
 from sam_model.data.formats import responses
@@ -64,7 +64,7 @@ def opens(turn: list[Any], line: Mapping[str, Any]) -> bool:
     """Whether ``line`` closes every turn before it: a message item, or a call after an output (or after an
     ``mcp_call``, which holds its output); a version of an item the turn holds never does (:func:`revised` puts it
     in its place)."""
-    if (k := key(line)) is not None and any(key(x) == k for x in turn):
+    if _version(turn, line, ()) is not None:
         return False
     if kind(line) == "message":
         return True
@@ -75,23 +75,40 @@ def opens(turn: list[Any], line: Mapping[str, Any]) -> bool:
     return False
 
 
+def _version(turn: list[Any], x: Any, given: Container[int]) -> int | None:
+    """The place in ``turn`` (an open turn's items, from the one that opened it) of the item ``x`` is a version of,
+    None where ``x`` is an item of its own: the last item of its :func:`key`, except that a call after the output
+    of its call_id is a version only where it is equal to that call and an earlier add gave it (``given``: those
+    places of ``turn``). A stream writes a call's versions before its output is made, so a call after it is a later
+    call of a reused id (an agent numbering its calls call_1 in each response, as some do: read in the place of the
+    first, both were lost, its output with it, where the importer reads both), or the same call sent again."""
+    k = key(x)
+    i = None if k is None else next((i for i in range(len(turn) - 1, -1, -1) if key(turn[i]) == k), None)
+    if i is None or not k.startswith("call:") or all(key(y) != f"output:{k[5:]}" for y in turn[i + 1:]):
+        return i
+    return i if i in given and _digest(x) == _digest(turn[i]) else None
+
+
 def revised(old: list[Any], new: list[Any]) -> tuple[list[Any], list[Any]]:
     """(``old``, the open turn's items, and ``new``, an add's) with each item given again in place of its earlier
-    version (the last version at the place of the first, as the importer reads the file that holds it once), the
-    open turn's own list left as it is (a refused add leaves the turn)."""
-    old, out, at = list(old), [], {}
-    for i, x in enumerate(old):
-        if (k := key(x)) is not None:
-            at[k] = (old, i)
+    version in the same turn (:func:`_version`; the last version at the place of the first, as the importer reads
+    the file that holds it once), the open turn's own list left as it is (a refused add leaves the turn). Only
+    within a turn: an item of a key a turn before this one held (an add of a whole conversation whose agent
+    reused its call ids) is an item of its own, as the importer reads it (one of an earlier add's closed turn sent
+    again equal was dropped before: :func:`retried`)."""
+    old, out = list(old), []
+    turn = [(old, i) for i in range(len(old))]  # the places of the items of the turn the next item may join
     for x in new:
-        k = key(x)
-        if k is not None and k in at:
-            where, i = at[k]
+        items = [where[i] for where, i in turn]
+        j = _version(items, x, {n for n, (where, _) in enumerate(turn) if where is old})
+        if j is not None:
+            where, i = turn[j]
             where[i] = x
             continue
-        if k is not None:
-            at[k] = (out, len(out))
+        if items and opens(items, x):
+            turn = []
         out.append(x)
+        turn.append((out, len(out) - 1))
     return old, out
 
 
@@ -111,9 +128,16 @@ def _held(turn: list[Any]) -> set[str]:
 
 def retried(turn: list[Any], facts: Mapping[str, Any], new: list[Any]) -> list[Any]:
     """``new`` without the items a closed turn read already, equal (``facts["seen"]``): an add sent again, a
-    response's output list sent after its items. Those of the open turn ``turn`` are :func:`revised`."""
-    seen, held = set(facts.get("seen", ())), _held(turn)
-    return [x for x in new if key(x) in held or _entry(x) not in seen]
+    response's output list sent after its items. Those of the open turn ``turn`` are :func:`revised`, and so is an
+    output of a call the open turn or the add holds (a later call of a reused call_id, read: its output, equal to
+    the earlier call's, is that call's, not one read before)."""
+    seen, held, out = set(facts.get("seen", ())), _held(turn), []
+    for x in new:
+        k = key(x)
+        if k in held or _entry(x) not in seen or (k or "").startswith("output:") and f"call:{k[7:]}" in held:
+            out.append(x)
+            held |= {k} - {None}
+    return out
 
 
 def remember(facts: dict[str, Any], items: list[Any]) -> None:
