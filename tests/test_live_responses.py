@@ -237,3 +237,26 @@ def test_calls_of_a_reused_call_id_are_each_read_in_every_split_of_the_adds(tmp_
     for a, b in zip([0, *cuts], [*cuts, len(items)]):
         memory.add(items[a:b], user_id="t", run_id="r")
     assert (stored(memory), labelled(memory)) == want(imported(tmp_path, items))
+
+
+@pytest.mark.parametrize("shape", ["chat", "untyped"])
+def test_a_chat_agents_words_after_responses_items_decide_its_call_as_its_add_stores_it(shape):
+    """A bare assistant message joins a scope's open turn of Responses items (it is a Responses item's shape too),
+    and a search by a call then decided before it, as if the call would join it; an OpenAI chat agent's call is
+    added as a tool_calls message, read apart after the words, whose stored state is decided at them. A search by
+    the call in chat's shape, or untyped after bare words, is decided where its add decides it (until 2026-12-06
+    before the words: a value the user gave was taken as seen, which the stored state flags)."""
+    memory = ScopedMemory(HashingEncoder(16))
+    for x in conversation()[:6]:  # a Responses agent's items first
+        memory.add([x], user_id="t", run_id="r")
+    memory.add([{"role": "user", "content": "Also cancel reservation ABC123 please."}], user_id="t", run_id="r")
+    memory.add([{"role": "assistant", "content": "Let me look it up."}], user_id="t", run_id="r")
+    function = {"name": "get_reservation_details", "arguments": json.dumps({"reservation_id": "ABC123"})}
+    call = {"id": "t2", "type": "function", "function": function} if shape == "chat" else function
+    state = memory.search("", call=call, user_id="t", run_id="r")["state"]
+    point = memory.decision_point(user_id="t", run_id="r")
+    memory.add([{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "t2", "type": "function", "function": function}]}], user_id="t", run_id="r")
+    events = memory._trackers["t//r"].events
+    assert events[-1]["text"].startswith("CALL get_reservation_details")
+    assert (state, point[1]) == (events[-2]["state"], events[-2]["text"]) == (state, "Let me look it up.")

@@ -739,12 +739,15 @@ def left_behind(fmt: str, facts: Mapping[str, Any], turn: list[Any], new: list[A
             "session file (sam-data transcripts)")
 
 
-def deciding(turn: OpenTurn | None, tracker: TranscriptState) -> TranscriptState:
-    """The conversation a call about to be made is decided after: ``tracker``, or, where the scope's open turn of
-    Responses items ends in the assistant's words (a preamble the call will join, live_responses), a copy of it
-    without them: the importer reads the words and the call after them as one turn and decides before the words
-    (responses.preamble; toolstate.live_state alike), where the tracker fed the words alone decided at them."""
-    if turn is None or turn.format != live_responses.FORMAT or not turn.lines:
+def deciding(turn: OpenTurn | None, tracker: TranscriptState, call: Any = None) -> TranscriptState:
+    """The conversation ``call`` about to be made (None: a decision_point's) is decided after: ``tracker``, or,
+    where the scope's open turn of Responses items ends in the assistant's words that the call will join (a preamble,
+    live_responses.joins), a copy of it without them: the importer reads the words and the call after them as one
+    turn and decides before the words (responses.preamble; toolstate.live_state alike), where the tracker fed the
+    words alone decided at them. An OpenAI chat agent's words (a bare message joins the open turn) and its call in
+    chat's shape are read apart, as its tool_calls message is added: decided at the words, as before 2026-12-06."""
+    if turn is None or turn.format != live_responses.FORMAT or not turn.lines or not live_responses.joins(
+            turn.lines, call):
         return tracker
     read = chat(turn.format, turn.lines, turn.facts)
     if not preamble(read):

@@ -112,6 +112,22 @@ def revised(old: list[Any], new: list[Any]) -> tuple[list[Any], list[Any]]:
     return old, out
 
 
+def joins(lines: list[Any], call: Any = None) -> bool:
+    """Whether a call about to be made joins the assistant's words an open turn of Responses items ``lines`` ends in
+    (responses.read reads a message and the calls right after it as one turn): given as a Responses call item
+    (``function_call``, ``custom_tool_call``, ``mcp_call``), it does; as another API's typed call (OpenAI chat's
+    ``{"type": "function", ...}``, an Anthropic ``tool_use``), its add is a message of that API, read apart after
+    the words (ScopedMemory.add: no Responses item); given untyped (``{"name", "arguments"}``, or none: a
+    decision_point), where the words are a response's output item (``"type": "message"``), not a bare ``{"role",
+    "content"}``, which is OpenAI chat's shape too: a chat agent's words, then its tool_calls message."""
+    calls = [call] if isinstance(call, Mapping) else list(call) if isinstance(call, (list, tuple)) else []
+    typed = [c["type"] for c in calls if isinstance(c, Mapping) and "type" in c]
+    if typed:
+        return all(t in (*responses.CALLS, "mcp_call") for t in typed)
+    last = next((x for x in reversed(lines) if isinstance(x, Mapping) and kind(x) == "message"), None)
+    return isinstance(last, Mapping) and last.get("type") == "message"
+
+
 def _digest(x: Any) -> str:
     return hashlib.sha1(json.dumps(x, sort_keys=True, default=str).encode()).hexdigest()[:16]
 

@@ -211,7 +211,7 @@ class ScopedSearch:
                 raise ValueError(f"{where}: this call to {c.name[:60]!r} is already the conversation's newest message "
                                  "(added before the search), so its state would be the one after it: search with the "
                                  "call before adding the message that makes it")
-        tracker = live.deciding(self._open.get(episode), tracker)  # before a Responses preamble the call joins
+        tracker = live.deciding(self._open.get(episode), tracker, call)  # before a Responses preamble it joins
         cwd = live.calls_cwd(self._open.get(episode), tracker.cwd, calls)
         point = self._decision_point(episode, tracker)
         return tracker.call_state(calls, cwd), "" if point is None else point[1], None if point is None else point[0]
