@@ -260,3 +260,25 @@ def test_a_chat_agents_words_after_responses_items_decide_its_call_as_its_add_st
     events = memory._trackers["t//r"].events
     assert events[-1]["text"].startswith("CALL get_reservation_details")
     assert (state, point[1]) == (events[-2]["state"], events[-2]["text"]) == (state, "Let me look it up.")
+
+
+@pytest.mark.parametrize("served", [False, True])
+def test_a_bare_message_joining_responses_items_is_said_unstored_only_where_it_is_not(served):
+    """A bare message of output_text parts joins the open turn of Responses items and is stored as their reader
+    reads it, but the add's check read it as OpenAI chat's and answered that it was not stored ('holds only
+    output_text parts'), beside its ADD; an empty one is still refused, as in any scope."""
+    from sam_model.memory.scopedinput import NoTextError
+
+    memory = ScopedMemory(HashingEncoder(16))
+    for x in conversation()[:6]:
+        memory.add([x], user_id="t", run_id="r")
+
+    def add(x: dict) -> dict:
+        read = memory.check_add([x], "messages", 100, user_id="t", run_id="r") if served else None
+        return memory.add([x], user_id="t", run_id="r", read=read)
+
+    out = add({"role": "assistant", "content": [{"type": "output_text", "text": "Noted."}]})
+    assert [(r["event"], r["memory"]) for r in out["results"]] == [("ADD", "Noted.")]
+    assert "skipped" not in out
+    with pytest.raises(NoTextError):
+        add({"role": "user", "content": ""})

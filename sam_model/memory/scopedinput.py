@@ -69,7 +69,7 @@ def _check_depth(items: list[Any], name: str) -> None:
                              "where a message needs about 10); flatten it")
 
 
-def as_chat(items: list[Any], name: str) -> tuple[list[Any], list[str], list[dict[str, Any]]]:
+def as_chat(items: list[Any], name: str, fmt: str | None = None) -> tuple[list[Any], list[str], list[dict[str, Any]]]:
     """An add's messages as the OpenAI chat messages the conversation's state reads: (messages, where each came
     from, notes on what was not read).
 
@@ -82,8 +82,9 @@ def as_chat(items: list[Any], name: str) -> tuple[list[Any], list[str], list[dic
     result to its call within the messages it is given, and a later one by the call's id or name, so a turn's
     contents (a streamed answer's chunks) go in one add to be one memory, as in the importer's log. An agent's session
     lines (Claude Code, Gemini CLI, Codex, codex exec, OpenHands events) are read here for their check alone:
-    ScopedMemory.add reads them with the scope's open turn (sam_model.memory.live)."""
-    fmt = detect(items)
+    ScopedMemory.add reads them with the scope's open turn (sam_model.memory.live). ``fmt``: the format the scope's
+    open turn reads them in (None: told from their shape)."""
+    fmt = fmt or detect(items)
     if fmt == "openai":
         return items, [f"{name}[{i}]" for i in range(len(items))], []
     _check_depth(items, name)
@@ -140,14 +141,18 @@ def unstored(data: Any, name: str = "data", max_calls: int | None = None) -> lis
     return read_add(data, name, max_calls)[1]
 
 
-def read_add(data: Any, name: str, max_calls: int | None = None, session: bool = False
+def read_add(data: Any, name: str, max_calls: int | None = None, session: bool = False, fmt: str | None = None
              ) -> tuple[list[Any], list[dict[str, Any]]]:
     """(an add's messages as the chat messages its conversation reads, [] when it holds none; what of them is not
     stored): :func:`unstored`'s check, whose messages ScopedMemory.add then writes (given as its ``read``, a served
     add's check naming its API's field), so each format's reader runs once per add (it ran again after the
     check). An agent's session lines (``session``, or lines of a format sam_model.memory.live reads) are not held
     to the length limit: what the agent wrote cannot be cut or split by the sidecar forwarding it, so the add stores
-    a longer memory's text cut (:func:`fit`) and says so in its notes."""
+    a longer memory's text cut (:func:`fit`) and says so in its notes. ``fmt``: the format the scope reads the
+    items in where their shape tells another (a bare ``{"role", "content"}`` joining an open turn of Responses
+    items): read as the add stores them, so that what is said unstored is what is not stored (its ``output_text``
+    parts were said unstored, as OpenAI chat's would be, and stored), and checked as their shape is too (an
+    empty message refused, as in any scope)."""
     if isinstance(data, str):
         check_text(data, name)
         return [{"role": "user", "content": data}], []
@@ -157,8 +162,10 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
         raise NoTextError(EMPTY.format(name))
     if not items or not _is_messages(items):
         return [], []
+    if fmt is not None and fmt != detect(items):
+        read_add(items, name, max_calls, session)
     session = session or detect(items) in live.LIVE
-    items, wheres, notes = as_chat(items, name)
+    items, wheres, notes = as_chat(items, name, fmt)
     calls = sum(len(m["tool_calls"]) for m in items if isinstance(m.get("tool_calls"), list))
     if max_calls is not None and calls > max_calls:
         raise ValueError(f"{name}: its messages hold {calls} tool calls, more than {max_calls} in one add (each call "

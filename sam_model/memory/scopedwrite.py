@@ -51,6 +51,12 @@ def _unshared(mark: Mapping[str, Any]) -> dict[str, Any]:
     return {**mark, "stack": list(mark["stack"]), "cons": dict(mark["cons"]), "calls": dict(mark["calls"])}
 
 
+def _checked(fmt: str | None) -> str | None:
+    """The format an add's check reads its items in (read_add): Responses' where the scope reads them so (a bare
+    message joining the open turn), else told from their shape (a session's lines are read for their check alone)."""
+    return fmt if fmt == live_responses.FORMAT else None
+
+
 class ScopedWrites:
     """A ScopedMemory's adds (mixin of sam_model.memory.scoped.ScopedMemory; see the module doc)."""
 
@@ -88,7 +94,8 @@ class ScopedWrites:
         fmt = self._live_format(items, episode)
         if fmt is not None:  # an agent's session lines: read with the scope's open turn
             # a session's lines are not held to the length limit (the agent wrote them), Responses items are
-            skipped, notes = (read if read is not None else read_add(data, "data", session=fmt in live.LIVE))[1], []
+            skipped, notes = (read if read is not None else read_add(data, "data", session=fmt in live.LIVE,
+                                                                     fmt=_checked(fmt)))[1], []
             out = {"results": self._add_messages([], episode, scopes, metadata, notes, lines=(fmt, items))}
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items):
@@ -131,8 +138,8 @@ class ScopedWrites:
         it reads is the add's."""
         items = [data] if isinstance(data, Mapping) else [] if isinstance(data, str) else (
             list(data) if isinstance(data, Sequence) else [])
-        session = bool(items) and self._live_format(items, self.episode_of(user_id, agent_id, run_id)) in live.LIVE
-        return read_add(data, name, max_calls, session=session)
+        fmt = self._live_format(items, self.episode_of(user_id, agent_id, run_id)) if items else None
+        return read_add(data, name, max_calls, session=fmt in live.LIVE, fmt=_checked(fmt))
 
     def _live_format(self, items: list[Any], episode: str) -> str | None:
         """The live format an add's items are written in, told with the episode's open turn (live.format_of), or
