@@ -282,3 +282,28 @@ def test_a_bare_message_joining_responses_items_is_said_unstored_only_where_it_i
     assert "skipped" not in out
     with pytest.raises(NoTextError):
         add({"role": "user", "content": ""})
+
+
+@pytest.mark.parametrize("one_each", [False, True])
+def test_another_apis_messages_after_responses_items_are_read_by_their_reader(one_each):
+    """A bare {"role", "content"} joins a scope's open turn of Responses items, and so did an Anthropic message of
+    tool_use and tool_result blocks (its call and result lost) or a Bedrock Converse one (refused: 'content is
+    missing'), which an add read with their own readers before: they store what they store in a scope without
+    the Responses items."""
+    anthropic = [
+        {"role": "user", "content": "Look up unit 4B."},
+        {"role": "assistant", "content": [{"type": "text", "text": "Looking."},
+                                          {"type": "tool_use", "id": "tu1", "name": "lookup", "input": {"unit": "4B"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu1", "content": "Ann"}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "b1", "name": "lookup", "input": {"unit": "5C"}}}]},
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "b1", "content": [{"text": "Bob"}]}}]},
+    ]
+    fresh, memory = ScopedMemory(HashingEncoder(16)), ScopedMemory(HashingEncoder(16))
+    for x in conversation()[:4]:
+        memory.add([x], user_id="t", run_id="r")
+    before = len(stored(memory))
+    for m in (fresh, memory):
+        for a, b in ([(0, 3), (3, 5)] if not one_each else [(i, i + 1) for i in range(5)]):
+            m.add(anthropic[a:b], user_id="t", run_id="r")
+    assert [x[1:] for x in stored(memory)[before:]] == [x[1:] for x in stored(fresh)]
+    assert any(x[2].startswith("CALL lookup") for x in stored(fresh))

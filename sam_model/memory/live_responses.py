@@ -28,7 +28,7 @@ import json
 from collections.abc import Container, Mapping
 from typing import Any
 
-from sam_model.data.formats import responses
+from sam_model.data.formats import detect, responses
 
 FORMAT = "responses"
 SEEN_ITEMS = 256  # items a scope's facts keep the key and digest of (:func:`remember`): a resend comes soon after
@@ -42,12 +42,15 @@ def kind(x: Mapping[str, Any]) -> Any:
 def is_item(x: Any) -> bool:
     """Whether ``x`` is a Responses item, read as one where a scope's open turn is Responses items: a typed item, or
     a bare message of a Responses role and nothing of OpenAI chat's (``tool_calls``, a ``name``), which alone tells
-    no format (detect: OpenAI chat)."""
+    no format (detect: OpenAI chat). A bare message another API's reader reads (an Anthropic message's
+    ``tool_use`` or ``tool_result`` blocks, Bedrock Converse's ``toolUse``) is that API's: read as a Responses item,
+    its calls and results were lost (or it was refused as holding no text) after a Responses add."""
     if not isinstance(x, Mapping):
         return False
     if responses.sniff([x]):
         return True
-    return x.get("role") in responses.ROLES and set(x) <= BARE_KEYS and x.get("type", "message") == "message"
+    return x.get("role") in responses.ROLES and set(x) <= BARE_KEYS and x.get("type", "message") == "message" \
+        and detect([x]) == "openai"
 
 
 def key(x: Any) -> str | None:
