@@ -10,14 +10,17 @@ bounds them: an agent that does not say where its task began (evaluate.py --task
 its whole episode, so the examples keep those (``starts`` None) and the ranking keeps the task's
 (sam_model.evaluation.ranking.used_memories: a latest use at or after the task start, :func:`task_uses`). Used by
 the ``used-first`` baseline (sam_model.evaluation.ranking.rank_used_first), the ``reuse`` part of the model
-(sam_model.models.reuse) and the live path, which reads a scope's own conversation's labels with the same two
-functions (sam_model.memory.scopeduses: one rule for what is benchmarked and what is deployed).
+(sam_model.models.reuse), the search-time ordering :func:`used_first` (evaluate's ``NAME+used``) and the live path,
+which reads a scope's own conversation's labels with the same two functions (sam_model.memory.scopeduses: one rule
+for what is benchmarked and what is deployed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Hashable, Sequence
+from typing import TypeVar
 
+T = TypeVar("T", bound=Hashable)
 Uses = tuple[tuple[int, int], ...]  # (memory step, step of the latest earlier decision it was a label of)
 
 
@@ -46,3 +49,14 @@ def task_uses(uses: Uses, task_start: int | None) -> dict[int, int]:
     ``task_start`` (a memory an earlier task used and this one used again counts); None, the task start unknown
     (evaluate.py --task-start unknown): every use, as the episode's."""
     return {m: s for m, s in uses if task_start is None or s >= task_start}
+
+
+def used_first(ranked: Sequence[T], used: Collection[T]) -> list[T]:
+    """``ranked`` (a model's ranking, best first) with the items in ``used`` moved to the front, each part keeping
+    the model's order. Why: the rule "what the task's earlier calls took values from comes first" beats the learned
+    reuse weight where it applies (README "Reuse within a task"), and the model wins elsewhere; this keeps both, with
+    no training. The used order is the model's, not the latest use's. A used item the ranking lacks is not added
+    (it has no place of the model's): rank every candidate to move every used one. Pure (ids or positions), so an
+    evaluation and a live store order alike."""
+    wanted = set(used)
+    return [x for x in ranked if x in wanted] + [x for x in ranked if x not in wanted]

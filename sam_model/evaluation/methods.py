@@ -10,6 +10,8 @@ Every method turns a query (state + observation) into a ranking of its candidate
   conversation's opening request, as many agents keep it in their prompt (:class:`TaskFirstMethod`);
 - ``used-first``: the memories the task's earlier tool calls took values from (their labels), latest use first,
   then newest first (:class:`UsedFirstMethod`);
+- ``NAME+used`` (evaluate's ``plus_used``): a SAM retriever's ranking with those same memories moved first, in the
+  retriever's own order (:class:`UsedOrderMethod`);
 - ``bm25`` / ``bm25-state``: lexical search (bm25s) with the observation / the state as text;
 - ``dense`` / ``dense-state``: untrained MiniLM sentence vectors of the observation / the state as
   text against the memory texts, i.e. content-only vector search as most agent memories do it.
@@ -31,6 +33,7 @@ import numpy as np
 import torch
 
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
+from sam_model.data.reuse import used_first
 from sam_model.encoding import Encoder
 from sam_model.evaluation.data import EvalData
 from sam_model.evaluation.ranking import (
@@ -42,6 +45,7 @@ from sam_model.evaluation.ranking import (
     rank_vectors,
     used_memories,
 )
+from sam_model.limits import MAX_K
 from sam_model.store import MemoryStore, reads_reuse
 from sam_model.storeconfig import StoreConfig
 
@@ -200,6 +204,45 @@ class StoreMethod:
                                         query_text=ex.state_text, before=(ex.episode_id, ex.step),
                                         used=self.replay.used(data, ex))
         return time.perf_counter() - t0
+
+
+class UsedOrderMethod:
+    """``NAME+used``: the ranking of the SAM retriever method ``base`` with the memories the task's earlier calls
+    took values from (:func:`~sam_model.evaluation.ranking.used_memories`, ``used-first``'s set) moved first, each
+    part in the retriever's own order (sam_model.data.reuse.used_first, the function a live store would call).
+
+    Why: ``used-first`` beats the learned reuse weight on the decisions whose task already used a memory, the
+    model wins on the others; this is the rule where it applies and the model elsewhere, with no training. The
+    replay ranks every candidate (up to MAX_K), so every used memory has the model's place; a decision with no
+    earlier use keeps the model's ranking as it is."""
+
+    def __init__(self, base: StoreMethod):
+        self.base, self.name = base, f"{base.name}+used"
+
+    @property
+    def reranks(self) -> bool:
+        return self.base.reranks
+
+    @property
+    def searches_as(self) -> str:
+        """The method whose memories (a ``--compare`` model's own chunks) this one searches."""
+        return self.base.name
+
+    def _order(self, data: EvalData, ranked: Sequence[np.ndarray], depth: int) -> list[np.ndarray]:
+        return [np.array(used_first(r.tolist(), used_memories(data.memories, ex))[:depth], dtype=np.int64)
+                for r, ex in zip(ranked, data.examples, strict=True)]
+
+    def rank(self, data, scope, depth, jitter):
+        every = max((len(ex.candidate_range(scope)) for ex in data.examples), default=0)
+        return self._order(data, self.base.rank(data, scope, min(MAX_K, max(depth, every)), jitter), depth)
+
+    def time_query(self, data, i, scope, depth, jitter):
+        """The retriever's one query, then the reordering of its hits."""
+        seconds = self.base.time_query(data, i, scope, depth, jitter)
+        ranked = self.base.rank(data, scope, depth, jitter)[i]
+        t0 = time.perf_counter()
+        self._order(dataclasses.replace(data, examples=[data.examples[i]]), [ranked], depth)
+        return seconds + time.perf_counter() - t0
 
 
 def retriever_methods(name: str, retriever, batch_size: int = 64, index_only: str | None = None) -> list[StoreMethod]:

@@ -32,7 +32,14 @@ from sam_model.evaluation.diagnostics import (
     save_figure,
     tsne_figure,
 )
-from sam_model.evaluation.methods import BASELINES, Method, make_baselines, retriever_methods
+from sam_model.evaluation.methods import (
+    BASELINES,
+    Method,
+    StoreMethod,
+    UsedOrderMethod,
+    make_baselines,
+    retriever_methods,
+)
 from sam_model.evaluation.metrics import (
     grounding,
     intervals,
@@ -190,7 +197,8 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
              max_queries: int | None = None, depth: int = 100, latency_queries: int = 200,
              tsne_points: int = 2000, seed: int = 0, bert_path: str | None = None, device: str | None = None,
              batch_size: int = 64, skip_bad_lines: bool = False, quiet: bool = False,
-             text_cache: str | os.PathLike | None = None, chunking: Chunking | None = None) -> dict:
+             text_cache: str | os.PathLike | None = None, chunking: Chunking | None = None,
+             plus_used: bool = False) -> dict:
     """Run the benchmark and write the report; returns the report dict (the content of report.json).
 
     ``retriever`` and the values of ``compare`` are retriever objects (see methods.Retriever);
@@ -203,6 +211,9 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     are the events', grounding@k reads the best chunks' texts, and per_query.jsonl says which chunk. Windows in
     tokens are the retriever's memory encoder's (the baselines search those too); each ``compare`` model's are
     its own encoder's (:func:`compare_chunks`).
+
+    ``plus_used``: also ``sam+used`` and ``NAME+used`` for each ``compare`` model (methods.UsedOrderMethod): its
+    ranking with the memories the task's earlier calls took values from (``used-first``'s set) first, in its order.
     """
     scope = check_scope(scope)
     ks = metric_ks(ks)
@@ -231,6 +242,11 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     methods += make_baselines(list(baselines), search, bert_path, device, batch_size, text_cache)
     for name, other in (compare or {}).items():
         methods += retriever_methods(name, other, batch_size)
+    if plus_used:
+        methods += [UsedOrderMethod(m) for m in methods if isinstance(m, StoreMethod) and m.rerank]
+        if len({m.name for m in methods}) < len(methods):
+            raise ValueError(f"plus_used: a method name ending in '+used' is taken ({', '.join(m.name for m in methods)}); "
+                             "rename that --compare model")
     if not methods:
         raise ValueError("nothing to evaluate: give a retriever, a baseline or a --compare retriever")
 
@@ -241,7 +257,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     results, per_query, rankings, chunks = {}, {}, {}, {}
     for m in methods:  # rank every method before any timing: timing empties the text caches they share
         t0 = time.perf_counter()
-        where, folds = searched.get(m.name, (search, parents))  # a --compare model's own token windows
+        where, folds = searched.get(searches_as(m), (search, parents))  # a --compare model's own token windows
         rankings[m.name], ranked = rank_events(m, where, folds, scope, depth, search_depth, jitters[id(where)])
         if folds is not None:
             chunks[m.name] = [[where.memories[int(j)].chunk for j in b] for b in ranked]
@@ -255,7 +271,7 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     for enc, path in caches:
         enc.save_cache(path)
     for m in methods:
-        where = searched.get(m.name, (search, parents))[0]
+        where = searched.get(searches_as(m), (search, parents))[0]
         jitter = jitters[id(where)]
         m.time_query(where, int(timed[0]), scope, search_depth, jitter)  # warm-up: lazy loads, caches
         seconds = [m.time_query(where, int(i), scope, search_depth, jitter)
@@ -303,6 +319,11 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         print_table(report)
         print(f"wrote {out / 'report.json'}, {out / 'report.md'} and {out / 'per_query.jsonl'}")
     return report
+
+
+def searches_as(method: Method) -> str:
+    """The method whose memories ``method`` searches: its own, or (``NAME+used``) its retriever's."""
+    return getattr(method, "searches_as", method.name)
 
 
 def text_caches(retrievers, folder) -> list:
@@ -437,6 +458,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bert", default=None, metavar="DIR",
                    help="BERT folder for the dense baselines (default: the packaged all-MiniLM-L6-v2)")
     add_search_options(p)
+    p.add_argument("--plus-used", action="store_true",
+                   help="also rank each SAM retriever's candidates with the memories the task's earlier calls took "
+                        "values from first, in the retriever's own order: methods sam+used and NAME+used")
     p.add_argument("--card", default=None, metavar="DIR",
                    help="an export folder whose model card (README.md) gets this evaluation's table (replacing an "
                         "earlier one); usually the --retriever folder")
@@ -473,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
                           compare=compare, tensorboard=args.tensorboard, depth=args.depth,
                           latency_queries=args.latency_queries, tsne_points=args.tsne_points, seed=args.seed,
                           bert_path=args.bert, device=args.device, batch_size=args.batch_size,
-                          text_cache=args.text_cache, chunking=args.chunking)
+                          text_cache=args.text_cache, chunking=args.chunking, plus_used=args.plus_used)
         if args.card:
             from sam_model.card import add_evaluation
 

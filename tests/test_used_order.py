@@ -1,0 +1,92 @@
+"""``NAME+used``: a model's ranking with the memories the task's earlier calls took values from moved first, each
+part in the model's own order (sam_model.data.reuse.used_first; README "Reuse within a task", issue 21).
+
+The set is ``used-first``'s (ranking.used_memories: the same causality), the order the model's, and a decision
+with no earlier use keeps the model's ranking as it is.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from test_opening import make_net
+from test_task_first import data_of, write
+from test_used_first import ISSUE
+
+from sam_model.data.reuse import used_first
+from sam_model.encoder import SAMEncoder
+from sam_model.evaluation.methods import UsedOrderMethod, retriever_methods
+from sam_model.evaluation.ranking import used_memories
+
+
+def test_used_items_come_first_in_the_rankings_order_then_the_rest_in_its_order():
+    ranked = [5, 2, 9, 1, 7, 4]
+    assert used_first(ranked, {7, 9}) == [9, 7, 5, 2, 1, 4]  # 9 before 7: the ranking's order, not the set's
+    assert used_first(ranked, [7, 9]) == used_first(ranked, [9, 7])
+    assert used_first(ranked, ()) == ranked  # nothing used: the ranking as it is
+    assert used_first(ranked, {3, 4}) == [4, 5, 2, 9, 1, 7]  # 3 is not ranked: not added
+    assert used_first(["b", "a", "c"], {"c"}) == ["c", "b", "a"]  # ids as well as positions (a live store's hits)
+    assert ranked == [5, 2, 9, 1, 7, 4]  # pure
+
+
+def _model_that_ranks_used_memories_last(tiny_bert_dir) -> SAMEncoder:
+    """A reuse model whose w_u is very negative: the model itself puts every used memory last, so moving them
+    first is visible."""
+    net = make_net(tiny_bert_dir, task_opening=True, task_reuse=True).eval()
+    with torch.no_grad():
+        net.reuse.head.bias.fill_(-10.0)
+    return SAMEncoder(net)
+
+
+def test_the_method_moves_the_used_memories_first_in_the_models_order(tiny_bert_dir, tmp_path):
+    enc = _model_that_ranks_used_memories_last(tiny_bert_dir)
+    data = data_of(write(tmp_path / "issue.jsonl", ISSUE))
+    (model,) = retriever_methods("m", enc)
+    jitter = np.zeros(len(data.memories))
+    plain = model.rank(data, "episode", 10, jitter)
+    got = UsedOrderMethod(model).rank(data, "episode", 10, jitter)
+    assert UsedOrderMethod(model).name == "m+used"
+    for ex, r, g in zip(data.examples, plain, got, strict=True):
+        used = used_memories(data.memories, ex)
+        assert list(r[len(r) - len(used):]) == [p for p in r if p in used]  # the model ranks them last
+        assert list(g) == [p for p in r if p in used] + [p for p in r if p not in used]
+    assert [len(used_memories(data.memories, ex)) for ex in data.examples] == [0, 1, 2]
+    assert list(got[0]) == list(plain[0])  # no earlier use: the model's ranking
+    # a search cut at depth 2 still moves a used memory the model ranks below it (every candidate is ranked)
+    cut = UsedOrderMethod(model).rank(data, "episode", 2, jitter)
+    assert [len(c) for c in cut] == [2, 2, 2] and set(cut[2]) == set(used_memories(data.memories, data.examples[2]))
+
+
+def test_evaluate_writes_name_plus_used_beside_each_model_and_the_seed_tables_read_it(tiny_bert_dir, tmp_path):
+    """evaluate(plus_used=True) (evaluate.py --plus-used, bench.lodo always) writes ``reuse+used`` in
+    per_query.jsonl beside ``reuse``; decision 2's label, the issue, is the one used memory: the model ranks it
+    last, ``reuse+used`` first (RR 1). bench.paired and bench.lodo_seeds compare it by that name."""
+    from sam_model.bench import lodo_seeds, paired
+    from sam_model.evaluation import evaluate
+    from sam_model.evaluation.run import build_parser
+
+    log = write(tmp_path / "issue.jsonl", ISSUE)
+    base = ["--retriever", "x", "--data", str(log), "--out", str(tmp_path / "o")]
+    assert build_parser().parse_args([*base, "--plus-used"]).plus_used
+    assert not build_parser().parse_args(base).plus_used
+    enc = _model_that_ranks_used_memories_last(tiny_bert_dir)
+    runs = [tmp_path / f"s{s}" for s in (0, 1)]
+    for run in runs:
+        report = evaluate(log, run / "coding", None, baselines=["used-first", "recency"], compare={"reuse": enc},
+                          latency_queries=1, quiet=True, plus_used=True)
+        rows = [json.loads(x) for x in (run / "coding" / "per_query.jsonl").read_text().splitlines()]
+        assert set(rows[0]["methods"]) == {"used-first", "recency", "reuse", "reuse+used"}
+        assert rows[1]["methods"]["reuse+used"]["rr"] == pytest.approx(1.0)
+        assert rows[1]["methods"]["reuse"]["rr"] < 1.0
+        assert rows[0]["methods"]["reuse+used"] == rows[0]["methods"]["reuse"]  # nothing used yet
+        assert "reuse+used" in report["methods"]
+        (run / "lodo.json").write_text(json.dumps([{"domain": "coding", "best_baseline": "used-first"}]))
+    assert "| MRR |" in paired.table(runs[0] / "coding", "reuse+used", "reuse")
+    summary = lodo_seeds.summarise(*lodo_seeds.load(runs, "reuse+used", "reuse"))
+    assert summary["coding"]["variant - reference"][0] > 0
+    plain = evaluate(log, tmp_path / "plain", None, baselines=[], compare={"reuse": enc}, latency_queries=1,
+                     quiet=True)
+    assert set(plain["methods"]) == {"reuse"}  # off by default: evaluate.py's reports as before
