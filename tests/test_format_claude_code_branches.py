@@ -142,14 +142,14 @@ def test_parallel_calls_keep_their_results_beside_a_rewind(tmp_path):
     assert LEFT not in to_chat(s.entries[:-5]).ignored  # before the rewind: one chain, its results all on it
 
 
-def test_a_compaction_after_a_rewind_reads_the_branch_it_continues(tmp_path):
-    """The compaction's boundary has no parent; its logicalParentUuid names the turn it continues, on the branch
-    the rewind took: the turns before the compaction are read through it, the abandoned branch still left."""
+def rewound_then_compacted() -> tuple[Session, dict, dict]:
+    """A rewind, then a compaction (its boundary's parent null, its logicalParentUuid the turn it continues, on the
+    branch the rewind took): the session, its first abandoned entry, and the rewound prompt."""
     s, point = before_the_rewind()
     gone = s.user("Show me ZZ1234.")
     s.respond(tool_use("t2", "get_reservation", {"reservation_id": "ZZ1234"}))
     s.result("t2", "ZZ1234: basic economy")
-    s.user("Cancel QX7Z9A.", parent=point["uuid"])
+    again = s.user("Cancel QX7Z9A.", parent=point["uuid"])
     s.respond(tool_use("t3", "cancel", {"reservation_id": "QX7Z9A"}))
     kept = s.result("t3", "cancelled QX7Z9A")
     s.add("system", parent=None, subtype="compact_boundary", content="Conversation compacted",
@@ -158,6 +158,13 @@ def test_a_compaction_after_a_rewind_reads_the_branch_it_continues(tmp_path):
     s.user("And ZZ1234?")
     s.respond(tool_use("t4", "cancel", {"reservation_id": "ZZ1234"}))
     s.result("t4", "cancelled ZZ1234")
+    return s, gone, again
+
+
+def test_a_compaction_after_a_rewind_reads_the_branch_it_continues(tmp_path):
+    """The compaction's boundary has no parent; its logicalParentUuid names the turn it continues, on the branch
+    the rewind took: the turns before the compaction are read through it, the abandoned branch still left."""
+    s, gone, _ = rewound_then_compacted()
     path = write(tmp_path / f"{SESSION}.jsonl", s.entries)
     events, report = read(path)
     assert texts(events)[4:] == ["Cancel QX7Z9A.", "CALL cancel(reservation_id=QX7Z9A)", "cancel: cancelled QX7Z9A",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from test_format_claude_code import Session, text, tool_use
-from test_format_claude_code_branches import HI, before_the_rewind, parallel
+from test_format_claude_code_branches import HI, before_the_rewind, parallel, rewound_then_compacted
 
 from sam_model.data.formats import claude_code
 from sam_model.memory import HashingEncoder, ScopedMemory
@@ -65,21 +65,8 @@ def retried() -> tuple[list[dict], int | None]:
 
 def compacted() -> tuple[list[dict], int | None]:
     """A rewind, then a compaction (its boundary's parent null, its logicalParentUuid the turn it continues)."""
-    s, point = before_the_rewind()
-    s.user("Show me ZZ1234.")
-    s.respond(tool_use("t2", "get_reservation", {"reservation_id": "ZZ1234"}))
-    s.result("t2", "ZZ1234: basic economy")
-    at = len(s.entries)
-    s.user("Cancel QX7Z9A.", parent=point["uuid"])
-    s.respond(tool_use("t3", "cancel", {"reservation_id": "QX7Z9A"}))
-    kept = s.result("t3", "cancelled QX7Z9A")
-    s.add("system", parent=None, subtype="compact_boundary", content="Conversation compacted",
-          logicalParentUuid=kept["uuid"], compactMetadata={"trigger": "auto", "preTokens": 160000})
-    s.user("Summary: Ann cancelled QX7Z9A.", isCompactSummary=True, isVisibleInTranscriptOnly=True)
-    s.user("And ZZ1234?")
-    s.respond(tool_use("t4", "cancel", {"reservation_id": "ZZ1234"}))
-    s.result("t4", "cancelled ZZ1234")
-    return s.entries, at
+    s, _, again = rewound_then_compacted()
+    return s.entries, s.entries.index(again)
 
 
 def missing_parents() -> tuple[list[dict], int | None]:
