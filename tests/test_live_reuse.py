@@ -316,3 +316,32 @@ def test_the_janus_bank_adapters_refuse_the_model(reuse_net):
             make(retriever(reuse_net))
         finally:
             reuse_net.reuse = kept
+
+
+def test_an_episodes_own_steps_again_or_back_stay_in_its_task(reuse_net, tmp_path):
+    """Only an episode of another id, or steps starting again at 0, begins a new task (evaluate.py's life of the
+    episodes): an event re-added after its memory was deleted, a batch sent again, a batch whose steps go back are
+    numbered on in the same task as before 2026-12-06, their labels (and those of the events continuing them, across
+    a save) dropped. Before, each began a task of its own past a gap: the re-added memory's id moved from #5 to #9,
+    the episode's search was told a task start in its middle."""
+    def ev(s: int, **kw) -> dict:
+        return {"kind": "result", "text": f"value V{s}", "step": s, **kw}
+
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    first = memory.add([ev(s) for s in range(5)], user_id="u")["results"]
+    memory.delete(first[4]["id"])
+    assert [r["id"] for r in memory.add(ev(4), user_id="u")["results"]] == ["u#5"]
+    memory.add([ev(3), ev(4), ev(5, useful_memory_steps=[1])], user_id="u")  # sent again: its label names step 1
+    memory.add([ev(0), ev(1), ev(2), ev(1), ev(2)], user_id="v")  # back within a batch
+    assert _steps(h.id for h in memory.store.get_all() if h.episode_id == "v") == [0, 1, 2, 3, 4]
+    memory.save(tmp_path / "saved")
+    memory = ScopedMemory.load(tmp_path / "saved", retriever(reuse_net))
+    memory.add(ev(6, useful_memory_steps=[4]), user_id="u")  # continues the batch sent again: its label dropped too
+    assert _steps(h.id for h in memory.store.get_all() if h.episode_id == "u") == [0, 1, 2, 3, 5, 6, 7, 8, 9]
+    for user in ("u", "v"):
+        assert memory.query_input("", user_id=user)[1]["task_start"] == 0
+    assert memory.used(memory.query_input("", user_id="u")[1]) == []
+    assert all("used" not in r for r in memory.search("", user_id="u", limit=20)["results"])
+    memory.add([ev(0), ev(1, useful_memory_steps=[0])], user_id="u")  # a new episode from 0: a task, its labels
+    assert memory.query_input("", user_id="u")[1]["task_start"] == 10
+    assert memory.used(memory.query_input("", user_id="u")[1]) == ["u#10"]

@@ -7,8 +7,12 @@ scope's next step where it began), its labels shifted with it, so each still nam
 episode a task of its own (``meta.source_episode`` set to a key of the episode, what MemoryRecorder and
 sam_model.data.lives.task_starts read as a new task; an event that carries one keeps its own). An event continues
 the scope's current episode (:class:`Numbering`) when it has that episode's id and a later step that still lies
-past the scope's newest memory; anything else begins a new one. The first events of a scope (or of one saved
-before numberings were kept) keep their steps where they lie past its newest memory, as before.
+past the scope's newest memory; one of another id, or whose step starts again at 0, begins a new one. The first
+events of a scope (or of one saved before numberings were kept) keep their steps where they lie past its newest
+memory, as before. Any other event (the episode's own step again or back, not 0: an event re-added after its
+memory was deleted, a batch sent again, a batch out of order) is numbered on as before 2026-12-06, in the same
+task, and its labels and those of the events continuing it are dropped (their steps name another numbering than
+the stored one): a new task there split one episode in two and moved the re-added memory's id past a gap.
 
 Until 2026-12-06 an episode whose steps restarted was numbered on with its labels dropped, so its decisions' uses
 (sam_model.memory.scopeduses) were missing while the earlier episode's carried on, and its task never began.
@@ -27,24 +31,26 @@ from sam_model.data.schema import Event
 @dataclasses.dataclass(frozen=True)
 class Numbering:
     """The agent-log episode a scope is being given: its own id, its last step given, the offset its steps are
-    stored at, and the task key set on its events (None: the events' own meta kept, the scope's first episode)."""
+    stored at, the task key set on its events (None: the events' own meta kept, the scope's first episode), and
+    whether their labels name the stored numbering (False: numbered on, the labels dropped)."""
 
     episode: str
     last: int
     offset: int
     task: str | None
+    known: bool = True
 
     def to_json(self) -> list:
-        return [self.episode, self.last, self.offset, self.task]
+        return [self.episode, self.last, self.offset, self.task] + ([] if self.known else [False])
 
     @classmethod
     def from_json(cls, d: Any, where: str) -> Numbering:
         """A :meth:`to_json` list (scoped.json's ``numbering``), checked: ValueError naming ``where``."""
         ok = lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 0  # noqa: E731
-        if not (isinstance(d, list) and len(d) == 4 and isinstance(d[0], str) and ok(d[1]) and ok(d[2])
-                and (d[3] is None or isinstance(d[3], str))):
-            raise ValueError(f"{where} must be [episode, last step, offset, task key or null], steps non-negative "
-                             "integers")
+        if not (isinstance(d, list) and len(d) in (4, 5) and isinstance(d[0], str) and ok(d[1]) and ok(d[2])
+                and (d[3] is None or isinstance(d[3], str)) and (len(d) == 4 or d[4] is False)):
+            raise ValueError(f"{where} must be [episode, last step, offset, task key or null] (and false where the "
+                             "labels were dropped), steps non-negative integers")
         return cls(*d)
 
 
@@ -60,6 +66,8 @@ def place(events: Sequence[Event], episode: str, nxt: int, numbering: Numbering 
             numbering = dataclasses.replace(cur, last=e.step)
         elif cur is None and e.step >= nxt:  # the scope's first events: their own steps, as before
             numbering = Numbering(e.episode_id, e.step, 0, None)
+        elif e.step != 0 and (cur is None or e.episode_id == cur.episode):  # a step again or back: numbered on
+            numbering = Numbering(e.episode_id, e.step, nxt - e.step, None if cur is None else cur.task, False)
         else:  # a new episode (its steps restarted, or another id): after the scope's last step, a task of its own
             numbering = Numbering(e.episode_id, e.step, nxt, f"{e.episode_id}@{nxt}")
         step = e.step + numbering.offset
@@ -67,7 +75,7 @@ def place(events: Sequence[Event], episode: str, nxt: int, numbering: Numbering 
         if numbering.task is not None and SOURCE_KEY not in (meta or {}):
             meta = {**(meta or {}), SOURCE_KEY: numbering.task}
         out.append(dataclasses.replace(e, episode_id=episode, step=step, meta=meta))
-        if e.useful_memory_steps:
+        if e.useful_memory_steps and numbering.known:
             labels[step] = tuple(int(x) + numbering.offset for x in e.useful_memory_steps)
         nxt = step + 1
     return out, labels, numbering
