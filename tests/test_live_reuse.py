@@ -345,3 +345,15 @@ def test_an_episodes_own_steps_again_or_back_stay_in_its_task(reuse_net, tmp_pat
     memory.add([ev(0), ev(1, useful_memory_steps=[0])], user_id="u")  # a new episode from 0: a task, its labels
     assert memory.query_input("", user_id="u")[1]["task_start"] == 10
     assert memory.used(memory.query_input("", user_id="u")[1]) == ["u#10"]
+
+
+def test_two_sessions_interleaved_in_one_scope_are_numbered_on(reuse_net):
+    """Two sessions' events (each its episode id, steps from 0) written one by one into one scope: each first step
+    0 begins a task, the rest are numbered on in it, steps without gaps. Before, every event of the other id began a
+    task of its own past a gap of its own step: [0, 1, 3, 5, 8, 11, 15, 19], the last a task alone."""
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    for s in range(4):
+        for ep in ("A", "B"):
+            memory.add({"kind": "result", "text": f"{ep} value {s}", "step": s, "episode_id": ep}, user_id="u")
+    assert _steps(h.id for h in memory.store.get_all()) == list(range(8))
+    assert memory.query_input("", user_id="u")[1]["task_start"] == 1

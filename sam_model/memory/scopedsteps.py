@@ -7,12 +7,14 @@ scope's next step where it began), its labels shifted with it, so each still nam
 episode a task of its own (``meta.source_episode`` set to a key of the episode, what MemoryRecorder and
 sam_model.data.lives.task_starts read as a new task; an event that carries one keeps its own). An event continues
 the scope's current episode (:class:`Numbering`) when it has that episode's id and a later step that still lies
-past the scope's newest memory; one of another id, or whose step starts again at 0, begins a new one. The first
-events of a scope (or of one saved before numberings were kept) keep their steps where they lie past its newest
-memory, as before. Any other event (the episode's own step again or back, not 0: an event re-added after its
-memory was deleted, a batch sent again, a batch out of order) is numbered on as before 2026-12-06, in the same
-task, and its labels and those of the events continuing it are dropped (their steps name another numbering than
-the stored one): a new task there split one episode in two and moved the re-added memory's id past a gap.
+past the scope's newest memory; one whose step is 0 (starting again, or another id's first) begins a new one. The
+first events of a scope (or of one saved before numberings were kept) keep their steps where they lie past its
+newest memory, as before. Any other event (the episode's own step again or back: an event re-added after its memory
+was deleted, a batch sent again, a batch out of order; or another id's not from 0: two sessions' events interleaved
+in one scope) is numbered on as before 2026-12-06, in the same task, and its labels and those of the events
+continuing it are dropped where the step moved (they name another numbering than the stored one). A new task there
+split one episode in two and moved the re-added memory's id past a gap; two interleaved sessions made a task of
+every event, each stored past a gap of its own step (steps growing as the square of the events).
 
 Until 2026-12-06 an episode whose steps restarted was numbered on with its labels dropped, so its decisions' uses
 (sam_model.memory.scopeduses) were missing while the earlier episode's carried on, and its task never began.
@@ -66,9 +68,9 @@ def place(events: Sequence[Event], episode: str, nxt: int, numbering: Numbering 
             numbering = dataclasses.replace(cur, last=e.step)
         elif cur is None and e.step >= nxt:  # the scope's first events: their own steps, as before
             numbering = Numbering(e.episode_id, e.step, 0, None)
-        elif e.step != 0 and (cur is None or e.episode_id == cur.episode):  # a step again or back: numbered on
-            numbering = Numbering(e.episode_id, e.step, nxt - e.step, None if cur is None else cur.task, False)
-        else:  # a new episode (its steps restarted, or another id): after the scope's last step, a task of its own
+        elif e.step != 0:  # a step again or back, or another id's not from 0: numbered on, in the same task
+            numbering = Numbering(e.episode_id, e.step, nxt - e.step, None if cur is None else cur.task, nxt == e.step)
+        else:  # a new episode (its steps restarted at 0): after the scope's last step, a task of its own
             numbering = Numbering(e.episode_id, e.step, nxt, f"{e.episode_id}@{nxt}")
         step = e.step + numbering.offset
         meta = e.meta
