@@ -23,18 +23,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each, result_text
-from sam_model.data.formats.gemini_stream import CUT, Stream, camel_keys, streamed
+from sam_model.data.formats.gemini_stream import CUT, Stream, camel, camel_keys, streamed
 from sam_model.io import json_type
 
 ROLES = {"user": "user", "model": "assistant", "function": "user", "tool": "user", None: "user", "system": "system"}
 KINDS = ("text", "functionCall", "functionResponse", "inlineData", "fileData", "executableCode",
          "codeExecutionResult", "toolCall", "toolResponse")
 META = ("thought", "thoughtSignature", "videoMetadata", "mediaResolution", "partMetadata")
-
-
-def camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(w[:1].upper() + w[1:] for w in rest)
 
 
 def part(p: Any, where: str) -> tuple[str, Any]:

@@ -31,13 +31,15 @@ CUT = ("log the whole stream (every chunk's content up to the call's last piece)
        "SDK's response.function_calls once the stream ended)")
 
 
+def camel(key: str) -> str:
+    """``key`` in camelCase, as REST JSON writes it (an SDK's ``model_dump()`` writes snake_case: function_call)."""
+    head, *rest = key.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
 def camel_keys(m: Mapping[str, Any]) -> dict[str, Any]:
     """``m`` with its keys in camelCase (an SDK dump's partial_args, will_continue, json_path, string_value)."""
-    out = {}
-    for k, v in m.items():
-        head, *rest = str(k).split("_")
-        out[head + "".join(w[:1].upper() + w[1:] for w in rest)] = v
-    return out
+    return {camel(str(k)): v for k, v in m.items()}
 
 
 def streamed(fc: Mapping[str, Any]) -> bool:
