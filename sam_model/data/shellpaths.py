@@ -25,7 +25,7 @@ def listed_path(word: str) -> str:
 
 
 _DRIVE = re.compile(r"[A-Za-z]:[\\/]")  # a Windows path's start, C:\ or C:/
-_WINDOWS_ROOT = re.compile(r"[A-Za-z]:[\\/]|\\\\[^\\/]")  # an absolute Windows path: a drive's or UNC's (\\server\share)
+_WINDOWS_ROOT = re.compile(rf"{_DRIVE.pattern}|\\\\[^\\/]")  # an absolute Windows path: a drive's or UNC's (\\server\share)
 
 
 def is_windows_path(path: str) -> bool:
