@@ -744,11 +744,12 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     than training did.
     """
     items = list(messages)
-    chat = to_chat(items, "live_state")
+    fmt = detect(items)  # sniffed once: the reader's and the preamble's format
+    chat = to_chat(items, "live_state", fmt)
     st = TranscriptState(policy="\n".join(filter(None, (system_text(policy), policy_of(chat.messages)))),
                          masked=masked)
     fed = list(zip(chat.messages, chat.sources))
-    if call is not None and fed and detect(items) == "responses" and responses.preamble(chat):
+    if call is not None and fed and fmt == "responses" and responses.preamble(chat):
         fed = fed[:-1]  # the assistant's words right before the call are its turn's: decided before them
     for m, source in fed:
         st.add(m, source)
