@@ -89,6 +89,12 @@ def arguments_field(call: Any) -> str:
         return f"{wrapper}.{arguments_field(call[wrapper])}"
     if "function" in call:
         return "function.arguments"
+    return _arguments_key(call)
+
+
+def _arguments_key(call: Mapping[str, Any]) -> str:
+    """The key of an unwrapped call (no ``function``) that holds its arguments: what :func:`_as_call` reads and
+    :func:`arguments_field` names, one rule."""
     return next((k for k in ("arguments", "input", "args") if k in call), "arguments")
 
 
@@ -136,8 +142,7 @@ def _as_call(call: Mapping[str, Any], where: str = "tool call") -> ToolCall:
         raise TranscriptFormatError(where, f"a tool call with no tool name: give {CALL_SHAPE}")
     if "function" in call:
         return parse_tool_calls({"tool_calls": [call]}, where)[0]
-    key = next((k for k in ("arguments", "input", "args") if k in call), "arguments")
-    args = assembled(call, where) if streamed(camel_keys(call)) else call.get(key)  # Vertex's streamed arguments
+    args = assembled(call, where) if streamed(camel_keys(call)) else call.get(_arguments_key(call))  # Vertex's streamed arguments
     fn = {"name": name, "arguments": args}
     call_id = call.get("call_id", call.get("id", call.get("toolUseId")))
     return parse_tool_calls({"tool_calls": [{"function": fn, "id": call_id}]}, where)[0]
