@@ -60,6 +60,22 @@ def test_the_method_moves_the_used_memories_first_in_the_models_order(tiny_bert_
     assert [len(c) for c in cut] == [2, 2, 2] and set(cut[2]) == set(used_memories(data.memories, data.examples[2]))
 
 
+def test_the_deeper_replay_encodes_the_decisions_once(tiny_bert_dir, tmp_path, monkeypatch):
+    """``NAME+used`` replays the log deeper than its model's own ranking (every candidate): the decisions' query
+    vectors are those of the first replay, not encoded again (with plus_used every retriever's queries twice)."""
+    enc = _model_that_ranks_used_memories_last(tiny_bert_dir)
+    data = data_of(write(tmp_path / "issue.jsonl", ISSUE))
+    (model,) = retriever_methods("m", enc)
+    encoded = []
+    real = model.replay.encode_queries
+    monkeypatch.setattr(model.replay, "encode_queries", lambda exs: encoded.append(len(exs)) or real(exs))
+    jitter = np.zeros(len(data.memories))
+    plain = model.rank(data, "episode", 10, jitter)
+    UsedOrderMethod(model).rank(data, "episode", 10, jitter)
+    assert encoded == [len(data.examples)]
+    assert [list(r) for r in model.rank(data, "episode", 10, jitter)] == [list(r) for r in plain]
+
+
 def test_evaluate_writes_name_plus_used_beside_each_model_and_the_seed_tables_read_it(tiny_bert_dir, tmp_path):
     """evaluate(plus_used=True) (evaluate.py --plus-used, bench.lodo always) writes ``reuse+used`` in
     per_query.jsonl beside ``reuse``; decision 2's label, the issue, is the one used memory: the model ranks it

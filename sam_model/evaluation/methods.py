@@ -120,6 +120,8 @@ class StoreReplay:
         self.store: MemoryStore | None = None
         self._rankings: dict[tuple, tuple[list, dict[bool, list[np.ndarray]]]] = {}
         self._vectors: tuple[list, np.ndarray] | None = None  # (the memories, their vectors): encoded once
+        self._queries: tuple[tuple, np.ndarray] | None = None  # (the decisions, their vectors): a deeper replay
+        # of the same decisions (UsedOrderMethod's, for every candidate) encodes them once
 
     @property
     def reranks(self) -> bool:
@@ -155,7 +157,10 @@ class StoreReplay:
             self._vectors = (data.memories, np.asarray(self.encoder.encode_memories(data.memories, self.batch_size,
                                                                                     True), dtype=np.float32))
         m = self._vectors[1]
-        q = np.asarray(self.encode_queries(data.examples), dtype=np.float32)
+        decisions = tuple((e.episode_id, e.step) for e in data.examples)
+        if self._queries is None or self._queries[0] != decisions:
+            self._queries = (decisions, np.asarray(self.encode_queries(data.examples), dtype=np.float32))
+        q = self._queries[1]
         store = MemoryStore(self.encoder, self.config, m.shape[1])
         pos = {mem.id: i for i, mem in enumerate(data.memories)}
         out: dict[bool, list[np.ndarray]] = {True: [], False: []}
