@@ -169,16 +169,23 @@ def _assert_same(told: MemoryStore, marked: MemoryStore, q: np.ndarray, k: int, 
     assert [h.used for h in a] == [h.id in used for h in a] and all(h.used is None for h in b)
 
 
+def _queries(seed: int, weights: tuple[float, ...]) -> list[np.ndarray]:
+    """One random query per w_u in ``weights``, its last part (what weights u_m) set to it: the sign decides
+    whether the used memories rise or sink, so each test asks both."""
+    rng = np.random.default_rng(seed)
+    qs = [rng.normal(size=_Reuse.dim).astype(np.float32) for _ in weights]
+    for q, w in zip(qs, weights, strict=True):
+        q[-1] = w
+    return qs
+
+
 def test_scoring_used_equals_the_index_holding_u_m_1():
     """The store scores the memories it is told are used as if their vectors' last part were 1 in the index (what
     evaluate.py's replay did by updating the index), a negative w_u too (which lets memories below the index's
     top up): the same ids, order and scores."""
-    rng = np.random.default_rng(0)
     used = [f"e#{s}" for s in (3, 7, 20, 41, 55)]
     told, marked = _told_and_marked(60, used)
-    for w in (-3.0, -0.5, 0.4, 3.0):
-        q = rng.normal(size=_Reuse.dim).astype(np.float32)
-        q[-1] = w
+    for q in _queries(0, (-3.0, -0.5, 0.4, 3.0)):
         _assert_same(told, marked, q, 10, used)
     assert any(h.id in used for h in told.search_vector(q, 10, used=used)[:5])
 
@@ -191,12 +198,9 @@ def test_a_search_as_deep_as_the_index_may_be_asked_misses_no_memory_the_used_on
     import sam_model.storesearch
 
     monkeypatch.setattr(sam_model.storesearch, "MAX_K", 40)  # 60 memories, more than a search may ask
-    rng = np.random.default_rng(1)
     used = [f"e#{s}" for s in (2, 11, 23, 37, 50)]
     told, marked = _told_and_marked(60, used)
-    for w in (-50.0, -1.0, 1.0, 50.0):
-        q = rng.normal(size=_Reuse.dim).astype(np.float32)
-        q[-1] = w
+    for q in _queries(1, (-50.0, -1.0, 1.0, 50.0)):
         for k in (38, 40):
             _assert_same(told, marked, q, k, used)
 
