@@ -341,7 +341,8 @@ def test_an_episodes_own_steps_again_or_back_stay_in_its_task(reuse_net, tmp_pat
     for user in ("u", "v"):
         assert memory.query_input("", user_id=user)[1]["task_start"] == 0
     assert memory.used(memory.query_input("", user_id="u")[1]) == []
-    assert all("used" not in r for r in memory.search("", user_id="u", limit=20)["results"])
+    found = memory.search("", user_id="u", limit=20)["results"]
+    assert len(found) == 9 and all("used" not in r for r in found)  # every memory: none says it is used or not
     memory.add([ev(0), ev(1, useful_memory_steps=[0])], user_id="u")  # a new episode from 0: a task, its labels
     assert memory.query_input("", user_id="u")[1]["task_start"] == 10
     assert memory.used(memory.query_input("", user_id="u")[1]) == ["u#10"]
