@@ -58,9 +58,9 @@ def test_an_export_without_it_is_as_before(tiny_bert_dir, tmp_path):
     assert read_config(tmp_path / "on" / "config.json")[0].task_reuse is True
 
 
-def _row(labels: list[list[int]], starts: list[int] | None = None) -> dict:
+def _row(labels: list[list[int]], starts: list[int] | None = None, texts: list[str] | None = None) -> dict:
     n = len(labels)
-    texts = [f"event {s}" for s in range(n)]
+    texts = texts or [f"event {s}" for s in range(n)]
     return {"steps": list(range(n)), "texts": texts, "memory_texts": texts, "kinds": ["tool"] * n,
             "phases": ["collect"] * n, "labels": labels, "state_texts": ["phase: collect"] * n,
             "task_starts": starts or [0] * n}
@@ -84,9 +84,7 @@ def test_training_uses_only_earlier_decisions_of_the_task():
 def _reuse_rows(n: int) -> list[tuple[int, dict]]:
     """Two copies of one text; the label of the last decision is the copy an earlier decision used."""
     texts = ["order 17", "searching", "order 17", "call", "call"]
-    return [(ep, {"steps": list(range(5)), "texts": texts, "memory_texts": texts, "kinds": ["tool"] * 5,
-                  "phases": ["collect"] * 5, "labels": [[], [], [], [2], [2]], "state_texts": ["phase: collect"] * 5,
-                  "task_starts": [0] * 5}) for ep in range(n)]
+    return [(ep, _row([[], [], [], [2], [2]], texts=texts)) for ep in range(n)]
 
 
 def test_the_weight_learns_to_rank_the_used_memory_first(tiny_bert_dir):
