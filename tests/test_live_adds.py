@@ -266,6 +266,20 @@ def test_a_saved_open_turns_facts_of_another_type_are_named():
             OpenTurn.from_state_dict({**good, "facts": {k: bad}})
 
 
+def test_a_saved_open_turns_links_or_refused_uuids_of_another_shape_are_named():
+    """Found by review: facts.links and facts.refused were checked to be lists only, so a hand-edited or damaged
+    save with a link that is no entry (no uuid) loaded, and the next add of a branching line failed with a KeyError
+    deep in live.left_behind. Refused at load, naming the field."""
+    from sam_model.memory.live import OpenTurn
+
+    good = {"format": "claude-code", "lines": [], "start": 0, "mark": {}, "recorder": None,
+            "facts": {"links": [{"type": "user", "uuid": "u1"}], "refused": ["u2"]}}
+    assert OpenTurn.from_state_dict(good).facts == good["facts"]
+    for k, bad in (("links", [{"type": "user"}]), ("links", ["u1"]), ("refused", [3])):
+        with pytest.raises(ValueError, match=rf"^open turn field 'facts\.{k}' must be a list of Claude Code"):
+            OpenTurn.from_state_dict({**good, "facts": {k: bad}})
+
+
 @pytest.mark.parametrize("session", ["claude-code interleaved", "gemini-cli", "codex 0.46 parallel calls"])
 def test_a_line_the_caller_changes_after_adding_it_does_not_change_the_open_turn(tmp_path, session):
     """Found by review: the open turn held the caller's own line dicts, so a sidecar that reuses (clears and refills)

@@ -203,6 +203,10 @@ class OpenTurn:
                 raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
         if not all(isinstance(k, str) for k in d["facts"].get("seen", ())):
             raise ValueError("open turn field 'facts.seen' must be a list of line keys")
+        if not all(claude_code.placed(x) for x in d["facts"].get("links", ())):  # else a KeyError at the next add
+            raise ValueError("open turn field 'facts.links' must be a list of Claude Code entry links (type, uuid)")
+        if not all(isinstance(u, str) for u in d["facts"].get("refused", ())):
+            raise ValueError("open turn field 'facts.refused' must be a list of Claude Code entry uuids")
         if not all(isinstance(i, str) for i in d["logged"]):
             raise ValueError("open turn field 'logged' must be a list of history entry ids")
         return cls(d["format"], list(d["lines"]), d["start"], dict(d["mark"]), d["recorder"], dict(d["facts"]),
