@@ -79,6 +79,16 @@ def reads_reuse(encoder: Any) -> bool:
     return getattr(getattr(inner, "net", None), "reuse", None) is not None
 
 
+def refuse_reuse(model: Any, who: str) -> None:
+    """Refuse, in one line, a model that scores reuse within a task (:func:`reads_reuse`) for ``who``, which keeps no
+    conversation (SAMMemory, SAMStore, the memory bank's Janus adapters): none can tell a search which memories earlier
+    tool calls used, so every memory would score u_m = 0, silently. The one rule and words of each refusal."""
+    if reads_reuse(encoder_of(model)):
+        raise ValueError(f"{who} does not track which memories earlier tool calls used, which this model scores "
+                         "(model.net.task_reuse), so every memory would score as unused: serve it through "
+                         "ScopedMemory, or a model without it")
+
+
 class MemoryStore(StoreSearch, StoreFiles):
     """Memories (text, metadata, scopes, links, vectors) and the one search over them (see the module doc)."""
 
@@ -753,4 +763,4 @@ def store_config_of(model: Any) -> StoreConfig:
 
 
 __all__ = ["MemoryRecord", "MemoryStore", "StoreConfig", "encoder_of", "reads_openings", "reads_reuse",
-           "store_config_of"]
+           "refuse_reuse", "store_config_of"]

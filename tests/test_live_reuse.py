@@ -358,3 +358,21 @@ def test_two_sessions_interleaved_in_one_scope_are_numbered_on(reuse_net):
             memory.add({"kind": "result", "text": f"{ep} value {s}", "step": s, "episode_id": ep}, user_id="u")
     assert _steps(h.id for h in memory.store.get_all()) == list(range(8))
     assert memory.query_input("", user_id="u")[1]["task_start"] == 1
+
+
+def test_every_holder_without_a_conversation_refuses_the_model_in_the_same_words(reuse_net):
+    """Found by review: SAMMemory, SAMStore and the Janus bank adapters each wrote their own refusal of a reuse model
+    (three rules, two wordings: the adapters' advised no ScopedMemory). One rule (sam_model.store.refuse_reuse): the
+    same line, but for the name of the holder."""
+    from sam_model.integrations.langgraph import SAMStore
+    from sam_model.janus.adapters.bank_recall import RecallEvaluator
+    from sam_model.janus.adapters.memory_bank import BankEvaluator, BankUpdater
+
+    said = {}
+    for name, make in (("SAMMemory", SAMMemory), ("SAMStore", SAMStore), ("BankUpdater", BankUpdater),
+                       ("BankEvaluator", BankEvaluator), ("RecallEvaluator", RecallEvaluator)):
+        with pytest.raises(ValueError, match="task_reuse") as err:
+            make(retriever(reuse_net))
+        assert str(err.value).startswith(f"{name} does not track")
+        said[name] = str(err.value).removeprefix(name)
+    assert len(set(said.values())) == 1 and "ScopedMemory" in said["BankUpdater"]

@@ -61,7 +61,7 @@ from sam_model.data.schema import Event, State, parse_event
 from sam_model.io import SAMFileError, atomic_dir, json_type, reading, refuse_links, unique_keys
 from sam_model.limits import MAX_K, check_count, check_int, check_scope_characters, check_step, control_at
 from sam_model.locking import locked, new_lock
-from sam_model.store import MemoryStore, encoder_of, store_config_of
+from sam_model.store import MemoryStore, encoder_of, refuse_reuse, store_config_of
 from sam_model.storeconfig import StoreConfig
 
 TEXT_FIELDS = ("content", "memory", "text")
@@ -91,7 +91,7 @@ class SAMStore(BaseStore):
             if model is None:
                 raise ValueError("SAMStore needs a model (SAMRetriever.from_pretrained(...)) or store=MemoryStore")
             store = MemoryStore(encoder_of(model), store_config or store_config_of(model))
-        _refuse_reuse(store)
+        refuse_reuse(store.encoder, "SAMStore")  # no conversation: taken, every query search was refused
         self.store, self.kind = store, kind
         self.lock = new_lock()  # batches one at a time (sam_model.locking): a put reads then bumps its namespace's step
         self._data: dict[tuple[str, ...], dict[str, _Row]] = {}
@@ -199,7 +199,7 @@ class SAMStore(BaseStore):
         with reading(path) as folder:
             refuse_links(folder, "LangGraph store", "save the store again")
             store = MemoryStore.read(folder / "store", encoder_of(model), reencode=reencode)
-            _refuse_reuse(store)  # the model's refusal, not the file's "unreadable" below
+            refuse_reuse(store.encoder, "SAMStore")  # the model's refusal, not the file's "unreadable" below
             f = folder / ITEMS_FILE
             try:
                 d = json.loads(f.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
@@ -341,15 +341,6 @@ class SAMStore(BaseStore):
         names = [ns for ns in self._data if all(_matches(c.match_type, c.path, ns) for c in op.match_conditions or ())]
         names = sorted({ns[:op.max_depth] for ns in names} if op.max_depth is not None else names)
         return names[op.offset:op.offset + op.limit]
-
-
-def _refuse_reuse(store: MemoryStore) -> None:
-    """Refuse a model that scores reuse within a task (sam_model.models.reuse): a SAMStore holds items and no
-    conversation, so it cannot tell a search which memories earlier tool calls used; taken, its puts were kept and
-    every query search refused, advising a used= its caller cannot pass."""
-    if store.scores_uses:
-        raise ValueError("SAMStore does not track which memories earlier tool calls used, which this model "
-                         "scores (model.net.task_reuse): serve it through ScopedMemory, or a model without it")
 
 
 def _restore(d: Any, store: MemoryStore) -> SAMStore:

@@ -32,7 +32,7 @@ from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.rules import BankRules
 from sam_model.memory.unit import MemoryUnit, values_in
-from sam_model.store import encoder_of, reads_openings, reads_reuse, store_config_of
+from sam_model.store import encoder_of, reads_openings, refuse_reuse, store_config_of
 from sam_model.storeconfig import StoreConfig
 
 _CITE = re.compile(r"\[(\d+)\]|\bmemor(?:y|ies)\s*#?(\d+)", re.IGNORECASE)
@@ -54,9 +54,7 @@ class SAMMemory:
             raise ValueError(f"scope must be 'episode' or 'all', got {scope!r}")
         self.scope = scope
         self.encoder = encoder_of(encoder)
-        if reads_reuse(self.encoder):  # its units' vectors would keep u_m = 0 at every search: refused, not silent
-            raise ValueError("SAMMemory does not track which memories earlier tool calls used, which this model "
-                             "scores (model.net.task_reuse): serve it through ScopedMemory, or a model without it")
+        refuse_reuse(self.encoder, "SAMMemory")  # its units' vectors would keep u_m = 0 at every search
         if bank is None:
             bank = MemoryBank(int(self.encoder.dim), config or MemoryConfig.for_encoder(self.encoder),
                               store_config or store_config_of(encoder))

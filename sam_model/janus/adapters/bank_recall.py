@@ -27,9 +27,10 @@ import numpy as np
 
 from sam_model.data.schema import Event, State
 from sam_model.encoding import Encoder
-from sam_model.janus.adapters.memory_bank import BankTask, BankUpdater, copy_bank, refuse_reuse
+from sam_model.janus.adapters.memory_bank import BankTask, BankUpdater, copy_bank
 from sam_model.memory.bank import MemoryBank
 from sam_model.memory.rules import BankRules
+from sam_model.store import refuse_reuse
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from sam_model.memory.bank import MemoryBank
 from sam_model.memory.config import MemoryConfig
 from sam_model.memory.rules import BankRules as Updater
 from sam_model.memory.unit import MemoryUnit
-from sam_model.store import encoder_of, reads_reuse
+from sam_model.store import refuse_reuse
 
 # kinds that get their own bin in φ's histogram; anything else falls in "other"
 PHI_KINDS = ("user", "system", "observation", "thought", "action", "result", "summary")
@@ -118,16 +118,6 @@ def _as_tasks(tasks: Sequence[Any]) -> list[BankTask]:
             raise ValueError(f"task {t.id or i} has no events; a BankTask needs at least one")
         out.append(t)
     return out
-
-
-def refuse_reuse(retriever: Any, who: str) -> None:
-    """A retriever whose model scores reuse within a task (model.net.task_reuse) refused in one line: a bank
-    keeps no conversation, so it is never told which memories earlier tool calls used, and every unit would score
-    u_m = 0, silently (SAMMemory refuses it alike)."""
-    if reads_reuse(encoder_of(retriever)):
-        raise ValueError(f"{who}: the memory bank does not track which memories earlier tool calls used, which this "
-                         "model scores (model.net.task_reuse), so every unit would score as unused: use a model "
-                         "without it")
 
 
 class BankUpdater:
