@@ -410,8 +410,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
             self._log(h.id, "DELETE", _said(h), None)
         live = {h.episode_id for h in self.store.get_all()}  # once: per tracker it made delete_all quadratic
         for ep in (set(self._trackers) | set(self._labels) | set(self._numbering) | set(self._unknown)
-                   | self.store.recorder.episodes()) - live:  # nor the store's
-            # last state of it
+                   | self.store.recorder.episodes()) - live:  # nor the store's last state of it, labels, numbering
             self._drop_conversation(ep)
         return {"message": f"{len(hits)} memories deleted"}
 
