@@ -4,8 +4,8 @@ A scope's conversation (sam_model.data.toolstate.TranscriptState, fed by ScopedM
 agent's session lines) labels each tool call as the transcript importer does: the event before the call becomes its
 decision point, with ``useful_memory_steps`` the events that first said its argument values. Those are the labels
 evaluate.py reads off the converted log, and the uses are computed from them by the same functions
-(sam_model.data.reuse: ``earlier_uses`` over the decisions before the search's step, ``task_uses`` from its task
-start on; None, the start unknown: the episode's every use). So a search at a decision point is told the memories
+(sam_model.data.reuse: ``earlier_uses``' rule, its ``running_uses``, over the decisions before the search's step,
+``task_uses`` from its task start on; None, the start unknown: the episode's every use). So a search at a decision point is told the memories
 evaluate.py's replay scores with u_m = 1 (sam_model.models.reuse), and each hit says whether it is one (Hit.used).
 
 Per scope: only the scopes' own episode's conversation is read (ScopedMemory.episode_of), so one scope never
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from sam_model.data.examples import MemoryRecord
-from sam_model.data.reuse import earlier_uses, task_uses
+from sam_model.data.reuse import running_uses, task_uses
 from sam_model.data.toolstate import TranscriptState
 
 
@@ -40,7 +40,8 @@ def used_steps(tracker: TranscriptState | None, base: int, logged: Mapping[int, 
         labels[base + j] = [base + int(x) for x in e.get("useful_memory_steps") or ()]
     end = max(labels, default=-1) + 1 if step is None else step
     steps = sorted(s for s in labels if s < end)
-    return task_uses(earlier_uses([*steps, end], [*(labels[s] for s in steps), []])[-1], task_start)
+    *_, last = running_uses([*steps, end], [*(labels[s] for s in steps), []])  # the end's alone (earlier_uses' rule)
+    return task_uses(tuple(last.items()), task_start)
 
 
 def uses_known(unknown: Collection[int], step: int | None, task_start: int | None) -> bool:
