@@ -9,12 +9,18 @@ sam_model.data.lives.task_starts read as a new task; an event that carries one k
 the scope's current episode (:class:`Numbering`) when it has that episode's id and a later step that still lies
 past the scope's newest memory; one whose step is 0 (starting again, or another id's first) begins a new one. The
 first events of a scope (or of one saved before numberings were kept) keep their steps where they lie past its
-newest memory, as before. Any other event (the episode's own step again or back: an event re-added after its memory
-was deleted, a batch sent again, a batch out of order; or another id's not from 0: two sessions' events interleaved
-in one scope) is numbered on as before 2026-12-06, in the same task, and its labels and those of the events
+newest memory, as before. An add's events are taken as evaluate.py reads them as an event file
+(:func:`in_file_order`: each id's together, by step), unless an id's step comes twice in it. Any other event (the
+episode's own step again or back: an event re-added after its memory was deleted, a batch sent again, a later batch
+going back; or another id's not from 0: two sessions' events interleaved in one scope, add by add) is numbered on as before 2026-12-06, in the same task, and its labels and those of the events
 continuing it are dropped where the step moved (they name another numbering than the stored one). A new task there
 split one episode in two and moved the re-added memory's id past a gap; two interleaved sessions made a task of
 every event, each stored past a gap of its own step (steps growing as the square of the events).
+
+A step of 0 under the current episode's own id begins a new task too: events added without an id take the scope's,
+so a logger restarting an episode at 0 cannot be told from the next episode; evaluate.py has no reading of it to
+match (its reader refuses a file repeating an episode's step as a duplicate), and a life of the two is the one
+that loses nothing.
 
 Until 2026-12-06 an episode whose steps restarted was numbered on with its labels dropped, so its decisions' uses
 (sam_model.memory.scopeduses) were missing while the earlier episode's carried on, and its task never began.
@@ -56,13 +62,32 @@ class Numbering:
         return cls(*d)
 
 
+def in_file_order(events: Sequence[Event]) -> list[int]:
+    """The places of ``events`` in the order evaluate.py reads them as an event file (sam_model.data.reader
+    iter_episodes): each episode id's events together, the ids in the order they first appear, each id's by step.
+    Where an id's step comes twice (episodes after episodes under one id: an add of several tasks whose events
+    carry no id of their own, all the scope's), the order given: the reader refuses such a file (a duplicate step),
+    and only the order tells the episodes apart there (a step of 0 begins the next)."""
+    by_id: dict[str, list[int]] = {}
+    for j, e in enumerate(events):
+        by_id.setdefault(e.episode_id, []).append(j)
+    if any(len({events[j].step for j in js}) < len(js) for js in by_id.values()):
+        return list(range(len(events)))
+    return [j for js in by_id.values() for j in sorted(js, key=lambda j: events[j].step)]
+
+
 def place(events: Sequence[Event], episode: str, nxt: int, numbering: Numbering | None
           ) -> tuple[list[Event], dict[int, tuple[int, ...]], Numbering | None]:
-    """(``events`` as stored in the scope's ``episode``, the labels of its decision points by stored step in the
-    stored numbering, the numbering after them). ``nxt``: the scope's next free step; ``numbering``: its current
-    episode's (None: none known)."""
-    out, labels = [], {}
-    for e in events:
+    """(``events`` as stored in the scope's ``episode``, in the order given, the labels of its decision points by
+    stored step in the stored numbering, the numbering after them). ``nxt``: the scope's next free step;
+    ``numbering``: its current episode's (None: none known). The events are numbered in :func:`in_file_order`
+    (until 2026-12-06 in the order given: a first batch [2, 0, 1, 3] was stored at 2, 3, 4, 6, two tasks, where
+    evaluate.py reads one episode at 0..3)."""
+    order = in_file_order(events)
+    out: list[Event | None] = [None] * len(events)
+    labels = {}
+    for j in order:
+        e = events[j]
         cur = numbering
         if cur is not None and e.episode_id == cur.episode and e.step > cur.last and e.step + cur.offset >= nxt:
             numbering = dataclasses.replace(cur, last=e.step)
@@ -76,11 +101,11 @@ def place(events: Sequence[Event], episode: str, nxt: int, numbering: Numbering 
         meta = e.meta
         if numbering.task is not None and SOURCE_KEY not in (meta or {}):
             meta = {**(meta or {}), SOURCE_KEY: numbering.task}
-        out.append(dataclasses.replace(e, episode_id=episode, step=step, meta=meta))
+        out[j] = dataclasses.replace(e, episode_id=episode, step=step, meta=meta)
         if e.useful_memory_steps and numbering.known:
             labels[step] = tuple(int(x) + numbering.offset for x in e.useful_memory_steps)
         nxt = step + 1
-    return out, labels, numbering
+    return out, labels, numbering  # type: ignore[return-value]
 
 
-__all__ = ["Numbering", "place"]
+__all__ = ["Numbering", "in_file_order", "place"]

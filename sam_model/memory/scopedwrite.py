@@ -169,7 +169,8 @@ class ScopedWrites:
         try:
             for e in out if tracker is not None else ():
                 tracker.note(e.kind, e.text, e.state.to_json())
-            self.store.add(out, **scopes, metadata=metadata)
+            # stored in step order (the recorder reads a task's start event by event), listed in the order given
+            self.store.add(sorted(out, key=lambda e: e.step), **scopes, metadata=metadata)
         except BaseException:
             if before is not None:
                 tracker.rollback(before)

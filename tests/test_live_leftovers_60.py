@@ -1,0 +1,75 @@
+"""Leftovers of the live memory path (stop 59's list): agent-log events added with steps of their own are placed as
+evaluate.py reads the same events (sam_model.memory.scopedsteps), and an open turn of OpenAI Responses items reads
+an item of the turn given again in its place (sam_model.memory.live_responses)."""
+
+from __future__ import annotations
+
+import test_live_reuse
+from test_agreement import DEPTH, retriever
+from test_live_reuse import _life, _steps
+
+from sam_model.memory import ScopedMemory
+
+reuse_net = test_live_reuse.reuse_net  # its tiny network, a fixture of this module too
+
+
+def ev(s: int, text: str = "", **kw) -> dict:
+    return {"kind": "result", "text": text or f"value V{s}", "step": s, **kw}
+
+
+def _as(eid: str, events: list[dict]) -> list[dict]:
+    """``events`` as a log's episode ``eid`` (a live add gives them without: they take the scope's)."""
+    return [{"episode_id": eid, **e} for e in events]
+
+
+def _placed(memory: ScopedMemory, user: str, points: list[tuple[int, int | None]]) -> list[list[int]]:
+    """The uses the scope tells each of evaluate.py's decisions (its step and task start in the life)."""
+    return [_steps(memory.used({"episode": user, "step": s, "task_start": t})) for s, t in points]
+
+
+def test_a_first_batch_out_of_order_is_stored_as_evaluate_reads_its_file(reuse_net, tmp_path):
+    """A first batch whose steps are out of order (a sidecar's lines flushed late) is one episode, its steps its
+    own and its labels kept, as evaluate.py reads the same events as a file (sorted by step). Before, the batch was
+    numbered in the order given: stored at 2, 3, 4, 6, a task starting at 3 (its step 0), the labels of step 3
+    naming another numbering; results are listed in the order the events were given."""
+    batch = [ev(2, "the booking code is K1NW8N"), ev(0, "user mia_li_3668"),
+             ev(1, "reservation ZFA04Y", useful_memory_steps=[0]), ev(3, "refund", useful_memory_steps=[1, 2])]
+    _, want, points = _life(tmp_path, [_as("e", batch)])
+    assert want == [[], [0]] and points == [(1, 0), (3, 0)]  # evaluate's reading: can fail
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    added = memory.add(batch, user_id="u")["results"]
+    assert [r["step"] for r in added] == [2, 0, 1, 3]
+    assert _steps(h.id for h in memory.store.get_all()) == [0, 1, 2, 3]
+    assert memory.query_input("", user_id="u")[1]["task_start"] == 0
+    assert _placed(memory, "u", points) == want
+
+
+def test_two_episodes_interleaved_in_one_batch_are_evaluates_life_of_them(reuse_net, tmp_path):
+    """Two episode ids interleaved in one add (an event file holding both): evaluate.py reads each id's events
+    together, in the order the ids first appear, its life of them two tasks, each with its labels. Before, the
+    other id's steps past 0 were numbered on with their labels dropped."""
+    a = [ev(0, "A user mia", episode_id="A"), ev(1, "A call", episode_id="A", useful_memory_steps=[0])]
+    b = [ev(0, "B user noah", episode_id="B"), ev(1, "B call", episode_id="B", useful_memory_steps=[0]),
+         ev(2, "B next call", episode_id="B", useful_memory_steps=[1])]
+    _, want, points = _life(tmp_path, [a, b])
+    assert want == [[], [], [2]] and points == [(1, 0), (3, 2), (4, 2)]  # evaluate's reading: can fail
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    memory.add([a[0], b[0], a[1], b[1], b[2]], user_id="u")
+    assert memory.query_input("", user_id="u")[1]["task_start"] == 2
+    assert _placed(memory, "u", points) == want
+
+
+def test_a_step_0_again_in_one_batch_begins_the_task_evaluates_life_begins(reuse_net, tmp_path):
+    """[0, 0, 1, 2] under one id (events added without an id of their own take the scope's): two episodes, the second
+    a task from its step 0, stored where evaluate.py's life of the two places them (steps 0 to 3, the task from
+    1, its labels naming its own steps); evaluate.py refuses the same events as one episode's file (a duplicate
+    step), so the life is the reading the live path can match. Unchanged by the ordering: a batch whose id repeats
+    a step keeps the order given (only the order tells its episodes apart)."""
+    first = [ev(0, "user mia")]
+    second = [ev(0, "user noah"), ev(1, "call", useful_memory_steps=[0]), ev(2, "next call", useful_memory_steps=[1])]
+    _, want, points = _life(tmp_path, [_as("e1", first), _as("e2", second)])
+    assert want == [[], [1]] and points == [(2, 1), (3, 1)]
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    assert [r["step"] for r in memory.add([*first, *second], user_id="u")["results"]] == [0, 1, 2, 3]
+    assert memory.query_input("", user_id="u")[1]["task_start"] == 1
+    assert _placed(memory, "u", points) == want
