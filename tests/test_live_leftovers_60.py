@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import test_live_reuse
 from test_agreement import DEPTH, retriever
+from test_live_responses import INSTRUCTIONS, conversation, imported, labelled, stored, want
 from test_live_reuse import _life, _steps
 
-from sam_model.memory import ScopedMemory
+from sam_model.memory import HashingEncoder, ScopedMemory
 
 reuse_net = test_live_reuse.reuse_net  # its tiny network, a fixture of this module too
 
@@ -73,3 +74,27 @@ def test_a_step_0_again_in_one_batch_begins_the_task_evaluates_life_begins(reuse
     assert [r["step"] for r in memory.add([*first, *second], user_id="u")["results"]] == [0, 1, 2, 3]
     assert memory.query_input("", user_id="u")[1]["task_start"] == 1
     assert _placed(memory, "u", points) == want
+
+
+def test_a_delete_of_an_unrelated_memory_keeps_a_responses_turn_open(tmp_path):
+    """A streaming Responses agent adds an item at response.output_item.added and again at .done; a delete of an
+    earlier memory between them (one that set no values, before the open turn) leaves the turn open, so the .done
+    replaces its version in place: the importer's memories but the deleted one. Before, every delete closed the
+    turn and the .done was read as a new item, stored twice."""
+    items = conversation()
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add([{"role": "system", "content": INSTRUCTIONS}], user_id="t", run_id="r")
+    gone = None
+    for x in items:
+        if x.get("id") == "msg_3":
+            memory.add([{**x, "status": "in_progress", "content": [{"type": "output_text", "text": "Found"}]}],
+                       user_id="t", run_id="r")
+            gone = next(r for r in memory.get_all(user_id="t", run_id="r", limit=None)["results"]
+                        if r["memory"] == "Sorry to hear that. What's going on?")
+            memory.delete(gone["id"])
+        memory.add([x], user_id="t", run_id="r")
+    assert gone is not None
+    memories, labels = want(imported(tmp_path, items))
+    assert stored(memory) == [m for m in memories if m[0] != gone["step"]]
+    assert labelled(memory) == labels
+

@@ -343,7 +343,11 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
 
         Its conversation forgets it too (TranscriptState.forget): its words, and a tool call's values (a card it paid
         with), which stayed in the conversation's and the store's states, searched by call and saved, until
-        delete_all. The scope's last memory deleted, the conversation goes as delete_all's does."""
+        delete_all. The scope's last memory deleted, the conversation goes as delete_all's does. The scope's open
+        turn of an agent's session lines is closed where it held what the memory set (a delete of a tool call that
+        set values, of the event before the turn or of one of its own), else kept open: until 2026-12-06 every
+        delete closed it, and a streamed Responses item's ``.done`` after a delete of an unrelated memory was read
+        as a new item, stored twice."""
         hit = self._own(memory_id, self._scopes(user_id, agent_id, run_id, need=False))
         if hit is None:
             raise KeyError(f"memory {memory_id!r} is not in the store{_within(user_id, agent_id, run_id)} (ids come "
@@ -353,14 +357,20 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
                              "the memory by its id")
         self.store.delete([memory_id])
         episode = hit.episode_id
+        apart = False  # its words alone gone, before the open turn's lines: the turn's mark holds nothing of it
         if not self._holds_memories(hit):  # its last: the conversation goes as delete_all's does
             self._drop_conversation(episode)
         elif (at := self._in_conversation(hit)) is not None:
             tracker, step = at  # no later call is traced to it, no save of the conversation holds its words, nor
+            held = (len(tracker.writes), len(tracker.shown))
             until = tracker.forget(step)  # the values its tool call set (its state's, the store's last states)
             last = (self.store.next_step(episode) or 0) - 1 - self._base[episode]
             self.store.recorder.drop(episode, cleared(until, step, last), cleared(until, step, last - 1))
-        self._close(episode)  # the values it set are gone from the conversation: the open turn's mark held them
+            turn = self._open.get(episode)
+            apart = turn is not None and step < turn.start - 1 and not until and held == (
+                len(tracker.writes), len(tracker.shown))
+        if not apart:  # the values it set are gone from the conversation: the open turn's mark held them
+            self._close(episode)
         self._log(memory_id, "DELETE", _said(hit), None)
         return {"message": f"memory {memory_id} deleted"}
 
