@@ -4,11 +4,14 @@ an item of the turn given again in its place (sam_model.memory.live_responses)."
 
 from __future__ import annotations
 
+import json
+
 import test_live_reuse
 from test_agreement import DEPTH, retriever
 from test_live_responses import INSTRUCTIONS, conversation, imported, labelled, stored, want
 from test_live_reuse import _life, _steps
 
+from sam_model.data.transcripts import iter_transcript_events, live_state
 from sam_model.memory import HashingEncoder, ScopedMemory
 
 reuse_net = test_live_reuse.reuse_net  # its tiny network, a fixture of this module too
@@ -98,3 +101,23 @@ def test_a_delete_of_an_unrelated_memory_keeps_a_responses_turn_open(tmp_path):
     assert stored(memory) == [m for m in memories if m[0] != gone["step"]]
     assert labelled(memory) == labels
 
+
+def test_gemini_words_before_a_call_are_one_turn_for_live_state_as_for_the_importer(tmp_path):
+    """Gemini's reader joins consecutive model contents into one turn (a streamed answer, a chunk each), words and
+    then a call alike, so the importer decides before the words, as it does for a Responses preamble; live_state,
+    given the contents up to the call, decided at the words (the preamble rule was Responses' alone), flagging the
+    unit the user's last message gave (an observation to the importer). One rule now (toolstate.JOINS_CALLS)."""
+    args = {"phone": "(415) 555-0142", "unit": "4B"}
+    first = {"role": "user", "parts": [{"text": "Hi, my phone is (415) 555-0142."}]}
+    ask = {"role": "model", "parts": [{"text": "Which unit?"}]}
+    unit = {"role": "user", "parts": [{"text": "Unit 4B, the kitchen sink leaks."}]}
+    words = {"role": "model", "parts": [{"text": "Let me look."}]}
+    call = {"role": "model", "parts": [{"functionCall": {"name": "lookup_tenant", "args": args}}]}
+    done = {"role": "user", "parts": [{"functionResponse": {"name": "lookup_tenant", "response": {"id": "TN-1"}}}]}
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"id": "g1", "contents": [first, ask, unit, words, call, done]}) + "\n")
+    decided = next(e for e in iter_transcript_events(log) if e.get("useful_memory_steps"))
+    assert decided["text"] == "Unit 4B, the kitchen sink leaks."  # the importer's: can fail
+    got = live_state([first, ask, unit, words], {"name": "lookup_tenant", "args": args})
+    assert got["uncertainty_flags"] == ["phone"]
+    assert got == decided["state"]

@@ -173,8 +173,8 @@ from sam_model.data.chatmessages import (
     policy_of,
 )
 from sam_model.data.eventtexts import call_text, cut_text, result_shape
-from sam_model.data.formats import detect, responses, to_chat
-from sam_model.data.formats.base import CWD, CWD_BY_CALLS, FAILED, TranscriptFormatError
+from sam_model.data.formats import detect, to_chat
+from sam_model.data.formats.base import CWD, CWD_BY_CALLS, FAILED, TranscriptFormatError, preamble
 from sam_model.data.lineranges import PageBound
 from sam_model.data.sayings import Sayings, is_name_part, mask_constraints, number_forms, whole_amount
 from sam_model.data.searchhits import hit_lines
@@ -749,7 +749,7 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     st = TranscriptState(policy="\n".join(filter(None, (system_text(policy), policy_of(chat.messages)))),
                          masked=masked)
     fed = list(zip(chat.messages, chat.sources))
-    if call is not None and fed and fmt == "responses" and responses.preamble(chat):
+    if call is not None and fed and preamble(fmt, chat):
         fed = fed[:-1]  # the assistant's words right before the call are its turn's: decided before them
     for m, source in fed:
         st.add(m, source)

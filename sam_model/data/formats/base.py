@@ -187,6 +187,24 @@ class Chat:
         self.cwd = self.cwd or cwd
 
 
+# the formats whose reader joins the assistant's words and the calls right after them into one turn (decided
+# before the words): Responses (a preamble message item, then its function_call) and Gemini contents (consecutive
+# model contents, a streamed answer a chunk each). OpenAI chat, Anthropic and the session formats write words and
+# calls in one message, two messages being two turns.
+JOINS_CALLS = frozenset({"responses", "gemini"})
+
+
+def preamble(fmt: str | None, chat: Chat) -> bool:
+    """Whether a call made next joins the assistant's words a conversation read in ``fmt`` ends in (a model's
+    preamble, "Let me look you up.", then its call, in one response): the reader reads them as one turn, so
+    live_state, given the messages up to the call, decides before those words, where the importer's decision point
+    is, not at them (sam_model.memory.live.deciding alike for a scope's open turn). One rule for every format
+    (until 2026-12-06 Responses' alone: Gemini contents ending in the model's words decided at them)."""
+    last = chat.messages[-1] if chat.messages else None
+    return fmt in JOINS_CALLS and isinstance(last, Mapping) and last.get("role") == "assistant" \
+        and not last.get("tool_calls")
+
+
 def text_of(content: Any, where: str, text_types: tuple[str, ...] = ("text",), key: str = "text",
             ignored: Counter | None = None) -> str:
     """Text of a content that is a string, null, or a list of parts: parts of ``text_types`` give their ``key``,

@@ -100,15 +100,6 @@ def read(chat: Chat, entries: Iterable[tuple[str, Mapping[str, Any], str]]) -> N
             chat.ignored[str(kind)] += 1
 
 
-def preamble(chat: Chat) -> bool:
-    """Whether a conversation read from Responses items ends in the assistant's words without a call: a call made
-    next joins them as one turn, as :func:`read` reads a message and the calls right after it (a model's preamble,
-    "Let me look you up.", then its function_call, in one response). live_state, given the items up to the call,
-    then decides before those words, where the importer's decision point is, not at them."""
-    last = chat.messages[-1] if chat.messages else None
-    return isinstance(last, Mapping) and last.get("role") == "assistant" and not last.get("tool_calls")
-
-
 def sniff(items: list[Any]) -> bool:
     """Responses items by their types; never messages that carry OpenAI chat's tool use (a ``tool`` role,
     ``tool_calls``), which no Responses item has: SDKs that dump chat messages with ``"type": "message"`` had them
