@@ -8,7 +8,7 @@ import json
 
 import test_live_reuse
 from test_agreement import DEPTH, retriever
-from test_live_responses import INSTRUCTIONS, conversation, imported, labelled, stored, want
+from test_live_responses import INSTRUCTIONS, conversation, feed, imported, labelled, stored, want
 from test_live_reuse import _life, _steps
 
 from sam_model.data.transcripts import iter_transcript_events, live_state
@@ -121,3 +121,16 @@ def test_gemini_words_before_a_call_are_one_turn_for_live_state_as_for_the_impor
     got = live_state([first, ask, unit, words], {"name": "lookup_tenant", "args": args})
     assert got["uncertainty_flags"] == ["phone"]
     assert got == decided["state"]
+
+
+def test_a_bare_message_said_twice_is_two_memories_as_the_importer_reads_it(tmp_path):
+    """A message without an id (a user's bare one) has nothing but its words and place: given again right after
+    itself it is the importer's reading of a log holding it twice (two memories), not deduplicated (kept: a resend
+    and the same words said again cannot be told apart; a response's items, which have ids, are read once)."""
+    items = conversation()
+    yes = {"role": "user", "content": "Yes, please."}
+    items = [*items[:3], yes, yes, *items[3:]]
+    memory, _ = feed(ScopedMemory(HashingEncoder(16)), items)
+    memories, labels = want(imported(tmp_path, items))
+    assert sum(m[2] == "Yes, please." for m in memories) == 2  # the importer's: can fail
+    assert (stored(memory), labelled(memory)) == (memories, labels)

@@ -18,7 +18,9 @@ a closed turn read (``facts["seen"]``, :func:`remember`) is dropped (:func:`retr
 closed turn is read as it comes, a new item: a stream writes an item's versions before its next item, so it is
 rather a later item of a reused id (an agent numbering its calls ``call_1`` in each response), which a refusal
 would lose (Gemini CLI's message ids, unique, are refused so: live.rewritten). A message without an id (a user's bare
-``{"role", "content"}``) cannot be told from the same words said again: it is read as it comes.
+``{"role", "content"}``) cannot be told from the same words said again: it is read as it comes, as the importer
+reads a log holding it twice (two messages); dropped by its words and place, a log replayed an item an add would
+differ from its import, and a user's "yes" said twice would be lost.
 """
 
 from __future__ import annotations
