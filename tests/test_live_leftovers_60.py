@@ -48,6 +48,23 @@ def test_a_first_batch_out_of_order_is_stored_as_evaluate_reads_its_file(reuse_n
     assert _placed(memory, "u", points) == want
 
 
+def test_a_batch_going_on_with_the_episode_or_with_a_gap_keeps_the_order_given(reuse_net):
+    """Sorting is for one run of an episode's steps: a batch that goes on with the scope's current episode and then
+    starts the next one under the same id ([3, 4, 0, 1] after steps 0-2: a sidecar's chunk across the boundary) or a
+    first batch with a gap ([7, 8, 0, 1, 2]: an episode's end, then the next one) keeps the order given, each
+    step 0 beginning a task. Sorted by step (as this stop's first ordering did), the next episode's events took the
+    current one's steps and the two were mixed in one task."""
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    memory.add([ev(0), ev(1), ev(2)], user_id="u")
+    added = memory.add([ev(3), ev(4), ev(0, "user noah"), ev(1, "call", useful_memory_steps=[0])], user_id="u")
+    assert [r["step"] for r in added["results"]] == [3, 4, 5, 6]
+    assert memory.query_input("", user_id="u")[1]["task_start"] == 5
+    assert memory.used(memory.query_input("", user_id="u")[1]) == ["u#5"]
+    added = memory.add([ev(7), ev(8), ev(0), ev(1), ev(2)], user_id="v")["results"]
+    assert [r["step"] for r in added] == [7, 8, 9, 10, 11]
+    assert memory.query_input("", user_id="v")[1]["task_start"] == 9
+
+
 def test_two_episodes_interleaved_in_one_batch_are_evaluates_life_of_them(reuse_net, tmp_path):
     """Two episode ids interleaved in one add (an event file holding both): evaluate.py reads each id's events
     together, in the order the ids first appear, its life of them two tasks, each with its labels. Before, the

@@ -10,12 +10,14 @@ the scope's current episode (:class:`Numbering`) when it has that episode's id a
 past the scope's newest memory; one whose step is 0 (starting again, or another id's first) begins a new one. The
 first events of a scope (or of one saved before numberings were kept) keep their steps where they lie past its
 newest memory, as before. An add's events are taken as evaluate.py reads them as an event file
-(:func:`in_file_order`: each id's together, by step), unless an id's step comes twice in it. Any other event (the
-episode's own step again or back: an event re-added after its memory was deleted, a batch sent again, a later batch
-going back; or another id's not from 0: two sessions' events interleaved in one scope, add by add) is numbered on as before 2026-12-06, in the same task, and its labels and those of the events
-continuing it are dropped where the step moved (they name another numbering than the stored one). A new task there
-split one episode in two and moved the re-added memory's id past a gap; two interleaved sessions made a task of
-every event, each stored past a gap of its own step (steps growing as the square of the events).
+(:func:`in_file_order`: each id's together, by step where they are one run of steps not going on with the current
+episode; else in the order given). Any other event (the episode's own step again or back: an event re-added after
+its memory was deleted, a batch sent again, a later batch going back; or another id's not from 0: two sessions'
+events interleaved in one scope, add by add) is numbered on as before 2026-12-06, in the same task, and its labels
+and those of the events continuing it are dropped where the step moved (they name another numbering than the stored
+one). A new task there split one episode in two and moved the re-added memory's id past a gap; two interleaved
+sessions made a task of every event, each stored past a gap of its own step (steps growing as the square of the
+events).
 
 A step of 0 under the current episode's own id begins a new task too: events added without an id take the scope's,
 so a logger restarting an episode at 0 cannot be told from the next episode; evaluate.py has no reading of it to
@@ -62,18 +64,27 @@ class Numbering:
         return cls(*d)
 
 
-def in_file_order(events: Sequence[Event]) -> list[int]:
+def in_file_order(events: Sequence[Event], numbering: Numbering | None = None) -> list[int]:
     """The places of ``events`` in the order evaluate.py reads them as an event file (sam_model.data.reader
-    iter_episodes): each episode id's events together, the ids in the order they first appear, each id's by step.
-    Where an id's step comes twice (episodes after episodes under one id: an add of several tasks whose events
-    carry no id of their own, all the scope's), the order given: the reader refuses such a file (a duplicate step),
-    and only the order tells the episodes apart there (a step of 0 begins the next)."""
+    iter_episodes): each episode id's events together, the ids in the order they first appear, each id's by step
+    where they are one run of steps (each once, none missing between its first and last) that does not begin by
+    going on with the scope's current episode (``numbering``: its id, from the step after its last). Else the id's
+    in the order given, which alone tells its episodes apart (a step of 0 begins the next): its steps repeated
+    (episodes after episodes under one id, an add of several tasks whose events carry no id of their own, which the
+    reader refuses as a duplicate step: the whole batch in the order given), a gap ([7, 8, 0, 1, 2]: an episode's
+    end, then the next one's start), or the current episode going on first ([3, 4, 0, 1] after its step 2)."""
     by_id: dict[str, list[int]] = {}
     for j, e in enumerate(events):
         by_id.setdefault(e.episode_id, []).append(j)
     if any(len({events[j].step for j in js}) < len(js) for js in by_id.values()):
         return list(range(len(events)))
-    return [j for js in by_id.values() for j in sorted(js, key=lambda j: events[j].step)]
+    out = []
+    for eid, js in by_id.items():
+        steps = sorted(events[j].step for j in js)
+        goes_on = numbering is not None and eid == numbering.episode and events[js[0]].step == numbering.last + 1
+        run = steps[-1] - steps[0] == len(steps) - 1
+        out += sorted(js, key=lambda j: events[j].step) if run and not goes_on else js
+    return out
 
 
 def place(events: Sequence[Event], episode: str, nxt: int, numbering: Numbering | None
@@ -83,7 +94,7 @@ def place(events: Sequence[Event], episode: str, nxt: int, numbering: Numbering 
     ``numbering``: its current episode's (None: none known). The events are numbered in :func:`in_file_order`
     (until 2026-12-06 in the order given: a first batch [2, 0, 1, 3] was stored at 2, 3, 4, 6, two tasks, where
     evaluate.py reads one episode at 0..3)."""
-    order = in_file_order(events)
+    order = in_file_order(events, numbering)
     out: list[Event | None] = [None] * len(events)
     labels = {}
     for j in order:
