@@ -84,10 +84,17 @@ class Stream:
     def __init__(self, args: dict[str, Any], where: str) -> None:
         self.args, self.where = args, where
         self.going = False
+        # the strings still being streamed: (id of holder, key) -> (holder, key, pieces). The holder keeps the first
+        # piece until the call ends, when the pieces are joined once: appending each piece to the text so far copied
+        # it every time, quadratic in the pieces (a long argument streamed a few characters a chunk)
+        self._pieces: dict[tuple[int, str | int], tuple[Any, str | int, list[str]]] = {}
 
     def feed(self, fc: Mapping[str, Any], where: str) -> None:
-        """Apply one piece (camelCase keys): its ``args`` if any, then each partialArg, in order."""
+        """Apply one piece (camelCase keys): its ``args`` if any, then each partialArg, in order; the last piece (no
+        ``willContinue``) joins the streamed strings into the call's args."""
         if isinstance(fc.get("args"), Mapping):
+            for key in fc["args"]:  # a whole value given again replaces the string streamed there
+                self._pieces.pop((id(self.args), key), None)
             self.args.update(fc["args"])
         partials = fc.get("partialArgs")
         if partials is not None and not isinstance(partials, list):
@@ -98,6 +105,14 @@ class Stream:
                 raise TranscriptFormatError(f"{where}, partialArg {k}", f"is {json_type(p)}, expected an object")
             self._apply(camel_keys(p), f"{where}, partialArg {k}")
         self.going = fc.get("willContinue") is True
+        if not self.going:
+            self._join()
+
+    def _join(self) -> None:
+        """Put each streamed string's pieces, joined, at its place in the args."""
+        for holder, key, pieces in self._pieces.values():
+            holder[key] = "".join(pieces)
+        self._pieces.clear()
 
     def _apply(self, p: Mapping[str, Any], where: str) -> None:
         keys = path_of(p.get("jsonPath"), where)
@@ -116,8 +131,11 @@ class Stream:
         holder, last = self._holder(keys, where)
         old = holder[last] if isinstance(holder, dict) and last in holder or (
             isinstance(holder, list) and isinstance(last, int) and last < len(holder)) else None
+        place = (id(holder), last)
         if isinstance(value, str) and isinstance(old, str):  # the string's next piece, whatever spells its path
-            value = old + value
+            self._pieces.setdefault(place, (holder, last, [old]))[2].append(value)  # joined when the call ends
+            return
+        self._pieces.pop(place, None)
         if isinstance(holder, list):
             holder.append(value) if last == len(holder) else holder.__setitem__(last, value)
         else:
