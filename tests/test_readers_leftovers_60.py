@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
 from test_format_gemini_stream import piece
 
 from sam_model.data.formats import to_chat
@@ -47,3 +50,50 @@ def test_a_streamed_string_replaced_by_a_value_or_whole_args_keeps_the_last():
                        {"jsonPath": "$.c[0]", "stringValue": "m"}], more=False)]
     (call,) = to_chat(contents, "x").messages[-1]["tool_calls"]
     assert call["function"]["arguments"] == {"a": "z", "b": "whole+r", "c": ["lm"]}
+
+
+GOOD_ARGS = {"account_id": "BL-175954", "day": "Monday"}
+CUT_ARGS = '{"account_id": "BL-175954", "day": "Mon'
+
+
+def _good_and_cut():
+    """ChatOpenAI's AI message whose second call was cut short: the first parsed (tool_calls), the second not
+    (invalid_tool_calls), both kept raw in additional_kwargs.tool_calls, in the model's order."""
+    from langchain_core.messages import AIMessage
+
+    raw = [{"id": f"c{k}", "type": "function", "function": {"name": "book", "arguments": a}}
+           for k, a in ((1, json.dumps(GOOD_ARGS)), (2, CUT_ARGS))]
+    return AIMessage(content="", additional_kwargs={"tool_calls": raw},
+                     tool_calls=[{"name": "book", "args": GOOD_ARGS, "id": "c1", "type": "tool_call"}],
+                     invalid_tool_calls=[{"type": "invalid_tool_call", "name": "book", "args": CUT_ARGS, "id": "c2",
+                                          "error": None}])
+
+
+def test_a_good_call_beside_a_cut_one_is_read_with_it_from_a_dump():
+    """A LangChain message with one call that parsed and one cut short was read as the good call alone, the cut one
+    counted: both are read now, from the raw calls the integration kept, the cut one's arguments as their text, as
+    a lone cut call is read (and as the OpenAI reader reads the same turn)."""
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    from langchain_core.messages import HumanMessage, messages_to_dict
+
+    for dump in ([HumanMessage("Monday").model_dump(), _good_and_cut().model_dump()],
+                 messages_to_dict([HumanMessage("Monday"), _good_and_cut()])):
+        calls = to_chat(dump, "x").messages[-1]["tool_calls"]
+        assert [(c["id"], c["function"]["arguments"]) for c in calls] == [("c1", json.dumps(GOOD_ARGS)), ("c2", CUT_ARGS)]
+
+
+def test_a_good_call_beside_a_cut_one_is_refused_alike_as_object_and_dump():
+    """The live path (state_from_messages) read the object as its good call alone and returned a state: the object
+    and its dump are refused alike now, in one line naming the cut call's field, as a lone cut call is."""
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    from langchain_core.messages import HumanMessage
+
+    from sam_model.integrations.langchain import state_from_messages
+
+    ai = _good_and_cut()
+    for messages in ([HumanMessage("Monday"), ai], [HumanMessage("Monday").model_dump(), ai.model_dump()]):
+        with pytest.raises(ValueError) as refused:
+            state_from_messages(messages)
+        text = str(refused.value)
+        assert text.startswith("messages[1].additional_kwargs.tool_calls[1].function.arguments: not valid JSON"), text
+        assert "\n" not in text

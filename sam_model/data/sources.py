@@ -304,7 +304,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 115: a streamed string argument's pieces are joined by the path's keys ($.a and $['a'] are one) and whatever
 # willContinue said before (as google-adk and the Vercel AI SDK join them): a piece after one without willContinue,
 # or spelling the path otherwise, replaced the text before it. Only logs of such streams read otherwise.
-CONVERSION_VERSION = 115
+# 116: a LangChain ai message with a call that parsed (tool_calls) beside one cut short (invalid_tool_calls) reads the
+# raw calls the integration kept (additional_kwargs.tool_calls), all of them in the model's order, as a message whose
+# only call was cut reads them: the cut call had been dropped, counted. Only logs of such messages read otherwise.
+CONVERSION_VERSION = 116
 
 
 @dataclass(frozen=True)

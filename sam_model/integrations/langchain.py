@@ -117,8 +117,10 @@ def _kept_calls_dump(m: Any) -> dict[str, Any] | None:
     ``additional_kwargs`` (``tool_calls``, or the deprecated ``function_call``): ChatOpenAI's call cut short parses as
     no call (``tool_calls`` empty, the call an ``invalid_tool_call``), and langchain_core's converter drops what it
     kept, so the object read as a turn without a call, silently, where its dump is read (and the cut call refused)
-    by the LangChain reader. Such an object is read as its dump; None for every other message (read as before)."""
-    if isinstance(m, Mapping) or getattr(m, "type", None) not in ("ai", "AIMessageChunk") or getattr(m, "tool_calls", None):
+    by the LangChain reader. So is one with a good call beside a cut one (``tool_calls`` and ``invalid_tool_calls``),
+    which the converter read as the good call alone; None for every other message (read as before)."""
+    if isinstance(m, Mapping) or getattr(m, "type", None) not in ("ai", "AIMessageChunk") or (
+            getattr(m, "tool_calls", None) and not getattr(m, "invalid_tool_calls", None)):
         return None
     extra = getattr(m, "additional_kwargs", None)
     if not isinstance(extra, Mapping) or not (extra.get("tool_calls") or isinstance(extra.get("function_call"), Mapping)):
@@ -233,11 +235,12 @@ def _argument_places(message: Any) -> list[str]:
 
 def _langchain_places(data: Mapping[str, Any]) -> list[str]:
     """Where a saved LangChain ai message's calls hold their arguments, from its fields, as the LangChain reader
-    takes them (langchain_messages._calls): its ``tool_calls``' ``args``, else the OpenAI calls an integration kept
-    in ``additional_kwargs`` (``tool_calls``, or the deprecated ``function_call``)."""
+    takes them (langchain_messages._calls): its ``tool_calls``' ``args``, else (or where some of its output parsed as
+    no call) the OpenAI calls an integration kept in ``additional_kwargs`` (``tool_calls``, or the deprecated
+    ``function_call``)."""
     calls, extra = data.get("tool_calls"), data.get("additional_kwargs")
     extra = extra if isinstance(extra, Mapping) else {}
-    if isinstance(calls, list) and calls:
+    if isinstance(calls, list) and calls and not langchain_messages.reads_kept(data):
         return [f"tool_calls[{j}].{arguments_field(c)}" for j, c in enumerate(calls)]
     if isinstance(extra.get("tool_calls"), list) and extra["tool_calls"]:
         return [f"additional_kwargs.tool_calls[{j}].{arguments_field(c)}" for j, c in enumerate(extra["tool_calls"])]

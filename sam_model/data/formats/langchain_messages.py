@@ -12,8 +12,9 @@ object or a list of records holding no ``{"type": T, T: ...}`` block, is its JSO
 ``name``; ``*MessageChunk`` types read as their message. Content is a string or blocks: ``text`` blocks and plain strings among them are the
 words; an ``ai`` message's ``tool_use`` / ``tool_call`` blocks repeat its ``tool_calls``, and other blocks
 (images, reasoning) are counted, not read, as are ``remove`` markers. ``invalid_tool_calls`` (the model's output
-that parsed as no call) are counted; where they are all a message has, the raw calls an OpenAI integration kept in
-``additional_kwargs.tool_calls`` are read, as the OpenAI reader reads the same turn (its arguments as raw text).
+that parsed as no call) are counted; where a message has any, the raw calls an OpenAI integration kept in
+``additional_kwargs.tool_calls`` are read (all of them, the good ones beside the cut), as the OpenAI reader reads the
+same turn (a cut call's arguments as raw text).
 """
 
 from __future__ import annotations
@@ -67,12 +68,26 @@ def unwrap(m: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | None:
 
 
 def _calls(data: Mapping[str, Any], where: str) -> list[dict[str, Any]] | None:
+    """The message's calls: its ``tool_calls``, or the raw OpenAI calls an integration kept in ``additional_kwargs``
+    where some of its output parsed as no call (``invalid_tool_calls``): those hold every call the model wrote, in its
+    order, the cut one's arguments as their text (read as a lone cut call is); ``tool_calls`` alone dropped it."""
     calls = data.get("tool_calls")
-    if calls:
+    if calls and not reads_kept(data):
         if not isinstance(calls, list):
             raise TranscriptFormatError(where, f"'tool_calls' is {json_type(calls)}, expected a list of "
                                                "{\"name\", \"args\", \"id\"}")
         return [chat_call(c.get("id"), c.get("name"), c.get("args"), w) for _, c, w in each(calls, where, "tool call")]
+    return kept_calls(data)
+
+
+def reads_kept(data: Mapping[str, Any]) -> bool:
+    """Whether an ai message's calls are read from ``additional_kwargs.tool_calls`` though it has ``tool_calls``:
+    some of its output parsed as no call (``invalid_tool_calls``) and the integration kept the raw calls."""
+    return bool(data.get("invalid_tool_calls")) and kept_calls(data) is not None
+
+
+def kept_calls(data: Mapping[str, Any]) -> list[Any] | None:
+    """The calls an OpenAI integration kept in ``additional_kwargs.tool_calls`` (OpenAI's shape), else None."""
     extra = data.get("additional_kwargs")
     if isinstance(extra, Mapping) and extra.get("tool_calls"):  # OpenAI's shape, as older integrations kept it
         return list(extra["tool_calls"])
