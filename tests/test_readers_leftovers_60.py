@@ -97,3 +97,29 @@ def test_a_good_call_beside_a_cut_one_is_refused_alike_as_object_and_dump():
         text = str(refused.value)
         assert text.startswith("messages[1].additional_kwargs.tool_calls[1].function.arguments: not valid JSON"), text
         assert "\n" not in text
+
+
+def test_requests_whose_ids_loop_are_read_alone_and_reported_in_one_line(tmp_path):
+    """An app that makes up its ids can write a loop (a continues b, b continues a, or a request its own id): no
+    first request starts it, so each such line was read as a conversation of its own with nothing said why. They
+    are still all read (nothing lost), and the report names how many, the first line and the ids followed."""
+    from test_response_chains import conversation, convert, requests, write
+
+    lines = requests(conversation(), "k")
+    lines[0]["previous_response_id"] = lines[-1]["id"]  # the first request made to continue the last: a loop
+    alone = requests(conversation(), "m")[:1]
+    alone[0]["previous_response_id"] = alone[0]["id"]  # a request its own id
+    path = write(tmp_path / "loop.jsonl.gz", [*lines, *alone])
+    events, report = convert(path)
+    assert report.conversations == len(lines) + 1  # each read alone, as before: none dropped
+    assert report.looping[:2] == [f"{path}:1, ids resp_k0 -> resp_k5 -> resp_k4 -> resp_k3 -> resp_k2 -> resp_k1 -> "
+                                  "resp_k0", f"{path}:2, ids resp_k1 -> resp_k0 -> resp_k5 -> resp_k4 -> resp_k3 -> "
+                                  "resp_k2 -> resp_k1"]
+    assert report.looping[-1] == f"{path}:7, ids resp_m0 -> resp_m0" and len(report.looping) == 7
+    (note,) = [n for n in report.lines() if "round a loop" in n]
+    assert note.startswith("7 requests read as conversations of their own: following previous_response_id from each "
+                           f"leads round a loop of ids, none of them a first request (the first at {path}:1, ids "
+                           "resp_k0 -> ")
+    assert "\n" not in note
+    _, clean = convert(write(tmp_path / "clean.jsonl.gz", requests(conversation(), "k")))
+    assert clean.conversations == 1 and not clean.looping

@@ -400,6 +400,8 @@ def iter_source_events(path: str | os.PathLike, options: SourceOptions = SourceO
             print(f"{path}: {report.unanswered_note()}")
         if report.continuing:
             print(f"{path}: {report.continuing_note()}")
+        if report.looping:
+            print(f"{path}: {report.looping_note()}")
         if report.misplaced:
             print(f"{path}: {report.misplaced_note()}")
         if report.other_roles:

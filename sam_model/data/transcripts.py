@@ -106,6 +106,7 @@ class ImportReport:
     stderr_lines: dict[str, int] = field(default_factory=dict)  # a file's first line of stderr mixed in -> its count
     abandoned: dict[str, int] = field(default_factory=dict)  # a session's first turn of a branch it left -> their count
     continuing: list[str] = field(default_factory=list)  # conversations begun at a request continuing a lacked response
+    looping: list[str] = field(default_factory=list)  # requests read alone, their previous ids leading round a loop
     misplaced: dict[str, int] = field(default_factory=dict)  # a session's first result read past later calls -> count
     other_roles: Counter = field(default_factory=Counter)  # messages of a role outside OpenAI's (events of its kind)
     other_role_at: dict[str, str] = field(default_factory=dict)  # each such role -> where it was first met
@@ -196,6 +197,8 @@ class ImportReport:
             out.append(self.abandoned_note())
         if self.continuing:
             out.append(self.continuing_note())
+        if self.looping:
+            out.append(self.looping_note())
         if self.misplaced:
             out.append(self.misplaced_note())
         if self.other_roles:
@@ -273,6 +276,16 @@ class ImportReport:
                 f"previous_response_id names a response no line of the file holds (the first at {at}): what was said "
                 "before it is not read; give each conversation's requests in one file (cat the days' files in order) "
                 "and log every request")
+
+    def looping_note(self) -> str:
+        """The Responses requests whose previous_response_id leads round a loop of ids (an app's made-up ids: a
+        continues b, b continues a), none of them a first request: each is read as a conversation of its own, which
+        the report had not said (the requests simply were not joined)."""
+        n, at = len(self.looping), self.looping[0]
+        return (f"{n} request{'s' if n > 1 else ''} read as {'conversations' if n > 1 else 'a conversation'} of "
+                f"{'their' if n > 1 else 'its'} own: following previous_response_id from {'each' if n > 1 else 'it'} "
+                f"leads round a loop of ids, none of them a first request (the first at {at}); log response.id as "
+                "the API returns it, and previous_response_id as the request sent it")
 
     def misplaced_note(self) -> str:
         """The tool results a reader read after calls of a later response, the file lacking the marks its producer
@@ -442,6 +455,8 @@ def convert_conversation(conv: Conversation, label: Label = "origin", masked: bo
             report.abandoned.setdefault(conv.abandoned[0], len(conv.abandoned))
         if conv.continues:
             report.continuing.append(f"{conv.where}, continuing {conv.continues}")
+        if conv.loops:
+            report.looping.append(f"{conv.where}, ids {conv.loops}")
         if chat.misplaced:
             report.misplaced.setdefault(chat.misplaced[0], len(chat.misplaced))
         report.without_tool_calls += not local.calls

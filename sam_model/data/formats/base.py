@@ -137,6 +137,7 @@ class Conversation:
     abandoned: tuple[str, ...] = ()
     cwd: str = ""
     continues: str = ""  # the response id a Responses request continues that its file lacks (response_chains)
+    loops: str = ""  # the ids a Responses request's previous_response_id leads round, none a first request (looping)
 
 
 @dataclass

@@ -415,6 +415,7 @@ def conversations(path: str | Path, format: str | None = None,
         model, domain = (model, domain) if model else (stem, "unknown")
     lines = [*head, *docs]
     lacks = response_chains.lacking(lines) if format in (None, "responses") else {}
+    loops = response_chains.looping(lines) if format in (None, "responses") else {}
     for doc, where, left in _chained(lines, format):  # Responses requests chained: one conversation
         if isinstance(doc, TranscriptFormatError):
             yield doc
@@ -423,10 +424,12 @@ def conversations(path: str | Path, format: str | None = None,
         elif isinstance(doc, list):
             listed = [(item, f"{where}: conversation {n}") for n, item in enumerate(doc)]
             lacked = response_chains.lacking(listed) if format in (None, "responses") else {}
+            looped = response_chains.looping(listed) if format in (None, "responses") else {}
             for item, at, gone in _chained(listed, format):
-                yield _left(_forced(_item(item, at, seen, format, model, domain), item, format), gone, lacked)
+                yield _left(_forced(_item(item, at, seen, format, model, domain), item, format), gone, lacked, looped)
         else:
-            yield _left(_forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format), left, lacks)
+            yield _left(_forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format), left, lacks,
+                        loops)
 
 
 def _chained(docs: list[tuple[Any, str]], format: str | None) -> list[tuple[Any, str, tuple[str, ...]]]:
@@ -435,12 +438,14 @@ def _chained(docs: list[tuple[Any, str]], format: str | None) -> list[tuple[Any,
     return response_chains.join(docs) if format in (None, "responses") else [(d, w, ()) for d, w in docs]
 
 
-def _left(conv: Item, left: tuple[str, ...], lacks: Mapping[str, str]) -> Item:
-    """``conv`` with the places of the branches its chain of requests left, and the response it continues that the
-    file lacks (response_chains.lacking), for the import report."""
-    if not isinstance(conv, Conversation) or not (left or conv.where in lacks):
+def _left(conv: Item, left: tuple[str, ...], lacks: Mapping[str, str], loops: Mapping[str, str]) -> Item:
+    """``conv`` with the places of the branches its chain of requests left, the response it continues that the
+    file lacks (response_chains.lacking) and the loop of ids its request leads round (response_chains.looping), for
+    the import report."""
+    if not isinstance(conv, Conversation) or not (left or conv.where in lacks or conv.where in loops):
         return conv
-    return dataclasses.replace(conv, abandoned=left or conv.abandoned, continues=lacks.get(conv.where, ""))
+    return dataclasses.replace(conv, abandoned=left or conv.abandoned, continues=lacks.get(conv.where, ""),
+                               loops=loops.get(conv.where, ""))
 
 
 def _rollout_parents(paths: list[Path]) -> dict[str, str]:

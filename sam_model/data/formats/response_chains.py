@@ -15,7 +15,9 @@ leaf back (as a Claude Code session's is read, claude_code.abandoned), and the l
 reported (``Conversation.abandoned``), as a Claude Code rewind's are. (Following the try written last at each fork
 instead cut a conversation at a line logged twice, or at a best-of-n request whose first try the app went on
 from: every later request was reported as a branch left.) A line whose ``previous_response_id`` names no line of
-the file (its start logged elsewhere) starts a conversation of its own, as before. Each later request's items follow
+the file (its start logged elsewhere) starts a conversation of its own, as before; so does each line whose
+``previous_response_id`` leads round a loop of ids (made up by the app), none of them a first request, and the
+import report names the first such line and the ids (:func:`looping`). Each later request's items follow
 a :data:`responses.REQUEST` item naming its line, so an error or a report names an item by its own line
 (``FILE:1, line 6, item 0``), not by its place in the joined list (``FILE:1, item 57``), which no line holds.
 """
@@ -50,14 +52,7 @@ def join(docs: list[tuple[Any, str]]) -> list[tuple[Any, str, tuple[str, ...]]]:
     """Each chain of lines as one document, at its first line's place: ``(doc, where, abandoned)``, ``abandoned``
     the places of the lines of branches the chain left. A file with no line continuing another comes back as it
     is (every ``abandoned`` empty)."""
-    ids, twice = _ids(docs)
-    children: dict[int, list[int]] = {}
-    parent: dict[int, int] = {}
-    for i, (doc, _) in enumerate(docs):
-        prev = _link(doc)
-        if prev is not None and prev not in twice and ids.get(prev, i) != i and _items(doc) is not None:
-            children.setdefault(ids[prev], []).append(i)
-            parent[i] = ids[prev]
+    parent, children = _links(docs)
     if not children:
         return [(doc, where, ()) for doc, where in docs]
     joined: dict[int, tuple[Any, str, tuple[str, ...]]] = {}
@@ -85,6 +80,58 @@ def join(docs: list[tuple[Any, str]]) -> list[tuple[Any, str, tuple[str, ...]]]:
         joined[root] = (doc, docs[root][1], tuple(docs[i][1] for i in left))
     return [joined[i] if i in joined else (doc, where, ()) for i, (doc, where) in enumerate(docs)
             if i in joined or i not in taken]
+
+
+def _links(docs: list[tuple[Any, str]]) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """Each line that continues another -> that line; each line -> the lines continuing it (in file order)."""
+    ids, twice = _ids(docs)
+    children: dict[int, list[int]] = {}
+    parent: dict[int, int] = {}
+    for i, (doc, _) in enumerate(docs):
+        prev = _link(doc)
+        if prev is not None and prev not in twice and ids.get(prev, i) != i and _items(doc) is not None:
+            children.setdefault(ids[prev], []).append(i)
+            parent[i] = ids[prev]
+    return parent, children
+
+
+def looping(docs: list[tuple[Any, str]]) -> dict[str, str]:
+    """The places of the requests whose ``previous_response_id`` leads back round to them (ids an app made up:
+    ``a`` continues ``b``, ``b`` continues ``a``, or a request its own id) or into such a loop -> the ids followed,
+    ``resp_a -> resp_b -> resp_a``. No first request starts them, so :func:`join` reads each alone, as it did
+    unsaid; the import report says so, naming the first, where before nothing told why they were not joined."""
+    parent, _ = _links(docs)
+    reaches: dict[int, bool] = {}  # a line -> whether following previous_response_id from it reaches a first request
+    for start in parent:
+        path, seen, node = [], set(), start
+        while node in parent and node not in reaches and node not in seen:
+            seen.add(node)
+            path.append(node)
+            node = parent[node]
+        ok = reaches.get(node, node not in parent)  # a node seen on this path: a loop
+        reaches.update(dict.fromkeys(path, ok))
+    loops = [i for i in parent if not reaches[i]]
+    loops += [i for i, (doc, _) in enumerate(docs) if i not in parent and _link(doc) is not None
+              and _link(doc) == _rid(doc) and _items(doc) is not None]  # its own id: continues nothing (join)
+    return {docs[i][1]: _followed(docs, parent, i) for i in sorted(loops)}
+
+
+def _rid(doc: Any) -> str | None:
+    """A line's response id as a string (the API's are strings; an app's counter may be a number)."""
+    rid = doc.get("id") if isinstance(doc, Mapping) else None
+    return str(rid) if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
+
+
+def _followed(docs: list[tuple[Any, str]], parent: dict[int, int], i: int, most: int = 6) -> str:
+    """The ids from line ``i`` back through its previous responses until one comes again (at most ``most``)."""
+    out, seen, node = [str(_rid(docs[i][0]))], {i}, i
+    while node in parent and len(out) <= most:
+        node = parent[node]
+        out.append(str(_rid(docs[node][0])))
+        if node in seen:
+            return " -> ".join(out)
+        seen.add(node)
+    return " -> ".join(out + ([str(_link(docs[node][0]))] if node not in parent else ["..."]))
 
 
 def _ids(docs: list[tuple[Any, str]]) -> tuple[dict[str, int], set[str]]:
