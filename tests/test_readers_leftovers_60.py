@@ -123,3 +123,23 @@ def test_requests_whose_ids_loop_are_read_alone_and_reported_in_one_line(tmp_pat
     assert "\n" not in note
     _, clean = convert(write(tmp_path / "clean.jsonl.gz", requests(conversation(), "k")))
     assert clean.conversations == 1 and not clean.looping
+
+
+def test_plus_used_names_the_clashing_method(tmp_path):
+    """evaluate(plus_used=True) with a --compare model named like another's +used ranking listed every method and
+    said 'a method name ending in +used is taken', not which: the error names the clash and whose +used it is (and
+    still lists the methods), in one line."""
+    from test_evaluate import HashedBowRetriever, _fixture_log
+
+    from sam_model.evaluation import evaluate
+
+    log = tmp_path / "demo.jsonl.gz"
+    _fixture_log(log)
+    compare = {"reuse": HashedBowRetriever(), "reuse+used": HashedBowRetriever(), "other": HashedBowRetriever()}
+    with pytest.raises(ValueError) as refused:
+        evaluate(log, tmp_path / "o", None, baselines=["recency"], compare=compare, latency_queries=1, quiet=True,
+                 plus_used=True)
+    text = str(refused.value)
+    assert text.startswith("plus_used: 'reuse+used' would name two methods, a --compare model and the +used ranking "
+                           "of 'reuse'; rename that --compare model"), text
+    assert "(the methods: recency, reuse, reuse+used, other, reuse+used, reuse+used+used, other+used)" in text and "\n" not in text

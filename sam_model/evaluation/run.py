@@ -13,6 +13,7 @@ import dataclasses
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -244,9 +245,11 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         methods += retriever_methods(name, other, batch_size)
     if plus_used:
         methods += [UsedOrderMethod(m) for m in methods if isinstance(m, StoreMethod) and m.rerank]
-        if len({m.name for m in methods}) < len(methods):
-            raise ValueError(f"plus_used: a method name ending in '+used' is taken ({', '.join(m.name for m in methods)}); "
-                             "rename that --compare model")
+        taken = [n for n, k in Counter(m.name for m in methods).items() if k > 1 and n.endswith("+used")]
+        if taken:  # named: the whole list of methods hid which one it was
+            raise ValueError(f"plus_used: {', '.join(map(repr, taken))} would name two methods, a --compare model and "
+                             f"the +used ranking of {', '.join(repr(n.removesuffix('+used')) for n in taken)}; rename "
+                             f"that --compare model (the methods: {', '.join(m.name for m in methods)})")
     if not methods:
         raise ValueError("nothing to evaluate: give a retriever, a baseline or a --compare retriever")
 
