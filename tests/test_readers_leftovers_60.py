@@ -143,3 +143,63 @@ def test_plus_used_names_the_clashing_method(tmp_path):
     assert text.startswith("plus_used: 'reuse+used' would name two methods, a --compare model and the +used ranking "
                            "of 'reuse'; rename that --compare model"), text
     assert "(the methods: recency, reuse, reuse+used, other, reuse+used, reuse+used+used, other+used)" in text and "\n" not in text
+
+
+def test_a_claude_code_sessions_links_are_extended_not_copied_at_each_turn():
+    """An open Claude Code turn keeps the links of the lines earlier adds stored (facts["links"], what tells a rewind
+    of them): each closed turn copied the whole list into a new one, quadratic in a session added a line at a time.
+    The list is extended in place: one list over the session, the same links, the same memories as one add."""
+    from test_format_claude_code import Session, text, tool_use
+
+    from sam_model.data.formats import claude_code
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    ann = {"user_id": "ann", "run_id": "s1"}
+    s = Session()
+    for k in range(30):
+        s.user(f"Look up reservation R{k:04d}.")
+        s.respond(tool_use(f"t{k}", "get_reservation", {"reservation_id": f"R{k:04d}"}))
+        s.result(f"t{k}", f"R{k:04d}: economy")
+        s.respond(text(f"R{k:04d} is an economy seat."))
+    one, whole = ScopedMemory(HashingEncoder(16)), ScopedMemory(HashingEncoder(16))
+    lists: list[list] = []  # each list object facts["links"] was (kept alive, so no two share an id)
+    for e in s.entries:
+        one.add([e], **ann)
+        (turn,) = one._open.values()
+        if "links" in turn.facts and not any(x is turn.facts["links"] for x in lists):
+            lists.append(turn.facts["links"])
+    whole.add(s.entries, **ann)
+    assert len(lists) == 1  # before: a new list at each of the 119 closed turns
+    (turn,) = one._open.values()
+    n = len(turn.facts["links"])
+    assert n >= len(s.entries) - 4 and turn.facts["links"] == [claude_code.link(e) for e in s.entries[:n]]
+    said = [[r["memory"] for r in m.get_all(**ann, limit=None)["results"]] for m in (one, whole)]
+    assert said[0] == said[1] and len(said[0]) >= 4 * 30
+
+
+def test_a_refused_add_at_the_open_turns_cap_leaves_its_links_as_they_were(monkeypatch):
+    """The turn an add closes at the cap (live.over) is the scope's again if the add is refused: its links list, now
+    extended in place, is copied there, so a refused add does not leave the open turn's lines among its links."""
+    from test_format_claude_code import Session, text, tool_use
+
+    from sam_model.memory import HashingEncoder, ScopedMemory, live
+
+    ann = {"user_id": "ann", "run_id": "s1"}
+    s = Session()
+    s.user("Look up R0001.")
+    s.respond(tool_use("t1", "get_reservation", {"reservation_id": "R0001"}))
+    s.result("t1", "R0001: economy")
+    s.respond(text("Economy."))
+    s.user("And R0002?")
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(s.entries[:3], **ann)
+    memory.add(s.entries[3:4], **ann)
+    (turn,) = memory._open.values()
+    before = list(turn.facts["links"])
+    monkeypatch.setattr(live, "MAX_OPEN_LINES", 0)  # the next add closes the open turn at the cap
+    monkeypatch.setattr(memory.store, "add", lambda *a, **k: (_ for _ in ()).throw(ValueError("store down")))
+    with pytest.raises(ValueError, match="store down"):
+        memory.add(s.entries[4:], **ann)
+    (kept,) = memory._open.values()
+    assert kept is turn and kept.facts["links"] == before
+

@@ -675,18 +675,21 @@ def rewritten(fmt: str, new: list[Any], facts: Mapping[str, Any]) -> str | None:
 
 def close(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
     """Note the closed lines' Gemini CLI message ids (a later version of one is :func:`rewritten`), or the links of
-    Claude Code's (:func:`keep_links`)."""
+    Claude Code's (:func:`keep_links`). Called once the add (or update, delete) is stored, on the facts of the turn
+    that replaces the open one: the lists are extended in place (see :func:`keep_links`)."""
     if fmt == "gemini-cli":
-        facts["ids"] = [*facts.get("ids", ()), *(r["id"] for r in lines
-                                                if gemini_cli.is_message(r) and isinstance(r.get("id"), str))]
+        facts.setdefault("ids", []).extend(r["id"] for r in lines
+                                           if gemini_cli.is_message(r) and isinstance(r.get("id"), str))
     keep_links(fmt, facts, lines)
 
 
 def keep_links(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
     """Keep in ``facts["links"]`` what of a Claude Code session's stored lines tells its branches (claude_code.link:
-    ids, parents, message ids; not the words), for :func:`left_behind`: an add reads the open turn's lines alone."""
+    ids, parents, message ids; not the words), for :func:`left_behind`: an add reads the open turn's lines alone.
+    Extended in place: the list was copied whole at every closed turn, quadratic in a session added a line at a time
+    (the turn it came from is replaced; a caller that may keep that turn, an add not yet stored, copies it first)."""
     if fmt == "claude-code":
-        facts["links"] = [*facts.get("links", ()), *(x for e in lines if (x := claude_code.link(e)) is not None)]
+        facts.setdefault("links", []).extend(x for e in lines if (x := claude_code.link(e)) is not None)
 
 
 def _branches(facts: Mapping[str, Any], turn: list[Any], new: list[Any]) -> bool:

@@ -451,6 +451,8 @@ class ScopedWrites:
         past the cap, and a line refused would be lost to it. A Claude Code turn's links are kept (live.keep_links):
         a later rewind to before its stored turns is told."""
         facts = {**turn.facts, **({"cwd": tracker.cwd} if tracker.cwd else {})}
+        if "links" in facts:  # the open turn's own list: it stays the scope's if this add is refused
+            facts["links"] = list(facts["links"])
         live.keep_links(turn.format, facts, turn.lines)
         return live.OpenTurn(turn.format, [], len(tracker.events), tracker.mark(),
                              live.row(self.store.recorder.mark([episode])[episode]), facts)
