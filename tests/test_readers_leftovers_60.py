@@ -203,3 +203,21 @@ def test_a_refused_add_at_the_open_turns_cap_leaves_its_links_as_they_were(monke
     (kept,) = memory._open.values()
     assert kept is turn and kept.facts["links"] == before
 
+
+def test_a_streamed_path_with_a_hyphenated_key_is_assembled():
+    """A jsonPath of a key with a hyphen in shorthand ($.check-in, RFC 9535's $['check-in']) was refused as 'not a
+    path of names and indices': google-adk reads the name up to the next '.', so such a stream is the call its
+    args say. Both spellings are one key; a name still starts with a letter or '_' ($.-x is refused)."""
+    from sam_model.data.formats.base import TranscriptFormatError
+
+    contents = [{"role": "user", "parts": [{"text": "Book it."}]}, piece(name="book"),
+                piece([{"jsonPath": "$.check-in", "stringValue": "2026-"}, {"jsonPath": "$['check-in']",
+                                                                            "stringValue": "12-06"}]),
+                piece([{"jsonPath": "$.guest.first-name", "stringValue": "Ann"},
+                       {"jsonPath": "$.rooms[0].bed-type", "stringValue": "king"}], more=False)]
+    (call,) = to_chat(contents, "x").messages[-1]["tool_calls"]
+    assert call["function"]["arguments"] == {"check-in": "2026-12-06", "guest": {"first-name": "Ann"},
+                                             "rooms": [{"bed-type": "king"}]}
+    bad = [*contents[:2], piece([{"jsonPath": "$.-x", "stringValue": "y"}], more=False)]
+    with pytest.raises(TranscriptFormatError, match=r"jsonPath' '\$\.-x' is not a path of names and indices"):
+        to_chat(bad, "x")

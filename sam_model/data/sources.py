@@ -307,7 +307,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 116: a LangChain ai message with a call that parsed (tool_calls) beside one cut short (invalid_tool_calls) reads the
 # raw calls the integration kept (additional_kwargs.tool_calls), all of them in the model's order, as a message whose
 # only call was cut reads them: the cut call had been dropped, counted. Only logs of such messages read otherwise.
-CONVERSION_VERSION = 116
+# 117: a Gemini/Vertex streamed call's jsonPath may name a key with a hyphen in shorthand ($.check-in, as google-adk
+# reads it; RFC 9535's $['check-in']): such a conversation was refused. Only logs of such streams read otherwise.
+CONVERSION_VERSION = 117
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,10 @@ from sam_model.data.formats.base import TranscriptFormatError
 from sam_model.io import json_type
 
 VALUES = ("stringValue", "numberValue", "boolValue")  # and nullValue: a JSON null, which a dump writes for unset too
-# RFC 9535 segments a streamed path uses: .name (member-name-shorthand), ['name'] or ["name"], [index]
-_SEGMENT = re.compile(r"""\.([^\W\d]\w*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
+# RFC 9535 segments a streamed path uses: .name (member-name-shorthand), ['name'] or ["name"], [index]; a shorthand
+# name may hold hyphens ($.check-in, which RFC 9535 writes $['check-in']): google-adk's StreamingResponseAggregator
+# reads the name up to the next '.', so a stream of such a key is assembled there, and it was refused here
+_SEGMENT = re.compile(r"""\.([^\W\d][\w-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
 CUT = ("log the whole stream (every chunk's content up to the call's last piece), or the call assembled (the "
        "SDK's response.function_calls once the stream ended)")
 
