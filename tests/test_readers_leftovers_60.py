@@ -221,3 +221,24 @@ def test_a_streamed_path_with_a_hyphenated_key_is_assembled():
     bad = [*contents[:2], piece([{"jsonPath": "$.-x", "stringValue": "y"}], more=False)]
     with pytest.raises(TranscriptFormatError, match=r"jsonPath' '\$\.-x' is not a path of names and indices"):
         to_chat(bad, "x")
+
+
+@pytest.mark.parametrize("said, value", [
+    ("The dashboard shows active users 123,456 this week; log that figure.", 123456),
+    ("Visitors 204,305 came from search, record it.", 204305),
+    ("Table: sessions 120,455 | requests 845,210", 845210),
+])
+def test_a_count_after_a_noun_of_counted_things_is_one_number_whatever_its_groups(said, value):
+    """A count of list-like groups after its noun (users 123,456: every group three digits, none 000) was read as a
+    list of 123 and 456, the count said by no event, where the rule's intent is that counts after their noun stay
+    numbers (active users 12,345). A noun of what is counted (users, visitors, sessions, requests, ...) is no list's."""
+    from shell_calls import decide
+
+    from sam_model.data.sayings import says
+    from sam_model.data.text import norm
+
+    d = decide("record_metric", {"value": value}, said)
+    assert d.labels == [0] and d.needed
+    assert not says(norm(said), str(value)[3:])  # no item of a list inside it
+    listed = decide("get_order_details", {"order_id": "456"}, "Please check orders 123,456 and 789.")
+    assert listed.labels == [0]  # a list after a noun of things listed by id, as before

@@ -35,6 +35,11 @@ says shows reads reaches exceeds adds amounts comes sits stands remains becomes 
 theirs dollars euros pounds cents points miles credits fees sales expenses payments prices rates sums savings
 earnings taxes revenues balances funds units kms lbs hours minutes seconds days weeks months years times
 """.split())
+# nouns of what is counted, not listed by id (people, traffic, sizes): a number after them is a count, whatever its
+# groups (active users 123,456; visitors 204,305), as one whose groups look like no list's is (active users 12,345)
+_COUNTED = frozenset("""users visitors customers members subscribers followers employees students patients viewers
+listeners readers downloads installs signups views pageviews visits clicks impressions hits requests sessions rows
+records tokens bytes words characters lines steps""".split())
 
 
 def listed_numbers(text_norm: str) -> list[tuple[int, int]]:
@@ -49,14 +54,15 @@ def listed_numbers(text_norm: str) -> list[tuple[int, int]]:
     3,500``, ``123,456 and 789`` with no noun) it is one number, as before; a JSON list (``[204,305,412]``) is read
     by its bracket (:data:`_GROUPED` never takes it). Its items must look like one list's (:func:`_list_shaped`):
     each of three digits, none 000, where a count after its noun is written so rarely (``active users 12,345``,
-    ``steps 10,000``, ``items 1,000,000`` are counts, whose number a later call may pass). The price: a count of
-    that shape a table prints after its noun with no colon (``users 123,456``: the text is normalised, its columns'
-    spaces one) reads as a list."""
+    ``steps 10,000``, ``items 1,000,000`` are counts, whose number a later call may pass), and its noun must be one
+    of things listed by id, not counted (:data:`_COUNTED`: ``active users 123,456``, ``visitors 204,305`` are
+    counts, which a table prints after their noun with no colon: the text is normalised, its columns' spaces one).
+    The price: a list after such a noun (``users 123,456`` naming two user ids) reads as one number."""
     spans = []
     for m in _GROUPED.finditer(text_norm):
         before = _PLURAL_BEFORE.search(text_norm, max(0, m.start() - 40), m.start())
         if _list_shaped(m.group()) and before is not None and before.group(1) not in _NOT_LISTS \
-                and (before.group(2) is None or before.group(1) in _ID_NOUNS):
+                and before.group(1) not in _COUNTED and (before.group(2) is None or before.group(1) in _ID_NOUNS):
             spans.append(m.span())
     return spans
 
