@@ -242,3 +242,29 @@ def test_a_count_after_a_noun_of_counted_things_is_one_number_whatever_its_group
     assert not says(norm(said), str(value)[3:])  # no item of a list inside it
     listed = decide("get_order_details", {"order_id": "456"}, "Please check orders 123,456 and 789.")
     assert listed.labels == [0]  # a list after a noun of things listed by id, as before
+
+
+@pytest.mark.parametrize("query, literals", [
+    ('SELECT * FROM users WHERE "Alice" = name', ["Alice"]),
+    ('SELECT * FROM users u WHERE "acme" <> u.tenant AND "open" = status AND id > 7', ["acme", 7]),
+    ('SELECT * FROM users WHERE "Alice" = name AND city = "Paris"', ["Alice", "Paris"]),
+])
+def test_a_mysql_string_before_its_column_is_a_string(query, literals):
+    """MySQL lets a comparison name its value first ("Alice" = name): read as a PostgreSQL name before an operator,
+    it made every double-quoted token of the query a name, the user's value no literal. Before a comparison with a
+    bare column it is a string (a state word there still the schema's: "open" = status)."""
+    from sam_model.data.sqlwords import sql_literals
+
+    assert sql_literals(query) == literals
+
+
+@pytest.mark.parametrize("query, literals", [
+    ('SELECT * FROM t WHERE "status" = \'open\' OR "total" > 100', [100]),  # a value after: a name before it
+    ('SELECT * FROM orders WHERE "shippedAt" = "deliveredAt" AND customer_id = 42', [42]),  # a quoted name after
+    ('SELECT * FROM "users" WHERE "Alice" = name', None),  # a query quoting its names (FROM "users"): names
+    ('SELECT * FROM t WHERE "x" = NULL AND "y" = NOW()', None),  # NULL and a function's call are no column
+])
+def test_a_name_before_a_value_or_a_quoted_name_stays_a_name(query, literals):
+    from sam_model.data.sqlwords import sql_literals
+
+    assert sql_literals(query) == literals

@@ -313,7 +313,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # requests, rows, ...): active users 123,456 is a count, whose groups look like a list's (107 kept only counts of
 # other groups). tau-bench airline, the AutoCodeRover file, examples/logs and 600 generated worlds (free, seed 0)
 # convert byte for byte.
-CONVERSION_VERSION = 118
+# 119: a SQL query's double-quoted token compared to a bare column after it ("Alice" = name, "acme" <> c.tenant) is a
+# MySQL string (sqlwords._compared_to_column), not a PostgreSQL name whose evidence made every double-quoted token of
+# the query a name (105/108): the value was no literal. No trained domain has a SQL tool: tau-bench airline, the
+# AutoCodeRover file, examples/logs and 600 generated worlds (free, seed 0) convert byte for byte.
+CONVERSION_VERSION = 119
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ token is a string where only a value may stand, as MySQL reads ``WHERE name = "A
 operator, LIKE, a BETWEEN or its AND, in an IN list or a VALUES row, no part of a qualified name), and a quoted
 identifier anywhere else (after FROM, JOIN or INTO, in a SELECT's columns, before an operator, ``t."status"``), as
 ANSI SQL and PostgreSQL read it (:func:`_double_quoted_string`), as is every double-quoted token of a query that
-quotes a name so in such a place (:func:`_quotes_names`: ``WHERE "createdAt" > "updatedAt"``). A ``LIKE`` /
+quotes a name so in such a place (:func:`_quotes_names`: ``WHERE "createdAt" > "updatedAt"``); before a comparison with
+a bare column it is a string (``WHERE "Alice" = name``, MySQL's comparison the other way round). A ``LIKE`` /
 ``ILIKE`` pattern's leading and trailing ``%`` are dropped (``'%acme%'`` names ``acme``); the count after ``LIMIT``,
 ``OFFSET``, ``TOP``, ``FETCH FIRST``/``NEXT`` says how much to show, no value (as a file read's ``limit`` is a
 setting); a word a status-like column is compared to (``state = 'ready'``, ``order_status IN ('failed')``) is the
@@ -193,8 +194,10 @@ def _double_quoted_string(text: str, i: int, last: str, between: bool, listed: b
     is no part of a qualified name (``t."status"``, ``"t"."col"``, a join's ``= c."id"``). Anywhere else, after
     FROM, JOIN or INTO, in a SELECT's columns, before an operator (``"status" = 'open'``), it is a name, as before;
     and so is every double-quoted token of a query that quotes a name so elsewhere (:func:`_quotes_names`: PostgreSQL's
-    ``WHERE "a" = "b"``, its ``"a"`` a name before an operator). The price: a MySQL string written before its
-    column (``"Alice" = name``) makes the query's strings names, as they were before MySQL's were read."""
+    ``WHERE "a" = "b"``, its ``"a"`` a name before an operator). Before a comparison with a bare column it is a
+    string (:func:`_compared_to_column`: ``"Alice" = name``, MySQL's comparison written the other way round), which
+    had made the query's strings names. The price: PostgreSQL's ``"createdAt" > updated_at`` in a query that quotes
+    no other name so reads ``createdAt`` as a literal."""
     if i > 0 and text[i - 1] == ".":
         return False
     end = text.find('"', i + 1)
@@ -202,7 +205,26 @@ def _double_quoted_string(text: str, i: int, last: str, between: bool, listed: b
         end = text.find('"', end + 2)
     if end >= 0 and text.startswith(".", end + 1):
         return False
-    return last in _VALUE_AFTER or last == "and" and between or last in ("(", ",") and listed
+    return last in _VALUE_AFTER or last == "and" and between or last in ("(", ",") and listed or (
+        end >= 0 and _compared_to_column(text, end + 1))
+
+
+# a comparison's operator and a bare column after it (name, c.name; no function's call, no qualified name's first
+# part): what a value written before its column is compared to
+_COLUMN_COMPARED = re.compile(r"\s*(?:=|<>|!=|<=|>=|<|>)\s*(?:[A-Za-z_]\w*\.)?([A-Za-z_]\w*)\b(?!\s*[.(])")
+# the bare words after an operator that are values, not columns
+_VALUE_WORDS = frozenset({"null", "true", "false", "default", "current_date", "current_time", "current_timestamp",
+                          "localtime", "localtimestamp", "current_user", "session_user", "user", "interval", "date",
+                          "time", "timestamp", "any", "all", "some", "select", "not", "exists", "case", "cast"})
+
+
+def _compared_to_column(text: str, at: int) -> bool:
+    """Whether what ends before ``at`` is compared to a bare column after it (``"Alice" = name``, ``"acme" <>
+    c.tenant``): a value written before its column, as MySQL lets a query write it, where a PostgreSQL name before
+    an operator is compared to a value (``"status" = 'open'``, ``"total" > 100``) or to a name quoted as it is
+    (``"shippedAt" = "deliveredAt"``)."""
+    m = _COLUMN_COMPARED.match(text, at)
+    return m is not None and m.group(1).lower() not in _VALUE_WORDS
 
 
 # a token a query scans past: a single-quoted string (its '' and \' inside), a comment; or a double-quoted token
@@ -226,8 +248,9 @@ def _quotes_names(text: str) -> bool:
     A MySQL query whose double quotes are strings quotes its names bare or with backticks."""
     for m in _SKIPPED_OR_DOUBLE.finditer(text):
         before = text[max(0, m.start() - 24):m.start()]  # a few characters: linear in a long INSERT's strings
-        if m.group(1) is not None and (_NAME_BEFORE.search(before) or _NAME_AFTER.match(text, m.end())) \
-                and not _JSON_PATH_BEFORE.search(before):
+        if m.group(1) is not None and (_NAME_BEFORE.search(before) or _NAME_AFTER.match(text, m.end())
+                                       and not _compared_to_column(text, m.end())) \
+                and not _JSON_PATH_BEFORE.search(before):  # "Alice" = name: a MySQL string, no name (see above)
             return True
     return False
 
