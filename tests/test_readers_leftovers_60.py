@@ -242,6 +242,7 @@ def test_a_count_after_a_noun_of_counted_things_is_one_number_whatever_its_group
     assert not says(norm(said), str(value)[3:])  # no item of a list inside it
     listed = decide("get_order_details", {"order_id": "456"}, "Please check orders 123,456 and 789.")
     assert listed.labels == [0]  # a list after a noun of things listed by id, as before
+    assert says(norm("The linter flags lines 212,345 of app.py."), "345")  # line numbers: listed
 
 
 @pytest.mark.parametrize("query, literals", [

@@ -39,7 +39,7 @@ earnings taxes revenues balances funds units kms lbs hours minutes seconds days 
 # groups (active users 123,456; visitors 204,305), as one whose groups look like no list's is (active users 12,345)
 _COUNTED = frozenset("""users visitors customers members subscribers followers employees students patients viewers
 listeners readers downloads installs signups views pageviews visits clicks impressions hits requests sessions rows
-records tokens bytes words characters lines steps""".split())
+records tokens bytes words characters steps""".split())  # not lines: a tool's lines 212,345 are line numbers
 
 
 def listed_numbers(text_norm: str) -> list[tuple[int, int]]:

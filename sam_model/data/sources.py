@@ -310,7 +310,7 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 117: a Gemini/Vertex streamed call's jsonPath may name a key with a hyphen in shorthand ($.check-in, as google-adk
 # reads it; RFC 9535's $['check-in']): such a conversation was refused. Only logs of such streams read otherwise.
 # 118: the list of 103 is not read after a noun of counted things (sayings._COUNTED: users, visitors, sessions,
-# requests, rows, ...): active users 123,456 is a count, whose groups look like a list's (107 kept only counts of
+# requests, rows, ...; not lines, whose numbers are listed): active users 123,456 is a count, whose groups look like a list's (107 kept only counts of
 # other groups). tau-bench airline, the AutoCodeRover file, examples/logs and 600 generated worlds (free, seed 0)
 # convert byte for byte.
 # 119: a SQL query's double-quoted token compared to a bare column after it ("Alice" = name, "acme" <> c.tenant) is a
