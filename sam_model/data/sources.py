@@ -317,7 +317,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # MySQL string (sqlwords._compared_to_column), not a PostgreSQL name whose evidence made every double-quoted token of
 # the query a name (105/108): the value was no literal. No trained domain has a SQL tool: tau-bench airline, the
 # AutoCodeRover file, examples/logs and 600 generated worlds (free, seed 0) convert byte for byte.
-CONVERSION_VERSION = 119
+# 120: OpenTelemetry spans: a span without gen_ai.conversation.id takes its ancestor's (the invoke_agent span's),
+# else its trace's one id, not its trace as a conversation of its own; an invoke_agent span's messages are read only
+# where no model call of the conversation is recorded (they put a turn's answer before its calls); a folder of OTLP
+# files is read as one export. OTLP files whose chat spans carry the id and no agent span carries messages (the
+# examples/logs file among them) convert byte for byte.
+CONVERSION_VERSION = 120
 
 
 @dataclass(frozen=True)
@@ -374,7 +379,8 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
             f"{p} is a folder with neither SGD dialogues_*.json[.gz] files in it nor SWE-agent .traj[.gz] files under "
             "it nor session stores (Strands Agents' message_<N>.json, OpenHands' events/<N>.json) nor OpenHands V1 "
             "conversations (events/event-NNNNN-ID.json) nor Codex rollouts (rollout-*.jsonl) nor Claude Code session "
-            "files (.jsonl) under it nor OpenHands .json trajectories in it; give an agent log, a transcript file, an "
+            "files (.jsonl) nor OTLP JSON files (OpenTelemetry spans) under it nor OpenHands .json trajectories in it; "
+            "give an agent log, a transcript file, an "
             "SGD split folder, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder"))
     return "transcripts" if is_transcript_file(p) else "agent-log"

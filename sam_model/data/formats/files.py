@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import hashlib
+import io
 import itertools
 import json
 import re
@@ -118,6 +119,7 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
                              and q.is_file())}
     kinds["gemini-cli"] = gemini_cli_files(folder, {*claimed, *kinds["codex"]})
     kinds["claude-code"] = claude_code_files(folder, {*claimed, *kinds["codex"], *kinds["gemini-cli"]})
+    kinds["otel"] = otel_files(folder, {*claimed, *kinds["codex"], *kinds["gemini-cli"], *kinds["claude-code"]})
     named = {q for files in kinds.values() for q in files} | set(claimed)
     loose = sorted(q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q not in named
                    and not sessions.is_state(q) and not gemini_cli.is_state(q) and q.is_file() and not (q.name in EVENTLESS and not _holds_list(q)))
@@ -190,6 +192,26 @@ def gemini_cli_files(folder: Path, claimed: Collection[Path] = ()) -> list[Path]
     files = [q for q in found if _first_is(q, gemini_cli.is_header) or (_whole(q) and not _holds_list(q) and _first_is(
         q, lambda doc: False, bad=True))]
     return [q for q in files if not (_whole(q) and q.with_name(_stem(q) + "l") in files)]
+
+
+def otel_files(folder: Path, claimed: Collection[Path] = ()) -> list[Path]:
+    """The OTLP JSON files under ``folder`` (an OpenTelemetry collector's file exporter's folder, its rotated files
+    beside the current one): the ``.json[l][.gz]`` files whose first document that parses is ``{"resourceSpans":
+    ...}``, sorted. They are read together (:func:`_otel_folder`): a conversation's spans are exported as each
+    ends, so its turns spread over the files. (Such a folder was read as OpenHands trajectories and refused: "not
+    an OpenHands trajectory: ... got an object with the keys resourceSpans".)"""
+    found = sorted(q for q in folder.rglob("*") if q.name.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz"))
+                   and q not in claimed and q.is_file())
+    return [q for q in found if _names_spans(q) and _first_is(q, otel.is_otlp)]
+
+
+def _names_spans(q: Path) -> bool:
+    """Whether the start of ``q`` names ``resourceSpans`` (a cheap look before a file is parsed to be sure)."""
+    try:
+        with (gzip.open if q.name.endswith(".gz") else open)(q, "rb") as fh:
+            return b'"resourceSpans"' in fh.read(4096)
+    except (OSError, EOFError):
+        return False
 
 
 def _first_is(q: Path, test: Callable[[Any], bool], bad: bool = False) -> bool:
@@ -280,6 +302,18 @@ def _container_hint(exc: ValueError, text: str, whole_file: bool) -> str:
 _CUT = "; the file ends inside this line: it was cut short (a logger stopped mid-write?)"
 
 
+def _otlp_lines(raw: bytes) -> bool:
+    """Whether a ``.json`` that is no one document holds OTLP JSON a line (its first line alone is
+    ``{"resourceSpans": ...}``): what the OpenTelemetry collector's file exporter writes, one export request a line,
+    to the path it is given, ``traces.json`` in its own documentation. (It was refused as "more than one JSON
+    document: ... name it .jsonl", and a folder of such files was read as nothing.)"""
+    first = raw.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0]
+    try:
+        return otel.is_otlp(strict_loads(first.decode("utf-8"), unique=False))
+    except (ValueError, RecursionError):
+        return False
+
+
 def documents(p: Path) -> Iterator[tuple[Any, str]]:
     """(document or its error, where) for each line of a .jsonl[.gz] file, or the one document of a .json[.gz]."""
     opener = gzip.open if p.name.endswith(".gz") else open
@@ -292,10 +326,13 @@ def documents(p: Path) -> Iterator[tuple[Any, str]]:
                 if not raw.removeprefix(b"\xef\xbb\xbf").strip():  # no document: no conversation, as an empty .jsonl
                     return  # (it was "invalid JSON", and --allow-empty could not write its empty log)
                 try:
-                    yield parse(raw, where, lines=True), where
+                    doc: Any = parse(raw, where, lines=True)
                 except TranscriptFormatError as err:
-                    yield err, where
-                return
+                    doc = err
+                if not (isinstance(doc, TranscriptFormatError) and _otlp_lines(raw)):
+                    yield doc, where
+                    return
+                fh = io.BytesIO(raw)  # the collector's file exporter writes JSON Lines, whatever the file's name
             n = 0
             try:
                 for n, line in enumerate(fh, start=1):
@@ -553,7 +590,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
         raise SAMFileError(sessions.multi_agent_only(folder) or eventless(folder) or headless_only(folder) or (
             f"{folder} is a folder without SWE-agent .traj files, mini-swe-agent .traj.json files, session stores "
             "(Strands Agents, OpenHands), OpenHands V1 conversations (events/event-NNNNN-ID.json), Codex rollouts "
-            "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl) or OpenHands .json trajectories; give "
+            "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl), OTLP JSON files (an OpenTelemetry "
+            "collector's file exporter) or OpenHands .json trajectories; give "
             "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder (sam-data formats)"))
     _check_forced(folder, found, format)
@@ -580,6 +618,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                                                              lineage=lineage), seen)
                 if on_file is not None:
                     on_file(q)
+        elif kind == "otel":  # every file's spans together: a conversation's spans spread over rotated files
+            yield from _unique(_otel_folder(folder, paths, on_file), seen)
         elif kind == "gemini-cli":  # a session file each
             for q in paths:
                 yield from _unique(gemini_cli.conversations([q], documents, episode_id_of), seen)
@@ -591,7 +631,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
 
 # a folder's runs, by layout as said ({s}: the plural's ending) and the formats whose readers read them (an
 # OpenHands .json is 0.x's or V1's by its events, and a forced one of the two reads it as a file's)
-_HELD = {"swe-agent": ("SWE-agent trajectory file{s} (.traj)", ("swe-agent",)),
+_HELD = {"otel": ("OTLP JSON file{s} (OpenTelemetry spans)", ("otel",)),
+         "swe-agent": ("SWE-agent trajectory file{s} (.traj)", ("swe-agent",)),
          "mini-swe-agent": ("mini-swe-agent trajectory file{s} (.traj.json)", ("mini-swe-agent",)),
          "strands": ("Strands Agents session conversation{s}", ("bedrock",)),
          "openhands-session": ("OpenHands 0.x session{s}", ("openhands",)),
@@ -632,6 +673,24 @@ def _check_forced(folder: Path, found: dict[str, list[Path]], format: str | None
                    else ("", f"give one file of the {format} format"))
     raise SAMFileError(f"--format {format} does not read {part}{folder}: it holds {held}; drop --format (a folder's "
                        f"files tell their reader, each run its own), or {alone}")
+
+
+def _otel_folder(folder: Path, paths: list[Path], on_file: Callable[[Path], None] | None) -> Iterator[Item]:
+    """The conversations of a folder's OTLP files, their spans read together (a line that is no OTLP document is
+    an error naming it, as in one file)."""
+    good = []
+    for q in paths:
+        for doc, where in documents(q):
+            if isinstance(doc, TranscriptFormatError):
+                yield doc
+            elif not otel.is_otlp(doc):
+                yield TranscriptFormatError(where, "expected OTLP JSON {\"resourceSpans\": [...]}",
+                                            *_read_as(doc, "otel"))
+            else:
+                good.append((doc, where))
+        if on_file is not None:
+            on_file(q)
+    yield from otel.conversations(good, str(folder), episode_id_of)
 
 
 def _run_files(folder: Path, paths: list[Path], seen: dict[str, str],

@@ -218,6 +218,26 @@ def _join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: lis
     return anchor >= 0 or not inp
 
 
+AGENT_OPERATIONS = ("invoke_agent", "create_agent")  # spans around model calls, not model calls
+
+
+def _conversation_of(trace: str, span: str, cids: Mapping[tuple[str, str], str],
+                     parents: Mapping[tuple[str, str], str], trace_ids: Mapping[str, set[str]]) -> str | None:
+    """The conversation id of a span: its own, else its nearest ancestor's in its trace (an agent framework sets it
+    on its ``invoke_agent`` span, and the model client's ``chat`` spans below know none), else the one id its trace
+    holds (a trace of one turn). None: the trace names none, or several and no ancestor tells which. Why: read by
+    its own attributes alone, a chat span without the id was grouped by its trace, so each turn of a multi-turn
+    conversation (a trace a user turn) was a conversation of its own, the earlier turns copied into the later."""
+    seen, at = set(), span
+    while (trace, at) in parents and at not in seen:
+        if (trace, at) in cids:
+            return cids[(trace, at)]
+        seen.add(at)
+        at = parents[(trace, at)]
+    ids = trace_ids.get(trace, set())
+    return next(iter(ids)) if len(ids) == 1 else None
+
+
 def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
     """The conversations of OTLP documents (``(doc, where)`` pairs): one per conversation id, else per trace.
     Spans but no messages at all is an error that says what the spans were."""
@@ -226,6 +246,10 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     bad: dict[str, TranscriptFormatError] = {}  # trace -> the first malformed span's error
     bad_keys: dict[str, TranscriptFormatError] = {}  # conversation -> the same, where its attributes told it
     seen: Counter = Counter()
+    cids: dict[tuple[str, str], str] = {}  # (trace, span) -> the conversation id the span carries
+    parents: dict[tuple[str, str], str] = {}  # (trace, span) -> its parent span's id
+    trace_ids: dict[str, set[str]] = {}  # trace -> the conversation ids its spans carry
+    held: list[tuple[str, str, tuple[int, int, dict[str, Any], str]]] = []  # the spans with messages, in file order
     failed: dict[str, set[str]] = {}  # trace (or "conversation ID") -> the ids of its tool calls that failed
     for n, (span, where) in enumerate(_spans(docs)):
         if isinstance(span, TranscriptFormatError):
@@ -248,19 +272,31 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             else:
                 yield err
             continue
-        seen[str(attrs.get("gen_ai.operation.name", "without gen_ai.operation.name"))] += 1
+        op = str(attrs.get("gen_ai.operation.name", "without gen_ai.operation.name"))
+        seen[op] += 1
+        trace, sid = str(span.get("traceId") or ""), str(span.get("spanId", n))
+        if attrs.get(CONVERSATION):
+            cids[(trace, sid)] = str(attrs[CONVERSATION])
+            trace_ids.setdefault(trace, set()).add(cids[(trace, sid)])
+        parents[(trace, sid)] = str(span.get("parentSpanId") or "")
         if _tool_failed(span, attrs):  # a failed call: its result, in a later call's input, is flagged
             call = str(attrs[TOOL_CALL_ID])
-            failed.setdefault(str(span.get("traceId")), set()).add(call)
+            failed.setdefault(trace, set()).add(call)
             if attrs.get(CONVERSATION):
                 failed.setdefault(f"conversation {attrs[CONVERSATION]}", set()).add(call)
         legacy = sorted({k.split(".")[1] for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))})
         seen.update(f"gen_ai.{k}.* attributes" for k in legacy)
         if INPUT not in attrs and OUTPUT not in attrs:
             continue
-        key = str(attrs.get(CONVERSATION) or span.get("traceId") or "trace")
-        groups.setdefault(key, []).append((start, n, attrs, f"{where}, span {span.get('spanId', n)}"))
-        traces.setdefault(key, set()).add(str(span.get("traceId")))
+        held.append((trace, sid, (start, n, attrs, f"{where}, span {span.get('spanId', n)}")))
+    for trace, sid, item in held:  # grouped once every span was seen: an ancestor's id may come later in the file
+        key = str(item[2].get(CONVERSATION) or _conversation_of(trace, sid, cids, parents, trace_ids) or trace
+                  or "trace")
+        groups.setdefault(key, []).append(item)
+        traces.setdefault(key, set()).add(trace)
+    for key, spans in groups.items():  # an agent's span repeats the turn its model calls hold: read them alone
+        if any(s[2].get("gen_ai.operation.name") not in AGENT_OPERATIONS for s in spans):
+            groups[key] = [s for s in spans if s[2].get("gen_ai.operation.name") not in AGENT_OPERATIONS]
     for key, spans in groups.items():
         w = f"{path}: conversation {key}"
         hit = sorted(traces[key] & set(bad))

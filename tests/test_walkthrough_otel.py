@@ -1,0 +1,156 @@
+"""A walkthrough on an IT-helpdesk agent logged as OpenTelemetry GenAI spans, as a platform team's collector writes
+them: a trace a user turn under an ``invoke_agent`` span that carries the conversation id (the model client's
+``chat`` spans below it know none) and, where content capture is on for agents too, that turn's input and answer;
+the file exporter's JSON Lines in a ``.json`` (its documentation's ``traces.json``) and its rotated files in one
+folder, a conversation's spans spread over them as each span ends. Each case was read wrongly before:
+a conversation split a turn a trace, a turn's answer read before the calls that made it, a folder refused as
+OpenHands trajectories, the exporter's file refused as "more than one JSON document"."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from sam_model.data.formats import otel
+from sam_model.data.formats.files import conversations
+from sam_model.data.transcripts import iter_transcript_events
+
+EMAIL, USER_ID, POOL = "priya.sharma@northwind.example", "u-48213", "POOL-EU-VISIO-2"
+text = lambda role, t: {"role": role, "parts": [{"type": "text", "content": t}]}  # noqa: E731
+call = lambda i, n, a: {"role": "assistant", "parts": [{"type": "tool_call", "id": i, "name": n, "arguments": a}]}  # noqa: E731
+result = lambda i, r: {"role": "tool", "parts": [{"type": "tool_call_response", "id": i, "response": r}]}  # noqa: E731
+
+TURN1 = [text("user", f"Can I get a Visio licence? {EMAIL}"),
+         call("c1", "lookup_user", {"email": EMAIL}), result("c1", {"user_id": USER_ID, "department": "HR"}),
+         call("c2", "list_licence_pools", {"product": "Visio"}), result("c2", {"pools": [{"pool_id": POOL}]}),
+         text("assistant", f"I can assign Visio from {POOL}. Shall I go ahead?")]
+TURN2 = [text("user", "ok, go ahead"),
+         call("c3", "assign_licence", {"user_id": USER_ID, "product": "Visio", "pool_id": POOL}),
+         result("c3", {"licence_key": "7F3A2-9C1B0", "assignment_id": "LA-55120"}),
+         text("assistant", "Assigned. Your key is 7F3A2-9C1B0.")]
+CONV = "hd-7c1e"
+
+
+def attr(k: str, v: str) -> dict:
+    return {"key": k, "value": {"stringValue": v}}
+
+
+def turn(trace: str, before: list[dict], new: list[dict], t0: int, agent_content: bool = False,
+         chat_ids: bool = False) -> list[dict]:
+    """A user turn's trace: an ``invoke_agent`` root with the conversation id (and, with ``agent_content``, the
+    turn's user message and final answer), a ``chat`` span a model call below it (the id only with ``chat_ids``)."""
+    root = f"{trace}-root"
+    history, spans = [*before, new[0]], []
+    for n, m in enumerate(new[1:]):
+        if m["role"] == "assistant":
+            spans.append({"traceId": trace, "spanId": f"{trace}-c{n}", "parentSpanId": root,
+                          "startTimeUnixNano": str(t0 + 10 * (n + 1)),
+                          "attributes": [attr("gen_ai.operation.name", "chat"),
+                                         *([attr(otel.CONVERSATION, CONV)] if chat_ids else []),
+                                         attr(otel.INPUT, json.dumps(history)),
+                                         attr(otel.OUTPUT, json.dumps([{**m, "finish_reason": "stop"}]))]})
+        history.append(m)
+    agent = [attr("gen_ai.operation.name", "invoke_agent"), attr(otel.CONVERSATION, CONV)]
+    if agent_content:
+        agent += [attr(otel.INPUT, json.dumps(new[:1])), attr(otel.OUTPUT, json.dumps(new[-1:]))]
+    spans.append({"traceId": trace, "spanId": root, "startTimeUnixNano": str(t0), "attributes": agent})
+    return spans
+
+
+def otlp(spans: list[dict]) -> dict:
+    return {"resourceSpans": [{"resource": {"attributes": [attr("service.name", "helix")]},
+                               "scopeSpans": [{"scope": {"name": "openai_v2"}, "spans": spans}]}]}
+
+
+def read(spans: list[dict]) -> list[otel.Conversation]:
+    out = list(otel.conversations([(otlp(spans), "t.json:1")], "t.json", str))
+    assert all(isinstance(c, otel.Conversation) for c in out), out
+    return out
+
+
+def plain(messages: list[dict]) -> list[dict]:
+    return [{k: v for k, v in m.items() if k != "finish_reason"} for m in messages]
+
+
+def test_chat_spans_take_the_conversation_id_of_their_agent_span():
+    """Each turn a trace, the id on the invoke_agent span only: read by the chat spans' own attributes, the two
+    turns were two conversations (named by their traces), the second repeating the first whole."""
+    spans = [*turn("t2", TURN1, TURN2, 2000), *turn("t1", [], TURN1, 1000)]
+    (conv,) = read(spans)
+    assert conv.group == CONV and plain(conv.messages) == [*TURN1, *TURN2]
+
+
+def test_a_trace_of_one_conversation_id_groups_its_spans_without_a_parent_link():
+    """A chat span whose parent is not in the file (an exporter that drops it) still joins its trace's one id."""
+    spans = [*turn("t1", [], TURN1, 1000), *turn("t2", TURN1, TURN2, 2000)]
+    for s in spans:
+        s.pop("parentSpanId", None)
+    (conv,) = read(spans)
+    assert plain(conv.messages) == [*TURN1, *TURN2]
+
+
+def test_an_agent_spans_turn_is_not_read_beside_its_model_calls(caplog):
+    """Content capture on invoke_agent too: its input (the turn's user message) and output (the final answer) were
+    joined first, as the span starts first, so the answer came before the calls that made it, each turn was a new
+    segment with a warning, and the user's words were read twice."""
+    spans = [*turn("t1", [], TURN1, 1000, agent_content=True, chat_ids=True),
+             *turn("t2", TURN1, TURN2, 2000, agent_content=True, chat_ids=True)]
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(spans)
+    assert plain(conv.messages) == [*TURN1, *TURN2]
+    assert "repeats none" not in caplog.text
+
+
+def test_an_agent_span_alone_is_still_read():
+    """An agent whose model calls are not recorded (a hosted agent): its invoke_agent spans are the conversation."""
+    spans = [s for s in turn("t1", [], TURN1, 1000, agent_content=True) if "root" in s["spanId"]]
+    (conv,) = read(spans)
+    assert plain(conv.messages) == [TURN1[0], TURN1[-1]]
+
+
+def test_the_go_ahead_call_is_labelled_by_the_turns_that_said_its_values(tmp_path):
+    """Read whole, the call after "ok, go ahead" traces the user id and the pool to the previous turn's results;
+    split a trace a conversation, the second trace's copy of the first turn was labelled instead."""
+    path = tmp_path / "traces.jsonl"
+    path.write_text(json.dumps(otlp(turn("t2", TURN1, TURN2, 2000))) + "\n"
+                    + json.dumps(otlp(turn("t1", [], TURN1, 1000))) + "\n")
+    got = list(iter_transcript_events(path))
+    assert len({e["episode_id"] for e in got}) == 1
+    said = {e["step"]: e["text"] for e in got}
+    assign = next(e for i, e in enumerate(got) if got[i + 1:] and "assign_licence" in got[i + 1]["text"]
+                  and got[i + 1]["kind"] == "action")
+    assert any(USER_ID in said[s] for s in assign["useful_memory_steps"])
+    assert any(POOL in said[s] and "pools" in said[s] for s in assign["useful_memory_steps"])
+
+
+def _files(folder: Path) -> list[dict]:
+    """One conversation's spans spread over the collector's rotated files: two JSON Lines files named .json (as the
+    file exporter's path in its documentation), and the current one pretty-printed."""
+    folder.mkdir()
+    t1, t2 = turn("t1", [], TURN1, 1000), turn("t2", TURN1, TURN2, 2000)
+    (folder / "traces-2025-12-02T10-00-00.000.json").write_text(
+        "\n".join(json.dumps(otlp(t1[i:i + 2])) for i in range(0, len(t1), 2)) + "\n")
+    (folder / "traces-2025-12-02T11-00-00.000.jsonl").write_text(json.dumps(otlp(t2[:2])) + "\n")
+    (folder / "traces.json").write_text(json.dumps(otlp(t2[2:]), indent=1))
+    return [*t1, *t2]
+
+
+def test_a_folder_of_collector_files_is_read_as_one_export(tmp_path):
+    """The folder was read as OpenHands trajectories: "not an OpenHands trajectory: ... got an object with the keys
+    resourceSpans"; and file by file each turn was a conversation of its own."""
+    spans = _files(tmp_path / "otelcol")
+    (conv,) = [c for c in conversations(tmp_path / "otelcol")]
+    assert isinstance(conv, otel.Conversation), conv
+    assert plain(conv.messages) == plain(read(spans)[0].messages) == [*TURN1, *TURN2]
+
+
+def test_the_exporters_json_lines_in_a_json_file_are_read(tmp_path):
+    """The file exporter writes one export request a line to the path it is given (traces.json): it was refused as
+    "the file holds more than one JSON document: ... name it .jsonl"."""
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps(otlp(turn("t1", [], TURN1, 1000)[:2])) + "\n"
+                    + json.dumps(otlp(turn("t1", [], TURN1, 1000)[2:])) + "\n")
+    (conv,) = list(conversations(path))
+    assert isinstance(conv, otel.Conversation), conv
+    assert plain(conv.messages) == TURN1
