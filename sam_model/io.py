@@ -616,9 +616,15 @@ def read_format_json(path: Path, fmt: str, version: Any, what: str, fix: str) ->
     return d
 
 
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstd frame's first bytes (RFC 8878)
+
+
 def check_compression(path: str | os.PathLike) -> None:
     """Refuse a file whose name and bytes disagree about gzip, naming the fix: a gzip file without ``.gz`` was read
-    as text ("not UTF-8 (byte 2 of the line is 0x8b)") and a plain one named ``.gz`` failed as a cut archive."""
+    as text ("not UTF-8 (byte 2 of the line is 0x8b)") and a plain one named ``.gz`` failed as a cut archive. A
+    zstd-compressed file is refused as such, a frame at its start or after a 4-byte length (the OpenTelemetry
+    collector's file exporter with ``compression: zstd`` writes each export so): it was "not UTF-8 ... re-save the
+    file as UTF-8"."""
     p = Path(path)
     try:
         mode = os.stat(p).st_mode
@@ -629,9 +635,16 @@ def check_compression(path: str | os.PathLike) -> None:
                            "give that file's path")
     try:
         with open(p, "rb") as fh:
-            magic = fh.read(2)
+            head = fh.read(8)
     except OSError:
         return
+    magic = head[:2]
+    if ZSTD_MAGIC in (head[:4], head[4:8]):
+        framed = head[:4] != ZSTD_MAGIC
+        raise SAMFileError(f"{p} is zstd-compressed{' in length-prefixed frames' if framed else ''} (as an OpenTelemetry "
+                           "collector's file exporter writes with compression: zstd): sam_model reads JSON or JSON "
+                           "Lines, plain or .gz; " + ("configure the exporter with format: json and no compression"
+                                                      if framed else f"decompress it (zstd -d {p})"))
     if p.name.endswith(".gz") and magic and magic != b"\x1f\x8b":
         raise SAMFileError(f"{p} is named .gz but is not gzip-compressed: rename it without .gz")
     if not p.name.endswith(".gz") and magic == b"\x1f\x8b":

@@ -154,3 +154,20 @@ def test_the_exporters_json_lines_in_a_json_file_are_read(tmp_path):
     (conv,) = list(conversations(path))
     assert isinstance(conv, otel.Conversation), conv
     assert plain(conv.messages) == TURN1
+
+
+def test_a_zstd_compressed_export_is_named_so(tmp_path, capsys):
+    """The file exporter's ``compression: zstd`` writes each export as a 4-byte length and a zstd frame: it was
+    "not UTF-8 (line 1, byte 2 of the line is 0xb5); re-save the file as UTF-8"."""
+    from sam_model.data import transcripts
+    from sam_model.io import ZSTD_MAGIC
+
+    line = json.dumps(otlp(turn("t1", [], TURN1, 1000))).encode()
+    path = tmp_path / "traces.json"
+    path.write_bytes(len(line).to_bytes(4, "big") + ZSTD_MAGIC + b"\x00" * 16)  # a frame's start: what is checked
+    assert transcripts.main([str(path), str(tmp_path / "out.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "zstd-compressed" in err and "compression: zstd" in err and "UTF-8" not in err
+    (tmp_path / "whole.json").write_bytes(ZSTD_MAGIC + b"\x00" * 16)  # zstd's own .zst, named .json
+    assert transcripts.main([str(tmp_path / "whole.json"), str(tmp_path / "out.jsonl")]) == 1
+    assert "zstd-compressed" in capsys.readouterr().err
