@@ -171,3 +171,16 @@ def test_a_zstd_compressed_export_is_named_so(tmp_path, capsys):
     (tmp_path / "whole.json").write_bytes(ZSTD_MAGIC + b"\x00" * 16)  # zstd's own .zst, named .json
     assert transcripts.main([str(tmp_path / "whole.json"), str(tmp_path / "out.jsonl")]) == 1
     assert "zstd-compressed" in capsys.readouterr().err
+
+
+def test_a_folder_of_exporter_files_without_an_extension(tmp_path):
+    """The exporter's own example writes to ``path: ./file`` and rotates it to ``file-2022-09-14T05-02-14.173``: a
+    folder of them was "a folder without ... OTLP JSON files"."""
+    folder = tmp_path / "otel"
+    folder.mkdir()
+    (folder / "file-2025-12-02T05-02-14.173").write_text(json.dumps(otlp(turn("t1", [], TURN1, 1000))) + "\n")
+    (folder / "file").write_text(json.dumps(otlp(turn("t2", TURN1, TURN2, 2000))) + "\n")
+    (folder / "notes.txt").write_text('{"resourceSpans": "not read: a .txt is no exporter file"}\n')
+    (conv,) = list(conversations(folder))
+    assert isinstance(conv, otel.Conversation), conv
+    assert plain(conv.messages) == [*TURN1, *TURN2]

@@ -196,13 +196,19 @@ def gemini_cli_files(folder: Path, claimed: Collection[Path] = ()) -> list[Path]
 
 def otel_files(folder: Path, claimed: Collection[Path] = ()) -> list[Path]:
     """The OTLP JSON files under ``folder`` (an OpenTelemetry collector's file exporter's folder, its rotated files
-    beside the current one): the ``.json[l][.gz]`` files whose first document that parses is ``{"resourceSpans":
+    beside the current one): the ``.json[l][.gz]`` files under it, and those in it without an extension (the
+    exporter's ``path: ./file``, rotated as ``file-2022-09-14T05-02-14.173``), whose first document that parses is ``{"resourceSpans":
     ...}``, sorted. They are read together (:func:`_otel_folder`): a conversation's spans are exported as each
     ends, so its turns spread over the files. (Such a folder was read as OpenHands trajectories and refused: "not
     an OpenHands trajectory: ... got an object with the keys resourceSpans".)"""
-    found = sorted(q for q in folder.rglob("*") if q.name.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz"))
+    found = sorted(q for q in folder.rglob("*") if (q.name.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz"))
+                                                    or (q.parent == folder and _EXPORTER_NAME.fullmatch(q.name)))
                    and q not in claimed and q.is_file())
     return [q for q in found if _names_spans(q) and _first_is(q, otel.is_otlp)]
+
+
+# a file exporter's path without an extension (its README's ./file) and its rotated copies (file-2022-09-14T05-02-14.173)
+_EXPORTER_NAME = re.compile(r"[^.]+(\.[0-9]+)?")
 
 
 def _names_spans(q: Path) -> bool:
