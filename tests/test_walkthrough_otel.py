@@ -184,3 +184,11 @@ def test_a_folder_of_exporter_files_without_an_extension(tmp_path):
     (conv,) = list(conversations(folder))
     assert isinstance(conv, otel.Conversation), conv
     assert plain(conv.messages) == [*TURN1, *TURN2]
+
+
+def test_sam_data_formats_says_a_collector_folder_is_read():
+    """`sam-data formats` said only ".json ... or a .jsonl of them": a user with the exporter's folder of traces.json
+    files and rotated copies had no word that either is read."""
+    from sam_model.data.formats import FORMATS
+
+    assert "folder" in FORMATS["otel"].file and ".json or no extension" in FORMATS["otel"].file

@@ -66,7 +66,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            'chained by "previous_response_id" (a request a line) are one conversation',
            responses.to_chat, responses.sniff),
     Format("otel", "OpenTelemetry GenAI spans, OTLP JSON (semantic conventions v1.37+)",
-           '.json {"resourceSpans": [...]}, or a .jsonl of them (the collector file exporter)',
+           '.json {"resourceSpans": [...]}, or the collector file exporter\'s lines of them (.jsonl, .json or no '
+           'extension), or its folder (the rotated files read together)',
            otel.to_chat, otel.sniff),
     Format("langchain", "LangChain / LangGraph messages (messages_to_dict, dumpd or model_dump)",
            '.jsonl of {"id", "messages"} lines (a LangGraph state\'s messages), or a .json list',
