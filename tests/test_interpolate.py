@@ -233,6 +233,8 @@ def test_choose_on_writes_the_argmax_of_its_table_as_sam_eval_measures_it(pair, 
     assert chosen["weight"] == best["weight"] != 0.25  # not merely the first row
     printed = [line for line in out.splitlines() if line.startswith("| ") and line[2].isdigit()]
     assert len(printed) == 3 and len([line for line in err.splitlines() if line.startswith("  w = ")]) == 3, err
+    # one progress line a weight, as README says: the encoding bars of each score were four more (a walkthrough)
+    assert not [line for line in err.splitlines() if line.startswith(("memories:", "queries:"))], err
     for line, r in zip(printed, rows, strict=True):
         cells = [c.strip() for c in line.strip("|").split("|")]
         assert cells[0].split()[0] == f"{r['weight']:g}" and float(cells[1]) == round(r["mrr"], 3)

@@ -114,8 +114,8 @@ class StoreReplay:
     so a model exported with ``store.chunking`` is measured on whole memories too.
     """
 
-    def __init__(self, encoder: Encoder, config: StoreConfig, batch_size: int = 64):
-        self.encoder, self.batch_size = encoder, batch_size
+    def __init__(self, encoder: Encoder, config: StoreConfig, batch_size: int = 64, progress: bool = True):
+        self.encoder, self.batch_size, self.progress = encoder, batch_size, progress  # progress: encoding bars
         self.config = dataclasses.replace(config, index={"kind": "flat", "device": "cpu"}, chunking=None)
         self.store: MemoryStore | None = None
         self._rankings: dict[tuple, tuple[list, dict[bool, list[np.ndarray]]]] = {}
@@ -129,7 +129,7 @@ class StoreReplay:
 
     def encode_queries(self, exs: Sequence[RetrievalExample]) -> np.ndarray:
         return self.encoder.encode_queries([e.state for e in exs], [e.observation for e in exs],
-                                           batch_size=self.batch_size, progress=len(exs) > 1,
+                                           batch_size=self.batch_size, progress=self.progress and len(exs) > 1,
                                            steps=[e.step for e in exs], task_starts=[e.task_start for e in exs])
 
     def reuses(self) -> bool:
@@ -155,7 +155,7 @@ class StoreReplay:
     def _replay(self, data: EvalData, scope: Scope, depth: int) -> dict[bool, list[np.ndarray]]:
         if self._vectors is None or self._vectors[0] is not data.memories:  # a deeper search: the same vectors
             self._vectors = (data.memories, np.asarray(self.encoder.encode_memories(data.memories, self.batch_size,
-                                                                                    True), dtype=np.float32))
+                                                                                    self.progress), dtype=np.float32))
         m = self._vectors[1]
         decisions = tuple((e.episode_id, e.step) for e in data.examples)
         if self._queries is None or self._queries[0] != decisions:
@@ -250,14 +250,16 @@ class UsedOrderMethod:
         return seconds + time.perf_counter() - t0
 
 
-def retriever_methods(name: str, retriever, batch_size: int = 64, index_only: str | None = None) -> list[StoreMethod]:
+def retriever_methods(name: str, retriever, batch_size: int = 64, index_only: str | None = None,
+                      progress: bool = True) -> list[StoreMethod]:
     """A SAM retriever (the one under test, or a ``--compare`` one) as a method, searched through the store
     with its settings (``retriever.store.config``; a bare encoder gets no re-rank), and, named ``index_only``,
-    the same vectors without the re-rank when the retriever has one."""
+    the same vectors without the re-rank when the retriever has one. ``progress``: bars while memories and queries
+    are encoded (off where a caller says its own progress line)."""
     encoder = getattr(retriever, "encoder", retriever)
     store = getattr(retriever, "store", None)
     config = store.config if isinstance(store, MemoryStore) else StoreConfig(provenance=False)
-    replay = StoreReplay(encoder, config, batch_size)
+    replay = StoreReplay(encoder, config, batch_size, progress)
     methods = [StoreMethod(name, replay, True, lambda: clear_text_caches(retriever))]
     if index_only and replay.reranks:
         methods.append(StoreMethod(index_only, replay, False, lambda: clear_text_caches(retriever)))

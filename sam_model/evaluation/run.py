@@ -169,7 +169,7 @@ def score_retriever(retriever, data: EvalData, *, scope: str = "episode", ks: Se
     tokens = getattr(getattr(retriever, "encoder", retriever), "memory_tokens", None)
     chunked, search_depth = chunk_search(data, chunking, tokens, depth)
     search, parents = (chunked.search, chunked.parents) if chunked is not None else (data, None)
-    method = retriever_methods("sam", retriever, batch_size)[0]
+    method = retriever_methods("sam", retriever, batch_size, progress=False)[0]  # its caller says a line a score
     events, _ = rank_events(method, search, parents, scope, depth, search_depth,
                             tie_jitter(len(search.memories), seed))
     return mean_metrics(per_query_metrics(events, relevant_positions(data), ks, depth))
