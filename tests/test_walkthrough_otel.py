@@ -192,3 +192,24 @@ def test_sam_data_formats_says_a_collector_folder_is_read():
     from sam_model.data.formats import FORMATS
 
     assert "folder" in FORMATS["otel"].file and ".json or no extension" in FORMATS["otel"].file
+
+
+def test_a_history_cut_at_an_attribute_length_limit_is_named_so():
+    """The SDK cuts attribute values at OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, which a long turn's history reaches
+    first: the error said "gen_ai.input.messages is not JSON (Expecting ...: char 400)", naming no cause."""
+    def error(spans: list[dict]) -> str:
+        (err,) = otel.conversations([(otlp(spans), "t.json:1")], "t.json", str)
+        assert isinstance(err, otel.TranscriptFormatError), err
+        return str(err)
+
+    spans = [*turn("t1", [], TURN1, 1000, chat_ids=True), *turn("t2", TURN1, TURN2, 2000, chat_ids=True)]
+    for s in spans:
+        for a in s["attributes"]:
+            if a["key"] == otel.INPUT and len(a["value"]["stringValue"]) > 400:
+                a["value"]["stringValue"] = a["value"]["stringValue"][:400]
+    said = error(spans)
+    assert "stops mid-JSON after 400 characters" in said and "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT" in said
+    bad = turn("t3", [], TURN1, 1000, chat_ids=True)  # a fault inside the text: no such guess
+    bad[0]["attributes"][2]["value"]["stringValue"] = '[{"role": x}]'
+    said = error(bad)
+    assert "not JSON" in said and "length limit" not in said
