@@ -213,3 +213,18 @@ def test_a_history_cut_at_an_attribute_length_limit_is_named_so():
     bad[0]["attributes"][2]["value"]["stringValue"] = '[{"role": x}]'
     said = error(bad)
     assert "not JSON" in said and "length limit" not in said
+
+
+def test_traces_of_one_conversation_without_its_id_are_told_how_to_join(tmp_path):
+    """No span names the conversation (no agent span, chat spans without the id): nothing joins its turns' traces,
+    and the import report's advice was to "give the copies one 'group'", which OTLP spans cannot hold."""
+    from sam_model.data.transcripts import ImportReport
+
+    spans = [s for s in (*turn("t1", [], TURN1, 1000), *turn("t2", TURN1, TURN2, 2000)) if "root" not in s["spanId"]]
+    path = tmp_path / "traces.jsonl"
+    path.write_text(json.dumps(otlp(spans)) + "\n")
+    report = ImportReport()
+    list(iter_transcript_events(path, report=report))
+    assert report.conversations == 2 and report.repeats()  # the second trace repeats the first turn
+    note = report.repeats_note()
+    assert "record the id on its invoke_agent or chat spans" in note and "gen_ai.conversation.id" in note

@@ -72,6 +72,12 @@ PROGRESS_AFTER_S = 1.0  # a conversion done sooner shows no progress (and a bad 
 MIN_REPEAT_EVENTS = 2  # a conversation of fewer events (a greeting alone) repeats another by chance
 
 
+# OpenTelemetry spans hold no 'group': a conversation logged a trace a turn is one only through its id
+OTEL_REPEATS = ("; OpenTelemetry spans: a trace whose spans, and their ancestors', name no gen_ai.conversation.id is a "
+                "conversation of its own, so an agent traced a trace a user turn repeats the earlier turns in each: "
+                "record the id on its invoke_agent or chat spans")
+
+
 @dataclass
 class ImportReport:
     """What an import derived, and what it skipped or kept despite a fault: nothing is dropped silently."""
@@ -145,7 +151,8 @@ class ImportReport:
         return (f"{n} conversation{'s' if n > 1 else ''} repeat{'' if n > 1 else 's'} the opening of a longer one or "
                 "another whole, event for event (a log of every model request, each with the conversation so far?): "
                 "trained on again, and split apart from it so that validation scores what training saw; keep each "
-                "conversation's last request, or give the copies one 'group': "
+                "conversation's last request, or give the copies one 'group'" + (OTEL_REPEATS if self.formats.get("otel")
+                                                                                  else "") + ": "
                 + ", ".join(f"{a} (of {b})" for a, b in found[:5]) + (f" and {n - 5} more" if n > 5 else ""))
 
     def lines(self) -> list[str]:
