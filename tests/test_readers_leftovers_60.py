@@ -248,14 +248,15 @@ def test_a_count_after_a_noun_of_counted_things_is_one_number_whatever_its_group
 
 
 @pytest.mark.parametrize("query, literals", [
-    ('SELECT * FROM users WHERE "Alice" = name', ["Alice"]),
-    ('SELECT * FROM users u WHERE "acme" <> u.tenant AND "open" = status AND id > 7', ["acme", 7]),
-    ('SELECT * FROM users WHERE "Alice" = name AND city = "Paris"', ["Alice", "Paris"]),
+    ('SELECT * FROM users WHERE "Alice Smith" = name', ["Alice Smith"]),
+    ('SELECT * FROM users u WHERE "acme corp" <> u.tenant AND status = "open" AND id > 7', ["acme corp", 7]),
+    ('SELECT * FROM users WHERE "alice@example.com" = email AND city = "Paris"', ["alice@example.com", "Paris"]),
 ])
 def test_a_mysql_string_before_its_column_is_a_string(query, literals):
-    """MySQL lets a comparison name its value first ("Alice" = name): read as a PostgreSQL name before an operator,
-    it made every double-quoted token of the query a name, the user's value no literal. Before a comparison with a
-    bare column it is a string (a state word there still the schema's: "open" = status)."""
+    """MySQL lets a comparison name its value first ("alice@example.com" = email): read as a PostgreSQL name before
+    an operator, it made every double-quoted token of the query a name, the user's value no literal. Before a
+    comparison with a bare column a token no name is shaped as is a string (one shaped as a name stays a name there,
+    tests/test_readers_review_60.py; a state word still the schema's: status = "open")."""
     from sam_model.data.sqlwords import sql_literals
 
     assert sql_literals(query) == literals

@@ -322,7 +322,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # where no model call of the conversation is recorded (they put a turn's answer before its calls); a folder of OTLP
 # files is read as one export. OTLP files whose chat spans carry the id and no agent span carries messages (the
 # examples/logs file among them) convert byte for byte.
-CONVERSION_VERSION = 120
+# 121: 119's rule holds only for a double-quoted token no name is shaped as ("alice@example.com" = email, "2024-01-15"
+# <= created_at): one shaped as a name before a bare column is a PostgreSQL name again (ON "userId" = u.id, PL/pgSQL's
+# WHERE "Email" = email, as public repositories write them; 119 read them as literals, and no MySQL value written
+# first was found), so MySQL's "Alice" = name reads as before 119. No trained domain has a SQL tool.
+CONVERSION_VERSION = 121
 
 
 @dataclass(frozen=True)

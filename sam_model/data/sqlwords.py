@@ -194,10 +194,10 @@ def _double_quoted_string(text: str, i: int, last: str, between: bool, listed: b
     is no part of a qualified name (``t."status"``, ``"t"."col"``, a join's ``= c."id"``). Anywhere else, after
     FROM, JOIN or INTO, in a SELECT's columns, before an operator (``"status" = 'open'``), it is a name, as before;
     and so is every double-quoted token of a query that quotes a name so elsewhere (:func:`_quotes_names`: PostgreSQL's
-    ``WHERE "a" = "b"``, its ``"a"`` a name before an operator). Before a comparison with a bare column it is a
-    string (:func:`_compared_to_column`: ``"Alice" = name``, MySQL's comparison written the other way round), which
-    had made the query's strings names. The price: PostgreSQL's ``"createdAt" > updated_at`` in a query that quotes
-    no other name so reads ``createdAt`` as a literal."""
+    ``WHERE "a" = "b"``, its ``"a"`` a name before an operator). Before a comparison with a bare column a token no
+    name is shaped as is a string (:func:`_value_before_column`: ``"alice@example.com" = email``, MySQL's comparison
+    written the other way round), which had made the query's strings names; one shaped as a name stays a name
+    (``ON "userId" = u.id``)."""
     if i > 0 and text[i - 1] == ".":
         return False
     end = text.find('"', i + 1)
@@ -206,7 +206,7 @@ def _double_quoted_string(text: str, i: int, last: str, between: bool, listed: b
     if end >= 0 and text.startswith(".", end + 1):
         return False
     return last in _VALUE_AFTER or last == "and" and between or last in ("(", ",") and listed or (
-        end >= 0 and _compared_to_column(text, end + 1))
+        end >= 0 and _value_before_column(text[i + 1:end], text, end + 1))
 
 
 # a comparison's operator and a bare column after it (name, c.name; no function's call, no qualified name's first
@@ -216,6 +216,22 @@ _COLUMN_COMPARED = re.compile(r"\s*(?:=|<>|!=|<=|>=|<|>)\s*(?:[A-Za-z_]\w*\.)?([
 _VALUE_WORDS = frozenset({"null", "true", "false", "default", "current_date", "current_time", "current_timestamp",
                           "localtime", "localtimestamp", "current_user", "session_user", "user", "interval", "date",
                           "time", "timestamp", "any", "all", "some", "select", "not", "exists", "case", "cast"})
+
+
+# a token shaped as a name (a word of letters, digits, _ and $ not beginning with a digit): before a column, a
+# PostgreSQL name compared to another ("userId" = u.id, "Email" = email), not a MySQL value
+_NAME_SHAPED = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
+def _value_before_column(token: str, text: str, at: int) -> bool:
+    """Whether the double-quoted ``token``, ending before ``at``, is a MySQL value written before the column it is
+    compared to (``"alice@example.com" = email``, ``"2024-01-15" <= created_at``, ``"Alice Smith" = name``): a token
+    no name is shaped as (:data:`_NAME_SHAPED`), before a comparison with a bare column (:func:`_compared_to_column`).
+    One shaped as a name is a PostgreSQL name there (``ON "userId" = u.id``, PL/pgSQL's ``WHERE "Email" = email``,
+    ``WHERE "contentId" = id``: queries written so are common, a MySQL value written first rare), as before 119,
+    which read each as a literal (a name, traced to any output saying it). The price: MySQL's ``"Alice" = name``
+    reads its query's double-quoted tokens as names, as before 119."""
+    return _NAME_SHAPED.fullmatch(token) is None and _compared_to_column(text, at)
 
 
 def _compared_to_column(text: str, at: int) -> bool:
@@ -249,8 +265,8 @@ def _quotes_names(text: str) -> bool:
     for m in _SKIPPED_OR_DOUBLE.finditer(text):
         before = text[max(0, m.start() - 24):m.start()]  # a few characters: linear in a long INSERT's strings
         if m.group(1) is not None and (_NAME_BEFORE.search(before) or _NAME_AFTER.match(text, m.end())
-                                       and not _compared_to_column(text, m.end())) \
-                and not _JSON_PATH_BEFORE.search(before):  # "Alice" = name: a MySQL string, no name (see above)
+                                       and not _value_before_column(m.group(1), text, m.end())) \
+                and not _JSON_PATH_BEFORE.search(before):  # "a@b.com" = email: a MySQL string, no name (see above)
             return True
     return False
 
