@@ -23,3 +23,39 @@ def test_a_quoted_name_compared_to_a_bare_column_stays_a_name(query, literals):
     literals, the names traced to any output saying them. A token shaped as a name stays a name there; one no name is
     shaped as ("alice@example.com" = email) is a string (tests/test_readers_leftovers_60.py)."""
     assert sql_literals(query) == literals
+
+
+@pytest.mark.parametrize("said, item", [
+    ("Ban users 123,456 from the channel.", "456"),
+    ("Delete rows 212,345 from the sheet, they are duplicates.", "345"),
+    ("Merge records 101,102 into one.", "102"),
+])
+def test_a_list_of_ids_after_people_rows_or_records_is_a_list(said, item):
+    """118 read a number after any noun of counted things as a count, whatever its groups, for active users 123,456:
+    but users, rows and records are listed by id (every 'users 123,456' public repositories hold is a list of user
+    ids, --allowed-users 123,456), and a later call takes such an id (ban_user(456)), which 118 left said by no event.
+    People are counted only after a word that says a count (active, total, ...); rows and records are listed as lines
+    are; traffic and sizes (visitors, requests, ...) stay counts."""
+    from shell_calls import decide
+
+    from sam_model.data.sayings import says
+    from sam_model.data.text import norm
+
+    assert says(norm(said), item)
+    assert decide("ban_user", {"user_id": item}, said).labels == [0]
+
+
+@pytest.mark.parametrize("said, value", [
+    ("The dashboard shows active users 123,456 this week; log that figure.", 123456),
+    ("Total customers 204,305 as of today, record it.", 204305),
+    ("Visitors 204,305 came from search, record it.", 204305),
+])
+def test_a_count_of_people_after_a_word_saying_one_stays_a_number(said, value):
+    """Guard (passes before): a count after active/total people or a traffic noun stays one number."""
+    from shell_calls import decide
+
+    from sam_model.data.sayings import says
+    from sam_model.data.text import norm
+
+    assert decide("record_metric", {"value": value}, said).labels == [0]
+    assert not says(norm(said), str(value)[3:])

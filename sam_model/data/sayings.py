@@ -35,11 +35,16 @@ says shows reads reaches exceeds adds amounts comes sits stands remains becomes 
 theirs dollars euros pounds cents points miles credits fees sales expenses payments prices rates sums savings
 earnings taxes revenues balances funds units kms lbs hours minutes seconds days weeks months years times
 """.split())
-# nouns of what is counted, not listed by id (people, traffic, sizes): a number after them is a count, whatever its
-# groups (active users 123,456; visitors 204,305), as one whose groups look like no list's is (active users 12,345)
-_COUNTED = frozenset("""users visitors customers members subscribers followers employees students patients viewers
-listeners readers downloads installs signups views pageviews visits clicks impressions hits requests sessions rows
-records tokens bytes words characters steps""".split())  # not lines: a tool's lines 212,345 are line numbers
+# nouns of what is counted, never listed by a small id (traffic, sizes): a number after them is a count, whatever
+# its groups (visitors 204,305; requests 845,210), as one whose groups look like no list's is (visitors 12,345). Not
+# lines, rows, records: their numbers are listed (a tool's lines 212,345, a sheet's rows 212,345)
+_COUNTED = frozenset("""visitors viewers listeners downloads installs signups views pageviews visits clicks
+impressions hits requests sessions tokens bytes words characters steps""".split())
+# nouns of people, whose ids a user lists (ban users 123,456; --allowed-users 123,456) and a later call takes
+# (get_user(456)), and which a table counts (active users 123,456): a count only after a word that says one
+_PEOPLE = frozenset("""users customers members subscribers followers employees students patients readers accounts
+clients""".split())
+_TALLY_WORDS = frozenset("active total new unique daily monthly weekly registered paying returning".split())
 
 
 def listed_numbers(text_norm: str) -> list[tuple[int, int]]:
@@ -55,16 +60,29 @@ def listed_numbers(text_norm: str) -> list[tuple[int, int]]:
     by its bracket (:data:`_GROUPED` never takes it). Its items must look like one list's (:func:`_list_shaped`):
     each of three digits, none 000, where a count after its noun is written so rarely (``active users 12,345``,
     ``steps 10,000``, ``items 1,000,000`` are counts, whose number a later call may pass), and its noun must be one
-    of things listed by id, not counted (:data:`_COUNTED`: ``active users 123,456``, ``visitors 204,305`` are
-    counts, which a table prints after their noun with no colon: the text is normalised, its columns' spaces one).
-    The price: a list after such a noun (``users 123,456`` naming two user ids) reads as one number."""
+    of things listed by id, not counted (:func:`_counted`: ``visitors 204,305``, ``active users 123,456`` are
+    counts, which a table prints after their noun with no colon: the text is normalised, its columns' spaces one;
+    ``ban users 123,456`` lists ids). The price: a list after such a noun (``requests 123,456`` naming two request
+    ids) reads as one number."""
     spans = []
     for m in _GROUPED.finditer(text_norm):
         before = _PLURAL_BEFORE.search(text_norm, max(0, m.start() - 40), m.start())
         if _list_shaped(m.group()) and before is not None and before.group(1) not in _NOT_LISTS \
-                and before.group(1) not in _COUNTED and (before.group(2) is None or before.group(1) in _ID_NOUNS):
+                and not _counted(text_norm, before) and (before.group(2) is None or before.group(1) in _ID_NOUNS):
             spans.append(m.span())
     return spans
+
+
+def _counted(text_norm: str, before: re.Match) -> bool:
+    """Whether the noun ``before`` a number (:data:`_PLURAL_BEFORE`'s match) is one of counted things: traffic and
+    sizes (:data:`_COUNTED`), or people after a word that says a count (``active users``, ``total customers``:
+    :data:`_TALLY_WORDS`). People alone list ids (``ban users 123,456``), which a later call takes: read as one
+    number, the id a call passed was said by no event (118 read every ``users 123,456`` so)."""
+    noun = before.group(1)
+    if noun in _COUNTED:
+        return True
+    word = text_norm[max(0, before.start(1) - 24):before.start(1)].split()
+    return noun in _PEOPLE and bool(word) and word[-1] in _TALLY_WORDS
 
 
 def _list_shaped(number: str) -> bool:

@@ -326,7 +326,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # <= created_at): one shaped as a name before a bare column is a PostgreSQL name again (ON "userId" = u.id, PL/pgSQL's
 # WHERE "Email" = email, as public repositories write them; 119 read them as literals, and no MySQL value written
 # first was found), so MySQL's "Alice" = name reads as before 119. No trained domain has a SQL tool.
-CONVERSION_VERSION = 121
+# 122: 118's counted nouns keep only traffic and sizes (visitors, requests, sessions, ...): people count only after a
+# word that says a count (active users 123,456; total customers), rows and records are listed as lines are. Every
+# 'users 123,456' public repositories hold lists user ids, which a later call takes (ban_user(456)): 118 read them as
+# one number, the id said by no event. No trained domain says such a number (byte for byte, as 118).
+CONVERSION_VERSION = 122
 
 
 @dataclass(frozen=True)
