@@ -3,6 +3,8 @@ than the rule before it, the rule refined; each test fails on the code before it
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sam_model.data.sqlwords import sql_literals
@@ -59,3 +61,24 @@ def test_a_count_of_people_after_a_word_saying_one_stays_a_number(said, value):
 
     assert decide("record_metric", {"value": value}, said).labels == [0]
     assert not says(norm(said), str(value)[3:])
+
+
+@pytest.mark.parametrize("kept", [{"x": 1}, ["oops"], [{"name": "search", "args": {"q": "x"}}]])
+def test_a_good_call_beside_a_cut_one_reads_where_the_kept_calls_are_no_openai_calls(kept, tmp_path):
+    """116 read a LangChain ai message with a good call (tool_calls) beside a cut one (invalid_tool_calls) from
+    additional_kwargs.tool_calls whatever they held: kept calls of no OpenAI shape refused the whole file ('tool
+    call 0 has no function name', of a call that has one), where before the good call was read. Only calls in
+    OpenAI's shape are read so; else the good ones, the cut one counted, as before."""
+    from sam_model.data.transcripts import iter_transcript_events
+
+    good = {"name": "search", "args": {"q": "x"}, "id": "c1", "type": "tool_call"}
+    cut = {"name": "write", "args": '{"a": ', "id": "c2", "error": "cut", "type": "invalid_tool_call"}
+    conv = {"id": "c", "messages": [
+        {"type": "human", "data": {"content": "find x"}},
+        {"type": "ai", "data": {"content": "", "tool_calls": [good], "invalid_tool_calls": [cut],
+                                "additional_kwargs": {"tool_calls": kept}}},
+        {"type": "tool", "data": {"content": "found", "tool_call_id": "c1"}}]}
+    path = tmp_path / "lc.jsonl"
+    path.write_text(json.dumps(conv) + "\n")
+    events = list(iter_transcript_events(path))
+    assert [e["kind"] for e in events] == ["user", "action", "result"]

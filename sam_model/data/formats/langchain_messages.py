@@ -82,8 +82,11 @@ def _calls(data: Mapping[str, Any], where: str) -> list[dict[str, Any]] | None:
 
 def reads_kept(data: Mapping[str, Any]) -> bool:
     """Whether an ai message's calls are read from ``additional_kwargs.tool_calls`` though it has ``tool_calls``:
-    some of its output parsed as no call (``invalid_tool_calls``) and the integration kept the raw calls."""
-    return bool(data.get("invalid_tool_calls")) and kept_calls(data) is not None
+    some of its output parsed as no call (``invalid_tool_calls``) and the integration kept the raw calls, each in
+    OpenAI's shape (``{"function": {...}}``): kept calls of another shape (an integration's own) read as no call, so
+    a message whose good calls read before is read from them still, not refused for what it kept beside them."""
+    kept = kept_calls(data) if data.get("invalid_tool_calls") else None
+    return kept is not None and all(isinstance(c, Mapping) and isinstance(c.get("function"), Mapping) for c in kept)
 
 
 def kept_calls(data: Mapping[str, Any]) -> list[Any] | None:
