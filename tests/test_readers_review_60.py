@@ -82,3 +82,21 @@ def test_a_good_call_beside_a_cut_one_reads_where_the_kept_calls_are_no_openai_c
     path.write_text(json.dumps(conv) + "\n")
     events = list(iter_transcript_events(path))
     assert [e["kind"] for e in events] == ["user", "action", "result"]
+
+
+@pytest.mark.parametrize("plus_used", [True, False])
+def test_a_compare_model_named_as_a_baseline_is_refused_by_name(tmp_path, plus_used):
+    """4207562 narrowed plus_used's check of method names to those ending in +used: a --compare model given through
+    the API under a baseline's name (the CLI refuses it) then passed with plus_used, where it had been refused, and
+    its results and the baseline's shared one key, one overwriting the other (so without plus_used too). Any name
+    two methods would take is refused, named, in one line."""
+    from test_evaluate import HashedBowRetriever, _fixture_log
+
+    from sam_model.evaluation import evaluate
+
+    log = tmp_path / "demo.jsonl.gz"
+    _fixture_log(log)
+    with pytest.raises(ValueError, match=r"^'recency' would name two methods .*rename that --compare model") as no:
+        evaluate(log, tmp_path / "o", None, baselines=["recency"], compare={"recency": HashedBowRetriever()},
+                 latency_queries=1, quiet=True, plus_used=plus_used)
+    assert "\n" not in str(no.value)

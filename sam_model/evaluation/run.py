@@ -250,6 +250,10 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
             raise ValueError(f"plus_used: {', '.join(map(repr, taken))} would name two methods, a --compare model and "
                              f"the +used ranking of {', '.join(repr(n.removesuffix('+used')) for n in taken)}; rename "
                              f"that --compare model (the methods: {', '.join(m.name for m in methods)})")
+    if taken := [n for n, k in Counter(m.name for m in methods).items() if k > 1]:  # one name, one column of results
+        raise ValueError(f"{', '.join(map(repr, taken))} would name two methods (a --compare model named as sam, "
+                         f"sam-index-only or a baseline is): rename that --compare model (the methods: "
+                         f"{', '.join(m.name for m in methods)})")
     if not methods:
         raise ValueError("nothing to evaluate: give a retriever, a baseline or a --compare retriever")
 
