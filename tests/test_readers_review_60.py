@@ -100,3 +100,43 @@ def test_a_compare_model_named_as_a_baseline_is_refused_by_name(tmp_path, plus_u
         evaluate(log, tmp_path / "o", None, baselines=["recency"], compare={"recency": HashedBowRetriever()},
                  latency_queries=1, quiet=True, plus_used=plus_used)
     assert "\n" not in str(no.value)
+
+
+def test_links_extended_in_place_stay_each_scopes_own(monkeypatch, tmp_path):
+    """Guard (passes before): cbeb39a extends an open Claude Code turn's facts["links"] in place, so any list two
+    turns share would take the other's lines: a failing add (the store down, no cap) leaves the links as they were,
+    and two memories loaded from one save, or two scopes of one memory, share no list."""
+    from test_format_claude_code import Session, text, tool_use
+
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    def session(tag: str) -> list[dict]:
+        s = Session()
+        for k in range(3):
+            s.user(f"Look up {tag}{k}.")
+            s.respond(tool_use(f"t{k}", "get_reservation", {"reservation_id": f"{tag}{k}"}))
+            s.result(f"t{k}", f"{tag}{k}: economy")
+            s.respond(text("Economy."))
+        return s.entries
+
+    ann, bob = {"user_id": "ann", "run_id": "s1"}, {"user_id": "bob", "run_id": "s1"}
+    a, b = session("A"), session("B")
+    memory = ScopedMemory(HashingEncoder(16))
+    for e in a[:8]:
+        memory.add([e], **ann)
+    for e in b[:8]:
+        memory.add([e], **bob)
+    turns = list(memory._open.values())
+    assert len(turns) == 2 and turns[0].facts["links"] is not turns[1].facts["links"]
+    memory.save(tmp_path / "m")
+    one, two = (ScopedMemory.load(tmp_path / "m", HashingEncoder(16)) for _ in range(2))
+    links = [list(t.facts["links"]) for t in two._open.values()]
+    for e in a[8:]:
+        one.add([e], **ann)
+    assert [t.facts["links"] for t in two._open.values()] == links
+    held = memory._open[ScopedMemory.episode_of(**ann)]
+    before = list(held.facts["links"])
+    monkeypatch.setattr(memory.store, "add", lambda *x, **k: (_ for _ in ()).throw(ValueError("store down")))
+    with pytest.raises(ValueError, match="store down"):
+        memory.add(a[8:], **ann)
+    assert held.facts["links"] == before
