@@ -160,11 +160,22 @@ def _cut_hint(exc: ValueError, raw: str) -> str:
     """Why a messages attribute that is no JSON ends there: cut at an attribute length limit (the SDK's
     ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` / ``SpanLimits``, a collector's truncate), which a long conversation's
     history reaches first; "is not JSON (Expecting ...: char 4096)" named no cause. Empty where the fault is inside."""
-    if not (isinstance(exc, json.JSONDecodeError) and exc.pos >= len(raw.rstrip())):
+    if not (isinstance(exc, json.JSONDecodeError) and _stops_mid_json(exc, raw)):
         return ""
     return (f"; it stops mid-JSON after {len(raw)} characters: cut by an attribute length limit (the SDK's "
             "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT or SpanLimits, or a collector processor that truncates attributes)? "
             "raise or lift the limit for the gen_ai message attributes")
+
+
+def _stops_mid_json(exc: json.JSONDecodeError, raw: str) -> bool:
+    """Whether the JSON text fails only because it ends: a string left open (where a length limit cuts a long
+    history, inside a message's text, json says "Unterminated string starting at" the string's start, not at the
+    end: the hint was missing for the very case it names), an escape or literal cut short, or nothing after the
+    fault's place."""
+    tail = raw[exc.pos:].rstrip()
+    return (exc.msg.startswith("Unterminated string") or not tail
+            or (exc.msg.startswith("Invalid \\uXXXX") and len(tail) < 6)
+            or (exc.msg == "Expecting value" and any(w.startswith(tail) for w in ("true", "false", "null"))))
 
 
 def _tool_failed(span: Mapping[str, Any], attrs: Mapping[str, Any]) -> bool:
