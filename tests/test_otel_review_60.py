@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from test_walkthrough_otel import attr, otlp, text
+from test_walkthrough_otel import TURN1, attr, otlp, text, turn
 
 from sam_model.data.formats import otel
 
@@ -34,3 +34,18 @@ def _error(raw: str) -> json.JSONDecodeError:
     except json.JSONDecodeError as exc:
         return exc
     raise AssertionError(raw)
+
+
+def test_a_folder_of_zstd_exports_is_named_so(tmp_path, capsys):
+    """The exporter's folder written with ``compression: zstd`` to ``path: ./file`` (81c2417 refuses one such file
+    as zstd-compressed) was "a folder without ... OTLP JSON files", naming no compression."""
+    from sam_model.data import transcripts
+    from sam_model.io import ZSTD_MAGIC
+
+    folder = tmp_path / "otel"
+    folder.mkdir()
+    line = json.dumps(otlp(turn("t1", [], TURN1, 1000))).encode()
+    (folder / "file").write_bytes(len(line).to_bytes(4, "big") + ZSTD_MAGIC + b"\x00" * 16)
+    assert transcripts.main([str(folder), str(tmp_path / "out.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "zstd-compressed" in err and "compression: zstd" in err and "a folder without" not in err

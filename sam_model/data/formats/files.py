@@ -58,7 +58,7 @@ from sam_model.data.formats import (
     tau2,
 )
 from sam_model.data.formats.base import Conversation, CutLine, NotJSON, TranscriptFormatError, strict_loads
-from sam_model.io import SAMFileError, check_compression, json_type, not_found
+from sam_model.io import ZSTD_MAGIC, SAMFileError, check_compression, json_type, not_found
 from sam_model.limits import too_deep
 
 MAX_DEPTH = 100  # deepest nesting of objects and lists a document may have (a conversation needs about 10)
@@ -204,11 +204,23 @@ def otel_files(folder: Path, claimed: Collection[Path] = ()) -> list[Path]:
     found = sorted(q for q in folder.rglob("*") if (q.name.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz"))
                                                     or (q.parent == folder and _EXPORTER_NAME.fullmatch(q.name)))
                    and q not in claimed and q.is_file())
-    return [q for q in found if _names_spans(q) and _first_is(q, otel.is_otlp)]
+    return [q for q in found if _zstd(q) or (_names_spans(q) and _first_is(q, otel.is_otlp))]
 
 
 # a file exporter's path without an extension (its README's ./file) and its rotated copies (file-2022-09-14T05-02-14.173)
 _EXPORTER_NAME = re.compile(r"[^.]+(\.[0-9]+)?")
+
+
+def _zstd(q: Path) -> bool:
+    """Whether ``q`` is the exporter's ``compression: zstd`` output (a zstd frame, after a 4-byte length or not):
+    taken, so that reading it refuses it as such (io.check_compression); a folder of them was "a folder without
+    ... OTLP JSON files", naming no compression."""
+    try:
+        with open(q, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return False
+    return ZSTD_MAGIC in (head[:4], head[4:8])
 
 
 def _names_spans(q: Path) -> bool:
