@@ -7,10 +7,107 @@ attribute length limit, and a deep chain of spans. Each test but the guards fail
 from __future__ import annotations
 
 import json
+import logging
+import time
 
-from test_walkthrough_otel import TURN1, attr, otlp, text, turn
+from test_walkthrough_otel import CONV, TURN1, TURN2, attr, otlp, plain, read, text, turn
 
 from sam_model.data.formats import otel
+
+HELLO = [text("user", "Is this message safe to answer? Can I get a Visio licence?"), text("assistant", "SAFE")]
+SUB = [text("user", "Which pool holds Visio licences for HR?"), text("assistant", "POOL-EU-VISIO-2")]
+
+
+def span(trace: str, sid: str, parent: str, t: int, op: str, messages: list[dict] | None = None,
+         conversation: str | None = None) -> dict:
+    """A span of ``op``: with ``messages``, the first as its input and the rest as its output."""
+    attrs = [attr("gen_ai.operation.name", op), *([attr(otel.CONVERSATION, conversation)] if conversation else [])]
+    if messages:
+        attrs += [attr(otel.INPUT, json.dumps(messages[:1])), attr(otel.OUTPUT, json.dumps(messages[1:]))]
+    return {"traceId": trace, "spanId": sid, **({"parentSpanId": parent} if parent else {}),
+            "startTimeUnixNano": str(t), "attributes": attrs}
+
+
+def under(spans: list[dict], parent: str) -> list[dict]:
+    """The turn's ``invoke_agent`` root moved below ``parent``."""
+    for s in spans:
+        if "parentSpanId" not in s:
+            s["parentSpanId"] = parent
+    return spans
+
+
+def test_a_workflow_spans_turn_is_not_read_beside_its_model_calls(caplog):
+    """An ``invoke_workflow`` span around the agent carries the turn's input and answer (the conventions' reference
+    implementation sets both): read as a model call, it put the answer before the calls that made it, the user's
+    message twice after it, with a 'repeats none' warning."""
+    spans = [span("t1", "wf", "", 990, "invoke_workflow", [TURN1[0], TURN1[-1]]), *under(turn("t1", [], TURN1, 1000),
+                                                                                        "wf")]
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(spans)
+    assert conv.episode_id == CONV and plain(conv.messages) == TURN1
+    assert "repeats none" not in caplog.text
+
+
+def test_a_workflow_span_alone_is_still_read_in_its_conversation():
+    """Guard: where no model call records content, the workflow's span is what the turn holds; it is read in the
+    conversation its agent's span names."""
+    spans = [span("t1", "wf", "", 990, "invoke_workflow", [TURN1[0], TURN1[-1]]),
+             span("t1", "ag", "wf", 995, "invoke_agent", conversation=CONV)]
+    (conv,) = read(spans)
+    assert conv.episode_id == CONV and plain(conv.messages) == [TURN1[0], TURN1[-1]]
+
+
+def test_a_guardrails_model_call_beside_the_agent_is_no_part_of_its_conversation(caplog):
+    """The server's span holds a guardrail's chat call and the agent's ``invoke_agent`` span (with the id): the
+    guardrail's ancestry is whole and names no id, but it took the trace's one id, and its words were read into
+    the conversation (first, as it started first), the agent's first call a 'new segment' after them."""
+    spans = [span("t1", "http", "", 900, "server"), span("t1", "guard", "http", 1001, "chat", HELLO),
+             *under(turn("t1", [], TURN1, 1000), "http")]
+    with caplog.at_level(logging.WARNING):
+        convs = read(spans)
+    by_id = {c.episode_id: plain(c.messages) for c in convs}
+    assert by_id[CONV] == TURN1 and HELLO in by_id.values()
+    assert "repeats none" not in caplog.text
+
+
+def test_a_nested_agent_without_an_id_is_a_conversation_of_its_own(caplog):
+    """An agent called as a tool by another (its own ``invoke_agent`` span below the outer one's, without the id)
+    holds its own history: read under the outer agent's id, its call was a segment of the outer conversation."""
+    spans = [*turn("t1", [], TURN1, 1000, chat_ids=True), span("t1", "sub", "t1-root", 1015, "invoke_agent"),
+             span("t1", "sub-chat", "sub", 1016, "chat", SUB)]
+    with caplog.at_level(logging.WARNING):
+        convs = read(spans)
+    by_id = {c.episode_id: plain(c.messages) for c in convs}
+    assert by_id == {CONV: TURN1, "t1/sub": SUB}
+    assert "repeats none" not in caplog.text
+
+
+def test_a_nested_agent_with_the_id_stays_in_the_conversation():
+    """Guard: a sub-agent whose span names the conversation (as Google ADK's sub-agents do, one session) is read
+    in it, and an outer agent's id still reaches its chat spans through a nested span that is no agent's."""
+    spans = [*turn("t1", [], TURN1, 1000), span("t1", "tool", "t1-root", 1012, "execute_tool"),
+             span("t1", "sub", "tool", 1013, "invoke_agent", conversation=CONV),
+             span("t1", "sub-chat", "sub", 1014, "chat", [*TURN1[:3], TURN1[3]])]
+    (conv,) = read(spans)
+    assert conv.episode_id == CONV and plain(conv.messages) == TURN1
+
+
+def test_two_conversations_in_a_trace_are_never_mixed():
+    """Guard: a trace holding two ids; a chat span whose parent was not read names neither, so it is read alone
+    (its trace), not in either conversation."""
+    spans = [*turn("t1", [], TURN1, 1000), span("t1", "b", "", 1500, "invoke_agent", conversation="other"),
+             span("t1", "b-chat", "b", 1510, "chat", TURN2[:1] + TURN2[-1:]),
+             span("t1", "lost", "not-exported", 1600, "chat", SUB)]
+    by_id = {c.episode_id: plain(c.messages) for c in read(spans)}
+    assert by_id == {CONV: TURN1, "other": TURN2[:1] + TURN2[-1:], "t1": SUB}
+
+
+def test_a_parent_cycle_ends():
+    """Guard: spans whose parents loop (made-up ids) are an ancestry not read whole: the trace's one id."""
+    spans = [*turn("t1", [], TURN1, 1000), span("t1", "a", "b", 1500, "chat", TURN2[:1] + TURN2[-1:]),
+             span("t1", "b", "a", 1501, "chain")]
+    by_id = {c.episode_id: plain(c.messages) for c in read(spans)}
+    assert list(by_id) == [CONV] and by_id[CONV][-2:] == TURN2[:1] + TURN2[-1:]
 
 
 def test_a_history_cut_inside_a_message_text_is_named_so():
@@ -34,6 +131,17 @@ def _error(raw: str) -> json.JSONDecodeError:
     except json.JSONDecodeError as exc:
         return exc
     raise AssertionError(raw)
+
+
+def test_a_deep_chain_of_spans_is_walked_once():
+    """Each span's ancestry was walked from the span up: a chain of spans each a child of the one before (a context
+    never detached) was quadratic, 20,000 spans 228 s. Each span's answer is kept: ~1 s."""
+    n = 8000
+    spans = [span("d", f"s{i}", f"s{i - 1}" if i else "", i + 1, "chat", [text("user", "hi"), text("assistant", "a")])
+             for i in range(n)]
+    t0 = time.perf_counter()
+    (conv,) = read(spans)
+    assert time.perf_counter() - t0 < 8 and conv.episode_id == "d"  # before: ~37 s
 
 
 def test_a_folder_of_zstd_exports_is_named_so(tmp_path, capsys):

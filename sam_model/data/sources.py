@@ -330,7 +330,13 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # word that says a count (active users 123,456; total customers), rows and records are listed as lines are. Every
 # 'users 123,456' public repositories hold lists user ids, which a later call takes (ban_user(456)): 118 read them as
 # one number, the id said by no event. No trained domain says such a number (byte for byte, as 118).
-CONVERSION_VERSION = 122
+# 123: OpenTelemetry spans: an invoke_workflow span's messages are read only where no model call of the conversation
+# is recorded, as an agent's are (they put the turn's answer before its calls); a span whose ancestry is read whole
+# and names no id (a guardrail's chat call beside the agent's span) is its trace's, not given the trace's one id; an
+# invoke_agent span without the id inside another agent's starts a conversation of its own (TRACE/SPAN), not a
+# segment of the outer one. OTLP files whose spans' ancestries name their ids (the examples/logs file and
+# tests/test_walkthrough_otel.py's among them) convert as under 120.
+CONVERSION_VERSION = 123
 
 
 @dataclass(frozen=True)

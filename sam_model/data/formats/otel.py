@@ -240,28 +240,94 @@ def _join(conv: list[Any], at: dict[str, int], after: list[str | None], inp: lis
     return anchor >= 0 or not inp
 
 
-AGENT_OPERATIONS = ("invoke_agent", "create_agent")  # spans around model calls, not model calls
+# spans around model calls, not model calls: an agent's run, its creation, a workflow's run (semantic conventions
+# v1.41's invoke_workflow, whose span carries the run's input and answer as an agent's does)
+AGENT_OPERATIONS = ("invoke_agent", "create_agent", "invoke_workflow")
+_BROKEN, _ROOT = ("broken",), ("root",)  # an ancestry that stops at a span not read (or loops); one that is whole
 
 
-def _conversation_of(trace: str, span: str, cids: Mapping[tuple[str, str], str],
-                     parents: Mapping[tuple[str, str], str], trace_ids: Mapping[str, set[str]]) -> str | None:
-    """The conversation id of a span: its own, else its nearest ancestor's in its trace (an agent framework sets it
-    on its ``invoke_agent`` span, and the model client's ``chat`` spans below know none), else the one id its trace
-    holds (a trace of one turn). None: the trace names none, or several and no ancestor tells which. Why: read by
-    its own attributes alone, a chat span without the id was grouped by its trace, so each turn of a multi-turn
-    conversation (a trace a user turn) was a conversation of its own, the earlier turns copied into the later."""
-    seen, at = set(), span
-    while (trace, at) in parents and at not in seen:
-        if (trace, at) in cids:
-            return cids[(trace, at)]
-        seen.add(at)
-        at = parents[(trace, at)]
+class _Ancestry:
+    """Where a span without ``gen_ai.conversation.id`` belongs, told by its ancestors (each span's answer kept, so a
+    deep tree is walked once, not once a span: a 20,000-span chain took 228 s).
+
+    Its nearest ancestor's id (an agent framework sets it on its ``invoke_agent`` span, and the model client's
+    ``chat`` spans below know none), but not past an ``invoke_agent`` span without the id that runs inside another
+    agent's (an agent called as a tool, a delegate: its own history, a conversation of its own: read under the
+    outer agent's id, its calls were a segment of the outer conversation). Only where the ancestry stops at a span
+    not read (an exporter that dropped it, a file not given) is the span given the one id its trace holds; a whole
+    ancestry without an id (a guardrail's or a title's model call beside the agent's span) was given it too, its
+    call read into the conversation."""
+
+    def __init__(self, cids: Mapping[tuple[str, str], str], parents: Mapping[tuple[str, str], str],
+                 agents: set[tuple[str, str]]):
+        self.cids, self.parents, self.agents = cids, parents, agents
+        self._of: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._under_agent: dict[tuple[str, str], bool] = {}
+        self.roots = Counter(trace for (trace, _), parent in parents.items() if not parent)  # trace -> its roots
+
+    def _walk(self, trace: str, span: str, memo: dict, step) -> Any:
+        """Follow parents from ``span`` until ``step(key)`` answers (not None) or a memoized span is met; every span
+        passed takes that answer. ``step`` is asked of read spans only: a parent not read, or a loop, is _BROKEN."""
+        path, on_path, at = [], set(), span
+        while True:
+            key = (trace, at)
+            if key in memo:
+                found = memo[key]
+                break
+            if key not in self.parents or at in on_path:
+                found = _BROKEN
+                break
+            path.append(key)
+            on_path.add(at)
+            found = step(key)
+            if found is not None:
+                break
+            at = self.parents[key]
+        for key in path:
+            memo[key] = found
+        return found
+
+    def under_agent(self, trace: str, span: str) -> bool:
+        """Whether an ``invoke_agent`` span is among the strict ancestors of ``span``."""
+        parent = self.parents.get((trace, span), "")
+        if not parent:
+            return False
+        found = self._walk(trace, parent, self._under_agent,
+                           lambda key: True if key in self.agents else (False if not self.parents[key] else None))
+        return found is True
+
+    def of(self, trace: str, span: str) -> tuple[str, ...]:
+        """("id", ID), ("agent", SPAN) for a nested agent's run without an id, _ROOT or _BROKEN."""
+        def step(key: tuple[str, str]) -> tuple[str, ...] | None:
+            if key in self.cids:
+                return ("id", self.cids[key])
+            if key in self.agents and self.under_agent(*key):
+                return ("agent", key[1])
+            return None if self.parents[key] else _ROOT
+
+        return self._walk(trace, span, self._of, step)
+
+
+def _conversation_of(trace: str, span: str, wraps: bool, ancestry: _Ancestry,
+                     trace_ids: Mapping[str, set[str]]) -> str:
+    """The conversation a span without ``gen_ai.conversation.id`` is read in (:class:`_Ancestry`): an id; its
+    nested agent's run (``TRACE/SPAN``); where its ancestry stops at a span not read or at one of its trace's
+    several roots (a parent link lost: a trace has one root), or the span ``wraps`` model
+    calls (an agent's or workflow's run, the id on the agent spans below it), the one id its trace holds; else its
+    trace (a trace a conversation, as before ids were read)."""
+    found = ancestry.of(trace, span)
+    if found[0] == "id":
+        return found[1]
+    if found[0] == "agent":
+        return f"{trace}/{found[1]}"
     ids = trace_ids.get(trace, set())
-    return next(iter(ids)) if len(ids) == 1 else None
+    lost = found is _BROKEN or ancestry.roots[trace] > 1  # a trace has one root: a second lost its parent link
+    return next(iter(ids)) if (lost or wraps) and len(ids) == 1 else trace or "trace"
 
 
 def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
-    """The conversations of OTLP documents (``(doc, where)`` pairs): one per conversation id, else per trace.
+    """The conversations of OTLP documents (``(doc, where)`` pairs): one per conversation id (a span's own, else
+    as :func:`_conversation_of` tells), else per trace.
     Spans but no messages at all is an error that says what the spans were."""
     groups: dict[str, list[tuple[int, int, dict[str, Any], str]]] = {}
     traces: dict[str, set[str]] = {}  # conversation -> its spans' traces
@@ -272,6 +338,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     parents: dict[tuple[str, str], str] = {}  # (trace, span) -> its parent span's id
     trace_ids: dict[str, set[str]] = {}  # trace -> the conversation ids its spans carry
     held: list[tuple[str, str, tuple[int, int, dict[str, Any], str]]] = []  # the spans with messages, in file order
+    agents: set[tuple[str, str]] = set()  # (trace, span) of the invoke_agent spans
     failed: dict[str, set[str]] = {}  # trace (or "conversation ID") -> the ids of its tool calls that failed
     for n, (span, where) in enumerate(_spans(docs)):
         if isinstance(span, TranscriptFormatError):
@@ -301,6 +368,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             cids[(trace, sid)] = str(attrs[CONVERSATION])
             trace_ids.setdefault(trace, set()).add(cids[(trace, sid)])
         parents[(trace, sid)] = str(span.get("parentSpanId") or "")
+        if op == "invoke_agent":
+            agents.add((trace, sid))
         if _tool_failed(span, attrs):  # a failed call: its result, in a later call's input, is flagged
             call = str(attrs[TOOL_CALL_ID])
             failed.setdefault(trace, set()).add(call)
@@ -311,9 +380,10 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         if INPUT not in attrs and OUTPUT not in attrs:
             continue
         held.append((trace, sid, (start, n, attrs, f"{where}, span {span.get('spanId', n)}")))
+    ancestry = _Ancestry(cids, parents, agents)
     for trace, sid, item in held:  # grouped once every span was seen: an ancestor's id may come later in the file
-        key = str(item[2].get(CONVERSATION) or _conversation_of(trace, sid, cids, parents, trace_ids) or trace
-                  or "trace")
+        key = str(item[2].get(CONVERSATION) or _conversation_of(trace, sid, item[2].get("gen_ai.operation.name") in AGENT_OPERATIONS,
+                                                                  ancestry, trace_ids))
         groups.setdefault(key, []).append(item)
         traces.setdefault(key, set()).add(trace)
     for key, spans in groups.items():  # an agent's span repeats the turn its model calls hold: read them alone
