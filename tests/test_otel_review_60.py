@@ -157,3 +157,16 @@ def test_a_folder_of_zstd_exports_is_named_so(tmp_path, capsys):
     assert transcripts.main([str(folder), str(tmp_path / "out.jsonl")]) == 1
     err = capsys.readouterr().err
     assert "zstd-compressed" in err and "compression: zstd" in err and "a folder without" not in err
+
+
+def test_a_malformed_agent_span_refuses_its_whole_conversation():
+    """A malformed span's conversation is refused whole, 'rather than read without that span'; but where the
+    malformed span was the ``invoke_agent`` span carrying the id, the chat spans below it (which take their id from
+    it) were written as a conversation of their own, named by their trace."""
+    spans = [*turn("t1", [], TURN1, 1000), *turn("t2", TURN1, TURN2, 2000)]
+    for s in spans:
+        if s["spanId"] == "t2-root":
+            s["startTimeUnixNano"] = "soon"
+    (err,) = otel.conversations([(otlp(spans), "t.json:1")], "t.json", str)
+    assert isinstance(err, otel.TranscriptFormatError), err
+    assert f"conversation {CONV}" in str(err) and "refused whole" in str(err) and "span t2-root" in str(err)

@@ -334,7 +334,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # is recorded, as an agent's are (they put the turn's answer before its calls); a span whose ancestry is read whole
 # and names no id (a guardrail's chat call beside the agent's span) is its trace's, not given the trace's one id; an
 # invoke_agent span without the id inside another agent's starts a conversation of its own (TRACE/SPAN), not a
-# segment of the outer one. OTLP files whose spans' ancestries name their ids (the examples/logs file and
+# segment of the outer one; a malformed span's conversation is told as a good span's (its ancestors' id), so the
+# chat spans of a malformed invoke_agent span carrying the id are refused with it, not written as their trace's
+# (no release between: one number). OTLP files whose spans' ancestries name their ids (the examples/logs file and
 # tests/test_walkthrough_otel.py's among them) convert as under 120.
 CONVERSION_VERSION = 123
 

@@ -339,6 +339,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     trace_ids: dict[str, set[str]] = {}  # trace -> the conversation ids its spans carry
     held: list[tuple[str, str, tuple[int, int, dict[str, Any], str]]] = []  # the spans with messages, in file order
     agents: set[tuple[str, str]] = set()  # (trace, span) of the invoke_agent spans
+    malformed: list[tuple[str, str, dict[str, Any], TranscriptFormatError]] = []  # spans whose attributes were read
     failed: dict[str, set[str]] = {}  # trace (or "conversation ID") -> the ids of its tool calls that failed
     for n, (span, where) in enumerate(_spans(docs)):
         if isinstance(span, TranscriptFormatError):
@@ -354,8 +355,14 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         except ValueError as exc:
             err = TranscriptFormatError(f"{where}, span {str(span.get('spanId', n))[:40]}", f"not OTLP JSON: {exc}")
             trace = span.get("traceId")  # its conversation is refused whole, with this reason, not written without it
-            if attrs is not None and (attrs.get(CONVERSATION) or trace):
-                bad_keys.setdefault(str(attrs.get(CONVERSATION) or trace), err)
+            if attrs is not None:  # its conversation told as a good span's, once every span is seen: its own
+                sid = str(span.get("spanId", n))  # id, else its ancestors' (its children's spans, which take
+                key = (str(trace or ""), sid)  # its id, were written as a conversation of their own)
+                parents[key] = str(span.get("parentSpanId") or "")
+                if attrs.get(CONVERSATION):
+                    cids[key] = str(attrs[CONVERSATION])
+                    trace_ids.setdefault(key[0], set()).add(cids[key])
+                malformed.append((*key, attrs, err))
             elif trace:
                 bad.setdefault(str(trace), err)
             else:
@@ -381,6 +388,10 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             continue
         held.append((trace, sid, (start, n, attrs, f"{where}, span {span.get('spanId', n)}")))
     ancestry = _Ancestry(cids, parents, agents)
+    for trace, sid, attrs, err in malformed:
+        wraps = attrs.get("gen_ai.operation.name") in AGENT_OPERATIONS
+        bad_keys.setdefault(str(attrs.get(CONVERSATION) or _conversation_of(trace, sid, wraps, ancestry, trace_ids)),
+                            err)
     for trace, sid, item in held:  # grouped once every span was seen: an ancestor's id may come later in the file
         key = str(item[2].get(CONVERSATION) or _conversation_of(trace, sid, item[2].get("gen_ai.operation.name") in AGENT_OPERATIONS,
                                                                   ancestry, trace_ids))
