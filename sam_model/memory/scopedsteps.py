@@ -10,8 +10,8 @@ the scope's current episode (:class:`Numbering`) when it has that episode's id a
 past the scope's newest memory; one whose step is 0 (starting again, or another id's first) begins a new one. The
 first events of a scope (or of one saved before numberings were kept) keep their steps where they lie past its
 newest memory, as before. An add's events are taken as evaluate.py reads them as an event file
-(:func:`in_file_order`: each id's together, by step where they are one run of steps not going on with the current
-episode; else in the order given). Any other event (the episode's own step again or back: an event re-added after
+(:func:`in_file_order`: each id's together, the current episode's first where they go on with it, by step unless
+only the order given tells an episode's end from the next one's start). Any other event (the episode's own step again or back: an event re-added after
 its memory was deleted, a batch sent again, a later batch going back; or another id's not from 0: two sessions'
 events interleaved in one scope, add by add) is numbered on as before 2026-12-06, in the same task, and its labels
 and those of the events continuing it are dropped where the step moved (they name another numbering than the stored
@@ -66,25 +66,46 @@ class Numbering:
 
 def in_file_order(events: Sequence[Event], numbering: Numbering | None = None) -> list[int]:
     """The places of ``events`` in the order evaluate.py reads them as an event file (sam_model.data.reader
-    iter_episodes): each episode id's events together, the ids in the order they first appear, each id's by step
-    where they are one run of steps (each once, none missing between its first and last) that does not begin by
-    going on with the scope's current episode (``numbering``: its id, from the step after its last). Else the id's
-    in the order given, which alone tells its episodes apart (a step of 0 begins the next): its steps repeated
-    (episodes after episodes under one id, an add of several tasks whose events carry no id of their own, which the
-    reader refuses as a duplicate step: the whole batch in the order given), a gap ([7, 8, 0, 1, 2]: an episode's
-    end, then the next one's start), or the current episode going on first ([3, 4, 0, 1] after its step 2)."""
+    iter_episodes): each episode id's events together, the ids in the order they first appear (the scope's current
+    episode first where all its events here go on with it: its earlier events began the file), each id's by step
+    unless the order given alone tells its episodes apart: where they are one run of steps (each once, none missing
+    between its first and last) that does not begin by going on with the scope's current episode (``numbering``:
+    its id, from the step after its last), and where they hold no step 0 given after a higher step and do not go
+    back in the current episode (a continuation with a gap or out of order, [5, 3] or [3, 5, 4] after its step 2:
+    the file's one episode). Else the id's in the order given (a step of 0 begins the next episode): its steps
+    repeated (episodes after episodes under one id, an add of several tasks whose events carry no id of their own,
+    which the reader refuses as a duplicate step: the whole batch in the order given), a gap before a step 0
+    ([7, 8, 0, 1, 2]: an episode's end, then the next one's start), or the current episode going on, then back
+    ([3, 4, 0, 1] after its step 2). Until 2026-12-06 a batch going on with the current episode in another order
+    than its steps' ([3, 5, 4], [5, 3]) or after another id's events was numbered on, its labels dropped (or naming
+    a step stored elsewhere: a first batch [7, 5])."""
     by_id: dict[str, list[int]] = {}
     for j, e in enumerate(events):
         by_id.setdefault(e.episode_id, []).append(j)
     if any(len({events[j].step for j in js}) < len(js) for js in by_id.values()):
         return list(range(len(events)))
+    cur, last = (numbering.episode, numbering.last) if numbering is not None else (None, -1)
+    if cur in by_id and min(events[j].step for j in by_id[cur]) > last:
+        by_id = {cur: by_id.pop(cur), **by_id}  # its episode began the file, before this batch's other ids
     out = []
     for eid, js in by_id.items():
         steps = sorted(events[j].step for j in js)
-        goes_on = numbering is not None and eid == numbering.episode and events[js[0]].step == numbering.last + 1
+        goes_on = eid == cur and events[js[0]].step == last + 1
+        back = eid == cur and steps[0] <= last
         run = steps[-1] - steps[0] == len(steps) - 1
-        out += sorted(js, key=lambda j: events[j].step) if run and not goes_on else js
+        out += sorted(js, key=lambda j: events[j].step) if (run and not goes_on) or not (back or _restarts(
+            [events[j].step for j in js])) else js
     return out
+
+
+def _restarts(steps: list[int]) -> bool:
+    """Whether a step 0 comes after a higher step in ``steps`` (given order): a new episode only the order tells."""
+    high = -1
+    for s in steps:
+        if s == 0 and high > 0:
+            return True
+        high = max(high, s)
+    return False
 
 
 def place(events: Sequence[Event], episode: str, nxt: int, numbering: Numbering | None

@@ -1,0 +1,105 @@
+"""A review of the live path's ordering of an add's agent-log events (sam_model.memory.scopedsteps.in_file_order):
+a batch that goes on with the scope's current episode is stored as evaluate.py reads the same events as a file
+(the batches written one after another), whatever the order its events are given in and whatever other episode's
+events come first in it."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import test_live_reuse
+from test_agreement import DEPTH, retriever, write_events
+from test_live_leftovers_60 import _placed, ev
+from test_live_reuse import _steps
+
+from sam_model.data.lives import make_lives
+from sam_model.data.reader import read_episodes
+from sam_model.data.synthetic import generate_episodes
+from sam_model.evaluation.data import build_eval_data
+from sam_model.evaluation.ranking import used_memories
+from sam_model.memory import ScopedMemory
+
+reuse_net = test_live_reuse.reuse_net  # its tiny network, a fixture of this module too
+
+
+def _read_as_file(tmp_path, batches: list[list[dict]], name: str = "file"):
+    """evaluate.py's reading of ``batches`` written one after another as an event file (each episode id's events
+    together, the ids in the order they first appear, each by step) and its life of the episodes: the life's
+    (step, text) of each event, the used memories' steps of each decision and the decisions' (step, task start)."""
+    flat = [d for b in batches for d in b]
+    by_key = {(d["episode_id"], d["step"]): d for d in flat}
+    episodes = read_episodes(write_events(tmp_path / f"{name}.jsonl", flat))
+    ordered = [by_key[(e.episode_id, e.step)] for ep in episodes for e in ep.events]
+    life = list(make_lives(ordered, len(episodes)))
+    log = write_events(tmp_path / f"{name}-life.jsonl", life)
+    data = build_eval_data(str(log), read_episodes(log), "episode")
+    used = [sorted(data.memories[p].step for p in used_memories(data.memories, ex)) for ex in data.examples]
+    return sorted((e["step"], e["text"]) for e in life), used, [(ex.step, ex.task_start) for ex in data.examples]
+
+
+def _added(memory: ScopedMemory, batches: list[list[dict]], user: str = "u") -> list[tuple[int, str]]:
+    for b in batches:
+        memory.add(b, user_id=user)
+    return sorted((r["step"], r["memory"]) for r in memory.get_all(user_id=user, limit=None)["results"])
+
+
+def test_a_batch_going_on_with_the_episode_out_of_order_or_with_a_gap_is_read_as_its_file(reuse_net, tmp_path):
+    """After steps 0-2, a batch [3, 5, 4] (a sidecar's lines flushed out of order) or [5, 3] (step 4 lost) goes on
+    with the episode: the file of both batches is one episode, by step, its labels kept. Before, the batch was
+    taken in the order given wherever its first event was the step after the episode's last (or its steps had a
+    gap): step 4 (or 3) was numbered on past 5, its labels dropped."""
+    first = [ev(0, "user mia_li_3668", episode_id="e"), ev(1, "reservation ZFA04Y", episode_id="e"),
+             ev(2, "the booking code is K1NW8N", episode_id="e")]
+    for name, then in [("shuffled", [ev(3, "refund", episode_id="e", useful_memory_steps=[1]),
+                                     ev(5, "cancel", episode_id="e", useful_memory_steps=[2]),
+                                     ev(4, "rebook", episode_id="e", useful_memory_steps=[0, 3])]),
+                       ("gap", [ev(5, "cancel", episode_id="e", useful_memory_steps=[2]),
+                                ev(3, "refund", episode_id="e", useful_memory_steps=[1])])]:
+        life, want, points = _read_as_file(tmp_path, [first, then], name)
+        assert any(want) and len(points) == len(then)  # evaluate's reading: its decisions, uses, can fail
+        memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+        assert _added(memory, [first, then]) == life, name
+        assert _placed(memory, "u", points) == want, name
+
+
+def test_the_current_episode_going_on_after_another_ids_events_in_a_batch_comes_first(reuse_net, tmp_path):
+    """After episode A's steps 0-2, a batch [B0, A3, B1, B2] (an event file's next lines: A's last step, B's first
+    ones): evaluate.py reads A (0-3) before B, as A began the file. Before, the batch's ids were taken in the order
+    they first appear in it, B first: A3 was numbered on after B's task, its labels dropped."""
+    a = [ev(0, "A user mia", episode_id="A"), ev(1, "A order 51234", episode_id="A"),
+         ev(2, "A lookup 51234", episode_id="A", useful_memory_steps=[1])]
+    then = [ev(0, "B user noah", episode_id="B"), ev(3, "A refund 51234", episode_id="A", useful_memory_steps=[1, 2]),
+            ev(1, "B call noah", episode_id="B", useful_memory_steps=[0]),
+            ev(2, "B next call", episode_id="B", useful_memory_steps=[1])]
+    life, want, points = _read_as_file(tmp_path, [a, then])
+    assert want == [[], [1], [], [4]] and points == [(2, 0), (3, 0), (5, 4), (6, 4)]  # evaluate's reading: can fail
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    assert _added(memory, [a, then]) == life
+    assert _placed(memory, "u", points) == want
+
+
+def test_episodes_cut_into_batches_each_shuffled_are_read_as_their_file(reuse_net, tmp_path):
+    """Random lives: synthetic episodes (ids of their own) written in order, cut into batches at random places,
+    each batch's events shuffled, added batch by batch (saved and loaded now and then): the stored memories, the
+    task starts and each decision's uses are evaluate.py's reading of the batches as one file. An episode's events
+    in a later batch all lie past those of an earlier one, so the file's reading is one the live path can match."""
+    episodes = generate_episodes(3, seed=7)
+    stream = [d for ep in episodes for d in ep]
+    for seed in range(4):
+        rng = random.Random(seed)
+        cuts = sorted(rng.sample(range(1, len(stream)), 6))
+        batches = [stream[i:j] for i, j in zip([0, *cuts], [*cuts, len(stream)])]
+        for b in batches:
+            rng.shuffle(b)
+        life, want, points = _read_as_file(tmp_path, batches, f"r{seed}")
+        memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+        for k, b in enumerate(batches):
+            memory.add(b, user_id="u")
+            if rng.random() < 0.4:
+                memory = ScopedMemory.load(memory.save(tmp_path / f"s{seed}-{k}"), retriever(reuse_net))
+                assert "numbering" in json.loads((tmp_path / f"s{seed}-{k}" / "scoped.json").read_text())
+        got = sorted((r["step"], r["memory"]) for r in memory.get_all(user_id="u", limit=None)["results"])
+        assert got == life, seed
+        assert _placed(memory, "u", points) == want, seed
+        assert _steps(h.id for h in memory.store.get_all()) == [s for s, _ in life]
