@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 import test_live_reuse
 from test_agreement import DEPTH, retriever, write_events
 from test_live_leftovers_60 import _placed, ev
@@ -15,10 +16,11 @@ from test_live_reuse import _steps
 
 from sam_model.data.lives import make_lives
 from sam_model.data.reader import read_episodes
+from sam_model.data.schema import Event, State
 from sam_model.data.synthetic import generate_episodes
 from sam_model.evaluation.data import build_eval_data
 from sam_model.evaluation.ranking import used_memories
-from sam_model.memory import ScopedMemory
+from sam_model.memory import HashingEncoder, ScopedMemory
 
 reuse_net = test_live_reuse.reuse_net  # its tiny network, a fixture of this module too
 
@@ -103,3 +105,18 @@ def test_episodes_cut_into_batches_each_shuffled_are_read_as_their_file(reuse_ne
         assert got == life, seed
         assert _placed(memory, "u", points) == want, seed
         assert _steps(h.id for h in memory.store.get_all()) == [s for s, _ in life]
+
+
+def test_an_event_given_with_a_step_an_event_line_may_not_hold_is_refused_and_nothing_stored(tmp_path):
+    """An Event object (not a dict, which parse_event checks) whose step is a string, a bool, negative or past 64
+    bits is refused in one line naming the item, nothing stored, and the memory still saves and loads. Before, "3"
+    failed in the ordering's sort with a TypeError naming no item, and -1 or True was stored (at 0, at 1) with a
+    numbering whose save ScopedMemory.load refused: the memory could no longer be loaded."""
+    for step in ("3", -1, True, 2**63):
+        memory = ScopedMemory(HashingEncoder(16))
+        memory.add([ev(0, "user mia")], user_id="u")
+        with pytest.raises(ValueError, match=r"add\(\.\.\.\) item 1: an Event's step must be an integer"):
+            memory.add([ev(1, "reservation ZFA04Y"), Event("e", step, "result", "value", State())], user_id="u")
+        assert [r["memory"] for r in memory.get_all(user_id="u", limit=None)["results"]] == ["user mia"]
+        loaded = ScopedMemory.load(memory.save(tmp_path / f"m{step}"), HashingEncoder(16))
+        assert [r["step"] for r in loaded.add([ev(1, "reservation ZFA04Y")], user_id="u")["results"]] == [1]

@@ -20,7 +20,7 @@ from typing import Any
 from sam_model.data.chatmessages import policy_of
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.formats import codex_exec, gemini_cli
-from sam_model.data.schema import Event, State, parse_event
+from sam_model.data.schema import MAX_STEP, Event, State, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState
 from sam_model.io import SAMFileError, json_type
@@ -123,6 +123,11 @@ class ScopedWrites:
                                 + (": give a LangGraph state's messages as messages_to_dict(messages) "
                                    "(langchain_core.messages), which the langchain reader reads"
                                    if type(m).__module__.startswith("langchain") else ""))
+            if isinstance(m.step, bool) or not isinstance(m.step, int) or not 0 <= m.step <= MAX_STEP:
+                # an event dict's step is held to this by parse_event; an Event's was not: "3" failed in sorting,
+                # and -1 or True was stored, its numbering saved as one ScopedMemory.load refused
+                raise ValueError(f"add(...) item {i}: an Event's step must be an integer from 0 to {MAX_STEP}, got "
+                                 f"{m.step!r}; give the event's step in the episode")
             events.append(m)
         return {"results": self._add_events(events, episode, scopes, metadata, all(own))}
 
