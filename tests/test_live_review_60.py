@@ -1,7 +1,8 @@
-"""A review of the live path's ordering of an add's agent-log events (sam_model.memory.scopedsteps.in_file_order):
-a batch that goes on with the scope's current episode is stored as evaluate.py reads the same events as a file
-(the batches written one after another), whatever the order its events are given in and whatever other episode's
-events come first in it."""
+"""A review of the live path (stop 60): the ordering of an add's agent-log events (scopedsteps.in_file_order) is
+evaluate.py's reading of the same events as a file (the batches written one after another), whatever the order a
+batch going on with the scope's current episode gives them in and whatever other episode's events come first in
+it; an Event object's step is checked as an event line's is; Gemini contents, which keep no open turn, are the
+importer's where a model turn's contents are added together (README's workaround)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from sam_model.data.lives import make_lives
 from sam_model.data.reader import read_episodes
 from sam_model.data.schema import Event, State
 from sam_model.data.synthetic import generate_episodes
+from sam_model.data.transcripts import iter_transcript_events
 from sam_model.evaluation.data import build_eval_data
 from sam_model.evaluation.ranking import used_memories
 from sam_model.memory import HashingEncoder, ScopedMemory
@@ -120,3 +122,32 @@ def test_an_event_given_with_a_step_an_event_line_may_not_hold_is_refused_and_no
         assert [r["memory"] for r in memory.get_all(user_id="u", limit=None)["results"]] == ["user mia"]
         loaded = ScopedMemory.load(memory.save(tmp_path / f"m{step}"), HashingEncoder(16))
         assert [r["step"] for r in loaded.add([ev(1, "reservation ZFA04Y")], user_id="u")["results"]] == [1]
+
+
+def test_gemini_words_and_call_added_together_or_searched_before_the_words_are_the_importers(tmp_path):
+    """A ScopedMemory keeps no open turn of Gemini contents (README says so): a model turn's words and call added
+    in one add are read as the importer reads the log (the decision at the user's message before the words), and a
+    search by the call made before the words are added takes the importer's state, the README's workaround for an
+    agent adding a content at a time (whose words alone are decided at, flagging the unit the user gave)."""
+    args = {"phone": "(415) 555-0142", "unit": "4B"}
+    first = {"role": "user", "parts": [{"text": "Hi, my phone is (415) 555-0142."}]}
+    ask = {"role": "model", "parts": [{"text": "Which unit?"}]}
+    unit = {"role": "user", "parts": [{"text": "Unit 4B, the kitchen sink leaks."}]}
+    words = {"role": "model", "parts": [{"text": "Let me look."}]}
+    call = {"role": "model", "parts": [{"functionCall": {"name": "lookup_tenant", "args": args}}]}
+    done = {"role": "user", "parts": [{"functionResponse": {"name": "lookup_tenant", "response": {"id": "TN-1"}}}]}
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"id": "g1", "contents": [first, ask, unit, words, call, done]}) + "\n")
+    imported = list(iter_transcript_events(log))
+    decided = next(e for e in imported if e.get("useful_memory_steps"))
+    assert decided["state"]["uncertainty_flags"] == ["phone"]  # the importer's: can fail
+    memory = ScopedMemory(HashingEncoder(16))
+    for add in [[first], [ask], [unit]]:
+        memory.add(add, user_id="t", run_id="r")
+    state = memory.search("", call={"name": "lookup_tenant", "args": args}, user_id="t", run_id="r", limit=3)["state"]
+    assert state == decided["state"]
+    for add in [[words, call], [done]]:
+        memory.add(add, user_id="t", run_id="r")
+    got = [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or [])
+           for e in memory._trackers["t//r"].events]
+    assert got == [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or []) for e in imported]
