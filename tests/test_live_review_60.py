@@ -151,3 +151,19 @@ def test_gemini_words_and_call_added_together_or_searched_before_the_words_are_t
     got = [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or [])
            for e in memory._trackers["t//r"].events]
     assert got == [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or []) for e in imported]
+
+
+def test_a_refused_event_of_a_batch_stored_in_step_order_is_named_by_its_place_in_the_add():
+    """The store is given an add's events in step order (the recorder reads a task's start event by event), so its
+    check named a blank event's place in that order: [4, 3 (blank)] was refused as memories[0], the event the
+    agent gave first. The add now names it data[1], and a refused batch changes nothing: the same steps then take
+    their places and labels."""
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add([ev(0, "user mia"), ev(1, "order 51234"), ev(2, "card 4111")], user_id="u")
+    with pytest.raises(ValueError, match=r"^data\[1\]\.text must not be empty"):
+        memory.add([ev(4, "refund", useful_memory_steps=[1]), ev(3, "   ")], user_id="u")
+    assert len(memory.get_all(user_id="u", limit=None)["results"]) == 3
+    added = memory.add([ev(4, "refund", useful_memory_steps=[1]), ev(3, "lookup")], user_id="u")["results"]
+    assert [r["step"] for r in added] == [4, 3]
+    assert memory.used({"episode": "u", "step": 5, "task_start": 0}) == ["u#1"]
+

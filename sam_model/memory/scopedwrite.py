@@ -41,6 +41,7 @@ from sam_model.memory.scopedinput import (
 )
 from sam_model.memory.scopedresult import _said
 from sam_model.memory.scopedsteps import place
+from sam_model.storechecks import check_memory
 
 MAX_CATCH_UP = 1_000  # steps a conversation saved behind its memories takes in (ScopedMemory._catch_up)
 
@@ -170,6 +171,8 @@ class ScopedWrites:
         else:  # their steps (none, or another numbering than the conversation's): numbered on, the labels unknown
             out = [dataclasses.replace(e, episode_id=episode, step=nxt + j) for j, e in enumerate(events)]
             labels, numbering = {}, None
+        for j, e in enumerate(out):  # the store's check, naming the add's item: it is given them in step order
+            check_memory(e, f"data[{j}]")
         before = None if tracker is None else tracker.mark()
         try:
             for e in out if tracker is not None else ():
