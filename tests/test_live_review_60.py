@@ -19,7 +19,7 @@ from sam_model.data.lives import make_lives
 from sam_model.data.reader import read_episodes
 from sam_model.data.schema import Event, State
 from sam_model.data.synthetic import generate_episodes
-from sam_model.data.transcripts import iter_transcript_events
+from sam_model.data.transcripts import iter_transcript_events, live_state
 from sam_model.evaluation.data import build_eval_data
 from sam_model.evaluation.ranking import used_memories
 from sam_model.memory import HashingEncoder, ScopedMemory
@@ -166,4 +166,45 @@ def test_a_refused_event_of_a_batch_stored_in_step_order_is_named_by_its_place_i
     added = memory.add([ev(4, "refund", useful_memory_steps=[1]), ev(3, "lookup")], user_id="u")["results"]
     assert [r["step"] for r in added] == [4, 3]
     assert memory.used({"episode": "u", "step": 5, "task_start": 0}) == ["u#1"]
+
+
+def _rollout_line(payload: dict) -> dict:
+    return {"timestamp": "2025-10-29T00:59:38.317Z", "type": "response_item", "payload": payload}
+
+
+def test_a_codex_rollouts_preamble_is_decided_before_as_the_importer_does(tmp_path):
+    """A Codex rollout's response_item lines are read by the Responses reader, which joins the assistant's message
+    and the function_call right after it into one turn: the importer decides before the words. The preamble rule
+    (formats.base.JOINS_CALLS) left Codex out, so live_state given the lines up to the call, and a scope fed the
+    rollout line by line searched by the call after the message's line, decided at the words, flagging the unit the
+    user's last message gave (['phone', 'unit'], the importer's ['phone'])."""
+    args = {"phone": "(415) 555-0142", "unit": "4B"}
+    meta = {"timestamp": "2025-10-29T00:59:38.317Z", "type": "session_meta", "payload": {
+        "id": "0199a213-81c0-7800-8aa1-bbab2a035a53", "timestamp": "2025-10-29T00:59:38.317Z",
+        "cwd": "/home/agent/airline", "originator": "codex_cli_rs", "cli_version": "0.58.0", "source": "cli",
+        "model_provider": "openai", "base_instructions": {"text": "You are the maintenance agent."}}}
+
+    def said(role: str, text: str) -> dict:
+        kind = "input_text" if role == "user" else "output_text"
+        return _rollout_line({"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
+
+    call = {"type": "function_call", "name": "lookup_tenant", "arguments": json.dumps(args), "call_id": "c1"}
+    lines = [meta, said("user", "Hi, my phone is (415) 555-0142."), said("assistant", "Which unit?"),
+             said("user", "Unit 4B, the kitchen sink leaks."), said("assistant", "Let me look."), _rollout_line(call),
+             _rollout_line({"type": "function_call_output", "call_id": "c1", "output": '{"id": "TN-1"}'})]
+    log = tmp_path / "rollout.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    imported = list(iter_transcript_events(log))
+    decided = next(e for e in imported if e.get("useful_memory_steps"))
+    assert decided["text"] == "Unit 4B, the kitchen sink leaks."  # the importer's: can fail
+    assert live_state(lines[:5], {"name": "lookup_tenant", "arguments": call["arguments"]}) == decided["state"]
+    memory = ScopedMemory(HashingEncoder(16))
+    for x in lines:
+        if x["payload"].get("type") == "function_call":
+            for given in (call, {"name": "lookup_tenant", "arguments": call["arguments"]}):
+                assert memory.search("", call=given, user_id="t", run_id="r", limit=3)["state"] == decided["state"]
+        memory.add([x], user_id="t", run_id="r")
+    got = [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or [])
+           for e in memory._trackers["t//r"].events]
+    assert got == [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or []) for e in imported]
 

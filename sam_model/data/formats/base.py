@@ -189,10 +189,15 @@ class Chat:
 
 
 # the formats whose reader joins the assistant's words and the calls right after them into one turn (decided
-# before the words): Responses (a preamble message item, then its function_call) and Gemini contents (consecutive
-# model contents, a streamed answer a chunk each). OpenAI chat, Anthropic and the session formats write words and
-# calls in one message, two messages being two turns.
-JOINS_CALLS = frozenset({"responses", "gemini"})
+# before the words): Responses (a preamble message item, then its function_call), a Codex rollout (its
+# response_item lines, read by the Responses reader; until 2026-12-06 left out, so live_state and a scope's search
+# decided at a rollout's preamble) and Gemini contents (consecutive model contents, a streamed answer a chunk each).
+# OpenAI chat, Anthropic and the session formats write words and calls in one message, two messages being two turns;
+# Claude Code joins an API message's entries by its id, which a call given alone does not carry (left out).
+JOINS_CALLS = frozenset({"responses", "codex", "gemini"})
+# those of them whose session lines a ScopedMemory reads in an open turn (sam_model.memory.live.deciding): a
+# rollout's next call is its response_item function_call, which the reader joins to the words
+JOINS_NEXT_CALL = frozenset({"codex"})
 
 
 def preamble(fmt: str | None, chat: Chat) -> bool:
