@@ -1,8 +1,8 @@
 """A review of the live path (stop 60): the ordering of an add's agent-log events (scopedsteps.in_file_order) is
 evaluate.py's reading of the same events as a file (the batches written one after another), whatever the order a
 batch going on with the scope's current episode gives them in and whatever other episode's events come first in
-it; an Event object's step is checked as an event line's is; Gemini contents, which keep no open turn, are the
-importer's where a model turn's contents are added together (README's workaround)."""
+it; an Event object's step is checked as an event line's is; Gemini contents added one at a time are decided as the
+importer decides (a scope keeps an open turn of them)."""
 
 from __future__ import annotations
 
@@ -124,11 +124,12 @@ def test_an_event_given_with_a_step_an_event_line_may_not_hold_is_refused_and_no
         assert [r["step"] for r in loaded.add([ev(1, "reservation ZFA04Y")], user_id="u")["results"]] == [1]
 
 
-def test_gemini_words_and_call_added_together_or_searched_before_the_words_are_the_importers(tmp_path):
-    """A ScopedMemory keeps no open turn of Gemini contents (README says so): a model turn's words and call added
-    in one add are read as the importer reads the log (the decision at the user's message before the words), and a
-    search by the call made before the words are added takes the importer's state, the README's workaround for an
-    agent adding a content at a time (whose words alone are decided at, flagging the unit the user gave)."""
+def test_gemini_contents_added_one_at_a_time_are_decided_as_the_importer_decides(tmp_path):
+    """The importer's Gemini reader joins the model's words and its functionCall content into one turn, deciding at
+    the user's message before them; a scope kept no open turn of Gemini contents (README said so, and how to work
+    around it), so the words added alone were decided at: the call's labels [0, 2] at the words where the importer
+    gives [0] at the user's message, and a search by the call after the words flagged ['phone', 'unit'] (the
+    importer's ['phone']). The scope now keeps one (tests/test_live_gemini_turn.py)."""
     args = {"phone": "(415) 555-0142", "unit": "4B"}
     first = {"role": "user", "parts": [{"text": "Hi, my phone is (415) 555-0142."}]}
     ask = {"role": "model", "parts": [{"text": "Which unit?"}]}
@@ -140,16 +141,18 @@ def test_gemini_words_and_call_added_together_or_searched_before_the_words_are_t
     log.write_text(json.dumps({"id": "g1", "contents": [first, ask, unit, words, call, done]}) + "\n")
     imported = list(iter_transcript_events(log))
     decided = next(e for e in imported if e.get("useful_memory_steps"))
-    assert decided["state"]["uncertainty_flags"] == ["phone"]  # the importer's: can fail
+    assert (decided["step"], decided["useful_memory_steps"]) == (2, [0])  # the importer's: can fail
+    assert decided["state"]["uncertainty_flags"] == ["phone"]
     memory = ScopedMemory(HashingEncoder(16))
-    for add in [[first], [ask], [unit]]:
-        memory.add(add, user_id="t", run_id="r")
+    for add in [first, ask, unit, words]:
+        memory.add([add], user_id="t", run_id="r")
     state = memory.search("", call={"name": "lookup_tenant", "args": args}, user_id="t", run_id="r", limit=3)["state"]
     assert state == decided["state"]
-    for add in [[words, call], [done]]:
-        memory.add(add, user_id="t", run_id="r")
+    for add in [call, done]:
+        memory.add([add], user_id="t", run_id="r")
     got = [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or [])
            for e in memory._trackers["t//r"].events]
+    assert [(e[0], e[4]) for e in got if e[4]] == [(2, [0])]  # [(3, [0, 2])] before: decided at the words
     assert got == [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or []) for e in imported]
 
 

@@ -31,8 +31,10 @@ a line appending a message feeds that message alone). An add sent again (a sidec
 lost) is read once where its lines say so: Claude Code's by their uuids (:func:`opens`), Codex's and codex exec's by
 their times, call ids and item ids (:func:`retried`). OpenAI Responses items an agent adds as it gets them (a
 response's preamble message, then its function_call, which the reader joins into one turn) keep an open turn alike,
-cut where sam_model.memory.live_responses says; a search by a call the open preamble will join decides before it
-(:func:`deciding`). Nothing here is a reader: the readers read, this says where to cut.
+cut where sam_model.memory.live_responses says, and so do Gemini contents (the reader joins consecutive model
+contents into one turn: the model's words, then its functionCall content; :func:`opens`); a search by a call the
+open preamble will join decides before it (:func:`deciding`). Nothing here is a reader: the readers read, this says
+where to cut.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from sam_model.data.formats import (
     codex,
     codex_exec,
     detect,
+    gemini,
     gemini_cli,
     openhands,
     openhands_v1,
@@ -67,7 +70,9 @@ LIVE = ("claude-code", "gemini-cli", "codex", "codex-exec", "openhands", "openha
 # the formats a scope keeps an open turn of: the session formats and an API's items an agent adds as it gets them
 # (Responses: a response's preamble message, then its function_call; sam_model.memory.live_responses), whose texts
 # are held to the length limit as a chat message's are (the agent's own, which it can split)
-TURNS = (*LIVE, live_responses.FORMAT)
+# (Gemini contents: the model's words, then its functionCall content, which the reader joins into one turn)
+GEMINI = "gemini"
+TURNS = (*LIVE, live_responses.FORMAT, GEMINI)
 # what an open turn holds: each add reads its lines again (and revises its memories: those whose text changed are
 # logged with their texts), and each checkpoint saves them; past either, the open turn closes where it is (:func:`over`)
 MAX_OPEN_LINES = 5_000
@@ -240,7 +245,16 @@ def _line_of(fmt: str, x: Any) -> bool:
     return {"gemini-cli": gemini_cli.is_record, "claude-code": claude_code.is_entry, "codex-exec": codex_exec.is_event,
             "codex": lambda x: codex.is_line(x) or "type" in x or "role" in x or "record_type" in x,
             "openhands": openhands.is_event, "openhands-v1": openhands.is_v1_event,
-            live_responses.FORMAT: live_responses.is_item}[fmt](x)
+            live_responses.FORMAT: live_responses.is_item, GEMINI: _is_content}[fmt](x)
+
+
+def _is_content(x: Mapping[str, Any]) -> bool:
+    """Whether ``x`` is a Gemini content (``{"role", "parts": [...]}``), read as one where a scope's open turn is of
+    them: a content detect tells no format of (no parts yet), not one whose parts carry a ``type`` (OpenTelemetry's
+    GenAI messages, read by their reader: read as Gemini parts, their text was lost)."""
+    parts = x.get("parts")
+    return isinstance(parts, list) and isinstance(x.get("role"), (str, type(None))) and x.get("role") in gemini.ROLES \
+        and not any(isinstance(p, Mapping) and "type" in p for p in parts)
 
 
 def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> bool:
@@ -249,6 +263,8 @@ def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> boo
         return False
     if fmt == live_responses.FORMAT:
         return live_responses.opens(turn, line)
+    if fmt == GEMINI:  # the reader joins a model content to the model contents right before it, nothing else
+        return not (_modelled(line) and _modelled(turn[-1]))
     if fmt == "claude-code":
         if line.get("isSidechain") is True or not isinstance(line.get("message"), Mapping):
             return False
@@ -302,6 +318,11 @@ def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> boo
         return (itype in codex_exec.WORDS and kind == "item.completed") or (
             itype in codex_exec.CALLS and last is not None and last[0] == "item.completed" and last[1] in codex_exec.CALLS)
     return False
+
+
+def _modelled(x: Any) -> bool:
+    """Whether ``x`` is a model's Gemini content (gemini.ROLES reads it as the assistant's)."""
+    return isinstance(x, Mapping) and isinstance(x.get("role"), str) and gemini.ROLES.get(x["role"]) == "assistant"
 
 
 def _last_item(turn: list[Any]) -> str | None:
@@ -748,8 +769,8 @@ def left_behind(fmt: str, facts: Mapping[str, Any], turn: list[Any], new: list[A
 
 def deciding(turn: OpenTurn | None, tracker: TranscriptState, call: Any = None) -> TranscriptState:
     """The conversation ``call`` about to be made (None: a decision_point's) is decided after: ``tracker``, or,
-    where the scope's open turn of Responses items (or of a Codex rollout's lines, whose next call the reader joins
-    to the words, formats.base.JOINS_NEXT_CALL; until 2026-12-06 decided at its words) ends
+    where the scope's open turn of Responses items (or of a Codex rollout's lines or Gemini contents, whose next
+    call the reader joins to the words, formats.base.JOINS_NEXT_CALL; until 2026-12-06 decided at its words) ends
     in the assistant's words that the call will join (a preamble, live_responses.joins), a copy of it without them: the importer reads the words and the call after them as one
     turn and decides before the words (formats.base.preamble; toolstate.live_state alike), where the tracker fed the
     words alone decided at them. An OpenAI chat agent's words (a bare message joins the open turn) and its call in

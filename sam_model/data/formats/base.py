@@ -195,9 +195,10 @@ class Chat:
 # OpenAI chat, Anthropic and the session formats write words and calls in one message, two messages being two turns;
 # Claude Code joins an API message's entries by its id, which a call given alone does not carry (left out).
 JOINS_CALLS = frozenset({"responses", "codex", "gemini"})
-# those of them whose session lines a ScopedMemory reads in an open turn (sam_model.memory.live.deciding): a
-# rollout's next call is its response_item function_call, which the reader joins to the words
-JOINS_NEXT_CALL = frozenset({"codex"})
+# those of them whose lines a ScopedMemory reads in an open turn (sam_model.memory.live.deciding) and whose next
+# call the reader joins to the words whatever shape a search gives it in: a rollout's response_item function_call,
+# a model's functionCall content (Gemini; until 2026-12-06 no open turn: a model's words added alone were decided at)
+JOINS_NEXT_CALL = frozenset({"codex", "gemini"})
 
 
 def preamble(fmt: str | None, chat: Chat) -> bool:
