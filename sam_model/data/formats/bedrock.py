@@ -129,6 +129,21 @@ def policy(system: Any, where: str) -> str:
     return "\n".join(b["text"] for b in blocks if b["type"] == "text")
 
 
+INVOCATION_LOG = (
+    "a Bedrock model invocation log record (schemaType ModelInvocationLog: one model call as Bedrock's invocation "
+    "logging writes it to CloudWatch or S3), not a conversation: its records name no conversation, so they are not "
+    "read; log each conversation's last call as the bedrock format's line, {\"id\": CONVERSATION_ID, "
+    "**record[\"input\"][\"inputBodyJson\"], \"output\": record[\"output\"][\"outputBodyJson\"][\"output\"]}")
+
+
+def is_invocation_log(obj: Any) -> bool:
+    """A record of Bedrock's model invocation logging: its request under ``input.inputBodyJson``, which the
+    Responses reader (``input`` a list of items) and the id check read as a conversation of theirs and refused for
+    the wrong field ("conversation without 'id'", "'input' is an object"); found by a walkthrough."""
+    return isinstance(obj, Mapping) and (obj.get("schemaType") == "ModelInvocationLog" or (
+        isinstance(obj.get("input"), Mapping) and "inputBodyJson" in obj["input"]))
+
+
 def with_output(obj: Mapping[str, Any], where: str) -> Any:
     """A line's ``messages``, then its Converse response's ``output.message`` (the model's answer to them)."""
     messages, out = obj.get("messages"), obj.get("output")

@@ -859,6 +859,8 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
             raise TranscriptFormatError(where, "--format tau1 reads a tau-bench v1 file named {model}-{domain}.json[.gz]"
                                                ", a list of {task_id, trial, traj}; this is not one: drop --format "
                                                "(the content tells) or give the format it is (sam-data formats)")
+        elif bedrock.is_invocation_log(obj):  # its "input" / "output" are no conversation's
+            raise TranscriptFormatError(where, bedrock.INVOCATION_LOG)
         elif isinstance(obj, Mapping) and any(k in obj for k in CONVERSATION_KEYS):
             raw_id = _id(obj, "id", where)
             key = next((k for k in ("messages", "contents") if k in obj), None)

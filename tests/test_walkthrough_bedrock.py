@@ -1,0 +1,70 @@
+"""A walkthrough on an insurer's claims-intake agent on Amazon Bedrock (Strands Agents): its calls logged by
+Bedrock's own model invocation logging (CloudWatch / S3 records, ``schemaType: ModelInvocationLog``), which the
+team took for the README's "logged Converse request". Each record was refused for a field it was never meant to
+have: "conversation without 'id'", and with an id added "'input' is an object, expected a list of items" (the
+Responses reader's). It is now named for what it is, with the line that makes the bedrock format of it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sam_model.data.transcripts import TranscriptFormatError, iter_transcript_events, main
+
+POLICY = "HM-514002"
+MESSAGES = [{"role": "user", "content": [{"text": f"I need to report a claim. My policy number is {POLICY}."}]},
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "lookup_policy",
+                                                           "input": {"policy_number": POLICY}}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "status": "success",
+                                                         "content": [{"json": {"deductible": "$500.00"}}]}}]}]
+ANSWER = {"role": "assistant", "content": [{"text": "Found your policy: a $500.00 deductible. What happened?"}]}
+
+
+def record(request_id: str, with_id: bool = False) -> dict:
+    """One Converse call as Bedrock's model invocation logging writes it."""
+    rec = {"schemaType": "ModelInvocationLog", "schemaVersion": "1.0", "timestamp": "2026-12-01T10:00:00Z",
+           "accountId": "123456789012", "region": "us-east-1", "requestId": request_id, "operation": "Converse",
+           "modelId": "anthropic.claude-3-5-sonnet-20240620-v1:0",
+           "input": {"inputContentType": "application/json", "inputTokenCount": 120,
+                     "inputBodyJson": {"messages": MESSAGES, "system": [{"text": "You are a claims assistant."}]}},
+           "output": {"outputContentType": "application/json", "outputTokenCount": 14,
+                      "outputBodyJson": {"output": {"message": ANSWER}, "stopReason": "end_turn"}}}
+    return {"id": request_id, **rec} if with_id else rec
+
+
+@pytest.mark.parametrize("with_id", [False, True])
+def test_an_invocation_log_record_is_named_with_the_line_that_converts_it(tmp_path, capsys, with_id):
+    log = tmp_path / "invocations.jsonl"
+    log.write_text(json.dumps(record("req-1", with_id)) + "\n")
+    with pytest.raises(TranscriptFormatError) as err:
+        list(iter_transcript_events(log))
+    message = str(err.value)
+    assert message.startswith(f"{log}:1: a Bedrock model invocation log record")
+    assert "without 'id'" not in message and "expected a list of items" not in message
+    assert main([str(log), str(tmp_path / "out.jsonl")]) != 0
+    err_line = capsys.readouterr().err.strip()
+    assert err_line.count("\n") == 0 and "ModelInvocationLog" in err_line and "inputBodyJson" in err_line
+
+
+def test_the_line_the_message_gives_is_read_as_the_conversation(tmp_path):
+    """What the refusal says to write, made from the record, converts: the call's messages and its answer."""
+    rec = record("req-1")
+    line = {"id": "claim-1", **rec["input"]["inputBodyJson"], "output": rec["output"]["outputBodyJson"]["output"]}
+    log = tmp_path / "converse.jsonl"
+    log.write_text(json.dumps(line) + "\n")
+    events = list(iter_transcript_events(log))
+    assert [e["kind"] for e in events] == ["user", "action", "result", "system"]
+    assert events[-1]["text"] == ANSWER["content"][0]["text"]
+    assert POLICY in events[1]["text"]
+
+
+def test_a_strands_session_folder_is_still_read(tmp_path: Path):
+    """The new check looks at records only: a Strands message file (its ``message`` a Converse message) is read."""
+    folder = tmp_path / "session_s1" / "agents" / "agent_claims" / "messages"
+    folder.mkdir(parents=True)
+    for n, m in enumerate([*MESSAGES, ANSWER]):
+        (folder / f"message_{n}.json").write_text(json.dumps({"message": m, "message_id": n, "redact_message": None}))
+    events = list(iter_transcript_events(tmp_path))
+    assert {e["episode_id"] for e in events} == {"s1_claims"} and len(events) == 4
