@@ -68,3 +68,31 @@ def test_a_strands_session_folder_is_still_read(tmp_path: Path):
         (folder / f"message_{n}.json").write_text(json.dumps({"message": m, "message_id": n, "redact_message": None}))
     events = list(iter_transcript_events(tmp_path))
     assert {e["episode_id"] for e in events} == {"s1_claims"} and len(events) == 4
+
+
+def test_a_strands_agents_messages_added_whole_after_each_turn_are_stored_again(tmp_path):
+    """Documents behaviour (README, "The live state takes any format"): Converse messages carry no message id, so
+    a hook adding ``agent.messages`` whole after every invocation stores the turns before again; adding only the
+    messages after the last add (``agent.messages[n:]``) stores the importer's memories once each."""
+    from sam_model.memory import ScopedMemory
+    from sam_model.memory.encoders import HashingEncoder
+
+    msgs = [*MESSAGES, ANSWER, {"role": "user", "content": [{"text": "ok, go ahead"}]},
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t2", "name": "file_fnol",
+                                                           "input": {"policy_number": POLICY}}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "t2", "status": "success",
+                                                         "content": [{"json": {"claim_id": "CLM-38140"}}]}}]},
+            {"role": "assistant", "content": [{"text": "Your claim CLM-38140 is open."}]}]
+    turns = [4, 8]  # agent.messages after each invocation ends
+    log = tmp_path / "c.jsonl"
+    log.write_text(json.dumps({"id": "c", "messages": msgs}) + "\n")
+    imported = [e["text"] for e in iter_transcript_events(log)]
+    whole, new = ScopedMemory(HashingEncoder()), ScopedMemory(HashingEncoder())
+    n = 0
+    for end in turns:
+        whole.add(msgs[:end], user_id="cust", run_id="claim")
+        new.add(msgs[n:end], user_id="cust", run_id="claim")
+        n = end
+    texts = lambda m: [r["memory"] for r in m.get_all(user_id="cust", run_id="claim")["results"]]  # noqa: E731
+    assert sorted(texts(new)) == sorted(imported)
+    assert len(texts(whole)) > len(imported)
