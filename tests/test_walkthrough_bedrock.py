@@ -96,3 +96,21 @@ def test_a_strands_agents_messages_added_whole_after_each_turn_are_stored_again(
     texts = lambda m: [r["memory"] for r in m.get_all(user_id="cust", run_id="claim")["results"]]  # noqa: E731
     assert sorted(texts(new)) == sorted(imported)
     assert len(texts(whole)) > len(imported)
+
+
+def test_a_search_by_a_converse_tool_use_takes_the_block_its_value_or_a_list():
+    """README names the Converse call shapes a search takes (a Strands agent holds the block's value); each gives
+    the state ``live_state`` gives for the same call (passes before: documents behaviour)."""
+    from sam_model.data.transcripts import live_state
+    from sam_model.memory import ScopedMemory
+    from sam_model.memory.encoders import HashingEncoder
+
+    before = [*MESSAGES, ANSWER, {"role": "user", "content": [{"text": "ok, go ahead"}]}]
+    use = {"toolUseId": "t2", "name": "file_fnol", "input": {"policy_number": POLICY, "deductible": "$500.00"}}
+    memory = ScopedMemory(HashingEncoder())
+    memory.add(before, user_id="cust")
+    want = live_state(before, use)
+    flags = want["uncertainty_flags"] if isinstance(want, dict) else want.uncertainty_flags
+    assert flags == ["deductible", "policy_number"]
+    for call in (use, {"toolUse": use}, [{"toolUse": use}]):
+        assert memory.search("", user_id="cust", call=call)["state"]["uncertainty_flags"] == flags
