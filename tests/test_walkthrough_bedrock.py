@@ -114,3 +114,16 @@ def test_a_search_by_a_converse_tool_use_takes_the_block_its_value_or_a_list():
     assert flags == ["deductible", "policy_number"]
     for call in (use, {"toolUse": use}, [{"toolUse": use}]):
         assert memory.search("", user_id="cust", call=call)["state"]["uncertainty_flags"] == flags
+
+
+def test_validate_names_a_strands_session_folder_for_what_it_holds(tmp_path, capsys):
+    """``sam-data validate`` on the sessions folder said "a folder of agent trajectories" alone: it now says whose."""
+    from sam_model.data.validate import main as validate_main
+
+    folder = tmp_path / "sessions" / "session_s1" / "agents" / "agent_claims" / "messages"
+    folder.mkdir(parents=True)
+    (folder / "message_0.json").write_text(json.dumps({"message": MESSAGES[0], "message_id": 0}))
+    assert validate_main([str(tmp_path / "sessions")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"`sam-data transcripts {tmp_path / 'sessions'} OUT.jsonl`" in err
+    assert "it holds Strands Agents session messages, read as bedrock" in err
