@@ -173,7 +173,7 @@ from sam_model.data.chatmessages import (
     policy_of,
 )
 from sam_model.data.eventtexts import call_text, cut_text, result_shape
-from sam_model.data.formats import detect, to_chat
+from sam_model.data.formats import detect, gemini, to_chat
 from sam_model.data.formats.base import CWD, CWD_BY_CALLS, FAILED, TranscriptFormatError, preamble
 from sam_model.data.lineranges import PageBound
 from sam_model.data.sayings import Sayings, is_name_part, mask_constraints, number_forms, whole_amount
@@ -749,8 +749,10 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     st = TranscriptState(policy="\n".join(filter(None, (system_text(policy), policy_of(chat.messages)))),
                          masked=masked)
     fed = list(zip(chat.messages, chat.sources))
-    if call is not None and fed and preamble(fmt, chat):
-        fed = fed[:-1]  # the assistant's words right before the call are its turn's: decided before them
+    if call is not None and fed and preamble(fmt, chat) and (fmt != "gemini" or gemini.turn_open(items)):
+        # the assistant's words right before the call are its turn's: decided before them (a Gemini user's content
+        # without text after them closed their turn: gemini.turn_open)
+        fed = fed[:-1]
     for m, source in fed:
         st.add(m, source)
     if call is not None:

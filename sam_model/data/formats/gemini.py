@@ -155,6 +155,26 @@ def response_text(r: Any) -> str:
     return result_text(r)
 
 
+def turn_open(contents: list[Any]) -> bool:
+    """Whether a model content given after ``contents`` joins the model turn they end in (:func:`to_chat` reads the
+    words and a call after them as one turn, decided before the words): the contents after the last of another role
+    hold words or a call. A user's content without text (an image alone, an empty one) closes the model's turn
+    without a message of its own, so the chat still ends in the model's words, but a call after it is a turn of its
+    own, decided at them (toolstate.live_state decided before them until 2026-12-06)."""
+    k = len(contents)
+    while k and isinstance(contents[k - 1], Mapping) and contents[k - 1].get("role") == "model":
+        k -= 1
+    return any(kind == "functionCall" or kind == "text" and value
+               for c in contents[k:] for j, p in enumerate(_parts(c))
+               for kind, value in [part(p, f"content, part {j}")])
+
+
+def _parts(c: Mapping[str, Any]) -> list[Any]:
+    """A content's parts as :func:`to_chat` reads them (a ``content`` string: one text part)."""
+    parts = c.get("parts") or ([{"text": c["content"]}] if isinstance(c.get("content"), str) else [])
+    return parts if isinstance(parts, list) else []
+
+
 def sniff(contents: list[Any]) -> bool:
     """Contents whose parts are keyed by what they hold (OpenTelemetry's GenAI parts carry a ``type``)."""
     return any(isinstance(c, Mapping) and isinstance(c.get("parts"), list) and any(
