@@ -307,6 +307,7 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 116: a LangChain ai message with a call that parsed (tool_calls) beside one cut short (invalid_tool_calls) reads the
 # raw calls the integration kept (additional_kwargs.tool_calls), all of them in the model's order, as a message whose
 # only call was cut reads them: the cut call had been dropped, counted. Only logs of such messages read otherwise.
+# (Kept calls of no OpenAI shape, {"function": ...}, leave the message read from its tool_calls, as before 116.)
 # 117: a Gemini/Vertex streamed call's jsonPath may name a key with a hyphen in shorthand ($.check-in, as google-adk
 # reads it; RFC 9535's $['check-in']): such a conversation was refused. Only logs of such streams read otherwise.
 # 118: the list of 103 is not read after a noun of counted things (sayings._COUNTED: users, visitors, sessions,
