@@ -126,4 +126,4 @@ def test_validate_names_a_strands_session_folder_for_what_it_holds(tmp_path, cap
     assert validate_main([str(tmp_path / "sessions")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"`sam-data transcripts {tmp_path / 'sessions'} OUT.jsonl`" in err
-    assert "it holds Strands Agents session messages, read as bedrock" in err
+    assert "it holds 1 Strands Agents session conversation (read by the bedrock reader)" in err

@@ -23,7 +23,7 @@ import argparse
 import itertools
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -195,30 +195,16 @@ def _print_errors(errors: Sequence[LogFormatError]) -> None:
 
 
 def _runs_hint(p: Path) -> str:
-    """For a folder of agent runs (which train.py and evaluate.py take as they are): how to convert it, and what it holds."""
-    from sam_model.data.formats import sessions
-    from sam_model.data.formats.files import layouts
+    """For a folder of agent runs (which train.py and evaluate.py take as they are): how to convert it, and what it
+    holds (files.held_runs: a walkthrough's Strands sessions folder was "a folder of agent trajectories", which
+    named neither its writer nor its reader)."""
+    from sam_model.data.formats.files import held_runs, layouts
 
     found = layouts(p) if p.is_dir() else {}
     if not found:
         return ""
     return (f"; this is a folder of agent trajectories: convert it with `sam-data transcripts {p} OUT.jsonl` (train.py "
-            f"and evaluate.py take it as it is; it holds {_what_runs(found, sessions.kind_of)})")
-
-
-_STORES = {"strands": "Strands Agents session messages, read as bedrock", "openhands": "OpenHands session events"}
-
-
-def _what_runs(found: dict[str, list[Path]], kind_of: Callable[[Path], str | None]) -> str:
-    """What a folder's runs are, by layout, a session store by whose (a walkthrough's Strands sessions folder was
-    "a folder of agent trajectories", which named neither its writer nor its reader)."""
-    names: list[str] = []
-    for layout, files in found.items():
-        if layout == "sessions":
-            names += sorted({_STORES[k] for q in files if (k := kind_of(q)) in _STORES})
-        else:
-            names.append(f"{layout} runs")
-    return ", ".join(names)
+            f"and evaluate.py take it as it is; it holds {held_runs(found)})")
 
 
 def _is_event(doc: object) -> bool:

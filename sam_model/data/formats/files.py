@@ -675,6 +675,15 @@ def _held(found: dict[str, list[Path]]) -> dict[str, set[Path]]:
     return runs
 
 
+def held_runs(found: dict[str, list[Path]]) -> str:
+    """What a folder's layouts (:func:`layouts`) hold, said for a user: each kind of run counted and the reader that
+    reads it (``2 SWE-agent trajectory files (.traj) (read by the swe-agent reader)``), where a refused --format and
+    sam-data validate name a folder's contents (validate had its own list, which named a layout by its key alone:
+    "swe-agent runs", "otel runs")."""
+    return ", ".join(f"{len(r)} {_HELD[kind][0].format(s='' if len(r) == 1 else 's')} (read by the "
+                     f"{' or '.join(_HELD[kind][1])} reader)" for kind, r in _held(found).items())
+
+
 def _check_forced(folder: Path, found: dict[str, list[Path]], format: str | None) -> None:
     """Refuse a --format that is not the reader of every layout of ``folder`` (it was passed over: ``--format
     openhands`` read SWE-agent's runs as SWE-agent's and a Strands store by the bedrock reader, and ``--format
@@ -685,8 +694,7 @@ def _check_forced(folder: Path, found: dict[str, list[Path]], format: str | None
     reads = [format in _HELD[kind][1] for kind in runs]
     if all(reads):
         return
-    held = ", ".join(f"{len(r)} {_HELD[kind][0].format(s='' if len(r) == 1 else 's')} (read by the "
-                     f"{' or '.join(_HELD[kind][1])} reader)" for kind, r in runs.items())
+    held = held_runs(found)
     part, alone = (("every run of ", f"give its {format} runs alone") if any(reads)
                    else ("", f"give one file of the {format} format"))
     raise SAMFileError(f"--format {format} does not read {part}{folder}: it holds {held}; drop --format (a folder's "
