@@ -119,11 +119,10 @@ def test_a_delete_of_an_unrelated_memory_keeps_a_responses_turn_open(tmp_path):
     assert labelled(memory) == labels
 
 
-def test_gemini_words_before_a_call_are_one_turn_for_live_state_as_for_the_importer(tmp_path):
-    """Gemini's reader joins consecutive model contents into one turn (a streamed answer, a chunk each), words and
-    then a call alike, so the importer decides before the words, as it does for a Responses preamble; live_state,
-    given the contents up to the call, decided at the words (the preamble rule was Responses' alone), flagging the
-    unit the user's last message gave (an observation to the importer). One rule now (toolstate.JOINS_CALLS)."""
+def gemini_turn(tmp_path) -> tuple[list[dict], dict, list[dict]]:
+    """A Gemini conversation whose model says words and then calls, in two contents (one turn to the importer):
+    its six contents (the call the fifth), the call's args, and the importer's events of the whole conversation (written
+    to ``tmp_path``/log.jsonl). Shared with test_live_review_60, which adds the same contents to a scope."""
     args = {"phone": "(415) 555-0142", "unit": "4B"}
     first = {"role": "user", "parts": [{"text": "Hi, my phone is (415) 555-0142."}]}
     ask = {"role": "model", "parts": [{"text": "Which unit?"}]}
@@ -133,9 +132,18 @@ def test_gemini_words_before_a_call_are_one_turn_for_live_state_as_for_the_impor
     done = {"role": "user", "parts": [{"functionResponse": {"name": "lookup_tenant", "response": {"id": "TN-1"}}}]}
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"id": "g1", "contents": [first, ask, unit, words, call, done]}) + "\n")
-    decided = next(e for e in iter_transcript_events(log) if e.get("useful_memory_steps"))
+    return [first, ask, unit, words, call, done], args, list(iter_transcript_events(log))
+
+
+def test_gemini_words_before_a_call_are_one_turn_for_live_state_as_for_the_importer(tmp_path):
+    """Gemini's reader joins consecutive model contents into one turn (a streamed answer, a chunk each), words and
+    then a call alike, so the importer decides before the words, as it does for a Responses preamble; live_state,
+    given the contents up to the call, decided at the words (the preamble rule was Responses' alone), flagging the
+    unit the user's last message gave (an observation to the importer). One rule now (toolstate.JOINS_CALLS)."""
+    contents, args, imported = gemini_turn(tmp_path)
+    decided = next(e for e in imported if e.get("useful_memory_steps"))
     assert decided["text"] == "Unit 4B, the kitchen sink leaks."  # the importer's: can fail
-    got = live_state([first, ask, unit, words], {"name": "lookup_tenant", "args": args})
+    got = live_state(contents[:4], {"name": "lookup_tenant", "args": args})
     assert got["uncertainty_flags"] == ["phone"]
     assert got == decided["state"]
 

@@ -12,7 +12,7 @@ import random
 import pytest
 import test_live_reuse
 from test_agreement import DEPTH, retriever, write_events
-from test_live_leftovers_60 import _placed, ev
+from test_live_leftovers_60 import _placed, ev, gemini_turn
 from test_live_reuse import _steps
 
 from sam_model.data.lives import make_lives
@@ -130,25 +130,16 @@ def test_gemini_contents_added_one_at_a_time_are_decided_as_the_importer_decides
     around it), so the words added alone were decided at: the call's labels [0, 2] at the words where the importer
     gives [0] at the user's message, and a search by the call after the words flagged ['phone', 'unit'] (the
     importer's ['phone']). The scope now keeps one (tests/test_live_gemini_turn.py)."""
-    args = {"phone": "(415) 555-0142", "unit": "4B"}
-    first = {"role": "user", "parts": [{"text": "Hi, my phone is (415) 555-0142."}]}
-    ask = {"role": "model", "parts": [{"text": "Which unit?"}]}
-    unit = {"role": "user", "parts": [{"text": "Unit 4B, the kitchen sink leaks."}]}
-    words = {"role": "model", "parts": [{"text": "Let me look."}]}
-    call = {"role": "model", "parts": [{"functionCall": {"name": "lookup_tenant", "args": args}}]}
-    done = {"role": "user", "parts": [{"functionResponse": {"name": "lookup_tenant", "response": {"id": "TN-1"}}}]}
-    log = tmp_path / "log.jsonl"
-    log.write_text(json.dumps({"id": "g1", "contents": [first, ask, unit, words, call, done]}) + "\n")
-    imported = list(iter_transcript_events(log))
+    contents, args, imported = gemini_turn(tmp_path)
     decided = next(e for e in imported if e.get("useful_memory_steps"))
     assert (decided["step"], decided["useful_memory_steps"]) == (2, [0])  # the importer's: can fail
     assert decided["state"]["uncertainty_flags"] == ["phone"]
     memory = ScopedMemory(HashingEncoder(16))
-    for add in [first, ask, unit, words]:
+    for add in contents[:4]:
         memory.add([add], user_id="t", run_id="r")
     state = memory.search("", call={"name": "lookup_tenant", "args": args}, user_id="t", run_id="r", limit=3)["state"]
     assert state == decided["state"]
-    for add in [call, done]:
+    for add in contents[4:]:
         memory.add([add], user_id="t", run_id="r")
     got = [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or [])
            for e in memory._trackers["t//r"].events]
