@@ -79,6 +79,13 @@ def reads_reuse(encoder: Any) -> bool:
     return getattr(getattr(inner, "net", None), "reuse", None) is not None
 
 
+def reads_recency(encoder: Any) -> bool:
+    """Whether ``encoder`` scores how recently the task used a memory too (SAMConfig.task_recency): its memory vectors
+    end in [u_m, r_m], and a search must be told each used memory's rank (``used`` as a mapping id -> k)."""
+    inner = getattr(encoder, "inner", encoder)
+    return getattr(getattr(getattr(inner, "net", None), "reuse", None), "recency", None) is not None
+
+
 def refuse_reuse(model: Any, who: str) -> None:
     """Refuse, in one line, a model that scores reuse within a task (:func:`reads_reuse`) for ``who``, which keeps no
     conversation (SAMMemory, SAMStore, the memory bank's Janus adapters): none can tell a search which memories earlier
@@ -169,6 +176,12 @@ class MemoryStore(StoreSearch, StoreFiles):
         """Whether this store's encoder scores reuse within a task (:func:`reads_reuse`): a search must then be told
         which memories earlier calls of the query's task used (``used``), and scores them with u_m = 1."""
         return reads_reuse(self.encoder)
+
+    @property
+    def scores_recency(self) -> bool:
+        """Whether this store's encoder scores how recently the task used a memory (:func:`reads_recency`): a search
+        must then be told each used memory's rank (``used``: id -> k), and scores it with r_m = 1/k."""
+        return reads_recency(self.encoder)
 
     def _token_count(self):
         """The memory encoder's token count (SAMEncoder.memory_tokens) when ``config.chunking`` sizes chunks in
@@ -762,5 +775,5 @@ def store_config_of(model: Any) -> StoreConfig:
     return dataclasses.replace(store.config) if isinstance(store, MemoryStore) else StoreConfig(provenance=False)
 
 
-__all__ = ["MemoryRecord", "MemoryStore", "StoreConfig", "encoder_of", "reads_openings", "reads_reuse",
+__all__ = ["MemoryRecord", "MemoryStore", "StoreConfig", "encoder_of", "reads_openings", "reads_recency", "reads_reuse",
            "refuse_reuse", "store_config_of"]

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from sam_model.data.reuse import recency
 from sam_model.data.schema import State, as_state
 from sam_model.data.text import state_to_text
 from sam_model.hit import Hit
@@ -118,12 +119,15 @@ class StoreSearch:
         ``used``: the ids of the memories earlier tool calls of the query's task took values from (a chunked memory's
         id: its chunks; ids not stored are passed over), None when the caller does not know them: each hit says
         whether it is one (Hit.used), and a model that scores reuse (SAMConfig.task_reuse) scores them with u_m = 1,
-        as evaluate.py's replay does (:meth:`_used_scores`); such a model is refused a search without them."""
+        as evaluate.py's replay does (:meth:`_used_scores`); such a model is refused a search without them. Or a
+        mapping id -> k, the rank of each one's latest use (sam_model.data.reuse.use_ranks, as ScopedMemory and the
+        replay give it), which a model that scores recency (SAMConfig.task_recency) needs: r_m = 1/k."""
         check_k(k)
         check_scopes(user_id, agent_id, run_id)
         check_episode(episode_id)
         late = self.late(before)
         marked = self._used_ids(used)
+        recent = self._used_recency(used) if marked and self.scores_recency else None
         if ids is not None:
             if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, Iterable):
                 raise TypeError(f"ids must be a list of memory ids, got {type(ids).__name__}")
@@ -171,7 +175,7 @@ class StoreSearch:
         if not cand:
             return []
         q64 = q.astype(np.float64)
-        scores = self._used_scores(cand, q64, scoring)
+        scores = self._used_scores(cand, q64, scoring, recent)
         ties = tie_keys([self._entries[i].seq for i in cand], self.config.tie_seed)
         order = best_first(scores, ties)[:n]
         cand, scores, ties = [cand[j] for j in order], scores[order], ties[order]
@@ -192,7 +196,7 @@ class StoreSearch:
         for i, bonus, src in placed[:k]:
             if bonus is None:  # a linked source outside the re-ranked top: its own score and bonus
                 if i not in score_of:
-                    score_of[i] = float(self._used_scores([i], q64, scoring)[0])
+                    score_of[i] = float(self._used_scores([i], q64, scoring, recent)[0])
                 bonus = float(slot_bonus(needs, [self._sets_of(i)], self.slot_match if use else 0.0)[0])
                 if prior is not None:
                     bonus += float(prior([i])[0])
@@ -208,11 +212,26 @@ class StoreSearch:
                                  "(model.net.task_reuse): search with used= (the ids of those memories; ScopedMemory "
                                  "traces them from its conversation), or serve a model trained without it")
             return None
-        if isinstance(used, (str, bytes, Mapping)) or not isinstance(used, Iterable):
-            raise TypeError(f"used must be a list of memory ids, got {type(used).__name__}")
+        if isinstance(used, (str, bytes)) or not isinstance(used, Iterable):
+            raise TypeError(f"used must be a list of memory ids (or a mapping id -> rank), got {type(used).__name__}")
+        if self.scores_recency and not isinstance(used, Mapping):
+            raise ValueError("this model scores how recently an earlier tool call of the task used a memory "
+                             "(model.net.task_recency): give used= as a mapping id -> rank of its latest use "
+                             "(sam_model.data.reuse.use_ranks; ScopedMemory traces them from its conversation)")
         return frozenset(j for i in used for j in self._chunks.get(i, (i,)) if j in self._entries)
 
-    def _used_scores(self, ids: Sequence[Any], q64: np.ndarray, scoring: Collection[Any]) -> np.ndarray:
+    def _used_recency(self, used: Mapping[Any, int]) -> dict[Any, float]:
+        """r_m = 1/k (sam_model.data.reuse.recency) of each stored id (a chunked memory's chunks: its k) of ``used``,
+        id -> rank k, a positive integer (else a one-line error naming the id)."""
+        out = {}
+        for i, k in used.items():
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                raise ValueError(f"used[{i!r}] must be the rank of its latest use, an integer from 1, got {k!r}")
+            out.update((j, recency(k)) for j in self._chunks.get(i, (i,)) if j in self._entries)
+        return out
+
+    def _used_scores(self, ids: Sequence[Any], q64: np.ndarray, scoring: Collection[Any],
+                     recent: Mapping[Any, float] | None = None) -> np.ndarray:
         """q·m in float64 over the stored vectors, u_m (their last part) 1 for the memories in ``scoring``: the scores
         of an index that held u_m = 1 where the task's calls used the memory (sam_model.models.reuse; what
         evaluate.py's replay did by updating the index until 2026-12-06), while the index keeps u_m = 0 as written
@@ -223,7 +242,11 @@ class StoreSearch:
         m = self.index.get_vectors(list(ids)).astype(np.float64)
         if scoring:
             rows = [n for n, i in enumerate(ids) if i in scoring]
-            m[rows, -1] = 1.0
+            if recent is None:
+                m[rows, -1] = 1.0
+            else:  # [.., u_m, r_m]: a model with task_recency
+                m[rows, -2] = 1.0
+                m[rows, -1] = [recent[ids[n]] for n in rows]
         return (m * q64).sum(axis=1)
 
     def _candidates(self, q: np.ndarray, n: int, episode_id: Any, within: set | None, by_ids: bool,

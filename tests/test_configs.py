@@ -55,6 +55,8 @@ ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"):
              ("model", "net", "task_opening"): False,
              # ... and the reuse-within-a-task part stacked on it (sam_model.models.reuse)
              ("model", "net", "task_reuse"): False,
+             # ... and how recently the task used each memory, stacked on that (variant reuse-recent)
+             ("model", "net", "task_recency"): False,
              # ... and its head's own learning rate (0: the heads' lr, as before)
              ("model", "opening_lr"): 0.0,
              # filled by sam-train before the model is made (which model.net fields the run set, whether it resumes),
@@ -152,6 +154,7 @@ def resolved_janus(files: list[str]) -> dict:
         assert out["model"].pop("state_content") is False  # issue 21's dense-state fusion, off
         assert out["model"].pop("task_opening") is False  # issue 21's task-opening flag, off
         assert out["model"].pop("task_reuse") is False  # and its reuse-within-a-task part, off
+        assert out["model"].pop("task_recency") is False  # and its recency part, off
         for clip in ("state_max_length", "observation_max_length"):  # issue 28's clipped query texts, off
             assert out["model"].pop(clip) == 0
         assert out.pop("stream") == "head"  # new: which benchmark runs (the loader before had one class each)

@@ -126,8 +126,8 @@ def test_one_scope_never_sees_anothers_uses(reuse_net):
     in_b = memory.search("", run_id="b", call=later)["results"]
     assert any(r["used"] for r in in_a) and {r["memory"] for r in in_b} <= {r["memory"] for r in in_a}
     assert not any(r["used"] for r in in_b)
-    assert memory.used(memory.query_input("", run_id="b")[1]) == []
-    assert memory.used(memory.query_input("", run_id="a")[1]) == ["//a#0", "//a#2"]  # every call's so far
+    assert memory.used(memory.query_input("", run_id="b")[1]) == {}
+    assert list(memory.used(memory.query_input("", run_id="a")[1])) == ["//a#0", "//a#2"]  # every call's so far
 
 
 def test_the_task_start_bounds_the_uses(reuse_net):
@@ -135,9 +135,9 @@ def test_the_task_start_bounds_the_uses(reuse_net):
     memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
     _live(memory, "a")
     now = memory.query_input("", run_id="a")[1]
-    assert memory.used(now) == ["//a#0", "//a#2", "//a#4", "//a#8"]
-    assert memory.used({**now, "task_start": 11}) == ["//a#0", "//a#4", "//a#8"]  # 2 was last used at 10
-    assert memory.used({**now, "step": 8}) == ["//a#0"]  # before the decision at 8: the one at 6's label
+    assert memory.used(now) == {"//a#0": 1, "//a#2": 4, "//a#4": 1, "//a#8": 1}  # with the ranks of their last use
+    assert list(memory.used({**now, "task_start": 11})) == ["//a#0", "//a#4", "//a#8"]  # 2 was last used at 10
+    assert memory.used({**now, "step": 8}) == {"//a#0": 1}  # before the decision at 8: the one at 6's label
     assert memory.used({**now, "task_start": None}) == memory.used(now)  # unknown: the episode's every use
 
 
@@ -186,7 +186,7 @@ def test_a_log_replayed_as_events_gives_evaluates_uses_and_ranking_across_a_save
         memory.add(e, user_id="trip")
     assert told == want_used and got == want
     memory.delete_all(user_id="trip")  # the scope's labels go with its memories
-    assert memory.used(memory.query_input("", user_id="trip")[1]) == []
+    assert memory.used(memory.query_input("", user_id="trip")[1]) == {}
 
 
 def test_the_langgraph_store_refuses_the_model_at_once(reuse_net, tmp_path):
@@ -295,7 +295,7 @@ def test_a_hit_whose_uses_are_not_known_says_none(reuse_net, tmp_path):
             m = ScopedMemory.load(tmp_path / "saved", retriever(reuse_net))
         found = m.search("", run_id="a", limit=50)["results"]
         assert [r.get("used") for r in found if r.get("used") is not None] == [True] * 2
-        assert sorted(r["id"] for r in found if r.get("used")) == m.used(m.query_input("", run_id="a")[1])
+        assert sorted(r["id"] for r in found if r.get("used")) == sorted(m.used(m.query_input("", run_id="a")[1]))
         assert any("used" not in r for r in found)
 
 
@@ -340,12 +340,12 @@ def test_an_episodes_own_steps_again_or_back_stay_in_its_task(reuse_net, tmp_pat
     assert _steps(h.id for h in memory.store.get_all() if h.episode_id == "u") == [0, 1, 2, 3, 5, 6, 7, 8, 9]
     for user in ("u", "v"):
         assert memory.query_input("", user_id=user)[1]["task_start"] == 0
-    assert memory.used(memory.query_input("", user_id="u")[1]) == []
+    assert memory.used(memory.query_input("", user_id="u")[1]) == {}
     found = memory.search("", user_id="u", limit=20)["results"]
     assert len(found) == 9 and all("used" not in r for r in found)  # every memory: none says it is used or not
     memory.add([ev(0), ev(1, useful_memory_steps=[0])], user_id="u")  # a new episode from 0: a task, its labels
     assert memory.query_input("", user_id="u")[1]["task_start"] == 10
-    assert memory.used(memory.query_input("", user_id="u")[1]) == ["u#10"]
+    assert memory.used(memory.query_input("", user_id="u")[1]) == {"u#10": 1}
 
 
 def test_two_sessions_interleaved_in_one_scope_are_numbered_on(reuse_net):

@@ -74,7 +74,7 @@ class Variant:
 
 
 VARIANTS = {  # cumulative up to plots, each one change to the one before; known, explicit, sgdmix, brief: each one to plots;
-    # opening: one to brief; opening-lr, reuse: each one to opening
+    # opening: one to brief; opening-lr, reuse: each one to opening; reuse-recent: one to reuse
     "base": Variant("tools.yaml recipe"),
     "phase": Variant("+ phase dropout", ("configs/phase_dropout.yaml",)),
     "worlds": Variant("+ generated tool worlds", ("configs/phase_dropout.yaml",), True),
@@ -106,6 +106,10 @@ VARIANTS = {  # cumulative up to plots, each one change to the one before; known
     "reuse": Variant("+ the scorer told which memories earlier calls of the task took values from, weighted by the state",
                      ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
                       "configs/task_reuse.yaml"), True, plots="free", brief=0.5, on="opening"),
+    "reuse-recent": Variant("+ the scorer told how recently each of those memories was used (1/rank of its latest use)",
+                            ("configs/phase_dropout.yaml", "configs/state_fusion.yaml", "configs/task_opening.yaml",
+                             "configs/task_reuse.yaml", "configs/task_recency.yaml"), True, plots="free", brief=0.5,
+                            on="reuse"),
     "sgdmix": Variant("+ adapted to SGD (one dialogue in 3) and mixed back, w = 0.25", same_training_as="plots",
                       sgd_mix=0.25),  # a second pass on the plots variant's checkpoint (sgd_mixed)
 }

@@ -10,14 +10,15 @@ bounds them: an agent that does not say where its task began (evaluate.py --task
 its whole episode, so the examples keep those (``starts`` None) and the ranking keeps the task's
 (sam_model.evaluation.ranking.used_memories: a latest use at or after the task start, :func:`task_uses`). Used by
 the ``used-first`` baseline (sam_model.evaluation.ranking.rank_used_first), the ``reuse`` part of the model
-(sam_model.models.reuse), the search-time ordering :func:`used_first` (evaluate's ``NAME+used``) and the live path,
+(sam_model.models.reuse, its recency part by :func:`use_ranks`), the search-time ordering :func:`used_first` (evaluate's ``NAME+used``) and the live path,
 which reads a scope's own conversation's labels with the same two functions (sam_model.memory.scopeduses: one rule
 for what is benchmarked and what is deployed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Iterator, Sequence
+from bisect import bisect_left
+from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 T = TypeVar("T", bound=Hashable)
@@ -57,6 +58,22 @@ def task_uses(uses: Uses, task_start: int | None) -> dict[int, int]:
     ``task_start`` (a memory an earlier task used and this one used again counts); None, the task start unknown
     (evaluate.py --task-start unknown): every use, as the episode's."""
     return {m: s for m, s in uses if task_start is None or s >= task_start}
+
+
+def use_ranks(latest: Mapping[T, int]) -> dict[T, int]:
+    """Each used memory's rank k by its latest use (``latest``: memory -> step of its latest use, as
+    :func:`task_uses` gives): k = 1 + how many of the task's used memories were used later, so the memories the
+    task's most recent earlier call took values from have k = 1, and the memories one call used share a rank (as
+    ranks of ties do: 1, 1, 3). The one rule of the recency part r_m = 1/k (:func:`recency`,
+    sam_model.models.reuse) for training (sam_model.training.batching), evaluate's replay and a live search
+    (sam_model.memory.scopeduses): the ranks are of memories (events), so a chunked event counts once."""
+    newest_first = sorted(-s for s in latest.values())
+    return {m: 1 + bisect_left(newest_first, -s) for m, s in latest.items()}
+
+
+def recency(rank: int) -> float:
+    """r_m = 1/k for a used memory of rank ``k`` (:func:`use_ranks`); an unused memory has r_m = 0."""
+    return 1.0 / rank
 
 
 def used_first(ranked: Sequence[T], used: Collection[T]) -> list[T]:

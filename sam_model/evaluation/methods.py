@@ -44,6 +44,7 @@ from sam_model.evaluation.ranking import (
     rank_used_first,
     rank_vectors,
     used_memories,
+    used_ranks,
 )
 from sam_model.limits import MAX_K
 from sam_model.store import MemoryStore, reads_reuse
@@ -137,11 +138,12 @@ class StoreReplay:
         vectors end in u_m, 0 as encoded, which each decision's search scores as 1 for the memories it is told."""
         return reads_reuse(self.encoder)
 
-    def used(self, data: EvalData, ex: RetrievalExample) -> list | None:
+    def used(self, data: EvalData, ex: RetrievalExample) -> dict | None:
         """The ids of the memories the decision's task's earlier calls took values from (ranking.used_memories),
-        which its search is told (MemoryStore.search_vector's ``used``), as a deployment's ScopedMemory tells its
-        own (sam_model.memory.scopeduses); None for a model that does not score them."""
-        return [data.memories[p].id for p in used_memories(data.memories, ex)] if self.reuses() else None
+        each with the rank of its latest use (ranking.used_ranks), which its search is told (MemoryStore.search_vector's
+        ``used``), as a deployment's ScopedMemory tells its own (sam_model.memory.scopeduses); None for a model that
+        does not score them."""
+        return {data.memories[p].id: k for p, k in used_ranks(data.memories, ex).items()} if self.reuses() else None
 
     def rankings(self, data: EvalData, scope: Scope, depth: int) -> dict[bool, list[np.ndarray]]:
         """Both rankings (with and without the re-rank) of ``data``'s decisions, replayed once per decision set:

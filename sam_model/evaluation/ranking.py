@@ -20,7 +20,7 @@ import numpy as np
 
 from sam_model.data.chunks import parent_id
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
-from sam_model.data.reuse import task_uses
+from sam_model.data.reuse import task_uses, use_ranks
 from sam_model.progress import progress_bar
 
 TIE_EPS = 1e-9
@@ -152,6 +152,15 @@ def used_memories(memories: Sequence[MemoryRecord], ex: RetrievalExample) -> lis
         return []
     own = [p for p in range(ex.episode_start, ex.cutoff) if memories[p].step in last]
     return sorted(own, key=lambda p: (-last[memories[p].step], -memories[p].step, p))
+
+
+def used_ranks(memories: Sequence[MemoryRecord], ex: RetrievalExample) -> dict[int, int]:
+    """:func:`used_memories`' positions, each with the rank of its event's latest use among the task's used memories
+    (sam_model.data.reuse.use_ranks over events, so a chunked event counts once and its chunks share its rank): what a
+    reuse model's search is told (evaluation.methods.StoreReplay.used), as a live search is
+    (sam_model.memory.scopeduses)."""
+    ranks = use_ranks(task_uses(ex.used, ex.task_start))
+    return {p: ranks[memories[p].step] for p in used_memories(memories, ex)}
 
 
 def rank_used_first(memories: Sequence[MemoryRecord], examples: Sequence[RetrievalExample], scope: Scope,

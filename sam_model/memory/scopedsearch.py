@@ -129,12 +129,12 @@ class ScopedSearch:
             out["step"] = decision
         return "state", out
 
-    def used(self, inputs: Mapping[str, Any]) -> list[str]:
+    def used(self, inputs: Mapping[str, Any]) -> dict[str, int]:
         """The ids of the memories the earlier tool calls of the query's task took values from, for a
         :meth:`query_input` answer: read from the scopes' own conversation's labels before the query's step (now
         when none), from its task start on (the episode's current task when none is given: a text query's too)
-        (sam_model.memory.scopeduses). The search tells the store (u_m for a reuse model; Hit.used, ``used`` in
-        each result)."""
+        (sam_model.memory.scopeduses), each with the rank of its latest use. The search tells the store (u_m for a
+        reuse model, r_m = 1/rank for one with task_recency; Hit.used, ``used`` in each result)."""
         episode = inputs["episode"]
         steps = used_steps(self._trackers.get(episode), self._base.get(episode, 0), self._labels.get(episode, {}),
                            inputs.get("step"), self._task_start(inputs))

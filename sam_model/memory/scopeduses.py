@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from sam_model.data.examples import MemoryRecord
-from sam_model.data.reuse import running_uses, task_uses
+from sam_model.data.reuse import running_uses, task_uses, use_ranks
 from sam_model.data.toolstate import TranscriptState
 
 
@@ -50,9 +50,12 @@ def uses_known(unknown: Collection[int], step: int | None, task_start: int | Non
     return not any((task_start is None or d >= task_start) and (step is None or d < step) for d in unknown)
 
 
-def used_ids(episode: str, steps: Mapping[int, int]) -> list[str]:
-    """The ids of :func:`used_steps`' memories in ``episode`` (those deleted since are passed over by the store)."""
-    return [MemoryRecord.make_id(episode, s) for s in steps]
+def used_ids(episode: str, steps: Mapping[int, int]) -> dict[str, int]:
+    """The ids of :func:`used_steps`' memories in ``episode`` (those deleted since are passed over by the store), each
+    with the rank of its latest use (sam_model.data.reuse.use_ranks, as evaluate's replay ranks them), which a model
+    that scores recency (task_recency) reads."""
+    ranks = use_ranks(steps)
+    return {MemoryRecord.make_id(episode, s): ranks[s] for s in steps}
 
 
 __all__ = ["used_ids", "used_steps", "uses_known"]

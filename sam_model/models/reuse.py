@@ -31,24 +31,33 @@ from sam_model.models.time import zero_head
 
 
 class TaskReuse(nn.Module):
-    """u_m's slot for memories (0: unused when written) and w_u(v_s) for queries (formulas above)."""
+    """u_m's slot for memories (0: unused when written) and w_u(v_s) for queries (formulas above); with ``recency``
+    r_m's slot and w_r(v_s) after them (its own zero head, so a model without it keeps its parameters' names)."""
 
-    out_dim = 1
-
-    def __init__(self, dim: int):
+    def __init__(self, dim: int, recency: bool = False):
         super().__init__()
         self.head = zero_head(dim, 1)
+        self.recency = zero_head(dim, 1) if recency else None
+
+    @property
+    def out_dim(self) -> int:
+        return 1 if self.recency is None else 2
 
     def memory(self, n: int, dtype: torch.dtype) -> torch.Tensor:
-        """u_m as a memory is written, (n, 1): 0, until a call of its task uses it (:func:`with_uses`)."""
-        return torch.zeros(n, 1, dtype=dtype, device=self.head.weight.device)
+        """[u_m(, r_m)] as a memory is written, (n, out_dim): 0, until a call of its task uses it (:func:`with_uses`)."""
+        return torch.zeros(n, self.out_dim, dtype=dtype, device=self.head.weight.device)
 
     def query(self, v_s: torch.Tensor) -> torch.Tensor:
-        """w_u(v_s), (n, 1)."""
-        return self.head(v_s)
+        """[w_u(v_s)(, w_r(v_s))], (n, out_dim)."""
+        return self.head(v_s) if self.recency is None else torch.cat([self.head(v_s), self.recency(v_s)], dim=-1)
 
 
-def with_uses(scores: torch.Tensor, queries: torch.Tensor, used: torch.Tensor) -> torch.Tensor:
+def with_uses(scores: torch.Tensor, queries: torch.Tensor, used: torch.Tensor,
+              recent: torch.Tensor | None = None) -> torch.Tensor:
     """``scores`` (queries x memories, written with u_m = 0) with each used memory's u_m = 1: + w_u(v_s)·U.
-    ``queries`` end in w_u (the last column); ``used`` is U (queries x memories, bool)."""
-    return scores + queries[:, -1:] * used.to(scores.dtype)
+    ``queries`` end in w_u (the last column); ``used`` is U (queries x memories, bool). With ``recent`` (R, the
+    r_m(t) of each pair, sam_model.training.batching.recency_matrix: a model with ``task_recency``) the queries end
+    in [w_u, w_r] and the scores gain w_r(v_s)·R too."""
+    if recent is None:
+        return scores + queries[:, -1:] * used.to(scores.dtype)
+    return scores + queries[:, -2:-1] * used.to(scores.dtype) + queries[:, -1:] * recent.to(scores.dtype)

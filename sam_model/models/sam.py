@@ -8,7 +8,8 @@ is served as one inner product by concatenation: the query vector is
 learned time and task context of sam_model.models.time, only with ``time_features`` > 0), then, only with
 ``task_opening``, [.., w(v_s)] and [.., o_m]: whether the memory opened its task (sam_model.models.opening), then,
 only with ``task_reuse``, [.., w_u(v_s)] and [.., u_m]: whether an earlier call of the task used the memory
-(sam_model.models.reuse; u_m is 0 as written, set where it is used). With
+(sam_model.models.reuse; u_m is 0 as written, set where it is used), then, only with ``task_recency``,
+[.., w_r(v_s)] and [.., r_m]: how recently the task used it (1/k, k the rank of its latest use). With
 ``state_content`` the content part also carries β times the untrained pooled state text (β learned): the
 dense-state baseline's own signal, fused into the model, so that where the trained state head knows
 nothing (a domain never seen) the score still has what BERT alone knows about the state. Memory
@@ -91,6 +92,9 @@ class SAMConfig:
             from (sam_model.models.reuse), w_u a learned linear function of the state, zero at start; the memory
             vector's last part is 0 as written, set where the memory is used (needs task_opening: it is the part
             after it); off = the vectors then are exactly those of a model without it.
+        task_recency: the score gains w_r(v_s)·r_m too, r_m = 1/k for a used memory whose latest use ranks k-th
+            latest among the task's used memories (sam_model.data.reuse.use_ranks), 0 for an unused one; one more
+            part after u_m (needs task_reuse); off = the vectors then are exactly those of a model without it.
     """
 
     bert_path: str = ""
@@ -118,13 +122,14 @@ class SAMConfig:
     state_content: bool = False
     task_opening: bool = False
     task_reuse: bool = False
+    task_recency: bool = False
 
     def to_dict(self) -> dict:
         """The config as checkpoints and exports save it. ``task_opening`` (and ``task_reuse``) only when on: a model without it saves
         the config written before the field existed, which older sam_model versions load (they refuse an unknown
         field), and a config saved without it loads as off (ADDED_LATER)."""
         d = asdict(self)
-        for name in ("task_opening", "task_reuse"):
+        for name in ("task_opening", "task_reuse", "task_recency"):
             if not d[name]:
                 del d[name]
         return d
@@ -200,7 +205,8 @@ def split_search_fields(d: dict) -> tuple[dict, dict]:
 # Fields added after the first checkpoints, with the value that gives a config saved before them its old
 # behaviour (a missing field is an error for every other field: nothing falls back silently).
 ADDED_LATER = {"time_features": 0, "pooling": "mean", "state_content": False, "observation_max_length": 0,
-               "state_max_length": 0, "task_opening": False, "task_reuse": False}
+               "state_max_length": 0, "task_opening": False, "task_reuse": False,
+               "task_recency": False}
 STATE_CONTENT_INIT = 0.1  # β at the start of training: about the weight (1−α) of the observation's content
 
 
@@ -258,7 +264,10 @@ class SAMNet(nn.Module):
         if cfg.task_reuse and not cfg.task_opening:
             raise ValueError("model.net.task_reuse needs model.net.task_opening (its part comes after the opening "
                              "flag's): set model.net.task_opening: true, or task_reuse: false")
-        self.reuse = TaskReuse(cfg.dim) if cfg.task_reuse else None
+        if cfg.task_recency and not cfg.task_reuse:
+            raise ValueError("model.net.task_recency needs model.net.task_reuse (its part comes after u_m): set "
+                             "model.net.task_reuse: true, or task_recency: false")
+        self.reuse = TaskReuse(cfg.dim, cfg.task_recency) if cfg.task_reuse else None
         a = min(max(cfg.alpha, 1e-4), 1 - 1e-4)
         self.alpha_logit = nn.Parameter(torch.tensor(math.log(a / (1 - a))), requires_grad=cfg.learn_alpha)
         if cfg.state_content and cfg.query_input != "state":

@@ -18,7 +18,7 @@ from torch.utils.data import Sampler
 from sam_model.data.chunks import Chunking, CountTokens, chunk_record, label_chunks
 from sam_model.data.examples import MemoryRecord
 from sam_model.data.lives import task_openings
-from sam_model.data.reuse import earlier_uses
+from sam_model.data.reuse import earlier_uses, recency, use_ranks
 from sam_model.data.text import content_text, drop_known
 
 
@@ -35,13 +35,14 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
     ``mem_opens``: whether each memory opened its task (sam_model.data.lives.task_openings; every chunk of
     that event), for a model with ``task_opening``. ``q_used``: per query, the steps of the memories earlier
     decision points of its task labelled (sam_model.data.reuse.earlier_uses; -1 pads), for a model with
-    ``task_reuse`` (:func:`reuse_matrix`)."""
+    ``task_reuse`` (:func:`reuse_matrix`); ``q_recent``: r = 1/k of each of those (sam_model.data.reuse.use_ranks;
+    0 pads), for a model with ``task_recency`` (:func:`recency_matrix`)."""
     rows = [(i, {**row, "opens": opens_of(row)}) for i, row in rows]
     if chunking is not None:
         rows = [(i, chunk_row(row, chunking, count_tokens)) for i, row in rows]
     b: dict[str, Any] = {k: [] for k in ("mem_texts", "mem_contents", "mem_kinds", "mem_phases", "q_state_texts",
                                          "q_phases", "q_obs", "mem_opens")}
-    mem_ep, mem_step, q_ep, q_step, q_labels, q_task, q_used = [], [], [], [], [], [], []
+    mem_ep, mem_step, q_ep, q_step, q_labels, q_task, q_used, q_recent = [], [], [], [], [], [], [], []
     not_positive: list[list[int]] = []  # per query: the memories (batch positions) of its events it must not label
     for ep_idx, row in rows:
         offset = len(mem_step)
@@ -66,6 +67,8 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
                 q_task.append(q["task_starts"][i] if "task_starts" in q else q["steps"][0])
                 q_labels.append(labels)
                 q_used.append([m for m, _ in used[i]])
+                ranks = use_ranks(dict(used[i]))
+                q_recent.append([recency(ranks[m]) for m, _ in used[i]])
                 not_positive.append([offset + j for j in unlabelled[i]] if unlabelled else [])
     width = max((len(x) for x in q_labels), default=1)
     b["mem_key"] = torch.tensor([memory_key(t, k, p) for t, k, p in zip(b["mem_texts"], b["mem_kinds"], b["mem_phases"])],
@@ -78,6 +81,8 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
     b["q_labels"] = torch.tensor([x + [-1] * (width - len(x)) for x in q_labels], dtype=torch.long).view(-1, width)
     width = max((len(x) for x in q_used), default=1) or 1
     b["q_used"] = torch.tensor([x + [-1] * (width - len(x)) for x in q_used], dtype=torch.long).view(-1, width)
+    b["q_recent"] = torch.tensor([x + [0.0] * (width - len(x)) for x in q_recent],
+                                 dtype=torch.float32).view(-1, width)
     if chunking is not None:
         b["mem_label"] = torch.ones(len(q_step), len(mem_step), dtype=torch.bool)
         for i, js in enumerate(not_positive):
@@ -207,6 +212,15 @@ def reuse_matrix(q_episode: torch.Tensor, q_used: torch.Tensor, mem_episode: tor
     sam_model.models.reuse. Another episode's memories (in-batch negatives) are never used by the query."""
     same = q_episode[:, None] == mem_episode[None, :]
     return same & (mem_step[None, :, None] == q_used[:, None, :]).any(-1)
+
+
+def recency_matrix(q_episode: torch.Tensor, q_used: torch.Tensor, q_recent: torch.Tensor,
+                   mem_episode: torch.Tensor, mem_step: torch.Tensor) -> torch.Tensor:
+    """R (queries x memories, float): r_m(t) = 1/k of each memory :func:`reuse_matrix` marks used (``q_recent``,
+    collate_episodes; every chunk of that event), 0 elsewhere: the recency part of sam_model.models.reuse."""
+    same = q_episode[:, None] == mem_episode[None, :]
+    hit = same[:, :, None] & (mem_step[None, :, None] == q_used[:, None, :])
+    return (hit.to(q_recent.dtype) * q_recent[:, None, :]).sum(-1)
 
 
 QUERY_STRIDE = 100_000  # more decision points than one validation batch holds

@@ -20,12 +20,11 @@ from sam_model.io import SAMFileError
 from sam_model.models.adapt import extend_net, extended_config
 from sam_model.models.call_cost import REPEATS, SHAPES
 from sam_model.models.losses import MAX_SCALE, POSITIVES, MultiPositiveInfoNCE, ScoreDistillation
-from sam_model.models.reuse import with_uses
 from sam_model.models.sam import SAMConfig, SAMNet, split_search_fields
 from sam_model.progress import say
 from sam_model.storeconfig import StoreConfig
-from sam_model.training.batching import candidate_masks, encode_batch, reuse_matrix, validation_query_ids
-from sam_model.training.objective import batch_loss
+from sam_model.training.batching import candidate_masks, encode_batch, validation_query_ids
+from sam_model.training.objective import add_uses, batch_loss
 
 
 def matrix_weights(model: nn.Module) -> set[int]:
@@ -233,9 +232,7 @@ class SAMLightningModule(pl.LightningModule):
                                             batch["mem_episode"], batch["mem_step"], in_batch_negatives=False,
                                             mem_label=batch.get("mem_label"))
         scores = q @ m.T
-        if self.net.reuse is not None:  # u_m(t), as in training
-            scores = with_uses(scores, q, reuse_matrix(batch["q_episode"], batch["q_used"], batch["mem_episode"],
-                                                       batch["mem_step"]))
+        scores = add_uses(self.net, scores, q, batch, batch["mem_episode"], batch["mem_step"])  # as in training
         rank, world = (self.trainer.global_rank, self.trainer.world_size) if self._trainer is not None else (0, 1)
         qid = validation_query_ids(len(q), batch_idx, rank, world).to(q.device)[:, None].expand_as(scores)
         self.val_metrics.update(scores[allowed], positive[allowed], indexes=qid[allowed])

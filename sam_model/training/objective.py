@@ -11,7 +11,22 @@ import torch.distributed as dist
 from sam_model.models.losses import MultiPositiveInfoNCE, ScoreDistillation, gather_across_devices
 from sam_model.models.reuse import with_uses
 from sam_model.models.sam import SAMNet
-from sam_model.training.batching import candidate_masks, encode_batch, reuse_matrix
+from sam_model.training.batching import candidate_masks, encode_batch, recency_matrix, reuse_matrix
+
+
+def add_uses(net: SAMNet, scores: torch.Tensor, q: torch.Tensor, batch: dict, mem_ep: torch.Tensor,
+             mem_step: torch.Tensor) -> torch.Tensor:
+    """``scores`` with u_m(t) (which memories earlier calls of each query's task used) and, for a model with
+    ``task_recency``, r_m(t) (how recently), as a search told the uses scores them (sam_model.models.reuse);
+    ``scores`` itself for a model without reuse. Training and validation alike."""
+    if net.reuse is None:
+        return scores
+    q_ep, q_used = batch["q_episode"].to(scores.device), batch["q_used"].to(scores.device)
+    used = reuse_matrix(q_ep, q_used, mem_ep, mem_step)
+    if net.reuse.recency is None:
+        return with_uses(scores, q, used)
+    return with_uses(scores, q, used, recency_matrix(q_ep, q_used, batch["q_recent"].to(scores.device), mem_ep,
+                                                     mem_step))
 
 
 def own_columns(label: torch.Tensor, n_all: int) -> torch.Tensor:
@@ -53,9 +68,7 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
                                         batch["q_labels"].to(m.device), mem_ep, mem_step, in_batch_negatives, label,
                                         key)
     scores = q @ m_all.T
-    if net.reuse is not None:  # u_m(t): which memories earlier calls of each query's task used
-        scores = with_uses(scores, q, reuse_matrix(batch["q_episode"].to(m.device), batch["q_used"].to(m.device),
-                                                   mem_ep, mem_step))
+    scores = add_uses(net, scores, q, batch, mem_ep, mem_step)
     losses = loss_fn(scores, allowed, positive)
     if teacher is not None and distill is not None and distill_weight:
         with torch.no_grad():
