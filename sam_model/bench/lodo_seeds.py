@@ -4,6 +4,8 @@ spread.
 
     python -m sam_model.bench.lodo --out runs/lodo-s0 --variants fusion,plots --seed 0     # and --seed 1, 2
     python -m sam_model.bench.lodo_seeds runs/lodo-s0 runs/lodo-s1 runs/lodo-s2 --variant plots --reference fusion
+    python -m sam_model.bench.lodo_seeds runs/new-s0 runs/new-s1 --variant new --reference old \
+        --reference-from runs/old-s0 runs/old-s1     # the reference from an earlier run of the same seeds
 
 One ``bench.lodo`` run is one training seed, and its intervals are over decisions only: two trainings of the same
 recipe differ by about as much as a change does (±0.04 MRR on the 127 airline decisions). Here each run folder
@@ -35,24 +37,37 @@ from sam_model.io import atomic_write_text, cli_name, given_twice
 Seed = dict[str, np.ndarray]  # variant, reference, baseline: one reciprocal rank per decision
 
 
-def load(runs: list[Path], variant: str, reference: str
+def load(runs: list[Path], variant: str, reference: str, reference_runs: list[Path] | None = None
          ) -> tuple[dict[str, list[Seed]], dict[str, list[str] | None]]:
     """Per domain, per seed (run): reciprocal ranks of the variant, the reference and the run's best baseline;
-    and per domain, where every seed ranked the same decisions, each decision's conversation (else None)."""
+    and per domain, where every seed ranked the same decisions, each decision's conversation (else None).
+    ``reference_runs``: the reference read from these runs instead, the i-th for the i-th of ``runs`` (the same
+    seed of an earlier measurement), each domain's decisions checked to be the same, in the same order."""
+    if reference_runs is not None and len(reference_runs) != len(runs):
+        raise SystemExit(f"error: {len(runs)} runs but {len(reference_runs)} --reference-from runs; give one for each "
+                         "run, seed by seed")
     out: dict[str, list[Seed]] = {}
     keys: dict[str, list] = {}
-    for run in runs:
+    for i, run in enumerate(runs):
         rows = json.loads((run / "lodo.json").read_text(encoding="utf-8"))
         for domain in dict.fromkeys(r["domain"] for r in rows):
             best = next(r["best_baseline"] for r in rows if r["domain"] == domain)
             decisions, methods = per_query(run / domain)
             keys.setdefault(domain, []).append(decisions)
-            for name in (variant, reference, best):
-                if name not in methods:
-                    raise SystemExit(f"error: {run / domain / 'per_query.jsonl'} has no method {name!r} (it has: "
-                                     f"{', '.join(methods)}); run bench.lodo with --variants {reference},{variant}")
-            out.setdefault(domain, []).append({k: np.asarray(methods[n]["rr"]) for k, n in
-                                               (("variant", variant), ("reference", reference), ("baseline", best))})
+            ref = methods
+            if reference_runs is not None:
+                ref_decisions, ref = per_query(reference_runs[i] / domain)
+                if ref_decisions != decisions:
+                    raise SystemExit(f"error: {reference_runs[i] / domain} and {run / domain} ranked different "
+                                     "decisions; give the reference's run of the same seed, data and --sgd-queries")
+            for name, have, where in ((variant, methods, run), (reference, ref, (reference_runs or runs)[i]),
+                                      (best, methods, run)):
+                if name not in have:
+                    raise SystemExit(f"error: {where / domain / 'per_query.jsonl'} has no method {name!r} (it has: "
+                                     f"{', '.join(have)}); run bench.lodo with --variants {reference},{variant}")
+            out.setdefault(domain, []).append({"variant": np.asarray(methods[variant]["rr"]),
+                                               "reference": np.asarray(ref[reference]["rr"]),
+                                               "baseline": np.asarray(methods[best]["rr"])})
     for domain, seeds in out.items():
         if len(seeds) != len(runs):
             raise SystemExit(f"error: domain {domain} is in {len(seeds)} of the {len(runs)} runs; give runs that "
@@ -125,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("runs", nargs="+", type=Path, help="bench.lodo --out folders, one per training seed")
     ap.add_argument("--variant", required=True, help="the variant under test (a bench.lodo --variants name)")
     ap.add_argument("--reference", required=True, help="the variant it is compared with, trained in the same runs")
+    ap.add_argument("--reference-from", nargs="+", type=Path, default=None, metavar="RUN",
+                    help="read the reference from these bench.lodo --out folders instead, one per run in the same seed "
+                         "order (an earlier measurement of the same seeds and decisions: still paired)")
     ap.add_argument("--out", type=Path, default=None,
                     help="also write the table, its figures and its plot here (.md, .json, .png; default: none)")
     tensorboard_log.add_option(ap, "lodo_seeds.png's figures (the differences from the best baseline and their "
@@ -139,7 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--tensorboard needs --out (the folder lodo_seeds.png is drawn into)")
     if why := tensorboard_log.problem(args.tensorboard):
         ap.error(why)
-    data, shared = load(args.runs, args.variant, args.reference)
+    for run in args.reference_from or ():
+        if not run.is_dir():
+            ap.error(f"--reference-from {run}: not a folder; give bench.lodo --out folders")
+    data, shared = load(args.runs, args.variant, args.reference, args.reference_from)
     summary = summarise(data, shared)
     text = table(summary, args.variant, args.reference)
     print(text)
