@@ -187,3 +187,34 @@ def test_the_store_scores_1_over_k_in_float64_refuses_what_is_not_a_rank_and_kee
     store.save(tmp_path / "saved")  # a save holds the vectors as written, no search's u_m or r_m
     assert np.array_equal(MemoryStore.load(tmp_path / "saved").index.get_vectors([x.id for x in mems]), v)
 
+
+def _seeded(folder, methods: dict[str, list[float]], seed: int):
+    """test_lodo_seeds_from's run folder (coding's six decisions, a fixed split: the same for every seed), its
+    report.json recording the seed as bench.lodo's evaluation writes it."""
+    import json
+
+    from test_lodo_seeds_from import _run
+
+    run = _run(folder, methods)
+    (run / "coding" / "report.json").write_text(json.dumps({"seed": seed}))
+    return run
+
+
+def test_reference_from_refuses_a_reference_of_another_seed_or_given_twice_or_missing_a_domain(tmp_path, capsys):
+    """--reference-from pairs by seed and decision (README "How recently a memory was used"); on a fixed split the
+    decisions of every seed are the same, so the decisions alone let a reference run of another seed through (given
+    in another order, or one run given for every seed): the seed each report.json records is checked too."""
+    from sam_model.bench import lodo_seeds
+
+    new = [_seeded(tmp_path / f"new{s}", {"bm25": [0.5] * 6, "new": [1] * 6}, s) for s in (0, 1)]
+    old = [_seeded(tmp_path / f"old{s}", {"bm25": [0.5] * 6, "old": [0.5] * 6}, s) for s in (0, 1)]
+    assert len(lodo_seeds.load(new, "new", "old", old)[0]["coding"]) == 2  # seed by seed: taken
+    with pytest.raises(SystemExit, match="is seed 0 but .* is seed 1"):
+        lodo_seeds.load(new, "new", "old", old[::-1])
+    with pytest.raises(SystemExit) as err:
+        lodo_seeds.main([*map(str, new), "--variant", "new", "--reference", "old", "--reference-from",
+                         str(old[0]), str(old[0])])
+    assert err.value.code == 2 and "given twice" in capsys.readouterr().err
+    (old[1] / "coding" / "per_query.jsonl").unlink()
+    with pytest.raises(SystemExit, match="not found: .* did not leave out coding"):
+        lodo_seeds.load(new, "new", "old", old)

@@ -56,10 +56,18 @@ def load(runs: list[Path], variant: str, reference: str, reference_runs: list[Pa
             keys.setdefault(domain, []).append(decisions)
             ref = methods
             if reference_runs is not None:
-                ref_decisions, ref = per_query(reference_runs[i] / domain)
+                other = reference_runs[i] / domain
+                if not (other / "per_query.jsonl").is_file():
+                    raise SystemExit(f"error: {other / 'per_query.jsonl'} not found: {reference_runs[i]} did not "
+                                     f"leave out {domain}; give the reference's run of the same domains")
+                ref_decisions, ref = per_query(other)
                 if ref_decisions != decisions:
-                    raise SystemExit(f"error: {reference_runs[i] / domain} and {run / domain} ranked different "
+                    raise SystemExit(f"error: {other} and {run / domain} ranked different "
                                      "decisions; give the reference's run of the same seed, data and --sgd-queries")
+                seed, ref_seed = run_seed(run / domain), run_seed(other)
+                if None not in (seed, ref_seed) and seed != ref_seed:
+                    raise SystemExit(f"error: {run / domain} is seed {seed} but {other} is seed {ref_seed}; give "
+                                     "--reference-from's runs in the order of the runs, seed by seed")
             for name, have, where in ((variant, methods, run), (reference, ref, (reference_runs or runs)[i]),
                                       (best, methods, run)):
                 if name not in have:
@@ -73,6 +81,14 @@ def load(runs: list[Path], variant: str, reference: str, reference_runs: list[Pa
             raise SystemExit(f"error: domain {domain} is in {len(seeds)} of the {len(runs)} runs; give runs that "
                              "left out the same domains")
     return out, {d: [e for e, _ in ks[0]] if all(k == ks[0] for k in ks) else None for d, ks in keys.items()}
+
+
+def run_seed(folder: Path) -> int | None:
+    """The seed an evaluation folder's report.json records (bench.lodo's --seed; None where it holds none). Why:
+    --reference-from pairs by seed, and on a fixed test split (coding's, airline's) the decisions alone cannot tell
+    a reference run of another seed from the same seed's."""
+    path = folder / "report.json"
+    return json.loads(path.read_text(encoding="utf-8")).get("seed") if path.is_file() else None
 
 
 PAIRS = {"variant - baseline": ("variant", "baseline"), "variant - reference": ("variant", "reference"),
@@ -160,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     for run in args.reference_from or ():
         if not run.is_dir():
             ap.error(f"--reference-from {run}: not a folder; give bench.lodo --out folders")
+    if args.reference_from and (twice := given_twice(args.reference_from)) is not None:  # one seed's reference twice
+        ap.error(f"--reference-from {twice} is given twice; give each reference run once, seed by seed")
     data, shared = load(args.runs, args.variant, args.reference, args.reference_from)
     summary = summarise(data, shared)
     text = table(summary, args.variant, args.reference)
