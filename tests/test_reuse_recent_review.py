@@ -11,6 +11,7 @@ import random
 
 import pytest
 import torch
+from test_reuse_recent import recent_net  # noqa: F401 - its module fixture, the reuse-recent network
 from test_task_first import EMPTY, data_of, write
 
 from sam_model.data.chunks import Chunking
@@ -218,3 +219,29 @@ def test_reference_from_refuses_a_reference_of_another_seed_or_given_twice_or_mi
     (old[1] / "coding" / "per_query.jsonl").unlink()
     with pytest.raises(SystemExit, match="not found: .* did not leave out coding"):
         lodo_seeds.load(new, "new", "old", old)
+
+
+def test_scoped_memory_fed_the_lives_event_by_event_is_told_the_designs_ranks(lives, recent_net):  # noqa: F811
+    """The live path whole: each life's events added to a ScopedMemory one by one (their steps, labels and task
+    keys, as an agent's log is added), each decision point's search told, before its event is written, the
+    design's ranks of its task's earlier uses."""
+    from test_agreement import DEPTH, retriever
+
+    from sam_model.data.schema import parse_event
+    from sam_model.memory import ScopedMemory
+
+    episodes, _, want = lives
+    memory, told, expect = ScopedMemory(retriever(recent_net), k=DEPTH), [], []
+    for ep in episodes[:4]:
+        for d in ep:
+            e = parse_event(d, "test")
+            if e.is_decision_point:
+                # told its task start: a decision point that opens a task (its event not added yet) is of a task
+                # the memory has not seen begin, and searched by default in the current one (the earlier task's)
+                start = min(x["step"] for x in ep if x["meta"] == d["meta"])
+                used = memory.used(memory.query_input(e.text, e.state, user_id=e.episode_id, task_start=start)[1])
+                told.append({int(i.rpartition("#")[2]): 1.0 / k for i, k in used.items()})
+                expect.append(want[(e.episode_id, e.step)])
+                memory.search(e.text, e.state, user_id=e.episode_id, task_start=start)  # taken, not refused
+            memory.add(d, user_id=e.episode_id)
+    assert told == expect
