@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-import time
+import sys
 
 from test_walkthrough_otel import CONV, TURN1, TURN2, attr, otlp, plain, read, text, turn
 
@@ -133,15 +133,37 @@ def _error(raw: str) -> json.JSONDecodeError:
     raise AssertionError(raw)
 
 
+def _lines_run(spans: list[dict]) -> tuple[list[otel.Conversation], int]:
+    """The conversations of ``spans`` and how many lines of the reader's module ran to read them: its cost, counted,
+    not timed (a count does not vary with the machine or its load)."""
+    count = 0
+
+    def local(frame, event, arg):
+        nonlocal count
+        count += event == "line"
+        return local
+
+    before = sys.gettrace()
+    sys.settrace(lambda frame, event, arg: local if frame.f_code.co_filename == otel.__file__ else None)
+    try:
+        return read(spans), count
+    finally:
+        sys.settrace(before)
+
+
 def test_a_deep_chain_of_spans_is_walked_once():
     """Each span's ancestry was walked from the span up: a chain of spans each a child of the one before (a context
-    never detached) was quadratic, 20,000 spans 228 s. Each span's answer is kept: ~1 s."""
-    n = 8000
-    spans = [span("d", f"s{i}", f"s{i - 1}" if i else "", i + 1, "chat", [text("user", "hi"), text("assistant", "a")])
-             for i in range(n)]
-    t0 = time.perf_counter()
-    (conv,) = read(spans)
-    assert time.perf_counter() - t0 < 8 and conv.episode_id == "d"  # before: ~37 s
+    never detached) was quadratic, 20,000 spans 228 s. Each span's answer is kept: twice the spans, twice the lines
+    run (before: 3.8 times at 500 and 1,000 spans)."""
+    said = [text("user", "hi"), text("assistant", "a")]
+
+    def chain(n: int) -> list[dict]:
+        return [span("d", f"s{i}", f"s{i - 1}" if i else "", i + 1, "chat", said) for i in range(n)]
+
+    (short,), few = _lines_run(chain(500))
+    (conv,), many = _lines_run(chain(1000))
+    assert short.episode_id == conv.episode_id == "d" and len(conv.messages) == 2
+    assert many < 2.5 * few, (few, many)  # linear: 2.0
 
 
 def test_a_folder_of_zstd_exports_is_named_so(tmp_path, capsys):
