@@ -131,3 +131,26 @@ def test_another_apis_message_after_the_models_words_is_read_by_its_reader():
     memory.add("My phone is (415) 555-0142.", user_id="t", run_id="r")
     assert [e[2] for e in stored(memory)] == ["Hi, unit 4B.", "Let me look.", "It is the sink.",
                                                "My phone is (415) 555-0142."]
+
+
+def test_a_streamed_calls_chunks_go_in_one_add_the_other_contents_an_add_each(tmp_path):
+    """Documents behaviour (README, "The live state takes any format"): a call streamed in pieces
+    (``willContinue``) added a chunk an add is refused at its first piece as a cut call, in one line saying to log the
+    whole stream; its chunks in one add, every other content an add of its own, are the importer's memories."""
+    from test_format_gemini_stream import streamed
+
+    contents = streamed()
+    want = imported(tmp_path, contents)
+    first = next(i for i, c in enumerate(contents) if c["parts"][0].get("functionCall", {}).get("willContinue"))
+    alone = ScopedMemory(HashingEncoder(16))
+    for c in contents[:first]:
+        alone.add([c], user_id="t", run_id="r")
+    with pytest.raises(ValueError, match=r"the streamed functionCall 'cancel' begun here is cut: .* log the whole "
+                                         r"stream") as refused:
+        alone.add([contents[first]], user_id="t", run_id="r")
+    assert "\n" not in str(refused.value)
+    end = next(i for i in range(first, len(contents)) if not contents[i]["parts"][0]["functionCall"].get("willContinue"))
+    memory = ScopedMemory(HashingEncoder(16))
+    for add in [*([c] for c in contents[:first]), contents[first:end + 1], *([c] for c in contents[end + 1:])]:
+        memory.add(add, user_id="t", run_id="r")
+    assert stored(memory) == want

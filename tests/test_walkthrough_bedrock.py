@@ -127,3 +127,19 @@ def test_validate_names_a_strands_session_folder_for_what_it_holds(tmp_path, cap
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"`sam-data transcripts {tmp_path / 'sessions'} OUT.jsonl`" in err
     assert "it holds 1 Strands Agents session conversation (read by the bedrock reader)" in err
+
+
+def test_a_strands_line_logged_after_each_invocation_is_refused_saying_to_keep_the_last(tmp_path):
+    """Documents behaviour (README's bedrock paragraph says to write a Strands agent's line once,
+    when the conversation ends): a line after each invocation repeats the conversation so far, and the second is
+    refused as the same conversation logged again, in one line saying to keep each id's last line."""
+    log = tmp_path / "strands.jsonl"
+    first = {"id": "claim-1", "system": "You are a claims assistant.", "messages": [*MESSAGES, ANSWER]}
+    later = {**first, "messages": [*first["messages"], {"role": "user", "content": [{"text": "ok, go ahead"}]},
+                                   {"role": "assistant", "content": [{"text": "Filed."}]}]}
+    log.write_text(json.dumps(first) + "\n" + json.dumps(later) + "\n")
+    with pytest.raises(TranscriptFormatError) as err:
+        list(iter_transcript_events(log))
+    message = str(err.value)
+    assert message.startswith(f"{log}:2: duplicate conversation id 'claim-1'") and "\n" not in message
+    assert "the same conversation logged again" in message and "keep each id's last line" in message
