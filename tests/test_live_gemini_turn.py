@@ -5,7 +5,7 @@ so the call's add decided at them (labels [0, 2] where the importer gives [0]) a
 flagged the unit the user's last message gave (['phone', 'unit'], the importer's ['phone']). The scope now keeps an
 open turn of Gemini contents (sam_model.memory.live): the same memories, labels and search states as the importer's
 and as the contents added together, saved and loaded between adds, two runs fed in turn, a delete as for
-Responses items (the open turn closes: its next contents are read as they come)."""
+Responses items (a delete of the open turn's words closes it: its next contents are read as they come)."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def test_two_runs_fed_in_turn_keep_their_open_turns_apart(tmp_path):
 
 
 def test_a_delete_closes_the_open_turn_as_it_does_responses_items():
-    """A memory deleted while the model's words are open: the turn closes where the conversation ends, so the call's
+    """The model's words deleted while their turn is open: the turn closes where the conversation ends, so the call's
     add is read as it comes (the deleted words are not read again, nor their memory stored again), as for a
     Responses agent's preamble."""
     contents = conversation()

@@ -4,14 +4,13 @@ an item of the turn given again in its place (sam_model.memory.live_responses)."
 
 from __future__ import annotations
 
-import json
-
+import test_live_gemini_turn as gemini
 import test_live_reuse
 from test_agreement import DEPTH, retriever
 from test_live_responses import INSTRUCTIONS, conversation, feed, imported, labelled, stored, want
 from test_live_reuse import _life, _steps
 
-from sam_model.data.transcripts import iter_transcript_events, live_state
+from sam_model.data.transcripts import live_state
 from sam_model.memory import HashingEncoder, ScopedMemory
 
 reuse_net = test_live_reuse.reuse_net  # its tiny network, a fixture of this module too
@@ -119,33 +118,18 @@ def test_a_delete_of_an_unrelated_memory_keeps_a_responses_turn_open(tmp_path):
     assert labelled(memory) == labels
 
 
-def gemini_turn(tmp_path) -> tuple[list[dict], dict, list[dict]]:
-    """A Gemini conversation whose model says words and then calls, in two contents (one turn to the importer):
-    its six contents (the call the fifth), the call's args, and the importer's events of the whole conversation (written
-    to ``tmp_path``/log.jsonl). Shared with test_live_review_60, which adds the same contents to a scope."""
-    args = {"phone": "(415) 555-0142", "unit": "4B"}
-    first = {"role": "user", "parts": [{"text": "Hi, my phone is (415) 555-0142."}]}
-    ask = {"role": "model", "parts": [{"text": "Which unit?"}]}
-    unit = {"role": "user", "parts": [{"text": "Unit 4B, the kitchen sink leaks."}]}
-    words = {"role": "model", "parts": [{"text": "Let me look."}]}
-    call = {"role": "model", "parts": [{"functionCall": {"name": "lookup_tenant", "args": args}}]}
-    done = {"role": "user", "parts": [{"functionResponse": {"name": "lookup_tenant", "response": {"id": "TN-1"}}}]}
-    log = tmp_path / "log.jsonl"
-    log.write_text(json.dumps({"id": "g1", "contents": [first, ask, unit, words, call, done]}) + "\n")
-    return [first, ask, unit, words, call, done], args, list(iter_transcript_events(log))
-
-
 def test_gemini_words_before_a_call_are_one_turn_for_live_state_as_for_the_importer(tmp_path):
     """Gemini's reader joins consecutive model contents into one turn (a streamed answer, a chunk each), words and
     then a call alike, so the importer decides before the words, as it does for a Responses preamble; live_state,
     given the contents up to the call, decided at the words (the preamble rule was Responses' alone), flagging the
-    unit the user's last message gave (an observation to the importer). One rule now (toolstate.JOINS_CALLS)."""
-    contents, args, imported = gemini_turn(tmp_path)
-    decided = next(e for e in imported if e.get("useful_memory_steps"))
-    assert decided["text"] == "Unit 4B, the kitchen sink leaks."  # the importer's: can fail
-    got = live_state(contents[:4], {"name": "lookup_tenant", "args": args})
+    unit the user's last message gave (an observation to the importer). One rule now (formats.base.JOINS_CALLS)."""
+    contents = gemini.conversation()[:6]  # the user's phone, the unit asked and given, the words, the call, its result
+    decided = next(e for e in gemini.imported(tmp_path, contents) if e[4])
+    assert decided[2] == "Unit 4B, the kitchen sink leaks."  # the importer's: can fail
+    (at, call), *_ = gemini.calls(contents)
+    got = live_state(contents[:at], call)
     assert got["uncertainty_flags"] == ["phone"]
-    assert got == decided["state"]
+    assert got == decided[3]
 
 
 def test_a_bare_message_said_twice_is_two_memories_as_the_importer_reads_it(tmp_path):

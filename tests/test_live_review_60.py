@@ -10,9 +10,10 @@ import json
 import random
 
 import pytest
+import test_live_gemini_turn as gemini
 import test_live_reuse
 from test_agreement import DEPTH, retriever, write_events
-from test_live_leftovers_60 import _placed, ev, gemini_turn
+from test_live_leftovers_60 import _placed, ev
 from test_live_reuse import _steps
 
 from sam_model.data.lives import make_lives
@@ -129,22 +130,15 @@ def test_gemini_contents_added_one_at_a_time_are_decided_as_the_importer_decides
     the user's message before them; a scope kept no open turn of Gemini contents (README said so, and how to work
     around it), so the words added alone were decided at: the call's labels [0, 2] at the words where the importer
     gives [0] at the user's message, and a search by the call after the words flagged ['phone', 'unit'] (the
-    importer's ['phone']). The scope now keeps one (tests/test_live_gemini_turn.py)."""
-    contents, args, imported = gemini_turn(tmp_path)
-    decided = next(e for e in imported if e.get("useful_memory_steps"))
-    assert (decided["step"], decided["useful_memory_steps"]) == (2, [0])  # the importer's: can fail
-    assert decided["state"]["uncertainty_flags"] == ["phone"]
-    memory = ScopedMemory(HashingEncoder(16))
-    for add in contents[:4]:
-        memory.add([add], user_id="t", run_id="r")
-    state = memory.search("", call={"name": "lookup_tenant", "args": args}, user_id="t", run_id="r", limit=3)["state"]
-    assert state == decided["state"]
-    for add in contents[4:]:
-        memory.add([add], user_id="t", run_id="r")
-    got = [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or [])
-           for e in memory._trackers["t//r"].events]
-    assert [(e[0], e[4]) for e in got if e[4]] == [(2, [0])]  # [(3, [0, 2])] before: decided at the words
-    assert got == [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or []) for e in imported]
+    importer's ['phone']). The scope now keeps one (tests/test_live_gemini_turn.py, whose conversation this is)."""
+    contents = gemini.conversation()[:6]  # up to the first call's functionResponse
+    want = gemini.imported(tmp_path, contents)
+    decided = next(e for e in want if e[4])
+    assert (decided[0], decided[4], decided[3]["uncertainty_flags"]) == (2, [0], ["phone"])  # the importer's: can fail
+    memory, states = gemini.feed(ScopedMemory(HashingEncoder(16)), contents)
+    assert states == [decided[3]]
+    assert [(e[0], e[4]) for e in gemini.stored(memory) if e[4]] == [(2, [0])]  # [(3, [0, 2])] before: at the words
+    assert gemini.stored(memory) == want
 
 
 def test_a_refused_event_of_a_batch_stored_in_step_order_is_named_by_its_place_in_the_add():
@@ -198,7 +192,5 @@ def test_a_codex_rollouts_preamble_is_decided_before_as_the_importer_does(tmp_pa
             for given in (call, {"name": "lookup_tenant", "arguments": call["arguments"]}):
                 assert memory.search("", call=given, user_id="t", run_id="r", limit=3)["state"] == decided["state"]
         memory.add([x], user_id="t", run_id="r")
-    got = [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or [])
-           for e in memory._trackers["t//r"].events]
-    assert got == [(e["step"], e["kind"], e["text"], e["state"], e.get("useful_memory_steps") or []) for e in imported]
+    assert gemini.stored(memory) == gemini.events(imported)
 

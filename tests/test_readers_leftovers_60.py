@@ -233,7 +233,8 @@ def test_a_streamed_path_with_a_hyphenated_key_is_assembled():
 def test_a_count_after_a_noun_of_counted_things_is_one_number_whatever_its_groups(said, value):
     """A count of list-like groups after its noun (users 123,456: every group three digits, none 000) was read as a
     list of 123 and 456, the count said by no event, where the rule's intent is that counts after their noun stay
-    numbers (active users 12,345). A noun of what is counted (users, visitors, sessions, requests, ...) is no list's."""
+    numbers (active users 12,345). A noun of what is counted (visitors, sessions, requests, ...; people after a word
+    that says a count, active users: tests/test_readers_review_60.py) is no list's."""
     from shell_calls import decide
 
     from sam_model.data.sayings import says
