@@ -100,9 +100,9 @@ def test_two_runs_fed_in_turn_keep_their_open_turns_apart(tmp_path):
 
 
 def test_a_delete_closes_the_open_turn_as_it_does_responses_items():
-    """The model's words deleted while their turn is open: the turn closes where the conversation ends, so the call's
-    add is read as it comes (the deleted words are not read again, nor their memory stored again), as for a
-    Responses agent's preamble."""
+    """Guard (passes before: no open turn then): the model's words deleted while their turn is open: the turn closes
+    where the conversation ends, so the call's add is read as it comes (the deleted words are not read again, nor
+    their memory stored again), as for a Responses agent's preamble."""
     contents = conversation()
     responses = [{"role": "user", "content": "Unit 4B, the kitchen sink leaks."},
                  {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Let me look."}]},

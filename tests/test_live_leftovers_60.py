@@ -133,9 +133,10 @@ def test_gemini_words_before_a_call_are_one_turn_for_live_state_as_for_the_impor
 
 
 def test_a_bare_message_said_twice_is_two_memories_as_the_importer_reads_it(tmp_path):
-    """A message without an id (a user's bare one) has nothing but its words and place: given again right after
-    itself it is the importer's reading of a log holding it twice (two memories), not deduplicated (kept: a resend
-    and the same words said again cannot be told apart; a response's items, which have ids, are read once)."""
+    """Documents behaviour (passes before): a message without an id (a user's bare one) has nothing but its words
+    and place: given again right after itself it is the importer's reading of a log holding it twice (two memories),
+    not deduplicated (kept: a resend and the same words said again cannot be told apart; a response's items, which
+    have ids, are read once)."""
     items = conversation()
     yes = {"role": "user", "content": "Yes, please."}
     items = [*items[:3], yes, yes, *items[3:]]

@@ -270,6 +270,7 @@ def test_a_mysql_string_before_its_column_is_a_string(query, literals):
     ('SELECT * FROM t WHERE "x" = NULL AND "y" = NOW()', None),  # NULL and a function's call are no column
 ])
 def test_a_name_before_a_value_or_a_quoted_name_stays_a_name(query, literals):
+    """Guard (passes before): PostgreSQL's quoted names before a value, a quoted name or NULL stay names."""
     from sam_model.data.sqlwords import sql_literals
 
     assert sql_literals(query) == literals

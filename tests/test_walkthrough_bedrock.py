@@ -49,7 +49,8 @@ def test_an_invocation_log_record_is_named_with_the_line_that_converts_it(tmp_pa
 
 
 def test_the_line_the_message_gives_is_read_as_the_conversation(tmp_path):
-    """What the refusal says to write, made from the record, converts: the call's messages and its answer."""
+    """Guard (passes before): what the refusal says to write, made from the record, converts: the call's messages
+    and its answer."""
     rec = record("req-1")
     line = {"id": "claim-1", **rec["input"]["inputBodyJson"], "output": rec["output"]["outputBodyJson"]["output"]}
     log = tmp_path / "converse.jsonl"

@@ -103,7 +103,8 @@ def test_an_agent_spans_turn_is_not_read_beside_its_model_calls(caplog):
 
 
 def test_an_agent_span_alone_is_still_read():
-    """An agent whose model calls are not recorded (a hosted agent): its invoke_agent spans are the conversation."""
+    """Guard (passes before): an agent whose model calls are not recorded (a hosted agent): its invoke_agent spans
+    are the conversation."""
     spans = [s for s in turn("t1", [], TURN1, 1000, agent_content=True) if "root" in s["spanId"]]
     (conv,) = read(spans)
     assert plain(conv.messages) == [TURN1[0], TURN1[-1]]
