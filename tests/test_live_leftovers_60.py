@@ -58,7 +58,7 @@ def test_a_batch_going_on_with_the_episode_or_with_a_gap_keeps_the_order_given(r
     added = memory.add([ev(3), ev(4), ev(0, "user noah"), ev(1, "call", useful_memory_steps=[0])], user_id="u")
     assert [r["step"] for r in added["results"]] == [3, 4, 5, 6]
     assert memory.query_input("", user_id="u")[1]["task_start"] == 5
-    assert memory.used(memory.query_input("", user_id="u")[1]) == ["u#5"]
+    assert list(memory.used(memory.query_input("", user_id="u")[1])) == ["u#5"]
     added = memory.add([ev(7), ev(8), ev(0), ev(1), ev(2)], user_id="v")["results"]
     assert [r["step"] for r in added] == [7, 8, 9, 10, 11]
     assert memory.query_input("", user_id="v")[1]["task_start"] == 9

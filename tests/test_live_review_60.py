@@ -153,7 +153,7 @@ def test_a_refused_event_of_a_batch_stored_in_step_order_is_named_by_its_place_i
     assert len(memory.get_all(user_id="u", limit=None)["results"]) == 3
     added = memory.add([ev(4, "refund", useful_memory_steps=[1]), ev(3, "lookup")], user_id="u")["results"]
     assert [r["step"] for r in added] == [4, 3]
-    assert memory.used({"episode": "u", "step": 5, "task_start": 0}) == ["u#1"]
+    assert list(memory.used({"episode": "u", "step": 5, "task_start": 0})) == ["u#1"]
 
 
 def _rollout_line(payload: dict) -> dict:
