@@ -17,6 +17,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from sam_model.data.chatmessages import policy_of
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
 from sam_model.data.formats import codex_exec, gemini_cli
@@ -56,6 +58,17 @@ def _checked(fmt: str | None) -> str | None:
     """The format an add's check reads its items in (read_add): Responses' where the scope reads them so (a bare
     message joining the open turn), else told from their shape (a session's lines are read for their check alone)."""
     return fmt if fmt == live_responses.FORMAT else None
+
+
+def _plain_step(m: Any) -> Any:
+    """An event (dict or Event) whose step is a NumPy integer (a pandas DataFrame's column) with that step as an int:
+    the store's check takes one (storechecks.check_memory), but a dict's failed in parse_event ("Object of type int64
+    is not JSON serializable"), an Event's in the add's step check, and one stored made the scope's save fail."""
+    if isinstance(m, Mapping) and isinstance(m.get("step"), np.integer):
+        return {**m, "step": int(m["step"])}
+    if isinstance(m, Event) and isinstance(m.step, np.integer):
+        return dataclasses.replace(m, step=int(m.step))
+    return m
 
 
 class ScopedWrites:
@@ -115,6 +128,7 @@ class ScopedWrites:
         events, own = [], []
         for i, m in enumerate(items):
             own.append(not isinstance(m, Mapping) or "step" in m)  # a dict without a step has none of its own
+            m = _plain_step(m)
             if isinstance(m, Mapping) and "kind" in m:
                 m = parse_event({"episode_id": episode, "step": 0, **m}, "add(...)", i + 1)
             if not isinstance(m, Event):
