@@ -11,11 +11,11 @@ past the scope's newest memory; one whose step is 0 (starting again, or another 
 first events of a scope (or of one saved before numberings were kept) keep their steps where they lie past its
 newest memory, as before. An add's events are taken as evaluate.py reads them as an event file
 (:func:`in_file_order`: each id's together, the current episode's first where they go on with it, by step unless
-only the order given tells an episode's end from the next one's start). Any other event (the episode's own step again or back: an event re-added after
-its memory was deleted, a batch sent again, a later batch going back; or another id's not from 0: two sessions'
-events interleaved in one scope, add by add) is numbered on as before 2026-12-06, in the same task, and its labels
-and those of the events continuing it are dropped where the step moved (they name another numbering than the stored
-one). A new task there split one episode in two and moved the re-added memory's id past a gap; two interleaved
+only the order given tells an episode's end from the next one's start). Any other event (the episode's own step
+again or back: an event re-added after its memory was deleted, a batch sent again, a later batch going back; or
+another id's not from 0: two sessions' events interleaved in one scope, add by add) is numbered on as before
+2026-12-06, in the same task, and its labels and those of the events continuing it are dropped where the step moved
+(they name another numbering than the stored one). A new task there split one episode in two and moved the re-added memory's id past a gap; two interleaved
 sessions made a task of every event, each stored past a gap of its own step (steps growing as the square of the
 events).
 
