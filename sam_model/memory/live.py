@@ -773,7 +773,7 @@ def deciding(turn: OpenTurn | None, tracker: TranscriptState, call: Any = None) 
     without them: the importer reads the words and the call after them as one turn and decides before the words
     (formats.base.preamble; toolstate.live_state alike), where the tracker fed the words alone decided at them.
     The call joins them in a turn of Responses items where live_responses.joins says so, and in one of a Codex
-    rollout's lines or of Gemini contents whatever shape the call is given in (formats.base.JOINS_NEXT_CALL; until
+    rollout's lines, codex exec's events or Gemini contents whatever shape the call is given in (JOINS_NEXT_CALL; until
     2026-12-06 decided at the words). An OpenAI chat agent's words (a bare message joins the open turn) and its call
     in chat's shape are read apart, as its tool_calls message is added: decided at the words, as before 2026-12-06."""
     if turn is None or not turn.lines or not (turn.format in JOINS_NEXT_CALL or turn.format == live_responses.FORMAT

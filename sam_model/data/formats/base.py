@@ -191,14 +191,17 @@ class Chat:
 # the formats whose reader joins the assistant's words and the calls right after them into one turn (decided
 # before the words): Responses (a preamble message item, then its function_call), a Codex rollout (its
 # response_item lines, read by the Responses reader; until 2026-12-06 left out, so live_state and a scope's search
-# decided at a rollout's preamble) and Gemini contents (consecutive model contents, a streamed answer a chunk each).
-# OpenAI chat, Anthropic and the session formats write words and calls in one message, two messages being two turns;
-# Claude Code joins an API message's entries by its id, which a call given alone does not carry (left out).
-JOINS_CALLS = frozenset({"responses", "codex", "gemini"})
+# decided at a rollout's preamble), codex exec --json events (an agent_message, then the items of the calls right
+# after it; left out until 2026-12-06 alike) and Gemini contents (consecutive model contents, a streamed answer a
+# chunk each). OpenAI chat, Anthropic and the other session formats write words and calls in one message, two
+# messages being two turns; Claude Code joins an API message's entries by its id, which a call given alone does not
+# carry (left out).
+JOINS_CALLS = frozenset({"responses", "codex", "codex-exec", "gemini"})
 # those of them whose lines a ScopedMemory reads in an open turn (sam_model.memory.live.deciding) and whose next
 # call the reader joins to the words whatever shape a search gives it in: a rollout's response_item function_call,
-# a model's functionCall content (Gemini; until 2026-12-06 no open turn: a model's words added alone were decided at)
-JOINS_NEXT_CALL = frozenset({"codex", "gemini"})
+# a codex exec item, a model's functionCall content (Gemini; until 2026-12-06 no open turn: a model's words added
+# alone were decided at)
+JOINS_NEXT_CALL = frozenset({"codex", "codex-exec", "gemini"})
 
 
 def preamble(fmt: str | None, chat: Chat) -> bool:
