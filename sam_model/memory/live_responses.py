@@ -19,8 +19,8 @@ closed turn is read as it comes, a new item: a stream writes an item's versions 
 rather a later item of a reused id (an agent numbering its calls ``call_1`` in each response), which a refusal
 would lose (Gemini CLI's message ids, unique, are refused so: live.rewritten). A message without an id (a user's bare
 ``{"role", "content"}``) cannot be told from the same words said again: it is read as it comes, as the importer
-reads a log holding it twice (two messages); dropped by its words and place, a log replayed an item an add would
-differ from its import, and a user's "yes" said twice would be lost.
+reads a log holding it twice (two messages); were it dropped by its words and place, the adds of a log holding an
+item twice would differ from the log's import, and a user's "yes" said twice would be lost.
 """
 
 from __future__ import annotations
