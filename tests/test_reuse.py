@@ -203,15 +203,20 @@ def test_a_search_as_deep_as_the_index_may_be_asked_misses_no_memory_the_used_on
             _assert_same(told, marked, q, k, used)
 
 
-def test_the_lodo_variant_is_opening_with_reuse():
+@pytest.mark.parametrize(("variant", "on", "flag"), [("reuse", "opening", "task_reuse"),
+                                                     ("reuse-recent", "reuse", "task_recency")])
+def test_a_lodo_variant_is_the_one_it_is_on_with_its_config_stacked_last(variant, on, flag):
+    """bench.lodo's reuse variants are paired with the one they build on by seed: the same configs, worlds, plots and
+    briefing, plus the one config that turns their flag on (configs/FLAG.yaml)."""
+    from pathlib import Path
+
     import yaml
 
     from sam_model.bench import lodo
 
-    reuse, opening = lodo.VARIANTS["reuse"], lodo.VARIANTS["opening"]
-    assert reuse.configs == (*opening.configs, "configs/task_reuse.yaml") and reuse.on == "opening"
-    assert (reuse.worlds, reuse.plots, reuse.brief) == (opening.worlds, opening.plots, opening.brief)
-    from pathlib import Path
-
-    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "configs" / "task_reuse.yaml").read_text())
-    assert cfg["model"] == {"net": {"task_reuse": True}}
+    this, base = lodo.VARIANTS[variant], lodo.VARIANTS[on]
+    config = "configs/" + flag + ".yaml"
+    assert this.configs == (*base.configs, config) and this.on == on
+    assert (this.worlds, this.plots, this.brief) == (base.worlds, base.plots, base.brief)
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / config).read_text())
+    assert cfg["model"] == {"net": {flag: True}}

@@ -164,20 +164,6 @@ def test_the_store_scores_ranks_as_an_index_holding_u_and_r_and_refuses_ids_with
         store.search_vector(q, 5, episode_id=ex.episode_id, used=dict.fromkeys(ranks, 0))
 
 
-def test_the_lodo_variant_is_reuse_with_recency():
-    from pathlib import Path
-
-    import yaml
-
-    from sam_model.bench import lodo
-
-    recent, reuse = lodo.VARIANTS["reuse-recent"], lodo.VARIANTS["reuse"]
-    assert recent.configs == (*reuse.configs, "configs/task_recency.yaml") and recent.on == "reuse"
-    assert (recent.worlds, recent.plots, recent.brief) == (reuse.worlds, reuse.plots, reuse.brief)
-    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "configs" / "task_recency.yaml").read_text())
-    assert cfg["model"] == {"net": {"task_recency": True}}
-
-
 @pytest.fixture(scope="module")
 def recent_net(tiny_bert_dir):
     """A tiny network with the reuse and recency parts, w_u and w_r random functions of the state, large enough to
