@@ -339,7 +339,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # chat spans of a malformed invoke_agent span carrying the id are refused with it, not written as their trace's
 # (no release between: one number). OTLP files whose spans' ancestries name their ids (the examples/logs file and
 # tests/test_walkthrough_otel.py's among them) convert as under 120.
-CONVERSION_VERSION = 123
+# 124: people counted after a count's noun and "of" (total number of users 123,456; count of customers 204,305) are
+# a count, as after a tally word (122): the number had read as a list of two ids, the count a later call passed said
+# by no event. tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 124
 
 
 @dataclass(frozen=True)
