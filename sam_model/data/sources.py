@@ -342,7 +342,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 124: people counted after a count's noun and "of" (total number of users 123,456; count of customers 204,305) are
 # a count, as after a tally word (122): the number had read as a list of two ids, the count a later call passed said
 # by no event. tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
-CONVERSION_VERSION = 124
+# 125: a SWE-agent text command's Windows path written bare keeps its backslashes (open C:\repo\src\x.py 212): read as
+# bash reads it, it was C:reposrcx.py, a file no output printed, the path and its line numbers traced to nothing.
+# tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 125
 
 
 @dataclass(frozen=True)

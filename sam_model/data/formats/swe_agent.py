@@ -447,10 +447,40 @@ def command_call(action: Any, call_id: str, where: str, own: frozenset[str] = TO
         return chat_call(call_id, SHELL, {"command": text}, where)
     body = None
     if len(lines) > 1 and _END.fullmatch(lines[-1].strip()):
-        words, body = shell_words(lines[0]), "\n".join(lines[1:-1])
+        words, body = _words(lines[0], shell_words(lines[0])), "\n".join(lines[1:-1])
     else:
-        words = whole
+        words = _words(text, whole)
     return chat_call(call_id, words[0], _arguments(words[0], words[1:], body, (forms or {}).get(words[0])), where)
+
+
+# a Windows path written bare: a drive's (C:\repo\x.py) or a relative one, a name then a backslash before a name's
+# character (src\http\x.py), up to a space or a quote; a backslash before a space, a quote, a $ or another backslash
+# is bash's escape, no separator (my\ file.py, \$HOME)
+_WINDOWS_WORD = re.compile(r"(?<!\S)(?:[A-Za-z]:\\|[\w.-]+\\(?=[\w.-]))[^\s'\"]*")
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+_SEPARATOR = re.compile(r"\\(?=[\w.-])")  # a path's backslash: before a name's character
+
+
+def _words(line: str, read: list[str]) -> list[str]:
+    """The words of SWE-agent's command ``line`` (``read``: the shell's reading of it), each Windows path it writes
+    bare (:data:`_WINDOWS_WORD`, outside quotes) with its backslashes: ``open C:\\repo\\src\\x.py 212`` had been
+    read as bash reads it, path ``C:reposrcx.py``, a file no output printed, so the path and its line numbers were
+    traced to nothing. A model on Windows writes its paths so, and no command of SWE-agent's takes a bare word whose
+    backslash escapes a name's character (bash reads ``\\h`` as ``h``); one before a space, a quote, a ``$`` or a
+    backslash stays bash's escape (``my\\ file.py``). A line whose quotes do not close is split at whitespace, its
+    backslashes kept, as before."""
+    if "\\" not in line:
+        return read
+
+    def kept(text: str) -> str:
+        return _WINDOWS_WORD.sub(lambda w: _SEPARATOR.sub(r"\\\\", w.group()), text)
+
+    out, at = [], 0
+    for m in _QUOTED.finditer(line):
+        out += [kept(line[at:m.start()]), m.group()]
+        at = m.end()
+    text = "".join([*out, kept(line[at:])])
+    return read if text == line or tokens(text) is None else shell_words(text)
 
 
 def _arguments(name: str, words: list[str], body: str | None, documented: Signature | None) -> dict[str, Any]:
