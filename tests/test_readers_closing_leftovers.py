@@ -75,3 +75,62 @@ def test_a_swe_agent_run_on_windows_labels_as_its_posix_twin(tmp_path):
     assert args('search_dir "a\\"b" src\\http') == {"search_term": 'a"b', "dir": "src\\http"}
     assert args("open my\\ file.py") == {"path": "my file.py"}  # bash's escape of a space, as before
     assert args("find_file x.py C:\\") == {"file_name": "x.py", "dir": "C:\\"}  # a drive's root
+
+
+def v1_branched_events() -> list[dict]:
+    """An OpenHands V1 run whose head was moved back (the SDK's history tree: navigate_to, or a fork from an earlier
+    event): after get_user, the first branch looked up a reservation; the second, under the user's turn, lists the
+    reservations, then looks the same one up."""
+    def ev(i: int, kind: str, parent: str | None, source: str = "agent", **kw) -> dict:
+        return {"kind": kind, "id": f"e{i}", "timestamp": f"2026-01-05T10:00:{i:02d}", "source": source,
+                **({"parent_id": parent} if parent else {}), **kw}
+
+    def act(i: int, parent: str, name: str, args: dict) -> dict:
+        return ev(i, "ActionEvent", parent, thought=[], llm_response_id=f"r{i}",
+                  tool_call={"id": f"c{i}", "name": name, "arguments": json.dumps(args)})
+
+    def obs(i: int, text: str) -> dict:
+        return ev(i, "ObservationEvent", f"e{i - 1}", "environment", tool_call_id=f"c{i - 1}",
+                  observation={"kind": "X", "content": [{"type": "text", "text": text}], "is_error": False})
+
+    return [ev(0, "SystemPromptEvent", None, system_prompt={"type": "text", "text": "You are a support agent."}),
+            ev(1, "MessageEvent", "e0", "user", llm_message={"role": "user", "content": [
+                {"type": "text", "text": "My user id is ann_lee_123."}]}),
+            act(2, "e1", "get_user", {"user_id": "ann_lee_123"}), obs(3, "Reservations: QX7Z9A"),
+            act(4, "e3", "get_reservation", {"reservation_id": "QX7Z9A"}), obs(5, "QX7Z9A: JFK-LAX"),
+            act(6, "e1", "list_reservations", {"user_id": "ann_lee_123"}), obs(7, "Reservations: QX7Z9A, PL4N3R"),
+            ev(8, "MessageEvent", "e7", llm_message={"role": "assistant", "content": [
+                {"type": "text", "text": "Looking."}]}),
+            act(9, "e8", "get_reservation", {"reservation_id": "QX7Z9A"}), obs(10, "QX7Z9A: JFK-LAX")]
+
+
+def test_an_openhands_v1_conversation_that_branched_is_read_on_its_last_branch(tmp_path):
+    """The SDK's history tree keeps the events of a branch the conversation left in its log (each event names its
+    parent_id): read in log order, the left branch read as if the model had seen it, and a value the new branch's
+    own result said was labelled by the left branch's (QX7Z9A by its first get_user). The run is read on the branch
+    of its last event, the left one's events counted and named in the import report; in a folder and in an
+    evaluation line alike. A log without parent_id is one branch, read whole as before."""
+    from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+    events = v1_branched_events()
+    folder = tmp_path / "conv" / "events"
+    folder.mkdir(parents=True)
+    for i, e in enumerate(events):
+        (folder / f"event-{i:05d}-{e['id']}.json").write_text(json.dumps(e))
+    line = tmp_path / "output.jsonl"
+    line.write_text(json.dumps({"instance_id": "t-1", "history": events}) + "\n")
+    for path, first in ((tmp_path / "conv", "event-00002-e2.json"), (line, "event 2")):
+        report = ImportReport()
+        read = list(iter_transcript_events(path, report=report))
+        assert [e["text"].split("(")[0] for e in read if e["kind"] == "action"] == [
+            "CALL list_reservations", "CALL get_reservation"]
+        (labelled,) = [e for e in read if e.get("useful_memory_steps")]
+        assert read[labelled["useful_memory_steps"][0]]["text"].startswith("list_reservations: Reservations")
+        ((at, n),) = report.abandoned.items()
+        assert at.endswith(first) and n == 4
+    flat = tmp_path / "flat.jsonl"  # the same events with no tree: read whole, in log order
+    flat.write_text(json.dumps({"instance_id": "t-2", "history": [
+        {k: v for k, v in e.items() if k != "parent_id"} for e in events]}) + "\n")
+    report = ImportReport()
+    assert sum(e["kind"] == "action" for e in iter_transcript_events(flat, report=report)) == 4
+    assert not report.abandoned

@@ -345,7 +345,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 125: a SWE-agent text command's Windows path written bare keeps its backslashes (open C:\repo\src\x.py 212): read as
 # bash reads it, it was C:reposrcx.py, a file no output printed, the path and its line numbers traced to nothing.
 # tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
-CONVERSION_VERSION = 125
+# 126: an OpenHands V1 conversation whose events form a tree (the SDK's parent_id: a head moved back, a fork from an
+# earlier event) is read on the branch of its last event; its log order read the branches it left as seen, their
+# results labelling the new branch's calls. Logs without parent_id (every release before the tree) convert byte for
+# byte: tau-bench airline, the AutoCodeRover file and examples/logs among them.
+CONVERSION_VERSION = 126
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from sam_model.data.formats import (
     gemini_cli,
     mini_swe_agent,
     openhands,
+    openhands_tree,
     otel,
     response_chains,
     responses,
@@ -754,8 +755,9 @@ def _v1_conversations(folder: Path, paths: list[Path], seen: dict[str, str],
             n = next(i for i, at in enumerate(indexes) if at != i)
             bad = TranscriptFormatError(str(events_dir), f"no event file numbered {n} (event-{n:05d}-ID.json) before "
                                                          f"{files[n].name}: the conversation's events are incomplete")
+        off = tuple(str(files[i]) for i in openhands_tree.left(docs)) if bad is None else ()
         yield bad if bad is not None else next(_unique(iter([Conversation(
-            episode_id_of(name), docs, str(events_dir), conv.name, openhands.V1)]), seen))
+            episode_id_of(name), docs, str(events_dir), conv.name, openhands.V1, abandoned=off)]), seen))
         for q in files if on_file is not None else ():
             on_file(q)
 

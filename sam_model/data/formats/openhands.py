@@ -56,6 +56,7 @@ from sam_model.data.formats.base import (
     text_of,
 )
 from sam_model.data.formats.numbered import mark
+from sam_model.data.formats.openhands_tree import left
 from sam_model.io import json_shape, json_type
 
 NOT_CALLS = frozenset({"system", "message", "null", "change_agent_state", "recall", "condensation", "pause",
@@ -304,9 +305,9 @@ def conversations(doc: Any, where: str, name: str, group: str, id_of,
                                                f"{'null' if doc['history'] is None else 'empty'}: it stopped before "
                                                f"its first step{error})")
             return
-        yield Conversation(id_of(name), doc["history"], where, group, format or version(doc["history"]))
+        yield _run(id_of(name), doc["history"], where, group, format or version(doc["history"]))
     elif isinstance(doc, list):
-        yield Conversation(id_of(name), doc, where, group, format or version(doc))
+        yield _run(id_of(name), doc, where, group, format or version(doc))
     elif is_v1_event(doc):
         yield TranscriptFormatError(where, ALONE_V1)
     elif is_event(doc):
@@ -316,3 +317,9 @@ def conversations(doc: Any, where: str, name: str, group: str, id_of,
                                            "OpenHands' save_trajectory_path setting writes) or an evaluation output line "
                                            f"{{\"instance_id\", \"history\": [events]}}; got {json_shape(doc)} (sam-data "
                                            "formats lists what is read)")
+
+
+def _run(episode: str, events: list[Any], where: str, group: str, format: str) -> Conversation:
+    """A run's conversation; a V1 run's events of branches it left (openhands_tree) named for the import report."""
+    off = left(events) if format == V1 else []
+    return Conversation(episode, events, where, group, format, abandoned=tuple(f"{where}, event {i}" for i in off))

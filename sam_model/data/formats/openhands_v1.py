@@ -37,6 +37,11 @@ reader follows OpenHands' ConversationMemory:
   second memory of the same values, and under ``--label latest`` or ``all`` be credited with values it only repeats.
   So it is counted, as the 0.x reader counts condensation actions, and so is a ``CondensationSummaryEvent`` (the
   View's stand-in for the summary, not in the saved log).
+- a conversation whose events form a tree (the SDK's history tree: each event's ``parent_id``; ``navigate_to`` or a
+  fork from an earlier event writes new events under it, beside the ones they replace) is read on the branch of
+  its last event, as the model saw it (:mod:`sam_model.data.formats.openhands_tree`); the events of the branches it
+  left are counted, not read, and the first is named in the import report. A log without ``parent_id`` is one
+  branch, read in log order as before.
 """
 
 from __future__ import annotations
@@ -48,9 +53,11 @@ from sam_model.data.advice import Advice
 from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, failure, text_of
 from sam_model.data.formats.numbered import mark
 from sam_model.data.formats.openhands import is_event, is_v1_event, working_dir
+from sam_model.data.formats.openhands_tree import left
 from sam_model.io import json_shape, json_type
 
 RESULTS = frozenset({"ObservationEvent", "AgentErrorEvent", "UserRejectObservation"})
+LEFT = "events of branches the conversation left (its head moved back: the SDK keeps them)"
 REASONING = ("reasoning_content", "thinking_blocks", "responses_reasoning_item", "reasoning_details")
 
 
@@ -62,7 +69,11 @@ def to_chat(events: list[Any], where: str) -> Chat:
     """The events of one run as chat messages."""
     chat = Chat()
     turn: tuple[Any, dict[str, Any]] | None = None  # the latest assistant turn of calls: its response id, its message
+    off = set(left(events))
     for i, e in enumerate(events):
+        if i in off:  # a branch the conversation left (openhands_tree): the model did not see it
+            chat.ignored[LEFT] += 1
+            continue
         source = f"event {i}"
         w = f"{where}, {source}" + (f" (id {e['id']})" if isinstance(e, Mapping) and isinstance(e.get("id"), str) else "")
         if is_event(e):
