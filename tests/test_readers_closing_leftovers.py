@@ -134,3 +134,28 @@ def test_an_openhands_v1_conversation_that_branched_is_read_on_its_last_branch(t
     report = ImportReport()
     assert sum(e["kind"] == "action" for e in iter_transcript_events(flat, report=report)) == 4
     assert not report.abandoned
+
+
+def test_a_sibling_agents_span_with_messages_is_read_beside_another_agents_model_calls(caplog):
+    """Two agents under one conversation id: the first's model calls recorded (chat spans below its invoke_agent
+    span), the second's not, its invoke_agent span holding its turn. An agent's span was read only where the
+    conversation recorded no model call, so the second agent's turn was dropped without a word. An agent span no
+    recorded call is below is read (its turn's only record), a new segment with the warning; one above the calls
+    is still not, nor is any where a call's ancestry names no agent (whose it is unknown)."""
+    import logging
+
+    from test_otel_review_60 import SUB, span, under
+    from test_walkthrough_otel import CONV, TURN1, plain, read, turn
+
+    spans = [span("t1", "http", "", 900, "server"), *under(turn("t1", [], TURN1, 1000), "http"),
+             span("t1", "b", "http", 1100, "invoke_agent", SUB, conversation=CONV)]
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read(spans)
+    assert plain(conv.messages) == [*TURN1, *SUB] and "repeats none" in caplog.text
+    with_content = [*turn("t1", [], TURN1, 1000, agent_content=True), span("t1", "b", "", 1100, "invoke_agent", SUB,
+                                                                           conversation=CONV)]
+    assert plain(read(with_content)[0].messages) == [*TURN1, *SUB]  # the first agent's own span still not read
+    for s in with_content:  # the calls' parent links lost: whose they are is unknown, agents' spans not read
+        if s["spanId"].startswith("t1-c"):
+            s.pop("parentSpanId")
+    assert plain(read(with_content)[0].messages) == TURN1

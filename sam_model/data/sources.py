@@ -349,7 +349,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # earlier event) is read on the branch of its last event; its log order read the branches it left as seen, their
 # results labelling the new branch's calls. Logs without parent_id (every release before the tree) convert byte for
 # byte: tau-bench airline, the AutoCodeRover file and examples/logs among them.
-CONVERSION_VERSION = 126
+# 127: OpenTelemetry spans: an invoke_agent (or workflow) span's messages are not read only where a model call of
+# the conversation is below it (120, 123 dropped them wherever the conversation recorded a model call): a sibling
+# agent's span, its own calls not recorded, beside calls that each sit below an agent, is read, its turn having been
+# dropped without a word. Where a call's ancestry names no agent the 120 rule holds. tau-bench airline, the
+# AutoCodeRover file and examples/logs (its OTLP file among them) convert byte for byte.
+CONVERSION_VERSION = 127
 
 
 @dataclass(frozen=True)

@@ -308,6 +308,40 @@ class _Ancestry:
         return self._walk(trace, span, self._of, step)
 
 
+def _above_calls(calls: list[tuple[str, str]], parents: Mapping[tuple[str, str], str],
+                 agents: set[tuple[str, str]], wrappers: set[tuple[str, str]]
+                 ) -> tuple[set[tuple[str, str]], dict[tuple[str, str], bool]]:
+    """Which spans around model calls (``wrappers``: agents', workflows') have one of ``calls`` (model-call spans
+    with messages) below them, and, per call, whether an ``invoke_agent`` span is above it (whose agent made it is
+    known). An agent's span with messages repeats the turn its model calls hold and is not read beside them; one
+    no call is below, beside calls each of which is below an agent (another agent's: a sibling, its own model
+    calls not recorded), is the only record of its turn, which had been dropped without a word. Where a call's
+    ancestry names no agent (a parent link lost, a span not given), whose it is is unknown, and the conversation's
+    agent spans are not read beside its calls, as before. Each span is walked once (a memo of whether an agent is
+    at or above it), so a deep chain is linear."""
+    covered: set[tuple[str, str]] = set()
+    memo: dict[tuple[str, str], bool] = {}  # span -> whether an invoke_agent span is at or above it
+    placed: dict[tuple[str, str], bool] = {}
+    for call in calls:
+        path, on, found = [], set(), False
+        at = (call[0], parents[call]) if parents.get(call) else None
+        while at is not None:
+            if at in memo:
+                found = memo[at]
+                break
+            if at not in parents or at in on:  # a parent not read, or a loop: no agent known above
+                break
+            path.append(at)
+            on.add(at)
+            covered |= {at} & wrappers
+            at = (at[0], parents[at]) if parents[at] else None
+        for key in reversed(path):
+            found = found or key in agents
+            memo[key] = found
+        placed[call] = found
+    return covered, placed
+
+
 def _conversation_of(trace: str, span: str, wraps: bool, ancestry: _Ancestry,
                      trace_ids: Mapping[str, set[str]]) -> str:
     """The conversation a span without ``gen_ai.conversation.id`` is read in (:class:`_Ancestry`): an id; its
@@ -339,6 +373,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     trace_ids: dict[str, set[str]] = {}  # trace -> the conversation ids its spans carry
     held: list[tuple[str, str, tuple[int, int, dict[str, Any], str]]] = []  # the spans with messages, in file order
     agents: set[tuple[str, str]] = set()  # (trace, span) of the invoke_agent spans
+    wrappers: set[tuple[str, str]] = set()  # (trace, span) of the spans around model calls (AGENT_OPERATIONS)
     malformed: list[tuple[str, str, dict[str, Any], TranscriptFormatError]] = []  # spans whose attributes were read
     failed: dict[str, set[str]] = {}  # trace (or "conversation ID") -> the ids of its tool calls that failed
     for n, (span, where) in enumerate(_spans(docs)):
@@ -377,6 +412,8 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         parents[(trace, sid)] = str(span.get("parentSpanId") or "")
         if op == "invoke_agent":
             agents.add((trace, sid))
+        if op in AGENT_OPERATIONS:
+            wrappers.add((trace, sid))
         if _tool_failed(span, attrs):  # a failed call: its result, in a later call's input, is flagged
             call = str(attrs[TOOL_CALL_ID])
             failed.setdefault(trace, set()).add(call)
@@ -397,9 +434,16 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                                                                   ancestry, trace_ids))
         groups.setdefault(key, []).append(item)
         traces.setdefault(key, set()).add(trace)
+    span_of = {item[1]: (trace, sid) for trace, sid, item in held}
+    calls = [span_of[s[1]] for spans in groups.values() for s in spans
+             if s[2].get("gen_ai.operation.name") not in AGENT_OPERATIONS]
+    covered, placed = _above_calls(calls, parents, agents, wrappers)
     for key, spans in groups.items():  # an agent's span repeats the turn its model calls hold: read them alone
-        if any(s[2].get("gen_ai.operation.name") not in AGENT_OPERATIONS for s in spans):
-            groups[key] = [s for s in spans if s[2].get("gen_ai.operation.name") not in AGENT_OPERATIONS]
+        own = [s for s in spans if s[2].get("gen_ai.operation.name") not in AGENT_OPERATIONS]
+        if own:  # but an agent's beside them whose calls none is (another agent's turn, its calls not recorded)
+            sure = all(placed[span_of[s[1]]] for s in own)
+            groups[key] = [s for s in spans if s[2].get("gen_ai.operation.name") not in AGENT_OPERATIONS
+                           or sure and span_of[s[1]] not in covered]
     for key, spans in groups.items():
         w = f"{path}: conversation {key}"
         hit = sorted(traces[key] & set(bad))
