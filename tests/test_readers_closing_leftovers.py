@@ -159,3 +159,27 @@ def test_a_sibling_agents_span_with_messages_is_read_beside_another_agents_model
         if s["spanId"].startswith("t1-c"):
             s.pop("parentSpanId")
     assert plain(read(with_content)[0].messages) == TURN1
+
+
+def test_spans_of_old_prompt_attributes_beside_messages_are_said_not_read(caplog):
+    """One conversation whose later model call an older instrumentation recorded with gen_ai.prompt.* /
+    gen_ai.completion.* attributes (vendors' flattened messages, no schema's) beside spans of the conventions'
+    gen_ai.input.messages: the old span was dropped without a word (only a file of nothing but such spans was
+    refused, saying so). It is still not read, the conversation read from the spans of messages, but a warning
+    names the span and says that only what a later call's input repeats of its turn is read."""
+    import logging
+
+    from test_otel_review_60 import span
+    from test_walkthrough_otel import CONV, TURN1, attr, plain, read, turn
+
+    old = span("t2", "legacy", "", 2000, "chat", conversation=CONV)
+    old["attributes"] += [attr("gen_ai.prompt.0.role", "user"), attr("gen_ai.prompt.0.content", "ok, go ahead"),
+                          attr("gen_ai.completion.0.content", "Done.")]
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read([*turn("t1", [], TURN1, 1000), old])
+    assert plain(conv.messages) == TURN1
+    assert f"1 span of conversation {CONV} (the first: t.json:1, span legacy) carries gen_ai.prompt.*" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        read(turn("t1", [], TURN1, 1000))
+    assert "gen_ai.prompt" not in caplog.text  # guard: no such span, no warning

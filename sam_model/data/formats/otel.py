@@ -17,7 +17,9 @@ so each call adds what :func:`_join` finds new in it. A ``tool_call_response`` p
 conventions record a failed tool call on its ``execute_tool`` span (``error.type`` set, status ERROR), whose
 ``gen_ai.tool.call.id`` names the call: its result is flagged as failed (toolstate's extension of the spec). The
 deprecated per-message events of v1.36 and earlier, and vendor attributes (``gen_ai.prompt.0.*``), carry no
-messages this reader reads: a file of them is refused with a message that says so.
+messages this reader reads: a file of them is refused with a message that says so, and a span of such attributes in
+a conversation read from other spans is named in a warning (only what a later call's input repeats of its turn is
+read).
 """
 
 from __future__ import annotations
@@ -376,6 +378,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     wrappers: set[tuple[str, str]] = set()  # (trace, span) of the spans around model calls (AGENT_OPERATIONS)
     malformed: list[tuple[str, str, dict[str, Any], TranscriptFormatError]] = []  # spans whose attributes were read
     failed: dict[str, set[str]] = {}  # trace (or "conversation ID") -> the ids of its tool calls that failed
+    old_style: list[tuple[str, str, dict[str, Any], str]] = []  # spans of gen_ai.prompt.* attributes and no messages
     for n, (span, where) in enumerate(_spans(docs)):
         if isinstance(span, TranscriptFormatError):
             yield span
@@ -422,9 +425,18 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         legacy = sorted({k.split(".")[1] for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))})
         seen.update(f"gen_ai.{k}.* attributes" for k in legacy)
         if INPUT not in attrs and OUTPUT not in attrs:
+            if legacy:  # said of its conversation, if one is read (_legacy_note)
+                old_style.append((trace, sid, attrs, f"{where}, span {span.get('spanId', n)}"))
             continue
         held.append((trace, sid, (start, n, attrs, f"{where}, span {span.get('spanId', n)}")))
     ancestry = _Ancestry(cids, parents, agents)
+    unread: Counter = Counter()  # conversation -> its spans of gen_ai.prompt.* attributes alone
+    first_unread: dict[str, str] = {}
+    for trace, sid, attrs, where in old_style:
+        key = str(attrs.get(CONVERSATION) or _conversation_of(
+            trace, sid, attrs.get("gen_ai.operation.name") in AGENT_OPERATIONS, ancestry, trace_ids))
+        unread[key] += 1
+        first_unread.setdefault(key, where)
     for trace, sid, attrs, err in malformed:
         wraps = attrs.get("gen_ai.operation.name") in AGENT_OPERATIONS
         bad_keys.setdefault(str(attrs.get(CONVERSATION) or _conversation_of(trace, sid, wraps, ancestry, trace_ids)),
@@ -472,6 +484,13 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         except TranscriptFormatError as err:
             yield err
             continue
+        if unread[key]:
+            log.warning("%s: %d span%s of conversation %s (the first: %s) carr%s gen_ai.prompt.* / "
+                        "gen_ai.completion.* attributes and no %s: not read (vendors' attributes, no schema's); only "
+                        "what a later call's %s repeats of such a turn is read; record content as semantic "
+                        "conventions v1.37+ do in every instrumentation", path, unread[key],
+                        "s" if unread[key] > 1 else "", key, first_unread[key], "y" if unread[key] > 1 else "ies",
+                        INPUT, INPUT)
         calls = set().union(failed.get(f"conversation {key}", set()), *(failed.get(t, set()) for t in traces[key]))
         yield Conversation(id_of(key), conv, w, key, "otel", "\n".join(policy), frozenset(calls))
     yield from [*bad_keys.values(), *bad.values()]  # malformed spans no conversation took: each said once
