@@ -75,6 +75,10 @@ def test_a_swe_agent_run_on_windows_labels_as_its_posix_twin(tmp_path):
     assert args('search_dir "a\\"b" src\\http') == {"search_term": 'a"b', "dir": "src\\http"}
     assert args("open my\\ file.py") == {"path": "my file.py"}  # bash's escape of a space, as before
     assert args("find_file x.py C:\\") == {"file_name": "x.py", "dir": "C:\\"}  # a drive's root
+    # a pattern's escapes in a word of one backslash before no name: bash's reading, as before
+    assert args("search_dir foo\\.bar") == {"search_term": "foo.bar"}
+    assert args("search_dir parse_header\\b src") == {"search_term": "parse_headerb", "dir": "src"}
+    assert args("search_dir x\\d+ ..\\src") == {"search_term": "xd+", "dir": "..\\src"}
 
 
 def v1_branched_events() -> list[dict]:

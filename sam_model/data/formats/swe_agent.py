@@ -457,6 +457,8 @@ def command_call(action: Any, call_id: str, where: str, own: frozenset[str] = TO
 # character (src\http\x.py), up to a space or a quote; a backslash before a space, a quote, a $ or another backslash
 # is bash's escape, no separator (my\ file.py, \$HOME)
 _WINDOWS_WORD = re.compile(r"(?<!\S)(?:[A-Za-z]:\\|[\w.-]+\\(?=[\w.-]))[^\s'\"]*")
+# what ends a relative path of one backslash (src\x.py, src\http), not a pattern's escape (foo\.bar, name\b, x\d+)
+_PATH_END = re.compile(r"\w+\.\w+|\w{2,}")
 _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _SEPARATOR = re.compile(r"\\(?=[\w.-])")  # a path's backslash: before a name's character
 
@@ -467,13 +469,21 @@ def _words(line: str, read: list[str]) -> list[str]:
     read as bash reads it, path ``C:reposrcx.py``, a file no output printed, so the path and its line numbers were
     traced to nothing. A model on Windows writes its paths so, and no command of SWE-agent's takes a bare word whose
     backslash escapes a name's character (bash reads ``\\h`` as ``h``); one before a space, a quote, a ``$`` or a
-    backslash stays bash's escape (``my\\ file.py``). A line whose quotes do not close is split at whitespace, its
+    backslash stays bash's escape (``my\\ file.py``), and so does that of a relative word of one backslash before
+    no name (:data:`_PATH_END`: a pattern's ``foo\\.bar``, ``name\\b`` or ``x\\d+``, read as bash reads it, as
+    before; ``src\\x.py`` and ``src\\http`` are paths). A line whose quotes do not close is split at whitespace, its
     backslashes kept, as before."""
     if "\\" not in line:
         return read
 
+    def path(w: re.Match) -> str:  # a relative one of one separator only before a name (not foo\.bar, x\b)
+        word = w.group()
+        if word[1] != ":" and word.count("\\") < 2 and not _PATH_END.fullmatch(word.rsplit("\\", 1)[1]):
+            return word
+        return _SEPARATOR.sub(r"\\\\", word)
+
     def kept(text: str) -> str:
-        return _WINDOWS_WORD.sub(lambda w: _SEPARATOR.sub(r"\\\\", w.group()), text)
+        return _WINDOWS_WORD.sub(path, text)
 
     out, at = [], 0
     for m in _QUOTED.finditer(line):
