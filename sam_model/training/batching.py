@@ -18,7 +18,7 @@ from torch.utils.data import Sampler
 from sam_model.data.chunks import Chunking, CountTokens, chunk_record, label_chunks
 from sam_model.data.examples import MemoryRecord
 from sam_model.data.lives import task_openings
-from sam_model.data.reuse import earlier_uses, recency, use_ranks
+from sam_model.data.reuse import recency, running_uses, use_ranks
 from sam_model.data.text import content_text, drop_known
 
 
@@ -56,9 +56,12 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
         q = row.get("queries", row)  # the events (a chunked row's memory lists hold chunks)
         unlabelled = q.get("unlabelled")
         starts = q["task_starts"] if "task_starts" in q else [q["steps"][0] if q["steps"] else None] * len(q["steps"])
-        used = earlier_uses(q["steps"], q["labels"], starts)
-        for i, labels in enumerate(q["labels"]):
+        # earlier_uses' rule read at the decisions only: earlier_uses sorts every event's uses, which on one long
+        # task made collating twice as slow (4,000 events, a third decisions: 3.6 s, now 1.4 s)
+        uses = running_uses(q["steps"], q["labels"], starts)
+        for i, (labels, last) in enumerate(zip(q["labels"], uses)):
             if labels:
+                used = sorted(last.items())
                 b["q_state_texts"].append(q["state_texts"][i])
                 b["q_phases"].append(q["phases"][i])
                 b["q_obs"].append(q["texts"][i])
@@ -66,9 +69,9 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
                 q_step.append(q["steps"][i])
                 q_task.append(q["task_starts"][i] if "task_starts" in q else q["steps"][0])
                 q_labels.append(labels)
-                q_used.append([m for m, _ in used[i]])
-                ranks = use_ranks(dict(used[i]))
-                q_recent.append([recency(ranks[m]) for m, _ in used[i]])
+                q_used.append([m for m, _ in used])
+                ranks = use_ranks(last)
+                q_recent.append([recency(ranks[m]) for m, _ in used])
                 not_positive.append([offset + j for j in unlabelled[i]] if unlabelled else [])
     width = max((len(x) for x in q_labels), default=1)
     b["mem_key"] = torch.tensor([memory_key(t, k, p) for t, k, p in zip(b["mem_texts"], b["mem_kinds"], b["mem_phases"])],
