@@ -6,9 +6,11 @@ from __future__ import annotations
 import random
 
 import torch
+from test_opening import make_net
 
 from sam_model.data.chunks import Chunking
 from sam_model.data.reuse import earlier_uses, recency, use_ranks
+from sam_model.models.losses import MultiPositiveInfoNCE
 from sam_model.training.batching import collate_episodes
 
 
@@ -30,11 +32,12 @@ def _padded(rows: list[list], pad: float) -> list[list]:
     return [x + [pad] * (width - len(x)) for x in rows]
 
 
-def _by_earlier_uses(rows: list[tuple[int, dict]]) -> tuple[list[list[int]], list[list[float]]]:
-    """q_used and q_recent as collate_episodes built them before 2026-12-06: earlier_uses over every event."""
+def _by_earlier_uses(rows: list[tuple[int, dict]], whole: bool = False) -> tuple[list[list[int]], list[list[float]]]:
+    """q_used and q_recent as collate_episodes built them before 2026-12-06: earlier_uses over every event (with
+    ``whole``, over the episode as one task: q_used_episode, q_recent_episode)."""
     q_used, q_recent = [], []
     for _, row in rows:
-        used = earlier_uses(row["steps"], row["labels"], row["task_starts"])
+        used = earlier_uses(row["steps"], row["labels"], None if whole else row["task_starts"])
         for i, labels in enumerate(row["labels"]):
             if labels:
                 q_used.append([m for m, _ in used[i]])
@@ -55,3 +58,68 @@ def test_the_marks_read_at_the_decisions_are_those_earlier_uses_gives_on_random_
             continue
         assert torch.equal(batch["q_used"], torch.tensor(want_used, dtype=torch.long)), trial
         assert torch.equal(batch["q_recent"], torch.tensor(want_recent, dtype=torch.float32)), trial
+        want_used, want_recent = _by_earlier_uses(rows, whole=True)  # a query whose task start is hidden (below)
+        assert torch.equal(batch["q_used_episode"], torch.tensor(want_used, dtype=torch.long)), trial
+        assert torch.equal(batch["q_recent_episode"], torch.tensor(want_recent, dtype=torch.float32)), trial
+
+
+def _life() -> dict:
+    """Two tasks (steps 0-2, 3-5): decisions at 2 (label 0), 4 and 5 (label 3)."""
+    labels = [[], [], [0], [], [3], [3]]
+    texts = [f"event {s}" for s in range(6)]
+    return {"episode_id": "life", "steps": list(range(6)), "texts": texts, "memory_texts": texts,
+            "kinds": ["user", "tool", "tool", "user", "tool", "tool"], "phases": ["collect"] * 6, "labels": labels,
+            "state_texts": ["phase: collect"] * 6, "task_starts": [0, 0, 0, 3, 3, 3]}
+
+
+def _told(monkeypatch, net, batch: dict, task_dropout: float) -> tuple[list, list[list[int]], list[list[float]]]:
+    """What batch_loss tells each query: its task start (time features), its used memories and their r_m."""
+    from sam_model.training import objective
+
+    seen: dict = {}
+    encode_queries, with_uses = net.encode_queries, objective.with_uses
+
+    def spy_queries(*a, **kw):
+        seen["starts"] = kw["task_starts"]
+        return encode_queries(*a, **kw)
+
+    def spy_uses(scores, q, used, recent=None):
+        seen["used"] = [r.nonzero().flatten().tolist() for r in used]
+        seen["recent"] = [[round(x, 3) for x in r[r > 0].tolist()] for r in recent]
+        return with_uses(scores, q, used, recent)
+
+    monkeypatch.setattr(net, "encode_queries", spy_queries)
+    monkeypatch.setattr(objective, "with_uses", spy_uses)
+    objective.batch_loss(net, MultiPositiveInfoNCE(0.1, learnable=False), batch, in_batch_negatives=False,
+                         task_dropout=task_dropout)
+    return seen["starts"], seen["used"], seen["recent"]
+
+
+def test_a_query_whose_task_start_is_hidden_is_told_its_episodes_uses(tiny_bert_dir, monkeypatch):
+    """Found by review (2026-12-06): a query whose task start task_dropout hid was still told its task's uses
+    only, which say where the hidden start is (the second task's first decision had none; nothing before the
+    start was marked), while a search not told the start (evaluate.py --task-start unknown, a live scope) is
+    told every earlier decision's of the episode. Hidden now: the episode's, as earlier_uses with no starts."""
+    net = make_net(tiny_bert_dir, time_features=4, task_opening=True, task_reuse=True, task_recency=True)
+    row = _life()
+    batch = collate_episodes([(0, row)])
+    starts, used, recent = _told(monkeypatch, net, batch, 0.0)
+    assert starts == [0, 3, 3] and used == [[], [], [3]] and recent == [[], [], [1.0]]  # the task's
+    starts, used, recent = _told(monkeypatch, net, batch, 1.0)
+    whole = earlier_uses(row["steps"], row["labels"])
+    assert starts == [None] * 3 and used == [[m for m, _ in whole[s]] for s in (2, 4, 5)] == [[], [0], [0, 3]]
+    assert recent == [[], [1.0], [0.5, 1.0]]  # memory 0's latest use (step 2) before memory 3's (step 4)
+
+
+def test_one_draw_hides_a_query_from_the_time_features_and_the_uses_alike(tiny_bert_dir, monkeypatch):
+    net = make_net(tiny_bert_dir, time_features=4, task_opening=True, task_reuse=True, task_recency=True)
+    batch = collate_episodes([(ep, _life()) for ep in range(6)])
+    task_uses = [[], [], [3]]
+    torch.manual_seed(3)
+    starts, used, _ = _told(monkeypatch, net, batch, 0.5)
+    hidden = [s is None for s in starts]
+    assert 0 < sum(hidden) < len(hidden)
+    for i, (h, u) in enumerate(zip(hidden, used)):
+        ep = i // 3
+        own = [m - 6 * ep for m in u]  # memory positions of episode ep
+        assert own == ([[], [0], [0, 3]][i % 3] if h else task_uses[i % 3]), i

@@ -36,13 +36,17 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
     that event), for a model with ``task_opening``. ``q_used``: per query, the steps of the memories earlier
     decision points of its task labelled (sam_model.data.reuse.earlier_uses; -1 pads), for a model with
     ``task_reuse`` (:func:`reuse_matrix`); ``q_recent``: r = 1/k of each of those (sam_model.data.reuse.use_ranks;
-    0 pads), for a model with ``task_recency`` (:func:`recency_matrix`)."""
+    0 pads), for a model with ``task_recency`` (:func:`recency_matrix`); ``q_used_episode``, ``q_recent_episode``:
+    the same over every earlier decision of the query's episode, what a query whose task start is hidden is told
+    (:func:`uses_seen`)."""
     rows = [(i, {**row, "opens": opens_of(row)}) for i, row in rows]
     if chunking is not None:
         rows = [(i, chunk_row(row, chunking, count_tokens)) for i, row in rows]
     b: dict[str, Any] = {k: [] for k in ("mem_texts", "mem_contents", "mem_kinds", "mem_phases", "q_state_texts",
                                          "q_phases", "q_obs", "mem_opens")}
     mem_ep, mem_step, q_ep, q_step, q_labels, q_task, q_used, q_recent = [], [], [], [], [], [], [], []
+    ep_used: list[list[int]] = []  # per query: the uses of every earlier decision of its episode (task start hidden)
+    ep_recent: list[list[float]] = []
     not_positive: list[list[int]] = []  # per query: the memories (batch positions) of its events it must not label
     for ep_idx, row in rows:
         offset = len(mem_step)
@@ -59,9 +63,13 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
         # earlier_uses' rule read at the decisions only: earlier_uses sorts every event's uses, which on one long
         # task made collating twice as slow (4,000 events, a third decisions: 3.6 s, now 1.4 s)
         uses = running_uses(q["steps"], q["labels"], starts)
-        for i, (labels, last) in enumerate(zip(q["labels"], uses)):
+        # a query whose task start training hides is told the uses of its whole episode, as a search told none
+        # (see uses_seen); in an episode of one task they are its task's
+        whole = running_uses(q["steps"], q["labels"]) if len(set(starts)) > 1 else None
+        for i, labels in enumerate(q["labels"]):
+            last = next(uses)
+            last_ep = last if whole is None else next(whole)
             if labels:
-                used = sorted(last.items())
                 b["q_state_texts"].append(q["state_texts"][i])
                 b["q_phases"].append(q["phases"][i])
                 b["q_obs"].append(q["texts"][i])
@@ -69,9 +77,12 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
                 q_step.append(q["steps"][i])
                 q_task.append(q["task_starts"][i] if "task_starts" in q else q["steps"][0])
                 q_labels.append(labels)
-                q_used.append([m for m, _ in used])
-                ranks = use_ranks(last)
-                q_recent.append([recency(ranks[m]) for m, _ in used])
+                used, recent = use_marks(last)
+                q_used.append(used)
+                q_recent.append(recent)
+                used, recent = (used, recent) if last_ep is last else use_marks(last_ep)
+                ep_used.append(used)
+                ep_recent.append(recent)
                 not_positive.append([offset + j for j in unlabelled[i]] if unlabelled else [])
     width = max((len(x) for x in q_labels), default=1)
     b["mem_key"] = torch.tensor([memory_key(t, k, p) for t, k, p in zip(b["mem_texts"], b["mem_kinds"], b["mem_phases"])],
@@ -82,15 +93,25 @@ def collate_episodes(rows: Sequence[tuple[int, dict[str, Any]]], chunking: Chunk
     b["q_step"] = torch.tensor(q_step, dtype=torch.long)
     b["q_task_start"] = torch.tensor(q_task, dtype=torch.long)
     b["q_labels"] = torch.tensor([x + [-1] * (width - len(x)) for x in q_labels], dtype=torch.long).view(-1, width)
-    width = max((len(x) for x in q_used), default=1) or 1
-    b["q_used"] = torch.tensor([x + [-1] * (width - len(x)) for x in q_used], dtype=torch.long).view(-1, width)
-    b["q_recent"] = torch.tensor([x + [0.0] * (width - len(x)) for x in q_recent],
-                                 dtype=torch.float32).view(-1, width)
+    for suffix, used, recent in (("", q_used, q_recent), ("_episode", ep_used, ep_recent)):
+        width = max((len(x) for x in used), default=1) or 1
+        b["q_used" + suffix] = torch.tensor([x + [-1] * (width - len(x)) for x in used],
+                                            dtype=torch.long).view(-1, width)
+        b["q_recent" + suffix] = torch.tensor([x + [0.0] * (width - len(x)) for x in recent],
+                                              dtype=torch.float32).view(-1, width)
     if chunking is not None:
         b["mem_label"] = torch.ones(len(q_step), len(mem_step), dtype=torch.bool)
         for i, js in enumerate(not_positive):
             b["mem_label"][i, js] = False
     return b
+
+
+def use_marks(last: dict[int, int]) -> tuple[list[int], list[float]]:
+    """One decision's uses (memory step -> latest use, sam_model.data.reuse.running_uses) as collate_episodes
+    gives them: the used memories' steps in order, and r = 1/k of each (sam_model.data.reuse.use_ranks)."""
+    used = sorted(last)
+    ranks = use_ranks(last)
+    return used, [recency(ranks[m]) for m in used]
 
 
 def opens_of(row: dict[str, Any]) -> list[bool]:
@@ -137,13 +158,44 @@ def chunk_row(row: dict[str, Any], chunking: Chunking, count_tokens: CountTokens
     queries = {k: row[k] for k in ("steps", "texts", "phases", "state_texts", "labels", "task_starts") if k in row}
     return {**row, **out, "queries": {**queries, "unlabelled": unlabelled}}
 
+def hidden_starts(n: int, task_dropout: float, generator: torch.Generator | None = None) -> list[bool] | None:
+    """Which of ``n`` queries have their task start hidden, each with probability ``task_dropout`` (None: 0, no
+    draw). One draw for the time features (:func:`encode_batch`) and the reuse marks (:func:`uses_seen`)."""
+    if not task_dropout:
+        return None
+    return (torch.rand(n, generator=generator) < task_dropout).tolist()
+
+
+def uses_seen(batch: dict[str, Any], hidden: list[bool] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(q_used, q_recent) of a batch as each query's search is told them: a query whose task start is hidden
+    (``hidden``, :func:`hidden_starts`) has the uses of every earlier decision of its episode (``q_used_episode``,
+    ``q_recent_episode``), as evaluate.py --task-start unknown and a live scope with no task start give them (a
+    life's earlier tasks' too); the others, their task's. Why: the task's uses alone say where the hidden start
+    is (nothing before it is marked, and a new task's first decisions have none), so the model learnt the reuse
+    weight on a cleaner signal than the one it gets where the start is unknown. In an episode of one task the two
+    are the same."""
+    used, recent = batch["q_used"], batch["q_recent"]
+    if hidden is None or not any(hidden):
+        return used, recent
+    ep_used, ep_recent = batch["q_used_episode"], batch["q_recent_episode"]
+    width = max(used.shape[1], ep_used.shape[1])
+    h = torch.tensor(hidden, dtype=torch.bool, device=used.device)[:, None]
+
+    def widen(t: torch.Tensor, pad: float) -> torch.Tensor:
+        return torch.nn.functional.pad(t, (0, width - t.shape[1]), value=pad)
+
+    return (torch.where(h, widen(ep_used.to(used.device), -1), widen(used, -1)),
+            torch.where(h, widen(ep_recent.to(recent.device), 0.0), widen(recent, 0.0)))
+
+
 def encode_batch(net, batch: dict[str, Any], task_dropout: float = 0.0,
                  generator: torch.Generator | None = None, phase_dropout: float = 0.0,
-                 known_dropout: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+                 known_dropout: float = 0.0, hidden: list[bool] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Query and memory vectors of a batch, steps included (the time part of sam_model.models.time).
 
     ``task_dropout``: the share of queries whose task start is hidden, so the model also learns to rank when
-    an agent does not say where its task began (then only the step distance is known).
+    an agent does not say where its task began (then only the step distance is known). ``hidden``: which, drawn
+    already (:func:`hidden_starts`, for the reuse marks too: :func:`uses_seen`); then ``task_dropout`` is unused.
     ``phase_dropout``: the share of queries and memories whose phase is replaced by the unknown phase (id 0):
     an unseen tool or service maps there at inference, and without this its embedding is never trained.
     ``known_dropout``: the share of queries whose state text loses its known values (``drop_known``), so the
@@ -151,9 +203,10 @@ def encode_batch(net, batch: dict[str, Any], task_dropout: float = 0.0,
     what is known (in a transcript the arguments of earlier calls, in an agent's own state the slots the user gave).
     """
     task = batch["q_task_start"].tolist()
-    if task_dropout:
-        drop = torch.rand(len(task), generator=generator) < task_dropout
-        task = [None if d else t for t, d in zip(task, drop.tolist())]
+    if hidden is None:
+        hidden = hidden_starts(len(task), task_dropout, generator)
+    if hidden is not None:
+        task = [None if d else t for t, d in zip(task, hidden, strict=True)]
     q_phases, mem_phases = batch["q_phases"], batch["mem_phases"]
     if phase_dropout:
         q_phases, mem_phases = (drop_phases(p, phase_dropout, generator) for p in (q_phases, mem_phases))

@@ -67,7 +67,9 @@ class SAMLightningModule(pl.LightningModule):
         training_data: recorded automatically (the data module's sources, statistics and options), for the
             model card of an export.
         task_dropout: with time features, the share of training queries whose task start is hidden, so the
-            model also ranks well when an agent does not say where its current task began.
+            model also ranks well when an agent does not say where its current task began (with ``task_reuse``
+            such a query is told the uses of its whole episode, as such an agent's search is:
+            sam_model.training.batching.uses_seen).
         phase_dropout: the share of training queries and memories whose phase is hidden (the unknown phase,
             id 0, where every tool or service never seen in training maps), so that id is trained too.
         known_dropout: the share of training queries whose state text loses its known values (the ``known:``

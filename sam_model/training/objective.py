@@ -11,22 +11,30 @@ import torch.distributed as dist
 from sam_model.models.losses import MultiPositiveInfoNCE, ScoreDistillation, gather_across_devices
 from sam_model.models.reuse import with_uses
 from sam_model.models.sam import SAMNet
-from sam_model.training.batching import candidate_masks, encode_batch, recency_matrix, reuse_matrix
+from sam_model.training.batching import (
+    candidate_masks,
+    encode_batch,
+    hidden_starts,
+    recency_matrix,
+    reuse_matrix,
+    uses_seen,
+)
 
 
 def add_uses(net: SAMNet, scores: torch.Tensor, q: torch.Tensor, batch: dict, mem_ep: torch.Tensor,
-             mem_step: torch.Tensor) -> torch.Tensor:
+             mem_step: torch.Tensor, hidden: list[bool] | None = None) -> torch.Tensor:
     """``scores`` with u_m(t) (which memories earlier calls of each query's task used) and, for a model with
     ``task_recency``, r_m(t) (how recently), as a search told the uses scores them (sam_model.models.reuse);
-    ``scores`` itself for a model without reuse. Training and validation alike."""
+    ``scores`` itself for a model without reuse. Training and validation alike. ``hidden``: the queries whose
+    task start is hidden, told the uses of their whole episode (sam_model.training.batching.uses_seen)."""
     if net.reuse is None:
         return scores
-    q_ep, q_used = batch["q_episode"].to(scores.device), batch["q_used"].to(scores.device)
+    q_used, q_recent = uses_seen(batch, hidden)
+    q_ep, q_used = batch["q_episode"].to(scores.device), q_used.to(scores.device)
     used = reuse_matrix(q_ep, q_used, mem_ep, mem_step)
     if net.reuse.recency is None:
         return with_uses(scores, q, used)
-    return with_uses(scores, q, used, recency_matrix(q_ep, q_used, batch["q_recent"].to(scores.device), mem_ep,
-                                                     mem_step))
+    return with_uses(scores, q, used, recency_matrix(q_ep, q_used, q_recent.to(scores.device), mem_ep, mem_step))
 
 
 def own_columns(label: torch.Tensor, n_all: int) -> torch.Tensor:
@@ -56,7 +64,8 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
     from the teacher's distribution over the same candidates to the student's (``distill``). The teacher reads the
     batch as it was logged: no task, phase or known-value dropout, its own text clipping.
     """
-    q, m = encode_batch(net, batch, task_dropout, phase_dropout=phase_dropout, known_dropout=known_dropout)
+    hidden = hidden_starts(len(batch["q_task_start"]), task_dropout)  # encode_batch's draw, for the uses too
+    q, m = encode_batch(net, batch, phase_dropout=phase_dropout, known_dropout=known_dropout, hidden=hidden)
     m_all = gather_across_devices(m)
     mem_ep = gather_across_devices(batch["mem_episode"].to(m.device))
     mem_step = gather_across_devices(batch["mem_step"].to(m.device))
@@ -68,7 +77,7 @@ def batch_loss(net: SAMNet, loss_fn: MultiPositiveInfoNCE, batch: dict[str, Any]
                                         batch["q_labels"].to(m.device), mem_ep, mem_step, in_batch_negatives, label,
                                         key)
     scores = q @ m_all.T
-    scores = add_uses(net, scores, q, batch, mem_ep, mem_step)
+    scores = add_uses(net, scores, q, batch, mem_ep, mem_step, hidden)
     losses = loss_fn(scores, allowed, positive)
     if teacher is not None and distill is not None and distill_weight:
         with torch.no_grad():
