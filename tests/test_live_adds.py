@@ -332,3 +332,45 @@ def test_a_claude_code_line_added_again_stores_nothing_more(tmp_path):
     events = imported(tmp_path, name, lines)
     assert stored(twice) == [(e["step"], e["kind"], e["text"]) for e in events]
     assert conversation(twice) == [(e["state"], e.get("useful_memory_steps") or []) for e in events]
+
+
+def test_a_claude_code_call_given_as_its_line_joins_the_words_of_its_response_as_the_importer_does(tmp_path):
+    """Claude Code writes a response a line per block under one message.id, and the importer reads the lines of one id
+    as one turn: the words, then the call, decided before the words. A sidecar tailing the session adds it a line at a
+    time; searching by the call's line before adding it (or live_state given the lines up to it), the call was
+    refused as no call, and given as its tool_use block it was decided at the words, flagging the unit the user's
+    last message gave (['phone', 'unit'], the importer's ['phone']). The line carries its response's id: decided
+    before the words where it is the words' response. A call with no id, or another response's line, is decided at
+    the words, as before (the importer reads another response as a turn of its own)."""
+    from sam_model.data.transcripts import live_state
+
+    args = {"phone": "(415) 555-0142", "unit": "4B"}
+    s = Session()
+    s.user("Hi, my phone is (415) 555-0142.")
+    s.respond(text("Which unit?"))
+    s.user("Unit 4B, the kitchen sink leaks.")
+    _, line = s.respond(text("Let me look."), tool_use("c1", "lookup_tenant", args))
+    s.result("c1", '{"id": "TN-1"}')
+    events = imported(tmp_path, "0b6c8d5e-live.jsonl", s.entries)
+    decided = next(e for e in events if e.get("useful_memory_steps"))
+    assert decided["text"] == "Unit 4B, the kitchen sink leaks."  # the importer's: can fail
+    at = s.entries.index(line)
+    assert live_state(s.entries[:at], line) == decided["state"]
+    other = {**line, "message": {**line["message"], "id": "msg_another_response"}}
+    for at_words in (line["message"]["content"][0], {"name": "lookup_tenant", "arguments": args}, other):
+        assert live_state(s.entries[:at], at_words)["uncertainty_flags"] == ["phone", "unit"]
+    memory = ScopedMemory(HashingEncoder(16))
+    for x in s.entries:
+        if x is line:
+            got = memory.search("", call=line, user_id="me", run_id="s", limit=10)
+            assert got["state"] == decided["state"]
+            assert memory.live_state(user_id="me", run_id="s", call=line).to_json() == decided["state"]
+            words = next(r["id"] for r in memory.get_all(user_id="me", run_id="s")["results"]
+                         if r["memory"].endswith("Let me look."))
+            assert words not in [r["id"] for r in got["results"]]  # made after the decision point: no candidate
+            assert memory.search("", call=other, user_id="me", run_id="s")["state"]["uncertainty_flags"] == \
+                ["phone", "unit"]
+        memory.add([x], user_id="me", run_id="s")
+    assert conversation(memory) == [(e["state"], e.get("useful_memory_steps") or []) for e in events]
+    with pytest.raises(ValueError, match=r"call\.message\.content: a Claude Code assistant entry that holds no tool_use"):
+        memory.search("", call=s.entries[1], user_id="me", run_id="s")

@@ -19,6 +19,7 @@ from typing import Any
 from sam_model.data.callshapes import argument_names, as_calls, check_arguments
 from sam_model.data.chatmessages import ToolCall
 from sam_model.data.eventtexts import call_text
+from sam_model.data.formats import claude_code
 from sam_model.data.schema import State, as_state
 from sam_model.data.toolstate import TranscriptState
 from sam_model.io import SAMFileError
@@ -192,7 +193,9 @@ class ScopedSearch:
         a scope with none (nothing added, or agent-log events alone) is the empty conversation: the phase is the
         call's tool, the rest empty, as live_state([], call) says. A call already in the conversation as its newest
         event (its assistant message added before the search) is refused: its state would be the one after it."""
+        given = call
         try:
+            call = claude_code.given_calls(call)  # a Claude Code session's line of the call: its tool_use block
             calls = as_calls(call, "call")
         except SAMFileError as err:  # a client's mistake (a 422 over HTTP), not a damaged file
             raise ValueError(str(err)) from None
@@ -211,7 +214,7 @@ class ScopedSearch:
                 raise ValueError(f"{where}: this call to {c.name[:60]!r} is already the conversation's newest message "
                                  "(added before the search), so its state would be the one after it: search with the "
                                  "call before adding the message that makes it")
-        tracker = live.deciding(self._open.get(episode), tracker, call)  # before a Responses preamble it joins
+        tracker = live.deciding(self._open.get(episode), tracker, given)  # before a preamble it joins
         cwd = live.calls_cwd(self._open.get(episode), tracker.cwd, calls)
         point = self._decision_point(episode, tracker)
         return tracker.call_state(calls, cwd), "" if point is None else point[1], None if point is None else point[0]

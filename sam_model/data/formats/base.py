@@ -194,8 +194,8 @@ class Chat:
 # decided at a rollout's preamble), codex exec --json events (an agent_message, then the items of the calls right
 # after it; left out until 2026-12-06 alike) and Gemini contents (consecutive model contents, a streamed answer a
 # chunk each). OpenAI chat, Anthropic and the other session formats write words and calls in one message, two
-# messages being two turns; Claude Code joins an API message's entries by its id, which a call given alone does not
-# carry (left out).
+# messages being two turns; Claude Code joins an API message's entries by its id, which only a call given as its
+# session line carries (left out here: sam_model.data.formats.claude_code.joins decides for such a line).
 JOINS_CALLS = frozenset({"responses", "codex", "codex-exec", "gemini"})
 # those of them whose lines a ScopedMemory reads in an open turn (sam_model.memory.live.deciding) and whose next
 # call the reader joins to the words whatever shape a search gives it in: a rollout's response_item function_call,
@@ -210,9 +210,15 @@ def preamble(fmt: str | None, chat: Chat) -> bool:
     live_state, given the messages up to the call, decides before those words, where the importer's decision point
     is, not at them (sam_model.memory.live.deciding alike for a scope's open turn). One rule for every format
     (until 2026-12-06 Responses' alone: Gemini contents ending in the model's words decided at them)."""
+    return fmt in JOINS_CALLS and ends_in_words(chat)
+
+
+def ends_in_words(chat: Chat) -> bool:
+    """Whether ``chat`` ends in the assistant's words (its message without a call): what a call made next joins
+    where the reader joins them (:func:`preamble`; a Claude Code call's line of the words' response:
+    sam_model.data.formats.claude_code.joins)."""
     last = chat.messages[-1] if chat.messages else None
-    return fmt in JOINS_CALLS and isinstance(last, Mapping) and last.get("role") == "assistant" \
-        and not last.get("tool_calls")
+    return isinstance(last, Mapping) and last.get("role") == "assistant" and not last.get("tool_calls")
 
 
 def text_of(content: Any, where: str, text_types: tuple[str, ...] = ("text",), key: str = "text",

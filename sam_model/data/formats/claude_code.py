@@ -493,6 +493,34 @@ def _message_id(e: Mapping[str, Any]) -> str | None:
     return _str(e["message"], "id") if e["type"] == "assistant" and isinstance(e.get("message"), Mapping) else None
 
 
+def given_calls(call: Any, where: str = "call") -> Any:
+    """The call about to be made as :func:`sam_model.data.callshapes.as_calls` reads it: ``call`` itself, or where it is
+    a Claude Code assistant entry (the session's line holding the call, as a sidecar reads it before adding it), its
+    ``tool_use`` block (a list of them for several). An entry holding none is refused in one line naming ``where``."""
+    if not (isinstance(call, Mapping) and call.get("type") == "assistant" and isinstance(call.get("message"), Mapping)
+            and is_entry(call)):
+        return call
+    content = call["message"].get("content")
+    blocks = [b for b in content if isinstance(b, Mapping) and b.get("type") == "tool_use"] \
+        if isinstance(content, list) else []
+    if not blocks:
+        raise TranscriptFormatError(f"{where}.message.content", "a Claude Code assistant entry that holds no tool_use "
+                                    "block: give the entry of the call about to be made, or the call itself")
+    return blocks[0] if len(blocks) == 1 else blocks
+
+
+def joins(entries: list[Any], call: Any) -> bool:
+    """Whether ``call``, a Claude Code assistant entry (:func:`given_calls`), is a line of the response whose lines
+    ``entries`` end in (one ``message.id``, the newest assistant entry's): :func:`to_chat` joins a response's lines
+    into one turn, so the call joins the words the conversation ends in and is decided before them, as the importer
+    decides it. A call given in another shape carries no id, and another response's line is a turn of its own:
+    decided at the words."""
+    if given_calls(call) is call:
+        return False
+    last = next((e for e in reversed(entries) if isinstance(e, Mapping) and e.get("type") == "assistant"), None)
+    return last is not None and _message_id(call) is not None and _message_id(call) == _message_id(last)
+
+
 def holds_results(e: Mapping[str, Any]) -> bool:
     """A user entry holding a ``tool_result`` block (a result, not a prompt)."""
     content = e.get("message", {}).get("content") if isinstance(e.get("message"), Mapping) else None
