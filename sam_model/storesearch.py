@@ -218,15 +218,17 @@ class StoreSearch:
             raise ValueError("this model scores how recently an earlier tool call of the task used a memory "
                              "(model.net.task_recency): give used= as a mapping id -> rank of its latest use "
                              "(sam_model.data.reuse.use_ranks; ScopedMemory traces them from its conversation)")
+        if self.scores_recency:  # every id's rank, stored or not: a bad one is the caller's error either way
+            for i, k in used.items():
+                if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                    raise ValueError(f"used[{i!r}] must be the rank of its latest use, an integer from 1, got {k!r}")
         return frozenset(j for i in used for j in self._chunks.get(i, (i,)) if j in self._entries)
 
     def _used_recency(self, used: Mapping[Any, int]) -> dict[Any, float]:
         """r_m = 1/k (sam_model.data.reuse.recency) of each stored id (a chunked memory's chunks: its k) of ``used``,
-        id -> rank k, a positive integer (else a one-line error naming the id)."""
+        id -> rank k, a positive integer (:meth:`_used_ids` refuses any other, of a stored id or not)."""
         out = {}
-        for i, k in used.items():
-            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-                raise ValueError(f"used[{i!r}] must be the rank of its latest use, an integer from 1, got {k!r}")
+        for i, k in used.items():  # each rank checked by _used_ids, called first
             out.update((j, recency(k)) for j in self._chunks.get(i, (i,)) if j in self._entries)
         return out
 
