@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_live_gemini_turn import imported, stored, text
 from test_reuse_recent import _replay
 
 from sam_model.evaluation.ranking import used_ranks
+from sam_model.memory import HashingEncoder, ScopedMemory
 from sam_model.store import MemoryStore
 from sam_model.storeconfig import StoreConfig
 
@@ -28,3 +30,40 @@ def test_a_recency_search_refuses_a_bad_rank_of_an_id_not_stored(tiny_bert_dir, 
     ranks = {data.memories[p].id: k for p, k in used_ranks(data.memories, ex).items()}
     with pytest.raises(ValueError, match=r"used\['gone'\]"):  # beside stored ones too
         store.search_vector(q, 3, episode_id=ex.episode_id, used={**ranks, "gone": rank})
+
+
+CALL = {"role": "model", "parts": [{"functionCall": {"name": "lookup_tenant", "args": {"phone": "(415) 555-0142"}}}]}
+STREAM = [text("user", "Hi, my phone is (415) 555-0142."), text("model", "Let me"), text("model", "  "),
+          text("model", "look."), CALL,
+          {"role": "user", "parts": [{"functionResponse": {"name": "lookup_tenant", "response": {"id": "TN-1"}}}]}]
+
+
+@pytest.mark.parametrize("how", ["in process", "saved and loaded", "checked first"])
+def test_a_gemini_chunk_of_whitespace_joins_the_words_as_the_importer_joins_it(tmp_path, how):
+    """A streamed answer's chunk of whitespace alone, a content an add, joins the model's words before it as the
+    importer's reader joins it ('Let me  look.'): it was refused as a message of whitespace, and the chunks after it
+    stored 'Let melook.'. A sidecar checking each add first (sam-serve's check_add) is answered alike."""
+    want = imported(tmp_path, STREAM)
+    assert want[1][2] == "Let me  look."  # the importer's: the blank chunk kept between the words
+    memory = ScopedMemory(HashingEncoder(16))
+    for c in STREAM:
+        read = memory.check_add([c], "data", user_id="t", run_id="r") if how == "checked first" else None
+        memory.add([c], user_id="t", run_id="r", read=read)
+        if how == "saved and loaded":
+            memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    assert stored(memory) == want
+
+
+def test_a_gemini_chunk_of_whitespace_that_opens_a_turn_is_still_refused():
+    """Alone, as the first of the model's contents (or after its call alone), the chunk would be a blank memory,
+    which the store refuses: it is refused as before, in one line, and the scope is as it was."""
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add([STREAM[0]], user_id="t", run_id="r")
+    for then in (CALL, None):
+        before = stored(memory)
+        with pytest.raises(ValueError, match=r"content 0\.content is only whitespace") as err:
+            memory.add([text("model", " \n ")], user_id="t", run_id="r")
+        assert "\n" not in str(err.value) and stored(memory) == before
+        if then is not None:
+            memory.add([then], user_id="t", run_id="r")
+

@@ -320,6 +320,21 @@ def opens(fmt: str, turn: list[Any], line: Any, facts: Mapping[str, Any]) -> boo
     return False
 
 
+def worded(turn: OpenTurn | None) -> bool:
+    """Whether ``turn``, a scope's open turn of Gemini contents, ends in model contents holding words: a streamed
+    answer's chunk of whitespace alone, added next, joins them as the reader joins it (read_add takes it). A blank
+    chunk that opens a turn is still refused: its memory would be blank, which the store refuses."""
+    if turn is None or turn.format != GEMINI:
+        return False
+    for x in reversed(turn.lines):
+        if not _modelled(x):
+            return False
+        if any(isinstance(p, Mapping) and isinstance(p.get("text"), str) and p["text"].strip() and not p.get("thought")
+               for p in x.get("parts") or ()):
+            return True
+    return False
+
+
 def _modelled(x: Any) -> bool:
     """Whether ``x`` is a model's Gemini content (gemini.ROLES reads it as the assistant's)."""
     return isinstance(x, Mapping) and isinstance(x.get("role"), str) and gemini.ROLES.get(x["role"]) == "assistant"

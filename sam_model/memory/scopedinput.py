@@ -141,8 +141,8 @@ def unstored(data: Any, name: str = "data", max_calls: int | None = None) -> lis
     return read_add(data, name, max_calls)[1]
 
 
-def read_add(data: Any, name: str, max_calls: int | None = None, session: bool = False, fmt: str | None = None
-             ) -> tuple[list[Any], list[dict[str, Any]]]:
+def read_add(data: Any, name: str, max_calls: int | None = None, session: bool = False, fmt: str | None = None,
+             worded: bool = False) -> tuple[list[Any], list[dict[str, Any]]]:
     """(an add's messages as the chat messages its conversation reads, [] when it holds none; what of them is not
     stored): :func:`unstored`'s check, whose messages ScopedMemory.add then writes (given as its ``read``, a served
     add's check naming its API's field), so each format's reader runs once per add (it ran again after the
@@ -152,7 +152,9 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
     items in where their shape tells another (a bare ``{"role", "content"}`` joining an open turn of Responses
     items): read as the add stores them, so that what is said unstored is what is not stored (its ``output_text``
     parts were said unstored, as OpenAI chat's would be, and stored), and checked as their shape is too (an
-    empty message refused, as in any scope)."""
+    empty message refused, as in any scope). ``worded``: the scope's open turn ends in a model's words (Gemini
+    contents, live.worded): a model content of whitespace alone (a streamed answer's chunk) that joins them is taken,
+    joined as the importer's reader joins it (it was refused, and the chunks after it joined without it)."""
     if isinstance(data, str):
         check_text(data, name)
         return [{"role": "user", "content": data}], []
@@ -165,6 +167,7 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
     if fmt is not None and fmt != detect(items):
         read_add(items, name, max_calls, session)
     session = session or detect(items) in live.LIVE
+    chunks = (fmt or detect(items)) == live.GEMINI
     items, wheres, notes = as_chat(items, name, fmt)
     calls = sum(len(m["tool_calls"]) for m in items if isinstance(m.get("tool_calls"), list))
     if max_calls is not None and calls > max_calls:
@@ -176,6 +179,7 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
             text = content_text(content, where)
         except SAMFileError as err:
             raise ValueError(str(err)) from None
+        joins, worded = worded, role == "assistant" and (worded or bool(text.strip()))  # the model's words so far
         if text.strip():
             if not session:
                 check_text(text, f"{where}.content")
@@ -183,7 +187,8 @@ def read_add(data: Any, name: str, max_calls: int | None = None, session: bool =
             notes.append({"message": i, "reason": f"{where}.content holds only {', '.join(map(repr, media))} "
                                                   f"part(s): not stored ({HOLD_TEXT})"})
             continue
-        elif not (role in ("system", "tool") or m.get("tool_calls") or not isinstance(role, str)):
+        elif not (role in ("system", "tool") or m.get("tool_calls") or not isinstance(role, str)
+                  or chunks and joins and role == "assistant" and content):
             why = ("is missing" if content is None else "is empty" if content in ("", []) else
                    "is only whitespace")
             raise NoTextError(f"{where}.content {why}: nothing to store; {TEXT_ONLY}")

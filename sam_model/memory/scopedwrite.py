@@ -108,8 +108,9 @@ class ScopedWrites:
         fmt = self._live_format(items, episode)
         if fmt is not None:  # an agent's session lines: read with the scope's open turn
             # a session's lines are not held to the length limit (the agent wrote them), Responses items are
-            skipped, notes = (read if read is not None else read_add(data, "data", session=fmt in live.LIVE,
-                                                                     fmt=_checked(fmt)))[1], []
+            skipped, notes = (read if read is not None else read_add(
+                data, "data", session=fmt in live.LIVE, fmt=_checked(fmt),
+                worded=live.worded(self._open.get(episode))))[1], []
             out = {"results": self._add_messages([], episode, scopes, metadata, notes, lines=(fmt, items))}
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items):
@@ -158,8 +159,10 @@ class ScopedWrites:
         it reads is the add's."""
         items = [data] if isinstance(data, Mapping) else [] if isinstance(data, str) else (
             list(data) if isinstance(data, Sequence) else [])
-        fmt = self._live_format(items, self.episode_of(user_id, agent_id, run_id)) if items else None
-        return read_add(data, name, max_calls, session=fmt in live.LIVE, fmt=_checked(fmt))
+        episode = self.episode_of(user_id, agent_id, run_id)
+        fmt = self._live_format(items, episode) if items else None
+        return read_add(data, name, max_calls, session=fmt in live.LIVE, fmt=_checked(fmt),
+                        worded=live.worded(self._open.get(episode)))
 
     def _live_format(self, items: list[Any], episode: str) -> str | None:
         """The live format an add's items are written in, told with the episode's open turn (live.format_of), or
