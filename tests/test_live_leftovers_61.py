@@ -67,3 +67,37 @@ def test_a_gemini_chunk_of_whitespace_that_opens_a_turn_is_still_refused():
         if then is not None:
             memory.add([then], user_id="t", run_id="r")
 
+
+POLICY = "You are Brightline's support agent. Plans: FIBER100, FIBER500."
+SYSTEMS = {  # each API's instruction as an add gives it, and a conversation after it
+    "gemini": ({"role": "system", "parts": [{"text": POLICY}]}, STREAM[:1] + [CALL]),
+    "responses": ({"type": "message", "role": "developer", "content": POLICY},
+                  [{"type": "message", "role": "user", "content": "Hi, my phone is (415) 555-0142."},
+                   {"type": "function_call", "call_id": "c1", "name": "lookup_tenant", "arguments": "{}"}]),
+    "chat": ({"role": "system", "content": POLICY}, [{"role": "user", "content": "Hi, my phone is (415) 555-0142."}]),
+}
+
+
+def policy(memory: ScopedMemory) -> str:
+    return memory._trackers["t//r"].policy_norm
+
+
+@pytest.mark.parametrize("api", SYSTEMS)
+@pytest.mark.parametrize("how", ["again with the conversation", "then the conversation an item an add"])
+def test_an_instruction_added_alone_then_again_is_the_policy_once(api, how):
+    """The instruction added alone, then sent again with the conversation at each request (or the conversation's
+    items added after it, re-read with the open turn), was joined to the policy once more each time (Gemini and
+    Responses: three times after two adds, growing with each add); the policy is now the conversation's added at
+    once, and an instruction that differs is still joined."""
+    system, conversation = SYSTEMS[api]
+    whole = ScopedMemory(HashingEncoder(16))
+    whole.add([system, *conversation], user_id="t", run_id="r")
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add([system], user_id="t", run_id="r")
+    for _ in range(3):
+        for add in ([[system, *conversation]] if how.startswith("again") else [[c] for c in conversation]):
+            memory.add(add, user_id="t", run_id="r")
+    assert policy(memory) == policy(whole) and policy(whole).count("fiber500") == 1
+    other = {**system, **({"parts": [{"text": "Be brief."}]} if api == "gemini" else {"content": "Be brief."})}
+    memory.add([other], user_id="t", run_id="r")
+    assert policy(memory) == policy(whole) + " be brief."

@@ -71,6 +71,18 @@ def _plain_step(m: Any) -> Any:
     return m
 
 
+def _with_policy(policy: str, messages: list[Mapping]) -> str:
+    """The policy ``policy`` (normed) with each system message's text of ``messages`` that it does not hold already,
+    as whole words: an instruction added alone, then again with the conversation (a Gemini system_instruction, a
+    Responses agent's instructions sent with each request), or read again with its open turn, was joined once more
+    each time, the policy growing with every add. What a policy says (the tracer's only use of it) is unchanged."""
+    for i, m in enumerate(messages):
+        said = norm(policy_of([m], f"add(...) message {i}")) if m.get("role") == "system" else ""
+        if said and f" {said} " not in f" {policy} ":
+            policy = f"{policy} {said}" if policy else said
+    return policy
+
+
 class ScopedWrites:
     """A ScopedMemory's adds (mixin of sam_model.memory.scoped.ScopedMemory; see the module doc)."""
 
@@ -260,7 +272,7 @@ class ScopedWrites:
                 lo, old = max(len(work.events) - 1, 0), [dict(e) for e in work.events[-1:]]
                 start, policy = len(work.events), work.policy_norm
             if tracker is not None and any(m.get("role") == "system" for m in messages):
-                policy = " ".join(filter(None, (policy, norm(policy_of(messages, "add(...)")))))
+                policy = _with_policy(policy, messages)
             # the messages the turn's last read fed alike, up to a mark it kept, are not fed again (live.Read)
             read = turn.read if turn is not None and opened is not None else None
             fed = read.reused(messages, skip, policy) if read is not None else 0
