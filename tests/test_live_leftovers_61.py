@@ -101,3 +101,28 @@ def test_an_instruction_added_alone_then_again_is_the_policy_once(api, how):
     other = {**system, **({"parts": [{"text": "Be brief."}]} if api == "gemini" else {"content": "Be brief."})}
     memory.add([other], user_id="t", run_id="r")
     assert policy(memory) == policy(whole) + " be brief."
+
+
+def test_documents_behaviour_each_add_of_a_gemini_open_turn_reads_it_again_whole(monkeypatch):
+    """Documents behaviour (README, 'An open turn holds at most 5,000 lines'): a streamed answer added a chunk an add
+    is read again whole at each add, its words' memory re-read and embedded again, so an add costs in proportion to
+    the open turn (in all its square, up to the cap); the whole answer in one add reads each chunk once."""
+    from sam_model.data.formats import gemini
+
+    read = []
+    monkeypatch.setattr(gemini, "part", lambda p, where, part=gemini.part: read.append(where) or part(p, where))
+
+    def parts_read(n: int, at_once: bool) -> int:
+        memory = ScopedMemory(HashingEncoder(16))
+        memory.add([STREAM[0]], user_id="t", run_id="r")
+        chunks = [text("model", f"w{i} ") for i in range(n)]
+        read.clear()
+        for add in [chunks] if at_once else [[c] for c in chunks]:
+            memory.add(add, user_id="t", run_id="r")
+        assert stored(memory)[1][2] == "".join(f"w{i} " for i in range(n))
+        return len(read)
+
+    twenty, forty = parts_read(20, False), parts_read(40, False)
+    assert forty >= 40 * 41 // 2  # each add reads the turn's chunks so far
+    assert forty > 3 * twenty  # twice the chunks, about four times the reading
+    assert parts_read(40, True) < 3 * 40  # in one add: each chunk read once or twice (the add's check, the turn)
