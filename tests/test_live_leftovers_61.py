@@ -126,3 +126,43 @@ def test_documents_behaviour_each_add_of_a_gemini_open_turn_reads_it_again_whole
     assert forty >= 40 * 41 // 2  # each add reads the turn's chunks so far
     assert forty > 3 * twenty  # twice the chunks, about four times the reading
     assert parts_read(40, True) < 3 * 40  # in one add: each chunk read once or twice (the add's check, the turn)
+
+
+class _Id(str):
+    """A Gemini CLI message id that counts how often it is hashed (looked up in a set or a dict, put in one)."""
+
+    hashed = 0
+
+    def __hash__(self) -> int:
+        _Id.hashed += 1
+        return str.__hash__(self)
+
+
+def _cli_session(turns: int) -> list[dict]:
+    from test_format_gemini_cli import as_jsonl, to_gemini_cli
+
+    chat = [m for i in range(turns) for m in ({"role": "user", "content": f"question {i}"},
+                                              {"role": "assistant", "content": f"answer {i}"})]
+    lines = as_jsonl(to_gemini_cli(chat))
+    return [{**x, "id": _Id(x["id"])} if isinstance(x.get("id"), str) else x for x in lines]
+
+
+def test_a_gemini_cli_session_added_a_line_at_a_time_looks_each_closed_id_up_a_bounded_number_of_times(tmp_path):
+    """The closed turns' message ids (a message written again after them is refused) were made a set anew at each
+    add, every id hashed once an add: work that grew with the session (a session of 200 turns hashed its ids 3.7
+    times as often as one of 100). The set is now kept as the list grows (live.ClosedIds): twice the session, twice
+    the hashing. Saved and loaded, a message written again after a later one is still refused."""
+    counts = []
+    for turns in (100, 200):
+        lines = _cli_session(turns)
+        memory = ScopedMemory(HashingEncoder(16))
+        _Id.hashed = 0
+        for x in lines:
+            memory.add([x], user_id="t", run_id="r")
+        counts.append(_Id.hashed)
+    assert counts[1] < 2.5 * counts[0]
+    memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    first = next(x for x in lines if x.get("type") == "gemini")
+    with pytest.raises(ValueError, match=rf"^data\[0\]: Gemini CLI message '{first['id']}' written again"):
+        memory.add([first], user_id="t", run_id="r")
+

@@ -42,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sam_model.data.chatmessages import ToolCall
@@ -214,7 +214,8 @@ class OpenTurn:
             raise ValueError("open turn field 'facts.refused' must be a list of Claude Code entry uuids")
         if not all(isinstance(i, str) for i in d["logged"]):
             raise ValueError("open turn field 'logged' must be a list of history entry ids")
-        return cls(d["format"], list(d["lines"]), d["start"], dict(d["mark"]), d["recorder"], dict(d["facts"]),
+        facts = {**d["facts"], **({"ids": ClosedIds(d["facts"]["ids"])} if "ids" in d["facts"] else {})}
+        return cls(d["format"], list(d["lines"]), d["start"], dict(d["mark"]), d["recorder"], facts,
                    list(d["logged"]))
 
 
@@ -697,12 +698,30 @@ def over(turn: OpenTurn, new: list[Any], cut: int) -> str | None:
             "sam-data transcripts reads the session file whole")
 
 
+class ClosedIds(list):
+    """Gemini CLI's closed message ids (``facts["ids"]``), with a set of them kept as the list grows (it is only
+    extended, in place, by :func:`close`): :func:`rewritten` built a set of the whole list at every add, a cost that
+    grew with the session. Saved, copied and compared as the list it is."""
+
+    def __init__(self, ids: Iterable[Any] = ()) -> None:
+        super().__init__(ids)
+        self._set: set[Any] = set()
+        self._n = 0
+
+    def holds(self, i: Any) -> bool:
+        if self._n < len(self):
+            self._set.update(self[self._n:])
+            self._n = len(self)
+        return i in self._set
+
+
 def rewritten(fmt: str, new: list[Any], facts: Mapping[str, Any]) -> str | None:
     """Why an add is refused for writing again a message of a closed turn (None: it is not): Gemini CLI's message
     of an id a later message followed."""
-    closed = set(facts.get("ids", ()))
+    ids = facts.get("ids", ())
+    closed = ids if isinstance(ids, ClosedIds) else ClosedIds(ids)
     for i, r in enumerate(new):
-        if fmt == "gemini-cli" and gemini_cli.is_message(r) and isinstance(r.get("id"), str) and r["id"] in closed:
+        if fmt == "gemini-cli" and gemini_cli.is_message(r) and isinstance(r.get("id"), str) and closed.holds(r["id"]):
             return (f"data[{i}]: Gemini CLI message {str(r['id'])[:60]!r} written again after a later message, an "
                     "update or a delete closed its turn: an earlier add stored it, so its new version cannot replace it; add the "
                     "session's lines as Gemini CLI appends them, or convert its session file (sam-data transcripts)")
@@ -714,8 +733,9 @@ def close(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
     Claude Code's (:func:`keep_links`). Called once the add (or update, delete) is stored, on the facts of the turn
     that replaces the open one: the lists are extended in place (see :func:`keep_links`)."""
     if fmt == "gemini-cli":
-        facts.setdefault("ids", []).extend(r["id"] for r in lines
-                                           if gemini_cli.is_message(r) and isinstance(r.get("id"), str))
+        if not isinstance(facts.get("ids"), ClosedIds):  # a loaded turn's list: its set kept from now on
+            facts["ids"] = ClosedIds(facts.get("ids", ()))
+        facts["ids"].extend(r["id"] for r in lines if gemini_cli.is_message(r) and isinstance(r.get("id"), str))
     keep_links(fmt, facts, lines)
 
 
