@@ -166,3 +166,32 @@ def test_a_gemini_cli_session_added_a_line_at_a_time_looks_each_closed_id_up_a_b
     with pytest.raises(ValueError, match=rf"^data\[0\]: Gemini CLI message '{first['id']}' written again"):
         memory.add([first], user_id="t", run_id="r")
 
+
+def test_documents_behaviour_a_delete_of_the_open_turns_words_closes_it_and_keeps_them_out(tmp_path):
+    """Documents behaviour (README, the open turn's 'a delete ... closes it'): a delete of a memory of the open turn
+    itself closes the turn, as one of a call that set values does. Kept open, its lines, read again at the next add,
+    would put the deleted words back into the conversation and trace the next call's arguments to them. So the call
+    after deleted words is decided at their place (kept, blank: the steps after it do not move), as a chat add
+    decides, not before them as the importer does with the log whole or without them: labels [0, 2], the user's
+    last values flagged, where the importer gives [0]. A delete of an unrelated earlier memory keeps the turn open
+    (tests/test_live_leftovers_60.py)."""
+    from test_live_gemini_turn import conversation
+
+    contents = conversation()
+    memory = ScopedMemory(HashingEncoder(16))
+    for c in contents[:4]:
+        memory.add([c], user_id="t", run_id="r")
+    said = {r["memory"]: r["id"] for r in memory.get_all(user_id="t", run_id="r")["results"]}
+    memory.delete(said["Let me look."], user_id="t", run_id="r")
+    assert not memory._open["t//r"].lines  # closed: the scope's next lines begin a turn
+    call = contents[4]["parts"][0]["functionCall"]
+    flags = memory.search("", call=call, user_id="t", run_id="r", limit=3)["state"]["uncertainty_flags"]
+    for c in contents[4:]:
+        memory.add([c], user_id="t", run_id="r")
+    got = stored(memory)
+    kept = {e[2] for e in got} | {r["memory"] for r in memory.get_all(user_id="t", run_id="r")["results"]}
+    assert "Let me look." not in kept and "Found you. Booking a plumber." in kept  # gone, and the rest stored
+    assert (got[3][2], got[3][4], flags) == ("", [0, 2], ["phone", "unit"])  # decided at the words' blank place
+    rest = next(e for e in imported(tmp_path, contents[:3] + contents[4:]) if e[4])
+    whole = next(e for e in imported(tmp_path, contents, "whole") if e[4])
+    assert (rest[0], rest[4]) == (whole[0], whole[4]) == (2, [0])  # the importer's: before the words, either way
