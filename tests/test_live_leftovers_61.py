@@ -195,3 +195,55 @@ def test_documents_behaviour_a_delete_of_the_open_turns_words_closes_it_and_keep
     rest = next(e for e in imported(tmp_path, contents[:3] + contents[4:]) if e[4])
     whole = next(e for e in imported(tmp_path, contents, "whole") if e[4])
     assert (rest[0], rest[4]) == (whole[0], whole[4]) == (2, [0])  # the importer's: before the words, either way
+
+
+def _claim() -> list[dict]:
+    """A Strands Agents claims conversation (Converse messages), two invocations of 4 messages each."""
+    from test_walkthrough_bedrock import ANSWER, MESSAGES, POLICY
+
+    tool = {"toolUse": {"toolUseId": "t2", "name": "file_fnol", "input": {"policy_number": POLICY}}}
+    return [*MESSAGES, ANSWER, {"role": "user", "content": [{"text": "ok, go ahead"}]},
+            {"role": "assistant", "content": [tool]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "t2", "status": "success",
+                                                         "content": [{"json": {"claim_id": "CLM-38140"}}]}}]},
+            {"role": "assistant", "content": [{"text": "Your claim CLM-38140 is open."}]}]
+
+
+def _words(role: str, said: str) -> dict:
+    return {"role": role, "content": [{"text": said}]}
+
+
+@pytest.mark.parametrize("how", ["in process", "saved and loaded"])
+def test_converse_messages_added_whole_after_each_invocation_are_the_adds_of_the_new_ones(tmp_path, how):
+    """agent.messages added whole after each invocation (then sent again, an add retried) stores the memories,
+    states and labels of the adds of each invocation's new messages: the start that is the scope's last add, its
+    tool calls by their toolUseIds, is read once, and the add's notes say so."""
+    msgs, ends = _claim(), [4, 8, 8]
+    whole, new = ScopedMemory(HashingEncoder(16)), ScopedMemory(HashingEncoder(16))
+    n, answers = 0, []
+    for end in ends:
+        answers.append(whole.add(msgs[:end], user_id="t", run_id="r"))
+        if end > n:
+            new.add(msgs[n:end], user_id="t", run_id="r")
+        n = end
+        if how == "saved and loaded":
+            whole = ScopedMemory.load(whole.save(tmp_path / "m"), HashingEncoder(16))
+    assert stored(whole) == stored(new) and len(stored(new)) == 8  # labels and states too
+    assert [len(a["results"]) for a in answers] == [4, 4, 0]
+    assert [a.get("notes", [{}])[0].get("reason", "")[:10] for a in answers] == ["", "data[0:4]:", "data[0:8]:"]
+
+
+def test_converse_messages_said_again_without_a_call_id_are_stored_again():
+    """Without a toolUseId among them, messages that open an add as the last add's did are new ones: a "yes" said
+    again is a memory of its own (as the importer reads a log holding it twice), and so is a first invocation of
+    words alone sent again whole (the README's agent.messages[n:] stores it once)."""
+    memory = ScopedMemory(HashingEncoder(16))
+    yes = [_words("user", "yes")]
+    for add in (yes, yes, [*yes, _words("assistant", "Booked.")]):
+        memory.add(add, user_id="t", run_id="r")
+    assert [e[2] for e in stored(memory)] == ["yes", "yes", "yes", "Booked."]
+    msgs, other = _claim(), ScopedMemory(HashingEncoder(16))
+    first = [_words("user", "Hi"), _words("assistant", "Hello, how can I help?")]
+    other.add(first, user_id="t", run_id="r")
+    other.add([*first, *msgs[:4]], user_id="t", run_id="r")
+    assert [e[2] for e in stored(other)][:4] == ["Hi", "Hello, how can I help?"] * 2

@@ -121,6 +121,9 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         # (ids of a save before each scope had its place in the episode's name): history's check once it is deleted
         self._owners: dict[Any, tuple | None] = {}
         self._open: dict[str, live.OpenTurn] = {}  # episode -> the open turn of an agent's session fed line by line
+        # episode -> its last add of Converse messages, [digest, count] (sam_model.memory.resent): one sent again
+        # whole with the next turn's is read once
+        self._sent: dict[str, list] = {}
         # episode -> step -> the labels of an agent-log event added with its own step (a decision point of a log
         # replayed): what its call took values from, read as the conversation's are (sam_model.memory.scopeduses)
         self._labels: dict[str, dict[int, tuple[int, ...]]] = {}
@@ -393,6 +396,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._trackers.pop(episode, None)
         self._base.pop(episode, None)
         self._open.pop(episode, None)
+        self._sent.pop(episode, None)
         self._labels.pop(episode, None)
         self._numbering.pop(episode, None)
         self._unknown.pop(episode, None)
@@ -432,6 +436,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._trackers.clear()
         self._base.clear()
         self._open.clear()
+        self._sent.clear()
         self._labels.clear()
         self._numbering.clear()
         self._unknown.clear()

@@ -26,7 +26,7 @@ from sam_model.data.toolstate import TranscriptState
 from sam_model.io import SAMFileError, atomic_dir, reading, refuse_links, unique_keys, write_json_lists
 from sam_model.limits import check_count, check_k
 from sam_model.locking import gc_paused, locked
-from sam_model.memory import live
+from sam_model.memory import live, resent
 from sam_model.memory.scopedsteps import Numbering
 from sam_model.store import MemoryStore, encoder_of
 
@@ -95,7 +95,8 @@ class ScopedFiles:
                             **({"numbering": {ep: n.to_json() for ep, n in self._numbering.items()}}
                                if self._numbering else {}),
                             **({"unknown": {ep: sorted(st) for ep, st in self._unknown.items()}}
-                               if self._unknown else {})}))
+                               if self._unknown else {}),
+                            **({"sent": self._sent} if self._sent else {})}))
 
     def write_snapshot(self, path: str | os.PathLike, snap: tuple[tuple[dict, Any], tuple[list, list, str]]) -> Path:
         """Write a :meth:`snapshot` as the folder ``path``, atomically, without the lock."""
@@ -141,6 +142,7 @@ class ScopedFiles:
             self.store.move(list(dict.fromkeys(ids)), new)
         for ep in mixed:
             self._open.pop(ep, None)
+            self._sent.pop(ep, None)
             self._trackers.pop(ep, None)
             self._base.pop(ep, None)
             self.store.recorder.forget(ep)
@@ -173,6 +175,8 @@ class ScopedFiles:
                 self._numbering = {ep: Numbering.from_json(n, f"numbering of {ep!r}")  # saves before 2026-12-06: none
                                    for ep, n in d.get("numbering", {}).items()}
                 self._unknown = {ep: set(_steps(st, f"unknown of {ep!r}")) for ep, st in d.get("unknown", {}).items()}
+                self._sent = {ep: resent.check(k, f"sent of {ep!r}") for ep, k in d.get("sent", {}).items()
+                              if ep in self._trackers}  # saves before 2026-12-06: none
                 self._times = {i: [c, u] for i, c, u in d.get("times", [])}  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
                 for i, h in self._history.items():

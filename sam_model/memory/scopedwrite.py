@@ -28,7 +28,7 @@ from sam_model.data.toolstate import TranscriptState
 from sam_model.io import SAMFileError, json_type
 from sam_model.limits import check_metadata, check_text
 from sam_model.locking import locked
-from sam_model.memory import live, live_responses
+from sam_model.memory import live, live_responses, resent
 from sam_model.memory.scopedinput import (
     EMPTY,
     FIT_CHARS,
@@ -124,13 +124,23 @@ class ScopedWrites:
                 data, "data", session=fmt in live.LIVE, fmt=_checked(fmt),
                 worded=live.worded(self._open.get(episode))))[1], []
             out = {"results": self._add_messages([], episode, scopes, metadata, notes, lines=(fmt, items))}
+            self._sent.pop(episode, None)
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items):
+            notes = []
+            if again := resent.repeated(items, self._sent.get(episode)):  # Converse messages sent again whole
+                data, read = items[again:], None
+                notes.append({"reason": f"data[0:{again}]: the scope's last add of Converse messages (their tool "
+                                        "calls by toolUseId), sent again: read once, not stored again"})
             # checked before the conversation's state takes any of them
-            messages, skipped = read if read is not None else read_add(data, "data")
+            messages, skipped = read if read is not None else read_add(data, "data") if data else ([], [])
             out: dict[str, list] = {"results": self._add_messages(
-                messages, episode, scopes, metadata, notes := [],
-                skip={n["message"] for n in skipped if "message" in n and "part" not in n})}
+                messages, episode, scopes, metadata, notes,
+                skip={n["message"] for n in skipped if "message" in n and "part" not in n}) if data else []}
+            if (sent := resent.key(items)) is not None:
+                self._sent[episode] = sent
+            else:
+                self._sent.pop(episode, None)
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items[:1]):  # a chat message first, then something else: name that, not item 0
             j = next(j for j, m in enumerate(items) if not _is_messages([m]))
@@ -157,7 +167,9 @@ class ScopedWrites:
                 raise ValueError(f"add(...) item {i}: an Event's step must be an integer from 0 to {MAX_STEP}, got "
                                  f"{m.step!r}; give the event's step in the episode")
             events.append(m)
-        return {"results": self._add_events(events, episode, scopes, metadata, all(own))}
+        out = {"results": self._add_events(events, episode, scopes, metadata, all(own))}
+        self._sent.pop(episode, None)
+        return out
 
     @locked
     def check_add(self, data: Any, name: str, max_calls: int | None = None, user_id: str | None = None,

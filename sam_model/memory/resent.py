@@ -1,0 +1,56 @@
+"""Bedrock Converse messages an agent adds again whole: a Strands Agents hook adding ``agent.messages`` after each
+invocation sends every earlier turn again with the new one.
+
+Converse messages carry no message id, so nothing tells a message sent again from a new one that reads alike (a
+user saying "yes" twice), and each add stored the earlier turns again (a claims agent: 24 memories for 11 after
+three invocations). A tool call's ``toolUseId`` (and its result's) is written once by the model: an add that opens
+with the scope's last add of Converse messages, whole and in order, where those hold a tool call or result by its
+id, is that add sent again with what came since, and its start is dropped (:func:`repeated`). Without an id among
+them (a first turn of words alone, a "yes" said again) they are read as new, as before. The last add is kept as
+(:func:`key` of its messages, how many), saved with the scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sam_model.data.formats import detect
+from sam_model.memory.live import digest
+
+FORMAT = "bedrock"
+
+
+def key(items: Sequence[Any]) -> list[Any] | None:
+    """What the scope keeps of an add of ``items`` to tell them again by ([digest, count]); None: they are not
+    Converse messages (any other add forgets the last)."""
+    return [digest(list(items)), len(items)] if items and detect(list(items)) == FORMAT else None
+
+
+def repeated(items: Sequence[Any], last: Sequence[Any] | None) -> int:
+    """How many of ``items``' first messages are the scope's last add of Converse messages (``last``, its
+    :func:`key`) sent again: all of them where ``items`` opens with them and they hold a tool call or result by its
+    ``toolUseId``, else 0."""
+    if last is None or key(items) is None or len(items) < last[1]:
+        return 0
+    head = list(items[:last[1]])
+    return last[1] if digest(head) == last[0] and any(_called(m) for m in head) else 0
+
+
+def _called(message: Any) -> bool:
+    """Whether ``message`` holds a Converse toolUse or toolResult block with a string ``toolUseId``."""
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and isinstance(block := b.get("toolUse") or b.get("toolResult"), Mapping)
+        and isinstance(block.get("toolUseId"), str) for b in content)
+
+
+def check(d: Any, name: str) -> list[Any]:
+    """A saved :func:`key` (``[digest, count]``), else a ValueError naming ``name``."""
+    if not (isinstance(d, list) and len(d) == 2 and isinstance(d[0], str) and isinstance(d[1], int)
+            and not isinstance(d[1], bool) and d[1] > 0):
+        raise ValueError(f"{name} must be [digest, count] of the scope's last add of Converse messages")
+    return d
+
+
+__all__ = ["FORMAT", "check", "key", "repeated"]
