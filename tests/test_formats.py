@@ -130,6 +130,29 @@ def gemini_contents() -> list[dict]:
             {"role": "model", "parts": [text(DONE)]}]
 
 
+def pydantic_ai_messages() -> list[dict]:
+    """As Pydantic AI's result.all_messages_json() writes the conversation: requests and responses of parts, the system
+    prompt a part of the first request, a thinking part (not words said), the first call's arguments a dict and
+    its tool's return the JSON data it returned, the second's arguments a JSON string (OpenAI's) and its tool failed
+    (outcome "failed", as ToolFailed or a raised error writes it)."""
+    now = "2026-12-06T10:00:00Z"
+    request = lambda *parts: {"parts": list(parts), "timestamp": now, "instructions": None, "kind": "request",  # noqa: E731
+                              "run_id": "r1"}
+    response = lambda *parts: {"parts": list(parts), "usage": {"input_tokens": 50, "output_tokens": 9},  # noqa: E731
+                               "model_name": "gpt-5", "timestamp": now, "kind": "response", "run_id": "r1"}
+    text = lambda t: {"content": t, "id": None, "part_kind": "text"}  # noqa: E731
+    user = lambda t: {"content": t, "timestamp": now, "part_kind": "user-prompt"}  # noqa: E731
+    call = lambda i, n, a: {"tool_name": n, "args": a, "tool_call_id": i, "part_kind": "tool-call"}  # noqa: E731
+    ret = lambda i, n, c, **o: {"tool_name": n, "content": c, "tool_call_id": i, "metadata": None,  # noqa: E731
+                                "timestamp": now, "part_kind": "tool-return", **o}
+    return [request({"content": POLICY, "timestamp": now, "dynamic_ref": None, "part_kind": "system-prompt"}, user(HI)),
+            response({"content": "look up", "id": None, "signature": None, "part_kind": "thinking"},
+                     call("c1", "get_user", ARGS1)),
+            request(ret("c1", "get_user", USER)), response(text(SEE)), request(user(YES)),
+            response(call("c2", "cancel", json.dumps(ARGS2))),
+            request(ret("c2", "cancel", ERROR, outcome="failed")), response(text(DONE))]
+
+
 GEMINI_PART = ("media_resolution", "code_execution_result", "executable_code", "file_data", "function_call",
                "function_response", "inline_data", "text", "thought", "thought_signature", "video_metadata",
                "tool_call", "tool_response", "part_metadata")  # google-genai's Part fields
@@ -313,7 +336,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
              "langchain": tmp_path / "langchain.jsonl", "swe-agent": tmp_path / "swe-agent.traj",
              "bedrock": tmp_path / "bedrock.jsonl", "gemini": tmp_path / "gemini.jsonl",
              "openhands": tmp_path / "openhands.json", "openhands-v1": tmp_path / "openhands-v1.jsonl",
-             "codex": tmp_path / "codex.jsonl"}
+             "codex": tmp_path / "codex.jsonl", "pydantic-ai": tmp_path / "pydantic-ai.jsonl"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -327,6 +350,7 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
                                               "output": items[6:]}) + "\n")
     files["otel"].write_text(json.dumps(otlp(genai_messages())))
     files["langchain"].write_text(json.dumps({"id": "conv-1", "messages": langchain_messages()}) + "\n")
+    files["pydantic-ai"].write_text(json.dumps({"id": "conv-1", "messages": pydantic_ai_messages()}) + "\n")
     files["swe-agent"].write_text(json.dumps(swe_agent_traj(swe_agent_history()), indent=2) + "\n")
     converse = bedrock_messages()  # the last Converse call logged: its request (with an id) and its response's output
     files["bedrock"].write_text(json.dumps({"id": "conv-1", "modelId": "anthropic.claude-sonnet-4",
@@ -407,13 +431,14 @@ def test_formats_are_told_from_the_messages():
     assert [detect(m) for m in (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(),
                                 genai_messages(), langchain_messages(), swe_agent_history(), bedrock_messages(),
                                 gemini_contents(), snake_case(gemini_contents()), openhands_events(),
-                                openhands_v1_events())] == [
+                                openhands_v1_events(), pydantic_ai_messages())] == [
         "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini", "gemini",
-        "openhands", "openhands-v1"]
+        "openhands", "openhands-v1", "pydantic-ai"]
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
     assert to_chat(bedrock_messages()).ignored == {"reasoningContent": 1}  # not words the agent said
+    assert to_chat(pydantic_ai_messages()).ignored == {"thinking": 1}
     genai = [{"role": "Human", "parts": [{"type": "text", "content": "hi"}]},  # as LangChain instrumentations write
              {"role": "AI", "parts": [{"type": "text", "content": "hello"}], "finish_reason": "stop"}]
     assert [m["role"] for m in to_chat(genai).messages] == ["user", "assistant"]
@@ -423,7 +448,8 @@ def test_formats_are_told_from_the_messages():
     ("openai", openai_messages, ""), ("tau2", tau2_messages, POLICY), ("anthropic", anthropic_messages, POLICY),
     ("responses", responses_items, POLICY), ("otel", genai_messages, POLICY), ("langchain", langchain_messages, ""),
     ("swe-agent", swe_agent_history, ""), ("bedrock", bedrock_messages, POLICY), ("gemini", gemini_contents, POLICY),
-    ("openhands", openhands_events, ""), ("openhands-v1", openhands_v1_events, "")])
+    ("openhands", openhands_events, ""), ("openhands-v1", openhands_v1_events, ""),
+    ("pydantic-ai", pydantic_ai_messages, "")])
 def test_live_state_reads_every_format(name, messages, policy):
     """The state before the second call, from the running conversation in each format, is the importer's."""
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
@@ -431,14 +457,14 @@ def test_live_state_reads_every_format(name, messages, policy):
     last = max(i for i, m in enumerate(msgs) if "c2" in json.dumps(m) and m.get("role") != "tool"
                and m.get("type") not in ("function_call_output", "tool") and "observation" not in m
                and m.get("kind") != "ObservationEvent"
-               and not any(r in json.dumps(m) for r in ("tool_result", "toolResult", "functionResponse")))
+               and not any(r in json.dumps(m) for r in ("tool_result", "toolResult", "functionResponse", "tool-return")))
     call = {"tau2": lambda m: m["tool_calls"][0], "anthropic": lambda m: m["content"][0],
             "responses": lambda m: m, "otel": lambda m: m["parts"][0],
             "openai": lambda m: m["tool_calls"][0], "langchain": lambda m: m["data"]["tool_calls"][0],
             "swe-agent": lambda m: m["tool_calls"][0], "bedrock": lambda m: m["content"][0],
             "gemini": lambda m: m["parts"][0],
             "openhands": lambda m: m["tool_call_metadata"]["model_response"]["choices"][0]["message"]["tool_calls"][0],
-            "openhands-v1": lambda m: m["tool_call"],
+            "openhands-v1": lambda m: m["tool_call"], "pydantic-ai": lambda m: m["parts"][0],
             }[name](msgs[last])
     assert live_state(msgs[:last], call, policy=policy) == want
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
@@ -456,6 +482,8 @@ NO_TOOLS = {
                 "output": {"message": {"role": "assistant", "content": [{"text": "hello"}]}}},
     "gemini": {"id": "a", "contents": [{"role": "user", "parts": [{"text": "hi"}]},
                                        {"role": "model", "parts": [{"text": "hello"}]}]},
+    "pydantic-ai": {"id": "a", "messages": [{"kind": "request", "parts": [{"content": "hi", "part_kind": "user-prompt"}]},
+                                            {"kind": "response", "parts": [{"content": "hello", "part_kind": "text"}]}]},
 }
 
 
@@ -629,7 +657,7 @@ def test_the_langchain_adapter_takes_the_graphs_messages_in_any_format():
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
     system = [{"role": "system", "content": POLICY}]
     for msgs in (anthropic_messages()[:6], tau2_messages()[:8], genai_messages()[:6], responses_items()[:7],
-                 bedrock_messages()[:6], gemini_contents()[:6]):
+                 bedrock_messages()[:6], gemini_contents()[:6], pydantic_ai_messages()[:6]):
         state, observation = state_from_messages(system + msgs)  # the trailing call is the decision
         assert state == want and observation == YES
 
@@ -761,6 +789,30 @@ def to_gemini(msgs: list[dict]) -> dict:
     return {"config": {"system_instruction": {"parts": [{"text": policy}]}}, "contents": snake_case(out)}
 
 
+def to_pydantic_ai(msgs: list[dict]) -> list[dict]:
+    """Chat messages as Pydantic AI's message history: the system prompt and the user's words parts of a request, an
+    assistant message a response (its words, then its calls, the arguments as the JSON string OpenAI's model gives),
+    the results of one turn's calls one request (their content the text the tool returned)."""
+    out: list[dict] = []
+    names = {c["id"]: c["function"]["name"] for m in msgs for c in m.get("tool_calls") or []}
+    for m in msgs:
+        if m["role"] == "assistant":
+            parts = [{"content": m["content"], "part_kind": "text"}] if m.get("content") else []
+            parts += [{"tool_name": c["function"]["name"], "args": c["function"]["arguments"], "tool_call_id": c["id"],
+                       "part_kind": "tool-call"} for c in m.get("tool_calls") or []]
+            out.append({"kind": "response", "parts": parts, "model_name": "gpt-4o"})
+            continue
+        kind = {"system": "system-prompt", "user": "user-prompt", "tool": "tool-return"}[m["role"]]
+        part = {"content": m["content"], "part_kind": kind}
+        if m["role"] == "tool":
+            part.update(tool_name=names[m["tool_call_id"]], tool_call_id=m["tool_call_id"])
+        if out and out[-1]["kind"] == "request" and m["role"] != "user":
+            out[-1]["parts"].append(part)  # one request sends a turn's results back (and the first, its prompts)
+        else:
+            out.append({"kind": "request", "parts": [part]})
+    return out
+
+
 @needs_tau
 def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
     data = json.loads(gzip.open(TAU, "rt").read())[:40]
@@ -769,7 +821,9 @@ def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
     assert all("\n".join(m["content"] for m in d["traj"] if m["role"] == "system") == policy for d in data)
     files = {"anthropic": tmp_path / "a.jsonl", "responses": tmp_path / "r.jsonl", "otel": tmp_path / "o.jsonl",
              "tau2": tmp_path / "t.json", "langchain": tmp_path / "l.jsonl", "bedrock": tmp_path / "b.jsonl",
-             "gemini": tmp_path / "g.jsonl"}
+             "gemini": tmp_path / "g.jsonl", "pydantic-ai": tmp_path / "p.jsonl"}
+    files["pydantic-ai"].write_text("".join(json.dumps({"id": f"c{n}", "messages": to_pydantic_ai(d["traj"])}) + "\n"
+                                            for n, d in enumerate(data)))
     files["bedrock"].write_text("".join(json.dumps({"id": f"c{n}", **to_bedrock(d["traj"])}) + "\n"
                                         for n, d in enumerate(data)))
     files["gemini"].write_text("".join(json.dumps({"id": f"c{n}", **to_gemini(d["traj"])}) + "\n"

@@ -133,9 +133,12 @@ def _as_call(call: Mapping[str, Any], where: str = "tool call") -> ToolCall:
     """A call in any format: an OpenAI ``tool_calls`` entry, ``{"name", "arguments"}`` (tau2, GenAI parts,
     Responses ``function_call`` with ``call_id``), an Anthropic ``tool_use`` block (``input``), a Bedrock Converse
     ``toolUse`` block or its content (``toolUseId``; Strands' ToolUse), a LangChain ``ToolCall`` or a Gemini
-    ``functionCall`` (``args``), or the Gemini part that holds one."""
+    ``functionCall`` (``args``), or the Gemini part that holds one, or a Pydantic AI ``tool-call`` part
+    (``tool_name``, ``args``, ``tool_call_id``)."""
     call = next((call[k] for k in ("toolUse", "functionCall", "function_call") if isinstance(call.get(k), Mapping)),
                 call)
+    if "tool_name" in call and not any(k in call for k in ("name", "function")):  # a Pydantic AI ToolCallPart
+        call = {"name": call["tool_name"], "args": call.get("args"), "id": call.get("tool_call_id")}
     fn = call.get("function")
     name = fn.get("name") if isinstance(fn, Mapping) else call.get("name")
     if not isinstance(name, str) or not name:

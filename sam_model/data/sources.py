@@ -354,7 +354,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # agent's span, its own calls not recorded, beside calls that each sit below an agent, is read, its turn having been
 # dropped without a word. Where a call's ancestry names no agent the 120 rule holds. tau-bench airline, the
 # AutoCodeRover file and examples/logs (its OTLP file among them) convert byte for byte.
-CONVERSION_VERSION = 127
+# 128: Pydantic AI message histories (all_messages_json(): a .jsonl of {"id", "messages"}, a .json a conversation,
+# a folder of them) are read by their own reader (formats.pydantic_ai); before, they were refused as OpenAI chat (a
+# run skipping bad conversations kept none) and a folder's .json histories were read as OpenHands trajectories.
+# Every other format converts byte for byte as under 123.
+CONVERSION_VERSION = 128
 
 
 @dataclass(frozen=True)

@@ -637,7 +637,8 @@ def _main(argv: list[str]) -> int:
                                             "(.jsonl, or Harbor's agent/claude-code.txt, agent/codex.txt: runs "
                                             "appended read one a session or thread), or a Gemini CLI session file "
                                             "(~/.gemini/tmp/<project hash>/chats/session-*.jsonl, or .json) or its "
-                                            "chats folder; a folder holding "
+                                            "chats folder, or a Pydantic AI history (.json: all_messages_json(), "
+                                            "one conversation) or the folder of them; a folder holding "
                                             "runs of several of these is read whole, each run by its reader (a .json "
                                             "beside the others is a run when it holds a list of events)")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")
@@ -661,7 +662,8 @@ def _main(argv: list[str]) -> int:
                              "instance_id, else the file's name; OpenHands: an evaluation "
                              "line's instance_id, else the file's name, or its session's (V1: the conversation's "
                              "folder); Strands: the session; Codex: the session, a fork's the session it was forked "
-                             "from; Claude Code: the session, its subagents' with it); default all")
+                             "from; Claude Code: the session, its subagents' with it; a Pydantic AI .json: the "
+                             "file's name); default all")
     parser.add_argument("--test-fraction", type=float, default=TEST_FRACTION, metavar="F",
                         help=f"share of groups in the test split (default {TEST_FRACTION})")
     parser.add_argument("--skip-bad", action="store_true",

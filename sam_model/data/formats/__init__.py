@@ -30,6 +30,7 @@ from sam_model.data.formats import (
     openhands,
     openhands_v1,
     otel,
+    pydantic_ai,
     responses,
     swe_agent,
     tau2,
@@ -109,6 +110,10 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("mini-swe-agent", "mini-swe-agent trajectories (its shell commands: ```bash blocks, or v2's bash tool calls)",
            '.traj.json {"info", "messages", "trajectory_format"} (one run: {instance_id}/{instance_id}.traj.json), or '
            'a folder of them', mini_swe_agent.to_chat, mini_swe_agent.sniff),
+    Format("pydantic-ai", "Pydantic AI message history (all_messages_json(): request / response messages of parts: "
+           "user-prompt, tool-call, tool-return, retry-prompt)", '.jsonl of {"id", "messages"} lines (the messages '
+           'as all_messages_json() writes them), a .json list of those, or one conversation a .json file (its '
+           'history as written; a folder of them)', pydantic_ai.to_chat, pydantic_ai.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
@@ -121,9 +126,10 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 # exec event's type has a dot, which no other format's messages have; a Gemini CLI message record's type gemini, which
 # no other format's has (its user records have neither a role nor a Claude Code entry's message); a mini-swe-agent
 # message's extra (the harness's parsed actions, a format error's interrupt_type, an observation's raw_output) or exit
-# role no other's has, and its v2 Responses-model runs hold function_call_output items, which responses' sniff would take
+# role no other's has, and its v2 Responses-model runs hold function_call_output items, which responses' sniff would take;
+# a Pydantic AI message has no role and a kind request or response beside parts that each name a part_kind
 _SNIFF_ORDER = ("claude-code", "gemini-cli", "openhands-v1", "openhands", "codex", "codex-exec", "mini-swe-agent",
-                "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
+                "pydantic-ai", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -134,7 +140,8 @@ def detect(messages: list[Any]) -> str:
 def is_log_message(m: Any) -> bool:
     """A dict one of the readers reads as a message (it has a ``role``, GenAI or Gemini ``parts`` or a Responses item
     ``type``, or is an OpenHands event, 0.x or V1, a Claude Code transcript entry or stream-json message, a Codex
-    rollout line, a codex exec event, a Gemini CLI session record or a mini-swe-agent v2 model's response object),
+    rollout line, a codex exec event, a Gemini CLI session record or a mini-swe-agent v2 model's response object;
+    a Pydantic AI message holds ``parts``),
     rather than a framework's own message object. (A V1 event's ``kind`` took it for an agent-log event in
     ScopedMemory.add: 'missing required field text'; a rollout line was refused as neither a message nor an event, so
     a Codex session could not be added as written.)"""
@@ -170,7 +177,8 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("Claude Code entries holding tool_use or tool_result blocks", "claude-code"),
           ("codex exec --json events of tool calls (item command_execution, mcp_tool_call, file_change)", "codex-exec"),
           ("Gemini CLI messages with toolCalls (type gemini)", "gemini-cli"),
-          ("mini-swe-agent messages with the commands the harness ran (extra.actions)", "mini-swe-agent"))
+          ("mini-swe-agent messages with the commands the harness ran (extra.actions)", "mini-swe-agent"),
+          ("Pydantic AI messages with tool-call or tool-return parts", "pydantic-ai"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -223,6 +231,9 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
             found.add(20)
         if isinstance(m.get("extra"), Mapping) and m["extra"].get("actions"):
             found.add(21)
+        if pydantic_ai.is_message(m) and any(p.get("part_kind") in ("tool-call", "tool-return", "retry-prompt")
+                                             for p in m["parts"]):
+            found.add(22)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
         found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's
     return [_MARKS[i] for i in sorted(found)]

@@ -18,7 +18,8 @@ container is told from the first document that parses: OTLP spans, a Codex rollo
 Claude Code session (the whole file one session: one entry a line), a tau2 results file, an OpenHands or SWE-agent
 trajectory, a tau-bench v1 list of trajectories, or conversation objects (``{"id", "messages"}``, Anthropic's and
 Bedrock's with ``system``, a Converse request and its response's ``output``, Responses' ``input``/``output``,
-Gemini's ``contents``).
+Gemini's ``contents``), or a Pydantic AI history (a ``.json`` holding one conversation's messages as
+``all_messages_json()`` writes them; a folder of such files, one conversation each, named by the file).
 Items that fail are yielded as their :class:`TranscriptFormatError`; the caller stops or skips and counts.
 """
 
@@ -52,6 +53,7 @@ from sam_model.data.formats import (
     openhands,
     openhands_tree,
     otel,
+    pydantic_ai,
     response_chains,
     responses,
     sessions,
@@ -124,7 +126,11 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     named = {q for files in kinds.values() for q in files} | set(claimed)
     loose = sorted(q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q not in named
                    and not sessions.is_state(q) and not gemini_cli.is_state(q) and q.is_file() and not (q.name in EVENTLESS and not _holds_list(q)))
-    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or (loose and headless_files(folder)) else loose
+    histories = [q for q in loose if _holds_list(q) and _first_is(q, pydantic_ai.is_history)]
+    loose = [q for q in loose if q not in histories]
+    kinds["pydantic-ai"] = histories
+    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or histories or (
+        loose and headless_files(folder)) else loose
     return {kind: files for kind, files in kinds.items() if files}
 
 
@@ -440,6 +446,9 @@ def conversations(path: str | Path, format: str | None = None,
             return
         yield from _unique(claude_code.conversations([*head, *docs], p, episode_id_of), seen)
         return
+    if _whole(p) and format in (None, "pydantic-ai") and pydantic_ai.is_history(first[0]):  # all_messages_json()
+        yield from _unique(iter([_history(p, [*head, *docs], _stem(p).removesuffix(".json"))]), seen)
+        return
     if format == "mini-swe-agent" or (format is None and (mini_swe_agent.is_trajectory(first[0]) or (
             _stem(p).endswith(mini_swe_agent.SUFFIX) and document_format(first[0]) is None))):  # named so, read by none
         yield from _mini_runs(p, [*head, *docs], _mini_name(p.name), seen)
@@ -486,6 +495,16 @@ def conversations(path: str | Path, format: str | None = None,
         else:
             yield _left(_forced(_item(doc, where, seen, format, model, domain, alone=True), doc, format), left, lacks,
                         loops)
+
+
+def _history(p: Path, docs: list[tuple[Any, str]], name: str) -> Item:
+    """One conversation's Pydantic AI history, the one document of a ``.json`` file (``all_messages_json()``),
+    named by the file (a name of its path in the folder read): a ``.json`` list was read as conversations, each
+    message refused as one ("expected ... a conversation {"id": ..., "messages": [...]}")."""
+    doc, where = docs[0]
+    if isinstance(doc, TranscriptFormatError):
+        return doc
+    return Conversation(episode_id_of(name), doc, where, episode_id_of(name), "pydantic-ai")
 
 
 def _chained(docs: list[tuple[Any, str]], format: str | None) -> list[tuple[Any, str, tuple[str, ...]]]:
@@ -576,7 +595,7 @@ def document_format(doc: Any) -> str | None:
                       ("codex", codex.is_rollout),
                       ("claude-code", claude_code.is_entry), ("claude-code", claude_stream.is_message),
                       ("gemini-cli", gemini_cli.is_header),
-                      ("codex-exec", codex_exec.is_event)):
+                      ("codex-exec", codex_exec.is_event), ("pydantic-ai", pydantic_ai.is_history)):
         if test(doc):
             return openhands.format_of(doc) if fmt == "openhands" else fmt
     conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
@@ -639,6 +658,12 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                     on_file(q)
         elif kind == "otel":  # every file's spans together: a conversation's spans spread over rotated files
             yield from _unique(_otel_folder(folder, paths, on_file), seen)
+        elif kind == "pydantic-ai":  # a conversation's history a file, named by its path in the folder
+            for q in paths:
+                name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(".json")
+                yield from _unique(iter([_history(q, list(documents(q)), name)]), seen)
+                if on_file is not None:
+                    on_file(q)
         elif kind == "gemini-cli":  # a session file each
             for q in paths:
                 yield from _unique(gemini_cli.conversations([q], documents, episode_id_of), seen)
@@ -659,7 +684,8 @@ _HELD = {"otel": ("OTLP JSON file{s} (OpenTelemetry spans)", ("otel",)),
          "codex": ("Codex rollout{s} (rollout-*.jsonl)", ("codex",)),
          "claude-code": ("Claude Code session file{s} (.jsonl)", ("claude-code",)),
          "gemini-cli": ("Gemini CLI session file{s} (session-*.jsonl)", ("gemini-cli",)),
-         "openhands": ("OpenHands trajectory file{s} (.json)", ("openhands", openhands.V1))}
+         "openhands": ("OpenHands trajectory file{s} (.json)", ("openhands", openhands.V1)),
+         "pydantic-ai": ("Pydantic AI message history file{s} (.json)", ("pydantic-ai",))}
 
 
 def _held(found: dict[str, list[Path]]) -> dict[str, set[Path]]:

@@ -1,0 +1,178 @@
+"""Pydantic AI message history: what ``result.all_messages_json()`` (``ModelMessagesTypeAdapter.dump_json``) writes.
+
+A conversation is a list of messages ``{"kind": "request" | "response", "parts": [...]}``, every part naming its
+own ``part_kind``. A request's parts: ``system-prompt`` (the policy, as every format's system text is),
+``user-prompt`` (the user's words: a string, or a list of strings, ``text-content`` items and media, the media
+counted), ``tool-return`` (a tool's result answering ``tool_call_id``: its ``content`` a string, or the JSON data
+the tool returned, read as its JSON text; an ``outcome`` other than ``success`` flags the call as failed, as
+Anthropic's ``is_error`` does) and ``retry-prompt`` (Pydantic AI's answer to a call whose arguments failed
+validation, or whose tool raised ``ModelRetry``: read as that call's failed result, its text the one the model is
+shown, the validation errors as JSON then "Fix the errors and try again."; one without a ``tool_name`` answers no
+call, the model's output having failed validation, and is counted, not read: no one said its words). A request's
+``instructions`` (an agent's ``instructions=``, sent with every request in place of a system prompt) is the
+policy, told again only where it changes. A response's parts: ``text`` (the words), ``tool-call`` (``args`` an
+object, a JSON string, or null) and ``thinking``, built-in tools, files and the like, counted, not read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, each, result_text
+from sam_model.io import json_type
+
+KINDS = ("request", "response")
+OUTCOMES = ("success", "failed", "denied", "interrupted", "retried")  # a tool return's; all but the first failed
+TEXT_ITEMS = ("text-content",)  # a user prompt's list items that are words (plain strings are too)
+
+
+def is_message(m: Any) -> bool:
+    """A Pydantic AI message: a request or response kind and a list of parts, each naming its ``part_kind``."""
+    return isinstance(m, Mapping) and m.get("kind") in KINDS and isinstance(m.get("parts"), list) \
+        and "role" not in m and all(isinstance(p, Mapping) and "part_kind" in p for p in m["parts"])
+
+
+def is_history(doc: Any) -> bool:
+    """A whole message history (``all_messages_json()``'s list), as a file of one conversation holds it."""
+    return isinstance(doc, list) and bool(doc) and is_message(doc[0])
+
+
+def sniff(messages: list[Any]) -> bool:
+    return any(is_message(m) and m["parts"] for m in messages)
+
+
+def to_chat(messages: list[Any], where: str) -> Chat:
+    chat = Chat()
+    told = ""  # the instructions said so far
+    for i, m, w in each(messages, where):
+        kind, parts, source = m.get("kind"), m.get("parts"), f"message {i}"
+        if m.get("role") == "system" and kind is None:  # a policy given as a chat message, as the live path may
+            chat.add({"role": "system", "content": _string(m.get("content"), w)}, source)
+            continue
+        if kind not in KINDS:
+            raise TranscriptFormatError(w, f"'kind' is {json.dumps(kind, default=str)[:40]}, expected \"request\" or "
+                                           "\"response\" (a Pydantic AI ModelMessage)")
+        if not isinstance(parts, list):
+            raise TranscriptFormatError(w, f"'parts' is {json_type(parts)}, expected a list of parts")
+        instructions = m.get("instructions")
+        if kind == "request" and isinstance(instructions, str) and instructions and instructions != told:
+            chat.add({"role": "system", "content": instructions}, source)
+            told = instructions
+        (_request if kind == "request" else _response)(chat, parts, w, source)
+    return chat
+
+
+def _kind(p: Any, j: int, where: str) -> str:
+    if not isinstance(p, Mapping):
+        raise TranscriptFormatError(where, f"part {j} is {json_type(p)}, expected an object with a 'part_kind'")
+    kind = p.get("part_kind")
+    if not isinstance(kind, str):
+        raise TranscriptFormatError(where, f"part {j} has no 'part_kind' (a Pydantic AI part names its own: "
+                                           "user-prompt, tool-return, text, tool-call, ...)")
+    return kind
+
+
+def _request(chat: Chat, parts: list[Any], where: str, source: str) -> None:
+    for j, p in enumerate(parts):
+        kind, at = _kind(p, j, where), f"{where}, part {j}"
+        if kind == "system-prompt":
+            chat.add({"role": "system", "content": _string(p.get("content"), at)}, source)
+        elif kind == "user-prompt":
+            words = _prompt(p.get("content"), at, chat)
+            if words:
+                chat.add({"role": "user", "content": words}, source)
+        elif kind == "tool-return":
+            outcome = p.get("outcome", "success")
+            if outcome not in OUTCOMES:
+                raise TranscriptFormatError(at, f"'outcome' is {json.dumps(outcome, default=str)[:40]}, expected "
+                                                f"one of {', '.join(OUTCOMES)}")
+            chat.add({"role": "tool", "tool_call_id": _call_id(p, at), "content": _returned(p.get("content"), chat),
+                      **({FAILED: True} if outcome != "success" else {})}, source)
+        elif kind == "retry-prompt" and p.get("tool_name") is not None:
+            chat.add({"role": "tool", "tool_call_id": _call_id(p, at), "content": retry_text(p.get("content"), at),
+                      FAILED: True}, source)
+        else:  # retry-prompt without a tool (the output's), retry-feedback, instruction parts, ...
+            chat.ignored["retry-prompt without a tool" if kind == "retry-prompt" else kind] += 1
+
+
+def _response(chat: Chat, parts: list[Any], where: str, source: str) -> None:
+    texts, calls = [], []
+    for j, p in enumerate(parts):
+        kind, at = _kind(p, j, where), f"{where}, part {j}"
+        if kind == "text":
+            texts.append(_string(p.get("content"), at))
+        elif kind == "tool-call":
+            args = p.get("args")
+            if args is not None and not isinstance(args, (str, Mapping)):
+                raise TranscriptFormatError(at, f"'args' is {json_type(args)}, expected an object, a JSON string or "
+                                                "null")
+            calls.append(chat_call(p.get("tool_call_id"), p.get("tool_name"), args, at))
+        else:  # thinking (not words said), built-in tools run by the provider, files, ...
+            chat.ignored[kind] += 1
+    text = "\n".join(t for t in texts if t)
+    if text or calls:
+        chat.add({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})}, source)
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise TranscriptFormatError(where, f"'content' is {json_type(value)}, expected a string")
+    return value
+
+
+def _call_id(p: Mapping[str, Any], where: str) -> str:
+    cid = p.get("tool_call_id")
+    if not isinstance(cid, str) or not cid:
+        raise TranscriptFormatError(where, f"{p.get('part_kind')} without a 'tool_call_id' (the call it answers)")
+    return cid
+
+
+def _prompt(content: Any, where: str, chat: Chat) -> str:
+    """A user prompt's words: a string, or the strings and text items of a list (media counted, not read)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise TranscriptFormatError(where, f"'content' is {json_type(content)}, expected a string or a list")
+    texts = []
+    for k, item in enumerate(content):
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, Mapping) and item.get("kind") in TEXT_ITEMS:
+            texts.append(_string(item.get("content"), f"{where}, item {k}"))
+        elif isinstance(item, Mapping):
+            chat.ignored[str(item.get("kind"))] += 1
+        else:
+            raise TranscriptFormatError(where, f"item {k} is {json_type(item)}, expected a string or an object "
+                                               "with a 'kind'")
+    return "\n".join(texts)
+
+
+MEDIA = ("image-url", "audio-url", "video-url", "document-url", "binary", "uploaded-file", "cache-point")
+
+
+def _returned(content: Any, chat: Chat) -> str:
+    """A tool's return as the model read it: a string as it is, data as its JSON text; files it returned counted."""
+    if isinstance(content, list) and any(isinstance(x, Mapping) and x.get("kind") in MEDIA for x in content):
+        for x in content:
+            if isinstance(x, Mapping) and x.get("kind") in MEDIA:
+                chat.ignored[x["kind"]] += 1
+        content = [x for x in content if not (isinstance(x, Mapping) and x.get("kind") in MEDIA)]
+        content = content[0] if len(content) == 1 else content
+    return result_text(content)
+
+
+def retry_text(content: Any, where: str) -> str:
+    """What Pydantic AI shows the model of a retry (``RetryPromptPart.model_response``): a ``ModelRetry`` message as
+    written, or the validation errors (without their ``ctx`` and ``url``) as JSON, then the request to fix them."""
+    if isinstance(content, str):
+        return f"{content}\n\nFix the errors and try again."
+    if not isinstance(content, list):
+        raise TranscriptFormatError(where, f"'content' is {json_type(content)}, expected a string or a list of "
+                                           "validation errors")
+    errors = [{k: v for k, v in e.items() if k not in ("ctx", "url")} if isinstance(e, Mapping) else e
+              for e in content]
+    plural = "" if len(errors) == 1 else "s"
+    return (f"{len(errors)} validation error{plural}:\n```json\n{json.dumps(errors, indent=2, ensure_ascii=False)}"
+            "\n```\n\nFix the errors and try again.")

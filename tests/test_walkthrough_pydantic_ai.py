@@ -1,0 +1,150 @@
+"""A walkthrough of the README as a team whose employee travel-and-expense assistant is built on Pydantic AI, with
+its message history logged as Pydantic AI writes it (``result.all_messages_json()``): a ``.jsonl`` of ``{"id",
+"messages"}`` lines, or one ``.json`` a conversation. No reader took it: the ``.jsonl`` was read as OpenAI chat and
+refused ("message without 'role'"), ``sam-data validate`` called it OpenAI chat, a conversation's ``.json`` was
+"expected ... a conversation {"id": ..., "messages": [...]}" and a folder of them "not an OpenHands trajectory"-like
+errors, and a search by the call about to be made, given as Pydantic AI holds it, was "a tool call with no tool
+name". The logs are templated (tests/pydantic_ai_travel.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai_travel import POLICY, conversations, write_folder, write_jsonl
+
+from sam_model.data.formats import FORMATS, to_chat, tool_marks
+from sam_model.data.transcripts import ImportReport, iter_transcript_events, live_state, main
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+
+def events(path: Path, **kw: Any) -> tuple[list[dict], ImportReport]:
+    report = ImportReport()
+    return list(iter_transcript_events(path, report=report, **kw)), report
+
+
+def runs(messages: list[dict]) -> list[list[dict]]:
+    """What ``result.new_messages()`` gives after each run: from a request with the user's prompt to the next."""
+    out: list[list[dict]] = []
+    for m in messages:
+        if m["kind"] == "request" and any(p["part_kind"] == "user-prompt" for p in m["parts"]):
+            out.append([])
+        out[-1].append(m)
+    return out
+
+
+def test_the_logged_histories_convert(tmp_path, capsys):
+    path = write_jsonl(tmp_path / "chats.jsonl", 12, 0)
+    got, report = events(path)
+    assert report.formats == {"pydantic-ai": 12} and report.conversations == 12
+    assert sum("useful_memory_steps" in e for e in got) >= 40
+    assert report.ignored.get("thinking", 0) > 0  # not words said: counted, not read
+    assert main([str(path), str(tmp_path / "out.jsonl")]) == 0
+    assert "formats: pydantic-ai 12" in capsys.readouterr().out
+
+
+def test_a_conversation_a_json_file_and_a_folder_of_them_read_as_its_line(tmp_path):
+    """``all_messages_json()`` written to a file a conversation (named by it), alone or in a folder: the same events
+    as the conversation's line of the ``.jsonl``."""
+    write_jsonl(tmp_path / "chats.jsonl", 3, 4)
+    write_folder(tmp_path / "histories", 3, 4)
+    line, _ = events(tmp_path / "chats.jsonl")
+    folder, report = events(tmp_path / "histories")
+    assert report.formats == {"pydantic-ai": 3}
+    assert folder == line  # the files are named by the conversations' ids
+    one, _ = events(tmp_path / "histories" / "s4-travel-001.json")
+    assert one == [e for e in line if e["episode_id"] == "s4-travel-001"]
+
+
+def test_sam_data_validate_and_a_wrong_format_name_the_reader(tmp_path, capsys):
+    from sam_model.data.validate import main as validate_main
+
+    path = write_jsonl(tmp_path / "chats.jsonl", 2, 0)
+    assert validate_main([str(path)]) != 0
+    assert "pydantic-ai: Pydantic AI message history" in capsys.readouterr().err
+    assert main([str(path), str(tmp_path / "out.jsonl"), "--format", "openai"]) != 0
+    assert "the pydantic-ai reader reads: try --format pydantic-ai" in capsys.readouterr().err
+    assert tool_marks(conversations(1, 0)[0][1]) == [("Pydantic AI messages with tool-call or tool-return parts",
+                                                      "pydantic-ai")]
+
+
+def test_a_retry_prompt_is_the_failed_calls_result_and_the_retried_call_is_decided_after_it():
+    """A ``retry-prompt`` answering a call (its arguments failed validation) is that call's failed result, its text
+    what the model was shown; the call made again is a decision of its own, after it."""
+    _, messages = conversations(1, 0)[0]
+    chat = to_chat(messages, format="pydantic-ai")
+    failed = [m for m in chat.messages if m.get("is_error")]
+    assert len(failed) == 1 and failed[0]["content"].startswith("1 validation error:\n```json\n")
+    assert failed[0]["content"].endswith("Fix the errors and try again.") and '"float_parsing"' in failed[0]["content"]
+    retry = next(i for i, m in enumerate(messages) for p in m["parts"] if p["part_kind"] == "retry-prompt")
+    again = messages[retry + 1]["parts"][0]
+    state = live_state(messages[:retry + 1], again)
+    assert state["last_action_result"].startswith("add_receipt: error")
+    output_retry = {"kind": "request", "parts": [{"content": "bad output", "tool_name": None, "tool_call_id": "x",
+                                                  "part_kind": "retry-prompt"}]}  # no call: the output's, unread
+    assert to_chat([*messages, output_retry]).ignored["retry-prompt without a tool"] == 1
+
+
+def test_instructions_sent_with_every_request_are_the_policy_once():
+    """An agent's ``instructions=`` ride on every request: read as the policy where they change, the same events as
+    the system prompt's part."""
+    _, messages = conversations(1, 0)[0]
+    system = [p for p in messages[0]["parts"] if p["part_kind"] == "system-prompt"]
+    assert system  # seed 0's first conversation uses a system prompt
+    moved = [{**m, "parts": [p for p in m["parts"] if p["part_kind"] != "system-prompt"],
+              **({"instructions": POLICY} if m["kind"] == "request" else {})} for m in messages]
+    a, b = to_chat(messages), to_chat(moved)
+    assert a.messages == b.messages and sum(m["role"] == "system" for m in b.messages) == 1
+
+
+@pytest.mark.parametrize("how", ["whole", "runs", "messages"])
+def test_live_adds_of_each_runs_new_messages_store_the_importers_memories_and_labels(tmp_path, how):
+    """README: ``memory.add(json.loads(result.new_messages_json()), ...)`` after each run (or each message as it
+    comes) stores what the importer makes of the whole history, with its states and labels."""
+    for cid, messages in conversations(3, 5):
+        path = tmp_path / f"{cid}.jsonl"
+        path.write_text(json.dumps({"id": cid, "messages": messages}) + "\n")
+        want, _ = events(path)
+        batches = {"whole": [messages], "runs": runs(messages), "messages": [[m] for m in messages]}[how]
+        memory = ScopedMemory(HashingEncoder(16))
+        for batch in batches:
+            memory.add(batch, user_id="me", run_id="s")
+        got = sorted(memory.get_all(user_id="me", run_id="s", limit=None)["results"], key=lambda r: r["step"])
+        assert [(r["step"], r["kind"], r["memory"]) for r in got] == [(e["step"], e["kind"], e["text"]) for e in want]
+        decided = [(e["state"], e.get("useful_memory_steps") or []) for e in memory._trackers["me//s"].events]
+        assert decided == [(e["state"], e.get("useful_memory_steps") or []) for e in want]
+
+
+def test_a_search_by_a_tool_call_part_is_the_calls_decision():
+    """The call about to be made as Pydantic AI holds it (a ``tool-call`` part: tool_name, args, tool_call_id) is a
+    call ``live_state`` and a search by call read: it was 'a tool call with no tool name'."""
+    _, messages = conversations(1, 7)[0]
+    last = max(i for i, m in enumerate(messages) if m["kind"] == "response"
+               and any(p["part_kind"] == "tool-call" for p in m["parts"]))
+    part = messages[last]["parts"][0]
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(messages[:last], user_id="me", run_id="s")
+    found = memory.search("", call=part, user_id="me", run_id="s", limit=3)
+    assert found["state"] == live_state(messages[:last], part)
+    assert found["state"]["uncertainty_flags"] == ["approver", "report_id"]
+
+
+def test_sam_data_formats_lists_the_reader():
+    assert "all_messages_json()" in FORMATS["pydantic-ai"].title
+
+
+def test_adding_all_messages_after_each_run_stores_the_earlier_runs_again():
+    """Documents behaviour (README, "The live state takes any format"): Pydantic AI messages carry no id, so adding
+    ``all_messages()`` after every run (which, given ``message_history``, holds the earlier runs) stores their turns
+    again; ``new_messages()`` stores each once."""
+    _, messages = conversations(1, 0)[0]
+    whole, new = ScopedMemory(HashingEncoder(16)), ScopedMemory(HashingEncoder(16))
+    so_far: list[dict] = []
+    for run in runs(messages):
+        so_far += run
+        whole.add(list(so_far), user_id="me", run_id="s")
+        new.add(run, user_id="me", run_id="s")
+    count = lambda m: len(m.get_all(user_id="me", run_id="s", limit=None)["results"])  # noqa: E731
+    assert len(runs(messages)) == 3 and count(new) == 20 and count(whole) == 40
