@@ -3,11 +3,13 @@ its message history logged as Pydantic AI writes it (``result.all_messages_json(
 "messages"}`` lines, or one ``.json`` a conversation. No reader took it: the ``.jsonl`` was read as OpenAI chat and
 refused ("message without 'role'"), ``sam-data validate`` called it OpenAI chat, a conversation's ``.json`` was
 "expected ... a conversation {"id": ..., "messages": [...]}" and a folder of them "not an OpenHands trajectory"-like
-errors, and a search by the call about to be made, given as Pydantic AI holds it, was "a tool call with no tool
-name". The logs are templated (tests/pydantic_ai_travel.py)."""
+errors; a live add of ``result.new_messages_json()`` (bytes) said "item 0 ... got a number", its decoded text was
+stored whole as one memory, and the message objects were refused naming nothing to give instead. The logs are
+templated (tests/pydantic_ai_travel.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -129,6 +131,27 @@ def test_a_search_by_a_tool_call_part_is_the_calls_decision():
     found = memory.search("", call=part, user_id="me", run_id="s", limit=3)
     assert found["state"] == live_state(messages[:last], part)
     assert found["state"]["uncertainty_flags"] == ["approver", "report_id"]
+
+
+def test_the_history_given_as_json_bytes_text_or_objects_is_refused_saying_what_to_give():
+    _, messages = conversations(1, 7)[0]
+    memory = ScopedMemory(HashingEncoder(16))
+    dumped = json.dumps(messages[:2]).encode()  # what result.new_messages_json() returns
+    with pytest.raises(TypeError, match=r"data is bytes .*json\.loads\(result\.new_messages_json\(\)\)"):
+        memory.add(dumped, user_id="me", run_id="s")
+    with pytest.raises(ValueError, match="JSON text of Pydantic AI messages"):  # it was stored as one memory
+        memory.add(dumped.decode(), user_id="me", run_id="s")
+
+    @dataclasses.dataclass
+    class ModelRequest:  # what new_messages() returns: Pydantic AI's own dataclasses
+        parts: list
+        kind: str = "request"
+
+    ModelRequest.__module__ = "pydantic_ai.messages"
+    with pytest.raises(TypeError, match=r"got a Python ModelRequest: give json\.loads"):
+        memory.add([ModelRequest(parts=[])], user_id="me", run_id="s")
+    assert memory.get_all(user_id="me", run_id="s")["results"] == []
+    assert memory.add("my card ends in [4242]", user_id="me", run_id="s")["results"]  # words are words
 
 
 def test_sam_data_formats_lists_the_reader():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,7 +22,7 @@ import numpy as np
 
 from sam_model.data.chatmessages import policy_of
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
-from sam_model.data.formats import codex_exec, gemini_cli
+from sam_model.data.formats import codex_exec, gemini_cli, pydantic_ai
 from sam_model.data.schema import MAX_STEP, Event, State, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState
@@ -83,6 +84,36 @@ def _with_policy(policy: str, messages: list[Mapping]) -> str:
     return policy
 
 
+# what a Pydantic AI agent gives instead of its messages: its message objects, or their JSON (bytes, or its text)
+PYDANTIC_AI = ("give json.loads(result.new_messages_json()) (or ModelMessagesTypeAdapter.dump_python(messages, "
+               "mode='json')), the messages as dicts, which the pydantic-ai reader reads")
+
+
+def pydantic_ai_dump(data: str | bytes | bytearray) -> bool:
+    """Whether ``data`` is the JSON text of Pydantic AI messages (``result.new_messages_json()``, bytes, or its
+    decoded text): a string was stored whole as one memory, its JSON the memory's words, and bytes were read as a
+    list of numbers ("item 0 ... got a number")."""
+    head = data[:200].lstrip()
+    if not head.startswith(b"[" if isinstance(data, (bytes, bytearray)) else "["):
+        return False
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return False
+    return pydantic_ai.is_history(doc)
+
+
+def _objects_hint(m: Any) -> str:
+    """What to give instead of a framework's message object (a LangChain message, a Pydantic AI ModelRequest)."""
+    module = type(m).__module__
+    if module.startswith("langchain"):
+        return (": give a LangGraph state's messages as messages_to_dict(messages) (langchain_core.messages), which "
+                "the langchain reader reads")
+    if module.startswith("pydantic_ai"):
+        return f": {PYDANTIC_AI}"
+    return ""
+
+
 class ScopedWrites:
     """A ScopedMemory's adds (mixin of sam_model.memory.scoped.ScopedMemory; see the module doc)."""
 
@@ -108,11 +139,16 @@ class ScopedWrites:
         scopes = self._scopes(user_id, agent_id, run_id, need="write")
         episode = self.episode_of(user_id, agent_id, run_id)
         check_metadata(metadata)
+        if isinstance(data, (bytes, bytearray)):  # a bytes is a Sequence: it was "item 0 ... got a number"
+            raise TypeError(f"data is bytes ({len(data)} of them), not messages: " + (
+                PYDANTIC_AI if pydantic_ai_dump(data) else "give the text (decoded) or the messages it holds"))
         if isinstance(data, str):
+            if pydantic_ai_dump(data):  # it was stored whole as one memory, its JSON the memory's words
+                raise ValueError(f"data is the JSON text of Pydantic AI messages, not messages: {PYDANTIC_AI}")
             check_text(data, "data")
         elif not isinstance(data, (Mapping, Event, Sequence)):
             raise TypeError(f"data must be a message text, a message or event dict, an Event or a list of them, got "
-                            f"{type(data).__name__}")
+                            f"{type(data).__name__}" + _objects_hint(data))
         items = [{"role": "user", "content": data}] if isinstance(data, str) else (
             [data] if isinstance(data, (Mapping, Event)) else list(data))
         if not items:
@@ -157,10 +193,7 @@ class ScopedWrites:
             if not isinstance(m, Event):
                 raise TypeError(f"add(...) item {i}: give chat messages (dicts with 'role'), Events or event dicts "
                                 f"(with 'kind' and 'text'), not a mix; got {json_type(m)}"
-                                + (" without 'kind'" if isinstance(m, Mapping) else "")
-                                + (": give a LangGraph state's messages as messages_to_dict(messages) "
-                                   "(langchain_core.messages), which the langchain reader reads"
-                                   if type(m).__module__.startswith("langchain") else ""))
+                                + (" without 'kind'" if isinstance(m, Mapping) else "") + _objects_hint(m))
             if isinstance(m.step, bool) or not isinstance(m.step, int) or not 0 <= m.step <= MAX_STEP:
                 # an event dict's step is held to this by parse_event; an Event's was not: "3" failed in sorting,
                 # and -1 or True was stored, its numbering saved as one ScopedMemory.load refused
