@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +172,30 @@ def test_adding_all_messages_after_each_run_stores_the_earlier_runs_again():
         new.add(run, user_id="me", run_id="s")
     count = lambda m: len(m.get_all(user_id="me", run_id="s", limit=None)["results"])  # noqa: E731
     assert len(runs(messages)) == 3 and count(new) == 20 and count(whole) == 40
+
+
+def test_a_served_add_of_each_runs_new_messages_stores_what_the_in_process_add_does(tmp_path):
+    """sam-serve's HTTP add (``{"messages": json.loads(result.new_messages_json()), "user_id", "run_id"}``) after
+    each run: the answers and memories of ScopedMemory.add's."""
+    pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from fastapi.testclient import TestClient
+    from serving import KEYS, keys_file
+
+    from sam_model.serve.http import create_app
+    from sam_model.serve.tenants import Tenants, read_keys
+    from sam_model.storeconfig import StoreConfig
+
+    _, messages = conversations(1, 2)[0]
+    memory = ScopedMemory(HashingEncoder(32))
+    want = [memory.add(run, user_id="me", run_id="trip") for run in runs(messages)]
+    tenants = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", HashingEncoder(32), StoreConfig())
+    http = TestClient(create_app(tenants))
+    got = [http.post("/v1/memories", headers={"X-API-Key": KEYS["acme"]},
+                     json={"messages": run, "user_id": "me", "run_id": "trip"}) for run in runs(messages)]
+    assert [r.status_code for r in got] == [200] * len(want)
+    field = lambda answer: json.loads(re.sub(r'"(data|messages):', '"FIELD:', json.dumps(answer)))  # noqa: E731
+    assert [field(r.json()) for r in got] == [field(a) for a in want]  # skipped: the thinking parts, by field
+    assert any(a.get("skipped") for a in want)
+    stored = lambda m: [(r["id"], r["memory"]) for r in m.get_all(user_id="me", run_id="trip", limit=None)["results"]]  # noqa: E731
+    assert stored(tenants.tenants["acme"].memory) == stored(memory) and len(stored(memory)) == 20
+    tenants.close()
