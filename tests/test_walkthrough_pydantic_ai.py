@@ -199,3 +199,30 @@ def test_a_served_add_of_each_runs_new_messages_stores_what_the_in_process_add_d
     stored = lambda m: [(r["id"], r["memory"]) for r in m.get_all(user_id="me", run_id="trip", limit=None)["results"]]  # noqa: E731
     assert stored(tenants.tenants["acme"].memory) == stored(memory) and len(stored(memory)) == 20
     tenants.close()
+
+
+def test_a_history_written_a_line_without_an_id_says_how_to_log_it(tmp_path, capsys):
+    """``f.write(result.all_messages_json() + b"\\n")``: each line a history and no id. Each message of it was
+    refused as no conversation ("expected a conversation {"id": ..., "messages": [...]} ... got an object with keys
+    'kind', 'parts'"), saying nothing of the line to write."""
+    path = tmp_path / "histories.jsonl"
+    path.write_text("".join(json.dumps(msgs) + "\n" for _, msgs in conversations(2, 0)))
+    assert main([str(path), str(tmp_path / "out.jsonl")]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {path}:1: a Pydantic AI message history without a "
+                                                   "conversation id")
+    assert '{"id": CONVERSATION_ID, "messages": json.loads(result.all_messages_json())}' in err
+
+
+def test_a_tool_call_id_given_as_a_number_answers_its_call():
+    """Ids a hand-made log writes as numbers: a call's is read as its text (chat_call), so its return's is too (it
+    was refused as 'without a tool_call_id', which it has)."""
+    messages = [{"kind": "request", "parts": [{"content": "I'm E10001", "part_kind": "user-prompt"}]},
+                {"kind": "response", "parts": [{"tool_name": "get_policy", "args": {"employee_id": "E10001"},
+                                                "tool_call_id": 7, "part_kind": "tool-call"}]},
+                {"kind": "request", "parts": [{"tool_name": "get_policy", "content": {"approver": "m.chen"},
+                                               "tool_call_id": 7, "part_kind": "tool-return"}]}]
+    chat = to_chat(messages)
+    assert chat.messages[-1]["tool_call_id"] == chat.messages[-2]["tool_calls"][0]["id"] == "7"
+    with pytest.raises(Exception, match="'tool_call_id' is a list, expected a string"):
+        to_chat([*messages[:2], {"kind": "request", "parts": [{**messages[2]["parts"][0], "tool_call_id": [7]}]}])

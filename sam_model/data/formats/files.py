@@ -486,6 +486,8 @@ def conversations(path: str | Path, format: str | None = None,
             yield doc
         elif tau2.is_results(doc) and format in (None, "tau2"):
             yield from _unique(tau2.conversations(doc, where, episode_id_of), seen)
+        elif pydantic_ai.is_history(doc) and not _whole(p):  # its messages were each refused as no conversation
+            yield TranscriptFormatError(where, pydantic_ai.UNNAMED)
         elif isinstance(doc, list):
             listed = [(item, f"{where}: conversation {n}") for n, item in enumerate(doc)]
             lacked = response_chains.lacking(listed) if format in (None, "responses") else {}

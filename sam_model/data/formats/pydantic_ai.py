@@ -39,6 +39,12 @@ def is_history(doc: Any) -> bool:
     return isinstance(doc, list) and bool(doc) and is_message(doc[0])
 
 
+UNNAMED = ("a Pydantic AI message history without a conversation id (all_messages_json() written as a line): write "
+           "each conversation once, when it ends, as {\"id\": CONVERSATION_ID, \"messages\": "
+           "json.loads(result.all_messages_json())} a line, or its history alone to a .json file of its own, named by "
+           "the conversation")
+
+
 def sniff(messages: list[Any]) -> bool:
     return any(is_message(m) and m["parts"] for m in messages)
 
@@ -124,9 +130,11 @@ def _string(value: Any, where: str) -> str:
 
 def _call_id(p: Mapping[str, Any], where: str) -> str:
     cid = p.get("tool_call_id")
-    if not isinstance(cid, str) or not cid:
+    if cid is None or cid == "":
         raise TranscriptFormatError(where, f"{p.get('part_kind')} without a 'tool_call_id' (the call it answers)")
-    return cid
+    if isinstance(cid, bool) or not isinstance(cid, (str, int)):  # an int: as a call's id is read (chat_call)
+        raise TranscriptFormatError(where, f"'tool_call_id' is {json_type(cid)}, expected a string")
+    return str(cid)
 
 
 def _prompt(content: Any, where: str, chat: Chat) -> str:
