@@ -226,3 +226,23 @@ def test_a_tool_call_id_given_as_a_number_answers_its_call():
     assert chat.messages[-1]["tool_call_id"] == chat.messages[-2]["tool_calls"][0]["id"] == "7"
     with pytest.raises(Exception, match="'tool_call_id' is a list, expected a string"):
         to_chat([*messages[:2], {"kind": "request", "parts": [{**messages[2]["parts"][0], "tool_call_id": [7]}]}])
+
+
+def test_a_response_message_is_the_calls_it_makes():
+    """Inside a tool Pydantic AI holds the response that made the call (``ctx.messages[-1]``, as its JSON writes it):
+    given as ``call`` it was 'a tool call with no tool name'; it is the calls of its tool-call parts, a bad one named
+    by its part."""
+    _, messages = conversations(1, 7)[0]
+    last = max(i for i, m in enumerate(messages) if m["kind"] == "response"
+               and any(p["part_kind"] == "tool-call" for p in m["parts"]))
+    response = messages[last]
+    assert live_state(messages[:last], response) == live_state(messages[:last], response["parts"][0])
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(messages[:last], user_id="me", run_id="s")
+    assert memory.search("", call=response, user_id="me", run_id="s")["state"]["uncertainty_flags"] == [
+        "approver", "report_id"]
+    cut = {**response, "parts": [{"content": "hm", "part_kind": "thinking"}, {**response["parts"][0], "args": "[1,"}]}
+    with pytest.raises(ValueError, match=r"^call\.parts\[1\]\.args: not valid JSON"):
+        memory.search("", call=cut, user_id="me", run_id="s")
+    with pytest.raises(ValueError, match="a Pydantic AI response without a tool-call part"):
+        live_state(messages[:last], {**response, "parts": [{"content": "done", "part_kind": "text"}]})

@@ -17,6 +17,7 @@ from typing import Any
 
 from sam_model.data.argumentleaves import raw_patch
 from sam_model.data.chatmessages import MAX_ARGUMENT_DEPTH, ToolCall, parse_tool_calls
+from sam_model.data.formats import pydantic_ai
 from sam_model.data.formats.base import TranscriptFormatError
 from sam_model.data.formats.gemini_stream import assembled, camel_keys, streamed
 from sam_model.io import json_type
@@ -48,7 +49,9 @@ def as_calls(call: Any, where: str = "call") -> list[ToolCall]:
     (``call[1]``) and what to give: a string was read character by character, and a call without a name was 'tool
     call 0 has no function name' of no call the caller sent. A tool name longer than MAX_TEXT_CHARS is refused as
     ``call.name``: no add can have stored a call to it (its memory's text holds the name, and the add refuses it by
-    that limit), and the state echoes the name, so a 300,000-character one was answered with a 300 KB state."""
+    that limit), and the state echoes the name, so a 300,000-character one was answered with a 300 KB state. A
+    Pydantic AI response message is the calls of its ``tool-call`` parts (:func:`_response_calls`)."""
+    names, call = call_names(call, where), _response_calls(call, where)
     one = isinstance(call, (Mapping, ToolCall))
     if not one and not isinstance(call, (list, tuple)):
         raise TranscriptFormatError(where, f"a tool call is expected, got {json_type(call)}: give {CALL_SHAPE}, or a "
@@ -58,7 +61,7 @@ def as_calls(call: Any, where: str = "call") -> list[ToolCall]:
     calls = [call] if one else list(call)
     out = []
     for i, c in enumerate(calls):
-        at = where if one else f"{where}[{i}]"
+        at = names[i]
         if not isinstance(c, (Mapping, ToolCall)):
             raise TranscriptFormatError(at, f"a tool call is expected, got {json_type(c)}: give {CALL_SHAPE}")
         out.append(c if isinstance(c, ToolCall) else _as_call(c, at))
@@ -71,9 +74,24 @@ def as_calls(call: Any, where: str = "call") -> list[ToolCall]:
 
 def call_names(call: Any, where: str = "call") -> list[str]:
     """What each call of ``call`` (as :func:`as_calls` reads it) is named in an error: ``where`` for one call,
-    ``where[i]`` for a list's."""
+    ``where[i]`` for a list's, ``where.parts[j]`` for a Pydantic AI response's tool-call parts."""
+    if pydantic_ai.is_message(call) and call["kind"] == "response":
+        return [f"{where}.parts[{j}]" for j, p in enumerate(call["parts"]) if p.get("part_kind") == "tool-call"]
     one = isinstance(call, (Mapping, ToolCall))
     return [where] if one else [f"{where}[{i}]" for i in range(len(call))]
+
+
+def _response_calls(call: Any, where: str) -> Any:
+    """A Pydantic AI response message (``ModelResponse``, as its JSON writes it: what a tool's ``ctx.messages[-1]``
+    is) as the list of its ``tool-call`` parts, the calls it is about to make; any other call as it is. A response
+    was 'a tool call with no tool name'; one without a call part is refused so."""
+    if not (pydantic_ai.is_message(call) and call["kind"] == "response"):
+        return call
+    parts = [p for p in call["parts"] if p.get("part_kind") == "tool-call"]
+    if not parts:
+        raise TranscriptFormatError(where, "a Pydantic AI response without a tool-call part: give the response that "
+                                           f"makes the call, or the call about to be made, {CALL_SHAPE}")
+    return parts
 
 
 def arguments_field(call: Any) -> str:
@@ -101,8 +119,9 @@ def _arguments_key(call: Mapping[str, Any]) -> str:
 def argument_names(call: Any, where: str = "call") -> list[str]:
     """The arguments field of each call of ``call`` as an error names it (:func:`check_arguments`): the call's name
     (:func:`call_names`) and its own field (:func:`arguments_field`), e.g. ``call.input``, ``call[1].function.arguments``."""
+    names, call = call_names(call, where), _response_calls(call, where)
     calls = [call] if isinstance(call, (Mapping, ToolCall)) else list(call)
-    return [f"{name}.{arguments_field(c)}" for c, name in zip(calls, call_names(call, where), strict=True)]
+    return [f"{name}.{arguments_field(c)}" for c, name in zip(calls, names, strict=True)]
 
 
 def check_arguments(calls: Sequence[ToolCall], fields: Sequence[str]) -> None:
