@@ -246,3 +246,25 @@ def test_a_response_message_is_the_calls_it_makes():
         memory.search("", call=cut, user_id="me", run_id="s")
     with pytest.raises(ValueError, match="a Pydantic AI response without a tool-call part"):
         live_state(messages[:last], {**response, "parts": [{"content": "done", "part_kind": "text"}]})
+
+
+def test_a_folders_histories_are_told_by_their_head_beside_openhands_trajectories(tmp_path, monkeypatch):
+    """A history pretty-printed, its system prompt past 4 KB, is read from a folder beside an OpenHands trajectory,
+    each by its reader; no trajectory is parsed whole to tell it is no history (each .json list was, at first)."""
+    from test_formats import openai_messages, to_openhands
+
+    from sam_model.data.formats import files
+
+    cid, messages = conversations(1, 0)[0]
+    messages[0]["parts"][0]["content"] = POLICY + " Keep receipts." * 400
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / f"{cid}.json").write_text(json.dumps(messages, indent=2))
+    (folder / "openhands-run.json").write_text(json.dumps(to_openhands(openai_messages())))
+    parsed: list[str] = []
+    first_is = files._first_is
+    monkeypatch.setattr(files, "_first_is", lambda q, *a, **k: parsed.append(q.name) or first_is(q, *a, **k))
+    got, report = events(folder)
+    assert report.formats == {"pydantic-ai": 1, "openhands": 1}
+    assert {e["episode_id"] for e in got} == {cid, "openhands-run"}
+    assert "openhands-run.json" not in parsed

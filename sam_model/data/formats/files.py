@@ -126,7 +126,7 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     named = {q for files in kinds.values() for q in files} | set(claimed)
     loose = sorted(q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q not in named
                    and not sessions.is_state(q) and not gemini_cli.is_state(q) and q.is_file() and not (q.name in EVENTLESS and not _holds_list(q)))
-    histories = [q for q in loose if _holds_list(q) and _first_is(q, pydantic_ai.is_history)]
+    histories = [q for q in loose if _holds_list(q, HISTORY_HEAD) and _first_is(q, pydantic_ai.is_history)]
     loose = [q for q in loose if q not in histories]
     kinds["pydantic-ai"] = histories
     kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or histories or (
@@ -252,15 +252,21 @@ def _first_is(q: Path, test: Callable[[Any], bool], bad: bool = False) -> bool:
     return bool(head) and test(head[-1][0])
 
 
-def _holds_list(q: Path) -> bool:
+# how a Pydantic AI history's file opens (all_messages_json(): its first message's first key "parts", or a
+# hand-written "kind" of a request or response), told from the file's head, so no OpenHands trajectory is parsed whole
+HISTORY_HEAD = re.compile(rb'\[\s*\{\s*"(parts|kind"\s*:\s*"(request|response))"')
+
+
+def _holds_list(q: Path, opening: re.Pattern[bytes] | None = None) -> bool:
     """Whether a ``.json[.gz]`` file holds a JSON list (its first character past a BOM and blanks is ``[``); one that
-    cannot be read is taken for one, so that reading it names the fault."""
+    cannot be read is taken for one, so that reading it names the fault. ``opening``: and its head matches it there."""
     try:
         with (gzip.open if q.name.endswith(".gz") else open)(q, "rb") as fh:
             head = fh.read(4096)
     except (OSError, EOFError):
         return True
-    return head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"["
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    return head[:1] == b"[" and (opening is None or opening.match(head) is not None)
 
 
 def v1_event_files(folder: Path) -> list[Path]:
