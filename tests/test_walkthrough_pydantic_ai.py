@@ -268,3 +268,21 @@ def test_a_folders_histories_are_told_by_their_head_beside_openhands_trajectorie
     assert report.formats == {"pydantic-ai": 1, "openhands": 1}
     assert {e["episode_id"] for e in got} == {cid, "openhands-run"}
     assert "openhands-run.json" not in parsed
+
+
+def test_histories_written_a_line_given_to_training_or_validate_say_how_to_log_them(tmp_path, capsys):
+    """The same file given to sam-train or sam-eval (read as a data source) or to sam-data validate was read as an
+    agent log: "an event must be a JSON object, got a list". Both now say what it is and the line to write."""
+    from sam_model.data.sources import iter_source_events, source_kind
+    from sam_model.data.transcripts import TranscriptFormatError
+    from sam_model.data.validate import main as validate_main
+
+    path = tmp_path / "histories.jsonl"
+    path.write_text("".join(json.dumps(msgs) + "\n" for _, msgs in conversations(2, 0)))
+    assert source_kind(path) == "transcripts"
+    with pytest.raises(TranscriptFormatError, match="a Pydantic AI message history without a conversation id"):
+        list(iter_source_events(path))
+    assert validate_main([str(path)]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Pydantic AI message history" in err and "must be a JSON object" not in err
+    assert '{"id": CONVERSATION_ID, "messages": json.loads(result.all_messages_json())}' in err

@@ -14,7 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sam_model.data.formats import claude_code, claude_stream, codex, codex_exec, gemini_cli, openhands
+from sam_model.data.formats import (
+    claude_code,
+    claude_stream,
+    codex,
+    codex_exec,
+    gemini_cli,
+    openhands,
+    pydantic_ai,
+)
 from sam_model.io import json_type
 
 STATE_FIELDS = ("phase", "subgoal_stack", "constraints", "uncertainty_flags", "last_action_result")
@@ -158,10 +166,12 @@ def _chat(obj: Any) -> bool:
     one conversation a line at a time (a Codex rollout's, a Claude Code session's: its first line may hold no
     message at all, a session's meta or a file-history snapshot; a Gemini CLI session's, its metadata or a message
     record; an agent's headless output, Claude Code's
-    stream-json or codex exec's events, whose first line is its run's start)."""
+    stream-json or codex exec's events, whose first line is its run's start; a Pydantic AI message, of a history
+    written as a line)."""
     return isinstance(obj, dict) and (any(k in obj for k in CONVERSATION_KEYS) or codex.is_rollout(obj)
                                       or claude_code.is_entry(obj) or claude_stream.is_message(obj)
-                                      or codex_exec.is_event(obj) or gemini_cli.is_record(obj))
+                                      or codex_exec.is_event(obj) or gemini_cli.is_record(obj)
+                                      or pydantic_ai.is_message(obj))
 
 
 def is_transcript(obj: Any) -> bool:

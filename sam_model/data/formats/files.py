@@ -957,7 +957,8 @@ def _item(obj: Any, where: str, seen: dict[str, str], format: str | None, model:
 def is_transcript_file(path: str | Path) -> bool:
     """A ``.json[.gz]`` or ``.traj[.gz]`` file, or a ``.jsonl[.gz]`` file whose first good line is a conversation,
     OTLP spans, a SWE-agent trajectory, a Claude Code entry or stream-json message, a codex exec event (as
-    :func:`conversations` reads it) or a list of conversations (not an agent-log event); or a ``.txt`` file of an
+    :func:`conversations` reads it), a list of conversations (not an agent-log event) or a Pydantic AI history (which
+    :func:`conversations` refuses, saying what line to write); or a ``.txt`` file of an
     agent's headless output (Harbor keeps it as ``agent/claude-code.txt``, ``agent/codex.txt``)."""
     p = Path(path)
     name = _stem(p)
@@ -977,7 +978,7 @@ def is_transcript_file(path: str | Path) -> bool:
                 any(k in first for k in (*CONVERSATION_KEYS, "resourceSpans")) or swe_agent.is_trajectory(first)
                 or mini_swe_agent.is_trajectory(first)
                 or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc)
-                or gemini_cli.is_header(doc) or headless)
+                or gemini_cli.is_header(doc) or headless or pydantic_ai.is_history(doc))
     except SAMFileError:
         return False
     return False
