@@ -1,5 +1,5 @@
 """StoreConfig: how a MemoryStore searches (re-rank weights and depth, provenance links, the vector backend, the tie
-seed, chunking), checked field by field.
+seed, chunking, the used memories' order), checked field by field.
 
 Apart from the store because it travels without one: an export folder's ``config.json`` (field ``store``), a
 training config's ``model.store`` and every saved store carry it, and a config read back from a file is refused in
@@ -18,6 +18,7 @@ from typing import Any
 
 from sam_model.backends import check_index_config
 from sam_model.data.chunks import Chunking
+from sam_model.data.reuse import USED_ORDERS
 from sam_model.io import json_type
 from sam_model.rerank import RERANK_DEPTH
 
@@ -42,6 +43,11 @@ class StoreConfig:
             (sam_model.data.chunks.Chunking: ``{"size": 180, "overlap": 50}`` characters, or ``{"tokens": 64,
             "overlap": 50}``: each chunk's text at most 64 of the memory encoder's tokens, by its tokenizer); None =
             off. Short memories are unchanged; ``search(fold=True)`` keeps the best chunk per memory.
+        used_order: the memories the task's earlier tool calls took values from first (a search given ``used``;
+            ScopedMemory and sam-serve always give it), in the model's order (``"model"``) or by their latest use,
+            ties in the model's order (``"latest"``), then the rest (sam_model.data.reuse.used_first); None = off.
+            The default of every search of the store (a call's ``used_order`` overrides it), so an agent served
+            from a saved store or an export gets it without a flag. A rule: any model may use it.
     """
 
     slot_match: float = 0.0
@@ -52,6 +58,7 @@ class StoreConfig:
     tie_seed: int = 0
     lexical: float = 0.0
     chunking: dict[str, int] | None = None
+    used_order: str | None = None
 
     def __post_init__(self) -> None:
         self.check()
@@ -70,6 +77,8 @@ class StoreConfig:
             ("tie_seed", isinstance(self.tie_seed, int) and not isinstance(self.tie_seed, bool), "an integer"),
             ("lexical", isinstance(self.lexical, (int, float)) and not isinstance(self.lexical, bool)
              and math.isfinite(self.lexical) and self.lexical >= 0, "a finite number >= 0"),
+            ("used_order", self.used_order is None or self.used_order in USED_ORDERS,
+             " or ".join(map(json.dumps, USED_ORDERS)) + " or null"),
         ]
         for name, ok, want in checks:
             if not ok:

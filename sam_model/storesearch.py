@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from sam_model.data.reuse import recency
+from sam_model.data.reuse import USED_ORDERS, recency, used_first
 from sam_model.data.schema import State, as_state
 from sam_model.data.text import state_to_text
 from sam_model.hit import Hit
@@ -62,7 +62,7 @@ class StoreSearch:
                step: int | None = None, task_start: int | None = None, rerank: bool = True,
                ids: Collection[Any] | None = None, query_vector: np.ndarray | None = None,
                fold: bool = False, exclude: Collection[Any] = (), query_episode: Any = None,
-               used: Collection[Any] | None = None) -> list[Hit]:
+               used: Collection[Any] | None = None, used_order: str | None = None) -> list[Hit]:
         """The k best memories for the agent's state and observation, best first (see the module doc).
 
         ``step``: the query's step in its episode (``query_episode``, default ``episode_id``); default: one past the
@@ -82,7 +82,7 @@ class StoreSearch:
         score per parent), so k memories come back however many of their chunks rank high. ``exclude``: memories
         left out of the search (a decision point's own event, which is its observation: ScopedMemory's search by
         call ranks what was written before it, as evaluate.py does). ``used``: the memories earlier tool calls of the
-        query's task took values from (:meth:`search_vector`).
+        query's task took values from, and ``used_order`` whether they come first (:meth:`search_vector`).
         """
         check_k(k)
         st = as_state(state)
@@ -101,7 +101,8 @@ class StoreSearch:
         return self.search_vector(q, k, st.uncertainty_flags, episode_id=episode_id, user_id=user_id,
                                   agent_id=agent_id, run_id=run_id, rerank=rerank, ids=ids,
                                   query_text=state_to_text(st) if self.lexical else None, fold=fold, exclude=exclude,
-                                  before=None if episode is None or step is None else (episode, step), used=used)
+                                  before=None if episode is None or step is None else (episode, step), used=used,
+                                  used_order=used_order)
 
     @locked
     def search_vector(self, query: np.ndarray, k: int, needs: Sequence[str] = (), *, episode_id: Any = None,
@@ -109,7 +110,8 @@ class StoreSearch:
                       rerank: bool = True, prior: Callable[[list], np.ndarray] | None = None,
                       ids: Collection[Any] | None = None, query_text: str | None = None,
                       fold: bool = False, exclude: Collection[Any] = (),
-                      before: tuple[Any, int] | None = None, used: Collection[Any] | None = None) -> list[Hit]:
+                      before: tuple[Any, int] | None = None, used: Collection[Any] | None = None,
+                      used_order: str | None = None) -> list[Hit]:
         """:meth:`search` for a query vector the caller encoded (batched, as evaluate.py does), with the
         state's needed slots ``needs``. ``prior(ids)``: extra per-candidate scores added before the re-rank.
         ``query_text``: the state as text (sam_model.data.text.state_to_text), for the lexical match.
@@ -121,13 +123,22 @@ class StoreSearch:
         whether it is one (Hit.used), and a model that scores reuse (SAMConfig.task_reuse) scores them with u_m = 1,
         as evaluate.py's replay does (:meth:`_used_scores`); such a model is refused a search without them. Or a
         mapping id -> k, the rank of each one's latest use (sam_model.data.reuse.use_ranks, as ScopedMemory and the
-        replay give it), which a model that scores recency (SAMConfig.task_recency) needs: r_m = 1/k."""
+        replay give it), which a model that scores recency (SAMConfig.task_recency) needs: r_m = 1/k.
+        ``used_order``: "model" puts the used memories first in the model's order, "latest" by the rank of their
+        latest use (``used`` a mapping), ties in the model's order, then the rest, cut at k
+        (sam_model.data.reuse.used_first: the rule evaluate's ``NAME+used`` rows are measured by); every used memory
+        of the search's scopes is scored and placed, however far below the top k the model ranks it. "off": none;
+        None: the store's ``StoreConfig.used_order`` (off unless set), which orders nothing for a search given no
+        ``used``. Any model may use it (a rule, no training)."""
         check_k(k)
         check_scopes(user_id, agent_id, run_id)
         check_episode(episode_id)
         late = self.late(before)
         marked = self._used_ids(used)
+        order = self._used_order(used_order, used)
         recent = self._used_recency(used) if marked and self.scores_recency else None
+        first = marked if order and marked else frozenset()  # placed first: scored whatever the index's top
+        ranks = self._used_ranks(used) if first and order == "latest" else None
         if ids is not None:
             if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, Iterable):
                 raise TypeError(f"ids must be a list of memory ids, got {type(ids).__name__}")
@@ -138,7 +149,7 @@ class StoreSearch:
                 hits = self.search_vector(query, min(want, len(self), MAX_K), needs, episode_id=episode_id,
                                           user_id=user_id, agent_id=agent_id, run_id=run_id, rerank=rerank,
                                           prior=prior, ids=ids, query_text=query_text, exclude=exclude,
-                                          before=before, used=used)
+                                          before=before, used=used, used_order=order or "off")
                 seen: set = set()
                 folded = [h for h in hits if not (h.memory_id in seen or seen.add(h.memory_id))]
                 if len(folded) >= k or len(hits) < min(want, len(self), MAX_K) or want >= min(len(self), MAX_K):
@@ -166,7 +177,8 @@ class StoreSearch:
             # them, and the others they held out are missed): the top n of the others, among them alone
             others = {i for i in (self._entries if within is None else within) if i not in scoring}
             cand = self._candidates(q, n, episode_id, others, True, scope, len(gone), late)
-        cand += [i for i in sorted(scoring - set(cand), key=lambda i: self._entries[i].seq)  # u_m = 1 may lift them
+        cand += [i for i in sorted((scoring | first) - set(cand), key=lambda i: self._entries[i].seq)  # u_m = 1 may
+                 # lift them; the ones placed first are placed whatever their score
                  if (episode_id is None or self.index.episode_of(i) == episode_id)]
         if within is not None:  # an engine filtering by its own payloads: a point whose payload names another
             cand = [i for i in cand if i in within]  # scope than the memory's (a damaged save) is not let through
@@ -177,11 +189,12 @@ class StoreSearch:
         q64 = q.astype(np.float64)
         scores = self._used_scores(cand, q64, scoring, recent)
         ties = tie_keys([self._entries[i].seq for i in cand], self.config.tie_seed)
-        order = best_first(scores, ties)[:n]
-        cand, scores, ties = [cand[j] for j in order], scores[order], ties[order]
+        best = [j for r, j in enumerate(best_first(scores, ties)) if r < n or cand[j] in first]
+        cand, scores, ties = [cand[j] for j in best], scores[best], ties[best]
         score_of = dict(zip(cand, scores.tolist()))
         if not ((rerank and self.reranks) or prior is not None):
-            return [self._hit(self._entries[i], score_of[i], 0.0, used=marked) for i in cand[:k]]
+            return [self._hit(self._entries[i], score_of[i], 0.0, used=marked)
+                    for i in (used_first(cand, first, ranks) if first else cand)[:k]]
         top = cand[:depth]
         use = rerank and self.reranks
         extra = None if prior is None else np.asarray(prior(top), dtype=np.float64)
@@ -192,6 +205,9 @@ class StoreSearch:
                          self._links if use and self.provenance else None, _Allowed(self, episode_id, within, gone, late), extra)
         seen = {c for c, _, _ in placed}
         placed += [(c, 0.0, None) for c in cand[depth:] if c not in seen]
+        if first:  # the rule over the whole ranking: a used memory the re-rank left below the top k comes up
+            at = {p[0]: p for p in placed}
+            placed = [at[c] for c in used_first(list(at), first, ranks)]
         out = []
         for i, bonus, src in placed[:k]:
             if bonus is None:  # a linked source outside the re-ranked top: its own score and bonus
@@ -218,19 +234,42 @@ class StoreSearch:
             raise ValueError("this model scores how recently an earlier tool call of the task used a memory "
                              "(model.net.task_recency): give used= as a mapping id -> rank of its latest use "
                              "(sam_model.data.reuse.use_ranks; ScopedMemory traces them from its conversation)")
-        if self.scores_recency:  # every id's rank, stored or not: a bad one is the caller's error either way
+        if isinstance(used, Mapping):  # every id's rank, stored or not: a bad one is the caller's error either way
             for i, k in used.items():
                 if isinstance(k, bool) or not isinstance(k, int) or k < 1:
                     raise ValueError(f"used[{i!r}] must be the rank of its latest use, an integer from 1, got {k!r}")
         return frozenset(j for i in used for j in self._chunks.get(i, (i,)) if j in self._entries)
 
     def _used_recency(self, used: Mapping[Any, int]) -> dict[Any, float]:
-        """r_m = 1/k (sam_model.data.reuse.recency) of each stored id (a chunked memory's chunks: its k) of ``used``,
-        id -> rank k, a positive integer (:meth:`_used_ids` refuses any other, of a stored id or not)."""
+        """r_m = 1/k (sam_model.data.reuse.recency) of each stored id (a chunked memory's chunks: its k) of ``used``
+        (:meth:`_used_ranks`)."""
+        return {j: recency(k) for j, k in self._used_ranks(used).items()}
+
+    def _used_ranks(self, used: Mapping[Any, int]) -> dict[Any, int]:
+        """The rank k of each stored id (a chunked memory's chunks: its k) of ``used``, id -> rank k, a positive
+        integer (:meth:`_used_ids`, called first, refuses any other, of a stored id or not)."""
         out = {}
-        for i, k in used.items():  # each rank checked by _used_ids, called first
-            out.update((j, recency(k)) for j in self._chunks.get(i, (i,)) if j in self._entries)
+        for i, k in used.items():
+            out.update((j, k) for j in self._chunks.get(i, (i,)) if j in self._entries)
         return out
+
+    def _used_order(self, used_order: str | None, used: Collection[Any] | None) -> str | None:
+        """The search's order of its used memories (:meth:`search_vector`), None for none; a one-line refusal for an
+        unknown one, for one asked of a search given no ``used``, and for "latest" given them as a bare list."""
+        if used_order is not None and used_order != "off" and used_order not in USED_ORDERS:
+            raise ValueError(f"used_order must be {', '.join(map(repr, USED_ORDERS))}, 'off' or None (the store's "
+                             f"StoreConfig.used_order), got {used_order!r}")
+        if used_order is None:
+            if used is None:  # the store's default orders what a search is told of, and nothing otherwise
+                return None
+            used_order = self.config.used_order
+        elif used is None and used_order != "off":
+            raise ValueError(f"used_order={used_order!r} needs used= (the memories the task's earlier tool calls "
+                             "took values from; ScopedMemory traces them from its conversation)")
+        if used_order == "latest" and not isinstance(used, Mapping):
+            raise ValueError("used_order='latest' needs used= as a mapping id -> rank of its latest use "
+                             "(sam_model.data.reuse.use_ranks; ScopedMemory traces them), got a bare list")
+        return None if used_order == "off" else used_order
 
     def _used_scores(self, ids: Sequence[Any], q64: np.ndarray, scoring: Collection[Any],
                      recent: Mapping[Any, float] | None = None) -> np.ndarray:

@@ -47,6 +47,8 @@ NEW_NAMES = ("experiment", "run")
 ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"): False,
              ("model", "store", "lexical"): 0.0, ("model", "init_from"): "",
              ("model", "store", "chunking"): None, ("data", "chunking"): None,
+             # the used memories first, a search's rule (issues 21 and 24; StoreConfig.used_order), off
+             ("model", "store", "used_order"): None,
              ("model", "net", "state_max_length"): 0, ("model", "net", "observation_max_length"): 0,
              # no teacher: the distillation's weight and temperature are read only with one
              ("model", "distill_from"): "", ("model", "distill_weight"): 1.0, ("model", "distill_temperature"): 0.05,

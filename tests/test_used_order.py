@@ -1,5 +1,7 @@
 """``NAME+used``: a model's ranking with the memories the task's earlier calls took values from moved first, each
-part in the model's own order (sam_model.data.reuse.used_first; README "Reuse within a task", issue 21).
+part in the model's own order (sam_model.data.reuse.used_first; README "Reuse within a task", issue 21), and
+``NAME+used-latest``, the used ones by their latest use: measured through the store's ``used_order``
+(tests/test_served_used_order.py), as a live search orders them.
 
 The set is ``used-first``'s (ranking.used_memories: the same causality), the order the model's, and a decision
 with no earlier use keeps the model's ranking as it is.
@@ -18,8 +20,8 @@ from test_used_first import ISSUE
 
 from sam_model.data.reuse import used_first
 from sam_model.encoder import SAMEncoder
-from sam_model.evaluation.methods import UsedOrderMethod, retriever_methods
-from sam_model.evaluation.ranking import used_memories
+from sam_model.evaluation.methods import retriever_methods
+from sam_model.evaluation.ranking import used_memories, used_ranks
 
 
 def test_used_items_come_first_in_the_rankings_order_then_the_rest_in_its_order():
@@ -29,6 +31,7 @@ def test_used_items_come_first_in_the_rankings_order_then_the_rest_in_its_order(
     assert used_first(ranked, ()) == ranked  # nothing used: the ranking as it is
     assert used_first(ranked, {3, 4}) == [4, 5, 2, 9, 1, 7]  # 3 is not ranked: not added
     assert used_first(["b", "a", "c"], {"c"}) == ["c", "b", "a"]  # ids as well as positions (a live store's hits)
+    assert used_first(ranked, {7, 9, 1}, {7: 1, 9: 2, 1: 1}) == [1, 7, 9, 5, 2, 4]  # by rank, ties as ranked
     assert ranked == [5, 2, 9, 1, 7, 4]  # pure
 
 
@@ -47,8 +50,8 @@ def test_the_method_moves_the_used_memories_first_in_the_models_order(tiny_bert_
     (model,) = retriever_methods("m", enc)
     jitter = np.zeros(len(data.memories))
     plain = model.rank(data, "episode", 10, jitter)
-    got = UsedOrderMethod(model).rank(data, "episode", 10, jitter)
-    assert UsedOrderMethod(model).name == "m+used"
+    got = model.ordered("model").rank(data, "episode", 10, jitter)
+    assert model.ordered("model").name == "m+used" and model.ordered("latest").name == "m+used-latest"
     for ex, r, g in zip(data.examples, plain, got, strict=True):
         used = used_memories(data.memories, ex)
         assert list(r[len(r) - len(used):]) == [p for p in r if p in used]  # the model ranks them last
@@ -56,13 +59,31 @@ def test_the_method_moves_the_used_memories_first_in_the_models_order(tiny_bert_
     assert [len(used_memories(data.memories, ex)) for ex in data.examples] == [0, 1, 2]
     assert list(got[0]) == list(plain[0])  # no earlier use: the model's ranking
     # a search cut at depth 2 still moves a used memory the model ranks below it (every candidate is ranked)
-    cut = UsedOrderMethod(model).rank(data, "episode", 2, jitter)
+    cut = model.ordered("model").rank(data, "episode", 2, jitter)
     assert [len(c) for c in cut] == [2, 2, 2] and set(cut[2]) == set(used_memories(data.memories, data.examples[2]))
 
 
-def test_the_deeper_replay_encodes_the_decisions_once(tiny_bert_dir, tmp_path, monkeypatch):
-    """``NAME+used`` replays the log deeper than its model's own ranking (every candidate): the decisions' query
-    vectors are those of the first replay, not encoded again (with plus_used every retriever's queries twice)."""
+def test_the_store_path_is_the_post_hoc_rule_over_every_candidate(tiny_bert_dir, tmp_path):
+    """What evaluate measured before the store served it (the model's ranking of every candidate, then
+    data.reuse.used_first, cut at the depth) is what the store's used_order gives, decision by decision; "latest"
+    orders the used ones by the rank of their latest use (ranking.used_ranks), ties in the model's order."""
+    enc = _model_that_ranks_used_memories_last(tiny_bert_dir)
+    data = data_of(write(tmp_path / "issue.jsonl", ISSUE))
+    (model,) = retriever_methods("m", enc)
+    jitter = np.zeros(len(data.memories))
+    every = model.rank(data, "episode", len(data.memories), jitter)
+    for depth in (2, 3, 10):
+        post_hoc = [used_first(r.tolist(), used_memories(data.memories, ex))[:depth]
+                    for r, ex in zip(every, data.examples, strict=True)]
+        assert [g.tolist() for g in model.ordered("model").rank(data, "episode", depth, jitter)] == post_hoc
+        latest = [used_first(r.tolist(), used_memories(data.memories, ex), used_ranks(data.memories, ex))[:depth]
+                  for r, ex in zip(every, data.examples, strict=True)]
+        assert [g.tolist() for g in model.ordered("latest").rank(data, "episode", depth, jitter)] == latest
+
+
+def test_the_ordered_replay_encodes_the_decisions_once(tiny_bert_dir, tmp_path, monkeypatch):
+    """``NAME+used`` replays the log again with the store's used_order: the decisions' query vectors are those of
+    the first replay, not encoded again (with plus_used every retriever's queries twice)."""
     enc = _model_that_ranks_used_memories_last(tiny_bert_dir)
     data = data_of(write(tmp_path / "issue.jsonl", ISSUE))
     (model,) = retriever_methods("m", enc)
@@ -71,7 +92,8 @@ def test_the_deeper_replay_encodes_the_decisions_once(tiny_bert_dir, tmp_path, m
     monkeypatch.setattr(model.replay, "encode_queries", lambda exs: encoded.append(len(exs)) or real(exs))
     jitter = np.zeros(len(data.memories))
     plain = model.rank(data, "episode", 10, jitter)
-    UsedOrderMethod(model).rank(data, "episode", 10, jitter)
+    model.ordered("model").rank(data, "episode", 10, jitter)
+    model.ordered("latest").rank(data, "episode", 10, jitter)
     assert encoded == [len(data.examples)]
     assert [list(r) for r in model.rank(data, "episode", 10, jitter)] == [list(r) for r in plain]
 
@@ -94,7 +116,7 @@ def test_evaluate_writes_name_plus_used_beside_each_model_and_the_seed_tables_re
         report = evaluate(log, run / "coding", None, baselines=["used-first", "recency"], compare={"reuse": enc},
                           latency_queries=1, quiet=True, plus_used=True)
         rows = [json.loads(x) for x in (run / "coding" / "per_query.jsonl").read_text().splitlines()]
-        assert set(rows[0]["methods"]) == {"used-first", "recency", "reuse", "reuse+used"}
+        assert set(rows[0]["methods"]) == {"used-first", "recency", "reuse", "reuse+used", "reuse+used-latest"}
         assert rows[1]["methods"]["reuse+used"]["rr"] == pytest.approx(1.0)
         assert rows[1]["methods"]["reuse"]["rr"] < 1.0
         assert rows[0]["methods"]["reuse+used"] == rows[0]["methods"]["reuse"]  # nothing used yet

@@ -284,7 +284,7 @@ def evaluate_domain(held_out: str, checkpoints: dict[str, Path], root: Path, arg
         compare[f"extra:{extra}"] = SAMRetriever.load(extra)
     share_text_caches(compare.values())
     report = evaluate(data, out, None, baselines=BASELINES, compare=compare, latency_queries=1, text_cache=TEXT_CACHE, seed=args.seed,
-                      quiet=True, plus_used=True)  # VARIANT+used beside each variant (README "Reuse within a task")
+                      quiet=True, plus_used=True)  # VARIANT+used, VARIANT+used-latest beside each (README "The ordering, served")
     methods = report["methods"]
     best = max(BASELINES, key=lambda b: methods[b]["mrr"])
     rows = []

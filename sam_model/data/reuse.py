@@ -10,7 +10,7 @@ bounds them: an agent that does not say where its task began (evaluate.py --task
 its whole episode, so the examples keep those (``starts`` None) and the ranking keeps the task's
 (sam_model.evaluation.ranking.used_memories: a latest use at or after the task start, :func:`task_uses`). Used by
 the ``used-first`` baseline (sam_model.evaluation.ranking.rank_used_first), the ``reuse`` part of the model
-(sam_model.models.reuse, its recency part by :func:`use_ranks`), the search-time ordering :func:`used_first` (evaluate's ``NAME+used``) and the live path,
+(sam_model.models.reuse, its recency part by :func:`use_ranks`), the search-time ordering :func:`used_first` (a store search's ``used_order``, evaluate's ``NAME+used``) and the live path,
 which reads a scope's own conversation's labels with the same two functions (sam_model.memory.scopeduses: one rule
 for what is benchmarked and what is deployed).
 """
@@ -76,12 +76,20 @@ def recency(rank: int) -> float:
     return 1.0 / rank
 
 
-def used_first(ranked: Sequence[T], used: Collection[T]) -> list[T]:
-    """``ranked`` (a model's ranking, best first) with the items in ``used`` moved to the front, each part keeping
-    the model's order. Why: the rule "what the task's earlier calls took values from comes first" beats the learned
-    reuse weight where it applies (README "Reuse within a task"), and the model wins elsewhere; this keeps both, with
-    no training. The used order is the model's, not the latest use's. A used item the ranking lacks is not added
-    (it has no place of the model's): rank every candidate to move every used one. Pure (ids or positions), so an
-    evaluation and a live store order alike."""
+USED_ORDERS = ("model", "latest")  # a search's used_order (MemoryStore.search, StoreConfig.used_order)
+
+
+def used_first(ranked: Sequence[T], used: Collection[T], ranks: Mapping[T, int] | None = None) -> list[T]:
+    """``ranked`` (a model's ranking, best first) with the items in ``used`` moved to the front, the rest in the
+    model's order. The used ones keep the model's order too (used_order "model"), or, given ``ranks`` (each used
+    item's rank of its latest use, :func:`use_ranks`; used_order "latest"), go by it, ties in the model's order.
+    Why: the rule "what the task's earlier calls took values from comes first" beats the learned reuse weight where
+    it applies (README "Reuse within a task"), and the model wins elsewhere; this keeps both, with no training. A
+    used item the ranking lacks is not added (it has no place of the model's): rank every candidate to move every
+    used one, as the store does (sam_model.storesearch). Pure (ids or positions): the one rule of evaluate's
+    ``NAME+used`` rows and a live store's search (MemoryStore.search's ``used_order``)."""
     wanted = set(used)
-    return [x for x in ranked if x in wanted] + [x for x in ranked if x not in wanted]
+    front = [x for x in ranked if x in wanted]
+    if ranks is not None:
+        front.sort(key=lambda x: ranks[x])  # stable: equal ranks keep the model's order
+    return front + [x for x in ranked if x not in wanted]

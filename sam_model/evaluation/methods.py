@@ -10,8 +10,9 @@ Every method turns a query (state + observation) into a ranking of its candidate
   conversation's opening request, as many agents keep it in their prompt (:class:`TaskFirstMethod`);
 - ``used-first``: the memories the task's earlier tool calls took values from (their labels), latest use first,
   then newest first (:class:`UsedFirstMethod`);
-- ``NAME+used`` (evaluate's ``plus_used``): a SAM retriever's ranking with those same memories moved first, in the
-  retriever's own order (:class:`UsedOrderMethod`);
+- ``NAME+used`` / ``NAME+used-latest`` (evaluate's ``plus_used``): a SAM retriever's ranking with those same
+  memories first, in the retriever's own order / by their latest use, searched through the store's ``used_order``
+  as a live agent's search is (:class:`StoreMethod`);
 - ``bm25`` / ``bm25-state``: lexical search (bm25s) with the observation / the state as text;
 - ``dense`` / ``dense-state``: untrained MiniLM sentence vectors of the observation / the state as
   text against the memory texts, i.e. content-only vector search as most agent memories do it.
@@ -33,7 +34,6 @@ import numpy as np
 import torch
 
 from sam_model.data.examples import MemoryRecord, RetrievalExample, Scope
-from sam_model.data.reuse import used_first
 from sam_model.encoding import Encoder
 from sam_model.evaluation.data import EvalData
 from sam_model.evaluation.ranking import (
@@ -43,13 +43,12 @@ from sam_model.evaluation.ranking import (
     rank_task_first,
     rank_used_first,
     rank_vectors,
-    used_memories,
     used_ranks,
 )
-from sam_model.limits import MAX_K
 from sam_model.store import MemoryStore, reads_reuse
 from sam_model.storeconfig import StoreConfig
 
+USED_SUFFIXES = {"model": "+used", "latest": "+used-latest"}  # evaluate's plus_used rows, by the store's used_order
 BASELINES = ("recency", "task-first", "used-first", "bm25", "bm25-state", "dense", "dense-state")
 
 
@@ -121,8 +120,8 @@ class StoreReplay:
         self.store: MemoryStore | None = None
         self._rankings: dict[tuple, tuple[list, dict[bool, list[np.ndarray]]]] = {}
         self._vectors: tuple[list, np.ndarray] | None = None  # (the memories, their vectors): encoded once
-        self._queries: tuple[tuple, np.ndarray] | None = None  # (the decisions, their vectors): a deeper replay
-        # of the same decisions (UsedOrderMethod's, for every candidate) encodes them once
+        self._queries: tuple[tuple, np.ndarray] | None = None  # (the decisions, their vectors): another replay of
+        # the same decisions (a used_order's) encodes them once
 
     @property
     def reranks(self) -> bool:
@@ -138,23 +137,28 @@ class StoreReplay:
         vectors end in u_m, 0 as encoded, which each decision's search scores as 1 for the memories it is told."""
         return reads_reuse(self.encoder)
 
-    def used(self, data: EvalData, ex: RetrievalExample) -> dict | None:
+    def used(self, data: EvalData, ex: RetrievalExample, used_order: str | None = None) -> dict | None:
         """The ids of the memories the decision's task's earlier calls took values from (ranking.used_memories),
         each with the rank of its latest use (ranking.used_ranks), which its search is told (MemoryStore.search_vector's
         ``used``), as a deployment's ScopedMemory tells its own (sam_model.memory.scopeduses); None for a model that
-        does not score them."""
-        return {data.memories[p].id: k for p, k in used_ranks(data.memories, ex).items()} if self.reuses() else None
+        does not score them, unless the search orders them (``used_order``)."""
+        if not (self.reuses() or used_order):
+            return None
+        return {data.memories[p].id: k for p, k in used_ranks(data.memories, ex).items()}
 
-    def rankings(self, data: EvalData, scope: Scope, depth: int) -> dict[bool, list[np.ndarray]]:
-        """Both rankings (with and without the re-rank) of ``data``'s decisions, replayed once per decision set:
-        the key names the decisions, not the EvalData object (a subset built and freed for a deeper search,
-        evaluation.run.deepen, could reuse a freed object's id and be handed another subset's rankings)."""
-        key = (id(data.memories), tuple((e.episode_id, e.step) for e in data.examples), scope, depth)
+    def rankings(self, data: EvalData, scope: Scope, depth: int,
+                 used_order: str | None = None) -> dict[bool, list[np.ndarray]]:
+        """Both rankings (with and without the re-rank) of ``data``'s decisions, replayed once per decision set and
+        ``used_order`` (the store's, MemoryStore.search_vector): the key names the decisions, not the EvalData object
+        (a subset built and freed for a deeper search, evaluation.run.deepen, could reuse a freed object's id and be
+        handed another subset's rankings)."""
+        key = (id(data.memories), tuple((e.episode_id, e.step) for e in data.examples), scope, depth, used_order)
         if key not in self._rankings:  # the memories list is kept with its rankings, so its id stays its own
-            self._rankings[key] = (data.memories, self._replay(data, scope, depth))
+            self._rankings[key] = (data.memories, self._replay(data, scope, depth, used_order))
         return self._rankings[key][1]
 
-    def _replay(self, data: EvalData, scope: Scope, depth: int) -> dict[bool, list[np.ndarray]]:
+    def _replay(self, data: EvalData, scope: Scope, depth: int,
+                used_order: str | None) -> dict[bool, list[np.ndarray]]:
         if self._vectors is None or self._vectors[0] is not data.memories:  # a deeper search: the same vectors
             self._vectors = (data.memories, np.asarray(self.encoder.encode_memories(data.memories, self.batch_size,
                                                                                     self.progress), dtype=np.float32))
@@ -171,11 +175,12 @@ class StoreReplay:
             if ex.cutoff > written:
                 store.add(data.memories[written : ex.cutoff], m[written : ex.cutoff])
                 written = ex.cutoff
-            used = self.used(data, ex)  # u_m(t) = 1 where the task's earlier calls used the memory
+            used = self.used(data, ex, used_order)  # u_m(t) = 1 where the task's earlier calls used the memory
             episode = ex.episode_id if scope == "episode" else None
             for rerank in ((True, False) if store.reranks else (False,)):
                 hits = store.search_vector(q[i], depth, ex.state.uncertainty_flags, episode_id=episode, rerank=rerank,
-                                           query_text=ex.state_text, before=(ex.episode_id, ex.step), used=used)
+                                           query_text=ex.state_text, before=(ex.episode_id, ex.step), used=used,
+                                           used_order=used_order or "off")
                 out[rerank].append(np.array([pos[h.id] for h in hits], dtype=np.int64))
         if not store.reranks:
             out[True] = out[False]
@@ -186,21 +191,33 @@ class StoreReplay:
 
 
 class StoreMethod:
-    """A SAM retriever as a benchmark method: its rankings from a :class:`StoreReplay` of the log."""
+    """A SAM retriever as a benchmark method: its rankings from a :class:`StoreReplay` of the log. ``used_order``
+    (``NAME+used``: "model", ``NAME+used-latest``: "latest"): each search puts the memories the task's earlier calls
+    took values from (:func:`~sam_model.evaluation.ranking.used_memories`, ``used-first``'s set) first, by the
+    store's own option (MemoryStore.search_vector's ``used_order``, sam_model.data.reuse.used_first): what a live
+    store or agent given that option returns, one code path. ``searches_as``: the method whose memories (a
+    ``--compare`` model's own chunks) it searches."""
 
-    def __init__(self, name: str, replay: StoreReplay, rerank: bool = True, before_timing=None):
+    def __init__(self, name: str, replay: StoreReplay, rerank: bool = True, before_timing=None,
+                 used_order: str | None = None, searches_as: str | None = None):
         self.name, self.replay, self.rerank, self._before_timing = name, replay, rerank, before_timing
+        self.used_order, self.searches_as = used_order, searches_as or name
 
     @property
     def reranks(self) -> bool:
         return self.rerank and self.replay.reranks
 
+    def ordered(self, used_order: str) -> StoreMethod:
+        """This retriever with its used memories first (``used_order``), named ``NAME+used`` or ``NAME+used-latest``."""
+        suffix = USED_SUFFIXES[used_order]
+        return StoreMethod(f"{self.name}{suffix}", self.replay, self.rerank, self._before_timing, used_order, self.name)
+
     def rank(self, data, scope, depth, jitter):
-        return self.replay.rankings(data, scope, depth)[self.rerank]
+        return self.replay.rankings(data, scope, depth, self.used_order)[self.rerank]
 
     def time_query(self, data, i, scope, depth, jitter):
         """One query encoded alone and searched in the store (which by now holds the whole log)."""
-        self.replay.rankings(data, scope, depth)
+        self.replay.rankings(data, scope, depth, self.used_order)
         ex = data.examples[i]
         if self._before_timing is not None:
             self._before_timing()
@@ -209,47 +226,9 @@ class StoreMethod:
         self.replay.store.search_vector(q, depth, ex.state.uncertainty_flags,
                                         episode_id=ex.episode_id if scope == "episode" else None, rerank=self.rerank,
                                         query_text=ex.state_text, before=(ex.episode_id, ex.step),
-                                        used=self.replay.used(data, ex))
+                                        used=self.replay.used(data, ex, self.used_order),
+                                        used_order=self.used_order or "off")
         return time.perf_counter() - t0
-
-
-class UsedOrderMethod:
-    """``NAME+used``: the ranking of the SAM retriever method ``base`` with the memories the task's earlier calls
-    took values from (:func:`~sam_model.evaluation.ranking.used_memories`, ``used-first``'s set) moved first, each
-    part in the retriever's own order (sam_model.data.reuse.used_first, the function a live store would call).
-
-    Why: ``used-first`` beats the learned reuse weight on the decisions whose task already used a memory, the
-    model wins on the others; this is the rule where it applies and the model elsewhere, with no training. The
-    replay ranks every candidate (up to MAX_K), so every used memory has the model's place; a decision with no
-    earlier use keeps the model's ranking as it is."""
-
-    def __init__(self, base: StoreMethod):
-        self.base, self.name = base, f"{base.name}+used"
-
-    @property
-    def reranks(self) -> bool:
-        return self.base.reranks
-
-    @property
-    def searches_as(self) -> str:
-        """The method whose memories (a ``--compare`` model's own chunks) this one searches."""
-        return self.base.name
-
-    def _order(self, data: EvalData, ranked: Sequence[np.ndarray], depth: int) -> list[np.ndarray]:
-        return [np.array(used_first(r.tolist(), used_memories(data.memories, ex))[:depth], dtype=np.int64)
-                for r, ex in zip(ranked, data.examples, strict=True)]
-
-    def rank(self, data, scope, depth, jitter):
-        every = max((len(ex.candidate_range(scope)) for ex in data.examples), default=0)
-        return self._order(data, self.base.rank(data, scope, min(MAX_K, max(depth, every)), jitter), depth)
-
-    def time_query(self, data, i, scope, depth, jitter):
-        """The retriever's one query, then the reordering of its hits."""
-        seconds = self.base.time_query(data, i, scope, depth, jitter)
-        ranked = self.base.rank(data, scope, depth, jitter)[i]
-        t0 = time.perf_counter()
-        self._order(dataclasses.replace(data, examples=[data.examples[i]]), [ranked], depth)
-        return seconds + time.perf_counter() - t0
 
 
 def retriever_methods(name: str, retriever, batch_size: int = 64, index_only: str | None = None,

@@ -35,9 +35,9 @@ from sam_model.evaluation.diagnostics import (
 )
 from sam_model.evaluation.methods import (
     BASELINES,
+    USED_SUFFIXES,
     Method,
     StoreMethod,
-    UsedOrderMethod,
     make_baselines,
     retriever_methods,
 )
@@ -213,8 +213,9 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     tokens are the retriever's memory encoder's (the baselines search those too); each ``compare`` model's are
     its own encoder's (:func:`compare_chunks`).
 
-    ``plus_used``: also ``sam+used`` and ``NAME+used`` for each ``compare`` model (methods.UsedOrderMethod): its
-    ranking with the memories the task's earlier calls took values from (``used-first``'s set) first, in its order.
+    ``plus_used``: also ``sam+used`` and ``sam+used-latest`` (``NAME+used``, ``NAME+used-latest`` for each ``compare``
+    model): its ranking with the memories the task's earlier calls took values from (``used-first``'s set) first, in
+    its order or by their latest use, searched through the store's ``used_order`` (methods.StoreMethod.ordered).
     """
     scope = check_scope(scope)
     ks = metric_ks(ks)
@@ -244,11 +245,13 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
     for name, other in (compare or {}).items():
         methods += retriever_methods(name, other, batch_size)
     if plus_used:
-        methods += [UsedOrderMethod(m) for m in methods if isinstance(m, StoreMethod) and m.rerank]
-        taken = [n for n, k in Counter(m.name for m in methods).items() if k > 1 and n.endswith("+used")]
+        methods += [m.ordered(order) for order in USED_SUFFIXES for m in list(methods)
+                    if isinstance(m, StoreMethod) and m.rerank and m.used_order is None]
+        taken = [n for n, k in Counter(m.name for m in methods).items()
+                 if k > 1 and n.endswith(tuple(USED_SUFFIXES.values()))]
         if taken:  # named: the whole list of methods hid which one it was
             raise ValueError(f"plus_used: {', '.join(map(repr, taken))} would name two methods, a --compare model and "
-                             f"the +used ranking of {', '.join(repr(n.removesuffix('+used')) for n in taken)}; rename "
+                             f"the +used ranking of {', '.join(repr(_unsuffixed(n)) for n in taken)}; rename "
                              f"that --compare model (the methods: {', '.join(m.name for m in methods)})")
     if taken := [n for n, k in Counter(m.name for m in methods).items() if k > 1]:  # one name, one column of results
         raise ValueError(f"{', '.join(map(repr, taken))} would name two methods (a --compare model named as sam, "
@@ -326,6 +329,14 @@ def evaluate(data: str | os.PathLike | EvalData, out_dir: str | os.PathLike, ret
         print_table(report)
         print(f"wrote {out / 'report.json'}, {out / 'report.md'} and {out / 'per_query.jsonl'}")
     return report
+
+
+def _unsuffixed(name: str) -> str:
+    """The retriever a ``NAME+used`` or ``NAME+used-latest`` method's name names."""
+    for suffix in sorted(USED_SUFFIXES.values(), key=len, reverse=True):
+        if name.endswith(suffix):
+            return name.removesuffix(suffix)
+    return name
 
 
 def searches_as(method: Method) -> str:
@@ -467,7 +478,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_search_options(p)
     p.add_argument("--plus-used", action="store_true",
                    help="also rank each SAM retriever's candidates with the memories the task's earlier calls took "
-                        "values from first, in the retriever's own order: methods sam+used and NAME+used")
+                        "values from first, in the retriever's own order (methods sam+used, NAME+used) and by their "
+                        "latest use (sam+used-latest, NAME+used-latest), through the store's used_order option")
     p.add_argument("--card", default=None, metavar="DIR",
                    help="an export folder whose model card (README.md) gets this evaluation's table (replacing an "
                         "earlier one); usually the --retriever folder")

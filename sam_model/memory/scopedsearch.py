@@ -40,7 +40,7 @@ class ScopedSearch:
                filters: Mapping[str, Any] | None = None, threshold: float | None = None, *, call: Any = None,
                top_k: int | None = None, k: int | None = None, step: int | None = None, task_start: int | None = None,
                all_scopes: bool = False, query_vector: Any = None,
-               prepared: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+               prepared: tuple[str, dict[str, Any]] | None = None, used_order: str | None = None) -> dict[str, Any]:
         """The ``limit`` best memories of the scopes for the query, best first (Mem0's ``search``).
 
         ``state``: what to rank by (module doc): a State or mapping (SAM's state-adaptive query), None with text
@@ -54,7 +54,10 @@ class ScopedSearch:
         after ``step`` in their own episode are left out (the module doc), none when it is now. No scope at all is refused
         unless ``all_scopes=True``. ``query_vector``: the query, already encoded from ``prepared``, what
         :meth:`query_input` answered for these arguments (a server batching concurrent searches into one forward:
-        the state is not traced again, and the results are ranked by the state the vector was encoded from)."""
+        the state is not traced again, and the results are ranked by the state the vector was encoded from).
+        ``used_order``: "model" or "latest" puts the memories the task's earlier tool calls took values from
+        (:meth:`used`) first, in the model's order or by their latest use, "off" not; None (default): the store's
+        ``StoreConfig.used_order``, saved with it (MemoryStore.search_vector; what sam-serve's searches get)."""
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         n = self._limit(limit, top_k, k)
@@ -78,11 +81,12 @@ class ScopedSearch:
         if kind == "text":  # fold: one result per memory, its best chunk (ids are the memories', see result)
             step = inputs.get("step")  # a plain query made at a given step leaves that step and later out too
             hits = self.store.search_vector(q, n, (), **scopes, ids=ids, fold=True,
-                                            before=None if step is None else (inputs["episode"], step), used=used)
+                                            before=None if step is None else (inputs["episode"], step), used=used,
+                                            used_order=used_order)
         else:  # made at its step in the scopes' own episode: the memories written before it are the candidates
             hits = self.store.search(inputs["state"], inputs["observation"], n, **scopes, ids=ids,
                                      step=inputs["step"], task_start=inputs["task_start"], query_vector=q, fold=True,
-                                     query_episode=inputs["episode"], used=used)
+                                     query_episode=inputs["episode"], used=used, used_order=used_order)
         known = self.uses_known(inputs)  # else (and of other episodes) a hit not among them says None, not False
         hits = [h if h.episode_id == inputs["episode"] and (known or h.used) else dataclasses.replace(h, used=None)
                 for h in hits]
