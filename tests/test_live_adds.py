@@ -374,3 +374,77 @@ def test_a_claude_code_call_given_as_its_line_joins_the_words_of_its_response_as
     assert conversation(memory) == [(e["state"], e.get("useful_memory_steps") or []) for e in events]
     with pytest.raises(ValueError, match=r"call\.message\.content: a Claude Code assistant entry that holds no tool_use"):
         memory.search("", call=s.entries[1], user_id="me", run_id="s")
+
+
+def _response(s, *blocks: dict, mid: str = "msg_R") -> list[dict]:
+    """A response's lines written one by one under ``mid`` (the caller interleaves results and other lines)."""
+    return [s.add("assistant", {"model": "claude-sonnet-4-5", "id": mid, "type": "message", "role": "assistant",
+                                "content": [b]}, requestId=f"req_{mid}") for b in blocks]
+
+
+def _tenant_session(between) -> tuple[list[dict], dict, list[dict]]:
+    """The user gives a phone, then a unit; one response (msg_R) says words, then ``between(s)`` writes its lines
+    (an earlier call of the response and its result, a subagent's lines, a queued prompt), then the response's call
+    line B. Returns the entries, B's line and the entries of the same session without what ``between`` wrote."""
+    def build(extra: bool) -> tuple[list[dict], dict]:
+        s = Session()
+        s.user("Hi, my phone is (415) 555-0142.")
+        s.respond(text("Which unit?"))
+        s.user("Unit 4B, the kitchen sink leaks.")
+        _response(s, text("Let me look."))
+        if extra:
+            between(s)
+        (b,) = _response(s, tool_use("c2", "open_ticket", {"phone": "(415) 555-0142", "unit": "4B"}))
+        s.result("c2", "ok")
+        return s.entries, b
+    entries, b = build(True)
+    alone, _ = build(False)
+    return entries, b, alone
+
+
+def _earlier_call(s) -> None:
+    _response(s, tool_use("c1", "lookup_tenant", {"phone": "(415) 555-0142"}))
+    s.result("c1", '{"id": "TN-1"}')  # Claude Code ran it while the response streamed on
+
+
+def _parallel_call(s) -> None:
+    _response(s, tool_use("c1", "lookup_tenant", {"phone": "(415) 555-0142"}))
+
+
+def _subagent(s) -> None:
+    side = Session(sidechain=True)
+    side.user("Find the tenant's lease.")
+    side.respond(text("Reading the lease."))
+    s.entries.extend(side.entries)
+
+
+def _queued(s) -> None:
+    s.add("attachment", None, attachment={"type": "queued_command", "prompt": "it is urgent"})
+
+
+@pytest.mark.parametrize("between", [_earlier_call, _parallel_call, _subagent, _queued])
+def test_a_claude_code_call_line_is_decided_where_the_importer_decides_its_response(tmp_path, between):
+    """Found by review (2026-12-06): the importer reads every line of one message.id as one turn (claude_code.to_chat
+    joins a later line into the response's message, before the results, subagent lines or queued prompts written
+    between), decided before the response's words. A search by the call's line (and live_state given the lines up to
+    it) joined the words only where they were the conversation's last message and the newest assistant line was of
+    the response: a line after an earlier call's result, after a parallel call's line, after a queued prompt, or after
+    a subagent's lines in the session file was decided after them, flagging the unit the user's last message gave
+    (['phone', 'unit'], the importer's ['phone'])."""
+    from sam_model.data.transcripts import live_state
+
+    entries, b, alone = _tenant_session(between)
+    want = next(e for e in imported(tmp_path, "0b6c8d5e-live.jsonl", alone) if e.get("useful_memory_steps"))
+    assert want["text"] == "Unit 4B, the kitchen sink leaks." and want["state"]["uncertainty_flags"] == ["phone"]
+    decided = [e for e in imported(tmp_path, "0b6c8d5e-live.jsonl", entries) if e.get("useful_memory_steps")]
+    assert [e["text"] for e in decided] == [want["text"]]  # the importer decides the response there, B included
+    at = entries.index(b)
+    assert live_state(entries[:at], b) == want["state"]
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(entries[:at], user_id="me", run_id="s")
+    by_line = fed(entries, [[x] for x in entries[:at]])
+    for m in (memory, by_line):
+        got = m.search("", call=b, user_id="me", run_id="s", limit=20)
+        assert got["state"] == want["state"]
+        later = [r["id"] for r in m.get_all(user_id="me", run_id="s")["results"] if r["step"] > want["step"]]
+        assert not set(later) & {r["id"] for r in got["results"]}  # made after the decision point: no candidates

@@ -174,14 +174,7 @@ from sam_model.data.chatmessages import (
 )
 from sam_model.data.eventtexts import call_text, cut_text, result_shape
 from sam_model.data.formats import claude_code, detect, gemini, to_chat
-from sam_model.data.formats.base import (
-    CWD,
-    CWD_BY_CALLS,
-    FAILED,
-    TranscriptFormatError,
-    ends_in_words,
-    preamble,
-)
+from sam_model.data.formats.base import CWD, CWD_BY_CALLS, FAILED, TranscriptFormatError, preamble
 from sam_model.data.lineranges import PageBound
 from sam_model.data.sayings import Sayings, is_name_part, mask_constraints, number_forms, whole_amount
 from sam_model.data.searchhits import hit_lines
@@ -756,11 +749,12 @@ def live_state(messages: Iterable[Mapping[str, Any]],
     st = TranscriptState(policy="\n".join(filter(None, (system_text(policy), policy_of(chat.messages)))),
                          masked=masked)
     fed = list(zip(chat.messages, chat.sources))
-    joins = fmt == "claude-code" and ends_in_words(chat) and claude_code.joins(items, call)
-    if call is not None and fed and (preamble(fmt, chat) and (fmt != "gemini" or gemini.turn_open(items)) or joins):
+    response = claude_code.response_start(items, call) if fmt == "claude-code" and call is not None else None
+    if response is not None:  # a Claude Code call's line: decided before its response, as the importer decides it
+        fed = [(m, source) for m, source in fed if claude_code.entry_at(source) < response]
+    elif call is not None and fed and preamble(fmt, chat) and (fmt != "gemini" or gemini.turn_open(items)):
         # the assistant's words right before the call are its turn's: decided before them (a Gemini user's content
-        # without text after them closed their turn: gemini.turn_open; a Claude Code call's line joins the words of
-        # its own response alone)
+        # without text after them closed their turn: gemini.turn_open)
         fed = fed[:-1]
     for m, source in fed:
         st.add(m, source)

@@ -57,7 +57,7 @@ from sam_model.data.formats import (
     openhands_v1,
     to_chat,
 )
-from sam_model.data.formats.base import CWD, JOINS_NEXT_CALL, Chat, ends_in_words, preamble
+from sam_model.data.formats.base import CWD, JOINS_NEXT_CALL, Chat, preamble
 from sam_model.data.formats.numbered import mark
 from sam_model.data.formats.responses import OUTPUTS
 from sam_model.data.schema import State
@@ -809,20 +809,27 @@ def deciding(turn: OpenTurn | None, tracker: TranscriptState, call: Any = None) 
     (formats.base.preamble; toolstate.live_state alike), where the tracker fed the words alone decided at them.
     The call joins them in a turn of Responses items where live_responses.joins says so, and in one of a Codex
     rollout's lines, codex exec's events or Gemini contents whatever shape the call is given in (JOINS_NEXT_CALL; until
-    2026-12-06 decided at the words), and in a Claude Code session's where the call is given as its line of the
-    words' response (claude_code.joins: its message.id; until 2026-12-06 such a line was no call). An OpenAI chat
+    2026-12-06 decided at the words). A Claude Code call given as its line is decided before its response's first
+    line in the open turn (claude_code.response_start: its message.id), whatever the turn holds after it (words, an
+    earlier call and its result, a subagent's lines), as the importer joins them (until 2026-12-06 such a line was
+    no call, then joined the words the turn ended in alone). An OpenAI chat
     agent's words (a bare message joins the open turn) and its call in chat's shape are read apart, as its tool_calls
     message is added: decided at the words, as before 2026-12-06."""
-    cc = turn is not None and turn.format == "claude-code" and claude_code.joins(turn.lines, call)
-    if turn is None or not turn.lines or not (turn.format in JOINS_NEXT_CALL or turn.format == live_responses.FORMAT
-                                              and live_responses.joins(turn.lines, call) or cc):
+    response = claude_code.response_start(turn.lines, call) if turn is not None and turn.format == "claude-code" \
+        else None
+    if response is not None:  # a Claude Code call's line: decided before its response, the lines since kept out
+        messages = chat(turn.format, turn.lines[:response], turn.facts).messages if response else []
+    elif turn is None or not turn.lines or not (turn.format in JOINS_NEXT_CALL or turn.format == live_responses.FORMAT
+                                                and live_responses.joins(turn.lines, call)):
         return tracker
-    read = chat(turn.format, turn.lines, turn.facts)
-    if not (preamble(turn.format, read) or cc and ends_in_words(read)):
-        return tracker
+    else:
+        read = chat(turn.format, turn.lines, turn.facts)
+        if not preamble(turn.format, read):
+            return tracker
+        messages = read.messages[:-1]
     work, m = fork(tracker), turn.mark
     work.rollback({**m, "stack": list(m["stack"]), "cons": dict(m["cons"]), "calls": dict(m["calls"])})
-    for i, message in enumerate(read.messages[:-1]):
+    for i, message in enumerate(messages):
         work.feed(message, f"the open turn's message {i}")
     return work
 

@@ -195,7 +195,7 @@ class Chat:
 # after it; left out until 2026-12-06 alike) and Gemini contents (consecutive model contents, a streamed answer a
 # chunk each). OpenAI chat, Anthropic and the other session formats write words and calls in one message, two
 # messages being two turns; Claude Code joins an API message's entries by its id, which only a call given as its
-# session line carries (left out here: sam_model.data.formats.claude_code.joins decides for such a line).
+# session line carries (left out here: sam_model.data.formats.claude_code.response_start places such a line).
 JOINS_CALLS = frozenset({"responses", "codex", "codex-exec", "gemini"})
 # those of them whose lines a ScopedMemory reads in an open turn (sam_model.memory.live.deciding) and whose next
 # call the reader joins to the words whatever shape a search gives it in: a rollout's response_item function_call,
@@ -215,8 +215,7 @@ def preamble(fmt: str | None, chat: Chat) -> bool:
 
 def ends_in_words(chat: Chat) -> bool:
     """Whether ``chat`` ends in the assistant's words (its message without a call): what a call made next joins
-    where the reader joins them (:func:`preamble`; a Claude Code call's line of the words' response:
-    sam_model.data.formats.claude_code.joins)."""
+    where the reader joins them (:func:`preamble`)."""
     last = chat.messages[-1] if chat.messages else None
     return isinstance(last, Mapping) and last.get("role") == "assistant" and not last.get("tool_calls")
 

@@ -509,16 +509,35 @@ def given_calls(call: Any, where: str = "call") -> Any:
     return blocks[0] if len(blocks) == 1 else blocks
 
 
-def joins(entries: list[Any], call: Any) -> bool:
-    """Whether ``call``, a Claude Code assistant entry (:func:`given_calls`), is a line of the response whose lines
-    ``entries`` end in (one ``message.id``, the newest assistant entry's): :func:`to_chat` joins a response's lines
-    into one turn, so the call joins the words the conversation ends in and is decided before them, as the importer
-    decides it. A call given in another shape carries no id, and another response's line is a turn of its own:
-    decided at the words."""
-    if given_calls(call) is call:
-        return False
-    last = next((e for e in reversed(entries) if isinstance(e, Mapping) and e.get("type") == "assistant"), None)
-    return last is not None and _message_id(call) is not None and _message_id(call) == _message_id(last)
+def response_start(entries: list[Any], call: Any) -> int | None:
+    """Where in ``entries`` the response of ``call``, a Claude Code assistant entry (:func:`given_calls`), began: the
+    position of its first line (the first entry of its chain and ``message.id``), or None where ``entries`` hold
+    none of it, the call is given in another shape (no id) or of another chain than the one :func:`to_chat` reads.
+    :func:`to_chat` joins every line of a response into its message, before the results, a subagent's lines or
+    a queued prompt written between them, and the importer decides the response's calls before it: so a call
+    made by such a line is decided before the messages of the entries from here on (:func:`entry_at` tells
+    a message's entry). Until 2026-12-06 only the words the entries ended in were joined, where the newest
+    assistant entry was of the response."""
+    mid = _message_id(call) if given_calls(call) is not call else None
+    if mid is None:
+        return None
+    try:
+        chain = _chain(call, "call")
+    except TranscriptFormatError:  # no chain of the conversation's: not its line
+        return None
+    read = next((_chain(e, "") for e in entries if isinstance(e, Mapping) and isinstance(e.get("type"), str)
+                 and (e["type"] in TURNS or _queued(e))), None)
+    if read != chain:
+        return None
+    return next((i for i, e in enumerate(entries) if isinstance(e, Mapping) and e.get("type") == "assistant"
+                 and _chain(e, "") == chain and _message_id(e) == mid), None)
+
+
+def entry_at(source: str) -> int:
+    """The position of the entry a message of :func:`to_chat` was read from (its source, ``entry N``); -1 for
+    another source."""
+    head, _, n = source.partition(" ")
+    return int(n) if head == "entry" and n.isdigit() else -1
 
 
 def holds_results(e: Mapping[str, Any]) -> bool:
