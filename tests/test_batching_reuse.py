@@ -123,3 +123,55 @@ def test_one_draw_hides_a_query_from_the_time_features_and_the_uses_alike(tiny_b
         ep = i // 3
         own = [m - 6 * ep for m in u]  # memory positions of episode ep
         assert own == ([[], [0], [0, 3]][i % 3] if h else task_uses[i % 3]), i
+
+
+def _episode_events(rng: random.Random, eid: str, n: int) -> list[dict]:
+    """An episode's events as a log holds them: a user event first, about two in five decisions labelling earlier
+    events of the episode."""
+    first = rng.choice([0, 0, 2])
+    out = []
+    for k in range(n):
+        s = first + k
+        event = {"episode_id": eid, "step": s, "kind": "user" if k == 0 else rng.choice(["tool", "agent", "user"]),
+                 "text": f"{eid} {s} " + "word " * rng.randint(0, 40), "state": {"phase": "collect"}}
+        if k and rng.random() < 0.4:
+            event["useful_memory_steps"] = sorted({rng.randrange(first, s) for _ in range(rng.randint(1, 3))})
+        out.append(event)
+    return out
+
+
+def test_a_lifes_marks_are_those_evaluate_tells_its_searches_task_start_known_or_not():
+    """Review (2026-12-06): what training tells a query of a life (the rows concat_rows builds; q_used, q_recent,
+    and q_used_episode, q_recent_episode for a query whose task start is hidden) is what evaluate.py's replay tells
+    the same decision's search (used_ranks over the examples of the life make_lives builds), with the task start
+    known and with --task-start unknown: the same memories, each with r = 1/k of the same rank."""
+    import dataclasses
+
+    from sam_model.data.examples import episode_memories, episode_row, iter_examples
+    from sam_model.data.lives import concat_rows, make_lives
+    from sam_model.data.reader import Episode
+    from sam_model.data.schema import parse_event
+    from sam_model.evaluation.ranking import used_ranks
+
+    def episode(events: list[dict]) -> Episode:
+        return Episode(events[0]["episode_id"], tuple(parse_event(e) for e in events))
+
+    def told(memories, examples) -> list[list[tuple[int, float]]]:
+        return [sorted((memories[p].step, round(recency(k), 5)) for p, k in used_ranks(memories, ex).items())
+                for ex in examples]
+
+    def marks(used: torch.Tensor, recent: torch.Tensor) -> list[list[tuple[int, float]]]:
+        return [sorted((s, round(r, 5)) for s, r in zip(u, x) if s >= 0) for u, x in zip(used.tolist(), recent.tolist())]
+
+    rng = random.Random(11)
+    for trial in range(40):
+        n = rng.randint(2, 5)
+        parts = [_episode_events(rng, f"t{trial}-{i}", rng.randint(1, 15)) for i in range(n)]
+        life = episode(list(make_lives([e for p in parts for e in p], n)))
+        memories, examples = episode_memories(life), list(iter_examples([life]))
+        rows = [{**episode_row(episode(p)), "group": p[0]["episode_id"]} for p in parts]
+        batch = collate_episodes([(0, concat_rows(rows, n, 0))], Chunking(30, 5) if trial % 2 else None)
+        assert batch["q_step"].tolist() == [ex.step for ex in examples], trial
+        assert marks(batch["q_used"], batch["q_recent"]) == told(memories, examples), trial
+        unknown = [dataclasses.replace(ex, task_start=None) for ex in examples]
+        assert marks(batch["q_used_episode"], batch["q_recent_episode"]) == told(memories, unknown), trial
