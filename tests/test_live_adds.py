@@ -448,3 +448,23 @@ def test_a_claude_code_call_line_is_decided_where_the_importer_decides_its_respo
         assert got["state"] == want["state"]
         later = [r["id"] for r in m.get_all(user_id="me", run_id="s")["results"] if r["step"] > want["step"]]
         assert not set(later) & {r["id"] for r in got["results"]}  # made after the decision point: no candidates
+
+
+def test_a_claude_code_call_line_like_its_responses_earlier_call_is_searched_not_refused(tmp_path):
+    """Found by review (2026-12-06): a response may make the same call twice (two lines, two tool_use ids, one
+    message.id). A search by the second's line after the first's line was refused as 'already the conversation's
+    newest message' (its state would be the one after it), though the line is decided before its response (as the
+    importer decides it) whatever of the response was added: it is searched, with the importer's state."""
+    from sam_model.data.transcripts import live_state
+
+    same = {"phone": "(415) 555-0142"}
+    entries, b, alone = _tenant_session(lambda s: _response(s, tool_use("c1", "open_ticket", same)))
+    b["message"]["content"][0]["input"] = same
+    next(x for x in reversed(alone) if x["type"] == "assistant")["message"]["content"][0]["input"] = same
+    want = next(e for e in imported(tmp_path, "0b6c8d5e-live.jsonl", alone) if e.get("useful_memory_steps"))
+    at = entries.index(b)
+    assert live_state(entries[:at], b) == want["state"]
+    memory = fed(entries, [[x] for x in entries[:at]])
+    assert memory.search("", call=b, user_id="me", run_id="s")["state"] == want["state"]
+    with pytest.raises(ValueError, match="already the conversation's newest message"):  # given in another shape
+        memory.search("", call={"name": "open_ticket", "arguments": same}, user_id="me", run_id="s")

@@ -196,7 +196,9 @@ class ScopedSearch:
         Only this combination of scopes' conversation feeds it (the one its messages were added with, episode_of);
         a scope with none (nothing added, or agent-log events alone) is the empty conversation: the phase is the
         call's tool, the rest empty, as live_state([], call) says. A call already in the conversation as its newest
-        event (its assistant message added before the search) is refused: its state would be the one after it."""
+        event (its assistant message added before the search) is refused: its state would be the one after it; not
+        a Claude Code call's line of the open turn's response, decided before the response whatever of it was added
+        (a response may make one call twice)."""
         given = call
         try:
             call = claude_code.given_calls(call)  # a Claude Code session's line of the call: its tool_use block
@@ -207,8 +209,13 @@ class ScopedSearch:
         check_arguments(calls, argument_names(call))
         episode = self.episode_of(user_id, agent_id, run_id)
         tracker = self._trackers.get(episode) or TranscriptState(episode)
+        turn = self._open.get(episode)
         made = set()
-        for event in reversed(tracker.events):  # the actions of the conversation's last assistant message
+        # a Claude Code call's line of the open turn's response is decided before the response (live.deciding),
+        # whatever of it was added: its response's other calls, alike or not, are no state after it
+        own = turn is not None and turn.format == "claude-code" and claude_code.response_start(turn.lines, given) \
+            is not None
+        for event in reversed(tracker.events) if not own else ():  # the actions of the last assistant message
             if event["kind"] != "action":
                 break
             made.add(event["text"])
@@ -218,8 +225,8 @@ class ScopedSearch:
                 raise ValueError(f"{where}: this call to {c.name[:60]!r} is already the conversation's newest message "
                                  "(added before the search), so its state would be the one after it: search with the "
                                  "call before adding the message that makes it")
-        tracker = live.deciding(self._open.get(episode), tracker, given)  # before a preamble it joins
-        cwd = live.calls_cwd(self._open.get(episode), tracker.cwd, calls)
+        tracker = live.deciding(turn, tracker, given)  # before a preamble it joins
+        cwd = live.calls_cwd(turn, tracker.cwd, calls)
         point = self._decision_point(episode, tracker)
         return tracker.call_state(calls, cwd), "" if point is None else point[1], None if point is None else point[0]
 
