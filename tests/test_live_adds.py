@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -468,3 +469,82 @@ def test_a_claude_code_call_line_like_its_responses_earlier_call_is_searched_not
     assert memory.search("", call=b, user_id="me", run_id="s")["state"] == want["state"]
     with pytest.raises(ValueError, match="already the conversation's newest message"):  # given in another shape
         memory.search("", call={"name": "open_ticket", "arguments": same}, user_id="me", run_id="s")
+
+
+def _random_session(rng) -> tuple[list[dict], list[dict]]:
+    """A Claude Code session of random responses: thinking, words, one to three calls a line each (a result now
+    or after the response's later lines, a subagent's lines between, a line written twice, words after a call),
+    each call taking values the user said. Returns the entries and the call lines."""
+    values = ["(415) 555-0142", "4B", "TN-77", "ann_lee_123", "ZZ1234"]
+    s, calls = Session(), []
+    for _ in range(rng.randint(2, 4)):
+        s.user("my id is {} and also {}".format(*rng.sample(values, 2)))
+        for _ in range(rng.randint(1, 3)):
+            mid = f"msg_{len(s.entries)}"
+            if rng.random() < 0.3:
+                _response(s, {"type": "thinking", "thinking": "hm", "signature": "s"}, mid=mid)
+            if rng.random() < 0.7:
+                _response(s, text("Let me look."), mid=mid)
+            pending = []
+            for _ in range(rng.randint(1, 3)):
+                cid = f"c{len(calls)}"
+                args = {"q": rng.choice(values), "r": rng.choice(values)}
+                (line,) = _response(s, tool_use(cid, rng.choice(["lookup", "find"]), args), mid=mid)
+                calls.append(line)
+                pending.append(cid)
+                if rng.random() < 0.1:
+                    s.entries.append(json.loads(json.dumps(line)))  # written again
+                if rng.random() < 0.2:
+                    _response(s, text("And also."), mid=mid)
+                if rng.random() < 0.15:
+                    _subagent(s)
+                if rng.random() < 0.5:
+                    s.result(pending.pop(0), f"found {rng.choice(values)}")
+            for cid in pending:
+                s.result(cid, f"ok {rng.choice(values)}")
+        s.respond(text("Done."))
+    return s.entries, calls
+
+
+def _alone(entries: list[dict], b: dict) -> list[dict]:
+    """The session up to ``b`` as the importer would read it had its response made ``b`` alone: the entries
+    before the response, its lines of words and thinking before ``b``, ``b`` and its result, chained anew."""
+    mid = b["message"]["id"]
+    first = next(i for i, e in enumerate(entries) if e["type"] == "assistant" and e["message"].get("id") == mid)
+    lines = [e for e in entries[first:entries.index(b)] if e["type"] == "assistant" and not e["isSidechain"]
+             and e["message"].get("id") == mid and e["message"]["content"][0]["type"] != "tool_use"]
+    cid = b["message"]["content"][0]["id"]
+    result = next(e for e in entries if e["type"] == "user" and isinstance(e["message"]["content"], list)
+                  and e["message"]["content"][0].get("tool_use_id") == cid)
+    out, parent = [], None
+    for e in [*entries[:first], *lines, b, result]:
+        e = json.loads(json.dumps(e))
+        if not e["isSidechain"]:
+            e["parentUuid"], parent = parent, e["uuid"]
+        out.append(e)
+    return out
+
+
+def test_random_claude_code_sessions_search_each_call_line_as_the_importer_decides_it(tmp_path):
+    """Review (2026-12-06): on random sessions, a call's line searched after the lines before it, added a line an
+    add (and live_state given them), is decided where the importer decides its response: the state the importer
+    writes on that decision event for the response made of the call alone."""
+    from sam_model.data.transcripts import live_state
+
+    rng, compared = random.Random(3), 0
+    for trial in range(8):
+        entries, calls = _random_session(rng)
+        later = [c for c in calls if any(x["message"]["id"] == c["message"]["id"] for x in calls[:calls.index(c)])]
+        b = rng.choice(later or calls)  # a response's later call where there is one: lines of it came between
+        at = entries.index(b)
+        memory = fed(entries, [[x] for x in entries[:at]])
+        got = memory.search("", call=b, user_id="me", run_id="s")["state"]
+        assert got == live_state(entries[:at], b), trial
+        alone = _alone(entries, b)
+        events = [e for e in imported(tmp_path, "0b6c8d5e-live.jsonl", alone) if "sidechain" not in e["episode_id"]]
+        words = any(e["type"] == "assistant" and e["message"]["content"][0]["type"] == "text" for e in alone)
+        before = events[len(events) - 3 - words]  # the event before the response's (its words, its call, the result)
+        if before.get("useful_memory_steps"):  # a decision event: the importer wrote its state for the call
+            compared += 1
+            assert got == before["state"], trial
+    assert compared >= 3
