@@ -187,3 +187,28 @@ def test_spans_of_old_prompt_attributes_beside_messages_are_said_not_read(caplog
     with caplog.at_level(logging.WARNING):
         read(turn("t1", [], TURN1, 1000))
     assert "gen_ai.prompt" not in caplog.text  # guard: no such span, no warning
+
+
+def test_a_conversation_of_old_prompt_attributes_alone_beside_others_is_said(caplog):
+    """A conversation an older instrumentation recorded whole (every span of gen_ai.prompt.* attributes, none of
+    gen_ai.input.messages), in a file whose other conversation is read: the warning named such spans only inside a
+    conversation that was read, so this one was dropped without a word (only a file of nothing but such spans is
+    refused). Each such conversation is named, its first span and its count."""
+    import logging
+
+    from test_otel_review_60 import span
+    from test_walkthrough_otel import CONV, TURN1, attr, plain, read, turn
+
+    def old(trace: str, sid: str, parent: str, t: int, conversation: str | None = None) -> dict:
+        s = span(trace, sid, parent, t, "chat", conversation=conversation)
+        s["attributes"] += [attr("gen_ai.prompt.0.role", "user"), attr("gen_ai.prompt.0.content", "hi"),
+                            attr("gen_ai.completion.0.content", "Done.")]
+        return s
+
+    with caplog.at_level(logging.WARNING):
+        (conv,) = read([*turn("t1", [], TURN1, 1000), old("t2", "o1", "", 3000, "hd-old"),
+                        old("t3", "p1", "", 4000), old("t3", "p2", "p1", 4100)])
+    assert plain(conv.messages) == TURN1 and conv.group == CONV
+    assert "1 span of conversation hd-old (the first: t.json:1, span o1) carries gen_ai.prompt.*" in caplog.text
+    assert "2 spans of conversation t3 (the first: t.json:1, span p1) carry gen_ai.prompt.*" in caplog.text
+    assert caplog.text.count("not read at all") == 2

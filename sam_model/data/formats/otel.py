@@ -19,7 +19,7 @@ conventions record a failed tool call on its ``execute_tool`` span (``error.type
 deprecated per-message events of v1.36 and earlier, and vendor attributes (``gen_ai.prompt.0.*``), carry no
 messages this reader reads: a file of them is refused with a message that says so, and a span of such attributes in
 a conversation read from other spans is named in a warning (only what a later call's input repeats of its turn is
-read).
+read), as is a conversation of such spans alone beside conversations that are read.
 """
 
 from __future__ import annotations
@@ -361,6 +361,20 @@ def _conversation_of(trace: str, span: str, wraps: bool, ancestry: _Ancestry,
     return next(iter(ids)) if (lost or wraps) and len(ids) == 1 else trace or "trace"
 
 
+def _legacy_warning(path: str, key: str, n: int, first: str, alone: bool) -> None:
+    """Say that ``n`` spans of conversation ``key`` (``first`` the first) carry only vendors' ``gen_ai.prompt.*`` /
+    ``gen_ai.completion.*`` attributes, which are not read: beside spans of messages in the conversation (only what
+    a later call's input repeats of their turns is read), or ``alone``, the whole conversation so recorded, in a
+    file whose other conversations are read (it had been dropped without a word: only a file of nothing but such
+    spans was refused)."""
+    log.warning("%s: %d span%s of conversation %s (the first: %s) carr%s gen_ai.prompt.* / gen_ai.completion.* "
+                "attributes and no %s: not read (vendors' attributes, no schema's); %s; record content as semantic "
+                "conventions v1.37+ do in every instrumentation", path, n, "s" if n > 1 else "", key, first,
+                "y" if n > 1 else "ies", INPUT,
+                "no span of the conversation carries messages, so it is not read at all" if alone else
+                f"only what a later call's {INPUT} repeats of such a turn is read")
+
+
 def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator[Conversation | TranscriptFormatError]:
     """The conversations of OTLP documents (``(doc, where)`` pairs): one per conversation id (a span's own, else
     as :func:`_conversation_of` tells), else per trace.
@@ -425,7 +439,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
         legacy = sorted({k.split(".")[1] for k in attrs if k.startswith(("gen_ai.prompt.", "gen_ai.completion."))})
         seen.update(f"gen_ai.{k}.* attributes" for k in legacy)
         if INPUT not in attrs and OUTPUT not in attrs:
-            if legacy:  # said of its conversation, if one is read (_legacy_note)
+            if legacy:  # said of its conversation (_legacy_warning)
                 old_style.append((trace, sid, attrs, f"{where}, span {span.get('spanId', n)}"))
             continue
         held.append((trace, sid, (start, n, attrs, f"{where}, span {span.get('spanId', n)}")))
@@ -485,14 +499,11 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             yield err
             continue
         if unread[key]:
-            log.warning("%s: %d span%s of conversation %s (the first: %s) carr%s gen_ai.prompt.* / "
-                        "gen_ai.completion.* attributes and no %s: not read (vendors' attributes, no schema's); only "
-                        "what a later call's %s repeats of such a turn is read; record content as semantic "
-                        "conventions v1.37+ do in every instrumentation", path, unread[key],
-                        "s" if unread[key] > 1 else "", key, first_unread[key], "y" if unread[key] > 1 else "ies",
-                        INPUT, INPUT)
+            _legacy_warning(path, key, unread[key], first_unread[key], alone=False)
         calls = set().union(failed.get(f"conversation {key}", set()), *(failed.get(t, set()) for t in traces[key]))
         yield Conversation(id_of(key), conv, w, key, "otel", "\n".join(policy), frozenset(calls))
+    for key in unread.keys() - groups.keys() if groups else ():  # none read: the file's error says so
+        _legacy_warning(path, key, unread[key], first_unread[key], alone=True)
     yield from [*bad_keys.values(), *bad.values()]  # malformed spans no conversation took: each said once
     if not groups:
         saw = ", ".join(f"{k} {v}" for k, v in seen.most_common()) or "no spans"
