@@ -29,10 +29,11 @@ def test_a_count_said_before_its_noun_and_of_is_one_number(said, value):
     assert says(norm(listed), "456") and decide("ban_user", {"user_id": "456"}, listed).labels == [0]
 
 
-def windows_run(windows: bool) -> dict:
-    """A SWE-agent 0.x run on Windows (paths with backslashes under C:\\repo; ``windows``) or its POSIX twin (/repo):
-    a search prints the file, the agent opens it whole, then by its relative path at a line an earlier view showed."""
-    root, sep = ("C:\\repo", "\\") if windows else ("/repo", "/")
+def windows_run(windows: bool, drive: str = "C:") -> dict:
+    """A SWE-agent 0.x run on Windows (paths with backslashes under C:\\repo, or ``drive``'s repo; ``windows``) or
+    its POSIX twin (/repo): a search prints the file, the agent opens it whole, then by its relative path at a line
+    an earlier view showed."""
+    root, sep = (drive + "\\repo", "\\") if windows else ("/repo", "/")
     rel = sep.join(["src", "http", "headers.py"])
     full = root + sep + rel
 
@@ -212,3 +213,23 @@ def test_a_conversation_of_old_prompt_attributes_alone_beside_others_is_said(cap
     assert "1 span of conversation hd-old (the first: t.json:1, span o1) carries gen_ai.prompt.*" in caplog.text
     assert "2 spans of conversation t3 (the first: t.json:1, span p1) carry gen_ai.prompt.*" in caplog.text
     assert caplog.text.count("not read at all") == 2
+
+
+def test_a_swe_agent_run_on_a_windows_share_labels_as_its_posix_twin(tmp_path):
+    """A Windows path on a share (UNC: \\\\server\\share\\repo\\...) written bare in a SWE-agent text command
+    was read as bash reads it (14e4870 kept a drive's and a relative path's backslashes, not a share's): path
+    \\serversharereposrchttpheaders.py, a file no output printed, so the path was traced to nothing. Its leading
+    pair and separators are kept, so the run labels as its POSIX twin does."""
+    from sam_model.data.formats import swe_agent
+    from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+    labels = {}
+    for windows in (True, False):
+        path = tmp_path / f"run{windows}.traj"
+        path.write_text(json.dumps(windows_run(windows, "\\\\server\\share")))
+        events = list(iter_transcript_events(path, report=ImportReport()))
+        labels[windows] = [(e["step"], e.get("useful_memory_steps")) for e in events]
+    assert labels[True] == labels[False] and [u for _, u in labels[False] if u] == [[2], [6]]
+    args = lambda action: swe_agent.command_call(action, "a", "t.traj")["function"]["arguments"]  # noqa: E731
+    assert args("open \\\\srv\\share\\x.py 3") == {"path": "\\\\srv\\share\\x.py", "line_number": "3"}
+    assert args("search_dir a \\\\srv") == {"search_term": "a", "dir": "\\srv"}  # no share: bash's reading

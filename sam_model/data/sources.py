@@ -358,7 +358,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # a folder of them) are read by their own reader (formats.pydantic_ai); before, they were refused as OpenAI chat (a
 # run skipping bad conversations kept none) and a folder's .json histories were read as OpenHands trajectories.
 # Every other format converts byte for byte as under 123.
-CONVERSION_VERSION = 128
+# 129: a SWE-agent text command's Windows path on a share written bare (open \\server\share\x.py 3) keeps its
+# backslashes as a drive's does (125 read it as bash does, path \serversharex.py, traced to nothing). tau-bench
+# airline, the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 129
 
 
 @dataclass(frozen=True)

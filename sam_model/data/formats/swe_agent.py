@@ -453,10 +453,10 @@ def command_call(action: Any, call_id: str, where: str, own: frozenset[str] = TO
     return chat_call(call_id, words[0], _arguments(words[0], words[1:], body, (forms or {}).get(words[0])), where)
 
 
-# a Windows path written bare: a drive's (C:\repo\x.py) or a relative one, a name then a backslash before a name's
-# character (src\http\x.py), up to a space or a quote; a backslash before a space, a quote, a $ or another backslash
-# is bash's escape, no separator (my\ file.py, \$HOME)
-_WINDOWS_WORD = re.compile(r"(?<!\S)(?:[A-Za-z]:\\|[\w.-]+\\(?=[\w.-]))[^\s'\"]*")
+# a Windows path written bare: a drive's (C:\repo\x.py), a share's (UNC: \\server\share\x.py) or a relative one, a
+# name then a backslash before a name's character (src\http\x.py), up to a space or a quote; a backslash before a
+# space, a quote, a $ or another backslash is bash's escape, no separator (my\ file.py, \$HOME)
+_WINDOWS_WORD = re.compile(r"(?<!\S)(?:[A-Za-z]:\\|\\\\[\w.-]+\\(?=[\w.-])|[\w.-]+\\(?=[\w.-]))[^\s'\"]*")
 # what ends a relative path of one backslash (src\x.py, src\http), not a pattern's escape (foo\.bar, name\b, x\d+)
 _PATH_END = re.compile(r"\w+\.\w+|\w{2,}")
 _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
@@ -472,12 +472,15 @@ def _words(line: str, read: list[str]) -> list[str]:
     backslash stays bash's escape (``my\\ file.py``), and so does that of a relative word of one backslash before
     no name (:data:`_PATH_END`: a pattern's ``foo\\.bar``, ``name\\b`` or ``x\\d+``, read as bash reads it, as
     before; ``src\\x.py`` and ``src\\http`` are paths). A line whose quotes do not close is split at whitespace, its
-    backslashes kept, as before."""
+    backslashes kept, as before. A share's path (``\\\\server\\share\\x.py``) keeps its leading pair, which bash
+    had read as one backslash, the rest as a drive's."""
     if "\\" not in line:
         return read
 
     def path(w: re.Match) -> str:  # a relative one of one separator only before a name (not foo\.bar, x\b)
         word = w.group()
+        if word.startswith("\\\\"):  # a share's: its leading pair kept (bash reads \\server as \server)
+            return "\\" * 4 + _SEPARATOR.sub(r"\\\\", word[2:])
         if word[1] != ":" and word.count("\\") < 2 and not _PATH_END.fullmatch(word.rsplit("\\", 1)[1]):
             return word
         return _SEPARATOR.sub(r"\\\\", word)
