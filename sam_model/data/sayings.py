@@ -45,8 +45,9 @@ impressions hits requests sessions tokens bytes words characters steps""".split(
 _PEOPLE = frozenset("""users customers members subscribers followers employees students patients readers accounts
 clients""".split())
 _TALLY_WORDS = frozenset("active total new unique daily monthly weekly registered paying returning".split())
-# the nouns of a count an "of" joins to what it counts (total number of users 123,456; count of customers 204,305):
-# a count said before its noun, as a tally word is (a list of users 123,456 is a list)
+# the nouns of a count an "of" joins to what it counts (total number of users 123,456; count of customers 204,305;
+# number of orders 123,456): a count said before its noun, of any noun (a list of users 123,456 is a list, and so is
+# a number of orders 123,456: some of them)
 _COUNT_OF = frozenset("number count total tally".split())
 
 
@@ -79,16 +80,19 @@ def listed_numbers(text_norm: str) -> list[tuple[int, int]]:
 def _counted(text_norm: str, before: re.Match) -> bool:
     """Whether the noun ``before`` a number (:data:`_PLURAL_BEFORE`'s match) is one of counted things: traffic and
     sizes (:data:`_COUNTED`), or people after a word that says a count (``active users``, ``total customers``:
-    :data:`_TALLY_WORDS`), or after a count's noun and ``of`` (``total number of users``, ``count of customers``:
-    :data:`_COUNT_OF`; the word before the noun is ``of``, which says no count alone: ``a list of users 123,456``).
-    People alone list ids (``ban users 123,456``), which a later call takes: read as one number, the id a call
-    passed was said by no event (118 read every ``users 123,456`` so)."""
+    :data:`_TALLY_WORDS`), or any noun after a count's noun and ``of`` (``total number of users``, ``count of
+    customers``, ``number of orders``: :data:`_COUNT_OF`; the word before the noun is ``of``, which says no count
+    alone, ``a list of users 123,456``, nor does ``a number of``, some of them, which lists: ``a number of orders
+    123,456 failed``). People alone list ids (``ban users 123,456``), which a later call takes: read as one number,
+    the id a call passed was said by no event (118 read every ``users 123,456`` so). 124 took a count's noun and
+    ``of`` before people only, so ``total number of orders 123,456`` was read as two order ids."""
     noun = before.group(1)
     if noun in _COUNTED:
         return True
     word = text_norm[max(0, before.start(1) - 32):before.start(1)].split()
-    tally = bool(word) and word[-1] in _TALLY_WORDS or len(word) > 1 and word[-1] == "of" and word[-2] in _COUNT_OF
-    return noun in _PEOPLE and tally
+    if len(word) > 1 and word[-1] == "of" and word[-2] in _COUNT_OF:  # a count of any noun, but "a number of": some
+        return word[-2:] != ["number", "of"] or len(word) < 3 or word[-3] != "a"
+    return noun in _PEOPLE and bool(word) and word[-1] in _TALLY_WORDS
 
 
 def _list_shaped(number: str) -> bool:

@@ -361,6 +361,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 129: a SWE-agent text command's Windows path on a share written bare (open \\server\share\x.py 3) keeps its
 # backslashes as a drive's does (125 read it as bash does, path \serversharex.py, traced to nothing). tau-bench
 # airline, the AutoCodeRover file and examples/logs convert byte for byte.
+# Also 128 (no release between): a count's noun and "of" say a count of any noun after them (total number of orders
+# 123,456 had read as two order ids: 124 took them before people only), but "a number of" (some of them: a list).
 CONVERSION_VERSION = 129
 
 
