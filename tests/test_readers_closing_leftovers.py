@@ -254,3 +254,25 @@ def test_a_count_of_any_noun_after_a_counts_noun_and_of_is_one_number(said, valu
     assert not says(norm(said), str(value)[3:])
     some = "A number of users 123,456 reported the outage."
     assert says(norm(some), "456") and decide("get_user", {"user_id": "456"}, some).labels == [0]
+
+
+def test_a_swe_agent_run_on_windows_with_mixed_separators_labels_as_its_posix_twin(tmp_path):
+    """A Windows path whose separators mix slashes and backslashes (C:/repo/src\\http\\headers.py, as Python's
+    os.path.join on Windows writes one under a root given with slashes; ./src\\x.py) was read as bash reads it
+    (14e4870 kept a path's backslashes only where none but names and backslashes come before them): path
+    C:/repo/srchttpheaders.py, a file no output printed. It labels as its POSIX twin does."""
+    from sam_model.data.formats import swe_agent
+    from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+    run = json.loads(json.dumps(windows_run(True)).replace("C:\\\\repo\\\\src", "C:/repo/src"))
+    assert "C:/repo/src\\http\\headers.py" in json.dumps(run).replace("\\\\", "\\")
+    labels = {}
+    for name, r in (("mixed", run), ("posix", windows_run(False))):
+        path = tmp_path / f"{name}.traj"
+        path.write_text(json.dumps(r))
+        events = list(iter_transcript_events(path, report=ImportReport()))
+        labels[name] = [(e["step"], e.get("useful_memory_steps")) for e in events]
+    assert labels["mixed"] == labels["posix"] and [u for _, u in labels["posix"] if u] == [[2], [6]]
+    args = lambda action: swe_agent.command_call(action, "a", "t.traj")["function"]["arguments"]  # noqa: E731
+    assert args("open ./src\\x.py 3") == {"path": "./src\\x.py", "line_number": "3"}
+    assert args("search_dir foo/bar\\.baz") == {"search_term": "foo/bar.baz"}  # a pattern's escape: bash's reading

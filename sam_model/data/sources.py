@@ -363,6 +363,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # airline, the AutoCodeRover file and examples/logs convert byte for byte.
 # Also 128 (no release between): a count's noun and "of" say a count of any noun after them (total number of orders
 # 123,456 had read as two order ids: 124 took them before people only), but "a number of" (some of them: a list).
+# 123,456 had read as two order ids: 124 took them before people only), but "a number of" (some of them: a list);
+# a Windows path whose separators mix slashes in (C:/repo/src\x.py, ./src\x.py) keeps its backslashes (read as bash
+# does: C:/repo/srcx.py).
 CONVERSION_VERSION = 129
 
 

@@ -454,9 +454,11 @@ def command_call(action: Any, call_id: str, where: str, own: frozenset[str] = TO
 
 
 # a Windows path written bare: a drive's (C:\repo\x.py), a share's (UNC: \\server\share\x.py) or a relative one, a
-# name then a backslash before a name's character (src\http\x.py), up to a space or a quote; a backslash before a
-# space, a quote, a $ or another backslash is bash's escape, no separator (my\ file.py, \$HOME)
-_WINDOWS_WORD = re.compile(r"(?<!\S)(?:[A-Za-z]:\\|\\\\[\w.-]+\\(?=[\w.-])|[\w.-]+\\(?=[\w.-]))[^\s'\"]*")
+# name then a backslash before a name's character (src\http\x.py), up to a space or a quote; its separators may mix
+# slashes in (C:/repo/src\x.py, ./src\x.py: Python's os.path.join on Windows writes so); a backslash before a space,
+# a quote, a $ or another backslash is bash's escape, no separator (my\ file.py, \$HOME)
+_WINDOWS_WORD = re.compile(
+    r"(?<!\S)(?:[A-Za-z]:\\|\\\\[\w.-]+\\(?=[\w.-])|(?:[A-Za-z]:/)?[\w./-]+\\(?=[\w.-]))[^\s'\"]*")
 # what ends a relative path of one backslash (src\x.py, src\http), not a pattern's escape (foo\.bar, name\b, x\d+)
 _PATH_END = re.compile(r"\w+\.\w+|\w{2,}")
 _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
