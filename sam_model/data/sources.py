@@ -366,6 +366,8 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 123,456 had read as two order ids: 124 took them before people only), but "a number of" (some of them: a list);
 # a Windows path whose separators mix slashes in (C:/repo/src\x.py, ./src\x.py) keeps its backslashes (read as bash
 # does: C:/repo/srcx.py).
+# does: C:/repo/srcx.py); an OpenHands V1 log whose parent_id chain loops is refused, naming the event (126 ended the
+# chain there, the events before it left out as a branch the conversation had left).
 CONVERSION_VERSION = 129
 
 

@@ -789,7 +789,11 @@ def _v1_conversations(folder: Path, paths: list[Path], seen: dict[str, str],
             n = next(i for i, at in enumerate(indexes) if at != i)
             bad = TranscriptFormatError(str(events_dir), f"no event file numbered {n} (event-{n:05d}-ID.json) before "
                                                          f"{files[n].name}: the conversation's events are incomplete")
-        off = tuple(str(files[i]) for i in openhands_tree.left(docs)) if bad is None else ()
+        off: tuple[str, ...] = ()
+        try:
+            off = tuple(str(files[i]) for i in openhands_tree.left(docs)) if bad is None else ()
+        except openhands_tree.Cycle as err:
+            bad = TranscriptFormatError(str(files[err.at]), str(err))
         yield bad if bad is not None else next(_unique(iter([Conversation(
             episode_id_of(name), docs, str(events_dir), conv.name, openhands.V1, abandoned=off)]), seen))
         for q in files if on_file is not None else ():
