@@ -278,23 +278,28 @@ def test_a_swe_agent_run_on_windows_with_mixed_separators_labels_as_its_posix_tw
     assert args("search_dir foo/bar\\.baz") == {"search_term": "foo/bar.baz"}  # a pattern's escape: bash's reading
 
 
-def test_an_openhands_v1_tree_whose_parent_chain_loops_is_refused_naming_the_event(tmp_path):
+def test_an_openhands_v1_tree_whose_parent_is_written_after_it_is_refused_naming_the_event(tmp_path):
     """A parent_id chain that comes back to an event (no log the SDK writes: each event names one written before
-    it) ended the chain there, so the events before the loop, the system prompt and the user's turn among them,
-    were left out as a branch the conversation left, the import report naming a branch there was none. The
-    conversation is refused, naming the event, in an evaluation line and a folder alike."""
+    it) ended the chain there, so the events before the loop, the system prompt among them, were left out as a
+    branch the conversation left, the import report naming a branch there was none; a parent written after its
+    event was followed, the events read in log order, the parent after it. Either is refused, naming the event
+    whose parent_id is not before it, in an evaluation line and a folder alike."""
     from sam_model.data.formats.base import TranscriptFormatError
     from sam_model.data.transcripts import ImportReport, iter_transcript_events
 
-    events = v1_branched_events()
-    events[1]["parent_id"] = "e10"  # the user's turn under the last event: 10, 9, 8, 7, 6, 1, 10
-    folder = tmp_path / "conv" / "events"
-    folder.mkdir(parents=True)
-    for i, e in enumerate(events):
-        (folder / f"event-{i:05d}-{e['id']}.json").write_text(json.dumps(e))
-    line = tmp_path / "output.jsonl"
-    line.write_text(json.dumps({"instance_id": "t-1", "history": events}) + "\n")
-    for path, at in ((tmp_path / "conv", "event-00010-e10.json"), (line, "output.jsonl:1, event 10")):
-        with pytest.raises(TranscriptFormatError, match="parent_id chain .* comes back") as err:
-            list(iter_transcript_events(path, report=ImportReport()))
-        assert err.value.where.endswith(at)
+    looped = v1_branched_events()
+    looped[1]["parent_id"] = "e10"  # the user's turn under the last event: 10, 9, 8, 7, 6, 1, 10
+    later = v1_branched_events()
+    later[6]["parent_id"] = "e8"  # list_reservations under the message after its own result
+    for n, events in enumerate((looped, later)):
+        folder = tmp_path / f"conv{n}" / "events"
+        folder.mkdir(parents=True)
+        for i, e in enumerate(events):
+            (folder / f"event-{i:05d}-{e['id']}.json").write_text(json.dumps(e))
+        line = tmp_path / f"output{n}.jsonl"
+        line.write_text(json.dumps({"instance_id": "t-1", "history": events}) + "\n")
+        bad = (1, "e1") if n == 0 else (6, "e6")
+        for path, at in ((folder.parent, f"event-{bad[0]:05d}-{bad[1]}.json"), (line, f"{line.name}:1, event {bad[0]}")):
+            with pytest.raises(TranscriptFormatError, match="parent_id names event") as err:
+                list(iter_transcript_events(path, report=ImportReport()))
+            assert err.value.where.endswith(at)

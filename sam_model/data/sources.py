@@ -368,6 +368,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # does: C:/repo/srcx.py).
 # does: C:/repo/srcx.py); an OpenHands V1 log whose parent_id chain loops is refused, naming the event (126 ended the
 # chain there, the events before it left out as a branch the conversation had left).
+# does: C:/repo/srcx.py); an OpenHands V1 log whose chain holds a parent_id naming the event itself or a later one (a
+# cycle, events out of order) is refused, naming the event (126 ended a cycle's chain there, the events before it left
+# out as a branch the conversation had left).
 CONVERSION_VERSION = 129
 
 

@@ -792,7 +792,7 @@ def _v1_conversations(folder: Path, paths: list[Path], seen: dict[str, str],
         off: tuple[str, ...] = ()
         try:
             off = tuple(str(files[i]) for i in openhands_tree.left(docs)) if bad is None else ()
-        except openhands_tree.Cycle as err:
+        except openhands_tree.LaterParent as err:
             bad = TranscriptFormatError(str(files[err.at]), str(err))
         yield bad if bad is not None else next(_unique(iter([Conversation(
             episode_id_of(name), docs, str(events_dir), conv.name, openhands.V1, abandoned=off)]), seen))

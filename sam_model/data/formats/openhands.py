@@ -56,7 +56,7 @@ from sam_model.data.formats.base import (
     text_of,
 )
 from sam_model.data.formats.numbered import mark
-from sam_model.data.formats.openhands_tree import Cycle, left
+from sam_model.data.formats.openhands_tree import LaterParent, left
 from sam_model.io import json_shape, json_type
 
 NOT_CALLS = frozenset({"system", "message", "null", "change_agent_state", "recall", "condensation", "pause",
@@ -325,6 +325,6 @@ def _run(episode: str, events: list[Any], where: str, group: str,
     tree whose chain loops its error."""
     try:
         off = left(events) if format == V1 else []
-    except Cycle as err:
+    except LaterParent as err:
         return TranscriptFormatError(f"{where}, event {err.at}", str(err))
     return Conversation(episode, events, where, group, format, abandoned=tuple(f"{where}, event {i}" for i in off))

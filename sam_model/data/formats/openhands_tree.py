@@ -21,8 +21,8 @@ def left(events: list[Any]) -> list[int]:
     """The positions of ``events`` (a V1 run, in log order) on no branch the conversation is on: not on the chain
     from its last event back through ``parent_id``; [] where no event names a parent (a log of one branch). The
     head is taken to be the last event written (the SDK appends under the head, so it is the head unless the
-    conversation was moved back after it: ``base_state.json``'s ``leaf_event_id`` is not read). A chain that comes
-    back to an event raises :class:`Cycle`."""
+    conversation was moved back after it: ``base_state.json``'s ``leaf_event_id`` is not read). A ``parent_id`` on
+    the chain naming the event itself or one written after it raises :class:`LaterParent`."""
     if not any(isinstance(e, Mapping) and isinstance(e.get("parent_id"), str) for e in events):
         return []
     at: dict[str, int] = {}
@@ -31,24 +31,26 @@ def left(events: list[Any]) -> list[int]:
             at.setdefault(e["id"], i)
     on: set[int] = set()
     i: int | None = len(events) - 1
-    while i is not None:
-        if i in on:
-            raise Cycle(i)
+    while i is not None:  # each step goes to an earlier event, so the chain ends
         on.add(i)
         e = events[i]
         parent = e.get("parent_id") if isinstance(e, Mapping) else None
-        i = at.get(parent) if isinstance(parent, str) else i - 1 if i > 0 else None
+        step = at.get(parent) if isinstance(parent, str) else i - 1 if i > 0 else None
+        if step is not None and step >= i:
+            raise LaterParent(i, step)
+        i = step
     return [i for i in range(len(events)) if i not in on]
 
 
-class Cycle(ValueError):
-    """The chain from the last event back through ``parent_id`` comes back to event ``at`` (no log the SDK writes
-    holds one: each event names the head before it): the branch the conversation is on cannot be told. It had ended
-    the chain, so the events before the cycle were left out as a branch the conversation left, the import report
-    naming a branch there was none."""
+class LaterParent(ValueError):
+    """Event ``at`` on the chain from the last event back names as its ``parent_id`` itself or event ``parent``,
+    written after it: no log the SDK writes holds one (each event names the head before it, written earlier), and
+    read in log order such an event's parent would come after it, so the branch the conversation is on cannot be
+    told. A cycle is one: it had ended the chain, the events before it left out as a branch the conversation had
+    left (the system prompt and the user's turn among them), the import report naming a branch there was none."""
 
-    def __init__(self, at: int):
+    def __init__(self, at: int, parent: int):
         self.at = at
-        super().__init__("the parent_id chain from the last event back comes back to this event, a cycle the SDK's "
-                         "history tree never holds (each event names one written before it), so the branch the "
-                         "conversation is on cannot be told")
+        super().__init__(f"its parent_id names {'the event itself' if parent == at else f'event {parent}'}, "
+                         "not one written before it as the SDK's history tree does (a cycle, or events out of "
+                         "order), so the branch the conversation is on cannot be told")

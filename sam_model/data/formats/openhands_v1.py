@@ -41,7 +41,8 @@ reader follows OpenHands' ConversationMemory:
   fork from an earlier event writes new events under it, beside the ones they replace) is read on the branch of
   its last event, as the model saw it (:mod:`sam_model.data.formats.openhands_tree`); the events of the branches it
   left are counted, not read, and the first is named in the import report. A log without ``parent_id`` is one
-  branch, read in log order as before; one whose chain loops is refused, naming the event.
+  branch, read in log order as before; one whose chain holds a ``parent_id`` naming the event itself or a later
+  one (a cycle, events out of order) is refused, naming the event.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from sam_model.data.advice import Advice
 from sam_model.data.formats.base import FAILED, Chat, TranscriptFormatError, chat_call, failure, text_of
 from sam_model.data.formats.numbered import mark
 from sam_model.data.formats.openhands import is_event, is_v1_event, working_dir
-from sam_model.data.formats.openhands_tree import Cycle, left
+from sam_model.data.formats.openhands_tree import LaterParent, left
 from sam_model.io import json_shape, json_type
 
 RESULTS = frozenset({"ObservationEvent", "AgentErrorEvent", "UserRejectObservation"})
@@ -71,7 +72,7 @@ def to_chat(events: list[Any], where: str) -> Chat:
     turn: tuple[Any, dict[str, Any]] | None = None  # the latest assistant turn of calls: its response id, its message
     try:
         off = set(left(events))
-    except Cycle as err:
+    except LaterParent as err:
         raise TranscriptFormatError(f"{where}, event {err.at}", str(err)) from None
     for i, e in enumerate(events):
         if i in off:  # a branch the conversation left (openhands_tree): the model did not see it
