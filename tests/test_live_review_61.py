@@ -22,3 +22,34 @@ def test_an_error_in_converse_messages_after_a_resent_start_names_the_message_se
     assert "\n" not in str(err.value) and memory.get_all(user_id="t", run_id="r")["results"] == before
     with pytest.raises(ValueError, match=r"^data, message 1\.content is only whitespace"):  # no start sent again
         memory.add([_words("user", "ok"), blank], user_id="t", run_id="r")
+
+
+def test_closed_ids_keep_their_set_with_the_list_however_it_changes():
+    """live.ClosedIds keeps a set of the list as it grows at its end; a copy.copy shared the set, so the copy held
+    the ids the original took after it, and a change elsewhere (an id removed, replaced, put first) left the set
+    behind: a removed id still held, an inserted one not. Whatever the change, holds() answers what the list holds;
+    saved, it is the plain JSON list."""
+    import copy
+    import json
+
+    from sam_model.memory.live import ClosedIds
+
+    def agrees(ids: ClosedIds) -> bool:
+        return all(ids.holds(x) == (x in list(ids)) for x in "abcdefgz")
+
+    ids = ClosedIds("ab")
+    assert ids.holds("a")
+    shallow, deep = copy.copy(ids), copy.deepcopy(ids)
+    ids.extend("c")
+    assert ids.holds("c") and not shallow.holds("c") and not deep.holds("c")
+    assert type(shallow) is type(deep) is ClosedIds and shallow == deep == ["a", "b"]
+    changes = [lambda x: x.__delitem__(0), lambda x: x.insert(0, "d"), lambda x: x.__setitem__(0, "e"),
+               lambda x: x.remove("b"), lambda x: x.pop(), lambda x: x.__setitem__(slice(0, 1), ["f", "g"]),
+               lambda x: x.__delitem__(slice(None)), lambda x: x.clear(), lambda x: x.__imul__(0),
+               lambda x: x.append("z"), lambda x: x.__iadd__(["d"])]
+    for change in changes:
+        ids = ClosedIds("abc")
+        assert agrees(ids)
+        change(ids)
+        assert agrees(ids), (change, list(ids))
+    assert json.dumps({"ids": ClosedIds("ab")}) == '{"ids": ["a", "b"]}'

@@ -701,7 +701,9 @@ def over(turn: OpenTurn, new: list[Any], cut: int) -> str | None:
 class ClosedIds(list):
     """Gemini CLI's closed message ids (``facts["ids"]``), with a set of them kept as the list grows (it is only
     extended, in place, by :func:`close`): :func:`rewritten` built a set of the whole list at every add, a cost that
-    grew with the session. Saved, copied and compared as the list it is."""
+    grew with the session. Saved, copied and compared as the list it is: a copy has a set of its own (copy.copy
+    shared it, so the copy held the ids the original took after it), and a change other than one at the end (an
+    id removed, replaced or put before others) makes the set anew at the next look-up (it kept a removed id)."""
 
     def __init__(self, ids: Iterable[Any] = ()) -> None:
         super().__init__(ids)
@@ -713,6 +715,46 @@ class ClosedIds(list):
             self._set.update(self[self._n:])
             self._n = len(self)
         return i in self._set
+
+    def __copy__(self) -> ClosedIds:
+        return ClosedIds(self)
+
+    def __deepcopy__(self, memo: dict) -> ClosedIds:
+        return ClosedIds(self)  # its ids are strings
+
+    def _changed(self) -> None:
+        self._set, self._n = set(), 0
+
+    # a change other than at the end (append, extend and += keep the set): the set made anew at the next look-up
+    def __setitem__(self, *args: Any) -> None:
+        super().__setitem__(*args)
+        self._changed()
+
+    def __delitem__(self, *args: Any) -> None:
+        super().__delitem__(*args)
+        self._changed()
+
+    def __imul__(self, n: Any) -> ClosedIds:
+        super().__imul__(n)
+        self._changed()
+        return self
+
+    def insert(self, *args: Any) -> None:
+        super().insert(*args)
+        self._changed()
+
+    def remove(self, *args: Any) -> None:
+        super().remove(*args)
+        self._changed()
+
+    def pop(self, *args: Any) -> Any:
+        out = super().pop(*args)
+        self._changed()
+        return out
+
+    def clear(self) -> None:
+        super().clear()
+        self._changed()
 
 
 def rewritten(fmt: str, new: list[Any], facts: Mapping[str, Any]) -> str | None:
