@@ -53,3 +53,28 @@ def test_closed_ids_keep_their_set_with_the_list_however_it_changes():
         change(ids)
         assert agrees(ids), (change, list(ids))
     assert json.dumps({"ids": ClosedIds("ab")}) == '{"ids": ["a", "b"]}'
+
+
+def test_a_saved_open_turn_whose_closed_ids_are_not_strings_is_refused_at_load(tmp_path):
+    """A save whose Gemini CLI closed message ids held an object loaded, and the next add of a message failed with a
+    bare TypeError (unhashable type: 'dict', the ids' set made at the look-up): the load refuses it in one line naming
+    the field, as it refuses the other facts' lists."""
+    import json
+
+    from test_live_leftovers_61 import _cli_session
+
+    from sam_model.io import SAMFileError
+
+    lines = _cli_session(3)
+    memory = ScopedMemory(HashingEncoder(16))
+    for x in lines[:-1]:
+        memory.add([x], user_id="t", run_id="r")
+    saved = memory.save(tmp_path / "m")
+    d = json.loads((saved / "scoped.json").read_text())
+    assert d["open"]["t//r"]["facts"]["ids"]  # the closed turns' ids, a plain list
+    ScopedMemory.load(saved, HashingEncoder(16)).add([{**lines[-2], "id": "new"}], user_id="t", run_id="r")
+    d["open"]["t//r"]["facts"]["ids"].append({"x": 1})
+    (saved / "scoped.json").write_text(json.dumps(d))
+    with pytest.raises(SAMFileError, match=r"scoped\.json: unreadable memory \(open turn field 'facts\.ids'") as err:
+        ScopedMemory.load(saved, HashingEncoder(16))
+    assert "\n" not in str(err.value)

@@ -210,6 +210,8 @@ class OpenTurn:
             raise ValueError("open turn field 'facts.seen' must be a list of line keys")
         if not all(claude_code.placed(x) for x in d["facts"].get("links", ())):  # else a KeyError at the next add
             raise ValueError("open turn field 'facts.links' must be a list of Claude Code entry links (type, uuid)")
+        if not all(isinstance(i, str) for i in d["facts"].get("ids", ())):  # else a TypeError at the next add
+            raise ValueError("open turn field 'facts.ids' must be a list of Gemini CLI message ids")
         if not all(isinstance(u, str) for u in d["facts"].get("refused", ())):
             raise ValueError("open turn field 'facts.refused' must be a list of Claude Code entry uuids")
         if not all(isinstance(i, str) for i in d["logged"]):
