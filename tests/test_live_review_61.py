@@ -78,3 +78,17 @@ def test_a_saved_open_turn_whose_closed_ids_are_not_strings_is_refused_at_load(t
     with pytest.raises(SAMFileError, match=r"scoped\.json: unreadable memory \(open turn field 'facts\.ids'") as err:
         ScopedMemory.load(saved, HashingEncoder(16))
     assert "\n" not in str(err.value)
+
+
+def test_converse_messages_json_cannot_sort_are_stored_as_before_not_failed_after_storing():
+    """Converse messages a Python agent built with a dict JSON cannot sort (keys 1 and 'text') were stored, then the
+    add failed with a bare TypeError (the scope's key of its last add, a sorted JSON digest, taken after the store):
+    an agent retrying it stored them again. Such an add is read as new, as before sam_model.memory.resent."""
+    memory = ScopedMemory(HashingEncoder(16))
+    msgs = [{"role": "user", "content": [{"text": "My policy number is HM-514002.", 1: "x"}]},
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "lookup_policy",
+                                                           "input": {"policy_number": "HM-514002"}}}]}]
+    for n in (1, 2):
+        got = memory.add(msgs, user_id="t", run_id="r")["results"]
+        assert [r["step"] for r in got] == [2 * n - 2, 2 * n - 1]
+    assert len(memory.get_all(user_id="t", run_id="r")["results"]) == 4

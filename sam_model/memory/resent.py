@@ -24,7 +24,9 @@ FORMAT = "bedrock"
 def key(items: Sequence[Any]) -> list[Any] | None:
     """What the scope keeps of an add of ``items`` to tell them again by ([digest, count]); None: they are not
     Converse messages (any other add forgets the last)."""
-    return [digest(list(items)), len(items)] if items and detect(list(items)) == FORMAT else None
+    if not items or detect(list(items)) != FORMAT or (told := _digest(items)) is None:
+        return None
+    return [told, len(items)]
 
 
 def repeated(items: Sequence[Any], last: Sequence[Any] | None) -> int:
@@ -34,7 +36,17 @@ def repeated(items: Sequence[Any], last: Sequence[Any] | None) -> int:
     if last is None or key(items) is None or len(items) < last[1]:
         return 0
     head = list(items[:last[1]])
-    return last[1] if digest(head) == last[0] and any(_called(m) for m in head) else 0
+    return last[1] if _digest(head) == last[0] and any(_called(m) for m in head) else 0
+
+
+def _digest(items: Sequence[Any]) -> str | None:
+    """live.digest of ``items``, None where JSON cannot write them sorted (a dict of keys 1 and 'a' a Python agent
+    built, a cycle): such an add is read as new, as before, where the digest's TypeError failed it (after it was
+    stored, for the scope's key)."""
+    try:
+        return digest(list(items))
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 def _called(message: Any) -> bool:
