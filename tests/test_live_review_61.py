@@ -92,3 +92,33 @@ def test_converse_messages_json_cannot_sort_are_stored_as_before_not_failed_afte
         got = memory.add(msgs, user_id="t", run_id="r")["results"]
         assert [r["step"] for r in got] == [2 * n - 2, 2 * n - 1]
     assert len(memory.get_all(user_id="t", run_id="r")["results"]) == 4
+
+
+def test_documents_behaviour_a_strands_hook_under_a_sliding_window_adds_each_message_as_it_comes():
+    """Documents behaviour (README, "a Strands hook"): Strands trims agent.messages (its default conversation
+    manager, a sliding window) before AfterInvocationEvent. A hook adding agent.messages[n:] after each invocation,
+    n the length at its last add, then misses as many new messages as were trimmed, where the README said it stored
+    each once with a conversation manager that drops the oldest; agent.messages whole stores the kept ones again.
+    A MessageAddedEvent hook adding each message as it is appended stores what the whole conversation's add does."""
+    from test_live_gemini_turn import stored
+
+    msgs, window = _claim(), 6
+    invocations = [msgs[:4], msgs[4:8]]
+    at_once = ScopedMemory(HashingEncoder(16))
+    at_once.add(msgs, user_id="t", run_id="r")
+    each, tail, whole = (ScopedMemory(HashingEncoder(16)) for _ in range(3))
+    agent: list[dict] = []
+    n = 0
+    for invocation in invocations:
+        for m in invocation:
+            agent.append(m)
+            each.add([m], user_id="t", run_id="r")  # MessageAddedEvent
+        del agent[:-window]  # the conversation manager, before AfterInvocationEvent
+        if agent[n:]:
+            tail.add(agent[n:], user_id="t", run_id="r")
+        whole.add(list(agent), user_id="t", run_id="r")
+        n = len(agent)
+    assert stored(each) == stored(at_once) and len(stored(each)) == 8
+    said = [e[2] for e in stored(tail)]
+    assert len(said) == 6 and "ok, go ahead" not in said  # msgs[4:6], trimmed past n, lost
+    assert len(stored(whole)) == 4 + 6  # the kept msgs[2:4] stored again
