@@ -122,3 +122,22 @@ def test_documents_behaviour_a_strands_hook_under_a_sliding_window_adds_each_mes
     said = [e[2] for e in stored(tail)]
     assert len(said) == 6 and "ok, go ahead" not in said  # msgs[4:6], trimmed past n, lost
     assert len(stored(whole)) == 4 + 6  # the kept msgs[2:4] stored again
+
+
+def test_an_invocation_said_again_with_ollamas_tool_named_ids_is_stored_again():
+    """Strands' Ollama and Gemini models write a tool's name as its toolUseId, so the id is not written once: an invocation
+    asked and answered again word for word (a status checked twice), added as agent.messages[n:], was read as the
+    last add sent again and not stored (the importer, reading a log of both, stores both). Ids that are the tools'
+    names no longer tell a resend; Bedrock's own ids still do."""
+    def invocation(call_id: str) -> list[dict]:
+        return [_words("user", "Is build 1942 green?"),
+                {"role": "assistant", "content": [{"toolUse": {"toolUseId": call_id, "name": "get_status",
+                                                               "input": {"build": "1942"}}}]},
+                {"role": "user", "content": [{"toolResult": {"toolUseId": call_id, "status": "success",
+                                                             "content": [{"json": {"status": "green"}}]}}]},
+                _words("assistant", "Build 1942 is green.")]
+
+    for call_id, stored_again in (("get_status", 4), ("tooluse_kR2xVb9qTq", 0)):
+        memory = ScopedMemory(HashingEncoder(16))
+        assert len(memory.add(invocation(call_id), user_id="t", run_id="r")["results"]) == 4
+        assert len(memory.add(invocation(call_id), user_id="t", run_id="r")["results"]) == stored_again

@@ -6,7 +6,8 @@ user saying "yes" twice), and each add stored the earlier turns again (a claims 
 three invocations). A tool call's ``toolUseId`` (and its result's) is written once by the model: an add that opens
 with the scope's last add of Converse messages, whole and in order, where those hold a tool call or result by its
 id, is that add sent again with what came since, and its start is dropped (:func:`repeated`). Without an id among
-them (a first turn of words alone, a "yes" said again) they are read as new, as before. The last add is kept as
+them (a first turn of words alone, a "yes" said again), or with ids that are the tools' names (Strands' Ollama and
+Gemini models write those: the same id at each call of a tool), they are read as new, as before. The last add is kept as
 (:func:`key` of its messages, how many), saved with the scope.
 """
 
@@ -36,7 +37,9 @@ def repeated(items: Sequence[Any], last: Sequence[Any] | None) -> int:
     if last is None or key(items) is None or len(items) < last[1]:
         return 0
     head = list(items[:last[1]])
-    return last[1] if _digest(head) == last[0] and any(_called(m) for m in head) else 0
+    names = {b["toolUse"]["name"] for m in head for b in _blocks(m)
+             if isinstance(b.get("toolUse"), Mapping) and isinstance(b["toolUse"].get("name"), str)}
+    return last[1] if _digest(head) == last[0] and any(_called(m, names) for m in head) else 0
 
 
 def _digest(items: Sequence[Any]) -> str | None:
@@ -49,12 +52,20 @@ def _digest(items: Sequence[Any]) -> str | None:
         return None
 
 
-def _called(message: Any) -> bool:
-    """Whether ``message`` holds a Converse toolUse or toolResult block with a string ``toolUseId``."""
+def _blocks(message: Any) -> list[Mapping]:
+    """``message``'s Converse content blocks (none where it has no list of them)."""
     content = message.get("content") if isinstance(message, Mapping) else None
-    return isinstance(content, list) and any(
-        isinstance(b, Mapping) and isinstance(block := b.get("toolUse") or b.get("toolResult"), Mapping)
-        and isinstance(block.get("toolUseId"), str) for b in content)
+    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
+
+
+def _called(message: Any, names: set[Any]) -> bool:
+    """Whether ``message`` holds a Converse toolUse or toolResult block with a string ``toolUseId`` that is not a
+    tool's name (``names``: those of the add's toolUse blocks): Strands' Ollama and Gemini models write it as the
+    id, so the same id comes again with each call of the tool, and an invocation said again word for word (a
+    question asked again, answered alike) was read as the last add sent again, and not stored."""
+    return any(isinstance(block := b.get("toolUse") or b.get("toolResult"), Mapping)
+               and isinstance(i := block.get("toolUseId"), str) and i != block.get("name") and i not in names
+               for b in _blocks(message))
 
 
 def check(d: Any, name: str) -> list[Any]:
