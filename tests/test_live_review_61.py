@@ -141,3 +141,31 @@ def test_an_invocation_said_again_with_ollamas_tool_named_ids_is_stored_again():
         memory = ScopedMemory(HashingEncoder(16))
         assert len(memory.add(invocation(call_id), user_id="t", run_id="r")["results"]) == 4
         assert len(memory.add(invocation(call_id), user_id="t", run_id="r")["results"]) == stored_again
+
+
+def test_documents_behaviour_only_the_last_add_of_converse_messages_is_told_again(tmp_path):
+    """Documents behaviour (README, "Only the last add is kept"): the scope keeps its last add of Converse messages
+    alone, so an earlier add retried after a later one (a timed-out add sent again once the next went through) is
+    stored again; and sam-serve's add takes at most 1,000 messages, so a longer agent.messages is refused there
+    whole (a 422)."""
+    msgs = _claim()
+    memory = ScopedMemory(HashingEncoder(16))
+    for end in (4, 8):
+        memory.add(msgs[:end], user_id="t", run_id="r")
+    assert len(memory.add(msgs[:4], user_id="t", run_id="r")["results"]) == 4  # stored again
+    assert len(memory.add(msgs[:4], user_id="t", run_id="r")["results"]) == 0  # now the last add: read once
+
+    pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from fastapi.testclient import TestClient
+    from serving import KEYS
+    from test_served_session_lines import SCOPE, open_tenants
+
+    from sam_model.limits import MAX_ADD_ITEMS
+    from sam_model.serve.http import create_app
+
+    http = TestClient(create_app(open_tenants(tmp_path)))
+    long = [_words("user" if i % 2 == 0 else "assistant", f"message {i}") for i in range(MAX_ADD_ITEMS + 1)]
+    r = http.post("/v1/memories", headers={"X-API-Key": KEYS["acme"]}, json={"messages": long, **SCOPE})
+    assert r.status_code == 422 and "1000" in r.text
+    r = http.post("/v1/memories", headers={"X-API-Key": KEYS["acme"]}, json={"messages": long[:-1], **SCOPE})
+    assert r.status_code == 200 and len(r.json()["results"]) == MAX_ADD_ITEMS
