@@ -169,3 +169,30 @@ def test_documents_behaviour_only_the_last_add_of_converse_messages_is_told_agai
     assert r.status_code == 422 and "1000" in r.text
     r = http.post("/v1/memories", headers={"X-API-Key": KEYS["acme"]}, json={"messages": long[:-1], **SCOPE})
     assert r.status_code == 200 and len(r.json()["results"]) == MAX_ADD_ITEMS
+
+
+def test_a_save_without_sent_loads_and_a_bad_one_is_refused(tmp_path):
+    """Guard (passes before): a save from before sam_model.memory.resent (no 'sent' in scoped.json) loads, its
+    scope's next agent.messages read as new (nothing tells it sent again), the one after it read once; a 'sent' of
+    another shape is refused at load in one line naming it."""
+    import json
+
+    from sam_model.io import SAMFileError
+
+    msgs = _claim()
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(msgs[:4], user_id="t", run_id="r")
+    saved = memory.save(tmp_path / "m")
+    d = json.loads((saved / "scoped.json").read_text())
+    assert set(d["sent"]) == {"t//r"}
+    for sent, refused in ((None, False), ({"t//r": ["x", 0]}, True), ([1], True)):
+        (saved / "scoped.json").write_text(json.dumps({**{k: v for k, v in d.items() if k != "sent"},
+                                                       **({"sent": sent} if sent is not None else {})}))
+        if refused:
+            with pytest.raises(SAMFileError, match=r"scoped\.json: unreadable memory") as err:
+                ScopedMemory.load(saved, HashingEncoder(16))
+            assert "\n" not in str(err.value)
+            continue
+        loaded = ScopedMemory.load(saved, HashingEncoder(16))
+        assert len(loaded.add(msgs[:8], user_id="t", run_id="r")["results"]) == 8  # no last add known
+        assert len(loaded.add(msgs[:8], user_id="t", run_id="r")["results"]) == 0
