@@ -10,6 +10,7 @@ templated (tests/pydantic_ai_travel.py)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -286,3 +287,35 @@ def test_histories_written_a_line_given_to_training_or_validate_say_how_to_log_t
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Pydantic AI message history" in err and "must be a JSON object" not in err
     assert '{"id": CONVERSATION_ID, "messages": json.loads(result.all_messages_json())}' in err
+
+
+def _returning(content: Any, **part: Any) -> list[dict]:
+    return [{"kind": "request", "parts": [{"content": "Receipt for EXP-2026-0412", "part_kind": "user-prompt"}]},
+            {"kind": "response", "parts": [{"tool_name": "scan", "args": {}, "tool_call_id": "s1",
+                                            "part_kind": "tool-call"}]},
+            {"kind": "request", "parts": [{"tool_name": "scan", "content": content, "tool_call_id": "s1",
+                                           "part_kind": "tool-return", **part}]}]
+
+
+def test_a_file_a_tool_returns_is_counted_not_read_as_its_json():
+    """A tool returning a file (a screenshot's ``BinaryContent``, an ``ImageUrl``), alone or with nothing else, gives
+    the model the file and no text (``model_response_str``: ''); its base64 was the result's text, and a list of
+    files alone was '[]'. A file beside data leaves the data, as before; data that only looks like a file (no
+    ``media_type`` a file's dump writes, or not in the part's ``content_file_digests``) is data, as Pydantic AI
+    loads it."""
+    png = {"data": "iVBORw0KGgo" * 50, "media_type": "image/png", "vendor_metadata": None, "kind": "binary",
+           "identifier": "f1"}
+    url = {"url": "https://cdn.example/r.pdf", "force_download": False, "vendor_metadata": None,
+           "kind": "document-url", "media_type": "application/pdf", "identifier": "f2"}
+    digest = hashlib.sha256(json.dumps(url, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    cases = [(png, None, "", {"binary": 1}), ([png, url], [digest], "", {"binary": 1, "document-url": 1}),
+             ([{"total": 41.5}, url], [digest], '{"total": 41.5}', {"document-url": 1}),
+             ([url, {"kind": "image-url", "url": "x"}], [digest], '{"kind": "image-url", "url": "x"}',
+              {"document-url": 1}),
+             ([url, "ok"], [], json.dumps([url, "ok"]), {}),  # recorded as no file: the tool's own data
+             ({"kind": "binary", "label": "foo"}, None, '{"kind": "binary", "label": "foo"}', {})]
+    for content, record, text, files in cases:
+        part = {} if record is None else {"content_file_digests": record}
+        chat = to_chat(_returning(content, **part))
+        assert chat.messages[-1]["content"] == text
+        assert {k: v for k, v in chat.ignored.items() if v} == files

@@ -371,7 +371,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # does: C:/repo/srcx.py); an OpenHands V1 log whose chain holds a parent_id naming the event itself or a later one (a
 # cycle, events out of order) is refused, naming the event (126 ended a cycle's chain there, the events before it left
 # out as a branch the conversation had left).
-CONVERSION_VERSION = 129
+# 130: a Pydantic AI tool-return's files (a screenshot's BinaryContent, a URL its content_file_digests records) are
+# counted, not read: a file returned alone was its JSON (the base64 its text), files alone '[]'; a file alone is now
+# no text, a list left one item by its files that item (model_response_str), and data only shaped like a file is
+# data. tau-bench airline, the AutoCodeRover file and examples/logs (pydantic-ai.jsonl among them) convert byte for
+# byte.
+CONVERSION_VERSION = 130
 
 
 @dataclass(frozen=True)

@@ -1,21 +1,22 @@
 """Pydantic AI message history: what ``result.all_messages_json()`` (``ModelMessagesTypeAdapter.dump_json``) writes.
 
-A conversation is a list of messages ``{"kind": "request" | "response", "parts": [...]}``, every part naming its
-own ``part_kind``. A request's parts: ``system-prompt`` (the policy, as every format's system text is),
-``user-prompt`` (the user's words: a string, or a list of strings, ``text-content`` items and media, the media
-counted), ``tool-return`` (a tool's result answering ``tool_call_id``: its ``content`` a string, or the JSON data
-the tool returned, read as its JSON text; an ``outcome`` other than ``success`` flags the call as failed, as
-Anthropic's ``is_error`` does) and ``retry-prompt`` (Pydantic AI's answer to a call whose arguments failed
-validation, or whose tool raised ``ModelRetry``: read as that call's failed result, its text the one the model is
-shown, the validation errors as JSON then "Fix the errors and try again."; one without a ``tool_name`` answers no
-call, the model's output having failed validation, and is counted, not read: no one said its words). A request's
-``instructions`` (an agent's ``instructions=``, sent with every request in place of a system prompt) is the
-policy, told again only where it changes. A response's parts: ``text`` (the words), ``tool-call`` (``args`` an
+A conversation is a list of messages ``{"kind": "request" | "response", "parts": [...]}``, every part naming its own
+``part_kind``. A request's parts: ``system-prompt`` (the policy, as every format's system text is), ``user-prompt``
+(the user's words: a string, or a list of strings, ``text-content`` items and media, the media counted),
+``tool-return`` (a tool's result answering ``tool_call_id``: its ``content`` a string, or the JSON data the tool
+returned, read as its JSON text, the files it returned counted; an ``outcome`` other than ``success`` flags the call
+as failed, as Anthropic's ``is_error`` does) and ``retry-prompt`` (Pydantic AI's answer to a call whose arguments
+failed validation, or whose tool raised ``ModelRetry``: read as that call's failed result, its text the one the
+model is shown, the validation errors as JSON then "Fix the errors and try again."; one without a ``tool_name``
+answers no call, the model's output having failed validation, and is counted, not read: no one said its words). A
+request's ``instructions`` (an agent's ``instructions=``, sent with every request in place of a system prompt) is
+the policy, told again only where it changes. A response's parts: ``text`` (the words), ``tool-call`` (``args`` an
 object, a JSON string, or null) and ``thinking``, built-in tools, files and the like, counted, not read.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -94,7 +95,8 @@ def _request(chat: Chat, parts: list[Any], where: str, source: str) -> None:
             if outcome not in OUTCOMES:
                 raise TranscriptFormatError(at, f"'outcome' is {json.dumps(outcome, default=str)[:40]}, expected "
                                                 f"one of {', '.join(OUTCOMES)}")
-            chat.add({"role": "tool", "tool_call_id": _call_id(p, at), "content": _returned(p.get("content"), chat),
+            returned = _returned(p.get("content"), p.get(RECORD), chat)
+            chat.add({"role": "tool", "tool_call_id": _call_id(p, at), "content": returned,
                       **({FAILED: True} if outcome != "success" else {})}, source)
         elif kind == "retry-prompt" and p.get("tool_name") is not None:
             chat.add({"role": "tool", "tool_call_id": _call_id(p, at), "content": retry_text(p.get("content"), at),
@@ -157,18 +159,40 @@ def _prompt(content: Any, where: str, chat: Chat) -> str:
     return "\n".join(texts)
 
 
-MEDIA = ("image-url", "audio-url", "video-url", "document-url", "binary", "uploaded-file", "cache-point")
+URLS = ("image-url", "audio-url", "video-url", "document-url")  # FileUrl kinds
+RECORD = "content_file_digests"  # a tool return's record of the files its content held when written
 
 
-def _returned(content: Any, chat: Chat) -> str:
-    """A tool's return as the model read it: a string as it is, data as its JSON text; files it returned counted."""
-    if isinstance(content, list) and any(isinstance(x, Mapping) and x.get("kind") in MEDIA for x in content):
-        for x in content:
-            if isinstance(x, Mapping) and x.get("kind") in MEDIA:
-                chat.ignored[x["kind"]] += 1
-        content = [x for x in content if not (isinstance(x, Mapping) and x.get("kind") in MEDIA)]
-        content = content[0] if len(content) == 1 else content
-    return result_text(content)
+def _is_file(item: Any, record: Any) -> bool:
+    """A file in a tool's return as Pydantic AI loads one: a ``binary`` item with its ``data`` and ``media_type``; a
+    URL or ``uploaded-file`` item the part's ``content_file_digests`` records (the digest of its JSON, keys sorted),
+    or, in a history written before such records, one with its ``url`` (``file_id``). Data shaped otherwise, a
+    tool's own ``{"kind": "binary", "label": ...}`` among it, is data."""
+    if not isinstance(item, Mapping):
+        return False
+    kind = item.get("kind")
+    if kind == "binary":
+        return "data" in item and "media_type" in item
+    if kind not in (*URLS, "uploaded-file"):
+        return False
+    if isinstance(record, list):
+        text = json.dumps(item, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest() in record
+    return isinstance(item.get("url" if kind in URLS else "file_id"), str)
+
+
+def _returned(content: Any, record: Any, chat: Chat) -> str:
+    """A tool's return as the model read it (``model_response_str``): a string as it is, data as its JSON text; the
+    files it returned counted, not read: a file alone, or files and nothing else, are no text (a screenshot's was its
+    base64, a list of files '[]'), and a list left one item by its files is that item."""
+    items = content if isinstance(content, list) else [content]
+    kinds = [x["kind"] if _is_file(x, record) else None for x in items]
+    if not any(kinds):
+        return result_text(content)
+    for kind in filter(None, kinds):
+        chat.ignored[kind] += 1
+    data = [x for x, kind in zip(items, kinds, strict=True) if kind is None]
+    return result_text(data[0] if len(data) == 1 else data or None)
 
 
 def retry_text(content: Any, where: str) -> str:
