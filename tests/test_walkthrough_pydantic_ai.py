@@ -319,3 +319,31 @@ def test_a_file_a_tool_returns_is_counted_not_read_as_its_json():
         chat = to_chat(_returning(content, **part))
         assert chat.messages[-1]["content"] == text
         assert {k: v for k, v in chat.ignored.items() if v} == files
+
+
+def test_structured_content_in_a_user_prompt_is_the_text_the_model_was_sent(tmp_path):
+    """A ``StructuredContent`` item (the app state beside the user's words: ``{"value", "content", "tag",
+    "kind": "structured-content"}``) is a ``TextContent`` whose ``content`` is the text models are sent; it was
+    counted as media, so a call's argument from it was untraceable. An item with no ``kind`` (an OpenAI
+    ``{"type": "text"}`` part written by hand) was counted as 'None', its words dropped without a word: it is refused
+    naming it."""
+    state = {"value": {"report_id": "EXP-2026-0412"}, "kind": "structured-content", "tag": "ui_state",
+             "content": '<ui_state>{"report_id":"EXP-2026-0412"}</ui_state>', "description": None}
+    call = lambda name, args, cid: {"kind": "response", "parts": [  # noqa: E731
+        {"tool_name": name, "args": args, "tool_call_id": cid, "part_kind": "tool-call"}]}
+    messages = [{"kind": "request", "parts": [{"content": ["Submit this one", state], "part_kind": "user-prompt"}]},
+                call("get_policy", {}, "c0"),
+                {"kind": "request", "parts": [{"tool_name": "get_policy", "content": {"approver": "m.chen"},
+                                               "tool_call_id": "c0", "part_kind": "tool-return"}]},
+                call("submit_for_approval", {"report_id": "EXP-2026-0412", "approver": "m.chen"}, "c1")]
+    chat = to_chat(messages)
+    assert chat.messages[0]["content"] == 'Submit this one\n<ui_state>{"report_id":"EXP-2026-0412"}</ui_state>'
+    assert not chat.ignored
+    path = tmp_path / "ui.jsonl"
+    path.write_text(json.dumps({"id": "ui", "messages": messages}) + "\n")
+    got, _ = events(path)
+    assert [e.get("useful_memory_steps") for e in got if e["kind"] == "result"] == [[0]]  # the report id: said there
+    bad = [{"kind": "request", "parts": [{"content": ["hi", {"type": "text", "text": "EXP-1"}],
+                                          "part_kind": "user-prompt"}]}]
+    with pytest.raises(Exception, match=r"message 0, part 0: item 1 has no 'kind'"):
+        to_chat(bad)

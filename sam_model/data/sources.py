@@ -376,7 +376,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # no text, a list left one item by its files that item (model_response_str), and data only shaped like a file is
 # data. tau-bench airline, the AutoCodeRover file and examples/logs (pydantic-ai.jsonl among them) convert byte for
 # byte.
-CONVERSION_VERSION = 130
+# 131: a Pydantic AI user prompt's structured-content items (StructuredContent: a TextContent whose content is the
+# text models are sent) are read as the user's words, as its text-content items are; they were counted as media, so
+# an argument taken from them was untraceable. An item without a kind is refused (it was counted as 'None'). tau-bench
+# airline, the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 131
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,17 @@
 
 A conversation is a list of messages ``{"kind": "request" | "response", "parts": [...]}``, every part naming its own
 ``part_kind``. A request's parts: ``system-prompt`` (the policy, as every format's system text is), ``user-prompt``
-(the user's words: a string, or a list of strings, ``text-content`` items and media, the media counted),
-``tool-return`` (a tool's result answering ``tool_call_id``: its ``content`` a string, or the JSON data the tool
-returned, read as its JSON text, the files it returned counted; an ``outcome`` other than ``success`` flags the call
-as failed, as Anthropic's ``is_error`` does) and ``retry-prompt`` (Pydantic AI's answer to a call whose arguments
-failed validation, or whose tool raised ``ModelRetry``: read as that call's failed result, its text the one the
-model is shown, the validation errors as JSON then "Fix the errors and try again."; one without a ``tool_name``
-answers no call, the model's output having failed validation, and is counted, not read: no one said its words). A
-request's ``instructions`` (an agent's ``instructions=``, sent with every request in place of a system prompt) is
-the policy, told again only where it changes. A response's parts: ``text`` (the words), ``tool-call`` (``args`` an
-object, a JSON string, or null) and ``thinking``, built-in tools, files and the like, counted, not read.
+(the user's words: a string, or a list of strings, ``text-content`` and ``structured-content`` items and media, the
+media counted), ``tool-return`` (a tool's result answering ``tool_call_id``: its ``content`` a string, or the JSON
+data the tool returned, read as its JSON text, the files it returned counted; an ``outcome`` other than ``success``
+flags the call as failed, as Anthropic's ``is_error`` does) and ``retry-prompt`` (Pydantic AI's answer to a call
+whose arguments failed validation, or whose tool raised ``ModelRetry``: read as that call's failed result, its text
+the one the model is shown, the validation errors as JSON then "Fix the errors and try again."; one without a
+``tool_name`` answers no call, the model's output having failed validation, and is counted, not read: no one said
+its words). A request's ``instructions`` (an agent's ``instructions=``, sent with every request in place of a system
+prompt) is the policy, told again only where it changes. A response's parts: ``text`` (the words), ``tool-call``
+(``args`` an object, a JSON string, or null) and ``thinking``, built-in tools, files and the like, counted, not
+read.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from sam_model.io import json_type
 
 KINDS = ("request", "response")
 OUTCOMES = ("success", "failed", "denied", "interrupted", "retried")  # a tool return's; all but the first failed
-TEXT_ITEMS = ("text-content",)  # a user prompt's list items that are words (plain strings are too)
+# a user prompt's list items that are words (plain strings are too): StructuredContent is a TextContent whose content
+# is the text models are sent (its value rendered once, when made)
+TEXT_ITEMS = ("text-content", "structured-content")
 
 
 def is_message(m: Any) -> bool:
@@ -151,8 +154,11 @@ def _prompt(content: Any, where: str, chat: Chat) -> str:
             texts.append(item)
         elif isinstance(item, Mapping) and item.get("kind") in TEXT_ITEMS:
             texts.append(_string(item.get("content"), f"{where}, item {k}"))
-        elif isinstance(item, Mapping):
-            chat.ignored[str(item.get("kind"))] += 1
+        elif isinstance(item, Mapping) and isinstance(item.get("kind"), str):
+            chat.ignored[item["kind"]] += 1
+        elif isinstance(item, Mapping):  # an OpenAI {"type": "text"} part written by hand was counted as 'None'
+            raise TranscriptFormatError(where, f"item {k} has no 'kind' (a Pydantic AI user content item names its "
+                                               "own: text-content, image-url, binary, ...)")
         else:
             raise TranscriptFormatError(where, f"item {k} is {json_type(item)}, expected a string or an object "
                                                "with a 'kind'")
