@@ -347,3 +347,19 @@ def test_structured_content_in_a_user_prompt_is_the_text_the_model_was_sent(tmp_
                                           "part_kind": "user-prompt"}]}]
     with pytest.raises(Exception, match=r"message 0, part 0: item 1 has no 'kind'"):
         to_chat(bad)
+
+
+def test_an_add_of_messages_without_parts_is_read_as_pydantic_ai():
+    """A request interrupted before it was sent (``state: 'interrupted'``, no parts: ``capture_run_messages`` keeps
+    it) or an empty response, added alone, was 'message without role' (read as OpenAI chat: only a message with a
+    part told the format); so was a message whose part names no ``part_kind``, which is now refused by its place."""
+    _, messages = conversations(1, 0)[0]
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(runs(messages)[0], user_id="me", run_id="s")
+    stored = len(memory.get_all(user_id="me", run_id="s", limit=None)["results"])
+    for empty in ({"kind": "request", "parts": [], "state": "interrupted", "instructions": None},
+                  {"kind": "response", "parts": [], "model_name": "gpt-5"}):
+        memory.add([empty], user_id="me", run_id="s")
+    assert len(memory.get_all(user_id="me", run_id="s", limit=None)["results"]) == stored
+    with pytest.raises(ValueError, match=r"message 0: part 0 has no 'part_kind'"):
+        memory.add([{"kind": "request", "parts": [{"content": "and a hotel"}]}], user_id="me", run_id="s")

@@ -76,7 +76,7 @@ def call_names(call: Any, where: str = "call") -> list[str]:
     """What each call of ``call`` (as :func:`as_calls` reads it) is named in an error: ``where`` for one call,
     ``where[i]`` for a list's, ``where.parts[j]`` for a Pydantic AI response's tool-call parts."""
     if pydantic_ai.is_message(call) and call["kind"] == "response":
-        return [f"{where}.parts[{j}]" for j, p in enumerate(call["parts"]) if p.get("part_kind") == "tool-call"]
+        return [f"{where}.parts[{j}]" for j, p in enumerate(call["parts"]) if pydantic_ai.is_call(p)]
     one = isinstance(call, (Mapping, ToolCall))
     return [where] if one else [f"{where}[{i}]" for i in range(len(call))]
 
@@ -87,7 +87,7 @@ def _response_calls(call: Any, where: str) -> Any:
     was 'a tool call with no tool name'; one without a call part is refused so."""
     if not (pydantic_ai.is_message(call) and call["kind"] == "response"):
         return call
-    parts = [p for p in call["parts"] if p.get("part_kind") == "tool-call"]
+    parts = [p for p in call["parts"] if pydantic_ai.is_call(p)]
     if not parts:
         raise TranscriptFormatError(where, "a Pydantic AI response without a tool-call part: give the response that "
                                            f"makes the call, or the call about to be made, {CALL_SHAPE}")

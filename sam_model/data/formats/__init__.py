@@ -127,7 +127,7 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 # no other format's has (its user records have neither a role nor a Claude Code entry's message); a mini-swe-agent
 # message's extra (the harness's parsed actions, a format error's interrupt_type, an observation's raw_output) or exit
 # role no other's has, and its v2 Responses-model runs hold function_call_output items, which responses' sniff would take;
-# a Pydantic AI message has no role and a kind request or response beside parts that each name a part_kind
+# a Pydantic AI message has no role and a kind request or response beside its parts
 _SNIFF_ORDER = ("claude-code", "gemini-cli", "openhands-v1", "openhands", "codex", "codex-exec", "mini-swe-agent",
                 "pydantic-ai", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
@@ -231,8 +231,8 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
             found.add(20)
         if isinstance(m.get("extra"), Mapping) and m["extra"].get("actions"):
             found.add(21)
-        if pydantic_ai.is_message(m) and any(p.get("part_kind") in ("tool-call", "tool-return", "retry-prompt")
-                                             for p in m["parts"]):
+        if pydantic_ai.is_message(m) and any(isinstance(p, Mapping) and p.get("part_kind") in (
+                "tool-call", "tool-return", "retry-prompt") for p in m["parts"]):
             found.add(22)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
         found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's

@@ -33,9 +33,15 @@ TEXT_ITEMS = ("text-content", "structured-content")
 
 
 def is_message(m: Any) -> bool:
-    """A Pydantic AI message: a request or response kind and a list of parts, each naming its ``part_kind``."""
-    return isinstance(m, Mapping) and m.get("kind") in KINDS and isinstance(m.get("parts"), list) \
-        and "role" not in m and all(isinstance(p, Mapping) and "part_kind" in p for p in m["parts"])
+    """A Pydantic AI message: a request or response kind and a list of parts, and no role. Its parts are not asked
+    to name their ``part_kind`` here, nor to be there: a request interrupted before it was sent has none, and a part
+    without one is refused by its place (a live add of such a message was 'message without role', as OpenAI chat)."""
+    return isinstance(m, Mapping) and m.get("kind") in KINDS and isinstance(m.get("parts"), list) and "role" not in m
+
+
+def is_call(part: Any) -> bool:
+    """A response's ``tool-call`` part."""
+    return isinstance(part, Mapping) and part.get("part_kind") == "tool-call"
 
 
 def is_history(doc: Any) -> bool:
@@ -50,7 +56,7 @@ UNNAMED = ("a Pydantic AI message history without a conversation id (all_message
 
 
 def sniff(messages: list[Any]) -> bool:
-    return any(is_message(m) and m["parts"] for m in messages)
+    return any(map(is_message, messages))
 
 
 def to_chat(messages: list[Any], where: str) -> Chat:
