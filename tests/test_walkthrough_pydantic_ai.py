@@ -363,3 +363,29 @@ def test_an_add_of_messages_without_parts_is_read_as_pydantic_ai():
     assert len(memory.get_all(user_id="me", run_id="s", limit=None)["results"]) == stored
     with pytest.raises(ValueError, match=r"message 0: part 0 has no 'part_kind'"):
         memory.add([{"kind": "request", "parts": [{"content": "and a hotel"}]}], user_id="me", run_id="s")
+
+
+def test_a_realtime_sessions_speech_is_the_words_said():
+    """A realtime (voice) agent's history holds ``speech`` parts, the user's in requests and the model's in
+    responses, each with its ``transcript`` (Pydantic AI sends them to other models as a user prompt and a text
+    part). They were counted, not read: a voice session had no user words, and the employee id the user said was
+    untraceable. A speech part without a transcript is counted."""
+    def said(speaker: str, text: Any) -> dict:
+        return {"speaker": speaker, "transcript": text, "audio": None, "part_kind": "speech"}
+
+    messages = [{"kind": "request", "parts": [said("user", "Hi, I'm employee E10001, what's my travel policy?")]},
+                {"kind": "response", "parts": [said("assistant", "Let me check.")]},
+                {"kind": "request", "parts": [said("user", None)]},
+                {"kind": "response", "parts": [{"tool_name": "get_policy", "args": {"employee_id": "E10001"},
+                                                "tool_call_id": "c1", "part_kind": "tool-call"}]}]
+    chat = to_chat(messages)
+    assert [(m["role"], m["content"]) for m in chat.messages] == [
+        ("user", "Hi, I'm employee E10001, what's my travel policy?"), ("assistant", "Let me check."),
+        ("assistant", None)]
+    assert chat.ignored == {"speech without a transcript": 1}
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(messages[:3], user_id="me", run_id="s")
+    assert [r["memory"] for r in memory.get_all(user_id="me", run_id="s", limit=None)["results"]][:1] == [
+        "Hi, I'm employee E10001, what's my travel policy?"]
+    with pytest.raises(Exception, match=r"message 0, part 0: 'transcript' is a number"):
+        to_chat([{"kind": "request", "parts": [said("user", 7)]}])

@@ -380,7 +380,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # text models are sent) are read as the user's words, as its text-content items are; they were counted as media, so
 # an argument taken from them was untraceable. An item without a kind is refused (it was counted as 'None'). tau-bench
 # airline, the AutoCodeRover file and examples/logs convert byte for byte.
-CONVERSION_VERSION = 131
+# 132: a Pydantic AI realtime session's speech parts are read as the words said (their transcript: the user's in a
+# request, the model's in a response), as Pydantic AI sends them to other models; they were counted, not read, so a
+# voice session had no user words. tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 132
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,14 @@ A conversation is a list of messages ``{"kind": "request" | "response", "parts":
 (the user's words: a string, or a list of strings, ``text-content`` and ``structured-content`` items and media, the
 media counted), ``tool-return`` (a tool's result answering ``tool_call_id``: its ``content`` a string, or the JSON
 data the tool returned, read as its JSON text, the files it returned counted; an ``outcome`` other than ``success``
-flags the call as failed, as Anthropic's ``is_error`` does) and ``retry-prompt`` (Pydantic AI's answer to a call
-whose arguments failed validation, or whose tool raised ``ModelRetry``: read as that call's failed result, its text
-the one the model is shown, the validation errors as JSON then "Fix the errors and try again."; one without a
-``tool_name`` answers no call, the model's output having failed validation, and is counted, not read: no one said
-its words). A request's ``instructions`` (an agent's ``instructions=``, sent with every request in place of a system
-prompt) is the policy, told again only where it changes. A response's parts: ``text`` (the words), ``tool-call``
-(``args`` an object, a JSON string, or null) and ``thinking``, built-in tools, files and the like, counted, not
-read.
+flags the call as failed, as Anthropic's ``is_error`` does), ``speech`` (a realtime session's: the user's spoken
+words, its ``transcript``) and ``retry-prompt`` (Pydantic AI's answer to a call whose arguments failed validation,
+or whose tool raised ``ModelRetry``: read as that call's failed result, its text the one the model is shown, the
+validation errors as JSON then "Fix the errors and try again."; one without a ``tool_name`` answers no call, the
+model's output having failed validation, and is counted, not read: no one said its words). A request's
+``instructions`` (an agent's ``instructions=``, sent with every request in place of a system prompt) is the policy,
+told again only where it changes. A response's parts: ``text`` and ``speech`` (the words), ``tool-call`` (``args``
+an object, a JSON string, or null) and ``thinking``, built-in tools, files and the like, counted, not read.
 """
 
 from __future__ import annotations
@@ -107,6 +107,10 @@ def _request(chat: Chat, parts: list[Any], where: str, source: str) -> None:
             returned = _returned(p.get("content"), p.get(RECORD), chat)
             chat.add({"role": "tool", "tool_call_id": _call_id(p, at), "content": returned,
                       **({FAILED: True} if outcome != "success" else {})}, source)
+        elif kind == "speech":  # a realtime session's: the user's spoken words, sent to other models as a prompt
+            words = _transcript(p, at, chat)
+            if words:
+                chat.add({"role": "user", "content": words}, source)
         elif kind == "retry-prompt" and p.get("tool_name") is not None:
             chat.add({"role": "tool", "tool_call_id": _call_id(p, at), "content": retry_text(p.get("content"), at),
                       FAILED: True}, source)
@@ -120,6 +124,8 @@ def _response(chat: Chat, parts: list[Any], where: str, source: str) -> None:
         kind, at = _kind(p, j, where), f"{where}, part {j}"
         if kind == "text":
             texts.append(_string(p.get("content"), at))
+        elif kind == "speech":  # the model's spoken words, as a text part
+            texts.append(_transcript(p, at, chat))
         elif kind == "tool-call":
             args = p.get("args")
             if args is not None and not isinstance(args, (str, Mapping)):
@@ -137,6 +143,16 @@ def _string(value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise TranscriptFormatError(where, f"'content' is {json_type(value)}, expected a string")
     return value
+
+
+def _transcript(p: Mapping[str, Any], where: str, chat: Chat) -> str:
+    """A speech part's words: its ``transcript``; one without (transcription unavailable) is counted."""
+    words = p.get("transcript")
+    if words is not None and not isinstance(words, str):
+        raise TranscriptFormatError(where, f"'transcript' is {json_type(words)}, expected a string or null")
+    if not words:
+        chat.ignored["speech without a transcript"] += 1
+    return words or ""
 
 
 def _call_id(p: Mapping[str, Any], where: str) -> str:
