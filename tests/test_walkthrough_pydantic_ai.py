@@ -10,6 +10,7 @@ templated (tests/pydantic_ai_travel.py)."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import hashlib
 import json
 import re
@@ -389,3 +390,14 @@ def test_a_realtime_sessions_speech_is_the_words_said():
         "Hi, I'm employee E10001, what's my travel policy?"]
     with pytest.raises(Exception, match=r"message 0, part 0: 'transcript' is a number"):
         to_chat([{"kind": "request", "parts": [said("user", 7)]}])
+
+
+def test_messages_dumped_in_python_mode_are_refused_naming_the_part():
+    """``ModelMessagesTypeAdapter.dump_python(messages)`` without ``mode='json'`` keeps a tool's return as Python
+    objects (a ``date``); an add of it failed in json.dumps, "Object of type date is not JSON serializable", naming
+    neither the part nor what to give."""
+    messages = _returning({"receipt": "R-1", "date": datetime.date(2026, 12, 6)})
+    memory = ScopedMemory(HashingEncoder(16))
+    with pytest.raises(ValueError, match=r"^data, message 2, part 0: 'content' is not JSON data \(.*date.*\): give "
+                                         r"the messages as JSON, json\.loads\(result\.new_messages_json\(\)\)"):
+        memory.add(messages, user_id="me", run_id="s")

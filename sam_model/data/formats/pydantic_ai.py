@@ -49,6 +49,8 @@ def is_history(doc: Any) -> bool:
     return isinstance(doc, list) and bool(doc) and is_message(doc[0])
 
 
+AS_JSON = ("give the messages as JSON, json.loads(result.new_messages_json()) or "
+           "ModelMessagesTypeAdapter.dump_python(messages, mode='json')")
 UNNAMED = ("a Pydantic AI message history without a conversation id (all_messages_json() written as a line): write "
            "each conversation once, when it ends, as {\"id\": CONVERSATION_ID, \"messages\": "
            "json.loads(result.all_messages_json())} a line, or its history alone to a .json file of its own, named by "
@@ -104,7 +106,10 @@ def _request(chat: Chat, parts: list[Any], where: str, source: str) -> None:
             if outcome not in OUTCOMES:
                 raise TranscriptFormatError(at, f"'outcome' is {json.dumps(outcome, default=str)[:40]}, expected "
                                                 f"one of {', '.join(OUTCOMES)}")
-            returned = _returned(p.get("content"), p.get(RECORD), chat)
+            try:
+                returned = _returned(p.get("content"), p.get(RECORD), chat)
+            except (TypeError, ValueError) as e:  # dump_python(messages) without mode='json': a date, a Decimal
+                raise TranscriptFormatError(at, f"'content' is not JSON data ({e}): {AS_JSON}") from None
             chat.add({"role": "tool", "tool_call_id": _call_id(p, at), "content": returned,
                       **({FAILED: True} if outcome != "success" else {})}, source)
         elif kind == "speech":  # a realtime session's: the user's spoken words, sent to other models as a prompt
