@@ -401,3 +401,18 @@ def test_messages_dumped_in_python_mode_are_refused_naming_the_part():
     with pytest.raises(ValueError, match=r"^data, message 2, part 0: 'content' is not JSON data \(.*date.*\): give "
                                          r"the messages as JSON, json\.loads\(result\.new_messages_json\(\)\)"):
         memory.add(messages, user_id="me", run_id="s")
+
+
+def test_a_folder_of_day_folders_of_histories_names_them_among_what_a_folder_holds(tmp_path):
+    """Histories kept a folder a day (runs/2026-12-06/ID.json): the folder given was "a folder without ... OpenHands
+    .json trajectories", naming none of the kinds of file it could have held as the Pydantic AI histories it does."""
+    from sam_model.data.sources import source_kind
+    from sam_model.data.transcripts import SAMFileError
+
+    write_folder(tmp_path / "runs" / "2026-12-06", 2, 0)
+    with pytest.raises(SAMFileError, match=r"Pydantic AI histories \(\.json, one a conversation, in the folder "
+                                           r"itself\)"):
+        events(tmp_path / "runs")
+    with pytest.raises(SAMFileError, match=r"Pydantic AI histories \(\.json\) in it"):
+        source_kind(tmp_path / "runs")
+    assert events(tmp_path / "runs" / "2026-12-06")[1].formats == {"pydantic-ai": 2}

@@ -637,7 +637,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             f"{folder} is a folder without SWE-agent .traj files, mini-swe-agent .traj.json files, session stores "
             "(Strands Agents, OpenHands), OpenHands V1 conversations (events/event-NNNNN-ID.json), Codex rollouts "
             "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl), OTLP JSON files (an OpenTelemetry "
-            "collector's file exporter) or OpenHands .json trajectories; give "
+            "collector's file exporter), OpenHands .json trajectories or Pydantic AI histories (.json, one a "
+            "conversation, in the folder itself); give "
             "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder (sam-data formats)"))
     _check_forced(folder, found, format)
