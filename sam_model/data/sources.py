@@ -361,13 +361,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 129: a SWE-agent text command's Windows path on a share written bare (open \\server\share\x.py 3) keeps its
 # backslashes as a drive's does (125 read it as bash does, path \serversharex.py, traced to nothing). tau-bench
 # airline, the AutoCodeRover file and examples/logs convert byte for byte.
-# Also 128 (no release between): a count's noun and "of" say a count of any noun after them (total number of orders
-# 123,456 had read as two order ids: 124 took them before people only), but "a number of" (some of them: a list).
+# Also 129 (no release between): a count's noun and "of" say a count of any noun after them (total number of orders
 # 123,456 had read as two order ids: 124 took them before people only), but "a number of" (some of them: a list);
 # a Windows path whose separators mix slashes in (C:/repo/src\x.py, ./src\x.py) keeps its backslashes (read as bash
-# does: C:/repo/srcx.py).
-# does: C:/repo/srcx.py); an OpenHands V1 log whose parent_id chain loops is refused, naming the event (126 ended the
-# chain there, the events before it left out as a branch the conversation had left).
 # does: C:/repo/srcx.py); an OpenHands V1 log whose chain holds a parent_id naming the event itself or a later one (a
 # cycle, events out of order) is refused, naming the event (126 ended a cycle's chain there, the events before it left
 # out as a branch the conversation had left).
