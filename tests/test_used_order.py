@@ -128,3 +128,23 @@ def test_evaluate_writes_name_plus_used_beside_each_model_and_the_seed_tables_re
     plain = evaluate(log, tmp_path / "plain", None, baselines=[], compare={"reuse": enc}, latency_queries=1,
                      quiet=True)
     assert set(plain["methods"]) == {"reuse"}  # off by default: evaluate.py's reports as before
+
+
+def test_a_plain_row_searches_with_the_stores_own_used_order_as_the_deployed_store_does(tiny_bert_dir, tmp_path):
+    """An export whose store sets ``used_order`` (StoreConfig) is searched live with its used memories first; its
+    plain ``NAME`` row must rank as that store does, not with the ordering turned off (it did: the plain row forced
+    "off", so a shipped ordering showed only in the ``NAME+used`` rows). A model without reuse heads too."""
+    from types import SimpleNamespace
+
+    from sam_model.store import MemoryStore
+    from sam_model.storeconfig import StoreConfig
+
+    enc = SAMEncoder(make_net(tiny_bert_dir).eval())
+    data = data_of(write(tmp_path / "issue.jsonl", ISSUE))
+    jitter = np.zeros(len(data.memories))
+    (off,) = retriever_methods("m", enc)
+    shipped = SimpleNamespace(encoder=enc, store=MemoryStore(enc, StoreConfig(provenance=False, used_order="latest")))
+    (plain,) = retriever_methods("m", shipped)
+    want = [g.tolist() for g in off.ordered("latest").rank(data, "episode", 10, jitter)]
+    assert want != [g.tolist() for g in off.rank(data, "episode", 10, jitter)]  # the ordering moves something
+    assert [g.tolist() for g in plain.rank(data, "episode", 10, jitter)] == want

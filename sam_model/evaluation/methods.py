@@ -141,8 +141,9 @@ class StoreReplay:
         """The ids of the memories the decision's task's earlier calls took values from (ranking.used_memories),
         each with the rank of its latest use (ranking.used_ranks), which its search is told (MemoryStore.search_vector's
         ``used``), as a deployment's ScopedMemory tells its own (sam_model.memory.scopeduses); None for a model that
-        does not score them, unless the search orders them (``used_order``)."""
-        if not (self.reuses() or used_order):
+        does not score them, unless the search orders them (``used_order``, or the store's own
+        ``StoreConfig.used_order``, which a plain row searches with, as the deployed store does)."""
+        if not (self.reuses() or used_order or self.config.used_order):
             return None
         return {data.memories[p].id: k for p, k in used_ranks(data.memories, ex).items()}
 
@@ -180,7 +181,7 @@ class StoreReplay:
             for rerank in ((True, False) if store.reranks else (False,)):
                 hits = store.search_vector(q[i], depth, ex.state.uncertainty_flags, episode_id=episode, rerank=rerank,
                                            query_text=ex.state_text, before=(ex.episode_id, ex.step), used=used,
-                                           used_order=used_order or "off")
+                                           used_order=used_order)  # None: the store's own, as deployed
                 out[rerank].append(np.array([pos[h.id] for h in hits], dtype=np.int64))
         if not store.reranks:
             out[True] = out[False]
@@ -227,7 +228,7 @@ class StoreMethod:
                                         episode_id=ex.episode_id if scope == "episode" else None, rerank=self.rerank,
                                         query_text=ex.state_text, before=(ex.episode_id, ex.step),
                                         used=self.replay.used(data, ex, self.used_order),
-                                        used_order=self.used_order or "off")
+                                        used_order=self.used_order)
         return time.perf_counter() - t0
 
 
