@@ -416,3 +416,18 @@ def test_a_folder_of_day_folders_of_histories_names_them_among_what_a_folder_hol
     with pytest.raises(SAMFileError, match=r"Pydantic AI histories \(\.json\) in it"):
         source_kind(tmp_path / "runs")
     assert events(tmp_path / "runs" / "2026-12-06")[1].formats == {"pydantic-ai": 2}
+
+
+def test_a_lone_message_with_a_misspelt_kind_is_refused_by_its_field():
+    """A message whose ``kind`` is misspelt ("reqest"), its parts Pydantic AI's (each naming a ``part_kind``), was
+    read as OpenAI chat when alone: 'message without role', naming neither the field nor the format."""
+    _, messages = conversations(1, 0)[0]
+    bad = [{**messages[0], "kind": "reqest"}]
+    with pytest.raises(ValueError, match=r"message 0: 'kind' is \"reqest\", expected .*did you mean \"request\"\?"):
+        to_chat(bad)
+    memory = ScopedMemory(HashingEncoder(16))
+    with pytest.raises(ValueError, match=r"'kind' is \"reqest\".*did you mean \"request\""):
+        memory.add(bad, user_id="me", run_id="s")
+    with pytest.raises(ValueError, match=r"'kind' is \"answer\", expected \"request\" or \"response\" \(a Pydantic"):
+        to_chat([{**messages[1], "kind": "answer"}])  # nothing near: no guess
+    assert memory.get_all(user_id="me", run_id="s")["results"] == []

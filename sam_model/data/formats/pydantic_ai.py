@@ -17,6 +17,7 @@ an object, a JSON string, or null) and ``thinking``, built-in tools, files and t
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections.abc import Mapping
@@ -57,8 +58,24 @@ UNNAMED = ("a Pydantic AI message history without a conversation id (all_message
            "the conversation")
 
 
+def misnamed(m: Any) -> bool:
+    """A message with no role whose ``kind`` is not a Pydantic AI message's, its parts each naming a ``part_kind``
+    (as only Pydantic AI's do): a misspelt kind ("reqest"), which :func:`to_chat` refuses by its field. Alone, such a
+    message was read as OpenAI chat, 'message without role'."""
+    parts = m.get("parts") if isinstance(m, Mapping) else None
+    return (isinstance(parts, list) and bool(parts) and "role" not in m and m.get("kind") not in KINDS
+            and all(isinstance(p, Mapping) and isinstance(p.get("part_kind"), str) for p in parts))
+
+
 def sniff(messages: list[Any]) -> bool:
-    return any(map(is_message, messages))
+    return any(is_message(m) or misnamed(m) for m in messages)
+
+
+def _kind_error(kind: Any) -> str:
+    """What a message's ``kind`` that is not a Pydantic AI message's is, and the one it was likely meant to be."""
+    near = difflib.get_close_matches(kind, KINDS, n=1, cutoff=0.6) if isinstance(kind, str) else []
+    return (f"'kind' is {json.dumps(kind, default=str)[:40]}, expected \"request\" or \"response\" (a Pydantic AI "
+            "ModelMessage)" + (f"; did you mean \"{near[0]}\"?" if near else ""))
 
 
 def to_chat(messages: list[Any], where: str) -> Chat:
@@ -70,8 +87,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             chat.add({"role": "system", "content": _string(m.get("content"), w)}, source)
             continue
         if kind not in KINDS:
-            raise TranscriptFormatError(w, f"'kind' is {json.dumps(kind, default=str)[:40]}, expected \"request\" or "
-                                           "\"response\" (a Pydantic AI ModelMessage)")
+            raise TranscriptFormatError(w, _kind_error(kind))
         if not isinstance(parts, list):
             raise TranscriptFormatError(w, f"'parts' is {json_type(parts)}, expected a list of parts")
         instructions = m.get("instructions")
