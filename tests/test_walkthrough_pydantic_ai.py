@@ -161,19 +161,88 @@ def test_sam_data_formats_lists_the_reader():
     assert "all_messages_json()" in FORMATS["pydantic-ai"].title
 
 
-def test_adding_all_messages_after_each_run_stores_the_earlier_runs_again():
-    """Documents behaviour (README, "The live state takes any format"): Pydantic AI messages carry no id, so adding
-    ``all_messages()`` after every run (which, given ``message_history``, holds the earlier runs) stores their turns
-    again; ``new_messages()`` stores each once."""
+def _stored(memory: ScopedMemory, run_id: str = "s") -> list[tuple]:
+    """A scope's memories in order, with the states and labels its tracker decided."""
+    got = sorted(memory.get_all(user_id="me", run_id=run_id, limit=None)["results"], key=lambda r: r["step"])
+    decided = [(e["state"], e.get("useful_memory_steps") or []) for e in memory._trackers[f"me//{run_id}"].events]
+    return [(r["step"], r["kind"], r["memory"]) for r in got] + decided
+
+
+@pytest.mark.parametrize("how", ["in process", "saved and loaded"])
+def test_all_messages_added_after_each_run_store_the_importers_memories_and_labels(tmp_path, how):
+    """``all_messages()`` added after every run (given ``message_history``: the earlier runs, then the new one)
+    stored the earlier runs again (40 memories for 20 after three runs). Its start is the scope's last add, which
+    held every earlier run, told by its timestamps: read once, and the add's notes say so."""
+    for cid, messages in reversed(conversations(3, 0)):
+        path = tmp_path / f"{cid}.jsonl"
+        path.write_text(json.dumps({"id": cid, "messages": messages}) + "\n")
+        want, _ = events(path)
+        memory, so_far, answers = ScopedMemory(HashingEncoder(16)), [], []
+        for run in runs(messages):
+            so_far += run
+            answers.append(memory.add(json.loads(json.dumps(so_far)), user_id="me", run_id="s"))
+            if how == "saved and loaded":
+                memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+        assert _stored(memory) == [(e["step"], e["kind"], e["text"]) for e in want] + [
+            (e["state"], e.get("useful_memory_steps") or []) for e in want]
+        counts = [len(r) for r in runs(messages)]
+        assert [len(a["results"]) for a in answers] == [len(stored) for stored in _by_run(want, runs(messages))]
+        assert [a.get("notes", [{}])[0].get("reason", "") for a in answers][1:] == [
+            f"data[0:{sum(counts[:k])}]: the scope's last add of Pydantic AI messages (told by their timestamps or "
+            "tool_call_ids), sent again: read once, not stored again" for k in range(1, len(counts))]
+    assert cid == conversations(1, 0)[0][0] and len(want) == 20  # README's: its third run stored 40 memories
+
+
+def _by_run(want: list[dict], split: list[list[dict]]) -> list[list[dict]]:
+    """The importer's events of each run, by the messages each run holds (an event's message is its source)."""
+    memory, out = ScopedMemory(HashingEncoder(16)), []
+    for run in split:
+        out.append(memory.add(run, user_id="me", run_id="x")["results"])
+    assert sum(map(len, out)) == len(want)
+    return out
+
+
+def test_a_prompt_said_again_is_stored_again():
+    """A user's "yes" said again in the next run (the same words, stamped anew) is a memory of its own, and so is a
+    history written by hand without times or call ids, added twice: nothing in it was written once."""
     _, messages = conversations(1, 0)[0]
-    whole, new = ScopedMemory(HashingEncoder(16)), ScopedMemory(HashingEncoder(16))
-    so_far: list[dict] = []
-    for run in runs(messages):
-        so_far += run
-        whole.add(list(so_far), user_id="me", run_id="s")
-        new.add(run, user_id="me", run_id="s")
-    count = lambda m: len(m.get_all(user_id="me", run_id="s", limit=None)["results"])  # noqa: E731
-    assert len(runs(messages)) == 3 and count(new) == 20 and count(whole) == 40
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(runs(messages)[0], user_id="me", run_id="s")
+    before = len(memory.get_all(user_id="me", run_id="s", limit=None)["results"])
+    yes = lambda t: [{"kind": "request", "parts": [{"content": "yes", "timestamp": t, "part_kind": "user-prompt"}]},  # noqa: E731
+                     {"kind": "response", "parts": [{"content": "Done.", "part_kind": "text"}], "timestamp": t}]
+    memory.add(yes("2026-12-06T10:00:00.000001Z"), user_id="me", run_id="s")
+    memory.add(yes("2026-12-06T10:01:00.000002Z"), user_id="me", run_id="s")
+    bare = [{k: v for k, v in m.items() if k != "timestamp"} | {"parts": [
+        {k: v for k, v in p.items() if k != "timestamp"} for p in m["parts"]]} for m in yes("")]
+    memory.add(bare, user_id="me", run_id="s")
+    answer = memory.add(bare, user_id="me", run_id="s")
+    got = [r["memory"] for r in sorted(memory.get_all(user_id="me", run_id="s", limit=None)["results"],
+                                       key=lambda r: r["step"])][before:]
+    assert got == ["yes", "Done."] * 4 and "notes" not in answer
+
+
+def test_a_scopes_last_add_is_its_own():
+    """Two conversations added whole after each run, their adds interleaved: each scope reads its own last add's
+    start once, as if added alone; a history added whole to a scope that never had it is stored."""
+    (_, a), (_, b) = conversations(2, 3)
+    together, alone = ScopedMemory(HashingEncoder(16)), ScopedMemory(HashingEncoder(16))
+    for scope, messages in (("a", a), ("b", b)):
+        so_far = []
+        for run in runs(messages):
+            so_far += run
+            alone.add(list(so_far), user_id="me", run_id=scope)
+    sa, sb = [], []
+    for k in range(max(len(runs(a)), len(runs(b)))):
+        for scope, messages, so_far in (("a", a, sa), ("b", b, sb)):
+            if k < len(runs(messages)):
+                so_far += runs(messages)[k]
+                together.add(list(so_far), user_id="me", run_id=scope)
+    assert _stored(together, "a") == _stored(alone, "a") and _stored(together, "b") == _stored(alone, "b")
+    copy = ScopedMemory(HashingEncoder(16))
+    copy.add(runs(a)[0], user_id="me", run_id="a")
+    copy.add(a, user_id="me", run_id="c")  # another scope: its first add, stored whole
+    assert _stored(copy, "c") == _stored(alone, "a")
 
 
 def test_a_served_add_of_each_runs_new_messages_stores_what_the_in_process_add_does(tmp_path):

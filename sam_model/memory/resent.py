@@ -1,14 +1,21 @@
-"""Bedrock Converse messages an agent adds again whole: a Strands Agents hook adding ``agent.messages`` after each
-invocation sends every earlier turn again with the new one.
+"""Messages an agent adds again whole: a Strands Agents hook adding ``agent.messages`` after each invocation, or a
+Pydantic AI agent adding ``result.all_messages()`` after each run (given ``message_history``, the earlier runs and
+the new one), sends every earlier turn again with the new ones.
 
-Converse messages carry no message id, so nothing tells a message sent again from a new one that reads alike (a
-user saying "yes" twice), and each add stored the earlier turns again (a claims agent: 24 memories for 11 after
-three invocations). A tool call's ``toolUseId`` (and its result's) is written once by the model: an add that opens
-with the scope's last add of Converse messages, whole and in order, where those hold a tool call or result by its
-id, is that add sent again with what came since, and its start is dropped (:func:`repeated`). Without an id among
-them (a first turn of words alone, a "yes" said again), or with ids that are the tools' names (Strands' Ollama and
-Gemini models write those: the same id at each call of a tool), they are read as new, as before. The last add is kept as
-(:func:`key` of its messages, how many), saved with the scope.
+Converse and Pydantic AI messages carry no message id, so nothing tells a message sent again from a new one that
+reads alike (a user saying "yes" twice), and each add stored the earlier turns again (a claims agent: 24 memories
+for 11 after three invocations; a travel agent, 40 for 20 after three runs). Some of what they hold is written once:
+a tool call's id (Converse's ``toolUseId``, Pydantic AI's ``tool_call_id``, and its result's), and a Pydantic AI
+part's or message's ``timestamp`` (the time it was made, to the microsecond). The rule, one for both: an add that
+opens with the scope's last add of such messages, whole and in order, where those hold something written once, is
+that add sent again with what came since, and its start is dropped (:func:`repeated`). The last add is kept whole
+(:func:`key` of all its messages, the start read once among them), so an add of the whole history after each run
+opens with the last, which held every earlier one: the concatenation of what the scope stored of it. Without
+anything written once among them (a first turn of words alone in Converse, a "yes" said again, a history written by
+hand without times), or with ids that are the tools' names (Strands' Ollama and Gemini models write those: the same
+id at each call of a tool), they are read as new, as before. Only the last add is kept: new messages added alone,
+then the whole history, store the earlier ones again. Kept as (:func:`key` of its messages, how many), saved with
+the scope.
 """
 
 from __future__ import annotations
@@ -19,27 +26,49 @@ from typing import Any
 from sam_model.data.formats import detect
 from sam_model.memory.live import digest
 
-FORMAT = "bedrock"
+FORMATS = ("bedrock", "pydantic-ai")
+# an add's note (:func:`note`): the format's messages, and what told them
+NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
+         "pydantic-ai": ("Pydantic AI", "told by their timestamps or tool_call_ids")}
 
 
 def key(items: Sequence[Any]) -> list[Any] | None:
     """What the scope keeps of an add of ``items`` to tell them again by ([digest, count]); None: they are not
-    Converse messages (any other add forgets the last)."""
-    if not items or detect(list(items)) != FORMAT or (told := _digest(items)) is None:
+    Converse or Pydantic AI messages (any other add forgets the last)."""
+    if not items or detect(list(items)) not in FORMATS or (told := _digest(items)) is None:
         return None
     return [told, len(items)]
 
 
 def repeated(items: Sequence[Any], last: Sequence[Any] | None) -> int:
-    """How many of ``items``' first messages are the scope's last add of Converse messages (``last``, its
-    :func:`key`) sent again: all of them where ``items`` opens with them and they hold a tool call or result by its
-    ``toolUseId``, else 0."""
+    """How many of ``items``' first messages are the scope's last add of Converse or Pydantic AI messages (``last``,
+    its :func:`key`) sent again: all of them where ``items`` opens with them and they hold something written once
+    (:func:`_once`), else 0."""
     if last is None or key(items) is None or len(items) < last[1]:
         return 0
     head = list(items[:last[1]])
-    names = {b["toolUse"]["name"] for m in head for b in _blocks(m)
-             if isinstance(b.get("toolUse"), Mapping) and isinstance(b["toolUse"].get("name"), str)}
-    return last[1] if _digest(head) == last[0] and any(_called(m, names) for m in head) else 0
+    return last[1] if _digest(head) == last[0] and _once(head) else 0
+
+
+def note(items: Sequence[Any], again: int) -> str:
+    """An add's note that its first ``again`` messages (:func:`repeated`) were read once."""
+    name, told = NAMES[detect(list(items))]
+    return f"data[0:{again}]: the scope's last add of {name} messages ({told}), sent again: read once, not stored again"
+
+
+def _once(head: list[Any]) -> bool:
+    """Whether ``head`` holds something its agent wrote once: a Converse tool call or result by its ``toolUseId``
+    (:func:`_called`), a Pydantic AI one by its ``tool_call_id`` (not the tool's name either), or a Pydantic AI
+    part's or message's ``timestamp`` (Pydantic AI stamps each when made; a prompt said again is stamped anew)."""
+    if detect(head) != "pydantic-ai":
+        names = {b["toolUse"]["name"] for m in head for b in _blocks(m)
+                 if isinstance(b.get("toolUse"), Mapping) and isinstance(b["toolUse"].get("name"), str)}
+        return any(_called(m, names) for m in head)
+    parts = [p for m in head if isinstance(m, Mapping) and isinstance(m.get("parts"), list)
+             for p in m["parts"] if isinstance(p, Mapping)]
+    return any(isinstance(x.get("timestamp"), str) and x["timestamp"] for x in (*head, *parts)
+               if isinstance(x, Mapping)) or any(
+        isinstance(i := p.get("tool_call_id"), str) and i and i != p.get("tool_name") for p in parts)
 
 
 def _digest(items: Sequence[Any]) -> str | None:
@@ -72,8 +101,8 @@ def check(d: Any, name: str) -> list[Any]:
     """A saved :func:`key` (``[digest, count]``), else a ValueError naming ``name``."""
     if not (isinstance(d, list) and len(d) == 2 and isinstance(d[0], str) and isinstance(d[1], int)
             and not isinstance(d[1], bool) and d[1] > 0):
-        raise ValueError(f"{name} must be [digest, count] of the scope's last add of Converse messages")
+        raise ValueError(f"{name} must be [digest, count] of the scope's last add of Converse or Pydantic AI messages")
     return d
 
 
-__all__ = ["FORMAT", "check", "key", "repeated"]
+__all__ = ["FORMATS", "note", "check", "key", "repeated"]

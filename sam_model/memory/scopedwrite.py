@@ -164,11 +164,10 @@ class ScopedWrites:
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items):
             notes, name = [], "data"
-            if again := resent.repeated(items, self._sent.get(episode)):  # Converse messages sent again whole
+            if again := resent.repeated(items, self._sent.get(episode)):  # Converse / Pydantic AI messages sent again
                 # the rest read alone: its errors and notes name it (data[4:], message 1), not data's message 1
                 data, read, name = items[again:], None, f"data[{again}:]"
-                notes.append({"reason": f"data[0:{again}]: the scope's last add of Converse messages (their tool "
-                                        "calls by toolUseId), sent again: read once, not stored again"})
+                notes.append({"reason": resent.note(items, again)})
             # checked before the conversation's state takes any of them
             messages, skipped = read if read is not None else read_add(data, name) if data else ([], [])
             out: dict[str, list] = {"results": self._add_messages(
