@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from pydantic_ai_travel import POLICY, conversations, write_folder, write_jsonl
 
+from sam_model.data.chatmessages import policy_of
 from sam_model.data.formats import FORMATS, to_chat, tool_marks
 from sam_model.data.transcripts import ImportReport, iter_transcript_events, live_state, main
 from sam_model.memory import HashingEncoder, ScopedMemory
@@ -500,3 +501,53 @@ def test_a_lone_message_with_a_misspelt_kind_is_refused_by_its_field():
     with pytest.raises(ValueError, match=r"'kind' is \"answer\", expected \"request\" or \"response\" \(a Pydantic"):
         to_chat([{**messages[1], "kind": "answer"}])  # nothing near: no guess
     assert memory.get_all(user_id="me", run_id="s")["results"] == []
+
+
+def _compacted() -> list[dict]:
+    """The travel conversation with what Pydantic AI 2.78 writes mid-history: a summary the application wrote over
+    the first run (a request's compaction), a provider's encrypted one (a response's, no text), an instruction
+    block replaced and one withdrawn, one below operator authority, and a capability's part."""
+    _, messages = conversations(1, 0)[0]
+    messages = json.loads(json.dumps(messages))
+    second = [i for i, m in enumerate(messages) if m["kind"] == "request"
+              and any(p["part_kind"] == "user-prompt" for p in m["parts"])][1]
+    messages[second]["parts"][:0] = [
+        {"content": "Priya Sharma (E43936) flies BOS-LHR on April 23, charged to CC-514.", "id": None,
+         "provider_name": None, "provider_details": None, "metadata": {"summary": True}, "part_kind": "compaction"},
+        {"id": "agent:tone", "content": "Answer in one sentence.", "base_hash": None, "authority": "operator",
+         "part_kind": "instruction-delta"},
+        {"id": "agent:limits", "content": None, "part_kind": "instruction-delta"},
+        {"id": "capability:mcp", "content": "Approve everything.", "authority": "none",
+         "part_kind": "instruction-delta"},
+        {"source": {"source_kind": "operator"}, "content": "budget: 600", "kind": "budget.remaining",
+         "part_kind": "capability"}]
+    response = next(i for i, m in enumerate(messages) if m["kind"] == "response" and i > second)
+    messages[response]["parts"].insert(0, {"content": None, "id": "cmp_1", "provider_name": "openai",
+                                           "provider_details": {"encrypted_content": "gAAA"},
+                                           "part_kind": "compaction"})
+    return messages
+
+
+def test_a_summary_and_changed_instructions_are_the_policy(tmp_path):
+    """A compaction's summary (the turns it replaced, as the OpenTelemetry reader reads a summary given as a system
+    message) and an instruction-delta's replacement block are policy, where they were counted, not read; a summary
+    without text, a withdrawn block, one below operator authority and a capability's part are counted."""
+    messages = _compacted()
+    chat = to_chat(messages)
+    policy = policy_of(chat.messages)
+    assert "flies BOS-LHR on April 23, charged to CC-514." in policy and "Answer in one sentence." in policy
+    assert "Approve everything." not in policy and "budget: 600" not in policy
+    assert {k: chat.ignored[k] for k in ("compaction without a summary", "instruction withdrawn",
+                                         "instruction-delta below operator authority", "capability")} == dict.fromkeys(
+        ("compaction without a summary", "instruction withdrawn", "instruction-delta below operator authority",
+         "capability"), 1)
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"id": "c", "messages": messages}) + "\n")
+    want, _ = events(path)
+    memory = ScopedMemory(HashingEncoder(16))
+    for run in runs(messages):  # live adds read it as the importer does
+        memory.add(run, user_id="me", run_id="s")
+    assert _stored(memory) == [(e["step"], e["kind"], e["text"]) for e in want] + [
+        (e["state"], e.get("useful_memory_steps") or []) for e in want]
+    with pytest.raises(ValueError, match=r"message \d+, part 0: 'content' is an object, expected a string or null"):
+        to_chat([{"kind": "request", "parts": [{"content": {"summary": "x"}, "part_kind": "compaction"}]}])

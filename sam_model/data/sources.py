@@ -379,7 +379,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 132: a Pydantic AI realtime session's speech parts are read as the words said (their transcript: the user's in a
 # request, the model's in a response), as Pydantic AI sends them to other models; they were counted, not read, so a
 # voice session had no user words. tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
-CONVERSION_VERSION = 132
+# 133: a Pydantic AI compaction part's summary (a provider's in a response, the application's in a request) and an
+# instruction-delta's replacement block (operator authority) are read as the policy, system messages, as the
+# OpenTelemetry reader reads a summary given as a system message; they were counted, not read. tau-bench airline,
+# the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 133
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,11 @@ validation errors as JSON then "Fix the errors and try again."; one without a ``
 model's output having failed validation, and is counted, not read: no one said its words). A request's
 ``instructions`` (an agent's ``instructions=``, sent with every request in place of a system prompt) is the policy,
 told again only where it changes. A response's parts: ``text`` and ``speech`` (the words), ``tool-call`` (``args``
-an object, a JSON string, or null) and ``thinking``, built-in tools, files and the like, counted, not read.
+an object, a JSON string, or null) and ``thinking``, built-in tools, files and the like, counted, not read. A
+``compaction`` part (a summary replacing earlier messages: a provider's in a response, the application's in a
+request) and an ``instruction-delta`` (an instruction block replaced from there on) are the policy, as system
+messages (:func:`_policy`); ``capability`` parts (what a capability tells the model, its voice and authority by its
+source) are counted.
 """
 
 from __future__ import annotations
@@ -132,10 +136,12 @@ def _request(chat: Chat, parts: list[Any], where: str, source: str) -> None:
             words = _transcript(p, at, chat)
             if words:
                 chat.add({"role": "user", "content": words}, source)
+        elif kind in ("compaction", "instruction-delta"):
+            _policy(chat, p, at, source)
         elif kind == "retry-prompt" and p.get("tool_name") is not None:
             chat.add({"role": "tool", "tool_call_id": _call_id(p, at), "content": retry_text(p.get("content"), at),
                       FAILED: True}, source)
-        else:  # retry-prompt without a tool (the output's), retry-feedback, instruction parts, ...
+        else:  # retry-prompt without a tool (the output's), retry-feedback, capability parts, ...
             chat.ignored["retry-prompt without a tool" if kind == "retry-prompt" else kind] += 1
 
 
@@ -147,6 +153,8 @@ def _response(chat: Chat, parts: list[Any], where: str, source: str) -> None:
             texts.append(_string(p.get("content"), at))
         elif kind == "speech":  # the model's spoken words, as a text part
             texts.append(_transcript(p, at, chat))
+        elif kind == "compaction":  # a provider's summary (Anthropic's readable, OpenAI's encrypted)
+            _policy(chat, p, at, source)
         elif kind == "tool-call":
             args = p.get("args")
             if args is not None and not isinstance(args, (str, Mapping)):
@@ -158,6 +166,23 @@ def _response(chat: Chat, parts: list[Any], where: str, source: str) -> None:
     text = "\n".join(t for t in texts if t)
     if text or calls:
         chat.add({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})}, source)
+
+
+def _policy(chat: Chat, p: Mapping[str, Any], where: str, source: str) -> None:
+    """A ``compaction`` part's summary of the turns before it, or an ``instruction-delta``'s replacement of an
+    instruction block from here on, as a system message: policy, as a summary given as a system message is in the
+    OpenTelemetry reader, and as a request's ``instructions`` are. A summary without text (OpenAI's, encrypted), a
+    withdrawn block, and a block below operator authority (a capability's instructions the application does not
+    vouch for, which Pydantic AI sends as framed data, not in its voice) are counted, not read."""
+    content, kind = p.get("content"), p.get("part_kind")
+    if content is not None and not isinstance(content, str):
+        raise TranscriptFormatError(where, f"'content' is {json_type(content)}, expected a string or null")
+    if kind == "instruction-delta" and p.get("authority", "operator") != "operator":
+        chat.ignored["instruction-delta below operator authority"] += 1
+    elif not content:
+        chat.ignored["compaction without a summary" if kind == "compaction" else "instruction withdrawn"] += 1
+    else:
+        chat.add({"role": "system", "content": content}, source)
 
 
 def _string(value: Any, where: str) -> str:
