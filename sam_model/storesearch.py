@@ -134,6 +134,8 @@ class StoreSearch:
         check_scopes(user_id, agent_id, run_id)
         check_episode(episode_id)
         late = self.late(before)
+        if used is not None and not isinstance(used, (Mapping, str, bytes)) and isinstance(used, Iterable):
+            used = list(used)  # a generator is read once: the fold below searches again, told the same uses
         marked = self._used_ids(used)
         order = self._used_order(used_order, used)
         recent = self._used_recency(used) if marked and self.scores_recency else None

@@ -146,3 +146,16 @@ def test_sam_serve_searches_get_the_stores_setting(reuse_net, tmp_path):  # noqa
     ids = [r["id"] for r in got.json()["results"]]
     assert ids == [r["id"] for r in memory.search("", run_id="a", limit=6, used_order="latest")["results"]]
     assert ids != [r["id"] for r in memory.search("", run_id="a", limit=6, used_order="off")["results"]]
+
+
+def test_used_given_as_a_generator_is_read_once_and_told_to_every_search_of_a_fold():
+    """A folded search (ScopedMemory's, a chunked store's) searches again deeper, told ``used`` again: given as a
+    generator (accepted as ids are), it was read by the first search only, so the deeper one placed and marked none."""
+    store = MemoryStore(WordEncoder(), StoreConfig(provenance=False, chunking={"size": 180, "overlap": 50}))
+    store.add([record(LONG, 0), *(record(f"method_{i} is short here", i + 1) for i in range(6))])
+    query = ({"phase": "view_file"}, "method_3 is short here")
+    want = [h.memory_id for h in store.search(*query, k=3, fold=True, used=["e#0"], used_order="model")]
+    assert want[0] == "e#0"
+    got = store.search(*query, k=3, fold=True, used=(i for i in ["e#0"]), used_order="model")
+    assert [h.memory_id for h in got] == want and got[0].used
+
