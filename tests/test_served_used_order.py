@@ -159,3 +159,19 @@ def test_used_given_as_a_generator_is_read_once_and_told_to_every_search_of_a_fo
     got = store.search(*query, k=3, fold=True, used=(i for i in ["e#0"]), used_order="model")
     assert [h.memory_id for h in got] == want and got[0].used
 
+
+def test_a_threshold_keeps_limit_results_when_the_used_ones_first_score_below_it(reuse_net):  # noqa: F811
+    """``threshold`` keeps the results scoring at least it, ``limit`` of them: the used memories placed first whatever
+    their score took places among the limit and were then dropped by the threshold, so fewer than ``limit`` came
+    back though more memories score above it (without the ordering the ranking is by score and this cannot be)."""
+    memory = ScopedMemory(retriever(reuse_net), k=DEPTH)
+    _live(memory, "a")
+    every = memory.search("", run_id="a", limit=DEPTH, used_order="latest")["results"]
+    used = set(memory.used(memory.query_input("", run_id="a")[1]))
+    low = min(r["score"] for r in every if r["id"] in used)
+    above = sorted((r["score"] for r in every if r["id"] not in used and r["score"] > low), reverse=True)
+    assert len(above) >= 4  # the test can fail: memories not used score above a used one
+    t = (above[3] + low) / 2 if above[3] > low else above[3]
+    want = [r["id"] for r in every if r["score"] >= t][:4]
+    got = memory.search("", run_id="a", limit=4, used_order="latest", threshold=t)["results"]
+    assert [r["id"] for r in got] == want and len(want) == 4

@@ -23,7 +23,7 @@ from sam_model.data.formats import claude_code
 from sam_model.data.schema import State, as_state
 from sam_model.data.toolstate import TranscriptState
 from sam_model.io import SAMFileError
-from sam_model.limits import check_k, check_step, check_text
+from sam_model.limits import MAX_K, check_k, check_step, check_text
 from sam_model.locking import locked
 from sam_model.memory import live
 from sam_model.memory.scopedfilters import matches
@@ -78,20 +78,24 @@ class ScopedSearch:
                 return out
         q = self.encode_query(kind, [inputs])[0] if query_vector is None else query_vector
         used = self.used(inputs)
+        ordered = (self.store.config.used_order if used_order is None else used_order) not in (None, "off")
+        deep = min(n + len(used), MAX_K) if threshold is not None and used and ordered else n  # the used ones placed
+        # first may score below the threshold: with as many more, ``n`` of those it keeps are among the hits (the rest
+        # in the model's order, a deeper search starting with a shallower one's hits)
         if kind == "text":  # fold: one result per memory, its best chunk (ids are the memories', see result)
             step = inputs.get("step")  # a plain query made at a given step leaves that step and later out too
-            hits = self.store.search_vector(q, n, (), **scopes, ids=ids, fold=True,
+            hits = self.store.search_vector(q, deep, (), **scopes, ids=ids, fold=True,
                                             before=None if step is None else (inputs["episode"], step), used=used,
                                             used_order=used_order)
         else:  # made at its step in the scopes' own episode: the memories written before it are the candidates
-            hits = self.store.search(inputs["state"], inputs["observation"], n, **scopes, ids=ids,
+            hits = self.store.search(inputs["state"], inputs["observation"], deep, **scopes, ids=ids,
                                      step=inputs["step"], task_start=inputs["task_start"], query_vector=q, fold=True,
                                      query_episode=inputs["episode"], used=used, used_order=used_order)
         known = self.uses_known(inputs)  # else (and of other episodes) a hit not among them says None, not False
         hits = [h if h.episode_id == inputs["episode"] and (known or h.used) else dataclasses.replace(h, used=None)
                 for h in hits]
         if threshold is not None:
-            hits = [h for h in hits if h.score >= threshold]
+            hits = [h for h in hits if h.score >= threshold][:n]
         out["results"] = [self._result(h) for h in hits]
         return out
 
