@@ -175,3 +175,17 @@ def test_a_threshold_keeps_limit_results_when_the_used_ones_first_score_below_it
     want = [r["id"] for r in every if r["score"] >= t][:4]
     got = memory.search("", run_id="a", limit=4, used_order="latest", threshold=t)["results"]
     assert [r["id"] for r in got] == want and len(want) == 4
+
+
+def test_every_backend_places_the_used_ones_alike_within_the_scope_and_before_the_step(store_backend):
+    """FAISS, Qdrant and Qdrant Edge give the same ordering: a used memory far below the top k comes first, one of
+    another user never comes back, and one written at or after the query's step is not placed (it is no candidate)."""
+    store, q, ids = _store(scoped=True)
+    full = [h.id for h in store.search_vector(q, N, user_id="a")]
+    theirs = [i for n, i in enumerate(ids) if n % 2]
+    late = next(i for i in reversed(full) if store.get(i).step >= 40)  # a's, ranked low, written at step 40 or later
+    early = next(i for i in reversed(full) if store.get(i).step < 40)
+    got = [h.id for h in store.search_vector(q, 5, user_id="a", used={late: 1, early: 2, **dict.fromkeys(theirs, 1)},
+                                             used_order="latest", before=("e", 40))]
+    assert got[0] == early and late not in got and not set(got) & set(theirs)
+    assert got[1:] == [i for i in full if store.get(i).step < 40 and i != early][:4]
