@@ -18,10 +18,14 @@ from test_opening import make_net
 from test_task_first import data_of, write
 from test_used_first import ISSUE
 
+from sam_model.data.reader import read_episodes
 from sam_model.data.reuse import used_first
 from sam_model.encoder import SAMEncoder
+from sam_model.evaluation.data import build_eval_data
 from sam_model.evaluation.methods import retriever_methods
 from sam_model.evaluation.ranking import used_memories, used_ranks
+from sam_model.retriever import SAMRetriever
+from sam_model.storeconfig import StoreConfig
 
 
 def test_used_items_come_first_in_the_rankings_order_then_the_rest_in_its_order():
@@ -148,3 +152,29 @@ def test_a_plain_row_searches_with_the_stores_own_used_order_as_the_deployed_sto
     want = [g.tolist() for g in off.ordered("latest").rank(data, "episode", 10, jitter)]
     assert want != [g.tolist() for g in off.rank(data, "episode", 10, jitter)]  # the ordering moves something
     assert [g.tolist() for g in plain.rank(data, "episode", 10, jitter)] == want
+
+
+@pytest.mark.parametrize(("scope", "reuse"), [("episode", False), ("global", True)])
+def test_the_store_path_is_the_post_hoc_rule_with_the_rerank_on_a_demo_log(tiny_bert_dir, small_demo_logs, scope,
+                                                                            reuse):
+    """As above, through a retriever whose store re-ranks (needed slots, provenance links: the store orders the
+    re-ranked list, not the index's), on a demo log's decisions in both scopes, with and without a reuse model: the
+    store's used_order gives the post-hoc rule's rankings decision by decision."""
+    net = make_net(tiny_bert_dir, task_opening=True, task_reuse=reuse).eval()
+    if reuse:
+        with torch.no_grad():
+            net.reuse.head.bias.fill_(-3.0)
+    _, held = small_demo_logs
+    data = build_eval_data(str(held), read_episodes(held), scope)
+    data.examples = data.examples[:60]
+    model = retriever_methods("m", SAMRetriever(net, StoreConfig(slot_match=0.3, provenance=True,
+                                                                 source_kinds=["user", "system"])))[0]
+    assert model.reranks
+    jitter = np.zeros(len(data.memories))
+    every = model.rank(data, scope, len(data.memories), jitter)
+    assert sum(bool(used_memories(data.memories, ex)) for ex in data.examples) > 20  # the test can fail
+    for depth in (5, 20):
+        for order, ranks in (("model", lambda ex: None), ("latest", lambda ex: used_ranks(data.memories, ex))):
+            want = [used_first(r.tolist(), used_memories(data.memories, ex), ranks(ex))[:depth]
+                    for r, ex in zip(every, data.examples, strict=True)]
+            assert [g.tolist() for g in model.ordered(order).rank(data, scope, depth, jitter)] == want
