@@ -261,16 +261,20 @@ class StoreSearch:
         if used_order is not None and used_order != "off" and used_order not in USED_ORDERS:
             raise ValueError(f"used_order must be {', '.join(map(repr, USED_ORDERS))}, 'off' or None (the store's "
                              f"StoreConfig.used_order), got {used_order!r}")
-        if used_order is None:
+        given = used_order is not None
+        if not given:
             if used is None:  # the store's default orders what a search is told of, and nothing otherwise
                 return None
             used_order = self.config.used_order
         elif used is None and used_order != "off":
             raise ValueError(f"used_order={used_order!r} needs used= (the memories the task's earlier tool calls "
                              "took values from; ScopedMemory traces them from its conversation)")
-        if used_order == "latest" and not isinstance(used, Mapping):
-            raise ValueError("used_order='latest' needs used= as a mapping id -> rank of its latest use "
-                             "(sam_model.data.reuse.use_ranks; ScopedMemory traces them), got a bare list")
+        if used_order == "latest" and not isinstance(used, Mapping):  # the store's default: said so, a caller who
+            # gave no order is told where it comes from and how to search without it
+            whose = "" if given else " (this store's StoreConfig.used_order)"
+            fix = "" if given else ": give the ranks, or search with used_order='model' or 'off'"
+            raise ValueError(f"used_order='latest'{whose} needs used= as a mapping id -> rank of its latest use "
+                             f"(sam_model.data.reuse.use_ranks; ScopedMemory traces them), got a bare list{fix}")
         return None if used_order == "off" else used_order
 
     def _used_scores(self, ids: Sequence[Any], q64: np.ndarray, scoring: Collection[Any],

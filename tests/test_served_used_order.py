@@ -189,3 +189,16 @@ def test_every_backend_places_the_used_ones_alike_within_the_scope_and_before_th
                                              used_order="latest", before=("e", 40))]
     assert got[0] == early and late not in got and not set(got) & set(theirs)
     assert got[1:] == [i for i in full if store.get(i).step < 40 and i != early][:4]
+
+
+def test_a_bare_list_refused_by_the_stores_latest_default_says_where_the_order_comes_from():
+    """A store whose StoreConfig.used_order is "latest" refuses a search given used= as a bare list: the caller gave
+    no order, so the line names the store's setting and how to search without it (it said used_order='latest',
+    which the caller never wrote)."""
+    store, q, ids = _store(StoreConfig(provenance=False, used_order="latest"))
+    with pytest.raises(ValueError) as err:
+        store.search_vector(q, 3, used=ids[:2])
+    words = str(err.value)
+    assert "StoreConfig.used_order" in words and "used_order='model' or 'off'" in words and "\n" not in words
+    assert {h.id for h in store.search_vector(q, 3, used=ids[:2], used_order="model")[:2]} == set(ids[:2])
+    assert store.search_vector(q, 3, used=ids[:2], used_order="off")  # the ways out it names work
