@@ -23,6 +23,7 @@ MemoryStore, which this module cannot import (sam_model.store imports it): that 
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -238,7 +239,7 @@ class StoreSearch:
                              "(sam_model.data.reuse.use_ranks; ScopedMemory traces them from its conversation)")
         if isinstance(used, Mapping):  # every id's rank, stored or not: a bad one is the caller's error either way
             for i, k in used.items():
-                if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:  # numpy's too
                     raise ValueError(f"used[{i!r}] must be the rank of its latest use, an integer from 1, got {k!r}")
         return frozenset(j for i in used for j in self._chunks.get(i, (i,)) if j in self._entries)
 
@@ -252,7 +253,7 @@ class StoreSearch:
         integer (:meth:`_used_ids`, called first, refuses any other, of a stored id or not)."""
         out = {}
         for i, k in used.items():
-            out.update((j, k) for j in self._chunks.get(i, (i,)) if j in self._entries)
+            out.update((j, int(k)) for j in self._chunks.get(i, (i,)) if j in self._entries)
         return out
 
     def _used_order(self, used_order: str | None, used: Collection[Any] | None) -> str | None:

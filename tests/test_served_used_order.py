@@ -202,3 +202,16 @@ def test_a_bare_list_refused_by_the_stores_latest_default_says_where_the_order_c
     assert "StoreConfig.used_order" in words and "used_order='model' or 'off'" in words and "\n" not in words
     assert {h.id for h in store.search_vector(q, 3, used=ids[:2], used_order="model")[:2]} == set(ids[:2])
     assert store.search_vector(q, 3, used=ids[:2], used_order="off")  # the ways out it names work
+
+
+def test_ranks_given_as_numpy_integers_are_ranks():
+    """used= ranks computed with numpy (np.int64) are integers: since every mapping's ranks are checked (not only a
+    recency model's), a store that does not score recency refused them ("an integer from 1, got np.int64(1)"), which
+    it took before; a bool or a rank below 1 is still refused."""
+    store, q, ids = _store()
+    full = _full(store, q)
+    got = store.search_vector(q, 3, used={full[-1]: np.int64(2), full[-2]: np.int64(1)}, used_order="latest")
+    assert [h.id for h in got] == [full[-2], full[-1], full[0]]
+    for bad in (np.int64(0), True, np.bool_(True), 1.0):
+        with pytest.raises(ValueError, match="must be the rank of its latest use"):
+            store.search_vector(q, 3, used={full[0]: bad})
