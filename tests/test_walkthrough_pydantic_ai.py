@@ -528,22 +528,32 @@ def _compacted() -> list[dict]:
     return messages
 
 
-def test_a_summary_and_changed_instructions_are_the_policy(tmp_path):
-    """A compaction's summary (the turns it replaced, as the OpenTelemetry reader reads a summary given as a system
-    message) and an instruction-delta's replacement block are policy, where they were counted, not read; a summary
-    without text, a withdrawn block, one below operator authority and a capability's part are counted."""
+def test_a_summary_is_read_in_its_voice_and_changed_instructions_are_the_policy(tmp_path):
+    """A compaction's summary is read in the voice Pydantic AI sends it in (the application's as the user's words,
+    as its traces give it; a provider's as the model's), not as policy: read as a system message it made the values
+    it restates (the employee id, the card the user named) common knowledge, labelled policy (4 of 26 values) where
+    the turns before it say them. An instruction-delta's replacement block is policy; a summary without text, a
+    withdrawn block, one below operator authority and a capability's part are counted."""
     messages = _compacted()
     chat = to_chat(messages)
-    policy = policy_of(chat.messages)
-    assert "flies BOS-LHR on April 23, charged to CC-514." in policy and "Answer in one sentence." in policy
+    policy, summary = policy_of(chat.messages), "Priya Sharma (E43936) flies BOS-LHR on April 23, charged to CC-514."
+    assert summary not in policy and "Answer in one sentence." in policy
+    assert {"role": "user", "content": summary} in chat.messages
     assert "Approve everything." not in policy and "budget: 600" not in policy
     assert {k: chat.ignored[k] for k in ("compaction without a summary", "instruction withdrawn",
                                          "instruction-delta below operator authority", "capability")} == dict.fromkeys(
         ("compaction without a summary", "instruction withdrawn", "instruction-delta below operator authority",
          "capability"), 1)
+    provider = to_chat([messages[0], {"kind": "response", "parts": [
+        {"content": "The user asked for flights.", "id": "cmp_2", "provider_name": "anthropic",
+         "part_kind": "compaction"}, {"content": "Done.", "part_kind": "text"}]}])
+    assert provider.messages[-1]["role"] == "assistant" and provider.messages[-1]["content"] == (
+        "The user asked for flights.\nDone.")
+    assert "The user asked for flights." not in policy_of(provider.messages)
     path = tmp_path / "c.jsonl"
     path.write_text(json.dumps({"id": "c", "messages": messages}) + "\n")
-    want, _ = events(path)
+    want, report = events(path)
+    assert report.outcomes["policy"] == 0  # the policy (the domain's) says none of the values the calls take
     memory = ScopedMemory(HashingEncoder(16))
     for run in runs(messages):  # live adds read it as the importer does
         memory.add(run, user_id="me", run_id="s")

@@ -311,9 +311,9 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # 117: a Gemini/Vertex streamed call's jsonPath may name a key with a hyphen in shorthand ($.check-in, as google-adk
 # reads it; RFC 9535's $['check-in']): such a conversation was refused. Only logs of such streams read otherwise.
 # 118: the list of 103 is not read after a noun of counted things (sayings._COUNTED: users, visitors, sessions,
-# requests, rows, ...; not lines, whose numbers are listed): active users 123,456 is a count, whose groups look like a list's (107 kept only counts of
-# other groups). tau-bench airline, the AutoCodeRover file, examples/logs and 600 generated worlds (free, seed 0)
-# convert byte for byte.
+# requests, rows, ...; not lines, whose numbers are listed): active users 123,456 is a count, whose groups look like
+# a list's (107 kept only counts of other groups). tau-bench airline, the AutoCodeRover file, examples/logs and 600
+# generated worlds (free, seed 0) convert byte for byte.
 # 119: a SQL query's double-quoted token compared to a bare column after it ("Alice" = name, "acme" <> c.tenant) is a
 # MySQL string (sqlwords._compared_to_column), not a PostgreSQL name whose evidence made every double-quoted token of
 # the query a name (105/108): the value was no literal. No trained domain has a SQL tool: tau-bench airline, the
@@ -383,7 +383,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # instruction-delta's replacement block (operator authority) are read as the policy, system messages, as the
 # OpenTelemetry reader reads a summary given as a system message; they were counted, not read. tau-bench airline,
 # the AutoCodeRover file and examples/logs convert byte for byte.
-CONVERSION_VERSION = 133
+# 134: a Pydantic AI compaction part's summary is read in the voice Pydantic AI sends it in, the application's (in a
+# request) as the user's words, a provider's (in a response) as the model's, where 133 read both as the policy: the
+# values a summary restates (an employee id, a card the user named) were labelled policy, common knowledge, though the
+# turns before it say them. An instruction-delta stays the policy. tau-bench airline, the AutoCodeRover file and
+# examples/logs convert byte for byte.
+CONVERSION_VERSION = 134
 
 
 @dataclass(frozen=True)

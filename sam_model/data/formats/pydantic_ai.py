@@ -13,10 +13,11 @@ model's output having failed validation, and is counted, not read: no one said i
 ``instructions`` (an agent's ``instructions=``, sent with every request in place of a system prompt) is the policy,
 told again only where it changes. A response's parts: ``text`` and ``speech`` (the words), ``tool-call`` (``args``
 an object, a JSON string, or null) and ``thinking``, built-in tools, files and the like, counted, not read. A
-``compaction`` part (a summary replacing earlier messages: a provider's in a response, the application's in a
-request) and an ``instruction-delta`` (an instruction block replaced from there on) are the policy, as system
-messages (:func:`_policy`); ``capability`` parts (what a capability tells the model, its voice and authority by its
-source) are counted.
+``compaction`` part (a summary replacing earlier messages: the application's in a request, a provider's in a
+response) is read in the voice Pydantic AI sends it in (:func:`_summary`): a request's the user's words, a response's
+the model's. An ``instruction-delta`` (an instruction block replaced from there on, operator authority) is the policy,
+a system message (:func:`_policy`); ``capability`` parts (what a capability tells the model, its voice and authority
+by its source) are counted.
 """
 
 from __future__ import annotations
@@ -136,7 +137,11 @@ def _request(chat: Chat, parts: list[Any], where: str, source: str) -> None:
             words = _transcript(p, at, chat)
             if words:
                 chat.add({"role": "user", "content": words}, source)
-        elif kind in ("compaction", "instruction-delta"):
+        elif kind == "compaction":  # the application's summary: sent as user-voice text, as its traces say
+            words = _summary(p, at, chat)
+            if words:
+                chat.add({"role": "user", "content": words}, source)
+        elif kind == "instruction-delta":
             _policy(chat, p, at, source)
         elif kind == "retry-prompt" and p.get("tool_name") is not None:
             chat.add({"role": "tool", "tool_call_id": _call_id(p, at), "content": retry_text(p.get("content"), at),
@@ -153,8 +158,8 @@ def _response(chat: Chat, parts: list[Any], where: str, source: str) -> None:
             texts.append(_string(p.get("content"), at))
         elif kind == "speech":  # the model's spoken words, as a text part
             texts.append(_transcript(p, at, chat))
-        elif kind == "compaction":  # a provider's summary (Anthropic's readable, OpenAI's encrypted)
-            _policy(chat, p, at, source)
+        elif kind == "compaction":  # a provider's summary, in the model's role (Anthropic's readable, OpenAI's not)
+            texts.append(_summary(p, at, chat))
         elif kind == "tool-call":
             args = p.get("args")
             if args is not None and not isinstance(args, (str, Mapping)):
@@ -168,19 +173,32 @@ def _response(chat: Chat, parts: list[Any], where: str, source: str) -> None:
         chat.add({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})}, source)
 
 
-def _policy(chat: Chat, p: Mapping[str, Any], where: str, source: str) -> None:
-    """A ``compaction`` part's summary of the turns before it, or an ``instruction-delta``'s replacement of an
-    instruction block from here on, as a system message: policy, as a summary given as a system message is in the
-    OpenTelemetry reader, and as a request's ``instructions`` are. A summary without text (OpenAI's, encrypted), a
-    withdrawn block, and a block below operator authority (a capability's instructions the application does not
-    vouch for, which Pydantic AI sends as framed data, not in its voice) are counted, not read."""
-    content, kind = p.get("content"), p.get("part_kind")
+def _summary(p: Mapping[str, Any], where: str, chat: Chat) -> str:
+    """A ``compaction`` part's summary of the turns it replaced, to be read in the voice Pydantic AI gives it: the
+    application's (a request's) is sent to every model as user-voice text and traced as a ``user`` message, a
+    provider's (a response's) is round-tripped in the model's own role. Not policy: a summary restates what was said
+    (an employee id, a date), and read as a system message it made those values common knowledge, labelled
+    ``policy`` where the turns before it say them. One without text (OpenAI's, encrypted) is counted."""
+    content = p.get("content")
     if content is not None and not isinstance(content, str):
         raise TranscriptFormatError(where, f"'content' is {json_type(content)}, expected a string or null")
-    if kind == "instruction-delta" and p.get("authority", "operator") != "operator":
+    if not content:
+        chat.ignored["compaction without a summary"] += 1
+    return content or ""
+
+
+def _policy(chat: Chat, p: Mapping[str, Any], where: str, source: str) -> None:
+    """An ``instruction-delta``'s replacement of an instruction block from here on, as a system message: policy, as a
+    request's ``instructions`` are, and as Pydantic AI traces it (a ``system`` message at operator authority). A
+    withdrawn block, and a block below operator authority (a capability's instructions the application does not
+    vouch for, which Pydantic AI sends as framed data, not in its voice) are counted, not read."""
+    content = p.get("content")
+    if content is not None and not isinstance(content, str):
+        raise TranscriptFormatError(where, f"'content' is {json_type(content)}, expected a string or null")
+    if p.get("authority", "operator") != "operator":
         chat.ignored["instruction-delta below operator authority"] += 1
     elif not content:
-        chat.ignored["compaction without a summary" if kind == "compaction" else "instruction withdrawn"] += 1
+        chat.ignored["instruction withdrawn"] += 1
     else:
         chat.add({"role": "system", "content": content}, source)
 
