@@ -561,3 +561,16 @@ def test_a_summary_is_read_in_its_voice_and_changed_instructions_are_the_policy(
         (e["state"], e.get("useful_memory_steps") or []) for e in want]
     with pytest.raises(ValueError, match=r"message \d+, part 0: 'content' is an object, expected a string or null"):
         to_chat([{"kind": "request", "parts": [{"content": {"summary": "x"}, "part_kind": "compaction"}]}])
+
+
+def test_a_kind_in_capitals_is_guessed_and_a_missing_kind_is_said_missing():
+    """A kind written in capitals ("RESPONSE") was refused without the guess a lowercase misspelling gets, and a message
+    without a kind was "'kind' is null", as if one had been written: the guess is made by the letters, and a missing
+    kind is said missing."""
+    user = [{"content": "hi", "part_kind": "user-prompt"}]
+    with pytest.raises(ValueError, match=r"'kind' is \"RESPONSE\", .*; did you mean \"response\"\?"):
+        to_chat([{"kind": "RESPONSE", "parts": user}])
+    with pytest.raises(ValueError, match=r"message 0: no 'kind' \(a Pydantic AI message says \"request\" or"):
+        to_chat([{"parts": user}])
+    with pytest.raises(ValueError, match=r"'kind' is null, expected \"request\""):
+        to_chat([{"kind": None, "parts": user}])

@@ -78,7 +78,8 @@ def sniff(messages: list[Any]) -> bool:
 
 def _kind_error(kind: Any) -> str:
     """What a message's ``kind`` that is not a Pydantic AI message's is, and the one it was likely meant to be."""
-    near = difflib.get_close_matches(kind, KINDS, n=1, cutoff=0.6) if isinstance(kind, str) else []
+    # by its letters, not their case: "Request" and "RESPONSE" (a hand-written or enum-named kind) are near too
+    near = difflib.get_close_matches(kind.lower(), KINDS, n=1, cutoff=0.6) if isinstance(kind, str) else []
     return (f"'kind' is {json.dumps(kind, default=str)[:40]}, expected \"request\" or \"response\" (a Pydantic AI "
             "ModelMessage)" + (f"; did you mean \"{near[0]}\"?" if near else ""))
 
@@ -92,7 +93,8 @@ def to_chat(messages: list[Any], where: str) -> Chat:
             chat.add({"role": "system", "content": _string(m.get("content"), w)}, source)
             continue
         if kind not in KINDS:
-            raise TranscriptFormatError(w, _kind_error(kind))
+            raise TranscriptFormatError(w, _kind_error(kind) if "kind" in m else "no 'kind' (a Pydantic AI message "
+                                        "says \"request\" or \"response\"; every message of a dump has one)")
         if not isinstance(parts, list):
             raise TranscriptFormatError(w, f"'parts' is {json_type(parts)}, expected a list of parts")
         instructions = m.get("instructions")
