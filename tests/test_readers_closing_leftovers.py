@@ -303,3 +303,20 @@ def test_an_openhands_v1_tree_whose_parent_is_written_after_it_is_refused_naming
             with pytest.raises(TranscriptFormatError, match="parent_id names event") as err:
                 list(iter_transcript_events(path, report=ImportReport()))
             assert err.value.where.endswith(at)
+
+
+@pytest.mark.parametrize("some, counted", [
+    ("A small number of users 123,456 were banned for spam.", "A total number of users 123,456 were active."),
+    ("An unusually large number of orders 123,456 failed to ship.", "The large number of orders 123,456 surprised us."),
+])
+def test_a_number_of_sized_between_lists_as_a_number_of_does(some, counted):
+    """a0e9552 read 'a number of' as some of them (a list) only with 'a' right before 'number', so 'a small number of
+    users 123,456 were banned' was one count, the ids 123 and 456 a later call took said by no event. Up to two words
+    that size it between read as 'a number of'; a tally word or a determiner before 'number' still says a count."""
+    from shell_calls import decide
+
+    from sam_model.data.sayings import says
+    from sam_model.data.text import norm
+
+    assert says(norm(some), "456") and decide("get_user", {"user_id": "456"}, some).labels == [0]
+    assert not says(norm(counted), "456") and says(norm(counted), "123,456")

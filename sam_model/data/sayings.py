@@ -91,8 +91,24 @@ def _counted(text_norm: str, before: re.Match) -> bool:
         return True
     word = text_norm[max(0, before.start(1) - 32):before.start(1)].split()
     if len(word) > 1 and word[-1] == "of" and word[-2] in _COUNT_OF:  # a count of any noun, but "a number of": some
-        return word[-2:] != ["number", "of"] or len(word) < 3 or word[-3] != "a"
+        return word[-2] != "number" or not _some(word[:-2])
     return noun in _PEOPLE and bool(word) and word[-1] in _TALLY_WORDS
+
+
+_DETERMINERS = frozenset("the this that these those its their our your his her my".split())
+
+
+def _some(lead: list[str]) -> bool:
+    """Whether the words before ``number of`` make it ``a number of`` (some of them, which lists): ``a`` or ``an``,
+    perhaps with up to two words that size it between (``a small number of users 123,456 were banned``, ``a very
+    large number of``), none a tally word (``a total number of`` counts) or a determiner. a0e9552 took only ``a``
+    right before ``number``, so ``a small number of users 123,456`` was read as one count, the ids said by no event."""
+    for w in reversed(lead[-3:]):
+        if w in ("a", "an"):
+            return True
+        if w in _TALLY_WORDS or w in _COUNT_OF or w in _DETERMINERS or not w.isalpha():
+            return False
+    return False
 
 
 def _list_shaped(number: str) -> bool:

@@ -388,7 +388,11 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # values a summary restates (an employee id, a card the user named) were labelled policy, common knowledge, though the
 # turns before it say them. An instruction-delta stays the policy. tau-bench airline, the AutoCodeRover file and
 # examples/logs convert byte for byte.
-CONVERSION_VERSION = 134
+# 135: "a number of" sized by up to two words between (a small number of users 123,456 were banned; an unusually
+# large number of orders) lists, as "a number of" does (129): it was read as one count, the ids a later call took
+# said by no event; a tally word or a determiner before "number" (a total number of, the large number of) still says
+# a count. tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 135
 
 
 @dataclass(frozen=True)
