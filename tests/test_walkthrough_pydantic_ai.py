@@ -574,3 +574,44 @@ def test_a_kind_in_capitals_is_guessed_and_a_missing_kind_is_said_missing():
         to_chat([{"parts": user}])
     with pytest.raises(ValueError, match=r"'kind' is null, expected \"request\""):
         to_chat([{"kind": None, "parts": user}])
+
+
+def test_a_served_add_of_the_whole_history_after_each_run_names_its_field_and_counts_the_new_calls(tmp_path,
+                                                                                               monkeypatch):
+    """``all_messages()`` posted after each run: sam-serve checked the whole history (its field's name, every tool
+    call of every earlier run counted against the add's limit), and the add then read the rest again under
+    ScopedMemory.add's own name, so what was skipped (the thinking parts) was said of ``data[k:]``, a field no HTTP
+    caller sends, and a long conversation was refused for the calls of the runs it was not storing. The check reads
+    the add as the add reads it: the rest, named ``messages[k:]``, its calls counted."""
+    pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from fastapi.testclient import TestClient
+    from serving import KEYS, keys_file
+
+    from sam_model.serve import tenants as served
+    from sam_model.serve.http import create_app
+    from sam_model.serve.tenants import Tenants, read_keys
+    from sam_model.storeconfig import StoreConfig
+
+    _, messages = conversations(1, 2)[0]
+    memory, so_far, wholes = ScopedMemory(HashingEncoder(32)), [], []
+    for run in runs(messages):
+        so_far += run
+        wholes.append(json.loads(json.dumps(so_far)))
+    want = [memory.add(w, user_id="me", run_id="trip") for w in wholes]
+    calls = lambda ms: sum(p["part_kind"] == "tool-call" for m in ms for p in m["parts"])  # noqa: E731
+    most = max(calls(r) for r in runs(messages))
+    assert most < calls(wholes[-1])  # the whole history holds more calls than any run's new messages
+    monkeypatch.setattr(served, "MAX_ADD_ITEMS", most)
+    tenants = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", HashingEncoder(32), StoreConfig())
+    http = TestClient(create_app(tenants))
+    got = [http.post("/v1/memories", headers={"X-API-Key": KEYS["acme"]},
+                     json={"messages": w, "user_id": "me", "run_id": "trip"}) for w in wholes]
+    assert [r.status_code for r in got] == [200] * len(want), [r.json() for r in got]
+    field = lambda answer: json.loads(re.sub(r'"data([\[,:])', r'"messages\1', json.dumps(answer)))  # noqa: E731
+    skipped = [s["reason"] for r in got for s in r.json().get("skipped", [])]
+    assert skipped and all(s.startswith("messages") for s in skipped) and any("messages[" in s for s in skipped)
+    assert [r.json().get("skipped") for r in got] == [field(a).get("skipped") for a in want]
+    assert [r.json()["results"] for r in got] == [a["results"] for a in want]
+    stored = lambda m: [(r["id"], r["memory"]) for r in m.get_all(user_id="me", run_id="trip", limit=None)["results"]]  # noqa: E731
+    assert stored(tenants.tenants["acme"].memory) == stored(memory)
+    tenants.close()

@@ -165,8 +165,9 @@ class ScopedWrites:
         if _is_messages(items):
             notes, name = [], "data"
             if again := resent.repeated(items, self._sent.get(episode)):  # Converse / Pydantic AI messages sent again
-                # the rest read alone: its errors and notes name it (data[4:], message 1), not data's message 1
-                data, read, name = items[again:], None, f"data[{again}:]"
+                # the rest read alone: its errors and notes name it (data[4:], message 1), not data's message 1; a
+                # caller's ``read`` (check_add, in this hold of the lock) is of the rest already
+                data, name = items[again:], f"data[{again}:]"
                 notes.append({"reason": resent.note(items, again)})
             # checked before the conversation's state takes any of them
             messages, skipped = read if read is not None else read_add(data, name) if data else ([], [])
@@ -211,13 +212,19 @@ class ScopedWrites:
         :meth:`add` reads it: items the scopes' open turn takes as an agent's session lines (a Codex rollout's bare
         items after the meta line of the layout before the wrapper, which tell no format alone) are not held to the
         length limit, their add stores a longer text cut. Checked without the turn (sam-serve's check before it
-        logged the add), such a line past the limit was refused over HTTP and MCP, and taken in-process. Hold
-        ``memory.lock`` from this check through the add (sam_model.serve.tenants.Tenant.write), so that the turn
-        it reads is the add's."""
+        logged the add), such a line past the limit was refused over HTTP and MCP, and taken in-process. Converse or
+        Pydantic AI messages opening with the scope's last add (sam_model.memory.resent) are read from after it,
+        as the add reads them: what was skipped named ``messages[4:]``, not the add's own ``data[4:]``, and only
+        their calls counted against ``max_calls`` (a whole history posted after each run was refused for the calls
+        of the runs it did not store again). Hold ``memory.lock`` from this check through the add
+        (sam_model.serve.tenants.Tenant.write), so that the turn and the last add it reads are the add's."""
         items = [data] if isinstance(data, Mapping) else [] if isinstance(data, str) else (
             list(data) if isinstance(data, Sequence) else [])
         episode = self.episode_of(user_id, agent_id, run_id)
         fmt = self._live_format(items, episode) if items else None
+        if fmt is None and _is_messages(items) and (again := resent.repeated(items, self._sent.get(episode))):
+            rest = items[again:]  # read as the add reads it: the rest, its calls counted, named messages[4:]
+            return read_add(rest, f"{name}[{again}:]", max_calls) if rest else ([], [])
         return read_add(data, name, max_calls, session=fmt in live.LIVE, fmt=_checked(fmt),
                         worded=live.worded(self._open.get(episode)))
 
