@@ -163,11 +163,10 @@ class ScopedWrites:
             self._sent.pop(episode, None)
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items):
-            notes, name = [], "data"
-            if again := resent.repeated(items, self._sent.get(episode)):  # Converse / Pydantic AI messages sent again
-                # the rest read alone: its errors and notes name it (data[4:], message 1), not data's message 1; a
-                # caller's ``read`` (check_add, in this hold of the lock) is of the rest already
-                data, name = items[again:], f"data[{again}:]"
+            notes = []
+            again, rest, name = self._resent(items, episode, "data")  # Converse / Pydantic AI messages sent again
+            if again:  # a caller's ``read`` (check_add, in this hold of the lock) is of the rest already
+                data = rest
                 notes.append({"reason": resent.note(items, again)})
             # checked before the conversation's state takes any of them
             messages, skipped = read if read is not None else read_add(data, name) if data else ([], [])
@@ -222,11 +221,19 @@ class ScopedWrites:
             list(data) if isinstance(data, Sequence) else [])
         episode = self.episode_of(user_id, agent_id, run_id)
         fmt = self._live_format(items, episode) if items else None
-        if fmt is None and _is_messages(items) and (again := resent.repeated(items, self._sent.get(episode))):
-            rest = items[again:]  # read as the add reads it: the rest, its calls counted, named messages[4:]
-            return read_add(rest, f"{name}[{again}:]", max_calls) if rest else ([], [])
+        if fmt is None and _is_messages(items):
+            again, rest, rest_name = self._resent(items, episode, name)
+            if again:  # read as the add reads it: the rest, its calls counted, named messages[4:]
+                return read_add(rest, rest_name, max_calls) if rest else ([], [])
         return read_add(data, name, max_calls, session=fmt in live.LIVE, fmt=_checked(fmt),
                         worded=live.worded(self._open.get(episode)))
+
+    def _resent(self, items: list[Any], episode: str, name: str) -> tuple[int, list[Any], str]:
+        """(how many of ``items``' first messages are the scope's last add sent again, sam_model.memory.resent: 0
+        for none; the rest, which the add reads alone; its name, ``name[4:]``, which its errors and skips give, not
+        the place in it, message 1 for the caller's message 5): one rule for :meth:`add` and :meth:`check_add`."""
+        again = resent.repeated(items, self._sent.get(episode))
+        return again, items[again:], f"{name}[{again}:]" if again else name
 
     def _live_format(self, items: list[Any], episode: str) -> str | None:
         """The live format an add's items are written in, told with the episode's open turn (live.format_of), or
