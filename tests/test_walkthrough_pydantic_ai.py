@@ -615,3 +615,28 @@ def test_a_served_add_of_the_whole_history_after_each_run_names_its_field_and_co
     stored = lambda m: [(r["id"], r["memory"]) for r in m.get_all(user_id="me", run_id="trip", limit=None)["results"]]  # noqa: E731
     assert stored(tenants.tenants["acme"].memory) == stored(memory)
     tenants.close()
+
+
+def test_a_served_add_of_the_history_as_json_text_is_refused_naming_messages(tmp_path):
+    """``{"messages": result.all_messages_json().decode()}``: ScopedMemory.add refuses the JSON text of Pydantic AI
+    messages (stored whole, it was one memory of JSON), but sam-serve's check (which names the API's field) took it,
+    and the add's refusal named ``data``, a field no HTTP caller sends, after the add was logged. The check refuses
+    it, naming ``messages``, before the log; nothing is stored."""
+    pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from fastapi.testclient import TestClient
+    from serving import KEYS, keys_file
+
+    from sam_model.serve.http import create_app
+    from sam_model.serve.tenants import Tenants, read_keys
+    from sam_model.storeconfig import StoreConfig
+
+    _, messages = conversations(1, 7)[0]
+    tenants = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", HashingEncoder(32), StoreConfig())
+    http = TestClient(create_app(tenants))
+    got = http.post("/v1/memories", headers={"X-API-Key": KEYS["acme"]},
+                    json={"messages": json.dumps(messages[:2]), "user_id": "me", "run_id": "s"})
+    assert got.status_code == 422, got.json()
+    said = json.dumps(got.json())
+    assert "messages is the JSON text of Pydantic AI messages" in said and "data is" not in said
+    assert tenants.tenants["acme"].memory.get_all(user_id="me", run_id="s")["results"] == []
+    tenants.close()

@@ -103,6 +103,14 @@ def pydantic_ai_dump(data: str | bytes | bytearray) -> bool:
     return pydantic_ai.is_history(doc)
 
 
+def check_not_dump(data: Any, name: str) -> None:
+    """Refuse, naming ``name``, a string that is the JSON text of Pydantic AI messages (:func:`pydantic_ai_dump`):
+    ScopedMemory.add's rule, which sam-serve's check (ScopedMemory.check_add) applies too, so that HTTP's and MCP's
+    refusal names their field before the add is logged (it named ``data``, add's argument, after)."""
+    if isinstance(data, str) and pydantic_ai_dump(data):  # it was stored whole as one memory, its JSON the words
+        raise ValueError(f"{name} is the JSON text of Pydantic AI messages, not messages: {PYDANTIC_AI}")
+
+
 def _objects_hint(m: Any) -> str:
     """What to give instead of a framework's message object (a LangChain message, a Pydantic AI ModelRequest)."""
     module = type(m).__module__
@@ -143,8 +151,7 @@ class ScopedWrites:
             raise TypeError(f"data is bytes ({len(data)} of them), not messages: " + (
                 PYDANTIC_AI if pydantic_ai_dump(data) else "give the text (decoded) or the messages it holds"))
         if isinstance(data, str):
-            if pydantic_ai_dump(data):  # it was stored whole as one memory, its JSON the memory's words
-                raise ValueError(f"data is the JSON text of Pydantic AI messages, not messages: {PYDANTIC_AI}")
+            check_not_dump(data, "data")
             check_text(data, "data")
         elif not isinstance(data, (Mapping, Event, Sequence)):
             raise TypeError(f"data must be a message text, a message or event dict, an Event or a list of them, got "
@@ -217,6 +224,7 @@ class ScopedWrites:
         their calls counted against ``max_calls`` (a whole history posted after each run was refused for the calls
         of the runs it did not store again). Hold ``memory.lock`` from this check through the add
         (sam_model.serve.tenants.Tenant.write), so that the turn and the last add it reads are the add's."""
+        check_not_dump(data, name)
         items = [data] if isinstance(data, Mapping) else [] if isinstance(data, str) else (
             list(data) if isinstance(data, Sequence) else [])
         episode = self.episode_of(user_id, agent_id, run_id)
