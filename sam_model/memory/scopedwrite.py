@@ -139,7 +139,9 @@ class ScopedWrites:
         ``"notes"`` (``[{"reason"}]``) when an agent's session lines closed the scope's open turn at its cap
         (sam_model.memory.live.over: stored, but apart from the turn they continue) or a memory's text was stored cut
         to MAX_TEXT_CHARS (:func:`fit`: a session line's tool result, a call's arguments; a chat message's own
-        content past it is refused, as its caller can split it, a sidecar forwarding an agent's lines cannot). A
+        content past it is refused, as its caller can split it, a sidecar forwarding an agent's lines cannot), or
+        the add's first messages were the scope's last add of Converse or Pydantic AI messages sent again
+        (sam_model.memory.resent: read once, not stored again; the rest read alone, named ``data[k:]``). A
         message that should hold text and holds none (no content, a blank one) is refused with its batch (ValueError
         naming it), and so is an empty list (as sam-serve's HTTP add refuses it). ``read``: what :meth:`check_add`
         read of ``data`` when the caller checked it already (sam-serve, before logging the add, in the same hold of
