@@ -141,10 +141,11 @@ def _episode_events(rng: random.Random, eid: str, n: int) -> list[dict]:
 
 
 def test_a_lifes_marks_are_those_evaluate_tells_its_searches_task_start_known_or_not():
-    """Review (2026-12-06): what training tells a query of a life (the rows concat_rows builds; q_used, q_recent,
-    and q_used_episode, q_recent_episode for a query whose task start is hidden) is what evaluate.py's replay tells
-    the same decision's search (used_ranks over the examples of the life make_lives builds), with the task start
-    known and with --task-start unknown: the same memories, each with r = 1/k of the same rank."""
+    """Guard (passes before; review, 2026-12-06): what training tells a query of a life (the rows concat_rows
+    builds; q_used, q_recent, and q_used_episode, q_recent_episode for a query whose task start is hidden) is
+    what evaluate.py's replay tells the same decision's search (used_ranks over the examples of the life
+    make_lives builds), with the task start known and with --task-start unknown: the same memories, each with
+    r = 1/k of the same rank."""
     import dataclasses
 
     from sam_model.data.examples import episode_memories, episode_row, iter_examples

@@ -526,9 +526,9 @@ def _alone(entries: list[dict], b: dict) -> list[dict]:
 
 
 def test_random_claude_code_sessions_search_each_call_line_as_the_importer_decides_it(tmp_path):
-    """Review (2026-12-06): on random sessions, a call's line searched after the lines before it, added a line an
-    add (and live_state given them), is decided where the importer decides its response: the state the importer
-    writes on that decision event for the response made of the call alone."""
+    """Guard (passes before; review, 2026-12-06): on random sessions, a call's line searched after the lines
+    before it, added a line an add (and live_state given them), is decided where the importer decides its
+    response: the state the importer writes on that decision event for the response made of the call alone."""
     from sam_model.data.transcripts import live_state
 
     rng, compared = random.Random(3), 0

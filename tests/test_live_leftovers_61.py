@@ -55,8 +55,9 @@ def test_a_gemini_chunk_of_whitespace_joins_the_words_as_the_importer_joins_it(t
 
 
 def test_a_gemini_chunk_of_whitespace_that_opens_a_turn_is_still_refused():
-    """Alone, as the first of the model's contents (or after its call alone), the chunk would be a blank memory,
-    which the store refuses: it is refused as before, in one line, and the scope is as it was."""
+    """Guard (passes before): alone, as the first of the model's contents (or after its call alone), the chunk
+    would be a blank memory, which the store refuses: it is refused as before, in one line, and the scope is
+    as it was."""
     memory = ScopedMemory(HashingEncoder(16))
     memory.add([STREAM[0]], user_id="t", run_id="r")
     for then in (CALL, None):
@@ -234,9 +235,10 @@ def test_converse_messages_added_whole_after_each_invocation_are_the_adds_of_the
 
 
 def test_converse_messages_said_again_without_a_call_id_are_stored_again():
-    """Without a toolUseId among them, messages that open an add as the last add's did are new ones: a "yes" said
-    again is a memory of its own (as the importer reads a log holding it twice), and so is a first invocation of
-    words alone sent again whole (the README's agent.messages[n:] stores it once)."""
+    """Guard (passes before): without a toolUseId among them, messages that open an add as the last add's did
+    are new ones: a "yes" said again is a memory of its own (as the importer reads a log holding it twice),
+    and so is a first invocation of words alone sent again whole (the README's agent.messages[n:] stores it
+    once)."""
     memory = ScopedMemory(HashingEncoder(16))
     yes = [_words("user", "yes")]
     for add in (yes, yes, [*yes, _words("assistant", "Booked.")]):

@@ -204,8 +204,9 @@ def _by_run(want: list[dict], split: list[list[dict]]) -> list[list[dict]]:
 
 
 def test_a_prompt_said_again_is_stored_again():
-    """A user's "yes" said again in the next run (the same words, stamped anew) is a memory of its own, and so is a
-    history written by hand without times or call ids, added twice: nothing in it was written once."""
+    """Guard (passes before the resend check took Pydantic AI messages): a user's "yes" said again in the next
+    run (the same words, stamped anew) is a memory of its own, and so is a history written by hand without
+    times or call ids, added twice: nothing in it was written once."""
     _, messages = conversations(1, 0)[0]
     memory = ScopedMemory(HashingEncoder(16))
     memory.add(runs(messages)[0], user_id="me", run_id="s")
@@ -247,8 +248,8 @@ def test_a_scopes_last_add_is_its_own():
 
 
 def test_a_served_add_of_each_runs_new_messages_stores_what_the_in_process_add_does(tmp_path):
-    """sam-serve's HTTP add (``{"messages": json.loads(result.new_messages_json()), "user_id", "run_id"}``) after
-    each run: the answers and memories of ScopedMemory.add's."""
+    """Guard (passes before): sam-serve's HTTP add (``{"messages": json.loads(result.new_messages_json()),
+    "user_id", "run_id"}``) after each run: the answers and memories of ScopedMemory.add's."""
     pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
     from fastapi.testclient import TestClient
     from serving import KEYS, keys_file
