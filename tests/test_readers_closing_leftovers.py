@@ -12,11 +12,15 @@ import pytest
     ("The report says total number of users 123,456 this month; record that figure.", 123456),
     ("Count of customers 204,305 as of today, record it.", 204305),
     ("The number of active users 123,456 is up; log it.", 123456),  # a tally word right before: as before
+    ("Dashboard: total number of orders 123,456 this quarter; record that figure.", 123456),
+    ("Count of tickets 204,305 as of today, record it.", 204305),
 ])
-def test_a_count_said_before_its_noun_and_of_is_one_number(said, value):
-    """People are counted only after a word that says a count (active users 123,456), so the number after 'total
-    number of users' was read as a list of two ids, 123 and 456, and the count a later call passed said by no event.
-    A count's noun and 'of' before the noun say a count too; 'of' alone does not (a list of users 123,456)."""
+def test_a_count_of_any_noun_after_a_counts_noun_and_of_is_one_number(said, value):
+    """People were counted only after a word that says a count (active users 123,456), so the number after 'total
+    number of users' was read as a list of two ids, 123 and 456, and the count a later call passed said by no event
+    (6f64f92 took a count's noun and 'of' before people, and a0e9552 before any noun: 'total number of orders
+    123,456' was still two order ids). 'Of' alone lists (a list of users 123,456), and so does 'a number of' (some
+    of them, whose ids a list may give)."""
     from shell_calls import decide
 
     from sam_model.data.sayings import says
@@ -25,8 +29,8 @@ def test_a_count_said_before_its_noun_and_of_is_one_number(said, value):
     d = decide("record_metric", {"value": value}, said)
     assert d.labels == [0] and d.needed
     assert not says(norm(said), str(value)[3:])
-    listed = "Ban a list of users 123,456 from the channel."
-    assert says(norm(listed), "456") and decide("ban_user", {"user_id": "456"}, listed).labels == [0]
+    for listed in ("Ban a list of users 123,456 from the channel.", "A number of users 123,456 reported the outage."):
+        assert says(norm(listed), "456") and decide("ban_user", {"user_id": "456"}, listed).labels == [0]
 
 
 def windows_run(windows: bool, drive: str = "C:") -> dict:
@@ -233,27 +237,6 @@ def test_a_swe_agent_run_on_a_windows_share_labels_as_its_posix_twin(tmp_path):
     args = lambda action: swe_agent.command_call(action, "a", "t.traj")["function"]["arguments"]  # noqa: E731
     assert args("open \\\\srv\\share\\x.py 3") == {"path": "\\\\srv\\share\\x.py", "line_number": "3"}
     assert args("search_dir a \\\\srv") == {"search_term": "a", "dir": "\\srv"}  # no share: bash's reading
-
-
-@pytest.mark.parametrize("said, value", [
-    ("Dashboard: total number of orders 123,456 this quarter; record that figure.", 123456),
-    ("Count of tickets 204,305 as of today, record it.", 204305),
-])
-def test_a_count_of_any_noun_after_a_counts_noun_and_of_is_one_number(said, value):
-    """6f64f92 read a count's noun and 'of' (total number of ..., count of ...) as saying a count before people
-    only, so 'total number of orders 123,456' was still read as a list of two order ids, 123 and 456, and the count
-    a later call passed said by no event; 'number of' says a count of whatever follows. 'A number of' says some of
-    them, whose ids a list may give: a list, as 'a list of' is."""
-    from shell_calls import decide
-
-    from sam_model.data.sayings import says
-    from sam_model.data.text import norm
-
-    d = decide("record_metric", {"value": value}, said)
-    assert d.labels == [0] and d.needed
-    assert not says(norm(said), str(value)[3:])
-    some = "A number of users 123,456 reported the outage."
-    assert says(norm(some), "456") and decide("get_user", {"user_id": "456"}, some).labels == [0]
 
 
 def test_a_swe_agent_run_on_windows_with_mixed_separators_labels_as_its_posix_twin(tmp_path):
