@@ -327,9 +327,9 @@ def _document_of(name: str, path: Path, out: Path) -> Path:
     return target
 
 
+# the formats whose files FORMATS describes as .json documents
 WHOLE = ("openai", "tau1", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini",
-         "openhands", "openhands-v1", "gemini-cli", "mini-swe-agent", "pydantic-ai")  # the formats whose files FORMATS
-# describes as .json documents
+         "openhands", "openhands-v1", "gemini-cli", "mini-swe-agent", "pydantic-ai")
 
 
 @pytest.mark.parametrize("name", WHOLE)
