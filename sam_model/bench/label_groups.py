@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--methods", required=True, help="the methods whose MRR to show, comma-separated")
     p.add_argument("--a", required=True, help="A of the A − B column")
     p.add_argument("--b", required=True, help="B of the A − B column")
-    p.add_argument("--recent", type=int, default=2, help="newest memories before a decision counted recent (2)")
+    p.add_argument("--recent", type=int, default=2, help="newest memories before a decision counted recent (default 2)")
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     if len(seeds) == 1:
