@@ -181,12 +181,7 @@ def _summary(p: Mapping[str, Any], where: str, chat: Chat) -> str:
     provider's (a response's) is round-tripped in the model's own role. Not policy: a summary restates what was said
     (an employee id, a date), and read as a system message it made those values common knowledge, labelled
     ``policy`` where the turns before it say them. One without text (OpenAI's, encrypted) is counted."""
-    content = p.get("content")
-    if content is not None and not isinstance(content, str):
-        raise TranscriptFormatError(where, f"'content' is {json_type(content)}, expected a string or null")
-    if not content:
-        chat.ignored["compaction without a summary"] += 1
-    return content or ""
+    return _optional_text(p, "content", where, chat, "compaction without a summary")
 
 
 def _policy(chat: Chat, p: Mapping[str, Any], where: str, source: str) -> None:
@@ -194,9 +189,7 @@ def _policy(chat: Chat, p: Mapping[str, Any], where: str, source: str) -> None:
     request's ``instructions`` are, and as Pydantic AI traces it (a ``system`` message at operator authority). A
     withdrawn block, and a block below operator authority (a capability's instructions the application does not
     vouch for, which Pydantic AI sends as framed data, not in its voice) are counted, not read."""
-    content = p.get("content")
-    if content is not None and not isinstance(content, str):
-        raise TranscriptFormatError(where, f"'content' is {json_type(content)}, expected a string or null")
+    content = _optional_text(p, "content", where)
     if p.get("authority", "operator") != "operator":
         chat.ignored["instruction-delta below operator authority"] += 1
     elif not content:
@@ -213,12 +206,19 @@ def _string(value: Any, where: str) -> str:
 
 def _transcript(p: Mapping[str, Any], where: str, chat: Chat) -> str:
     """A speech part's words: its ``transcript``; one without (transcription unavailable) is counted."""
-    words = p.get("transcript")
-    if words is not None and not isinstance(words, str):
-        raise TranscriptFormatError(where, f"'transcript' is {json_type(words)}, expected a string or null")
-    if not words:
-        chat.ignored["speech without a transcript"] += 1
-    return words or ""
+    return _optional_text(p, "transcript", where, chat, "speech without a transcript")
+
+
+def _optional_text(p: Mapping[str, Any], field: str, where: str, chat: Chat | None = None,
+                   counted: str = "") -> str:
+    """``p[field]``, a string or null ("" for null or missing; another type refused naming the field); an empty one
+    counted in ``chat``'s ignored parts as ``counted`` where given (a summary, a transcript the part lacks)."""
+    text = p.get(field)
+    if text is not None and not isinstance(text, str):
+        raise TranscriptFormatError(where, f"'{field}' is {json_type(text)}, expected a string or null")
+    if not text and chat is not None:
+        chat.ignored[counted] += 1
+    return text or ""
 
 
 def _call_id(p: Mapping[str, Any], where: str) -> str:
