@@ -44,7 +44,7 @@ def repeated(items: Sequence[Any], last: Sequence[Any] | None) -> int:
     """How many of ``items``' first messages are the scope's last add of Converse or Pydantic AI messages (``last``,
     its :func:`key`) sent again: all of them where ``items`` opens with them and they hold something written once
     (:func:`_once`), else 0."""
-    if last is None or key(items) is None or len(items) < last[1]:
+    if last is None or len(items) < last[1] or detect(list(items)) not in FORMATS:
         return 0
     head = list(items[:last[1]])
     return last[1] if _digest(head) == last[0] and _once(head) else 0
