@@ -474,19 +474,25 @@ def test_messages_dumped_in_python_mode_are_refused_naming_the_part():
         memory.add(messages, user_id="me", run_id="s")
 
 
-def test_a_folder_of_day_folders_of_histories_names_them_among_what_a_folder_holds(tmp_path):
-    """Histories kept a folder a day (runs/2026-12-06/ID.json): the folder given was "a folder without ... OpenHands
-    .json trajectories", naming none of the kinds of file it could have held as the Pydantic AI histories it does."""
+def test_a_folder_of_day_folders_of_histories_reads_every_history_under_it(tmp_path):
+    """Histories kept a folder a day (runs/2026-12-06/ID.json), one also in the folder itself: only the folder's own
+    .json files were read, so the one at the top was read and every day's skipped without a word (and with none at
+    the top the folder was refused). A history is told by its content, so every one under the folder is read, each
+    named by its path in it."""
     from sam_model.data.sources import source_kind
-    from sam_model.data.transcripts import SAMFileError
 
     write_folder(tmp_path / "runs" / "2026-12-06", 2, 0)
-    with pytest.raises(SAMFileError, match=r"Pydantic AI histories \(\.json, one a conversation, in the folder "
-                                           r"itself\)"):
-        events(tmp_path / "runs")
-    with pytest.raises(SAMFileError, match=r"Pydantic AI histories \(\.json\) in it"):
-        source_kind(tmp_path / "runs")
-    assert events(tmp_path / "runs" / "2026-12-06")[1].formats == {"pydantic-ai": 2}
+    write_folder(tmp_path / "runs" / "2026-12-07", 2, 1)
+    assert source_kind(tmp_path / "runs") == "transcripts"
+    _, report = events(tmp_path / "runs")
+    assert report.formats == {"pydantic-ai": 4}
+    (tmp_path / "runs" / "top.json").write_text(json.dumps(conversations(1, 2)[0][1]))
+    got, report = events(tmp_path / "runs")
+    assert report.formats == {"pydantic-ai": 5}
+    ids = {e["episode_id"] for e in got}
+    assert "top" in ids and sum(i.startswith("2026-12-06_") for i in ids) == 2
+    day, _ = events(tmp_path / "runs" / "2026-12-06")
+    assert {e["text"] for e in day} <= {e["text"] for e in got}
 
 
 def test_a_lone_message_with_a_misspelt_kind_is_refused_by_its_field():

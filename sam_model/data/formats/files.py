@@ -100,7 +100,8 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     ``codex``, the Codex rollouts under it (``rollout-*.jsonl[.gz]``, as ``~/.codex/sessions/YYYY/MM/DD`` and
     ``archived_sessions`` hold them); ``claude-code``, the Claude Code session files under it
     (:func:`claude_code_files`: ``.jsonl``, a rollout's name aside); ``gemini-cli``, the Gemini CLI session files
-    under it (:func:`gemini_cli_files`); ``openhands``, the other ``.json[.gz]`` files in
+    under it (:func:`gemini_cli_files`); ``pydantic-ai``, the Pydantic AI histories under it (a ``.json`` holding
+    one conversation's messages, told by its content); ``openhands``, the other ``.json[.gz]`` files in
     it (OpenHands' ``save_trajectory_path`` folder: one ``{session}.json`` a run; not under it, where an evaluation
     keeps its ``llm_completions``). Their names tell the first four apart, a Claude Code session's first line the
     fifth; a ``.json`` is anyone's, so beside them only one that holds a list (the events of a run, as
@@ -124,10 +125,15 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     kinds["claude-code"] = claude_code_files(folder, {*claimed, *kinds["codex"], *kinds["gemini-cli"]})
     kinds["otel"] = otel_files(folder, {*claimed, *kinds["codex"], *kinds["gemini-cli"], *kinds["claude-code"]})
     named = {q for files in kinds.values() for q in files} | set(claimed)
-    loose = sorted(q for q in folder.iterdir() if q.name.endswith((".json", ".json.gz")) and q not in named
-                   and not sessions.is_state(q) and not gemini_cli.is_state(q) and q.is_file() and not (q.name in EVENTLESS and not _holds_list(q)))
-    histories = [q for q in loose if _holds_list(q, HISTORY_HEAD) and _first_is(q, pydantic_ai.is_history)]
-    loose = [q for q in loose if q not in histories]
+
+    def unnamed(q: Path) -> bool:
+        return (q.name.endswith((".json", ".json.gz")) and q not in named and not sessions.is_state(q)
+                and not gemini_cli.is_state(q) and q.is_file() and not (q.name in EVENTLESS and not _holds_list(q)))
+    # a history is told by its content, so it is read at any depth (a folder a day: runs/2026-12-06/ID.json); read
+    # in the folder itself alone, a folder holding one skipped every history of its subfolders without a word
+    histories = sorted(q for q in folder.rglob("*.json*") if unnamed(q) and _holds_list(q, HISTORY_HEAD)
+                       and _first_is(q, pydantic_ai.is_history))
+    loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in histories)
     kinds["pydantic-ai"] = histories
     kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or histories or (
         loose and headless_files(folder)) else loose
@@ -638,7 +644,7 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             "(Strands Agents, OpenHands), OpenHands V1 conversations (events/event-NNNNN-ID.json), Codex rollouts "
             "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl), OTLP JSON files (an OpenTelemetry "
             "collector's file exporter), OpenHands .json trajectories or Pydantic AI histories (.json, one a "
-            "conversation, in the folder itself); give "
+            "conversation); give "
             "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder (sam-data formats)"))
     _check_forced(folder, found, format)
