@@ -303,3 +303,32 @@ def test_a_number_of_sized_between_lists_as_a_number_of_does(some, counted):
 
     assert says(norm(some), "456") and decide("get_user", {"user_id": "456"}, some).labels == [0]
     assert not says(norm(counted), "456") and says(norm(counted), "123,456")
+
+
+def test_an_openhands_v1_folder_is_read_on_the_branch_its_state_names_as_its_head(tmp_path):
+    """base_state.json's leaf_event_id is the conversation's head (the SDK's history tree): a head moved back
+    (navigate_to) with no event after it has the events after it on a branch it left, but the folder was read on the
+    branch of its last event written, the left branch's calls and results read as the model's last turns. The
+    folder is now read on the branch ending at the state's leaf; a leaf naming no event of the log (a state saved
+    ahead of its event) or no state reads from the last event, as before."""
+    from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+    events = v1_branched_events()[:8]  # both branches, the second's list_reservations answered, no message after
+    conv = tmp_path / "conv"
+    (conv / "events").mkdir(parents=True)
+    for i, e in enumerate(events):
+        (conv / "events" / f"event-{i:05d}-{e['id']}.json").write_text(json.dumps(e))
+
+    def calls(leaf: str | None) -> tuple[list[str], dict[str, int]]:
+        state = {"id": "conv", "execution_status": "idle", **({"leaf_event_id": leaf} if leaf else {})}
+        (conv / "base_state.json").write_text(json.dumps(state))
+        report = ImportReport()
+        read = list(iter_transcript_events(conv, report=report))
+        return [e["text"].split("(")[0] for e in read if e["kind"] == "action"], report.abandoned
+
+    assert calls(None) == (["CALL list_reservations"], {str(conv / "events" / "event-00002-e2.json"): 4})
+    moved, left = calls("e5")  # the head moved back to the first branch's last result
+    assert moved == ["CALL get_user", "CALL get_reservation"]
+    ((at, n),) = left.items()
+    assert at.endswith("event-00006-e6.json") and n == 2
+    assert calls("e99")[0] == ["CALL list_reservations"]  # a head naming no event: the last event written

@@ -392,7 +392,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # large number of orders) lists, as "a number of" does (129): it was read as one count, the ids a later call took
 # said by no event; a tally word or a determiner before "number" (a total number of, the large number of) still says
 # a count. tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
-CONVERSION_VERSION = 135
+# 136: an OpenHands V1 conversation folder is read on the branch ending at its base_state.json's leaf_event_id (the
+# SDK's head) where it names an event of the log: a head moved back with no event after it had the branch it left
+# read as the model's last turns (126 took the last event written for the head). A folder's base_state.json files
+# are keyed with its events. Logs without a state, or whose state names their last event, convert byte for byte:
+# tau-bench airline, the AutoCodeRover file and examples/logs among them.
+CONVERSION_VERSION = 136
 
 
 @dataclass(frozen=True)
@@ -534,6 +539,8 @@ def _stamp(p: Path, kind: SourceKind) -> list[Any]:
         from sam_model.data.formats.files import trajectory_files
 
         files = trajectory_files(p) if kind == "transcripts" else sorted(p.glob("dialogues_*.json*"))
+        if kind == "transcripts":  # an OpenHands V1 state names the head its events are read to (a head moved back)
+            files += sorted(q for q in p.rglob("base_state.json") if q.is_file())
         return [[[q.relative_to(p).as_posix(), q.stat().st_size, q.stat().st_mtime_ns] for q in files]]
     st = p.stat()
     return [st.st_size, st.st_mtime_ns]

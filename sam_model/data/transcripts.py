@@ -40,6 +40,8 @@ from sam_model.data.formats import (
     Conversation,
     detect,
     files,
+    openhands,
+    openhands_v1,
     to_chat,
     tool_mark_kinds,
     tool_marks,
@@ -364,8 +366,9 @@ def _read(conv: Conversation, fmt: str) -> Chat:
     """``conv`` as chat messages; a reader's refusal (an unknown role, a block of a shape it does not know) names the
     reader that would read the conversation when it is another's (a Gemini log forced through --format bedrock
     said only "role 'model' is not a Converse role")."""
-    try:
-        chat = to_chat(conv.messages, conv.where, fmt)
+    try:  # a V1 conversation's head its state names (base_state.json): the one reader a container's head is given
+        chat = openhands_v1.to_chat(conv.messages, conv.where, conv.head) if conv.head and fmt == openhands.V1 \
+            else to_chat(conv.messages, conv.where, fmt)
     except TranscriptFormatError as err:
         if err.advice or _another_reader(conv) is None:
             raise

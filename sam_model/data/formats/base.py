@@ -137,6 +137,7 @@ class Conversation:
     abandoned: tuple[str, ...] = ()
     cwd: str = ""
     continues: str = ""  # the response id a Responses request continues that its file lacks (response_chains)
+    head: str = ""  # an OpenHands V1 conversation's leaf_event_id (base_state.json): the branch read ends there
     loops: str = ""  # the ids a Responses request's previous_response_id leads round, none a first request (looping)
 
 

@@ -797,14 +797,31 @@ def _v1_conversations(folder: Path, paths: list[Path], seen: dict[str, str],
             bad = TranscriptFormatError(str(events_dir), f"no event file numbered {n} (event-{n:05d}-ID.json) before "
                                                          f"{files[n].name}: the conversation's events are incomplete")
         off: tuple[str, ...] = ()
+        leaf = _leaf(conv) or ""
         try:
-            off = tuple(str(files[i]) for i in openhands_tree.left(docs)) if bad is None else ()
+            off = tuple(str(files[i]) for i in openhands_tree.left(docs, leaf or None)) if bad is None else ()
         except openhands_tree.LaterParent as err:
             bad = TranscriptFormatError(str(files[err.at]), str(err))
         yield bad if bad is not None else next(_unique(iter([Conversation(
-            episode_id_of(name), docs, str(events_dir), conv.name, openhands.V1, abandoned=off)]), seen))
+            episode_id_of(name), docs, str(events_dir), conv.name, openhands.V1, abandoned=off, head=leaf)]), seen))
         for q in files if on_file is not None else ():
             on_file(q)
+
+
+def _leaf(conv: Path) -> str | None:
+    """The head a V1 conversation folder's ``base_state.json`` names (its ``leaf_event_id``; None: no state, no head
+    named, or a state that cannot be read, whose events are then read from the last one written, as before the state
+    was read: the events are the conversation's record, the state a snapshot beside them)."""
+    state = conv / "base_state.json"
+    if not state.is_file():
+        return None
+    try:
+        docs = list(itertools.islice(documents(state), 1))
+    except SAMFileError:
+        return None
+    doc = docs[0][0] if docs else None
+    leaf = doc.get("leaf_event_id") if isinstance(doc, Mapping) else None
+    return leaf if isinstance(leaf, str) else None
 
 
 def _mini_name(path: str) -> str:

@@ -17,20 +17,25 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def left(events: list[Any]) -> list[int]:
+def left(events: list[Any], leaf: str | None = None) -> list[int]:
     """The positions of ``events`` (a V1 run, in log order) on no branch the conversation is on: not on the chain
-    from its last event back through ``parent_id``; [] where no event names a parent (a log of one branch). The
-    head is taken to be the last event written (the SDK appends under the head, so it is the head unless the
-    conversation was moved back after it: ``base_state.json``'s ``leaf_event_id`` is not read). A ``parent_id`` on
-    the chain naming the event itself or one written after it raises :class:`LaterParent`."""
-    if not any(isinstance(e, Mapping) and isinstance(e.get("parent_id"), str) for e in events):
-        return []
+    from its head back through ``parent_id``; [] where no event names a parent (a log of one branch). The head is
+    ``leaf`` (the state's ``leaf_event_id``, as ``base_state.json`` keeps it) where it names an event of the log:
+    a head moved back with no event after it (navigate_to, then the conversation saved) has the events after it on
+    a branch it left, which read as the model's last turns where the last event written was taken for the head.
+    Else (no state given, or one naming no event of the log: a state saved ahead of its event) the last event
+    written, under which the SDK appends. A ``parent_id`` on the chain naming the event itself or one written after
+    it raises :class:`LaterParent`."""
     at: dict[str, int] = {}
     for i, e in enumerate(events):
         if isinstance(e, Mapping) and isinstance(e.get("id"), str):
             at.setdefault(e["id"], i)
+    head = at.get(leaf, len(events) - 1) if isinstance(leaf, str) else len(events) - 1
+    if head == len(events) - 1 and not any(isinstance(e, Mapping) and isinstance(e.get("parent_id"), str)
+                                           for e in events):
+        return []
     on: set[int] = set()
-    i: int | None = len(events) - 1
+    i: int | None = head
     while i is not None:  # each step goes to an earlier event, so the chain ends
         on.add(i)
         e = events[i]

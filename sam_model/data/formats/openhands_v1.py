@@ -66,12 +66,13 @@ def sniff(messages: list[Any]) -> bool:
     return any(is_v1_event(m) for m in messages)
 
 
-def to_chat(events: list[Any], where: str) -> Chat:
-    """The events of one run as chat messages."""
+def to_chat(events: list[Any], where: str, leaf: str | None = None) -> Chat:
+    """The events of one run as chat messages, on the branch ending at ``leaf`` (the state's ``leaf_event_id``, where
+    a conversation folder's ``base_state.json`` names one; openhands_tree.left)."""
     chat = Chat()
     turn: tuple[Any, dict[str, Any]] | None = None  # the latest assistant turn of calls: its response id, its message
     try:
-        off = set(left(events))
+        off = set(left(events, leaf))
     except LaterParent as err:
         raise TranscriptFormatError(f"{where}, event {err.at}", str(err)) from None
     for i, e in enumerate(events):
