@@ -332,3 +332,39 @@ def test_an_openhands_v1_folder_is_read_on_the_branch_its_state_names_as_its_hea
     ((at, n),) = left.items()
     assert at.endswith("event-00006-e6.json") and n == 2
     assert calls("e99")[0] == ["CALL list_reservations"]  # a head naming no event: the last event written
+
+
+@pytest.mark.parametrize("one_at_a_time", [False, True], ids=["an add a branch", "an add an event"])
+def test_a_live_openhands_v1_add_that_goes_on_from_an_earlier_stored_event_is_refused(one_at_a_time):
+    """A sidecar forwarding a V1 conversation's events gave ScopedMemory the second branch (under the user's turn,
+    after the head moved back) after the stored first one, read as going on from it: the first branch's memories
+    stayed the task's, and the importer, which leaves that branch out, labels otherwise. The add is refused in one
+    line naming the event and the stored branch it leaves, so are the events a sidecar adds after it; the whole
+    conversation added again from its start in one add is read on its branch, as the importer reads it."""
+    from sam_model.data.formats import to_chat
+    from sam_model.data.toolstate import TranscriptState
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    events = v1_branched_events()
+    memory = ScopedMemory(HashingEncoder(16))
+    for batch in ([[e] for e in events[:6]] if one_at_a_time else [events[:6]]):
+        memory.add(batch, user_id="dev", run_id="conv-1")
+    stored = memory.get_all(user_id="dev", run_id="conv-1")["results"]
+    with pytest.raises(ValueError, match=r"^data\[0\]: this OpenHands V1 event goes on from event 'e1', which an "
+                                         r"earlier add stored, leaving 4 later stored events \(the first 'e2'\)"):
+        memory.add(events[6:7] if one_at_a_time else events[6:], user_id="dev", run_id="conv-1")
+    if one_at_a_time:
+        with pytest.raises(ValueError, match=r"goes on from event 'e6', which an earlier add was refused for"):
+            memory.add(events[7:8], user_id="dev", run_id="conv-1")
+    assert memory.get_all(user_id="dev", run_id="conv-1")["results"] == stored
+    memory.delete_all(user_id="dev", run_id="conv-1")
+    memory.add(events, user_id="dev", run_id="conv-1")
+    importer = TranscriptState("x")
+    for m in to_chat(events, format="openhands-v1").messages:
+        importer.feed(m)
+    got = sorted(memory.get_all(user_id="dev", run_id="conv-1")["results"], key=lambda r: r["step"])
+    assert [r["memory"] for r in got] == [e["text"] for e in importer.events]
+    linear = ScopedMemory(HashingEncoder(16))  # a chain of parent_ids an event an add: nothing left, none refused
+    for e in events[:6]:
+        linear.add([e], user_id="dev", run_id="conv-2")
+    assert len(linear.get_all(user_id="dev", run_id="conv-2")["results"]) == len(stored)

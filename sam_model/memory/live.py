@@ -63,7 +63,7 @@ from sam_model.data.formats.responses import OUTPUTS
 from sam_model.data.schema import State
 from sam_model.data.toolstate import TranscriptState
 from sam_model.io import SAMFileError
-from sam_model.memory import live_responses
+from sam_model.memory import live_responses, live_v1
 
 # the session formats an agent appends line by line (OpenHands: an event an add, from its event stream's callback)
 LIVE = ("claude-code", "gemini-cli", "codex", "codex-exec", "openhands", "openhands-v1")
@@ -211,9 +211,9 @@ class OpenTurn:
         if not all(claude_code.placed(x) for x in d["facts"].get("links", ())):  # else a KeyError at the next add
             raise ValueError("open turn field 'facts.links' must be a list of Claude Code entry links (type, uuid)")
         if not all(isinstance(i, str) for i in d["facts"].get("ids", ())):  # else a TypeError at the next add
-            raise ValueError("open turn field 'facts.ids' must be a list of Gemini CLI message ids")
+            raise ValueError("open turn field 'facts.ids' must be a list of Gemini CLI message or OpenHands V1 event ids")
         if not all(isinstance(u, str) for u in d["facts"].get("refused", ())):
-            raise ValueError("open turn field 'facts.refused' must be a list of Claude Code entry uuids")
+            raise ValueError("open turn field 'facts.refused' must be a list of Claude Code entry or V1 event ids")
         if not all(isinstance(i, str) for i in d["logged"]):
             raise ValueError("open turn field 'logged' must be a list of history entry ids")
         facts = {**d["facts"], **({"ids": ClosedIds(d["facts"]["ids"])} if "ids" in d["facts"] else {})}
@@ -780,6 +780,8 @@ def close(fmt: str, facts: dict[str, Any], lines: list[Any]) -> None:
         if not isinstance(facts.get("ids"), ClosedIds):  # a loaded turn's list: its set kept from now on
             facts["ids"] = ClosedIds(facts.get("ids", ()))
         facts["ids"].extend(r["id"] for r in lines if gemini_cli.is_message(r) and isinstance(r.get("id"), str))
+    elif fmt == live_v1.FORMAT:
+        live_v1.keep(facts, lines)
     keep_links(fmt, facts, lines)
 
 
@@ -814,6 +816,8 @@ def left_behind(fmt: str, facts: Mapping[str, Any], turn: list[Any], new: list[A
     cannot take their memories back. Read on the links of the stored lines (``facts["links"]``), the open turn's
     ``turn`` and ``new``; only where a line's parent is a stored entry other than the one written last (else no
     stored turn can be left)."""
+    if fmt == live_v1.FORMAT:  # a head moved back (the SDK's history tree): live_v1
+        return live_v1.left_behind(facts, turn, new)
     if fmt != "claude-code" or not new or not _branches(facts, turn, new):
         return None
     stored = [*facts.get("links", ()), *(x for e in turn if (x := claude_code.link(e)) is not None)]
@@ -949,6 +953,8 @@ def off_refused(fmt: str, facts: Mapping[str, Any], new: list[Any]) -> str | Non
     them). A sidecar goes on adding the session's next lines after a refusal; their parent is then an entry the scope
     never stored, which the reader takes for a link the file lacks (a resumed session's) and reads as going on from
     the entry stored last: the branch the rewind began was stored on the one it left, the rewound prompt lost."""
+    if fmt == live_v1.FORMAT:
+        return live_v1.off_refused(facts, new)
     gone = set(facts.get("refused", ())) if fmt == "claude-code" else set()
     for i, e in enumerate(new):
         if gone and claude_code.placed(e):
@@ -968,6 +974,8 @@ def refuse(fmt: str, facts: dict[str, Any], new: list[Any]) -> None:
     messages name no parent, the refused rewind itself (:func:`after_rewind`)."""
     if fmt == "claude-code":
         facts["refused"] = [*facts.get("refused", ()), *(e["uuid"] for e in new if claude_code.placed(e))]
+    elif fmt == live_v1.FORMAT:
+        live_v1.refuse(facts, new)
     elif fmt == "gemini-cli" and "rewound" not in facts:
         facts["rewound"] = next((str(r["$rewindTo"]) for r in new if isinstance(r, Mapping) and "$rewindTo" in r), "")
 

@@ -1,0 +1,71 @@
+"""An OpenHands V1 conversation added live whose head moved back to an event an earlier add stored.
+
+The software-agent-sdk's history tree (formats.openhands_tree) writes the events after a head moved back
+(``navigate_to``, a fork from an earlier event) under that event, each naming its ``parent_id``; the events after it
+stay in the log on a branch the conversation left, which the importer leaves out. A sidecar forwarding the events
+as they come gives ScopedMemory the new branch after the stored old one, and an add cannot take the old branch's
+memories back: later calls would be traced to results the model no longer saw. So an add whose event goes on from a
+stored event other than the last one stored is refused in one line (as a Claude Code rewind of stored turns is,
+live.left_behind), and the events a sidecar adds after a refused one are refused alike. Events without
+``parent_id`` (releases before the tree) go on from the event before them and are never refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+FORMAT = "openhands-v1"
+ADVICE = ("delete the run's memories (delete_all) and add the conversation's events again from its start in one add "
+          "(the branch it is on is then read), or convert its folder (sam-data transcripts)")
+
+
+def _id(e: Any) -> str | None:
+    return e["id"] if isinstance(e, Mapping) and isinstance(e.get("id"), str) else None
+
+
+def _parent(e: Any) -> str | None:
+    return e["parent_id"] if isinstance(e, Mapping) and isinstance(e.get("parent_id"), str) else None
+
+
+def keep(facts: dict[str, Any], lines: list[Any]) -> None:
+    """Keep in ``facts["ids"]`` the ids of the closed events, in log order (extended in place: an add reads the open
+    turn's events alone, and :func:`left_behind` needs every stored one)."""
+    facts.setdefault("ids", []).extend(i for e in lines if (i := _id(e)) is not None)
+
+
+def left_behind(facts: Mapping[str, Any], turn: list[Any], new: list[Any]) -> str | None:
+    """Why an add of V1 events is refused (None: it is not): an event of ``new`` names as its parent a stored event
+    (an earlier add's, or the open turn's ``turn``) with stored events after it, which the new branch leaves."""
+    stored = [*facts.get("ids", ()), *(i for e in turn if (i := _id(e)) is not None)]
+    at: dict[str, int] = {}
+    for k, i in enumerate(stored):
+        at.setdefault(i, k)
+    for n, e in enumerate(new):
+        parent = _parent(e)
+        if parent is not None and at.get(parent, len(stored) - 1) < len(stored) - 1:
+            gone = len(stored) - 1 - at[parent]
+            return (f"data[{n}]: this OpenHands V1 event goes on from event {parent[:60]!r}, which an earlier add "
+                    f"stored, leaving {gone} later stored event{'' if gone == 1 else 's'} (the first "
+                    f"{stored[at[parent] + 1][:60]!r}) on a branch the conversation left (its head moved back: "
+                    "navigate_to, a fork from an earlier event; the importer leaves them out): an add cannot take "
+                    f"their memories back (later calls would be traced to them); {ADVICE}")
+    return None
+
+
+def off_refused(facts: Mapping[str, Any], new: list[Any]) -> str | None:
+    """Why an add of V1 events is refused (None: it is not) because an event goes on from one an earlier add was
+    refused for (``facts["refused"]``): its parent, never stored, would read as a root, the new branch read after
+    the old one as if the head had not moved."""
+    gone = set(facts.get("refused", ()))
+    for n, e in enumerate(new):
+        if gone and (parent := _parent(e)) in gone:
+            return (f"data[{n}]: this OpenHands V1 event goes on from event {parent[:60]!r}, which an earlier add was "
+                    "refused for (it went on from an event stored before others an add had stored: a head moved "
+                    f"back), so it would be read on the branch the conversation left; {ADVICE}")
+    return None
+
+
+def refuse(facts: dict[str, Any], new: list[Any]) -> None:
+    """Note in ``facts["refused"]`` the events of a refused add, so that the events after them are refused alike."""
+    facts["refused"] = [*facts.get("refused", ()), *(i for e in new if (i := _id(e)) is not None)]
