@@ -619,12 +619,12 @@ def read_format_json(path: Path, fmt: str, version: Any, what: str, fix: str) ->
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstd frame's first bytes (RFC 8878)
 
 
-def check_compression(path: str | os.PathLike) -> None:
+def check_compression(path: str | os.PathLike, zstd: bool = False) -> None:
     """Refuse a file whose name and bytes disagree about gzip, naming the fix: a gzip file without ``.gz`` was read
     as text ("not UTF-8 (byte 2 of the line is 0x8b)") and a plain one named ``.gz`` failed as a cut archive. A
     zstd-compressed file is refused as such, a frame at its start or after a 4-byte length (the OpenTelemetry
     collector's file exporter with ``compression: zstd`` writes each export so): it was "not UTF-8 ... re-save the
-    file as UTF-8"."""
+    file as UTF-8". ``zstd``: the caller decompresses such a file (data.formats.zstdexport), so it is not refused."""
     p = Path(path)
     try:
         mode = os.stat(p).st_mode
@@ -639,7 +639,7 @@ def check_compression(path: str | os.PathLike) -> None:
     except OSError:
         return
     magic = head[:2]
-    if ZSTD_MAGIC in (head[:4], head[4:8]):
+    if ZSTD_MAGIC in (head[:4], head[4:8]) and not zstd:
         framed = head[:4] != ZSTD_MAGIC
         raise SAMFileError(f"{p} is zstd-compressed{' in length-prefixed frames' if framed else ''} (as an OpenTelemetry "
                            "collector's file exporter writes with compression: zstd): sam_model reads JSON or JSON "

@@ -174,6 +174,63 @@ def test_a_zstd_compressed_export_is_named_so(tmp_path, capsys):
     assert "zstd-compressed" in capsys.readouterr().err
 
 
+def test_a_zstd_export_is_read_where_a_zstd_library_is_installed(tmp_path, monkeypatch, capsys):
+    """The exporter's compression: zstd output (a 4-byte length and a zstd frame an export), a folder of it and a
+    .zst of an export named .json were refused even where a zstd library is installed; they now read as the plain
+    JSON does. Without one, each is refused in one line saying to export JSON."""
+    import pytest
+
+    zstandard = pytest.importorskip("zstandard")
+    from sam_model.data import transcripts
+
+    lines = [json.dumps(otlp(turn("t1", [], TURN1, 1000))).encode(),
+             json.dumps(otlp(turn("t2", TURN1, TURN2, 2000))).encode()]
+    plain_file = tmp_path / "plain.json"
+    plain_file.write_bytes(b"\n".join(lines) + b"\n")
+    frames = [zstandard.ZstdCompressor().compress(x) for x in lines]
+    folder = tmp_path / "otel"
+    folder.mkdir()
+    (folder / "file").write_bytes(b"".join(len(f).to_bytes(4, "big") + f for f in frames))
+    (tmp_path / "whole.json").write_bytes(zstandard.ZstdCompressor().compress(b"\n".join(lines)))
+    want = list(iter_transcript_events(plain_file))
+    assert want and list(iter_transcript_events(folder)) == want
+    assert list(iter_transcript_events(folder / "file")) == want
+    assert list(iter_transcript_events(tmp_path / "whole.json")) == want
+    cut = tmp_path / "cut"
+    cut.write_bytes((folder / "file").read_bytes()[:-3])
+    assert transcripts.main([str(cut), str(tmp_path / "out.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "cut while written" in err and err.count("\n") == 1, err
+    from sam_model.data.formats import zstdexport
+
+    monkeypatch.setattr(zstdexport, "_decompressor", lambda: None)
+    assert transcripts.main([str(folder), str(tmp_path / "out.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "no zstd library is installed" in err and "format: json and no compression" in err and err.count("\n") == 1
+
+
+def test_a_protobuf_export_is_refused_saying_to_export_json(tmp_path, capsys):
+    """The exporter's format: proto output (a 4-byte length and an ExportTraceServiceRequest an export) was read as
+    text: 'not UTF-8 ... re-save the file as UTF-8', which no re-save fixes. It is refused in one line naming
+    protobuf and saying to export JSON, compressed with zstd or not."""
+    import pytest
+
+    from sam_model.data import transcripts
+
+    request = b"\x0a\x2a\x0a\x00\x12\x26\x12\x24\x0a\x10" + bytes(range(0x80, 0x90)) + b"\x12\x08" + bytes(8) + b"\x2a\x06chat x"
+    path = tmp_path / "traces.json"
+    path.write_bytes(len(request).to_bytes(4, "big") + request)
+    assert transcripts.main([str(path), str(tmp_path / "out.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "OTLP protobuf" in err and "format: json" in err and "UTF-8" not in err and err.count("\n") == 1, err
+    zstandard = pytest.importorskip("zstandard")
+    frame = zstandard.ZstdCompressor().compress(request)
+    path.write_bytes(len(frame).to_bytes(4, "big") + frame)
+    assert transcripts.main([str(path), str(tmp_path / "out.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "OTLP protobuf" in err and "format: json" in err and err.count("\n") == 1, err
+
+
 def test_a_folder_of_exporter_files_without_an_extension(tmp_path):
     """The exporter's own example writes to ``path: ./file`` and rotates it to ``file-2022-09-14T05-02-14.173``: a
     folder of them was "a folder without ... OTLP JSON files"."""

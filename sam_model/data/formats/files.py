@@ -59,6 +59,7 @@ from sam_model.data.formats import (
     sessions,
     swe_agent,
     tau2,
+    zstdexport,
 )
 from sam_model.data.formats.base import Conversation, CutLine, NotJSON, TranscriptFormatError, strict_loads
 from sam_model.io import ZSTD_MAGIC, SAMFileError, check_compression, json_type, not_found
@@ -226,8 +227,8 @@ _EXPORTER_NAME = re.compile(r"[^.]+(\.[0-9]+)?")
 
 def _zstd(q: Path) -> bool:
     """Whether ``q`` is the exporter's ``compression: zstd`` output (a zstd frame, after a 4-byte length or not):
-    taken, so that reading it refuses it as such (io.check_compression); a folder of them was "a folder without
-    ... OTLP JSON files", naming no compression."""
+    taken, so that reading it decompresses it, or refuses it as such where no zstd library is installed
+    (:mod:`zstdexport`); a folder of them was "a folder without ... OTLP JSON files", naming no compression."""
     try:
         with open(q, "rb") as fh:
             head = fh.read(8)
@@ -353,8 +354,17 @@ def _otlp_lines(raw: bytes) -> bool:
 
 def documents(p: Path) -> Iterator[tuple[Any, str]]:
     """(document or its error, where) for each line of a .jsonl[.gz] file, or the one document of a .json[.gz]."""
-    opener = gzip.open if p.name.endswith(".gz") else open
-    check_compression(p)
+    opener: Callable[..., Any] = gzip.open if p.name.endswith(".gz") else open
+    check_compression(p, zstd=True)
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(8)
+    except OSError as exc:
+        raise SAMFileError(f"cannot read {p}: {exc}") from None
+    if zstdexport.is_proto(head):  # format: proto, uncompressed: it was "not UTF-8 ... re-save the file as UTF-8"
+        raise SAMFileError(f"{p} {zstdexport.PROTO}")
+    if (unpacked := zstdexport.decoded(p, head)) is not None:  # compression: zstd, a zstd library installed
+        opener = lambda _p, _mode: io.BytesIO(unpacked)  # noqa: E731
     try:
         with opener(p, "rb") as fh:
             if _whole(p):
@@ -397,7 +407,7 @@ def conversations(path: str | Path, format: str | None = None,
     p = Path(path)
     if format is not None and format not in FORMATS:
         raise SAMFileError(f"unknown format {format!r}; formats: {', '.join(FORMATS)} (sam-data formats)")
-    check_compression(p)  # a pipe or device: refused in one line (it blocked the reader)
+    check_compression(p, zstd=True)  # a pipe or device: refused in one line (it blocked the reader)
     seen: dict[str, str] = {}  # episode id -> where it was first read
     if p.is_dir():  # a folder of runs or sessions: its files tell their reader, which --format must not contradict
         yield from _trajectory_folder(p, seen, on_file, format)
