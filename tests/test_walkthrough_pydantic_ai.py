@@ -537,7 +537,7 @@ def _compacted() -> list[dict]:
 
 def test_a_summary_is_read_in_its_voice_and_changed_instructions_are_the_policy(tmp_path):
     """A compaction's summary is read in the voice Pydantic AI sends it in (the application's as the user's words,
-    as its traces give it; a provider's as the model's), not as policy: read as a system message it made the values
+    as its traces give it; a provider's is counted, as its traces leave it out), not as policy: read as a system message it made the values
     it restates (the employee id, the card the user named) common knowledge, labelled policy (4 of 26 values) where
     the turns before it say them. An instruction-delta's replacement block is policy; a summary without text, a
     withdrawn block, one below operator authority and a capability's part are counted."""
@@ -551,12 +551,14 @@ def test_a_summary_is_read_in_its_voice_and_changed_instructions_are_the_policy(
                                          "instruction-delta below operator authority", "capability")} == dict.fromkeys(
         ("compaction without a summary", "instruction withdrawn", "instruction-delta below operator authority",
          "capability"), 1)
+    traced = [messages[0], {"kind": "response", "parts": [{"content": "Done.", "part_kind": "text"}]}]
     provider = to_chat([messages[0], {"kind": "response", "parts": [
         {"content": "The user asked for flights.", "id": "cmp_2", "provider_name": "anthropic",
-         "part_kind": "compaction"}, {"content": "Done.", "part_kind": "text"}]}])
-    assert provider.messages[-1]["role"] == "assistant" and provider.messages[-1]["content"] == (
-        "The user asked for flights.\nDone.")
-    assert "The user asked for flights." not in policy_of(provider.messages)
+         "part_kind": "compaction"}, *traced[1]["parts"]]}])
+    # a provider's summary is counted: the run's traces (Pydantic AI leaves the part out of a response's output
+    # messages) read as the history without it, which keeps the turns it summarizes (it was the model's words)
+    assert provider.messages == to_chat(traced).messages
+    assert provider.ignored["compaction (a provider's summary)"] == 1
     path = tmp_path / "c.jsonl"
     path.write_text(json.dumps({"id": "c", "messages": messages}) + "\n")
     want, report = events(path)

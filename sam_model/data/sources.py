@@ -397,7 +397,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # read as the model's last turns (126 took the last event written for the head). A folder's base_state.json files
 # are keyed with its events. Logs without a state, or whose state names their last event, convert byte for byte:
 # tau-bench airline, the AutoCodeRover file and examples/logs among them.
-CONVERSION_VERSION = 136
+# 137: a Pydantic AI response's compaction part (a provider's summary of the turns before it, which the history
+# keeps) is counted, not read, as Pydantic AI's traces leave it out of a response's output messages and as Claude
+# Code's compaction summary is counted: 134 read it as the model's words, a second memory of the values it restates
+# that the OpenTelemetry reader of the same run did not have. A request's (the application's) stays the user's
+# words. tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 137
 
 
 @dataclass(frozen=True)

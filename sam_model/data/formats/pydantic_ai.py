@@ -13,9 +13,9 @@ model's output having failed validation, and is counted, not read: no one said i
 ``instructions`` (an agent's ``instructions=``, sent with every request in place of a system prompt) is the policy,
 told again only where it changes. A response's parts: ``text`` and ``speech`` (the words), ``tool-call`` (``args``
 an object, a JSON string, or null) and ``thinking``, built-in tools, files and the like, counted, not read. A
-``compaction`` part (a summary replacing earlier messages: the application's in a request, a provider's in a
-response) is read in the voice Pydantic AI sends it in (:func:`_summary`): a request's the user's words, a response's
-the model's. An ``instruction-delta`` (an instruction block replaced from there on, operator authority) is the policy,
+``compaction`` part (a summary replacing earlier messages) is read where the application wrote it, in a request, as
+the user's words, the voice Pydantic AI sends and traces it in (:func:`_summary`); a provider's, in a response, is
+counted (:func:`_provided`: the history keeps the turns it summarizes, and the traces leave it out). An ``instruction-delta`` (an instruction block replaced from there on, operator authority) is the policy,
 a system message (:func:`_policy`); ``capability`` parts (what a capability tells the model, its voice and authority
 by its source) are counted.
 """
@@ -160,8 +160,8 @@ def _response(chat: Chat, parts: list[Any], where: str, source: str) -> None:
             texts.append(_string(p.get("content"), at))
         elif kind == "speech":  # the model's spoken words, as a text part
             texts.append(_transcript(p, at, chat))
-        elif kind == "compaction":  # a provider's summary, in the model's role (Anthropic's readable, OpenAI's not)
-            texts.append(_summary(p, at, chat))
+        elif kind == "compaction":  # a provider's summary (Anthropic's readable, OpenAI's not): counted, _provided
+            _provided(p, at, chat)
         elif kind == "tool-call":
             args = p.get("args")
             if args is not None and not isinstance(args, (str, Mapping)):
@@ -176,12 +176,24 @@ def _response(chat: Chat, parts: list[Any], where: str, source: str) -> None:
 
 
 def _summary(p: Mapping[str, Any], where: str, chat: Chat) -> str:
-    """A ``compaction`` part's summary of the turns it replaced, to be read in the voice Pydantic AI gives it: the
-    application's (a request's) is sent to every model as user-voice text and traced as a ``user`` message, a
-    provider's (a response's) is round-tripped in the model's own role. Not policy: a summary restates what was said
+    """A request's ``compaction`` part's summary of the turns it replaced, to be read in the voice Pydantic AI gives
+    it: the application's is sent to every model as user-voice text and traced as a ``user`` message (a provider's,
+    in a response, is counted: :func:`_provided`). Not policy: a summary restates what was said
     (an employee id, a date), and read as a system message it made those values common knowledge, labelled
     ``policy`` where the turns before it say them. One without text (OpenAI's, encrypted) is counted."""
     return _optional_text(p, "content", where, chat, "compaction without a summary")
+
+
+def _provided(p: Mapping[str, Any], where: str, chat: Chat) -> None:
+    """A response's ``compaction`` part, a provider's summary of the turns before it, which the provider reads in place
+    of them: counted, not read (its content checked). The history keeps the turns it summarizes, which are read, so
+    a later call traces to the turn that said its value, not to the summary's paraphrase (as Claude Code's compaction
+    summary and OpenHands' condensation are counted); and Pydantic AI's traces leave the part out of a response's
+    output messages (no OpenTelemetry part type maps it), so the OpenTelemetry reader of the same run reads no such
+    words. Until conversion version 137 it was read as the model's words: a second memory of the values it restates,
+    credited with them under ``--label latest``, that the run's traces did not hold."""
+    _optional_text(p, "content", where)
+    chat.ignored["compaction (a provider's summary)" if p.get("content") else "compaction without a summary"] += 1
 
 
 def _policy(chat: Chat, p: Mapping[str, Any], where: str, source: str) -> None:
