@@ -192,3 +192,26 @@ def test_a_malformed_agent_span_refuses_its_whole_conversation():
     (err,) = otel.conversations([(otlp(spans), "t.json:1")], "t.json", str)
     assert isinstance(err, otel.TranscriptFormatError), err
     assert f"conversation {CONV}" in str(err) and "refused whole" in str(err) and "span t2-root" in str(err)
+
+
+def test_a_nested_agent_run_named_without_an_operation_is_a_conversation_of_its_own(caplog):
+    """Pydantic AI before its invoke_agent operation name wrote an agent's run span with gen_ai.agent.name alone
+    (and agent_name): an agent called as a tool by another, so written, was no agent to the reader, which knew
+    agents by invoke_agent only, and its calls were read into the outer conversation as a new segment (with the
+    'repeats none' warning). A span naming an agent without an operation name or messages is a run; one whose
+    parent names the same agent (its baggage stamped on a span below it, as a baggage span processor copies
+    Pydantic AI's gen_ai.agent.name) is not, so a tool's own model call stays the outer conversation's."""
+    def run_of(sid: str, parent: str, t: int, agent: str) -> dict:
+        return {"traceId": "t1", "spanId": sid, "parentSpanId": parent, "startTimeUnixNano": str(t),
+                "attributes": [attr("agent_name", agent), attr("gen_ai.agent.name", agent)]}
+
+    outer = turn("t1", [], TURN1, 1000, chat_ids=True)
+    next(s for s in outer if s["spanId"] == "t1-root")["attributes"].append(attr("gen_ai.agent.name", "helpdesk"))
+    spans = [*outer, run_of("tools", "t1-root", 1014, "helpdesk"), run_of("sub", "tools", 1015, "researcher"),
+             span("t1", "sub-chat", "sub", 1016, "chat", SUB)]
+    with caplog.at_level(logging.WARNING):
+        convs = read(spans)
+    assert {c.episode_id: plain(c.messages) for c in convs} == {CONV: TURN1, "t1/sub": SUB}
+    assert "repeats none" not in caplog.text
+    direct = [*outer, run_of("tools", "t1-root", 1014, "helpdesk"), span("t1", "tool-chat", "tools", 1016, "chat", SUB)]
+    assert {c.episode_id for c in read(direct)} == {CONV}  # a tool's own call under the baggage-stamped span

@@ -402,7 +402,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # Code's compaction summary is counted: 134 read it as the model's words, a second memory of the values it restates
 # that the OpenTelemetry reader of the same run did not have. A request's (the application's) stays the user's
 # words. tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
-CONVERSION_VERSION = 137
+# 138: OpenTelemetry spans: a span naming an agent (gen_ai.agent.id, else gen_ai.agent.name) without
+# gen_ai.operation.name or messages is an agent's run, as Pydantic AI wrote one before it set invoke_agent, unless its
+# parent names the same agent (baggage): a nested agent's calls below such a span without an id are a conversation of
+# their own (TRACE/SPAN), not a segment of the outer agent's (123 knew agents by invoke_agent only). The
+# examples/logs OTLP file and spans without such agent runs convert byte for byte.
+CONVERSION_VERSION = 138
 
 
 @dataclass(frozen=True)

@@ -310,6 +310,23 @@ class _Ancestry:
         return self._walk(trace, span, self._of, step)
 
 
+def _agent_of(attrs: Mapping[str, Any]) -> str | None:
+    """The agent a span names (``gen_ai.agent.id``, else ``gen_ai.agent.name``), or None."""
+    who = attrs.get("gen_ai.agent.id") or attrs.get("gen_ai.agent.name")
+    return str(who) if who else None
+
+
+def _runs_without_operation(runs: list[tuple[str, str]], named: Mapping[tuple[str, str], str],
+                            parents: Mapping[tuple[str, str], str]) -> set[tuple[str, str]]:
+    """The spans of ``runs`` (naming an agent by ``gen_ai.agent.id`` or ``.name``, without ``gen_ai.operation.name``
+    or messages) that are an agent's run: Pydantic AI before its ``invoke_agent`` operation name wrote an agent's run
+    span so (``agent_name`` and ``gen_ai.agent.name`` alone), and a nested agent's calls below it, known only by
+    ``invoke_agent``, were read into the outer agent's conversation as a new segment. One whose parent names the
+    same agent is no run of its own: a span the run's baggage stamped with its agent (Pydantic AI sets
+    ``gen_ai.agent.name`` as baggage, which a baggage span processor copies onto every span below)."""
+    return {key for key in runs if named.get((key[0], parents.get(key, ""))) != named[key]}
+
+
 def _above_calls(calls: list[tuple[str, str]], parents: Mapping[tuple[str, str], str],
                  agents: set[tuple[str, str]], wrappers: set[tuple[str, str]]
                  ) -> tuple[set[tuple[str, str]], dict[tuple[str, str], bool]]:
@@ -388,7 +405,9 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
     parents: dict[tuple[str, str], str] = {}  # (trace, span) -> its parent span's id
     trace_ids: dict[str, set[str]] = {}  # trace -> the conversation ids its spans carry
     held: list[tuple[str, str, tuple[int, int, dict[str, Any], str]]] = []  # the spans with messages, in file order
-    agents: set[tuple[str, str]] = set()  # (trace, span) of the invoke_agent spans
+    agents: set[tuple[str, str]] = set()  # (trace, span) of the agent runs (invoke_agent; _runs_without_operation)
+    named: dict[tuple[str, str], str] = {}  # (trace, span) -> the agent its gen_ai.agent.id (or .name) names
+    unnamed_runs: list[tuple[str, str]] = []  # spans naming an agent, without an operation name or messages
     wrappers: set[tuple[str, str]] = set()  # (trace, span) of the spans around model calls (AGENT_OPERATIONS)
     malformed: list[tuple[str, str, dict[str, Any], TranscriptFormatError]] = []  # spans whose attributes were read
     failed: dict[str, set[str]] = {}  # trace (or "conversation ID") -> the ids of its tool calls that failed
@@ -427,6 +446,10 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
             cids[(trace, sid)] = str(attrs[CONVERSATION])
             trace_ids.setdefault(trace, set()).add(cids[(trace, sid)])
         parents[(trace, sid)] = str(span.get("parentSpanId") or "")
+        if (who := _agent_of(attrs)) is not None:
+            named[(trace, sid)] = who
+            if "gen_ai.operation.name" not in attrs and INPUT not in attrs and OUTPUT not in attrs:
+                unnamed_runs.append((trace, sid))
         if op == "invoke_agent":
             agents.add((trace, sid))
         if op in AGENT_OPERATIONS:
@@ -443,6 +466,7 @@ def conversations(docs: Iterable[tuple[Any, str]], path: str, id_of) -> Iterator
                 old_style.append((trace, sid, attrs, f"{where}, span {span.get('spanId', n)}"))
             continue
         held.append((trace, sid, (start, n, attrs, f"{where}, span {span.get('spanId', n)}")))
+    agents |= _runs_without_operation(unnamed_runs, named, parents)
     ancestry = _Ancestry(cids, parents, agents)
     unread: Counter = Counter()  # conversation -> its spans of gen_ai.prompt.* attributes alone
     first_unread: dict[str, str] = {}
