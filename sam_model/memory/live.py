@@ -762,6 +762,8 @@ class ClosedIds(list):
 def rewritten(fmt: str, new: list[Any], facts: Mapping[str, Any]) -> str | None:
     """Why an add is refused for writing again a message of a closed turn (None: it is not): Gemini CLI's message
     of an id a later message followed."""
+    if fmt != "gemini-cli":  # facts["ids"] holds OpenHands V1's event ids too (live_v1): not copied at every add
+        return None
     ids = facts.get("ids", ())
     closed = ids if isinstance(ids, ClosedIds) else ClosedIds(ids)
     for i, r in enumerate(new):

@@ -37,6 +37,16 @@ def keep(facts: dict[str, Any], lines: list[Any]) -> None:
 def left_behind(facts: Mapping[str, Any], turn: list[Any], new: list[Any]) -> str | None:
     """Why an add of V1 events is refused (None: it is not): an event of ``new`` names as its parent a stored event
     (an earlier add's, or the open turn's ``turn``) with stored events after it, which the new branch leaves."""
+    last = next((i for e in reversed(turn) if (i := _id(e)) is not None), None)
+    if last is None and facts.get("ids"):
+        last = facts["ids"][-1]
+    known = {None, last}
+    for e in new:  # every parent the last stored event or one of the add's: no stored event left (the usual add,
+        if _parent(e) not in known:  # read without a pass over every stored id: linear in a session added an
+            break  # event at a time)
+        known.add(_id(e))
+    else:
+        return None
     stored = [*facts.get("ids", ()), *(i for e in turn if (i := _id(e)) is not None)]
     at: dict[str, int] = {}
     for k, i in enumerate(stored):
