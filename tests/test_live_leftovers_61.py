@@ -236,9 +236,9 @@ def test_converse_messages_added_whole_after_each_invocation_are_the_adds_of_the
 
 def test_converse_messages_said_again_without_a_call_id_are_stored_again():
     """Guard (passes before): without a toolUseId among them, messages that open an add as the last add's did
-    are new ones: a "yes" said again is a memory of its own (as the importer reads a log holding it twice),
-    and so is a first invocation of words alone sent again whole (the README's agent.messages[n:] stores it
-    once)."""
+    are new ones: a "yes" said again is a memory of its own (as the importer reads a log holding it twice). A
+    first invocation of words alone sent again whole with calls after it was stored again until stop 62; the
+    scope's first add is its whole conversation, and is now read once (tests/test_live_leftovers_62.py)."""
     memory = ScopedMemory(HashingEncoder(16))
     yes = [_words("user", "yes")]
     for add in (yes, yes, [*yes, _words("assistant", "Booked.")]):
@@ -248,4 +248,4 @@ def test_converse_messages_said_again_without_a_call_id_are_stored_again():
     first = [_words("user", "Hi"), _words("assistant", "Hello, how can I help?")]
     other.add(first, user_id="t", run_id="r")
     other.add([*first, *msgs[:4]], user_id="t", run_id="r")
-    assert [e[2] for e in stored(other)][:4] == ["Hi", "Hello, how can I help?"] * 2
+    assert [e[2] for e in stored(other)][:3] == ["Hi", "Hello, how can I help?", msgs[0]["content"][0]["text"]]

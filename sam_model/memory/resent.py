@@ -32,22 +32,34 @@ NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
          "pydantic-ai": ("Pydantic AI", "told by their timestamps or tool_call_ids")}
 
 
-def key(items: Sequence[Any]) -> list[Any] | None:
-    """What the scope keeps of an add of ``items`` to tell them again by ([digest, count]); None: they are not
+def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
+    """What the scope keeps of an add of ``items`` to tell them again by ([digest, count], and ``true`` after them
+    where ``whole``: the add held the scope's whole conversation, from its first message); None: they are not
     Converse or Pydantic AI messages (any other add forgets the last)."""
     if not items or detect(list(items)) not in FORMATS or (told := _digest(items)) is None:
         return None
-    return [told, len(items)]
+    return [told, len(items), True] if whole else [told, len(items)]
+
+
+def whole(last: Sequence[Any] | None) -> bool:
+    """Whether the kept add ``last`` (:func:`key`) held the scope's whole conversation."""
+    return last is not None and len(last) > 2 and last[2] is True
 
 
 def repeated(items: Sequence[Any], last: Sequence[Any] | None) -> int:
     """How many of ``items``' first messages are the scope's last add of Converse or Pydantic AI messages (``last``,
     its :func:`key`) sent again: all of them where ``items`` opens with them and they hold something written once
-    (:func:`_once`), else 0."""
+    (:func:`_once`), else 0. A last add that held the scope's whole conversation (:func:`whole`) is sent again too
+    where what follows it holds something written once: a hook adding the whole history at each message (Strands'
+    MessageAddedEvent adding ``agent.messages``) adds the user's first message alone, words with nothing written
+    once, then again with the model's call; it was stored twice. A "yes" said again after it is still new: an add
+    of it alone, or followed by words alone, holds nothing written once."""
     if last is None or len(items) < last[1] or detect(list(items)) not in FORMATS:
         return 0
-    head = list(items[:last[1]])
-    return last[1] if _digest(head) == last[0] and _once(head) else 0
+    head, rest = list(items[:last[1]]), list(items[last[1]:])
+    if _digest(head) != last[0]:
+        return 0
+    return last[1] if _once(head) or whole(last) and bool(rest) and _once(rest) else 0
 
 
 def note(items: Sequence[Any], again: int) -> str:
@@ -98,11 +110,12 @@ def _called(message: Any, names: set[Any]) -> bool:
 
 
 def check(d: Any, name: str) -> list[Any]:
-    """A saved :func:`key` (``[digest, count]``), else a ValueError naming ``name``."""
-    if not (isinstance(d, list) and len(d) == 2 and isinstance(d[0], str) and isinstance(d[1], int)
-            and not isinstance(d[1], bool) and d[1] > 0):
-        raise ValueError(f"{name} must be [digest, count] of the scope's last add of Converse or Pydantic AI messages")
+    """A saved :func:`key` (``[digest, count]``, saves before 2026-12-07 without ``true``), else a ValueError naming ``name``."""
+    if not (isinstance(d, list) and len(d) in (2, 3) and isinstance(d[0], str) and isinstance(d[1], int)
+            and not isinstance(d[1], bool) and d[1] > 0 and d[2:] in ([], [True])):
+        raise ValueError(f"{name} must be [digest, count] (then true where it held the scope's whole conversation) "
+                         "of the scope's last add of Converse or Pydantic AI messages")
     return d
 
 
-__all__ = ["FORMATS", "note", "check", "key", "repeated"]
+__all__ = ["FORMATS", "note", "check", "key", "repeated", "whole"]

@@ -173,6 +173,7 @@ class ScopedWrites:
             return {**out, **({"skipped": skipped} if skipped else {}), **({"notes": notes} if notes else {})}
         if _is_messages(items):
             notes = []
+            opens = not getattr(self._trackers.get(episode), "events", None)  # the add opens the conversation
             again, rest, name = self._resent(items, episode, "data")  # Converse / Pydantic AI messages sent again
             if again:  # a caller's ``read`` (check_add, in this hold of the lock) is of the rest already
                 data = rest
@@ -182,7 +183,8 @@ class ScopedWrites:
             out: dict[str, list] = {"results": self._add_messages(
                 messages, episode, scopes, metadata, notes,
                 skip={n["message"] for n in skipped if "message" in n and "part" not in n}) if data else []}
-            if (sent := resent.key(items)) is not None:
+            whole = resent.whole(self._sent.get(episode)) if again else opens
+            if (sent := resent.key(items, whole)) is not None:
                 self._sent[episode] = sent
             else:
                 self._sent.pop(episode, None)

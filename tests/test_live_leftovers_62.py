@@ -1,0 +1,39 @@
+"""Leftovers of the live (run-time add) path found at the end of stop 61, each reproduced here first."""
+
+from __future__ import annotations
+
+import pytest
+from test_live_gemini_turn import stored
+from test_live_leftovers_61 import _claim, _words
+
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+
+def _memory() -> ScopedMemory:
+    return ScopedMemory(HashingEncoder(16))
+
+
+@pytest.mark.parametrize("how", ["in process", "saved and loaded"])
+def test_a_whole_history_added_at_each_message_stores_the_first_user_message_once(tmp_path, how):
+    """A hook adding agent.messages whole at each message (Strands' MessageAddedEvent) adds the user's first
+    message alone, words with nothing written once, then again with the model's call: it was stored twice (9
+    memories for 8). The scope's first add is its whole conversation, so an add opening with it and going on with
+    something written once is it sent again."""
+    msgs = _claim()
+    whole, alone = _memory(), _memory()
+    for end in range(1, len(msgs) + 1):
+        whole.add(msgs[:end], user_id="t", run_id="r")
+        alone.add(msgs[end - 1:end], user_id="t", run_id="r")
+        if how == "saved and loaded":
+            whole = ScopedMemory.load(whole.save(tmp_path / "m"), HashingEncoder(16))
+    assert stored(whole) == stored(alone) and len(stored(alone)) == 8
+
+
+def test_a_yes_said_again_after_the_first_add_is_still_stored():
+    """Guard (passes before): the first add a "yes" alone, an add of "yes" again and words after it holds
+    nothing written once: a memory of its own, as the importer reads a log holding it twice."""
+    memory = _memory()
+    yes = [_words("user", "yes")]
+    for add in (yes, [*yes, _words("assistant", "Booked.")]):
+        memory.add(add, user_id="t", run_id="r")
+    assert [e[2] for e in stored(memory)] == ["yes", "yes", "Booked."]
