@@ -37,3 +37,27 @@ def test_a_yes_said_again_after_the_first_add_is_still_stored():
     for add in (yes, [*yes, _words("assistant", "Booked.")]):
         memory.add(add, user_id="t", run_id="r")
     assert [e[2] for e in stored(memory)] == ["yes", "yes", "Booked."]
+
+
+@pytest.mark.parametrize("how", ["delete_all", "each deleted", "delete_all, saved and loaded"])
+def test_a_whole_history_sent_after_its_memories_are_deleted_keeps_them_deleted(tmp_path, how):
+    """A user deletes every memory of a scope while the agent still holds the conversation: the whole history it
+    sends after its next invocation opened with the deleted turns, and stored them all again (the scope had
+    forgotten its last add with its conversation). The key of the last add (a digest and a count, no word) stays,
+    so the deleted start is read once, its notes say so, and only the new turns are stored."""
+    msgs = _claim()
+    memory = _memory()
+    memory.add(msgs[:4], user_id="t", run_id="r")
+    if how.startswith("delete_all"):
+        memory.delete_all(user_id="t", run_id="r")
+    else:
+        for r in memory.get_all(user_id="t", run_id="r")["results"]:
+            memory.delete(r["id"], user_id="t", run_id="r")
+    if how.endswith("loaded"):
+        memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    out = memory.add(msgs[:8], user_id="t", run_id="r")
+    assert out["notes"][0]["reason"].startswith("data[0:4]: the scope's last add")
+    kept = [r["memory"] for r in memory.get_all(user_id="t", run_id="r")["results"]]
+    fresh = _memory()
+    fresh.add(msgs[4:8], user_id="t", run_id="r")
+    assert kept == [r["memory"] for r in fresh.get_all(user_id="t", run_id="r")["results"]] and len(kept) == 4

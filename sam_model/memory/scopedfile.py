@@ -175,8 +175,8 @@ class ScopedFiles:
                 self._numbering = {ep: Numbering.from_json(n, f"numbering of {ep!r}")  # saves before 2026-12-06: none
                                    for ep, n in d.get("numbering", {}).items()}
                 self._unknown = {ep: set(_steps(st, f"unknown of {ep!r}")) for ep, st in d.get("unknown", {}).items()}
-                self._sent = {ep: resent.check(k, f"sent of {ep!r}") for ep, k in d.get("sent", {}).items()
-                              if ep in self._trackers}  # saves before 2026-12-06: none
+                # saves before 2026-12-06: none; kept for a scope whose memories are all deleted (_drop_conversation)
+                self._sent = {ep: resent.check(k, f"sent of {ep!r}") for ep, k in d.get("sent", {}).items()}
                 self._times = {i: [c, u] for i, c, u in d.get("times", [])}  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
                 for i, h in self._history.items():
