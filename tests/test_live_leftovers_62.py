@@ -61,3 +61,24 @@ def test_a_whole_history_sent_after_its_memories_are_deleted_keeps_them_deleted(
     fresh = _memory()
     fresh.add(msgs[4:8], user_id="t", run_id="r")
     assert kept == [r["memory"] for r in fresh.get_all(user_id="t", run_id="r")["results"]] and len(kept) == 4
+
+
+def test_the_notes_of_an_add_over_http_name_the_bodys_field(tmp_path):
+    """The add's note that its start was the scope's last add sent again said 'data[0:4]: ...', ScopedMemory.add's
+    argument, over HTTP, where the body's field is 'messages': it names the caller's field, as errors do."""
+    pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from fastapi.testclient import TestClient
+    from serving import KEYS, keys_file
+
+    from sam_model.serve.http import create_app
+    from sam_model.serve.tenants import Tenants, read_keys
+    from sam_model.storeconfig import StoreConfig
+
+    tenants = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", HashingEncoder(16), StoreConfig())
+    http, key, scope = TestClient(create_app(tenants)), {"X-API-Key": KEYS["acme"]}, {"user_id": "t", "run_id": "r"}
+    msgs = _claim()
+    for end in (4, 8):
+        r = http.post("/v1/memories", headers=key, json={"messages": msgs[:end], **scope})
+        assert r.status_code == 200, r.text
+    assert r.json()["notes"][0]["reason"].startswith("messages[0:4]: the scope's last add of Converse messages")
+    tenants.close()

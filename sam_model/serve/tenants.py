@@ -423,6 +423,8 @@ class Tenant:
                 if field is not None and isinstance(exc, ValueError):
                     _name_field(exc, field)
                 raise
+            if field is not None and isinstance(out, Mapping):
+                _name_notes(out.get("notes"), field)
             made = self.vectors.take()
             if made is not None:
                 try:
@@ -625,11 +627,26 @@ class Tenants:
 __all__ = ["Access", "Caller", "Tenant", "Tenants", "apply", "check_checkpoint_share", "read_keys"]
 
 
+def _named(text: str, field: str) -> str:
+    """``text`` with ScopedMemory.add's argument ``data`` that opens it (``data[0:4]: ...``, ``data: ...``) named
+    as the API's ``field``, else as it is."""
+    return field + text[4:] if text.startswith("data") and text[4:5] in (",", "[", ":", ".") else text
+
+
+def _name_notes(notes: Any, field: str) -> None:
+    """An add's notes (its start read once as the scope's last add sent again, sam_model.memory.resent; an open
+    turn closed at its cap, live.over) are written by the add, which names its own argument: over HTTP they said
+    ``data[0:4]: the scope's last add ...`` where the body's field is ``messages`` (MCP's ``text``). They name the
+    caller's field, in place."""
+    for n in notes if isinstance(notes, list) else ():
+        if isinstance(n, dict) and isinstance(n.get("reason"), str):
+            n["reason"] = _named(n["reason"], field)
+
+
 def _name_field(exc: ValueError, field: str) -> None:
     """An agent's session lines are read when they are added (with the scope's open turn, ScopedMemory.add), not by
     the check that names the API's field, so a bad line's error named ScopedMemory.add's argument, ``data, entry 0,
     content block 0: tool call without a name``, a field no HTTP or MCP caller sends. It names theirs
     (``messages, entry 0, ...``), in place: the exception keeps its type, which says what status it answers."""
-    text = str(exc)
-    if len(exc.args) == 1 and text.startswith("data") and text[4:5] in (",", "[", ":", "."):
-        exc.args = (field + text[4:],)
+    if len(exc.args) == 1 and (named := _named(str(exc), field)) != str(exc):
+        exc.args = (named,)
