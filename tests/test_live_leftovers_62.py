@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from test_live_gemini_turn import stored
 from test_live_leftovers_61 import _claim, _words
+from test_live_responses import stored as stored_items
 
 from sam_model.memory import HashingEncoder, ScopedMemory
 
@@ -82,3 +83,32 @@ def test_the_notes_of_an_add_over_http_name_the_bodys_field(tmp_path):
         assert r.status_code == 200, r.text
     assert r.json()["notes"][0]["reason"].startswith("messages[0:4]: the scope's last add of Converse messages")
     tenants.close()
+
+
+@pytest.mark.parametrize("how", ["in process", "saved and loaded"])
+def test_a_deleted_streaming_responses_preamble_stays_deleted_at_its_done(tmp_path, how):
+    """A streaming Responses agent adds its preamble at response.output_item.added and again at .done; a delete of
+    its memory between them closes the open turn (the words are gone from the conversation), and the .done,
+    another version of an item of a closed turn, was read as a new item: the deleted words were back. Responses
+    writes the item's id (msg_...) once, so its later versions stay out; the rest is stored as the importer
+    reads the log."""
+    from test_live_responses import INSTRUCTIONS, conversation, imported
+
+    items = conversation()
+    memory = _memory()
+    memory.add([{"role": "system", "content": INSTRUCTIONS}], user_id="t", run_id="r")
+    for x in items:
+        if x.get("id") == "msg_3":
+            memory.add([{**x, "status": "in_progress", "content": [{"type": "output_text", "text": "Found"}]}],
+                       user_id="t", run_id="r")
+            gone = next(r for r in memory.get_all(user_id="t", run_id="r", limit=None)["results"]
+                        if r["memory"] == "Found")
+            memory.delete(gone["id"])
+            if how == "saved and loaded":
+                memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+        memory.add([x], user_id="t", run_id="r")
+    got = [e[2] for e in stored_items(memory)]
+    want = [e["text"] for e in imported(tmp_path, items)]
+    done = items[7]["content"][0]["text"]
+    assert done in want and done not in got and "Found" not in got
+    assert got == [t for t in want if t != done]

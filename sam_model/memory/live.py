@@ -201,13 +201,13 @@ class OpenTurn:
         if d["format"] not in TURNS:
             raise ValueError(f"open turn field 'format' is {d['format'][:40]!r}, expected one of {', '.join(TURNS)}")
         facts = {"meta": Mapping, "cwd": str, "ids": list, "begun": bool, "added": str, "added_lines": int,
-                 "seen": list, "run": str, "links": list, "refused": list,
+                 "seen": list, "gone": list, "run": str, "links": list, "refused": list,
                  "rewound": str}  # else refused
         for k, t in facts.items():
             if k in d["facts"] and not isinstance(d["facts"][k], t):
                 raise ValueError(f"open turn field 'facts.{k}' has the wrong type")
-        if not all(isinstance(k, str) for k in d["facts"].get("seen", ())):
-            raise ValueError("open turn field 'facts.seen' must be a list of line keys")
+        if not all(isinstance(k, str) for k in (*d["facts"].get("seen", ()), *d["facts"].get("gone", ()))):
+            raise ValueError("open turn fields 'facts.seen' and 'facts.gone' must be lists of line keys")
         if not all(claude_code.placed(x) for x in d["facts"].get("links", ())):  # else a KeyError at the next add
             raise ValueError("open turn field 'facts.links' must be a list of Claude Code entry links (type, uuid)")
         if not all(isinstance(i, str) for i in d["facts"].get("ids", ())):  # else a TypeError at the next add

@@ -151,14 +151,40 @@ def retried(turn: list[Any], facts: Mapping[str, Any], new: list[Any]) -> list[A
     """``new`` without the items a closed turn read already, equal (``facts["seen"]``): an add sent again, a
     response's output list sent after its items. Those of the open turn ``turn`` are :func:`revised`, and so is an
     output of a call the open turn or the add holds (a later call of a reused call_id, read: its output, equal to
-    the earlier call's, is that call's, not one read before)."""
+    the earlier call's, is that call's, not one read before). A message item whose memory was deleted
+    (``facts["gone"]``, :func:`deleted`) is dropped in every later version."""
     seen, held, out = set(facts.get("seen", ())), _held(turn), []
+    gone = set(facts.get("gone", ()))
     for x in new:
         k = key(x)
+        if k is not None and _digest(k) in gone:
+            continue
         if k in held or _entry(x) not in seen or (k or "").startswith("output:") and f"call:{k[7:]}" in held:
             out.append(x)
             held |= {k} - {None}
     return out
+
+
+def words(x: Any) -> str:
+    """A message item's words: its content string, or its parts' ``text`` joined ('' for anything else)."""
+    content = x.get("content") if isinstance(x, Mapping) else None
+    if isinstance(content, str):
+        return content
+    return "".join(p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)) \
+        if isinstance(content, list) else ""
+
+
+def deleted(facts: dict[str, Any], turn: list[Any], said: str) -> None:
+    """Keep in ``facts["gone"]`` (the digests of their keys, the last SEEN_ITEMS) the open turn ``turn``'s message
+    items with an id whose words are ``said``, a memory of the turn being deleted: the delete closes the turn, and a
+    streaming agent adds the item again at ``.done`` (its words complete), which, another version of an item of a
+    closed turn, was read as a new item: the deleted preamble was back. Its id is the item's (``msg_...``), which
+    Responses writes once, so every later version is dropped (:func:`retried`)."""
+    said = said.strip()
+    keys = [_digest(k) for x in turn if isinstance(x, Mapping) and kind(x) == "message"
+            and (k := key(x)) is not None and k.startswith("id:") and said and words(x).strip() == said]
+    if keys:
+        facts["gone"] = [*facts.get("gone", ()), *keys][-SEEN_ITEMS:]
 
 
 def remember(facts: dict[str, Any], items: list[Any]) -> None:

@@ -71,7 +71,7 @@ from sam_model.data.toolstate import TranscriptState, cleared
 from sam_model.hit import Hit
 from sam_model.limits import check_count, check_k, check_scope
 from sam_model.locking import locked
-from sam_model.memory import live
+from sam_model.memory import live, live_responses
 from sam_model.memory.scopedfile import ScopedFiles
 from sam_model.memory.scopedfilters import matches
 from sam_model.memory.scopedinput import unstored
@@ -373,6 +373,8 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
             apart = turn is not None and step < turn.start - 1 and not until and held == (
                 len(tracker.writes), len(tracker.shown))
         if not apart:  # the values it set are gone from the conversation: the open turn's mark held them
+            if (turn := self._open.get(episode)) is not None and turn.format == live_responses.FORMAT:
+                live_responses.deleted(turn.facts, turn.lines, _said(hit))  # its later versions stay out
             self._close(episode)
         self._log(memory_id, "DELETE", _said(hit), None)
         return {"message": f"memory {memory_id} deleted"}
