@@ -112,3 +112,42 @@ def test_a_deleted_streaming_responses_preamble_stays_deleted_at_its_done(tmp_pa
     done = items[7]["content"][0]["text"]
     assert done in want and done not in got and "Found" not in got
     assert got == [t for t in want if t != done]
+
+
+@pytest.mark.parametrize("how", ["in process", "saved and loaded"])
+def test_two_runs_of_one_conversation_made_at_once_store_its_history_once(tmp_path, how):
+    """Two threads each run the agent from one history and add their whole history after their run: the second's
+    add opened with the history, not with the scope's last add (the first's, which held the other run), and its
+    start was stored again. The scope keeps its last adds, so each thread's add is read from after the history;
+    the thread that goes on after its run still opens with its own last add."""
+    msgs = _claim()
+    history, ours, theirs = msgs[:4], msgs[4:8], [_words("user", "Can I also add roadside assistance?"),
+                                                   _words("assistant", "Yes, for $4 a month.")]
+    memory = _memory()
+    memory.add(history, user_id="t", run_id="r")
+    if how == "saved and loaded":
+        memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+    memory.add([*history, *ours], user_id="t", run_id="r")
+    out = memory.add([*history, *theirs], user_id="t", run_id="r")
+    assert out["notes"][0]["reason"].startswith("data[0:4]: one of the scope's last 8 adds of Converse messages")
+    more = [_words("user", "thanks")]
+    assert memory.add([*history, *ours, *more], user_id="t", run_id="r")["notes"][0]["reason"].startswith("data[0:8]")
+    got = [e[2] for e in stored(memory)]
+    want = [m["content"][0]["text"] for m in (history[0], ours[0], ours[-1], *theirs, *more)]
+    assert len(got) == 4 + 4 + 2 + 1 and all(got.count(t) == 1 for t in want)
+
+
+def test_a_save_keeping_the_last_add_alone_loads_and_reads_it_once(tmp_path):
+    """Guard: a save from before the scope kept its last adds (one key, [digest, count]) loads, its add read once."""
+    import json
+
+    msgs = _claim()
+    memory = _memory()
+    memory.add(msgs[:4], user_id="t", run_id="r")
+    saved = memory.save(tmp_path / "m")
+    d = json.loads((saved / "scoped.json").read_text())
+    assert d["sent"]["t//r"][0][1] == 4
+    d["sent"]["t//r"] = d["sent"]["t//r"][0][:2]  # the shape saved until stop 62
+    (saved / "scoped.json").write_text(json.dumps(d))
+    loaded = ScopedMemory.load(saved, HashingEncoder(16))
+    assert len(loaded.add(msgs[:8], user_id="t", run_id="r")["results"]) == 4

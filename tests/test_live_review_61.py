@@ -144,16 +144,20 @@ def test_an_invocation_said_again_with_ollamas_tool_named_ids_is_stored_again():
 
 
 def test_documents_behaviour_only_the_last_add_of_converse_messages_is_told_again(tmp_path):
-    """Documents behaviour (README, "Only the last add is kept"): the scope keeps its last add of Converse messages
-    alone, so an earlier add retried after a later one (a timed-out add sent again once the next went through) is
-    stored again; and sam-serve's add takes at most 1,000 messages, so a longer agent.messages is refused there
-    whole (a 422)."""
+    """Documents behaviour (README, "The scope keeps its last 8 such adds"): an earlier add retried after a later
+    one (a timed-out add sent again once the next went through) is read once (until stop 62, when the scope kept
+    its last add alone, it was stored again), but not after 8 later adds; and sam-serve's add takes at most 1,000
+    messages, so a longer agent.messages is refused there whole (a 422)."""
+    from sam_model.memory.resent import KEPT
+
     msgs = _claim()
     memory = ScopedMemory(HashingEncoder(16))
     for end in (4, 8):
         memory.add(msgs[:end], user_id="t", run_id="r")
-    assert len(memory.add(msgs[:4], user_id="t", run_id="r")["results"]) == 4  # stored again
-    assert len(memory.add(msgs[:4], user_id="t", run_id="r")["results"]) == 0  # now the last add: read once
+    assert len(memory.add(msgs[:4], user_id="t", run_id="r")["results"]) == 0  # one of the last adds: read once
+    for i in range(KEPT):
+        memory.add([_words("user", f"note {i}")], user_id="t", run_id="r")
+    assert len(memory.add(msgs[:4], user_id="t", run_id="r")["results"]) == 4  # past the kept adds: stored again
 
     pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
     from fastapi.testclient import TestClient

@@ -16,6 +16,11 @@ hand without times), or with ids that are the tools' names (Strands' Ollama and 
 id at each call of a tool), they are read as new, as before. Only the last add is kept: new messages added alone,
 then the whole history, store the earlier ones again. Kept as (:func:`key` of its messages, how many), saved with
 the scope.
+
+The scope keeps its last KEPT such adds, not the last alone (:func:`kept`): two runs of one conversation made at
+once (two threads, each running the agent from the same history, each adding its whole history after its run) add
+the history with each one's new turn, and the second opened with the history, not with the first's add, which held
+the other run: its start was stored again. An add opening with any of them is read from after the longest.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from sam_model.data.formats import detect
 from sam_model.memory.live import digest
 
 FORMATS = ("bedrock", "pydantic-ai")
+KEPT = 8  # adds a scope keeps the key of (:func:`kept`): a run made at once with another adds soon after it
 # an add's note (:func:`note`): the format's messages, and what told them
 NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
          "pydantic-ai": ("Pydantic AI", "told by their timestamps or tool_call_ids")}
@@ -46,26 +52,40 @@ def whole(last: Sequence[Any] | None) -> bool:
     return last is not None and len(last) > 2 and last[2] is True
 
 
-def repeated(items: Sequence[Any], last: Sequence[Any] | None) -> int:
-    """How many of ``items``' first messages are the scope's last add of Converse or Pydantic AI messages (``last``,
-    its :func:`key`) sent again: all of them where ``items`` opens with them and they hold something written once
-    (:func:`_once`), else 0. A last add that held the scope's whole conversation (:func:`whole`) is sent again too
-    where what follows it holds something written once: a hook adding the whole history at each message (Strands'
-    MessageAddedEvent adding ``agent.messages``) adds the user's first message alone, words with nothing written
-    once, then again with the model's call; it was stored twice. A "yes" said again after it is still new: an add
-    of it alone, or followed by words alone, holds nothing written once."""
-    if last is None or len(items) < last[1] or detect(list(items)) not in FORMATS:
-        return 0
-    head, rest = list(items[:last[1]]), list(items[last[1]:])
-    if _digest(head) != last[0]:
-        return 0
-    return last[1] if _once(head) or whole(last) and bool(rest) and _once(rest) else 0
+def repeated(items: Sequence[Any], kept: Sequence[Any] | None) -> list[Any] | None:
+    """Which of the scope's last adds of Converse or Pydantic AI messages (``kept``, their :func:`key`, newest last)
+    ``items`` open with, sent again (the longest; None: none): one ``items`` opens with where it holds something
+    written once (:func:`_once`). A kept add that held the scope's whole conversation (:func:`whole`) is sent again
+    too where what follows it holds something written once: a hook adding the whole history at each message
+    (Strands' MessageAddedEvent adding ``agent.messages``) adds the user's first message alone, words with nothing
+    written once, then again with the model's call; it was stored twice. A "yes" said again after it is still new:
+    an add of it alone, or followed by words alone, holds nothing written once."""
+    if not kept or detect(list(items)) not in FORMATS:
+        return None
+    told: dict[int, str | None] = {}  # each start's digest, made once
+    for last in sorted(kept, key=lambda k: -k[1]):
+        n = last[1]
+        if len(items) < n:
+            continue
+        head, rest = list(items[:n]), list(items[n:])
+        if n not in told:
+            told[n] = _digest(head)
+        if told[n] == last[0] and (_once(head) or whole(last) and bool(rest) and _once(rest)):
+            return last
+    return None
 
 
-def note(items: Sequence[Any], again: int) -> str:
-    """An add's note that its first ``again`` messages (:func:`repeated`) were read once."""
+def kept(before: Sequence[Any] | None, sent: list[Any]) -> list[list[Any]]:
+    """The scope's kept adds (:func:`repeated`) after an add whose :func:`key` is ``sent``: the last KEPT."""
+    return [*(k for k in before or () if k[:2] != sent[:2]), sent][-KEPT:]
+
+
+def note(items: Sequence[Any], again: int, latest: bool = True) -> str:
+    """An add's note that its first ``again`` messages (:func:`repeated`: the scope's last add where ``latest``,
+    else one of its last KEPT) were read once."""
     name, told = NAMES[detect(list(items))]
-    return f"data[0:{again}]: the scope's last add of {name} messages ({told}), sent again: read once, not stored again"
+    which = "the scope's last add" if latest else f"one of the scope's last {KEPT} adds"
+    return f"data[0:{again}]: {which} of {name} messages ({told}), sent again: read once, not stored again"
 
 
 def _once(head: list[Any]) -> bool:
@@ -109,13 +129,20 @@ def _called(message: Any, names: set[Any]) -> bool:
                for b in _blocks(message))
 
 
-def check(d: Any, name: str) -> list[Any]:
-    """A saved :func:`key` (``[digest, count]``, saves before 2026-12-07 without ``true``), else a ValueError naming ``name``."""
-    if not (isinstance(d, list) and len(d) in (2, 3) and isinstance(d[0], str) and isinstance(d[1], int)
-            and not isinstance(d[1], bool) and d[1] > 0 and d[2:] in ([], [True])):
-        raise ValueError(f"{name} must be [digest, count] (then true where it held the scope's whole conversation) "
-                         "of the scope's last add of Converse or Pydantic AI messages")
+def check(d: Any, name: str) -> list[list[Any]]:
+    """A scope's saved :func:`kept` adds (a list of :func:`key`; saves before 2026-12-07 hold one key, the last
+    add's, ``[digest, count]``), else a ValueError naming ``name``."""
+    if isinstance(d, list) and d and isinstance(d[0], str):
+        d = [d]
+    if not (isinstance(d, list) and 0 < len(d) <= KEPT and all(_key_ok(k) for k in d)):
+        raise ValueError(f"{name} must be a list of up to {KEPT} [digest, count] (then true where it held the "
+                         "scope's whole conversation) of the scope's last adds of Converse or Pydantic AI messages")
     return d
 
 
-__all__ = ["FORMATS", "note", "check", "key", "repeated", "whole"]
+def _key_ok(d: Any) -> bool:
+    return isinstance(d, list) and len(d) in (2, 3) and isinstance(d[0], str) and isinstance(d[1], int) \
+        and not isinstance(d[1], bool) and d[1] > 0 and d[2:] in ([], [True])
+
+
+__all__ = ["FORMATS", "KEPT", "note", "check", "key", "kept", "repeated", "whole"]
