@@ -151,3 +151,35 @@ def test_a_save_keeping_the_last_add_alone_loads_and_reads_it_once(tmp_path):
     (saved / "scoped.json").write_text(json.dumps(d))
     loaded = ScopedMemory.load(saved, HashingEncoder(16))
     assert len(loaded.add(msgs[:8], user_id="t", run_id="r")["results"]) == 4
+
+
+@pytest.mark.parametrize("how", ["in process", "saved and loaded", "checked first"])
+def test_a_compacted_pydantic_ai_history_added_whole_stores_the_turns_it_kept_once(tmp_path, how):
+    """all_messages() added after each run, the history compacted before the third (its start replaced by a
+    compaction summary, the second run kept after it): the add opened with no add the scope kept, and the kept
+    run was stored again (its 8 memories twice). The turns kept are the end of the scope's last add, told by each
+    message's digest and their timestamps: read once, the summary and the new run stored, as adds of each run's
+    new messages store them."""
+    import json
+
+    from test_walkthrough_pydantic_ai import conversations, runs
+
+    _, messages = conversations(1, 0)[0]
+    r1, r2, r3, *_ = runs(json.loads(json.dumps(messages)))
+    summary = {"kind": "request", "parts": [{"part_kind": "compaction", "content": "Summary: a trip to Lisbon.",
+                                             "timestamp": "2026-12-06T11:00:00.000001Z"}]}
+    memory, new = _memory(), _memory()
+    answer = None
+    for whole, alone in (([*r1], r1), ([*r1, *r2], r2), ([summary, *r2, *r3], [summary, *r3])):
+        read = memory.check_add(whole, "messages", user_id="me", run_id="s") if how == "checked first" else None
+        answer = memory.add(whole, user_id="me", run_id="s", read=read)
+        new.add(alone, user_id="me", run_id="s")
+        if how == "saved and loaded":
+            memory = ScopedMemory.load(memory.save(tmp_path / "m"), HashingEncoder(16))
+
+    def texts(m: ScopedMemory) -> list[str]:
+        return [r["memory"] for r in sorted(m.get_all(user_id="me", run_id="s", limit=None)["results"],
+                                            key=lambda r: r["step"])]
+
+    assert texts(memory) == texts(new) and "Summary: a trip to Lisbon." in texts(memory)
+    assert answer["notes"][0]["reason"].startswith(f"data[1:{1 + len(r2)}]: the end of the scope's last add")

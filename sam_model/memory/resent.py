@@ -33,6 +33,7 @@ from sam_model.memory.live import digest
 
 FORMATS = ("bedrock", "pydantic-ai")
 KEPT = 8  # adds a scope keeps the key of (:func:`kept`): a run made at once with another adds soon after it
+TAIL = 256  # messages of the last Pydantic AI add a scope keeps the digest of, one each (:func:`compacted`)
 # an add's note (:func:`note`): the format's messages, and what told them
 NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
          "pydantic-ai": ("Pydantic AI", "told by their timestamps or tool_call_ids")}
@@ -42,14 +43,48 @@ def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
     """What the scope keeps of an add of ``items`` to tell them again by ([digest, count], and ``true`` after them
     where ``whole``: the add held the scope's whole conversation, from its first message); None: they are not
     Converse or Pydantic AI messages (any other add forgets the last)."""
-    if not items or detect(list(items)) not in FORMATS or (told := _digest(items)) is None:
+    if not items or (fmt := detect(list(items))) not in FORMATS or (told := _digest(items)) is None:
         return None
+    if fmt == "pydantic-ai" and None not in (tail := [_one(m) for m in items[-TAIL:]]):
+        return [told, len(items), whole, tail]  # its last messages one by one, for a compaction's (compacted)
     return [told, len(items), True] if whole else [told, len(items)]
 
 
 def whole(last: Sequence[Any] | None) -> bool:
     """Whether the kept add ``last`` (:func:`key`) held the scope's whole conversation."""
     return last is not None and len(last) > 2 and last[2] is True
+
+
+def compacted(items: Sequence[Any], kept: Sequence[Any] | None) -> tuple[int, int] | None:
+    """Where ``items``, a Pydantic AI history compacted in a run (its start replaced by messages holding a
+    ``compaction`` summary, then the turns it kept, then the run's), holds the last messages of the scope's last
+    add sent again, as (where they start: after the summary's messages, how many; None: it does not). The kept
+    turns are the end of the history the run was given, the last add, which each is told by (its digest, one each:
+    :func:`key`), where they hold something written once (a timestamp). The add opened with no kept add, and the
+    turns were stored again (the travel walkthrough's second run, 8 memories, twice)."""
+    last = kept[-1] if kept else None
+    if last is None or len(last) < 4 or not items or detect(list(items)) != "pydantic-ai":
+        return None
+    c = next((i for i, m in enumerate(items) if not _compaction(m)), len(items))
+    tail = last[3]
+    told = [_one(m) for m in items[c:c + len(tail)]]
+    for k in range(len(told), 0, -1):
+        if told[:k] == tail[-k:] and _once(list(items[c:c + k])):
+            return (c, k) if c else None
+    return None
+
+
+def _compaction(message: Any) -> bool:
+    """Whether a Pydantic AI message holds a ``compaction`` part (a summary of the messages it replaced)."""
+    parts = message.get("parts") if isinstance(message, Mapping) else None
+    return isinstance(parts, list) and any(isinstance(p, Mapping) and p.get("part_kind") == "compaction"
+                                           for p in parts)
+
+
+def _one(message: Any) -> str | None:
+    """A message's own digest (:func:`_digest`, shortened), kept for :func:`compacted`."""
+    told = _digest([message])
+    return None if told is None else told[:16]
 
 
 def repeated(items: Sequence[Any], kept: Sequence[Any] | None) -> list[Any] | None:
@@ -77,15 +112,18 @@ def repeated(items: Sequence[Any], kept: Sequence[Any] | None) -> list[Any] | No
 
 def kept(before: Sequence[Any] | None, sent: list[Any]) -> list[list[Any]]:
     """The scope's kept adds (:func:`repeated`) after an add whose :func:`key` is ``sent``: the last KEPT."""
-    return [*(k for k in before or () if k[:2] != sent[:2]), sent][-KEPT:]
+    older = (k[:2] + [True] * whole(k) for k in before or () if k[:2] != sent[:2])  # the last add's tail alone
+    return [*older, sent][-KEPT:]
 
 
-def note(items: Sequence[Any], again: int, latest: bool = True) -> str:
+def note(items: Sequence[Any], again: int, latest: bool = True, at: int = 0) -> str:
     """An add's note that its first ``again`` messages (:func:`repeated`: the scope's last add where ``latest``,
-    else one of its last KEPT) were read once."""
+    else one of its last KEPT), or those from ``at`` on (:func:`compacted`), were read once."""
     name, told = NAMES[detect(list(items))]
     which = "the scope's last add" if latest else f"one of the scope's last {KEPT} adds"
-    return f"data[0:{again}]: {which} of {name} messages ({told}), sent again: read once, not stored again"
+    if at:
+        which = "the end of the scope's last add, kept after a compaction"
+    return f"data[{at}:{at + again}]: {which} of {name} messages ({told}), sent again: read once, not stored again"
 
 
 def _once(head: list[Any]) -> bool:
@@ -141,8 +179,9 @@ def check(d: Any, name: str) -> list[list[Any]]:
 
 
 def _key_ok(d: Any) -> bool:
-    return isinstance(d, list) and len(d) in (2, 3) and isinstance(d[0], str) and isinstance(d[1], int) \
-        and not isinstance(d[1], bool) and d[1] > 0 and d[2:] in ([], [True])
+    return isinstance(d, list) and len(d) in (2, 3, 4) and isinstance(d[0], str) and isinstance(d[1], int) \
+        and not isinstance(d[1], bool) and d[1] > 0 and (d[2:] in ([], [True]) or len(d) == 4 and isinstance(
+            d[2], bool) and isinstance(d[3], list) and len(d[3]) <= TAIL and all(isinstance(t, str) for t in d[3]))
 
 
-__all__ = ["FORMATS", "KEPT", "note", "check", "key", "kept", "repeated", "whole"]
+__all__ = ["FORMATS", "KEPT", "TAIL", "compacted", "note", "check", "key", "kept", "repeated", "whole"]

@@ -174,10 +174,10 @@ class ScopedWrites:
         if _is_messages(items):
             notes = []
             opens = not getattr(self._trackers.get(episode), "events", None)  # the add opens the conversation
-            again, rest, name, last = self._resent(items, episode, "data")  # Converse / Pydantic AI ones again
+            again, rest, name, last, at = self._resent(items, episode, "data")  # Converse / Pydantic AI again
             if again:  # a caller's ``read`` (check_add, in this hold of the lock) is of the rest already
                 data = rest
-                notes.append({"reason": resent.note(items, again, last == self._sent[episode][-1])})
+                notes.append({"reason": resent.note(items, again, last == self._sent[episode][-1], at)})
             # checked before the conversation's state takes any of them
             messages, skipped = read if read is not None else read_add(data, name) if data else ([], [])
             out: dict[str, list] = {"results": self._add_messages(
@@ -234,20 +234,26 @@ class ScopedWrites:
         episode = self.episode_of(user_id, agent_id, run_id)
         fmt = self._live_format(items, episode) if items else None
         if fmt is None and _is_messages(items):
-            again, rest, rest_name, _ = self._resent(items, episode, name)
+            again, rest, rest_name, *_ = self._resent(items, episode, name)
             if again:  # read as the add reads it: the rest, its calls counted, named messages[4:]
                 return read_add(rest, rest_name, max_calls) if rest else ([], [])
         return read_add(data, name, max_calls, session=fmt in live.LIVE, fmt=_checked(fmt),
                         worded=live.worded(self._open.get(episode)))
 
-    def _resent(self, items: list[Any], episode: str, name: str) -> tuple[int, list[Any], str, list[Any] | None]:
-        """(how many of ``items``' first messages are one of the scope's last adds sent again,
-        sam_model.memory.resent: 0 for none; the rest, which the add reads alone; its name, ``name[4:]``, which its
-        errors and skips give, not the place in it, message 1 for the caller's message 5; that add's key, None for
-        none): one rule for :meth:`add` and :meth:`check_add`."""
-        last = resent.repeated(items, self._sent.get(episode))
+    def _resent(self, items: list[Any], episode: str,
+                name: str) -> tuple[int, list[Any], str, list[Any] | None, int]:
+        """(how many of ``items``' messages are one of the scope's last adds sent again, sam_model.memory.resent: 0
+        for none; the rest, which the add reads alone; its name, ``name[4:]``, which its errors and skips give, not
+        the place in it, message 1 for the caller's message 5; that add's key, None for none; where those messages
+        start: 0, the add's start, or after a compaction's summary, resent.compacted, the rest then the summary and
+        what follows them, named ``name[:1]+name[9:]``): one rule for :meth:`add` and :meth:`check_add`."""
+        kept = self._sent.get(episode)
+        last = resent.repeated(items, kept)
+        if last is None and (cut := resent.compacted(items, kept)) is not None:  # a compaction's kept turns
+            at, again = cut
+            return again, items[:at] + items[at + again:], f"{name}[:{at}]+{name}[{at + again}:]", kept[-1], at
         again = last[1] if last is not None else 0
-        return again, items[again:], f"{name}[{again}:]" if again else name, last
+        return again, items[again:], f"{name}[{again}:]" if again else name, last, 0
 
     def _live_format(self, items: list[Any], episode: str) -> str | None:
         """The live format an add's items are written in, told with the episode's open turn (live.format_of), or
