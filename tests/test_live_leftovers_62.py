@@ -6,6 +6,7 @@ import pytest
 from test_live_gemini_turn import stored
 from test_live_leftovers_61 import _claim, _words
 from test_live_responses import stored as stored_items
+from test_live_reuse import reuse_net  # noqa: F401  (the fixture)
 
 from sam_model.memory import HashingEncoder, ScopedMemory
 
@@ -183,3 +184,43 @@ def test_a_compacted_pydantic_ai_history_added_whole_stores_the_turns_it_kept_on
 
     assert texts(memory) == texts(new) and "Summary: a trip to Lisbon." in texts(memory)
     assert answer["notes"][0]["reason"].startswith(f"data[1:{1 + len(r2)}]: the end of the scope's last add")
+
+
+def test_a_served_search_and_recall_take_used_order_for_themselves_alone(reuse_net, tmp_path):  # noqa: F811
+    """sam-serve's search had no used_order of its own (only the store's default for every search): the HTTP body's
+    and MCP recall's now order that search alone, as ScopedMemory.search(used_order=) does, the server's default
+    unchanged after it; a value that is none of 'model', 'latest', 'off' is a 4xx naming the field, in one line."""
+    pytest.importorskip("fastapi", reason="the [serve] extra is not installed (pip install -e '.[serve]')")
+    from fastapi.testclient import TestClient
+    from serving import KEYS, keys_file
+    from test_agreement import retriever
+    from test_live_reuse import CHAT
+    from test_mcp_remember import answer, mcp_calls
+
+    from sam_model.serve.http import create_app
+    from sam_model.serve.tenants import Tenants, read_keys
+    from sam_model.store import store_config_of
+
+    sam = retriever(reuse_net)
+    tenants = Tenants(read_keys(keys_file(tmp_path)), tmp_path / "data", sam, store_config_of(sam))
+    http, acme = TestClient(create_app(tenants)), {"X-API-Key": KEYS["acme"]}
+    assert http.post("/v1/memories", headers=acme, json={"messages": CHAT, "run_id": "a"}).status_code == 200
+    memory = tenants.tenants["acme"].memory
+
+    def ids(**kw) -> list[str]:
+        r = http.post("/v1/memories/search", headers=acme, json={"query": "", "run_id": "a", "limit": 6, **kw})
+        assert r.status_code == 200, r.text
+        return [h["id"] for h in r.json()["results"]]
+
+    latest = [r["id"] for r in memory.search("", run_id="a", limit=6, used_order="latest")["results"]]
+    model = [r["id"] for r in memory.search("", run_id="a", limit=6, used_order="off")["results"]]
+    assert latest != model  # the orders differ: the test can fail
+    assert ids(used_order="latest") == latest and ids() == model and ids(used_order="off") == model
+    bad = http.post("/v1/memories/search", headers=acme, json={"query": "", "run_id": "a", "used_order": "newest"})
+    assert bad.status_code == 422 and "used_order" in bad.text and "\n" not in bad.text
+    got, refused = mcp_calls(tenants, "acme", ("recall", {"query": "", "run_id": "a", "limit": 6,
+                                                          "used_order": "latest"}),
+                             ("recall", {"query": "", "run_id": "a", "used_order": "newest"}))
+    assert [h["id"] for h in answer(got)["results"]] == latest and ids() == model
+    assert refused.is_error and "argument 'used_order' must be 'model', 'latest', 'off'" in refused.content[0].text
+    tenants.close()

@@ -3,7 +3,7 @@
     POST   /v1/memories                 add        {"messages": "..." | [{"role", "content"}] | [events],
                                                     "user_id", "agent_id", "run_id", "metadata"}
     POST   /v1/memories/search          search     {"query", "state" | "call", "user_id", ..., "limit", "filters",
-                                                    "threshold", "step", "task_start"}
+                                                    "threshold", "step", "task_start", "used_order"}
     GET    /v1/memories?user_id=...     get_all    (scopes and limit as query parameters)
     GET    /v1/memories/{id}            get        (ids hold '/' and '#': URL-encode them, '#' as %23)
     PUT    /v1/memories/{id}            update     {"data": "new text"}
@@ -36,7 +36,7 @@ Writes go through the tenant's write-ahead log (sam_model.serve.tenants): a 2xx 
 
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import BackgroundTasks, Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -58,6 +58,9 @@ STEP = ("the step of the message the agent is answering, already added (its add'
         "to search now, over every memory of the scopes (the newest included); it never widens the scopes searched")
 TASK_START = ("the step where the agent's current task began (default: where the scopes' conversation says it did); "
               "read by a model with time features only; an integer >= 0, or leave it out")
+USED_ORDER = ("the memories the scope's earlier tool calls of this task took values from first: 'model' in the "
+              "model's order, 'latest' by their latest use, 'off' not; leave it out for the server's default (its "
+              "store's used_order). This search's alone; it never widens the scopes searched")
 # a scope field: sam_model.limits.check_scope, the memory's own rule (no '/', no control character, at most
 # MAX_SCOPE_CHARS), refused by the field's name before the call reaches the memory
 Scope = Annotated[str | None, Field(default=None), AfterValidator(lambda v, info: check_scope(v, info.field_name))]
@@ -111,6 +114,8 @@ class SearchBody(Body):
     # in-process and over MCP); strict: "3", 1.5 and true are a 422 naming the field
     step: int | None = Field(default=None, description=STEP)
     task_start: int | None = Field(default=None, description=TASK_START)
+    # this search's alone (the tenant's store keeps its StoreConfig.used_order); another value is a 422 naming it
+    used_order: Literal["model", "latest", "off"] | None = Field(default=None, description=USED_ORDER)
 
 
 class UpdateBody(Body):

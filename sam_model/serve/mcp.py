@@ -6,7 +6,7 @@
   sam-serve's HTTP add checks its ``messages`` (ScopedMemory's ``check_add``, with the scope's open turn, whose
   messages are then written; at most ``MAX_ADD_ITEMS`` messages and as many tool calls; over HTTP the same body
   limit, the middleware being the HTTP app's);
-- ``recall(query, user_id, agent_id, run_id, state, call, limit, step, task_start)``: the memories that matter now
+- ``recall(query, user_id, agent_id, run_id, state, call, limit, step, task_start, used_order)``: the memories that matter now
   — with ``state`` (the agent's state: phase, constraints, uncertainty flags, ...) or ``call`` (the tool call about
   to be made, whose state the memory computes from the scope's recorded conversation) SAM's state-adaptive query,
   else a plain one; ``step`` (optional: the step of the message being answered, already remembered) leaves that
@@ -68,6 +68,9 @@ STEP = ("Optional: leave it out to search over every memory of this user (run), 
         "searched.")
 TASK_START = ("Optional, rarely needed: leave it out. The step where your current task began (default: where the "
               "recorded conversation says it did); only a model with time features reads it. An integer >= 0.")
+USED_ORDERS = ("model", "latest", "off")  # a recall's used_order (HTTP's search body takes the same)
+USED_ORDER = ("Optional: the memories your earlier tool calls of this task took values from first: 'model' in the "
+              "model's order, 'latest' by their latest use, 'off' not. Leave it out for the server's default.")
 TEXT = "One thing the user said or you learnt, as a user message (instead of messages)."
 MESSAGES = ("Instead of text: the conversation's messages since your last remember, in order, as your API writes "
             "them (OpenAI {\"role\", \"content\", \"tool_calls\"} and {\"role\": \"tool\", \"tool_call_id\", "
@@ -159,14 +162,18 @@ def create_mcp(tenants: Tenants, search: Callable[..., dict] | None = None, stdi
                state: dict[str, Any] | str | None = None,
                call: Annotated[dict[str, Any] | list[dict[str, Any]] | None, Field(description=CALL)] = None,
                limit: int = 5, step: Annotated[int | None, Field(description=STEP)] = None,
-               task_start: Annotated[int | None, Field(description=TASK_START)] = None) -> dict:
+               task_start: Annotated[int | None, Field(description=TASK_START)] = None,
+               used_order: Annotated[str | None, Field(description=USED_ORDER)] = None) -> dict:
         """The memories that matter for the query, best first, with scores: ranked for the agent's state when one
         is given ({"phase": ..., "constraints": {...}, "uncertainty_flags": [...]}, or "live": the state of the
         scope's newest memory), or for the tool call you are about to make (call), else by the query's words."""
         # step and task_start are checked by the memory (a negative one refused in its words, as over HTTP)
+        if used_order not in (None, *USED_ORDERS):  # the schema's string alone: said here, naming the argument
+            raise ToolError(f"argument 'used_order' must be {', '.join(map(repr, USED_ORDERS))} or null (the "
+                            f"server's default), got {used_order[:40]!r}")
         return answer(ctx, named(user_id, agent_id, run_id), lambda t, where: run_search(
             t, query=query, state=state, call=call, **where, limit=limit, filters=None, threshold=None, step=step,
-            task_start=task_start))
+            task_start=task_start, used_order=used_order))
 
     @server.tool()
     def forget(memory_id: str, ctx: Context, user_id: User = None, agent_id: Agent = None, run_id: Run = None) -> dict:
