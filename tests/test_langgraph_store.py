@@ -410,3 +410,36 @@ def test_a_saved_namespace_with_a_control_character_loads_with_a_warning_and_can
     back.delete(tuple(old.namespace), old.key)
     assert view(back.search(("u",))) == [(("u", "anna"), "home", {"content": "anna lives in Lisbon"})]
     assert back.list_namespaces() == [("u", "anna")]
+
+
+def test_a_search_tells_the_store_the_items_the_tasks_calls_used():
+    """SAMStore passed no used= to the store's search, so a store whose config set used_order ordered nothing (and
+    a reuse model was told no use): a search's used= (the keys of the items of the prefix's own namespace the
+    task's earlier calls took values from, with the ranks of their latest use, or the keys alone) is told to it,
+    used_order= orders that search alone, and a bad one is refused in one line naming the caller's key."""
+    import dataclasses
+
+    from sam_model.storeconfig import StoreConfig
+
+    store = SAMStore(HashingEncoder(512))
+    ns = ("log", "mia")
+    for n, event in enumerate(LOG):
+        store.put(ns, f"e{n}", event)
+    query = "and a late checkout please"
+    plain = [i.key for i in store.search(ns, query=query, limit=5)]
+    last = plain[-1]
+    assert plain[0] != last  # the model's order puts it last: the test can fail
+    assert [i.key for i in store.search(ns, query=query, limit=5, used={last: 1}, used_order="model")][0] == last
+    assert [i.key for i in store.search(ns, query=query, limit=5, used=[last], used_order="off")] == plain
+    on = SAMStore(HashingEncoder(512), dataclasses.replace(StoreConfig(), used_order="latest"))
+    for n, event in enumerate(LOG):
+        on.put(ns, f"e{n}", event)
+    assert [i.key for i in on.search(ns, query=query, limit=5, used={last: 1, "gone": 2})][0] == last
+    assert [i.key for i in on.search(ns, query=query, limit=5, used={last: 1}, state={"phase": "book"})][0] == last
+    for bad, says in (({last: 0}, rf"used\['{last}'\] must be the rank"), ([1], "used must be a mapping"),
+                      ("e1", "used must be a mapping")):
+        with pytest.raises((TypeError, ValueError), match=says) as err:
+            store.search(ns, query=query, used=bad, used_order="model")
+        assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="used= and used_order= order a ranked search"):
+        store.search(ns, used=[last])

@@ -38,7 +38,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -142,7 +142,8 @@ class SAMStore(BaseStore):
     def search(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
                filter: dict[str, Any] | None = None, limit: int = 10, offset: int = 0, refresh_ttl: bool | None = None,
                state: State | Mapping | None = None, step: int | None = None,
-               task_start: int | None = None) -> list[SearchItem]:
+               task_start: int | None = None, used: Mapping[str, int] | Collection[str] | None = None,
+               used_order: str | None = None) -> list[SearchItem]:
         """BaseStore.search, and ``state``: rank by SAM's state-adaptive query for this agent state (the query
         text is then the observation); ``step`` (and ``task_start``): when the query is made, as every other entry
         point takes them (ScopedMemory.search, the LangChain retriever, sam-serve): the step of the decision in
@@ -150,8 +151,13 @@ class SAMStore(BaseStore):
         place among the namespace's indexed puts, from 0), whose items at or after it are then no candidates (MemoryStore.search_vector's
         ``before``), as evaluate.py ranks a decision point; default: now, after every item. A graph that writes its
         log into the store, the decision's event included, before searching gave no step and got that event back
-        first."""
-        if state is None and step is None and task_start is None:
+        first. ``used``: the keys of the items of ``namespace_prefix``'s own namespace that the task's earlier tool
+        calls took values from (a mapping key -> the rank of its latest use, 1 the latest, or the keys alone), told
+        to the store's search as ScopedMemory tells it its conversation's (MemoryStore.search's ``used``: a reuse
+        model's u_m, and ``used_order``, "model", "latest" or "off", this search's order of them, default the
+        store's StoreConfig.used_order); a key the namespace does not hold (deleted) is passed over. SAMStore
+        passed none, so a store whose config set used_order ordered nothing, and a reuse model was told no use."""
+        if state is None and step is None and task_start is None and used is None and used_order is None:
             return super().search(namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
                                   refresh_ttl=refresh_ttl)
         op = SearchOp(tuple(namespace_prefix), filter, limit, offset, query if state is None else query or "")
@@ -159,17 +165,41 @@ class SAMStore(BaseStore):
         _check_page(op)
         _check_labels(op)
         check_step(step), check_step(task_start, "task_start")
+        if (used is not None or used_order is not None) and op.query is None:
+            raise ValueError("used= and used_order= order a ranked search: give query= or state= (a listing is in "
+                             "write order)")
         with self.lock:
-            return self._search(op, state, (step, task_start))
+            return self._search(op, state, (step, task_start), self._used(tuple(namespace_prefix), used), used_order)
 
     async def asearch(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
                       filter: dict[str, Any] | None = None, limit: int = 10, offset: int = 0,
                       refresh_ttl: bool | None = None, state: State | Mapping | None = None, step: int | None = None,
-                      task_start: int | None = None) -> list[SearchItem]:
-        """:meth:`search` from async code (an async node): ``state``, ``step`` and ``task_start`` too."""
+                      task_start: int | None = None, used: Mapping[str, int] | Collection[str] | None = None,
+                      used_order: str | None = None) -> list[SearchItem]:
+        """:meth:`search` from async code (an async node): ``state``, ``step``, ``task_start``, ``used`` and
+        ``used_order`` too."""
         return await asyncio.get_running_loop().run_in_executor(None, lambda: self.search(
             namespace_prefix, query=query, filter=filter, limit=limit, offset=offset, refresh_ttl=refresh_ttl,
-            state=state, step=step, task_start=task_start))
+            state=state, step=step, task_start=task_start, used=used, used_order=used_order))
+
+    def _used(self, ns: tuple[str, ...], used: Any) -> dict[Any, Any] | list[Any] | None:
+        """``used`` (:meth:`search`) as the memory ids of the items of ``ns`` it names (their ranks kept), or None;
+        a one-line refusal for anything but a mapping or a list of string keys."""
+        if used is None:
+            return None
+        keys = list(used) if isinstance(used, (Mapping, list, tuple, set, frozenset)) else None
+        if keys is None or not all(isinstance(k, str) for k in keys):
+            raise TypeError(f"used must be a mapping of item keys -> the rank of their latest use, or a list of item "
+                            f"keys (strings) of the namespace {ns!r}, got {json_type(used)}")
+        for k in keys if isinstance(used, Mapping) else ():  # named by the caller's key, not the memory's id
+            if isinstance(used[k], bool) or not isinstance(used[k], int) or used[k] < 1:
+                raise ValueError(f"used[{k!r}] must be the rank of the item's latest use, an integer >= 1 (1: the "
+                                 f"latest), got {used[k]!r}")
+        rows = self._data.get(ns, {})
+        held = [k for k in keys if k in rows and rows[k].memory is not None]
+        if isinstance(used, Mapping):
+            return {rows[k].memory: used[k] for k in held}
+        return [rows[k].memory for k in held]
 
     # ---- persistence ---------------------------------------------------------------------------------------
 
@@ -304,8 +334,11 @@ class SAMStore(BaseStore):
                 for key, row in rows.items() if not filt or all(_compare(row.value.get(k), v) for k, v in filt.items())]
 
     def _search(self, op: SearchOp, state: State | Mapping | None = None,
-                at: tuple[int | None, int | None] = (None, None)) -> list[SearchItem]:
-        """``at``: the query's (step, task_start) in the prefix's own namespace (:meth:`search`); (None, None): now."""
+                at: tuple[int | None, int | None] = (None, None), used: Any = None,
+                used_order: str | None = None) -> list[SearchItem]:
+        """``at``: the query's (step, task_start) in the prefix's own namespace (:meth:`search`); (None, None): now.
+        ``used`` (memory ids) and ``used_order``: told to the store's search (:meth:`search`)."""
+        told = {"used": used, "used_order": used_order}
         rows = self._rows(op.namespace_prefix, op.filter)
         if op.query is None and state is None or not rows:  # a listing: at a step, without the items at or after it
             late = self.store.late((_episode(tuple(op.namespace_prefix)), at[0])) if at[0] is not None else None
@@ -323,15 +356,15 @@ class SAMStore(BaseStore):
         if by_memory and want > 0:
             if state is not None:
                 hits = self.store.search(state, op.query or "", want, ids=list(by_memory), fold=True,
-                                         query_episode=episode, step=step, task_start=task_start)
+                                         query_episode=episode, step=step, task_start=task_start, **told)
             elif op.query.strip() and getattr(self.store.encoder, "text_queries", False):
                 q = self.store.encoder.encode_text_queries([op.query])[0]
                 before = None if step is None else (episode, step)
-                hits = self.store.search_vector(q, want, (), ids=list(by_memory), fold=True, before=before)
+                hits = self.store.search_vector(q, want, (), ids=list(by_memory), fold=True, before=before, **told)
             else:  # a plain query: made at no step unless one is given (as ScopedMemory's)
                 hits = self.store.search(State(), op.query, want, ids=list(by_memory), fold=True,
                                          query_episode=None if at == (None, None) else episode, step=step,
-                                         task_start=task_start)
+                                         task_start=task_start, **told)
         out = [_item(*by_memory[h.memory_id], score=h.score) for h in hits][op.offset:]
         if len(out) < op.limit:  # as InMemoryStore: items without a vector fill the page, unscored
             out += [_item(ns, key, row) for ns, key, row in rows if row.memory is None][:op.limit - len(out)]
