@@ -13,9 +13,11 @@ that add sent again with what came since, and its start is dropped (:func:`repea
 opens with the last, which held every earlier one: the concatenation of what the scope stored of it. Without
 anything written once among them (a first turn of words alone in Converse, a "yes" said again, a history written by
 hand without times), or with ids that are the tools' names (Strands' Ollama and Gemini models write those: the same
-id at each call of a tool), they are read as new, as before. Only the last add is kept: new messages added alone,
-then the whole history, store the earlier ones again. Kept as (:func:`key` of its messages, how many), saved with
-the scope.
+id at each call of a tool), they are read as new, as before (but after the scope's first add, its whole
+conversation: :func:`repeated`). New messages added alone, then the whole history, store the earlier ones again
+(but the first add's). Kept as (:func:`key` of its messages, how many), saved with the scope, and kept when the
+scope's memories are all deleted (a history sent again then stays deleted). A Pydantic AI history compacted in a
+run is read from after the turns it kept of the last add (:func:`compacted`).
 
 The scope keeps its last KEPT such adds, not the last alone (:func:`kept`): two runs of one conversation made at
 once (two threads, each running the agent from the same history, each adding its whole history after its run) add
