@@ -368,3 +368,22 @@ def test_a_live_openhands_v1_add_that_goes_on_from_an_earlier_stored_event_is_re
     for e in events[:6]:
         linear.add([e], user_id="dev", run_id="conv-2")
     assert len(linear.get_all(user_id="dev", run_id="conv-2")["results"]) == len(stored)
+
+
+def test_the_events_folder_given_is_converted_again_when_its_state_moves_the_head(tmp_path):
+    """The events folder of a V1 conversation given (conv/events) is read to the leaf of the state beside it
+    (conv/base_state.json), but the cache key held the base_state.json files under the folder given alone: a head
+    moved back with no new event kept the cached conversion of the branch it left."""
+    from sam_model.data.sources import materialise
+
+    conv = tmp_path / "conv"
+    (conv / "events").mkdir(parents=True)
+    for i, e in enumerate(v1_branched_events()[:8]):
+        (conv / "events" / f"event-{i:05d}-{e['id']}.json").write_text(json.dumps(e))
+    (conv / "base_state.json").write_text(json.dumps({"id": "conv", "leaf_event_id": "e7"}))
+    first = materialise(conv / "events", cache_dir=tmp_path / "cache", progress=False)
+    assert "list_reservations" in first.read_text()
+    (conv / "base_state.json").write_text(json.dumps({"id": "conv", "leaf_event_id": "e5"}))
+    moved = materialise(conv / "events", cache_dir=tmp_path / "cache", progress=False)
+    assert moved != first and "list_reservations" not in moved.read_text()
+    assert "get_reservation" in moved.read_text()

@@ -546,12 +546,13 @@ def _stamp(p: Path, kind: SourceKind) -> list[Any]:
     changed, added or removed re-converts; the folder's own time misses a file edited inside (an SGD split was keyed
     by it until 2026-12-05: a dialogues file edited in place kept its stale log)."""
     if p.is_dir():
-        from sam_model.data.formats.files import trajectory_files
+        from sam_model.data.formats.files import trajectory_files, v1_states
 
         files = trajectory_files(p) if kind == "transcripts" else sorted(p.glob("dialogues_*.json*"))
-        if kind == "transcripts":  # an OpenHands V1 state names the head its events are read to (a head moved back)
-            files += sorted(q for q in p.rglob("base_state.json") if q.is_file())
-        return [[[q.relative_to(p).as_posix(), q.stat().st_size, q.stat().st_mtime_ns] for q in files]]
+        if kind == "transcripts":  # an OpenHands V1 state names the head its events are read to (a head moved back):
+            # the events folder given has its state outside it, keyed by its path from the folder given
+            files += sorted({*(q for q in p.rglob("base_state.json") if q.is_file()), *v1_states(p)})
+        return [[[os.path.relpath(q, p).replace(os.sep, "/"), q.stat().st_size, q.stat().st_mtime_ns] for q in files]]
     st = p.stat()
     return [st.st_size, st.st_mtime_ns]
 

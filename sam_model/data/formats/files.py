@@ -797,7 +797,7 @@ def _v1_conversations(folder: Path, paths: list[Path], seen: dict[str, str],
     folder's name (its path in ``folder`` where it is below it); a bad event file is the conversation's error."""
     for events_dir, group in itertools.groupby(paths, key=lambda q: q.parent):
         files = list(group)
-        conv = events_dir.parent if events_dir.name == "events" else events_dir
+        conv = _v1_conversation_folder(events_dir)
         name = conv.relative_to(folder).as_posix() if conv != folder and conv.is_relative_to(folder) else conv.name
         indexes = [int(V1_EVENT_FILE.fullmatch(q.name)[1]) for q in files]
         docs = [doc for q in files for doc, _ in documents(q)]
@@ -816,6 +816,20 @@ def _v1_conversations(folder: Path, paths: list[Path], seen: dict[str, str],
             episode_id_of(name), docs, str(events_dir), conv.name, openhands.V1, abandoned=off, head=leaf)]), seen))
         for q in files if on_file is not None else ():
             on_file(q)
+
+
+def _v1_conversation_folder(events_dir: Path) -> Path:
+    """The conversation folder of a V1 conversation's folder of event files (its ``events`` folder's parent)."""
+    return events_dir.parent if events_dir.name == "events" else events_dir
+
+
+def v1_states(folder: Path) -> list[Path]:
+    """The ``base_state.json`` files whose ``leaf_event_id`` the V1 conversations of ``folder`` are read to
+    (:func:`_leaf`), sorted: what their cached conversion is keyed by beside their events, a head moved back with no
+    new event changing no event file. One may lie outside ``folder``: the ``events`` folder given, its state beside
+    it."""
+    return sorted({state for q in v1_event_files(folder)
+                   if (state := _v1_conversation_folder(q.parent) / "base_state.json").is_file()})
 
 
 def _leaf(conv: Path) -> str | None:
