@@ -387,3 +387,32 @@ def test_the_events_folder_given_is_converted_again_when_its_state_moves_the_hea
     moved = materialise(conv / "events", cache_dir=tmp_path / "cache", progress=False)
     assert moved != first and "list_reservations" not in moved.read_text()
     assert "get_reservation" in moved.read_text()
+
+
+def test_a_live_openhands_v1_event_sent_again_is_no_branch_and_refuses_none_after_it():
+    """A sidecar's retry sends an event an earlier add stored again (its add timed out after it was stored): its
+    parent is a stored event with a stored event after it (the event itself), so it was refused as a branch the
+    conversation left ("leaving 1 later stored event (the first 'e3')"), and, noted as refused, every event after it
+    was refused as going on from it: the run took no memory again. A stored event sent again begins no branch (as
+    before live adds were checked for one, it stores nothing new), and one sent beside a refused branch is not noted
+    as refused, so the events going on from it are stored."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    events = v1_branched_events()
+    memory = ScopedMemory(HashingEncoder(16))
+    for e in events[:4]:
+        memory.add([e], user_id="dev", run_id="conv-1")
+
+    def count() -> int:
+        return len(memory.get_all(user_id="dev", run_id="conv-1")["results"])
+
+    stored = count()
+    memory.add(events[3:4], user_id="dev", run_id="conv-1")  # e3 again
+    assert count() == stored
+    memory.add(events[4:5], user_id="dev", run_id="conv-1")  # e4, from e3
+    memory.add(events[4:6], user_id="dev", run_id="conv-1")  # e4 again and e5
+    assert count() == stored + 2
+    with pytest.raises(ValueError, match=r"^data\[1\]: this OpenHands V1 event goes on from event 'e1'"):
+        memory.add([events[5], events[6]], user_id="dev", run_id="conv-1")  # e5 again beside the branch e6
+    memory.add([{**events[8], "id": "e11", "parent_id": "e5"}], user_id="dev", run_id="conv-1")  # on from e5
+    assert count() == stored + 3

@@ -42,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sam_model.data.chatmessages import ToolCall
@@ -970,14 +970,15 @@ def off_refused(fmt: str, facts: Mapping[str, Any], new: list[Any]) -> str | Non
     return None
 
 
-def refuse(fmt: str, facts: dict[str, Any], new: list[Any]) -> None:
+def refuse(fmt: str, facts: dict[str, Any], new: list[Any], turn: Sequence[Any] = ()) -> None:
     """Note in ``facts["refused"]`` the entries of a refused add (:func:`left_behind`, :func:`off_refused`), so that
     the lines a sidecar adds after them are refused alike, not read on the stored branch; for Gemini CLI, whose
-    messages name no parent, the refused rewind itself (:func:`after_rewind`)."""
+    messages name no parent, the refused rewind itself (:func:`after_rewind`). ``turn``: the open turn's lines (an
+    OpenHands V1 event of them or of an earlier add, sent again, is stored, not refused: live_v1.refuse)."""
     if fmt == "claude-code":
         facts["refused"] = [*facts.get("refused", ()), *(e["uuid"] for e in new if claude_code.placed(e))]
     elif fmt == live_v1.FORMAT:
-        live_v1.refuse(facts, new)
+        live_v1.refuse(facts, new, turn)
     elif fmt == "gemini-cli" and "rewound" not in facts:
         facts["rewound"] = next((str(r["$rewindTo"]) for r in new if isinstance(r, Mapping) and "$rewindTo" in r), "")
 

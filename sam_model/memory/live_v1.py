@@ -12,7 +12,7 @@ live.left_behind), and the events a sidecar adds after a refused one are refused
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 FORMAT = "openhands-v1"
@@ -53,6 +53,8 @@ def left_behind(facts: Mapping[str, Any], turn: list[Any], new: list[Any]) -> st
         at.setdefault(i, k)
     for n, e in enumerate(new):
         parent = _parent(e)
+        if _id(e) in at:  # a stored event sent again (a sidecar's retry): it begins no branch
+            continue
         if parent is not None and at.get(parent, len(stored) - 1) < len(stored) - 1:
             gone = len(stored) - 1 - at[parent]
             return (f"data[{n}]: this OpenHands V1 event goes on from event {parent[:60]!r}, which an earlier add "
@@ -76,6 +78,9 @@ def off_refused(facts: Mapping[str, Any], new: list[Any]) -> str | None:
     return None
 
 
-def refuse(facts: dict[str, Any], new: list[Any]) -> None:
-    """Note in ``facts["refused"]`` the events of a refused add, so that the events after them are refused alike."""
-    facts["refused"] = [*facts.get("refused", ()), *(i for e in new if (i := _id(e)) is not None)]
+def refuse(facts: dict[str, Any], new: list[Any], turn: Sequence[Any] = ()) -> None:
+    """Note in ``facts["refused"]`` the events of a refused add, so that the events after them are refused alike
+    (not a stored event the add sent again, an earlier add's or the open turn's ``turn``: the events going on from it
+    go on from what was stored)."""
+    stored = {*facts.get("ids", ()), *(i for e in turn if (i := _id(e)) is not None)}
+    facts["refused"] = [*facts.get("refused", ()), *(i for e in new if (i := _id(e)) is not None and i not in stored)]

@@ -488,7 +488,7 @@ class ScopedWrites:
                 lines, "data") and (gemini_cli.rewind_elsewhere(items, "data") or gemini_cli.rewind_elsewhere(
                 lines, "data"))) or live.off_refused(fmt, facts, as_sent) or live.left_behind(fmt, facts, old, as_sent):
             if (held := self._open.get(episode)) is not None and held.format == fmt:  # its next lines refused alike
-                live.refuse(fmt, held.facts, as_sent)
+                live.refuse(fmt, held.facts, as_sent, held.lines)
             raise ValueError(why)  # a rewind of what an earlier add stored, or the branch it began (data[i] as sent)
         messages = live.chat(fmt, lines, facts).messages
         before = live.chat(fmt, lines[:cut], facts) if cut else None
