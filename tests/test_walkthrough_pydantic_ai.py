@@ -649,3 +649,26 @@ def test_a_served_add_of_the_history_as_json_text_is_refused_naming_messages(tmp
     assert "messages is the JSON text of Pydantic AI messages" in said and "data is" not in said
     assert tenants.tenants["acme"].memory.get_all(user_id="me", run_id="s")["results"] == []
     tenants.close()
+
+
+def test_a_folder_of_histories_is_told_apart_in_time_linear_in_its_files(tmp_path, monkeypatch):
+    """files.layouts looked each file of the folder up in the list of its histories (q not in histories): a folder
+    of n histories took n * n path comparisons (6,000 histories: about a minute before a conversation was read, at
+    each conversion and again for its cache key). The histories are looked up in a set."""
+    from sam_model.data.formats.files import layouts
+
+    n = 300
+    history = json.dumps(conversations(1, 2)[0][1])
+    for i in range(n):
+        (tmp_path / f"h{i:04d}.json").write_text(history)
+    compared = 0
+    equal = Path.__eq__
+
+    def counted(self: Path, other: object) -> bool:
+        nonlocal compared
+        compared += 1
+        return equal(self, other)
+
+    monkeypatch.setattr(Path, "__eq__", counted)
+    assert len(layouts(tmp_path)["pydantic-ai"]) == n
+    assert compared < 20 * n, compared

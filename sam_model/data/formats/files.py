@@ -134,7 +134,8 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     # in the folder itself alone, a folder holding one skipped every history of its subfolders without a word
     histories = sorted(q for q in folder.rglob("*.json*") if unnamed(q) and _holds_list(q, HISTORY_HEAD)
                        and _first_is(q, pydantic_ai.is_history))
-    loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in histories)
+    held = set(histories)  # a list looked through for each file of the folder was quadratic in a folder of histories
+    loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
     kinds["pydantic-ai"] = histories
     kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or histories or (
         loose and headless_files(folder)) else loose
