@@ -209,6 +209,21 @@ def test_a_zstd_export_is_read_where_a_zstd_library_is_installed(tmp_path, monke
     assert "no zstd library is installed" in err and "format: json and no compression" in err and err.count("\n") == 1
 
 
+def test_a_zst_of_a_json_document_is_read_whole_as_its_json_is(tmp_path):
+    """A .json.zst (zstd run on a .json of one OTLP document written over several lines) was read as JSON Lines, its
+    first line refused as "a JSON document written over several lines", where the .json itself reads whole: the
+    name's .zst is dropped as .gz is, so the file is read as the one it holds."""
+    import pytest
+
+    zstandard = pytest.importorskip("zstandard")
+    spans = otlp(turn("t1", [], TURN1, 1000))["resourceSpans"] + otlp(turn("t2", TURN1, TURN2, 2000))["resourceSpans"]
+    plain = tmp_path / "traces.json"
+    plain.write_text(json.dumps({"resourceSpans": spans}, indent=2))
+    (tmp_path / "traces.json.zst").write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
+    want = list(iter_transcript_events(plain))
+    assert want and list(iter_transcript_events(tmp_path / "traces.json.zst")) == want
+
+
 def test_a_protobuf_export_is_refused_saying_to_export_json(tmp_path, capsys):
     """The exporter's format: proto output (a 4-byte length and an ExportTraceServiceRequest an export) was read as
     text: 'not UTF-8 ... re-save the file as UTF-8', which no re-save fixes. It is refused in one line naming

@@ -82,7 +82,9 @@ def episode_id_of(raw: Any) -> str:
 
 
 def _stem(p: Path) -> str:
-    return p.name[:-3] if p.name.endswith(".gz") else p.name
+    """``p``'s name without ``.gz`` or ``.zst`` (zstdexport decompresses the latter: a ``.json.zst`` of a JSON
+    document is that document, whole, as its ``.json`` is, not read as JSON Lines)."""
+    return p.name[:-3] if p.name.endswith(".gz") else p.name[:-4] if p.name.endswith(".zst") else p.name
 
 
 def _whole(p: Path) -> bool:
