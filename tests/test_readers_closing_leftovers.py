@@ -416,3 +416,22 @@ def test_a_live_openhands_v1_event_sent_again_is_no_branch_and_refuses_none_afte
         memory.add([events[5], events[6]], user_id="dev", run_id="conv-1")  # e5 again beside the branch e6
     memory.add([{**events[8], "id": "e11", "parent_id": "e5"}], user_id="dev", run_id="conv-1")  # on from e5
     assert count() == stored + 3
+
+
+def test_a_live_openhands_v1_event_sent_twice_is_stored_once_where_it_was_first():
+    """An event sent again is kept among the stored event ids again (the open turn's lines hold it twice), and the
+    ids were placed by their first place alone: the next event, going on from it, was refused as leaving "1 later
+    stored event (the first 'e4')", the event itself. Each id is placed once, where it was first stored, so a resent
+    one leaves nothing after it, and a branch is refused counting the events it leaves once each."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    events = v1_branched_events()
+    memory = ScopedMemory(HashingEncoder(16))
+    for e in events[:5]:
+        memory.add([e], user_id="dev", run_id="conv-1")
+    memory.add(events[4:5], user_id="dev", run_id="conv-1")  # e4 again
+    memory.add(events[4:6], user_id="dev", run_id="conv-1")  # e4 a third time, and e5 from it
+    assert len(memory.get_all(user_id="dev", run_id="conv-1")["results"]) == 5
+    with pytest.raises(ValueError, match=r"goes on from event 'e1', which an earlier add stored, leaving 4 later "
+                                         r"stored events \(the first 'e2'\)"):
+        memory.add(events[6:7], user_id="dev", run_id="conv-1")

@@ -47,10 +47,9 @@ def left_behind(facts: Mapping[str, Any], turn: list[Any], new: list[Any]) -> st
         known.add(_id(e))
     else:
         return None
-    stored = [*facts.get("ids", ()), *(i for e in turn if (i := _id(e)) is not None)]
-    at: dict[str, int] = {}
-    for k, i in enumerate(stored):
-        at.setdefault(i, k)
+    # an event sent again is kept twice: each once, where it was first stored (a resent one leaves nothing after it)
+    stored = list(dict.fromkeys([*facts.get("ids", ()), *(i for e in turn if (i := _id(e)) is not None)]))
+    at = {i: k for k, i in enumerate(stored)}
     for n, e in enumerate(new):
         parent = _parent(e)
         if _id(e) in at:  # a stored event sent again (a sidecar's retry): it begins no branch
