@@ -224,6 +224,52 @@ def test_a_zst_of_a_json_document_is_read_whole_as_its_json_is(tmp_path):
     assert want and list(iter_transcript_events(tmp_path / "traces.json.zst")) == want
 
 
+def test_a_zst_of_many_frames_is_decompressed_in_time_linear_in_its_size(tmp_path, monkeypatch, capsys):
+    """A .zst of many frames (exports compressed one at a time and concatenated) gave each frame's decompressor the
+    rest of the file, whose unused part was copied for the next: the bytes handled grew with the square of the
+    frames (2,000 frames of 10 KB: 4.1 s to decompress). The frames are fed in chunks: twice the frames, about twice
+    the bytes handled; the file reads as its plain copy, and a cut last frame is still refused in one line."""
+    import pytest
+
+    zstandard = pytest.importorskip("zstandard")
+    from sam_model.data import transcripts
+    from sam_model.data.formats import zstdexport
+
+    lines = [json.dumps(otlp(turn(f"t{i}", [], TURN1, 1000 + i))).encode() + b"\n" for i in range(400)]
+    frames = [zstandard.ZstdCompressor().compress(x) for x in lines]
+    (tmp_path / "traces.jsonl.zst").write_bytes(b"".join(frames))
+    (tmp_path / "plain.jsonl").write_bytes(b"".join(lines))
+    got = list(iter_transcript_events(tmp_path / "traces.jsonl.zst"))
+    assert got == list(iter_transcript_events(tmp_path / "plain.jsonl")) and got
+    fed = 0
+    real = zstandard.ZstdDecompressor
+
+    class Counted:
+        def __init__(self, obj):
+            self.obj = obj
+
+        def __getattr__(self, name):
+            return getattr(self.obj, name)
+
+        def decompress(self, chunk):
+            nonlocal fed
+            fed += len(chunk)
+            return self.obj.decompress(chunk)
+
+    monkeypatch.setattr(zstandard, "ZstdDecompressor", lambda: type("D", (), {
+        "decompressobj": lambda self: Counted(real().decompressobj())})())
+    handled = []
+    for n in (200, 400):
+        fed = 0
+        assert zstdexport._decompressor()(b"".join(frames[:n])) == b"".join(lines[:n])
+        handled.append(fed)
+    assert handled[1] < 3 * handled[0], handled
+    (tmp_path / "cut.zst").write_bytes(b"".join(frames)[:-5])
+    assert transcripts.main([str(tmp_path / "cut.zst"), str(tmp_path / "out.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert "cannot be decompressed" in err and "ends inside a frame" in err and err.count("\n") == 1, err
+
+
 def test_a_protobuf_export_is_refused_saying_to_export_json(tmp_path, capsys):
     """The exporter's format: proto output (a 4-byte length and an ExportTraceServiceRequest an export) was read as
     text: 'not UTF-8 ... re-save the file as UTF-8', which no re-save fixes. It is refused in one line naming

@@ -16,6 +16,7 @@ from typing import Any
 
 from sam_model.io import ZSTD_MAGIC, SAMFileError
 
+_CHUNK = 1 << 14  # the compressed bytes given a frame's decompressor at a time
 EXPORT_JSON = "configure the exporter with format: json and no compression"
 PROTO = ("is OTLP protobuf (the file exporter's format: proto), which sam_model does not read (it reads OTLP JSON): "
          f"{EXPORT_JSON}")
@@ -46,13 +47,18 @@ def _decompressor() -> Any:
         return lambda data: zstd.decompress(data)
 
     def decompress(data: bytes) -> bytes:  # a frame at a time: a stream reader returned b"" for a cut frame
-        out = []
-        while data:
-            frame = zstandard.ZstdDecompressor().decompressobj()
-            out.append(frame.decompress(data))
-            if not frame.eof:
-                raise ValueError("the data ends inside a frame: cut, or no zstd frame")
-            data = frame.unused_data
+        out, view, at = [], memoryview(data), 0
+        frame = None
+        while at < len(data):  # in chunks: a frame given the rest of the data copied that rest after it
+            if frame is None:  # (unused_data) for the next frame, quadratic in a .zst of many frames
+                frame = zstandard.ZstdDecompressor().decompressobj()
+            chunk = view[at:at + _CHUNK]
+            out.append(frame.decompress(chunk))
+            at += len(chunk)
+            if frame.eof:  # the next frame begins where this one ended
+                at, frame = at - len(frame.unused_data), None
+        if frame is not None:
+            raise ValueError("the data ends inside a frame: cut, or no zstd frame")
         return b"".join(out)
     return decompress
 
