@@ -435,3 +435,25 @@ def test_a_live_openhands_v1_event_sent_twice_is_stored_once_where_it_was_first(
     with pytest.raises(ValueError, match=r"goes on from event 'e1', which an earlier add stored, leaving 4 later "
                                          r"stored events \(the first 'e2'\)"):
         memory.add(events[6:7], user_id="dev", run_id="conv-1")
+
+
+def test_a_live_openhands_v1_state_change_between_events_is_no_branch():
+    """The SDK logs a ConversationStateUpdateEvent (the agent-server sends every state change, execution_status
+    running, finished, through the event callbacks) under the head without moving the head to it
+    (ConversationState.append_event), so the next event names the same parent as the state change: a sidecar
+    forwarding the events had every event after a state change refused as leaving "1 later stored event (the first
+    's1')". A state change is no node of the tree: it is left out of the stored events a branch leaves, while a
+    branch that leaves stored events is refused as before."""
+    from sam_model.memory import HashingEncoder, ScopedMemory
+
+    events = v1_branched_events()
+    running = {"kind": "ConversationStateUpdateEvent", "id": "s1", "timestamp": "2026-01-05T10:00:03.5",
+               "source": "environment", "parent_id": "e3", "key": "execution_status", "value": "running"}
+    memory = ScopedMemory(HashingEncoder(16))
+    for batch in ([e] for e in [*events[:4], running, events[4], {**running, "id": "s2", "parent_id": "e4"}]):
+        memory.add(batch, user_id="dev", run_id="conv-1")
+    memory.add(events[5:6], user_id="dev", run_id="conv-1")  # e5, from e4, beside s2
+    assert len(memory.get_all(user_id="dev", run_id="conv-1")["results"]) == 5
+    with pytest.raises(ValueError, match=r"goes on from event 'e1', which an earlier add stored, leaving 4 later "
+                                         r"stored events \(the first 'e2'\)"):
+        memory.add(events[6:7], user_id="dev", run_id="conv-1")

@@ -16,12 +16,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 FORMAT = "openhands-v1"
+STATE_UPDATE = "ConversationStateUpdateEvent"  # a state-sync record, no tree node (software-agent-sdk append_event)
 ADVICE = ("delete the run's memories (delete_all) and add the conversation's events again from its start in one add "
           "(the branch it is on is then read), or convert its folder (sam-data transcripts)")
 
 
 def _id(e: Any) -> str | None:
     return e["id"] if isinstance(e, Mapping) and isinstance(e.get("id"), str) else None
+
+
+def _state_update(e: Any) -> bool:
+    return isinstance(e, Mapping) and e.get("kind") == STATE_UPDATE
+
+
+def _node(e: Any) -> str | None:
+    """``e``'s id where it is a node of the history tree: not a ``ConversationStateUpdateEvent``, which the SDK logs
+    (the agent-server sends every state change through the event callbacks) under the head without moving the head
+    to it, so the next event names the same parent, beside it, and goes on from no stored event before another."""
+    return None if _state_update(e) else _id(e)
 
 
 def _parent(e: Any) -> str | None:
@@ -31,13 +43,13 @@ def _parent(e: Any) -> str | None:
 def keep(facts: dict[str, Any], lines: list[Any]) -> None:
     """Keep in ``facts["ids"]`` the ids of the closed events, in log order (extended in place: an add reads the open
     turn's events alone, and :func:`left_behind` needs every stored one)."""
-    facts.setdefault("ids", []).extend(i for e in lines if (i := _id(e)) is not None)
+    facts.setdefault("ids", []).extend(i for e in lines if (i := _node(e)) is not None)
 
 
 def left_behind(facts: Mapping[str, Any], turn: list[Any], new: list[Any]) -> str | None:
     """Why an add of V1 events is refused (None: it is not): an event of ``new`` names as its parent a stored event
     (an earlier add's, or the open turn's ``turn``) with stored events after it, which the new branch leaves."""
-    last = next((i for e in reversed(turn) if (i := _id(e)) is not None), None)
+    last = next((i for e in reversed(turn) if (i := _node(e)) is not None), None)
     if last is None and facts.get("ids"):
         last = facts["ids"][-1]
     known = {None, last}
@@ -48,12 +60,12 @@ def left_behind(facts: Mapping[str, Any], turn: list[Any], new: list[Any]) -> st
     else:
         return None
     # an event sent again is kept twice: each once, where it was first stored (a resent one leaves nothing after it)
-    stored = list(dict.fromkeys([*facts.get("ids", ()), *(i for e in turn if (i := _id(e)) is not None)]))
+    stored = list(dict.fromkeys([*facts.get("ids", ()), *(i for e in turn if (i := _node(e)) is not None)]))
     at = {i: k for k, i in enumerate(stored)}
     for n, e in enumerate(new):
         parent = _parent(e)
-        if _id(e) in at:  # a stored event sent again (a sidecar's retry): it begins no branch
-            continue
+        if _id(e) in at or _state_update(e):  # a stored event sent again (a sidecar's retry), or a state change
+            continue  # (logged under the head, which stays): it begins no branch
         if parent is not None and at.get(parent, len(stored) - 1) < len(stored) - 1:
             gone = len(stored) - 1 - at[parent]
             return (f"data[{n}]: this OpenHands V1 event goes on from event {parent[:60]!r}, which an earlier add "
