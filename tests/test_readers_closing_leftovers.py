@@ -457,3 +457,34 @@ def test_a_live_openhands_v1_state_change_between_events_is_no_branch():
     with pytest.raises(ValueError, match=r"goes on from event 'e1', which an earlier add stored, leaving 4 later "
                                          r"stored events \(the first 'e2'\)"):
         memory.add(events[6:7], user_id="dev", run_id="conv-1")
+
+
+def test_an_openhands_v1_folder_with_state_changes_reports_no_branch_left(tmp_path):
+    """An agent-server logs a ConversationStateUpdateEvent at every state change (execution_status running, then
+    finished after the last event) under the head, without moving the head to it: the event after one names the
+    same parent, and base_state.json's leaf_event_id names the last event before the final one. Each was read as an
+    event of a branch the conversation left, the import report naming a branch on a conversation that has none (2 of
+    them once the state's leaf was read). A state change is on no branch; the conversation reads as before."""
+    from sam_model.data.transcripts import ImportReport, iter_transcript_events
+
+    def change(i: int, parent: str) -> dict:
+        return {"kind": "ConversationStateUpdateEvent", "id": f"s{i}", "timestamp": "2026-01-05T10:00:59",
+                "source": "environment", "parent_id": parent, "key": "execution_status", "value": "finished"}
+
+    events = v1_branched_events()
+    log = [*events[:2], change(90, "e1"), *events[2:6], change(91, "e5")]
+    conv = tmp_path / "conv"
+    (conv / "events").mkdir(parents=True)
+    for i, e in enumerate(log):
+        (conv / "events" / f"event-{i:05d}-{e['id']}.json").write_text(json.dumps(e))
+    plain = tmp_path / "plain" / "events"
+    plain.mkdir(parents=True)
+    for i, e in enumerate(events[:6]):
+        (plain / f"event-{i:05d}-{e['id']}.json").write_text(json.dumps(e))
+    want = [e["text"] for e in iter_transcript_events(plain.parent)]
+    for state in (None, {"id": "conv", "leaf_event_id": "e5"}):
+        if state is not None:
+            (conv / "base_state.json").write_text(json.dumps(state))
+        report = ImportReport()
+        assert [e["text"] for e in iter_transcript_events(conv, report=report)] == want
+        assert report.abandoned == {}, report.abandoned

@@ -24,15 +24,15 @@ def left(events: list[Any], leaf: str | None = None) -> list[int]:
     a head moved back with no event after it (navigate_to, then the conversation saved) has the events after it on
     a branch it left, which read as the model's last turns where the last event written was taken for the head.
     Else (no state given, or one naming no event of the log: a state saved ahead of its event) the last event
-    written, under which the SDK appends. A ``parent_id`` on the chain naming the event itself or one written after
+    written, under which the SDK appends (a state change aside: :func:`_state_update`, which is on no branch). A ``parent_id`` on the chain naming the event itself or one written after
     it raises :class:`LaterParent`."""
     at: dict[str, int] = {}
     for i, e in enumerate(events):
         if isinstance(e, Mapping) and isinstance(e.get("id"), str):
             at.setdefault(e["id"], i)
-    head = at.get(leaf, len(events) - 1) if isinstance(leaf, str) else len(events) - 1
-    if head == len(events) - 1 and not any(isinstance(e, Mapping) and isinstance(e.get("parent_id"), str)
-                                           for e in events):
+    last = next((i for i in range(len(events) - 1, -1, -1) if not _state_update(events[i])), len(events) - 1)
+    head = at.get(leaf, last) if isinstance(leaf, str) else last
+    if head == last and not any(isinstance(e, Mapping) and isinstance(e.get("parent_id"), str) for e in events):
         return []
     on: set[int] = set()
     i: int | None = head
@@ -44,7 +44,16 @@ def left(events: list[Any], leaf: str | None = None) -> list[int]:
         if step is not None and step >= i:
             raise LaterParent(i, step)
         i = step
-    return [i for i in range(len(events)) if i not in on]
+    return [i for i in range(len(events)) if i not in on and not _state_update(events[i])]
+
+
+def _state_update(e: Any) -> bool:
+    """Whether ``e`` is a ``ConversationStateUpdateEvent``: the SDK logs one under the head without moving the head to
+    it (``ConversationState.append_event``), so the event after it names the same parent and it is on no branch,
+    nor the head where it was written last (the SDK's head skips it too). It was counted as an event of a branch the
+    conversation left, the import report naming a branch at every state change (execution_status running,
+    finished) an agent-server logged."""
+    return isinstance(e, Mapping) and e.get("kind") == "ConversationStateUpdateEvent"
 
 
 class LaterParent(ValueError):
