@@ -222,6 +222,12 @@ def test_a_zst_of_a_json_document_is_read_whole_as_its_json_is(tmp_path):
     (tmp_path / "traces.json.zst").write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
     want = list(iter_transcript_events(plain))
     assert want and list(iter_transcript_events(tmp_path / "traces.json.zst")) == want
+    from sam_model.data.sources import source_kind
+
+    compact = json.dumps({"resourceSpans": spans}).encode() + b"\n"
+    (tmp_path / "traces.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(compact))
+    # --data.train and sam-eval --data tell a file by its name without .zst too ("an agent log already" before)
+    assert source_kind(tmp_path / "traces.json.zst") == source_kind(tmp_path / "traces.jsonl.zst") == "transcripts"
 
 
 def test_a_zst_of_many_frames_is_decompressed_in_time_linear_in_its_size(tmp_path, monkeypatch, capsys):
