@@ -153,6 +153,21 @@ def pydantic_ai_messages() -> list[dict]:
             request(ret("c2", "cancel", ERROR, outcome="failed")), response(text(DONE))]
 
 
+def autogen_messages() -> list[dict]:
+    """As an AutoGen AssistantAgent's model context holds the conversation (save_state()'s llm_context.messages,
+    LLMMessages dumped by pydantic): the policy a SystemMessage the context was given, the calls FunctionCalls with
+    their arguments as JSON text, the results one FunctionExecutionResultMessage a turn, the failed one is_error."""
+    call = lambda i, n, a: {"content": [{"id": i, "arguments": json.dumps(a), "name": n}], "thought": None,  # noqa: E731
+                            "source": "agent", "type": "AssistantMessage"}
+    result = lambda i, n, c, e=False: {"content": [{"content": c, "name": n, "call_id": i, "is_error": e}],  # noqa: E731
+                                       "type": "FunctionExecutionResultMessage"}
+    words = lambda t, who="agent": ({"content": t, "source": who, "type": "UserMessage"} if who == "user"  # noqa: E731
+                                    else {"content": t, "thought": None, "source": who, "type": "AssistantMessage"})
+    return [{"content": POLICY, "type": "SystemMessage"}, words(HI, "user"), call("c1", "get_user", ARGS1),
+            result("c1", "get_user", json.dumps(USER)), words(SEE), words(YES, "user"), call("c2", "cancel", ARGS2),
+            result("c2", "cancel", ERROR, True), words(DONE)]
+
+
 GEMINI_PART = ("media_resolution", "code_execution_result", "executable_code", "file_data", "function_call",
                "function_response", "inline_data", "text", "thought", "thought_signature", "video_metadata",
                "tool_call", "tool_response", "part_metadata")  # google-genai's Part fields
@@ -336,7 +351,8 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
              "langchain": tmp_path / "langchain.jsonl", "swe-agent": tmp_path / "swe-agent.traj",
              "bedrock": tmp_path / "bedrock.jsonl", "gemini": tmp_path / "gemini.jsonl",
              "openhands": tmp_path / "openhands.json", "openhands-v1": tmp_path / "openhands-v1.jsonl",
-             "codex": tmp_path / "codex.jsonl", "pydantic-ai": tmp_path / "pydantic-ai.jsonl"}
+             "codex": tmp_path / "codex.jsonl", "pydantic-ai": tmp_path / "pydantic-ai.jsonl",
+             "autogen": tmp_path / "autogen.json"}
     files["openai"].write_text(json.dumps({"id": "conv-1", "messages": openai_messages()}) + "\n")
     files["tau1"].write_text(json.dumps([{"task_id": 7, "trial": 0, "traj": openai_messages()}]))
     files["tau2"].write_text(json.dumps({"info": {"environment_info": {"domain_name": "airline", "policy": POLICY},
@@ -351,6 +367,8 @@ def write_all(tmp_path: Path) -> dict[str, Path]:
     files["otel"].write_text(json.dumps(otlp(genai_messages())))
     files["langchain"].write_text(json.dumps({"id": "conv-1", "messages": langchain_messages()}) + "\n")
     files["pydantic-ai"].write_text(json.dumps({"id": "conv-1", "messages": pydantic_ai_messages()}) + "\n")
+    files["autogen"].write_text(json.dumps({"type": "AssistantAgentState", "version": "1.0.0",  # save_state()
+                                            "llm_context": {"messages": autogen_messages()}}, indent=2) + "\n")
     files["swe-agent"].write_text(json.dumps(swe_agent_traj(swe_agent_history()), indent=2) + "\n")
     converse = bedrock_messages()  # the last Converse call logged: its request (with an id) and its response's output
     files["bedrock"].write_text(json.dumps({"id": "conv-1", "modelId": "anthropic.claude-sonnet-4",
@@ -391,7 +409,8 @@ def test_every_format_gives_the_same_agent_log_lines(tmp_path):
         report = ImportReport()
         events = list(iter_transcript_events(path, report=report))
         assert report.formats == {name: 1}, name
-        if name in ("swe-agent", "openhands", "openhands-v1"):  # named by the instance (or session): the episode
+        if name in ("swe-agent", "openhands", "openhands-v1", "autogen"):  # named by the instance (or session, or
+            # an AutoGen state's file): the episode
             assert {e["episode_id"] for e in events} == {name}
             events = [{**e, "episode_id": "conv-1"} for e in events]
         if name == "codex":  # named by the session's id (a UUID), as Codex names the rollout
@@ -431,9 +450,9 @@ def test_formats_are_told_from_the_messages():
     assert [detect(m) for m in (openai_messages(), tau2_messages(), anthropic_messages(), responses_items(),
                                 genai_messages(), langchain_messages(), swe_agent_history(), bedrock_messages(),
                                 gemini_contents(), snake_case(gemini_contents()), openhands_events(),
-                                openhands_v1_events(), pydantic_ai_messages())] == [
+                                openhands_v1_events(), pydantic_ai_messages(), autogen_messages())] == [
         "openai", "tau2", "anthropic", "responses", "otel", "langchain", "swe-agent", "bedrock", "gemini", "gemini",
-        "openhands", "openhands-v1", "pydantic-ai"]
+        "openhands", "openhands-v1", "pydantic-ai", "autogen"]
     chat = to_chat(tau2_messages())
     assert chat.user_tool_calls == 1 and "toggle_airplane_mode" not in json.dumps(chat.messages)
     assert to_chat(anthropic_messages()).ignored == {"thinking": 1}
@@ -449,14 +468,14 @@ def test_formats_are_told_from_the_messages():
     ("responses", responses_items, POLICY), ("otel", genai_messages, POLICY), ("langchain", langchain_messages, ""),
     ("swe-agent", swe_agent_history, ""), ("bedrock", bedrock_messages, POLICY), ("gemini", gemini_contents, POLICY),
     ("openhands", openhands_events, ""), ("openhands-v1", openhands_v1_events, ""),
-    ("pydantic-ai", pydantic_ai_messages, "")])
+    ("pydantic-ai", pydantic_ai_messages, ""), ("autogen", autogen_messages, "")])
 def test_live_state_reads_every_format(name, messages, policy):
     """The state before the second call, from the running conversation in each format, is the importer's."""
     want = live_state(openai_messages()[:6], openai_messages()[6]["tool_calls"])
     msgs = messages()
     last = max(i for i, m in enumerate(msgs) if "c2" in json.dumps(m) and m.get("role") != "tool"
                and m.get("type") not in ("function_call_output", "tool") and "observation" not in m
-               and m.get("kind") != "ObservationEvent"
+               and m.get("kind") != "ObservationEvent" and m.get("type") != "FunctionExecutionResultMessage"
                and not any(r in json.dumps(m) for r in ("tool_result", "toolResult", "functionResponse", "tool-return")))
     call = {"tau2": lambda m: m["tool_calls"][0], "anthropic": lambda m: m["content"][0],
             "responses": lambda m: m, "otel": lambda m: m["parts"][0],
@@ -465,6 +484,7 @@ def test_live_state_reads_every_format(name, messages, policy):
             "gemini": lambda m: m["parts"][0],
             "openhands": lambda m: m["tool_call_metadata"]["model_response"]["choices"][0]["message"]["tool_calls"][0],
             "openhands-v1": lambda m: m["tool_call"], "pydantic-ai": lambda m: m["parts"][0],
+            "autogen": lambda m: m["content"][0],
             }[name](msgs[last])
     assert live_state(msgs[:last], call, policy=policy) == want
     assert want["uncertainty_flags"] == ["reservation_id", "user_id"]
@@ -484,6 +504,8 @@ NO_TOOLS = {
                                        {"role": "model", "parts": [{"text": "hello"}]}]},
     "pydantic-ai": {"id": "a", "messages": [{"kind": "request", "parts": [{"content": "hi", "part_kind": "user-prompt"}]},
                                             {"kind": "response", "parts": [{"content": "hello", "part_kind": "text"}]}]},
+    "autogen": {"id": "a", "messages": [{"content": "hi", "source": "user", "type": "UserMessage"},
+                                        {"content": "hello", "thought": None, "source": "a", "type": "AssistantMessage"}]},
 }
 
 
@@ -813,6 +835,32 @@ def to_pydantic_ai(msgs: list[dict]) -> list[dict]:
     return out
 
 
+def to_autogen(msgs: list[dict]) -> dict:
+    """Chat messages as an AutoGen AssistantAgent's save_state(): the system prompt a SystemMessage, an assistant
+    message with calls an AssistantMessage of FunctionCalls (its words their thought), one turn's results one
+    FunctionExecutionResultMessage (the tool's name beside each)."""
+    out: list[dict] = []
+    names = {c["id"]: c["function"]["name"] for m in msgs for c in m.get("tool_calls") or []}
+    for m in msgs:
+        if m["role"] == "tool":
+            result = {"content": m["content"], "name": names[m["tool_call_id"]], "call_id": m["tool_call_id"],
+                      "is_error": False}
+            if out and out[-1]["type"] == "FunctionExecutionResultMessage":
+                out[-1]["content"].append(result)
+            else:
+                out.append({"content": [result], "type": "FunctionExecutionResultMessage"})
+        elif m["role"] == "assistant" and m.get("tool_calls"):
+            out.append({"content": [{"id": c["id"], "arguments": c["function"]["arguments"], "name": c["function"][
+                "name"]} for c in m["tool_calls"]], "thought": m.get("content") or None, "source": "agent",
+                        "type": "AssistantMessage"})
+        elif m["role"] == "assistant":
+            out.append({"content": m["content"], "thought": None, "source": "agent", "type": "AssistantMessage"})
+        else:
+            out.append({"content": m["content"], **({"source": "user"} if m["role"] == "user" else {}),
+                        "type": "UserMessage" if m["role"] == "user" else "SystemMessage"})
+    return {"type": "AssistantAgentState", "version": "1.0.0", "llm_context": {"messages": out}}
+
+
 @needs_tau
 def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
     data = json.loads(gzip.open(TAU, "rt").read())[:40]
@@ -844,6 +892,10 @@ def test_tau_bench_rewritten_in_every_format_gives_the_spec_events(tmp_path):
         (files["swe-agent"] / f"c{n:02d}").mkdir(parents=True)
         (files["swe-agent"] / f"c{n:02d}" / f"c{n:02d}.traj").write_text(json.dumps(
             {"history": to_swe_agent(d["traj"]), "info": {"exit_status": "submitted"}}))
+    files["autogen"] = tmp_path / "states"  # json.dump(await agent.save_state(), f): a conversation a file
+    files["autogen"].mkdir()
+    for n, d in enumerate(data):
+        (files["autogen"] / f"c{n:02d}.json").write_text(json.dumps(to_autogen(d["traj"])))
     files["openhands"] = tmp_path / "openhands"  # the folder save_trajectory_path writes: {session}.json
     files["openhands"].mkdir()
     for n, d in enumerate(data):

@@ -407,7 +407,12 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # parent names the same agent (baggage): a nested agent's calls below such a span without an id are a conversation of
 # their own (TRACE/SPAN), not a segment of the outer agent's (123 knew agents by invoke_agent only). The
 # examples/logs OTLP file and spans without such agent runs convert byte for byte.
-CONVERSION_VERSION = 138
+# 139: Microsoft AutoGen model contexts (an AssistantAgent's save_state() in a .json a conversation, a team's
+# TeamState, a folder of them, or {"id", "messages"} lines of LLMMessages) are read by their own reader
+# (formats.autogen); before, a folder was refused as "not an OpenHands trajectory", a file as no conversation and
+# the lines as OpenAI chat ("message without 'role'"). tau-bench airline, the AutoCodeRover file and examples/logs
+# (autogen.json among them) convert byte for byte.
+CONVERSION_VERSION = 139
 
 
 @dataclass(frozen=True)
@@ -466,6 +471,8 @@ def source_kind(path: str | os.PathLike) -> SourceKind:
             "conversations (events/event-NNNNN-ID.json) nor Codex rollouts (rollout-*.jsonl) nor Claude Code session "
             "files (.jsonl) nor OTLP JSON files (OpenTelemetry spans) nor Pydantic AI histories (.json) under it nor "
             "OpenHands .json trajectories in it; "
+            "files (.jsonl) nor OTLP JSON files (OpenTelemetry spans) under it nor OpenHands .json trajectories or "
+            "AutoGen saved states or Pydantic AI histories (.json) in it; "
             "give an agent log, a transcript file, an "
             "SGD split folder, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder"))

@@ -641,7 +641,9 @@ def _main(argv: list[str]) -> int:
                                             "appended read one a session or thread), or a Gemini CLI session file "
                                             "(~/.gemini/tmp/<project hash>/chats/session-*.jsonl, or .json) or its "
                                             "chats folder, or a Pydantic AI history (.json: all_messages_json(), "
-                                            "one conversation) or the folder of them; a folder holding "
+                                            "one conversation) or the folder of them, or an AutoGen agent's "
+                                            "save_state() (.json, one conversation) or the folder of them; a folder "
+                                            "holding "
                                             "runs of several of these is read whole, each run by its reader (a .json "
                                             "beside the others is a run when it holds a list of events)")
     parser.add_argument("out", help="output agent log (.jsonl, or .jsonl.gz to gzip it); written atomically")
@@ -666,7 +668,8 @@ def _main(argv: list[str]) -> int:
                              "line's instance_id, else the file's name, or its session's (V1: the conversation's "
                              "folder); Strands: the session; Codex: the session, a fork's the session it was forked "
                              "from; Claude Code: the session, its subagents' with it; a Pydantic AI .json: the "
-                             "file's name); default all")
+                             "file's name; an AutoGen save_state() .json: the file's name, a team's assistants "
+                             "together); default all")
     parser.add_argument("--test-fraction", type=float, default=TEST_FRACTION, metavar="F",
                         help=f"share of groups in the test split (default {TEST_FRACTION})")
     parser.add_argument("--skip-bad", action="store_true",

@@ -17,6 +17,7 @@ from typing import Any
 
 from sam_model.data.formats import (
     anthropic,
+    autogen,
     bedrock,
     chat,
     claude_code,
@@ -114,6 +115,13 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            "user-prompt, tool-call, tool-return, retry-prompt)", '.jsonl of {"id", "messages"} lines (the messages '
            'as all_messages_json() writes them), a .json list of those, or one conversation a .json file (its '
            'history as written; a folder of them)', pydantic_ai.to_chat, pydantic_ai.sniff),
+    Format("autogen", "AutoGen messages (Microsoft autogen-agentchat: save_state()'s model context, UserMessage, "
+           "AssistantMessage of FunctionCalls, FunctionExecutionResultMessage; or run()'s TaskResult messages)",
+           'one conversation a .json file '
+           'holding await agent.save_state() (an AssistantAgentState; a team\'s TeamState: each assistant\'s), or a '
+           'folder of them; or a .jsonl of {"id", "messages": state["llm_context"]["messages"]} lines, or of '
+           '{"id", "messages"} lines of the runs\' TaskResult.messages (TextMessage, ToolCallRequestEvent, ...)',
+           autogen.to_chat, autogen.sniff),
 )}
 # langchain's ai blocks: anthropic's; SWE-agent's items carry OpenAI's tool_calls (and tau2's sniff: none of its marks);
 # gemini's parts have no "type", which otel's (any role and parts) would take; bedrock's blocks have no "type",
@@ -127,9 +135,10 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 # no other format's has (its user records have neither a role nor a Claude Code entry's message); a mini-swe-agent
 # message's extra (the harness's parsed actions, a format error's interrupt_type, an observation's raw_output) or exit
 # role no other's has, and its v2 Responses-model runs hold function_call_output items, which responses' sniff would take;
-# a Pydantic AI message has no role and a kind request or response beside its parts
+# a Pydantic AI message has no role and a kind request or response beside its parts; an AutoGen message no role and a
+# type that names its class (UserMessage, ...), which no other format's type is
 _SNIFF_ORDER = ("claude-code", "gemini-cli", "openhands-v1", "openhands", "codex", "codex-exec", "mini-swe-agent",
-                "pydantic-ai", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
+                "pydantic-ai", "autogen", "responses", "gemini", "otel", "langchain", "bedrock", "anthropic", "swe-agent", "tau2", "openai")
 
 
 def detect(messages: list[Any]) -> str:
@@ -148,7 +157,8 @@ def is_log_message(m: Any) -> bool:
     return isinstance(m, Mapping) and ("role" in m or isinstance(m.get("parts"), list) or m.get("type") in (
         *responses.CALLS, *responses.OUTPUTS, "mcp_call", "reasoning", "message") or langchain_messages.is_message(m)
         or openhands.is_v1_event(m) or openhands.is_event(m) or claude_code.is_entry(m) or claude_stream.is_message(m)
-        or codex.is_line(m) or codex_exec.is_event(m) or gemini_cli.is_record(m) or mini_swe_agent.is_message(m))
+        or codex.is_line(m) or codex_exec.is_event(m) or gemini_cli.is_record(m) or mini_swe_agent.is_message(m)
+        or autogen.is_message(m))
 
 
 def to_chat(messages: list[Any], where: str = "conversation", format: str | None = None) -> Chat:
@@ -178,7 +188,9 @@ _MARKS = (("content blocks of type tool_use", "anthropic"), ("content blocks of 
           ("codex exec --json events of tool calls (item command_execution, mcp_tool_call, file_change)", "codex-exec"),
           ("Gemini CLI messages with toolCalls (type gemini)", "gemini-cli"),
           ("mini-swe-agent messages with the commands the harness ran (extra.actions)", "mini-swe-agent"),
-          ("Pydantic AI messages with tool-call or tool-return parts", "pydantic-ai"))
+          ("Pydantic AI messages with tool-call or tool-return parts", "pydantic-ai"),
+          ("AutoGen messages with FunctionCalls or their results (AssistantMessage, FunctionExecutionResultMessage, "
+           "ToolCallRequestEvent, ToolCallExecutionEvent)", "autogen"))
 
 
 def tool_mark_kinds() -> list[str]:
@@ -190,6 +202,7 @@ def tool_mark_kinds() -> list[str]:
 def tool_marks(messages: Any) -> list[tuple[str, str]]:
     """Signs of tool use in raw messages, as (what was seen, the format whose reader reads it)."""
     found: set[int] = set()
+    autogen_context = isinstance(messages, list) and autogen.sniff(messages)
     for m in messages if isinstance(messages, list) else []:
         if not isinstance(m, Mapping):
             continue
@@ -207,7 +220,7 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
             found.add(7)
         if "function_call" in m:
             found.add(8)
-        if langchain_messages.is_message(m):
+        if langchain_messages.is_message(m) and not autogen_context:  # AutoGen's SystemMessage is a class name too
             found.add(9)
         if any(k in m for k in swe_agent.MARKS):
             found.add(10)
@@ -234,6 +247,10 @@ def tool_marks(messages: Any) -> list[tuple[str, str]]:
         if pydantic_ai.is_message(m) and any(isinstance(p, Mapping) and p.get("part_kind") in (
                 "tool-call", "tool-return", "retry-prompt") for p in m["parts"]):
             found.add(22)
+        if autogen.is_message(m) and (m["type"] in ("FunctionExecutionResultMessage", autogen.REQUEST,
+                                                     autogen.EXECUTION) or (
+                m["type"] == "AssistantMessage" and isinstance(m.get("content"), list))):
+            found.add(23)
     if found & {2, 3} and isinstance(messages, list) and codex.is_old_meta(messages[0]):  # a rollout before the
         found = found - {2, 3} | {17}  # wrapper: its bare Responses items are the codex reader's
     return [_MARKS[i] for i in sorted(found)]

@@ -41,6 +41,7 @@ from sam_model.data.advice import Advice
 from sam_model.data.formats import (
     FORMATS,
     anthropic,
+    autogen,
     bedrock,
     claude_code,
     claude_stream,
@@ -139,7 +140,10 @@ def layouts(folder: Path, claimed: Collection[Path] = ()) -> dict[str, list[Path
     held = set(histories)  # a list looked through for each file of the folder was quadratic in a folder of histories
     loose = sorted(q for q in folder.iterdir() if unnamed(q) and q not in held)
     kinds["pydantic-ai"] = histories
-    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or histories or (
+    saved = [q for q in loose if not _holds_list(q) and _first_is(q, autogen.is_state)]  # save_state(), one a file
+    loose = [q for q in loose if q not in saved]
+    kinds["autogen"] = saved
+    kinds["openhands"] = [q for q in loose if _holds_list(q)] if named or histories or saved or (
         loose and headless_files(folder)) else loose
     return {kind: files for kind, files in kinds.items() if files}
 
@@ -474,6 +478,9 @@ def conversations(path: str | Path, format: str | None = None,
     if _whole(p) and format in (None, "pydantic-ai") and pydantic_ai.is_history(first[0]):  # all_messages_json()
         yield from _unique(iter([_history(p, [*head, *docs], _stem(p).removesuffix(".json"))]), seen)
         return
+    if _whole(p) and format in (None, "autogen") and autogen.is_state(first[0]):  # await agent.save_state()
+        yield from _unique(_saved(p, [*head, *docs], _stem(p).removesuffix(".json")), seen)
+        return
     if format == "mini-swe-agent" or (format is None and (mini_swe_agent.is_trajectory(first[0]) or (
             _stem(p).endswith(mini_swe_agent.SUFFIX) and document_format(first[0]) is None))):  # named so, read by none
         yield from _mini_runs(p, [*head, *docs], _mini_name(p.name), seen)
@@ -513,6 +520,8 @@ def conversations(path: str | Path, format: str | None = None,
             yield from _unique(tau2.conversations(doc, where, episode_id_of), seen)
         elif pydantic_ai.is_history(doc) and not _whole(p):  # its messages were each refused as no conversation
             yield TranscriptFormatError(where, pydantic_ai.UNNAMED)
+        elif autogen.is_state(doc) and not _whole(p):  # a state a line: read as a conversation without an id
+            yield TranscriptFormatError(where, autogen.UNNAMED)
         elif isinstance(doc, list):
             listed = [(item, f"{where}: conversation {n}") for n, item in enumerate(doc)]
             lacked = response_chains.lacking(listed) if format in (None, "responses") else {}
@@ -532,6 +541,24 @@ def _history(p: Path, docs: list[tuple[Any, str]], name: str) -> Item:
     if isinstance(doc, TranscriptFormatError):
         return doc
     return Conversation(episode_id_of(name), doc, where, episode_id_of(name), "pydantic-ai")
+
+
+def _saved(p: Path, docs: list[tuple[Any, str]], name: str) -> Iterator[Item]:
+    """The conversations of an AutoGen ``save_state()`` written to a ``.json`` file, named by the file (a team's
+    assistants each by the file and its name in ``agent_states``): such a file was refused as "expected ... a
+    conversation {"id": ..., "messages": [...]}", and a folder of them as "not an OpenHands trajectory"."""
+    doc, where = docs[0]
+    if isinstance(doc, TranscriptFormatError):
+        yield doc
+        return
+    try:
+        found = autogen.contexts(doc, where)
+    except TranscriptFormatError as e:
+        yield e
+        return
+    for agent, messages, at in found:
+        episode = episode_id_of(f"{name}/{agent}" if agent else name)
+        yield Conversation(episode, messages, at, episode_id_of(name), "autogen")
 
 
 def _chained(docs: list[tuple[Any, str]], format: str | None) -> list[tuple[Any, str, tuple[str, ...]]]:
@@ -622,7 +649,8 @@ def document_format(doc: Any) -> str | None:
                       ("codex", codex.is_rollout),
                       ("claude-code", claude_code.is_entry), ("claude-code", claude_stream.is_message),
                       ("gemini-cli", gemini_cli.is_header),
-                      ("codex-exec", codex_exec.is_event), ("pydantic-ai", pydantic_ai.is_history)):
+                      ("codex-exec", codex_exec.is_event), ("pydantic-ai", pydantic_ai.is_history),
+                      ("autogen", autogen.is_state)):
         if test(doc):
             return openhands.format_of(doc) if fmt == "openhands" else fmt
     conv = _item(doc[0] if isinstance(doc, list) and doc else doc, "", {}, None, "", "")
@@ -656,8 +684,8 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
             f"{folder} is a folder without SWE-agent .traj files, mini-swe-agent .traj.json files, session stores "
             "(Strands Agents, OpenHands), OpenHands V1 conversations (events/event-NNNNN-ID.json), Codex rollouts "
             "(rollout-*.jsonl), Claude Code or Gemini CLI session files (.jsonl), OTLP JSON files (an OpenTelemetry "
-            "collector's file exporter), OpenHands .json trajectories or Pydantic AI histories (.json, one a "
-            "conversation); give "
+            "collector's file exporter), OpenHands .json trajectories, AutoGen saved states or Pydantic AI "
+            "histories (.json, one a conversation); give "
             "a transcript file, the folder SWE-agent or OpenHands wrote its trajectories to, a session or conversation "
             "folder, or a Claude Code project folder (sam-data formats)"))
     _check_forced(folder, found, format)
@@ -692,6 +720,12 @@ def _trajectory_folder(folder: Path, seen: dict[str, str], on_file: Callable[[Pa
                 yield from _unique(iter([_history(q, list(documents(q)), name)]), seen)
                 if on_file is not None:
                     on_file(q)
+        elif kind == "autogen":  # a save_state() a file, named by its path in the folder
+            for q in paths:
+                name = q.relative_to(folder).as_posix().removesuffix(".gz").removesuffix(".json")
+                yield from _unique(_saved(q, list(documents(q)), name), seen)
+                if on_file is not None:
+                    on_file(q)
         elif kind == "gemini-cli":  # a session file each
             for q in paths:
                 yield from _unique(gemini_cli.conversations([q], documents, episode_id_of), seen)
@@ -713,7 +747,8 @@ _HELD = {"otel": ("OTLP JSON file{s} (OpenTelemetry spans)", ("otel",)),
          "claude-code": ("Claude Code session file{s} (.jsonl)", ("claude-code",)),
          "gemini-cli": ("Gemini CLI session file{s} (session-*.jsonl)", ("gemini-cli",)),
          "openhands": ("OpenHands trajectory file{s} (.json)", ("openhands", openhands.V1)),
-         "pydantic-ai": ("Pydantic AI message history file{s} (.json)", ("pydantic-ai",))}
+         "pydantic-ai": ("Pydantic AI message history file{s} (.json)", ("pydantic-ai",)),
+         "autogen": ("AutoGen saved state file{s} (.json)", ("autogen",))}
 
 
 def _held(found: dict[str, list[Path]]) -> dict[str, set[Path]]:
@@ -1033,7 +1068,8 @@ def is_transcript_file(path: str | Path) -> bool:
                 any(k in first for k in (*CONVERSATION_KEYS, "resourceSpans")) or swe_agent.is_trajectory(first)
                 or mini_swe_agent.is_trajectory(first)
                 or openhands.is_trajectory(doc) or codex.is_rollout(doc) or claude_code.is_entry(doc)
-                or gemini_cli.is_header(doc) or headless or pydantic_ai.is_history(doc))
+                or gemini_cli.is_header(doc) or headless or pydantic_ai.is_history(doc)
+                or autogen.is_state(doc))
     except SAMFileError:
         return False
     return False

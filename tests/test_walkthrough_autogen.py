@@ -1,0 +1,148 @@
+"""A walkthrough of the README as a team whose IT helpdesk assistant is a Microsoft AutoGen ``AssistantAgent``, its
+conversations kept as AutoGen saves them (``json.dump(await agent.save_state(), f)``, one ``.json`` a conversation,
+or a team's ``TeamState``). No reader took them: a folder of them was "not an OpenHands trajectory", one file
+"expected ... a conversation {"id": ..., "messages": [...]}", a ``.jsonl`` of the model context's messages "message
+without 'role'" and ``sam-data validate`` named no reader; a search by the AssistantMessage about to call was "a tool
+call with no tool name", and ``memory.add(state)`` was refused as "item 0 ... without 'kind'" (its JSON text stored
+whole as one memory). The logs are templated (tests/autogen_helpdesk.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from autogen_helpdesk import agent_state, conversations, team_state, write_folder, write_jsonl
+
+from sam_model.data.formats import TranscriptFormatError, to_chat, tool_marks
+from sam_model.data.toolstate import live_state
+from sam_model.data.transcripts import ImportReport, iter_transcript_events, main
+from sam_model.memory import HashingEncoder, ScopedMemory
+
+
+def events(path: Path, **kw: Any) -> tuple[list[dict], ImportReport]:
+    report = ImportReport()
+    return list(iter_transcript_events(path, report=report, **kw)), report
+
+
+def test_a_folder_of_saved_states_converts_as_the_jsonl_of_their_messages(tmp_path, capsys):
+    write_folder(tmp_path / "states", 9, 0)
+    write_jsonl(tmp_path / "chats.jsonl", 9, 0)
+    folder, report = events(tmp_path / "states")
+    assert report.formats == {"autogen": 9} and report.conversations == 9
+    assert sum("useful_memory_steps" in e for e in folder) >= 25
+    lines, report = events(tmp_path / "chats.jsonl")
+    assert report.formats == {"autogen": 9} and folder == lines  # the files are named by the conversations' ids
+    one, _ = events(tmp_path / "states" / "s0-helpdesk-004.json")
+    assert one == [e for e in lines if e["episode_id"] == "s0-helpdesk-004"]
+    assert main([str(tmp_path / "states"), str(tmp_path / "out.jsonl")]) == 0
+    assert "formats: autogen 9" in capsys.readouterr().out
+
+
+def test_the_runs_task_result_messages_read_as_the_saved_context(tmp_path, capsys):
+    """What ``agent.run(task=...)`` returns, ``TaskResult.messages`` dumped (TextMessage, ThoughtEvent,
+    ToolCallRequestEvent, ToolCallExecutionEvent, ToolCallSummaryMessage), the runs one after another: the same
+    events as the saved model context (the summary, the results' text again, counted, not read). It was 'message
+    without 'role''."""
+    write_jsonl(tmp_path / "runs.jsonl", 9, 0, task_results=True)
+    write_jsonl(tmp_path / "chats.jsonl", 9, 0)
+    runs, report = events(tmp_path / "runs.jsonl")
+    assert report.formats == {"autogen": 9} and report.ignored["ToolCallSummaryMessage"] > 0
+    assert runs == events(tmp_path / "chats.jsonl")[0]
+    _, messages = conversations(1, 0, task_results=True)[0]
+    thought = next(i for i, m in enumerate(messages) if m["type"] == "ThoughtEvent")
+    assert to_chat(messages[:thought + 1]).ignored == {"ThoughtEvent": 1}  # no call after it: a reasoning model's
+    bad = json.loads(json.dumps(messages))
+    del bad[1]["source"]
+    with pytest.raises(TranscriptFormatError, match=r"^c, message 1: no 'source', expected the name"):
+        to_chat(bad, "c", format="autogen")
+    assert main([str(tmp_path / "runs.jsonl"), str(tmp_path / "o.jsonl"), "--format", "openai"]) != 0
+    assert "ToolCallRequestEvent" in capsys.readouterr().err  # the wrong reader names the right one
+
+
+def test_a_teams_state_reads_each_assistants_context(tmp_path):
+    """``await team.save_state()``: one assistant's context is the conversation, named by the file; two assistants'
+    are two conversations, named by the file and each one's name, in one group."""
+    cid, messages = conversations(1, 2)[0]
+    (tmp_path / "agent.json").write_text(json.dumps(agent_state(messages)))
+    (tmp_path / "team.json").write_text(json.dumps(team_state(messages)))
+    agent, _ = events(tmp_path / "agent.json")
+    team, _ = events(tmp_path / "team.json")
+    assert [{**e, "episode_id": "x"} for e in team] == [{**e, "episode_id": "x"} for e in agent] and agent
+    state = team_state(messages)
+    state["agent_states"]["triage"] = state["agent_states"]["helpdesk"]
+    (tmp_path / "two.json").write_text(json.dumps(state))
+    two, report = events(tmp_path / "two.json")
+    assert report.conversations == 2 and {e["episode_id"] for e in two} == {"two_helpdesk", "two_triage"}
+    state["agent_states"] = {"RoundRobinGroupChatManager": state["agent_states"]["RoundRobinGroupChatManager"]}
+    (tmp_path / "none.json").write_text(json.dumps(state))
+    with pytest.raises(TranscriptFormatError, match=r"none\.json: a TeamState whose agent_states hold no "
+                                                    r"AssistantAgentState"):
+        events(tmp_path / "none.json")
+
+
+def test_sam_data_validate_a_wrong_format_and_a_state_a_line_name_the_reader(tmp_path, capsys):
+    from sam_model.data.validate import main as validate_main
+
+    write_folder(tmp_path / "states", 1, 0)
+    path = tmp_path / "states" / "s0-helpdesk-000.json"
+    assert validate_main([str(path)]) != 0
+    assert "--format autogen" in capsys.readouterr().err
+    chats = write_jsonl(tmp_path / "chats.jsonl", 2, 0)
+    assert main([str(chats), str(tmp_path / "out.jsonl"), "--format", "openai"]) != 0
+    assert "the autogen reader reads: try --format autogen" in capsys.readouterr().err
+    lines = tmp_path / "states.jsonl"  # a state a line, as json.dumps(await agent.save_state()) + "\n" writes it
+    lines.write_text(json.dumps(agent_state(conversations(1, 0)[0][1])) + "\n")
+    assert main([str(lines), str(tmp_path / "out.jsonl")]) != 0
+    err = capsys.readouterr().err
+    assert "states.jsonl:1: an AutoGen save_state() written as a line without a conversation id" in err
+
+
+def test_failed_results_thoughts_and_bad_fields():
+    """``is_error`` flags the call as failed; a ``thought`` beside the calls is the assistant's words; a bad field is
+    one line naming the message, the call or result and the field."""
+    messages = next(m for _, m in conversations(30, 0) if any(
+        r.get("is_error") for x in m if x["type"] == "FunctionExecutionResultMessage" for r in x["content"]))
+    chat = to_chat(messages)
+    assert [m["content"] for m in chat.messages if m.get("is_error")] == ["Error: priority must be one of P1, P2, P3, "
+                                                                          "P4"]
+    assert "Checking the device and the knowledge base together." in [m.get("content") for m in chat.messages]
+    failed = next(i for i, m in enumerate(messages) if m["type"] == "FunctionExecutionResultMessage"
+                  and m["content"][0]["is_error"])
+    assert live_state(messages[:failed + 1], messages[failed + 1]["content"])["last_action_result"].startswith(
+        "create_ticket: error")
+    bad = json.loads(json.dumps(messages))
+    bad[2]["content"][0]["call_id"] = ""
+    with pytest.raises(TranscriptFormatError, match=r"^c, message 2, result 0: 'call_id' is \"\", expected"):
+        to_chat(bad, "c", format="autogen")
+    bad = json.loads(json.dumps(messages))
+    bad[1]["type"] = "FunctionCallMessage"
+    with pytest.raises(TranscriptFormatError, match=r"^c, message 1: 'type' is \"FunctionCallMessage\", expected "
+                                                    "one of SystemMessage"):
+        to_chat(bad, "c", format="autogen")
+
+
+def test_a_system_message_is_no_langchain_mark_in_an_autogen_context():
+    """AutoGen's SystemMessage type is a LangChain class name: in a context of AutoGen messages it is AutoGen's, not
+    a LangChain message the autogen reader failed to read (a conversation without calls was refused so)."""
+    messages = [{"content": "You are the helpdesk.", "type": "SystemMessage"},
+                {"content": "hi", "source": "user", "type": "UserMessage"},
+                {"content": "hello", "thought": None, "source": "a", "type": "AssistantMessage"}]
+    assert tool_marks(messages) == []
+    assert to_chat(messages).messages[0] == {"role": "system", "content": "You are the helpdesk."}
+
+
+def test_live_adds_of_the_context_messages_store_the_importers_memories(tmp_path):
+    """README: ``memory.add(messages)`` of the model context's messages as they come stores the importer's memories
+    and states."""
+    cid, messages = conversations(1, 3)[0]
+    memory = ScopedMemory(HashingEncoder(16))
+    for m in messages:
+        memory.add([m], user_id="me", run_id="s")
+    got = sorted(memory.get_all(user_id="me", run_id="s", limit=None)["results"], key=lambda r: r["step"])
+    (tmp_path / "c.jsonl").write_text(json.dumps({"id": cid, "messages": messages}) + "\n")
+    want, _ = events(tmp_path / "c.jsonl")
+    assert [(r["step"], r["memory"]) for r in got] == [(e["step"], e["text"]) for e in want]
+    decided = [(e["state"], e.get("useful_memory_steps") or []) for e in memory._trackers["me//s"].events]
+    assert decided == [(e["state"], e.get("useful_memory_steps") or []) for e in want]
