@@ -146,3 +146,20 @@ def test_live_adds_of_the_context_messages_store_the_importers_memories(tmp_path
     assert [(r["step"], r["memory"]) for r in got] == [(e["step"], e["text"]) for e in want]
     decided = [(e["state"], e.get("useful_memory_steps") or []) for e in memory._trackers["me//s"].events]
     assert decided == [(e["state"], e.get("useful_memory_steps") or []) for e in want]
+
+
+def test_a_search_by_the_assistant_message_about_to_call():
+    """A search by the AssistantMessage about to call (or one of its FunctionCalls, or the ToolCallRequestEvent a run
+    yields of them) ranks by that call's state: the message and the event were 'a tool call with no tool name'."""
+    _, messages = conversations(1, 3)[0]
+    last = max(i for i, m in enumerate(messages) if m["type"] == "AssistantMessage" and isinstance(m["content"], list))
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add(messages[:last], user_id="me", run_id="s")
+    want = live_state(messages[:last], messages[last]["content"])
+    assert want["uncertainty_flags"] == ["ticket_id"]
+    assert memory.search("", call=messages[last], user_id="me", run_id="s", limit=3)["state"] == want
+    assert memory.search("", call=messages[last]["content"][0], user_id="me", run_id="s", limit=3)["state"] == want
+    _, run = conversations(1, 3, task_results=True)[0]
+    request = [m for m in run if m["type"] == "ToolCallRequestEvent"][-1]  # the event a run yields of the same call
+    assert request["content"] == messages[last]["content"]
+    assert memory.search("", call=request, user_id="me", run_id="s", limit=3)["state"] == want

@@ -17,7 +17,7 @@ from typing import Any
 
 from sam_model.data.argumentleaves import raw_patch
 from sam_model.data.chatmessages import MAX_ARGUMENT_DEPTH, ToolCall, parse_tool_calls
-from sam_model.data.formats import pydantic_ai
+from sam_model.data.formats import autogen, pydantic_ai
 from sam_model.data.formats.base import TranscriptFormatError
 from sam_model.data.formats.gemini_stream import assembled, camel_keys, streamed
 from sam_model.io import json_type
@@ -77,6 +77,8 @@ def call_names(call: Any, where: str = "call") -> list[str]:
     ``where[i]`` for a list's, ``where.parts[j]`` for a Pydantic AI response's tool-call parts."""
     if pydantic_ai.is_message(call) and call["kind"] == "response":
         return [f"{where}.parts[{j}]" for j, p in enumerate(call["parts"]) if pydantic_ai.is_call(p)]
+    if _autogen_calls(call):
+        return [f"{where}.content[{j}]" for j in range(len(call["content"]))]
     one = isinstance(call, (Mapping, ToolCall))
     return [where] if one else [f"{where}[{i}]" for i in range(len(call))]
 
@@ -85,6 +87,8 @@ def _response_calls(call: Any, where: str) -> Any:
     """A Pydantic AI response message (``ModelResponse``, as its JSON writes it: what a tool's ``ctx.messages[-1]``
     is) as the list of its ``tool-call`` parts, the calls it is about to make; any other call as it is. A response
     was 'a tool call with no tool name'; one without a call part is refused so."""
+    if _autogen_calls(call):  # an AutoGen AssistantMessage or ToolCallRequestEvent: its FunctionCalls
+        return call["content"]
     if not (pydantic_ai.is_message(call) and call["kind"] == "response"):
         return call
     parts = [p for p in call["parts"] if pydantic_ai.is_call(p)]
@@ -92,6 +96,13 @@ def _response_calls(call: Any, where: str) -> Any:
         raise TranscriptFormatError(where, "a Pydantic AI response without a tool-call part: give the response that "
                                            f"makes the call, or the call about to be made, {CALL_SHAPE}")
     return parts
+
+
+def _autogen_calls(call: Any) -> bool:
+    """An AutoGen ``AssistantMessage`` whose content is the ``FunctionCall`` s about to be made, as its model context
+    holds it, or the ``ToolCallRequestEvent`` a run yields of them: either was 'a tool call with no tool name'."""
+    return autogen.is_message(call) and call["type"] in ("AssistantMessage", autogen.REQUEST) \
+        and isinstance(call.get("content"), list) and bool(call["content"])
 
 
 def arguments_field(call: Any) -> str:
