@@ -163,3 +163,14 @@ def test_a_search_by_the_assistant_message_about_to_call():
     request = [m for m in run if m["type"] == "ToolCallRequestEvent"][-1]  # the event a run yields of the same call
     assert request["content"] == messages[last]["content"]
     assert memory.search("", call=request, user_id="me", run_id="s", limit=3)["state"] == want
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_saved_state_given_to_add_is_refused_saying_what_to_give(as_text):
+    """``memory.add(await agent.save_state())`` was refused as 'item 0 ... without kind', and its JSON text was
+    stored whole as one memory."""
+    state = agent_state(conversations(1, 0)[0][1])
+    memory = ScopedMemory(HashingEncoder(16))
+    with pytest.raises(ValueError, match=r"data is an AutoGen save_state\(\).*state\[\"llm_context\"\]\[\"messages\"\]"):
+        memory.add(json.dumps(state) if as_text else state, user_id="me", run_id="s")
+    assert memory.get_all(user_id="me", run_id="s", limit=None)["results"] == []

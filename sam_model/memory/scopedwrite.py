@@ -22,7 +22,7 @@ import numpy as np
 
 from sam_model.data.chatmessages import policy_of
 from sam_model.data.examples import MemoryRecord, MemoryRecorder
-from sam_model.data.formats import codex_exec, gemini_cli, pydantic_ai
+from sam_model.data.formats import autogen, codex_exec, gemini_cli, pydantic_ai
 from sam_model.data.schema import MAX_STEP, Event, State, parse_event
 from sam_model.data.text import norm
 from sam_model.data.toolstate import TranscriptState
@@ -103,12 +103,33 @@ def pydantic_ai_dump(data: str | bytes | bytearray) -> bool:
     return pydantic_ai.is_history(doc)
 
 
+# what an AutoGen agent gives instead of its messages: what save_state() returns, or its JSON text
+AUTOGEN = ("give the model context's messages, state[\"llm_context\"][\"messages\"] of state = await "
+           "agent.save_state() (or those added since the last add), which the autogen reader reads")
+
+
+def autogen_state(data: Any) -> bool:
+    """Whether ``data`` is an AutoGen ``save_state()`` (an AssistantAgentState or TeamState) or its JSON text: the
+    text was stored whole as one memory, and the state dict refused as 'item 0 ... got an object without kind'."""
+    if isinstance(data, str):
+        if not data[:200].lstrip().startswith("{"):
+            return False
+        try:
+            data = json.loads(data)
+        except (ValueError, RecursionError):
+            return False
+    return autogen.is_state(data)
+
+
 def check_not_dump(data: Any, name: str) -> None:
     """Refuse, naming ``name``, a string that is the JSON text of Pydantic AI messages (:func:`pydantic_ai_dump`):
     ScopedMemory.add's rule, which sam-serve's check (ScopedMemory.check_add) applies too, so that HTTP's and MCP's
     refusal names their field before the add is logged (it named ``data``, add's argument, after)."""
     if isinstance(data, str) and pydantic_ai_dump(data):  # it was stored whole as one memory, its JSON the words
         raise ValueError(f"{name} is the JSON text of Pydantic AI messages, not messages: {PYDANTIC_AI}")
+    if autogen_state(data):
+        raise ValueError(f"{name} is an AutoGen save_state(){' as JSON text' if isinstance(data, str) else ''}, not "
+                         f"messages: {AUTOGEN}")
 
 
 def _objects_hint(m: Any) -> str:
@@ -152,8 +173,8 @@ class ScopedWrites:
         if isinstance(data, (bytes, bytearray)):  # a bytes is a Sequence: it was "item 0 ... got a number"
             raise TypeError(f"data is bytes ({len(data)} of them), not messages: " + (
                 PYDANTIC_AI if pydantic_ai_dump(data) else "give the text (decoded) or the messages it holds"))
+        check_not_dump(data, "data")
         if isinstance(data, str):
-            check_not_dump(data, "data")
             check_text(data, "data")
         elif not isinstance(data, (Mapping, Event, Sequence)):
             raise TypeError(f"data must be a message text, a message or event dict, an Event or a list of them, got "
