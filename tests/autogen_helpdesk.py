@@ -19,6 +19,7 @@ ThoughtEvent, ToolCallRequestEvent, ToolCallExecutionEvent, ToolCallSummaryMessa
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import sys
@@ -213,9 +214,24 @@ def write_jsonl(path: Path, count: int, seed: int, task_results: bool = False) -
     return path
 
 
-if __name__ == "__main__":
-    out, count, seed = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-    if "--jsonl" in sys.argv or "--task-results" in sys.argv:
-        write_jsonl(out, count, seed, task_results="--task-results" in sys.argv)
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write templated AutoGen logs of an IT helpdesk agent.")
+    parser.add_argument("out", type=Path, help="a folder of CONVERSATION_ID.json saved states (a .jsonl with --jsonl "
+                                               "or --task-results)")
+    parser.add_argument("count", type=int, help="conversations")
+    parser.add_argument("seed", type=int, help="the generator's seed (another seed, other conversations and ids)")
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument("--team", action="store_true", help="a RoundRobinGroupChat's team.save_state() a file")
+    shape.add_argument("--jsonl", action="store_true", help='{"id", "messages": the model context\'s} lines')
+    shape.add_argument("--task-results", action="store_true", help='{"id", "messages": the runs\' TaskResult '
+                                                                   'messages} lines')
+    args = parser.parse_args(argv)
+    if args.jsonl or args.task_results:
+        write_jsonl(args.out, args.count, args.seed, task_results=args.task_results)
     else:
-        write_folder(out, count, seed, team="--team" in sys.argv)
+        write_folder(args.out, args.count, args.seed, team=args.team)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
