@@ -174,3 +174,21 @@ def test_a_saved_state_given_to_add_is_refused_saying_what_to_give(as_text):
     with pytest.raises(ValueError, match=r"data is an AutoGen save_state\(\).*state\[\"llm_context\"\]\[\"messages\"\]"):
         memory.add(json.dumps(state) if as_text else state, user_id="me", run_id="s")
     assert memory.get_all(user_id="me", run_id="s", limit=None)["results"] == []
+
+
+def test_the_whole_context_added_after_each_run_stores_each_message_once():
+    """An agent that adds ``state["llm_context"]["messages"]`` whole after each run sends the earlier runs again: the
+    call ids AutoGen writes once tell the last add sent again, read once (21 memories were stored 47 times)."""
+    cid, messages = conversations(1, 3)[0]
+    runs = [i for i, m in enumerate(messages) if m["type"] == "UserMessage"][1:] + [len(messages)]
+    assert len(runs) == 3
+    once, whole = ScopedMemory(HashingEncoder(16)), ScopedMemory(HashingEncoder(16))
+    once.add(messages, user_id="me", run_id="s")
+    for end in runs:
+        result = whole.add(messages[:end], user_id="me", run_id="s")
+    assert result["notes"] == [{"reason": f"data[0:{runs[1]}]: the scope's last add of AutoGen messages (told by "
+                                          "their call ids), sent again: read once, not stored again"}]
+    listed = lambda m: [(r["step"], r["memory"]) for r in sorted(  # noqa: E731
+        m.get_all(user_id="me", run_id="s", limit=None)["results"], key=lambda r: r["step"])]
+    assert listed(whole) == listed(once) and len(listed(once)) == 21
+    assert [e["state"] for e in whole._trackers["me//s"].events] == [e["state"] for e in once._trackers["me//s"].events]

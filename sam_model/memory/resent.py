@@ -1,6 +1,7 @@
-"""Messages an agent adds again whole: a Strands Agents hook adding ``agent.messages`` after each invocation, or a
+"""Messages an agent adds again whole: a Strands Agents hook adding ``agent.messages`` after each invocation, a
 Pydantic AI agent adding ``result.all_messages()`` after each run (given ``message_history``, the earlier runs and
-the new one), sends every earlier turn again with the new ones.
+the new one), or an AutoGen agent adding its model context's messages (``save_state()``'s) after each run, sends
+every earlier turn again with the new ones.
 
 Converse and Pydantic AI messages carry no message id, so nothing tells a message sent again from a new one that
 reads alike (a user saying "yes" twice), and each add stored the earlier turns again (a claims agent: 24 memories
@@ -17,7 +18,10 @@ id at each call of a tool), they are read as new, as before (but after the scope
 conversation: :func:`repeated`). New messages added alone, then the whole history, store the earlier ones again
 (but the first add's). Kept as (:func:`key` of its messages, how many), saved with the scope, and kept when the
 scope's memories are all deleted (a history sent again then stays deleted). A Pydantic AI history compacted in a
-run is read from after the turns it kept of the last add (:func:`compacted`).
+run is read from after the turns it kept of the last add (:func:`compacted`). AutoGen's model context holds no
+time either; what it writes once is a call's id (a FunctionCall's ``id``, a result's ``call_id``), and an
+agentchat message's own ``id`` (TaskResult messages): an AutoGen conversation's whole context added after each
+run stored the earlier runs again (an IT helpdesk conversation, 21 memories, stored 47 after three runs).
 
 The scope keeps its last KEPT such adds, not the last alone (:func:`kept`): two runs of one conversation made at
 once (two threads, each running the agent from the same history, each adding its whole history after its run) add
@@ -33,18 +37,19 @@ from typing import Any
 from sam_model.data.formats import detect
 from sam_model.memory.live import digest
 
-FORMATS = ("bedrock", "pydantic-ai")
+FORMATS = ("bedrock", "pydantic-ai", "autogen")
 KEPT = 8  # adds a scope keeps the key of (:func:`kept`): a run made at once with another adds soon after it
 TAIL = 256  # messages of the last Pydantic AI add a scope keeps the digest of, one each (:func:`compacted`)
 # an add's note (:func:`note`): the format's messages, and what told them
 NAMES = {"bedrock": ("Converse", "their tool calls by toolUseId"),
-         "pydantic-ai": ("Pydantic AI", "told by their timestamps or tool_call_ids")}
+         "pydantic-ai": ("Pydantic AI", "told by their timestamps or tool_call_ids"),
+         "autogen": ("AutoGen", "told by their call ids")}
 
 
 def key(items: Sequence[Any], whole: bool = False) -> list[Any] | None:
     """What the scope keeps of an add of ``items`` to tell them again by ([digest, count], and ``true`` after them
     where ``whole``: the add held the scope's whole conversation, from its first message); None: they are not
-    Converse or Pydantic AI messages (any other add forgets the last)."""
+    Converse, Pydantic AI or AutoGen messages (any other add forgets the last)."""
     if not items or (fmt := detect(list(items))) not in FORMATS or (told := _digest(items)) is None:
         return None
     if fmt == "pydantic-ai" and None not in (tail := [_one(m) for m in items[-TAIL:]]):
@@ -90,7 +95,7 @@ def _one(message: Any) -> str | None:
 
 
 def repeated(items: Sequence[Any], kept: Sequence[Any] | None) -> list[Any] | None:
-    """Which of the scope's last adds of Converse or Pydantic AI messages (``kept``, their :func:`key`, newest last)
+    """Which of the scope's last adds of Converse, Pydantic AI or AutoGen messages (``kept``, their :func:`key`, newest last)
     ``items`` open with, sent again (the longest; None: none): one ``items`` opens with where it holds something
     written once (:func:`_once`). A kept add that held the scope's whole conversation (:func:`whole`) is sent again
     too where what follows it holds something written once: a hook adding the whole history at each message
@@ -132,7 +137,10 @@ def _once(head: list[Any]) -> bool:
     """Whether ``head`` holds something its agent wrote once: a Converse tool call or result by its ``toolUseId``
     (:func:`_called`), a Pydantic AI one by its ``tool_call_id`` (not the tool's name either), or a Pydantic AI
     part's or message's ``timestamp`` (Pydantic AI stamps each when made; a prompt said again is stamped anew)."""
-    if detect(head) != "pydantic-ai":
+    fmt = detect(head)
+    if fmt == "autogen":
+        return _autogen_once(head)
+    if fmt != "pydantic-ai":
         names = {b["toolUse"]["name"] for m in head for b in _blocks(m)
                  if isinstance(b.get("toolUse"), Mapping) and isinstance(b["toolUse"].get("name"), str)}
         return any(_called(m, names) for m in head)
@@ -141,6 +149,17 @@ def _once(head: list[Any]) -> bool:
     return any(isinstance(x.get("timestamp"), str) and x["timestamp"] for x in (*head, *parts)
                if isinstance(x, Mapping)) or any(
         isinstance(i := p.get("tool_call_id"), str) and i and i != p.get("tool_name") for p in parts)
+
+
+def _autogen_once(head: list[Any]) -> bool:
+    """Whether AutoGen messages hold an id written once: a FunctionCall's ``id`` or a result's ``call_id`` that is
+    not its tool's name, or an agentchat message's own ``id`` (a uuid each)."""
+    items = [x for m in head if isinstance(m, Mapping) and isinstance(m.get("content"), list)
+             and m.get("type") in ("AssistantMessage", "FunctionExecutionResultMessage", "ToolCallRequestEvent",
+                                   "ToolCallExecutionEvent") for x in m["content"] if isinstance(x, Mapping)]
+    return any(isinstance(i := x.get("id", x.get("call_id")), str) and i and i != x.get("name") for x in items) or any(
+        isinstance(m, Mapping) and "source" in m and m.get("type") not in ("UserMessage", "AssistantMessage")
+        and isinstance(m.get("id"), str) and m["id"] for m in head)
 
 
 def _digest(items: Sequence[Any]) -> str | None:
@@ -176,7 +195,8 @@ def check(d: Any, name: str) -> list[list[Any]]:
         d = [d]
     if not (isinstance(d, list) and 0 < len(d) <= KEPT and all(_key_ok(k) for k in d)):
         raise ValueError(f"{name} must be a list of up to {KEPT} [digest, count] (then true where it held the "
-                         "scope's whole conversation) of the scope's last adds of Converse or Pydantic AI messages")
+                         "scope's whole conversation) of the scope's last adds of Converse, Pydantic AI or AutoGen "
+                         "messages")
     return d
 
 

@@ -121,7 +121,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         # (ids of a save before each scope had its place in the episode's name): history's check once it is deleted
         self._owners: dict[Any, tuple | None] = {}
         self._open: dict[str, live.OpenTurn] = {}  # episode -> the open turn of an agent's session fed line by line
-        # episode -> its last adds of Converse or Pydantic AI messages, [[digest, count(, true)], ...] newest last
+        # episode -> its last adds of Converse, Pydantic AI or AutoGen messages, [[digest, count(, true)], ...] newest last
         # (sam_model.memory.resent): one sent again whole with the next turn's is read once
         self._sent: dict[str, list] = {}
         # episode -> step -> the labels of an agent-log event added with its own step (a decision point of a log
