@@ -88,7 +88,7 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
         lines += ["", f"Options{whose}: {json.dumps({k: v for k, v in data.items() if k != 'sources'})}", ""]
     else:
         lines += ["Not recorded (exported from a network built outside train.py).", ""]
-    settings = {k: v for k, v in training.items() if k not in ("data", "selected")}
+    settings = {k: v for k, v in training.items() if k not in ("data", "selected", "used_order_chosen")}
     chosen = mixed.get("chosen") if isinstance(mixed, dict) else None
     if chosen:  # its table is the section below, not a line of JSON
         settings["interpolated"] = {k: v for k, v in mixed.items() if k != "chosen"}
@@ -103,6 +103,13 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
                   + f"; options {json.dumps(chosen.get('options'))}:", "", *weight_table(chosen), ""]
     if training.get("selected"):
         lines += [f"Selected checkpoint: {json.dumps(training['selected'])}", ""]
+    if order := training.get("used_order_chosen"):  # sam_model.choose_order's record
+        log = order.get("log") or {}
+        lines += ["## Used ordering chosen on validation", "",
+                  f"The store's `used_order` (the memories the task's earlier calls took values from first) is "
+                  f"`{order.get('used_order')}` (in config.json, store.used_order), chosen by {order.get('rule')}, on "
+                  f"{log.get('name')} ({log.get('decision_points')} decision points, {log.get('conversations')} "
+                  f"conversations); options {json.dumps(order.get('options'))}:", "", *order_table(order), ""]
     lines += ["## Evaluation", "", EVAL_START, "Not evaluated yet: `sam-eval --retriever THIS_FOLDER --data LOG "
               "--out OUT --card THIS_FOLDER` (`python evaluate.py` in a checkout) writes the table here.", EVAL_END, "",
               "## Limitations", "",
@@ -110,6 +117,16 @@ def render(sam: dict[str, Any], encoder: dict[str, Any], training: dict[str, Any
               "path (an unknown phase id), which ranks less well. Labels were derived automatically (the first earlier "
               "event that said a needed value), not by hand.", ""]
     return "\n".join(lines)
+
+
+def order_table(record: dict[str, Any]) -> list[str]:
+    """A used_order choice (sam_model.choose_order's record) as markdown lines, the chosen row marked: printed by
+    its CLI and written in the card alike."""
+    lines = ["| used_order | MRR | R@5 |", "|---|---|---|"]
+    for row in record.get("table") or []:
+        mark = " (chosen)" if row["used_order"] == record.get("used_order") else ""
+        lines.append(f"| {row['used_order']}{mark} | {row['mrr']:.3f} | {row['recall@5']:.3f} |")
+    return lines
 
 
 def weight_table(chosen: dict[str, Any]) -> list[str]:

@@ -158,21 +158,37 @@ def rank_events(method: Method, where: EvalData, folds: Sequence[int] | None, sc
 
 def score_retriever(retriever, data: EvalData, *, scope: str = "episode", ks: Sequence[int] = (1, 5, 10),
                     depth: int = 100, seed: int = 0, batch_size: int = 64,
-                    chunking: Chunking | None = None) -> dict[str, float]:
+                    chunking: Chunking | None = None, used_order: str | None = None) -> dict[str, float]:
     """The mean metrics (mrr, recall@k, ...) of ``retriever`` on ``data``, as :func:`evaluate` reports them for
     ``sam`` with the same arguments: the same search through its store, chunks, folding, depth and tie-break
     jitter, and nothing else (no baselines, timing, diagnostics or files). A choice made with it (a WiSE-FT weight,
-    sam_model.interpolate --choose-on) is made on the number the benchmark prints."""
+    sam_model.interpolate --choose-on) is made on the number the benchmark prints. ``used_order``: every search's
+    (MemoryStore.search_vector's; None: the store's own, as deployed)."""
+    return score_orders(retriever, data, [used_order], scope=scope, ks=ks, depth=depth, seed=seed,
+                        batch_size=batch_size, chunking=chunking)[used_order]
+
+
+def score_orders(retriever, data: EvalData, orders: Sequence[str | None], *, scope: str = "episode",
+                 ks: Sequence[int] = (1, 5, 10), depth: int = 100, seed: int = 0, batch_size: int = 64,
+                 chunking: Chunking | None = None) -> dict[str | None, dict[str, float]]:
+    """:func:`score_retriever` for each store ``used_order`` of ``orders`` ("off", "model", "latest"; None: the
+    store's own), keyed by it: one replay of the log, its memory vectors encoded once, each order's searches
+    through the store as evaluate's ``sam`` / ``sam+used`` / ``sam+used-latest`` rows make them (one code path,
+    which sam_model.choose_order chooses a store's order by)."""
     scope = check_scope(scope)
     ks = metric_ks(ks)
     depth = max(depth, max(ks))
     tokens = getattr(getattr(retriever, "encoder", retriever), "memory_tokens", None)
     chunked, search_depth = chunk_search(data, chunking, tokens, depth)
     search, parents = (chunked.search, chunked.parents) if chunked is not None else (data, None)
-    method = retriever_methods("sam", retriever, batch_size, progress=False)[0]  # its caller says a line a score
-    events, _ = rank_events(method, search, parents, scope, depth, search_depth,
-                            tie_jitter(len(search.memories), seed))
-    return mean_metrics(per_query_metrics(events, relevant_positions(data), ks, depth))
+    base = retriever_methods("sam", retriever, batch_size, progress=False)[0]  # its caller says a line a score
+    jitter = tie_jitter(len(search.memories), seed)
+    out: dict[str | None, dict[str, float]] = {}
+    for order in orders:
+        method = base if order is None else StoreMethod(base.name, base.replay, base.rerank, used_order=order)
+        events, _ = rank_events(method, search, parents, scope, depth, search_depth, jitter)
+        out[order] = mean_metrics(per_query_metrics(events, relevant_positions(data), ks, depth))
+    return out
 
 
 def few_decisions_warning(data: EvalData) -> str | None:

@@ -1,0 +1,161 @@
+"""Choose a store's ``used_order`` on validation data: "tune for the task".
+
+``used_order`` (sam_model.storeconfig.StoreConfig) puts the memories the task's earlier calls took values from
+first. Whether that helps is a property of an agent's logs: coding agents reuse what earlier calls read (it lifts
+them), agents whose tasks turn to new requests (SGD, the demo) fall with it. So it is chosen as the best epoch is:
+on the run's validation decisions, never a test set. Each ordering ("off", "model", "latest") is scored by
+sam_model.evaluation.run.score_orders, the search evaluate.py's ``sam`` / ``sam+used`` / ``sam+used-latest`` rows
+make (one code path), and :data:`RULE` picks. The choice is written into an export's ``config.json``
+(``store.used_order``), which SAMRetriever.load / from_pretrained, ScopedMemory and sam-serve then serve, and the
+figures of every ordering into its ``training.json`` (``used_order_chosen``) and model card. ::
+
+    python -m sam_model.choose_order checkpoints/mine/export --choose-on runs/mine_val.jsonl            # table only
+    python -m sam_model.choose_order checkpoints/mine/export --choose-on runs/mine_val.jsonl --out OUT  # + export
+
+``train.py fit`` does it at export with ``--export.used_order auto`` (sam_model.training.export_order). This
+module needs the [eval] extra only where it scores; serving never imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from sam_model.card import order_table
+from sam_model.io import SAMFileError, cli_name, run_cli
+
+ORDERS = ("off", "model", "latest")  # the tie order too: off first, the rule with the model's order before latest
+CHOICES = (*ORDERS, "auto")
+RULE = "the highest validation MRR (equal to 9 decimals: a tie); a tie goes to off, then model, then latest"
+
+
+def pick(rows: list[dict[str, Any]]) -> str:
+    """The ordering :data:`RULE` picks among ``rows`` (each ``{"used_order", "mrr", ...}``)."""
+    rank = {o: i for i, o in enumerate(ORDERS)}
+    return max(rows, key=lambda r: (round(r["mrr"], 9), -rank[r["used_order"]]))["used_order"]
+
+
+def choose_order(retriever, data, *, label: str = "validation", scope: str = "episode", depth: int = 100,
+                 seed: int = 0, batch_size: int = 64, chunking=None, say=None) -> dict[str, Any]:
+    """Score every ordering of :data:`ORDERS` on ``data`` (EvalData: validation decisions) and return the record:
+    the chosen ``used_order``, the rule, the table (MRR and Recall@5 of each) and what it was measured on."""
+    from sam_model.evaluation.run import score_orders
+
+    t0 = time.perf_counter()
+    scores = score_orders(retriever, data, list(ORDERS), scope=scope, depth=depth, seed=seed,
+                          batch_size=batch_size, chunking=chunking)
+    rows = [{"used_order": o, "mrr": scores[o]["mrr"], "recall@5": scores[o]["recall@5"]} for o in ORDERS]
+    if say is not None:
+        say(f"  scored {', '.join(ORDERS)} on {label} ({time.perf_counter() - t0:.1f} s)")
+    return {"used_order": pick(rows), "rule": RULE, "table": rows,
+            "log": {"name": label, "decision_points": len(data.examples),
+                    "conversations": len({e.episode_id for e in data.examples})},
+            "options": {"scope": scope, "depth": depth, "seed": seed,
+                        "chunking": chunking.to_dict() if chunking is not None else None}}
+
+
+def with_order(retriever, record: dict[str, Any]):
+    """``retriever``'s store settings with the chosen ``used_order`` (``off``: null, the store's default) and its
+    network's training record with the choice, ready for sam_model.export.save_exported."""
+    config = dataclasses.replace(retriever.store.config,
+                                 used_order=None if record["used_order"] == "off" else record["used_order"])
+    net = retriever.net
+    info = dict(getattr(net, "training_info", None) or {})
+    info["used_order_chosen"] = record
+    net.training_info = info
+    return net, config
+
+
+def write_choice(retriever, record: dict[str, Any], out_dir: str | Path, head_only: bool) -> Path:
+    """Write ``retriever`` as an export folder with the chosen ordering (atomically, sam_model.export)."""
+    from sam_model.export import save_exported
+
+    net, config = with_order(retriever, record)
+    return save_exported(net, out_dir, config, head_only=head_only)
+
+
+def _head_only(source: str, net) -> bool:
+    """Whether the export read is head-only (kept so): its config says; a packaged name or a checkpoint: when
+    its text encoder is the package's, as sam_model.interpolate decides."""
+    from sam_model.export import _is_head_only, text_encoder_reference
+
+    config = Path(source) / "config.json"
+    if config.is_file():
+        return _is_head_only(config)
+    try:
+        text_encoder_reference(net)
+        return True
+    except SAMFileError:
+        return False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from sam_model.evaluation.options import add_log_options, add_search_options
+
+    ap = argparse.ArgumentParser(prog=cli_name("python -m sam_model.choose_order"),
+                                 description="Choose a retriever's store used_order (off, model, latest) on "
+                                             f"validation data by {RULE}; print each ordering's MRR and Recall@5 "
+                                             "and, with --out, write the export with the choice in its config.json "
+                                             "(store.used_order) and card.")
+    ap.add_argument("retriever", help="an export folder, a .ckpt train.py wrote or a packaged name (sam-general)")
+    ap.add_argument("--choose-on", required=True, metavar="LOG",
+                    help="VALIDATION data the model did not train on (the fit's --data.val file, or its holdout "
+                         "written by python -m sam_model.training.val_log; never a test set): any log sam-eval "
+                         "--data reads")
+    ap.add_argument("--out", default=None, metavar="DIR",
+                    help="write the retriever with the chosen ordering as an export folder here (replaced atomically; "
+                         "it may be RETRIEVER's own folder); default: nothing written, the choice printed")
+    ap.add_argument("--record", default=None, metavar="JSON",
+                    help="also write the choice's record (ordering, rule, table, log) to this JSON file")
+    add_log_options(ap, split_help="for a transcript file: read only its fixed train split of task groups, or all "
+                                   "(default); 'test' is refused (a choice made on the test split makes its test "
+                                   "score no measure)")
+    add_search_options(ap)
+    return ap
+
+
+def _main(argv: list[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.split == "test":
+        raise SAMFileError("--split test: an ordering chosen on the test split makes its test score no measure; "
+                           "choose on validation data (python -m sam_model.training.val_log writes a run's holdout)")
+    try:
+        from sam_model.evaluation.options import read_log
+    except ImportError as exc:
+        raise SAMFileError(f"choosing scores as sam-eval does, which needs the [eval] extra ({exc.name} is not "
+                           "installed): pip install 'sam_model[eval]'") from None
+    from sam_model.evaluation.run import few_decisions_warning
+    from sam_model.retriever import SAMRetriever
+
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731 - progress apart from the table
+    data = read_log(args.choose_on, args, progress=False)  # before the model loads: a typo fails in a second
+    if (few := few_decisions_warning(data)) is not None:
+        say(few)
+    retriever = SAMRetriever.load(args.retriever, args.device)
+    record = choose_order(retriever, data, label=str(args.choose_on), scope=args.scope, depth=args.depth,
+                          seed=args.seed, batch_size=args.batch_size, chunking=args.chunking, say=say)
+    record["log"]["split"] = args.split
+    print("\n".join(order_table(record)))
+    print(f"chose used_order {record['used_order']}: {RULE}")
+    if args.record:
+        from sam_model.io import atomic_write_text
+
+        atomic_write_text(args.record, json.dumps({"retriever": str(args.retriever), **record}, indent=2) + "\n")
+    if args.out:
+        out = write_choice(retriever, record, args.out, _head_only(args.retriever, retriever.net))
+        print(f"wrote {out}: store.used_order {record['used_order']}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The CLI: a bad input ends in one ``error: ...`` line (``--traceback`` for the full trace)."""
+    return run_cli(_main, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,111 @@
+"""The store's ``used_order`` chosen on validation decisions (sam_model.choose_order): the ordering whose validation
+MRR is highest, a tie to off; scored through evaluate's own search (evaluation.run.score_orders), written into the
+export's config.json (store.used_order) and card, and served from there by SAMRetriever.load.
+
+Two tiny logs tell the choice apart: in one the task's later calls take their values from what its earlier calls
+used (a coding agent: the used memories are the labels), in the other each request is new (the labels are memories
+no call used yet). The model ranks the used memories last, so moving them first is visible either way.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from test_opening import make_net
+from test_task_first import data_of, event, write
+
+from sam_model.choose_order import RULE, choose_order, main, pick
+from sam_model.evaluation.run import score_orders, score_retriever
+from sam_model.export import save_exported
+from sam_model.retriever import SAMRetriever
+from sam_model.storeconfig import StoreConfig
+
+
+def _reuse(ep: str) -> list[dict]:
+    """Two calls on one file: the second takes its value from the issue the first used."""
+    return [event(ep, 0, "user", f"Bug {ep} in billing/tax.py: rounding."),
+            event(ep, 1, "action", "CALL open(billing/tax.py)", useful=[0]),
+            event(ep, 2, "result", "40 def total(self): return round(x)"),
+            event(ep, 3, "user", "Please hurry."),
+            event(ep, 4, "action", "CALL edit(billing/tax.py, 41)", useful=[0])]
+
+
+def _new(ep: str) -> list[dict]:
+    """A second request: the later call's value is in a message no call used."""
+    return [event(ep, 0, "user", f"Book a flight {ep} to Paris."),
+            event(ep, 1, "action", "CALL search_flights(Paris)", useful=[0]),
+            event(ep, 2, "result", "flight F1 to Paris"),
+            event(ep, 3, "user", "Also a hotel in Rome."),
+            event(ep, 4, "action", "CALL book_hotel(Rome)", useful=[3])]
+
+
+def _log(tmp_path, kind) -> object:
+    lines = [e for i in range(3) for e in kind(f"t{i}")]
+    return data_of(write(tmp_path / f"{kind.__name__}.jsonl", lines))
+
+
+def _retriever(tiny_bert_dir, used_order=None) -> SAMRetriever:
+    """A reuse model whose w_u is very negative: it ranks every used memory last itself."""
+    net = make_net(tiny_bert_dir, task_opening=True, task_reuse=True).eval()
+    with torch.no_grad():
+        net.reuse.head.bias.fill_(-10.0)
+    return SAMRetriever(net, StoreConfig(provenance=False, used_order=used_order))
+
+
+def test_the_rule_takes_the_highest_mrr_and_a_tie_goes_to_off_then_model():
+    rows = lambda a, b, c: [{"used_order": o, "mrr": m} for o, m in zip(("off", "model", "latest"), (a, b, c))]  # noqa: E731
+    assert pick(rows(0.5, 0.7, 0.6)) == "model"
+    assert pick(rows(0.5, 0.6, 0.7)) == "latest"
+    assert pick(rows(0.7, 0.7, 0.7)) == "off"
+    assert pick(rows(0.5, 0.7, 0.7 + 1e-12)) == "model"  # a float's last bits are a tie
+    assert "tie goes to off" in RULE
+
+
+def test_auto_picks_a_used_ordering_where_the_used_memories_are_the_labels(tiny_bert_dir, tmp_path):
+    record = choose_order(_retriever(tiny_bert_dir), _log(tmp_path, _reuse))
+    table = {r["used_order"]: r["mrr"] for r in record["table"]}
+    assert table["model"] > table["off"] and record["used_order"] in ("model", "latest")
+    assert record["log"]["decision_points"] == 6 and record["log"]["conversations"] == 3
+
+
+def test_auto_picks_off_where_the_labels_are_new_values(tiny_bert_dir, tmp_path):
+    record = choose_order(_retriever(tiny_bert_dir), _log(tmp_path, _new))
+    table = {r["used_order"]: r["mrr"] for r in record["table"]}
+    assert table["off"] > table["model"] and table["off"] > table["latest"]
+    assert record["used_order"] == "off"
+
+
+def test_each_order_scores_as_the_store_searches_it(tiny_bert_dir, tmp_path):
+    """One code path: an order's figure is score_retriever's for a store that sets it (evaluate's plain row), and
+    None is the store's own."""
+    data = _log(tmp_path, _reuse)
+    scores = score_orders(_retriever(tiny_bert_dir), data, [None, "off", "model", "latest"])
+    assert scores[None] == scores["off"]
+    for order in ("model", "latest"):
+        assert score_retriever(_retriever(tiny_bert_dir, order), data) == scores[order]
+
+
+@pytest.mark.parametrize(("kind", "want"), [(_reuse, "model"), (_new, None)])
+def test_the_choice_lands_in_config_json_and_is_what_the_loaded_store_serves(tiny_bert_dir, tmp_path, kind, want,
+                                                                            capsys):
+    export = save_exported(_retriever(tiny_bert_dir).net, tmp_path / "export", StoreConfig(provenance=False))
+    assert SAMRetriever.load(export, device="cpu").store.config.used_order is None  # off stays the default
+    log = write(tmp_path / "val.jsonl", [e for i in range(3) for e in kind(f"t{i}")])
+    out = tmp_path / "chosen"
+    assert main([str(export), "--choose-on", str(log), "--out", str(out), "--record", str(tmp_path / "r.json")]) == 0
+    assert json.loads((out / "config.json").read_text())["store"]["used_order"] == want
+    assert SAMRetriever.load(out, device="cpu").store.config.used_order == want
+    card = (out / "README.md").read_text()
+    assert "## Used ordering chosen on validation" in card and f"| {want or 'off'} (chosen) |" in card
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["used_order"] == (want or "off") and len(record["table"]) == 3
+    assert json.loads((out / "training.json").read_text())["used_order_chosen"]["used_order"] == (want or "off")
+    assert "chose used_order" in capsys.readouterr().out
+
+
+def test_a_choice_on_the_test_split_is_refused(tmp_path, capsys):
+    log = write(tmp_path / "val.jsonl", _reuse("t0"))
+    assert main(["sam-general", "--choose-on", str(log), "--split", "test"]) != 0
+    assert "--split test" in capsys.readouterr().err
