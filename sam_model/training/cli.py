@@ -52,6 +52,9 @@ class SAMCLI(LightningCLI):
                                  "checkpoint (without it, a fresh run "
                                  "into a folder holding another run's checkpoints is refused); on the command line "
                                  "only, a config file's value is ignored")
+        from sam_model.training.export_order import CHOICES, HELP
+
+        parser.add_argument("--export.used_order", type=str, default=None, choices=CHOICES, help=HELP)
         parser.link_arguments("data.vocab", "model.vocab", apply_on="instantiate")
         config = parser._option_string_actions.get("--config")
         if config is not None:
@@ -155,7 +158,8 @@ class SAMCLI(LightningCLI):
 
     def after_fit(self) -> None:
         """Export the best checkpoint (else the last) into ``export/`` beside it, so a run ends with the folder
-        SAMRetriever.load reads and nobody has to find a checkpoint's name."""
+        SAMRetriever.load reads and nobody has to find a checkpoint's name; with ``export.used_order`` its store's
+        ordering set, or chosen on the run's validation conversations (sam_model.training.export_order)."""
         from sam_model.export import save_exported
         from sam_model.retriever import SAMRetriever
 
@@ -164,8 +168,15 @@ class SAMCLI(LightningCLI):
         if not ckpt or not self.trainer.is_global_zero:
             return
         r = SAMRetriever.load(ckpt, device="cpu")
-        out = save_exported(r.net, Path(ckpt).parent / "export", r.store.config)
-        print(f"exported {ckpt} -> {out}")
+        net, store = r.net, r.store.config
+        sub = self.config.get("subcommand")
+        order = ((self.config[sub] if sub else self.config).get("export") or {}).get("used_order")
+        if order is not None:  # set, or chosen on the run's validation conversations (auto)
+            from sam_model.training.export_order import export_order
+
+            net, store = export_order(r, self.datamodule, order)
+        out = save_exported(net, Path(ckpt).parent / "export", store)
+        print(f"exported {ckpt} -> {out}" + (f" (store.used_order {store.used_order or 'off'})" if order else ""))
 
     def instantiate_trainer(self, **kwargs):
         trainer = super().instantiate_trainer(**kwargs)

@@ -231,6 +231,7 @@ class AgentLogDataModule(pl.LightningDataModule):
         self.count_tokens: CountTokens | None = None
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self._train = self._val = None
+        self.held_episodes: frozenset[str] = frozenset()
         self._said = False  # the split is printed once (setup runs per stage)
 
     def _load(self, paths: list[str], max_dialogues: int | None, every: int = 1):
@@ -285,6 +286,7 @@ class AgentLogDataModule(pl.LightningDataModule):
         # the card counts conversations, not the rows an epoch reads (a repeated source, lives of n episodes)
         self._episodes = {"train_episodes": len(set(self._train["episode_id"])),
                           "val_episodes": len(set(self._val["episode_id"]))}
+        self.held_episodes = frozenset(self._val["episode_id"])  # the conversations validated, before lives join them
         if sizes != [1]:
             self._train, self._val = (concat_lives(ds, sizes) for ds in (self._train, self._val))
 

@@ -40,6 +40,28 @@ def data_section(configs: list[str | Path]) -> dict[str, Any]:
     return data
 
 
+def held_lines(dm, sources: list[str] | None = None) -> tuple[list[str], int]:
+    """The agent-log lines of ``dm``'s validation conversations (AgentLogDataModule.held_episodes: the run's own
+    holdout, seed included, or its data.val files) of ``sources`` (default: every source they come from), as the
+    run converted them; returns (lines, conversations)."""
+    dm._ensure()
+    hp = dm.hparams
+    held = dm.held_episodes
+    given = list(hp.val) if hp.val else list(hp.train)
+    options = SourceOptions(label=hp.label, masked=hp.masked, split=hp.transcript_split,
+                            every=1 if hp.val else hp.sgd_every)
+    lines, episodes = [], set()
+    for source in sources if sources is not None else given:
+        log = materialise(source, options, dm.cache_dir)
+        with open_log(log) as fh:
+            for raw in fh:
+                line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+                if line.strip() and (eid := json.loads(line)["episode_id"]) in held:
+                    lines.append(line if line.endswith("\n") else line + "\n")
+                    episodes.add(eid)
+    return lines, len(episodes)
+
+
 def validation_log(configs: list[str | Path], source: str, out: str | Path) -> tuple[int, int]:
     """Write the validation episodes of the training source whose path ends with ``source``; returns
     (episodes, events) written."""
@@ -55,23 +77,12 @@ def validation_log(configs: list[str | Path], source: str, out: str | Path) -> t
         raise SAMFileError(f"data.lives is {data['lives']}: lives of several episodes are validated as lives, "
                            "not episodes; stack a config with lives: [1] (as configs/coding.yaml)")
     dm = AgentLogDataModule(**data)
-    dm._ensure()
-    held = set(dm._val["episode_id"])
-    options = SourceOptions(label=dm.hparams.label, masked=dm.hparams.masked, split=dm.hparams.transcript_split,
-                            every=dm.hparams.sgd_every)
-    log = materialise(match[0], options, dm.cache_dir)
-    lines, episodes = [], set()
-    with open_log(log) as fh:
-        for raw in fh:
-            line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            if line.strip() and (eid := json.loads(line)["episode_id"]) in held:
-                lines.append(line if line.endswith("\n") else line + "\n")
-                episodes.add(eid)
+    lines, episodes = held_lines(dm, match)
     if not lines:
         raise SAMFileError(f"no validation episode of {match[0]} (val_fraction {data.get('val_fraction')}): "
                            "the holdout drew none of its groups")
     atomic_write_text(out, "".join(lines))
-    return len(episodes), len(lines)
+    return episodes, len(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
