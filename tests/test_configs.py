@@ -67,7 +67,7 @@ ADDED_OFF = {("model", "phase_dropout"): 0.0, ("model", "net", "state_content"):
              # a command-line choice to replace the run in the folder (sam-train ignores it in a config file)
              ("overwrite",): False,
              # the export's store ordering (sam_model.training.export_order): unset, model.store.used_order's (off)
-             ("export",): {"used_order": None}}
+             ("export",): {"used_order": None, "used_order_on": None}}
 # Set by train.py from the terminal, not by a config: a progress bar on a terminal, plain lines on a pipe.
 MACHINE = (("trainer", "enable_progress_bar"),)
 

@@ -33,7 +33,7 @@ def test_unset_exports_off_and_a_fixed_ordering_is_exported_as_given(tmp_path, t
 
 def test_auto_chooses_on_the_runs_validation_conversations_and_the_export_serves_the_choice(tmp_path, tiny_bert_dir,
                                                                                         capsys):
-    out = _fit(tmp_path, tiny_bert_dir, "auto", "--export.used_order=auto")
+    out = _fit(tmp_path, tiny_bert_dir, "auto", "--export.used_order=auto", "--export.used_order_on=[train.jsonl]")
     record = json.loads((out / "training.json").read_text())["used_order_chosen"]
     assert [r["used_order"] for r in record["table"]] == list(ORDERS)
     assert record["used_order"] == pick(record["table"])  # the rule, on the figures it wrote
@@ -44,6 +44,20 @@ def test_auto_chooses_on_the_runs_validation_conversations_and_the_export_serves
     assert SAMRetriever.load(out, device="cpu").store.config.used_order == want
     assert "## Used ordering chosen on validation" in (out / "README.md").read_text()
     assert "export.used_order auto: chose" in capsys.readouterr().out
+    assert record["log"]["name"].endswith("of train.jsonl")
+
+
+def test_the_sources_chosen_on_are_named_by_their_ends():
+    from types import SimpleNamespace
+
+    from sam_model.io import SAMFileError
+    from sam_model.training.export_order import chosen_sources
+
+    dm = SimpleNamespace(hparams=SimpleNamespace(val=[], train=["/d/sgd/train", "/d/coding/a.jsonl.gz"]))
+    assert chosen_sources(dm, None) is None  # every source
+    assert chosen_sources(dm, ["a.jsonl.gz"]) == ["/d/coding/a.jsonl.gz"]
+    with pytest.raises(SAMFileError, match="export.used_order_on: 'b.jsonl' names 0"):
+        chosen_sources(dm, ["b.jsonl"])
 
 
 def test_the_option_says_every_choice_and_its_default(capsys):
@@ -51,3 +65,4 @@ def test_the_option_says_every_choice_and_its_default(capsys):
         train_main(["fit", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--export.used_order {off,model,latest,auto}" in text and "default: unset" in text
+    assert "--export.used_order_on" in text and "default: every source" in text

@@ -52,9 +52,10 @@ class SAMCLI(LightningCLI):
                                  "checkpoint (without it, a fresh run "
                                  "into a folder holding another run's checkpoints is refused); on the command line "
                                  "only, a config file's value is ignored")
-        from sam_model.training.export_order import CHOICES, HELP
+        from sam_model.training.export_order import CHOICES, HELP, ON_HELP
 
         parser.add_argument("--export.used_order", type=str, default=None, choices=CHOICES, help=HELP)
+        parser.add_argument("--export.used_order_on", type=list[str] | None, default=None, help=ON_HELP)
         parser.link_arguments("data.vocab", "model.vocab", apply_on="instantiate")
         config = parser._option_string_actions.get("--config")
         if config is not None:
@@ -170,11 +171,12 @@ class SAMCLI(LightningCLI):
         r = SAMRetriever.load(ckpt, device="cpu")
         net, store = r.net, r.store.config
         sub = self.config.get("subcommand")
-        order = ((self.config[sub] if sub else self.config).get("export") or {}).get("used_order")
+        export = (self.config[sub] if sub else self.config).get("export") or {}
+        order = export.get("used_order")
         if order is not None:  # set, or chosen on the run's validation conversations (auto)
             from sam_model.training.export_order import export_order
 
-            net, store = export_order(r, self.datamodule, order)
+            net, store = export_order(r, self.datamodule, order, export.get("used_order_on"))
         out = save_exported(net, Path(ckpt).parent / "export", store)
         print(f"exported {ckpt} -> {out}" + (f" (store.used_order {store.used_order or 'off'})" if order else ""))
 

@@ -24,12 +24,33 @@ HELP = ("the store ordering the export serves (StoreConfig.used_order: the memor
         "it (off unless set)")
 
 
-def validation_data(dm):
-    """The run's validation conversations (sam_model.training.val_log.held_lines) as evaluate's EvalData."""
+ON_HELP = ("with export.used_order auto, the sources whose validation conversations it chooses on: ends of "
+           "data.train paths (a file name is enough), for a mixture trained for one of its domains (configs/"
+           "coding.yaml: the coding agent's); default: every source (or data.val)")
+
+
+def chosen_sources(dm, on: list[str] | None) -> list[str] | None:
+    """The data.train (or data.val) paths ``on`` names, each end matching exactly one; None: every source."""
+    if not on:
+        return None
+    given = [str(p) for p in (dm.hparams.val or dm.hparams.train)]
+    out = []
+    for end in on:
+        match = [p for p in given if p.endswith(str(end))]
+        if len(match) != 1:
+            raise SAMFileError(f"export.used_order_on: {end!r} names {len(match)} of the run's sources {given}; give "
+                               "the end of exactly one")
+        out.append(match[0])
+    return out
+
+
+def validation_data(dm, on: list[str] | None = None):
+    """The run's validation conversations (sam_model.training.val_log.held_lines) of the sources ``on`` names
+    (default: all) as evaluate's EvalData."""
     from sam_model.evaluation.data import load_eval_data
     from sam_model.training.val_log import held_lines
 
-    lines, conversations = held_lines(dm)
+    lines, conversations = held_lines(dm, chosen_sources(dm, on))
     if not lines:
         raise SAMFileError("export.used_order auto: the run has no validation conversation to choose on; give "
                            "data.val or a larger data.val_fraction, or set export.used_order off, model or latest")
@@ -39,18 +60,19 @@ def validation_data(dm):
         return load_eval_data(path, "episode", progress=False)
 
 
-def export_order(retriever, dm, order: str, say=print):
+def export_order(retriever, dm, order: str, on: list[str] | None = None, say=print):
     """(network, store settings) to export with ``order`` (one of :data:`CHOICES`): a fixed ordering set as
-    given; ``auto`` chosen on ``dm``'s validation conversations, its record kept in the network's training record
+    given; ``auto`` chosen on ``dm``'s validation conversations (of the sources ``on`` names), its record kept in the network's training record
     (and so the card)."""
     if order not in CHOICES:
         raise SAMFileError(f"export.used_order: {order!r} is not one of {', '.join(CHOICES)}")
     if order != "auto":
         config = dataclasses.replace(retriever.store.config, used_order=None if order == "off" else order)
         return retriever.net, config
-    data = validation_data(dm)
-    say(f"export.used_order auto: scoring off, model and latest on {len(data.examples)} validation decisions")
-    record = choose_order(retriever, data, label="the run's validation conversations", say=say)
+    data = validation_data(dm, on)
+    label = "the run's validation conversations" + (f" of {', '.join(map(str, on))}" if on else "")
+    say(f"export.used_order auto: scoring off, model and latest on {len(data.examples)} decisions of {label}")
+    record = choose_order(retriever, data, label=label, say=say)
     say("\n".join(order_table(record)))
     say(f"export.used_order auto: chose {record['used_order']} ({record['rule']})")
     return with_order(retriever, record)
