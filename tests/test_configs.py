@@ -282,3 +282,21 @@ def test_the_distill_finding_starts_from_and_learns_from_the_shipped_head(monkey
                ("model", "init_from"), ("model", "distill_from"), ("model", "lr"),
                ("trainer", "logger"), ("trainer", "callbacks"), *((k,) for k in NEW_NAMES)]
     assert _drop(finding, *changed) == _drop(shipped, *changed)
+
+
+def test_coding_adopts_the_reuse_flags_and_the_ordering_chosen_on_its_agent_and_coding_plain_undoes_both(
+        monkeypatch):
+    """configs/coding.yaml took task_opening + task_reuse and export.used_order auto on the coding agent's holdout
+    (README "Used ordering chosen on validation", by the rule fixed before its results); configs/coding_plain.yaml
+    stacked last gives the recipe before it back, every other key as coding.yaml resolves it."""
+    monkeypatch.chdir(REPO)
+    now = resolved_training(["tools.yaml", "coding.yaml"])
+    plain = resolved_training(["tools.yaml", "coding.yaml", "coding_plain.yaml"])
+    assert now["model"]["net"]["task_opening"] and now["model"]["net"]["task_reuse"]
+    assert now["export"]["used_order"] == "auto"
+    (on,) = now["export"]["used_order_on"]
+    assert [p for p in now["data"]["train"] if p.endswith(on)] == [p for p in now["data"]["train"] if "coding" in p]
+    assert not plain["model"]["net"]["task_opening"] and not plain["model"]["net"]["task_reuse"]
+    assert plain["export"] == {"used_order": "off", "used_order_on": None}
+    adopted = [("model", "net", "task_opening"), ("model", "net", "task_reuse"), ("export",)]
+    assert _drop(now, *adopted) == _drop(plain, *adopted)

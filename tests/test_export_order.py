@@ -66,3 +66,12 @@ def test_the_option_says_every_choice_and_its_default(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "--export.used_order {off,model,latest,auto}" in text and "default: unset" in text
     assert "--export.used_order_on" in text and "default: every source" in text
+
+
+def test_a_bare_off_in_yaml_is_named_with_the_quoting_that_fixes_it(tmp_path):
+    from sam_model.io import SAMFileError
+
+    cfg = tmp_path / "off.yaml"
+    cfg.write_text("export:\n  used_order: off\n")  # YAML 1.1: false
+    with pytest.raises(SAMFileError, match="write it quoted, used_order: 'off'"):
+        train_main(["fit", "--config", "demo.yaml", "--config", str(cfg), "--print_config"])

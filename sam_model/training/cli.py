@@ -78,6 +78,8 @@ class SAMCLI(LightningCLI):
             line = cli_config.explain(str(exc), argv, sub_parser, prefix)
             if "expected list" in line and ("data.train" in line or "data.val" in line):  # a file given bare
                 line += "; a list of logs: write it in brackets, --data.train '[LOG]' (quoted for the shell)"
+            if "export.used_order" in line and "'False'" in line:  # YAML 1.1 reads a bare off as false
+                line += "; YAML reads a bare off as false: write it quoted, used_order: 'off'"
             if "required" in line and "data.train" in line:  # adapt.yaml, or an override given alone
                 line += ("; no --config file sets it: give your logs (--data.train '[LOG, ...]'), or stack an "
                          "override on a base, e.g. --config configs/sgd.yaml --config configs/content_only.yaml")
