@@ -106,7 +106,10 @@ def test_readme_adaptation_recipe_outside_the_checkout(tmp_path, monkeypatch):
     # extended: sam-general's vocabularies first, in their order, then the new tools of my_agent's chats
     assert phases[: len(general.net.cfg.phases)] == general.net.cfg.phases and len(phases) > len(general.net.cfg.phases)
     assert kinds[: len(general.net.cfg.kinds)] == general.net.cfg.kinds
-    assert json.loads((run / "export" / "training.json").read_text())["init_from"] == "sam-general"
+    training = json.loads((run / "export" / "training.json").read_text())
+    assert training["init_from"] == "sam-general"
+    # adapt.yaml's export.used_order auto: the store's ordering chosen on the held-out conversations, and served
+    assert adapted.store.config.used_order == {"off": None}.get(c := training["used_order_chosen"]["used_order"], c)
     episode = read_episodes(tmp_path / "check.jsonl")[0]  # what sam-data transcripts showed would be learned
     decision = episode.decision_points[0]
     adapted.add_memories([e for e in episode.events if e.step < decision.step])

@@ -109,3 +109,11 @@ def test_a_choice_on_the_test_split_is_refused(tmp_path, capsys):
     log = write(tmp_path / "val.jsonl", _reuse("t0"))
     assert main(["sam-general", "--choose-on", str(log), "--split", "test"]) != 0
     assert "--split test" in capsys.readouterr().err
+
+
+def test_the_choice_can_be_written_into_the_export_it_was_made_for(tiny_bert_dir, tmp_path):
+    """configs/adapt.yaml's advice for a WiSE-FT mix (which keeps its first model's store): choose on it in place."""
+    export = save_exported(_retriever(tiny_bert_dir).net, tmp_path / "mix", StoreConfig(provenance=False))
+    log = write(tmp_path / "val.jsonl", [e for i in range(3) for e in _reuse(f"t{i}")])
+    assert main([str(export), "--choose-on", str(log), "--out", str(export)]) == 0
+    assert SAMRetriever.load(export, device="cpu").store.config.used_order == "model"
