@@ -187,6 +187,14 @@ def deleted(facts: dict[str, Any], turn: list[Any], said: str) -> None:
         facts["gone"] = [*facts.get("gone", ()), *keys][-SEEN_ITEMS:]
 
 
+def check_gone(d: Any, name: str) -> list[str]:
+    """A scope's saved ids of deleted items (:func:`deleted`, kept when its conversation went), else a ValueError
+    naming ``name``."""
+    if not (isinstance(d, list) and len(d) <= SEEN_ITEMS and all(isinstance(k, str) for k in d)):
+        raise ValueError(f"{name} must be a list of up to {SEEN_ITEMS} digests (strings) of deleted Responses items")
+    return d
+
+
 def remember(facts: dict[str, Any], items: list[Any]) -> None:
     """Keep in ``facts["seen"]`` the key and digest of the last SEEN_ITEMS items read that have a key."""
     seen = [*facts.get("seen", ()), *(e for x in items if (e := _entry(x)) is not None)]

@@ -124,6 +124,10 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         # episode -> its last adds of Converse, Pydantic AI or AutoGen messages, [[digest, count(, true)], ...] newest last
         # (sam_model.memory.resent): one sent again whole with the next turn's is read once
         self._sent: dict[str, list] = {}
+        # episode -> the ids (digests) of the Responses message items whose memories were deleted (live_responses.deleted)
+        # when the scope's last went: its conversation and open turn are dropped, and a streaming agent's .done of
+        # such an item, read by a fresh turn, brought the words back; the scope's next Responses turn takes them
+        self._gone: dict[str, list[str]] = {}
         # episode -> step -> the labels of an agent-log event added with its own step (a decision point of a log
         # replayed): what its call took values from, read as the conversation's are (sam_model.memory.scopeduses)
         self._labels: dict[str, dict[int, tuple[int, ...]]] = {}
@@ -362,6 +366,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         episode = hit.episode_id
         apart = False  # its words alone gone, before the open turn's lines: the turn's mark holds nothing of it
         if not self._holds_memories(hit):  # its last: the conversation goes as delete_all's does
+            self._gone_items(episode, hit)
             self._drop_conversation(episode)
         elif (at := self._in_conversation(hit)) is not None:
             tracker, step = at  # no later call is traced to it, no save of the conversation holds its words, nor
@@ -373,8 +378,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
             apart = turn is not None and step < turn.start - 1 and not until and held == (
                 len(tracker.writes), len(tracker.shown))
         if not apart:  # the values it set are gone from the conversation: the open turn's mark held them
-            if (turn := self._open.get(episode)) is not None and turn.format == live_responses.FORMAT:
-                live_responses.deleted(turn.facts, turn.lines, _said(hit))  # its later versions stay out
+            self._gone_items(episode, hit)  # its later versions stay out
             self._close(episode)
         self._log(memory_id, "DELETE", _said(hit), None)
         return {"message": f"memory {memory_id} deleted"}
@@ -399,14 +403,25 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         an agent that sends its whole history again after each turn (a Strands hook, Pydantic AI's all_messages())
         still holds the deleted turns, and its next add, opening with them, stored them all again, the deleted
         memories back after one turn. Their start is read once (the add's notes say so), as after a delete of
-        any other memory of them."""
+        any other memory of them. So do the ids of its open Responses turn's items deleted one by one (``_gone``,
+        :meth:`delete`), which a streaming agent adds again at their ``.done``; delete_all marks none (its refusals
+        of a rewound session say to delete_all and add the session's lines again from its start)."""
         self._trackers.pop(episode, None)
         self._base.pop(episode, None)
-        self._open.pop(episode, None)
+        if (turn := self._open.pop(episode, None)) is not None and turn.facts.get("gone"):  # its next turn's
+            self._gone[episode] = list(dict.fromkeys([*self._gone.get(episode, ()), *turn.facts["gone"]]))[
+                -live_responses.SEEN_ITEMS:]
         self._labels.pop(episode, None)
         self._numbering.pop(episode, None)
         self._unknown.pop(episode, None)
         self.store.recorder.forget(episode)
+
+    def _gone_items(self, episode: str, hit: Hit) -> None:
+        """Keep in the episode's open Responses turn's facts the message items whose words were the deleted
+        memory ``hit``'s (live_responses.deleted): a streaming agent adds each again at its ``.done``."""
+        turn = self._open.get(episode)
+        if turn is not None and turn.format == live_responses.FORMAT:
+            live_responses.deleted(turn.facts, turn.lines, _said(hit))
 
     def _in_conversation(self, hit: Hit) -> tuple[TranscriptState, int] | None:
         """(the conversation's tracker, the memory's event in it), None for a memory no conversation wrote. The
@@ -443,6 +458,7 @@ class ScopedMemory(ScopedWrites, ScopedSearch, ScopedFiles):
         self._base.clear()
         self._open.clear()
         self._sent.clear()
+        self._gone.clear()
         self._labels.clear()
         self._numbering.clear()
         self._unknown.clear()

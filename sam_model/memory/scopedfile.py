@@ -26,7 +26,7 @@ from sam_model.data.toolstate import TranscriptState
 from sam_model.io import SAMFileError, atomic_dir, reading, refuse_links, unique_keys, write_json_lists
 from sam_model.limits import check_count, check_k
 from sam_model.locking import gc_paused, locked
-from sam_model.memory import live, resent
+from sam_model.memory import live, live_responses, resent
 from sam_model.memory.scopedsteps import Numbering
 from sam_model.store import MemoryStore, encoder_of
 
@@ -96,7 +96,8 @@ class ScopedFiles:
                                if self._numbering else {}),
                             **({"unknown": {ep: sorted(st) for ep, st in self._unknown.items()}}
                                if self._unknown else {}),
-                            **({"sent": self._sent} if self._sent else {})}))
+                            **({"sent": self._sent} if self._sent else {}),
+                            **({"gone": self._gone} if self._gone else {})}))
 
     def write_snapshot(self, path: str | os.PathLike, snap: tuple[tuple[dict, Any], tuple[list, list, str]]) -> Path:
         """Write a :meth:`snapshot` as the folder ``path``, atomically, without the lock."""
@@ -177,6 +178,8 @@ class ScopedFiles:
                 self._unknown = {ep: set(_steps(st, f"unknown of {ep!r}")) for ep, st in d.get("unknown", {}).items()}
                 # saves before 2026-12-06: none; kept for a scope whose memories are all deleted (_drop_conversation)
                 self._sent = {ep: resent.check(k, f"sent of {ep!r}") for ep, k in d.get("sent", {}).items()}
+                self._gone = {ep: live_responses.check_gone(g, f"gone of {ep!r}")  # saves before stop 62: none
+                              for ep, g in d.get("gone", {}).items()}
                 self._times = {i: [c, u] for i, c, u in d.get("times", [])}  # saves before times: none
                 self._history = {i: list(h) for i, h in d.get("history", [])}
                 for i, h in self._history.items():

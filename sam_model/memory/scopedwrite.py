@@ -457,6 +457,8 @@ class ScopedWrites:
                 logged.add(entry)
             out.append({"id": i, "memory": text, "event": "UPDATE", "step": step})
         if opened is not None:
+            if opened[4] == live_responses.FORMAT:  # the ids of a dropped conversation's deleted items: its own now
+                self._gone.pop(episode, None)
             self._open[episode] = self._opened(episode, work, opened, at, lo, start, row, base, logged,
                                                live.Read(messages, skip, work.policy_norm, marks, rows))
         else:
@@ -484,7 +486,8 @@ class ScopedWrites:
                              "added); add the run's lines from its thread.started, or the lines of the rollout it "
                              "writes as they come (~/.codex/sessions)")
         _check_depth(items, "data")  # a line no check read (a Codex rollout's is no message)
-        old, facts = (turn.lines, turn.facts) if turn is not None else ([], {})
+        old, facts = (turn.lines, turn.facts) if turn is not None else (
+            [], {"gone": list(self._gone[episode])} if fmt == live_responses.FORMAT and episode in self._gone else {})
         added = live.digest(items) if fmt in ("codex", "codex-exec") else None
         sent = len(items)
         if added is not None:  # Codex lines sent again: read once (Claude Code's: live.opens)
