@@ -6,6 +6,7 @@ ranks as the one memory store does; and a compiled graph reads and writes it thr
 from __future__ import annotations
 
 import asyncio
+import collections
 
 import pytest
 
@@ -443,3 +444,23 @@ def test_a_search_tells_the_store_the_items_the_tasks_calls_used():
         assert "\n" not in str(err.value)
     with pytest.raises(ValueError, match="used= and used_order= order a ranked search"):
         store.search(ns, used=[last])
+
+
+def test_used_takes_any_collection_of_keys_its_signature_names():
+    """SAMStore.search's used= is typed a Mapping or a Collection of keys, but a list, tuple or set alone was taken:
+    the keys of a mapping of ranks (ranks.keys()) or a deque were refused as 'got a Python dict_keys'. Any
+    collection of keys is taken, as a list of them; a string or a generator (read once) is still refused."""
+    store = SAMStore(HashingEncoder(512))
+    ns = ("log", "mia")
+    for n, event in enumerate(LOG):
+        store.put(ns, f"e{n}", event)
+    query = "and a late checkout please"
+    plain = [i.key for i in store.search(ns, query=query, limit=5)]
+    last = plain[-1]
+    first = [i.key for i in store.search(ns, query=query, limit=5, used=[last], used_order="model")]
+    assert first[0] == last != plain[0]
+    for keys in ({last: 1}.keys(), collections.deque([last])):
+        assert [i.key for i in store.search(ns, query=query, limit=5, used=keys, used_order="model")] == first
+    for bad in ("e1", (k for k in [last])):
+        with pytest.raises(TypeError, match="used must be a mapping"):
+            store.search(ns, query=query, used=bad, used_order="model")

@@ -184,10 +184,11 @@ class SAMStore(BaseStore):
 
     def _used(self, ns: tuple[str, ...], used: Any) -> dict[Any, Any] | list[Any] | None:
         """``used`` (:meth:`search`) as the memory ids of the items of ``ns`` it names (their ranks kept), or None;
-        a one-line refusal for anything but a mapping or a list of string keys."""
+        a one-line refusal for anything but a mapping or a collection of string keys (``ranks.keys()`` too; a
+        generator is none: it would be read once)."""
         if used is None:
             return None
-        keys = list(used) if isinstance(used, (Mapping, list, tuple, set, frozenset)) else None
+        keys = list(used) if isinstance(used, Collection) and not isinstance(used, (str, bytes)) else None
         if keys is None or not all(isinstance(k, str) for k in keys):
             raise TypeError(f"used must be a mapping of item keys -> the rank of their latest use, or a list of item "
                             f"keys (strings) of the namespace {ns!r}, got {json_type(used)}")
