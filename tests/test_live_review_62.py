@@ -80,3 +80,20 @@ def test_a_hand_edited_save_of_deleted_item_ids_is_refused_naming_them(tmp_path)
     with pytest.raises((SAMFileError, ValueError), match=r"gone of 't//r' must be a list") as err:
         ScopedMemory.load(saved, HashingEncoder(16))
     assert "\n" not in str(err.value)
+
+
+def test_a_deleted_streaming_message_of_several_text_parts_stays_deleted_at_its_done():
+    """A message item of two output_text parts is one memory, its parts joined by a newline (the reader's
+    text_of): the delete compared it with the parts joined by nothing, matched no item, and the .done of the deleted
+    message came back with its words. It is told by the reader's own text."""
+    memory = ScopedMemory(HashingEncoder(16))
+    memory.add([{"role": "user", "content": "Hi, unit 4B here."}], user_id="t", run_id="r")
+    parts = [{"type": "output_text", "text": t, "annotations": []} for t in ("Let me check.", "One moment.")]
+    item = {"type": "message", "id": "msg_9", "role": "assistant", "status": "in_progress", "content": parts}
+    memory.add([item], user_id="t", run_id="r")
+    assert _texts(memory) == ["Hi, unit 4B here.", "Let me check.\nOne moment."]
+    memory.delete(next(r["id"] for r in memory.get_all(user_id="t", run_id="r")["results"] if r["step"] == 1))
+    done = {**item, "status": "completed",
+            "content": [*parts, {"type": "output_text", "text": "Found you.", "annotations": []}]}
+    memory.add([done], user_id="t", run_id="r")
+    assert _texts(memory) == ["Hi, unit 4B here."]

@@ -31,6 +31,7 @@ from collections.abc import Container, Mapping
 from typing import Any
 
 from sam_model.data.formats import detect, responses
+from sam_model.data.formats.base import TranscriptFormatError, text_of
 
 FORMAT = "responses"
 SEEN_ITEMS = 256  # items a scope's facts keep the key and digest of (:func:`remember`): a resend comes soon after
@@ -166,12 +167,13 @@ def retried(turn: list[Any], facts: Mapping[str, Any], new: list[Any]) -> list[A
 
 
 def words(x: Any) -> str:
-    """A message item's words: its content string, or its parts' ``text`` joined ('' for anything else)."""
-    content = x.get("content") if isinstance(x, Mapping) else None
-    if isinstance(content, str):
-        return content
-    return "".join(p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)) \
-        if isinstance(content, list) else ""
+    """A message item's words as the reader reads them, its memory's (responses.to_chat: its text parts joined by
+    newlines; '' for content it refuses): joined by nothing, a message of several parts matched no deleted memory,
+    and its ``.done`` came back."""
+    try:
+        return text_of(x.get("content") if isinstance(x, Mapping) else None, "", responses.TEXT_PARTS)
+    except TranscriptFormatError:
+        return ""
 
 
 def deleted(facts: dict[str, Any], turn: list[Any], said: str) -> None:
