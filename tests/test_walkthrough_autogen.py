@@ -192,3 +192,18 @@ def test_the_whole_context_added_after_each_run_stores_each_message_once():
         m.get_all(user_id="me", run_id="s", limit=None)["results"], key=lambda r: r["step"])]
     assert listed(whole) == listed(once) and len(listed(once)) == 21
     assert [e["state"] for e in whole._trackers["me//s"].events] == [e["state"] for e in once._trackers["me//s"].events]
+
+
+def test_a_folder_of_no_runs_is_refused_in_one_sentence_naming_autogen_states(tmp_path):
+    """The lead's merge of the AutoGen and Pydantic AI folder refusals left both sentences' ends in source_kind's
+    message ("... in it; files (.jsonl) nor OTLP JSON files ... in it; give ...")."""
+    from sam_model.data.sources import source_kind
+    from sam_model.io import SAMFileError
+
+    (tmp_path / "notes.txt").write_text("nothing an agent wrote\n")
+    with pytest.raises(SAMFileError) as err:
+        source_kind(tmp_path)
+    text = str(err.value)
+    assert text.count("OTLP JSON files") == 1 and text.count("session files (.jsonl)") == 1, text
+    assert "AutoGen saved states" in text and "Pydantic AI histories" in text
+
