@@ -207,3 +207,24 @@ def test_a_folder_of_no_runs_is_refused_in_one_sentence_naming_autogen_states(tm
     assert text.count("OTLP JSON files") == 1 and text.count("session files (.jsonl)") == 1, text
     assert "AutoGen saved states" in text and "Pydantic AI histories" in text
 
+
+def taskresult(kind: str, source: str, content: Any, n: int, **extra: Any) -> dict[str, Any]:
+    """An autogen_agentchat message as TaskResult.messages dumps it (model_dump())."""
+    return {"id": f"0f1e2d3c-0000-4000-8000-{n:012d}", "source": source, "models_usage": None, "metadata": {},
+            "created_at": "2026-03-02T09:00:00Z", "content": content, "type": kind, **extra}
+
+
+def test_a_structured_message_is_the_agents_words():
+    """An AssistantAgent given output_content_type answers with a StructuredMessage, its type the generic's name
+    (StructuredMessage[Ticket]) and its content the model's object: a run's messages holding one were refused
+    whole (its type no agentchat type), though its model context holds the same answer as the model's words."""
+    call = {"id": "call_1", "arguments": json.dumps({"employee_id": "E-48213"}), "name": "lookup_employee"}
+    messages = [taskresult("TextMessage", "user", "my employee id is E-48213", 0),
+                taskresult("ToolCallRequestEvent", "helpdesk", [call], 1),
+                taskresult("ToolCallExecutionEvent", "helpdesk", [{"content": "{}", "name": "lookup_employee",
+                                                                   "call_id": "call_1", "is_error": False}], 2),
+                taskresult("StructuredMessage[Ticket]", "helpdesk", {"ticket": "INC-7731", "group": "net-ops"}, 3)]
+    chat = to_chat(messages, "run")
+    assert chat.messages[-1]["role"] == "assistant"
+    assert json.loads(chat.messages[-1]["content"]) == {"ticket": "INC-7731", "group": "net-ops"}
+

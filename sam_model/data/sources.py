@@ -412,7 +412,10 @@ SourceKind = Literal["agent-log", "sgd", "transcripts"]
 # (formats.autogen); before, a folder was refused as "not an OpenHands trajectory", a file as no conversation and
 # the lines as OpenAI chat ("message without 'role'"). tau-bench airline, the AutoCodeRover file and examples/logs
 # (autogen.json among them) convert byte for byte.
-CONVERSION_VERSION = 139
+# 140: AutoGen TaskResult messages: a StructuredMessage[...] (an agent's output_content_type answer) is the agent's
+# words, its content object as JSON text, as its model context holds the answer; a run holding one was refused whole
+# (its type no agentchat type). tau-bench airline, the AutoCodeRover file and examples/logs convert byte for byte.
+CONVERSION_VERSION = 140
 
 
 @dataclass(frozen=True)

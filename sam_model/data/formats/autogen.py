@@ -15,7 +15,8 @@ conversation of its own (its view: the others' words reach it as user messages),
 What ``agent.run(task=...)`` returns is read too: ``TaskResult.messages``, autogen_agentchat messages dumped by
 pydantic (``{"id", "source", "models_usage", "metadata", "created_at", "content", "type"}``), the runs of a
 conversation one after another. A ``TextMessage`` (or ``MultiModalMessage``, ``HandoffMessage``) is the user's
-words where its ``source`` is ``user`` (what ``run(task=...)`` gives the task), else the agent's; a
+words where its ``source`` is ``user`` (what ``run(task=...)`` gives the task), else the agent's, as is a
+``StructuredMessage[...]`` (an agent's ``output_content_type`` answer: its content object as JSON text); a
 ``ToolCallRequestEvent`` the calls (``content`` the FunctionCalls), the ``ThoughtEvent`` just before it their words,
 as AssistantMessage's ``thought`` is (any other ``ThoughtEvent``, a reasoning model's, counted); a
 ``ToolCallExecutionEvent`` the results. A ``ToolCallSummaryMessage`` (a run's response when the agent does not
@@ -41,6 +42,7 @@ COUNTED = ("ToolCallSummaryMessage", "StopMessage", "MemoryQueryEvent", "UserInp
            "ModelClientStreamingChunkEvent", "CodeGenerationEvent", "CodeExecutionEvent", "SelectSpeakerEvent",
            "SelectorEvent")
 AGENTCHAT = (*WORDS, REQUEST, EXECUTION, THOUGHT, *COUNTED)
+STRUCTURED = "StructuredMessage["  # an agent's output_content_type answer: its type the generic's name
 AGENT, TEAM, CONTAINER = "AssistantAgentState", "TeamState", "ChatAgentContainerState"
 UNNAMED = ("an AutoGen save_state() written as a line without a conversation id: write each conversation's as "
            "{\"id\": CONVERSATION_ID, \"messages\": state[\"llm_context\"][\"messages\"]} a line, or each state to "
@@ -51,7 +53,13 @@ def is_message(m: Any) -> bool:
     """An AutoGen ``LLMMessage`` as pydantic dumps it (one of its four ``type`` names), or an agentchat message (its
     ``type`` and the ``source`` every one has), and no ``role``."""
     return isinstance(m, Mapping) and "role" not in m and (
-        m.get("type") in TYPES or (m.get("type") in AGENTCHAT and isinstance(m.get("source"), str)))
+        m.get("type") in TYPES or (_agentchat_type(m.get("type")) and isinstance(m.get("source"), str)))
+
+
+def _agentchat_type(kind: Any) -> bool:
+    """An autogen_agentchat message type: MessageFactory's, or a StructuredMessage's (``StructuredMessage[Ticket]``,
+    named by its content's class)."""
+    return kind in AGENTCHAT or (isinstance(kind, str) and kind.startswith(STRUCTURED) and kind.endswith("]"))
 
 
 def is_call(c: Any) -> bool:
@@ -104,7 +112,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
     thought = ""  # a ThoughtEvent's words, the calls' when a ToolCallRequestEvent follows
     for i, m, w in each(messages, where):
         kind, content, source = m.get("type"), m.get("content"), f"message {i}"
-        if kind not in TYPES and kind not in AGENTCHAT:
+        if kind not in TYPES and not _agentchat_type(kind):
             raise TranscriptFormatError(w, (f"'type' is {json.dumps(kind, default=str)[:40]}" if "type" in m
                                             else "no 'type'") + f", expected one of {', '.join(TYPES)} (an AutoGen "
                                                                 "LLMMessage as model_dump() writes it) or an "
@@ -113,7 +121,7 @@ def to_chat(messages: list[Any], where: str) -> Chat:
         if thought and kind != REQUEST:
             chat.ignored[THOUGHT] += 1
             thought = ""
-        if kind in AGENTCHAT:
+        if kind not in TYPES:
             thought = _agentchat(chat, m, w, source, thought)
         elif kind == "SystemMessage":
             chat.add({"role": "system", "content": _string(content, w)}, source)
@@ -144,13 +152,22 @@ def _agentchat(chat: Chat, m: Mapping[str, Any], where: str, source: str, though
         _assistant(chat, {"content": content, "thought": thought or None}, where, source)
     elif kind == EXECUTION:
         _results(chat, content, where, source)
-    elif kind in WORDS:
-        words = _user(content, where, chat)
+    elif kind in WORDS or kind.startswith(STRUCTURED):
+        words = _structured(content, where) if kind.startswith(STRUCTURED) else _user(content, where, chat)
         if words:
             chat.add({"role": "user" if m["source"] == "user" else "assistant", "content": words}, source)
     else:
         chat.ignored[kind] += 1
     return ""
+
+
+def _structured(content: Any, where: str) -> str:
+    """A StructuredMessage's words: its content object as JSON text, as AutoGen gives it to models
+    (``model_dump_json()``) and as the agent's model context holds its answer (the model's JSON text)."""
+    if not isinstance(content, Mapping):
+        raise TranscriptFormatError(where, f"'content' is {json_type(content)}, expected the object a "
+                                           "StructuredMessage holds (its content model, dumped)")
+    return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
 
 
 def _string(value: Any, where: str, field: str = "content") -> str:
